@@ -1,0 +1,4 @@
+import type { CliCommand } from '../command.ts';
+
+/** Every CLI command, one module each. Order is the order of `mediadesk --help`. */
+export const COMMANDS: CliCommand[] = [];

@@ -1,0 +1,42 @@
+import { dataHome } from '../../core/paths.ts';
+import { UsageError, type CliContext } from './command.ts';
+import { COMMANDS } from './commands/index.ts';
+
+function help(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+  return ['usage: mediadesk <command> [options]', '', ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`), '', 'mediadesk <command> --help shows a command\'s options.'].join('\n');
+}
+
+export async function runCli(argv: string[], io: Partial<CliContext> = {}): Promise<number> {
+  const stdout = io.stdout ?? process.stdout;
+  const stderr = io.stderr ?? process.stderr;
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    stdout.write(help() + '\n');
+    return name ? 0 : 2;
+  }
+  const cmd = COMMANDS.find((c) => c.name === name);
+  if (!cmd) {
+    stderr.write(`mediadesk: unknown command "${name}" (try: ${COMMANDS.map((c) => c.name).join(', ')})\n`);
+    return 2;
+  }
+  if (rest.includes('--help') || rest.includes('-h')) {
+    stdout.write(`usage: ${cmd.usage}\n`);
+    return 0;
+  }
+  const env = io.env ?? process.env;
+  const ctx: CliContext = { argv: rest, stdin: io.stdin ?? process.stdin, stdout, stderr, env, home: io.home ?? dataHome(env) };
+  try {
+    return await cmd.run(ctx);
+  } catch (err) {
+    const msg = err instanceof Error ? err.message : String(err);
+    stderr.write(`mediadesk ${name}: ${msg.split('\n')[0]}\n`);
+    return err instanceof UsageError ? 2 : 1;
+  }
+}
+
+if (import.meta.main) {
+  runCli(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+  });
+}

@@ -1,0 +1,137 @@
+import { z } from 'zod';
+
+/**
+ * How a media input may travel in a request body. The spec differs per tool: some take only an
+ * HTTPS URL, some base64, some a data URI, video references also an uploaded-file id.
+ */
+export type Encoding = 'url' | 'base64' | 'dataUri' | 'upload';
+
+interface Base {
+  name: string;
+  label: string;
+  help?: string;
+  required?: boolean;
+  /** 'path' fields fill a placeholder of the create path (e.g. {resolution}) and are not sent in the body. */
+  in?: 'body' | 'path';
+  /** Hidden from generated forms (e.g. webhook_url, which the app sets itself). */
+  advanced?: boolean;
+}
+
+export type Field =
+  | (Base & { kind: 'int'; min?: number; max?: number; default?: number; acceptsString?: boolean })
+  | (Base & { kind: 'number'; min?: number; max?: number; step?: number; default?: number })
+  | (Base & { kind: 'text'; minLength?: number; maxLength?: number; warnAbove?: number; multiline?: boolean; default?: string })
+  | (Base & { kind: 'enum'; options: readonly string[]; default?: string })
+  | (Base & { kind: 'intChoice'; options: readonly number[]; default?: number })
+  | (Base & { kind: 'bool'; default?: boolean })
+  | (Base & { kind: 'url'; default?: string })
+  | (Base & { kind: 'media'; media: 'image' | 'video' | 'audio'; encodings: readonly Encoding[]; formats?: readonly string[] })
+  | (Base & { kind: 'mediaList'; media: 'image' | 'video' | 'audio'; encodings: readonly Encoding[]; formats?: readonly string[]; min?: number; max: number; cite?: string })
+  | (Base & { kind: 'shots'; max: number; promptMax: number; durationMin: number; durationMax: number })
+  | (Base & { kind: 'styling' });
+
+export interface InvalidParam {
+  field: string;
+  reason: string;
+}
+
+const HTTPS_OR_LOOPBACK = /^(https:\/\/[^\s]+|http:\/\/(127\.0\.0\.1|localhost|\[::1\])(:\d+)?\/[^\s]*)$/i;
+const DATA_URI = /^data:(image|video|audio)\/[a-z0-9.+-]+;base64,[A-Za-z0-9+/=\s]+$/i;
+const BASE64 = /^[A-Za-z0-9+/=\s]+$/;
+const UPLOAD_ID = /^upl_vid_[A-Za-z0-9]+$/;
+
+/** Which encodings a media string is in; loopback http is accepted so the Sandbox can serve inputs. */
+export function encodingOf(value: string): Encoding | null {
+  if (HTTPS_OR_LOOPBACK.test(value)) return 'url';
+  if (DATA_URI.test(value)) return 'dataUri';
+  if (UPLOAD_ID.test(value)) return 'upload';
+  if (value.length >= 16 && BASE64.test(value)) return 'base64';
+  return null;
+}
+
+const ENCODING_WORDS: Record<Encoding, string> = {
+  url: 'an HTTPS URL',
+  base64: 'a base64-encoded file',
+  dataUri: 'a data URI (data:<type>;base64,...)',
+  upload: 'an uploaded-video id (upl_vid_...)',
+};
+
+function mediaString(field: { label: string; encodings: readonly Encoding[] }) {
+  const accepted = field.encodings.map((e) => ENCODING_WORDS[e]).join(' or ');
+  return z.string().refine((v) => {
+    const enc = encodingOf(v);
+    if (enc === null) return false;
+    // A data URI also satisfies a plain base64 field: the service strips the prefix.
+    if (enc === 'dataUri' && field.encodings.includes('base64')) return true;
+    return field.encodings.includes(enc);
+  }, { message: `must be ${accepted}` });
+}
+
+const stylingSchema = z.object({
+  styles: z.array(z.object({ name: z.string().min(1), strength: z.number().min(0).max(200).optional() })).max(1, 'at most 1 style').optional(),
+  characters: z.array(z.object({ id: z.union([z.string().min(1), z.number().int().min(1)]), strength: z.number().min(0).max(200).optional() })).max(1, 'at most 1 character').optional(),
+  colors: z.array(z.object({ color: z.string().regex(/^#[0-9a-fA-F]{6}$/, 'must be #RRGGBB'), weight: z.number().min(0.05).max(1) })).min(1).max(5, 'at most 5 colors').optional(),
+}).strict();
+
+/** The zod schema for one field's value as sent to the API. */
+export function fieldSchema(f: Field): z.ZodType {
+  switch (f.kind) {
+    case 'int': {
+      let n = z.number({ error: 'must be a whole number' }).int('must be a whole number');
+      if (f.min !== undefined) n = n.min(f.min, `must be at least ${f.min}`);
+      if (f.max !== undefined) n = n.max(f.max, `must be at most ${f.max}`);
+      if (!f.acceptsString) return n;
+      return z.union([n, z.string().regex(/^\d+$/, 'must be a whole number').transform(Number).pipe(n)]);
+    }
+    case 'number': {
+      let n = z.number({ error: 'must be a number' });
+      if (f.min !== undefined) n = n.min(f.min, `must be at least ${f.min}`);
+      if (f.max !== undefined) n = n.max(f.max, `must be at most ${f.max}`);
+      return n;
+    }
+    case 'text': {
+      let s = z.string({ error: 'must be text' });
+      if (f.minLength !== undefined) s = s.min(f.minLength, `must be at least ${f.minLength} characters`);
+      if (f.maxLength !== undefined) s = s.max(f.maxLength, `must be at most ${f.maxLength} characters`);
+      return s;
+    }
+    case 'enum':
+      return z.string({ error: `must be one of ${f.options.join(', ')}` }).refine((v) => f.options.includes(v), { message: `must be one of ${f.options.join(', ')}` });
+    case 'intChoice':
+      return z.number({ error: `must be one of ${f.options.join(', ')}` }).refine((v) => f.options.includes(v), { message: `must be one of ${f.options.join(', ')}` });
+    case 'bool':
+      return z.boolean({ error: 'must be true or false' });
+    case 'url':
+      return z.string().regex(HTTPS_OR_LOOPBACK, 'must be an HTTPS URL');
+    case 'media':
+      return mediaString(f);
+    case 'mediaList': {
+      let a = z.array(mediaString(f), { error: 'must be a list' }).max(f.max, `at most ${f.max} items`);
+      if (f.min !== undefined) a = a.min(f.min, `at least ${f.min} item${f.min === 1 ? '' : 's'}`);
+      return a;
+    }
+    case 'shots':
+      return z.array(z.object({
+        prompt: z.string().min(1, 'must not be empty').max(f.promptMax, `must be at most ${f.promptMax} characters`),
+        duration: z.number().int('must be a whole number').min(f.durationMin, `must be at least ${f.durationMin}`).max(f.durationMax, `must be at most ${f.durationMax}`),
+      }).strict(), { error: 'must be a list of shots' }).min(1, 'at least 1 shot').max(f.max, `at most ${f.max} shots`);
+    case 'styling':
+      return stylingSchema;
+  }
+}
+
+export function defaultOf(f: Field): unknown {
+  return 'default' in f ? f.default : undefined;
+}
+
+export function issuesToParams(issues: readonly z.core.$ZodIssue[], prefix = ''): InvalidParam[] {
+  return issues.map((i) => {
+    const path = [prefix, ...i.path.map(String)].filter(Boolean);
+    let reason = i.message;
+    if (i.code === 'unrecognized_keys') {
+      return { field: [...path, ...(i.keys ?? [])].join('.') || prefix, reason: 'is not a field of this tool' };
+    }
+    if (i.code === 'invalid_type' && i.input === undefined) reason = 'is required';
+    return { field: path.join('.'), reason };
+  });
+}

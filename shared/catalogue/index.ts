@@ -1,0 +1,163 @@
+import { z } from 'zod';
+import { defaultOf, fieldSchema, issuesToParams, type Field, type InvalidParam } from './fields.ts';
+import { checkRules } from './rules.ts';
+import { TOOLS, type ToolEntry } from './tools.ts';
+
+export * from './fields.ts';
+export * from './rules.ts';
+export * from './tools.ts';
+
+/**
+ * Model path segments are configuration, not code (api-notes: "Model slugs"). These defaults are
+ * the Sandbox's neutral slugs; a user pointing the app at the live service edits them in Settings.
+ */
+export const DEFAULT_SLUGS = {
+  premium_generator: 'hires-gen',
+  context_model: 'context-gen',
+  editor_model: 'editor-45',
+  quality_model: 'quality-gen',
+  image50_model: 'image-50',
+  flex_model: 'flex-gen',
+  video2x_model: 'motion-2',
+  video25_model: 'motion-25',
+  i2v_model: 'keyframe-1',
+  lite_model: 'lite-motion',
+  upscaler_vendor: 'clarity',
+  instrumental_model: 'instrumental-1',
+  variants_model: 'variants-1',
+} as const satisfies Record<string, string>;
+
+export type SlugKey = keyof typeof DEFAULT_SLUGS;
+export type Slugs = Record<SlugKey, string>;
+export const SLUG_KEYS = Object.keys(DEFAULT_SLUGS) as SlugKey[];
+const SLUG_RE = /^[a-z0-9][a-z0-9._-]*$/i;
+export const slugsSchema = z.object(Object.fromEntries(SLUG_KEYS.map((k) => [k, z.string().regex(SLUG_RE, 'must be a path segment (letters, digits, . _ -)')])) as Record<SlugKey, z.ZodString>);
+
+const byId = new Map(TOOLS.map((t) => [t.id, t]));
+
+export function findTool(id: string): ToolEntry | undefined {
+  return byId.get(id);
+}
+
+export function getTool(id: string): ToolEntry {
+  const t = byId.get(id);
+  if (!t) throw new Error(`unknown tool "${id}"; known tools: ${TOOLS.map((x) => x.id).join(', ')}`);
+  return t;
+}
+
+export const bodyFields = (t: ToolEntry): Field[] => t.fields.filter((f) => f.in !== 'path');
+export const pathFields = (t: ToolEntry): Field[] => t.fields.filter((f) => f.in === 'path');
+
+function fill(template: string, slugs: Slugs, params: Record<string, unknown>): string {
+  return template.replace(/\{([a-z0-9_]+)\}/g, (_, key: string) => {
+    if (key in slugs) return encodeURIComponent(slugs[key as SlugKey]);
+    const v = params[key];
+    if (v === undefined || v === null || v === '') throw new Error(`path parameter "${key}" is missing`);
+    return encodeURIComponent(String(v));
+  });
+}
+
+export interface ResolvedPaths {
+  create: string;
+  list: string;
+  byId: (taskId: string) => string;
+}
+
+/** Concrete paths of a tool for the given slugs and path parameters (e.g. resolution). */
+export function resolvePaths(t: ToolEntry, slugs: Slugs, params: Record<string, unknown> = {}): ResolvedPaths {
+  const withDefaults = { ...Object.fromEntries(pathFields(t).map((f) => [f.name, defaultOf(f)])), ...params };
+  const list = fill(t.list, slugs, withDefaults);
+  return { create: fill(t.create, slugs, withDefaults), list, byId: (id) => `${list}/${encodeURIComponent(id)}` };
+}
+
+/** The body schema: every field optional unless required; unknown keys rejected so typos surface. */
+export function bodySchema(t: ToolEntry) {
+  const shape: Record<string, z.ZodType> = {};
+  for (const f of bodyFields(t)) shape[f.name] = f.required ? fieldSchema(f) : fieldSchema(f).optional();
+  return z.object(shape).strict();
+}
+
+const schemas = new Map<string, ReturnType<typeof bodySchema>>();
+const schemaOf = (t: ToolEntry) => schemas.get(t.id) ?? schemas.set(t.id, bodySchema(t)).get(t.id)!;
+
+export interface ValidationResult {
+  ok: boolean;
+  invalid: InvalidParam[];
+  warnings: InvalidParam[];
+  /** The body as it will be sent (string scale factors coerced, etc.). */
+  body: Record<string, unknown>;
+}
+
+/**
+ * Validates a request as the API would see it: path parameters, body fields with the spec's
+ * bounds, then the cross-field rules. The same function answers the Sandbox's 400s.
+ */
+export function validateRequest(t: ToolEntry, input: Record<string, unknown>): ValidationResult {
+  const invalid: InvalidParam[] = [];
+  const warnings: InvalidParam[] = [];
+  const pathInput: Record<string, unknown> = {};
+  const bodyInput: Record<string, unknown> = {};
+  const pathNames = new Set(pathFields(t).map((f) => f.name));
+  for (const [k, v] of Object.entries(input)) (pathNames.has(k) ? pathInput : bodyInput)[k] = v;
+  for (const f of pathFields(t)) {
+    const v = pathInput[f.name] ?? defaultOf(f);
+    const r = fieldSchema(f).safeParse(v);
+    if (!r.success) invalid.push(...issuesToParams(r.error.issues, f.name));
+  }
+  const parsed = schemaOf(t).safeParse(bodyInput);
+  if (!parsed.success) invalid.push(...issuesToParams(parsed.error.issues));
+  invalid.push(...checkRules(t.rules ?? [], bodyInput));
+  for (const f of bodyFields(t)) {
+    if (f.kind === 'text' && f.warnAbove && typeof bodyInput[f.name] === 'string' && (bodyInput[f.name] as string).length > f.warnAbove) {
+      warnings.push({ field: f.name, reason: `results may become less predictable above about ${f.warnAbove} characters` });
+    }
+  }
+  const body = parsed.success ? (parsed.data as Record<string, unknown>) : bodyInput;
+  return { ok: invalid.length === 0, invalid, warnings, body };
+}
+
+/** Defaults of every field, for generated forms and for the CLI's `--param` merging. */
+export function defaultsOf(t: ToolEntry): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const f of t.fields) {
+    const d = defaultOf(f);
+    if (d !== undefined) out[f.name] = d;
+  }
+  return out;
+}
+
+/**
+ * Parses `key=value` strings (CLI `--param`) into typed values by the field's kind, so the
+ * shell's strings become the numbers and booleans the API expects.
+ */
+export function parseParam(t: ToolEntry, pair: string): [string, unknown] {
+  const eq = pair.indexOf('=');
+  if (eq <= 0) throw new Error(`--param expects key=value, got "${pair}"`);
+  const key = pair.slice(0, eq);
+  const raw = pair.slice(eq + 1);
+  const f = t.fields.find((x) => x.name === key);
+  if (!f) throw new Error(`${t.id} has no parameter "${key}"; it has ${t.fields.map((x) => x.name).join(', ')}`);
+  switch (f.kind) {
+    case 'int':
+    case 'number':
+    case 'intChoice': {
+      const n = Number(raw);
+      if (raw.trim() === '' || !Number.isFinite(n)) throw new Error(`${key} must be a number, got "${raw}"`);
+      return [key, n];
+    }
+    case 'bool':
+      if (!['true', 'false', '1', '0', 'yes', 'no'].includes(raw)) throw new Error(`${key} must be true or false, got "${raw}"`);
+      return [key, ['true', '1', 'yes'].includes(raw)];
+    case 'mediaList':
+      return [key, raw.split(',').filter(Boolean)];
+    case 'shots':
+    case 'styling':
+      try {
+        return [key, JSON.parse(raw)];
+      } catch {
+        throw new Error(`${key} must be JSON, got "${raw}"`);
+      }
+    default:
+      return [key, raw];
+  }
+}
