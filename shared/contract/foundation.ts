@@ -1,0 +1,37 @@
+import { z } from 'zod';
+import { settingsPatchSchema, settingsSchema } from '../settings.ts';
+import { command, empty, ok } from './define.ts';
+
+export const backendStatusSchema = z.object({
+  /** What is actually in use: the Sandbox is used whenever live is chosen but no key is set. */
+  effective: z.enum(['sandbox', 'live']),
+  chosen: z.enum(['sandbox', 'live']),
+  baseUrl: z.string(),
+  keySet: z.boolean(),
+  keychain: z.enum(['os', 'memory']),
+  reason: z.string(),
+});
+
+export const appInfoSchema = z.object({
+  version: z.string(),
+  host: z.enum(['electron', 'web']),
+  platform: z.string(),
+  dataHome: z.string(),
+  backend: backendStatusSchema,
+});
+
+export const foundationCommands = {
+  'app.info': command(empty, appInfoSchema, 'Version, host, data folder and the backend in use.'),
+  'settings.get': command(empty, settingsSchema, 'All settings with defaults.'),
+  'settings.set': command(settingsPatchSchema, settingsSchema, 'Change some settings; answers all of them.'),
+  'key.status': command(empty, z.object({ set: z.boolean(), keychain: z.enum(['os', 'memory']) }), 'Whether an API key is stored; never the key.'),
+  'key.set': command(z.object({ key: z.string().trim().min(8, 'an API key is at least 8 characters').max(512) }).strict(), ok, 'Store the API key in the OS keychain.'),
+  'key.clear': command(empty, ok, 'Remove the API key from the keychain.'),
+  'shell.open': command(z.object({ path: z.string().min(1) }).strict(), ok, 'Open a result file with the OS (desktop only).'),
+  'shell.reveal': command(z.object({ path: z.string().min(1) }).strict(), ok, 'Show a file in its folder (desktop only).'),
+};
+
+export const foundationEvents = {
+  'settings.changed': settingsSchema,
+  'backend.changed': backendStatusSchema,
+};

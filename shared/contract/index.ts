@@ -1,0 +1,34 @@
+import type { z } from 'zod';
+import { foundationCommands, foundationEvents } from './foundation.ts';
+
+export * from './define.ts';
+export * from './foundation.ts';
+
+/** Every command of every area. An area adds its module here; transports derive everything from this. */
+export const COMMANDS = {
+  ...foundationCommands,
+};
+
+export const EVENTS = {
+  ...foundationEvents,
+};
+
+export type Commands = typeof COMMANDS;
+export type CommandName = keyof Commands;
+export type Events = typeof EVENTS;
+export type EventName = keyof Events;
+export type Req<K extends CommandName> = z.input<Commands[K]['request']>;
+export type Res<K extends CommandName> = z.output<Commands[K]['response']>;
+export type EventPayload<K extends EventName> = z.output<Events[K]>;
+
+export const COMMAND_NAMES = Object.keys(COMMANDS) as CommandName[];
+export const EVENT_NAMES = Object.keys(EVENTS) as EventName[];
+
+/** The shape every bridge (preload, WebSocket) gives the renderer as `window.desk`. */
+export interface DeskApi {
+  invoke<K extends CommandName>(name: K, req: Req<K>): Promise<Res<K>>;
+  on<K extends EventName>(name: K, listener: (payload: EventPayload<K>) => void): () => void;
+  /** Absolute path of a dropped File (Electron's webUtils); null in the browser. */
+  pathForFile(file: File): string | null;
+  readonly host: 'electron' | 'web';
+}
