@@ -1,0 +1,65 @@
+/**
+ * `mediadesk video check [--family F] [--prompt TEXT] [--body JSON|@file] SOURCE...`
+ *
+ * Probes local files and HTTPS URLs (header only, via range requests) and prints the JSON report of
+ * `checkReferences` on stdout. Exit 0 when every rule passes, 1 when not, 2 on bad usage.
+ */
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { FAMILIES, isFamily } from '../../../../shared/validation/references.ts';
+import { checkReferences } from '../../../core/media/check.ts';
+import { UsageError, type CliCommand, type CliContext } from '../command.ts';
+
+const USAGE = `mediadesk video check [--family ${FAMILIES.join('|')}] [--prompt TEXT] [--body JSON|@file.json] SOURCE...`;
+
+async function parseBody(raw: string | undefined): Promise<Record<string, unknown>> {
+  if (raw === undefined) return {};
+  let text = raw;
+  if (raw.startsWith('@')) {
+    try {
+      text = await readFile(raw.slice(1), 'utf8');
+    } catch (err) {
+      throw new UsageError(`--body ${raw}: cannot read (${(err as NodeJS.ErrnoException).code ?? err})`);
+    }
+  }
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    throw new UsageError('--body must be a JSON object (or @file.json)');
+  }
+  if (!v || typeof v !== 'object' || Array.isArray(v)) throw new UsageError('--body must be a JSON object (or @file.json)');
+  return v as Record<string, unknown>;
+}
+
+async function check(ctx: CliContext, argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { family: { type: 'string', short: 'f', default: '2x' }, prompt: { type: 'string' }, body: { type: 'string' } },
+    });
+  } catch (err) {
+    throw new UsageError(`${(err as Error).message}; usage: ${USAGE}`);
+  }
+  const { family, prompt, body: rawBody } = parsed.values;
+  if (!isFamily(family)) throw new UsageError(`--family must be one of ${FAMILIES.join(', ')}, got "${family}"`);
+  if (parsed.positionals.length === 0) throw new UsageError(`no SOURCE given; usage: ${USAGE}`);
+  const body = await parseBody(rawBody);
+  if (prompt !== undefined) body.prompt = prompt;
+  const report = await checkReferences({ family, sources: parsed.positionals, body });
+  ctx.stdout.write(JSON.stringify(report, null, 2) + '\n');
+  return report.ok ? 0 : 1;
+}
+
+export const video: CliCommand = {
+  name: 'video',
+  summary: 'Video helpers: `video check` validates reference files and URLs before submission.',
+  usage: USAGE,
+  async run(ctx) {
+    const [sub, ...rest] = ctx.argv;
+    if (sub === 'check') return check(ctx, rest);
+    throw new UsageError(sub ? `unknown subcommand "${sub}"; usage: ${USAGE}` : `missing subcommand; usage: ${USAGE}`);
+  },
+};

@@ -1,0 +1,284 @@
+/**
+ * Reference validation before submission: pure functions over probe results and a request body.
+ * No Node APIs, so the renderer runs the very same checks as files are dropped, and the engine
+ * and the CLI enforce them before anything is uploaded or paid for.
+ *
+ * API:
+ *   validateReferences({ family, references, body? }) -> { ok, errors, warnings }
+ *       `references` are probes in the order the user gave them; videos are cited @Video1.. and
+ *       images @Image1.. in that order. Errors with `index` belong to `references[index]`.
+ *   checkVideo(probe, limits) / checkImage(probe, family) -> Issue[]   (one file, for instant feedback)
+ *   checkBody(family, body) -> { errors, warnings }                     (prompt, keyframes, mentions)
+ *
+ * Every message names the file, the measured value and the rule id, e.g.
+ *   "clip.mov: duration 16.2 s is above the 15 s limit (rule video.duration)".
+ */
+import { checkRules, findTool, type Field, type Rule, type ToolEntry } from '../catalogue/index.ts';
+import { FAMILY_LIMITS, type Family, type VideoItemLimits } from './limits.ts';
+
+export * from './limits.ts';
+
+export const RULE_IDS = [
+  'video.count', 'video.container', 'video.duration', 'video.fps', 'video.bytes', 'video.pixels',
+  'video.aspect', 'video.totalDuration', 'video.mention', 'image.mention', 'audio.mention',
+  'keyframes.exclusive', 'image_end.requires_image', 'field.requires', 'prompt.length', 'prompt.long',
+  'image.count', 'image.format', 'image.minSize', 'image.bytes', 'upscaler.fps', 'probe',
+] as const;
+export type RuleId = (typeof RULE_IDS)[number];
+
+/** What probing a local file or URL measured. Unmeasurable values (unsupported container) are null. */
+export interface Probe {
+  source: string;
+  kind: 'video' | 'image';
+  /** 'mp4' | 'mov' for ISO media; another container's name (e.g. 'webm') when recognised but unsupported; the image format for images. */
+  container: string;
+  durationSec: number | null;
+  fps: number | null;
+  width: number | null;
+  height: number | null;
+  bytes: number;
+  /** Image format as sharp names it ('jpeg', 'png', ...) or the video codec string. */
+  format?: string;
+}
+
+export interface Issue {
+  rule: RuleId;
+  message: string;
+  /** The file the issue is about, as given. */
+  source?: string;
+  /** Position in the `references` list given to validateReferences. */
+  index?: number;
+  /** The request field the issue is about (e.g. reference_videos, prompt). */
+  field?: string;
+}
+
+export interface ReferenceResult {
+  ok: boolean;
+  errors: Issue[];
+  warnings: Issue[];
+}
+
+/** The last path segment, without query: short enough for a message, still recognisable. */
+export function displayName(source: string): string {
+  const noQuery = source.replace(/[?#].*$/, '');
+  const seg = noQuery.split(/[\\/]/).filter(Boolean).pop();
+  return seg ? safeDecode(seg) : source;
+}
+
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
+// Containers report durations like 1.99999 and fps like 29.97002997: compare at the precision a
+// person reads, so a 2.000 s clip is not rejected for a rounding residue.
+const ms = (s: number) => Math.round(s * 1000) / 1000;
+const cent = (n: number) => Math.round(n * 100) / 100;
+const fmt = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 3 });
+const fmtBytes = (b: number) => `${fmt(b)} bytes (${fmt(Math.round((b / (1024 * 1024)) * 100) / 100)} MB)`;
+
+function issue(rule: RuleId, subject: string, text: string, extra: Partial<Issue> = {}): Issue {
+  return { rule, message: `${subject}: ${text} (rule ${rule})`, ...extra };
+}
+
+function range(rule: RuleId, subject: string, what: string, value: number, [lo, hi]: readonly [number, number], unit: string, extra: Partial<Issue>): Issue[] {
+  if (value < lo) return [issue(rule, subject, `${what} ${fmt(value)}${unit} is below the ${fmt(lo)}${unit} minimum`, extra)];
+  if (value > hi) return [issue(rule, subject, `${what} ${fmt(value)}${unit} is above the ${fmt(hi)}${unit} limit`, extra)];
+  return [];
+}
+
+/** Per-file checks of one video against a family's item limits (duration, fps, size, pixels, aspect). */
+export function checkVideo(p: Probe, limits: VideoItemLimits, extra: Partial<Issue> = {}): Issue[] {
+  const name = displayName(p.source);
+  const at = { source: p.source, ...extra };
+  if (p.kind !== 'video' || !limits.containers.includes(p.container)) {
+    const what = p.kind === 'image' ? `an image (${p.container})` : `container ${p.container}`;
+    return [issue('video.container', name, `${what} is not ${limits.containers.map((c) => c.toUpperCase()).join(' or ')}`, at)];
+  }
+  const out: Issue[] = [];
+  if (limits.durationSec && p.durationSec !== null) out.push(...range('video.duration', name, 'duration', ms(p.durationSec), limits.durationSec, ' s', at));
+  if (limits.fps && p.fps !== null) out.push(...range('video.fps', name, 'frame rate', cent(p.fps), limits.fps, ' fps', at));
+  if (limits.maxBytes !== undefined && p.bytes > limits.maxBytes) {
+    out.push(issue('video.bytes', name, `size ${fmtBytes(p.bytes)} is above the ${fmtBytes(limits.maxBytes)} limit`, at));
+  }
+  if (p.width !== null && p.height !== null && p.width > 0 && p.height > 0) {
+    const px = p.width * p.height;
+    if (limits.pixels) {
+      const [lo, hi] = limits.pixels;
+      if (px < lo || px > hi) {
+        const side = px < lo ? `below the ${fmt(lo)} minimum` : `above the ${fmt(hi)} limit`;
+        out.push(issue('video.pixels', name, `${p.width}x${p.height} = ${fmt(px)} pixels is ${side}`, at));
+      }
+    }
+    if (limits.aspect) {
+      // A small tolerance so an exact 2:5 frame is not rejected for float residue of 0.4.
+      const [lo, hi] = limits.aspect;
+      const ratio = p.width / p.height;
+      const tooNarrow = ratio < lo - 1e-9;
+      const tooWide = ratio > hi + 1e-9;
+      if (tooNarrow || tooWide) {
+        out.push(issue('video.aspect', name, `aspect ratio ${p.width}:${p.height} = ${ratio.toFixed(4)} is ${tooNarrow ? `below ${lo}` : `above ${hi}`} (allowed ${lo} to ${hi})`, at));
+      }
+    }
+  }
+  return out;
+}
+
+const FORMAT_WORDS: Record<string, string> = { jpeg: 'JPG', png: 'PNG', webp: 'WebP' };
+
+function mediaField(tool: ToolEntry | undefined, name: string): Extract<Field, { kind: 'mediaList' }> | undefined {
+  const f = tool?.fields.find((x) => x.name === name);
+  return f && f.kind === 'mediaList' ? f : undefined;
+}
+
+/** Per-file checks of one image for a family: format (from the catalogue), minimum size, bytes. */
+export function checkImage(p: Probe, family: Family, extra: Partial<Issue> = {}): Issue[] {
+  const lim = FAMILY_LIMITS[family].images;
+  const name = displayName(p.source);
+  const at = { source: p.source, ...extra };
+  if (!lim) return [issue('image.count', name, `the ${FAMILY_LIMITS[family].label} family takes no reference images`, at)];
+  const formats = mediaField(findTool(FAMILY_LIMITS[family].tool), lim.field)?.formats ?? ['jpeg', 'png'];
+  const words = formats.map((f) => FORMAT_WORDS[f] ?? f.toUpperCase()).join(' or ');
+  if (p.kind !== 'image') return [issue('image.format', name, `a video (${p.container}) is not an image (${words})`, at)];
+  const fmtName = p.format ?? p.container;
+  const out: Issue[] = [];
+  if (!formats.includes(fmtName)) out.push(issue('image.format', name, `format ${fmtName} is not ${words}`, at));
+  if (lim.minSide !== undefined && p.width !== null && p.height !== null && (p.width < lim.minSide || p.height < lim.minSide)) {
+    out.push(issue('image.minSize', name, `${p.width}x${p.height} is below the ${lim.minSide}x${lim.minSide} minimum`, at));
+  }
+  if (lim.maxBytes !== undefined && p.bytes > lim.maxBytes) {
+    out.push(issue('image.bytes', name, `size ${fmtBytes(p.bytes)} is above the ${fmtBytes(lim.maxBytes)} limit`, at));
+  }
+  return out;
+}
+
+// ---- request body -------------------------------------------------------------------------
+
+function ruleId(r: Rule): RuleId {
+  switch (r.kind) {
+    case 'requires':
+      return r.field === 'image_end' ? 'image_end.requires_image' : 'field.requires';
+    case 'exclusive':
+      return 'keyframes.exclusive';
+    case 'promptTotal':
+      return 'prompt.length';
+    case 'mentions':
+      return r.prefix === 'Video' ? 'video.mention' : r.prefix === 'Image' ? 'image.mention' : 'audio.mention';
+  }
+}
+
+/**
+ * The family's prompt bound as a catalogue rule: the tool's own promptTotal rule (2.x, 2.5 count
+ * per-shot prompts too), else the prompt field's maxLength (1.x 2,000, lite 20,000).
+ */
+function promptRule(tool: ToolEntry): Extract<Rule, { kind: 'promptTotal' }> | undefined {
+  const own = tool.rules?.find((r): r is Extract<Rule, { kind: 'promptTotal' }> => r.kind === 'promptTotal');
+  if (own) return own;
+  const f = tool.fields.find((x) => x.name === 'prompt');
+  return f && f.kind === 'text' && f.maxLength !== undefined ? { kind: 'promptTotal', fields: ['prompt'], max: f.maxLength } : undefined;
+}
+
+function promptChars(body: Record<string, unknown>, r: Extract<Rule, { kind: 'promptTotal' }>): number {
+  let n = 0;
+  for (const f of r.fields) if (typeof body[f] === 'string') n += (body[f] as string).length;
+  const shots = r.shots ? body[r.shots] : undefined;
+  if (Array.isArray(shots)) for (const s of shots) if (s && typeof s.prompt === 'string') n += s.prompt.length;
+  return n;
+}
+
+/** Cross-field rules of the family's catalogue tool, plus the long-prompt warning. */
+export function checkBody(family: Family, body: Record<string, unknown>): { errors: Issue[]; warnings: Issue[] } {
+  const tool = findTool(FAMILY_LIMITS[family].tool);
+  if (!tool) return { errors: [], warnings: [] };
+  const errors: Issue[] = [];
+  const rules: Rule[] = (tool.rules ?? []).filter((r) => r.kind !== 'promptTotal');
+  const pr = promptRule(tool);
+  if (pr) rules.push(pr);
+  for (const r of rules) {
+    for (const p of checkRules([r], body)) errors.push(issue(ruleId(r), p.field, p.reason, { field: p.field }));
+  }
+  const warnings: Issue[] = [];
+  const promptField = tool.fields.find((x) => x.name === 'prompt');
+  const warnAbove = promptField && promptField.kind === 'text' ? promptField.warnAbove : undefined;
+  if (pr && warnAbove !== undefined) {
+    const n = promptChars(body, pr);
+    if (n > warnAbove && n <= pr.max) {
+      warnings.push(issue('prompt.long', 'prompt', `${fmt(n)} characters; results may become less predictable above about ${fmt(warnAbove)}`, { field: 'prompt' }));
+    }
+  }
+  return { errors, warnings };
+}
+
+// ---- everything together ------------------------------------------------------------------
+
+export interface ReferenceInput {
+  family: Family;
+  /** Probes in the order given; videos and images are numbered separately for @-mentions. */
+  references: readonly Probe[];
+  /** The request body as far as known (prompt, shots, image, image_end, target_fps, ...). */
+  body?: Record<string, unknown>;
+}
+
+export function validateReferences({ family, references, body = {} }: ReferenceInput): ReferenceResult {
+  const lim = FAMILY_LIMITS[family];
+  const tool = findTool(lim.tool);
+  const errors: Issue[] = [];
+  const videos = references.map((p, index) => ({ p, index })).filter(({ p }) => p.kind === 'video');
+  const images = references.map((p, index) => ({ p, index })).filter(({ p }) => p.kind === 'image');
+
+  // A family without an image slot still reports a dropped image as a wrong container of its video
+  // slot (and vice versa), because that is what the user did wrong.
+  const asVideos = lim.videos ? videos.concat(lim.images ? [] : images) : [];
+  const asImages = lim.images ? images.concat(lim.videos ? [] : videos) : [];
+  if (!lim.videos && !lim.images && references.length) {
+    errors.push(issue('video.count', 'references', `the ${lim.label} family takes no reference media (${references.length} given)`, { field: 'references' }));
+  }
+
+  if (lim.videos) {
+    const v = lim.videos;
+    const n = asVideos.length;
+    if (n > v.max || n < v.min) {
+      const bound = n > v.max ? `at most ${v.max}` : `at least ${v.min}`;
+      errors.push(issue('video.count', v.field, `${n} video${n === 1 ? '' : 's'} given, ${lim.label} takes ${bound}`, { field: v.field }));
+    }
+    for (const { p, index } of asVideos) errors.push(...checkVideo(p, v.item, { index, field: v.field }));
+    if (v.totalDurationMax !== undefined) {
+      const total = ms(asVideos.reduce((s, { p }) => s + (p.kind === 'video' && p.durationSec !== null ? ms(p.durationSec) : 0), 0));
+      if (total > v.totalDurationMax) {
+        errors.push(issue('video.totalDuration', v.field, `combined duration ${fmt(total)} s is above the ${fmt(v.totalDurationMax)} s limit`, { field: v.field }));
+      }
+    }
+    const target = body.target_fps;
+    if (v.minFpsWithTargetFps !== undefined && target !== undefined && target !== null && target !== '') {
+      for (const { p, index } of asVideos) {
+        if (p.kind === 'video' && p.fps !== null && cent(p.fps) < v.minFpsWithTargetFps) {
+          errors.push(issue('upscaler.fps', displayName(p.source), `frame rate ${fmt(cent(p.fps))} fps is below the ${v.minFpsWithTargetFps} fps needed when target_fps is set`, { source: p.source, index, field: 'target_fps' }));
+        }
+      }
+    }
+  }
+
+  if (lim.images) {
+    const field = mediaField(tool, lim.images.field);
+    const n = asImages.length;
+    const min = field?.min ?? 0;
+    const max = field?.max ?? Infinity;
+    if (n > max || (n < min && (n > 0 || !lim.videos))) {
+      const bound = n > max ? `at most ${max}` : `at least ${min}`;
+      errors.push(issue('image.count', lim.images.field, `${n} image${n === 1 ? '' : 's'} given, ${lim.label} takes ${bound}`, { field: lim.images.field }));
+    }
+    for (const { p, index } of asImages) errors.push(...checkImage(p, family, { index, field: lim.images.field }));
+  }
+
+  // Cross-field rules see the references as the request will carry them, so @Video3 with two
+  // videos is caught even when the caller passed only the prompt.
+  const effective: Record<string, unknown> = { ...body };
+  if (lim.videos && lim.videos.field !== 'video' && videos.length) effective[lim.videos.field] = videos.map(({ p }) => p.source);
+  if (lim.images && images.length) effective[lim.images.field] = images.map(({ p }) => p.source);
+  const b = checkBody(family, effective);
+  errors.push(...b.errors);
+  return { ok: errors.length === 0, errors, warnings: b.warnings };
+}
