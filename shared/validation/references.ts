@@ -231,10 +231,14 @@ export function validateReferences({ family, references, body = {} }: ReferenceI
 
   // A family without an image slot still reports a dropped image as a wrong container of its video
   // slot (and vice versa), because that is what the user did wrong.
+  // A video family without a video slot (2.5) says so, rather than calling the clip a bad image.
+  const videoFamily = tool?.group === 'video';
   const asVideos = lim.videos ? videos.concat(lim.images ? [] : images) : [];
-  const asImages = lim.images ? images.concat(lim.videos ? [] : videos) : [];
+  const asImages = lim.images ? images.concat(lim.videos || videoFamily ? [] : videos) : [];
   if (!lim.videos && !lim.images && references.length) {
     errors.push(issue('video.count', 'references', `the ${lim.label} family takes no reference media (${references.length} given)`, { field: 'references' }));
+  } else if (!lim.videos && videoFamily && videos.length) {
+    errors.push(issue('video.count', 'reference_videos', `the ${lim.label} family takes no reference videos (${videos.length} given)`, { field: 'reference_videos' }));
   }
 
   if (lim.videos) {

@@ -1,0 +1,229 @@
+// Reference validation on real files made by ffmpeg and sharp: probing (MP4 and MOV, moov at the
+// start and at the end, local and over HTTP range requests) and each rule on both sides of its bound.
+import { copyFile, stat, writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkReferences, type CheckReport } from '../../electron/core/media/check.ts';
+import { ProbeError, probeSource } from '../../electron/core/media/probe.ts';
+import { limited, makeClip, makeImage, padTo, tempDir, type ClipSpec } from './fixtures.ts';
+import { serveFolder, type FileServer } from './server.ts';
+
+const MB = 1024 * 1024;
+const SQ = { w: 640, h: 640, fps: 30, sec: 2 };
+
+const CLIPS: Record<string, ClipSpec> = {
+  ok_mp4_start: { ...SQ, faststart: true },
+  ok_mp4_end: { ...SQ },
+  ok_mov_start: { ...SQ, ext: 'mov', faststart: true },
+  ok_mov_end: { ...SQ, ext: 'mov' },
+  dur_1_9: { ...SQ, sec: 1.9, faststart: true },
+  dur_15: { ...SQ, sec: 15, w: 640, h: 640, faststart: true },
+  dur_15_1: { ...SQ, sec: 15.1, faststart: true },
+  fps_23: { ...SQ, fps: 23, faststart: true },
+  fps_24: { ...SQ, fps: 24, faststart: true },
+  fps_60: { ...SQ, fps: 60, faststart: true },
+  fps_61: { ...SQ, fps: 61, faststart: true },
+  px_638x640: { ...SQ, w: 638, faststart: true },
+  px_946x2206: { w: 946, h: 2206, fps: 24, sec: 2, faststart: true },
+  px_948x2206: { w: 948, h: 2206, fps: 24, sec: 2, faststart: true },
+  ar_480x1200: { w: 480, h: 1200, fps: 24, sec: 2, faststart: true },
+  ar_478x1200: { w: 478, h: 1200, fps: 24, sec: 2, faststart: true },
+  ar_1200x480: { w: 1200, h: 480, fps: 24, sec: 2, faststart: true },
+  ar_1202x480: { w: 1202, h: 480, fps: 24, sec: 2, faststart: true },
+  len_5: { ...SQ, sec: 5, faststart: true },
+  len_5_1: { ...SQ, sec: 5.1, faststart: true },
+  up_15: { w: 320, h: 240, fps: 15, sec: 2, faststart: true },
+  up_14: { w: 320, h: 240, fps: 14, sec: 2, faststart: true },
+  avi: { w: 320, h: 240, fps: 30, sec: 1, ext: 'avi' },
+  noisy_end: { ...SQ, noise: true },
+};
+
+let dir = '';
+let cleanup = async () => {};
+const f: Record<string, string> = {};
+
+beforeAll(async () => {
+  ({ dir, cleanup } = await tempDir());
+  await limited(3, Object.entries(CLIPS).map(([name, spec]) => async () => {
+    f[name] = await makeClip(dir, name, spec);
+  }));
+  // Byte limits: a valid clip (moov first) or image grown with zeros to the boundary and one past it.
+  for (const [name, from, size] of [['bytes_50mb.mp4', 'ok_mp4_start', 50 * MB], ['bytes_50mb_plus1.mp4', 'ok_mp4_start', 50 * MB + 1]] as const) {
+    f[name] = join(dir, name);
+    await copyFile(f[from], f[name]);
+    await padTo(f[name], size);
+  }
+  f.img_256 = await makeImage(dir, 'img_256', 256, 256, 'png');
+  f.img_255w = await makeImage(dir, 'img_255w', 255, 256, 'png');
+  f.img_255h = await makeImage(dir, 'img_255h', 256, 255, 'png');
+  f.img_jpg = await makeImage(dir, 'img_jpg', 300, 400, 'jpeg');
+  f.img_webp = await makeImage(dir, 'img_webp', 300, 300, 'webp');
+  for (const [name, size] of [['img_10mb', 10 * MB], ['img_10mb_plus1', 10 * MB + 1]] as const) {
+    f[name] = join(dir, `${name}.png`);
+    await copyFile(f.img_256, f[name]);
+    await padTo(f[name], size);
+  }
+  const whole = await import('node:fs/promises').then((fs) => fs.readFile(f.ok_mp4_end));
+  f.truncated = join(dir, 'truncated.mp4');
+  await writeFile(f.truncated, whole.subarray(0, Math.floor(whole.length / 2)));
+  f.text = join(dir, 'notes.mp4');
+  await writeFile(f.text, 'this is not a video, whatever its name says\n'.repeat(10));
+});
+
+afterAll(async () => {
+  await cleanup();
+});
+
+const refRules = (r: CheckReport) => r.references.map((x) => x.errors.map((e) => e.rule));
+const topRules = (r: CheckReport) => r.errors.map((e) => e.rule);
+
+describe('probeSource on local files', () => {
+  it.each(['ok_mp4_start', 'ok_mp4_end', 'ok_mov_start', 'ok_mov_end'])('measures %s', async (name) => {
+    const p = await probeSource(f[name]);
+    expect(p).toMatchObject({ kind: 'video', container: name.includes('mov') ? 'mov' : 'mp4', width: 640, height: 640 });
+    expect(p.durationSec).toBeCloseTo(2, 3);
+    expect(p.fps).toBeCloseTo(30, 3);
+    expect(p.bytes).toBe((await stat(f[name])).size);
+  });
+
+  it('reports the byte size of a large file without reading it', async () => {
+    const p = await probeSource(f['bytes_50mb_plus1.mp4']);
+    expect(p.bytes).toBe(50 * MB + 1);
+    expect(p.durationSec).toBeCloseTo(2, 3);
+  });
+
+  it('says what is wrong with files it cannot measure', async () => {
+    await expect(probeSource(f.truncated)).rejects.toMatchObject({ code: 'truncated', message: expect.stringMatching(/truncated\.mp4: truncated or damaged/) });
+    await expect(probeSource(f.text)).rejects.toMatchObject({ code: 'unsupported' });
+    await expect(probeSource(join(dir, 'missing.mp4'))).rejects.toMatchObject({ code: 'unreachable', message: expect.stringContaining('no such file') });
+    const avi = await probeSource(f.avi);
+    expect(avi).toMatchObject({ kind: 'video', container: 'avi', durationSec: null });
+  });
+
+  it('measures images with sharp', async () => {
+    expect(await probeSource(f.img_jpg)).toMatchObject({ kind: 'image', format: 'jpeg', width: 300, height: 400 });
+    expect(await probeSource(f.img_10mb_plus1)).toMatchObject({ kind: 'image', format: 'png', width: 256, height: 256, bytes: 10 * MB + 1 });
+  });
+});
+
+describe('reference videos (2.x) on real files', () => {
+  // [file, rule it must break or null when it must pass]
+  const cases: Array<[string, string | null]> = [
+    ['ok_mp4_start', null], ['ok_mp4_end', null], ['ok_mov_start', null], ['ok_mov_end', null],
+    ['dur_1_9', 'video.duration'], ['dur_15', null], ['dur_15_1', 'video.duration'],
+    ['fps_23', 'video.fps'], ['fps_24', null], ['fps_60', null], ['fps_61', 'video.fps'],
+    ['px_638x640', 'video.pixels'], ['px_946x2206', null], ['px_948x2206', 'video.pixels'],
+    ['ar_480x1200', null], ['ar_478x1200', 'video.aspect'], ['ar_1200x480', null], ['ar_1202x480', 'video.aspect'],
+    ['bytes_50mb.mp4', null], ['bytes_50mb_plus1.mp4', 'video.bytes'],
+    ['avi', 'video.container'], ['img_jpg', null],
+  ];
+  it.each(cases)('%s -> %s', async (name, rule) => {
+    const r = await checkReferences({ family: '2x', sources: [f[name]] });
+    expect(refRules(r)).toEqual([rule ? [rule] : []]);
+    expect(r.ok).toBe(rule === null);
+    if (rule) expect(r.references[0].errors[0].message).toMatch(new RegExp(`^${basename(f[name]).replace(/\./g, '\\.')}: .*\\(rule ${rule.replace('.', '\\.')}\\)$`));
+  });
+
+  it('allows 15 s combined and rejects 15.1 s, up to 3 videos', async () => {
+    const ok = await checkReferences({ family: '2x', sources: [f.len_5, f.len_5, f.len_5] });
+    expect(ok.ok).toBe(true);
+    const over = await checkReferences({ family: '2x', sources: [f.len_5, f.len_5, f.len_5_1] });
+    expect(topRules(over)).toEqual(['video.totalDuration']);
+    expect(over.errors[0].message).toContain('combined duration 15.1 s');
+    const four = await checkReferences({ family: '2x', sources: [f.ok_mp4_start, f.ok_mp4_end, f.ok_mov_start, f.ok_mov_end] });
+    expect(topRules(four)).toEqual(['video.count']);
+  });
+
+  it('checks @Video mentions and keyframes against the files given', async () => {
+    const two = [f.ok_mp4_start, f.ok_mov_end];
+    expect((await checkReferences({ family: '2x', sources: two, body: { prompt: 'cut @Video1 into @Video2' } })).ok).toBe(true);
+    expect(topRules(await checkReferences({ family: '2x', sources: two, body: { prompt: 'and @Video3' } }))).toEqual(['video.mention']);
+    expect(topRules(await checkReferences({ family: '2x', sources: two, body: { image: 'https://x.test/a.png' } }))).toEqual(['keyframes.exclusive']);
+  });
+
+  it('keeps the order of sources and reports an unprobeable one', async () => {
+    const r = await checkReferences({ family: '2x', sources: [f.ok_mp4_start, f.truncated, f.fps_61] });
+    expect(r.references.map((x) => basename(x.source))).toEqual(['ok_mp4_start.mp4', 'truncated.mp4', 'fps_61.mp4']);
+    expect(refRules(r)).toEqual([[], ['probe'], ['video.fps']]);
+    expect(r.references[1].probe).toBeNull();
+    expect(r.references[0].probe).toEqual({ container: 'mp4', durationSec: 2, fps: 30, width: 640, height: 640, bytes: (await stat(f.ok_mp4_start)).size });
+  });
+});
+
+describe('video upscaler on real files', () => {
+  it('needs at least 15 fps when target_fps is set', async () => {
+    expect((await checkReferences({ family: 'upscaler', sources: [f.up_15], body: { target_fps: 60 } })).ok).toBe(true);
+    expect(refRules(await checkReferences({ family: 'upscaler', sources: [f.up_14], body: { target_fps: 60 } }))).toEqual([['upscaler.fps']]);
+    expect((await checkReferences({ family: 'upscaler', sources: [f.up_14] })).ok).toBe(true);
+  });
+});
+
+describe('5.0 image edit on real files', () => {
+  const cases: Array<[string, string | null]> = [
+    ['img_256', null], ['img_255w', 'image.minSize'], ['img_255h', 'image.minSize'], ['img_jpg', null],
+    ['img_webp', 'image.format'], ['img_10mb', null], ['img_10mb_plus1', 'image.bytes'], ['ok_mp4_start', 'image.format'],
+  ];
+  it.each(cases)('%s -> %s', async (name, rule) => {
+    const r = await checkReferences({ family: 'image50-edit', sources: [f[name]] });
+    expect(refRules(r)).toEqual([rule ? [rule] : []]);
+  });
+  it('takes 1 to 10 images', async () => {
+    expect((await checkReferences({ family: 'image50-edit', sources: Array(10).fill(f.img_256) })).ok).toBe(true);
+    expect(topRules(await checkReferences({ family: 'image50-edit', sources: Array(11).fill(f.img_256) }))).toEqual(['image.count']);
+  });
+});
+
+describe('probing URLs with range requests', () => {
+  let srv: FileServer;
+  let plain: FileServer;
+  beforeAll(async () => {
+    srv = await serveFolder(dir);
+    plain = await serveFolder(dir, { ranges: false });
+  });
+  afterAll(async () => {
+    await srv?.close();
+    await plain?.close();
+  });
+
+  it('reads the head and the tail when the moov box is at the end', async () => {
+    const size = (await stat(f.noisy_end)).size;
+    expect(size).toBeGreaterThan(4 * MB);
+    srv.reset();
+    const p = await probeSource(`${srv.url}/noisy_end.mp4`);
+    expect(p).toMatchObject({ container: 'mp4', width: 640, height: 640, bytes: size });
+    expect(p.durationSec).toBeCloseTo(2, 3);
+    const served = srv.served.get('noisy_end.mp4') ?? 0;
+    expect(served).toBeLessThan(size / 20);
+    expect(srv.requests.every((r) => r.startsWith('bytes='))).toBe(true);
+    expect(srv.requests).toHaveLength(2);
+  });
+
+  it('reads only the head of a 50 MB file whose moov comes first', async () => {
+    srv.reset();
+    const r = await checkReferences({ family: '2x', sources: [`${srv.url}/bytes_50mb_plus1.mp4`] });
+    expect(refRules(r)).toEqual([['video.bytes']]);
+    expect(srv.served.get('bytes_50mb_plus1.mp4')).toBeLessThanOrEqual(64 * 1024);
+  });
+
+  it('measures MOV and images over HTTP', async () => {
+    const mov = await probeSource(`${srv.url}/ok_mov_end.mov`);
+    expect(mov).toMatchObject({ container: 'mov', width: 640, height: 640 });
+    srv.reset();
+    const img = await probeSource(`${srv.url}/img_10mb_plus1.png`);
+    expect(img).toMatchObject({ kind: 'image', format: 'png', width: 256, height: 256, bytes: 10 * MB + 1 });
+    expect(srv.served.get('img_10mb_plus1.png')).toBeLessThanOrEqual(64 * 1024);
+  });
+
+  it('refuses servers without Range support instead of downloading', async () => {
+    const err = await probeSource(`${plain.url}/bytes_50mb_plus1.mp4`).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ProbeError);
+    expect(err).toMatchObject({ code: 'no-range', message: expect.stringContaining('does not support Range requests') });
+  });
+
+  it('reports unreachable and non-HTTPS URLs', async () => {
+    await expect(probeSource(`${srv.url}/missing.mp4`)).rejects.toMatchObject({ code: 'unreachable', message: expect.stringContaining('HTTP 404') });
+    await expect(probeSource('http://example.com/a.mp4')).rejects.toMatchObject({ code: 'unreachable', message: expect.stringContaining('only HTTPS') });
+    const r = await checkReferences({ family: '2x', sources: [`${srv.url}/missing.mp4`] });
+    expect(refRules(r)).toEqual([['probe']]);
+  });
+});

@@ -1,0 +1,155 @@
+// The shared rules on probe objects: exact boundaries that are impractical to encode (byte limits,
+// the upper pixel bound's neighbours), the body rules, and the message format. Real files for every
+// rule are in files.test.ts.
+import { describe, expect, it } from 'vitest';
+import { checkBody, checkVideo, displayName, REFERENCE_VIDEO, validateReferences, type Probe } from '../../shared/validation/references.ts';
+
+const MB = 1024 * 1024;
+const vid = (over: Partial<Probe> = {}): Probe => ({ source: '/tmp/clip.mp4', kind: 'video', container: 'mp4', durationSec: 5, fps: 30, width: 640, height: 640, bytes: 1000, ...over });
+const img = (over: Partial<Probe> = {}): Probe => ({ source: '/tmp/pic.png', kind: 'image', container: 'png', format: 'png', durationSec: null, fps: null, width: 512, height: 512, bytes: 1000, ...over });
+const rules = (r: { errors: { rule: string }[] }) => r.errors.map((e) => e.rule);
+
+describe('video item rules', () => {
+  it('accepts a clip at every lower and upper bound', () => {
+    for (const p of [
+      vid({ durationSec: 2 }), vid({ durationSec: 15 }), vid({ fps: 24 }), vid({ fps: 60 }),
+      vid({ bytes: 50 * MB }), vid({ width: 640, height: 640 }), vid({ width: 946, height: 2206 }),
+      vid({ width: 480, height: 1200 }), vid({ width: 1200, height: 480 }), vid({ container: 'mov' }),
+      vid({ durationSec: 1.9999996 }), vid({ fps: 23.999 }),
+    ]) expect(checkVideo(p, REFERENCE_VIDEO), JSON.stringify(p)).toEqual([]);
+  });
+
+  it('rejects just outside each bound, naming file, value and rule', () => {
+    const cases: Array<[Partial<Probe>, string, RegExp]> = [
+      [{ durationSec: 1.9 }, 'video.duration', /^clip\.mp4: duration 1\.9 s is below the 2 s minimum \(rule video\.duration\)$/],
+      [{ durationSec: 16.2 }, 'video.duration', /^clip\.mp4: duration 16\.2 s is above the 15 s limit \(rule video\.duration\)$/],
+      [{ fps: 23 }, 'video.fps', /frame rate 23 fps is below the 24 fps minimum/],
+      [{ fps: 23.976 }, 'video.fps', /frame rate 23\.98 fps/],
+      [{ fps: 61 }, 'video.fps', /frame rate 61 fps is above the 60 fps limit/],
+      [{ bytes: 50 * MB + 1 }, 'video.bytes', /size 52,428,801 bytes \(50 MB\) is above the 52,428,800 bytes/],
+      [{ width: 638, height: 640 }, 'video.pixels', /638x640 = 408,320 pixels is below the 409,600 minimum/],
+      [{ width: 948, height: 2206 }, 'video.pixels', /948x2206 = 2,091,288 pixels is above the 2,086,876 limit/],
+      [{ width: 478, height: 1200 }, 'video.aspect', /478:1200 = 0\.3983 is below 0\.4/],
+      [{ width: 1202, height: 480 }, 'video.aspect', /1202:480 = 2\.5042 is above 2\.5/],
+      [{ container: 'webm', durationSec: null, fps: null, width: null, height: null }, 'video.container', /container webm is not MP4 or MOV/],
+    ];
+    for (const [over, rule, msg] of cases) {
+      const errs = checkVideo(vid(over), REFERENCE_VIDEO);
+      expect(errs.map((e) => e.rule), JSON.stringify(over)).toEqual([rule]);
+      expect(errs[0].message).toMatch(msg);
+      expect(errs[0].source).toBe('/tmp/clip.mp4');
+    }
+  });
+
+  it('names URLs by their last path segment', () => {
+    expect(displayName('https://cdn.example.com/a/b/My%20Clip.mov?sig=abc')).toBe('My Clip.mov');
+    expect(displayName('C:\\clips\\x.mp4')).toBe('x.mp4');
+  });
+});
+
+describe('validateReferences (2.x)', () => {
+  it('counts up to 3 videos and their combined duration up to 15 s', () => {
+    expect(validateReferences({ family: '2x', references: [vid(), vid(), vid()] }).ok).toBe(true);
+    expect(rules(validateReferences({ family: '2x', references: [vid(), vid(), vid(), vid({ durationSec: 2 })] }))).toEqual(['video.count', 'video.totalDuration']);
+    expect(validateReferences({ family: '2x', references: [vid({ durationSec: 7.5 }), vid({ durationSec: 7.5 })] }).ok).toBe(true);
+    const over = validateReferences({ family: '2x', references: [vid({ durationSec: 7.5 }), vid({ durationSec: 7.6 })] });
+    expect(rules(over)).toEqual(['video.totalDuration']);
+    expect(over.errors[0].message).toContain('combined duration 15.1 s is above the 15 s limit');
+  });
+
+  it('tags per-file errors with their position', () => {
+    const r = validateReferences({ family: '2x', references: [vid(), vid({ fps: 61 })] });
+    expect(r.errors).toMatchObject([{ rule: 'video.fps', index: 1, field: 'reference_videos' }]);
+  });
+
+  it('checks @Video mentions against the videos given, in order', () => {
+    expect(validateReferences({ family: '2x', references: [vid(), vid()], body: { prompt: 'mix @Video1 and @Video2' } }).ok).toBe(true);
+    const r = validateReferences({ family: '2x', references: [vid(), vid()], body: { prompt: 'use @Video3' } });
+    expect(rules(r)).toEqual(['video.mention']);
+    expect(r.errors[0].message).toMatch(/@Video3 but only 2 reference_videos are given \(rule video\.mention\)/);
+    expect(rules(validateReferences({ family: '2x', references: [], body: { prompt: '@Image1 please' } }))).toEqual(['image.mention']);
+  });
+
+  it('keeps keyframes apart from reference media (catalogue rule)', () => {
+    const r = validateReferences({ family: '2x', references: [vid()], body: { image: 'https://x/a.png' } });
+    expect(rules(r)).toEqual(['keyframes.exclusive']);
+    expect(r.errors[0].message).toMatch(/^image: keyframes .* \(reference_videos also given\) \(rule keyframes\.exclusive\)$/);
+    expect(rules(validateReferences({ family: '2x', references: [img()], body: { image_end: 'https://x/b.png', image: 'https://x/a.png' } })))
+      .toEqual(['keyframes.exclusive', 'keyframes.exclusive']);
+    expect(validateReferences({ family: '2x', references: [], body: { image: 'https://x/a.png', image_end: 'https://x/b.png' } }).ok).toBe(true);
+  });
+
+  it('needs image for image_end (2.x and 1.x)', () => {
+    expect(rules(checkBody('2x', { image_end: 'https://x/b.png' }))).toEqual(['image_end.requires_image']);
+    expect(rules(checkBody('1x', { image_end: 'https://x/b.png' }))).toEqual(['image_end.requires_image']);
+    expect(checkBody('1x', { image: 'https://x/a.png', image_end: 'https://x/b.png' }).errors).toEqual([]);
+  });
+
+  it('allows reference images beside videos (up to the catalogue list size)', () => {
+    expect(validateReferences({ family: '2x', references: [vid(), img()] }).ok).toBe(true);
+    expect(rules(validateReferences({ family: '2x', references: [img(), img(), img(), img(), img()] }))).toEqual(['image.count']);
+  });
+
+  it('takes no reference videos in other families', () => {
+    expect(rules(validateReferences({ family: '25', references: [vid()] }))).toEqual(['video.count']);
+    expect(validateReferences({ family: '25', references: [img()], body: { prompt: 'like @Image1' } }).ok).toBe(true);
+    expect(rules(validateReferences({ family: 'lite', references: [vid()] }))).toEqual(['video.count']);
+  });
+});
+
+describe('prompt limits per family', () => {
+  const p = (n: number) => 'x'.repeat(n);
+  it('2.x: 40,000 characters, warning above 5,000', () => {
+    expect(checkBody('2x', { prompt: p(5000) })).toEqual({ errors: [], warnings: [] });
+    expect(checkBody('2x', { prompt: p(5001) }).warnings.map((w) => w.rule)).toEqual(['prompt.long']);
+    expect(checkBody('2x', { prompt: p(40000) }).errors).toEqual([]);
+    const over = checkBody('2x', { prompt: p(40001) });
+    expect(rules(over)).toEqual(['prompt.length']);
+    expect(over.errors[0].message).toMatch(/at most 40000 characters \(found 40001\) \(rule prompt\.length\)/);
+    expect(over.warnings).toEqual([]);
+  });
+  it('2.5: per-shot prompts count toward the 40,000', () => {
+    const shots = [{ prompt: p(20000), duration: 5 }, { prompt: p(10000), duration: 5 }];
+    expect(checkBody('25', { prompt: p(10000), shots }).errors).toEqual([]);
+    expect(rules(checkBody('25', { prompt: p(10001), shots }))).toEqual(['prompt.length']);
+    expect(checkBody('25', { shots: [{ prompt: p(5001), duration: 5 }] }).warnings.map((w) => w.rule)).toEqual(['prompt.long']);
+  });
+  it('1.x: 2,000; lite: 20,000', () => {
+    expect(checkBody('1x', { prompt: p(2000) }).errors).toEqual([]);
+    expect(rules(checkBody('1x', { prompt: p(2001) }))).toEqual(['prompt.length']);
+    expect(checkBody('lite', { prompt: p(20000) }).errors).toEqual([]);
+    expect(rules(checkBody('lite', { prompt: p(20001) }))).toEqual(['prompt.length']);
+  });
+});
+
+describe('5.0 image edit references', () => {
+  it('1 to 10 images', () => {
+    expect(rules(validateReferences({ family: 'image50-edit', references: [] }))).toEqual(['image.count']);
+    expect(validateReferences({ family: 'image50-edit', references: Array.from({ length: 10 }, () => img()) }).ok).toBe(true);
+    expect(rules(validateReferences({ family: 'image50-edit', references: Array.from({ length: 11 }, () => img()) }))).toEqual(['image.count']);
+  });
+  it('JPG or PNG, at least 256x256, at most 10 MB', () => {
+    const one = (over: Partial<Probe>) => rules(validateReferences({ family: 'image50-edit', references: [img(over)] }));
+    expect(one({ width: 256, height: 256, bytes: 10 * MB })).toEqual([]);
+    expect(one({ format: 'jpeg', container: 'jpeg' })).toEqual([]);
+    expect(one({ width: 255, height: 256 })).toEqual(['image.minSize']);
+    expect(one({ width: 256, height: 255 })).toEqual(['image.minSize']);
+    expect(one({ bytes: 10 * MB + 1 })).toEqual(['image.bytes']);
+    expect(one({ format: 'webp', container: 'webp' })).toEqual(['image.format']);
+    expect(rules(validateReferences({ family: 'image50-edit', references: [vid()] }))).toEqual(['image.format']);
+  });
+});
+
+describe('video upscaler', () => {
+  it('needs at least 15 fps only when target_fps is set', () => {
+    const slow = vid({ fps: 14 });
+    expect(validateReferences({ family: 'upscaler', references: [slow] }).ok).toBe(true);
+    expect(rules(validateReferences({ family: 'upscaler', references: [slow], body: { target_fps: 60 } }))).toEqual(['upscaler.fps']);
+    expect(validateReferences({ family: 'upscaler', references: [vid({ fps: 15 })], body: { target_fps: 60 } }).ok).toBe(true);
+  });
+  it('takes exactly one MP4/MOV video', () => {
+    expect(rules(validateReferences({ family: 'upscaler', references: [] }))).toEqual(['video.count']);
+    expect(rules(validateReferences({ family: 'upscaler', references: [vid(), vid()] }))).toEqual(['video.count']);
+    expect(rules(validateReferences({ family: 'upscaler', references: [img()] }))).toEqual(['video.container']);
+  });
+});
