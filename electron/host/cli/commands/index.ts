@@ -1,4 +1,7 @@
 import type { CliCommand } from '../command.ts';
+import { sandboxCommand } from './sandbox.ts';
 
 /** Every CLI command, one module each. Order is the order of `mediadesk --help`. */
-export const COMMANDS: CliCommand[] = [];
+export const COMMANDS: CliCommand[] = [
+  sandboxCommand,
+];

@@ -1,0 +1,47 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * Files the Sandbox keeps on disk rather than in memory: decoded task inputs (deduplicated by
+ * content hash) and control-API uploads. One temp folder, removed on close.
+ */
+export interface StoredFile { path: string; size: number; contentType: string }
+
+export class DiskStore {
+  readonly dir: string;
+  private files = new Map<string, StoredFile>();
+
+  constructor() {
+    this.dir = mkdtempSync(join(tmpdir(), 'mediadesk-sandbox-'));
+  }
+
+  /** Stores bytes under their hash; the same input twice costs one file. */
+  putInput(bytes: Buffer, contentType: string): string {
+    const id = `inp_${createHash('sha256').update(bytes).digest('hex').slice(0, 24)}`;
+    if (!this.files.has(id)) this.write(id, bytes, contentType);
+    return id;
+  }
+
+  putUpload(bytes: Buffer, contentType: string): string {
+    const prefix = /^(video\/|application\/mp4)/i.test(contentType) ? 'upl_vid_' : 'upl_';
+    const id = `${prefix}${randomBytes(9).toString('hex')}`;
+    this.write(id, bytes, contentType);
+    return id;
+  }
+
+  get(id: string): StoredFile | undefined {
+    return this.files.get(id);
+  }
+
+  close(): void {
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  private write(id: string, bytes: Buffer, contentType: string): void {
+    const path = join(this.dir, id);
+    writeFileSync(path, bytes);
+    this.files.set(id, { path, size: statSync(path).size, contentType });
+  }
+}

@@ -1,0 +1,93 @@
+import type { FastifyInstance } from 'fastify';
+import type { AuditStore } from './audit-store.ts';
+import type { DiskStore } from './blob-store.ts';
+import { sendError, sendInvalid } from './errors.ts';
+import { faultsPatchSchema, type FaultState } from './faults.ts';
+import { DEMO_KEYS } from './keys.ts';
+import type { DailyQuota, Stats } from './stats.ts';
+import type { TaskStore } from './tasks.ts';
+
+/** Stated limits of the control API. */
+export const MAX_UPLOAD_BYTES = 512 * 1024 * 1024;
+export const MAX_BLOB_BYTES = 64 * 1024 ** 3;
+
+export interface ControlDeps {
+  faults: FaultState;
+  stats: Stats;
+  quotas: DailyQuota[];
+  tasks: TaskStore;
+  disk: DiskStore;
+  audit: AuditStore;
+  blobs: Map<string, number>;
+  now: () => number;
+  baseUrl: () => string;
+  webhookSecret: string;
+}
+
+const parseJson = (body: unknown): unknown => {
+  if (!Buffer.isBuffer(body) || body.length === 0) return {};
+  return JSON.parse(body.toString('utf8'));
+};
+
+/**
+ * `/__sandbox/*`: the knobs tests and demos turn. Never authenticated, never faulted. It lives in
+ * its own plugin so it can take raw bodies of any type (uploads) without touching `/v1` parsing.
+ */
+export function registerControl(app: FastifyInstance, deps: ControlDeps): void {
+  app.register(async (ctl) => {
+    ctl.removeAllContentTypeParsers();
+    ctl.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_UPLOAD_BYTES }, (_req, body, done) => done(null, body));
+
+    const jsonBody = (body: unknown): { ok: true; value: Record<string, unknown> } | { ok: false } => {
+      try {
+        const v = parseJson(body);
+        return v && typeof v === 'object' && !Array.isArray(v) ? { ok: true, value: v as Record<string, unknown> } : { ok: false };
+      } catch {
+        return { ok: false };
+      }
+    };
+
+    ctl.get('/__sandbox/faults', async () => deps.faults.current);
+    ctl.post('/__sandbox/faults', async (req, reply) => {
+      const b = jsonBody(req.body);
+      if (!b.ok) return sendInvalid(reply, [{ field: 'body', reason: 'must be a JSON object' }]);
+      const r = faultsPatchSchema.safeParse(b.value);
+      if (!r.success) return sendInvalid(reply, r.error.issues.map((i) => ({ field: i.path.join('.') || (i.code === 'unrecognized_keys' ? i.keys.join(',') : 'body'), reason: i.message })));
+      return deps.faults.merge(r.data);
+    });
+    ctl.post('/__sandbox/reset', async () => {
+      deps.faults.reset();
+      deps.stats.reset();
+      for (const q of deps.quotas) q.reset();
+      return { ok: true, faults: deps.faults.current };
+    });
+    ctl.get('/__sandbox/stats', async () => ({ requests: deps.stats.requests, creates: deps.stats.creates, tasks: deps.tasks.size }));
+    ctl.post('/__sandbox/uploads', async (req, reply) => {
+      const bytes = req.body;
+      if (!Buffer.isBuffer(bytes) || bytes.length === 0) return sendInvalid(reply, [{ field: 'body', reason: 'must be the raw file bytes' }]);
+      const type = String(req.headers['content-type'] ?? 'application/octet-stream').split(';')[0];
+      const id = deps.disk.putUpload(bytes, type);
+      return { id, url: `${deps.baseUrl()}/uploads/${id}`, bytes: bytes.length, content_type: type };
+    });
+    ctl.post('/__sandbox/blobs', async (req, reply) => {
+      const b = jsonBody(req.body);
+      const bytes = b.ok ? b.value.bytes : undefined;
+      if (typeof bytes !== 'number' || !Number.isInteger(bytes) || bytes < 0 || bytes > MAX_BLOB_BYTES) {
+        return sendInvalid(reply, [{ field: 'bytes', reason: `must be an integer from 0 to ${MAX_BLOB_BYTES}` }]);
+      }
+      const id = `blob${deps.blobs.size + 1}_${bytes}`;
+      deps.blobs.set(id, bytes);
+      return { id, bytes, url: `${deps.baseUrl()}/blobs/${id}` };
+    });
+    ctl.post('/__sandbox/audit/events', async (req, reply) => {
+      const b = jsonBody(req.body);
+      const count = b.ok ? (b.value.count ?? 1) : undefined;
+      if (typeof count !== 'number' || !Number.isInteger(count) || count < 1 || count > 10_000) return sendInvalid(reply, [{ field: 'count', reason: 'must be an integer from 1 to 10000' }]);
+      const added = deps.audit.append(count, deps.now());
+      return { added: added.length, total: deps.audit.events.length };
+    });
+    ctl.get('/__sandbox/webhook-secret', async () => ({ secret: deps.webhookSecret }));
+    ctl.get('/__sandbox/keys', async () => ({ keys: DEMO_KEYS }));
+    ctl.all('/__sandbox/*', async (_req, reply) => sendError(reply, 404, 'No such control route'));
+  });
+}

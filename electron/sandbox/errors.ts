@@ -1,0 +1,31 @@
+import type { FastifyReply } from 'fastify';
+
+export interface InvalidParam {
+  field: string;
+  reason: string;
+}
+
+export const VALIDATION_MESSAGE = "Your request parameters didn't validate.";
+
+/** The standard error body of the spec: `{message}`. */
+export function sendError(reply: FastifyReply, status: number, message: string, headers: Record<string, string> = {}): FastifyReply {
+  return reply.code(status).headers(headers).type('application/json').send({ message });
+}
+
+/**
+ * 400 as `application/problem+json` with `invalid_params` items carrying both `field` and
+ * `name` (the spec's schema and its example disagree; clients read either).
+ */
+export function sendInvalid(reply: FastifyReply, params: readonly InvalidParam[], message = VALIDATION_MESSAGE): FastifyReply {
+  const invalid_params = params.map((p) => ({ field: p.field, reason: p.reason, name: p.field }));
+  return reply.code(400).type('application/problem+json').send(JSON.stringify({ message, invalid_params }));
+}
+
+/** Thrown from deep helpers (input decoding) and turned into a 400 by the route. */
+export class InvalidParamsError extends Error {
+  params: InvalidParam[];
+  constructor(params: InvalidParam[]) {
+    super(params.map((p) => `${p.field} ${p.reason}`).join('; '));
+    this.params = params;
+  }
+}

@@ -1,0 +1,84 @@
+import { z } from 'zod';
+import { rngFrom, seedOf, type Rng } from './rng.ts';
+
+/** Faults on demand (control API). Probabilities are drawn from a seeded stream. */
+export interface Faults {
+  taskDurationMs: number;
+  failureRate: number;
+  rate429: number;
+  retryAfterSec: number;
+  rate500: number;
+  rate503: number;
+  resetRate: number;
+  /** 0 = unthrottled. */
+  slowDownloadBytesPerSec: number;
+  truncateDownloads: boolean;
+  expireResultUrls: boolean;
+}
+
+export const DEFAULT_TASK_DURATION_MS = 3000;
+
+export function defaultFaults(taskDurationMs = DEFAULT_TASK_DURATION_MS): Faults {
+  return {
+    taskDurationMs, failureRate: 0, rate429: 0, retryAfterSec: 1, rate500: 0, rate503: 0, resetRate: 0,
+    slowDownloadBytesPerSec: 0, truncateDownloads: false, expireResultUrls: false,
+  };
+}
+
+const rate = z.number().min(0).max(1);
+export const faultsPatchSchema = z.object({
+  taskDurationMs: z.number().int().min(0).max(3_600_000),
+  failureRate: rate,
+  rate429: rate,
+  retryAfterSec: z.number().int().min(0).max(86_400),
+  rate500: rate,
+  rate503: rate,
+  resetRate: rate,
+  slowDownloadBytesPerSec: z.number().int().min(0),
+  truncateDownloads: z.boolean(),
+  expireResultUrls: z.boolean(),
+}).partial().strict();
+
+export type InjectedFault = { kind: 'reset' } | { kind: 'status'; status: 429 | 500 | 503 } | null;
+
+export class FaultState {
+  current: Faults;
+  private readonly initialDuration: number;
+  private rng: Rng;
+
+  constructor(seed: number, taskDurationMs?: number) {
+    this.initialDuration = taskDurationMs ?? DEFAULT_TASK_DURATION_MS;
+    this.current = defaultFaults(this.initialDuration);
+    this.rng = rngFrom(seedOf(seed, 'faults'));
+  }
+
+  merge(patch: Partial<Faults>): Faults {
+    this.current = { ...this.current, ...patch };
+    return this.current;
+  }
+
+  /** Back to the defaults the sandbox started with (the start-up task duration included). */
+  reset(): void {
+    this.current = defaultFaults(this.initialDuration);
+  }
+
+  /** One draw per request: which fault, if any, this request suffers. */
+  draw(): InjectedFault {
+    const f = this.current;
+    if (f.resetRate > 0 && this.rng() < f.resetRate) return { kind: 'reset' };
+    if (f.rate429 > 0 && this.rng() < f.rate429) return { kind: 'status', status: 429 };
+    if (f.rate500 > 0 && this.rng() < f.rate500) return { kind: 'status', status: 500 };
+    if (f.rate503 > 0 && this.rng() < f.rate503) return { kind: 'status', status: 503 };
+    return null;
+  }
+
+  failsNext(): boolean {
+    return this.current.failureRate > 0 && this.rng() < this.current.failureRate;
+  }
+}
+
+export const FAULT_MESSAGES = {
+  429: 'Too many requests',
+  500: 'Internal server error',
+  503: 'Service Unavailable. Please try again later.',
+} as const;

@@ -1,0 +1,95 @@
+import { readFile } from 'node:fs/promises';
+import sharp from 'sharp';
+import { encodingOf, type Field } from '../../shared/catalogue/index.ts';
+import type { DiskStore } from './blob-store.ts';
+import { InvalidParamsError } from './errors.ts';
+
+/** Stated limit: decoded inputs above this are rejected (production limits are not published). */
+export const MAX_INPUT_BYTES = 25 * 1024 * 1024;
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
+
+export const isLoopbackUrl = (value: string): boolean => {
+  try {
+    const u = new URL(value);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && LOOPBACK_HOSTS.has(u.hostname);
+  } catch {
+    return false;
+  }
+};
+
+async function fetchLoopback(url: string, field: string): Promise<{ bytes: Buffer; type: string }> {
+  // The Sandbox never reaches beyond this machine: tests and demos serve inputs on loopback.
+  if (!isLoopbackUrl(url)) throw new InvalidParamsError([{ field, reason: 'the Sandbox fetches URL inputs from loopback (127.0.0.1, localhost) only; send base64 or a loopback URL' }]);
+  let res: Response;
+  try {
+    res = await fetch(url, { signal: AbortSignal.timeout(15_000) });
+  } catch (err) {
+    throw new InvalidParamsError([{ field, reason: `could not be fetched (${(err as Error).message})` }]);
+  }
+  if (!res.ok) throw new InvalidParamsError([{ field, reason: `could not be fetched (HTTP ${res.status})` }]);
+  const bytes = Buffer.from(await res.arrayBuffer());
+  return { bytes, type: res.headers.get('content-type') ?? 'application/octet-stream' };
+}
+
+/** Bytes of one media value, whichever of the spec's encodings it uses. */
+export async function mediaBytes(value: string, field: string, disk: DiskStore): Promise<Buffer> {
+  const enc = encodingOf(value);
+  let bytes: Buffer;
+  if (enc === 'url') bytes = (await fetchLoopback(value, field)).bytes;
+  else if (enc === 'upload') {
+    const f = disk.get(value);
+    if (!f) throw new InvalidParamsError([{ field, reason: `upload ${value} does not exist` }]);
+    bytes = await readFile(f.path);
+  } else bytes = Buffer.from(value.replace(/^data:[^;]+;base64,/i, ''), 'base64');
+  if (bytes.length > MAX_INPUT_BYTES) throw new InvalidParamsError([{ field, reason: `is larger than the Sandbox's ${MAX_INPUT_BYTES / 1024 / 1024} MB input limit` }]);
+  return bytes;
+}
+
+/** Decodes an image input, checks it is a readable image, stores it and returns its reference. */
+export async function storeImage(value: string, field: string, disk: DiskStore): Promise<string> {
+  const bytes = await mediaBytes(value, field, disk);
+  try {
+    const meta = await sharp(bytes).metadata();
+    if (!meta.width || !meta.height) throw new Error('no dimensions');
+    return disk.putInput(bytes, `image/${meta.format}`);
+  } catch {
+    throw new InvalidParamsError([{ field, reason: 'is not a readable image (JPEG, PNG or WebP)' }]);
+  }
+}
+
+/**
+ * Replaces every image input of a validated body by a stored reference, so a task record stays
+ * small; video references must name an existing upload. Collects every bad field before failing.
+ */
+export async function resolveInputs(fields: readonly Field[], body: Record<string, unknown>, disk: DiskStore): Promise<Record<string, unknown>> {
+  const out = { ...body };
+  const errors: InvalidParamsError[] = [];
+  const attempt = async <T>(fn: () => Promise<T>): Promise<T | undefined> => {
+    try {
+      return await fn();
+    } catch (err) {
+      if (err instanceof InvalidParamsError) errors.push(err);
+      else throw err;
+      return undefined;
+    }
+  };
+  for (const f of fields) {
+    const v = body[f.name];
+    if (v === undefined) continue;
+    if (f.kind === 'media' && typeof v === 'string') {
+      if (f.media === 'image') out[f.name] = await attempt(() => storeImage(v, f.name, disk));
+      else if (encodingOf(v) === 'upload' && !disk.get(v)) errors.push(new InvalidParamsError([{ field: f.name, reason: `upload ${v} does not exist` }]));
+    } else if (f.kind === 'mediaList' && Array.isArray(v)) {
+      if (f.media === 'image') out[f.name] = await Promise.all(v.map((item, i) => attempt(() => storeImage(String(item), `${f.name}.${i}`, disk))));
+      else {
+        v.forEach((item, i) => {
+          if (encodingOf(String(item)) === 'upload' && !disk.get(String(item))) errors.push(new InvalidParamsError([{ field: `${f.name}.${i}`, reason: `upload ${item} does not exist` }]));
+        });
+        // Audio and video references are not rendered from; keep only their count.
+        out[f.name] = v.map(() => null);
+      }
+    }
+  }
+  if (errors.length) throw new InvalidParamsError(errors.flatMap((e) => e.params));
+  return out;
+}

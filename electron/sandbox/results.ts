@@ -1,0 +1,99 @@
+import { statSync } from 'node:fs';
+import { findTool } from '../../shared/catalogue/index.ts';
+import type { DiskStore } from './blob-store.ts';
+import { bufferSource, fileSource, type ByteSource } from './download.ts';
+import { AUDIO_ASSET, renderImage, VIDEO_ASSET, type Rendered } from './render.ts';
+import type { Task } from './tasks.ts';
+
+export type ResultKind = 'image' | 'video' | 'audio' | 'text';
+
+/** Result URLs live this long unless the tool says otherwise (video 24 h per the spec, apps 12 h). */
+export const DEFAULT_RESULT_TTL_HOURS = 24;
+export const APP_RESULT_TTL_HOURS = 12;
+/** Rendered results kept in memory (LRU by bytes); anything else is re-rendered on demand. */
+export const RESULT_CACHE_BYTES = 64 * 1024 * 1024;
+/** Concurrent renders: bounds memory when many clients download 4K results at once. */
+const RENDER_CONCURRENCY = 2;
+
+export function resultKindOf(task: Task): ResultKind {
+  return task.resultKind ?? findTool(task.toolId)?.result ?? 'image';
+}
+
+/** When a completed task's result URLs stop working. */
+export function resultExpiresAt(task: Task): number {
+  const hours = task.ttlHours ?? findTool(task.toolId)?.resultTtlHours ?? DEFAULT_RESULT_TTL_HOURS;
+  return task.createdAt + task.durationMs + hours * 3_600_000;
+}
+
+export function extensionOf(kind: ResultKind, params: Record<string, unknown>): string {
+  if (kind === 'video') return params.output_format === 'mov' ? 'mov' : 'mp4';
+  if (kind === 'audio') return 'mp3';
+  return params.output_format === 'jpeg' ? 'jpg' : 'png';
+}
+
+export function resultPath(task: Task, index: number, kind: ResultKind): string {
+  return `/results/${task.id}/${index}.${extensionOf(kind, task.params)}`;
+}
+
+const ASSETS = { video: { path: VIDEO_ASSET, size: statSync(VIDEO_ASSET).size }, audio: { path: AUDIO_ASSET, size: statSync(AUDIO_ASSET).size } };
+
+export class ResultRenderer {
+  private cache = new Map<string, Rendered>();
+  private cachedBytes = 0;
+  private inflight = new Map<string, Promise<Rendered>>();
+  private running = 0;
+  private waiting: (() => void)[] = [];
+  private readonly disk: DiskStore;
+
+  constructor(disk: DiskStore) {
+    this.disk = disk;
+  }
+
+  /** The bytes of result `index` of a completed task. */
+  async source(task: Task, index: number, kind: ResultKind): Promise<ByteSource> {
+    if (kind === 'video') return fileSource(ASSETS.video.path, ASSETS.video.size, task.params.output_format === 'mov' ? 'video/quicktime' : 'video/mp4');
+    if (kind === 'audio') return fileSource(ASSETS.audio.path, ASSETS.audio.size, 'audio/mpeg');
+    const key = `${task.id}/${index}`;
+    const r = await this.rendered(key, () => renderImage(task.toolId.startsWith('app:') ? 'app' : task.toolId, task.id, task.params, index, this.disk));
+    return bufferSource(r.bytes, r.contentType, `"${key}"`);
+  }
+
+  private async rendered(key: string, render: () => Promise<Rendered>): Promise<Rendered> {
+    const hit = this.cache.get(key);
+    if (hit) {
+      this.cache.delete(key);
+      this.cache.set(key, hit);
+      return hit;
+    }
+    const pending = this.inflight.get(key);
+    if (pending) return pending;
+    const p = this.limited(render).then((r) => {
+      this.remember(key, r);
+      return r;
+    }).finally(() => this.inflight.delete(key));
+    this.inflight.set(key, p);
+    return p;
+  }
+
+  private remember(key: string, r: Rendered): void {
+    if (r.bytes.length > RESULT_CACHE_BYTES / 4) return;
+    this.cache.set(key, r);
+    this.cachedBytes += r.bytes.length;
+    for (const [k, v] of this.cache) {
+      if (this.cachedBytes <= RESULT_CACHE_BYTES) break;
+      this.cache.delete(k);
+      this.cachedBytes -= v.bytes.length;
+    }
+  }
+
+  private async limited<T>(fn: () => Promise<T>): Promise<T> {
+    while (this.running >= RENDER_CONCURRENCY) await new Promise<void>((r) => this.waiting.push(r));
+    this.running++;
+    try {
+      return await fn();
+    } finally {
+      this.running--;
+      this.waiting.shift()?.();
+    }
+  }
+}

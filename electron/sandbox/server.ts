@@ -1,0 +1,162 @@
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { AuditStore } from './audit-store.ts';
+import { registerAuditRoute } from './audit-route.ts';
+import { DiskStore } from './blob-store.ts';
+import { registerControl } from './control.ts';
+import { generatedSource, sendBytes } from './download.ts';
+import { FAULT_MESSAGES, FaultState } from './faults.ts';
+import { sendError, sendInvalid } from './errors.ts';
+import { callerOf, type Caller } from './keys.ts';
+import { resultExpiresAt, resultKindOf, ResultRenderer } from './results.ts';
+import { fileSource } from './download.ts';
+import { DailyQuota, Stats } from './stats.ts';
+import { buildTeam, type Team } from './team.ts';
+import { statusAt, TaskStore } from './tasks.ts';
+import { toolHandler, toolRouteKey } from './tool-routes.ts';
+import { webhookSecret, WebhookDispatcher } from './webhooks.ts';
+import { registerExtras } from './extras.ts';
+
+/** Stated limit: JSON bodies on /v1 (base64 inputs included). */
+export const MAX_JSON_BYTES = 64 * 1024 * 1024;
+export const AUDIT_DAILY_LIMIT = 500;
+export const CREDIT_USAGE_DAILY_LIMIT = 100;
+
+export interface SandboxOptions {
+  seed: number;
+  taskDurationMs?: number;
+  now: () => number;
+}
+
+/** Everything one running Sandbox holds; routes get the parts they need. */
+export interface SandboxState {
+  seed: number;
+  now: () => number;
+  baseUrl: () => string;
+  team: Team;
+  audit: AuditStore;
+  tasks: TaskStore;
+  faults: FaultState;
+  stats: Stats;
+  disk: DiskStore;
+  renderer: ResultRenderer;
+  webhooks: WebhookDispatcher;
+  auditQuota: DailyQuota;
+  creditQuota: DailyQuota;
+  callerOf: (req: FastifyRequest) => Caller;
+}
+
+const DOWNLOAD_PREFIXES = ['/results/', '/blobs/'];
+
+export function buildServer(opts: SandboxOptions): { app: FastifyInstance; state: SandboxState; setBaseUrl: (u: string) => void; shutdown: () => Promise<void> } {
+  let base = 'http://127.0.0.1';
+  const callers = new WeakMap<FastifyRequest, Caller>();
+  const disk = new DiskStore();
+  const team = buildTeam(opts.seed);
+  const secret = webhookSecret(opts.seed);
+  const state: SandboxState = {
+    seed: opts.seed,
+    now: opts.now,
+    baseUrl: () => base,
+    team,
+    audit: new AuditStore(team, opts.seed, opts.now()),
+    tasks: new TaskStore(opts.seed),
+    faults: new FaultState(opts.seed, opts.taskDurationMs),
+    stats: new Stats(),
+    disk,
+    renderer: new ResultRenderer(disk),
+    webhooks: new WebhookDispatcher(secret, opts.now),
+    auditQuota: new DailyQuota(AUDIT_DAILY_LIMIT),
+    creditQuota: new DailyQuota(CREDIT_USAGE_DAILY_LIMIT),
+    callerOf: (req) => {
+      const c = callers.get(req);
+      if (!c) throw new Error('route reached without authentication');
+      return c;
+    },
+  };
+  const blobs = new Map<string, number>();
+
+  const app = Fastify({ logger: false, bodyLimit: MAX_JSON_BYTES, forceCloseConnections: true, routerOptions: { maxParamLength: 500 } });
+  const tools = toolHandler({ ...state });
+
+  app.addHook('onRequest', async (req, reply) => {
+    const path = req.url.split('?')[0];
+    const pattern = req.routeOptions.url;
+    const key = pattern === '/v1/*' ? toolRouteKey(req.method, path.replace(/\/+$/, ''), tools.routes) : null;
+    state.stats.request(key ?? `${req.method} ${pattern ?? '(unmatched)'}`);
+    const isApi = path.startsWith('/v1/') || path === '/v1';
+    if (isApi) {
+      const header = req.headers['x-service-api-key'];
+      if (header === undefined || header === '') return sendError(reply, 401, 'Missing API key');
+      const caller = typeof header === 'string' ? callerOf(header) : undefined;
+      if (!caller) return sendError(reply, 401, 'Invalid API key');
+      callers.set(req, caller);
+    }
+    // Faults hit the API and downloads only; the control API must keep working to turn them off.
+    if (isApi || DOWNLOAD_PREFIXES.some((p) => path.startsWith(p))) {
+      const fault = state.faults.draw();
+      if (fault?.kind === 'reset') {
+        reply.hijack();
+        req.raw.socket.destroy();
+        return reply;
+      }
+      if (fault?.kind === 'status') {
+        const headers: Record<string, string> = fault.status === 429 ? { 'Retry-After': String(state.faults.current.retryAfterSec) } : {};
+        return sendError(reply, fault.status, FAULT_MESSAGES[fault.status], headers);
+      }
+    }
+  });
+
+  app.setErrorHandler((err: Error & { statusCode?: number; code?: string }, _req, reply) => {
+    const status = err.statusCode ?? 500;
+    if (status === 400) return sendInvalid(reply, [{ field: 'body', reason: err.message }]);
+    if (status >= 500) return sendError(reply, 500, 'Internal server error');
+    return sendError(reply, status, err.message);
+  });
+  app.setNotFoundHandler((_req, reply) => sendError(reply, 404, 'Not found'));
+
+  registerAuditRoute(app, { store: state.audit, quota: state.auditQuota, now: state.now, callerOf: state.callerOf as (r: unknown) => Caller });
+  registerExtras(app, state);
+  app.route({ method: ['GET', 'POST', 'HEAD', 'PUT', 'DELETE', 'PATCH'], url: '/v1/*', handler: (req, reply) => tools.handle(req, reply) });
+
+  const serveResult = async (req: FastifyRequest<{ Params: { taskId: string; file: string } }>, reply: FastifyReply) => {
+    const task = state.tasks.get(req.params.taskId);
+    const index = Number(/^(\d+)\./.exec(req.params.file)?.[1] ?? NaN);
+    const now = state.now();
+    if (!task || !(index >= 0 && index < task.resultCount) || statusAt(task, now) !== 'COMPLETED') return sendError(reply, 404, 'No such result');
+    if (state.faults.current.expireResultUrls || now > resultExpiresAt(task)) return sendError(reply, 410, 'This result URL has expired; results must be downloaded within their lifetime.');
+    const src = await state.renderer.source(task, index, resultKindOf(task));
+    sendBytes(req, reply, src, state.faults.current);
+  };
+  app.get('/results/:taskId/:file', serveResult);
+
+  app.get('/blobs/:id', async (req: FastifyRequest<{ Params: { id: string } }>, reply) => {
+    const size = blobs.get(req.params.id);
+    if (size === undefined) return sendError(reply, 404, 'No such blob');
+    if (state.faults.current.expireResultUrls) return sendError(reply, 410, 'This result URL has expired; results must be downloaded within their lifetime.');
+    sendBytes(req, reply, generatedSource(size, size % 1_048_573), state.faults.current);
+  });
+
+  app.get('/uploads/:id', async (req: FastifyRequest<{ Params: { id: string } }>, reply) => {
+    const f = state.disk.get(req.params.id);
+    if (!f || !req.params.id.startsWith('upl_')) return sendError(reply, 404, 'No such upload');
+    sendBytes(req, reply, fileSource(f.path, f.size, f.contentType), null);
+  });
+
+  registerControl(app, {
+    faults: state.faults, stats: state.stats, quotas: [state.auditQuota, state.creditQuota], tasks: state.tasks, disk, audit: state.audit,
+    blobs, now: state.now, baseUrl: state.baseUrl, webhookSecret: secret,
+  });
+
+  return {
+    app,
+    state,
+    setBaseUrl: (u) => {
+      base = u;
+    },
+    shutdown: async () => {
+      await state.webhooks.close();
+      await app.close();
+      disk.close();
+    },
+  };
+}

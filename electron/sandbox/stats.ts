@@ -1,0 +1,40 @@
+/** Counters for `/__sandbox/stats`: requests per route pattern, creates per tool per key. */
+export class Stats {
+  requests: Record<string, number> = {};
+  creates: Record<string, Record<string, number>> = {};
+
+  request(routeKey: string): void {
+    this.requests[routeKey] = (this.requests[routeKey] ?? 0) + 1;
+  }
+
+  create(toolId: string, key: string): void {
+    const perKey = (this.creates[toolId] ??= {});
+    perKey[key] = (perKey[key] ?? 0) + 1;
+  }
+
+  reset(): void {
+    this.requests = {};
+    this.creates = {};
+  }
+}
+
+/** Per-key daily quotas (audit search 500/day, credit usage 100/day), keyed by UTC day. */
+export class DailyQuota {
+  private counts = new Map<string, number>();
+  private readonly limit: number;
+  constructor(limit: number) {
+    this.limit = limit;
+  }
+
+  /** Counts one request; false when the key is over its limit for the day. */
+  take(key: string, nowMs: number): boolean {
+    const id = `${key}\u0000${new Date(nowMs).toISOString().slice(0, 10)}`;
+    const n = (this.counts.get(id) ?? 0) + 1;
+    this.counts.set(id, n);
+    return n <= this.limit;
+  }
+
+  reset(): void {
+    this.counts.clear();
+  }
+}

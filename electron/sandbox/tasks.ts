@@ -1,0 +1,92 @@
+import { rngFrom, seedOf, uuidFrom, type Rng } from './rng.ts';
+
+export const STATUSES = ['CREATED', 'IN_PROGRESS', 'COMPLETED', 'FAILED'] as const;
+export type TaskStatus = (typeof STATUSES)[number];
+
+/**
+ * A task is a timestamp plus a fate: its status is a pure function of the clock, so 10,000 tasks
+ * cost 10,000 small records and no timers. Results are rendered only when downloaded.
+ */
+export interface Task {
+  id: string;
+  /** Catalogue tool id, or `app:<sqid>` for workflow-app runs. */
+  toolId: string;
+  /** The collection path it is listed under (tools of one family share it). */
+  listPath: string;
+  key: string;
+  userId: number;
+  createdAt: number;
+  durationMs: number;
+  fails: boolean;
+  /** Validated parameters, media inputs replaced by stored-input references. */
+  params: Record<string, unknown>;
+  resultCount: number;
+  /** Result text for image-to-prompt, computed at create time from the image. */
+  text?: string;
+  webhookUrl?: string;
+  /** Set for app runs (their kind is not in the catalogue). */
+  resultKind?: 'image' | 'video' | 'audio' | 'text';
+  /** Result URL lifetime; defaults to the tool's (24 h). */
+  ttlHours?: number;
+  /** Highest status index reached, so a clock that steps back never moves a task backwards. */
+  reached: number;
+}
+
+/** CREATED for the first fifth of the duration, IN_PROGRESS until it ends, then the fate. */
+export function statusAt(task: Task, nowMs: number): TaskStatus {
+  const elapsed = nowMs - task.createdAt;
+  let idx: number;
+  if (elapsed >= task.durationMs) idx = task.fails ? 3 : 2;
+  else if (elapsed >= task.durationMs / 5) idx = 1;
+  else idx = 0;
+  if (idx < task.reached) idx = task.reached;
+  task.reached = idx;
+  return STATUSES[idx];
+}
+
+export const isFinal = (s: TaskStatus) => s === 'COMPLETED' || s === 'FAILED';
+
+export class TaskStore {
+  private byId = new Map<string, Task>();
+  /** `${key}\u0000${listPath}` -> tasks in creation order (lists read it backwards). */
+  private byList = new Map<string, Task[]>();
+  /** Per key, every task (recent creations). */
+  private byKey = new Map<string, Task[]>();
+  private readonly rng: Rng;
+
+  constructor(seed: number) {
+    this.rng = rngFrom(seedOf(seed, 'tasks'));
+  }
+
+  get size(): number {
+    return this.byId.size;
+  }
+
+  newId(): string {
+    return uuidFrom(this.rng);
+  }
+
+  add(task: Task): Task {
+    this.byId.set(task.id, task);
+    const lk = `${task.key}\u0000${task.listPath}`;
+    (this.byList.get(lk) ?? this.byList.set(lk, []).get(lk)!).push(task);
+    (this.byKey.get(task.key) ?? this.byKey.set(task.key, []).get(task.key)!).push(task);
+    return task;
+  }
+
+  get(id: string): Task | undefined {
+    return this.byId.get(id);
+  }
+
+  /** One page, newest first, of the caller's tasks under one collection path (no full copy). */
+  listPage(key: string, listPath: string, page: number, perPage: number): { items: Task[]; total: number } {
+    const all = this.byList.get(`${key}\u0000${listPath}`) ?? [];
+    const end = all.length - (page - 1) * perPage;
+    const start = Math.max(0, end - perPage);
+    return { items: end > 0 ? all.slice(start, end).reverse() : [], total: all.length };
+  }
+
+  ofKey(key: string): Task[] {
+    return [...(this.byKey.get(key) ?? [])].reverse();
+  }
+}

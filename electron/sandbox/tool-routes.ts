@@ -1,0 +1,167 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { bodyFields, DEFAULT_SLUGS, pathFields, resolvePaths, TOOLS, validateRequest, type ToolEntry } from '../../shared/catalogue/index.ts';
+import type { DiskStore } from './blob-store.ts';
+import { InvalidParamsError, sendError, sendInvalid } from './errors.ts';
+import type { FaultState } from './faults.ts';
+import type { Caller } from './keys.ts';
+import { resolveInputs } from './media-input.ts';
+import { describeImage } from './render.ts';
+import { resultKindOf, resultPath } from './results.ts';
+import { UUID_RE } from './rng.ts';
+import type { Stats } from './stats.ts';
+import { statusAt, type Task, type TaskStatus, type TaskStore } from './tasks.ts';
+import type { WebhookDispatcher } from './webhooks.ts';
+
+/** Task lists page like this (the engine's poller pages through them). */
+export const LIST_DEFAULT_PER_PAGE = 100;
+export const LIST_MAX_PER_PAGE = 1000;
+
+interface CreateRoute { tool: ToolEntry; pathParams: Record<string, string>; listPath: string }
+
+/** Every concrete create and list path of the catalogue, path parameters (resolution) expanded. */
+export function buildToolRoutes(slugs = DEFAULT_SLUGS) {
+  const creates = new Map<string, CreateRoute>();
+  const lists = new Map<string, ToolEntry[]>();
+  for (const tool of TOOLS) {
+    const combos: Record<string, string>[] = [{}];
+    for (const f of pathFields(tool)) {
+      const options = f.kind === 'enum' ? f.options : [];
+      const next: Record<string, string>[] = [];
+      for (const c of combos) for (const o of options) next.push({ ...c, [f.name]: o });
+      combos.splice(0, combos.length, ...next);
+    }
+    for (const pathParams of combos) {
+      const p = resolvePaths(tool, slugs, pathParams);
+      creates.set(p.create, { tool, pathParams, listPath: p.list });
+      const l = lists.get(p.list) ?? [];
+      if (!l.includes(tool)) l.push(tool);
+      lists.set(p.list, l);
+    }
+  }
+  return { creates, lists };
+}
+
+/** The route pattern a request counts under in /__sandbox/stats (ids collapse to {task-id}). */
+export function toolRouteKey(method: string, path: string, routes: ReturnType<typeof buildToolRoutes>): string | null {
+  if (method === 'POST' && routes.creates.has(path)) return `POST ${path}`;
+  if (method !== 'GET' && method !== 'HEAD') return null;
+  if (routes.lists.has(path)) return `GET ${path}`;
+  const cut = path.lastIndexOf('/');
+  if (routes.lists.has(path.slice(0, cut))) return `GET ${path.slice(0, cut)}/{task-id}`;
+  return null;
+}
+
+export interface ToolDeps {
+  tasks: TaskStore;
+  faults: FaultState;
+  stats: Stats;
+  disk: DiskStore;
+  webhooks: WebhookDispatcher;
+  now: () => number;
+  baseUrl: () => string;
+  callerOf: (req: FastifyRequest) => Caller;
+}
+
+export function taskEnvelope(task: Task, status: TaskStatus, baseUrl: string): { data: Record<string, unknown> } {
+  const kind = resultKindOf(task);
+  let generated: string[] = [];
+  if (status === 'COMPLETED') {
+    generated = kind === 'text' ? [task.text ?? ''] : Array.from({ length: task.resultCount }, (_, i) => baseUrl + resultPath(task, i, kind));
+  }
+  const data: Record<string, unknown> = { task_id: task.id, status, generated };
+  // api-notes: the high-resolution generator adds has_nsfw on completion.
+  if (task.toolId === 'hires' && status === 'COMPLETED') data.has_nsfw = generated.map(() => false);
+  return { data };
+}
+
+function parsePaging(query: Record<string, unknown>): { page: number; perPage: number } | { field: string; reason: string }[] {
+  const bad: { field: string; reason: string }[] = [];
+  const read = (name: string, def: number, max?: number) => {
+    const raw = query[name];
+    if (raw === undefined) return def;
+    const n = Number(raw);
+    if (typeof raw !== 'string' || !/^-?\d+$/.test(raw)) bad.push({ field: name, reason: 'must be an integer' });
+    else if (n < 1) bad.push({ field: name, reason: 'must be greater than 0' });
+    else if (max !== undefined && n > max) bad.push({ field: name, reason: `must be at most ${max}` });
+    return n;
+  };
+  const page = read('page', 1);
+  const perPage = read('per_page', LIST_DEFAULT_PER_PAGE, LIST_MAX_PER_PAGE);
+  return bad.length ? bad : { page, perPage };
+}
+
+/**
+ * One handler for every task tool: the catalogue says which paths exist, what a valid body is
+ * and what the result looks like, so tools are data here.
+ */
+export function toolHandler(deps: ToolDeps) {
+  const routes = buildToolRoutes();
+  // Only the quality tiers make several images per request (num_images).
+  const countResults = (body: Record<string, unknown>) => (typeof body.num_images === 'number' ? body.num_images : 1);
+
+  async function create(req: FastifyRequest, reply: FastifyReply, route: CreateRoute) {
+    const caller = deps.callerOf(req);
+    const raw = req.body;
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return sendInvalid(reply, [{ field: 'body', reason: 'must be a JSON object' }]);
+    const v = validateRequest(route.tool, { ...(raw as Record<string, unknown>), ...route.pathParams });
+    if (!v.ok) return sendInvalid(reply, v.invalid);
+    let params: Record<string, unknown>;
+    try {
+      params = await resolveInputs(bodyFields(route.tool), v.body, deps.disk);
+    } catch (err) {
+      if (err instanceof InvalidParamsError) return sendInvalid(reply, err.params);
+      throw err;
+    }
+    // Defaults are applied so rendering sees what the service would have used.
+    for (const f of route.tool.fields) if ('default' in f && f.default !== undefined && params[f.name] === undefined) params[f.name] = f.default;
+    Object.assign(params, route.pathParams);
+    const task: Task = {
+      id: deps.tasks.newId(), toolId: route.tool.id, listPath: route.listPath, key: caller.key, userId: caller.userId,
+      createdAt: deps.now(), durationMs: deps.faults.current.taskDurationMs, fails: deps.faults.failsNext(),
+      params, resultCount: countResults(params), reached: 0,
+    };
+    if (route.tool.result === 'text') task.text = await describeImage(String(params.image), deps.disk);
+    deps.tasks.add(task);
+    deps.stats.create(route.tool.id, caller.key);
+    const hook = params.webhook_url;
+    if (typeof hook === 'string') {
+      task.webhookUrl = hook;
+      deps.webhooks.watch(task, hook, (t, s) => taskEnvelope(t, s, deps.baseUrl()));
+    }
+    return reply.code(200).send(taskEnvelope(task, 'CREATED', deps.baseUrl()));
+  }
+
+  function list(req: FastifyRequest, reply: FastifyReply, listPath: string) {
+    const caller = deps.callerOf(req);
+    const paging = parsePaging(req.query as Record<string, unknown>);
+    if (Array.isArray(paging)) return sendInvalid(reply, paging);
+    const { items } = deps.tasks.listPage(caller.key, listPath, paging.page, paging.perPage);
+    const now = deps.now();
+    return reply.send({ data: items.map((t) => taskEnvelope(t, statusAt(t, now), deps.baseUrl()).data) });
+  }
+
+  function byId(req: FastifyRequest, reply: FastifyReply, listPath: string, id: string) {
+    const caller = deps.callerOf(req);
+    const task = UUID_RE.test(id) ? deps.tasks.get(id) : undefined;
+    // Another caller's task is indistinguishable from a missing one (no cross-user access).
+    if (!task || task.key !== caller.key || task.listPath !== listPath) return sendError(reply, 404, 'Task not found');
+    return reply.send(taskEnvelope(task, statusAt(task, deps.now()), deps.baseUrl()));
+  }
+
+  return {
+    routes,
+    async handle(req: FastifyRequest, reply: FastifyReply) {
+      const path = decodeURI(new URL(req.url, 'http://sandbox').pathname).replace(/\/+$/, '');
+      if (req.method === 'POST') {
+        const route = routes.creates.get(path);
+        if (route) return create(req, reply, route);
+      } else if (req.method === 'GET') {
+        if (routes.lists.has(path)) return list(req, reply, path);
+        const cut = path.lastIndexOf('/');
+        const prefix = path.slice(0, cut);
+        if (routes.lists.has(prefix)) return byId(req, reply, prefix, path.slice(cut + 1));
+      }
+      return sendError(reply, 404, 'Not found');
+    },
+  };
+}
