@@ -7,7 +7,6 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { FAMILIES, isFamily } from '../../../../shared/validation/references.ts';
-import { checkReferences } from '../../../core/media/check.ts';
 import { UsageError, type CliCommand, type CliContext } from '../command.ts';
 
 const USAGE = `mediadesk video check [--family ${FAMILIES.join('|')}] [--prompt TEXT] [--body JSON|@file.json] SOURCE...`;
@@ -48,6 +47,8 @@ async function check(ctx: CliContext, argv: string[]): Promise<number> {
   if (parsed.positionals.length === 0) throw new UsageError(`no SOURCE given; usage: ${USAGE}`);
   const body = await parseBody(rawBody);
   if (prompt !== undefined) body.prompt = prompt;
+  // Loaded on use: sharp and mp4box need not slow down every other command's start.
+  const { checkReferences } = await import('../../../core/media/check.ts');
   const report = await checkReferences({ family, sources: parsed.positionals, body });
   ctx.stdout.write(JSON.stringify(report, null, 2) + '\n');
   return report.ok ? 0 : 1;

@@ -1,0 +1,76 @@
+// `mediadesk video check` as a user runs it: a real process, real files, JSON on stdout, exit codes.
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeClip, makeImage, tempDir } from './fixtures.ts';
+
+const BIN = join(import.meta.dirname, '..', '..', 'bin', 'mediadesk.js');
+
+let dir = '';
+let cleanup = async () => {};
+let good = '';
+let fast = '';
+let small = '';
+
+beforeAll(async () => {
+  ({ dir, cleanup } = await tempDir());
+  [good, fast, small] = await Promise.all([
+    makeClip(dir, 'good', { w: 640, h: 640, fps: 30, sec: 2, faststart: true }),
+    makeClip(dir, 'fast', { w: 640, h: 640, fps: 61, sec: 2, ext: 'mov' }),
+    makeImage(dir, 'small', 200, 300, 'png'),
+  ]);
+});
+
+afterAll(async () => {
+  await cleanup();
+});
+
+function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, MEDIADESK_HOME: join(dir, 'home') } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('mediadesk video check', () => {
+  it('exits 0 with an ok report', async () => {
+    const r = await cli(['video', 'check', good]);
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout);
+    expect(report).toMatchObject({ ok: true, errors: [], references: [{ source: good, ok: true, errors: [], probe: { container: 'mp4', durationSec: 2, fps: 30, width: 640, height: 640 } }] });
+    expect(r.stderr).toBe('');
+  });
+
+  it('exits 1 and names file, rule and value when a rule fails', async () => {
+    const r = await cli(['video', 'check', '--family', '2x', '--prompt', 'blend @Video1 with @Video3', good, fast]);
+    expect(r.code).toBe(1);
+    const report = JSON.parse(r.stdout);
+    expect(report.ok).toBe(false);
+    expect(report.references[1].errors).toEqual([{ rule: 'video.fps', message: 'fast.mov: frame rate 61 fps is above the 60 fps limit (rule video.fps)' }]);
+    expect(report.errors.map((e: { rule: string }) => e.rule)).toEqual(['video.mention']);
+    expect(r.stderr).toBe('');
+  });
+
+  it('checks image-edit references with --family image50-edit and a body', async () => {
+    const r = await cli(['video', 'check', '--family', 'image50-edit', small]);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout).references[0].errors[0]).toEqual({ rule: 'image.minSize', message: 'small.png: 200x300 is below the 256x256 minimum (rule image.minSize)' });
+    const up = await cli(['video', 'check', '--family', 'upscaler', '--body', '{"target_fps": 60}', good]);
+    expect(up.code).toBe(0);
+  });
+
+  it('exits 2 on bad usage', async () => {
+    const cases = [['video', 'check'], ['video', 'check', '--family', 'nope', good], ['video', 'frobnicate'], ['video', 'check', '--body', '[1]', good], ['video', 'check', '--what', good]];
+    const results = await Promise.all(cases.map((args) => cli(args)));
+    for (const [i, r] of results.entries()) {
+      expect(r.code, cases[i].join(' ')).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toMatch(/^mediadesk video: /);
+    }
+  });
+});
