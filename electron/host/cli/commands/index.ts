@@ -1,7 +1,9 @@
 import type { CliCommand } from '../command.ts';
 import { sandboxCommand } from './sandbox.ts';
+import { video } from './video.ts';
 
 /** Every CLI command, one module each. Order is the order of `mediadesk --help`. */
 export const COMMANDS: CliCommand[] = [
   sandboxCommand,
+  video,
 ];
