@@ -1,0 +1,159 @@
+/**
+ * One audit event (api-spec: "Audit-log event") checked and mapped to the cache's columns. The
+ * same function serves sync and every import format, so a row means the same thing wherever it
+ * came from.
+ */
+
+export interface EventRow {
+  eventId: string;
+  ts: number;
+  eventType: string;
+  memberEmail: string;
+  memberId: number | null;
+  memberType: string | null;
+  verb: string | null;
+  status: string | null;
+  category: string | null;
+  groupId: number | null;
+  folderRef: string | null;
+  projectRef: string | null;
+  requestId: string | null;
+  correlationId: string | null;
+  resourceId: string | null;
+  raw: string;
+  /** What the FTS index holds for this event. */
+  text: string;
+}
+
+export type Checked = { ok: true; row: EventRow } | { ok: false; reason: string };
+
+const MAX_ID = 512;
+/** Payload flattening stops here: hostile nesting cannot blow the stack or the index. */
+const MAX_DEPTH = 16;
+const MAX_TEXT = 64 * 1024;
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+class Reject extends Error {}
+
+function str(o: Obj, key: string, where: string, required = false): string | null {
+  const v = o[key];
+  if (v === undefined || v === null || v === '') {
+    if (required) throw new Reject(`${where}${key} is missing`);
+    return null;
+  }
+  if (typeof v !== 'string') throw new Reject(`${where}${key} must be a string, got ${typeName(v)}`);
+  if (v.length > MAX_ID && required) throw new Reject(`${where}${key} is longer than ${MAX_ID} characters`);
+  return v;
+}
+
+function typeName(v: unknown): string {
+  return v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v;
+}
+
+/** Ids arrive as numbers from the API and as strings from CSV or hand-edited files. */
+function intId(v: unknown, where: string): number | null {
+  if (v === undefined || v === null || v === '') return null;
+  const n = typeof v === 'string' && /^\d{1,15}$/.test(v.trim()) ? Number(v) : v;
+  if (typeof n !== 'number' || !Number.isSafeInteger(n)) throw new Reject(`${where} must be an integer id, got ${JSON.stringify(v).slice(0, 40)}`);
+  return n;
+}
+
+function optObj(o: Obj, key: string, where: string): Obj | null {
+  const v = o[key];
+  if (v === undefined || v === null) return null;
+  if (!isObj(v)) throw new Reject(`${where}${key} must be an object, got ${typeName(v)}`);
+  return v;
+}
+
+/** ISO 8601 with an explicit zone; the spec's dates are UTC date-times. */
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/;
+
+function flattenInto(out: string[], v: unknown, depth: number, budget: { left: number }): void {
+  if (budget.left <= 0 || v === null || v === undefined) return;
+  if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') {
+    const s = String(v);
+    out.push(s);
+    budget.left -= s.length + 1;
+    return;
+  }
+  if (depth >= MAX_DEPTH) return;
+  if (Array.isArray(v)) {
+    for (const x of v) flattenInto(out, x, depth + 1, budget);
+    return;
+  }
+  if (isObj(v)) {
+    for (const [k, x] of Object.entries(v)) {
+      out.push(k);
+      budget.left -= k.length + 1;
+      flattenInto(out, x, depth + 1, budget);
+    }
+  }
+}
+
+/**
+ * Which group and folder a row belongs to (the API's group_id and folder_id filters offline):
+ * the group and folder the event names in its payload, `action.data.group_id` and
+ * `action.data.folder_reference` (spec, "Keys seen" of `data`). The actor's own group is not part
+ * of an event, so it cannot be used. The project is `data.project_reference`, else `source.project`.
+ */
+export function checkEvent(input: unknown): Checked {
+  try {
+    return { ok: true, row: toRow(input) };
+  } catch (err) {
+    if (err instanceof Reject) return { ok: false, reason: err.message };
+    throw err;
+  }
+}
+
+function toRow(e: unknown): EventRow {
+  if (!isObj(e)) throw new Reject(`an event must be a JSON object, got ${typeName(e)}`);
+  const eventId = str(e, 'event_id', '', true)!;
+  const date = str(e, 'date', '', true)!;
+  const ts = DATE_TIME.test(date) ? Date.parse(date) : NaN;
+  if (!Number.isFinite(ts)) throw new Reject(`date ${JSON.stringify(date.slice(0, 40))} is not an ISO 8601 date-time`);
+  if (!isObj(e.action)) throw new Reject(e.action === undefined ? 'action is missing' : `action must be an object, got ${typeName(e.action)}`);
+  const a = e.action;
+  const eventType = str(a, 'event_type', 'action.', true)!;
+  const member = optObj(e, 'member', '') ?? {};
+  const source = optObj(e, 'source', '') ?? {};
+  const data = optObj(a, 'data', 'action.') ?? {};
+  const oldState = optObj(a, 'old_state', 'action.');
+  const newState = optObj(a, 'new_state', 'action.');
+  const context = optObj(a, 'context', 'action.');
+  if (a.duration_ms !== undefined && a.duration_ms !== null && !Number.isFinite(a.duration_ms)) throw new Reject('action.duration_ms must be a number');
+  const memberEmail = str(member, 'email', 'member.');
+  const folderRef = data.folder_reference;
+  const projectRef = data.project_reference;
+
+  const row: EventRow = {
+    eventId,
+    ts,
+    eventType,
+    memberEmail: memberEmail ?? '',
+    memberId: intId(member.user_id, 'member.user_id'),
+    memberType: str(member, 'type', 'member.'),
+    verb: str(a, 'verb', 'action.'),
+    status: str(a, 'status', 'action.'),
+    category: str(e, 'category', ''),
+    groupId: intId(data.group_id, 'action.data.group_id'),
+    folderRef: typeof folderRef === 'string' && folderRef ? folderRef : null,
+    projectRef: typeof projectRef === 'string' && projectRef ? projectRef : str(source, 'project', 'source.'),
+    requestId: str(a, 'request_id', 'action.'),
+    correlationId: str(a, 'correlation_id', 'action.'),
+    resourceId: a.resource_id === undefined || a.resource_id === null ? null : String(a.resource_id),
+    raw: JSON.stringify(e),
+    text: '',
+  };
+
+  const parts: string[] = [eventType, a.verb, a.status, e.category, memberEmail, a.project_name, a.folder_name, row.resourceId, source.platform]
+    .filter((x): x is string => typeof x === 'string' && x !== '');
+  const budget = { left: MAX_TEXT };
+  flattenInto(parts, data, 0, budget);
+  flattenInto(parts, oldState, 0, budget);
+  flattenInto(parts, newState, 0, budget);
+  flattenInto(parts, context, 0, budget);
+  row.text = parts.join(' ');
+  return row;
+}

@@ -1,0 +1,69 @@
+import Database from 'better-sqlite3';
+import { createWriteStream } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
+import { once } from 'node:events';
+import type { AuditFilters, AuditSort } from '../../../shared/contract/audit.ts';
+import { CSV_COLUMNS } from './formats/csv.ts';
+import { iterateEvents } from './query.ts';
+
+const JSON_COLUMNS = new Set(['action.data', 'action.old_state', 'action.new_state', 'action.context']);
+
+function valueAt(event: Record<string, unknown>, path: string): unknown {
+  let v: unknown = event;
+  for (const seg of path.split('.')) {
+    if (typeof v !== 'object' || v === null) return undefined;
+    v = (v as Record<string, unknown>)[seg];
+  }
+  return v;
+}
+
+export function csvCell(v: unknown, json: boolean): string {
+  if (v === undefined || v === null) return '';
+  const s = json || typeof v === 'object' ? JSON.stringify(v) : String(v);
+  return /[",\r\n]|^\s|\s$/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
+}
+
+/** One event as a CSV record in CSV_COLUMNS order: the same shape the CSV import reads back. */
+export function csvRecord(event: Record<string, unknown>): string {
+  return CSV_COLUMNS.map((c) => csvCell(valueAt(event, c), JSON_COLUMNS.has(c))).join(',') + '\r\n';
+}
+
+/**
+ * Writes the filtered view to `path`. It reads through its own read-only connection (a WAL
+ * snapshot), so the export neither blocks the viewer's queries nor sees rows a sync adds meanwhile,
+ * and writes to a temporary name first so a half-written export never looks finished.
+ */
+export async function exportEvents(dbPath: string, o: { format: 'csv' | 'ndjson'; path: string; filters: AuditFilters; sort: AuditSort }): Promise<{ path: string; rows: number }> {
+  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
+  const tmp = `${o.path}.partial-${process.pid}`;
+  const out = createWriteStream(tmp, { encoding: 'utf8' });
+  const failed = new Promise<never>((_, reject) => out.once('error', reject));
+  failed.catch(() => {});
+  let rows = 0;
+  try {
+    const write = async (s: string) => {
+      if (!out.write(s)) await Promise.race([once(out, 'drain'), failed]);
+    };
+    if (o.format === 'csv') await write(CSV_COLUMNS.join(',') + '\r\n');
+    let buf = '';
+    for (const r of iterateEvents(db, o.filters, o.sort)) {
+      buf += o.format === 'ndjson' ? r.raw + '\n' : csvRecord(JSON.parse(r.raw) as Record<string, unknown>);
+      rows++;
+      if (buf.length > 256 * 1024) {
+        await write(buf);
+        buf = '';
+      }
+    }
+    if (buf) await write(buf);
+    out.end();
+    await Promise.race([once(out, 'finish'), failed]);
+    await rename(tmp, o.path);
+    return { path: o.path, rows };
+  } catch (err) {
+    out.destroy();
+    await rm(tmp, { force: true });
+    throw err;
+  } finally {
+    db.close();
+  }
+}

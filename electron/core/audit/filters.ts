@@ -1,0 +1,79 @@
+import type { AuditFilters } from '../../../shared/contract/audit.ts';
+
+/** A WHERE clause and its bound values. User values only ever travel in `params`. */
+export interface Where {
+  sql: string;
+  params: unknown[];
+}
+
+const DAY_MS = 86_400_000;
+const isDay = (s: string) => /^\d{4}-\d{2}-\d{2}$/.test(s);
+
+/** `from` is inclusive; a `to` day includes that whole UTC day, a `to` instant is inclusive. */
+export function timeRange(f: Pick<AuditFilters, 'from' | 'to'>): { fromTs?: number; toTsExclusive?: number } {
+  const out: { fromTs?: number; toTsExclusive?: number } = {};
+  if (f.from) out.fromTs = isDay(f.from) ? Date.parse(`${f.from}T00:00:00Z`) : Date.parse(f.from);
+  if (f.to) out.toTsExclusive = isDay(f.to) ? Date.parse(`${f.to}T00:00:00Z`) + DAY_MS : Date.parse(f.to) + 1;
+  return out;
+}
+
+/**
+ * The user's search text as an FTS5 query that cannot be a syntax error: every word becomes a
+ * quoted phrase (quotes inside doubled), words are ANDed, and a trailing `*` on a word keeps its
+ * meaning as a prefix search. Words without a letter or digit would be empty phrases and are dropped.
+ */
+export function ftsQuery(search: string): string | null {
+  const terms: string[] = [];
+  for (const word of search.split(/\s+/)) {
+    const prefix = word.length > 1 && word.endsWith('*');
+    const body = prefix ? word.slice(0, -1) : word;
+    if (!/[\p{L}\p{N}]/u.test(body)) continue;
+    terms.push(`"${body.replaceAll('"', '""')}"${prefix ? '*' : ''}`);
+    if (terms.length >= 32) break;
+  }
+  return terms.length ? terms.join(' ') : null;
+}
+
+function inList(column: string, values: readonly unknown[], where: string[], params: unknown[]): void {
+  if (values.length === 1) {
+    where.push(`${column} = ?`);
+  } else {
+    where.push(`${column} IN (${values.map(() => '?').join(', ')})`);
+  }
+  params.push(...values);
+}
+
+export type FacetDimension = 'eventTypes' | 'memberIds';
+
+/** `omit` drops one dimension so its facet counts show every choice, not just the chosen ones. */
+export function buildWhere(f: AuditFilters, omit?: FacetDimension): Where {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  const { fromTs, toTsExclusive } = timeRange(f);
+  if (fromTs !== undefined) {
+    where.push('ts >= ?');
+    params.push(fromTs);
+  }
+  if (toTsExclusive !== undefined) {
+    where.push('ts < ?');
+    params.push(toTsExclusive);
+  }
+  if (f.memberIds?.length && omit !== 'memberIds') inList('member_id', f.memberIds, where, params);
+  if (f.groupIds?.length) inList('group_id', f.groupIds, where, params);
+  if (f.folderRefs?.length) inList('folder_ref', f.folderRefs, where, params);
+  if (f.eventTypes?.length && omit !== 'eventTypes') inList('event_type', f.eventTypes, where, params);
+  if (f.requestId) {
+    where.push('request_id = ?');
+    params.push(f.requestId);
+  }
+  if (f.correlationId) {
+    where.push('correlation_id = ?');
+    params.push(f.correlationId);
+  }
+  const match = f.search ? ftsQuery(f.search) : null;
+  if (match) {
+    where.push('seq IN (SELECT rowid FROM events_fts WHERE events_fts MATCH ?)');
+    params.push(match);
+  }
+  return { sql: where.length ? `WHERE ${where.join(' AND ')}` : '', params };
+}

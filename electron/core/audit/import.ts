@@ -1,0 +1,148 @@
+import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { extname } from 'node:path';
+import type { ImportReject, ImportReport } from '../../../shared/contract/audit.ts';
+import { checkEvent, type EventRow } from './event.ts';
+import { CsvParser } from './formats/csv.ts';
+import { JsonItemsParser } from './formats/json.ts';
+import { NdjsonParser } from './formats/ndjson.ts';
+import type { FormatParser, Parsed } from './formats/parsed.ts';
+import type { AuditStore } from './store.ts';
+
+export type ImportFormat = ImportReport['format'];
+
+export interface ImportOptions {
+  /** Rows per transaction: each batch lands whole or not at all. */
+  batchSize?: number;
+  /** Rejections listed in the report; all are counted. */
+  maxRejectsListed?: number;
+  onProgress?: (p: { path: string; items: number; accepted: number; rejected: number }) => void;
+}
+
+const SNIFF_BYTES = 64 * 1024;
+
+/** By extension; otherwise by the first bytes (`[` JSON, `{` NDJSON or a JSON page, else CSV). */
+export async function detectFormat(path: string): Promise<ImportFormat | 'binary'> {
+  const head = await readHead(path);
+  if (head.includes('\u0000')) return 'binary';
+  const ext = extname(path).toLowerCase();
+  if (ext === '.ndjson' || ext === '.jsonl') return 'ndjson';
+  if (ext === '.csv') return 'csv';
+  const text = head.replace(/^\ufeff/, '').trimStart();
+  if (text.startsWith('[')) return 'json';
+  if (text.startsWith('{')) {
+    const firstLine = text.split('\n', 1)[0].trim();
+    try {
+      JSON.parse(firstLine);
+      // A complete object on the first line followed by more lines: one value per line.
+      return text.slice(firstLine.length).trim().startsWith('{') ? 'ndjson' : 'json';
+    } catch {
+      return 'json';
+    }
+  }
+  return ext === '.json' ? 'json' : 'csv';
+}
+
+async function readHead(path: string): Promise<string> {
+  const fh = await open(path, 'r');
+  try {
+    const buf = Buffer.alloc(SNIFF_BYTES);
+    const { bytesRead } = await fh.read(buf, 0, SNIFF_BYTES, 0);
+    return buf.subarray(0, bytesRead).toString('utf8');
+  } finally {
+    await fh.close();
+  }
+}
+
+function parserFor(format: ImportFormat): FormatParser {
+  return format === 'ndjson' ? new NdjsonParser() : format === 'json' ? new JsonItemsParser() : new CsvParser();
+}
+
+/**
+ * Streams one file into the store. Memory is one read chunk plus one batch whatever the file
+ * size. Existing events are never touched (INSERT OR IGNORE), and a broken file keeps every
+ * complete row before the break.
+ */
+export async function importFile(store: AuditStore, path: string, opts: ImportOptions = {}): Promise<ImportReport> {
+  const batchSize = opts.batchSize ?? 10_000;
+  const maxListed = opts.maxRejectsListed ?? 200;
+  let detected: ImportFormat | 'binary' | { unreadable: string };
+  try {
+    detected = await detectFormat(path);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    detected = { unreadable: e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'is a folder' : e.message };
+  }
+  const ext = extname(path).toLowerCase();
+  const byExt: ImportFormat = ext === '.csv' ? 'csv' : ext === '.ndjson' || ext === '.jsonl' ? 'ndjson' : 'json';
+  const format = typeof detected === 'string' && detected !== 'binary' ? detected : byExt;
+  const report: ImportReport = { path, format, items: 0, accepted: 0, duplicates: 0, rejected: 0, rejects: [], fatal: null, warnings: [] };
+  if (typeof detected === 'object') {
+    report.fatal = `cannot read the file: ${detected.unreadable}`;
+    return report;
+  }
+  if (detected === 'binary') {
+    report.fatal = 'not a text file (it contains NUL bytes): expected JSON, NDJSON or CSV';
+    return report;
+  }
+
+  const rejects: ImportReject[] = report.rejects;
+  let batch: EventRow[] = [];
+  const flush = () => {
+    if (!batch.length) return;
+    const c = store.insertBatch(batch, 'import');
+    report.accepted += c.inserted;
+    report.duplicates += c.duplicates;
+    batch = [];
+    opts.onProgress?.({ path, items: report.items, accepted: report.accepted, rejected: report.rejected });
+  };
+  const reject = (line: number, item: number, reason: string) => {
+    report.rejected++;
+    if (rejects.length < maxListed) rejects.push({ line, item, reason });
+  };
+  const emit = (p: Parsed) => {
+    switch (p.kind) {
+      case 'item': {
+        report.items++;
+        const checked = checkEvent(p.value);
+        if (checked.ok) {
+          batch.push(checked.row);
+          if (batch.length >= batchSize) flush();
+        } else reject(p.line, p.item, checked.reason);
+        break;
+      }
+      case 'reject':
+        report.items++;
+        reject(p.line, p.item, p.reason);
+        break;
+      case 'fatal':
+        report.fatal ??= p.reason;
+        break;
+      case 'warning':
+        report.warnings.push(p.message);
+    }
+  };
+
+  const parser = parserFor(format);
+  const stream = createReadStream(path, { encoding: 'utf8', highWaterMark: 1 << 20 });
+  try {
+    for await (const chunk of stream as AsyncIterable<string>) {
+      parser.feed(chunk, emit);
+      if (report.fatal) break;
+    }
+    if (!report.fatal) parser.end(emit);
+  } catch (err) {
+    report.fatal ??= `reading stopped: ${err instanceof Error ? err.message : String(err)}; the rows before it were kept`;
+  } finally {
+    stream.destroy();
+  }
+  flush();
+  if (report.rejected > rejects.length) report.warnings.push(`${report.rejected - rejects.length} more rejected item(s) not listed`);
+  return report;
+}
+
+export async function importFiles(store: AuditStore, paths: readonly string[], opts: ImportOptions = {}): Promise<ImportReport[]> {
+  const out: ImportReport[] = [];
+  for (const p of paths) out.push(await importFile(store, p, opts));
+  return out;
+}

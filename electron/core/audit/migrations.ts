@@ -1,0 +1,73 @@
+import type { Migration } from '../db/open.ts';
+
+/**
+ * audit.db. `seq` is the rowid the FTS index points at; `ts` (epoch ms) is what every query sorts
+ * and ranges on, and each filter index ends in ts so "filter + newest first + LIMIT" walks one
+ * index without sorting. Columns used as sort keys are NOT NULL ('' for none) so keyset cursors
+ * can compare row values without NULL holes.
+ */
+export const AUDIT_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'events, fts, sync state, request ledger',
+    up: (db) => {
+      db.exec(`
+        CREATE TABLE events (
+          seq INTEGER PRIMARY KEY,
+          event_id TEXT NOT NULL UNIQUE,
+          ts INTEGER NOT NULL,
+          event_type TEXT NOT NULL,
+          member_email TEXT NOT NULL DEFAULT '',
+          member_id INTEGER,
+          member_type TEXT,
+          verb TEXT,
+          status TEXT,
+          category TEXT,
+          group_id INTEGER,
+          folder_ref TEXT,
+          project_ref TEXT,
+          request_id TEXT,
+          correlation_id TEXT,
+          resource_id TEXT,
+          origin TEXT NOT NULL CHECK (origin IN ('sync', 'import')),
+          raw TEXT NOT NULL
+        );
+        CREATE INDEX events_ts ON events (ts);
+        CREATE INDEX events_type_ts ON events (event_type, ts);
+        CREATE INDEX events_member_ts ON events (member_id, ts);
+        CREATE INDEX events_email_ts ON events (member_email, ts);
+        CREATE INDEX events_group_ts ON events (group_id, ts);
+        CREATE INDEX events_folder_ts ON events (folder_ref, ts);
+        CREATE INDEX events_request ON events (request_id) WHERE request_id IS NOT NULL;
+        CREATE INDEX events_correlation ON events (correlation_id) WHERE correlation_id IS NOT NULL;
+
+        -- Contentless: the text is derived from raw, so storing it twice would double the file.
+        -- contentless_delete keeps a future retention prune possible.
+        CREATE VIRTUAL TABLE events_fts USING fts5 (body, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2');
+
+        -- One row per API key fingerprint (never the key): the walk in progress and what is complete.
+        CREATE TABLE sync_state (
+          fingerprint TEXT PRIMARY KEY,
+          walk_windows TEXT,          -- JSON [{from,to}] still to walk, first is current
+          walk_cursor TEXT,           -- next_cursor reached in the current window
+          walk_started_at INTEGER,
+          complete_through INTEGER,   -- ts up to which every event is known to be cached
+          last_sync_at INTEGER,
+          last_success_at INTEGER,
+          last_error_kind TEXT,
+          last_error_message TEXT,
+          last_error_at INTEGER,
+          retry_after_until INTEGER
+        );
+
+        -- Requests sent per key and UTC day, counted before sending so a crash never under-counts.
+        CREATE TABLE request_ledger (
+          fingerprint TEXT NOT NULL,
+          day TEXT NOT NULL,
+          requests INTEGER NOT NULL DEFAULT 0,
+          PRIMARY KEY (fingerprint, day)
+        ) WITHOUT ROWID;
+      `);
+    },
+  },
+];

@@ -1,0 +1,167 @@
+import { DeskError } from '../../../shared/contract/define.ts';
+import type { AuditEventDetail, AuditFacets, AuditFilters, AuditQueryResponse, AuditRow, AuditSort, AuditTimeline } from '../../../shared/contract/audit.ts';
+import type { Db } from '../db/open.ts';
+import { buildWhere, type Where } from './filters.ts';
+
+export const ROW_COLUMNS = 'seq, event_id, ts, event_type, verb, status, category, member_id, member_email, member_type, group_id, folder_ref, project_ref, request_id, correlation_id, resource_id';
+
+export interface DbRow {
+  seq: number;
+  event_id: string;
+  ts: number;
+  event_type: string;
+  verb: string | null;
+  status: string | null;
+  category: string | null;
+  member_id: number | null;
+  member_email: string;
+  member_type: string | null;
+  group_id: number | null;
+  folder_ref: string | null;
+  project_ref: string | null;
+  request_id: string | null;
+  correlation_id: string | null;
+  resource_id: string | null;
+}
+
+export function toAuditRow(r: DbRow): AuditRow {
+  return {
+    eventId: r.event_id, date: new Date(r.ts).toISOString(), eventType: r.event_type, verb: r.verb, status: r.status, category: r.category,
+    memberId: r.member_id, memberEmail: r.member_email || null, memberType: r.member_type, groupId: r.group_id, folderRef: r.folder_ref,
+    projectRef: r.project_ref, requestId: r.request_id, correlationId: r.correlation_id, resourceId: r.resource_id,
+  };
+}
+
+/** The sort key columns per sort field; ts and seq always end it so the order is total. */
+const SORT_KEYS: Record<AuditSort['field'], { cols: string[]; of: (r: DbRow) => (string | number)[] }> = {
+  date: { cols: ['ts', 'seq'], of: (r) => [r.ts, r.seq] },
+  event_type: { cols: ['event_type', 'ts', 'seq'], of: (r) => [r.event_type, r.ts, r.seq] },
+  member: { cols: ['member_email', 'ts', 'seq'], of: (r) => [r.member_email, r.ts, r.seq] },
+};
+
+export function orderBy(sort: AuditSort): string {
+  const dir = sort.dir === 'asc' ? 'ASC' : 'DESC';
+  return `ORDER BY ${SORT_KEYS[sort.field].cols.map((c) => `${c} ${dir}`).join(', ')}`;
+}
+
+interface Cursor {
+  f: AuditSort['field'];
+  d: AuditSort['dir'];
+  k: (string | number)[];
+}
+
+function encodeCursor(c: Cursor): string {
+  return Buffer.from(JSON.stringify(c)).toString('base64url');
+}
+
+function decodeCursor(s: string, sort: AuditSort): Cursor {
+  let c: Cursor;
+  try {
+    c = JSON.parse(Buffer.from(s, 'base64url').toString('utf8')) as Cursor;
+  } catch {
+    throw new DeskError('invalid', 'the page cursor is not valid', [{ field: 'after', reason: 'is not a cursor this cache issued' }]);
+  }
+  const n = SORT_KEYS[sort.field].cols.length;
+  const okKeys = Array.isArray(c?.k) && c.k.length === n && c.k.every((v, i) => (i >= n - 2 ? Number.isSafeInteger(v) : typeof v === 'string'));
+  if (!okKeys || c.f !== sort.field || c.d !== sort.dir) {
+    throw new DeskError('invalid', 'the page cursor belongs to another sort order; start from the first page', [{ field: 'after', reason: 'does not match the sort' }]);
+  }
+  return c;
+}
+
+export interface QueryInput {
+  filters: AuditFilters;
+  sort: AuditSort;
+  limit: number;
+  offset?: number;
+  after?: string;
+  withTotal?: boolean;
+}
+
+function and(where: Where, cond: string, params: unknown[]): Where {
+  return { sql: where.sql ? `${where.sql} AND ${cond}` : `WHERE ${cond}`, params: [...where.params, ...params] };
+}
+
+/**
+ * Pages of the cache for the virtualized table. With `after` it is keyset pagination: a row-value
+ * comparison on the sort index, so page 10,000 costs what page 1 costs.
+ */
+export function queryEvents(db: Db, q: QueryInput): AuditQueryResponse {
+  let where = buildWhere(q.filters);
+  const keys = SORT_KEYS[q.sort.field];
+  if (q.after) {
+    const c = decodeCursor(q.after, q.sort);
+    const op = q.sort.dir === 'asc' ? '>' : '<';
+    where = and(where, `(${keys.cols.join(', ')}) ${op} (${keys.cols.map(() => '?').join(', ')})`, c.k);
+  }
+  const offset = q.after ? 0 : (q.offset ?? 0);
+  // One extra row tells whether a next page exists without counting.
+  const rows = db.prepare(`SELECT ${ROW_COLUMNS} FROM events ${where.sql} ${orderBy(q.sort)} LIMIT ? OFFSET ?`).all(...where.params, q.limit + 1, offset) as DbRow[];
+  const more = rows.length > q.limit;
+  if (more) rows.pop();
+  const last = rows[rows.length - 1];
+  const res: AuditQueryResponse = {
+    rows: rows.map(toAuditRow),
+    next: more && last ? encodeCursor({ f: q.sort.field, d: q.sort.dir, k: keys.of(last) }) : null,
+  };
+  if (q.withTotal) res.total = countEvents(db, q.filters);
+  return res;
+}
+
+export function countEvents(db: Db, filters: AuditFilters): number {
+  const where = buildWhere(filters);
+  return (db.prepare(`SELECT count(*) AS n FROM events ${where.sql}`).get(...where.params) as { n: number }).n;
+}
+
+const RELATED_LIMIT = 200;
+
+function related(db: Db, column: 'request_id' | 'correlation_id', value: string | null): { rows: AuditRow[]; count: number } {
+  if (!value) return { rows: [], count: 0 };
+  const rows = db.prepare(`SELECT ${ROW_COLUMNS} FROM events WHERE ${column} = ? ORDER BY ts, seq LIMIT ?`).all(value, RELATED_LIMIT) as DbRow[];
+  const count = rows.length < RELATED_LIMIT ? rows.length : (db.prepare(`SELECT count(*) AS n FROM events WHERE ${column} = ?`).get(value) as { n: number }).n;
+  return { rows: rows.map(toAuditRow), count };
+}
+
+/** The detail drawer: every field as received, and the events it links to. */
+export function eventDetail(db: Db, eventId: string): AuditEventDetail | null {
+  const r = db.prepare(`SELECT ${ROW_COLUMNS}, raw, origin FROM events WHERE event_id = ?`).get(eventId) as (DbRow & { raw: string; origin: 'sync' | 'import' }) | undefined;
+  if (!r) return null;
+  const byRequest = related(db, 'request_id', r.request_id);
+  const byCorrelation = related(db, 'correlation_id', r.correlation_id);
+  return {
+    row: toAuditRow(r),
+    event: JSON.parse(r.raw) as Record<string, unknown>,
+    origin: r.origin,
+    sameRequest: byRequest.rows,
+    sameRequestCount: byRequest.count,
+    sameCorrelation: byCorrelation.rows,
+    sameCorrelationCount: byCorrelation.count,
+  };
+}
+
+export function facets(db: Db, filters: AuditFilters, limit: number): AuditFacets {
+  const t = buildWhere(filters, 'eventTypes');
+  const m = buildWhere(filters, 'memberIds');
+  const types = db.prepare(`SELECT event_type AS v, count(*) AS n FROM events ${t.sql} GROUP BY event_type ORDER BY n DESC, v LIMIT ?`).all(...t.params, limit) as { v: string; n: number }[];
+  const members = db.prepare(`SELECT member_id AS v, max(member_email) AS label, count(*) AS n FROM events ${m.sql} GROUP BY member_id ORDER BY n DESC, v LIMIT ?`).all(...m.params, limit) as { v: number | null; label: string; n: number }[];
+  return {
+    eventTypes: types.map((r) => ({ value: r.v, label: null, count: r.n })),
+    // Actors without a user id (system, API key) share the value ''.
+    members: members.map((r) => ({ value: r.v === null ? '' : String(r.v), label: r.label || null, count: r.n })),
+  };
+}
+
+const BUCKET_MS = { hour: 3_600_000, day: 86_400_000 } as const;
+
+export function timeline(db: Db, filters: AuditFilters, bucket: 'hour' | 'day'): AuditTimeline {
+  const where = buildWhere(filters);
+  const size = BUCKET_MS[bucket];
+  const points = db.prepare(`SELECT ts / CAST(? AS INTEGER) AS b, count(*) AS n FROM events ${where.sql} GROUP BY b ORDER BY b`).all(size, ...where.params) as { b: number; n: number }[];
+  return { bucket, points: points.map((p) => ({ start: new Date(p.b * size).toISOString(), count: p.n })) };
+}
+
+/** Rows in view order, one at a time, for exports of any size. */
+export function iterateEvents(db: Db, filters: AuditFilters, sort: AuditSort): IterableIterator<DbRow & { raw: string }> {
+  const where = buildWhere(filters);
+  return db.prepare(`SELECT ${ROW_COLUMNS}, raw FROM events ${where.sql} ${orderBy(sort)}`).iterate(...where.params) as IterableIterator<DbRow & { raw: string }>;
+}

@@ -1,0 +1,112 @@
+import type { AuditEventDetail, AuditFacets, AuditFilters, AuditQueryResponse, AuditSort, AuditStatus, AuditTimeline, ImportReport, SyncProgress, SyncReport } from '../../../shared/contract/audit.ts';
+import type { ApiTarget } from '../api/client.ts';
+import { exportEvents } from './export.ts';
+import { importFiles, type ImportOptions } from './import.ts';
+import { AUDIT_DAILY_LIMIT, keyFingerprint, RequestLedger } from './ledger.ts';
+import { eventDetail, facets, queryEvents, timeline, type QueryInput } from './query.ts';
+import { AuditStore } from './store.ts';
+import { runSync } from './sync.ts';
+import { SyncStateRepo, type SyncState } from './sync-state.ts';
+
+export interface AuditServiceOptions {
+  /** `dbPaths(home).audit`. */
+  dbPath: string;
+  /** Where the API is and with which key; resolved by the host (keychain, env, Sandbox), never here. */
+  target: () => Promise<ApiTarget>;
+  clock?: () => Date;
+  perPage?: number;
+  dailyLimit?: number;
+  /** Upper bound of one retry wait after a 5xx (tests keep it short). */
+  maxBackoffMs?: number;
+  onSyncProgress?: (p: SyncProgress) => void;
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** The audit cache: sync, import, the viewer's queries and export, over one audit.db. */
+export class AuditService {
+  readonly store: AuditStore;
+  private readonly opts: AuditServiceOptions;
+  private readonly ledger: RequestLedger;
+  private readonly syncState: SyncStateRepo;
+  private running: Promise<SyncReport> | null = null;
+
+  constructor(opts: AuditServiceOptions) {
+    this.opts = opts;
+    this.store = new AuditStore(opts.dbPath);
+    this.ledger = new RequestLedger(this.store.db, opts.dailyLimit ?? AUDIT_DAILY_LIMIT);
+    this.syncState = new SyncStateRepo(this.store.db);
+  }
+
+  private now(): Date {
+    return this.opts.clock?.() ?? new Date();
+  }
+
+  /** One sync at a time: a second caller shares the walk already running. */
+  sync(): Promise<SyncReport> {
+    this.running ??= runSync({
+      target: this.opts.target, store: this.store, ledger: this.ledger, state: this.syncState, clock: this.opts.clock,
+      perPage: this.opts.perPage, maxBackoffMs: this.opts.maxBackoffMs, onProgress: this.opts.onSyncProgress,
+    }).finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  async status(): Promise<AuditStatus> {
+    const now = this.now();
+    let fp: string | null = null;
+    try {
+      fp = keyFingerprint((await this.opts.target()).apiKey);
+    } catch {
+      // No key resolvable right now: show what the last sync left.
+    }
+    const s: SyncState | null = fp ? this.syncState.load(fp) : this.syncState.latest();
+    const c = this.store.counts();
+    const budget = s ? this.ledger.usage(s.fingerprint, now) : { day: now.toISOString().slice(0, 10), used: 0, limit: this.ledger.limit, left: this.ledger.limit };
+    const retry = s?.retryAfterUntil && s.retryAfterUntil > now.getTime() ? s.retryAfterUntil : null;
+    return {
+      events: c.events,
+      oldest: iso(c.oldest),
+      newest: iso(c.newest),
+      lastSyncAt: iso(s?.lastSyncAt ?? null),
+      lastSuccessAt: iso(s?.lastSuccessAt ?? null),
+      resumable: (s?.windows.length ?? 0) > 0,
+      lastError: s?.lastError ? { kind: s.lastError.kind, message: s.lastError.message, at: new Date(s.lastError.at).toISOString() } : null,
+      retryAfter: iso(retry),
+      budget,
+    };
+  }
+
+  async import(paths: readonly string[], opts?: ImportOptions): Promise<ImportReport[]> {
+    const reports = await importFiles(this.store, paths, opts);
+    // Fresh statistics after a bulk load keep the planner choosing the filter indexes.
+    this.store.db.pragma('optimize');
+    return reports;
+  }
+
+  query(q: QueryInput): AuditQueryResponse {
+    return queryEvents(this.store.db, q);
+  }
+
+  event(eventId: string): AuditEventDetail | null {
+    return eventDetail(this.store.db, eventId);
+  }
+
+  facets(filters: AuditFilters, limit = 50): AuditFacets {
+    return facets(this.store.db, filters, limit);
+  }
+
+  timeline(filters: AuditFilters, bucket: 'hour' | 'day'): AuditTimeline {
+    return timeline(this.store.db, filters, bucket);
+  }
+
+  export(o: { format: 'csv' | 'ndjson'; path: string; filters: AuditFilters; sort: AuditSort }): Promise<{ path: string; rows: number }> {
+    return exportEvents(this.opts.dbPath, o);
+  }
+
+  async close(): Promise<void> {
+    await this.running?.catch(() => {});
+    this.store.close();
+  }
+}

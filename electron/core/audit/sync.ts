@@ -1,0 +1,212 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { SyncErrorKind, SyncProgress, SyncReport } from '../../../shared/contract/audit.ts';
+import { ApiClient, ApiError, backoffDelay, type ApiTarget } from '../api/client.ts';
+import { checkEvent, type EventRow } from './event.ts';
+import { BudgetExhaustedError, keyFingerprint, type RequestLedger } from './ledger.ts';
+import type { AuditStore } from './store.ts';
+import type { SyncState, SyncStateRepo, Window } from './sync-state.ts';
+
+export const AUDIT_PATH = '/v1/analytics/audit-logs/events';
+/** api-spec, Limits: retention and the widest window are 15 days. */
+export const WINDOW_DAYS = 15;
+const DAY_MS = 86_400_000;
+/** Re-read a little before the newest complete instant: events can be written with a slightly older date. */
+export const OVERLAP_MS = 15 * 60_000;
+
+export interface SyncOptions {
+  target: () => Promise<ApiTarget>;
+  store: AuditStore;
+  ledger: RequestLedger;
+  state: SyncStateRepo;
+  clock?: () => Date;
+  perPage?: number;
+  /** Attempts for a 5xx or network failure of one page (each one counted in the ledger). */
+  attempts?: number;
+  maxBackoffMs?: number;
+  onProgress?: (p: SyncProgress) => void;
+}
+
+class SyncStop extends Error {
+  readonly kind: SyncErrorKind;
+  readonly retryAfterUntil?: number;
+  constructor(kind: SyncErrorKind, message: string, retryAfterUntil?: number) {
+    super(message);
+    this.kind = kind;
+    this.retryAfterUntil = retryAfterUntil;
+  }
+}
+
+interface Page {
+  data: unknown[];
+  meta?: { next_cursor?: string | null };
+}
+
+const dayOf = (ts: number) => new Date(ts).toISOString().slice(0, 10);
+const dayStart = (ts: number) => Date.parse(`${dayOf(ts)}T00:00:00Z`);
+
+/**
+ * The windows to ask for: from the newest complete instant (less the overlap), or from the start
+ * of retention, to today, clamped to the 15-day retention and cut into windows of at most 15 days
+ * (date_to - date_from <= 15, the API's rule), newest first so the freshest events land first.
+ */
+export function planWindows(nowMs: number, completeThrough: number | null): Window[] {
+  const today = dayStart(nowMs);
+  const oldest = today - WINDOW_DAYS * DAY_MS;
+  const from = completeThrough === null ? oldest : Math.max(oldest, dayStart(completeThrough - OVERLAP_MS));
+  const windows: Window[] = [];
+  for (let to = today; to >= from; to -= (WINDOW_DAYS + 1) * DAY_MS) {
+    windows.push({ from: dayOf(Math.max(from, to - WINDOW_DAYS * DAY_MS)), to: dayOf(to) });
+  }
+  return windows;
+}
+
+/** 403 on the audit search has three causes (api-spec, Authentication 3); the message tells which. */
+export function classifyForbidden(message: string): SyncErrorKind {
+  if (/enterprise|plan/i.test(message)) return 'forbidden_plan';
+  if (/not enabled|disabled/i.test(message)) return 'forbidden_disabled';
+  if (/admin|owner|role/i.test(message)) return 'forbidden_role';
+  return 'forbidden';
+}
+
+const FORBIDDEN_HINT: Partial<Record<SyncErrorKind, string>> = {
+  forbidden_plan: 'audit logs need an Enterprise plan',
+  forbidden_disabled: 'audit logs are not enabled for this team',
+  forbidden_role: 'only team admins and owners can read the audit log; use an admin or owner key',
+  forbidden: 'this key may not read the audit log (admins and owners of Enterprise teams with audit logs enabled)',
+};
+
+/**
+ * One sync: walks the planned (or interrupted) windows page by page through the cursor. Each
+ * page's rows and the cursor that follows it are committed together, so a kill at any point
+ * resumes at the first page not yet stored, and re-reading a page only meets INSERT OR IGNORE.
+ */
+export async function runSync(o: SyncOptions): Promise<SyncReport> {
+  const clock = o.clock ?? (() => new Date());
+  const perPage = o.perPage ?? 100;
+  const attempts = o.attempts ?? 4;
+  const target = await o.target();
+  const fp = keyFingerprint(target.apiKey);
+  // Retries are ours, not got's: every attempt must pass the ledger first.
+  const client = new ApiClient(() => target, { retries: 0, maxDelayMs: o.maxBackoffMs ?? 30_000 });
+  const state = o.state.load(fp);
+  const startedAt = clock().getTime();
+  const report: SyncReport = { outcome: 'complete', pages: 0, received: 0, inserted: 0, requests: 0, windows: [] };
+
+  if (state.retryAfterUntil !== null && state.retryAfterUntil > startedAt) {
+    const msg = `the API asked to wait (429) until ${new Date(state.retryAfterUntil).toISOString()}; not sending`;
+    return { ...report, outcome: 'stopped', error: { kind: 'rate_limited', message: msg } };
+  }
+  state.lastSyncAt = startedAt;
+  if (state.windows.length === 0) {
+    state.windows = planWindows(startedAt, state.completeThrough);
+    state.cursor = null;
+    state.walkStartedAt = startedAt;
+  }
+  report.windows = [...state.windows];
+  o.state.save(state);
+
+  try {
+    while (state.windows.length > 0) {
+      await walkWindow(o, client, fp, state, report, { perPage, attempts, clock });
+    }
+    state.completeThrough = state.walkStartedAt ?? startedAt;
+    state.walkStartedAt = null;
+    state.lastSuccessAt = clock().getTime();
+    state.lastError = null;
+    state.retryAfterUntil = null;
+    o.state.save(state);
+    return report;
+  } catch (err) {
+    const stop = err instanceof SyncStop ? err : new SyncStop('network', err instanceof Error ? err.message : String(err));
+    state.lastError = { kind: stop.kind, message: stop.message, at: clock().getTime() };
+    if (stop.retryAfterUntil !== undefined) state.retryAfterUntil = stop.retryAfterUntil;
+    o.state.save(state);
+    return { ...report, outcome: 'stopped', error: { kind: stop.kind, message: stop.message } };
+  }
+}
+
+async function walkWindow(o: SyncOptions, client: ApiClient, fp: string, state: SyncState, report: SyncReport, c: { perPage: number; attempts: number; clock: () => Date }): Promise<void> {
+  const window = state.windows[0];
+  // With newest-first pages, once a page reaches below the already complete instant the rest of
+  // the window is known; stop there instead of spending budget on it. Order is checked, not assumed.
+  const floor = state.completeThrough === null ? null : state.completeThrough - OVERLAP_MS;
+  let lastTs = Infinity;
+  let newestFirst = true;
+  let restartedCursor = false;
+  for (;;) {
+    const params = new URLSearchParams({ date_from: window.from, date_to: window.to, per_page: String(c.perPage) });
+    if (state.cursor) params.set('cursor', state.cursor);
+    let page: Page;
+    try {
+      page = await fetchPage(o, client, fp, params, report, c);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 400 && state.cursor && !restartedCursor && err.invalidParams.some((p) => p.field === 'cursor')) {
+        // The stored cursor is no longer accepted (expired, other server): walk the window again; duplicates are ignored.
+        restartedCursor = true;
+        state.cursor = null;
+        continue;
+      }
+      throw err;
+    }
+    if (!Array.isArray(page.data)) throw new SyncStop('server', 'the audit search answered without a data array');
+    const rows: EventRow[] = [];
+    for (const e of page.data) {
+      const checked = checkEvent(e);
+      if (checked.ok) rows.push(checked.row);
+    }
+    for (const r of rows) {
+      if (r.ts > lastTs) newestFirst = false;
+      lastTs = r.ts;
+    }
+    const next = typeof page.meta?.next_cursor === 'string' && page.meta.next_cursor ? page.meta.next_cursor : null;
+    const reachedKnown = floor !== null && newestFirst && rows.length > 0 && lastTs < floor;
+    const windowDone = next === null || reachedKnown;
+    const counts = o.store.insertBatch(rows, 'sync', () => {
+      if (windowDone) {
+        state.windows.shift();
+        state.cursor = null;
+      } else state.cursor = next;
+      o.state.save(state);
+    });
+    report.pages++;
+    report.received += page.data.length;
+    report.inserted += counts.inserted;
+    o.onProgress?.({ window, pages: report.pages, received: report.received, inserted: report.inserted, budgetLeft: o.ledger.usage(fp, c.clock()).left });
+    if (windowDone) return;
+  }
+}
+
+async function fetchPage(o: SyncOptions, client: ApiClient, fp: string, params: URLSearchParams, report: SyncReport, c: { attempts: number; clock: () => Date }): Promise<Page> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      o.ledger.reserve(fp, c.clock());
+    } catch (err) {
+      if (err instanceof BudgetExhaustedError) throw new SyncStop('budget_exhausted', err.message);
+      throw err;
+    }
+    report.requests++;
+    try {
+      return await client.get<Page>(AUDIT_PATH, params);
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      const s = err.status;
+      if (s === 429) {
+        const waitSec = err.retryAfterSec ?? 60;
+        const until = c.clock().getTime() + Math.ceil(waitSec * 1000);
+        throw new SyncStop('rate_limited', `429 ${err.message}: the API asks to wait ${Math.ceil(waitSec)} s (until ${new Date(until).toISOString()}); the sync stopped and resumes from here next time`, until);
+      }
+      if (s === 403) {
+        const kind = classifyForbidden(err.message);
+        throw new SyncStop(kind, `403 ${err.message} (${FORBIDDEN_HINT[kind]})`);
+      }
+      if (s === 401) throw new SyncStop('unauthorized', `401 ${err.message}: check the API key`);
+      if (s !== undefined && s >= 400 && s < 500) {
+        if (s === 400 && params.has('cursor')) throw err;
+        throw new SyncStop('invalid', `the API rejected the request: ${err.describe()}`);
+      }
+      // 5xx, network, timeout: retry with backoff, each retry paid from the budget.
+      if (attempt >= c.attempts) throw new SyncStop(s ? 'server' : 'network', `${err.describe()} (after ${attempt} attempts; the sync resumes from here next time)`);
+      await sleep(backoffDelay(attempt, err.retryAfterSec, o.maxBackoffMs ?? 30_000));
+    }
+  }
+}

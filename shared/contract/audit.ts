@@ -1,0 +1,181 @@
+import { z } from 'zod';
+import { command, empty } from './define.ts';
+
+/**
+ * The offline audit cache: sync from the API, import of exported files, and the queries the
+ * audit viewer runs. Everything here reads the local cache except `audit.sync`.
+ */
+
+const isoDay = /^\d{4}-\d{2}-\d{2}$/;
+/** A day (YYYY-MM-DD, UTC, whole day) or an exact ISO 8601 instant. */
+const dayOrInstant = z.string().refine((s) => isoDay.test(s) ? !Number.isNaN(Date.parse(`${s}T00:00:00Z`)) : /^\d{4}-\d{2}-\d{2}T/.test(s) && !Number.isNaN(Date.parse(s)), 'must be YYYY-MM-DD or an ISO 8601 date-time');
+
+const idList = z.array(z.number().int().min(1)).max(500);
+const strList = z.array(z.string().min(1).max(500)).max(500);
+
+/** The API's own filters (api-spec: Audit-log search), plus correlation_id for the viewer's links. */
+export const auditFiltersSchema = z.object({
+  from: dayOrInstant.optional(),
+  to: dayOrInstant.optional(),
+  memberIds: idList.optional(),
+  groupIds: idList.optional(),
+  folderRefs: strList.optional(),
+  eventTypes: strList.optional(),
+  requestId: z.string().min(1).max(500).optional(),
+  correlationId: z.string().min(1).max(500).optional(),
+  /** Full text over the payload; words are matched as literal terms, a trailing * makes a prefix. */
+  search: z.string().max(1000).optional(),
+}).strict();
+export type AuditFilters = z.infer<typeof auditFiltersSchema>;
+
+export const AUDIT_SORT_FIELDS = ['date', 'event_type', 'member'] as const;
+export const auditSortSchema = z.object({
+  field: z.enum(AUDIT_SORT_FIELDS).default('date'),
+  dir: z.enum(['asc', 'desc']).default('desc'),
+}).strict();
+
+/** One table row: the indexed columns, enough for the virtualized table without the raw JSON. */
+export const auditRowSchema = z.object({
+  eventId: z.string(),
+  date: z.string(),
+  eventType: z.string(),
+  verb: z.string().nullable(),
+  status: z.string().nullable(),
+  category: z.string().nullable(),
+  memberId: z.number().nullable(),
+  memberEmail: z.string().nullable(),
+  memberType: z.string().nullable(),
+  groupId: z.number().nullable(),
+  folderRef: z.string().nullable(),
+  projectRef: z.string().nullable(),
+  requestId: z.string().nullable(),
+  correlationId: z.string().nullable(),
+  resourceId: z.string().nullable(),
+});
+export type AuditRow = z.infer<typeof auditRowSchema>;
+
+export const auditQueryRequestSchema = z.object({
+  filters: auditFiltersSchema.default({}),
+  sort: auditSortSchema.default({ field: 'date', dir: 'desc' }),
+  limit: z.number().int().min(1).max(1000).default(100),
+  /** Either an offset, or the `next` cursor of the previous page (keyset: constant time at any depth). */
+  offset: z.number().int().min(0).optional(),
+  after: z.string().max(2000).optional(),
+  /** Counting all matches costs a scan; ask for it once per filter change, not per page. */
+  withTotal: z.boolean().default(false),
+}).strict().refine((r) => r.offset === undefined || r.after === undefined, { message: 'give offset or after, not both', path: ['after'] });
+
+export const auditQueryResponseSchema = z.object({
+  rows: z.array(auditRowSchema),
+  /** Cursor for the next page; null at the end. */
+  next: z.string().nullable(),
+  total: z.number().int().optional(),
+});
+
+export const auditEventDetailSchema = z.object({
+  row: auditRowSchema,
+  /** The event exactly as the API (or the imported file) gave it: old_state/new_state included. */
+  event: z.record(z.string(), z.unknown()),
+  origin: z.enum(['sync', 'import']),
+  /** Other events of the same request and of the same correlation id (capped; see the counts). */
+  sameRequest: z.array(auditRowSchema),
+  sameRequestCount: z.number().int(),
+  sameCorrelation: z.array(auditRowSchema),
+  sameCorrelationCount: z.number().int(),
+});
+
+export const facetCountSchema = z.object({ value: z.string(), label: z.string().nullable(), count: z.number().int() });
+export const auditFacetsSchema = z.object({
+  eventTypes: z.array(facetCountSchema),
+  members: z.array(facetCountSchema),
+});
+
+export const auditTimelineSchema = z.object({
+  bucket: z.enum(['hour', 'day']),
+  /** Start of each bucket (ISO, UTC) with its count; empty buckets are omitted. */
+  points: z.array(z.object({ start: z.string(), count: z.number().int() })),
+});
+
+export const syncErrorKindSchema = z.enum(['forbidden_role', 'forbidden_plan', 'forbidden_disabled', 'forbidden', 'unauthorized', 'rate_limited', 'budget_exhausted', 'network', 'server', 'invalid']);
+
+export const auditStatusSchema = z.object({
+  events: z.number().int(),
+  oldest: z.string().nullable(),
+  newest: z.string().nullable(),
+  lastSyncAt: z.string().nullable(),
+  lastSuccessAt: z.string().nullable(),
+  /** A walk interrupted (kill, 429, budget) that the next sync continues from its cursor. */
+  resumable: z.boolean(),
+  lastError: z.object({ kind: syncErrorKindSchema, message: z.string(), at: z.string() }).nullable(),
+  /** Set after a 429: the API asked not to be called before this instant. */
+  retryAfter: z.string().nullable(),
+  budget: z.object({ day: z.string(), used: z.number().int(), limit: z.number().int(), left: z.number().int() }),
+});
+
+export const syncReportSchema = z.object({
+  outcome: z.enum(['complete', 'stopped']),
+  pages: z.number().int(),
+  received: z.number().int(),
+  inserted: z.number().int(),
+  requests: z.number().int(),
+  windows: z.array(z.object({ from: z.string(), to: z.string() })),
+  error: z.object({ kind: syncErrorKindSchema, message: z.string() }).optional(),
+});
+
+export const importRejectSchema = z.object({ line: z.number().int(), item: z.number().int(), reason: z.string() });
+export const importReportSchema = z.object({
+  path: z.string(),
+  format: z.enum(['ndjson', 'json', 'csv']),
+  items: z.number().int(),
+  accepted: z.number().int(),
+  duplicates: z.number().int(),
+  rejected: z.number().int(),
+  /** The first rejections with their line (and item/row number); `rejected` counts all. */
+  rejects: z.array(importRejectSchema),
+  /** The file ended mid-item or its structure broke: rows before it were kept, nothing after. */
+  fatal: z.string().nullable(),
+  warnings: z.array(z.string()),
+});
+
+export const auditExportRequestSchema = z.object({
+  format: z.enum(['csv', 'ndjson']),
+  path: z.string().min(1),
+  filters: auditFiltersSchema.default({}),
+  sort: auditSortSchema.default({ field: 'date', dir: 'desc' }),
+}).strict();
+
+export const auditCommands = {
+  'audit.sync': command(z.object({}).strict(), syncReportSchema, 'Pull new audit events from the API into the cache (incremental, resumable, within the daily budget).'),
+  'audit.status': command(empty, auditStatusSchema, 'How fresh the cache is: counts, last sync, budget left, last error.'),
+  'audit.import': command(z.object({ paths: z.array(z.string().min(1)).min(1).max(100) }).strict(), z.object({ reports: z.array(importReportSchema) }), 'Import exported audit logs (JSON, NDJSON, CSV); existing events are never changed.'),
+  'audit.query': command(auditQueryRequestSchema, auditQueryResponseSchema, 'One page of cached events matching the filters.'),
+  'audit.event': command(z.object({ eventId: z.string().min(1).max(500) }).strict(), auditEventDetailSchema.nullable(), 'One event with all its fields and its related events.'),
+  'audit.facets': command(z.object({ filters: auditFiltersSchema.default({}), limit: z.number().int().min(1).max(1000).default(50) }).strict(), auditFacetsSchema, 'Counts by event type and by member (each ignores its own filter).'),
+  'audit.timeline': command(z.object({ filters: auditFiltersSchema.default({}), bucket: z.enum(['hour', 'day']) }).strict(), auditTimelineSchema, 'Events per hour or day for the chart.'),
+  'audit.export': command(auditExportRequestSchema, z.object({ path: z.string(), rows: z.number().int() }), 'Write the filtered view to a CSV or NDJSON file.'),
+};
+
+export const syncProgressSchema = z.object({
+  window: z.object({ from: z.string(), to: z.string() }),
+  pages: z.number().int(),
+  received: z.number().int(),
+  inserted: z.number().int(),
+  budgetLeft: z.number().int(),
+});
+
+export const auditEvents = {
+  'audit.syncProgress': syncProgressSchema,
+};
+
+export type AuditStatus = z.infer<typeof auditStatusSchema>;
+export type SyncReport = z.infer<typeof syncReportSchema>;
+export type SyncProgress = z.infer<typeof syncProgressSchema>;
+export type SyncErrorKind = z.infer<typeof syncErrorKindSchema>;
+export type ImportReport = z.infer<typeof importReportSchema>;
+export type ImportReject = z.infer<typeof importRejectSchema>;
+export type AuditQueryRequest = z.input<typeof auditQueryRequestSchema>;
+export type AuditQueryResponse = z.infer<typeof auditQueryResponseSchema>;
+export type AuditSort = z.infer<typeof auditSortSchema>;
+export type AuditEventDetail = z.infer<typeof auditEventDetailSchema>;
+export type AuditFacets = z.infer<typeof auditFacetsSchema>;
+export type AuditTimeline = z.infer<typeof auditTimelineSchema>;
