@@ -132,15 +132,21 @@ export class ApiClient {
     return this.send<T>('POST', path, { json: body, create: false });
   }
 
-  private async send<T>(method: 'GET' | 'POST', path: string, o: { json?: unknown; searchParams?: URLSearchParams | Record<string, string | number>; create: boolean }): Promise<T> {
+  /** Raw bytes (Sandbox uploads): free to repeat, so retried like a query. */
+  async upload<T>(path: string, bytes: Buffer, contentType: string): Promise<T> {
+    return this.send<T>('POST', path, { body: bytes, contentType, create: false });
+  }
+
+  private async send<T>(method: 'GET' | 'POST', path: string, o: { json?: unknown; body?: Buffer; contentType?: string; searchParams?: URLSearchParams | Record<string, string | number>; create: boolean }): Promise<T> {
     const { baseUrl, apiKey } = await this.target();
     const url = new URL(path.replace(/^\//, ''), baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`);
     try {
       const res = await this.http<T>(url, {
         method,
         json: o.json,
+        body: o.body,
         searchParams: o.searchParams,
-        headers: { 'x-service-api-key': apiKey },
+        headers: { 'x-service-api-key': apiKey, ...(o.contentType ? { 'content-type': o.contentType } : {}) },
         retry: o.create
           ? { methods: ['POST'], statusCodes: [429, 503], errorCodes: NOT_SENT_CODES }
           : { methods: ['GET', 'POST'], statusCodes: [408, 429, 500, 502, 503, 504, 521, 522, 524], errorCodes: [...NOT_SENT_CODES, ...AMBIGUOUS_CODES, 'ETIMEDOUT'] },

@@ -1,0 +1,98 @@
+import { getTool, resolvePaths, type ResolvedPaths, type Slugs, type ToolEntry } from '../../../shared/catalogue/index.ts';
+import type { ApiClient } from './client.ts';
+
+export const TASK_STATUSES = ['CREATED', 'IN_PROGRESS', 'COMPLETED', 'FAILED'] as const;
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+
+export type GeneratedItem = string | { url: string; content_type?: string };
+
+export interface TaskEnvelope {
+  taskId: string;
+  status: TaskStatus;
+  /** Result URLs (or prompt text for image-to-prompt); null when a list item omits it. */
+  generated: GeneratedItem[] | null;
+  /** The server's reason when a task FAILED, if it gives one. */
+  error?: string;
+}
+
+export interface TaskPage {
+  items: TaskEnvelope[];
+  /** Whether another (older) page may exist. */
+  more: boolean;
+}
+
+/** Thrown when a 2xx body is not a task envelope: treated like any other unreadable answer. */
+export class EnvelopeError extends Error {
+  override name = 'EnvelopeError';
+}
+
+function readGenerated(v: unknown): GeneratedItem[] | null {
+  if (!Array.isArray(v)) return null;
+  return v.flatMap((g): GeneratedItem[] => {
+    if (typeof g === 'string') return [g];
+    if (g && typeof g === 'object' && typeof (g as { url?: unknown }).url === 'string') {
+      const o = g as { url: string; content_type?: unknown };
+      return [typeof o.content_type === 'string' ? { url: o.url, content_type: o.content_type } : { url: o.url }];
+    }
+    return [];
+  });
+}
+
+/** Reads an envelope defensively: with or without the `data` wrapper (api-notes, Webhooks). */
+export function readEnvelope(body: unknown): TaskEnvelope {
+  const outer = body as { data?: unknown } | null;
+  const d = (outer && typeof outer === 'object' && outer.data && typeof outer.data === 'object' && !Array.isArray(outer.data) ? outer.data : outer) as Record<string, unknown> | null;
+  const taskId = d?.task_id;
+  const status = typeof d?.status === 'string' ? d.status.toUpperCase() : undefined;
+  if (typeof taskId !== 'string' || !taskId) throw new EnvelopeError('the server answered without a task_id');
+  if (!status || !(TASK_STATUSES as readonly string[]).includes(status)) throw new EnvelopeError(`the server answered with an unknown task status "${String(d?.status)}"`);
+  const error = typeof d?.error === 'string' ? d.error : typeof d?.message === 'string' ? d.message : undefined;
+  return { taskId, status: status as TaskStatus, generated: readGenerated(d?.generated), ...(error ? { error } : {}) };
+}
+
+/** The create body: only body fields, the catalogue's path fields fill the URL instead. */
+function bodyOf(tool: ToolEntry, params: Record<string, unknown>): Record<string, unknown> {
+  const pathNames = new Set(tool.fields.filter((f) => f.in === 'path').map((f) => f.name));
+  return Object.fromEntries(Object.entries(params).filter(([k, v]) => !pathNames.has(k) && v !== undefined));
+}
+
+/**
+ * The typed client of every task tool, generated from the catalogue: one entry per tool gives its
+ * create/list/by-id paths; this class adds nothing tool-specific.
+ */
+export class ToolClient {
+  readonly api: ApiClient;
+  constructor(api: ApiClient) {
+    this.api = api;
+  }
+
+  paths(toolId: string, slugs: Slugs, params: Record<string, unknown> = {}): ResolvedPaths {
+    return resolvePaths(getTool(toolId), slugs, params);
+  }
+
+  /** Sends a create. Never retried by the caller unless the error proves it was not processed. */
+  async create(toolId: string, slugs: Slugs, params: Record<string, unknown>): Promise<TaskEnvelope> {
+    const tool = getTool(toolId);
+    const body = await this.api.create<unknown>(resolvePaths(tool, slugs, params).create, bodyOf(tool, params));
+    return readEnvelope(body);
+  }
+
+  async byId(toolId: string, slugs: Slugs, params: Record<string, unknown>, taskId: string): Promise<TaskEnvelope> {
+    return readEnvelope(await this.api.get<unknown>(this.paths(toolId, slugs, params).byId(taskId)));
+  }
+
+  /** One page of a collection, newest first (pagination is a Sandbox/newer-deployment feature). */
+  async listPage(listPath: string, page: number, perPage: number): Promise<TaskPage> {
+    const body = await this.api.get<{ data?: unknown }>(listPath, { page, per_page: perPage });
+    const data = Array.isArray(body?.data) ? body.data : [];
+    const items: TaskEnvelope[] = [];
+    for (const item of data) {
+      try {
+        items.push(readEnvelope(item));
+      } catch {
+        // One unreadable item must not stall polling of the others; they fall back to by-id.
+      }
+    }
+    return { items, more: data.length >= perPage };
+  }
+}

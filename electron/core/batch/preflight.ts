@@ -1,0 +1,75 @@
+import { stat } from 'node:fs/promises';
+import sharp, { type Metadata } from 'sharp';
+import type { Field, ToolEntry } from '../../../shared/catalogue/index.ts';
+import { FAMILY_LIMITS } from '../../../shared/validation/limits.ts';
+
+/**
+ * Our own ceiling for a local input sent inline (base64 inflates it by a third). The spec states no
+ * size limit for these tools; the Sandbox enforces the same figure.
+ */
+export const DEFAULT_MAX_INPUT_BYTES = 25 * 1024 * 1024;
+
+const EXT_FORMAT: Record<string, string> = { jpg: 'jpeg', jpeg: 'jpeg', png: 'png', webp: 'webp', mp4: 'mp4', mov: 'mov', mp3: 'mp3', wav: 'wav' };
+
+export interface InputCheck {
+  field: Field & { kind: 'media' | 'mediaList' };
+  maxBytes: number;
+  minSide?: number;
+}
+
+/** What a tool's batch field accepts, read from the catalogue and the shared limits. */
+export function inputCheckOf(tool: ToolEntry): InputCheck | null {
+  const field = tool.fields.find((f) => f.name === tool.batchField);
+  if (!field || (field.kind !== 'media' && field.kind !== 'mediaList')) return null;
+  const fam = Object.values(FAMILY_LIMITS).find((l) => l.tool === tool.id);
+  const imageLimits = fam?.images?.field === field.name ? fam.images : undefined;
+  const videoLimits = fam?.videos?.field === field.name ? fam.videos.item : undefined;
+  return {
+    field,
+    maxBytes: imageLimits?.maxBytes ?? videoLimits?.maxBytes ?? DEFAULT_MAX_INPUT_BYTES,
+    minSide: imageLimits?.minSide,
+  };
+}
+
+export const formatsOf = (c: InputCheck): readonly string[] => c.field.formats ?? (c.field.media === 'image' ? ['jpeg', 'png'] : c.field.media === 'video' ? ['mp4', 'mov'] : ['mp3', 'wav']);
+
+export function acceptsExtension(c: InputCheck, ext: string): boolean {
+  const f = EXT_FORMAT[ext.toLowerCase()];
+  return !!f && formatsOf(c).includes(f);
+}
+
+/**
+ * Checks one local input the way the API would, before anything is paid for: size, and for
+ * images the real format (not the extension) and dimensions. Returns the reason, or null.
+ */
+export async function checkInput(c: InputCheck, path: string): Promise<string | null> {
+  const st = await stat(path).catch(() => null);
+  if (!st?.isFile()) return 'is not a readable file';
+  if (st.size === 0) return 'is empty';
+  if (st.size > c.maxBytes) return `is ${(st.size / 1048576).toFixed(1)} MB; this tool takes at most ${(c.maxBytes / 1048576).toFixed(0)} MB`;
+  if (c.field.media !== 'image') return null;
+  let meta: Metadata;
+  try {
+    meta = await sharp(path).metadata();
+  } catch {
+    return 'is not a readable image';
+  }
+  const formats = formatsOf(c);
+  if (!meta.format || !formats.includes(meta.format)) return `is ${meta.format ? meta.format.toUpperCase() : 'an unknown format'}; this tool takes ${formats.map((f) => f.toUpperCase()).join(', ')}`;
+  if (!meta.width || !meta.height) return 'has no readable dimensions';
+  if (c.minSide && Math.min(meta.width, meta.height) < c.minSide) return `is ${meta.width}x${meta.height}; this tool needs at least ${c.minSide}x${c.minSide}`;
+  return null;
+}
+
+/** Runs `fn` over items with at most `n` at a time, keeping order. */
+export async function mapLimit<T, R>(items: readonly T[], n: number, fn: (t: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(n, items.length) }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]);
+    }
+  }));
+  return out;
+}

@@ -1,0 +1,76 @@
+import { extname, basename, join } from 'node:path';
+import type { ResultKind } from '../../../shared/catalogue/index.ts';
+
+export interface NameParts {
+  /** Input file name without extension, or a stand-in for prompt-only jobs. */
+  name: string;
+  tool: string;
+  ext: string;
+  batch: string;
+  date: Date;
+}
+
+const CONTENT_EXT: Record<string, string> = {
+  'image/png': 'png', 'image/jpeg': 'jpg', 'image/jpg': 'jpg', 'image/webp': 'webp', 'image/gif': 'gif',
+  'video/mp4': 'mp4', 'video/quicktime': 'mov', 'video/webm': 'webm',
+  'audio/mpeg': 'mp3', 'audio/mp3': 'mp3', 'audio/wav': 'wav', 'audio/x-wav': 'wav', 'audio/ogg': 'ogg',
+  'text/plain': 'txt',
+};
+
+export const KIND_EXT: Record<ResultKind, string> = { image: 'png', video: 'mp4', audio: 'mp3', text: 'txt' };
+
+/** Every extension a result of this kind may get, for "output already exists" checks. */
+export const KIND_EXTS: Record<ResultKind, readonly string[]> = {
+  image: ['png', 'jpg', 'jpeg', 'webp'], video: ['mp4', 'mov', 'webm'], audio: ['mp3', 'wav', 'ogg'], text: ['txt'],
+};
+
+/** The file extension of a result: its content type first, then its URL, then the tool's kind. */
+export function extensionOf(url: string | null, contentType: string | undefined, kind: ResultKind): string {
+  if (kind === 'text') return 'txt';
+  const ct = contentType?.split(';')[0].trim().toLowerCase();
+  if (ct && CONTENT_EXT[ct]) return CONTENT_EXT[ct];
+  if (url) {
+    try {
+      const e = extname(new URL(url).pathname).slice(1).toLowerCase();
+      if (e === 'jpeg') return 'jpg';
+      if (/^[a-z0-9]{2,5}$/.test(e) && KIND_EXTS[kind].includes(e)) return e;
+    } catch {
+      // not a URL: fall through to the kind's default
+    }
+  }
+  return KIND_EXT[kind];
+}
+
+/** Characters no common file system accepts, and control characters, become `_`. */
+const UNSAFE = /[\\/:*?"<>|\u0000-\u001f]/g;
+
+const stamp = (d: Date) => d.toISOString().slice(0, 10);
+
+/**
+ * A result's file name from the template. Several results of one job get `_2`, `_3` (before the
+ * extension) unless the template places `{n}` itself.
+ */
+export function renderName(template: string, parts: NameParts, index: number): string {
+  const values: Record<string, string> = { name: parts.name, tool: parts.tool, ext: parts.ext, batch: parts.batch.slice(0, 8), date: stamp(parts.date), n: String(index + 1) };
+  let out = template.replace(/\{([a-z]+)\}/g, (m, k: string) => values[k] ?? m).replace(UNSAFE, '_');
+  if (index > 0 && !template.includes('{n}')) {
+    const e = extname(out);
+    out = `${out.slice(0, out.length - e.length)}_${index + 1}${e}`;
+  }
+  return out.trim() || `result_${index + 1}.${parts.ext}`;
+}
+
+/** `photo_upscale.png` -> `photo_upscale-2.png`: a collision never overwrites a user's file. */
+export function withCollisionSuffix(path: string, k: number): string {
+  if (k <= 1) return path;
+  const e = extname(path);
+  return `${path.slice(0, path.length - e.length)}-${k}${e}`;
+}
+
+export function stemOf(inputPath: string | null, jobId: string): string {
+  return inputPath ? basename(inputPath, extname(inputPath)) : `job-${jobId.slice(0, 8)}`;
+}
+
+export const partPathOf = (finalPath: string) => `${finalPath}.part`;
+
+export const outputDirOf = (outDir: string, relDir: string) => (relDir ? join(outDir, relDir) : outDir);

@@ -1,0 +1,615 @@
+import { randomUUID } from 'node:crypto';
+import { resolve } from 'node:path';
+import { getTool, resolvePaths, validateRequest, type Slugs, type ToolEntry } from '../../../shared/catalogue/index.ts';
+import type { BatchRecord, BatchStartResult, JobRecord, JobsChanged, QueueStatus } from '../../../shared/contract/jobs.ts';
+import { DeskError } from '../../../shared/contract/define.ts';
+import type { Settings } from '../../../shared/settings.ts';
+import { ApiClient, ApiError, type ApiTarget, type ClientOptions } from '../api/client.ts';
+import { EnvelopeError, ToolClient, type TaskEnvelope } from '../api/tools.ts';
+import { acceptsExtension, checkInput, inputCheckOf, mapLimit } from '../batch/preflight.ts';
+import { scanInputs } from '../batch/scan.ts';
+import type { Db } from '../db/open.ts';
+import { exists, removeQuietly } from '../downloads/download.ts';
+import { KIND_EXTS, outputDirOf, partPathOf, renderName, stemOf } from '../downloads/naming.ts';
+import { ACTIVE_STATES, ATTENTION, type JobState } from '../queue/states.ts';
+import { JobStore, toJobRecord, type JobRow, type NewJob } from '../queue/store.ts';
+import { DEFAULT_POLL, nextPollDelay, type PollPolicy } from './poll-policy.ts';
+import { batchFieldOf, buildParams, isLoopback, placeholderFor, PreflightError } from './request.ts';
+import { fetchResults, JobMovedError } from './results.ts';
+import { join } from 'node:path';
+
+export interface EngineOptions {
+  db: Db;
+  target: () => Promise<ApiTarget>;
+  slugs: () => Slugs;
+  settings: () => Settings;
+  /** Overrides settings.concurrency (CLI --concurrency, benchmarks). */
+  concurrency?: number;
+  poll?: Partial<PollPolicy>;
+  client?: ClientOptions;
+  /** Throttle of `jobs.changed` events. */
+  eventIntervalMs?: number;
+  /** A holder of the queue that stopped heart-beating this long ago is presumed dead. */
+  leaseStaleMs?: number;
+  downloadAttempts?: number;
+  /** Pause after a create was rate limited and the server named no Retry-After. */
+  defaultBackoffMs?: number;
+}
+
+type Listener = (e: JobsChanged) => void;
+
+interface Inflight {
+  jobId: string;
+  tool: string;
+  taskId: string;
+  listPath: string;
+  params: Record<string, unknown>;
+  submittedAt: number;
+  nextPollAt: number;
+}
+
+const HEARTBEAT_MS = 2000;
+const RECONCILE_MS = 1500;
+
+/**
+ * The engine: one durable queue in SQLite, driven by whichever process holds the lease. Each job
+ * moves through its state machine by compare-and-set updates, so what is on disk is always the
+ * truth and any process can be killed at any point.
+ */
+export class Engine {
+  readonly store: JobStore;
+  readonly tools: ToolClient;
+  private readonly o: EngineOptions;
+  private readonly owner = randomUUID();
+  private readonly poll: PollPolicy;
+  private readonly listeners = new Set<Listener>();
+  private readonly polling = new Map<string, Inflight>();
+  private readonly busy = new Map<string, Promise<void>>();
+  private readonly aborts = new Map<string, AbortController>();
+  private readonly groupsInFlight = new Set<string>();
+  private timer: NodeJS.Timeout | null = null;
+  private eventTimer: NodeJS.Timeout | null = null;
+  private running = false;
+  private leased = false;
+  private stopping = false;
+  private lastHeartbeat = 0;
+  private lastReconcile = 0;
+  private eventCursor = 0;
+  private readonly sentAtCursor = new Set<string>();
+  private rateLimitedUntil = 0;
+
+  constructor(o: EngineOptions) {
+    this.o = o;
+    this.store = new JobStore(o.db);
+    this.tools = new ToolClient(new ApiClient(o.target, o.client));
+    this.poll = { ...DEFAULT_POLL, ...o.poll, maxMs: { ...DEFAULT_POLL.maxMs, ...o.poll?.maxMs } };
+  }
+
+  // ---- lifecycle ---------------------------------------------------------------------------
+
+  /** Starts driving the queue (or waits for the lease while another process holds it). */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.stopping = false;
+    this.eventCursor = Date.now();
+    this.schedule(0);
+    this.eventTimer = setInterval(() => this.emitChanges(), this.o.eventIntervalMs ?? 250);
+    this.eventTimer.unref?.();
+  }
+
+  /**
+   * Stops without losing anything: downloads are aborted (their parts resume next time), but a
+   * create already sent is awaited so its task_id is stored rather than left ambiguous.
+   */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.running = false;
+    if (this.timer) clearTimeout(this.timer);
+    if (this.eventTimer) clearInterval(this.eventTimer);
+    this.timer = this.eventTimer = null;
+    for (const a of this.aborts.values()) a.abort();
+    await Promise.allSettled([...this.busy.values()]);
+    this.emitChanges();
+    if (this.leased) this.store.releaseLease(this.owner);
+    this.leased = false;
+    this.polling.clear();
+  }
+
+  get holdsQueue(): boolean {
+    return this.leased;
+  }
+
+  on(_event: 'jobs.changed', fn: Listener): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  // ---- commands ------------------------------------------------------------------------------
+
+  status(): QueueStatus {
+    const until = this.rateLimitedUntil > Date.now() ? this.rateLimitedUntil : null;
+    return { paused: this.store.flag('paused') === '1', rateLimitedUntil: until, running: this.leased, counts: this.store.counts() };
+  }
+
+  pause(): QueueStatus {
+    this.store.setFlag('paused', '1');
+    return this.status();
+  }
+
+  resume(): QueueStatus {
+    this.store.setFlag('paused', null);
+    this.kick();
+    return this.status();
+  }
+
+  listJobs(q: { batchId?: string; state?: JobState; limit: number; offset: number }): { jobs: JobRecord[]; total: number } {
+    const r = this.store.list(q);
+    return { jobs: r.jobs.map(toJobRecord), total: r.total };
+  }
+
+  listBatches(limit = 50, offset = 0): BatchRecord[] {
+    return this.store.batches(limit, offset);
+  }
+
+  job(id: string): JobRecord {
+    const j = this.store.get(id);
+    if (!j) throw new DeskError('not_found', `no job ${id}`);
+    return toJobRecord(j);
+  }
+
+  cancelJob(id: string): JobRecord {
+    const j = this.store.get(id);
+    if (!j) throw new DeskError('not_found', `no job ${id}`);
+    if (j.state === 'done' || j.state === 'canceled') throw new DeskError('conflict', `job ${id} is ${j.state}; there is nothing to cancel`);
+    // A task already sent keeps running on the server (the API has no cancel); we stop waiting for it.
+    if (!this.store.move(id, j.state, 'canceled', { error: j.taskId ? 'Canceled; the task was already submitted and may still be charged.' : 'Canceled before submission.' })) return this.cancelJob(id);
+    this.aborts.get(id)?.abort();
+    this.polling.delete(id);
+    void this.removeParts(this.store.get(id)!);
+    return this.job(id);
+  }
+
+  /**
+   * Retry is always the user's act. A task already paid for is never sent again: with its results
+   * known it goes back to downloading, still running on the server it goes back to polling; only a
+   * task that failed, was never created, or may not exist is submitted anew.
+   */
+  retryJob(id: string): JobRecord {
+    const j = this.store.get(id);
+    if (!j) throw new DeskError('not_found', `no job ${id}`);
+    if (!['failed', 'canceled', 'needs_attention'].includes(j.state)) throw new DeskError('conflict', `job ${id} is ${j.state}; only failed, canceled or needs-attention jobs can be retried`);
+    let ok: boolean;
+    if (j.taskId && j.generated?.length) ok = this.store.move(id, j.state, 'downloading', { error: null, invalid: null, outputs: [] , planned: null });
+    else if (j.taskId && j.state === 'canceled') ok = this.store.move(id, j.state, 'running', { error: null, nextPollAt: Date.now() });
+    else ok = this.store.move(id, j.state, 'queued', { error: null, invalid: null, taskId: null, attemptId: null, generated: null, planned: null, outputs: [] });
+    if (!ok) throw new DeskError('conflict', `job ${id} changed while retrying; try again`);
+    this.lastReconcile = 0;
+    this.kick();
+    return this.job(id);
+  }
+
+  cancelBatch(id: string): BatchRecord {
+    if (!this.store.batch(id)) throw new DeskError('not_found', `no batch ${id}`);
+    for (const s of ['queued', 'submitting', 'running', 'downloading', 'needs_attention', 'failed'] as const) {
+      for (const j of this.store.list({ batchId: id, state: s, limit: 1_000_000, offset: 0 }).jobs) {
+        try {
+          this.cancelJob(j.id);
+        } catch {
+          // finished meanwhile
+        }
+      }
+    }
+    return this.store.batch(id)!;
+  }
+
+  retryBatch(id: string): BatchRecord {
+    if (!this.store.batch(id)) throw new DeskError('not_found', `no batch ${id}`);
+    for (const s of ['failed', 'canceled', 'needs_attention'] as const) {
+      for (const j of this.store.list({ batchId: id, state: s, limit: 1_000_000, offset: 0 }).jobs) {
+        try {
+          this.retryJob(j.id);
+        } catch {
+          // moved meanwhile
+        }
+      }
+    }
+    return this.store.batch(id)!;
+  }
+
+  /**
+   * Queues a tool over files and folders. Everything that can be checked locally is checked here,
+   * before anything is paid for: parameters against the catalogue, each input's format, size and
+   * dimensions. Inputs whose output exists are skipped; inputs with an unfinished job of an earlier
+   * run are resumed, never queued twice.
+   */
+  async startBatch(req: { tool: string; inputs?: string[]; params?: Record<string, unknown>; outDir?: string }): Promise<BatchStartResult> {
+    let tool: ToolEntry;
+    try {
+      tool = getTool(req.tool);
+    } catch (err) {
+      throw new DeskError('invalid', (err as Error).message);
+    }
+    const settings = this.o.settings();
+    const outDirRaw = req.outDir ?? settings.outputDir;
+    if (!outDirRaw) throw new DeskError('invalid', 'choose an output folder (or set one in Settings)');
+    const outDir = resolve(outDirRaw);
+    const params = { ...(req.params ?? {}) };
+    const inputs = req.inputs ?? [];
+    const field = batchFieldOf(tool);
+    if (inputs.length && !field) throw new DeskError('invalid', `${tool.title} takes no input files; give its parameters only`);
+    if (field && params[field.name] !== undefined && inputs.length) throw new DeskError('invalid', `${field.name} is filled from the input files; do not also pass it as a parameter`);
+    const probe = field && inputs.length ? { ...params, [field.name]: field.kind === 'mediaList' ? [placeholderFor(field)] : placeholderFor(field) } : params;
+    const v = validateRequest(tool, probe);
+    if (!v.ok) throw new DeskError('invalid', `${tool.title}: ${v.invalid.map((p) => `${p.field} ${p.reason}`).join('; ')}`, v.invalid);
+    if (field && inputs.length && !field.encodings.includes('base64') && !field.encodings.includes('dataUri') && !isLoopback((await this.o.target()).baseUrl)) {
+      throw new DeskError('invalid', `${tool.title} takes ${field.name} only as an HTTPS URL; local files can be sent only to the Sandbox`);
+    }
+
+    const skipped: { path: string; reason: string }[] = [];
+    const resumed: string[] = [];
+    const newJobs: NewJob[] = [];
+    let rejected: { path: string; reason: string }[] = [];
+    if (field && inputs.length) {
+      const check = inputCheckOf(tool)!;
+      const scan = await scanInputs(inputs, (ext) => acceptsExtension(check, ext), [outDir]);
+      rejected = scan.rejected;
+      const reasons = await mapLimit(scan.inputs, 8, (i) => checkInput(check, i.path));
+      for (const [n, input] of scan.inputs.entries()) {
+        if (reasons[n]) {
+          rejected.push({ path: input.path, reason: reasons[n]! });
+          continue;
+        }
+        const open = this.store.openJobFor(tool.id, input.path, outDir);
+        if (open) {
+          resumed.push(open.id);
+          continue;
+        }
+        const existing = await this.existingOutput(tool, settings.namingTemplate, outDir, input.relDir, input.path);
+        if (existing) {
+          skipped.push({ path: input.path, reason: `its output ${existing} already exists` });
+          continue;
+        }
+        newJobs.push({ id: randomUUID(), inputPath: input.path, relDir: input.relDir, params });
+      }
+    } else {
+      newJobs.push({ id: randomUUID(), inputPath: null, relDir: '', params });
+    }
+    const batchId = randomUUID();
+    this.store.insertBatch({ id: batchId, tool: tool.id, outDir, params, roots: inputs.map((i) => resolve(i)), snapshot: { namingTemplate: settings.namingTemplate, slugs: this.o.slugs() }, jobs: newJobs });
+    this.kick();
+    return { batch: this.store.batch(batchId)!, queued: newJobs.length, resumed, skipped, rejected, jobIds: [...newJobs.map((j) => j.id), ...resumed] };
+  }
+
+  private async existingOutput(tool: ToolEntry, template: string, outDir: string, relDir: string, inputPath: string): Promise<string | null> {
+    const dir = outputDirOf(outDir, relDir);
+    const stem = renderName(template, { name: stemOf(inputPath, ''), tool: tool.id, ext: '\u0000', batch: '', date: new Date() }, 0);
+    for (const ext of KIND_EXTS[tool.result]) {
+      const p = join(dir, stem.replace('\u0000', ext));
+      if (await exists(p)) return p;
+    }
+    return null;
+  }
+
+  // ---- the loop ------------------------------------------------------------------------------
+
+  private kick(): void {
+    if (this.running) this.schedule(0);
+  }
+
+  private schedule(ms: number): void {
+    if (!this.running) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.tick(), ms);
+  }
+
+  private async tick(): Promise<void> {
+    this.timer = null;
+    if (!this.running) return;
+    const now = Date.now();
+    try {
+      if (!this.leased || now - this.lastHeartbeat > HEARTBEAT_MS) {
+        const had = this.leased;
+        this.leased = this.store.tryLease(this.owner, this.o.leaseStaleMs ?? 10_000);
+        this.lastHeartbeat = now;
+        if (this.leased && !had) await this.recover();
+        if (!this.leased) {
+          if (had) this.abandon();
+          return this.schedule(HEARTBEAT_MS / 2);
+        }
+      }
+      if (now - this.lastReconcile > RECONCILE_MS) this.reconcile();
+      this.submitQueued();
+      this.pollDue();
+    } catch (err) {
+      // A failure of one tick (disk full, locked DB) must not stop the queue; it is retried.
+      console.error(`mediadesk engine: ${(err as Error).message}`);
+    }
+    let wait = 1000;
+    for (const f of this.polling.values()) wait = Math.min(wait, f.nextPollAt - Date.now());
+    this.schedule(Math.max(5, wait));
+  }
+
+  /** Boot after a crash or kill: each job continues from its stored state. */
+  private async recover(): Promise<void> {
+    for (const j of this.store.inState('submitting')) {
+      // The create may have reached the server: never send it again without the user.
+      this.store.move(j.id, 'submitting', 'needs_attention', { error: ATTENTION.interruptedSubmit });
+    }
+    await this.removeStaleParts();
+    this.lastReconcile = 0;
+  }
+
+  /** Another process took the queue (we stalled): stop acting on its jobs. */
+  private abandon(): void {
+    for (const a of this.aborts.values()) a.abort();
+    this.polling.clear();
+  }
+
+  /** Picks up jobs moved by other processes (retry from the CLI) and running jobs after boot. */
+  private reconcile(): void {
+    this.lastReconcile = Date.now();
+    for (const j of this.store.inState('running')) if (!this.polling.has(j.id) && !this.busy.has(j.id)) this.track(j);
+    for (const j of this.store.inState('downloading')) if (!this.busy.has(j.id)) this.startDownload(j);
+    for (const id of this.polling.keys()) {
+      const j = this.store.get(id);
+      if (!j || j.state !== 'running') this.polling.delete(id);
+    }
+  }
+
+  private track(j: JobRow): void {
+    const submittedAt = j.submittedAt ?? Date.now();
+    this.polling.set(j.id, {
+      jobId: j.id, tool: j.tool, taskId: j.taskId!, params: j.params, submittedAt,
+      listPath: resolvePaths(getTool(j.tool), j.snapshot.slugs as Slugs, j.params).list,
+      nextPollAt: j.nextPollAt ?? Date.now(),
+    });
+  }
+
+  private limits(): { global: number; perTool: Record<string, number> } {
+    const s = this.o.settings();
+    return { global: this.o.concurrency ?? s.concurrency, perTool: s.perToolConcurrency };
+  }
+
+  private submitQueued(): void {
+    if (this.stopping || this.store.flag('paused') === '1' || Date.now() < this.rateLimitedUntil) return;
+    const { global, perTool } = this.limits();
+    const active = this.store.activeByTool();
+    let total = [...active.values()].reduce((a, n) => a + n, 0);
+    if (total >= global) return;
+    const candidates = this.store.inState('queued', (global - total) * 4 + 16);
+    for (const j of candidates) {
+      if (total >= global) break;
+      if (this.busy.has(j.id)) continue;
+      const cap = perTool[j.tool];
+      if (cap !== undefined && (active.get(j.tool) ?? 0) >= cap) continue;
+      active.set(j.tool, (active.get(j.tool) ?? 0) + 1);
+      total++;
+      this.run(j.id, () => this.submit(j));
+    }
+  }
+
+  private run(jobId: string, fn: () => Promise<void>): void {
+    const p = fn().catch((err) => console.error(`mediadesk engine: job ${jobId}: ${(err as Error).stack ?? err}`)).finally(() => {
+      this.busy.delete(jobId);
+      this.kick();
+    });
+    this.busy.set(jobId, p);
+  }
+
+  /**
+   * One create. `submitting` (with a fresh attempt id) is committed before the request leaves,
+   * and the task_id the moment the answer arrives: a crash in between is found at boot and put
+   * to the user, never re-sent.
+   */
+  private async submit(j: JobRow): Promise<void> {
+    const tool = getTool(j.tool);
+    const slugs = j.snapshot.slugs as Slugs;
+    let params: Record<string, unknown>;
+    try {
+      const target = await this.o.target();
+      params = await buildParams(tool, j.params, j.inputPath, this.tools, isLoopback(target.baseUrl));
+    } catch (err) {
+      if (err instanceof PreflightError) {
+        this.store.move(j.id, 'queued', 'submitting', {}) && this.store.move(j.id, 'submitting', 'failed', { error: err.message, invalid: err.invalid });
+        return;
+      }
+      // The upload failed or the backend is unreachable: nothing was paid; try again shortly.
+      this.backoff(err instanceof ApiError ? err.retryAfterSec : undefined);
+      return;
+    }
+    if (!this.store.move(j.id, 'queued', 'submitting', { attemptId: randomUUID(), attempts: j.attempts + 1, error: null, invalid: null })) return;
+    let env: TaskEnvelope;
+    try {
+      env = await this.tools.create(j.tool, slugs, params);
+    } catch (err) {
+      this.onCreateError(j, err);
+      return;
+    }
+    const now = Date.now();
+    const base = { taskId: env.taskId, submittedAt: now, expiresAt: tool.resultTtlHours ? now + tool.resultTtlHours * 3_600_000 : null };
+    let moved: boolean;
+    if (env.status === 'COMPLETED' && env.generated?.length) moved = this.store.move(j.id, 'submitting', 'downloading', { ...base, generated: env.generated });
+    else if (env.status === 'FAILED') moved = this.store.move(j.id, 'submitting', 'failed', { ...base, error: env.error ? `The task failed: ${env.error}` : 'The task failed on the server.' });
+    else moved = this.store.move(j.id, 'submitting', 'running', { ...base, nextPollAt: now + this.poll.firstMs });
+    if (!moved) {
+      // Canceled while the create was in flight: keep the task id so the user can find the charge.
+      const cur = this.store.get(j.id);
+      if (cur) this.store.patch(j.id, cur.state, { taskId: env.taskId });
+      return;
+    }
+    const row = this.store.get(j.id)!;
+    if (row.state === 'running') this.track(row);
+    else if (row.state === 'downloading') this.startDownload(row, true);
+  }
+
+  private onCreateError(j: JobRow, err: unknown): void {
+    if (err instanceof ApiError && !err.mayHaveReachedServer && (err.status === 429 || err.status === 503 || err.kind !== 'http')) {
+      // Provably not processed: requeue, and pause submissions instead of hammering.
+      this.store.move(j.id, 'submitting', 'queued', { error: `Waiting: ${err.describe()}` });
+      this.backoff(err.retryAfterSec);
+    } else if (err instanceof ApiError && err.kind === 'http' && err.status! >= 400 && err.status! < 500) {
+      this.store.move(j.id, 'submitting', 'failed', { error: err.describe(), invalid: err.invalidParams });
+    } else {
+      const detail = err instanceof ApiError ? err.describe() : err instanceof EnvelopeError ? err.message : String(err);
+      this.store.move(j.id, 'submitting', 'needs_attention', { error: ATTENTION.ambiguousCreate(detail) });
+    }
+  }
+
+  private backoff(retryAfterSec: number | undefined): void {
+    this.rateLimitedUntil = Math.max(this.rateLimitedUntil, Date.now() + (retryAfterSec !== undefined ? retryAfterSec * 1000 : this.o.defaultBackoffMs ?? 2000));
+  }
+
+  // ---- polling ---------------------------------------------------------------------------------
+
+  /** One request per collection per tick, whatever the number of tasks in it. */
+  private pollDue(): void {
+    const now = Date.now();
+    const groups = new Map<string, Inflight[]>();
+    for (const f of this.polling.values()) {
+      const key = `${f.listPath}`;
+      (groups.get(key) ?? groups.set(key, []).get(key)!).push(f);
+    }
+    for (const [listPath, items] of groups) {
+      if (this.groupsInFlight.has(listPath) || !items.some((f) => f.nextPollAt <= now)) continue;
+      this.groupsInFlight.add(listPath);
+      const listable = getTool(items[0].tool).listShown;
+      void (listable ? this.pollList(listPath, items) : this.pollEach(items.filter((f) => f.nextPollAt <= now)))
+        .catch(() => {
+          // The client already retried; the next tick tries again.
+          for (const f of items) f.nextPollAt = Date.now() + this.poll.minMs;
+        })
+        .finally(() => {
+          this.groupsInFlight.delete(listPath);
+          this.kick();
+        });
+    }
+  }
+
+  private async pollList(listPath: string, items: Inflight[]): Promise<void> {
+    const want = new Map(items.map((f) => [f.taskId, f]));
+    const found = new Map<string, TaskEnvelope>();
+    const perPage = Math.min(1000, Math.max(100, items.length * 2));
+    for (let page = 1; page <= 5 && found.size < want.size; page++) {
+      const r = await this.tools.listPage(listPath, page, perPage);
+      for (const e of r.items) if (want.has(e.taskId)) found.set(e.taskId, e);
+      if (!r.more) break;
+    }
+    const missing = items.filter((f) => !found.has(f.taskId) && f.nextPollAt <= Date.now());
+    // Completed items without results (older deployments list only task_id and status) and
+    // tasks the list did not show are asked about one by one.
+    const needDetail = items.filter((f) => found.get(f.taskId)?.status === 'COMPLETED' && !found.get(f.taskId)!.generated?.length);
+    const details = await Promise.all([...missing, ...needDetail].map((f) => this.byIdQuiet(f)));
+    for (const d of details) if (d) found.set(d.taskId, d);
+    this.apply(items, found);
+  }
+
+  private async pollEach(items: Inflight[]): Promise<void> {
+    const found = new Map<string, TaskEnvelope>();
+    for (const d of await Promise.all(items.map((f) => this.byIdQuiet(f)))) if (d) found.set(d.taskId, d);
+    this.apply(items, found);
+  }
+
+  private async byIdQuiet(f: Inflight): Promise<TaskEnvelope | null> {
+    try {
+      return await this.tools.byId(f.tool, this.store.get(f.jobId)?.snapshot.slugs as Slugs, f.params, f.taskId);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) {
+        this.polling.delete(f.jobId);
+        this.store.move(f.jobId, 'running', 'needs_attention', { error: ATTENTION.lostTask });
+      }
+      return null;
+    }
+  }
+
+  private apply(items: Inflight[], found: Map<string, TaskEnvelope>): void {
+    const now = Date.now();
+    const toDownload: string[] = [];
+    this.store.transaction(() => {
+      for (const f of items) {
+        if (!this.polling.has(f.jobId)) continue;
+        const e = found.get(f.taskId);
+        const kind = getTool(f.tool).result;
+        if (e?.status === 'COMPLETED' && e.generated?.length) {
+          this.polling.delete(f.jobId);
+          if (this.store.move(f.jobId, 'running', 'downloading', { generated: e.generated })) toDownload.push(f.jobId);
+        } else if (e?.status === 'FAILED') {
+          this.polling.delete(f.jobId);
+          this.store.move(f.jobId, 'running', 'failed', { error: e.error ? `The task failed: ${e.error}` : 'The task failed on the server (nothing to download). Retry submits it again.' });
+        } else {
+          f.nextPollAt = now + nextPollDelay(this.poll, kind, now - f.submittedAt);
+        }
+      }
+    });
+    for (const id of toDownload) this.startDownload(this.store.get(id)!, true);
+  }
+
+  // ---- downloads -------------------------------------------------------------------------------
+
+  private startDownload(j: JobRow, fresh = false): void {
+    if (this.busy.has(j.id) && !fresh) return;
+    if (this.busy.has(j.id)) return;
+    const ac = new AbortController();
+    this.aborts.set(j.id, ac);
+    this.run(j.id, async () => {
+      try {
+        await fetchResults(j, { store: this.store, tools: this.tools, slugs: j.snapshot.slugs as Slugs, signal: ac.signal, maxAttempts: this.o.downloadAttempts ?? 6 });
+        this.store.move(j.id, 'downloading', 'done', { error: null });
+      } catch (err) {
+        if (ac.signal.aborted || err instanceof JobMovedError) return;
+        const msg = err instanceof ApiError ? err.describe() : (err as Error).message;
+        this.store.move(j.id, 'downloading', 'failed', { error: `Download failed: ${msg}. The task is paid; Retry downloads it again without a new charge.` });
+      } finally {
+        this.aborts.delete(j.id);
+      }
+    });
+  }
+
+  private async removeParts(j: JobRow): Promise<void> {
+    for (const p of j.planned ?? []) await removeQuietly(partPathOf(p));
+  }
+
+  /**
+   * Removes `.part` files left by a crash, but only ours: parts of planned outputs of jobs that are
+   * not downloading now (a user's unrelated `.part` file is never touched).
+   */
+  private async removeStaleParts(): Promise<void> {
+    const rows = this.store.db.prepare("SELECT id, state, planned, outputs FROM jobs WHERE planned IS NOT NULL AND state != 'done'").all() as { id: string; state: JobState; planned: string; outputs: string }[];
+    for (const r of rows) {
+      const planned = JSON.parse(r.planned) as string[];
+      const doneCount = (JSON.parse(r.outputs) as string[]).length;
+      for (const [i, p] of planned.entries()) {
+        if (r.state === 'downloading' && i >= doneCount) continue;
+        await removeQuietly(partPathOf(p));
+      }
+    }
+    const done = this.store.db.prepare("SELECT planned FROM jobs WHERE planned IS NOT NULL AND state = 'done' AND updated_at > ?").all(Date.now() - 86_400_000) as { planned: string }[];
+    for (const r of done) for (const p of JSON.parse(r.planned) as string[]) await removeQuietly(partPathOf(p));
+  }
+
+  // ---- events ----------------------------------------------------------------------------------
+
+  /** Throttled: at most one event per interval, with the rows changed since the last one. */
+  private emitChanges(): void {
+    if (this.listeners.size === 0) {
+      this.eventCursor = Date.now();
+      return;
+    }
+    // `>=` with the ids already sent at the cursor's millisecond: a row written in that same
+    // millisecond after the query is neither lost nor sent twice.
+    const rows = (this.store.db.prepare('SELECT id, updated_at AS u FROM jobs WHERE updated_at >= ? ORDER BY updated_at LIMIT 1001').all(this.eventCursor) as { id: string; u: number }[])
+      .filter((r) => !(r.u === this.eventCursor && this.sentAtCursor.has(r.id)));
+    if (rows.length === 0) return;
+    const truncated = rows.length > 500;
+    const jobs = this.store.byIds(rows.slice(0, 500).map((r) => r.id));
+    const max = Math.max(...rows.slice(0, 500).map((r) => r.u));
+    if (max !== this.eventCursor) this.sentAtCursor.clear();
+    this.eventCursor = max;
+    for (const r of rows.slice(0, 500)) if (r.u === max) this.sentAtCursor.add(r.id);
+    const batchIds = [...new Set(jobs.map((j) => j.batchId))];
+    const payload: JobsChanged = { batches: batchIds.map((id) => this.store.batch(id)!).filter(Boolean), jobs: jobs.map(toJobRecord), truncated, status: this.status() };
+    for (const fn of this.listeners) fn(payload);
+  }
+}
+
+export const isActive = (s: JobState) => ACTIVE_STATES.includes(s);

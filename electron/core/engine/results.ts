@@ -1,0 +1,137 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { getTool } from '../../../shared/catalogue/index.ts';
+import type { GeneratedItem, ToolClient } from '../api/tools.ts';
+import { downloadToPart, exists, ExpiredUrlError, placeWithoutOverwrite, removeQuietly, sameFile, TransientDownloadError, writeTextPart } from '../downloads/download.ts';
+import { extensionOf, outputDirOf, partPathOf, renderName, stemOf, withCollisionSuffix } from '../downloads/naming.ts';
+import type { JobRow, JobStore } from '../queue/store.ts';
+import type { Slugs } from '../../../shared/catalogue/index.ts';
+
+export const urlOf = (g: GeneratedItem) => (typeof g === 'string' ? g : g.url);
+const typeOf = (g: GeneratedItem) => (typeof g === 'string' ? undefined : g.content_type);
+
+/** The job was moved by someone else (cancel) while we worked on it. */
+export class JobMovedError extends Error {
+  override name = 'JobMovedError';
+}
+
+const sleep = (ms: number, signal?: AbortSignal) => new Promise<void>((resolve) => {
+  const t = setTimeout(resolve, ms);
+  signal?.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+});
+
+export interface FetchDeps {
+  store: JobStore;
+  tools: ToolClient;
+  slugs: Slugs;
+  signal: AbortSignal;
+  maxAttempts: number;
+  onBytes?: (n: number) => void;
+}
+
+/** Output paths reserved for each result, so a resumed download continues the same part file. */
+async function plan(job: JobRow, items: GeneratedItem[]): Promise<string[]> {
+  const tool = getTool(job.tool);
+  const dir = outputDirOf(job.outDir, job.relDir);
+  const name = stemOf(job.inputPath, job.id);
+  const planned: string[] = [];
+  for (let i = 0; i < items.length; i++) {
+    const ext = extensionOf(tool.result === 'text' ? null : urlOf(items[i]), typeOf(items[i]), tool.result);
+    const base = join(dir, renderName(job.snapshot.namingTemplate, { name, tool: job.tool, ext, batch: job.batchId, date: new Date(job.createdAt) }, i));
+    let k = 1;
+    while (await exists(withCollisionSuffix(base, k)) || planned.includes(withCollisionSuffix(base, k))) k++;
+    planned.push(withCollisionSuffix(base, k));
+  }
+  return planned;
+}
+
+/**
+ * Brings every result of a job to its final file: streamed into `<final>.part`, flushed, then
+ * linked into place without overwriting anything, recorded, and only then the part removed. Each
+ * step is recorded so a crash at any point resumes without a partial or duplicated output.
+ */
+export async function fetchResults(job: JobRow, deps: FetchDeps): Promise<string[]> {
+  const { store, signal } = deps;
+  const tool = getTool(job.tool);
+  let items = job.generated ?? [];
+  if (items.length === 0) {
+    const env = await deps.tools.byId(job.tool, deps.slugs, job.params, job.taskId!);
+    items = env.generated ?? [];
+    if (items.length === 0) throw new Error('the task completed without any result');
+    if (!store.patch(job.id, 'downloading', { generated: items })) throw new JobMovedError();
+  }
+  let planned = job.planned && job.planned.length === (tool.result === 'text' ? 1 : items.length) ? job.planned : null;
+  if (!planned) {
+    planned = await plan(job, tool.result === 'text' ? [items.map(urlOf).join('\n')] : items);
+    if (!store.patch(job.id, 'downloading', { planned })) throw new JobMovedError();
+  }
+  await mkdir(outputDirOf(job.outDir, job.relDir), { recursive: true });
+  const outputs = [...job.outputs];
+  for (let i = outputs.length; i < planned.length; i++) {
+    const base = planned[i];
+    // The part is named after the planned output and never renamed, so a resumed run finds it.
+    const part = partPathOf(base);
+    const placed = await placedAs(part, base);
+    if (placed) {
+      // The last run placed this file but died before recording it.
+      if (!store.patch(job.id, 'downloading', { outputs: [...outputs, placed] })) throw new JobMovedError();
+      outputs.push(placed);
+      await removeQuietly(part);
+      continue;
+    }
+    if (tool.result === 'text') await writeTextPart(part, items.map(urlOf).join('\n'));
+    else items = await downloadWithRetries(job, i, items, part, deps);
+    let k = 1;
+    let final = base;
+    while (!(await placeWithoutOverwrite(part, final))) {
+      // A file appeared at our name since we planned it (the user's, or another job's): never replace it.
+      final = withCollisionSuffix(base, ++k);
+    }
+    if (!store.patch(job.id, 'downloading', { outputs: [...outputs, final] })) {
+      await removeQuietly(part);
+      throw new JobMovedError();
+    }
+    outputs.push(final);
+    await removeQuietly(part);
+  }
+  return outputs;
+}
+
+/** Where a part was already linked into place by an earlier run, if anywhere. */
+async function placedAs(part: string, base: string): Promise<string | null> {
+  if (!(await exists(part))) return null;
+  for (let k = 1; ; k++) {
+    const candidate = withCollisionSuffix(base, k);
+    if (!(await exists(candidate))) return null;
+    if (await sameFile(part, candidate)) return candidate;
+  }
+}
+
+async function downloadWithRetries(job: JobRow, i: number, items: GeneratedItem[], part: string, deps: FetchDeps): Promise<GeneratedItem[]> {
+  let lastError: Error | null = null;
+  for (let attempt = 1; attempt <= deps.maxAttempts; attempt++) {
+    if (deps.signal.aborted) throw new Error('stopped');
+    try {
+      await downloadToPart(urlOf(items[i]), part, { signal: deps.signal, onBytes: deps.onBytes });
+      return items;
+    } catch (err) {
+      if (deps.signal.aborted) throw err;
+      lastError = err as Error;
+      if (err instanceof ExpiredUrlError) {
+        // Result links expire (24 h for video): the task itself hands out a fresh one.
+        await removeQuietly(part);
+        const env = await deps.tools.byId(job.tool, deps.slugs, job.params, job.taskId!);
+        if (!env.generated?.length || urlOf(env.generated[i] ?? '') === urlOf(items[i])) {
+          if (attempt >= 2) throw new Error(`the result link expired and the server gave no fresh one (${err.message})`);
+        } else {
+          items = env.generated;
+          if (!deps.store.patch(job.id, 'downloading', { generated: items })) throw new JobMovedError();
+        }
+      } else if (!(err instanceof TransientDownloadError)) {
+        throw err;
+      }
+      await sleep(Math.min(5000, 100 * 2 ** attempt * (0.5 + Math.random())), deps.signal);
+    }
+  }
+  throw new Error(`download failed after ${deps.maxAttempts} attempts: ${lastError?.message ?? 'unknown error'}`);
+}

@@ -1,0 +1,36 @@
+/**
+ * The job state machine. Every change of state goes through `canMove`, and the store applies it
+ * as a compare-and-set on the stored state, so two processes (or a cancel racing a download) can
+ * never both win.
+ */
+export const JOB_STATES = ['queued', 'submitting', 'running', 'downloading', 'done', 'failed', 'canceled', 'needs_attention'] as const;
+export type JobState = (typeof JOB_STATES)[number];
+
+const MOVES: Record<JobState, readonly JobState[]> = {
+  queued: ['submitting', 'canceled'],
+  // queued again only when the server provably did not take the create (429/503, never connected).
+  submitting: ['running', 'downloading', 'queued', 'failed', 'needs_attention', 'canceled'],
+  running: ['downloading', 'failed', 'canceled', 'needs_attention'],
+  downloading: ['done', 'failed', 'canceled', 'needs_attention', 'downloading'],
+  done: [],
+  // Retry is always a user's act: back to queued (new create) or to downloading (task already paid).
+  failed: ['queued', 'downloading', 'canceled'],
+  canceled: ['queued', 'running', 'downloading'],
+  needs_attention: ['queued', 'running', 'downloading', 'canceled'],
+};
+
+export const canMove = (from: JobState, to: JobState): boolean => MOVES[from].includes(to);
+
+/** States in which a job holds a concurrency slot. */
+export const ACTIVE_STATES: readonly JobState[] = ['submitting', 'running', 'downloading'];
+/** States from which nothing happens without the user. */
+export const SETTLED_STATES: readonly JobState[] = ['done', 'failed', 'canceled', 'needs_attention'];
+
+export const isJobState = (s: string): s is JobState => (JOB_STATES as readonly string[]).includes(s);
+
+/** Explanations stored with needs_attention, shown as they are. */
+export const ATTENTION = {
+  interruptedSubmit: 'The app stopped while this task was being submitted; it may have been created and charged. Check recent creations, then Retry to submit again or Cancel.',
+  ambiguousCreate: (detail: string) => `The submission failed after it may have reached the server (${detail}); the task may have been created and charged. Check recent creations, then Retry to submit again or Cancel.`,
+  lostTask: 'The server no longer knows this task; its result cannot be fetched. Retry submits it again (a new paid task).',
+} as const;

@@ -1,0 +1,305 @@
+import type { Statement } from 'better-sqlite3';
+import { hostname } from 'node:os';
+import type { BatchRecord, JobRecord } from '../../../shared/contract/jobs.ts';
+import type { InvalidParam } from '../api/client.ts';
+import type { Db } from '../db/open.ts';
+import { canMove, JOB_STATES, SETTLED_STATES, type JobState } from './states.ts';
+
+/** Settings frozen into each job when it is queued, so a later settings change never alters it. */
+export interface JobSnapshot {
+  namingTemplate: string;
+  slugs: Record<string, string>;
+}
+
+/** A result item as the API gave it (api-notes: strings or `{url, content_type}`). */
+export type GeneratedItem = string | { url: string; content_type?: string };
+
+export interface JobRow {
+  id: string;
+  seq: number;
+  batchId: string;
+  tool: string;
+  state: JobState;
+  inputPath: string | null;
+  relDir: string;
+  outDir: string;
+  params: Record<string, unknown>;
+  snapshot: JobSnapshot;
+  attemptId: string | null;
+  attempts: number;
+  taskId: string | null;
+  generated: GeneratedItem[] | null;
+  expiresAt: number | null;
+  planned: string[] | null;
+  outputs: string[];
+  error: string | null;
+  invalid: InvalidParam[];
+  nextPollAt: number | null;
+  submittedAt: number | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** Columns a state change may also set; JSON columns are (de)serialised here and nowhere else. */
+export interface JobPatch {
+  attemptId?: string | null;
+  attempts?: number;
+  taskId?: string | null;
+  generated?: GeneratedItem[] | null;
+  expiresAt?: number | null;
+  planned?: string[] | null;
+  outputs?: string[];
+  error?: string | null;
+  invalid?: InvalidParam[] | null;
+  nextPollAt?: number | null;
+  submittedAt?: number | null;
+}
+
+const COLUMN: Record<keyof JobPatch, { col: string; json: boolean }> = {
+  attemptId: { col: 'attempt_id', json: false },
+  attempts: { col: 'attempts', json: false },
+  taskId: { col: 'task_id', json: false },
+  generated: { col: 'generated', json: true },
+  expiresAt: { col: 'expires_at', json: false },
+  planned: { col: 'planned', json: true },
+  outputs: { col: 'outputs', json: true },
+  error: { col: 'error', json: false },
+  invalid: { col: 'invalid', json: true },
+  nextPollAt: { col: 'next_poll_at', json: false },
+  submittedAt: { col: 'submitted_at', json: false },
+};
+
+interface RawJob {
+  id: string; seq: number; batch_id: string; tool: string; state: string; input_path: string | null; rel_dir: string; out_dir: string;
+  params: string; snapshot: string; attempt_id: string | null; attempts: number; task_id: string | null; generated: string | null;
+  expires_at: number | null; planned: string | null; outputs: string; error: string | null; invalid: string | null;
+  next_poll_at: number | null; submitted_at: number | null; created_at: number; updated_at: number;
+}
+
+const parseJson = <T>(s: string | null, fallback: T): T => (s === null ? fallback : (JSON.parse(s) as T));
+
+function toRow(r: RawJob): JobRow {
+  return {
+    id: r.id, seq: r.seq, batchId: r.batch_id, tool: r.tool, state: r.state as JobState, inputPath: r.input_path, relDir: r.rel_dir,
+    outDir: r.out_dir, params: JSON.parse(r.params), snapshot: JSON.parse(r.snapshot), attemptId: r.attempt_id, attempts: r.attempts,
+    taskId: r.task_id, generated: parseJson(r.generated, null), expiresAt: r.expires_at, planned: parseJson(r.planned, null),
+    outputs: JSON.parse(r.outputs), error: r.error, invalid: parseJson(r.invalid, []), nextPollAt: r.next_poll_at,
+    submittedAt: r.submitted_at, createdAt: r.created_at, updatedAt: r.updated_at,
+  };
+}
+
+/** The public shape of a job (contract), derived from a row. */
+export function toJobRecord(j: JobRow): JobRecord {
+  const text = j.generated && j.tool === 'image-to-prompt' ? j.generated.map((g) => (typeof g === 'string' ? g : g.url)).join('\n') : null;
+  return {
+    id: j.id, batchId: j.batchId, tool: j.tool, state: j.state, input: j.inputPath, relDir: j.relDir, outDir: j.outDir, params: j.params,
+    taskId: j.taskId, attempts: j.attempts, error: j.error, invalid: j.invalid, outputs: j.outputs, text, resultsExpireAt: j.expiresAt,
+    createdAt: j.createdAt, updatedAt: j.updatedAt,
+  };
+}
+
+export interface NewJob {
+  id: string;
+  inputPath: string | null;
+  relDir: string;
+  params: Record<string, unknown>;
+}
+
+export interface NewBatch {
+  id: string;
+  tool: string;
+  outDir: string;
+  params: Record<string, unknown>;
+  roots: string[];
+  snapshot: JobSnapshot;
+  jobs: NewJob[];
+}
+
+export interface Lease {
+  owner: string;
+  pid: number;
+  host: string;
+  heartbeat: number;
+}
+
+/** Inputs of unfinished jobs are not queued again: those jobs are resumed instead. */
+const OPEN_STATES: readonly JobState[] = ['queued', 'submitting', 'running', 'downloading', 'needs_attention'];
+
+export class JobStore {
+  readonly db: Db;
+  private readonly now: () => number;
+  private readonly stmts = new Map<string, Statement>();
+
+  constructor(db: Db, now: () => number = Date.now) {
+    this.db = db;
+    this.now = now;
+  }
+
+  private stmt(sql: string): Statement {
+    let s = this.stmts.get(sql);
+    if (!s) this.stmts.set(sql, (s = this.db.prepare(sql)));
+    return s;
+  }
+
+  // ---- batches ---------------------------------------------------------------------------
+
+  insertBatch(b: NewBatch): void {
+    const now = this.now();
+    this.db.transaction(() => {
+      this.stmt('INSERT INTO batches (id, tool, out_dir, params, roots, created_at) VALUES (?, ?, ?, ?, ?, ?)')
+        .run(b.id, b.tool, b.outDir, JSON.stringify(b.params), JSON.stringify(b.roots), now);
+      const seq0 = (this.stmt('SELECT COALESCE(MAX(seq), 0) AS m FROM jobs').get() as { m: number }).m;
+      const ins = this.stmt(`INSERT INTO jobs (id, seq, batch_id, tool, state, input_path, rel_dir, out_dir, params, snapshot, created_at, updated_at)
+        VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)`);
+      const snap = JSON.stringify(b.snapshot);
+      b.jobs.forEach((j, i) => ins.run(j.id, seq0 + i + 1, b.id, b.tool, j.inputPath, j.relDir, b.outDir, JSON.stringify(j.params), snap, now, now));
+    })();
+  }
+
+  batch(id: string): BatchRecord | null {
+    const b = this.stmt('SELECT * FROM batches WHERE id = ?').get(id) as { id: string; tool: string; out_dir: string; params: string; created_at: number } | undefined;
+    if (!b) return null;
+    const counts = Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>;
+    for (const r of this.stmt('SELECT state, COUNT(*) AS n FROM jobs WHERE batch_id = ? GROUP BY state').all(id) as { state: JobState; n: number }[]) counts[r.state] = r.n;
+    const total = Object.values(counts).reduce((a, n) => a + n, 0);
+    const settled = SETTLED_STATES.reduce((a, s) => a + counts[s], 0);
+    return { id: b.id, tool: b.tool, outDir: b.out_dir, params: JSON.parse(b.params), createdAt: b.created_at, total, counts, progress: total ? settled / total : 1, finished: settled === total };
+  }
+
+  batches(limit: number, offset: number): BatchRecord[] {
+    const ids = this.stmt('SELECT id FROM batches ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?').all(limit, offset) as { id: string }[];
+    return ids.map((r) => this.batch(r.id)!);
+  }
+
+  // ---- jobs ------------------------------------------------------------------------------
+
+  get(id: string): JobRow | null {
+    const r = this.stmt('SELECT * FROM jobs WHERE id = ?').get(id) as RawJob | undefined;
+    return r ? toRow(r) : null;
+  }
+
+  /** A job by its id or an unambiguous prefix of it (the CLI prints 8 characters). */
+  resolveId(idOrPrefix: string): string | null {
+    if (!/^[0-9a-f-]{4,36}$/i.test(idOrPrefix)) return null;
+    const rows = this.stmt("SELECT id FROM jobs WHERE id LIKE ? || '%' LIMIT 2").all(idOrPrefix.toLowerCase()) as { id: string }[];
+    return rows.length === 1 ? rows[0].id : null;
+  }
+
+  /** An unfinished job of an earlier run for the same input, if any. */
+  openJobFor(tool: string, inputPath: string, outDir: string): JobRow | null {
+    const r = this.stmt(`SELECT * FROM jobs WHERE tool = ? AND input_path = ? AND out_dir = ? AND state IN (${OPEN_STATES.map(() => '?').join(',')}) ORDER BY seq DESC LIMIT 1`)
+      .get(tool, inputPath, outDir, ...OPEN_STATES) as RawJob | undefined;
+    return r ? toRow(r) : null;
+  }
+
+  list(q: { batchId?: string; state?: JobState; limit: number; offset: number }): { jobs: JobRow[]; total: number } {
+    const where: string[] = [];
+    const args: unknown[] = [];
+    if (q.batchId) where.push('batch_id = ?'), args.push(q.batchId);
+    if (q.state) where.push('state = ?'), args.push(q.state);
+    const w = where.length ? `WHERE ${where.join(' AND ')}` : '';
+    const total = (this.stmt(`SELECT COUNT(*) AS n FROM jobs ${w}`).get(...args) as { n: number }).n;
+    const rows = this.stmt(`SELECT * FROM jobs ${w} ORDER BY seq LIMIT ? OFFSET ?`).all(...args, q.limit, q.offset) as RawJob[];
+    return { jobs: rows.map(toRow), total };
+  }
+
+  inState(state: JobState, limit = 1_000_000): JobRow[] {
+    return (this.stmt('SELECT * FROM jobs WHERE state = ? ORDER BY seq LIMIT ?').all(state, limit) as RawJob[]).map(toRow);
+  }
+
+  byIds(ids: readonly string[]): JobRow[] {
+    const out: JobRow[] = [];
+    for (let i = 0; i < ids.length; i += 500) {
+      const chunk = ids.slice(i, i + 500);
+      out.push(...(this.db.prepare(`SELECT * FROM jobs WHERE id IN (${chunk.map(() => '?').join(',')})`).all(...chunk) as RawJob[]).map(toRow));
+    }
+    return out;
+  }
+
+  counts(): Record<JobState, number> {
+    const counts = Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>;
+    for (const r of this.stmt('SELECT state, COUNT(*) AS n FROM jobs GROUP BY state').all() as { state: JobState; n: number }[]) counts[r.state] = r.n;
+    return counts;
+  }
+
+  /** Jobs holding a concurrency slot, per tool. */
+  activeByTool(): Map<string, number> {
+    const rows = this.stmt("SELECT tool, COUNT(*) AS n FROM jobs WHERE state IN ('submitting', 'running', 'downloading') GROUP BY tool").all() as { tool: string; n: number }[];
+    return new Map(rows.map((r) => [r.tool, r.n]));
+  }
+
+  /**
+   * Moves a job only if it is still in one of `from` (compare-and-set): a cancel from another
+   * process or a concurrent step simply makes the loser's move return false.
+   */
+  move(id: string, from: JobState | readonly JobState[], to: JobState, patch: JobPatch = {}): boolean {
+    const froms = (typeof from === 'string' ? [from] : from).filter((f) => canMove(f, to));
+    if (froms.length === 0) return false;
+    const keys = Object.keys(patch) as (keyof JobPatch)[];
+    const sets = ['state = ?', 'updated_at = ?', ...keys.map((k) => `${COLUMN[k].col} = ?`)];
+    const sql = `UPDATE jobs SET ${sets.join(', ')} WHERE id = ? AND state IN (${froms.map(() => '?').join(',')})`;
+    const values = keys.map((k) => (COLUMN[k].json ? (patch[k] === null ? null : JSON.stringify(patch[k])) : patch[k]));
+    return this.stmt(sql).run(to, this.now(), ...values, id, ...froms).changes === 1;
+  }
+
+  /** Updates columns without a state change, only while the job is still in `state`. */
+  patch(id: string, state: JobState, patch: JobPatch): boolean {
+    const keys = Object.keys(patch) as (keyof JobPatch)[];
+    if (keys.length === 0) return true;
+    const sql = `UPDATE jobs SET updated_at = ?, ${keys.map((k) => `${COLUMN[k].col} = ?`).join(', ')} WHERE id = ? AND state = ?`;
+    const values = keys.map((k) => (COLUMN[k].json ? (patch[k] === null ? null : JSON.stringify(patch[k])) : patch[k]));
+    return this.stmt(sql).run(this.now(), ...values, id, state).changes === 1;
+  }
+
+  /** Many poll-time updates in one transaction (one fsync per tick, not per task). */
+  transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn)();
+  }
+
+  // ---- queue flags and lease ---------------------------------------------------------------
+
+  flag(key: string): string | null {
+    const r = this.stmt('SELECT value FROM queue_flags WHERE key = ?').get(key) as { value: string } | undefined;
+    return r?.value ?? null;
+  }
+
+  setFlag(key: string, value: string | null): void {
+    if (value === null) this.stmt('DELETE FROM queue_flags WHERE key = ?').run(key);
+    else this.stmt('INSERT INTO queue_flags (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value').run(key, value);
+  }
+
+  lease(): Lease | null {
+    return (this.stmt('SELECT owner, pid, host, heartbeat FROM queue_lease WHERE id = 1').get() as Lease | undefined) ?? null;
+  }
+
+  /**
+   * Takes the queue if it is free, ours, stale, or held by a dead process on this machine (a
+   * SIGKILLed CLI must not block its own restart for the stale period).
+   */
+  tryLease(owner: string, staleMs: number): boolean {
+    const host = hostname();
+    return this.db.transaction(() => {
+      const cur = this.lease();
+      const now = this.now();
+      const free = !cur || cur.owner === owner || now - cur.heartbeat > staleMs || (cur.host === host && !processAlive(cur.pid));
+      if (!free) return false;
+      this.stmt('INSERT INTO queue_lease (id, owner, pid, host, heartbeat) VALUES (1, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET owner = excluded.owner, pid = excluded.pid, host = excluded.host, heartbeat = excluded.heartbeat')
+        .run(owner, process.pid, host, now);
+      return true;
+    }).immediate();
+  }
+
+  releaseLease(owner: string): void {
+    this.stmt('DELETE FROM queue_lease WHERE id = 1 AND owner = ?').run(owner);
+  }
+}
+
+function processAlive(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,0 +1,96 @@
+import { findTool, parseParam, TOOLS } from '../../../../shared/catalogue/index.ts';
+import { DeskError } from '../../../../shared/contract/define.ts';
+import { UsageError, type CliCommand, type CliContext } from '../command.ts';
+import { openEngineSession, Progress, waitForJobs } from '../engine-session.ts';
+
+interface RunArgs {
+  tool: string;
+  inputs: string[];
+  params: Record<string, unknown>;
+  out?: string;
+  concurrency?: number;
+}
+
+function parseArgs(argv: string[]): RunArgs {
+  const positional: string[] = [];
+  const pairs: string[] = [];
+  let out: string | undefined;
+  let concurrency: number | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const value = () => {
+      const v = argv[++i];
+      if (v === undefined) throw new UsageError(`${a} needs a value`);
+      return v;
+    };
+    if (a === '--param' || a === '-p') pairs.push(value());
+    else if (a.startsWith('--param=')) pairs.push(a.slice(8));
+    else if (a === '--out' || a === '-o') out = value();
+    else if (a.startsWith('--out=')) out = a.slice(6);
+    else if (a === '--concurrency' || a === '-c' || a.startsWith('--concurrency=')) {
+      const raw = a.includes('=') ? a.slice(a.indexOf('=') + 1) : value();
+      concurrency = Number(raw);
+      if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000) throw new UsageError(`--concurrency must be a whole number from 1 to 1000, got "${raw}"`);
+    } else if (a.startsWith('-') && a !== '-') throw new UsageError(`unknown option ${a}`);
+    else positional.push(a);
+  }
+  const [tool, ...inputs] = positional;
+  if (!tool) throw new UsageError(`name a tool: ${TOOLS.map((t) => t.id).join(', ')}`);
+  const entry = findTool(tool);
+  if (!entry) throw new UsageError(`unknown tool "${tool}"; known tools: ${TOOLS.map((t) => t.id).join(', ')}`);
+  const params: Record<string, unknown> = {};
+  for (const p of pairs) {
+    try {
+      const [k, v] = parseParam(entry, p);
+      params[k] = v;
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
+  }
+  if (entry.batchField && inputs.length === 0 && params[entry.batchField] === undefined) throw new UsageError(`${tool} needs input files or folders`);
+  return { tool, inputs, params, out, concurrency };
+}
+
+export const runCommand: CliCommand = {
+  name: 'run',
+  summary: 'Run a tool over files and folders (resumable; exit 0 only when every job is done).',
+  usage: 'mediadesk run <tool> <files or folders...> [--param key=value ...] --out DIR [--concurrency N]',
+  async run(ctx: CliContext): Promise<number> {
+    const args = parseArgs(ctx.argv);
+    const session = await openEngineSession(ctx, { concurrency: args.concurrency });
+    const { engine } = session;
+    const stop = new AbortController();
+    const onSignal = () => stop.abort();
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    try {
+      let started;
+      try {
+        started = await engine.startBatch({ tool: args.tool, inputs: args.inputs, params: args.params, outDir: args.out });
+      } catch (err) {
+        if (err instanceof DeskError && err.code === 'invalid') throw new UsageError(err.message);
+        throw err;
+      }
+      for (const r of started.rejected) ctx.stderr.write(`rejected ${r.path}: ${r.reason}\n`);
+      const summary = [`batch ${started.batch.id.slice(0, 8)}: ${started.queued} queued`, started.resumed.length && `${started.resumed.length} resumed from an earlier run`,
+        started.skipped.length && `${started.skipped.length} skipped (output exists)`, started.rejected.length && `${started.rejected.length} rejected`].filter(Boolean).join(', ');
+      ctx.stdout.write(`${summary}\n`);
+      if (started.jobIds.length === 0) return started.rejected.length ? 1 : 0;
+      engine.start();
+      const counts = await waitForJobs(engine, started.jobIds, new Progress(ctx.stdout), stop.signal);
+      if (stop.signal.aborted) {
+        ctx.stderr.write('stopped; run the same command again to resume (nothing is submitted twice)\n');
+        return 130;
+      }
+      for (const j of engine.store.byIds(started.jobIds)) {
+        if (j.state !== 'done') ctx.stderr.write(`${j.state} ${j.id.slice(0, 8)} ${j.inputPath ?? ''}: ${j.error ?? ''}\n`);
+      }
+      ctx.stdout.write(`${counts.done} of ${started.jobIds.length} done${args.out ? `; results in ${args.out}` : ''}\n`);
+      return counts.done === started.jobIds.length ? 0 : 1;
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      await session.close();
+    }
+  },
+};

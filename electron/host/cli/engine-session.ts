@@ -1,0 +1,89 @@
+import type { Engine } from '../../core/engine/engine.ts';
+import { openEngine } from '../../core/engine/open.ts';
+import { SETTLED_STATES, type JobState } from '../../core/queue/states.ts';
+import type { CliContext } from './command.ts';
+import { openCliServices } from './services.ts';
+
+export interface EngineSession {
+  engine: Engine;
+  close(): Promise<void>;
+}
+
+/** The engine over the CLI's services: the same database, settings and backend as the desktop app. */
+export async function openEngineSession(ctx: CliContext, o: { concurrency?: number } = {}): Promise<EngineSession> {
+  const services = await openCliServices(ctx);
+  const engine = openEngine({
+    home: ctx.home,
+    target: () => services.target(),
+    slugs: () => services.slugs(),
+    settings: () => services.settings.get(),
+    concurrency: o.concurrency,
+    poll: ctx.env.MEDIADESK_POLL_MIN_MS ? { firstMs: Number(ctx.env.MEDIADESK_POLL_MIN_MS), minMs: Number(ctx.env.MEDIADESK_POLL_MIN_MS) } : undefined,
+  });
+  return {
+    engine,
+    async close() {
+      await engine.close();
+      await services.close();
+    },
+  };
+}
+
+export type Counts = Record<JobState, number>;
+
+export function countStates(engine: Engine, ids: readonly string[]): Counts {
+  const counts = { queued: 0, submitting: 0, running: 0, downloading: 0, done: 0, failed: 0, canceled: 0, needs_attention: 0 } as Counts;
+  for (const j of engine.store.byIds(ids)) counts[j.state]++;
+  return counts;
+}
+
+export const settledOf = (c: Counts) => SETTLED_STATES.reduce((a, s) => a + c[s], 0);
+
+/** A progress line: a bar that redraws in place on a terminal, plain lines (on change) otherwise. */
+export class Progress {
+  private readonly out: CliContext['stdout'];
+  private last = '';
+  private lastAt = 0;
+  constructor(out: CliContext['stdout']) {
+    this.out = out;
+  }
+
+  update(c: Counts, total: number, note = ''): void {
+    const settled = settledOf(c);
+    const parts = [`${c.done} done`, c.failed && `${c.failed} failed`, c.needs_attention && `${c.needs_attention} need attention`, c.canceled && `${c.canceled} canceled`,
+      `${c.submitting + c.running} in flight`, c.downloading && `${c.downloading} downloading`, c.queued && `${c.queued} queued`].filter(Boolean).join(', ');
+    if (this.out.isTTY) {
+      const width = Math.max(10, Math.min(40, (this.out.columns ?? 80) - 60));
+      const filled = total ? Math.round((settled / total) * width) : width;
+      this.out.write(`\r\u001b[2K[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${settled}/${total} ${parts}${note ? ` (${note})` : ''}`);
+      return;
+    }
+    const line = `progress ${settled}/${total}: ${parts}${note ? ` (${note})` : ''}`;
+    const now = Date.now();
+    if (line !== this.last && (now - this.lastAt >= 1000 || settled === total)) {
+      this.out.write(line + '\n');
+      this.last = line;
+      this.lastAt = now;
+    }
+  }
+
+  end(): void {
+    if (this.out.isTTY) this.out.write('\n');
+  }
+}
+
+/** Drives (or follows) the queue until every one of `ids` is settled. */
+export async function waitForJobs(engine: Engine, ids: readonly string[], progress: Progress, signal: AbortSignal): Promise<Counts> {
+  let counts = countStates(engine, ids);
+  while (settledOf(counts) < ids.length && !signal.aborted) {
+    const st = engine.status();
+    const other = !engine.holdsQueue && engine.store.lease() !== null;
+    const note = other ? 'another MediaDesk process is running the queue' : st.paused ? 'queue paused' : st.rateLimitedUntil ? 'rate limited, waiting' : '';
+    progress.update(counts, ids.length, note);
+    await new Promise((r) => setTimeout(r, 200));
+    counts = countStates(engine, ids);
+  }
+  progress.update(counts, ids.length);
+  progress.end();
+  return counts;
+}

@@ -1,0 +1,119 @@
+import { z } from 'zod';
+import { command, invalidParamSchema, ok } from './define.ts';
+
+/** The queue's job states (mirrors electron/core/queue/states.ts, which shared may not import). */
+export const jobStateSchema = z.enum(['queued', 'submitting', 'running', 'downloading', 'done', 'failed', 'canceled', 'needs_attention']);
+export type JobStateName = z.infer<typeof jobStateSchema>;
+
+export const jobRecordSchema = z.object({
+  id: z.string(),
+  batchId: z.string(),
+  tool: z.string(),
+  state: jobStateSchema,
+  /** Absolute path of the local input, null for prompt-only jobs. */
+  input: z.string().nullable(),
+  /** Input subfolder mirrored under outDir. */
+  relDir: z.string(),
+  outDir: z.string(),
+  params: z.record(z.string(), z.unknown()),
+  taskId: z.string().nullable(),
+  attempts: z.number().int(),
+  /** Clear text for people: the server's message, or why the job needs attention. */
+  error: z.string().nullable(),
+  invalid: z.array(invalidParamSchema),
+  /** Files written so far (results renamed into place). */
+  outputs: z.array(z.string()),
+  /** Text results (image-to-prompt). */
+  text: z.string().nullable(),
+  resultsExpireAt: z.number().nullable(),
+  createdAt: z.number(),
+  updatedAt: z.number(),
+});
+export type JobRecord = z.infer<typeof jobRecordSchema>;
+
+export const stateCountsSchema = z.record(jobStateSchema, z.number().int());
+
+export const batchRecordSchema = z.object({
+  id: z.string(),
+  tool: z.string(),
+  outDir: z.string(),
+  params: z.record(z.string(), z.unknown()),
+  createdAt: z.number(),
+  total: z.number().int(),
+  counts: stateCountsSchema,
+  /** Settled jobs over total, 0..1. */
+  progress: z.number(),
+  /** Nothing left to do without the user. */
+  finished: z.boolean(),
+});
+export type BatchRecord = z.infer<typeof batchRecordSchema>;
+
+export const inputIssueSchema = z.object({ path: z.string(), reason: z.string() });
+
+export const batchStartRequestSchema = z.object({
+  tool: z.string().min(1),
+  /** Files or folders; folders are walked recursively. Empty for prompt-only tools (one job). */
+  inputs: z.array(z.string().min(1)).default([]),
+  params: z.record(z.string(), z.unknown()).default({}),
+  /** Defaults to settings.outputDir. */
+  outDir: z.string().min(1).optional(),
+}).strict();
+
+export const batchStartResultSchema = z.object({
+  batch: batchRecordSchema,
+  /** Jobs this call created. */
+  queued: z.number().int(),
+  /** Jobs of earlier runs for the same inputs that are still in the queue (not submitted again). */
+  resumed: z.array(z.string()),
+  /** Inputs whose output already exists. */
+  skipped: z.array(inputIssueSchema),
+  /** Inputs the tool would not accept, with the reason; nothing was paid for them. */
+  rejected: z.array(inputIssueSchema),
+  /** Every job this run waits for (new and resumed). */
+  jobIds: z.array(z.string()),
+});
+export type BatchStartResult = z.infer<typeof batchStartResultSchema>;
+
+const idRequest = z.object({ id: z.string().min(1) }).strict();
+
+export const queueStatusSchema = z.object({
+  paused: z.boolean(),
+  /** Set while the queue waits out a server's Retry-After. */
+  rateLimitedUntil: z.number().nullable(),
+  /** Whether this process runs the queue (another app or CLI may hold it). */
+  running: z.boolean(),
+  counts: stateCountsSchema,
+});
+export type QueueStatus = z.infer<typeof queueStatusSchema>;
+
+export const jobsCommands = {
+  'batches.start': command(batchStartRequestSchema, batchStartResultSchema, 'Queue a tool over files and folders (checked before anything is paid).'),
+  'batches.list': command(z.object({ limit: z.number().int().min(1).max(500).default(50), offset: z.number().int().min(0).default(0) }).strict(), z.array(batchRecordSchema), 'Batches, newest first, with progress.'),
+  'batches.cancel': command(idRequest, batchRecordSchema, 'Cancel every unfinished job of a batch.'),
+  'batches.retry': command(idRequest, batchRecordSchema, 'Retry every failed, canceled or needs-attention job of a batch.'),
+  'jobs.list': command(z.object({
+    batchId: z.string().optional(),
+    state: jobStateSchema.optional(),
+    limit: z.number().int().min(1).max(1000).default(100),
+    offset: z.number().int().min(0).default(0),
+  }).strict(), z.object({ jobs: z.array(jobRecordSchema), total: z.number().int() }), 'Jobs in queue order.'),
+  'jobs.pause': command(z.object({}).strict(), queueStatusSchema, 'Pause the whole queue (in-flight tasks keep being polled and downloaded).'),
+  'jobs.resume': command(z.object({}).strict(), queueStatusSchema, 'Resume the queue.'),
+  'jobs.status': command(z.object({}).strict(), queueStatusSchema, 'Whether the queue is paused or rate limited, and counts by state.'),
+  'jobs.cancel': command(idRequest, jobRecordSchema, 'Cancel one job.'),
+  'jobs.retry': command(idRequest, jobRecordSchema, 'Retry a failed, canceled or needs-attention job (never automatic for a possibly paid task).'),
+};
+
+export const jobsChangedSchema = z.object({
+  /** Batches whose progress changed since the last event. */
+  batches: z.array(batchRecordSchema),
+  /** Job rows that changed since the last event (bounded; the renderer refetches if truncated). */
+  jobs: z.array(jobRecordSchema),
+  truncated: z.boolean(),
+  status: queueStatusSchema,
+});
+export type JobsChanged = z.infer<typeof jobsChangedSchema>;
+
+export const jobsEvents = {
+  'jobs.changed': jobsChangedSchema,
+};
