@@ -3,18 +3,20 @@ import { AuditStore } from './audit-store.ts';
 import { registerAuditRoute } from './audit-route.ts';
 import { DiskStore } from './blob-store.ts';
 import { registerControl } from './control.ts';
-import { generatedSource, sendBytes } from './download.ts';
+import { fileSource, generatedSource, sendBytes } from './download.ts';
 import { FAULT_MESSAGES, FaultState } from './faults.ts';
 import { sendError, sendInvalid } from './errors.ts';
 import { callerOf, type Caller } from './keys.ts';
 import { resultExpiresAt, resultKindOf, ResultRenderer } from './results.ts';
-import { fileSource } from './download.ts';
 import { DailyQuota, Stats } from './stats.ts';
 import { buildTeam, type Team } from './team.ts';
 import { statusAt, TaskStore } from './tasks.ts';
 import { toolHandler, toolRouteKey } from './tool-routes.ts';
 import { webhookSecret, WebhookDispatcher } from './webhooks.ts';
-import { registerExtras } from './extras.ts';
+import { registerAnalytics } from './analytics.ts';
+import { registerApps } from './apps.ts';
+import { registerCreations } from './creations.ts';
+import { registerLoras } from './loras.ts';
 
 /** Stated limit: JSON bodies on /v1 (base64 inputs included). */
 export const MAX_JSON_BYTES = 64 * 1024 * 1024;
@@ -45,6 +47,7 @@ export interface SandboxState {
   callerOf: (req: FastifyRequest) => Caller;
 }
 
+/** Result downloads suffer the faults too (LoRA previews and uploads do not). */
 const DOWNLOAD_PREFIXES = ['/results/', '/blobs/'];
 
 export function buildServer(opts: SandboxOptions): { app: FastifyInstance; state: SandboxState; setBaseUrl: (u: string) => void; shutdown: () => Promise<void> } {
@@ -115,7 +118,10 @@ export function buildServer(opts: SandboxOptions): { app: FastifyInstance; state
   app.setNotFoundHandler((_req, reply) => sendError(reply, 404, 'Not found'));
 
   registerAuditRoute(app, { store: state.audit, quota: state.auditQuota, now: state.now, callerOf: state.callerOf as (r: unknown) => Caller });
-  registerExtras(app, state);
+  registerLoras(app, state);
+  registerApps(app, state);
+  registerAnalytics(app, state);
+  registerCreations(app, state);
   app.route({ method: ['GET', 'POST', 'HEAD', 'PUT', 'DELETE', 'PATCH'], url: '/v1/*', handler: (req, reply) => tools.handle(req, reply) });
 
   const serveResult = async (req: FastifyRequest<{ Params: { taskId: string; file: string } }>, reply: FastifyReply) => {
