@@ -1,0 +1,208 @@
+import { once } from 'node:events';
+import type { Writable } from 'node:stream';
+import { auditFiltersSchema, type AuditFilters, type AuditSort, type ImportReport } from '../../../../shared/contract/audit.ts';
+import type { ApiTarget } from '../../../core/api/client.ts';
+import { csvRecord } from '../../../core/audit/export.ts';
+import { CSV_COLUMNS } from '../../../core/audit/formats/csv.ts';
+import { iterateEvents } from '../../../core/audit/query.ts';
+import { AuditService } from '../../../core/audit/service.ts';
+import { dbPaths } from '../../../core/paths.ts';
+import { UsageError, type CliCommand, type CliContext } from '../command.ts';
+
+const USAGE = [
+  'mediadesk audit sync',
+  '       mediadesk audit status [--json]',
+  '       mediadesk audit import FILE...',
+  '       mediadesk audit query [--from D] [--to D] [--member ID] [--group ID] [--folder REF] [--event-type T] [--request-id R] [--search TEXT]',
+  '                             [--sort date|event_type|member] [--asc] [--limit N] [--json|--csv]',
+  '       mediadesk audit export --out FILE [--csv|--ndjson] [query filters]',
+].join('\n');
+
+/** Options that take a value; the repeatable ones also accept comma-separated lists. */
+const VALUE_OPTS = new Set(['--from', '--to', '--member', '--group', '--folder', '--event-type', '--request-id', '--search', '--sort', '--limit', '--out']);
+const FLAG_OPTS = new Set(['--json', '--csv', '--ndjson', '--asc']);
+
+interface Parsed {
+  values: Map<string, string[]>;
+  flags: Set<string>;
+  positional: string[];
+}
+
+function parseArgs(args: string[]): Parsed {
+  const out: Parsed = { values: new Map(), flags: new Set(), positional: [] };
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    const eq = a.startsWith('--') ? a.indexOf('=') : -1;
+    const name = eq > 0 ? a.slice(0, eq) : a;
+    if (VALUE_OPTS.has(name)) {
+      const v = eq > 0 ? a.slice(eq + 1) : args[++i];
+      if (v === undefined) throw new UsageError(`${name} needs a value`);
+      out.values.set(name, [...(out.values.get(name) ?? []), v]);
+    } else if (FLAG_OPTS.has(a)) out.flags.add(a);
+    else if (a.startsWith('--')) throw new UsageError(`unknown option ${a}`);
+    else out.positional.push(a);
+  }
+  return out;
+}
+
+const list = (p: Parsed, name: string) => (p.values.get(name) ?? []).flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+const one = (p: Parsed, name: string) => {
+  const v = p.values.get(name);
+  if (v && v.length > 1) throw new UsageError(`${name} is given more than once`);
+  return v?.[0];
+};
+
+function ids(p: Parsed, name: string): number[] | undefined {
+  const raw = list(p, name);
+  if (!raw.length) return undefined;
+  return raw.map((v) => {
+    if (!/^\d+$/.test(v) || Number(v) < 1) throw new UsageError(`${name} takes integer ids of at least 1, got "${v}"`);
+    return Number(v);
+  });
+}
+
+function filtersOf(p: Parsed): AuditFilters {
+  const raw = {
+    from: one(p, '--from'), to: one(p, '--to'), memberIds: ids(p, '--member'), groupIds: ids(p, '--group'),
+    folderRefs: list(p, '--folder').length ? list(p, '--folder') : undefined,
+    eventTypes: list(p, '--event-type').length ? list(p, '--event-type') : undefined,
+    requestId: one(p, '--request-id'), search: one(p, '--search'),
+  };
+  const r = auditFiltersSchema.safeParse(Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined)));
+  if (!r.success) {
+    const i = r.error.issues[0];
+    const flag: Record<string, string> = { from: '--from', to: '--to', memberIds: '--member', groupIds: '--group', folderRefs: '--folder', eventTypes: '--event-type', requestId: '--request-id', search: '--search' };
+    throw new UsageError(`${flag[String(i.path[0])] ?? i.path.join('.')} ${i.message}`);
+  }
+  return r.data;
+}
+
+function sortOf(p: Parsed): AuditSort {
+  const field = one(p, '--sort') ?? 'date';
+  if (field !== 'date' && field !== 'event_type' && field !== 'member') throw new UsageError(`--sort is date, event_type or member, got "${field}"`);
+  return { field, dir: p.flags.has('--asc') ? 'asc' : 'desc' };
+}
+
+function limitOf(p: Parsed): number | undefined {
+  const v = one(p, '--limit');
+  if (v === undefined) return undefined;
+  if (!/^\d+$/.test(v) || Number(v) < 1) throw new UsageError(`--limit takes a positive integer, got "${v}"`);
+  return Number(v);
+}
+
+async function write(out: Writable, s: string): Promise<void> {
+  if (!out.write(s)) await once(out, 'drain');
+}
+
+/**
+ * The API target: the lead's CLI services (env MEDIADESK_API_URL + MEDIADESK_API_KEY, the
+ * keychain, else an in-process Sandbox), opened only when a command really talks to the API.
+ */
+function lazyTarget(ctx: CliContext): { target: () => Promise<ApiTarget>; close: () => Promise<void> } {
+  let services: Promise<{ target(): Promise<ApiTarget>; close(): Promise<void> }> | undefined;
+  return {
+    target: async () => {
+      services ??= import('../services.ts').then((m) => m.openCliServices(ctx));
+      return (await services).target();
+    },
+    close: async () => {
+      if (services) await (await services).close();
+    },
+  };
+}
+
+function printImport(ctx: CliContext, r: ImportReport): void {
+  ctx.stdout.write(`${r.path} (${r.format}): ${r.items} item(s), ${r.accepted} added, ${r.duplicates} already cached, ${r.rejected} rejected\n`);
+  for (const x of r.rejects) ctx.stdout.write(`  line ${x.line}, item ${x.item}: ${x.reason}\n`);
+  for (const w of r.warnings) ctx.stdout.write(`  warning: ${w}\n`);
+  if (r.fatal) ctx.stdout.write(`  stopped: ${r.fatal}\n`);
+}
+
+async function query(ctx: CliContext, service: AuditService, p: Parsed): Promise<number> {
+  const filters = filtersOf(p);
+  const sort = sortOf(p);
+  const limit = limitOf(p);
+  if (p.flags.has('--json') && p.flags.has('--csv')) throw new UsageError('give --json or --csv, not both');
+  if (p.flags.has('--json') || p.flags.has('--csv')) {
+    // Scripts get every match (or --limit), streamed: one raw event per line, or CSV records.
+    const csv = p.flags.has('--csv');
+    if (csv) await write(ctx.stdout, CSV_COLUMNS.join(',') + '\r\n');
+    let n = 0;
+    for (const r of iterateEvents(service.store.db, filters, sort)) {
+      if (limit !== undefined && n >= limit) break;
+      await write(ctx.stdout, csv ? csvRecord(JSON.parse(r.raw) as Record<string, unknown>) : r.raw + '\n');
+      n++;
+    }
+    return 0;
+  }
+  const page = service.query({ filters, sort, limit: Math.min(limit ?? 50, 1000), withTotal: true });
+  for (const r of page.rows) {
+    ctx.stdout.write(`${r.date}  ${r.eventType.padEnd(28)}  ${(r.memberEmail ?? (r.memberId === null ? '-' : `user ${r.memberId}`)).padEnd(30)}  ${r.status ?? ''}  ${r.eventId}\n`);
+  }
+  ctx.stdout.write(`${page.rows.length} of ${page.total} event(s)\n`);
+  return 0;
+}
+
+export const auditCommand: CliCommand = {
+  name: 'audit',
+  summary: 'Sync, import and search the offline audit-log cache',
+  usage: USAGE,
+  async run(ctx) {
+    const [sub, ...rest] = ctx.argv;
+    if (!sub) throw new UsageError('say sync, status, import, query or export');
+    if (!['sync', 'status', 'import', 'query', 'export'].includes(sub)) throw new UsageError(`unknown audit command "${sub}" (sync, status, import, query, export)`);
+    const p = parseArgs(rest);
+    if (sub === 'import' && p.positional.length === 0) throw new UsageError('audit import needs at least one FILE');
+    if (sub !== 'import' && p.positional.length) throw new UsageError(`unexpected argument "${p.positional[0]}"`);
+    if (sub === 'export' && !one(p, '--out')) throw new UsageError('audit export needs --out FILE');
+
+    const api = lazyTarget(ctx);
+    const service = new AuditService({
+      dbPath: dbPaths(ctx.home).audit,
+      target: api.target,
+      onSyncProgress: (x) => ctx.stderr.write(`window ${x.window.from}..${x.window.to}: page ${x.pages}, ${x.received} received, ${x.inserted} new, budget left ${x.budgetLeft}\n`),
+    });
+    try {
+      switch (sub) {
+        case 'sync': {
+          const r = await service.sync();
+          ctx.stdout.write(`${r.outcome === 'complete' ? 'sync complete' : 'sync stopped'}: ${r.pages} page(s), ${r.received} event(s) received, ${r.inserted} new, ${r.requests} request(s)\n`);
+          if (r.error) {
+            ctx.stderr.write(`mediadesk audit sync: ${r.error.kind}: ${r.error.message}\n`);
+            return 1;
+          }
+          return 0;
+        }
+        case 'status': {
+          const s = await service.status();
+          if (p.flags.has('--json')) ctx.stdout.write(JSON.stringify(s, null, 2) + '\n');
+          else {
+            ctx.stdout.write(`${s.events} event(s) cached${s.oldest ? `, ${s.oldest} .. ${s.newest}` : ''}\n`);
+            ctx.stdout.write(`last successful sync: ${s.lastSuccessAt ?? 'never'}${s.resumable ? ' (an interrupted sync will resume)' : ''}\n`);
+            ctx.stdout.write(`requests today (${s.budget.day} UTC): ${s.budget.used} of ${s.budget.limit}, ${s.budget.left} left\n`);
+            if (s.retryAfter) ctx.stdout.write(`rate limited until ${s.retryAfter}\n`);
+            if (s.lastError) ctx.stdout.write(`last error (${s.lastError.at}): ${s.lastError.kind}: ${s.lastError.message}\n`);
+          }
+          return 0;
+        }
+        case 'import': {
+          const reports = await service.import(p.positional);
+          for (const r of reports) printImport(ctx, r);
+          return reports.some((r) => r.fatal || r.rejected) ? 1 : 0;
+        }
+        case 'query':
+          return await query(ctx, service, p);
+        case 'export': {
+          const format = p.flags.has('--csv') ? 'csv' : p.flags.has('--ndjson') ? 'ndjson' : /\.csv$/i.test(one(p, '--out')!) ? 'csv' : 'ndjson';
+          const r = await service.export({ format, path: one(p, '--out')!, filters: filtersOf(p), sort: sortOf(p) });
+          ctx.stdout.write(`wrote ${r.rows} event(s) to ${r.path}\n`);
+          return 0;
+        }
+      }
+      return 2;
+    } finally {
+      await service.close();
+      await api.close();
+    }
+  },
+};
