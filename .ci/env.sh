@@ -15,3 +15,4 @@ fi
 # Electron's binary is hosted outside the npm registry; the package still installs for types and builds.
 export ELECTRON_SKIP_BINARY_DOWNLOAD=1
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
+export npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false

@@ -7,24 +7,48 @@ const slugOverrides = z.object(Object.fromEntries(SLUG_KEYS.map((k) => [k, z.str
 
 const TEMPLATE_TOKENS = ['name', 'tool', 'ext', 'n', 'date', 'batch'];
 
-/** Everything the user can set, with defaults. The API key is deliberately absent: it lives in the OS keychain. */
-export const settingsSchema = z.object({
+/** Every setting's rule, without defaults (so a partial patch stays partial). The API key is deliberately absent: it lives in the OS keychain. */
+const fields = {
   /** 'sandbox' runs the built-in API in-process; 'live' uses baseUrl with the keychain's key. */
-  backend: z.enum(['sandbox', 'live']).default('sandbox'),
-  baseUrl: z.string().url('must be a URL').refine((u) => u.startsWith('https://') || /^http:\/\/(127\.0\.0\.1|localhost)(:\d+)?(\/|$)/.test(u), 'must be https:// (or http:// on 127.0.0.1)').default('https://api.example.com'),
+  backend: z.enum(['sandbox', 'live']),
+  baseUrl: z.string().url('must be a URL').refine((u) => u.startsWith('https://') || /^http:\/\/(127\.0\.0\.1|localhost)(:\d+)?(\/|$)/.test(u), 'must be https:// (or http:// on 127.0.0.1)'),
   /** Which demo identity the Sandbox backend uses (plans and roles differ). */
-  sandboxKey: z.enum(DEMO_KEY_NAMES).default('sandbox-owner'),
-  outputDir: z.string().default(''),
-  namingTemplate: z.string().min(1).refine((t) => [...t.matchAll(/\{([a-z]+)\}/g)].every((m) => TEMPLATE_TOKENS.includes(m[1])), `may use only ${TEMPLATE_TOKENS.map((t) => `{${t}}`).join(' ')}`)
-    .refine((t) => t.includes('{name}') || t.includes('{n}'), 'must contain {name} or {n} so results do not collide').default('{name}_{tool}.{ext}'),
-  concurrency: z.number().int().min(1).max(32).default(4),
-  perToolConcurrency: z.record(z.string(), z.number().int().min(1).max(32)).default({}),
-  theme: z.enum(['system', 'light', 'dark']).default('system'),
-  slugs: slugOverrides.default({}),
+  sandboxKey: z.enum(DEMO_KEY_NAMES),
+  outputDir: z.string(),
+  namingTemplate: z.string().min(1, 'must not be empty').refine((t) => [...t.matchAll(/\{([a-z]+)\}/g)].every((m) => TEMPLATE_TOKENS.includes(m[1])), `may use only ${TEMPLATE_TOKENS.map((t) => `{${t}}`).join(' ')}`)
+    .refine((t) => t.includes('{name}') || t.includes('{n}'), 'must contain {name} or {n} so results do not collide'),
+  concurrency: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(32, 'must be at most 32'),
+  perToolConcurrency: z.record(z.string(), z.number().int('must be a whole number').min(1, 'must be at least 1').max(32, 'must be at most 32')),
+  theme: z.enum(['system', 'light', 'dark']),
+  slugs: slugOverrides,
+};
+
+const DEFAULTS = {
+  backend: 'sandbox',
+  baseUrl: 'https://api.example.com',
+  sandboxKey: 'sandbox-owner',
+  outputDir: '',
+  namingTemplate: '{name}_{tool}.{ext}',
+  concurrency: 4,
+  perToolConcurrency: {},
+  theme: 'system',
+  slugs: {},
+} as const;
+
+export const settingsSchema = z.object({
+  backend: fields.backend.default(DEFAULTS.backend),
+  baseUrl: fields.baseUrl.default(DEFAULTS.baseUrl),
+  sandboxKey: fields.sandboxKey.default(DEFAULTS.sandboxKey),
+  outputDir: fields.outputDir.default(DEFAULTS.outputDir),
+  namingTemplate: fields.namingTemplate.default(DEFAULTS.namingTemplate),
+  concurrency: fields.concurrency.default(DEFAULTS.concurrency),
+  perToolConcurrency: fields.perToolConcurrency.default(DEFAULTS.perToolConcurrency),
+  theme: fields.theme.default(DEFAULTS.theme),
+  slugs: fields.slugs.default(DEFAULTS.slugs),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;
-export const settingsPatchSchema = settingsSchema.partial().strict();
+export const settingsPatchSchema = z.object(fields).partial().strict();
 export type SettingsPatch = z.infer<typeof settingsPatchSchema>;
 export const DEFAULT_SETTINGS: Settings = settingsSchema.parse({});
 

@@ -14,7 +14,7 @@ export const backendStatusSchema = z.object({
 
 export const appInfoSchema = z.object({
   version: z.string(),
-  host: z.enum(['electron', 'web']),
+  host: z.enum(['electron', 'web', 'cli']),
   platform: z.string(),
   dataHome: z.string(),
   backend: backendStatusSchema,

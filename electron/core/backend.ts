@@ -1,0 +1,78 @@
+import type { ApiTarget } from './api/client.ts';
+import type { SecretStore } from './secrets.ts';
+import type { SettingsService } from './settings.ts';
+import { effectiveSlugs } from '../../shared/settings.ts';
+import type { Slugs } from '../../shared/catalogue/index.ts';
+import type { z } from 'zod';
+import type { backendStatusSchema } from '../../shared/contract/foundation.ts';
+
+export type BackendStatus = z.infer<typeof backendStatusSchema>;
+
+export interface RunningSandboxLike {
+  url: string;
+  close(): Promise<void>;
+}
+
+export interface BackendOptions {
+  settings: SettingsService;
+  secrets: SecretStore;
+  env?: NodeJS.ProcessEnv;
+  /** Starts the built-in Sandbox; called lazily the first time the Sandbox backend is needed. */
+  startSandbox: () => Promise<RunningSandboxLike>;
+}
+
+/**
+ * Decides where requests go. In order: MEDIADESK_API_URL + MEDIADESK_API_KEY (scripts and CI);
+ * the live service when chosen and a key is in the keychain; otherwise the in-process Sandbox,
+ * so the app works out of the box with no key.
+ */
+export class Backend {
+  private readonly o: BackendOptions;
+  private sandbox: Promise<RunningSandboxLike> | null = null;
+
+  constructor(o: BackendOptions) {
+    this.o = o;
+  }
+
+  private get env() {
+    return this.o.env ?? process.env;
+  }
+
+  async status(): Promise<BackendStatus> {
+    const s = this.o.settings.get();
+    const keySet = (await this.o.secrets.get()) !== null;
+    const keychain = this.o.secrets.kind;
+    if (this.env.MEDIADESK_API_URL && this.env.MEDIADESK_API_KEY) {
+      return { effective: 'live', chosen: s.backend, baseUrl: this.env.MEDIADESK_API_URL, keySet, keychain, reason: 'MEDIADESK_API_URL and MEDIADESK_API_KEY are set in the environment' };
+    }
+    if (s.backend === 'live' && keySet) return { effective: 'live', chosen: 'live', baseUrl: s.baseUrl, keySet, keychain, reason: `live service with the key from the ${keychain === 'os' ? 'OS keychain' : 'session memory'}` };
+    const sandboxUrl = this.sandbox ? (await this.sandbox).url : 'in-process';
+    const reason = s.backend === 'live' ? 'live is chosen but no API key is set, so the built-in Sandbox answers' : `the built-in Sandbox, as ${s.sandboxKey}`;
+    return { effective: 'sandbox', chosen: s.backend, baseUrl: sandboxUrl, keySet, keychain, reason };
+  }
+
+  async target(): Promise<ApiTarget> {
+    if (this.env.MEDIADESK_API_URL && this.env.MEDIADESK_API_KEY) return { baseUrl: this.env.MEDIADESK_API_URL, apiKey: this.env.MEDIADESK_API_KEY };
+    const s = this.o.settings.get();
+    if (s.backend === 'live') {
+      const key = await this.o.secrets.get();
+      if (key) return { baseUrl: s.baseUrl, apiKey: key };
+    }
+    this.sandbox ??= this.o.startSandbox();
+    return { baseUrl: (await this.sandbox).url, apiKey: s.sandboxKey };
+  }
+
+  slugs(): Slugs {
+    return effectiveSlugs(this.o.settings.get());
+  }
+
+  /** Whether an HTTPS-only input can take a local file by uploading it to the Sandbox. */
+  async isSandbox(): Promise<boolean> {
+    return (await this.status()).effective === 'sandbox';
+  }
+
+  async close(): Promise<void> {
+    if (this.sandbox) await (await this.sandbox).close();
+    this.sandbox = null;
+  }
+}

@@ -1,0 +1,76 @@
+import { readFileSync } from 'node:fs';
+import { Backend, type RunningSandboxLike } from './backend.ts';
+import { createDispatcher, type AllHandlers } from './dispatch.ts';
+import { EventBus } from './events.ts';
+import { checkOpenable, openWithOs } from './open-file.ts';
+import { openSecretStore, type SecretStore } from './secrets.ts';
+import { openConfStore, SettingsService, type JsonFileStore } from './settings.ts';
+
+export interface CoreOptions {
+  home: string;
+  host: 'electron' | 'web' | 'cli';
+  env?: NodeJS.ProcessEnv;
+  /** electron-store under Electron; conf (the same file format) elsewhere. */
+  settingsFile?: JsonFileStore;
+  secrets?: SecretStore;
+  startSandbox: () => Promise<RunningSandboxLike>;
+  /** Host-specific implementations (Electron's shell.openPath, for one). */
+  overrides?: Partial<AllHandlers>;
+}
+
+const VERSION: string = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
+
+export type Core = Awaited<ReturnType<typeof createCore>>;
+
+/** Builds every core service once; each host (Electron, web, CLI) wraps the same object. */
+export async function createCore(o: CoreOptions) {
+  const settings = new SettingsService(o.settingsFile ?? openConfStore(o.home));
+  const secrets = o.secrets ?? (await openSecretStore());
+  const backend = new Backend({ settings, secrets, env: o.env, startSandbox: o.startSandbox });
+  const events = new EventBus();
+
+  const announceBackend = async () => events.emit('backend.changed', await backend.status());
+  settings.on('changed', (s) => {
+    events.emit('settings.changed', s);
+    void announceBackend();
+  });
+
+  const handlers: Partial<AllHandlers> = {
+    'app.info': async () => ({ version: VERSION, host: o.host, platform: process.platform, dataHome: o.home, backend: await backend.status() }),
+    'settings.get': () => settings.get(),
+    'settings.set': (patch) => settings.set(patch),
+    'key.status': async () => ({ set: (await secrets.get()) !== null, keychain: secrets.kind }),
+    'key.set': async ({ key }) => {
+      await secrets.set(key);
+      await announceBackend();
+      return { ok: true as const };
+    },
+    'key.clear': async () => {
+      await secrets.clear();
+      await announceBackend();
+      return { ok: true as const };
+    },
+    'shell.open': ({ path }) => {
+      openWithOs(checkOpenable(path));
+      return { ok: true as const };
+    },
+    'shell.reveal': ({ path }) => {
+      openWithOs(checkOpenable(path), true);
+      return { ok: true as const };
+    },
+    ...o.overrides,
+  };
+
+  const dispatch = createDispatcher(handlers);
+  return {
+    settings,
+    secrets,
+    backend,
+    events,
+    handlers,
+    dispatch,
+    async close() {
+      await backend.close();
+    },
+  };
+}

@@ -1,0 +1,69 @@
+import { Entry } from '@napi-rs/keyring';
+
+/**
+ * Where the API key lives. Only core reads it; the UI and every transport learn only `isSet()`.
+ * @napi-rs/keyring is used rather than keytar: keytar is archived upstream and needs libsecret's
+ * headers to build, while @napi-rs/keyring ships prebuilt binaries for macOS Keychain, Windows
+ * Credential Manager and the Secret Service.
+ */
+export interface SecretStore {
+  readonly kind: 'os' | 'memory';
+  /** Why the store is what it is (shown in Settings when the OS keychain is unavailable). */
+  readonly note: string;
+  get(): Promise<string | null>;
+  set(value: string): Promise<void>;
+  clear(): Promise<void>;
+}
+
+export const KEYCHAIN_SERVICE = 'MediaDesk';
+const ACCOUNT = 'api-key';
+
+export class KeychainStore implements SecretStore {
+  readonly kind = 'os' as const;
+  readonly note = 'stored in the OS keychain';
+  private readonly entry: Entry;
+  constructor(service = KEYCHAIN_SERVICE) {
+    // On Linux pin the Secret Service: the kernel keyring fallback forgets the key at reboot.
+    this.entry = new Entry(service, ACCOUNT, process.platform === 'linux' ? { linux: { store: 'secret-service' } } : undefined);
+  }
+  async get() {
+    return this.entry.getPassword() ?? null;
+  }
+  async set(value: string) {
+    this.entry.setPassword(value);
+  }
+  async clear() {
+    this.entry.deletePassword();
+  }
+}
+
+/** Used only when no OS keychain answers: the key lives for this process and is never written anywhere. */
+export class MemorySecretStore implements SecretStore {
+  readonly kind = 'memory' as const;
+  readonly note: string;
+  private value: string | null = null;
+  constructor(note = 'no OS keychain is available; the key is kept in memory for this session only') {
+    this.note = note;
+  }
+  async get() {
+    return this.value;
+  }
+  async set(value: string) {
+    this.value = value;
+  }
+  async clear() {
+    this.value = null;
+  }
+}
+
+/** The OS keychain when it answers, else a memory store that says why. */
+export async function openSecretStore(service = process.env.MEDIADESK_KEYCHAIN_SERVICE || KEYCHAIN_SERVICE): Promise<SecretStore> {
+  try {
+    const store = new KeychainStore(service);
+    await store.get();
+    return store;
+  } catch (err) {
+    const why = err instanceof Error ? err.message.split('\n')[0] : String(err);
+    return new MemorySecretStore(`the OS keychain is unavailable (${why}); the key is kept in memory for this session only`);
+  }
+}

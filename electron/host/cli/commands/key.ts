@@ -1,0 +1,69 @@
+import { UsageError, type CliCommand, type CliContext } from '../command.ts';
+import { openSecretStore } from '../../../core/secrets.ts';
+import { COMMANDS } from '../../../../shared/contract/index.ts';
+
+async function readSecret(ctx: CliContext): Promise<string> {
+  const { stdin, stderr } = ctx;
+  if (stdin.isTTY && 'setRawMode' in stdin) {
+    // Typed at a prompt without echo, so it is neither on screen nor in shell history.
+    stderr.write('API key: ');
+    const tty = stdin as NodeJS.ReadStream;
+    tty.setRawMode(true);
+    return new Promise((resolve, reject) => {
+      let value = '';
+      const onData = (buf: Buffer) => {
+        for (const ch of buf.toString('utf8')) {
+          if (ch === '\r' || ch === '\n') {
+            tty.setRawMode(false);
+            tty.off('data', onData);
+            tty.pause();
+            stderr.write('\n');
+            return resolve(value);
+          }
+          if (ch === '\u0003') {
+            tty.setRawMode(false);
+            return reject(new UsageError('cancelled'));
+          }
+          value = ch === '\u007f' ? value.slice(0, -1) : value + ch;
+        }
+      };
+      tty.on('data', onData);
+      tty.resume();
+    });
+  }
+  const chunks: Buffer[] = [];
+  for await (const c of stdin) chunks.push(Buffer.from(c));
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export const keyCommand: CliCommand = {
+  name: 'key',
+  summary: 'API key in the OS keychain: set (from stdin), status, clear',
+  usage: 'mediadesk key set   (reads the key from standard input)\n       mediadesk key status\n       mediadesk key clear',
+  async run(ctx) {
+    const [sub, ...extra] = ctx.argv;
+    const secrets = await openSecretStore(ctx.env.MEDIADESK_KEYCHAIN_SERVICE || undefined);
+    switch (sub) {
+      case 'set': {
+        if (extra.length) throw new UsageError('the key is read from standard input, never from the command line (it would stay in shell history): echo "$KEY" | mediadesk key set');
+        const parsed = COMMANDS['key.set'].request.safeParse({ key: await readSecret(ctx) });
+        if (!parsed.success) throw new UsageError(`key not stored: ${parsed.error.issues[0]?.message ?? 'invalid key'}`);
+        if (secrets.kind !== 'os') throw new Error(`key not stored: ${secrets.note}`);
+        await secrets.set(parsed.data.key);
+        ctx.stdout.write('API key stored in the OS keychain\n');
+        return 0;
+      }
+      case 'status': {
+        const set = (await secrets.get()) !== null;
+        ctx.stdout.write(set ? `an API key is set (${secrets.note})\n` : secrets.kind === 'os' ? 'no API key is set; the app uses the built-in Sandbox\n' : `no API key is set; ${secrets.note}\n`);
+        return 0;
+      }
+      case 'clear':
+        await secrets.clear();
+        ctx.stdout.write('API key removed from the keychain\n');
+        return 0;
+      default:
+        throw new UsageError(sub ? `unknown key command "${sub}" (set, status, clear)` : 'say set, status or clear');
+    }
+  },
+};

@@ -1,0 +1,61 @@
+import { UsageError, type CliCommand } from '../command.ts';
+import { openConfStore, SettingsService } from '../../../core/settings.ts';
+import { DeskError } from '../../../../shared/contract/define.ts';
+import { settingsSchema } from '../../../../shared/settings.ts';
+
+/** Shell strings to typed values: numbers, booleans and JSON objects as such, the rest as text. */
+function parseValue(raw: string): unknown {
+  if (/^-?\d+(\.\d+)?$/.test(raw)) return Number(raw);
+  if (raw === 'true' || raw === 'false') return raw === 'true';
+  if (raw.startsWith('{') || raw.startsWith('[')) {
+    try {
+      return JSON.parse(raw);
+    } catch {
+      throw new UsageError(`"${raw}" looks like JSON but does not parse`);
+    }
+  }
+  return raw;
+}
+
+export const settingsCommand: CliCommand = {
+  name: 'settings',
+  summary: 'Read or change settings shared with the desktop app',
+  usage: 'mediadesk settings get [NAME]\n       mediadesk settings set NAME=VALUE [NAME=VALUE ...]',
+  async run(ctx) {
+    const [sub, ...args] = ctx.argv;
+    const settings = new SettingsService(openConfStore(ctx.home));
+    const names = Object.keys(settingsSchema.shape);
+    if (sub === 'get') {
+      const all = settings.get() as Record<string, unknown>;
+      if (args.length > 1) throw new UsageError('settings get takes at most one name');
+      if (args[0] !== undefined) {
+        if (!names.includes(args[0])) throw new UsageError(`unknown setting "${args[0]}" (known: ${names.join(', ')})`);
+        const v = all[args[0]];
+        ctx.stdout.write(`${typeof v === 'string' ? v : JSON.stringify(v)}\n`);
+      } else {
+        ctx.stdout.write(`${JSON.stringify(all, null, 2)}\n`);
+      }
+      return 0;
+    }
+    if (sub === 'set') {
+      if (!args.length) throw new UsageError('settings set needs NAME=VALUE');
+      const patch: Record<string, unknown> = {};
+      for (const a of args) {
+        const eq = a.indexOf('=');
+        if (eq <= 0) throw new UsageError(`expected NAME=VALUE, got "${a}"`);
+        const name = a.slice(0, eq);
+        if (!names.includes(name)) throw new UsageError(`unknown setting "${name}" (known: ${names.join(', ')})`);
+        patch[name] = name === 'baseUrl' || name === 'outputDir' || name === 'namingTemplate' ? a.slice(eq + 1) : parseValue(a.slice(eq + 1));
+      }
+      try {
+        settings.set(patch);
+      } catch (err) {
+        if (err instanceof DeskError) throw new UsageError(`${err.message}: ${(err.invalid ?? []).map((p) => `${p.field} ${p.reason}`).join('; ')}`);
+        throw err;
+      }
+      ctx.stdout.write(`saved ${Object.keys(patch).join(', ')}\n`);
+      return 0;
+    }
+    throw new UsageError(sub ? `unknown settings command "${sub}" (get, set)` : 'say get or set');
+  },
+};

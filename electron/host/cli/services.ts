@@ -1,0 +1,26 @@
+import { createCore, type Core } from '../../core/index.ts';
+import { startSandbox } from '../../sandbox/index.ts';
+import type { ApiTarget } from '../../core/api/client.ts';
+import type { Slugs } from '../../../shared/catalogue/index.ts';
+import type { CliContext } from './command.ts';
+
+export interface CliServices {
+  core: Core;
+  settings: Core['settings'];
+  /** Where requests go: MEDIADESK_API_URL + MEDIADESK_API_KEY, else the keychain's live key, else an in-process Sandbox. */
+  target(): Promise<ApiTarget>;
+  slugs(): Slugs;
+  close(): Promise<void>;
+}
+
+/** The same core services as the desktop app, over the same data folder. */
+export async function openCliServices(ctx: CliContext): Promise<CliServices> {
+  const core = await createCore({ home: ctx.home, host: 'cli', env: ctx.env, startSandbox: () => startSandbox({ port: 0 }) });
+  return {
+    core,
+    settings: core.settings,
+    target: () => core.backend.target(),
+    slugs: () => core.backend.slugs(),
+    close: () => core.close(),
+  };
+}

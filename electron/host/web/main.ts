@@ -1,0 +1,25 @@
+import { parseArgs } from 'node:util';
+import { dataHome } from '../../core/paths.ts';
+import { startWebHost } from './server.ts';
+
+const { values } = parseArgs({ options: { port: { type: 'string' }, renderer: { type: 'string' } } });
+const port = values.port === undefined ? 0 : Number(values.port);
+if (!Number.isInteger(port) || port < 0 || port > 65535) {
+  process.stderr.write(`mediadesk web: --port must be a whole number from 0 to 65535, got "${values.port}"\n`);
+  process.exit(2);
+}
+
+const host = await startWebHost({ home: dataHome(), port, rendererDir: values.renderer });
+// The first line is the URL, token included: scripts and tests read it.
+process.stdout.write(`${host.url}\n`);
+const status = await host.core.backend.status();
+process.stdout.write(`data folder ${dataHome()}; backend: ${status.reason}\n`);
+
+let closing = false;
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(sig, () => {
+    if (closing) return;
+    closing = true;
+    host.close().finally(() => process.exit(0));
+  });
+}

@@ -1,0 +1,140 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
+import fastifyStatic from '@fastify/static';
+import fastifyWebsocket from '@fastify/websocket';
+import { createCore, type Core } from '../../core/index.ts';
+import { startSandbox } from '../../sandbox/index.ts';
+import { EVENTS } from '../../../shared/contract/index.ts';
+
+export interface WebHostOptions {
+  home: string;
+  port?: number;
+  /** The built renderer (electron-vite's out/renderer). */
+  rendererDir?: string;
+  env?: NodeJS.ProcessEnv;
+  token?: string;
+}
+
+export interface RunningWebHost {
+  /** The URL to open, token included. */
+  url: string;
+  origin: string;
+  token: string;
+  core: Core;
+  close(): Promise<void>;
+}
+
+/** Content-Security-Policy of the served renderer: nothing but our own origin and its socket. */
+export function webCsp(origin: string): string {
+  const ws = origin.replace(/^http/, 'ws');
+  return [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data: blob:",
+    "media-src 'self' blob:",
+    `connect-src 'self' ${ws}`,
+    "object-src 'none'",
+    "base-uri 'none'",
+    "frame-ancestors 'none'",
+    "form-action 'none'",
+  ].join('; ');
+}
+
+function sameToken(given: unknown, token: string): boolean {
+  if (typeof given !== 'string') return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(token);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/**
+ * The web host: the same core as the desktop app, its contract carried over a WebSocket. It binds
+ * 127.0.0.1 only, and every request that reaches the core must carry the per-launch token.
+ */
+export async function startWebHost(o: WebHostOptions): Promise<RunningWebHost> {
+  const token = o.token ?? randomBytes(24).toString('base64url');
+  const rendererDir = resolve(o.rendererDir ?? 'out/renderer');
+  const core = await createCore({
+    home: o.home,
+    host: 'web',
+    env: o.env,
+    startSandbox: () => startSandbox({ port: 0 }),
+  });
+
+  const app = Fastify({ logger: false, bodyLimit: 1024 * 1024 * 1024 });
+  let origin = '';
+  const allowedHosts = () => {
+    const port = new URL(origin).port;
+    return new Set([`127.0.0.1:${port}`, `localhost:${port}`]);
+  };
+
+  // DNS rebinding: a page on another site that resolves its name to 127.0.0.1 still sends its own Host.
+  app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
+    if (!allowedHosts().has(String(req.headers.host))) return reply.code(421).send({ message: 'wrong host' });
+  });
+  app.addHook('onSend', async (_req, reply, payload) => {
+    reply.header('content-security-policy', webCsp(origin));
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('referrer-policy', 'no-referrer');
+    return payload;
+  });
+
+  await app.register(fastifyWebsocket, { options: { maxPayload: 16 * 1024 * 1024 } });
+
+  app.get('/ws', {
+    websocket: true,
+    preValidation: async (req: FastifyRequest<{ Querystring: { token?: string } }>, reply: FastifyReply) => {
+      if (!sameToken(req.query.token, token)) return reply.code(401).send({ message: 'missing or wrong token' });
+      // A browser always sends Origin on a WebSocket; another site's page must not drive the core.
+      if (req.headers.origin && req.headers.origin !== origin && !allowedHosts().has(req.headers.origin.replace(/^https?:\/\//, ''))) {
+        return reply.code(403).send({ message: 'cross-origin socket refused' });
+      }
+    },
+  }, (socket) => {
+    const off = core.events.onAny((event, payload) => {
+      if (socket.readyState === socket.OPEN) socket.send(JSON.stringify({ event, payload }));
+    });
+    socket.on('close', off);
+    socket.on('message', async (raw: Buffer) => {
+      let msg: { id?: unknown; cmd?: unknown; payload?: unknown };
+      try {
+        msg = JSON.parse(raw.toString('utf8'));
+      } catch {
+        socket.send(JSON.stringify({ id: null, ok: false, error: { code: 'invalid', message: 'message is not JSON' } }));
+        return;
+      }
+      const reply = await core.dispatch(String(msg.cmd), msg.payload);
+      if (socket.readyState === socket.OPEN) socket.send(JSON.stringify({ id: msg.id, ...reply }));
+    });
+  });
+
+  app.get('/healthz', async () => ({ ok: true, events: Object.keys(EVENTS).length }));
+
+  const hasRenderer = existsSync(resolve(rendererDir, 'index.html'));
+  if (hasRenderer) {
+    await app.register(fastifyStatic, { root: rendererDir, index: false, wildcard: false, serve: true, prefix: '/' });
+  }
+  app.get('/', async (req: FastifyRequest<{ Querystring: { token?: string } }>, reply) => {
+    if (!sameToken(req.query.token, token)) {
+      return reply.code(401).type('text/plain').send('MediaDesk: open the URL printed by `npm run web`; it carries this launch\'s token.\n');
+    }
+    if (!hasRenderer) return reply.code(503).type('text/plain').send(`MediaDesk: the renderer is not built (${rendererDir}); run npm run build.\n`);
+    return reply.sendFile('index.html');
+  });
+
+  const address = await app.listen({ host: '127.0.0.1', port: o.port ?? 0 });
+  origin = address.replace('localhost', '127.0.0.1');
+  return {
+    url: `${origin}/?token=${token}`,
+    origin,
+    token,
+    core,
+    async close() {
+      await app.close();
+      await core.close();
+    },
+  };
+}

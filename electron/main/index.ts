@@ -1,0 +1,88 @@
+import { app, BrowserWindow, Menu, shell } from 'electron';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import ElectronStore from 'electron-store';
+import { createCore, type Core } from '../core/index.ts';
+import { checkOpenable } from '../core/open-file.ts';
+import { dataHome } from '../core/paths.ts';
+import { SETTINGS_FILE, type JsonFileStore } from '../core/settings.ts';
+import { startSandbox } from '../sandbox/index.ts';
+import { wireIpc } from './ipc.ts';
+import { buildMenu } from './menu.ts';
+import { hardenContents, hardenSessions } from './security.ts';
+
+// Same folder as the web host and the CLI (MEDIADESK_HOME honoured), so all three share one database.
+const home = dataHome();
+app.setPath('userData', home);
+
+if (!app.requestSingleInstanceLock()) {
+  app.quit();
+} else {
+  let win: BrowserWindow | null = null;
+  let core: Core | null = null;
+  const rendererUrl = process.env.ELECTRON_RENDERER_URL ?? pathToFileURL(join(import.meta.dirname, '../renderer/index.html')).href;
+
+  app.on('second-instance', () => {
+    if (win) {
+      if (win.isMinimized()) win.restore();
+      win.focus();
+    }
+  });
+
+  hardenContents(rendererUrl);
+
+  app.whenReady().then(async () => {
+    hardenSessions();
+    Menu.setApplicationMenu(buildMenu());
+    const store = new ElectronStore<Record<string, unknown>>({ cwd: home, name: SETTINGS_FILE });
+    core = await createCore({
+      home,
+      host: 'electron',
+      settingsFile: store as unknown as JsonFileStore,
+      startSandbox: () => startSandbox({ port: 0 }),
+      overrides: {
+        'shell.open': async ({ path }) => {
+          const err = await shell.openPath(checkOpenable(path));
+          if (err) throw new Error(err);
+          return { ok: true as const };
+        },
+        'shell.reveal': ({ path }) => {
+          shell.showItemInFolder(checkOpenable(path));
+          return { ok: true as const };
+        },
+      },
+    });
+
+    win = new BrowserWindow({
+      width: 1280,
+      height: 820,
+      minWidth: 1024,
+      minHeight: 700,
+      show: false,
+      title: 'MediaDesk',
+      backgroundColor: '#1b1d22',
+      webPreferences: {
+        preload: join(import.meta.dirname, '../preload/index.cjs'),
+        contextIsolation: true,
+        sandbox: true,
+        nodeIntegration: false,
+        webSecurity: true,
+        spellcheck: false,
+      },
+    });
+    const unwire = wireIpc(core, win, rendererUrl);
+    win.on('closed', () => {
+      unwire();
+      win = null;
+    });
+    win.once('ready-to-show', () => win?.show());
+    await win.loadURL(rendererUrl);
+  });
+
+  app.on('window-all-closed', () => {
+    app.quit();
+  });
+  app.on('will-quit', () => {
+    void core?.close();
+  });
+}

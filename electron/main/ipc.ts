@@ -1,0 +1,33 @@
+import { ipcMain, type BrowserWindow, type IpcMainEvent, type IpcMainInvokeEvent } from 'electron';
+import { COMMAND_NAMES, EVENT_NAMES } from '../../shared/contract/index.ts';
+import type { Core } from '../core/index.ts';
+import { isOwnRenderer } from './security.ts';
+
+/**
+ * One channel per contract command, each validated by the core's dispatcher. Messages from any
+ * frame but our window's main frame (an iframe, another window) are refused before dispatch.
+ */
+export function wireIpc(core: Core, win: BrowserWindow, rendererUrl: string): () => void {
+  const trusted = (e: IpcMainInvokeEvent | IpcMainEvent) =>
+    e.sender === win.webContents && e.senderFrame !== null && e.senderFrame === win.webContents.mainFrame && isOwnRenderer(e.senderFrame.url, rendererUrl);
+
+  const onContract = (e: IpcMainEvent) => {
+    e.returnValue = trusted(e) ? { commands: COMMAND_NAMES, events: EVENT_NAMES } : { commands: [], events: [] };
+  };
+  ipcMain.on('desk:contract', onContract);
+
+  for (const name of COMMAND_NAMES) {
+    ipcMain.handle(`desk:cmd:${name}`, async (e, payload: unknown) => {
+      if (!trusted(e)) return { ok: false, error: { code: 'forbidden', message: 'IPC from an untrusted frame' } };
+      return core.dispatch(name, payload);
+    });
+  }
+  const off = core.events.onAny((name, payload) => {
+    if (!win.isDestroyed()) win.webContents.send(`desk:event:${name}`, payload);
+  });
+  return () => {
+    off();
+    ipcMain.off('desk:contract', onContract);
+    for (const name of COMMAND_NAMES) ipcMain.removeHandler(`desk:cmd:${name}`);
+  };
+}

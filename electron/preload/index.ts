@@ -1,0 +1,35 @@
+import { contextBridge, ipcRenderer, webUtils } from 'electron';
+
+/**
+ * The renderer's only door to the app: the contract's commands and events, nothing else.
+ * The preload is sandboxed (no Node), so the list of names comes from main, which derives it
+ * from the contract; main validates every payload again on arrival.
+ */
+const { commands, events } = ipcRenderer.sendSync('desk:contract') as { commands: string[]; events: string[] };
+const commandSet = new Set(commands);
+const eventSet = new Set(events);
+
+const desk = {
+  host: 'electron' as const,
+  async invoke(name: string, req: unknown): Promise<unknown> {
+    if (!commandSet.has(name)) throw new Error(`unknown command "${name}"`);
+    const reply = (await ipcRenderer.invoke(`desk:cmd:${name}`, req)) as { ok: boolean; result?: unknown; error?: { code: string; message: string; invalid?: unknown } };
+    if (reply.ok) return reply.result;
+    // Plain data crosses the bridge; the renderer's bridge rebuilds a DeskError from it.
+    throw Object.assign(new Error(reply.error?.message ?? 'failed'), { desk: reply.error });
+  },
+  on(name: string, listener: (payload: unknown) => void): () => void {
+    if (!eventSet.has(name)) throw new Error(`unknown event "${name}"`);
+    const channel = `desk:event:${name}`;
+    const wrapped = (_e: Electron.IpcRendererEvent, payload: unknown) => listener(payload);
+    ipcRenderer.on(channel, wrapped);
+    return () => {
+      ipcRenderer.off(channel, wrapped);
+    };
+  },
+  pathForFile(file: File): string | null {
+    return webUtils.getPathForFile(file) || null;
+  },
+};
+
+contextBridge.exposeInMainWorld('desk', desk);

@@ -1,0 +1,21 @@
+import { defineConfig } from '@playwright/test';
+
+/** Debian's Chromium, headless; Playwright's own browser download is not reachable from here. */
+export default defineConfig({
+  testDir: 'test/e2e',
+  timeout: 120_000,
+  expect: { timeout: 15_000 },
+  workers: 1,
+  reporter: [['list']],
+  outputDir: 'test-results',
+  use: {
+    browserName: 'chromium',
+    viewport: { width: 1280, height: 800 },
+    launchOptions: {
+      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+    },
+    screenshot: 'only-on-failure',
+    trace: 'off',
+  },
+});

@@ -1,0 +1,108 @@
+import { DeskError, type CommandName, type DeskApi, type DeskErrorData, type EventName, type EventPayload, type Req, type Res } from '../../../shared/contract/index.ts';
+
+declare global {
+  interface Window {
+    desk?: DeskApi;
+  }
+}
+
+type Pending = { resolve: (v: unknown) => void; reject: (e: unknown) => void };
+
+/**
+ * The same contract over the web host's WebSocket, for the browser. The token comes from the
+ * launch URL once and is kept for this tab only (sessionStorage), then removed from the address bar.
+ */
+function webSocketDesk(): DeskApi {
+  const params = new URLSearchParams(location.search);
+  const fromUrl = params.get('token');
+  if (fromUrl) {
+    sessionStorage.setItem('desk-token', fromUrl);
+    history.replaceState(null, '', location.pathname);
+  }
+  const token = fromUrl ?? sessionStorage.getItem('desk-token') ?? '';
+  const listeners = new Map<string, Set<(p: unknown) => void>>();
+  const pending = new Map<number, Pending>();
+  let nextId = 1;
+  let socket: WebSocket;
+  let ready: Promise<void>;
+
+  const connect = () => {
+    socket = new WebSocket(`${location.origin.replace(/^http/, 'ws')}/ws?token=${encodeURIComponent(token)}`);
+    ready = new Promise((resolve, reject) => {
+      socket.addEventListener('open', () => resolve(), { once: true });
+      socket.addEventListener('error', () => reject(new DeskError('unavailable', 'cannot reach the MediaDesk host')), { once: true });
+    });
+    socket.addEventListener('message', (m) => {
+      const msg = JSON.parse(String(m.data)) as { id?: number; ok?: boolean; result?: unknown; error?: DeskErrorData; event?: string; payload?: unknown };
+      if (msg.event) {
+        for (const l of listeners.get(msg.event) ?? []) l(msg.payload);
+        return;
+      }
+      const p = msg.id !== undefined ? pending.get(msg.id) : undefined;
+      if (!p) return;
+      pending.delete(msg.id!);
+      if (msg.ok) p.resolve(msg.result);
+      else p.reject(DeskError.from(msg.error ?? { code: 'internal', message: 'failed' }));
+    });
+    socket.addEventListener('close', () => {
+      for (const p of pending.values()) p.reject(new DeskError('unavailable', 'the connection to the MediaDesk host closed'));
+      pending.clear();
+      // The host restarting is normal (tests do it); reconnect with the same token.
+      setTimeout(connect, 500);
+    });
+  };
+  connect();
+
+  return {
+    host: 'web',
+    async invoke(name, req) {
+      await ready;
+      const id = nextId++;
+      return new Promise((resolve, reject) => {
+        pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+        socket.send(JSON.stringify({ id, cmd: name, payload: req }));
+      });
+    },
+    on(name, listener) {
+      const set = listeners.get(name) ?? new Set();
+      set.add(listener as (p: unknown) => void);
+      listeners.set(name, set);
+      return () => set.delete(listener as (p: unknown) => void);
+    },
+    pathForFile: () => null,
+  };
+}
+
+function electronDesk(api: DeskApi): DeskApi {
+  return {
+    host: 'electron',
+    async invoke(name, req) {
+      try {
+        return await api.invoke(name, req);
+      } catch (err) {
+        const data = (err as { desk?: DeskErrorData }).desk;
+        throw data ? DeskError.from(data) : err;
+      }
+    },
+    on: (name, l) => api.on(name, l),
+    pathForFile: (f) => api.pathForFile(f),
+  };
+}
+
+export const desk: DeskApi = window.desk ? electronDesk(window.desk) : webSocketDesk();
+
+export function call<K extends CommandName>(name: K, req: Req<K>): Promise<Res<K>> {
+  return desk.invoke(name, req);
+}
+
+export function on<K extends EventName>(name: K, listener: (p: EventPayload<K>) => void): () => void {
+  return desk.on(name, listener);
+}
+
+export function errorText(err: unknown): string {
+  if (err instanceof DeskError) {
+    const fields = (err.invalid ?? []).map((p) => `${p.field} ${p.reason}`).join('; ');
+    return fields ? `${err.message}: ${fields}` : err.message;
+  }
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,45 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+export interface HostHandle {
+  url: string;
+  origin: string;
+  token: string;
+  home: string;
+  child: ChildProcess;
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+export const newHome = () => mkdtempSync(join(tmpdir(), 'md-e2e-'));
+
+/** Starts `npm run web`'s entry as a real process and reads the URL from its first line. */
+export async function startHost(home: string, env: NodeJS.ProcessEnv = {}): Promise<HostHandle> {
+  const child = spawn(process.execPath, ['electron/host/web/main.ts', '--port', '0'], {
+    env: { ...process.env, MEDIADESK_HOME: home, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr += d));
+  const first = await new Promise<string>((resolve, reject) => {
+    const rl = createInterface({ input: child.stdout! });
+    rl.once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`web host exited with ${code}: ${stderr}`)));
+  });
+  const url = new URL(first);
+  return {
+    url: first,
+    origin: url.origin,
+    token: url.searchParams.get('token') ?? '',
+    home,
+    child,
+    stop: (signal = 'SIGTERM') =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill(signal);
+      }),
+  };
+}

@@ -1,0 +1,94 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect, test } from '@playwright/test';
+import WebSocket from 'ws';
+import { newHome, startHost, type HostHandle } from './host.ts';
+
+let host: HostHandle;
+test.afterEach(async () => {
+  await host?.stop();
+});
+
+test('the app shell loads on the Sandbox backend, and every navigation entry opens', async ({ page }) => {
+  host = await startHost(newHome());
+  await page.goto(host.url);
+  await expect(page.getByRole('navigation', { name: 'Main' })).toBeVisible();
+  await expect(page.getByTestId('backend-badge')).toContainText('Sandbox');
+  const entries = page.getByRole('navigation', { name: 'Main' }).getByRole('button');
+  const count = await entries.count();
+  expect(count).toBeGreaterThan(0);
+  for (let i = 0; i < count; i++) {
+    const entry = entries.nth(i);
+    const id = (await entry.getAttribute('data-testid'))!.replace('nav-', '');
+    await entry.click();
+    await expect(page.getByTestId(`screen-${id}`)).toBeVisible();
+    await expect(entry).toHaveAttribute('aria-current', 'page');
+  }
+  // The token leaves the address bar once the page has it.
+  expect(new URL(page.url()).searchParams.get('token')).toBeNull();
+});
+
+test('a settings change goes through the bridge into the core and survives a restart of the host', async ({ page }) => {
+  const home = newHome();
+  host = await startHost(home);
+  await page.goto(`${host.url}#settings`);
+  const concurrency = page.getByTestId('concurrency');
+  await concurrency.fill('7');
+  await concurrency.blur();
+  await expect(page.getByTestId('saved')).toContainText('concurrency');
+  await page.getByTestId('theme').selectOption('dark');
+  await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');
+
+  // Bad input: the field says why, and nothing stored is lost.
+  await concurrency.fill('99');
+  await concurrency.blur();
+  await expect(page.getByTestId('concurrency-error')).toHaveText('must be at most 32');
+  expect(JSON.parse(readFileSync(join(home, 'settings.json'), 'utf8'))).toMatchObject({ concurrency: 7, theme: 'dark' });
+
+  await host.stop();
+  host = await startHost(home);
+  await page.goto(`${host.url}#settings`);
+  await expect(page.getByTestId('concurrency')).toHaveValue('7');
+  await expect(page.getByTestId('theme')).toHaveValue('dark');
+  await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');
+});
+
+test('requests without the token are refused', async ({ request }) => {
+  host = await startHost(newHome());
+  expect((await request.get(`${host.origin}/`)).status()).toBe(401);
+  expect((await request.get(`${host.origin}/?token=wrong`)).status()).toBe(401);
+  expect((await request.get(host.url)).status()).toBe(200);
+
+  const attempt = (url: string, headers: Record<string, string> = {}) =>
+    new Promise<string>((resolve) => {
+      const ws = new WebSocket(url, { headers });
+      ws.on('open', () => {
+        ws.send(JSON.stringify({ id: 1, cmd: 'settings.get', payload: {} }));
+        ws.on('message', (m) => {
+          resolve(`open:${JSON.parse(String(m)).ok}`);
+          ws.close();
+        });
+      });
+      ws.on('unexpected-response', (_req, res) => resolve(`refused:${res.statusCode}`));
+      ws.on('error', (e) => resolve(`error:${e.message}`));
+    });
+  const wsBase = host.origin.replace('http', 'ws');
+  expect(await attempt(`${wsBase}/ws`)).toBe('refused:401');
+  expect(await attempt(`${wsBase}/ws?token=${host.token}x`)).toBe('refused:401');
+  expect(await attempt(`${wsBase}/ws?token=${host.token}`, { origin: 'https://evil.example' })).toBe('refused:403');
+  expect(await attempt(`${wsBase}/ws?token=${host.token}`)).toBe('open:true');
+});
+
+test('a payload that breaks the contract is refused with the field named', async () => {
+  host = await startHost(newHome());
+  const ws = new WebSocket(`${host.origin.replace('http', 'ws')}/ws?token=${host.token}`);
+  await new Promise((r) => ws.on('open', r));
+  const reply = await new Promise<{ ok: boolean; error: { code: string; invalid: { field: string }[] } }>((resolve) => {
+    ws.on('message', (m) => resolve(JSON.parse(String(m))));
+    ws.send(JSON.stringify({ id: 9, cmd: 'settings.set', payload: { concurrency: 'many', apiKey: 'x' } }));
+  });
+  ws.close();
+  expect(reply.ok).toBe(false);
+  expect(reply.error.code).toBe('invalid');
+  expect(reply.error.invalid.map((p) => p.field)).toEqual(expect.arrayContaining(['concurrency']));
+});

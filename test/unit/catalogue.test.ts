@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_SLUGS, TOOLS, defaultsOf, getTool, parseParam, resolvePaths, validateRequest } from '../../shared/catalogue/index.ts';
+
+const png = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+
+describe('tool catalogue', () => {
+  it('has unique ids and only paths under /v1 with no unresolved placeholder', () => {
+    expect(new Set(TOOLS.map((t) => t.id)).size).toBe(TOOLS.length);
+    for (const t of TOOLS) {
+      const p = resolvePaths(t, DEFAULT_SLUGS);
+      expect(p.create).toMatch(/^\/v1\/[a-z0-9/._-]+$/);
+      expect(p.byId('abc')).toBe(`${p.list}/abc`);
+    }
+  });
+
+  it('covers every task family of the spec', () => {
+    const families = new Set(TOOLS.map((t) => t.family));
+    for (const f of ['skin-enhancer', 'hires', 'change-camera', 'upscaler-precision', 'image-to-prompt', 'context-t2i', 'editor', 'music', 'music-instrumental', 'music-variants', 'video-2x', 'video-25', 'i2v-endframe', 'i2v-endframe-fast', 'lite-t2v', 'lite-i2v', 'video-upscaler', 'quality-image', 'quality-edit', 'image50', 'image50-edit', 'flex-image']) {
+      expect(families, f).toContain(f);
+    }
+  });
+
+  it('puts the video resolution in the create path, not the body', () => {
+    const t = getTool('video-2x');
+    expect(resolvePaths(t, DEFAULT_SLUGS, { resolution: '1080p' }).create).toBe('/v1/ai/video/motion-2-1080p');
+    expect(resolvePaths(t, DEFAULT_SLUGS, {}).list).toBe('/v1/ai/video/motion-2');
+  });
+
+  it('names the field and the bound when a value is out of range', () => {
+    const r = validateRequest(getTool('change-camera'), { image: 'https://example.com/a.png', zoom: 11, vertical_angle: -31 });
+    expect(r.ok).toBe(false);
+    expect(r.invalid).toEqual(expect.arrayContaining([
+      { field: 'zoom', reason: 'must be at most 10' },
+      { field: 'vertical_angle', reason: 'must be at least -30' },
+    ]));
+  });
+
+  it('refuses a local-file encoding where the spec wants a URL', () => {
+    const r = validateRequest(getTool('change-camera'), { image: png });
+    expect(r.invalid).toEqual([{ field: 'image', reason: 'must be an HTTPS URL' }]);
+    expect(validateRequest(getTool('image-to-prompt'), { image: png }).ok).toBe(true);
+  });
+
+  it('rejects unknown fields and missing required ones', () => {
+    const r = validateRequest(getTool('upscaler-precision'), { scale: 4 });
+    expect(r.invalid).toEqual(expect.arrayContaining([{ field: 'image', reason: 'is required' }, { field: 'scale', reason: 'is not a field of this tool' }]));
+  });
+
+  it('accepts the string form of the scale factor and coerces it', () => {
+    const r = validateRequest(getTool('upscaler-precision'), { image: png, scale_factor: '4' });
+    expect(r.ok).toBe(true);
+    expect(r.body.scale_factor).toBe(4);
+    expect(validateRequest(getTool('upscaler-precision'), { image: png, scale_factor: '17' }).invalid[0].field).toBe('scale_factor');
+  });
+
+  it('applies the video combination rules of the spec', () => {
+    const t = getTool('video-2x');
+    expect(validateRequest(t, { prompt: 'x', image_end: png }).invalid).toContainEqual({ field: 'image_end', reason: 'image_end requires image (the start frame)' });
+    const both = validateRequest(t, { prompt: 'x', image: png, reference_images: [png] }).invalid;
+    expect(both.map((p) => p.field)).toContain('image');
+    expect(both[0].reason).toMatch(/cannot be combined/);
+    expect(validateRequest(t, { prompt: 'see @Video2', reference_videos: ['upl_vid_abc'] }).invalid[0]).toMatchObject({ field: 'reference_videos' });
+  });
+
+  it('counts per-shot prompts in the 2.5 prompt limit and warns above 5,000', () => {
+    const t = getTool('video-25');
+    const shots = [{ prompt: 'a'.repeat(30000), duration: 3 }, { prompt: 'b'.repeat(10001), duration: 3 }];
+    expect(validateRequest(t, { shots }).invalid[0].reason).toMatch(/at most 40000 characters \(found 40001\)/);
+    const ok = validateRequest(t, { prompt: 'c'.repeat(6000) });
+    expect(ok.ok).toBe(true);
+    expect(ok.warnings[0].field).toBe('prompt');
+  });
+
+  it('gives defaults from the spec and api-notes', () => {
+    expect(defaultsOf(getTool('upscaler-precision'))).toMatchObject({ sharpen: 7, smart_grain: 7, ultra_detail: 30 });
+    expect(defaultsOf(getTool('change-camera'))).toMatchObject({ horizontal_angle: 0, vertical_angle: 0, zoom: 5, output_format: 'png' });
+    expect(defaultsOf(getTool('skin-faithful'))).toMatchObject({ sharpen: 0, smart_grain: 2, skin_detail: 80 });
+    expect(defaultsOf(getTool('video-2x'))).toMatchObject({ aspect_ratio: 'widescreen_16_9', sound_effects: true, no_music: false });
+  });
+
+  it('parses CLI parameters by field kind, with specific errors', () => {
+    const t = getTool('upscaler-precision');
+    expect(parseParam(t, 'scale_factor=4')).toEqual(['scale_factor', 4]);
+    expect(() => parseParam(t, 'scale_factor=four')).toThrow('scale_factor must be a number, got "four"');
+    expect(() => parseParam(t, 'nope=1')).toThrow(/has no parameter "nope"/);
+    expect(parseParam(getTool('video-2x'), 'sound_effects=false')).toEqual(['sound_effects', false]);
+  });
+});

@@ -1,0 +1,64 @@
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { openConfStore, SettingsService } from '../../electron/core/settings.ts';
+import { DeskError } from '../../shared/contract/define.ts';
+
+const home = () => mkdtempSync(join(tmpdir(), 'md-settings-'));
+
+describe('settings', () => {
+  it('starts from defaults and persists a change to settings.json', () => {
+    const h = home();
+    const s = new SettingsService(openConfStore(h));
+    expect(s.get()).toMatchObject({ backend: 'sandbox', concurrency: 4, namingTemplate: '{name}_{tool}.{ext}', theme: 'system' });
+    s.set({ concurrency: 6, theme: 'dark' });
+    const again = new SettingsService(openConfStore(h));
+    expect(again.get()).toMatchObject({ concurrency: 6, theme: 'dark' });
+    expect(JSON.parse(readFileSync(join(h, 'settings.json'), 'utf8')).concurrency).toBe(6);
+  });
+
+  it('a change of one setting leaves every other setting as it was', () => {
+    const s = new SettingsService(openConfStore(home()));
+    s.set({ concurrency: 7 });
+    s.set({ theme: 'dark' });
+    s.set({ outputDir: '/tmp/out' });
+    expect(s.get()).toMatchObject({ concurrency: 7, theme: 'dark', outputDir: '/tmp/out' });
+  });
+
+  it('rejects a bad value with the field named, and keeps what was stored', () => {
+    const h = home();
+    const s = new SettingsService(openConfStore(h));
+    s.set({ concurrency: 5 });
+    let err: unknown;
+    try {
+      s.set({ concurrency: 99, namingTemplate: '{tool}.{ext}' });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(DeskError);
+    expect((err as DeskError).invalid).toEqual(expect.arrayContaining([
+      { field: 'concurrency', reason: 'must be at most 32' },
+      { field: 'namingTemplate', reason: 'must contain {name} or {n} so results do not collide' },
+    ]));
+    expect(new SettingsService(openConfStore(h)).get().concurrency).toBe(5);
+  });
+
+  it('a hand-broken value falls back alone; the other settings survive', () => {
+    const h = home();
+    writeFileSync(join(h, 'settings.json'), JSON.stringify({ concurrency: 'lots', theme: 'dark' }));
+    const s = new SettingsService(openConfStore(h));
+    expect(s.get()).toMatchObject({ concurrency: 4, theme: 'dark' });
+    expect(s.ignored).toEqual(['concurrency']);
+  });
+
+  it('a settings file that is not JSON is kept aside, not overwritten', () => {
+    const h = home();
+    writeFileSync(join(h, 'settings.json'), '{"theme": "dark",');
+    const s = new SettingsService(openConfStore(h));
+    expect(s.get().theme).toBe('system');
+    const aside = readdirSync(h).find((n) => n.startsWith('settings.json.unreadable-'));
+    expect(aside).toBeDefined();
+    expect(readFileSync(join(h, aside!), 'utf8')).toBe('{"theme": "dark",');
+  });
+});
