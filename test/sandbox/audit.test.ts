@@ -182,6 +182,7 @@ describe('audit search: cursor', () => {
   it('stays correct while events are added during the walk', async () => {
     const first = await q('?per_page=50');
     const before = (await q('?per_page=100&page=1')).body.data.map((e: any) => e.event_id);
+    clock.advance(60_000);
     const added = await ctx.api.control('audit/events', { count: 25 });
     expect(added.status).toBe(200);
     const second = await q(`?per_page=50&cursor=${encodeURIComponent(first.body.meta.next_cursor)}`);

@@ -1,0 +1,259 @@
+import { createHmac } from 'node:crypto';
+import { createServer } from 'node:http';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_SLUGS, resolvePaths, TOOLS, type Field, type ToolEntry } from '../../shared/catalogue/index.ts';
+import { UPSCALE_MAX_SIDE } from '../../electron/sandbox/render.ts';
+import { bytesOf, fakeClock, start, testPng, until } from './helpers.ts';
+
+const clock = fakeClock();
+let ctx: Awaited<ReturnType<typeof start>>;
+let png: Buffer;
+let imageUrl: string;
+let videoId: string;
+const DURATION = 1000;
+
+beforeAll(async () => {
+  ctx = await start({ now: clock.now, taskDurationMs: DURATION });
+  png = await testPng();
+  const up = await fetch(`${ctx.sb.url}/__sandbox/uploads`, { method: 'POST', headers: { 'content-type': 'image/png' }, body: new Uint8Array(png) });
+  imageUrl = (await up.json()).url;
+  const vid = await fetch(`${ctx.sb.url}/__sandbox/uploads`, { method: 'POST', headers: { 'content-type': 'video/mp4' }, body: new Uint8Array(Buffer.from('fake mp4 bytes')) });
+  videoId = (await vid.json()).id;
+});
+afterAll(() => ctx.sb.close());
+
+/** A minimal valid body for any tool, built from its catalogue fields. */
+function minimalBody(tool: ToolEntry): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  const media = (f: Extract<Field, { kind: 'media' | 'mediaList' }>) => {
+    if (f.media === 'video') return f.encodings.includes('upload') ? videoId : imageUrl;
+    if (f.encodings.includes('base64')) return png.toString('base64');
+    if (f.encodings.includes('url')) return imageUrl;
+    return `data:image/png;base64,${png.toString('base64')}`;
+  };
+  for (const f of tool.fields) {
+    if (!f.required || f.in === 'path') continue;
+    if (f.kind === 'text') body[f.name] = 'a lighthouse at dusk, cinematic';
+    else if (f.kind === 'media') body[f.name] = media(f);
+    else if (f.kind === 'mediaList') body[f.name] = [media(f)];
+  }
+  if (tool.id === 'video-25') body.prompt = 'a lighthouse at dusk';
+  return body;
+}
+
+const pathsOf = (t: ToolEntry) => resolvePaths(t, DEFAULT_SLUGS, {});
+
+describe('every task tool of the catalogue', () => {
+  it.each(TOOLS.map((t) => [t.id, t] as const))('%s: create, by-id, list, complete', async (_id, tool) => {
+    const p = pathsOf(tool);
+    const created = await ctx.api.post(p.create, minimalBody(tool));
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const { task_id, status, generated } = created.body.data;
+    expect(task_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(status).toBe('CREATED');
+    expect(generated).toEqual([]);
+    const list = await ctx.api.get(p.list);
+    expect(list.status).toBe(200);
+    expect(list.body.data[0]).toMatchObject({ task_id, status: 'CREATED', generated: [] });
+    clock.advance(DURATION);
+    const done = await ctx.api.get(p.byId(task_id));
+    expect(done.body.data.status).toBe('COMPLETED');
+    expect(done.body.data.generated.length).toBeGreaterThan(0);
+    if (tool.result === 'text') {
+      expect(done.body.data.generated[0]).toMatch(/image/);
+      return;
+    }
+    const res = await fetch(done.body.data.generated[0], { method: 'HEAD' });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch({ image: /^image\//, video: /^video\//, audio: /^audio\// }[tool.result]);
+  });
+});
+
+describe('validation (400 naming the field)', () => {
+  const tool = (id: string) => TOOLS.find((t) => t.id === id)!;
+  const expectInvalid = async (id: string, body: Record<string, unknown>, field: string, params: Record<string, unknown> = {}) => {
+    const r = await ctx.api.post(resolvePaths(tool(id), DEFAULT_SLUGS, params).create, body);
+    expect(r.status, JSON.stringify(body).slice(0, 200)).toBe(400);
+    expect(r.headers.get('content-type')).toContain('application/problem+json');
+    expect(r.body.invalid_params.map((p: any) => p.field), JSON.stringify(r.body)).toContain(field);
+    for (const p of r.body.invalid_params) expect(p.name).toBe(p.field);
+  };
+  it('enforces the spec bounds', async () => {
+    await expectInvalid('change-camera', { image: imageUrl, horizontal_angle: 361 }, 'horizontal_angle');
+    await expectInvalid('change-camera', { image: imageUrl, vertical_angle: -31 }, 'vertical_angle');
+    await expectInvalid('change-camera', { image: imageUrl, zoom: 11 }, 'zoom');
+    await expectInvalid('change-camera', { image: imageUrl, seed: 0 }, 'seed');
+    await expectInvalid('upscaler-precision', { image: imageUrl, scale_factor: 17 }, 'scale_factor');
+    await expectInvalid('skin-faithful', { image: imageUrl, sharpen: 101 }, 'sharpen');
+    await expectInvalid('context-t2i', { prompt: 'x', guidance: 11 }, 'guidance');
+    await expectInvalid('context-t2i', { prompt: 'x', steps: 0 }, 'steps');
+    await expectInvalid('video-2x', { prompt: 'x', duration: 16 }, 'duration', { resolution: '720p' });
+    await expectInvalid('video-25', { prompt: 'x', duration: 31 }, 'duration', { resolution: '1080p' });
+    await expectInvalid('quality-image', { prompt: 'x', num_images: 11 }, 'num_images');
+    await expectInvalid('music', { prompt: 'x'.repeat(2501) }, 'prompt');
+    await expectInvalid('hires', { resolution: '2k' }, 'prompt');
+    await expectInvalid('hires', { prompt: 'x', resolutoin: '2k' }, 'resolutoin');
+  });
+  it('rejects the video input combinations at creation', async () => {
+    const b64 = png.toString('base64');
+    await expectInvalid('video-2x', { prompt: 'x', image_end: b64 }, 'image_end', { resolution: '720p' });
+    await expectInvalid('video-2x', { prompt: 'x', image: b64, reference_images: [b64] }, 'image', { resolution: '720p' });
+    await expectInvalid('video-2x', { prompt: 'x', image: b64, image_end: b64, reference_videos: [videoId] }, 'image_end', { resolution: '720p' });
+    await expectInvalid('i2v-endframe', { image_end: b64 }, 'image_end');
+    await expectInvalid('i2v-endframe-fast', { image_end: b64 }, 'image_end');
+  });
+  it('rejects inputs it cannot use: non-loopback URLs, unknown uploads, non-images', async () => {
+    await expectInvalid('change-camera', { image: 'https://example.com/a.png' }, 'image');
+    await expectInvalid('video-upscaler', { video: 'upl_vid_doesnotexist' }, 'video');
+    await expectInvalid('upscaler-precision', { image: Buffer.from('this is not an image at all').toString('base64') }, 'image');
+  });
+  it('rejects list paging below 1 and above 1000', async () => {
+    const list = pathsOf(tool('music')).list;
+    for (const qs of ['page=0', 'per_page=0', 'per_page=1001']) expect((await ctx.api.get(`${list}?${qs}`)).status).toBe(400);
+  });
+});
+
+async function runTool(id: string, body: Record<string, unknown>, params: Record<string, unknown> = {}, key?: string) {
+  const p = resolvePaths(TOOLS.find((t) => t.id === id)!, DEFAULT_SLUGS, params);
+  const c = await ctx.api.post(p.create, body, key);
+  expect(c.status, JSON.stringify(c.body)).toBe(200);
+  clock.advance(DURATION);
+  const done = await ctx.api.get(p.byId(c.body.data.task_id), key);
+  expect(done.body.data.status).toBe('COMPLETED');
+  return done.body.data as { task_id: string; generated: string[] };
+}
+const imageAt = async (url: string) => {
+  const r = await bytesOf(url);
+  expect(r.status).toBe(200);
+  return { bytes: r.bytes, meta: await sharp(r.bytes).metadata(), raw: await sharp(r.bytes).removeAlpha().raw().toBuffer() };
+};
+
+describe('real results', () => {
+  it('the upscaler really resizes, and caps the long side', async () => {
+    const out = await imageAt((await runTool('upscaler-precision', { image: png.toString('base64'), scale_factor: 3 })).generated[0]);
+    expect([out.meta.width, out.meta.height]).toEqual([192, 144]);
+    const big = await sharp({ create: { width: 1200, height: 600, channels: 3, background: '#888' } }).png().toBuffer();
+    const capped = await imageAt((await runTool('upscaler-precision', { image: big.toString('base64'), scale_factor: '16' })).generated[0]);
+    expect([capped.meta.width, capped.meta.height]).toEqual([UPSCALE_MAX_SIDE, UPSCALE_MAX_SIDE / 2]);
+  });
+  it('the camera tool transforms the image (turning round mirrors it)', async () => {
+    const back = await imageAt((await runTool('change-camera', { image: imageUrl, horizontal_angle: 180 })).generated[0]);
+    expect([back.meta.width, back.meta.height]).toEqual([64, 48]);
+    const leftPixel = [back.raw[0 + 24 * 64 * 3], back.raw[1 + 24 * 64 * 3], back.raw[2 + 24 * 64 * 3]];
+    expect(leftPixel[2]).toBeGreaterThan(leftPixel[0]); // the blue half is now on the left
+    const jpeg = await runTool('change-camera', { image: imageUrl, zoom: 10, output_format: 'jpeg' });
+    expect((await imageAt(jpeg.generated[0])).meta.format).toBe('jpeg');
+  });
+  it('skin tools filter the image (output differs from input, same size)', async () => {
+    const input = await sharp(png).removeAlpha().raw().toBuffer();
+    for (const id of ['skin-creative', 'skin-faithful', 'skin-flexible']) {
+      const out = await imageAt((await runTool(id, { image: png.toString('base64'), sharpen: 50, ...(id === 'skin-flexible' ? { optimized_for: 'no_make_up' } : {}) })).generated[0]);
+      expect([out.meta.width, out.meta.height]).toEqual([64, 48]);
+      expect(out.raw.equals(input)).toBe(false);
+    }
+  });
+  it('generators render at the requested size and aspect, deterministically from prompt and seed', async () => {
+    const a = await runTool('hires', { prompt: 'a red fox in snow', resolution: '1k', aspect_ratio: 'social_story_9_16' });
+    const img = await imageAt(a.generated[0]);
+    expect([img.meta.width, img.meta.height]).toEqual([576, 1024]);
+    const flex = await imageAt((await runTool('flex-image', { prompt: 'p', width: 300, height: 700, seed: 5 })).generated[0]);
+    expect([flex.meta.width, flex.meta.height]).toEqual([300, 700]);
+    const s1 = await imageAt((await runTool('context-t2i', { prompt: 'blue ocean', seed: 42 })).generated[0]);
+    const s2 = await imageAt((await runTool('context-t2i', { prompt: 'blue ocean', seed: 42 })).generated[0]);
+    const s3 = await imageAt((await runTool('context-t2i', { prompt: 'blue ocean', seed: 43 })).generated[0]);
+    expect(s1.raw.equals(s2.raw)).toBe(true);
+    expect(s1.raw.equals(s3.raw)).toBe(false);
+    const four = await runTool('quality-image', { prompt: 'p', num_images: 3 });
+    expect(four.generated).toHaveLength(3);
+  });
+  it('image-to-prompt derives the prompt from the image (data URI and URL alike)', async () => {
+    const red = await sharp({ create: { width: 90, height: 40, channels: 3, background: '#e01010' } }).png().toBuffer();
+    const r = await runTool('image-to-prompt', { image: `data:image/png;base64,${red.toString('base64')}` });
+    expect(r.generated[0]).toMatch(/red/);
+    expect(r.generated[0]).toMatch(/landscape/);
+    expect(r.generated[0]).toMatch(/90x40/);
+    const u = await runTool('image-to-prompt', { image: imageUrl });
+    expect(u.generated[0]).toMatch(/64x48/);
+  });
+  it('video tools return an MP4 and music tools an MP3', async () => {
+    const v = await bytesOf((await runTool('video-2x', { prompt: 'waves' }, { resolution: '480p' })).generated[0]);
+    expect(v.headers.get('content-type')).toBe('video/mp4');
+    expect(v.bytes.subarray(4, 8).toString('latin1')).toBe('ftyp');
+    const m = await bytesOf((await runTool('music', { prompt: 'calm piano', music_length_seconds: 20 })).generated[0]);
+    expect(m.headers.get('content-type')).toBe('audio/mpeg');
+    expect(m.bytes.subarray(0, 3).toString('latin1') === 'ID3' || (m.bytes[0] === 0xff && (m.bytes[1] & 0xe0) === 0xe0)).toBe(true);
+  });
+});
+
+describe('task lifecycle on a configurable clock', () => {
+  it('moves CREATED -> IN_PROGRESS -> COMPLETED as the clock advances, never backwards', async () => {
+    const p = pathsOf(TOOLS.find((t) => t.id === 'music')!);
+    const id = (await ctx.api.post(p.create, { prompt: 'x' })).body.data.task_id;
+    const status = async () => (await ctx.api.get(p.byId(id))).body.data.status;
+    expect(await status()).toBe('CREATED');
+    clock.advance(DURATION / 2);
+    expect(await status()).toBe('IN_PROGRESS');
+    clock.advance(DURATION / 2);
+    expect(await status()).toBe('COMPLETED');
+    clock.advance(-DURATION);
+    expect(await status()).toBe('COMPLETED');
+  });
+  it('fails tasks at the configured failure rate, and the task duration is a fault knob', async () => {
+    await ctx.api.control('faults', { failureRate: 1, taskDurationMs: 50 });
+    const p = pathsOf(TOOLS.find((t) => t.id === 'music')!);
+    const id = (await ctx.api.post(p.create, { prompt: 'x' })).body.data.task_id;
+    clock.advance(50);
+    const r = await ctx.api.get(p.byId(id));
+    expect(r.body.data).toMatchObject({ status: 'FAILED', generated: [] });
+    await ctx.api.control('reset', {});
+    expect((await ctx.api.control('faults')).body).toMatchObject({ failureRate: 0, taskDurationMs: DURATION });
+  });
+  it('keeps each caller to its own tasks, lists newest first and pages', async () => {
+    const p = pathsOf(TOOLS.find((t) => t.id === 'music-instrumental')!);
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await ctx.api.post(p.create, { prompt: `x${i}` }, 'sandbox-admin')).body.data.task_id);
+    const page1 = await ctx.api.get(`${p.list}?per_page=2`, 'sandbox-admin');
+    const page3 = await ctx.api.get(`${p.list}?per_page=2&page=3`, 'sandbox-admin');
+    expect(page1.body.data.map((t: any) => t.task_id)).toEqual([ids[4], ids[3]]);
+    expect(page3.body.data.map((t: any) => t.task_id)).toEqual([ids[0]]);
+    expect((await ctx.api.get(p.list, 'sandbox-member')).body.data).toEqual([]);
+    expect((await ctx.api.get(p.byId(ids[0]), 'sandbox-member')).status).toBe(404);
+    // The plain music family and the instrumental model do not share a list.
+    expect((await ctx.api.get(pathsOf(TOOLS.find((t) => t.id === 'music')!).list, 'sandbox-admin')).body.data).toEqual([]);
+  });
+});
+
+describe('webhooks', () => {
+  it('notifies each status change with the documented signing headers', async () => {
+    const secret = (await ctx.api.control('webhook-secret')).body.secret as string;
+    const got: { headers: Record<string, string | string[] | undefined>; body: string }[] = [];
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        got.push({ headers: req.headers, body });
+        res.end('ok');
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    const p = pathsOf(TOOLS.find((t) => t.id === 'change-camera')!);
+    const id = (await ctx.api.post(p.create, { image: imageUrl, webhook_url: `http://127.0.0.1:${port}/hook` })).body.data.task_id;
+    clock.advance(DURATION);
+    await until(async () => got.length >= 2);
+    server.close();
+    const bodies = got.map((g) => JSON.parse(g.body));
+    expect(bodies.map((b) => b.data.status)).toEqual(['IN_PROGRESS', 'COMPLETED']);
+    expect(bodies[1].data.task_id).toBe(id);
+    expect(bodies[1].data.generated[0]).toMatch(/^http:\/\/127\.0\.0\.1/);
+    for (const g of got) {
+      const wid = g.headers['webhook-id'] as string;
+      const ts = g.headers['webhook-timestamp'] as string;
+      expect(Math.abs(Date.now() / 1000 - Number(ts))).toBeLessThan(300);
+      const expected = createHmac('sha256', Buffer.from(secret.replace(/^whsec_/, ''), 'base64')).update(`${wid}.${ts}.${g.body}`).digest('base64');
+      expect((g.headers['webhook-signature'] as string).split(' ')).toContain(`v1,${expected}`);
+    }
+    expect(new Set(got.map((g) => g.headers['webhook-id'])).size).toBe(2);
+  });
+});
