@@ -2,6 +2,7 @@
 // start and at the end, local and over HTTP range requests) and each rule on both sides of its bound.
 import { copyFile, stat, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkReferences, type CheckReport } from '../../electron/core/media/check.ts';
 import { ProbeError, probeSource } from '../../electron/core/media/probe.ts';
@@ -84,6 +85,11 @@ describe('probeSource on local files', () => {
     expect(p.durationSec).toBeCloseTo(2, 3);
     expect(p.fps).toBeCloseTo(30, 3);
     expect(p.bytes).toBe((await stat(f[name])).size);
+  });
+
+  it('accepts file:// URLs', async () => {
+    expect(await probeSource(pathToFileURL(f.ok_mov_end).href)).toMatchObject({ container: 'mov', width: 640 });
+    expect(await probeSource(pathToFileURL(f.img_jpg).href)).toMatchObject({ kind: 'image', format: 'jpeg' });
   });
 
   it('reports the byte size of a large file without reading it', async () => {
