@@ -229,9 +229,9 @@ export function validateReferences({ family, references, body = {} }: ReferenceI
   const videos = references.map((p, index) => ({ p, index })).filter(({ p }) => p.kind === 'video');
   const images = references.map((p, index) => ({ p, index })).filter(({ p }) => p.kind === 'image');
 
-  // A family without an image slot still reports a dropped image as a wrong container of its video
-  // slot (and vice versa), because that is what the user did wrong.
-  // A video family without a video slot (2.5) says so, rather than calling the clip a bad image.
+  // A family without an image slot reports a dropped image as a wrong container of its video slot
+  // (and an image family a dropped clip as a wrong format): that is what the user did wrong. A video
+  // family without a video slot (2.5) says so, rather than calling the clip a bad image.
   const videoFamily = tool?.group === 'video';
   const asVideos = lim.videos ? videos.concat(lim.images ? [] : images) : [];
   const asImages = lim.images ? images.concat(lim.videos || videoFamily ? [] : videos) : [];
@@ -270,7 +270,7 @@ export function validateReferences({ family, references, body = {} }: ReferenceI
     const n = asImages.length;
     const min = field?.min ?? 0;
     const max = field?.max ?? Infinity;
-    if (n > max || (n < min && (n > 0 || !lim.videos))) {
+    if (n > max || n < min) {
       const bound = n > max ? `at most ${max}` : `at least ${min}`;
       errors.push(issue('image.count', lim.images.field, `${n} image${n === 1 ? '' : 's'} given, ${lim.label} takes ${bound}`, { field: lim.images.field }));
     }
