@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Backend, type RunningSandboxLike } from './backend.ts';
 import { createDispatcher, type AllHandlers } from './dispatch.ts';
 import { EventBus } from './events.ts';
+import { MediaGate } from './media-gate.ts';
 import { checkOpenable, openWithOs } from './open-file.ts';
 import { openSecretStore, type SecretStore } from './secrets.ts';
 import { openConfStore, SettingsService, type JsonFileStore } from './settings.ts';
@@ -28,6 +29,8 @@ export async function createCore(o: CoreOptions) {
   const secrets = o.secrets ?? (await openSecretStore());
   const backend = new Backend({ settings, secrets, env: o.env, startSandbox: o.startSandbox });
   const events = new EventBus();
+  const mediaRoots: (() => string[])[] = [];
+  const media = new MediaGate(o.home, () => mediaRoots.flatMap((f) => f()));
 
   const announceBackend = async () => events.emit('backend.changed', await backend.status());
   settings.on('changed', (s) => {
@@ -50,6 +53,7 @@ export async function createCore(o: CoreOptions) {
       await announceBackend();
       return { ok: true as const };
     },
+    'media.thumbnail': async ({ path, size }) => ({ path: await media.thumbnail(path, size) }),
     'shell.open': ({ path }) => {
       openWithOs(checkOpenable(path));
       return { ok: true as const };
@@ -69,6 +73,11 @@ export async function createCore(o: CoreOptions) {
     events,
     handlers,
     dispatch,
+    media,
+    /** Folders whose media the renderer may show (batch inputs and outputs); areas register theirs. */
+    addMediaRoots(roots: () => string[]) {
+      mediaRoots.push(roots);
+    },
     async close() {
       await backend.close();
     },

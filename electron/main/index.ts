@@ -1,4 +1,4 @@
-import { app, BrowserWindow, Menu, shell } from 'electron';
+import { app, BrowserWindow, Menu, net, protocol, shell } from 'electron';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import ElectronStore from 'electron-store';
@@ -14,6 +14,8 @@ import { hardenContents, hardenSessions } from './security.ts';
 // Same folder as the web host and the CLI (MEDIADESK_HOME honoured), so all three share one database.
 const home = dataHome();
 app.setPath('userData', home);
+// Result files reach the page through this scheme only, never file://; streaming serves video.
+protocol.registerSchemesAsPrivileged([{ scheme: 'desk-media', privileges: { standard: true, secure: true, stream: true, supportFetchAPI: true } }]);
 
 if (!app.requestSingleInstanceLock()) {
   app.quit();
@@ -51,6 +53,15 @@ if (!app.requestSingleInstanceLock()) {
           return { ok: true as const };
         },
       },
+    });
+
+    protocol.handle('desk-media', (req) => {
+      try {
+        const abs = core!.media.check(new URL(req.url).searchParams.get('path') ?? '');
+        return net.fetch(pathToFileURL(abs).href, { headers: req.headers });
+      } catch (err) {
+        return new Response((err as Error).message, { status: 403 });
+      }
     });
 
     win = new BrowserWindow({

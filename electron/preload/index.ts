@@ -30,6 +30,11 @@ const desk = {
   pathForFile(file: File): string | null {
     return webUtils.getPathForFile(file) || null;
   },
+  /** Served by main's desk-media: protocol, which asks the core's MediaGate first. */
+  mediaUrl(path: string): string {
+    return `desk-media://local/?path=${encodeURIComponent(path)}`;
+  },
+  upload: null,
 };
 
 contextBridge.exposeInMainWorld('desk', desk);

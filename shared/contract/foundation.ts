@@ -27,6 +27,7 @@ export const foundationCommands = {
   'key.status': command(empty, z.object({ set: z.boolean(), keychain: z.enum(['os', 'memory']) }), 'Whether an API key is stored; never the key.'),
   'key.set': command(z.object({ key: z.string().trim().min(8, 'an API key is at least 8 characters').max(512) }).strict(), ok, 'Store the API key in the OS keychain.'),
   'key.clear': command(empty, ok, 'Remove the API key from the keychain.'),
+  'media.thumbnail': command(z.object({ path: z.string().min(1), size: z.number().int().min(32).max(1024).default(256) }).strict(), z.object({ path: z.string() }), 'A cached thumbnail of a local image the app works with.'),
   'shell.open': command(z.object({ path: z.string().min(1) }).strict(), ok, 'Open a result file with the OS (desktop only).'),
   'shell.reveal': command(z.object({ path: z.string().min(1) }).strict(), ok, 'Show a file in its folder (desktop only).'),
 };

@@ -30,5 +30,12 @@ export interface DeskApi {
   on<K extends EventName>(name: K, listener: (payload: EventPayload<K>) => void): () => void;
   /** Absolute path of a dropped File (Electron's webUtils); null in the browser. */
   pathForFile(file: File): string | null;
+  /** A URL the page can load for a local media file the core allows (see MediaGate). */
+  mediaUrl(path: string): string;
+  /**
+   * The browser has no file paths: dropped files are copied into the data folder's inbox, keeping
+   * their relative paths, and the folder is returned. Null under Electron, which reads paths directly.
+   */
+  upload: ((files: { file: File; relPath: string }[]) => Promise<string>) | null;
   readonly host: 'electron' | 'web';
 }

@@ -1,10 +1,13 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { createWriteStream, existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import fastifyStatic from '@fastify/static';
 import fastifyWebsocket from '@fastify/websocket';
 import { createCore, type Core } from '../../core/index.ts';
+import { toErrorData } from '../../core/dispatch.ts';
 import { startSandbox } from '../../sandbox/index.ts';
 import { EVENTS } from '../../../shared/contract/index.ts';
 
@@ -111,11 +114,47 @@ export async function startWebHost(o: WebHostOptions): Promise<RunningWebHost> {
     });
   });
 
+  // Local media for <img>/<video>: the token rides in the query (tags cannot send headers), the
+  // core's MediaGate decides which files, and @fastify/static answers Range requests for video.
+  app.get('/media', async (req: FastifyRequest<{ Querystring: { token?: string; path?: string } }>, reply) => {
+    if (!sameToken(req.query.token, token)) return reply.code(401).send({ message: 'missing or wrong token' });
+    let abs: string;
+    try {
+      abs = core.media.check(String(req.query.path ?? ''));
+    } catch (err) {
+      const e = toErrorData(err);
+      return reply.code(e.code === 'not_found' ? 404 : 403).send({ message: e.message });
+    }
+    reply.header('cache-control', 'private, max-age=60');
+    return reply.sendFile(basename(abs), dirname(abs));
+  });
+
+  // Dropped files in the browser: streamed into <home>/inbox/<drop>/<relative path>.
+  app.addContentTypeParser('*', (_req, _payload, done) => done(null));
+  app.put('/upload', async (req: FastifyRequest<{ Querystring: { token?: string; drop?: string; rel?: string } }>, reply) => {
+    if (!sameToken(req.query.token, token)) return reply.code(401).send({ message: 'missing or wrong token' });
+    const drop = String(req.query.drop ?? '');
+    const rel = String(req.query.rel ?? '');
+    if (!/^[A-Za-z0-9_-]{6,64}$/.test(drop)) return reply.code(400).send({ message: 'drop must be 6 to 64 letters, digits, _ or -' });
+    const parts = rel.split(/[\\/]+/).filter(Boolean);
+    if (!parts.length || parts.some((p) => p === '..' || p === '.' || p.includes('\0'))) return reply.code(400).send({ message: `"${rel}" is not a relative file path` });
+    const dir = join(o.home, 'inbox', drop);
+    const dest = join(dir, ...parts);
+    await mkdir(dirname(dest), { recursive: true });
+    await pipeline(req.raw, createWriteStream(dest, { flags: 'wx' })).catch((err: NodeJS.ErrnoException) => {
+      throw Object.assign(new Error(err.code === 'EEXIST' ? `${rel} was already uploaded in this drop` : err.message), { statusCode: err.code === 'EEXIST' ? 409 : 500 });
+    });
+    return { path: dest, folder: dir };
+  });
+
   app.get('/healthz', async () => ({ ok: true, events: Object.keys(EVENTS).length }));
 
   const hasRenderer = existsSync(resolve(rendererDir, 'index.html'));
   if (hasRenderer) {
     await app.register(fastifyStatic, { root: rendererDir, index: false, wildcard: false, serve: true, prefix: '/' });
+  } else {
+    // sendFile (for /media) comes from this plugin; register it without serving a folder.
+    await app.register(fastifyStatic, { root: resolve('.'), serve: false });
   }
   app.get('/', async (req: FastifyRequest<{ Querystring: { token?: string } }>, reply) => {
     if (!sameToken(req.query.token, token)) {

@@ -70,6 +70,18 @@ function webSocketDesk(): DeskApi {
       return () => set.delete(listener as (p: unknown) => void);
     },
     pathForFile: () => null,
+    mediaUrl: (path) => `/media?token=${encodeURIComponent(token)}&path=${encodeURIComponent(path)}`,
+    async upload(files) {
+      const drop = crypto.randomUUID().replace(/-/g, '');
+      let folder = '';
+      for (const { file, relPath } of files) {
+        const res = await fetch(`/upload?token=${encodeURIComponent(token)}&drop=${drop}&rel=${encodeURIComponent(relPath)}`, { method: 'PUT', body: file });
+        const body = (await res.json()) as { folder?: string; message?: string };
+        if (!res.ok) throw new DeskError('invalid', `${relPath}: ${body.message ?? res.statusText}`);
+        folder = body.folder!;
+      }
+      return folder;
+    },
   };
 }
 
@@ -86,6 +98,8 @@ function electronDesk(api: DeskApi): DeskApi {
     },
     on: (name, l) => api.on(name, l),
     pathForFile: (f) => api.pathForFile(f),
+    mediaUrl: (path) => api.mediaUrl(path),
+    upload: null,
   };
 }
 

@@ -1,0 +1,67 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, statSync } from 'node:fs';
+import { extname, join, resolve, sep } from 'node:path';
+import sharp from 'sharp';
+import { DeskError } from '../../shared/contract/define.ts';
+
+const MEDIA_TYPES: Record<string, string> = {
+  '.png': 'image/png', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.webp': 'image/webp', '.gif': 'image/gif', '.tif': 'image/tiff', '.tiff': 'image/tiff',
+  '.mp4': 'video/mp4', '.mov': 'video/quicktime', '.mp3': 'audio/mpeg', '.wav': 'audio/wav', '.txt': 'text/plain; charset=utf-8',
+};
+
+export const mediaType = (path: string): string | undefined => MEDIA_TYPES[extname(path).toLowerCase()];
+
+/**
+ * Decides which local files the renderer may display. A compromised page must not read the
+ * user's files at will: only media files, and only under folders the app works with (its data
+ * folder, and the inputs and outputs of batches the user started).
+ */
+export class MediaGate {
+  private readonly home: string;
+  private readonly roots: () => string[];
+  private readonly thumbDir: string;
+
+  constructor(home: string, roots: () => string[] = () => []) {
+    this.home = resolve(home);
+    this.roots = roots;
+    this.thumbDir = join(this.home, 'cache', 'thumbnails');
+  }
+
+  /** The absolute path if the renderer may read it; throws a DeskError saying why not. */
+  check(path: string): string {
+    const abs = resolve(path);
+    if (!mediaType(abs)) throw new DeskError('forbidden', `${extname(abs) || 'this file'} is not a media file the app shows`);
+    const inside = [this.home, ...this.roots()].some((r) => {
+      const root = resolve(r);
+      return abs === root || abs.startsWith(root.endsWith(sep) ? root : root + sep);
+    });
+    if (!inside) throw new DeskError('forbidden', `${abs} is outside the folders MediaDesk works with`);
+    try {
+      if (!statSync(abs).isFile()) throw new Error('not a file');
+    } catch {
+      throw new DeskError('not_found', `${abs} does not exist`);
+    }
+    return abs;
+  }
+
+  /** A small WebP of an image, made once per (file, size, mtime) and cached under the data folder. */
+  async thumbnail(path: string, size: number): Promise<string> {
+    const abs = this.check(path);
+    if (!mediaType(abs)?.startsWith('image/')) throw new DeskError('invalid', 'thumbnails are made of images only');
+    const st = statSync(abs);
+    const key = createHash('sha256').update(`${abs}\u0000${st.mtimeMs}\u0000${st.size}\u0000${size}`).digest('hex').slice(0, 32);
+    const out = join(this.thumbDir, key.slice(0, 2), `${key}.webp`);
+    try {
+      statSync(out);
+      return out;
+    } catch {
+      mkdirSync(join(this.thumbDir, key.slice(0, 2)), { recursive: true });
+      try {
+        await sharp(abs, { failOn: 'error' }).rotate().resize(size, size, { fit: 'inside', withoutEnlargement: true }).webp({ quality: 78 }).toFile(out);
+      } catch (err) {
+        throw new DeskError('invalid', `cannot read ${abs} as an image (${err instanceof Error ? err.message : String(err)})`);
+      }
+      return out;
+    }
+  }
+}

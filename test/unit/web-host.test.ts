@@ -1,0 +1,61 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startWebHost } from '../../electron/host/web/server.ts';
+
+const home = mkdtempSync(join(tmpdir(), 'md-web-'));
+const host = await startWebHost({ home, env: {} });
+afterAll(() => host.close());
+const q = (params: Record<string, string>) => new URLSearchParams(params).toString();
+
+describe('web host file routes', () => {
+  it('only binds 127.0.0.1 and refuses a foreign Host header (DNS rebinding)', async () => {
+    expect(host.origin).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    // fetch() may not set Host, so speak HTTP directly as a rebinding page's browser would.
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request(`${host.origin}/healthz`, { headers: { host: 'evil.example' } }, (res) => resolve(res.statusCode ?? 0));
+      req.on('error', reject);
+      req.end();
+    });
+    expect(status).toBe(421);
+    expect((await fetch(`${host.origin}/healthz`)).status).toBe(200);
+  });
+
+  it('uploads a dropped file into the inbox keeping its relative path, then serves it as media', async () => {
+    const png = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#3366cc' } }).png().toBuffer();
+    const up = await fetch(`${host.origin}/upload?${q({ token: host.token, drop: 'drop123abc', rel: 'shoot/day1/a.png' })}`, { method: 'PUT', body: png });
+    expect(up.status).toBe(200);
+    const { path, folder } = (await up.json()) as { path: string; folder: string };
+    expect(path).toBe(join(home, 'inbox', 'drop123abc', 'shoot', 'day1', 'a.png'));
+    expect(folder).toBe(join(home, 'inbox', 'drop123abc'));
+
+    const media = await fetch(`${host.origin}/media?${q({ token: host.token, path })}`);
+    expect(media.status).toBe(200);
+    expect(media.headers.get('content-type')).toBe('image/png');
+    expect(Buffer.from(await media.arrayBuffer()).equals(png)).toBe(true);
+
+    const thumb = await host.core.dispatch('media.thumbnail', { path, size: 32 });
+    expect(thumb.ok).toBe(true);
+    const meta = await sharp((thumb as { result: { path: string } }).result.path).metadata();
+    expect([meta.format, meta.width, meta.height]).toEqual(['webp', 32, 24]);
+  });
+
+  it('refuses uploads that climb out of the inbox, and media without the token or outside the app\'s folders', async () => {
+    const bad = await fetch(`${host.origin}/upload?${q({ token: host.token, drop: 'drop123abc', rel: '../../escape.png' })}`, { method: 'PUT', body: 'x' });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { message: string }).message).toMatch(/not a relative file path/);
+    expect((await fetch(`${host.origin}/upload?${q({ drop: 'drop123abc', rel: 'a.png' })}`, { method: 'PUT', body: 'x' })).status).toBe(401);
+
+    const outside = join(mkdtempSync(join(tmpdir(), 'md-outside-')), 'secret.png');
+    writeFileSync(outside, 'not really');
+    const r = await fetch(`${host.origin}/media?${q({ token: host.token, path: outside })}`);
+    expect(r.status).toBe(403);
+    expect(((await r.json()) as { message: string }).message).toMatch(/outside the folders MediaDesk works with/);
+    expect((await fetch(`${host.origin}/media?${q({ token: host.token, path: '/etc/passwd' })}`)).status).toBe(403);
+    expect((await fetch(`${host.origin}/media?${q({ path: join(home, 'inbox', 'drop123abc', 'shoot', 'day1', 'a.png') })}`)).status).toBe(401);
+  });
+});
+
