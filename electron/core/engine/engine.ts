@@ -283,9 +283,9 @@ export class Engine {
 
   private async existingOutput(tool: ToolEntry, template: string, outDir: string, relDir: string, inputPath: string): Promise<string | null> {
     const dir = outputDirOf(outDir, relDir);
-    const stem = renderName(template, { name: stemOf(inputPath, ''), tool: tool.id, ext: '\u0000', batch: '', date: new Date() }, 0);
+    const stem = renderName(template, { name: stemOf(inputPath, ''), tool: tool.id, ext: '__EXT__', batch: '', date: new Date() }, 0);
     for (const ext of KIND_EXTS[tool.result]) {
-      const p = join(dir, stem.replace('\u0000', ext));
+      const p = join(dir, stem.replace('__EXT__', ext));
       if (await exists(p)) return p;
     }
     return null;
@@ -553,7 +553,7 @@ export class Engine {
     this.aborts.set(j.id, ac);
     this.run(j.id, async () => {
       try {
-        await fetchResults(j, { store: this.store, tools: this.tools, slugs: j.snapshot.slugs as Slugs, signal: ac.signal, maxAttempts: this.o.downloadAttempts ?? 6 });
+        await fetchResults(j, { store: this.store, tools: this.tools, slugs: j.snapshot.slugs as Slugs, signal: ac.signal, maxAttempts: this.o.downloadAttempts ?? 8 });
         this.store.move(j.id, 'downloading', 'done', { error: null });
       } catch (err) {
         if (ac.signal.aborted || err instanceof JobMovedError) return;

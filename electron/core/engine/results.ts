@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { getTool } from '../../../shared/catalogue/index.ts';
 import type { GeneratedItem, ToolClient } from '../api/tools.ts';
@@ -6,6 +6,8 @@ import { downloadToPart, exists, ExpiredUrlError, placeWithoutOverwrite, removeQ
 import { extensionOf, outputDirOf, partPathOf, renderName, stemOf, withCollisionSuffix } from '../downloads/naming.ts';
 import type { JobRow, JobStore } from '../queue/store.ts';
 import type { Slugs } from '../../../shared/catalogue/index.ts';
+
+const sizeOf = async (p: string) => (await stat(p).catch(() => null))?.size ?? 0;
 
 export const urlOf = (g: GeneratedItem) => (typeof g === 'string' ? g : g.url);
 const typeOf = (g: GeneratedItem) => (typeof g === 'string' ? undefined : g.content_type);
@@ -109,8 +111,11 @@ async function placedAs(part: string, base: string): Promise<string | null> {
 
 async function downloadWithRetries(job: JobRow, i: number, items: GeneratedItem[], part: string, deps: FetchDeps): Promise<GeneratedItem[]> {
   let lastError: Error | null = null;
-  for (let attempt = 1; attempt <= deps.maxAttempts; attempt++) {
+  // Attempts that moved bytes do not count: a flaky link that keeps delivering is worth following
+  // (bounded overall so a pathological server cannot keep a slot forever).
+  for (let attempt = 1, rounds = 0; attempt <= deps.maxAttempts && rounds < 200; attempt++, rounds++) {
     if (deps.signal.aborted) throw new Error('stopped');
+    const before = await sizeOf(part);
     try {
       await downloadToPart(urlOf(items[i]), part, { signal: deps.signal, onBytes: deps.onBytes });
       return items;
@@ -129,6 +134,8 @@ async function downloadWithRetries(job: JobRow, i: number, items: GeneratedItem[
         }
       } else if (!(err instanceof TransientDownloadError)) {
         throw err;
+      } else if ((await sizeOf(part)) > before) {
+        attempt--;
       }
       await sleep(Math.min(5000, 100 * 2 ** attempt * (0.5 + Math.random())), deps.signal);
     }

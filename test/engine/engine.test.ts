@@ -1,0 +1,177 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
+import type { Engine } from '../../electron/core/engine/engine.ts';
+import { cleanup, control, creates, engineFor, makeImages, settle, tmp } from './helpers.ts';
+
+let sb: RunningSandbox;
+const dirs: string[] = [];
+const engines: (Engine & { close(): Promise<void> })[] = [];
+
+beforeAll(async () => {
+  sb = await startSandbox({ port: 0, taskDurationMs: 150 });
+});
+afterAll(() => sb.close());
+afterEach(async () => {
+  await Promise.all(engines.splice(0).map((e) => e.close()));
+  dirs.splice(0).forEach(cleanup);
+  await control(sb.url, 'reset', {});
+});
+
+function setup() {
+  const dir = tmp('eng');
+  dirs.push(dir);
+  return { dir, home: join(dir, 'home'), input: join(dir, 'in'), out: join(dir, 'out') };
+}
+const open = (home: string, o?: Parameters<typeof engineFor>[2]) => {
+  const e = engineFor(home, sb.url, o);
+  engines.push(e);
+  return e;
+};
+const files = (dir: string): string[] => (existsSync(dir) ? readdirSync(dir, { recursive: true, withFileTypes: true }).filter((d) => d.isFile()).map((d) => relative(dir, join(d.parentPath, d.name))).sort() : []);
+
+describe('folder batches', () => {
+  it('runs a folder recursively, ignores system files, mirrors subfolders, and skips done inputs next time', async () => {
+    const { home, input, out } = setup();
+    await makeImages(input, ['a.png', 'b.png', 'nested/deep/c.png']);
+    writeFileSync(join(input, '.DS_Store'), 'x');
+    writeFileSync(join(input, 'Thumbs.db'), 'x');
+    writeFileSync(join(input, '.hidden.png'), 'x');
+    writeFileSync(join(input, 'notes.txt'), 'not an image');
+    writeFileSync(join(input, 'broken.png'), 'not really a png');
+    const e = open(home);
+    const r = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], params: { scale_factor: 2 }, outDir: out });
+    expect(r.queued).toBe(3);
+    expect(r.rejected.map((x) => relative(input, x.path)).sort()).toEqual(['broken.png', 'notes.txt']);
+    expect(r.rejected.find((x) => x.path.endsWith('broken.png'))!.reason).toMatch(/not a readable image/);
+    e.start();
+    await settle(e, r.jobIds);
+    expect(e.store.byIds(r.jobIds).map((j) => j.state)).toEqual(['done', 'done', 'done']);
+    expect(files(out)).toEqual(['a_upscaler-precision.png', 'b_upscaler-precision.png', 'nested/deep/c_upscaler-precision.png']);
+    expect(readFileSync(join(out, 'a_upscaler-precision.png')).subarray(1, 4).toString()).toBe('PNG');
+
+    const again = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], params: { scale_factor: 2 }, outDir: out });
+    expect(again.queued).toBe(0);
+    expect(again.skipped).toHaveLength(3);
+    expect(creates(await control(sb.url, 'stats'))).toBe(3);
+  });
+
+  it('rejects bad parameters with the field and reason before anything is paid', async () => {
+    const { home, input, out } = setup();
+    await makeImages(input, ['a.png']);
+    const e = open(home);
+    await expect(e.startBatch({ tool: 'upscaler-precision', inputs: [input], params: { scale_factor: 40 }, outDir: out })).rejects.toMatchObject({ code: 'invalid', invalid: [{ field: 'scale_factor', reason: 'must be at most 16' }] });
+    await expect(e.startBatch({ tool: 'no-such-tool', inputs: [input], outDir: out })).rejects.toThrow(/unknown tool "no-such-tool"/);
+    await expect(e.startBatch({ tool: 'image50-edit', inputs: [input], params: { prompt: 'x' }, outDir: out })).resolves.toMatchObject({ queued: 0, rejected: [{ reason: 'is 32x32; this tool needs at least 256x256' }] });
+    expect(creates(await control(sb.url, 'stats'))).toBe(0);
+  });
+
+  it('never overwrites a user file: collisions get a suffix', async () => {
+    const { home, input, out } = setup();
+    await makeImages(input, ['a.png']);
+    const e = open(home, { settings: { namingTemplate: '{name}.{ext}' } });
+    // The user's file appears after queueing (before queueing, the input would count as done).
+    const r = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
+    mkdirSync(out, { recursive: true });
+    writeFileSync(join(out, 'a.png'), 'user file');
+    e.start();
+    await settle(e, r.jobIds);
+    expect(readFileSync(join(out, 'a.png'), 'utf8')).toBe('user file');
+    expect(e.store.get(r.jobIds[0])!.outputs).toEqual([join(out, 'a-2.png')]);
+    expect(files(out)).toEqual(['a-2.png', 'a.png']);
+  });
+
+  it('saves image-to-prompt text as a .txt result and keeps it in the job', async () => {
+    const { home, input, out } = setup();
+    await makeImages(input, ['p.png']);
+    const e = open(home);
+    const r = await e.startBatch({ tool: 'image-to-prompt', inputs: [join(input, 'p.png')], outDir: out });
+    e.start();
+    await settle(e, r.jobIds);
+    const job = e.job(r.jobIds[0]);
+    expect(job.state).toBe('done');
+    expect(job.text!.length).toBeGreaterThan(10);
+    expect(readFileSync(join(out, 'p_image-to-prompt.txt'), 'utf8').trim()).toBe(job.text);
+  });
+
+  it('uploads local files for URL-only fields (change-camera) on the Sandbox', async () => {
+    const { home, input, out } = setup();
+    await makeImages(input, ['cam.png']);
+    const e = open(home);
+    const r = await e.startBatch({ tool: 'change-camera', inputs: [input], params: { horizontal_angle: 90 }, outDir: out });
+    e.start();
+    await settle(e, r.jobIds);
+    expect(e.job(r.jobIds[0])).toMatchObject({ state: 'done', outputs: [join(out, 'cam_change-camera.png')] });
+    expect((await control(sb.url, 'stats')).requests['POST /__sandbox/uploads']).toBe(1);
+  });
+
+  it('runs a prompt-only tool as one job', async () => {
+    const { home, out } = setup();
+    const e = open(home);
+    const r = await e.startBatch({ tool: 'context-t2i', params: { prompt: 'a lighthouse at dusk' }, outDir: out });
+    e.start();
+    await settle(e, r.jobIds);
+    expect(e.job(r.jobIds[0]).state).toBe('done');
+    expect(files(out)).toHaveLength(1);
+  });
+});
+
+describe('queue control', () => {
+  it('pauses and resumes the whole queue, cancels and retries jobs', async () => {
+    const { home, input, out } = setup();
+    await makeImages(input, ['a.png', 'b.png', 'c.png']);
+    const e = open(home);
+    e.pause();
+    const r = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
+    e.start();
+    e.cancelJob(r.jobIds[0]);
+    expect(e.status()).toMatchObject({ paused: true });
+    // Nothing is submitted while paused: the batch cannot finish; resuming lets it.
+    expect(e.store.batch(r.batch.id)!.counts.queued).toBe(2);
+    e.resume();
+    await settle(e, r.jobIds);
+    expect(e.store.batch(r.batch.id)!.counts).toMatchObject({ done: 2, canceled: 1 });
+    expect(creates(await control(sb.url, 'stats'))).toBe(2);
+    e.retryJob(r.jobIds[0]);
+    await settle(e, r.jobIds);
+    expect(e.store.batch(r.batch.id)).toMatchObject({ finished: true, counts: { done: 3 } });
+    expect(() => e.retryJob(r.jobIds[0])).toThrow(/only failed, canceled or needs-attention/);
+  });
+
+  it('emits typed, throttled progress events with batch progress and changed rows', async () => {
+    const { home, input, out } = setup();
+    await makeImages(input, ['a.png', 'b.png']);
+    const e = open(home);
+    const events: import('../../shared/contract/jobs.ts').JobsChanged[] = [];
+    e.on('jobs.changed', (ev) => events.push(ev));
+    const r = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
+    e.start();
+    await settle(e, r.jobIds);
+    await new Promise((res) => setTimeout(res, 400));
+    const { jobsChangedSchema } = await import('../../shared/contract/jobs.ts');
+    for (const ev of events) jobsChangedSchema.parse(ev);
+    const last = events.at(-1)!;
+    expect(last.batches.find((b) => b.id === r.batch.id)).toMatchObject({ finished: true, progress: 1 });
+    expect(new Set(events.flatMap((ev) => ev.jobs.filter((j) => j.state === 'done').map((j) => j.id)))).toEqual(new Set(r.jobIds));
+  });
+});
+
+describe('polling cost', () => {
+  it('polls a tool through its list endpoint: one request per tick, not per task', async () => {
+    const { home, input, out } = setup();
+    await control(sb.url, 'faults', { taskDurationMs: 1500 });
+    await makeImages(input, Array.from({ length: 40 }, (_, i) => `i${i}.png`));
+    const e = open(home, { concurrency: 40 });
+    const r = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
+    e.start();
+    await settle(e, r.jobIds);
+    const stats = await control(sb.url, 'stats');
+    const byId = Object.entries(stats.requests as Record<string, number>).filter(([k]) => k.startsWith('GET') && k.includes('{task-id}')).reduce((a, [, n]) => a + n, 0);
+    const lists = Object.entries(stats.requests as Record<string, number>).filter(([k]) => k.startsWith('GET /v1/ai/image-upscaler-precision-v2') && !k.includes('{')).reduce((a, [, n]) => a + n, 0);
+    expect(creates(stats)).toBe(40);
+    expect(byId).toBe(0);
+    // 40 tasks of 1.5 s polled every 200 ms at most: per-task polling would need hundreds.
+    expect(lists).toBeLessThan(40);
+  });
+});

@@ -1,0 +1,145 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
+import type { Engine } from '../../electron/core/engine/engine.ts';
+import { ATTENTION } from '../../electron/core/queue/states.ts';
+import { cleanup, control, creates, engineFor, makeImages, settle, tmp } from './helpers.ts';
+
+let sb: RunningSandbox;
+const dirs: string[] = [];
+const engines: (Engine & { close(): Promise<void> })[] = [];
+
+beforeAll(async () => {
+  sb = await startSandbox({ port: 0, taskDurationMs: 100, seed: 7 });
+});
+afterAll(() => sb.close());
+afterEach(async () => {
+  await Promise.all(engines.splice(0).map((e) => e.close()));
+  dirs.splice(0).forEach(cleanup);
+  await control(sb.url, 'reset', {});
+});
+
+async function batchOf(n: number, o: Parameters<typeof engineFor>[2] = {}) {
+  const dir = tmp('faults');
+  dirs.push(dir);
+  const input = join(dir, 'in');
+  const out = join(dir, 'out');
+  await makeImages(input, Array.from({ length: n }, (_, i) => `f${i}.png`));
+  const e = engineFor(join(dir, 'home'), sb.url, o);
+  engines.push(e);
+  const r = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
+  return { e, r, out };
+}
+
+const noParts = (out: string) => !existsSync(out) || readdirSync(out, { recursive: true }).every((f) => !String(f).endsWith('.part'));
+
+describe('faults of the Sandbox', () => {
+  it('429 with Retry-After: creates are retried after the wait, never duplicated', async () => {
+    await control(sb.url, 'faults', { rate429: 0.5, retryAfterSec: 1 });
+    const { e, r, out } = await batchOf(6);
+    e.start();
+    await settle(e, r.jobIds);
+    expect(e.store.byIds(r.jobIds).every((j) => j.state === 'done')).toBe(true);
+    const stats = await control(sb.url, 'stats');
+    expect(creates(stats)).toBe(6);
+    expect(readdirSync(out)).toHaveLength(6);
+  });
+
+  it('503 bursts: retried with backoff until done, each task created once', async () => {
+    await control(sb.url, 'faults', { rate503: 0.4 });
+    const { e, r } = await batchOf(6);
+    e.start();
+    await settle(e, r.jobIds);
+    expect(e.store.byIds(r.jobIds).map((j) => j.state)).toEqual(Array(6).fill('done'));
+    expect(creates(await control(sb.url, 'stats'))).toBe(6);
+  });
+
+  it('connection resets: an ambiguous create goes to needs_attention, never re-sent automatically', async () => {
+    await control(sb.url, 'faults', { resetRate: 0.3 });
+    const { e, r, out } = await batchOf(10);
+    e.start();
+    await settle(e, r.jobIds);
+    const jobs = e.store.byIds(r.jobIds);
+    const attention = jobs.filter((j) => j.state === 'needs_attention');
+    expect(jobs.every((j) => j.state === 'done' || j.state === 'needs_attention')).toBe(true);
+    for (const j of attention) expect(j.error).toMatch(/may have been created and charged/);
+    // Each job sent its create at most once: done jobs created exactly one task each.
+    expect(creates(await control(sb.url, 'stats'))).toBeLessThanOrEqual(10);
+    expect(creates(await control(sb.url, 'stats'))).toBeGreaterThanOrEqual(jobs.filter((j) => j.state === 'done').length);
+    expect(noParts(out)).toBe(true);
+    // The user's Retry is what submits again.
+    await control(sb.url, 'faults', { resetRate: 0 });
+    for (const j of attention) e.retryJob(j.id);
+    await settle(e, r.jobIds);
+    expect(e.store.byIds(r.jobIds).every((j) => j.state === 'done')).toBe(true);
+  });
+
+  it('500 on create is ambiguous too: needs_attention with the server message', async () => {
+    await control(sb.url, 'faults', { rate500: 1 });
+    const { e, r } = await batchOf(1);
+    e.start();
+    await settle(e, r.jobIds);
+    expect(e.job(r.jobIds[0])).toMatchObject({ state: 'needs_attention' });
+    expect(e.job(r.jobIds[0]).error).toMatch(/500/);
+  });
+
+  it('truncated downloads never leave a partial output; Retry downloads again without a new task', async () => {
+    await control(sb.url, 'faults', { truncateDownloads: true });
+    const { e, r, out } = await batchOf(2, { downloadAttempts: 2 });
+    e.start();
+    await settle(e, r.jobIds);
+    const failed = e.store.byIds(r.jobIds);
+    expect(failed.map((j) => j.state)).toEqual(['failed', 'failed']);
+    expect(failed[0].error).toMatch(/download failed after 2 attempts/);
+    expect(failed[0].error).toMatch(/Retry downloads it again without a new charge/);
+    expect(existsSync(out) ? readdirSync(out).filter((f) => !f.endsWith('.part')) : []).toEqual([]);
+    await control(sb.url, 'faults', { truncateDownloads: false });
+    for (const id of r.jobIds) e.retryJob(id);
+    await settle(e, r.jobIds);
+    expect(e.store.byIds(r.jobIds).map((j) => j.state)).toEqual(['done', 'done']);
+    expect(creates(await control(sb.url, 'stats'))).toBe(2);
+    expect(noParts(out)).toBe(true);
+    for (const f of readdirSync(out)) expect(readFileSync(join(out, f)).subarray(1, 4).toString()).toBe('PNG');
+  });
+
+  it('expired result URLs: the task is re-read; a link that stays expired fails clearly and Retry recovers', async () => {
+    await control(sb.url, 'faults', { expireResultUrls: true });
+    const { e, r, out } = await batchOf(1);
+    e.start();
+    await settle(e, r.jobIds);
+    expect(e.job(r.jobIds[0]).state).toBe('failed');
+    expect(e.job(r.jobIds[0]).error).toMatch(/expired/);
+    const stats = await control(sb.url, 'stats');
+    expect(Object.entries(stats.requests as Record<string, number>).some(([k, n]) => k.includes('{task-id}') && n > 0)).toBe(true);
+    await control(sb.url, 'faults', { expireResultUrls: false });
+    e.retryJob(r.jobIds[0]);
+    await settle(e, r.jobIds);
+    expect(e.job(r.jobIds[0]).state).toBe('done');
+    expect(creates(await control(sb.url, 'stats'))).toBe(1);
+    expect(noParts(out)).toBe(true);
+  });
+
+  it('FAILED tasks become failed jobs; Retry submits a new task', async () => {
+    await control(sb.url, 'faults', { failureRate: 1 });
+    const { e, r } = await batchOf(2);
+    e.start();
+    await settle(e, r.jobIds);
+    expect(e.store.byIds(r.jobIds).map((j) => j.state)).toEqual(['failed', 'failed']);
+    expect(e.job(r.jobIds[0]).error).toMatch(/failed on the server|The task failed/);
+    await control(sb.url, 'faults', { failureRate: 0 });
+    e.retryJob(r.jobIds[0]);
+    await settle(e, r.jobIds);
+    expect(e.job(r.jobIds[0]).state).toBe('done');
+    expect(creates(await control(sb.url, 'stats'))).toBe(3);
+  });
+
+  it('a job left in submitting by a crash goes to needs_attention at boot, not to the server', async () => {
+    const { e, r } = await batchOf(1);
+    e.store.move(r.jobIds[0], 'queued', 'submitting', { attemptId: 'crashed' });
+    e.start();
+    await settle(e, r.jobIds);
+    expect(e.job(r.jobIds[0])).toMatchObject({ state: 'needs_attention', error: ATTENTION.interruptedSubmit });
+    expect(creates(await control(sb.url, 'stats'))).toBe(0);
+  });
+});

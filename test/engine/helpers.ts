@@ -1,0 +1,57 @@
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import sharp from 'sharp';
+import { DEFAULT_SLUGS } from '../../shared/catalogue/index.ts';
+import { DEFAULT_SETTINGS, type Settings } from '../../shared/settings.ts';
+import { openEngine } from '../../electron/core/engine/open.ts';
+import type { Engine } from '../../electron/core/engine/engine.ts';
+import { SETTLED_STATES } from '../../electron/core/queue/states.ts';
+
+export const tmp = (prefix: string) => mkdtempSync(join(tmpdir(), `mediadesk-engine-${prefix}-`));
+export const cleanup = (dir: string) => rmSync(dir, { recursive: true, force: true });
+
+/** Distinct small PNGs (distinct colours, so the Sandbox stores distinct inputs). */
+export async function makeImages(dir: string, names: string[], size = 32): Promise<string[]> {
+  const out: string[] = [];
+  for (const [i, n] of names.entries()) {
+    const p = join(dir, n);
+    mkdirSync(dirname(p), { recursive: true });
+    await sharp({ create: { width: size, height: size, channels: 3, background: { r: i % 256, g: (i >> 8) % 256, b: 77 } } }).png().toFile(p);
+    out.push(p);
+  }
+  return out;
+}
+
+export function engineFor(home: string, url: string, o: { settings?: Partial<Settings>; concurrency?: number; downloadAttempts?: number } = {}): Engine & { close(): Promise<void> } {
+  const settings = { ...DEFAULT_SETTINGS, ...o.settings };
+  return openEngine({
+    home,
+    target: async () => ({ baseUrl: url, apiKey: 'sandbox-owner' }),
+    slugs: () => ({ ...DEFAULT_SLUGS }),
+    settings: () => settings,
+    concurrency: o.concurrency,
+    poll: { firstMs: 40, minMs: 40, maxMs: { image: 200, text: 200, audio: 200, video: 200 } },
+    client: { maxDelayMs: 2000 },
+    defaultBackoffMs: 200,
+    downloadAttempts: o.downloadAttempts,
+  });
+}
+
+/** Waits until every job is settled; the test's own timeout bounds it (no timed assertion). */
+export async function settle(engine: Engine, ids: readonly string[]): Promise<void> {
+  for (;;) {
+    const rows = engine.store.byIds(ids);
+    if (rows.length === ids.length && rows.every((r) => SETTLED_STATES.includes(r.state))) return;
+    await new Promise((r) => setTimeout(r, 30));
+  }
+}
+
+export async function control(url: string, path: string, body?: unknown): Promise<any> {
+  const res = await fetch(`${url}/__sandbox/${path}`, body === undefined ? {} : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if (!res.ok) throw new Error(`control ${path}: HTTP ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+export const creates = (stats: { creates: Record<string, Record<string, number>> }) =>
+  Object.values(stats.creates).reduce((a, perKey) => a + Object.values(perKey).reduce((b, n) => b + n, 0), 0);

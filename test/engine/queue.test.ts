@@ -1,0 +1,73 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { openDatabase } from '../../electron/core/db/open.ts';
+import { QUEUE_MIGRATIONS } from '../../electron/core/queue/migrations.ts';
+import { canMove, JOB_STATES } from '../../electron/core/queue/states.ts';
+import { JobStore } from '../../electron/core/queue/store.ts';
+import { cleanup, tmp } from './helpers.ts';
+
+const dirs: string[] = [];
+afterEach(() => dirs.splice(0).forEach(cleanup));
+
+function store() {
+  const dir = tmp('queue');
+  dirs.push(dir);
+  const db = openDatabase(join(dir, 'mediadesk.db'), QUEUE_MIGRATIONS);
+  const s = new JobStore(db);
+  s.insertBatch({ id: 'b1', tool: 'upscaler-precision', outDir: dir, params: {}, roots: [], snapshot: { namingTemplate: '{name}_{tool}.{ext}', slugs: {} }, jobs: [
+    { id: 'j1', inputPath: '/in/a.png', relDir: '', params: {} },
+    { id: 'j2', inputPath: '/in/b.png', relDir: 'sub', params: {} },
+  ] });
+  return { s, db, dir };
+}
+
+describe('job state machine', () => {
+  it('never leaves done, and retry from a settled state is explicit', () => {
+    for (const to of JOB_STATES) expect(canMove('done', to)).toBe(false);
+    expect(canMove('needs_attention', 'queued')).toBe(true);
+    expect(canMove('queued', 'running')).toBe(false);
+    expect(canMove('running', 'queued')).toBe(false);
+  });
+
+  it('moves by compare-and-set: the loser of a race changes nothing', () => {
+    const { s } = store();
+    expect(s.move('j1', 'queued', 'submitting', { attemptId: 'a1' })).toBe(true);
+    expect(s.move('j1', 'queued', 'submitting', { attemptId: 'a2' })).toBe(false);
+    expect(s.get('j1')!.attemptId).toBe('a1');
+    expect(s.move('j1', 'submitting', 'canceled')).toBe(true);
+    expect(s.move('j1', 'submitting', 'running', { taskId: 't' })).toBe(false);
+    expect(s.get('j1')).toMatchObject({ state: 'canceled', taskId: null });
+  });
+
+  it('refuses moves the machine does not allow', () => {
+    const { s } = store();
+    expect(s.move('j1', 'queued', 'done')).toBe(false);
+    expect(s.get('j1')!.state).toBe('queued');
+  });
+
+  it('reports batch progress and finds unfinished jobs for an input', () => {
+    const { s, dir } = store();
+    s.move('j1', 'queued', 'submitting');
+    s.move('j1', 'submitting', 'failed', { error: 'bad', invalid: [{ field: 'image', reason: 'too small' }] });
+    expect(s.batch('b1')).toMatchObject({ total: 2, progress: 0.5, finished: false, counts: { failed: 1, queued: 1 } });
+    expect(s.openJobFor('upscaler-precision', '/in/b.png', dir)?.id).toBe('j2');
+    expect(s.openJobFor('upscaler-precision', '/in/a.png', dir)).toBeNull();
+    expect(s.get('j1')!.invalid).toEqual([{ field: 'image', reason: 'too small' }]);
+  });
+
+  it('gives the lease to one owner, and takes it over from a dead process', () => {
+    const { s, db } = store();
+    expect(s.tryLease('A', 10_000)).toBe(true);
+    expect(s.tryLease('B', 10_000)).toBe(false);
+    db.prepare('UPDATE queue_lease SET pid = 2147483646').run();
+    expect(s.tryLease('B', 10_000)).toBe(true);
+    expect(s.lease()!.owner).toBe('B');
+  });
+
+  it('keeps its data when the file is opened again (migrations run once)', () => {
+    const { db, dir } = store();
+    db.close();
+    const again = new JobStore(openDatabase(join(dir, 'mediadesk.db'), QUEUE_MIGRATIONS));
+    expect(again.list({ limit: 10, offset: 0 }).total).toBe(2);
+  });
+});
