@@ -67,6 +67,20 @@ function optObj(o: Obj, key: string, where: string): Obj | null {
   return v;
 }
 
+/** Nesting allowed in a stored event; JSON.stringify recurses, so deeper input is rejected, not crashed on. */
+const MAX_NESTING = 64;
+
+function nestedDeeperThan(root: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[root, 0]];
+  while (stack.length) {
+    const [v, d] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (d >= max) return true;
+    for (const x of Array.isArray(v) ? v : Object.values(v)) if (typeof x === 'object' && x !== null) stack.push([x, d + 1]);
+  }
+  return false;
+}
+
 /** ISO 8601 with an explicit zone; the spec's dates are UTC date-times. */
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/;
 
@@ -109,6 +123,7 @@ export function checkEvent(input: unknown): Checked {
 
 function toRow(e: unknown): EventRow {
   if (!isObj(e)) throw new Reject(`an event must be a JSON object, got ${typeName(e)}`);
+  if (nestedDeeperThan(e, MAX_NESTING)) throw new Reject(`the event is nested deeper than ${MAX_NESTING} levels`);
   const eventId = str(e, 'event_id', '', true)!;
   const date = str(e, 'date', '', true)!;
   const ts = DATE_TIME.test(date) ? Date.parse(date) : NaN;

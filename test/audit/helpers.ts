@@ -1,0 +1,55 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AuditService } from '../../electron/core/audit/service.ts';
+import type { ApiTarget } from '../../electron/core/api/client.ts';
+
+export function tempDir(prefix = 'md-audit-'): { dir: string; file: (name: string, content: string | Buffer) => string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  return {
+    dir,
+    file: (name, content) => {
+      const p = join(dir, name);
+      writeFileSync(p, content);
+      return p;
+    },
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+const noApi = async (): Promise<ApiTarget> => {
+  throw new Error('this test does not talk to the API');
+};
+
+export function openService(dbPath: string, o: Partial<ConstructorParameters<typeof AuditService>[0]> = {}): AuditService {
+  return new AuditService({ dbPath, target: noApi, ...o });
+}
+
+const TYPES = ['team.member.role_changed', 'project.folder.shared', 'creation.image.generated', 'security.api_key.revoked'];
+
+/** A well-formed event as the API gives it; `i` makes it distinct and deterministic. */
+export function makeEvent(i: number, over: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    event_id: `evt_${i}`,
+    date: new Date(Date.UTC(2026, 2, 1) + i * 600_000).toISOString(),
+    action: {
+      event_type: TYPES[i % TYPES.length],
+      verb: 'update',
+      status: i % 10 === 0 ? 'failed' : 'succeeded',
+      resource_id: `fld_${i % 5}`,
+      request_id: `req_${Math.floor(i / 3)}`,
+      correlation_id: i % 2 ? `cor_${i % 7}` : null,
+      old_state: { role: 'member' },
+      new_state: { role: i % 3 ? 'admin' : 'viewer' },
+      duration_ms: 10 + i,
+      data: { group_id: 101 + (i % 4), folder_reference: `fld_${i % 5}`, role: 'admin', outcome: i % 10 === 0 ? 'denied' : 'success' },
+      context: { client: 'web' },
+      project_name: `Project ${i % 3}`,
+      folder_name: `Folder ${i % 5}`,
+    },
+    member: { type: 'user', user_id: 1 + (i % 6), email: `user${1 + (i % 6)}@example.test` },
+    category: 'team',
+    source: { project: null, platform: 'web' },
+    ...over,
+  };
+}

@@ -1,0 +1,197 @@
+import { afterAll, beforeEach, afterEach, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { csvRecord } from '../../electron/core/audit/export.ts';
+import { CSV_COLUMNS } from '../../electron/core/audit/formats/csv.ts';
+import type { AuditService } from '../../electron/core/audit/service.ts';
+import { makeEvent, openService, tempDir } from './helpers.ts';
+
+const tmp = tempDir();
+afterAll(() => tmp.cleanup());
+
+let service: AuditService;
+let n = 0;
+beforeEach(() => {
+  service = openService(join(tmp.dir, `cache-${++n}.db`));
+});
+afterEach(() => service.close());
+
+const ids = () => (service.store.db.prepare('SELECT event_id FROM events ORDER BY event_id').all() as { event_id: string }[]).map((r) => r.event_id);
+const events = (from: number, to: number) => Array.from({ length: to - from }, (_, k) => makeEvent(from + k));
+const ndjson = (list: unknown[]) => list.map((e) => JSON.stringify(e)).join('\n') + '\n';
+const csv = (list: Record<string, unknown>[]) => CSV_COLUMNS.join(',') + '\r\n' + list.map(csvRecord).join('');
+
+async function importOne(name: string, content: string | Buffer) {
+  const [r] = await service.import([tmp.file(`${n}-${name}`, content)]);
+  return r;
+}
+
+describe('import: each format', () => {
+  it('reads NDJSON, one event per line, and NDJSON lines that are API pages', async () => {
+    const page = JSON.stringify({ data: events(10, 15), meta: { next_cursor: null } });
+    const r = await importOne('a.ndjson', ndjson(events(0, 10)) + page + '\n');
+    expect(r).toMatchObject({ format: 'ndjson', items: 15, accepted: 15, rejected: 0, fatal: null });
+    expect(ids()).toHaveLength(15);
+  });
+
+  it('reads a JSON array of events, an API page and concatenated pages', async () => {
+    expect(await importOne('arr.json', JSON.stringify(events(0, 5), null, 2))).toMatchObject({ format: 'json', accepted: 5, rejected: 0, fatal: null });
+    const page = (a: number, b: number) => JSON.stringify({ meta: { pagination: { total: 99 }, next_cursor: 'x' }, data: events(a, b) });
+    expect(await importOne('page.json', page(5, 9))).toMatchObject({ format: 'json', accepted: 4, fatal: null });
+    expect(await importOne('pages.json', page(9, 12) + '\n' + page(12, 14))).toMatchObject({ accepted: 5, fatal: null });
+    expect(await importOne('array-of-pages.json', `[${page(14, 16)}, ${page(16, 18)}]`)).toMatchObject({ accepted: 4, fatal: null });
+    expect(ids()).toHaveLength(18);
+  });
+
+  it('reads RFC 4180 CSV: quoted fields with commas, quotes and newlines, JSON cells, CRLF', async () => {
+    const tricky = makeEvent(1, { category: 'a, "quoted"\nmultiline\r\nvalue' });
+    const r = await importOne('a.csv', csv([makeEvent(0), tricky, makeEvent(2)]));
+    expect(r).toMatchObject({ format: 'csv', items: 3, accepted: 3, rejected: 0, fatal: null });
+    const d = service.event('evt_1')!;
+    expect(d.event).toMatchObject({ category: 'a, "quoted"\nmultiline\r\nvalue', member: { user_id: 2 } });
+    expect((d.event.action as Record<string, unknown>).new_state).toEqual({ role: 'admin' });
+    expect(d.row.groupId).toBe(102);
+  });
+
+  it('maps short and flattened CSV headers and reports columns it ignores', async () => {
+    const r = await importOne('short.csv', 'event_id,date,event_type,user_id,email,data.group_id,action.data.folder_reference,colour\n'
+      + 'x1,2026-03-01T10:00:00Z,team.member.invited,7,a@b.test,104,fld_9,red\n');
+    expect(r).toMatchObject({ accepted: 1, rejected: 0 });
+    expect(r.warnings.join()).toContain('colour');
+    expect(service.event('x1')!.row).toMatchObject({ memberId: 7, memberEmail: 'a@b.test', groupId: 104, folderRef: 'fld_9', eventType: 'team.member.invited' });
+  });
+
+  it('detects the format from the content when the extension says nothing', async () => {
+    expect((await importOne('export.txt', ndjson(events(0, 3)))).format).toBe('ndjson');
+    expect((await importOne('export2.txt', JSON.stringify(events(3, 5)))).format).toBe('json');
+    expect((await importOne('export3.txt', csv(events(5, 6)))).format).toBe('csv');
+    expect(ids()).toHaveLength(6);
+  });
+});
+
+describe('import: deduplication and what is already cached', () => {
+  it('counts an event_id already cached (or repeated in the file) as a duplicate and never changes the cached row', async () => {
+    await importOne('first.ndjson', ndjson(events(0, 4)));
+    const before = service.event('evt_2')!.event;
+    const altered = makeEvent(2, { category: 'tampered' });
+    const r = await importOne('second.ndjson', ndjson([...events(3, 6), altered, makeEvent(5)]));
+    expect(r).toMatchObject({ items: 5, accepted: 2, duplicates: 3, rejected: 0 });
+    expect(service.event('evt_2')!.event).toEqual(before);
+    expect(ids()).toHaveLength(6);
+  });
+});
+
+describe('import: malformed rows are reported one by one, good rows are kept', () => {
+  it('NDJSON: bad JSON, wrong types and missing fields, with line numbers', async () => {
+    const lines = [
+      JSON.stringify(makeEvent(0)),
+      '{"event_id": "broken", ',
+      JSON.stringify(makeEvent(1, { date: 'yesterday' })),
+      '',
+      JSON.stringify({ ...makeEvent(2), action: 'x' }),
+      '42',
+      JSON.stringify(makeEvent(3, { member: { user_id: 'abc' } })),
+      JSON.stringify(makeEvent(4)),
+    ];
+    const r = await importOne('bad.ndjson', lines.join('\n') + '\n');
+    expect(r).toMatchObject({ items: 7, accepted: 2, rejected: 5, fatal: null });
+    expect(r.rejects.map((x) => x.line)).toEqual([2, 3, 5, 6, 7]);
+    expect(r.rejects[0].reason).toMatch(/not valid JSON/);
+    expect(r.rejects[1].reason).toMatch(/date .* not an ISO 8601/);
+    expect(r.rejects[2].reason).toMatch(/action must be an object/);
+    expect(r.rejects[3].reason).toMatch(/must be a JSON object/);
+    expect(r.rejects[4].reason).toMatch(/member.user_id must be an integer/);
+    expect(ids()).toEqual(['evt_0', 'evt_4']);
+  });
+
+  it('JSON: non-object items and items that do not parse are rejected in place', async () => {
+    const text = `[\n${JSON.stringify(makeEvent(0))},\n"text",\n{"event_id": 5, "date": "2026-03-01T00:00:00Z"},\n{"a": tru},\n${JSON.stringify(makeEvent(1))}\n]`;
+    const r = await importOne('bad.json', text);
+    expect(r).toMatchObject({ items: 5, accepted: 2, rejected: 3, fatal: null });
+    expect(r.rejects.map((x) => [x.line, x.item])).toEqual([[3, 2], [4, 3], [5, 4]]);
+    expect(r.rejects[1].reason).toMatch(/event_id must be a string/);
+  });
+
+  it('CSV: wrong field counts and cells that are not JSON, with row and line numbers', async () => {
+    const good = csvRecord(makeEvent(0));
+    const text = CSV_COLUMNS.join(',') + '\n' + good + 'only,three,fields\n' + csvRecord(makeEvent(1)).replace('{""group_id""', '{group_id') + csvRecord(makeEvent(2));
+    const r = await importOne('bad.csv', text);
+    expect(r).toMatchObject({ items: 4, accepted: 2, rejected: 2, fatal: null });
+    expect(r.rejects).toEqual([
+      { line: 3, item: 2, reason: `row 2 has 3 fields, the header has ${CSV_COLUMNS.length}` },
+      { line: 4, item: 3, reason: 'action.data is not valid JSON' },
+    ]);
+  });
+
+  it('CSV: a header without the required columns stops the file before any row', async () => {
+    const r = await importOne('nohead.csv', 'id,when\n1,2\n');
+    expect(r.fatal).toMatch(/lacks event_id, date, action.event_type/);
+    expect(r.accepted).toBe(0);
+  });
+});
+
+describe('import: truncated files keep every complete row before the cut', () => {
+  it('NDJSON cut mid-line', async () => {
+    const text = ndjson(events(0, 5)) + JSON.stringify(makeEvent(5)).slice(0, 40);
+    const r = await importOne('cut.ndjson', text);
+    expect(r).toMatchObject({ accepted: 5, rejected: 0 });
+    expect(r.fatal).toMatch(/line 6 is incomplete.*truncated/);
+    expect(ids()).toHaveLength(5);
+  });
+
+  it('JSON array and API page cut mid-item', async () => {
+    const arr = JSON.stringify(events(0, 5));
+    const r = await importOne('cut.json', arr.slice(0, arr.length - 30));
+    expect(r.accepted).toBe(4);
+    expect(r.fatal).toMatch(/inside item 5 .*truncated/);
+    const page = JSON.stringify({ data: events(10, 13), meta: {} });
+    const r2 = await importOne('cut-page.json', page.slice(0, page.indexOf('"evt_12"')));
+    expect(r2.accepted).toBe(2);
+    expect(r2.fatal).toMatch(/truncated/);
+  });
+
+  it('CSV cut inside a quoted field and cut mid-row', async () => {
+    const body = csv(events(0, 3));
+    const r = await importOne('cut.csv', body + csvRecord(makeEvent(3)).slice(0, 120));
+    expect(r.accepted).toBe(3);
+    expect(r.fatal).toMatch(/quoted field.*truncated/);
+    const r2 = await importOne('cut2.csv', body + 'evt_9,2026-03-01T00:00:00Z,team');
+    expect(r2.fatal).toMatch(/ends mid-row/);
+  });
+});
+
+describe('import: hostile input', () => {
+  it('a broken bracket structure stops the file with the line, keeping what came before', async () => {
+    const r = await importOne('broken.json', `[${JSON.stringify(makeEvent(0))},\n{"a": [1, 2}],\n${JSON.stringify(makeEvent(1))}]`);
+    expect(r.accepted).toBe(1);
+    expect(r.fatal).toMatch(/line 2: "\[" closed by "\}"/);
+  });
+
+  it('binary files, empty files and files that are not there get one clear error', async () => {
+    expect((await importOne('bin.json', Buffer.from([0x7b, 0, 1, 2, 0xff]))).fatal).toMatch(/not a text file/);
+    expect((await importOne('empty.json', '')).warnings).toContain('the file holds no JSON value');
+    const [missing] = await service.import([join(tmp.dir, 'nope.ndjson')]);
+    expect(missing.fatal).toMatch(/no such file/);
+  });
+
+  it('deep nesting, huge lines and prototype keys neither crash nor pollute', async () => {
+    const deep = JSON.stringify(makeEvent(0)).replace('"context":{', `"context":{"deep":${'{"x":'.repeat(5000)}1${'}'.repeat(5000)},`);
+    const huge = JSON.stringify(makeEvent(1, { category: 'x'.repeat(5 * 1024 * 1024) }));
+    const proto = '{"__proto__": {"polluted": true}, ' + JSON.stringify(makeEvent(2)).slice(1);
+    const r = await importOne('hostile.ndjson', [deep, huge, proto, JSON.stringify(makeEvent(3))].join('\n') + '\n');
+    expect(r).toMatchObject({ accepted: 2, rejected: 2 });
+    expect(r.rejects[0]).toMatchObject({ line: 1, reason: expect.stringMatching(/nested deeper than 64/) });
+    expect(r.rejects[1]).toMatchObject({ line: 2, reason: expect.stringMatching(/longer than/) });
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    const csvProto = await importOne('proto.csv', 'event_id,date,event_type,__proto__.polluted,data.constructor\nz1,2026-03-01T00:00:00Z,t.x.y,1,2\n');
+    expect(csvProto.accepted).toBe(1);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('search text with FTS syntax is matched literally', async () => {
+    await importOne('fts.ndjson', ndjson(events(0, 20)));
+    for (const s of ['"', 'AND', 'role OR', 'NEAR(a b)', '*', 'col:umn', '(', "'; DROP TABLE events; --"]) {
+      expect(() => service.query({ filters: { search: s }, sort: { field: 'date', dir: 'desc' }, limit: 5 })).not.toThrow();
+    }
+    expect(ids()).toHaveLength(20);
+  });
+});
