@@ -275,6 +275,12 @@ export class Engine {
     } else {
       newJobs.push({ id: randomUUID(), inputPath: null, relDir: '', params });
     }
+    if (newJobs.length === 0 && resumed.length > 0) {
+      // A re-run that only resumes earlier jobs reports their batch instead of adding an empty one.
+      const batch = this.store.batch(this.store.get(resumed[0])!.batchId)!;
+      this.kick();
+      return { batch, queued: 0, resumed, skipped, rejected, jobIds: resumed };
+    }
     const batchId = randomUUID();
     this.store.insertBatch({ id: batchId, tool: tool.id, outDir, params, roots: inputs.map((i) => resolve(i)), snapshot: { namingTemplate: settings.namingTemplate, slugs: this.o.slugs() }, jobs: newJobs });
     this.kick();
