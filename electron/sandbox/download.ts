@@ -113,6 +113,11 @@ export function sendBytes(req: FastifyRequest, reply: FastifyReply, src: ByteSou
   res.on('close', () => body.destroy());
   if (cutAt < length) {
     body.pipe(res, { end: false });
-    body.on('end', () => res.destroy());
+    // End the socket (flushing what was written) instead of destroying it, so the client gets
+    // the partial body and then a premature close, as with a dropped connection mid-download.
+    body.on('end', () => {
+      res.socket?.end();
+      setTimeout(() => res.destroy(), 2000).unref();
+    });
   } else body.pipe(res);
 }

@@ -1,0 +1,224 @@
+import { createServer } from 'node:http';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_KEYS } from '../../electron/sandbox/index.ts';
+import { DEFAULT_SLUGS, getTool, resolvePaths } from '../../shared/catalogue/index.ts';
+import { bytesOf, fakeClock, start, testPng, until } from './helpers.ts';
+
+const clock = fakeClock(Date.parse('2026-03-15T12:00:00Z'));
+let ctx: Awaited<ReturnType<typeof start>>;
+beforeAll(async () => {
+  ctx = await start({ now: clock.now, taskDurationMs: 100 });
+});
+afterAll(() => ctx.sb.close());
+
+const V1_ROUTES: [string, string][] = [
+  ['GET', '/v1/analytics/audit-logs/events'], ['GET', '/v1/ai/loras'], ['GET', '/v1/ai/apps'], ['GET', '/v1/ai/apps/pS7kQ2xa'],
+  ['POST', '/v1/ai/apps/pS7kQ2xa/run'], ['GET', '/v1/ai/apps/runs/x'], ['POST', '/v1/analytics/team-credit-usage'],
+  ['GET', '/v1/analytics/team-members'], ['GET', '/v1/analytics/team-api-keys'], ['GET', '/v1/analytics/team-groups'],
+  ['GET', '/v1/analytics/team-projects'], ['GET', '/v1/creations/recent'], ['POST', '/v1/ai/image-change-camera'], ['GET', '/v1/ai/skin-enhancer'],
+];
+
+describe('authentication', () => {
+  it('answers 401 "Missing API key" and "Invalid API key" on every /v1 route', async () => {
+    for (const [method, path] of V1_ROUTES) {
+      const missing = await ctx.api.call(method, path, { key: null, body: method === 'POST' ? {} : undefined });
+      expect(missing.status, path).toBe(401);
+      expect(missing.body.message).toBe('Missing API key');
+      const invalid = await ctx.api.call(method, path, { key: 'nope', body: method === 'POST' ? {} : undefined });
+      expect(invalid.status, path).toBe(401);
+      expect(invalid.body.message).toBe('Invalid API key');
+    }
+  });
+  it('exports the five demo keys with plan, role and audit flag', () => {
+    expect(DEMO_KEYS.map((k) => [k.key, k.plan, k.role, k.auditLogs])).toEqual([
+      ['sandbox-owner', 'enterprise', 'owner', true], ['sandbox-admin', 'enterprise', 'admin', true], ['sandbox-member', 'enterprise', 'member', true],
+      ['sandbox-business', 'business', 'admin', false], ['sandbox-noaudit', 'enterprise', 'owner', false],
+    ]);
+  });
+});
+
+describe('LoRA catalogue', () => {
+  it('lists default and the caller\'s custom LoRAs with fetchable previews', async () => {
+    const r = await ctx.api.get('/v1/ai/loras');
+    expect(r.status).toBe(200);
+    expect(r.body.data.default.length).toBeGreaterThan(3);
+    expect(new Set(r.body.data.default.map((l: any) => l.type))).toEqual(new Set(['style', 'character', 'product']));
+    expect(r.body.data.customs[0]).toMatchObject({ id: expect.any(Number), training: { status: 'completed', defaultScale: expect.any(Number), quality: null } });
+    const preview = await bytesOf(r.body.data.default[0].preview);
+    expect(preview.headers.get('content-type')).toBe('image/png');
+    expect((await ctx.api.get('/v1/ai/loras', 'sandbox-member')).body.data.customs).toEqual([]);
+  });
+});
+
+describe('workflow apps', () => {
+  it('lists apps whose inputs cover all four types, with total_cost', async () => {
+    const list = await ctx.api.get('/v1/ai/apps');
+    expect(list.status).toBe(200);
+    const types = new Set<string>();
+    for (const a of list.body.data) {
+      const def = await ctx.api.get(`/v1/ai/apps/${a.id}`);
+      expect(typeof def.body.data.tool_metadata.total_cost).toBe('number');
+      for (const i of def.body.data.inputs) {
+        expect(i).toMatchObject({ id: expect.any(String), type: expect.any(String), label: expect.any(String) });
+        types.add(i.type);
+      }
+    }
+    expect(types).toEqual(new Set(['creation', 'text', 'number', 'select']));
+    expect((await ctx.api.get('/v1/ai/apps/nope')).status).toBe(404);
+  });
+  it('runs with 202 {status, workflow_run_identifier}, lowercase statuses, result URLs and a webhook', async () => {
+    const got: any[] = [];
+    const server = createServer((req, res) => {
+      let b = '';
+      req.on('data', (c) => (b += c)).on('end', () => {
+        got.push({ sig: req.headers['webhook-signature'], body: JSON.parse(b) });
+        res.end();
+      });
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const hook = `http://127.0.0.1:${(server.address() as any).port}/h`;
+    const png = (await testPng()).toString('base64');
+    const run = await ctx.api.post('/v1/ai/apps/pS7kQ2xa/run', { inputs: { product_image: png, scene: 'a beach', variations: 2, style: 'outdoor' }, webhook: hook });
+    expect(run.status).toBe(202);
+    expect(run.body).toEqual({ status: 'pending', workflow_run_identifier: expect.any(String) });
+    const path = `/v1/ai/apps/runs/${run.body.workflow_run_identifier}`;
+    expect((await ctx.api.get(path)).body.status).toBe('pending');
+    clock.advance(50);
+    expect((await ctx.api.get(path)).body.status).toBe('running');
+    clock.advance(50);
+    const done = await ctx.api.get(path);
+    expect(done.body.status).toBe('completed');
+    expect(done.body.results).toHaveLength(2);
+    expect((await bytesOf(done.body.results[0])).headers.get('content-type')).toBe('image/png');
+    await until(async () => got.length >= 2);
+    server.close();
+    expect(got.map((g) => g.body.status)).toEqual(['running', 'completed']);
+    expect(got[0].sig).toMatch(/^v1,/);
+  });
+  it('validates inputs per type and names the input', async () => {
+    const r = await ctx.api.post('/v1/ai/apps/tV3mW9rb/run', { inputs: { key_visual: 'not an image', duration: 99, format: 'square', extra: 1 } });
+    expect(r.status).toBe(400);
+    const fields = r.body.invalid_params.map((p: any) => p.field);
+    expect(fields).toEqual(expect.arrayContaining(['inputs.key_visual', 'inputs.tagline', 'inputs.duration', 'inputs.format', 'inputs.extra']));
+  });
+  it('fails runs with error_message when the failure rate says so', async () => {
+    await ctx.api.control('faults', { failureRate: 1 });
+    const run = await ctx.api.post('/v1/ai/apps/jM4nX8sc/run', { inputs: { brief: 'summer sale' } });
+    clock.advance(100);
+    const r = await ctx.api.get(`/v1/ai/apps/runs/${run.body.workflow_run_identifier}`);
+    await ctx.api.control('faults', { failureRate: 0 });
+    expect(r.body).toMatchObject({ status: 'failed', error_message: expect.any(String) });
+  });
+  it('is Enterprise only', async () => {
+    for (const [m, p] of [['GET', '/v1/ai/apps'], ['GET', '/v1/ai/apps/pS7kQ2xa'], ['POST', '/v1/ai/apps/pS7kQ2xa/run']]) {
+      expect((await ctx.api.call(m, p, { key: 'sandbox-business', body: m === 'POST' ? { inputs: {} } : undefined })).status).toBe(403);
+    }
+  });
+});
+
+describe('team analytics', () => {
+  const usage = (body: unknown, key?: string) => ctx.api.post('/v1/analytics/team-credit-usage', body, key);
+  it('defaults to the last 7 days by day, with the api-notes shape', async () => {
+    const r = await usage({});
+    expect(r.status).toBe(200);
+    expect(r.body.data.map((d: any) => d.date)).toEqual(['2026-03-09', '2026-03-10', '2026-03-11', '2026-03-12', '2026-03-13', '2026-03-14', '2026-03-15']);
+    const c = r.body.data[0].consumptions[0];
+    expect(c).toMatchObject({ tool: expect.any(String), user_uses: expect.any(Number), user_credits: expect.any(Number), user_usages: expect.any(Array) });
+    expect(c.user_usages.reduce((s: number, u: any) => s + u.uses, 0)).toBe(c.user_uses);
+  });
+  it('buckets by week, month and year, totals agreeing with days', async () => {
+    const total = (d: any[]) => d.flatMap((x) => x.consumptions).reduce((s: number, c: any) => s + c.user_credits, 0);
+    const range = { start_date: '2026-01-01', end_date: '2026-03-15' };
+    const days = (await usage({ ...range, granularity: 'day' })).body.data;
+    const weeks = (await usage({ ...range, granularity: 'week' })).body.data;
+    const months = (await usage({ ...range, granularity: 'month' })).body.data;
+    const years = (await usage({ ...range, granularity: 'year' })).body.data;
+    expect(days).toHaveLength(74);
+    expect(weeks[0].date).toBe('2025-12-29');
+    expect(months.map((m: any) => m.date)).toEqual(['2026-01-01', '2026-02-01', '2026-03-01']);
+    expect(years.map((m: any) => m.date)).toEqual(['2026-01-01']);
+    for (const x of [weeks, months, years]) expect(total(x)).toBe(total(days));
+  });
+  it('filters by group, project and API key', async () => {
+    const total = (d: any[]) => d.flatMap((x) => x.consumptions).reduce((s: number, c: any) => s + c.user_credits, 0);
+    const all = total((await usage({ start_date: '2026-02-01', end_date: '2026-03-01' })).body.data);
+    for (const filter of [{ group_ids: [101] }, { project_references: [(await ctx.api.get('/v1/analytics/team-projects')).body.data[0].reference] }, { api_key_ids: [9001] }]) {
+      const t = total((await usage({ start_date: '2026-02-01', end_date: '2026-03-01', ...filter })).body.data);
+      expect(t).toBeGreaterThan(0);
+      expect(t).toBeLessThan(all);
+    }
+  });
+  it('validates the body', async () => {
+    for (const [body, field] of [[{ granularity: 'hour' }, 'granularity'], [{ start_date: '2024-01-01', end_date: '2026-01-01' }, 'start_date'], [{ group_ids: [0] }, 'group_ids.0'], [{ end_date: '2026-13-01' }, 'end_date']] as const) {
+      const r = await usage(body);
+      expect(r.status).toBe(400);
+      expect(r.body.invalid_params.map((p: any) => p.field)).toContain(field);
+    }
+  });
+  it('allows 100 requests a day per key', async () => {
+    await ctx.api.control('reset', {});
+    for (let i = 0; i < 100; i++) expect((await usage({}, 'sandbox-noaudit')).status).toBe(200);
+    const r = await usage({}, 'sandbox-noaudit');
+    expect(r.status).toBe(429);
+    expect(r.headers.get('retry-after')).toMatch(/^\d+$/);
+  });
+  it('lists members, API keys, groups and projects with the named attributes', async () => {
+    const m = (await ctx.api.get('/v1/analytics/team-members')).body.data;
+    expect(m.length).toBeGreaterThanOrEqual(50);
+    expect(m[0]).toMatchObject({ email: expect.any(String), role: expect.any(String), status: expect.any(String) });
+    expect((await ctx.api.get('/v1/analytics/team-api-keys')).body.data[0]).toMatchObject({ name: expect.any(String), status: expect.any(String) });
+    const groups = (await ctx.api.get('/v1/analytics/team-groups')).body.data;
+    expect(groups.reduce((s: number, g: any) => s + g.member_count, 0)).toBe(m.length);
+    expect((await ctx.api.get('/v1/analytics/team-projects')).body.data[0]).toMatchObject({ name: expect.any(String) });
+  });
+});
+
+describe('recent creations', () => {
+  it('lists the caller\'s own completed creations, newest first, filtered and paged', async () => {
+    const png = (await testPng()).toString('base64');
+    const up = resolvePaths(getTool('upscaler-precision'), DEFAULT_SLUGS);
+    const mu = resolvePaths(getTool('music'), DEFAULT_SLUGS);
+    const a = (await ctx.api.post(up.create, { image: png }, 'sandbox-admin')).body.data.task_id;
+    clock.advance(1);
+    const b = (await ctx.api.post(mu.create, { prompt: 'x' }, 'sandbox-admin')).body.data.task_id;
+    clock.advance(1);
+    const c = (await ctx.api.post(up.create, { image: png }, 'sandbox-admin')).body.data.task_id;
+    expect((await ctx.api.get('/v1/creations/recent', 'sandbox-admin')).body.data).toEqual([]);
+    clock.advance(200);
+    const all = await ctx.api.get('/v1/creations/recent', 'sandbox-admin');
+    expect(all.body.data.map((x: any) => x.id)).toEqual([c, b, a]);
+    expect(all.body.data[0]).toMatchObject({ name: expect.any(String), reference: c, created_at: expect.any(String), url: expect.stringMatching(/^http/), tool_name: 'upscaler-precision' });
+    const filtered = await ctx.api.get('/v1/creations/recent?tool_name=upscaler-precision&per_page=1&page=2', 'sandbox-admin');
+    expect(filtered.body.data.map((x: any) => x.id)).toEqual([a]);
+    expect(filtered.body.meta.pagination).toMatchObject({ total: 2, last_page: 2 });
+    expect((await ctx.api.get('/v1/creations/recent', 'sandbox-member')).body.data).toEqual([]);
+    expect((await ctx.api.get('/v1/creations/recent?per_page=0', 'sandbox-admin')).status).toBe(400);
+  });
+});
+
+describe('CLI', () => {
+  it('`mediadesk sandbox` prints "listening on http://127.0.0.1:PORT" first and serves until killed', async () => {
+    const child = spawn(process.execPath, ['bin/mediadesk.js', 'sandbox', '--port', '0', '--seed', '3'], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (c) => (out += c));
+    await until(async () => out.includes('\n'), 20_000);
+    const first = out.split('\n')[0];
+    expect(first).toMatch(/^listening on http:\/\/127\.0\.0\.1:\d+$/);
+    const url = first.slice('listening on '.length);
+    const r = await fetch(`${url}/v1/ai/loras`, { headers: { 'x-service-api-key': 'sandbox-owner' } });
+    expect(r.status).toBe(200);
+    child.kill('SIGTERM');
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(0);
+  });
+  it('`--print-keys` lists the demo keys', async () => {
+    const child = spawn(process.execPath, ['bin/mediadesk.js', 'sandbox', '--print-keys'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (c) => (out += c));
+    await once(child, 'exit');
+    for (const k of DEMO_KEYS) expect(out).toContain(k.key);
+  });
+});
