@@ -1,7 +1,11 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Backend, type RunningSandboxLike } from './backend.ts';
 import { createDispatcher, type AllHandlers } from './dispatch.ts';
 import { EventBus } from './events.ts';
+import { ApiClient } from './api/client.ts';
+import { listLoras } from './loras.ts';
+import { checkReferences } from './media/check.ts';
 import { MediaGate } from './media-gate.ts';
 import { checkOpenable, openWithOs } from './open-file.ts';
 import { openSecretStore, type SecretStore } from './secrets.ts';
@@ -32,6 +36,8 @@ export async function createCore(o: CoreOptions) {
   const mediaRoots: (() => string[])[] = [];
   const media = new MediaGate(o.home, () => mediaRoots.flatMap((f) => f()));
 
+  const client = new ApiClient(() => backend.target());
+
   const announceBackend = async () => events.emit('backend.changed', await backend.status());
   settings.on('changed', (s) => {
     events.emit('settings.changed', s);
@@ -53,6 +59,8 @@ export async function createCore(o: CoreOptions) {
       await announceBackend();
       return { ok: true as const };
     },
+    'media.check': ({ family, sources, body }) => checkReferences({ family, sources, body }),
+    'loras.list': async () => ({ loras: await listLoras(client, join(o.home, 'cache', 'loras')) }),
     'media.thumbnail': async ({ path, size }) => ({ path: await media.thumbnail(path, size) }),
     'shell.open': ({ path }) => {
       openWithOs(checkOpenable(path));
@@ -73,6 +81,7 @@ export async function createCore(o: CoreOptions) {
     events,
     handlers,
     dispatch,
+    client,
     media,
     /** Folders whose media the renderer may show (batch inputs and outputs); areas register theirs. */
     addMediaRoots(roots: () => string[]) {

@@ -1,12 +1,15 @@
 import type { z } from 'zod';
 import { foundationCommands, foundationEvents } from './foundation.ts';
+import { mediaCommands } from './media.ts';
 
 export * from './define.ts';
 export * from './foundation.ts';
+export * from './media.ts';
 
 /** Every command of every area. An area adds its module here; transports derive everything from this. */
 export const COMMANDS = {
   ...foundationCommands,
+  ...mediaCommands,
 };
 
 export const EVENTS = {

@@ -1,0 +1,38 @@
+import { z } from 'zod';
+import { FAMILIES } from '../validation/limits.ts';
+import { command } from './define.ts';
+
+const issueSchema = z.object({ rule: z.string(), message: z.string() });
+
+export const checkReportSchema = z.object({
+  ok: z.boolean(),
+  family: z.enum(FAMILIES),
+  references: z.array(z.object({
+    source: z.string(),
+    ok: z.boolean(),
+    probe: z.object({ container: z.string(), durationSec: z.number().nullable(), fps: z.number().nullable(), width: z.number().nullable(), height: z.number().nullable(), bytes: z.number() }).nullable(),
+    errors: z.array(issueSchema),
+  })),
+  errors: z.array(issueSchema),
+  warnings: z.array(issueSchema),
+});
+export type CheckReportData = z.infer<typeof checkReportSchema>;
+
+export const loraSchema = z.object({
+  id: z.number(),
+  name: z.string(),
+  description: z.string(),
+  category: z.string(),
+  type: z.string(),
+  preview: z.string(),
+  /** The preview cached in the data folder, for desk.mediaUrl(); null when it could not be fetched. */
+  previewPath: z.string().nullable(),
+  training: z.object({ status: z.string().optional(), defaultScale: z.number().optional(), quality: z.unknown().optional() }).passthrough().optional(),
+  custom: z.boolean(),
+});
+export type Lora = z.infer<typeof loraSchema>;
+
+export const mediaCommands = {
+  'media.check': command(z.object({ family: z.enum(FAMILIES), sources: z.array(z.string().min(1)).max(20), body: z.record(z.string(), z.unknown()).optional() }).strict(), checkReportSchema, 'Probe reference files or URLs and apply every reference rule before anything is paid for.'),
+  'loras.list': command(z.object({}).strict(), z.object({ loras: z.array(loraSchema) }), 'The LoRA catalogue: defaults and the caller\'s own.'),
+};
