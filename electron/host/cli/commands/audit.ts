@@ -10,7 +10,7 @@ import { dbPaths } from '../../../core/paths.ts';
 import { UsageError, type CliCommand, type CliContext } from '../command.ts';
 
 const USAGE = [
-  'mediadesk audit sync',
+  'mediadesk audit sync [--per-page N]',
   '       mediadesk audit status [--json]',
   '       mediadesk audit import FILE...',
   '       mediadesk audit query [--from D] [--to D] [--member ID] [--group ID] [--folder REF] [--event-type T] [--request-id R] [--search TEXT]',
@@ -19,7 +19,7 @@ const USAGE = [
 ].join('\n');
 
 /** Options that take a value; the repeatable ones also accept comma-separated lists. */
-const VALUE_OPTS = new Set(['--from', '--to', '--member', '--group', '--folder', '--event-type', '--request-id', '--search', '--sort', '--limit', '--out']);
+const VALUE_OPTS = new Set(['--from', '--to', '--member', '--group', '--folder', '--event-type', '--request-id', '--search', '--sort', '--limit', '--out', '--per-page']);
 const FLAG_OPTS = new Set(['--json', '--csv', '--ndjson', '--asc']);
 
 interface Parsed {
@@ -156,10 +156,14 @@ export const auditCommand: CliCommand = {
     if (sub !== 'import' && p.positional.length) throw new UsageError(`unexpected argument "${p.positional[0]}"`);
     if (sub === 'export' && !one(p, '--out')) throw new UsageError('audit export needs --out FILE');
 
+    // Smaller pages spend more of the daily budget; the knob exists for slow links and tests.
+    const perPageRaw = one(p, '--per-page');
+    if (perPageRaw !== undefined && (!/^\d+$/.test(perPageRaw) || Number(perPageRaw) < 1 || Number(perPageRaw) > 100)) throw new UsageError(`--per-page takes 1 to 100, got "${perPageRaw}"`);
     const api = lazyTarget(ctx);
     const service = new AuditService({
       dbPath: dbPaths(ctx.home).audit,
       target: api.target,
+      perPage: perPageRaw === undefined ? undefined : Number(perPageRaw),
       onSyncProgress: (x) => ctx.stderr.write(`window ${x.window.from}..${x.window.to}: page ${x.pages}, ${x.received} received, ${x.inserted} new, budget left ${x.budgetLeft}\n`),
     });
     try {

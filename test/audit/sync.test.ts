@@ -1,0 +1,229 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { join, resolve } from 'node:path';
+import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
+import { keyFingerprint, utcDay } from '../../electron/core/audit/ledger.ts';
+import { planWindows } from '../../electron/core/audit/sync.ts';
+import { dbPaths } from '../../electron/core/paths.ts';
+import type { AuditService } from '../../electron/core/audit/service.ts';
+import { openService, tempDir } from './helpers.ts';
+
+const AUDIT_ROUTE = 'GET /v1/analytics/audit-logs/events';
+const CLI = resolve(import.meta.dirname, '../../bin/mediadesk.js');
+const tmp = tempDir('md-audit-sync-');
+let sb: RunningSandbox;
+let homeN = 0;
+
+beforeAll(async () => {
+  sb = await startSandbox({ port: 0, seed: 11 });
+});
+afterAll(async () => {
+  await sb.close();
+  tmp.cleanup();
+});
+beforeEach(async () => {
+  await control('POST', '/__sandbox/reset', {});
+});
+
+async function control(method: string, path: string, body?: unknown): Promise<any> {
+  const res = await fetch(`${sb.url}${path}`, { method, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined });
+  return res.json();
+}
+const auditRequests = async (): Promise<number> => (await control('GET', '/__sandbox/stats')).requests[AUDIT_ROUTE] ?? 0;
+
+async function sandboxTotal(key = 'sandbox-owner'): Promise<number> {
+  const r = await fetch(`${sb.url}/v1/analytics/audit-logs/events?per_page=1`, { headers: { 'x-service-api-key': key } });
+  return (await r.json()).meta.pagination.total;
+}
+
+function service(key = 'sandbox-owner', o: Parameters<typeof openService>[1] = {}, dbPath = join(tmp.dir, `h${++homeN}`, 'audit.db')): AuditService {
+  return openService(dbPath, { target: async () => ({ baseUrl: sb.url, apiKey: key }), maxBackoffMs: 50, ...o });
+}
+
+const cachedIds = (s: AuditService) => (s.store.db.prepare('SELECT event_id FROM events ORDER BY event_id').all() as { event_id: string }[]).map((r) => r.event_id);
+
+describe('planning windows', () => {
+  it('asks for the 15-day retention at first, then from the newest complete day, never wider than 15 days', () => {
+    const now = Date.parse('2026-03-20T10:00:00Z');
+    expect(planWindows(now, null)).toEqual([{ from: '2026-03-05', to: '2026-03-20' }]);
+    expect(planWindows(now, Date.parse('2026-03-19T00:05:00Z'))).toEqual([{ from: '2026-03-18', to: '2026-03-20' }]);
+    expect(planWindows(now, Date.parse('2026-01-01T00:00:00Z'))).toEqual([{ from: '2026-03-05', to: '2026-03-20' }]);
+  });
+});
+
+describe('sync against the Sandbox', () => {
+  it('walks the cursor through the whole window, then re-syncs only what is new', async () => {
+    const total = await sandboxTotal();
+    const s = service('sandbox-owner', { perPage: 100 });
+    try {
+      const r = await s.sync();
+      expect(r).toMatchObject({ outcome: 'complete', received: total, inserted: total });
+      expect(r.pages).toBe(Math.ceil(total / 100));
+      expect(cachedIds(s)).toHaveLength(total);
+      const st = await s.status();
+      expect(st).toMatchObject({ events: total, resumable: false, lastError: null });
+      expect(st.budget.used).toBe(r.requests);
+      expect(Date.parse(st.lastSuccessAt!)).toBeGreaterThan(Date.now() - 60_000);
+
+      await control('POST', '/__sandbox/audit/events', { count: 30 });
+      const before = await auditRequests();
+      const again = await s.sync();
+      expect(again).toMatchObject({ outcome: 'complete', inserted: 30 });
+      // The newest-first walk stops once it reaches what the last sync completed.
+      expect(await auditRequests() - before).toBe(again.requests);
+      expect(again.requests).toBeLessThanOrEqual(2);
+      expect(cachedIds(s)).toHaveLength(total + 30);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('stops at the daily budget of 500 requests kept in the ledger and sends nothing beyond it', async () => {
+    const s = service('sandbox-admin');
+    try {
+      const fp = keyFingerprint('sandbox-admin');
+      s.store.db.prepare('INSERT INTO request_ledger (fingerprint, day, requests) VALUES (?, ?, 497)').run(fp, utcDay(new Date()));
+      const before = await auditRequests();
+      const r = await s.sync();
+      expect(r.outcome).toBe('stopped');
+      expect(r.error?.kind).toBe('budget_exhausted');
+      expect(r.requests).toBe(3);
+      expect(await auditRequests() - before).toBe(3);
+      const st = await s.status();
+      expect(st.budget).toMatchObject({ used: 500, limit: 500, left: 0 });
+      expect(st).toMatchObject({ resumable: true, lastError: { kind: 'budget_exhausted' } });
+      expect(st.events).toBe(300);
+      const again = await s.sync();
+      expect(again.error?.kind).toBe('budget_exhausted');
+      expect(await auditRequests() - before).toBe(3);
+      // The key is never stored, only its fingerprint.
+      const ledger = JSON.stringify(s.store.db.prepare('SELECT * FROM request_ledger').all()) + JSON.stringify(s.store.db.prepare('SELECT * FROM sync_state').all());
+      expect(ledger).not.toContain('sandbox-admin');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('names each 403: member role, business plan, audit logs disabled', async () => {
+    const cases = { 'sandbox-member': 'forbidden_role', 'sandbox-business': 'forbidden_plan', 'sandbox-noaudit': 'forbidden_disabled' } as const;
+    for (const [key, kind] of Object.entries(cases)) {
+      const s = service(key);
+      try {
+        const r = await s.sync();
+        expect(r).toMatchObject({ outcome: 'stopped', requests: 1, inserted: 0 });
+        expect(r.error?.kind).toBe(kind);
+        expect(r.error?.message).toMatch(/^403 /);
+        expect((await s.status()).lastError?.kind).toBe(kind);
+      } finally {
+        await s.close();
+      }
+    }
+  });
+
+  it('obeys a 429 with Retry-After: stops, records until when, sends nothing before it, resumes after', async () => {
+    const dbPath = join(tmp.dir, 'rate', 'audit.db');
+    await control('POST', '/__sandbox/faults', { rate429: 1, retryAfterSec: 120 });
+    const s = service('sandbox-owner', {}, dbPath);
+    let before: number;
+    try {
+      const r = await s.sync();
+      expect(r.error?.kind).toBe('rate_limited');
+      expect(r.requests).toBe(1);
+      const st = await s.status();
+      expect(Date.parse(st.retryAfter!) - Date.now()).toBeGreaterThan(100_000);
+      expect(st.resumable).toBe(true);
+      before = await auditRequests();
+      expect((await s.sync()).error?.kind).toBe('rate_limited');
+      expect(await auditRequests()).toBe(before);
+    } finally {
+      await s.close();
+    }
+    await control('POST', '/__sandbox/faults', { rate429: 0 });
+    const later = service('sandbox-owner', { clock: () => new Date(Date.now() + 125_000) }, dbPath);
+    try {
+      const r = await later.sync();
+      expect(r.outcome).toBe('complete');
+      expect((await later.status()).retryAfter).toBeNull();
+      expect(cachedIds(later)).toHaveLength(await sandboxTotal());
+    } finally {
+      await later.close();
+    }
+  });
+
+  it('retries a 503 within the budget, counting every attempt', async () => {
+    await control('POST', '/__sandbox/faults', { rate503: 0.3 });
+    const s = service('sandbox-owner');
+    try {
+      const before = await auditRequests();
+      const r = await s.sync();
+      expect(r.outcome).toBe('complete');
+      const sent = (await auditRequests()) - before;
+      expect(r.requests).toBe(sent);
+      expect(sent).toBeGreaterThan(r.pages);
+      expect((await s.status()).budget.used).toBe(sent);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('resumes from the stored cursor after the CLI is killed mid-walk, ending equal to a clean sync', async () => {
+    const home = join(tmp.dir, 'killed');
+    const env = { ...process.env, MEDIADESK_HOME: home, MEDIADESK_API_URL: sb.url, MEDIADESK_API_KEY: 'sandbox-owner' };
+    const child = spawn(process.execPath, [CLI, 'audit', 'sync', '--per-page', '20'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let pages = 0;
+    await new Promise<void>((done, fail) => {
+      child.stderr.setEncoding('utf8').on('data', (s: string) => {
+        pages += (s.match(/page \d+/g) ?? []).length;
+        if (pages >= 20 && child.exitCode === null) child.kill('SIGKILL');
+      });
+      child.on('exit', (_code, signal) => (signal === 'SIGKILL' ? done() : fail(new Error(`the sync ended before it was killed (${pages} pages)`))));
+    });
+    const total = await sandboxTotal();
+    const resumed = service('sandbox-owner', { perPage: 20 }, dbPaths(home).audit);
+    try {
+      const mid = await resumed.status();
+      expect(mid.resumable).toBe(true);
+      expect(mid.events).toBeGreaterThanOrEqual(200);
+      expect(mid.events).toBeLessThan(total);
+      const r = await resumed.sync();
+      expect(r.outcome).toBe('complete');
+      // It continued where the kill left it instead of starting over.
+      expect(r.received).toBeLessThanOrEqual(total - mid.events + 20);
+      const clean = service('sandbox-owner');
+      try {
+        await clean.sync();
+        expect(cachedIds(resumed)).toEqual(cachedIds(clean));
+      } finally {
+        await clean.close();
+      }
+    } finally {
+      await resumed.close();
+    }
+  });
+
+  it('runs from the CLI: sync, status, query', async () => {
+    const home = join(tmp.dir, 'cli');
+    const env = { ...process.env, MEDIADESK_HOME: home, MEDIADESK_API_URL: sb.url, MEDIADESK_API_KEY: 'sandbox-admin' };
+    const run = (...args: string[]) => new Promise<{ code: number | null; out: string; err: string }>((done) => {
+      const c = spawn(process.execPath, [CLI, 'audit', ...args], { env });
+      let out = '';
+      let err = '';
+      c.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
+      c.stderr.setEncoding('utf8').on('data', (s: string) => (err += s));
+      c.on('exit', (code) => done({ code, out, err }));
+    });
+    const sync = await run('sync');
+    expect(sync.code).toBe(0);
+    expect(sync.out).toMatch(/sync complete/);
+    const status = await run('status', '--json');
+    expect(JSON.parse(status.out)).toMatchObject({ events: await sandboxTotal(), budget: { limit: 500 } });
+    const q = await run('query', '--event-type', 'project.folder.shared', '--search', 'link', '--json', '--limit', '5');
+    expect(q.code).toBe(0);
+    const lines = q.out.trim().split('\n').map((l) => JSON.parse(l));
+    expect(lines).toHaveLength(5);
+    for (const e of lines) expect(e.action).toMatchObject({ event_type: 'project.folder.shared', data: { share_type: 'link' } });
+    const bad = await run('query', '--to', 'tomorrow');
+    expect(bad.code).toBe(2);
+    expect(bad.err.trim().split('\n')).toHaveLength(1);
+  });
+});
