@@ -7,6 +7,8 @@ import { ApiClient } from './api/client.ts';
 import { listLoras } from './loras.ts';
 import { checkReferences } from './media/check.ts';
 import { MediaGate } from './media-gate.ts';
+import { openEngine } from './engine/open.ts';
+import { engineHandlers } from './engine/handlers.ts';
 import { checkOpenable, openWithOs } from './open-file.ts';
 import { openSecretStore, type SecretStore } from './secrets.ts';
 import { openConfStore, SettingsService, type JsonFileStore } from './settings.ts';
@@ -19,6 +21,8 @@ export interface CoreOptions {
   settingsFile?: JsonFileStore;
   secrets?: SecretStore;
   startSandbox: () => Promise<RunningSandboxLike>;
+  /** Whether this process drives the queue (the CLI's run and jobs commands drive their own). */
+  runQueue?: boolean;
   /** Host-specific implementations (Electron's shell.openPath, for one). */
   overrides?: Partial<AllHandlers>;
 }
@@ -37,6 +41,9 @@ export async function createCore(o: CoreOptions) {
   const media = new MediaGate(o.home, () => mediaRoots.flatMap((f) => f()));
 
   const client = new ApiClient(() => backend.target());
+  const engine = openEngine({ home: o.home, target: () => backend.target(), slugs: () => backend.slugs(), settings: () => settings.get() });
+  engine.on('jobs.changed', (e) => events.emit('jobs.changed', e));
+  mediaRoots.push(() => engine.store.mediaRoots());
 
   const announceBackend = async () => events.emit('backend.changed', await backend.status());
   settings.on('changed', (s) => {
@@ -59,6 +66,7 @@ export async function createCore(o: CoreOptions) {
       await announceBackend();
       return { ok: true as const };
     },
+    ...engineHandlers(engine),
     'media.check': ({ family, sources, body }) => checkReferences({ family, sources, body }),
     'loras.list': async () => ({ loras: await listLoras(client, join(o.home, 'cache', 'loras')) }),
     'media.thumbnail': async ({ path, size }) => ({ path: await media.thumbnail(path, size) }),
@@ -74,6 +82,7 @@ export async function createCore(o: CoreOptions) {
   };
 
   const dispatch = createDispatcher(handlers);
+  if (o.runQueue !== false) engine.start();
   return {
     settings,
     secrets,
@@ -87,7 +96,9 @@ export async function createCore(o: CoreOptions) {
     addMediaRoots(roots: () => string[]) {
       mediaRoots.push(roots);
     },
+    engine,
     async close() {
+      await engine.close();
       await backend.close();
     },
   };

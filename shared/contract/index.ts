@@ -1,19 +1,23 @@
 import type { z } from 'zod';
 import { foundationCommands, foundationEvents } from './foundation.ts';
 import { mediaCommands } from './media.ts';
+import { jobsCommands, jobsEvents } from './jobs.ts';
 
 export * from './define.ts';
 export * from './foundation.ts';
 export * from './media.ts';
+export * from './jobs.ts';
 
 /** Every command of every area. An area adds its module here; transports derive everything from this. */
 export const COMMANDS = {
   ...foundationCommands,
   ...mediaCommands,
+  ...jobsCommands,
 };
 
 export const EVENTS = {
   ...foundationEvents,
+  ...jobsEvents,
 };
 
 export type Commands = typeof COMMANDS;
