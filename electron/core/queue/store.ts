@@ -156,6 +156,12 @@ export class JobStore {
     })();
   }
 
+  /** Folders the user pointed batches at (inputs) or wrote results to: the renderer may show media there. */
+  mediaRoots(): string[] {
+    const rows = this.stmt('SELECT out_dir AS outDir, roots FROM batches').all() as { outDir: string; roots: string }[];
+    return [...new Set(rows.flatMap((r) => [r.outDir, ...(JSON.parse(r.roots) as string[])]))];
+  }
+
   batch(id: string): BatchRecord | null {
     const b = this.stmt('SELECT * FROM batches WHERE id = ?').get(id) as { id: string; tool: string; out_dir: string; params: string; created_at: number } | undefined;
     if (!b) return null;
