@@ -8,6 +8,7 @@ import { dataHome } from '../core/paths.ts';
 import { SETTINGS_FILE, type JsonFileStore } from '../core/settings.ts';
 import { startSandbox } from '../sandbox/index.ts';
 import { wireIpc } from './ipc.ts';
+import { wireBatchProgress } from './progress.ts';
 import { buildMenu } from './menu.ts';
 import { hardenContents, hardenSessions } from './security.ts';
 
@@ -82,8 +83,10 @@ if (!app.requestSingleInstanceLock()) {
       },
     });
     const unwire = wireIpc(core, win, rendererUrl);
+    const unprogress = wireBatchProgress(core, win);
     win.on('closed', () => {
       unwire();
+      unprogress();
       win = null;
     });
     win.once('ready-to-show', () => win?.show());
