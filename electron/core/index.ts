@@ -7,6 +7,7 @@ import { ApiClient } from './api/client.ts';
 import { listLoras } from './loras.ts';
 import { checkReferences } from './media/check.ts';
 import { MediaGate } from './media-gate.ts';
+import { defaultOutputDir } from './paths.ts';
 import { openEngine } from './engine/open.ts';
 import { engineHandlers } from './engine/handlers.ts';
 import { checkOpenable, openWithOs } from './open-file.ts';
@@ -41,9 +42,14 @@ export async function createCore(o: CoreOptions) {
   const media = new MediaGate(o.home, () => mediaRoots.flatMap((f) => f()));
 
   const client = new ApiClient(() => backend.target());
-  const engine = openEngine({ home: o.home, target: () => backend.target(), slugs: () => backend.slugs(), settings: () => settings.get() });
+  // An empty output folder means the documented default, so a first batch needs no setup.
+  const effectiveSettings = () => {
+    const s = settings.get();
+    return s.outputDir ? s : { ...s, outputDir: defaultOutputDir(o.env ?? process.env) };
+  };
+  const engine = openEngine({ home: o.home, target: () => backend.target(), slugs: () => backend.slugs(), settings: effectiveSettings });
   engine.on('jobs.changed', (e) => events.emit('jobs.changed', e));
-  mediaRoots.push(() => engine.store.mediaRoots());
+  mediaRoots.push(() => [...engine.store.mediaRoots(), effectiveSettings().outputDir]);
 
   const announceBackend = async () => events.emit('backend.changed', await backend.status());
   settings.on('changed', (s) => {

@@ -19,3 +19,8 @@ export const dbPaths = (home: string) => ({
   cache: join(home, 'cache'),
   thumbnails: join(home, 'cache', 'thumbnails'),
 });
+
+/** Where results go when Settings names no output folder: a folder of the user's own, not the app's data folder. */
+export function defaultOutputDir(env: NodeJS.ProcessEnv = process.env): string {
+  return env.MEDIADESK_OUTPUT_DIR || join(homedir(), 'MediaDesk');
+}
