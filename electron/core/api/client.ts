@@ -1,3 +1,5 @@
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
 import got, { HTTPError, RequestError, type Got, type RetryObject } from 'got';
 
 /** Where requests go and with which key; read per request so a key change applies at once. */
@@ -86,6 +88,9 @@ function toInvalidParams(body: unknown): InvalidParam[] {
   return list.map((p: { field?: string; name?: string; reason?: string }) => ({ field: String(p.field ?? p.name ?? ''), reason: String(p.reason ?? 'is not valid') }));
 }
 
+/** Kept-alive connections: polling and creates at volume should not pay a TCP handshake each. */
+export const KEEP_ALIVE = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
+
 export class ApiClient {
   private readonly target: () => ApiTarget | Promise<ApiTarget>;
   private readonly http: Got;
@@ -97,6 +102,7 @@ export class ApiClient {
     const maxDelayMs = this.opts.maxDelayMs;
     this.http = got.extend({
       timeout: { request: this.opts.timeoutMs },
+      agent: KEEP_ALIVE,
       headers: { 'user-agent': options.userAgent ?? 'MediaDesk/0.1', accept: 'application/json' },
       throwHttpErrors: true,
       responseType: 'json',

@@ -77,6 +77,7 @@ export class Engine {
   private eventCursor = 0;
   private readonly sentAtCursor = new Set<string>();
   private rateLimitedUntil = 0;
+  private preparing = 0;
 
   constructor(o: EngineOptions) {
     this.o = o;
@@ -383,7 +384,8 @@ export class Engine {
     const active = this.store.activeByTool();
     let total = [...active.values()].reduce((a, n) => a + n, 0);
     if (total >= global) return;
-    const candidates = this.store.inState('queued', (global - total) * 4 + 16);
+    // Jobs being prepared here are still `queued` on disk; read just past them, not the whole queue.
+    const candidates = this.store.inState('queued', global - total + this.preparing + 8);
     for (const j of candidates) {
       if (total >= global) break;
       if (this.busy.has(j.id)) continue;
@@ -412,6 +414,7 @@ export class Engine {
     const tool = getTool(j.tool);
     const slugs = j.snapshot.slugs as Slugs;
     let params: Record<string, unknown>;
+    this.preparing++;
     try {
       const target = await this.o.target();
       params = await buildParams(tool, j.params, j.inputPath, this.tools, isLoopback(target.baseUrl));
@@ -423,6 +426,8 @@ export class Engine {
       // The upload failed or the backend is unreachable: nothing was paid; try again shortly.
       this.backoff(err instanceof ApiError ? err.retryAfterSec : undefined);
       return;
+    } finally {
+      this.preparing--;
     }
     if (!this.store.move(j.id, 'queued', 'submitting', { attemptId: randomUUID(), attempts: j.attempts + 1, error: null, invalid: null })) return;
     let env: TaskEnvelope;

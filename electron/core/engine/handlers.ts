@@ -1,0 +1,19 @@
+import type { HandlerMap } from '../../../shared/contract/define.ts';
+import type { jobsCommands } from '../../../shared/contract/jobs.ts';
+import type { Engine } from './engine.ts';
+
+/** The renderer's commands over the engine; transports validate requests and responses. */
+export function engineHandlers(engine: Engine): HandlerMap<typeof jobsCommands> {
+  return {
+    'batches.start': (req) => engine.startBatch(req),
+    'batches.list': (req) => engine.listBatches(req.limit, req.offset),
+    'batches.cancel': ({ id }) => engine.cancelBatch(id),
+    'batches.retry': ({ id }) => engine.retryBatch(id),
+    'jobs.list': (req) => engine.listJobs(req),
+    'jobs.pause': () => engine.pause(),
+    'jobs.resume': () => engine.resume(),
+    'jobs.status': () => engine.status(),
+    'jobs.cancel': ({ id }) => engine.cancelJob(id),
+    'jobs.retry': ({ id }) => engine.retryJob(id),
+  };
+}
