@@ -7,6 +7,10 @@ import { intBetween, rngFrom, seedOf } from './rng.ts';
 
 /** Stated limit: the upscaler's output is capped at this many pixels on its long side. */
 export const UPSCALE_MAX_SIDE = 4096;
+
+// libvips' operation cache would keep decoded inputs of thousands of tasks alive; results have
+// their own small LRU (results.ts), so memory stays bounded without it.
+sharp.cache(false);
 /** Generated images are drawn at this long side, then resized: cheap at 4K, still deterministic. */
 const DRAW_SIDE = 512;
 
@@ -149,7 +153,7 @@ export async function renderImage(toolId: string, taskId: string, params: Params
     const seed = typeof params.seed === 'number' ? params.seed : seedOf(taskId);
     img = await drawPrompt(String(params.prompt ?? ''), seed + index, width, height);
   }
-  const bytes = format === 'jpeg' ? await img.jpeg({ quality: 85 }).toBuffer() : await img.png({ compressionLevel: 3 }).toBuffer();
+  const bytes = format === 'jpeg' ? await img.jpeg({ quality: 85 }).toBuffer() : await img.png({ compressionLevel: 1, adaptiveFiltering: false }).toBuffer();
   return { bytes, contentType: `image/${format}` };
 }
 

@@ -1,0 +1,47 @@
+import type { FastifyInstance } from 'fastify';
+import { findTool } from '../../shared/catalogue/index.ts';
+import { sendInvalid, type InvalidParam } from './errors.ts';
+import { resultKindOf, resultPath } from './results.ts';
+import type { SandboxState } from './server.ts';
+import { statusAt } from './tasks.ts';
+
+export const CREATIONS_DEFAULT_PER_PAGE = 20;
+export const CREATIONS_MAX_PER_PAGE = 100;
+
+/** Recent creations: the caller's completed task results, newest first (api-notes item shape). */
+export function registerCreations(app: FastifyInstance, state: SandboxState): void {
+  app.get('/v1/creations/recent', async (req, reply) => {
+    const caller = state.callerOf(req);
+    const q = req.query as Record<string, string | undefined>;
+    const bad: InvalidParam[] = [];
+    const int = (name: string, def: number, max?: number) => {
+      const raw = q[name];
+      if (raw === undefined) return def;
+      if (!/^-?\d+$/.test(raw)) return void bad.push({ field: name, reason: 'must be an integer' }), def;
+      const n = Number(raw);
+      if (n < 1) bad.push({ field: name, reason: 'must be greater than 0' });
+      else if (max && n > max) bad.push({ field: name, reason: `must be at most ${max}` });
+      return n;
+    };
+    const page = int('page', 1);
+    const perPage = int('per_page', CREATIONS_DEFAULT_PER_PAGE, CREATIONS_MAX_PER_PAGE);
+    if (bad.length) return sendInvalid(reply, bad);
+    const now = state.now();
+    const toolName = q.tool_name;
+    const all = state.tasks.ofKey(caller.key).filter((t) => !t.toolId.startsWith('app:') && (!toolName || t.toolId === toolName) && statusAt(t, now) === 'COMPLETED');
+    const items = all.slice((page - 1) * perPage, page * perPage).map((t) => {
+      const kind = resultKindOf(t);
+      return {
+        id: t.id,
+        name: `${findTool(t.toolId)?.title ?? t.toolId} ${new Date(t.createdAt).toISOString().slice(0, 16).replace('T', ' ')}`,
+        reference: t.id,
+        created_at: new Date(t.createdAt).toISOString(),
+        url: kind === 'text' ? null : state.baseUrl() + resultPath(t, 0, kind),
+        ...(kind === 'text' ? { text: t.text } : {}),
+        tool_name: t.toolId,
+        type: kind,
+      };
+    });
+    return { data: items, meta: { pagination: { current_page: page, per_page: perPage, last_page: Math.max(1, Math.ceil(all.length / perPage)), total: all.length } } };
+  });
+}
