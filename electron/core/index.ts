@@ -7,11 +7,14 @@ import { ApiClient } from './api/client.ts';
 import { listLoras } from './loras.ts';
 import { checkReferences } from './media/check.ts';
 import { MediaGate } from './media-gate.ts';
-import { defaultOutputDir } from './paths.ts';
 import { openEngine } from './engine/open.ts';
 import { engineHandlers } from './engine/handlers.ts';
+import { AuditService } from './audit/service.ts';
+import { auditHandlers } from './audit/handlers.ts';
+import { dbPaths, defaultOutputDir } from './paths.ts';
 import { checkOpenable, openWithOs } from './open-file.ts';
 import { openSecretStore, type SecretStore } from './secrets.ts';
+import { teamHandlers } from './team.ts';
 import { openConfStore, SettingsService, type JsonFileStore } from './settings.ts';
 
 export interface CoreOptions {
@@ -50,6 +53,7 @@ export async function createCore(o: CoreOptions) {
   const engine = openEngine({ home: o.home, target: () => backend.target(), slugs: () => backend.slugs(), settings: effectiveSettings });
   engine.on('jobs.changed', (e) => events.emit('jobs.changed', e));
   mediaRoots.push(() => [...engine.store.mediaRoots(), effectiveSettings().outputDir]);
+  const audit = new AuditService({ dbPath: dbPaths(o.home).audit, target: () => backend.target(), onSyncProgress: (p) => events.emit('audit.syncProgress', p) });
 
   const announceBackend = async () => events.emit('backend.changed', await backend.status());
   settings.on('changed', (s) => {
@@ -73,6 +77,8 @@ export async function createCore(o: CoreOptions) {
       return { ok: true as const };
     },
     ...engineHandlers(engine),
+    ...teamHandlers({ home: o.home, client, target: () => backend.target(), db: engine.store.db, lease: () => engine.holdsQueue, settings: () => settings.get(), events, addMediaRoots: (r) => mediaRoots.push(r) }),
+    ...auditHandlers(audit),
     'media.check': ({ family, sources, body }) => checkReferences({ family, sources, body }),
     'loras.list': async () => ({ loras: await listLoras(client, join(o.home, 'cache', 'loras')) }),
     'media.thumbnail': async ({ path, size }) => ({ path: await media.thumbnail(path, size) }),
@@ -103,8 +109,10 @@ export async function createCore(o: CoreOptions) {
       mediaRoots.push(roots);
     },
     engine,
+    audit,
     async close() {
       await engine.close();
+      await audit.close();
       await backend.close();
     },
   };

@@ -2,22 +2,30 @@ import type { z } from 'zod';
 import { foundationCommands, foundationEvents } from './foundation.ts';
 import { mediaCommands } from './media.ts';
 import { jobsCommands, jobsEvents } from './jobs.ts';
+import { auditCommands, auditEvents } from './audit.ts';
+import { teamCommands, teamEvents } from './team.ts';
 
 export * from './define.ts';
 export * from './foundation.ts';
 export * from './media.ts';
 export * from './jobs.ts';
+export * from './audit.ts';
+export * from './team.ts';
 
 /** Every command of every area. An area adds its module here; transports derive everything from this. */
 export const COMMANDS = {
   ...foundationCommands,
   ...mediaCommands,
   ...jobsCommands,
+  ...auditCommands,
+  ...teamCommands,
 };
 
 export const EVENTS = {
   ...foundationEvents,
   ...jobsEvents,
+  ...auditEvents,
+  ...teamEvents,
 };
 
 export type Commands = typeof COMMANDS;
