@@ -179,7 +179,7 @@ describe('import: hostile input', () => {
     const proto = '{"__proto__": {"polluted": true}, ' + JSON.stringify(makeEvent(2)).slice(1);
     const r = await importOne('hostile.ndjson', [deep, huge, proto, JSON.stringify(makeEvent(3))].join('\n') + '\n');
     expect(r).toMatchObject({ accepted: 2, rejected: 2 });
-    expect(r.rejects[0]).toMatchObject({ line: 1, reason: expect.stringMatching(/nested deeper than 64/) });
+    expect(r.rejects[0]).toMatchObject({ line: 1, reason: expect.stringMatching(/nested deeper than/) });
     expect(r.rejects[1]).toMatchObject({ line: 2, reason: expect.stringMatching(/longer than/) });
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     const csvProto = await importOne('proto.csv', 'event_id,date,event_type,__proto__.polluted,data.constructor\nz1,2026-03-01T00:00:00Z,t.x.y,1,2\n');

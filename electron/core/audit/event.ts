@@ -28,7 +28,7 @@ export interface EventRow {
 export type Checked = { ok: true; row: EventRow } | { ok: false; reason: string };
 
 const MAX_ID = 512;
-/** Payload flattening stops here: hostile nesting cannot blow the stack or the index. */
+/** Payload nesting allowed: real payloads are flat; hostile nesting is rejected before it can blow a stack. */
 const MAX_DEPTH = 16;
 const MAX_TEXT = 64 * 1024;
 
@@ -67,24 +67,20 @@ function optObj(o: Obj, key: string, where: string): Obj | null {
   return v;
 }
 
-/** Nesting allowed in a stored event; JSON.stringify recurses, so deeper input is rejected, not crashed on. */
-const MAX_NESTING = 64;
-
-function nestedDeeperThan(root: unknown, max: number): boolean {
-  const stack: [unknown, number][] = [[root, 0]];
-  while (stack.length) {
-    const [v, d] = stack.pop()!;
-    if (typeof v !== 'object' || v === null) continue;
-    if (d >= max) return true;
-    for (const x of Array.isArray(v) ? v : Object.values(v)) if (typeof x === 'object' && x !== null) stack.push([x, d + 1]);
+/** JSON.stringify recurses: nesting that JSON.parse accepted can still overflow it. */
+function serialize(e: Obj): string {
+  try {
+    return JSON.stringify(e);
+  } catch (err) {
+    if (err instanceof RangeError) throw new Reject('the event is nested too deeply to store');
+    throw err;
   }
-  return false;
 }
 
 /** ISO 8601 with an explicit zone; the spec's dates are UTC date-times. */
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/;
 
-function flattenInto(out: string[], v: unknown, depth: number, budget: { left: number }): void {
+function flattenInto(out: string[], v: unknown, depth: number, budget: { left: number; tooDeep: boolean }): void {
   if (budget.left <= 0 || v === null || v === undefined) return;
   if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') {
     const s = String(v);
@@ -92,17 +88,16 @@ function flattenInto(out: string[], v: unknown, depth: number, budget: { left: n
     budget.left -= s.length + 1;
     return;
   }
-  if (depth >= MAX_DEPTH) return;
+  if (depth >= MAX_DEPTH) {
+    budget.tooDeep = true;
+    return;
+  }
   if (Array.isArray(v)) {
     for (const x of v) flattenInto(out, x, depth + 1, budget);
     return;
   }
   if (isObj(v)) {
-    for (const [k, x] of Object.entries(v)) {
-      out.push(k);
-      budget.left -= k.length + 1;
-      flattenInto(out, x, depth + 1, budget);
-    }
+    for (const k in v) if (Object.hasOwn(v, k)) flattenInto(out, v[k], depth + 1, budget);
   }
 }
 
@@ -112,18 +107,18 @@ function flattenInto(out: string[], v: unknown, depth: number, budget: { left: n
  * `action.data.folder_reference` (spec, "Keys seen" of `data`). The actor's own group is not part
  * of an event, so it cannot be used. The project is `data.project_reference`, else `source.project`.
  */
-export function checkEvent(input: unknown): Checked {
+export function checkEvent(input: unknown, text?: string): Checked {
   try {
-    return { ok: true, row: toRow(input) };
+    return { ok: true, row: toRow(input, text) };
   } catch (err) {
     if (err instanceof Reject) return { ok: false, reason: err.message };
     throw err;
   }
 }
 
-function toRow(e: unknown): EventRow {
+/** `text` is the event's own JSON text when the file had it: stored as is, so it is not re-serialized. */
+function toRow(e: unknown, text?: string): EventRow {
   if (!isObj(e)) throw new Reject(`an event must be a JSON object, got ${typeName(e)}`);
-  if (nestedDeeperThan(e, MAX_NESTING)) throw new Reject(`the event is nested deeper than ${MAX_NESTING} levels`);
   const eventId = str(e, 'event_id', '', true)!;
   const date = str(e, 'date', '', true)!;
   const ts = DATE_TIME.test(date) ? Date.parse(date) : NaN;
@@ -158,17 +153,19 @@ function toRow(e: unknown): EventRow {
     requestId: str(a, 'request_id', 'action.'),
     correlationId: str(a, 'correlation_id', 'action.'),
     resourceId: a.resource_id === undefined || a.resource_id === null ? null : String(a.resource_id),
-    raw: JSON.stringify(e),
+    raw: text ?? serialize(e),
     text: '',
   };
 
+  // Values only: key names would be the same few words in every event and only slow the index.
   const parts: string[] = [eventType, a.verb, a.status, e.category, memberEmail, a.project_name, a.folder_name, row.resourceId, source.platform]
     .filter((x): x is string => typeof x === 'string' && x !== '');
-  const budget = { left: MAX_TEXT };
+  const budget = { left: MAX_TEXT, tooDeep: false };
   flattenInto(parts, data, 0, budget);
   flattenInto(parts, oldState, 0, budget);
   flattenInto(parts, newState, 0, budget);
   flattenInto(parts, context, 0, budget);
+  if (budget.tooDeep) throw new Reject(`the payload is nested deeper than ${MAX_DEPTH} levels`);
   row.text = parts.join(' ');
   return row;
 }

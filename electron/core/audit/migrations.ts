@@ -70,4 +70,14 @@ export const AUDIT_MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 2,
+    name: 'indexes set aside during a bulk import',
+    up: (db) => {
+      // A bulk import drops the secondary indexes and builds them again at the end (a sort instead
+      // of a million random inserts). Their definitions wait here, so a crash mid-import is
+      // repaired when the file is next opened.
+      db.exec('CREATE TABLE deferred_indexes (name TEXT PRIMARY KEY, sql TEXT NOT NULL)');
+    },
+  },
 ];

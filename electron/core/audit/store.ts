@@ -29,6 +29,32 @@ export class AuditStore {
       (event_id, ts, event_type, member_email, member_id, member_type, verb, status, category, group_id, folder_ref, project_ref, request_id, correlation_id, resource_id, origin, raw)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     this.insertText = this.db.prepare('INSERT INTO events_fts (rowid, body) VALUES (?, ?)');
+    this.restoreIndexes();
+  }
+
+  /** Drops the events table's secondary indexes, keeping their definitions to restore. */
+  deferIndexes(): void {
+    this.db.transaction(() => {
+      const list = this.db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").all() as { name: string; sql: string }[];
+      const keep = this.db.prepare('INSERT OR REPLACE INTO deferred_indexes (name, sql) VALUES (?, ?)');
+      for (const ix of list) {
+        keep.run(ix.name, ix.sql);
+        // Names come from sqlite_master, not from users; quoted as identifiers all the same.
+        this.db.exec(`DROP INDEX "${ix.name.replaceAll('"', '""')}"`);
+      }
+    })();
+  }
+
+  /** Builds every deferred index again; also the repair after a crash during a bulk import. */
+  restoreIndexes(): void {
+    const list = this.db.prepare('SELECT name, sql FROM deferred_indexes').all() as { name: string; sql: string }[];
+    for (const ix of list) {
+      this.db.transaction(() => {
+        const exists = this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?").get(ix.name);
+        if (!exists) this.db.exec(ix.sql);
+        this.db.prepare('DELETE FROM deferred_indexes WHERE name = ?').run(ix.name);
+      })();
+    }
   }
 
   /** `extra` runs inside the same transaction (the sync stores its cursor with the page it read). */

@@ -185,7 +185,7 @@ export class JsonItemsParser implements FormatParser {
     }
     const items = pageItems(value);
     if (items) for (const v of items) emit({ kind: 'item', line, item: ++this.item, value: v });
-    else emit({ kind: 'item', line, item: ++this.item, value });
+    else emit({ kind: 'item', line, item: ++this.item, value, text });
   }
 
   private fail(emit: Emit, reason: string): void {

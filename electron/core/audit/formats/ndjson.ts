@@ -66,7 +66,7 @@ export class NdjsonParser implements FormatParser {
     if (items) {
       for (const v of items) emit({ kind: 'item', line: this.line, item: ++this.item, value: v });
     } else {
-      emit({ kind: 'item', line: this.line, item: ++this.item, value });
+      emit({ kind: 'item', line: this.line, item: ++this.item, value, text });
     }
   }
 }

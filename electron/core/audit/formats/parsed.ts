@@ -3,7 +3,8 @@
  * `item` numbers count events in file order (rejected ones included), `line` is where the item begins.
  */
 export type Parsed =
-  | { kind: 'item'; line: number; item: number; value: unknown }
+  /** `text` is the item's own JSON text when it stood alone (not inside a page): stored without re-serializing. */
+  | { kind: 'item'; line: number; item: number; value: unknown; text?: string }
   | { kind: 'reject'; line: number; item: number; reason: string }
   | { kind: 'fatal'; line: number; reason: string }
   | { kind: 'warning'; message: string };
