@@ -80,6 +80,23 @@ describe('import: deduplication and what is already cached', () => {
   });
 });
 
+describe('import: bulk loads', () => {
+  it('indexes set aside for a bulk load are rebuilt when the file is next opened after a crash', async () => {
+    await importOne('some.ndjson', ndjson(events(0, 10)));
+    const indexes = () => (service.store.db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL ORDER BY name").all() as { name: string }[]).map((r) => r.name);
+    const before = indexes();
+    expect(before.length).toBeGreaterThanOrEqual(6);
+    service.store.deferIndexes();
+    expect(indexes()).toEqual([]);
+    const path = service.store.db.name;
+    await service.close();
+    service = openService(path);
+    expect(indexes()).toEqual(before);
+    expect(service.store.db.prepare('SELECT count(*) AS n FROM deferred_indexes').get()).toEqual({ n: 0 });
+    expect(ids()).toHaveLength(10);
+  });
+});
+
 describe('import: malformed rows are reported one by one, good rows are kept', () => {
   it('NDJSON: bad JSON, wrong types and missing fields, with line numbers', async () => {
     const lines = [
