@@ -1,5 +1,9 @@
 import type { Component } from 'svelte';
 import Settings from './Settings.svelte';
+import Studio from './Studio.svelte';
+import Queue from './Queue.svelte';
+import Results from './Results.svelte';
+import Loras from './Loras.svelte';
 
 export interface Screen {
   id: string;
@@ -11,5 +15,9 @@ export interface Screen {
 
 /** The navigation, in order. An area adds its screen here. */
 export const SCREENS: Screen[] = [
+  { id: 'studio', label: 'Image Studio', glyph: '◧', component: Studio },
+  { id: 'queue', label: 'Queue', glyph: '☰', component: Queue },
+  { id: 'results', label: 'Results', glyph: '▦', component: Results },
+  { id: 'loras', label: 'LoRAs', glyph: '✦', component: Loras },
   { id: 'settings', label: 'Settings', glyph: '⚙', component: Settings },
 ];

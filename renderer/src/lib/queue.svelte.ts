@@ -1,0 +1,96 @@
+import { SvelteMap } from 'svelte/reactivity';
+import type { BatchRecord, JobRecord, QueueStatus } from '../../../shared/contract/index.ts';
+import { call, on, errorText } from './bridge.ts';
+import { title } from './title.svelte.ts';
+
+/**
+ * The live queue, shared by Studio, Queue and Results: one subscription to `jobs.changed` for
+ * the whole renderer, so every screen shows the same numbers and nothing polls.
+ */
+class QueueStore {
+  batches = new SvelteMap<string, BatchRecord>();
+  /** Jobs by batch, loaded on demand (a batch can hold thousands). */
+  jobs = new SvelteMap<string, SvelteMap<string, JobRecord>>();
+  status = $state<QueueStatus | null>(null);
+  error = $state('');
+  /** Batches started in this window: only those drive the page title. */
+  private watched = new Set<string>();
+  private started = false;
+  private loading = new Map<string, Promise<void>>();
+
+  /** Newest first, as batches.list answers. */
+  sorted = $derived([...this.batches.values()].sort((a, b) => b.createdAt - a.createdAt));
+
+  start() {
+    if (this.started) return;
+    this.started = true;
+    on('jobs.changed', (e) => {
+      this.status = e.status;
+      for (const b of e.batches) this.batches.set(b.id, b);
+      if (e.truncated) {
+        for (const id of this.jobs.keys()) void this.loadJobs(id, true);
+      } else {
+        for (const j of e.jobs) this.jobs.get(j.batchId)?.set(j.id, j);
+      }
+      this.updateTitle();
+    });
+    void this.refresh();
+  }
+
+  async refresh() {
+    try {
+      const [list, status] = await Promise.all([call('batches.list', { limit: 500 }), call('jobs.status', {})]);
+      for (const b of list) this.batches.set(b.id, b);
+      this.status = status;
+      this.error = '';
+      for (const id of this.jobs.keys()) await this.loadJobs(id, true);
+    } catch (err) {
+      this.error = errorText(err);
+    }
+  }
+
+  /** Loads every job of a batch once (pages of 1000); later changes arrive by event. */
+  loadJobs(batchId: string, force = false): Promise<void> {
+    if (!force && this.jobs.has(batchId)) return this.loading.get(batchId) ?? Promise.resolve();
+    const p = (async () => {
+      const map = this.jobs.get(batchId) ?? new SvelteMap<string, JobRecord>();
+      if (!this.jobs.has(batchId)) this.jobs.set(batchId, map);
+      for (let offset = 0; ; offset += 1000) {
+        const page = await call('jobs.list', { batchId, limit: 1000, offset });
+        for (const j of page.jobs) map.set(j.id, j);
+        if (offset + page.jobs.length >= page.total || page.jobs.length === 0) break;
+      }
+    })().catch((err) => {
+      this.error = errorText(err);
+    });
+    this.loading.set(batchId, p);
+    return p;
+  }
+
+  jobsOf(batchId: string): JobRecord[] {
+    const m = this.jobs.get(batchId);
+    return m ? [...m.values()].sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id)) : [];
+  }
+
+  watch(batch: BatchRecord) {
+    this.batches.set(batch.id, batch);
+    this.watched.add(batch.id);
+    this.updateTitle();
+  }
+
+  private updateTitle() {
+    const mine = [...this.watched].map((id) => this.batches.get(id)).filter((b): b is BatchRecord => !!b);
+    if (mine.length === 0) return;
+    const open = mine.filter((b) => !b.finished);
+    if (open.length) {
+      const total = open.reduce((n, b) => n + b.total, 0);
+      const settled = open.reduce((n, b) => n + Math.round(b.progress * b.total), 0);
+      title.set(`${settled}/${total}`);
+    } else {
+      const failed = mine.reduce((n, b) => n + (b.counts.failed ?? 0) + (b.counts.needs_attention ?? 0), 0);
+      title.set(failed ? `batch done, ${failed} need a look` : 'batch done');
+    }
+  }
+}
+
+export const queue = new QueueStore();

@@ -1,0 +1,58 @@
+import { defaultsOf, getTool, TOOLS, type ToolEntry } from '../../../shared/catalogue/index.ts';
+
+/** The tools the Image Studio offers (image and image-to-prompt groups of the catalogue). */
+export const STUDIO_TOOLS: readonly ToolEntry[] = TOOLS.filter((t) => t.group === 'image' || t.group === 'prompt');
+
+export interface Picked { file: File; relPath: string }
+
+export interface StudioInput {
+  /** Absolute path (file or folder) handed to batches.start. */
+  path: string;
+  /** What the user sees: file or folder name and how many files it holds. */
+  label: string;
+  /** Files inside (for thumbnails); empty when unknown (a typed folder path). */
+  files: string[];
+}
+
+/**
+ * The Studio's state lives outside the screen so it survives navigation, and so the LoRA gallery
+ * and "run again" in Results can fill the form before switching to it.
+ */
+class StudioStore {
+  toolId = $state(STUDIO_TOOLS[0].id);
+  /** Form values per tool: switching tools and back keeps what was typed. */
+  // Filled for every tool up front: reading a form must never write state (derived reads do).
+  values = $state<Record<string, Record<string, unknown>>>(Object.fromEntries(TOOLS.map((t) => [t.id, defaultsOf(t)])));
+  inputs = $state<StudioInput[]>([]);
+  outDir = $state('');
+
+  tool = $derived(getTool(this.toolId));
+
+  valuesOf(toolId: string): Record<string, unknown> {
+    return this.values[toolId];
+  }
+
+  /** "Run again": the same tool, settings and inputs; a fresh output folder so nothing is skipped. */
+  load(toolId: string, params: Record<string, unknown>, inputs: StudioInput[], outDir: string) {
+    this.toolId = toolId;
+    this.values[toolId] = { ...defaultsOf(getTool(toolId)), ...structuredClone($state.snapshot(params)) };
+    this.inputs = inputs;
+    this.outDir = outDir;
+  }
+
+  /** "Use" in the LoRA gallery: the generator with this LoRA as its style or subject. */
+  useLora(l: { id: number; name: string; type: string; training?: { defaultScale?: number } }) {
+    const tool = 'hires';
+    const v = { ...this.valuesOf(tool) };
+    const styling = { ...((v.styling as Record<string, unknown> | undefined) ?? {}) };
+    // Strength is 0..200 (percent); the catalogue gives scales as 0..2 factors.
+    const strength = Math.round((l.training?.defaultScale ?? 1) * 100);
+    if (l.type === 'style') styling.styles = [{ name: l.name, strength }];
+    else styling.characters = [{ id: l.id, strength }];
+    v.styling = styling;
+    this.values[tool] = v;
+    this.toolId = tool;
+  }
+}
+
+export const studio = new StudioStore();

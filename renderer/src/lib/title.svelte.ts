@@ -1,0 +1,15 @@
+/**
+ * The window title: "MediaDesk — 12/20" while a batch runs, "MediaDesk — batch done" at the end.
+ * The web host has no taskbar, so the tab title is where progress shows when the tab is hidden.
+ */
+const BASE = 'MediaDesk';
+
+class TitleStore {
+  status = $state('');
+  set(status: string) {
+    this.status = status;
+    document.title = status ? `${BASE} — ${status}` : BASE;
+  }
+}
+
+export const title = new TitleStore();
