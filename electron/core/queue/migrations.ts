@@ -61,4 +61,53 @@ export const QUEUE_MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 2,
+    name: 'workflow app runs, credit-usage ledger and cache',
+    up: (db) => {
+      // App runs live beside tool jobs under the same queue lease and crash rules (electron/core/apps).
+      db.exec(`
+        CREATE TABLE app_runs (
+          id            TEXT PRIMARY KEY,
+          seq           INTEGER NOT NULL,
+          app_id        TEXT NOT NULL,
+          app_name      TEXT NOT NULL,
+          output_kind   TEXT NOT NULL,           -- image, video or audio (how results are named)
+          cost          REAL,                    -- tool_metadata.total_cost the user confirmed
+          state         TEXT NOT NULL,           -- the job states of queue/states.ts
+          inputs        TEXT NOT NULL,           -- JSON: value per input id, as sent
+          out_dir       TEXT NOT NULL,
+          attempt_id    TEXT,                    -- persisted before the run POST is sent
+          attempts      INTEGER NOT NULL DEFAULT 0,
+          run_id        TEXT,                    -- workflow_run_identifier
+          run_status    TEXT,                    -- the server's lowercase status
+          results       TEXT,                    -- JSON: result URLs
+          expires_at    INTEGER,
+          outputs       TEXT NOT NULL DEFAULT '[]',
+          error         TEXT,
+          invalid       TEXT,
+          next_poll_at  INTEGER,
+          submitted_at  INTEGER,
+          created_at    INTEGER NOT NULL,
+          updated_at    INTEGER NOT NULL
+        );
+        CREATE INDEX app_runs_state ON app_runs(state, seq);
+        CREATE INDEX app_runs_updated ON app_runs(updated_at);
+        CREATE TABLE usage_ledger (
+          key_hash  TEXT NOT NULL,               -- SHA-256 prefix of the API key, never the key
+          day       TEXT NOT NULL,               -- UTC day: the service's quota resets at midnight UTC
+          count     INTEGER NOT NULL,
+          PRIMARY KEY (key_hash, day)
+        );
+        CREATE TABLE usage_cache (
+          key_hash    TEXT NOT NULL,
+          body_hash   TEXT NOT NULL,             -- SHA-256 of the normalized request body
+          body        TEXT NOT NULL,
+          response    TEXT NOT NULL,
+          fetched_at  INTEGER NOT NULL,
+          PRIMARY KEY (key_hash, body_hash)
+        );
+      `);
+    },
+  },
 ];

@@ -1,0 +1,207 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { DeskError } from '../../../shared/contract/define.ts';
+import type { BreakdownRow, Directory, UsageBudget, UsagePoint, UsageQuery, UsageResult } from '../../../shared/contract/team.ts';
+import { ApiError, type ApiClient, type ApiTarget } from '../api/client.ts';
+import type { Db } from '../db/open.ts';
+import { toCsv } from './csv.ts';
+import { keyHashOf, UsageCache, UsageLedger, utcDay } from './ledger.ts';
+import { parseDirectory, parseUsage } from './wire.ts';
+
+const DAY = 86_400_000;
+export const DEFAULT_DAYS = 7;
+export const MAX_DAYS = 365;
+/** A range that includes today still changes: its cached answer is reused for an hour. */
+export const OPEN_RANGE_TTL_MS = 3_600_000;
+
+export type UsageBody = UsageResult['request'];
+
+/**
+ * The body actually sent, with the default range made explicit and filters sorted: the same
+ * question always has the same body, so the cache recognises it.
+ */
+export function usageBody(q: UsageQuery, now: number): UsageBody {
+  const to = q.to ?? utcDay(now);
+  const from = q.from ?? utcDay(Date.parse(`${to}T00:00:00Z`) - (DEFAULT_DAYS - 1) * DAY);
+  const [a, b] = [Date.parse(`${from}T00:00:00Z`), Date.parse(`${to}T00:00:00Z`)];
+  if (!Number.isFinite(a) || utcDay(a) !== from) throw new DeskError('invalid', `from: ${from} is not a date`, [{ field: 'from', reason: 'must be a date YYYY-MM-DD' }]);
+  if (!Number.isFinite(b) || utcDay(b) !== to) throw new DeskError('invalid', `to: ${to} is not a date`, [{ field: 'to', reason: 'must be a date YYYY-MM-DD' }]);
+  if (a > b) throw new DeskError('invalid', 'from must not be after to', [{ field: 'from', reason: 'must not be after to' }]);
+  if ((b - a) / DAY + 1 > MAX_DAYS) throw new DeskError('invalid', `the range cannot exceed ${MAX_DAYS} days`, [{ field: 'from', reason: `the range cannot exceed ${MAX_DAYS} days` }]);
+  const sorted = <T extends string | number>(xs: T[] | undefined) => (xs?.length ? [...new Set(xs)].sort() : undefined);
+  const body: UsageBody = { granularity: q.granularity, start_date: from, end_date: to };
+  const g = sorted(q.groupIds);
+  const p = sorted(q.projectRefs);
+  const k = sorted(q.apiKeyIds);
+  if (g) body.group_ids = g;
+  if (p) body.project_references = p;
+  if (k) body.api_key_ids = k;
+  return body;
+}
+
+export interface AnalyticsOptions {
+  client: ApiClient;
+  db: Db;
+  target: () => Promise<ApiTarget>;
+  now?: () => number;
+  limit?: number;
+}
+
+export class AnalyticsService {
+  readonly ledger: UsageLedger;
+  readonly cache: UsageCache;
+  private readonly o: AnalyticsOptions;
+  private readonly now: () => number;
+
+  constructor(o: AnalyticsOptions) {
+    this.o = o;
+    this.now = o.now ?? Date.now;
+    this.ledger = new UsageLedger(o.db, { limit: o.limit, now: this.now });
+    this.cache = new UsageCache(o.db);
+  }
+
+  private async keyHash(): Promise<string> {
+    return keyHashOf((await this.o.target()).apiKey);
+  }
+
+  async budget(): Promise<UsageBudget> {
+    return this.ledger.budget(await this.keyHash());
+  }
+
+  private fresh(body: UsageBody, fetchedAt: number): boolean {
+    // A range that ended before the day it was fetched is final: it never changes again.
+    return body.end_date < utcDay(fetchedAt) || this.now() - fetchedAt < OPEN_RANGE_TTL_MS;
+  }
+
+  /** The credit usage for a query: from the cache when it has it, else one request of today's budget. */
+  async query(q: UsageQuery, refresh = false): Promise<UsageResult> {
+    const body = usageBody(q, this.now());
+    const kh = await this.keyHash();
+    const hit = this.cache.get(kh, body);
+    if (hit && !refresh && this.fresh(body, hit.fetchedAt)) return { request: body, points: parseUsage(hit.response), cached: true, fetchedAt: hit.fetchedAt, budget: this.ledger.budget(kh) };
+    const response = await this.fetch(kh, body);
+    const fetchedAt = this.now();
+    this.cache.put(kh, body, response, fetchedAt);
+    return { request: body, points: parseUsage(response), cached: false, fetchedAt, budget: this.ledger.budget(kh) };
+  }
+
+  private async fetch(kh: string, body: UsageBody): Promise<unknown> {
+    if (!this.ledger.take(kh)) {
+      const b = this.ledger.budget(kh);
+      throw new DeskError('rate_limited', `Today's ${b.limit} credit-usage requests are spent (the limit renews at 00:00 UTC). Views already loaded stay available from the cache.`);
+    }
+    try {
+      return await this.o.client.query('/v1/analytics/team-credit-usage', body);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 429) {
+        this.ledger.exhaust(kh);
+        throw new DeskError('rate_limited', `The service says today's credit-usage requests are spent (${err.message}); other clients may be using this key. It renews at 00:00 UTC.`);
+      }
+      if (err instanceof ApiError) throw new DeskError(err.status === 403 ? 'forbidden' : err.status === 400 ? 'invalid' : 'unavailable', err.describe(), err.invalidParams.length ? err.invalidParams : undefined);
+      throw err;
+    }
+  }
+
+  /**
+   * Per user and per tool come with every answer; per group is derived from the members'
+   * groups (a free listing); per project takes one request per project, so its cost is checked
+   * against the remaining budget before any is sent.
+   */
+  async breakdown(q: UsageQuery, by: 'user' | 'group' | 'project' | 'tool'): Promise<{ rows: BreakdownRow[]; requestsSpent: number; budget: UsageBudget }> {
+    const kh = await this.keyHash();
+    const before = this.ledger.budget(kh).used;
+    let rows: BreakdownRow[];
+    if (by === 'project') {
+      const dir = await this.directory();
+      const refs = q.projectRefs?.length ? q.projectRefs : dir.projects.map((p) => p.reference);
+      const bodies = refs.map((r) => usageBody({ ...q, projectRefs: [r] }, this.now()));
+      const missing = bodies.filter((b) => { const h = this.cache.get(kh, b); return !h || !this.fresh(b, h.fetchedAt); }).length;
+      const left = this.ledger.budget(kh).remaining;
+      if (missing > left) throw new DeskError('rate_limited', `A breakdown by project needs ${missing} credit-usage requests and ${left} remain today; narrow the projects or try after 00:00 UTC.`);
+      const names = new Map(dir.projects.map((p) => [p.reference, p.name]));
+      rows = [];
+      for (const ref of refs) {
+        const r = await this.query({ ...q, projectRefs: [ref] });
+        rows.push({ key: ref, label: names.get(ref) ?? ref, ...sum(r.points) });
+      }
+    } else {
+      const r = await this.query(q);
+      if (by === 'tool') rows = totals(r.points.flatMap((p) => Object.entries(p.byTool).map(([k, v]) => ({ key: k, label: k, ...v }))));
+      else {
+        const users = r.points.flatMap((p) => Object.entries(p.byUser).map(([k, v]) => ({ key: k, label: v.email ?? `user ${k}`, uses: v.uses, credits: v.credits })));
+        if (by === 'user') rows = totals(users);
+        else {
+          const dir = await this.directory();
+          const groupsOf = new Map(dir.members.map((m) => [String(m.id), m.groupIds]));
+          const names = new Map(dir.groups.map((g) => [g.id, g.name]));
+          rows = totals(users.flatMap((u) => {
+            const gs = groupsOf.get(u.key) ?? [];
+            return gs.length ? gs.map((g) => ({ key: String(g), label: names.get(g) ?? `group ${g}`, uses: u.uses, credits: u.credits })) : [{ key: 'none', label: 'No group', uses: u.uses, credits: u.credits }];
+          }));
+        }
+      }
+    }
+    const budget = this.ledger.budget(kh);
+    return { rows: rows.sort((a, b) => b.credits - a.credits), requestsSpent: budget.used - before, budget };
+  }
+
+  async directory(): Promise<Directory> {
+    try {
+      const [m, k, g, p] = await Promise.all(['team-members', 'team-api-keys', 'team-groups', 'team-projects'].map((x) => this.o.client.get(`/v1/analytics/${x}`)));
+      return parseDirectory(m, k, g, p);
+    } catch (err) {
+      if (err instanceof ApiError) throw new DeskError(err.status === 403 ? 'forbidden' : 'unavailable', err.describe());
+      throw err;
+    }
+  }
+
+  /** CSV of a listing or of a usage query (from the cache when it has it). */
+  async exportCsv(what: 'usage' | 'members' | 'apiKeys' | 'groups' | 'projects', outDir: string, usage?: UsageQuery): Promise<{ path: string; rows: number }> {
+    let csv: string;
+    let rows: number;
+    let name: string;
+    if (what === 'usage') {
+      if (!usage) throw new DeskError('invalid', 'a usage export needs the usage query');
+      const r = await this.query(usage);
+      const lines = usageRows(r.points);
+      csv = toCsv(['date', 'tool', 'uses', 'credits'], lines);
+      rows = lines.length;
+      name = `credit-usage-${r.request.granularity}-${r.request.start_date}_${r.request.end_date}.csv`;
+    } else {
+      const d = await this.directory();
+      const table = {
+        members: [['id', 'name', 'email', 'role', 'status', 'group_ids'], d.members.map((m) => [m.id, m.name, m.email, m.role, m.status, m.groupIds.join(' ')])],
+        apiKeys: [['id', 'name', 'status'], d.apiKeys.map((k) => [k.id, k.name, k.status])],
+        groups: [['id', 'name', 'member_count'], d.groups.map((g) => [g.id, g.name, g.memberCount])],
+        projects: [['reference', 'name'], d.projects.map((p) => [p.reference, p.name])],
+      }[what] as [string[], unknown[][]];
+      csv = toCsv(table[0], table[1]);
+      rows = table[1].length;
+      name = `team-${what}-${utcDay(this.now())}.csv`;
+    }
+    const dir = resolve(outDir);
+    await mkdir(dir, { recursive: true });
+    const path = join(dir, name);
+    await writeFile(path, csv, 'utf8');
+    return { path, rows };
+  }
+}
+
+function sum(points: UsagePoint[]): { uses: number; credits: number } {
+  return points.reduce((a, p) => ({ uses: a.uses + p.uses, credits: a.credits + p.credits }), { uses: 0, credits: 0 });
+}
+
+function totals(items: BreakdownRow[]): BreakdownRow[] {
+  const m = new Map<string, BreakdownRow>();
+  for (const i of items) {
+    const e = m.get(i.key) ?? m.set(i.key, { key: i.key, label: i.label, uses: 0, credits: 0 }).get(i.key)!;
+    e.uses += i.uses;
+    e.credits += i.credits;
+  }
+  return [...m.values()];
+}
+
+/** One row per bucket and tool; an empty bucket keeps a zero row so the time axis has no holes. */
+export function usageRows(points: UsagePoint[]): unknown[][] {
+  return points.flatMap((p) => Object.entries(p.byTool).length === 0 ? [[p.date, '', 0, 0]] : Object.entries(p.byTool).map(([tool, t]) => [p.date, tool, t.uses, t.credits]));
+}

@@ -1,0 +1,213 @@
+import { randomUUID } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ResultKind } from '../../../shared/catalogue/index.ts';
+import { ApiError, type ApiClient } from '../api/client.ts';
+import { downloadToPart, ExpiredUrlError, placeWithoutOverwrite, removeQuietly, sameFile } from '../downloads/download.ts';
+import { extensionOf, partPathOf, withCollisionSuffix } from '../downloads/naming.ts';
+import { ATTENTION } from '../queue/states.ts';
+import { AppRunStore, type AppRunRow } from './store.ts';
+import { parseRun, type RunView } from './wire.ts';
+
+/** Result URLs of workflow apps are valid 12 hours (api-notes): downloaded at once. */
+export const APP_RESULT_TTL_MS = 12 * 3_600_000;
+
+export const ENTERPRISE_ONLY =
+  'Workflow apps are available on Enterprise plans only, and this API key belongs to a team on another plan. Use a key of an Enterprise team (Settings → API key), or ask your team owner about upgrading.';
+
+/** A 403 from an app endpoint is the plan restriction; say so plainly, keeping the server's words. */
+export function explainAppError(err: unknown): string {
+  if (err instanceof ApiError && err.status === 403) return `${ENTERPRISE_ONLY} (The server said: ${err.message})`;
+  return err instanceof ApiError ? err.describe() : (err as Error).message;
+}
+
+export interface RunnerOptions {
+  store: AppRunStore;
+  client: ApiClient;
+  /** Whether this process holds the queue (the engine's lease): only the holder submits, polls and downloads. */
+  lease: () => boolean;
+  onChange?: () => void;
+  concurrency?: number;
+  poll?: { firstMs: number; minMs: number; maxMs: number };
+  tickMs?: number;
+}
+
+const DEFAULT_POLL = { firstMs: 1000, minMs: 1000, maxMs: 15_000 };
+const slug = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'app';
+const kindOf = (k: string): ResultKind => (k === 'video' || k === 'audio' ? k : 'image');
+
+/**
+ * Drives app runs through the queue's state machine, with the tool jobs' crash rules: the
+ * `submitting` state and a fresh attempt id are committed before the POST leaves, the run id the
+ * moment the 202 arrives; a run found `submitting` when this process takes the queue may have been
+ * created and charged, so it goes to needs_attention and is never sent again without the user.
+ */
+export class AppRunner {
+  private readonly o: RunnerOptions;
+  private readonly poll: { firstMs: number; minMs: number; maxMs: number };
+  private readonly busy = new Map<string, Promise<void>>();
+  private readonly aborts = new Map<string, AbortController>();
+  private timer: NodeJS.Timeout | null = null;
+  private leased = false;
+
+  constructor(o: RunnerOptions) {
+    this.o = o;
+    this.poll = o.poll ?? DEFAULT_POLL;
+  }
+
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => this.tick(), this.o.tickMs ?? 250);
+    this.timer.unref?.();
+  }
+
+  /** Aborts downloads (their parts resume) but waits for a POST in flight so its run id is stored. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    for (const a of this.aborts.values()) a.abort();
+    await Promise.allSettled([...this.busy.values()]);
+    this.leased = false;
+  }
+
+  kick(): void {
+    if (this.timer) setImmediate(() => this.tick());
+  }
+
+  tick(): void {
+    if (!this.o.store.db.open) return void this.stop();
+    try {
+      const held = this.o.lease();
+      if (held && !this.leased) this.recover();
+      this.leased = held;
+      if (!held) return;
+      const limit = this.o.concurrency ?? 4;
+      let active = [...this.busy.keys()].length;
+      for (const r of this.o.store.inState('queued', limit)) {
+        if (active >= limit) break;
+        if (this.busy.has(r.id) || (r.nextPollAt ?? 0) > Date.now()) continue;
+        active++;
+        this.run(r.id, () => this.submit(r));
+      }
+      const now = Date.now();
+      for (const r of this.o.store.inState('running')) if (!this.busy.has(r.id) && (r.nextPollAt ?? 0) <= now) this.run(r.id, () => this.check(r));
+      for (const r of this.o.store.inState('downloading')) if (!this.busy.has(r.id)) this.run(r.id, () => this.download(r));
+    } catch (err) {
+      // One failed tick (locked DB, closed file) must not stop the runner; the next one retries.
+      console.error(`mediadesk apps: ${(err as Error).message}`);
+    }
+  }
+
+  private recover(): void {
+    for (const r of this.o.store.inState('submitting')) this.o.store.move(r.id, 'submitting', 'needs_attention', { error: ATTENTION.interruptedSubmit.replace('task', 'run') });
+  }
+
+  private run(id: string, fn: () => Promise<void>): void {
+    const p = fn()
+      .catch((err) => console.error(`mediadesk apps: run ${id}: ${(err as Error).stack ?? err}`))
+      .finally(() => {
+        this.busy.delete(id);
+        this.o.onChange?.();
+      });
+    this.busy.set(id, p);
+  }
+
+  private async submit(r: AppRunRow): Promise<void> {
+    if (!this.o.store.move(r.id, 'queued', 'submitting', { attemptId: randomUUID(), attempts: r.attempts + 1, error: null, invalid: null })) return;
+    this.o.onChange?.();
+    let view: RunView;
+    try {
+      view = parseRun(await this.o.client.create(`/v1/ai/apps/${encodeURIComponent(r.appId)}/run`, { inputs: r.inputs }));
+    } catch (err) {
+      return this.onCreateError(r, err);
+    }
+    const now = Date.now();
+    if (!view.runId) {
+      // Accepted but unidentifiable: it may run and charge; only the user can decide.
+      this.o.store.move(r.id, 'submitting', 'needs_attention', { error: ATTENTION.ambiguousCreate('the server accepted the run without naming it').replace('task', 'run') });
+      return;
+    }
+    const moved = this.o.store.move(r.id, 'submitting', 'running', { runId: view.runId, runStatus: view.status, submittedAt: now, nextPollAt: now + this.poll.firstMs });
+    // Canceled while the POST was in flight: keep the run id so the charge can be traced.
+    if (!moved) this.o.store.db.prepare('UPDATE app_runs SET run_id = ? WHERE id = ?').run(view.runId, r.id);
+  }
+
+  private onCreateError(r: AppRunRow, err: unknown): void {
+    const s = this.o.store;
+    if (err instanceof ApiError && !err.mayHaveReachedServer && (err.status === 429 || err.status === 503 || err.kind !== 'http')) {
+      s.move(r.id, 'submitting', 'queued', { error: `Waiting: ${err.describe()}`, nextPollAt: Date.now() + 2000 });
+    } else if (err instanceof ApiError && err.kind === 'http' && err.status! >= 400 && err.status! < 500) {
+      s.move(r.id, 'submitting', 'failed', { error: explainAppError(err), invalid: err.invalidParams });
+    } else {
+      s.move(r.id, 'submitting', 'needs_attention', { error: ATTENTION.ambiguousCreate(err instanceof ApiError ? err.describe() : String(err)).replace('task', 'run') });
+    }
+  }
+
+  private async check(r: AppRunRow): Promise<void> {
+    let view: RunView;
+    try {
+      view = parseRun(await this.o.client.get(`/v1/ai/apps/runs/${encodeURIComponent(r.runId!)}`));
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) this.o.store.move(r.id, 'running', 'needs_attention', { error: ATTENTION.lostTask.replace(/task/g, 'run') });
+      else if (err instanceof ApiError && err.status === 403) this.o.store.move(r.id, 'running', 'failed', { error: explainAppError(err) });
+      else this.o.store.move(r.id, 'running', 'running', { nextPollAt: Date.now() + this.poll.maxMs });
+      return;
+    }
+    const now = Date.now();
+    const partial = view.status === 'completed_with_errors' ? `Some steps failed${view.error ? `: ${view.error}` : ''}; the results that were produced are kept.` : null;
+    if ((view.status === 'completed' || view.status === 'completed_with_errors') && view.results.length) {
+      this.o.store.move(r.id, 'running', 'downloading', { runStatus: view.status, results: view.results, expiresAt: now + APP_RESULT_TTL_MS, error: partial });
+    } else if (view.status === 'completed' || view.status === 'completed_with_errors' || view.status === 'failed' || view.status === 'cancelled') {
+      const why = view.status === 'cancelled' ? 'The run was cancelled on the server.' : view.error ? `The run failed: ${view.error}` : view.status === 'failed' ? 'The run failed on the server.' : 'The run finished without results.';
+      this.o.store.move(r.id, 'running', 'failed', { runStatus: view.status, error: why });
+    } else {
+      // pending / running (or a status this build does not know): keep polling, backing off.
+      const age = now - (r.submittedAt ?? now);
+      const delay = Math.min(this.poll.maxMs, Math.max(this.poll.minMs, age / 4));
+      this.o.store.move(r.id, 'running', 'running', { runStatus: view.status, nextPollAt: now + delay });
+    }
+  }
+
+  private async download(r: AppRunRow): Promise<void> {
+    const ac = new AbortController();
+    this.aborts.set(r.id, ac);
+    try {
+      await mkdir(r.outDir, { recursive: true });
+      let results = r.results ?? [];
+      const outputs = [...r.outputs];
+      for (let i = outputs.length; i < results.length; i++) {
+        const ext = extensionOf(results[i].url, results[i].contentType, kindOf(r.outputKind));
+        const base = join(r.outDir, `${slug(r.appName)}-${(r.runId ?? r.id).slice(0, 8)}-${i + 1}.${ext}`);
+        const part = partPathOf(base);
+        try {
+          await downloadToPart(results[i].url, part, { signal: ac.signal });
+        } catch (err) {
+          if (!(err instanceof ExpiredUrlError) || ac.signal.aborted) throw err;
+          // The 12-hour links lapsed: the run record gives fresh ones (nothing is paid again).
+          results = parseRun(await this.o.client.get(`/v1/ai/apps/runs/${encodeURIComponent(r.runId!)}`)).results;
+          this.o.store.move(r.id, 'downloading', 'downloading', { results, expiresAt: Date.now() + APP_RESULT_TTL_MS });
+          await downloadToPart(results[i].url, part, { signal: ac.signal });
+        }
+        let placed = '';
+        for (let k = 1; !placed; k++) {
+          const candidate = withCollisionSuffix(base, k);
+          if ((await placeWithoutOverwrite(part, candidate)) || (await sameFile(part, candidate))) placed = candidate;
+        }
+        outputs.push(placed);
+        if (!this.o.store.move(r.id, 'downloading', 'downloading', { outputs })) return;
+        await removeQuietly(part);
+      }
+      this.o.store.move(r.id, 'downloading', 'done', {});
+    } catch (err) {
+      if (ac.signal.aborted) return;
+      const msg = err instanceof ApiError ? err.describe() : (err as Error).message;
+      this.o.store.move(r.id, 'downloading', 'failed', { error: `Download failed: ${msg}. The run is paid; Retry downloads it again without a new charge.` });
+    } finally {
+      this.aborts.delete(r.id);
+    }
+  }
+
+  cancelDownload(id: string): void {
+    this.aborts.get(id)?.abort();
+  }
+}

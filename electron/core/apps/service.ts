@@ -1,0 +1,164 @@
+import { randomUUID } from 'node:crypto';
+import { readFile, stat } from 'node:fs/promises';
+import { extname, isAbsolute, resolve } from 'node:path';
+import { DeskError } from '../../../shared/contract/define.ts';
+import type { AppDefinition, AppInput, AppRun, AppSummary } from '../../../shared/contract/team.ts';
+import { ApiError, type ApiClient } from '../api/client.ts';
+import { AppRunner, explainAppError } from './runner.ts';
+import { AppRunStore, toAppRun } from './store.ts';
+import { parseAppDefinition, parseAppList } from './wire.ts';
+
+const IMAGE_TYPES: Record<string, string> = { '.png': 'image/png', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.webp': 'image/webp' };
+const MAX_IMAGE_BYTES = 20 * 1024 * 1024;
+
+/** A failed app call as a DeskError: the Enterprise-only 403 in plain words. */
+function toDeskError(err: unknown): DeskError {
+  if (err instanceof DeskError) return err;
+  if (err instanceof ApiError) {
+    const code = err.status === 403 ? 'forbidden' : err.status === 404 ? 'not_found' : err.status === 401 ? 'unauthorized' : err.status === 429 ? 'rate_limited' : err.status === 400 || err.status === 422 ? 'invalid' : 'unavailable';
+    return new DeskError(code, explainAppError(err), err.invalidParams.length ? err.invalidParams : undefined);
+  }
+  return new DeskError('internal', (err as Error).message);
+}
+
+/**
+ * A creation input accepts an image URL, a base64 image or a creation id (api-spec). A local file
+ * (dropped or named on the command line) is sent as a data URI, read now so a missing file fails
+ * before anything is paid.
+ */
+async function creationValue(v: string, field: string): Promise<string> {
+  if (/^https?:\/\//i.test(v) || v.startsWith('data:')) return v;
+  const looksLikePath = isAbsolute(v) || v.startsWith('.') || /\.(png|jpe?g|webp)$/i.test(v);
+  if (!looksLikePath) return v; // a creation id
+  const abs = resolve(v);
+  const type = IMAGE_TYPES[extname(abs).toLowerCase()];
+  if (!type) throw new DeskError('invalid', `${field}: ${abs} is not a PNG, JPEG or WebP image`, [{ field, reason: 'must be a PNG, JPEG or WebP image' }]);
+  const st = await stat(abs).catch(() => null);
+  if (!st?.isFile()) throw new DeskError('invalid', `${field}: ${abs} does not exist`, [{ field, reason: 'file not found' }]);
+  if (st.size > MAX_IMAGE_BYTES) throw new DeskError('invalid', `${field}: ${abs} is larger than 20 MB`, [{ field, reason: 'is larger than 20 MB' }]);
+  return `data:${type};base64,${(await readFile(abs)).toString('base64')}`;
+}
+
+/** Checks every value against the app's definition (the form's own rules), before anything is paid. */
+export async function prepareInputs(def: AppDefinition, raw: Record<string, string | number>): Promise<Record<string, unknown>> {
+  const invalid: { field: string; reason: string }[] = [];
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(raw)) if (!def.inputs.some((i) => i.id === k)) invalid.push({ field: k, reason: `is not an input of ${def.name} (inputs: ${def.inputs.map((i) => i.id).join(', ')})` });
+  for (const input of def.inputs) {
+    const v = raw[input.id];
+    if (v === undefined || v === '') {
+      if (input.required) invalid.push({ field: input.id, reason: 'is required' });
+      continue;
+    }
+    const reason = checkValue(input, v);
+    if (reason) invalid.push({ field: input.id, reason });
+    else if (input.type === 'number') out[input.id] = Number(v);
+    else if (input.type === 'creation') out[input.id] = await creationValue(String(v), input.id);
+    else out[input.id] = String(v);
+  }
+  if (invalid.length) throw new DeskError('invalid', `${def.name}: ${invalid.map((p) => `${p.field} ${p.reason}`).join('; ')}`, invalid);
+  return out;
+}
+
+export function checkValue(input: AppInput, v: string | number): string | null {
+  if (input.type === 'number') {
+    const n = typeof v === 'number' ? v : Number(v);
+    if (typeof v === 'string' && v.trim() === '') return 'must be a number';
+    if (!Number.isFinite(n)) return 'must be a number';
+    if (input.min !== undefined && n < input.min) return `must be at least ${input.min}`;
+    if (input.max !== undefined && n > input.max) return `must be at most ${input.max}`;
+  } else if (input.type === 'select') {
+    if (input.options && !input.options.includes(String(v))) return `must be one of ${input.options.join(', ')}`;
+  } else if (input.type === 'text') {
+    if (input.maxLength !== undefined && String(v).length > input.maxLength) return `must be at most ${input.maxLength} characters`;
+  }
+  return null;
+}
+
+export interface AppsServiceOptions {
+  client: ApiClient;
+  store: AppRunStore;
+  lease: () => boolean;
+  defaultOutDir: () => string;
+  onChange?: () => void;
+  poll?: { firstMs: number; minMs: number; maxMs: number };
+}
+
+export class AppsService {
+  readonly store: AppRunStore;
+  readonly runner: AppRunner;
+  private readonly o: AppsServiceOptions;
+
+  constructor(o: AppsServiceOptions) {
+    this.o = o;
+    this.store = o.store;
+    this.runner = new AppRunner({ store: o.store, client: o.client, lease: o.lease, onChange: o.onChange, poll: o.poll });
+  }
+
+  async list(): Promise<AppSummary[]> {
+    try {
+      return parseAppList(await this.o.client.get('/v1/ai/apps'));
+    } catch (err) {
+      throw toDeskError(err);
+    }
+  }
+
+  async get(id: string): Promise<AppDefinition> {
+    try {
+      return parseAppDefinition(await this.o.client.get(`/v1/ai/apps/${encodeURIComponent(id)}`));
+    } catch (err) {
+      throw toDeskError(err);
+    }
+  }
+
+  /**
+   * Queues a run. The definition is read again so the cost the user confirmed is the cost now:
+   * if it changed, nothing is queued and the user sees the new figure.
+   */
+  async run(req: { appId: string; inputs: Record<string, string | number>; confirmedCost: number | null; outDir?: string }): Promise<AppRun> {
+    const def = await this.get(req.appId);
+    if (def.cost !== req.confirmedCost) throw new DeskError('conflict', `${def.name} now costs ${def.cost ?? 'an unknown number of'} credits, not ${req.confirmedCost ?? 'unknown'}; confirm the new cost to run it`);
+    const inputs = await prepareInputs(def, req.inputs);
+    const outDir = resolve(req.outDir ?? this.o.defaultOutDir());
+    const row = this.store.insert({ id: randomUUID(), appId: def.id, appName: def.name, outputKind: def.output ?? 'image', cost: def.cost, inputs, outDir });
+    this.runner.kick();
+    this.o.onChange?.();
+    return toAppRun(row);
+  }
+
+  runs(limit = 50): AppRun[] {
+    return this.store.list(limit).map(toAppRun);
+  }
+
+  one(id: string): AppRun {
+    const r = this.store.get(id);
+    if (!r) throw new DeskError('not_found', `no app run ${id}`);
+    return toAppRun(r);
+  }
+
+  cancel(id: string): AppRun {
+    const r = this.store.get(id);
+    if (!r) throw new DeskError('not_found', `no app run ${id}`);
+    if (r.state === 'done' || r.state === 'canceled') throw new DeskError('conflict', `run ${id} is ${r.state}; there is nothing to cancel`);
+    const why = r.runId ? 'Canceled; the run was already submitted and may still be charged.' : 'Canceled before submission.';
+    if (!this.store.move(id, r.state, 'canceled', { error: why })) return this.cancel(id);
+    this.runner.cancelDownload(id);
+    this.o.onChange?.();
+    return this.one(id);
+  }
+
+  /** The user's act only. A paid run is never sent again: its results are fetched, or it is polled. */
+  retry(id: string): AppRun {
+    const r = this.store.get(id);
+    if (!r) throw new DeskError('not_found', `no app run ${id}`);
+    if (!['failed', 'canceled', 'needs_attention'].includes(r.state)) throw new DeskError('conflict', `run ${id} is ${r.state}; only failed, canceled or needs-attention runs can be retried`);
+    let ok: boolean;
+    if (r.runId && r.results?.length) ok = this.store.move(id, r.state, 'downloading', { error: null });
+    else if (r.runId && r.state === 'canceled') ok = this.store.move(id, r.state, 'running', { error: null, nextPollAt: Date.now() });
+    else ok = this.store.move(id, r.state, 'queued', { error: null, invalid: null, runId: null, runStatus: null, results: null, outputs: [], nextPollAt: null });
+    if (!ok) throw new DeskError('conflict', `run ${id} changed while retrying; try again`);
+    this.runner.kick();
+    this.o.onChange?.();
+    return this.one(id);
+  }
+}

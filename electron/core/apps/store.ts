@@ -1,0 +1,111 @@
+import type { AppRun } from '../../../shared/contract/team.ts';
+import type { Db } from '../db/open.ts';
+import { canMove, type JobState } from '../queue/states.ts';
+
+export interface AppRunRow {
+  id: string;
+  appId: string;
+  appName: string;
+  outputKind: string;
+  cost: number | null;
+  state: JobState;
+  inputs: Record<string, unknown>;
+  outDir: string;
+  attemptId: string | null;
+  attempts: number;
+  runId: string | null;
+  runStatus: string | null;
+  results: { url: string; contentType?: string }[] | null;
+  expiresAt: number | null;
+  outputs: string[];
+  error: string | null;
+  invalid: { field: string; reason: string }[] | null;
+  nextPollAt: number | null;
+  submittedAt: number | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** Columns a move may set along with the state. */
+export type RunPatch = Partial<Pick<AppRunRow, 'attemptId' | 'attempts' | 'runId' | 'runStatus' | 'results' | 'expiresAt' | 'outputs' | 'error' | 'invalid' | 'nextPollAt' | 'submittedAt'>>;
+
+const COLUMNS: Record<keyof RunPatch, [string, boolean]> = {
+  attemptId: ['attempt_id', false], attempts: ['attempts', false], runId: ['run_id', false], runStatus: ['run_status', false],
+  results: ['results', true], expiresAt: ['expires_at', false], outputs: ['outputs', true], error: ['error', false],
+  invalid: ['invalid', true], nextPollAt: ['next_poll_at', false], submittedAt: ['submitted_at', false],
+};
+
+interface Raw {
+  id: string; app_id: string; app_name: string; output_kind: string; cost: number | null; state: JobState; inputs: string; out_dir: string;
+  attempt_id: string | null; attempts: number; run_id: string | null; run_status: string | null; results: string | null; expires_at: number | null;
+  outputs: string; error: string | null; invalid: string | null; next_poll_at: number | null; submitted_at: number | null; created_at: number; updated_at: number;
+}
+
+const fromRaw = (r: Raw): AppRunRow => ({
+  id: r.id, appId: r.app_id, appName: r.app_name, outputKind: r.output_kind, cost: r.cost, state: r.state, inputs: JSON.parse(r.inputs), outDir: r.out_dir,
+  attemptId: r.attempt_id, attempts: r.attempts, runId: r.run_id, runStatus: r.run_status, results: r.results ? JSON.parse(r.results) : null,
+  expiresAt: r.expires_at, outputs: JSON.parse(r.outputs), error: r.error, invalid: r.invalid ? JSON.parse(r.invalid) : null,
+  nextPollAt: r.next_poll_at, submittedAt: r.submitted_at, createdAt: r.created_at, updatedAt: r.updated_at,
+});
+
+export const toAppRun = (r: AppRunRow): AppRun => ({
+  id: r.id, appId: r.appId, appName: r.appName, state: r.state, runStatus: r.runStatus, runId: r.runId, cost: r.cost,
+  // Creation values may be whole images (base64): the record shows a short stand-in.
+  inputs: Object.fromEntries(Object.entries(r.inputs).map(([k, v]) => [k, typeof v === 'string' && v.length > 200 ? `${v.slice(0, 40)}… (${v.length} characters)` : v])),
+  outDir: r.outDir, outputs: r.outputs, error: r.error, invalid: r.invalid ?? [], resultsExpireAt: r.expiresAt, attempts: r.attempts, createdAt: r.createdAt, updatedAt: r.updatedAt,
+});
+
+/**
+ * App runs in mediadesk.db beside the tool jobs. Every state change is a compare-and-set on the
+ * stored state (the queue's state machine), so a cancel racing a poll, or two processes, cannot
+ * both win, and what is on disk is always the truth after a kill.
+ */
+export class AppRunStore {
+  readonly db: Db;
+  constructor(db: Db) {
+    this.db = db;
+  }
+
+  insert(r: { id: string; appId: string; appName: string; outputKind: string; cost: number | null; inputs: Record<string, unknown>; outDir: string }): AppRunRow {
+    const now = Date.now();
+    const seq = (this.db.prepare('SELECT COALESCE(MAX(seq), 0) + 1 AS n FROM app_runs').get() as { n: number }).n;
+    this.db.prepare(`INSERT INTO app_runs (id, seq, app_id, app_name, output_kind, cost, state, inputs, out_dir, created_at, updated_at)
+      VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?)`).run(r.id, seq, r.appId, r.appName, r.outputKind, r.cost, JSON.stringify(r.inputs), r.outDir, now, now);
+    return this.get(r.id)!;
+  }
+
+  get(id: string): AppRunRow | null {
+    const r = this.db.prepare('SELECT * FROM app_runs WHERE id = ?').get(id) as Raw | undefined;
+    return r ? fromRaw(r) : null;
+  }
+
+  inState(state: JobState, limit = 1000): AppRunRow[] {
+    return (this.db.prepare('SELECT * FROM app_runs WHERE state = ? ORDER BY seq LIMIT ?').all(state, limit) as Raw[]).map(fromRaw);
+  }
+
+  list(limit: number): AppRunRow[] {
+    return (this.db.prepare('SELECT * FROM app_runs ORDER BY seq DESC LIMIT ?').all(limit) as Raw[]).map(fromRaw);
+  }
+
+  changedSince(ms: number): AppRunRow[] {
+    return (this.db.prepare('SELECT * FROM app_runs WHERE updated_at >= ? ORDER BY updated_at LIMIT 200').all(ms) as Raw[]).map(fromRaw);
+  }
+
+  /** Folders the renderer may show media from (run outputs). */
+  outDirs(): string[] {
+    return (this.db.prepare('SELECT DISTINCT out_dir AS d FROM app_runs').all() as { d: string }[]).map((r) => r.d);
+  }
+
+  /** Moves `from` → `to` only if the row is still in `from`; returns whether it did. */
+  move(id: string, from: JobState, to: JobState, patch: RunPatch = {}): boolean {
+    if (from !== to && !canMove(from, to)) throw new Error(`an app run cannot go from ${from} to ${to}`);
+    const sets = ['state = ?', 'updated_at = ?'];
+    const args: unknown[] = [to, Date.now()];
+    for (const [k, v] of Object.entries(patch) as [keyof RunPatch, unknown][]) {
+      const [col, json] = COLUMNS[k];
+      sets.push(`${col} = ?`);
+      args.push(json && v !== null && v !== undefined ? JSON.stringify(v) : (v ?? null));
+    }
+    return this.db.prepare(`UPDATE app_runs SET ${sets.join(', ')} WHERE id = ? AND state = ?`).run(...args, id, from).changes === 1;
+  }
+}

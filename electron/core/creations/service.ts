@@ -1,0 +1,103 @@
+import { createHash } from 'node:crypto';
+import { mkdir, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { DeskError } from '../../../shared/contract/define.ts';
+import type { Creation, CreationsPage } from '../../../shared/contract/team.ts';
+import { ApiError, type ApiClient } from '../api/client.ts';
+import { downloadToPart, placeWithoutOverwrite, removeQuietly, sameFile } from '../downloads/download.ts';
+import { extensionOf, partPathOf, withCollisionSuffix } from '../downloads/naming.ts';
+
+type Obj = Record<string, unknown>;
+const obj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
+const str = (v: unknown) => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : null);
+
+function typeOf(item: Obj, url: string | null): string {
+  const t = str(item.type);
+  if (t) return t;
+  if (!url) return 'text';
+  if (/\.(mp4|mov|webm)(\?|$)/i.test(url)) return 'video';
+  if (/\.(mp3|wav|ogg)(\?|$)/i.test(url)) return 'audio';
+  return 'image';
+}
+
+const kindOf = (t: string) => (t === 'video' || t === 'audio' || t === 'text' ? t : 'image');
+
+/**
+ * Recent creations (free, newest first). The item shape is unconfirmed (api-notes): read
+ * defensively. Image thumbnails are copied into the data folder: the renderer's CSP loads no
+ * remote images, and a creation's URL may expire.
+ */
+export class CreationsService {
+  private readonly client: ApiClient;
+  private readonly cacheDir: string;
+  private readonly seen = new Map<string, Creation>();
+
+  constructor(client: ApiClient, cacheDir: string) {
+    this.client = client;
+    this.cacheDir = cacheDir;
+  }
+
+  async list(q: { page: number; perPage: number; tool?: string; thumbnails?: boolean }): Promise<CreationsPage> {
+    let body: unknown;
+    try {
+      body = await this.client.get('/v1/creations/recent', { page: q.page, per_page: q.perPage, ...(q.tool ? { tool_name: q.tool } : {}) });
+    } catch (err) {
+      if (err instanceof ApiError) throw new DeskError(err.status === 400 ? 'invalid' : err.status === 403 ? 'forbidden' : 'unavailable', err.describe(), err.invalidParams.length ? err.invalidParams : undefined);
+      throw err;
+    }
+    const b = obj(body);
+    const raw = Array.isArray(b.data) ? b.data : Array.isArray(body) ? (body as unknown[]) : [];
+    const items = await Promise.all(raw.map(obj).filter((i) => str(i.id) ?? str(i.reference)).map(async (i): Promise<Creation> => {
+      const id = (str(i.id) ?? str(i.reference))!;
+      const url = str(i.url);
+      const type = typeOf(i, url);
+      const c: Creation = {
+        id, name: str(i.name) ?? id, createdAt: str(i.created_at), toolName: str(i.tool_name), type, url,
+        text: str(i.text), thumbPath: q.thumbnails !== false && type === 'image' && url ? await this.thumbnail(id, url) : null,
+      };
+      this.seen.set(id, c);
+      return c;
+    }));
+    const pg = obj(obj(b.meta).pagination);
+    const perPage = Number(pg.per_page) || q.perPage;
+    const total = typeof pg.total === 'number' ? pg.total : null;
+    const lastPage = Number(pg.last_page) || (total !== null ? Math.max(1, Math.ceil(total / perPage)) : items.length < perPage ? q.page : q.page + 1);
+    return { items, page: Number(pg.current_page) || q.page, perPage, lastPage, total };
+  }
+
+  /** Keyed by creation id, not URL: the host (the Sandbox's port) and the signed query change. */
+  private async thumbnail(id: string, url: string): Promise<string | null> {
+    const file = join(this.cacheDir, `${createHash('sha256').update(id).digest('hex').slice(0, 24)}.${extensionOf(url, undefined, 'image')}`);
+    if (await stat(file).catch(() => null)) return file;
+    try {
+      await mkdir(this.cacheDir, { recursive: true });
+      await downloadToPart(url, partPathOf(file), { timeoutMs: 15_000 });
+      if (!(await placeWithoutOverwrite(partPathOf(file), file)) && !(await sameFile(partPathOf(file), file))) return file;
+      await removeQuietly(partPathOf(file));
+      return file;
+    } catch {
+      await removeQuietly(partPathOf(file));
+      return null;
+    }
+  }
+
+  /** Downloads a creation seen in a listing into `outDir`, never overwriting a file. */
+  async download(id: string, outDir: string): Promise<string> {
+    const c = this.seen.get(id);
+    if (!c) throw new DeskError('not_found', `creation ${id} is not in a listing this session; list recent creations first`);
+    if (!c.url) throw new DeskError('invalid', `creation ${id} has no file to download${c.text ? ' (it is text)' : ''}`);
+    const dir = resolve(outDir);
+    await mkdir(dir, { recursive: true });
+    const safe = c.name.replace(/[\\/:*?"<>|\u0000-\u001f]/g, '_').trim() || id;
+    const base = join(dir, `${safe}.${extensionOf(c.url, undefined, kindOf(c.type))}`);
+    const part = partPathOf(base);
+    await downloadToPart(c.url, part);
+    for (let k = 1; ; k++) {
+      const candidate = withCollisionSuffix(base, k);
+      if ((await placeWithoutOverwrite(part, candidate)) || (await sameFile(part, candidate))) {
+        await removeQuietly(part);
+        return candidate;
+      }
+    }
+  }
+}

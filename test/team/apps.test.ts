@@ -1,0 +1,135 @@
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DeskError } from '../../shared/contract/define.ts';
+import { openDatabase } from '../../electron/core/db/open.ts';
+import { QUEUE_MIGRATIONS } from '../../electron/core/queue/migrations.ts';
+import { AppRunStore } from '../../electron/core/apps/store.ts';
+import { cleanup, control, rig, settled, tmp, type Rig } from './helpers.ts';
+
+let r: Rig;
+let dir: string;
+let image: string;
+
+beforeAll(async () => {
+  r = await rig();
+  dir = tmp('apps');
+  image = join(dir, 'product.png');
+  await sharp({ create: { width: 48, height: 48, channels: 3, background: { r: 200, g: 40, b: 90 } } }).png().toFile(image);
+});
+afterAll(async () => {
+  await r.close();
+  cleanup(r.home);
+  cleanup(dir);
+});
+
+describe('workflow apps over the Sandbox', () => {
+  it('lists apps and reads a definition with every input type and its cost', async () => {
+    const apps = await r.services.apps.list();
+    expect(apps.map((a) => a.id)).toContain('pS7kQ2xa');
+    const def = await r.services.apps.get('pS7kQ2xa');
+    expect(def.cost).toBe(12);
+    expect(new Set(def.inputs.map((i) => i.type))).toEqual(new Set(['creation', 'text', 'number', 'select']));
+    expect(def.inputs.find((i) => i.type === 'select')!.options).toEqual(['studio', 'outdoor', 'minimal']);
+  });
+
+  it('runs an app with every input type (creation from a dropped file) to its downloaded results', async () => {
+    const run = await r.services.apps.run({ appId: 'pS7kQ2xa', confirmedCost: 12, inputs: { product_image: image, scene: 'a marble table at dawn', variations: 2, style: 'outdoor' } });
+    expect(run.state).toBe('queued');
+    const done = await settled(r, run.id);
+    expect(done.state).toBe('done');
+    expect(done.runStatus).toBe('completed');
+    expect(done.outputs).toHaveLength(2);
+    for (const f of done.outputs) expect(statSync(f).size).toBeGreaterThan(0);
+    expect(done.expiresAt! - Date.now()).toBeGreaterThan(11 * 3_600_000);
+    // The dropped file went as an image, not as a path.
+    expect(String(done.inputs.product_image)).toMatch(/^data:image\/png;base64,/);
+  });
+
+  it('takes a creation by URL and by creation id; video and audio apps download their kinds', async () => {
+    // A finished tool task of this key is one of its recent creations.
+    const task = await r.client.create<{ data: { task_id: string } }>('/v1/ai/text-to-image/context-gen', { prompt: 'a lighthouse' });
+    await new Promise((res) => setTimeout(res, 400));
+    const page = await r.services.creations.list({ page: 1, perPage: 10, thumbnails: false });
+    expect(page.items[0].id).toBe(task.data.task_id);
+    const byId = await r.services.apps.run({ appId: 'tV3mW9rb', confirmedCost: 40, inputs: { key_visual: task.data.task_id, tagline: 'Now open', format: 'social_story_9_16', duration: 5 } });
+    const byUrl = await r.services.apps.run({ appId: 'pS7kQ2xa', confirmedCost: 12, inputs: { product_image: page.items[0].url!, scene: 'snow' } });
+    const audio = await r.services.apps.run({ appId: 'jM4nX8sc', confirmedCost: 8, inputs: { brief: 'coffee brand', mood: 'calm', length_seconds: 20 } });
+    const [v, u, a] = await Promise.all([settled(r, byId.id), settled(r, byUrl.id), settled(r, audio.id)]);
+    expect([v.state, u.state, a.state]).toEqual(['done', 'done', 'done']);
+    expect(v.outputs[0]).toMatch(/\.mp4$/);
+    expect(a.outputs[0]).toMatch(/\.(mp3|wav)$/);
+  });
+
+  it('checks inputs and the confirmed cost before anything is paid', async () => {
+    const before = (await control(r.sandbox.url, 'stats')).creates;
+    await expect(r.services.apps.run({ appId: 'pS7kQ2xa', confirmedCost: 12, inputs: { scene: 'x', variations: 9, style: 'neon' } })).rejects.toMatchObject({ code: 'invalid' });
+    const err = await r.services.apps.run({ appId: 'pS7kQ2xa', confirmedCost: 12, inputs: { scene: 'x', variations: 9, style: 'neon' } }).catch((e) => e as DeskError);
+    expect(err.invalid!.map((p) => p.field).sort()).toEqual(['product_image', 'style', 'variations']);
+    await expect(r.services.apps.run({ appId: 'pS7kQ2xa', confirmedCost: 5, inputs: { product_image: image, scene: 'x' } })).rejects.toMatchObject({ code: 'conflict' });
+    expect((await control(r.sandbox.url, 'stats')).creates).toEqual(before);
+  });
+
+  it('a failed run reports the server\'s error_message; retry submits anew', async () => {
+    await control(r.sandbox.url, 'faults', { failureRate: 1 });
+    const run = await r.services.apps.run({ appId: 'jM4nX8sc', confirmedCost: 8, inputs: { brief: 'x' } });
+    const failed = await settled(r, run.id);
+    await control(r.sandbox.url, 'faults', { failureRate: 0 });
+    expect(failed.state).toBe('failed');
+    expect(failed.runStatus).toBe('failed');
+    expect(failed.error).toMatch(/A step of the workflow failed/);
+    r.services.apps.retry(run.id);
+    expect((await settled(r, run.id)).state).toBe('done');
+  });
+
+  it('the Business-plan key is refused with a plain message', async () => {
+    r.key.value = 'sandbox-business';
+    try {
+      const err = (await r.services.apps.list().catch((e) => e)) as DeskError;
+      expect(err).toBeInstanceOf(DeskError);
+      expect(err.code).toBe('forbidden');
+      expect(err.message).toMatch(/Enterprise plans only/);
+      expect(err.message).toMatch(/Workflow apps are available to Enterprise customers only/);
+    } finally {
+      r.key.value = 'sandbox-owner';
+    }
+  });
+
+  it('a run left `submitting` by a crash goes to needs_attention when the queue is taken, and is never re-sent', async () => {
+    r.lease.held = false;
+    const run = await r.services.apps.run({ appId: 'jM4nX8sc', confirmedCost: 8, inputs: { brief: 'crash' } });
+    // What a process killed between committing `submitting` and storing the run id leaves behind.
+    expect(r.services.apps.store.move(run.id, 'queued', 'submitting', { attemptId: 'x', attempts: 1 })).toBe(true);
+    const creates = JSON.stringify((await control(r.sandbox.url, 'stats')).creates);
+    r.services.apps.runner.tick();
+    r.lease.held = true;
+    r.services.apps.runner.tick();
+    const row = r.services.apps.store.get(run.id)!;
+    expect(row.state).toBe('needs_attention');
+    expect(row.error).toMatch(/may have been created and charged/);
+    await new Promise((res) => setTimeout(res, 300));
+    expect(JSON.stringify((await control(r.sandbox.url, 'stats')).creates)).toBe(creates);
+    r.services.apps.cancel(run.id);
+  });
+
+  it('runs survive a restart: a queued run left by a closed process completes in the next one', async () => {
+    const home = tmp('restart');
+    const a = await rig({ sandbox: r.sandbox, home });
+    a.lease.held = false;
+    const run = await a.services.apps.run({ appId: 'jM4nX8sc', confirmedCost: 8, inputs: { brief: 'later' } });
+    await a.close();
+    const store = new AppRunStore(openDatabase(join(home, 'mediadesk.db'), QUEUE_MIGRATIONS));
+    expect(store.get(run.id)!.state).toBe('queued');
+    store.db.close();
+    const b = await rig({ sandbox: r.sandbox, home });
+    try {
+      const done = await settled(b, run.id);
+      expect(done.state).toBe('done');
+      expect(existsSync(done.outputs[0])).toBe(true);
+    } finally {
+      await b.close();
+      cleanup(home);
+    }
+  });
+});

@@ -1,0 +1,59 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DEFAULT_SETTINGS } from '../../shared/settings.ts';
+import { ApiClient } from '../../electron/core/api/client.ts';
+import { openDatabase, type Db } from '../../electron/core/db/open.ts';
+import { QUEUE_MIGRATIONS } from '../../electron/core/queue/migrations.ts';
+import { teamServices, type TeamServices } from '../../electron/core/team.ts';
+import { SETTLED_STATES } from '../../electron/core/queue/states.ts';
+import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
+
+export const tmp = (prefix: string) => mkdtempSync(join(tmpdir(), `mediadesk-team-${prefix}-`));
+export const cleanup = (dir: string) => rmSync(dir, { recursive: true, force: true });
+
+export interface Rig {
+  sandbox: RunningSandbox;
+  home: string;
+  db: Db;
+  client: ApiClient;
+  services: TeamServices;
+  key: { value: string };
+  lease: { held: boolean };
+  close(): Promise<void>;
+}
+
+/** The team services of a core over a real Sandbox and a real mediadesk.db in a temp folder. */
+export async function rig(o: { key?: string; sandbox?: RunningSandbox; home?: string } = {}): Promise<Rig> {
+  const sandbox = o.sandbox ?? (await startSandbox({ port: 0, taskDurationMs: 150 }));
+  const home = o.home ?? tmp('home');
+  const db = openDatabase(join(home, 'mediadesk.db'), QUEUE_MIGRATIONS);
+  const key = { value: o.key ?? 'sandbox-owner' };
+  const lease = { held: true };
+  const target = async () => ({ baseUrl: sandbox.url, apiKey: key.value });
+  const client = new ApiClient(target, { maxDelayMs: 500, retries: 2 });
+  const services = teamServices({ home, client, target, db, lease: () => lease.held, settings: () => ({ ...DEFAULT_SETTINGS, outputDir: join(home, 'out') }), poll: { firstMs: 50, minMs: 50, maxMs: 300 } });
+  return {
+    sandbox, home, db, client, services, key, lease,
+    async close() {
+      await services.apps.runner.stop();
+      db.close();
+      if (!o.sandbox) await sandbox.close();
+    },
+  };
+}
+
+/** Waits until the run settles; the test's timeout bounds it (no timed assertion). */
+export async function settled(r: Rig, id: string) {
+  for (;;) {
+    const row = r.services.apps.store.get(id)!;
+    if (SETTLED_STATES.includes(row.state)) return row;
+    await new Promise((res) => setTimeout(res, 25));
+  }
+}
+
+export async function control(url: string, path: string, body?: unknown): Promise<any> {
+  const res = await fetch(`${url}/__sandbox/${path}`, body === undefined ? {} : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if (!res.ok) throw new Error(`control ${path}: HTTP ${res.status} ${await res.text()}`);
+  return res.json();
+}
