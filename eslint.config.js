@@ -2,7 +2,7 @@ import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['out/**', 'node_modules/**', 'test-results/**', 'playwright-report/**', 'bench/.data/**', '**/*.svelte'] },
+  { ignores: ['.tmp/**', 'out/**', 'node_modules/**', 'test-results/**', 'playwright-report/**', 'bench/.data/**', '**/*.svelte'] },
   ...tseslint.configs.recommended,
   {
     languageOptions: { globals: { ...globals.node, ...globals.browser } },

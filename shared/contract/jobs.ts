@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { command, invalidParamSchema, ok } from './define.ts';
+import { command, invalidParamSchema } from './define.ts';
 
 /** The queue's job states (mirrors electron/core/queue/states.ts, which shared may not import). */
 export const jobStateSchema = z.enum(['queued', 'submitting', 'running', 'downloading', 'done', 'failed', 'canceled', 'needs_attention']);

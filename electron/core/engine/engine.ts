@@ -420,7 +420,8 @@ export class Engine {
       params = await buildParams(tool, j.params, j.inputPath, this.tools, isLoopback(target.baseUrl));
     } catch (err) {
       if (err instanceof PreflightError) {
-        this.store.move(j.id, 'queued', 'submitting', {}) && this.store.move(j.id, 'submitting', 'failed', { error: err.message, invalid: err.invalid });
+        // Through submitting, so the state machine's one path to failed is kept; nothing was sent.
+        if (this.store.move(j.id, 'queued', 'submitting', {})) this.store.move(j.id, 'submitting', 'failed', { error: err.message, invalid: err.invalid });
         return;
       }
       // The upload failed or the backend is unreachable: nothing was paid; try again shortly.

@@ -53,7 +53,7 @@ async function plan(job: JobRow, items: GeneratedItem[]): Promise<string[]> {
  * step is recorded so a crash at any point resumes without a partial or duplicated output.
  */
 export async function fetchResults(job: JobRow, deps: FetchDeps): Promise<string[]> {
-  const { store, signal } = deps;
+  const { store } = deps;
   const tool = getTool(job.tool);
   let items = job.generated ?? [];
   if (items.length === 0) {

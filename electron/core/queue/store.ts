@@ -201,8 +201,14 @@ export class JobStore {
   list(q: { batchId?: string; state?: JobState; limit: number; offset: number }): { jobs: JobRow[]; total: number } {
     const where: string[] = [];
     const args: unknown[] = [];
-    if (q.batchId) where.push('batch_id = ?'), args.push(q.batchId);
-    if (q.state) where.push('state = ?'), args.push(q.state);
+    if (q.batchId) {
+      where.push('batch_id = ?');
+      args.push(q.batchId);
+    }
+    if (q.state) {
+      where.push('state = ?');
+      args.push(q.state);
+    }
     const w = where.length ? `WHERE ${where.join(' AND ')}` : '';
     const total = (this.stmt(`SELECT COUNT(*) AS n FROM jobs ${w}`).get(...args) as { n: number }).n;
     const rows = this.stmt(`SELECT * FROM jobs ${w} ORDER BY seq LIMIT ? OFFSET ?`).all(...args, q.limit, q.offset) as RawJob[];
