@@ -1,11 +1,19 @@
 import type { CliCommand } from '../command.ts';
 import { sandboxCommand } from './sandbox.ts';
+import { keyCommand } from './key.ts';
+import { settingsCommand } from './settings.ts';
 import { video } from './video.ts';
 import { auditCommand } from './audit.ts';
+import { runCommand } from './run.ts';
+import { jobsCommand } from './jobs.ts';
 
 /** Every CLI command, one module each. Order is the order of `mediadesk --help`. */
 export const COMMANDS: CliCommand[] = [
   sandboxCommand,
+  keyCommand,
+  settingsCommand,
   video,
   auditCommand,
+  runCommand,
+  jobsCommand,
 ];
