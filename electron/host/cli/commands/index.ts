@@ -6,6 +6,9 @@ import { video } from './video.ts';
 import { auditCommand } from './audit.ts';
 import { runCommand } from './run.ts';
 import { jobsCommand } from './jobs.ts';
+import { appsCommand } from './apps.ts';
+import { usageCommand } from './usage.ts';
+import { creationsCommand } from './creations.ts';
 
 /** Every CLI command, one module each. Order is the order of `mediadesk --help`. */
 export const COMMANDS: CliCommand[] = [
@@ -16,4 +19,7 @@ export const COMMANDS: CliCommand[] = [
   auditCommand,
   runCommand,
   jobsCommand,
+  appsCommand,
+  usageCommand,
+  creationsCommand,
 ];

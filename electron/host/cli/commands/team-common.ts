@@ -1,0 +1,47 @@
+import { DeskError, type CommandName, type Req, type Res } from '../../../../shared/contract/index.ts';
+import type { Core } from '../../../core/index.ts';
+import { UsageError } from '../command.ts';
+
+/** Calls a core command through the validating dispatcher; the user's own mistakes exit 2. */
+export async function invoke<K extends CommandName>(core: Core, name: K, req: Req<K>): Promise<Res<K>> {
+  const reply = await core.dispatch(name, req);
+  if (reply.ok) return reply.result as Res<K>;
+  const e = DeskError.from(reply.error);
+  const fields = (e.invalid ?? []).map((p) => `${p.field} ${p.reason}`).join('; ');
+  const text = fields && !e.message.includes(fields) ? `${e.message}: ${fields}` : e.message;
+  if (e.code === 'invalid' || e.code === 'conflict') throw new UsageError(text);
+  throw new Error(text);
+}
+
+/** `--name value` / `--name=value` options, repeatable, and positionals. */
+export function parseOptions(argv: string[], valued: readonly string[], flags: readonly string[]) {
+  const values = new Map<string, string[]>();
+  const set = new Set<string>();
+  const positional: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const eq = a.startsWith('--') ? a.indexOf('=') : -1;
+    const name = eq > 0 ? a.slice(0, eq) : a;
+    if (valued.includes(name)) {
+      const v = eq > 0 ? a.slice(eq + 1) : argv[++i];
+      if (v === undefined) throw new UsageError(`${name} needs a value`);
+      values.set(name, [...(values.get(name) ?? []), v]);
+    } else if (flags.includes(a)) set.add(a);
+    else if (a.startsWith('--')) throw new UsageError(`unknown option ${a}`);
+    else positional.push(a);
+  }
+  const one = (n: string) => {
+    const v = values.get(n);
+    if (v && v.length > 1) throw new UsageError(`${n} is given more than once`);
+    return v?.[0];
+  };
+  const list = (n: string) => (values.get(n) ?? []).flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+  return { values, flags: set, positional, one, list };
+}
+
+/** Fixed-width columns for a terminal. */
+export function table(header: string[], rows: (string | number)[][]): string {
+  const cells = [header, ...rows.map((r) => r.map(String))];
+  const w = header.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
+  return cells.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(w[i]))).join('  ')).join('\n') + '\n';
+}

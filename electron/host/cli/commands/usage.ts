@@ -1,0 +1,48 @@
+import { GRANULARITIES, type UsageQuery } from '../../../../shared/contract/team.ts';
+import { toCsv } from '../../../core/analytics/csv.ts';
+import { usageRows } from '../../../core/analytics/service.ts';
+import { UsageError, type CliCommand } from '../command.ts';
+import { openCliServices } from '../services.ts';
+import { invoke, parseOptions, table } from './team-common.ts';
+
+const ids = (raw: string[], flag: string) =>
+  raw.map((v) => {
+    if (!/^\d+$/.test(v) || Number(v) < 1) throw new UsageError(`${flag} takes integer ids of at least 1, got "${v}"`);
+    return Number(v);
+  });
+
+export const usageCommand: CliCommand = {
+  name: 'usage',
+  summary: 'Team credit usage over time (cached; at most 100 requests a day, the budget is shown).',
+  usage: 'mediadesk usage --granularity day|week|month|year [--from YYYY-MM-DD --to YYYY-MM-DD] [--group ID] [--project REF] [--api-key ID] [--refresh] [--json|--csv]',
+  async run(ctx) {
+    const o = parseOptions(ctx.argv, ['--granularity', '--from', '--to', '--group', '--project', '--api-key'], ['--json', '--csv', '--refresh']);
+    if (o.positional.length) throw new UsageError(`unexpected argument "${o.positional[0]}"`);
+    const g = o.one('--granularity');
+    if (!g) throw new UsageError(`--granularity is required (${GRANULARITIES.join(', ')})`);
+    if (!(GRANULARITIES as readonly string[]).includes(g)) throw new UsageError(`--granularity must be one of ${GRANULARITIES.join(', ')}, got "${g}"`);
+    if (o.flags.has('--json') && o.flags.has('--csv')) throw new UsageError('choose --json or --csv');
+    for (const f of ['--from', '--to']) {
+      const v = o.one(f);
+      if (v !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(v)) throw new UsageError(`${f} must be a date YYYY-MM-DD, got "${v}"`);
+    }
+    const q: UsageQuery = { granularity: g as UsageQuery['granularity'] };
+    if (o.one('--from')) q.from = o.one('--from');
+    if (o.one('--to')) q.to = o.one('--to');
+    if (o.list('--group').length) q.groupIds = ids(o.list('--group'), '--group');
+    if (o.list('--project').length) q.projectRefs = o.list('--project');
+    if (o.list('--api-key').length) q.apiKeyIds = ids(o.list('--api-key'), '--api-key');
+    const s = await openCliServices(ctx);
+    try {
+      const r = await invoke(s.core, 'usage.query', { ...q, refresh: o.flags.has('--refresh') });
+      if (o.flags.has('--json')) ctx.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
+      else if (o.flags.has('--csv')) ctx.stdout.write(toCsv(['date', 'tool', 'uses', 'credits'], usageRows(r.points)));
+      else ctx.stdout.write(table(['DATE', 'USES', 'CREDITS', 'TOP TOOL'], r.points.map((p) => [p.date, p.uses, p.credits, Object.entries(p.byTool).sort((a, b) => b[1].credits - a[1].credits)[0]?.[0] ?? ''])));
+      // On stderr so --json and --csv stay machine-readable.
+      ctx.stderr.write(`${r.request.start_date} to ${r.request.end_date}; ${r.cached ? 'from the local cache (no request spent)' : 'fetched'}; ${r.budget.remaining} of ${r.budget.limit} credit-usage requests left today (UTC)\n`);
+      return 0;
+    } finally {
+      await s.close();
+    }
+  },
+};

@@ -1,0 +1,65 @@
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
+import { cleanup, tmp } from './helpers.ts';
+
+const BIN = resolve(import.meta.dirname, '../../bin/mediadesk.js');
+let sandbox: RunningSandbox;
+let home: string;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0, taskDurationMs: 100 });
+  home = tmp('cli');
+});
+afterAll(async () => {
+  await sandbox.close();
+  cleanup(home);
+});
+
+function cli(args: string[], key = 'sandbox-owner'): Promise<{ code: number | null; out: string; err: string }> {
+  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, MEDIADESK_HOME: home, MEDIADESK_API_URL: sandbox.url, MEDIADESK_API_KEY: key }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (err += d));
+  return new Promise((res) => child.once('exit', (code) => res({ code, out, err })));
+}
+
+describe('mediadesk apps | usage | creations', () => {
+  it('apps list, show, and run with --input to downloaded results', async () => {
+    expect((await cli(['apps', 'list'])).out).toMatch(/pS7kQ2xa\s+image\s+12\s+Product shot studio/);
+    expect((await cli(['apps', 'show', 'jM4nX8sc'])).out).toMatch(/mood\s+select\s+no\s+upbeat\|calm\|epic/);
+    const r = await cli(['apps', 'run', 'jM4nX8sc', '--input', 'brief=a jingle', '--input', 'length_seconds=12', '--yes', '--out', resolve(home, 'out')]);
+    expect(r.code).toBe(0);
+    expect(r.err).toMatch(/costs 8 credits/);
+    expect(r.out.trim().split('\n').at(-1)).toMatch(/jingle-maker-.*\.mp3$/);
+  });
+
+  it('bad input exits 2 with one line; the Business key gets the plain Enterprise message', async () => {
+    const bad = await cli(['apps', 'run', 'jM4nX8sc', '--input', 'length_seconds=999', '--yes']);
+    expect(bad.code).toBe(2);
+    expect(bad.err.trim().split('\n').at(-1)).toMatch(/brief is required; length_seconds must be at most 60/);
+    expect((await cli(['usage', '--granularity', 'hour'])).code).toBe(2);
+    expect((await cli(['creations', '--page', '0'])).code).toBe(2);
+    const biz = await cli(['apps', 'list'], 'sandbox-business');
+    expect(biz.code).not.toBe(0);
+    expect(biz.err).toMatch(/Enterprise plans only/);
+  });
+
+  it('usage prints CSV and JSON with the budget on stderr; a repeated query is served from the cache', async () => {
+    const csv = await cli(['usage', '--granularity', 'week', '--from', '2025-01-01', '--to', '2025-01-31', '--group', '101', '--csv']);
+    expect(csv.code).toBe(0);
+    expect(csv.out.split('\r\n')[0]).toBe('date,tool,uses,credits');
+    expect(csv.err).toMatch(/fetched; 99 of 100/);
+    const again = await cli(['usage', '--granularity', 'week', '--from', '2025-01-01', '--to', '2025-01-31', '--group', '101', '--json']);
+    expect(JSON.parse(again.out).cached).toBe(true);
+    expect(again.err).toMatch(/local cache .* 99 of 100/);
+  });
+
+  it('creations lists the newest first, filtered by tool', async () => {
+    const r = await cli(['creations', '--tool', 'context-t2i']);
+    expect(r.code).toBe(0);
+    expect(r.err).toMatch(/page 1 of 1/);
+  });
+});
