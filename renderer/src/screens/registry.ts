@@ -4,6 +4,9 @@ import Studio from './Studio.svelte';
 import Queue from './Queue.svelte';
 import Results from './Results.svelte';
 import Loras from './Loras.svelte';
+import Apps from './Apps.svelte';
+import Analytics from './Analytics.svelte';
+import Creations from './Creations.svelte';
 
 export interface Screen {
   id: string;
@@ -19,5 +22,8 @@ export const SCREENS: Screen[] = [
   { id: 'queue', label: 'Queue', glyph: '☰', component: Queue },
   { id: 'results', label: 'Results', glyph: '▦', component: Results },
   { id: 'loras', label: 'LoRAs', glyph: '✦', component: Loras },
+  { id: 'apps', label: 'Workflow apps', glyph: '⚡', component: Apps },
+  { id: 'analytics', label: 'Team analytics', glyph: '📈', component: Analytics },
+  { id: 'creations', label: 'Recent creations', glyph: '🖼', component: Creations },
   { id: 'settings', label: 'Settings', glyph: '⚙', component: Settings },
 ];
