@@ -14,7 +14,9 @@ import { KIND_EXTS, outputDirOf, partPathOf, renderName, stemOf } from '../downl
 import { ACTIVE_STATES, ATTENTION, type JobState } from '../queue/states.ts';
 import { JobStore, toJobRecord, type JobRow, type NewJob } from '../queue/store.ts';
 import { DEFAULT_POLL, nextPollDelay, type PollPolicy } from './poll-policy.ts';
-import { batchFieldOf, buildParams, isLoopback, placeholderFor, PreflightError } from './request.ts';
+import { batchFieldOf, buildParams, isLocalPath, isLoopback, localFileProblem, localMediaFields, placeholderFor, PreflightError, withPlaceholders } from './request.ts';
+import { checkReferences } from '../media/check.ts';
+import { FAMILIES, FAMILY_LIMITS } from '../../../shared/validation/limits.ts';
 import { fetchResults, JobMovedError } from './results.ts';
 import { join } from 'node:path';
 
@@ -240,9 +242,18 @@ export class Engine {
     const field = batchFieldOf(tool);
     if (inputs.length && !field) throw new DeskError('invalid', `${tool.title} takes no input files; give its parameters only`);
     if (field && params[field.name] !== undefined && inputs.length) throw new DeskError('invalid', `${field.name} is filled from the input files; do not also pass it as a parameter`);
-    const probe = field && inputs.length ? { ...params, [field.name]: field.kind === 'mediaList' ? [placeholderFor(field)] : placeholderFor(field) } : params;
+    // Local paths in media fields (reference lists, keyframes) are encoded at submission; validate with stand-ins.
+    const stood = withPlaceholders(tool, params);
+    const probe = field && inputs.length ? { ...stood, [field.name]: field.kind === 'mediaList' ? [placeholderFor(field)] : placeholderFor(field) } : stood;
     const v = validateRequest(tool, probe);
     if (!v.ok) throw new DeskError('invalid', `${tool.title}: ${v.invalid.map((p) => `${p.field} ${p.reason}`).join('; ')}`, v.invalid);
+    const localFields = localMediaFields(tool, params);
+    if (localFields.length) {
+      const canUpload = isLoopback((await this.o.target()).baseUrl);
+      const problems = localFields.map((f) => ({ field: f.name, reason: localFileProblem(tool, f, canUpload) })).filter((p): p is { field: string; reason: string } => p.reason !== null);
+      if (problems.length) throw new DeskError('invalid', problems.map((p) => p.reason).join('; '), problems.map((p) => ({ field: p.field, reason: p.field === 'reference_videos' ? 'must be an HTTPS URL or an upl_vid_ id (local files only with the Sandbox)' : 'must be an HTTPS URL (local files only with the Sandbox)' })));
+    }
+    await this.enforceReferences(tool, params);
     if (field && inputs.length && !field.encodings.includes('base64') && !field.encodings.includes('dataUri') && !isLoopback((await this.o.target()).baseUrl)) {
       throw new DeskError('invalid', `${tool.title} takes ${field.name} only as an HTTPS URL; local files can be sent only to the Sandbox`);
     }
@@ -286,6 +297,36 @@ export class Engine {
     this.store.insertBatch({ id: batchId, tool: tool.id, outDir, params, roots: inputs.map((i) => resolve(i)), snapshot: { namingTemplate: settings.namingTemplate, slugs: this.o.slugs() }, jobs: newJobs });
     this.kick();
     return { batch: this.store.batch(batchId)!, queued: newJobs.length, resumed, skipped, rejected, jobIds: [...newJobs.map((j) => j.id), ...resumed] };
+  }
+
+  /**
+   * The reference rules (duration, fps, size, pixels, aspect, counts, mentions) on the files and
+   * URLs the request cites, probed here, before anything is uploaded or paid for. The renderer
+   * runs the same shared rules for instant feedback; this is the enforcement.
+   */
+  private async enforceReferences(tool: ToolEntry, params: Record<string, unknown>): Promise<void> {
+    const family = FAMILIES.find((f) => FAMILY_LIMITS[f].tool === tool.id);
+    if (!family) return;
+    const lim = FAMILY_LIMITS[family];
+    const fields = [lim.videos?.field, lim.images?.field].filter((f): f is string => !!f && f !== tool.batchField);
+    // Uploaded ids and inline base64 cannot be probed here; the server checks those.
+    const probeable = (x: unknown): x is string => typeof x === 'string' && (isLocalPath(x) || /^https?:\/\//i.test(x));
+    const sources: { field: string; source: string }[] = [];
+    for (const f of fields) {
+      const v = params[f];
+      for (const x of Array.isArray(v) ? v : v === undefined ? [] : [v]) if (probeable(x)) sources.push({ field: f, source: x });
+    }
+    if (!sources.length) return;
+    const report = await checkReferences({ family, sources: sources.map((s) => s.source), body: params });
+    if (report.ok) return;
+    const invalid = [
+      ...report.references.flatMap((r, i) => r.errors.map((e) => ({ field: sources[i].field, reason: e.message }))),
+      ...report.errors.filter((e) => !report.references.some((r) => r.errors.some((x) => x.message === e.message))).map((e) => ({
+        field: e.rule.startsWith('video.') ? (lim.videos?.field ?? 'references') : e.rule.startsWith('image.') ? (lim.images?.field ?? 'references') : e.rule.startsWith('audio.') ? 'reference_audios' : 'prompt',
+        reason: e.message,
+      })),
+    ];
+    throw new DeskError('invalid', `${tool.title}: ${invalid.map((p) => p.reason).join('; ')}`, invalid);
   }
 
   private async existingOutput(tool: ToolEntry, template: string, outDir: string, relDir: string, inputPath: string): Promise<string | null> {

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
-import { validateRequest, type Encoding, type Field, type ToolEntry } from '../../../shared/catalogue/index.ts';
+import { encodingOf, validateRequest, type Encoding, type Field, type ToolEntry } from '../../../shared/catalogue/index.ts';
 import type { InvalidParam } from '../api/client.ts';
 import type { ToolClient } from '../api/tools.ts';
 
@@ -41,12 +41,70 @@ export const batchFieldOf = (tool: ToolEntry) => {
   return f && (f.kind === 'media' || f.kind === 'mediaList') ? f : null;
 };
 
+type MediaField = Extract<Field, { kind: 'media' | 'mediaList' }>;
+
+/**
+ * A local file in a media parameter: an absolute path that is not already a valid encoding.
+ * Checking encodingOf first matters: base64 of a JPEG starts with "/9j/", which looks like a path.
+ */
+export const isLocalPath = (v: unknown): v is string =>
+  typeof v === 'string' && encodingOf(v) === null && /^(\/[^/]|[A-Za-z]:[\\/]|\\\\)/.test(v);
+
+/** Media fields of the body holding local paths (reference lists, keyframes), beside the batch field. */
+export function localMediaFields(tool: ToolEntry, params: Record<string, unknown>): MediaField[] {
+  return tool.fields.filter((f): f is MediaField => (f.kind === 'media' || f.kind === 'mediaList') && f.in !== 'path' && (
+    f.kind === 'media' ? isLocalPath(params[f.name]) : Array.isArray(params[f.name]) && (params[f.name] as unknown[]).some(isLocalPath)));
+}
+
+/** The parameters with every local path replaced by a stand-in of the field's encoding, for validation. */
+export function withPlaceholders(tool: ToolEntry, params: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...params };
+  for (const f of localMediaFields(tool, params)) {
+    out[f.name] = f.kind === 'media' ? placeholderFor(f) : (out[f.name] as unknown[]).map((x) => (isLocalPath(x) ? placeholderFor(f) : x));
+  }
+  return out;
+}
+
+/** Why a local file cannot go in this field on this backend, or null when it can. */
+export function localFileProblem(tool: ToolEntry, field: MediaField, canUpload: boolean): string | null {
+  if (localEncoding(field, canUpload) !== null) return null;
+  const how = field.encodings.includes('upload') ? 'an HTTPS URL or an existing upl_vid_ id' : 'an HTTPS URL';
+  return `${tool.title} takes ${field.name} only as ${how}; a local file cannot be sent to the live service`;
+}
+
+async function encodeLocal(tool: ToolEntry, field: MediaField, path: string, client: ToolClient, canUpload: boolean): Promise<string> {
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(path);
+  } catch (err) {
+    throw new PreflightError(`the input ${path} could not be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, [{ field: field.name, reason: `${path} could not be read` }]);
+  }
+  const enc = localEncoding(field, canUpload);
+  if (enc === 'base64') return bytes.toString('base64');
+  if (enc === 'dataUri') return `data:${mimeOf(path)};base64,${bytes.toString('base64')}`;
+  if (enc === 'url') {
+    const up = await client.api.upload<{ id: string; url: string }>('/__sandbox/uploads', bytes, mimeOf(path));
+    // A reference video travels as the uploaded-file id where the field takes one (as the
+    // production service would have it); other fields get the Sandbox's loopback URL.
+    return field.kind === 'mediaList' && field.encodings.includes('upload') && up.id.startsWith('upl_vid_') ? up.id : up.url;
+  }
+  const problem = localFileProblem(tool, field, canUpload)!;
+  throw new PreflightError(problem, [{ field: field.name, reason: field.encodings.includes('upload') ? 'must be an HTTPS URL or an upl_vid_ id' : 'must be an HTTPS URL' }]);
+}
+
 /**
  * The body of one job's create: its parameters plus its local input encoded as its field takes
  * it (base64, data URI, or a Sandbox upload for URL-only fields), validated like the server would.
+ * Local paths in other media fields (reference lists, keyframes) are encoded the same way.
  */
 export async function buildParams(tool: ToolEntry, params: Record<string, unknown>, inputPath: string | null, client: ToolClient, canUpload: boolean): Promise<Record<string, unknown>> {
   const out = { ...params };
+  for (const f of localMediaFields(tool, out)) {
+    const v = out[f.name];
+    out[f.name] = f.kind === 'media'
+      ? await encodeLocal(tool, f, v as string, client, canUpload)
+      : await Promise.all((v as unknown[]).map((x) => (isLocalPath(x) ? encodeLocal(tool, f, x, client, canUpload) : x)));
+  }
   const field = batchFieldOf(tool);
   if (inputPath && field) {
     let bytes: Buffer;
