@@ -23,7 +23,7 @@ export const SCREENS: Screen[] = [
   { id: 'results', label: 'Results', glyph: '▦', component: Results },
   { id: 'loras', label: 'LoRAs', glyph: '✦', component: Loras },
   { id: 'apps', label: 'Workflow apps', glyph: '⚡', component: Apps },
-  { id: 'analytics', label: 'Team analytics', glyph: '📈', component: Analytics },
-  { id: 'creations', label: 'Recent creations', glyph: '🖼', component: Creations },
+  { id: 'analytics', label: 'Team analytics', glyph: '◔', component: Analytics },
+  { id: 'creations', label: 'Recent creations', glyph: '▤', component: Creations },
   { id: 'settings', label: 'Settings', glyph: '⚙', component: Settings },
 ];
