@@ -46,7 +46,18 @@ function inList(column: string, values: readonly unknown[], where: string[], par
 export type FacetDimension = 'eventTypes' | 'memberIds';
 
 /** `omit` drops one dimension so its facet counts show every choice, not just the chosen ones. */
-export function buildWhere(f: AuditFilters, omit?: FacetDimension): Where {
+export interface WhereOptions {
+  omit?: FacetDimension;
+  /**
+   * Many full-text matches: `+seq` keeps SQLite from driving the query from the match list (a
+   * lookup and a sort per match); it walks the date index instead and tests each row against the
+   * matches, materialized once, stopping at LIMIT. Few matches: driving from them is cheaper.
+   */
+  ftsAsFilter?: boolean;
+}
+
+export function buildWhere(f: AuditFilters, o: WhereOptions = {}): Where {
+  const omit = o.omit;
   const where: string[] = [];
   const params: unknown[] = [];
   const { fromTs, toTsExclusive } = timeRange(f);
@@ -72,7 +83,7 @@ export function buildWhere(f: AuditFilters, omit?: FacetDimension): Where {
   }
   const match = f.search ? ftsQuery(f.search) : null;
   if (match) {
-    where.push('seq IN (SELECT rowid FROM events_fts WHERE events_fts MATCH ?)');
+    where.push(`${o.ftsAsFilter ? '+seq' : 'seq'} IN (SELECT rowid FROM events_fts WHERE events_fts MATCH ?)`);
     params.push(match);
   }
   return { sql: where.length ? `WHERE ${where.join(' AND ')}` : '', params };

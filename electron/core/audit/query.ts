@@ -1,7 +1,7 @@
 import { DeskError } from '../../../shared/contract/define.ts';
 import type { AuditEventDetail, AuditFacets, AuditFilters, AuditQueryResponse, AuditRow, AuditSort, AuditTimeline } from '../../../shared/contract/audit.ts';
 import type { Db } from '../db/open.ts';
-import { buildWhere, type Where } from './filters.ts';
+import { buildWhere, ftsQuery, type Where } from './filters.ts';
 
 export const ROW_COLUMNS = 'seq, event_id, ts, event_type, verb, status, category, member_id, member_email, member_type, group_id, folder_ref, project_ref, request_id, correlation_id, resource_id';
 
@@ -87,7 +87,7 @@ function and(where: Where, cond: string, params: unknown[]): Where {
  * comparison on the sort index, so page 10,000 costs what page 1 costs.
  */
 export function queryEvents(db: Db, q: QueryInput): AuditQueryResponse {
-  let where = buildWhere(q.filters);
+  let where = buildWhere(q.filters, { ftsAsFilter: manyMatches(db, q.filters.search) });
   const keys = SORT_KEYS[q.sort.field];
   if (q.after) {
     const c = decodeCursor(q.after, q.sort);
@@ -106,6 +106,16 @@ export function queryEvents(db: Db, q: QueryInput): AuditQueryResponse {
   };
   if (q.withTotal) res.total = countEvents(db, q.filters);
   return res;
+}
+
+/** Above this many full-text matches a page is found faster by walking the date index. */
+const FEW_MATCHES = 2000;
+
+function manyMatches(db: Db, search: string | undefined): boolean {
+  const match = search ? ftsQuery(search) : null;
+  if (!match) return false;
+  const n = db.prepare('SELECT count(*) AS n FROM (SELECT rowid FROM events_fts WHERE events_fts MATCH ? LIMIT ?)').get(match, FEW_MATCHES + 1) as { n: number };
+  return n.n > FEW_MATCHES;
 }
 
 export function countEvents(db: Db, filters: AuditFilters): number {
@@ -140,8 +150,8 @@ export function eventDetail(db: Db, eventId: string): AuditEventDetail | null {
 }
 
 export function facets(db: Db, filters: AuditFilters, limit: number): AuditFacets {
-  const t = buildWhere(filters, 'eventTypes');
-  const m = buildWhere(filters, 'memberIds');
+  const t = buildWhere(filters, { omit: 'eventTypes' });
+  const m = buildWhere(filters, { omit: 'memberIds' });
   const types = db.prepare(`SELECT event_type AS v, count(*) AS n FROM events ${t.sql} GROUP BY event_type ORDER BY n DESC, v LIMIT ?`).all(...t.params, limit) as { v: string; n: number }[];
   const members = db.prepare(`SELECT member_id AS v, max(member_email) AS label, count(*) AS n FROM events ${m.sql} GROUP BY member_id ORDER BY n DESC, v LIMIT ?`).all(...m.params, limit) as { v: number | null; label: string; n: number }[];
   return {
