@@ -17,7 +17,8 @@ function webSocketDesk(): DeskApi {
   const fromUrl = params.get('token');
   if (fromUrl) {
     sessionStorage.setItem('desk-token', fromUrl);
-    history.replaceState(null, '', location.pathname);
+    // Keep the hash: it names the screen to open (#settings, #queue).
+    history.replaceState(null, '', location.pathname + location.hash);
   }
   const token = fromUrl ?? sessionStorage.getItem('desk-token') ?? '';
   const listeners = new Map<string, Set<(p: unknown) => void>>();

@@ -1,0 +1,86 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { join } from 'node:path';
+import type { Page } from '@playwright/test';
+import sharp from 'sharp';
+import WebSocket from 'ws';
+import type { HostHandle } from './host.ts';
+
+/** Calls a contract command over the host's WebSocket, as the page does (for setup and checks). */
+export async function desk<T = unknown>(host: HostHandle, cmd: string, payload: unknown = {}): Promise<T> {
+  const ws = new WebSocket(`${host.origin.replace('http', 'ws')}/ws?token=${host.token}`);
+  await new Promise((resolve, reject) => {
+    ws.once('open', resolve);
+    ws.once('error', reject);
+  });
+  try {
+    const reply = await new Promise<{ ok: boolean; result?: T; error?: { message: string } }>((resolve) => {
+      ws.on('message', (m) => {
+        const msg = JSON.parse(String(m));
+        if (msg.id === 1) resolve(msg);
+      });
+      ws.send(JSON.stringify({ id: 1, cmd, payload }));
+    });
+    if (!reply.ok) throw Object.assign(new Error(reply.error?.message ?? 'failed'), { desk: reply.error });
+    return reply.result as T;
+  } finally {
+    ws.close();
+  }
+}
+
+export interface SandboxProcess { url: string; env: NodeJS.ProcessEnv; child: ChildProcess; stop(): Promise<void> }
+
+/**
+ * The Sandbox as its own process with a short task duration, so the host can be killed and
+ * restarted while tasks stay on the server. The host reaches it through MEDIADESK_API_URL.
+ */
+export async function startSandboxProcess(taskDurationMs = 500): Promise<SandboxProcess> {
+  const child = spawn(process.execPath, ['bin/mediadesk.js', 'sandbox', '--port', '0', '--task-duration-ms', String(taskDurationMs)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr += d));
+  const first = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`sandbox exited with ${code}: ${stderr}`)));
+  });
+  const url = /listening on (\S+)/.exec(first)?.[1];
+  if (!url) throw new Error(`unexpected sandbox output: ${first}`);
+  return {
+    url,
+    env: { MEDIADESK_API_URL: url, MEDIADESK_API_KEY: 'sandbox-owner' },
+    child,
+    stop: () => new Promise((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    }),
+  };
+}
+
+export async function setFaults(sandboxUrl: string, patch: Record<string, unknown>) {
+  const res = await fetch(`${sandboxUrl}/__sandbox/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(patch) });
+  if (!res.ok) throw new Error(`faults: ${res.status} ${await res.text()}`);
+}
+
+/** Small distinct PNGs (64x48), `count` of them, half in a subfolder so mirroring shows. */
+export async function makeImages(dir: string, count: number): Promise<string[]> {
+  mkdirSync(join(dir, 'sub'), { recursive: true });
+  const out: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const p = join(dir, i % 2 ? 'sub' : '', `img-${String(i).padStart(2, '0')}.png`);
+    await sharp({ create: { width: 64, height: 48, channels: 3, background: { r: (i * 37) % 255, g: (i * 91) % 255, b: 180 } } }).png().toFile(p);
+    out.push(p);
+  }
+  return out;
+}
+
+/** Fails the test on any Content-Security-Policy violation (the renderer must live within it). */
+export function watchCsp(page: Page): string[] {
+  const errors: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error' && /Content Security Policy/i.test(m.text())) errors.push(m.text());
+  });
+  return errors;
+}
+
+export const shot = (page: Page, name: string) => page.screenshot({ path: join('docs', 'screenshots', `${name}.png`) });

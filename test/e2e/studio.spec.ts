@@ -1,0 +1,173 @@
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { expect, test } from '@playwright/test';
+import sharp from 'sharp';
+import { newHome, startHost, type HostHandle } from './host.ts';
+import { desk, makeImages, shot, startSandboxProcess, watchCsp, type SandboxProcess } from './studio-helpers.ts';
+
+interface Job { state: string; input: string | null; relDir: string; outputs: string[]; invalid: { field: string; reason: string }[] }
+
+let host: HostHandle;
+let sandbox: SandboxProcess;
+test.afterEach(async () => {
+  await host?.stop();
+  await sandbox?.stop();
+});
+
+test('a folder of 20 images upscaled x4: live progress, then all 20 results on disk and in the gallery', async ({ page }) => {
+  const csp = watchCsp(page);
+  sandbox = await startSandboxProcess(500);
+  host = await startHost(newHome(), sandbox.env);
+  // More jobs at once keeps the suite quick; the queue's behaviour is the same.
+  await desk(host, 'settings.set', { concurrency: 10 });
+  const dir = join(mkdtempSync(join(tmpdir(), 'md-shoot-')), 'shoot');
+  await makeImages(dir, 20);
+
+  await page.goto(`${host.url}#studio`);
+  await page.getByTestId('tool-select').selectOption('upscaler-precision');
+  // The catalogue's default for the scale factor is 2; the form shows it, we pick 4.
+  await expect(page.getByTestId('field-scale_factor')).toHaveValue('2');
+  await page.getByTestId('field-scale_factor').fill('4');
+  await page.getByTestId('pick-folder').setInputFiles(dir);
+  await expect(page.getByTestId('input-status')).toContainText('20 files');
+  // The batch field (image) is filled per file by the engine, so the form hides it.
+  await expect(page.getByTestId('field-image')).toHaveCount(0);
+  await expect(page.getByTestId('input-thumbs').locator('img').first()).toBeVisible();
+  await shot(page, 'studio');
+
+  await page.getByTestId('start').click();
+  // Live progress: the title counts settled jobs while the batch runs.
+  await expect(page).toHaveTitle(/MediaDesk — ([0-9]|1[0-9])\/20/);
+  await page.getByTestId('nav-queue').click();
+  await expect(page.getByTestId('batch-row')).toHaveCount(1);
+  await expect(page.getByTestId('job-row').first()).toBeVisible();
+  await shot(page, 'queue');
+  await expect(page).toHaveTitle('MediaDesk — batch done', { timeout: 60_000 });
+  await expect(page.getByTestId('batch-count')).toHaveText('20/20');
+
+  const batches = await desk<{ id: string; outDir: string }[]>(host, 'batches.list', {});
+  const { jobs } = await desk<{ jobs: Job[] }>(host, 'jobs.list', { batchId: batches[0].id, limit: 100 });
+  expect(jobs).toHaveLength(20);
+  for (const j of jobs) {
+    expect(j.state).toBe('done');
+    expect(j.outputs).toHaveLength(1);
+    expect(existsSync(j.outputs[0])).toBe(true);
+    // Subfolders are mirrored under the output folder.
+    expect(relative(batches[0].outDir, j.outputs[0]).startsWith(j.relDir ? 'sub' : 'img-')).toBe(true);
+  }
+  const meta = await sharp(jobs[0].outputs[0]).metadata();
+  expect([meta.width, meta.height]).toEqual([256, 192]);
+
+  await page.getByTestId('nav-results').click();
+  await expect(page.getByTestId('gallery-count')).toHaveText('20 results');
+  await expect(page.getByTestId('gallery-item').first().locator('img')).toBeVisible();
+  await expect(page.getByTestId('before-after')).toBeVisible();
+  await shot(page, 'results');
+  expect(csp).toEqual([]);
+});
+
+test('a bad parameter: the catalogue bound shows at once, and the server\'s 400 shows beside its field', async ({ page }) => {
+  const csp = watchCsp(page);
+  sandbox = await startSandboxProcess(300);
+  host = await startHost(newHome(), sandbox.env);
+  await page.goto(`${host.url}#studio`);
+
+  // Instant: a value outside the spec's bounds, before anything is sent.
+  await page.getByTestId('tool-select').selectOption('flex-image');
+  await page.getByTestId('field-width').fill('100');
+  await expect(page.getByTestId('error-width')).toHaveText('must be at least 256');
+  await expect(page.getByTestId('field-width')).toHaveAttribute('aria-invalid', 'true');
+  await page.getByTestId('start').click();
+  await expect(page.getByTestId('error-prompt')).toHaveText('is required');
+  expect(await desk<unknown[]>(host, 'batches.list', {})).toHaveLength(0);
+
+  // From the server: the catalogue accepts any HTTPS URL, the Sandbox fetches loopback URLs only.
+  await page.getByTestId('tool-select').selectOption('context-t2i');
+  await page.getByTestId('field-prompt').fill('a lighthouse at dusk');
+  await page.getByTestId('field-input_image').fill('https://example.com/reference.png');
+  await expect(page.getByTestId('error-input_image')).toHaveCount(0);
+  await page.getByTestId('start').click();
+  await expect(page.getByTestId('error-input_image')).toContainText('loopback');
+  await shot(page, 'studio-field-error');
+
+  await page.getByTestId('nav-queue').click();
+  await page.getByTestId('job-row').first().locator('button').first().click();
+  await expect(page.getByTestId('job-row').first()).toHaveAttribute('data-state', 'failed');
+  await expect(page.getByTestId('job-invalid-input_image')).toContainText('loopback');
+  expect(csp).toEqual([]);
+});
+
+test('the LoRA gallery filters, and "use" puts a LoRA into the generator, whose task then completes', async ({ page }) => {
+  const csp = watchCsp(page);
+  sandbox = await startSandboxProcess(300);
+  host = await startHost(newHome(), sandbox.env);
+  await page.goto(`${host.url}#loras`);
+  const cards = page.getByTestId('lora-card');
+  await expect(cards.first()).toBeVisible();
+  const all = await cards.count();
+  expect(all).toBeGreaterThanOrEqual(8);
+  await expect(cards.first().locator('img')).toBeVisible();
+  await shot(page, 'loras');
+
+  await page.getByTestId('lora-type').selectOption('character');
+  await expect(cards).not.toHaveCount(all);
+  for (const t of await cards.locator('.tag').first().allTextContents()) expect(t).toBe('character');
+  await page.getByTestId('lora-search').fill('robot');
+  await expect(cards).toHaveCount(1);
+  await expect(cards.first()).toHaveAttribute('data-lora', 'Robot Pip');
+  await cards.first().getByTestId('lora-use').click();
+
+  await expect(page.getByTestId('screen-studio')).toBeVisible();
+  await expect(page.getByTestId('tool-select')).toHaveValue('hires');
+  await expect(page.getByTestId('styling-character')).toHaveText('#6');
+  // The default scale 0.85 becomes strength 85 (of 0..200).
+  await expect(page.getByTestId('field-styling').locator('input[type=number]').first()).toHaveValue('85');
+  await page.getByTestId('field-prompt').fill('a small friendly robot in a greenhouse');
+  await page.getByTestId('start').click();
+  await expect(page.getByTestId('last-batch')).toContainText('Batch done', { timeout: 30_000 });
+  const batches = await desk<{ id: string; params: Record<string, unknown> }[]>(host, 'batches.list', {});
+  expect(batches[0].params.styling).toEqual({ characters: [{ id: 6, strength: 85 }] });
+  const { jobs } = await desk<{ jobs: Job[] }>(host, 'jobs.list', { batchId: batches[0].id });
+  expect(jobs[0].state).toBe('done');
+  expect(existsSync(jobs[0].outputs[0])).toBe(true);
+  expect(csp).toEqual([]);
+});
+
+test('a job killed mid-run shows up correctly after a restart of the host, then completes', async ({ page }) => {
+  sandbox = await startSandboxProcess(4000);
+  const home = newHome();
+  host = await startHost(home, sandbox.env);
+  const dir = mkdtempSync(join(tmpdir(), 'md-kill-'));
+  await makeImages(dir, 2);
+  await page.goto(`${host.url}#studio`);
+  await page.getByTestId('tool-select').selectOption('upscaler-precision');
+  await page.getByTestId('typed-path').fill(dir);
+  await page.getByRole('button', { name: 'Add', exact: true }).click();
+  await page.getByTestId('start').click();
+  await expect(page.getByTestId('last-batch')).toContainText('/2');
+
+  // Kill the host once both tasks exist on the server (running, task ids stored).
+  await expect.poll(async () => {
+    const batches = await desk<{ id: string }[]>(host, 'batches.list', {});
+    const { jobs } = await desk<{ jobs: (Job & { taskId: string | null })[] }>(host, 'jobs.list', { batchId: batches[0].id });
+    return jobs.filter((j) => j.state === 'running' && j.taskId).length;
+  }, { timeout: 20_000, intervals: [100] }).toBe(2);
+  await host.stop('SIGKILL');
+
+  host = await startHost(home, sandbox.env);
+  await page.goto(`${host.url}#queue`);
+  await expect(page.getByTestId('batch-row')).toHaveCount(1);
+  const states = page.getByTestId('job-row');
+  await expect(states).toHaveCount(2);
+  // Still the same tasks: running (or already downloading), never resubmitted or lost.
+  for (const s of await states.evaluateAll((rows) => rows.map((r) => r.getAttribute('data-state')))) expect(['running', 'downloading', 'done']).toContain(s);
+  await expect(page.getByTestId('batch-count')).toHaveText('2/2', { timeout: 30_000 });
+  await expect(page.locator('[data-testid=job-row][data-state=done]')).toHaveCount(2);
+  const batches = await desk<{ id: string }[]>(host, 'batches.list', {});
+  const { jobs } = await desk<{ jobs: (Job & { attempts: number })[] }>(host, 'jobs.list', { batchId: batches[0].id });
+  for (const j of jobs) {
+    expect(j.attempts).toBe(1);
+    expect(existsSync(j.outputs[0])).toBe(true);
+  }
+});
