@@ -2,9 +2,10 @@ import { dataHome } from '../../core/paths.ts';
 import { UsageError, type CliContext } from './command.ts';
 import { COMMANDS } from './commands/index.ts';
 
-function help(): string {
-  const width = Math.max(...COMMANDS.map((c) => c.name.length));
-  return ['usage: mediadesk <command> [options]', '', ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`), '', 'mediadesk <command> --help shows a command\'s options.'].join('\n');
+async function help(): Promise<string> {
+  const all = await Promise.all(COMMANDS.map((c) => c.load()));
+  const width = Math.max(...all.map((c) => c.name.length));
+  return ['usage: mediadesk <command> [options]', '', ...all.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`), '', 'mediadesk <command> --help shows a command\'s options.'].join('\n');
 }
 
 export async function runCli(argv: string[], io: Partial<CliContext> = {}): Promise<number> {
@@ -12,14 +13,15 @@ export async function runCli(argv: string[], io: Partial<CliContext> = {}): Prom
   const stderr = io.stderr ?? process.stderr;
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
-    stdout.write(help() + '\n');
+    stdout.write((await help()) + '\n');
     return name ? 0 : 2;
   }
-  const cmd = COMMANDS.find((c) => c.name === name);
-  if (!cmd) {
+  const ref = COMMANDS.find((c) => c.name === name);
+  if (!ref) {
     stderr.write(`mediadesk: unknown command "${name}" (try: ${COMMANDS.map((c) => c.name).join(', ')})\n`);
     return 2;
   }
+  const cmd = await ref.load();
   if (rest.includes('--help') || rest.includes('-h')) {
     stdout.write(`usage: ${cmd.usage}\n`);
     return 0;

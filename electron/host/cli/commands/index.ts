@@ -1,25 +1,21 @@
 import type { CliCommand } from '../command.ts';
-import { sandboxCommand } from './sandbox.ts';
-import { keyCommand } from './key.ts';
-import { settingsCommand } from './settings.ts';
-import { video } from './video.ts';
-import { auditCommand } from './audit.ts';
-import { runCommand } from './run.ts';
-import { jobsCommand } from './jobs.ts';
-import { appsCommand } from './apps.ts';
-import { usageCommand } from './usage.ts';
-import { creationsCommand } from './creations.ts';
+
+export interface CommandRef {
+  name: string;
+  /** Loaded only when the command runs: `mediadesk key status` must not pay for sharp, the engine or the Sandbox. */
+  load: () => Promise<CliCommand>;
+}
 
 /** Every CLI command, one module each. Order is the order of `mediadesk --help`. */
-export const COMMANDS: CliCommand[] = [
-  sandboxCommand,
-  keyCommand,
-  settingsCommand,
-  video,
-  auditCommand,
-  runCommand,
-  jobsCommand,
-  appsCommand,
-  usageCommand,
-  creationsCommand,
+export const COMMANDS: CommandRef[] = [
+  { name: 'run', load: () => import('./run.ts').then((m) => m.runCommand) },
+  { name: 'jobs', load: () => import('./jobs.ts').then((m) => m.jobsCommand) },
+  { name: 'video', load: () => import('./video.ts').then((m) => m.video) },
+  { name: 'apps', load: () => import('./apps.ts').then((m) => m.appsCommand) },
+  { name: 'usage', load: () => import('./usage.ts').then((m) => m.usageCommand) },
+  { name: 'creations', load: () => import('./creations.ts').then((m) => m.creationsCommand) },
+  { name: 'audit', load: () => import('./audit.ts').then((m) => m.auditCommand) },
+  { name: 'key', load: () => import('./key.ts').then((m) => m.keyCommand) },
+  { name: 'settings', load: () => import('./settings.ts').then((m) => m.settingsCommand) },
+  { name: 'sandbox', load: () => import('./sandbox.ts').then((m) => m.sandboxCommand) },
 ];
