@@ -1,0 +1,262 @@
+import type { AuditFacets, AuditFilters, AuditRow, AuditSort, AuditStatus, AuditTimeline, SyncErrorKind, SyncProgress, SyncReport } from '../../../shared/contract/audit.ts';
+import { call, on, errorText } from './bridge.ts';
+
+/** Rows per `audit.query` call: big enough that a fast fling costs few round trips, small enough to answer in a frame. */
+export const PAGE = 200;
+/** Pages kept in memory; a 1,000,000-row view holds at most this many × PAGE rows. */
+const MAX_PAGES = 40;
+
+/** The filter state the UI edits; `toFilters` turns it into the contract's shape (no empty fields). */
+export interface FilterState {
+  from: string;
+  to: string;
+  memberIds: number[];
+  groupIds: number[];
+  folderRefs: string[];
+  eventTypes: string[];
+  requestId: string;
+  correlationId: string;
+  search: string;
+}
+
+export const emptyFilters = (): FilterState => ({ from: '', to: '', memberIds: [], groupIds: [], folderRefs: [], eventTypes: [], requestId: '', correlationId: '', search: '' });
+
+export function toFilters(f: FilterState): AuditFilters {
+  const out: AuditFilters = {};
+  if (f.from) out.from = f.from;
+  if (f.to) out.to = f.to;
+  if (f.memberIds.length) out.memberIds = [...f.memberIds];
+  if (f.groupIds.length) out.groupIds = [...f.groupIds];
+  if (f.folderRefs.length) out.folderRefs = [...f.folderRefs];
+  if (f.eventTypes.length) out.eventTypes = [...f.eventTypes];
+  if (f.requestId.trim()) out.requestId = f.requestId.trim();
+  if (f.correlationId.trim()) out.correlationId = f.correlationId.trim();
+  if (f.search.trim()) out.search = f.search.trim();
+  return out;
+}
+
+/** A 403 or 429 from the last sync, phrased for the person who has to act on it. */
+export interface Blocker { kind: SyncErrorKind; title: string; text: string }
+
+export function blockerFor(kind: SyncErrorKind, message: string, retryAfter: string | null): Blocker | null {
+  switch (kind) {
+    case 'forbidden_role':
+      return { kind, title: 'Audit logs need a team admin or owner', text: 'The API key in use belongs to a team member. Ask an admin or owner of the team for a key with that role; the cached events below stay readable.' };
+    case 'forbidden_plan':
+      return { kind, title: 'Your plan has no audit logs', text: 'Audit-log search is part of the Enterprise plan with audit logs enabled. Imported exports still work offline.' };
+    case 'forbidden_disabled':
+      return { kind, title: 'Audit logs are turned off for this team', text: 'An owner can enable audit logs in the team settings. Imported exports still work offline.' };
+    case 'forbidden':
+      return { kind, title: 'The API refused the audit log (403)', text: message };
+    case 'unauthorized':
+      return { kind, title: 'The API key was not accepted (401)', text: 'Check the key in Settings.' };
+    case 'rate_limited':
+      return { kind, title: 'The API asked us to slow down (429)', text: retryAfter ? `Sync is paused until ${fmtDateTime(retryAfter)} UTC; it continues from where it stopped.` : 'Try again in a moment; the sync continues from where it stopped.' };
+    case 'budget_exhausted':
+      return { kind, title: "Today's request budget is used up", text: 'The app never exceeds the daily audit request limit. The sync continues tomorrow (UTC) from where it stopped.' };
+    case 'server':
+      return { kind, title: 'The API had a server error', text: message };
+    case 'invalid':
+      return { kind, title: 'The API rejected the request', text: message };
+    default:
+      return null;
+  }
+}
+
+/** `2026-03-15 14:03:07` from an ISO instant, in UTC (the API's and the filters' time zone). */
+export function fmtDateTime(iso: string): string {
+  return iso.length >= 19 ? `${iso.slice(0, 10)} ${iso.slice(11, 19)}` : iso;
+}
+
+export function fmtAgo(iso: string | null, now = Date.now()): string {
+  if (!iso) return 'never';
+  const s = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
+  if (s < 60) return 'just now';
+  if (s < 3600) return `${Math.round(s / 60)} min ago`;
+  if (s < 86400) return `${Math.round(s / 3600)} h ago`;
+  return `${Math.round(s / 86400)} days ago`;
+}
+
+const nf = new Intl.NumberFormat('en');
+export const fmtCount = (n: number) => nf.format(n);
+
+/**
+ * The viewer's state: filters and sort, the sparse window of rows the virtualized table shows,
+ * facets, timeline, cache status and sync. Rows live in a plain Map of pages (never a deep
+ * $state proxy: a million proxied objects would cost more than the table itself); `version`
+ * is the one reactive signal that tells the table a page arrived.
+ */
+export class AuditStore {
+  filters = $state<FilterState>(emptyFilters());
+  sort = $state<AuditSort>({ field: 'date', dir: 'desc' });
+  /** Matches of the current filters; null until the first answer. */
+  total = $state<number | null>(null);
+  version = $state(0);
+  queryError = $state('');
+  facets = $state<AuditFacets | null>(null);
+  bucket = $state<'hour' | 'day'>('day');
+  timeline = $state<AuditTimeline | null>(null);
+  status = $state<AuditStatus | null>(null);
+  statusError = $state('');
+  syncing = $state(false);
+  progress = $state<SyncProgress | null>(null);
+  lastReport = $state<SyncReport | null>(null);
+  online = $state(typeof navigator === 'undefined' ? true : navigator.onLine);
+
+  private pages = new Map<number, AuditRow[]>();
+  /** `next` cursor after each loaded page: the following page then costs a keyset seek, not an OFFSET scan. */
+  private cursors = new Map<number, string | null>();
+  private loading = new Set<number>();
+  /** Bumped on every filter or sort change; answers of an older generation are dropped. */
+  private gen = 0;
+  private lastWanted = 0;
+
+  /** The contract's filters for the current state (what export and facets get too). */
+  get apiFilters(): AuditFilters {
+    return toFilters(this.filters);
+  }
+
+  rowAt(i: number): AuditRow | undefined {
+    void this.version;
+    return this.pages.get(Math.floor(i / PAGE))?.[i % PAGE];
+  }
+
+  /** New filters or sort: drop every cached page and ask again, counting once. */
+  async reload(): Promise<void> {
+    const gen = ++this.gen;
+    this.pages.clear();
+    this.cursors.clear();
+    this.loading.clear();
+    this.version++;
+    const filters = this.apiFilters;
+    const sort = $state.snapshot(this.sort);
+    try {
+      const res = await call('audit.query', { filters, sort, limit: PAGE, offset: 0, withTotal: true });
+      if (gen !== this.gen) return;
+      this.pages.set(0, res.rows);
+      this.cursors.set(0, res.next);
+      this.total = res.total ?? res.rows.length;
+      this.queryError = '';
+      this.version++;
+    } catch (err) {
+      if (gen !== this.gen) return;
+      this.total = 0;
+      this.queryError = errorText(err);
+    }
+    void this.loadAggregates(gen);
+  }
+
+  async loadAggregates(gen = this.gen): Promise<void> {
+    const filters = this.apiFilters;
+    try {
+      const [facets, timeline] = await Promise.all([
+        call('audit.facets', { filters, limit: 50 }),
+        call('audit.timeline', { filters, bucket: this.bucket }),
+      ]);
+      if (gen !== this.gen) return;
+      this.facets = facets;
+      this.timeline = timeline;
+    } catch (err) {
+      if (gen === this.gen) this.queryError = errorText(err);
+    }
+  }
+
+  /** The table asks for the rows it is about to show; pages already here or on the way are skipped. */
+  ensure(start: number, end: number): void {
+    if (this.total === null) return;
+    const last = Math.min(end, this.total - 1);
+    this.lastWanted = Math.floor(start / PAGE);
+    for (let p = Math.floor(Math.max(0, start) / PAGE); p * PAGE <= last; p++) {
+      if (!this.pages.has(p) && !this.loading.has(p)) void this.fetchPage(p);
+    }
+  }
+
+  private async fetchPage(p: number): Promise<void> {
+    const gen = this.gen;
+    this.loading.add(p);
+    const prev = this.cursors.get(p - 1);
+    const req = prev ? { after: prev } : { offset: p * PAGE };
+    try {
+      const res = await call('audit.query', { filters: this.apiFilters, sort: $state.snapshot(this.sort), limit: PAGE, ...req });
+      if (gen !== this.gen) return;
+      this.pages.set(p, res.rows);
+      this.cursors.set(p, res.next);
+      this.evict();
+      this.version++;
+    } catch (err) {
+      if (gen === this.gen) this.queryError = errorText(err);
+    } finally {
+      if (gen === this.gen) this.loading.delete(p);
+    }
+  }
+
+  /** Forget the pages farthest from where the user is looking. */
+  private evict(): void {
+    if (this.pages.size <= MAX_PAGES) return;
+    const far = [...this.pages.keys()].sort((a, b) => Math.abs(b - this.lastWanted) - Math.abs(a - this.lastWanted));
+    for (const p of far.slice(0, this.pages.size - MAX_PAGES)) {
+      this.pages.delete(p);
+      this.cursors.delete(p);
+    }
+  }
+
+  async setBucket(b: 'hour' | 'day'): Promise<void> {
+    this.bucket = b;
+    try {
+      this.timeline = await call('audit.timeline', { filters: this.apiFilters, bucket: b });
+    } catch (err) {
+      this.queryError = errorText(err);
+    }
+  }
+
+  async refreshStatus(): Promise<void> {
+    try {
+      this.status = await call('audit.status', {});
+      this.statusError = '';
+    } catch (err) {
+      this.statusError = errorText(err);
+    }
+  }
+
+  async sync(): Promise<void> {
+    if (this.syncing) return;
+    this.syncing = true;
+    this.progress = null;
+    try {
+      this.lastReport = await call('audit.sync', {});
+    } catch (err) {
+      this.statusError = errorText(err);
+    } finally {
+      this.syncing = false;
+      await this.refreshStatus();
+      await this.reload();
+    }
+  }
+
+  /** The last sync's trouble, if it is newer than the last success. */
+  get lastError(): AuditStatus['lastError'] {
+    const s = this.status;
+    if (!s?.lastError) return null;
+    if (s.lastSuccessAt && Date.parse(s.lastSuccessAt) > Date.parse(s.lastError.at)) return null;
+    return s.lastError;
+  }
+
+  get offline(): boolean {
+    return !this.online || this.lastError?.kind === 'network';
+  }
+
+  /** Subscriptions for the life of the screen; returns their undo. */
+  start(): () => void {
+    const offProgress = on('audit.syncProgress', (p) => (this.progress = p));
+    const net = () => (this.online = navigator.onLine);
+    addEventListener('online', net);
+    addEventListener('offline', net);
+    void this.refreshStatus();
+    void this.reload();
+    return () => {
+      offProgress();
+      removeEventListener('online', net);
+      removeEventListener('offline', net);
+    };
+  }
+}
