@@ -1,13 +1,21 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpus, totalmem } from 'node:os';
+import { readFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 
 const BIN = resolve(import.meta.dirname, '../bin/mediadesk.js');
+const SERVER = resolve(import.meta.dirname, 'sandbox-server.ts');
 
-/** The Sandbox in its own process, so its memory and CPU are not counted as the engine's. */
-export async function childSandbox(taskDurationMs: number): Promise<{ url: string; proc: ChildProcess; close(): void }> {
-  const proc = spawn(process.execPath, [BIN, 'sandbox', '--port', '0', '--task-duration-ms', String(taskDurationMs)], { stdio: ['ignore', 'pipe', 'inherit'] });
+/**
+ * The Sandbox in its own process, so its memory and CPU are not counted as the engine's. With a
+ * `renderMode` it runs through bench/sandbox-server.ts (the CLI has no such switch).
+ */
+export async function childSandbox(taskDurationMs: number, renderMode?: 'fast' | 'faithful'): Promise<{ url: string; proc: ChildProcess; close(): void }> {
+  const args = renderMode
+    ? [SERVER, '--task-duration-ms', String(taskDurationMs), '--render-mode', renderMode]
+    : [BIN, 'sandbox', '--port', '0', '--task-duration-ms', String(taskDurationMs)];
+  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((res, rej) => {
     createInterface({ input: proc.stdout! }).on('line', (l) => {
       const m = /listening on (http:\/\/\S+)/.exec(l);
@@ -29,6 +37,29 @@ export async function control(url: string, path: string, body?: unknown): Promis
   const res = await fetch(`${url}/__sandbox/${path}`, body === undefined ? {} : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   return res.json();
 }
+
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
+export function cpuSecondsOf(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = f.slice(f.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** Peak RSS of another process (sampled from /proc), for a child Sandbox. */
+export function childRssSampler(pid: number, everyMs = 100) {
+  const read = () => {
+    try {
+      return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
+    } catch {
+      return 0;
+    }
+  };
+  let peak = read();
+  const t = setInterval(() => (peak = Math.max(peak, read())), everyMs);
+  return { peak: () => Math.max(peak, read()), stop: () => clearInterval(t) };
+}
+
+export const loadavg1 = () => loadavg()[0].toFixed(1);
 
 export const mb = (n: number) => `${(n / 1048576).toFixed(0)} MB`;
 export const machine = () => `${cpus().length} CPUs (${cpus()[0]?.model.trim()}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Node ${process.version}, ${process.platform}`;

@@ -1,6 +1,9 @@
 /**
  * (b) 10,000 zero-latency image jobs through the whole engine (create, list poll, download,
- * rename, every state change committed): jobs per second and peak RSS of the engine's process.
+ * rename, every state change committed): jobs per second and peak RSS of the engine's process,
+ * and the CPU each process used (the box is shared, so CPU per job is the steadier figure).
+ * BENCH_RENDER=faithful renders every result for real; the default `fast` serves a fixed tiny image
+ * so the engine is measured, not libvips. Run: node bench/engine-throughput.ts
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,10 +12,11 @@ import sharp from 'sharp';
 import { DEFAULT_SLUGS } from '../shared/catalogue/index.ts';
 import { DEFAULT_SETTINGS } from '../shared/settings.ts';
 import { openEngine } from '../electron/core/engine/open.ts';
-import { childSandbox, machine, mb, rssSampler } from './engine-common.ts';
+import { childRssSampler, childSandbox, control, cpuSecondsOf, loadavg1, machine, mb, rssSampler } from './engine-common.ts';
 
 const N = Number(process.env.BENCH_JOBS ?? 10_000);
-const sb = await childSandbox(0);
+const RENDER = process.env.BENCH_RENDER === 'faithful' ? 'faithful' : 'fast';
+const sb = await childSandbox(0, RENDER);
 const work = mkdtempSync(join(tmpdir(), 'mediadesk-bench-tp-'));
 try {
   const input = join(work, 'in');
@@ -27,6 +31,10 @@ try {
   const t0 = performance.now();
   const r = await engine.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: join(work, 'out') });
   const t1 = performance.now();
+  const load0 = loadavg1();
+  const cpu0 = process.cpuUsage();
+  const sbCpu0 = cpuSecondsOf(sb.proc.pid!);
+  const sbRss = childRssSampler(sb.proc.pid!);
   engine.start();
   for (;;) {
     const b = engine.store.batch(r.batch.id)!;
@@ -34,6 +42,14 @@ try {
     await new Promise((res) => setTimeout(res, 100));
   }
   const t2 = performance.now();
+  const cpu = process.cpuUsage(cpu0);
+  const engineCpu = (cpu.user + cpu.system) / 1e6;
+  const sbCpu = cpuSecondsOf(sb.proc.pid!) - sbCpu0;
+  sbRss.stop();
+  const load1 = loadavg1();
+  const stats = await control(sb.url, 'stats');
+  const v1 = Object.entries(stats.requests as Record<string, number>).filter(([k]) => / \/v1\//.test(k));
+  const by = (re: RegExp) => v1.filter(([k]) => re.test(k)).reduce((a, [, n]) => a + n, 0);
   const b = engine.store.batch(r.batch.id)!;
   await engine.close();
   rss.stop();
@@ -44,7 +60,12 @@ try {
     `| run (create, poll, download, rename) | ${((t2 - t1) / 1000).toFixed(1)} s |`,
     `| jobs per second (run) | ${(N / ((t2 - t1) / 1000)).toFixed(0)} |`,
     `| done | ${b.counts.done} of ${b.total} |`,
-    `| peak RSS of the engine process | ${mb(rss.peak())} |`, '',
+    `| peak RSS of the engine process | ${mb(rss.peak())} |`,
+    `| CPU of the engine process during the run | ${engineCpu.toFixed(1)} s (${((engineCpu * 1000) / N).toFixed(2)} ms per job) |`,
+    `| CPU of the Sandbox process during the run | ${sbCpu.toFixed(1)} s (${((sbCpu * 1000) / N).toFixed(2)} ms per job), peak RSS ${mb(sbRss.peak())} |`,
+    `| /v1 requests: creates, list pages, by-id | ${by(/^POST/)}, ${by(/^GET [^{]*$/)}, ${by(/\{task-id\}/)} |`,
+    `| Sandbox result rendering | ${RENDER} |`,
+    `| load average (1 min) at start / end of the run | ${load0} / ${load1} |`, '',
     `Machine: ${machine()}`,
   ].join('\n'));
 } finally {

@@ -17,9 +17,13 @@ export class DiskStore {
     this.dir = mkdtempSync(join(tmpdir(), 'mediadesk-sandbox-'));
   }
 
+  /** The id bytes are (or would be) stored under as an input: their content hash. */
+  inputIdOf(bytes: Buffer): string {
+    return `inp_${createHash('sha256').update(bytes).digest('hex').slice(0, 24)}`;
+  }
+
   /** Stores bytes under their hash; the same input twice costs one file. */
-  putInput(bytes: Buffer, contentType: string): string {
-    const id = `inp_${createHash('sha256').update(bytes).digest('hex').slice(0, 24)}`;
+  putInput(bytes: Buffer, contentType: string, id = this.inputIdOf(bytes)): string {
     if (!this.files.has(id)) this.write(id, bytes, contentType);
     return id;
   }

@@ -1,12 +1,16 @@
+import type { RenderMode } from './results.ts';
 import { buildServer } from './server.ts';
 
 export { DEMO_KEYS, type DemoKey } from './keys.ts';
+export type { RenderMode } from './results.ts';
 
 export interface StartSandboxOptions {
   port?: number;
   seed?: number;
   taskDurationMs?: number;
   now?: () => number;
+  /** Benchmark aid, default `faithful`: `fast` serves a fixed tiny image for every image result. */
+  renderMode?: RenderMode;
 }
 
 export interface RunningSandbox {
@@ -18,7 +22,7 @@ export interface RunningSandbox {
 
 /** Starts the Sandbox on 127.0.0.1 (never another interface). Port 0 picks a free port. */
 export async function startSandbox(opts: StartSandboxOptions = {}): Promise<RunningSandbox> {
-  const { app, setBaseUrl, shutdown } = buildServer({ seed: opts.seed ?? 1, taskDurationMs: opts.taskDurationMs, now: opts.now ?? Date.now });
+  const { app, setBaseUrl, shutdown } = buildServer({ seed: opts.seed ?? 1, taskDurationMs: opts.taskDurationMs, now: opts.now ?? Date.now, renderMode: opts.renderMode });
   await app.listen({ host: '127.0.0.1', port: opts.port ?? 0 });
   const addr = app.server.address();
   if (!addr || typeof addr === 'string') throw new Error('the Sandbox did not bind a TCP port');

@@ -48,10 +48,13 @@ export async function mediaBytes(value: string, field: string, disk: DiskStore):
 /** Decodes an image input, checks it is a readable image, stores it and returns its reference. */
 export async function storeImage(value: string, field: string, disk: DiskStore): Promise<string> {
   const bytes = await mediaBytes(value, field, disk);
+  // The same bytes were decoded and checked when first stored: the answer cannot differ.
+  const id = disk.inputIdOf(bytes);
+  if (disk.get(id)) return id;
   try {
     const meta = await sharp(bytes).metadata();
     if (!meta.width || !meta.height) throw new Error('no dimensions');
-    return disk.putInput(bytes, `image/${meta.format}`);
+    return disk.putInput(bytes, `image/${meta.format}`, id);
   } catch {
     throw new InvalidParamsError([{ field, reason: 'is not a readable image (JPEG, PNG or WebP)' }]);
   }

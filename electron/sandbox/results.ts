@@ -1,4 +1,5 @@
 import { statSync } from 'node:fs';
+import sharp from 'sharp';
 import { findTool } from '../../shared/catalogue/index.ts';
 import type { DiskStore } from './blob-store.ts';
 import { bufferSource, fileSource, type ByteSource } from './download.ts';
@@ -37,6 +38,25 @@ export function resultPath(task: Task, index: number, kind: ResultKind): string 
 
 const ASSETS = { video: { path: VIDEO_ASSET, size: statSync(VIDEO_ASSET).size }, audio: { path: AUDIO_ASSET, size: statSync(AUDIO_ASSET).size } };
 
+/**
+ * `faithful` (default) renders every image result for real; `fast` serves one tiny fixed image per
+ * format instead, a benchmark aid so a client's throughput is measured rather than libvips'.
+ */
+export type RenderMode = 'faithful' | 'fast';
+
+const fastImages = new Map<string, Promise<Rendered>>();
+/** The fixed 8x8 image `fast` mode serves for every image result (rendered once per format). */
+function fastImage(params: Record<string, unknown>): Promise<Rendered> {
+  const format = params.output_format === 'jpeg' ? 'jpeg' : 'png';
+  let p = fastImages.get(format);
+  if (!p) {
+    const img = sharp({ create: { width: 8, height: 8, channels: 3, background: '#3a6ea5' } });
+    p = (format === 'jpeg' ? img.jpeg() : img.png()).toBuffer().then((bytes) => ({ bytes, contentType: `image/${format}` }));
+    fastImages.set(format, p);
+  }
+  return p;
+}
+
 export class ResultRenderer {
   private cache = new Map<string, Rendered>();
   private cachedBytes = 0;
@@ -44,9 +64,11 @@ export class ResultRenderer {
   private running = 0;
   private waiting: (() => void)[] = [];
   private readonly disk: DiskStore;
+  private readonly mode: RenderMode;
 
-  constructor(disk: DiskStore) {
+  constructor(disk: DiskStore, mode: RenderMode = 'faithful') {
     this.disk = disk;
+    this.mode = mode;
   }
 
   /** The bytes of result `index` of a completed task. */
@@ -54,6 +76,10 @@ export class ResultRenderer {
     if (kind === 'video') return fileSource(ASSETS.video.path, ASSETS.video.size, task.params.output_format === 'mov' ? 'video/quicktime' : 'video/mp4');
     if (kind === 'audio') return fileSource(ASSETS.audio.path, ASSETS.audio.size, 'audio/mpeg');
     const key = `${task.id}/${index}`;
+    if (this.mode === 'fast') {
+      const f = await fastImage(task.params);
+      return bufferSource(f.bytes, f.contentType, `"${key}"`);
+    }
     const r = await this.rendered(key, () => renderImage(task.toolId.startsWith('app:') ? 'app' : task.toolId, task.id, task.params, index, this.disk));
     return bufferSource(r.bytes, r.contentType, `"${key}"`);
   }

@@ -7,7 +7,7 @@ import { fileSource, generatedSource, sendBytes } from './download.ts';
 import { FAULT_MESSAGES, FaultState } from './faults.ts';
 import { sendError, sendInvalid } from './errors.ts';
 import { callerOf, type Caller } from './keys.ts';
-import { resultExpiresAt, resultKindOf, ResultRenderer } from './results.ts';
+import { resultExpiresAt, resultKindOf, ResultRenderer, type RenderMode } from './results.ts';
 import { DailyQuota, Stats } from './stats.ts';
 import { buildTeam, type Team } from './team.ts';
 import { statusAt, TaskStore } from './tasks.ts';
@@ -27,6 +27,8 @@ export interface SandboxOptions {
   seed: number;
   taskDurationMs?: number;
   now: () => number;
+  /** Benchmark aid: `fast` serves a fixed tiny image for every image result (README). */
+  renderMode?: RenderMode;
 }
 
 /** Everything one running Sandbox holds; routes get the parts they need. */
@@ -66,7 +68,7 @@ export function buildServer(opts: SandboxOptions): { app: FastifyInstance; state
     faults: new FaultState(opts.seed, opts.taskDurationMs),
     stats: new Stats(),
     disk,
-    renderer: new ResultRenderer(disk),
+    renderer: new ResultRenderer(disk, opts.renderMode),
     webhooks: new WebhookDispatcher(secret, opts.now),
     auditQuota: new DailyQuota(AUDIT_DAILY_LIMIT),
     creditQuota: new DailyQuota(CREDIT_USAGE_DAILY_LIMIT),

@@ -12,7 +12,7 @@ import type { Db } from '../db/open.ts';
 import { exists, removeQuietly } from '../downloads/download.ts';
 import { KIND_EXTS, outputDirOf, partPathOf, renderName, stemOf } from '../downloads/naming.ts';
 import { ACTIVE_STATES, ATTENTION, type JobState } from '../queue/states.ts';
-import { JobStore, toJobRecord, type JobRow, type NewJob } from '../queue/store.ts';
+import { JobStore, toJobRecord, type JobPatch, type JobRow, type NewJob } from '../queue/store.ts';
 import { DEFAULT_POLL, nextPollDelay, type PollPolicy } from './poll-policy.ts';
 import { batchFieldOf, buildParams, isLocalPath, isLoopback, localFileProblem, localMediaFields, placeholderFor, PreflightError, withPlaceholders } from './request.ts';
 import { checkReferences } from '../media/check.ts';
@@ -48,6 +48,14 @@ interface Inflight {
   params: Record<string, unknown>;
   submittedAt: number;
   nextPollAt: number;
+  /** The job as stored when tracking began (saves a re-read when its results arrive). */
+  row: JobRow;
+}
+
+interface PendingWrite {
+  fn: () => unknown;
+  resolve: (v: unknown) => void;
+  reject: (err: unknown) => void;
 }
 
 const HEARTBEAT_MS = 2000;
@@ -80,6 +88,8 @@ export class Engine {
   private readonly sentAtCursor = new Set<string>();
   private rateLimitedUntil = 0;
   private preparing = 0;
+  private pendingWrites: PendingWrite[] = [];
+  private writeScheduled = false;
 
   constructor(o: EngineOptions) {
     this.o = o;
@@ -126,6 +136,48 @@ export class Engine {
   on(_event: 'jobs.changed', fn: Listener): () => void {
     this.listeners.add(fn);
     return () => this.listeners.delete(fn);
+  }
+
+  /**
+   * A job's state change, committed with every other change requested in the same event-loop
+   * turn in one transaction (one commit per turn instead of one per change). The promise settles
+   * after the commit, and callers act (send a create, write a file) only then, so the rule stands:
+   * what is on disk is the truth before anything it describes happens. Each change is still a
+   * compare-and-set; its own result (moved or not) is what the promise gives.
+   */
+  private write<T>(fn: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.pendingWrites.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+      if (!this.writeScheduled) {
+        this.writeScheduled = true;
+        setImmediate(() => this.flushWrites());
+      }
+    });
+  }
+
+  private flushWrites(): void {
+    this.writeScheduled = false;
+    const batch = this.pendingWrites;
+    this.pendingWrites = [];
+    if (batch.length === 0) return;
+    const results: { ok: boolean; v: unknown }[] = [];
+    try {
+      this.store.transaction(() => {
+        for (const w of batch) {
+          try {
+            results.push({ ok: true, v: w.fn() });
+          } catch (err) {
+            // One failing statement is rolled back alone; the others still commit.
+            results.push({ ok: false, v: err });
+          }
+        }
+      }, true);
+    } catch (err) {
+      // The commit itself failed (disk full, lock timeout): nothing of the batch was written.
+      for (const w of batch) w.reject(err);
+      return;
+    }
+    batch.forEach((w, i) => (results[i].ok ? w.resolve(results[i].v) : w.reject(results[i].v)));
   }
 
   // ---- commands ------------------------------------------------------------------------------
@@ -411,6 +463,7 @@ export class Engine {
       jobId: j.id, tool: j.tool, taskId: j.taskId!, params: j.params, submittedAt,
       listPath: resolvePaths(getTool(j.tool), j.snapshot.slugs as Slugs, j.params).list,
       nextPollAt: j.nextPollAt ?? Date.now(),
+      row: j,
     });
   }
 
@@ -462,7 +515,9 @@ export class Engine {
     } catch (err) {
       if (err instanceof PreflightError) {
         // Through submitting, so the state machine's one path to failed is kept; nothing was sent.
-        if (this.store.move(j.id, 'queued', 'submitting', {})) this.store.move(j.id, 'submitting', 'failed', { error: err.message, invalid: err.invalid });
+        await this.write(() => {
+          if (this.store.move(j.id, 'queued', 'submitting', {})) this.store.move(j.id, 'submitting', 'failed', { error: err.message, invalid: err.invalid });
+        });
         return;
       }
       // The upload failed or the backend is unreachable: nothing was paid; try again shortly.
@@ -471,41 +526,47 @@ export class Engine {
     } finally {
       this.preparing--;
     }
-    if (!this.store.move(j.id, 'queued', 'submitting', { attemptId: randomUUID(), attempts: j.attempts + 1, error: null, invalid: null })) return;
+    const attempt = { attemptId: randomUUID(), attempts: j.attempts + 1, error: null, invalid: null };
+    // Committed before the request leaves (write() resolves after the commit).
+    if (!(await this.write(() => this.store.move(j.id, 'queued', 'submitting', attempt)))) return;
     let env: TaskEnvelope;
     try {
       env = await this.tools.create(j.tool, slugs, params);
     } catch (err) {
-      this.onCreateError(j, err);
+      await this.onCreateError(j, err);
       return;
     }
     const now = Date.now();
     const base = { taskId: env.taskId, submittedAt: now, expiresAt: tool.resultTtlHours ? now + tool.resultTtlHours * 3_600_000 : null };
-    let moved: boolean;
-    if (env.status === 'COMPLETED' && env.generated?.length) moved = this.store.move(j.id, 'submitting', 'downloading', { ...base, generated: env.generated });
-    else if (env.status === 'FAILED') moved = this.store.move(j.id, 'submitting', 'failed', { ...base, error: env.error ? `The task failed: ${env.error}` : 'The task failed on the server.' });
-    else moved = this.store.move(j.id, 'submitting', 'running', { ...base, nextPollAt: now + this.poll.firstMs });
-    if (!moved) {
+    let to: JobState;
+    let patch: JobPatch;
+    if (env.status === 'COMPLETED' && env.generated?.length) [to, patch] = ['downloading', { ...base, generated: env.generated }];
+    else if (env.status === 'FAILED') [to, patch] = ['failed', { ...base, error: env.error ? `The task failed: ${env.error}` : 'The task failed on the server.' }];
+    else [to, patch] = ['running', { ...base, nextPollAt: now + this.poll.firstMs }];
+    const moved = await this.write(() => {
+      if (this.store.move(j.id, 'submitting', to, patch)) return true;
       // Canceled while the create was in flight: keep the task id so the user can find the charge.
       const cur = this.store.get(j.id);
       if (cur) this.store.patch(j.id, cur.state, { taskId: env.taskId });
-      return;
-    }
-    const row = this.store.get(j.id)!;
+      return false;
+    });
+    if (!moved) return;
+    // The row as just committed, without reading it back.
+    const row: JobRow = { ...j, ...attempt, ...patch, state: to, invalid: [], error: patch.error ?? null } as JobRow;
     if (row.state === 'running') this.track(row);
     else if (row.state === 'downloading') this.startDownload(row, true);
   }
 
-  private onCreateError(j: JobRow, err: unknown): void {
+  private async onCreateError(j: JobRow, err: unknown): Promise<void> {
     if (err instanceof ApiError && !err.mayHaveReachedServer && (err.status === 429 || err.status === 503 || err.kind !== 'http')) {
       // Provably not processed: requeue, and pause submissions instead of hammering.
-      this.store.move(j.id, 'submitting', 'queued', { error: `Waiting: ${err.describe()}` });
       this.backoff(err.retryAfterSec);
+      await this.write(() => this.store.move(j.id, 'submitting', 'queued', { error: `Waiting: ${err.describe()}` }));
     } else if (err instanceof ApiError && err.kind === 'http' && err.status! >= 400 && err.status! < 500) {
-      this.store.move(j.id, 'submitting', 'failed', { error: err.describe(), invalid: err.invalidParams });
+      await this.write(() => this.store.move(j.id, 'submitting', 'failed', { error: err.describe(), invalid: err.invalidParams }));
     } else {
       const detail = err instanceof ApiError ? err.describe() : err instanceof EnvelopeError ? err.message : String(err);
-      this.store.move(j.id, 'submitting', 'needs_attention', { error: ATTENTION.ambiguousCreate(detail) });
+      await this.write(() => this.store.move(j.id, 'submitting', 'needs_attention', { error: ATTENTION.ambiguousCreate(detail) }));
     }
   }
 
@@ -565,7 +626,7 @@ export class Engine {
 
   private async byIdQuiet(f: Inflight): Promise<TaskEnvelope | null> {
     try {
-      return await this.tools.byId(f.tool, this.store.get(f.jobId)?.snapshot.slugs as Slugs, f.params, f.taskId);
+      return await this.tools.byId(f.tool, f.row.snapshot.slugs as Slugs, f.params, f.taskId);
     } catch (err) {
       if (err instanceof ApiError && err.status === 404) {
         this.polling.delete(f.jobId);
@@ -577,7 +638,7 @@ export class Engine {
 
   private apply(items: Inflight[], found: Map<string, TaskEnvelope>): void {
     const now = Date.now();
-    const toDownload: string[] = [];
+    const toDownload: JobRow[] = [];
     this.store.transaction(() => {
       for (const f of items) {
         if (!this.polling.has(f.jobId)) continue;
@@ -585,7 +646,7 @@ export class Engine {
         const kind = getTool(f.tool).result;
         if (e?.status === 'COMPLETED' && e.generated?.length) {
           this.polling.delete(f.jobId);
-          if (this.store.move(f.jobId, 'running', 'downloading', { generated: e.generated })) toDownload.push(f.jobId);
+          if (this.store.move(f.jobId, 'running', 'downloading', { generated: e.generated })) toDownload.push({ ...f.row, state: 'downloading', generated: e.generated });
         } else if (e?.status === 'FAILED') {
           this.polling.delete(f.jobId);
           this.store.move(f.jobId, 'running', 'failed', { error: e.error ? `The task failed: ${e.error}` : 'The task failed on the server (nothing to download). Retry submits it again.' });
@@ -594,7 +655,7 @@ export class Engine {
         }
       }
     });
-    for (const id of toDownload) this.startDownload(this.store.get(id)!, true);
+    for (const row of toDownload) this.startDownload(row, true);
   }
 
   // ---- downloads -------------------------------------------------------------------------------
@@ -606,12 +667,13 @@ export class Engine {
     this.aborts.set(j.id, ac);
     this.run(j.id, async () => {
       try {
-        await fetchResults(j, { store: this.store, tools: this.tools, slugs: j.snapshot.slugs as Slugs, signal: ac.signal, maxAttempts: this.o.downloadAttempts ?? 8 });
-        this.store.move(j.id, 'downloading', 'done', { error: null });
+        const write = <T>(fn: () => T) => this.write(fn);
+        await fetchResults(j, { store: this.store, tools: this.tools, slugs: j.snapshot.slugs as Slugs, signal: ac.signal, maxAttempts: this.o.downloadAttempts ?? 8, write });
+        await this.write(() => this.store.move(j.id, 'downloading', 'done', { error: null }));
       } catch (err) {
         if (ac.signal.aborted || err instanceof JobMovedError) return;
         const msg = err instanceof ApiError ? err.describe() : (err as Error).message;
-        this.store.move(j.id, 'downloading', 'failed', { error: `Download failed: ${msg}. The task is paid; Retry downloads it again without a new charge.` });
+        await this.write(() => this.store.move(j.id, 'downloading', 'failed', { error: `Download failed: ${msg}. The task is paid; Retry downloads it again without a new charge.` }));
       } finally {
         this.aborts.delete(j.id);
       }

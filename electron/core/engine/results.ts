@@ -29,7 +29,14 @@ export interface FetchDeps {
   signal: AbortSignal;
   maxAttempts: number;
   onBytes?: (n: number) => void;
+  /**
+   * Commits a store write and resolves after the commit (the engine groups the writes of one
+   * event-loop turn into one transaction). Default: at once. Nothing on disk moves until it resolves.
+   */
+  write?: <T>(fn: () => T) => Promise<T>;
 }
+
+const writeNow = async <T>(fn: () => T): Promise<T> => fn();
 
 /** Output paths reserved for each result, so a resumed download continues the same part file. */
 async function plan(job: JobRow, items: GeneratedItem[]): Promise<string[]> {
@@ -54,18 +61,19 @@ async function plan(job: JobRow, items: GeneratedItem[]): Promise<string[]> {
  */
 export async function fetchResults(job: JobRow, deps: FetchDeps): Promise<string[]> {
   const { store } = deps;
+  const write = deps.write ?? writeNow;
   const tool = getTool(job.tool);
   let items = job.generated ?? [];
   if (items.length === 0) {
     const env = await deps.tools.byId(job.tool, deps.slugs, job.params, job.taskId!);
     items = env.generated ?? [];
     if (items.length === 0) throw new Error('the task completed without any result');
-    if (!store.patch(job.id, 'downloading', { generated: items })) throw new JobMovedError();
+    if (!(await write(() => store.patch(job.id, 'downloading', { generated: items })))) throw new JobMovedError();
   }
   let planned = job.planned && job.planned.length === (tool.result === 'text' ? 1 : items.length) ? job.planned : null;
   if (!planned) {
     planned = await plan(job, tool.result === 'text' ? [items.map(urlOf).join('\n')] : items);
-    if (!store.patch(job.id, 'downloading', { planned })) throw new JobMovedError();
+    if (!(await write(() => store.patch(job.id, 'downloading', { planned })))) throw new JobMovedError();
   }
   await mkdir(outputDirOf(job.outDir, job.relDir), { recursive: true });
   const outputs = [...job.outputs];
@@ -76,7 +84,7 @@ export async function fetchResults(job: JobRow, deps: FetchDeps): Promise<string
     const placed = await placedAs(part, base);
     if (placed) {
       // The last run placed this file but died before recording it.
-      if (!store.patch(job.id, 'downloading', { outputs: [...outputs, placed] })) throw new JobMovedError();
+      if (!(await write(() => store.patch(job.id, 'downloading', { outputs: [...outputs, placed] })))) throw new JobMovedError();
       outputs.push(placed);
       await removeQuietly(part);
       continue;
@@ -89,7 +97,7 @@ export async function fetchResults(job: JobRow, deps: FetchDeps): Promise<string
       // A file appeared at our name since we planned it (the user's, or another job's): never replace it.
       final = withCollisionSuffix(base, ++k);
     }
-    if (!store.patch(job.id, 'downloading', { outputs: [...outputs, final] })) {
+    if (!(await write(() => store.patch(job.id, 'downloading', { outputs: [...outputs, final] })))) {
       await removeQuietly(part);
       throw new JobMovedError();
     }
@@ -130,7 +138,7 @@ async function downloadWithRetries(job: JobRow, i: number, items: GeneratedItem[
           if (attempt >= 2) throw new Error(`the result link expired and the server gave no fresh one (${err.message})`);
         } else {
           items = env.generated;
-          if (!deps.store.patch(job.id, 'downloading', { generated: items })) throw new JobMovedError();
+          if (!(await (deps.write ?? writeNow)(() => deps.store.patch(job.id, 'downloading', { generated: items })))) throw new JobMovedError();
         }
       } else if (!(err instanceof TransientDownloadError)) {
         throw err;

@@ -263,9 +263,13 @@ export class JobStore {
     return this.stmt(sql).run(this.now(), ...values, id, state).changes === 1;
   }
 
-  /** Many poll-time updates in one transaction (one fsync per tick, not per task). */
-  transaction<T>(fn: () => T): T {
-    return this.db.transaction(fn)();
+  /**
+   * Many updates in one transaction (one commit per tick, not per task). `immediate` takes the
+   * write lock at BEGIN, so a batch of writes never fails half-way on a lock upgrade.
+   */
+  transaction<T>(fn: () => T, immediate = false): T {
+    const tx = this.db.transaction(fn);
+    return immediate && !this.db.inTransaction ? tx.immediate() : tx();
   }
 
   // ---- queue flags and lease ---------------------------------------------------------------
