@@ -1,0 +1,233 @@
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect, test, type Page } from '@playwright/test';
+import { newHome, startHost, type HostHandle } from './host.ts';
+
+/**
+ * The audit viewer end to end: the web host as a real process on the in-process Sandbox
+ * (`sandbox-owner`: about 6,000 seeded events), Chromium driving the real UI.
+ */
+
+let host: HostHandle | undefined;
+test.afterEach(async () => {
+  await host?.stop();
+  host = undefined;
+});
+
+/** Any console error naming the CSP fails the test: no inline styles, no {@html}. */
+function watchCsp(page: Page): string[] {
+  const bad: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error' && /Content Security Policy/i.test(m.text())) bad.push(m.text());
+  });
+  return bad;
+}
+
+const countOf = async (page: Page) => Number((await page.getByTestId('audit-count').innerText()).replace(/[^\d]/g, ''));
+
+/** The text of one column (1-based) of every row in the DOM. */
+const column = (page: Page, n: number) => page.locator(`[data-testid="audit-row"] [role="gridcell"]:nth-child(${n})`).allInnerTexts();
+
+/** CSV records in a file (quote-aware: a quoted cell may hold a newline). */
+function csvRecords(text: string): number {
+  let n = 0;
+  let quoted = false;
+  for (const ch of text) {
+    if (ch === '"') quoted = !quoted;
+    else if (ch === '\n' && !quoted) n++;
+  }
+  return n;
+}
+
+const HOSTILE = '<img src=x onerror="window.__pwned=1">';
+const REQ = 'req_e2e_zebracorn';
+
+function ev(i: number, extra: { action?: Record<string, unknown>; [k: string]: unknown } = {}) {
+  return {
+    event_id: `evt_e2e_${i}`,
+    date: new Date(Date.now() - 3_600_000 - i * 1000).toISOString(),
+    member: { type: 'user', user_id: 9001, email: 'auditor@e2e.test' },
+    category: 'team',
+    source: { project: 'Zebracorn launch', platform: 'web', referer: null },
+    ...extra,
+    action: {
+      event_type: 'team.member.role_changed', verb: 'update', status: 'succeeded', resource_id: `usr_${i}`,
+      request_id: REQ, correlation_id: 'cor_e2e_1', old_state: null, new_state: null, duration_ms: 12,
+      data: { target_user_id: 42, role: 'admin' }, context: null, project_name: 'Zebracorn launch', folder_name: 'Drafts',
+      ...extra.action,
+    },
+  };
+}
+
+test('sync, filters, search, detail with diff, related events, import report, hostile text, export', async ({ page }) => {
+  const csp = watchCsp(page);
+  const home = newHome();
+  host = await startHost(home);
+  await page.goto(`${host.url}#audit`);
+  await expect(page.getByTestId('screen-audit')).toBeVisible();
+
+  // Sync: live progress, then the report and the freshness line.
+  await page.getByTestId('audit-sync').click();
+  await expect(page.getByTestId('audit-sync-report')).toContainText('Sync complete', { timeout: 60_000 });
+  await expect(page.getByTestId('audit-freshness')).toContainText('just now');
+  await expect(page.getByTestId('audit-budget')).toContainText('of 500 requests left');
+  const all = await countOf(page);
+  expect(all).toBeGreaterThanOrEqual(6000);
+  // Virtualized: a screenful of rows in the DOM, not thousands.
+  await expect(page.getByTestId('audit-row').first()).toBeVisible();
+  expect(await page.getByTestId('audit-row').count()).toBeLessThan(80);
+  // Newest first by default.
+  const dates = await column(page, 1);
+  expect([...dates].sort().reverse()).toEqual(dates);
+
+  // Event type filter.
+  await page.getByTestId('audit-event-type').selectOption('team.member.role_changed');
+  await expect.poll(() => countOf(page)).toBeLessThan(all);
+  await expect.poll(async () => new Set(await column(page, 2))).toEqual(new Set(['team.member.role_changed']));
+
+  // Member filter (the first member the facets offer), combined with the type.
+  const memberOpt = page.getByTestId('audit-member').locator('option').nth(1);
+  const memberValue = (await memberOpt.getAttribute('value'))!;
+  const memberEmail = (await memberOpt.innerText()).replace(/ \(\d+\)$/, '');
+  await page.getByTestId('audit-member').selectOption(memberValue);
+  // Some events of a member carry no e-mail (the API's field is nullable): those show the user id.
+  await expect.poll(async () => (await column(page, 3)).every((m) => m === memberEmail || m === `#${memberValue}`)).toBe(true);
+
+  // Date range: one UTC day.
+  await page.getByTestId('audit-clear').click();
+  await expect.poll(() => countOf(page)).toBe(all);
+  const day = dates[0].slice(0, 10);
+  await page.getByTestId('audit-from').fill(day);
+  await page.getByTestId('audit-to').fill(day);
+  await expect.poll(() => countOf(page)).toBeLessThan(all);
+  await expect.poll(async () => (await column(page, 1)).every((d) => d.startsWith(day))).toBe(true);
+  await page.getByTestId('audit-clear').click();
+
+  // Import an NDJSON export with one malformed line; the per-file report names it.
+  const file = join(home, 'team-export.ndjson');
+  const lines = [
+    JSON.stringify(ev(1, { action: { old_state: { role: 'member' }, new_state: { role: 'admin', status: 'active' } } })),
+    JSON.stringify(ev(2, { action: { event_type: 'project.folder.shared', folder_name: HOSTILE } })),
+    '{"event_id": "evt_broken", "date": ',
+    JSON.stringify(ev(3, { action: { event_type: 'team.group.updated', correlation_id: null } })),
+  ];
+  writeFileSync(file, lines.join('\n') + '\n');
+  await page.getByTestId('audit-open-import').click();
+  await page.getByTestId('audit-import-input').setInputFiles(file);
+  const report = page.getByTestId('audit-import-report');
+  await expect(report).toContainText('team-export.ndjson');
+  await expect(report.getByTestId('audit-import-accepted')).toHaveText('3 accepted');
+  await expect(report.getByTestId('audit-import-rejected')).toHaveText('1 rejected');
+  await expect(report.getByTestId('audit-import-reject')).toHaveCount(1);
+  await expect(report.getByTestId('audit-import-reject').locator('td').first()).toHaveText('3');
+  await page.getByTestId('audit-open-import').click();
+  await expect.poll(() => countOf(page)).toBe(all + 3);
+
+  // Full-text search over the payload.
+  await page.getByTestId('audit-search').fill('zebracorn');
+  await expect.poll(() => countOf(page)).toBe(3);
+
+  // Detail drawer from the keyboard: the first row (newest: evt_e2e_1), Enter, then the diff.
+  await page.getByTestId('audit-table').focus();
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('Enter');
+  const drawer = page.getByTestId('audit-drawer');
+  await expect(drawer).toBeVisible();
+  await expect(page.getByTestId('audit-drawer-id')).toHaveText('evt_e2e_1');
+  await expect(drawer.getByTestId('audit-field-request_id')).toHaveText(REQ);
+  const diff = drawer.getByTestId('audit-diff');
+  await expect(diff.locator('tr[data-kind="changed"]')).toContainText('role');
+  await expect(diff.locator('tr[data-kind="changed"] td.old')).toHaveText('"member"');
+  await expect(diff.locator('tr[data-kind="changed"] td.new')).toHaveText('"admin"');
+  await expect(diff.locator('tr[data-kind="added"]')).toContainText('status');
+  await page.keyboard.press('Escape');
+  await expect(drawer).toBeHidden();
+
+  // A hostile payload value is shown as its characters, never parsed as HTML.
+  await page.getByTestId('audit-table').focus();
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('audit-drawer-id')).toHaveText('evt_e2e_2');
+  await expect(drawer.getByTestId('audit-field-folder_name')).toHaveText(HOSTILE);
+  expect(await drawer.locator('img').count()).toBe(0);
+  expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+
+  // "All events of this request" replaces the other filters with the request id.
+  await drawer.getByTestId('audit-all-request').click();
+  await expect(page.getByTestId('audit-request')).toHaveValue(REQ);
+  await expect(page.getByTestId('audit-search')).toHaveValue('');
+  await expect.poll(() => countOf(page)).toBe(3);
+  await page.getByTestId('audit-clear').click();
+
+  // Export the filtered view to CSV and NDJSON; the files hold exactly the rows of the view.
+  await page.getByTestId('audit-event-type').selectOption('team.member.role_changed');
+  await expect.poll(() => countOf(page)).toBeLessThan(all);
+  const viewRows = await countOf(page);
+  await page.getByTestId('audit-open-export').click();
+  const out = join(home, 'exports');
+  mkdirSync(out);
+  // The suggested path follows the format until the user types one of their own.
+  for (const format of ['ndjson', 'csv'] as const) {
+    await page.getByTestId(`audit-format-${format}`).check();
+    await expect(page.getByTestId('audit-export-path')).toHaveValue(new RegExp(`audit-export-\\d{4}-\\d{2}-\\d{2}\\.${format}$`));
+  }
+  for (const format of ['csv', 'ndjson'] as const) {
+    await page.getByTestId(`audit-format-${format}`).check();
+    const path = join(out, `view.${format}`);
+    await page.getByTestId('audit-export-path').fill(path);
+    await page.getByTestId('audit-export-run').click();
+    await expect(page.getByTestId('audit-export-result')).toContainText(`Wrote ${viewRows.toLocaleString('en')} rows to ${path}`);
+    expect(existsSync(path)).toBe(true);
+    const text = readFileSync(path, 'utf8');
+    if (format === 'csv') {
+      expect(csvRecords(text)).toBe(viewRows + 1);
+    } else {
+      const rows = text.trim().split('\n').map((l) => JSON.parse(l) as { action: { event_type: string } });
+      expect(rows).toHaveLength(viewRows);
+      expect(new Set(rows.map((r) => r.action.event_type))).toEqual(new Set(['team.member.role_changed']));
+    }
+  }
+  await page.getByTestId('audit-open-export').click();
+
+  // Offline: the banner says how fresh the cache is, and the table keeps answering.
+  await page.getByTestId('audit-clear').click();
+  // The OS going offline, as the page sees it. (Playwright's own offline mode would also cut the
+  // web host's localhost WebSocket, which under Electron is IPC and never goes offline.)
+  const setOnline = (v: boolean) => page.evaluate((on) => {
+    Object.defineProperty(navigator, 'onLine', { configurable: true, get: () => on });
+    dispatchEvent(new Event(on ? 'online' : 'offline'));
+  }, v);
+  await setOnline(false);
+  await expect(page.getByTestId('audit-offline')).toContainText('working from the cache');
+  await expect(page.getByTestId('audit-sync')).toBeDisabled();
+  await page.getByTestId('audit-search').fill('zebracorn');
+  await expect.poll(() => countOf(page)).toBe(3);
+  await setOnline(true);
+  await expect(page.getByTestId('audit-offline')).toBeHidden();
+  await page.getByTestId('audit-search').fill('');
+  await expect.poll(() => countOf(page)).toBe(all + 3);
+
+  // The screenshot for the docs: a row open in the drawer.
+  await page.getByTestId('audit-row').nth(2).dblclick();
+  await expect(page.getByTestId('audit-diff').or(drawer.getByText('No state recorded'))).toBeVisible();
+  mkdirSync('docs/screenshots', { recursive: true });
+  await page.screenshot({ path: 'docs/screenshots/audit.png' });
+
+  expect(csp).toEqual([]);
+});
+
+test('a member key gets the 403 state that says who can see audit logs', async ({ page }) => {
+  const csp = watchCsp(page);
+  const home = newHome();
+  writeFileSync(join(home, 'settings.json'), JSON.stringify({ sandboxKey: 'sandbox-member' }));
+  host = await startHost(home);
+  await page.goto(`${host.url}#audit`);
+  await page.getByTestId('audit-sync').click();
+  const blocker = page.getByTestId('audit-blocker-forbidden');
+  await expect(blocker).toBeVisible();
+  await expect(blocker).toContainText('team admin or owner');
+  await expect(blocker).toHaveAttribute('role', 'alert');
+  // The cache stays usable: nothing synced, an empty table, not an error.
+  await expect(page.getByTestId('audit-count')).toHaveText('0 events');
+  expect(csp).toEqual([]);
+});
