@@ -1,0 +1,42 @@
+import { existsSync, statSync } from 'node:fs';
+import { expect, test } from '@playwright/test';
+import { newHome, startHost, type HostHandle } from './host.ts';
+import { shot, startSandboxProcess, watchCsp, type SandboxProcess } from './studio-helpers.ts';
+
+let host: HostHandle;
+let sandbox: SandboxProcess;
+test.afterEach(async () => {
+  await host?.stop();
+  await sandbox?.stop();
+});
+
+test('a music task from prompt to a playable file on disk', async ({ page }) => {
+  const csp = watchCsp(page);
+  sandbox = await startSandboxProcess(500);
+  host = await startHost(newHome(), sandbox.env);
+  await page.goto(`${host.url}#music`);
+
+  // The variants family wants at least 10 characters: the bound shows before anything is sent.
+  await page.getByTestId('music-tools').getByText('Music variants').click();
+  await page.getByTestId('field-prompt').fill('too short');
+  await expect(page.getByTestId('error-prompt')).toContainText('at least 10 characters');
+
+  await page.getByTestId('music-tools').getByText('Instrumental music').click();
+  await expect(page.getByTestId('length-note')).toContainText('30 seconds');
+  await page.getByTestId('field-prompt').fill('Warm analogue synth pads, slow arpeggio, 80 bpm');
+  await page.getByTestId('field-negative_prompt').fill('vocals');
+  await page.getByTestId('submit').click();
+
+  const job = page.getByTestId('result-job').first();
+  await expect(job).toHaveAttribute('data-state', 'done', { timeout: 60_000 });
+  const path = (await job.getByTestId('result-path').textContent())!.trim();
+  expect(path).toMatch(/\.mp3$/);
+  expect(existsSync(path)).toBe(true);
+  expect(statSync(path).size).toBeGreaterThan(1000);
+  const audio = job.getByTestId('audio-element');
+  await expect.poll(() => audio.evaluate((el: HTMLAudioElement) => el.duration), { timeout: 15_000 }).toBeGreaterThan(0);
+  await expect(job.getByTestId('audio-duration')).not.toHaveText('–');
+  await expect(job.getByTestId('waveform')).toBeVisible();
+  await shot(page, 'music');
+  expect(csp).toEqual([]);
+});

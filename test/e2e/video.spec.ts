@@ -1,0 +1,161 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, test, type Page } from '@playwright/test';
+import sharp from 'sharp';
+import { newHome, startHost, type HostHandle } from './host.ts';
+import { shot, startSandboxProcess, watchCsp, type SandboxProcess } from './studio-helpers.ts';
+
+// One Sandbox (tasks of 500 ms) and one host for the file: the builder keeps its state per tool.
+let host: HostHandle;
+let sandbox: SandboxProcess;
+let dir: string;
+test.beforeAll(async () => {
+  sandbox = await startSandboxProcess(500);
+  host = await startHost(newHome(), sandbox.env);
+  dir = mkdtempSync(join(tmpdir(), 'md-video-'));
+});
+test.afterAll(async () => {
+  await host?.stop();
+  await sandbox?.stop();
+});
+
+/** A raw command through the page's own bridge socket (the form would not let this through). */
+async function rawStart(page: Page, payload: unknown) {
+  return page.evaluate(async (payload) => {
+    const ws = new WebSocket(`${location.origin.replace('http', 'ws')}/ws?token=${sessionStorage.getItem('desk-token')}`);
+    await new Promise((r) => ws.addEventListener('open', r, { once: true }));
+    const reply = await new Promise<{ ok: boolean; error?: { message: string; invalid?: { field: string; reason: string }[] } }>((resolve) => {
+      ws.addEventListener('message', (m) => resolve(JSON.parse(String(m.data))));
+      ws.send(JSON.stringify({ id: 1, cmd: 'batches.start', payload }));
+    });
+    ws.close();
+    return reply;
+  }, payload);
+}
+
+async function openFamily(page: Page, label: string) {
+  await page.goto(`${host.url}#video`);
+  await page.getByTestId('family-picker').getByText(label, { exact: true }).click();
+}
+
+test('a two-shot 2.5 video with a reference image: validated, submitted, completed and played', async ({ page }) => {
+  const csp = watchCsp(page);
+  const ref = join(dir, 'hero.png');
+  await sharp({ create: { width: 640, height: 480, channels: 3, background: { r: 200, g: 120, b: 40 } } }).png().toFile(ref);
+
+  await openFamily(page, '2.5 multi-shot');
+  await expect(page.getByTestId('video-form')).toHaveAttribute('data-tool', 'video-25');
+  await page.getByTestId('add-shot').click();
+  await page.getByTestId('add-shot').click();
+  await page.getByTestId('shot-prompt-1').fill('A lighthouse at dawn, slow push in on');
+  await page.getByTestId('shot-duration-1').fill('4');
+  await page.getByTestId('shot-prompt-2').fill('Waves break on the rocks below');
+  await page.getByTestId('shot-duration-2').fill('5');
+  await expect(page.getByTestId('shots-total')).toContainText('Total 9 s of 4 to 30 s');
+
+  // Dropped (picked) reference: instant checks, then the core's probe with what it measured.
+  await page.getByTestId('pick-reference_images').setInputFiles(ref);
+  const item = page.getByTestId('refs-reference_images').getByTestId('ref-item');
+  await expect(item.getByTestId('ref-status')).toContainText('passes');
+  await expect(item.getByTestId('ref-probe')).toContainText('PNG');
+  await expect(item.getByTestId('ref-probe')).toContainText('640×480');
+  await expect(item.getByTestId('ref-cite')).toHaveText('@Image1');
+
+  // The @-mention helper inserts at the caret of the focused shot prompt.
+  await page.getByTestId('shot-prompt-1').click();
+  await page.getByTestId('shot-prompt-1').press('End');
+  await page.getByTestId('mention-Image1').click();
+  await expect(page.getByTestId('shot-prompt-1')).toHaveValue('A lighthouse at dawn, slow push in on @Image1 ');
+  await expect(page.getByTestId('prompt-count')).toContainText('/ 40,000');
+
+  await expect(page.getByTestId('submit')).toBeEnabled();
+  await page.getByTestId('submit').click();
+  await expect(page.getByTestId('submit-status')).toContainText('1 job queued');
+  const job = page.getByTestId('result-job').first();
+  await expect(job).toHaveAttribute('data-state', 'done', { timeout: 60_000 });
+  await expect(job.getByTestId('result-path')).toContainText('.mp4');
+  const v = job.getByTestId('video-element');
+  await expect.poll(() => v.evaluate((el: HTMLVideoElement) => el.duration), { timeout: 15_000 }).toBeGreaterThan(0);
+  await v.evaluate((el: HTMLVideoElement) => { el.muted = true; return el.play(); });
+  await expect.poll(() => v.evaluate((el: HTMLVideoElement) => el.readyState), { timeout: 15_000 }).toBeGreaterThanOrEqual(2);
+  await v.evaluate((el: HTMLVideoElement) => { el.pause(); el.currentTime = 0; });
+  await expect(job.getByTestId('video-duration')).not.toHaveText('–');
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await shot(page, 'video');
+  expect(csp).toEqual([]);
+});
+
+test('invalid combinations are shown on the field they concern: shared pre-check, core and the Sandbox 400', async ({ page }) => {
+  const csp = watchCsp(page);
+  await openFamily(page, '2.x generation');
+  await page.getByTestId('field-prompt').fill('A red kite over the dunes');
+
+  // image_end without image: the shared rule, at once, beside the end frame.
+  await page.getByTestId('field-image_end').fill('https://example.com/end.png');
+  await expect(page.getByTestId('error-image_end')).toContainText('image_end requires image');
+  await expect(page.getByTestId('submit')).toBeDisabled();
+
+  // Keyframes with reference images: the error sits on the keyframe fields.
+  await page.getByTestId('field-image').fill('https://example.com/start.png');
+  await expect(page.getByTestId('error-image_end')).toHaveCount(0);
+  await page.getByTestId('url-reference_images').fill('upl_vid_x');
+  await page.getByTestId('add-url-reference_images').click();
+  await expect(page.getByTestId('refs-reference_images').getByTestId('ref-error')).toContainText('takes URLs only');
+  await page.getByTestId('refs-reference_images').getByRole('button', { name: /Remove/ }).click();
+  const ref = join(dir, 'ref.png');
+  await sharp({ create: { width: 320, height: 320, channels: 3, background: '#3366cc' } }).png().toFile(ref);
+  await page.getByTestId('pick-reference_images').setInputFiles(ref);
+  await expect(page.getByTestId('error-image')).toContainText('cannot be combined with reference images or videos');
+  await expect(page.getByTestId('error-image_end')).toContainText('cannot be combined');
+
+  // The Sandbox answers the same combination with a 400 naming the field.
+  const res = await fetch(`${sandbox.url}/v1/ai/video/motion-2-720p`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-service-api-key': 'sandbox-owner' },
+    body: JSON.stringify({ prompt: 'x', image_end: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB' }),
+  });
+  expect(res.status).toBe(400);
+  const body = (await res.json()) as { invalid_params: { field: string; reason: string }[] };
+  expect(body.invalid_params.map((p) => p.field)).toContain('image_end');
+
+  // The core enforces the same shared rules on a raw batches.start sent through the page's bridge.
+  const raw = await rawStart(page, { tool: 'video-2x', params: { prompt: 'x', image_end: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB' } });
+  expect(raw.ok).toBe(false);
+  expect(raw.error?.invalid).toContainEqual({ field: 'image_end', reason: 'image_end requires image (the start frame)' });
+  await page.getByTestId('field-image').fill('');
+  await page.getByTestId('field-image_end').fill('');
+  await page.getByTestId('refs-reference_images').getByRole('button', { name: /Remove/ }).click();
+
+  // A 400 only the server can give (an upload id it never issued) comes back on its field.
+  await page.getByTestId('url-reference_videos').fill('upl_vid_neverissued1');
+  await page.getByTestId('add-url-reference_videos').click();
+  await expect(page.getByTestId('refs-reference_videos').getByTestId('ref-status')).toContainText('checked by the service');
+  await page.getByTestId('submit').click();
+  await expect(page.getByTestId('result-job').first()).toHaveAttribute('data-state', 'failed', { timeout: 30_000 });
+  await expect(page.getByTestId('error-reference_videos')).toBeVisible();
+  await expect(page.getByTestId('error-reference_videos').first()).toContainText(/upl_vid_|upload/i);
+  expect(csp).toEqual([]);
+});
+
+test('a reference video that breaks the rules names the file, the rule and the measured value', async ({ page }) => {
+  const csp = watchCsp(page);
+  const bad = join(dir, 'short-20fps.mp4');
+  execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=size=640x480:rate=20', '-t', '1.5', '-pix_fmt', 'yuv420p', bad]);
+  await openFamily(page, '2.x generation');
+  await page.getByTestId('field-prompt').fill('Match the motion of @Video1');
+  await page.getByTestId('pick-reference_videos').setInputFiles(bad);
+  const errors = page.getByTestId('refs-reference_videos').getByTestId('ref-error');
+  await expect(errors.filter({ hasText: 'rule video.duration' })).toContainText('short-20fps.mp4: duration 1.5 s is below the 2 s minimum');
+  await expect(errors.filter({ hasText: 'rule video.fps' })).toContainText('short-20fps.mp4: frame rate 20 fps is below the 24 fps minimum');
+  await expect(page.getByTestId('refs-reference_videos').getByTestId('ref-probe')).toContainText('MP4');
+  await expect(page.getByTestId('submit')).toBeDisabled();
+  await expect(page.getByTestId('submit-status')).toContainText('problems to fix');
+
+  // The core refuses it too (enforcement), with the same wording, through the bridge.
+  const reply = await rawStart(page, { tool: 'video-2x', params: { prompt: 'x @Video1', reference_videos: [bad] } });
+  const err = reply.error;
+  expect(err?.invalid?.some((p) => p.field === 'reference_videos' && /rule video\.duration/.test(p.reason))).toBe(true);
+  expect(csp).toEqual([]);
+});
