@@ -1,9 +1,9 @@
 /**
- * "Use as input": a creation chosen on the Creations screen waits here for the screen that takes
- * it (an app's creation input, or a tool as a downloaded file). Screens switch through the nav.
+ * "Use in app": a creation chosen on the Creations screen waits here for the Apps screen's
+ * creation input. ("Use in tool" adds the downloaded file to the Studio's inputs directly.)
  */
-export const handoff = $state<{ creationId: string | null; name: string; path: string | null }>({ creationId: null, name: '', path: null });
+export const handoff = $state<{ creationId: string | null; name: string }>({ creationId: null, name: '' });
 
 export function goTo(screen: string): void {
-  document.getElementById(`nav-${screen}`)?.click();
+  location.hash = `#${screen}`;
 }
