@@ -82,8 +82,14 @@ test('a two-shot 2.5 video with a reference image: validated, submitted, complet
   await expect.poll(() => v.evaluate((el: HTMLVideoElement) => el.readyState), { timeout: 15_000 }).toBeGreaterThanOrEqual(2);
   await v.evaluate((el: HTMLVideoElement) => { el.pause(); el.currentTime = 0; });
   await expect(job.getByTestId('video-duration')).not.toHaveText('–');
-  await page.setViewportSize({ width: 1280, height: 800 });
+  await job.scrollIntoViewIfNeeded();
   await shot(page, 'video');
+  // For review: dark theme and a smaller window (not committed).
+  await page.evaluate(() => (document.documentElement.dataset.theme = 'dark'));
+  await page.setViewportSize({ width: 1024, height: 700 });
+  await page.screenshot({ path: join(tmpdir(), 'md-video-dark-1024.png') });
+  await page.evaluate(() => delete document.documentElement.dataset.theme);
+  await page.setViewportSize({ width: 1280, height: 800 });
   expect(csp).toEqual([]);
 });
 
