@@ -7,7 +7,7 @@ export const RENDERER_CSP = [
   "style-src 'self'",
   "img-src 'self' data: blob: desk-media:",
   "media-src 'self' blob: desk-media:",
-  "connect-src 'self'",
+  "connect-src 'self' desk-media:",
   "object-src 'none'",
   "base-uri 'none'",
   "frame-ancestors 'none'",
