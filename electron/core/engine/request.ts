@@ -107,18 +107,7 @@ export async function buildParams(tool: ToolEntry, params: Record<string, unknow
   }
   const field = batchFieldOf(tool);
   if (inputPath && field) {
-    let bytes: Buffer;
-    try {
-      bytes = await readFile(inputPath);
-    } catch (err) {
-      throw new PreflightError(`the input ${inputPath} could not be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
-    }
-    const enc = localEncoding(field, canUpload);
-    let value: string;
-    if (enc === 'base64') value = bytes.toString('base64');
-    else if (enc === 'dataUri') value = `data:${mimeOf(inputPath)};base64,${bytes.toString('base64')}`;
-    else if (enc === 'url') value = (await client.api.upload<{ id: string; url: string }>('/__sandbox/uploads', bytes, mimeOf(inputPath))).url;
-    else throw new PreflightError(`${tool.title} takes ${field.name} only as an HTTPS URL; a local file cannot be sent to the live service`, [{ field: field.name, reason: 'must be an HTTPS URL' }]);
+    const value = await encodeLocal(tool, field, inputPath, client, canUpload);
     out[field.name] = field.kind === 'mediaList' ? [value] : value;
   }
   const v = validateRequest(tool, out);
