@@ -1,10 +1,12 @@
-import type { Migration } from '../db/open.ts';
+import type { Db, Migration } from '../db/open.ts';
+import { checkEvent } from './event.ts';
+import { KeyAllocator } from './keys.ts';
 
 /**
  * audit.db. `seq` is the rowid the FTS index points at; `ts` (epoch ms) is what every query sorts
  * and ranges on, and each filter index ends in ts so "filter + newest first + LIMIT" walks one
  * index without sorting. Columns used as sort keys are NOT NULL ('' for none) so keyset cursors
- * can compare row values without NULL holes.
+ * can compare row values without NULL holes. Since migration 3, seq follows ts (keys.ts).
  */
 export const AUDIT_MIGRATIONS: readonly Migration[] = [
   {
@@ -82,4 +84,77 @@ export const AUDIT_MIGRATIONS: readonly Migration[] = [
       db.exec('CREATE TABLE deferred_indexes (name TEXT PRIMARY KEY, sql TEXT NOT NULL)');
     },
   },
+  {
+    version: 3,
+    name: 'row keys follow the event date',
+    up: (db) => rekeyByDate(db),
+  },
 ];
+
+const EVENT_COLUMNS = 'event_id, ts, event_type, member_email, member_id, member_type, verb, status, category, group_id, folder_ref, project_ref, request_id, correlation_id, resource_id, origin, raw';
+
+/**
+ * seq becomes ts * 1024 + n (keys.ts), so the FTS index (rowid = seq) lists matches in date order.
+ * The FTS index is contentless, so its text is derived again from each stored event. Runs in the
+ * migration's transaction: a crash leaves the file as it was.
+ */
+function rekeyByDate(db: Db): void {
+  db.exec(`
+    CREATE TABLE audit_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+    CREATE INDEX IF NOT EXISTS events_ts ON events (ts);
+    CREATE TABLE events_new (
+      seq INTEGER PRIMARY KEY,
+      event_id TEXT NOT NULL UNIQUE,
+      ts INTEGER NOT NULL,
+      event_type TEXT NOT NULL,
+      member_email TEXT NOT NULL DEFAULT '',
+      member_id INTEGER,
+      member_type TEXT,
+      verb TEXT,
+      status TEXT,
+      category TEXT,
+      group_id INTEGER,
+      folder_ref TEXT,
+      project_ref TEXT,
+      request_id TEXT,
+      correlation_id TEXT,
+      resource_id TEXT,
+      origin TEXT NOT NULL CHECK (origin IN ('sync', 'import')),
+      raw TEXT NOT NULL
+    );
+    CREATE VIRTUAL TABLE events_fts_new USING fts5 (body, content = '', contentless_delete = 1, tokenize = "unicode61 remove_diacritics 2 tokenchars '@._-'");
+  `);
+  const keys = new KeyAllocator(db, 'events_new');
+  const page = db.prepare(`SELECT seq, ${EVENT_COLUMNS} FROM events WHERE (ts, seq) > (?, ?) ORDER BY ts, seq LIMIT 2000`);
+  const put = db.prepare(`INSERT INTO events_new (seq, ${EVENT_COLUMNS}) VALUES (@key, ${EVENT_COLUMNS.split(', ').map((c) => `@${c}`).join(', ')})`);
+  const text = db.prepare('INSERT INTO events_fts_new (rowid, body) VALUES (?, ?)');
+  let after: [number, number] = [-Number.MAX_VALUE, -Number.MAX_SAFE_INTEGER];
+  for (;;) {
+    const rows = page.all(...after) as (Record<string, unknown> & { seq: number; ts: number; raw: string })[];
+    if (!rows.length) break;
+    for (const r of rows) {
+      const key = keys.next(r.ts);
+      const { seq: _old, ...cols } = r;
+      put.run({ ...cols, key });
+      const checked = checkEvent(JSON.parse(r.raw), r.raw);
+      text.run(key, checked.ok ? checked.row.text : '');
+    }
+    const last = rows[rows.length - 1];
+    after = [last.ts, last.seq];
+  }
+  db.exec(`
+    DROP TABLE events;
+    DROP TABLE events_fts;
+    ALTER TABLE events_new RENAME TO events;
+    ALTER TABLE events_fts_new RENAME TO events_fts;
+    CREATE INDEX events_ts ON events (ts);
+    CREATE INDEX events_type_ts ON events (event_type, ts);
+    CREATE INDEX events_member_ts ON events (member_id, ts);
+    CREATE INDEX events_email_ts ON events (member_email, ts);
+    CREATE INDEX events_group_ts ON events (group_id, ts);
+    CREATE INDEX events_folder_ts ON events (folder_ref, ts);
+    CREATE INDEX events_request ON events (request_id) WHERE request_id IS NOT NULL;
+    CREATE INDEX events_correlation ON events (correlation_id) WHERE correlation_id IS NOT NULL;
+    DELETE FROM deferred_indexes;
+  `);
+}

@@ -1,7 +1,8 @@
 import { DeskError } from '../../../shared/contract/define.ts';
 import type { AuditEventDetail, AuditFacets, AuditFilters, AuditQueryResponse, AuditRow, AuditSort, AuditTimeline } from '../../../shared/contract/audit.ts';
 import type { Db } from '../db/open.ts';
-import { buildWhere, ftsQuery, type Where } from './filters.ts';
+import { buildWhere, ftsQuery, timeRange, type Where } from './filters.ts';
+import { keyBound, keysFollowDates, MAX_KEY } from './keys.ts';
 
 export const ROW_COLUMNS = 'seq, event_id, ts, event_type, verb, status, category, member_id, member_email, member_type, group_id, folder_ref, project_ref, request_id, correlation_id, resource_id';
 
@@ -87,6 +88,8 @@ function and(where: Where, cond: string, params: unknown[]): Where {
  * comparison on the sort index, so page 10,000 costs what page 1 costs.
  */
 export function queryEvents(db: Db, q: QueryInput): AuditQueryResponse {
+  const match = q.filters.search ? ftsQuery(q.filters.search) : null;
+  if (match && q.sort.field === 'date' && keysFollowDates(db)) return searchByDate(db, q, match);
   let where = buildWhere(q.filters, { ftsAsFilter: manyMatches(db, q.filters.search) });
   const keys = SORT_KEYS[q.sort.field];
   if (q.after) {
@@ -103,6 +106,40 @@ export function queryEvents(db: Db, q: QueryInput): AuditQueryResponse {
   const res: AuditQueryResponse = {
     rows: rows.map(toAuditRow),
     next: more && last ? encodeCursor({ f: q.sort.field, d: q.sort.dir, k: keys.of(last) }) : null,
+  };
+  if (q.withTotal) res.total = countEvents(db, q.filters);
+  return res;
+}
+
+/**
+ * Full-text search in date order. seq follows the date (keys.ts), so the FTS index itself walks
+ * the matches newest (or oldest) first by rowid and the page stops at its LIMIT: a term in every
+ * other event costs what a rare one costs. The date range and the cursor become rowid bounds the
+ * FTS index seeks to; the other filters are checked on each matching row.
+ */
+function searchByDate(db: Db, q: QueryInput, match: string): AuditQueryResponse {
+  const desc = q.sort.dir !== 'asc';
+  const { fromTs, toTsExclusive } = timeRange(q.filters);
+  let lo = fromTs === undefined ? -MAX_KEY : keyBound(fromTs);
+  let hi = toTsExclusive === undefined ? MAX_KEY : keyBound(toTsExclusive) - 1;
+  if (q.after) {
+    const c = decodeCursor(q.after, q.sort);
+    const seq = c.k[1] as number;
+    if (desc) hi = Math.min(hi, seq - 1);
+    else lo = Math.max(lo, seq + 1);
+  }
+  const rest = buildWhere({ ...q.filters, search: undefined, from: undefined, to: undefined });
+  const cond = rest.sql ? `AND ${rest.sql.slice('WHERE '.length)}` : '';
+  const offset = q.after ? 0 : (q.offset ?? 0);
+  const rows = db.prepare(`SELECT ${ROW_COLUMNS} FROM events_fts CROSS JOIN events ON events.seq = events_fts.rowid
+    WHERE events_fts MATCH ? AND events_fts.rowid >= ? AND events_fts.rowid <= ? ${cond}
+    ORDER BY events_fts.rowid ${desc ? 'DESC' : 'ASC'} LIMIT ? OFFSET ?`).all(match, lo, hi, ...rest.params, q.limit + 1, offset) as DbRow[];
+  const more = rows.length > q.limit;
+  if (more) rows.pop();
+  const last = rows[rows.length - 1];
+  const res: AuditQueryResponse = {
+    rows: rows.map(toAuditRow),
+    next: more && last ? encodeCursor({ f: q.sort.field, d: q.sort.dir, k: SORT_KEYS.date.of(last) }) : null,
   };
   if (q.withTotal) res.total = countEvents(db, q.filters);
   return res;

@@ -1,6 +1,7 @@
 import type { Statement } from 'better-sqlite3';
 import { openDatabase, type Db } from '../db/open.ts';
 import type { EventRow } from './event.ts';
+import { KeyAllocator } from './keys.ts';
 import { AUDIT_MIGRATIONS } from './migrations.ts';
 
 export type Origin = 'sync' | 'import';
@@ -19,6 +20,7 @@ export class AuditStore {
   readonly db: Db;
   private readonly insertEvent: Statement;
   private readonly insertText: Statement;
+  private readonly keys: KeyAllocator;
 
   constructor(path: string) {
     this.db = openDatabase(path, AUDIT_MIGRATIONS);
@@ -26,9 +28,10 @@ export class AuditStore {
     this.db.pragma('cache_size = -65536');
     this.db.pragma('temp_store = MEMORY');
     this.insertEvent = this.db.prepare(`INSERT OR IGNORE INTO events
-      (event_id, ts, event_type, member_email, member_id, member_type, verb, status, category, group_id, folder_ref, project_ref, request_id, correlation_id, resource_id, origin, raw)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+      (seq, event_id, ts, event_type, member_email, member_id, member_type, verb, status, category, group_id, folder_ref, project_ref, request_id, correlation_id, resource_id, origin, raw)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     this.insertText = this.db.prepare('INSERT INTO events_fts (rowid, body) VALUES (?, ?)');
+    this.keys = new KeyAllocator(this.db, 'events');
     this.restoreIndexes();
   }
 
@@ -57,12 +60,17 @@ export class AuditStore {
     }
   }
 
-  /** `extra` runs inside the same transaction (the sync stores its cursor with the page it read). */
+  /**
+   * `extra` runs inside the same transaction (the sync stores its cursor with the page it read).
+   * Rows go in date order, so their keys (keys.ts) rise through the batch: FTS5 keeps one pending
+   * segment for the whole batch only while rowids rise.
+   */
   insertBatch(rows: readonly EventRow[], origin: Origin, extra?: () => void): InsertCounts {
     let inserted = 0;
+    const ordered = rows.toSorted((a, b) => a.ts - b.ts);
     this.db.transaction(() => {
-      for (const r of rows) {
-        const info = this.insertEvent.run(r.eventId, r.ts, r.eventType, r.memberEmail, r.memberId, r.memberType, r.verb, r.status, r.category,
+      for (const r of ordered) {
+        const info = this.insertEvent.run(this.keys.next(r.ts), r.eventId, r.ts, r.eventType, r.memberEmail, r.memberId, r.memberType, r.verb, r.status, r.category,
           r.groupId, r.folderRef, r.projectRef, r.requestId, r.correlationId, r.resourceId, origin, r.raw);
         if (info.changes === 1) {
           inserted++;

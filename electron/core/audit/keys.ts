@@ -1,0 +1,70 @@
+import type { Statement } from 'better-sqlite3';
+import type { Db } from '../db/open.ts';
+
+/**
+ * Row keys that follow the event date: `seq = ts * KEY_SLOTS + n`, n the event's place among the
+ * events of the same millisecond. Ordering by seq is then ordering by (ts, seq), so the FTS index,
+ * whose rowid is seq, gives matches newest first and a page stops at its LIMIT instead of
+ * collecting every match before sorting.
+ *
+ * The rule can only break for a millisecond holding more than KEY_SLOTS events, or for a date
+ * beyond the safe-integer range (before 1691 or after 2248): such an event is stored under a free
+ * key elsewhere ("spilled") and the cache records it, so queries go back to sorting by (ts, seq).
+ */
+export const KEY_SLOTS = 1024;
+export const MAX_KEY = Number.MAX_SAFE_INTEGER;
+const MAX_KEY_TS = Math.floor(MAX_KEY / KEY_SLOTS) - 1;
+
+/** The first key of millisecond `ts`, or null when the date is out of the keyed range. */
+export function keyBase(ts: number): number | null {
+  return Number.isSafeInteger(ts) && ts <= MAX_KEY_TS && ts >= -MAX_KEY_TS ? ts * KEY_SLOTS : null;
+}
+
+/** The lowest key of events at or after `ts` (clamped to the key range), for rowid bounds. */
+export function keyBound(ts: number): number {
+  if (ts >= MAX_KEY_TS) return MAX_KEY;
+  if (ts <= -MAX_KEY_TS) return -MAX_KEY;
+  return Math.floor(ts) * KEY_SLOTS;
+}
+
+/** Set in audit_meta when some row's key does not follow its date. */
+export const SPILL_FLAG = 'keys_spilled';
+
+/**
+ * Picks the key of a new row of `table` (events, or the table a migration fills). Must run inside
+ * the transaction that inserts the row, so the next call sees it.
+ */
+export class KeyAllocator {
+  private readonly lastIn: Statement;
+  private readonly maxAll: Statement;
+  private readonly minAll: Statement;
+  private readonly flag: Statement;
+
+  constructor(db: Db, table: string) {
+    this.lastIn = db.prepare(`SELECT max(seq) AS k FROM ${table} WHERE seq >= ? AND seq < ?`);
+    this.maxAll = db.prepare(`SELECT max(seq) AS k FROM ${table}`);
+    this.minAll = db.prepare(`SELECT min(seq) AS k FROM ${table}`);
+    this.flag = db.prepare('INSERT OR REPLACE INTO audit_meta (key, value) VALUES (?, 1)');
+  }
+
+  next(ts: number): number {
+    const base = keyBase(ts);
+    if (base !== null) {
+      const last = (this.lastIn.get(base, base + KEY_SLOTS) as { k: number | null }).k;
+      if (last === null) return base;
+      if (last < base + KEY_SLOTS - 1) return last + 1;
+    }
+    // Out of the keyed range or a full millisecond: any free key, and queries stop trusting seq order.
+    this.flag.run(SPILL_FLAG);
+    const max = (this.maxAll.get() as { k: number | null }).k ?? 0;
+    if (max < MAX_KEY) return max + 1;
+    const min = (this.minAll.get() as { k: number | null }).k ?? 0;
+    if (min > -MAX_KEY) return min - 1;
+    throw new Error('no free row key left in the audit cache');
+  }
+}
+
+/** True when every row's key follows its date (no spill recorded). */
+export function keysFollowDates(db: Db): boolean {
+  return !db.prepare('SELECT 1 FROM audit_meta WHERE key = ? AND value = 1').get(SPILL_FLAG);
+}

@@ -1,0 +1,155 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AuditFilters, AuditSort } from '../../shared/contract/audit.ts';
+import { openDatabase } from '../../electron/core/db/open.ts';
+import { checkEvent } from '../../electron/core/audit/event.ts';
+import { KEY_SLOTS, keysFollowDates } from '../../electron/core/audit/keys.ts';
+import { AUDIT_MIGRATIONS } from '../../electron/core/audit/migrations.ts';
+import type { AuditService } from '../../electron/core/audit/service.ts';
+import { makeEvent, openService, tempDir } from './helpers.ts';
+
+const tmp = tempDir();
+afterAll(() => tmp.cleanup());
+
+const ndjson = (list: unknown[]) => list.map((e) => JSON.stringify(e)).join('\n') + '\n';
+const BASE = Date.UTC(2026, 2, 1);
+
+/** Events in shuffled file order, many sharing one millisecond, so seq order is not file order. */
+function shuffled(count: number, sameMs = 7): Record<string, unknown>[] {
+  const list = Array.from({ length: count }, (_, i) => makeEvent(i, { date: new Date(BASE + Math.floor(i / sameMs) * 1000).toISOString() }));
+  let s = 12345;
+  for (let i = list.length - 1; i > 0; i--) {
+    s = (s * 1103515245 + 12345) % 2 ** 31;
+    const j = s % (i + 1);
+    [list[i], list[j]] = [list[j], list[i]];
+  }
+  return list;
+}
+
+function pages(service: AuditService, filters: AuditFilters, sort: AuditSort, limit: number): string[] {
+  const out: string[] = [];
+  let after: string | undefined;
+  for (;;) {
+    const page = service.query({ filters, sort, limit, after });
+    out.push(...page.rows.map((r) => r.eventId));
+    if (!page.next) return out;
+    after = page.next;
+  }
+}
+
+const SORTS: AuditSort[] = [{ field: 'date', dir: 'desc' }, { field: 'date', dir: 'asc' }];
+
+/** The e-mail search and the member filter select the same events; the filter walks (ts, seq). */
+function expectSearchInDateOrder(service: AuditService, extra: AuditFilters = {}): void {
+  for (const sort of SORTS) {
+    for (const user of [1, 4]) {
+      const byFilter = pages(service, { ...extra, memberIds: [user] }, sort, 1000);
+      expect(byFilter.length).toBeGreaterThan(0);
+      expect(pages(service, { ...extra, search: `user${user}@example.test` }, sort, 13)).toEqual(byFilter);
+      const firstPage = service.query({ filters: { ...extra, search: `user${user}@example.test` }, sort, limit: 25 }).rows.map((r) => r.eventId);
+      expect(firstPage).toEqual(byFilter.slice(0, 25));
+    }
+  }
+}
+
+describe('row keys follow the event date', () => {
+  it('full-text pages come newest first (and oldest first) across many matches, with cursors and date ranges', async () => {
+    const service = openService(join(tmp.dir, 'order.db'));
+    try {
+      const [r] = await service.import([tmp.file('shuffled.ndjson', ndjson(shuffled(3000)))], { batchSize: 700 });
+      expect(r.accepted).toBe(3000);
+      const rows = service.store.db.prepare('SELECT seq, ts FROM events').all() as { seq: number; ts: number }[];
+      expect(rows.every((x) => Math.floor(x.seq / KEY_SLOTS) === x.ts)).toBe(true);
+      expect(keysFollowDates(service.store.db)).toBe(true);
+      expectSearchInDateOrder(service);
+      expectSearchInDateOrder(service, { from: '2026-03-01T00:02:00Z', to: '2026-03-01T00:05:00Z' });
+      expectSearchInDateOrder(service, { eventTypes: ['project.folder.shared', 'creation.image.generated'] });
+      // A common word: newest first and complete.
+      const denied = pages(service, { search: 'denied' }, SORTS[0], 50);
+      const dates = denied.map((id) => service.event(id)!.row.date);
+      expect(dates).toEqual([...dates].sort().reverse());
+      expect(denied).toHaveLength(300);
+    } finally {
+      await service.close();
+    }
+  });
+
+  it('a millisecond with more events than it has keys still stores them all and keeps the order exact', async () => {
+    const service = openService(join(tmp.dir, 'spill.db'));
+    try {
+      const crowd = Array.from({ length: KEY_SLOTS + 30 }, (_, i) => makeEvent(10_000 + i, { date: new Date(BASE).toISOString() }));
+      const [r] = await service.import([tmp.file('crowd.ndjson', ndjson([...shuffled(200), ...crowd]))]);
+      expect(r.accepted).toBe(200 + KEY_SLOTS + 30);
+      expect(keysFollowDates(service.store.db)).toBe(false);
+      expectSearchInDateOrder(service);
+    } finally {
+      await service.close();
+    }
+  });
+
+  it('migration 3 re-keys a cache written before it and keeps every event searchable', async () => {
+    const path = join(tmp.dir, 'v2.db');
+    const db = openDatabase(path, AUDIT_MIGRATIONS.slice(0, 2));
+    const put = db.prepare(`INSERT INTO events (event_id, ts, event_type, member_email, member_id, origin, raw) VALUES (?, ?, ?, ?, ?, 'import', ?)`);
+    const text = db.prepare('INSERT INTO events_fts (rowid, body) VALUES (?, ?)');
+    for (const e of shuffled(500)) {
+      const c = checkEvent(e);
+      if (!c.ok) throw new Error(c.reason);
+      const info = put.run(c.row.eventId, c.row.ts, c.row.eventType, c.row.memberEmail, c.row.memberId, c.row.raw);
+      text.run(info.lastInsertRowid, c.row.text);
+    }
+    db.close();
+    const service = openService(path);
+    try {
+      expect(service.store.db.pragma('user_version', { simple: true })).toBe(AUDIT_MIGRATIONS.length);
+      const rows = service.store.db.prepare('SELECT seq, ts FROM events').all() as { seq: number; ts: number }[];
+      expect(rows).toHaveLength(500);
+      expect(rows.every((x) => Math.floor(x.seq / KEY_SLOTS) === x.ts)).toBe(true);
+      expectSearchInDateOrder(service);
+      expect(service.query({ filters: { search: 'denied' }, sort: SORTS[0], limit: 1000 }).rows).toHaveLength(50);
+    } finally {
+      await service.close();
+    }
+  });
+
+  it('an import killed mid-way leaves the events already cached intact and the file sound', async () => {
+    const path = join(tmp.dir, 'killed.db');
+    let service = openService(path);
+    await service.import([tmp.file('before.ndjson', ndjson(Array.from({ length: 300 }, (_, i) => makeEvent(i))))]);
+    const before = service.query({ filters: {}, sort: SORTS[0], limit: 1000 }).rows;
+    await service.close();
+
+    const big = tmp.file('big.ndjson', ndjson(Array.from({ length: 40_000 }, (_, i) => makeEvent(1000 + i))));
+    const script = join(tmp.dir, 'child.ts');
+    writeFileSync(script, `
+      import { AuditStore } from ${JSON.stringify(join(import.meta.dirname, '../../electron/core/audit/store.ts'))};
+      import { importFile } from ${JSON.stringify(join(import.meta.dirname, '../../electron/core/audit/import.ts'))};
+      const store = new AuditStore(${JSON.stringify(path)});
+      await importFile(store, ${JSON.stringify(big)}, { bulk: true, batchSize: 500, onProgress: (p) => { if (p.accepted >= 2000) process.stdout.write('go\\n'); } });
+      process.stdout.write('done\\n');
+    `);
+    const child = spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise<void>((resolve) => child.stdout.on('data', (d: Buffer) => {
+      if (d.toString().includes('go')) resolve();
+    }));
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.on('exit', resolve));
+
+    service = openService(path);
+    try {
+      expect(service.store.db.pragma('integrity_check', { simple: true })).toBe('ok');
+      expect(service.store.db.prepare('SELECT count(*) AS n FROM deferred_indexes').get()).toEqual({ n: 0 });
+      const indexes = service.store.db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").get() as { n: number };
+      expect(indexes.n).toBe(8);
+      for (const r of before) expect(service.event(r.eventId)?.row).toEqual(r);
+      const n = service.store.counts().events;
+      expect(n).toBeGreaterThanOrEqual(300 + 2000);
+      expect(n).toBeLessThan(300 + 40_000);
+      expect(service.store.db.prepare("INSERT INTO events_fts (events_fts, rank) VALUES ('integrity-check', 0)").run().changes).toBeGreaterThanOrEqual(0);
+    } finally {
+      await service.close();
+    }
+  });
+});
