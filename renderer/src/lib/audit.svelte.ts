@@ -127,6 +127,8 @@ export class AuditStore {
     this.pages.clear();
     this.cursors.clear();
     this.loading.clear();
+    // Page 0 comes with the count below; the table must not ask for it a second time meanwhile.
+    this.loading.add(0);
     this.version++;
     const filters = this.apiFilters;
     const sort = $state.snapshot(this.sort);
@@ -142,6 +144,8 @@ export class AuditStore {
       if (gen !== this.gen) return;
       this.total = 0;
       this.queryError = errorText(err);
+    } finally {
+      if (gen === this.gen) this.loading.delete(0);
     }
     void this.loadAggregates(gen);
   }

@@ -30,6 +30,6 @@ export const SCREENS: Screen[] = [
   { id: 'apps', label: 'Workflow apps', glyph: '⚡', component: Apps },
   { id: 'analytics', label: 'Team analytics', glyph: '◔', component: Analytics },
   { id: 'creations', label: 'Recent creations', glyph: '▤', component: Creations },
-  { id: 'audit', label: 'Audit log', glyph: '⛨', component: Audit },
+  { id: 'audit', label: 'Audit log', glyph: '§', component: Audit },
   { id: 'settings', label: 'Settings', glyph: '⚙', component: Settings },
 ];
