@@ -22,6 +22,7 @@ export interface ControlDeps {
   now: () => number;
   baseUrl: () => string;
   webhookSecret: string;
+  renderer?: { stats(): unknown };
 }
 
 const parseJson = (body: unknown): unknown => {
@@ -61,7 +62,7 @@ export function registerControl(app: FastifyInstance, deps: ControlDeps): void {
       for (const q of deps.quotas) q.reset();
       return { ok: true, faults: deps.faults.current };
     });
-    ctl.get('/__sandbox/stats', async () => ({ requests: deps.stats.requests, creates: deps.stats.creates, tasks: deps.tasks.size }));
+    ctl.get('/__sandbox/stats', async () => ({ requests: deps.stats.requests, creates: deps.stats.creates, tasks: deps.tasks.size, ...(deps.renderer ? { renders: deps.renderer.stats() } : {}) }));
     ctl.post('/__sandbox/uploads', async (req, reply) => {
       const bytes = req.body;
       if (!Buffer.isBuffer(bytes) || bytes.length === 0) return sendInvalid(reply, [{ field: 'body', reason: 'must be the raw file bytes' }]);

@@ -57,12 +57,37 @@ function fastImage(params: Record<string, unknown>): Promise<Rendered> {
   return p;
 }
 
+/** Every client that wanted a result went away before its render started: it was not rendered. */
+export class RenderAbandonedError extends Error {
+  override name = 'RenderAbandonedError';
+}
+
+interface InflightRender {
+  promise: Promise<Rendered>;
+  /** Requests still waiting for it; at 0 a render not yet started is dropped from the queue. */
+  wanted: number;
+  ac: AbortController;
+}
+
+interface Waiter {
+  start: () => void;
+}
+
+export interface RenderStats {
+  done: number;
+  abandoned: number;
+  running: number;
+  queued: number;
+}
+
 export class ResultRenderer {
   private cache = new Map<string, Rendered>();
   private cachedBytes = 0;
-  private inflight = new Map<string, Promise<Rendered>>();
+  private inflight = new Map<string, InflightRender>();
   private running = 0;
-  private waiting: (() => void)[] = [];
+  private waiting: Waiter[] = [];
+  private done = 0;
+  private abandoned = 0;
   private readonly disk: DiskStore;
   private readonly mode: RenderMode;
 
@@ -71,8 +96,16 @@ export class ResultRenderer {
     this.mode = mode;
   }
 
-  /** The bytes of result `index` of a completed task. */
-  async source(task: Task, index: number, kind: ResultKind): Promise<ByteSource> {
+  /** Renders done and abandoned, and the render queue now (GET /__sandbox/stats). */
+  stats(): RenderStats {
+    return { done: this.done, abandoned: this.abandoned, running: this.running, queued: this.waiting.length };
+  }
+
+  /**
+   * The bytes of result `index` of a completed task. `signal`: the request went away; if nobody
+   * else waits for the same result, its render leaves the queue (RenderAbandonedError).
+   */
+  async source(task: Task, index: number, kind: ResultKind, signal?: AbortSignal): Promise<ByteSource> {
     if (kind === 'video') return fileSource(ASSETS.video.path, ASSETS.video.size, task.params.output_format === 'mov' ? 'video/quicktime' : 'video/mp4');
     if (kind === 'audio') return fileSource(ASSETS.audio.path, ASSETS.audio.size, 'audio/mpeg');
     const key = `${task.id}/${index}`;
@@ -80,29 +113,41 @@ export class ResultRenderer {
       const f = await fastImage(task.params);
       return bufferSource(f.bytes, f.contentType, `"${key}"`);
     }
-    const r = await this.rendered(key, () => renderImage(task.toolId.startsWith('app:') ? 'app' : task.toolId, task.id, task.params, index, this.disk));
+    const r = await this.rendered(key, () => renderImage(task.toolId.startsWith('app:') ? 'app' : task.toolId, task.id, task.params, index, this.disk), signal);
     return bufferSource(r.bytes, r.contentType, `"${key}"`);
   }
 
-  private async rendered(key: string, render: () => Promise<Rendered>): Promise<Rendered> {
+  private async rendered(key: string, render: () => Promise<Rendered>, signal?: AbortSignal): Promise<Rendered> {
     const hit = this.cache.get(key);
     if (hit) {
       this.cache.delete(key);
       this.cache.set(key, hit);
       return hit;
     }
-    const pending = this.inflight.get(key);
-    if (pending) return pending;
-    const p = this.limited(render).then((r) => {
-      this.remember(key, r);
-      return r;
-    }).finally(() => this.inflight.delete(key));
-    this.inflight.set(key, p);
-    return p;
+    if (signal?.aborted) throw new RenderAbandonedError('the request went away');
+    let entry = this.inflight.get(key);
+    if (!entry) {
+      const ac = new AbortController();
+      const promise = this.limited(render, ac.signal).then((r) => {
+        this.done++;
+        this.remember(key, r);
+        return r;
+      }).finally(() => this.inflight.delete(key));
+      entry = { promise, wanted: 0, ac };
+      this.inflight.set(key, entry);
+    }
+    const e = entry;
+    e.wanted++;
+    signal?.addEventListener('abort', () => {
+      if (--e.wanted === 0) e.ac.abort();
+    }, { once: true });
+    return e.promise;
   }
 
   private remember(key: string, r: Rendered): void {
     if (r.bytes.length > RESULT_CACHE_BYTES / 4) return;
+    const old = this.cache.get(key);
+    if (old) this.cachedBytes -= old.bytes.length;
     this.cache.set(key, r);
     this.cachedBytes += r.bytes.length;
     for (const [k, v] of this.cache) {
@@ -112,14 +157,37 @@ export class ResultRenderer {
     }
   }
 
-  private async limited<T>(fn: () => Promise<T>): Promise<T> {
-    while (this.running >= RENDER_CONCURRENCY) await new Promise<void>((r) => this.waiting.push(r));
-    this.running++;
+  /**
+   * At most RENDER_CONCURRENCY renders at a time, first come first served: a finished render hands
+   * its slot straight to the oldest waiter (a newcomer can never overtake it), and a waiter whose
+   * clients all went away leaves the queue instead of rendering for nobody.
+   */
+  private async limited<T>(fn: () => Promise<T>, signal: AbortSignal): Promise<T> {
+    if (this.running >= RENDER_CONCURRENCY) {
+      await new Promise<void>((resolve, reject) => {
+        const onAbort = () => {
+          const i = this.waiting.indexOf(w);
+          if (i >= 0) this.waiting.splice(i, 1);
+          this.abandoned++;
+          reject(new RenderAbandonedError('every request for this result went away'));
+        };
+        const w: Waiter = {
+          start: () => {
+            signal.removeEventListener('abort', onAbort);
+            resolve();
+          },
+        };
+        signal.addEventListener('abort', onAbort, { once: true });
+        this.waiting.push(w);
+      });
+      // The slot was handed over by the render that finished: `running` already counts it.
+    } else this.running++;
     try {
       return await fn();
     } finally {
-      this.running--;
-      this.waiting.shift()?.();
+      const next = this.waiting.shift();
+      if (next) next.start();
+      else this.running--;
     }
   }
 }

@@ -3,11 +3,11 @@ import { AuditStore } from './audit-store.ts';
 import { registerAuditRoute } from './audit-route.ts';
 import { DiskStore } from './blob-store.ts';
 import { registerControl } from './control.ts';
-import { fileSource, generatedSource, sendBytes } from './download.ts';
+import { fileSource, generatedSource, sendBytes, type ByteSource } from './download.ts';
 import { FAULT_MESSAGES, FaultState } from './faults.ts';
 import { sendError, sendInvalid } from './errors.ts';
 import { callerOf, type Caller } from './keys.ts';
-import { resultExpiresAt, resultKindOf, ResultRenderer, type RenderMode } from './results.ts';
+import { RenderAbandonedError, resultExpiresAt, resultKindOf, ResultRenderer, type RenderMode } from './results.ts';
 import { DailyQuota, Stats } from './stats.ts';
 import { buildTeam, type Team } from './team.ts';
 import { statusAt, TaskStore } from './tasks.ts';
@@ -132,7 +132,22 @@ export function buildServer(opts: SandboxOptions): { app: FastifyInstance; state
     const now = state.now();
     if (!task || !(index >= 0 && index < task.resultCount) || statusAt(task, now) !== 'COMPLETED') return sendError(reply, 404, 'No such result');
     if (state.faults.current.expireResultUrls || now > resultExpiresAt(task)) return sendError(reply, 410, 'This result URL has expired; results must be downloaded within their lifetime.');
-    const src = await state.renderer.source(task, index, resultKindOf(task));
+    // A client that gives up (timeout, abort) must not leave its render queued for nobody.
+    const gone = new AbortController();
+    const onClose = () => {
+      if (!reply.raw.writableFinished) gone.abort();
+    };
+    reply.raw.on('close', onClose);
+    let src: ByteSource;
+    try {
+      src = await state.renderer.source(task, index, resultKindOf(task), gone.signal);
+    } catch (err) {
+      if (!(err instanceof RenderAbandonedError)) throw err;
+      reply.hijack();
+      return void reply.raw.destroy();
+    } finally {
+      reply.raw.off('close', onClose);
+    }
     sendBytes(req, reply, src, state.faults.current);
   };
   app.get('/results/:taskId/:file', serveResult);
@@ -152,7 +167,7 @@ export function buildServer(opts: SandboxOptions): { app: FastifyInstance; state
 
   registerControl(app, {
     faults: state.faults, stats: state.stats, quotas: [state.auditQuota, state.creditQuota], tasks: state.tasks, disk, audit: state.audit,
-    blobs, now: state.now, baseUrl: state.baseUrl, webhookSecret: secret,
+    blobs, now: state.now, baseUrl: state.baseUrl, webhookSecret: secret, renderer: state.renderer,
   });
 
   return {
