@@ -10,6 +10,8 @@ export interface HostHandle {
   token: string;
   home: string;
   child: ChildProcess;
+  /** Everything the host printed (stdout and stderr), for tests that check what never appears in a log. */
+  output(): string;
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
@@ -22,7 +24,12 @@ export async function startHost(home: string, env: NodeJS.ProcessEnv = {}): Prom
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += d));
+  let all = '';
+  child.stderr!.on('data', (d) => {
+    stderr += d;
+    all += d;
+  });
+  child.stdout!.on('data', (d) => (all += d));
   const first = await new Promise<string>((resolve, reject) => {
     const rl = createInterface({ input: child.stdout! });
     rl.once('line', resolve);
@@ -35,6 +42,7 @@ export async function startHost(home: string, env: NodeJS.ProcessEnv = {}): Prom
     token: url.searchParams.get('token') ?? '',
     home,
     child,
+    output: () => all,
     stop: (signal = 'SIGTERM') =>
       new Promise((resolve) => {
         if (child.exitCode !== null) return resolve();
