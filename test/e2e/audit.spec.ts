@@ -103,6 +103,14 @@ test('sync, filters, search, detail with diff, related events, import report, ho
   await expect.poll(async () => (await column(page, 1)).every((d) => d.startsWith(day))).toBe(true);
   await page.getByTestId('audit-clear').click();
 
+  // Sorting: oldest first, then back to newest first; the count is unchanged.
+  await page.getByTestId('sort-date').click();
+  await expect(page.getByRole('columnheader', { name: 'Date (UTC)' })).toHaveAttribute('aria-sort', 'ascending');
+  await expect.poll(async () => { const d = await column(page, 1); return d.length > 0 && d[0] < dates[dates.length - 1] && [...d].sort().join() === d.join(); }).toBe(true);
+  expect(await countOf(page)).toBe(all);
+  await page.getByTestId('sort-date').click();
+  await expect(page.getByRole('columnheader', { name: 'Date (UTC)' })).toHaveAttribute('aria-sort', 'descending');
+
   // Import an NDJSON export with one malformed line; the per-file report names it.
   const file = join(home, 'team-export.ndjson');
   const lines = [

@@ -110,6 +110,8 @@ export class AuditStore {
   /** Bumped on every filter or sort change; answers of an older generation are dropped. */
   private gen = 0;
   private lastWanted = 0;
+  /** The filters the current total counts; a sort change alone keeps the total (counting 1M rows is the slow part). */
+  private countedKey = '';
 
   /** The contract's filters for the current state (what export and facets get too). */
   get apiFilters(): AuditFilters {
@@ -121,8 +123,8 @@ export class AuditStore {
     return this.pages.get(Math.floor(i / PAGE))?.[i % PAGE];
   }
 
-  /** New filters or sort: drop every cached page and ask again, counting once. */
-  async reload(): Promise<void> {
+  /** New filters or sort: drop every cached page and ask again; `fresh` after the cache itself changed (sync, import). */
+  async reload(fresh = false): Promise<void> {
     const gen = ++this.gen;
     this.pages.clear();
     this.cursors.clear();
@@ -132,22 +134,27 @@ export class AuditStore {
     this.version++;
     const filters = this.apiFilters;
     const sort = $state.snapshot(this.sort);
+    const key = JSON.stringify(filters);
+    const sameFilters = !fresh && key === this.countedKey && this.total !== null;
     try {
-      const res = await call('audit.query', { filters, sort, limit: PAGE, offset: 0, withTotal: true });
+      const res = await call('audit.query', { filters, sort, limit: PAGE, offset: 0, withTotal: !sameFilters });
       if (gen !== this.gen) return;
       this.pages.set(0, res.rows);
       this.cursors.set(0, res.next);
-      this.total = res.total ?? res.rows.length;
+      if (!sameFilters) this.total = res.total ?? res.rows.length;
+      this.countedKey = key;
       this.queryError = '';
       this.version++;
     } catch (err) {
       if (gen !== this.gen) return;
       this.total = 0;
+      this.countedKey = '';
       this.queryError = errorText(err);
     } finally {
       if (gen === this.gen) this.loading.delete(0);
     }
-    void this.loadAggregates(gen);
+    // Facets and the timeline do not depend on the sort.
+    if (!sameFilters) void this.loadAggregates(gen);
   }
 
   async loadAggregates(gen = this.gen): Promise<void> {
@@ -233,7 +240,7 @@ export class AuditStore {
     } finally {
       this.syncing = false;
       await this.refreshStatus();
-      await this.reload();
+      await this.reload(true);
     }
   }
 
