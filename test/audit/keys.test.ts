@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AuditFilters, AuditSort } from '../../shared/contract/audit.ts';
 import { openDatabase } from '../../electron/core/db/open.ts';
@@ -76,6 +76,27 @@ describe('row keys follow the event date', () => {
     }
   });
 
+  it('a bulk import (staged, then moved in by date) counts duplicates and stores what a plain import stores', async () => {
+    const plain = openService(join(tmp.dir, 'plain.db'));
+    const bulk = openService(join(tmp.dir, 'bulk.db'));
+    try {
+      const list = shuffled(2000);
+      const file = tmp.file('bulk.ndjson', ndjson([...list, list[5], list[77]]));
+      for (const s of [plain, bulk]) await s.import([tmp.file('first.ndjson', ndjson(list.slice(0, 100)))]);
+      const [a] = await plain.import([file]);
+      const [b] = await bulk.import([file], { bulk: true, batchSize: 300 });
+      expect(b).toEqual({ ...a });
+      expect(b).toMatchObject({ items: 2002, accepted: 1900, duplicates: 102 });
+      const all = (s: AuditService) => s.store.db.prepare('SELECT seq, event_id, ts, event_type, member_email, member_id, group_id, folder_ref, resource_id, raw FROM events ORDER BY seq').all();
+      expect(all(bulk)).toEqual(all(plain));
+      expectSearchInDateOrder(bulk);
+      expect(readdirSync(tmp.dir).filter((f) => f.includes('-stage-'))).toEqual([]);
+    } finally {
+      await plain.close();
+      await bulk.close();
+    }
+  });
+
   it('a millisecond with more events than it has keys still stores them all and keeps the order exact', async () => {
     const service = openService(join(tmp.dir, 'spill.db'));
     try {
@@ -114,7 +135,7 @@ describe('row keys follow the event date', () => {
     }
   });
 
-  it('an import killed mid-way leaves the events already cached intact and the file sound', async () => {
+  it('a bulk import killed mid-way (while moving staged rows in) leaves the events already cached intact and the file sound', async () => {
     const path = join(tmp.dir, 'killed.db');
     let service = openService(path);
     await service.import([tmp.file('before.ndjson', ndjson(Array.from({ length: 300 }, (_, i) => makeEvent(i))))]);
@@ -134,12 +155,15 @@ describe('row keys follow the event date', () => {
     await new Promise<void>((resolve) => child.stdout.on('data', (d: Buffer) => {
       if (d.toString().includes('go')) resolve();
     }));
+    expect(readdirSync(tmp.dir).filter((f) => f.startsWith('killed.db-stage-'))).toHaveLength(1);
     child.kill('SIGKILL');
     await new Promise((resolve) => child.on('exit', resolve));
 
     service = openService(path);
     try {
       expect(service.store.db.pragma('integrity_check', { simple: true })).toBe('ok');
+      // The dead import's scratch file is gone.
+      expect(readdirSync(tmp.dir).filter((f) => f.startsWith('killed.db-stage-'))).toEqual([]);
       expect(service.store.db.prepare('SELECT count(*) AS n FROM deferred_indexes').get()).toEqual({ n: 0 });
       const indexes = service.store.db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").get() as { n: number };
       expect(indexes.n).toBe(8);

@@ -7,7 +7,7 @@ import { CsvParser } from './formats/csv.ts';
 import { JsonItemsParser } from './formats/json.ts';
 import { NdjsonParser } from './formats/ndjson.ts';
 import type { FormatParser, Parsed } from './formats/parsed.ts';
-import type { AuditStore } from './store.ts';
+import type { AuditStore, InsertCounts, Stage } from './store.ts';
 
 export type ImportFormat = ImportReport['format'];
 
@@ -93,13 +93,19 @@ export async function importFile(store: AuditStore, path: string, opts: ImportOp
 
   const rejects: ImportReject[] = report.rejects;
   let batch: EventRow[] = [];
-  const flush = () => {
-    if (!batch.length) return;
-    const c = store.insertBatch(batch, 'import');
+  let stage: Stage | null = null;
+  const counted = (c: InsertCounts) => {
     report.accepted += c.inserted;
     report.duplicates += c.duplicates;
-    batch = [];
     opts.onProgress?.({ path, items: report.items, accepted: report.accepted, rejected: report.rejected });
+  };
+  const flush = () => {
+    if (!batch.length) return;
+    if (stage) {
+      stage.add(batch);
+      opts.onProgress?.({ path, items: report.items, accepted: report.accepted, rejected: report.rejected });
+    } else counted(store.insertBatch(batch, 'import'));
+    batch = [];
   };
   const reject = (line: number, item: number, reason: string) => {
     report.rejected++;
@@ -129,15 +135,26 @@ export async function importFile(store: AuditStore, path: string, opts: ImportOp
   };
 
   // A file large relative to the cache is loaded with the secondary indexes set aside and built
-  // once at the end; a small one goes through them (rebuilding for it would cost more).
+  // once at the end; a small one goes through them (rebuilding for it would cost more). Bulk rows
+  // are staged in a scratch file first and moved in by date (store.openStage), so the cache's
+  // tables are appended to; the cache is still only written in whole committed batches.
   const bytes = (await stat(path)).size;
   const bulk = opts.bulk ?? (bytes >= BULK_MIN_BYTES && bytes / BYTES_PER_EVENT > store.counts().events / 2);
-  if (bulk) store.deferIndexes();
+  if (bulk) {
+    store.deferIndexes();
+    stage = store.openStage();
+  }
   try {
     await readInto(format, path, emit, report);
-  } finally {
     flush();
-    if (bulk) store.restoreIndexes();
+    stage?.merge('import', batchSize, counted);
+  } finally {
+    try {
+      flush();
+    } finally {
+      stage?.close();
+      if (bulk) store.restoreIndexes();
+    }
   }
   if (report.rejected > rejects.length) report.warnings.push(`${report.rejected - rejects.length} more rejected item(s) not listed`);
   return report;

@@ -1,4 +1,6 @@
 import type { Statement } from 'better-sqlite3';
+import { readdirSync, rmSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { openDatabase, type Db } from '../db/open.ts';
 import type { EventRow } from './event.ts';
 import { KeyAllocator } from './keys.ts';
@@ -33,6 +35,7 @@ export class AuditStore {
     this.insertText = this.db.prepare('INSERT INTO events_fts (rowid, body) VALUES (?, ?)');
     this.keys = new KeyAllocator(this.db, 'events');
     this.restoreIndexes();
+    this.removeDeadStages();
   }
 
   /** Drops the events table's secondary indexes, keeping their definitions to restore. */
@@ -82,6 +85,58 @@ export class AuditStore {
     return { inserted, duplicates: rows.length - inserted };
   }
 
+  /**
+   * Bulk loads stage the file's rows in a scratch SQLite file beside the cache (no journal, no
+   * sync: losing it loses nothing the cache held), then move them into the cache in date order,
+   * so the events table and the FTS index are appended to instead of written all over. The
+   * cache itself is only ever written in committed batches.
+   */
+  openStage(): Stage {
+    const path = `${this.db.name}-stage-${process.pid}-${Date.now()}`;
+    this.db.prepare('ATTACH DATABASE ? AS stage').run(path);
+    this.db.pragma('stage.journal_mode = OFF');
+    this.db.pragma('stage.synchronous = OFF');
+    this.db.exec(`CREATE TABLE stage.rows (id INTEGER PRIMARY KEY, ${STAGE_COLUMNS.join(', ')})`);
+    const put = this.db.prepare(`INSERT INTO stage.rows (${STAGE_COLUMNS.join(', ')}) VALUES (${STAGE_COLUMNS.map(() => '?').join(', ')})`);
+    const add = this.db.transaction((rows: readonly EventRow[]) => {
+      for (const r of rows) put.run(r.ts, r.eventId, r.eventType, r.memberEmail, r.memberId, r.memberType, r.verb, r.status, r.category, r.groupId, r.folderRef, r.projectRef, r.requestId, r.correlationId, r.resourceId, r.raw, r.text);
+    });
+    return {
+      add: (rows) => add(rows),
+      merge: (origin, batchSize, onBatch) => {
+        this.db.exec('CREATE INDEX stage.rows_ts ON rows (ts, id)');
+        const page = this.db.prepare(`SELECT id, ${STAGE_COLUMNS.join(', ')} FROM stage.rows WHERE (ts, id) > (?, ?) ORDER BY ts, id LIMIT ?`);
+        let after: [number, number] = [-Number.MAX_VALUE, 0];
+        for (;;) {
+          const rows = page.all(...after, batchSize) as (EventRow & { id: number })[];
+          if (!rows.length) return;
+          onBatch(this.insertBatch(rows, origin));
+          const last = rows[rows.length - 1];
+          after = [last.ts, last.id];
+        }
+      },
+      close: () => {
+        try {
+          this.db.exec('DETACH DATABASE stage');
+        } finally {
+          rmSync(path, { force: true });
+        }
+      },
+    };
+  }
+
+  /** Scratch files of stages whose process is gone (a crash mid-import). */
+  private removeDeadStages(): void {
+    if (this.db.name === ':memory:' || !this.db.name) return;
+    const prefix = `${basename(this.db.name)}-stage-`;
+    for (const f of readdirSync(dirname(this.db.name))) {
+      if (!f.startsWith(prefix)) continue;
+      const pid = Number(f.slice(prefix.length).split('-')[0]);
+      if (isAlive(pid)) continue;
+      rmSync(join(dirname(this.db.name), f), { force: true });
+    }
+  }
+
   counts(): { events: number; oldest: number | null; newest: number | null } {
     const r = this.db.prepare('SELECT count(*) AS n, min(ts) AS lo, max(ts) AS hi FROM events').get() as { n: number; lo: number | null; hi: number | null };
     return { events: r.n, oldest: r.lo, newest: r.hi };
@@ -89,5 +144,26 @@ export class AuditStore {
 
   close(): void {
     if (this.db.open) this.db.close();
+  }
+}
+
+/** Stage columns (untyped: values are kept exactly), named as EventRow's fields so a staged row reads back as one. */
+const STAGE_COLUMNS = ['ts', 'eventId', 'eventType', 'memberEmail', 'memberId', 'memberType', 'verb', 'status', 'category', 'groupId', 'folderRef', 'projectRef', 'requestId', 'correlationId', 'resourceId', 'raw', 'text'] as const;
+
+export interface Stage {
+  add(rows: readonly EventRow[]): void;
+  /** Moves every staged row into the cache in date order, one committed batch at a time. */
+  merge(origin: Origin, batchSize: number, onBatch: (c: InsertCounts) => void): void;
+  /** Detaches and deletes the scratch file. */
+  close(): void;
+}
+
+function isAlive(pid: number): boolean {
+  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
