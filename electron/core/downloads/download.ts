@@ -1,8 +1,9 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { connect as netConnect, type NetConnectOpts } from 'node:net';
 import { KEEP_ALIVE } from '../api/client.ts';
 import { createWriteStream } from 'node:fs';
-import { link, open, stat, unlink } from 'node:fs/promises';
+import { link, open, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 
 /** The result URL no longer works (410/403/404): re-read the task for a fresh one. */
@@ -67,20 +68,211 @@ export async function downloadToPart(url: string, partPath: string, opts: { sign
   }
   const resumed = status === 206 && have > 0;
   const length = Number(headerOf(response, 'content-length') ?? NaN);
+  if (u.protocol === 'http:' && length >= RAW_MIN_BYTES && !response.headers['transfer-encoding']) {
+    // A large plain-HTTP body goes over its own socket, read into one reused buffer: node:http's
+    // per-chunk buffers and parser cost ~40% of curl's throughput (bench/engine-download.ts).
+    // Nothing of this response was written; the same range is asked again.
+    response.destroy();
+    return rawDownload(u, partPath, have, opts);
+  }
   let received = 0;
+  const out = createWriteStream(partPath, { flags: resumed ? 'a' : 'w', highWaterMark: WRITE_BUFFER_BYTES });
+  // Write-back is started every SYNC_EVERY_BYTES while the body still arrives (a second fd on the
+  // part): the kernel never piles up a large dirty backlog that throttles our writes, and the
+  // final fsync below has little left to do (bench/engine-download.ts, 2026-11-21).
+  const sync: { fd: FileHandle | null; running: Promise<void> | null } = { fd: null, running: null };
+  const closeSync = async () => {
+    await sync.running;
+    await sync.fd?.close().catch(() => undefined);
+  };
+  let syncedAt = 0;
   response.on('data', (chunk: Buffer) => {
     received += chunk.length;
     opts.onBytes?.(chunk.length);
+    if (!sync.running && received - syncedAt >= SYNC_EVERY_BYTES) {
+      const at = received;
+      sync.running = (async () => {
+        sync.fd ??= await open(partPath, 'r');
+        await sync.fd.datasync();
+        syncedAt = at;
+      })().catch(() => undefined).finally(() => (sync.running = null));
+    }
   });
   try {
-    await pipeline(response, createWriteStream(partPath, { flags: resumed ? 'a' : 'w', flush: true, highWaterMark: 1 << 20 }));
+    await pipeline(response, out);
   } catch (err) {
+    await closeSync();
     if (opts.signal?.aborted) throw err;
     throw new TransientDownloadError(`download interrupted after ${received} bytes: ${(err as Error).message}`);
   }
-  if (Number.isFinite(length) && received < length) throw new TransientDownloadError(`download truncated: ${received} of ${length} bytes`);
+  if (Number.isFinite(length) && received < length) {
+    await closeSync();
+    throw new TransientDownloadError(`download truncated: ${received} of ${length} bytes`);
+  }
+  // Every byte is written (the stream closed): flush the part before saying it is complete.
+  await sync.running;
+  const fh = sync.fd ?? (await open(partPath, 'r'));
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
   return { bytes: (resumed ? have : 0) + received, contentType, resumed };
 }
+
+/** Bodies at least this large (plain HTTP, Content-Length) take rawDownload. */
+const RAW_MIN_BYTES = 32 << 20;
+const RAW_READ_BYTES = 1 << 20;
+const RAW_SLAB_BYTES = 4 << 20;
+const RAW_SLABS = 4;
+
+/**
+ * One GET over a bare socket (Connection: close): the status line and headers are parsed here, the
+ * body is read into one reused buffer, copied into a few 4 MB slabs and written at explicit offsets
+ * (at most RAW_SLABS writes in flight; the socket pauses beyond), with write-back started every
+ * SYNC_EVERY_BYTES and one fsync at the end. Memory: about 17 MB whatever the size.
+ */
+async function rawDownload(u: URL, partPath: string, have: number, opts: { signal?: AbortSignal; onBytes?: (n: number) => void; timeoutMs?: number }): Promise<DownloadResult> {
+  const readBuf = Buffer.allocUnsafe(RAW_READ_BYTES);
+  const free: Buffer[] = Array.from({ length: RAW_SLABS }, () => Buffer.allocUnsafe(RAW_SLAB_BYTES));
+  let slab: Buffer | null = free.pop()!;
+  let slabLen = 0;
+  let fh: FileHandle | null = null;
+  let pos = 0;
+  let received = 0;
+  let length = NaN;
+  let resumed = false;
+  let contentType: string | undefined;
+  let head: Buffer | null = Buffer.alloc(0);
+  let failure: Error | null = null;
+  let writes = 0;
+  let syncing: Promise<void> | null = null;
+  let syncedAt = 0;
+  const drained: (() => void)[] = [];
+  const sock = netConnect({
+    host: u.hostname, port: Number(u.port || 80),
+    onread: { buffer: readBuf, callback: (n: number, b: Uint8Array) => onRead(n, b as Buffer) },
+  } as NetConnectOpts);
+  sock.setTimeout(opts.timeoutMs ?? 30_000, () => sock.destroy(new Error('no data for too long')));
+  const onAbort = () => sock.destroy(new Error('aborted'));
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
+  const flushSlab = () => {
+    if (!slab || slabLen === 0 || !fh) return;
+    const buf = slab;
+    const len = slabLen;
+    const at = pos;
+    pos += len;
+    slab = free.pop() ?? null;
+    slabLen = 0;
+    writes++;
+    void fh.write(buf, 0, len, at).then(() => {
+      if (!syncing && pos - syncedAt >= SYNC_EVERY_BYTES) {
+        const mark = pos;
+        syncing = fh!.datasync().then(() => void (syncedAt = mark), () => undefined).finally(() => (syncing = null));
+      }
+    }, (err: Error) => {
+      failure ??= err;
+      sock.destroy(err);
+    }).finally(() => {
+      writes--;
+      if (!slab) slab = buf;
+      else if (free.length < RAW_SLABS) free.push(buf);
+      if (sock.isPaused() && fh && writes < RAW_SLABS) sock.resume();
+      if (writes === 0) drained.splice(0).forEach((f) => f());
+    });
+  };
+  const take = (b: Buffer) => {
+    received += b.length;
+    opts.onBytes?.(b.length);
+    let off = 0;
+    while (off < b.length) {
+      if (!slab) {
+        // Every slab is being written: one more for the rest of this read, and stop reading.
+        slab = Buffer.allocUnsafe(RAW_SLAB_BYTES);
+        sock.pause();
+      }
+      const n = Math.min(b.length - off, RAW_SLAB_BYTES - slabLen);
+      b.copy(slab, slabLen, off, off + n);
+      slabLen += n;
+      off += n;
+      if (slabLen === RAW_SLAB_BYTES) flushSlab();
+    }
+    if (received >= length) {
+      flushSlab();
+      sock.end();
+      sock.destroySoon();
+    }
+  };
+  let opened: Promise<void> = Promise.resolve();
+  const onRead = (n: number, b: Buffer): boolean => {
+    if (!head) {
+      take(b.subarray(0, n));
+      return true;
+    }
+    head = Buffer.concat([head, b.subarray(0, n)]);
+    const end = head.indexOf('\r\n\r\n');
+    if (end < 0) {
+      if (head.length > 64 * 1024) sock.destroy(new TransientDownloadError('download failed: response headers too large'));
+      return true;
+    }
+    const lines = head.subarray(0, end).toString('latin1').split('\r\n');
+    const rest = Buffer.from(head.subarray(end + 4));
+    head = null;
+    const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(lines[0])?.[1] ?? 0);
+    const headers = new Map(lines.slice(1).map((l) => [l.slice(0, l.indexOf(':')).trim().toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+    contentType = headers.get('content-type');
+    length = Number(headers.get('content-length') ?? NaN);
+    if (status === 410 || status === 403 || status === 404) failure = new ExpiredUrlError(status);
+    else if ((status !== 200 && status !== 206) || !Number.isFinite(length) || headers.has('transfer-encoding')) failure = new TransientDownloadError(`download failed: HTTP ${status}`);
+    if (failure) {
+      sock.destroy();
+      return false;
+    }
+    resumed = status === 206 && have > 0;
+    sock.pause();
+    opened = open(partPath, resumed ? 'a' : 'w').then((f) => {
+      fh = f;
+      pos = resumed ? have : 0;
+      sock.resume();
+      if (rest.length) take(rest);
+      else if (length === 0) sock.end();
+    }, (err: Error) => {
+      failure = err;
+      sock.destroy(err);
+    });
+    return true;
+  };
+  try {
+    await new Promise<void>((resolve, reject) => {
+      sock.on('connect', () => sock.write(`GET ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nUser-Agent: MediaDesk/0.1\r\nConnection: close\r\n${have > 0 ? `Range: bytes=${have}-\r\n` : ''}\r\n`));
+      sock.on('error', (err) => reject(err));
+      sock.on('close', () => resolve());
+    });
+  } catch (err) {
+    failure ??= err as Error;
+  } finally {
+    opts.signal?.removeEventListener('abort', onAbort);
+  }
+  await opened;
+  flushSlab();
+  while (writes > 0) await new Promise<void>((r) => drained.push(r));
+  await syncing;
+  try {
+    if (failure instanceof ExpiredUrlError) throw failure;
+    if (failure && opts.signal?.aborted) throw failure;
+    if (failure instanceof TransientDownloadError) throw failure;
+    if (failure) throw new TransientDownloadError(`download interrupted after ${received} bytes: ${failure.message}`);
+    if (received < length) throw new TransientDownloadError(`download truncated: ${received} of ${length} bytes`);
+    await (fh as FileHandle | null)?.sync();
+  } finally {
+    await (fh as FileHandle | null)?.close().catch(() => undefined);
+  }
+  return { bytes: (resumed ? have : 0) + received, contentType, resumed };
+}
+
+/** Buffered ahead of the disk: large writes, fewer pauses of the socket; memory stays bounded. */
+const WRITE_BUFFER_BYTES = 8 << 20;
+const SYNC_EVERY_BYTES = 64 << 20;
 
 function headerOf(r: IncomingMessage, name: string): string | undefined {
   const v = r.headers[name];
