@@ -72,10 +72,11 @@ export const formatOf = (name: string) => {
 
 /**
  * The shared rules on what the browser knows at drop time (container from the name, bytes from
- * the File); duration, fps and pixels stay null until the core's probe answers.
+ * the File); duration, fps and pixels stay null until the core's probe answers. `format` is the
+ * container the probe measured, when there is one: a URL need not end in .mp4 to be an MP4.
  */
-export function instantIssues(family: Family, kind: Ref['kind'], name: string, bytes: number, field: MediaField): string[] {
-  const fmt = formatOf(name);
+export function instantIssues(family: Family, kind: Ref['kind'], name: string, bytes: number, field: MediaField, format?: string): string[] {
+  const fmt = format || formatOf(name);
   if (kind === 'audio') {
     return field.formats && !field.formats.includes(fmt) ? [`${name}: format ${fmt || 'unknown'} is not ${field.formats.map((f) => f.toUpperCase()).join(' or ')} (rule audio.format)`] : [];
   }
