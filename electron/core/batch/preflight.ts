@@ -1,5 +1,6 @@
-import { stat } from 'node:fs/promises';
-import sharp, { type Metadata } from 'sharp';
+import { open, stat } from 'node:fs/promises';
+import { imageSize } from 'image-size';
+import sharp from 'sharp';
 import type { Field, ToolEntry } from '../../../shared/catalogue/index.ts';
 import { FAMILY_LIMITS } from '../../../shared/validation/limits.ts';
 
@@ -48,17 +49,46 @@ export async function checkInput(c: InputCheck, path: string): Promise<string | 
   if (st.size === 0) return 'is empty';
   if (st.size > c.maxBytes) return `is ${(st.size / 1048576).toFixed(1)} MB; this tool takes at most ${(c.maxBytes / 1048576).toFixed(0)} MB`;
   if (c.field.media !== 'image') return null;
-  let meta: Metadata;
-  try {
-    meta = await sharp(path).metadata();
-  } catch {
-    return 'is not a readable image';
-  }
+  const meta = await imageHeader(path);
+  if (!meta) return 'is not a readable image';
   const formats = formatsOf(c);
   if (!meta.format || !formats.includes(meta.format)) return `is ${meta.format ? meta.format.toUpperCase() : 'an unknown format'}; this tool takes ${formats.map((f) => f.toUpperCase()).join(', ')}`;
   if (!meta.width || !meta.height) return 'has no readable dimensions';
   if (c.minSide && Math.min(meta.width, meta.height) < c.minSide) return `is ${meta.width}x${meta.height}; this tool needs at least ${c.minSide}x${c.minSide}`;
   return null;
+}
+
+/** The header bytes read per input: enough for the dimensions of PNG, WebP and nearly every JPEG. */
+const HEADER_BYTES = 256 * 1024;
+const SIZE_FORMAT: Record<string, string> = { jpg: 'jpeg', png: 'png', webp: 'webp', gif: 'gif', tiff: 'tiff', heif: 'heif', avif: 'avif', bmp: 'bmp' };
+
+/**
+ * Format and dimensions from the file's first bytes (image-size), so checking a folder of 10,000
+ * images costs a small read each instead of a libvips decode pipeline per file. A JPEG whose frame
+ * header sits past the first 256 KB (a huge EXIF block) falls back to sharp.
+ */
+async function imageHeader(path: string): Promise<{ format: string | undefined; width?: number; height?: number } | null> {
+  let head: Buffer;
+  const fh = await open(path, 'r');
+  try {
+    const buf = Buffer.alloc(HEADER_BYTES);
+    const { bytesRead } = await fh.read(buf, 0, HEADER_BYTES, 0);
+    head = buf.subarray(0, bytesRead);
+  } finally {
+    await fh.close();
+  }
+  try {
+    const r = imageSize(head);
+    const swap = (r.orientation ?? 1) >= 5;
+    return { format: SIZE_FORMAT[r.type ?? ''] ?? r.type, width: swap ? r.height : r.width, height: swap ? r.width : r.height };
+  } catch {
+    try {
+      const m = await sharp(path).metadata();
+      return { format: m.format, width: m.width, height: m.height };
+    } catch {
+      return null;
+    }
+  }
 }
 
 /** Runs `fn` over items with at most `n` at a time, keeping order. */
