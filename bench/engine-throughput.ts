@@ -31,6 +31,7 @@ try {
   const t0 = performance.now();
   const r = await engine.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: join(work, 'out') });
   const t1 = performance.now();
+  const rssAfterEnqueue = process.memoryUsage.rss();
   const load0 = loadavg1();
   const cpu0 = process.cpuUsage();
   const sbCpu0 = cpuSecondsOf(sb.proc.pid!);
@@ -60,7 +61,7 @@ try {
     `| run (create, poll, download, rename) | ${((t2 - t1) / 1000).toFixed(1)} s |`,
     `| jobs per second (run) | ${(N / ((t2 - t1) / 1000)).toFixed(0)} |`,
     `| done | ${b.counts.done} of ${b.total} |`,
-    `| peak RSS of the engine process | ${mb(rss.peak())} |`,
+    `| peak RSS of the engine process | ${mb(rss.peak())} (${mb(rssAfterEnqueue)} after the enqueue) |`,
     `| CPU of the engine process during the run | ${engineCpu.toFixed(1)} s (${((engineCpu * 1000) / N).toFixed(2)} ms per job) |`,
     `| CPU of the Sandbox process during the run | ${sbCpu.toFixed(1)} s (${((sbCpu * 1000) / N).toFixed(2)} ms per job), peak RSS ${mb(sbRss.peak())} |`,
     `| /v1 requests: creates, list pages, by-id | ${by(/^POST/)}, ${by(/^GET [^{]*$/)}, ${by(/\{task-id\}/)} |`,
