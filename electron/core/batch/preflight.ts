@@ -58,36 +58,44 @@ export async function checkInput(c: InputCheck, path: string): Promise<string | 
   return null;
 }
 
-/** The header bytes read per input: enough for the dimensions of PNG, WebP and nearly every JPEG. */
-const HEADER_BYTES = 256 * 1024;
+/**
+ * Header bytes read per input: 16 KB holds the dimensions of PNG, WebP, GIF and most JPEGs; a JPEG
+ * whose frame header sits behind a large EXIF block gets a second, larger read.
+ */
+const HEADER_STEPS = [16 * 1024, 512 * 1024];
 const SIZE_FORMAT: Record<string, string> = { jpg: 'jpeg', png: 'png', webp: 'webp', gif: 'gif', tiff: 'tiff', heif: 'heif', avif: 'avif', bmp: 'bmp' };
 
-/**
- * Format and dimensions from the file's first bytes (image-size), so checking a folder of 10,000
- * images costs a small read each instead of a libvips decode pipeline per file. A JPEG whose frame
- * header sits past the first 256 KB (a huge EXIF block) falls back to sharp.
- */
-async function imageHeader(path: string): Promise<{ format: string | undefined; width?: number; height?: number } | null> {
-  let head: Buffer;
+async function readHead(path: string, bytes: number): Promise<Buffer> {
   const fh = await open(path, 'r');
   try {
-    const buf = Buffer.alloc(HEADER_BYTES);
-    const { bytesRead } = await fh.read(buf, 0, HEADER_BYTES, 0);
-    head = buf.subarray(0, bytesRead);
+    const buf = Buffer.allocUnsafe(bytes);
+    const { bytesRead } = await fh.read(buf, 0, bytes, 0);
+    return buf.subarray(0, bytesRead);
   } finally {
     await fh.close();
   }
-  try {
-    const r = imageSize(head);
-    const swap = (r.orientation ?? 1) >= 5;
-    return { format: SIZE_FORMAT[r.type ?? ''] ?? r.type, width: swap ? r.height : r.width, height: swap ? r.width : r.height };
-  } catch {
+}
+
+/**
+ * Format and dimensions from the file's first bytes (image-size), so checking a folder of 10,000
+ * images costs a small read each instead of a libvips pipeline per file; sharp is the last resort.
+ */
+async function imageHeader(path: string): Promise<{ format: string | undefined; width?: number; height?: number } | null> {
+  for (const bytes of HEADER_STEPS) {
+    const head = await readHead(path, bytes);
     try {
-      const m = await sharp(path).metadata();
-      return { format: m.format, width: m.width, height: m.height };
+      const r = imageSize(head);
+      const swap = (r.orientation ?? 1) >= 5;
+      return { format: SIZE_FORMAT[r.type ?? ''] ?? r.type, width: swap ? r.height : r.width, height: swap ? r.width : r.height };
     } catch {
-      return null;
+      if (head.length < bytes) break;
     }
+  }
+  try {
+    const m = await sharp(path).metadata();
+    return { format: m.format, width: m.width, height: m.height };
+  } catch {
+    return null;
   }
 }
 
