@@ -29,12 +29,19 @@ function rng(seed: number): () => number {
 export const BENCH_END = Date.parse('2026-03-16T00:00:00Z');
 export const BENCH_SPAN = 15 * 86_400_000;
 
-export function* benchEvents(count: number, seed = 1): Generator<Record<string, unknown>> {
+/**
+ * `random`: dates in random order over the span. `newest-first`: an export as the API pages it,
+ * dates falling through the file (same fields otherwise).
+ */
+export type BenchOrder = 'random' | 'newest-first';
+
+export function* benchEvents(count: number, seed = 1, order: BenchOrder = 'random'): Generator<Record<string, unknown>> {
   const r = rng(seed);
   const pick = <T>(a: readonly T[]): T => a[Math.floor(r() * a.length)];
   let i = 0;
   while (i < count) {
-    const t = BENCH_END - Math.floor(r() * BENCH_SPAN);
+    const u = r();
+    const t = order === 'random' ? BENCH_END - Math.floor(u * BENCH_SPAN) : BENCH_END - Math.floor(((i + u) / count) * BENCH_SPAN);
     const actor = 1 + Math.floor(r() * 60);
     const req = `req_${i.toString(36)}_${Math.floor(r() * 1e9).toString(36)}`;
     const cor = r() < 0.5 ? `cor_${Math.floor(r() * 1e8).toString(36)}` : null;
@@ -47,7 +54,7 @@ export function* benchEvents(count: number, seed = 1): Generator<Record<string, 
       const ok = r() < 0.9;
       yield {
         event_id: `evt_${i.toString(16).padStart(8, '0')}${Math.floor(r() * 1e12).toString(16)}`,
-        date: new Date(t + k).toISOString(),
+        date: new Date(order === 'random' ? t + k : t - k).toISOString(),
         action: {
           event_type: type, verb, status: ok ? 'succeeded' : 'failed',
           resource_id: folder, request_id: req, correlation_id: cor,
@@ -67,11 +74,11 @@ export function* benchEvents(count: number, seed = 1): Generator<Record<string, 
 }
 
 /** Writes `count` events as NDJSON, streamed. */
-export async function writeNdjson(path: string, count: number): Promise<number> {
+export async function writeNdjson(path: string, count: number, order: BenchOrder = 'random'): Promise<number> {
   const out = createWriteStream(path);
   let buf = '';
   let bytes = 0;
-  for (const e of benchEvents(count)) {
+  for (const e of benchEvents(count, 1, order)) {
     buf += JSON.stringify(e) + '\n';
     if (buf.length > 1 << 20) {
       bytes += buf.length;

@@ -4,22 +4,25 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { AuditStore } from '../electron/core/audit/store.ts';
 import { importFile } from '../electron/core/audit/import.ts';
-import { writeNdjson } from './audit-data.ts';
+import { writeNdjson, type BenchOrder } from './audit-data.ts';
 
 /**
  * Import of N NDJSON events into a fresh audit.db: wall time and peak RSS. The file is written by
- * a child process first so its memory does not count. Usage: node bench/audit-import.ts [N] [--keep DIR]
+ * a child process first so its memory does not count. `--order newest-first` writes the events as
+ * the API pages them (an export), else in random date order (the staged path).
+ * Usage: node bench/audit-import.ts [N] [--keep DIR] [--order random|newest-first]
  */
 const args = process.argv.slice(2);
 if (args[0] === '--write') {
-  await writeNdjson(args[1], Number(args[2]));
+  await writeNdjson(args[1], Number(args[2]), args[3] as BenchOrder);
   process.exit(0);
 }
 const count = Number(args.find((a) => /^\d+$/.test(a)) ?? 1_000_000);
 const keep = args.includes('--keep') ? args[args.indexOf('--keep') + 1] : null;
+const order: BenchOrder = args.includes('--order') ? (args[args.indexOf('--order') + 1] as BenchOrder) : 'random';
 const dir = keep ?? mkdtempSync(join(tmpdir(), 'md-audit-bench-'));
-const file = join(dir, `events-${count}.ndjson`);
-const w = spawnSync(process.execPath, [import.meta.filename, '--write', file, String(count)], { stdio: 'inherit' });
+const file = join(dir, `events-${count}-${order}.ndjson`);
+const w = spawnSync(process.execPath, [import.meta.filename, '--write', file, String(count), order], { stdio: 'inherit' });
 if (w.status !== 0) throw new Error('writing the events failed');
 
 const dbPath = join(dir, 'audit.db');
@@ -34,6 +37,6 @@ const cpuSeconds = (c1.user + c1.system) / 1e6;
 store.db.pragma('optimize');
 store.close();
 const peakMb = process.resourceUsage().maxRSS / 1024;
-const result = { count, seconds: +seconds.toFixed(2), cpuSeconds: +cpuSeconds.toFixed(2), loadAvg1m: +(await import('node:os')).loadavg()[0].toFixed(1), eventsPerSec: Math.round(count / seconds), peakRssMb: Math.round(peakMb), accepted: report.accepted, rejected: report.rejected, fatal: report.fatal };
+const result = { count, order, seconds: +seconds.toFixed(2), cpuSeconds: +cpuSeconds.toFixed(2), loadAvg1m: +(await import('node:os')).loadavg()[0].toFixed(1), eventsPerSec: Math.round(count / seconds), peakRssMb: Math.round(peakMb), accepted: report.accepted, rejected: report.rejected, fatal: report.fatal };
 console.log(JSON.stringify(result));
 if (!keep) rmSync(dir, { recursive: true, force: true });

@@ -98,6 +98,26 @@ describe('import: bulk loads', () => {
 });
 
 describe('import: malformed rows are reported one by one, good rows are kept', () => {
+  it('parsing in a worker thread gives the same report and rows as parsing in place', async () => {
+    const lines = [...events(0, 700).map((e) => JSON.stringify(e)), '{"event_id": "broken", ', JSON.stringify(makeEvent(9000, { date: 'yesterday' })),
+      JSON.stringify({ data: events(700, 705), meta: {} }), JSON.stringify(makeEvent(3)), JSON.stringify(makeEvent(9001, { member: { user_id: 'x' }, category: 'é ✓ 𝄞' }))];
+    const file = tmp.file(`${n}-worker.ndjson`, lines.join('\n') + '\n' + JSON.stringify(makeEvent(9002)).slice(0, 30));
+    const all = (s: AuditService) => s.store.db.prepare('SELECT seq, event_id, ts, event_type, member_email, member_id, member_type, verb, status, category, group_id, folder_ref, project_ref, request_id, correlation_id, resource_id, raw FROM events ORDER BY seq').all();
+    const text = (s: AuditService) => s.store.db.prepare("SELECT rowid FROM events_fts WHERE events_fts MATCH 'admin' ORDER BY rowid").all();
+    const [inPlace] = await service.import([file], { batchSize: 64 });
+    const other = openService(join(tmp.dir, `cache-${n}-worker.db`));
+    try {
+      const [inWorker] = await other.import([file], { batchSize: 64, worker: true });
+      expect(inWorker).toEqual(inPlace);
+      expect(inWorker).toMatchObject({ items: 709, accepted: 705, duplicates: 1, rejected: 3 });
+      expect(inWorker.fatal).toMatch(/truncated/);
+      expect(all(other)).toEqual(all(service));
+      expect(text(other)).toEqual(text(service));
+    } finally {
+      await other.close();
+    }
+  });
+
   it('NDJSON: bad JSON, wrong types and missing fields, with line numbers', async () => {
     const lines = [
       JSON.stringify(makeEvent(0)),

@@ -28,6 +28,17 @@ function shuffled(count: number, sameMs = 7): Record<string, unknown>[] {
   return list;
 }
 
+function shuffle<T>(list: T[]): T[] {
+  const out = [...list];
+  let s = 4242;
+  for (let i = out.length - 1; i > 0; i--) {
+    s = (s * 1103515245 + 12345) % 2 ** 31;
+    const j = s % (i + 1);
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
+}
+
 function pages(service: AuditService, filters: AuditFilters, sort: AuditSort, limit: number): string[] {
   const out: string[] = [];
   let after: string | undefined;
@@ -135,15 +146,57 @@ describe('row keys follow the event date', () => {
     }
   });
 
-  it('a bulk import killed mid-way (while moving staged rows in) leaves the events already cached intact and the file sound', async () => {
-    const path = join(tmp.dir, 'killed.db');
+  it('input in date order (either way) goes straight in, shuffled input is staged, and both store what a plain import stores', async () => {
+    const list = Array.from({ length: 3000 }, (_, i) => makeEvent(i, { date: new Date(BASE + Math.floor(i / 5) * 1000).toISOString() }));
+    const variants = {
+      oldestFirst: list,
+      newestFirst: list.toReversed(),
+      shuffled: shuffle(list),
+      // Nearly in order: one event out of place per batch stays on the straight path.
+      nearly: list.toReversed().map((e, i, a) => (i % 300 === 150 ? a[(i + 1200) % a.length] : e)),
+    };
+    const all = (s: AuditService) => s.store.db.prepare('SELECT seq, event_id, ts, event_type, member_email, member_id, group_id, folder_ref, resource_id, origin, raw FROM events ORDER BY seq').all();
+    for (const [name, rows] of Object.entries(variants)) {
+      const plain = openService(join(tmp.dir, `order-${name}-plain.db`));
+      const bulk = openService(join(tmp.dir, `order-${name}-bulk.db`));
+      try {
+        const file = tmp.file(`order-${name}.ndjson`, ndjson(rows));
+        for (const s of [plain, bulk]) await s.import([tmp.file('seed.ndjson', ndjson(list.slice(1000, 1010)))]);
+        const stages = new Set<string>();
+        const [a] = await plain.import([file], { batchSize: 300 });
+        const [b] = await bulk.import([file], {
+          bulk: true, batchSize: 300,
+          onProgress: () => readdirSync(tmp.dir).filter((f) => f.startsWith(`order-${name}-bulk.db-stage-`)).forEach((f) => stages.add(f)),
+        });
+        expect(b).toEqual(a);
+        expect(b).toMatchObject({ rejected: 0, fatal: null, duplicates: name === 'nearly' ? expect.any(Number) : 10 });
+        expect(stages.size).toBe(name === 'shuffled' ? 1 : 0);
+        expect(all(bulk)).toEqual(all(plain));
+        expect(all(bulk).length).toBe(name === 'nearly' ? 10 + b.accepted : 3000);
+        expect(keysFollowDates(bulk.store.db)).toBe(true);
+        expectSearchInDateOrder(bulk);
+        expect(bulk.store.db.pragma('integrity_check', { simple: true })).toBe('ok');
+        expect(bulk.store.db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").get()).toEqual({ n: 8 });
+      } finally {
+        await plain.close();
+        await bulk.close();
+      }
+    }
+  });
+
+  it.each([
+    { how: 'shuffled: staged, killed while moving staged rows in', order: 'shuffled', staged: 1 },
+    { how: 'newest first: written straight in, killed between batches', order: 'newest-first', staged: 0 },
+  ])('a bulk import killed mid-way ($how) leaves the events already cached intact and the file sound', async ({ order, staged }) => {
+    const path = join(tmp.dir, `killed-${order}.db`);
     let service = openService(path);
     await service.import([tmp.file('before.ndjson', ndjson(Array.from({ length: 300 }, (_, i) => makeEvent(i))))]);
     const before = service.query({ filters: {}, sort: SORTS[0], limit: 1000 }).rows;
     await service.close();
 
-    const big = tmp.file('big.ndjson', ndjson(Array.from({ length: 40_000 }, (_, i) => makeEvent(1000 + i))));
-    const script = join(tmp.dir, 'child.ts');
+    const list = Array.from({ length: 40_000 }, (_, i) => makeEvent(1000 + i));
+    const big = tmp.file(`big-${order}.ndjson`, ndjson(order === 'shuffled' ? shuffle(list) : list.reverse()));
+    const script = join(tmp.dir, `child-${order}.ts`);
     writeFileSync(script, `
       import { AuditStore } from ${JSON.stringify(join(import.meta.dirname, '../../electron/core/audit/store.ts'))};
       import { importFile } from ${JSON.stringify(join(import.meta.dirname, '../../electron/core/audit/import.ts'))};
@@ -155,7 +208,7 @@ describe('row keys follow the event date', () => {
     await new Promise<void>((resolve) => child.stdout.on('data', (d: Buffer) => {
       if (d.toString().includes('go')) resolve();
     }));
-    expect(readdirSync(tmp.dir).filter((f) => f.startsWith('killed.db-stage-'))).toHaveLength(1);
+    expect(readdirSync(tmp.dir).filter((f) => f.startsWith(`killed-${order}.db-stage-`))).toHaveLength(staged);
     child.kill('SIGKILL');
     await new Promise((resolve) => child.on('exit', resolve));
 
@@ -163,7 +216,7 @@ describe('row keys follow the event date', () => {
     try {
       expect(service.store.db.pragma('integrity_check', { simple: true })).toBe('ok');
       // The dead import's scratch file is gone.
-      expect(readdirSync(tmp.dir).filter((f) => f.startsWith('killed.db-stage-'))).toEqual([]);
+      expect(readdirSync(tmp.dir).filter((f) => f.startsWith(`killed-${order}.db-stage-`))).toEqual([]);
       expect(service.store.db.prepare('SELECT count(*) AS n FROM deferred_indexes').get()).toEqual({ n: 0 });
       const indexes = service.store.db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").get() as { n: number };
       expect(indexes.n).toBe(8);

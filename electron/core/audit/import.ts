@@ -1,12 +1,12 @@
-import { createReadStream } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import type { ImportReject, ImportReport } from '../../../shared/contract/audit.ts';
-import { checkEvent, type EventRow } from './event.ts';
-import { CsvParser } from './formats/csv.ts';
-import { JsonItemsParser } from './formats/json.ts';
-import { NdjsonParser } from './formats/ndjson.ts';
-import type { FormatParser, Parsed } from './formats/parsed.ts';
+import type { EventRow } from './event.ts';
+import { unpack, type PackedBatch } from './parse-worker.ts';
+import { readParsed, type ReadTask, type RowSink } from './read.ts';
 import type { AuditStore, InsertCounts, Stage } from './store.ts';
 
 export type ImportFormat = ImportReport['format'];
@@ -19,6 +19,11 @@ export interface ImportOptions {
   onProgress?: (p: { path: string; items: number; accepted: number; rejected: number }) => void;
   /** Bulk mode (indexes set aside, built at the end) whatever the file size; tests use it. */
   bulk?: boolean;
+  /**
+   * Parse and check in a worker thread while this one writes. Off by default: on a shared 2-core
+   * machine it cost more CPU and ~140 MB more peak RSS without a shorter wall time (bench/RESULTS.md).
+   */
+  worker?: boolean;
 }
 
 const SNIFF_BYTES = 64 * 1024;
@@ -59,10 +64,6 @@ async function readHead(path: string): Promise<string> {
   }
 }
 
-function parserFor(format: ImportFormat): FormatParser {
-  return format === 'ndjson' ? new NdjsonParser() : format === 'json' ? new JsonItemsParser() : new CsvParser();
-}
-
 /**
  * Streams one file into the store. Memory is one read chunk plus one batch whatever the file
  * size. Existing events are never touched (INSERT OR IGNORE), and a broken file keeps every
@@ -94,6 +95,9 @@ export async function importFile(store: AuditStore, path: string, opts: ImportOp
   const rejects: ImportReject[] = report.rejects;
   let batch: EventRow[] = [];
   let stage: Stage | null = null;
+  let bulk = false;
+  /** Dates written straight into the cache by this bulk import while its input came in date order. */
+  let span: { lo: number; hi: number } | null = null;
   const counted = (c: InsertCounts) => {
     report.accepted += c.inserted;
     report.duplicates += c.duplicates;
@@ -101,79 +105,141 @@ export async function importFile(store: AuditStore, path: string, opts: ImportOp
   };
   const flush = () => {
     if (!batch.length) return;
+    if (bulk && !stage && !inOrder(batch, span)) stage = store.openStage();
     if (stage) {
       stage.add(batch);
       opts.onProgress?.({ path, items: report.items, accepted: report.accepted, rejected: report.rejected });
-    } else counted(store.insertBatch(batch, 'import'));
+    } else {
+      if (bulk) span = widen(batch, span);
+      counted(store.insertBatch(batch, 'import'));
+    }
     batch = [];
   };
   const reject = (line: number, item: number, reason: string) => {
     report.rejected++;
     if (rejects.length < maxListed) rejects.push({ line, item, reason });
   };
-  const emit = (p: Parsed) => {
-    switch (p.kind) {
-      case 'item': {
-        report.items++;
-        const checked = checkEvent(p.value, p.text);
-        if (checked.ok) {
-          batch.push(checked.row);
-          if (batch.length >= batchSize) flush();
-        } else reject(p.line, p.item, checked.reason);
-        break;
-      }
-      case 'reject':
-        report.items++;
-        reject(p.line, p.item, p.reason);
-        break;
-      case 'fatal':
-        report.fatal ??= p.reason;
-        break;
-      case 'warning':
-        report.warnings.push(p.message);
-    }
+  const sink: RowSink = {
+    row: (r) => {
+      report.items++;
+      batch.push(r);
+      if (batch.length >= batchSize) flush();
+    },
+    reject: (r) => {
+      report.items++;
+      reject(r.line, r.item, r.reason);
+    },
+    fatal: (reason) => (report.fatal ??= reason),
+    warning: (m) => report.warnings.push(m),
+    full: () => false,
+    flush: () => {},
   };
 
   // A file large relative to the cache is loaded with the secondary indexes set aside and built
-  // once at the end; a small one goes through them (rebuilding for it would cost more). Bulk rows
-  // are staged in a scratch file first and moved in by date (store.openStage), so the cache's
-  // tables are appended to; the cache is still only written in whole committed batches.
+  // once at the end; a small one goes through them (rebuilding for it would cost more). A bulk
+  // file in date order (an export: newest first, or oldest first) goes straight in, batch by
+  // batch, each batch landing at one end of the dates already written. Once a batch would land
+  // among them, the rest of the file is staged in a scratch file and moved in by date
+  // (store.openStage), so the cache's tables are still appended to. Either way the cache is only
+  // written in whole committed batches.
   const bytes = (await stat(path)).size;
-  const bulk = opts.bulk ?? (bytes >= BULK_MIN_BYTES && bytes / BYTES_PER_EVENT > store.counts().events / 2);
+  bulk = opts.bulk ?? (bytes >= BULK_MIN_BYTES && bytes / BYTES_PER_EVENT > store.counts().events / 2);
   if (bulk) {
     store.deferIndexes();
-    stage = store.openStage();
+    store.beginBulk();
   }
   try {
-    await readInto(format, path, emit, report);
+    const task: ReadTask = { path, format, batchSize };
+    if (opts.worker) await readInWorker(task, sink);
+    else await readParsed(task, sink);
     flush();
-    stage?.merge('import', batchSize, counted);
+    (stage as Stage | null)?.merge('import', batchSize, counted);
   } finally {
     try {
       flush();
     } finally {
-      stage?.close();
-      if (bulk) store.restoreIndexes();
+      try {
+        (stage as Stage | null)?.close();
+      } finally {
+        if (bulk) {
+          store.endBulk();
+          store.restoreIndexes();
+        }
+      }
     }
   }
   if (report.rejected > rejects.length) report.warnings.push(`${report.rejected - rejects.length} more rejected item(s) not listed`);
   return report;
 }
 
-async function readInto(format: ImportFormat, path: string, emit: (p: Parsed) => void, report: ImportReport): Promise<void> {
-  const parser = parserFor(format);
-  const stream = createReadStream(path, { encoding: 'utf8', highWaterMark: 1 << 20 });
+/** Rows inside the dates already written: a few (a file nearly in order) are cheap, many are random writes. */
+const OUT_OF_ORDER_SHARE = 0.01;
+
+function inOrder(rows: readonly EventRow[], span: { lo: number; hi: number } | null): boolean {
+  if (!span) return true;
+  let inside = 0;
+  for (const r of rows) if (r.ts > span.lo && r.ts < span.hi) inside++;
+  return inside <= rows.length * OUT_OF_ORDER_SHARE;
+}
+
+/** The batch's dates, a few stray ones at either end left out so they do not block the rest of the file. */
+function widen(rows: readonly EventRow[], span: { lo: number; hi: number } | null): { lo: number; hi: number } {
+  const ts = Float64Array.from(rows, (r) => r.ts).sort();
+  const skip = Math.floor(ts.length * OUT_OF_ORDER_SHARE);
+  return { lo: Math.min(span?.lo ?? Infinity, ts[skip]), hi: Math.max(span?.hi ?? -Infinity, ts[ts.length - 1 - skip]) };
+}
+
+/**
+ * Large files are parsed and checked in a worker thread (parse-worker.ts) while this thread
+ * writes: the sink sees the same calls in the same order as reading here would make. Where the
+ * worker cannot start (a bundle without the worker file), the file is read here instead.
+ */
+async function readInWorker(task: ReadTask, sink: RowSink): Promise<void> {
+  const url = new URL('./parse-worker.ts', import.meta.url);
+  if (url.protocol !== 'file:' || !existsSync(fileURLToPath(url))) return readParsed(task, sink);
+  let worker: Worker;
   try {
-    for await (const chunk of stream as AsyncIterable<string>) {
-      parser.feed(chunk, emit);
-      if (report.fatal) break;
-    }
-    if (!report.fatal) parser.end(emit);
-  } catch (err) {
-    report.fatal ??= `reading stopped: ${err instanceof Error ? err.message : String(err)}; the rows before it were kept`;
-  } finally {
-    stream.destroy();
+    worker = new Worker(url, { workerData: { auditParse: task }, resourceLimits: { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 16 } });
+  } catch {
+    return readParsed(task, sink);
   }
+  let started = false;
+  const outcome = await new Promise<'done' | 'fallback'>((resolve) => {
+    let finished = false;
+    const finish = (how: 'done' | 'fallback') => {
+      if (finished) return;
+      finished = true;
+      void worker.terminate();
+      resolve(how);
+    };
+    worker.on('message', (m: PackedBatch | { kind: 'error'; message: string }) => {
+      if (finished) return;
+      started = true;
+      if (m.kind === 'error') {
+        sink.fatal(`reading stopped: ${m.message}; the rows before it were kept`);
+        return finish('done');
+      }
+      try {
+        for (const w of m.warnings) sink.warning(w);
+        // Rejects first: each carries its own line and item number, and the rows keep their order.
+        for (const r of m.rejects) sink.reject(r);
+        for (const r of unpack(m)) sink.row(r);
+        if (m.fatal) sink.fatal(m.fatal);
+      } catch (err) {
+        sink.fatal(`reading stopped: ${err instanceof Error ? err.message : String(err)}; the rows before it were kept`);
+        return finish('done');
+      }
+      if (m.done || m.fatal) finish('done');
+      else worker.postMessage('ack');
+    });
+    worker.on('error', (err) => {
+      if (!started) return finish('fallback');
+      sink.fatal(`reading stopped: ${err.message}; the rows before it were kept`);
+      finish('done');
+    });
+    worker.on('exit', () => finish(started ? 'done' : 'fallback'));
+  });
+  if (outcome === 'fallback') await readParsed(task, sink);
 }
 
 export async function importFiles(store: AuditStore, paths: readonly string[], opts: ImportOptions = {}): Promise<ImportReport[]> {

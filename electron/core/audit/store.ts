@@ -3,8 +3,11 @@ import { readdirSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { openDatabase, type Db } from '../db/open.ts';
 import type { EventRow } from './event.ts';
-import { KeyAllocator } from './keys.ts';
+import { KEY_SLOTS, KeyAllocator, keyBase } from './keys.ts';
 import { AUDIT_MIGRATIONS } from './migrations.ts';
+
+const FTS_HASHSIZE = 1024 * 1024;
+const BULK_FTS_HASHSIZE = 64 * 1024 * 1024;
 
 export type Origin = 'sync' | 'import';
 
@@ -23,6 +26,8 @@ export class AuditStore {
   private readonly insertEvent: Statement;
   private readonly insertText: Statement;
   private readonly keys: KeyAllocator;
+  private readonly keysIn: Statement;
+  private readonly lastKeyIn: Statement;
 
   constructor(path: string) {
     this.db = openDatabase(path, AUDIT_MIGRATIONS);
@@ -34,6 +39,8 @@ export class AuditStore {
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     this.insertText = this.db.prepare('INSERT INTO events_fts (rowid, body) VALUES (?, ?)');
     this.keys = new KeyAllocator(this.db, 'events');
+    this.keysIn = this.db.prepare('SELECT seq FROM events WHERE seq >= ? AND seq < ? LIMIT ?').pluck();
+    this.lastKeyIn = this.db.prepare('SELECT max(seq) FROM events WHERE seq >= ? AND seq < ?').pluck();
     this.restoreIndexes();
     this.removeDeadStages();
   }
@@ -49,6 +56,20 @@ export class AuditStore {
         this.db.exec(`DROP INDEX "${ix.name.replaceAll('"', '""')}"`);
       }
     })();
+  }
+
+  /**
+   * FTS5 turns its in-memory term lists into a new segment whenever they pass `hashsize` (1 MB by
+   * default), which splits every batch of a bulk load into several small segments that must be
+   * merged again. During a bulk load one batch makes one segment.
+   */
+  beginBulk(): void {
+    // A literal: bound JS numbers arrive as REAL, which FTS5 refuses for its integer options.
+    this.db.exec(`INSERT INTO events_fts (events_fts, rank) VALUES ('hashsize', ${BULK_FTS_HASHSIZE})`);
+  }
+
+  endBulk(): void {
+    this.db.exec(`INSERT INTO events_fts (events_fts, rank) VALUES ('hashsize', ${FTS_HASHSIZE})`);
   }
 
   /** Builds every deferred index again; also the repair after a crash during a bulk import. */
@@ -72,17 +93,64 @@ export class AuditStore {
     let inserted = 0;
     const ordered = rows.toSorted((a, b) => a.ts - b.ts);
     this.db.transaction(() => {
+      const keys = this.batchKeys(ordered);
       for (const r of ordered) {
-        const info = this.insertEvent.run(this.keys.next(r.ts), r.eventId, r.ts, r.eventType, r.memberEmail, r.memberId, r.memberType, r.verb, r.status, r.category,
+        const key = keys.next(r.ts);
+        const info = this.insertEvent.run(key, r.eventId, r.ts, r.eventType, r.memberEmail, r.memberId, r.memberType, r.verb, r.status, r.category,
           r.groupId, r.folderRef, r.projectRef, r.requestId, r.correlationId, r.resourceId, origin, r.raw);
         if (info.changes === 1) {
           inserted++;
-          this.insertText.run(info.lastInsertRowid, r.text);
+          keys.used(key);
+          this.insertText.run(key, r.text);
         }
       }
       extra?.();
     })();
     return { inserted, duplicates: rows.length - inserted };
+  }
+
+  /**
+   * Keys for one batch sorted by date, picked in JS: the keys already taken in the batch's date
+   * span are read once (one range scan) instead of one seek per row. A span holding many cached
+   * rows (an import over dates already cached) is looked up per millisecond instead.
+   */
+  private batchKeys(ordered: readonly EventRow[]): BatchKeys {
+    const lastN = new Map<number, number>();
+    let complete = false;
+    const lo = ordered.length ? keyBase(ordered[0].ts) : null;
+    const hiBase = ordered.length ? keyBase(ordered[ordered.length - 1].ts) : null;
+    if (lo !== null && hiBase !== null) {
+      const limit = ordered.length * 4 + 64;
+      const taken = this.keysIn.all(lo, hiBase + KEY_SLOTS, limit) as number[];
+      if (taken.length < limit) {
+        complete = true;
+        for (const k of taken) noteKey(lastN, k);
+      }
+    }
+    const alloc = this.keys;
+    const lookup = this.lastKeyIn;
+    return {
+      next(ts: number): number {
+        const base = keyBase(ts);
+        if (base !== null) {
+          let n = lastN.get(ts);
+          if (n === undefined) {
+            if (complete && base >= lo! && base <= hiBase!) n = -1;
+            else {
+              const k = lookup.get(base, base + KEY_SLOTS) as number | null;
+              n = k === null ? -1 : k - base;
+              lastN.set(ts, n);
+            }
+          }
+          if (n < KEY_SLOTS - 1) return base + n + 1;
+        }
+        // Out of the keyed range or a full millisecond: the allocator's spill rule (flagged).
+        return alloc.next(ts);
+      },
+      used(key: number): void {
+        noteKey(lastN, key);
+      },
+    };
   }
 
   /**
@@ -96,24 +164,89 @@ export class AuditStore {
     this.db.prepare('ATTACH DATABASE ? AS stage').run(path);
     this.db.pragma('stage.journal_mode = OFF');
     this.db.pragma('stage.synchronous = OFF');
+    // The stage is written once and read once, in order: a small page cache is enough.
+    this.db.pragma('stage.cache_size = -4096');
     this.db.exec(`CREATE TABLE stage.rows (id INTEGER PRIMARY KEY, ${STAGE_COLUMNS.join(', ')})`);
     const put = this.db.prepare(`INSERT INTO stage.rows (${STAGE_COLUMNS.join(', ')}) VALUES (${STAGE_COLUMNS.map(() => '?').join(', ')})`);
+    // Each added batch is one run, written sorted by date (ids rise through it); merge reads the
+    // runs side by side, in id order, so the stage is only ever read sequentially.
+    const runs: { first: number; last: number }[] = [];
+    let nextId = 1;
     const add = this.db.transaction((rows: readonly EventRow[]) => {
-      for (const r of rows) put.run(r.ts, r.eventId, r.eventType, r.memberEmail, r.memberId, r.memberType, r.verb, r.status, r.category, r.groupId, r.folderRef, r.projectRef, r.requestId, r.correlationId, r.resourceId, r.raw, r.text);
+      if (!rows.length) return;
+      const sorted = rows.toSorted((a, b) => a.ts - b.ts);
+      for (const r of sorted) put.run(r.ts, r.eventId, r.eventType, r.memberEmail, r.memberId, r.memberType, r.verb, r.status, r.category, r.groupId, r.folderRef, r.projectRef, r.requestId, r.correlationId, r.resourceId, r.raw, r.text);
+      runs.push({ first: nextId, last: nextId + sorted.length - 1 });
+      nextId += sorted.length;
     });
     return {
       add: (rows) => add(rows),
       merge: (origin, batchSize, onBatch) => {
-        this.db.exec('CREATE INDEX stage.rows_ts ON rows (ts, id)');
-        const page = this.db.prepare(`SELECT id, ${STAGE_COLUMNS.join(', ')} FROM stage.rows WHERE (ts, id) > (?, ?) ORDER BY ts, id LIMIT ?`);
-        let after: [number, number] = [-Number.MAX_VALUE, 0];
-        for (;;) {
-          const rows = page.all(...after, batchSize) as (EventRow & { id: number })[];
-          if (!rows.length) return;
-          onBatch(this.insertBatch(rows, origin));
-          const last = rows[rows.length - 1];
-          after = [last.ts, last.id];
+        const read = this.db.prepare(`SELECT id, ${STAGE_COLUMNS.join(', ')} FROM stage.rows WHERE id >= ? AND id <= ? ORDER BY id LIMIT ?`);
+        // Rows buffered per run: bounded whatever the number of runs.
+        const perRun = Math.max(16, Math.min(1000, Math.floor(20_000 / Math.max(1, runs.length))));
+        const cursors = runs.map((r) => ({ next: r.first, last: r.last, rows: [] as StagedRow[], at: 0 }));
+        const head = (c: (typeof cursors)[number]): StagedRow | null => {
+          if (c.at >= c.rows.length) {
+            if (c.next > c.last) return null;
+            c.rows = read.all(c.next, c.last, perRun) as StagedRow[];
+            c.at = 0;
+            if (!c.rows.length) {
+              c.next = c.last + 1;
+              return null;
+            }
+            c.next = c.rows[c.rows.length - 1].id + 1;
+          }
+          return c.rows[c.at];
+        };
+        const before = (a: StagedRow, b: StagedRow) => a.ts < b.ts || (a.ts === b.ts && a.id < b.id);
+        // A binary heap of the runs by their next row (ts, id): stage order is date, then file order.
+        const heap: (typeof cursors)[number][] = [];
+        const up = (i: number) => {
+          while (i > 0) {
+            const p = (i - 1) >> 1;
+            if (!before(head(heap[i])!, head(heap[p])!)) break;
+            [heap[i], heap[p]] = [heap[p], heap[i]];
+            i = p;
+          }
+        };
+        const down = (i: number) => {
+          for (;;) {
+            const l = 2 * i + 1;
+            const r = l + 1;
+            let m = i;
+            if (l < heap.length && before(head(heap[l])!, head(heap[m])!)) m = l;
+            if (r < heap.length && before(head(heap[r])!, head(heap[m])!)) m = r;
+            if (m === i) return;
+            [heap[i], heap[m]] = [heap[m], heap[i]];
+            i = m;
+          }
+        };
+        for (const c of cursors) {
+          if (head(c)) {
+            heap.push(c);
+            up(heap.length - 1);
+          }
         }
+        let batch: StagedRow[] = [];
+        while (heap.length) {
+          const c = heap[0];
+          batch.push(c.rows[c.at]);
+          c.at++;
+          if (head(c)) down(0);
+          else {
+            const tail = heap.pop()!;
+            if (heap.length) {
+              heap[0] = tail;
+              down(0);
+            }
+          }
+          if (batch.length >= batchSize) {
+            onBatch(this.insertBatch(batch, origin));
+            batch = [];
+          }
+        }
+        if (batch.length) onBatch(this.insertBatch(batch, origin));
       },
       close: () => {
         try {
@@ -150,12 +283,30 @@ export class AuditStore {
 /** Stage columns (untyped: values are kept exactly), named as EventRow's fields so a staged row reads back as one. */
 const STAGE_COLUMNS = ['ts', 'eventId', 'eventType', 'memberEmail', 'memberId', 'memberType', 'verb', 'status', 'category', 'groupId', 'folderRef', 'projectRef', 'requestId', 'correlationId', 'resourceId', 'raw', 'text'] as const;
 
+type StagedRow = EventRow & { id: number };
+
 export interface Stage {
   add(rows: readonly EventRow[]): void;
   /** Moves every staged row into the cache in date order, one committed batch at a time. */
   merge(origin: Origin, batchSize: number, onBatch: (c: InsertCounts) => void): void;
   /** Detaches and deletes the scratch file. */
   close(): void;
+}
+
+interface BatchKeys {
+  /** The next free key for an event of `ts` (no row is written). */
+  next(ts: number): number;
+  /** Records that `key` was written. */
+  used(key: number): void;
+}
+
+/** Remembers the highest place taken in the key's millisecond (keys within the keyed range only). */
+function noteKey(lastN: Map<number, number>, key: number): void {
+  const ts = Math.floor(key / KEY_SLOTS);
+  if (keyBase(ts) === null) return;
+  const n = key - ts * KEY_SLOTS;
+  const prev = lastN.get(ts);
+  if (prev === undefined || n > prev) lastN.set(ts, n);
 }
 
 function isAlive(pid: number): boolean {

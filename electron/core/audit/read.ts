@@ -1,0 +1,66 @@
+import { createReadStream } from 'node:fs';
+import type { ImportReject, ImportReport } from '../../../shared/contract/audit.ts';
+import { checkEvent, type EventRow } from './event.ts';
+import { CsvParser } from './formats/csv.ts';
+import { JsonItemsParser } from './formats/json.ts';
+import { NdjsonParser } from './formats/ndjson.ts';
+import type { FormatParser, Parsed } from './formats/parsed.ts';
+
+export interface ReadTask {
+  path: string;
+  format: ImportReport['format'];
+  batchSize: number;
+}
+
+/** Where read rows go, in file order. */
+export interface RowSink {
+  row(r: EventRow): void;
+  reject(r: ImportReject): void;
+  fatal(reason: string): void;
+  warning(message: string): void;
+  /** Asked after each read chunk: true when `flush` should run before reading on. */
+  full(): boolean;
+  flush(): void | Promise<void>;
+}
+
+function parserFor(format: ImportReport['format']): FormatParser {
+  return format === 'ndjson' ? new NdjsonParser() : format === 'json' ? new JsonItemsParser() : new CsvParser();
+}
+
+/** Streams the file through its format parser and the event check. Memory is one read chunk plus what the sink holds. */
+export async function readParsed(task: ReadTask, sink: RowSink): Promise<void> {
+  let fatal = false;
+  const emit = (p: Parsed) => {
+    switch (p.kind) {
+      case 'item': {
+        const checked = checkEvent(p.value, p.text);
+        if (checked.ok) sink.row(checked.row);
+        else sink.reject({ line: p.line, item: p.item, reason: checked.reason });
+        break;
+      }
+      case 'reject':
+        sink.reject({ line: p.line, item: p.item, reason: p.reason });
+        break;
+      case 'fatal':
+        fatal = true;
+        sink.fatal(p.reason);
+        break;
+      case 'warning':
+        sink.warning(p.message);
+    }
+  };
+  const parser = parserFor(task.format);
+  const stream = createReadStream(task.path, { encoding: 'utf8', highWaterMark: 1 << 20 });
+  try {
+    for await (const chunk of stream as AsyncIterable<string>) {
+      parser.feed(chunk, emit);
+      if (fatal) break;
+      if (sink.full()) await sink.flush();
+    }
+    if (!fatal) parser.end(emit);
+  } catch (err) {
+    sink.fatal(`reading stopped: ${err instanceof Error ? err.message : String(err)}; the rows before it were kept`);
+  } finally {
+    stream.destroy();
+  }
+}
