@@ -324,12 +324,14 @@ export const TOOLS: readonly ToolEntry[] = [
     ],
     result: 'video', resultTtlHours: 24, batchField: 'image',
   })),
-  {
-    id: 'lite-t2v', title: 'Lite text to video', group: 'video', family: 'lite-t2v',
-    summary: 'Quick text-to-video, 4, 6 or 8 s.',
-    create: '/v1/ai/text-to-video/{lite_model}', list: '/v1/ai/text-to-video/{lite_model}', listShown: true,
+  // The lite family: the same fields for text and image input; image-to-video adds the image.
+  ...([['t2v', 'text-to-video', 'Lite text to video'], ['i2v', 'image-to-video', 'Lite image to video']] as const).map(([kind, path, title]): ToolEntry => ({
+    id: `lite-${kind}`, title, group: 'video', family: `lite-${kind}`,
+    summary: `Quick ${kind === 't2v' ? 'text' : 'image'}-to-video, 4, 6 or 8 s.`,
+    create: `/v1/ai/${path}/{lite_model}`, list: `/v1/ai/${path}/{lite_model}`, listShown: true,
     fields: [
       prompt(20000),
+      ...(kind === 'i2v' ? [image('image', 'Image', ['url', 'base64'])] : []),
       enumOf('resolution', 'Resolution', ['720p', '1080p'], '720p'),
       { kind: 'intChoice', name: 'duration', label: 'Duration (s)', options: [4, 6, 8], default: 8 },
       enumOf('aspect_ratio', 'Aspect ratio', ['16:9', '9:16'], '16:9'),
@@ -338,25 +340,8 @@ export const TOOLS: readonly ToolEntry[] = [
       seed(0),
       webhook,
     ],
-    result: 'video', resultTtlHours: 24,
-  },
-  {
-    id: 'lite-i2v', title: 'Lite image to video', group: 'video', family: 'lite-i2v',
-    summary: 'Quick image-to-video, 4, 6 or 8 s.',
-    create: '/v1/ai/image-to-video/{lite_model}', list: '/v1/ai/image-to-video/{lite_model}', listShown: true,
-    fields: [
-      prompt(20000),
-      image('image', 'Image', ['url', 'base64']),
-      enumOf('resolution', 'Resolution', ['720p', '1080p'], '720p'),
-      { kind: 'intChoice', name: 'duration', label: 'Duration (s)', options: [4, 6, 8], default: 8 },
-      enumOf('aspect_ratio', 'Aspect ratio', ['16:9', '9:16'], '16:9'),
-      bool('generate_audio', 'Generate audio', true),
-      { kind: 'text', name: 'negative_prompt', label: 'Negative prompt', maxLength: 20000 },
-      seed(0),
-      webhook,
-    ],
-    result: 'video', resultTtlHours: 24, batchField: 'image',
-  },
+    result: 'video', resultTtlHours: 24, ...(kind === 'i2v' ? { batchField: 'image' } : {}),
+  })),
   {
     id: 'video-upscaler', title: 'Video upscaler', group: 'video', family: 'video-upscaler',
     summary: 'Upscale a video to 720p to 4K, optionally interpolating frames (input at least 15 fps).',

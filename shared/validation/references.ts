@@ -41,6 +41,9 @@ export interface Probe {
   format?: string;
 }
 
+/** What a report shows of a probe (media.check, `mediadesk video check`, the video builder). */
+export type ProbeSummary = Pick<Probe, 'container' | 'durationSec' | 'fps' | 'width' | 'height' | 'bytes'>;
+
 export interface Issue {
   rule: RuleId;
   message: string;

@@ -8,7 +8,7 @@
  * that cannot be probed gets probe: null and an error with rule 'probe'; rules that span several
  * sources (count, combined duration, mentions, keyframes, prompt) sit in the top-level errors.
  */
-import { validateReferences, type Family, type Probe, type RuleId } from '../../../shared/validation/references.ts';
+import { validateReferences, type Family, type Probe, type ProbeSummary, type RuleId } from '../../../shared/validation/references.ts';
 import { ProbeError, probeSource } from './probe.ts';
 
 export interface ReportIssue {
@@ -16,14 +16,7 @@ export interface ReportIssue {
   message: string;
 }
 
-export interface ReportProbe {
-  container: string;
-  durationSec: number | null;
-  fps: number | null;
-  width: number | null;
-  height: number | null;
-  bytes: number;
-}
+export type ReportProbe = ProbeSummary;
 
 export interface ReferenceReport {
   source: string;

@@ -1,5 +1,5 @@
 import { defaultsOf, getTool, type Encoding, type Field, type ToolEntry } from '../../../shared/catalogue/index.ts';
-import { checkImage, checkVideo, FAMILY_LIMITS, type Family, type Probe } from '../../../shared/validation/references.ts';
+import { checkImage, checkVideo, FAMILY_LIMITS, type Family, type Probe, type ProbeSummary } from '../../../shared/validation/references.ts';
 
 /**
  * The video builder's families, as data: each is a group of catalogue tools (variants) plus the
@@ -36,14 +36,7 @@ export function referenceFields(tool: ToolEntry): MediaField[] {
 }
 
 /** What probing measured, as media.check reports it. */
-export interface ProbeData {
-  container: string;
-  durationSec: number | null;
-  fps: number | null;
-  width: number | null;
-  height: number | null;
-  bytes: number;
-}
+export type ProbeData = ProbeSummary;
 
 export interface Shot { prompt: string; duration: number }
 
