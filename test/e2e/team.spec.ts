@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
+import WebSocket from 'ws';
 import { newHome, startHost, type HostHandle } from './host.ts';
 
 let host: HostHandle;
@@ -56,9 +57,50 @@ test('team analytics: chart, budget, breakdown and tables', async ({ page }) => 
   await shot(page, 'analytics');
 });
 
-test('recent creations: listing after an app run; use as input in an app', async ({ page }) => {
-  host = await startHost(newHome());
+/** Drives the core over the host's socket, as the renderer does, for setup the test is not about. */
+async function invoke(h: HostHandle, cmd: string, payload: unknown): Promise<any> {
+  const ws = new WebSocket(`${h.origin.replace('http', 'ws')}/ws?token=${h.token}`);
+  await new Promise((r) => ws.on('open', r));
+  const reply = await new Promise<{ ok: boolean; result?: unknown; error?: { message: string } }>((resolve) => {
+    ws.on('message', (m) => {
+      const msg = JSON.parse(String(m));
+      if (msg.id === 1) resolve(msg);
+    });
+    ws.send(JSON.stringify({ id: 1, cmd, payload }));
+  });
+  ws.close();
+  if (!reply.ok) throw new Error(reply.error?.message);
+  return reply.result;
+}
+
+test('recent creations: a generated image is listed and filtered, then used as input in an app and in a tool', async ({ page }) => {
+  const home = newHome();
+  host = await startHost(home);
+  const started = await invoke(host, 'batches.start', { tool: 'hires', inputs: [], params: { prompt: 'a red chair in a white room', resolution: '1k' }, outDir: join(home, 'out') });
+  await expect.poll(async () => (await invoke(host, 'batches.list', {}))[0].counts.done, { timeout: 30_000 }).toBe(1);
+  expect(started.queued).toBe(1);
+
   await page.goto(`${host.url}#creations`);
-  await expect(page.getByTestId('creations-page').or(page.getByTestId('creations-empty')).first()).toBeVisible();
+  const cards = page.getByTestId('creation-card');
+  await expect(cards.first()).toBeVisible();
+  await expect(cards.first()).toHaveAttribute('data-tool', /hires|premium|generator/);
+  await page.getByTestId('creations-tool').fill('no-such-tool');
+  await page.getByRole('button', { name: 'Filter' }).click();
+  await expect(page.getByTestId('creations-empty')).toBeVisible();
+  await page.getByTestId('creations-tool').fill('');
+  await page.getByRole('button', { name: 'Filter' }).click();
+  await expect(cards.first()).toBeVisible();
   await shot(page, 'creations');
+
+  // Use in app: the creation id fills the first app's creation input.
+  await cards.first().getByTestId('use-in-app').click();
+  await expect(page.getByTestId('screen-apps')).toBeVisible();
+  await expect(page.getByTestId('input-product_image')).not.toHaveValue('');
+  await expect(page.getByTestId('input-product_image')).not.toHaveValue(/^https?:/);
+
+  // Use in tool: the creation is downloaded and joins the Studio's inputs.
+  await page.getByTestId('nav-creations').click();
+  await cards.first().getByTestId('use-in-tool').click();
+  await expect(page.getByTestId('screen-studio')).toBeVisible();
+  await expect(page.getByTestId('input-status')).toContainText('1 input');
 });
