@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -21,6 +21,7 @@ const count = Number(args.find((a) => /^\d+$/.test(a)) ?? 1_000_000);
 const keep = args.includes('--keep') ? args[args.indexOf('--keep') + 1] : null;
 const order: BenchOrder = args.includes('--order') ? (args[args.indexOf('--order') + 1] as BenchOrder) : 'random';
 const dir = keep ?? mkdtempSync(join(tmpdir(), 'md-audit-bench-'));
+mkdirSync(dir, { recursive: true });
 const file = join(dir, `events-${count}-${order}.ndjson`);
 const w = spawnSync(process.execPath, [import.meta.filename, '--write', file, String(count), order], { stdio: 'inherit' });
 if (w.status !== 0) throw new Error('writing the events failed');

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AuditFilters, AuditSort } from '../../shared/contract/audit.ts';
 import { auditCommands } from '../../shared/contract/audit.ts';
@@ -84,6 +84,28 @@ describe('query: facets, timeline, detail', () => {
     expect(f.eventTypes.map((x) => x.count).reduce((a, b) => a + b)).toBe(expected((e) => e.member.user_id === 2).length);
     const m2 = f.members.find((m) => m.value === '2')!;
     expect(m2).toMatchObject({ label: 'user2@example.test', count: expected((e) => e.member.user_id === 2 && e.action.event_type === 'project.folder.shared').length });
+  });
+
+  it('labels a member with the e-mail of their latest event, and actors without a user id together', async () => {
+    const other = openService(join(tmp.dir, 'labels.db'));
+    try {
+      const file = join(tmp.dir, 'labels.ndjson');
+      const list = [
+        makeEvent(1, { member: { type: 'user', user_id: 7, email: 'zz-old@example.test' } }),
+        makeEvent(2, { member: { type: 'user', user_id: 7, email: 'new@example.test' } }),
+        makeEvent(3, { member: { type: 'api_key' } }),
+        makeEvent(4, { member: { type: 'api_key' } }),
+      ];
+      writeFileSync(file, list.map((e) => JSON.stringify(e)).join('\n') + '\n');
+      await other.import([file]);
+      const f = other.facets({}, 10);
+      expect(f.members).toEqual([
+        { value: '', label: null, count: 2 },
+        { value: '7', label: 'new@example.test', count: 2 },
+      ]);
+    } finally {
+      await other.close();
+    }
   });
 
   it('buckets events per hour and per day', () => {
