@@ -12,7 +12,8 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
 fi
 npx electron-vite build >/dev/null
 
-electron_bin=$(node -e "try { const p = require('electron'); if (require('fs').existsSync(p)) console.log(p) } catch {}" 2>/dev/null || true)
+# Read electron's own record of its binary: require('electron') would try to download a missing one.
+electron_bin=$(node -e "const fs=require('fs'),p=require('path');try{const d=p.dirname(require.resolve('electron/package.json'));const f=p.join(d,'dist',fs.readFileSync(p.join(d,'path.txt'),'utf8').trim());if(fs.existsSync(f))console.log(f)}catch{}" 2>/dev/null || true)
 has_display=1
 if [ "$(uname)" = Linux ] && [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then has_display=0; fi
 

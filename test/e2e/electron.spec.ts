@@ -1,13 +1,19 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { createRequire } from 'node:module';
 import { expect, test, _electron as electron } from '@playwright/test';
 import { newHome } from './host.ts';
 
-/** The binary comes from outside the npm registry, so many machines (this CI among them) lack it. */
+/**
+ * The binary comes from outside the npm registry, so many machines (this CI among them) lack it.
+ * Read the package's own record instead of require('electron'), which would try to download it.
+ */
 function electronBinary(): string | null {
   try {
-    const path = createRequire(import.meta.url)('electron') as unknown as string;
-    return typeof path === 'string' && existsSync(path) ? path : null;
+    const dir = dirname(createRequire(import.meta.url).resolve('electron/package.json'));
+    const rel = readFileSync(join(dir, 'path.txt'), 'utf8').trim();
+    const full = join(process.env.ELECTRON_OVERRIDE_DIST_PATH ?? join(dir, 'dist'), rel);
+    return existsSync(full) ? full : null;
   } catch {
     return null;
   }
@@ -20,7 +26,7 @@ test.describe('Electron shell', () => {
   test.skip(!binary, 'Electron binary not installed');
 
   test('launches one secure window that shows the app over the Sandbox', async () => {
-    const app = await electron.launch({ args: ['.'], env: { ...process.env, MEDIADESK_HOME: newHome() } as Record<string, string> });
+    const app = await electron.launch({ executablePath: binary!, args: ['.'], env: { ...process.env, MEDIADESK_HOME: newHome() } as Record<string, string> });
     const win = await app.firstWindow();
     await expect(win.getByRole('navigation', { name: 'Main' })).toBeVisible();
     await expect(win.getByTestId('backend-badge')).toContainText('Sandbox');
