@@ -10,7 +10,9 @@ source .ci/env.sh
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   npm_config_nodedir="${NODE24_DIR:-}" npm ci --no-audit --no-fund
 fi
-npx electron-vite build >/dev/null
+log=$(mktemp)
+if ! npx electron-vite build >"$log" 2>&1; then cat "$log"; exit 1; fi
+rm -f "$log"
 
 # Read electron's own record of its binary: require('electron') would try to download a missing one.
 electron_bin=$(node -e "const fs=require('fs'),p=require('path');try{const d=p.dirname(require.resolve('electron/package.json'));const f=p.join(d,'dist',fs.readFileSync(p.join(d,'path.txt'),'utf8').trim());if(fs.existsSync(f))console.log(f)}catch{}" 2>/dev/null || true)
