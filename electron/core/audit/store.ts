@@ -164,89 +164,24 @@ export class AuditStore {
     this.db.prepare('ATTACH DATABASE ? AS stage').run(path);
     this.db.pragma('stage.journal_mode = OFF');
     this.db.pragma('stage.synchronous = OFF');
-    // The stage is written once and read once, in order: a small page cache is enough.
-    this.db.pragma('stage.cache_size = -4096');
     this.db.exec(`CREATE TABLE stage.rows (id INTEGER PRIMARY KEY, ${STAGE_COLUMNS.join(', ')})`);
     const put = this.db.prepare(`INSERT INTO stage.rows (${STAGE_COLUMNS.join(', ')}) VALUES (${STAGE_COLUMNS.map(() => '?').join(', ')})`);
-    // Each added batch is one run, written sorted by date (ids rise through it); merge reads the
-    // runs side by side, in id order, so the stage is only ever read sequentially.
-    const runs: { first: number; last: number }[] = [];
-    let nextId = 1;
     const add = this.db.transaction((rows: readonly EventRow[]) => {
-      if (!rows.length) return;
-      const sorted = rows.toSorted((a, b) => a.ts - b.ts);
-      for (const r of sorted) put.run(r.ts, r.eventId, r.eventType, r.memberEmail, r.memberId, r.memberType, r.verb, r.status, r.category, r.groupId, r.folderRef, r.projectRef, r.requestId, r.correlationId, r.resourceId, r.raw, r.text);
-      runs.push({ first: nextId, last: nextId + sorted.length - 1 });
-      nextId += sorted.length;
+      for (const r of rows) put.run(r.ts, r.eventId, r.eventType, r.memberEmail, r.memberId, r.memberType, r.verb, r.status, r.category, r.groupId, r.folderRef, r.projectRef, r.requestId, r.correlationId, r.resourceId, r.raw, r.text);
     });
     return {
       add: (rows) => add(rows),
       merge: (origin, batchSize, onBatch) => {
-        const read = this.db.prepare(`SELECT id, ${STAGE_COLUMNS.join(', ')} FROM stage.rows WHERE id >= ? AND id <= ? ORDER BY id LIMIT ?`);
-        // Rows buffered per run: bounded whatever the number of runs.
-        const perRun = Math.max(16, Math.min(1000, Math.floor(20_000 / Math.max(1, runs.length))));
-        const cursors = runs.map((r) => ({ next: r.first, last: r.last, rows: [] as StagedRow[], at: 0 }));
-        const head = (c: (typeof cursors)[number]): StagedRow | null => {
-          if (c.at >= c.rows.length) {
-            if (c.next > c.last) return null;
-            c.rows = read.all(c.next, c.last, perRun) as StagedRow[];
-            c.at = 0;
-            if (!c.rows.length) {
-              c.next = c.last + 1;
-              return null;
-            }
-            c.next = c.rows[c.rows.length - 1].id + 1;
-          }
-          return c.rows[c.at];
-        };
-        const before = (a: StagedRow, b: StagedRow) => a.ts < b.ts || (a.ts === b.ts && a.id < b.id);
-        // A binary heap of the runs by their next row (ts, id): stage order is date, then file order.
-        const heap: (typeof cursors)[number][] = [];
-        const up = (i: number) => {
-          while (i > 0) {
-            const p = (i - 1) >> 1;
-            if (!before(head(heap[i])!, head(heap[p])!)) break;
-            [heap[i], heap[p]] = [heap[p], heap[i]];
-            i = p;
-          }
-        };
-        const down = (i: number) => {
-          for (;;) {
-            const l = 2 * i + 1;
-            const r = l + 1;
-            let m = i;
-            if (l < heap.length && before(head(heap[l])!, head(heap[m])!)) m = l;
-            if (r < heap.length && before(head(heap[r])!, head(heap[m])!)) m = r;
-            if (m === i) return;
-            [heap[i], heap[m]] = [heap[m], heap[i]];
-            i = m;
-          }
-        };
-        for (const c of cursors) {
-          if (head(c)) {
-            heap.push(c);
-            up(heap.length - 1);
-          }
+        this.db.exec('CREATE INDEX stage.rows_ts ON rows (ts, id)');
+        const page = this.db.prepare(`SELECT id, ${STAGE_COLUMNS.join(', ')} FROM stage.rows WHERE (ts, id) > (?, ?) ORDER BY ts, id LIMIT ?`);
+        let after: [number, number] = [-Number.MAX_VALUE, 0];
+        for (;;) {
+          const rows = page.all(...after, batchSize) as (EventRow & { id: number })[];
+          if (!rows.length) return;
+          onBatch(this.insertBatch(rows, origin));
+          const last = rows[rows.length - 1];
+          after = [last.ts, last.id];
         }
-        let batch: StagedRow[] = [];
-        while (heap.length) {
-          const c = heap[0];
-          batch.push(c.rows[c.at]);
-          c.at++;
-          if (head(c)) down(0);
-          else {
-            const tail = heap.pop()!;
-            if (heap.length) {
-              heap[0] = tail;
-              down(0);
-            }
-          }
-          if (batch.length >= batchSize) {
-            onBatch(this.insertBatch(batch, origin));
-            batch = [];
-          }
-        }
-        if (batch.length) onBatch(this.insertBatch(batch, origin));
       },
       close: () => {
         try {
@@ -282,8 +217,6 @@ export class AuditStore {
 
 /** Stage columns (untyped: values are kept exactly), named as EventRow's fields so a staged row reads back as one. */
 const STAGE_COLUMNS = ['ts', 'eventId', 'eventType', 'memberEmail', 'memberId', 'memberType', 'verb', 'status', 'category', 'groupId', 'folderRef', 'projectRef', 'requestId', 'correlationId', 'resourceId', 'raw', 'text'] as const;
-
-type StagedRow = EventRow & { id: number };
 
 export interface Stage {
   add(rows: readonly EventRow[]): void;
