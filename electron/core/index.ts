@@ -62,7 +62,7 @@ export async function createCore(o: CoreOptions) {
   });
 
   const handlers: Partial<AllHandlers> = {
-    'app.info': async () => ({ version: VERSION, host: o.host, platform: process.platform, dataHome: o.home, backend: await backend.status() }),
+    'app.info': async () => ({ version: VERSION, host: o.host, platform: process.platform, dataHome: o.home, outputDir: effectiveSettings().outputDir, backend: await backend.status() }),
     'settings.get': () => settings.get(),
     'settings.set': (patch) => settings.set(patch),
     'key.status': async () => ({ set: (await secrets.get()) !== null, keychain: secrets.kind }),

@@ -17,6 +17,8 @@ export const appInfoSchema = z.object({
   host: z.enum(['electron', 'web', 'cli']),
   platform: z.string(),
   dataHome: z.string(),
+  /** Where results go when a screen names no folder: Settings' output folder, else ~/MediaDesk. */
+  outputDir: z.string(),
   backend: backendStatusSchema,
 });
 

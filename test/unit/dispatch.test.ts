@@ -1,5 +1,5 @@
 import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createCore } from '../../electron/core/index.ts';
@@ -28,6 +28,14 @@ describe('the dispatcher every transport calls', () => {
     await core.dispatch('settings.set', { concurrency: 9 });
     await core.dispatch('settings.set', { theme: 'light' });
     expect(core.settings.get()).toMatchObject({ concurrency: 9, theme: 'light' });
+  });
+
+  it('reports where results go: Settings\' output folder, else a MediaDesk folder in the user\'s home', async () => {
+    const info = async () => ((await core.dispatch('app.info', {})) as { result: { outputDir: string } }).result.outputDir;
+    expect(await info()).toBe(join(homedir(), 'MediaDesk'));
+    await core.dispatch('settings.set', { outputDir: '/tmp/md-out' });
+    expect(await info()).toBe('/tmp/md-out');
+    await core.dispatch('settings.set', { outputDir: '' });
   });
 
   it('tells only whether a key is set, never the key; the Sandbox answers while none is', async () => {
