@@ -102,7 +102,7 @@ describe('import: malformed rows are reported one by one, good rows are kept', (
     const lines = [...events(0, 700).map((e) => JSON.stringify(e)), '{"event_id": "broken", ', JSON.stringify(makeEvent(9000, { date: 'yesterday' })),
       JSON.stringify({ data: events(700, 705), meta: {} }), JSON.stringify(makeEvent(3)), JSON.stringify(makeEvent(9001, { member: { user_id: 'x' }, category: 'é ✓ 𝄞' }))];
     const file = tmp.file(`${n}-worker.ndjson`, lines.join('\n') + '\n' + JSON.stringify(makeEvent(9002)).slice(0, 30));
-    const all = (s: AuditService) => s.store.db.prepare('SELECT seq, event_id, ts, event_type, member_email, member_id, member_type, verb, status, category, group_id, folder_ref, project_ref, request_id, correlation_id, resource_id, raw FROM events ORDER BY seq').all();
+    const all = (s: AuditService) => s.store.db.prepare('SELECT seq, event_id, ts, event_type, member_email, member_id, member_type, verb, status, category, group_id, folder_ref, project_ref, request_id, correlation_id, resource_id, (SELECT r.raw FROM events_raw AS r WHERE r.seq = events.seq) AS raw FROM events ORDER BY seq').all();
     const text = (s: AuditService) => s.store.db.prepare("SELECT rowid FROM events_fts WHERE events_fts MATCH 'admin' ORDER BY rowid").all();
     const [inPlace] = await service.import([file], { batchSize: 64 });
     const other = openService(join(tmp.dir, `cache-${n}-worker.db`));

@@ -4,6 +4,9 @@ import type { Db } from '../db/open.ts';
 import { buildWhere, ftsQuery, timeRange, type Where } from './filters.ts';
 import { keyBound, keysFollowDates, MAX_KEY } from './keys.ts';
 
+/** The event as received, from its side table (migration 4). */
+const RAW = '(SELECT r.raw FROM events_raw AS r WHERE r.seq = events.seq) AS raw';
+
 export const ROW_COLUMNS = 'seq, event_id, ts, event_type, verb, status, category, member_id, member_email, member_type, group_id, folder_ref, project_ref, request_id, correlation_id, resource_id';
 
 export interface DbRow {
@@ -171,7 +174,7 @@ function related(db: Db, column: 'request_id' | 'correlation_id', value: string 
 
 /** The detail drawer: every field as received, and the events it links to. */
 export function eventDetail(db: Db, eventId: string): AuditEventDetail | null {
-  const r = db.prepare(`SELECT ${ROW_COLUMNS}, raw, origin FROM events WHERE event_id = ?`).get(eventId) as (DbRow & { raw: string; origin: 'sync' | 'import' }) | undefined;
+  const r = db.prepare(`SELECT ${ROW_COLUMNS}, ${RAW}, origin FROM events WHERE event_id = ?`).get(eventId) as (DbRow & { raw: string; origin: 'sync' | 'import' }) | undefined;
   if (!r) return null;
   const byRequest = related(db, 'request_id', r.request_id);
   const byCorrelation = related(db, 'correlation_id', r.correlation_id);
@@ -216,5 +219,5 @@ export function timeline(db: Db, filters: AuditFilters, bucket: 'hour' | 'day'):
 /** Rows in view order, one at a time, for exports of any size. */
 export function iterateEvents(db: Db, filters: AuditFilters, sort: AuditSort): IterableIterator<DbRow & { raw: string }> {
   const where = buildWhere(filters);
-  return db.prepare(`SELECT ${ROW_COLUMNS}, raw FROM events ${where.sql} ${orderBy(sort)}`).iterate(...where.params) as IterableIterator<DbRow & { raw: string }>;
+  return db.prepare(`SELECT ${ROW_COLUMNS}, ${RAW} FROM events ${where.sql} ${orderBy(sort)}`).iterate(...where.params) as IterableIterator<DbRow & { raw: string }>;
 }

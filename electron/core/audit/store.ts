@@ -6,6 +6,8 @@ import type { EventRow } from './event.ts';
 import { KEY_SLOTS, KeyAllocator, keyBase } from './keys.ts';
 import { AUDIT_MIGRATIONS } from './migrations.ts';
 
+/** Rows per multi-row INSERT into events_raw (2 parameters each). */
+const RAW_CHUNK = 64;
 const FTS_HASHSIZE = 1024 * 1024;
 const BULK_FTS_HASHSIZE = 64 * 1024 * 1024;
 
@@ -17,13 +19,15 @@ export interface InsertCounts {
 }
 
 /**
- * The events table and its FTS index, written only through `insertBatch`: INSERT OR IGNORE on
- * event_id, so a row already cached is never modified, and each batch is one transaction, so a
- * crash leaves whole batches or nothing.
+ * The events table, its side table events_raw (the event as received, same seq) and its FTS
+ * index, written only through `insertBatch`: INSERT OR IGNORE on event_id, so a row already cached
+ * is never modified, and each batch is one transaction, so a crash leaves whole batches or nothing.
  */
 export class AuditStore {
   readonly db: Db;
   private readonly insertEvent: Statement;
+  private readonly insertRaw: Statement;
+  private readonly insertRawMany: Statement;
   private readonly insertText: Statement;
   private readonly keys: KeyAllocator;
   private readonly keysIn: Statement;
@@ -35,8 +39,10 @@ export class AuditStore {
     this.db.pragma('cache_size = -65536');
     this.db.pragma('temp_store = MEMORY');
     this.insertEvent = this.db.prepare(`INSERT OR IGNORE INTO events
-      (seq, event_id, ts, event_type, member_email, member_id, member_type, verb, status, category, group_id, folder_ref, project_ref, request_id, correlation_id, resource_id, origin, raw)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+      (seq, event_id, ts, event_type, member_email, member_id, member_type, verb, status, category, group_id, folder_ref, project_ref, request_id, correlation_id, resource_id, origin)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    this.insertRaw = this.db.prepare('INSERT INTO events_raw (seq, raw) VALUES (?, ?)');
+    this.insertRawMany = this.db.prepare(`INSERT INTO events_raw (seq, raw) VALUES ${Array.from({ length: RAW_CHUNK }, () => '(?, ?)').join(', ')}`);
     this.insertText = this.db.prepare('INSERT INTO events_fts (rowid, body) VALUES (?, ?)');
     this.keys = new KeyAllocator(this.db, 'events');
     this.keysIn = this.db.prepare('SELECT seq FROM events WHERE seq >= ? AND seq < ? LIMIT ?').pluck();
@@ -94,16 +100,21 @@ export class AuditStore {
     const ordered = rows.toSorted((a, b) => a.ts - b.ts);
     this.db.transaction(() => {
       const keys = this.batchKeys(ordered);
+      // The events as received go in RAW_CHUNK rows per statement, in key order like the rest.
+      const raws: (number | string)[] = [];
       for (const r of ordered) {
         const key = keys.next(r.ts);
         const info = this.insertEvent.run(key, r.eventId, r.ts, r.eventType, r.memberEmail, r.memberId, r.memberType, r.verb, r.status, r.category,
-          r.groupId, r.folderRef, r.projectRef, r.requestId, r.correlationId, r.resourceId, origin, r.raw);
+          r.groupId, r.folderRef, r.projectRef, r.requestId, r.correlationId, r.resourceId, origin);
         if (info.changes === 1) {
           inserted++;
           keys.used(key);
+          raws.push(key, r.raw);
+          if (raws.length === RAW_CHUNK * 2) this.insertRawMany.run(raws.splice(0));
           this.insertText.run(key, r.text);
         }
       }
+      for (let i = 0; i < raws.length; i += 2) this.insertRaw.run(raws[i], raws[i + 1]);
       extra?.();
     })();
     return { inserted, duplicates: rows.length - inserted };
