@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AuditService } from '../../electron/core/audit/service.ts';
 import type { ApiTarget } from '../../electron/core/api/client.ts';
+import type { AuditFilters, AuditSort } from '../../shared/contract/audit.ts';
 
 export function tempDir(prefix = 'md-audit-'): { dir: string; file: (name: string, content: string | Buffer) => string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
@@ -52,4 +53,16 @@ export function makeEvent(i: number, over: Record<string, unknown> = {}): Record
     source: { project: null, platform: 'web' },
     ...over,
   };
+}
+
+/** Every event id a query yields, walking the keyset cursor page by page, as the viewer does. */
+export function walkPages(service: AuditService, filters: AuditFilters, sort: AuditSort, limit: number): string[] {
+  const out: string[] = [];
+  let after: string | undefined;
+  for (;;) {
+    const page = service.query({ filters, sort, limit, after });
+    out.push(...page.rows.map((r) => r.eventId));
+    if (!page.next) return out;
+    after = page.next;
+  }
 }

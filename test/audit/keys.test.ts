@@ -8,7 +8,7 @@ import { checkEvent } from '../../electron/core/audit/event.ts';
 import { KEY_SLOTS, keysFollowDates } from '../../electron/core/audit/keys.ts';
 import { AUDIT_MIGRATIONS } from '../../electron/core/audit/migrations.ts';
 import type { AuditService } from '../../electron/core/audit/service.ts';
-import { makeEvent, openService, tempDir } from './helpers.ts';
+import { makeEvent, openService, tempDir, walkPages } from './helpers.ts';
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
@@ -39,16 +39,6 @@ function shuffle<T>(list: T[]): T[] {
   return out;
 }
 
-function pages(service: AuditService, filters: AuditFilters, sort: AuditSort, limit: number): string[] {
-  const out: string[] = [];
-  let after: string | undefined;
-  for (;;) {
-    const page = service.query({ filters, sort, limit, after });
-    out.push(...page.rows.map((r) => r.eventId));
-    if (!page.next) return out;
-    after = page.next;
-  }
-}
 
 const SORTS: AuditSort[] = [{ field: 'date', dir: 'desc' }, { field: 'date', dir: 'asc' }];
 
@@ -56,9 +46,9 @@ const SORTS: AuditSort[] = [{ field: 'date', dir: 'desc' }, { field: 'date', dir
 function expectSearchInDateOrder(service: AuditService, extra: AuditFilters = {}): void {
   for (const sort of SORTS) {
     for (const user of [1, 4]) {
-      const byFilter = pages(service, { ...extra, memberIds: [user] }, sort, 1000);
+      const byFilter = walkPages(service, { ...extra, memberIds: [user] }, sort, 1000);
       expect(byFilter.length).toBeGreaterThan(0);
-      expect(pages(service, { ...extra, search: `user${user}@example.test` }, sort, 13)).toEqual(byFilter);
+      expect(walkPages(service, { ...extra, search: `user${user}@example.test` }, sort, 13)).toEqual(byFilter);
       const firstPage = service.query({ filters: { ...extra, search: `user${user}@example.test` }, sort, limit: 25 }).rows.map((r) => r.eventId);
       expect(firstPage).toEqual(byFilter.slice(0, 25));
     }
@@ -78,7 +68,7 @@ describe('row keys follow the event date', () => {
       expectSearchInDateOrder(service, { from: '2026-03-01T00:02:00Z', to: '2026-03-01T00:05:00Z' });
       expectSearchInDateOrder(service, { eventTypes: ['project.folder.shared', 'creation.image.generated'] });
       // A common word: newest first and complete.
-      const denied = pages(service, { search: 'denied' }, SORTS[0], 50);
+      const denied = walkPages(service, { search: 'denied' }, SORTS[0], 50);
       const dates = denied.map((id) => service.event(id)!.row.date);
       expect(dates).toEqual([...dates].sort().reverse());
       expect(denied).toHaveLength(300);

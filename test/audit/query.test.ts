@@ -5,7 +5,7 @@ import type { AuditFilters, AuditSort } from '../../shared/contract/audit.ts';
 import { auditCommands } from '../../shared/contract/audit.ts';
 import { auditHandlers } from '../../electron/core/audit/handlers.ts';
 import type { AuditService } from '../../electron/core/audit/service.ts';
-import { makeEvent, openService, tempDir } from './helpers.ts';
+import { makeEvent, openService, tempDir, walkPages } from './helpers.ts';
 
 const COUNT = 600;
 const tmp = tempDir();
@@ -26,16 +26,7 @@ type E = ReturnType<typeof makeEvent> & { date: string; action: Record<string, a
 const expected = (pred: (e: E) => boolean) => (all as E[]).filter(pred).map((e) => e.event_id as string);
 const dateDesc = { field: 'date', dir: 'desc' } as const;
 
-function everything(filters: AuditFilters, sort: AuditSort = dateDesc, limit = 37): string[] {
-  const out: string[] = [];
-  let after: string | undefined;
-  for (;;) {
-    const page = service.query({ filters, sort, limit, after });
-    out.push(...page.rows.map((r) => r.eventId));
-    if (!page.next) return out;
-    after = page.next;
-  }
-}
+const everything = (filters: AuditFilters, sort: AuditSort = dateDesc, limit = 37): string[] => walkPages(service, filters, sort, limit);
 
 describe('query: the API filters, offline', () => {
   it('filters by each dimension and by combinations, like the API would', () => {

@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
-import { newHome, startHost, type HostHandle } from './host.ts';
+import { newHome, startHost, type HostHandle, watchCsp } from './host.ts';
 
 /**
  * The audit viewer end to end: the web host as a real process on the in-process Sandbox
@@ -13,15 +13,6 @@ test.afterEach(async () => {
   await host?.stop();
   host = undefined;
 });
-
-/** Any console error naming the CSP fails the test: no inline styles, no {@html}. */
-function watchCsp(page: Page): string[] {
-  const bad: string[] = [];
-  page.on('console', (m) => {
-    if (m.type() === 'error' && /Content Security Policy/i.test(m.text())) bad.push(m.text());
-  });
-  return bad;
-}
 
 const countOf = async (page: Page) => Number((await page.getByTestId('audit-count').innerText()).replace(/[^\d]/g, ''));
 

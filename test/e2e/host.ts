@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import type { Page } from '@playwright/test';
 
 export interface HostHandle {
   url: string;
@@ -51,4 +52,13 @@ export async function startHost(home: string, env: NodeJS.ProcessEnv = {}): Prom
         child.kill(signal);
       }),
   };
+}
+
+/** Collects console errors that name the CSP; a spec fails if any appear (no inline styles, no {@html}). */
+export function watchCsp(page: Page): string[] {
+  const errors: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error' && /Content Security Policy/i.test(m.text())) errors.push(m.text());
+  });
+  return errors;
 }

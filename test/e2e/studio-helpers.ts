@@ -74,13 +74,6 @@ export async function makeImages(dir: string, count: number): Promise<string[]> 
   return out;
 }
 
-/** Fails the test on any Content-Security-Policy violation (the renderer must live within it). */
-export function watchCsp(page: Page): string[] {
-  const errors: string[] = [];
-  page.on('console', (m) => {
-    if (m.type() === 'error' && /Content Security Policy/i.test(m.text())) errors.push(m.text());
-  });
-  return errors;
-}
+export { watchCsp } from './host.ts';
 
 export const shot = (page: Page, name: string) => page.screenshot({ path: join('docs', 'screenshots', `${name}.png`) });

@@ -10,6 +10,7 @@
  */
 import { validateReferences, type Family, type Probe, type ProbeSummary, type RuleId } from '../../../shared/validation/references.ts';
 import { ProbeError, probeSource } from './probe.ts';
+import { mapLimit } from '../concurrency.ts';
 
 export interface ReportIssue {
   rule: RuleId;
@@ -36,23 +37,11 @@ export interface CheckReport {
 /** Probing is I/O bound and references are few; a small limit keeps remote servers polite. */
 const CONCURRENCY = 3;
 
-async function mapLimited<T, R>(items: readonly T[], n: number, fn: (x: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(n, items.length) }, worker));
-  return out;
-}
 
 const round = (n: number | null, digits: number) => (n === null ? null : Math.round(n * 10 ** digits) / 10 ** digits);
 
 export async function checkReferences(opts: { family: Family; sources: readonly string[]; body?: Record<string, unknown> }): Promise<CheckReport> {
-  const probed = await mapLimited(opts.sources, CONCURRENCY, async (source) => {
+  const probed = await mapLimit(opts.sources, CONCURRENCY, async (source) => {
     try {
       return { source, probe: await probeSource(source) };
     } catch (err) {
