@@ -59,6 +59,13 @@ export function childRssSampler(pid: number, everyMs = 100) {
   return { peak: () => Math.max(peak, read()), stop: () => clearInterval(t) };
 }
 
+/**
+ * An 8x8 PNG (#345), as sharp made it. A literal rather than sharp in the bench: loading libvips
+ * into the measured process would add its code and arenas to the engine's RSS, and the engine's
+ * own path (pre-flight reads headers) does not load it.
+ */
+export const TINY_PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAgAAAAICAIAAABLbSncAAAACXBIWXMAAAPoAAAD6AG1e1JrAAAAEUlEQVQImWMwdgnFihiGlgQA5WUzARflJ6YAAAAASUVORK5CYII=', 'base64');
+
 export const loadavg1 = () => loadavg()[0].toFixed(1);
 
 export const mb = (n: number) => `${(n / 1048576).toFixed(0)} MB`;

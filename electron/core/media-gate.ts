@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, statSync } from 'node:fs';
 import { extname, join, resolve, sep } from 'node:path';
-import sharp from 'sharp';
 import { DeskError } from '../../shared/contract/define.ts';
+import { loadSharp } from './media/sharp.ts';
 
 const MEDIA_TYPES: Record<string, string> = {
   '.png': 'image/png', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.webp': 'image/webp', '.gif': 'image/gif', '.tif': 'image/tiff', '.tiff': 'image/tiff',
@@ -56,6 +56,7 @@ export class MediaGate {
       return out;
     } catch {
       mkdirSync(join(this.thumbDir, key.slice(0, 2)), { recursive: true });
+      const sharp = await loadSharp();
       try {
         await sharp(abs, { failOn: 'error' }).rotate().resize(size, size, { fit: 'inside', withoutEnlargement: true }).webp({ quality: 78 }).toFile(out);
       } catch (err) {

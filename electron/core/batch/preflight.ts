@@ -1,8 +1,8 @@
 import { open, stat } from 'node:fs/promises';
 import { imageSize } from 'image-size';
-import sharp from 'sharp';
 import type { Field, ToolEntry } from '../../../shared/catalogue/index.ts';
 import { FAMILY_LIMITS } from '../../../shared/validation/limits.ts';
+import { loadSharp } from '../media/sharp.ts';
 
 /**
  * Our own ceiling for a local input sent inline (base64 inflates it by a third). The spec states no
@@ -92,7 +92,7 @@ async function imageHeader(path: string): Promise<{ format: string | undefined; 
     }
   }
   try {
-    const m = await sharp(path).metadata();
+    const m = await (await loadSharp())(path).metadata();
     return { format: m.format, width: m.width, height: m.height };
   } catch {
     return null;

@@ -12,9 +12,10 @@
  */
 import { createFile, Log, MP4BoxBuffer, type Movie } from 'mp4box';
 import { fileURLToPath } from 'node:url';
-import sharp, { type Metadata } from 'sharp';
+import type { Metadata } from 'sharp';
 import type { Probe } from '../../../shared/validation/references.ts';
 import { HEAD_BYTES, ProbeError, isUrl, openSource, type ByteSource } from './source.ts';
+import { loadSharp } from './sharp.ts';
 
 export { ProbeError } from './source.ts';
 
@@ -136,6 +137,7 @@ async function probeImage(source: string, src: ByteSource, head: Uint8Array): Pr
   const input = isUrl(source) ? undefined : source.toLowerCase().startsWith('file://') ? fileURLToPath(source) : source;
   let meta: Metadata | null = null;
   let err: unknown = null;
+  const sharp = await loadSharp();
   const attempts: Array<() => Promise<Metadata>> = input
     ? [() => sharp(input).metadata()]
     : [() => sharp(head).metadata(), async () => sharp(await src.read(0, Math.min(src.size, MAX_IMAGE_HEAD))).metadata()];
