@@ -1,6 +1,5 @@
-import { Agent as HttpAgent } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
-import got, { HTTPError, RequestError, type Got, type RetryObject } from 'got';
+import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 
 /** Where requests go and with which key; read per request so a key change applies at once. */
 export interface ApiTarget {
@@ -50,8 +49,10 @@ export class ApiError extends Error {
 
 /** Network errors that prove the request never left this machine, so even a create may be retried. */
 const NOT_SENT_CODES = ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH'];
+/** A request error that names no code (rare; got called it ERR_GOT_REQUEST_ERROR and retried reads). */
+const CODELESS = 'ERR_REQUEST';
 /** Errors after which the server may or may not have processed the request. */
-const AMBIGUOUS_CODES = ['ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ERR_GOT_REQUEST_ERROR', 'ECONNABORTED'];
+const AMBIGUOUS_CODES = ['ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ECONNABORTED', CODELESS];
 
 export interface ClientOptions {
   /** Retries for safe requests (GET) and for creates rejected before processing (429/503). */
@@ -91,38 +92,91 @@ function toInvalidParams(body: unknown): InvalidParam[] {
 /** Kept-alive connections: polling and creates at volume should not pay a TCP handshake each. */
 export const KEEP_ALIVE = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
 
+/** When an attempt may be repeated: by status (the server answered) or by network error code. */
+interface RetryPolicy {
+  statusCodes: ReadonlySet<number>;
+  errorCodes: ReadonlySet<string>;
+}
+
+/** Creates: only what proves the server did not process the request. */
+const CREATE_RETRY: RetryPolicy = { statusCodes: new Set([429, 503]), errorCodes: new Set(NOT_SENT_CODES) };
+/** Reads, queries and uploads are free to repeat. */
+const READ_RETRY: RetryPolicy = { statusCodes: new Set([408, 429, 500, 502, 503, 504, 521, 522, 524]), errorCodes: new Set([...NOT_SENT_CODES, ...AMBIGUOUS_CODES]) };
+/** Statuses whose Retry-After is a promise about when to come back (the rest only get backoff). */
+const RETRY_AFTER_STATUSES = new Set([413, 429, 503]);
+
+/** A complete answer of the server, whatever its status. */
+interface Answer {
+  status: number;
+  statusMessage: string | undefined;
+  headers: IncomingHttpHeaders;
+  text: string;
+}
+
+/** A non-2xx answer, before it becomes an ApiError. */
+class StatusFailure extends Error {
+  readonly answer: Answer;
+  constructor(answer: Answer) {
+    super(`HTTP ${answer.status}`);
+    this.answer = answer;
+  }
+}
+
+/** The whole exchange (connect, send, receive) took longer than the client's timeout. */
+class TimeoutFailure extends Error {
+  readonly code = 'ETIMEDOUT';
+}
+
+/** A 2xx answer whose body is not JSON. */
+class ParseFailure extends Error {}
+
+/**
+ * One HTTP exchange over the kept-alive agent, body collected as text. Plain node:http rather than
+ * got: at queue speed got's per-request machinery (options merged and cloned, a duplex stream,
+ * hook and timer wrappers) allocated ~94 KB per create against ~23 KB here, and 10,000 creates at
+ * 32 in flight peaked at 286 MB RSS against 117 MB (bench/RESULTS.md, engine (b)). Retries, with
+ * the same rules got applied, are ApiClient's.
+ */
+function exchange(url: URL, method: string, headers: OutgoingHttpHeaders, payload: string | Buffer | undefined, timeoutMs: number): Promise<Answer> {
+  return new Promise<Answer>((resolve, reject) => {
+    const https = url.protocol === 'https:';
+    const req = (https ? httpsRequest : httpRequest)(url, { method, headers, agent: https ? KEEP_ALIVE.https : KEEP_ALIVE.http }, (res: IncomingMessage) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        clearTimeout(timer);
+        const text = chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8');
+        resolve({ status: res.statusCode ?? 0, statusMessage: res.statusMessage, headers: res.headers, text });
+      });
+      res.on('error', fail);
+    });
+    // One deadline for the whole exchange (got's `timeout.request`), not a socket idle timeout.
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      req.destroy(new TimeoutFailure('the server did not answer in time'));
+    }, timeoutMs);
+    function fail(err: Error) {
+      clearTimeout(timer);
+      // Destroying the request can surface as the response's reset first: the deadline is the cause.
+      reject(timedOut && !(err instanceof TimeoutFailure) ? new TimeoutFailure('the server did not answer in time') : err);
+    }
+    req.on('error', fail);
+    req.end(payload);
+  });
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
 export class ApiClient {
   private readonly target: () => ApiTarget | Promise<ApiTarget>;
-  /** One got instance per retry policy, built once: merging options per request costs allocations at queue speed. */
-  private readonly reads: Got;
-  private readonly creates: Got;
   private readonly opts: Required<Omit<ClientOptions, 'onAttempt' | 'userAgent'>> & Pick<ClientOptions, 'onAttempt'>;
+  private readonly userAgent: string;
 
   constructor(target: () => ApiTarget | Promise<ApiTarget>, options: ClientOptions = {}) {
     this.target = target;
     this.opts = { retries: options.retries ?? 4, timeoutMs: options.timeoutMs ?? 30_000, maxDelayMs: options.maxDelayMs ?? 30_000, onAttempt: options.onAttempt };
-    const maxDelayMs = this.opts.maxDelayMs;
-    const base = got.extend({
-      timeout: { request: this.opts.timeoutMs },
-      agent: KEEP_ALIVE,
-      headers: { 'user-agent': options.userAgent ?? 'MediaDesk/0.1', accept: 'application/json' },
-      throwHttpErrors: true,
-      responseType: 'json',
-      retry: {
-        limit: this.opts.retries,
-        maxRetryAfter: maxDelayMs,
-        calculateDelay: ({ attemptCount, error, computedValue }: RetryObject) => {
-          if (computedValue === 0) return 0;
-          const ra = error instanceof HTTPError ? parseRetryAfter(error.response.headers['retry-after']) : undefined;
-          return backoffDelay(attemptCount, ra, maxDelayMs);
-        },
-      },
-      hooks: {
-        beforeRequest: [(o) => this.opts.onAttempt?.(String(o.method), new URL(String(o.url)).pathname)],
-      },
-    });
-    this.creates = base.extend({ retry: { methods: ['POST'], statusCodes: [429, 503], errorCodes: NOT_SENT_CODES } });
-    this.reads = base.extend({ retry: { methods: ['GET', 'POST'], statusCodes: [408, 429, 500, 502, 503, 504, 521, 522, 524], errorCodes: [...NOT_SENT_CODES, ...AMBIGUOUS_CODES, 'ETIMEDOUT'] } });
+    this.userAgent = options.userAgent ?? 'MediaDesk/0.1';
   }
 
   async get<T>(path: string, searchParams?: URLSearchParams | Record<string, string | number>): Promise<T> {
@@ -150,39 +204,74 @@ export class ApiClient {
   private async send<T>(method: 'GET' | 'POST', path: string, o: { json?: unknown; body?: Buffer; contentType?: string; searchParams?: URLSearchParams | Record<string, string | number>; create: boolean }): Promise<T> {
     const { baseUrl, apiKey } = await this.target();
     const url = new URL(path.replace(/^\//, ''), baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`);
-    try {
-      const res = await (o.create ? this.creates : this.reads)<T>(url, {
-        method,
-        json: o.json,
-        body: o.body,
-        searchParams: o.searchParams,
-        headers: { 'x-service-api-key': apiKey, ...(o.contentType ? { 'content-type': o.contentType } : {}) },
-      });
-      return res.body;
-    } catch (err) {
-      throw this.toApiError(err, method, path, o.create);
+    if (o.searchParams) {
+      const sp = o.searchParams instanceof URLSearchParams ? o.searchParams : new URLSearchParams(Object.entries(o.searchParams).map(([k, v]) => [k, String(v)]));
+      url.search = sp.toString();
+    }
+    const payload = o.json !== undefined ? JSON.stringify(o.json) : o.body;
+    const headers: OutgoingHttpHeaders = { 'user-agent': this.userAgent, accept: 'application/json', 'x-service-api-key': apiKey };
+    if (payload !== undefined) {
+      headers['content-type'] = o.json !== undefined ? 'application/json' : (o.contentType ?? 'application/octet-stream');
+      headers['content-length'] = Buffer.byteLength(payload);
+    }
+    const policy = o.create ? CREATE_RETRY : READ_RETRY;
+    const { retries, maxDelayMs, timeoutMs, onAttempt } = this.opts;
+    for (let attempt = 1; ; attempt++) {
+      onAttempt?.(method, url.pathname);
+      let delay: number | null = null;
+      try {
+        const a = await exchange(url, method, headers, payload, timeoutMs);
+        if (a.status >= 200 && a.status < 300) return parseBody(a) as T;
+        const failure = new StatusFailure(a);
+        if (attempt > retries || !policy.statusCodes.has(a.status)) throw failure;
+        const ra = parseRetryAfter(a.headers['retry-after']);
+        // A server asking for a longer wait than we are willing to give gets its error now.
+        if (ra !== undefined && RETRY_AFTER_STATUSES.has(a.status) && ra * 1000 > maxDelayMs) throw failure;
+        delay = backoffDelay(attempt, ra, maxDelayMs);
+      } catch (err) {
+        if (err instanceof StatusFailure || err instanceof ParseFailure || attempt > retries || !policy.errorCodes.has((err as NodeJS.ErrnoException).code ?? CODELESS)) throw this.toApiError(err, method, path, o.create);
+        delay = backoffDelay(attempt, undefined, maxDelayMs);
+      }
+      await sleep(delay);
     }
   }
 
   private toApiError(err: unknown, method: string, path: string, create: boolean): ApiError {
-    if (err instanceof HTTPError) {
-      const body = err.response.body as { message?: unknown } | string | undefined;
-      const message = typeof body === 'object' && body && typeof body.message === 'string' ? body.message : (err.response.statusMessage ?? 'request failed');
-      const status = err.response.statusCode;
+    if (err instanceof StatusFailure) {
+      const a = err.answer;
+      const body = errorBody(a.text);
+      const message = typeof body === 'object' && body && typeof body.message === 'string' ? body.message : (a.statusMessage ?? 'request failed');
       return new ApiError({
-        kind: 'http', status, message, invalidParams: toInvalidParams(body), method, path,
-        retryAfterSec: parseRetryAfter(err.response.headers['retry-after']),
+        kind: 'http', status: a.status, message, invalidParams: toInvalidParams(body), method, path,
+        retryAfterSec: parseRetryAfter(a.headers['retry-after']),
         // 4xx and 429/503 are rejections; a 500 or gateway error on a create is ambiguous.
-        mayHaveReachedServer: create && status >= 500 && status !== 503,
+        mayHaveReachedServer: create && a.status >= 500 && a.status !== 503,
       });
     }
-    if (err instanceof RequestError) {
-      const code = err.code ?? 'ERR';
-      const notSent = NOT_SENT_CODES.includes(code);
-      const kind: ApiErrorKind = err.name === 'TimeoutError' ? 'timeout' : err.name === 'ParseError' ? 'parse' : 'network';
-      const what = kind === 'timeout' ? 'the server did not answer in time' : kind === 'parse' ? 'the server answered with something that is not JSON' : `network error (${code})`;
-      return new ApiError({ kind, message: what, method, path, mayHaveReachedServer: create && !notSent });
-    }
+    if (err instanceof TimeoutFailure) return new ApiError({ kind: 'timeout', message: 'the server did not answer in time', method, path, mayHaveReachedServer: create });
+    if (err instanceof ParseFailure) return new ApiError({ kind: 'parse', message: 'the server answered with something that is not JSON', method, path, mayHaveReachedServer: create });
+    const code = (err as NodeJS.ErrnoException | null)?.code;
+    if (code) return new ApiError({ kind: 'network', message: `network error (${code})`, method, path, mayHaveReachedServer: create && !NOT_SENT_CODES.includes(code) });
     return new ApiError({ kind: 'network', message: err instanceof Error ? err.message : String(err), method, path, mayHaveReachedServer: create });
+  }
+}
+
+/** A 2xx body as JSON; an empty body is '' (as got gave it), anything else unreadable is a parse failure. */
+function parseBody(a: Answer): unknown {
+  if (a.text.length === 0) return '';
+  try {
+    return JSON.parse(a.text);
+  } catch {
+    throw new ParseFailure('the server answered with something that is not JSON');
+  }
+}
+
+/** An error body: the server's JSON problem where it sent one, else its text. */
+function errorBody(text: string): { message?: unknown } | string | undefined {
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text) as { message?: unknown };
+  } catch {
+    return text;
   }
 }

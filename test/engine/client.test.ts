@@ -1,0 +1,106 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ApiClient, ApiError } from '../../electron/core/api/client.ts';
+
+/** A scripted server: each request takes the next answer of `script` (the last one repeats). */
+type Step = (req: IncomingMessage, body: string, res: ServerResponse) => void;
+let server: Server;
+let url: string;
+let script: Step[] = [];
+let seen: { method: string; path: string; headers: IncomingMessage['headers']; body: string }[] = [];
+
+const json = (status: number, body: unknown, headers: Record<string, string> = {}): Step => (_req, _b, res) => {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify(body));
+};
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      seen.push({ method: req.method!, path: req.url!, headers: req.headers, body });
+      (script[Math.min(seen.length - 1, script.length - 1)] ?? json(200, {}))(req, body, res);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise<void>((r) => server.close(() => r())));
+beforeEach(() => {
+  script = [];
+  seen = [];
+});
+
+const client = (o: ConstructorParameters<typeof ApiClient>[1] = {}) => new ApiClient(() => ({ baseUrl: url, apiKey: 'key-1' }), { maxDelayMs: 2000, ...o });
+const failure = (p: Promise<unknown>) => p.then(() => { throw new Error('expected a failure'); }, (err: unknown) => err as ApiError);
+
+describe('API client', () => {
+  it('sends JSON with the key, reads JSON, and puts searchParams in the query', async () => {
+    script = [json(200, { data: { ok: 1 } })];
+    const attempts: string[] = [];
+    const c = client({ onAttempt: (m, p) => attempts.push(`${m} ${p}`) });
+    expect(await c.create('/v1/things', { a: 'é' })).toEqual({ data: { ok: 1 } });
+    expect(seen[0]).toMatchObject({ method: 'POST', path: '/v1/things', body: '{"a":"é"}' });
+    expect(seen[0].headers).toMatchObject({ 'x-service-api-key': 'key-1', 'content-type': 'application/json', accept: 'application/json' });
+    await c.get('/v1/list', { page: 2, per_page: 100 });
+    expect(seen[1].path).toBe('/v1/list?page=2&per_page=100');
+    expect(attempts).toEqual(['POST /v1/things', 'GET /v1/list']);
+  });
+
+  it('a create rejected with 429 is retried after Retry-After; a 500 on a create is not retried and may have reached the server', async () => {
+    script = [json(429, { message: 'slow down' }, { 'retry-after': '0' }), json(201, { data: { id: 'x' } })];
+    expect(await client().create('/v1/c', {})).toEqual({ data: { id: 'x' } });
+    expect(seen).toHaveLength(2);
+    seen = [];
+    script = [json(500, { message: 'boom', invalid_params: [{ field: 'a', reason: 'bad' }] })];
+    const err = await failure(client().create('/v1/c', {}));
+    expect(seen).toHaveLength(1);
+    expect(err).toBeInstanceOf(ApiError);
+    expect(err).toMatchObject({ kind: 'http', status: 500, message: 'boom', mayHaveReachedServer: true, invalidParams: [{ field: 'a', reason: 'bad' }] });
+  });
+
+  it('a Retry-After longer than the client will wait surfaces at once, with the wait', async () => {
+    script = [json(429, { message: 'later' }, { 'retry-after': '120' })];
+    const err = await failure(client().get('/v1/x'));
+    expect(seen).toHaveLength(1);
+    expect(err).toMatchObject({ kind: 'http', status: 429, retryAfterSec: 120, mayHaveReachedServer: false });
+  });
+
+  it('reads are retried on 5xx up to the limit; a 4xx is not retried', async () => {
+    script = [json(502, {}), json(503, {}), json(200, { fine: true })];
+    expect(await client().get('/v1/x')).toEqual({ fine: true });
+    expect(seen).toHaveLength(3);
+    seen = [];
+    script = [json(500, {})];
+    expect(await failure(client({ retries: 2 }).get('/v1/x'))).toMatchObject({ kind: 'http', status: 500 });
+    expect(seen).toHaveLength(3);
+    seen = [];
+    script = [json(404, { message: 'no such task' })];
+    expect(await failure(client().get('/v1/x'))).toMatchObject({ kind: 'http', status: 404, message: 'no such task' });
+    expect(seen).toHaveLength(1);
+  });
+
+  it('a timed-out create is ambiguous and not repeated; a 2xx that is not JSON is a parse error', async () => {
+    script = [() => undefined];
+    const err = await failure(client({ timeoutMs: 200 }).create('/v1/c', {}));
+    expect(err).toMatchObject({ kind: 'timeout', mayHaveReachedServer: true });
+    expect(seen).toHaveLength(1);
+    seen = [];
+    script = [(_q, _b, res) => res.end('<html>')];
+    expect(await failure(client().get('/v1/x'))).toMatchObject({ kind: 'parse' });
+  });
+
+  it('a refused connection proves nothing was sent: even a create may say so', async () => {
+    const c = new ApiClient(() => ({ baseUrl: 'http://127.0.0.1:1', apiKey: 'k' }), { retries: 1, maxDelayMs: 100 });
+    expect(await failure(c.create('/v1/c', {}))).toMatchObject({ kind: 'network', mayHaveReachedServer: false, message: 'network error (ECONNREFUSED)' });
+  });
+
+  it('a reset after the request was sent makes a create ambiguous', async () => {
+    script = [(req) => req.socket.destroy()];
+    expect(await failure(client().create('/v1/c', { a: 1 }))).toMatchObject({ kind: 'network', mayHaveReachedServer: true });
+    expect(seen).toHaveLength(1);
+  });
+});
