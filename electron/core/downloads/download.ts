@@ -2,9 +2,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { connect as netConnect, type NetConnectOpts } from 'node:net';
 import { KEEP_ALIVE } from '../api/client.ts';
-import { createWriteStream } from 'node:fs';
 import { link, open, stat, unlink, type FileHandle } from 'node:fs/promises';
-import { pipeline } from 'node:stream/promises';
 
 /** The result URL no longer works (410/403/404): re-read the task for a fresh one. */
 export class ExpiredUrlError extends Error {
@@ -75,49 +73,118 @@ export async function downloadToPart(url: string, partPath: string, opts: { sign
     response.destroy();
     return rawDownload(u, partPath, have, opts);
   }
+  // Listened to from now on, while the part opens: a short body can arrive and its connection
+  // close before the open completes.
+  const opening = open(partPath, resumed ? 'a' : 'w');
   let received = 0;
-  const out = createWriteStream(partPath, { flags: resumed ? 'a' : 'w', highWaterMark: WRITE_BUFFER_BYTES });
-  // Write-back is started every SYNC_EVERY_BYTES while the body still arrives (a second fd on the
-  // part): the kernel never piles up a large dirty backlog that throttles our writes, and the
-  // final fsync below has little left to do (bench/engine-download.ts, 2026-11-21).
-  const sync: { fd: FileHandle | null; running: Promise<void> | null } = { fd: null, running: null };
-  const closeSync = async () => {
-    await sync.running;
-    await sync.fd?.close().catch(() => undefined);
-  };
-  let syncedAt = 0;
-  response.on('data', (chunk: Buffer) => {
-    received += chunk.length;
-    opts.onBytes?.(chunk.length);
-    if (!sync.running && received - syncedAt >= SYNC_EVERY_BYTES) {
-      const at = received;
-      sync.running = (async () => {
-        sync.fd ??= await open(partPath, 'r');
-        await sync.fd.datasync();
-        syncedAt = at;
-      })().catch(() => undefined).finally(() => (sync.running = null));
-    }
-  });
   try {
-    await pipeline(response, out);
+    received = await writeBody(response, opening, opts.onBytes);
   } catch (err) {
-    await closeSync();
+    await opening.then((h) => h.close(), () => undefined).catch(() => undefined);
     if (opts.signal?.aborted) throw err;
-    throw new TransientDownloadError(`download interrupted after ${received} bytes: ${(err as Error).message}`);
+    throw new TransientDownloadError(`download interrupted after ${(err as { received?: number }).received ?? 0} bytes: ${(err as Error).message}`);
   }
-  if (Number.isFinite(length) && received < length) {
-    await closeSync();
-    throw new TransientDownloadError(`download truncated: ${received} of ${length} bytes`);
-  }
-  // Every byte is written (the stream closed): flush the part before saying it is complete.
-  await sync.running;
-  const fh = sync.fd ?? (await open(partPath, 'r'));
+  const fh = await opening;
   try {
+    if (Number.isFinite(length) && received < length) throw new TransientDownloadError(`download truncated: ${received} of ${length} bytes`);
+    // Every byte is written: flush the part before saying it is complete.
     await fh.sync();
   } finally {
     await fh.close();
   }
   return { bytes: (resumed ? have : 0) + received, contentType, resumed };
+}
+
+/**
+ * Writes a response body through one file handle as it arrives and resolves with the byte count
+ * once all of it is written. Chunks that arrive while a write is in flight go out together
+ * (writev); the socket pauses while WRITE_BUFFER_BYTES wait. Write-back is started every
+ * SYNC_EVERY_BYTES beside the writes, so the kernel never piles up a dirty backlog that throttles
+ * them and the caller's final fsync has little left to do (bench/engine-download.ts).
+ * No write stream and no stream.pipeline: at hundreds of small results a second their
+ * per-transfer objects (end-of-stream watchers, an AbortController aborted at every finish) were
+ * a large share of the engine's garbage (bench/RESULTS.md, engine (b)). The response is no longer
+ * referenced once this settles, so it is not kept alive across the caller's fsync.
+ */
+function writeBody(response: IncomingMessage, opening: Promise<FileHandle>, onBytes?: (n: number) => void): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    let fh: FileHandle | null = null;
+    let received = 0;
+    let written = 0;
+    let syncedAt = 0;
+    let queue: Buffer[] = [];
+    let queued = 0;
+    let writing = false;
+    let ended = false;
+    let settled = false;
+    let failure: Error | null = null;
+    let syncing: Promise<void> | null = null;
+    const finish = () => {
+      settled = true;
+      const done = () => (failure ? reject(Object.assign(failure, { received })) : resolve(received));
+      // A write-back in flight still uses the handle: the caller closes it only after that ends.
+      if (syncing) void syncing.then(done);
+      else done();
+    };
+    // A broken transfer still writes what it delivered, so the next attempt resumes after it.
+    const stop = (err: Error) => {
+      if (failure || ended) return;
+      failure = err;
+      response.destroy();
+      pump();
+    };
+    const pump = () => {
+      if (settled || writing || !fh) return;
+      if (queued === 0) {
+        if (ended || failure) finish();
+        return;
+      }
+      const h = fh;
+      const bufs = queue;
+      const n = queued;
+      queue = [];
+      queued = 0;
+      writing = true;
+      h.writev(bufs).then(({ bytesWritten }) => {
+        if (bytesWritten !== n) throw new Error(`short write: ${bytesWritten} of ${n} bytes`);
+        written += n;
+        writing = false;
+        if (!syncing && written - syncedAt >= SYNC_EVERY_BYTES) {
+          const at = written;
+          syncing = h.datasync().then(() => void (syncedAt = at), () => undefined).finally(() => (syncing = null));
+        }
+        if (!ended && !failure && response.isPaused()) response.resume();
+        pump();
+      }).catch((err: Error) => {
+        failure = err;
+        writing = false;
+        response.destroy();
+        finish();
+      });
+    };
+    response.on('data', (chunk: Buffer) => {
+      received += chunk.length;
+      onBytes?.(chunk.length);
+      queue.push(chunk);
+      queued += chunk.length;
+      if (queued >= WRITE_BUFFER_BYTES) response.pause();
+      pump();
+    });
+    response.on('end', () => {
+      ended = true;
+      pump();
+    });
+    response.on('error', stop);
+    response.on('close', () => stop(new Error('the connection closed before the body ended')));
+    opening.then((h) => {
+      fh = h;
+      pump();
+    }, (err: Error) => {
+      failure = err;
+      response.destroy();
+      finish();
+    });
+  });
 }
 
 /** Bodies at least this large (plain HTTP, Content-Length) take rawDownload. */
