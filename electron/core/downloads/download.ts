@@ -33,8 +33,9 @@ const sizeOf = async (p: string) => (await stat(p).catch(() => null))?.size ?? 0
  * fewer bytes arrive than announced, so the caller resumes instead of keeping a truncated file.
  * The part is flushed to disk before this resolves.
  */
-export async function downloadToPart(url: string, partPath: string, opts: { signal?: AbortSignal; onBytes?: (n: number) => void; timeoutMs?: number } = {}): Promise<DownloadResult> {
-  const have = await sizeOf(partPath);
+export async function downloadToPart(url: string, partPath: string, opts: { signal?: AbortSignal; onBytes?: (n: number) => void; timeoutMs?: number; partBytes?: number } = {}): Promise<DownloadResult> {
+  // `partBytes`: the caller just measured the part (a missing file costs an exception per stat).
+  const have = opts.partBytes ?? (await sizeOf(partPath));
   // Plain node:http rather than got: a multi-gigabyte body should cost no more than the socket and
   // the disk (got's stream layers cost two thirds of curl's throughput in bench/engine-download.ts).
   const u = new URL(url);

@@ -71,6 +71,8 @@ export async function fetchResults(job: JobRow, deps: FetchDeps): Promise<string
     if (!(await write(() => store.patch(job.id, 'downloading', { generated: items })))) throw new JobMovedError();
   }
   let planned = job.planned && job.planned.length === (tool.result === 'text' ? 1 : items.length) ? job.planned : null;
+  // A name planned just now did not exist a moment ago: no earlier run can have placed a part there.
+  const fresh = !planned;
   if (!planned) {
     planned = await plan(job, tool.result === 'text' ? [items.map(urlOf).join('\n')] : items);
     if (!(await write(() => store.patch(job.id, 'downloading', { planned })))) throw new JobMovedError();
@@ -81,7 +83,7 @@ export async function fetchResults(job: JobRow, deps: FetchDeps): Promise<string
     const base = planned[i];
     // The part is named after the planned output and never renamed, so a resumed run finds it.
     const part = partPathOf(base);
-    const placed = await placedAs(part, base);
+    const placed = fresh ? null : await placedAs(part, base);
     if (placed) {
       // The last run placed this file but died before recording it.
       if (!(await write(() => store.patch(job.id, 'downloading', { outputs: [...outputs, placed] })))) throw new JobMovedError();
@@ -125,7 +127,7 @@ async function downloadWithRetries(job: JobRow, i: number, items: GeneratedItem[
     if (deps.signal.aborted) throw new Error('stopped');
     const before = await sizeOf(part);
     try {
-      await downloadToPart(urlOf(items[i]), part, { signal: deps.signal, onBytes: deps.onBytes });
+      await downloadToPart(urlOf(items[i]), part, { signal: deps.signal, onBytes: deps.onBytes, partBytes: before });
       return items;
     } catch (err) {
       if (deps.signal.aborted) throw err;
