@@ -86,7 +86,7 @@ export async function runSync(o: SyncOptions): Promise<SyncReport> {
   const attempts = o.attempts ?? 4;
   const target = await o.target();
   const fp = keyFingerprint(target.apiKey);
-  // Retries are ours, not got's: every attempt must pass the ledger first.
+  // Retries are ours, not the client's: every attempt must pass the ledger first.
   const client = new ApiClient(() => target, { retries: 0, maxDelayMs: o.maxBackoffMs ?? 30_000 });
   const state = o.state.load(fp);
   const startedAt = clock().getTime();

@@ -36,8 +36,8 @@ const sizeOf = async (p: string) => (await stat(p).catch(() => null))?.size ?? 0
 export async function downloadToPart(url: string, partPath: string, opts: { signal?: AbortSignal; onBytes?: (n: number) => void; timeoutMs?: number; partBytes?: number } = {}): Promise<DownloadResult> {
   // `partBytes`: the caller just measured the part (a missing file costs an exception per stat).
   const have = opts.partBytes ?? (await sizeOf(partPath));
-  // Plain node:http rather than got: a multi-gigabyte body should cost no more than the socket and
-  // the disk (got's stream layers cost two thirds of curl's throughput in bench/engine-download.ts).
+  // Plain node:http (no client library): a multi-gigabyte body should cost no more than the socket
+  // and the disk (got's stream layers cost two thirds of curl's throughput in bench/engine-download.ts).
   const u = new URL(url);
   const response = await new Promise<IncomingMessage>((resolve, reject) => {
     const req = (u.protocol === 'https:' ? httpsRequest : httpRequest)(u, {
