@@ -136,7 +136,7 @@ describe('row keys follow the event date', () => {
     }
   });
 
-  it('migration 4 moves raw into events_raw on a cache written at migration 3, indexes and search intact', async () => {
+  it('migrations 4 and 5 on a cache written at migration 3: raw moves to events_raw, the full-text index loses positions; indexes and search intact', async () => {
     const path = join(tmp.dir, 'v3.db');
     const db = openDatabase(path, AUDIT_MIGRATIONS.slice(0, 3));
     const put = db.prepare(`INSERT INTO events (seq, event_id, ts, event_type, member_email, member_id, request_id, correlation_id, origin, raw) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'import', ?)`);
@@ -159,7 +159,11 @@ describe('row keys follow the event date', () => {
     const service = openService(path);
     try {
       const sdb = service.store.db;
-      expect(sdb.pragma('user_version', { simple: true })).toBe(4);
+      expect(sdb.pragma('user_version', { simple: true })).toBe(AUDIT_MIGRATIONS.length);
+      // Migration 5: the full-text index rebuilt without positions, every event in it again.
+      expect(sdb.prepare("SELECT sql FROM sqlite_master WHERE name = 'events_fts'").pluck().get()).toMatch(/detail = column/);
+      expect(sdb.prepare("SELECT count(*) FROM events_fts WHERE events_fts MATCH '\"user3@example.test\"'").pluck().get()).toBe(
+        sdb.prepare("SELECT count(*) FROM events WHERE member_email = 'user3@example.test'").pluck().get());
       expect((sdb.prepare("SELECT name FROM pragma_table_info('events')").pluck().all() as string[]).includes('raw')).toBe(false);
       expect(sdb.prepare('SELECT count(*) AS n FROM events_raw').get()).toEqual({ n: 500 });
       expect(sdb.prepare('SELECT count(*) AS n FROM events LEFT JOIN events_raw AS r USING (seq) WHERE r.raw IS NULL').get()).toEqual({ n: 0 });

@@ -42,6 +42,28 @@ describe('query: the API filters, offline', () => {
       (e) => e.member.user_id === 1 && ['team.member.role_changed', 'creation.image.generated'].includes(e.action.event_type) && [101, 103].includes(e.action.data.group_id));
   });
 
+  it('a word the tokenizer cuts (slash, emoji, combining mark) is searched as its pieces, never as an error', async () => {
+    const own = openService(join(tmp.dir, 'odd.db'));
+    try {
+      const odd = [
+        makeEvent(1, { action: { event_type: 'odd.event.one', request_id: 'req_odd', data: { folder_name: 'Brand/2026 café' } } }),
+        makeEvent(2, { action: { event_type: 'odd.event.two', request_id: 'req_odd', data: { note: 'k\u0332z launch😀day' } } }),
+      ];
+      const [r] = await own.import([tmp.file('odd.ndjson', odd.map((e) => JSON.stringify(e)).join('\n'))]);
+      expect(r.accepted).toBe(2);
+      const found = (search: string) => walkPages(own, { search }, dateDesc, 10);
+      expect(found('brand/2026')).toEqual(['evt_1']);
+      expect(found('Brand/20*')).toEqual(['evt_1']);
+      expect(found('cafe\u0301')).toEqual(['evt_1']);
+      expect(found('k\u0332z')).toEqual(['evt_2']);
+      expect(found('launch😀day')).toEqual(['evt_2']);
+      expect(found('brand/1999')).toEqual([]);
+      expect(found('/ * 😀')).toHaveLength(2);
+    } finally {
+      await own.close();
+    }
+  });
+
   it('searches the payload text (FTS5), ANDs words and keeps prefixes', () => {
     expect(new Set(everything({ search: 'denied' }))).toEqual(new Set(expected((e) => e.action.data.outcome === 'denied')));
     expect(new Set(everything({ search: 'viewer failed' }))).toEqual(new Set(expected((e) => e.action.new_state.role === 'viewer' && e.action.status === 'failed')));

@@ -19,20 +19,27 @@ export function timeRange(f: Pick<AuditFilters, 'from' | 'to'>): { fromTs?: numb
 
 /**
  * The user's search text as an FTS5 query that cannot be a syntax error: every word becomes a
- * quoted phrase (quotes inside doubled), words are ANDed, and a trailing `*` on a word keeps its
- * meaning as a prefix search. Words without a letter or digit would be empty phrases and are dropped.
+ * quoted term (quotes inside doubled), terms are ANDed, and a trailing `*` on a word keeps its
+ * meaning as a prefix search. Pieces without a letter or digit would be empty terms and are dropped.
  */
 export function ftsQuery(search: string): string | null {
   const terms: string[] = [];
   for (const word of search.split(/\s+/)) {
     const prefix = word.length > 1 && word.endsWith('*');
-    const body = prefix ? word.slice(0, -1) : word;
-    if (!/[\p{L}\p{N}]/u.test(body)) continue;
-    terms.push(`"${body.replaceAll('"', '""')}"${prefix ? '*' : ''}`);
+    // The index keeps no token positions (migration 5), so a word the tokenizer would cut in two
+    // ("fld/2") is searched as its pieces ANDed instead of as a phrase.
+    const pieces = (prefix ? word.slice(0, -1) : word).split(NOT_TOKEN).filter((p) => /[\p{L}\p{N}]/u.test(p));
+    pieces.forEach((p, i) => terms.push(`"${p.replaceAll('"', '""')}"${prefix && i === pieces.length - 1 ? '*' : ''}`));
     if (terms.length >= 32) break;
   }
-  return terms.length ? terms.join(' ') : null;
+  return terms.length ? terms.slice(0, 32).join(' ') : null;
 }
+
+/**
+ * What the index's tokenizer (unicode61, tokenchars '@._-') treats as a separator. Combining marks
+ * count as one: a diacritic is folded away by the index anyway, and other marks cut a token there.
+ */
+const NOT_TOKEN = /[^\p{L}\p{N}\p{Co}@._-]+/u;
 
 function inList(column: string, values: readonly unknown[], where: string[], params: unknown[]): void {
   if (values.length === 1) {

@@ -161,9 +161,13 @@ export async function importFile(store: AuditStore, path: string, opts: ImportOp
       try {
         (stage as Stage | null)?.close();
       } finally {
+        // The indexes are built before the journal goes back to WAL: their pages are new, too.
         if (bulk) {
-          store.endBulk();
-          store.restoreIndexes();
+          try {
+            store.restoreIndexes();
+          } finally {
+            store.endBulk();
+          }
         }
       }
     }

@@ -9,7 +9,10 @@ import { AUDIT_MIGRATIONS } from './migrations.ts';
 /** Rows per multi-row INSERT into events_raw (2 parameters each). */
 const RAW_CHUNK = 64;
 const FTS_HASHSIZE = 1024 * 1024;
-const BULK_FTS_HASHSIZE = 64 * 1024 * 1024;
+const BULK_FTS_HASHSIZE = 16 * 1024 * 1024;
+/** Page cache in KiB: queries keep index pages hot; a bulk load streams through, so it gets less. */
+const CACHE_KIB = 65536;
+const BULK_CACHE_KIB = 16384;
 
 export type Origin = 'sync' | 'import';
 
@@ -32,12 +35,16 @@ export class AuditStore {
   private readonly keys: KeyAllocator;
   private readonly keysIn: Statement;
   private readonly lastKeyIn: Statement;
+  private bulkLeftWal = false;
 
   constructor(path: string) {
-    this.db = openDatabase(path, AUDIT_MIGRATIONS);
-    // Large imports: a bigger page cache keeps index pages hot between batches (bounded, 64 MB).
-    this.db.pragma('cache_size = -65536');
-    this.db.pragma('temp_store = MEMORY');
+    // 16 KB pages: a bulk import writes a quarter of the pages (and B-tree splits) of the 4 KB
+    // default, for the same bytes; applies to files created from now on.
+    this.db = openDatabase(path, AUDIT_MIGRATIONS, { pageSize: 16384 });
+    this.db.pragma(`cache_size = -${CACHE_KIB}`);
+    // Sorts larger than the cache (an index build over 1M rows) spill to a temporary file, kept by
+    // the OS page cache, instead of growing this process by the size of the index.
+    this.db.pragma('temp_store = FILE');
     this.insertEvent = this.db.prepare(`INSERT OR IGNORE INTO events
       (seq, event_id, ts, event_type, member_email, member_id, member_type, verb, status, category, group_id, folder_ref, project_ref, request_id, correlation_id, resource_id, origin)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
@@ -67,15 +74,30 @@ export class AuditStore {
   /**
    * FTS5 turns its in-memory term lists into a new segment whenever they pass `hashsize` (1 MB by
    * default), which splits every batch of a bulk load into several small segments that must be
-   * merged again. During a bulk load one batch makes one segment.
+   * merged again. During a bulk load one batch makes one segment (16 MB holds a 10,000-event
+   * batch; more only costs memory: measured, bench/RESULTS.md).
    */
   beginBulk(): void {
+    this.db.pragma(`cache_size = -${BULK_CACHE_KIB}`);
     // A literal: bound JS numbers arrive as REAL, which FTS5 refuses for its integer options.
     this.db.exec(`INSERT INTO events_fts (events_fts, rank) VALUES ('hashsize', ${BULK_FTS_HASHSIZE})`);
+    // WAL writes every page twice (log, then checkpoint). A bulk load appends pages past the end
+    // of the file, which a rollback journal does not copy at all, so the load writes each page
+    // once. SQLite only leaves WAL when no other connection has the file open; otherwise the mode
+    // stays WAL and the load is merely slower. A crash is repaired by the journal on the next open.
+    if (this.db.name !== ':memory:' && !this.db.inTransaction) {
+      const mode = this.db.pragma('journal_mode = DELETE', { simple: true }) as string;
+      this.bulkLeftWal = mode === 'delete';
+    }
   }
 
   endBulk(): void {
+    this.db.pragma(`cache_size = -${CACHE_KIB}`);
     this.db.exec(`INSERT INTO events_fts (events_fts, rank) VALUES ('hashsize', ${FTS_HASHSIZE})`);
+    if (this.bulkLeftWal) {
+      this.db.pragma('journal_mode = WAL');
+      this.bulkLeftWal = false;
+    }
   }
 
   /** Builds every deferred index again; also the repair after a crash during a bulk import. */

@@ -21,10 +21,16 @@ export class DatabaseTooNewError extends Error {
   }
 }
 
+export interface OpenOptions {
+  /** Page size of a file created now (SQLite cannot change it once the file is in WAL mode). */
+  pageSize?: number;
+}
+
 /** Opens (creating if needed) a SQLite file in WAL mode and brings it to the latest migration. */
-export function openDatabase(path: string, migrations: readonly Migration[]): Db {
+export function openDatabase(path: string, migrations: readonly Migration[], opts: OpenOptions = {}): Db {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
+  if (opts.pageSize && db.pragma('page_count', { simple: true }) === 0) db.pragma(`page_size = ${Math.trunc(opts.pageSize)}`);
   db.pragma('journal_mode = WAL');
   // NORMAL is durable across process crashes in WAL mode; only an OS crash can lose the last commit.
   db.pragma('synchronous = NORMAL');
