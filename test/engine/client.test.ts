@@ -93,6 +93,29 @@ describe('API client', () => {
     expect(await failure(client().get('/v1/x'))).toMatchObject({ kind: 'parse' });
   });
 
+  it('a read that times out is sent again; a 2xx body broken off midway is sent again whole, not resumed', async () => {
+    script = [() => undefined, json(200, { fine: 1 })];
+    expect(await client({ timeoutMs: 200 }).get('/v1/x')).toEqual({ fine: 1 });
+    expect(seen).toHaveLength(2);
+    seen = [];
+    script = [(_q, _b, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '40' });
+      res.write('{"fine":');
+      setTimeout(() => res.socket?.destroy(), 20);
+    }, json(200, { fine: 2 })];
+    expect(await client().get('/v1/x')).toEqual({ fine: 2 });
+    expect(seen).toHaveLength(2);
+    expect(seen[1].headers.range).toBeUndefined();
+  });
+
+  it('a Retry-After on a 500 is no promise: the read backs off instead of waiting it out or giving up', async () => {
+    script = [json(500, {}, { 'retry-after': '120' }), json(200, { fine: true })];
+    const t0 = Date.now();
+    expect(await client().get('/v1/x')).toEqual({ fine: true });
+    expect(Date.now() - t0).toBeLessThan(2000);
+    expect(seen).toHaveLength(2);
+  });
+
   it('a refused connection proves nothing was sent: even a create may say so', async () => {
     const c = new ApiClient(() => ({ baseUrl: 'http://127.0.0.1:1', apiKey: 'k' }), { retries: 1, maxDelayMs: 100 });
     expect(await failure(c.create('/v1/c', {}))).toMatchObject({ kind: 'network', mayHaveReachedServer: false, message: 'network error (ECONNREFUSED)' });

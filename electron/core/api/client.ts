@@ -1,5 +1,6 @@
-import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { Agent as HttpAgent, type IncomingHttpHeaders } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import { Agent, interceptors, type Dispatcher } from 'undici';
 
 /** Where requests go and with which key; read per request so a key change applies at once. */
 export interface ApiTarget {
@@ -47,12 +48,14 @@ export class ApiError extends Error {
   }
 }
 
-/** Network errors that prove the request never left this machine, so even a create may be retried. */
-const NOT_SENT_CODES = ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH'];
+/** Network errors that prove the request never left this machine, so even a create may be retried (UND_ERR_CONNECT_TIMEOUT: undici's connect timeout, 10 s, the connection never opened). */
+const NOT_SENT_CODES = ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH', 'UND_ERR_CONNECT_TIMEOUT'];
 /** A request error that names no code (rare; got called it ERR_GOT_REQUEST_ERROR and retried reads). */
 const CODELESS = 'ERR_REQUEST';
-/** Errors after which the server may or may not have processed the request. */
-const AMBIGUOUS_CODES = ['ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ECONNABORTED', CODELESS];
+/** undici's own timers: backstops behind the client's deadline (`Attempt`), a timeout all the same. */
+const UNDICI_TIMEOUTS = ['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'];
+/** Errors after which the server may or may not have processed the request (UND_ERR_SOCKET: undici's "other side closed"). */
+const AMBIGUOUS_CODES = ['ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ECONNABORTED', 'UND_ERR_SOCKET', ...UNDICI_TIMEOUTS, CODELESS];
 
 export interface ClientOptions {
   /** Retries for safe requests (GET) and for creates rejected before processing (429/503). */
@@ -89,21 +92,167 @@ function toInvalidParams(body: unknown): InvalidParam[] {
   return list.map((p: { field?: string; name?: string; reason?: string }) => ({ field: String(p.field ?? p.name ?? ''), reason: String(p.reason ?? 'is not valid') }));
 }
 
-/** Kept-alive connections: polling and creates at volume should not pay a TCP handshake each. */
+/** node:http agents of the downloads, which write bodies to disk from node:http responses (downloads/download.ts). */
 export const KEEP_ALIVE = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
 
-/** When an attempt may be repeated: by status (the server answered) or by network error code. */
-interface RetryPolicy {
-  statusCodes: ReadonlySet<number>;
-  errorCodes: ReadonlySet<string>;
-}
+/**
+ * The API's connections, shared by every ApiClient: kept alive, since polling and creates at
+ * volume should not pay a TCP handshake each, and not capped per origin (the queue's concurrency
+ * is the cap). undici rather than got: at queue speed got's per-request machinery (options merged
+ * and cloned, a duplex stream, hook and timer wrappers) allocated ~94 KB per create, and 10,000
+ * creates at 32 in flight peaked at 286 MB RSS (bench/RESULTS.md, engine (b)).
+ */
+const API_AGENT = new Agent();
 
+interface RetryPolicy {
+  statusCodes: number[];
+  errorCodes: string[];
+}
 /** Creates: only what proves the server did not process the request. */
-const CREATE_RETRY: RetryPolicy = { statusCodes: new Set([429, 503]), errorCodes: new Set(NOT_SENT_CODES) };
+const CREATE_RETRY: RetryPolicy = { statusCodes: [429, 503], errorCodes: NOT_SENT_CODES };
 /** Reads, queries and uploads are free to repeat. */
-const READ_RETRY: RetryPolicy = { statusCodes: new Set([408, 429, 500, 502, 503, 504, 521, 522, 524]), errorCodes: new Set([...NOT_SENT_CODES, ...AMBIGUOUS_CODES]) };
+const READ_RETRY: RetryPolicy = { statusCodes: [408, 429, 500, 502, 503, 504, 521, 522, 524], errorCodes: [...NOT_SENT_CODES, ...AMBIGUOUS_CODES] };
 /** Statuses whose Retry-After is a promise about when to come back (the rest only get backoff). */
 const RETRY_AFTER_STATUSES = new Set([413, 429, 503]);
+
+type RetryContext = { state: { counter: number }; opts: { retryOptions?: { statusCodes?: number[]; errorCodes?: string[]; maxRetries?: number } } };
+
+/**
+ * The decision handed to undici's retry interceptor, which does the re-sending. Its built-in one
+ * differs from ours where it matters: it waits out (capped) a Retry-After longer than we will
+ * wait, where we surface the error at once so the queue can tell when to come back; it honours
+ * Retry-After on any status, where only 413/429/503 promise anything; and its backoff has no
+ * jitter, so 32 creates refused together by a 429 would all come back together.
+ */
+function retryDecision(maxDelayMs: number) {
+  return (err: Error, { state, opts }: RetryContext, cb: (err?: Error | null) => void) => {
+    const { statusCodes = [], errorCodes = [], maxRetries = 0 } = opts.retryOptions ?? {};
+    const e = err as Error & { statusCode?: number; headers?: IncomingHttpHeaders; code?: string };
+    const attempt = state.counter;
+    if (attempt > maxRetries) return cb(err);
+    let delay: number;
+    if (e.statusCode !== undefined) {
+      if (!statusCodes.includes(e.statusCode)) return cb(err);
+      const ra = RETRY_AFTER_STATUSES.has(e.statusCode) ? parseRetryAfter(e.headers?.['retry-after']) : undefined;
+      if (ra !== undefined && ra * 1000 > maxDelayMs) return cb(err);
+      delay = backoffDelay(attempt, ra, maxDelayMs);
+    } else {
+      if (!errorCodes.includes(e.code ?? CODELESS)) return cb(err);
+      delay = backoffDelay(attempt, undefined, maxDelayMs);
+    }
+    // Returned so that undici can cancel the wait if the request is aborted.
+    return setTimeout(() => cb(null), delay);
+  };
+}
+
+/** The whole exchange (connect, send, receive) took longer than the client's timeout. */
+class TimeoutFailure extends Error {
+  readonly code = 'ETIMEDOUT';
+}
+
+/** A 2xx answer whose body is not JSON. */
+class ParseFailure extends Error {}
+
+/**
+ * One attempt, between undici's connection and its retry handler: own logic for two rules undici's
+ * retry cannot express.
+ * - One deadline for the whole exchange (got's `timeout.request`). undici's `headersTimeout` and
+ *   `bodyTimeout` are per-phase idle timers, and an AbortSignal spans every attempt and its abort
+ *   is never retried, where a read that timed out is to be tried again.
+ * - The answer goes up only once complete. The retry handler resumes a 2xx body broken off midway
+ *   with a Range request, which a JSON API answers with the whole body again and undici then
+ *   rejects; held back until whole, a broken answer is a plain failed attempt, sent again.
+ * It is also the controller the retry handler sees, so that a deadline fired here reads as a
+ * failed attempt, not as the caller's abort (which undici never retries).
+ */
+class Attempt implements Dispatcher.DispatchHandler, Dispatcher.DispatchController {
+  private readonly up: Dispatcher.DispatchHandler;
+  private readonly timer: NodeJS.Timeout;
+  private conn: Dispatcher.DispatchController | null = null;
+  /** The retry handler has this attempt's outcome; whatever the connection reports later is dropped. */
+  private settled = false;
+  private status = 0;
+  private headers: IncomingHttpHeaders = {};
+  private statusMessage: string | undefined;
+  private chunks: Buffer[] = [];
+  private abortedBy: Error | null = null;
+  rawHeaders = null;
+  rawTrailers = null;
+
+  constructor(up: Dispatcher.DispatchHandler, timeoutMs: number) {
+    this.up = up;
+    this.timer = setTimeout(() => this.fail(new TimeoutFailure('the server did not answer in time')), timeoutMs);
+  }
+
+  get aborted() {
+    return this.abortedBy !== null;
+  }
+  get paused() {
+    return false;
+  }
+  get reason() {
+    return this.abortedBy;
+  }
+  // The body is whole before anything above sees it: the flow control above has nothing to act on.
+  pause() {}
+  resume() {}
+  abort(reason: Error) {
+    this.abortedBy = reason;
+    this.conn?.abort(reason);
+  }
+
+  onRequestStart(conn: Dispatcher.DispatchController, context: unknown) {
+    this.conn = conn;
+    // The deadline passed while the request waited for a connection, and was reported then.
+    if (this.settled) return conn.abort(new TimeoutFailure('the server did not answer in time'));
+    this.up.onRequestStart?.(this, context);
+  }
+
+  onResponseStart(_conn: Dispatcher.DispatchController, status: number, headers: IncomingHttpHeaders, statusMessage?: string) {
+    this.status = status;
+    this.headers = headers;
+    this.statusMessage = statusMessage;
+  }
+
+  onResponseData(_conn: Dispatcher.DispatchController, chunk: Buffer) {
+    this.chunks.push(chunk);
+  }
+
+  onResponseEnd(_conn: Dispatcher.DispatchController, trailers: IncomingHttpHeaders) {
+    if (this.settled || this.status < 200) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    const body = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks);
+    this.chunks = [];
+    this.up.onResponseStart?.(this, this.status, this.headers, this.statusMessage);
+    if (body.length > 0) this.up.onResponseData?.(this, body);
+    this.up.onResponseEnd?.(this, trailers);
+  }
+
+  onResponseError(_conn: Dispatcher.DispatchController | undefined, err: Error) {
+    this.fail(err);
+  }
+
+  private fail(err: Error) {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.chunks = [];
+    this.conn?.abort(err);
+    this.up.onResponseError?.(this, err);
+  }
+}
+
+/** One `Attempt` per dispatch, that is per try of the retry interceptor composed above it. */
+function attempts(timeoutMs: number, onAttempt: ClientOptions['onAttempt']): Dispatcher.DispatcherComposeInterceptor {
+  return (dispatch) => (opts, handler) => {
+    if (onAttempt) {
+      const q = opts.path.indexOf('?');
+      onAttempt(opts.method, q < 0 ? opts.path : opts.path.slice(0, q));
+    }
+    return dispatch(opts, new Attempt(handler, timeoutMs));
+  };
+}
 
 /** A complete answer of the server, whatever its status. */
 interface Answer {
@@ -122,61 +271,58 @@ class StatusFailure extends Error {
   }
 }
 
-/** The whole exchange (connect, send, receive) took longer than the client's timeout. */
-class TimeoutFailure extends Error {
-  readonly code = 'ETIMEDOUT';
-}
-
-/** A 2xx answer whose body is not JSON. */
-class ParseFailure extends Error {}
-
 /**
- * One HTTP exchange over the kept-alive agent, body collected as text. Plain node:http rather than
- * got: at queue speed got's per-request machinery (options merged and cloned, a duplex stream,
- * hook and timer wrappers) allocated ~94 KB per create against ~23 KB here, and 10,000 creates at
- * 32 in flight peaked at 286 MB RSS against 117 MB (bench/RESULTS.md, engine (b)). Retries, with
- * the same rules got applied, are ApiClient's.
+ * The final answer, whole, as the retry interceptor passes it on. Not undici's `request()`: its
+ * stream per answer (a BodyReadable, read back with `.text()`) took the engine bench's peak RSS
+ * from 222 to 310-322 MB at 10,000 jobs (bench/RESULTS.md, engine (b), undici).
  */
-function exchange(url: URL, method: string, headers: OutgoingHttpHeaders, payload: string | Buffer | undefined, timeoutMs: number): Promise<Answer> {
-  return new Promise<Answer>((resolve, reject) => {
-    const https = url.protocol === 'https:';
-    const req = (https ? httpsRequest : httpRequest)(url, { method, headers, agent: https ? KEEP_ALIVE.https : KEEP_ALIVE.http }, (res: IncomingMessage) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        clearTimeout(timer);
-        const text = chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8');
-        resolve({ status: res.statusCode ?? 0, statusMessage: res.statusMessage, headers: res.headers, text });
-      });
-      res.on('error', fail);
-    });
-    // One deadline for the whole exchange (got's `timeout.request`), not a socket idle timeout.
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      req.destroy(new TimeoutFailure('the server did not answer in time'));
-    }, timeoutMs);
-    function fail(err: Error) {
-      clearTimeout(timer);
-      // Destroying the request can surface as the response's reset first: the deadline is the cause.
-      reject(timedOut && !(err instanceof TimeoutFailure) ? new TimeoutFailure('the server did not answer in time') : err);
-    }
-    req.on('error', fail);
-    req.end(payload);
-  });
+class Collect implements Dispatcher.DispatchHandler {
+  private readonly resolve: (a: Answer) => void;
+  private readonly reject: (err: Error) => void;
+  private status = 0;
+  private headers: IncomingHttpHeaders = {};
+  private statusMessage: string | undefined;
+  private chunks: Buffer[] = [];
+  constructor(resolve: (a: Answer) => void, reject: (err: Error) => void) {
+    this.resolve = resolve;
+    this.reject = reject;
+  }
+  onResponseStart(_c: Dispatcher.DispatchController, status: number, headers: IncomingHttpHeaders, statusMessage?: string) {
+    this.status = status;
+    this.headers = headers;
+    this.statusMessage = statusMessage;
+  }
+  onResponseData(_c: Dispatcher.DispatchController, chunk: Buffer) {
+    this.chunks.push(chunk);
+  }
+  onResponseEnd() {
+    const text = this.chunks.length === 1 ? this.chunks[0].toString('utf8') : Buffer.concat(this.chunks).toString('utf8');
+    this.resolve({ status: this.status, statusMessage: this.statusMessage, headers: this.headers, text });
+  }
+  onResponseError(_c: Dispatcher.DispatchController, err: Error) {
+    this.reject(err);
+  }
 }
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export class ApiClient {
   private readonly target: () => ApiTarget | Promise<ApiTarget>;
-  private readonly opts: Required<Omit<ClientOptions, 'onAttempt' | 'userAgent'>> & Pick<ClientOptions, 'onAttempt'>;
   private readonly userAgent: string;
+  /** The shared agent with this client's deadline and retry rules; creates and the rest differ in what may be repeated. */
+  private readonly forCreate: Dispatcher;
+  private readonly forRead: Dispatcher;
 
   constructor(target: () => ApiTarget | Promise<ApiTarget>, options: ClientOptions = {}) {
     this.target = target;
-    this.opts = { retries: options.retries ?? 4, timeoutMs: options.timeoutMs ?? 30_000, maxDelayMs: options.maxDelayMs ?? 30_000, onAttempt: options.onAttempt };
     this.userAgent = options.userAgent ?? 'MediaDesk/0.1';
+    const timeoutMs = options.timeoutMs ?? 30_000;
+    const maxDelayMs = options.maxDelayMs ?? 30_000;
+    const via = (policy: RetryPolicy) => API_AGENT.compose(
+      attempts(timeoutMs, options.onAttempt),
+      // throwOnError off: the last answer, retried or not, comes through with its body (the server's message).
+      interceptors.retry({ ...policy, maxRetries: options.retries ?? 4, throwOnError: false, retry: retryDecision(maxDelayMs) }),
+    );
+    this.forCreate = via(CREATE_RETRY);
+    this.forRead = via(READ_RETRY);
   }
 
   async get<T>(path: string, searchParams?: URLSearchParams | Record<string, string | number>): Promise<T> {
@@ -209,30 +355,21 @@ export class ApiClient {
       url.search = sp.toString();
     }
     const payload = o.json !== undefined ? JSON.stringify(o.json) : o.body;
-    const headers: OutgoingHttpHeaders = { 'user-agent': this.userAgent, accept: 'application/json', 'x-service-api-key': apiKey };
-    if (payload !== undefined) {
-      headers['content-type'] = o.json !== undefined ? 'application/json' : (o.contentType ?? 'application/octet-stream');
-      headers['content-length'] = Buffer.byteLength(payload);
+    const headers: Record<string, string> = { 'user-agent': this.userAgent, accept: 'application/json', 'x-service-api-key': apiKey };
+    if (payload !== undefined) headers['content-type'] = o.json !== undefined ? 'application/json' : (o.contentType ?? 'application/octet-stream');
+    let a: Answer;
+    try {
+      a = await new Promise<Answer>((resolve, reject) => {
+        (o.create ? this.forCreate : this.forRead).dispatch({ origin: url.origin, path: url.pathname + url.search, method, headers, body: payload }, new Collect(resolve, reject));
+      });
+    } catch (err) {
+      throw this.toApiError(err, method, path, o.create);
     }
-    const policy = o.create ? CREATE_RETRY : READ_RETRY;
-    const { retries, maxDelayMs, timeoutMs, onAttempt } = this.opts;
-    for (let attempt = 1; ; attempt++) {
-      onAttempt?.(method, url.pathname);
-      let delay: number | null = null;
-      try {
-        const a = await exchange(url, method, headers, payload, timeoutMs);
-        if (a.status >= 200 && a.status < 300) return parseBody(a) as T;
-        const failure = new StatusFailure(a);
-        if (attempt > retries || !policy.statusCodes.has(a.status)) throw failure;
-        const ra = parseRetryAfter(a.headers['retry-after']);
-        // A server asking for a longer wait than we are willing to give gets its error now.
-        if (ra !== undefined && RETRY_AFTER_STATUSES.has(a.status) && ra * 1000 > maxDelayMs) throw failure;
-        delay = backoffDelay(attempt, ra, maxDelayMs);
-      } catch (err) {
-        if (err instanceof StatusFailure || err instanceof ParseFailure || attempt > retries || !policy.errorCodes.has((err as NodeJS.ErrnoException).code ?? CODELESS)) throw this.toApiError(err, method, path, o.create);
-        delay = backoffDelay(attempt, undefined, maxDelayMs);
-      }
-      await sleep(delay);
+    if (a.status < 200 || a.status >= 300) throw this.toApiError(new StatusFailure(a), method, path, o.create);
+    try {
+      return parseBody(a) as T;
+    } catch (err) {
+      throw this.toApiError(err, method, path, o.create);
     }
   }
 
@@ -240,7 +377,7 @@ export class ApiClient {
     if (err instanceof StatusFailure) {
       const a = err.answer;
       const body = errorBody(a.text);
-      const message = typeof body === 'object' && body && typeof body.message === 'string' ? body.message : (a.statusMessage ?? 'request failed');
+      const message = typeof body === 'object' && body && typeof body.message === 'string' ? body.message : (a.statusMessage || 'request failed');
       return new ApiError({
         kind: 'http', status: a.status, message, invalidParams: toInvalidParams(body), method, path,
         retryAfterSec: parseRetryAfter(a.headers['retry-after']),
@@ -248,9 +385,9 @@ export class ApiClient {
         mayHaveReachedServer: create && a.status >= 500 && a.status !== 503,
       });
     }
-    if (err instanceof TimeoutFailure) return new ApiError({ kind: 'timeout', message: 'the server did not answer in time', method, path, mayHaveReachedServer: create });
-    if (err instanceof ParseFailure) return new ApiError({ kind: 'parse', message: 'the server answered with something that is not JSON', method, path, mayHaveReachedServer: create });
     const code = (err as NodeJS.ErrnoException | null)?.code;
+    if (err instanceof TimeoutFailure || (code && UNDICI_TIMEOUTS.includes(code))) return new ApiError({ kind: 'timeout', message: 'the server did not answer in time', method, path, mayHaveReachedServer: create });
+    if (err instanceof ParseFailure) return new ApiError({ kind: 'parse', message: 'the server answered with something that is not JSON', method, path, mayHaveReachedServer: create });
     if (code) return new ApiError({ kind: 'network', message: `network error (${code})`, method, path, mayHaveReachedServer: create && !NOT_SENT_CODES.includes(code) });
     return new ApiError({ kind: 'network', message: err instanceof Error ? err.message : String(err), method, path, mayHaveReachedServer: create });
   }
