@@ -74,7 +74,7 @@ export class AuditStore {
   /**
    * FTS5 turns its in-memory term lists into a new segment whenever they pass `hashsize` (1 MB by
    * default), which splits every batch of a bulk load into several small segments that must be
-   * merged again. During a bulk load one batch makes one segment (16 MB holds a 10,000-event
+   * merged again. During a bulk load one batch makes one segment (16 MB holds a 5,000-event
    * batch; more only costs memory: measured, bench/RESULTS.md).
    */
   beginBulk(): void {
