@@ -45,8 +45,14 @@ export const APPS: readonly App[] = [
   },
 ];
 
-/** Run statuses are lowercase (api-notes); `completed_with_errors` and `cancelled` are never produced here. */
+/** Run statuses are lowercase (api-notes); `completed_with_errors` and `cancelled` come from the run's ending (faults). */
 export const RUN_STATUS: Record<TaskStatus, string> = { CREATED: 'pending', IN_PROGRESS: 'running', COMPLETED: 'completed', FAILED: 'failed' };
+
+/** A run that ends with errors still delivers what its other steps made: one result fewer, at least one. */
+function deliveredResults(t: Task): number {
+  if (t.appEnding === 'cancelled') return 0;
+  return t.appEnding === 'completed_with_errors' ? Math.max(1, t.resultCount - 1) : t.resultCount;
+}
 const RUNS_PATH = '/v1/ai/apps/runs';
 
 function checkInputs(app: App, inputs: unknown, callerTasks: (id: string) => boolean): InvalidParam[] {
@@ -81,14 +87,18 @@ export function registerApps(app: FastifyInstance, state: SandboxState): void {
     sendError(reply, 403, 'Workflow apps are available to Enterprise customers only.');
     return false;
   };
-  const runView = (t: Task, status: TaskStatus) => ({
-    workflow_run_identifier: t.id,
-    app_id: t.toolId.slice(4),
-    status: RUN_STATUS[status],
-    created_at: new Date(t.createdAt).toISOString(),
-    results: status === 'COMPLETED' ? Array.from({ length: t.resultCount }, (_, i) => state.baseUrl() + resultPath(t, i, t.resultKind ?? 'image')) : [],
-    ...(status === 'FAILED' ? { error_message: 'A step of the workflow failed (injected by the Sandbox failure rate).' } : {}),
-  });
+  const runView = (t: Task, status: TaskStatus) => {
+    const ended = status === 'COMPLETED' && t.appEnding ? t.appEnding : RUN_STATUS[status];
+    return {
+      workflow_run_identifier: t.id,
+      app_id: t.toolId.slice(4),
+      status: ended,
+      created_at: new Date(t.createdAt).toISOString(),
+      results: status === 'COMPLETED' ? Array.from({ length: deliveredResults(t) }, (_, i) => state.baseUrl() + resultPath(t, i, t.resultKind ?? 'image')) : [],
+      ...(status === 'FAILED' ? { error_message: 'A step of the workflow failed (injected by the Sandbox failure rate).' } : {}),
+      ...(ended === 'completed_with_errors' ? { error_message: 'One step of the workflow failed (injected by the Sandbox); the other results are ready.' } : {}),
+    };
+  };
 
   app.get('/v1/ai/apps', async (req, reply) => {
     if (!enterpriseOnly(req, reply)) return reply;
@@ -116,6 +126,7 @@ export function registerApps(app: FastifyInstance, state: SandboxState): void {
       params: { prompt: `${a.name}: ${text} ${String(inputs.style ?? '')}`.trim(), resolution: '1k', aspect_ratio: 'square_1_1' },
       resultCount: typeof inputs.variations === 'number' ? inputs.variations : 1,
       resultKind: a.output, ttlHours: APP_RESULT_TTL_HOURS, reached: 0,
+      ...(state.faults.current.appRunEnding === 'completed' ? {} : { appEnding: state.faults.current.appRunEnding }),
     };
     state.tasks.add(task);
     state.stats.create(task.toolId, caller.key);

@@ -14,14 +14,22 @@ export interface Faults {
   slowDownloadBytesPerSec: number;
   truncateDownloads: boolean;
   expireResultUrls: boolean;
+  /**
+   * How workflow-app runs created from now on end when they do not fail: the service's other two
+   * endings (api-notes: `completed_with_errors`, `cancelled`) on demand.
+   */
+  appRunEnding: AppRunEnding;
 }
+
+export const APP_RUN_ENDINGS = ['completed', 'completed_with_errors', 'cancelled'] as const;
+export type AppRunEnding = (typeof APP_RUN_ENDINGS)[number];
 
 export const DEFAULT_TASK_DURATION_MS = 3000;
 
 export function defaultFaults(taskDurationMs = DEFAULT_TASK_DURATION_MS): Faults {
   return {
     taskDurationMs, failureRate: 0, rate429: 0, retryAfterSec: 1, rate500: 0, rate503: 0, resetRate: 0,
-    slowDownloadBytesPerSec: 0, truncateDownloads: false, expireResultUrls: false,
+    slowDownloadBytesPerSec: 0, truncateDownloads: false, expireResultUrls: false, appRunEnding: 'completed',
   };
 }
 
@@ -37,6 +45,7 @@ export const faultsPatchSchema = z.object({
   slowDownloadBytesPerSec: z.number().int().min(0),
   truncateDownloads: z.boolean(),
   expireResultUrls: z.boolean(),
+  appRunEnding: z.enum(APP_RUN_ENDINGS),
 }).partial().strict();
 
 export type InjectedFault = { kind: 'reset' } | { kind: 'status'; status: 429 | 500 | 503 } | null;

@@ -26,6 +26,8 @@ export interface Task {
   webhookUrl?: string;
   /** Set for app runs (their kind is not in the catalogue). */
   resultKind?: 'image' | 'video' | 'audio' | 'text';
+  /** App runs only: how a run that does not fail ends (faults.appRunEnding when it was created). */
+  appEnding?: 'completed_with_errors' | 'cancelled';
   /** Result URL lifetime; defaults to the tool's (24 h). */
   ttlHours?: number;
   /** Highest status index reached, so a clock that steps back never moves a task backwards. */
