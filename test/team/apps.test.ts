@@ -84,18 +84,22 @@ describe('workflow apps over the Sandbox', () => {
   });
 
   it('the service\'s other endings: completed_with_errors keeps the results made, cancelled says so', async () => {
-    await control(r.sandbox.url, 'faults', { appRunEnding: 'completed_with_errors' });
-    const partial = await r.services.apps.run({ appId: 'pS7kQ2xa', confirmedCost: 12, inputs: { product_image: image, scene: 'on a shelf', variations: 3 } });
-    await control(r.sandbox.url, 'faults', { appRunEnding: 'cancelled' });
-    const cancelled = await r.services.apps.run({ appId: 'jM4nX8sc', confirmedCost: 8, inputs: { brief: 'x' } });
-    await control(r.sandbox.url, 'faults', { appRunEnding: 'completed' });
-    const p = await settled(r, partial.id);
+    // The ending is fixed when the Sandbox receives the run, which happens after run() returns: one at a time.
+    const ending = async (appRunEnding: string, start: () => Promise<{ id: string }>) => {
+      await control(r.sandbox.url, 'faults', { appRunEnding });
+      try {
+        return await settled(r, (await start()).id);
+      } finally {
+        await control(r.sandbox.url, 'faults', { appRunEnding: 'completed' });
+      }
+    };
+    const p = await ending('completed_with_errors', () => r.services.apps.run({ appId: 'pS7kQ2xa', confirmedCost: 12, inputs: { product_image: image, scene: 'on a shelf', variations: 3 } }));
+    const c = await ending('cancelled', () => r.services.apps.run({ appId: 'jM4nX8sc', confirmedCost: 8, inputs: { brief: 'x' } }));
     expect(p.state).toBe('done');
     expect(p.runStatus).toBe('completed_with_errors');
     expect(p.error).toMatch(/^Some steps failed: One step of the workflow failed.*the results that were produced are kept\.$/);
     expect(p.outputs).toHaveLength(2);
     for (const f of p.outputs) expect(statSync(f).size).toBeGreaterThan(0);
-    const c = await settled(r, cancelled.id);
     expect(c.state).toBe('failed');
     expect(c.runStatus).toBe('cancelled');
     expect(c.error).toBe('The run was cancelled on the server.');
