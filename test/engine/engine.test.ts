@@ -67,6 +67,26 @@ describe('folder batches', () => {
     expect(creates(await control(sb.url, 'stats'))).toBe(0);
   });
 
+  it('an audio reference is checked by content, not by name, before anything is paid', async () => {
+    const { home, input, out } = setup();
+    await makeImages(input, ['a.png']);
+    const e = open(home);
+    const fake = join(input, 'voice.mp3');
+    writeFileSync(fake, readFileSync(join(input, 'a.png')));
+    const wav = join(input, 'voice.wav');
+    const pcm = Buffer.alloc(44);
+    pcm.write('RIFF', 0);
+    pcm.writeUInt32LE(36, 4);
+    pcm.write('WAVEfmt ', 8);
+    writeFileSync(wav, pcm);
+    const params = (ref: string) => ({ prompt: 'a jingle over the logo, voice from @Audio1', reference_audios: [ref] });
+    await expect(e.startBatch({ tool: 'video-25', inputs: [], params: params(fake), outDir: out })).rejects.toMatchObject({
+      code: 'invalid', invalid: [{ field: 'reference_audios', reason: `${fake}: not an MP3 or WAV file (its content is an image)` }],
+    });
+    expect(creates(await control(sb.url, 'stats'))).toBe(0);
+    await expect(e.startBatch({ tool: 'video-25', inputs: [], params: params(wav), outDir: out })).resolves.toMatchObject({ queued: 1 });
+  });
+
   it('never overwrites a user file: collisions get a suffix', async () => {
     const { home, input, out } = setup();
     await makeImages(input, ['a.png']);

@@ -17,6 +17,7 @@ import { JobStore, toJobRecord, type JobPatch, type JobRow, type NewJob } from '
 import { DEFAULT_POLL, nextPollDelay, type PollPolicy } from './poll-policy.ts';
 import { batchFieldOf, buildParams, isLocalPath, isLoopback, localFileProblem, localMediaFields, placeholderFor, PreflightError, withPlaceholders } from './request.ts';
 import { checkReferences } from '../media/check.ts';
+import { sniffAudio } from '../media/probe.ts';
 import { FAMILIES, FAMILY_LIMITS } from '../../../shared/validation/limits.ts';
 import { fetchResults, JobMovedError } from './results.ts';
 import { join } from 'node:path';
@@ -369,10 +370,12 @@ export class Engine {
       const v = params[f];
       for (const x of Array.isArray(v) ? v : v === undefined ? [] : [v]) if (probeable(x)) sources.push({ field: f, source: x });
     }
-    if (!sources.length) return;
-    const report = await checkReferences({ family, sources: sources.map((s) => s.source), body: params });
-    if (report.ok) return;
+    const audio = await this.audioProblems(tool, params);
+    if (!sources.length && !audio.length) return;
+    const report = sources.length ? await checkReferences({ family, sources: sources.map((s) => s.source), body: params }) : { ok: true as const, references: [], errors: [] };
+    if (report.ok && !audio.length) return;
     const invalid = [
+      ...audio,
       ...report.references.flatMap((r, i) => r.errors.map((e) => ({ field: sources[i].field, reason: e.message }))),
       ...report.errors.filter((e) => !report.references.some((r) => r.errors.some((x) => x.message === e.message))).map((e) => ({
         field: e.rule.startsWith('video.') ? (lim.videos?.field ?? 'references') : e.rule.startsWith('image.') ? (lim.images?.field ?? 'references') : e.rule.startsWith('audio.') ? 'reference_audios' : 'prompt',
@@ -380,6 +383,21 @@ export class Engine {
       })),
     ];
     throw new DeskError('invalid', `${tool.title}: ${invalid.map((p) => p.reason).join('; ')}`, invalid);
+  }
+
+  /** Local audio references whose content is not what the tool takes (the shared rules only see names). */
+  private async audioProblems(tool: ToolEntry, params: Record<string, unknown>): Promise<{ field: string; reason: string }[]> {
+    const out: { field: string; reason: string }[] = [];
+    for (const f of tool.fields) {
+      if (f.kind !== 'mediaList' || f.media !== 'audio') continue;
+      const v = params[f.name];
+      for (const x of Array.isArray(v) ? v : v === undefined ? [] : [v]) {
+        if (typeof x !== 'string' || !isLocalPath(x)) continue;
+        const got = await sniffAudio(x).catch((err: unknown) => ({ ok: false as const, found: `unreadable (${err instanceof Error ? err.message : String(err)})` }));
+        if (!got.ok) out.push({ field: f.name, reason: `${x}: not an MP3 or WAV file (its content is ${got.found})` });
+      }
+    }
+    return out;
   }
 
   private async existingOutput(tool: ToolEntry, template: string, outDir: string, relDir: string, inputPath: string): Promise<string | null> {

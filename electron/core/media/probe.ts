@@ -156,3 +156,29 @@ async function probeImage(source: string, src: ByteSource, head: Uint8Array): Pr
   const format = String(meta.format);
   return { source, kind: 'image', container: format, durationSec: null, fps: null, width: meta.width, height: meta.height, bytes: src.size, format };
 }
+
+export type AudioContainer = 'mp3' | 'wav';
+
+/**
+ * What an audio reference really holds, by its first bytes, so a file named .mp3 that is not one
+ * is refused before it is uploaded or paid for: MP3 (an ID3 tag, or an MPEG audio frame header)
+ * or WAV (RIFF/WAVE); otherwise a short name of what it is, for the message.
+ */
+export async function sniffAudio(source: string): Promise<{ ok: true; container: AudioContainer } | { ok: false; found: string }> {
+  const src = await openSource(source);
+  try {
+    if (src.size === 0) return { ok: false, found: 'an empty file' };
+    const b = await src.read(0, 64);
+    if (ascii(b, 0, 3) === 'ID3' || (b[0] === 0xff && (b[1] & 0xe0) === 0xe0 && (b[1] & 0x18) !== 0x08 && (b[1] & 0x06) !== 0)) return { ok: true, container: 'mp3' };
+    if (ascii(b, 0, 4) === 'RIFF' && ascii(b, 8, 12) === 'WAVE') return { ok: true, container: 'wav' };
+    if (ascii(b, 0, 4) === 'fLaC') return { ok: false, found: 'FLAC audio' };
+    if (ascii(b, 0, 4) === 'OggS') return { ok: false, found: 'Ogg audio' };
+    const other = sniff(b);
+    if (other.kind === 'iso') return { ok: false, found: 'an MP4/M4A container' };
+    if (other.kind === 'image') return { ok: false, found: 'an image' };
+    if (other.kind === 'otherVideo') return { ok: false, found: `${other.container.toUpperCase()} video` };
+    return { ok: false, found: 'neither MP3 nor WAV data' };
+  } finally {
+    await src.close();
+  }
+}
