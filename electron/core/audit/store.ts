@@ -95,8 +95,13 @@ export class AuditStore {
     this.db.pragma(`cache_size = -${CACHE_KIB}`);
     this.db.exec(`INSERT INTO events_fts (events_fts, rank) VALUES ('hashsize', ${FTS_HASHSIZE})`);
     if (this.bulkLeftWal) {
-      this.db.pragma('journal_mode = WAL');
       this.bulkLeftWal = false;
+      try {
+        this.db.pragma('journal_mode = WAL');
+      } catch {
+        // Another process opened the file meanwhile and holds a lock: the import itself is done and
+        // committed; the file goes back to WAL when it is next opened (openDatabase).
+      }
     }
   }
 
