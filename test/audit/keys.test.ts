@@ -268,4 +268,48 @@ describe('row keys follow the event date', () => {
       await service.close();
     }
   });
+  it('another process opening the cache during a bulk import reads it and leaves the set-aside indexes to the importer', async () => {
+    const path = join(tmp.dir, 'shared.db');
+    const list = Array.from({ length: 40_000 }, (_, i) => makeEvent(1000 + i));
+    const big = tmp.file('shared-big.ndjson', ndjson(list.toReversed()));
+    const script = join(tmp.dir, 'child-shared.ts');
+    writeFileSync(script, `
+      import { AuditStore } from ${JSON.stringify(join(import.meta.dirname, '../../electron/core/audit/store.ts'))};
+      import { importFile } from ${JSON.stringify(join(import.meta.dirname, '../../electron/core/audit/import.ts'))};
+      const store = new AuditStore(${JSON.stringify(path)});
+      let said = false;
+      const r = await importFile(store, ${JSON.stringify(big)}, { bulk: true, batchSize: 200, onProgress: (p) => { if (p.accepted >= 2000 && !said) { said = true; process.stdout.write('go\\n'); } } });
+      store.close();
+      process.stdout.write('done ' + r.accepted + '\\n');
+    `);
+    const child = spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    await new Promise<void>((resolve) => child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('go')) resolve();
+    }));
+    // The app (or the CLI) opens the cache mid-import: it reads, and does not build the indexes the importer set aside.
+    const reader = openService(path);
+    try {
+      expect(out).not.toMatch(/done/);
+      expect(reader.store.db.prepare('SELECT count(*) AS n FROM deferred_indexes').get()).toEqual({ n: 8 });
+      expect(reader.query({ filters: { search: 'denied' }, sort: SORTS[0], limit: 5 }).rows.length).toBeGreaterThan(0);
+    } finally {
+      await reader.close();
+    }
+    expect(await exited).toBe(0);
+    expect(out).toMatch(/done 40000/);
+    const after = openService(path);
+    try {
+      const db = after.store.db;
+      expect(db.prepare('SELECT count(*) AS n FROM deferred_indexes').get()).toEqual({ n: 0 });
+      expect(db.prepare("SELECT count(*) AS n FROM audit_meta WHERE key GLOB 'bulk_owner_*'").get()).toEqual({ n: 0 });
+      expect(db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").get()).toEqual({ n: 8 });
+      expect(after.store.counts().events).toBe(40_000);
+      expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+    } finally {
+      await after.close();
+    }
+  });
 });

@@ -167,7 +167,6 @@ export async function importFile(store: AuditStore, path: string, opts: ImportOp
       try {
         (stage as Stage | null)?.close();
       } finally {
-        // The indexes are built before the journal goes back to WAL: their pages are new, too.
         if (bulk) {
           try {
             store.restoreIndexes();

@@ -6,6 +6,8 @@ import type { EventRow } from './event.ts';
 import { KEY_SLOTS, KeyAllocator, keyBase } from './keys.ts';
 import { AUDIT_MIGRATIONS } from './migrations.ts';
 
+/** audit_meta key of a process bulk importing, followed by its pid. */
+const BULK_OWNER = 'bulk_owner_';
 /** Rows per multi-row INSERT into events_raw (2 parameters each). */
 const RAW_CHUNK = 64;
 const FTS_HASHSIZE = 1024 * 1024;
@@ -35,7 +37,6 @@ export class AuditStore {
   private readonly keys: KeyAllocator;
   private readonly keysIn: Statement;
   private readonly lastKeyIn: Statement;
-  private bulkLeftWal = false;
 
   constructor(path: string) {
     // 16 KB pages: a bulk import writes a quarter of the pages (and B-tree splits) of the 4 KB
@@ -58,9 +59,14 @@ export class AuditStore {
     this.removeDeadStages();
   }
 
-  /** Drops the events table's secondary indexes, keeping their definitions to restore. */
+  /**
+   * Drops the events table's secondary indexes, keeping their definitions to restore, and records
+   * this process as a bulk importer: another process opening the file meanwhile (the CLI beside
+   * the app) must not build them under the import's feet.
+   */
   deferIndexes(): void {
     this.db.transaction(() => {
+      this.db.prepare('INSERT OR REPLACE INTO audit_meta (key, value) VALUES (?, ?)').run(`${BULK_OWNER}${process.pid}`, Date.now());
       const list = this.db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").all() as { name: string; sql: string }[];
       const keep = this.db.prepare('INSERT OR REPLACE INTO deferred_indexes (name, sql) VALUES (?, ?)');
       for (const ix of list) {
@@ -81,32 +87,26 @@ export class AuditStore {
     this.db.pragma(`cache_size = -${BULK_CACHE_KIB}`);
     // A literal: bound JS numbers arrive as REAL, which FTS5 refuses for its integer options.
     this.db.exec(`INSERT INTO events_fts (events_fts, rank) VALUES ('hashsize', ${BULK_FTS_HASHSIZE})`);
-    // WAL writes every page twice (log, then checkpoint). A bulk load appends pages past the end
-    // of the file, which a rollback journal does not copy at all, so the load writes each page
-    // once. SQLite only leaves WAL when no other connection has the file open; otherwise the mode
-    // stays WAL and the load is merely slower. A crash is repaired by the journal on the next open.
-    if (this.db.name !== ':memory:' && !this.db.inTransaction) {
-      const mode = this.db.pragma('journal_mode = DELETE', { simple: true }) as string;
-      this.bulkLeftWal = mode === 'delete';
-    }
   }
 
   endBulk(): void {
     this.db.pragma(`cache_size = -${CACHE_KIB}`);
     this.db.exec(`INSERT INTO events_fts (events_fts, rank) VALUES ('hashsize', ${FTS_HASHSIZE})`);
-    if (this.bulkLeftWal) {
-      this.bulkLeftWal = false;
-      try {
-        this.db.pragma('journal_mode = WAL');
-      } catch {
-        // Another process opened the file meanwhile and holds a lock: the import itself is done and
-        // committed; the file goes back to WAL when it is next opened (openDatabase).
-      }
-    }
   }
 
-  /** Builds every deferred index again; also the repair after a crash during a bulk import. */
+  /**
+   * Builds every deferred index again: at the end of a bulk import, and as the repair of one that
+   * crashed. Not while another live process is still bulk importing; the last one to finish builds
+   * them.
+   */
   restoreIndexes(): void {
+    // Read first: a process that only opens the file to read it writes nothing here.
+    const owners = this.db.prepare("SELECT key FROM audit_meta WHERE key GLOB 'bulk_owner_*'").pluck().all() as string[];
+    const others = owners.filter((k) => Number(k.slice(BULK_OWNER.length)) !== process.pid);
+    if (others.some((k) => isAlive(Number(k.slice(BULK_OWNER.length))))) {
+      if (others.length < owners.length) this.db.prepare('DELETE FROM audit_meta WHERE key = ?').run(`${BULK_OWNER}${process.pid}`);
+      return;
+    }
     const list = this.db.prepare('SELECT name, sql FROM deferred_indexes').all() as { name: string; sql: string }[];
     for (const ix of list) {
       this.db.transaction(() => {
@@ -115,6 +115,8 @@ export class AuditStore {
         this.db.prepare('DELETE FROM deferred_indexes WHERE name = ?').run(ix.name);
       })();
     }
+    // Only now: while the indexes were being built, a process opening the file had to leave them alone.
+    if (owners.length) this.db.prepare("DELETE FROM audit_meta WHERE key GLOB 'bulk_owner_*'").run();
   }
 
   /**
