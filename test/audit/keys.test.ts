@@ -185,6 +185,29 @@ describe('row keys follow the event date', () => {
     }
   });
 
+  it('migration 5 upgrades a cache holding a stored event that no longer reads, keeping it', async () => {
+    const path = join(tmp.dir, 'v4-odd.db');
+    const db = openDatabase(path, AUDIT_MIGRATIONS.slice(0, 4));
+    const put = db.prepare(`INSERT INTO events (seq, event_id, ts, event_type, origin) VALUES (?, ?, ?, ?, 'import')`);
+    const raw = db.prepare('INSERT INTO events_raw (seq, raw) VALUES (?, ?)');
+    const good = checkEvent(makeEvent(1, { action: { event_type: 'team.member.invited', data: { note: 'findable' } } }));
+    if (!good.ok) throw new Error(good.reason);
+    put.run(good.row.ts * KEY_SLOTS, good.row.eventId, good.row.ts, good.row.eventType);
+    raw.run(good.row.ts * KEY_SLOTS, good.row.raw);
+    put.run((good.row.ts + 1) * KEY_SLOTS, 'evt_broken', good.row.ts + 1, 'team.member.invited');
+    raw.run((good.row.ts + 1) * KEY_SLOTS, '{"event_id": "evt_broken", "date": ');
+    db.close();
+    const service = openService(path);
+    try {
+      expect(service.store.db.pragma('user_version', { simple: true })).toBe(AUDIT_MIGRATIONS.length);
+      expect(service.store.counts().events).toBe(2);
+      expect(walkPages(service, { search: 'findable' }, SORTS[0], 10)).toEqual([good.row.eventId]);
+      expect(walkPages(service, {}, SORTS[0], 10)).toEqual(['evt_broken', good.row.eventId]);
+    } finally {
+      await service.close();
+    }
+  });
+
   it('input in date order (either way) goes straight in, shuffled input is staged, and both store what a plain import stores', async () => {
     const list = Array.from({ length: 3000 }, (_, i) => makeEvent(i, { date: new Date(BASE + Math.floor(i / 5) * 1000).toISOString() }));
     const variants = {

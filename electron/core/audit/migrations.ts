@@ -120,10 +120,7 @@ export const AUDIT_MIGRATIONS: readonly Migration[] = [
       for (;;) {
         const rows = page.all(after) as { seq: number; raw: string }[];
         if (!rows.length) break;
-        for (const r of rows) {
-          const checked = checkEvent(JSON.parse(r.raw), r.raw);
-          text.run(r.seq, checked.ok ? checked.row.text : '');
-        }
+        for (const r of rows) text.run(r.seq, searchText(r.raw));
         after = rows[rows.length - 1].seq;
       }
       db.exec('DROP TABLE events_fts; ALTER TABLE events_fts_new RENAME TO events_fts;');
@@ -197,4 +194,14 @@ function rekeyByDate(db: Db): void {
     CREATE INDEX events_correlation ON events (correlation_id) WHERE correlation_id IS NOT NULL;
     DELETE FROM deferred_indexes;
   `);
+}
+
+/** What the full-text index holds for a stored event; a row that no longer reads is left unsearchable rather than failing the upgrade of the whole cache. */
+function searchText(raw: string): string {
+  try {
+    const checked = checkEvent(JSON.parse(raw), raw);
+    return checked.ok ? checked.row.text : '';
+  } catch {
+    return '';
+  }
 }
