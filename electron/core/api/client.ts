@@ -153,6 +153,31 @@ class TimeoutFailure extends Error {
 /** A 2xx answer whose body is not JSON. */
 class ParseFailure extends Error {}
 
+/** What an answer brings, gathered until it ends: status, headers and the body's chunks. */
+class Gathered {
+  protected status = 0;
+  protected headers: IncomingHttpHeaders = {};
+  protected statusMessage: string | undefined;
+  private chunks: Buffer[] = [];
+
+  onResponseStart(_conn: Dispatcher.DispatchController, status: number, headers: IncomingHttpHeaders, statusMessage?: string) {
+    this.status = status;
+    this.headers = headers;
+    this.statusMessage = statusMessage;
+  }
+
+  onResponseData(_conn: Dispatcher.DispatchController, chunk: Buffer) {
+    this.chunks.push(chunk);
+  }
+
+  /** The whole body (and the chunks let go). */
+  protected takeBody(): Buffer {
+    const body = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks);
+    this.chunks = [];
+    return body;
+  }
+}
+
 /**
  * One attempt, between undici's connection and its retry handler: own logic for two rules undici's
  * retry cannot express.
@@ -165,21 +190,18 @@ class ParseFailure extends Error {}
  * It is also the controller the retry handler sees, so that a deadline fired here reads as a
  * failed attempt, not as the caller's abort (which undici never retries).
  */
-class Attempt implements Dispatcher.DispatchHandler, Dispatcher.DispatchController {
+class Attempt extends Gathered implements Dispatcher.DispatchHandler, Dispatcher.DispatchController {
   private readonly up: Dispatcher.DispatchHandler;
   private readonly timer: NodeJS.Timeout;
   private conn: Dispatcher.DispatchController | null = null;
   /** The retry handler has this attempt's outcome; whatever the connection reports later is dropped. */
   private settled = false;
-  private status = 0;
-  private headers: IncomingHttpHeaders = {};
-  private statusMessage: string | undefined;
-  private chunks: Buffer[] = [];
   private abortedBy: Error | null = null;
   rawHeaders = null;
   rawTrailers = null;
 
   constructor(up: Dispatcher.DispatchHandler, timeoutMs: number) {
+    super();
     this.up = up;
     this.timer = setTimeout(() => this.fail(new TimeoutFailure('the server did not answer in time')), timeoutMs);
   }
@@ -208,22 +230,11 @@ class Attempt implements Dispatcher.DispatchHandler, Dispatcher.DispatchControll
     this.up.onRequestStart?.(this, context);
   }
 
-  onResponseStart(_conn: Dispatcher.DispatchController, status: number, headers: IncomingHttpHeaders, statusMessage?: string) {
-    this.status = status;
-    this.headers = headers;
-    this.statusMessage = statusMessage;
-  }
-
-  onResponseData(_conn: Dispatcher.DispatchController, chunk: Buffer) {
-    this.chunks.push(chunk);
-  }
-
   onResponseEnd(_conn: Dispatcher.DispatchController, trailers: IncomingHttpHeaders) {
     if (this.settled || this.status < 200) return;
     this.settled = true;
     clearTimeout(this.timer);
-    const body = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks);
-    this.chunks = [];
+    const body = this.takeBody();
     this.up.onResponseStart?.(this, this.status, this.headers, this.statusMessage);
     if (body.length > 0) this.up.onResponseData?.(this, body);
     this.up.onResponseEnd?.(this, trailers);
@@ -237,7 +248,7 @@ class Attempt implements Dispatcher.DispatchHandler, Dispatcher.DispatchControll
     if (this.settled) return;
     this.settled = true;
     clearTimeout(this.timer);
-    this.chunks = [];
+    this.takeBody();
     this.conn?.abort(err);
     this.up.onResponseError?.(this, err);
   }
@@ -276,27 +287,16 @@ class StatusFailure extends Error {
  * stream per answer (a BodyReadable, read back with `.text()`) took the engine bench's peak RSS
  * from 222 to 310-322 MB at 10,000 jobs (bench/RESULTS.md, engine (b), undici).
  */
-class Collect implements Dispatcher.DispatchHandler {
+class Collect extends Gathered implements Dispatcher.DispatchHandler {
   private readonly resolve: (a: Answer) => void;
   private readonly reject: (err: Error) => void;
-  private status = 0;
-  private headers: IncomingHttpHeaders = {};
-  private statusMessage: string | undefined;
-  private chunks: Buffer[] = [];
   constructor(resolve: (a: Answer) => void, reject: (err: Error) => void) {
+    super();
     this.resolve = resolve;
     this.reject = reject;
   }
-  onResponseStart(_c: Dispatcher.DispatchController, status: number, headers: IncomingHttpHeaders, statusMessage?: string) {
-    this.status = status;
-    this.headers = headers;
-    this.statusMessage = statusMessage;
-  }
-  onResponseData(_c: Dispatcher.DispatchController, chunk: Buffer) {
-    this.chunks.push(chunk);
-  }
   onResponseEnd() {
-    const text = this.chunks.length === 1 ? this.chunks[0].toString('utf8') : Buffer.concat(this.chunks).toString('utf8');
+    const text = this.takeBody().toString('utf8');
     this.resolve({ status: this.status, statusMessage: this.statusMessage, headers: this.headers, text });
   }
   onResponseError(_c: Dispatcher.DispatchController, err: Error) {

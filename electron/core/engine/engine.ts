@@ -366,22 +366,19 @@ export class Engine {
     // Uploaded ids and inline base64 cannot be probed here; the server checks those.
     const probeable = (x: unknown): x is string => typeof x === 'string' && (isLocalPath(x) || /^https?:\/\//i.test(x));
     const sources: { field: string; source: string }[] = [];
-    for (const f of fields) {
-      const v = params[f];
-      for (const x of Array.isArray(v) ? v : v === undefined ? [] : [v]) if (probeable(x)) sources.push({ field: f, source: x });
+    for (const f of fields) for (const x of listOf(params[f])) if (probeable(x)) sources.push({ field: f, source: x });
+    const invalid = await this.audioProblems(tool, params);
+    const report = sources.length ? await checkReferences({ family, sources: sources.map((s) => s.source), body: params }) : null;
+    if (report && !report.ok) {
+      invalid.push(
+        ...report.references.flatMap((r, i) => r.errors.map((e) => ({ field: sources[i].field, reason: e.message }))),
+        ...report.errors.filter((e) => !report.references.some((r) => r.errors.some((x) => x.message === e.message))).map((e) => ({
+          field: e.rule.startsWith('video.') ? (lim.videos?.field ?? 'references') : e.rule.startsWith('image.') ? (lim.images?.field ?? 'references') : e.rule.startsWith('audio.') ? 'reference_audios' : 'prompt',
+          reason: e.message,
+        })),
+      );
     }
-    const audio = await this.audioProblems(tool, params);
-    if (!sources.length && !audio.length) return;
-    const report = sources.length ? await checkReferences({ family, sources: sources.map((s) => s.source), body: params }) : { ok: true as const, references: [], errors: [] };
-    if (report.ok && !audio.length) return;
-    const invalid = [
-      ...audio,
-      ...report.references.flatMap((r, i) => r.errors.map((e) => ({ field: sources[i].field, reason: e.message }))),
-      ...report.errors.filter((e) => !report.references.some((r) => r.errors.some((x) => x.message === e.message))).map((e) => ({
-        field: e.rule.startsWith('video.') ? (lim.videos?.field ?? 'references') : e.rule.startsWith('image.') ? (lim.images?.field ?? 'references') : e.rule.startsWith('audio.') ? 'reference_audios' : 'prompt',
-        reason: e.message,
-      })),
-    ];
+    if (!invalid.length) return;
     throw new DeskError('invalid', `${tool.title}: ${invalid.map((p) => p.reason).join('; ')}`, invalid);
   }
 
@@ -390,8 +387,7 @@ export class Engine {
     const out: { field: string; reason: string }[] = [];
     for (const f of tool.fields) {
       if (f.kind !== 'mediaList' || f.media !== 'audio') continue;
-      const v = params[f.name];
-      for (const x of Array.isArray(v) ? v : v === undefined ? [] : [v]) {
+      for (const x of listOf(params[f.name])) {
         if (typeof x !== 'string' || !isLocalPath(x)) continue;
         const got = await sniffAudio(x).catch((err: unknown) => ({ ok: false as const, found: `unreadable (${err instanceof Error ? err.message : String(err)})` }));
         if (!got.ok) out.push({ field: f.name, reason: `${x}: not an MP3 or WAV file (its content is ${got.found})` });
@@ -747,3 +743,8 @@ export class Engine {
 }
 
 export const isActive = (s: JobState) => ACTIVE_STATES.includes(s);
+
+/** A field that takes one value or a list, as a list. */
+function listOf(v: unknown): unknown[] {
+  return Array.isArray(v) ? v : v === undefined ? [] : [v];
+}
