@@ -1,5 +1,6 @@
 import { afterAll, beforeEach, afterEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
+import { checkEvent } from '../../electron/core/audit/event.ts';
 import { csvRecord } from '../../electron/core/audit/export.ts';
 import { CSV_COLUMNS } from '../../electron/core/audit/formats/csv.ts';
 import type { AuditService } from '../../electron/core/audit/service.ts';
@@ -80,20 +81,57 @@ describe('import: deduplication and what is already cached', () => {
   });
 });
 
+/** Segments of the full-text index: each has at least its first leaf listed in the _idx table. */
+const ftsSegments = () => (service.store.db.prepare('SELECT count(DISTINCT segid) AS n FROM events_fts_idx').get() as { n: number }).n;
+const EVERYDAY_FTS = { automerge: 4, crisismerge: 16, hashsize: 1024 * 1024 };
+/** What FTS5 runs with: a setting never written is its default. */
+const ftsSettings = () => ({ ...EVERYDAY_FTS, ...Object.fromEntries((service.store.db.prepare("SELECT k, v FROM events_fts_config WHERE k IN ('automerge', 'crisismerge', 'hashsize')").all() as { k: string; v: number }[]).map((r) => [r.k, r.v])) });
+const toRow = (e: unknown) => {
+  const c = checkEvent(e);
+  if (!c.ok) throw new Error(c.reason);
+  return c.row;
+};
+const found = (search: string) => service.query({ filters: { search }, sort: { field: 'date', dir: 'asc' }, limit: 500 }).rows.map((r) => r.eventId);
+
 describe('import: bulk loads', () => {
-  it('indexes set aside for a bulk load are rebuilt when the file is next opened after a crash', async () => {
+  it('indexes and full-text settings of a bulk load are put back when the file is next opened after a crash', async () => {
     await importOne('some.ndjson', ndjson(events(0, 10)));
     const indexes = () => (service.store.db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL ORDER BY name").all() as { name: string }[]).map((r) => r.name);
     const before = indexes();
     expect(before.length).toBeGreaterThanOrEqual(6);
+    expect(ftsSettings()).toEqual(EVERYDAY_FTS);
     service.store.deferIndexes();
+    service.store.beginBulk();
+    // The load dies after 6 batches: 6 segments nobody merges while automerge is off.
+    for (let b = 0; b < 6; b++) service.store.insertBatch(events(100 + b * 20, 120 + b * 20).map(toRow), 'import');
     expect(indexes()).toEqual([]);
+    expect(ftsSettings().automerge).toBe(0);
+    expect(ftsSegments()).toBeGreaterThanOrEqual(6);
     const path = service.store.db.name;
     await service.close();
     service = openService(path);
     expect(indexes()).toEqual(before);
     expect(service.store.db.prepare('SELECT count(*) AS n FROM deferred_indexes').get()).toEqual({ n: 0 });
-    expect(ids()).toHaveLength(10);
+    expect(ftsSettings()).toEqual(EVERYDAY_FTS);
+    expect(ftsSegments()).toBe(1);
+    expect(ids()).toHaveLength(130);
+    // fld_0 and user1@ come together every 30th event.
+    expect(found('fld_0 user1@example.test')).toEqual(['evt_0', 'evt_120', 'evt_150', 'evt_180', 'evt_210']);
+  });
+
+  it('a bulk load writes one full-text segment per batch and merges them once at the end', async () => {
+    const list = events(0, 3000);
+    const segmentsSeen: number[] = [];
+    const [r] = await service.import([tmp.file(`${n}-bulk.ndjson`, ndjson(list.toReversed()))], {
+      bulk: true, batchSize: 500,
+      onProgress: () => segmentsSeen.push(ftsSegments()),
+    });
+    expect(r.accepted).toBe(3000);
+    // Any statement that opens a savepoint mid-batch (a multi-row INSERT) would cut a batch into many.
+    expect(segmentsSeen.at(-1)).toBeLessThanOrEqual(6);
+    expect(ftsSegments()).toBe(1);
+    expect(ftsSettings()).toEqual(EVERYDAY_FTS);
+    expect(found('fld_0 user1@example.test')).toEqual(Array.from({ length: 100 }, (_, k) => `evt_${k * 30}`));
   });
 });
 

@@ -1,5 +1,6 @@
 import type { Statement } from 'better-sqlite3';
 import { readdirSync, rmSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { openDatabase, type Db } from '../db/open.ts';
 import type { EventRow } from './event.ts';
@@ -8,10 +9,15 @@ import { AUDIT_MIGRATIONS } from './migrations.ts';
 
 /** audit_meta key of a process bulk importing, followed by its pid. */
 const BULK_OWNER = 'bulk_owner_';
-/** Rows per multi-row INSERT into events_raw (2 parameters each). */
-const RAW_CHUNK = 64;
-const FTS_HASHSIZE = 1024 * 1024;
-const BULK_FTS_HASHSIZE = 16 * 1024 * 1024;
+interface FtsConfig {
+  hashsize: number;
+  automerge: number;
+  crisismerge: number;
+}
+/** FTS5's defaults. */
+const EVERYDAY_FTS: FtsConfig = { hashsize: 1024 * 1024, automerge: 4, crisismerge: 16 };
+/** 1,999 is FTS5's highest crisismerge: a load of over ~10M events still merges, once, on the way. */
+const BULK_FTS: FtsConfig = { hashsize: 16 * 1024 * 1024, automerge: 0, crisismerge: 1999 };
 /** Page cache in KiB: queries keep index pages hot; a bulk load streams through, so it gets less. */
 const CACHE_KIB = 65536;
 const BULK_CACHE_KIB = 16384;
@@ -32,7 +38,6 @@ export class AuditStore {
   readonly db: Db;
   private readonly insertEvent: Statement;
   private readonly insertRaw: Statement;
-  private readonly insertRawMany: Statement;
   private readonly insertText: Statement;
   private readonly keys: KeyAllocator;
   private readonly keysIn: Statement;
@@ -46,11 +51,12 @@ export class AuditStore {
     // Sorts larger than the cache (an index build over 1M rows) spill to a temporary file, kept by
     // the OS page cache, instead of growing this process by the size of the index.
     this.db.pragma('temp_store = FILE');
+    // Index builds (the end of a bulk import) sort on helper threads too; the parse worker is done by then.
+    this.db.pragma(`threads = ${Math.max(1, Math.min(4, availableParallelism() - 1))}`);
     this.insertEvent = this.db.prepare(`INSERT OR IGNORE INTO events
       (seq, event_id, ts, event_type, member_email, member_id, member_type, verb, status, category, group_id, folder_ref, project_ref, request_id, correlation_id, resource_id, origin)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     this.insertRaw = this.db.prepare('INSERT INTO events_raw (seq, raw) VALUES (?, ?)');
-    this.insertRawMany = this.db.prepare(`INSERT INTO events_raw (seq, raw) VALUES ${Array.from({ length: RAW_CHUNK }, () => '(?, ?)').join(', ')}`);
     this.insertText = this.db.prepare('INSERT INTO events_fts (rowid, body) VALUES (?, ?)');
     this.keys = new KeyAllocator(this.db, 'events');
     this.keysIn = this.db.prepare('SELECT seq FROM events WHERE seq >= ? AND seq < ? LIMIT ?').pluck();
@@ -81,17 +87,22 @@ export class AuditStore {
    * FTS5 turns its in-memory term lists into a new segment whenever they pass `hashsize` (1 MB by
    * default), which splits every batch of a bulk load into several small segments that must be
    * merged again. During a bulk load one batch makes one segment (16 MB holds a 5,000-event
-   * batch; more only costs memory: measured, bench/RESULTS.md).
+   * batch; more only costs memory: measured, bench/RESULTS.md), and segments are not merged as
+   * they come (automerge merges every 4, rewriting the index once per level: about 5 s of a
+   * 1,000,000-event load); `restoreIndexes` merges them all in one pass at the end.
    */
   beginBulk(): void {
     this.db.pragma(`cache_size = -${BULK_CACHE_KIB}`);
-    // A literal: bound JS numbers arrive as REAL, which FTS5 refuses for its integer options.
-    this.db.exec(`INSERT INTO events_fts (events_fts, rank) VALUES ('hashsize', ${BULK_FTS_HASHSIZE})`);
+    this.ftsConfig(BULK_FTS);
   }
 
   endBulk(): void {
     this.db.pragma(`cache_size = -${CACHE_KIB}`);
-    this.db.exec(`INSERT INTO events_fts (events_fts, rank) VALUES ('hashsize', ${FTS_HASHSIZE})`);
+  }
+
+  private ftsConfig(c: FtsConfig): void {
+    // Literals: bound JS numbers arrive as REAL, which FTS5 refuses for its integer options.
+    for (const [k, v] of Object.entries(c)) this.db.exec(`INSERT INTO events_fts (events_fts, rank) VALUES ('${k}', ${Math.trunc(v)})`);
   }
 
   /**
@@ -108,6 +119,12 @@ export class AuditStore {
       return;
     }
     const list = this.db.prepare('SELECT name, sql FROM deferred_indexes').all() as { name: string; sql: string }[];
+    if (owners.length) {
+      // The last bulk load to finish (or the repair of one that crashed) merges the full-text
+      // segments the loads left, in one pass, and puts back the everyday settings.
+      this.db.exec("INSERT INTO events_fts (events_fts) VALUES ('optimize')");
+      this.ftsConfig(EVERYDAY_FTS);
+    }
     for (const ix of list) {
       this.db.transaction(() => {
         const exists = this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?").get(ix.name);
@@ -129,8 +146,9 @@ export class AuditStore {
     const ordered = rows.toSorted((a, b) => a.ts - b.ts);
     this.db.transaction(() => {
       const keys = this.batchKeys(ordered);
-      // The events as received go in RAW_CHUNK rows per statement, in key order like the rest.
-      const raws: (number | string)[] = [];
+      // One row per statement everywhere in this transaction: a statement that could fail halfway
+      // (a multi-row INSERT) opens a savepoint, and FTS5 writes its pending terms out as a new
+      // segment at every savepoint (64-row raw inserts made ~80 segments of each batch).
       for (const r of ordered) {
         const key = keys.next(r.ts);
         const info = this.insertEvent.run(key, r.eventId, r.ts, r.eventType, r.memberEmail, r.memberId, r.memberType, r.verb, r.status, r.category,
@@ -138,12 +156,10 @@ export class AuditStore {
         if (info.changes === 1) {
           inserted++;
           keys.used(key);
-          raws.push(key, r.raw);
-          if (raws.length === RAW_CHUNK * 2) this.insertRawMany.run(raws.splice(0));
+          this.insertRaw.run(key, r.raw);
           this.insertText.run(key, r.text);
         }
       }
-      for (let i = 0; i < raws.length; i += 2) this.insertRaw.run(raws[i], raws[i + 1]);
       extra?.();
     })();
     return { inserted, duplicates: rows.length - inserted };
