@@ -51,7 +51,7 @@ export class AuditStore {
     // Sorts larger than the cache (an index build over 1M rows) spill to a temporary file, kept by
     // the OS page cache, instead of growing this process by the size of the index.
     this.db.pragma('temp_store = FILE');
-    // Index builds (the end of a bulk import) sort on helper threads too; the parse worker is done by then.
+    // Index builds (the end of a bulk import) sort on helper threads too: the file is read by then, so cores are free.
     this.db.pragma(`threads = ${Math.max(1, Math.min(4, availableParallelism() - 1))}`);
     this.insertEvent = this.db.prepare(`INSERT OR IGNORE INTO events
       (seq, event_id, ts, event_type, member_email, member_id, member_type, verb, status, category, group_id, folder_ref, project_ref, request_id, correlation_id, resource_id, origin)
