@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { checkEvent, type EventRow } from '../../electron/core/audit/event.ts';
 import { AuditService } from '../../electron/core/audit/service.ts';
 import type { ApiTarget } from '../../electron/core/api/client.ts';
 import type { AuditFilters, AuditSort } from '../../shared/contract/audit.ts';
@@ -24,6 +25,13 @@ const noApi = async (): Promise<ApiTarget> => {
 
 export function openService(dbPath: string, o: Partial<ConstructorParameters<typeof AuditService>[0]> = {}): AuditService {
   return new AuditService({ dbPath, target: noApi, ...o });
+}
+
+/** The cache row of an event the test knows to be well formed. */
+export function rowOf(e: unknown): EventRow {
+  const c = checkEvent(e);
+  if (!c.ok) throw new Error(c.reason);
+  return c.row;
 }
 
 const TYPES = ['team.member.role_changed', 'project.folder.shared', 'creation.image.generated', 'security.api_key.revoked'];

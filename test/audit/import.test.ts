@@ -1,10 +1,9 @@
 import { afterAll, beforeEach, afterEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { checkEvent } from '../../electron/core/audit/event.ts';
 import { csvRecord } from '../../electron/core/audit/export.ts';
 import { CSV_COLUMNS } from '../../electron/core/audit/formats/csv.ts';
 import type { AuditService } from '../../electron/core/audit/service.ts';
-import { makeEvent, openService, tempDir } from './helpers.ts';
+import { makeEvent, openService, rowOf, tempDir } from './helpers.ts';
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
@@ -86,11 +85,6 @@ const ftsSegments = () => (service.store.db.prepare('SELECT count(DISTINCT segid
 const EVERYDAY_FTS = { automerge: 4, crisismerge: 16, hashsize: 1024 * 1024 };
 /** What FTS5 runs with: a setting never written is its default. */
 const ftsSettings = () => ({ ...EVERYDAY_FTS, ...Object.fromEntries((service.store.db.prepare("SELECT k, v FROM events_fts_config WHERE k IN ('automerge', 'crisismerge', 'hashsize')").all() as { k: string; v: number }[]).map((r) => [r.k, r.v])) });
-const toRow = (e: unknown) => {
-  const c = checkEvent(e);
-  if (!c.ok) throw new Error(c.reason);
-  return c.row;
-};
 const found = (search: string) => service.query({ filters: { search }, sort: { field: 'date', dir: 'asc' }, limit: 500 }).rows.map((r) => r.eventId);
 
 describe('import: bulk loads', () => {
@@ -103,7 +97,7 @@ describe('import: bulk loads', () => {
     service.store.deferIndexes();
     service.store.beginBulk();
     // The load dies after 6 batches: 6 segments nobody merges while automerge is off.
-    for (let b = 0; b < 6; b++) service.store.insertBatch(events(100 + b * 20, 120 + b * 20).map(toRow), 'import');
+    for (let b = 0; b < 6; b++) service.store.insertBatch(events(100 + b * 20, 120 + b * 20).map(rowOf), 'import');
     expect(indexes()).toEqual([]);
     expect(ftsSettings().automerge).toBe(0);
     expect(ftsSegments()).toBeGreaterThanOrEqual(6);

@@ -4,11 +4,10 @@ import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AuditFilters, AuditSort } from '../../shared/contract/audit.ts';
 import { openDatabase } from '../../electron/core/db/open.ts';
-import { checkEvent } from '../../electron/core/audit/event.ts';
 import { KEY_SLOTS, keysFollowDates } from '../../electron/core/audit/keys.ts';
 import { AUDIT_MIGRATIONS } from '../../electron/core/audit/migrations.ts';
 import type { AuditService } from '../../electron/core/audit/service.ts';
-import { makeEvent, openService, tempDir, walkPages } from './helpers.ts';
+import { makeEvent, openService, rowOf, tempDir, walkPages } from './helpers.ts';
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
@@ -18,19 +17,12 @@ const BASE = Date.UTC(2026, 2, 1);
 
 /** Events in shuffled file order, many sharing one millisecond, so seq order is not file order. */
 function shuffled(count: number, sameMs = 7): Record<string, unknown>[] {
-  const list = Array.from({ length: count }, (_, i) => makeEvent(i, { date: new Date(BASE + Math.floor(i / sameMs) * 1000).toISOString() }));
-  let s = 12345;
-  for (let i = list.length - 1; i > 0; i--) {
-    s = (s * 1103515245 + 12345) % 2 ** 31;
-    const j = s % (i + 1);
-    [list[i], list[j]] = [list[j], list[i]];
-  }
-  return list;
+  return shuffle(Array.from({ length: count }, (_, i) => makeEvent(i, { date: new Date(BASE + Math.floor(i / sameMs) * 1000).toISOString() })), 12345);
 }
 
-function shuffle<T>(list: T[]): T[] {
+function shuffle<T>(list: readonly T[], seed = 4242): T[] {
   const out = [...list];
-  let s = 4242;
+  let s = seed;
   for (let i = out.length - 1; i > 0; i--) {
     s = (s * 1103515245 + 12345) % 2 ** 31;
     const j = s % (i + 1);
@@ -38,7 +30,6 @@ function shuffle<T>(list: T[]): T[] {
   }
   return out;
 }
-
 
 const SORTS: AuditSort[] = [{ field: 'date', dir: 'desc' }, { field: 'date', dir: 'asc' }];
 
@@ -117,10 +108,9 @@ describe('row keys follow the event date', () => {
     const put = db.prepare(`INSERT INTO events (event_id, ts, event_type, member_email, member_id, origin, raw) VALUES (?, ?, ?, ?, ?, 'import', ?)`);
     const text = db.prepare('INSERT INTO events_fts (rowid, body) VALUES (?, ?)');
     for (const e of shuffled(500)) {
-      const c = checkEvent(e);
-      if (!c.ok) throw new Error(c.reason);
-      const info = put.run(c.row.eventId, c.row.ts, c.row.eventType, c.row.memberEmail, c.row.memberId, c.row.raw);
-      text.run(info.lastInsertRowid, c.row.text);
+      const r = rowOf(e);
+      const info = put.run(r.eventId, r.ts, r.eventType, r.memberEmail, r.memberId, r.raw);
+      text.run(info.lastInsertRowid, r.text);
     }
     db.close();
     const service = openService(path);
@@ -144,14 +134,13 @@ describe('row keys follow the event date', () => {
     const raws = new Map<string, string>();
     const taken = new Map<number, number>();
     for (const e of shuffled(500)) {
-      const c = checkEvent(e);
-      if (!c.ok) throw new Error(c.reason);
-      const n = taken.get(c.row.ts) ?? 0;
-      taken.set(c.row.ts, n + 1);
-      const seq = c.row.ts * KEY_SLOTS + n;
-      put.run(seq, c.row.eventId, c.row.ts, c.row.eventType, c.row.memberEmail, c.row.memberId, c.row.requestId, c.row.correlationId, c.row.raw);
-      text.run(seq, c.row.text);
-      raws.set(c.row.eventId, c.row.raw);
+      const r = rowOf(e);
+      const n = taken.get(r.ts) ?? 0;
+      taken.set(r.ts, n + 1);
+      const seq = r.ts * KEY_SLOTS + n;
+      put.run(seq, r.eventId, r.ts, r.eventType, r.memberEmail, r.memberId, r.requestId, r.correlationId, r.raw);
+      text.run(seq, r.text);
+      raws.set(r.eventId, r.raw);
     }
     // A bulk import cut short at migration 3: one index set aside, to be built when next opened.
     db.exec("INSERT INTO deferred_indexes (name, sql) SELECT name, sql FROM sqlite_master WHERE name = 'events_type_ts'; DROP INDEX events_type_ts");
@@ -190,19 +179,18 @@ describe('row keys follow the event date', () => {
     const db = openDatabase(path, AUDIT_MIGRATIONS.slice(0, 4));
     const put = db.prepare(`INSERT INTO events (seq, event_id, ts, event_type, origin) VALUES (?, ?, ?, ?, 'import')`);
     const raw = db.prepare('INSERT INTO events_raw (seq, raw) VALUES (?, ?)');
-    const good = checkEvent(makeEvent(1, { action: { event_type: 'team.member.invited', data: { note: 'findable' } } }));
-    if (!good.ok) throw new Error(good.reason);
-    put.run(good.row.ts * KEY_SLOTS, good.row.eventId, good.row.ts, good.row.eventType);
-    raw.run(good.row.ts * KEY_SLOTS, good.row.raw);
-    put.run((good.row.ts + 1) * KEY_SLOTS, 'evt_broken', good.row.ts + 1, 'team.member.invited');
-    raw.run((good.row.ts + 1) * KEY_SLOTS, '{"event_id": "evt_broken", "date": ');
+    const good = rowOf(makeEvent(1, { action: { event_type: 'team.member.invited', data: { note: 'findable' } } }));
+    put.run(good.ts * KEY_SLOTS, good.eventId, good.ts, good.eventType);
+    raw.run(good.ts * KEY_SLOTS, good.raw);
+    put.run((good.ts + 1) * KEY_SLOTS, 'evt_broken', good.ts + 1, 'team.member.invited');
+    raw.run((good.ts + 1) * KEY_SLOTS, '{"event_id": "evt_broken", "date": ');
     db.close();
     const service = openService(path);
     try {
       expect(service.store.db.pragma('user_version', { simple: true })).toBe(AUDIT_MIGRATIONS.length);
       expect(service.store.counts().events).toBe(2);
-      expect(walkPages(service, { search: 'findable' }, SORTS[0], 10)).toEqual([good.row.eventId]);
-      expect(walkPages(service, {}, SORTS[0], 10)).toEqual(['evt_broken', good.row.eventId]);
+      expect(walkPages(service, { search: 'findable' }, SORTS[0], 10)).toEqual([good.eventId]);
+      expect(walkPages(service, {}, SORTS[0], 10)).toEqual(['evt_broken', good.eventId]);
     } finally {
       await service.close();
     }
