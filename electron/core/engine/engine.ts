@@ -389,8 +389,8 @@ export class Engine {
       if (f.kind !== 'mediaList' || f.media !== 'audio') continue;
       for (const x of listOf(params[f.name])) {
         if (typeof x !== 'string' || !isLocalPath(x)) continue;
-        const got = await sniffAudio(x).catch((err: unknown) => ({ ok: false as const, found: `unreadable (${err instanceof Error ? err.message : String(err)})` }));
-        if (!got.ok) out.push({ field: f.name, reason: `${x}: not an MP3 or WAV file (its content is ${got.found})` });
+        const sniffed = await sniffAudio(x).catch((err: unknown) => ({ ok: false as const, found: `unreadable (${err instanceof Error ? err.message : String(err)})` }));
+        if (!sniffed.ok) out.push({ field: f.name, reason: `${x}: not an MP3 or WAV file (its content is ${sniffed.found})` });
       }
     }
     return out;
