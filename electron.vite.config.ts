@@ -6,7 +6,15 @@ export default defineConfig({
   main: {
     build: {
       outDir: 'out/main',
-      rollupOptions: { input: resolve(import.meta.dirname, 'electron/main/index.ts') },
+      rollupOptions: {
+        // The audit import's worker thread is its own entry, found beside the code that starts it
+        // (import.ts looks for ./stage-worker.js): shared chunks stay in out/main for that reason.
+        input: {
+          index: resolve(import.meta.dirname, 'electron/main/index.ts'),
+          'stage-worker': resolve(import.meta.dirname, 'electron/core/audit/stage-worker.ts'),
+        },
+        output: { entryFileNames: '[name].js', chunkFileNames: '[name]-[hash].js' },
+      },
     },
   },
   preload: {

@@ -1,5 +1,6 @@
 import { afterAll, beforeEach, afterEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
+import { readdirSync } from 'node:fs';
 import { csvRecord } from '../../electron/core/audit/export.ts';
 import { CSV_COLUMNS } from '../../electron/core/audit/formats/csv.ts';
 import type { AuditService } from '../../electron/core/audit/service.ts';
@@ -130,23 +131,26 @@ describe('import: bulk loads', () => {
 });
 
 describe('import: malformed rows are reported one by one, good rows are kept', () => {
-  it('parsing in a worker thread gives the same report and rows as parsing in place', async () => {
+  it('a bulk load staged by a worker thread or in place gives the report and rows of a plain import, malformed rows included', async () => {
     const lines = [...events(0, 700).map((e) => JSON.stringify(e)), '{"event_id": "broken", ', JSON.stringify(makeEvent(9000, { date: 'yesterday' })),
       JSON.stringify({ data: events(700, 705), meta: {} }), JSON.stringify(makeEvent(3)), JSON.stringify(makeEvent(9001, { member: { user_id: 'x' }, category: 'é ✓ 𝄞' }))];
     const file = tmp.file(`${n}-worker.ndjson`, lines.join('\n') + '\n' + JSON.stringify(makeEvent(9002)).slice(0, 30));
     const all = (s: AuditService) => s.store.db.prepare('SELECT seq, event_id, ts, event_type, member_email, member_id, member_type, verb, status, category, group_id, folder_ref, project_ref, request_id, correlation_id, resource_id, (SELECT r.raw FROM events_raw AS r WHERE r.seq = events.seq) AS raw FROM events ORDER BY seq').all();
     const text = (s: AuditService) => s.store.db.prepare("SELECT rowid FROM events_fts WHERE events_fts MATCH 'admin' ORDER BY rowid").all();
-    const [inPlace] = await service.import([file], { batchSize: 64 });
-    const other = openService(join(tmp.dir, `cache-${n}-worker.db`));
-    try {
-      const [inWorker] = await other.import([file], { batchSize: 64, worker: true });
-      expect(inWorker).toEqual(inPlace);
-      expect(inWorker).toMatchObject({ items: 709, accepted: 705, duplicates: 1, rejected: 3 });
-      expect(inWorker.fatal).toMatch(/truncated/);
-      expect(all(other)).toEqual(all(service));
-      expect(text(other)).toEqual(text(service));
-    } finally {
-      await other.close();
+    const [plain] = await service.import([file], { batchSize: 64 });
+    expect(plain).toMatchObject({ items: 709, accepted: 705, duplicates: 1, rejected: 3 });
+    expect(plain.fatal).toMatch(/truncated/);
+    for (const worker of [true, false]) {
+      const other = openService(join(tmp.dir, `cache-${n}-${worker}.db`));
+      try {
+        const [bulk] = await other.import([file], { batchSize: 64, bulk: true, worker });
+        expect(bulk).toEqual(plain);
+        expect(all(other)).toEqual(all(service));
+        expect(text(other)).toEqual(text(service));
+        expect(readdirSync(tmp.dir).filter((f) => f.startsWith(`cache-${n}-${worker}.db-stage-`))).toEqual([]);
+      } finally {
+        await other.close();
+      }
     }
   });
 

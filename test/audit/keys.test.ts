@@ -79,8 +79,10 @@ describe('row keys follow the event date', () => {
       const [b] = await bulk.import([file], { bulk: true, batchSize: 300 });
       expect(b).toEqual({ ...a });
       expect(b).toMatchObject({ items: 2002, accepted: 1900, duplicates: 102 });
-      const all = (s: AuditService) => s.store.db.prepare('SELECT seq, event_id, ts, event_type, member_email, member_id, group_id, folder_ref, resource_id, (SELECT r.raw FROM events_raw AS r WHERE r.seq = events.seq) AS raw FROM events ORDER BY seq').all();
+      // Same rows in the same key order; a duplicate may leave a gap in its millisecond's keys on the bulk path.
+      const all = (s: AuditService) => s.store.db.prepare('SELECT event_id, ts, event_type, member_email, member_id, group_id, folder_ref, resource_id, (SELECT r.raw FROM events_raw AS r WHERE r.seq = events.seq) AS raw FROM events ORDER BY seq').all();
       expect(all(bulk)).toEqual(all(plain));
+      expect(keysFollowDates(bulk.store.db)).toBe(true);
       expectSearchInDateOrder(bulk);
       expect(readdirSync(tmp.dir).filter((f) => f.includes('-stage-'))).toEqual([]);
     } finally {
@@ -89,14 +91,19 @@ describe('row keys follow the event date', () => {
     }
   });
 
-  it('a millisecond with more events than it has keys still stores them all and keeps the order exact', async () => {
-    const service = openService(join(tmp.dir, 'spill.db'));
+  it.each([
+    { how: 'plain import', bulk: false },
+    { how: 'bulk import: the crowded batch leaves the SQL copy for the row-by-row path', bulk: true },
+  ])('a millisecond with more events than it has keys still stores them all and keeps the order exact ($how)', async ({ bulk }) => {
+    const service = openService(join(tmp.dir, `spill-${bulk}.db`));
     try {
       const crowd = Array.from({ length: KEY_SLOTS + 30 }, (_, i) => makeEvent(10_000 + i, { date: new Date(BASE).toISOString() }));
-      const [r] = await service.import([tmp.file('crowd.ndjson', ndjson([...shuffled(200), ...crowd]))]);
+      const [r] = await service.import([tmp.file(`crowd-${bulk}.ndjson`, ndjson([...shuffled(200), ...crowd]))], { bulk, batchSize: 2000 });
       expect(r.accepted).toBe(200 + KEY_SLOTS + 30);
       expect(keysFollowDates(service.store.db)).toBe(false);
       expectSearchInDateOrder(service);
+      const n = service.store.db.prepare('SELECT (SELECT count(*) FROM events) AS events, (SELECT count(*) FROM events_raw) AS raw').get();
+      expect(n).toEqual({ events: 200 + KEY_SLOTS + 30, raw: 200 + KEY_SLOTS + 30 });
     } finally {
       await service.close();
     }
@@ -196,7 +203,7 @@ describe('row keys follow the event date', () => {
     }
   });
 
-  it('input in date order (either way) goes straight in, shuffled input is staged, and both store what a plain import stores', async () => {
+  it('input in date order (either way) is copied in as it is read, shuffled input is held and moved in by date, and both store what a plain import stores', async () => {
     const list = Array.from({ length: 3000 }, (_, i) => makeEvent(i, { date: new Date(BASE + Math.floor(i / 5) * 1000).toISOString() }));
     const variants = {
       oldestFirst: list,
@@ -205,7 +212,7 @@ describe('row keys follow the event date', () => {
       // Nearly in order: one event out of place per batch stays on the straight path.
       nearly: list.toReversed().map((e, i, a) => (i % 300 === 150 ? a[(i + 1200) % a.length] : e)),
     };
-    const all = (s: AuditService) => s.store.db.prepare('SELECT seq, event_id, ts, event_type, member_email, member_id, group_id, folder_ref, resource_id, origin, (SELECT r.raw FROM events_raw AS r WHERE r.seq = events.seq) AS raw FROM events ORDER BY seq').all();
+    const all = (s: AuditService) => s.store.db.prepare('SELECT event_id, ts, event_type, member_email, member_id, group_id, folder_ref, resource_id, origin, (SELECT r.raw FROM events_raw AS r WHERE r.seq = events.seq) AS raw FROM events ORDER BY seq').all();
     for (const [name, rows] of Object.entries(variants)) {
       const plain = openService(join(tmp.dir, `order-${name}-plain.db`));
       const bulk = openService(join(tmp.dir, `order-${name}-bulk.db`));
@@ -213,14 +220,21 @@ describe('row keys follow the event date', () => {
         const file = tmp.file(`order-${name}.ndjson`, ndjson(rows));
         for (const s of [plain, bulk]) await s.import([tmp.file('seed.ndjson', ndjson(list.slice(1000, 1010)))]);
         const stages = new Set<string>();
+        const whileReading = new Set<number>();
         const [a] = await plain.import([file], { batchSize: 300 });
         const [b] = await bulk.import([file], {
           bulk: true, batchSize: 300,
-          onProgress: () => readdirSync(tmp.dir).filter((f) => f.startsWith(`order-${name}-bulk.db-stage-`)).forEach((f) => stages.add(f)),
+          onProgress: (p) => {
+            readdirSync(tmp.dir).filter((f) => f.startsWith(`order-${name}-bulk.db-stage-`)).forEach((f) => stages.add(f));
+            if (p.items < 3000) whileReading.add(p.accepted);
+          },
         });
         expect(b).toEqual(a);
         expect(b).toMatchObject({ rejected: 0, fatal: null, duplicates: name === 'nearly' ? expect.any(Number) : 10 });
-        expect(stages.size).toBe(name === 'shuffled' ? 1 : 0);
+        expect(stages.size).toBeGreaterThan(0);
+        // In order, the cache grows batch by batch while the file is read; shuffled, only the first batch goes in before the end.
+        if (name === 'shuffled') expect(whileReading.size).toBe(1);
+        else expect(whileReading.size).toBeGreaterThanOrEqual(9);
         expect(all(bulk)).toEqual(all(plain));
         expect(all(bulk).length).toBe(name === 'nearly' ? 10 + b.accepted : 3000);
         expect(keysFollowDates(bulk.store.db)).toBe(true);
@@ -235,9 +249,9 @@ describe('row keys follow the event date', () => {
   });
 
   it.each([
-    { how: 'shuffled: staged, killed while moving staged rows in', order: 'shuffled', staged: 1 },
-    { how: 'newest first: written straight in, killed between batches', order: 'newest-first', staged: 0 },
-  ])('a bulk import killed mid-way ($how) leaves the events already cached intact and the file sound', async ({ order, staged }) => {
+    { how: 'shuffled: held in the stage, killed while moving it in by date', order: 'shuffled' },
+    { how: 'newest first: copied in as read, killed between batches', order: 'newest-first' },
+  ])('a bulk import killed mid-way ($how) leaves the events already cached intact and the file sound', async ({ order }) => {
     const path = join(tmp.dir, `killed-${order}.db`);
     let service = openService(path);
     await service.import([tmp.file('before.ndjson', ndjson(Array.from({ length: 300 }, (_, i) => makeEvent(i))))]);
@@ -258,7 +272,7 @@ describe('row keys follow the event date', () => {
     await new Promise<void>((resolve) => child.stdout.on('data', (d: Buffer) => {
       if (d.toString().includes('go')) resolve();
     }));
-    expect(readdirSync(tmp.dir).filter((f) => f.startsWith(`killed-${order}.db-stage-`))).toHaveLength(staged);
+    expect(readdirSync(tmp.dir).filter((f) => f.startsWith(`killed-${order}.db-stage-`)).length).toBeGreaterThan(0);
     child.kill('SIGKILL');
     await new Promise((resolve) => child.on('exit', resolve));
 

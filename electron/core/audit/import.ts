@@ -5,9 +5,9 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { ImportReject, ImportReport } from '../../../shared/contract/audit.ts';
 import type { EventRow } from './event.ts';
-import { unpack, type PackedBatch } from './parse-worker.ts';
-import { readParsed, type ReadTask, type RowSink } from './read.ts';
-import type { AuditStore, InsertCounts, Stage } from './store.ts';
+import { readParsed, type ReadTask } from './read.ts';
+import { stageFile, type StagedBatch, type StageTask } from './stage.ts';
+import type { AuditStore, InsertCounts, StagedRows } from './store.ts';
 
 export type ImportFormat = ImportReport['format'];
 
@@ -20,8 +20,8 @@ export interface ImportOptions {
   /** Bulk mode (indexes set aside, built at the end) whatever the file size; tests use it. */
   bulk?: boolean;
   /**
-   * Parse and check in a worker thread while this one writes. Off by default: on a shared 2-core
-   * machine it cost more CPU and ~140 MB more peak RSS without a shorter wall time (bench/RESULTS.md).
+   * A bulk load reads, parses and checks the file in a worker thread, which stages the rows for
+   * this thread to copy in (stage.ts). On by default; off, the same steps run in this thread.
    */
   worker?: boolean;
 }
@@ -99,80 +99,84 @@ export async function importFile(store: AuditStore, path: string, opts: ImportOp
   }
 
   const rejects: ImportReject[] = report.rejects;
-  let batch: EventRow[] = [];
-  let stage: Stage | null = null;
-  let bulk = false;
-  /** Dates written straight into the cache by this bulk import while its input came in date order. */
-  let span: { lo: number; hi: number } | null = null;
+  const progress = () => opts.onProgress?.({ path, items: report.items, accepted: report.accepted, rejected: report.rejected });
   const counted = (c: InsertCounts) => {
     report.accepted += c.inserted;
     report.duplicates += c.duplicates;
-    opts.onProgress?.({ path, items: report.items, accepted: report.accepted, rejected: report.rejected });
-  };
-  const flush = () => {
-    if (!batch.length) return;
-    if (bulk && !stage && !inOrder(batch, span)) stage = store.openStage();
-    if (stage) {
-      stage.add(batch);
-      opts.onProgress?.({ path, items: report.items, accepted: report.accepted, rejected: report.rejected });
-    } else {
-      if (bulk) span = widen(batch, span);
-      counted(store.insertBatch(batch, 'import'));
-    }
-    batch = [];
+    progress();
   };
   const reject = (line: number, item: number, reason: string) => {
     report.rejected++;
     if (rejects.length < maxListed) rejects.push({ line, item, reason });
   };
-  const sink: RowSink = {
-    row: (r) => {
-      report.items++;
-      batch.push(r);
-      if (batch.length >= batchSize) flush();
-    },
-    reject: (r) => {
-      report.items++;
-      reject(r.line, r.item, r.reason);
-    },
-    fatal: (reason) => (report.fatal ??= reason),
-    warning: (m) => report.warnings.push(m),
-    full: () => false,
-    flush: () => {},
-  };
 
-  // A file large relative to the cache is loaded with the secondary indexes set aside and built
-  // once at the end; a small one goes through them (rebuilding for it would cost more). A bulk
-  // file in date order (an export: newest first, or oldest first) goes straight in, batch by
-  // batch, each batch landing at one end of the dates already written. Once a batch would land
-  // among them, the rest of the file is staged in a scratch file and moved in by date
-  // (store.openStage), so the cache's tables are still appended to. Either way the cache is only
-  // written in whole committed batches.
+  // A file large relative to the cache is loaded in bulk: the secondary indexes set aside and
+  // built once at the end, the rows staged and copied in by SQLite (store.openStage). A small one
+  // goes through the indexes row by row (rebuilding them for it would cost more).
   const bytes = (await stat(path)).size;
-  bulk = opts.bulk ?? (bytes >= BULK_MIN_BYTES && bytes / BYTES_PER_EVENT > store.counts().events / 2);
-  if (bulk) {
+  const bulk = opts.bulk ?? (bytes >= BULK_MIN_BYTES && bytes / BYTES_PER_EVENT > store.counts().events / 2);
+  const task: ReadTask = { path, format, batchSize };
+  if (!bulk) {
+    let batch: EventRow[] = [];
+    const flush = () => {
+      if (batch.length) counted(store.insertBatch(batch, 'import'));
+      batch = [];
+    };
+    try {
+      await readParsed(task, {
+        row: (r) => {
+          report.items++;
+          batch.push(r);
+          if (batch.length >= batchSize) flush();
+        },
+        reject: (r) => {
+          report.items++;
+          reject(r.line, r.item, r.reason);
+        },
+        fatal: (reason) => (report.fatal ??= reason),
+        warning: (m) => report.warnings.push(m),
+        full: () => false,
+        flush: () => {},
+      });
+    } finally {
+      flush();
+    }
+  } else {
     store.deferIndexes();
     store.beginBulk();
-  }
-  try {
-    const task: ReadTask = { path, format, batchSize };
-    if (opts.worker) await readInWorker(task, sink);
-    else await readParsed(task, sink);
-    flush();
-    (stage as Stage | null)?.merge('import', batchSize, counted);
-  } finally {
+    let staged: StagedRows | null = null;
     try {
-      flush();
+      staged = store.openStage();
+      const stage = staged;
+      // A file in date order (an export: newest first, or oldest first) is copied in as it is
+      // staged, each batch landing at one end of the dates already written. From the first batch
+      // that would land among them, the rest is held in the stage and moved in by date at the
+      // end, so the cache's tables are still appended to.
+      let span: { lo: number; hi: number } | null = null;
+      let heldFrom: number | null = null;
+      const onStaged = (b: StagedBatch) => {
+        report.items += b.items;
+        for (const w of b.warnings) report.warnings.push(w);
+        for (const r of b.rejects) reject(r.line, r.item, r.reason);
+        if (b.fatal) report.fatal ??= b.fatal;
+        if (b.hi > b.lo && heldFrom === null && inOrder(b.ts, span)) {
+          span = widen(b.ts, span);
+          counted(stage.copy(b.lo, b.hi, 'import'));
+          return;
+        }
+        if (b.hi > b.lo) heldFrom ??= b.lo;
+        progress();
+      };
+      await stageRows({ ...task, stagePath: stage.path }, onStaged, opts.worker ?? true);
+      if (heldFrom !== null) stage.merge(heldFrom, 'import', batchSize, counted);
     } finally {
       try {
-        (stage as Stage | null)?.close();
+        staged?.close();
       } finally {
-        if (bulk) {
-          try {
-            store.restoreIndexes();
-          } finally {
-            store.endBulk();
-          }
+        try {
+          store.restoreIndexes();
+        } finally {
+          store.endBulk();
         }
       }
     }
@@ -184,71 +188,86 @@ export async function importFile(store: AuditStore, path: string, opts: ImportOp
 /** Rows inside the dates already written: a few (a file nearly in order) are cheap, many are random writes. */
 const OUT_OF_ORDER_SHARE = 0.01;
 
-function inOrder(rows: readonly EventRow[], span: { lo: number; hi: number } | null): boolean {
+function inOrder(ts: Float64Array, span: { lo: number; hi: number } | null): boolean {
   if (!span) return true;
   let inside = 0;
-  for (const r of rows) if (r.ts > span.lo && r.ts < span.hi) inside++;
-  return inside <= rows.length * OUT_OF_ORDER_SHARE;
+  for (const t of ts) if (t > span.lo && t < span.hi) inside++;
+  return inside <= ts.length * OUT_OF_ORDER_SHARE;
 }
 
 /** The batch's dates, a few stray ones at either end left out so they do not block the rest of the file. */
-function widen(rows: readonly EventRow[], span: { lo: number; hi: number } | null): { lo: number; hi: number } {
-  const ts = Float64Array.from(rows, (r) => r.ts).sort();
+function widen(ts: Float64Array, span: { lo: number; hi: number } | null): { lo: number; hi: number } {
   const skip = Math.floor(ts.length * OUT_OF_ORDER_SHARE);
   return { lo: Math.min(span?.lo ?? Infinity, ts[skip]), hi: Math.max(span?.hi ?? -Infinity, ts[ts.length - 1 - skip]) };
 }
 
+/** The worker's message when reading failed outright. */
+interface StageFailure {
+  kind: 'error';
+  message: string;
+}
+
 /**
- * Large files are parsed and checked in a worker thread (parse-worker.ts) while this thread
- * writes: the sink sees the same calls in the same order as reading here would make. Where the
- * worker cannot start (a bundle without the worker file), the file is read here instead.
+ * Stages the file from a worker thread (stage-worker.ts), calling `emit` here for each staged
+ * batch in order. Where the worker cannot start (a build without the worker file), the file is
+ * staged in this thread instead, through the same code.
  */
-async function readInWorker(task: ReadTask, sink: RowSink): Promise<void> {
-  const url = new URL('./parse-worker.ts', import.meta.url);
-  if (url.protocol !== 'file:' || !existsSync(fileURLToPath(url))) return readParsed(task, sink);
+async function stageRows(task: StageTask, emit: (b: StagedBatch) => void, useWorker: boolean): Promise<void> {
+  const url = workerUrl();
+  if (!useWorker || !url) return stageFile(task, emit);
   let worker: Worker;
   try {
-    worker = new Worker(url, { workerData: { auditParse: task }, resourceLimits: { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 16 } });
+    // Caps the parser's heap: young generations above 16 MB bought no speed, only RSS (bench/RESULTS.md).
+    worker = new Worker(url, { workerData: { auditStage: task }, resourceLimits: { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 16 } });
   } catch {
-    return readParsed(task, sink);
+    return stageFile(task, emit);
   }
   let started = false;
-  const outcome = await new Promise<'done' | 'fallback'>((resolve) => {
+  const stopped = (reason: string): StagedBatch => ({
+    kind: 'batch', lo: 0, hi: 0, ts: new Float64Array(0), items: 0, rejects: [], warnings: [], done: true,
+    fatal: `reading stopped: ${reason}; the rows before it were kept`,
+  });
+  const outcome = await new Promise<'done' | 'fallback' | { failed: unknown }>((resolve) => {
     let finished = false;
-    const finish = (how: 'done' | 'fallback') => {
+    const finish = (how: 'done' | 'fallback' | { failed: unknown }) => {
       if (finished) return;
       finished = true;
-      void worker.terminate();
-      resolve(how);
+      // Resolved once the thread is gone: the stage file is deleted next, which Windows refuses while it is open.
+      void worker.terminate().finally(() => resolve(how));
     };
-    worker.on('message', (m: PackedBatch | { kind: 'error'; message: string }) => {
+    worker.on('message', (m: StagedBatch | StageFailure) => {
       if (finished) return;
       started = true;
-      if (m.kind === 'error') {
-        sink.fatal(`reading stopped: ${m.message}; the rows before it were kept`);
-        return finish('done');
-      }
       try {
-        for (const w of m.warnings) sink.warning(w);
-        // Rejects first: each carries its own line and item number, and the rows keep their order.
-        for (const r of m.rejects) sink.reject(r);
-        for (const r of unpack(m)) sink.row(r);
-        if (m.fatal) sink.fatal(m.fatal);
+        emit(m.kind === 'error' ? stopped(m.message) : m);
       } catch (err) {
-        sink.fatal(`reading stopped: ${err instanceof Error ? err.message : String(err)}; the rows before it were kept`);
-        return finish('done');
+        // Writing the cache failed (disk full, a locked file): the import fails as it would in this thread.
+        return finish({ failed: err });
       }
-      if (m.done || m.fatal) finish('done');
-      else worker.postMessage('ack');
+      if (m.kind === 'error' || m.done) finish('done');
     });
     worker.on('error', (err) => {
       if (!started) return finish('fallback');
-      sink.fatal(`reading stopped: ${err.message}; the rows before it were kept`);
+      emit(stopped(err.message));
       finish('done');
     });
-    worker.on('exit', () => finish(started ? 'done' : 'fallback'));
+    worker.on('exit', () => {
+      if (!started) return finish('fallback');
+      if (!finished) emit(stopped('the reading thread ended early'));
+      finish('done');
+    });
   });
-  if (outcome === 'fallback') await readParsed(task, sink);
+  if (outcome === 'fallback') return stageFile(task, emit);
+  if (typeof outcome === 'object') throw outcome.failed;
+}
+
+/** The worker's file: the .ts source when run from source, the built .js beside the bundle. */
+function workerUrl(): URL | null {
+  for (const name of ['./stage-worker.ts', './stage-worker.js']) {
+    const url = new URL(name, import.meta.url);
+    if (url.protocol === 'file:' && existsSync(fileURLToPath(url))) return url;
+  }
+  return null;
 }
 
 export async function importFiles(store: AuditStore, paths: readonly string[], opts: ImportOptions = {}): Promise<ImportReport[]> {

@@ -6,6 +6,7 @@ import { openDatabase, type Db } from '../db/open.ts';
 import type { EventRow } from './event.ts';
 import { KEY_SLOTS, KeyAllocator, keyBase } from './keys.ts';
 import { AUDIT_MIGRATIONS } from './migrations.ts';
+import { stageTableSql } from './stage.ts';
 
 /** audit_meta key of a process bulk importing, followed by its pid. */
 const BULK_OWNER = 'bulk_owner_';
@@ -31,8 +32,9 @@ export interface InsertCounts {
 
 /**
  * The events table, its side table events_raw (the event as received, same seq) and its FTS
- * index, written only through `insertBatch`: INSERT OR IGNORE on event_id, so a row already cached
- * is never modified, and each batch is one transaction, so a crash leaves whole batches or nothing.
+ * index, written only through `insertBatch` and a stage's `copy` and `merge`: a row whose event_id is
+ * cached already is skipped, so a cached row is never modified, and each batch is one transaction,
+ * so a crash leaves whole batches or nothing.
  */
 export class AuditStore {
   readonly db: Db;
@@ -142,26 +144,32 @@ export class AuditStore {
    * segment for the whole batch only while rowids rise.
    */
   insertBatch(rows: readonly EventRow[], origin: Origin, extra?: () => void): InsertCounts {
+    return this.db.transaction(() => {
+      const counts = this.insertRows(rows, origin);
+      extra?.();
+      return counts;
+    })();
+  }
+
+  /** The body of `insertBatch`, for a caller already inside a transaction. */
+  private insertRows(rows: readonly EventRow[], origin: Origin): InsertCounts {
     let inserted = 0;
     const ordered = rows.toSorted((a, b) => a.ts - b.ts);
-    this.db.transaction(() => {
-      const keys = this.batchKeys(ordered);
-      // One row per statement everywhere in this transaction: a statement that could fail halfway
-      // (a multi-row INSERT) opens a savepoint, and FTS5 writes its pending terms out as a new
-      // segment at every savepoint (64-row raw inserts made ~80 segments of each batch).
-      for (const r of ordered) {
-        const key = keys.next(r.ts);
-        const info = this.insertEvent.run(key, r.eventId, r.ts, r.eventType, r.memberEmail, r.memberId, r.memberType, r.verb, r.status, r.category,
-          r.groupId, r.folderRef, r.projectRef, r.requestId, r.correlationId, r.resourceId, origin);
-        if (info.changes === 1) {
-          inserted++;
-          keys.used(key);
-          this.insertRaw.run(key, r.raw);
-          this.insertText.run(key, r.text);
-        }
+    const keys = this.batchKeys(ordered);
+    // One row per statement everywhere in this transaction: a statement that could fail halfway
+    // (a multi-row INSERT) opens a savepoint, and FTS5 writes its pending terms out as a new
+    // segment at every savepoint (64-row raw inserts made ~80 segments of each batch).
+    for (const r of ordered) {
+      const key = keys.next(r.ts);
+      const info = this.insertEvent.run(key, r.eventId, r.ts, r.eventType, r.memberEmail, r.memberId, r.memberType, r.verb, r.status, r.category,
+        r.groupId, r.folderRef, r.projectRef, r.requestId, r.correlationId, r.resourceId, origin);
+      if (info.changes === 1) {
+        inserted++;
+        keys.used(key);
+        this.insertRaw.run(key, r.raw);
+        this.insertText.run(key, r.text);
       }
-      extra?.();
-    })();
+    }
     return { inserted, duplicates: rows.length - inserted };
   }
 
@@ -210,40 +218,95 @@ export class AuditStore {
   }
 
   /**
-   * Bulk loads stage the file's rows in a scratch SQLite file beside the cache (no journal, no
-   * sync: losing it loses nothing the cache held), then move them into the cache in date order,
-   * so the events table and the FTS index are appended to instead of written all over. The
-   * cache itself is only ever written in committed batches.
+   * A bulk load's stage: a scratch SQLite file beside the cache, which the reading side (stage.ts,
+   * on a worker thread) fills with the file's checked rows while this connection copies them into
+   * the cache with INSERT ... SELECT, batch by batch, so no row value is bound from JS here. The
+   * stage needs no journal or sync: losing it loses nothing the cache held, and the cache itself
+   * is only ever written in committed batches.
    */
-  openStage(): Stage {
+  openStage(): StagedRows {
     const path = `${this.db.name}-stage-${process.pid}-${Date.now()}`;
     this.db.prepare('ATTACH DATABASE ? AS stage').run(path);
-    this.db.pragma('stage.journal_mode = OFF');
+    this.db.pragma('stage.page_size = 16384');
+    // WAL: the writing connection commits batches while this one reads earlier ones.
+    this.db.pragma('stage.journal_mode = WAL');
     this.db.pragma('stage.synchronous = OFF');
-    this.db.exec(`CREATE TABLE stage.rows (id INTEGER PRIMARY KEY, ${STAGE_COLUMNS.join(', ')})`);
-    const put = this.db.prepare(`INSERT INTO stage.rows (${STAGE_COLUMNS.join(', ')}) VALUES (${STAGE_COLUMNS.map(() => '?').join(', ')})`);
-    const add = this.db.transaction((rows: readonly EventRow[]) => {
-      for (const r of rows) put.run(r.ts, r.eventId, r.eventType, r.memberEmail, r.memberId, r.memberType, r.verb, r.status, r.category, r.groupId, r.folderRef, r.projectRef, r.requestId, r.correlationId, r.resourceId, r.raw, r.text);
+    this.db.exec(stageTableSql('stage'));
+    this.db.exec('CREATE TEMP TABLE IF NOT EXISTS staged_batch (id INTEGER PRIMARY KEY, ts, seq INTEGER)');
+    const db = this.db;
+    const fillRange = db.prepare('INSERT INTO temp.staged_batch (id, ts) SELECT id, ts FROM stage.rows WHERE id >= ? AND id < ?');
+    let fillPage: Statement | null = null;
+    const span = db.prepare('SELECT count(*) AS n, min(ts) AS lo, max(ts) AS hi FROM temp.staged_batch');
+    const last = db.prepare('SELECT ts, id FROM temp.staged_batch ORDER BY ts DESC, id DESC LIMIT 1');
+    const taken = db.prepare('SELECT 1 FROM main.events WHERE seq >= ? AND seq < ? LIMIT 1');
+    // The key rule of keys.ts in SQL: a row's place among the batch's rows of its millisecond
+    // (they take ids in file order), after the last key the cache already holds in it (looked up
+    // only when the batch's dates reach keys already taken). A duplicate still takes a place, which
+    // leaves a harmless gap in the millisecond's places.
+    const keys = (prev: string) => db.prepare(`UPDATE temp.staged_batch AS b SET seq = k.seq FROM (
+        SELECT s.id, CAST(s.ts AS INTEGER) * ${KEY_SLOTS} + row_number() OVER (PARTITION BY s.ts ORDER BY s.id) - 1 ${prev} AS seq FROM temp.staged_batch AS s
+      ) AS k WHERE k.id = b.id`);
+    const keysFresh = keys('');
+    const keysAfterTaken = keys(`+ coalesce((SELECT max(e.seq) FROM main.events AS e
+        WHERE e.seq >= CAST(s.ts AS INTEGER) * ${KEY_SLOTS} AND e.seq < CAST(s.ts AS INTEGER) * ${KEY_SLOTS} + ${KEY_SLOTS}) - CAST(s.ts AS INTEGER) * ${KEY_SLOTS} + 1, 0)`);
+    const offRule = db.prepare(`SELECT 1 FROM temp.staged_batch WHERE seq IS NULL OR ts <> CAST(ts AS INTEGER) OR seq - CAST(ts AS INTEGER) * ${KEY_SLOTS} >= ${KEY_SLOTS} LIMIT 1`);
+    const stagedRows = db.prepare(`SELECT r.* FROM temp.staged_batch AS b JOIN stage.rows AS r ON r.id = b.id ORDER BY b.id`);
+    // ON CONFLICT names event_id: a key clash is a fault to surface, not a row to drop.
+    const copyEvents = db.prepare(`INSERT INTO main.events
+        (seq, event_id, ts, event_type, member_email, member_id, member_type, verb, status, category, group_id, folder_ref, project_ref, request_id, correlation_id, resource_id, origin)
+      SELECT b.seq, r.eventId, r.ts, r.eventType, r.memberEmail, r.memberId, r.memberType, r.verb, r.status, r.category, r.groupId, r.folderRef, r.projectRef, r.requestId, r.correlationId, r.resourceId, ?
+      FROM temp.staged_batch AS b JOIN stage.rows AS r ON r.id = b.id WHERE true ORDER BY b.seq
+      ON CONFLICT (event_id) DO NOTHING`);
+    // The rows just written are those whose key now holds their event_id (the key was free before).
+    const copyCompanion = (target: string, column: string) => db.prepare(`INSERT INTO ${target} SELECT b.seq, r.${column}
+      FROM temp.staged_batch AS b JOIN stage.rows AS r ON r.id = b.id JOIN main.events AS e ON e.seq = b.seq WHERE e.event_id = r.eventId ORDER BY b.seq`);
+    const copyRaw = copyCompanion('main.events_raw (seq, raw)', 'raw');
+    // One statement per batch: FTS5 writes its pending terms as a segment at each statement's savepoint.
+    const copyText = copyCompanion('main.events_fts (rowid, body)', 'text');
+    const clear = db.prepare('DELETE FROM temp.staged_batch');
+    const copy = db.transaction((fill: () => void, origin: Origin): { counts: InsertCounts; last: [number, number] | null } => {
+      fill();
+      try {
+        const { n, lo, hi } = span.get() as { n: number; lo: number | null; hi: number | null };
+        if (!n) return { counts: { inserted: 0, duplicates: 0 }, last: null };
+        const end = last.raw().get() as [number, number];
+        const loBase = keyBase(lo!);
+        const hiBase = keyBase(hi!);
+        let keyed = loBase !== null && hiBase !== null;
+        if (keyed) {
+          (taken.get(loBase, hiBase! + KEY_SLOTS) ? keysAfterTaken : keysFresh).run();
+          keyed = !offRule.get();
+        }
+        // A full millisecond or a date out of the keyed range: this batch takes the row-by-row path and its spill rule.
+        if (!keyed) return { counts: this.insertRows(stagedRows.all() as EventRow[], origin), last: end };
+        const inserted = copyEvents.run(origin).changes;
+        copyRaw.run();
+        copyText.run();
+        return { counts: { inserted, duplicates: n - inserted }, last: end };
+      } finally {
+        clear.run();
+      }
     });
     return {
-      add: (rows) => add(rows),
-      merge: (origin, batchSize, onBatch) => {
-        this.db.exec('CREATE INDEX stage.rows_ts ON rows (ts, id)');
-        const page = this.db.prepare(`SELECT id, ${STAGE_COLUMNS.join(', ')} FROM stage.rows WHERE (ts, id) > (?, ?) ORDER BY ts, id LIMIT ?`);
+      path,
+      copy: (lo, hi, origin) => copy(() => fillRange.run(lo, hi), origin).counts,
+      merge: (from, origin, batchSize, onBatch) => {
+        db.exec('CREATE INDEX IF NOT EXISTS stage.rows_ts ON rows (ts, id)');
+        fillPage ??= db.prepare('INSERT INTO temp.staged_batch (id, ts) SELECT id, ts FROM stage.rows WHERE id >= ? AND (ts, id) > (?, ?) ORDER BY ts, id LIMIT ?');
+        const page = fillPage;
         let after: [number, number] = [-Number.MAX_VALUE, 0];
         for (;;) {
-          const rows = page.all(...after, batchSize) as (EventRow & { id: number })[];
-          if (!rows.length) return;
-          onBatch(this.insertBatch(rows, origin));
-          const last = rows[rows.length - 1];
-          after = [last.ts, last.id];
+          const { counts, last: end } = copy(() => page.run(from, ...after, batchSize), origin);
+          if (!end) return;
+          onBatch(counts);
+          after = end;
         }
       },
       close: () => {
         try {
-          this.db.exec('DETACH DATABASE stage');
+          db.exec('DETACH DATABASE stage');
         } finally {
-          rmSync(path, { force: true });
+          for (const suffix of ['', '-wal', '-shm']) rmSync(path + suffix, { force: true });
         }
       },
     };
@@ -271,14 +334,14 @@ export class AuditStore {
   }
 }
 
-/** Stage columns (untyped: values are kept exactly), named as EventRow's fields so a staged row reads back as one. */
-const STAGE_COLUMNS = ['ts', 'eventId', 'eventType', 'memberEmail', 'memberId', 'memberType', 'verb', 'status', 'category', 'groupId', 'folderRef', 'projectRef', 'requestId', 'correlationId', 'resourceId', 'raw', 'text'] as const;
-
-export interface Stage {
-  add(rows: readonly EventRow[]): void;
-  /** Moves every staged row into the cache in date order, one committed batch at a time. */
-  merge(origin: Origin, batchSize: number, onBatch: (c: InsertCounts) => void): void;
-  /** Detaches and deletes the scratch file. */
+export interface StagedRows {
+  /** The stage file, for the connection that writes it (stage.ts). */
+  readonly path: string;
+  /** Copies the staged rows lo <= id < hi (one staged batch) into the cache as one committed batch. */
+  copy(lo: number, hi: number, origin: Origin): InsertCounts;
+  /** Moves the staged rows from id `from` on into the cache in date order, one committed batch at a time. */
+  merge(from: number, origin: Origin, batchSize: number, onBatch: (c: InsertCounts) => void): void;
+  /** Detaches and deletes the stage file. */
   close(): void;
 }
 
