@@ -248,6 +248,22 @@ describe('row keys follow the event date', () => {
     }
   });
 
+  it('a bulk transaction spans staged batches: a file in order goes in batchSize rows at a time, whatever the reading side hands over', async () => {
+    const list = Array.from({ length: 12_000 }, (_, i) => makeEvent(i, { date: new Date(BASE + i * 1000).toISOString() }));
+    const service = openService(join(tmp.dir, 'spans.db'));
+    try {
+      const seen: number[] = [];
+      // The reading side stages at most 5,000 rows at a time; a transaction here is 7,000 or more.
+      const [r] = await service.import([tmp.file('spans.ndjson', ndjson(list.toReversed()))], { bulk: true, batchSize: 7000, onProgress: (p) => seen.push(p.accepted) });
+      expect(r).toMatchObject({ items: 12_000, accepted: 12_000, duplicates: 0, rejected: 0, fatal: null });
+      expect([...new Set(seen)]).toEqual([0, 10_000, 12_000]);
+      expect(keysFollowDates(service.store.db)).toBe(true);
+      expect(service.store.db.pragma('integrity_check', { simple: true })).toBe('ok');
+    } finally {
+      await service.close();
+    }
+  });
+
   it.each([
     { how: 'shuffled: held in the stage, killed while moving it in by date', order: 'shuffled' },
     { how: 'newest first: copied in as read, killed between batches', order: 'newest-first' },

@@ -12,7 +12,7 @@ import type { AuditStore, InsertCounts, StagedRows } from './store.ts';
 export type ImportFormat = ImportReport['format'];
 
 export interface ImportOptions {
-  /** Rows per transaction: each batch lands whole or not at all. */
+  /** Rows per transaction: each batch lands whole or not at all (5,000; 50,000 in a bulk load). */
   batchSize?: number;
   /** Rejections listed in the report; all are counted. */
   maxRejectsListed?: number;
@@ -33,6 +33,13 @@ const SNIFF_BYTES = 64 * 1024;
  * 2,500 saved ~30 MB more but committed twice as often (bench/RESULTS.md).
  */
 const BATCH_ROWS = 5000;
+/**
+ * Rows per transaction of a bulk load, whose copies are SQL only, so a larger transaction holds no
+ * more JS memory. Event ids are random (the API's look like UUIDs), so a transaction touches most
+ * pages of the event_id index whatever its size, and each transaction writes them again: 50,000
+ * rows took 1,000,000 events with random ids from ~67 s to ~50 s (bench/RESULTS.md).
+ */
+const BULK_BATCH_ROWS = 50_000;
 /** Bulk loading starts at about 50,000 events (exported events run 500 to 1,500 bytes). */
 const BULK_MIN_BYTES = 48 * 1024 * 1024;
 const BYTES_PER_EVENT = 1000;
@@ -76,7 +83,6 @@ async function readHead(path: string): Promise<string> {
  * complete row before the break.
  */
 export async function importFile(store: AuditStore, path: string, opts: ImportOptions = {}): Promise<ImportReport> {
-  const batchSize = opts.batchSize ?? BATCH_ROWS;
   const maxListed = opts.maxRejectsListed ?? 200;
   let detected: ImportFormat | 'binary' | { unreadable: string };
   try {
@@ -115,7 +121,9 @@ export async function importFile(store: AuditStore, path: string, opts: ImportOp
   // goes through the indexes row by row (rebuilding them for it would cost more).
   const bytes = (await stat(path)).size;
   const bulk = opts.bulk ?? (bytes >= BULK_MIN_BYTES && bytes / BYTES_PER_EVENT > store.counts().events / 2);
-  const task: ReadTask = { path, format, batchSize };
+  const batchSize = opts.batchSize ?? (bulk ? BULK_BATCH_ROWS : BATCH_ROWS);
+  // Rows the reading side holds as JS objects at a time: a bulk transaction spans several staged batches.
+  const task: ReadTask = { path, format, batchSize: Math.min(batchSize, BATCH_ROWS) };
   if (!bulk) {
     let batch: EventRow[] = [];
     const flush = () => {
@@ -154,6 +162,12 @@ export async function importFile(store: AuditStore, path: string, opts: ImportOp
       // end, so the cache's tables are still appended to.
       let span: { lo: number; hi: number } | null = null;
       let heldFrom: number | null = null;
+      // Staged batches in order not copied yet: their ids run on, so they go in as one range.
+      let pending: { lo: number; hi: number } | null = null;
+      const copyPending = () => {
+        if (pending) counted(stage.copy(pending.lo, pending.hi, 'import'));
+        pending = null;
+      };
       const onStaged = (b: StagedBatch) => {
         report.items += b.items;
         for (const w of b.warnings) report.warnings.push(w);
@@ -161,13 +175,17 @@ export async function importFile(store: AuditStore, path: string, opts: ImportOp
         if (b.fatal) report.fatal ??= b.fatal;
         if (b.hi > b.lo && heldFrom === null && inOrder(b.ts, span)) {
           span = widen(b.ts, span);
-          counted(stage.copy(b.lo, b.hi, 'import'));
+          pending = { lo: pending?.lo ?? b.lo, hi: b.hi };
+          if (pending.hi - pending.lo >= batchSize || b.done) copyPending();
+          else progress();
           return;
         }
+        copyPending();
         if (b.hi > b.lo) heldFrom ??= b.lo;
         progress();
       };
       await stageRows({ ...task, stagePath: stage.path }, onStaged, opts.worker ?? true);
+      copyPending();
       if (heldFrom !== null) stage.merge(heldFrom, 'import', batchSize, counted);
     } finally {
       try {
