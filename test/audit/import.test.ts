@@ -70,14 +70,21 @@ describe('import: each format', () => {
 });
 
 describe('import: deduplication and what is already cached', () => {
-  it('counts an event_id already cached (or repeated in the file) as a duplicate and never changes the cached row', async () => {
+  it.each([
+    { how: 'row by row', bulk: false },
+    { how: 'bulk load: let in while the unique index is set aside, removed at its end', bulk: true },
+  ])('counts an event_id already cached (or repeated in the file) as a duplicate and never changes the cached row ($how)', async ({ bulk }) => {
     await importOne('first.ndjson', ndjson(events(0, 4)));
     const before = service.event('evt_2')!.event;
     const altered = makeEvent(2, { category: 'tampered' });
-    const r = await importOne('second.ndjson', ndjson([...events(3, 6), altered, makeEvent(5)]));
+    const [r] = await service.import([tmp.file(`${n}-second.ndjson`, ndjson([...events(3, 6), altered, makeEvent(5, { category: 'second copy' })]))], { bulk });
     expect(r).toMatchObject({ items: 5, accepted: 2, duplicates: 3, rejected: 0 });
     expect(service.event('evt_2')!.event).toEqual(before);
+    // Repeated in the file: the first one read stays.
+    expect(service.event('evt_5')!.event).toEqual(makeEvent(5));
     expect(ids()).toHaveLength(6);
+    expect(service.store.db.prepare('SELECT count(*) AS n FROM events_raw').get()).toEqual({ n: 6 });
+    expect(service.query({ filters: { search: 'tampered' }, sort: { field: 'date', dir: 'asc' }, limit: 10 }).rows).toEqual([]);
   });
 });
 

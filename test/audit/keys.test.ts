@@ -163,7 +163,7 @@ describe('row keys follow the event date', () => {
       expect((sdb.prepare("SELECT name FROM pragma_table_info('events')").pluck().all() as string[]).includes('raw')).toBe(false);
       expect(sdb.prepare('SELECT count(*) AS n FROM events_raw').get()).toEqual({ n: 500 });
       expect(sdb.prepare('SELECT count(*) AS n FROM events LEFT JOIN events_raw AS r USING (seq) WHERE r.raw IS NULL').get()).toEqual({ n: 0 });
-      expect(sdb.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").get()).toEqual({ n: 8 });
+      expect(sdb.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").get()).toEqual({ n: 9 });
       expect(sdb.prepare('SELECT count(*) AS n FROM deferred_indexes').get()).toEqual({ n: 0 });
       expect(sdb.pragma('integrity_check', { simple: true })).toBe('ok');
       const detail = service.event('evt_42');
@@ -176,6 +176,39 @@ describe('row keys follow the event date', () => {
       const [again] = await service.import([tmp.file('v3-more.ndjson', ndjson(shuffled(520)))]);
       expect(again).toMatchObject({ accepted: 20, duplicates: 500 });
       expect(sdb.prepare('SELECT count(*) AS n FROM events_raw').get()).toEqual({ n: 520 });
+    } finally {
+      await service.close();
+    }
+  });
+
+  it('migration 6 makes event_id uniqueness an index of its own, keeping every row, key and index', async () => {
+    const path = join(tmp.dir, 'v5.db');
+    const db = openDatabase(path, AUDIT_MIGRATIONS.slice(0, 5));
+    const put = db.prepare(`INSERT INTO events (seq, event_id, ts, event_type, member_email, member_id, origin) VALUES (?, ?, ?, ?, ?, ?, 'import')`);
+    const raw = db.prepare('INSERT INTO events_raw (seq, raw) VALUES (?, ?)');
+    const text = db.prepare('INSERT INTO events_fts (rowid, body) VALUES (?, ?)');
+    for (const e of shuffled(200)) {
+      const r = rowOf(e);
+      const seq = r.ts * KEY_SLOTS + (db.prepare('SELECT count(*) FROM events WHERE ts = ?').pluck().get(r.ts) as number);
+      put.run(seq, r.eventId, r.ts, r.eventType, r.memberEmail, r.memberId);
+      raw.run(seq, r.raw);
+      text.run(seq, r.text);
+    }
+    const rows = db.prepare('SELECT * FROM events ORDER BY seq').all();
+    db.close();
+    const service = openService(path);
+    try {
+      const sdb = service.store.db;
+      expect(sdb.prepare('SELECT * FROM events ORDER BY seq').all()).toEqual(rows);
+      expect(sdb.prepare("SELECT sql FROM sqlite_master WHERE name = 'events_event_id'").pluck().get()).toMatch(/CREATE UNIQUE INDEX/);
+      expect(sdb.prepare("SELECT count(*) FROM sqlite_master WHERE name GLOB 'sqlite_autoindex_events*'").pluck().get()).toBe(0);
+      expect(sdb.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").get()).toEqual({ n: 9 });
+      expect(() => sdb.prepare(`INSERT INTO events (seq, event_id, ts, event_type, origin) VALUES (1, 'evt_3', 1, 'x', 'import')`).run()).toThrow(/UNIQUE constraint failed: events.event_id/);
+      expect(sdb.pragma('integrity_check', { simple: true })).toBe('ok');
+      const [again] = await service.import([tmp.file('v5-more.ndjson', ndjson(shuffled(220)))], { bulk: true });
+      expect(again).toMatchObject({ accepted: 20, duplicates: 200 });
+      expect(sdb.prepare('SELECT count(*) AS n FROM events_raw').get()).toEqual({ n: 220 });
+      expectSearchInDateOrder(service);
     } finally {
       await service.close();
     }
@@ -240,7 +273,7 @@ describe('row keys follow the event date', () => {
         expect(keysFollowDates(bulk.store.db)).toBe(true);
         expectSearchInDateOrder(bulk);
         expect(bulk.store.db.pragma('integrity_check', { simple: true })).toBe('ok');
-        expect(bulk.store.db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").get()).toEqual({ n: 8 });
+        expect(bulk.store.db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").get()).toEqual({ n: 9 });
       } finally {
         await plain.close();
         await bulk.close();
@@ -275,7 +308,12 @@ describe('row keys follow the event date', () => {
     await service.close();
 
     const list = Array.from({ length: 40_000 }, (_, i) => makeEvent(1000 + i));
-    const big = tmp.file(`big-${order}.ndjson`, ndjson(order === 'shuffled' ? shuffle(list) : list.reverse()));
+    // Duplicates with other contents, let in while the unique index is set aside: of cached events
+    // (shuffled through the file) or of events earlier in the file (newest first, in date order).
+    const altered = Array.from({ length: 300 }, (_, i) => makeEvent(i, { category: 'altered' }));
+    const rows = order === 'shuffled' ? shuffle([...list, ...altered]) : list.reverse().flatMap((e, i) => (i % 100 === 0 ? [e, { ...e, category: 'altered' }] : [e]));
+    expect(rows.slice(0, 500).some((e) => e.category === 'altered')).toBe(true);
+    const big = tmp.file(`big-${order}.ndjson`, ndjson(rows));
     const script = join(tmp.dir, `child-${order}.ts`);
     writeFileSync(script, `
       import { AuditStore } from ${JSON.stringify(join(import.meta.dirname, '../../electron/core/audit/store.ts'))};
@@ -299,10 +337,16 @@ describe('row keys follow the event date', () => {
       expect(readdirSync(tmp.dir).filter((f) => f.startsWith(`killed-${order}.db-stage-`))).toEqual([]);
       expect(service.store.db.prepare('SELECT count(*) AS n FROM deferred_indexes').get()).toEqual({ n: 0 });
       const indexes = service.store.db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").get() as { n: number };
-      expect(indexes.n).toBe(8);
+      expect(indexes.n).toBe(9);
       for (const r of before) expect(service.event(r.eventId)?.row).toEqual(r);
+      const db = service.store.db;
+      expect(db.prepare('SELECT count(*) AS n FROM (SELECT event_id FROM events GROUP BY event_id HAVING count(*) > 1)').get()).toEqual({ n: 0 });
+      expect(db.prepare("SELECT count(*) AS n FROM events WHERE category = 'altered'").get()).toEqual({ n: 0 });
+      expect(db.prepare('SELECT (SELECT count(*) FROM events) - (SELECT count(*) FROM events_raw) AS n').get()).toEqual({ n: 0 });
+      expect(db.prepare('SELECT count(*) AS n FROM bulk_rows').get()).toEqual({ n: 0 });
       const n = service.store.counts().events;
-      expect(n).toBeGreaterThanOrEqual(300 + 2000);
+      // Every batch copied before the kill stays, less the (up to 300) duplicates it let in.
+      expect(n).toBeGreaterThanOrEqual(300 + 2000 - 300);
       expect(n).toBeLessThan(300 + 40_000);
       expect(service.store.db.prepare("INSERT INTO events_fts (events_fts, rank) VALUES ('integrity-check', 0)").run().changes).toBeGreaterThanOrEqual(0);
     } finally {
@@ -334,7 +378,7 @@ describe('row keys follow the event date', () => {
     const reader = openService(path);
     try {
       expect(out).not.toMatch(/done/);
-      expect(reader.store.db.prepare('SELECT count(*) AS n FROM deferred_indexes').get()).toEqual({ n: 8 });
+      expect(reader.store.db.prepare('SELECT count(*) AS n FROM deferred_indexes').get()).toEqual({ n: 9 });
       expect(reader.query({ filters: { search: 'denied' }, sort: SORTS[0], limit: 5 }).rows.length).toBeGreaterThan(0);
     } finally {
       await reader.close();
@@ -346,7 +390,7 @@ describe('row keys follow the event date', () => {
       const db = after.store.db;
       expect(db.prepare('SELECT count(*) AS n FROM deferred_indexes').get()).toEqual({ n: 0 });
       expect(db.prepare("SELECT count(*) AS n FROM audit_meta WHERE key GLOB 'bulk_owner_*'").get()).toEqual({ n: 0 });
-      expect(db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").get()).toEqual({ n: 8 });
+      expect(db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").get()).toEqual({ n: 9 });
       expect(after.store.counts().events).toBe(40_000);
       expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
     } finally {

@@ -16,6 +16,10 @@ export interface ImportOptions {
   batchSize?: number;
   /** Rejections listed in the report; all are counted. */
   maxRejectsListed?: number;
+  /**
+   * After each batch. In a bulk load `accepted` counts the rows copied in so far: the duplicates
+   * among them are found, and taken off, when the load ends (store.restoreIndexes).
+   */
   onProgress?: (p: { path: string; items: number; accepted: number; rejected: number }) => void;
   /** Bulk mode (indexes set aside, built at the end) whatever the file size; tests use it. */
   bulk?: boolean;
@@ -79,8 +83,8 @@ async function readHead(path: string): Promise<string> {
 
 /**
  * Streams one file into the store. Memory is one read chunk plus one batch whatever the file
- * size. Existing events are never touched (INSERT OR IGNORE), and a broken file keeps every
- * complete row before the break.
+ * size. Events already cached are never touched (a duplicate is skipped, or in a bulk load removed
+ * when it ends), and a broken file keeps every complete row before the break.
  */
 export async function importFile(store: AuditStore, path: string, opts: ImportOptions = {}): Promise<ImportReport> {
   const maxListed = opts.maxRejectsListed ?? 200;
@@ -192,7 +196,10 @@ export async function importFile(store: AuditStore, path: string, opts: ImportOp
         staged?.close();
       } finally {
         try {
-          store.restoreIndexes();
+          // Rows the load let in whose event_id was cached already, or came earlier in the file.
+          const removed = store.restoreIndexes();
+          report.accepted -= removed;
+          report.duplicates += removed;
         } finally {
           store.endBulk();
         }

@@ -10,6 +10,8 @@ import { stageTableSql } from './stage.ts';
 
 /** audit_meta key of a process bulk importing, followed by its pid. */
 const BULK_OWNER = 'bulk_owner_';
+/** The index that keeps event_id unique (migration 6): set aside during a bulk load like the others. */
+const UNIQUE_INDEX = 'events_event_id';
 interface FtsConfig {
   hashsize: number;
   automerge: number;
@@ -33,14 +35,16 @@ export interface InsertCounts {
 /**
  * The events table, its side table events_raw (the event as received, same seq) and its FTS
  * index, written only through `insertBatch` and a stage's `copy` and `merge`: a row whose event_id is
- * cached already is skipped, so a cached row is never modified, and each batch is one transaction,
- * so a crash leaves whole batches or nothing.
+ * cached already is skipped (by a bulk load, removed when it ends, or by the repair after a crash),
+ * so a cached row is never modified, and each batch is one transaction, so a crash leaves whole
+ * batches or nothing.
  */
 export class AuditStore {
   readonly db: Db;
   private readonly insertEvent: Statement;
   private readonly insertRaw: Statement;
   private readonly insertText: Statement;
+  private readonly trackBulkRow: Statement;
   private readonly keys: KeyAllocator;
   private readonly keysIn: Statement;
   private readonly lastKeyIn: Statement;
@@ -60,6 +64,7 @@ export class AuditStore {
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     this.insertRaw = this.db.prepare('INSERT INTO events_raw (seq, raw) VALUES (?, ?)');
     this.insertText = this.db.prepare('INSERT INTO events_fts (rowid, body) VALUES (?, ?)');
+    this.trackBulkRow = this.db.prepare('INSERT INTO bulk_rows (seq, owner) VALUES (?, ?)');
     this.keys = new KeyAllocator(this.db, 'events');
     this.keysIn = this.db.prepare('SELECT seq FROM events WHERE seq >= ? AND seq < ? LIMIT ?').pluck();
     this.lastKeyIn = this.db.prepare('SELECT max(seq) FROM events WHERE seq >= ? AND seq < ?').pluck();
@@ -110,15 +115,15 @@ export class AuditStore {
   /**
    * Builds every deferred index again: at the end of a bulk import, and as the repair of one that
    * crashed. Not while another live process is still bulk importing; the last one to finish builds
-   * them.
+   * them. Returns how many of this process's bulk-loaded rows were removed as duplicates.
    */
-  restoreIndexes(): void {
+  restoreIndexes(): number {
     // Read first: a process that only opens the file to read it writes nothing here.
     const owners = this.db.prepare("SELECT key FROM audit_meta WHERE key GLOB 'bulk_owner_*'").pluck().all() as string[];
     const others = owners.filter((k) => Number(k.slice(BULK_OWNER.length)) !== process.pid);
     if (others.some((k) => isAlive(Number(k.slice(BULK_OWNER.length))))) {
       if (others.length < owners.length) this.db.prepare('DELETE FROM audit_meta WHERE key = ?').run(`${BULK_OWNER}${process.pid}`);
-      return;
+      return 0;
     }
     const list = this.db.prepare('SELECT name, sql FROM deferred_indexes').all() as { name: string; sql: string }[];
     if (owners.length) {
@@ -127,15 +132,48 @@ export class AuditStore {
       this.db.exec("INSERT INTO events_fts (events_fts) VALUES ('optimize')");
       this.ftsConfig(EVERYDAY_FTS);
     }
-    for (const ix of list) {
+    let removed = 0;
+    // The unique index first, in one transaction with the removal of the duplicates the load let
+    // in, so no other writer can add one between the two.
+    for (const ix of list.toSorted((a, b) => Number(b.name === UNIQUE_INDEX) - Number(a.name === UNIQUE_INDEX))) {
       this.db.transaction(() => {
         const exists = this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?").get(ix.name);
-        if (!exists) this.db.exec(ix.sql);
+        if (!exists) {
+          if (ix.name === UNIQUE_INDEX) removed = this.removeBulkDuplicates();
+          this.db.exec(ix.sql);
+        }
         this.db.prepare('DELETE FROM deferred_indexes WHERE name = ?').run(ix.name);
       })();
     }
     // Only now: while the indexes were being built, a process opening the file had to leave them alone.
     if (owners.length) this.db.prepare("DELETE FROM audit_meta WHERE key GLOB 'bulk_owner_*'").run();
+    return removed;
+  }
+
+  /**
+   * While the unique index is set aside, a bulk load inserts every row it reads and records it in
+   * bulk_rows. Of the rows sharing an event_id, the one not from a bulk load stays (the cached
+   * row: a cache never loses or changes what it held), else the lowest key (the earliest date;
+   * within a millisecond, the first read). One sort of the event ids finds them.
+   */
+  private removeBulkDuplicates(): number {
+    const db = this.db;
+    db.exec(`
+      CREATE TEMP TABLE IF NOT EXISTS bulk_losers (seq INTEGER PRIMARY KEY, owner INTEGER);
+      DELETE FROM temp.bulk_losers;
+      INSERT INTO temp.bulk_losers (seq, owner) SELECT seq, owner FROM (
+        SELECT e.seq, b.owner, row_number() OVER (PARTITION BY e.event_id ORDER BY b.seq IS NOT NULL, e.seq) AS k
+        FROM main.events AS e LEFT JOIN main.bulk_rows AS b ON b.seq = e.seq
+        WHERE e.event_id IN (SELECT event_id FROM main.events GROUP BY event_id HAVING count(*) > 1)
+      ) WHERE k > 1;
+      DELETE FROM main.events WHERE seq IN (SELECT seq FROM temp.bulk_losers);
+      DELETE FROM main.events_raw WHERE seq IN (SELECT seq FROM temp.bulk_losers);
+      DELETE FROM main.events_fts WHERE rowid IN (SELECT seq FROM temp.bulk_losers);
+      DELETE FROM main.bulk_rows;
+    `);
+    const own = db.prepare('SELECT count(*) FROM temp.bulk_losers WHERE owner = ?').pluck().get(process.pid) as number;
+    db.exec('DELETE FROM temp.bulk_losers');
+    return own;
   }
 
   /**
@@ -151,8 +189,8 @@ export class AuditStore {
     })();
   }
 
-  /** The body of `insertBatch`, for a caller already inside a transaction. */
-  private insertRows(rows: readonly EventRow[], origin: Origin): InsertCounts {
+  /** The body of `insertBatch`, for a caller already inside a transaction; `tracked` records the rows as a bulk load's. */
+  private insertRows(rows: readonly EventRow[], origin: Origin, tracked = false): InsertCounts {
     let inserted = 0;
     const ordered = rows.toSorted((a, b) => a.ts - b.ts);
     const keys = this.batchKeys(ordered);
@@ -168,6 +206,7 @@ export class AuditStore {
         keys.used(key);
         this.insertRaw.run(key, r.raw);
         this.insertText.run(key, r.text);
+        if (tracked) this.trackBulkRow.run(key, process.pid);
       }
     }
     return { inserted, duplicates: rows.length - inserted };
@@ -241,8 +280,8 @@ export class AuditStore {
     const taken = db.prepare('SELECT 1 FROM main.events WHERE seq >= ? AND seq < ? LIMIT 1');
     // The key rule of keys.ts in SQL: a row's place among the batch's rows of its millisecond
     // (they take ids in file order), after the last key the cache already holds in it (looked up
-    // only when the batch's dates reach keys already taken). A duplicate still takes a place, which
-    // leaves a harmless gap in the millisecond's places.
+    // only when the batch's dates reach keys already taken). A duplicate removed at the end leaves
+    // a gap in its millisecond's places; the order is unchanged.
     const keys = (prev: string) => db.prepare(`UPDATE temp.staged_batch AS b SET seq = k.seq FROM (
         SELECT s.id, CAST(s.ts AS INTEGER) * ${KEY_SLOTS} + row_number() OVER (PARTITION BY s.ts ORDER BY s.id) - 1 ${prev} AS seq FROM temp.staged_batch AS s
       ) AS k WHERE k.id = b.id`);
@@ -251,18 +290,17 @@ export class AuditStore {
         WHERE e.seq >= CAST(s.ts AS INTEGER) * ${KEY_SLOTS} AND e.seq < CAST(s.ts AS INTEGER) * ${KEY_SLOTS} + ${KEY_SLOTS}) - CAST(s.ts AS INTEGER) * ${KEY_SLOTS} + 1, 0)`);
     const offRule = db.prepare(`SELECT 1 FROM temp.staged_batch WHERE seq IS NULL OR ts <> CAST(ts AS INTEGER) OR seq - CAST(ts AS INTEGER) * ${KEY_SLOTS} >= ${KEY_SLOTS} LIMIT 1`);
     const stagedRows = db.prepare(`SELECT r.* FROM temp.staged_batch AS b JOIN stage.rows AS r ON r.id = b.id ORDER BY b.id`);
-    // ON CONFLICT names event_id: a key clash is a fault to surface, not a row to drop.
-    const copyEvents = db.prepare(`INSERT INTO main.events
-        (seq, event_id, ts, event_type, member_email, member_id, member_type, verb, status, category, group_id, folder_ref, project_ref, request_id, correlation_id, resource_id, origin)
-      SELECT b.seq, r.eventId, r.ts, r.eventType, r.memberEmail, r.memberId, r.memberType, r.verb, r.status, r.category, r.groupId, r.folderRef, r.projectRef, r.requestId, r.correlationId, r.resourceId, ?
-      FROM temp.staged_batch AS b JOIN stage.rows AS r ON r.id = b.id WHERE true ORDER BY b.seq
-      ON CONFLICT (event_id) DO NOTHING`);
-    // The rows just written are those whose key now holds their event_id (the key was free before).
-    const copyCompanion = (target: string, column: string) => db.prepare(`INSERT INTO ${target} SELECT b.seq, r.${column}
-      FROM temp.staged_batch AS b JOIN stage.rows AS r ON r.id = b.id JOIN main.events AS e ON e.seq = b.seq WHERE e.event_id = r.eventId ORDER BY b.seq`);
-    const copyRaw = copyCompanion('main.events_raw (seq, raw)', 'raw');
+    // The unique index is set aside during a bulk load: every row goes in, recorded in bulk_rows,
+    // and restoreIndexes removes the duplicates at the end. Keys are free by construction, so a
+    // key clash is a fault, and it rolls the batch back.
+    const copyRows = (target: string, columns: string) => db.prepare(`INSERT INTO ${target} SELECT b.seq, ${columns}
+      FROM temp.staged_batch AS b JOIN stage.rows AS r ON r.id = b.id ORDER BY b.seq`);
+    const copyEvents = copyRows('main.events (seq, event_id, ts, event_type, member_email, member_id, member_type, verb, status, category, group_id, folder_ref, project_ref, request_id, correlation_id, resource_id, origin)',
+      'r.eventId, r.ts, r.eventType, r.memberEmail, r.memberId, r.memberType, r.verb, r.status, r.category, r.groupId, r.folderRef, r.projectRef, r.requestId, r.correlationId, r.resourceId, ?');
+    const copyRaw = copyRows('main.events_raw (seq, raw)', 'r.raw');
     // One statement per batch: FTS5 writes its pending terms as a segment at each statement's savepoint.
-    const copyText = copyCompanion('main.events_fts (rowid, body)', 'text');
+    const copyText = copyRows('main.events_fts (rowid, body)', 'r.text');
+    const track = db.prepare('INSERT INTO main.bulk_rows (seq, owner) SELECT seq, ? FROM temp.staged_batch');
     const clear = db.prepare('DELETE FROM temp.staged_batch');
     const copy = db.transaction((fill: () => void, origin: Origin): { counts: InsertCounts; last: [number, number] | null } => {
       fill();
@@ -278,11 +316,12 @@ export class AuditStore {
           keyed = !offRule.get();
         }
         // A full millisecond or a date out of the keyed range: this batch takes the row-by-row path and its spill rule.
-        if (!keyed) return { counts: this.insertRows(stagedRows.all() as EventRow[], origin), last: end };
-        const inserted = copyEvents.run(origin).changes;
+        if (!keyed) return { counts: this.insertRows(stagedRows.all() as EventRow[], origin, true), last: end };
+        copyEvents.run(origin);
         copyRaw.run();
         copyText.run();
-        return { counts: { inserted, duplicates: n - inserted }, last: end };
+        track.run(process.pid);
+        return { counts: { inserted: n, duplicates: 0 }, last: end };
       } finally {
         clear.run();
       }
