@@ -376,7 +376,7 @@ export class AuditStore {
 export interface StagedRows {
   /** The stage file, for the connection that writes it (stage.ts). */
   readonly path: string;
-  /** Copies the staged rows lo <= id < hi (one staged batch) into the cache as one committed batch. */
+  /** Copies the staged rows lo <= id < hi (consecutive staged batches) into the cache as one committed batch. */
   copy(lo: number, hi: number, origin: Origin): InsertCounts;
   /** Moves the staged rows from id `from` on into the cache in date order, one committed batch at a time. */
   merge(from: number, origin: Origin, batchSize: number, onBatch: (c: InsertCounts) => void): void;
