@@ -281,6 +281,28 @@ describe('row keys follow the event date', () => {
     }
   });
 
+  it('a bulk load into a cache that already holds as much keeps the unique index live: a re-import skips each duplicate at once', async () => {
+    const list = Array.from({ length: 3000 }, (_, i) => makeEvent(i, { date: new Date(BASE + i * 1000).toISOString() }));
+    const service = openService(join(tmp.dir, 'reimport.db'));
+    try {
+      const file = tmp.file('reimport.ndjson', ndjson(list.toReversed()));
+      const first: string[][] = [];
+      const deferred = () => service.store.db.prepare('SELECT name FROM deferred_indexes ORDER BY name').pluck().all() as string[];
+      await service.import([file], { bulk: true, batchSize: 500, onProgress: () => first.push(deferred()) });
+      expect(first[0]).toContain('events_event_id');
+      const size = service.store.db.prepare('SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()').pluck().get() as number;
+      const seen: { accepted: number; deferred: string[] }[] = [];
+      const [again] = await service.import([file], { bulk: true, batchSize: 500, onProgress: (p) => seen.push({ accepted: p.accepted, deferred: deferred() }) });
+      expect(again).toMatchObject({ items: 3000, accepted: 0, duplicates: 3000, rejected: 0 });
+      expect(seen.every((p) => p.accepted === 0 && p.deferred.length === 8 && !p.deferred.includes('events_event_id'))).toBe(true);
+      expect(service.store.db.prepare('SELECT count(*) AS n FROM bulk_rows').get()).toEqual({ n: 0 });
+      expect(service.store.db.prepare('SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()').pluck().get()).toBeLessThanOrEqual(size * 1.1);
+      expect(service.store.counts().events).toBe(3000);
+    } finally {
+      await service.close();
+    }
+  });
+
   it('a bulk transaction spans staged batches: a file in order goes in batchSize rows at a time, whatever the reading side hands over', async () => {
     const list = Array.from({ length: 12_000 }, (_, i) => makeEvent(i, { date: new Date(BASE + i * 1000).toISOString() }));
     const service = openService(join(tmp.dir, 'spans.db'));

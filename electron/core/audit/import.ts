@@ -124,7 +124,8 @@ export async function importFile(store: AuditStore, path: string, opts: ImportOp
   // built once at the end, the rows staged and copied in by SQLite (store.openStage). A small one
   // goes through the indexes row by row (rebuilding them for it would cost more).
   const bytes = (await stat(path)).size;
-  const bulk = opts.bulk ?? (bytes >= BULK_MIN_BYTES && bytes / BYTES_PER_EVENT > store.counts().events / 2);
+  const cached = store.counts().events;
+  const bulk = opts.bulk ?? (bytes >= BULK_MIN_BYTES && bytes / BYTES_PER_EVENT > cached / 2);
   const batchSize = opts.batchSize ?? (bulk ? BULK_BATCH_ROWS : BATCH_ROWS);
   // Rows the reading side holds as JS objects at a time: a bulk transaction spans several staged batches.
   const task: ReadTask = { path, format, batchSize: Math.min(batchSize, BATCH_ROWS) };
@@ -154,7 +155,10 @@ export async function importFile(store: AuditStore, path: string, opts: ImportOp
       flush();
     }
   } else {
-    store.deferIndexes();
+    // The unique index goes aside too when few cached events could clash with the file's: with
+    // random ids it is the costliest to keep, but aside, each duplicate is inserted and removed
+    // again at the end (a re-import of the same export would double the file for nothing).
+    store.deferIndexes({ keepUnique: cached > bytes / BYTES_PER_EVENT / 10 });
     store.beginBulk();
     let staged: StagedRows | null = null;
     try {

@@ -75,14 +75,19 @@ export class AuditStore {
   /**
    * Drops the events table's secondary indexes, keeping their definitions to restore, and records
    * this process as a bulk importer: another process opening the file meanwhile (the CLI beside
-   * the app) must not build them under the import's feet.
+   * the app) must not build them under the import's feet. `keepUnique` leaves the event_id index
+   * live (see import.ts for when).
    */
-  deferIndexes(): void {
+  deferIndexes(opts: { keepUnique?: boolean } = {}): void {
     this.db.transaction(() => {
+      // A bulk load already running chose whether the unique index stays; its statements depend on it.
+      const running = (this.db.prepare("SELECT key FROM audit_meta WHERE key GLOB 'bulk_owner_*'").pluck().all() as string[])
+        .some((k) => Number(k.slice(BULK_OWNER.length)) !== process.pid && isAlive(Number(k.slice(BULK_OWNER.length))));
+      const keepUnique = opts.keepUnique || running;
       this.db.prepare('INSERT OR REPLACE INTO audit_meta (key, value) VALUES (?, ?)').run(`${BULK_OWNER}${process.pid}`, Date.now());
       const list = this.db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").all() as { name: string; sql: string }[];
       const keep = this.db.prepare('INSERT OR REPLACE INTO deferred_indexes (name, sql) VALUES (?, ?)');
-      for (const ix of list) {
+      for (const ix of list.filter((i) => !(keepUnique && i.name === UNIQUE_INDEX))) {
         keep.run(ix.name, ix.sql);
         // Names come from sqlite_master, not from users; quoted as identifiers all the same.
         this.db.exec(`DROP INDEX "${ix.name.replaceAll('"', '""')}"`);
@@ -290,16 +295,23 @@ export class AuditStore {
         WHERE e.seq >= CAST(s.ts AS INTEGER) * ${KEY_SLOTS} AND e.seq < CAST(s.ts AS INTEGER) * ${KEY_SLOTS} + ${KEY_SLOTS}) - CAST(s.ts AS INTEGER) * ${KEY_SLOTS} + 1, 0)`);
     const offRule = db.prepare(`SELECT 1 FROM temp.staged_batch WHERE seq IS NULL OR ts <> CAST(ts AS INTEGER) OR seq - CAST(ts AS INTEGER) * ${KEY_SLOTS} >= ${KEY_SLOTS} LIMIT 1`);
     const stagedRows = db.prepare(`SELECT r.* FROM temp.staged_batch AS b JOIN stage.rows AS r ON r.id = b.id ORDER BY b.id`);
-    // The unique index is set aside during a bulk load: every row goes in, recorded in bulk_rows,
-    // and restoreIndexes removes the duplicates at the end. Keys are free by construction, so a
-    // key clash is a fault, and it rolls the batch back.
-    const copyRows = (target: string, columns: string) => db.prepare(`INSERT INTO ${target} SELECT b.seq, ${columns}
-      FROM temp.staged_batch AS b JOIN stage.rows AS r ON r.id = b.id ORDER BY b.seq`);
-    const copyEvents = copyRows('main.events (seq, event_id, ts, event_type, member_email, member_id, member_type, verb, status, category, group_id, folder_ref, project_ref, request_id, correlation_id, resource_id, origin)',
-      'r.eventId, r.ts, r.eventType, r.memberEmail, r.memberId, r.memberType, r.verb, r.status, r.category, r.groupId, r.folderRef, r.projectRef, r.requestId, r.correlationId, r.resourceId, ?');
-    const copyRaw = copyRows('main.events_raw (seq, raw)', 'r.raw');
+    // With the unique index set aside (a load into a cache holding few events), every row goes in,
+    // recorded in bulk_rows, and restoreIndexes removes the duplicates at the end. With it live (a
+    // load into a cache that could hold much of the file), a duplicate is skipped at once, which
+    // costs index updates at random but never inserts what is removed later. Keys are free by
+    // construction, so a key clash is a fault, and it rolls the batch back.
+    const uniqueLive = !!db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?").get(UNIQUE_INDEX);
+    const copyEvents = db.prepare(`INSERT INTO main.events
+        (seq, event_id, ts, event_type, member_email, member_id, member_type, verb, status, category, group_id, folder_ref, project_ref, request_id, correlation_id, resource_id, origin)
+      SELECT b.seq, r.eventId, r.ts, r.eventType, r.memberEmail, r.memberId, r.memberType, r.verb, r.status, r.category, r.groupId, r.folderRef, r.projectRef, r.requestId, r.correlationId, r.resourceId, ?
+      FROM temp.staged_batch AS b JOIN stage.rows AS r ON r.id = b.id WHERE true ORDER BY b.seq ${uniqueLive ? 'ON CONFLICT (event_id) DO NOTHING' : ''}`);
+    // The rows just written: with duplicates skipped, those whose key now holds their event_id.
+    const written = uniqueLive ? 'JOIN main.events AS e ON e.seq = b.seq WHERE e.event_id = r.eventId' : '';
+    const copyRows = (target: string, column: string) => db.prepare(`INSERT INTO ${target} SELECT b.seq, r.${column}
+      FROM temp.staged_batch AS b JOIN stage.rows AS r ON r.id = b.id ${written} ORDER BY b.seq`);
+    const copyRaw = copyRows('main.events_raw (seq, raw)', 'raw');
     // One statement per batch: FTS5 writes its pending terms as a segment at each statement's savepoint.
-    const copyText = copyRows('main.events_fts (rowid, body)', 'r.text');
+    const copyText = copyRows('main.events_fts (rowid, body)', 'text');
     const track = db.prepare('INSERT INTO main.bulk_rows (seq, owner) SELECT seq, ? FROM temp.staged_batch');
     const clear = db.prepare('DELETE FROM temp.staged_batch');
     const copy = db.transaction((fill: () => void, origin: Origin): { counts: InsertCounts; last: [number, number] | null } => {
@@ -316,12 +328,12 @@ export class AuditStore {
           keyed = !offRule.get();
         }
         // A full millisecond or a date out of the keyed range: this batch takes the row-by-row path and its spill rule.
-        if (!keyed) return { counts: this.insertRows(stagedRows.all() as EventRow[], origin, true), last: end };
-        copyEvents.run(origin);
+        if (!keyed) return { counts: this.insertRows(stagedRows.all() as EventRow[], origin, !uniqueLive), last: end };
+        const inserted = copyEvents.run(origin).changes;
         copyRaw.run();
         copyText.run();
-        track.run(process.pid);
-        return { counts: { inserted: n, duplicates: 0 }, last: end };
+        if (!uniqueLive) track.run(process.pid);
+        return { counts: { inserted, duplicates: n - inserted }, last: end };
       } finally {
         clear.run();
       }

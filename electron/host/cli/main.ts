@@ -37,7 +37,19 @@ export async function runCli(argv: string[], io: Partial<CliContext> = {}): Prom
   }
 }
 
+/**
+ * `mediadesk audit query | head`: the reader may close the pipe before the output ends. Unix tools
+ * stop quietly then; without this Node reports an unhandled EPIPE with a stack trace.
+ */
+export function stopQuietlyWhenPipeCloses(): void {
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+    process.exit(process.exitCode ?? 0);
+  });
+}
+
 if (import.meta.main) {
+  stopQuietlyWhenPipeCloses();
   runCli(process.argv.slice(2)).then((code) => {
     process.exitCode = code;
   });
