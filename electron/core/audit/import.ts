@@ -127,8 +127,7 @@ export async function importFile(store: AuditStore, path: string, opts: ImportOp
   const cached = store.counts().events;
   const bulk = opts.bulk ?? (bytes >= BULK_MIN_BYTES && bytes / BYTES_PER_EVENT > cached / 2);
   const batchSize = opts.batchSize ?? (bulk ? BULK_BATCH_ROWS : BATCH_ROWS);
-  // Rows the reading side holds as JS objects at a time: a bulk transaction spans several staged batches.
-  const task: ReadTask = { path, format, batchSize: Math.min(batchSize, BATCH_ROWS) };
+  const task: ReadTask = { path, format };
   if (!bulk) {
     let batch: EventRow[] = [];
     const flush = () => {
@@ -148,8 +147,6 @@ export async function importFile(store: AuditStore, path: string, opts: ImportOp
         },
         fatal: (reason) => (report.fatal ??= reason),
         warning: (m) => report.warnings.push(m),
-        full: () => false,
-        flush: () => {},
       });
     } finally {
       flush();
@@ -192,7 +189,8 @@ export async function importFile(store: AuditStore, path: string, opts: ImportOp
         if (b.hi > b.lo) heldFrom ??= b.lo;
         progress();
       };
-      await stageRows({ ...task, stagePath: stage.path }, onStaged, opts.worker ?? true);
+      // The reading side holds at most BATCH_ROWS rows as JS objects: a bulk transaction spans several staged batches.
+      await stageRows({ ...task, stagePath: stage.path, batchSize: Math.min(batchSize, BATCH_ROWS) }, onStaged, opts.worker ?? true);
       copyPending();
       if (heldFrom !== null) stage.merge(heldFrom, 'import', batchSize, counted);
     } finally {

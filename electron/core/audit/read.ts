@@ -9,7 +9,6 @@ import type { FormatParser, Parsed } from './formats/parsed.ts';
 export interface ReadTask {
   path: string;
   format: ImportReport['format'];
-  batchSize: number;
 }
 
 /** Where read rows go, in file order. */
@@ -18,9 +17,6 @@ export interface RowSink {
   reject(r: ImportReject): void;
   fatal(reason: string): void;
   warning(message: string): void;
-  /** Asked after each read chunk: true when `flush` should run before reading on. */
-  full(): boolean;
-  flush(): void | Promise<void>;
 }
 
 function parserFor(format: ImportReport['format']): FormatParser {
@@ -55,7 +51,6 @@ export async function readParsed(task: ReadTask, sink: RowSink): Promise<void> {
     for await (const chunk of stream as AsyncIterable<string>) {
       parser.feed(chunk, emit);
       if (fatal) break;
-      if (sink.full()) await sink.flush();
     }
     if (!fatal) parser.end(emit);
   } catch (err) {

@@ -12,7 +12,7 @@ import type { EventRow } from './event.ts';
 import { readParsed, type ReadTask } from './read.ts';
 
 /** Stage columns (untyped: values are kept exactly), named as EventRow's fields so a staged row reads back as one. */
-export const STAGE_COLUMNS = ['ts', 'eventId', 'eventType', 'memberEmail', 'memberId', 'memberType', 'verb', 'status', 'category', 'groupId', 'folderRef', 'projectRef', 'requestId', 'correlationId', 'resourceId', 'raw', 'text'] as const;
+const STAGE_COLUMNS = ['ts', 'eventId', 'eventType', 'memberEmail', 'memberId', 'memberType', 'verb', 'status', 'category', 'groupId', 'folderRef', 'projectRef', 'requestId', 'correlationId', 'resourceId', 'raw', 'text'] as const;
 
 export function stageTableSql(schema: string): string {
   return `CREATE TABLE IF NOT EXISTS ${schema}.rows (id INTEGER PRIMARY KEY, ${STAGE_COLUMNS.join(', ')})`;
@@ -35,6 +35,8 @@ export interface StagedBatch {
 
 export interface StageTask extends ReadTask {
   stagePath: string;
+  /** Rows held as JS objects before they are written to the stage. */
+  batchSize: number;
 }
 
 class StageWriter {
@@ -105,8 +107,6 @@ export async function stageFile(task: StageTask, emit: (b: StagedBatch) => void)
       },
       fatal: (reason) => (fatal ??= reason),
       warning: (m) => warnings.push(m),
-      full: () => false,
-      flush: () => {},
     });
     send(true);
   } finally {
