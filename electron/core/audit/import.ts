@@ -262,26 +262,28 @@ async function stageRows(task: StageTask, emit: (b: StagedBatch) => void, useWor
       // Resolved once the thread is gone: the stage file is deleted next, which Windows refuses while it is open.
       void worker.terminate().finally(() => resolve(how));
     };
+    // Every batch, the last one too, may copy rows into the cache here; if that fails (disk full, a
+    // locked file) the import fails as it would in this thread.
+    const deliver = (b: StagedBatch) => {
+      try {
+        emit(b);
+      } catch (err) {
+        return finish({ failed: err });
+      }
+      if (b.done) finish('done');
+    };
     worker.on('message', (m: StagedBatch | StageFailure) => {
       if (finished) return;
       started = true;
-      try {
-        emit(m.kind === 'error' ? stopped(m.message) : m);
-      } catch (err) {
-        // Writing the cache failed (disk full, a locked file): the import fails as it would in this thread.
-        return finish({ failed: err });
-      }
-      if (m.kind === 'error' || m.done) finish('done');
+      deliver(m.kind === 'error' ? stopped(m.message) : m);
     });
     worker.on('error', (err) => {
       if (!started) return finish('fallback');
-      emit(stopped(err.message));
-      finish('done');
+      if (!finished) deliver(stopped(err.message));
     });
     worker.on('exit', () => {
       if (!started) return finish('fallback');
-      if (!finished) emit(stopped('the reading thread ended early'));
-      finish('done');
+      if (!finished) deliver(stopped('the reading thread ended early'));
     });
   });
   if (outcome === 'fallback') return stageFile(task, emit);

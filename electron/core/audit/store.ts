@@ -279,7 +279,7 @@ export class AuditStore {
     this.db.exec('CREATE TEMP TABLE IF NOT EXISTS staged_batch (id INTEGER PRIMARY KEY, ts, seq INTEGER)');
     const db = this.db;
     const fillRange = db.prepare('INSERT INTO temp.staged_batch (id, ts) SELECT id, ts FROM stage.rows WHERE id >= ? AND id < ?');
-    let fillPage: Statement | null = null;
+    const fillPage = db.prepare('INSERT INTO temp.staged_batch (id, ts) SELECT id, ts FROM stage.rows WHERE id >= ? AND (ts, id) > (?, ?) ORDER BY ts, id LIMIT ?');
     const span = db.prepare('SELECT count(*) AS n, min(ts) AS lo, max(ts) AS hi FROM temp.staged_batch');
     const last = db.prepare('SELECT ts, id FROM temp.staged_batch ORDER BY ts DESC, id DESC LIMIT 1');
     const taken = db.prepare('SELECT 1 FROM main.events WHERE seq >= ? AND seq < ? LIMIT 1');
@@ -343,11 +343,9 @@ export class AuditStore {
       copy: (lo, hi, origin) => copy(() => fillRange.run(lo, hi), origin).counts,
       merge: (from, origin, batchSize, onBatch) => {
         db.exec('CREATE INDEX IF NOT EXISTS stage.rows_ts ON rows (ts, id)');
-        fillPage ??= db.prepare('INSERT INTO temp.staged_batch (id, ts) SELECT id, ts FROM stage.rows WHERE id >= ? AND (ts, id) > (?, ?) ORDER BY ts, id LIMIT ?');
-        const page = fillPage;
         let after: [number, number] = [-Number.MAX_VALUE, 0];
         for (;;) {
-          const { counts, last: end } = copy(() => page.run(from, ...after, batchSize), origin);
+          const { counts, last: end } = copy(() => fillPage.run(from, ...after, batchSize), origin);
           if (!end) return;
           onBatch(counts);
           after = end;
