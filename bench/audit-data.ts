@@ -68,12 +68,16 @@ export function* benchEvents(count: number, seed = 1, order: BenchOrder = 'rando
   }
 }
 
-/** Writes `count` events as NDJSON, streamed. */
-export async function writeNdjson(path: string, count: number, order: BenchOrder = 'random'): Promise<number> {
+/**
+ * Writes `count` events as NDJSON, streamed. Window k > 0 is the span k spans before the bench's,
+ * with other event ids (another seed): the next month's export, say.
+ */
+export async function writeNdjson(path: string, count: number, order: BenchOrder = 'random', window = 0): Promise<number> {
   const out = createWriteStream(path);
   let buf = '';
   let bytes = 0;
-  for (const e of benchEvents(count, 1, order)) {
+  for (const e of benchEvents(count, 1 + window, order)) {
+    if (window) e.date = new Date(Date.parse(e.date as string) - window * BENCH_SPAN).toISOString();
     buf += JSON.stringify(e) + '\n';
     if (buf.length > 1 << 20) {
       bytes += buf.length;

@@ -9,29 +9,42 @@ import { writeNdjson, type BenchOrder } from './audit-data.ts';
 /**
  * Import of N NDJSON events into a fresh audit.db: wall time and peak RSS. The file is written by
  * a child process first so its memory does not count. `--order newest-first` writes the events as
- * the API pages them (an export), else in random date order (the staged path).
- * Usage: node bench/audit-import.ts [N] [--keep DIR] [--order random|newest-first]
+ * the API pages them (an export), else in random date order (the staged path). `--second-window`
+ * first imports N events of the span before (other ids), untimed, and then times the import into
+ * that cache: the next month's export into a cache that holds the last one.
+ * Usage: node bench/audit-import.ts [N] [--keep DIR] [--order random|newest-first] [--second-window]
  */
 const args = process.argv.slice(2);
 if (args[0] === '--write') {
-  await writeNdjson(args[1], Number(args[2]), args[3] as BenchOrder);
+  await writeNdjson(args[1], Number(args[2]), args[3] as BenchOrder, Number(args[4]));
   process.exit(0);
 }
 const count = Number(args.find((a) => /^\d+$/.test(a)) ?? 1_000_000);
 const keep = args.includes('--keep') ? args[args.indexOf('--keep') + 1] : null;
 const order: BenchOrder = args.includes('--order') ? (args[args.indexOf('--order') + 1] as BenchOrder) : 'random';
+const secondWindow = args.includes('--second-window');
 const dir = keep ?? mkdtempSync(join(tmpdir(), 'md-audit-bench-'));
 mkdirSync(dir, { recursive: true });
-const file = join(dir, `events-${count}-${order}.ndjson`);
-const w = spawnSync(process.execPath, [import.meta.filename, '--write', file, String(count), order], { stdio: 'inherit' });
-if (w.status !== 0) throw new Error('writing the events failed');
-// The file's pages are still being written back to disk after a fresh write; the import would
-// compete with that I/O, so it waits for it, and the clock measures the import alone.
-spawnSync('sync');
+const write = (window: number): string => {
+  const file = join(dir, `events-${count}-${order}${window ? `-window${window}` : ''}.ndjson`);
+  const w = spawnSync(process.execPath, [import.meta.filename, '--write', file, String(count), order, String(window)], { stdio: 'inherit' });
+  if (w.status !== 0) throw new Error('writing the events failed');
+  return file;
+};
+const file = write(0);
+const before = secondWindow ? write(1) : null;
 
 const dbPath = join(dir, 'audit.db');
 for (const suffix of ['', '-wal', '-shm']) rmSync(dbPath + suffix, { force: true });
 const store = new AuditStore(dbPath);
+if (before) {
+  const r = await importFile(store, before);
+  if (r.accepted !== count) throw new Error(`the first window stored ${r.accepted} of ${count} events`);
+}
+const cachedBefore = store.counts().events;
+// The file's pages are still being written back to disk after a fresh write; the import would
+// compete with that I/O, so it waits for it, and the clock measures the import alone.
+spawnSync('sync');
 const t0 = performance.now();
 const c0 = process.cpuUsage();
 const report = await importFile(store, file);
@@ -40,7 +53,8 @@ const c1 = process.cpuUsage(c0);
 const cpuSeconds = (c1.user + c1.system) / 1e6;
 store.db.pragma('optimize');
 store.close();
+// Over the whole process: with --second-window, the first (untimed) import's peak too.
 const peakMb = process.resourceUsage().maxRSS / 1024;
-const result = { count, order, seconds: +seconds.toFixed(2), cpuSeconds: +cpuSeconds.toFixed(2), loadAvg1m: +(await import('node:os')).loadavg()[0].toFixed(1), eventsPerSec: Math.round(count / seconds), peakRssMb: Math.round(peakMb), accepted: report.accepted, rejected: report.rejected, fatal: report.fatal };
+const result = { count, order, cachedBefore, seconds: +seconds.toFixed(2), cpuSeconds: +cpuSeconds.toFixed(2), loadAvg1m: +(await import('node:os')).loadavg()[0].toFixed(1), eventsPerSec: Math.round(count / seconds), peakRssMb: Math.round(peakMb), accepted: report.accepted, rejected: report.rejected, fatal: report.fatal };
 console.log(JSON.stringify(result));
 if (!keep) rmSync(dir, { recursive: true, force: true });

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { ImportReject, ImportReport } from '../../../shared/contract/audit.ts';
 import type { EventRow } from './event.ts';
+import { keysFollowDates } from './keys.ts';
 import { readParsed, type ReadTask } from './read.ts';
 import { stageFile, type StagedBatch, type StageTask } from './stage.ts';
 import type { AuditStore, InsertCounts, StagedRows } from './store.ts';
@@ -152,14 +153,19 @@ export async function importFile(store: AuditStore, path: string, opts: ImportOp
       flush();
     }
   } else {
-    // The unique index goes aside too when few cached events could clash with the file's: with
-    // random ids it is the costliest to keep, but aside, each duplicate is inserted and removed
-    // again at the end (a re-import of the same export would double the file for nothing).
-    store.deferIndexes({ keepUnique: cached > bytes / BYTES_PER_EVENT / 10 });
+    // The event_id unique index goes aside too when few cached events could clash with the file's:
+    // with random ids it is the costliest index to keep, but aside, each duplicate is inserted and
+    // removed again at the end (a re-import of the same export would double the file for nothing).
+    // Into an empty cache it goes aside at once. Into a cache with events, the stage decides by the
+    // dates: aside while the file's batches fall where the cache holds few events (a month not yet
+    // imported), built again at the first batch that falls among many (store.openStage). Where keys
+    // do not follow dates, by counts: live when the cache holds a tenth of the file's events.
+    const byDates = cached > 0 && keysFollowDates(store.db);
+    store.deferIndexes({ keepUnique: byDates || cached > bytes / BYTES_PER_EVENT / 10 });
     store.beginBulk();
     let staged: StagedRows | null = null;
     try {
-      staged = store.openStage();
+      staged = store.openStage({ uniqueByOverlap: byDates });
       const stage = staged;
       // A file in date order (an export: newest first, or oldest first) is copied in as it is
       // staged, each batch landing at one end of the dates already written. From the first batch

@@ -4,7 +4,7 @@ import { availableParallelism } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { openDatabase, type Db } from '../db/open.ts';
 import type { EventRow } from './event.ts';
-import { KEY_SLOTS, KeyAllocator, keyBase } from './keys.ts';
+import { KEY_SLOTS, KeyAllocator, keyBase, keysFollowDates } from './keys.ts';
 import { AUDIT_MIGRATIONS } from './migrations.ts';
 import { stageTableSql } from './stage.ts';
 
@@ -12,6 +12,12 @@ import { stageTableSql } from './stage.ts';
 const BULK_OWNER = 'bulk_owner_';
 /** The index that keeps event_id unique (migration 6): set aside during a bulk load like the others. */
 const UNIQUE_INDEX = 'events_event_id';
+/**
+ * A bulk batch whose dates hold, in the cache as it was before the load, at least this share of
+ * the batch's row count is taken to repeat cached events (a re-import, overlapping exports).
+ */
+const OVERLAP_SHARE = 0.1;
+const MAX_UNIQUE_RESTORES = 2;
 interface FtsConfig {
   hashsize: number;
   automerge: number;
@@ -81,17 +87,70 @@ export class AuditStore {
   deferIndexes(opts: { keepUnique?: boolean } = {}): void {
     this.db.transaction(() => {
       // A bulk load already running chose whether the unique index stays; its statements depend on it.
-      const running = (this.db.prepare("SELECT key FROM audit_meta WHERE key GLOB 'bulk_owner_*'").pluck().all() as string[])
-        .some((k) => Number(k.slice(BULK_OWNER.length)) !== process.pid && isAlive(Number(k.slice(BULK_OWNER.length))));
-      const keepUnique = opts.keepUnique || running;
+      const keepUnique = opts.keepUnique || this.otherBulkLoadAlive();
       this.db.prepare('INSERT OR REPLACE INTO audit_meta (key, value) VALUES (?, ?)').run(`${BULK_OWNER}${process.pid}`, Date.now());
-      const list = this.db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").all() as { name: string; sql: string }[];
-      const keep = this.db.prepare('INSERT OR REPLACE INTO deferred_indexes (name, sql) VALUES (?, ?)');
-      for (const ix of list.filter((i) => !(keepUnique && i.name === UNIQUE_INDEX))) {
-        keep.run(ix.name, ix.sql);
-        // Names come from sqlite_master, not from users; quoted as identifiers all the same.
-        this.db.exec(`DROP INDEX "${ix.name.replaceAll('"', '""')}"`);
+      const list = this.db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").pluck().all() as string[];
+      for (const name of list.filter((n) => !(keepUnique && n === UNIQUE_INDEX))) this.setIndexAside(name);
+    })();
+  }
+
+  /** Drops one index of the events table, keeping its definition in deferred_indexes to build again. */
+  private setIndexAside(name: string): void {
+    const sql = this.db.prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?").pluck().get(name) as string | undefined;
+    if (!sql) return;
+    this.db.prepare('INSERT OR REPLACE INTO deferred_indexes (name, sql) VALUES (?, ?)').run(name, sql);
+    // Names come from sqlite_master, not from users; quoted as identifiers all the same.
+    this.db.exec(`DROP INDEX "${name.replaceAll('"', '""')}"`);
+  }
+
+  private otherBulkLoadAlive(): boolean {
+    return (this.db.prepare("SELECT key FROM audit_meta WHERE key GLOB 'bulk_owner_*'").pluck().all() as string[])
+      .some((k) => Number(k.slice(BULK_OWNER.length)) !== process.pid && isAlive(Number(k.slice(BULK_OWNER.length))));
+  }
+
+  /**
+   * The unique index set aside in the middle of a bulk load that kept it live so far (import.ts):
+   * not while another bulk load runs, whose statements were prepared for it live. Returns whether
+   * it is aside now.
+   */
+  private setUniqueAside(): boolean {
+    return this.db.transaction(() => {
+      if (this.otherBulkLoadAlive()) return !this.indexExists(UNIQUE_INDEX);
+      this.setIndexAside(UNIQUE_INDEX);
+      return true;
+    })();
+  }
+
+  /**
+   * The unique index built again in the middle of a bulk load that set it aside, once the load
+   * reaches events the cache already held: from then on each duplicate is skipped at once rather
+   * than inserted and removed at the end. Not while another bulk load runs (its statements count
+   * on the index staying aside). Returns how many of this process's rows were removed as duplicates.
+   */
+  private restoreUnique(): number {
+    if (this.otherBulkLoadAlive()) return 0;
+    const ix = this.db.prepare('SELECT name, sql FROM deferred_indexes WHERE name = ?').get(UNIQUE_INDEX) as { name: string; sql: string } | undefined;
+    return ix ? this.buildDeferred(ix) : 0;
+  }
+
+  private indexExists(name: string): boolean {
+    return !!this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?").get(name);
+  }
+
+  /**
+   * Builds one set-aside index, in one transaction with, for the unique index, the removal of the
+   * duplicates a load let in, so no other writer can add one between the two. Returns how many of
+   * this process's bulk-loaded rows were removed.
+   */
+  private buildDeferred(ix: { name: string; sql: string }): number {
+    return this.db.transaction(() => {
+      let removed = 0;
+      if (!this.indexExists(ix.name)) {
+        if (ix.name === UNIQUE_INDEX) removed = this.removeBulkDuplicates();
+        this.db.exec(ix.sql);
       }
+      this.db.prepare('DELETE FROM deferred_indexes WHERE name = ?').run(ix.name);
+      return removed;
     })();
   }
 
@@ -138,18 +197,8 @@ export class AuditStore {
       this.ftsConfig(EVERYDAY_FTS);
     }
     let removed = 0;
-    // The unique index first, in one transaction with the removal of the duplicates the load let
-    // in, so no other writer can add one between the two.
-    for (const ix of list.toSorted((a, b) => Number(b.name === UNIQUE_INDEX) - Number(a.name === UNIQUE_INDEX))) {
-      this.db.transaction(() => {
-        const exists = this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?").get(ix.name);
-        if (!exists) {
-          if (ix.name === UNIQUE_INDEX) removed = this.removeBulkDuplicates();
-          this.db.exec(ix.sql);
-        }
-        this.db.prepare('DELETE FROM deferred_indexes WHERE name = ?').run(ix.name);
-      })();
-    }
+    // The unique index first: the others need not be built over the duplicates it removes.
+    for (const ix of list.toSorted((a, b) => Number(b.name === UNIQUE_INDEX) - Number(a.name === UNIQUE_INDEX))) removed += this.buildDeferred(ix);
     // Only now: while the indexes were being built, a process opening the file had to leave them alone.
     if (owners.length) this.db.prepare("DELETE FROM audit_meta WHERE key GLOB 'bulk_owner_*'").run();
     return removed;
@@ -268,7 +317,7 @@ export class AuditStore {
    * stage needs no journal or sync: losing it loses nothing the cache held, and the cache itself
    * is only ever written in committed batches.
    */
-  openStage(): StagedRows {
+  openStage(opts: { uniqueByOverlap?: boolean } = {}): StagedRows {
     const path = `${this.db.name}-stage-${process.pid}-${Date.now()}`;
     this.db.prepare('ATTACH DATABASE ? AS stage').run(path);
     this.db.pragma('stage.page_size = 16384');
@@ -295,23 +344,44 @@ export class AuditStore {
         WHERE e.seq >= CAST(s.ts AS INTEGER) * ${KEY_SLOTS} AND e.seq < CAST(s.ts AS INTEGER) * ${KEY_SLOTS} + ${KEY_SLOTS}) - CAST(s.ts AS INTEGER) * ${KEY_SLOTS} + 1, 0)`);
     const offRule = db.prepare(`SELECT 1 FROM temp.staged_batch WHERE seq IS NULL OR ts <> CAST(ts AS INTEGER) OR seq - CAST(ts AS INTEGER) * ${KEY_SLOTS} >= ${KEY_SLOTS} LIMIT 1`);
     const stagedRows = db.prepare(`SELECT r.* FROM temp.staged_batch AS b JOIN stage.rows AS r ON r.id = b.id ORDER BY b.id`);
-    // With the unique index set aside (a load into a cache holding few events), every row goes in,
-    // recorded in bulk_rows, and restoreIndexes removes the duplicates at the end. With it live (a
-    // load into a cache that could hold much of the file), a duplicate is skipped at once, which
-    // costs index updates at random but never inserts what is removed later. Keys are free by
-    // construction, so a key clash is a fault, and it rolls the batch back.
-    const uniqueLive = !!db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?").get(UNIQUE_INDEX);
-    const copyEvents = db.prepare(`INSERT INTO main.events
-        (seq, event_id, ts, event_type, member_email, member_id, member_type, verb, status, category, group_id, folder_ref, project_ref, request_id, correlation_id, resource_id, origin)
-      SELECT b.seq, r.eventId, r.ts, r.eventType, r.memberEmail, r.memberId, r.memberType, r.verb, r.status, r.category, r.groupId, r.folderRef, r.projectRef, r.requestId, r.correlationId, r.resourceId, ?
-      FROM temp.staged_batch AS b JOIN stage.rows AS r ON r.id = b.id WHERE true ORDER BY b.seq ${uniqueLive ? 'ON CONFLICT (event_id) DO NOTHING' : ''}`);
-    // The rows just written: with duplicates skipped, those whose key now holds their event_id.
-    const written = uniqueLive ? 'JOIN main.events AS e ON e.seq = b.seq WHERE e.event_id = r.eventId' : '';
-    const copyRows = (target: string, column: string) => db.prepare(`INSERT INTO ${target} SELECT b.seq, r.${column}
-      FROM temp.staged_batch AS b JOIN stage.rows AS r ON r.id = b.id ${written} ORDER BY b.seq`);
-    const copyRaw = copyRows('main.events_raw (seq, raw)', 'raw');
-    // One statement per batch: FTS5 writes its pending terms as a segment at each statement's savepoint.
-    const copyText = copyRows('main.events_fts (rowid, body)', 'text');
+    // With the unique index set aside, every row goes in, recorded in bulk_rows, and
+    // restoreIndexes removes the duplicates at the end. With it live, a duplicate is skipped at
+    // once, which costs index updates at random but never inserts what is removed later. Keys are
+    // free by construction, so a key clash is a fault, and it rolls the batch back.
+    const copying = (live: boolean) => {
+      // The rows just written: with duplicates skipped, those whose key now holds their event_id.
+      const written = live ? 'JOIN main.events AS e ON e.seq = b.seq WHERE e.event_id = r.eventId' : '';
+      const copyRows = (target: string, column: string) => db.prepare(`INSERT INTO ${target} SELECT b.seq, r.${column}
+        FROM temp.staged_batch AS b JOIN stage.rows AS r ON r.id = b.id ${written} ORDER BY b.seq`);
+      return {
+        events: db.prepare(`INSERT INTO main.events
+            (seq, event_id, ts, event_type, member_email, member_id, member_type, verb, status, category, group_id, folder_ref, project_ref, request_id, correlation_id, resource_id, origin)
+          SELECT b.seq, r.eventId, r.ts, r.eventType, r.memberEmail, r.memberId, r.memberType, r.verb, r.status, r.category, r.groupId, r.folderRef, r.projectRef, r.requestId, r.correlationId, r.resourceId, ?
+          FROM temp.staged_batch AS b JOIN stage.rows AS r ON r.id = b.id WHERE true ORDER BY b.seq ${live ? 'ON CONFLICT (event_id) DO NOTHING' : ''}`),
+        raw: copyRows('main.events_raw (seq, raw)', 'raw'),
+        // One statement per batch: FTS5 writes its pending terms as a segment at each statement's savepoint.
+        text: copyRows('main.events_fts (rowid, body)', 'text'),
+      };
+    };
+    // Prepared when first needed: the ON CONFLICT clause does not compile without the unique index.
+    const modes: Partial<Record<'live' | 'aside', ReturnType<typeof copying>>> = {};
+    let uniqueLive = this.indexExists(UNIQUE_INDEX);
+    // With opts.uniqueByOverlap the unique index follows the file's dates: aside for a batch whose
+    // dates the cache holds few events in (a month not imported yet), live for one whose dates it
+    // holds many in (a re-import, overlapping exports). Exports are in date order, so an overlap is
+    // one stretch of the file; each return to live builds the index over the whole cache, so after
+    // MAX_UNIQUE_RESTORES it stays live. Keys must follow dates: a date span is then a key range.
+    let byOverlap = !!opts.uniqueByOverlap && keysFollowDates(db);
+    let restores = 0;
+    const loadedIn = db.prepare('SELECT count(*) FROM main.bulk_rows WHERE seq >= ? AND seq < ?').pluck();
+    const rowsIn = db.prepare('SELECT count(*) FROM (SELECT 1 FROM main.events WHERE seq >= ? AND seq < ? LIMIT ?)').pluck();
+    /** Whether the cache held, before this load, at least OVERLAP_SHARE as many events in the batch's dates as the batch has rows. */
+    const overlaps = (n: number, loBase: number | null, hiBase: number | null): boolean => {
+      if (loBase === null || hiBase === null) return true;
+      const enough = Math.ceil(n * OVERLAP_SHARE);
+      const loaded = loadedIn.get(loBase, hiBase + KEY_SLOTS) as number;
+      return (rowsIn.get(loBase, hiBase + KEY_SLOTS, loaded + enough) as number) - loaded >= enough;
+    };
     const track = db.prepare('INSERT INTO main.bulk_rows (seq, owner) SELECT seq, ? FROM temp.staged_batch');
     const clear = db.prepare('DELETE FROM temp.staged_batch');
     const copy = db.transaction((fill: () => void, origin: Origin): { counts: InsertCounts; last: [number, number] | null } => {
@@ -322,18 +392,34 @@ export class AuditStore {
         const end = last.raw().get() as [number, number];
         const loBase = keyBase(lo!);
         const hiBase = keyBase(hi!);
+        // Rows of this load removed as duplicates when the unique index is built again here.
+        let removed = 0;
+        if (byOverlap) {
+          const overlap = overlaps(n, loBase, hiBase);
+          if (uniqueLive && !overlap) uniqueLive = !this.setUniqueAside();
+          else if (!uniqueLive && overlap) {
+            removed = this.restoreUnique();
+            uniqueLive = this.indexExists(UNIQUE_INDEX);
+            byOverlap = ++restores < MAX_UNIQUE_RESTORES;
+          }
+        }
         let keyed = loBase !== null && hiBase !== null;
         if (keyed) {
           (taken.get(loBase, hiBase! + KEY_SLOTS) ? keysAfterTaken : keysFresh).run();
           keyed = !offRule.get();
         }
+        let counts: InsertCounts;
         // A full millisecond or a date out of the keyed range: this batch takes the row-by-row path and its spill rule.
-        if (!keyed) return { counts: this.insertRows(stagedRows.all() as EventRow[], origin, !uniqueLive), last: end };
-        const inserted = copyEvents.run(origin).changes;
-        copyRaw.run();
-        copyText.run();
-        if (!uniqueLive) track.run(process.pid);
-        return { counts: { inserted, duplicates: n - inserted }, last: end };
+        if (!keyed) counts = this.insertRows(stagedRows.all() as EventRow[], origin, !uniqueLive);
+        else {
+          const statements = uniqueLive ? (modes.live ??= copying(true)) : (modes.aside ??= copying(false));
+          const inserted = statements.events.run(origin).changes;
+          statements.raw.run();
+          statements.text.run();
+          if (!uniqueLive) track.run(process.pid);
+          counts = { inserted, duplicates: n - inserted };
+        }
+        return { counts: { inserted: counts.inserted - removed, duplicates: counts.duplicates + removed }, last: end };
       } finally {
         clear.run();
       }
