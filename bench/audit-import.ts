@@ -9,10 +9,10 @@ import { writeNdjson, type BenchOrder } from './audit-data.ts';
 /**
  * Import of N NDJSON events into a fresh audit.db: wall time and peak RSS. The file is written by
  * a child process first so its memory does not count. `--order newest-first` writes the events as
- * the API pages them (an export), else in random date order (the staged path). `--second-window`
- * first imports N events of the span before (other ids), untimed, and then times the import into
- * that cache: the next month's export into a cache that holds the last one.
- * Usage: node bench/audit-import.ts [N] [--keep DIR] [--order random|newest-first] [--second-window]
+ * the API pages them (an export), else in random date order (the staged path). `--cached-windows K`
+ * first imports, untimed, N events of each of the K spans before (other ids), oldest first, and
+ * then times the import into that cache: the next month's export into a cache holding the last K.
+ * Usage: node bench/audit-import.ts [N] [--keep DIR] [--order random|newest-first] [--cached-windows K]
  */
 const args = process.argv.slice(2);
 if (args[0] === '--write') {
@@ -22,7 +22,7 @@ if (args[0] === '--write') {
 const count = Number(args.find((a) => /^\d+$/.test(a)) ?? 1_000_000);
 const keep = args.includes('--keep') ? args[args.indexOf('--keep') + 1] : null;
 const order: BenchOrder = args.includes('--order') ? (args[args.indexOf('--order') + 1] as BenchOrder) : 'random';
-const secondWindow = args.includes('--second-window');
+const cachedWindows = args.includes('--cached-windows') ? Number(args[args.indexOf('--cached-windows') + 1]) : 0;
 const dir = keep ?? mkdtempSync(join(tmpdir(), 'md-audit-bench-'));
 mkdirSync(dir, { recursive: true });
 const write = (window: number): string => {
@@ -32,14 +32,15 @@ const write = (window: number): string => {
   return file;
 };
 const file = write(0);
-const before = secondWindow ? write(1) : null;
 
 const dbPath = join(dir, 'audit.db');
 for (const suffix of ['', '-wal', '-shm']) rmSync(dbPath + suffix, { force: true });
 const store = new AuditStore(dbPath);
-if (before) {
+for (let k = cachedWindows; k > 0; k--) {
+  const before = write(k);
   const r = await importFile(store, before);
-  if (r.accepted !== count) throw new Error(`the first window stored ${r.accepted} of ${count} events`);
+  if (r.accepted !== count) throw new Error(`window ${k} stored ${r.accepted} of ${count} events`);
+  rmSync(before);
 }
 const cachedBefore = store.counts().events;
 // The file's pages are still being written back to disk after a fresh write; the import would
@@ -53,7 +54,7 @@ const c1 = process.cpuUsage(c0);
 const cpuSeconds = (c1.user + c1.system) / 1e6;
 store.db.pragma('optimize');
 store.close();
-// Over the whole process: with --second-window, the first (untimed) import's peak too.
+// Over the whole process: with --cached-windows, the untimed imports' peak too.
 const peakMb = process.resourceUsage().maxRSS / 1024;
 const result = { count, order, cachedBefore, seconds: +seconds.toFixed(2), cpuSeconds: +cpuSeconds.toFixed(2), loadAvg1m: +(await import('node:os')).loadavg()[0].toFixed(1), eventsPerSec: Math.round(count / seconds), peakRssMb: Math.round(peakMb), accepted: report.accepted, rejected: report.rejected, fatal: report.fatal };
 console.log(JSON.stringify(result));

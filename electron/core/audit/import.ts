@@ -48,6 +48,14 @@ const BULK_BATCH_ROWS = 50_000;
 /** Bulk loading starts at about 50,000 events (exported events run 500 to 1,500 bytes). */
 const BULK_MIN_BYTES = 48 * 1024 * 1024;
 const BYTES_PER_EVENT = 1000;
+/**
+ * A file of more events than this share of the cache's is loaded in bulk. Row by row, an event
+ * costs more the larger the cache (its indexes take random inserts): ~150 µs each into 2,000,000
+ * cached events. A bulk load costs ~35 µs per event plus rebuilding the indexes, ~13 s per 1,000,000
+ * cached. Into 2,000,000 cached events, 250,000 took 37 s row by row and 32 s in bulk, 1,000,000
+ * took 152 s and 62 s (bench/RESULTS.md, eighth round).
+ */
+const BULK_SHARE_OF_CACHE = 1 / 8;
 
 /** By extension; otherwise by the first bytes (`[` JSON, `{` NDJSON or a JSON page, else CSV). */
 export async function detectFormat(path: string): Promise<ImportFormat | 'binary'> {
@@ -126,7 +134,7 @@ export async function importFile(store: AuditStore, path: string, opts: ImportOp
   // goes through the indexes row by row (rebuilding them for it would cost more).
   const bytes = (await stat(path)).size;
   const cached = store.counts().events;
-  const bulk = opts.bulk ?? (bytes >= BULK_MIN_BYTES && bytes / BYTES_PER_EVENT > cached / 2);
+  const bulk = opts.bulk ?? (bytes >= BULK_MIN_BYTES && bytes / BYTES_PER_EVENT > cached * BULK_SHARE_OF_CACHE);
   const batchSize = opts.batchSize ?? (bulk ? BULK_BATCH_ROWS : BATCH_ROWS);
   const task: ReadTask = { path, format };
   if (!bulk) {
