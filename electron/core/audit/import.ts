@@ -164,10 +164,10 @@ export async function importFile(store: AuditStore, path: string, opts: ImportOp
     // The event_id unique index goes aside too when few cached events could clash with the file's:
     // with random ids it is the costliest index to keep, but aside, each duplicate is inserted and
     // removed again at the end (a re-import of the same export would double the file for nothing).
-    // Into an empty cache it goes aside at once. Into a cache with events, the stage decides by the
-    // dates: aside while the file's batches fall where the cache holds few events (a month not yet
-    // imported), built again at the first batch that falls among many (store.openStage). Where keys
-    // do not follow dates, by counts: live when the cache holds a tenth of the file's events.
+    // Into an empty cache it goes aside at once. Into a cache with events, the stage decides batch
+    // by batch from the dates: aside where the cache holds few events (a month not yet imported),
+    // live where it holds many (store.openStage). Where keys do not follow dates, by counts: live
+    // when the cache holds a tenth of the file's events.
     const byDates = cached > 0 && keysFollowDates(store.db);
     store.deferIndexes({ keepUnique: byDates || cached > bytes / BYTES_PER_EVENT / 10 });
     store.beginBulk();

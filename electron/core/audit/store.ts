@@ -17,6 +17,7 @@ const UNIQUE_INDEX = 'events_event_id';
  * the batch's row count is taken to repeat cached events (a re-import, overlapping exports).
  */
 const OVERLAP_SHARE = 0.1;
+/** Each time a bulk load builds the unique index again it sorts the whole cache's ids: twice at most. */
 const MAX_UNIQUE_RESTORES = 2;
 interface FtsConfig {
   hashsize: number;
@@ -375,8 +376,14 @@ export class AuditStore {
     let restores = 0;
     const loadedIn = db.prepare('SELECT count(*) FROM main.bulk_rows WHERE seq >= ? AND seq < ?').pluck();
     const rowsIn = db.prepare('SELECT count(*) FROM (SELECT 1 FROM main.events WHERE seq >= ? AND seq < ? LIMIT ?)').pluck();
-    /** Whether the cache held, before this load, at least OVERLAP_SHARE as many events in the batch's dates as the batch has rows. */
+    /**
+     * Whether the cache held, before this load, at least OVERLAP_SHARE as many events in the
+     * batch's dates as the batch has rows. This load's rows are known by bulk_rows, so those it wrote
+     * while the index was live count as cached; in a file in date order a batch's dates do not reach
+     * an earlier batch's.
+     */
     const overlaps = (n: number, loBase: number | null, hiBase: number | null): boolean => {
+      // A date out of the keyed range has no key range to count in: as if it overlapped (live).
       if (loBase === null || hiBase === null) return true;
       const enough = Math.ceil(n * OVERLAP_SHARE);
       const loaded = loadedIn.get(loBase, hiBase + KEY_SLOTS) as number;
