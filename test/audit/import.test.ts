@@ -71,18 +71,26 @@ describe('import: each format', () => {
 
 describe('import: deduplication and what is already cached', () => {
   it.each([
-    { how: 'row by row', bulk: false },
-    { how: 'bulk load: let in while the unique index is set aside, removed at its end', bulk: true },
-  ])('counts an event_id already cached (or repeated in the file) as a duplicate and never changes the cached row ($how)', async ({ bulk }) => {
+    { how: 'row by row', load: 'rows' as const },
+    { how: 'staged: every index live, each duplicate skipped at once', load: 'staged' as const },
+    { how: 'bulk load: let in while the unique index is set aside, removed at its end', load: 'bulk' as const },
+  ])('counts an event_id already cached (or repeated in the file) as a duplicate and never changes the cached row ($how)', async ({ load }) => {
     await importOne('first.ndjson', ndjson(events(0, 4)));
     const before = service.event('evt_2')!.event;
     const altered = makeEvent(2, { category: 'tampered' });
     // 36 new events in the same dates: the cache holds too few of the file's dates for a bulk load to keep the unique index live.
-    const aside: boolean[] = [];
+    const aside: string[][] = [];
+    const recorded: number[] = [];
     const [r] = await service.import([tmp.file(`${n}-second.ndjson`, ndjson([...events(3, 40), altered, makeEvent(5, { category: 'second copy' })]))], {
-      bulk, onProgress: () => aside.push(!!service.store.db.prepare("SELECT 1 FROM deferred_indexes WHERE name = 'events_event_id'").get()),
+      load, onProgress: () => {
+        aside.push(service.store.db.prepare('SELECT name FROM deferred_indexes').pluck().all() as string[]);
+        recorded.push(service.store.db.prepare("SELECT count(*) FROM audit_meta WHERE key GLOB 'bulk_owner_*'").pluck().get() as number);
+      },
     });
-    if (bulk) expect(aside).toContain(true);
+    if (load === 'bulk') expect(aside.some((names) => names.includes('events_event_id'))).toBe(true);
+    // Staged: no index set aside, and the load recorded so a bulk load elsewhere leaves the unique index live.
+    if (load === 'staged') expect(aside.every((names) => names.length === 0) && recorded.every((k) => k === 1)).toBe(true);
+    if (load === 'rows') expect(recorded.every((k) => k === 0)).toBe(true);
     expect(r).toMatchObject({ items: 39, accepted: 36, duplicates: 3, rejected: 0 });
     expect(service.event('evt_2')!.event).toEqual(before);
     // Repeated in the file: the first one read stays.
@@ -130,7 +138,7 @@ describe('import: bulk loads', () => {
     const list = events(0, 3000);
     const segmentsSeen: number[] = [];
     const [r] = await service.import([tmp.file(`${n}-bulk.ndjson`, ndjson(list.toReversed()))], {
-      bulk: true, batchSize: 500,
+      load: 'bulk', batchSize: 500,
       onProgress: () => segmentsSeen.push(ftsSegments()),
     });
     expect(r.accepted).toBe(3000);
@@ -143,7 +151,7 @@ describe('import: bulk loads', () => {
 });
 
 describe('import: malformed rows are reported one by one, good rows are kept', () => {
-  it('a bulk load staged by a worker thread or in place gives the report and rows of a plain import, malformed rows included', async () => {
+  it('a staged or bulk load, by a worker thread or in place, gives the report and rows of a plain import, malformed rows included', async () => {
     const lines = [...events(0, 700).map((e) => JSON.stringify(e)), '{"event_id": "broken", ', JSON.stringify(makeEvent(9000, { date: 'yesterday' })),
       JSON.stringify({ data: events(700, 705), meta: {} }), JSON.stringify(makeEvent(3)), JSON.stringify(makeEvent(9001, { member: { user_id: 'x' }, category: 'é ✓ 𝄞' }))];
     const file = tmp.file(`${n}-worker.ndjson`, lines.join('\n') + '\n' + JSON.stringify(makeEvent(9002)).slice(0, 30));
@@ -152,16 +160,18 @@ describe('import: malformed rows are reported one by one, good rows are kept', (
     const [plain] = await service.import([file], { batchSize: 64 });
     expect(plain).toMatchObject({ items: 709, accepted: 705, duplicates: 1, rejected: 3 });
     expect(plain.fatal).toMatch(/truncated/);
-    for (const worker of [true, false]) {
-      const other = openService(join(tmp.dir, `cache-${n}-${worker}.db`));
-      try {
-        const [bulk] = await other.import([file], { batchSize: 64, bulk: true, worker });
-        expect(bulk).toEqual(plain);
-        expect(all(other)).toEqual(all(service));
-        expect(text(other)).toEqual(text(service));
-        expect(readdirSync(tmp.dir).filter((f) => f.startsWith(`cache-${n}-${worker}.db-stage-`))).toEqual([]);
-      } finally {
-        await other.close();
+    for (const load of ['staged', 'bulk'] as const) {
+      for (const worker of [true, false]) {
+        const other = openService(join(tmp.dir, `cache-${n}-${load}-${worker}.db`));
+        try {
+          const [staged] = await other.import([file], { batchSize: 64, load, worker });
+          expect(staged).toEqual(plain);
+          expect(all(other)).toEqual(all(service));
+          expect(text(other)).toEqual(text(service));
+          expect(readdirSync(tmp.dir).filter((f) => f.startsWith(`cache-${n}-${load}-${worker}.db-stage-`))).toEqual([]);
+        } finally {
+          await other.close();
+        }
       }
     }
   });

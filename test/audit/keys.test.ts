@@ -31,6 +31,31 @@ function shuffle<T>(list: readonly T[], seed = 4242): T[] {
   return out;
 }
 
+/** A script run as a child process; `said(word)` resolves with its output once that holds `word`. */
+function runChild(script: string, stdin: 'ignore' | 'pipe' = 'ignore') {
+  const child = spawn(process.execPath, [script], { stdio: [stdin, 'pipe', 'inherit'] });
+  let out = '';
+  const waiting: { word: string; resolve: (out: string) => void }[] = [];
+  child.stdout!.on('data', (d: Buffer) => {
+    out += d.toString();
+    for (const w of waiting) if (out.includes(w.word)) w.resolve(out);
+  });
+  return {
+    child,
+    out: () => out,
+    exited: new Promise<number | null>((resolve) => child.on('exit', resolve)),
+    said: (word: string) => new Promise<string>((resolve) => (out.includes(word) ? resolve(out) : waiting.push({ word, resolve }))),
+  };
+}
+
+/** Once every load has ended: nothing set aside, no load recorded, the nine indexes, a sound file. */
+function expectLoadsEnded(db: AuditService['store']['db']): void {
+  expect(db.prepare('SELECT count(*) AS n FROM deferred_indexes').get()).toEqual({ n: 0 });
+  expect(db.prepare("SELECT count(*) AS n FROM audit_meta WHERE key GLOB 'bulk_owner_*'").get()).toEqual({ n: 0 });
+  expect(db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").get()).toEqual({ n: 9 });
+  expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+}
+
 const SORTS: AuditSort[] = [{ field: 'date', dir: 'desc' }, { field: 'date', dir: 'asc' }];
 
 /** The e-mail search and the member filter select the same events; the filter walks (ts, seq). */
@@ -76,7 +101,7 @@ describe('row keys follow the event date', () => {
       const file = tmp.file('bulk.ndjson', ndjson([...list, list[5], list[77]]));
       for (const s of [plain, bulk]) await s.import([tmp.file('first.ndjson', ndjson(list.slice(0, 100)))]);
       const [a] = await plain.import([file]);
-      const [b] = await bulk.import([file], { bulk: true, batchSize: 300 });
+      const [b] = await bulk.import([file], { load: 'bulk', batchSize: 300 });
       expect(b).toEqual({ ...a });
       expect(b).toMatchObject({ items: 2002, accepted: 1900, duplicates: 102 });
       // Same rows in the same key order; a duplicate may leave a gap in its millisecond's keys on the bulk path.
@@ -92,13 +117,14 @@ describe('row keys follow the event date', () => {
   });
 
   it.each([
-    { how: 'plain import', bulk: false },
-    { how: 'bulk import: the crowded batch leaves the SQL copy for the row-by-row path', bulk: true },
-  ])('a millisecond with more events than it has keys still stores them all and keeps the order exact ($how)', async ({ bulk }) => {
-    const service = openService(join(tmp.dir, `spill-${bulk}.db`));
+    { how: 'plain import', load: 'rows' as const },
+    { how: 'staged import: the crowded batch leaves the SQL copy for the row-by-row path', load: 'staged' as const },
+    { how: 'bulk import: the crowded batch leaves the SQL copy for the row-by-row path', load: 'bulk' as const },
+  ])('a millisecond with more events than it has keys still stores them all and keeps the order exact ($how)', async ({ load }) => {
+    const service = openService(join(tmp.dir, `spill-${load}.db`));
     try {
       const crowd = Array.from({ length: KEY_SLOTS + 30 }, (_, i) => makeEvent(10_000 + i, { date: new Date(BASE).toISOString() }));
-      const [r] = await service.import([tmp.file(`crowd-${bulk}.ndjson`, ndjson([...shuffled(200), ...crowd]))], { bulk, batchSize: 2000 });
+      const [r] = await service.import([tmp.file(`crowd-${load}.ndjson`, ndjson([...shuffled(200), ...crowd]))], { load, batchSize: 2000 });
       expect(r.accepted).toBe(200 + KEY_SLOTS + 30);
       expect(keysFollowDates(service.store.db)).toBe(false);
       expectSearchInDateOrder(service);
@@ -205,7 +231,7 @@ describe('row keys follow the event date', () => {
       expect(sdb.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").get()).toEqual({ n: 9 });
       expect(() => sdb.prepare(`INSERT INTO events (seq, event_id, ts, event_type, origin) VALUES (1, 'evt_3', 1, 'x', 'import')`).run()).toThrow(/UNIQUE constraint failed: events.event_id/);
       expect(sdb.pragma('integrity_check', { simple: true })).toBe('ok');
-      const [again] = await service.import([tmp.file('v5-more.ndjson', ndjson(shuffled(220)))], { bulk: true });
+      const [again] = await service.import([tmp.file('v5-more.ndjson', ndjson(shuffled(220)))], { load: 'bulk' });
       expect(again).toMatchObject({ accepted: 20, duplicates: 200 });
       expect(sdb.prepare('SELECT count(*) AS n FROM events_raw').get()).toEqual({ n: 220 });
       expectSearchInDateOrder(service);
@@ -256,7 +282,7 @@ describe('row keys follow the event date', () => {
         const whileReading = new Set<number>();
         const [a] = await plain.import([file], { batchSize: 300 });
         const [b] = await bulk.import([file], {
-          bulk: true, batchSize: 300,
+          load: 'bulk', batchSize: 300,
           onProgress: (p) => {
             readdirSync(tmp.dir).filter((f) => f.startsWith(`order-${name}-bulk.db-stage-`)).forEach((f) => stages.add(f));
             if (p.items < 3000) whileReading.add(p.accepted);
@@ -288,11 +314,11 @@ describe('row keys follow the event date', () => {
       const file = tmp.file('reimport.ndjson', ndjson(list.toReversed()));
       const first: string[][] = [];
       const deferred = () => service.store.db.prepare('SELECT name FROM deferred_indexes ORDER BY name').pluck().all() as string[];
-      await service.import([file], { bulk: true, batchSize: 500, onProgress: () => first.push(deferred()) });
+      await service.import([file], { load: 'bulk', batchSize: 500, onProgress: () => first.push(deferred()) });
       expect(first[0]).toContain('events_event_id');
       const size = service.store.db.prepare('SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()').pluck().get() as number;
       const seen: { accepted: number; deferred: string[] }[] = [];
-      const [again] = await service.import([file], { bulk: true, batchSize: 500, onProgress: (p) => seen.push({ accepted: p.accepted, deferred: deferred() }) });
+      const [again] = await service.import([file], { load: 'bulk', batchSize: 500, onProgress: (p) => seen.push({ accepted: p.accepted, deferred: deferred() }) });
       expect(again).toMatchObject({ items: 3000, accepted: 0, duplicates: 3000, rejected: 0 });
       expect(seen.every((p) => p.accepted === 0 && p.deferred.length === 8 && !p.deferred.includes('events_event_id'))).toBe(true);
       expect(service.store.db.prepare('SELECT count(*) AS n FROM bulk_rows').get()).toEqual({ n: 0 });
@@ -319,7 +345,7 @@ describe('row keys follow the event date', () => {
       for (const s of [plain, bulk]) await s.import([tmp.file('windows-cached.ndjson', ndjson(cached))]);
       const aside = () => !!bulk.store.db.prepare("SELECT 1 FROM deferred_indexes WHERE name = 'events_event_id'").get();
       const states: boolean[] = [];
-      const [b] = await bulk.import([file], { bulk: true, batchSize: 300, onProgress: () => states.push(aside()) });
+      const [b] = await bulk.import([file], { load: 'bulk', batchSize: 300, onProgress: () => states.push(aside()) });
       const [a] = await plain.import([file], { batchSize: 300 });
       expect(b).toEqual(a);
       expect(b).toMatchObject({ items: 3600, accepted: 3000, duplicates: 600, rejected: 0, fatal: null });
@@ -343,7 +369,7 @@ describe('row keys follow the event date', () => {
     try {
       const seen: number[] = [];
       // The reading side stages at most 5,000 rows at a time; a transaction here is 7,000 or more.
-      const [r] = await service.import([tmp.file('spans.ndjson', ndjson(list.toReversed()))], { bulk: true, batchSize: 7000, onProgress: (p) => seen.push(p.accepted) });
+      const [r] = await service.import([tmp.file('spans.ndjson', ndjson(list.toReversed()))], { load: 'bulk', batchSize: 7000, onProgress: (p) => seen.push(p.accepted) });
       expect(r).toMatchObject({ items: 12_000, accepted: 12_000, duplicates: 0, rejected: 0, fatal: null });
       expect([...new Set(seen)]).toEqual([0, 10_000, 12_000]);
       expect(keysFollowDates(service.store.db)).toBe(true);
@@ -379,17 +405,14 @@ describe('row keys follow the event date', () => {
       import { importFile } from ${JSON.stringify(join(import.meta.dirname, '../../electron/core/audit/import.ts'))};
       const store = new AuditStore(${JSON.stringify(path)});
       const aside = () => store.db.prepare("SELECT 1 FROM deferred_indexes WHERE name = 'events_event_id'").get() ? 'aside' : 'live';
-      await importFile(store, ${JSON.stringify(big)}, { bulk: true, batchSize: 500, onProgress: (p) => { if (p.accepted >= 2000) process.stdout.write('go ' + aside() + '\\n'); } });
+      await importFile(store, ${JSON.stringify(big)}, { load: 'bulk', batchSize: 500, onProgress: (p) => { if (p.accepted >= 2000) process.stdout.write('go ' + aside() + '\\n'); } });
       process.stdout.write('done\\n');
     `);
-    const child = spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'inherit'] });
-    const said = await new Promise<string>((resolve) => child.stdout.on('data', (d: Buffer) => {
-      if (d.toString().includes('go')) resolve(d.toString());
-    }));
-    expect(said).toContain('go aside');
+    const loader = runChild(script);
+    expect(await loader.said('go')).toContain('go aside');
     expect(readdirSync(tmp.dir).filter((f) => f.startsWith(`killed-${order}.db-stage-`)).length).toBeGreaterThan(0);
-    child.kill('SIGKILL');
-    await new Promise((resolve) => child.on('exit', resolve));
+    loader.child.kill('SIGKILL');
+    await loader.exited;
 
     service = openService(path);
     try {
@@ -425,36 +448,69 @@ describe('row keys follow the event date', () => {
       import { importFile } from ${JSON.stringify(join(import.meta.dirname, '../../electron/core/audit/import.ts'))};
       const store = new AuditStore(${JSON.stringify(path)});
       let said = false;
-      const r = await importFile(store, ${JSON.stringify(big)}, { bulk: true, batchSize: 200, onProgress: (p) => { if (p.accepted >= 2000 && !said) { said = true; process.stdout.write('go\\n'); } } });
+      const r = await importFile(store, ${JSON.stringify(big)}, { load: 'bulk', batchSize: 200, onProgress: (p) => { if (p.accepted >= 2000 && !said) { said = true; process.stdout.write('go\\n'); } } });
       store.close();
       process.stdout.write('done ' + r.accepted + '\\n');
     `);
-    const child = spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-    await new Promise<void>((resolve) => child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      if (out.includes('go')) resolve();
-    }));
+    const loader = runChild(script);
+    await loader.said('go');
     // The app (or the CLI) opens the cache mid-import: it reads, and does not build the indexes the importer set aside.
     const reader = openService(path);
     try {
-      expect(out).not.toMatch(/done/);
+      expect(loader.out()).not.toMatch(/done/);
       expect(reader.store.db.prepare('SELECT count(*) AS n FROM deferred_indexes').get()).toEqual({ n: 9 });
       expect(reader.query({ filters: { search: 'denied' }, sort: SORTS[0], limit: 5 }).rows.length).toBeGreaterThan(0);
     } finally {
       await reader.close();
     }
-    expect(await exited).toBe(0);
-    expect(out).toMatch(/done 40000/);
+    expect(await loader.exited).toBe(0);
+    expect(loader.out()).toMatch(/done 40000/);
     const after = openService(path);
     try {
-      const db = after.store.db;
-      expect(db.prepare('SELECT count(*) AS n FROM deferred_indexes').get()).toEqual({ n: 0 });
-      expect(db.prepare("SELECT count(*) AS n FROM audit_meta WHERE key GLOB 'bulk_owner_*'").get()).toEqual({ n: 0 });
-      expect(db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").get()).toEqual({ n: 9 });
+      expectLoadsEnded(after.store.db);
       expect(after.store.counts().events).toBe(40_000);
-      expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+    } finally {
+      await after.close();
+    }
+  });
+
+  it('a staged load in another process keeps a bulk load from setting the unique index aside; the last to finish builds the rest', async () => {
+    const path = join(tmp.dir, 'staged-beside.db');
+    const script = join(tmp.dir, 'child-staged.ts');
+    // The staged load's record, held until the parent says "end", as a staged load holds it until its last batch.
+    writeFileSync(script, `
+      import { AuditStore } from ${JSON.stringify(join(import.meta.dirname, '../../electron/core/audit/store.ts'))};
+      const store = new AuditStore(${JSON.stringify(path)});
+      store.registerLoad();
+      process.stdout.write('go\\n');
+      process.stdin.on('data', () => { store.restoreIndexes(); store.close(); process.stdout.write('done\\n'); process.exit(0); });
+    `);
+    await openService(path).close();
+    const loader = runChild(script, 'pipe');
+    await loader.said('go');
+    const service = openService(path);
+    try {
+      const deferred = () => service.store.db.prepare('SELECT name FROM deferred_indexes ORDER BY name').pluck().all() as string[];
+      const seen: string[][] = [];
+      const list = Array.from({ length: 3000 }, (_, i) => makeEvent(i));
+      const [r] = await service.import([tmp.file('beside.ndjson', ndjson([...list, list[7]].toReversed()))], { load: 'bulk', batchSize: 500, onProgress: () => seen.push(deferred()) });
+      expect(r).toMatchObject({ items: 3001, accepted: 3000, duplicates: 1, rejected: 0 });
+      expect(seen.length).toBeGreaterThan(0);
+      expect(seen.every((names) => names.length === 8 && !names.includes('events_event_id'))).toBe(true);
+      // The staged load is still running: the eight indexes wait for it.
+      expect(deferred()).toHaveLength(8);
+    } finally {
+      await service.close();
+    }
+    loader.child.stdin!.end('end\n');
+    expect(await loader.exited).toBe(0);
+    expect(loader.out()).toMatch(/done/);
+    const after = openService(path);
+    try {
+      expectLoadsEnded(after.store.db);
+      // The bulk load's full-text settings were put back by the staged load, the last to finish.
+      expect(after.store.db.prepare("SELECT v FROM events_fts_config WHERE k = 'automerge'").pluck().get()).toBe(4);
+      expect(after.store.counts().events).toBe(3000);
     } finally {
       await after.close();
     }

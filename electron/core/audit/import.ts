@@ -12,8 +12,16 @@ import type { AuditStore, InsertCounts, StagedRows } from './store.ts';
 
 export type ImportFormat = ImportReport['format'];
 
+/**
+ * `rows`: parsed here and inserted row by row through every index (a small file). `staged`: read in
+ * a worker thread, staged, and copied in by SQL, through every index (a file of up to a sixth of
+ * the cache). `bulk`: staged the same way, with the indexes set aside and built once at the end (a
+ * file large next to the cache).
+ */
+export type LoadPath = 'rows' | 'staged' | 'bulk';
+
 export interface ImportOptions {
-  /** Rows per transaction: each batch lands whole or not at all (5,000; 50,000 in a bulk load). */
+  /** Rows per transaction: each batch lands whole or not at all (5,000; 50,000 in a staged or bulk load). */
   batchSize?: number;
   /** Rejections listed in the report; all are counted. */
   maxRejectsListed?: number;
@@ -22,11 +30,11 @@ export interface ImportOptions {
    * among them are found, and taken off, when the load ends (store.restoreIndexes).
    */
   onProgress?: (p: { path: string; items: number; accepted: number; rejected: number }) => void;
-  /** Bulk mode (indexes set aside, built at the end) whatever the file size; tests use it. */
-  bulk?: boolean;
+  /** How the file goes in (see LoadPath), whatever its size; tests use it. */
+  load?: LoadPath;
   /**
-   * A bulk load reads, parses and checks the file in a worker thread, which stages the rows for
-   * this thread to copy in (stage.ts). On by default; off, the same steps run in this thread.
+   * A staged or bulk load reads, parses and checks the file in a worker thread, which stages the
+   * rows for this thread to copy in (stage.ts). On by default; off, the same steps run in this thread.
    */
   worker?: boolean;
 }
@@ -39,23 +47,28 @@ const SNIFF_BYTES = 64 * 1024;
  */
 const BATCH_ROWS = 5000;
 /**
- * Rows per transaction of a bulk load, whose copies are SQL only, so a larger transaction holds no
+ * Rows per transaction of a staged or bulk load, whose copies are SQL only, so a larger transaction holds no
  * more JS memory. Event ids are random (the API's look like UUIDs), so a transaction touches most
  * pages of the event_id index whatever its size, and each transaction writes them again: 50,000
  * rows took 1,000,000 events with random ids from ~67 s to ~50 s (bench/RESULTS.md).
  */
 const BULK_BATCH_ROWS = 50_000;
-/** Bulk loading starts at about 50,000 events (exported events run 500 to 1,500 bytes). */
-const BULK_MIN_BYTES = 48 * 1024 * 1024;
+/**
+ * A file is staged (a staged or bulk load) from about 50,000 events (exported events run 500 to
+ * 1,500 bytes); a smaller one goes row by row.
+ */
+const STAGE_MIN_BYTES = 48 * 1024 * 1024;
 const BYTES_PER_EVENT = 1000;
 /**
- * A file of more events than this share of the cache's is loaded in bulk. Row by row, an event
- * costs more the larger the cache (its indexes take random inserts): ~150 µs each into 2,000,000
- * cached events. A bulk load costs ~35 µs per event plus rebuilding the indexes, ~13 s per 1,000,000
- * cached. Into 2,000,000 cached events, 250,000 took 37 s row by row and 32 s in bulk, 1,000,000
- * took 152 s and 62 s (bench/RESULTS.md, eighth round).
+ * A file of more events than this share of the cache's (estimated from its size) is loaded in bulk,
+ * a smaller one staged with every index live. Through live indexes an event costs more the larger
+ * the cache (random index inserts); a bulk load costs ~35 µs per event plus rebuilding the indexes,
+ * ~13 s per 1,000,000 cached. Into 2,000,000 cached events (bench/RESULTS.md, eighth round):
+ * 250,000 events took 22 s staged and 32-45 s in bulk, 333,000 took 34 and 44 s, 500,000 took 61 and
+ * 54 s, and 1,000,000 took 103 s staged and 52-62 s in bulk. Exported events run ~800 bytes, so a
+ * sixth by this estimate is about a fifth of the cache's count.
  */
-const BULK_SHARE_OF_CACHE = 1 / 8;
+const BULK_SHARE_OF_CACHE = 1 / 6;
 
 /** By extension; otherwise by the first bytes (`[` JSON, `{` NDJSON or a JSON page, else CSV). */
 export async function detectFormat(path: string): Promise<ImportFormat | 'binary'> {
@@ -130,14 +143,15 @@ export async function importFile(store: AuditStore, path: string, opts: ImportOp
   };
 
   // A file large relative to the cache is loaded in bulk: the secondary indexes set aside and
-  // built once at the end, the rows staged and copied in by SQLite (store.openStage). A small one
-  // goes through the indexes row by row (rebuilding them for it would cost more).
+  // built once at the end, the rows staged and copied in by SQLite (store.openStage). A smaller one
+  // goes through the indexes (rebuilding them for it would cost more): staged the same way if it is
+  // large enough for a worker thread to pay, else row by row.
   const bytes = (await stat(path)).size;
   const cached = store.counts().events;
-  const bulk = opts.bulk ?? (bytes >= BULK_MIN_BYTES && bytes / BYTES_PER_EVENT > cached * BULK_SHARE_OF_CACHE);
-  const batchSize = opts.batchSize ?? (bulk ? BULK_BATCH_ROWS : BATCH_ROWS);
+  const load = opts.load ?? (bytes < STAGE_MIN_BYTES ? 'rows' : bytes / BYTES_PER_EVENT > cached * BULK_SHARE_OF_CACHE ? 'bulk' : 'staged');
+  const batchSize = opts.batchSize ?? (load === 'rows' ? BATCH_ROWS : BULK_BATCH_ROWS);
   const task: ReadTask = { path, format };
-  if (!bulk) {
+  if (load === 'rows') {
     let batch: EventRow[] = [];
     const flush = () => {
       if (batch.length) counted(store.insertBatch(batch, 'import'));
@@ -168,9 +182,13 @@ export async function importFile(store: AuditStore, path: string, opts: ImportOp
     // by batch from the dates: aside where the cache holds few events (a month not yet imported),
     // live where it holds many (store.openStage). Where keys do not follow dates, by counts: live
     // when the cache holds a tenth of the file's events.
-    const byDates = cached > 0 && keysFollowDates(store.db);
-    store.deferIndexes({ keepUnique: byDates || cached > bytes / BYTES_PER_EVENT / 10 });
-    store.beginBulk();
+    // A staged load keeps every index live, and is recorded all the same: a bulk load in another
+    // process must not set the unique index aside under it, nor build it again under it.
+    const byDates = load === 'bulk' && cached > 0 && keysFollowDates(store.db);
+    if (load === 'bulk') {
+      store.deferIndexes({ keepUnique: byDates || cached > bytes / BYTES_PER_EVENT / 10 });
+      store.beginBulk();
+    } else store.registerLoad();
     let staged: StagedRows | null = null;
     try {
       staged = store.openStage({ uniqueByOverlap: byDates });

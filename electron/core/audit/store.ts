@@ -87,12 +87,20 @@ export class AuditStore {
    */
   deferIndexes(opts: { keepUnique?: boolean } = {}): void {
     this.db.transaction(() => {
-      // A bulk load already running chose whether the unique index stays; its statements depend on it.
+      // A load already running chose whether the unique index stays; its statements depend on it.
       const keepUnique = opts.keepUnique || this.otherBulkLoadAlive();
-      this.db.prepare('INSERT OR REPLACE INTO audit_meta (key, value) VALUES (?, ?)').run(`${BULK_OWNER}${process.pid}`, Date.now());
+      this.registerLoad();
       const list = this.db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").pluck().all() as string[];
       for (const name of list.filter((n) => !(keepUnique && n === UNIQUE_INDEX))) this.setIndexAside(name);
     })();
+  }
+
+  /**
+   * Records this process as loading the cache through a stage (a staged or bulk load), until
+   * restoreIndexes: a bulk load elsewhere then leaves the unique index as it is.
+   */
+  registerLoad(): void {
+    this.db.prepare('INSERT OR REPLACE INTO audit_meta (key, value) VALUES (?, ?)').run(`${BULK_OWNER}${process.pid}`, Date.now());
   }
 
   /** Drops one index of the events table, keeping its definition in deferred_indexes to build again. */
@@ -172,6 +180,11 @@ export class AuditStore {
     this.db.pragma(`cache_size = -${CACHE_KIB}`);
   }
 
+  /** Whether a bulk load (beginBulk) left FTS5 not merging its segments as they come. */
+  private ftsInBulkMode(): boolean {
+    return this.db.prepare("SELECT v FROM events_fts_config WHERE k = 'automerge'").pluck().get() === BULK_FTS.automerge;
+  }
+
   private ftsConfig(c: FtsConfig): void {
     // Literals: bound JS numbers arrive as REAL, which FTS5 refuses for its integer options.
     for (const [k, v] of Object.entries(c)) this.db.exec(`INSERT INTO events_fts (events_fts, rank) VALUES ('${k}', ${Math.trunc(v)})`);
@@ -191,9 +204,9 @@ export class AuditStore {
       return 0;
     }
     const list = this.db.prepare('SELECT name, sql FROM deferred_indexes').all() as { name: string; sql: string }[];
-    if (owners.length) {
-      // The last bulk load to finish (or the repair of one that crashed) merges the full-text
-      // segments the loads left, in one pass, and puts back the everyday settings.
+    if (owners.length && this.ftsInBulkMode()) {
+      // The last load to finish (or the repair of one that crashed) merges the full-text segments
+      // the bulk loads left, in one pass, and puts back the everyday settings.
       this.db.exec("INSERT INTO events_fts (events_fts) VALUES ('optimize')");
       this.ftsConfig(EVERYDAY_FTS);
     }
