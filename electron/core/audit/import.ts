@@ -175,15 +175,16 @@ export async function importFile(store: AuditStore, path: string, opts: ImportOp
       flush();
     }
   } else {
-    // The event_id unique index goes aside too when few cached events could clash with the file's:
-    // with random ids it is the costliest index to keep, but aside, each duplicate is inserted and
-    // removed again at the end (a re-import of the same export would double the file for nothing).
-    // Into an empty cache it goes aside at once. Into a cache with events, the stage decides batch
-    // by batch from the dates: aside where the cache holds few events (a month not yet imported),
-    // live where it holds many (store.openStage). Where keys do not follow dates, by counts: live
-    // when the cache holds a tenth of the file's events.
     // A staged load keeps every index live, and is recorded all the same: a bulk load in another
     // process must not set the unique index aside under it, nor build it again under it.
+    //
+    // A bulk load sets the indexes aside. The event_id unique index goes aside too when few cached
+    // events could clash with the file's: with random ids it is the costliest index to keep, but
+    // aside, each duplicate is inserted and removed again at the end (a re-import of the same
+    // export would double the file for nothing). Into an empty cache it goes aside at once. Into a
+    // cache with events, the stage decides batch by batch from the dates: aside where the cache
+    // holds few events (a month not yet imported), live where it holds many (store.openStage).
+    // Where keys do not follow dates, by counts: live when the cache holds a tenth of the file's events.
     const byDates = load === 'bulk' && cached > 0 && keysFollowDates(store.db);
     if (load === 'bulk') {
       store.deferIndexes({ keepUnique: byDates || cached > bytes / BYTES_PER_EVENT / 10 });
@@ -235,7 +236,7 @@ export async function importFile(store: AuditStore, path: string, opts: ImportOp
           report.accepted -= removed;
           report.duplicates += removed;
         } finally {
-          store.endBulk();
+          if (load === 'bulk') store.endBulk();
         }
       }
     }

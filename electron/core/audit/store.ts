@@ -8,7 +8,7 @@ import { KEY_SLOTS, KeyAllocator, keyBase, keysFollowDates } from './keys.ts';
 import { AUDIT_MIGRATIONS } from './migrations.ts';
 import { stageTableSql } from './stage.ts';
 
-/** audit_meta key of a process bulk importing, followed by its pid. */
+/** audit_meta key of a process loading through a stage (a staged or bulk load), followed by its pid. */
 const BULK_OWNER = 'bulk_owner_';
 /** The index that keeps event_id unique (migration 6): set aside during a bulk load like the others. */
 const UNIQUE_INDEX = 'events_event_id';
@@ -192,7 +192,7 @@ export class AuditStore {
 
   /**
    * Builds every deferred index again: at the end of a bulk import, and as the repair of one that
-   * crashed. Not while another live process is still bulk importing; the last one to finish builds
+   * crashed. Not while another live process is still loading through a stage; the last one to finish builds
    * them. Returns how many of this process's bulk-loaded rows were removed as duplicates.
    */
   restoreIndexes(): number {
