@@ -192,8 +192,9 @@ export class AuditStore {
 
   /**
    * Builds every deferred index again: at the end of a bulk import, and as the repair of one that
-   * crashed. Not while another live process is still loading through a stage; the last one to finish builds
-   * them. Returns how many of this process's bulk-loaded rows were removed as duplicates.
+   * crashed. Not while another live process is still loading through a stage; the last one to
+   * finish builds them. Returns how many of this process's bulk-loaded rows were removed as
+   * duplicates.
    */
   restoreIndexes(): number {
     // Read first: a process that only opens the file to read it writes nothing here.
