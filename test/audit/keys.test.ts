@@ -363,6 +363,31 @@ describe('row keys follow the event date', () => {
     }
   });
 
+  it('the unique index is built again at most twice in one load: from the third stretch of cached dates on, it stays live', async () => {
+    const HOUR = 3_600_000;
+    const at = (ms: number) => new Date(BASE + ms).toISOString();
+    const run = (from: number, count: number, step: number, firstId: number) => Array.from({ length: count }, (_, i) => makeEvent(firstId + i, { date: at(from + i * step) }));
+    // Cached: three stretches of 600 events a minute apart, 12 hours apart. The file, newest first:
+    // new events after each stretch and before the first, and the cached stretches again.
+    const cached = [run(HOUR, 600, 60_000, 0), run(13 * HOUR, 600, 60_000, 1000), run(25 * HOUR, 600, 60_000, 2000)];
+    const fresh = [run(0, 1500, 100, 10_000), run(12 * HOUR, 1500, 100, 20_000), run(24 * HOUR, 1500, 100, 30_000), run(36 * HOUR, 1500, 100, 40_000)];
+    const file = tmp.file('stretches.ndjson', ndjson([...cached.flat(), ...fresh.flat()].toSorted((a, b) => String(b.date).localeCompare(String(a.date)))));
+    const service = openService(join(tmp.dir, 'stretches.db'));
+    try {
+      await service.import([tmp.file('stretches-cached.ndjson', ndjson(cached.flat()))]);
+      const states: boolean[] = [];
+      const aside = () => !!service.store.db.prepare("SELECT 1 FROM deferred_indexes WHERE name = 'events_event_id'").get();
+      const [r] = await service.import([file], { load: 'bulk', batchSize: 300, onProgress: () => states.push(aside()) });
+      expect(r).toMatchObject({ items: 7800, accepted: 6000, duplicates: 1800, rejected: 0, fatal: null });
+      // Aside, live (first rebuild), aside, live (second rebuild), and live from then on.
+      expect(states.filter((v, i) => i === 0 || v !== states[i - 1])).toEqual([true, false, true, false]);
+      expectLoadsEnded(service.store.db);
+      expect(service.store.counts().events).toBe(7800);
+    } finally {
+      await service.close();
+    }
+  });
+
   it('a bulk transaction spans staged batches: a file in order goes in batchSize rows at a time, whatever the reading side hands over', async () => {
     const list = Array.from({ length: 12_000 }, (_, i) => makeEvent(i, { date: new Date(BASE + i * 1000).toISOString() }));
     const service = openService(join(tmp.dir, 'spans.db'));
