@@ -88,7 +88,7 @@ export class AuditStore {
   deferIndexes(opts: { keepUnique?: boolean } = {}): void {
     this.db.transaction(() => {
       // A load already running chose whether the unique index stays; its statements depend on it.
-      const keepUnique = opts.keepUnique || this.otherBulkLoadAlive();
+      const keepUnique = opts.keepUnique || this.otherLoadAlive();
       this.registerLoad();
       const list = this.db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").pluck().all() as string[];
       for (const name of list.filter((n) => !(keepUnique && n === UNIQUE_INDEX))) this.setIndexAside(name);
@@ -112,9 +112,13 @@ export class AuditStore {
     this.db.exec(`DROP INDEX "${name.replaceAll('"', '""')}"`);
   }
 
-  private otherBulkLoadAlive(): boolean {
-    return (this.db.prepare("SELECT key FROM audit_meta WHERE key GLOB 'bulk_owner_*'").pluck().all() as string[])
-      .some((k) => Number(k.slice(BULK_OWNER.length)) !== process.pid && isAlive(Number(k.slice(BULK_OWNER.length))));
+  /** The processes recorded as loading the cache through a stage (registerLoad), live or not. */
+  private loadOwners(): number[] {
+    return (this.db.prepare("SELECT key FROM audit_meta WHERE key GLOB 'bulk_owner_*'").pluck().all() as string[]).map((k) => Number(k.slice(BULK_OWNER.length)));
+  }
+
+  private otherLoadAlive(owners = this.loadOwners()): boolean {
+    return owners.some((pid) => pid !== process.pid && isAlive(pid));
   }
 
   /**
@@ -124,7 +128,7 @@ export class AuditStore {
    */
   private setUniqueAside(): boolean {
     return this.db.transaction(() => {
-      if (this.otherBulkLoadAlive()) return !this.indexExists(UNIQUE_INDEX);
+      if (this.otherLoadAlive()) return !this.indexExists(UNIQUE_INDEX);
       this.setIndexAside(UNIQUE_INDEX);
       return true;
     })();
@@ -137,7 +141,7 @@ export class AuditStore {
    * on the index staying aside). Returns how many of this process's rows were removed as duplicates.
    */
   private restoreUnique(): number {
-    if (this.otherBulkLoadAlive()) return 0;
+    if (this.otherLoadAlive()) return 0;
     const ix = this.db.prepare('SELECT name, sql FROM deferred_indexes WHERE name = ?').get(UNIQUE_INDEX) as { name: string; sql: string } | undefined;
     return ix ? this.buildDeferred(ix) : 0;
   }
@@ -198,10 +202,9 @@ export class AuditStore {
    */
   restoreIndexes(): number {
     // Read first: a process that only opens the file to read it writes nothing here.
-    const owners = this.db.prepare("SELECT key FROM audit_meta WHERE key GLOB 'bulk_owner_*'").pluck().all() as string[];
-    const others = owners.filter((k) => Number(k.slice(BULK_OWNER.length)) !== process.pid);
-    if (others.some((k) => isAlive(Number(k.slice(BULK_OWNER.length))))) {
-      if (others.length < owners.length) this.db.prepare('DELETE FROM audit_meta WHERE key = ?').run(`${BULK_OWNER}${process.pid}`);
+    const owners = this.loadOwners();
+    if (this.otherLoadAlive(owners)) {
+      if (owners.includes(process.pid)) this.db.prepare('DELETE FROM audit_meta WHERE key = ?').run(`${BULK_OWNER}${process.pid}`);
       return 0;
     }
     const list = this.db.prepare('SELECT name, sql FROM deferred_indexes').all() as { name: string; sql: string }[];
@@ -326,6 +329,44 @@ export class AuditStore {
   }
 
   /**
+   * The unique index following a bulk load's dates (openStage's uniqueByOverlap): aside for a batch
+   * whose dates the cache holds few events in (a month not imported yet), live for one whose dates
+   * it holds many in (a re-import, overlapping exports). Exports are in date order, so an overlap
+   * is one stretch of the file; each return to live builds the index over the whole cache, so
+   * after MAX_UNIQUE_RESTORES it stays live. Keys must follow dates: a date span is then a key
+   * range. Called before each batch is copied, inside its transaction.
+   */
+  private uniqueFollowingDates(): (n: number, loBase: number | null, hiBase: number | null, live: boolean) => { removed: number; uniqueLive: boolean } {
+    const loadedIn = this.db.prepare('SELECT count(*) FROM main.bulk_rows WHERE seq >= ? AND seq < ?').pluck();
+    const rowsIn = this.db.prepare('SELECT count(*) FROM (SELECT 1 FROM main.events WHERE seq >= ? AND seq < ? LIMIT ?)').pluck();
+    /**
+     * Whether the cache held, before this load, at least OVERLAP_SHARE as many events in the
+     * batch's dates as the batch has rows. This load's rows are known by bulk_rows, so those it wrote
+     * while the index was live count as cached; in a file in date order a batch's dates do not reach
+     * an earlier batch's.
+     */
+    const overlaps = (n: number, loBase: number | null, hiBase: number | null): boolean => {
+      // A date out of the keyed range has no key range to count in: as if it overlapped (live).
+      if (loBase === null || hiBase === null) return true;
+      const enough = Math.ceil(n * OVERLAP_SHARE);
+      const loaded = loadedIn.get(loBase, hiBase + KEY_SLOTS) as number;
+      return (rowsIn.get(loBase, hiBase + KEY_SLOTS, loaded + enough) as number) - loaded >= enough;
+    };
+    let restores = 0;
+    return (n, loBase, hiBase, live) => {
+      if (restores >= MAX_UNIQUE_RESTORES) return { removed: 0, uniqueLive: live };
+      const overlap = overlaps(n, loBase, hiBase);
+      if (live && !overlap) return { removed: 0, uniqueLive: !this.setUniqueAside() };
+      if (!live && overlap) {
+        restores++;
+        const removed = this.restoreUnique();
+        return { removed, uniqueLive: this.indexExists(UNIQUE_INDEX) };
+      }
+      return { removed: 0, uniqueLive: live };
+    };
+  }
+
+  /**
    * A bulk load's stage: a scratch SQLite file beside the cache, which the reading side (stage.ts,
    * on a worker thread) fills with the file's checked rows while this connection copies them into
    * the cache with INSERT ... SELECT, batch by batch, so no row value is bound from JS here. The
@@ -381,28 +422,7 @@ export class AuditStore {
     // Prepared when first needed: the ON CONFLICT clause does not compile without the unique index.
     const modes: Partial<Record<'live' | 'aside', ReturnType<typeof copying>>> = {};
     let uniqueLive = this.indexExists(UNIQUE_INDEX);
-    // With opts.uniqueByOverlap the unique index follows the file's dates: aside for a batch whose
-    // dates the cache holds few events in (a month not imported yet), live for one whose dates it
-    // holds many in (a re-import, overlapping exports). Exports are in date order, so an overlap is
-    // one stretch of the file; each return to live builds the index over the whole cache, so after
-    // MAX_UNIQUE_RESTORES it stays live. Keys must follow dates: a date span is then a key range.
-    let byOverlap = !!opts.uniqueByOverlap && keysFollowDates(db);
-    let restores = 0;
-    const loadedIn = db.prepare('SELECT count(*) FROM main.bulk_rows WHERE seq >= ? AND seq < ?').pluck();
-    const rowsIn = db.prepare('SELECT count(*) FROM (SELECT 1 FROM main.events WHERE seq >= ? AND seq < ? LIMIT ?)').pluck();
-    /**
-     * Whether the cache held, before this load, at least OVERLAP_SHARE as many events in the
-     * batch's dates as the batch has rows. This load's rows are known by bulk_rows, so those it wrote
-     * while the index was live count as cached; in a file in date order a batch's dates do not reach
-     * an earlier batch's.
-     */
-    const overlaps = (n: number, loBase: number | null, hiBase: number | null): boolean => {
-      // A date out of the keyed range has no key range to count in: as if it overlapped (live).
-      if (loBase === null || hiBase === null) return true;
-      const enough = Math.ceil(n * OVERLAP_SHARE);
-      const loaded = loadedIn.get(loBase, hiBase + KEY_SLOTS) as number;
-      return (rowsIn.get(loBase, hiBase + KEY_SLOTS, loaded + enough) as number) - loaded >= enough;
-    };
+    const followDates = opts.uniqueByOverlap && keysFollowDates(db) ? this.uniqueFollowingDates() : null;
     const track = db.prepare('INSERT INTO main.bulk_rows (seq, owner) SELECT seq, ? FROM temp.staged_batch');
     const clear = db.prepare('DELETE FROM temp.staged_batch');
     const copy = db.transaction((fill: () => void, origin: Origin): { counts: InsertCounts; last: [number, number] | null } => {
@@ -415,15 +435,7 @@ export class AuditStore {
         const hiBase = keyBase(hi!);
         // Rows of this load removed as duplicates when the unique index is built again here.
         let removed = 0;
-        if (byOverlap) {
-          const overlap = overlaps(n, loBase, hiBase);
-          if (uniqueLive && !overlap) uniqueLive = !this.setUniqueAside();
-          else if (!uniqueLive && overlap) {
-            removed = this.restoreUnique();
-            uniqueLive = this.indexExists(UNIQUE_INDEX);
-            byOverlap = ++restores < MAX_UNIQUE_RESTORES;
-          }
-        }
+        if (followDates) ({ removed, uniqueLive } = followDates(n, loBase, hiBase, uniqueLive));
         let keyed = loBase !== null && hiBase !== null;
         if (keyed) {
           (taken.get(loBase, hiBase! + KEY_SLOTS) ? keysAfterTaken : keysFresh).run();
