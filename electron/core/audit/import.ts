@@ -47,8 +47,8 @@ const SNIFF_BYTES = 64 * 1024;
  */
 const BATCH_ROWS = 5000;
 /**
- * Rows per transaction of a staged or bulk load, whose copies are SQL only, so a larger transaction holds no
- * more JS memory. Event ids are random (the API's look like UUIDs), so a transaction touches most
+ * Rows per transaction of a staged or bulk load, whose copies are SQL only, so a larger
+ * transaction holds no more JS memory. Event ids are random (the API's look like UUIDs), so a transaction touches most
  * pages of the event_id index whatever its size, and each transaction writes them again: 50,000
  * rows took 1,000,000 events with random ids from ~67 s to ~50 s (bench/RESULTS.md).
  */

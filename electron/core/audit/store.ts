@@ -4,7 +4,7 @@ import { availableParallelism } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { openDatabase, type Db } from '../db/open.ts';
 import type { EventRow } from './event.ts';
-import { KEY_SLOTS, KeyAllocator, keyBase, keysFollowDates } from './keys.ts';
+import { KEY_SLOTS, KeyAllocator, keyBase } from './keys.ts';
 import { AUDIT_MIGRATIONS } from './migrations.ts';
 import { stageTableSql } from './stage.ts';
 
@@ -367,11 +367,12 @@ export class AuditStore {
   }
 
   /**
-   * A bulk load's stage: a scratch SQLite file beside the cache, which the reading side (stage.ts,
-   * on a worker thread) fills with the file's checked rows while this connection copies them into
-   * the cache with INSERT ... SELECT, batch by batch, so no row value is bound from JS here. The
-   * stage needs no journal or sync: losing it loses nothing the cache held, and the cache itself
-   * is only ever written in committed batches.
+   * A staged or bulk load's stage: a scratch SQLite file beside the cache, which the reading side
+   * (stage.ts, on a worker thread) fills with the file's checked rows while this connection copies
+   * them into the cache with INSERT ... SELECT, batch by batch, so no row value is bound from JS
+   * here. The stage needs no journal or sync: losing it loses nothing the cache held, and the
+   * cache itself is only ever written in committed batches. `uniqueByOverlap` (a bulk load into a
+   * cache whose keys follow dates, import.ts) lets the unique index follow the file's dates.
    */
   openStage(opts: { uniqueByOverlap?: boolean } = {}): StagedRows {
     const path = `${this.db.name}-stage-${process.pid}-${Date.now()}`;
@@ -422,7 +423,7 @@ export class AuditStore {
     // Prepared when first needed: the ON CONFLICT clause does not compile without the unique index.
     const modes: Partial<Record<'live' | 'aside', ReturnType<typeof copying>>> = {};
     let uniqueLive = this.indexExists(UNIQUE_INDEX);
-    const followDates = opts.uniqueByOverlap && keysFollowDates(db) ? this.uniqueFollowingDates() : null;
+    const followDates = opts.uniqueByOverlap ? this.uniqueFollowingDates() : null;
     const track = db.prepare('INSERT INTO main.bulk_rows (seq, owner) SELECT seq, ? FROM temp.staged_batch');
     const clear = db.prepare('DELETE FROM temp.staged_batch');
     const copy = db.transaction((fill: () => void, origin: Origin): { counts: InsertCounts; last: [number, number] | null } => {
