@@ -540,4 +540,45 @@ describe('row keys follow the event date', () => {
       await after.close();
     }
   });
+
+  it('a small import while a bulk load elsewhere has the unique index aside reports a repeated event as a duplicate, as the repair will treat it', async () => {
+    const path = join(tmp.dir, 'aside-beside.db');
+    const list = Array.from({ length: 400 }, (_, i) => makeEvent(i));
+    const first = openService(path);
+    try {
+      await first.import([tmp.file('aside-first.ndjson', ndjson(list.slice(0, 300)))]);
+    } finally {
+      await first.close();
+    }
+    const script = join(tmp.dir, 'child-aside.ts');
+    // A bulk load's state between two batches: every index set aside, the load recorded, held until the parent says "end".
+    writeFileSync(script, `
+      import { AuditStore } from ${JSON.stringify(join(import.meta.dirname, '../../electron/core/audit/store.ts'))};
+      const store = new AuditStore(${JSON.stringify(path)});
+      store.deferIndexes();
+      process.stdout.write('go\\n');
+      process.stdin.on('data', () => { store.restoreIndexes(); store.close(); process.stdout.write('done\\n'); process.exit(0); });
+    `);
+    const loader = runChild(script, 'pipe');
+    await loader.said('go');
+    const service = openService(path);
+    try {
+      expect(service.store.db.prepare('SELECT name FROM deferred_indexes').pluck().all()).toContain('events_event_id');
+      // 100 cached events repeated, 100 new ones, and one of those twice.
+      const [r] = await service.import([tmp.file('aside-small.ndjson', ndjson([...list.slice(200, 400), list[350]]))]);
+      expect(r).toMatchObject({ items: 201, accepted: 100, duplicates: 101, rejected: 0 });
+      expect(service.store.counts().events).toBe(400);
+    } finally {
+      await service.close();
+    }
+    loader.child.stdin!.end('end\n');
+    expect(await loader.exited).toBe(0);
+    const after = openService(path);
+    try {
+      expectLoadsEnded(after.store.db);
+      expect(after.store.db.prepare('SELECT count(*) AS rows, count(DISTINCT event_id) AS ids FROM events').get()).toEqual({ rows: 400, ids: 400 });
+    } finally {
+      await after.close();
+    }
+  });
 });
