@@ -1,6 +1,8 @@
 import { afterAll, beforeEach, afterEach, describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, readdirSync, rmSync, truncateSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readdirSync } from 'node:fs';
 import { csvRecord } from '../../electron/core/audit/export.ts';
 import { CSV_COLUMNS } from '../../electron/core/audit/formats/csv.ts';
 import type { AuditService } from '../../electron/core/audit/service.ts';
@@ -132,6 +134,19 @@ describe('import: bulk loads', () => {
     expect(ids()).toHaveLength(130);
     // fld_0 and user1@ come together every 30th event.
     expect(found('fld_0 user1@example.test')).toEqual(['evt_0', 'evt_120', 'evt_150', 'evt_180', 'evt_210']);
+  });
+
+  it('two imports asked for at once run one after the other, each with the report it would have alone', async () => {
+    const a = tmp.file(`${n}-a.ndjson`, ndjson(events(0, 2000)));
+    const b = tmp.file(`${n}-b.ndjson`, ndjson(events(1500, 4000)));
+    const [[ra], [rb]] = await Promise.all([service.import([a], { load: 'bulk', batchSize: 200 }), service.import([b], { load: 'bulk', batchSize: 200 })]);
+    expect(ra).toMatchObject({ items: 2000, accepted: 2000, duplicates: 0, fatal: null });
+    expect(rb).toMatchObject({ items: 2500, accepted: 2000, duplicates: 500, fatal: null });
+    const db = service.store.db;
+    expect(db.prepare('SELECT count(*) AS rows, count(DISTINCT event_id) AS ids FROM events').get()).toEqual({ rows: 4000, ids: 4000 });
+    expect(db.prepare('SELECT count(*) AS n FROM deferred_indexes').get()).toEqual({ n: 0 });
+    expect(db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").get()).toEqual({ n: 9 });
+    expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
   });
 
   it('a bulk load writes one full-text segment per batch and merges them once at the end', async () => {
@@ -288,5 +303,90 @@ describe('import: hostile input', () => {
       expect(() => service.query({ filters: { search: s }, sort: { field: 'date', dir: 'desc' }, limit: 5 })).not.toThrow();
     }
     expect(ids()).toHaveLength(20);
+  });
+});
+
+describe('import: a full disk', () => {
+  it('a file the disk beside the cache could not hold is refused before anything is written', async () => {
+    await importOne('before.ndjson', ndjson(events(0, 10)));
+    // A real file whose size is far beyond any disk: its first events, then a hole (sparse, so it takes no space).
+    const path = tmp.file(`${n}-huge.ndjson`, ndjson(events(10, 210)));
+    truncateSync(path, 2 ** 42);
+    const [r] = await service.import([path]);
+    expect(r.fatal).toMatch(/^not enough free disk space beside the audit cache \(.+\): importing this 4398\.0 GB file takes about \d+\.\d GB \(.+\), and .+ is free\. Nothing was imported/);
+    expect(r).toMatchObject({ items: 0, accepted: 0, rejected: 0 });
+    expect(ids()).toEqual(events(0, 10).map((e) => e.event_id).sort());
+    expect(readdirSync(tmp.dir).filter((f) => f.includes('-stage-'))).toEqual([]);
+    expect(service.store.db.prepare('SELECT count(*) AS n FROM deferred_indexes').get()).toEqual({ n: 0 });
+  });
+
+  // The disk filling up mid-import, on a real small file system: a tmpfs (needs root, as CI has).
+  const mount = (() => {
+    const dir = mkdtempSync(join(tmpdir(), 'md-audit-full-'));
+    const r = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=32m', 'tmpfs', dir], { encoding: 'utf8' });
+    if (r.status === 0) return dir;
+    console.warn(`SKIPPED: the full-disk import tests need a small tmpfs, and mount failed here: ${(r.stderr || r.error?.message || '').trim()}`);
+    rmSync(dir, { recursive: true, force: true });
+    return null;
+  })();
+  afterAll(() => {
+    if (!mount) return;
+    spawnSync('umount', [mount]);
+    rmSync(mount, { recursive: true, force: true });
+  });
+
+  /** Fills the file system holding `dir` to the last byte; returns the filler's path. */
+  function fillDisk(dir: string): string {
+    const filler = join(dir, 'filler');
+    const fd = openSync(filler, 'w');
+    const chunk = Buffer.alloc(256 * 1024, 1);
+    try {
+      for (let size = chunk.length; size >= 1; size = Math.floor(size / 2)) {
+        for (;;) {
+          try {
+            writeSync(fd, chunk, 0, size);
+          } catch (err) {
+            if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
+            break;
+          }
+        }
+      }
+    } finally {
+      closeSync(fd);
+    }
+    return filler;
+  }
+
+  it.runIf(mount).each([
+    { load: 'rows' as const },
+    { load: 'staged' as const },
+    { load: 'bulk' as const },
+  ])('the disk filling up during an import ($load) stops it with a clear error; what came before stays, and importing the file again completes it', async ({ load }) => {
+    const dir = mkdtempSync(join(mount!, `${load}-`));
+    const cache = openService(join(dir, 'audit.db'));
+    const file = tmp.file(`full-${load}.ndjson`, ndjson(events(100, 3100)));
+    let filler: string | null = null;
+    try {
+      await cache.import([tmp.file(`full-first-${load}.ndjson`, ndjson(events(0, 100)))]);
+      // Another program takes the last free byte once the first batch is in.
+      const [r] = await cache.import([file], { load, batchSize: 200, onProgress: () => (filler ??= fillDisk(dir)) });
+      expect(r.fatal).toMatch(/^the disk holding the audit cache filled up \(.+\), so the import stopped\. The \d+ event\(s\) imported before it stay cached.*Free some space and import the file again: events already cached are skipped\.$/);
+      expect(r.accepted).toBeGreaterThanOrEqual(200);
+      expect(r.accepted).toBeLessThan(3000);
+      expect(cache.store.counts().events).toBe(100 + r.accepted);
+      expect(cache.store.db.pragma('integrity_check', { simple: true })).toBe('ok');
+      expect(readdirSync(dir).filter((f) => f.includes('-stage-'))).toEqual([]);
+
+      rmSync(filler!);
+      const [again] = await cache.import([file]);
+      expect(again).toMatchObject({ items: 3000, accepted: 3000 - r.accepted, duplicates: r.accepted, rejected: 0, fatal: null });
+      const db = cache.store.db;
+      expect(db.prepare('SELECT count(*) AS rows, count(DISTINCT event_id) AS ids FROM events').get()).toEqual({ rows: 3100, ids: 3100 });
+      expect(db.prepare('SELECT count(*) AS n FROM deferred_indexes').get()).toEqual({ n: 0 });
+      expect(db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").get()).toEqual({ n: 9 });
+      expect(cache.query({ filters: { search: 'denied' }, sort: { field: 'date', dir: 'desc' }, limit: 5 }).rows.length).toBeGreaterThan(0);
+    } finally {
+      await cache.close();
+    }
   });
 });

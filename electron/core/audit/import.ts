@@ -1,12 +1,13 @@
 import { existsSync } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
-import { extname } from 'node:path';
+import { dirname, extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { ImportReject, ImportReport } from '../../../shared/contract/audit.ts';
+import { diskFullStop, diskShortage, isDiskFull } from './disk-space.ts';
 import type { EventRow } from './event.ts';
 import { keysFollowDates } from './keys.ts';
-import { readParsed, type ReadTask } from './read.ts';
+import { READING_STOPPED, readParsed, type ReadTask } from './read.ts';
 import { stageFile, type StagedBatch, type StageTask } from './stage.ts';
 import type { AuditStore, InsertCounts, StagedRows } from './store.ts';
 
@@ -69,7 +70,6 @@ const BYTES_PER_EVENT = 1000;
  * sixth by this estimate is about a fifth of the cache's count.
  */
 const BULK_SHARE_OF_CACHE = 1 / 6;
-
 /** By extension; otherwise by the first bytes (`[` JSON, `{` NDJSON or a JSON page, else CSV). */
 export async function detectFormat(path: string): Promise<ImportFormat | 'binary'> {
   const head = await readHead(path);
@@ -150,97 +150,115 @@ export async function importFile(store: AuditStore, path: string, opts: ImportOp
   const cached = store.counts().events;
   const load = opts.load ?? (bytes < STAGE_MIN_BYTES ? 'rows' : bytes / BYTES_PER_EVENT > cached * BULK_SHARE_OF_CACHE ? 'bulk' : 'staged');
   const batchSize = opts.batchSize ?? (load === 'rows' ? BATCH_ROWS : BULK_BATCH_ROWS);
-  const task: ReadTask = { path, format };
-  if (load === 'rows') {
-    let batch: EventRow[] = [];
-    const flush = () => {
-      if (batch.length) counted(store.insertBatch(batch, 'import'));
-      batch = [];
-    };
-    try {
-      await readParsed(task, {
-        row: (r) => {
-          report.items++;
-          batch.push(r);
-          if (batch.length >= batchSize) flush();
-        },
-        reject: (r) => {
-          report.items++;
-          reject(r.line, r.item, r.reason);
-        },
-        fatal: (reason) => (report.fatal ??= reason),
-        warning: (m) => report.warnings.push(m),
-      });
-    } finally {
-      flush();
-    }
-  } else {
-    // A staged load keeps every index live, and is recorded all the same: a bulk load in another
-    // process must not set the unique index aside under it, nor build it again under it.
-    //
-    // A bulk load sets the indexes aside. The event_id unique index goes aside too when few cached
-    // events could clash with the file's: with random ids it is the costliest index to keep, but
-    // aside, each duplicate is inserted and removed again at the end (a re-import of the same
-    // export would double the file for nothing). Into an empty cache it goes aside at once. Into a
-    // cache with events, the stage decides batch by batch from the dates: aside where the cache
-    // holds few events (a month not yet imported), live where it holds many (store.openStage).
-    // Where keys do not follow dates, by counts: live when the cache holds a tenth of the file's events.
-    const byDates = load === 'bulk' && cached > 0 && keysFollowDates(store.db);
-    if (load === 'bulk') {
-      store.deferIndexes({ keepUnique: byDates || cached > bytes / BYTES_PER_EVENT / 10 });
-      store.beginBulk();
-    } else store.registerLoad();
-    let staged: StagedRows | null = null;
-    try {
-      staged = store.openStage({ uniqueByOverlap: byDates });
-      const stage = staged;
-      // A file in date order (an export: newest first, or oldest first) is copied in as it is
-      // staged, each batch landing at one end of the dates already written. From the first batch
-      // that would land among them, the rest is held in the stage and moved in by date at the
-      // end, so the cache's tables are still appended to.
-      let span: { lo: number; hi: number } | null = null;
-      let heldFrom: number | null = null;
-      // Staged batches in order not copied yet: their ids run on, so they go in as one range.
-      let pending: { lo: number; hi: number } | null = null;
-      const copyPending = () => {
-        if (pending) counted(stage.copy(pending.lo, pending.hi, 'import'));
-        pending = null;
+  // Refused before anything is written when the disk could not hold it: otherwise a large export
+  // would fail minutes in, with the cache's indexes still to rebuild on a full disk.
+  const shortage = await diskShortage(dirname(store.db.name), bytes, load, batchSize);
+  if (shortage) {
+    report.fatal = shortage;
+    return report;
+  }
+  let diskFull = false;
+  try {
+    const task: ReadTask = { path, format };
+    if (load === 'rows') {
+      let batch: EventRow[] = [];
+      const flush = () => {
+        if (batch.length) counted(store.insertBatch(batch, 'import'));
+        batch = [];
       };
-      const onStaged = (b: StagedBatch) => {
-        report.items += b.items;
-        for (const w of b.warnings) report.warnings.push(w);
-        for (const r of b.rejects) reject(r.line, r.item, r.reason);
-        if (b.fatal) report.fatal ??= b.fatal;
-        if (b.hi > b.lo && heldFrom === null && inOrder(b.ts, span)) {
-          span = widen(b.ts, span);
-          pending = { lo: pending?.lo ?? b.lo, hi: b.hi };
-          if (pending.hi - pending.lo >= batchSize || b.done) copyPending();
-          else progress();
-          return;
-        }
-        copyPending();
-        if (b.hi > b.lo) heldFrom ??= b.lo;
-        progress();
-      };
-      // The reading side holds at most BATCH_ROWS rows as JS objects: a bulk transaction spans several staged batches.
-      await stageRows({ ...task, stagePath: stage.path, batchSize: Math.min(batchSize, BATCH_ROWS) }, onStaged, opts.worker ?? true);
-      copyPending();
-      if (heldFrom !== null) stage.merge(heldFrom, 'import', batchSize, counted);
-    } finally {
       try {
-        staged?.close();
+        await readParsed(task, {
+          row: (r) => {
+            report.items++;
+            batch.push(r);
+            if (batch.length >= batchSize) flush();
+          },
+          reject: (r) => {
+            report.items++;
+            reject(r.line, r.item, r.reason);
+          },
+          fatal: (reason) => (report.fatal ??= reason),
+          warning: (m) => report.warnings.push(m),
+        });
+      } finally {
+        flush();
+      }
+    } else {
+      // A staged load keeps every index live, and is recorded all the same: a bulk load in another
+      // process must not set the unique index aside under it, nor build it again under it.
+      //
+      // A bulk load sets the indexes aside. The event_id unique index goes aside too when few cached
+      // events could clash with the file's: with random ids it is the costliest index to keep, but
+      // aside, each duplicate is inserted and removed again at the end (a re-import of the same
+      // export would double the file for nothing). Into an empty cache it goes aside at once. Into a
+      // cache with events, the stage decides batch by batch from the dates: aside where the cache
+      // holds few events (a month not yet imported), live where it holds many (store.openStage).
+      // Where keys do not follow dates, by counts: live when the cache holds a tenth of the file's events.
+      const byDates = load === 'bulk' && cached > 0 && keysFollowDates(store.db);
+      if (load === 'bulk') {
+        store.deferIndexes({ keepUnique: byDates || cached > bytes / BYTES_PER_EVENT / 10 });
+        store.beginBulk();
+      } else store.registerLoad();
+      let staged: StagedRows | null = null;
+      try {
+        staged = store.openStage({ uniqueByOverlap: byDates });
+        const stage = staged;
+        // A file in date order (an export: newest first, or oldest first) is copied in as it is
+        // staged, each batch landing at one end of the dates already written. From the first batch
+        // that would land among them, the rest is held in the stage and moved in by date at the
+        // end, so the cache's tables are still appended to.
+        let span: { lo: number; hi: number } | null = null;
+        let heldFrom: number | null = null;
+        // Staged batches in order not copied yet: their ids run on, so they go in as one range.
+        let pending: { lo: number; hi: number } | null = null;
+        const copyPending = () => {
+          if (pending) counted(stage.copy(pending.lo, pending.hi, 'import'));
+          pending = null;
+        };
+        const onStaged = (b: StagedBatch) => {
+          report.items += b.items;
+          for (const w of b.warnings) report.warnings.push(w);
+          for (const r of b.rejects) reject(r.line, r.item, r.reason);
+          if (b.fatal) report.fatal ??= b.fatal;
+          if (b.hi > b.lo && heldFrom === null && inOrder(b.ts, span)) {
+            span = widen(b.ts, span);
+            pending = { lo: pending?.lo ?? b.lo, hi: b.hi };
+            if (pending.hi - pending.lo >= batchSize || b.done) copyPending();
+            else progress();
+            return;
+          }
+          copyPending();
+          if (b.hi > b.lo) heldFrom ??= b.lo;
+          progress();
+        };
+        // The reading side holds at most BATCH_ROWS rows as JS objects: a bulk transaction spans several staged batches.
+        await stageRows({ ...task, stagePath: stage.path, batchSize: Math.min(batchSize, BATCH_ROWS) }, onStaged, opts.worker ?? true);
+        copyPending();
+        if (heldFrom !== null) stage.merge(heldFrom, 'import', batchSize, counted);
       } finally {
         try {
-          // Rows the load let in whose event_id was cached already, or came earlier in the file.
-          const removed = store.restoreIndexes();
-          report.accepted -= removed;
-          report.duplicates += removed;
+          staged?.close();
         } finally {
-          if (load === 'bulk') store.endBulk();
+          try {
+            // Rows the load let in whose event_id was cached already, or came earlier in the file.
+            const removed = store.restoreIndexes();
+            report.accepted -= removed;
+            report.duplicates += removed;
+          } finally {
+            if (load === 'bulk') store.endBulk();
+          }
         }
       }
     }
+  } catch (err) {
+    if (!isDiskFull(err)) throw err;
+    diskFull = true;
   }
+  // Another program can still fill the disk during a long import. Each batch is one transaction,
+  // so the cache keeps the batches committed before it, and a second import of the file skips
+  // them. The stage's writer, or a write from the reading loop, can meet the full disk first: its
+  // error then arrives as the reading's stop.
+  if (diskFull || (report.fatal?.startsWith(READING_STOPPED) && isDiskFull(report.fatal))) report.fatal = diskFullStop(store, report.accepted);
   if (report.rejected > rejects.length) report.warnings.push(`${report.rejected - rejects.length} more rejected item(s) not listed`);
   return report;
 }
@@ -285,7 +303,7 @@ async function stageRows(task: StageTask, emit: (b: StagedBatch) => void, useWor
   let started = false;
   const stopped = (reason: string): StagedBatch => ({
     kind: 'batch', lo: 0, hi: 0, ts: new Float64Array(0), items: 0, rejects: [], warnings: [], done: true,
-    fatal: `reading stopped: ${reason}; the rows before it were kept`,
+    fatal: `${READING_STOPPED}${reason}; the rows before it were kept`,
   });
   const outcome = await new Promise<'done' | 'fallback' | { failed: unknown }>((resolve) => {
     let finished = false;

@@ -23,6 +23,9 @@ function parserFor(format: ImportReport['format']): FormatParser {
   return format === 'ndjson' ? new NdjsonParser() : format === 'json' ? new JsonItemsParser() : new CsvParser();
 }
 
+/** How a report's error begins when reading (or a write the reading called) failed mid-file. */
+export const READING_STOPPED = 'reading stopped: ';
+
 /** Streams the file through its format parser and the event check. Memory is one read chunk plus what the sink holds. */
 export async function readParsed(task: ReadTask, sink: RowSink): Promise<void> {
   let fatal = false;
@@ -54,7 +57,7 @@ export async function readParsed(task: ReadTask, sink: RowSink): Promise<void> {
     }
     if (!fatal) parser.end(emit);
   } catch (err) {
-    sink.fatal(`reading stopped: ${err instanceof Error ? err.message : String(err)}; the rows before it were kept`);
+    sink.fatal(`${READING_STOPPED}${err instanceof Error ? err.message : String(err)}; the rows before it were kept`);
   } finally {
     stream.destroy();
   }

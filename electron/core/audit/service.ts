@@ -1,6 +1,7 @@
 import type { AuditEventDetail, AuditFacets, AuditFilters, AuditQueryResponse, AuditSort, AuditStatus, AuditTimeline, ImportReport, SyncProgress, SyncReport } from '../../../shared/contract/audit.ts';
 import type { ApiTarget } from '../api/client.ts';
 import { exportEvents } from './export.ts';
+import { isDiskFull } from './disk-space.ts';
 import { importFiles, type ImportOptions } from './import.ts';
 import { AUDIT_DAILY_LIMIT, keyFingerprint, RequestLedger } from './ledger.ts';
 import { eventDetail, facets, queryEvents, timeline, type QueryInput } from './query.ts';
@@ -30,6 +31,8 @@ export class AuditService {
   private readonly ledger: RequestLedger;
   private readonly syncState: SyncStateRepo;
   private running: Promise<SyncReport> | null = null;
+  /** The imports asked for so far, one after another: each load assumes it is this connection's only one. */
+  private importing: Promise<unknown> = Promise.resolve();
 
   constructor(opts: AuditServiceOptions) {
     this.opts = opts;
@@ -78,11 +81,22 @@ export class AuditService {
     };
   }
 
-  async import(paths: readonly string[], opts?: ImportOptions): Promise<ImportReport[]> {
-    const reports = await importFiles(this.store, paths, opts);
-    // Fresh statistics after a bulk load keep the planner choosing the filter indexes.
-    this.store.db.pragma('optimize');
-    return reports;
+  import(paths: readonly string[], opts?: ImportOptions): Promise<ImportReport[]> {
+    const run = this.importing.then(async () => {
+      // Indexes an earlier load here could not build (the disk was full) are built first.
+      this.store.restoreIndexes();
+      const reports = await importFiles(this.store, paths, opts);
+      // Fresh statistics after a bulk load keep the planner choosing the filter indexes. They can
+      // wait for the next import when the disk is full (the reports say so).
+      try {
+        this.store.db.pragma('optimize');
+      } catch (err) {
+        if (!isDiskFull(err)) throw err;
+      }
+      return reports;
+    });
+    this.importing = run.catch(() => {});
+    return run;
   }
 
   query(q: QueryInput): AuditQueryResponse {
@@ -107,6 +121,7 @@ export class AuditService {
 
   async close(): Promise<void> {
     await this.running?.catch(() => {});
+    await this.importing;
     this.store.close();
   }
 }
