@@ -96,7 +96,7 @@ export const auditTimelineSchema = z.object({
   points: z.array(z.object({ start: z.string(), count: z.number().int() })),
 });
 
-export const syncErrorKindSchema = z.enum(['forbidden_role', 'forbidden_plan', 'forbidden_disabled', 'forbidden', 'unauthorized', 'rate_limited', 'budget_exhausted', 'network', 'server', 'invalid']);
+export const syncErrorKindSchema = z.enum(['forbidden_role', 'forbidden_plan', 'forbidden_disabled', 'forbidden', 'unauthorized', 'rate_limited', 'budget_exhausted', 'network', 'server', 'invalid', 'disk_full']);
 
 export const auditStatusSchema = z.object({
   events: z.number().int(),

@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkEvent, type EventRow } from '../../electron/core/audit/event.ts';
@@ -73,4 +74,47 @@ export function walkPages(service: AuditService, filters: AuditFilters, sort: Au
     if (!page.next) return out;
     after = page.next;
   }
+}
+
+/**
+ * A real small file system to fill up: a 32 MB tmpfs (mounting needs root, as CI has). `dir` is
+ * null where mounting fails, and the tests that need it say so and skip.
+ */
+export function smallDisk(): { dir: string | null; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'md-audit-full-'));
+  const r = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=32m', 'tmpfs', dir], { encoding: 'utf8' });
+  if (r.status !== 0) {
+    console.warn(`SKIPPED: the full-disk tests need a small tmpfs, and mount failed here: ${(r.stderr || r.error?.message || '').trim()}`);
+    rmSync(dir, { recursive: true, force: true });
+    return { dir: null, cleanup: () => {} };
+  }
+  return {
+    dir,
+    cleanup: () => {
+      spawnSync('umount', [dir]);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Fills the file system holding `dir` to the last byte, as another program would; returns the filler's path. */
+export function fillDisk(dir: string): string {
+  const filler = join(dir, 'filler');
+  const fd = openSync(filler, 'w');
+  const chunk = Buffer.alloc(256 * 1024, 1);
+  try {
+    for (let size = chunk.length; size >= 1; size = Math.floor(size / 2)) {
+      for (;;) {
+        try {
+          writeSync(fd, chunk, 0, size);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
+          break;
+        }
+      }
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return filler;
 }

@@ -1,12 +1,10 @@
 import { afterAll, beforeEach, afterEach, describe, expect, it } from 'vitest';
-import { spawnSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readdirSync, rmSync, truncateSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readdirSync, rmSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { csvRecord } from '../../electron/core/audit/export.ts';
 import { CSV_COLUMNS } from '../../electron/core/audit/formats/csv.ts';
 import type { AuditService } from '../../electron/core/audit/service.ts';
-import { makeEvent, openService, rowOf, tempDir } from './helpers.ts';
+import { fillDisk, makeEvent, openService, rowOf, smallDisk, tempDir } from './helpers.ts';
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
@@ -320,42 +318,9 @@ describe('import: a full disk', () => {
     expect(service.store.db.prepare('SELECT count(*) AS n FROM deferred_indexes').get()).toEqual({ n: 0 });
   });
 
-  // The disk filling up mid-import, on a real small file system: a tmpfs (needs root, as CI has).
-  const mount = (() => {
-    const dir = mkdtempSync(join(tmpdir(), 'md-audit-full-'));
-    const r = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=32m', 'tmpfs', dir], { encoding: 'utf8' });
-    if (r.status === 0) return dir;
-    console.warn(`SKIPPED: the full-disk import tests need a small tmpfs, and mount failed here: ${(r.stderr || r.error?.message || '').trim()}`);
-    rmSync(dir, { recursive: true, force: true });
-    return null;
-  })();
-  afterAll(() => {
-    if (!mount) return;
-    spawnSync('umount', [mount]);
-    rmSync(mount, { recursive: true, force: true });
-  });
-
-  /** Fills the file system holding `dir` to the last byte; returns the filler's path. */
-  function fillDisk(dir: string): string {
-    const filler = join(dir, 'filler');
-    const fd = openSync(filler, 'w');
-    const chunk = Buffer.alloc(256 * 1024, 1);
-    try {
-      for (let size = chunk.length; size >= 1; size = Math.floor(size / 2)) {
-        for (;;) {
-          try {
-            writeSync(fd, chunk, 0, size);
-          } catch (err) {
-            if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
-            break;
-          }
-        }
-      }
-    } finally {
-      closeSync(fd);
-    }
-    return filler;
-  }
+  const disk = smallDisk();
+  afterAll(() => disk.cleanup());
+  const mount = disk.dir;
 
   it.runIf(mount).each([
     { load: 'rows' as const },

@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
 import { keyFingerprint, utcDay } from '../../electron/core/audit/ledger.ts';
 import { planWindows } from '../../electron/core/audit/sync.ts';
 import { dbPaths } from '../../electron/core/paths.ts';
 import type { AuditService } from '../../electron/core/audit/service.ts';
-import { openService, tempDir } from './helpers.ts';
+import { fillDisk, openService, smallDisk, tempDir } from './helpers.ts';
 
 const AUDIT_ROUTE = 'GET /v1/analytics/audit-logs/events';
 const CLI = resolve(import.meta.dirname, '../../bin/mediadesk.js');
@@ -225,5 +226,33 @@ describe('sync against the Sandbox', () => {
     const bad = await run('query', '--to', 'tomorrow');
     expect(bad.code).toBe(2);
     expect(bad.err.trim().split('\n')).toHaveLength(1);
+  });
+});
+
+describe('sync on a full disk', () => {
+  const disk = smallDisk();
+  afterAll(() => disk.cleanup());
+
+  it.runIf(disk.dir)('stops with its own error when the disk fills up mid-walk; what was synced stays, and the next sync resumes and completes', async () => {
+    const total = await sandboxTotal();
+    const dir = mkdtempSync(join(disk.dir!, 'sync-'));
+    let filler: string | null = null;
+    // Another program takes the last free byte once the first page is stored.
+    const s = service('sandbox-owner', { perPage: 100, onSyncProgress: () => (filler ??= fillDisk(dir)) }, join(dir, 'audit.db'));
+    try {
+      const r = await s.sync();
+      expect(r).toMatchObject({ outcome: 'stopped', inserted: 100 });
+      expect(r.error).toEqual({ kind: 'disk_full', message: expect.stringMatching(/^the disk holding the audit cache is full \(.+\): the sync stopped after 100 new event\(s\), which stay cached\. Free some space and sync again: it resumes from here$/) });
+      expect(cachedIds(s)).toHaveLength(100);
+      expect(s.store.db.pragma('integrity_check', { simple: true })).toBe('ok');
+
+      rmSync(filler!);
+      const again = await s.sync();
+      expect(again).toMatchObject({ outcome: 'complete', inserted: total - 100 });
+      expect(cachedIds(s)).toHaveLength(total);
+      expect((await s.status()).lastError).toBeNull();
+    } finally {
+      await s.close();
+    }
   });
 });

@@ -1,6 +1,8 @@
+import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SyncErrorKind, SyncProgress, SyncReport } from '../../../shared/contract/audit.ts';
 import { ApiClient, ApiError, backoffDelay, type ApiTarget } from '../api/client.ts';
+import { isDiskFull } from './disk-space.ts';
 import { checkEvent, type EventRow } from './event.ts';
 import { BudgetExhaustedError, keyFingerprint, type RequestLedger } from './ledger.ts';
 import type { AuditStore } from './store.ts';
@@ -117,10 +119,17 @@ export async function runSync(o: SyncOptions): Promise<SyncReport> {
     o.state.save(state);
     return report;
   } catch (err) {
-    const stop = err instanceof SyncStop ? err : new SyncStop('network', err instanceof Error ? err.message : String(err));
+    const stop = err instanceof SyncStop ? err
+      : isDiskFull(err) ? new SyncStop('disk_full', `the disk holding the audit cache is full (${dirname(o.store.db.name)}): the sync stopped after ${report.inserted} new event(s), which stay cached. Free some space and sync again: it resumes from here`)
+      : new SyncStop('network', err instanceof Error ? err.message : String(err));
     state.lastError = { kind: stop.kind, message: stop.message, at: clock().getTime() };
     if (stop.retryAfterUntil !== undefined) state.retryAfterUntil = stop.retryAfterUntil;
-    o.state.save(state);
+    try {
+      o.state.save(state);
+    } catch (saveErr) {
+      // On a full disk the error cannot be recorded; the walk's place was saved with its last page.
+      if (!isDiskFull(saveErr)) throw saveErr;
+    }
     return { ...report, outcome: 'stopped', error: { kind: stop.kind, message: stop.message } };
   }
 }

@@ -58,6 +58,8 @@ export function blockerFor(kind: SyncErrorKind, message: string, retryAfter: str
       return { kind, title: 'The API had a server error', text: message };
     case 'invalid':
       return { kind, title: 'The API rejected the request', text: message };
+    case 'disk_full':
+      return { kind, title: 'The disk holding the audit cache is full', text: message };
     default:
       return null;
   }
