@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { checkEvent, type EventRow } from '../../electron/core/audit/event.ts';
 import { AuditService } from '../../electron/core/audit/service.ts';
 import type { ApiTarget } from '../../electron/core/api/client.ts';
+import type { TestContext } from 'vitest';
 import type { AuditFilters, AuditSort } from '../../shared/contract/audit.ts';
 
 export function tempDir(prefix = 'md-audit-'): { dir: string; file: (name: string, content: string | Buffer) => string; cleanup: () => void } {
@@ -77,24 +78,23 @@ export function walkPages(service: AuditService, filters: AuditFilters, sort: Au
 }
 
 /**
- * A real small file system to fill up: a 32 MB tmpfs (mounting needs root, as CI has). `dir` is
- * null where mounting fails, and the tests that need it say so and skip.
+ * A real small file system to fill up, for one test: a 32 MB tmpfs (mounting needs root, as CI
+ * has), unmounted when the test finishes. Where mounting fails, the test says so and skips.
  */
-export function smallDisk(): { dir: string | null; cleanup: () => void } {
+export function smallDisk(ctx: TestContext): string {
   const dir = mkdtempSync(join(tmpdir(), 'md-audit-full-'));
   const r = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=32m', 'tmpfs', dir], { encoding: 'utf8' });
   if (r.status !== 0) {
-    console.warn(`SKIPPED: the full-disk tests need a small tmpfs, and mount failed here: ${(r.stderr || r.error?.message || '').trim()}`);
     rmSync(dir, { recursive: true, force: true });
-    return { dir: null, cleanup: () => {} };
+    const note = `SKIPPED: this full-disk test needs a small tmpfs, and mount failed here: ${(r.stderr || r.error?.message || '').trim()}`;
+    console.warn(note);
+    ctx.skip(note);
   }
-  return {
-    dir,
-    cleanup: () => {
-      spawnSync('umount', [dir]);
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  ctx.onTestFinished(() => {
+    spawnSync('umount', [dir]);
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return dir;
 }
 
 /** Fills the file system holding `dir` to the last byte, as another program would; returns the filler's path. */

@@ -1,5 +1,5 @@
 import { afterAll, beforeEach, afterEach, describe, expect, it } from 'vitest';
-import { mkdtempSync, readdirSync, rmSync, truncateSync } from 'node:fs';
+import { readdirSync, rmSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { csvRecord } from '../../electron/core/audit/export.ts';
 import { CSV_COLUMNS } from '../../electron/core/audit/formats/csv.ts';
@@ -318,16 +318,12 @@ describe('import: a full disk', () => {
     expect(service.store.db.prepare('SELECT count(*) AS n FROM deferred_indexes').get()).toEqual({ n: 0 });
   });
 
-  const disk = smallDisk();
-  afterAll(() => disk.cleanup());
-  const mount = disk.dir;
-
-  it.runIf(mount).each([
+  it.for([
     { load: 'rows' as const },
     { load: 'staged' as const },
     { load: 'bulk' as const },
-  ])('the disk filling up during an import ($load) stops it with a clear error; what came before stays, and importing the file again completes it', async ({ load }) => {
-    const dir = mkdtempSync(join(mount!, `${load}-`));
+  ])('the disk filling up during an import ($load) stops it with a clear error; what came before stays, and importing the file again completes it', async ({ load }, ctx) => {
+    const dir = smallDisk(ctx);
     const cache = openService(join(dir, 'audit.db'));
     const file = tmp.file(`full-${load}.ndjson`, ndjson(events(100, 3100)));
     let filler: string | null = null;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
 import { keyFingerprint, utcDay } from '../../electron/core/audit/ledger.ts';
@@ -230,12 +230,9 @@ describe('sync against the Sandbox', () => {
 });
 
 describe('sync on a full disk', () => {
-  const disk = smallDisk();
-  afterAll(() => disk.cleanup());
-
-  it.runIf(disk.dir)('stops with its own error when the disk fills up mid-walk; what was synced stays, and the next sync resumes and completes', async () => {
+  it('stops with its own error when the disk fills up mid-walk; what was synced stays, and the next sync resumes and completes', async (ctx) => {
     const total = await sandboxTotal();
-    const dir = mkdtempSync(join(disk.dir!, 'sync-'));
+    const dir = smallDisk(ctx);
     let filler: string | null = null;
     // Another program takes the last free byte once the first page is stored.
     const s = service('sandbox-owner', { perPage: 100, onSyncProgress: () => (filler ??= fillDisk(dir)) }, join(dir, 'audit.db'));
