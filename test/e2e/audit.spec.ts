@@ -212,6 +212,22 @@ test('sync, filters, search, detail with diff, related events, import report, ho
   await expect(page.getByTestId('audit-diff').or(drawer.getByText('No state recorded'))).toBeVisible();
   mkdirSync('docs/screenshots', { recursive: true });
   await page.screenshot({ path: 'docs/screenshots/audit.png' });
+  await page.keyboard.press('Escape');
+
+  // A JSON export and a file named .json that is not JSON, picked together: the browser sends
+  // both as application/json, and each gets its own report.
+  const elsewhere = { source: { project: 'Harbor', platform: 'web', referer: null }, action: { project_name: 'Harbor', request_id: 'req_e2e_json' } };
+  writeFileSync(join(home, 'more-export.json'), JSON.stringify([ev(4, elsewhere), ev(5, elsewhere)], null, 2));
+  writeFileSync(join(home, 'broken.json'), '{"event_id": "evt_e2e_6", "date": ');
+  await page.getByTestId('audit-open-import').click();
+  await page.getByTestId('audit-import-input').setInputFiles([join(home, 'more-export.json'), join(home, 'broken.json')]);
+  const reports = page.getByTestId('audit-import-report');
+  await expect(reports).toHaveCount(2);
+  await expect(reports.filter({ hasText: 'more-export.json' }).getByTestId('audit-import-accepted')).toHaveText('2 accepted');
+  await expect(reports.filter({ hasText: 'broken.json' }).getByTestId('audit-import-accepted')).toHaveText('0 accepted');
+  await expect(reports.filter({ hasText: 'broken.json' }).getByTestId('audit-import-fatal')).toContainText(/^Stopped: /);
+  await page.getByTestId('audit-open-import').click();
+  await expect.poll(() => countOf(page)).toBe(all + 5);
 
   expect(csp).toEqual([]);
 });

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,6 +41,21 @@ describe('web host file routes', () => {
     expect(thumb.ok).toBe(true);
     const meta = await sharp((thumb as { result: { path: string } }).result.path).metadata();
     expect([meta.format, meta.width, meta.height]).toEqual(['webp', 32, 24]);
+  });
+
+  it('stores each dropped file byte for byte whatever type the browser gives it: JSON, text, and a .json file that is not JSON', async () => {
+    const files = [
+      { rel: 'export.json', type: 'application/json', body: JSON.stringify([{ event_id: 'evt_1' }, { event_id: 'evt_2' }]) },
+      { rel: 'notes.txt', type: 'text/plain', body: 'a line\nanother\n' },
+      { rel: 'broken.json', type: 'application/json', body: '{"event_id": "evt_3", "date": ' },
+      { rel: 'form.csv', type: 'application/x-www-form-urlencoded', body: 'a=1&b=2' },
+    ];
+    for (const f of files) {
+      const up = await fetch(`${host.origin}/upload?${q({ token: host.token, drop: 'droptypes1', rel: f.rel })}`, { method: 'PUT', headers: { 'content-type': f.type }, body: f.body });
+      expect(up.status, f.rel).toBe(200);
+      const { path } = (await up.json()) as { path: string };
+      expect(readFileSync(path, 'utf8'), f.rel).toBe(f.body);
+    }
   });
 
   it('refuses uploads that climb out of the inbox, and media without the token or outside the app\'s folders', async () => {

@@ -303,7 +303,7 @@ async function stageRows(task: StageTask, emit: (b: StagedBatch) => void, useWor
   let started = false;
   const stopped = (reason: string): StagedBatch => ({
     kind: 'batch', lo: 0, hi: 0, ts: new Float64Array(0), items: 0, rejects: [], warnings: [], done: true,
-    fatal: `${READING_STOPPED}${reason}; the rows before it were kept`,
+    fatal: `${READING_STOPPED}${reason}; the rows before it were kept.`,
   });
   const outcome = await new Promise<'done' | 'fallback' | { failed: unknown }>((resolve) => {
     let finished = false;

@@ -57,7 +57,7 @@ export async function readParsed(task: ReadTask, sink: RowSink): Promise<void> {
     }
     if (!fatal) parser.end(emit);
   } catch (err) {
-    sink.fatal(`${READING_STOPPED}${err instanceof Error ? err.message : String(err)}; the rows before it were kept`);
+    sink.fatal(`${READING_STOPPED}${err instanceof Error ? err.message : String(err)}; the rows before it were kept.`);
   } finally {
     stream.destroy();
   }

@@ -129,22 +129,28 @@ export async function startWebHost(o: WebHostOptions): Promise<RunningWebHost> {
     return reply.sendFile(basename(abs), dirname(abs));
   });
 
-  // Dropped files in the browser: streamed into <home>/inbox/<drop>/<relative path>.
-  app.addContentTypeParser('*', (_req, _payload, done) => done(null));
-  app.put('/upload', async (req: FastifyRequest<{ Querystring: { token?: string; drop?: string; rel?: string } }>, reply) => {
-    if (!sameToken(req.query.token, token)) return reply.code(401).send({ message: 'missing or wrong token' });
-    const drop = String(req.query.drop ?? '');
-    const rel = String(req.query.rel ?? '');
-    if (!/^[A-Za-z0-9_-]{6,64}$/.test(drop)) return reply.code(400).send({ message: 'drop must be 6 to 64 letters, digits, _ or -' });
-    const parts = rel.split(/[\\/]+/).filter(Boolean);
-    if (!parts.length || parts.some((p) => p === '..' || p === '.' || p.includes('\0'))) return reply.code(400).send({ message: `"${rel}" is not a relative file path` });
-    const dir = join(o.home, 'inbox', drop);
-    const dest = join(dir, ...parts);
-    await mkdir(dirname(dest), { recursive: true });
-    await pipeline(req.raw, createWriteStream(dest, { flags: 'wx' })).catch((err: NodeJS.ErrnoException) => {
-      throw Object.assign(new Error(err.code === 'EEXIST' ? `${rel} was already uploaded in this drop` : err.message), { statusCode: err.code === 'EEXIST' ? 409 : 500 });
+  // Dropped files in the browser: streamed into <home>/inbox/<drop>/<relative path>. In a context
+  // of its own without Fastify's parsers: the browser sends a file's own type, and the JSON and
+  // text parsers read the body first, so a .json or .txt file arrived empty (or, not being JSON,
+  // failed the whole drop).
+  await app.register(async (uploads) => {
+    uploads.removeAllContentTypeParsers();
+    uploads.addContentTypeParser('*', (_req, _payload, done) => done(null));
+    uploads.put('/upload', async (req: FastifyRequest<{ Querystring: { token?: string; drop?: string; rel?: string } }>, reply) => {
+      if (!sameToken(req.query.token, token)) return reply.code(401).send({ message: 'missing or wrong token' });
+      const drop = String(req.query.drop ?? '');
+      const rel = String(req.query.rel ?? '');
+      if (!/^[A-Za-z0-9_-]{6,64}$/.test(drop)) return reply.code(400).send({ message: 'drop must be 6 to 64 letters, digits, _ or -' });
+      const parts = rel.split(/[\\/]+/).filter(Boolean);
+      if (!parts.length || parts.some((p) => p === '..' || p === '.' || p.includes('\0'))) return reply.code(400).send({ message: `"${rel}" is not a relative file path` });
+      const dir = join(o.home, 'inbox', drop);
+      const dest = join(dir, ...parts);
+      await mkdir(dirname(dest), { recursive: true });
+      await pipeline(req.raw, createWriteStream(dest, { flags: 'wx' })).catch((err: NodeJS.ErrnoException) => {
+        throw Object.assign(new Error(err.code === 'EEXIST' ? `${rel} was already uploaded in this drop` : err.message), { statusCode: err.code === 'EEXIST' ? 409 : 500 });
+      });
+      return { path: dest, folder: dir };
     });
-    return { path: dest, folder: dir };
   });
 
   app.get('/healthz', async () => ({ ok: true, events: Object.keys(EVENTS).length }));
