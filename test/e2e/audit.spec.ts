@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
-import { newHome, startHost, type HostHandle, watchCsp } from './host.ts';
+import { newHome, startHost, type HostHandle, watchErrors } from './host.ts';
 
 /**
  * The audit viewer end to end: the web host as a real process on the in-process Sandbox
@@ -51,7 +51,7 @@ function ev(i: number, extra: { action?: Record<string, unknown>; [k: string]: u
 }
 
 test('sync, filters, search, detail with diff, related events, import report, hostile text, export', async ({ page }) => {
-  const csp = watchCsp(page);
+  const errors = watchErrors(page);
   const home = newHome();
   host = await startHost(home);
   await page.goto(`${host.url}#audit`);
@@ -229,11 +229,11 @@ test('sync, filters, search, detail with diff, related events, import report, ho
   await page.getByTestId('audit-open-import').click();
   await expect.poll(() => countOf(page)).toBe(all + 5);
 
-  expect(csp).toEqual([]);
+  expect(errors).toEqual([]);
 });
 
 test('a member key gets the 403 state that says who can see audit logs', async ({ page }) => {
-  const csp = watchCsp(page);
+  const errors = watchErrors(page);
   const home = newHome();
   writeFileSync(join(home, 'settings.json'), JSON.stringify({ sandboxKey: 'sandbox-member' }));
   host = await startHost(home);
@@ -245,5 +245,5 @@ test('a member key gets the 403 state that says who can see audit logs', async (
   await expect(blocker).toHaveAttribute('role', 'alert');
   // The cache stays usable: nothing synced, an empty table, not an error.
   await expect(page.getByTestId('audit-count')).toHaveText('0 events');
-  expect(csp).toEqual([]);
+  expect(errors).toEqual([]);
 });

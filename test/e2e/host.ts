@@ -54,11 +54,15 @@ export async function startHost(home: string, env: NodeJS.ProcessEnv = {}): Prom
   };
 }
 
-/** Collects console errors that name the CSP; a spec fails if any appear (no inline styles, no {@html}). */
-export function watchCsp(page: Page): string[] {
+/**
+ * Collects console errors that name the CSP (no inline styles, no {@html}) and uncaught page
+ * errors (a Svelte effect loop, a throw in a handler): a spec fails if any appear.
+ */
+export function watchErrors(page: Page): string[] {
   const errors: string[] = [];
   page.on('console', (m) => {
     if (m.type() === 'error' && /Content Security Policy/i.test(m.text())) errors.push(m.text());
   });
+  page.on('pageerror', (e) => errors.push(`uncaught: ${e.message.split('\n')[0]}`));
   return errors;
 }

@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { expect, test } from '@playwright/test';
 import { newHome, startHost, type HostHandle } from './host.ts';
-import { shot, startSandboxProcess, watchCsp, type SandboxProcess } from './studio-helpers.ts';
+import { shot, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
 
 let host: HostHandle;
 let sandbox: SandboxProcess;
@@ -11,7 +11,7 @@ test.afterEach(async () => {
 });
 
 test('a music task from prompt to a playable file on disk', async ({ page }) => {
-  const csp = watchCsp(page);
+  const errors = watchErrors(page);
   sandbox = await startSandboxProcess(500);
   host = await startHost(newHome(), sandbox.env);
   await page.goto(`${host.url}#music`);
@@ -38,5 +38,5 @@ test('a music task from prompt to a playable file on disk', async ({ page }) => 
   await expect(job.getByTestId('audio-duration')).not.toHaveText('–');
   await expect(job.getByTestId('waveform')).toBeVisible();
   await shot(page, 'music');
-  expect(csp).toEqual([]);
+  expect(errors).toEqual([]);
 });

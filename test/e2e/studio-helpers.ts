@@ -74,6 +74,6 @@ export async function makeImages(dir: string, count: number): Promise<string[]> 
   return out;
 }
 
-export { watchCsp } from './host.ts';
+export { watchErrors } from './host.ts';
 
 export const shot = (page: Page, name: string) => page.screenshot({ path: join('docs', 'screenshots', `${name}.png`) });

@@ -1,6 +1,6 @@
 import { expect, test } from '@playwright/test';
 import { newHome, startHost, type HostHandle } from './host.ts';
-import { shot, watchCsp } from './studio-helpers.ts';
+import { shot, watchErrors } from './studio-helpers.ts';
 
 let host: HostHandle;
 test.afterEach(async () => {
@@ -8,7 +8,7 @@ test.afterEach(async () => {
 });
 
 test('change camera: a visual, keyboard-driven control; the studio fits 1024x700 in the dark theme', async ({ page }) => {
-  const csp = watchCsp(page);
+  const errors = watchErrors(page);
   host = await startHost(newHome());
   await page.goto(`${host.url}#studio`);
   await page.getByTestId('tool-select').selectOption('change-camera');
@@ -36,5 +36,5 @@ test('change camera: a visual, keyboard-driven control; the studio fits 1024x700
   await page.screenshot({ path: 'test-results/studio-camera-dark-1024.png' });
   // Nothing wider than the window.
   expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(1024);
-  expect(csp).toEqual([]);
+  expect(errors).toEqual([]);
 });

@@ -4,7 +4,7 @@ import { join, relative } from 'node:path';
 import { expect, test } from '@playwright/test';
 import sharp from 'sharp';
 import { newHome, startHost, type HostHandle } from './host.ts';
-import { desk, makeImages, shot, startSandboxProcess, watchCsp, type SandboxProcess } from './studio-helpers.ts';
+import { desk, makeImages, shot, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
 
 interface Job { state: string; input: string | null; relDir: string; outputs: string[]; invalid: { field: string; reason: string }[] }
 
@@ -16,7 +16,7 @@ test.afterEach(async () => {
 });
 
 test('a folder of 20 images upscaled x4: live progress, then all 20 results on disk and in the gallery', async ({ page }) => {
-  const csp = watchCsp(page);
+  const errors = watchErrors(page);
   sandbox = await startSandboxProcess(500);
   host = await startHost(newHome(), sandbox.env);
   // More jobs at once keeps the suite quick; the queue's behaviour is the same.
@@ -64,11 +64,11 @@ test('a folder of 20 images upscaled x4: live progress, then all 20 results on d
   await expect(page.getByTestId('gallery-item').first().locator('img')).toBeVisible();
   await expect(page.getByTestId('before-after')).toBeVisible();
   await shot(page, 'results');
-  expect(csp).toEqual([]);
+  expect(errors).toEqual([]);
 });
 
 test('a bad parameter: the catalogue bound shows at once, and the server\'s 400 shows beside its field', async ({ page }) => {
-  const csp = watchCsp(page);
+  const errors = watchErrors(page);
   sandbox = await startSandboxProcess(300);
   host = await startHost(newHome(), sandbox.env);
   await page.goto(`${host.url}#studio`);
@@ -95,11 +95,11 @@ test('a bad parameter: the catalogue bound shows at once, and the server\'s 400 
   await page.getByTestId('job-row').first().locator('button').first().click();
   await expect(page.getByTestId('job-row').first()).toHaveAttribute('data-state', 'failed');
   await expect(page.getByTestId('job-invalid-input_image')).toContainText('loopback');
-  expect(csp).toEqual([]);
+  expect(errors).toEqual([]);
 });
 
 test('the LoRA gallery filters, and "use" puts a LoRA into the generator, whose task then completes', async ({ page }) => {
-  const csp = watchCsp(page);
+  const errors = watchErrors(page);
   sandbox = await startSandboxProcess(300);
   host = await startHost(newHome(), sandbox.env);
   await page.goto(`${host.url}#loras`);
@@ -131,7 +131,7 @@ test('the LoRA gallery filters, and "use" puts a LoRA into the generator, whose 
   const { jobs } = await desk<{ jobs: Job[] }>(host, 'jobs.list', { batchId: batches[0].id });
   expect(jobs[0].state).toBe('done');
   expect(existsSync(jobs[0].outputs[0])).toBe(true);
-  expect(csp).toEqual([]);
+  expect(errors).toEqual([]);
 });
 
 test('a job killed mid-run shows up correctly after a restart of the host, then completes', async ({ page }) => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { expect, test, type Locator, type Page } from '@playwright/test';
 import sharp from 'sharp';
 import { newHome, startHost, type HostHandle } from './host.ts';
-import { setFaults, startSandboxProcess, watchCsp, type SandboxProcess } from './studio-helpers.ts';
+import { setFaults, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
 
 // Every video family of the builder, through the UI, against a Sandbox process with short tasks.
 // One Sandbox and one host for the file (the builder keeps its state per tool); the live-backend
@@ -70,7 +70,7 @@ async function submit(page: Page, jobs = 1) {
 }
 
 test('2.x with a start and an end frame: expiry while generating, then a file path and a played video', async ({ page }) => {
-  const csp = watchCsp(page);
+  const errors = watchErrors(page);
   await openFamily(page, '2.x generation');
   await expect(page.getByTestId('video-form')).toHaveAttribute('data-tool', 'video-2x');
   const prompt = 'Keyframes: a blue dusk turns to an orange dawn';
@@ -92,12 +92,12 @@ test('2.x with a start and an end frame: expiry while generating, then a file pa
   } finally {
     await setFaults(sandbox.url, { taskDurationMs: TASK_MS });
   }
-  expect(csp).toEqual([]);
+  expect(errors).toEqual([]);
 });
 
 for (const variant of ['i2v-endframe', 'i2v-endframe-fast']) {
   test(`image to video with end frame (${variant}): image_end alone is blocked on its field; with both it completes`, async ({ page }) => {
-    const csp = watchCsp(page);
+    const errors = watchErrors(page);
     await openFamily(page, 'Image to video, end frame', variant);
     const prompt = `The lamp flickers on (${variant})`;
     await page.getByTestId('field-prompt').fill(prompt);
@@ -116,12 +116,12 @@ for (const variant of ['i2v-endframe', 'i2v-endframe-fast']) {
     const job = resultFor(page, prompt);
     await expect(job.getByText(variant.endsWith('fast') ? 'Image to video with end frame (fast)' : 'Image to video with end frame', { exact: true })).toBeVisible();
     await expectPlayed(job);
-    expect(csp).toEqual([]);
+    expect(errors).toEqual([]);
   });
 }
 
 test('lite text to video (4/6/8 s, 16:9 or 9:16, 20,000 characters) and lite image to video (image required)', async ({ page }) => {
-  const csp = watchCsp(page);
+  const errors = watchErrors(page);
   await openFamily(page, 'Lite', 'lite-t2v');
 
   // The bounds of the family, as the form offers them.
@@ -165,11 +165,11 @@ test('lite text to video (4/6/8 s, 16:9 or 9:16, 20,000 characters) and lite ima
   const i2vJob = resultFor(page, i2v);
   await expect(i2vJob.getByText('Lite image to video', { exact: true })).toBeVisible();
   await expectPlayed(i2vJob);
-  expect(csp).toEqual([]);
+  expect(errors).toEqual([]);
 });
 
 test('video upscaler: a 12 fps input is refused with target_fps (file, rule, measured fps); the valid one completes', async ({ page }) => {
-  const csp = watchCsp(page);
+  const errors = watchErrors(page);
   const ok = join(dir, 'clip-24fps.mp4');
   const slow = join(dir, 'clip-12fps.mp4');
   const ff = (rate: number, out: string) =>
@@ -237,11 +237,11 @@ test('video upscaler: a 12 fps input is refused with target_fps (file, rule, mea
   await expect(remote.nth(1)).toHaveAttribute('data-state', 'done', { timeout: 30_000 });
   await expect(remote.filter({ hasText: 'clip-24fps.mp4' })).toHaveCount(1);
   await expect(remote).toHaveCount(3);
-  expect(csp).toEqual([]);
+  expect(errors).toEqual([]);
 });
 
 test('live backend: a loopback base URL keeps local video references; a real https one says plainly what it needs', async ({ page }) => {
-  const csp = watchCsp(page);
+  const errors = watchErrors(page);
   const clip = join(dir, 'clip-live.mp4');
   execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=size=640x640:rate=24', '-t', '2', '-pix_fmt', 'yuv420p', '-preset', 'ultrafast', clip]);
   const home = newHome();
@@ -310,5 +310,5 @@ test('live backend: a loopback base URL keeps local video references; a real htt
   } finally {
     await live.stop();
   }
-  expect(csp).toEqual([]);
+  expect(errors).toEqual([]);
 });

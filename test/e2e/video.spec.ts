@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import sharp from 'sharp';
 import { newHome, startHost, type HostHandle } from './host.ts';
-import { shot, startSandboxProcess, watchCsp, type SandboxProcess } from './studio-helpers.ts';
+import { shot, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
 
 // One Sandbox (tasks of 500 ms) and one host for the file: the builder keeps its state per tool.
 let host: HostHandle;
@@ -41,7 +41,7 @@ async function openFamily(page: Page, label: string) {
 }
 
 test('a two-shot 2.5 video with a reference image: validated, submitted, completed and played', async ({ page }) => {
-  const csp = watchCsp(page);
+  const errors = watchErrors(page);
   const ref = join(dir, 'hero.png');
   await sharp({ create: { width: 640, height: 480, channels: 3, background: { r: 200, g: 120, b: 40 } } }).png().toFile(ref);
 
@@ -90,11 +90,11 @@ test('a two-shot 2.5 video with a reference image: validated, submitted, complet
   await page.screenshot({ path: join(tmpdir(), 'md-video-dark-1024.png') });
   await page.evaluate(() => delete document.documentElement.dataset.theme);
   await page.setViewportSize({ width: 1280, height: 800 });
-  expect(csp).toEqual([]);
+  expect(errors).toEqual([]);
 });
 
 test('invalid combinations are shown on the field they concern: shared pre-check, core and the Sandbox 400', async ({ page }) => {
-  const csp = watchCsp(page);
+  const errors = watchErrors(page);
   await openFamily(page, '2.x generation');
   await page.getByTestId('field-prompt').fill('A red kite over the dunes');
 
@@ -142,19 +142,19 @@ test('invalid combinations are shown on the field they concern: shared pre-check
   await expect(page.getByTestId('result-job').first()).toHaveAttribute('data-state', 'failed', { timeout: 30_000 });
   await expect(page.getByTestId('error-reference_videos')).toBeVisible();
   await expect(page.getByTestId('error-reference_videos').first()).toContainText(/upl_vid_|upload/i);
-  expect(csp).toEqual([]);
+  expect(errors).toEqual([]);
 });
 
 test('a reference video that breaks the rules names the file, the rule and the measured value', async ({ page }) => {
-  const csp = watchCsp(page);
+  const errors = watchErrors(page);
   const bad = join(dir, 'short-20fps.mp4');
   execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=size=640x480:rate=20', '-t', '1.5', '-pix_fmt', 'yuv420p', bad]);
   await openFamily(page, '2.x generation');
   await page.getByTestId('field-prompt').fill('Match the motion of @Video1');
   await page.getByTestId('pick-reference_videos').setInputFiles(bad);
-  const errors = page.getByTestId('refs-reference_videos').getByTestId('ref-error');
-  await expect(errors.filter({ hasText: 'rule video.duration' })).toContainText('short-20fps.mp4: duration 1.5 s is below the 2 s minimum');
-  await expect(errors.filter({ hasText: 'rule video.fps' })).toContainText('short-20fps.mp4: frame rate 20 fps is below the 24 fps minimum');
+  const refErrors = page.getByTestId('refs-reference_videos').getByTestId('ref-error');
+  await expect(refErrors.filter({ hasText: 'rule video.duration' })).toContainText('short-20fps.mp4: duration 1.5 s is below the 2 s minimum');
+  await expect(refErrors.filter({ hasText: 'rule video.fps' })).toContainText('short-20fps.mp4: frame rate 20 fps is below the 24 fps minimum');
   await expect(page.getByTestId('refs-reference_videos').getByTestId('ref-probe')).toContainText('MP4');
   await expect(page.getByTestId('submit')).toBeDisabled();
   await expect(page.getByTestId('submit-status')).toContainText('problems to fix');
@@ -163,5 +163,5 @@ test('a reference video that breaks the rules names the file, the rule and the m
   const reply = await rawStart(page, { tool: 'video-2x', params: { prompt: 'x @Video1', reference_videos: [bad] } });
   const err = reply.error;
   expect(err?.invalid?.some((p) => p.field === 'reference_videos' && /rule video\.duration/.test(p.reason))).toBe(true);
-  expect(csp).toEqual([]);
+  expect(errors).toEqual([]);
 });
