@@ -101,10 +101,11 @@ export function validateRequest(t: ToolEntry, input: Record<string, unknown>): V
   for (const [k, v] of Object.entries(input)) (pathNames.has(k) ? pathInput : bodyInput)[k] = v;
   for (const f of pathFields(t)) {
     const v = pathInput[f.name] ?? defaultOf(f);
-    const r = fieldSchema(f).safeParse(v);
+    const r = fieldSchema(f).safeParse(v, { reportInput: true });
     if (!r.success) invalid.push(...issuesToParams(r.error.issues, f.name));
   }
-  const parsed = schemaOf(t).safeParse(bodyInput);
+  // reportInput: issuesToParams tells a missing value ("is required") from a wrong one by the input.
+  const parsed = schemaOf(t).safeParse(bodyInput, { reportInput: true });
   if (!parsed.success) invalid.push(...issuesToParams(parsed.error.issues));
   invalid.push(...checkRules(t.rules ?? [], bodyInput));
   for (const f of bodyFields(t)) {

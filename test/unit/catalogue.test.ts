@@ -46,6 +46,15 @@ describe('tool catalogue', () => {
     expect(r.invalid).toEqual(expect.arrayContaining([{ field: 'image', reason: 'is required' }, { field: 'scale', reason: 'is not a field of this tool' }]));
   });
 
+  it('says what is wrong with a value of the wrong type, and "is required" only when it is missing', () => {
+    const t = getTool('skin-creative');
+    for (const sharpen of [2.5, 'x', null]) {
+      expect(validateRequest(t, { image: 'https://example.com/a.png', sharpen }).invalid, String(sharpen)).toEqual([{ field: 'sharpen', reason: 'must be a whole number' }]);
+    }
+    expect(validateRequest(t, { sharpen: 5 }).invalid).toEqual([{ field: 'image', reason: 'is required' }]);
+    expect(validateRequest(t, { image: 42 }).invalid).toEqual([{ field: 'image', reason: expect.not.stringMatching(/required/) }]);
+  });
+
   it('accepts the string form of the scale factor and coerces it', () => {
     const r = validateRequest(getTool('upscaler-precision'), { image: png, scale_factor: '4' });
     expect(r.ok).toBe(true);
