@@ -135,6 +135,7 @@ test('the LoRA gallery filters, and "use" puts a LoRA into the generator, whose 
 });
 
 test('a job killed mid-run shows up correctly after a restart of the host, then completes', async ({ page }) => {
+  const errors = watchErrors(page);
   sandbox = await startSandboxProcess(4000);
   const home = newHome();
   host = await startHost(home, sandbox.env);
@@ -144,6 +145,12 @@ test('a job killed mid-run shows up correctly after a restart of the host, then 
   await page.getByTestId('tool-select').selectOption('upscaler-precision');
   await page.getByTestId('typed-path').fill(dir);
   await page.getByRole('button', { name: 'Add', exact: true }).click();
+  // The same folder typed again stays one input, and the status says why.
+  await page.getByTestId('typed-path').fill(dir);
+  await page.getByTestId('typed-path').press('Enter');
+  await expect(page.getByTestId('input-status')).toHaveText(`${dir} is already in the list`);
+  await expect(page.getByRole('list', { name: 'Inputs' }).getByRole('listitem')).toHaveCount(1);
+  await expect(page.getByTestId('typed-path')).toHaveValue('');
   await page.getByTestId('start').click();
   await expect(page.getByTestId('last-batch')).toContainText('/2');
 
@@ -153,6 +160,8 @@ test('a job killed mid-run shows up correctly after a restart of the host, then 
     const { jobs } = await desk<{ jobs: (Job & { taskId: string | null })[] }>(host, 'jobs.list', { batchId: batches[0].id });
     return jobs.filter((j) => j.state === 'running' && j.taskId).length;
   }, { timeout: 20_000, intervals: [100] }).toBe(2);
+  // Checked before the kill: the page's calls then fail, as they should, while the host is gone.
+  expect(errors).toEqual([]);
   await host.stop('SIGKILL');
 
   host = await startHost(home, sandbox.env);
