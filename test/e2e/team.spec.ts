@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import WebSocket from 'ws';
-import { newHome, startHost, type HostHandle } from './host.ts';
+import { newHome, startHost, watchErrors, type HostHandle } from './host.ts';
 
 let host: HostHandle;
 test.afterEach(async () => {
@@ -17,11 +17,18 @@ const shot = async (page: Page, name: string) => {
 };
 
 test('workflow apps: a form from the app inputs, the cost confirmed, the run to its results', async ({ page }) => {
+  const errors = watchErrors(page);
   host = await startHost(newHome());
   await page.goto(`${host.url}#apps`);
   await page.getByTestId('app-jM4nX8sc').click();
   await expect(page.getByTestId('app-cost')).toContainText('8 credits');
+  // Run… on an incomplete form: no cost to confirm, the input marked, until it is filled.
+  await page.getByTestId('app-run').click();
+  await expect(page.getByTestId('app-message')).toHaveText(/^Check the (highlighted input|\d+ highlighted inputs) first\.$/);
+  await expect(page.getByTestId('app-confirm')).toBeHidden();
+  await expect(page.getByTestId('input-brief')).toHaveAttribute('aria-invalid', 'true');
   await page.getByTestId('input-brief').fill('A jingle for a coffee brand');
+  await expect(page.getByTestId('input-brief')).not.toHaveAttribute('aria-invalid', 'true');
   await page.getByTestId('input-mood').selectOption('calm');
   await page.getByTestId('input-length_seconds').fill('20');
   await page.getByTestId('app-run').click();
@@ -30,6 +37,7 @@ test('workflow apps: a form from the app inputs, the cost confirmed, the run to 
   await page.getByTestId('app-pS7kQ2xa').click();
   await expect(page.getByTestId('drop-product_image')).toBeVisible();
   await shot(page, 'apps');
+  expect(errors).toEqual([]);
 });
 
 test('workflow apps: the Business-plan key is refused with a plain message', async ({ page }) => {

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { extname, isAbsolute, resolve } from 'node:path';
 import { DeskError } from '../../../shared/contract/define.ts';
-import type { AppDefinition, AppInput, AppRun, AppSummary } from '../../../shared/contract/team.ts';
+import type { AppDefinition, AppRun, AppSummary } from '../../../shared/contract/team.ts';
+import { appInputProblems } from '../../../shared/validation/app-inputs.ts';
 import { ApiError, type ApiClient } from '../api/client.ts';
 import { AppRunner, explainAppError } from './runner.ts';
 import { AppRunStore, toAppRun } from './store.ts';
@@ -41,38 +42,17 @@ async function creationValue(v: string, field: string): Promise<string> {
 
 /** Checks every value against the app's definition (the form's own rules), before anything is paid. */
 export async function prepareInputs(def: AppDefinition, raw: Record<string, string | number>): Promise<Record<string, unknown>> {
-  const invalid: { field: string; reason: string }[] = [];
+  const invalid = appInputProblems(def, raw);
+  if (invalid.length) throw new DeskError('invalid', `${def.name}: ${invalid.map((p) => `${p.field} ${p.reason}`).join('; ')}`, invalid);
   const out: Record<string, unknown> = {};
-  for (const k of Object.keys(raw)) if (!def.inputs.some((i) => i.id === k)) invalid.push({ field: k, reason: `is not an input of ${def.name} (inputs: ${def.inputs.map((i) => i.id).join(', ')})` });
   for (const input of def.inputs) {
     const v = raw[input.id];
-    if (v === undefined || v === '') {
-      if (input.required) invalid.push({ field: input.id, reason: 'is required' });
-      continue;
-    }
-    const reason = checkValue(input, v);
-    if (reason) invalid.push({ field: input.id, reason });
-    else if (input.type === 'number') out[input.id] = Number(v);
+    if (v === undefined || v === '') continue;
+    if (input.type === 'number') out[input.id] = Number(v);
     else if (input.type === 'creation') out[input.id] = await creationValue(String(v), input.id);
     else out[input.id] = String(v);
   }
-  if (invalid.length) throw new DeskError('invalid', `${def.name}: ${invalid.map((p) => `${p.field} ${p.reason}`).join('; ')}`, invalid);
   return out;
-}
-
-export function checkValue(input: AppInput, v: string | number): string | null {
-  if (input.type === 'number') {
-    const n = typeof v === 'number' ? v : Number(v);
-    if (typeof v === 'string' && v.trim() === '') return 'must be a number';
-    if (!Number.isFinite(n)) return 'must be a number';
-    if (input.min !== undefined && n < input.min) return `must be at least ${input.min}`;
-    if (input.max !== undefined && n > input.max) return `must be at most ${input.max}`;
-  } else if (input.type === 'select') {
-    if (input.options && !input.options.includes(String(v))) return `must be one of ${input.options.join(', ')}`;
-  } else if (input.type === 'text') {
-    if (input.maxLength !== undefined && String(v).length > input.maxLength) return `must be at most ${input.maxLength} characters`;
-  }
-  return null;
 }
 
 export interface AppsServiceOptions {
