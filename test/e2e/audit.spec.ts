@@ -95,6 +95,23 @@ test('sync, filters, search, detail with diff, related events, import report, ho
   await expect.poll(async () => (await column(page, 1)).every((d) => d.startsWith(day))).toBe(true);
   await page.getByTestId('audit-clear').click();
 
+  // What cannot filter says so: group IDs that are not IDs stay in the box and filter nothing,
+  // and dates the wrong way round are named.
+  await page.getByTestId('audit-group').fill('abc, -1, 104');
+  await page.getByTestId('audit-group').press('Enter');
+  await expect(page.getByTestId('audit-filter-problem')).toHaveText('Group IDs are whole numbers from 1: “abc”, “-1” are not.');
+  await expect(page.getByTestId('audit-group')).toHaveAttribute('aria-invalid', 'true');
+  await expect(page.getByTestId('audit-group')).toHaveValue('abc, -1, 104');
+  expect(await countOf(page)).toBe(all);
+  await page.getByTestId('audit-clear').click();
+  await expect(page.getByTestId('audit-group')).toHaveValue('');
+  await expect(page.getByTestId('audit-filter-problem')).toBeHidden();
+  await page.getByTestId('audit-from').fill('2026-03-10');
+  await page.getByTestId('audit-to').fill('2026-03-02');
+  await expect(page.getByTestId('audit-filter-problem')).toHaveText('From is after To: no event can fall between them.');
+  await page.getByTestId('audit-clear').click();
+  await expect(page.getByTestId('audit-filter-problem')).toBeHidden();
+
   // Sorting: oldest first, then back to newest first; the count is unchanged.
   await page.getByTestId('sort-date').click();
   await expect(page.getByRole('columnheader', { name: 'Date (UTC)' })).toHaveAttribute('aria-sort', 'ascending');
