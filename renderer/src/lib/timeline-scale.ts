@@ -1,0 +1,33 @@
+/** The audit timeline's x axis (seconds, UTC): its range and tick labels, apart from the chart so they can be tested. */
+
+export type TimelineBucket = 'hour' | 'day';
+
+const HOUR = 3600;
+const DAY = 24 * HOUR;
+/** The least span shown: a single bucket is one bar among empty days, not the whole width with ticks years apart. */
+const MIN_SPAN: Record<TimelineBucket, number> = { hour: 24 * HOUR, day: 7 * DAY };
+
+/**
+ * Half a bucket beyond the first and last, so their bars are whole, and at least MIN_SPAN, centred
+ * on the data. With no events, the span before `now`.
+ */
+export function timelineRange(bucket: TimelineBucket, min: number | null, max: number | null, now: number): [number, number] {
+  const step = bucket === 'hour' ? HOUR : DAY;
+  const want = MIN_SPAN[bucket];
+  if (min === null || max === null || !Number.isFinite(min) || !Number.isFinite(max)) return [Math.floor(now) - want, Math.floor(now)];
+  let lo = min - step / 2;
+  let hi = max + step / 2;
+  if (hi - lo < want) {
+    const pad = (want - (hi - lo)) / 2;
+    lo -= pad;
+    hi += pad;
+  }
+  return [lo, hi];
+}
+
+/** HH:00 inside a day of hours, MM-DD across days, YYYY-MM once the axis spans half a year. */
+export function timelineTick(bucket: TimelineBucket, t: number, span: number): string {
+  const iso = new Date(t * 1000).toISOString();
+  if (span >= 180 * DAY) return iso.slice(0, 7);
+  return bucket === 'hour' && iso.slice(11, 13) !== '00' ? `${iso.slice(11, 13)}:00` : iso.slice(5, 10);
+}
