@@ -82,12 +82,12 @@ export async function createCore(o: CoreOptions) {
     'media.check': ({ family, sources, body }) => checkReferences({ family, sources, body }),
     'loras.list': async () => ({ loras: await listLoras(client, join(o.home, 'cache', 'loras')) }),
     'media.thumbnail': async ({ path, size }) => ({ path: await media.thumbnail(path, size) }),
-    'shell.open': ({ path }) => {
-      openWithOs(checkOpenable(path));
+    'shell.open': async ({ path }) => {
+      await openWithOs(checkOpenable(path));
       return { ok: true as const };
     },
-    'shell.reveal': ({ path }) => {
-      openWithOs(checkOpenable(path), true);
+    'shell.reveal': async ({ path }) => {
+      await openWithOs(checkOpenable(path), true);
       return { ok: true as const };
     },
     ...o.overrides,

@@ -19,11 +19,32 @@ export function checkOpenable(path: string): string {
   return abs;
 }
 
-/** Outside Electron: the platform's opener, detached. */
-export function openWithOs(path: string, reveal = false): void {
+/** How long an opener may run before it is taken to have handed the file over (xdg-open waits for some apps). */
+const OPENER_GRACE_MS = 2000;
+
+/**
+ * Outside Electron: the platform's opener, detached. Resolves once it has handed the file over,
+ * and fails with the reason when the opener is missing or reports failure, so the screen can say
+ * so rather than do nothing.
+ */
+export function openWithOs(path: string, reveal = false): Promise<void> {
   const target = reveal ? dirname(path) : path;
   const [cmd, args] = process.platform === 'darwin' ? ['open', reveal ? ['-R', path] : [path]] : process.platform === 'win32' ? ['explorer', reveal ? [`/select,${path}`] : [path]] : ['xdg-open', [target]];
-  const child = spawn(cmd, args, { detached: true, stdio: 'ignore' });
-  child.on('error', () => {});
-  child.unref();
+  return new Promise((resolveOpen, reject) => {
+    const child = spawn(cmd, args, { detached: true, stdio: 'ignore' });
+    const timer = setTimeout(() => {
+      child.unref();
+      resolveOpen();
+    }, OPENER_GRACE_MS);
+    child.on('error', (err: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      reject(new DeskError('unavailable', err.code === 'ENOENT' ? `cannot open files here: ${cmd} is not installed (${target})` : `cannot open ${target}: ${err.message}`));
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      // explorer.exe answers 1 even when it opened the file.
+      if (code === 0 || process.platform === 'win32') return resolveOpen();
+      reject(new DeskError('unavailable', `${cmd} could not open ${target} (exit code ${code}); is an application set up for ${reveal ? 'folders' : `${extname(path) || 'these'} files`}?`));
+    });
+  });
 }
