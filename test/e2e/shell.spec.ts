@@ -35,9 +35,16 @@ test('a settings change goes through the bridge into the core and survives a res
   const concurrency = page.getByTestId('concurrency');
   await concurrency.fill('7');
   await concurrency.blur();
-  await expect(page.getByTestId('saved')).toContainText('concurrency');
+  await expect(page.getByTestId('saved')).toHaveText('Saved: jobs at once.');
   await page.getByTestId('theme').selectOption('dark');
   await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');
+  // The live service without a key: said so, and the badge still says Sandbox.
+  await page.getByLabel('Live service').check();
+  await expect(page.getByTestId('saved')).toHaveText('Saved: backend.');
+  await expect(page.getByTestId('live-needs-key')).toHaveText('The live service needs an API key. Until one is set above, the app keeps using the Sandbox.');
+  await expect(page.getByTestId('backend-badge')).toContainText('Sandbox');
+  await page.getByLabel('Sandbox (built in)').check();
+  await expect(page.getByTestId('live-needs-key')).toBeHidden();
 
   // Bad input: the field says why, and nothing stored is lost.
   await concurrency.fill('99');
