@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import WebSocket from 'ws';
-import { newHome, startHost, type HostHandle } from './host.ts';
+import { newHome, startHost, watchErrors, type HostHandle } from './host.ts';
 
 let host: HostHandle;
 test.afterEach(async () => {
@@ -10,8 +10,15 @@ test.afterEach(async () => {
 });
 
 test('the app shell loads on the Sandbox backend, and every navigation entry opens', async ({ page }) => {
+  const errors = watchErrors(page);
+  // Every request the page makes is answered (the icon included: a missing one was a 404 on each load).
+  const failed: string[] = [];
+  page.on('response', (r) => {
+    if (r.status() >= 400) failed.push(`${r.status()} ${new URL(r.url()).pathname}`);
+  });
   host = await startHost(newHome());
   await page.goto(host.url);
+  await expect.poll(() => page.evaluate(() => document.querySelector<HTMLLinkElement>('link[rel=icon]')?.href ?? '')).toMatch(/\/assets\/icon-[\w-]+\.svg$/);
   await expect(page.getByRole('navigation', { name: 'Main' })).toBeVisible();
   await expect(page.getByTestId('backend-badge')).toContainText('Sandbox');
   const entries = page.getByRole('navigation', { name: 'Main' }).getByRole('button');
@@ -26,6 +33,8 @@ test('the app shell loads on the Sandbox backend, and every navigation entry ope
   }
   // The token leaves the address bar once the page has it.
   expect(new URL(page.url()).searchParams.get('token')).toBeNull();
+  expect(failed).toEqual([]);
+  expect(errors).toEqual([]);
 });
 
 test('a settings change goes through the bridge into the core and survives a restart of the host', async ({ page }) => {
