@@ -48,6 +48,25 @@ function runChild(script: string, stdin: 'ignore' | 'pipe' = 'ignore') {
   };
 }
 
+/**
+ * A load in a child process, held after `start` (registerLoad: a staged load's record;
+ * deferIndexes: a bulk load between two batches) until the parent writes to its stdin; it then
+ * ends as a load does (restoreIndexes) and says "done".
+ */
+async function holdLoad(path: string, start: 'registerLoad' | 'deferIndexes') {
+  const script = join(tmp.dir, `child-${start}-${Date.now()}.ts`);
+  writeFileSync(script, `
+    import { AuditStore } from ${JSON.stringify(join(import.meta.dirname, '../../electron/core/audit/store.ts'))};
+    const store = new AuditStore(${JSON.stringify(path)});
+    store.${start}();
+    process.stdout.write('go\\n');
+    process.stdin.on('data', () => { store.restoreIndexes(); store.close(); process.stdout.write('done\\n'); process.exit(0); });
+  `);
+  const loader = runChild(script, 'pipe');
+  await loader.said('go');
+  return loader;
+}
+
 /** Once every load has ended: nothing set aside, no load recorded, the nine indexes, a sound file. */
 function expectLoadsEnded(db: AuditService['store']['db']): void {
   expect(db.prepare('SELECT count(*) AS n FROM deferred_indexes').get()).toEqual({ n: 0 });
@@ -501,18 +520,9 @@ describe('row keys follow the event date', () => {
 
   it('a staged load in another process keeps a bulk load from setting the unique index aside; the last to finish builds the rest', async () => {
     const path = join(tmp.dir, 'staged-beside.db');
-    const script = join(tmp.dir, 'child-staged.ts');
-    // The staged load's record, held until the parent says "end", as a staged load holds it until its last batch.
-    writeFileSync(script, `
-      import { AuditStore } from ${JSON.stringify(join(import.meta.dirname, '../../electron/core/audit/store.ts'))};
-      const store = new AuditStore(${JSON.stringify(path)});
-      store.registerLoad();
-      process.stdout.write('go\\n');
-      process.stdin.on('data', () => { store.restoreIndexes(); store.close(); process.stdout.write('done\\n'); process.exit(0); });
-    `);
     await openService(path).close();
-    const loader = runChild(script, 'pipe');
-    await loader.said('go');
+    // The staged load's record, held until the parent says "end", as a staged load holds it until its last batch.
+    const loader = await holdLoad(path, 'registerLoad');
     const service = openService(path);
     try {
       const deferred = () => service.store.db.prepare('SELECT name FROM deferred_indexes ORDER BY name').pluck().all() as string[];
@@ -550,17 +560,8 @@ describe('row keys follow the event date', () => {
     } finally {
       await first.close();
     }
-    const script = join(tmp.dir, 'child-aside.ts');
-    // A bulk load's state between two batches: every index set aside, the load recorded, held until the parent says "end".
-    writeFileSync(script, `
-      import { AuditStore } from ${JSON.stringify(join(import.meta.dirname, '../../electron/core/audit/store.ts'))};
-      const store = new AuditStore(${JSON.stringify(path)});
-      store.deferIndexes();
-      process.stdout.write('go\\n');
-      process.stdin.on('data', () => { store.restoreIndexes(); store.close(); process.stdout.write('done\\n'); process.exit(0); });
-    `);
-    const loader = runChild(script, 'pipe');
-    await loader.said('go');
+    // A bulk load's state between two batches: every index set aside, the load recorded.
+    const loader = await holdLoad(path, 'deferIndexes');
     const service = openService(path);
     try {
       expect(service.store.db.prepare('SELECT name FROM deferred_indexes').pluck().all()).toContain('events_event_id');
