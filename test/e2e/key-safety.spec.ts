@@ -35,7 +35,7 @@ test('a live key set in the app is used for requests, yet appears in no log, dat
   await expect(page.locator('#key-input')).toHaveValue('');
   await page.getByTestId('baseUrl').fill(sandboxUrl);
   await page.getByTestId('baseUrl').blur();
-  await expect(page.getByTestId('saved')).toContainText('baseUrl');
+  await expect(page.getByTestId('saved')).toHaveText('Saved: base URL.');
   await page.getByLabel('Live service').check();
   await expect(page.getByTestId('backend-badge')).toContainText(`Live · ${new URL(sandboxUrl).host}`);
 

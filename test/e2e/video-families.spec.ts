@@ -255,7 +255,7 @@ test('live backend: a loopback base URL keeps local video references; a real htt
     await expect(page.getByTestId('key-status')).toContainText('An API key is set');
     await page.getByTestId('baseUrl').fill(sandbox.url);
     await page.getByTestId('baseUrl').blur();
-    await expect(page.getByTestId('saved')).toContainText('baseUrl');
+    await expect(page.getByTestId('saved')).toHaveText('Saved: base URL.');
     await page.getByLabel('Live service').check();
     await expect(page.getByTestId('backend-badge')).toContainText(`Live · ${new URL(sandbox.url).host}`);
 
