@@ -8,6 +8,22 @@ declare global {
 
 type Pending = { resolve: (v: unknown) => void; reject: (e: unknown) => void };
 
+/** Whether the host answers: always under Electron; the web host's socket can drop (the process stopped or restarts). */
+const connectionListeners = new Set<(up: boolean) => void>();
+let hostUp = true;
+function setHostUp(up: boolean): void {
+  if (up === hostUp) return;
+  hostUp = up;
+  for (const l of connectionListeners) l(up);
+}
+
+/** Calls `listener` whenever the host stops or starts answering; returns the unsubscribe. */
+export function onConnection(listener: (up: boolean) => void): () => void {
+  connectionListeners.add(listener);
+  listener(hostUp);
+  return () => connectionListeners.delete(listener);
+}
+
 /**
  * The same contract over the web host's WebSocket, for the browser. The token comes from the
  * launch URL once and is kept for this tab only (sessionStorage), then removed from the address bar.
@@ -30,7 +46,10 @@ function webSocketDesk(): DeskApi {
   const connect = () => {
     socket = new WebSocket(`${location.origin.replace(/^http/, 'ws')}/ws?token=${encodeURIComponent(token)}`);
     ready = new Promise((resolve, reject) => {
-      socket.addEventListener('open', () => resolve(), { once: true });
+      socket.addEventListener('open', () => {
+        setHostUp(true);
+        resolve();
+      }, { once: true });
       socket.addEventListener('error', () => reject(new DeskError('unavailable', 'cannot reach the MediaDesk host')), { once: true });
     });
     socket.addEventListener('message', (m) => {
@@ -46,6 +65,7 @@ function webSocketDesk(): DeskApi {
       else p.reject(DeskError.from(msg.error ?? { code: 'internal', message: 'failed' }));
     });
     socket.addEventListener('close', () => {
+      setHostUp(false);
       for (const p of pending.values()) p.reject(new DeskError('unavailable', 'the connection to the MediaDesk host closed'));
       pending.clear();
       // The host restarting is normal (tests do it); reconnect with the same token.
@@ -53,6 +73,11 @@ function webSocketDesk(): DeskApi {
     });
   };
   connect();
+  // While the host is gone, background refreshes fail by the dozen; the banner (onConnection) is
+  // how the user learns it, so those failures are not reported again one by one.
+  addEventListener('unhandledrejection', (e) => {
+    if (e.reason instanceof DeskError && e.reason.code === 'unavailable') e.preventDefault();
+  });
 
   return {
     host: 'web',
