@@ -246,6 +246,18 @@ test('sync, filters, search, detail with diff, related events, import report, ho
   await page.getByTestId('audit-open-import').click();
   await expect.poll(() => countOf(page)).toBe(all + 5);
 
+  // The popover keeps its reports when reopened, and closes on a click outside it, or on Escape
+  // from anywhere (here its own button).
+  await page.getByTestId('audit-open-import').click();
+  await expect(page.getByTestId('audit-import-report')).toHaveCount(2);
+  await page.getByRole('heading', { name: 'Audit log', exact: true, level: 1 }).click();
+  await expect(page.getByTestId('audit-import')).toBeHidden();
+  await page.getByTestId('audit-open-export').click();
+  await expect(page.getByTestId('audit-export-path')).toBeVisible();
+  await page.getByTestId('audit-open-import').focus();
+  await page.keyboard.press('Escape');
+  await expect(page.getByTestId('audit-export-path')).toBeHidden();
+
   expect(errors).toEqual([]);
 });
 
