@@ -94,7 +94,7 @@ test('recent creations: a generated image is listed and filtered, then used as i
   await expect(cards.first()).toHaveAttribute('data-tool', /hires|premium|generator/);
   await page.getByTestId('creations-tool').fill('no-such-tool');
   await page.getByRole('button', { name: 'Filter' }).click();
-  await expect(page.getByTestId('creations-empty')).toBeVisible();
+  await expect(page.getByTestId('creations-empty')).toHaveText('No creations of the tool “no-such-tool”: clear the filter to see every tool\'s.');
   await page.getByTestId('creations-tool').fill('');
   await page.getByRole('button', { name: 'Filter' }).click();
   await expect(cards.first()).toBeVisible();
