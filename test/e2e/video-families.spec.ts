@@ -298,6 +298,11 @@ test('live backend: a loopback base URL keeps local video references; a real htt
     // Reference images travel as base64 anyway: still pickable, no note.
     await expect(page.getByTestId('pick-reference_images')).toBeAttached();
     await expect(page.getByTestId('refs-reference_images').getByTestId('live-note')).toHaveCount(0);
+    // A bad URL is named once, on its item, not again under the field as `reference_images.0`.
+    await page.getByTestId('url-reference_images').fill('ftp://example.com/a.png');
+    await page.getByTestId('add-url-reference_images').click();
+    await expect(page.getByTestId('refs-reference_images').getByTestId('ref-error')).toHaveText('ftp://example.com/a.png: not an HTTPS URL');
+    await expect(page.getByTestId('error-reference_images')).toHaveCount(0);
     // The upscaler's video field says the same.
     await page.getByTestId('family-picker').getByText('Upscaler', { exact: true }).click();
     await expect(page.getByTestId('refs-video').getByTestId('live-note')).toContainText('HTTPS URL or an existing upl_vid_ id');
