@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
-import { newHome, startHost, type HostHandle } from './host.ts';
+import { newHome, startHost, watchErrors, type HostHandle } from './host.ts';
 
 let host: HostHandle;
 test.afterAll(async () => {
@@ -14,6 +14,7 @@ test.afterAll(async () => {
  */
 for (const theme of ['light', 'dark'] as const) {
   test(`every screen fits 1024x700 in the ${theme} theme`, async ({ page }) => {
+    const errors = watchErrors(page);
     const home = newHome();
     writeFileSync(join(home, 'settings.json'), JSON.stringify({ theme }));
     host = await startHost(home);
@@ -41,6 +42,7 @@ for (const theme of ['light', 'dark'] as const) {
       expect(overflow.doc, `${id}: page width`).toBeLessThanOrEqual(1024);
       expect(overflow.cut, `${id}: controls past the right edge`).toEqual([]);
     }
+    expect(errors).toEqual([]);
     await host.stop();
   });
 }

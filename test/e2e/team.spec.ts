@@ -41,15 +41,18 @@ test('workflow apps: a form from the app inputs, the cost confirmed, the run to 
 });
 
 test('workflow apps: the Business-plan key is refused with a plain message', async ({ page }) => {
+  const errors = watchErrors(page);
   const home = newHome();
   writeFileSync(join(home, 'settings.json'), JSON.stringify({ sandboxKey: 'sandbox-business' }));
   host = await startHost(home);
   await page.goto(`${host.url}#apps`);
   await expect(page.getByTestId('apps-error')).toContainText('Enterprise');
   await page.screenshot({ path: 'docs/screenshots/apps-business.png' });
+  expect(errors).toEqual([]);
 });
 
 test('team analytics: chart, budget, breakdown and tables', async ({ page }) => {
+  const errors = watchErrors(page);
   host = await startHost(newHome());
   await page.goto(`${host.url}#analytics`);
   await expect(page.getByTestId('usage-budget')).toContainText('of 100 credit-usage requests left');
@@ -63,6 +66,7 @@ test('team analytics: chart, budget, breakdown and tables', async ({ page }) => 
   await expect(page.getByTestId('usage-budget')).toContainText('local cache');
   await expect(page.getByTestId('usage-budget')).toContainText('98 of 100');
   await shot(page, 'analytics');
+  expect(errors).toEqual([]);
 });
 
 /** Drives the core over the host's socket, as the renderer does, for setup the test is not about. */
@@ -82,6 +86,7 @@ async function invoke(h: HostHandle, cmd: string, payload: unknown): Promise<any
 }
 
 test('recent creations: a generated image is listed and filtered, then used as input in an app and in a tool', async ({ page }) => {
+  const errors = watchErrors(page);
   const home = newHome();
   host = await startHost(home);
   const started = await invoke(host, 'batches.start', { tool: 'hires', inputs: [], params: { prompt: 'a red chair in a white room', resolution: '1k' }, outDir: join(home, 'out') });
@@ -111,4 +116,5 @@ test('recent creations: a generated image is listed and filtered, then used as i
   await cards.first().getByTestId('use-in-tool').click();
   await expect(page.getByTestId('screen-studio')).toBeVisible();
   await expect(page.getByTestId('input-status')).toContainText('1 input');
+  expect(errors).toEqual([]);
 });
