@@ -3,7 +3,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { expect, test } from '@playwright/test';
-import { newHome, startHost, type HostHandle } from './host.ts';
+import { newHome, startHost, watchErrors, type HostHandle } from './host.ts';
 
 function filesUnder(dir: string): string[] {
   return readdirSync(dir).flatMap((n) => {
@@ -20,6 +20,7 @@ test.afterEach(async () => {
 });
 
 test('a live key set in the app is used for requests, yet appears in no log, database or settings file', async ({ page }) => {
+  const errors = watchErrors(page);
   sandbox = spawn(process.execPath, ['bin/mediadesk.js', 'sandbox', '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
   const first = await new Promise<string>((resolve) => createInterface({ input: sandbox!.stdout! }).once('line', resolve));
   const sandboxUrl = first.replace('listening on ', '').trim();
@@ -52,6 +53,7 @@ test('a live key set in the app is used for requests, yet appears in no log, dat
   await page.getByTestId('nav-settings').click();
   await page.getByRole('button', { name: 'Clear', exact: true }).click();
   await expect(page.getByTestId('key-status')).toContainText('No API key is set');
+  expect(errors).toEqual([]);
 
   await host.stop();
   expect(host.output()).not.toContain(secret);
