@@ -58,6 +58,11 @@ export function diskFullStop(store: AuditStore, accepted: number): string {
     + '. Free some space and import the file again: events already cached are skipped.';
 }
 
+/** The sync's error when the disk filled up mid-walk. */
+export function diskFullSyncStop(store: AuditStore, inserted: number): string {
+  return `the disk holding the audit cache is full (${dirname(store.db.name)}): the sync stopped after ${inserted} new event(s), which stay cached. Free some space and sync again: it resumes from here`;
+}
+
 function formatBytes(n: number): string {
   if (n >= 1e9) return `${(n / 1e9).toFixed(1)} GB`;
   if (n >= 1e6) return `${(n / 1e6).toFixed(1)} MB`;

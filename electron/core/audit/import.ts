@@ -7,7 +7,7 @@ import type { ImportReject, ImportReport } from '../../../shared/contract/audit.
 import { diskFullStop, diskShortage, isDiskFull } from './disk-space.ts';
 import type { EventRow } from './event.ts';
 import { keysFollowDates } from './keys.ts';
-import { READING_STOPPED, readParsed, type ReadTask } from './read.ts';
+import { READING_STOPPED, readingStopped, readParsed, type ReadTask } from './read.ts';
 import { stageFile, type StagedBatch, type StageTask } from './stage.ts';
 import type { AuditStore, InsertCounts, StagedRows } from './store.ts';
 
@@ -303,7 +303,7 @@ async function stageRows(task: StageTask, emit: (b: StagedBatch) => void, useWor
   let started = false;
   const stopped = (reason: string): StagedBatch => ({
     kind: 'batch', lo: 0, hi: 0, ts: new Float64Array(0), items: 0, rejects: [], warnings: [], done: true,
-    fatal: `${READING_STOPPED}${reason}; the rows before it were kept.`,
+    fatal: readingStopped(reason),
   });
   const outcome = await new Promise<'done' | 'fallback' | { failed: unknown }>((resolve) => {
     let finished = false;

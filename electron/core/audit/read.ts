@@ -26,6 +26,10 @@ function parserFor(format: ImportReport['format']): FormatParser {
 /** How a report's error begins when reading (or a write the reading called) failed mid-file. */
 export const READING_STOPPED = 'reading stopped: ';
 
+export function readingStopped(reason: string): string {
+  return `${READING_STOPPED}${reason}; the rows before it were kept.`;
+}
+
 /** Streams the file through its format parser and the event check. Memory is one read chunk plus what the sink holds. */
 export async function readParsed(task: ReadTask, sink: RowSink): Promise<void> {
   let fatal = false;
@@ -57,7 +61,7 @@ export async function readParsed(task: ReadTask, sink: RowSink): Promise<void> {
     }
     if (!fatal) parser.end(emit);
   } catch (err) {
-    sink.fatal(`${READING_STOPPED}${err instanceof Error ? err.message : String(err)}; the rows before it were kept.`);
+    sink.fatal(readingStopped(err instanceof Error ? err.message : String(err)));
   } finally {
     stream.destroy();
   }

@@ -53,6 +53,7 @@ export class AuditStore {
   private readonly insertText: Statement;
   private readonly trackBulkRow: Statement;
   private readonly idInMillisecond: Statement;
+  private readonly indexNamed: Statement;
   private readonly keys: KeyAllocator;
   private readonly keysIn: Statement;
   private readonly lastKeyIn: Statement;
@@ -74,6 +75,8 @@ export class AuditStore {
     this.insertText = this.db.prepare('INSERT INTO events_fts (rowid, body) VALUES (?, ?)');
     this.trackBulkRow = this.db.prepare('INSERT INTO bulk_rows (seq, owner) VALUES (?, ?)');
     this.idInMillisecond = this.db.prepare('SELECT 1 FROM events WHERE seq >= ? AND seq < ? AND event_id = ? LIMIT 1').pluck();
+    // Asked before every batch a sync or small import writes (insertRows): prepared once.
+    this.indexNamed = this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?").pluck();
     this.keys = new KeyAllocator(this.db, 'events');
     this.keysIn = this.db.prepare('SELECT seq FROM events WHERE seq >= ? AND seq < ? LIMIT ?').pluck();
     this.lastKeyIn = this.db.prepare('SELECT max(seq) FROM events WHERE seq >= ? AND seq < ?').pluck();
@@ -149,7 +152,7 @@ export class AuditStore {
   }
 
   private indexExists(name: string): boolean {
-    return !!this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?").get(name);
+    return !!this.indexNamed.get(name);
   }
 
   /**

@@ -1,8 +1,7 @@
-import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SyncErrorKind, SyncProgress, SyncReport } from '../../../shared/contract/audit.ts';
 import { ApiClient, ApiError, backoffDelay, type ApiTarget } from '../api/client.ts';
-import { isDiskFull } from './disk-space.ts';
+import { diskFullSyncStop, isDiskFull } from './disk-space.ts';
 import { checkEvent, type EventRow } from './event.ts';
 import { BudgetExhaustedError, keyFingerprint, type RequestLedger } from './ledger.ts';
 import type { AuditStore } from './store.ts';
@@ -120,7 +119,7 @@ export async function runSync(o: SyncOptions): Promise<SyncReport> {
     return report;
   } catch (err) {
     const stop = err instanceof SyncStop ? err
-      : isDiskFull(err) ? new SyncStop('disk_full', `the disk holding the audit cache is full (${dirname(o.store.db.name)}): the sync stopped after ${report.inserted} new event(s), which stay cached. Free some space and sync again: it resumes from here`)
+      : isDiskFull(err) ? new SyncStop('disk_full', diskFullSyncStop(o.store, report.inserted))
       : new SyncStop('network', err instanceof Error ? err.message : String(err));
     state.lastError = { kind: stop.kind, message: stop.message, at: clock().getTime() };
     if (stop.retryAfterUntil !== undefined) state.retryAfterUntil = stop.retryAfterUntil;
