@@ -3,7 +3,7 @@ import { open, stat } from 'node:fs/promises';
 import { dirname, extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { ImportReject, ImportReport } from '../../../shared/contract/audit.ts';
+import type { ImportReport } from '../../../shared/contract/audit.ts';
 import { diskFullStop, diskShortage, isDiskFull } from './disk-space.ts';
 import type { EventRow } from './event.ts';
 import { keysFollowDates } from './keys.ts';
@@ -109,38 +109,9 @@ async function readHead(path: string): Promise<string> {
  * when it ends), and a broken file keeps every complete row before the break.
  */
 export async function importFile(store: AuditStore, path: string, opts: ImportOptions = {}): Promise<ImportReport> {
-  const maxListed = opts.maxRejectsListed ?? 200;
-  let detected: ImportFormat | 'binary' | { unreadable: string };
-  try {
-    detected = await detectFormat(path);
-  } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    detected = { unreadable: e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'is a folder' : e.message };
-  }
-  const ext = extname(path).toLowerCase();
-  const byExt: ImportFormat = ext === '.csv' ? 'csv' : ext === '.ndjson' || ext === '.jsonl' ? 'ndjson' : 'json';
-  const format = typeof detected === 'string' && detected !== 'binary' ? detected : byExt;
-  const report: ImportReport = { path, format, items: 0, accepted: 0, duplicates: 0, rejected: 0, rejects: [], fatal: null, warnings: [] };
-  if (typeof detected === 'object') {
-    report.fatal = `cannot read the file: ${detected.unreadable}`;
-    return report;
-  }
-  if (detected === 'binary') {
-    report.fatal = 'not a text file (it contains NUL bytes): expected JSON, NDJSON or CSV';
-    return report;
-  }
-
-  const rejects: ImportReject[] = report.rejects;
-  const progress = () => opts.onProgress?.({ path, items: report.items, accepted: report.accepted, rejected: report.rejected });
-  const counted = (c: InsertCounts) => {
-    report.accepted += c.inserted;
-    report.duplicates += c.duplicates;
-    progress();
-  };
-  const reject = (line: number, item: number, reason: string) => {
-    report.rejected++;
-    if (rejects.length < maxListed) rejects.push({ line, item, reason });
-  };
+  const report = await openReport(path);
+  if (report.fatal) return report;
+  const tally = new Tally(report, opts.maxRejectsListed ?? 200, opts.onProgress);
 
   // A file large relative to the cache is loaded in bulk: the secondary indexes set aside and
   // built once at the end, the rows staged and copied in by SQLite (store.openStage). A smaller one
@@ -159,97 +130,9 @@ export async function importFile(store: AuditStore, path: string, opts: ImportOp
   }
   let diskFull = false;
   try {
-    const task: ReadTask = { path, format };
-    if (load === 'rows') {
-      let batch: EventRow[] = [];
-      const flush = () => {
-        if (batch.length) counted(store.insertBatch(batch, 'import'));
-        batch = [];
-      };
-      try {
-        await readParsed(task, {
-          row: (r) => {
-            report.items++;
-            batch.push(r);
-            if (batch.length >= batchSize) flush();
-          },
-          reject: (r) => {
-            report.items++;
-            reject(r.line, r.item, r.reason);
-          },
-          fatal: (reason) => (report.fatal ??= reason),
-          warning: (m) => report.warnings.push(m),
-        });
-      } finally {
-        flush();
-      }
-    } else {
-      // A staged load keeps every index live, and is recorded all the same: a bulk load in another
-      // process must not set the unique index aside under it, nor build it again under it.
-      //
-      // A bulk load sets the indexes aside. The event_id unique index goes aside too when few cached
-      // events could clash with the file's: with random ids it is the costliest index to keep, but
-      // aside, each duplicate is inserted and removed again at the end (a re-import of the same
-      // export would double the file for nothing). Into an empty cache it goes aside at once. Into a
-      // cache with events, the stage decides batch by batch from the dates: aside where the cache
-      // holds few events (a month not yet imported), live where it holds many (store.openStage).
-      // Where keys do not follow dates, by counts: live when the cache holds a tenth of the file's events.
-      const byDates = load === 'bulk' && cached > 0 && keysFollowDates(store.db);
-      if (load === 'bulk') {
-        store.deferIndexes({ keepUnique: byDates || cached > bytes / BYTES_PER_EVENT / 10 });
-        store.beginBulk();
-      } else store.registerLoad();
-      let staged: StagedRows | null = null;
-      try {
-        staged = store.openStage({ uniqueByOverlap: byDates });
-        const stage = staged;
-        // A file in date order (an export: newest first, or oldest first) is copied in as it is
-        // staged, each batch landing at one end of the dates already written. From the first batch
-        // that would land among them, the rest is held in the stage and moved in by date at the
-        // end, so the cache's tables are still appended to.
-        let span: { lo: number; hi: number } | null = null;
-        let heldFrom: number | null = null;
-        // Staged batches in order not copied yet: their ids run on, so they go in as one range.
-        let pending: { lo: number; hi: number } | null = null;
-        const copyPending = () => {
-          if (pending) counted(stage.copy(pending.lo, pending.hi, 'import'));
-          pending = null;
-        };
-        const onStaged = (b: StagedBatch) => {
-          report.items += b.items;
-          for (const w of b.warnings) report.warnings.push(w);
-          for (const r of b.rejects) reject(r.line, r.item, r.reason);
-          if (b.fatal) report.fatal ??= b.fatal;
-          if (b.hi > b.lo && heldFrom === null && inOrder(b.ts, span)) {
-            span = widen(b.ts, span);
-            pending = { lo: pending?.lo ?? b.lo, hi: b.hi };
-            if (pending.hi - pending.lo >= batchSize || b.done) copyPending();
-            else progress();
-            return;
-          }
-          copyPending();
-          if (b.hi > b.lo) heldFrom ??= b.lo;
-          progress();
-        };
-        // The reading side holds at most BATCH_ROWS rows as JS objects: a bulk transaction spans several staged batches.
-        await stageRows({ ...task, stagePath: stage.path, batchSize: Math.min(batchSize, BATCH_ROWS) }, onStaged, opts.worker ?? true);
-        copyPending();
-        if (heldFrom !== null) stage.merge(heldFrom, 'import', batchSize, counted);
-      } finally {
-        try {
-          staged?.close();
-        } finally {
-          try {
-            // Rows the load let in whose event_id was cached already, or came earlier in the file.
-            const removed = store.restoreIndexes();
-            report.accepted -= removed;
-            report.duplicates += removed;
-          } finally {
-            if (load === 'bulk') store.endBulk();
-          }
-        }
-      }
-    }
+    const task: ReadTask = { path, format: report.format };
+    if (load === 'rows') await loadRows(store, task, tally, batchSize);
+    else await loadStaged(store, task, tally, { bulk: load === 'bulk', cached, bytes, batchSize, worker: opts.worker ?? true });
   } catch (err) {
     if (!isDiskFull(err)) throw err;
     diskFull = true;
@@ -259,8 +142,165 @@ export async function importFile(store: AuditStore, path: string, opts: ImportOp
   // them. The stage's writer, or a write from the reading loop, can meet the full disk first: its
   // error then arrives as the reading's stop.
   if (diskFull || (report.fatal?.startsWith(READING_STOPPED) && isDiskFull(report.fatal))) report.fatal = diskFullStop(store, report.accepted);
-  if (report.rejected > rejects.length) report.warnings.push(`${report.rejected - rejects.length} more rejected item(s) not listed`);
+  if (report.rejected > report.rejects.length) report.warnings.push(`${report.rejected - report.rejects.length} more rejected item(s) not listed`);
   return report;
+}
+
+/** An empty report for the file, its format detected; `fatal` says why a file cannot be read at all. */
+async function openReport(path: string): Promise<ImportReport> {
+  let detected: ImportFormat | 'binary' | { unreadable: string };
+  try {
+    detected = await detectFormat(path);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    detected = { unreadable: e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'is a folder' : e.message };
+  }
+  const ext = extname(path).toLowerCase();
+  const byExt: ImportFormat = ext === '.csv' ? 'csv' : ext === '.ndjson' || ext === '.jsonl' ? 'ndjson' : 'json';
+  const format = typeof detected === 'string' && detected !== 'binary' ? detected : byExt;
+  const report: ImportReport = { path, format, items: 0, accepted: 0, duplicates: 0, rejected: 0, rejects: [], fatal: null, warnings: [] };
+  if (typeof detected === 'object') report.fatal = `cannot read the file: ${detected.unreadable}`;
+  else if (detected === 'binary') report.fatal = 'not a text file (it contains NUL bytes): expected JSON, NDJSON or CSV';
+  return report;
+}
+
+/** The report as the load fills it: every rejection counted, the first `maxListed` listed. */
+class Tally {
+  readonly report: ImportReport;
+  private readonly maxListed: number;
+  private readonly onProgress: ImportOptions['onProgress'];
+
+  constructor(report: ImportReport, maxListed: number, onProgress: ImportOptions['onProgress']) {
+    this.report = report;
+    this.maxListed = maxListed;
+    this.onProgress = onProgress;
+  }
+
+  progress(): void {
+    const r = this.report;
+    this.onProgress?.({ path: r.path, items: r.items, accepted: r.accepted, rejected: r.rejected });
+  }
+
+  counted(c: InsertCounts): void {
+    this.report.accepted += c.inserted;
+    this.report.duplicates += c.duplicates;
+    this.progress();
+  }
+
+  reject(line: number, item: number, reason: string): void {
+    this.report.rejected++;
+    if (this.report.rejects.length < this.maxListed) this.report.rejects.push({ line, item, reason });
+  }
+}
+
+/** Parsed in this thread and inserted batch by batch through every index. */
+async function loadRows(store: AuditStore, task: ReadTask, tally: Tally, batchSize: number): Promise<void> {
+  const report = tally.report;
+  let batch: EventRow[] = [];
+  const flush = () => {
+    if (batch.length) tally.counted(store.insertBatch(batch, 'import'));
+    batch = [];
+  };
+  try {
+    await readParsed(task, {
+      row: (r) => {
+        report.items++;
+        batch.push(r);
+        if (batch.length >= batchSize) flush();
+      },
+      reject: (r) => {
+        report.items++;
+        tally.reject(r.line, r.item, r.reason);
+      },
+      fatal: (reason) => (report.fatal ??= reason),
+      warning: (m) => report.warnings.push(m),
+    });
+  } finally {
+    flush();
+  }
+}
+
+interface StagedLoad {
+  /** Indexes set aside and built at the end; otherwise every index stays live. */
+  bulk: boolean;
+  /** Events cached before the load. */
+  cached: number;
+  /** The file's size. */
+  bytes: number;
+  batchSize: number;
+  worker: boolean;
+}
+
+/** Read (in a worker thread) into a stage, then copied in by SQL: a staged or a bulk load. */
+async function loadStaged(store: AuditStore, task: ReadTask, tally: Tally, how: StagedLoad): Promise<void> {
+  const { bulk, cached, bytes, batchSize } = how;
+  const report = tally.report;
+  // A staged load keeps every index live, and is recorded all the same: a bulk load in another
+  // process must not set the unique index aside under it, nor build it again under it.
+  //
+  // A bulk load sets the indexes aside. The event_id unique index goes aside too when few cached
+  // events could clash with the file's: with random ids it is the costliest index to keep, but
+  // aside, each duplicate is inserted and removed again at the end (a re-import of the same
+  // export would double the file for nothing). Into an empty cache it goes aside at once. Into a
+  // cache with events, the stage decides batch by batch from the dates: aside where the cache
+  // holds few events (a month not yet imported), live where it holds many (store.openStage).
+  // Where keys do not follow dates, by counts: live when the cache holds a tenth of the file's events.
+  const byDates = bulk && cached > 0 && keysFollowDates(store.db);
+  if (bulk) {
+    store.deferIndexes({ keepUnique: byDates || cached > bytes / BYTES_PER_EVENT / 10 });
+    store.beginBulk();
+  } else store.registerLoad();
+  let staged: StagedRows | null = null;
+  try {
+    staged = store.openStage({ uniqueByOverlap: byDates });
+    const stage = staged;
+    // A file in date order (an export: newest first, or oldest first) is copied in as it is
+    // staged, each batch landing at one end of the dates already written. From the first batch
+    // that would land among them, the rest is held in the stage and moved in by date at the
+    // end, so the cache's tables are still appended to.
+    let span: { lo: number; hi: number } | null = null;
+    let heldFrom: number | null = null;
+    // Staged batches in order not copied yet: their ids run on, so they go in as one range.
+    let pending: { lo: number; hi: number } | null = null;
+    const copyPending = () => {
+      if (pending) tally.counted(stage.copy(pending.lo, pending.hi, 'import'));
+      pending = null;
+    };
+    const onStaged = (b: StagedBatch) => {
+      report.items += b.items;
+      for (const w of b.warnings) report.warnings.push(w);
+      for (const r of b.rejects) tally.reject(r.line, r.item, r.reason);
+      if (b.fatal) report.fatal ??= b.fatal;
+      if (b.hi > b.lo && heldFrom === null && inOrder(b.ts, span)) {
+        span = widen(b.ts, span);
+        pending = { lo: pending?.lo ?? b.lo, hi: b.hi };
+        if (pending.hi - pending.lo >= batchSize || b.done) copyPending();
+        else tally.progress();
+        return;
+      }
+      copyPending();
+      if (b.hi > b.lo) heldFrom ??= b.lo;
+      tally.progress();
+    };
+    // The reading side holds at most BATCH_ROWS rows as JS objects: a bulk transaction spans several staged batches.
+    await stageRows({ ...task, stagePath: stage.path, batchSize: Math.min(batchSize, BATCH_ROWS) }, onStaged, how.worker);
+    copyPending();
+    if (heldFrom !== null) stage.merge(heldFrom, 'import', batchSize, (c) => tally.counted(c));
+  } finally {
+    // Each step runs even if the one before it threw: the stage closed, the indexes back, the load's record gone.
+    try {
+      staged?.close();
+    } finally {
+      try {
+        // Rows the load let in whose event_id was cached already, or came earlier in the file.
+        const removed = store.restoreIndexes();
+        report.accepted -= removed;
+        report.duplicates += removed;
+      } finally {
+        if (bulk) store.endBulk();
+      }
+    }
+  }
 }
 
 /** Rows inside the dates already written: a few (a file nearly in order) are cheap, many are random writes. */
