@@ -19,6 +19,12 @@ const countOf = async (page: Page) => Number((await page.getByTestId('audit-coun
 /** The text of one column (1-based) of every row in the DOM. */
 const column = (page: Page, n: number) => page.locator(`[data-testid="audit-row"] [role="gridcell"]:nth-child(${n})`).allInnerTexts();
 
+/** The timeline's x axis as drawn, in ms. */
+async function drawnAxis(page: Page): Promise<[number, number]> {
+  const chart = page.getByTestId('audit-timeline');
+  return [Date.parse((await chart.getAttribute('data-axis-from')) ?? ''), Date.parse((await chart.getAttribute('data-axis-to')) ?? '')];
+}
+
 /** CSV records in a file (quote-aware: a quoted cell may hold a newline). */
 function csvRecords(text: string): number {
   let n = 0;
@@ -93,6 +99,30 @@ test('sync, filters, search, detail with diff, related events, import report, ho
   await page.getByTestId('audit-to').fill(day);
   await expect.poll(() => countOf(page)).toBeLessThan(all);
   await expect.poll(async () => (await column(page, 1)).every((d) => d.startsWith(day))).toBe(true);
+  // The timeline's axis follows the buckets: one day is one bar in a week of days, and its hours
+  // fill the width (uPlot's own guess for a single bar spanned 1,000 days).
+  const DAY_MS = 86_400_000;
+  const dayStart = Date.parse(`${day}T00:00:00Z`);
+  await expect.poll(() => drawnAxis(page)).toEqual([dayStart - 3.5 * DAY_MS, dayStart + 3.5 * DAY_MS]);
+  await page.getByTestId('audit-bucket-hour').click();
+  await expect.poll(async () => { const [from, to] = await drawnAxis(page); return to - from; }).toBe(DAY_MS);
+  const [hourFrom, hourTo] = await drawnAxis(page);
+  expect(hourFrom).toBeGreaterThanOrEqual(dayStart - DAY_MS / 2);
+  expect(hourTo).toBeLessThanOrEqual(dayStart + 1.5 * DAY_MS);
+  await page.getByTestId('audit-bucket-day').click();
+  await page.getByTestId('audit-clear').click();
+  await expect.poll(() => countOf(page)).toBe(all);
+  // Over every day: half a day beyond the first and the last. A click on a bar narrows to its day.
+  const [allFrom, allTo] = await drawnAxis(page);
+  expect((allTo - allFrom) / DAY_MS).toBeGreaterThanOrEqual(7);
+  expect(allTo).toBe(dayStart + DAY_MS / 2);
+  await page.getByTestId('audit-timeline').click();
+  await expect(page.getByTestId('audit-from')).toHaveValue(/^\d{4}-\d{2}-\d{2}$/);
+  const picked = await page.getByTestId('audit-from').inputValue();
+  await expect(page.getByTestId('audit-to')).toHaveValue(picked);
+  expect(Date.parse(picked)).toBeGreaterThan(allFrom);
+  expect(Date.parse(picked)).toBeLessThan(allTo);
+  await expect.poll(async () => { const d = await column(page, 1); return d.length > 0 && d.every((x) => x.startsWith(picked)); }).toBe(true);
   await page.getByTestId('audit-clear').click();
 
   // What cannot filter says so: group IDs that are not IDs stay in the box and filter nothing,
