@@ -59,6 +59,12 @@ test('team analytics: chart, budget, breakdown and tables', async ({ page }) => 
   await expect(page.getByTestId('usage-chart').locator('canvas')).toBeVisible();
   await expect(page.getByTestId('breakdown').locator('li').first()).toBeVisible();
   await expect(page.getByTestId('members-table')).toContainText('owner@sandbox.test');
+  // Virtualized tables still say what they hold and how many rows there are, in view or not.
+  const members = page.getByRole('table', { name: 'Members' });
+  const heading = await page.getByRole('heading', { name: /^Members \(\d+\)$/ }).innerText();
+  await expect(members).toHaveAttribute('aria-rowcount', String(Number(heading.replace(/\D/g, '')) + 1));
+  await expect(members.getByRole('columnheader')).toHaveText(['Email', 'Role', 'Status']);
+  await expect(page.getByRole('button', { name: 'Export API keys as CSV' })).toBeVisible();
   await page.getByTestId('granularity').selectOption('week');
   await page.getByTestId('usage-load').click();
   await expect(page.getByTestId('usage-budget')).toContainText('98 of 100');
