@@ -28,7 +28,7 @@ async function engineRun(url: string, n: number, work: string): Promise<number> 
   await control(url, 'reset', {});
   await control(url, 'faults', { taskDurationMs: TASK_MS });
   engine.start();
-  while (!engine.store.batch(r.batch.id)!.finished) await new Promise((res) => setTimeout(res, 100));
+  while (!engine.store.batch(r.batch!.id)!.finished) await new Promise((res) => setTimeout(res, 100));
   const stats = await control(url, 'stats');
   await engine.close();
   return apiRequests(stats) / n;

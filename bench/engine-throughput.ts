@@ -38,7 +38,7 @@ try {
   const sbRss = childRssSampler(sb.proc.pid!);
   engine.start();
   for (;;) {
-    const b = engine.store.batch(r.batch.id)!;
+    const b = engine.store.batch(r.batch!.id)!;
     if (b.finished) break;
     await new Promise((res) => setTimeout(res, 100));
   }
@@ -51,7 +51,7 @@ try {
   const stats = await control(sb.url, 'stats');
   const v1 = Object.entries(stats.requests as Record<string, number>).filter(([k]) => / \/v1\//.test(k));
   const by = (re: RegExp) => v1.filter(([k]) => re.test(k)).reduce((a, [, n]) => a + n, 0);
-  const b = engine.store.batch(r.batch.id)!;
+  const b = engine.store.batch(r.batch!.id)!;
   await engine.close();
   rss.stop();
   console.log([

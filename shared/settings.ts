@@ -5,6 +5,9 @@ export const DEMO_KEY_NAMES = ['sandbox-owner', 'sandbox-admin', 'sandbox-member
 
 const slugOverrides = z.object(Object.fromEntries(SLUG_KEYS.map((k) => [k, z.string().regex(/^[a-z0-9][a-z0-9._-]*$/i, 'must be a path segment').optional()])) as Record<SlugKey, z.ZodOptional<z.ZodString>>).strict();
 
+/** POSIX, drive-letter and UNC forms: the renderer checks it too, without node:path. */
+export const isAbsolutePath = (p: string) => /^(\/|[A-Za-z]:[\\/]|\\\\)/.test(p);
+
 const TEMPLATE_TOKENS = ['name', 'tool', 'ext', 'n', 'date', 'batch'];
 
 /** Every setting's rule, without defaults (so a partial patch stays partial). The API key is deliberately absent: it lives in the OS keychain. */
@@ -14,9 +17,12 @@ const fields = {
   baseUrl: z.string().url('must be a URL').refine((u) => u.startsWith('https://') || /^http:\/\/(127\.0\.0\.1|localhost)(:\d+)?(\/|$)/.test(u), 'must be https:// (or http:// on 127.0.0.1)'),
   /** Which demo identity the Sandbox backend uses (plans and roles differ). */
   sandboxKey: z.enum(DEMO_KEY_NAMES),
-  outputDir: z.string(),
+  /** Empty: the default folder. A relative path would depend on where the app was started from. */
+  outputDir: z.string().refine((d) => d === '' || isAbsolutePath(d), 'must be a full path (such as /Users/you/MediaDesk or C:\\Users\\you\\MediaDesk), or empty for the default folder'),
   namingTemplate: z.string().min(1, 'must not be empty').refine((t) => [...t.matchAll(/\{([a-z]+)\}/g)].every((m) => TEMPLATE_TOKENS.includes(m[1])), `may use only ${TEMPLATE_TOKENS.map((t) => `{${t}}`).join(' ')}`)
-    .refine((t) => t.includes('{name}') || t.includes('{n}'), 'must contain {name} or {n} so results do not collide'),
+    .refine((t) => t.includes('{name}') || t.includes('{n}'), 'must contain {name} or {n} so results do not collide')
+    .refine((t) => !/[\\/]/.test(t), 'must be a file name, without / or \\ (results go in the output folder)')
+    .refine((t) => !t.startsWith('.'), 'must not start with a dot (the files would be hidden)'),
   concurrency: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(32, 'must be at most 32'),
   perToolConcurrency: z.record(z.string(), z.number().int('must be a whole number').min(1, 'must be at least 1').max(32, 'must be at most 32')),
   theme: z.enum(['system', 'light', 'dark']),

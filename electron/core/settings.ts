@@ -4,6 +4,7 @@ import { EventEmitter } from 'node:events';
 import Conf from 'conf';
 import { DEFAULT_SETTINGS, settingsPatchSchema, settingsSchema, type Settings, type SettingsPatch } from '../../shared/settings.ts';
 import { DeskError } from '../../shared/contract/define.ts';
+import { outputFolderProblem } from './output-folder.ts';
 
 /** What electron-store and conf both are: a JSON file with a whole-object getter and setter. */
 export interface JsonFileStore {
@@ -61,6 +62,9 @@ export class SettingsService extends EventEmitter<{ changed: [Settings] }> {
     if (!parsed.success) {
       throw new DeskError('invalid', 'settings not saved', parsed.error.issues.map((i) => ({ field: i.path.join('.') || (i.code === 'unrecognized_keys' ? i.keys.join(', ') : ''), reason: i.code === 'unrecognized_keys' ? 'is not a setting' : i.message })));
     }
+    // A folder that is in fact a file, or cannot be written, is named now rather than when a paid task's download fails.
+    const folder = parsed.data.outputDir ? outputFolderProblem(parsed.data.outputDir) : null;
+    if (folder) throw new DeskError('invalid', 'settings not saved', [{ field: 'outputDir', reason: folder }]);
     const next = settingsSchema.parse({ ...this.get(), ...parsed.data });
     this.file.store = next as unknown as Record<string, unknown>;
     this.emit('changed', next);

@@ -60,7 +60,8 @@ export const batchStartRequestSchema = z.object({
 }).strict();
 
 export const batchStartResultSchema = z.object({
-  batch: batchRecordSchema,
+  /** Null when no input needs a job: every one was skipped or rejected (listed below). */
+  batch: batchRecordSchema.nullable(),
   /** Jobs this call created. */
   queued: z.number().int(),
   /** Jobs of earlier runs for the same inputs that are still in the queue (not submitted again). */

@@ -60,6 +60,19 @@ test('a settings change goes through the bridge into the core and survives a res
   await concurrency.blur();
   await expect(page.getByTestId('concurrency-error')).toHaveText('must be at most 32');
   expect(JSON.parse(readFileSync(join(home, 'settings.json'), 'utf8'))).toMatchObject({ concurrency: 7, theme: 'dark' });
+  // An output folder that is a file is named before any batch could pay for results it cannot place.
+  const outputDir = page.getByTestId('outputDir');
+  await outputDir.fill(join(home, 'settings.json'));
+  await outputDir.blur();
+  await expect(page.getByTestId('outputDir-error')).toHaveText(`${join(home, 'settings.json')} is a file, not a folder`);
+  await expect(outputDir).toHaveAttribute('aria-invalid', 'true');
+  await outputDir.fill('relative/results');
+  await outputDir.blur();
+  await expect(page.getByTestId('outputDir-error')).toContainText('must be a full path');
+  await outputDir.fill(join(home, 'results'));
+  await outputDir.blur();
+  await expect(page.getByTestId('saved')).toHaveText('Saved: output folder.');
+  await expect(page.getByTestId('outputDir-error')).toBeHidden();
 
   await host.stop();
   host = await startHost(home);

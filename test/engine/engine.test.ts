@@ -54,7 +54,51 @@ describe('folder batches', () => {
     const again = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], params: { scale_factor: 2 }, outDir: out });
     expect(again.queued).toBe(0);
     expect(again.skipped).toHaveLength(3);
+    // Nothing to run adds no empty batch to the queue.
+    expect(again.batch).toBeNull();
+    expect(e.store.batches(50, 0).map((b) => b.id)).toEqual([r.batch!.id]);
     expect(creates(await control(sb.url, 'stats'))).toBe(3);
+  });
+
+  it('an output folder that cannot take the results is refused before anything is queued or paid', async () => {
+    const { dir, home, input } = setup();
+    await makeImages(input, ['a.png']);
+    const e = open(home);
+    const file = join(dir, 'a-file');
+    writeFileSync(file, 'x');
+    await expect(e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: file })).rejects.toMatchObject({ code: 'invalid', message: `output folder: ${file} is a file, not a folder` });
+    await expect(e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: join(file, 'results') })).rejects.toMatchObject({ code: 'invalid', message: `output folder: ${join(file, 'results')} cannot be created: ${file} is a file` });
+    await expect(e.startBatch({ tool: 'context-t2i', params: { prompt: 'a fox' }, outDir: file })).rejects.toMatchObject({ code: 'invalid' });
+    await expect(e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: 'results' })).rejects.toMatchObject({ code: 'invalid', message: 'output folder: results is not a full path' });
+    expect(e.store.batches(50, 0)).toEqual([]);
+    expect(creates(await control(sb.url, 'stats'))).toBe(0);
+  });
+
+  it('an empty folder, or one with nothing the tool takes, queues nothing and says why', async () => {
+    const { dir, home, input, out } = setup();
+    const e = open(home);
+    const empty = join(dir, 'empty');
+    mkdirSync(empty, { recursive: true });
+    await expect(e.startBatch({ tool: 'upscaler-precision', inputs: [empty], outDir: out })).rejects.toMatchObject({ code: 'invalid', message: `no files to process: ${empty} is an empty folder` });
+    mkdirSync(input, { recursive: true });
+    writeFileSync(join(input, 'notes.txt'), 'not an image');
+    const r = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
+    expect(r).toMatchObject({ batch: null, queued: 0, jobIds: [], rejected: [{ path: join(input, 'notes.txt'), reason: 'this tool does not take .txt files' }] });
+    expect(e.store.batches(50, 0)).toEqual([]);
+    expect(creates(await control(sb.url, 'stats'))).toBe(0);
+  });
+
+  it('a download whose output folder became a file fails with what is in the way', async () => {
+    const { home, input, out } = setup();
+    await makeImages(input, ['a.png']);
+    const e = open(home);
+    const r = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
+    writeFileSync(out, 'the folder was replaced by a file');
+    e.start();
+    await settle(e, r.jobIds);
+    const [job] = e.store.byIds(r.jobIds);
+    expect(job.state).toBe('failed');
+    expect(job.error).toContain(`${out} is a file, not a folder`);
   });
 
   it('rejects bad parameters with the field and reason before anything is paid', async () => {
@@ -148,14 +192,14 @@ describe('queue control', () => {
     e.cancelJob(r.jobIds[0]);
     expect(e.status()).toMatchObject({ paused: true });
     // Nothing is submitted while paused: the batch cannot finish; resuming lets it.
-    expect(e.store.batch(r.batch.id)!.counts.queued).toBe(2);
+    expect(e.store.batch(r.batch!.id)!.counts.queued).toBe(2);
     e.resume();
     await settle(e, r.jobIds);
-    expect(e.store.batch(r.batch.id)!.counts).toMatchObject({ done: 2, canceled: 1 });
+    expect(e.store.batch(r.batch!.id)!.counts).toMatchObject({ done: 2, canceled: 1 });
     expect(creates(await control(sb.url, 'stats'))).toBe(2);
     e.retryJob(r.jobIds[0]);
     await settle(e, r.jobIds);
-    expect(e.store.batch(r.batch.id)).toMatchObject({ finished: true, counts: { done: 3 } });
+    expect(e.store.batch(r.batch!.id)).toMatchObject({ finished: true, counts: { done: 3 } });
     expect(() => e.retryJob(r.jobIds[0])).toThrow(/only failed, canceled or needs-attention/);
   });
 
@@ -172,7 +216,7 @@ describe('queue control', () => {
     const { jobsChangedSchema } = await import('../../shared/contract/jobs.ts');
     for (const ev of events) jobsChangedSchema.parse(ev);
     const last = events.at(-1)!;
-    expect(last.batches.find((b) => b.id === r.batch.id)).toMatchObject({ finished: true, progress: 1 });
+    expect(last.batches.find((b) => b.id === r.batch!.id)).toMatchObject({ finished: true, progress: 1 });
     expect(new Set(events.flatMap((ev) => ev.jobs.filter((j) => j.state === 'done').map((j) => j.id)))).toEqual(new Set(r.jobIds));
   });
 });

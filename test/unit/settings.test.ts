@@ -44,6 +44,48 @@ describe('settings', () => {
     expect(new SettingsService(openConfStore(h)).get().concurrency).toBe(5);
   });
 
+  it('an output folder must be a full path to a folder that can be written or created', () => {
+    const h = home();
+    const s = new SettingsService(openConfStore(h));
+    s.set({ outputDir: join(h, 'results') });
+    const file = join(h, 'a-file');
+    writeFileSync(file, 'not a folder');
+    const refusal = (outputDir: string) => {
+      try {
+        s.set({ outputDir, theme: 'dark' });
+      } catch (e) {
+        expect(e).toBeInstanceOf(DeskError);
+        return (e as DeskError).invalid;
+      }
+      return null;
+    };
+    expect(refusal('relative/folder')).toEqual([{ field: 'outputDir', reason: expect.stringMatching(/^must be a full path/) }]);
+    expect(refusal(file)).toEqual([{ field: 'outputDir', reason: `${file} is a file, not a folder` }]);
+    expect(refusal(join(file, 'inside'))).toEqual([{ field: 'outputDir', reason: `${join(file, 'inside')} cannot be created: ${file} is a file` }]);
+    // Nothing of a refused change is stored.
+    expect(new SettingsService(openConfStore(h)).get()).toMatchObject({ outputDir: join(h, 'results'), theme: 'system' });
+    // A folder not made yet is fine: the first download creates it.
+    s.set({ outputDir: join(h, 'new', 'deeper') });
+    expect(s.get().outputDir).toBe(join(h, 'new', 'deeper'));
+  });
+
+  it('a naming template is a file name: no folders, not hidden', () => {
+    const s = new SettingsService(openConfStore(home()));
+    for (const [namingTemplate, reason] of [
+      ['../../esc_{name}.{ext}', 'must be a file name, without / or \\ (results go in the output folder)'],
+      ['sub\\{name}.{ext}', 'must be a file name, without / or \\ (results go in the output folder)'],
+      ['.{name}.{ext}', 'must not start with a dot (the files would be hidden)'],
+    ]) {
+      expect(() => s.set({ namingTemplate }), namingTemplate).toThrow(DeskError);
+      try {
+        s.set({ namingTemplate });
+      } catch (e) {
+        expect((e as DeskError).invalid).toContainEqual({ field: 'namingTemplate', reason });
+      }
+    }
+    expect(s.get().namingTemplate).toBe('{name}_{tool}.{ext}');
+  });
+
   it('a hand-broken value falls back alone; the other settings survive', () => {
     const h = home();
     writeFileSync(join(h, 'settings.json'), JSON.stringify({ concurrency: 'lots', theme: 'dark' }));

@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { DeskError } from '../../../shared/contract/define.ts';
 import type { BreakdownRow, Directory, UsageBudget, UsagePoint, UsageQuery, UsageResult } from '../../../shared/contract/team.ts';
@@ -7,6 +7,7 @@ import type { Db } from '../db/open.ts';
 import { toCsv } from './csv.ts';
 import { keyHashOf, UsageCache, UsageLedger, utcDay } from './ledger.ts';
 import { parseDirectory, parseUsage } from './wire.ts';
+import { ensureFolder } from '../output-folder.ts';
 
 const DAY = 86_400_000;
 export const DEFAULT_DAYS = 7;
@@ -180,7 +181,7 @@ export class AnalyticsService {
       name = `team-${what}-${utcDay(this.now())}.csv`;
     }
     const dir = resolve(outDir);
-    await mkdir(dir, { recursive: true });
+    await ensureFolder(dir);
     const path = join(dir, name);
     await writeFile(path, csv, 'utf8');
     return { path, rows };

@@ -6,6 +6,7 @@ import type { Creation, CreationsPage } from '../../../shared/contract/team.ts';
 import { ApiError, type ApiClient } from '../api/client.ts';
 import { downloadToPart, placeWithoutOverwrite, removeQuietly, sameFile } from '../downloads/download.ts';
 import { extensionOf, partPathOf, withCollisionSuffix } from '../downloads/naming.ts';
+import { ensureFolder } from '../output-folder.ts';
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
@@ -87,7 +88,7 @@ export class CreationsService {
     if (!c) throw new DeskError('not_found', `creation ${id} is not in a listing this session; list recent creations first`);
     if (!c.url) throw new DeskError('invalid', `creation ${id} has no file to download${c.text ? ' (it is text)' : ''}`);
     const dir = resolve(outDir);
-    await mkdir(dir, { recursive: true });
+    await ensureFolder(dir);
     const safe = c.name.replace(/[\\/:*?"<>|\u0000-\u001f]/g, '_').trim() || id;
     const base = join(dir, `${safe}.${extensionOf(c.url, undefined, kindOf(c.type))}`);
     const part = partPathOf(base);

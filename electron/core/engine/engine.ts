@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { getTool, resolvePaths, validateRequest, type Slugs, type ToolEntry } from '../../../shared/catalogue/index.ts';
 import type { BatchRecord, BatchStartResult, JobRecord, JobsChanged, QueueStatus } from '../../../shared/contract/jobs.ts';
 import { DeskError } from '../../../shared/contract/define.ts';
-import type { Settings } from '../../../shared/settings.ts';
+import { isAbsolutePath, type Settings } from '../../../shared/settings.ts';
 import { ApiClient, ApiError, type ApiTarget, type ClientOptions } from '../api/client.ts';
 import { EnvelopeError, ToolClient, type TaskEnvelope } from '../api/tools.ts';
 import { acceptsExtension, checkInput, inputCheckOf } from '../batch/preflight.ts';
@@ -11,6 +11,7 @@ import { mapLimit } from '../concurrency.ts';
 import { scanInputs } from '../batch/scan.ts';
 import type { Db } from '../db/open.ts';
 import { exists, removeQuietly } from '../downloads/download.ts';
+import { outputFolderProblem } from '../output-folder.ts';
 import { KIND_EXTS, outputDirOf, partPathOf, renderName, stemOf } from '../downloads/naming.ts';
 import { ACTIVE_STATES, ATTENTION, type JobState } from '../queue/states.ts';
 import { JobStore, toJobRecord, type JobPatch, type JobRow, type NewJob } from '../queue/store.ts';
@@ -290,7 +291,11 @@ export class Engine {
     const settings = this.o.settings();
     const outDirRaw = req.outDir ?? settings.outputDir;
     if (!outDirRaw) throw new DeskError('invalid', 'choose an output folder (or set one in Settings)');
+    // The CLI resolves its --out against the shell's folder; the app's processes have no folder a user would mean.
+    if (!isAbsolutePath(outDirRaw)) throw new DeskError('invalid', `output folder: ${outDirRaw} is not a full path`, [{ field: 'outDir', reason: 'must be a full path' }]);
     const outDir = resolve(outDirRaw);
+    const folder = outputFolderProblem(outDir);
+    if (folder) throw new DeskError('invalid', `output folder: ${folder}`, [{ field: 'outDir', reason: folder }]);
     const params = { ...(req.params ?? {}) };
     const inputs = req.inputs ?? [];
     const field = batchFieldOf(tool);
@@ -340,6 +345,11 @@ export class Engine {
       }
     } else {
       newJobs.push({ id: randomUUID(), inputPath: null, relDir: '', params });
+    }
+    if (field && inputs.length && newJobs.length === 0 && resumed.length === 0) {
+      // Nothing to run: no batch, so the queue does not fill with empty ones.
+      if (!skipped.length && !rejected.length) throw new DeskError('invalid', `no files to process: ${inputs.length === 1 ? `${resolve(inputs[0])} is an empty folder` : 'the folders are empty'}`);
+      return { batch: null, queued: 0, resumed, skipped, rejected, jobIds: [] };
     }
     if (newJobs.length === 0 && resumed.length > 0) {
       // A re-run that only resumes earlier jobs reports their batch instead of adding an empty one.

@@ -1,4 +1,5 @@
-import { mkdir, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
+import { ensureFolder } from '../output-folder.ts';
 import { join } from 'node:path';
 import { getTool } from '../../../shared/catalogue/index.ts';
 import type { GeneratedItem, ToolClient } from '../api/tools.ts';
@@ -77,7 +78,7 @@ export async function fetchResults(job: JobRow, deps: FetchDeps): Promise<string
     planned = await plan(job, tool.result === 'text' ? [items.map(urlOf).join('\n')] : items);
     if (!(await write(() => store.patch(job.id, 'downloading', { planned })))) throw new JobMovedError();
   }
-  await mkdir(outputDirOf(job.outDir, job.relDir), { recursive: true });
+  await ensureFolder(outputDirOf(job.outDir, job.relDir));
   const outputs = [...job.outputs];
   for (let i = outputs.length; i < planned.length; i++) {
     const base = planned[i];

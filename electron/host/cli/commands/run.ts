@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { findTool, parseParam, TOOLS } from '../../../../shared/catalogue/index.ts';
 import { DeskError } from '../../../../shared/contract/define.ts';
 import { UsageError, type CliCommand, type CliContext } from '../command.ts';
@@ -66,13 +67,13 @@ export const runCommand: CliCommand = {
     try {
       let started;
       try {
-        started = await engine.startBatch({ tool: args.tool, inputs: args.inputs, params: args.params, outDir: args.out });
+        started = await engine.startBatch({ tool: args.tool, inputs: args.inputs, params: args.params, outDir: args.out && resolve(args.out) });
       } catch (err) {
         if (err instanceof DeskError && err.code === 'invalid') throw new UsageError(err.message);
         throw err;
       }
       for (const r of started.rejected) ctx.stderr.write(`rejected ${r.path}: ${r.reason}\n`);
-      const summary = [`batch ${started.batch.id.slice(0, 8)}: ${started.queued} queued`, started.resumed.length && `${started.resumed.length} resumed from an earlier run`,
+      const summary = [started.batch ? `batch ${started.batch.id.slice(0, 8)}: ${started.queued} queued` : 'nothing queued', started.resumed.length && `${started.resumed.length} resumed from an earlier run`,
         started.skipped.length && `${started.skipped.length} skipped (output exists)`, started.rejected.length && `${started.rejected.length} rejected`].filter(Boolean).join(', ');
       ctx.stdout.write(`${summary}\n`);
       if (started.jobIds.length === 0) return started.rejected.length ? 1 : 0;

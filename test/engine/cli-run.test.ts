@@ -1,0 +1,67 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
+import { cleanup, control, creates, makeImages, tmp } from './helpers.ts';
+
+/** `mediadesk run` as a script runs it: a child process against the Sandbox over HTTP. */
+const BIN = resolve(import.meta.dirname, '../../bin/mediadesk.js');
+let sb: RunningSandbox;
+let dir: string;
+
+beforeAll(async () => {
+  sb = await startSandbox({ port: 0, taskDurationMs: 100 });
+  dir = tmp('cli-run');
+});
+afterAll(async () => {
+  await sb.close();
+  cleanup(dir);
+});
+
+function cli(args: string[], cwd = dir): Promise<{ code: number | null; out: string; err: string }> {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...process.env, MEDIADESK_HOME: join(dir, 'home'), MEDIADESK_API_URL: sb.url, MEDIADESK_API_KEY: 'sandbox-owner' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (err += d));
+  return new Promise((res) => child.once('exit', (code) => res({ code, out, err })));
+}
+
+describe('mediadesk run: where results go, and nothing to do', () => {
+  it('an output folder that is a file is refused before anything is paid; a relative --out is the shell folder’s', async () => {
+    const input = join(dir, 'in');
+    await makeImages(input, ['a.png']);
+    writeFileSync(join(dir, 'afile'), 'x');
+    const refused = await cli(['run', 'upscaler-precision', input, '--out', 'afile']);
+    expect(refused.code).toBe(2);
+    expect(refused.err).toContain(`output folder: ${join(dir, 'afile')} is a file, not a folder`);
+    expect(creates(await control(sb.url, 'stats'))).toBe(0);
+
+    const work = join(dir, 'work');
+    mkdirSync(work);
+    const ran = await cli(['run', 'upscaler-precision', input, '--out', 'results'], work);
+    expect(ran.code).toBe(0);
+    expect(readdirSync(join(work, 'results'))).toEqual(['a_upscaler-precision.png']);
+  });
+
+  it('an empty folder, or only files the tool does not take, says so and exits non-zero without a batch', async () => {
+    const empty = join(dir, 'empty');
+    mkdirSync(empty);
+    const none = await cli(['run', 'upscaler-precision', empty, '--out', join(dir, 'out1')]);
+    expect(none.code).toBe(2);
+    expect(none.err).toContain(`no files to process: ${empty} is an empty folder`);
+
+    const texts = join(dir, 'texts');
+    mkdirSync(texts);
+    writeFileSync(join(texts, 'notes.txt'), 'not an image');
+    const rejected = await cli(['run', 'upscaler-precision', texts, '--out', join(dir, 'out2')]);
+    expect(rejected.code).toBe(1);
+    expect(rejected.err).toContain(`rejected ${join(texts, 'notes.txt')}: this tool does not take .txt files`);
+    expect(rejected.out.trim()).toBe('nothing queued, 1 rejected');
+    expect(existsSync(join(dir, 'out2'))).toBe(false);
+    const listed = await cli(['jobs', 'list', '--json']);
+    // Only the first test's job: neither refusal left a job or an empty batch behind.
+    expect(JSON.parse(listed.out).jobs.map((j: { input: string }) => j.input)).toEqual([join(dir, 'in', 'a.png')]);
+  });
+});
