@@ -8,15 +8,18 @@ const slugOverrides = z.object(Object.fromEntries(SLUG_KEYS.map((k) => [k, z.str
 /** POSIX, drive-letter and UNC forms: the renderer checks it too, without node:path. */
 export const isAbsolutePath = (p: string) => /^(\/|[A-Za-z]:[\\/]|\\\\)/.test(p);
 
+/** zod's own enum message quotes its values as code ("system"|"light"); a setting's should read as a sentence. */
+const oneOf = <const T extends readonly [string, ...string[]]>(values: T) => z.enum(values, { error: `must be one of ${values.join(', ')}` });
+
 const TEMPLATE_TOKENS = ['name', 'tool', 'ext', 'n', 'date', 'batch'];
 
 /** Every setting's rule, without defaults (so a partial patch stays partial). The API key is deliberately absent: it lives in the OS keychain. */
 const fields = {
   /** 'sandbox' runs the built-in API in-process; 'live' uses baseUrl with the keychain's key. */
-  backend: z.enum(['sandbox', 'live']),
+  backend: oneOf(['sandbox', 'live']),
   baseUrl: z.string().url('must be a URL').refine((u) => u.startsWith('https://') || /^http:\/\/(127\.0\.0\.1|localhost)(:\d+)?(\/|$)/.test(u), 'must be https:// (or http:// on 127.0.0.1)'),
   /** Which demo identity the Sandbox backend uses (plans and roles differ). */
-  sandboxKey: z.enum(DEMO_KEY_NAMES),
+  sandboxKey: oneOf(DEMO_KEY_NAMES),
   /** Empty: the default folder. A relative path would depend on where the app was started from. */
   outputDir: z.string().refine((d) => d === '' || isAbsolutePath(d), 'must be a full path (such as /Users/you/MediaDesk or C:\\Users\\you\\MediaDesk), or empty for the default folder'),
   namingTemplate: z.string().min(1, 'must not be empty').refine((t) => [...t.matchAll(/\{([a-z]+)\}/g)].every((m) => TEMPLATE_TOKENS.includes(m[1])), `may use only ${TEMPLATE_TOKENS.map((t) => `{${t}}`).join(' ')}`)
@@ -25,7 +28,7 @@ const fields = {
     .refine((t) => !t.startsWith('.'), 'must not start with a dot (the files would be hidden)'),
   concurrency: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(32, 'must be at most 32'),
   perToolConcurrency: z.record(z.string(), z.number().int('must be a whole number').min(1, 'must be at least 1').max(32, 'must be at most 32')),
-  theme: z.enum(['system', 'light', 'dark']),
+  theme: oneOf(['system', 'light', 'dark']),
   slugs: slugOverrides,
 };
 

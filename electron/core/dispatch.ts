@@ -1,5 +1,5 @@
 import { COMMANDS, DeskError, type CommandName, type DeskErrorData } from '../../shared/contract/index.ts';
-import type { HandlerMap } from '../../shared/contract/define.ts';
+import { invalidRequest, type HandlerMap } from '../../shared/contract/define.ts';
 
 export type Reply = { ok: true; result: unknown } | { ok: false; error: DeskErrorData };
 
@@ -18,7 +18,7 @@ export function createDispatcher(handlers: Partial<AllHandlers>) {
     if (!handler) return { ok: false, error: { code: 'unavailable', message: `"${name}" is not available in this host` } };
     const req = def.request.safeParse(payload ?? {});
     if (!req.success) {
-      return { ok: false, error: { code: 'invalid', message: `invalid request for ${name}`, invalid: req.error.issues.map((i) => ({ field: i.path.join('.'), reason: i.message })) } };
+      return { ok: false, error: invalidRequest(req.error.issues) };
     }
     try {
       const result = await handler(req.data);

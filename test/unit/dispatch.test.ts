@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createCore } from '../../electron/core/index.ts';
 import { MemorySecretStore } from '../../electron/core/secrets.ts';
 import { startSandbox } from '../../electron/sandbox/index.ts';
+import { DeskError } from '../../shared/contract/define.ts';
 
 const core = await createCore({ home: mkdtempSync(join(tmpdir(), 'md-core-')), host: 'web', secrets: new MemorySecretStore(), startSandbox: () => startSandbox({ port: 0 }), env: {} });
 afterAll(() => core.close());
@@ -22,6 +23,21 @@ describe('the dispatcher every transport calls', () => {
       expect(r.error.invalid?.map((p) => p.field)).toEqual(expect.arrayContaining(['concurrency']));
     }
     expect(core.settings.get().concurrency).toBe(4);
+  });
+
+  it('a refusal says each problem once, in words a user can act on', async () => {
+    const r = await core.dispatch('settings.set', { theme: 'purple', concurrency: 'many' });
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    // Not the command's internal name, nor zod's code-quoted values.
+    expect(r.error.message).toBe('concurrency must be a number; theme must be one of system, light, dark');
+    expect(DeskError.from(r.error).describe()).toBe(r.error.message);
+    const usage = await core.dispatch('usage.query', { granularity: 'day', from: '' });
+    expect(!usage.ok && DeskError.from(usage.error).describe()).toBe('from must be a date YYYY-MM-DD');
+    // A message that quotes a field's reason, or names the field with its own, is not followed by it again.
+    expect(new DeskError('invalid', 'the range cannot exceed 365 days', [{ field: 'from', reason: 'the range cannot exceed 365 days' }]).describe()).toBe('the range cannot exceed 365 days');
+    expect(new DeskError('invalid', 'from: 2025-13-45 is not a date', [{ field: 'from', reason: 'must be a date YYYY-MM-DD' }]).describe()).toBe('from: 2025-13-45 is not a date');
+    expect(new DeskError('invalid', 'settings not saved', [{ field: 'outputDir', reason: 'must be a full path' }]).describe()).toBe('settings not saved: outputDir must be a full path');
   });
 
   it('a partial settings change through the contract keeps the other settings', async () => {

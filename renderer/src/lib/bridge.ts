@@ -140,10 +140,6 @@ export function on<K extends EventName>(name: K, listener: (p: EventPayload<K>) 
 }
 
 export function errorText(err: unknown): string {
-  if (err instanceof DeskError) {
-    // Fields the message does not name already (the core's messages often list them).
-    const fields = (err.invalid ?? []).map((p) => `${p.field} ${p.reason}`).filter((f) => !err.message.includes(f)).join('; ');
-    return fields ? `${err.message}: ${fields}` : err.message;
-  }
+  if (err instanceof DeskError) return err.describe();
   return err instanceof Error ? err.message : String(err);
 }

@@ -50,7 +50,7 @@ export const settingsCommand: CliCommand = {
       try {
         settings.set(patch);
       } catch (err) {
-        if (err instanceof DeskError) throw new UsageError(`${err.message}: ${(err.invalid ?? []).map((p) => `${p.field} ${p.reason}`).join('; ')}`);
+        if (err instanceof DeskError) throw new UsageError(err.describe());
         throw err;
       }
       ctx.stdout.write(`saved ${Object.keys(patch).join(', ')}\n`);

@@ -7,8 +7,7 @@ export async function invoke<K extends CommandName>(core: Core, name: K, req: Re
   const reply = await core.dispatch(name, req);
   if (reply.ok) return reply.result as Res<K>;
   const e = DeskError.from(reply.error);
-  const fields = (e.invalid ?? []).map((p) => `${p.field} ${p.reason}`).join('; ');
-  const text = fields && !e.message.includes(fields) ? `${e.message}: ${fields}` : e.message;
+  const text = e.describe();
   if (e.code === 'invalid' || e.code === 'conflict') throw new UsageError(text);
   throw new Error(text);
 }
