@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { expect, test } from '@playwright/test';
@@ -180,5 +180,31 @@ test('a job killed mid-run shows up correctly after a restart of the host, then 
     expect(existsSync(j.outputs[0])).toBe(true);
   }
   await expect(page.getByTestId('host-down')).toBeHidden();
+  expect(errors).toEqual([]);
+});
+
+test('a folder with nothing to run says so, and leaves no empty batch in the queue', async ({ page }) => {
+  const errors = watchErrors(page);
+  const home = newHome();
+  host = await startHost(home);
+  const empty = mkdtempSync(join(tmpdir(), 'md-empty-'));
+  const notes = mkdtempSync(join(tmpdir(), 'md-notes-'));
+  writeFileSync(join(notes, 'notes.txt'), 'not an image');
+  await page.goto(`${host.url}#studio`);
+  await page.getByTestId('tool-select').selectOption('upscaler-precision');
+  await page.getByTestId('typed-path').fill(empty);
+  await page.getByTestId('typed-path').press('Enter');
+  await page.getByTestId('start').click();
+  await expect(page.getByTestId('start-error')).toHaveText(`no files to process: ${empty} is an empty folder`);
+
+  await page.getByRole('button', { name: `Remove ${empty}` }).click();
+  await page.getByTestId('typed-path').fill(notes);
+  await page.getByTestId('typed-path').press('Enter');
+  await page.getByTestId('start').click();
+  await expect(page.getByTestId('last-batch')).toContainText('Nothing to run');
+  await expect(page.getByTestId('last-batch')).toContainText('No input can be used by this tool: no job was queued.');
+  await expect(page.getByTestId('last-batch').locator('details')).toContainText('notes.txt: this tool does not take .txt files');
+  await expect(page.getByTestId('start-error')).toBeHidden();
+  expect(await desk<unknown[]>(host, 'batches.list', {})).toEqual([]);
   expect(errors).toEqual([]);
 });
