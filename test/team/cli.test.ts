@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
-import { resolve } from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
-import { cleanup, tmp } from './helpers.ts';
+import { cleanup, control, tmp } from './helpers.ts';
 
 const BIN = resolve(import.meta.dirname, '../../bin/mediadesk.js');
 let sandbox: RunningSandbox;
@@ -17,8 +18,8 @@ afterAll(async () => {
   cleanup(home);
 });
 
-function cli(args: string[], key = 'sandbox-owner'): Promise<{ code: number | null; out: string; err: string }> {
-  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, MEDIADESK_HOME: home, MEDIADESK_API_URL: sandbox.url, MEDIADESK_API_KEY: key }, stdio: ['ignore', 'pipe', 'pipe'] });
+function cli(args: string[], key = 'sandbox-owner', cwd?: string): Promise<{ code: number | null; out: string; err: string }> {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...process.env, MEDIADESK_HOME: home, MEDIADESK_API_URL: sandbox.url, MEDIADESK_API_KEY: key }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout!.on('data', (d) => (out += d));
@@ -45,6 +46,28 @@ describe('mediadesk apps | usage | creations', () => {
     const biz = await cli(['apps', 'list'], 'sandbox-business');
     expect(biz.code).not.toBe(0);
     expect(biz.err).toMatch(/Enterprise plans only/);
+  });
+
+  it('a file input that is a folder, no image or missing is refused locally with exit 2; nothing reaches the server', async () => {
+    const dir = join(home, 'inputs');
+    mkdirSync(join(dir, 'somefolder'), { recursive: true });
+    writeFileSync(join(dir, 'notes.txt'), 'not an image\n');
+    writeFileSync(join(dir, 'fake.png'), 'text with an image name\n');
+    const cases: [string, string][] = [
+      ['notes.txt', `product_image is not an image file (PNG, JPEG or WebP): ${join(dir, 'notes.txt')}`],
+      ['fake.png', `product_image is not an image file (PNG, JPEG or WebP): ${join(dir, 'fake.png')}`],
+      ['somefolder', `product_image is a folder, not an image file (PNG, JPEG or WebP): ${join(dir, 'somefolder')}`],
+      ['missing.png', `product_image names a file that does not exist: ${join(dir, 'missing.png')}`],
+      ['missing.txt', `product_image names a file that does not exist: ${join(dir, 'missing.txt')}`],
+    ];
+    const before = await control(sandbox.url, 'stats');
+    for (const [value, message] of cases) {
+      const r = await cli(['apps', 'run', 'pS7kQ2xa', '--yes', '--input', 'scene=beach', '--input', `product_image=${value}`, '--out', join(home, 'aout')], 'sandbox-owner', dir);
+      expect(r.code, value).toBe(2);
+      expect(r.out).toBe('');
+      expect(r.err.trim().split('\n').at(-1)).toBe(`mediadesk apps: ${message}`);
+    }
+    expect((await control(sandbox.url, 'stats')).requests['POST /v1/ai/apps/:appId/run']).toBe(before.requests['POST /v1/ai/apps/:appId/run']);
   });
 
   it('usage prints CSV and JSON with the budget on stderr; a repeated query is served from the cache', async () => {
