@@ -72,17 +72,25 @@ export class AppsService {
 
   /**
    * Queues a run. The definition is read again so the cost the user confirmed is the cost now:
-   * if it changed, nothing is queued and the user sees the new figure.
+   * if it changed, nothing is queued and the user sees the new figure. With `resume`, a pending
+   * run of the same app, inputs and folder is followed instead (nothing is paid for it again); the
+   * lookup and the insert share one write transaction, so two processes cannot both queue.
    */
-  async run(req: { appId: string; inputs: Record<string, string | number>; confirmedCost: number | null; outDir?: string }): Promise<AppRun> {
+  async run(req: { appId: string; inputs: Record<string, string | number>; confirmedCost: number | null; outDir?: string; resume?: boolean }): Promise<AppRun & { resumed: boolean }> {
     const def = await this.get(req.appId);
-    if (def.cost !== req.confirmedCost) throw new DeskError('conflict', `${def.name} now costs ${def.cost ?? 'an unknown number of'} credits, not ${req.confirmedCost ?? 'unknown'}; confirm the new cost to run it`);
     const inputs = await prepareInputs(def, req.inputs);
     const outDir = resolve(req.outDir ?? this.o.defaultOutDir());
-    const row = this.store.insert({ id: randomUUID(), appId: def.id, appName: def.name, outputKind: def.output ?? 'image', cost: def.cost, inputs, outDir });
+    const { row, resumed } = this.store.db.transaction(() => {
+      const pending = req.resume ? this.store.unfinished(def.id, outDir, inputs) : null;
+      if (pending) return { row: pending, resumed: true };
+      if (def.cost !== req.confirmedCost) throw new DeskError('conflict', `${def.name} now costs ${def.cost ?? 'an unknown number of'} credits, not ${req.confirmedCost ?? 'unknown'}; confirm the new cost to run it`);
+      return { row: this.store.insert({ id: randomUUID(), appId: def.id, appName: def.name, outputKind: def.output ?? 'image', cost: def.cost, inputs, outDir }), resumed: false };
+    }).immediate();
+    // A paid run whose download failed: fetch its results again (retry never re-sends a paid run).
+    if (row.state === 'failed') return { ...this.retry(row.id), resumed };
     this.runner.kick();
     this.o.onChange?.();
-    return toAppRun(row);
+    return { ...toAppRun(row), resumed };
   }
 
   runs(limit = 50): AppRun[] {
