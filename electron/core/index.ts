@@ -14,7 +14,7 @@ import { auditHandlers } from './audit/handlers.ts';
 import { dbPaths, defaultOutputDir } from './paths.ts';
 import { checkOpenable, openWithOs } from './open-file.ts';
 import { openSecretStore, type SecretStore } from './secrets.ts';
-import { teamHandlers } from './team.ts';
+import { teamHandlers, teamServices } from './team.ts';
 import { openConfStore, SettingsService, type JsonFileStore } from './settings.ts';
 
 export interface CoreOptions {
@@ -61,6 +61,9 @@ export async function createCore(o: CoreOptions) {
     void announceBackend();
   });
 
+  const teamDeps = { home: o.home, client, target: () => backend.target(), db: engine.store.db, lease: () => engine.holdsQueue, settings: () => settings.get(), events, addMediaRoots: (r: () => string[]) => mediaRoots.push(r) };
+  const team = teamServices(teamDeps);
+
   const handlers: Partial<AllHandlers> = {
     'app.info': async () => ({ version: VERSION, host: o.host, platform: process.platform, dataHome: o.home, outputDir: effectiveSettings().outputDir, backend: await backend.status() }),
     'settings.get': () => settings.get(),
@@ -77,7 +80,7 @@ export async function createCore(o: CoreOptions) {
       return { ok: true as const };
     },
     ...engineHandlers(engine),
-    ...teamHandlers({ home: o.home, client, target: () => backend.target(), db: engine.store.db, lease: () => engine.holdsQueue, settings: () => settings.get(), events, addMediaRoots: (r) => mediaRoots.push(r) }),
+    ...teamHandlers(teamDeps, team),
     ...auditHandlers(audit),
     'media.check': ({ family, sources, body }) => checkReferences({ family, sources, body }),
     'loras.list': async () => ({ loras: await listLoras(client, join(o.home, 'cache', 'loras')) }),
@@ -109,8 +112,13 @@ export async function createCore(o: CoreOptions) {
       mediaRoots.push(roots);
     },
     engine,
+    /** Workflow-app runs: the CLI follows one run to its results. */
+    apps: team.apps,
     audit,
     async close() {
+      // First, while the database is open: a run POST in flight must store its run id, or the
+      // next process finds it `submitting` and cannot tell whether it was paid.
+      await team.apps.runner.stop();
       await engine.close();
       await audit.close();
       await backend.close();

@@ -62,6 +62,8 @@ export const appRunRequestSchema = z.object({
   /** The cost the user saw and confirmed; the run is refused if the app's cost is now different. */
   confirmedCost: z.number().nullable(),
   outDir: z.string().min(1).optional(),
+  /** Follow a pending run of the same app, inputs and folder instead of paying for another (the CLI's re-run after Ctrl-C). */
+  resume: z.boolean().optional(),
 }).strict();
 
 // ---- analytics ----------------------------------------------------------------------------------
@@ -158,7 +160,7 @@ const idRequest = z.object({ id: z.string().min(1) }).strict();
 export const teamCommands = {
   'apps.list': command(none, z.object({ apps: z.array(appSummarySchema) }), 'Workflow apps available to the team (Enterprise only).'),
   'apps.get': command(idRequest, appDefinitionSchema, 'An app definition: its inputs and its cost.'),
-  'apps.run': command(appRunRequestSchema, appRunSchema, 'Queue a run of an app (durable; never submitted twice).'),
+  'apps.run': command(appRunRequestSchema, appRunSchema.extend({ resumed: z.boolean() }), 'Queue a run of an app (durable; never submitted twice).'),
   'apps.runs': command(z.object({ limit: z.number().int().min(1).max(500).default(50) }).strict(), z.object({ runs: z.array(appRunSchema) }), 'App runs, newest first.'),
   'apps.cancel': command(idRequest, appRunSchema, 'Stop waiting for a run (the API has no cancel; a submitted run may still be charged).'),
   'apps.retry': command(idRequest, appRunSchema, 'Retry a failed, canceled or needs-attention run (a paid run is never sent again).'),

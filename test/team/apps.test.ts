@@ -154,4 +154,41 @@ describe('workflow apps over the Sandbox', () => {
       cleanup(home);
     }
   });
+  it('with resume, a pending run of the same app, inputs and folder is followed, never sent again', async () => {
+    const out = join(dir, 'resume-out');
+    const same = { appId: 'pS7kQ2xa', confirmedCost: 12, inputs: { product_image: image, scene: 'resume me' }, outDir: out };
+    const posts = async () => (await control(r.sandbox.url, 'stats')).requests['POST /v1/ai/apps/:appId/run'] ?? 0;
+    r.lease.held = false;
+    const first = await r.services.apps.run(same);
+    expect(first.resumed).toBe(false);
+    // Pending in every way a run can be: queued, needs attention, or paid with its download failed.
+    const again = await r.services.apps.run({ ...same, resume: true });
+    expect([again.id, again.resumed]).toEqual([first.id, true]);
+    expect((await r.services.apps.run({ ...same, resume: true, confirmedCost: 99 })).id).toBe(first.id);
+    expect(r.services.apps.store.move(first.id, 'queued', 'submitting', { attemptId: 'x', attempts: 1 })).toBe(true);
+    expect((await r.services.apps.run({ ...same, resume: true })).id).toBe(first.id);
+    r.services.apps.store.move(first.id, 'submitting', 'needs_attention', { error: 'left by a crash' });
+    expect(await r.services.apps.run({ ...same, resume: true })).toMatchObject({ id: first.id, state: 'needs_attention', resumed: true });
+    // Another folder, other inputs, or no resume asked for: runs of their own.
+    const other = [
+      await r.services.apps.run({ ...same, resume: true, outDir: join(dir, 'elsewhere') }),
+      await r.services.apps.run({ ...same, resume: true, inputs: { ...same.inputs, scene: 'another scene' } }),
+      await r.services.apps.run(same),
+    ];
+    expect(new Set([first.id, ...other.map((o) => o.id)]).size).toBe(4);
+    for (const o of other) r.services.apps.cancel(o.id);
+    r.services.apps.cancel(first.id);
+    // A settled run is not pending: the same request queues anew.
+    const before = await posts();
+    r.lease.held = true;
+    const fresh = await r.services.apps.run({ ...same, resume: true });
+    expect(fresh.resumed).toBe(false);
+    expect((await settled(r, fresh.id)).state).toBe('done');
+    expect(await posts()).toBe(before + 1);
+    // Paid, download failed: resuming fetches the results again, with no new run.
+    r.services.apps.store.db.prepare(`UPDATE app_runs SET state = 'failed', outputs = '[]', error = 'Download failed' WHERE id = ?`).run(fresh.id);
+    expect(await r.services.apps.run({ ...same, resume: true })).toMatchObject({ id: fresh.id, state: 'downloading', resumed: true });
+    expect((await settled(r, fresh.id)).state).toBe('done');
+    expect(await posts()).toBe(before + 1);
+  });
 });

@@ -1,8 +1,10 @@
 import { spawn } from 'node:child_process';
-import { resolve } from 'node:path';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
-import { cleanup, tmp } from './helpers.ts';
+import { cleanup, control, tmp } from './helpers.ts';
 
 const BIN = resolve(import.meta.dirname, '../../bin/mediadesk.js');
 let sandbox: RunningSandbox;
@@ -17,8 +19,8 @@ afterAll(async () => {
   cleanup(home);
 });
 
-function cli(args: string[], key = 'sandbox-owner'): Promise<{ code: number | null; out: string; err: string }> {
-  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, MEDIADESK_HOME: home, MEDIADESK_API_URL: sandbox.url, MEDIADESK_API_KEY: key }, stdio: ['ignore', 'pipe', 'pipe'] });
+function cli(args: string[], key = 'sandbox-owner', cwd?: string): Promise<{ code: number | null; out: string; err: string }> {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...process.env, MEDIADESK_HOME: home, MEDIADESK_API_URL: sandbox.url, MEDIADESK_API_KEY: key }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout!.on('data', (d) => (out += d));
@@ -45,6 +47,76 @@ describe('mediadesk apps | usage | creations', () => {
     const biz = await cli(['apps', 'list'], 'sandbox-business');
     expect(biz.code).not.toBe(0);
     expect(biz.err).toMatch(/Enterprise plans only/);
+  });
+
+  it('a file input that is a folder, no image or missing is refused locally with exit 2; nothing reaches the server', async () => {
+    const dir = join(home, 'inputs');
+    mkdirSync(join(dir, 'somefolder'), { recursive: true });
+    writeFileSync(join(dir, 'notes.txt'), 'not an image\n');
+    writeFileSync(join(dir, 'fake.png'), 'text with an image name\n');
+    const cases: [string, string][] = [
+      ['notes.txt', `product_image is not an image file (PNG, JPEG or WebP): ${join(dir, 'notes.txt')}`],
+      ['fake.png', `product_image is not an image file (PNG, JPEG or WebP): ${join(dir, 'fake.png')}`],
+      ['somefolder', `product_image is a folder, not an image file (PNG, JPEG or WebP): ${join(dir, 'somefolder')}`],
+      ['missing.png', `product_image names a file that does not exist: ${join(dir, 'missing.png')}`],
+      ['missing.txt', `product_image names a file that does not exist: ${join(dir, 'missing.txt')}`],
+    ];
+    const before = await control(sandbox.url, 'stats');
+    for (const [value, message] of cases) {
+      const r = await cli(['apps', 'run', 'pS7kQ2xa', '--yes', '--input', 'scene=beach', '--input', `product_image=${value}`, '--out', join(home, 'aout')], 'sandbox-owner', dir);
+      expect(r.code, value).toBe(2);
+      expect(r.out).toBe('');
+      expect(r.err.trim().split('\n').at(-1)).toBe(`mediadesk apps: ${message}`);
+    }
+    expect((await control(sandbox.url, 'stats')).requests['POST /v1/ai/apps/:appId/run']).toBe(before.requests['POST /v1/ai/apps/:appId/run']);
+  });
+
+  it('Ctrl-C while an app runs says how to resume; the same command again follows that run to its results, and nothing is paid twice', async () => {
+    const dir = join(home, 'ctrl-c');
+    const image = join(dir, 'product.png');
+    mkdirSync(dir, { recursive: true });
+    await sharp({ create: { width: 32, height: 32, channels: 3, background: { r: 10, g: 120, b: 200 } } }).png().toFile(image);
+    const args = ['apps', 'run', 'pS7kQ2xa', '--yes', '--input', 'scene=beach', '--input', `product_image=${image}`, '--out', join(dir, 'out')];
+    const posts = async () => (await control(sandbox.url, 'stats')).requests['POST /v1/ai/apps/:appId/run'] ?? 0;
+    const before = await posts();
+    // Long enough that the run is still going on the server when Ctrl-C comes.
+    await control(sandbox.url, 'faults', { taskDurationMs: 5000 });
+    let first: { code: number | null; err: string };
+    try {
+      const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, MEDIADESK_HOME: home, MEDIADESK_API_URL: sandbox.url, MEDIADESK_API_KEY: 'sandbox-owner' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let err = '';
+      let interrupted = false;
+      child.stderr!.on('data', (d) => {
+        err += d;
+        if (interrupted || !/^running/m.test(err)) return;
+        interrupted = true;
+        child.kill('SIGINT');
+      });
+      first = await new Promise((res) => child.once('exit', (code) => res({ code, err })));
+    } finally {
+      await control(sandbox.url, 'faults', { taskDurationMs: 100 });
+    }
+    expect(first.code).toBe(130);
+    const id = /stopped following run (\w{8}) \(running\); it continues on the server\. Run the same command again to resume it: it is not submitted or paid again\./.exec(first.err)?.[1];
+    expect(id, first.err).toBeDefined();
+    const listed = JSON.parse((await cli(['apps', 'runs', '--json'])).out) as { id: string; state: string }[];
+    expect(listed.find((r) => r.id.startsWith(id!))!.state).toBe('running');
+
+    const again = await cli(args);
+    expect(again.code, again.err).toBe(0);
+    expect(again.out).toMatch(new RegExp(`^run ${id} resumed \\(running, already submitted\\): not submitted or paid again$`, 'm'));
+    const file = again.out.trim().split('\n').at(-1)!;
+    expect(file).toMatch(/product-shot-studio-.*\.png$/);
+    expect(existsSync(file)).toBe(true);
+    expect(await posts()).toBe(before + 1);
+    expect((await cli(['apps', 'runs'])).out).toMatch(new RegExp(`^${id}  done `, 'm'));
+  });
+
+  it('apps runs refuses what it does not take', async () => {
+    expect((await cli(['apps', 'runs', '--limit=0'])).err).toMatch(/--limit must be a whole number from 1 to 500, got "0"/);
+    const extra = await cli(['apps', 'runs', '--yes']);
+    expect(extra.code).toBe(2);
+    expect(extra.err).toMatch(/unknown option --yes/);
   });
 
   it('usage prints CSV and JSON with the budget on stderr; a repeated query is served from the cache', async () => {

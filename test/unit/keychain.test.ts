@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { KeychainStore } from '../../electron/core/secrets.ts';
 
 /**
@@ -44,5 +44,26 @@ describe.skipIf(!hasBus)('OS keychain (Secret Service)', () => {
     }
     expect(cli(['key', 'clear']).status).toBe(0);
     expect(cli(['key', 'status']).stdout).toMatch(/no API key is set/);
+  });
+});
+
+/** A session bus that is not there: the keychain cannot answer, in CI's D-Bus session too. */
+describe.skipIf(process.platform !== 'linux')('the CLI without an OS keychain', () => {
+  const home = mkdtempSync(join(tmpdir(), 'md-nokey-'));
+  afterAll(() => rmSync(home, { recursive: true, force: true }));
+  const env = { ...process.env, MEDIADESK_HOME: home, MEDIADESK_KEYCHAIN_SERVICE: service, DBUS_SESSION_BUS_ADDRESS: `unix:path=${join(home, 'no-bus')}` };
+  const cli = (args: string[], input?: string) => spawnSync(process.execPath, ['bin/mediadesk.js', ...args], { env, input, encoding: 'utf8' });
+
+  it('key status says the keychain is unavailable; key set and key clear fail and say why', () => {
+    const status = cli(['key', 'status']);
+    expect(status.status).toBe(0);
+    expect(status.stdout).toMatch(/the OS keychain is unavailable/);
+    const set = cli(['key', 'set'], 'sk-nowhere-to-go-123\n');
+    expect(set.status).toBe(1);
+    expect(set.stderr).toMatch(/^mediadesk key: key not stored: the OS keychain is unavailable/);
+    const clear = cli(['key', 'clear']);
+    expect(clear.stdout).toBe('');
+    expect(clear.stderr).toMatch(/^mediadesk key: key not cleared: the OS keychain is unavailable \(.+\)/);
+    expect(clear.status).toBe(1);
   });
 });

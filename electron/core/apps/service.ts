@@ -1,16 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { readFile, stat } from 'node:fs/promises';
-import { extname, isAbsolute, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { DeskError } from '../../../shared/contract/define.ts';
 import type { AppDefinition, AppRun, AppSummary } from '../../../shared/contract/team.ts';
 import { appInputProblems } from '../../../shared/validation/app-inputs.ts';
 import { ApiError, type ApiClient } from '../api/client.ts';
+import { creationValue } from './creation-input.ts';
 import { AppRunner, explainAppError } from './runner.ts';
 import { AppRunStore, toAppRun } from './store.ts';
 import { parseAppDefinition, parseAppList } from './wire.ts';
-
-const IMAGE_TYPES: Record<string, string> = { '.png': 'image/png', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.webp': 'image/webp' };
-const MAX_IMAGE_BYTES = 20 * 1024 * 1024;
 
 /** A failed app call as a DeskError: the Enterprise-only 403 in plain words. */
 function toDeskError(err: unknown): DeskError {
@@ -20,24 +17,6 @@ function toDeskError(err: unknown): DeskError {
     return new DeskError(code, explainAppError(err), err.invalidParams.length ? err.invalidParams : undefined);
   }
   return new DeskError('internal', (err as Error).message);
-}
-
-/**
- * A creation input accepts an image URL, a base64 image or a creation id (api-spec). A local file
- * (dropped or named on the command line) is sent as a data URI, read now so a missing file fails
- * before anything is paid.
- */
-async function creationValue(v: string, field: string): Promise<string> {
-  if (/^https?:\/\//i.test(v) || v.startsWith('data:')) return v;
-  const looksLikePath = isAbsolute(v) || v.startsWith('.') || /\.(png|jpe?g|webp)$/i.test(v);
-  if (!looksLikePath) return v; // a creation id
-  const abs = resolve(v);
-  const type = IMAGE_TYPES[extname(abs).toLowerCase()];
-  if (!type) throw new DeskError('invalid', `${field}: ${abs} is not a PNG, JPEG or WebP image`, [{ field, reason: 'must be a PNG, JPEG or WebP image' }]);
-  const st = await stat(abs).catch(() => null);
-  if (!st?.isFile()) throw new DeskError('invalid', `${field}: ${abs} does not exist`, [{ field, reason: 'file not found' }]);
-  if (st.size > MAX_IMAGE_BYTES) throw new DeskError('invalid', `${field}: ${abs} is larger than 20 MB`, [{ field, reason: 'is larger than 20 MB' }]);
-  return `data:${type};base64,${(await readFile(abs)).toString('base64')}`;
 }
 
 /** Checks every value against the app's definition (the form's own rules), before anything is paid. */
@@ -93,17 +72,25 @@ export class AppsService {
 
   /**
    * Queues a run. The definition is read again so the cost the user confirmed is the cost now:
-   * if it changed, nothing is queued and the user sees the new figure.
+   * if it changed, nothing is queued and the user sees the new figure. With `resume`, a pending
+   * run of the same app, inputs and folder is followed instead (nothing is paid for it again); the
+   * lookup and the insert share one write transaction, so two processes cannot both queue.
    */
-  async run(req: { appId: string; inputs: Record<string, string | number>; confirmedCost: number | null; outDir?: string }): Promise<AppRun> {
+  async run(req: { appId: string; inputs: Record<string, string | number>; confirmedCost: number | null; outDir?: string; resume?: boolean }): Promise<AppRun & { resumed: boolean }> {
     const def = await this.get(req.appId);
-    if (def.cost !== req.confirmedCost) throw new DeskError('conflict', `${def.name} now costs ${def.cost ?? 'an unknown number of'} credits, not ${req.confirmedCost ?? 'unknown'}; confirm the new cost to run it`);
     const inputs = await prepareInputs(def, req.inputs);
     const outDir = resolve(req.outDir ?? this.o.defaultOutDir());
-    const row = this.store.insert({ id: randomUUID(), appId: def.id, appName: def.name, outputKind: def.output ?? 'image', cost: def.cost, inputs, outDir });
+    const { row, resumed } = this.store.db.transaction(() => {
+      const pending = req.resume ? this.store.unfinished(def.id, outDir, inputs) : null;
+      if (pending) return { row: pending, resumed: true };
+      if (def.cost !== req.confirmedCost) throw new DeskError('conflict', `${def.name} now costs ${def.cost ?? 'an unknown number of'} credits, not ${req.confirmedCost ?? 'unknown'}; confirm the new cost to run it`);
+      return { row: this.store.insert({ id: randomUUID(), appId: def.id, appName: def.name, outputKind: def.output ?? 'image', cost: def.cost, inputs, outDir }), resumed: false };
+    }).immediate();
+    // A paid run whose download failed: fetch its results again (retry never re-sends a paid run).
+    if (row.state === 'failed') return { ...this.retry(row.id), resumed };
     this.runner.kick();
     this.o.onChange?.();
-    return toAppRun(row);
+    return { ...toAppRun(row), resumed };
   }
 
   runs(limit = 50): AppRun[] {

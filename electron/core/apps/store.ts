@@ -87,6 +87,18 @@ export class AppRunStore {
     return (this.db.prepare('SELECT * FROM app_runs ORDER BY seq DESC LIMIT ?').all(limit) as Raw[]).map(fromRaw);
   }
 
+  /**
+   * The newest run of this app with these inputs (as sent) and folder that is still pending: not
+   * settled, waiting for the user (needs attention), or paid with only its download failed.
+   * Following it instead of queuing another is how a re-run after Ctrl-C never pays twice.
+   */
+  unfinished(appId: string, outDir: string, inputs: Record<string, unknown>): AppRunRow | null {
+    const r = this.db.prepare(`SELECT * FROM app_runs WHERE app_id = ? AND out_dir = ? AND inputs = ?
+      AND (state IN ('queued', 'submitting', 'running', 'downloading', 'needs_attention') OR (state = 'failed' AND run_id IS NOT NULL AND results IS NOT NULL))
+      ORDER BY seq DESC LIMIT 1`).get(appId, outDir, JSON.stringify(inputs)) as Raw | undefined;
+    return r ? fromRaw(r) : null;
+  }
+
   changedSince(ms: number): AppRunRow[] {
     return (this.db.prepare('SELECT * FROM app_runs WHERE updated_at >= ? ORDER BY updated_at LIMIT 200').all(ms) as Raw[]).map(fromRaw);
   }

@@ -12,9 +12,14 @@ export async function runCli(argv: string[], io: Partial<CliContext> = {}): Prom
   const stdout = io.stdout ?? process.stdout;
   const stderr = io.stderr ?? process.stderr;
   const [name, ...rest] = argv;
-  if (!name || name === '--help' || name === '-h' || name === 'help') {
+  // Help asked for is the output (stdout, 0); no command at all is a usage error (stderr, 2).
+  if (!name) {
+    stderr.write((await help()) + '\n');
+    return 2;
+  }
+  if (name === '--help' || name === '-h' || name === 'help') {
     stdout.write((await help()) + '\n');
-    return name ? 0 : 2;
+    return 0;
   }
   const ref = COMMANDS.find((c) => c.name === name);
   if (!ref) {

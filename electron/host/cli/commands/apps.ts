@@ -1,37 +1,72 @@
-import { SETTLED_STATES } from '../../../core/queue/states.ts';
+import type { AppRun } from '../../../../shared/contract/team.ts';
 import { UsageError, type CliCommand } from '../command.ts';
 import { openCliServices } from '../services.ts';
+import { runApp } from './apps-run.ts';
 import { invoke, parseOptions, table } from './team-common.ts';
 
 const USAGE = [
-  'mediadesk apps list',
-  '       mediadesk apps show ID',
-  '       mediadesk apps run ID --input id=value [--input id=value ...] [--out DIR] [--yes]',
-  '         (a creation input takes an image file, an image URL or a creation id; --yes accepts the cost)',
+  'mediadesk apps list [--json]',
+  '       mediadesk apps show ID [--json]',
+  '       mediadesk apps run ID --input id=value [--input id=value ...] [--out DIR] [--yes] [--new]',
+  '         (a creation input takes an image file, an image URL or a creation id; --yes accepts the cost;',
+  '          the same command again resumes its unfinished run instead of paying for another; --new starts another)',
+  '       mediadesk apps runs [--limit N] [--json]   (earlier runs, newest first)',
 ].join('\n');
+
+/** Options per subcommand: one that does not apply is refused, not ignored. */
+const OPTIONS: Record<string, { valued: string[]; flags: string[] }> = {
+  list: { valued: [], flags: ['--json'] },
+  show: { valued: [], flags: ['--json'] },
+  run: { valued: ['--input', '-i', '--out'], flags: ['--yes', '--new'] },
+  runs: { valued: ['--limit'], flags: ['--json'] },
+};
+
+function inputsOf(pairs: string[]): Record<string, string> {
+  const inputs: Record<string, string> = {};
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    if (eq < 1) throw new UsageError(`--input takes id=value, got "${pair}"`);
+    inputs[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  return inputs;
+}
+
+function limitOf(raw = '20'): number {
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || n < 1 || n > 500) throw new UsageError(`--limit must be a whole number from 1 to 500, got "${raw}"`);
+  return n;
+}
+
+const when = (ms: number) => new Date(ms).toISOString().slice(0, 16).replace('T', ' ');
+const runRow = (r: AppRun) => [r.id.slice(0, 8), r.state, when(r.createdAt), r.appName, r.outputs.length, r.outDir, r.error ?? ''];
 
 export const appsCommand: CliCommand = {
   name: 'apps',
-  summary: 'Workflow apps (Enterprise): list, show inputs and cost, run to downloaded results.',
+  summary: 'Workflow apps (Enterprise): list, show inputs and cost, run to downloaded results, earlier runs.',
   usage: USAGE,
   async run(ctx) {
     const [sub, ...rest] = ctx.argv;
-    if (!sub || !['list', 'show', 'run'].includes(sub)) throw new UsageError(sub ? `unknown apps command "${sub}" (list, show, run)` : 'say list, show ID or run ID');
-    const o = parseOptions(rest, ['--input', '-i', '--out'], ['--yes', '--json']);
-    if (sub === 'list' && o.positional.length) throw new UsageError('apps list takes no arguments');
-    if (sub !== 'list' && o.positional.length !== 1) throw new UsageError(`apps ${sub} takes one app id`);
-    const inputs: Record<string, string> = {};
-    for (const pair of [...(o.values.get('--input') ?? []), ...(o.values.get('-i') ?? [])]) {
-      const eq = pair.indexOf('=');
-      if (eq < 1) throw new UsageError(`--input takes id=value, got "${pair}"`);
-      inputs[pair.slice(0, eq)] = pair.slice(eq + 1);
-    }
+    if (!sub || !OPTIONS[sub]) throw new UsageError(sub ? `unknown apps command "${sub}" (list, show, run, runs)` : 'say list, show ID, run ID or runs');
+    const o = parseOptions(rest, OPTIONS[sub].valued, OPTIONS[sub].flags);
+    const takesId = sub === 'show' || sub === 'run';
+    if (!takesId && o.positional.length) throw new UsageError(`apps ${sub} takes no arguments`);
+    if (takesId && o.positional.length !== 1) throw new UsageError(`apps ${sub} takes one app id`);
+    const inputs = inputsOf([...(o.values.get('--input') ?? []), ...(o.values.get('-i') ?? [])]);
+    const limit = sub === 'runs' ? limitOf(o.one('--limit')) : 0;
     const s = await openCliServices(ctx);
     try {
       if (sub === 'list') {
         const { apps } = await invoke(s.core, 'apps.list', {});
         if (o.flags.has('--json')) ctx.stdout.write(`${JSON.stringify(apps, null, 2)}\n`);
         else ctx.stdout.write(table(['ID', 'OUTPUT', 'COST', 'NAME'], apps.map((a) => [a.id, a.output ?? '', a.cost ?? '?', a.name])));
+        return 0;
+      }
+      if (sub === 'runs') {
+        // Local records (shared with the desktop app's Queue): no request, nothing paid.
+        const { runs } = await invoke(s.core, 'apps.runs', { limit });
+        if (o.flags.has('--json')) ctx.stdout.write(`${JSON.stringify(runs, null, 2)}\n`);
+        else if (!runs.length) ctx.stdout.write('no app runs yet\n');
+        else ctx.stdout.write(table(['RUN', 'STATE', 'CREATED (UTC)', 'APP', 'FILES', 'FOLDER', 'NOTE'], runs.map(runRow)));
         return 0;
       }
       const def = await invoke(s.core, 'apps.get', { id: o.positional[0] });
@@ -44,35 +79,7 @@ export const appsCommand: CliCommand = {
         }
         return 0;
       }
-      // The cost is shown and must be accepted: interactively, or with --yes in scripts.
-      ctx.stderr.write(`${def.name} costs ${def.cost ?? 'an unknown number of'} credits per run.\n`);
-      if (!o.flags.has('--yes')) {
-        if (!ctx.stdin.isTTY) throw new UsageError('add --yes to accept the cost (no terminal to ask)');
-        ctx.stderr.write('Run it? [y/N] ');
-        const answer = await new Promise<string>((res) => ctx.stdin.once('data', (d) => res(String(d))));
-        (ctx.stdin as NodeJS.ReadStream).pause?.();
-        if (!/^y(es)?$/i.test(answer.trim())) {
-          ctx.stderr.write('not run\n');
-          return 1;
-        }
-      }
-      const run = await invoke(s.core, 'apps.run', { appId: def.id, inputs, confirmedCost: def.cost, outDir: o.one('--out') });
-      ctx.stdout.write(`run ${run.id.slice(0, 8)} queued\n`);
-      // This process takes the queue (unless the desktop app holds it and runs it for us).
-      s.core.engine.start();
-      let last = '';
-      for (;;) {
-        const cur = (await invoke(s.core, 'apps.runs', { limit: 500 })).runs.find((r) => r.id === run.id)!;
-        const line = `${cur.state}${cur.runStatus ? ` (${cur.runStatus})` : ''}`;
-        if (line !== last) ctx.stderr.write(`${line}\n`);
-        last = line;
-        if (SETTLED_STATES.includes(cur.state)) {
-          for (const f of cur.outputs) ctx.stdout.write(`${f}\n`);
-          if (cur.error) ctx.stderr.write(`${cur.error}\n`);
-          return cur.state === 'done' ? 0 : 1;
-        }
-        await new Promise((r) => setTimeout(r, 200));
-      }
+      return await runApp(ctx, s, def, { inputs, out: o.one('--out'), yes: o.flags.has('--yes'), fresh: o.flags.has('--new') });
     } finally {
       await s.close();
     }

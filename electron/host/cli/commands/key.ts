@@ -59,6 +59,9 @@ export const keyCommand: CliCommand = {
         return 0;
       }
       case 'clear':
+        if (extra.length) throw new UsageError('key clear takes no arguments');
+        // The memory store would "clear" a key only this process could see: saying removed would be false.
+        if (secrets.kind !== 'os') throw new Error(`key not cleared: ${secrets.note}`);
         await secrets.clear();
         ctx.stdout.write('API key removed from the keychain\n');
         return 0;

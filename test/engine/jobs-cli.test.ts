@@ -1,0 +1,84 @@
+// `mediadesk jobs list` as a user runs it: a real process over a real queue database and Sandbox.
+import { spawn } from 'node:child_process';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
+import { cleanup, control, engineFor, makeImages, settle, tmp } from './helpers.ts';
+
+const BIN = resolve(import.meta.dirname, '../../bin/mediadesk.js');
+let sandbox: RunningSandbox;
+let dir: string;
+
+/** Three jobs that end done and one that ends failed, in the CLI's data folder. */
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0, taskDurationMs: 50 });
+  dir = tmp('jobs-cli');
+  const engine = engineFor(join(dir, 'home'), sandbox.url);
+  try {
+    engine.start();
+    const ok = await engine.startBatch({ tool: 'upscaler-precision', inputs: await makeImages(join(dir, 'ok'), ['a.png', 'b.png', 'c.png']), params: {}, outDir: join(dir, 'out') });
+    await settle(engine, ok.jobIds);
+    await control(sandbox.url, 'faults', { failureRate: 1 });
+    const bad = await engine.startBatch({ tool: 'upscaler-precision', inputs: await makeImages(join(dir, 'bad'), ['d.png']), params: {}, outDir: join(dir, 'out') });
+    await settle(engine, bad.jobIds);
+  } finally {
+    await engine.close();
+  }
+});
+afterAll(async () => {
+  await sandbox.close();
+  cleanup(dir);
+});
+
+function cli(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
+  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, MEDIADESK_HOME: join(dir, 'home'), MEDIADESK_API_URL: sandbox.url, MEDIADESK_API_KEY: 'sandbox-owner' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (err += d));
+  return new Promise((res) => child.once('exit', (code) => res({ code, out, err })));
+}
+
+const jobLines = (out: string) => out.trim().split('\n').slice(0, -1);
+
+describe('mediadesk jobs list', () => {
+  it('filters with --opt value and --opt=value alike', async () => {
+    for (const args of [['--state', 'failed'], ['--state=failed']]) {
+      const r = await cli(['jobs', 'list', ...args]);
+      expect(r.code, r.err).toBe(0);
+      expect(jobLines(r.out)).toHaveLength(1);
+      expect(jobLines(r.out)[0]).toMatch(/^\S{8}\s+failed\s/);
+      expect(r.out).toMatch(/1 of 1 jobs\n$/);
+    }
+    const limited = await cli(['jobs', 'list', '--limit=2']);
+    expect(limited.code, limited.err).toBe(0);
+    expect(jobLines(limited.out)).toHaveLength(2);
+    expect(limited.out).toMatch(/2 of 4 jobs\n$/);
+    expect(JSON.parse((await cli(['jobs', 'list', '--state=done', '--json'])).out).total).toBe(3);
+  });
+
+  it('rejects unknown options, stray arguments and bad values with exit 2 and one line', async () => {
+    const cases: [string[], RegExp][] = [
+      [['--stat', 'failed'], /unknown option --stat$/],
+      [['--bogus'], /unknown option --bogus$/],
+      [['failed'], /jobs list takes no arguments, got "failed"$/],
+      [['--state=broken'], /--state must be one of queued, .*needs_attention, got "broken"$/],
+      [['--limit=2x'], /--limit must be a whole number from 1 to 1000, got "2x"$/],
+      [['--limit'], /--limit needs a value$/],
+    ];
+    for (const [args, message] of cases) {
+      const r = await cli(['jobs', 'list', ...args]);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.out).toBe('');
+      expect(r.err.trim().split('\n')).toHaveLength(1);
+      expect(r.err.trim()).toMatch(message);
+    }
+  });
+
+  it('retry and cancel take exactly one job id and no unknown options', async () => {
+    expect((await cli(['jobs', 'cancel'])).err).toMatch(/jobs cancel needs a job id/);
+    const extra = await cli(['jobs', 'retry', 'abc', '--bogus']);
+    expect(extra.code).toBe(2);
+    expect(extra.err).toMatch(/unknown option --bogus/);
+  });
+});
