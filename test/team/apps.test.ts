@@ -1,4 +1,4 @@
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -154,6 +154,15 @@ describe('workflow apps over the Sandbox', () => {
       cleanup(home);
     }
   });
+  it('an output folder that is a file is refused before the run is queued or paid', async () => {
+    const file = join(dir, 'not-a-folder');
+    writeFileSync(file, 'x');
+    const before = r.services.apps.runs().length;
+    await expect(r.services.apps.run({ appId: 'pS7kQ2xa', confirmedCost: 12, inputs: { product_image: image, scene: 'x' }, outDir: join(file, 'out') }))
+      .rejects.toMatchObject({ code: 'invalid', message: `output folder: ${join(file, 'out')} cannot be created: ${file} is a file` });
+    expect(r.services.apps.runs().length).toBe(before);
+  });
+
   it('with resume, a pending run of the same app, inputs and folder is followed, never sent again', async () => {
     const out = join(dir, 'resume-out');
     const same = { appId: 'pS7kQ2xa', confirmedCost: 12, inputs: { product_image: image, scene: 'resume me' }, outDir: out };

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
+import { ensureFolder } from '../output-folder.ts';
 import { join } from 'node:path';
 import type { ResultKind } from '../../../shared/catalogue/index.ts';
 import { ApiError, type ApiClient } from '../api/client.ts';
@@ -172,7 +172,7 @@ export class AppRunner {
     const ac = new AbortController();
     this.aborts.set(r.id, ac);
     try {
-      await mkdir(r.outDir, { recursive: true });
+      await ensureFolder(r.outDir);
       let results = r.results ?? [];
       const outputs = [...r.outputs];
       for (let i = outputs.length; i < results.length; i++) {
