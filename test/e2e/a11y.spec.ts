@@ -1,0 +1,51 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import AxeBuilder from '@axe-core/playwright';
+import { expect, test, type Page } from '@playwright/test';
+import { newHome, startHost, watchErrors, type HostHandle } from './host.ts';
+
+/**
+ * axe-core's WCAG 2.x A/AA rules over every screen, in both themes, empty and with content: no
+ * violation of any impact. A rule axe cannot decide (contrast over an image) is not a violation.
+ */
+let host: HostHandle | undefined;
+test.afterEach(async () => {
+  await host?.stop();
+  host = undefined;
+});
+
+async function violations(page: Page, where: string): Promise<string[]> {
+  const r = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']).analyze();
+  return r.violations.map((v) => `${where}: ${v.id} (${v.impact}) ${v.help} at ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join('; ')}`);
+}
+
+for (const theme of ['light', 'dark'] as const) {
+  test(`every screen passes axe in the ${theme} theme`, async ({ page }) => {
+    const errors = watchErrors(page);
+    const home = newHome();
+    writeFileSync(join(home, 'settings.json'), JSON.stringify({ theme }));
+    host = await startHost(home);
+    await page.goto(host.url);
+    await expect(page.locator('html')).toHaveAttribute('data-theme', theme);
+    const ids = await page.getByRole('navigation', { name: 'Main' }).getByRole('button').evaluateAll((els) => els.map((e) => e.getAttribute('data-testid')!.replace('nav-', '')));
+    const found: string[] = [];
+    for (const id of ids) {
+      await page.getByTestId(`nav-${id}`).click();
+      await expect(page.getByTestId(`screen-${id}`)).toBeVisible();
+      // Lists and charts that load after the screen opens are part of what is checked.
+      await page.waitForLoadState('networkidle');
+      await page.waitForTimeout(300);
+      found.push(...(await violations(page, id)));
+    }
+
+    // With content: a synced audit log with an event open in the drawer.
+    await page.getByTestId('nav-audit').click();
+    await page.getByTestId('audit-sync').click();
+    await expect(page.getByTestId('audit-sync-report')).toContainText('Sync complete', { timeout: 60_000 });
+    await page.getByTestId('audit-row').first().dblclick();
+    await expect(page.getByRole('heading', { level: 2, name: /\./ }).first()).toBeVisible();
+    found.push(...(await violations(page, 'audit with an event open')));
+    expect(found).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+}
