@@ -123,11 +123,17 @@ test('the LoRA gallery filters, and "use" puts a LoRA into the generator, whose 
   await expect(page.getByTestId('styling-character')).toHaveText('#6');
   // The default scale 0.85 becomes strength 85 (of 0..200).
   await expect(page.getByTestId('field-styling').locator('input[type=number]').first()).toHaveValue('85');
+  // Aspect ratios read as people write them; the value sent stays the API's.
+  const aspect = page.getByTestId('field-aspect_ratio');
+  await expect(aspect.locator('option')).toContainText(['Square 1:1', 'Classic 4:3', 'Traditional 3:4', 'Widescreen 16:9', 'Social story 9:16', 'Smartphone horizontal 20:9']);
+  await aspect.selectOption({ label: 'Classic 4:3' });
+
   await page.getByTestId('field-prompt').fill('a small friendly robot in a greenhouse');
   await page.getByTestId('start').click();
   await expect(page.getByTestId('last-batch')).toContainText('Batch done', { timeout: 30_000 });
   const batches = await desk<{ id: string; params: Record<string, unknown> }[]>(host, 'batches.list', {});
   expect(batches[0].params.styling).toEqual({ characters: [{ id: 6, strength: 85 }] });
+  expect(batches[0].params.aspect_ratio).toBe('classic_4_3');
   const { jobs } = await desk<{ jobs: Job[] }>(host, 'jobs.list', { batchId: batches[0].id });
   expect(jobs[0].state).toBe('done');
   expect(existsSync(jobs[0].outputs[0])).toBe(true);
