@@ -103,12 +103,20 @@ test('recent creations: a generated image is listed and filtered, then used as i
   const cards = page.getByTestId('creation-card');
   await expect(cards.first()).toBeVisible();
   await expect(cards.first()).toHaveAttribute('data-tool', /hires|premium|generator/);
-  await page.getByTestId('creations-tool').fill('no-such-tool');
-  await page.getByRole('button', { name: 'Filter' }).click();
-  await expect(page.getByTestId('creations-empty')).toHaveText('No creations of the tool “no-such-tool”: clear the filter to see every tool\'s.');
-  await page.getByTestId('creations-tool').fill('');
-  await page.getByRole('button', { name: 'Filter' }).click();
+  // The filter offers the catalogue's tools by the names the cards show; the API gets the id.
+  const toolFilter = page.getByRole('combobox', { name: 'Tool' });
+  await expect(toolFilter).toHaveValue('');
+  await expect(toolFilter.locator('option:checked')).toHaveText('All tools');
+  await expect(cards.first()).toContainText('High-resolution generator ·');
+  await toolFilter.selectOption({ label: 'Precision upscaler' });
+  await expect(page.getByTestId('creations-empty')).toHaveText('No creations of the tool “Precision upscaler”: choose All tools to see every tool\'s.');
+  await toolFilter.selectOption({ label: 'High-resolution generator' });
+  await expect(cards).toHaveCount(1);
+  await toolFilter.selectOption({ label: 'All tools' });
   await expect(cards.first()).toBeVisible();
+  // Each card's buttons name the creation they act on.
+  const name = await cards.first().getByTestId('creation-name').innerText();
+  for (const label of ['Open', 'Download', 'Use in app:', 'Use in tool:']) await expect(cards.first().getByRole('button', { name: `${label} ${name}`, exact: true })).toBeVisible();
   await shot(page, 'creations');
 
   // Use in app: the creation id fills the first app's creation input.
