@@ -65,6 +65,21 @@ test('team analytics: chart, budget, breakdown and tables', async ({ page }) => 
   await expect(members).toHaveAttribute('aria-rowcount', String(Number(heading.replace(/\D/g, '')) + 1));
   await expect(members.getByRole('columnheader')).toHaveText(['Email', 'Role', 'Status']);
   await expect(page.getByRole('button', { name: 'Export API keys as CSV' })).toBeVisible();
+  // An invalid range keeps the previous answer on screen only as stale, never as the new one's.
+  const shown = await page.getByTestId('usage-range').innerText();
+  const from = await page.getByLabel('From', { exact: true }).inputValue();
+  await page.getByLabel('From', { exact: true }).fill('2099-01-01');
+  await page.getByTestId('usage-load').click();
+  await expect(page.getByTestId('usage-error')).toContainText('from must not be after to');
+  await expect(page.getByTestId('usage-range')).toHaveCount(0);
+  await expect(page.getByTestId('usage-stale')).toHaveText(`Not updated: the chart and breakdown below still show ${shown}, from the previous query.`);
+  await expect(page.getByTestId('usage-results')).toHaveAttribute('data-stale', 'true');
+  // The same range again comes from the local cache: the budget below is not spent on it.
+  await page.getByLabel('From', { exact: true }).fill(from);
+  await page.getByTestId('usage-load').click();
+  await expect(page.getByTestId('usage-stale')).toHaveCount(0);
+  await expect(page.getByTestId('usage-range')).toHaveText(shown);
+  await expect(page.getByTestId('usage-results')).not.toHaveAttribute('data-stale', 'true');
   await page.getByTestId('granularity').selectOption('week');
   await page.getByTestId('usage-load').click();
   await expect(page.getByTestId('usage-budget')).toContainText('98 of 100');
