@@ -124,6 +124,18 @@ export function defaultOf(f: Field): unknown {
   return 'default' in f ? f.default : undefined;
 }
 
+/**
+ * How an enum value reads in a form. Values that end in a ratio (classic_4_3, film_vertical_9_21)
+ * read as "Classic 4:3"; others keep their words (enhance_skin → "enhance skin"). Only the label:
+ * the value sent stays the API's.
+ */
+export function optionLabel(value: string): string {
+  const ratio = /^([a-z]+(?:_[a-z]+)*)_(\d+)_(\d+)$/.exec(value);
+  if (!ratio) return value.replaceAll('_', ' ');
+  const words = ratio[1].replaceAll('_', ' ');
+  return `${words[0].toUpperCase()}${words.slice(1)} ${ratio[2]}:${ratio[3]}`;
+}
+
 export function issuesToParams(issues: readonly z.core.$ZodIssue[], prefix = ''): InvalidParam[] {
   return issues.map((i) => {
     const path = [prefix, ...i.path.map(String)].filter(Boolean);

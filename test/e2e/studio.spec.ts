@@ -120,17 +120,51 @@ test('the LoRA gallery filters, and "use" puts a LoRA into the generator, whose 
 
   await expect(page.getByTestId('screen-studio')).toBeVisible();
   await expect(page.getByTestId('tool-select')).toHaveValue('hires');
-  await expect(page.getByTestId('styling-character')).toHaveText('#6');
+  // The request carries the character's id; the form names it as the gallery does.
+  await expect(page.getByTestId('styling-character')).toHaveText('Robot Pip');
   // The default scale 0.85 becomes strength 85 (of 0..200).
-  await expect(page.getByTestId('field-styling').locator('input[type=number]').first()).toHaveValue('85');
+  await expect(page.getByRole('spinbutton', { name: 'Character strength' })).toHaveValue('85');
+
+  // A style joins the character, each with its own labelled strength.
+  await page.getByTestId('nav-loras').click();
+  await page.getByTestId('lora-type').selectOption('');
+  await page.getByTestId('lora-search').fill('');
+  await page.getByRole('button', { name: 'Use Watercolor' }).click();
+  await expect(page.getByTestId('styling-style')).toHaveText('Watercolor');
+  await expect(page.getByTestId('styling-character')).toHaveText('Robot Pip');
+  await expect(page.getByRole('spinbutton', { name: 'Style strength' })).toHaveValue('80');
+  await expect(page.getByRole('spinbutton', { name: 'Character strength' })).toHaveValue('85');
+
+  // The generator's request has a style and a character slot, none for products: "Use" says so
+  // instead of passing the product off as a character.
+  await page.getByTestId('nav-loras').click();
+  const mug = cards.filter({ hasText: 'Ceramic mug' });
+  await expect(mug.getByRole('button', { name: 'Use Ceramic mug' })).toBeDisabled();
+  await expect(mug.getByTestId('lora-unsupported')).toHaveText('The generator takes styles and characters only.');
+  await page.getByTestId('nav-studio').click();
+  await expect(page.getByTestId('styling-character')).toHaveText('Robot Pip');
+
+  // Aspect ratios read as people write them; the value sent stays the API's.
+  const aspect = page.getByTestId('field-aspect_ratio');
+  await expect(aspect.locator('option')).toContainText(['Square 1:1', 'Classic 4:3', 'Traditional 3:4', 'Widescreen 16:9', 'Social story 9:16', 'Smartphone horizontal 20:9']);
+  await aspect.selectOption({ label: 'Classic 4:3' });
+
   await page.getByTestId('field-prompt').fill('a small friendly robot in a greenhouse');
   await page.getByTestId('start').click();
   await expect(page.getByTestId('last-batch')).toContainText('Batch done', { timeout: 30_000 });
   const batches = await desk<{ id: string; params: Record<string, unknown> }[]>(host, 'batches.list', {});
-  expect(batches[0].params.styling).toEqual({ characters: [{ id: 6, strength: 85 }] });
+  expect(batches[0].params.styling).toEqual({ characters: [{ id: 6, strength: 85 }], styles: [{ name: 'Watercolor', strength: 80 }] });
+  expect(batches[0].params.aspect_ratio).toBe('classic_4_3');
   const { jobs } = await desk<{ jobs: Job[] }>(host, 'jobs.list', { batchId: batches[0].id });
   expect(jobs[0].state).toBe('done');
   expect(existsSync(jobs[0].outputs[0])).toBe(true);
+
+  // "Run again" in a fresh page: the form has only the character's id, and still names it.
+  await page.goto(`${host.url}#results`);
+  await page.getByTestId('run-again').click();
+  await expect(page.getByTestId('screen-studio')).toBeVisible();
+  await expect(page.getByTestId('styling-character')).toHaveText('Robot Pip');
+  await expect(page.getByTestId('field-aspect_ratio')).toHaveValue('classic_4_3');
   expect(errors).toEqual([]);
 });
 

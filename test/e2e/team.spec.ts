@@ -65,6 +65,21 @@ test('team analytics: chart, budget, breakdown and tables', async ({ page }) => 
   await expect(members).toHaveAttribute('aria-rowcount', String(Number(heading.replace(/\D/g, '')) + 1));
   await expect(members.getByRole('columnheader')).toHaveText(['Email', 'Role', 'Status']);
   await expect(page.getByRole('button', { name: 'Export API keys as CSV' })).toBeVisible();
+  // An invalid range keeps the previous answer on screen only as stale, never as the new one's.
+  const shown = await page.getByTestId('usage-range').innerText();
+  const from = await page.getByLabel('From', { exact: true }).inputValue();
+  await page.getByLabel('From', { exact: true }).fill('2099-01-01');
+  await page.getByTestId('usage-load').click();
+  await expect(page.getByTestId('usage-error')).toContainText('from must not be after to');
+  await expect(page.getByTestId('usage-range')).toHaveCount(0);
+  await expect(page.getByTestId('usage-stale')).toHaveText(`Not updated: the chart and breakdown below still show ${shown}, from the previous query.`);
+  await expect(page.getByTestId('usage-results')).toHaveAttribute('data-stale', 'true');
+  // The same range again comes from the local cache: the budget below is not spent on it.
+  await page.getByLabel('From', { exact: true }).fill(from);
+  await page.getByTestId('usage-load').click();
+  await expect(page.getByTestId('usage-stale')).toHaveCount(0);
+  await expect(page.getByTestId('usage-range')).toHaveText(shown);
+  await expect(page.getByTestId('usage-results')).not.toHaveAttribute('data-stale', 'true');
   await page.getByTestId('granularity').selectOption('week');
   await page.getByTestId('usage-load').click();
   await expect(page.getByTestId('usage-budget')).toContainText('98 of 100');
@@ -103,12 +118,20 @@ test('recent creations: a generated image is listed and filtered, then used as i
   const cards = page.getByTestId('creation-card');
   await expect(cards.first()).toBeVisible();
   await expect(cards.first()).toHaveAttribute('data-tool', /hires|premium|generator/);
-  await page.getByTestId('creations-tool').fill('no-such-tool');
-  await page.getByRole('button', { name: 'Filter' }).click();
-  await expect(page.getByTestId('creations-empty')).toHaveText('No creations of the tool “no-such-tool”: clear the filter to see every tool\'s.');
-  await page.getByTestId('creations-tool').fill('');
-  await page.getByRole('button', { name: 'Filter' }).click();
+  // The filter offers the catalogue's tools by the names the cards show; the API gets the id.
+  const toolFilter = page.getByRole('combobox', { name: 'Tool' });
+  await expect(toolFilter).toHaveValue('');
+  await expect(toolFilter.locator('option:checked')).toHaveText('All tools');
+  await expect(cards.first()).toContainText('High-resolution generator ·');
+  await toolFilter.selectOption({ label: 'Precision upscaler' });
+  await expect(page.getByTestId('creations-empty')).toHaveText('No creations of the tool “Precision upscaler”: choose All tools to see every tool\'s.');
+  await toolFilter.selectOption({ label: 'High-resolution generator' });
+  await expect(cards).toHaveCount(1);
+  await toolFilter.selectOption({ label: 'All tools' });
   await expect(cards.first()).toBeVisible();
+  // Each card's buttons name the creation they act on.
+  const name = await cards.first().getByTestId('creation-name').innerText();
+  for (const label of ['Open', 'Download', 'Use in app:', 'Use in tool:']) await expect(cards.first().getByRole('button', { name: `${label} ${name}`, exact: true })).toBeVisible();
   await shot(page, 'creations');
 
   // Use in app: the creation id fills the first app's creation input.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_SLUGS, TOOLS, defaultsOf, getTool, parseParam, resolvePaths, validateRequest } from '../../shared/catalogue/index.ts';
+import { DEFAULT_SLUGS, TOOLS, defaultsOf, getTool, optionLabel, parseParam, resolvePaths, validateRequest } from '../../shared/catalogue/index.ts';
 
 const png = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 
@@ -10,6 +10,20 @@ describe('tool catalogue', () => {
       const p = resolvePaths(t, DEFAULT_SLUGS);
       expect(p.create).toMatch(/^\/v1\/[a-z0-9/._-]+$/);
       expect(p.byId('abc')).toBe(`${p.list}/abc`);
+    }
+  });
+
+  it('labels every aspect ratio as a person reads it, from the API value alone', () => {
+    expect(optionLabel('classic_4_3')).toBe('Classic 4:3');
+    expect(optionLabel('widescreen_16_9')).toBe('Widescreen 16:9');
+    expect(optionLabel('smartphone_vertical_9_20')).toBe('Smartphone vertical 9:20');
+    expect(optionLabel('16:9')).toBe('16:9');
+    expect(optionLabel('enhance_skin')).toBe('enhance skin');
+    for (const t of TOOLS) {
+      for (const f of t.fields) {
+        if (f.kind !== 'enum' || f.name !== 'aspect_ratio') continue;
+        for (const o of f.options) expect(optionLabel(o), `${t.id} ${o}`).toMatch(/^([A-Z][a-z]*( [a-z]+)* )?\d+:\d+$/);
+      }
     }
   });
 

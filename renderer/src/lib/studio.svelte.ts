@@ -1,4 +1,5 @@
 import { defaultsOf, getTool, TOOLS, type ToolEntry } from '../../../shared/catalogue/index.ts';
+import { slotOf } from './loras.svelte.ts';
 
 /** The tools the Image Studio offers (image and image-to-prompt groups of the catalogue). */
 export const STUDIO_TOOLS: readonly ToolEntry[] = TOOLS.filter((t) => t.group === 'image' || t.group === 'prompt');
@@ -40,18 +41,24 @@ class StudioStore {
     this.outDir = outDir;
   }
 
-  /** "Use" in the LoRA gallery: the generator with this LoRA as its style or subject. */
-  useLora(l: { id: number; name: string; type: string; training?: { defaultScale?: number } }) {
+  /**
+   * "Use" in the LoRA gallery: the generator with this LoRA as its style or character. False (and
+   * nothing changed) for a type the request has no slot for.
+   */
+  useLora(l: { id: number; name: string; type: string; training?: { defaultScale?: number } }): boolean {
+    const slot = slotOf(l.type);
+    if (!slot) return false;
     const tool = 'hires';
     const v = { ...this.valuesOf(tool) };
     const styling = { ...((v.styling as Record<string, unknown> | undefined) ?? {}) };
     // Strength is 0..200 (percent); the catalogue gives scales as 0..2 factors.
     const strength = Math.round((l.training?.defaultScale ?? 1) * 100);
-    if (l.type === 'style') styling.styles = [{ name: l.name, strength }];
+    if (slot === 'style') styling.styles = [{ name: l.name, strength }];
     else styling.characters = [{ id: l.id, strength }];
     v.styling = styling;
     this.values[tool] = v;
     this.toolId = tool;
+    return true;
   }
 }
 
