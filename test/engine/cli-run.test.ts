@@ -1,12 +1,11 @@
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
+import { cliEnv, runCli } from '../cli.ts';
 import { cleanup, control, creates, makeImages, tmp } from './helpers.ts';
 
 /** `mediadesk run` as a script runs it: a child process against the Sandbox over HTTP. */
-const BIN = resolve(import.meta.dirname, '../../bin/mediadesk.js');
 let sb: RunningSandbox;
 let dir: string;
 
@@ -19,14 +18,7 @@ afterAll(async () => {
   cleanup(dir);
 });
 
-function cli(args: string[], cwd = dir): Promise<{ code: number | null; out: string; err: string }> {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...process.env, MEDIADESK_HOME: join(dir, 'home'), MEDIADESK_API_URL: sb.url, MEDIADESK_API_KEY: 'sandbox-owner' }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (err += d));
-  return new Promise((res) => child.once('exit', (code) => res({ code, out, err })));
-}
+const cli = (args: string[], cwd = dir) => runCli(args, { env: cliEnv(join(dir, 'home'), sb.url), cwd });
 
 describe('mediadesk run: where results go, and nothing to do', () => {
   it('an output folder that is a file is refused before anything is paid; a relative --out is the shell folder’s', async () => {

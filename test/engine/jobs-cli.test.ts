@@ -1,11 +1,10 @@
 // `mediadesk jobs list` as a user runs it: a real process over a real queue database and Sandbox.
-import { spawn } from 'node:child_process';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
+import { cliEnv, runCli } from '../cli.ts';
 import { cleanup, control, engineFor, makeImages, settle, tmp } from './helpers.ts';
 
-const BIN = resolve(import.meta.dirname, '../../bin/mediadesk.js');
 let sandbox: RunningSandbox;
 let dir: string;
 
@@ -30,14 +29,7 @@ afterAll(async () => {
   cleanup(dir);
 });
 
-function cli(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
-  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, MEDIADESK_HOME: join(dir, 'home'), MEDIADESK_API_URL: sandbox.url, MEDIADESK_API_KEY: 'sandbox-owner' }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (err += d));
-  return new Promise((res) => child.once('exit', (code) => res({ code, out, err })));
-}
+const cli = (args: string[]) => runCli(args, { env: cliEnv(join(dir, 'home'), sandbox.url) });
 
 const jobLines = (out: string) => out.trim().split('\n').slice(0, -1);
 

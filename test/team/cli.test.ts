@@ -4,9 +4,9 @@ import { join, resolve } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
+import { BIN, cliEnv, runCli } from '../cli.ts';
 import { cleanup, control, tmp } from './helpers.ts';
 
-const BIN = resolve(import.meta.dirname, '../../bin/mediadesk.js');
 let sandbox: RunningSandbox;
 let home: string;
 
@@ -19,14 +19,7 @@ afterAll(async () => {
   cleanup(home);
 });
 
-function cli(args: string[], key = 'sandbox-owner', cwd?: string): Promise<{ code: number | null; out: string; err: string }> {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...process.env, MEDIADESK_HOME: home, MEDIADESK_API_URL: sandbox.url, MEDIADESK_API_KEY: key }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (err += d));
-  return new Promise((res) => child.once('exit', (code) => res({ code, out, err })));
-}
+const cli = (args: string[], key = 'sandbox-owner', cwd?: string) => runCli(args, { env: cliEnv(home, sandbox.url, key), cwd });
 
 describe('mediadesk apps | usage | creations', () => {
   it('apps list, show, and run with --input to downloaded results', async () => {
@@ -83,7 +76,7 @@ describe('mediadesk apps | usage | creations', () => {
     await control(sandbox.url, 'faults', { taskDurationMs: 5000 });
     let first: { code: number | null; err: string };
     try {
-      const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, MEDIADESK_HOME: home, MEDIADESK_API_URL: sandbox.url, MEDIADESK_API_KEY: 'sandbox-owner' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...cliEnv(home, sandbox.url) }, stdio: ['ignore', 'pipe', 'pipe'] });
       let err = '';
       let interrupted = false;
       child.stderr!.on('data', (d) => {
