@@ -22,7 +22,7 @@ const fields = {
   sandboxKey: oneOf(DEMO_KEY_NAMES),
   /** Empty: the default folder. A relative path would depend on where the app was started from. */
   outputDir: z.string().refine((d) => d === '' || isAbsolutePath(d), 'must be a full path (such as /Users/you/MediaDesk or C:\\Users\\you\\MediaDesk), or empty for the default folder'),
-  namingTemplate: z.string().min(1, 'must not be empty').refine((t) => [...t.matchAll(/\{([a-z]+)\}/g)].every((m) => TEMPLATE_TOKENS.includes(m[1])), `may use only ${TEMPLATE_TOKENS.map((t) => `{${t}}`).join(' ')}`)
+  namingTemplate: z.string().min(1, 'must not be empty').max(60, 'must be at most 60 characters').refine((t) => [...t.matchAll(/\{([a-z]+)\}/g)].every((m) => TEMPLATE_TOKENS.includes(m[1])), `may use only ${TEMPLATE_TOKENS.map((t) => `{${t}}`).join(' ')}`)
     .refine((t) => t.includes('{name}') || t.includes('{n}'), 'must contain {name} or {n} so results do not collide')
     .refine((t) => !/[\\/]/.test(t), 'must be a file name, without / or \\ (results go in the output folder)')
     .refine((t) => !t.startsWith('.'), 'must not start with a dot (the files would be hidden)'),

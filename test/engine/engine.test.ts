@@ -60,6 +60,31 @@ describe('folder batches', () => {
     expect(creates(await control(sb.url, 'stats'))).toBe(3);
   });
 
+  it('inputs with long names (legal, 250 bytes) get results a file system can hold, one per input, skipped next time', async () => {
+    const { home, input, out } = setup();
+    const start = 'Sommer Kampagne – Café Ølfabrik 日本語 ';
+    // 250 bytes with `A.png`: legal, but `…_upscaler-precision.png.part` beside it would not be.
+    const long = start + 'x'.repeat(250 - Buffer.byteLength(start) - 'A.png'.length);
+    const names = [`${long}A.png`, `${long}B.png`];
+    for (const n of names) expect(Buffer.byteLength(n)).toBe(250);
+    await makeImages(input, names);
+    const e = open(home);
+    const r = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
+    expect(r.queued).toBe(2);
+    e.start();
+    await settle(e, r.jobIds);
+    expect(e.store.byIds(r.jobIds).map((j) => [j.state, j.error])).toEqual([['done', null], ['done', null]]);
+    const made = files(out);
+    // Two results, not one name twice; each starts like its input and fits with room for `.part`.
+    expect(made).toHaveLength(2);
+    for (const f of made) {
+      expect(f.startsWith(`${start}xxxx`)).toBe(true);
+      expect(Buffer.byteLength(`${f}.part`)).toBeLessThanOrEqual(255);
+    }
+    const again = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
+    expect(again.skipped.map((x) => x.path).sort()).toEqual(names.map((n) => join(input, n)).sort());
+  });
+
   it('an output folder that cannot take the results is refused before anything is queued or paid', async () => {
     const { dir, home, input } = setup();
     await makeImages(input, ['a.png']);
@@ -201,6 +226,24 @@ describe('queue control', () => {
     await settle(e, r.jobIds);
     expect(e.store.batch(r.batch!.id)).toMatchObject({ finished: true, counts: { done: 3 } });
     expect(() => e.retryJob(r.jobIds[0])).toThrow(/only failed, canceled or needs-attention/);
+  });
+
+  it('cancelling a batch cancels its unfinished jobs and leaves failed ones failed, with the server\'s reason', async () => {
+    const { home, input, out } = setup();
+    await makeImages(input, ['a.png', 'b.png']);
+    const e = open(home);
+    await control(sb.url, 'faults', { failureRate: 1 });
+    const failing = await e.startBatch({ tool: 'upscaler-precision', inputs: [join(input, 'a.png')], outDir: out });
+    e.start();
+    await settle(e, failing.jobIds);
+    const failed = e.job(failing.jobIds[0]);
+    expect(failed.state).toBe('failed');
+    e.pause();
+    const waiting = await e.startBatch({ tool: 'upscaler-precision', inputs: [join(input, 'b.png')], outDir: out });
+    e.cancelBatch(failing.batch!.id);
+    e.cancelBatch(waiting.batch!.id);
+    expect(e.job(failing.jobIds[0])).toMatchObject({ state: 'failed', error: failed.error });
+    expect(e.job(waiting.jobIds[0]).state).toBe('canceled');
   });
 
   it('emits typed, throttled progress events with batch progress and changed rows', async () => {

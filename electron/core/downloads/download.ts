@@ -19,6 +19,18 @@ export class TransientDownloadError extends Error {
   override name = 'TransientDownloadError';
 }
 
+/**
+ * The file system refused the part file (name too long, disk full, no permission): repeating the
+ * transfer cannot help, so it is not transient and fails at once with the reason.
+ */
+const LOCAL_WRITE_CODES = new Set(['ENAMETOOLONG', 'ENOSPC', 'EDQUOT', 'EACCES', 'EPERM', 'EROFS', 'ENOTDIR', 'EISDIR']);
+
+function interrupted(received: number, err: unknown): Error {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  if (code && LOCAL_WRITE_CODES.has(code)) return new Error(`cannot write the result file: ${(err as Error).message}`, { cause: err });
+  return new TransientDownloadError(`download interrupted after ${received} bytes: ${(err as Error).message}`);
+}
+
 export interface DownloadResult {
   bytes: number;
   contentType?: string;
@@ -83,7 +95,7 @@ export async function downloadToPart(url: string, partPath: string, opts: { sign
   } catch (err) {
     await opening.then((h) => h.close(), () => undefined).catch(() => undefined);
     if (opts.signal?.aborted) throw err;
-    throw new TransientDownloadError(`download interrupted after ${(err as { received?: number }).received ?? 0} bytes: ${(err as Error).message}`);
+    throw interrupted((err as { received?: number }).received ?? 0, err);
   }
   const fh = await opening;
   try {
@@ -329,7 +341,7 @@ async function rawDownload(u: URL, partPath: string, have: number, opts: { signa
     if (failure instanceof ExpiredUrlError) throw failure;
     if (failure && opts.signal?.aborted) throw failure;
     if (failure instanceof TransientDownloadError) throw failure;
-    if (failure) throw new TransientDownloadError(`download interrupted after ${received} bytes: ${failure.message}`);
+    if (failure) throw interrupted(received, failure);
     if (received < length) throw new TransientDownloadError(`download truncated: ${received} of ${length} bytes`);
     await (fh as FileHandle | null)?.sync();
   } finally {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { extname, basename, join } from 'node:path';
 import type { ResultKind } from '../../../shared/catalogue/index.ts';
 
@@ -67,8 +68,33 @@ export function withCollisionSuffix(path: string, k: number): string {
   return `${path.slice(0, path.length - e.length)}-${k}${e}`;
 }
 
+/**
+ * The most bytes of an input's name a result's name keeps. Most file systems allow 255 bytes per
+ * name; the rest is room for the template's other parts (a template is at most 60 characters), a
+ * collision suffix and `.part`. A legal input name of 250 bytes would otherwise make a result name
+ * no download can create, after the task was paid for.
+ */
+const MAX_STEM_BYTES = 150;
+
+/** The `{name}` of a job's results: its input's name, shortened when long (see MAX_STEM_BYTES). */
 export function stemOf(inputPath: string | null, jobId: string): string {
-  return inputPath ? basename(inputPath, extname(inputPath)) : `job-${jobId.slice(0, 8)}`;
+  return inputPath ? shortened(basename(inputPath, extname(inputPath))) : `job-${jobId.slice(0, 8)}`;
+}
+
+/** The start of a long name and a hash of all of it: two long names that start alike stay two results. */
+function shortened(stem: string): string {
+  if (Buffer.byteLength(stem) <= MAX_STEM_BYTES) return stem;
+  const hash = createHash('sha256').update(stem).digest('hex').slice(0, 8);
+  let kept = '';
+  let bytes = 0;
+  // By code point, so a character is never cut in half.
+  for (const ch of stem) {
+    const b = Buffer.byteLength(ch);
+    if (bytes + b > MAX_STEM_BYTES - hash.length - 1) break;
+    kept += ch;
+    bytes += b;
+  }
+  return `${kept}~${hash}`;
 }
 
 export const partPathOf = (finalPath: string) => `${finalPath}.part`;

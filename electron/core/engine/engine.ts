@@ -249,7 +249,8 @@ export class Engine {
 
   cancelBatch(id: string): BatchRecord {
     if (!this.store.batch(id)) throw new DeskError('not_found', `no batch ${id}`);
-    for (const s of ['queued', 'submitting', 'running', 'downloading', 'needs_attention', 'failed'] as const) {
+    // Failed jobs are finished: they keep the server's reason, and Retry failed stays theirs.
+    for (const s of ['queued', 'submitting', 'running', 'downloading', 'needs_attention'] as const) {
       for (const j of this.store.list({ batchId: id, state: s, limit: 1_000_000, offset: 0 }).jobs) {
         try {
           this.cancelJob(j.id);
