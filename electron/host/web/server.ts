@@ -87,8 +87,10 @@ export async function startWebHost(o: WebHostOptions): Promise<RunningWebHost> {
   // side must not overwrite each other's. HttpOnly keeps it from scripts, SameSite=Strict from
   // requests another site starts.
   const cookieName = () => `mediadesk-token-${new URL(origin).port}`;
+  // A token in the query decides alone: a tab holding an old launch's token must hear 401 (and
+  // say so) even when another tab has since set this launch's cookie.
   const authorized = (req: FastifyRequest<{ Querystring: { token?: string } }>) =>
-    sameToken(req.query.token, token) || sameToken(readCookie(req.headers.cookie, cookieName()), token);
+    req.query.token !== undefined ? sameToken(req.query.token, token) : sameToken(readCookie(req.headers.cookie, cookieName()), token);
 
   // DNS rebinding: a page on another site that resolves its name to 127.0.0.1 still sends its own Host.
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
