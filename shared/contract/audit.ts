@@ -8,7 +8,12 @@ import { command, empty } from './define.ts';
 
 const isoDay = /^\d{4}-\d{2}-\d{2}$/;
 /** A day (YYYY-MM-DD, UTC, whole day) or an exact ISO 8601 instant. */
-const dayOrInstant = z.string().refine((s) => isoDay.test(s) ? !Number.isNaN(Date.parse(`${s}T00:00:00Z`)) : /^\d{4}-\d{2}-\d{2}T/.test(s) && !Number.isNaN(Date.parse(s)), 'must be YYYY-MM-DD or an ISO 8601 date-time');
+/** Date.parse rolls 2026-02-30 over to March 2; a real day reads back the same. */
+const realDay = (day: string) => {
+  const t = Date.parse(`${day}T00:00:00Z`);
+  return !Number.isNaN(t) && new Date(t).toISOString().slice(0, 10) === day;
+};
+const dayOrInstant = z.string().refine((s) => isoDay.test(s) ? realDay(s) : /^\d{4}-\d{2}-\d{2}T/.test(s) && realDay(s.slice(0, 10)) && !Number.isNaN(Date.parse(s)), 'must be a real date, YYYY-MM-DD or an ISO 8601 date-time');
 
 const idList = z.array(z.number().int().min(1)).max(500);
 const strList = z.array(z.string().min(1).max(500)).max(500);

@@ -19,8 +19,8 @@ export interface HostHandle {
 export const newHome = () => mkdtempSync(join(tmpdir(), 'md-e2e-'));
 
 /** Starts `npm run web`'s entry as a real process and reads the URL from its first line. */
-export async function startHost(home: string, env: NodeJS.ProcessEnv = {}): Promise<HostHandle> {
-  const child = spawn(process.execPath, ['electron/host/web/main.ts', '--port', '0'], {
+export async function startHost(home: string, env: NodeJS.ProcessEnv = {}, port = 0): Promise<HostHandle> {
+  const child = spawn(process.execPath, ['electron/host/web/main.ts', '--port', String(port)], {
     // Results of test runs stay in the test's folder, never in the developer's ~/MediaDesk.
     env: { ...process.env, MEDIADESK_HOME: home, MEDIADESK_OUTPUT_DIR: join(home, 'results'), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

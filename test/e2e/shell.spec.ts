@@ -82,6 +82,50 @@ test('a settings change goes through the bridge into the core and survives a res
   await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');
 });
 
+test('a reload keeps working without the token in the address bar; another browser without it is refused', async ({ page, browser }) => {
+  host = await startHost(newHome());
+  await page.goto(`${host.url}#settings`);
+  await expect(page.getByTestId('concurrency')).toBeVisible();
+  expect(new URL(page.url()).searchParams.get('token')).toBeNull();
+  const reload = await page.reload();
+  expect(reload?.status()).toBe(200);
+  await expect(page.getByTestId('concurrency')).toBeVisible();
+  await expect(page.getByTestId('host-down')).toBeHidden();
+  expect(new URL(page.url()).searchParams.get('token')).toBeNull();
+  // The cookie that carries the reload is out of scripts' reach.
+  expect(await page.evaluate(() => document.cookie)).toBe('');
+
+  const fresh = await browser.newContext();
+  try {
+    const other = await fresh.newPage();
+    expect((await other.goto(`${host.origin}/`))?.status()).toBe(401);
+  } finally {
+    await fresh.close();
+  }
+});
+
+test('a tab of a host that was restarted says to open the new URL instead of reconnecting forever', async ({ page }) => {
+  const home = newHome();
+  host = await startHost(home);
+  await page.goto(`${host.url}#settings`);
+  await expect(page.getByTestId('concurrency')).toBeVisible();
+  await host.stop();
+  await expect(page.getByTestId('host-down')).toHaveText('The MediaDesk host is not answering: it stopped or is restarting. Reconnecting…');
+  // A new launch on the same port has a new token: the old tab's is refused.
+  host = await startHost(home, {}, Number(new URL(host.origin).port));
+  await expect(page.getByTestId('host-down')).toHaveText('The MediaDesk host restarted with a new address: open the URL it printed.');
+  // It stays that way: no more attempts with the old token.
+  let attempts = 0;
+  page.on('websocket', () => attempts++);
+  await page.waitForTimeout(1500);
+  expect(attempts).toBe(0);
+  await expect(page.getByTestId('host-down')).toHaveText('The MediaDesk host restarted with a new address: open the URL it printed.');
+  // The URL it printed brings the tab back.
+  await page.goto(`${host.url}#settings`);
+  await expect(page.getByTestId('concurrency')).toBeVisible();
+  await expect(page.getByTestId('host-down')).toBeHidden();
+});
+
 test('requests without the token are refused', async ({ request }) => {
   host = await startHost(newHome());
   expect((await request.get(`${host.origin}/`)).status()).toBe(401);
@@ -106,6 +150,11 @@ test('requests without the token are refused', async ({ request }) => {
   expect(await attempt(`${wsBase}/ws?token=${host.token}x`)).toBe('refused:401');
   expect(await attempt(`${wsBase}/ws?token=${host.token}`, { origin: 'https://evil.example' })).toBe('refused:403');
   expect(await attempt(`${wsBase}/ws?token=${host.token}`)).toBe('open:true');
+  const cookie = `mediadesk-token-${new URL(host.origin).port}=${host.token}`;
+  expect(await attempt(`${wsBase}/ws`, { cookie })).toBe('open:true');
+  expect(await attempt(`${wsBase}/ws`, { cookie, origin: 'https://evil.example' })).toBe('refused:403');
+  expect(await attempt(`${wsBase}/ws`, { cookie: `${cookie}x` })).toBe('refused:401');
+  expect(await attempt(`${wsBase}/ws?token=${host.token}x`, { cookie })).toBe('refused:401');
 });
 
 test('a payload that breaks the contract is refused with the field named', async () => {

@@ -53,6 +53,15 @@ function sameToken(given: unknown, token: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
+/** The value of cookie `name` in a Cookie header, or undefined. */
+function readCookie(header: string | undefined, name: string): string | undefined {
+  for (const part of (header ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
 /**
  * The web host: the same core as the desktop app, its contract carried over a WebSocket. It binds
  * 127.0.0.1 only, and every request that reaches the core must carry the per-launch token.
@@ -73,6 +82,15 @@ export async function startWebHost(o: WebHostOptions): Promise<RunningWebHost> {
     const port = new URL(origin).port;
     return new Set([`127.0.0.1:${port}`, `localhost:${port}`]);
   };
+  // The page drops ?token= from the address bar, so a reload asks for `/` without it; the cookie
+  // carries the token instead. Cookies ignore ports, hence the port in the name: two hosts side by
+  // side must not overwrite each other's. HttpOnly keeps it from scripts, SameSite=Strict from
+  // requests another site starts.
+  const cookieName = () => `mediadesk-token-${new URL(origin).port}`;
+  // A token in the query decides alone: a tab holding an old launch's token must hear 401 (and
+  // say so) even when another tab has since set this launch's cookie.
+  const authorized = (req: FastifyRequest<{ Querystring: { token?: string } }>) =>
+    req.query.token !== undefined ? sameToken(req.query.token, token) : sameToken(readCookie(req.headers.cookie, cookieName()), token);
 
   // DNS rebinding: a page on another site that resolves its name to 127.0.0.1 still sends its own Host.
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
@@ -90,7 +108,7 @@ export async function startWebHost(o: WebHostOptions): Promise<RunningWebHost> {
   app.get('/ws', {
     websocket: true,
     preValidation: async (req: FastifyRequest<{ Querystring: { token?: string } }>, reply: FastifyReply) => {
-      if (!sameToken(req.query.token, token)) return reply.code(401).send({ message: 'missing or wrong token' });
+      if (!authorized(req)) return reply.code(401).send({ message: 'missing or wrong token' });
       // A browser always sends Origin on a WebSocket; another site's page must not drive the core.
       if (req.headers.origin && req.headers.origin !== origin && !allowedHosts().has(req.headers.origin.replace(/^https?:\/\//, ''))) {
         return reply.code(403).send({ message: 'cross-origin socket refused' });
@@ -163,8 +181,11 @@ export async function startWebHost(o: WebHostOptions): Promise<RunningWebHost> {
     await app.register(fastifyStatic, { root: resolve('.'), serve: false });
   }
   app.get('/', async (req: FastifyRequest<{ Querystring: { token?: string } }>, reply) => {
-    if (!sameToken(req.query.token, token)) {
+    if (!authorized(req)) {
       return reply.code(401).type('text/plain').send('MediaDesk: open the URL printed by `npm run web`; it carries this launch\'s token.\n');
+    }
+    if (sameToken(req.query.token, token)) {
+      reply.header('set-cookie', `${cookieName()}=${token}; HttpOnly; SameSite=Strict; Path=/`);
     }
     if (!hasRenderer) return reply.code(503).type('text/plain').send(`MediaDesk: the renderer is not built (${rendererDir}); run npm run build.\n`);
     return reply.sendFile('index.html');

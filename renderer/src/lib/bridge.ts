@@ -8,19 +8,25 @@ declare global {
 
 type Pending = { resolve: (v: unknown) => void; reject: (e: unknown) => void };
 
-/** Whether the host answers: always under Electron; the web host's socket can drop (the process stopped or restarts). */
-const connectionListeners = new Set<(up: boolean) => void>();
+/**
+ * Whether the host answers: always under Electron; the web host's socket can drop (the process
+ * stopped or restarts). `replaced`: a new launch of the host answers, with a token this tab does
+ * not have, so waiting will never bring the connection back.
+ */
+const connectionListeners = new Set<(up: boolean, replaced: boolean) => void>();
 let hostUp = true;
-function setHostUp(up: boolean): void {
-  if (up === hostUp) return;
+let hostReplaced = false;
+function setHostUp(up: boolean, replaced = false): void {
+  if (up === hostUp && replaced === hostReplaced) return;
   hostUp = up;
-  for (const l of connectionListeners) l(up);
+  hostReplaced = replaced;
+  for (const l of connectionListeners) l(up, replaced);
 }
 
 /** Calls `listener` whenever the host stops or starts answering; returns the unsubscribe. */
-export function onConnection(listener: (up: boolean) => void): () => void {
+export function onConnection(listener: (up: boolean, replaced: boolean) => void): () => void {
   connectionListeners.add(listener);
-  listener(hostUp);
+  listener(hostUp, hostReplaced);
   return () => connectionListeners.delete(listener);
 }
 
@@ -68,9 +74,19 @@ function webSocketDesk(): DeskApi {
       setHostUp(false);
       for (const p of pending.values()) p.reject(new DeskError('unavailable', 'the connection to the MediaDesk host closed'));
       pending.clear();
-      // The host restarting is normal (tests do it); reconnect with the same token.
-      setTimeout(connect, 500);
+      void retry();
     });
+  };
+  // The host restarting is normal (tests do it): reconnect with the same token, unless a new
+  // launch refuses it. A refused WebSocket upgrade only shows as "closed", so the page itself is
+  // asked with this tab's token: 401 is a new launch, no answer is a host still gone.
+  const retry = async () => {
+    const replaced = await fetch(`/?token=${encodeURIComponent(token)}`, { cache: 'no-store', credentials: 'same-origin' }).then(
+      (r) => r.status === 401,
+      () => false,
+    );
+    if (replaced) setHostUp(false, true);
+    else setTimeout(connect, 500);
   };
   connect();
   // While the host is gone, background refreshes fail by the dozen; the banner (onConnection) is

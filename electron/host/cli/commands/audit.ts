@@ -8,49 +8,41 @@ import { iterateEvents } from '../../../core/audit/query.ts';
 import { AuditService } from '../../../core/audit/service.ts';
 import { dbPaths } from '../../../core/paths.ts';
 import { UsageError, type CliCommand, type CliContext } from '../command.ts';
+import { parseOptions } from './team-common.ts';
 
 const USAGE = [
   'mediadesk audit sync [--per-page N]',
   '       mediadesk audit status [--json]',
-  '       mediadesk audit import FILE...',
+  '       mediadesk audit import FILE... [--json]',
   '       mediadesk audit query [--from D] [--to D] [--member ID] [--group ID] [--folder REF] [--event-type T] [--request-id R] [--search TEXT]',
   '                             [--sort date|event_type|member] [--asc] [--limit N] [--json|--csv]',
   '       mediadesk audit export --out FILE [--csv|--ndjson] [query filters]',
 ].join('\n');
 
-/** Options that take a value; the repeatable ones also accept comma-separated lists. */
-const VALUE_OPTS = new Set(['--from', '--to', '--member', '--group', '--folder', '--event-type', '--request-id', '--search', '--sort', '--limit', '--out', '--per-page']);
-const FLAG_OPTS = new Set(['--json', '--csv', '--ndjson', '--asc']);
-
-interface Parsed {
-  values: Map<string, string[]>;
-  flags: Set<string>;
-  positional: string[];
-}
-
-function parseArgs(args: string[]): Parsed {
-  const out: Parsed = { values: new Map(), flags: new Set(), positional: [] };
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i];
-    const eq = a.startsWith('--') ? a.indexOf('=') : -1;
-    const name = eq > 0 ? a.slice(0, eq) : a;
-    if (VALUE_OPTS.has(name)) {
-      const v = eq > 0 ? a.slice(eq + 1) : args[++i];
-      if (v === undefined) throw new UsageError(`${name} needs a value`);
-      out.values.set(name, [...(out.values.get(name) ?? []), v]);
-    } else if (FLAG_OPTS.has(a)) out.flags.add(a);
-    else if (a.startsWith('--')) throw new UsageError(`unknown option ${a}`);
-    else out.positional.push(a);
-  }
-  return out;
-}
-
-const list = (p: Parsed, name: string) => (p.values.get(name) ?? []).flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
-const one = (p: Parsed, name: string) => {
-  const v = p.values.get(name);
-  if (v && v.length > 1) throw new UsageError(`${name} is given more than once`);
-  return v?.[0];
+const FILTER_OPTS = ['--from', '--to', '--member', '--group', '--folder', '--event-type', '--request-id', '--search'];
+/** What each subcommand takes: an option another one uses is refused here rather than ignored. */
+const OPTIONS: Record<string, { valued: string[]; flags: string[] }> = {
+  sync: { valued: ['--per-page'], flags: [] },
+  status: { valued: [], flags: ['--json'] },
+  import: { valued: [], flags: ['--json'] },
+  query: { valued: [...FILTER_OPTS, '--sort', '--limit'], flags: ['--asc', '--json', '--csv'] },
+  export: { valued: [...FILTER_OPTS, '--sort', '--out'], flags: ['--asc', '--csv', '--ndjson'] },
 };
+
+type Parsed = ReturnType<typeof parseOptions>;
+
+function parseArgs(sub: string, args: string[]): Parsed {
+  const { valued, flags } = OPTIONS[sub];
+  const known = new Set(Object.values(OPTIONS).flatMap((o) => [...o.valued, ...o.flags]));
+  for (const a of args) {
+    const name = a.startsWith('--') && a.includes('=') ? a.slice(0, a.indexOf('=')) : a;
+    if (known.has(name) && !valued.includes(name) && !flags.includes(name)) throw new UsageError(`audit ${sub} does not take ${name}`);
+  }
+  return parseOptions(args, valued, flags);
+}
+
+const list = (p: Parsed, name: string) => p.list(name);
+const one = (p: Parsed, name: string) => p.one(name);
 
 function ids(p: Parsed, name: string): number[] | undefined {
   const raw = list(p, name);
@@ -74,6 +66,11 @@ function filtersOf(p: Parsed): AuditFilters {
     const flag: Record<string, string> = { from: '--from', to: '--to', memberIds: '--member', groupIds: '--group', folderRefs: '--folder', eventTypes: '--event-type', requestId: '--request-id', search: '--search' };
     throw new UsageError(`${flag[String(i.path[0])] ?? i.path.join('.')} ${i.message}`);
   }
+  // A reversed range matches nothing; saying so beats an empty answer that looks like no events.
+  const { from, to } = r.data;
+  if (from && to && Date.parse(from.length === 10 ? `${from}T00:00:00Z` : from) > Date.parse(to.length === 10 ? `${to}T23:59:59.999Z` : to)) {
+    throw new UsageError('--from is after --to');
+  }
   return r.data;
 }
 
@@ -89,6 +86,8 @@ function limitOf(p: Parsed): number | undefined {
   if (!/^\d+$/.test(v) || Number(v) < 1) throw new UsageError(`--limit takes a positive integer, got "${v}"`);
   return Number(v);
 }
+
+const PROGRESS_EVERY_MS = 1000;
 
 async function write(out: Writable, s: string): Promise<void> {
   if (!out.write(s)) await once(out, 'drain');
@@ -135,11 +134,21 @@ async function query(ctx: CliContext, service: AuditService, p: Parsed): Promise
     }
     return 0;
   }
-  const page = service.query({ filters, sort, limit: Math.min(limit ?? 50, 1000), withTotal: true });
-  for (const r of page.rows) {
-    ctx.stdout.write(`${r.date}  ${r.eventType.padEnd(28)}  ${(r.memberEmail ?? (r.memberId === null ? '-' : `user ${r.memberId}`)).padEnd(30)}  ${r.status ?? ''}  ${r.eventId}\n`);
-  }
-  ctx.stdout.write(`${page.rows.length} of ${page.total} event(s)\n`);
+  // A query page holds at most 1000 rows; a larger --limit walks the cursor rather than stopping short.
+  const want = limit ?? 50;
+  let shown = 0;
+  let total: number | undefined;
+  let after: string | undefined;
+  do {
+    const page = service.query({ filters, sort, limit: Math.min(want - shown, 1000), withTotal: total === undefined, after });
+    total ??= page.total;
+    for (const r of page.rows) {
+      await write(ctx.stdout, `${r.date}  ${r.eventType.padEnd(28)}  ${(r.memberEmail ?? (r.memberId === null ? '-' : `user ${r.memberId}`)).padEnd(30)}  ${r.status ?? ''}  ${r.eventId}\n`);
+    }
+    shown += page.rows.length;
+    after = page.next ?? undefined;
+  } while (after && shown < want);
+  ctx.stdout.write(`${shown} of ${total} event(s)\n`);
   return 0;
 }
 
@@ -151,7 +160,7 @@ export const auditCommand: CliCommand = {
     const [sub, ...rest] = ctx.argv;
     if (!sub) throw new UsageError('say sync, status, import, query or export');
     if (!['sync', 'status', 'import', 'query', 'export'].includes(sub)) throw new UsageError(`unknown audit command "${sub}" (sync, status, import, query, export)`);
-    const p = parseArgs(rest);
+    const p = parseArgs(sub, rest);
     if (sub === 'import' && p.positional.length === 0) throw new UsageError('audit import needs at least one FILE');
     if (sub !== 'import' && p.positional.length) throw new UsageError(`unexpected argument "${p.positional[0]}"`);
     if (sub === 'export' && !one(p, '--out')) throw new UsageError('audit export needs --out FILE');
@@ -190,8 +199,18 @@ export const auditCommand: CliCommand = {
           return 0;
         }
         case 'import': {
-          const reports = await service.import(p.positional);
-          for (const r of reports) printImport(ctx, r);
+          // Progress goes to stderr, at once and then once a second at most: stdout stays the
+          // report, for scripts.
+          let last = 0;
+          const onProgress = (x: { path: string; items: number; accepted: number; rejected: number }) => {
+            const now = Date.now();
+            if (now - last < PROGRESS_EVERY_MS) return;
+            last = now;
+            ctx.stderr.write(`${x.path}: ${x.items} item(s) read, ${x.accepted} added, ${x.rejected} rejected\n`);
+          };
+          const reports = await service.import(p.positional, { onProgress });
+          if (p.flags.has('--json')) ctx.stdout.write(JSON.stringify(reports, null, 2) + '\n');
+          else for (const r of reports) printImport(ctx, r);
           return reports.some((r) => r.fatal || r.rejected) ? 1 : 0;
         }
         case 'query':

@@ -23,7 +23,9 @@ export function parseOptions(argv: string[], valued: readonly string[], flags: r
     const name = eq > 0 ? a.slice(0, eq) : a;
     if (valued.includes(name)) {
       const v = eq > 0 ? a.slice(eq + 1) : argv[++i];
-      if (v === undefined) throw new UsageError(`${name} needs a value`);
+      // `--event-type --json` left the type out; taking "--json" as the type hid that. A value
+      // that does start with -- can still be given as --name=value.
+      if (v === undefined || (eq < 0 && v.startsWith('--'))) throw new UsageError(`${name} needs a value`);
       values.set(name, [...(values.get(name) ?? []), v]);
     } else if (flags.includes(a)) set.add(a);
     else if (a.startsWith('--')) throw new UsageError(`unknown option ${a}`);

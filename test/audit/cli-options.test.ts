@@ -1,0 +1,83 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../cli.ts';
+import { makeEvent, tempDir } from './helpers.ts';
+
+// No API is reached: every command here reads the cache an import filled (a real SQLite file).
+const tmp = tempDir('md-audit-cli-');
+const env = { MEDIADESK_HOME: join(tmp.dir, 'home'), MEDIADESK_API_URL: 'http://127.0.0.1:9', MEDIADESK_API_KEY: 'unused' };
+const audit = (...args: string[]) => runCli(['audit', ...args], { env });
+const N = 12_000;
+
+let file = '';
+beforeAll(async () => {
+  file = tmp.file('events.ndjson', Array.from({ length: N }, (_, i) => JSON.stringify(makeEvent(i))).join('\n') + '\n');
+  const r = await audit('import', file);
+  expect(r.code, r.err).toBe(0);
+}, 60_000);
+afterAll(() => tmp.cleanup());
+
+describe('mediadesk audit refuses options it cannot honour', () => {
+  it('import --json prints the reports as JSON on stdout, and the progress of the load on stderr', async () => {
+    const r = await audit('import', file, '--json');
+    expect(r.code, r.err).toBe(0);
+    const reports = JSON.parse(r.out) as { path: string; accepted: number; duplicates: number }[];
+    expect(reports).toMatchObject([{ path: file, accepted: 0, duplicates: N }]);
+    expect(r.err).toMatch(/events\.ndjson: \d+ item\(s\) read, \d+ added, 0 rejected\n/);
+  });
+
+  it('refuses a day that does not exist instead of rolling it over', async () => {
+    for (const from of ['2026-02-30', '2026-02-30T10:00:00Z', '2026-04-31']) {
+      const r = await audit('query', '--from', from);
+      expect(r.code, from).toBe(2);
+      expect(r.err, from).toMatch(/--from must be a real date/);
+      expect(r.out, from).toBe('');
+    }
+    expect((await audit('query', '--from', '2028-02-29', '--limit', '1')).code).toBe(0);
+  });
+
+  it('refuses a reversed range, and takes a range inside one day', async () => {
+    const r = await audit('query', '--from', '2026-03-10', '--to', '2026-03-01');
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/--from is after --to/);
+    const sameDay = await audit('query', '--from', '2026-03-01T12:00:00Z', '--to', '2026-03-01', '--json');
+    expect(sameDay.code).toBe(0);
+    // 10 minutes apart from midnight: 12:00 to the end of the day holds 72 events.
+    expect(sameDay.out.trim().split('\n')).toHaveLength(72);
+  });
+
+  it('says a value option has no value rather than eating the next option', async () => {
+    const r = await audit('query', '--event-type', '--json');
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/--event-type needs a value/);
+    expect((await audit('query', '--event-type=--json', '--json')).code).toBe(0);
+  });
+
+  it('refuses options the subcommand does not use', async () => {
+    const out = join(tmp.dir, 'out.ndjson');
+    for (const [args, message] of [
+      [['export', '--out', out, '--limit', '3'], 'audit export does not take --limit'],
+      [['query', '--per-page', '5'], 'audit query does not take --per-page'],
+      [['status', '--csv'], 'audit status does not take --csv'],
+    ] as const) {
+      const r = await audit(...args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.err, args.join(' ')).toContain(message);
+    }
+    const ok = await audit('export', '--out', out, '--event-type', 'project.folder.shared');
+    expect(ok.code).toBe(0);
+    expect(readFileSync(out, 'utf8').trim().split('\n')).toHaveLength(N / 4);
+  });
+
+  it('prints as many rows as --limit asks in text mode, past one page of 1000', async () => {
+    const r = await audit('query', '--limit', '2500');
+    expect(r.code).toBe(0);
+    const lines = r.out.trim().split('\n');
+    expect(lines.at(-1)).toBe(`2500 of ${N} event(s)`);
+    expect(lines).toHaveLength(2501);
+    // Newest first, each event once.
+    expect(new Set(lines.slice(0, -1).map((l) => l.split(/\s+/).at(-1))).size).toBe(2500);
+    expect(lines[0]).toContain(`evt_${N - 1}`);
+  });
+});
