@@ -1,0 +1,52 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, test, type Page } from '@playwright/test';
+import { newHome, startHost, type HostHandle } from './host.ts';
+import { desk, makeImages, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
+
+let host: HostHandle;
+let sandbox: SandboxProcess;
+test.afterEach(async () => {
+  await host?.stop();
+  await sandbox?.stop();
+});
+
+/** A batch of `count` images on a Sandbox slow enough that nothing finishes during the test. */
+async function slowBatch(page: Page, count: number) {
+  sandbox = await startSandboxProcess(120_000);
+  host = await startHost(newHome(), sandbox.env);
+  await desk(host, 'settings.set', { concurrency: 1 });
+  const dir = mkdtempSync(join(tmpdir(), 'md-queue-'));
+  await makeImages(dir, count);
+  await desk(host, 'batches.start', { tool: 'upscaler-precision', inputs: [dir], params: {} });
+  await page.goto(`${host.url}#queue`);
+  await expect(page.getByTestId('job-row')).toHaveCount(count);
+  return dir;
+}
+
+test('focus stays on the batch or the job when its button goes away or is disabled', async ({ page }) => {
+  const errors = watchErrors(page);
+  await slowBatch(page, 4);
+  // A queued job's Cancel leaves with its state; focus goes to the job itself.
+  const queued = page.locator('[data-testid=job-row][data-state=queued]').first();
+  const cancel = queued.getByRole('button', { name: /^Cancel / });
+  const name = (await cancel.getAttribute('aria-label'))!.replace(/^Cancel /, '');
+  await cancel.focus();
+  await page.keyboard.press('Enter');
+  const canceled = page.locator('[data-testid=job-row][data-state=canceled]');
+  await expect(canceled).toHaveCount(1);
+  await expect(page.getByRole('button', { name: `Cancel ${name}` })).toHaveCount(0);
+  await expect(canceled.locator('.jname')).toBeFocused();
+  // Retry failed retries that one job and is then disabled; focus goes to the batch's row.
+  await page.getByTestId('batch-retry').focus();
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('batch-retry')).toBeDisabled();
+  await expect(page.getByTestId('batch-row')).toBeFocused();
+  // Same for Cancel batch, disabled once the batch is over.
+  await page.getByTestId('batch-cancel').focus();
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('batch-cancel')).toBeDisabled();
+  await expect(page.getByTestId('batch-row')).toBeFocused();
+  expect(errors).toEqual([]);
+});
