@@ -38,15 +38,49 @@ test('focus stays on the batch or the job when its button goes away or is disabl
   await expect(canceled).toHaveCount(1);
   await expect(page.getByRole('button', { name: `Cancel ${name}` })).toHaveCount(0);
   await expect(canceled.locator('.jname')).toBeFocused();
-  // Retry failed retries that one job and is then disabled; focus goes to the batch's row.
+  // Retry failed retries that one job and is then disabled; focus goes to the batch's row. (The
+  // batch's counts arrive by event, after the job's own reply.)
+  await expect(page.getByTestId('batch-retry')).toBeEnabled();
   await page.getByTestId('batch-retry').focus();
   await page.keyboard.press('Enter');
   await expect(page.getByTestId('batch-retry')).toBeDisabled();
   await expect(page.getByTestId('batch-row')).toBeFocused();
   // Same for Cancel batch, disabled once the batch is over.
+  await expect(page.getByTestId('batch-cancel')).toBeEnabled();
   await page.getByTestId('batch-cancel').focus();
   await page.keyboard.press('Enter');
   await expect(page.getByTestId('batch-cancel')).toBeDisabled();
   await expect(page.getByTestId('batch-row')).toBeFocused();
+  expect(errors).toEqual([]);
+});
+
+test('a batch canceled part-way says how many were done and canceled, in the row, the bar and the title', async ({ page }) => {
+  const errors = watchErrors(page);
+  sandbox = await startSandboxProcess(1500);
+  host = await startHost(newHome(), sandbox.env);
+  await desk(host, 'settings.set', { concurrency: 1 });
+  const dir = mkdtempSync(join(tmpdir(), 'md-cancel-'));
+  await makeImages(dir, 6);
+  // Started from the Studio: only batches started in this window drive the title.
+  await page.goto(`${host.url}#studio`);
+  await page.getByTestId('tool-select').selectOption('upscaler-precision');
+  await page.getByTestId('typed-path').fill(dir);
+  await page.getByTestId('typed-path').press('Enter');
+  await page.getByTestId('start').click();
+  await page.getByTestId('last-batch').getByRole('button', { name: 'Open queue' }).click();
+  await expect(page.getByTestId('job-row').filter({ has: page.getByText('Done', { exact: true }) })).toHaveCount(1, { timeout: 30_000 });
+  await page.getByTestId('batch-cancel').click();
+  await expect(page.getByTestId('batch-cancel')).toBeDisabled();
+
+  const [b] = await desk<{ counts: Record<string, number>; finished: boolean }[]>(host, 'batches.list', {});
+  const { done, canceled } = b.counts;
+  expect(b.finished).toBe(true);
+  expect(done).toBeGreaterThan(0);
+  expect(canceled).toBeGreaterThan(0);
+  expect(done + canceled).toBe(6);
+  await expect(page.getByTestId('batch-count')).toHaveText(`${done}/6`);
+  await expect(page.getByTestId('batch-summary')).toHaveText(`${done} done · ${canceled} canceled`);
+  await expect(page.getByTestId('batch-row').getByRole('progressbar')).toHaveAttribute('aria-valuenow', String(done));
+  await expect(page).toHaveTitle(`MediaDesk — batch ended: ${done} done, ${canceled} canceled`);
   expect(errors).toEqual([]);
 });

@@ -2,6 +2,7 @@ import { SvelteMap } from 'svelte/reactivity';
 import type { BatchRecord, JobRecord, QueueStatus } from '../../../shared/contract/index.ts';
 import { call, on, errorText } from './bridge.ts';
 import { title } from './title.svelte.ts';
+import { endedParts, tally } from './batch-tally.ts';
 
 /**
  * The live queue, shared by Studio, Queue and Results: one subscription to `jobs.changed` for
@@ -87,8 +88,11 @@ class QueueStore {
       const settled = open.reduce((n, b) => n + Math.round(b.progress * b.total), 0);
       title.set(`${settled}/${total}`);
     } else {
-      const failed = mine.reduce((n, b) => n + (b.counts.failed ?? 0) + (b.counts.needs_attention ?? 0), 0);
-      title.set(failed ? `batch done, ${failed} need a look` : 'batch done');
+      // "done" only when every job is: a batch canceled part-way says what it came to.
+      const canceled = mine.some((b) => tally(b).canceled > 0);
+      const failed = mine.reduce((n, b) => n + tally(b).failed + tally(b).needs, 0);
+      if (canceled) title.set(`batch ended: ${mine.length === 1 ? endedParts(mine[0]).join(', ') : `${mine.reduce((n, b) => n + tally(b).done, 0)} done`}`);
+      else title.set(failed ? `batch done, ${failed} need a look` : 'batch done');
     }
   }
 }
