@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { copyFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
@@ -13,12 +13,14 @@ test.afterEach(async () => {
 });
 
 /** A batch of `count` images on a Sandbox slow enough that nothing finishes during the test. */
-async function slowBatch(page: Page, count: number) {
+async function slowBatch(page: Page, count: number, dir?: string) {
   sandbox = await startSandboxProcess(120_000);
   host = await startHost(newHome(), sandbox.env);
   await desk(host, 'settings.set', { concurrency: 1 });
-  const dir = mkdtempSync(join(tmpdir(), 'md-queue-'));
-  await makeImages(dir, count);
+  if (!dir) {
+    dir = mkdtempSync(join(tmpdir(), 'md-queue-'));
+    await makeImages(dir, count);
+  }
   await desk(host, 'batches.start', { tool: 'upscaler-precision', inputs: [dir], params: {} });
   await page.goto(`${host.url}#queue`);
   await expect(page.getByTestId('job-row')).toHaveCount(count);
@@ -82,5 +84,17 @@ test('a batch canceled part-way says how many were done and canceled, in the row
   await expect(page.getByTestId('batch-summary')).toHaveText(`${done} done · ${canceled} canceled`);
   await expect(page.getByTestId('batch-row').getByRole('progressbar')).toHaveAttribute('aria-valuenow', String(done));
   await expect(page).toHaveTitle(`MediaDesk — batch ended: ${done} done, ${canceled} canceled`);
+  expect(errors).toEqual([]);
+});
+
+test('jobs are listed in folder order, and a file in a subfolder shows its folder', async ({ page }) => {
+  const errors = watchErrors(page);
+  const dir = mkdtempSync(join(tmpdir(), 'md-order-'));
+  await makeImages(dir, 6);
+  // Same name in the root and in sub/: only the folder tells them apart.
+  copyFileSync(join(dir, 'img-00.png'), join(dir, 'sub', 'img-00.png'));
+  await slowBatch(page, 7, dir);
+  await expect(page.getByTestId('job-name')).toHaveText(['img-00.png', 'img-02.png', 'img-04.png', 'sub/img-00.png', 'sub/img-01.png', 'sub/img-03.png', 'sub/img-05.png']);
+  await expect(page.getByRole('button', { name: 'Cancel sub/img-00.png' })).toHaveCount(1);
   expect(errors).toEqual([]);
 });
