@@ -306,3 +306,22 @@ test('a member key gets the 403 state that says who can see audit logs', async (
   await expect(page.getByTestId('audit-count')).toHaveText('0 events');
   expect(errors).toEqual([]);
 });
+
+test('Tab from Import… or Export… goes into its panel; Escape brings focus back to the button', async ({ page }) => {
+  const errors = watchErrors(page);
+  host = await startHost(newHome());
+  await page.goto(`${host.url}#audit`);
+  for (const which of ['import', 'export'] as const) {
+    const button = page.getByTestId(`audit-open-${which}`);
+    await button.focus();
+    await page.keyboard.press('Enter');
+    const panel = page.locator(`#${await button.getAttribute('aria-controls')}`);
+    await expect(panel).toBeVisible();
+    await page.keyboard.press('Tab');
+    expect(await panel.evaluate((p) => p.contains(document.activeElement))).toBe(true);
+    await page.keyboard.press('Escape');
+    await expect(panel).toBeHidden();
+    await expect(button).toBeFocused();
+  }
+  expect(errors).toEqual([]);
+});

@@ -242,3 +242,27 @@ test('a folder with nothing to run says so, and leaves no empty batch in the que
   expect(await desk<unknown[]>(host, 'batches.list', {})).toEqual([]);
   expect(errors).toEqual([]);
 });
+
+test('removing an input moves focus to the next Remove button, then the previous, then the path field', async ({ page }) => {
+  const errors = watchErrors(page);
+  host = await startHost(newHome());
+  const root = mkdtempSync(join(tmpdir(), 'md-remove-'));
+  const [a, b, c] = ['a', 'b', 'c'].map((n) => join(root, n));
+  await page.goto(`${host.url}#studio`);
+  await page.getByTestId('tool-select').selectOption('upscaler-precision');
+  for (const p of [a, b, c]) {
+    await page.getByTestId('typed-path').fill(p);
+    await page.getByTestId('typed-path').press('Enter');
+  }
+  const remove = (p: string) => page.getByRole('button', { name: `Remove ${p}` });
+  await remove(b).focus();
+  await page.keyboard.press('Enter');
+  await expect(remove(b)).toHaveCount(0);
+  await expect(remove(c)).toBeFocused();
+  await page.keyboard.press('Enter');
+  await expect(remove(a)).toBeFocused();
+  await page.keyboard.press('Enter');
+  await expect(page.getByRole('list', { name: 'Inputs' })).toHaveCount(0);
+  await expect(page.getByTestId('typed-path')).toBeFocused();
+  expect(errors).toEqual([]);
+});

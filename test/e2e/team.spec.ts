@@ -40,6 +40,43 @@ test('workflow apps: a form from the app inputs, the cost confirmed, the run to 
   expect(errors).toEqual([]);
 });
 
+test('workflow apps: the cost dialog takes focus, Escape cancels, and focus comes back to Run…', async ({ page }) => {
+  const errors = watchErrors(page);
+  host = await startHost(newHome());
+  await page.goto(`${host.url}#apps`);
+  await page.getByTestId('app-jM4nX8sc').click();
+  await expect(page.getByTestId('app-cost')).toContainText('8 credits');
+  // An incomplete form sends the keyboard to the first input that needs fixing.
+  await page.getByTestId('app-run').click();
+  await expect(page.getByTestId('input-brief')).toBeFocused();
+  await page.getByTestId('input-brief').fill('A jingle for a coffee brand');
+  await page.getByTestId('input-mood').selectOption('calm');
+  await page.getByTestId('input-length_seconds').fill('20');
+  const dialog = page.getByRole('dialog', { name: /Run .* for 8 credits/ });
+  await page.getByTestId('app-run').click();
+  await expect(dialog).toBeVisible();
+  await expect(page.getByTestId('app-confirm-cancel')).toBeFocused();
+  // Modal: the page behind it is out of reach (Shift+Tab goes to the dialog's other button).
+  await page.keyboard.press('Shift+Tab');
+  await expect(page.getByTestId('app-confirm')).toBeFocused();
+  await page.keyboard.press('Tab');
+  await page.keyboard.press('Escape');
+  await expect(dialog).toBeHidden();
+  await expect(page.getByTestId('app-run')).toBeFocused();
+  await page.getByTestId('app-run').press('Enter');
+  await expect(dialog).toBeVisible();
+  await page.getByTestId('app-confirm-cancel').click();
+  await expect(dialog).toBeHidden();
+  await expect(page.getByTestId('app-run')).toBeFocused();
+  await expect(page.getByTestId('app-run-row')).toHaveCount(0);
+  await page.getByTestId('app-run').click();
+  await page.getByTestId('app-confirm').click();
+  await expect(dialog).toBeHidden();
+  await expect(page.getByTestId('app-run')).toBeFocused();
+  await expect(page.getByTestId('app-message')).toHaveText('Run queued: 8 credits.');
+  expect(errors).toEqual([]);
+});
+
 test('workflow apps: the Business-plan key is refused with a plain message', async ({ page }) => {
   const errors = watchErrors(page);
   const home = newHome();

@@ -2,6 +2,7 @@ import { SvelteMap } from 'svelte/reactivity';
 import type { BatchRecord, JobRecord, QueueStatus } from '../../../shared/contract/index.ts';
 import { call, on, errorText } from './bridge.ts';
 import { title } from './title.svelte.ts';
+import { endedParts, tally } from './batch-tally.ts';
 
 /**
  * The live queue, shared by Studio, Queue and Results: one subscription to `jobs.changed` for
@@ -17,6 +18,8 @@ class QueueStore {
   private watched = new Set<string>();
   private started = false;
   private loading = new Map<string, Promise<void>>();
+  /** Each job's place in jobs.list, which answers in queue order (the folder walk's order). */
+  private order = new Map<string, number>();
 
   /** Newest first, as batches.list answers. */
   sorted = $derived([...this.batches.values()].sort((a, b) => b.createdAt - a.createdAt));
@@ -57,7 +60,10 @@ class QueueStore {
       if (!this.jobs.has(batchId)) this.jobs.set(batchId, map);
       for (let offset = 0; ; offset += 1000) {
         const page = await call('jobs.list', { batchId, limit: 1000, offset });
-        for (const j of page.jobs) map.set(j.id, j);
+        page.jobs.forEach((j, i) => {
+          this.order.set(j.id, offset + i);
+          map.set(j.id, j);
+        });
         if (offset + page.jobs.length >= page.total || page.jobs.length === 0) break;
       }
     })().catch((err) => {
@@ -69,7 +75,10 @@ class QueueStore {
 
   jobsOf(batchId: string): JobRecord[] {
     const m = this.jobs.get(batchId);
-    return m ? [...m.values()].sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id)) : [];
+    // The server's order, not createdAt: a batch's jobs share one creation time, so that fell back
+    // to their random ids. A job seen only by event yet goes last until the next load.
+    const at = (j: JobRecord) => this.order.get(j.id) ?? Infinity;
+    return m ? [...m.values()].sort((a, b) => at(a) - at(b) || a.createdAt - b.createdAt || a.id.localeCompare(b.id)) : [];
   }
 
   watch(batch: BatchRecord) {
@@ -87,8 +96,11 @@ class QueueStore {
       const settled = open.reduce((n, b) => n + Math.round(b.progress * b.total), 0);
       title.set(`${settled}/${total}`);
     } else {
-      const failed = mine.reduce((n, b) => n + (b.counts.failed ?? 0) + (b.counts.needs_attention ?? 0), 0);
-      title.set(failed ? `batch done, ${failed} need a look` : 'batch done');
+      // "done" only when every job is: a batch canceled part-way says what it came to.
+      const canceled = mine.some((b) => tally(b).canceled > 0);
+      const failed = mine.reduce((n, b) => n + tally(b).failed + tally(b).needs, 0);
+      if (canceled) title.set(`batch ended: ${mine.length === 1 ? endedParts(mine[0]).join(', ') : `${mine.reduce((n, b) => n + tally(b).done, 0)} done`}`);
+      else title.set(failed ? `batch done, ${failed} need a look` : 'batch done');
     }
   }
 }

@@ -1,5 +1,6 @@
 /**
- * The window title: "MediaDesk — 12/20" while a batch runs, "MediaDesk — batch done" at the end.
+ * The window title: "MediaDesk — 12/20" while a batch runs, "MediaDesk — batch done" at the end
+ * (or "batch ended: 59 done, 231 canceled" when it was canceled part-way).
  * The web host has no taskbar, so the tab title is where progress shows when the tab is hidden.
  */
 const BASE = 'MediaDesk';

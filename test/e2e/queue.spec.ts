@@ -1,0 +1,100 @@
+import { copyFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, test, type Page } from '@playwright/test';
+import { newHome, startHost, type HostHandle } from './host.ts';
+import { desk, makeImages, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
+
+let host: HostHandle;
+let sandbox: SandboxProcess;
+test.afterEach(async () => {
+  await host?.stop();
+  await sandbox?.stop();
+});
+
+/** A batch of `count` images on a Sandbox slow enough that nothing finishes during the test. */
+async function slowBatch(page: Page, count: number, dir?: string) {
+  sandbox = await startSandboxProcess(120_000);
+  host = await startHost(newHome(), sandbox.env);
+  await desk(host, 'settings.set', { concurrency: 1 });
+  if (!dir) {
+    dir = mkdtempSync(join(tmpdir(), 'md-queue-'));
+    await makeImages(dir, count);
+  }
+  await desk(host, 'batches.start', { tool: 'upscaler-precision', inputs: [dir], params: {} });
+  await page.goto(`${host.url}#queue`);
+  await expect(page.getByTestId('job-row')).toHaveCount(count);
+  return dir;
+}
+
+test('focus stays on the batch or the job when its button goes away or is disabled', async ({ page }) => {
+  const errors = watchErrors(page);
+  await slowBatch(page, 4);
+  // A queued job's Cancel leaves with its state; focus goes to the job itself.
+  const queued = page.locator('[data-testid=job-row][data-state=queued]').first();
+  const cancel = queued.getByRole('button', { name: /^Cancel / });
+  const name = (await cancel.getAttribute('aria-label'))!.replace(/^Cancel /, '');
+  await cancel.focus();
+  await page.keyboard.press('Enter');
+  const canceled = page.locator('[data-testid=job-row][data-state=canceled]');
+  await expect(canceled).toHaveCount(1);
+  await expect(page.getByRole('button', { name: `Cancel ${name}` })).toHaveCount(0);
+  await expect(canceled.locator('.jname')).toBeFocused();
+  // Retry failed retries that one job and is then disabled; focus goes to the batch's row. (The
+  // batch's counts arrive by event, after the job's own reply.)
+  await expect(page.getByTestId('batch-retry')).toBeEnabled();
+  await page.getByTestId('batch-retry').focus();
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('batch-retry')).toBeDisabled();
+  await expect(page.getByTestId('batch-row')).toBeFocused();
+  // Same for Cancel batch, disabled once the batch is over.
+  await expect(page.getByTestId('batch-cancel')).toBeEnabled();
+  await page.getByTestId('batch-cancel').focus();
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('batch-cancel')).toBeDisabled();
+  await expect(page.getByTestId('batch-row')).toBeFocused();
+  expect(errors).toEqual([]);
+});
+
+test('a batch canceled part-way says how many were done and canceled, in the row, the bar and the title', async ({ page }) => {
+  const errors = watchErrors(page);
+  sandbox = await startSandboxProcess(1500);
+  host = await startHost(newHome(), sandbox.env);
+  await desk(host, 'settings.set', { concurrency: 1 });
+  const dir = mkdtempSync(join(tmpdir(), 'md-cancel-'));
+  await makeImages(dir, 6);
+  // Started from the Studio: only batches started in this window drive the title.
+  await page.goto(`${host.url}#studio`);
+  await page.getByTestId('tool-select').selectOption('upscaler-precision');
+  await page.getByTestId('typed-path').fill(dir);
+  await page.getByTestId('typed-path').press('Enter');
+  await page.getByTestId('start').click();
+  await page.getByTestId('last-batch').getByRole('button', { name: 'Open queue' }).click();
+  await expect(page.getByTestId('job-row').filter({ has: page.getByText('Done', { exact: true }) })).toHaveCount(1, { timeout: 30_000 });
+  await page.getByTestId('batch-cancel').click();
+  await expect(page.getByTestId('batch-cancel')).toBeDisabled();
+
+  const [b] = await desk<{ counts: Record<string, number>; finished: boolean }[]>(host, 'batches.list', {});
+  const { done, canceled } = b.counts;
+  expect(b.finished).toBe(true);
+  expect(done).toBeGreaterThan(0);
+  expect(canceled).toBeGreaterThan(0);
+  expect(done + canceled).toBe(6);
+  await expect(page.getByTestId('batch-count')).toHaveText(`${done}/6`);
+  await expect(page.getByTestId('batch-summary')).toHaveText(`${done} done · ${canceled} canceled`);
+  await expect(page.getByTestId('batch-row').getByRole('progressbar')).toHaveAttribute('aria-valuenow', String(done));
+  await expect(page).toHaveTitle(`MediaDesk — batch ended: ${done} done, ${canceled} canceled`);
+  expect(errors).toEqual([]);
+});
+
+test('jobs are listed in folder order, and a file in a subfolder shows its folder', async ({ page }) => {
+  const errors = watchErrors(page);
+  const dir = mkdtempSync(join(tmpdir(), 'md-order-'));
+  await makeImages(dir, 6);
+  // Same name in the root and in sub/: only the folder tells them apart.
+  copyFileSync(join(dir, 'img-00.png'), join(dir, 'sub', 'img-00.png'));
+  await slowBatch(page, 7, dir);
+  await expect(page.getByTestId('job-name')).toHaveText(['img-00.png', 'img-02.png', 'img-04.png', 'sub/img-00.png', 'sub/img-01.png', 'sub/img-03.png', 'sub/img-05.png']);
+  await expect(page.getByRole('button', { name: 'Cancel sub/img-00.png' })).toHaveCount(1);
+  expect(errors).toEqual([]);
+});
