@@ -16,12 +16,17 @@ const shot = async (page: Page, name: string) => {
   await page.evaluate(() => delete document.documentElement.dataset.theme);
 };
 
-test('workflow apps: a form from the app inputs, the cost confirmed, the run to its results', async ({ page }) => {
-  const errors = watchErrors(page);
+/** A host on the Sandbox, the Apps screen open on the jingle maker with its cost shown. */
+async function openJingleMaker(page: Page) {
   host = await startHost(newHome());
   await page.goto(`${host.url}#apps`);
   await page.getByTestId('app-jM4nX8sc').click();
   await expect(page.getByTestId('app-cost')).toContainText('8 credits');
+}
+
+test('workflow apps: a form from the app inputs, the cost confirmed, the run to its results', async ({ page }) => {
+  const errors = watchErrors(page);
+  await openJingleMaker(page);
   // Run… on an incomplete form: no cost to confirm, the input marked, until it is filled.
   await page.getByTestId('app-run').click();
   await expect(page.getByTestId('app-message')).toHaveText(/^Check the (highlighted input|\d+ highlighted inputs) first\.$/);
@@ -42,10 +47,7 @@ test('workflow apps: a form from the app inputs, the cost confirmed, the run to 
 
 test('workflow apps: the cost dialog takes focus, Escape cancels, and focus comes back to Run…', async ({ page }) => {
   const errors = watchErrors(page);
-  host = await startHost(newHome());
-  await page.goto(`${host.url}#apps`);
-  await page.getByTestId('app-jM4nX8sc').click();
-  await expect(page.getByTestId('app-cost')).toContainText('8 credits');
+  await openJingleMaker(page);
   // An incomplete form sends the keyboard to the first input that needs fixing.
   await page.getByTestId('app-run').click();
   await expect(page.getByTestId('input-brief')).toBeFocused();
