@@ -1,6 +1,7 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
+import { DeskError } from '../../shared/contract/define.ts';
 
 /**
  * Why results could not be written to `dir`, or null when they can: it is a folder we may write
@@ -19,6 +20,12 @@ export function outputFolderProblem(dir: string): string | null {
     }
     if (dirname(at) === at) return `${target} cannot be created`;
   }
+}
+
+/** Refuses, as bad input naming `outDir`, a folder results could not be written to: before a batch or run is queued. */
+export function assertOutputFolder(dir: string): void {
+  const problem = outputFolderProblem(dir);
+  if (problem) throw new DeskError('invalid', `output folder: ${problem}`, [{ field: 'outDir', reason: problem }]);
 }
 
 /** Creates the folder (and its parents), failing with what is in the way rather than a bare ENOTDIR or EEXIST. */

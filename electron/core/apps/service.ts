@@ -4,7 +4,7 @@ import { DeskError } from '../../../shared/contract/define.ts';
 import type { AppDefinition, AppRun, AppSummary } from '../../../shared/contract/team.ts';
 import { appInputProblems } from '../../../shared/validation/app-inputs.ts';
 import { ApiError, type ApiClient } from '../api/client.ts';
-import { outputFolderProblem } from '../output-folder.ts';
+import { assertOutputFolder } from '../output-folder.ts';
 import { creationValue } from './creation-input.ts';
 import { AppRunner, explainAppError } from './runner.ts';
 import { AppRunStore, toAppRun } from './store.ts';
@@ -81,8 +81,7 @@ export class AppsService {
     const def = await this.get(req.appId);
     const inputs = await prepareInputs(def, req.inputs);
     const outDir = resolve(req.outDir ?? this.o.defaultOutDir());
-    const folder = outputFolderProblem(outDir);
-    if (folder) throw new DeskError('invalid', `output folder: ${folder}`, [{ field: 'outDir', reason: folder }]);
+    assertOutputFolder(outDir);
     const { row, resumed } = this.store.db.transaction(() => {
       const pending = req.resume ? this.store.unfinished(def.id, outDir, inputs) : null;
       if (pending) return { row: pending, resumed: true };

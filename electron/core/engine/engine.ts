@@ -11,7 +11,7 @@ import { mapLimit } from '../concurrency.ts';
 import { scanInputs } from '../batch/scan.ts';
 import type { Db } from '../db/open.ts';
 import { exists, removeQuietly } from '../downloads/download.ts';
-import { outputFolderProblem } from '../output-folder.ts';
+import { assertOutputFolder } from '../output-folder.ts';
 import { KIND_EXTS, outputDirOf, partPathOf, renderName, stemOf } from '../downloads/naming.ts';
 import { ACTIVE_STATES, ATTENTION, type JobState } from '../queue/states.ts';
 import { JobStore, toJobRecord, type JobPatch, type JobRow, type NewJob } from '../queue/store.ts';
@@ -295,8 +295,7 @@ export class Engine {
     // The CLI resolves its --out against the shell's folder; the app's processes have no folder a user would mean.
     if (!isAbsolutePath(outDirRaw)) throw new DeskError('invalid', `output folder: ${outDirRaw} is not a full path`, [{ field: 'outDir', reason: 'must be a full path' }]);
     const outDir = resolve(outDirRaw);
-    const folder = outputFolderProblem(outDir);
-    if (folder) throw new DeskError('invalid', `output folder: ${folder}`, [{ field: 'outDir', reason: folder }]);
+    assertOutputFolder(outDir);
     const params = { ...(req.params ?? {}) };
     const inputs = req.inputs ?? [];
     const field = batchFieldOf(tool);
