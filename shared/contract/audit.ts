@@ -1,27 +1,20 @@
 import { z } from 'zod';
 import { command, empty } from './define.ts';
+import { dayOrInstantSchema, rangeReversed } from '../validation/dates.ts';
 
 /**
  * The offline audit cache: sync from the API, import of exported files, and the queries the
  * audit viewer runs. Everything here reads the local cache except `audit.sync`.
  */
 
-const isoDay = /^\d{4}-\d{2}-\d{2}$/;
-/** A day (YYYY-MM-DD, UTC, whole day) or an exact ISO 8601 instant. */
-/** Date.parse rolls 2026-02-30 over to March 2; a real day reads back the same. */
-const realDay = (day: string) => {
-  const t = Date.parse(`${day}T00:00:00Z`);
-  return !Number.isNaN(t) && new Date(t).toISOString().slice(0, 10) === day;
-};
-const dayOrInstant = z.string().refine((s) => isoDay.test(s) ? realDay(s) : /^\d{4}-\d{2}-\d{2}T/.test(s) && realDay(s.slice(0, 10)) && !Number.isNaN(Date.parse(s)), 'must be a real date, YYYY-MM-DD or an ISO 8601 date-time');
-
 const idList = z.array(z.number().int().min(1)).max(500);
 const strList = z.array(z.string().min(1).max(500)).max(500);
 
 /** The API's own filters (api-spec: Audit-log search), plus correlation_id for the viewer's links. */
 export const auditFiltersSchema = z.object({
-  from: dayOrInstant.optional(),
-  to: dayOrInstant.optional(),
+  /** A day (YYYY-MM-DD, UTC, the whole day) or an exact ISO 8601 instant. */
+  from: dayOrInstantSchema.optional(),
+  to: dayOrInstantSchema.optional(),
   memberIds: idList.optional(),
   groupIds: idList.optional(),
   folderRefs: strList.optional(),
@@ -30,7 +23,7 @@ export const auditFiltersSchema = z.object({
   correlationId: z.string().min(1).max(500).optional(),
   /** Full text over the payload; words are matched as literal terms, a trailing * makes a prefix. */
   search: z.string().max(1000).optional(),
-}).strict();
+}).strict().refine((f) => !rangeReversed(f.from, f.to), { message: 'is after to: no event can fall between them', path: ['from'] });
 export type AuditFilters = z.infer<typeof auditFiltersSchema>;
 
 export const AUDIT_SORT_FIELDS = ['date', 'event_type', 'member'] as const;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { command, invalidParamSchema } from './define.ts';
 import { jobStateSchema } from './jobs.ts';
+import { isoDaySchema } from '../validation/dates.ts';
 
 // ---- workflow apps ------------------------------------------------------------------------------
 
@@ -72,13 +73,12 @@ export const GRANULARITIES = ['day', 'week', 'month', 'year'] as const;
 export const granularitySchema = z.enum(GRANULARITIES);
 export type Granularity = z.infer<typeof granularitySchema>;
 
-const isoDay = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD');
 
 export const usageQuerySchema = z.object({
   granularity: granularitySchema,
   /** Inclusive UTC days; default: the last 7 days (the service's default), at most 365 days. */
-  from: isoDay.optional(),
-  to: isoDay.optional(),
+  from: isoDaySchema.optional(),
+  to: isoDaySchema.optional(),
   groupIds: z.array(z.number().int().min(1)).optional(),
   projectRefs: z.array(z.string().min(1)).optional(),
   apiKeyIds: z.array(z.number().int().min(1)).optional(),

@@ -139,6 +139,9 @@ test('sync, filters, search, detail with diff, related events, import report, ho
   await page.getByTestId('audit-from').fill('2026-03-10');
   await page.getByTestId('audit-to').fill('2026-03-02');
   await expect(page.getByTestId('audit-filter-problem')).toHaveText('From is after To: no event can fall between them.');
+  // The table says no event matches (not a refusal from the contract), and the chart is empty.
+  await expect(page.getByTestId('audit-empty')).toHaveText('No events match these filters.');
+  expect(await countOf(page)).toBe(0);
   await page.getByTestId('audit-clear').click();
   await expect(page.getByTestId('audit-filter-problem')).toBeHidden();
 

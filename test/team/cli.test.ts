@@ -36,6 +36,8 @@ describe('mediadesk apps | usage | creations', () => {
     expect(bad.code).toBe(2);
     expect(bad.err.trim().split('\n').at(-1)).toMatch(/brief is required; length_seconds must be at most 60/);
     expect((await cli(['usage', '--granularity', 'hour'])).code).toBe(2);
+    const feb30 = await cli(['usage', '--granularity', 'day', '--from', '2026-02-30', '--to', '2026-03-05']);
+    expect([feb30.code, feb30.err.trim()]).toEqual([2, expect.stringContaining('--from must be a real date YYYY-MM-DD, got "2026-02-30"')]);
     expect((await cli(['creations', '--page', '0'])).code).toBe(2);
     const biz = await cli(['apps', 'list'], 'sandbox-business');
     expect(biz.code).not.toBe(0);

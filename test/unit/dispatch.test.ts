@@ -33,11 +33,28 @@ describe('the dispatcher every transport calls', () => {
     expect(r.error.message).toBe('concurrency must be a number; theme must be one of system, light, dark');
     expect(DeskError.from(r.error).describe()).toBe(r.error.message);
     const usage = await core.dispatch('usage.query', { granularity: 'day', from: '' });
-    expect(!usage.ok && DeskError.from(usage.error).describe()).toBe('from must be a date YYYY-MM-DD');
+    expect(!usage.ok && DeskError.from(usage.error).describe()).toBe('from must be a real date YYYY-MM-DD');
     // A message that quotes a field's reason, or names the field with its own, is not followed by it again.
     expect(new DeskError('invalid', 'the range cannot exceed 365 days', [{ field: 'from', reason: 'the range cannot exceed 365 days' }]).describe()).toBe('the range cannot exceed 365 days');
     expect(new DeskError('invalid', 'from: 2025-13-45 is not a date', [{ field: 'from', reason: 'must be a date YYYY-MM-DD' }]).describe()).toBe('from: 2025-13-45 is not a date');
     expect(new DeskError('invalid', 'settings not saved', [{ field: 'outputDir', reason: 'must be a full path' }]).describe()).toBe('settings not saved: outputDir must be a full path');
+  });
+
+  it('dates are real calendar days, and a range the wrong way round is refused, for every command that takes one', async () => {
+    const usage = await core.dispatch('usage.query', { granularity: 'day', from: '2026-02-30', to: '2026-03-05' });
+    expect(!usage.ok && DeskError.from(usage.error).describe()).toBe('from must be a real date YYYY-MM-DD');
+    const reversed = await core.dispatch('audit.query', { filters: { from: '2026-03-10', to: '2026-03-02' } });
+    expect(!reversed.ok && DeskError.from(reversed.error).describe()).toBe('filters.from is after to: no event can fall between them');
+    for (const cmd of ['audit.facets', 'audit.timeline'] as const) {
+      const r = await core.dispatch(cmd, { filters: { from: '2026-03-02T12:00:00Z', to: '2026-03-02T11:00:00Z' }, bucket: 'day' });
+      expect(r.ok).toBe(false);
+    }
+    const exp = await core.dispatch('audit.export', { format: 'csv', path: join(tmpdir(), 'never.csv'), filters: { from: '2026-03-10', to: '2026-03-02' } });
+    expect(!exp.ok && exp.error.code).toBe('invalid');
+    // One day as both bounds is the whole day, and an instant inside it is within the range.
+    for (const filters of [{ from: '2026-03-02', to: '2026-03-02' }, { from: '2026-03-02T23:00:00Z', to: '2026-03-02' }]) {
+      expect((await core.dispatch('audit.query', { filters })).ok).toBe(true);
+    }
   });
 
   it('a partial settings change through the contract keeps the other settings', async () => {

@@ -8,6 +8,7 @@ import { toCsv } from './csv.ts';
 import { keyHashOf, UsageCache, UsageLedger, utcDay } from './ledger.ts';
 import { parseDirectory, parseUsage } from './wire.ts';
 import { ensureFolder } from '../output-folder.ts';
+import { realDay } from '../../../shared/validation/dates.ts';
 
 const DAY = 86_400_000;
 export const DEFAULT_DAYS = 7;
@@ -25,8 +26,8 @@ export function usageBody(q: UsageQuery, now: number): UsageBody {
   const to = q.to ?? utcDay(now);
   const from = q.from ?? utcDay(Date.parse(`${to}T00:00:00Z`) - (DEFAULT_DAYS - 1) * DAY);
   const [a, b] = [Date.parse(`${from}T00:00:00Z`), Date.parse(`${to}T00:00:00Z`)];
-  if (!Number.isFinite(a) || utcDay(a) !== from) throw new DeskError('invalid', `from: ${from} is not a date`, [{ field: 'from', reason: 'must be a date YYYY-MM-DD' }]);
-  if (!Number.isFinite(b) || utcDay(b) !== to) throw new DeskError('invalid', `to: ${to} is not a date`, [{ field: 'to', reason: 'must be a date YYYY-MM-DD' }]);
+  if (!realDay(from)) throw new DeskError('invalid', `from: ${from} is not a date`, [{ field: 'from', reason: 'must be a date YYYY-MM-DD' }]);
+  if (!realDay(to)) throw new DeskError('invalid', `to: ${to} is not a date`, [{ field: 'to', reason: 'must be a date YYYY-MM-DD' }]);
   if (a > b) throw new DeskError('invalid', 'from must not be after to', [{ field: 'from', reason: 'must not be after to' }]);
   if ((b - a) / DAY + 1 > MAX_DAYS) throw new DeskError('invalid', `the range cannot exceed ${MAX_DAYS} days`, [{ field: 'from', reason: `the range cannot exceed ${MAX_DAYS} days` }]);
   const sorted = <T extends string | number>(xs: T[] | undefined) => (xs?.length ? [...new Set(xs)].sort() : undefined);

@@ -1,5 +1,6 @@
 import type { AuditFacets, AuditFilters, AuditRow, AuditSort, AuditStatus, AuditTimeline, SyncErrorKind, SyncProgress, SyncReport } from '../../../shared/contract/audit.ts';
 import { call, on, errorText } from './bridge.ts';
+import { rangeReversed } from '../../../shared/validation/dates.ts';
 
 /** Rows per `audit.query` call: big enough that a fast fling costs few round trips, small enough to answer in a frame. */
 export const PAGE = 200;
@@ -120,6 +121,11 @@ export class AuditStore {
     return toFilters(this.filters);
   }
 
+  /** Dates the wrong way round: nothing can match, and the contract refuses to ask. */
+  get reversed(): boolean {
+    return rangeReversed(this.filters.from || undefined, this.filters.to || undefined);
+  }
+
   rowAt(i: number): AuditRow | undefined {
     void this.version;
     return this.pages.get(Math.floor(i / PAGE))?.[i % PAGE];
@@ -138,6 +144,16 @@ export class AuditStore {
     const sort = $state.snapshot(this.sort);
     const key = JSON.stringify(filters);
     const sameFilters = !fresh && key === this.countedKey && this.total !== null;
+    if (this.reversed) {
+      // The filter bar names the problem; the table, facets and chart show the empty answer.
+      this.total = 0;
+      this.countedKey = '';
+      this.queryError = '';
+      this.facets = { eventTypes: [], members: [] };
+      this.timeline = { bucket: this.bucket, points: [] };
+      this.loading.delete(0);
+      return;
+    }
     try {
       const res = await call('audit.query', { filters, sort, limit: PAGE, offset: 0, withTotal: !sameFilters });
       if (gen !== this.gen) return;
@@ -215,6 +231,10 @@ export class AuditStore {
 
   async setBucket(b: 'hour' | 'day'): Promise<void> {
     this.bucket = b;
+    if (this.reversed) {
+      this.timeline = { bucket: b, points: [] };
+      return;
+    }
     try {
       this.timeline = await call('audit.timeline', { filters: this.apiFilters, bucket: b });
     } catch (err) {

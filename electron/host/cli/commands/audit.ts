@@ -1,5 +1,6 @@
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
+import { rangeReversed } from '../../../../shared/validation/dates.ts';
 import { auditFiltersSchema, type AuditFilters, type AuditSort, type ImportReport } from '../../../../shared/contract/audit.ts';
 import type { ApiTarget } from '../../../core/api/client.ts';
 import { csvRecord } from '../../../core/audit/export.ts';
@@ -60,16 +61,13 @@ function filtersOf(p: Parsed): AuditFilters {
     eventTypes: list(p, '--event-type').length ? list(p, '--event-type') : undefined,
     requestId: one(p, '--request-id'), search: one(p, '--search'),
   };
+  // A reversed range matches nothing; saying so beats an empty answer that looks like no events.
+  if (rangeReversed(raw.from, raw.to)) throw new UsageError('--from is after --to');
   const r = auditFiltersSchema.safeParse(Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined)));
   if (!r.success) {
     const i = r.error.issues[0];
     const flag: Record<string, string> = { from: '--from', to: '--to', memberIds: '--member', groupIds: '--group', folderRefs: '--folder', eventTypes: '--event-type', requestId: '--request-id', search: '--search' };
     throw new UsageError(`${flag[String(i.path[0])] ?? i.path.join('.')} ${i.message}`);
-  }
-  // A reversed range matches nothing; saying so beats an empty answer that looks like no events.
-  const { from, to } = r.data;
-  if (from && to && Date.parse(from.length === 10 ? `${from}T00:00:00Z` : from) > Date.parse(to.length === 10 ? `${to}T23:59:59.999Z` : to)) {
-    throw new UsageError('--from is after --to');
   }
   return r.data;
 }

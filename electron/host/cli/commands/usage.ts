@@ -1,6 +1,7 @@
 import { GRANULARITIES, type UsageQuery } from '../../../../shared/contract/team.ts';
 import { toCsv } from '../../../core/analytics/csv.ts';
 import { usageRows } from '../../../core/analytics/service.ts';
+import { realDay } from '../../../../shared/validation/dates.ts';
 import { UsageError, type CliCommand } from '../command.ts';
 import { openCliServices } from '../services.ts';
 import { invoke, parseOptions, table } from './team-common.ts';
@@ -24,7 +25,7 @@ export const usageCommand: CliCommand = {
     if (o.flags.has('--json') && o.flags.has('--csv')) throw new UsageError('choose --json or --csv');
     for (const f of ['--from', '--to']) {
       const v = o.one(f);
-      if (v !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(v)) throw new UsageError(`${f} must be a date YYYY-MM-DD, got "${v}"`);
+      if (v !== undefined && !realDay(v)) throw new UsageError(`${f} must be a real date YYYY-MM-DD, got "${v}"`);
     }
     const q: UsageQuery = { granularity: g as UsageQuery['granularity'] };
     if (o.one('--from')) q.from = o.one('--from');
