@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { downloadToPart, TransientDownloadError } from '../../electron/core/downloads/download.ts';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
 import { cleanup, control, tmp } from './helpers.ts';
 
-/** Large plain-HTTP bodies take the bare-socket path of downloadToPart (32 MB and up). */
+/** downloadToPart; large plain-HTTP bodies (32 MB and up) take its bare-socket path, small ones node:http. */
 let sb: RunningSandbox;
 let dir: string;
 beforeAll(async () => {
@@ -26,7 +26,7 @@ const sha = async (p: string) => {
 };
 const shaOf = async (url: string) => createHash('sha256').update(Buffer.from(await (await fetch(url)).arrayBuffer())).digest('hex');
 
-describe('large downloads', () => {
+describe('downloads into a part file', () => {
   it('streams a large body byte for byte, counting progress', async () => {
     const { url } = await control(sb.url, 'blobs', { bytes: SIZE });
     const part = join(dir, 'whole.part');
@@ -68,6 +68,30 @@ describe('large downloads', () => {
     const p = downloadToPart(url, join(dir, 'aborted.part'), { signal: ac.signal });
     setTimeout(() => ac.abort(), 300);
     await expect(p).rejects.toBeTruthy();
+    await control(sb.url, 'reset', {});
+  });
+
+  it('a part file the file system refuses fails at once with the reason, not as a transfer to repeat', async () => {
+    // Small bodies take node:http, large ones the bare socket: both classify the same way.
+    for (const bytes of [1000, SIZE]) {
+      const { url } = await control(sb.url, 'blobs', { bytes });
+      const tooLong = join(dir, `${'n'.repeat(300)}.part`);
+      const blocker = join(dir, `a-file-${bytes}`);
+      writeFileSync(blocker, 'not a folder');
+      for (const [part, code] of [[tooLong, 'ENAMETOOLONG'], [join(blocker, 'x.part'), 'ENOTDIR']] as const) {
+        const err = await downloadToPart(url, part).then(() => null, (e: unknown) => e as Error & { cause?: { code?: string } });
+        expect(err, `${bytes} bytes into ${code}`).not.toBeNull();
+        expect(err).not.toBeInstanceOf(TransientDownloadError);
+        expect(err!.message).toMatch(/^cannot write the result file: /);
+        expect(err!.cause?.code).toBe(code);
+      }
+    }
+  });
+
+  it('a dropped connection stays transient: repeating the transfer can help', async () => {
+    const { url } = await control(sb.url, 'blobs', { bytes: 1000 });
+    await control(sb.url, 'faults', { truncateDownloads: true });
+    await expect(downloadToPart(url, join(dir, 'small-truncated.part'))).rejects.toBeInstanceOf(TransientDownloadError);
     await control(sb.url, 'reset', {});
   });
 });
