@@ -9,3 +9,5 @@ export const dirName = (p: string) => {
   const i = Math.max(p.lastIndexOf('/'), p.lastIndexOf('\\'));
   return i > 0 ? p.slice(0, i) : p;
 };
+/** `relDir` (the subfolder under a batch's root) with the input path's own separator, to prefix its name; '' at the root. */
+export const subfolderPrefix = (input: string, relDir: string | null | undefined) => (relDir ? `${relDir}${sepOf(input)}` : '');
