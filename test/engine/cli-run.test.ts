@@ -56,4 +56,26 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     // Only the first test's job: neither refusal left a job or an empty batch behind.
     expect(JSON.parse(listed.out).jobs.map((j: { input: string }) => j.input)).toEqual([join(dir, 'in', 'a.png')]);
   });
+
+  it('--json prints one report on stdout, per input in walk order with its result files; progress goes to stderr', async () => {
+    const input = join(dir, 'json-in');
+    await makeImages(input, ['b.png', 'sub/a.png']);
+    writeFileSync(join(input, 'notes.txt'), 'not an image');
+    const out = join(dir, 'json-out');
+    const r = await cli(['run', 'upscaler-precision', input, '--out', out, '--json']);
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.out);
+    expect(report).toMatchObject({ tool: 'upscaler-precision', outDir: out, total: 2, done: 2, queued: 2, resumed: 0, skipped: [] });
+    expect(report.rejected).toEqual([{ path: join(input, 'notes.txt'), reason: 'this tool does not take .txt files' }]);
+    expect(report.jobs.map((j: { input: string; state: string; outputs: string[] }) => [j.input, j.state, j.outputs])).toEqual([
+      [join(input, 'b.png'), 'done', [join(out, 'b_upscaler-precision.png')]],
+      [join(input, 'sub', 'a.png'), 'done', [join(out, 'sub', 'a_upscaler-precision.png')]],
+    ]);
+    expect(r.err).toContain('2 queued, 1 rejected');
+
+    // Run again: both outputs exist, nothing is queued, and the report says which were skipped.
+    const again = JSON.parse((await cli(['run', 'upscaler-precision', input, '--out', out, '--json'])).out);
+    expect(again).toMatchObject({ batch: null, total: 0, jobs: [] });
+    expect(again.skipped.map((x: { path: string }) => x.path)).toEqual([join(input, 'b.png'), join(input, 'sub', 'a.png')]);
+  });
 });

@@ -3,6 +3,7 @@ import { findTool, parseParam, TOOLS } from '../../../../shared/catalogue/index.
 import { DeskError } from '../../../../shared/contract/define.ts';
 import { UsageError, type CliCommand, type CliContext } from '../command.ts';
 import { openEngineSession, Progress, waitForJobs } from '../engine-session.ts';
+import { toJobRecord } from '../../../core/queue/store.ts';
 
 interface RunArgs {
   tool: string;
@@ -10,6 +11,8 @@ interface RunArgs {
   params: Record<string, unknown>;
   out?: string;
   concurrency?: number;
+  /** One JSON report on stdout at the end; progress and notes go to stderr. */
+  json: boolean;
 }
 
 function parseArgs(argv: string[]): RunArgs {
@@ -17,6 +20,7 @@ function parseArgs(argv: string[]): RunArgs {
   const pairs: string[] = [];
   let out: string | undefined;
   let concurrency: number | undefined;
+  let json = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -26,6 +30,7 @@ function parseArgs(argv: string[]): RunArgs {
     };
     if (a === '--param' || a === '-p') pairs.push(value());
     else if (a.startsWith('--param=')) pairs.push(a.slice(8));
+    else if (a === '--json') json = true;
     else if (a === '--out' || a === '-o') out = value();
     else if (a.startsWith('--out=')) out = a.slice(6);
     else if (a === '--concurrency' || a === '-c' || a.startsWith('--concurrency=')) {
@@ -49,13 +54,13 @@ function parseArgs(argv: string[]): RunArgs {
     }
   }
   if (entry.batchField && inputs.length === 0 && params[entry.batchField] === undefined) throw new UsageError(`${tool} needs input files or folders`);
-  return { tool, inputs, params, out, concurrency };
+  return { tool, inputs, params, out, concurrency, json };
 }
 
 export const runCommand: CliCommand = {
   name: 'run',
   summary: 'Run a tool over files and folders (resumable; exit 0 only when every job is done).',
-  usage: 'mediadesk run <tool> <files or folders...> [--param key=value ...] --out DIR [--concurrency N]',
+  usage: 'mediadesk run <tool> <files or folders...> [--param key=value ...] --out DIR [--concurrency N] [--json]',
   async run(ctx: CliContext): Promise<number> {
     const args = parseArgs(ctx.argv);
     const session = await openEngineSession(ctx, { concurrency: args.concurrency });
@@ -75,18 +80,35 @@ export const runCommand: CliCommand = {
       for (const r of started.rejected) ctx.stderr.write(`rejected ${r.path}: ${r.reason}\n`);
       const summary = [started.batch ? `batch ${started.batch.id.slice(0, 8)}: ${started.queued} queued` : 'nothing queued', started.resumed.length && `${started.resumed.length} resumed from an earlier run`,
         started.skipped.length && `${started.skipped.length} skipped (output exists)`, started.rejected.length && `${started.rejected.length} rejected`].filter(Boolean).join(', ');
-      ctx.stdout.write(`${summary}\n`);
-      if (started.jobIds.length === 0) return started.rejected.length ? 1 : 0;
+      // With --json, stdout carries the report alone: a script parses it without skipping lines.
+      const notes = args.json ? ctx.stderr : ctx.stdout;
+      notes.write(`${summary}\n`);
+      const report = () => {
+        // In the folder walk's order, as the Queue shows them.
+        const jobs = engine.store.byIds(started.jobIds).sort((a, b) => a.seq - b.seq).map(toJobRecord);
+        return {
+          batch: started.batch?.id ?? null, tool: args.tool, outDir: started.batch?.outDir ?? null,
+          total: started.jobIds.length, done: jobs.filter((j) => j.state === 'done').length, queued: started.queued, resumed: started.resumed.length,
+          jobs: jobs.map((j) => ({ id: j.id, input: j.input, state: j.state, outputs: j.outputs, text: j.text, error: j.error })),
+          skipped: started.skipped, rejected: started.rejected,
+        };
+      };
+      if (started.jobIds.length === 0) {
+        if (args.json) ctx.stdout.write(`${JSON.stringify(report(), null, 2)}\n`);
+        return started.rejected.length ? 1 : 0;
+      }
       engine.start();
-      const counts = await waitForJobs(engine, started.jobIds, new Progress(ctx.stdout), stop.signal);
+      const counts = await waitForJobs(engine, started.jobIds, new Progress(notes), stop.signal);
       if (stop.signal.aborted) {
+        if (args.json) ctx.stdout.write(`${JSON.stringify(report(), null, 2)}\n`);
         ctx.stderr.write('stopped; run the same command again to resume (nothing is submitted twice)\n');
         return 130;
       }
       for (const j of engine.store.byIds(started.jobIds)) {
         if (j.state !== 'done') ctx.stderr.write(`${j.state} ${j.id.slice(0, 8)} ${j.inputPath ?? ''}: ${j.error ?? ''}\n`);
       }
-      ctx.stdout.write(`${counts.done} of ${started.jobIds.length} done${args.out ? `; results in ${args.out}` : ''}\n`);
+      if (args.json) ctx.stdout.write(`${JSON.stringify(report(), null, 2)}\n`);
+      else ctx.stdout.write(`${counts.done} of ${started.jobIds.length} done${args.out ? `; results in ${args.out}` : ''}\n`);
       return counts.done === started.jobIds.length ? 0 : 1;
     } finally {
       process.off('SIGINT', onSignal);
