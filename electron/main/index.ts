@@ -68,7 +68,9 @@ if (!app.requestSingleInstanceLock()) {
     win = new BrowserWindow({
       width: 1280,
       height: 820,
-      minWidth: 1024,
+      // The layout holds down to 600 px wide (nav rail, stacked Studio; test/e2e/layout.spec.ts),
+      // so a half-screen or tiled window works too.
+      minWidth: 600,
       minHeight: 700,
       show: false,
       title: 'MediaDesk',
