@@ -29,7 +29,9 @@ const home = () => {
   return h;
 };
 const envFor = (url: string): NodeJS.ProcessEnv => ({ MEDIADESK_API_URL: url, MEDIADESK_API_KEY: 'sandbox-owner' });
-const openCore = (h: string, env: NodeJS.ProcessEnv) => createCore({ home: h, host: 'cli', env, secrets: new MemorySecretStore(), startSandbox: () => startSandbox({ port: 0, taskDurationMs: 100 }) });
+/** A core as the CLI builds one; `env` chooses the backend (none: the built-in Sandbox, started in-process). */
+const openCore = (h: string, env: NodeJS.ProcessEnv, runQueue = true) =>
+  createCore({ home: h, host: 'cli', env, runQueue, secrets: new MemorySecretStore(), startSandbox: () => startSandbox({ port: 0, taskDurationMs: 100 }) });
 
 async function call<K extends CommandName>(core: Core, name: K, req: Req<K>): Promise<Res<K>> {
   const reply = await core.dispatch(name, req);
@@ -90,5 +92,58 @@ describe('a whole core and its app runs', () => {
       await b.close();
     }
     expect(await runPosts(sandbox.url)).toBe(before + 1);
+  });
+
+  it('a run queued on the built-in Sandbox is neither resumed nor sent after a switch to the live service, and is again once switched back', async () => {
+    const h = home();
+    const out = join(h, 'out');
+    const jingle = (brief: string) => ({ appId: 'jM4nX8sc', confirmedCost: 8, inputs: { brief }, outDir: out, resume: true });
+    const live = envFor(sandbox.url);
+    const before = await runPosts(sandbox.url);
+
+    // Queued on the Sandbox (this process does not run the queue): stopped before it was sent.
+    const onSandbox = await openCore(h, {}, false);
+    let first: string, second: string;
+    try {
+      expect(await onSandbox.backend.identity()).toBe('sandbox');
+      first = (await call(onSandbox, 'apps.run', jingle('one'))).id;
+      second = (await call(onSandbox, 'apps.run', jingle('two'))).id;
+    } finally {
+      await onSandbox.close();
+    }
+    expect(storedRun(h, first).backend).toBe('sandbox');
+
+    // The same command on the live service queues a run of its own and sends only that one.
+    const onLive = await openCore(h, live);
+    try {
+      expect(await onLive.backend.identity()).toBe(`live ${sandbox.url}`);
+      const again = await call(onLive, 'apps.run', jingle('one'));
+      expect(again.resumed).toBe(false);
+      expect(again.id).not.toBe(first);
+      expect((await settledIn(onLive, again.id)).state).toBe('done');
+      expect(storedRun(h, again.id).backend).toBe(`live ${sandbox.url}`);
+      expect(await runPosts(sandbox.url)).toBe(before + 1);
+      expect([onLive.apps.one(first).state, onLive.apps.one(second).state]).toEqual(['queued', 'queued']);
+      // Canceled and retried here, a run is sent anew to the backend in use now.
+      await call(onLive, 'apps.cancel', { id: second });
+      await call(onLive, 'apps.retry', { id: second });
+      expect(storedRun(h, second).backend).toBe(`live ${sandbox.url}`);
+      expect((await settledIn(onLive, second)).state).toBe('done');
+      expect(await runPosts(sandbox.url)).toBe(before + 2);
+    } finally {
+      await onLive.close();
+    }
+
+    // Back on the Sandbox, the same command follows the run it queued there, and sends it there.
+    const back = await openCore(h, {});
+    try {
+      const resumed = await call(back, 'apps.run', jingle('one'));
+      expect([resumed.id, resumed.resumed]).toEqual([first, true]);
+      const done = await settledIn(back, first);
+      expect([done.state, done.outputs.length]).toEqual(['done', 1]);
+    } finally {
+      await back.close();
+    }
+    expect(await runPosts(sandbox.url)).toBe(before + 2);
   });
 });
