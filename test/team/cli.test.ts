@@ -97,9 +97,11 @@ describe('mediadesk apps | usage | creations', () => {
     const listed = JSON.parse((await cli(['apps', 'runs', '--json'])).out) as { id: string; state: string }[];
     expect(listed.find((r) => r.id.startsWith(id!))!.state).toBe('running');
 
-    const again = await cli(args);
+    // Following the earlier run pays nothing: no cost is shown, and no --yes is needed to accept one.
+    const again = await cli(args.filter((x) => x !== '--yes'));
     expect(again.code, again.err).toBe(0);
-    expect(again.out).toMatch(new RegExp(`^run ${id} resumed \\(running, already submitted\\): not submitted or paid again$`, 'm'));
+    expect(again.out).toMatch(new RegExp(`^run ${id} resumed \\(running, already submitted\\): following the earlier run; it is not submitted or paid again \\(--new starts another\\)$`, 'm'));
+    expect(again.err).not.toMatch(/costs|credits/);
     const file = again.out.trim().split('\n').at(-1)!;
     expect(file).toMatch(/product-shot-studio-.*\.png$/);
     expect(existsSync(file)).toBe(true);

@@ -80,7 +80,7 @@ export class AppsService {
    * paid for it again); the lookup and the insert share one write transaction, so two processes
    * cannot both queue.
    */
-  async run(req: { appId: string; inputs: Record<string, string | number>; confirmedCost: number | null; outDir?: string; resume?: boolean }): Promise<AppRun & { resumed: boolean }> {
+  async run(req: { appId: string; inputs: Record<string, string | number>; confirmedCost: number | null; outDir?: string; resume?: boolean | 'only' }): Promise<AppRun & { resumed: boolean }> {
     const def = await this.get(req.appId);
     const inputs = await prepareInputs(def, req.inputs);
     const outDir = resolve(req.outDir ?? this.o.defaultOutDir());
@@ -89,6 +89,7 @@ export class AppsService {
     const { row, resumed } = this.store.db.transaction(() => {
       const pending = req.resume ? this.store.unfinished(def.id, outDir, inputs, backend) : null;
       if (pending) return { row: pending, resumed: true };
+      if (req.resume === 'only') throw new DeskError('not_found', `no unfinished run of ${def.name} with these inputs and output folder on this backend`);
       if (def.cost !== req.confirmedCost) throw new DeskError('conflict', `${def.name} now costs ${def.cost ?? 'an unknown number of'} credits, not ${req.confirmedCost ?? 'unknown'}; confirm the new cost to run it`);
       return { row: this.store.insert({ id: randomUUID(), appId: def.id, appName: def.name, outputKind: def.output ?? 'image', cost: def.cost, inputs, outDir, backend }), resumed: false };
     }).immediate();

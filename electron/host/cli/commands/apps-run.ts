@@ -1,8 +1,9 @@
+import type { Req, Res } from '../../../../shared/contract/index.ts';
 import type { AppDefinition, AppRun } from '../../../../shared/contract/team.ts';
 import { SETTLED_STATES } from '../../../core/queue/states.ts';
 import { UsageError, type CliContext } from '../command.ts';
 import type { CliServices } from '../services.ts';
-import { invoke } from './team-common.ts';
+import { invoke, refusal } from './team-common.ts';
 
 export interface AppRunArgs {
   inputs: Record<string, string>;
@@ -31,23 +32,56 @@ function stoppedNote(r: AppRun): string {
 }
 
 /**
+ * The pending run of the same app, inputs and folder on this backend, if any: asked before a cost
+ * is shown, since following it pays nothing. Never queues one (`resume: 'only'`).
+ */
+async function earlierRun(s: CliServices, req: Req<'apps.run'>): Promise<AppRun | null> {
+  const reply = await s.core.dispatch('apps.run', { ...req, resume: 'only' });
+  if (!reply.ok) {
+    if (reply.error.code === 'not_found') return null;
+    throw refusal(reply.error);
+  }
+  const { resumed: _, ...run } = reply.result as Res<'apps.run'>;
+  return run;
+}
+
+/**
  * Queues the run, or resumes the pending one of the same app, inputs and folder, then follows it
  * to its downloaded results. Ctrl-C stops following, never the run: the next identical command
- * picks it up where it is.
+ * picks it up where it is. A resumed run shows no cost and needs no --yes: nothing new is paid.
  */
 export async function runApp(ctx: CliContext, s: CliServices, def: AppDefinition, a: AppRunArgs): Promise<number> {
-  if (!(await acceptCost(ctx, def, a.yes))) {
-    ctx.stderr.write('not run\n');
-    return 1;
+  const req: Req<'apps.run'> = { appId: def.id, inputs: a.inputs, confirmedCost: def.cost, outDir: a.out };
+  const earlier = a.fresh ? null : await earlierRun(s, req);
+  let run: AppRun;
+  let resumed = true;
+  if (earlier) run = earlier;
+  else {
+    if (!(await acceptCost(ctx, def, a.yes))) {
+      ctx.stderr.write('not run\n');
+      return 1;
+    }
+    // Still `resume`: a run queued by another process since the question is followed, not doubled.
+    ({ resumed, ...run } = await invoke(s.core, 'apps.run', { ...req, resume: !a.fresh }));
   }
+  ctx.stdout.write(resumed
+    ? `run ${short(run)} resumed (${run.state}${run.runId ? ', already submitted' : ''}): following the earlier run; it is not submitted or paid again (--new starts another)\n`
+    : `run ${short(run)} queued\n`);
+  return follow(ctx, s, run, { resumed });
+}
+
+/**
+ * Follows a run (this process drives the queue unless another one holds it) until it settles:
+ * 0 when its results are downloaded, 1 when it failed, was canceled or needs the user, 130 after
+ * Ctrl-C, which stops following, never the run.
+ */
+export async function follow(ctx: CliContext, s: CliServices, start: AppRun, o: { resumed: boolean }): Promise<number> {
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    const { resumed, ...queued } = await invoke(s.core, 'apps.run', { appId: def.id, inputs: a.inputs, confirmedCost: def.cost, outDir: a.out, resume: !a.fresh });
-    let run: AppRun = queued;
-    ctx.stdout.write(resumed ? `run ${short(run)} resumed (${run.state}${run.runId ? ', already submitted' : ''}): not submitted or paid again\n` : `run ${short(run)} queued\n`);
+    let run = start;
     // This process takes the queue (unless the desktop app holds it and runs it for us).
     s.core.engine.start();
     let last = '';
@@ -59,7 +93,7 @@ export async function runApp(ctx: CliContext, s: CliServices, def: AppDefinition
       if (SETTLED_STATES.includes(run.state)) {
         for (const f of run.outputs) ctx.stdout.write(`${f}\n`);
         if (run.error) ctx.stderr.write(`${run.error}\n`);
-        if (resumed && run.state === 'needs_attention') ctx.stderr.write(`run ${short(run)} is not sent again without you: check it in the app's Queue, or add --new to start another paid run\n`);
+        if (o.resumed && run.state === 'needs_attention') ctx.stderr.write(`run ${short(run)} is not sent again without you: check it in the app's Queue, or add --new to start another paid run\n`);
         return run.state === 'done' ? 0 : 1;
       }
       await new Promise((r) => setTimeout(r, 200));
