@@ -7,7 +7,7 @@ import { ApiError, type ApiClient } from '../api/client.ts';
 import { assertOutputFolder } from '../output-folder.ts';
 import { creationValue } from './creation-input.ts';
 import { AppRunner, explainAppError } from './runner.ts';
-import { AppRunStore, toAppRun } from './store.ts';
+import { AppRunStore, toAppRun, type AppRunRow } from './store.ts';
 import { parseAppDefinition, parseAppList } from './wire.ts';
 
 /** A failed app call as a DeskError: the Enterprise-only 403 in plain words. */
@@ -33,6 +33,19 @@ export async function prepareInputs(def: AppDefinition, raw: Record<string, stri
     else out[input.id] = String(v);
   }
   return out;
+}
+
+/** States a user may retry a run from. */
+export const RETRYABLE: readonly AppRun['state'][] = ['failed', 'canceled', 'needs_attention'];
+
+/**
+ * What a retry does with a run: fetch its results again (paid, results known), poll it again
+ * (submitted, then canceled here), or send it anew, which is a new paid run.
+ */
+export function retryPlan(r: Pick<AppRunRow, 'state' | 'runId' | 'results'>): 'download' | 'poll' | 'submit' {
+  if (r.runId && r.results?.length) return 'download';
+  if (r.runId && r.state === 'canceled') return 'poll';
+  return 'submit';
 }
 
 export interface AppsServiceOptions {
@@ -128,10 +141,11 @@ export class AppsService {
   retry(id: string, backend?: string): AppRun {
     const r = this.store.get(id);
     if (!r) throw new DeskError('not_found', `no app run ${id}`);
-    if (!['failed', 'canceled', 'needs_attention'].includes(r.state)) throw new DeskError('conflict', `run ${id} is ${r.state}; only failed, canceled or needs-attention runs can be retried`);
+    if (!RETRYABLE.includes(r.state)) throw new DeskError('conflict', `run ${id} is ${r.state}; only failed, canceled or needs-attention runs can be retried`);
+    const plan = retryPlan(r);
     let ok: boolean;
-    if (r.runId && r.results?.length) ok = this.store.move(id, r.state, 'downloading', { error: null });
-    else if (r.runId && r.state === 'canceled') ok = this.store.move(id, r.state, 'running', { error: null, nextPollAt: Date.now() });
+    if (plan === 'download') ok = this.store.move(id, r.state, 'downloading', { error: null });
+    else if (plan === 'poll') ok = this.store.move(id, r.state, 'running', { error: null, nextPollAt: Date.now() });
     else ok = this.store.move(id, r.state, 'queued', { error: null, invalid: null, runId: null, runStatus: null, results: null, outputs: [], nextPollAt: null, ...(backend ? { backend } : {}) });
     if (!ok) throw new DeskError('conflict', `run ${id} changed while retrying; try again`);
     this.runner.kick();

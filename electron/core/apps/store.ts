@@ -81,6 +81,12 @@ export class AppRunStore {
     return r ? fromRaw(r) : null;
   }
 
+  /** Up to two run ids starting with `prefix` (the CLI shows the first 8 characters): one is a match. */
+  idsStartingWith(prefix: string): string[] {
+    if (!/^[0-9a-f-]{4,36}$/i.test(prefix)) return [];
+    return (this.db.prepare("SELECT id FROM app_runs WHERE id LIKE ? || '%' ORDER BY seq DESC LIMIT 2").all(prefix.toLowerCase()) as { id: string }[]).map((r) => r.id);
+  }
+
   inState(state: JobState, limit = 1000): AppRunRow[] {
     return (this.db.prepare('SELECT * FROM app_runs WHERE state = ? ORDER BY seq LIMIT ?').all(state, limit) as Raw[]).map(fromRaw);
   }

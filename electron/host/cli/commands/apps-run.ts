@@ -1,5 +1,6 @@
 import type { Req, Res } from '../../../../shared/contract/index.ts';
 import type { AppDefinition, AppRun } from '../../../../shared/contract/team.ts';
+import { retryPlan, RETRYABLE } from '../../../core/apps/service.ts';
 import { SETTLED_STATES } from '../../../core/queue/states.ts';
 import { UsageError, type CliContext } from '../command.ts';
 import type { CliServices } from '../services.ts';
@@ -14,11 +15,11 @@ export interface AppRunArgs {
 }
 
 /** The cost is shown and must be accepted: interactively, or with --yes in scripts. */
-async function acceptCost(ctx: CliContext, def: AppDefinition, yes: boolean): Promise<boolean> {
+async function acceptCost(ctx: CliContext, def: AppDefinition, yes: boolean, question = 'Run it?'): Promise<boolean> {
   ctx.stderr.write(`${def.name} costs ${def.cost ?? 'an unknown number of'} credits per run.\n`);
   if (yes) return true;
   if (!ctx.stdin.isTTY) throw new UsageError('add --yes to accept the cost (no terminal to ask)');
-  ctx.stderr.write('Run it? [y/N] ');
+  ctx.stderr.write(`${question} [y/N] `);
   const answer = await new Promise<string>((res) => ctx.stdin.once('data', (d) => res(String(d))));
   (ctx.stdin as NodeJS.ReadStream).pause?.();
   return /^y(es)?$/i.test(answer.trim());
@@ -106,4 +107,49 @@ export async function follow(ctx: CliContext, s: CliServices, start: AppRun, o: 
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
+}
+
+/** A run named by its id or a prefix of it (the 8 characters the CLI prints); a miss is bad input. */
+function runIdOf(s: CliServices, raw: string): string {
+  const ids = s.core.apps.store.idsStartingWith(raw);
+  if (ids.length === 1) return ids[0];
+  throw new UsageError(ids.length ? `${raw} starts more than one app run id; give more of it` : `no app run ${raw} (\`mediadesk apps runs\` lists them)`);
+}
+
+/** The UI's own command (apps.cancel / apps.retry); every refusal of the run named is bad input (exit 2). */
+async function act(s: CliServices, name: 'apps.cancel' | 'apps.retry', id: string): Promise<AppRun> {
+  const reply = await s.core.dispatch(name, { id });
+  if (!reply.ok) throw refusal(reply.error, ['invalid', 'conflict', 'not_found']);
+  return reply.result as AppRun;
+}
+
+/** `apps cancel RUN`: stops a run the queue has not finished; one already submitted may still be charged. */
+export async function cancelRun(ctx: CliContext, s: CliServices, raw: string): Promise<number> {
+  const run = await act(s, 'apps.cancel', runIdOf(s, raw));
+  ctx.stdout.write(`run ${short(run)} canceled${run.runId ? ' (already submitted: the server may still charge it)' : ' before it was submitted: nothing is charged'}\n`);
+  return 0;
+}
+
+/**
+ * `apps retry RUN`: a failed, canceled or needs-attention run, as the app's Retry does it. A paid
+ * run is never sent again (its results are fetched, or it is polled again): no cost, no --yes.
+ * One sent anew is a new paid run, so its cost is shown and must be accepted like `apps run`'s.
+ */
+export async function retryRun(ctx: CliContext, s: CliServices, raw: string, o: { yes: boolean; wait: boolean }): Promise<number> {
+  const id = runIdOf(s, raw);
+  const row = s.core.apps.store.get(id)!;
+  // A run that cannot be retried is refused by the command itself, with its reason.
+  const plan = RETRYABLE.includes(row.state) ? retryPlan(row) : null;
+  if (plan === 'submit') {
+    if (row.state === 'needs_attention') ctx.stderr.write(`run ${id.slice(0, 8)} may already have been created and charged; retrying sends it again as a new run.\n`);
+    const def = await invoke(s.core, 'apps.get', { id: row.appId });
+    if (!(await acceptCost(ctx, def, o.yes, 'Send it again?'))) {
+      ctx.stderr.write('not retried\n');
+      return 1;
+    }
+  }
+  const run = await act(s, 'apps.retry', id);
+  const what = plan === 'download' ? 'fetching its results again; nothing is paid again' : plan === 'poll' ? 'following the submitted run again; nothing is paid again' : 'sent again as a new run';
+  ctx.stdout.write(`run ${short(run)} retried (${run.state}): ${what}\n`);
+  return o.wait ? follow(ctx, s, run, { resumed: false }) : 0;
 }
