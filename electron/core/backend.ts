@@ -51,15 +51,33 @@ export class Backend {
     return { effective: 'sandbox', chosen: s.backend, baseUrl: sandboxUrl, keySet, keychain, reason };
   }
 
-  async target(): Promise<ApiTarget> {
+  /** The live target (environment, or the chosen live service with a key), or null for the Sandbox. */
+  private async live(): Promise<ApiTarget | null> {
     if (this.env.MEDIADESK_API_URL && this.env.MEDIADESK_API_KEY) return { baseUrl: this.env.MEDIADESK_API_URL, apiKey: this.env.MEDIADESK_API_KEY };
     const s = this.o.settings.get();
     if (s.backend === 'live') {
       const key = await this.o.secrets.get();
       if (key) return { baseUrl: s.baseUrl, apiKey: key };
     }
+    return null;
+  }
+
+  async target(): Promise<ApiTarget> {
+    const live = await this.live();
+    if (live) return live;
     this.sandbox ??= this.o.startSandbox();
-    return { baseUrl: (await this.sandbox).url, apiKey: s.sandboxKey };
+    return { baseUrl: (await this.sandbox).url, apiKey: this.o.settings.get().sandboxKey };
+  }
+
+  /**
+   * Which server requests go to now, recorded with what is sent there: a run id means something
+   * only on the server that made it. `live <base URL>` for the live service (or the one the
+   * environment names), `sandbox` for the built-in Sandbox whatever its port (each process starts
+   * its own). Starts nothing.
+   */
+  async identity(): Promise<string> {
+    const live = await this.live();
+    return live ? `live ${live.baseUrl.replace(/\/+$/, '')}` : 'sandbox';
   }
 
   slugs(): Slugs {

@@ -18,6 +18,8 @@ export interface TeamDeps {
   db: Db;
   /** Whether this process holds the queue (the engine's lease). */
   lease: () => boolean;
+  /** Backend.identity(): the server app runs are queued for and driven on. */
+  backend: () => Promise<string>;
   settings: () => Settings;
   events?: EventBus;
   addMediaRoots?: (roots: () => string[]) => void;
@@ -45,7 +47,7 @@ export function teamServices(d: TeamDeps) {
     }, 200);
     emitTimer.unref?.();
   };
-  const apps = new AppsService({ client: d.client, store, lease: d.lease, defaultOutDir: () => defaultOutDir(d.home, d.settings(), 'apps'), onChange, poll: d.poll });
+  const apps = new AppsService({ client: d.client, store, lease: d.lease, backend: d.backend, defaultOutDir: () => defaultOutDir(d.home, d.settings(), 'apps'), onChange, poll: d.poll });
   const analytics = new AnalyticsService({ client: d.client, db: d.db, target: d.target });
   const creations = new CreationsService(d.client, join(d.home, 'cache', 'creations'));
   d.addMediaRoots?.(() => store.outDirs());
@@ -64,7 +66,7 @@ export function teamHandlers(d: TeamDeps, s: TeamServices = teamServices(d)): Ha
     'apps.run': (req) => s.apps.run(req),
     'apps.runs': ({ limit }) => ({ runs: s.apps.runs(limit) }),
     'apps.cancel': ({ id }) => s.apps.cancel(id),
-    'apps.retry': ({ id }) => s.apps.retry(id),
+    'apps.retry': async ({ id }) => s.apps.retry(id, await d.backend()),
     'usage.query': ({ refresh, ...q }) => s.analytics.query(q, refresh),
     'usage.breakdown': ({ by, ...q }) => s.analytics.breakdown(q, by),
     'usage.budget': () => s.analytics.budget(),

@@ -131,6 +131,8 @@ export function registerApps(app: FastifyInstance, state: SandboxState): void {
     state.tasks.add(task);
     state.stats.create(task.toolId, caller.key);
     if (typeof body.webhook === 'string') state.webhooks.watch(task, body.webhook, runView);
+    const hold = state.faults.current.appRunAnswerDelayMs;
+    if (hold > 0) await new Promise((res) => setTimeout(res, hold));
     return reply.code(202).send({ status: RUN_STATUS.CREATED, workflow_run_identifier: task.id });
   });
   app.get('/v1/ai/apps/runs/:runId', async (req: FastifyRequest<{ Params: { runId: string } }>, reply) => {

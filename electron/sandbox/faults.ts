@@ -19,6 +19,11 @@ export interface Faults {
    * endings (api-notes: `completed_with_errors`, `cancelled`) on demand.
    */
   appRunEnding: AppRunEnding;
+  /**
+   * How long the answer to a workflow-app run POST is held after the run is recorded (and
+   * charged): the server took the run, the 202 is still on its way. 0 = answer at once.
+   */
+  appRunAnswerDelayMs: number;
 }
 
 export const APP_RUN_ENDINGS = ['completed', 'completed_with_errors', 'cancelled'] as const;
@@ -29,7 +34,7 @@ export const DEFAULT_TASK_DURATION_MS = 3000;
 export function defaultFaults(taskDurationMs = DEFAULT_TASK_DURATION_MS): Faults {
   return {
     taskDurationMs, failureRate: 0, rate429: 0, retryAfterSec: 1, rate500: 0, rate503: 0, resetRate: 0,
-    slowDownloadBytesPerSec: 0, truncateDownloads: false, expireResultUrls: false, appRunEnding: 'completed',
+    slowDownloadBytesPerSec: 0, truncateDownloads: false, expireResultUrls: false, appRunEnding: 'completed', appRunAnswerDelayMs: 0,
   };
 }
 
@@ -46,6 +51,7 @@ export const faultsPatchSchema = z.object({
   truncateDownloads: z.boolean(),
   expireResultUrls: z.boolean(),
   appRunEnding: z.enum(APP_RUN_ENDINGS),
+  appRunAnswerDelayMs: z.number().int().min(0).max(600_000),
 }).partial().strict();
 
 export type InjectedFault = { kind: 'reset' } | { kind: 'status'; status: 429 | 500 | 503 } | null;

@@ -63,8 +63,12 @@ export const appRunRequestSchema = z.object({
   /** The cost the user saw and confirmed; the run is refused if the app's cost is now different. */
   confirmedCost: z.number().nullable(),
   outDir: z.string().min(1).optional(),
-  /** Follow a pending run of the same app, inputs and folder instead of paying for another (the CLI's re-run after Ctrl-C). */
-  resume: z.boolean().optional(),
+  /**
+   * Follow a pending run of the same app, inputs and folder (on the same backend) instead of paying
+   * for another (the CLI's re-run after Ctrl-C). `only`: follow such a run or answer not_found,
+   * never queue one, so a caller can learn that nothing will be paid before it shows a cost.
+   */
+  resume: z.union([z.boolean(), z.literal('only')]).optional(),
 }).strict();
 
 // ---- analytics ----------------------------------------------------------------------------------

@@ -168,8 +168,13 @@ describe('workflow apps over the Sandbox', () => {
     const same = { appId: 'pS7kQ2xa', confirmedCost: 12, inputs: { product_image: image, scene: 'resume me' }, outDir: out };
     const posts = async () => (await control(r.sandbox.url, 'stats')).requests['POST /v1/ai/apps/:appId/run'] ?? 0;
     r.lease.held = false;
+    // `only` follows a pending run or says there is none; it never queues one (nothing was confirmed).
+    const count = r.services.apps.runs(500).length;
+    await expect(r.services.apps.run({ ...same, resume: 'only' })).rejects.toMatchObject({ code: 'not_found' });
+    expect(r.services.apps.runs(500).length).toBe(count);
     const first = await r.services.apps.run(same);
     expect(first.resumed).toBe(false);
+    expect(await r.services.apps.run({ ...same, resume: 'only', confirmedCost: 99 })).toMatchObject({ id: first.id, resumed: true });
     // Pending in every way a run can be: queued, needs attention, or paid with its download failed.
     const again = await r.services.apps.run({ ...same, resume: true });
     expect([again.id, again.resumed]).toEqual([first.id, true]);

@@ -20,6 +20,7 @@ afterAll(async () => {
 });
 
 const cli = (args: string[], key = 'sandbox-owner', cwd?: string) => runCli(args, { env: cliEnv(home, sandbox.url, key), cwd });
+const posts = async (): Promise<number> => (await control(sandbox.url, 'stats')).requests['POST /v1/ai/apps/:appId/run'] ?? 0;
 
 describe('mediadesk apps | usage | creations', () => {
   it('apps list, show, and run with --input to downloaded results', async () => {
@@ -97,14 +98,94 @@ describe('mediadesk apps | usage | creations', () => {
     const listed = JSON.parse((await cli(['apps', 'runs', '--json'])).out) as { id: string; state: string }[];
     expect(listed.find((r) => r.id.startsWith(id!))!.state).toBe('running');
 
-    const again = await cli(args);
+    // Following the earlier run pays nothing: no cost is shown, and no --yes is needed to accept one.
+    const again = await cli(args.filter((x) => x !== '--yes'));
     expect(again.code, again.err).toBe(0);
-    expect(again.out).toMatch(new RegExp(`^run ${id} resumed \\(running, already submitted\\): not submitted or paid again$`, 'm'));
+    expect(again.out).toMatch(new RegExp(`^run ${id} resumed \\(running, already submitted\\): following the earlier run; it is not submitted or paid again \\(--new starts another\\)$`, 'm'));
+    expect(again.err).not.toMatch(/costs|credits/);
     const file = again.out.trim().split('\n').at(-1)!;
     expect(file).toMatch(/product-shot-studio-.*\.png$/);
     expect(existsSync(file)).toBe(true);
     expect(await posts()).toBe(before + 1);
     expect((await cli(['apps', 'runs'])).out).toMatch(new RegExp(`^${id}  done `, 'm'));
+  });
+
+  it('apps cancel stops a run another terminal follows; apps retry follows it again to its results without paying again', async () => {
+    const out = join(home, 'cancel-out');
+    const before = await posts();
+    await control(sandbox.url, 'faults', { taskDurationMs: 4000 });
+    let follower: Promise<{ code: number | null; out: string; err: string }>;
+    let id = '';
+    try {
+      const child = spawn(process.execPath, [BIN, 'apps', 'run', 'jM4nX8sc', '--yes', '--input', 'brief=cancel me', '--out', out], { env: { ...process.env, ...cliEnv(home, sandbox.url) }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout!.on('data', (d) => (stdout += d));
+      follower = new Promise((res) => child.once('exit', (code) => res({ code, out: stdout, err: stderr })));
+      // Submitted: the run is on the server when the other terminal cancels it.
+      await new Promise<void>((res) => child.stderr!.on('data', (d) => {
+        stderr += d;
+        if (/^running/m.test(stderr)) res();
+      }));
+      id = /^run (\w{8}) queued$/m.exec(stdout)![1];
+    } finally {
+      await control(sandbox.url, 'faults', { taskDurationMs: 100 });
+    }
+    const cancel = await cli(['apps', 'cancel', id]);
+    expect([cancel.code, cancel.out]).toEqual([0, `run ${id} canceled (already submitted: the server may still charge it)\n`]);
+    const followed = await follower;
+    expect(followed.code).toBe(1);
+    expect(followed.err).toMatch(/^canceled \(\w+\)\nCanceled; the run was already submitted and may still be charged\.$/m);
+    const again = await cli(['apps', 'cancel', id]);
+    expect([again.code, again.err.trim()]).toEqual([2, expect.stringMatching(new RegExp(`^mediadesk apps: run ${id}[\\w-]+ is canceled; there is nothing to cancel$`))]);
+
+    // Submitted and paid: retry follows that run again, with no cost to accept and no new POST.
+    const retry = await cli(['apps', 'retry', id]);
+    expect(retry.code, retry.err).toBe(0);
+    expect(retry.out).toMatch(new RegExp(`^run ${id} retried \\(running\\): following the submitted run again; nothing is paid again$`, 'm'));
+    expect(retry.err).not.toMatch(/costs|credits/);
+    expect(retry.out.trim().split('\n').at(-1)).toMatch(/jingle-maker-.*\.mp3$/);
+    expect(await posts()).toBe(before + 1);
+    expect((await cli(['apps', 'runs'])).out).toMatch(new RegExp(`^${id}  done `, 'm'));
+  });
+
+  it('apps retry sends a failed run anew only with its cost accepted; unknown runs and runs in the wrong state exit 2', async () => {
+    const out = join(home, 'retry-out');
+    await control(sandbox.url, 'faults', { failureRate: 1 });
+    let failed: { code: number | null; out: string; err: string };
+    try {
+      failed = await cli(['apps', 'run', 'jM4nX8sc', '--yes', '--input', 'brief=fail first', '--out', out]);
+    } finally {
+      await control(sandbox.url, 'faults', { failureRate: 0 });
+    }
+    expect(failed.code).toBe(1);
+    const id = /^run (\w{8}) queued$/m.exec(failed.out)![1];
+    const before = await posts();
+
+    const unasked = await cli(['apps', 'retry', id]);
+    expect([unasked.code, unasked.err.trim().split('\n').at(-1)]).toEqual([2, 'mediadesk apps: add --yes to accept the cost (no terminal to ask)']);
+    expect(unasked.err).toMatch(/^Jingle maker costs 8 credits per run\.$/m);
+    expect(await posts()).toBe(before);
+
+    const retried = await cli(['apps', 'retry', id, '--yes', '--no-wait']);
+    expect(retried.code, retried.err).toBe(0);
+    expect(retried.out).toBe(`run ${id} retried (queued): sent again as a new run\n`);
+    const followed = await cli(['apps', 'run', 'jM4nX8sc', '--input', 'brief=fail first', '--out', out]);
+    expect(followed.code, followed.err).toBe(0);
+    expect(followed.out).toMatch(new RegExp(`^run ${id} resumed`, 'm'));
+    expect(await posts()).toBe(before + 1);
+
+    const done = await cli(['apps', 'retry', id, '--yes']);
+    expect([done.code, done.err.trim()]).toEqual([2, expect.stringMatching(/ is done; only failed, canceled or needs-attention runs can be retried$/)]);
+    const doneCancel = await cli(['apps', 'cancel', id]);
+    expect([doneCancel.code, doneCancel.err.trim()]).toEqual([2, expect.stringMatching(/ is done; there is nothing to cancel$/)]);
+    for (const args of [['apps', 'cancel', 'ffffffff'], ['apps', 'retry', 'not-a-run'], ['apps', 'retry', 'abc']]) {
+      const r = await cli(args);
+      expect([r.code, r.err.trim()], args.join(' ')).toEqual([2, `mediadesk apps: no app run ${args[2]} (\`mediadesk apps runs\` lists them)`]);
+    }
+    const bare = await cli(['apps', 'cancel']);
+    expect([bare.code, bare.err.trim()]).toEqual([2, 'mediadesk apps: apps cancel takes one run id (`mediadesk apps runs` lists them)']);
+    expect(await posts()).toBe(before + 1);
   });
 
   it('apps runs refuses what it does not take', async () => {

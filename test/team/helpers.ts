@@ -32,7 +32,7 @@ export async function rig(o: { key?: string; sandbox?: RunningSandbox; home?: st
   const lease = { held: true };
   const target = async () => ({ baseUrl: sandbox.url, apiKey: key.value });
   const client = new ApiClient(target, { maxDelayMs: 500, retries: 2 });
-  const services = teamServices({ home, client, target, db, lease: () => lease.held, settings: () => ({ ...DEFAULT_SETTINGS, outputDir: join(home, 'out') }), poll: { firstMs: 50, minMs: 50, maxMs: 300 } });
+  const services = teamServices({ home, client, target, db, lease: () => lease.held, backend: async () => `live ${sandbox.url}`, settings: () => ({ ...DEFAULT_SETTINGS, outputDir: join(home, 'out') }), poll: { firstMs: 50, minMs: 50, maxMs: 300 } });
   return {
     sandbox, home, db, client, services, key, lease,
     async close() {

@@ -26,6 +26,8 @@ export interface RunnerOptions {
   client: ApiClient;
   /** Whether this process holds the queue (the engine's lease): only the holder submits, polls and downloads. */
   lease: () => boolean;
+  /** Backend.identity(): a run is submitted and polled only on the backend it was queued for. */
+  backend: () => Promise<string>;
   onChange?: () => void;
   concurrency?: number;
   poll?: { firstMs: number; minMs: number; maxMs: number };
@@ -49,6 +51,10 @@ export class AppRunner {
   private readonly aborts = new Map<string, AbortController>();
   private timer: NodeJS.Timeout | null = null;
   private leased = false;
+  /** This process's backend (Backend.identity()), asked at most once a second; null until known. */
+  private here: string | null = null;
+  private hereAt = 0;
+  private asking = false;
 
   constructor(o: RunnerOptions) {
     this.o = o;
@@ -81,21 +87,51 @@ export class AppRunner {
       if (held && !this.leased) this.recover();
       this.leased = held;
       if (!held) return;
+      this.learnBackend();
       const limit = this.o.concurrency ?? 4;
       let active = [...this.busy.keys()].length;
-      for (const r of this.o.store.inState('queued', limit)) {
+      // All queued rows, not the first few: runs waiting for another backend must not hold up this one's.
+      for (const r of this.o.store.inState('queued')) {
         if (active >= limit) break;
-        if (this.busy.has(r.id) || (r.nextPollAt ?? 0) > Date.now()) continue;
+        if (this.busy.has(r.id) || !this.ours(r) || (r.nextPollAt ?? 0) > Date.now()) continue;
         active++;
         this.run(r.id, () => this.submit(r));
       }
       const now = Date.now();
-      for (const r of this.o.store.inState('running')) if (!this.busy.has(r.id) && (r.nextPollAt ?? 0) <= now) this.run(r.id, () => this.check(r));
+      for (const r of this.o.store.inState('running')) if (!this.busy.has(r.id) && this.ours(r) && (r.nextPollAt ?? 0) <= now) this.run(r.id, () => this.check(r));
+      // Downloads go on whatever the backend: the result URLs are absolute and lapse in 12 hours.
       for (const r of this.o.store.inState('downloading')) if (!this.busy.has(r.id)) this.run(r.id, () => this.download(r));
     } catch (err) {
       // One failed tick (locked DB, closed file) must not stop the runner; the next one retries.
       console.error(`mediadesk apps: ${(err as Error).message}`);
     }
+  }
+
+  private learnBackend(): void {
+    if (this.asking || Date.now() - this.hereAt < 1000) return;
+    this.asking = true;
+    this.o.backend()
+      .then((b) => {
+        const changed = b !== this.here;
+        this.here = b;
+        this.hereAt = Date.now();
+        if (changed) this.kick();
+      }, () => undefined)
+      .finally(() => (this.asking = false));
+  }
+
+  /**
+   * Whether this process may submit or poll the run: it was queued for the backend in use here (a
+   * run id means nothing on another server, and a run confirmed for the Sandbox must not be paid
+   * for on the live service). Runs from before backends were recorded are anyone's.
+   */
+  private ours(r: AppRunRow): boolean {
+    return r.backend === null || r.backend === this.here;
+  }
+
+  /** The exact check just before a request: the backend may have changed since the last answer. */
+  private async stillOurs(r: AppRunRow): Promise<boolean> {
+    return r.backend === null || r.backend === (await this.o.backend());
   }
 
   private recover(): void {
@@ -113,6 +149,7 @@ export class AppRunner {
   }
 
   private async submit(r: AppRunRow): Promise<void> {
+    if (!(await this.stillOurs(r))) return;
     if (!this.o.store.move(r.id, 'queued', 'submitting', { attemptId: randomUUID(), attempts: r.attempts + 1, error: null, invalid: null })) return;
     this.o.onChange?.();
     let view: RunView;
@@ -144,6 +181,7 @@ export class AppRunner {
   }
 
   private async check(r: AppRunRow): Promise<void> {
+    if (!(await this.stillOurs(r))) return;
     let view: RunView;
     try {
       view = parseRun(await this.o.client.get(`/v1/ai/apps/runs/${encodeURIComponent(r.runId!)}`));

@@ -7,7 +7,7 @@ import { ApiError, type ApiClient } from '../api/client.ts';
 import { assertOutputFolder } from '../output-folder.ts';
 import { creationValue } from './creation-input.ts';
 import { AppRunner, explainAppError } from './runner.ts';
-import { AppRunStore, toAppRun } from './store.ts';
+import { AppRunStore, toAppRun, type AppRunRow } from './store.ts';
 import { parseAppDefinition, parseAppList } from './wire.ts';
 
 /** A failed app call as a DeskError: the Enterprise-only 403 in plain words. */
@@ -35,10 +35,25 @@ export async function prepareInputs(def: AppDefinition, raw: Record<string, stri
   return out;
 }
 
+/** States a user may retry a run from. */
+export const RETRYABLE: readonly AppRun['state'][] = ['failed', 'canceled', 'needs_attention'];
+
+/**
+ * What a retry does with a run: fetch its results again (paid, results known), poll it again
+ * (submitted, then canceled here), or send it anew, which is a new paid run.
+ */
+export function retryPlan(r: Pick<AppRunRow, 'state' | 'runId' | 'results'>): 'download' | 'poll' | 'submit' {
+  if (r.runId && r.results?.length) return 'download';
+  if (r.runId && r.state === 'canceled') return 'poll';
+  return 'submit';
+}
+
 export interface AppsServiceOptions {
   client: ApiClient;
   store: AppRunStore;
   lease: () => boolean;
+  /** Backend.identity(): which server a run is queued for, and whether a pending one may be followed. */
+  backend: () => Promise<string>;
   defaultOutDir: () => string;
   onChange?: () => void;
   poll?: { firstMs: number; minMs: number; maxMs: number };
@@ -52,7 +67,7 @@ export class AppsService {
   constructor(o: AppsServiceOptions) {
     this.o = o;
     this.store = o.store;
-    this.runner = new AppRunner({ store: o.store, client: o.client, lease: o.lease, onChange: o.onChange, poll: o.poll });
+    this.runner = new AppRunner({ store: o.store, client: o.client, lease: o.lease, backend: o.backend, onChange: o.onChange, poll: o.poll });
   }
 
   async list(): Promise<AppSummary[]> {
@@ -74,19 +89,22 @@ export class AppsService {
   /**
    * Queues a run. The definition is read again so the cost the user confirmed is the cost now:
    * if it changed, nothing is queued and the user sees the new figure. With `resume`, a pending
-   * run of the same app, inputs and folder is followed instead (nothing is paid for it again); the
-   * lookup and the insert share one write transaction, so two processes cannot both queue.
+   * run of the same app, inputs and folder on the same backend is followed instead (nothing is
+   * paid for it again); the lookup and the insert share one write transaction, so two processes
+   * cannot both queue.
    */
-  async run(req: { appId: string; inputs: Record<string, string | number>; confirmedCost: number | null; outDir?: string; resume?: boolean }): Promise<AppRun & { resumed: boolean }> {
+  async run(req: { appId: string; inputs: Record<string, string | number>; confirmedCost: number | null; outDir?: string; resume?: boolean | 'only' }): Promise<AppRun & { resumed: boolean }> {
     const def = await this.get(req.appId);
     const inputs = await prepareInputs(def, req.inputs);
     const outDir = resolve(req.outDir ?? this.o.defaultOutDir());
     assertOutputFolder(outDir);
+    const backend = await this.o.backend();
     const { row, resumed } = this.store.db.transaction(() => {
-      const pending = req.resume ? this.store.unfinished(def.id, outDir, inputs) : null;
+      const pending = req.resume ? this.store.unfinished(def.id, outDir, inputs, backend) : null;
       if (pending) return { row: pending, resumed: true };
+      if (req.resume === 'only') throw new DeskError('not_found', `no unfinished run of ${def.name} with these inputs and output folder on this backend`);
       if (def.cost !== req.confirmedCost) throw new DeskError('conflict', `${def.name} now costs ${def.cost ?? 'an unknown number of'} credits, not ${req.confirmedCost ?? 'unknown'}; confirm the new cost to run it`);
-      return { row: this.store.insert({ id: randomUUID(), appId: def.id, appName: def.name, outputKind: def.output ?? 'image', cost: def.cost, inputs, outDir }), resumed: false };
+      return { row: this.store.insert({ id: randomUUID(), appId: def.id, appName: def.name, outputKind: def.output ?? 'image', cost: def.cost, inputs, outDir, backend }), resumed: false };
     }).immediate();
     // A paid run whose download failed: fetch its results again (retry never re-sends a paid run).
     if (row.state === 'failed') return { ...this.retry(row.id), resumed };
@@ -116,15 +134,19 @@ export class AppsService {
     return this.one(id);
   }
 
-  /** The user's act only. A paid run is never sent again: its results are fetched, or it is polled. */
-  retry(id: string): AppRun {
+  /**
+   * The user's act only. A paid run is never sent again: its results are fetched, or it is polled
+   * (on its own backend). A run sent anew goes to `backend`, the one in use now, when given.
+   */
+  retry(id: string, backend?: string): AppRun {
     const r = this.store.get(id);
     if (!r) throw new DeskError('not_found', `no app run ${id}`);
-    if (!['failed', 'canceled', 'needs_attention'].includes(r.state)) throw new DeskError('conflict', `run ${id} is ${r.state}; only failed, canceled or needs-attention runs can be retried`);
+    if (!RETRYABLE.includes(r.state)) throw new DeskError('conflict', `run ${id} is ${r.state}; only failed, canceled or needs-attention runs can be retried`);
+    const plan = retryPlan(r);
     let ok: boolean;
-    if (r.runId && r.results?.length) ok = this.store.move(id, r.state, 'downloading', { error: null });
-    else if (r.runId && r.state === 'canceled') ok = this.store.move(id, r.state, 'running', { error: null, nextPollAt: Date.now() });
-    else ok = this.store.move(id, r.state, 'queued', { error: null, invalid: null, runId: null, runStatus: null, results: null, outputs: [], nextPollAt: null });
+    if (plan === 'download') ok = this.store.move(id, r.state, 'downloading', { error: null });
+    else if (plan === 'poll') ok = this.store.move(id, r.state, 'running', { error: null, nextPollAt: Date.now() });
+    else ok = this.store.move(id, r.state, 'queued', { error: null, invalid: null, runId: null, runStatus: null, results: null, outputs: [], nextPollAt: null, ...(backend ? { backend } : {}) });
     if (!ok) throw new DeskError('conflict', `run ${id} changed while retrying; try again`);
     this.runner.kick();
     this.o.onChange?.();

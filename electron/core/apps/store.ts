@@ -11,6 +11,8 @@ export interface AppRunRow {
   state: JobState;
   inputs: Record<string, unknown>;
   outDir: string;
+  /** Backend.identity() of the server the run is for; null for runs queued before it was recorded. */
+  backend: string | null;
   attemptId: string | null;
   attempts: number;
   runId: string | null;
@@ -27,22 +29,22 @@ export interface AppRunRow {
 }
 
 /** Columns a move may set along with the state. */
-export type RunPatch = Partial<Pick<AppRunRow, 'attemptId' | 'attempts' | 'runId' | 'runStatus' | 'results' | 'expiresAt' | 'outputs' | 'error' | 'invalid' | 'nextPollAt' | 'submittedAt'>>;
+export type RunPatch = Partial<Pick<AppRunRow, 'backend' | 'attemptId' | 'attempts' | 'runId' | 'runStatus' | 'results' | 'expiresAt' | 'outputs' | 'error' | 'invalid' | 'nextPollAt' | 'submittedAt'>>;
 
 const COLUMNS: Record<keyof RunPatch, [string, boolean]> = {
-  attemptId: ['attempt_id', false], attempts: ['attempts', false], runId: ['run_id', false], runStatus: ['run_status', false],
+  backend: ['backend', false], attemptId: ['attempt_id', false], attempts: ['attempts', false], runId: ['run_id', false], runStatus: ['run_status', false],
   results: ['results', true], expiresAt: ['expires_at', false], outputs: ['outputs', true], error: ['error', false],
   invalid: ['invalid', true], nextPollAt: ['next_poll_at', false], submittedAt: ['submitted_at', false],
 };
 
 interface Raw {
-  id: string; app_id: string; app_name: string; output_kind: string; cost: number | null; state: JobState; inputs: string; out_dir: string;
+  id: string; app_id: string; app_name: string; output_kind: string; cost: number | null; state: JobState; inputs: string; out_dir: string; backend: string | null;
   attempt_id: string | null; attempts: number; run_id: string | null; run_status: string | null; results: string | null; expires_at: number | null;
   outputs: string; error: string | null; invalid: string | null; next_poll_at: number | null; submitted_at: number | null; created_at: number; updated_at: number;
 }
 
 const fromRaw = (r: Raw): AppRunRow => ({
-  id: r.id, appId: r.app_id, appName: r.app_name, outputKind: r.output_kind, cost: r.cost, state: r.state, inputs: JSON.parse(r.inputs), outDir: r.out_dir,
+  id: r.id, appId: r.app_id, appName: r.app_name, outputKind: r.output_kind, cost: r.cost, state: r.state, inputs: JSON.parse(r.inputs), outDir: r.out_dir, backend: r.backend,
   attemptId: r.attempt_id, attempts: r.attempts, runId: r.run_id, runStatus: r.run_status, results: r.results ? JSON.parse(r.results) : null,
   expiresAt: r.expires_at, outputs: JSON.parse(r.outputs), error: r.error, invalid: r.invalid ? JSON.parse(r.invalid) : null,
   nextPollAt: r.next_poll_at, submittedAt: r.submitted_at, createdAt: r.created_at, updatedAt: r.updated_at,
@@ -66,17 +68,23 @@ export class AppRunStore {
     this.db = db;
   }
 
-  insert(r: { id: string; appId: string; appName: string; outputKind: string; cost: number | null; inputs: Record<string, unknown>; outDir: string }): AppRunRow {
+  insert(r: { id: string; appId: string; appName: string; outputKind: string; cost: number | null; inputs: Record<string, unknown>; outDir: string; backend: string }): AppRunRow {
     const now = Date.now();
     const seq = (this.db.prepare('SELECT COALESCE(MAX(seq), 0) + 1 AS n FROM app_runs').get() as { n: number }).n;
-    this.db.prepare(`INSERT INTO app_runs (id, seq, app_id, app_name, output_kind, cost, state, inputs, out_dir, created_at, updated_at)
-      VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?)`).run(r.id, seq, r.appId, r.appName, r.outputKind, r.cost, JSON.stringify(r.inputs), r.outDir, now, now);
+    this.db.prepare(`INSERT INTO app_runs (id, seq, app_id, app_name, output_kind, cost, state, inputs, out_dir, backend, created_at, updated_at)
+      VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?)`).run(r.id, seq, r.appId, r.appName, r.outputKind, r.cost, JSON.stringify(r.inputs), r.outDir, r.backend, now, now);
     return this.get(r.id)!;
   }
 
   get(id: string): AppRunRow | null {
     const r = this.db.prepare('SELECT * FROM app_runs WHERE id = ?').get(id) as Raw | undefined;
     return r ? fromRaw(r) : null;
+  }
+
+  /** Up to two run ids starting with `prefix` (the CLI shows the first 8 characters): one is a match. */
+  idsStartingWith(prefix: string): string[] {
+    if (!/^[0-9a-f-]{4,36}$/i.test(prefix)) return [];
+    return (this.db.prepare("SELECT id FROM app_runs WHERE id LIKE ? || '%' ORDER BY seq DESC LIMIT 2").all(prefix.toLowerCase()) as { id: string }[]).map((r) => r.id);
   }
 
   inState(state: JobState, limit = 1000): AppRunRow[] {
@@ -88,14 +96,16 @@ export class AppRunStore {
   }
 
   /**
-   * The newest run of this app with these inputs (as sent) and folder that is still pending: not
-   * settled, waiting for the user (needs attention), or paid with only its download failed.
-   * Following it instead of queuing another is how a re-run after Ctrl-C never pays twice.
+   * The newest run of this app with these inputs (as sent) and folder, for this backend, that is
+   * still pending: not settled, waiting for the user (needs attention), or paid with only its
+   * download failed. Following it instead of queuing another is how a re-run after Ctrl-C never
+   * pays twice. A run of another backend (or of unknown backend) is never followed: its run id
+   * means nothing on this one.
    */
-  unfinished(appId: string, outDir: string, inputs: Record<string, unknown>): AppRunRow | null {
-    const r = this.db.prepare(`SELECT * FROM app_runs WHERE app_id = ? AND out_dir = ? AND inputs = ?
+  unfinished(appId: string, outDir: string, inputs: Record<string, unknown>, backend: string): AppRunRow | null {
+    const r = this.db.prepare(`SELECT * FROM app_runs WHERE app_id = ? AND out_dir = ? AND inputs = ? AND backend = ?
       AND (state IN ('queued', 'submitting', 'running', 'downloading', 'needs_attention') OR (state = 'failed' AND run_id IS NOT NULL AND results IS NOT NULL))
-      ORDER BY seq DESC LIMIT 1`).get(appId, outDir, JSON.stringify(inputs)) as Raw | undefined;
+      ORDER BY seq DESC LIMIT 1`).get(appId, outDir, JSON.stringify(inputs), backend) as Raw | undefined;
     return r ? fromRaw(r) : null;
   }
 

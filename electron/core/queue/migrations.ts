@@ -110,4 +110,13 @@ export const QUEUE_MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 3,
+    name: 'app runs record their backend',
+    up: (db) => {
+      // `sandbox` or `live <base URL>` (Backend.identity) when the run was queued; NULL for runs
+      // queued before this version. A run is resumed and driven only on its own backend.
+      db.exec('ALTER TABLE app_runs ADD COLUMN backend TEXT');
+    },
+  },
 ];

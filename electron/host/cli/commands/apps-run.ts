@@ -1,8 +1,10 @@
+import type { Req, Res } from '../../../../shared/contract/index.ts';
 import type { AppDefinition, AppRun } from '../../../../shared/contract/team.ts';
+import { retryPlan, RETRYABLE } from '../../../core/apps/service.ts';
 import { SETTLED_STATES } from '../../../core/queue/states.ts';
 import { UsageError, type CliContext } from '../command.ts';
 import type { CliServices } from '../services.ts';
-import { invoke } from './team-common.ts';
+import { invoke, refusal } from './team-common.ts';
 
 export interface AppRunArgs {
   inputs: Record<string, string>;
@@ -13,11 +15,11 @@ export interface AppRunArgs {
 }
 
 /** The cost is shown and must be accepted: interactively, or with --yes in scripts. */
-async function acceptCost(ctx: CliContext, def: AppDefinition, yes: boolean): Promise<boolean> {
+async function acceptCost(ctx: CliContext, def: AppDefinition, yes: boolean, question = 'Run it?'): Promise<boolean> {
   ctx.stderr.write(`${def.name} costs ${def.cost ?? 'an unknown number of'} credits per run.\n`);
   if (yes) return true;
   if (!ctx.stdin.isTTY) throw new UsageError('add --yes to accept the cost (no terminal to ask)');
-  ctx.stderr.write('Run it? [y/N] ');
+  ctx.stderr.write(`${question} [y/N] `);
   const answer = await new Promise<string>((res) => ctx.stdin.once('data', (d) => res(String(d))));
   (ctx.stdin as NodeJS.ReadStream).pause?.();
   return /^y(es)?$/i.test(answer.trim());
@@ -31,23 +33,56 @@ function stoppedNote(r: AppRun): string {
 }
 
 /**
+ * The pending run of the same app, inputs and folder on this backend, if any: asked before a cost
+ * is shown, since following it pays nothing. Never queues one (`resume: 'only'`).
+ */
+async function earlierRun(s: CliServices, req: Req<'apps.run'>): Promise<AppRun | null> {
+  const reply = await s.core.dispatch('apps.run', { ...req, resume: 'only' });
+  if (!reply.ok) {
+    if (reply.error.code === 'not_found') return null;
+    throw refusal(reply.error);
+  }
+  const { resumed: _, ...run } = reply.result as Res<'apps.run'>;
+  return run;
+}
+
+/**
  * Queues the run, or resumes the pending one of the same app, inputs and folder, then follows it
  * to its downloaded results. Ctrl-C stops following, never the run: the next identical command
- * picks it up where it is.
+ * picks it up where it is. A resumed run shows no cost and needs no --yes: nothing new is paid.
  */
 export async function runApp(ctx: CliContext, s: CliServices, def: AppDefinition, a: AppRunArgs): Promise<number> {
-  if (!(await acceptCost(ctx, def, a.yes))) {
-    ctx.stderr.write('not run\n');
-    return 1;
+  const req: Req<'apps.run'> = { appId: def.id, inputs: a.inputs, confirmedCost: def.cost, outDir: a.out };
+  const earlier = a.fresh ? null : await earlierRun(s, req);
+  let run: AppRun;
+  let resumed = true;
+  if (earlier) run = earlier;
+  else {
+    if (!(await acceptCost(ctx, def, a.yes))) {
+      ctx.stderr.write('not run\n');
+      return 1;
+    }
+    // Still `resume`: a run queued by another process since the question is followed, not doubled.
+    ({ resumed, ...run } = await invoke(s.core, 'apps.run', { ...req, resume: !a.fresh }));
   }
+  ctx.stdout.write(resumed
+    ? `run ${short(run)} resumed (${run.state}${run.runId ? ', already submitted' : ''}): following the earlier run; it is not submitted or paid again (--new starts another)\n`
+    : `run ${short(run)} queued\n`);
+  return follow(ctx, s, run, { resumed });
+}
+
+/**
+ * Follows a run (this process drives the queue unless another one holds it) until it settles:
+ * 0 when its results are downloaded, 1 when it failed, was canceled or needs the user, 130 after
+ * Ctrl-C, which stops following, never the run.
+ */
+export async function follow(ctx: CliContext, s: CliServices, start: AppRun, o: { resumed: boolean }): Promise<number> {
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    const { resumed, ...queued } = await invoke(s.core, 'apps.run', { appId: def.id, inputs: a.inputs, confirmedCost: def.cost, outDir: a.out, resume: !a.fresh });
-    let run: AppRun = queued;
-    ctx.stdout.write(resumed ? `run ${short(run)} resumed (${run.state}${run.runId ? ', already submitted' : ''}): not submitted or paid again\n` : `run ${short(run)} queued\n`);
+    let run = start;
     // This process takes the queue (unless the desktop app holds it and runs it for us).
     s.core.engine.start();
     let last = '';
@@ -59,7 +94,7 @@ export async function runApp(ctx: CliContext, s: CliServices, def: AppDefinition
       if (SETTLED_STATES.includes(run.state)) {
         for (const f of run.outputs) ctx.stdout.write(`${f}\n`);
         if (run.error) ctx.stderr.write(`${run.error}\n`);
-        if (resumed && run.state === 'needs_attention') ctx.stderr.write(`run ${short(run)} is not sent again without you: check it in the app's Queue, or add --new to start another paid run\n`);
+        if (o.resumed && run.state === 'needs_attention') ctx.stderr.write(`run ${short(run)} is not sent again without you: check it in the app's Queue, or add --new to start another paid run\n`);
         return run.state === 'done' ? 0 : 1;
       }
       await new Promise((r) => setTimeout(r, 200));
@@ -72,4 +107,49 @@ export async function runApp(ctx: CliContext, s: CliServices, def: AppDefinition
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
+}
+
+/** A run named by its id or a prefix of it (the 8 characters the CLI prints); a miss is bad input. */
+function runIdOf(s: CliServices, raw: string): string {
+  const ids = s.core.apps.store.idsStartingWith(raw);
+  if (ids.length === 1) return ids[0];
+  throw new UsageError(ids.length ? `${raw} starts more than one app run id; give more of it` : `no app run ${raw} (\`mediadesk apps runs\` lists them)`);
+}
+
+/** The UI's own command (apps.cancel / apps.retry); every refusal of the run named is bad input (exit 2). */
+async function act(s: CliServices, name: 'apps.cancel' | 'apps.retry', id: string): Promise<AppRun> {
+  const reply = await s.core.dispatch(name, { id });
+  if (!reply.ok) throw refusal(reply.error, ['invalid', 'conflict', 'not_found']);
+  return reply.result as AppRun;
+}
+
+/** `apps cancel RUN`: stops a run the queue has not finished; one already submitted may still be charged. */
+export async function cancelRun(ctx: CliContext, s: CliServices, raw: string): Promise<number> {
+  const run = await act(s, 'apps.cancel', runIdOf(s, raw));
+  ctx.stdout.write(`run ${short(run)} canceled${run.runId ? ' (already submitted: the server may still charge it)' : ' before it was submitted: nothing is charged'}\n`);
+  return 0;
+}
+
+/**
+ * `apps retry RUN`: a failed, canceled or needs-attention run, as the app's Retry does it. A paid
+ * run is never sent again (its results are fetched, or it is polled again): no cost, no --yes.
+ * One sent anew is a new paid run, so its cost is shown and must be accepted like `apps run`'s.
+ */
+export async function retryRun(ctx: CliContext, s: CliServices, raw: string, o: { yes: boolean; wait: boolean }): Promise<number> {
+  const id = runIdOf(s, raw);
+  const row = s.core.apps.store.get(id)!;
+  // A run that cannot be retried is refused by the command itself, with its reason.
+  const plan = RETRYABLE.includes(row.state) ? retryPlan(row) : null;
+  if (plan === 'submit') {
+    if (row.state === 'needs_attention') ctx.stderr.write(`run ${id.slice(0, 8)} may already have been created and charged; retrying sends it again as a new run.\n`);
+    const def = await invoke(s.core, 'apps.get', { id: row.appId });
+    if (!(await acceptCost(ctx, def, o.yes, 'Send it again?'))) {
+      ctx.stderr.write('not retried\n');
+      return 1;
+    }
+  }
+  const run = await act(s, 'apps.retry', id);
+  const what = plan === 'download' ? 'fetching its results again; nothing is paid again' : plan === 'poll' ? 'following the submitted run again; nothing is paid again' : 'sent again as a new run';
+  ctx.stdout.write(`run ${short(run)} retried (${run.state}): ${what}\n`);
+  return o.wait ? follow(ctx, s, run, { resumed: false }) : 0;
 }

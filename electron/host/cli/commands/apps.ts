@@ -1,7 +1,7 @@
 import type { AppRun } from '../../../../shared/contract/team.ts';
 import { UsageError, type CliCommand } from '../command.ts';
 import { openCliServices } from '../services.ts';
-import { runApp } from './apps-run.ts';
+import { cancelRun, retryRun, runApp } from './apps-run.ts';
 import { invoke, parseOptions, table } from './team-common.ts';
 
 const USAGE = [
@@ -11,6 +11,10 @@ const USAGE = [
   '         (a creation input takes an image file, an image URL or a creation id; --yes accepts the cost;',
   '          the same command again resumes its unfinished run instead of paying for another; --new starts another)',
   '       mediadesk apps runs [--limit N] [--json]   (earlier runs, newest first)',
+  '       mediadesk apps cancel RUN   (RUN: the id `apps runs` shows, or more of it; a run already submitted may still be charged)',
+  '       mediadesk apps retry RUN [--yes] [--no-wait]',
+  '         (a failed, canceled or needs-attention run, followed to its results unless --no-wait; a paid run is fetched',
+  '          or polled again, never re-sent; a run sent anew is a new paid run, so --yes accepts its cost)',
 ].join('\n');
 
 /** Options per subcommand: one that does not apply is refused, not ignored. */
@@ -19,6 +23,8 @@ const OPTIONS: Record<string, { valued: string[]; flags: string[] }> = {
   show: { valued: [], flags: ['--json'] },
   run: { valued: ['--input', '-i', '--out'], flags: ['--yes', '--new'] },
   runs: { valued: ['--limit'], flags: ['--json'] },
+  cancel: { valued: [], flags: [] },
+  retry: { valued: [], flags: ['--yes', '--no-wait'] },
 };
 
 function inputsOf(pairs: string[]): Record<string, string> {
@@ -42,19 +48,23 @@ const runRow = (r: AppRun) => [r.id.slice(0, 8), r.state, when(r.createdAt), r.a
 
 export const appsCommand: CliCommand = {
   name: 'apps',
-  summary: 'Workflow apps (Enterprise): list, show inputs and cost, run to downloaded results, earlier runs.',
+  summary: 'Workflow apps (Enterprise): list, show inputs and cost, run to downloaded results, earlier runs, cancel, retry.',
   usage: USAGE,
   async run(ctx) {
     const [sub, ...rest] = ctx.argv;
-    if (!sub || !OPTIONS[sub]) throw new UsageError(sub ? `unknown apps command "${sub}" (list, show, run, runs)` : 'say list, show ID, run ID or runs');
+    if (!sub || !Object.hasOwn(OPTIONS, sub)) throw new UsageError(sub ? `unknown apps command "${sub}" (list, show, run, runs, cancel, retry)` : 'say list, show ID, run ID, runs, cancel RUN or retry RUN');
     const o = parseOptions(rest, OPTIONS[sub].valued, OPTIONS[sub].flags);
     const takesId = sub === 'show' || sub === 'run';
-    if (!takesId && o.positional.length) throw new UsageError(`apps ${sub} takes no arguments`);
+    const takesRun = sub === 'cancel' || sub === 'retry';
+    if (!takesId && !takesRun && o.positional.length) throw new UsageError(`apps ${sub} takes no arguments`);
     if (takesId && o.positional.length !== 1) throw new UsageError(`apps ${sub} takes one app id`);
+    if (takesRun && o.positional.length !== 1) throw new UsageError(`apps ${sub} takes one run id (\`mediadesk apps runs\` lists them)`);
     const inputs = inputsOf([...(o.values.get('--input') ?? []), ...(o.values.get('-i') ?? [])]);
     const limit = sub === 'runs' ? limitOf(o.one('--limit')) : 0;
     const s = await openCliServices(ctx);
     try {
+      if (sub === 'cancel') return await cancelRun(ctx, s, o.positional[0]);
+      if (sub === 'retry') return await retryRun(ctx, s, o.positional[0], { yes: o.flags.has('--yes'), wait: !o.flags.has('--no-wait') });
       if (sub === 'list') {
         const { apps } = await invoke(s.core, 'apps.list', {});
         if (o.flags.has('--json')) ctx.stdout.write(`${JSON.stringify(apps, null, 2)}\n`);

@@ -1,15 +1,18 @@
-import { DeskError, type CommandName, type Req, type Res } from '../../../../shared/contract/index.ts';
+import { DeskError, type CommandName, type DeskErrorData, type Req, type Res } from '../../../../shared/contract/index.ts';
 import type { Core } from '../../../core/index.ts';
 import { UsageError } from '../command.ts';
+
+/** A refused command as the CLI reports it: the user's own mistakes (and `usage`, when given, codes) exit 2. */
+export function refusal(error: DeskErrorData, usage: readonly DeskErrorData['code'][] = ['invalid', 'conflict']): Error {
+  const e = DeskError.from(error);
+  return usage.includes(e.code) ? new UsageError(e.describe()) : new Error(e.describe());
+}
 
 /** Calls a core command through the validating dispatcher; the user's own mistakes exit 2. */
 export async function invoke<K extends CommandName>(core: Core, name: K, req: Req<K>): Promise<Res<K>> {
   const reply = await core.dispatch(name, req);
   if (reply.ok) return reply.result as Res<K>;
-  const e = DeskError.from(reply.error);
-  const text = e.describe();
-  if (e.code === 'invalid' || e.code === 'conflict') throw new UsageError(text);
-  throw new Error(text);
+  throw refusal(reply.error);
 }
 
 /** `--name value` / `--name=value` options, repeatable, and positionals. */

@@ -1,0 +1,149 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCore, type Core } from '../../electron/core/index.ts';
+import { openDatabase } from '../../electron/core/db/open.ts';
+import { QUEUE_MIGRATIONS } from '../../electron/core/queue/migrations.ts';
+import { AppRunStore } from '../../electron/core/apps/store.ts';
+import { SETTLED_STATES } from '../../electron/core/queue/states.ts';
+import { MemorySecretStore } from '../../electron/core/secrets.ts';
+import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
+import { DeskError, type CommandName, type Req, type Res } from '../../shared/contract/index.ts';
+import { cleanup, control, tmp } from './helpers.ts';
+
+// Whole cores (createCore, as the CLI and the app build them) over real Sandboxes and a real mediadesk.db.
+
+let sandbox: RunningSandbox;
+const homes: string[] = [];
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0, taskDurationMs: 100 });
+});
+afterAll(async () => {
+  await sandbox.close();
+  for (const h of homes) cleanup(h);
+});
+
+const home = () => {
+  const h = tmp('core');
+  homes.push(h);
+  return h;
+};
+const envFor = (url: string): NodeJS.ProcessEnv => ({ MEDIADESK_API_URL: url, MEDIADESK_API_KEY: 'sandbox-owner' });
+/** A core as the CLI builds one; `env` chooses the backend (none: the built-in Sandbox, started in-process). */
+const openCore = (h: string, env: NodeJS.ProcessEnv, runQueue = true) =>
+  createCore({ home: h, host: 'cli', env, runQueue, secrets: new MemorySecretStore(), startSandbox: () => startSandbox({ port: 0, taskDurationMs: 100 }) });
+
+async function call<K extends CommandName>(core: Core, name: K, req: Req<K>): Promise<Res<K>> {
+  const reply = await core.dispatch(name, req);
+  if (!reply.ok) throw DeskError.from(reply.error);
+  return reply.result as Res<K>;
+}
+
+const sleep = (ms: number) => new Promise((res) => setTimeout(res, ms));
+const runPosts = async (url: string): Promise<number> => (await control(url, 'stats')).requests['POST /v1/ai/apps/:appId/run'] ?? 0;
+
+/** Waits until the run settles; the test's timeout bounds it. */
+async function settledIn(core: Core, id: string) {
+  for (;;) {
+    const r = core.apps.one(id);
+    if (SETTLED_STATES.includes(r.state)) return r;
+    await sleep(50);
+  }
+}
+
+function storedRun(h: string, id: string) {
+  const store = new AppRunStore(openDatabase(join(h, 'mediadesk.db'), QUEUE_MIGRATIONS));
+  try {
+    return store.get(id)!;
+  } finally {
+    store.db.close();
+  }
+}
+
+describe('a whole core and its app runs', () => {
+  it('close() during a run POST waits for the answer and stores the run id; the next core follows that run and posts nothing', async () => {
+    const h = home();
+    const env = envFor(sandbox.url);
+    const before = await runPosts(sandbox.url);
+    // The server records (and charges) the run at once; its 202 is held long enough to close meanwhile.
+    await control(sandbox.url, 'faults', { appRunAnswerDelayMs: 1500 });
+    const a = await openCore(h, env);
+    let closed = false;
+    let id = '';
+    try {
+      id = (await call(a, 'apps.run', { appId: 'jM4nX8sc', confirmedCost: 8, inputs: { brief: 'closing time' }, outDir: join(h, 'out') })).id;
+      while ((await runPosts(sandbox.url)) === before) await sleep(10);
+      expect(a.apps.store.get(id)!.state).toBe('submitting');
+      await a.close();
+      closed = true;
+    } finally {
+      if (!closed) await a.close();
+      await control(sandbox.url, 'faults', { appRunAnswerDelayMs: 0 });
+    }
+    const left = storedRun(h, id);
+    expect(left.state).toBe('running');
+    expect(left.runId).toEqual(expect.any(String));
+
+    const b = await openCore(h, env);
+    try {
+      const done = await settledIn(b, id);
+      expect([done.state, done.runId, done.outputs.length]).toEqual(['done', left.runId, 1]);
+    } finally {
+      await b.close();
+    }
+    expect(await runPosts(sandbox.url)).toBe(before + 1);
+  });
+
+  it('a run queued on the built-in Sandbox is neither resumed nor sent after a switch to the live service, and is again once switched back', async () => {
+    const h = home();
+    const out = join(h, 'out');
+    const jingle = (brief: string) => ({ appId: 'jM4nX8sc', confirmedCost: 8, inputs: { brief }, outDir: out, resume: true });
+    const live = envFor(sandbox.url);
+    const before = await runPosts(sandbox.url);
+
+    // Queued on the Sandbox (this process does not run the queue): stopped before it was sent.
+    const onSandbox = await openCore(h, {}, false);
+    let first: string, second: string;
+    try {
+      expect(await onSandbox.backend.identity()).toBe('sandbox');
+      first = (await call(onSandbox, 'apps.run', jingle('one'))).id;
+      second = (await call(onSandbox, 'apps.run', jingle('two'))).id;
+    } finally {
+      await onSandbox.close();
+    }
+    expect(storedRun(h, first).backend).toBe('sandbox');
+
+    // The same command on the live service queues a run of its own and sends only that one.
+    const onLive = await openCore(h, live);
+    try {
+      expect(await onLive.backend.identity()).toBe(`live ${sandbox.url}`);
+      const again = await call(onLive, 'apps.run', jingle('one'));
+      expect(again.resumed).toBe(false);
+      expect(again.id).not.toBe(first);
+      expect((await settledIn(onLive, again.id)).state).toBe('done');
+      expect(storedRun(h, again.id).backend).toBe(`live ${sandbox.url}`);
+      expect(await runPosts(sandbox.url)).toBe(before + 1);
+      expect([onLive.apps.one(first).state, onLive.apps.one(second).state]).toEqual(['queued', 'queued']);
+      // Canceled and retried here, a run is sent anew to the backend in use now.
+      await call(onLive, 'apps.cancel', { id: second });
+      await call(onLive, 'apps.retry', { id: second });
+      expect(storedRun(h, second).backend).toBe(`live ${sandbox.url}`);
+      expect((await settledIn(onLive, second)).state).toBe('done');
+      expect(await runPosts(sandbox.url)).toBe(before + 2);
+    } finally {
+      await onLive.close();
+    }
+
+    // Back on the Sandbox, the same command follows the run it queued there, and sends it there.
+    const back = await openCore(h, {});
+    try {
+      const resumed = await call(back, 'apps.run', jingle('one'));
+      expect([resumed.id, resumed.resumed]).toEqual([first, true]);
+      const done = await settledIn(back, first);
+      expect([done.state, done.outputs.length]).toEqual(['done', 1]);
+    } finally {
+      await back.close();
+    }
+    expect(await runPosts(sandbox.url)).toBe(before + 2);
+  });
+});
