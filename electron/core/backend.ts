@@ -39,6 +39,10 @@ export class Backend {
   }
 
   async status(): Promise<BackendStatus> {
+    return { ...(await this.where()), identity: await this.identity() };
+  }
+
+  private async where(): Promise<Omit<BackendStatus, 'identity'>> {
     const s = this.o.settings.get();
     const keySet = (await this.o.secrets.get()) !== null;
     const keychain = this.o.secrets.kind;

@@ -10,6 +10,8 @@ export const backendStatusSchema = z.object({
   keySet: z.boolean(),
   keychain: z.enum(['os', 'memory']),
   reason: z.string(),
+  /** `sandbox` or `live <base URL>`: what records sent to a server (app runs) are tagged with. */
+  identity: z.string(),
 });
 
 export const appInfoSchema = z.object({

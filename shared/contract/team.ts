@@ -46,6 +46,8 @@ export const appRunSchema = z.object({
   cost: z.number().nullable(),
   inputs: z.record(z.string(), z.unknown()),
   outDir: z.string(),
+  /** The server the run is for (`sandbox` or `live <base URL>`, as app.info's backend.identity); null for runs from before it was recorded. */
+  backend: z.string().nullable(),
   outputs: z.array(z.string()),
   error: z.string().nullable(),
   invalid: z.array(invalidParamSchema),
@@ -55,6 +57,18 @@ export const appRunSchema = z.object({
   updatedAt: z.number(),
 });
 export type AppRun = z.infer<typeof appRunSchema>;
+
+/** A backend identity in words: `the built-in Sandbox` or `the live service at URL`. */
+export const backendLabel = (identity: string) => (identity === 'sandbox' ? 'the built-in Sandbox' : `the live service at ${identity.replace(/^live /, '')}`);
+
+/**
+ * Why an unfinished run does not move: it is driven only on the backend it was queued for (its run
+ * id means nothing elsewhere, and it must not be paid for on another server). Null when it can move.
+ */
+export function waitingFor(r: Pick<AppRun, 'state' | 'backend'>, here: string): string | null {
+  if (!r.backend || r.backend === here || !['queued', 'submitting', 'running'].includes(r.state)) return null;
+  return `waiting for ${backendLabel(r.backend)}, where it was queued: switch back to it to continue, or cancel the run`;
+}
 
 /** A value per input id. A creation input takes a local file path, a URL or a creation id. */
 export const appRunRequestSchema = z.object({

@@ -54,7 +54,7 @@ export const toAppRun = (r: AppRunRow): AppRun => ({
   id: r.id, appId: r.appId, appName: r.appName, state: r.state, runStatus: r.runStatus, runId: r.runId, cost: r.cost,
   // Creation values may be whole images (base64): the record shows a short stand-in.
   inputs: Object.fromEntries(Object.entries(r.inputs).map(([k, v]) => [k, typeof v === 'string' && v.length > 200 ? `${v.slice(0, 40)}… (${v.length} characters)` : v])),
-  outDir: r.outDir, outputs: r.outputs, error: r.error, invalid: r.invalid ?? [], resultsExpireAt: r.expiresAt, attempts: r.attempts, createdAt: r.createdAt, updatedAt: r.updatedAt,
+  outDir: r.outDir, backend: r.backend, outputs: r.outputs, error: r.error, invalid: r.invalid ?? [], resultsExpireAt: r.expiresAt, attempts: r.attempts, createdAt: r.createdAt, updatedAt: r.updatedAt,
 });
 
 /**

@@ -1,4 +1,4 @@
-import type { AppRun } from '../../../../shared/contract/team.ts';
+import { waitingFor, type AppRun } from '../../../../shared/contract/team.ts';
 import { UsageError, type CliCommand } from '../command.ts';
 import { openCliServices } from '../services.ts';
 import { cancelRun, retryRun, runApp } from './apps-run.ts';
@@ -44,7 +44,7 @@ function limitOf(raw = '20'): number {
 }
 
 const when = (ms: number) => new Date(ms).toISOString().slice(0, 16).replace('T', ' ');
-const runRow = (r: AppRun) => [r.id.slice(0, 8), r.state, when(r.createdAt), r.appName, r.outputs.length, r.outDir, r.error ?? ''];
+const runRow = (r: AppRun, here: string) => [r.id.slice(0, 8), r.state, when(r.createdAt), r.appName, r.outputs.length, r.outDir, r.error ?? waitingFor(r, here) ?? ''];
 
 export const appsCommand: CliCommand = {
   name: 'apps',
@@ -76,7 +76,10 @@ export const appsCommand: CliCommand = {
         const { runs } = await invoke(s.core, 'apps.runs', { limit });
         if (o.flags.has('--json')) ctx.stdout.write(`${JSON.stringify(runs, null, 2)}\n`);
         else if (!runs.length) ctx.stdout.write('no app runs yet\n');
-        else ctx.stdout.write(table(['RUN', 'STATE', 'CREATED (UTC)', 'APP', 'FILES', 'FOLDER', 'NOTE'], runs.map(runRow)));
+        else {
+          const here = (await invoke(s.core, 'app.info', {})).backend.identity;
+          ctx.stdout.write(table(['RUN', 'STATE', 'CREATED (UTC)', 'APP', 'FILES', 'FOLDER', 'NOTE'], runs.map((r) => runRow(r, here))));
+        }
         return 0;
       }
       const def = await invoke(s.core, 'apps.get', { id: o.positional[0] });
