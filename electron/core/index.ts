@@ -13,7 +13,7 @@ import { AuditService } from './audit/service.ts';
 import { auditHandlers } from './audit/handlers.ts';
 import { dbPaths, defaultOutputDir } from './paths.ts';
 import { checkOpenable, openWithOs } from './open-file.ts';
-import { openSecretStore, type SecretStore } from './secrets.ts';
+import { CachedSecretStore, openSecretStore, type SecretStore } from './secrets.ts';
 import { teamHandlers, teamServices } from './team.ts';
 import { openConfStore, SettingsService, type JsonFileStore } from './settings.ts';
 
@@ -38,7 +38,7 @@ export type Core = Awaited<ReturnType<typeof createCore>>;
 /** Builds every core service once; each host (Electron, web, CLI) wraps the same object. */
 export async function createCore(o: CoreOptions) {
   const settings = new SettingsService(o.settingsFile ?? openConfStore(o.home));
-  const secrets = o.secrets ?? (await openSecretStore());
+  const secrets = new CachedSecretStore(o.secrets ?? (await openSecretStore()));
   const backend = new Backend({ settings, secrets, env: o.env, startSandbox: o.startSandbox });
   const events = new EventBus();
   const mediaRoots: (() => string[])[] = [];

@@ -67,3 +67,44 @@ export async function openSecretStore(service = process.env.MEDIADESK_KEYCHAIN_S
     return new MemorySecretStore(`the OS keychain is unavailable (${why}); the key is kept in memory for this session only`);
   }
 }
+
+/**
+ * The key read from the store at most once per `ttlMs`. Every API request asks for it, and a
+ * keychain read is a synchronous round trip to the OS (D-Bus on Linux) on the core's thread: at
+ * hundreds of polls a second that would stall the queue. Another process's change (the CLI's
+ * `key set`) is seen within `ttlMs`; this process's own set and clear at once. The key stays in
+ * this process's memory only, where it has to be to be sent anyway.
+ */
+export class CachedSecretStore implements SecretStore {
+  readonly kind: SecretStore['kind'];
+  readonly note: string;
+  private readonly inner: SecretStore;
+  private readonly ttlMs: number;
+  private cached: { value: string | null; at: number } | null = null;
+
+  constructor(inner: SecretStore, ttlMs = 2000) {
+    this.inner = inner;
+    this.ttlMs = ttlMs;
+    this.kind = inner.kind;
+    this.note = inner.note;
+  }
+
+  async get() {
+    if (this.cached && Date.now() - this.cached.at < this.ttlMs) return this.cached.value;
+    const value = await this.inner.get();
+    this.cached = { value, at: Date.now() };
+    return value;
+  }
+
+  async set(value: string) {
+    this.cached = null;
+    await this.inner.set(value);
+    this.cached = { value, at: Date.now() };
+  }
+
+  async clear() {
+    this.cached = null;
+    await this.inner.clear();
+    this.cached = { value: null, at: Date.now() };
+  }
+}
