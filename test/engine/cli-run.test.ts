@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
@@ -55,5 +55,21 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     const listed = await cli(['jobs', 'list', '--json']);
     // Only the first test's job: neither refusal left a job or an empty batch behind.
     expect(JSON.parse(listed.out).jobs.map((j: { input: string }) => j.input)).toEqual([join(dir, 'in', 'a.png')]);
+  });
+
+  it('a folder of links: each picture paid for once, under its real name; a broken link is named, not dropped', async () => {
+    const shoot = join(dir, 'linked');
+    await makeImages(shoot, ['a.png', 'picks/b.png']);
+    symlinkSync(join(shoot, 'a.png'), join(shoot, 'a-copy.png'));
+    symlinkSync(join(shoot, 'picks'), join(shoot, 'picks-link'));
+    symlinkSync(shoot, join(shoot, 'picks', 'back-to-shoot'));
+    symlinkSync(join(dir, 'nowhere.png'), join(shoot, 'gone.png'));
+    const before = creates(await control(sb.url, 'stats'));
+    const r = await cli(['run', 'upscaler-precision', shoot, '--out', join(dir, 'out-linked')]);
+    expect(r.err).toContain(`rejected ${join(shoot, 'gone.png')}: is a broken link (it no longer exists)`);
+    expect(r.err).toContain(`skipped ${join(shoot, 'a-copy.png')}: is the same file as ${join(shoot, 'a.png')}`);
+    expect(r.out).toContain('2 queued, 1 skipped, 1 rejected');
+    expect(creates(await control(sb.url, 'stats')) - before).toBe(2);
+    expect(readdirSync(join(dir, 'out-linked'), { recursive: true }).sort()).toEqual(['a_upscaler-precision.png', 'picks', 'picks/b_upscaler-precision.png']);
   });
 });

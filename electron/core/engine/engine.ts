@@ -325,6 +325,7 @@ export class Engine {
       const check = inputCheckOf(tool)!;
       const scan = await scanInputs(inputs, (ext) => acceptsExtension(check, ext), [outDir]);
       rejected = scan.rejected;
+      skipped.push(...scan.duplicates);
       const reasons = await mapLimit(scan.inputs, 8, (i) => checkInput(check, i.path));
       for (const [n, input] of scan.inputs.entries()) {
         if (reasons[n]) {

@@ -73,8 +73,9 @@ export const runCommand: CliCommand = {
         throw err;
       }
       for (const r of started.rejected) ctx.stderr.write(`rejected ${r.path}: ${r.reason}\n`);
+      for (const r of started.skipped) ctx.stderr.write(`skipped ${r.path}: ${r.reason}\n`);
       const summary = [started.batch ? `batch ${started.batch.id.slice(0, 8)}: ${started.queued} queued` : 'nothing queued', started.resumed.length && `${started.resumed.length} resumed from an earlier run`,
-        started.skipped.length && `${started.skipped.length} skipped (output exists)`, started.rejected.length && `${started.rejected.length} rejected`].filter(Boolean).join(', ');
+        started.skipped.length && `${started.skipped.length} skipped`, started.rejected.length && `${started.rejected.length} rejected`].filter(Boolean).join(', ');
       ctx.stdout.write(`${summary}\n`);
       if (started.jobIds.length === 0) return started.rejected.length ? 1 : 0;
       engine.start();
