@@ -49,7 +49,13 @@ export async function checkInput(c: InputCheck, path: string): Promise<string | 
   if (st.size === 0) return 'is empty';
   if (st.size > c.maxBytes) return `is ${(st.size / 1048576).toFixed(1)} MB; this tool takes at most ${(c.maxBytes / 1048576).toFixed(0)} MB`;
   if (c.field.media !== 'image') return null;
-  const meta = await imageHeader(path);
+  let meta;
+  try {
+    meta = await imageHeader(path);
+  } catch (err) {
+    // One file the user cannot open (permissions, gone since the walk) is that file's problem, not the batch's.
+    return `cannot be read (${readError(err)})`;
+  }
   if (!meta) return 'is not a readable image';
   const formats = formatsOf(c);
   if (!meta.format || !formats.includes(meta.format)) return `is ${meta.format ? meta.format.toUpperCase() : 'an unknown format'}; this tool takes ${formats.map((f) => f.toUpperCase()).join(', ')}`;
@@ -57,6 +63,12 @@ export async function checkInput(c: InputCheck, path: string): Promise<string | 
   if (c.minSide && Math.min(meta.width, meta.height) < c.minSide) return `is ${meta.width}x${meta.height}; this tool needs at least ${c.minSide}x${c.minSide}`;
   return null;
 }
+
+const READ_ERRORS: Record<string, string> = { EACCES: 'permission denied', EPERM: 'permission denied', ENOENT: 'it no longer exists', EISDIR: 'it is a folder', EIO: 'input/output error' };
+const readError = (err: unknown) => {
+  const code = (err as NodeJS.ErrnoException).code;
+  return (code && READ_ERRORS[code]) ?? code ?? (err as Error).message;
+};
 
 /**
  * Header bytes read per input: 16 KB holds the dimensions of PNG, WebP, GIF and most JPEGs; a JPEG

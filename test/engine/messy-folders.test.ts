@@ -1,0 +1,46 @@
+import { chmodSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
+import type { Engine } from '../../electron/core/engine/engine.ts';
+import { cleanup, control, engineFor, makeImages, tmp } from './helpers.ts';
+
+/**
+ * Folders as designers drop them: files that cannot be read, are cut short, change after the drop,
+ * or are dropped twice. Each file that cannot succeed is named with its reason before anything is
+ * paid; the rest of the folder runs.
+ */
+let sb: RunningSandbox;
+const dirs: string[] = [];
+const engines: (Engine & { close(): Promise<void> })[] = [];
+
+beforeAll(async () => {
+  sb = await startSandbox({ port: 0, taskDurationMs: 100 });
+});
+afterAll(() => sb.close());
+afterEach(async () => {
+  await Promise.all(engines.splice(0).map((e) => e.close()));
+  dirs.splice(0).forEach(cleanup);
+  await control(sb.url, 'reset', {});
+});
+
+function setup() {
+  const dir = tmp('messy');
+  dirs.push(dir);
+  const e = engineFor(join(dir, 'home'), sb.url);
+  engines.push(e);
+  return { dir, e, input: join(dir, 'in'), out: join(dir, 'out') };
+}
+
+describe('messy folders', () => {
+  // Root opens any file whatever its mode: there the unreadable file cannot be made.
+  it.skipIf(process.getuid?.() === 0)('a file the user may not read is rejected by name; the rest of the folder still runs', async () => {
+    const { e, input, out } = setup();
+    await makeImages(input, ['a.png', 'locked.png', 'z.png']);
+    chmodSync(join(input, 'locked.png'), 0o000);
+    const r = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
+    expect(r.queued).toBe(2);
+    expect(r.rejected).toEqual([{ path: join(input, 'locked.png'), reason: 'cannot be read (permission denied)' }]);
+    chmodSync(join(input, 'locked.png'), 0o644);
+  });
+});
