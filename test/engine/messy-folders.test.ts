@@ -1,9 +1,10 @@
-import { chmodSync } from 'node:fs';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
 import type { Engine } from '../../electron/core/engine/engine.ts';
-import { cleanup, control, engineFor, makeImages, tmp } from './helpers.ts';
+import sharp from 'sharp';
+import { cleanup, control, creates, engineFor, makeImages, settle, tmp } from './helpers.ts';
 
 /**
  * Folders as designers drop them: files that cannot be read, are cut short, change after the drop,
@@ -42,5 +43,19 @@ describe('messy folders', () => {
     expect(r.queued).toBe(2);
     expect(r.rejected).toEqual([{ path: join(input, 'locked.png'), reason: 'cannot be read (permission denied)' }]);
     chmodSync(join(input, 'locked.png'), 0o644);
+  });
+
+  it('a photo cut short by an interrupted copy is rejected before it is paid for, not after', async () => {
+    const { e, input, out } = setup();
+    await makeImages(input, ['a.png']);
+    const photo = await sharp({ create: { width: 800, height: 600, channels: 3, background: '#000', noise: { type: 'gaussian', mean: 128, sigma: 40 } } }).jpeg().toBuffer();
+    writeFileSync(join(input, 'IMG_0001.jpg'), photo.subarray(0, photo.length >> 1));
+    const r = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
+    expect(r.queued).toBe(1);
+    expect(r.rejected).toEqual([{ path: join(input, 'IMG_0001.jpg'), reason: expect.stringMatching(/^is truncated or damaged: the image data ends early \(.*premature end of JPEG.*\); was it still being copied\?$/) }]);
+    e.start();
+    await settle(e, r.jobIds);
+    expect(e.store.byIds(r.jobIds).map((j) => j.state)).toEqual(['done']);
+    expect(creates(await control(sb.url, 'stats'))).toBe(1);
   });
 });
