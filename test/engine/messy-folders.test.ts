@@ -1,4 +1,4 @@
-import { chmodSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
@@ -58,4 +58,23 @@ describe('messy folders', () => {
     expect(e.store.byIds(r.jobIds).map((j) => j.state)).toEqual(['done']);
     expect(creates(await control(sb.url, 'stats'))).toBe(1);
   });
+
+  it('a file that changed after it was queued is checked again before sending: nothing is paid for what cannot succeed', async () => {
+    const { e, input, out } = setup();
+    const [a, b, c] = await makeImages(input, ['a.png', 'b.png', 'c.png'], 64);
+    const r = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
+    expect(r.queued).toBe(3);
+    // Between the drop and the submission: one is saved over half-written, one replaced by a text.
+    const whole = readFileSync(a);
+    writeFileSync(a, whole.subarray(0, whole.length - 20));
+    writeFileSync(b, 'moved to the cloud; this is a placeholder');
+    e.start();
+    await settle(e, r.jobIds);
+    const jobs = e.store.byIds(r.jobIds).sort((x, y) => x.inputPath!.localeCompare(y.inputPath!));
+    expect(jobs.map((j) => [j.inputPath, j.state, j.taskId])).toEqual([[a, 'failed', null], [b, 'failed', null], [c, 'done', expect.any(String)]]);
+    expect(jobs[0].error).toMatch(new RegExp(`^the input ${a} is truncated or damaged: .* \\(checked again before sending; nothing was paid\\)$`));
+    expect(jobs[1].error).toBe(`the input ${b} is not a readable image (checked again before sending; nothing was paid)`);
+    expect(creates(await control(sb.url, 'stats'))).toBe(1);
+  });
 });
+

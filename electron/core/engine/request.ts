@@ -3,6 +3,7 @@ import { extname } from 'node:path';
 import { encodingOf, validateRequest, type Encoding, type Field, type ToolEntry } from '../../../shared/catalogue/index.ts';
 import type { InvalidParam } from '../api/client.ts';
 import type { ToolClient } from '../api/tools.ts';
+import { checkBytes, inputCheckOf, type InputCheck } from '../batch/preflight.ts';
 
 const MIME: Record<string, string> = { jpg: 'image/jpeg', jpeg: 'image/jpeg', png: 'image/png', webp: 'image/webp', mp4: 'video/mp4', mov: 'video/quicktime', mp3: 'audio/mpeg', wav: 'audio/wav' };
 export const mimeOf = (path: string) => MIME[extname(path).slice(1).toLowerCase()] ?? 'application/octet-stream';
@@ -72,13 +73,17 @@ export function localFileProblem(tool: ToolEntry, field: MediaField, canUpload: 
   return `${tool.title} takes ${field.name} only as ${how}; a local file cannot be sent to the live service`;
 }
 
-async function encodeLocal(tool: ToolEntry, field: MediaField, path: string, client: ToolClient, canUpload: boolean): Promise<string> {
+async function encodeLocal(tool: ToolEntry, field: MediaField, path: string, client: ToolClient, canUpload: boolean, check?: InputCheck): Promise<string> {
   let bytes: Buffer;
   try {
     bytes = await readFile(path);
   } catch (err) {
     throw new PreflightError(`the input ${path} could not be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, [{ field: field.name, reason: `${path} could not be read` }]);
   }
+  // Checked when queued, and again on the very bytes sent: the file may have changed since (a
+  // sync still writing it, a new version saved over it), and a task that cannot succeed is paid.
+  const changed = check ? await checkBytes(check, bytes) : null;
+  if (changed) throw new PreflightError(`the input ${path} ${changed} (checked again before sending; nothing was paid)`, [{ field: field.name, reason: `${path} ${changed}` }]);
   const enc = localEncoding(field, canUpload);
   if (enc === 'base64') return bytes.toString('base64');
   if (enc === 'dataUri') return `data:${mimeOf(path)};base64,${bytes.toString('base64')}`;
@@ -107,7 +112,7 @@ export async function buildParams(tool: ToolEntry, params: Record<string, unknow
   }
   const field = batchFieldOf(tool);
   if (inputPath && field) {
-    const value = await encodeLocal(tool, field, inputPath, client, canUpload);
+    const value = await encodeLocal(tool, field, inputPath, client, canUpload, inputCheckOf(tool) ?? undefined);
     out[field.name] = field.kind === 'mediaList' ? [value] : value;
   }
   const v = validateRequest(tool, out);
