@@ -76,5 +76,24 @@ describe('messy folders', () => {
     expect(jobs[1].error).toBe(`the input ${b} is not a readable image (checked again before sending; nothing was paid)`);
     expect(creates(await control(sb.url, 'stats'))).toBe(1);
   });
+
+  it('the same folder started twice at once (app and script, or a double drop) is queued and paid for once', async () => {
+    const { dir, e, input, out } = setup();
+    await makeImages(input, ['a.png', 'b.png', 'sub/c.png']);
+    // A second process on the same data folder: the CLI beside the app.
+    const other = engineFor(join(dir, 'home'), sb.url);
+    engines.push(other);
+    const start = (x: Engine) => x.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
+    const runs = await Promise.all([start(e), start(other), start(e)]);
+    expect(runs.map((r) => r.queued).reduce((a, n) => a + n, 0)).toBe(3);
+    const ids = new Set(runs.flatMap((r) => r.jobIds));
+    expect(ids.size).toBe(3);
+    // Every run follows the same three jobs, whichever of them queued them.
+    for (const r of runs) expect(new Set(r.jobIds)).toEqual(ids);
+    e.start();
+    await settle(e, [...ids]);
+    expect(creates(await control(sb.url, 'stats'))).toBe(3);
+    expect(e.store.batches(50, 0)).toHaveLength(1);
+  });
 });
 

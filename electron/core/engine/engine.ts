@@ -359,9 +359,13 @@ export class Engine {
       return { batch, queued: 0, resumed, skipped, rejected, jobIds: resumed };
     }
     const batchId = randomUUID();
-    this.store.insertBatch({ id: batchId, tool: tool.id, outDir, params, roots: inputs.map((i) => resolve(i)), snapshot: { namingTemplate: settings.namingTemplate, slugs: this.o.slugs() }, jobs: newJobs });
+    // The open-job check above ran before the awaits of the pre-flight; the insert checks again
+    // under the write lock, so a folder started twice at once is queued (and paid for) once.
+    const ins = this.store.insertBatch({ id: batchId, tool: tool.id, outDir, params, roots: inputs.map((i) => resolve(i)), snapshot: { namingTemplate: settings.namingTemplate, slugs: this.o.slugs() }, jobs: newJobs });
+    resumed.push(...ins.resumed);
     this.kick();
-    return { batch: this.store.batch(batchId)!, queued: newJobs.length, resumed, skipped, rejected, jobIds: [...newJobs.map((j) => j.id), ...resumed] };
+    const batch = ins.inserted.length ? this.store.batch(batchId)! : this.store.batch(this.store.get(resumed[0])!.batchId)!;
+    return { batch, queued: ins.inserted.length, resumed, skipped, rejected, jobIds: [...ins.inserted.map((j) => j.id), ...resumed] };
   }
 
   /**
