@@ -95,5 +95,31 @@ describe('messy folders', () => {
     expect(creates(await control(sb.url, 'stats'))).toBe(3);
     expect(e.store.batches(50, 0)).toHaveLength(1);
   });
+
+  it('a second memory card into the same results folder: IMG_0001 of each is its own photo, not "output exists"', async () => {
+    const { dir, e, out } = setup();
+    const [cardA, cardB] = [join(dir, 'card A'), join(dir, 'card B')];
+    await makeImages(cardA, ['IMG_0001.png', 'IMG_0002.png']);
+    await makeImages(cardB, ['IMG_0001.png', 'IMG_0002.jpg', 'IMG_0003.png'], 48);
+    const first = await e.startBatch({ tool: 'upscaler-precision', inputs: [cardA], outDir: out });
+    e.start();
+    await settle(e, first.jobIds);
+    const second = await e.startBatch({ tool: 'upscaler-precision', inputs: [cardB], outDir: out });
+    expect(second.skipped).toEqual([]);
+    expect(second.queued).toBe(3);
+    await settle(e, second.jobIds);
+    expect(e.store.byIds(second.jobIds).sort((x, y) => x.seq - y.seq).map((j) => j.outputs.map((o) => o.slice(out.length + 1)))).toEqual([
+      ['IMG_0001_upscaler-precision-2.png'], ['IMG_0002_upscaler-precision-2.png'], ['IMG_0003_upscaler-precision.png'],
+    ]);
+    // Each card again: every photo has its own result now, and says which.
+    for (const [card, names] of [[cardA, ['IMG_0001.png', 'IMG_0002.png']], [cardB, ['IMG_0001.png', 'IMG_0002.jpg', 'IMG_0003.png']]] as const) {
+      const again = await e.startBatch({ tool: 'upscaler-precision', inputs: [card], outDir: out });
+      expect(again.queued).toBe(0);
+      expect(again.skipped.map((x) => x.path)).toEqual(names.map((n) => join(card, n)));
+    }
+    expect((await e.startBatch({ tool: 'upscaler-precision', inputs: [join(cardB, 'IMG_0002.jpg')], outDir: out })).skipped)
+      .toEqual([{ path: join(cardB, 'IMG_0002.jpg'), reason: `its output ${join(out, 'IMG_0002_upscaler-precision-2.png')} already exists` }]);
+    expect(creates(await control(sb.url, 'stats'))).toBe(5);
+  });
 });
 

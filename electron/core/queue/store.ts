@@ -115,6 +115,11 @@ export interface NewBatch {
   jobs: NewJob[];
 }
 
+export interface DoneOutputs {
+  byInput: Map<string, string[]>;
+  byOutput: Map<string, string>;
+}
+
 export interface Lease {
   owner: string;
   pid: number;
@@ -211,6 +216,20 @@ export class JobStore {
     const r = this.stmt(`SELECT * FROM jobs WHERE tool = ? AND input_path = ? AND out_dir = ? AND state IN (${OPEN_STATES.map(() => '?').join(',')}) ORDER BY seq DESC LIMIT 1`)
       .get(tool, inputPath, outDir, ...OPEN_STATES) as RawJob | undefined;
     return r ? toRow(r) : null;
+  }
+
+  /** Results of finished jobs of a tool into an output folder, both ways: what each input made, and who made each file. */
+  doneOutputs(tool: string, outDir: string): DoneOutputs {
+    const rows = this.stmt("SELECT input_path AS input, outputs FROM jobs WHERE tool = ? AND out_dir = ? AND state = 'done' AND input_path IS NOT NULL ORDER BY seq")
+      .all(tool, outDir) as { input: string; outputs: string }[];
+    const byInput = new Map<string, string[]>();
+    const byOutput = new Map<string, string>();
+    for (const r of rows) {
+      const outs = JSON.parse(r.outputs) as string[];
+      byInput.set(r.input, [...(byInput.get(r.input) ?? []), ...outs]);
+      for (const o of outs) byOutput.set(o, r.input);
+    }
+    return { byInput, byOutput };
   }
 
   list(q: { batchId?: string; state?: JobState; limit: number; offset: number }): { jobs: JobRow[]; total: number } {
