@@ -37,6 +37,8 @@ const CLIPS: Record<string, ClipSpec> = {
   up_14: { w: 320, h: 240, fps: 14, sec: 2, faststart: true },
   avi: { w: 320, h: 240, fps: 30, sec: 1, ext: 'avi' },
   noisy_end: { ...SQ, noise: true },
+  prores_mov: { ...SQ, ext: 'mov', codec: 'prores' },
+  mjpeg_mov: { ...SQ, ext: 'mov', codec: 'mjpeg', faststart: true },
 };
 
 let dir = '';
@@ -87,6 +89,15 @@ describe('probeSource on local files', () => {
     expect(p.bytes).toBe((await stat(f[name])).size);
   });
 
+  it('measures a MOV whose video is ProRes or Motion JPEG: a video track, whatever its codec', async () => {
+    for (const name of ['prores_mov', 'mjpeg_mov']) {
+      const p = await probeSource(f[name]);
+      expect(p).toMatchObject({ kind: 'video', container: 'mov', width: 640, height: 640 });
+      expect(p.durationSec).toBeCloseTo(2, 3);
+      expect(p.fps).toBeCloseTo(30, 3);
+    }
+  });
+
   it('accepts file:// URLs', async () => {
     expect(await probeSource(pathToFileURL(f.ok_mov_end).href)).toMatchObject({ container: 'mov', width: 640 });
     expect(await probeSource(pathToFileURL(f.img_jpg).href)).toMatchObject({ kind: 'image', format: 'jpeg' });
@@ -122,6 +133,7 @@ describe('reference videos (2.x) on real files', () => {
     ['ar_480x1200', null], ['ar_478x1200', 'video.aspect'], ['ar_1200x480', null], ['ar_1202x480', 'video.aspect'],
     ['bytes_50mb.mp4', null], ['bytes_50mb_plus1.mp4', 'video.bytes'],
     ['avi', 'video.container'], ['img_jpg', null],
+    ['prores_mov', null], ['mjpeg_mov', null],
   ];
   it.each(cases)('%s -> %s', async (name, rule) => {
     const r = await checkReferences({ family: '2x', sources: [f[name]] });

@@ -110,7 +110,9 @@ async function probeIso(source: string, src: ByteSource, head: Uint8Array): Prom
     const why = parseError ? ` (${parseError})` : '';
     throw new ProbeError('truncated', source, `${source}: truncated or damaged MP4/MOV: the moov box (the index) was not found or is incomplete${why}`);
   }
-  const vt = movie.videoTracks[0];
+  // mp4box lists as video only the sample formats it knows; a QuickTime video track in ProRes or
+  // Motion JPEG (what editors export) is a video track all the same, by its handler.
+  const vt = movie.videoTracks[0] ?? movie.tracks.find((_, i) => file.moov?.traks[i]?.mdia?.hdlr?.handler === 'vide');
   if (!vt) throw new ProbeError('unsupported', source, `${source}: the MP4/MOV has no video track`);
   const container = movie.brands[0] === 'qt  ' || !file.ftyp ? 'mov' : 'mp4';
   const trackSec = vt.timescale > 0 ? vt.samples_duration / vt.timescale : 0;
