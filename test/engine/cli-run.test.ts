@@ -72,4 +72,25 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     expect(creates(await control(sb.url, 'stats')) - before).toBe(2);
     expect(readdirSync(join(dir, 'out-linked'), { recursive: true }).sort()).toEqual(['a_upscaler-precision.png', 'picks', 'picks/b_upscaler-precision.png']);
   });
+
+  it('a file name with a newline stays on one line of output, so a script reading lines sees one entry per file', async () => {
+    const odd = join(dir, 'odd');
+    await makeImages(odd, ['two\nlines.png', 'tab\there.png']);
+    writeFileSync(join(odd, 'notes\nfinal.txt'), 'x');
+    const r = await cli(['run', 'upscaler-precision', odd, '--out', join(dir, 'out-odd')]);
+    expect(r.code).toBe(0);
+    expect(r.err.trimEnd().split('\n')).toEqual([`rejected ${odd}/notes\\nfinal.txt: this tool does not take .txt files`]);
+    const again = await cli(['run', 'upscaler-precision', odd, '--out', join(dir, 'out-odd')]);
+    expect(again.err.trimEnd().split('\n')).toEqual([
+      `rejected ${odd}/notes\\nfinal.txt: this tool does not take .txt files`,
+      `skipped ${odd}/tab\\there.png: its output ${join(dir, 'out-odd')}/tab_here_upscaler-precision.png already exists`,
+      `skipped ${odd}/two\\nlines.png: its output ${join(dir, 'out-odd')}/two_lines_upscaler-precision.png already exists`,
+    ]);
+    const listed = (await cli(['jobs', 'list'])).out.trimEnd().split('\n');
+    expect(listed.filter((l) => l.includes(odd))).toEqual([
+      expect.stringMatching(new RegExp(`done\\s+upscaler-precision\\s+${odd}/tab\\\\there\\.png$`)),
+      expect.stringMatching(new RegExp(`done\\s+upscaler-precision\\s+${odd}/two\\\\nlines\\.png$`)),
+    ]);
+  });
 });
+
