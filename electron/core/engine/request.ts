@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
+import { imageSize } from 'image-size';
 import { encodingOf, validateRequest, type Encoding, type Field, type ToolEntry } from '../../../shared/catalogue/index.ts';
 import type { InvalidParam } from '../api/client.ts';
 import type { ToolClient } from '../api/tools.ts';
@@ -7,6 +8,24 @@ import { checkBytes, inputCheckOf, type InputCheck } from '../batch/preflight.ts
 
 const MIME: Record<string, string> = { jpg: 'image/jpeg', jpeg: 'image/jpeg', png: 'image/png', webp: 'image/webp', mp4: 'video/mp4', mov: 'video/quicktime', mp3: 'audio/mpeg', wav: 'audio/wav' };
 export const mimeOf = (path: string) => MIME[extname(path).slice(1).toLowerCase()] ?? 'application/octet-stream';
+
+const IMAGE_MIME: Record<string, string> = { jpg: 'image/jpeg', png: 'image/png', webp: 'image/webp', gif: 'image/gif' };
+
+/**
+ * The media type of a file's bytes: for an image its real format, not its name (a JPEG saved as
+ * .png is common, and the type is declared to the API in data URIs and uploads); else by name.
+ */
+export function mimeOfContent(path: string, bytes: Buffer): string {
+  if (mimeOf(path).startsWith('image/')) {
+    try {
+      const t = imageSize(bytes).type;
+      if (t && IMAGE_MIME[t]) return IMAGE_MIME[t];
+    } catch {
+      // not an image after all: the name decides, and the pre-flight check says what is wrong
+    }
+  }
+  return mimeOf(path);
+}
 
 /** A request that cannot be sent; nothing was paid. */
 export class PreflightError extends Error {
@@ -86,9 +105,9 @@ async function encodeLocal(tool: ToolEntry, field: MediaField, path: string, cli
   if (changed) throw new PreflightError(`the input ${path} ${changed} (checked again before sending; nothing was paid)`, [{ field: field.name, reason: `${path} ${changed}` }]);
   const enc = localEncoding(field, canUpload);
   if (enc === 'base64') return bytes.toString('base64');
-  if (enc === 'dataUri') return `data:${mimeOf(path)};base64,${bytes.toString('base64')}`;
+  if (enc === 'dataUri') return `data:${mimeOfContent(path, bytes)};base64,${bytes.toString('base64')}`;
   if (enc === 'url') {
-    const up = await client.api.upload<{ id: string; url: string }>('/__sandbox/uploads', bytes, mimeOf(path));
+    const up = await client.api.upload<{ id: string; url: string }>('/__sandbox/uploads', bytes, mimeOfContent(path, bytes));
     // A reference video travels as the uploaded-file id where the field takes one (as the
     // production service would have it); other fields get the Sandbox's loopback URL.
     return field.kind === 'mediaList' && field.encodings.includes('upload') && up.id.startsWith('upl_vid_') ? up.id : up.url;
