@@ -6,6 +6,8 @@ import { InvalidParamsError } from './errors.ts';
 
 /** Stated limit: decoded inputs above this are rejected (production limits are not published). */
 export const MAX_INPUT_BYTES = 25 * 1024 * 1024;
+/** Stated limit: images above this many pixels (16383 x 16383, libvips' default ceiling) are rejected. */
+export const MAX_INPUT_PIXELS = 0x3fff * 0x3fff;
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
 
 export const isLoopbackUrl = (value: string): boolean => {
@@ -51,13 +53,18 @@ export async function storeImage(value: string, field: string, disk: DiskStore):
   // The same bytes were decoded and checked when first stored: the answer cannot differ.
   const id = disk.inputIdOf(bytes);
   if (disk.get(id)) return id;
+  let meta;
   try {
-    const meta = await sharp(bytes).metadata();
-    if (!meta.width || !meta.height) throw new Error('no dimensions');
-    return disk.putInput(bytes, `image/${meta.format}`, id);
+    meta = await sharp(bytes, { limitInputPixels: false }).metadata();
   } catch {
     throw new InvalidParamsError([{ field, reason: 'is not a readable image (JPEG, PNG or WebP)' }]);
   }
+  if (!meta.width || !meta.height) throw new InvalidParamsError([{ field, reason: 'is not a readable image (JPEG, PNG or WebP)' }]);
+  // A stated limit of its own (libvips' default), named as such: not "not a readable image".
+  if (meta.width * meta.height > MAX_INPUT_PIXELS) {
+    throw new InvalidParamsError([{ field, reason: `is ${meta.width}x${meta.height} (${Math.round((meta.width * meta.height) / 1e6)} megapixels); the Sandbox takes images up to ${Math.floor(MAX_INPUT_PIXELS / 1e6)} megapixels` }]);
+  }
+  return disk.putInput(bytes, `image/${meta.format}`, id);
 }
 
 /**

@@ -66,7 +66,7 @@ export const batchStartResultSchema = z.object({
   queued: z.number().int(),
   /** Jobs of earlier runs for the same inputs that are still in the queue (not submitted again). */
   resumed: z.array(z.string()),
-  /** Inputs whose output already exists. */
+  /** Inputs not run: their output already exists, or the same file was already listed under another name (a link). */
   skipped: z.array(inputIssueSchema),
   /** Inputs the tool would not accept, with the reason; nothing was paid for them. */
   rejected: z.array(inputIssueSchema),

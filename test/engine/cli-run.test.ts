@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
@@ -78,4 +78,41 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     expect(again).toMatchObject({ batch: null, total: 0, jobs: [] });
     expect(again.skipped.map((x: { path: string }) => x.path)).toEqual([join(input, 'b.png'), join(input, 'sub', 'a.png')]);
   });
+
+  it('a folder of links: each picture paid for once, under its real name; a broken link is named, not dropped', async () => {
+    const shoot = join(dir, 'linked');
+    await makeImages(shoot, ['a.png', 'picks/b.png']);
+    symlinkSync(join(shoot, 'a.png'), join(shoot, 'a-copy.png'));
+    symlinkSync(join(shoot, 'picks'), join(shoot, 'picks-link'));
+    symlinkSync(shoot, join(shoot, 'picks', 'back-to-shoot'));
+    symlinkSync(join(dir, 'nowhere.png'), join(shoot, 'gone.png'));
+    const before = creates(await control(sb.url, 'stats'));
+    const r = await cli(['run', 'upscaler-precision', shoot, '--out', join(dir, 'out-linked')]);
+    expect(r.err).toContain(`rejected ${join(shoot, 'gone.png')}: is a broken link (it no longer exists)`);
+    expect(r.err).toContain(`skipped ${join(shoot, 'a-copy.png')}: is the same file as ${join(shoot, 'a.png')}`);
+    expect(r.out).toContain('2 queued, 1 skipped, 1 rejected');
+    expect(creates(await control(sb.url, 'stats')) - before).toBe(2);
+    expect(readdirSync(join(dir, 'out-linked'), { recursive: true }).sort()).toEqual(['a_upscaler-precision.png', 'picks', 'picks/b_upscaler-precision.png']);
+  });
+
+  it('a file name with a newline stays on one line of output, so a script reading lines sees one entry per file', async () => {
+    const odd = join(dir, 'odd');
+    await makeImages(odd, ['two\nlines.png', 'tab\there.png']);
+    writeFileSync(join(odd, 'notes\nfinal.txt'), 'x');
+    const r = await cli(['run', 'upscaler-precision', odd, '--out', join(dir, 'out-odd')]);
+    expect(r.code).toBe(0);
+    expect(r.err.trimEnd().split('\n')).toEqual([`rejected ${odd}/notes\\nfinal.txt: this tool does not take .txt files`]);
+    const again = await cli(['run', 'upscaler-precision', odd, '--out', join(dir, 'out-odd')]);
+    expect(again.err.trimEnd().split('\n')).toEqual([
+      `rejected ${odd}/notes\\nfinal.txt: this tool does not take .txt files`,
+      `skipped ${odd}/tab\\there.png: its output ${join(dir, 'out-odd')}/tab_here_upscaler-precision.png already exists`,
+      `skipped ${odd}/two\\nlines.png: its output ${join(dir, 'out-odd')}/two_lines_upscaler-precision.png already exists`,
+    ]);
+    const listed = (await cli(['jobs', 'list'])).out.trimEnd().split('\n');
+    expect(listed.filter((l) => l.includes(odd))).toEqual([
+      expect.stringMatching(new RegExp(`done\\s+upscaler-precision\\s+${odd}/tab\\\\there\\.png$`)),
+      expect.stringMatching(new RegExp(`done\\s+upscaler-precision\\s+${odd}/two\\\\nlines\\.png$`)),
+    ]);
+  });
 });
+

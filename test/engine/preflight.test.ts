@@ -4,10 +4,11 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { getTool } from '../../shared/catalogue/index.ts';
-import { checkInput, inputCheckOf } from '../../electron/core/batch/preflight.ts';
+import { checkBytes, checkInput, inputCheckOf } from '../../electron/core/batch/preflight.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'md-pre-'));
 const edit = inputCheckOf(getTool('image50-edit'))!;
+const camera = inputCheckOf(getTool('change-camera'))!;
 
 /** A camera-style JPEG: its frame header (the dimensions) sits behind a large EXIF block. */
 async function jpegWithBigExif(name: string, w: number, h: number): Promise<string> {
@@ -38,3 +39,40 @@ describe('pre-flight input check (image header)', () => {
     expect(await checkInput(edit, junk)).toBe('is not a readable image');
   });
 });
+
+/** A photo-like picture (noise compresses badly, so the file is large like a real one). */
+const photo = (w: number, h: number) => sharp({ create: { width: w, height: h, channels: 3, background: '#000', noise: { type: 'gaussian', mean: 128, sigma: 40 } } });
+
+describe('pre-flight input check (whole file)', () => {
+  it('a picture cut short (an interrupted copy, a sync still writing) is refused, whatever its format', async () => {
+    const cases: [string, Buffer][] = [
+      ['cut.jpg', await photo(900, 600).jpeg().toBuffer()],
+      ['cut.png', await photo(400, 300).png().toBuffer()],
+      ['cut.webp', await photo(600, 400).webp().toBuffer()],
+    ];
+    for (const [name, whole] of cases) {
+      const p = join(dir, name);
+      writeFileSync(p, whole);
+      expect(await checkInput(camera, p)).toBeNull();
+      // Half of it: the header, and so the format and dimensions, are intact.
+      writeFileSync(p, whole.subarray(0, Math.floor(whole.length / 2)));
+      expect(await checkInput(camera, p)).toMatch(/^is truncated or damaged: the image data ends early \(.+\); was it still being copied\?$/);
+      expect(await checkBytes(camera, whole.subarray(0, Math.floor(whole.length / 2)))).toMatch(/^is truncated or damaged/);
+      expect(await checkBytes(camera, whole)).toBeNull();
+    }
+    // Only the PNG signature and header chunk: dimensions, and nothing else.
+    const stub = join(dir, 'stub.png');
+    writeFileSync(stub, (await photo(300, 300).png().toBuffer()).subarray(0, 33));
+    expect(await checkInput(camera, stub)).toMatch(/^is truncated or damaged/);
+  });
+
+  it('data after a whole picture (motion photos, editor trailers) is not mistaken for damage', async () => {
+    const motion = join(dir, 'motion.jpg');
+    writeFileSync(motion, Buffer.concat([await photo(600, 400).jpeg().toBuffer(), Buffer.alloc(200_000, 7)]));
+    expect(await checkInput(camera, motion)).toBeNull();
+    const trailer = join(dir, 'trailer.png');
+    writeFileSync(trailer, Buffer.concat([await photo(300, 300).png().toBuffer(), Buffer.alloc(100_000, 1)]));
+    expect(await checkInput(camera, trailer)).toBeNull();
+  });
+});
+

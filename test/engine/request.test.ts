@@ -48,6 +48,14 @@ describe('local files in job parameters', () => {
     expect(err.message).toMatch(/local file cannot be sent to the live service/);
   });
 
+  it('a data URI declares the image’s real type, not its name’s (a JPEG saved as .png)', async () => {
+    const jpegNamedPng = join(dir, 'really-a-jpeg.png');
+    writeFileSync(jpegNamedPng, await sharp({ create: { width: 300, height: 300, channels: 3, background: '#a62' } }).jpeg().toBuffer());
+    const body = await buildParams(getTool('image-to-prompt'), {}, jpegNamedPng, tools, false);
+    expect(String(body.image)).toMatch(/^data:image\/jpeg;base64,\/9j\//);
+    expect(String((await buildParams(getTool('image-to-prompt'), {}, png, tools, false)).image)).toMatch(/^data:image\/png;base64,iVBORw0KGgo/);
+  });
+
   it('an unreadable local file is a clear error on its field', async () => {
     const err = await buildParams(getTool('video-2x'), { prompt: 'x', reference_images: [join(dir, 'missing.png')] }, null, tools, true).catch((e) => e);
     expect(err).toBeInstanceOf(PreflightError);

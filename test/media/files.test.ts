@@ -1,6 +1,6 @@
 // Reference validation on real files made by ffmpeg and sharp: probing (MP4 and MOV, moov at the
 // start and at the end, local and over HTTP range requests) and each rule on both sides of its bound.
-import { copyFile, stat, writeFile } from 'node:fs/promises';
+import { copyFile, readFile, stat, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -37,6 +37,10 @@ const CLIPS: Record<string, ClipSpec> = {
   up_14: { w: 320, h: 240, fps: 14, sec: 2, faststart: true },
   avi: { w: 320, h: 240, fps: 30, sec: 1, ext: 'avi' },
   noisy_end: { ...SQ, noise: true },
+  frag_4: { ...SQ, sec: 4, fragmented: true },
+  frag_16: { ...SQ, sec: 16, fragmented: true },
+  prores_mov: { ...SQ, ext: 'mov', codec: 'prores' },
+  mjpeg_mov: { ...SQ, ext: 'mov', codec: 'mjpeg', faststart: true },
 };
 
 let dir = '';
@@ -87,6 +91,27 @@ describe('probeSource on local files', () => {
     expect(p.bytes).toBe((await stat(f[name])).size);
   });
 
+  it('measures a fragmented MP4 by its fragments (ffmpeg states no duration), and finds one cut short', async () => {
+    const p = await probeSource(f.frag_4);
+    expect(p).toMatchObject({ kind: 'video', container: 'mp4', width: 640, height: 640 });
+    expect(p.durationSec).toBeCloseTo(4, 3);
+    // Without a stated duration (ffmpeg's empty moov has none), every fragment counts, not the first ones read.
+    expect((await probeSource(f.frag_16)).durationSec).toBeCloseTo(16, 3);
+    const whole = await readFile(f.frag_16);
+    const cut = join(dir, 'frag_cut.mp4');
+    await writeFile(cut, whole.subarray(0, whole.length - 1000));
+    await expect(probeSource(cut)).rejects.toMatchObject({ code: 'truncated', message: expect.stringMatching(/frag_cut\.mp4: truncated MP4: its mdat box ends \d+ bytes past the end of the file/) });
+  });
+
+  it('measures a MOV whose video is ProRes or Motion JPEG: a video track, whatever its codec', async () => {
+    for (const name of ['prores_mov', 'mjpeg_mov']) {
+      const p = await probeSource(f[name]);
+      expect(p).toMatchObject({ kind: 'video', container: 'mov', width: 640, height: 640 });
+      expect(p.durationSec).toBeCloseTo(2, 3);
+      expect(p.fps).toBeCloseTo(30, 3);
+    }
+  });
+
   it('accepts file:// URLs', async () => {
     expect(await probeSource(pathToFileURL(f.ok_mov_end).href)).toMatchObject({ container: 'mov', width: 640 });
     expect(await probeSource(pathToFileURL(f.img_jpg).href)).toMatchObject({ kind: 'image', format: 'jpeg' });
@@ -122,6 +147,7 @@ describe('reference videos (2.x) on real files', () => {
     ['ar_480x1200', null], ['ar_478x1200', 'video.aspect'], ['ar_1200x480', null], ['ar_1202x480', 'video.aspect'],
     ['bytes_50mb.mp4', null], ['bytes_50mb_plus1.mp4', 'video.bytes'],
     ['avi', 'video.container'], ['img_jpg', null],
+    ['frag_4', null], ['frag_16', 'video.duration'], ['prores_mov', null], ['mjpeg_mov', null],
   ];
   it.each(cases)('%s -> %s', async (name, rule) => {
     const r = await checkReferences({ family: '2x', sources: [f[name]] });

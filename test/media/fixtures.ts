@@ -22,6 +22,10 @@ export interface ClipSpec {
   faststart?: boolean;
   /** Adds per-frame noise so the file is large (for "read far less than the file" checks). */
   noise?: boolean;
+  /** A fragmented MP4 (empty moov, the samples in moof boxes), as screen recorders and live encoders write. */
+  fragmented?: boolean;
+  /** A video codec other than H.264: what editors export in a MOV. */
+  codec?: 'prores' | 'mjpeg';
 }
 
 export async function makeClip(dir: string, name: string, s: ClipSpec): Promise<string> {
@@ -30,8 +34,10 @@ export async function makeClip(dir: string, name: string, s: ClipSpec): Promise<
   const args = ['-v', 'error', '-y', '-f', 'lavfi', '-i', `testsrc=size=${s.w}x${s.h}:rate=${s.fps}`, '-frames:v', String(Math.round(s.sec * s.fps))];
   if (s.noise) args.push('-vf', 'noise=alls=40:allf=t');
   if (ext === 'avi') args.push('-c:v', 'mpeg4');
+  else if (s.codec) args.push('-c:v', s.codec);
   else args.push('-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p');
   if (s.faststart) args.push('-movflags', '+faststart');
+  if (s.fragmented) args.push('-movflags', '+frag_keyframe+empty_moov');
   await run('ffmpeg', [...args, out]);
   return out;
 }

@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { createServer } from 'node:http';
+import { crc32, deflateSync } from 'node:zlib';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_SLUGS, resolvePaths, TOOLS, type Field, type ToolEntry } from '../../shared/catalogue/index.ts';
@@ -107,6 +108,25 @@ describe('validation (400 naming the field)', () => {
     await expectInvalid('change-camera', { image: 'https://example.com/a.png' }, 'image');
     await expectInvalid('video-upscaler', { video: 'upl_vid_doesnotexist' }, 'video');
     await expectInvalid('upscaler-precision', { image: Buffer.from('this is not an image at all').toString('base64') }, 'image');
+  });
+  it('names its pixel limit instead of calling a large image unreadable', async () => {
+    // A PNG that declares 20000 x 15000 (a stitched panorama) with one row of data: the header is what is read.
+    const chunk = (type: string, data: Buffer) => {
+      const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+      const len = Buffer.alloc(4);
+      len.writeUInt32BE(data.length);
+      const crc = Buffer.alloc(4);
+      crc.writeUInt32BE(crc32(body));
+      return Buffer.concat([len, body, crc]);
+    };
+    const ihdr = Buffer.alloc(13);
+    ihdr.writeUInt32BE(20000, 0);
+    ihdr.writeUInt32BE(15000, 4);
+    ihdr.set([8, 0, 0, 0, 0], 8);
+    const panorama = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(Buffer.alloc(20001))), chunk('IEND', Buffer.alloc(0))]);
+    const r = await ctx.api.post(resolvePaths(tool('upscaler-precision'), DEFAULT_SLUGS, {}).create, { image: panorama.toString('base64') });
+    expect(r.status).toBe(400);
+    expect(r.body.invalid_params).toEqual([{ field: 'image', name: 'image', reason: 'is 20000x15000 (300 megapixels); the Sandbox takes images up to 268 megapixels' }]);
   });
   it('rejects list paging below 1 and above 1000', async () => {
     const list = pathsOf(tool('music')).list;

@@ -1,4 +1,4 @@
-import { open, stat } from 'node:fs/promises';
+import { open, stat, type FileHandle } from 'node:fs/promises';
 import { imageSize } from 'image-size';
 import type { Field, ToolEntry } from '../../../shared/catalogue/index.ts';
 import { FAMILY_LIMITS } from '../../../shared/validation/limits.ts';
@@ -41,22 +41,66 @@ export function acceptsExtension(c: InputCheck, ext: string): boolean {
 
 /**
  * Checks one local input the way the API would, before anything is paid for: size, and for
- * images the real format (not the extension) and dimensions. Returns the reason, or null.
+ * images the real format (not the extension), dimensions, and that the file is whole (a photo cut
+ * short by an interrupted copy or a sync still running). Returns the reason, or null.
  */
 export async function checkInput(c: InputCheck, path: string): Promise<string | null> {
   const st = await stat(path).catch(() => null);
   if (!st?.isFile()) return 'is not a readable file';
-  if (st.size === 0) return 'is empty';
-  if (st.size > c.maxBytes) return `is ${(st.size / 1048576).toFixed(1)} MB; this tool takes at most ${(c.maxBytes / 1048576).toFixed(0)} MB`;
-  if (c.field.media !== 'image') return null;
-  const meta = await imageHeader(path);
+  const sized = sizeProblem(c, st.size);
+  if (sized || c.field.media !== 'image') return sized;
+  let fh: FileHandle | null = null;
+  try {
+    fh = await open(path, 'r');
+    const file = fh;
+    return await imageProblem(c, { size: st.size, read: (pos, len) => readAt(file, pos, len), decodable: path });
+  } catch (err) {
+    // One file the user cannot open (permissions, gone since the walk) is that file's problem, not the batch's.
+    return `cannot be read (${readError(err)})`;
+  } finally {
+    await fh?.close();
+  }
+}
+
+/**
+ * The same check over bytes already read: the engine runs it on the exact bytes it is about to
+ * send, so a file that changed after it was queued (replaced, still being written, grown past the
+ * limit) is refused before it is paid for.
+ */
+export async function checkBytes(c: InputCheck, bytes: Buffer): Promise<string | null> {
+  const sized = sizeProblem(c, bytes.length);
+  if (sized || c.field.media !== 'image') return sized;
+  return imageProblem(c, { size: bytes.length, read: async (pos, len) => bytes.subarray(pos, pos + len), decodable: bytes });
+}
+
+function sizeProblem(c: InputCheck, size: number): string | null {
+  if (size === 0) return 'is empty';
+  if (size > c.maxBytes) return `is ${(size / 1048576).toFixed(1)} MB; this tool takes at most ${(c.maxBytes / 1048576).toFixed(0)} MB`;
+  return null;
+}
+
+interface ByteSource {
+  size: number;
+  read(pos: number, len: number): Promise<Buffer>;
+  /** What sharp decodes when the cheap checks cannot decide. */
+  decodable: string | Buffer;
+}
+
+async function imageProblem(c: InputCheck, src: ByteSource): Promise<string | null> {
+  const meta = await imageHeader(src);
   if (!meta) return 'is not a readable image';
   const formats = formatsOf(c);
   if (!meta.format || !formats.includes(meta.format)) return `is ${meta.format ? meta.format.toUpperCase() : 'an unknown format'}; this tool takes ${formats.map((f) => f.toUpperCase()).join(', ')}`;
   if (!meta.width || !meta.height) return 'has no readable dimensions';
   if (c.minSide && Math.min(meta.width, meta.height) < c.minSide) return `is ${meta.width}x${meta.height}; this tool needs at least ${c.minSide}x${c.minSide}`;
-  return null;
+  return wholeImageProblem(meta.format, src);
 }
+
+const READ_ERRORS: Record<string, string> = { EACCES: 'permission denied', EPERM: 'permission denied', ENOENT: 'it no longer exists', EISDIR: 'it is a folder', EIO: 'input/output error' };
+const readError = (err: unknown) => {
+  const code = (err as NodeJS.ErrnoException).code;
+  return (code && READ_ERRORS[code]) ?? code ?? (err as Error).message;
+};
 
 /**
  * Header bytes read per input: 16 KB holds the dimensions of PNG, WebP, GIF and most JPEGs; a JPEG
@@ -65,24 +109,19 @@ export async function checkInput(c: InputCheck, path: string): Promise<string | 
 const HEADER_STEPS = [16 * 1024, 512 * 1024];
 const SIZE_FORMAT: Record<string, string> = { jpg: 'jpeg', png: 'png', webp: 'webp', gif: 'gif', tiff: 'tiff', heif: 'heif', avif: 'avif', bmp: 'bmp' };
 
-async function readHead(path: string, bytes: number): Promise<Buffer> {
-  const fh = await open(path, 'r');
-  try {
-    const buf = Buffer.allocUnsafe(bytes);
-    const { bytesRead } = await fh.read(buf, 0, bytes, 0);
-    return buf.subarray(0, bytesRead);
-  } finally {
-    await fh.close();
-  }
+async function readAt(fh: FileHandle, pos: number, bytes: number): Promise<Buffer> {
+  const buf = Buffer.allocUnsafe(bytes);
+  const { bytesRead } = await fh.read(buf, 0, bytes, pos);
+  return buf.subarray(0, bytesRead);
 }
 
 /**
  * Format and dimensions from the file's first bytes (image-size), so checking a folder of 10,000
  * images costs a small read each instead of a libvips pipeline per file; sharp is the last resort.
  */
-async function imageHeader(path: string): Promise<{ format: string | undefined; width?: number; height?: number } | null> {
+async function imageHeader(src: ByteSource): Promise<{ format: string | undefined; width?: number; height?: number } | null> {
   for (const bytes of HEADER_STEPS) {
-    const head = await readHead(path, bytes);
+    const head = await src.read(0, bytes);
     try {
       const r = imageSize(head);
       const swap = (r.orientation ?? 1) >= 5;
@@ -92,9 +131,44 @@ async function imageHeader(path: string): Promise<{ format: string | undefined; 
     }
   }
   try {
-    const m = await (await loadSharp())(path).metadata();
+    const m = await (await loadSharp())(src.decodable).metadata();
     return { format: m.format, width: m.width, height: m.height };
   } catch {
     return null;
+  }
+}
+
+/** The end of a file, where a whole PNG has its IEND chunk and a whole JPEG its EOI marker. */
+const TAIL_BYTES = 64 * 1024;
+const PNG_IEND = Buffer.from('IEND', 'latin1');
+const JPEG_EOI = Buffer.from([0xff, 0xd9]);
+
+/**
+ * Whether the image data is all there. The header alone cannot tell: a photo cut short by an
+ * interrupted copy, or one a sync client is still writing, has a perfect header, and the API would
+ * be paid for a task that fails (or renders half a picture). Cheap structural checks first: a PNG
+ * ends with its IEND chunk, a JPEG with its EOI marker (0xFFD9 cannot occur inside the compressed
+ * data), a WebP is as long as its RIFF header says. Only a file that fails them (a JPEG with data
+ * appended after the picture, as motion photos have) is decoded by libvips to decide.
+ */
+async function wholeImageProblem(format: string, src: ByteSource): Promise<string | null> {
+  let whole: boolean;
+  if (format === 'webp') {
+    const riff = await src.read(0, 12);
+    whole = riff.length === 12 && riff.readUInt32LE(4) + 8 <= src.size;
+  } else if (format === 'png' || format === 'jpeg') {
+    const from = Math.max(0, src.size - TAIL_BYTES);
+    const tail = await src.read(from, src.size - from);
+    whole = tail.includes(format === 'png' ? PNG_IEND : JPEG_EOI);
+  } else {
+    return null;
+  }
+  if (whole) return null;
+  try {
+    const sharp = await loadSharp();
+    await sharp(src.decodable, { failOn: 'truncated', limitInputPixels: false, sequentialRead: true }).resize(64, 64, { fit: 'inside' }).raw().toBuffer();
+    return null;
+  } catch (err) {
+    return `is truncated or damaged: the image data ends early (${(err as Error).message.split('\n')[0].replace(/:\s*$/, '').trim() || 'cannot be decoded'}); was it still being copied?`;
   }
 }

@@ -1,4 +1,5 @@
-import { readdir, stat } from 'node:fs/promises';
+import { readdir, realpath, stat } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 
 export interface ScannedInput {
@@ -10,53 +11,118 @@ export interface ScannedInput {
 export interface ScanResult {
   inputs: ScannedInput[];
   rejected: { path: string; reason: string }[];
+  /** Files reached a second time under another name (a link, a hard link): one job, not two. */
+  duplicates: { path: string; reason: string }[];
 }
 
 /** System and hidden files never become jobs: they are not the user's media. */
 const SYSTEM_NAMES = new Set(['thumbs.db', 'desktop.ini', 'ehthumbs.db', '.ds_store', '$recycle.bin', '__macosx', 'system volume information']);
 export const isIgnoredName = (name: string) => name.startsWith('.') || SYSTEM_NAMES.has(name.toLowerCase()) || name.endsWith('.part');
 
+/** The extension of a file name, lower case, or '' when it has none (`notes`, `.profile`, `v1.0/notes`). */
+export function extensionOf(path: string): string {
+  const name = basename(path);
+  const dot = name.lastIndexOf('.');
+  return dot > 0 ? name.slice(dot + 1).toLowerCase() : '';
+}
+
+const CODE_WORDS: Record<string, string> = { EACCES: 'permission denied', EPERM: 'permission denied', ELOOP: 'it is a link that leads back to itself', ENOENT: 'it no longer exists', EIO: 'input/output error' };
+const why = (err: unknown) => {
+  const code = (err as NodeJS.ErrnoException).code ?? '';
+  return CODE_WORDS[code] ?? (code || (err as Error).message);
+};
+const identity = (st: Stats) => `${st.dev}:${st.ino}`;
+
 /**
  * Walks files and folders (recursively), in a stable order. Files whose extension the tool does not
  * take are reported, not silently dropped. `exclude` keeps an output folder inside an input folder
  * from being read back as input on the next run.
+ *
+ * Links are followed, as a file manager does: a link to a file is that file, a link to a folder is
+ * walked as a subfolder. A file reached twice (through a link, a hard link, or two dropped items
+ * that overlap) is one input, and the second name is reported as a duplicate; a folder is walked
+ * once, so a link to a parent folder cannot loop. A broken link, an unreadable folder, or anything
+ * that is not a plain file is reported with its reason; one such entry never stops the walk.
  */
 export async function scanInputs(roots: readonly string[], accepts: (ext: string) => boolean, exclude: readonly string[] = []): Promise<ScanResult> {
   const inputs: ScannedInput[] = [];
   const rejected: { path: string; reason: string }[] = [];
+  const duplicates: { path: string; reason: string }[] = [];
   const excluded = exclude.map((e) => resolve(e));
-  const seen = new Set<string>();
-  const isExcluded = (p: string) => excluded.some((e) => p === e || p.startsWith(e + sep));
+  const excludedReal = await Promise.all(excluded.map((e) => realpath(e).catch(() => e)));
+  const seenPaths = new Set<string>();
+  const seenFiles = new Map<string, string>();
+  const walked = new Set<string>();
+  const isExcluded = (p: string, list: readonly string[]) => list.some((e) => p === e || p.startsWith(e + sep));
 
-  const consider = (path: string, relDir: string) => {
-    if (seen.has(path)) return;
-    seen.add(path);
-    const ext = path.slice(path.lastIndexOf('.') + 1).toLowerCase();
-    if (path.lastIndexOf('.') <= path.lastIndexOf(sep) || !accepts(ext)) rejected.push({ path, reason: `this tool does not take .${ext === path ? '' : ext} files` });
+  const consider = (path: string, st: Stats, relDir: string) => {
+    if (seenPaths.has(path)) return;
+    seenPaths.add(path);
+    const first = seenFiles.get(identity(st));
+    if (first !== undefined) {
+      duplicates.push({ path, reason: `is the same file as ${first}` });
+      return;
+    }
+    seenFiles.set(identity(st), path);
+    const ext = extensionOf(path);
+    if (!ext) rejected.push({ path, reason: 'has no file extension; this tool takes image files such as .png or .jpg' });
+    else if (!accepts(ext)) rejected.push({ path, reason: `this tool does not take .${ext} files` });
     else inputs.push({ path, relDir });
   };
 
-  const walk = async (root: string, dir: string): Promise<void> => {
-    const entries = await readdir(dir, { withFileTypes: true });
-    entries.sort((a, b) => a.name.localeCompare(b.name));
+  const walk = async (root: string, dir: string, st: Stats): Promise<void> => {
+    // Each folder once, by identity: a link to a parent folder (or to a folder walked already) is not entered again.
+    if (walked.has(identity(st))) return;
+    walked.add(identity(st));
+    let entries;
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch (err) {
+      rejected.push({ path: dir, reason: `this folder cannot be read (${why(err)})` });
+      return;
+    }
+    // Links after the folder's own entries, so a file or folder reached both ways keeps its real name.
+    entries.sort((a, b) => Number(a.isSymbolicLink()) - Number(b.isSymbolicLink()) || a.name.localeCompare(b.name));
     for (const e of entries) {
       if (isIgnoredName(e.name)) continue;
       const p = join(dir, e.name);
-      if (isExcluded(p)) continue;
-      if (e.isDirectory()) await walk(root, p);
-      else if (e.isFile()) consider(p, relative(root, dir));
+      if (isExcluded(p, excluded)) continue;
+      let target: Stats;
+      if (e.isSymbolicLink()) {
+        try {
+          target = await stat(p);
+        } catch (err) {
+          rejected.push({ path: p, reason: `is a broken link (${why(err)})` });
+          continue;
+        }
+        if (target.isDirectory() && isExcluded(await realpath(p).catch(() => p), excludedReal)) continue;
+      } else if (e.isDirectory() || e.isFile()) {
+        try {
+          target = await stat(p);
+        } catch (err) {
+          // Gone or unreachable since the folder was listed.
+          rejected.push({ path: p, reason: `cannot be read (${why(err)})` });
+          continue;
+        }
+      } else {
+        rejected.push({ path: p, reason: 'is not a regular file (a device, pipe or socket)' });
+        continue;
+      }
+      if (target.isDirectory()) await walk(root, p, target);
+      else if (target.isFile()) consider(p, target, relative(root, dir));
+      else rejected.push({ path: p, reason: 'is not a regular file (a device, pipe or socket)' });
     }
   };
 
-  for (const raw of roots) {
-    const root = resolve(raw);
-    const st = await stat(root).catch(() => null);
-    if (!st) rejected.push({ path: root, reason: 'does not exist' });
-    else if (st.isDirectory()) await walk(root, root);
+  for (const root of new Set(roots.map((r) => resolve(r)))) {
+    const st = await stat(root).catch((err: unknown) => err as NodeJS.ErrnoException);
+    if (st instanceof Error) rejected.push({ path: root, reason: st.code === 'ENOENT' ? 'does not exist' : `cannot be read (${why(st)})` });
+    else if (st.isDirectory()) await walk(root, root, st);
     else if (isIgnoredName(basename(root))) rejected.push({ path: root, reason: 'is a hidden or system file' });
-    else consider(root, '');
+    else if (!st.isFile()) rejected.push({ path: root, reason: 'is not a regular file (a device, pipe or socket)' });
+    else consider(root, st, '');
   }
-  return { inputs, rejected };
+  return { inputs, rejected, duplicates };
 }
 
 export const folderOf = (p: string) => dirname(p);

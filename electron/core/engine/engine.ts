@@ -14,7 +14,7 @@ import { exists, removeQuietly } from '../downloads/download.ts';
 import { assertOutputFolder } from '../output-folder.ts';
 import { KIND_EXTS, outputDirOf, partPathOf, renderName, stemOf } from '../downloads/naming.ts';
 import { ACTIVE_STATES, ATTENTION, type JobState } from '../queue/states.ts';
-import { JobStore, toJobRecord, type JobPatch, type JobRow, type NewJob } from '../queue/store.ts';
+import { JobStore, toJobRecord, type DoneOutputs, type JobPatch, type JobRow, type NewJob } from '../queue/store.ts';
 import { DEFAULT_POLL, nextPollDelay, type PollPolicy } from './poll-policy.ts';
 import { batchFieldOf, buildParams, isLocalPath, isLoopback, localFileProblem, localMediaFields, placeholderFor, PreflightError, withPlaceholders } from './request.ts';
 import { checkReferences } from '../media/check.ts';
@@ -325,7 +325,9 @@ export class Engine {
       const check = inputCheckOf(tool)!;
       const scan = await scanInputs(inputs, (ext) => acceptsExtension(check, ext), [outDir]);
       rejected = scan.rejected;
+      skipped.push(...scan.duplicates);
       const reasons = await mapLimit(scan.inputs, 8, (i) => checkInput(check, i.path));
+      const made = this.store.doneOutputs(tool.id, outDir);
       for (const [n, input] of scan.inputs.entries()) {
         if (reasons[n]) {
           rejected.push({ path: input.path, reason: reasons[n]! });
@@ -336,7 +338,7 @@ export class Engine {
           resumed.push(open.id);
           continue;
         }
-        const existing = await this.existingOutput(tool, settings.namingTemplate, outDir, input.relDir, input.path);
+        const existing = await this.existingOutput(tool, settings.namingTemplate, outDir, input.relDir, input.path, made);
         if (existing) {
           skipped.push({ path: input.path, reason: `its output ${existing} already exists` });
           continue;
@@ -358,9 +360,13 @@ export class Engine {
       return { batch, queued: 0, resumed, skipped, rejected, jobIds: resumed };
     }
     const batchId = randomUUID();
-    this.store.insertBatch({ id: batchId, tool: tool.id, outDir, params, roots: inputs.map((i) => resolve(i)), snapshot: { namingTemplate: settings.namingTemplate, slugs: this.o.slugs() }, jobs: newJobs });
+    // The open-job check above ran before the awaits of the pre-flight; the insert checks again
+    // under the write lock, so a folder started twice at once is queued (and paid for) once.
+    const ins = this.store.insertBatch({ id: batchId, tool: tool.id, outDir, params, roots: inputs.map((i) => resolve(i)), snapshot: { namingTemplate: settings.namingTemplate, slugs: this.o.slugs() }, jobs: newJobs });
+    resumed.push(...ins.resumed);
     this.kick();
-    return { batch: this.store.batch(batchId)!, queued: newJobs.length, resumed, skipped, rejected, jobIds: [...newJobs.map((j) => j.id), ...resumed] };
+    const batch = ins.inserted.length ? this.store.batch(batchId)! : this.store.batch(this.store.get(resumed[0])!.batchId)!;
+    return { batch, queued: ins.inserted.length, resumed, skipped, rejected, jobIds: [...ins.inserted.map((j) => j.id), ...resumed] };
   }
 
   /**
@@ -406,12 +412,19 @@ export class Engine {
     return out;
   }
 
-  private async existingOutput(tool: ToolEntry, template: string, outDir: string, relDir: string, inputPath: string): Promise<string | null> {
+  /**
+   * The result of an earlier run of this input, if one is there: what the queue knows this input
+   * made, else a file with the name its result would get. A file of that name made from another
+   * input (IMG_0001.jpg of a second memory card, photo.jpg beside photo.png) is not this input's
+   * result: skipping on the name alone left such inputs never processed.
+   */
+  private async existingOutput(tool: ToolEntry, template: string, outDir: string, relDir: string, inputPath: string, made: DoneOutputs): Promise<string | null> {
+    for (const p of made.byInput.get(inputPath) ?? []) if (await exists(p)) return p;
     const dir = outputDirOf(outDir, relDir);
     const stem = renderName(template, { name: stemOf(inputPath, ''), tool: tool.id, ext: '__EXT__', batch: '', date: new Date() }, 0);
     for (const ext of KIND_EXTS[tool.result]) {
       const p = join(dir, stem.replace('__EXT__', ext));
-      if (await exists(p)) return p;
+      if ((made.byOutput.get(p) ?? inputPath) === inputPath && (await exists(p))) return p;
     }
     return null;
   }

@@ -1,11 +1,31 @@
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
+import { imageSize } from 'image-size';
 import { encodingOf, validateRequest, type Encoding, type Field, type ToolEntry } from '../../../shared/catalogue/index.ts';
 import type { InvalidParam } from '../api/client.ts';
 import type { ToolClient } from '../api/tools.ts';
+import { checkBytes, inputCheckOf, type InputCheck } from '../batch/preflight.ts';
 
 const MIME: Record<string, string> = { jpg: 'image/jpeg', jpeg: 'image/jpeg', png: 'image/png', webp: 'image/webp', mp4: 'video/mp4', mov: 'video/quicktime', mp3: 'audio/mpeg', wav: 'audio/wav' };
 export const mimeOf = (path: string) => MIME[extname(path).slice(1).toLowerCase()] ?? 'application/octet-stream';
+
+const IMAGE_MIME: Record<string, string> = { jpg: 'image/jpeg', png: 'image/png', webp: 'image/webp', gif: 'image/gif' };
+
+/**
+ * The media type of a file's bytes: for an image its real format, not its name (a JPEG saved as
+ * .png is common, and the type is declared to the API in data URIs and uploads); else by name.
+ */
+export function mimeOfContent(path: string, bytes: Buffer): string {
+  if (mimeOf(path).startsWith('image/')) {
+    try {
+      const t = imageSize(bytes).type;
+      if (t && IMAGE_MIME[t]) return IMAGE_MIME[t];
+    } catch {
+      // not an image after all: the name decides, and the pre-flight check says what is wrong
+    }
+  }
+  return mimeOf(path);
+}
 
 /** A request that cannot be sent; nothing was paid. */
 export class PreflightError extends Error {
@@ -72,18 +92,22 @@ export function localFileProblem(tool: ToolEntry, field: MediaField, canUpload: 
   return `${tool.title} takes ${field.name} only as ${how}; a local file cannot be sent to the live service`;
 }
 
-async function encodeLocal(tool: ToolEntry, field: MediaField, path: string, client: ToolClient, canUpload: boolean): Promise<string> {
+async function encodeLocal(tool: ToolEntry, field: MediaField, path: string, client: ToolClient, canUpload: boolean, check?: InputCheck): Promise<string> {
   let bytes: Buffer;
   try {
     bytes = await readFile(path);
   } catch (err) {
     throw new PreflightError(`the input ${path} could not be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, [{ field: field.name, reason: `${path} could not be read` }]);
   }
+  // Checked when queued, and again on the very bytes sent: the file may have changed since (a
+  // sync still writing it, a new version saved over it), and a task that cannot succeed is paid.
+  const changed = check ? await checkBytes(check, bytes) : null;
+  if (changed) throw new PreflightError(`the input ${path} ${changed} (checked again before sending; nothing was paid)`, [{ field: field.name, reason: `${path} ${changed}` }]);
   const enc = localEncoding(field, canUpload);
   if (enc === 'base64') return bytes.toString('base64');
-  if (enc === 'dataUri') return `data:${mimeOf(path)};base64,${bytes.toString('base64')}`;
+  if (enc === 'dataUri') return `data:${mimeOfContent(path, bytes)};base64,${bytes.toString('base64')}`;
   if (enc === 'url') {
-    const up = await client.api.upload<{ id: string; url: string }>('/__sandbox/uploads', bytes, mimeOf(path));
+    const up = await client.api.upload<{ id: string; url: string }>('/__sandbox/uploads', bytes, mimeOfContent(path, bytes));
     // A reference video travels as the uploaded-file id where the field takes one (as the
     // production service would have it); other fields get the Sandbox's loopback URL.
     return field.kind === 'mediaList' && field.encodings.includes('upload') && up.id.startsWith('upl_vid_') ? up.id : up.url;
@@ -107,7 +131,7 @@ export async function buildParams(tool: ToolEntry, params: Record<string, unknow
   }
   const field = batchFieldOf(tool);
   if (inputPath && field) {
-    const value = await encodeLocal(tool, field, inputPath, client, canUpload);
+    const value = await encodeLocal(tool, field, inputPath, client, canUpload, inputCheckOf(tool) ?? undefined);
     out[field.name] = field.kind === 'mediaList' ? [value] : value;
   }
   const v = validateRequest(tool, out);

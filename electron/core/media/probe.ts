@@ -110,15 +110,28 @@ async function probeIso(source: string, src: ByteSource, head: Uint8Array): Prom
     const why = parseError ? ` (${parseError})` : '';
     throw new ProbeError('truncated', source, `${source}: truncated or damaged MP4/MOV: the moov box (the index) was not found or is incomplete${why}`);
   }
-  const vt = movie.videoTracks[0];
+  // mp4box lists as video only the sample formats it knows; a QuickTime video track in ProRes or
+  // Motion JPEG (what editors export) is a video track all the same, by its handler.
+  const vt = movie.videoTracks[0] ?? movie.tracks.find((_, i) => file.moov?.traks[i]?.mdia?.hdlr?.handler === 'vide');
   if (!vt) throw new ProbeError('unsupported', source, `${source}: the MP4/MOV has no video track`);
   const container = movie.brands[0] === 'qt  ' || !file.ftyp ? 'mov' : 'mp4';
-  const trackSec = vt.timescale > 0 ? vt.samples_duration / vt.timescale : 0;
+  let trackSec = vt.timescale > 0 ? vt.samples_duration / vt.timescale : 0;
+  let samples = vt.nb_samples;
   const movieSec = movie.timescale > 0 ? movie.duration / movie.timescale : 0;
-  const fragSec = movie.fragment_duration && movie.timescale > 0 ? movie.fragment_duration.num / movie.timescale : 0;
+  const mehd = file.moov?.mvex?.mehd;
+  // mehd's duration is in the movie's timescale.
+  const fragSec = mehd && movie.timescale > 0 ? Number(mehd.fragment_duration) / movie.timescale : 0;
+  if (movie.isFragmented) {
+    // The samples are in the fragments (moof boxes after the moov), which mp4box has read only in
+    // part; without mehd nothing else states the length, so the fragments are walked and summed.
+    const trex = file.moov?.mvex?.trexs?.find((t) => t.track_id === vt.id);
+    const sum = await sumFragments(source, src, vt.id, trex?.default_sample_duration ?? 0);
+    trackSec = vt.timescale > 0 ? sum.ticks / vt.timescale : 0;
+    samples = sum.samples;
+  }
   // mvhd is what players show; fragmented files carry it in mehd, else only per-track samples.
   const durationSec = movieSec || fragSec || trackSec || null;
-  const fps = trackSec > 0 && vt.nb_samples > 0 ? vt.nb_samples / trackSec : null;
+  const fps = trackSec > 0 && samples > 0 ? samples / trackSec : null;
   return {
     source,
     kind: 'video',
@@ -130,6 +143,92 @@ async function probeIso(source: string, src: ByteSource, head: Uint8Array): Prom
     bytes: src.size,
     format: vt.codec,
   };
+}
+
+/** Bytes of box headers and moof boxes a fragment walk may read; a moof is a few KB. */
+const MAX_FRAGMENT_WALK = 8 * 1024 * 1024;
+const WALK_WINDOW = 32 * 1024;
+
+/**
+ * Sums the sample durations of one track over every fragment of a fragmented MP4, walking the
+ * top-level boxes by their sizes: each moof is read (its tfhd and trun give the durations) and the
+ * media data between them skipped. A box that runs past the end of the file is a truncated file.
+ */
+async function sumFragments(source: string, src: ByteSource, trackId: number, trexDuration: number): Promise<{ ticks: number; samples: number }> {
+  let window: Uint8Array = new Uint8Array(0);
+  let windowAt = 0;
+  let read = 0;
+  const bytes = async (at: number, len: number): Promise<DataView> => {
+    if (at < windowAt || at + len > windowAt + window.length) {
+      read += Math.max(len, WALK_WINDOW);
+      if (read > MAX_FRAGMENT_WALK) throw new ProbeError('invalid', source, `${source}: a fragmented MP4 with more fragments than this app measures; its duration is unknown`);
+      window = await src.read(at, Math.max(len, WALK_WINDOW));
+      windowAt = at;
+    }
+    const off = at - windowAt;
+    return new DataView(window.buffer, window.byteOffset + off, Math.min(len, window.length - off));
+  };
+  let ticks = 0;
+  let samples = 0;
+  for (let pos = 0; pos + 8 <= src.size;) {
+    const h = await bytes(pos, 16);
+    let size = h.getUint32(0);
+    const type = String.fromCharCode(h.getUint8(4), h.getUint8(5), h.getUint8(6), h.getUint8(7));
+    if (size === 1 && h.byteLength >= 16) size = Number(h.getBigUint64(8));
+    else if (size === 0) size = src.size - pos;
+    if (size < 8) throw new ProbeError('invalid', source, `${source}: damaged MP4: a box of ${size} bytes at byte ${pos}`);
+    if (pos + size > src.size) throw new ProbeError('truncated', source, `${source}: truncated MP4: its ${type} box ends ${pos + size - src.size} bytes past the end of the file`);
+    if (type === 'moof') {
+      const moof = await bytes(pos, size);
+      if (moof.byteLength < size) throw new ProbeError('truncated', source, `${source}: truncated MP4: a fragment header is cut short`);
+      const t = trafTicks(moof, 8, size, trackId, trexDuration);
+      ticks += t.ticks;
+      samples += t.samples;
+    }
+    pos += size;
+  }
+  return { ticks, samples };
+}
+
+/** Children of a box: [type, start, size] within `v` from `from` to `to`. */
+function* children(v: DataView, from: number, to: number): Generator<[string, number, number]> {
+  for (let p = from; p + 8 <= to;) {
+    const size = v.getUint32(p);
+    if (size < 8 || p + size > to) return;
+    yield [String.fromCharCode(v.getUint8(p + 4), v.getUint8(p + 5), v.getUint8(p + 6), v.getUint8(p + 7)), p, size];
+    p += size;
+  }
+}
+
+/** Durations of one track's samples in one moof (ISO/IEC 14496-12 tfhd and trun). */
+function trafTicks(moof: DataView, from: number, to: number, trackId: number, trexDuration: number): { ticks: number; samples: number } {
+  let ticks = 0;
+  let samples = 0;
+  for (const [type, at, size] of children(moof, from, to)) {
+    if (type !== 'traf') continue;
+    let mine = false;
+    let defaultDuration = trexDuration;
+    for (const [t, p] of children(moof, at + 8, at + size)) {
+      const flags = moof.getUint32(p + 8) & 0xffffff;
+      if (t === 'tfhd') {
+        mine = moof.getUint32(p + 12) === trackId;
+        let q = p + 16;
+        if (flags & 0x1) q += 8;
+        if (flags & 0x2) q += 4;
+        if (flags & 0x8) defaultDuration = moof.getUint32(q);
+      } else if (t === 'trun' && mine) {
+        const count = moof.getUint32(p + 12);
+        let q = p + 16;
+        if (flags & 0x1) q += 4;
+        if (flags & 0x4) q += 4;
+        const per = 4 * [0x100, 0x200, 0x400, 0x800].filter((b) => flags & b).length;
+        samples += count;
+        if (flags & 0x100) for (let i = 0; i < count; i++) ticks += moof.getUint32(q + i * per);
+        else ticks += count * defaultDuration;
+      }
+    }
+  }
+  return { ticks, samples };
 }
 
 async function probeImage(source: string, src: ByteSource, head: Uint8Array): Promise<Probe> {

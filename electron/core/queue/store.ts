@@ -115,6 +115,11 @@ export interface NewBatch {
   jobs: NewJob[];
 }
 
+export interface DoneOutputs {
+  byInput: Map<string, string[]>;
+  byOutput: Map<string, string>;
+}
+
 export interface Lease {
   owner: string;
   pid: number;
@@ -143,17 +148,32 @@ export class JobStore {
 
   // ---- batches ---------------------------------------------------------------------------
 
-  insertBatch(b: NewBatch): void {
+  /**
+   * Inserts the batch and its jobs in one transaction that holds the write lock from its start. An
+   * input that got an unfinished job meanwhile (the same folder started twice at once, from the app
+   * and a script, or two windows) is not inserted again: its job id is returned as resumed. A batch
+   * left with no job of its own is not inserted at all.
+   */
+  insertBatch(b: NewBatch): { inserted: NewJob[]; resumed: string[] } {
     const now = this.now();
-    this.db.transaction(() => {
+    return this.db.transaction(() => {
+      const inserted: NewJob[] = [];
+      const resumed: string[] = [];
+      for (const j of b.jobs) {
+        const open = j.inputPath === null ? null : this.openJobFor(b.tool, j.inputPath, b.outDir);
+        if (open) resumed.push(open.id);
+        else inserted.push(j);
+      }
+      if (inserted.length === 0) return { inserted, resumed };
       this.stmt('INSERT INTO batches (id, tool, out_dir, params, roots, created_at) VALUES (?, ?, ?, ?, ?, ?)')
         .run(b.id, b.tool, b.outDir, JSON.stringify(b.params), JSON.stringify(b.roots), now);
       const seq0 = (this.stmt('SELECT COALESCE(MAX(seq), 0) AS m FROM jobs').get() as { m: number }).m;
       const ins = this.stmt(`INSERT INTO jobs (id, seq, batch_id, tool, state, input_path, rel_dir, out_dir, params, snapshot, created_at, updated_at)
         VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)`);
       const snap = JSON.stringify(b.snapshot);
-      b.jobs.forEach((j, i) => ins.run(j.id, seq0 + i + 1, b.id, b.tool, j.inputPath, j.relDir, b.outDir, JSON.stringify(j.params), snap, now, now));
-    })();
+      inserted.forEach((j, i) => ins.run(j.id, seq0 + i + 1, b.id, b.tool, j.inputPath, j.relDir, b.outDir, JSON.stringify(j.params), snap, now, now));
+      return { inserted, resumed };
+    }).immediate();
   }
 
   /** Folders the user pointed batches at (inputs) or wrote results to: the renderer may show media there. */
@@ -196,6 +216,20 @@ export class JobStore {
     const r = this.stmt(`SELECT * FROM jobs WHERE tool = ? AND input_path = ? AND out_dir = ? AND state IN (${OPEN_STATES.map(() => '?').join(',')}) ORDER BY seq DESC LIMIT 1`)
       .get(tool, inputPath, outDir, ...OPEN_STATES) as RawJob | undefined;
     return r ? toRow(r) : null;
+  }
+
+  /** Results of finished jobs of a tool into an output folder, both ways: what each input made, and who made each file. */
+  doneOutputs(tool: string, outDir: string): DoneOutputs {
+    const rows = this.stmt("SELECT input_path AS input, outputs FROM jobs WHERE tool = ? AND out_dir = ? AND state = 'done' AND input_path IS NOT NULL ORDER BY seq")
+      .all(tool, outDir) as { input: string; outputs: string }[];
+    const byInput = new Map<string, string[]>();
+    const byOutput = new Map<string, string>();
+    for (const r of rows) {
+      const outs = JSON.parse(r.outputs) as string[];
+      byInput.set(r.input, [...(byInput.get(r.input) ?? []), ...outs]);
+      for (const o of outs) byOutput.set(o, r.input);
+    }
+    return { byInput, byOutput };
   }
 
   list(q: { batchId?: string; state?: JobState; limit: number; offset: number }): { jobs: JobRow[]; total: number } {

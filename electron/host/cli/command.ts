@@ -22,3 +22,14 @@ export interface CliCommand {
   /** Resolves to the process exit code. Throw UsageError for bad input. */
   run(ctx: CliContext): Promise<number>;
 }
+
+const CONTROL = /[\u0000-\u001f\u007f]/g;
+const ESCAPES: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+/**
+ * Text for one line of output: a file name may hold a newline or other control characters (legal
+ * on macOS and Linux), which would split one `rejected PATH: reason` line in two for the script
+ * reading it, or move the terminal's cursor. They are shown escaped, as `\n` or `\x1b`.
+ */
+export const oneLine = (s: string): string =>
+  s.replace(CONTROL, (c) => ESCAPES[c] ?? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);

@@ -1,6 +1,6 @@
 import { isJobState, JOB_STATES, SETTLED_STATES } from '../../../core/queue/states.ts';
 import { DeskError } from '../../../../shared/contract/define.ts';
-import { UsageError, type CliCommand, type CliContext } from '../command.ts';
+import { oneLine, UsageError, type CliCommand, type CliContext } from '../command.ts';
 import { openEngineSession, Progress, waitForJobs } from '../engine-session.ts';
 import { parseOptions } from './team-common.ts';
 
@@ -40,7 +40,7 @@ export const jobsCommand: CliCommand = {
         const r = engine.listJobs({ batchId, state: state && isJobState(state) ? state : undefined, limit, offset: 0 });
         if (args.json) ctx.stdout.write(JSON.stringify(r, null, 2) + '\n');
         else {
-          for (const j of r.jobs) ctx.stdout.write(`${j.id.slice(0, 8)}  ${j.state.padEnd(15)} ${j.tool.padEnd(18)} ${j.input ?? '(prompt)'}${j.error ? `  - ${j.error}` : ''}\n`);
+          for (const j of r.jobs) ctx.stdout.write(`${j.id.slice(0, 8)}  ${j.state.padEnd(15)} ${j.tool.padEnd(18)} ${oneLine(`${j.input ?? '(prompt)'}${j.error ? `  - ${j.error}` : ''}`)}\n`);
           ctx.stdout.write(`${r.jobs.length} of ${r.total} jobs\n`);
         }
         return 0;

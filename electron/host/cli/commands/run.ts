@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { findTool, parseParam, TOOLS } from '../../../../shared/catalogue/index.ts';
 import { DeskError } from '../../../../shared/contract/define.ts';
-import { UsageError, type CliCommand, type CliContext } from '../command.ts';
+import { oneLine, UsageError, type CliCommand, type CliContext } from '../command.ts';
 import { openEngineSession, Progress, waitForJobs } from '../engine-session.ts';
 import { toJobRecord } from '../../../core/queue/store.ts';
 
@@ -77,9 +77,10 @@ export const runCommand: CliCommand = {
         if (err instanceof DeskError && err.code === 'invalid') throw new UsageError(err.message);
         throw err;
       }
-      for (const r of started.rejected) ctx.stderr.write(`rejected ${r.path}: ${r.reason}\n`);
+      for (const r of started.rejected) ctx.stderr.write(`rejected ${oneLine(`${r.path}: ${r.reason}`)}\n`);
+      for (const r of started.skipped) ctx.stderr.write(`skipped ${oneLine(`${r.path}: ${r.reason}`)}\n`);
       const summary = [started.batch ? `batch ${started.batch.id.slice(0, 8)}: ${started.queued} queued` : 'nothing queued', started.resumed.length && `${started.resumed.length} resumed from an earlier run`,
-        started.skipped.length && `${started.skipped.length} skipped (output exists)`, started.rejected.length && `${started.rejected.length} rejected`].filter(Boolean).join(', ');
+        started.skipped.length && `${started.skipped.length} skipped`, started.rejected.length && `${started.rejected.length} rejected`].filter(Boolean).join(', ');
       // With --json, stdout carries the report alone: a script parses it without skipping lines.
       const notes = args.json ? ctx.stderr : ctx.stdout;
       notes.write(`${summary}\n`);
@@ -105,7 +106,7 @@ export const runCommand: CliCommand = {
         return 130;
       }
       for (const j of engine.store.byIds(started.jobIds)) {
-        if (j.state !== 'done') ctx.stderr.write(`${j.state} ${j.id.slice(0, 8)} ${j.inputPath ?? ''}: ${j.error ?? ''}\n`);
+        if (j.state !== 'done') ctx.stderr.write(`${j.state} ${j.id.slice(0, 8)} ${oneLine(`${j.inputPath ?? ''}: ${j.error ?? ''}`)}\n`);
       }
       if (args.json) ctx.stdout.write(`${JSON.stringify(report(), null, 2)}\n`);
       else ctx.stdout.write(`${counts.done} of ${started.jobIds.length} done${args.out ? `; results in ${args.out}` : ''}\n`);

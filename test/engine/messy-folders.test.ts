@@ -1,0 +1,125 @@
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
+import type { Engine } from '../../electron/core/engine/engine.ts';
+import sharp from 'sharp';
+import { cleanup, control, creates, engineFor, makeImages, settle, tmp } from './helpers.ts';
+
+/**
+ * Folders as designers drop them: files that cannot be read, are cut short, change after the drop,
+ * or are dropped twice. Each file that cannot succeed is named with its reason before anything is
+ * paid; the rest of the folder runs.
+ */
+let sb: RunningSandbox;
+const dirs: string[] = [];
+const engines: (Engine & { close(): Promise<void> })[] = [];
+
+beforeAll(async () => {
+  sb = await startSandbox({ port: 0, taskDurationMs: 100 });
+});
+afterAll(() => sb.close());
+afterEach(async () => {
+  await Promise.all(engines.splice(0).map((e) => e.close()));
+  dirs.splice(0).forEach(cleanup);
+  await control(sb.url, 'reset', {});
+});
+
+function setup() {
+  const dir = tmp('messy');
+  dirs.push(dir);
+  const e = engineFor(join(dir, 'home'), sb.url);
+  engines.push(e);
+  return { dir, e, input: join(dir, 'in'), out: join(dir, 'out') };
+}
+
+describe('messy folders', () => {
+  // Root opens any file whatever its mode: there the unreadable file cannot be made.
+  it.skipIf(process.getuid?.() === 0)('a file the user may not read is rejected by name; the rest of the folder still runs', async () => {
+    const { e, input, out } = setup();
+    await makeImages(input, ['a.png', 'locked.png', 'z.png']);
+    chmodSync(join(input, 'locked.png'), 0o000);
+    const r = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
+    expect(r.queued).toBe(2);
+    expect(r.rejected).toEqual([{ path: join(input, 'locked.png'), reason: 'cannot be read (permission denied)' }]);
+    chmodSync(join(input, 'locked.png'), 0o644);
+  });
+
+  it('a photo cut short by an interrupted copy is rejected before it is paid for, not after', async () => {
+    const { e, input, out } = setup();
+    await makeImages(input, ['a.png']);
+    const photo = await sharp({ create: { width: 800, height: 600, channels: 3, background: '#000', noise: { type: 'gaussian', mean: 128, sigma: 40 } } }).jpeg().toBuffer();
+    writeFileSync(join(input, 'IMG_0001.jpg'), photo.subarray(0, photo.length >> 1));
+    const r = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
+    expect(r.queued).toBe(1);
+    expect(r.rejected).toEqual([{ path: join(input, 'IMG_0001.jpg'), reason: expect.stringMatching(/^is truncated or damaged: the image data ends early \(.*premature end of JPEG.*\); was it still being copied\?$/) }]);
+    e.start();
+    await settle(e, r.jobIds);
+    expect(e.store.byIds(r.jobIds).map((j) => j.state)).toEqual(['done']);
+    expect(creates(await control(sb.url, 'stats'))).toBe(1);
+  });
+
+  it('a file that changed after it was queued is checked again before sending: nothing is paid for what cannot succeed', async () => {
+    const { e, input, out } = setup();
+    const [a, b, c] = await makeImages(input, ['a.png', 'b.png', 'c.png'], 64);
+    const r = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
+    expect(r.queued).toBe(3);
+    // Between the drop and the submission: one is saved over half-written, one replaced by a text.
+    const whole = readFileSync(a);
+    writeFileSync(a, whole.subarray(0, whole.length - 20));
+    writeFileSync(b, 'moved to the cloud; this is a placeholder');
+    e.start();
+    await settle(e, r.jobIds);
+    const jobs = e.store.byIds(r.jobIds).sort((x, y) => x.inputPath!.localeCompare(y.inputPath!));
+    expect(jobs.map((j) => [j.inputPath, j.state, j.taskId])).toEqual([[a, 'failed', null], [b, 'failed', null], [c, 'done', expect.any(String)]]);
+    expect(jobs[0].error).toMatch(new RegExp(`^the input ${a} is truncated or damaged: .* \\(checked again before sending; nothing was paid\\)$`));
+    expect(jobs[1].error).toBe(`the input ${b} is not a readable image (checked again before sending; nothing was paid)`);
+    expect(creates(await control(sb.url, 'stats'))).toBe(1);
+  });
+
+  it('the same folder started twice at once (app and script, or a double drop) is queued and paid for once', async () => {
+    const { dir, e, input, out } = setup();
+    await makeImages(input, ['a.png', 'b.png', 'sub/c.png']);
+    // A second process on the same data folder: the CLI beside the app.
+    const other = engineFor(join(dir, 'home'), sb.url);
+    engines.push(other);
+    const start = (x: Engine) => x.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
+    const runs = await Promise.all([start(e), start(other), start(e)]);
+    expect(runs.map((r) => r.queued).reduce((a, n) => a + n, 0)).toBe(3);
+    const ids = new Set(runs.flatMap((r) => r.jobIds));
+    expect(ids.size).toBe(3);
+    // Every run follows the same three jobs, whichever of them queued them.
+    for (const r of runs) expect(new Set(r.jobIds)).toEqual(ids);
+    e.start();
+    await settle(e, [...ids]);
+    expect(creates(await control(sb.url, 'stats'))).toBe(3);
+    expect(e.store.batches(50, 0)).toHaveLength(1);
+  });
+
+  it('a second memory card into the same results folder: IMG_0001 of each is its own photo, not "output exists"', async () => {
+    const { dir, e, out } = setup();
+    const [cardA, cardB] = [join(dir, 'card A'), join(dir, 'card B')];
+    await makeImages(cardA, ['IMG_0001.png', 'IMG_0002.png']);
+    await makeImages(cardB, ['IMG_0001.png', 'IMG_0002.jpg', 'IMG_0003.png'], 48);
+    const first = await e.startBatch({ tool: 'upscaler-precision', inputs: [cardA], outDir: out });
+    e.start();
+    await settle(e, first.jobIds);
+    const second = await e.startBatch({ tool: 'upscaler-precision', inputs: [cardB], outDir: out });
+    expect(second.skipped).toEqual([]);
+    expect(second.queued).toBe(3);
+    await settle(e, second.jobIds);
+    expect(e.store.byIds(second.jobIds).sort((x, y) => x.seq - y.seq).map((j) => j.outputs.map((o) => o.slice(out.length + 1)))).toEqual([
+      ['IMG_0001_upscaler-precision-2.png'], ['IMG_0002_upscaler-precision-2.png'], ['IMG_0003_upscaler-precision.png'],
+    ]);
+    // Each card again: every photo has its own result now, and says which.
+    for (const [card, names] of [[cardA, ['IMG_0001.png', 'IMG_0002.png']], [cardB, ['IMG_0001.png', 'IMG_0002.jpg', 'IMG_0003.png']]] as const) {
+      const again = await e.startBatch({ tool: 'upscaler-precision', inputs: [card], outDir: out });
+      expect(again.queued).toBe(0);
+      expect(again.skipped.map((x) => x.path)).toEqual(names.map((n) => join(card, n)));
+    }
+    expect((await e.startBatch({ tool: 'upscaler-precision', inputs: [join(cardB, 'IMG_0002.jpg')], outDir: out })).skipped)
+      .toEqual([{ path: join(cardB, 'IMG_0002.jpg'), reason: `its output ${join(out, 'IMG_0002_upscaler-precision-2.png')} already exists` }]);
+    expect(creates(await control(sb.url, 'stats'))).toBe(5);
+  });
+});
+

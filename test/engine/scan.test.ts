@@ -1,0 +1,96 @@
+import { chmodSync, linkSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { scanInputs } from '../../electron/core/batch/scan.ts';
+import { cleanup, tmp } from './helpers.ts';
+
+/** The folder walk of a batch, on folders as users have them: links, loops, odd names. */
+const dirs: string[] = [];
+afterAll(() => dirs.forEach(cleanup));
+
+function folder(files: string[]): string {
+  const dir = tmp('scan');
+  dirs.push(dir);
+  for (const f of files) {
+    mkdirSync(join(dir, f, '..'), { recursive: true });
+    writeFileSync(join(dir, f), f);
+  }
+  return dir;
+}
+const images = (ext: string) => ['png', 'jpg'].includes(ext);
+const rel = (root: string, list: { path: string }[]) => list.map((x) => relative(root, x.path));
+
+describe('walking a dropped folder', () => {
+  it('follows links to files and folders, lists each file once under its real name, and survives a loop', async () => {
+    const root = folder(['a.png', 'sub/b.png', 'elsewhere/c.png']);
+    const shoot = join(root, 'shoot');
+    mkdirSync(shoot);
+    symlinkSync(join(root, 'a.png'), join(shoot, '0-link-to-a.png'));
+    symlinkSync(join(root, 'sub'), join(shoot, 'linked-sub'));
+    symlinkSync(join(root, 'elsewhere'), join(shoot, 'elsewhere-link'));
+    writeFileSync(join(shoot, 'z.png'), 'z');
+    linkSync(join(shoot, 'z.png'), join(shoot, 'hard-z.png'));
+    symlinkSync(shoot, join(shoot, 'sub-loop'));
+    symlinkSync(join(root, 'missing.png'), join(shoot, 'dangling.png'));
+
+    const r = await scanInputs([shoot, join(root, 'elsewhere')], images);
+    // The folder a link names is walked as a subfolder of the drop (it mirrors there in the output).
+    expect(r.inputs.map((i) => [relative(root, i.path), i.relDir])).toEqual([
+      ['shoot/hard-z.png', ''],
+      ['shoot/0-link-to-a.png', ''],
+      ['shoot/elsewhere-link/c.png', 'elsewhere-link'],
+      ['shoot/linked-sub/b.png', 'linked-sub'],
+    ]);
+    // A second name of a file already listed would be a second paid task for the same picture.
+    expect(r.duplicates.map((d) => [relative(root, d.path), d.reason])).toEqual([
+      ['shoot/z.png', `is the same file as ${join(shoot, 'hard-z.png')}`],
+    ]);
+    // The dropped `elsewhere` folder was already walked through its link: not listed twice.
+    expect(rel(root, r.rejected)).toEqual(['shoot/dangling.png']);
+    expect(r.rejected[0].reason).toBe('is a broken link (it no longer exists)');
+  });
+
+  it('prefers a file’s real name to a link met in the same folder', async () => {
+    const root = folder(['photo.png']);
+    symlinkSync(join(root, 'photo.png'), join(root, 'a-shortcut.png'));
+    const r = await scanInputs([root], images);
+    expect(rel(root, r.inputs)).toEqual(['photo.png']);
+    expect(r.duplicates).toEqual([{ path: join(root, 'a-shortcut.png'), reason: `is the same file as ${join(root, 'photo.png')}` }]);
+  });
+
+  it('a link into the output folder is not read back as input', async () => {
+    const root = folder(['in/a.png', 'out/a_upscaler-precision.png']);
+    symlinkSync(join(root, 'out'), join(root, 'in', 'results'));
+    const r = await scanInputs([join(root, 'in')], images, [join(root, 'out')]);
+    expect(rel(root, r.inputs)).toEqual(['in/a.png']);
+    expect(r.rejected).toEqual([]);
+  });
+
+  it('names a file without an extension as such, even in a folder with a dot in its name', async () => {
+    const root = folder(['v1.2 shoot/README', 'v1.2 shoot/.profile', 'v1.2 shoot/raw.CR2']);
+    const r = await scanInputs([root, join(root, 'v1.2 shoot'), `${join(root, 'v1.2 shoot')}/`], images);
+    expect(r.rejected.map((x) => [relative(root, x.path), x.reason])).toEqual([
+      ['v1.2 shoot/raw.CR2', 'this tool does not take .cr2 files'],
+      ['v1.2 shoot/README', 'has no file extension; this tool takes image files such as .png or .jpg'],
+    ]);
+  });
+
+  it('a missing item dropped twice is reported once', async () => {
+    const root = folder([]);
+    const r = await scanInputs([join(root, 'gone'), `${join(root, 'gone')}/`], images);
+    expect(r.rejected).toEqual([{ path: join(root, 'gone'), reason: 'does not exist' }]);
+  });
+
+  // Root reads any file whatever its mode, so this can only be shown as another user.
+  it.skipIf(process.getuid?.() === 0)('an unreadable subfolder is reported and the rest of the walk goes on', async () => {
+    const root = folder(['a.png', 'locked/b.png', 'z.png']);
+    chmodSync(join(root, 'locked'), 0o000);
+    try {
+      const r = await scanInputs([root], images);
+      expect(rel(root, r.inputs)).toEqual(['a.png', 'z.png']);
+      expect(r.rejected).toEqual([{ path: join(root, 'locked'), reason: 'this folder cannot be read (permission denied)' }]);
+    } finally {
+      chmodSync(join(root, 'locked'), 0o755);
+    }
+  });
+});
