@@ -14,6 +14,19 @@ export const backendStatusSchema = z.object({
   identity: z.string(),
 });
 
+/** A backend identity in words: `the built-in Sandbox` or `the live service at URL`. */
+export const backendLabel = (identity: string) => (identity === 'sandbox' ? 'the built-in Sandbox' : `the live service at ${identity.replace(/^live /, '')}`);
+
+/**
+ * Why queued or running work (a batch, an app run) does not move: it is driven only on the backend
+ * it was queued for, since its task or run ids mean nothing elsewhere and it must not be paid for
+ * on another server. Null when `backend` is the one in use (or was not recorded).
+ */
+export function waitingFor(backend: string | null, here: string): string | null {
+  if (!backend || backend === here) return null;
+  return `waiting for ${backendLabel(backend)}, where it was queued: switch back to it to continue, or cancel it`;
+}
+
 export const appInfoSchema = z.object({
   version: z.string(),
   host: z.enum(['electron', 'web', 'cli']),

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { command, invalidParamSchema } from './define.ts';
 import { jobStateSchema } from './jobs.ts';
 import { isoDaySchema } from '../validation/dates.ts';
+import { waitingFor } from './foundation.ts';
 
 // ---- workflow apps ------------------------------------------------------------------------------
 
@@ -58,16 +59,9 @@ export const appRunSchema = z.object({
 });
 export type AppRun = z.infer<typeof appRunSchema>;
 
-/** A backend identity in words: `the built-in Sandbox` or `the live service at URL`. */
-export const backendLabel = (identity: string) => (identity === 'sandbox' ? 'the built-in Sandbox' : `the live service at ${identity.replace(/^live /, '')}`);
-
-/**
- * Why an unfinished run does not move: it is driven only on the backend it was queued for (its run
- * id means nothing elsewhere, and it must not be paid for on another server). Null when it can move.
- */
-export function waitingFor(r: Pick<AppRun, 'state' | 'backend'>, here: string): string | null {
-  if (!r.backend || r.backend === here || !['queued', 'submitting', 'running'].includes(r.state)) return null;
-  return `waiting for ${backendLabel(r.backend)}, where it was queued: switch back to it to continue, or cancel the run`;
+/** Why an unfinished run does not move (see waitingFor); null when it can. */
+export function runWaitingFor(r: Pick<AppRun, 'state' | 'backend'>, here: string): string | null {
+  return ['queued', 'submitting', 'running'].includes(r.state) ? waitingFor(r.backend, here) : null;
 }
 
 /** A value per input id. A creation input takes a local file path, a URL or a creation id. */

@@ -98,3 +98,29 @@ test('jobs are listed in folder order, and a file in a subfolder shows its folde
   await expect(page.getByRole('button', { name: 'Cancel sub/img-00.png' })).toHaveCount(1);
   expect(errors).toEqual([]);
 });
+
+test('a batch started on another backend waits for it and says so, in its row and above its jobs', async ({ page }) => {
+  const errors = watchErrors(page);
+  sandbox = await startSandboxProcess(500);
+  // Its own keychain entry: the key set here must not be seen by any other test.
+  host = await startHost(newHome(), { MEDIADESK_KEYCHAIN_SERVICE: `MediaDesk-e2e-${process.pid}-${Date.now()}` });
+  const dir = mkdtempSync(join(tmpdir(), 'md-queue-live-'));
+  await makeImages(dir, 2);
+  try {
+    // Started on the live service (a second Sandbox) while the queue is paused, then back to the built-in one.
+    await desk(host, 'jobs.pause', {});
+    await desk(host, 'settings.set', { backend: 'live', baseUrl: sandbox.url });
+    await desk(host, 'key.set', { key: 'sandbox-owner' });
+    await desk(host, 'batches.start', { tool: 'upscaler-precision', inputs: [dir], params: {} });
+    await desk(host, 'settings.set', { backend: 'sandbox' });
+    await desk(host, 'jobs.resume', {});
+    await page.goto(`${host.url}#queue`);
+    await expect(page.getByTestId('job-row')).toHaveCount(2);
+    await expect(page.getByTestId('batch-summary')).toHaveText('waiting for the live service');
+    await expect(page.getByTestId('batch-waiting')).toHaveText(`This batch is waiting for the live service at ${sandbox.url}, where it was queued: switch back to it to continue, or cancel it.`);
+    await expect(page.locator('[data-testid=job-row][data-state=queued]')).toHaveCount(2);
+  } finally {
+    await desk(host, 'key.clear', {}).catch(() => {});
+  }
+  expect(errors).toEqual([]);
+});

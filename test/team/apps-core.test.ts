@@ -8,7 +8,7 @@ import { SETTLED_STATES } from '../../electron/core/queue/states.ts';
 import { MemorySecretStore } from '../../electron/core/secrets.ts';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
 import { DeskError, type CommandName, type Req, type Res } from '../../shared/contract/index.ts';
-import { waitingFor } from '../../shared/contract/team.ts';
+import { runWaitingFor } from '../../shared/contract/team.ts';
 import { runCli } from '../cli.ts';
 import { cleanup, control, tmp } from './helpers.ts';
 
@@ -130,8 +130,8 @@ describe('a whole core and its app runs', () => {
       const info = await call(onLive, 'app.info', {});
       expect(info.backend.identity).toBe(`live ${sandbox.url}`);
       const waiting = (await call(onLive, 'apps.runs', { limit: 10 })).runs.find((r) => r.id === first)!;
-      expect(waitingFor(waiting, info.backend.identity)).toBe('waiting for the built-in Sandbox, where it was queued: switch back to it to continue, or cancel the run');
-      expect(waitingFor(onLive.apps.one(again.id), info.backend.identity)).toBeNull();
+      expect(runWaitingFor(waiting, info.backend.identity)).toBe('waiting for the built-in Sandbox, where it was queued: switch back to it to continue, or cancel it');
+      expect(runWaitingFor(onLive.apps.one(again.id), info.backend.identity)).toBeNull();
       const listed = await runCli(['apps', 'runs'], { env: { MEDIADESK_HOME: h, ...live } });
       expect(listed.out.split('\n').find((l) => l.startsWith(first.slice(0, 8)))).toContain('waiting for the built-in Sandbox');
       // Canceled and retried here, a run is sent anew to the backend in use now.

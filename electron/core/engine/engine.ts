@@ -28,6 +28,11 @@ export interface EngineOptions {
   target: () => Promise<ApiTarget>;
   slugs: () => Slugs;
   settings: () => Settings;
+  /**
+   * Backend.identity(): batches are tagged with it, and only jobs of batches for the backend in use
+   * are submitted and polled. Absent (benchmarks, tests of the queue alone): nothing is tagged.
+   */
+  identity?: () => Promise<string>;
   /** Overrides settings.concurrency (CLI --concurrency, benchmarks). */
   concurrency?: number;
   poll?: Partial<PollPolicy>;
@@ -87,6 +92,8 @@ export class Engine {
   private stopping = false;
   private lastHeartbeat = 0;
   private lastReconcile = 0;
+  /** The backend in use at the last tick (EngineOptions.identity); null when not told. */
+  private here: string | null = null;
   private eventCursor = 0;
   private readonly sentAtCursor = new Set<string>();
   private rateLimitedUntil = 0;
@@ -290,6 +297,8 @@ export class Engine {
       throw new DeskError('invalid', (err as Error).message);
     }
     const settings = this.o.settings();
+    // The batch belongs to the backend in use now; an open job of another backend's batch is not followed.
+    const backend = this.o.identity ? await this.o.identity() : null;
     const outDirRaw = req.outDir ?? settings.outputDir;
     if (!outDirRaw) throw new DeskError('invalid', 'choose an output folder (or set one in Settings)');
     // The CLI resolves its --out against the shell's folder; the app's processes have no folder a user would mean.
@@ -333,7 +342,7 @@ export class Engine {
           rejected.push({ path: input.path, reason: reasons[n]! });
           continue;
         }
-        const open = this.store.openJobFor(tool.id, input.path, outDir);
+        const open = this.store.openJobFor(tool.id, input.path, outDir, backend);
         if (open) {
           resumed.push(open.id);
           continue;
@@ -362,7 +371,7 @@ export class Engine {
     const batchId = randomUUID();
     // The open-job check above ran before the awaits of the pre-flight; the insert checks again
     // under the write lock, so a folder started twice at once is queued (and paid for) once.
-    const ins = this.store.insertBatch({ id: batchId, tool: tool.id, outDir, params, roots: inputs.map((i) => resolve(i)), snapshot: { namingTemplate: settings.namingTemplate, slugs: this.o.slugs() }, jobs: newJobs });
+    const ins = this.store.insertBatch({ id: batchId, tool: tool.id, outDir, params, roots: inputs.map((i) => resolve(i)), snapshot: { namingTemplate: settings.namingTemplate, slugs: this.o.slugs() }, backend, jobs: newJobs });
     resumed.push(...ins.resumed);
     this.kick();
     const batch = ins.inserted.length ? this.store.batch(batchId)! : this.store.batch(this.store.get(resumed[0])!.batchId)!;
@@ -456,6 +465,7 @@ export class Engine {
           return this.schedule(HEARTBEAT_MS / 2);
         }
       }
+      await this.learnBackend();
       if (now - this.lastReconcile > RECONCILE_MS) this.reconcile();
       this.submitQueued();
       this.pollDue();
@@ -466,6 +476,22 @@ export class Engine {
     let wait = 1000;
     for (const f of this.polling.values()) wait = Math.min(wait, f.nextPollAt - Date.now());
     this.schedule(Math.max(5, wait));
+  }
+
+  /**
+   * Which backend is in use now. After a switch, the jobs tracked for the old one stop being
+   * polled here (their task ids mean nothing on the new one) and the new one's are picked up.
+   */
+  private async learnBackend(): Promise<void> {
+    if (!this.o.identity) return;
+    const here = await this.o.identity();
+    if (here === this.here) return;
+    const had = this.here;
+    this.here = here;
+    if (had !== null) {
+      this.polling.clear();
+      this.lastReconcile = 0;
+    }
   }
 
   /** Boot after a crash or kill: each job continues from its stored state. */
@@ -487,7 +513,8 @@ export class Engine {
   /** Picks up jobs moved by other processes (retry from the CLI) and running jobs after boot. */
   private reconcile(): void {
     this.lastReconcile = Date.now();
-    for (const j of this.store.inState('running')) if (!this.polling.has(j.id) && !this.busy.has(j.id)) this.track(j);
+    for (const j of this.store.inStateFor('running', this.here)) if (!this.polling.has(j.id) && !this.busy.has(j.id)) this.track(j);
+    // Downloads go on whatever the backend: result URLs are absolute and lapse.
     for (const j of this.store.inState('downloading')) if (!this.busy.has(j.id)) this.startDownload(j);
     for (const id of this.polling.keys()) {
       const j = this.store.get(id);
@@ -517,7 +544,7 @@ export class Engine {
     let total = [...active.values()].reduce((a, n) => a + n, 0);
     if (total >= global) return;
     // Jobs being prepared here are still `queued` on disk; read just past them, not the whole queue.
-    const candidates = this.store.inState('queued', global - total + this.preparing + 8);
+    const candidates = this.store.inStateFor('queued', this.here, global - total + this.preparing + 8);
     for (const j of candidates) {
       if (total >= global) break;
       if (this.busy.has(j.id)) continue;
@@ -549,6 +576,8 @@ export class Engine {
     this.preparing++;
     try {
       const target = await this.o.target();
+      // Picked for the backend of the last tick; if it changed since, the next tick picks again.
+      if (this.o.identity && (await this.o.identity()) !== this.here) return;
       params = await buildParams(tool, j.params, j.inputPath, this.tools, isLoopback(target.baseUrl));
     } catch (err) {
       if (err instanceof PreflightError) {

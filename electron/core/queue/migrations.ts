@@ -119,4 +119,14 @@ export const QUEUE_MIGRATIONS: readonly Migration[] = [
       db.exec('ALTER TABLE app_runs ADD COLUMN backend TEXT');
     },
   },
+  {
+    version: 4,
+    name: 'batches record their backend',
+    up: (db) => {
+      // `sandbox` or `live <base URL>` (Backend.identity) when the batch was started; NULL for
+      // batches from before this version. A batch's jobs are submitted and polled only there: a
+      // task id means nothing on another server, and a demo batch must not be paid for on live.
+      db.exec('ALTER TABLE batches ADD COLUMN backend TEXT');
+    },
+  },
 ];

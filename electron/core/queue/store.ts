@@ -112,6 +112,8 @@ export interface NewBatch {
   params: Record<string, unknown>;
   roots: string[];
   snapshot: JobSnapshot;
+  /** Backend.identity() of the server the batch is for; null when the caller does not tell (benchmarks). */
+  backend?: string | null;
   jobs: NewJob[];
 }
 
@@ -160,13 +162,13 @@ export class JobStore {
       const inserted: NewJob[] = [];
       const resumed: string[] = [];
       for (const j of b.jobs) {
-        const open = j.inputPath === null ? null : this.openJobFor(b.tool, j.inputPath, b.outDir);
+        const open = j.inputPath === null ? null : this.openJobFor(b.tool, j.inputPath, b.outDir, b.backend ?? null);
         if (open) resumed.push(open.id);
         else inserted.push(j);
       }
       if (inserted.length === 0) return { inserted, resumed };
-      this.stmt('INSERT INTO batches (id, tool, out_dir, params, roots, created_at) VALUES (?, ?, ?, ?, ?, ?)')
-        .run(b.id, b.tool, b.outDir, JSON.stringify(b.params), JSON.stringify(b.roots), now);
+      this.stmt('INSERT INTO batches (id, tool, out_dir, params, roots, backend, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
+        .run(b.id, b.tool, b.outDir, JSON.stringify(b.params), JSON.stringify(b.roots), b.backend ?? null, now);
       const seq0 = (this.stmt('SELECT COALESCE(MAX(seq), 0) AS m FROM jobs').get() as { m: number }).m;
       const ins = this.stmt(`INSERT INTO jobs (id, seq, batch_id, tool, state, input_path, rel_dir, out_dir, params, snapshot, created_at, updated_at)
         VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)`);
@@ -183,13 +185,13 @@ export class JobStore {
   }
 
   batch(id: string): BatchRecord | null {
-    const b = this.stmt('SELECT * FROM batches WHERE id = ?').get(id) as { id: string; tool: string; out_dir: string; params: string; created_at: number } | undefined;
+    const b = this.stmt('SELECT * FROM batches WHERE id = ?').get(id) as { id: string; tool: string; out_dir: string; params: string; backend: string | null; created_at: number } | undefined;
     if (!b) return null;
     const counts = Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>;
     for (const r of this.stmt('SELECT state, COUNT(*) AS n FROM jobs WHERE batch_id = ? GROUP BY state').all(id) as { state: JobState; n: number }[]) counts[r.state] = r.n;
     const total = Object.values(counts).reduce((a, n) => a + n, 0);
     const settled = SETTLED_STATES.reduce((a, s) => a + counts[s], 0);
-    return { id: b.id, tool: b.tool, outDir: b.out_dir, params: JSON.parse(b.params), createdAt: b.created_at, total, counts, progress: total ? settled / total : 1, finished: settled === total };
+    return { id: b.id, tool: b.tool, outDir: b.out_dir, params: JSON.parse(b.params), backend: b.backend, createdAt: b.created_at, total, counts, progress: total ? settled / total : 1, finished: settled === total };
   }
 
   batches(limit: number, offset: number): BatchRecord[] {
@@ -211,10 +213,14 @@ export class JobStore {
     return rows.length === 1 ? rows[0].id : null;
   }
 
-  /** An unfinished job of an earlier run for the same input, if any. */
-  openJobFor(tool: string, inputPath: string, outDir: string): JobRow | null {
-    const r = this.stmt(`SELECT * FROM jobs WHERE tool = ? AND input_path = ? AND out_dir = ? AND state IN (${OPEN_STATES.map(() => '?').join(',')}) ORDER BY seq DESC LIMIT 1`)
-      .get(tool, inputPath, outDir, ...OPEN_STATES) as RawJob | undefined;
+  /**
+   * An unfinished job of an earlier run for the same input, if any, on `backend` (a batch of
+   * another backend is not followed: its jobs do not move here). Null backend: any.
+   */
+  openJobFor(tool: string, inputPath: string, outDir: string, backend: string | null = null): JobRow | null {
+    const r = this.stmt(`SELECT j.* FROM jobs j JOIN batches b ON b.id = j.batch_id WHERE j.tool = ? AND j.input_path = ? AND j.out_dir = ?
+      AND j.state IN (${OPEN_STATES.map(() => '?').join(',')}) AND (? IS NULL OR b.backend IS NULL OR b.backend = ?) ORDER BY j.seq DESC LIMIT 1`)
+      .get(tool, inputPath, outDir, ...OPEN_STATES, backend, backend) as RawJob | undefined;
     return r ? toRow(r) : null;
   }
 
@@ -251,6 +257,17 @@ export class JobStore {
 
   inState(state: JobState, limit = 1_000_000): JobRow[] {
     return (this.stmt('SELECT * FROM jobs WHERE state = ? ORDER BY seq LIMIT ?').all(state, limit) as RawJob[]).map(toRow);
+  }
+
+  /**
+   * Jobs in `state` whose batch is for `backend` (or from before backends were recorded), in
+   * order. Null backend: all, as inState. Walks jobs_state in seq order and stops at `limit`, so a
+   * queue with nothing of another backend costs what inState costs.
+   */
+  inStateFor(state: JobState, backend: string | null, limit = 1_000_000): JobRow[] {
+    if (backend === null) return this.inState(state, limit);
+    return (this.stmt('SELECT j.* FROM jobs j JOIN batches b ON b.id = j.batch_id WHERE j.state = ? AND (b.backend IS NULL OR b.backend = ?) ORDER BY j.seq LIMIT ?')
+      .all(state, backend, limit) as RawJob[]).map(toRow);
   }
 
   byIds(ids: readonly string[]): JobRow[] {

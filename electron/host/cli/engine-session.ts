@@ -15,6 +15,7 @@ export async function openEngineSession(ctx: CliContext, o: { concurrency?: numb
   const engine = openEngine({
     home: ctx.home,
     target: () => services.target(),
+    identity: () => services.identity(),
     slugs: () => services.slugs(),
     settings: () => services.settings.get(),
     concurrency: o.concurrency,

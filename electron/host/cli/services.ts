@@ -10,6 +10,8 @@ export interface CliServices {
   /** Where requests go: MEDIADESK_API_URL + MEDIADESK_API_KEY, else the keychain's live key, else an in-process Sandbox. */
   target(): Promise<ApiTarget>;
   slugs(): Slugs;
+  /** Backend.identity(): which server batches started here are for. */
+  identity(): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -21,6 +23,7 @@ export async function openCliServices(ctx: CliContext): Promise<CliServices> {
     settings: core.settings,
     target: () => core.backend.target(),
     slugs: () => core.backend.slugs(),
+    identity: () => core.backend.identity(),
     close: () => core.close(),
   };
 }

@@ -1,4 +1,4 @@
-import { waitingFor, type AppRun } from '../../../../shared/contract/team.ts';
+import { runWaitingFor, type AppRun } from '../../../../shared/contract/team.ts';
 import { UsageError, type CliCommand } from '../command.ts';
 import { openCliServices } from '../services.ts';
 import { cancelRun, retryRun, runApp } from './apps-run.ts';
@@ -44,7 +44,7 @@ function limitOf(raw = '20'): number {
 }
 
 const when = (ms: number) => new Date(ms).toISOString().slice(0, 16).replace('T', ' ');
-const runRow = (r: AppRun, here: string) => [r.id.slice(0, 8), r.state, when(r.createdAt), r.appName, r.outputs.length, r.outDir, r.error ?? waitingFor(r, here) ?? ''];
+const runRow = (r: AppRun, here: string) => [r.id.slice(0, 8), r.state, when(r.createdAt), r.appName, r.outputs.length, r.outDir, r.error ?? runWaitingFor(r, here) ?? ''];
 
 export const appsCommand: CliCommand = {
   name: 'apps',

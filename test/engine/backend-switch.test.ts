@@ -1,0 +1,87 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCore, type Core } from '../../electron/core/index.ts';
+import { MemorySecretStore } from '../../electron/core/secrets.ts';
+import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
+import { DeskError, type CommandName, type Req, type Res } from '../../shared/contract/index.ts';
+import { cleanup, control, creates, makeImages, tmp } from './helpers.ts';
+
+/**
+ * A user tries the app on the built-in Sandbox, then sets a key and switches to the live service
+ * (here a second Sandbox over HTTP). A batch belongs to the backend it was started on: a demo
+ * batch must not be paid for on live, and a task id is polled only where it was made.
+ */
+let builtIn: RunningSandbox;
+let live: RunningSandbox;
+let dir: string;
+let core: Core;
+
+beforeAll(async () => {
+  builtIn = await startSandbox({ port: 0, taskDurationMs: 1500 });
+  live = await startSandbox({ port: 0, taskDurationMs: 100 });
+  dir = tmp('backend-switch');
+  core = await createCore({ home: join(dir, 'home'), host: 'cli', env: {}, secrets: new MemorySecretStore(), startSandbox: async () => builtIn });
+});
+afterAll(async () => {
+  await core.close();
+  await builtIn.close();
+  await live.close();
+  cleanup(dir);
+});
+
+async function call<K extends CommandName>(name: K, req: Req<K>): Promise<Res<K>> {
+  const reply = await core.dispatch(name, req);
+  if (!reply.ok) throw DeskError.from(reply.error);
+  return reply.result as Res<K>;
+}
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const states = (ids: string[]) => core.engine.store.byIds(ids).map((j) => j.state);
+async function until(ok: () => boolean) {
+  while (!ok()) await sleep(30);
+}
+const toLive = async () => {
+  await call('settings.set', { backend: 'live', baseUrl: live.url });
+  await call('key.set', { key: 'sandbox-owner' });
+};
+const toSandbox = () => call('settings.set', { backend: 'sandbox' });
+const livePolls = async () => Object.entries((await control(live.url, 'stats')).requests as Record<string, number>).filter(([k]) => k.startsWith('GET /v1/')).reduce((a, [, n]) => a + n, 0);
+
+describe('switching backends with work in the queue', () => {
+  it('a Sandbox batch is neither sent to nor polled on the live service, nor followed by the same folder started there; back on the Sandbox it finishes', async () => {
+    const shoot = join(dir, 'shoot');
+    await makeImages(shoot, ['a.png', 'b.png']);
+    const out = join(dir, 'out');
+    const start = () => call('batches.start', { tool: 'upscaler-precision', inputs: [shoot], outDir: out, params: {} });
+
+    // Queued on the Sandbox while the queue is paused.
+    await call('jobs.pause', {});
+    const demo = await start();
+    expect(demo.batch!.backend).toBe('sandbox');
+    const demoJobs = demo.jobIds;
+
+    // A key and the live service: the same folder is a new batch there, and only it is paid for.
+    await toLive();
+    await call('jobs.resume', {});
+    const paid = await start();
+    expect([paid.queued, paid.resumed]).toEqual([2, []]);
+    expect(paid.batch!.backend).toBe(`live ${live.url}`);
+    await until(() => states(paid.jobIds).every((s) => s === 'done'));
+    expect(creates(await control(live.url, 'stats'))).toBe(2);
+    expect(states(demoJobs)).toEqual(['queued', 'queued']);
+    expect(creates(await control(builtIn.url, 'stats'))).toBe(0);
+
+    // Back on the Sandbox the demo batch is sent there; switched to live while its tasks run, they
+    // are not polled on live (their ids mean nothing there) and do not fail.
+    await toSandbox();
+    await until(() => states(demoJobs).every((s) => s === 'running'));
+    expect(creates(await control(builtIn.url, 'stats'))).toBe(2);
+    const pollsBefore = await livePolls();
+    await toLive();
+    await sleep(2500);
+    expect(states(demoJobs)).toEqual(['running', 'running']);
+    expect(await livePolls()).toBe(pollsBefore);
+    await toSandbox();
+    await until(() => states(demoJobs).every((s) => s === 'done'));
+    expect(creates(await control(live.url, 'stats'))).toBe(2);
+  });
+});
