@@ -1,9 +1,11 @@
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCore, type Core } from '../../electron/core/index.ts';
 import { MemorySecretStore } from '../../electron/core/secrets.ts';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
 import { DeskError, type CommandName, type Req, type Res } from '../../shared/contract/index.ts';
+import { BIN, cliEnv, runCli } from '../cli.ts';
 import { cleanup, control, creates, makeImages, tmp } from './helpers.ts';
 
 /**
@@ -83,5 +85,37 @@ describe('switching backends with work in the queue', () => {
     await toSandbox();
     await until(() => states(demoJobs).every((s) => s === 'done'));
     expect(creates(await control(live.url, 'stats'))).toBe(2);
+  });
+
+  it('a script on the live service, while the app runs the queue on the Sandbox, says why its jobs wait; once the app quits they run', async () => {
+    const home = join(dir, 'home2');
+    const holder = await createCore({ home, host: 'web', env: {}, secrets: new MemorySecretStore(), startSandbox: async () => builtIn });
+    const shoot = join(dir, 'shoot2');
+    await makeImages(shoot, ['c.png']);
+    const args = [BIN, 'run', 'upscaler-precision', shoot, '--out', join(dir, 'out2')];
+    const env = { ...process.env, ...cliEnv(home, live.url) };
+    const livePaid = creates(await control(live.url, 'stats'));
+    let closed = false;
+    try {
+      const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      const said = new Promise<void>((res) => child.stdout!.on('data', (d) => {
+        out += d;
+        if (out.includes('another MediaDesk process runs the queue on the built-in Sandbox')) res();
+      }));
+      await said;
+      expect(out).toContain(`these jobs are for the live service at ${live.url} and wait until it switches or quits`);
+      const exited = new Promise<number | null>((res) => child.once('exit', res));
+      child.kill('SIGINT');
+      expect(await exited).toBe(130);
+      expect(creates(await control(live.url, 'stats'))).toBe(livePaid);
+      await holder.close();
+      closed = true;
+      const again = await runCli(args.slice(1), { env: cliEnv(home, live.url) });
+      expect([again.code, again.out]).toEqual([0, expect.stringContaining('1 resumed from an earlier run')]);
+      expect(creates(await control(live.url, 'stats'))).toBe(livePaid + 1);
+    } finally {
+      if (!closed) await holder.close();
+    }
   });
 });

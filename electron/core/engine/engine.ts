@@ -48,6 +48,9 @@ export interface EngineOptions {
 
 type Listener = (e: JobsChanged) => void;
 
+/** queue_flags key: the backend of the lease holder (Backend.identity). */
+const HOLDER_BACKEND = 'holder_backend';
+
 interface Inflight {
   jobId: string;
   tool: string;
@@ -141,6 +144,16 @@ export class Engine {
 
   get holdsQueue(): boolean {
     return this.leased;
+  }
+
+  /** The backend batches started here are for (EngineOptions.identity); null when not told. */
+  async identity(): Promise<string | null> {
+    return this.o.identity ? this.o.identity() : null;
+  }
+
+  /** The backend of the process that holds the queue, as it last said; null when unknown. */
+  holderBackend(): string | null {
+    return this.store.lease() ? this.store.flag(HOLDER_BACKEND) : null;
   }
 
   on(_event: 'jobs.changed', fn: Listener): () => void {
@@ -459,7 +472,11 @@ export class Engine {
         const had = this.leased;
         this.leased = this.store.tryLease(this.owner, this.o.leaseStaleMs ?? 10_000);
         this.lastHeartbeat = now;
-        if (this.leased && !had) await this.recover();
+        if (this.leased && !had) {
+          // Newly the holder: say our backend again (learnBackend), whoever held the queue meanwhile.
+          this.here = null;
+          await this.recover();
+        }
         if (!this.leased) {
           if (had) this.abandon();
           return this.schedule(HEARTBEAT_MS / 2);
@@ -488,6 +505,8 @@ export class Engine {
     if (here === this.here) return;
     const had = this.here;
     this.here = here;
+    // Said for the other processes that follow the queue (the CLI), whose jobs may be for another backend.
+    this.store.setFlag(HOLDER_BACKEND, here);
     if (had !== null) {
       this.polling.clear();
       this.lastReconcile = 0;

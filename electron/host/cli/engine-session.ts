@@ -2,6 +2,7 @@ import type { Engine } from '../../core/engine/engine.ts';
 import { openEngine } from '../../core/engine/open.ts';
 import { SETTLED_STATES, type JobState } from '../../core/queue/states.ts';
 import type { CliContext } from './command.ts';
+import { backendLabel } from '../../../shared/contract/foundation.ts';
 import { openCliServices } from './services.ts';
 
 export interface EngineSession {
@@ -76,10 +77,15 @@ export class Progress {
 /** Drives (or follows) the queue until every one of `ids` is settled. */
 export async function waitForJobs(engine: Engine, ids: readonly string[], progress: Progress, signal: AbortSignal): Promise<Counts> {
   let counts = countStates(engine, ids);
+  const mine = await engine.identity();
   while (settledOf(counts) < ids.length && !signal.aborted) {
     const st = engine.status();
     const other = !engine.holdsQueue && engine.store.lease() !== null;
-    const note = other ? 'another MediaDesk process is running the queue' : st.paused ? 'queue paused' : st.rateLimitedUntil ? 'rate limited, waiting' : '';
+    // The holder runs only its own backend's jobs: say so, or this wait looks like a hang.
+    const theirs = other ? engine.holderBackend() : null;
+    const note = theirs && mine && theirs !== mine
+      ? `another MediaDesk process runs the queue on ${backendLabel(theirs)}; these jobs are for ${backendLabel(mine)} and wait until it switches or quits`
+      : other ? 'another MediaDesk process is running the queue' : st.paused ? 'queue paused' : st.rateLimitedUntil ? 'rate limited, waiting' : '';
     progress.update(counts, ids.length, note);
     await new Promise((r) => setTimeout(r, 200));
     counts = countStates(engine, ids);
