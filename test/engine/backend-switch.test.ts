@@ -87,7 +87,7 @@ describe('switching backends with work in the queue', () => {
     expect(creates(await control(live.url, 'stats'))).toBe(2);
   });
 
-  it('a script on the live service, while the app runs the queue on the Sandbox, says why its jobs wait; once the app quits they run', async () => {
+  it('a script on the live service, while the app runs the queue on the Sandbox, says why its jobs and app runs wait; once the app quits they run', async () => {
     const home = join(dir, 'home2');
     const holder = await createCore({ home, host: 'web', env: {}, secrets: new MemorySecretStore(), startSandbox: async () => builtIn });
     const shoot = join(dir, 'shoot2');
@@ -109,6 +109,18 @@ describe('switching backends with work in the queue', () => {
       child.kill('SIGINT');
       expect(await exited).toBe(130);
       expect(creates(await control(live.url, 'stats'))).toBe(livePaid);
+
+      // A workflow-app run from the same script says the same.
+      const app = spawn(process.execPath, [BIN, 'apps', 'run', 'jM4nX8sc', '--input', 'brief=a jingle', '--out', join(dir, 'out3'), '--yes'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let err = '';
+      await new Promise<void>((res) => app.stderr!.on('data', (d) => {
+        err += d;
+        if (err.includes('and waits until it switches or quits')) res();
+      }));
+      expect(err).toContain(`queued: another MediaDesk process runs the queue on the built-in Sandbox; this run is for the live service at ${live.url}`);
+      const appExited = new Promise<number | null>((res) => app.once('exit', res));
+      app.kill('SIGINT');
+      expect(await appExited).toBe(130);
       await holder.close();
       closed = true;
       const again = await runCli(args.slice(1), { env: cliEnv(home, live.url) });

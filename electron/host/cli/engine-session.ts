@@ -74,6 +74,16 @@ export class Progress {
   }
 }
 
+/**
+ * When another process holds the queue on another backend than `mine`: it runs only its own
+ * backend's work, so say why ours waits, or the wait looks like a hang. Null otherwise.
+ */
+export function otherBackendNote(engine: Engine, mine: string | null, what: string): string | null {
+  const theirs = !engine.holdsQueue ? engine.holderBackend() : null;
+  if (!theirs || !mine || theirs === mine) return null;
+  return `another MediaDesk process runs the queue on ${backendLabel(theirs)}; ${what} for ${backendLabel(mine)} and wait${what.startsWith('these') ? '' : 's'} until it switches or quits`;
+}
+
 /** Drives (or follows) the queue until every one of `ids` is settled. */
 export async function waitForJobs(engine: Engine, ids: readonly string[], progress: Progress, signal: AbortSignal): Promise<Counts> {
   let counts = countStates(engine, ids);
@@ -81,11 +91,7 @@ export async function waitForJobs(engine: Engine, ids: readonly string[], progre
   while (settledOf(counts) < ids.length && !signal.aborted) {
     const st = engine.status();
     const other = !engine.holdsQueue && engine.store.lease() !== null;
-    // The holder runs only its own backend's jobs: say so, or this wait looks like a hang.
-    const theirs = other ? engine.holderBackend() : null;
-    const note = theirs && mine && theirs !== mine
-      ? `another MediaDesk process runs the queue on ${backendLabel(theirs)}; these jobs are for ${backendLabel(mine)} and wait until it switches or quits`
-      : other ? 'another MediaDesk process is running the queue' : st.paused ? 'queue paused' : st.rateLimitedUntil ? 'rate limited, waiting' : '';
+    const note = otherBackendNote(engine, mine, 'these jobs are') ?? (other ? 'another MediaDesk process is running the queue' : st.paused ? 'queue paused' : st.rateLimitedUntil ? 'rate limited, waiting' : '');
     progress.update(counts, ids.length, note);
     await new Promise((r) => setTimeout(r, 200));
     counts = countStates(engine, ids);

@@ -2,6 +2,7 @@ import type { Req, Res } from '../../../../shared/contract/index.ts';
 import type { AppDefinition, AppRun } from '../../../../shared/contract/team.ts';
 import { retryPlan, RETRYABLE } from '../../../core/apps/service.ts';
 import { SETTLED_STATES } from '../../../core/queue/states.ts';
+import { otherBackendNote } from '../engine-session.ts';
 import { UsageError, type CliContext } from '../command.ts';
 import type { CliServices } from '../services.ts';
 import { invoke, refusal } from './team-common.ts';
@@ -86,9 +87,11 @@ export async function follow(ctx: CliContext, s: CliServices, start: AppRun, o: 
     // This process takes the queue (unless the desktop app holds it and runs it for us).
     s.core.engine.start();
     let last = '';
+    const mine = run.backend ?? (await s.core.backend.identity());
     while (!stop.signal.aborted) {
       run = s.core.apps.one(run.id);
-      const line = `${run.state}${run.runStatus ? ` (${run.runStatus})` : ''}`;
+      const waiting = ['queued', 'running'].includes(run.state) ? otherBackendNote(s.core.engine, mine, 'this run is') : null;
+      const line = `${run.state}${run.runStatus ? ` (${run.runStatus})` : ''}${waiting ? `: ${waiting}` : ''}`;
       if (line !== last) ctx.stderr.write(`${line}\n`);
       last = line;
       if (SETTLED_STATES.includes(run.state)) {
