@@ -1,4 +1,4 @@
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
@@ -120,6 +120,22 @@ describe('messy folders', () => {
     expect((await e.startBatch({ tool: 'upscaler-precision', inputs: [join(cardB, 'IMG_0002.jpg')], outDir: out })).skipped)
       .toEqual([{ path: join(cardB, 'IMG_0002.jpg'), reason: `its output ${join(out, 'IMG_0002_upscaler-precision-2.png')} already exists` }]);
     expect(creates(await control(sb.url, 'stats'))).toBe(5);
+  });
+
+  it('a file moved away after it was queued fails in words, before anything is sent', async () => {
+    const { e, input, out } = setup();
+    const [a, b] = await makeImages(input, ['a.png', 'b.png']);
+    const r = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
+    rmSync(a);
+    e.start();
+    await settle(e, r.jobIds);
+    const jobs = e.store.byIds(r.jobIds).sort((x, y) => x.seq - y.seq);
+    expect(jobs.map((j) => [j.inputPath, j.state, j.error])).toEqual([
+      [a, 'failed', `the input ${a} could not be read (it no longer exists); nothing was paid`],
+      [b, 'done', null],
+    ]);
+    expect(jobs[0].invalid).toEqual([{ field: 'image', reason: `${a} could not be read (it no longer exists)` }]);
+    expect(creates(await control(sb.url, 'stats'))).toBe(1);
   });
 });
 
