@@ -137,5 +137,56 @@ describe('messy folders', () => {
     expect(jobs[0].invalid).toEqual([{ field: 'image', reason: `${a} could not be read (it no longer exists)` }]);
     expect(creates(await control(sb.url, 'stats'))).toBe(1);
   });
+
+  it('photo.jpg beside photo.png: two results, each whole under its own name, never one file written by both', async () => {
+    const { dir, input, out } = setup();
+    const e = engineFor(join(dir, 'home2'), sb.url, { concurrency: 8 });
+    engines.push(e);
+    const names = Array.from({ length: 6 }, (_, i) => [`shot${i}.png`, `shot${i}.jpg`]).flat();
+    const made = await makeImages(input, names.map((n) => n.replace('.jpg', '-j.png')));
+    // The .jpg of each pair is a real JPEG (distinct colours, so each prompt is its own).
+    for (const [i, n] of names.entries()) if (n.endsWith('.jpg')) writeFileSync(join(input, n), await sharp(made[i]).jpeg().toBuffer());
+    for (const [i, n] of names.entries()) if (n.endsWith('.jpg')) rmSync(made[i]);
+    for (const tool of ['image-to-prompt', 'upscaler-precision']) {
+      const r = await e.startBatch({ tool, inputs: [input], outDir: join(out, tool) });
+      expect(r.queued).toBe(12);
+      e.start();
+      await settle(e, r.jobIds);
+      const jobs = e.store.byIds(r.jobIds);
+      expect(jobs.filter((j) => j.state !== 'done').map((j) => j.error)).toEqual([]);
+      const outputs = jobs.flatMap((j) => j.outputs);
+      expect(new Set(outputs).size).toBe(12);
+      if (tool === 'image-to-prompt') for (const j of jobs) expect(readFileSync(j.outputs[0], 'utf8').trimEnd()).toBe(j.generated!.join('\n'));
+    }
+  });
+
+  it('a new input never resumes the part file another job left for Retry under the same name', async () => {
+    const { dir, input, out } = setup();
+    const e = engineFor(join(dir, 'home2'), sb.url, { downloadAttempts: 1 });
+    engines.push(e);
+    const [png] = await makeImages(input, ['photo.png'], 200);
+    await control(sb.url, 'faults', { truncateDownloads: true });
+    const first = await e.startBatch({ tool: 'upscaler-precision', inputs: [png], outDir: out });
+    e.start();
+    await settle(e, first.jobIds);
+    expect(e.store.get(first.jobIds[0])!.state).toBe('failed');
+    // The half it received waits as photo_upscaler-precision.png.part for the user's Retry.
+    const part = join(out, 'photo_upscaler-precision.png.part');
+    expect(readFileSync(part).length).toBeGreaterThan(0);
+    await control(sb.url, 'faults', { truncateDownloads: false });
+    const jpg = join(input, 'photo.jpg');
+    writeFileSync(jpg, await sharp({ create: { width: 200, height: 100, channels: 3, background: '#c33' } }).jpeg().toBuffer());
+    const second = await e.startBatch({ tool: 'upscaler-precision', inputs: [jpg], outDir: out });
+    await settle(e, second.jobIds);
+    const made = e.store.get(second.jobIds[0])!;
+    expect(made.outputs).toEqual([join(out, 'photo_upscaler-precision-2.png')]);
+    expect(await sharp(made.outputs[0]).metadata()).toMatchObject({ width: 400, height: 200 });
+    e.retryJob(first.jobIds[0]);
+    await settle(e, first.jobIds);
+    const retried = e.store.get(first.jobIds[0])!;
+    expect(retried.outputs).toEqual([join(out, 'photo_upscaler-precision.png')]);
+    expect(await sharp(retried.outputs[0]).metadata()).toMatchObject({ width: 400, height: 400 });
+    expect(creates(await control(sb.url, 'stats'))).toBe(2);
+  });
 });
 
