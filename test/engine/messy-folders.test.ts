@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
 import type { Engine } from '../../electron/core/engine/engine.ts';
+import { MediaGate } from '../../electron/core/media-gate.ts';
 import sharp from 'sharp';
 import { cleanup, control, creates, engineFor, makeImages, settle, tmp } from './helpers.ts';
 
@@ -187,6 +188,23 @@ describe('messy folders', () => {
     expect(retried.outputs).toEqual([join(out, 'photo_upscaler-precision.png')]);
     expect(await sharp(retried.outputs[0]).metadata()).toMatchObject({ width: 400, height: 400 });
     expect(creates(await control(sb.url, 'stats'))).toBe(2);
+  });
+
+  it('a JPEG saved as .jfif (how Windows names a picture saved from a browser) runs like any JPEG', async () => {
+    const { dir, e, input, out } = setup();
+    const jfif = join(input, 'moodboard.jfif');
+    await makeImages(input, ['a.png']);
+    writeFileSync(jfif, await sharp({ create: { width: 120, height: 80, channels: 3, background: '#48a' } }).jpeg().toBuffer());
+    for (const tool of ['upscaler-precision', 'image-to-prompt']) {
+      const r = await e.startBatch({ tool, inputs: [input], outDir: join(out, tool) });
+      expect(r.rejected).toEqual([]);
+      expect(r.queued).toBe(2);
+      e.start();
+      await settle(e, r.jobIds);
+      expect(e.store.byIds(r.jobIds).map((j) => [j.state, j.error])).toEqual([['done', null], ['done', null]]);
+    }
+    // The app shows it (its thumbnail) like any other input.
+    await expect(new MediaGate(join(dir, 'home'), () => [input]).thumbnail(jfif, 32)).resolves.toMatch(/\.webp$/);
   });
 });
 

@@ -11,7 +11,8 @@ import { fsErrorWords } from './fs-error.ts';
  */
 export const DEFAULT_MAX_INPUT_BYTES = 25 * 1024 * 1024;
 
-const EXT_FORMAT: Record<string, string> = { jpg: 'jpeg', jpeg: 'jpeg', png: 'png', webp: 'webp', mp4: 'mp4', mov: 'mov', mp3: 'mp3', wav: 'wav' };
+/** `.jfif` is what Windows names a JPEG saved from a browser; `.jpe` an older spelling. */
+const EXT_FORMAT: Record<string, string> = { jpg: 'jpeg', jpeg: 'jpeg', jpe: 'jpeg', jfif: 'jpeg', png: 'png', webp: 'webp', mp4: 'mp4', mov: 'mov', mp3: 'mp3', wav: 'wav' };
 
 export interface InputCheck {
   field: Field & { kind: 'media' | 'mediaList' };
