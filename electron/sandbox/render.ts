@@ -100,9 +100,8 @@ function skin(img: Sharp, toolId: string, p: Params): Sharp {
 
 /** Change camera: turning round mirrors, angles shear, zoom crops in (or pads out) about the centre. */
 async function camera(bytes: Buffer, p: Params): Promise<Sharp> {
-  const meta = await sharp(bytes).metadata();
-  const W = meta.width!;
-  const H = meta.height!;
+  // The picture as shown: a phone photo is stored landscape with an EXIF rotation.
+  const { width: W, height: H } = (await sharp(bytes).metadata()).autoOrient;
   const hRad = (num(p.horizontal_angle, 0) * Math.PI) / 180;
   const v = num(p.vertical_angle, 0);
   const zoom = num(p.zoom, 5);
@@ -122,7 +121,8 @@ async function camera(bytes: Buffer, p: Params): Promise<Sharp> {
 }
 
 async function upscale(bytes: Buffer, p: Params): Promise<Sharp> {
-  const meta = await sharp(bytes).metadata();
+  // Sizes as shown (after the EXIF rotation that .rotate() applies), or a portrait photo is stretched to landscape.
+  const meta = (await sharp(bytes).metadata()).autoOrient;
   const factor = num(p.scale_factor, 2);
   const cap = Math.min(factor, UPSCALE_MAX_SIDE / Math.max(meta.width!, meta.height!));
   const s = Math.max(1, cap);
@@ -164,6 +164,7 @@ const COLOR_NAMES: [number, string][] = [[15, 'red'], [45, 'orange'], [70, 'yell
 export async function describeImage(ref: string, disk: DiskStore): Promise<string> {
   const bytes = await loadInput(ref, disk);
   const meta = await sharp(bytes).metadata();
+  const { width, height } = meta.autoOrient;
   const { dominant, channels } = await sharp(bytes).stats();
   const { r, g, b } = dominant;
   const max = Math.max(r, g, b);
@@ -177,7 +178,7 @@ export async function describeImage(ref: string, disk: DiskStore): Promise<strin
   const colour = max - min < 20 ? (max < 80 ? 'black' : max > 200 ? 'white' : 'grey') : COLOR_NAMES.find(([limit]) => hue <= limit)![1];
   const mean = channels.slice(0, 3).reduce((s, c) => s + c.mean, 0) / 3;
   const contrast = channels.slice(0, 3).reduce((s, c) => s + c.stdev, 0) / 3;
-  const orientation = meta.width! > meta.height! * 1.1 ? 'landscape' : meta.height! > meta.width! * 1.1 ? 'portrait' : 'square';
-  return `A ${BRIGHTNESS[Math.min(4, Math.floor(mean / 52))]} ${orientation} image (${meta.width}x${meta.height}) dominated by ${colour} tones, `
+  const orientation = width > height * 1.1 ? 'landscape' : height > width * 1.1 ? 'portrait' : 'square';
+  return `A ${BRIGHTNESS[Math.min(4, Math.floor(mean / 52))]} ${orientation} image (${width}x${height}) dominated by ${colour} tones, `
     + `${contrast > 60 ? 'high' : contrast > 30 ? 'moderate' : 'low'} contrast, ${meta.hasAlpha ? 'with transparency, ' : ''}photographic composition, detailed, sharp focus`;
 }

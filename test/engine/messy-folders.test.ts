@@ -1,8 +1,9 @@
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
 import type { Engine } from '../../electron/core/engine/engine.ts';
+import { MediaGate } from '../../electron/core/media-gate.ts';
 import sharp from 'sharp';
 import { cleanup, control, creates, engineFor, makeImages, settle, tmp } from './helpers.ts';
 
@@ -120,6 +121,90 @@ describe('messy folders', () => {
     expect((await e.startBatch({ tool: 'upscaler-precision', inputs: [join(cardB, 'IMG_0002.jpg')], outDir: out })).skipped)
       .toEqual([{ path: join(cardB, 'IMG_0002.jpg'), reason: `its output ${join(out, 'IMG_0002_upscaler-precision-2.png')} already exists` }]);
     expect(creates(await control(sb.url, 'stats'))).toBe(5);
+  });
+
+  it('a file moved away after it was queued fails in words, before anything is sent', async () => {
+    const { e, input, out } = setup();
+    const [a, b] = await makeImages(input, ['a.png', 'b.png']);
+    const r = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
+    rmSync(a);
+    e.start();
+    await settle(e, r.jobIds);
+    const jobs = e.store.byIds(r.jobIds).sort((x, y) => x.seq - y.seq);
+    expect(jobs.map((j) => [j.inputPath, j.state, j.error])).toEqual([
+      [a, 'failed', `the input ${a} could not be read (it no longer exists); nothing was paid`],
+      [b, 'done', null],
+    ]);
+    expect(jobs[0].invalid).toEqual([{ field: 'image', reason: `${a} could not be read (it no longer exists)` }]);
+    expect(creates(await control(sb.url, 'stats'))).toBe(1);
+  });
+
+  it('photo.jpg beside photo.png: two results, each whole under its own name, never one file written by both', async () => {
+    const { dir, input, out } = setup();
+    const e = engineFor(join(dir, 'home2'), sb.url, { concurrency: 8 });
+    engines.push(e);
+    const names = Array.from({ length: 6 }, (_, i) => [`shot${i}.png`, `shot${i}.jpg`]).flat();
+    const made = await makeImages(input, names.map((n) => n.replace('.jpg', '-j.png')));
+    // The .jpg of each pair is a real JPEG (distinct colours, so each prompt is its own).
+    for (const [i, n] of names.entries()) if (n.endsWith('.jpg')) writeFileSync(join(input, n), await sharp(made[i]).jpeg().toBuffer());
+    for (const [i, n] of names.entries()) if (n.endsWith('.jpg')) rmSync(made[i]);
+    for (const tool of ['image-to-prompt', 'upscaler-precision']) {
+      const r = await e.startBatch({ tool, inputs: [input], outDir: join(out, tool) });
+      expect(r.queued).toBe(12);
+      e.start();
+      await settle(e, r.jobIds);
+      const jobs = e.store.byIds(r.jobIds);
+      expect(jobs.filter((j) => j.state !== 'done').map((j) => j.error)).toEqual([]);
+      const outputs = jobs.flatMap((j) => j.outputs);
+      expect(new Set(outputs).size).toBe(12);
+      if (tool === 'image-to-prompt') for (const j of jobs) expect(readFileSync(j.outputs[0], 'utf8').trimEnd()).toBe(j.generated!.join('\n'));
+    }
+  });
+
+  it('a new input never resumes the part file another job left for Retry under the same name', async () => {
+    const { dir, input, out } = setup();
+    const e = engineFor(join(dir, 'home2'), sb.url, { downloadAttempts: 1 });
+    engines.push(e);
+    const [png] = await makeImages(input, ['photo.png'], 200);
+    await control(sb.url, 'faults', { truncateDownloads: true });
+    const first = await e.startBatch({ tool: 'upscaler-precision', inputs: [png], outDir: out });
+    e.start();
+    await settle(e, first.jobIds);
+    expect(e.store.get(first.jobIds[0])!.state).toBe('failed');
+    // The half it received waits as photo_upscaler-precision.png.part for the user's Retry.
+    const part = join(out, 'photo_upscaler-precision.png.part');
+    expect(readFileSync(part).length).toBeGreaterThan(0);
+    await control(sb.url, 'faults', { truncateDownloads: false });
+    const jpg = join(input, 'photo.jpg');
+    writeFileSync(jpg, await sharp({ create: { width: 200, height: 100, channels: 3, background: '#c33' } }).jpeg().toBuffer());
+    const second = await e.startBatch({ tool: 'upscaler-precision', inputs: [jpg], outDir: out });
+    await settle(e, second.jobIds);
+    const made = e.store.get(second.jobIds[0])!;
+    expect(made.outputs).toEqual([join(out, 'photo_upscaler-precision-2.png')]);
+    expect(await sharp(made.outputs[0]).metadata()).toMatchObject({ width: 400, height: 200 });
+    e.retryJob(first.jobIds[0]);
+    await settle(e, first.jobIds);
+    const retried = e.store.get(first.jobIds[0])!;
+    expect(retried.outputs).toEqual([join(out, 'photo_upscaler-precision.png')]);
+    expect(await sharp(retried.outputs[0]).metadata()).toMatchObject({ width: 400, height: 400 });
+    expect(creates(await control(sb.url, 'stats'))).toBe(2);
+  });
+
+  it('a JPEG saved as .jfif (how Windows names a picture saved from a browser) runs like any JPEG', async () => {
+    const { dir, e, input, out } = setup();
+    const jfif = join(input, 'moodboard.jfif');
+    await makeImages(input, ['a.png']);
+    writeFileSync(jfif, await sharp({ create: { width: 120, height: 80, channels: 3, background: '#48a' } }).jpeg().toBuffer());
+    for (const tool of ['upscaler-precision', 'image-to-prompt']) {
+      const r = await e.startBatch({ tool, inputs: [input], outDir: join(out, tool) });
+      expect(r.rejected).toEqual([]);
+      expect(r.queued).toBe(2);
+      e.start();
+      await settle(e, r.jobIds);
+      expect(e.store.byIds(r.jobIds).map((j) => [j.state, j.error])).toEqual([['done', null], ['done', null]]);
+    }
+    // The app shows it (its thumbnail) like any other input.
+    await expect(new MediaGate(join(dir, 'home'), () => [input]).thumbnail(jfif, 32)).resolves.toMatch(/\.webp$/);
   });
 });
 

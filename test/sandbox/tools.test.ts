@@ -196,6 +196,16 @@ describe('real results', () => {
     const u = await runTool('image-to-prompt', { image: imageUrl });
     expect(u.generated[0]).toMatch(/64x48/);
   });
+  it('a phone photo (stored landscape, EXIF-rotated to portrait) stays portrait in every result', async () => {
+    const phone = await sharp({ create: { width: 80, height: 40, channels: 3, background: '#3070c0' } }).jpeg().withMetadata({ orientation: 6 }).toBuffer();
+    const up = await imageAt((await runTool('upscaler-precision', { image: phone.toString('base64'), scale_factor: 2 })).generated[0]);
+    expect([up.meta.width, up.meta.height]).toEqual([80, 160]);
+    const uploaded = await fetch(`${ctx.sb.url}/__sandbox/uploads`, { method: 'POST', headers: { 'content-type': 'image/jpeg' }, body: new Uint8Array(phone) });
+    const cam = await imageAt((await runTool('change-camera', { image: (await uploaded.json()).url, zoom: 5 })).generated[0]);
+    expect([cam.meta.width, cam.meta.height]).toEqual([40, 80]);
+    const described = await runTool('image-to-prompt', { image: `data:image/jpeg;base64,${phone.toString('base64')}` });
+    expect(described.generated[0]).toMatch(/ portrait image \(40x80\) /);
+  });
   it('video tools return an MP4 and music tools an MP3', async () => {
     const v = await bytesOf((await runTool('video-2x', { prompt: 'waves' }, { resolution: '480p' })).generated[0]);
     expect(v.headers.get('content-type')).toBe('video/mp4');

@@ -3,6 +3,7 @@ import { imageSize } from 'image-size';
 import type { Field, ToolEntry } from '../../../shared/catalogue/index.ts';
 import { FAMILY_LIMITS } from '../../../shared/validation/limits.ts';
 import { loadSharp } from '../media/sharp.ts';
+import { fsErrorWords } from './fs-error.ts';
 
 /**
  * Our own ceiling for a local input sent inline (base64 inflates it by a third). The spec states no
@@ -10,7 +11,8 @@ import { loadSharp } from '../media/sharp.ts';
  */
 export const DEFAULT_MAX_INPUT_BYTES = 25 * 1024 * 1024;
 
-const EXT_FORMAT: Record<string, string> = { jpg: 'jpeg', jpeg: 'jpeg', png: 'png', webp: 'webp', mp4: 'mp4', mov: 'mov', mp3: 'mp3', wav: 'wav' };
+/** `.jfif` is what Windows names a JPEG saved from a browser; `.jpe` an older spelling. */
+const EXT_FORMAT: Record<string, string> = { jpg: 'jpeg', jpeg: 'jpeg', jpe: 'jpeg', jfif: 'jpeg', png: 'png', webp: 'webp', mp4: 'mp4', mov: 'mov', mp3: 'mp3', wav: 'wav' };
 
 export interface InputCheck {
   field: Field & { kind: 'media' | 'mediaList' };
@@ -56,7 +58,7 @@ export async function checkInput(c: InputCheck, path: string): Promise<string | 
     return await imageProblem(c, { size: st.size, read: (pos, len) => readAt(file, pos, len), decodable: path });
   } catch (err) {
     // One file the user cannot open (permissions, gone since the walk) is that file's problem, not the batch's.
-    return `cannot be read (${readError(err)})`;
+    return `cannot be read (${fsErrorWords(err)})`;
   } finally {
     await fh?.close();
   }
@@ -96,11 +98,6 @@ async function imageProblem(c: InputCheck, src: ByteSource): Promise<string | nu
   return wholeImageProblem(meta.format, src);
 }
 
-const READ_ERRORS: Record<string, string> = { EACCES: 'permission denied', EPERM: 'permission denied', ENOENT: 'it no longer exists', EISDIR: 'it is a folder', EIO: 'input/output error' };
-const readError = (err: unknown) => {
-  const code = (err as NodeJS.ErrnoException).code;
-  return (code && READ_ERRORS[code]) ?? code ?? (err as Error).message;
-};
 
 /**
  * Header bytes read per input: 16 KB holds the dimensions of PNG, WebP, GIF and most JPEGs; a JPEG

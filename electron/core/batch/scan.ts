@@ -1,6 +1,7 @@
 import { readdir, realpath, stat } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
+import { fsErrorWords } from './fs-error.ts';
 
 export interface ScannedInput {
   path: string;
@@ -26,11 +27,6 @@ export function extensionOf(path: string): string {
   return dot > 0 ? name.slice(dot + 1).toLowerCase() : '';
 }
 
-const CODE_WORDS: Record<string, string> = { EACCES: 'permission denied', EPERM: 'permission denied', ELOOP: 'it is a link that leads back to itself', ENOENT: 'it no longer exists', EIO: 'input/output error' };
-const why = (err: unknown) => {
-  const code = (err as NodeJS.ErrnoException).code ?? '';
-  return CODE_WORDS[code] ?? (code || (err as Error).message);
-};
 const identity = (st: Stats) => `${st.dev}:${st.ino}`;
 
 /**
@@ -78,7 +74,7 @@ export async function scanInputs(roots: readonly string[], accepts: (ext: string
     try {
       entries = await readdir(dir, { withFileTypes: true });
     } catch (err) {
-      rejected.push({ path: dir, reason: `this folder cannot be read (${why(err)})` });
+      rejected.push({ path: dir, reason: `this folder cannot be read (${fsErrorWords(err)})` });
       return;
     }
     // Links after the folder's own entries, so a file or folder reached both ways keeps its real name.
@@ -92,7 +88,7 @@ export async function scanInputs(roots: readonly string[], accepts: (ext: string
         try {
           target = await stat(p);
         } catch (err) {
-          rejected.push({ path: p, reason: `is a broken link (${why(err)})` });
+          rejected.push({ path: p, reason: `is a broken link (${fsErrorWords(err)})` });
           continue;
         }
         if (target.isDirectory() && isExcluded(await realpath(p).catch(() => p), excludedReal)) continue;
@@ -101,7 +97,7 @@ export async function scanInputs(roots: readonly string[], accepts: (ext: string
           target = await stat(p);
         } catch (err) {
           // Gone or unreachable since the folder was listed.
-          rejected.push({ path: p, reason: `cannot be read (${why(err)})` });
+          rejected.push({ path: p, reason: `cannot be read (${fsErrorWords(err)})` });
           continue;
         }
       } else {
@@ -116,7 +112,7 @@ export async function scanInputs(roots: readonly string[], accepts: (ext: string
 
   for (const root of new Set(roots.map((r) => resolve(r)))) {
     const st = await stat(root).catch((err: unknown) => err as NodeJS.ErrnoException);
-    if (st instanceof Error) rejected.push({ path: root, reason: st.code === 'ENOENT' ? 'does not exist' : `cannot be read (${why(st)})` });
+    if (st instanceof Error) rejected.push({ path: root, reason: st.code === 'ENOENT' ? 'does not exist' : `cannot be read (${fsErrorWords(st)})` });
     else if (st.isDirectory()) await walk(root, root, st);
     else if (isIgnoredName(basename(root))) rejected.push({ path: root, reason: 'is a hidden or system file' });
     else if (!st.isFile()) rejected.push({ path: root, reason: 'is not a regular file (a device, pipe or socket)' });

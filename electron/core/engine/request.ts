@@ -5,8 +5,9 @@ import { encodingOf, validateRequest, type Encoding, type Field, type ToolEntry 
 import type { InvalidParam } from '../api/client.ts';
 import type { ToolClient } from '../api/tools.ts';
 import { checkBytes, inputCheckOf, type InputCheck } from '../batch/preflight.ts';
+import { fsErrorWords } from '../batch/fs-error.ts';
 
-const MIME: Record<string, string> = { jpg: 'image/jpeg', jpeg: 'image/jpeg', png: 'image/png', webp: 'image/webp', mp4: 'video/mp4', mov: 'video/quicktime', mp3: 'audio/mpeg', wav: 'audio/wav' };
+const MIME: Record<string, string> = { jpg: 'image/jpeg', jpeg: 'image/jpeg', jpe: 'image/jpeg', jfif: 'image/jpeg', png: 'image/png', webp: 'image/webp', mp4: 'video/mp4', mov: 'video/quicktime', mp3: 'audio/mpeg', wav: 'audio/wav' };
 export const mimeOf = (path: string) => MIME[extname(path).slice(1).toLowerCase()] ?? 'application/octet-stream';
 
 const IMAGE_MIME: Record<string, string> = { jpg: 'image/jpeg', png: 'image/png', webp: 'image/webp', gif: 'image/gif' };
@@ -97,7 +98,7 @@ async function encodeLocal(tool: ToolEntry, field: MediaField, path: string, cli
   try {
     bytes = await readFile(path);
   } catch (err) {
-    throw new PreflightError(`the input ${path} could not be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, [{ field: field.name, reason: `${path} could not be read` }]);
+    throw new PreflightError(`the input ${path} could not be read (${fsErrorWords(err)}); nothing was paid`, [{ field: field.name, reason: `${path} could not be read (${fsErrorWords(err)})` }]);
   }
   // Checked when queued, and again on the very bytes sent: the file may have changed since (a
   // sync still writing it, a new version saved over it), and a task that cannot succeed is paid.

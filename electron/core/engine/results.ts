@@ -39,8 +39,27 @@ export interface FetchDeps {
 
 const writeNow = async <T>(fn: () => T): Promise<T> => fn();
 
+/**
+ * Output names held by downloads in progress in this process, and by whom. Two jobs whose inputs
+ * share a name (photo.jpg and photo.png, to the same folder) finish together often: each must see
+ * the other's name as taken from the moment it is planned, before any file exists there, or both
+ * stream into one `.part` file and one of them loses its paid result.
+ */
+const inUse = new Map<string, string>();
+
+/** Takes `paths` for `jobId` if no other job holds any of them; all or nothing. */
+function hold(jobId: string, paths: readonly string[]): boolean {
+  if (paths.some((p) => (inUse.get(p) ?? jobId) !== jobId)) return false;
+  for (const p of paths) inUse.set(p, jobId);
+  return true;
+}
+
+function release(jobId: string): void {
+  for (const [p, id] of inUse) if (id === jobId) inUse.delete(p);
+}
+
 /** Output paths reserved for each result, so a resumed download continues the same part file. */
-async function plan(job: JobRow, items: GeneratedItem[]): Promise<string[]> {
+async function plan(job: JobRow, items: GeneratedItem[], store: JobStore): Promise<string[]> {
   const tool = getTool(job.tool);
   const dir = outputDirOf(job.outDir, job.relDir);
   const name = stemOf(job.inputPath, job.id);
@@ -48,9 +67,20 @@ async function plan(job: JobRow, items: GeneratedItem[]): Promise<string[]> {
   for (let i = 0; i < items.length; i++) {
     const ext = extensionOf(tool.result === 'text' ? null : urlOf(items[i]), typeOf(items[i]), tool.result);
     const base = join(dir, renderName(job.snapshot.namingTemplate, { name, tool: job.tool, ext, batch: job.batchId, date: new Date(job.createdAt) }, i));
-    let k = 1;
-    while (await exists(withCollisionSuffix(base, k)) || planned.includes(withCollisionSuffix(base, k))) k++;
-    planned.push(withCollisionSuffix(base, k));
+    for (let k = 1; ; k++) {
+      const p = withCollisionSuffix(base, k);
+      if (planned.includes(p) || (inUse.get(p) ?? job.id) !== job.id) continue;
+      // Held before the first await, so a job planning meanwhile sees it taken; let go again if a
+      // file is there, or the part file of another job's paused download (resuming it would
+      // splice that job's bytes into this result). Our own part, from before a Retry, is ours.
+      inUse.set(p, job.id);
+      if ((await exists(p)) || ((await exists(partPathOf(p))) && store.plannedBy(p, job.id))) {
+        inUse.delete(p);
+        continue;
+      }
+      planned.push(p);
+      break;
+    }
   }
   return planned;
 }
@@ -61,6 +91,15 @@ async function plan(job: JobRow, items: GeneratedItem[]): Promise<string[]> {
  * step is recorded so a crash at any point resumes without a partial or duplicated output.
  */
 export async function fetchResults(job: JobRow, deps: FetchDeps): Promise<string[]> {
+  try {
+    return await fetchHeld(job, deps);
+  } finally {
+    // What was placed is protected by its file, a paused download by its part file.
+    release(job.id);
+  }
+}
+
+async function fetchHeld(job: JobRow, deps: FetchDeps): Promise<string[]> {
   const { store } = deps;
   const write = deps.write ?? writeNow;
   const tool = getTool(job.tool);
@@ -71,11 +110,12 @@ export async function fetchResults(job: JobRow, deps: FetchDeps): Promise<string
     if (items.length === 0) throw new Error('the task completed without any result');
     if (!(await write(() => store.patch(job.id, 'downloading', { generated: items })))) throw new JobMovedError();
   }
-  let planned = job.planned && job.planned.length === (tool.result === 'text' ? 1 : items.length) ? job.planned : null;
+  // A resumed job keeps its names (its part file is there), unless a job running now holds one.
+  let planned = job.planned && job.planned.length === (tool.result === 'text' ? 1 : items.length) && hold(job.id, job.planned.slice(job.outputs.length)) ? job.planned : null;
   // A name planned just now did not exist a moment ago: no earlier run can have placed a part there.
   const fresh = !planned;
   if (!planned) {
-    planned = await plan(job, tool.result === 'text' ? [items.map(urlOf).join('\n')] : items);
+    planned = await plan(job, tool.result === 'text' ? [items.map(urlOf).join('\n')] : items, store);
     if (!(await write(() => store.patch(job.id, 'downloading', { planned })))) throw new JobMovedError();
   }
   await ensureFolder(outputDirOf(job.outDir, job.relDir));

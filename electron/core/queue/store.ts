@@ -224,6 +224,11 @@ export class JobStore {
     return r ? toRow(r) : null;
   }
 
+  /** Whether a job other than `except` has planned an output at `path` (its part file is that job's). */
+  plannedBy(path: string, except: string): boolean {
+    return this.stmt("SELECT 1 FROM jobs WHERE id != ? AND state != 'done' AND planned IS NOT NULL AND instr(planned, ?) > 0 LIMIT 1").get(except, JSON.stringify(path)) !== undefined;
+  }
+
   /** Results of finished jobs of a tool into an output folder, both ways: what each input made, and who made each file. */
   doneOutputs(tool: string, outDir: string): DoneOutputs {
     const rows = this.stmt("SELECT input_path AS input, outputs FROM jobs WHERE tool = ? AND out_dir = ? AND state = 'done' AND input_path IS NOT NULL ORDER BY seq")
