@@ -1,34 +1,15 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
-import type { Engine } from '../../electron/core/engine/engine.ts';
-import { cleanup, control, creates, engineFor, makeImages, settle, tmp } from './helpers.ts';
+import { control, creates, engineFor, engineSuite, makeImages, settle } from './helpers.ts';
 
-let sb: RunningSandbox;
-const dirs: string[] = [];
-const engines: (Engine & { close(): Promise<void> })[] = [];
-
-beforeAll(async () => {
-  sb = await startSandbox({ port: 0, taskDurationMs: 150 });
-});
-afterAll(() => sb.close());
-afterEach(async () => {
-  await Promise.all(engines.splice(0).map((e) => e.close()));
-  dirs.splice(0).forEach(cleanup);
-  await control(sb.url, 'reset', {});
-});
+const sb = engineSuite('eng', 150);
 
 function setup() {
-  const dir = tmp('eng');
-  dirs.push(dir);
+  const dir = sb.folder();
   return { dir, home: join(dir, 'home'), input: join(dir, 'in'), out: join(dir, 'out') };
 }
-const open = (home: string, o?: Parameters<typeof engineFor>[2]) => {
-  const e = engineFor(home, sb.url, o);
-  engines.push(e);
-  return e;
-};
+const open = (home: string, o?: Parameters<typeof engineFor>[2]) => sb.engine(home, o);
 const files = (dir: string): string[] => (existsSync(dir) ? readdirSync(dir, { recursive: true, withFileTypes: true }).filter((d) => d.isFile()).map((d) => relative(dir, join(d.parentPath, d.name))).sort() : []);
 
 describe('folder batches', () => {

@@ -2,6 +2,8 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import sharp from 'sharp';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
 import { DEFAULT_SLUGS } from '../../shared/catalogue/index.ts';
 import { DEFAULT_SETTINGS, type Settings } from '../../shared/settings.ts';
 import { openEngine } from '../../electron/core/engine/open.ts';
@@ -55,3 +57,39 @@ export async function control(url: string, path: string, body?: unknown): Promis
 
 export const creates = (stats: { creates: Record<string, Record<string, number>> }) =>
   Object.values(stats.creates).reduce((a, perKey) => a + Object.values(perKey).reduce((b, n) => b + n, 0), 0);
+
+/**
+ * A test file's Sandbox (one, over real HTTP) and per-test folders and engines, closed after each
+ * test so the next starts from a reset Sandbox. `url` is valid inside tests.
+ */
+export function engineSuite(prefix: string, taskDurationMs: number) {
+  let sb: RunningSandbox | null = null;
+  const dirs: string[] = [];
+  const engines: (Engine & { close(): Promise<void> })[] = [];
+  beforeAll(async () => {
+    sb = await startSandbox({ port: 0, taskDurationMs });
+  });
+  afterAll(() => sb?.close());
+  afterEach(async () => {
+    await Promise.all(engines.splice(0).map((e) => e.close()));
+    dirs.splice(0).forEach(cleanup);
+    await control(sb!.url, 'reset', {});
+  });
+  return {
+    get url() {
+      return sb!.url;
+    },
+    /** A fresh folder, removed after the test. */
+    folder() {
+      const dir = tmp(prefix);
+      dirs.push(dir);
+      return dir;
+    },
+    /** An engine over `home` against this Sandbox, closed after the test. */
+    engine(home: string, o?: Parameters<typeof engineFor>[2]) {
+      const e = engineFor(home, sb!.url, o);
+      engines.push(e);
+      return e;
+    },
+  };
+}

@@ -1,36 +1,21 @@
 import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
+import { describe, expect, it } from 'vitest';
 import type { Engine } from '../../electron/core/engine/engine.ts';
 import { MediaGate } from '../../electron/core/media-gate.ts';
 import sharp from 'sharp';
-import { cleanup, control, creates, engineFor, makeImages, settle, tmp } from './helpers.ts';
+import { control, creates, engineSuite, makeImages, settle } from './helpers.ts';
 
 /**
  * Folders as designers drop them: files that cannot be read, are cut short, change after the drop,
  * or are dropped twice. Each file that cannot succeed is named with its reason before anything is
  * paid; the rest of the folder runs.
  */
-let sb: RunningSandbox;
-const dirs: string[] = [];
-const engines: (Engine & { close(): Promise<void> })[] = [];
-
-beforeAll(async () => {
-  sb = await startSandbox({ port: 0, taskDurationMs: 100 });
-});
-afterAll(() => sb.close());
-afterEach(async () => {
-  await Promise.all(engines.splice(0).map((e) => e.close()));
-  dirs.splice(0).forEach(cleanup);
-  await control(sb.url, 'reset', {});
-});
+const sb = engineSuite('messy', 100);
 
 function setup() {
-  const dir = tmp('messy');
-  dirs.push(dir);
-  const e = engineFor(join(dir, 'home'), sb.url);
-  engines.push(e);
+  const dir = sb.folder();
+  const e = sb.engine(join(dir, 'home'));
   return { dir, e, input: join(dir, 'in'), out: join(dir, 'out') };
 }
 
@@ -82,8 +67,7 @@ describe('messy folders', () => {
     const { dir, e, input, out } = setup();
     await makeImages(input, ['a.png', 'b.png', 'sub/c.png']);
     // A second process on the same data folder: the CLI beside the app.
-    const other = engineFor(join(dir, 'home'), sb.url);
-    engines.push(other);
+    const other = sb.engine(join(dir, 'home'));
     const start = (x: Engine) => x.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
     const runs = await Promise.all([start(e), start(other), start(e)]);
     expect(runs.map((r) => r.queued).reduce((a, n) => a + n, 0)).toBe(3);
@@ -141,8 +125,7 @@ describe('messy folders', () => {
 
   it('photo.jpg beside photo.png: two results, each whole under its own name, never one file written by both', async () => {
     const { dir, input, out } = setup();
-    const e = engineFor(join(dir, 'home2'), sb.url, { concurrency: 8 });
-    engines.push(e);
+    const e = sb.engine(join(dir, 'home2'), { concurrency: 8 });
     const names = Array.from({ length: 6 }, (_, i) => [`shot${i}.png`, `shot${i}.jpg`]).flat();
     const made = await makeImages(input, names.map((n) => n.replace('.jpg', '-j.png')));
     // The .jpg of each pair is a real JPEG (distinct colours, so each prompt is its own).
@@ -163,8 +146,7 @@ describe('messy folders', () => {
 
   it('a new input never resumes the part file another job left for Retry under the same name', async () => {
     const { dir, input, out } = setup();
-    const e = engineFor(join(dir, 'home2'), sb.url, { downloadAttempts: 1 });
-    engines.push(e);
+    const e = sb.engine(join(dir, 'home2'), { downloadAttempts: 1 });
     const [png] = await makeImages(input, ['photo.png'], 200);
     await control(sb.url, 'faults', { truncateDownloads: true });
     const first = await e.startBatch({ tool: 'upscaler-precision', inputs: [png], outDir: out });
