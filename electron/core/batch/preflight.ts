@@ -98,7 +98,6 @@ async function imageProblem(c: InputCheck, src: ByteSource): Promise<string | nu
   return wholeImageProblem(meta.format, src);
 }
 
-
 /**
  * Header bytes read per input: 16 KB holds the dimensions of PNG, WebP, GIF and most JPEGs; a JPEG
  * whose frame header sits behind a large EXIF block gets a second, larger read.
