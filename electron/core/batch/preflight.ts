@@ -1,6 +1,7 @@
 import { open, stat, type FileHandle } from 'node:fs/promises';
 import { imageSize } from 'image-size';
 import type { Field, ToolEntry } from '../../../shared/catalogue/index.ts';
+import { EXT_FORMAT } from '../../../shared/validation/extensions.ts';
 import { FAMILY_LIMITS } from '../../../shared/validation/limits.ts';
 import { loadSharp } from '../media/sharp.ts';
 import { fsErrorWords } from './fs-error.ts';
@@ -11,8 +12,6 @@ import { fsErrorWords } from './fs-error.ts';
  */
 export const DEFAULT_MAX_INPUT_BYTES = 25 * 1024 * 1024;
 
-/** `.jfif` is what Windows names a JPEG saved from a browser; `.jpe` an older spelling. */
-const EXT_FORMAT: Record<string, string> = { jpg: 'jpeg', jpeg: 'jpeg', jpe: 'jpeg', jfif: 'jpeg', png: 'png', webp: 'webp', mp4: 'mp4', mov: 'mov', mp3: 'mp3', wav: 'wav' };
 
 export interface InputCheck {
   field: Field & { kind: 'media' | 'mediaList' };

@@ -1,5 +1,6 @@
 import { defaultsOf, getTool, type Encoding, type Field, type ToolEntry } from '../../../shared/catalogue/index.ts';
 import { checkImage, checkVideo, FAMILY_LIMITS, type Family, type Probe, type ProbeSummary } from '../../../shared/validation/references.ts';
+import { EXT_FORMAT } from '../../../shared/validation/extensions.ts';
 
 /**
  * The video builder's families, as data: each is a group of catalogue tools (variants) plus the
@@ -57,7 +58,6 @@ export interface Ref {
 export const isUploadId = (s: string) => /^upl_vid_[A-Za-z0-9]+$/.test(s);
 export const isUrl = (s: string) => /^https?:\/\//i.test(s);
 
-const EXT_FORMAT: Record<string, string> = { jpg: 'jpeg', jpeg: 'jpeg', png: 'png', webp: 'webp', mp4: 'mp4', mov: 'mov', mp3: 'mp3', wav: 'wav', webm: 'webm', gif: 'gif', m4a: 'm4a' };
 export const formatOf = (name: string) => {
   const ext = name.replace(/[?#].*$/, '').split('.').pop()?.toLowerCase() ?? '';
   return EXT_FORMAT[ext] ?? ext;
