@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { expect, test } from '@playwright/test';
@@ -224,6 +224,10 @@ test('a folder with nothing to run says so, and leaves no empty batch in the que
   const empty = mkdtempSync(join(tmpdir(), 'md-empty-'));
   const notes = mkdtempSync(join(tmpdir(), 'md-notes-'));
   writeFileSync(join(notes, 'notes.txt'), 'not an image');
+  for (const sub of ['a', 'b']) {
+    mkdirSync(join(notes, sub));
+    writeFileSync(join(notes, sub, 'notes.txt'), 'not an image');
+  }
   await page.goto(`${host.url}#studio`);
   await page.getByTestId('tool-select').selectOption('upscaler-precision');
   await page.getByTestId('typed-path').fill(empty);
@@ -237,7 +241,8 @@ test('a folder with nothing to run says so, and leaves no empty batch in the que
   await page.getByTestId('start').click();
   await expect(page.getByTestId('last-batch')).toContainText('Nothing to run');
   await expect(page.getByTestId('last-batch')).toContainText('No input can be used by this tool: no job was queued.');
-  await expect(page.getByTestId('last-batch').locator('details')).toContainText('notes.txt: this tool does not take .txt files');
+  // Each named below the folder they share, so the two in subfolders read apart.
+  await expect(page.getByTestId('last-batch').locator('details li')).toHaveText(['a/notes.txt', 'b/notes.txt', 'notes.txt'].map((n) => `rejected ${n}: this tool does not take .txt files`));
   await expect(page.getByTestId('start-error')).toBeHidden();
   expect(await desk<unknown[]>(host, 'batches.list', {})).toEqual([]);
   expect(errors).toEqual([]);

@@ -11,3 +11,14 @@ export const dirName = (p: string) => {
 };
 /** `relDir` (the subfolder under a batch's root) with the input path's own separator, to prefix its name; '' at the root. */
 export const subfolderPrefix = (input: string, relDir: string | null | undefined) => (relDir ? `${relDir}${sepOf(input)}` : '');
+/** The deepest folder holding every one of `paths` ('' when they share none). */
+export const commonDir = (paths: readonly string[]) => {
+  if (!paths.length) return '';
+  const split = paths.map((p) => p.split(/[\\/]/));
+  const first = split[0].slice(0, -1);
+  let n = 0;
+  while (n < first.length && split.every((s) => s.length > n + 1 && s[n] === first[n])) n++;
+  return n === 0 ? '' : paths[0].slice(0, first.slice(0, n).join('/').length);
+};
+/** `p` below `dir` (as commonDir gave it), in its own separators; `p` itself when not below it. */
+export const below = (dir: string, p: string) => (dir && p.startsWith(dir) && /[\\/]/.test(p[dir.length] ?? '') ? p.slice(dir.length + 1) : p);
