@@ -114,5 +114,16 @@ describe('mediadesk run: where results go, and nothing to do', () => {
       expect.stringMatching(new RegExp(`done\\s+upscaler-precision\\s+${odd}/two\\\\nlines\\.png$`)),
     ]);
   });
-});
 
+  it('a re-run of a big folder names the first 20 skipped files and counts the rest', async () => {
+    const big = join(dir, 'big');
+    await makeImages(big, Array.from({ length: 23 }, (_, i) => `p${String(i).padStart(2, '0')}.png`));
+    const out = join(dir, 'out-big');
+    expect((await cli(['run', 'upscaler-precision', big, '--out', out, '--concurrency', '8'])).code).toBe(0);
+    const again = await cli(['run', 'upscaler-precision', big, '--out', out]);
+    const lines = again.err.trimEnd().split('\n');
+    expect(lines.filter((l) => l.startsWith('skipped '))).toHaveLength(20);
+    expect(lines.at(-1)).toBe('… and 3 more skipped (--json lists every one)');
+    expect(again.out).toContain('nothing queued, 23 skipped');
+  });
+});

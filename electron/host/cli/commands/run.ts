@@ -5,6 +5,9 @@ import { oneLine, UsageError, type CliCommand, type CliContext } from '../comman
 import { openEngineSession, Progress, waitForJobs } from '../engine-session.ts';
 import { toJobRecord } from '../../../core/queue/store.ts';
 
+/** Skipped inputs named one per line on stderr; the rest are counted. */
+const SKIPS_NAMED = 20;
+
 interface RunArgs {
   tool: string;
   inputs: string[];
@@ -78,7 +81,9 @@ export const runCommand: CliCommand = {
         throw err;
       }
       for (const r of started.rejected) ctx.stderr.write(`rejected ${oneLine(`${r.path}: ${r.reason}`)}\n`);
-      for (const r of started.skipped) ctx.stderr.write(`skipped ${oneLine(`${r.path}: ${r.reason}`)}\n`);
+      // Skips are the normal case of a re-run: a few by name, not a line per file of a big folder.
+      for (const r of started.skipped.slice(0, SKIPS_NAMED)) ctx.stderr.write(`skipped ${oneLine(`${r.path}: ${r.reason}`)}\n`);
+      if (started.skipped.length > SKIPS_NAMED) ctx.stderr.write(`… and ${started.skipped.length - SKIPS_NAMED} more skipped (--json lists every one)\n`);
       const summary = [started.batch ? `batch ${started.batch.id.slice(0, 8)}: ${started.queued} queued` : 'nothing queued', started.resumed.length && `${started.resumed.length} resumed from an earlier run`,
         started.skipped.length && `${started.skipped.length} skipped`, started.rejected.length && `${started.rejected.length} rejected`].filter(Boolean).join(', ');
       // With --json, stdout carries the report alone: a script parses it without skipping lines.
