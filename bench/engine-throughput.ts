@@ -26,6 +26,8 @@ try {
   const rss = rssSampler();
   const engine = openEngine({
     home: join(work, 'home'), target: async () => ({ baseUrl: sb.url, apiKey: 'sandbox-owner' }), slugs: () => ({ ...DEFAULT_SLUGS }),
+    // As the app runs it: batches tagged with their backend, asked at each tick (migration 4).
+    identity: async () => `live ${sb.url}`,
     settings: () => DEFAULT_SETTINGS, concurrency: CONCURRENCY, poll: { firstMs: 20, minMs: 20 },
   });
   const t0 = performance.now();
