@@ -21,6 +21,9 @@ export interface BackendOptions {
   startSandbox: () => Promise<RunningSandboxLike>;
 }
 
+/** `live <base URL>` for a live server, `sandbox` for the built-in Sandbox (see Backend.identity). */
+const identityOf = (liveBaseUrl: string | null) => (liveBaseUrl === null ? 'sandbox' : `live ${liveBaseUrl.replace(/\/+$/, '')}`);
+
 /**
  * Decides where requests go. In order: MEDIADESK_API_URL + MEDIADESK_API_KEY (scripts and CI);
  * the live service when chosen and a key is in the keychain; otherwise the in-process Sandbox,
@@ -39,7 +42,8 @@ export class Backend {
   }
 
   async status(): Promise<BackendStatus> {
-    return { ...(await this.where()), identity: await this.identity() };
+    const w = await this.where();
+    return { ...w, identity: identityOf(w.effective === 'live' ? w.baseUrl : null) };
   }
 
   private async where(): Promise<Omit<BackendStatus, 'identity'>> {
@@ -80,8 +84,7 @@ export class Backend {
    * its own). Starts nothing.
    */
   async identity(): Promise<string> {
-    const live = await this.live();
-    return live ? `live ${live.baseUrl.replace(/\/+$/, '')}` : 'sandbox';
+    return identityOf((await this.live())?.baseUrl ?? null);
   }
 
   slugs(): Slugs {

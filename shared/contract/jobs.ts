@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { command, invalidParamSchema } from './define.ts';
+import { WAITING_STATES, waitingFor } from './foundation.ts';
 
 /** The queue's job states (mirrors electron/core/queue/states.ts, which shared may not import). */
 export const jobStateSchema = z.enum(['queued', 'submitting', 'running', 'downloading', 'done', 'failed', 'canceled', 'needs_attention']);
@@ -49,6 +50,14 @@ export const batchRecordSchema = z.object({
   finished: z.boolean(),
 });
 export type BatchRecord = z.infer<typeof batchRecordSchema>;
+
+/** Jobs of the batch its backend still has to submit or poll. */
+export const waitingJobs = (b: Pick<BatchRecord, 'counts'>) => WAITING_STATES.reduce((a, s) => a + (b.counts[s] ?? 0), 0);
+
+/** Why the batch's unfinished jobs do not move (see waitingFor); null when they can. */
+export function batchWaitingFor(b: Pick<BatchRecord, 'counts' | 'backend'>, here: string): string | null {
+  return waitingJobs(b) > 0 ? waitingFor(b.backend, here) : null;
+}
 
 export const inputIssueSchema = z.object({ path: z.string(), reason: z.string() });
 
