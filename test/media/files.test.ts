@@ -71,6 +71,12 @@ beforeAll(async () => {
   const whole = await import('node:fs/promises').then((fs) => fs.readFile(f.ok_mp4_end));
   f.truncated = join(dir, 'truncated.mp4');
   await writeFile(f.truncated, whole.subarray(0, Math.floor(whole.length / 2)));
+  // The index first: the moov is whole and only the samples run past the end.
+  for (const from of ['ok_mp4_start', 'ok_mov_start']) {
+    const bytes = await readFile(f[from]);
+    f[`cut_${from}`] = join(dir, `cut_${basename(f[from])}`);
+    await writeFile(f[`cut_${from}`], bytes.subarray(0, Math.floor(bytes.length * 0.6)));
+  }
   f.text = join(dir, 'notes.mp4');
   await writeFile(f.text, 'this is not a video, whatever its name says\n'.repeat(10));
 });
@@ -125,6 +131,8 @@ describe('probeSource on local files', () => {
 
   it('says what is wrong with files it cannot measure', async () => {
     await expect(probeSource(f.truncated)).rejects.toMatchObject({ code: 'truncated', message: expect.stringMatching(/truncated\.mp4: truncated or damaged/) });
+    await expect(probeSource(f.cut_ok_mp4_start)).rejects.toMatchObject({ code: 'truncated', message: expect.stringMatching(/cut_ok_mp4_start\.mp4: truncated MP4: its media data ends \d+ bytes past the end of the file/) });
+    await expect(probeSource(f.cut_ok_mov_start)).rejects.toMatchObject({ code: 'truncated', message: expect.stringMatching(/cut_ok_mov_start\.mov: truncated MOV: its media data ends/) });
     await expect(probeSource(f.text)).rejects.toMatchObject({ code: 'unsupported' });
     await expect(probeSource(join(dir, 'missing.mp4'))).rejects.toMatchObject({ code: 'unreachable', message: expect.stringContaining('no such file') });
     const avi = await probeSource(f.avi);
@@ -235,6 +243,8 @@ describe('probing URLs with range requests', () => {
     const r = await checkReferences({ family: '2x', sources: [`${srv.url}/bytes_50mb_plus1.mp4`] });
     expect(refRules(r)).toEqual([['video.bytes']]);
     expect(srv.served.get('bytes_50mb_plus1.mp4')).toBeLessThanOrEqual(64 * 1024);
+    // A copy cut short is found from the index too, over the network as on disk.
+    await expect(probeSource(`${srv.url}/cut_ok_mp4_start.mp4`)).rejects.toMatchObject({ code: 'truncated', message: expect.stringContaining('media data ends') });
   });
 
   it('measures MOV and images over HTTP', async () => {

@@ -115,6 +115,12 @@ async function probeIso(source: string, src: ByteSource, head: Uint8Array): Prom
   const vt = movie.videoTracks[0] ?? movie.tracks.find((_, i) => file.moov?.traks[i]?.mdia?.hdlr?.handler === 'vide');
   if (!vt) throw new ProbeError('unsupported', source, `${source}: the MP4/MOV has no video track`);
   const container = movie.brands[0] === 'qt  ' || !file.ftyp ? 'mov' : 'mp4';
+  if (!movie.isFragmented) {
+    // With the index first, a copy cut short still has a whole moov: only the samples it points
+    // past the end of the file show it, and the service would fail on it after the task is paid for.
+    const past = mediaEnd(file.moov?.traks ?? []) - src.size;
+    if (past > 0) throw new ProbeError('truncated', source, `${source}: truncated ${container.toUpperCase()}: its media data ends ${past} bytes past the end of the file (the copy was cut short; copy or export it again)`);
+  }
   let trackSec = vt.timescale > 0 ? vt.samples_duration / vt.timescale : 0;
   let samples = vt.nb_samples;
   const movieSec = movie.timescale > 0 ? movie.duration / movie.timescale : 0;
@@ -143,6 +149,13 @@ async function probeIso(source: string, src: ByteSource, head: Uint8Array): Prom
     bytes: src.size,
     format: vt.codec,
   };
+}
+
+/** Where the last sample of any track ends, by the sample tables mp4box built from the moov. */
+function mediaEnd(traks: readonly { samples?: readonly { offset: number; size: number }[] }[]): number {
+  let end = 0;
+  for (const t of traks) for (const s of t.samples ?? []) end = Math.max(end, s.offset + s.size);
+  return end;
 }
 
 /** Bytes of box headers and moof boxes a fragment walk may read; a moof is a few KB. */
