@@ -87,6 +87,42 @@ describe('switching backends with work in the queue', () => {
     expect(creates(await control(live.url, 'stats'))).toBe(2);
   });
 
+  it('a batch queued before batches recorded their backend is adopted by the backend in use when the queue is next held, and is not paid for on live after a switch', async () => {
+    const home = join(dir, 'home-legacy');
+    const open = () => createCore({ home, host: 'cli', env: {}, secrets: new MemorySecretStore(), startSandbox: async () => builtIn });
+    const shoot = join(dir, 'legacy');
+    await makeImages(shoot, ['l.png']);
+    const before = await open();
+    let id = '';
+    let jobIds: string[] = [];
+    try {
+      await before.dispatch('jobs.pause', {});
+      const r = await before.dispatch('batches.start', { tool: 'upscaler-precision', inputs: [shoot], outDir: join(dir, 'out-legacy'), params: {} });
+      if (!r.ok) throw DeskError.from(r.error);
+      ({ jobIds } = r.result as Res<'batches.start'>);
+      id = (r.result as Res<'batches.start'>).batch!.id;
+      // As queue migration 4 left the rows of an earlier version: no backend.
+      before.engine.store.db.prepare('UPDATE batches SET backend = NULL WHERE id = ?').run(id);
+    } finally {
+      await before.close();
+    }
+    const after = await open();
+    try {
+      await until(() => after.engine.store.batch(id)!.backend === 'sandbox');
+      const livePaid = creates(await control(live.url, 'stats'));
+      await after.dispatch('settings.set', { backend: 'live', baseUrl: live.url });
+      await after.dispatch('key.set', { key: 'sandbox-owner' });
+      await after.dispatch('jobs.resume', {});
+      await sleep(1500);
+      expect(after.engine.store.byIds(jobIds).map((j) => j.state)).toEqual(['queued']);
+      expect(creates(await control(live.url, 'stats'))).toBe(livePaid);
+      await after.dispatch('settings.set', { backend: 'sandbox' });
+      await until(() => after.engine.store.byIds(jobIds)[0].state === 'done');
+    } finally {
+      await after.close();
+    }
+  });
+
   it('a script on the live service, while the app runs the queue on the Sandbox, says why its jobs and app runs wait; once the app quits they run', async () => {
     const home = join(dir, 'home2');
     const holder = await createCore({ home, host: 'web', env: {}, secrets: new MemorySecretStore(), startSandbox: async () => builtIn });

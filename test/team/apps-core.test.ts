@@ -156,4 +156,29 @@ describe('a whole core and its app runs', () => {
     }
     expect(await runPosts(sandbox.url)).toBe(before + 2);
   });
+
+  it('a run queued before runs recorded their backend is adopted by the backend in use when the queue is next held, and is sent there only', async () => {
+    const h = home();
+    const onSandbox = await openCore(h, {}, false);
+    let id: string;
+    try {
+      id = (await call(onSandbox, 'apps.run', { appId: 'jM4nX8sc', confirmedCost: 8, inputs: { brief: 'legacy' }, outDir: join(h, 'out') })).id;
+    } finally {
+      await onSandbox.close();
+    }
+    // As queue migration 3 left the rows of an earlier version: no backend.
+    const db = openDatabase(join(h, 'mediadesk.db'), QUEUE_MIGRATIONS);
+    db.prepare('UPDATE app_runs SET backend = NULL WHERE id = ?').run(id);
+    db.close();
+    const livePosts = await runPosts(sandbox.url);
+    const back = await openCore(h, {});
+    try {
+      expect((await settledIn(back, id)).state).toBe('done');
+    } finally {
+      await back.close();
+    }
+    expect(storedRun(h, id).backend).toBe('sandbox');
+    // The live service (here the shared Sandbox over HTTP) was not asked for it.
+    expect(await runPosts(sandbox.url)).toBe(livePosts);
+  });
 });

@@ -114,6 +114,8 @@ export class AppRunner {
       .then((b) => {
         const changed = b !== this.here;
         this.here = b;
+        // A closed or locked file: the next change of backend, or the next process, adopts them.
+        if (changed && this.o.store.db.open) try { this.o.store.adoptUnowned(b); } catch { /* see above */ }
         this.hereAt = Date.now();
         if (changed) this.kick();
       }, () => undefined)
@@ -123,10 +125,11 @@ export class AppRunner {
   /**
    * Whether this process may submit or poll the run: it was queued for the backend in use here (a
    * run id means nothing on another server, and a run confirmed for the Sandbox must not be paid
-   * for on the live service). Runs from before backends were recorded are anyone's.
+   * for on the live service). Runs from before backends were recorded are adopted by the first
+   * backend learnt here (AppRunStore.adoptUnowned); until then they wait.
    */
   private ours(r: AppRunRow): boolean {
-    return r.backend === null || r.backend === this.here;
+    return r.backend !== null && r.backend === this.here;
   }
 
   /** The exact check just before a request: the backend may have changed since the last answer. */

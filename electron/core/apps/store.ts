@@ -109,6 +109,11 @@ export class AppRunStore {
     return r ? fromRaw(r) : null;
   }
 
+  /** Runs queued before backends were recorded become `backend`'s: see QueueStore.adoptUnowned. */
+  adoptUnowned(backend: string): number {
+    return this.db.prepare('UPDATE app_runs SET backend = ? WHERE backend IS NULL').run(backend).changes;
+  }
+
   changedSince(ms: number): AppRunRow[] {
     return (this.db.prepare('SELECT * FROM app_runs WHERE updated_at >= ? ORDER BY updated_at LIMIT 200').all(ms) as Raw[]).map(fromRaw);
   }

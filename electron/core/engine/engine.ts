@@ -505,6 +505,7 @@ export class Engine {
     if (here === this.here) return;
     const had = this.here;
     this.here = here;
+    this.store.adoptUnowned(here);
     // Said for the other processes that follow the queue (the CLI), whose jobs may be for another backend.
     this.store.setFlag(HOLDER_BACKEND, here);
     if (had !== null) {

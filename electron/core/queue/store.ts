@@ -265,6 +265,15 @@ export class JobStore {
   }
 
   /**
+   * Batches queued before backends were recorded (queue migration 4) become `backend`'s: the one
+   * in use when the queue is first held after the upgrade, most likely where they were queued. Left
+   * unowned they would run on any backend, and a demo batch could be paid for on the live service.
+   */
+  adoptUnowned(backend: string): number {
+    return this.stmt('UPDATE batches SET backend = ? WHERE backend IS NULL').run(backend).changes;
+  }
+
+  /**
    * Jobs in `state` whose batch is for `backend` (or from before backends were recorded), in
    * order. Null backend: all, as inState. Walks jobs_state in seq order and stops at `limit`, so a
    * queue with nothing of another backend costs what inState costs.
