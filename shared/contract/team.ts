@@ -56,6 +56,11 @@ export const appRunSchema = z.object({
   attempts: z.number().int(),
   createdAt: z.number(),
   updatedAt: z.number(),
+  /**
+   * What Retry would do (null: not retryable): fetch the results again or follow the submitted run
+   * (nothing paid again), or send it anew, a new paid run whose cost apps.retry must be told.
+   */
+  retry: z.enum(['download', 'poll', 'submit']).nullable(),
 });
 export type AppRun = z.infer<typeof appRunSchema>;
 
@@ -168,6 +173,8 @@ export type CreationsPage = z.infer<typeof creationsPageSchema>;
 
 const none = z.object({}).strict();
 const idRequest = z.object({ id: z.string().min(1) }).strict();
+/** confirmedCost: the app's cost the user accepted, needed when the retry sends the run anew (AppRun.retry 'submit'). */
+const appRetryRequestSchema = z.object({ id: z.string().min(1), confirmedCost: z.number().nullable().optional() }).strict();
 
 export const teamCommands = {
   'apps.list': command(none, z.object({ apps: z.array(appSummarySchema) }), 'Workflow apps available to the team (Enterprise only).'),
@@ -175,7 +182,7 @@ export const teamCommands = {
   'apps.run': command(appRunRequestSchema, appRunSchema.extend({ resumed: z.boolean() }), 'Queue a run of an app (durable; never submitted twice).'),
   'apps.runs': command(z.object({ limit: z.number().int().min(1).max(500).default(50) }).strict(), z.object({ runs: z.array(appRunSchema) }), 'App runs, newest first.'),
   'apps.cancel': command(idRequest, appRunSchema, 'Stop waiting for a run (the API has no cancel; a submitted run may still be charged).'),
-  'apps.retry': command(idRequest, appRunSchema, 'Retry a failed, canceled or needs-attention run (a paid run is never sent again).'),
+  'apps.retry': command(appRetryRequestSchema, appRunSchema, 'Retry a failed, canceled or needs-attention run (a paid run is never sent again; one sent anew needs its cost confirmed).'),
   'usage.query': command(usageQuerySchema.extend({ refresh: z.boolean().default(false) }), usageResultSchema, 'Team credit usage over time (cached; 100 requests a day).'),
   'usage.breakdown': command(usageQuerySchema.extend({ by: z.enum(['user', 'group', 'project', 'tool']) }), z.object({ rows: z.array(breakdownRowSchema), requestsSpent: z.number().int(), budget: usageBudgetSchema }), 'Credit usage per user, group, project or tool.'),
   'usage.budget': command(none, usageBudgetSchema, 'Credit-usage requests left today.'),

@@ -3,10 +3,14 @@ import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import WebSocket from 'ws';
 import { newHome, startHost, watchErrors, type HostHandle } from './host.ts';
+import { desk, setFaults, startSandboxProcess, type SandboxProcess } from './studio-helpers.ts';
 
 let host: HostHandle;
+let sandbox: SandboxProcess | undefined;
 test.afterEach(async () => {
   await host?.stop();
+  await sandbox?.stop();
+  sandbox = undefined;
 });
 
 const shot = async (page: Page, name: string) => {
@@ -184,5 +188,37 @@ test('recent creations: a generated image is listed and filtered, then used as i
   await cards.first().getByTestId('use-in-tool').click();
   await expect(page.getByTestId('screen-studio')).toBeVisible();
   await expect(page.getByTestId('input-status')).toContainText('1 input');
+  expect(errors).toEqual([]);
+});
+
+test('workflow apps: retrying a failed run sends it anew only after its cost is confirmed again', async ({ page }) => {
+  const errors = watchErrors(page);
+  sandbox = await startSandboxProcess(100);
+  host = await startHost(newHome(), sandbox.env);
+  await setFaults(sandbox.url, { failureRate: 1 });
+  await desk(host, 'apps.run', { appId: 'jM4nX8sc', confirmedCost: 8, inputs: { brief: 'A jingle for a coffee brand' } });
+  await page.goto(`${host.url}#apps`);
+  const row = page.getByTestId('app-run-row');
+  await expect(row).toHaveAttribute('data-state', 'failed', { timeout: 30_000 });
+  await setFaults(sandbox.url, { failureRate: 0 });
+  const posts = async () => ((await (await fetch(`${sandbox!.url}/__sandbox/stats`)).json()) as { requests: Record<string, number> }).requests['POST /v1/ai/apps/:appId/run'];
+  const sent = await posts();
+
+  // The cost asked again; Cancel holds the focus, Escape sends nothing and gives the focus back.
+  const retry = row.getByTestId('app-run-retry');
+  await retry.click();
+  const dialog = page.getByRole('dialog', { name: 'Send Jingle maker again as a new run for 8 credits?' });
+  await expect(dialog).toBeVisible();
+  await expect(page.getByTestId('app-retry-cancel')).toBeFocused();
+  await page.keyboard.press('Escape');
+  await expect(dialog).toBeHidden();
+  await expect(retry).toBeFocused();
+  await expect(row).toHaveAttribute('data-state', 'failed');
+  expect(await posts()).toBe(sent);
+
+  await retry.click();
+  await page.getByTestId('app-retry-confirm').click();
+  await expect(row).toHaveAttribute('data-state', 'done', { timeout: 30_000 });
+  expect(await posts()).toBe(sent + 1);
   expect(errors).toEqual([]);
 });

@@ -136,7 +136,8 @@ describe('a whole core and its app runs', () => {
       expect(listed.out.split('\n').find((l) => l.startsWith(first.slice(0, 8)))).toContain('waiting for the built-in Sandbox');
       // Canceled and retried here, a run is sent anew to the backend in use now.
       await call(onLive, 'apps.cancel', { id: second });
-      await call(onLive, 'apps.retry', { id: second });
+      expect(onLive.apps.one(second).retry).toBe('submit');
+      await call(onLive, 'apps.retry', { id: second, confirmedCost: 8 });
       expect(storedRun(h, second).backend).toBe(`live ${sandbox.url}`);
       expect((await settledIn(onLive, second)).state).toBe('done');
       expect(await runPosts(sandbox.url)).toBe(before + 2);

@@ -71,7 +71,7 @@ describe('workflow apps over the Sandbox', () => {
     expect((await control(r.sandbox.url, 'stats')).creates).toEqual(before);
   });
 
-  it('a failed run reports the server\'s error_message; retry submits anew', async () => {
+  it('a failed run reports the server\'s error_message; retry submits anew only with the cost confirmed', async () => {
     await control(r.sandbox.url, 'faults', { failureRate: 1 });
     const run = await r.services.apps.run({ appId: 'jM4nX8sc', confirmedCost: 8, inputs: { brief: 'x' } });
     const failed = await settled(r, run.id);
@@ -79,7 +79,13 @@ describe('workflow apps over the Sandbox', () => {
     expect(failed.state).toBe('failed');
     expect(failed.runStatus).toBe('failed');
     expect(failed.error).toMatch(/A step of the workflow failed/);
-    r.services.apps.retry(run.id);
+    expect(r.services.apps.one(run.id).retry).toBe('submit');
+    const posts = (await control(r.sandbox.url, 'stats')).requests['POST /v1/ai/apps/:appId/run'];
+    await expect(r.services.apps.retry(run.id)).rejects.toMatchObject({ code: 'conflict', message: `retrying run ${run.id.slice(0, 8)} sends it again as a new run: Jingle maker costs 8 credits; confirm the cost to retry it` });
+    await expect(r.services.apps.retry(run.id, undefined, 5)).rejects.toMatchObject({ code: 'conflict', message: 'Jingle maker now costs 8 credits, not 5; confirm the new cost to retry it' });
+    expect(r.services.apps.one(run.id).state).toBe('failed');
+    expect((await control(r.sandbox.url, 'stats')).requests['POST /v1/ai/apps/:appId/run']).toBe(posts);
+    await r.services.apps.retry(run.id, undefined, 8);
     expect((await settled(r, run.id)).state).toBe('done');
   });
 

@@ -7,7 +7,9 @@ import { ApiError, type ApiClient } from '../api/client.ts';
 import { assertOutputFolder } from '../output-folder.ts';
 import { creationValue } from './creation-input.ts';
 import { AppRunner, explainAppError } from './runner.ts';
-import { AppRunStore, toAppRun, type AppRunRow } from './store.ts';
+import { AppRunStore, RETRYABLE, retryPlan, toAppRun } from './store.ts';
+
+export { RETRYABLE, retryPlan } from './store.ts';
 import { parseAppDefinition, parseAppList } from './wire.ts';
 
 /** A failed app call as a DeskError: the Enterprise-only 403 in plain words. */
@@ -33,19 +35,6 @@ export async function prepareInputs(def: AppDefinition, raw: Record<string, stri
     else out[input.id] = String(v);
   }
   return out;
-}
-
-/** States a user may retry a run from. */
-export const RETRYABLE: readonly AppRun['state'][] = ['failed', 'canceled', 'needs_attention'];
-
-/**
- * What a retry does with a run: fetch its results again (paid, results known), poll it again
- * (submitted, then canceled here), or send it anew, which is a new paid run.
- */
-export function retryPlan(r: Pick<AppRunRow, 'state' | 'runId' | 'results'>): 'download' | 'poll' | 'submit' {
-  if (r.runId && r.results?.length) return 'download';
-  if (r.runId && r.state === 'canceled') return 'poll';
-  return 'submit';
 }
 
 export interface AppsServiceOptions {
@@ -107,7 +96,7 @@ export class AppsService {
       return { row: this.store.insert({ id: randomUUID(), appId: def.id, appName: def.name, outputKind: def.output ?? 'image', cost: def.cost, inputs, outDir, backend }), resumed: false };
     }).immediate();
     // A paid run whose download failed: fetch its results again (retry never re-sends a paid run).
-    if (row.state === 'failed') return { ...this.retry(row.id), resumed };
+    if (row.state === 'failed') return { ...(await this.retry(row.id)), resumed };
     this.runner.kick();
     this.o.onChange?.();
     return { ...toAppRun(row), resumed };
@@ -138,11 +127,17 @@ export class AppsService {
    * The user's act only. A paid run is never sent again: its results are fetched, or it is polled
    * (on its own backend). A run sent anew goes to `backend`, the one in use now, when given.
    */
-  retry(id: string, backend?: string): AppRun {
+  async retry(id: string, backend?: string, confirmedCost?: number | null): Promise<AppRun> {
     const r = this.store.get(id);
     if (!r) throw new DeskError('not_found', `no app run ${id}`);
     if (!RETRYABLE.includes(r.state)) throw new DeskError('conflict', `run ${id} is ${r.state}; only failed, canceled or needs-attention runs can be retried`);
     const plan = retryPlan(r);
+    if (plan === 'submit') {
+      // A new paid run, as apps.run is: the user confirms what it costs now, not what it cost then.
+      const def = await this.get(r.appId);
+      if (confirmedCost === undefined) throw new DeskError('conflict', `retrying run ${id.slice(0, 8)} sends it again as a new run: ${def.name} costs ${def.cost ?? 'an unknown number of'} credits; confirm the cost to retry it`);
+      if (def.cost !== confirmedCost) throw new DeskError('conflict', `${def.name} now costs ${def.cost ?? 'an unknown number of'} credits, not ${confirmedCost ?? 'unknown'}; confirm the new cost to retry it`);
+    }
     let ok: boolean;
     if (plan === 'download') ok = this.store.move(id, r.state, 'downloading', { error: null });
     else if (plan === 'poll') ok = this.store.move(id, r.state, 'running', { error: null, nextPollAt: Date.now() });

@@ -50,11 +50,25 @@ const fromRaw = (r: Raw): AppRunRow => ({
   nextPollAt: r.next_poll_at, submittedAt: r.submitted_at, createdAt: r.created_at, updatedAt: r.updated_at,
 });
 
+/** States a user may retry a run from. */
+export const RETRYABLE: readonly AppRun['state'][] = ['failed', 'canceled', 'needs_attention'];
+
+/**
+ * What a retry does with a run: fetch its results again (paid, results known), poll it again
+ * (submitted, then canceled here), or send it anew, which is a new paid run.
+ */
+export function retryPlan(r: Pick<AppRunRow, 'state' | 'runId' | 'results'>): 'download' | 'poll' | 'submit' {
+  if (r.runId && r.results?.length) return 'download';
+  if (r.runId && r.state === 'canceled') return 'poll';
+  return 'submit';
+}
+
 export const toAppRun = (r: AppRunRow): AppRun => ({
   id: r.id, appId: r.appId, appName: r.appName, state: r.state, runStatus: r.runStatus, runId: r.runId, cost: r.cost,
   // Creation values may be whole images (base64): the record shows a short stand-in.
   inputs: Object.fromEntries(Object.entries(r.inputs).map(([k, v]) => [k, typeof v === 'string' && v.length > 200 ? `${v.slice(0, 40)}… (${v.length} characters)` : v])),
   outDir: r.outDir, backend: r.backend, outputs: r.outputs, error: r.error, invalid: r.invalid ?? [], resultsExpireAt: r.expiresAt, attempts: r.attempts, createdAt: r.createdAt, updatedAt: r.updatedAt,
+  retry: RETRYABLE.includes(r.state) ? retryPlan(r) : null,
 });
 
 /**

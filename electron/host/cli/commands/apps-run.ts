@@ -1,6 +1,5 @@
 import type { Req, Res } from '../../../../shared/contract/index.ts';
 import type { AppDefinition, AppRun } from '../../../../shared/contract/team.ts';
-import { retryPlan, RETRYABLE } from '../../../core/apps/service.ts';
 import { SETTLED_STATES } from '../../../core/queue/states.ts';
 import { otherBackendNote } from '../engine-session.ts';
 import { UsageError, type CliContext } from '../command.ts';
@@ -120,8 +119,8 @@ function runIdOf(s: CliServices, raw: string): string {
 }
 
 /** The UI's own command (apps.cancel / apps.retry); every refusal of the run named is bad input (exit 2). */
-async function act(s: CliServices, name: 'apps.cancel' | 'apps.retry', id: string): Promise<AppRun> {
-  const reply = await s.core.dispatch(name, { id });
+async function act(s: CliServices, name: 'apps.cancel' | 'apps.retry', id: string, confirmedCost?: number | null): Promise<AppRun> {
+  const reply = await s.core.dispatch(name, confirmedCost === undefined ? { id } : { id, confirmedCost });
   if (!reply.ok) throw refusal(reply.error, ['invalid', 'conflict', 'not_found']);
   return reply.result as AppRun;
 }
@@ -140,18 +139,19 @@ export async function cancelRun(ctx: CliContext, s: CliServices, raw: string): P
  */
 export async function retryRun(ctx: CliContext, s: CliServices, raw: string, o: { yes: boolean; wait: boolean }): Promise<number> {
   const id = runIdOf(s, raw);
-  const row = s.core.apps.store.get(id)!;
-  // A run that cannot be retried is refused by the command itself, with its reason.
-  const plan = RETRYABLE.includes(row.state) ? retryPlan(row) : null;
+  // A run that cannot be retried (plan null) is refused by the command itself, with its reason.
+  const { retry: plan, state, appId } = s.core.apps.one(id);
+  let cost: number | null | undefined;
   if (plan === 'submit') {
-    if (row.state === 'needs_attention') ctx.stderr.write(`run ${id.slice(0, 8)} may already have been created and charged; retrying sends it again as a new run.\n`);
-    const def = await invoke(s.core, 'apps.get', { id: row.appId });
+    if (state === 'needs_attention') ctx.stderr.write(`run ${id.slice(0, 8)} may already have been created and charged; retrying sends it again as a new run.\n`);
+    const def = await invoke(s.core, 'apps.get', { id: appId });
     if (!(await acceptCost(ctx, def, o.yes, 'Send it again?'))) {
       ctx.stderr.write('not retried\n');
       return 1;
     }
+    cost = def.cost;
   }
-  const run = await act(s, 'apps.retry', id);
+  const run = await act(s, 'apps.retry', id, cost);
   const what = plan === 'download' ? 'fetching its results again; nothing is paid again' : plan === 'poll' ? 'following the submitted run again; nothing is paid again' : 'sent again as a new run';
   ctx.stdout.write(`run ${short(run)} retried (${run.state}): ${what}\n`);
   return o.wait ? follow(ctx, s, run, { resumed: false }) : 0;
