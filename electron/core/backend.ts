@@ -1,5 +1,5 @@
 import type { ApiTarget } from './api/client.ts';
-import type { SecretStore } from './secrets.ts';
+import { keyFingerprint, type SecretStore } from './secrets.ts';
 import type { SettingsService } from './settings.ts';
 import { effectiveSlugs } from '../../shared/settings.ts';
 import type { Slugs } from '../../shared/catalogue/index.ts';
@@ -21,8 +21,8 @@ export interface BackendOptions {
   startSandbox: () => Promise<RunningSandboxLike>;
 }
 
-/** `live <base URL>` for a live server, `sandbox` for the built-in Sandbox (see Backend.identity). */
-const identityOf = (liveBaseUrl: string | null) => (liveBaseUrl === null ? 'sandbox' : `live ${liveBaseUrl.replace(/\/+$/, '')}`);
+/** `live <base URL> key <fingerprint>` for a live server, `sandbox` for the built-in Sandbox (see Backend.identity). */
+const identityOf = (live: ApiTarget | null) => (live === null ? 'sandbox' : `live ${live.baseUrl.replace(/\/+$/, '')} key ${keyFingerprint(live.apiKey)}`);
 
 /**
  * Decides where requests go. In order: MEDIADESK_API_URL + MEDIADESK_API_KEY (scripts and CI);
@@ -43,7 +43,7 @@ export class Backend {
 
   async status(): Promise<BackendStatus> {
     const w = await this.where();
-    return { ...w, identity: identityOf(w.effective === 'live' ? w.baseUrl : null) };
+    return { ...w, identity: await this.identity() };
   }
 
   private async where(): Promise<Omit<BackendStatus, 'identity'>> {
@@ -78,13 +78,14 @@ export class Backend {
   }
 
   /**
-   * Which server requests go to now, recorded with what is sent there: a run id means something
-   * only on the server that made it. `live <base URL>` for the live service (or the one the
+   * Which server and account requests go to now, recorded with what is sent there: a run id means
+   * something only on the server that made it, and work queued with one key must not be paid for
+   * with another. `live <base URL> key <fingerprint>` for the live service (or the one the
    * environment names), `sandbox` for the built-in Sandbox whatever its port (each process starts
    * its own). Starts nothing.
    */
   async identity(): Promise<string> {
-    return identityOf((await this.live())?.baseUrl ?? null);
+    return identityOf(await this.live());
   }
 
   slugs(): Slugs {

@@ -13,7 +13,7 @@ import { AuditService } from './audit/service.ts';
 import { auditHandlers } from './audit/handlers.ts';
 import { dbPaths, defaultOutputDir } from './paths.ts';
 import { checkOpenable, openWithOs } from './open-file.ts';
-import { CachedSecretStore, openSecretStore, type SecretStore } from './secrets.ts';
+import { CachedSecretStore, keyFingerprint, openSecretStore, type SecretStore } from './secrets.ts';
 import { teamHandlers, teamServices } from './team.ts';
 import { openConfStore, SettingsService, type JsonFileStore } from './settings.ts';
 
@@ -68,7 +68,10 @@ export async function createCore(o: CoreOptions) {
     'app.info': async () => ({ version: VERSION, host: o.host, platform: process.platform, dataHome: o.home, outputDir: effectiveSettings().outputDir, backend: await backend.status() }),
     'settings.get': () => settings.get(),
     'settings.set': (patch) => settings.set(patch),
-    'key.status': async () => ({ set: (await secrets.get()) !== null, keychain: secrets.kind }),
+    'key.status': async () => {
+      const key = await secrets.get();
+      return { set: key !== null, keychain: secrets.kind, fingerprint: key === null ? null : keyFingerprint(key) };
+    },
     'key.set': async ({ key }) => {
       await secrets.set(key);
       await announceBackend();

@@ -1,11 +1,19 @@
+import { createHash } from 'node:crypto';
 import { Entry } from '@napi-rs/keyring';
 
 /**
- * Where the API key lives. Only core reads it; the UI and every transport learn only `isSet()`.
+ * Where the API key lives. Only core reads it; the UI and every transport learn only whether one
+ * is set, and its fingerprint (keyFingerprint).
  * @napi-rs/keyring is used rather than keytar: keytar is archived upstream and needs libsecret's
  * headers to build, while @napi-rs/keyring ships prebuilt binaries for macOS Keychain, Windows
  * Credential Manager and the Secret Service.
  */
+/**
+ * 8 hex digits of the key's SHA-256: enough to tell a user's few keys apart, too little to guess
+ * a high-entropy key from. What the database and the renderer may hold instead of the key.
+ */
+export const keyFingerprint = (key: string): string => createHash('sha256').update(key, 'utf8').digest('hex').slice(0, 8);
+
 export interface SecretStore {
   readonly kind: 'os' | 'memory';
   /** Why the store is what it is (shown in Settings when the OS keychain is unavailable). */

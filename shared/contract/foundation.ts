@@ -10,12 +10,32 @@ export const backendStatusSchema = z.object({
   keySet: z.boolean(),
   keychain: z.enum(['os', 'memory']),
   reason: z.string(),
-  /** `sandbox` or `live <base URL>`: what records sent to a server (app runs) are tagged with. */
+  /**
+   * `sandbox`, or `live <base URL> key <fingerprint>`: what work sent to a server (batches, app
+   * runs) is tagged with. The key is part of it: another key is another account, billed apart, and
+   * its task ids may mean nothing to this one.
+   */
   identity: z.string(),
 });
 
-/** A backend identity in words: `the built-in Sandbox` or `the live service at URL`. */
-export const backendLabel = (identity: string) => (identity === 'sandbox' ? 'the built-in Sandbox' : `the live service at ${identity.replace(/^live /, '')}`);
+const LIVE_IDENTITY = /^live (\S+)(?: key ([0-9a-f]{8}))?$/;
+
+/**
+ * The same identity as recorded before the key was part of it (`live <base URL>`): work of that
+ * server queued then is the current key's (see QueueStore.adoptUnowned). Null for the Sandbox.
+ */
+export function keylessIdentity(identity: string): string | null {
+  const m = LIVE_IDENTITY.exec(identity);
+  return m?.[2] ? `live ${m[1]}` : null;
+}
+
+/** A backend identity in words: `the built-in Sandbox`, `the live service at URL (API key 3fa2c9d1)`. */
+export function backendLabel(identity: string): string {
+  if (identity === 'sandbox') return 'the built-in Sandbox';
+  const m = LIVE_IDENTITY.exec(identity);
+  if (!m) return identity;
+  return `the live service at ${m[1]}${m[2] ? ` (API key ${m[2]})` : ''}`;
+}
 
 /**
  * Why queued or running work (a batch, an app run) does not move: it is driven only on the backend
@@ -27,7 +47,23 @@ export const WAITING_STATES = ['queued', 'submitting', 'running'] as const;
 
 export function waitingFor(backend: string | null, here: string): string | null {
   if (!backend || backend === here) return null;
+  if (otherKeyOnly(backend, here)) {
+    const [theirs, mine] = [LIVE_IDENTITY.exec(backend)!, LIVE_IDENTITY.exec(here)!];
+    return `waiting for the API key ${theirs[2]}, with which it was queued on the live service at ${theirs[1]}: set that key again to continue, or cancel it (the key in use is ${mine[2] ?? 'another'})`;
+  }
   return `waiting for ${backendLabel(backend)}, where it was queued: switch back to it to continue, or cancel it`;
+}
+
+/** Whether `backend` is the server in use with another key (another account), not another server. */
+function otherKeyOnly(backend: string, here: string): boolean {
+  const [theirs, mine] = [LIVE_IDENTITY.exec(backend), LIVE_IDENTITY.exec(here)];
+  return !!theirs?.[2] && !!mine && theirs[1] === mine[1] && backend !== here;
+}
+
+/** waitingFor in a few words, for a list row: `the Sandbox`, `the live service`, `another API key`. */
+export function waitingForShort(backend: string, here: string): string {
+  if (backend === 'sandbox') return 'the Sandbox';
+  return otherKeyOnly(backend, here) ? 'another API key' : 'the live service';
 }
 
 export const appInfoSchema = z.object({
@@ -44,7 +80,12 @@ export const foundationCommands = {
   'app.info': command(empty, appInfoSchema, 'Version, host, data folder and the backend in use.'),
   'settings.get': command(empty, settingsSchema, 'All settings with defaults.'),
   'settings.set': command(settingsPatchSchema, settingsSchema, 'Change some settings; answers all of them.'),
-  'key.status': command(empty, z.object({ set: z.boolean(), keychain: z.enum(['os', 'memory']) }), 'Whether an API key is stored; never the key.'),
+  'key.status': command(empty, z.object({
+    set: z.boolean(),
+    keychain: z.enum(['os', 'memory']),
+    /** 8 hex digits of the key's SHA-256, to tell keys apart (as backend identities do); null when none is set. */
+    fingerprint: z.string().nullable(),
+  }), 'Whether an API key is stored, and its fingerprint; never the key.'),
   'key.set': command(z.object({ key: z.string().trim().min(8, 'an API key is at least 8 characters').max(512) }).strict(), ok, 'Store the API key in the OS keychain.'),
   'key.clear': command(empty, ok, 'Remove the API key from the keychain.'),
   'media.thumbnail': command(z.object({ path: z.string().min(1), size: z.number().int().min(32).max(1024).default(256) }).strict(), z.object({ path: z.string() }), 'A cached thumbnail of a local image the app works with.'),

@@ -39,7 +39,7 @@ export const batchRecordSchema = z.object({
   tool: z.string(),
   outDir: z.string(),
   params: z.record(z.string(), z.unknown()),
-  /** The server its jobs go to (`sandbox` or `live <base URL>`, as app.info's backend.identity); null for batches from before it was recorded. */
+  /** The server its jobs go to (`sandbox` or `live <base URL> key <fingerprint>`, as app.info's backend.identity); null for batches from before it was recorded. */
   backend: z.string().nullable(),
   createdAt: z.number(),
   total: z.number().int(),

@@ -47,7 +47,7 @@ export const appRunSchema = z.object({
   cost: z.number().nullable(),
   inputs: z.record(z.string(), z.unknown()),
   outDir: z.string(),
-  /** The server the run is for (`sandbox` or `live <base URL>`, as app.info's backend.identity); null for runs from before it was recorded. */
+  /** The server the run is for (`sandbox` or `live <base URL> key <fingerprint>`, as app.info's backend.identity); null for runs from before it was recorded. */
   backend: z.string().nullable(),
   outputs: z.array(z.string()),
   error: z.string().nullable(),

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -33,6 +34,8 @@ test('a live key set in the app is used for requests, yet appears in no log, dat
   await page.locator('#key-input').fill(secret);
   await page.getByRole('button', { name: 'Set', exact: true }).click();
   await expect(page.getByTestId('key-status')).toContainText('An API key is set');
+  // Keys are told apart by a fingerprint (8 hex digits of the SHA-256), never by any of the key.
+  await expect(page.getByTestId('key-fingerprint')).toHaveText(createHash('sha256').update(secret).digest('hex').slice(0, 8));
   await expect(page.locator('#key-input')).toHaveValue('');
   await page.getByTestId('baseUrl').fill(sandboxUrl);
   await page.getByTestId('baseUrl').blur();

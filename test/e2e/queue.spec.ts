@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { copyFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -100,6 +101,7 @@ test('jobs are listed in folder order, and a file in a subfolder shows its folde
 });
 
 test('a batch started on another backend waits for it and says so, in its row, above its jobs and in Settings', async ({ page }) => {
+  const OWNER = createHash('sha256').update('sandbox-owner').digest('hex').slice(0, 8);
   const errors = watchErrors(page);
   sandbox = await startSandboxProcess(500);
   // Its own keychain entry: the key set here must not be seen by any other test.
@@ -117,11 +119,11 @@ test('a batch started on another backend waits for it and says so, in its row, a
     await page.goto(`${host.url}#queue`);
     await expect(page.getByTestId('job-row')).toHaveCount(2);
     await expect(page.getByTestId('batch-summary')).toHaveText('waiting for the live service');
-    await expect(page.getByTestId('batch-waiting')).toHaveText(`This batch is waiting for the live service at ${sandbox.url}, where it was queued: switch back to it to continue, or cancel it.`);
+    await expect(page.getByTestId('batch-waiting')).toHaveText(`This batch is waiting for the live service at ${sandbox.url} (API key ${OWNER}), where it was queued: switch back to it to continue, or cancel it.`);
     await expect(page.locator('[data-testid=job-row][data-state=queued]')).toHaveCount(2);
     // Settings, where the switch is made, says the same; switching to that backend lets the work go.
     await page.goto(`${host.url}#settings`);
-    await expect(page.getByTestId('backend-waiting')).toHaveText(`2 jobs queued on the live service at ${sandbox.url} wait until you switch back to it (the Queue lists them).`);
+    await expect(page.getByTestId('backend-waiting')).toHaveText(`2 jobs queued on the live service at ${sandbox.url} (API key ${OWNER}) wait until you switch back to it (the Queue lists them).`);
     await page.getByRole('radio', { name: 'Live service' }).check();
     await expect(page.getByTestId('backend-waiting')).toBeHidden();
     await page.goto(`${host.url}#queue`);

@@ -2,9 +2,10 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCore, type Core } from '../../electron/core/index.ts';
-import { MemorySecretStore } from '../../electron/core/secrets.ts';
+import { keyFingerprint, MemorySecretStore } from '../../electron/core/secrets.ts';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
 import { DeskError, type CommandName, type Req, type Res } from '../../shared/contract/index.ts';
+import { batchWaitingFor } from '../../shared/contract/jobs.ts';
 import { BIN, cliEnv, runCli } from '../cli.ts';
 import { cleanup, control, creates, makeImages, tmp } from './helpers.ts';
 
@@ -31,11 +32,13 @@ afterAll(async () => {
   cleanup(dir);
 });
 
-async function call<K extends CommandName>(name: K, req: Req<K>): Promise<Res<K>> {
-  const reply = await core.dispatch(name, req);
+async function callOn<K extends CommandName>(c: Core, name: K, req: Req<K>): Promise<Res<K>> {
+  const reply = await c.dispatch(name, req);
   if (!reply.ok) throw DeskError.from(reply.error);
   return reply.result as Res<K>;
 }
+const call = <K extends CommandName>(name: K, req: Req<K>) => callOn(core, name, req);
+const OWNER = keyFingerprint('sandbox-owner');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const states = (ids: string[]) => core.engine.store.byIds(ids).map((j) => j.state);
 async function until(ok: () => boolean) {
@@ -66,7 +69,7 @@ describe('switching backends with work in the queue', () => {
     await call('jobs.resume', {});
     const paid = await start();
     expect([paid.queued, paid.resumed]).toEqual([2, []]);
-    expect(paid.batch!.backend).toBe(`live ${live.url}`);
+    expect(paid.batch!.backend).toBe(`live ${live.url} key ${OWNER}`);
     await until(() => states(paid.jobIds).every((s) => s === 'done'));
     expect(creates(await control(live.url, 'stats'))).toBe(2);
     expect(states(demoJobs)).toEqual(['queued', 'queued']);
@@ -123,6 +126,51 @@ describe('switching backends with work in the queue', () => {
     }
   });
 
+  it('another API key on the same server is another account: work queued with one key waits for it, and says so; work from before keys were recorded is the key in use\'s', async () => {
+    const home = join(dir, 'home-keys');
+    const secrets = new MemorySecretStore();
+    const open = () => createCore({ home, host: 'cli', env: {}, secrets, startSandbox: async () => builtIn });
+    const shoot = join(dir, 'keys');
+    await makeImages(shoot, ['k.png']);
+    const old = join(dir, 'keys-old');
+    await makeImages(old, ['o.png']);
+    const start = (c: Core, folder: string) => callOn(c, 'batches.start', { tool: 'upscaler-precision', inputs: [folder], outDir: join(dir, 'out-keys'), params: {} });
+    const first = await open();
+    let mine: Res<'batches.start'>, legacy: Res<'batches.start'>;
+    try {
+      await first.dispatch('settings.set', { backend: 'live', baseUrl: live.url });
+      await first.dispatch('key.set', { key: 'sandbox-owner' });
+      await first.dispatch('jobs.pause', {});
+      mine = await start(first, shoot);
+      legacy = await start(first, old);
+      // As an earlier version recorded it: the server without the key.
+      first.engine.store.db.prepare('UPDATE batches SET backend = ? WHERE id = ?').run(`live ${live.url}`, legacy.batch!.id);
+    } finally {
+      await first.close();
+    }
+    const c = await open();
+    try {
+      const here = `live ${live.url} key ${OWNER}`;
+      await until(() => c.engine.store.batch(legacy.batch!.id)!.backend === here);
+      expect(c.engine.store.batch(mine.batch!.id)!.backend).toBe(here);
+      const livePaid = creates(await control(live.url, 'stats'));
+      await c.dispatch('key.set', { key: 'sandbox-admin' });
+      await c.dispatch('jobs.resume', {});
+      await sleep(1500);
+      expect(c.engine.store.byIds([...mine.jobIds, ...legacy.jobIds]).map((j) => j.state)).toEqual(['queued', 'queued']);
+      expect(creates(await control(live.url, 'stats'))).toBe(livePaid);
+      const admin = keyFingerprint('sandbox-admin');
+      expect((await callOn(c, 'app.info', {})).backend.identity).toBe(`live ${live.url} key ${admin}`);
+      const listed = (await callOn(c, 'batches.list', {})).find((b) => b.id === mine.batch!.id)!;
+      expect(batchWaitingFor(listed, `live ${live.url} key ${admin}`)).toBe(`waiting for the API key ${OWNER}, with which it was queued on the live service at ${live.url}: set that key again to continue, or cancel it (the key in use is ${admin})`);
+      await c.dispatch('key.set', { key: 'sandbox-owner' });
+      await until(() => c.engine.store.byIds([...mine.jobIds, ...legacy.jobIds]).every((j) => j.state === 'done'));
+      expect(creates(await control(live.url, 'stats'))).toBe(livePaid + 2);
+    } finally {
+      await c.close();
+    }
+  });
+
   it('a script on the live service, while the app runs the queue on the Sandbox, says why its jobs and app runs wait; once the app quits they run', async () => {
     const home = join(dir, 'home2');
     const holder = await createCore({ home, host: 'web', env: {}, secrets: new MemorySecretStore(), startSandbox: async () => builtIn });
@@ -140,7 +188,7 @@ describe('switching backends with work in the queue', () => {
         if (out.includes('another MediaDesk process runs the queue on the built-in Sandbox')) res();
       }));
       await said;
-      expect(out).toContain(`these jobs are for the live service at ${live.url} and wait until it switches or quits`);
+      expect(out).toContain(`these jobs are for the live service at ${live.url} (API key ${OWNER}) and wait until it switches or quits`);
       const exited = new Promise<number | null>((res) => child.once('exit', res));
       child.kill('SIGINT');
       expect(await exited).toBe(130);
@@ -153,7 +201,7 @@ describe('switching backends with work in the queue', () => {
         err += d;
         if (err.includes('and waits until it switches or quits')) res();
       }));
-      expect(err).toContain(`queued: another MediaDesk process runs the queue on the built-in Sandbox; this run is for the live service at ${live.url}`);
+      expect(err).toContain(`queued: another MediaDesk process runs the queue on the built-in Sandbox; this run is for the live service at ${live.url} (API key ${OWNER})`);
       const appExited = new Promise<number | null>((res) => app.once('exit', res));
       app.kill('SIGINT');
       expect(await appExited).toBe(130);

@@ -5,7 +5,7 @@ import { openDatabase } from '../../electron/core/db/open.ts';
 import { QUEUE_MIGRATIONS } from '../../electron/core/queue/migrations.ts';
 import { AppRunStore } from '../../electron/core/apps/store.ts';
 import { SETTLED_STATES } from '../../electron/core/queue/states.ts';
-import { MemorySecretStore } from '../../electron/core/secrets.ts';
+import { keyFingerprint, MemorySecretStore } from '../../electron/core/secrets.ts';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
 import { DeskError, type CommandName, type Req, type Res } from '../../shared/contract/index.ts';
 import { runWaitingFor } from '../../shared/contract/team.ts';
@@ -101,6 +101,7 @@ describe('a whole core and its app runs', () => {
     const out = join(h, 'out');
     const jingle = (brief: string) => ({ appId: 'jM4nX8sc', confirmedCost: 8, inputs: { brief }, outDir: out, resume: true });
     const live = envFor(sandbox.url);
+    const LIVE = `live ${sandbox.url} key ${keyFingerprint('sandbox-owner')}`;
     const before = await runPosts(sandbox.url);
 
     // Queued on the Sandbox (this process does not run the queue): stopped before it was sent.
@@ -118,17 +119,17 @@ describe('a whole core and its app runs', () => {
     // The same command on the live service queues a run of its own and sends only that one.
     const onLive = await openCore(h, live);
     try {
-      expect(await onLive.backend.identity()).toBe(`live ${sandbox.url}`);
+      expect(await onLive.backend.identity()).toBe(LIVE);
       const again = await call(onLive, 'apps.run', jingle('one'));
       expect(again.resumed).toBe(false);
       expect(again.id).not.toBe(first);
       expect((await settledIn(onLive, again.id)).state).toBe('done');
-      expect(storedRun(h, again.id).backend).toBe(`live ${sandbox.url}`);
+      expect(storedRun(h, again.id).backend).toBe(LIVE);
       expect(await runPosts(sandbox.url)).toBe(before + 1);
       expect([onLive.apps.one(first).state, onLive.apps.one(second).state]).toEqual(['queued', 'queued']);
       // And it says why it does not move, in the Queue and in `apps runs` alike.
       const info = await call(onLive, 'app.info', {});
-      expect(info.backend.identity).toBe(`live ${sandbox.url}`);
+      expect(info.backend.identity).toBe(LIVE);
       const waiting = (await call(onLive, 'apps.runs', { limit: 10 })).runs.find((r) => r.id === first)!;
       expect(runWaitingFor(waiting, info.backend.identity)).toBe('waiting for the built-in Sandbox, where it was queued: switch back to it to continue, or cancel it');
       expect(runWaitingFor(onLive.apps.one(again.id), info.backend.identity)).toBeNull();
@@ -138,7 +139,7 @@ describe('a whole core and its app runs', () => {
       await call(onLive, 'apps.cancel', { id: second });
       expect(onLive.apps.one(second).retry).toBe('submit');
       await call(onLive, 'apps.retry', { id: second, confirmedCost: 8 });
-      expect(storedRun(h, second).backend).toBe(`live ${sandbox.url}`);
+      expect(storedRun(h, second).backend).toBe(LIVE);
       expect((await settledIn(onLive, second)).state).toBe('done');
       expect(await runPosts(sandbox.url)).toBe(before + 2);
     } finally {

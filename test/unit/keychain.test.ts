@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { KeychainStore } from '../../electron/core/secrets.ts';
+import { KeychainStore, keyFingerprint } from '../../electron/core/secrets.ts';
 
 /**
  * Against the real Secret Service (gnome-keyring in a D-Bus session, as scripts/test.sh starts it).
@@ -36,7 +36,10 @@ describe.skipIf(!hasBus)('OS keychain (Secret Service)', () => {
 
     const set = cli(['key', 'set'], 'sk-cli-secret-98765\n');
     expect(set.status, set.stderr).toBe(0);
-    expect(cli(['key', 'status']).stdout).toMatch(/an API key is set \(stored in the OS keychain\)/);
+    // Told apart by its fingerprint; none of the key is shown.
+    const fp = keyFingerprint('sk-cli-secret-98765');
+    expect(set.stdout).toBe(`API key ${fp} stored in the OS keychain\n`);
+    expect(cli(['key', 'status']).stdout).toBe(`an API key is set (key ${fp}, stored in the OS keychain)\n`);
     expect(cli(['settings', 'set', 'backend=live']).status).toBe(0);
 
     for (const f of readdirSync(home)) {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCore, type Core } from '../../electron/core/index.ts';
-import { MemorySecretStore } from '../../electron/core/secrets.ts';
+import { keyFingerprint, MemorySecretStore } from '../../electron/core/secrets.ts';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
 
 /** The OS keychain's stand-in, counting reads: each one is a synchronous round trip to the OS. */
@@ -33,7 +33,7 @@ describe('the API key, read from the keychain', () => {
   it('is read once for a burst of requests, not once per request; this process\'s own set and clear apply at once', async () => {
     await core.dispatch('settings.set', { backend: 'live', baseUrl: sb.url });
     expect((await core.dispatch('key.set', { key: 'sandbox-owner' })).ok).toBe(true);
-    expect((await info()).identity).toBe(`live ${sb.url}`);
+    expect((await info()).identity).toBe(`live ${sb.url} key ${keyFingerprint('sandbox-owner')}`);
     const before = keychain.reads;
     for (let i = 0; i < 20; i++) expect((await core.dispatch('creations.list', {})).ok).toBe(true);
     expect(keychain.reads - before).toBeLessThanOrEqual(1);

@@ -1,3 +1,4 @@
+import { keylessIdentity } from '../../../shared/contract/foundation.ts';
 import type { AppRun } from '../../../shared/contract/team.ts';
 import type { Db } from '../db/open.ts';
 import { canMove, type JobState } from '../queue/states.ts';
@@ -125,7 +126,7 @@ export class AppRunStore {
 
   /** Runs queued before backends were recorded become `backend`'s: see QueueStore.adoptUnowned. */
   adoptUnowned(backend: string): number {
-    return this.db.prepare('UPDATE app_runs SET backend = ? WHERE backend IS NULL').run(backend).changes;
+    return this.db.prepare('UPDATE app_runs SET backend = ? WHERE backend IS NULL OR backend = ?').run(backend, keylessIdentity(backend)).changes;
   }
 
   changedSince(ms: number): AppRunRow[] {

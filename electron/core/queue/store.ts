@@ -1,5 +1,6 @@
 import type { Statement } from 'better-sqlite3';
 import { hostname } from 'node:os';
+import { keylessIdentity } from '../../../shared/contract/foundation.ts';
 import type { BatchRecord, JobRecord } from '../../../shared/contract/jobs.ts';
 import type { InvalidParam } from '../api/client.ts';
 import type { Db } from '../db/open.ts';
@@ -265,12 +266,14 @@ export class JobStore {
   }
 
   /**
-   * Batches queued before backends were recorded (queue migration 4) become `backend`'s: the one
+   * Batches queued before backends were recorded (queue migration 4), or before the key was part
+   * of them (`live <base URL>`, same server), become `backend`'s: the one
    * in use when the queue is first held after the upgrade, most likely where they were queued. Left
    * unowned they would run on any backend, and a demo batch could be paid for on the live service.
    */
   adoptUnowned(backend: string): number {
-    return this.stmt('UPDATE batches SET backend = ? WHERE backend IS NULL').run(backend).changes;
+    // Also those recorded before the key was part of an identity: the same server's, now this key's.
+    return this.stmt('UPDATE batches SET backend = ? WHERE backend IS NULL OR backend = ?').run(backend, keylessIdentity(backend)).changes;
   }
 
   /**

@@ -1,5 +1,5 @@
 import { UsageError, type CliCommand, type CliContext } from '../command.ts';
-import { openSecretStore } from '../../../core/secrets.ts';
+import { keyFingerprint, openSecretStore } from '../../../core/secrets.ts';
 import { COMMANDS } from '../../../../shared/contract/index.ts';
 
 async function readSecret(ctx: CliContext): Promise<string> {
@@ -50,12 +50,12 @@ export const keyCommand: CliCommand = {
         if (!parsed.success) throw new UsageError(`key not stored: ${parsed.error.issues[0]?.message ?? 'invalid key'}`);
         if (secrets.kind !== 'os') throw new Error(`key not stored: ${secrets.note}`);
         await secrets.set(parsed.data.key);
-        ctx.stdout.write('API key stored in the OS keychain\n');
+        ctx.stdout.write(`API key ${keyFingerprint(parsed.data.key)} stored in the OS keychain\n`);
         return 0;
       }
       case 'status': {
-        const set = (await secrets.get()) !== null;
-        ctx.stdout.write(set ? `an API key is set (${secrets.note})\n` : secrets.kind === 'os' ? 'no API key is set; the app uses the built-in Sandbox\n' : `no API key is set; ${secrets.note}\n`);
+        const key = await secrets.get();
+        ctx.stdout.write(key !== null ? `an API key is set (key ${keyFingerprint(key)}, ${secrets.note})\n` : secrets.kind === 'os' ? 'no API key is set; the app uses the built-in Sandbox\n' : `no API key is set; ${secrets.note}\n`);
         return 0;
       }
       case 'clear':
