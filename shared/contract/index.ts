@@ -39,6 +39,13 @@ export type EventPayload<K extends EventName> = z.output<Events[K]>;
 export const COMMAND_NAMES = Object.keys(COMMANDS) as CommandName[];
 export const EVENT_NAMES = Object.keys(EVENTS) as EventName[];
 
+/** A dropped file that did not reach the inbox: its path in the drop, and what happened, for the user. */
+export interface UploadFailure { relPath: string; message: string }
+/** `folder` holds every file that arrived, at its relative path; none of those in `failed` (not even a part). */
+export interface UploadResult { folder: string; failed: UploadFailure[] }
+/** Settled so far of `total`: `copied` arrived, `failed` did not. */
+export interface UploadProgress { copied: number; failed: number; total: number }
+
 /** The shape every bridge (preload, WebSocket) gives the renderer as `window.desk`. */
 export interface DeskApi {
   invoke<K extends CommandName>(name: K, req: Req<K>): Promise<Res<K>>;
@@ -49,8 +56,10 @@ export interface DeskApi {
   mediaUrl(path: string): string;
   /**
    * The browser has no file paths: dropped files are copied into the data folder's inbox, keeping
-   * their relative paths, and the folder is returned. Null under Electron, which reads paths directly.
+   * their relative paths, several at a time. A file that fails is named in the result and the rest
+   * still arrive; only a drop of which nothing arrives is an error. Null under Electron, which
+   * reads paths directly.
    */
-  upload: ((files: { file: File; relPath: string }[]) => Promise<string>) | null;
+  upload: ((files: { file: File; relPath: string }[], onProgress?: (p: UploadProgress) => void) => Promise<UploadResult>) | null;
   readonly host: 'electron' | 'web';
 }

@@ -1,7 +1,7 @@
-import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
-import { newHome, startHost, type HostHandle, watchErrors } from './host.ts';
+import { dropFiles, newHome, startHost, type HostHandle, watchErrors } from './host.ts';
 
 /**
  * The audit viewer end to end: the web host as a real process on the in-process Sandbox
@@ -327,5 +327,27 @@ test('Tab from Import… or Export… goes into its panel; Escape brings focus b
     await expect(panel).toBeHidden();
     await expect(button).toBeFocused();
   }
+  expect(errors).toEqual([]);
+});
+
+test('audit files dropped in the browser: two of one name both import, and one the browser cannot read is named while the rest import', async ({ page }) => {
+  const errors = watchErrors(page);
+  const home = newHome();
+  host = await startHost(home);
+  const files = ['a', 'b'].map((dir, i) => {
+    mkdirSync(join(home, dir));
+    writeFileSync(join(home, dir, 'export.json'), JSON.stringify([ev(70 + i)]));
+    return join(home, dir, 'export.json');
+  });
+  const gone = join(home, 'gone.json');
+  writeFileSync(gone, JSON.stringify([ev(72)]));
+  await page.goto(`${host.url}#audit`);
+  await page.getByTestId('audit-open-import').click();
+  await dropFiles(page, [...files, gone], () => rmSync(gone), '[aria-label="Drop audit files here"]');
+
+  const reports = page.getByTestId('audit-import-report');
+  await expect(reports).toHaveCount(2);
+  await expect(reports.getByTestId('audit-import-accepted')).toHaveText(['1 accepted', '1 accepted']);
+  await expect(page.getByTestId('audit-import-not-copied')).toHaveText('Not imported, could not be copied: gone.json: the browser could not read it (it may have been moved, changed or deleted since it was dropped)');
   expect(errors).toEqual([]);
 });

@@ -66,3 +66,25 @@ export function watchErrors(page: Page): string[] {
   page.on('pageerror', (e) => errors.push(`uncaught: ${e.message.split('\n')[0]}`));
   return errors;
 }
+
+/**
+ * Drops files from disk, as a drag from the file manager would, on `target` (a CSS selector; the
+ * window when absent). A stand-in input of the test's own makes them real disk-backed Files, not
+ * copies in memory, and `meanwhile` runs between picking them up and letting go (to delete one, say).
+ */
+export async function dropFiles(page: Page, paths: string[], meanwhile?: () => unknown, target?: string) {
+  await page.evaluate(() => {
+    const input = Object.assign(document.createElement('input'), { type: 'file', multiple: true, hidden: true });
+    input.dataset.testid = 'drag-source';
+    document.body.append(input);
+  });
+  const source = page.getByTestId('drag-source');
+  await source.setInputFiles(paths);
+  await meanwhile?.();
+  await source.evaluate((input: HTMLInputElement, on) => {
+    const dt = new DataTransfer();
+    for (const f of input.files ?? []) dt.items.add(f);
+    input.remove();
+    (on ? document.querySelector(on)! : window).dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+  }, target);
+}

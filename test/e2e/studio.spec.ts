@@ -1,9 +1,9 @@
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { expect, test } from '@playwright/test';
+import { expect, test, type Route } from '@playwright/test';
 import sharp from 'sharp';
-import { newHome, startHost, type HostHandle } from './host.ts';
+import { dropFiles, newHome, startHost, type HostHandle } from './host.ts';
 import { desk, makeImages, shot, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
 
 interface Job { state: string; input: string | null; relDir: string; outputs: string[]; invalid: { field: string; reason: string }[] }
@@ -269,5 +269,86 @@ test('removing an input moves focus to the next Remove button, then the previous
   await page.keyboard.press('Enter');
   await expect(page.getByRole('list', { name: 'Inputs' })).toHaveCount(0);
   await expect(page.getByTestId('typed-path')).toBeFocused();
+  expect(errors).toEqual([]);
+});
+
+test('a dropped folder with a file the host refuses: the others become the input, four copied at a time with a count, and the refused one is named', async ({ page }) => {
+  const errors = watchErrors(page);
+  const home = newHome();
+  host = await startHost(home);
+  const dir = join(mkdtempSync(join(tmpdir(), 'md-refused-')), 'shoot');
+  await makeImages(dir, 8);
+  // A legal name on Linux; the browser reads its backslash as a separator, so the path it sends
+  // climbs with "..", and the host refuses it.
+  writeFileSync(join(dir, 'sub', '..\\escape.png'), 'not copied');
+  await page.goto(`${host.url}#studio`);
+  await page.getByTestId('tool-select').selectOption('upscaler-precision');
+  const status = page.getByTestId('input-status');
+  // Every text the status shows, however briefly, for the count while copying.
+  await status.evaluate((el) => {
+    const seen: string[] = [];
+    (window as unknown as { seen: string[] }).seen = seen;
+    new MutationObserver(() => seen.push(el.textContent!.trim())).observe(el, { subtree: true, childList: true, characterData: true });
+  });
+
+  // The uploads are held in the browser (then sent on, unchanged) until four are out at once:
+  // one file at a time would never get there.
+  const held: Route[] = [];
+  let holding = true;
+  await page.route('**/upload?**', (route) => (holding ? void held.push(route) : route.continue()));
+  await page.getByTestId('pick-folder').setInputFiles(dir);
+  await expect.poll(() => held.length).toBe(4);
+  await expect(status).toHaveText('Copying 0 of 9 files…');
+  await expect(page.getByTestId('start')).toBeDisabled();
+  holding = false;
+  for (const r of held) await r.continue();
+
+  await expect(status).toHaveText('1 input, 8 files');
+  const seen = await page.evaluate(() => (window as unknown as { seen: string[] }).seen);
+  expect(seen.some((t) => /^Copying [1-8] of 9 files…/.test(t)), seen.join(' | ')).toBe(true);
+  await expect(page.getByRole('list', { name: 'Inputs' }).getByRole('listitem')).toHaveText([/^shoot\s*· 8 files/]);
+  const note = page.getByTestId('not-copied');
+  await expect(note.locator('summary')).toHaveText('1 of 9 dropped files could not be copied; the others are in the inputs');
+  await expect(note.locator('li')).toHaveText(['not copied sub/../escape.png: not a relative file path inside the drop (a "." or ".." part, or no name)']);
+  await expect(page.getByTestId('start')).toBeEnabled();
+
+  // The inbox holds the eight, and nothing of the refused file, inside the drop or above it.
+  const inbox = join(home, 'inbox');
+  const stored = readdirSync(inbox, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => relative(inbox, join(e.parentPath, e.name)));
+  expect(stored.map((p) => p.split(/[\\/]/).slice(1).join('/')).sort()).toEqual(['shoot/img-00.png', 'shoot/img-02.png', 'shoot/img-04.png', 'shoot/img-06.png', 'shoot/sub/img-01.png', 'shoot/sub/img-03.png', 'shoot/sub/img-05.png', 'shoot/sub/img-07.png']);
+
+  // The note goes with its input.
+  await page.getByRole('button', { name: 'Remove shoot' }).click();
+  await expect(note).toHaveCount(0);
+  expect(errors).toEqual([]);
+});
+
+test('dropped files the browser can no longer read, or a second of one name: the others are added and each failed one named; when none can be read, the drop is an error', async ({ page }) => {
+  const errors = watchErrors(page);
+  host = await startHost(newHome());
+  const imgs = await makeImages(mkdtempSync(join(tmpdir(), 'md-gone-')), 4);
+  await page.goto(`${host.url}#studio`);
+  await page.getByTestId('tool-select').selectOption('upscaler-precision');
+  const status = page.getByTestId('input-status');
+
+  // Moved away between the drag's start and the drop: the browser holds a File it cannot read.
+  await dropFiles(page, imgs, () => rmSync(imgs[1]));
+  await expect(status).toHaveText('1 input, 3 files');
+  await expect(page.getByRole('list', { name: 'Inputs' }).getByRole('listitem')).toHaveText([/^3 files\s*· 3 files/]);
+  const unreadable = 'the browser could not read it (it may have been moved, changed or deleted since it was dropped)';
+  await expect(page.getByTestId('not-copied').locator('li')).toHaveText([`not copied img-01.png: ${unreadable}`]);
+
+  await dropFiles(page, [imgs[3]], () => rmSync(imgs[3]));
+  await expect(status).toHaveText(`No file could be copied: img-03.png: ${unreadable}`);
+  await expect(page.getByRole('list', { name: 'Inputs' }).getByRole('listitem')).toHaveCount(1);
+  await expect(page.getByTestId('not-copied')).toHaveCount(0);
+
+  // Two files of one name from two folders: the host keeps the first and refuses the second.
+  const [twin] = await makeImages(mkdtempSync(join(tmpdir(), 'md-twin-')), 1);
+  await dropFiles(page, [imgs[0], twin, imgs[2]]);
+  await expect(status).toHaveText('2 inputs, 5 files');
+  await expect(page.getByRole('list', { name: 'Inputs' }).getByRole('listitem').nth(1)).toHaveText(/^2 files\s*· 2 files/);
+  await expect(page.getByTestId('not-copied').locator('summary')).toHaveText('1 of 3 dropped files could not be copied; the others are in the inputs');
+  await expect(page.getByTestId('not-copied').locator('li')).toHaveText(['not copied img-00.png: a file of this path was already copied in this drop']);
   expect(errors).toEqual([]);
 });

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -58,11 +58,38 @@ describe('web host file routes', () => {
     }
   });
 
+  it('refuses a second file of the same path in one drop, and keeps the first', async () => {
+    const url = `${host.origin}/upload?${q({ token: host.token, drop: 'droptwice1', rel: 'a.txt' })}`;
+    expect((await fetch(url, { method: 'PUT', body: 'first' })).status).toBe(200);
+    const again = await fetch(url, { method: 'PUT', body: 'second' });
+    expect(again.status).toBe(409);
+    expect(((await again.json()) as { message: string }).message).toBe('a file of this path was already copied in this drop');
+    expect(readFileSync(join(home, 'inbox', 'droptwice1', 'a.txt'), 'utf8')).toBe('first');
+  });
+
+  it('removes the part of a file whose upload broke off, so the drop holds no half file and the same path can be sent again', async () => {
+    const url = `${host.origin}/upload?${q({ token: host.token, drop: 'dropcut123', rel: 'shoot/big.png' })}`;
+    const dest = join(home, 'inbox', 'dropcut123', 'shoot', 'big.png');
+    // The browser promised a megabyte, sends 64 KiB, and goes away (a tab closed, a file that stopped reading).
+    const req = request(url, { method: 'PUT', headers: { 'content-length': String(1024 * 1024) } });
+    req.on('error', () => {});
+    req.write(Buffer.alloc(64 * 1024, 7));
+    await expect.poll(() => existsSync(dest) && statSync(dest).size > 0, { timeout: 5000 }).toBe(true);
+    req.destroy();
+    await expect.poll(() => existsSync(dest), { timeout: 5000 }).toBe(false);
+
+    const whole = await fetch(url, { method: 'PUT', body: 'the whole file' });
+    expect(whole.status).toBe(200);
+    expect(readFileSync(dest, 'utf8')).toBe('the whole file');
+  });
+
   it('refuses uploads that climb out of the inbox, and media without the token or outside the app\'s folders', async () => {
     const bad = await fetch(`${host.origin}/upload?${q({ token: host.token, drop: 'drop123abc', rel: '../../escape.png' })}`, { method: 'PUT', body: 'x' });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { message: string }).message).toMatch(/not a relative file path/);
     expect((await fetch(`${host.origin}/upload?${q({ drop: 'drop123abc', rel: 'a.png' })}`, { method: 'PUT', body: 'x' })).status).toBe(401);
+    // Windows separators count too: a file named "..\x" on Linux must not climb either.
+    expect((await fetch(`${host.origin}/upload?${q({ token: host.token, drop: 'drop123abc', rel: 'shoot/..\\..\\x.png' })}`, { method: 'PUT', body: 'x' })).status).toBe(400);
 
     const outside = join(mkdtempSync(join(tmpdir(), 'md-outside-')), 'secret.png');
     writeFileSync(outside, 'not really');

@@ -7,7 +7,7 @@ import { isAbsolutePath, type Settings } from '../../../shared/settings.ts';
 import { ApiClient, ApiError, type ApiTarget, type ClientOptions } from '../api/client.ts';
 import { EnvelopeError, ToolClient, type TaskEnvelope } from '../api/tools.ts';
 import { acceptsExtension, checkInput, inputCheckOf } from '../batch/preflight.ts';
-import { mapLimit } from '../concurrency.ts';
+import { mapLimit } from '../../../shared/concurrency.ts';
 import { scanInputs } from '../batch/scan.ts';
 import type { Db } from '../db/open.ts';
 import { exists, removeQuietly } from '../downloads/download.ts';

@@ -10,7 +10,7 @@
  */
 import { validateReferences, type Family, type Probe, type ProbeSummary, type RuleId } from '../../../shared/validation/references.ts';
 import { ProbeError, probeSource } from './probe.ts';
-import { mapLimit } from '../concurrency.ts';
+import { mapLimit } from '../../../shared/concurrency.ts';
 
 export interface ReportIssue {
   rule: RuleId;

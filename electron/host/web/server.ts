@@ -1,6 +1,6 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createWriteStream, existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
@@ -160,13 +160,27 @@ export async function startWebHost(o: WebHostOptions): Promise<RunningWebHost> {
       const rel = String(req.query.rel ?? '');
       if (!/^[A-Za-z0-9_-]{6,64}$/.test(drop)) return reply.code(400).send({ message: 'drop must be 6 to 64 letters, digits, _ or -' });
       const parts = rel.split(/[\\/]+/).filter(Boolean);
-      if (!parts.length || parts.some((p) => p === '..' || p === '.' || p.includes('\0'))) return reply.code(400).send({ message: `"${rel}" is not a relative file path` });
+      // The renderer names the file beside each message, so the messages do not repeat its path.
+      if (!parts.length || parts.some((p) => p === '..' || p === '.' || p.includes('\0'))) {
+        return reply.code(400).send({ message: 'not a relative file path inside the drop (a "." or ".." part, or no name)' });
+      }
       const dir = join(o.home, 'inbox', drop);
       const dest = join(dir, ...parts);
       await mkdir(dirname(dest), { recursive: true });
-      await pipeline(req.raw, createWriteStream(dest, { flags: 'wx' })).catch((err: NodeJS.ErrnoException) => {
-        throw Object.assign(new Error(err.code === 'EEXIST' ? `${rel} was already uploaded in this drop` : err.message), { statusCode: err.code === 'EEXIST' ? 409 : 500 });
-      });
+      const out = createWriteStream(dest, { flags: 'wx' });
+      let created = false;
+      out.once('open', () => (created = true));
+      try {
+        await pipeline(req.raw, out);
+      } catch (e) {
+        const err = e as NodeJS.ErrnoException;
+        // A part of a file is no file: the batch takes the drop's whole folder, so it would run it.
+        // A destroyed stream may still be opening (and then create the file): wait for it to close.
+        // EEXIST never opened: that file is another upload's, and stays.
+        if (!out.closed) await new Promise<void>((done) => out.once('close', () => done()));
+        if (created) await rm(dest, { force: true });
+        throw Object.assign(new Error(err.code === 'EEXIST' ? 'a file of this path was already copied in this drop' : err.message), { statusCode: err.code === 'EEXIST' ? 409 : 500 });
+      }
       return { path: dest, folder: dir };
     });
   });

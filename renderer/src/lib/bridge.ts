@@ -1,4 +1,6 @@
-import { DeskError, type CommandName, type DeskApi, type DeskErrorData, type EventName, type EventPayload, type Req, type Res } from '../../../shared/contract/index.ts';
+import { DeskError, type CommandName, type DeskApi, type DeskErrorData, type EventName, type EventPayload, type Req, type Res, type UploadFailure } from '../../../shared/contract/index.ts';
+import { mapLimit } from '../../../shared/concurrency.ts';
+import { NothingCopied } from './upload.ts';
 
 declare global {
   interface Window {
@@ -113,18 +115,52 @@ function webSocketDesk(): DeskApi {
     },
     pathForFile: () => null,
     mediaUrl: (path) => `/media?token=${encodeURIComponent(token)}&path=${encodeURIComponent(path)}`,
-    async upload(files) {
+    async upload(files, onProgress) {
       const drop = crypto.randomUUID().replace(/-/g, '');
+      const total = files.length;
       let folder = '';
-      for (const { file, relPath } of files) {
-        const res = await fetch(`/upload?token=${encodeURIComponent(token)}&drop=${drop}&rel=${encodeURIComponent(relPath)}`, { method: 'PUT', body: file });
-        const body = (await res.json()) as { folder?: string; message?: string };
-        if (!res.ok) throw new DeskError('invalid', `${relPath}: ${body.message ?? res.statusText}`);
-        folder = body.folder!;
-      }
-      return folder;
+      let copied = 0;
+      let failed = 0;
+      onProgress?.({ copied, failed, total });
+      const outcomes = await mapLimit(files, UPLOAD_CONCURRENCY, async ({ file, relPath }): Promise<UploadFailure | null> => {
+        try {
+          folder = await uploadOne(token, drop, file, relPath);
+          copied++;
+          return null;
+        } catch (err) {
+          failed++;
+          return { relPath, message: errorText(err) };
+        } finally {
+          onProgress?.({ copied, failed, total });
+        }
+      });
+      const failures = outcomes.filter((o) => o !== null);
+      if (!copied) throw new NothingCopied(failures);
+      return { folder, failed: failures };
     },
   };
+}
+
+// Chromium opens at most six connections to a host: four leave room for the page's own requests
+// (thumbnails, media) while a drop is copied, and keep the link busy, which one at a time did not.
+const UPLOAD_CONCURRENCY = 4;
+
+/** Copies one file into the drop's folder and returns the folder; a failure says what happened to this file. */
+async function uploadOne(token: string, drop: string, file: File, relPath: string): Promise<string> {
+  let res: Response;
+  try {
+    res = await fetch(`/upload?token=${encodeURIComponent(token)}&drop=${drop}&rel=${encodeURIComponent(relPath)}`, { method: 'PUT', body: file });
+  } catch {
+    // fetch says only "Failed to fetch": reading the file ourselves tells its fault from the host's.
+    // Its stream, not a slice: a slice of a file gone from disk reads as empty, without an error.
+    const reader = file.stream().getReader();
+    const readable = await reader.read().then(() => true, () => false);
+    void reader.cancel().catch(() => {});
+    throw new Error(readable ? 'the connection to the MediaDesk host failed while copying it' : 'the browser could not read it (it may have been moved, changed or deleted since it was dropped)');
+  }
+  const body = (await res.json().catch(() => ({}))) as { folder?: string; message?: string };
+  if (!res.ok || !body.folder) throw new Error(body.message ?? `the host answered ${res.status} ${res.statusText}`.trim());
+  return body.folder;
 }
 
 function electronDesk(api: DeskApi): DeskApi {
