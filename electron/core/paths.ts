@@ -1,5 +1,6 @@
+import { realpath } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 
 /**
  * The data folder: the same one Electron's app.getPath('userData') gives for productName
@@ -23,4 +24,21 @@ export const dbPaths = (home: string) => ({
 /** Where results go when Settings names no output folder: a folder of the user's own, not the app's data folder. */
 export function defaultOutputDir(env: NodeJS.ProcessEnv = process.env): string {
   return env.MEDIADESK_OUTPUT_DIR || join(homedir(), 'MediaDesk');
+}
+
+/**
+ * A path as the file system names it, so one folder reached two ways is one folder to the queue
+ * (queued and paid for once): links resolved, and on macOS and Windows each name as stored, in
+ * its case and Unicode form (`~/photos` typed for `~/Photos`; NFC typed for the NFD on disk).
+ * fs/promises' realpath is the native one, which alone returns the stored case. A part that does
+ * not exist yet (an output folder to be made) is kept as given, below its nearest existing folder.
+ */
+export async function canonicalPath(path: string): Promise<string> {
+  const abs = resolve(path);
+  try {
+    return await realpath(abs);
+  } catch {
+    const parent = dirname(abs);
+    return parent === abs ? abs : join(await canonicalPath(parent), basename(abs));
+  }
 }

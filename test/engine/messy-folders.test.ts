@@ -1,4 +1,4 @@
-import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Engine } from '../../electron/core/engine/engine.ts';
@@ -79,6 +79,23 @@ describe('messy folders', () => {
     await settle(e, [...ids]);
     expect(creates(await control(sb.url, 'stats'))).toBe(3);
     expect(e.store.batches(50, 0)).toHaveLength(1);
+  });
+
+  it('one folder reached two ways (through a link; on macOS and Windows also typed in another case) is one folder: queued and paid for once', async () => {
+    const { dir, e, input, out } = setup();
+    await makeImages(input, ['a.png', 'sub/b.png']);
+    symlinkSync(input, join(dir, 'shortcut'));
+    symlinkSync(dir, join(dir, 'outside'));
+    const first = await e.startBatch({ tool: 'upscaler-precision', inputs: [join(dir, 'shortcut')], outDir: join(dir, 'outside', 'out') });
+    expect(first.queued).toBe(2);
+    // Recorded as the file system names them, so the second start finds the same jobs.
+    expect(first.batch!.outDir).toBe(out);
+    expect(e.store.byIds(first.jobIds).map((j) => j.inputPath).sort()).toEqual([join(input, 'a.png'), join(input, 'sub', 'b.png')]);
+    const again = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
+    expect([again.queued, new Set(again.resumed)]).toEqual([0, new Set(first.jobIds)]);
+    e.start();
+    await settle(e, first.jobIds);
+    expect(creates(await control(sb.url, 'stats'))).toBe(2);
   });
 
   it('a second memory card into the same results folder: IMG_0001 of each is its own photo, not "output exists"', async () => {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -77,7 +78,8 @@ describe('the dispatcher every transport calls', () => {
     await core.dispatch('key.set', { key: 'sk-secret-value-1' });
     await core.dispatch('settings.set', { backend: 'live', baseUrl: 'https://api.example.com' });
     const status = await core.dispatch('key.status', {});
-    expect(status).toEqual({ ok: true, result: { set: true, keychain: 'memory' } });
+    // Its fingerprint (8 hex digits of its SHA-256) tells it from another key; none of the key is shown.
+    expect(status).toEqual({ ok: true, result: { set: true, keychain: 'memory', fingerprint: createHash('sha256').update('sk-secret-value-1').digest('hex').slice(0, 8) } });
     const info = await core.dispatch('app.info', {});
     expect(JSON.stringify(info)).not.toContain('sk-secret-value-1');
     expect(info.ok && (info.result as { backend: { effective: string } }).backend.effective).toBe('live');

@@ -9,6 +9,7 @@ import { EnvelopeError, ToolClient, type TaskEnvelope } from '../api/tools.ts';
 import { acceptsExtension, checkInput, inputCheckOf } from '../batch/preflight.ts';
 import { mapLimit } from '../../../shared/concurrency.ts';
 import { scanInputs } from '../batch/scan.ts';
+import { canonicalPath } from '../paths.ts';
 import type { Db } from '../db/open.ts';
 import { exists, removeQuietly } from '../downloads/download.ts';
 import { assertOutputFolder } from '../output-folder.ts';
@@ -316,10 +317,11 @@ export class Engine {
     if (!outDirRaw) throw new DeskError('invalid', 'choose an output folder (or set one in Settings)');
     // The CLI resolves its --out against the shell's folder; the app's processes have no folder a user would mean.
     if (!isAbsolutePath(outDirRaw)) throw new DeskError('invalid', `output folder: ${outDirRaw} is not a full path`, [{ field: 'outDir', reason: 'must be a full path' }]);
-    const outDir = resolve(outDirRaw);
+    const outDir = await canonicalPath(outDirRaw);
     assertOutputFolder(outDir);
     const params = { ...(req.params ?? {}) };
-    const inputs = req.inputs ?? [];
+    // Canonical, as outDir: the open-job and output checks compare paths as strings.
+    const inputs = await Promise.all((req.inputs ?? []).map((i) => canonicalPath(i)));
     const field = batchFieldOf(tool);
     if (inputs.length && !field) throw new DeskError('invalid', `${tool.title} takes no input files; give its parameters only`);
     if (field && params[field.name] !== undefined && inputs.length) throw new DeskError('invalid', `${field.name} is filled from the input files; do not also pass it as a parameter`);
