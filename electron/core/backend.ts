@@ -21,6 +21,12 @@ export interface BackendOptions {
   startSandbox: () => Promise<RunningSandboxLike>;
 }
 
+/**
+ * Whether a result URL of the built-in Sandbox was served by another one than `mine` (this
+ * process's, null when none runs): that Sandbox ended with its process, and the URL leads nowhere.
+ */
+export const fromAnotherSandbox = (url: string, mine: string | null): boolean => mine === null || new URL(url).origin !== new URL(mine).origin;
+
 /** `live <base URL> key <fingerprint>` for a live server, `sandbox` for the built-in Sandbox (see Backend.identity). */
 const identityOf = (live: ApiTarget | null) => (live === null ? 'sandbox' : `live ${live.baseUrl.replace(/\/+$/, '')} key ${keyFingerprint(live.apiKey)}`);
 
@@ -86,6 +92,11 @@ export class Backend {
    */
   async identity(): Promise<string> {
     return identityOf(await this.live());
+  }
+
+  /** This process's built-in Sandbox, if it has started one: result URLs of any other are dead. */
+  async builtInSandboxUrl(): Promise<string | null> {
+    return this.sandbox ? (await this.sandbox).url : null;
   }
 
   slugs(): Slugs {

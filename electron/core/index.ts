@@ -50,7 +50,7 @@ export async function createCore(o: CoreOptions) {
     const s = settings.get();
     return s.outputDir ? s : { ...s, outputDir: defaultOutputDir(o.env ?? process.env) };
   };
-  const engine = openEngine({ home: o.home, target: () => backend.target(), identity: () => backend.identity(), slugs: () => backend.slugs(), settings: effectiveSettings });
+  const engine = openEngine({ home: o.home, target: () => backend.target(), identity: () => backend.identity(), builtInSandboxUrl: () => backend.builtInSandboxUrl(), slugs: () => backend.slugs(), settings: effectiveSettings });
   engine.on('jobs.changed', (e) => events.emit('jobs.changed', e));
   mediaRoots.push(() => [...engine.store.mediaRoots(), effectiveSettings().outputDir]);
   const audit = new AuditService({ dbPath: dbPaths(o.home).audit, target: () => backend.target(), onSyncProgress: (p) => events.emit('audit.syncProgress', p) });
@@ -61,7 +61,7 @@ export async function createCore(o: CoreOptions) {
     void announceBackend();
   });
 
-  const teamDeps = { home: o.home, client, target: () => backend.target(), db: engine.store.db, lease: () => engine.holdsQueue, backend: () => backend.identity(), settings: () => settings.get(), events, addMediaRoots: (r: () => string[]) => mediaRoots.push(r) };
+  const teamDeps = { home: o.home, client, target: () => backend.target(), db: engine.store.db, lease: () => engine.holdsQueue, backend: () => backend.identity(), builtInSandboxUrl: () => backend.builtInSandboxUrl(), settings: () => settings.get(), events, addMediaRoots: (r: () => string[]) => mediaRoots.push(r) };
   const team = teamServices(teamDeps);
 
   const handlers: Partial<AllHandlers> = {

@@ -20,6 +20,8 @@ export interface TeamDeps {
   lease: () => boolean;
   /** Backend.identity(): the server app runs are queued for and driven on. */
   backend: () => Promise<string>;
+  /** Backend.builtInSandboxUrl(): runs the built-in Sandbox lost with its process are queued again. */
+  builtInSandboxUrl?: () => Promise<string | null>;
   settings: () => Settings;
   events?: EventBus;
   addMediaRoots?: (roots: () => string[]) => void;
@@ -47,7 +49,7 @@ export function teamServices(d: TeamDeps) {
     }, 200);
     emitTimer.unref?.();
   };
-  const apps = new AppsService({ client: d.client, store, lease: d.lease, backend: d.backend, defaultOutDir: () => defaultOutDir(d.home, d.settings(), 'apps'), onChange, poll: d.poll });
+  const apps = new AppsService({ client: d.client, store, lease: d.lease, backend: d.backend, builtInSandboxUrl: d.builtInSandboxUrl, defaultOutDir: () => defaultOutDir(d.home, d.settings(), 'apps'), onChange, poll: d.poll });
   const analytics = new AnalyticsService({ client: d.client, db: d.db, target: d.target });
   const creations = new CreationsService(d.client, join(d.home, 'cache', 'creations'));
   d.addMediaRoots?.(() => store.outDirs());

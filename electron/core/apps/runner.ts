@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { fromAnotherSandbox } from '../backend.ts';
 import { ensureFolder } from '../output-folder.ts';
 import { join } from 'node:path';
 import type { ResultKind } from '../../../shared/catalogue/index.ts';
@@ -6,7 +7,7 @@ import { ApiError, type ApiClient } from '../api/client.ts';
 import { downloadToPart, ExpiredUrlError, placeWithoutOverwrite, removeQuietly, sameFile } from '../downloads/download.ts';
 import { extensionOf, partPathOf, withCollisionSuffix } from '../downloads/naming.ts';
 import { ATTENTION } from '../queue/states.ts';
-import { AppRunStore, type AppRunRow } from './store.ts';
+import { AppRunStore, RUN_REQUEUE_FRESH, type AppRunRow } from './store.ts';
 import { parseRun, type RunView } from './wire.ts';
 
 /** Result URLs of workflow apps are valid 12 hours (api-notes): downloaded at once. */
@@ -28,6 +29,8 @@ export interface RunnerOptions {
   lease: () => boolean;
   /** Backend.identity(): a run is submitted and polled only on the backend it was queued for. */
   backend: () => Promise<string>;
+  /** Backend.builtInSandboxUrl(): result URLs of another process's built-in Sandbox lead nowhere. */
+  builtInSandboxUrl?: () => Promise<string | null>;
   onChange?: () => void;
   concurrency?: number;
   poll?: { firstMs: number; minMs: number; maxMs: number };
@@ -138,7 +141,18 @@ export class AppRunner {
   }
 
   private recover(): void {
-    for (const r of this.o.store.inState('submitting')) this.o.store.move(r.id, 'submitting', 'needs_attention', { error: ATTENTION.interruptedSubmit.replace('task', 'run') });
+    for (const r of this.o.store.inState('submitting')) {
+      // The built-in Sandbox stopped with the process that was sending (and is free): see REQUEUE_FRESH.
+      if (r.backend === 'sandbox') this.o.store.move(r.id, 'submitting', 'queued', RUN_REQUEUE_FRESH);
+      else this.o.store.move(r.id, 'submitting', 'needs_attention', { error: ATTENTION.interruptedSubmit.replace('task', 'run') });
+    }
+  }
+
+  /** Results of the built-in Sandbox live in the process that ran it; see Engine.resultsGoneWithSandbox. */
+  private async resultsGoneWithSandbox(r: AppRunRow): Promise<boolean> {
+    const url = r.results?.[0]?.url;
+    if (!this.o.builtInSandboxUrl || !url || r.backend !== 'sandbox') return false;
+    return fromAnotherSandbox(url, await this.o.builtInSandboxUrl());
   }
 
   private run(id: string, fn: () => Promise<void>): void {
@@ -189,7 +203,10 @@ export class AppRunner {
     try {
       view = parseRun(await this.o.client.get(`/v1/ai/apps/runs/${encodeURIComponent(r.runId!)}`));
     } catch (err) {
-      if (err instanceof ApiError && err.status === 404) this.o.store.move(r.id, 'running', 'needs_attention', { error: ATTENTION.lostTask.replace(/task/g, 'run') });
+      if (err instanceof ApiError && err.status === 404) {
+        if (r.backend === 'sandbox') this.o.store.move(r.id, 'running', 'queued', RUN_REQUEUE_FRESH);
+        else this.o.store.move(r.id, 'running', 'needs_attention', { error: ATTENTION.lostTask.replace(/task/g, 'run') });
+      }
       else if (err instanceof ApiError && err.status === 403) this.o.store.move(r.id, 'running', 'failed', { error: explainAppError(err) });
       else this.o.store.move(r.id, 'running', 'running', { nextPollAt: Date.now() + this.poll.maxMs });
       return;
@@ -213,6 +230,10 @@ export class AppRunner {
     const ac = new AbortController();
     this.aborts.set(r.id, ac);
     try {
+      if (await this.resultsGoneWithSandbox(r)) {
+        this.o.store.move(r.id, 'downloading', 'queued', RUN_REQUEUE_FRESH);
+        return;
+      }
       await ensureFolder(r.outDir);
       let results = r.results ?? [];
       const outputs = [...r.outputs];

@@ -7,7 +7,7 @@ import { ApiError, type ApiClient } from '../api/client.ts';
 import { assertOutputFolder } from '../output-folder.ts';
 import { creationValue } from './creation-input.ts';
 import { AppRunner, explainAppError } from './runner.ts';
-import { AppRunStore, RETRYABLE, retryPlan, toAppRun } from './store.ts';
+import { AppRunStore, RETRYABLE, retryPlan, RUN_REQUEUE_FRESH, toAppRun } from './store.ts';
 
 export { RETRYABLE, retryPlan } from './store.ts';
 import { parseAppDefinition, parseAppList } from './wire.ts';
@@ -43,6 +43,7 @@ export interface AppsServiceOptions {
   lease: () => boolean;
   /** Backend.identity(): which server a run is queued for, and whether a pending one may be followed. */
   backend: () => Promise<string>;
+  builtInSandboxUrl?: () => Promise<string | null>;
   defaultOutDir: () => string;
   onChange?: () => void;
   poll?: { firstMs: number; minMs: number; maxMs: number };
@@ -56,7 +57,7 @@ export class AppsService {
   constructor(o: AppsServiceOptions) {
     this.o = o;
     this.store = o.store;
-    this.runner = new AppRunner({ store: o.store, client: o.client, lease: o.lease, backend: o.backend, onChange: o.onChange, poll: o.poll });
+    this.runner = new AppRunner({ store: o.store, client: o.client, lease: o.lease, backend: o.backend, builtInSandboxUrl: o.builtInSandboxUrl, onChange: o.onChange, poll: o.poll });
   }
 
   async list(): Promise<AppSummary[]> {
@@ -141,7 +142,7 @@ export class AppsService {
     let ok: boolean;
     if (plan === 'download') ok = this.store.move(id, r.state, 'downloading', { error: null });
     else if (plan === 'poll') ok = this.store.move(id, r.state, 'running', { error: null, nextPollAt: Date.now() });
-    else ok = this.store.move(id, r.state, 'queued', { error: null, invalid: null, runId: null, runStatus: null, results: null, outputs: [], nextPollAt: null, ...(backend ? { backend } : {}) });
+    else ok = this.store.move(id, r.state, 'queued', { ...RUN_REQUEUE_FRESH, ...(backend ? { backend } : {}) });
     if (!ok) throw new DeskError('conflict', `run ${id} changed while retrying; try again`);
     this.runner.kick();
     this.o.onChange?.();

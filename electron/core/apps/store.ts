@@ -51,6 +51,9 @@ const fromRaw = (r: Raw): AppRunRow => ({
   nextPollAt: r.next_poll_at, submittedAt: r.submitted_at, createdAt: r.created_at, updatedAt: r.updated_at,
 });
 
+/** A run sent anew: nothing of the earlier attempt is kept (Retry, or the built-in Sandbox lost it: REQUEUE_FRESH). */
+export const RUN_REQUEUE_FRESH = { error: null, invalid: null, runId: null, runStatus: null, results: null, outputs: [] as string[], nextPollAt: null };
+
 /** States a user may retry a run from. */
 export const RETRYABLE: readonly AppRun['state'][] = ['failed', 'canceled', 'needs_attention'];
 

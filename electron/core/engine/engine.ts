@@ -10,11 +10,12 @@ import { acceptsExtension, checkInput, inputCheckOf } from '../batch/preflight.t
 import { mapLimit } from '../../../shared/concurrency.ts';
 import { scanInputs } from '../batch/scan.ts';
 import { canonicalPath } from '../paths.ts';
+import { fromAnotherSandbox } from '../backend.ts';
 import type { Db } from '../db/open.ts';
 import { exists, removeQuietly } from '../downloads/download.ts';
 import { assertOutputFolder } from '../output-folder.ts';
 import { KIND_EXTS, outputDirOf, partPathOf, renderName, stemOf } from '../downloads/naming.ts';
-import { ACTIVE_STATES, ATTENTION, type JobState } from '../queue/states.ts';
+import { ACTIVE_STATES, ATTENTION, REQUEUE_FRESH, type JobState } from '../queue/states.ts';
 import { JobStore, toJobRecord, type DoneOutputs, type JobPatch, type JobRow, type NewJob } from '../queue/store.ts';
 import { DEFAULT_POLL, nextPollDelay, type PollPolicy } from './poll-policy.ts';
 import { batchFieldOf, buildParams, isLocalPath, isLoopback, localFileProblem, localMediaFields, placeholderFor, PreflightError, withPlaceholders } from './request.ts';
@@ -34,6 +35,8 @@ export interface EngineOptions {
    * are submitted and polled. Absent (benchmarks, tests of the queue alone): nothing is tagged.
    */
   identity?: () => Promise<string>;
+  /** Backend.builtInSandboxUrl(): this process's built-in Sandbox, null when it has not started one. */
+  builtInSandboxUrl?: () => Promise<string | null>;
   /** Overrides settings.concurrency (CLI --concurrency, benchmarks). */
   concurrency?: number;
   poll?: Partial<PollPolicy>;
@@ -261,7 +264,7 @@ export class Engine {
     let ok: boolean;
     if (j.taskId && j.generated?.length) ok = this.store.move(id, j.state, 'downloading', { error: null, invalid: null, outputs: [] , planned: null });
     else if (j.taskId && j.state === 'canceled') ok = this.store.move(id, j.state, 'running', { error: null, nextPollAt: Date.now() });
-    else ok = this.store.move(id, j.state, 'queued', { error: null, invalid: null, taskId: null, attemptId: null, generated: null, planned: null, outputs: [] });
+    else ok = this.store.move(id, j.state, 'queued', REQUEUE_FRESH);
     if (!ok) throw new DeskError('conflict', `job ${id} changed while retrying; try again`);
     this.lastReconcile = 0;
     this.kick();
@@ -519,8 +522,10 @@ export class Engine {
   /** Boot after a crash or kill: each job continues from its stored state. */
   private async recover(): Promise<void> {
     for (const j of this.store.inState('submitting')) {
-      // The create may have reached the server: never send it again without the user.
-      this.store.move(j.id, 'submitting', 'needs_attention', { error: ATTENTION.interruptedSubmit });
+      // The create may have reached the server: never send it again without the user. Except on the
+      // built-in Sandbox, which stopped with the process that was sending it, and is free.
+      if (this.onBuiltInSandbox(j)) this.store.move(j.id, 'submitting', 'queued', REQUEUE_FRESH);
+      else this.store.move(j.id, 'submitting', 'needs_attention', { error: ATTENTION.interruptedSubmit });
     }
     await this.removeStaleParts();
     this.lastReconcile = 0;
@@ -719,7 +724,8 @@ export class Engine {
     } catch (err) {
       if (err instanceof ApiError && err.status === 404) {
         this.polling.delete(f.jobId);
-        this.store.move(f.jobId, 'running', 'needs_attention', { error: ATTENTION.lostTask });
+        if (this.onBuiltInSandbox(f.row)) this.store.move(f.jobId, 'running', 'queued', REQUEUE_FRESH);
+        else this.store.move(f.jobId, 'running', 'needs_attention', { error: ATTENTION.lostTask });
       }
       return null;
     }
@@ -756,6 +762,10 @@ export class Engine {
     this.aborts.set(j.id, ac);
     this.run(j.id, async () => {
       try {
+        if (await this.resultsGoneWithSandbox(j)) {
+          await this.write(() => this.store.move(j.id, 'downloading', 'queued', REQUEUE_FRESH));
+          return;
+        }
         const write = <T>(fn: () => T) => this.write(fn);
         await fetchResults(j, { store: this.store, tools: this.tools, slugs: j.snapshot.slugs as Slugs, signal: ac.signal, maxAttempts: this.o.downloadAttempts ?? 8, write });
         await this.write(() => this.store.move(j.id, 'downloading', 'done', { error: null }));
@@ -767,6 +777,24 @@ export class Engine {
         this.aborts.delete(j.id);
       }
     });
+  }
+
+  /** Whether the job's batch was started on the built-in Sandbox (see REQUEUE_FRESH). */
+  private onBuiltInSandbox(j: JobRow): boolean {
+    return this.store.backendOf(j.batchId) === 'sandbox';
+  }
+
+  /**
+   * Results of the built-in Sandbox are served by the Sandbox that made them, which lives in one
+   * process: URLs of another one (an earlier run of the app, a stopped CLI) lead nowhere, and
+   * retrying them for minutes helps no one. Unknown without builtInSandboxUrl (tests of the queue alone).
+   */
+  private async resultsGoneWithSandbox(j: JobRow): Promise<boolean> {
+    const first = j.generated?.[0];
+    // A text result (image-to-prompt) is the result itself, not a URL.
+    const url = typeof first === 'string' ? first : first?.url;
+    if (!this.o.builtInSandboxUrl || !url || !/^https?:\/\//i.test(url) || !this.onBuiltInSandbox(j)) return false;
+    return fromAnotherSandbox(url, await this.o.builtInSandboxUrl());
   }
 
   private async removeParts(j: JobRow): Promise<void> {

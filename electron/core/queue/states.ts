@@ -10,8 +10,10 @@ const MOVES: Record<JobState, readonly JobState[]> = {
   queued: ['submitting', 'canceled'],
   // queued again only when the server provably did not take the create (429/503, never connected).
   submitting: ['running', 'downloading', 'queued', 'failed', 'needs_attention', 'canceled'],
-  running: ['downloading', 'failed', 'canceled', 'needs_attention'],
-  downloading: ['done', 'failed', 'canceled', 'needs_attention', 'downloading'],
+  // queued again from running or downloading only for the built-in Sandbox, which is free and
+  // forgets its tasks when its process ends (REQUEUE_FRESH); a paid task is never sent again unasked.
+  running: ['downloading', 'failed', 'canceled', 'needs_attention', 'queued'],
+  downloading: ['done', 'failed', 'canceled', 'needs_attention', 'downloading', 'queued'],
   done: [],
   // Retry is always a user's act: back to queued (new create) or to downloading (task already paid).
   failed: ['queued', 'downloading', 'canceled'],
@@ -34,3 +36,11 @@ export const ATTENTION = {
   ambiguousCreate: (detail: string) => `The submission failed after it may have reached the server (${detail}); the task may have been created and charged. Check recent creations, then Retry to submit again or Cancel.`,
   lostTask: 'The server no longer knows this task; its result cannot be fetched. Retry submits it again (a new paid task).',
 } as const;
+
+/**
+ * Where a job goes when the built-in Sandbox that had its task is gone. That Sandbox runs inside
+ * the process that started it: its tasks, and the result URLs they gave, end with that process
+ * (an app quit, a CLI run stopped with Ctrl-C). Its work is free, so it is queued again by itself
+ * rather than put to the user as a lost, paid task.
+ */
+export const REQUEUE_FRESH = { error: null, invalid: null, taskId: null, attemptId: null, generated: null, planned: null, outputs: [] as string[] };

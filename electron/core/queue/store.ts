@@ -195,6 +195,11 @@ export class JobStore {
     return { id: b.id, tool: b.tool, outDir: b.out_dir, params: JSON.parse(b.params), backend: b.backend, createdAt: b.created_at, total, counts, progress: total ? settled / total : 1, finished: settled === total };
   }
 
+  /** The backend a batch was started on (Backend.identity), without counting its jobs. */
+  backendOf(batchId: string): string | null {
+    return (this.stmt('SELECT backend FROM batches WHERE id = ?').get(batchId) as { backend: string | null } | undefined)?.backend ?? null;
+  }
+
   batches(limit: number, offset: number): BatchRecord[] {
     const ids = this.stmt('SELECT id FROM batches ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?').all(limit, offset) as { id: string }[];
     return ids.map((r) => this.batch(r.id)!);

@@ -17,6 +17,7 @@ export async function openEngineSession(ctx: CliContext, o: { concurrency?: numb
     home: ctx.home,
     target: () => services.target(),
     identity: () => services.identity(),
+    builtInSandboxUrl: () => services.core.backend.builtInSandboxUrl(),
     slugs: () => services.slugs(),
     settings: () => services.settings.get(),
     concurrency: o.concurrency,
