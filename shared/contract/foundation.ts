@@ -55,7 +55,7 @@ export function waitingFor(backend: string | null, here: string): string | null 
 }
 
 /** Whether `backend` is the server in use with another key (another account), not another server. */
-function otherKeyOnly(backend: string, here: string): boolean {
+export function otherKeyOnly(backend: string, here: string): boolean {
   const [theirs, mine] = [LIVE_IDENTITY.exec(backend), LIVE_IDENTITY.exec(here)];
   return !!theirs?.[2] && !!mine && theirs[1] === mine[1] && backend !== here;
 }

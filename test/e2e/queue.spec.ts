@@ -129,6 +129,22 @@ test('a batch started on another backend waits for it and says so, in its row, a
     await page.goto(`${host.url}#queue`);
     await expect(page.locator('[data-testid=job-row][data-state=done]')).toHaveCount(2);
     await expect(page.getByTestId('batch-waiting')).toBeHidden();
+
+    // Another key on the same server is another account: the work queued with the first waits for it.
+    await desk(host, 'jobs.pause', {});
+    const more = mkdtempSync(join(tmpdir(), 'md-queue-key-'));
+    await makeImages(more, 1);
+    await desk(host, 'batches.start', { tool: 'upscaler-precision', inputs: [more], params: {} });
+    await desk(host, 'key.set', { key: 'sandbox-admin' });
+    await desk(host, 'jobs.resume', {});
+    const ADMIN = createHash('sha256').update('sandbox-admin').digest('hex').slice(0, 8);
+    await page.goto(`${host.url}#settings`);
+    await expect(page.getByTestId('key-fingerprint')).toHaveText(ADMIN);
+    await expect(page.getByTestId('backend-waiting')).toHaveText(`1 job queued on the live service at ${sandbox.url} (API key ${OWNER}) waits until that key is set again (the Queue lists them).`);
+    await page.goto(`${host.url}#queue`);
+    await expect(page.getByTestId('batch-summary').first()).toHaveText('waiting for another API key');
+    await desk(host, 'key.set', { key: 'sandbox-owner' });
+    await expect(page.locator('[data-testid=job-row][data-state=done]')).toHaveCount(1);
   } finally {
     await desk(host, 'key.clear', {}).catch(() => {});
   }
