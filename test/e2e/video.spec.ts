@@ -165,3 +165,29 @@ test('a reference video that breaks the rules names the file, the rule and the m
   expect(err?.invalid?.some((p) => p.field === 'reference_videos' && /rule video\.duration/.test(p.reason))).toBe(true);
   expect(errors).toEqual([]);
 });
+
+test('removing a cited reference keeps every citation naming the same file, in the prompt and the shots', async ({ page }) => {
+  const errors = watchErrors(page);
+  const files = await Promise.all(['red', 'green', 'blue'].map(async (name, i) => {
+    const p = join(dir, `${name}.png`);
+    await sharp({ create: { width: 320, height: 320, channels: 3, background: ['#c33', '#3c3', '#33c'][i] } }).png().toFile(p);
+    return p;
+  }));
+  await openFamily(page, '2.5 multi-shot');
+  await page.getByTestId('pick-reference_images').setInputFiles(files);
+  const items = page.getByTestId('refs-reference_images').getByTestId('ref-item');
+  await expect(items.getByTestId('ref-status')).toHaveText(['✓ passes', '✓ passes', '✓ passes']);
+  await page.getByTestId('field-prompt').fill('A car in @Image3 paint, lit like @Image1');
+  await page.getByTestId('add-shot').click();
+  await page.getByTestId('shot-prompt-1').fill('Close on @Image2 then @Image3');
+
+  await page.getByRole('button', { name: 'Remove red.png' }).click();
+  await expect(items).toHaveCount(2);
+  // blue was @Image3 and is @Image2 now; green was @Image2 and is @Image1; red's citation is gone.
+  await expect(page.getByTestId('field-prompt')).toHaveValue('A car in @Image2 paint, lit like');
+  await expect(page.getByTestId('shot-prompt-1')).toHaveValue('Close on @Image1 then @Image2');
+  await expect(page.getByTestId('cite-note')).toContainText('Removed red.png: its citation @Image1 was taken out of the prompt');
+  await expect(page.getByTestId('error-reference_images')).toHaveCount(0);
+  await expect(page.getByTestId('submit')).toBeEnabled();
+  expect(errors).toEqual([]);
+});
