@@ -40,3 +40,25 @@ test('a music task from prompt to a playable file on disk', async ({ page }) => 
   await shot(page, 'music');
   expect(errors).toEqual([]);
 });
+
+test('Generate with a field to fix takes the keyboard to that field, and nothing is queued', async ({ page }) => {
+  const errors = watchErrors(page);
+  sandbox = await startSandboxProcess(500);
+  host = await startHost(newHome(), sandbox.env);
+  await page.goto(`${host.url}#music`);
+  await page.getByTestId('submit').focus();
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('error-prompt')).toContainText('is required');
+  await expect(page.getByTestId('field-prompt')).toBeFocused();
+
+  // A bound broken after a first try: the field marked is where the keyboard goes.
+  await page.getByTestId('field-prompt').fill('Slow piano');
+  await page.getByTestId('field-music_length_seconds').fill('5');
+  await page.getByTestId('submit').focus();
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('field-music_length_seconds')).toBeFocused();
+  await expect(page.getByTestId('result-job')).toHaveCount(0);
+  const stats = (await (await fetch(`${sandbox.url}/__sandbox/stats`)).json()) as Record<string, unknown>;
+  expect(JSON.stringify(stats)).not.toContain('music');
+  expect(errors).toEqual([]);
+});

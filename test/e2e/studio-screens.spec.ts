@@ -38,3 +38,15 @@ test('change camera: a visual, keyboard-driven control; the studio fits 1024x700
   expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(1024);
   expect(errors).toEqual([]);
 });
+
+test('Start with a field to fix takes the keyboard to that field', async ({ page }) => {
+  const errors = watchErrors(page);
+  host = await startHost(newHome());
+  await page.goto(`${host.url}#studio`);
+  await page.getByTestId('tool-select').selectOption('hires');
+  await page.getByTestId('start').focus();
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('error-prompt')).toContainText('is required');
+  await expect(page.getByTestId('field-prompt')).toBeFocused();
+  expect(errors).toEqual([]);
+});

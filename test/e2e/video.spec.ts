@@ -191,3 +191,13 @@ test('removing a cited reference keeps every citation naming the same file, in t
   await expect(page.getByTestId('submit')).toBeEnabled();
   expect(errors).toEqual([]);
 });
+
+test('Submit with a field to fix takes the keyboard to that field', async ({ page }) => {
+  const errors = watchErrors(page);
+  await openFamily(page, 'Lite');
+  await page.getByTestId('submit').focus();
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('error-prompt')).toContainText('is required');
+  await expect(page.getByTestId('field-prompt')).toBeFocused();
+  expect(errors).toEqual([]);
+});
