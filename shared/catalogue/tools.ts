@@ -301,6 +301,9 @@ export const TOOLS: readonly ToolEntry[] = [
       webhook,
     ]),
     rules: [
+      // The prompt is optional only because shots carry prompts of their own: with neither, a
+      // request describes nothing and would be paid for all the same.
+      { kind: 'anyOf', fields: ['prompt', 'shots'], reason: 'is required (or add shots, each with a prompt of its own)' },
       { kind: 'promptTotal', fields: ['prompt'], shots: 'shots', max: 40000 },
       { kind: 'mentions', prefix: 'Image', field: 'reference_images', prompts: ['prompt'], shots: 'shots' },
       { kind: 'mentions', prefix: 'Audio', field: 'reference_audios', prompts: ['prompt'], shots: 'shots' },
@@ -321,6 +324,9 @@ export const TOOLS: readonly ToolEntry[] = [
     ],
     rules: [
       { kind: 'requires', field: 'image_end', needs: 'image', reason: 'image_end requires image (the start frame)' },
+      // Both are optional on their own (the spec asks for image only beside image_end), but a
+      // request with neither has nothing to animate.
+      { kind: 'anyOf', fields: ['image', 'prompt'], reason: 'is required (or at least a prompt): there is nothing to animate' },
     ],
     result: 'video', resultTtlHours: 24, batchField: 'image',
   })),

@@ -201,3 +201,25 @@ test('Submit with a field to fix takes the keyboard to that field', async ({ pag
   await expect(page.getByTestId('field-prompt')).toBeFocused();
   expect(errors).toEqual([]);
 });
+
+test('a 2.5 video with neither a prompt nor shots, or an end-frame video with nothing to animate, is refused before it is sent', async ({ page }) => {
+  const errors = watchErrors(page);
+  const creates = async () => ((await (await fetch(`${sandbox.url}/__sandbox/stats`)).json()) as { creates: Record<string, Record<string, number>> }).creates;
+  const before = JSON.stringify(await creates());
+  await openFamily(page, '2.5 multi-shot');
+  // An untouched form is not a wall of red: the error waits for Submit.
+  await expect(page.getByTestId('error-prompt')).toHaveCount(0);
+  await page.getByTestId('submit').click();
+  await expect(page.getByTestId('error-prompt')).toContainText('is required (or add shots, each with a prompt of its own)');
+  await expect(page.getByTestId('field-prompt')).toBeFocused();
+  // Shots describe the video too: with one, the prompt may stay empty.
+  await page.getByTestId('add-shot').click();
+  await page.getByTestId('shot-prompt-1').fill('A pier at low tide');
+  await expect(page.getByTestId('error-prompt')).toHaveCount(0);
+
+  await page.getByTestId('family-picker').getByText('Image to video, end frame', { exact: true }).click();
+  await page.getByTestId('submit').click();
+  await expect(page.getByTestId('error-image')).toContainText('is required (or at least a prompt)');
+  expect(JSON.stringify(await creates())).toBe(before);
+  expect(errors).toEqual([]);
+});

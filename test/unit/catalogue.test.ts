@@ -85,6 +85,17 @@ describe('tool catalogue', () => {
     expect(validateRequest(t, { prompt: 'see @Video2', reference_videos: ['upl_vid_abc'] }).invalid[0]).toMatchObject({ field: 'reference_videos' });
   });
 
+  it('wants a 2.5 prompt or shots, and an end-frame start frame or prompt: a request that describes nothing is refused', () => {
+    const t25 = getTool('video-25');
+    expect(validateRequest(t25, { duration: 8 }).invalid).toEqual([{ field: 'prompt', reason: 'is required (or add shots, each with a prompt of its own)' }]);
+    expect(validateRequest(t25, { shots: [{ prompt: 'a pier', duration: 5 }], duration: 5 }).ok).toBe(true);
+    for (const id of ['i2v-endframe', 'i2v-endframe-fast']) {
+      expect(validateRequest(getTool(id), {}).invalid).toEqual([{ field: 'image', reason: 'is required (or at least a prompt): there is nothing to animate' }]);
+      expect(validateRequest(getTool(id), { prompt: 'a pier' }).ok).toBe(true);
+      expect(validateRequest(getTool(id), { image: png }).ok).toBe(true);
+    }
+  });
+
   it('counts per-shot prompts in the 2.5 prompt limit and warns above 5,000', () => {
     const t = getTool('video-25');
     const shots = [{ prompt: 'a'.repeat(30000), duration: 3 }, { prompt: 'b'.repeat(10001), duration: 3 }];
