@@ -223,3 +223,31 @@ test('a 2.5 video with neither a prompt nor shots, or an end-frame video with no
   expect(JSON.stringify(await creates())).toBe(before);
   expect(errors).toEqual([]);
 });
+
+test('shot problems are named as the list numbers its shots, on the input they concern', async ({ page }) => {
+  const errors = watchErrors(page);
+  await openFamily(page, '2.5 multi-shot');
+  await page.getByTestId('add-shot').click();
+  await page.getByTestId('add-shot').click();
+  const shotErrors = page.getByTestId('error-shots');
+  await expect(shotErrors).toHaveText(['Shot 1 prompt: must not be empty', 'Shot 2 prompt: must not be empty']);
+  await expect(page.getByTestId('shot-prompt-2')).toHaveAttribute('aria-invalid', 'true');
+  await page.getByTestId('shot-prompt-1').fill('A pier at dawn');
+  await page.getByTestId('shot-prompt-2').fill('Gulls over the water');
+  await expect(shotErrors).toHaveCount(0);
+
+  // An emptied duration names its shot in words, not as zod's "expected number, received null".
+  await page.getByTestId('shot-duration-2').fill('');
+  await expect(shotErrors).toHaveText(['Shot 2 duration: must be a whole number of seconds']);
+  await expect(page.getByTestId('shot-duration-2')).toHaveAttribute('aria-invalid', 'true');
+  await expect(page.getByTestId('shot-duration-1')).toHaveAttribute('aria-invalid', 'false');
+
+  // The total has its own words; it is not a bare "must be at most 30".
+  await page.getByTestId('shot-duration-1').fill('20');
+  await page.getByTestId('shot-duration-2').fill('15');
+  await expect(shotErrors).toHaveText(['Total duration: must be at most 30']);
+  await expect(page.getByTestId('shots-total')).toContainText('Total 35 s of 4 to 30 s');
+  await page.getByTestId('shot-duration-2').fill('10');
+  await expect(shotErrors).toHaveCount(0);
+  expect(errors).toEqual([]);
+});

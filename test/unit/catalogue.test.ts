@@ -89,6 +89,8 @@ describe('tool catalogue', () => {
     const t25 = getTool('video-25');
     expect(validateRequest(t25, { duration: 8 }).invalid).toEqual([{ field: 'prompt', reason: 'is required (or add shots, each with a prompt of its own)' }]);
     expect(validateRequest(t25, { shots: [{ prompt: 'a pier', duration: 5 }], duration: 5 }).ok).toBe(true);
+    // An emptied duration input gives null: said in words, not as zod's "expected number, received null".
+    expect(validateRequest(t25, { shots: [{ prompt: 'a pier', duration: null }], duration: 5 }).invalid).toEqual([{ field: 'shots.0.duration', reason: 'must be a whole number of seconds' }]);
     for (const id of ['i2v-endframe', 'i2v-endframe-fast']) {
       expect(validateRequest(getTool(id), {}).invalid).toEqual([{ field: 'image', reason: 'is required (or at least a prompt): there is nothing to animate' }]);
       expect(validateRequest(getTool(id), { prompt: 'a pier' }).ok).toBe(true);
