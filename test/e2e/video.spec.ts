@@ -251,3 +251,19 @@ test('shot problems are named as the list numbers its shots, on the input they c
   await expect(shotErrors).toHaveCount(0);
   expect(errors).toEqual([]);
 });
+
+test('switching the variant keeps what was written in the fields both variants have', async ({ page }) => {
+  const errors = watchErrors(page);
+  await openFamily(page, 'Lite');
+  await page.getByTestId('field-prompt').fill('A paper boat drifting down a rain gutter');
+  await page.getByTestId('field-duration').getByRole('radio', { name: '4' }).check();
+  await page.getByTestId('variant-select').selectOption('lite-i2v');
+  await expect(page.getByTestId('video-form')).toHaveAttribute('data-tool', 'lite-i2v');
+  await expect(page.getByTestId('field-prompt')).toHaveValue('A paper boat drifting down a rain gutter');
+  await expect(page.getByTestId('field-duration').getByRole('radio', { name: '4' })).toBeChecked();
+  // Image to video adds its image; back on text to video, the edit made there comes along too.
+  await page.getByTestId('field-prompt').fill('A paper boat, close up');
+  await page.getByTestId('variant-select').selectOption('lite-t2v');
+  await expect(page.getByTestId('field-prompt')).toHaveValue('A paper boat, close up');
+  expect(errors).toEqual([]);
+});
