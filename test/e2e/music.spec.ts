@@ -62,3 +62,21 @@ test('Generate with a field to fix takes the keyboard to that field, and nothing
   expect(JSON.stringify(stats)).not.toContain('music');
   expect(errors).toEqual([]);
 });
+
+test('a reference image to fix is named as its row is labelled, and Generate goes to that row', async ({ page }) => {
+  const errors = watchErrors(page);
+  sandbox = await startSandboxProcess(500);
+  host = await startHost(newHome(), sandbox.env);
+  await page.goto(`${host.url}#music`);
+  await page.getByTestId('music-tools').getByText('Music variants').click();
+  await page.getByTestId('field-prompt').fill('An upbeat synthwave track for a product launch');
+  await page.getByRole('button', { name: 'Add (0/4)' }).click();
+  await page.getByRole('button', { name: 'Add (1/4)' }).click();
+  const second = page.getByRole('textbox', { name: 'Reference images 2' });
+  await page.getByRole('textbox', { name: 'Reference images 1' }).fill('https://example.com/cover.png');
+  await expect(page.getByTestId('error-reference_images')).toHaveText(['Reference images 2: must be an HTTPS URL or a base64-encoded file']);
+  await expect(second).toHaveAttribute('aria-invalid', 'true');
+  await page.getByTestId('submit').click();
+  await expect(second).toBeFocused();
+  expect(errors).toEqual([]);
+});
