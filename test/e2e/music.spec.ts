@@ -1,5 +1,5 @@
 import { existsSync, statSync } from 'node:fs';
-import { expect, test } from '@playwright/test';
+import { expect, test, type Page } from '@playwright/test';
 import { newHome, startHost, type HostHandle } from './host.ts';
 import { shot, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
 
@@ -10,11 +10,16 @@ test.afterEach(async () => {
   await sandbox?.stop();
 });
 
-test('a music task from prompt to a playable file on disk', async ({ page }) => {
-  const errors = watchErrors(page);
+/** A Sandbox with short tasks, a host on it, and the Music screen. */
+async function openMusic(page: Page) {
   sandbox = await startSandboxProcess(500);
   host = await startHost(newHome(), sandbox.env);
   await page.goto(`${host.url}#music`);
+}
+
+test('a music task from prompt to a playable file on disk', async ({ page }) => {
+  const errors = watchErrors(page);
+  await openMusic(page);
 
   // The variants family wants at least 10 characters: the bound shows before anything is sent.
   await page.getByTestId('music-tools').getByText('Music variants').click();
@@ -43,9 +48,7 @@ test('a music task from prompt to a playable file on disk', async ({ page }) => 
 
 test('Generate with a field to fix takes the keyboard to that field, and nothing is queued', async ({ page }) => {
   const errors = watchErrors(page);
-  sandbox = await startSandboxProcess(500);
-  host = await startHost(newHome(), sandbox.env);
-  await page.goto(`${host.url}#music`);
+  await openMusic(page);
   await page.getByTestId('submit').focus();
   await page.keyboard.press('Enter');
   await expect(page.getByTestId('error-prompt')).toContainText('is required');
@@ -65,9 +68,7 @@ test('Generate with a field to fix takes the keyboard to that field, and nothing
 
 test('a reference image to fix is named as its row is labelled, and Generate goes to that row', async ({ page }) => {
   const errors = watchErrors(page);
-  sandbox = await startSandboxProcess(500);
-  host = await startHost(newHome(), sandbox.env);
-  await page.goto(`${host.url}#music`);
+  await openMusic(page);
   await page.getByTestId('music-tools').getByText('Music variants').click();
   await page.getByTestId('field-prompt').fill('An upbeat synthwave track for a product launch');
   await page.getByRole('button', { name: 'Add (0/4)' }).click();
