@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import sharp from 'sharp';
-import { newHome, startHost, type HostHandle } from './host.ts';
+import { dropFiles, newHome, startHost, type HostHandle } from './host.ts';
 import { shot, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
 
 // One Sandbox (tasks of 500 ms) and one host for the file: the builder keeps its state per tool.
@@ -265,5 +265,24 @@ test('switching the variant keeps what was written in the fields both variants h
   await page.getByTestId('field-prompt').fill('A paper boat, close up');
   await page.getByTestId('variant-select').selectOption('lite-t2v');
   await expect(page.getByTestId('field-prompt')).toHaveValue('A paper boat, close up');
+  expect(errors).toEqual([]);
+});
+
+test('files beyond a reference list\'s size are named as not added, not dropped without a word', async ({ page }) => {
+  const errors = watchErrors(page);
+  const files = await Promise.all([1, 2, 3, 4, 5].map(async (n) => {
+    const p = join(dir, `frame-${n}.png`);
+    await sharp({ create: { width: 320, height: 320, channels: 3, background: { r: n * 40, g: 90, b: 120 } } }).png().toFile(p);
+    return p;
+  }));
+  await openFamily(page, '2.x generation');
+  await page.getByTestId('pick-reference_images').setInputFiles(files);
+  const list = page.getByTestId('refs-reference_images');
+  await expect(list.getByTestId('ref-item')).toHaveCount(4);
+  await expect(list.getByTestId('left-out')).toHaveText('Reference images: at most 4; not added: frame-5.png.');
+  // A drop on a full list is answered too (its drop zone is still there, the picker is not).
+  await dropFiles(page, [files[0]], undefined, '[data-testid="refs-reference_images"]');
+  await expect(list.getByTestId('left-out')).toHaveText('Reference images: at most 4; not added: frame-1.png.');
+  await expect(list.getByTestId('ref-item')).toHaveCount(4);
   expect(errors).toEqual([]);
 });
