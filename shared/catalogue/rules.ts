@@ -16,7 +16,7 @@ export type Rule =
   /** `@Name1`..`@NameN` in prompts must name an item of the array `field`. */
   | { kind: 'mentions'; prefix: string; field: string; prompts: readonly string[]; shots?: string };
 
-const present = (v: unknown) => v !== undefined && v !== null && v !== '' && !(Array.isArray(v) && v.length === 0);
+export const present = (v: unknown) => v !== undefined && v !== null && v !== '' && !(Array.isArray(v) && v.length === 0);
 
 function promptsOf(body: Record<string, unknown>, fields: readonly string[], shots?: string): string[] {
   const out: string[] = [];

@@ -24,6 +24,11 @@ export interface ToolEntry {
   batchField?: string;
   /** Result URLs live this many hours (video 24, per the spec). */
   resultTtlHours?: number;
+  /**
+   * Values the service accepts and then ignores beside others: `field` (a dotted path) is sent but
+   * has no effect when any of `when` is sent too. A warning, not an error: the request is valid.
+   */
+  ignored?: readonly { field: string; when: readonly string[]; reason: string }[];
 }
 
 // ---- shared field shapes --------------------------------------------------------------
@@ -109,6 +114,8 @@ export const TOOLS: readonly ToolEntry[] = [
       webhook,
     ],
     result: 'image',
+    // api-notes: LoRA styles "are ignored when a reference image is sent", and paid for all the same.
+    ignored: [{ field: 'styling.styles', when: ['structure_reference', 'style_reference'], reason: 'the LoRA style is ignored while a structure or style reference image is set; remove the reference image to apply the style' }],
   },
   {
     id: 'change-camera', title: 'Change camera', group: 'image', family: 'change-camera',

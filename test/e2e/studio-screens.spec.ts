@@ -1,4 +1,6 @@
+import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
+import sharp from 'sharp';
 import { newHome, startHost, type HostHandle } from './host.ts';
 import { shot, watchErrors } from './studio-helpers.ts';
 
@@ -48,5 +50,25 @@ test('Start with a field to fix takes the keyboard to that field', async ({ page
   await page.keyboard.press('Enter');
   await expect(page.getByTestId('error-prompt')).toContainText('is required');
   await expect(page.getByTestId('field-prompt')).toBeFocused();
+  expect(errors).toEqual([]);
+});
+
+test('a LoRA style used beside a reference image is flagged: the service ignores it there', async ({ page }) => {
+  const errors = watchErrors(page);
+  host = await startHost(newHome());
+  const ref = join(host.home, 'look.png');
+  await sharp({ create: { width: 256, height: 256, channels: 3, background: '#8a5' } }).png().toFile(ref);
+  await page.goto(`${host.url}#studio`);
+  await page.getByTestId('tool-select').selectOption('hires');
+  await page.getByTestId('tool-form').locator('[data-field="style_reference"] input[type="file"]').setInputFiles(ref);
+  await expect(page.getByTestId('field-style_reference')).toHaveValue(/encoded file/);
+
+  await page.getByTestId('nav-loras').click();
+  await page.getByRole('button', { name: 'Use Watercolor' }).click();
+  await expect(page.getByTestId('styling-style')).toHaveText('Watercolor');
+  await expect(page.getByTestId('warning-styling')).toContainText('the LoRA style is ignored while a structure or style reference image is set');
+
+  await page.getByRole('button', { name: 'Clear Style reference' }).click();
+  await expect(page.getByTestId('warning-styling')).toHaveCount(0);
   expect(errors).toEqual([]);
 });

@@ -98,6 +98,19 @@ describe('tool catalogue', () => {
     }
   });
 
+  it('warns that a LoRA style is ignored beside a reference image (api-notes), and only then', () => {
+    const t = getTool('hires');
+    const styled = { prompt: 'a harbour', styling: { styles: [{ name: 'Watercolor', strength: 80 }] } };
+    expect(validateRequest(t, styled).warnings).toEqual([]);
+    for (const ref of ['structure_reference', 'style_reference']) {
+      const r = validateRequest(t, { ...styled, [ref]: png });
+      expect(r.ok).toBe(true);
+      expect(r.warnings).toEqual([{ field: 'styling', reason: expect.stringContaining('LoRA style is ignored') }]);
+    }
+    // A character is not a style: the note speaks of styles only.
+    expect(validateRequest(t, { prompt: 'a harbour', style_reference: png, styling: { characters: [{ id: 6, strength: 85 }] } }).warnings).toEqual([]);
+  });
+
   it('counts per-shot prompts in the 2.5 prompt limit and warns above 5,000', () => {
     const t = getTool('video-25');
     const shots = [{ prompt: 'a'.repeat(30000), duration: 3 }, { prompt: 'b'.repeat(10001), duration: 3 }];
