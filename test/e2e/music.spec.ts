@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { expect, test, type Page } from '@playwright/test';
 import { newHome, startHost, type HostHandle } from './host.ts';
-import { shot, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
+import { expectRefusalFocusesPrompt, shot, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
 
 let host: HostHandle;
 let sandbox: SandboxProcess;
@@ -49,10 +49,7 @@ test('a music task from prompt to a playable file on disk', async ({ page }) => 
 test('Generate with a field to fix takes the keyboard to that field, and nothing is queued', async ({ page }) => {
   const errors = watchErrors(page);
   await openMusic(page);
-  await page.getByTestId('submit').focus();
-  await page.keyboard.press('Enter');
-  await expect(page.getByTestId('error-prompt')).toContainText('is required');
-  await expect(page.getByTestId('field-prompt')).toBeFocused();
+  await expectRefusalFocusesPrompt(page, 'submit');
 
   // A bound broken after a first try: the field marked is where the keyboard goes.
   await page.getByTestId('field-prompt').fill('Slow piano');

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import sharp from 'sharp';
 import { newHome, startHost, type HostHandle } from './host.ts';
-import { shot, watchErrors } from './studio-helpers.ts';
+import { expectRefusalFocusesPrompt, shot, watchErrors } from './studio-helpers.ts';
 
 let host: HostHandle;
 test.afterEach(async () => {
@@ -46,10 +46,7 @@ test('Start with a field to fix takes the keyboard to that field', async ({ page
   host = await startHost(newHome());
   await page.goto(`${host.url}#studio`);
   await page.getByTestId('tool-select').selectOption('hires');
-  await page.getByTestId('start').focus();
-  await page.keyboard.press('Enter');
-  await expect(page.getByTestId('error-prompt')).toContainText('is required');
-  await expect(page.getByTestId('field-prompt')).toBeFocused();
+  await expectRefusalFocusesPrompt(page, 'start');
   expect(errors).toEqual([]);
 });
 

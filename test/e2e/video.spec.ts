@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import sharp from 'sharp';
 import { dropFiles, newHome, startHost, type HostHandle } from './host.ts';
-import { shot, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
+import { expectRefusalFocusesPrompt, shot, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
 
 // One Sandbox (tasks of 500 ms) and one host for the file: the builder keeps its state per tool.
 let host: HostHandle;
@@ -195,10 +195,7 @@ test('removing a cited reference keeps every citation naming the same file, in t
 test('Submit with a field to fix takes the keyboard to that field', async ({ page }) => {
   const errors = watchErrors(page);
   await openFamily(page, 'Lite');
-  await page.getByTestId('submit').focus();
-  await page.keyboard.press('Enter');
-  await expect(page.getByTestId('error-prompt')).toContainText('is required');
-  await expect(page.getByTestId('field-prompt')).toBeFocused();
+  await expectRefusalFocusesPrompt(page, 'submit');
   expect(errors).toEqual([]);
 });
 
