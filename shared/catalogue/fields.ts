@@ -113,7 +113,7 @@ export function fieldSchema(f: Field): z.ZodType {
     case 'shots':
       return z.array(z.object({
         prompt: z.string().min(1, 'must not be empty').max(f.promptMax, `must be at most ${f.promptMax} characters`),
-        duration: z.number().int('must be a whole number').min(f.durationMin, `must be at least ${f.durationMin}`).max(f.durationMax, `must be at most ${f.durationMax}`),
+        duration: z.number({ error: 'must be a whole number of seconds' }).int('must be a whole number').min(f.durationMin, `must be at least ${f.durationMin}`).max(f.durationMax, `must be at most ${f.durationMax}`),
       }).strict(), { error: 'must be a list of shots' }).min(1, 'at least 1 shot').max(f.max, `at most ${f.max} shots`);
     case 'styling':
       return stylingSchema;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defaultOf, fieldSchema, issuesToParams, type Field, type InvalidParam } from './fields.ts';
-import { checkRules } from './rules.ts';
+import { checkRules, present } from './rules.ts';
 import { TOOLS, type ToolEntry } from './tools.ts';
 
 export * from './fields.ts';
@@ -112,6 +112,10 @@ export function validateRequest(t: ToolEntry, input: Record<string, unknown>): V
     if (f.kind === 'text' && f.warnAbove && typeof bodyInput[f.name] === 'string' && (bodyInput[f.name] as string).length > f.warnAbove) {
       warnings.push({ field: f.name, reason: `results may become less predictable above about ${f.warnAbove} characters` });
     }
+  }
+  for (const w of t.ignored ?? []) {
+    const value = w.field.split('.').reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined), bodyInput);
+    if (present(value) && w.when.some((f) => present(bodyInput[f]))) warnings.push({ field: w.field.split('.')[0], reason: w.reason });
   }
   const body = parsed.success ? (parsed.data as Record<string, unknown>) : bodyInput;
   return { ok: invalid.length === 0, invalid, warnings, body };

@@ -7,6 +7,8 @@ import type { InvalidParam } from './fields.ts';
 export type Rule =
   /** `field` may only be sent when `needs` is sent too (image_end requires image). */
   | { kind: 'requires'; field: string; needs: string; reason: string }
+  /** At least one of `fields` must be sent; the error sits on the first (a 2.5 video needs a prompt or shots). */
+  | { kind: 'anyOf'; fields: readonly string[]; reason: string }
   /** No field of `a` may be combined with a field of `b` (keyframes vs reference media). */
   | { kind: 'exclusive'; a: readonly string[]; b: readonly string[]; reason: string }
   /** The prompt plus every shot's prompt stays within `max` characters. */
@@ -14,7 +16,7 @@ export type Rule =
   /** `@Name1`..`@NameN` in prompts must name an item of the array `field`. */
   | { kind: 'mentions'; prefix: string; field: string; prompts: readonly string[]; shots?: string };
 
-const present = (v: unknown) => v !== undefined && v !== null && v !== '' && !(Array.isArray(v) && v.length === 0);
+export const present = (v: unknown) => v !== undefined && v !== null && v !== '' && !(Array.isArray(v) && v.length === 0);
 
 function promptsOf(body: Record<string, unknown>, fields: readonly string[], shots?: string): string[] {
   const out: string[] = [];
@@ -30,6 +32,9 @@ export function checkRules(rules: readonly Rule[], body: Record<string, unknown>
     switch (r.kind) {
       case 'requires':
         if (present(body[r.field]) && !present(body[r.needs])) out.push({ field: r.field, reason: r.reason });
+        break;
+      case 'anyOf':
+        if (!r.fields.some((f) => present(body[f]))) out.push({ field: r.fields[0], reason: r.reason });
         break;
       case 'exclusive': {
         const a = r.a.filter((f) => present(body[f]));

@@ -24,6 +24,11 @@ export interface ToolEntry {
   batchField?: string;
   /** Result URLs live this many hours (video 24, per the spec). */
   resultTtlHours?: number;
+  /**
+   * Values the service accepts and then ignores beside others: `field` (a dotted path) is sent but
+   * has no effect when any of `when` is sent too. A warning, not an error: the request is valid.
+   */
+  ignored?: readonly { field: string; when: readonly string[]; reason: string }[];
 }
 
 // ---- shared field shapes --------------------------------------------------------------
@@ -109,6 +114,8 @@ export const TOOLS: readonly ToolEntry[] = [
       webhook,
     ],
     result: 'image',
+    // api-notes: LoRA styles "are ignored when a reference image is sent", and paid for all the same.
+    ignored: [{ field: 'styling.styles', when: ['structure_reference', 'style_reference'], reason: 'the LoRA style is ignored while a structure or style reference image is set; remove the reference image to apply the style' }],
   },
   {
     id: 'change-camera', title: 'Change camera', group: 'image', family: 'change-camera',
@@ -301,6 +308,9 @@ export const TOOLS: readonly ToolEntry[] = [
       webhook,
     ]),
     rules: [
+      // The prompt is optional only because shots carry prompts of their own: with neither, a
+      // request describes nothing and would be paid for all the same.
+      { kind: 'anyOf', fields: ['prompt', 'shots'], reason: 'is required (or add shots, each with a prompt of its own)' },
       { kind: 'promptTotal', fields: ['prompt'], shots: 'shots', max: 40000 },
       { kind: 'mentions', prefix: 'Image', field: 'reference_images', prompts: ['prompt'], shots: 'shots' },
       { kind: 'mentions', prefix: 'Audio', field: 'reference_audios', prompts: ['prompt'], shots: 'shots' },
@@ -321,6 +331,9 @@ export const TOOLS: readonly ToolEntry[] = [
     ],
     rules: [
       { kind: 'requires', field: 'image_end', needs: 'image', reason: 'image_end requires image (the start frame)' },
+      // Both are optional on their own (the spec asks for image only beside image_end), but a
+      // request with neither has nothing to animate.
+      { kind: 'anyOf', fields: ['image', 'prompt'], reason: 'is required (or at least a prompt): there is nothing to animate' },
     ],
     result: 'video', resultTtlHours: 24, batchField: 'image',
   })),

@@ -164,6 +164,8 @@ function ruleId(r: Rule): RuleId {
   switch (r.kind) {
     case 'requires':
       return r.field === 'image_end' ? 'image_end.requires_image' : 'field.requires';
+    case 'anyOf':
+      return 'field.requires';
     case 'exclusive':
       return 'keyframes.exclusive';
     case 'promptTotal':
@@ -197,7 +199,9 @@ export function checkBody(family: Family, body: Record<string, unknown>): { erro
   const tool = findTool(FAMILY_LIMITS[family].tool);
   if (!tool) return { errors: [], warnings: [] };
   const errors: Issue[] = [];
-  const rules: Rule[] = (tool.rules ?? []).filter((r) => r.kind !== 'promptTotal');
+  // The body may be partial (the builder's probe sends target_fps alone): what is missing from the
+  // request is validateRequest's to say, not a reference check's.
+  const rules: Rule[] = (tool.rules ?? []).filter((r) => r.kind !== 'promptTotal' && r.kind !== 'anyOf');
   const pr = promptRule(tool);
   if (pr) rules.push(pr);
   for (const r of rules) {

@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
-import { expect, test } from '@playwright/test';
+import { expect, test, type Page } from '@playwright/test';
 import { newHome, startHost, type HostHandle } from './host.ts';
-import { shot, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
+import { expectRefusalFocusesPrompt, shot, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
 
 let host: HostHandle;
 let sandbox: SandboxProcess;
@@ -10,11 +10,16 @@ test.afterEach(async () => {
   await sandbox?.stop();
 });
 
-test('a music task from prompt to a playable file on disk', async ({ page }) => {
-  const errors = watchErrors(page);
+/** A Sandbox with short tasks, a host on it, and the Music screen. */
+async function openMusic(page: Page) {
   sandbox = await startSandboxProcess(500);
   host = await startHost(newHome(), sandbox.env);
   await page.goto(`${host.url}#music`);
+}
+
+test('a music task from prompt to a playable file on disk', async ({ page }) => {
+  const errors = watchErrors(page);
+  await openMusic(page);
 
   // The variants family wants at least 10 characters: the bound shows before anything is sent.
   await page.getByTestId('music-tools').getByText('Music variants').click();
@@ -38,5 +43,38 @@ test('a music task from prompt to a playable file on disk', async ({ page }) => 
   await expect(job.getByTestId('audio-duration')).not.toHaveText('–');
   await expect(job.getByTestId('waveform')).toBeVisible();
   await shot(page, 'music');
+  expect(errors).toEqual([]);
+});
+
+test('Generate with a field to fix takes the keyboard to that field, and nothing is queued', async ({ page }) => {
+  const errors = watchErrors(page);
+  await openMusic(page);
+  await expectRefusalFocusesPrompt(page, 'submit');
+
+  // A bound broken after a first try: the field marked is where the keyboard goes.
+  await page.getByTestId('field-prompt').fill('Slow piano');
+  await page.getByTestId('field-music_length_seconds').fill('5');
+  await page.getByTestId('submit').focus();
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('field-music_length_seconds')).toBeFocused();
+  await expect(page.getByTestId('result-job')).toHaveCount(0);
+  const stats = (await (await fetch(`${sandbox.url}/__sandbox/stats`)).json()) as Record<string, unknown>;
+  expect(JSON.stringify(stats)).not.toContain('music');
+  expect(errors).toEqual([]);
+});
+
+test('a reference image to fix is named as its row is labelled, and Generate goes to that row', async ({ page }) => {
+  const errors = watchErrors(page);
+  await openMusic(page);
+  await page.getByTestId('music-tools').getByText('Music variants').click();
+  await page.getByTestId('field-prompt').fill('An upbeat synthwave track for a product launch');
+  await page.getByRole('button', { name: 'Add (0/4)' }).click();
+  await page.getByRole('button', { name: 'Add (1/4)' }).click();
+  const second = page.getByRole('textbox', { name: 'Reference images 2' });
+  await page.getByRole('textbox', { name: 'Reference images 1' }).fill('https://example.com/cover.png');
+  await expect(page.getByTestId('error-reference_images')).toHaveText(['Reference images 2: must be an HTTPS URL or a base64-encoded file']);
+  await expect(second).toHaveAttribute('aria-invalid', 'true');
+  await page.getByTestId('submit').click();
+  await expect(second).toBeFocused();
   expect(errors).toEqual([]);
 });

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
-import type { Page } from '@playwright/test';
+import { expect, type Page } from '@playwright/test';
 import sharp from 'sharp';
 import WebSocket from 'ws';
 import type { HostHandle } from './host.ts';
@@ -77,3 +77,14 @@ export async function makeImages(dir: string, count: number): Promise<string[]> 
 export { watchErrors } from './host.ts';
 
 export const shot = (page: Page, name: string) => page.screenshot({ path: join('docs', 'screenshots', `${name}.png`) });
+
+/**
+ * Presses Enter on a screen's submit button with a required prompt left empty: the refusal marks
+ * the prompt and takes the keyboard there (not left on the button, the error out of sight).
+ */
+export async function expectRefusalFocusesPrompt(page: Page, submit: string) {
+  await page.getByTestId(submit).focus();
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('error-prompt')).toContainText('is required');
+  await expect(page.getByTestId('field-prompt')).toBeFocused();
+}

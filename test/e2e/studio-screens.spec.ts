@@ -1,6 +1,8 @@
+import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
+import sharp from 'sharp';
 import { newHome, startHost, type HostHandle } from './host.ts';
-import { shot, watchErrors } from './studio-helpers.ts';
+import { expectRefusalFocusesPrompt, shot, watchErrors } from './studio-helpers.ts';
 
 let host: HostHandle;
 test.afterEach(async () => {
@@ -36,5 +38,34 @@ test('change camera: a visual, keyboard-driven control; the studio fits 1024x700
   await page.screenshot({ path: 'test-results/studio-camera-dark-1024.png' });
   // Nothing wider than the window.
   expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(1024);
+  expect(errors).toEqual([]);
+});
+
+test('Start with a field to fix takes the keyboard to that field', async ({ page }) => {
+  const errors = watchErrors(page);
+  host = await startHost(newHome());
+  await page.goto(`${host.url}#studio`);
+  await page.getByTestId('tool-select').selectOption('hires');
+  await expectRefusalFocusesPrompt(page, 'start');
+  expect(errors).toEqual([]);
+});
+
+test('a LoRA style used beside a reference image is flagged: the service ignores it there', async ({ page }) => {
+  const errors = watchErrors(page);
+  host = await startHost(newHome());
+  const ref = join(host.home, 'look.png');
+  await sharp({ create: { width: 256, height: 256, channels: 3, background: '#8a5' } }).png().toFile(ref);
+  await page.goto(`${host.url}#studio`);
+  await page.getByTestId('tool-select').selectOption('hires');
+  await page.getByTestId('tool-form').locator('[data-field="style_reference"] input[type="file"]').setInputFiles(ref);
+  await expect(page.getByTestId('field-style_reference')).toHaveValue(/encoded file/);
+
+  await page.getByTestId('nav-loras').click();
+  await page.getByRole('button', { name: 'Use Watercolor' }).click();
+  await expect(page.getByTestId('styling-style')).toHaveText('Watercolor');
+  await expect(page.getByTestId('warning-styling')).toContainText('the LoRA style is ignored while a structure or style reference image is set');
+
+  await page.getByRole('button', { name: 'Clear Style reference' }).click();
+  await expect(page.getByTestId('warning-styling')).toHaveCount(0);
   expect(errors).toEqual([]);
 });

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import sharp from 'sharp';
-import { newHome, startHost, type HostHandle } from './host.ts';
-import { shot, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
+import { dropFiles, newHome, startHost, type HostHandle } from './host.ts';
+import { expectRefusalFocusesPrompt, shot, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
 
 // One Sandbox (tasks of 500 ms) and one host for the file: the builder keeps its state per tool.
 let host: HostHandle;
@@ -163,5 +163,123 @@ test('a reference video that breaks the rules names the file, the rule and the m
   const reply = await rawStart(page, { tool: 'video-2x', params: { prompt: 'x @Video1', reference_videos: [bad] } });
   const err = reply.error;
   expect(err?.invalid?.some((p) => p.field === 'reference_videos' && /rule video\.duration/.test(p.reason))).toBe(true);
+  expect(errors).toEqual([]);
+});
+
+test('removing a cited reference keeps every citation naming the same file, in the prompt and the shots', async ({ page }) => {
+  const errors = watchErrors(page);
+  const files = await Promise.all(['red', 'green', 'blue'].map(async (name, i) => {
+    const p = join(dir, `${name}.png`);
+    await sharp({ create: { width: 320, height: 320, channels: 3, background: ['#c33', '#3c3', '#33c'][i] } }).png().toFile(p);
+    return p;
+  }));
+  await openFamily(page, '2.5 multi-shot');
+  await page.getByTestId('pick-reference_images').setInputFiles(files);
+  const items = page.getByTestId('refs-reference_images').getByTestId('ref-item');
+  await expect(items.getByTestId('ref-status')).toHaveText(['✓ passes', '✓ passes', '✓ passes']);
+  await page.getByTestId('field-prompt').fill('A car in @Image3 paint, lit like @Image1');
+  await page.getByTestId('add-shot').click();
+  await page.getByTestId('shot-prompt-1').fill('Close on @Image2 then @Image3');
+
+  await page.getByRole('button', { name: 'Remove red.png' }).click();
+  await expect(items).toHaveCount(2);
+  // blue was @Image3 and is @Image2 now; green was @Image2 and is @Image1; red's citation is gone.
+  await expect(page.getByTestId('field-prompt')).toHaveValue('A car in @Image2 paint, lit like');
+  await expect(page.getByTestId('shot-prompt-1')).toHaveValue('Close on @Image1 then @Image2');
+  await expect(page.getByTestId('cite-note')).toContainText('Removed red.png: its citation @Image1 was taken out of the prompt');
+  await expect(page.getByTestId('error-reference_images')).toHaveCount(0);
+  await expect(page.getByTestId('submit')).toBeEnabled();
+  expect(errors).toEqual([]);
+});
+
+test('Submit with a field to fix takes the keyboard to that field', async ({ page }) => {
+  const errors = watchErrors(page);
+  await openFamily(page, 'Lite');
+  await expectRefusalFocusesPrompt(page, 'submit');
+  expect(errors).toEqual([]);
+});
+
+test('a 2.5 video with neither a prompt nor shots, or an end-frame video with nothing to animate, is refused before it is sent', async ({ page }) => {
+  const errors = watchErrors(page);
+  const creates = async () => ((await (await fetch(`${sandbox.url}/__sandbox/stats`)).json()) as { creates: Record<string, Record<string, number>> }).creates;
+  const before = JSON.stringify(await creates());
+  await openFamily(page, '2.5 multi-shot');
+  // An untouched form is not a wall of red: the error waits for Submit.
+  await expect(page.getByTestId('error-prompt')).toHaveCount(0);
+  await page.getByTestId('submit').click();
+  await expect(page.getByTestId('error-prompt')).toContainText('is required (or add shots, each with a prompt of its own)');
+  await expect(page.getByTestId('field-prompt')).toBeFocused();
+  // Shots describe the video too: with one, the prompt may stay empty.
+  await page.getByTestId('add-shot').click();
+  await page.getByTestId('shot-prompt-1').fill('A pier at low tide');
+  await expect(page.getByTestId('error-prompt')).toHaveCount(0);
+
+  await page.getByTestId('family-picker').getByText('Image to video, end frame', { exact: true }).click();
+  await page.getByTestId('submit').click();
+  await expect(page.getByTestId('error-image')).toContainText('is required (or at least a prompt)');
+  expect(JSON.stringify(await creates())).toBe(before);
+  expect(errors).toEqual([]);
+});
+
+test('shot problems are named as the list numbers its shots, on the input they concern', async ({ page }) => {
+  const errors = watchErrors(page);
+  await openFamily(page, '2.5 multi-shot');
+  await page.getByTestId('add-shot').click();
+  await page.getByTestId('add-shot').click();
+  const shotErrors = page.getByTestId('error-shots');
+  await expect(shotErrors).toHaveText(['Shot 1 prompt: must not be empty', 'Shot 2 prompt: must not be empty']);
+  await expect(page.getByTestId('shot-prompt-2')).toHaveAttribute('aria-invalid', 'true');
+  await page.getByTestId('shot-prompt-1').fill('A pier at dawn');
+  await page.getByTestId('shot-prompt-2').fill('Gulls over the water');
+  await expect(shotErrors).toHaveCount(0);
+
+  // An emptied duration names its shot in words, not as zod's "expected number, received null".
+  await page.getByTestId('shot-duration-2').fill('');
+  await expect(shotErrors).toHaveText(['Shot 2 duration: must be a whole number of seconds']);
+  await expect(page.getByTestId('shot-duration-2')).toHaveAttribute('aria-invalid', 'true');
+  await expect(page.getByTestId('shot-duration-1')).toHaveAttribute('aria-invalid', 'false');
+
+  // The total has its own words; it is not a bare "must be at most 30".
+  await page.getByTestId('shot-duration-1').fill('20');
+  await page.getByTestId('shot-duration-2').fill('15');
+  await expect(shotErrors).toHaveText(['Total duration: must be at most 30']);
+  await expect(page.getByTestId('shots-total')).toContainText('Total 35 s of 4 to 30 s');
+  await page.getByTestId('shot-duration-2').fill('10');
+  await expect(shotErrors).toHaveCount(0);
+  expect(errors).toEqual([]);
+});
+
+test('switching the variant keeps what was written in the fields both variants have', async ({ page }) => {
+  const errors = watchErrors(page);
+  await openFamily(page, 'Lite');
+  await page.getByTestId('field-prompt').fill('A paper boat drifting down a rain gutter');
+  await page.getByTestId('field-duration').getByRole('radio', { name: '4' }).check();
+  await page.getByTestId('variant-select').selectOption('lite-i2v');
+  await expect(page.getByTestId('video-form')).toHaveAttribute('data-tool', 'lite-i2v');
+  await expect(page.getByTestId('field-prompt')).toHaveValue('A paper boat drifting down a rain gutter');
+  await expect(page.getByTestId('field-duration').getByRole('radio', { name: '4' })).toBeChecked();
+  // Image to video adds its image; back on text to video, the edit made there comes along too.
+  await page.getByTestId('field-prompt').fill('A paper boat, close up');
+  await page.getByTestId('variant-select').selectOption('lite-t2v');
+  await expect(page.getByTestId('field-prompt')).toHaveValue('A paper boat, close up');
+  expect(errors).toEqual([]);
+});
+
+test('files beyond a reference list\'s size are named as not added, not dropped without a word', async ({ page }) => {
+  const errors = watchErrors(page);
+  const files = await Promise.all([1, 2, 3, 4, 5].map(async (n) => {
+    const p = join(dir, `frame-${n}.png`);
+    await sharp({ create: { width: 320, height: 320, channels: 3, background: { r: n * 40, g: 90, b: 120 } } }).png().toFile(p);
+    return p;
+  }));
+  await openFamily(page, '2.x generation');
+  await page.getByTestId('pick-reference_images').setInputFiles(files);
+  const list = page.getByTestId('refs-reference_images');
+  await expect(list.getByTestId('ref-item')).toHaveCount(4);
+  await expect(list.getByTestId('left-out')).toHaveText('Reference images: at most 4; not added: frame-5.png.');
+  // A drop on a full list is answered too (its drop zone is still there, the picker is not).
+  await dropFiles(page, [files[0]], undefined, '[data-testid="refs-reference_images"]');
+  await expect(list.getByTestId('left-out')).toHaveText('Reference images: at most 4; not added: frame-1.png.');
+  await expect(list.getByTestId('ref-item')).toHaveCount(4);
   expect(errors).toEqual([]);
 });

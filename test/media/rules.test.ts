@@ -122,6 +122,13 @@ describe('prompt limits per family', () => {
   });
 });
 
+describe('a request that describes nothing', () => {
+  it('is not a reference problem: the builder probes with a partial body (2.5 images, no prompt yet)', () => {
+    expect(validateReferences({ family: '25', references: [img()], body: {} })).toEqual({ ok: true, errors: [], warnings: [] });
+    expect(checkBody('1x', {}).errors).toEqual([]);
+  });
+});
+
 describe('5.0 image edit references', () => {
   it('1 to 10 images', () => {
     expect(rules(validateReferences({ family: 'image50-edit', references: [] }))).toEqual(['image.count']);

@@ -39,7 +39,8 @@ function minimalBody(tool: ToolEntry): Record<string, unknown> {
     else if (f.kind === 'media') body[f.name] = media(f);
     else if (f.kind === 'mediaList') body[f.name] = [media(f)];
   }
-  if (tool.id === 'video-25') body.prompt = 'a lighthouse at dusk';
+  // A request that must carry one of several fields (2.5: prompt or shots) gets its prompt.
+  for (const r of tool.rules ?? []) if (r.kind === 'anyOf' && r.fields.includes('prompt')) body.prompt = 'a lighthouse at dusk';
   return body;
 }
 
@@ -103,6 +104,18 @@ describe('validation (400 naming the field)', () => {
     await expectInvalid('video-2x', { prompt: 'x', image: b64, image_end: b64, reference_videos: [videoId] }, 'image_end', { resolution: '720p' });
     await expectInvalid('i2v-endframe', { image_end: b64 }, 'image_end');
     await expectInvalid('i2v-endframe-fast', { image_end: b64 }, 'image_end');
+  });
+  it('refuses a video request that describes nothing, and takes each way of describing it', async () => {
+    const b64 = png.toString('base64');
+    await expectInvalid('video-25', { duration: 8 }, 'prompt', { resolution: '720p' });
+    await expectInvalid('video-25', { reference_images: [b64] }, 'prompt', { resolution: '720p' });
+    await expectInvalid('i2v-endframe', { duration: 5 }, 'image');
+    const ok = async (id: string, body: Record<string, unknown>, params: Record<string, unknown> = {}) =>
+      expect((await ctx.api.post(resolvePaths(tool(id), DEFAULT_SLUGS, params).create, body)).status).toBe(200);
+    await ok('video-25', { shots: [{ prompt: 'a lighthouse', duration: 4 }], duration: 4 }, { resolution: '720p' });
+    await ok('video-25', { prompt: 'a lighthouse' }, { resolution: '720p' });
+    await ok('i2v-endframe', { prompt: 'a lighthouse' });
+    await ok('i2v-endframe-fast', { image: b64 });
   });
   it('rejects inputs it cannot use: non-loopback URLs, unknown uploads, non-images', async () => {
     await expectInvalid('change-camera', { image: 'https://example.com/a.png' }, 'image');

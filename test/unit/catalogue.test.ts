@@ -85,6 +85,32 @@ describe('tool catalogue', () => {
     expect(validateRequest(t, { prompt: 'see @Video2', reference_videos: ['upl_vid_abc'] }).invalid[0]).toMatchObject({ field: 'reference_videos' });
   });
 
+  it('wants a 2.5 prompt or shots, and an end-frame start frame or prompt: a request that describes nothing is refused', () => {
+    const t25 = getTool('video-25');
+    expect(validateRequest(t25, { duration: 8 }).invalid).toEqual([{ field: 'prompt', reason: 'is required (or add shots, each with a prompt of its own)' }]);
+    expect(validateRequest(t25, { shots: [{ prompt: 'a pier', duration: 5 }], duration: 5 }).ok).toBe(true);
+    // An emptied duration input gives null: said in words, not as zod's "expected number, received null".
+    expect(validateRequest(t25, { shots: [{ prompt: 'a pier', duration: null }], duration: 5 }).invalid).toEqual([{ field: 'shots.0.duration', reason: 'must be a whole number of seconds' }]);
+    for (const id of ['i2v-endframe', 'i2v-endframe-fast']) {
+      expect(validateRequest(getTool(id), {}).invalid).toEqual([{ field: 'image', reason: 'is required (or at least a prompt): there is nothing to animate' }]);
+      expect(validateRequest(getTool(id), { prompt: 'a pier' }).ok).toBe(true);
+      expect(validateRequest(getTool(id), { image: png }).ok).toBe(true);
+    }
+  });
+
+  it('warns that a LoRA style is ignored beside a reference image (api-notes), and only then', () => {
+    const t = getTool('hires');
+    const styled = { prompt: 'a harbour', styling: { styles: [{ name: 'Watercolor', strength: 80 }] } };
+    expect(validateRequest(t, styled).warnings).toEqual([]);
+    for (const ref of ['structure_reference', 'style_reference']) {
+      const r = validateRequest(t, { ...styled, [ref]: png });
+      expect(r.ok).toBe(true);
+      expect(r.warnings).toEqual([{ field: 'styling', reason: expect.stringContaining('LoRA style is ignored') }]);
+    }
+    // A character is not a style: the note speaks of styles only.
+    expect(validateRequest(t, { prompt: 'a harbour', style_reference: png, styling: { characters: [{ id: 6, strength: 85 }] } }).warnings).toEqual([]);
+  });
+
   it('counts per-shot prompts in the 2.5 prompt limit and warns above 5,000', () => {
     const t = getTool('video-25');
     const shots = [{ prompt: 'a'.repeat(30000), duration: 3 }, { prompt: 'b'.repeat(10001), duration: 3 }];
