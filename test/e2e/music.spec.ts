@@ -78,3 +78,21 @@ test('a reference image to fix is named as its row is labelled, and Generate goe
   await expect(second).toBeFocused();
   expect(errors).toEqual([]);
 });
+
+test('Enter in a field does not start a paid task; the Generate button does', async ({ page }) => {
+  const errors = watchErrors(page);
+  await openMusic(page);
+  await page.getByTestId('music-tools').getByText('Instrumental music').click();
+  await page.getByTestId('field-prompt').fill('Warm analogue synth pads, slow arpeggio, 80 bpm');
+  // Typing a value and pressing Enter to "set" it, as in many apps: HTML would submit the form.
+  await page.getByTestId('field-negative_prompt').fill('vocals');
+  await page.getByTestId('field-negative_prompt').press('Enter');
+  await page.waitForTimeout(500);
+  await expect(page.getByTestId('result-job')).toHaveCount(0);
+  const stats = (await (await fetch(`${sandbox.url}/__sandbox/stats`)).json()) as { creates: Record<string, unknown> };
+  expect(Object.keys(stats.creates)).toEqual([]);
+  await page.getByTestId('submit').focus();
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('result-job')).toHaveCount(1);
+  expect(errors).toEqual([]);
+});
