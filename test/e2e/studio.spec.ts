@@ -4,7 +4,7 @@ import { join, relative } from 'node:path';
 import { expect, test, type Route } from '@playwright/test';
 import sharp from 'sharp';
 import { dropFiles, newHome, startHost, type HostHandle } from './host.ts';
-import { desk, makeImages, shot, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
+import { desk, makeImages, setFaults, shot, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
 
 interface Job { state: string; input: string | null; relDir: string; outputs: string[]; invalid: { field: string; reason: string }[] }
 
@@ -95,6 +95,22 @@ test('a bad parameter: the catalogue bound shows at once, and the server\'s 400 
   await page.getByTestId('job-row').first().locator('button').first().click();
   await expect(page.getByTestId('job-row').first()).toHaveAttribute('data-state', 'failed');
   await expect(page.getByTestId('job-invalid-input_image')).toContainText('loopback');
+  expect(errors).toEqual([]);
+});
+
+test('the LoRA catalogue down (503): the gallery says so and offers to try again, which loads it once it is back', async ({ page }) => {
+  const errors = watchErrors(page);
+  sandbox = await startSandboxProcess(300);
+  host = await startHost(newHome(), sandbox.env);
+  await setFaults(sandbox.url, { rate503: 1 });
+  await page.goto(`${host.url}#loras`);
+  // The client's own retries come first; then the failure, with no "0 of 0" as if the catalogue were empty.
+  await expect(page.getByRole('alert')).toContainText('The LoRA catalogue could not be loaded', { timeout: 60_000 });
+  await expect(page.getByTestId('lora-count')).toHaveCount(0);
+  await setFaults(sandbox.url, { rate503: 0 });
+  await page.getByTestId('lora-retry').click();
+  await expect(page.getByTestId('lora-card').first()).toBeVisible();
+  await expect(page.getByTestId('lora-count')).toHaveText(/^(\d+) of \1$/);
   expect(errors).toEqual([]);
 });
 
