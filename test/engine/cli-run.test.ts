@@ -20,6 +20,9 @@ afterAll(async () => {
 
 const cli = (args: string[], cwd = dir) => runCli(args, { env: cliEnv(join(dir, 'home'), sb.url), cwd });
 
+/** stderr without its progress lines: what the run had to say about the inputs. */
+const notes = (err: string) => err.trimEnd().split('\n').filter((l) => !l.startsWith('progress '));
+
 describe('mediadesk run: where results go, and nothing to do', () => {
   it('an output folder that is a file is refused before anything is paid; a relative --out is the shell folder’s', async () => {
     const input = join(dir, 'in');
@@ -101,9 +104,9 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     writeFileSync(join(odd, 'notes\nfinal.txt'), 'x');
     const r = await cli(['run', 'upscaler-precision', odd, '--out', join(dir, 'out-odd')]);
     expect(r.code).toBe(0);
-    expect(r.err.trimEnd().split('\n')).toEqual([`rejected ${odd}/notes\\nfinal.txt: this tool does not take .txt files`]);
+    expect(notes(r.err)).toEqual([`rejected ${odd}/notes\\nfinal.txt: this tool does not take .txt files`]);
     const again = await cli(['run', 'upscaler-precision', odd, '--out', join(dir, 'out-odd')]);
-    expect(again.err.trimEnd().split('\n')).toEqual([
+    expect(notes(again.err)).toEqual([
       `rejected ${odd}/notes\\nfinal.txt: this tool does not take .txt files`,
       `skipped ${odd}/tab\\there.png: its output ${join(dir, 'out-odd')}/tab_here_upscaler-precision.png already exists`,
       `skipped ${odd}/two\\nlines.png: its output ${join(dir, 'out-odd')}/two_lines_upscaler-precision.png already exists`,
@@ -113,6 +116,18 @@ describe('mediadesk run: where results go, and nothing to do', () => {
       expect.stringMatching(new RegExp(`done\\s+upscaler-precision\\s+${odd}/tab\\\\there\\.png$`)),
       expect.stringMatching(new RegExp(`done\\s+upscaler-precision\\s+${odd}/two\\\\nlines\\.png$`)),
     ]);
+  });
+
+  it('stdout holds the batch and result lines alone, progress goes to stderr, and a pipe gets no escape codes', async () => {
+    const input = join(dir, 'piped');
+    await makeImages(input, ['a.png', 'b.png']);
+    const out = join(dir, 'out piped ü');
+    const r = await cli(['run', 'upscaler-precision', input, '--out', out]);
+    expect(r.code, r.err).toBe(0);
+    expect(r.out.replace(/^batch [0-9a-f]{8}:/, 'batch ID:')).toBe(`batch ID: 2 queued\n2 of 2 done; results in ${out}\n`);
+    expect(r.err).toMatch(/^progress 2\/2: 2 done, 0 in flight$/m);
+    // No bar redrawn in place, nor any other control character, on either stream of a pipe.
+    expect(r.out + r.err).not.toMatch(/[\r\u001b]/);
   });
 
   it('a re-run of a big folder names the first 20 skipped files and counts the rest', async () => {

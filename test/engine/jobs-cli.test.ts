@@ -74,3 +74,14 @@ describe('mediadesk jobs list', () => {
     expect(extra.err).toMatch(/unknown option --bogus/);
   });
 });
+
+describe('mediadesk jobs retry', () => {
+  it('prints the job and its state on stdout, and its progress on stderr', async () => {
+    const failed = JSON.parse((await cli(['jobs', 'list', '--state=failed', '--json'])).out).jobs[0].id as string;
+    await control(sandbox.url, 'reset', {});
+    const r = await cli(['jobs', 'retry', failed.slice(0, 8)]);
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toBe(`${failed.slice(0, 8)} queued\n`);
+    expect(r.err).toMatch(/^progress 1\/1: 1 done, 0 in flight$/m);
+  });
+});

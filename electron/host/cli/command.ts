@@ -8,8 +8,9 @@ export class UsageError extends Error {
 export interface CliContext {
   argv: string[];
   stdin: Readable & { isTTY?: boolean };
-  stdout: Writable & { isTTY?: boolean; columns?: number };
-  stderr: Writable;
+  stdout: Writable;
+  /** Progress and notes: a terminal's here even when stdout is a pipe or a file. */
+  stderr: Writable & { isTTY?: boolean; columns?: number };
   env: NodeJS.ProcessEnv;
   /** The data folder shared with the desktop app (database, settings, caches). */
   home: string;

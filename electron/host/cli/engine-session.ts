@@ -41,12 +41,15 @@ export function countStates(engine: Engine, ids: readonly string[]): Counts {
 
 export const settledOf = (c: Counts) => SETTLED_STATES.reduce((a, s) => a + c[s], 0);
 
-/** A progress line: a bar that redraws in place on a terminal, plain lines (on change) otherwise. */
+/**
+ * A progress line on stderr, never stdout: `files=$(mediadesk run …)` or `> log` must get the
+ * results alone. A bar that redraws in place when stderr is a terminal, plain lines (on change) otherwise.
+ */
 export class Progress {
-  private readonly out: CliContext['stdout'];
+  private readonly out: CliContext['stderr'];
   private last = '';
   private lastAt = 0;
-  constructor(out: CliContext['stdout']) {
+  constructor(out: CliContext['stderr']) {
     this.out = out;
   }
 

@@ -60,7 +60,7 @@ export const jobsCommand: CliCommand = {
         // Drive the queue (or follow whoever does) until this job settles.
         engine.start();
         const stop = new AbortController();
-        const counts = await waitForJobs(engine, [id], new Progress(ctx.stdout), stop.signal);
+        const counts = await waitForJobs(engine, [id], new Progress(ctx.stderr), stop.signal);
         const after = engine.job(id);
         if (after.state !== 'done') ctx.stderr.write(`${after.state}: ${after.error ?? ''}\n`);
         return counts.done === 1 ? 0 : SETTLED_STATES.includes(after.state) ? 1 : 1;

@@ -104,7 +104,7 @@ export const runCommand: CliCommand = {
         return started.rejected.length ? 1 : 0;
       }
       engine.start();
-      const counts = await waitForJobs(engine, started.jobIds, new Progress(notes), stop.signal);
+      const counts = await waitForJobs(engine, started.jobIds, new Progress(ctx.stderr), stop.signal);
       if (stop.signal.aborted) {
         if (args.json) ctx.stdout.write(`${JSON.stringify(report(), null, 2)}\n`);
         ctx.stderr.write('stopped; run the same command again to resume (nothing is submitted twice)\n');
