@@ -31,7 +31,7 @@ afterAll(async () => {
 
 const cli = (args: string[]) => runCli(args, { env: cliEnv(join(dir, 'home'), sandbox.url) });
 
-const jobLines = (out: string) => out.trim().split('\n').slice(0, -1);
+const jobLines = (out: string) => out.trim().split('\n');
 
 describe('mediadesk jobs list', () => {
   it('filters with --opt value and --opt=value alike', async () => {
@@ -40,13 +40,22 @@ describe('mediadesk jobs list', () => {
       expect(r.code, r.err).toBe(0);
       expect(jobLines(r.out)).toHaveLength(1);
       expect(jobLines(r.out)[0]).toMatch(/^\S{8}\s+failed\s/);
-      expect(r.out).toMatch(/1 of 1 jobs\n$/);
+      expect(r.err).toBe('1 of 1 jobs\n');
     }
     const limited = await cli(['jobs', 'list', '--limit=2']);
     expect(limited.code, limited.err).toBe(0);
     expect(jobLines(limited.out)).toHaveLength(2);
-    expect(limited.out).toMatch(/2 of 4 jobs\n$/);
+    expect(limited.err).toBe('2 of 4 jobs\n');
     expect(JSON.parse((await cli(['jobs', 'list', '--state=done', '--json'])).out).total).toBe(3);
+  });
+
+  it('stdout holds job rows only, so a pipeline of ids gets no count line; the count goes to stderr', async () => {
+    const all = await cli(['jobs', 'list']);
+    expect(all.out.trim().split('\n').filter((l) => !/^[0-9a-f]{8}  \S/.test(l))).toEqual([]);
+    expect(all.out.trim().split('\n')).toHaveLength(4);
+    expect(all.err).toBe('4 of 4 jobs\n');
+    const none = await cli(['jobs', 'list', '--state', 'canceled']);
+    expect([none.code, none.out, none.err]).toEqual([0, '', '0 of 0 jobs\n']);
   });
 
   it('rejects unknown options, stray arguments and bad values with exit 2 and one line', async () => {

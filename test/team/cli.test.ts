@@ -188,6 +188,11 @@ describe('mediadesk apps | usage | creations', () => {
     expect(await posts()).toBe(before + 1);
   });
 
+  it('apps runs with no runs yet says so on stderr: stdout, where rows go, stays empty', async () => {
+    const fresh = await runCli(['apps', 'runs'], { env: cliEnv(join(home, 'no-runs'), sandbox.url) });
+    expect([fresh.code, fresh.out, fresh.err]).toEqual([0, '', 'no app runs yet\n']);
+  });
+
   it('apps runs refuses what it does not take', async () => {
     expect((await cli(['apps', 'runs', '--limit=0'])).err).toMatch(/--limit must be a whole number from 1 to 500, got "0"/);
     const extra = await cli(['apps', 'runs', '--yes']);

@@ -75,7 +75,7 @@ export const appsCommand: CliCommand = {
         // Local records (shared with the desktop app's Queue): no request, nothing paid.
         const { runs } = await invoke(s.core, 'apps.runs', { limit });
         if (o.flags.has('--json')) ctx.stdout.write(`${JSON.stringify(runs, null, 2)}\n`);
-        else if (!runs.length) ctx.stdout.write('no app runs yet\n');
+        else if (!runs.length) ctx.stderr.write('no app runs yet\n');
         else {
           const here = (await invoke(s.core, 'app.info', {})).backend.identity;
           ctx.stdout.write(table(['RUN', 'STATE', 'CREATED (UTC)', 'APP', 'FILES', 'FOLDER', 'NOTE'], runs.map((r) => runRow(r, here))));

@@ -146,7 +146,8 @@ async function query(ctx: CliContext, service: AuditService, p: Parsed): Promise
     shown += page.rows.length;
     after = page.next ?? undefined;
   } while (after && shown < want);
-  ctx.stdout.write(`${shown} of ${total} event(s)\n`);
+  // On stderr, as `jobs list` and `creations` put theirs: every stdout line is an event.
+  ctx.stderr.write(`${shown} of ${total} event(s)\n`);
   return 0;
 }
 

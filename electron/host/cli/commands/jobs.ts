@@ -41,7 +41,8 @@ export const jobsCommand: CliCommand = {
         if (args.json) ctx.stdout.write(JSON.stringify(r, null, 2) + '\n');
         else {
           for (const j of r.jobs) ctx.stdout.write(`${j.id.slice(0, 8)}  ${j.state.padEnd(15)} ${j.tool.padEnd(18)} ${oneLine(`${j.input ?? '(prompt)'}${j.error ? `  - ${j.error}` : ''}`)}\n`);
-          ctx.stdout.write(`${r.jobs.length} of ${r.total} jobs\n`);
+          // A count, not a job: on stdout it would reach `| cut -c1-8 | xargs mediadesk jobs retry` as an id.
+          ctx.stderr.write(`${r.jobs.length} of ${r.total} jobs\n`);
         }
         return 0;
       }
