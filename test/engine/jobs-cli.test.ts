@@ -64,7 +64,7 @@ describe('mediadesk jobs list', () => {
       [['--bogus'], /unknown option --bogus$/],
       [['failed'], /jobs list takes no arguments, got "failed"$/],
       [['--state=broken'], /--state must be one of queued, .*needs_attention, got "broken"$/],
-      [['--limit=2x'], /--limit must be a whole number from 1 to 1000, got "2x"$/],
+      [['--limit=2x'], /--limit must be a whole number from 1 to 1000, got "2x" \(--all lists every job, --offset N pages\)$/],
       [['--limit'], /--limit needs a value$/],
     ];
     for (const [args, message] of cases) {
@@ -92,5 +92,48 @@ describe('mediadesk jobs retry', () => {
     expect(r.code, r.err).toBe(0);
     expect(r.out).toBe(`${failed.slice(0, 8)} queued\n`);
     expect(r.err).toMatch(/^progress 1\/1: 1 done, 0 in flight$/m);
+  });
+});
+
+describe('mediadesk jobs list over a queue of more than one page', () => {
+  const N = 1003;
+  let big: string;
+  let inputs: string[];
+  beforeAll(async () => {
+    big = join(dir, 'big');
+    inputs = await makeImages(join(big, 'in'), Array.from({ length: N }, (_, i) => `p${String(i).padStart(4, '0')}.png`), 8);
+    const engine = engineFor(join(big, 'home'), sandbox.url);
+    try {
+      // Queued only: listing needs jobs, not results.
+      expect((await engine.startBatch({ tool: 'upscaler-precision', inputs: [join(big, 'in')], params: {}, outDir: join(big, 'out') })).queued).toBe(N);
+    } finally {
+      await engine.close();
+    }
+  });
+  const listBig = (args: string[]) => runCli(['jobs', 'list', ...args], { env: cliEnv(join(big, 'home'), sandbox.url) });
+
+  it('--all lists every job in queue order, past the 1000 a page holds; --offset pages', async () => {
+    const all = await listBig(['--all', '--json']);
+    expect(all.code, all.err).toBe(0);
+    const report = JSON.parse(all.out) as { total: number; jobs: { input: string }[] };
+    expect(report.total).toBe(N);
+    expect(report.jobs.map((j) => j.input)).toEqual(inputs);
+
+    const text = await listBig(['--all']);
+    expect(text.out.trimEnd().split('\n')).toHaveLength(N);
+    expect(text.err).toBe(`${N} of ${N} jobs\n`);
+
+    const rest = await listBig(['--offset', '1000', '--json']);
+    expect(JSON.parse(rest.out).jobs.map((j: { input: string }) => j.input)).toEqual(inputs.slice(1000));
+    const middle = await listBig(['--offset=999', '--limit=2']);
+    expect(middle.out.trimEnd().split('\n').map((l) => l.replace(/^[0-9a-f]{8}  queued +upscaler-precision /, ''))).toEqual(inputs.slice(999, 1001));
+  });
+
+  it('a --limit past one page says how to get more; --all and --limit together are refused', async () => {
+    const over = await listBig(['--limit', '5000']);
+    expect([over.code, over.out, over.err]).toEqual([2, '', 'mediadesk jobs: --limit must be a whole number from 1 to 1000, got "5000" (--all lists every job, --offset N pages)\n']);
+    const both = await listBig(['--all', '--limit', '5']);
+    expect([both.code, both.err]).toEqual([2, 'mediadesk jobs: give --limit or --all, not both\n']);
+    expect((await listBig(['--offset', 'x'])).err).toBe('mediadesk jobs: --offset must be a whole number, got "x"\n');
   });
 });

@@ -1,5 +1,3 @@
-import { once } from 'node:events';
-import type { Writable } from 'node:stream';
 import { rangeReversed } from '../../../../shared/validation/dates.ts';
 import { auditFiltersSchema, type AuditFilters, type AuditSort, type ImportReport } from '../../../../shared/contract/audit.ts';
 import type { ApiTarget } from '../../../core/api/client.ts';
@@ -8,7 +6,7 @@ import { CSV_COLUMNS } from '../../../core/audit/formats/csv.ts';
 import { iterateEvents } from '../../../core/audit/query.ts';
 import { AuditService } from '../../../core/audit/service.ts';
 import { dbPaths } from '../../../core/paths.ts';
-import { UsageError, type CliCommand, type CliContext } from '../command.ts';
+import { UsageError, write, type CliCommand, type CliContext } from '../command.ts';
 import { parseOptions } from './team-common.ts';
 
 const USAGE = [
@@ -86,10 +84,6 @@ function limitOf(p: Parsed): number | undefined {
 }
 
 const PROGRESS_EVERY_MS = 1000;
-
-async function write(out: Writable, s: string): Promise<void> {
-  if (!out.write(s)) await once(out, 'drain');
-}
 
 /**
  * The API target: the lead's CLI services (env MEDIADESK_API_URL + MEDIADESK_API_KEY, the
