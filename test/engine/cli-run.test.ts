@@ -1,8 +1,9 @@
 import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
-import { cliEnv, runCli } from '../cli.ts';
+import { cliEnv, interruptWhen, runCli } from '../cli.ts';
 import { cleanup, control, creates, makeImages, tmp } from './helpers.ts';
 
 /** `mediadesk run` as a script runs it: a child process against the Sandbox over HTTP. */
@@ -128,6 +129,35 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     expect(r.err).toMatch(/^progress 2\/2: 2 done, 0 in flight$/m);
     // No bar redrawn in place, nor any other control character, on either stream of a pipe.
     expect(r.out + r.err).not.toMatch(/[\r\u001b]/);
+  });
+
+  // A progress line with a note in brackets: what the CLI says while the jobs wait, whatever it says.
+  const WAIT_NOTE = /^progress .* queued \(.+\)$/m;
+
+  it('a server that cannot be reached, or that asks to slow down, is named as such while the jobs wait', async () => {
+    const input = join(dir, 'waiting');
+    await makeImages(input, ['a.png']);
+    // A port nothing listens on: the connection is refused, so nothing is sent or paid.
+    const closed = createServer();
+    await new Promise<void>((res) => closed.listen(0, '127.0.0.1', res));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((res) => closed.close(res));
+    const unreachable = await interruptWhen(['run', 'upscaler-precision', input, '--out', join(dir, 'out-waiting')], {
+      env: cliEnv(join(dir, 'home-unreachable'), `http://127.0.0.1:${port}`),
+      until: WAIT_NOTE,
+    });
+    expect(unreachable.code).toBe(130);
+    expect(unreachable.err).toMatch(/^progress 0\/1: 0 done, 0 in flight, 1 queued \(waiting to submit again: network error \(ECONNREFUSED\)\)$/m);
+    expect(unreachable.err).not.toMatch(/rate limited/);
+
+    await control(sb.url, 'faults', { rate429: 1, retryAfterSec: 1 });
+    try {
+      const limited = await interruptWhen(['run', 'upscaler-precision', input, '--out', join(dir, 'out-waiting')], { env: cliEnv(join(dir, 'home-429'), sb.url), until: WAIT_NOTE });
+      expect(limited.code).toBe(130);
+      expect(limited.err).toMatch(/\(waiting to submit again: 429 Too many requests\)$/m);
+    } finally {
+      await control(sb.url, 'faults', { rate429: 0 });
+    }
   });
 
   it('a re-run of a big folder names the first 20 skipped files and counts the rest', async () => {

@@ -33,9 +33,19 @@ export async function openEngineSession(ctx: CliContext, o: { concurrency?: numb
 
 export type Counts = Record<JobState, number>;
 
-export function countStates(engine: Engine, ids: readonly string[]): Counts {
-  const counts = { queued: 0, submitting: 0, running: 0, downloading: 0, done: 0, failed: 0, canceled: 0, needs_attention: 0 } as Counts;
-  for (const j of engine.store.byIds(ids)) counts[j.state]++;
+/** What the engine writes on a job whose create it will send again (server busy or unreachable). */
+const WAITING = 'Waiting: ';
+
+/**
+ * The states of `ids`, and why the queued ones wait when a create was refused: the reason the
+ * engine left on one of them ("429 …", "network error (ECONNREFUSED)"), null when none was.
+ */
+export function countStates(engine: Engine, ids: readonly string[]): Counts & { waiting: string | null } {
+  const counts = { queued: 0, submitting: 0, running: 0, downloading: 0, done: 0, failed: 0, canceled: 0, needs_attention: 0, waiting: null } as Counts & { waiting: string | null };
+  for (const j of engine.store.byIds(ids)) {
+    counts[j.state]++;
+    if (j.state === 'queued' && j.error?.startsWith(WAITING)) counts.waiting = j.error.slice(WAITING.length);
+  }
   return counts;
 }
 
@@ -94,7 +104,9 @@ export async function waitForJobs(engine: Engine, ids: readonly string[], progre
   while (settledOf(counts) < ids.length && !signal.aborted) {
     const st = engine.status();
     const other = !engine.holdsQueue && engine.store.lease() !== null;
-    const note = otherBackendNote(engine, mine, 'these jobs are') ?? (other ? 'another MediaDesk process is running the queue' : st.paused ? 'queue paused' : st.rateLimitedUntil ? 'rate limited, waiting' : '');
+    // A server that cannot be reached is not "rate limited": say what the last refused create met.
+    const waiting = counts.waiting ? `waiting to submit again: ${counts.waiting}` : st.rateLimitedUntil ? 'waiting to submit again: the server is busy or could not be reached' : '';
+    const note = otherBackendNote(engine, mine, 'these jobs are') ?? (other ? 'another MediaDesk process is running the queue' : st.paused ? 'queue paused' : waiting);
     progress.update(counts, ids.length, note);
     await new Promise((r) => setTimeout(r, 200));
     counts = countStates(engine, ids);
