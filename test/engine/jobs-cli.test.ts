@@ -2,8 +2,8 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
-import { cliEnv, runCli } from '../cli.ts';
-import { cleanup, control, engineFor, makeImages, settle, tmp } from './helpers.ts';
+import { cliEnv, interruptWhen, runCli } from '../cli.ts';
+import { cleanup, control, creates, engineFor, makeImages, settle, tmp } from './helpers.ts';
 
 let sandbox: RunningSandbox;
 let dir: string;
@@ -92,6 +92,38 @@ describe('mediadesk jobs retry', () => {
     expect(r.code, r.err).toBe(0);
     expect(r.out).toBe(`${failed.slice(0, 8)} queued\n`);
     expect(r.err).toMatch(/^progress 1\/1: 1 done, 0 in flight$/m);
+  });
+});
+
+describe('mediadesk jobs retry, interrupted', () => {
+  it('Ctrl-C stops following, not the job: it exits 130, the job is not sent again, and `run` over its input follows it to its result', async () => {
+    const input = join(dir, 'interrupted');
+    const engine = engineFor(join(dir, 'home'), sandbox.url);
+    let id: string;
+    try {
+      await control(sandbox.url, 'faults', { failureRate: 1 });
+      engine.start();
+      const bad = await engine.startBatch({ tool: 'upscaler-precision', inputs: await makeImages(input, ['e.png']), params: {}, outDir: join(dir, 'out') });
+      await settle(engine, bad.jobIds);
+      id = bad.jobIds[0];
+    } finally {
+      await engine.close();
+      await control(sandbox.url, 'reset', {});
+    }
+    // Long enough a task that Ctrl-C comes while it runs on the server.
+    await control(sandbox.url, 'faults', { taskDurationMs: 5000 });
+    const r = await interruptWhen(['jobs', 'retry', id.slice(0, 8)], { env: cliEnv(join(dir, 'home'), sandbox.url), until: /^progress 0\/1: 0 done, 1 in flight$/m });
+    expect(r.code, r.err).toBe(130);
+    expect(r.err).toMatch(new RegExp(`^stopped following job ${id.slice(0, 8)} \\(running\\); it stays in the queue and nothing submitted is sent again: `, 'm'));
+    const job = (JSON.parse((await cli(['jobs', 'list', '--state', 'running', '--json'])).out).jobs as { id: string; taskId: string | null }[]).find((j) => j.id === id);
+    expect(job?.taskId).toBeTruthy();
+
+    await control(sandbox.url, 'faults', { taskDurationMs: 50 });
+    const resumed = await cli(['run', 'upscaler-precision', input, '--out', join(dir, 'out')]);
+    expect(resumed.code, resumed.err).toBe(0);
+    expect(resumed.out).toContain('0 queued, 1 resumed from an earlier run');
+    // The retry's one create: neither Ctrl-C nor the resume sent the job again.
+    expect(creates(await control(sandbox.url, 'stats'))).toBe(1);
   });
 });
 

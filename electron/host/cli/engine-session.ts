@@ -115,3 +115,23 @@ export async function waitForJobs(engine: Engine, ids: readonly string[], progre
   progress.end();
   return counts;
 }
+
+/**
+ * Ctrl-C (or SIGTERM) while a command follows work: a request to stop following, not the work.
+ * The command winds down (a request in flight finishes, so nothing is left half-sent and put to the
+ * user as maybe charged) and exits 130. Released when it ends, so a second Ctrl-C while it closes
+ * ends the process at once.
+ */
+export function interruptible(): { signal: AbortSignal; release(): void } {
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  return {
+    signal: stop.signal,
+    release() {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
+}

@@ -1,8 +1,8 @@
-import { isJobState, JOB_STATES, SETTLED_STATES } from '../../../core/queue/states.ts';
+import { isJobState, JOB_STATES } from '../../../core/queue/states.ts';
 import { DeskError } from '../../../../shared/contract/define.ts';
 import { oneLine, UsageError, write, type CliCommand, type CliContext } from '../command.ts';
 import type { JobRecord } from '../../../../shared/contract/jobs.ts';
-import { openEngineSession, Progress, waitForJobs } from '../engine-session.ts';
+import { interruptible, openEngineSession, Progress, waitForJobs } from '../engine-session.ts';
 import { parseOptions } from './team-common.ts';
 
 const USAGE = [
@@ -83,11 +83,21 @@ export const jobsCommand: CliCommand = {
         if (args.noWait) return 0;
         // Drive the queue (or follow whoever does) until this job settles.
         engine.start();
-        const stop = new AbortController();
-        const counts = await waitForJobs(engine, [id], new Progress(ctx.stderr), stop.signal);
-        const after = engine.job(id);
-        if (after.state !== 'done') ctx.stderr.write(`${after.state}: ${after.error ?? ''}\n`);
-        return counts.done === 1 ? 0 : SETTLED_STATES.includes(after.state) ? 1 : 1;
+        const stop = interruptible();
+        try {
+          const counts = await waitForJobs(engine, [id], new Progress(ctx.stderr), stop.signal);
+          if (stop.signal.aborted) {
+            // A create in flight finishes first, so the state said is the one the job keeps.
+            await engine.stop();
+            ctx.stderr.write(`stopped following job ${id.slice(0, 8)} (${engine.job(id).state}); it stays in the queue and nothing submitted is sent again: it goes on when the queue next runs (the app, or \`mediadesk run\` over its input)\n`);
+            return 130;
+          }
+          const after = engine.job(id);
+          if (after.state !== 'done') ctx.stderr.write(`${after.state}: ${after.error ?? ''}\n`);
+          return counts.done === 1 ? 0 : 1;
+        } finally {
+          stop.release();
+        }
       } catch (err) {
         if (err instanceof DeskError && (err.code === 'conflict' || err.code === 'not_found')) throw new UsageError(err.message);
         throw err;

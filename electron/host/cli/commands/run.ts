@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { findTool, parseParam, TOOLS } from '../../../../shared/catalogue/index.ts';
 import { DeskError } from '../../../../shared/contract/define.ts';
 import { oneLine, UsageError, type CliCommand, type CliContext } from '../command.ts';
-import { openEngineSession, Progress, waitForJobs } from '../engine-session.ts';
+import { interruptible, openEngineSession, Progress, waitForJobs } from '../engine-session.ts';
 import { toJobRecord } from '../../../core/queue/store.ts';
 
 /** Skipped inputs named one per line on stderr; the rest are counted. */
@@ -68,10 +68,7 @@ export const runCommand: CliCommand = {
     const args = parseArgs(ctx.argv);
     const session = await openEngineSession(ctx, { concurrency: args.concurrency });
     const { engine } = session;
-    const stop = new AbortController();
-    const onSignal = () => stop.abort();
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
+    const stop = interruptible();
     try {
       let started;
       try {
@@ -117,8 +114,7 @@ export const runCommand: CliCommand = {
       else ctx.stdout.write(`${counts.done} of ${started.jobIds.length} done${args.out ? `; results in ${args.out}` : ''}\n`);
       return counts.done === started.jobIds.length ? 0 : 1;
     } finally {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
+      stop.release();
       await session.close();
     }
   },
