@@ -41,6 +41,24 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     expect(readdirSync(join(work, 'results'))).toEqual(['a_upscaler-precision.png']);
   });
 
+  it('without --out, results go to the output folder of Settings, else the default one, as the core does for the app', async () => {
+    const input = join(dir, 'no-out');
+    await makeImages(input, ['a.png']);
+    const home = join(dir, 'home-no-out');
+    const fallback = join(dir, 'MediaDesk ü');
+    const env = { ...cliEnv(home, sb.url), MEDIADESK_OUTPUT_DIR: fallback };
+    const r = await runCli(['run', 'upscaler-precision', input], { env });
+    expect(r.code, r.err).toBe(0);
+    expect(r.out.endsWith(`\n1 of 1 done; results in ${fallback}\n`)).toBe(true);
+    expect(readdirSync(fallback)).toEqual(['a_upscaler-precision.png']);
+
+    const chosen = join(dir, 'chosen');
+    expect((await runCli(['settings', 'set', `outputDir=${chosen}`], { env })).code).toBe(0);
+    await makeImages(input, ['b.png']);
+    expect((await runCli(['run', 'upscaler-precision', join(input, 'b.png')], { env })).code).toBe(0);
+    expect(readdirSync(chosen)).toEqual(['b_upscaler-precision.png']);
+  });
+
   it('an empty folder, or only files the tool does not take, says so and exits non-zero without a batch', async () => {
     const empty = join(dir, 'empty');
     mkdirSync(empty);

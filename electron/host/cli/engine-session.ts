@@ -4,6 +4,7 @@ import { SETTLED_STATES, type JobState } from '../../core/queue/states.ts';
 import type { CliContext } from './command.ts';
 import { backendLabel } from '../../../shared/contract/foundation.ts';
 import { openCliServices } from './services.ts';
+import { withDefaultOutputDir } from '../../core/paths.ts';
 
 export interface EngineSession {
   engine: Engine;
@@ -18,7 +19,8 @@ export async function openEngineSession(ctx: CliContext, o: { concurrency?: numb
     target: () => services.target(),
     identity: () => services.identity(),
     slugs: () => services.slugs(),
-    settings: () => services.settings.get(),
+    // The app's own default when Settings names no output folder: `run` without --out writes where a batch from the app would.
+    settings: () => withDefaultOutputDir(services.settings.get(), ctx.env),
     concurrency: o.concurrency,
     poll: ctx.env.MEDIADESK_POLL_MIN_MS ? { firstMs: Number(ctx.env.MEDIADESK_POLL_MIN_MS), minMs: Number(ctx.env.MEDIADESK_POLL_MIN_MS) } : undefined,
   });

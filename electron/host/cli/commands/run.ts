@@ -63,7 +63,7 @@ function parseArgs(argv: string[]): RunArgs {
 export const runCommand: CliCommand = {
   name: 'run',
   summary: 'Run a tool over files and folders (resumable; exit 0 only when every job is done).',
-  usage: 'mediadesk run <tool> <files or folders...> [--param key=value ...] --out DIR [--concurrency N] [--json]',
+  usage: 'mediadesk run <tool> <files or folders...> [--param key=value ...] [--out DIR] [--concurrency N] [--json]\n         (without --out: the output folder of Settings, else ~/MediaDesk or $MEDIADESK_OUTPUT_DIR)',
   async run(ctx: CliContext): Promise<number> {
     const args = parseArgs(ctx.argv);
     const session = await openEngineSession(ctx, { concurrency: args.concurrency });
@@ -111,7 +111,8 @@ export const runCommand: CliCommand = {
         if (j.state !== 'done') ctx.stderr.write(`${j.state} ${j.id.slice(0, 8)} ${oneLine(`${j.inputPath ?? ''}: ${j.error ?? ''}`)}\n`);
       }
       if (args.json) ctx.stdout.write(`${JSON.stringify(report(), null, 2)}\n`);
-      else ctx.stdout.write(`${counts.done} of ${started.jobIds.length} done${args.out ? `; results in ${args.out}` : ''}\n`);
+      // The folder as the batch has it (full path, the default when no --out): a script can `cd` there.
+      else ctx.stdout.write(`${counts.done} of ${started.jobIds.length} done${started.batch ? `; results in ${started.batch.outDir}` : ''}\n`);
       return counts.done === started.jobIds.length ? 0 : 1;
     } finally {
       stop.release();
