@@ -45,6 +45,15 @@ describe('mediadesk apps | usage | creations', () => {
     expect(biz.err).toMatch(/Enterprise plans only/);
   });
 
+  it('an app id the server does not know is bad input (exit 2, one line), as an unknown job or run id is; nothing is paid', async () => {
+    const before = await posts();
+    for (const args of [['apps', 'show', 'noSuchAp'], ['apps', 'run', 'noSuchAp', '--yes', '--input', 'scene=beach']]) {
+      const r = await cli(args);
+      expect([r.code, r.out, r.err], args.join(' ')).toEqual([2, '', 'mediadesk apps: no app noSuchAp (`mediadesk apps list` lists them)\n']);
+    }
+    expect(await posts()).toBe(before);
+  });
+
   it('a file input that is a folder, no image or missing is refused locally with exit 2; nothing reaches the server', async () => {
     const dir = join(home, 'inputs');
     mkdirSync(join(dir, 'somefolder'), { recursive: true });
