@@ -15,7 +15,7 @@ const USAGE = [
   '       mediadesk audit import FILE... [--json]',
   '       mediadesk audit query [--from D] [--to D] [--member ID] [--group ID] [--folder REF] [--event-type T] [--request-id R] [--search TEXT]',
   '                             [--sort date|event_type|member] [--asc] [--limit N] [--json|--csv]',
-  '       mediadesk audit export --out FILE [--csv|--ndjson] [query filters]',
+  '       mediadesk audit export --out FILE|- [--csv|--ndjson] [query filters]   (- : standard output)',
 ].join('\n');
 
 const FILTER_OPTS = ['--from', '--to', '--member', '--group', '--folder', '--event-type', '--request-id', '--search'];
@@ -109,21 +109,25 @@ function printImport(ctx: CliContext, r: ImportReport): void {
   if (r.fatal) ctx.stdout.write(`  stopped: ${r.fatal}\n`);
 }
 
+/** Every match (or `limit`), streamed to stdout for scripts: one raw event per line, or CSV records. Resolves to the count. */
+async function streamEvents(ctx: CliContext, service: AuditService, o: { filters: AuditFilters; sort: AuditSort; csv: boolean; limit?: number }): Promise<number> {
+  if (o.csv) await write(ctx.stdout, CSV_COLUMNS.join(',') + '\r\n');
+  let n = 0;
+  for (const r of iterateEvents(service.store.db, o.filters, o.sort)) {
+    if (o.limit !== undefined && n >= o.limit) break;
+    await write(ctx.stdout, o.csv ? csvRecord(JSON.parse(r.raw) as Record<string, unknown>) : r.raw + '\n');
+    n++;
+  }
+  return n;
+}
+
 async function query(ctx: CliContext, service: AuditService, p: Parsed): Promise<number> {
   const filters = filtersOf(p);
   const sort = sortOf(p);
   const limit = limitOf(p);
   if (p.flags.has('--json') && p.flags.has('--csv')) throw new UsageError('give --json or --csv, not both');
   if (p.flags.has('--json') || p.flags.has('--csv')) {
-    // Scripts get every match (or --limit), streamed: one raw event per line, or CSV records.
-    const csv = p.flags.has('--csv');
-    if (csv) await write(ctx.stdout, CSV_COLUMNS.join(',') + '\r\n');
-    let n = 0;
-    for (const r of iterateEvents(service.store.db, filters, sort)) {
-      if (limit !== undefined && n >= limit) break;
-      await write(ctx.stdout, csv ? csvRecord(JSON.parse(r.raw) as Record<string, unknown>) : r.raw + '\n');
-      n++;
-    }
+    await streamEvents(ctx, service, { filters, sort, limit, csv: p.flags.has('--csv') });
     return 0;
   }
   // A query page holds at most 1000 rows; a larger --limit walks the cursor rather than stopping short.
@@ -209,8 +213,16 @@ export const auditCommand: CliCommand = {
         case 'query':
           return await query(ctx, service, p);
         case 'export': {
-          const format = p.flags.has('--csv') ? 'csv' : p.flags.has('--ndjson') ? 'ndjson' : /\.csv$/i.test(one(p, '--out')!) ? 'csv' : 'ndjson';
-          const r = await service.export({ format, path: one(p, '--out')!, filters: filtersOf(p), sort: sortOf(p) });
+          const out = one(p, '--out')!;
+          if (p.flags.has('--csv') && p.flags.has('--ndjson')) throw new UsageError('give --csv or --ndjson, not both');
+          const format = p.flags.has('--csv') ? 'csv' : p.flags.has('--ndjson') ? 'ndjson' : /\.csv$/i.test(out) ? 'csv' : 'ndjson';
+          // `--out -` is standard output, as for most Unix tools (it made a file named "-"); the count goes to stderr.
+          if (out === '-') {
+            const rows = await streamEvents(ctx, service, { filters: filtersOf(p), sort: sortOf(p), csv: format === 'csv' });
+            ctx.stderr.write(`wrote ${rows} event(s) to standard output\n`);
+            return 0;
+          }
+          const r = await service.export({ format, path: out, filters: filtersOf(p), sort: sortOf(p) });
           ctx.stdout.write(`wrote ${r.rows} event(s) to ${r.path}\n`);
           return 0;
         }
