@@ -22,3 +22,20 @@ export function runCli(args: readonly string[], o: { env: NodeJS.ProcessEnv; cwd
   child.stderr!.on('data', (d) => (err += d));
   return new Promise((res) => child.once('exit', (code) => res({ code, out, err })));
 }
+
+/**
+ * Runs `mediadesk args…` and presses Ctrl-C (SIGINT) once its stderr matches `until`, as a user
+ * at the terminal would on seeing that line; then waits for its exit.
+ */
+export function interruptWhen(args: readonly string[], o: { env: NodeJS.ProcessEnv; until: RegExp }): Promise<CliRun> {
+  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...o.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  let sent = false;
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => {
+    err += d;
+    if (!sent && o.until.test(err)) sent = child.kill('SIGINT');
+  });
+  return new Promise((res) => child.once('exit', (code) => res({ code, out, err })));
+}

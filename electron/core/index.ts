@@ -11,7 +11,7 @@ import { openEngine } from './engine/open.ts';
 import { engineHandlers } from './engine/handlers.ts';
 import { AuditService } from './audit/service.ts';
 import { auditHandlers } from './audit/handlers.ts';
-import { dbPaths, defaultOutputDir } from './paths.ts';
+import { dbPaths, withDefaultOutputDir } from './paths.ts';
 import { checkOpenable, openWithOs } from './open-file.ts';
 import { CachedSecretStore, keyFingerprint, openSecretStore, type SecretStore } from './secrets.ts';
 import { teamHandlers, teamServices } from './team.ts';
@@ -45,11 +45,7 @@ export async function createCore(o: CoreOptions) {
   const media = new MediaGate(o.home, () => mediaRoots.flatMap((f) => f()));
 
   const client = new ApiClient(() => backend.target());
-  // An empty output folder means the documented default, so a first batch needs no setup.
-  const effectiveSettings = () => {
-    const s = settings.get();
-    return s.outputDir ? s : { ...s, outputDir: defaultOutputDir(o.env ?? process.env) };
-  };
+  const effectiveSettings = () => withDefaultOutputDir(settings.get(), o.env ?? process.env);
   const engine = openEngine({ home: o.home, target: () => backend.target(), identity: () => backend.identity(), builtInSandboxUrl: () => backend.builtInSandboxUrl(), slugs: () => backend.slugs(), settings: effectiveSettings });
   engine.on('jobs.changed', (e) => events.emit('jobs.changed', e));
   mediaRoots.push(() => [...engine.store.mediaRoots(), effectiveSettings().outputDir]);

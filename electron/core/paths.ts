@@ -26,6 +26,10 @@ export function defaultOutputDir(env: NodeJS.ProcessEnv = process.env): string {
   return env.MEDIADESK_OUTPUT_DIR || join(homedir(), 'MediaDesk');
 }
 
+/** Settings as every engine must read them: an empty output folder is the documented default, so a first batch needs no setup. */
+export const withDefaultOutputDir = <S extends { outputDir: string }>(s: S, env: NodeJS.ProcessEnv = process.env): S =>
+  s.outputDir ? s : { ...s, outputDir: defaultOutputDir(env) };
+
 /**
  * A path as the file system names it, so one folder reached two ways is one folder to the queue
  * (queued and paid for once): links resolved, and on macOS and Windows each name as stored, in

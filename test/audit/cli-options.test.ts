@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../cli.ts';
@@ -74,10 +74,36 @@ describe('mediadesk audit refuses options it cannot honour', () => {
     const r = await audit('query', '--limit', '2500');
     expect(r.code).toBe(0);
     const lines = r.out.trim().split('\n');
-    expect(lines.at(-1)).toBe(`2500 of ${N} event(s)`);
-    expect(lines).toHaveLength(2501);
+    // Events alone on stdout; the count on stderr, as `jobs list` and `creations` put theirs.
+    expect(r.err).toBe(`2500 of ${N} event(s)\n`);
+    expect(lines).toHaveLength(2500);
     // Newest first, each event once.
-    expect(new Set(lines.slice(0, -1).map((l) => l.split(/\s+/).at(-1))).size).toBe(2500);
+    expect(new Set(lines.map((l) => l.split(/\s+/).at(-1))).size).toBe(2500);
     expect(lines[0]).toContain(`evt_${N - 1}`);
+  });
+});
+
+describe('mediadesk audit export --out -', () => {
+  it('writes to standard output what it writes to a file, in either format, and makes no file named "-"', async () => {
+    const cwd = join(tmp.dir, 'cwd');
+    mkdirSync(cwd);
+    for (const [name, flags] of [['all.ndjson', []], ['all.csv', ['--csv']]] as const) {
+      const toFile = await audit('export', '--out', join(tmp.dir, name));
+      expect(toFile.code, toFile.err).toBe(0);
+      const piped = await runCli(['audit', 'export', '--out', '-', ...flags], { env, cwd });
+      expect(piped.code, piped.err).toBe(0);
+      expect(piped.out).toBe(readFileSync(join(tmp.dir, name), 'utf8'));
+      expect(piped.err).toBe(`wrote ${N} event(s) to standard output\n`);
+    }
+    expect(readdirSync(cwd)).toEqual([]);
+
+    // The round trip a script makes: export to a pipe, import the file it became into another cache.
+    const csv = tmp.file('piped.csv', (await runCli(['audit', 'export', '--out', '-', '--csv', '--event-type', 'project.folder.shared'], { env, cwd })).out);
+    const other = await runCli(['audit', 'import', csv], { env: { ...env, MEDIADESK_HOME: join(tmp.dir, 'other-home') } });
+    expect(other.code, other.err).toBe(0);
+    expect(other.out).toContain(`: ${N / 4} item(s), ${N / 4} added, 0 already cached, 0 rejected`);
+
+    const both = await audit('export', '--out', '-', '--csv', '--ndjson');
+    expect([both.code, both.out, both.err]).toEqual([2, '', 'mediadesk audit: give --csv or --ndjson, not both\n']);
   });
 });

@@ -182,8 +182,9 @@ describe('switching backends with work in the queue', () => {
     let closed = false;
     try {
       const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      // The progress line, on stderr.
       let out = '';
-      const said = new Promise<void>((res) => child.stdout!.on('data', (d) => {
+      const said = new Promise<void>((res) => child.stderr!.on('data', (d) => {
         out += d;
         if (out.includes('another MediaDesk process runs the queue on the built-in Sandbox')) res();
       }));

@@ -1,8 +1,9 @@
 import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
-import { cliEnv, runCli } from '../cli.ts';
+import { cliEnv, interruptWhen, runCli } from '../cli.ts';
 import { cleanup, control, creates, makeImages, tmp } from './helpers.ts';
 
 /** `mediadesk run` as a script runs it: a child process against the Sandbox over HTTP. */
@@ -20,6 +21,9 @@ afterAll(async () => {
 
 const cli = (args: string[], cwd = dir) => runCli(args, { env: cliEnv(join(dir, 'home'), sb.url), cwd });
 
+/** stderr without its progress lines: what the run had to say about the inputs. */
+const notes = (err: string) => err.trimEnd().split('\n').filter((l) => !l.startsWith('progress '));
+
 describe('mediadesk run: where results go, and nothing to do', () => {
   it('an output folder that is a file is refused before anything is paid; a relative --out is the shell folder’s', async () => {
     const input = join(dir, 'in');
@@ -35,6 +39,24 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     const ran = await cli(['run', 'upscaler-precision', input, '--out', 'results'], work);
     expect(ran.code).toBe(0);
     expect(readdirSync(join(work, 'results'))).toEqual(['a_upscaler-precision.png']);
+  });
+
+  it('without --out, results go to the output folder of Settings, else the default one, as the core does for the app', async () => {
+    const input = join(dir, 'no-out');
+    await makeImages(input, ['a.png']);
+    const home = join(dir, 'home-no-out');
+    const fallback = join(dir, 'MediaDesk ü');
+    const env = { ...cliEnv(home, sb.url), MEDIADESK_OUTPUT_DIR: fallback };
+    const r = await runCli(['run', 'upscaler-precision', input], { env });
+    expect(r.code, r.err).toBe(0);
+    expect(r.out.endsWith(`\n1 of 1 done; results in ${fallback}\n`)).toBe(true);
+    expect(readdirSync(fallback)).toEqual(['a_upscaler-precision.png']);
+
+    const chosen = join(dir, 'chosen');
+    expect((await runCli(['settings', 'set', `outputDir=${chosen}`], { env })).code).toBe(0);
+    await makeImages(input, ['b.png']);
+    expect((await runCli(['run', 'upscaler-precision', join(input, 'b.png')], { env })).code).toBe(0);
+    expect(readdirSync(chosen)).toEqual(['b_upscaler-precision.png']);
   });
 
   it('an empty folder, or only files the tool does not take, says so and exits non-zero without a batch', async () => {
@@ -101,9 +123,9 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     writeFileSync(join(odd, 'notes\nfinal.txt'), 'x');
     const r = await cli(['run', 'upscaler-precision', odd, '--out', join(dir, 'out-odd')]);
     expect(r.code).toBe(0);
-    expect(r.err.trimEnd().split('\n')).toEqual([`rejected ${odd}/notes\\nfinal.txt: this tool does not take .txt files`]);
+    expect(notes(r.err)).toEqual([`rejected ${odd}/notes\\nfinal.txt: this tool does not take .txt files`]);
     const again = await cli(['run', 'upscaler-precision', odd, '--out', join(dir, 'out-odd')]);
-    expect(again.err.trimEnd().split('\n')).toEqual([
+    expect(notes(again.err)).toEqual([
       `rejected ${odd}/notes\\nfinal.txt: this tool does not take .txt files`,
       `skipped ${odd}/tab\\there.png: its output ${join(dir, 'out-odd')}/tab_here_upscaler-precision.png already exists`,
       `skipped ${odd}/two\\nlines.png: its output ${join(dir, 'out-odd')}/two_lines_upscaler-precision.png already exists`,
@@ -113,6 +135,47 @@ describe('mediadesk run: where results go, and nothing to do', () => {
       expect.stringMatching(new RegExp(`done\\s+upscaler-precision\\s+${odd}/tab\\\\there\\.png$`)),
       expect.stringMatching(new RegExp(`done\\s+upscaler-precision\\s+${odd}/two\\\\nlines\\.png$`)),
     ]);
+  });
+
+  it('stdout holds the batch and result lines alone, progress goes to stderr, and a pipe gets no escape codes', async () => {
+    const input = join(dir, 'piped');
+    await makeImages(input, ['a.png', 'b.png']);
+    const out = join(dir, 'out piped ü');
+    const r = await cli(['run', 'upscaler-precision', input, '--out', out]);
+    expect(r.code, r.err).toBe(0);
+    expect(r.out.replace(/^batch [0-9a-f]{8}:/, 'batch ID:')).toBe(`batch ID: 2 queued\n2 of 2 done; results in ${out}\n`);
+    expect(r.err).toMatch(/^progress 2\/2: 2 done, 0 in flight$/m);
+    // No bar redrawn in place, nor any other control character, on either stream of a pipe.
+    expect(r.out + r.err).not.toMatch(/[\r\u001b]/);
+  });
+
+  // A progress line with a note in brackets: what the CLI says while the jobs wait, whatever it says.
+  const WAIT_NOTE = /^progress .* queued \(.+\)$/m;
+
+  it('a server that cannot be reached, or that asks to slow down, is named as such while the jobs wait', async () => {
+    const input = join(dir, 'waiting');
+    await makeImages(input, ['a.png']);
+    // A port nothing listens on: the connection is refused, so nothing is sent or paid.
+    const closed = createServer();
+    await new Promise<void>((res) => closed.listen(0, '127.0.0.1', res));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((res) => closed.close(res));
+    const unreachable = await interruptWhen(['run', 'upscaler-precision', input, '--out', join(dir, 'out-waiting')], {
+      env: cliEnv(join(dir, 'home-unreachable'), `http://127.0.0.1:${port}`),
+      until: WAIT_NOTE,
+    });
+    expect(unreachable.code).toBe(130);
+    expect(unreachable.err).toMatch(/^progress 0\/1: 0 done, 0 in flight, 1 queued \(waiting to submit again: network error \(ECONNREFUSED\)\)$/m);
+    expect(unreachable.err).not.toMatch(/rate limited/);
+
+    await control(sb.url, 'faults', { rate429: 1, retryAfterSec: 1 });
+    try {
+      const limited = await interruptWhen(['run', 'upscaler-precision', input, '--out', join(dir, 'out-waiting')], { env: cliEnv(join(dir, 'home-429'), sb.url), until: WAIT_NOTE });
+      expect(limited.code).toBe(130);
+      expect(limited.err).toMatch(/\(waiting to submit again: 429 Too many requests\)$/m);
+    } finally {
+      await control(sb.url, 'faults', { rate429: 0 });
+    }
   });
 
   it('a re-run of a big folder names the first 20 skipped files and counts the rest', async () => {

@@ -45,6 +45,15 @@ describe('mediadesk apps | usage | creations', () => {
     expect(biz.err).toMatch(/Enterprise plans only/);
   });
 
+  it('an app id the server does not know is bad input (exit 2, one line), as an unknown job or run id is; nothing is paid', async () => {
+    const before = await posts();
+    for (const args of [['apps', 'show', 'noSuchAp'], ['apps', 'run', 'noSuchAp', '--yes', '--input', 'scene=beach']]) {
+      const r = await cli(args);
+      expect([r.code, r.out, r.err], args.join(' ')).toEqual([2, '', 'mediadesk apps: no app noSuchAp (`mediadesk apps list` lists them)\n']);
+    }
+    expect(await posts()).toBe(before);
+  });
+
   it('a file input that is a folder, no image or missing is refused locally with exit 2; nothing reaches the server', async () => {
     const dir = join(home, 'inputs');
     mkdirSync(join(dir, 'somefolder'), { recursive: true });
@@ -186,6 +195,11 @@ describe('mediadesk apps | usage | creations', () => {
     const bare = await cli(['apps', 'cancel']);
     expect([bare.code, bare.err.trim()]).toEqual([2, 'mediadesk apps: apps cancel takes one run id (`mediadesk apps runs` lists them)']);
     expect(await posts()).toBe(before + 1);
+  });
+
+  it('apps runs with no runs yet says so on stderr: stdout, where rows go, stays empty', async () => {
+    const fresh = await runCli(['apps', 'runs'], { env: cliEnv(join(home, 'no-runs'), sandbox.url) });
+    expect([fresh.code, fresh.out, fresh.err]).toEqual([0, '', 'no app runs yet\n']);
   });
 
   it('apps runs refuses what it does not take', async () => {

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import type { Readable, Writable } from 'node:stream';
 
 /** A CLI failure the user caused: printed as one line on stderr, exit code 2. */
@@ -8,8 +9,9 @@ export class UsageError extends Error {
 export interface CliContext {
   argv: string[];
   stdin: Readable & { isTTY?: boolean };
-  stdout: Writable & { isTTY?: boolean; columns?: number };
-  stderr: Writable;
+  stdout: Writable;
+  /** Progress and notes: a terminal's here even when stdout is a pipe or a file. */
+  stderr: Writable & { isTTY?: boolean; columns?: number };
   env: NodeJS.ProcessEnv;
   /** The data folder shared with the desktop app (database, settings, caches). */
   home: string;
@@ -33,3 +35,8 @@ const ESCAPES: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' 
  */
 export const oneLine = (s: string): string =>
   s.replace(CONTROL, (c) => ESCAPES[c] ?? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+
+/** Waits while the reader is behind: thousands of rows into a slow pipe are not all held in memory. */
+export async function write(out: Writable, s: string): Promise<void> {
+  if (!out.write(s)) await once(out, 'drain');
+}

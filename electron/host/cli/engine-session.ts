@@ -4,6 +4,7 @@ import { SETTLED_STATES, type JobState } from '../../core/queue/states.ts';
 import type { CliContext } from './command.ts';
 import { backendLabel } from '../../../shared/contract/foundation.ts';
 import { openCliServices } from './services.ts';
+import { withDefaultOutputDir } from '../../core/paths.ts';
 
 export interface EngineSession {
   engine: Engine;
@@ -19,7 +20,8 @@ export async function openEngineSession(ctx: CliContext, o: { concurrency?: numb
     identity: () => services.identity(),
     builtInSandboxUrl: () => services.core.backend.builtInSandboxUrl(),
     slugs: () => services.slugs(),
-    settings: () => services.settings.get(),
+    // The app's own default when Settings names no output folder: `run` without --out writes where a batch from the app would.
+    settings: () => withDefaultOutputDir(services.settings.get(), ctx.env),
     concurrency: o.concurrency,
     poll: ctx.env.MEDIADESK_POLL_MIN_MS ? { firstMs: Number(ctx.env.MEDIADESK_POLL_MIN_MS), minMs: Number(ctx.env.MEDIADESK_POLL_MIN_MS) } : undefined,
   });
@@ -34,20 +36,33 @@ export async function openEngineSession(ctx: CliContext, o: { concurrency?: numb
 
 export type Counts = Record<JobState, number>;
 
-export function countStates(engine: Engine, ids: readonly string[]): Counts {
-  const counts = { queued: 0, submitting: 0, running: 0, downloading: 0, done: 0, failed: 0, canceled: 0, needs_attention: 0 } as Counts;
-  for (const j of engine.store.byIds(ids)) counts[j.state]++;
+/** What the engine writes on a job whose create it will send again (server busy or unreachable). */
+const WAITING = 'Waiting: ';
+
+/**
+ * The states of `ids`, and why the queued ones wait when a create was refused: the reason the
+ * engine left on one of them ("429 …", "network error (ECONNREFUSED)"), null when none was.
+ */
+export function countStates(engine: Engine, ids: readonly string[]): Counts & { waiting: string | null } {
+  const counts = { queued: 0, submitting: 0, running: 0, downloading: 0, done: 0, failed: 0, canceled: 0, needs_attention: 0, waiting: null } as Counts & { waiting: string | null };
+  for (const j of engine.store.byIds(ids)) {
+    counts[j.state]++;
+    if (j.state === 'queued' && j.error?.startsWith(WAITING)) counts.waiting = j.error.slice(WAITING.length);
+  }
   return counts;
 }
 
 export const settledOf = (c: Counts) => SETTLED_STATES.reduce((a, s) => a + c[s], 0);
 
-/** A progress line: a bar that redraws in place on a terminal, plain lines (on change) otherwise. */
+/**
+ * A progress line on stderr, never stdout: `files=$(mediadesk run …)` or `> log` must get the
+ * results alone. A bar that redraws in place when stderr is a terminal, plain lines (on change) otherwise.
+ */
 export class Progress {
-  private readonly out: CliContext['stdout'];
+  private readonly out: CliContext['stderr'];
   private last = '';
   private lastAt = 0;
-  constructor(out: CliContext['stdout']) {
+  constructor(out: CliContext['stderr']) {
     this.out = out;
   }
 
@@ -92,7 +107,9 @@ export async function waitForJobs(engine: Engine, ids: readonly string[], progre
   while (settledOf(counts) < ids.length && !signal.aborted) {
     const st = engine.status();
     const other = !engine.holdsQueue && engine.store.lease() !== null;
-    const note = otherBackendNote(engine, mine, 'these jobs are') ?? (other ? 'another MediaDesk process is running the queue' : st.paused ? 'queue paused' : st.rateLimitedUntil ? 'rate limited, waiting' : '');
+    // A server that cannot be reached is not "rate limited": say what the last refused create met.
+    const waiting = counts.waiting ? `waiting to submit again: ${counts.waiting}` : st.rateLimitedUntil ? 'waiting to submit again: the server is busy or could not be reached' : '';
+    const note = otherBackendNote(engine, mine, 'these jobs are') ?? (other ? 'another MediaDesk process is running the queue' : st.paused ? 'queue paused' : waiting);
     progress.update(counts, ids.length, note);
     await new Promise((r) => setTimeout(r, 200));
     counts = countStates(engine, ids);
@@ -100,4 +117,24 @@ export async function waitForJobs(engine: Engine, ids: readonly string[], progre
   progress.update(counts, ids.length);
   progress.end();
   return counts;
+}
+
+/**
+ * Ctrl-C (or SIGTERM) while a command follows work: a request to stop following, not the work.
+ * The command winds down (a request in flight finishes, so nothing is left half-sent and put to the
+ * user as maybe charged) and exits 130. Released when it ends, so a second Ctrl-C while it closes
+ * ends the process at once.
+ */
+export function interruptible(): { signal: AbortSignal; release(): void } {
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  return {
+    signal: stop.signal,
+    release() {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
 }

@@ -1,7 +1,7 @@
 import type { Req, Res } from '../../../../shared/contract/index.ts';
 import type { AppDefinition, AppRun } from '../../../../shared/contract/team.ts';
 import { SETTLED_STATES } from '../../../core/queue/states.ts';
-import { otherBackendNote } from '../engine-session.ts';
+import { interruptible, otherBackendNote } from '../engine-session.ts';
 import { UsageError, type CliContext } from '../command.ts';
 import type { CliServices } from '../services.ts';
 import { invoke, refusal } from './team-common.ts';
@@ -77,10 +77,7 @@ export async function runApp(ctx: CliContext, s: CliServices, def: AppDefinition
  * Ctrl-C, which stops following, never the run.
  */
 export async function follow(ctx: CliContext, s: CliServices, start: AppRun, o: { resumed: boolean }): Promise<number> {
-  const stop = new AbortController();
-  const onSignal = () => stop.abort();
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  const stop = interruptible();
   try {
     let run = start;
     // This process takes the queue (unless the desktop app holds it and runs it for us).
@@ -106,8 +103,7 @@ export async function follow(ctx: CliContext, s: CliServices, start: AppRun, o: 
     ctx.stderr.write(stoppedNote(s.core.apps.one(run.id)));
     return 130;
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    stop.release();
   }
 }
 

@@ -1,8 +1,8 @@
-import { runWaitingFor, type AppRun } from '../../../../shared/contract/team.ts';
+import { runWaitingFor, type AppDefinition, type AppRun } from '../../../../shared/contract/team.ts';
 import { UsageError, type CliCommand } from '../command.ts';
-import { openCliServices } from '../services.ts';
+import { openCliServices, type CliServices } from '../services.ts';
 import { cancelRun, retryRun, runApp } from './apps-run.ts';
-import { invoke, parseOptions, table } from './team-common.ts';
+import { invoke, parseOptions, refusal, table } from './team-common.ts';
 
 const USAGE = [
   'mediadesk apps list [--json]',
@@ -43,6 +43,14 @@ function limitOf(raw = '20'): number {
   return n;
 }
 
+/** The app named on the command line: an id the server does not know is bad input (exit 2), as an unknown job or run id is. */
+async function appOf(s: CliServices, id: string): Promise<AppDefinition> {
+  const reply = await s.core.dispatch('apps.get', { id });
+  if (reply.ok) return reply.result as AppDefinition;
+  if (reply.error.code === 'not_found') throw new UsageError(`no app ${id} (\`mediadesk apps list\` lists them)`);
+  throw refusal(reply.error);
+}
+
 const when = (ms: number) => new Date(ms).toISOString().slice(0, 16).replace('T', ' ');
 const runRow = (r: AppRun, here: string) => [r.id.slice(0, 8), r.state, when(r.createdAt), r.appName, r.outputs.length, r.outDir, r.error ?? runWaitingFor(r, here) ?? ''];
 
@@ -75,14 +83,14 @@ export const appsCommand: CliCommand = {
         // Local records (shared with the desktop app's Queue): no request, nothing paid.
         const { runs } = await invoke(s.core, 'apps.runs', { limit });
         if (o.flags.has('--json')) ctx.stdout.write(`${JSON.stringify(runs, null, 2)}\n`);
-        else if (!runs.length) ctx.stdout.write('no app runs yet\n');
+        else if (!runs.length) ctx.stderr.write('no app runs yet\n');
         else {
           const here = (await invoke(s.core, 'app.info', {})).backend.identity;
           ctx.stdout.write(table(['RUN', 'STATE', 'CREATED (UTC)', 'APP', 'FILES', 'FOLDER', 'NOTE'], runs.map((r) => runRow(r, here))));
         }
         return 0;
       }
-      const def = await invoke(s.core, 'apps.get', { id: o.positional[0] });
+      const def = await appOf(s, o.positional[0]);
       if (sub === 'show') {
         if (o.flags.has('--json')) ctx.stdout.write(`${JSON.stringify(def, null, 2)}\n`);
         else {

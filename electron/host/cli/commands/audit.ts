@@ -1,5 +1,3 @@
-import { once } from 'node:events';
-import type { Writable } from 'node:stream';
 import { rangeReversed } from '../../../../shared/validation/dates.ts';
 import { auditFiltersSchema, type AuditFilters, type AuditSort, type ImportReport } from '../../../../shared/contract/audit.ts';
 import type { ApiTarget } from '../../../core/api/client.ts';
@@ -8,7 +6,7 @@ import { CSV_COLUMNS } from '../../../core/audit/formats/csv.ts';
 import { iterateEvents } from '../../../core/audit/query.ts';
 import { AuditService } from '../../../core/audit/service.ts';
 import { dbPaths } from '../../../core/paths.ts';
-import { UsageError, type CliCommand, type CliContext } from '../command.ts';
+import { UsageError, write, type CliCommand, type CliContext } from '../command.ts';
 import { parseOptions } from './team-common.ts';
 
 const USAGE = [
@@ -17,7 +15,7 @@ const USAGE = [
   '       mediadesk audit import FILE... [--json]',
   '       mediadesk audit query [--from D] [--to D] [--member ID] [--group ID] [--folder REF] [--event-type T] [--request-id R] [--search TEXT]',
   '                             [--sort date|event_type|member] [--asc] [--limit N] [--json|--csv]',
-  '       mediadesk audit export --out FILE [--csv|--ndjson] [query filters]',
+  '       mediadesk audit export --out FILE|- [--csv|--ndjson] [query filters]   (- : standard output)',
 ].join('\n');
 
 const FILTER_OPTS = ['--from', '--to', '--member', '--group', '--folder', '--event-type', '--request-id', '--search'];
@@ -87,10 +85,6 @@ function limitOf(p: Parsed): number | undefined {
 
 const PROGRESS_EVERY_MS = 1000;
 
-async function write(out: Writable, s: string): Promise<void> {
-  if (!out.write(s)) await once(out, 'drain');
-}
-
 /**
  * The API target: the lead's CLI services (env MEDIADESK_API_URL + MEDIADESK_API_KEY, the
  * keychain, else an in-process Sandbox), opened only when a command really talks to the API.
@@ -115,21 +109,25 @@ function printImport(ctx: CliContext, r: ImportReport): void {
   if (r.fatal) ctx.stdout.write(`  stopped: ${r.fatal}\n`);
 }
 
+/** Every match (or `limit`), streamed to stdout for scripts: one raw event per line, or CSV records. Resolves to the count. */
+async function streamEvents(ctx: CliContext, service: AuditService, o: { filters: AuditFilters; sort: AuditSort; csv: boolean; limit?: number }): Promise<number> {
+  if (o.csv) await write(ctx.stdout, CSV_COLUMNS.join(',') + '\r\n');
+  let n = 0;
+  for (const r of iterateEvents(service.store.db, o.filters, o.sort)) {
+    if (o.limit !== undefined && n >= o.limit) break;
+    await write(ctx.stdout, o.csv ? csvRecord(JSON.parse(r.raw) as Record<string, unknown>) : r.raw + '\n');
+    n++;
+  }
+  return n;
+}
+
 async function query(ctx: CliContext, service: AuditService, p: Parsed): Promise<number> {
   const filters = filtersOf(p);
   const sort = sortOf(p);
   const limit = limitOf(p);
   if (p.flags.has('--json') && p.flags.has('--csv')) throw new UsageError('give --json or --csv, not both');
   if (p.flags.has('--json') || p.flags.has('--csv')) {
-    // Scripts get every match (or --limit), streamed: one raw event per line, or CSV records.
-    const csv = p.flags.has('--csv');
-    if (csv) await write(ctx.stdout, CSV_COLUMNS.join(',') + '\r\n');
-    let n = 0;
-    for (const r of iterateEvents(service.store.db, filters, sort)) {
-      if (limit !== undefined && n >= limit) break;
-      await write(ctx.stdout, csv ? csvRecord(JSON.parse(r.raw) as Record<string, unknown>) : r.raw + '\n');
-      n++;
-    }
+    await streamEvents(ctx, service, { filters, sort, limit, csv: p.flags.has('--csv') });
     return 0;
   }
   // A query page holds at most 1000 rows; a larger --limit walks the cursor rather than stopping short.
@@ -146,7 +144,8 @@ async function query(ctx: CliContext, service: AuditService, p: Parsed): Promise
     shown += page.rows.length;
     after = page.next ?? undefined;
   } while (after && shown < want);
-  ctx.stdout.write(`${shown} of ${total} event(s)\n`);
+  // On stderr, as `jobs list` and `creations` put theirs: every stdout line is an event.
+  ctx.stderr.write(`${shown} of ${total} event(s)\n`);
   return 0;
 }
 
@@ -214,8 +213,16 @@ export const auditCommand: CliCommand = {
         case 'query':
           return await query(ctx, service, p);
         case 'export': {
-          const format = p.flags.has('--csv') ? 'csv' : p.flags.has('--ndjson') ? 'ndjson' : /\.csv$/i.test(one(p, '--out')!) ? 'csv' : 'ndjson';
-          const r = await service.export({ format, path: one(p, '--out')!, filters: filtersOf(p), sort: sortOf(p) });
+          const out = one(p, '--out')!;
+          if (p.flags.has('--csv') && p.flags.has('--ndjson')) throw new UsageError('give --csv or --ndjson, not both');
+          const format = p.flags.has('--csv') ? 'csv' : p.flags.has('--ndjson') ? 'ndjson' : /\.csv$/i.test(out) ? 'csv' : 'ndjson';
+          // `--out -` is standard output, as for most Unix tools (it made a file named "-"); the count goes to stderr.
+          if (out === '-') {
+            const rows = await streamEvents(ctx, service, { filters: filtersOf(p), sort: sortOf(p), csv: format === 'csv' });
+            ctx.stderr.write(`wrote ${rows} event(s) to standard output\n`);
+            return 0;
+          }
+          const r = await service.export({ format, path: out, filters: filtersOf(p), sort: sortOf(p) });
           ctx.stdout.write(`wrote ${r.rows} event(s) to ${r.path}\n`);
           return 0;
         }

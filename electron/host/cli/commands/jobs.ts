@@ -1,25 +1,38 @@
-import { isJobState, JOB_STATES, SETTLED_STATES } from '../../../core/queue/states.ts';
+import { isJobState, JOB_STATES } from '../../../core/queue/states.ts';
 import { DeskError } from '../../../../shared/contract/define.ts';
-import { oneLine, UsageError, type CliCommand, type CliContext } from '../command.ts';
-import { openEngineSession, Progress, waitForJobs } from '../engine-session.ts';
+import { oneLine, UsageError, write, type CliCommand, type CliContext } from '../command.ts';
+import type { JobRecord } from '../../../../shared/contract/jobs.ts';
+import { interruptible, openEngineSession, Progress, waitForJobs } from '../engine-session.ts';
 import { parseOptions } from './team-common.ts';
 
-const USAGE = 'mediadesk jobs list [--batch ID] [--state STATE] [--limit N] [--json] | jobs retry ID [--no-wait] | jobs cancel ID';
+const USAGE = [
+  'mediadesk jobs list [--batch ID] [--state STATE] [--limit N | --all] [--offset N] [--json]',
+  '         (in queue order; 100 jobs unless --limit, up to 1000, or --all; --offset skips that many first)',
+  '       mediadesk jobs retry ID [--no-wait]',
+  '       mediadesk jobs cancel ID',
+].join('\n');
+
+/** The queue's own page size (jobs.list); --all walks the pages. */
+const PAGE = 1000;
 
 /** Every option is checked before the database opens: a typo must not print an unfiltered list. */
 function parseArgs(sub: string, rest: string[]) {
-  const o = sub === 'list' ? parseOptions(rest, ['--batch', '--state', '--limit'], ['--json']) : parseOptions(rest, [], sub === 'retry' ? ['--no-wait'] : []);
+  const o = sub === 'list' ? parseOptions(rest, ['--batch', '--state', '--limit', '--offset'], ['--json', '--all']) : parseOptions(rest, [], sub === 'retry' ? ['--no-wait'] : []);
   if (sub === 'list') {
     if (o.positional.length) throw new UsageError(`jobs list takes no arguments, got "${o.positional[0]}"`);
     const state = o.one('--state');
     if (state !== undefined && !isJobState(state)) throw new UsageError(`--state must be one of ${JOB_STATES.join(', ')}, got "${state}"`);
+    const all = o.flags.has('--all');
+    if (all && o.one('--limit') !== undefined) throw new UsageError('give --limit or --all, not both');
     const rawLimit = o.one('--limit') ?? '100';
-    const limit = Number(rawLimit);
-    if (!/^\d+$/.test(rawLimit) || limit < 1 || limit > 1000) throw new UsageError(`--limit must be a whole number from 1 to 1000, got "${rawLimit}"`);
-    return { state, limit, batch: o.one('--batch'), json: o.flags.has('--json'), noWait: false, id: undefined };
+    const limit = all ? Infinity : Number(rawLimit);
+    if (!all && (!/^\d+$/.test(rawLimit) || limit < 1 || limit > PAGE)) throw new UsageError(`--limit must be a whole number from 1 to ${PAGE}, got "${rawLimit}" (--all lists every job, --offset N pages)`);
+    const rawOffset = o.one('--offset') ?? '0';
+    if (!/^\d+$/.test(rawOffset)) throw new UsageError(`--offset must be a whole number, got "${rawOffset}"`);
+    return { state, limit, offset: Number(rawOffset), batch: o.one('--batch'), json: o.flags.has('--json'), noWait: false, id: undefined };
   }
   if (o.positional.length !== 1) throw new UsageError(o.positional.length ? `jobs ${sub} takes one job id` : `jobs ${sub} needs a job id`);
-  return { state: undefined, limit: 0, batch: undefined, json: false, noWait: o.flags.has('--no-wait'), id: o.positional[0] };
+  return { state: undefined, limit: 0, offset: 0, batch: undefined, json: false, noWait: o.flags.has('--no-wait'), id: o.positional[0] };
 }
 
 export const jobsCommand: CliCommand = {
@@ -28,7 +41,7 @@ export const jobsCommand: CliCommand = {
   usage: USAGE,
   async run(ctx: CliContext): Promise<number> {
     const [sub, ...rest] = ctx.argv;
-    if (!sub || !['list', 'retry', 'cancel'].includes(sub)) throw new UsageError(`usage: ${USAGE}`);
+    if (!sub || !['list', 'retry', 'cancel'].includes(sub)) throw new UsageError(sub ? `unknown jobs command "${sub}" (list, retry, cancel)` : 'say list, retry ID or cancel ID');
     const args = parseArgs(sub, rest);
     const session = await openEngineSession(ctx);
     const { engine } = session;
@@ -37,12 +50,23 @@ export const jobsCommand: CliCommand = {
         const { state, limit, batch } = args;
         const batchId = batch ? engine.listBatches(1000).find((b) => b.id.startsWith(batch))?.id : undefined;
         if (batch && !batchId) throw new UsageError(`no batch ${batch}`);
-        const r = engine.listJobs({ batchId, state: state && isJobState(state) ? state : undefined, limit, offset: 0 });
-        if (args.json) ctx.stdout.write(JSON.stringify(r, null, 2) + '\n');
-        else {
-          for (const j of r.jobs) ctx.stdout.write(`${j.id.slice(0, 8)}  ${j.state.padEnd(15)} ${j.tool.padEnd(18)} ${oneLine(`${j.input ?? '(prompt)'}${j.error ? `  - ${j.error}` : ''}`)}\n`);
-          ctx.stdout.write(`${r.jobs.length} of ${r.total} jobs\n`);
+        const q = { batchId, state: state && isJobState(state) ? state : undefined };
+        // Page by page, so a queue of any size can be listed (and printed as it is read).
+        const jobs: JobRecord[] = [];
+        let shown = 0;
+        let total = 0;
+        for (let offset = args.offset; ; ) {
+          const page = engine.listJobs({ ...q, limit: Math.min(PAGE, limit - shown), offset });
+          total = page.total;
+          shown += page.jobs.length;
+          offset += page.jobs.length;
+          if (args.json) jobs.push(...page.jobs);
+          else for (const j of page.jobs) await write(ctx.stdout, `${j.id.slice(0, 8)}  ${j.state.padEnd(15)} ${j.tool.padEnd(18)} ${oneLine(`${j.input ?? '(prompt)'}${j.error ? `  - ${j.error}` : ''}`)}\n`);
+          if (page.jobs.length < PAGE || shown >= limit) break;
         }
+        if (args.json) await write(ctx.stdout, JSON.stringify({ jobs, total }, null, 2) + '\n');
+        // A count, not a job: on stdout it would reach `| cut -c1-8 | xargs mediadesk jobs retry` as an id.
+        else ctx.stderr.write(`${shown} of ${total} jobs\n`);
         return 0;
       }
       const raw = args.id!;
@@ -59,11 +83,21 @@ export const jobsCommand: CliCommand = {
         if (args.noWait) return 0;
         // Drive the queue (or follow whoever does) until this job settles.
         engine.start();
-        const stop = new AbortController();
-        const counts = await waitForJobs(engine, [id], new Progress(ctx.stdout), stop.signal);
-        const after = engine.job(id);
-        if (after.state !== 'done') ctx.stderr.write(`${after.state}: ${after.error ?? ''}\n`);
-        return counts.done === 1 ? 0 : SETTLED_STATES.includes(after.state) ? 1 : 1;
+        const stop = interruptible();
+        try {
+          const counts = await waitForJobs(engine, [id], new Progress(ctx.stderr), stop.signal);
+          if (stop.signal.aborted) {
+            // A create in flight finishes first, so the state said is the one the job keeps.
+            await engine.stop();
+            ctx.stderr.write(`stopped following job ${id.slice(0, 8)} (${engine.job(id).state}); it stays in the queue and nothing submitted is sent again: it goes on when the queue next runs (the app, or \`mediadesk run\` over its input)\n`);
+            return 130;
+          }
+          const after = engine.job(id);
+          if (after.state !== 'done') ctx.stderr.write(`${after.state}: ${after.error ?? ''}\n`);
+          return counts.done === 1 ? 0 : 1;
+        } finally {
+          stop.release();
+        }
       } catch (err) {
         if (err instanceof DeskError && (err.code === 'conflict' || err.code === 'not_found')) throw new UsageError(err.message);
         throw err;

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { findTool, parseParam, TOOLS } from '../../../../shared/catalogue/index.ts';
 import { DeskError } from '../../../../shared/contract/define.ts';
 import { oneLine, UsageError, type CliCommand, type CliContext } from '../command.ts';
-import { openEngineSession, Progress, waitForJobs } from '../engine-session.ts';
+import { interruptible, openEngineSession, Progress, waitForJobs } from '../engine-session.ts';
 import { toJobRecord } from '../../../core/queue/store.ts';
 
 /** Skipped inputs named one per line on stderr; the rest are counted. */
@@ -63,15 +63,12 @@ function parseArgs(argv: string[]): RunArgs {
 export const runCommand: CliCommand = {
   name: 'run',
   summary: 'Run a tool over files and folders (resumable; exit 0 only when every job is done).',
-  usage: 'mediadesk run <tool> <files or folders...> [--param key=value ...] --out DIR [--concurrency N] [--json]',
+  usage: 'mediadesk run <tool> <files or folders...> [--param key=value ...] [--out DIR] [--concurrency N] [--json]\n         (without --out: the output folder of Settings, else ~/MediaDesk or $MEDIADESK_OUTPUT_DIR)',
   async run(ctx: CliContext): Promise<number> {
     const args = parseArgs(ctx.argv);
     const session = await openEngineSession(ctx, { concurrency: args.concurrency });
     const { engine } = session;
-    const stop = new AbortController();
-    const onSignal = () => stop.abort();
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
+    const stop = interruptible();
     try {
       let started;
       try {
@@ -104,7 +101,7 @@ export const runCommand: CliCommand = {
         return started.rejected.length ? 1 : 0;
       }
       engine.start();
-      const counts = await waitForJobs(engine, started.jobIds, new Progress(notes), stop.signal);
+      const counts = await waitForJobs(engine, started.jobIds, new Progress(ctx.stderr), stop.signal);
       if (stop.signal.aborted) {
         if (args.json) ctx.stdout.write(`${JSON.stringify(report(), null, 2)}\n`);
         ctx.stderr.write('stopped; run the same command again to resume (nothing is submitted twice)\n');
@@ -114,11 +111,11 @@ export const runCommand: CliCommand = {
         if (j.state !== 'done') ctx.stderr.write(`${j.state} ${j.id.slice(0, 8)} ${oneLine(`${j.inputPath ?? ''}: ${j.error ?? ''}`)}\n`);
       }
       if (args.json) ctx.stdout.write(`${JSON.stringify(report(), null, 2)}\n`);
-      else ctx.stdout.write(`${counts.done} of ${started.jobIds.length} done${args.out ? `; results in ${args.out}` : ''}\n`);
+      // The folder as the batch has it (full path, the default when no --out): a script can `cd` there.
+      else ctx.stdout.write(`${counts.done} of ${started.jobIds.length} done${started.batch ? `; results in ${started.batch.outDir}` : ''}\n`);
       return counts.done === started.jobIds.length ? 0 : 1;
     } finally {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
+      stop.release();
       await session.close();
     }
   },
