@@ -28,7 +28,11 @@ export interface TeamDeps {
   poll?: { firstMs: number; minMs: number; maxMs: number };
 }
 
-/** Where results go when the user named no folder: the output folder, else one in the data folder. */
+/**
+ * Where results go when the user named no folder: a subfolder of the output folder (the core hands
+ * in Settings with its default applied, ~/MediaDesk), else, for services built without it, one in
+ * the data folder.
+ */
 export const defaultOutDir = (home: string, s: Settings, sub: string) => (s.outputDir ? join(s.outputDir, sub) : join(home, 'outputs', sub));
 
 /** The apps, analytics and creations services over one core. */

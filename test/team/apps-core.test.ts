@@ -183,4 +183,18 @@ describe('a whole core and its app runs', () => {
     // The live service (here the shared Sandbox over HTTP) was not asked for it.
     expect(await runPosts(sandbox.url)).toBe(livePosts);
   });
+
+  it('a run with no folder named writes where a batch would: the output folder (~/MediaDesk by default), not the hidden data folder', async () => {
+    const h = home();
+    const out = join(h, 'My results');
+    const core = await openCore(h, { MEDIADESK_OUTPUT_DIR: out });
+    try {
+      const run = await call(core, 'apps.run', { appId: 'jM4nX8sc', confirmedCost: 8, inputs: { brief: 'where does it go' } });
+      expect(run.outDir).toBe(join(out, 'apps'));
+      const done = await settledIn(core, run.id);
+      expect([done.state, done.outputs.every((f) => f.startsWith(join(out, 'apps')))]).toEqual(['done', true]);
+    } finally {
+      await core.close();
+    }
+  });
 });
