@@ -69,4 +69,11 @@ describe.skipIf(process.platform !== 'linux')('the CLI without an OS keychain', 
     expect(clear.stderr).toMatch(/^mediadesk key: key not cleared: the OS keychain is unavailable \(.+\)/);
     expect(clear.status).toBe(1);
   });
+
+  it('key status says when the environment names the server and key, which win over the keychain', () => {
+    const withEnv = spawnSync(process.execPath, ['bin/mediadesk.js', 'key', 'status'], { env: { ...env, MEDIADESK_API_URL: 'https://api.example.com', MEDIADESK_API_KEY: 'sk-env-123' }, encoding: 'utf8' });
+    expect(withEnv.status).toBe(0);
+    expect(withEnv.stderr).toBe(`MEDIADESK_API_URL and MEDIADESK_API_KEY are set: commands here use https://api.example.com with key ${keyFingerprint('sk-env-123')} from the environment, whatever the keychain holds\n`);
+    expect(cli(['key', 'status', 'now']).status).toBe(2);
+  });
 });

@@ -54,6 +54,11 @@ export const keyCommand: CliCommand = {
         return 0;
       }
       case 'status': {
+        if (extra.length) throw new UsageError('key status takes no arguments');
+        // The environment wins over the keychain (Backend's order): say so, or the line below misleads.
+        if (ctx.env.MEDIADESK_API_URL && ctx.env.MEDIADESK_API_KEY) {
+          ctx.stderr.write(`MEDIADESK_API_URL and MEDIADESK_API_KEY are set: commands here use ${ctx.env.MEDIADESK_API_URL} with key ${keyFingerprint(ctx.env.MEDIADESK_API_KEY)} from the environment, whatever the keychain holds\n`);
+        }
         const key = await secrets.get();
         ctx.stdout.write(key !== null ? `an API key is set (key ${keyFingerprint(key)}, ${secrets.note})\n` : secrets.kind === 'os' ? 'no API key is set; the app uses the built-in Sandbox\n' : `no API key is set; ${secrets.note}\n`);
         return 0;
