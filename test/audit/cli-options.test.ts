@@ -107,3 +107,27 @@ describe('mediadesk audit export --out -', () => {
     expect([both.code, both.out, both.err]).toEqual([2, '', 'mediadesk audit: give --csv or --ndjson, not both\n']);
   });
 });
+
+describe('mediadesk audit: files and folders named wrong are bad input, caught before anything is read or written', () => {
+  it('import with a missing file or a folder among its files exits 2 and imports none of them', async () => {
+    const before = (await audit('status')).out.split('\n')[0];
+    // New events first: had the import begun, they would be in the cache.
+    const fresh = tmp.file('fresh.ndjson', Array.from({ length: 5 }, (_, i) => JSON.stringify(makeEvent(N + i))).join('\n') + '\n');
+    for (const [bad, why] of [[join(tmp.dir, 'nope.ndjson'), 'no such file'], [tmp.dir, 'not a file (a folder?)']] as const) {
+      const r = await audit('import', fresh, bad);
+      expect([r.code, r.out, r.err]).toEqual([2, '', `mediadesk audit: ${bad}: ${why}${why.startsWith('not') ? '; give the exported files themselves' : ''}\n`]);
+    }
+    expect((await audit('status')).out.split('\n')[0]).toBe(before);
+  });
+
+  it('export to a missing folder, or to a .json name it would not honour, says so and writes nothing', async () => {
+    const missing = join(tmp.dir, 'no-such-folder', 'x.csv');
+    const r = await audit('export', '--out', missing);
+    expect([r.code, r.err]).toEqual([2, `mediadesk audit: --out: the folder ${join(tmp.dir, 'no-such-folder')} does not exist\n`]);
+    const json = join(tmp.dir, 'events.json');
+    const j = await audit('export', '--out', json);
+    expect([j.code, j.err]).toEqual([2, `mediadesk audit: audit export writes NDJSON (one event a line) or CSV, not a JSON array: name the file .ndjson or .csv, or add --ndjson to write NDJSON to ${json}\n`]);
+    expect(readdirSync(tmp.dir)).not.toContain('events.json');
+    expect((await audit('export', '--out', json, '--ndjson')).code).toBe(0);
+  });
+});

@@ -1,3 +1,5 @@
+import { statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { rangeReversed } from '../../../../shared/validation/dates.ts';
 import { auditFiltersSchema, type AuditFilters, type AuditSort, type ImportReport } from '../../../../shared/contract/audit.ts';
 import type { ApiTarget } from '../../../core/api/client.ts';
@@ -205,6 +207,12 @@ export const auditCommand: CliCommand = {
             last = now;
             ctx.stderr.write(`${x.path}: ${x.items} item(s) read, ${x.accepted} added, ${x.rejected} rejected\n`);
           };
+          // Every file is looked for first: a typo in the third name must not leave two imported and a failure.
+          for (const f of p.positional) {
+            const st = statSync(f, { throwIfNoEntry: false });
+            if (!st) throw new UsageError(`${f}: no such file`);
+            if (!st.isFile()) throw new UsageError(`${f}: not a file (a folder?); give the exported files themselves`);
+          }
           const reports = await service.import(p.positional, { onProgress });
           if (p.flags.has('--json')) ctx.stdout.write(JSON.stringify(reports, null, 2) + '\n');
           else for (const r of reports) printImport(ctx, r);
@@ -215,6 +223,8 @@ export const auditCommand: CliCommand = {
         case 'export': {
           const out = one(p, '--out')!;
           if (p.flags.has('--csv') && p.flags.has('--ndjson')) throw new UsageError('give --csv or --ndjson, not both');
+          // A .json name would promise one JSON document; the export is NDJSON (one event a line) or CSV.
+          if (!p.flags.has('--csv') && !p.flags.has('--ndjson') && /\.json$/i.test(out)) throw new UsageError(`audit export writes NDJSON (one event a line) or CSV, not a JSON array: name the file .ndjson or .csv, or add --ndjson to write NDJSON to ${out}`);
           const format = p.flags.has('--csv') ? 'csv' : p.flags.has('--ndjson') ? 'ndjson' : /\.csv$/i.test(out) ? 'csv' : 'ndjson';
           // `--out -` is standard output, as for most Unix tools (it made a file named "-"); the count goes to stderr.
           if (out === '-') {
@@ -222,6 +232,8 @@ export const auditCommand: CliCommand = {
             ctx.stderr.write(`wrote ${rows} event(s) to standard output\n`);
             return 0;
           }
+          const folder = dirname(resolve(out));
+          if (!statSync(folder, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`--out: the folder ${folder} does not exist`);
           const r = await service.export({ format, path: out, filters: filtersOf(p), sort: sortOf(p) });
           ctx.stdout.write(`wrote ${r.rows} event(s) to ${r.path}\n`);
           return 0;
