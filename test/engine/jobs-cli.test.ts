@@ -34,6 +34,17 @@ const cli = (args: string[]) => runCli(args, { env: cliEnv(join(dir, 'home'), sa
 const jobLines = (out: string) => out.trim().split('\n');
 
 describe('mediadesk jobs list', () => {
+  it('--batch takes a batch id or its first characters, and names one it does not know', async () => {
+    const all = await cli(['jobs', 'list', '--json']);
+    const { jobs } = JSON.parse(all.out) as { jobs: { batchId: string; state: string }[] };
+    const failedBatch = jobs.find((j) => j.state === 'failed')!.batchId;
+    const r = await cli(['jobs', 'list', '--batch', failedBatch.slice(0, 8), '--json']);
+    expect(r.code, r.err).toBe(0);
+    expect((JSON.parse(r.out) as { jobs: { batchId: string }[] }).jobs.map((j) => j.batchId)).toEqual([failedBatch]);
+    const none = await cli(['jobs', 'list', '--batch', 'ffffffff']);
+    expect([none.code, none.err.trim()]).toEqual([2, 'mediadesk jobs: no batch ffffffff']);
+  });
+
   it('filters with --opt value and --opt=value alike', async () => {
     for (const args of [['--state', 'failed'], ['--state=failed']]) {
       const r = await cli(['jobs', 'list', ...args]);

@@ -73,3 +73,18 @@ describe('job state machine', () => {
     expect(again.list({ limit: 10, offset: 0 }).total).toBe(2);
   });
 });
+
+describe('batch ids from a prefix (the CLI prints 8 characters)', () => {
+  it('names the one batch a prefix starts, and refuses one that starts two rather than guessing', () => {
+    const { s, dir } = store();
+    for (const [n, id] of ['abc10000-0000-4000-8000-000000000001', 'abc20000-0000-4000-8000-000000000002'].entries()) {
+      s.insertBatch({ id, tool: 'upscaler-precision', outDir: dir, params: {}, roots: [], snapshot: { namingTemplate: '{name}_{tool}.{ext}', slugs: {} }, jobs: [{ id: `p${n}`, inputPath: `/in/p${n}.png`, relDir: '', params: {} }] });
+    }
+    expect(s.resolveBatchId('abc1')).toEqual({ id: 'abc10000-0000-4000-8000-000000000001' });
+    expect(s.resolveBatchId('ABC2')).toEqual({ id: 'abc20000-0000-4000-8000-000000000002' });
+    expect(s.resolveBatchId('abc')).toEqual({ ambiguous: true });
+    expect(s.resolveBatchId('abd')).toEqual({ none: true });
+    expect(s.resolveBatchId("a%' OR 1")).toEqual({ none: true });
+  });
+});
+

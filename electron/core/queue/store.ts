@@ -219,6 +219,13 @@ export class JobStore {
     return rows.length === 1 ? rows[0].id : null;
   }
 
+  /** A batch by its id or a prefix of it: its id, or why not (none, or more than one starts so). */
+  resolveBatchId(idOrPrefix: string): { id: string } | { none: true } | { ambiguous: true } {
+    if (!/^[0-9a-f-]{1,36}$/i.test(idOrPrefix)) return { none: true };
+    const rows = this.stmt("SELECT id FROM batches WHERE id LIKE ? || '%' LIMIT 2").all(idOrPrefix.toLowerCase()) as { id: string }[];
+    return rows.length === 1 ? { id: rows[0].id } : rows.length ? { ambiguous: true } : { none: true };
+  }
+
   /**
    * An unfinished job of an earlier run for the same input, if any, on `backend` (a batch of
    * another backend is not followed: its jobs do not move here). Null backend: any.

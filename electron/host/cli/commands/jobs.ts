@@ -48,8 +48,11 @@ export const jobsCommand: CliCommand = {
     try {
       if (sub === 'list') {
         const { state, limit, batch } = args;
-        const batchId = batch ? engine.listBatches(1000).find((b) => b.id.startsWith(batch))?.id : undefined;
-        if (batch && !batchId) throw new UsageError(`no batch ${batch}`);
+        // Any batch, not only the newest 1000; a prefix two batches share is refused, never guessed.
+        const found = batch ? engine.store.resolveBatchId(batch) : undefined;
+        if (found && 'none' in found) throw new UsageError(`no batch ${batch}`);
+        if (found && 'ambiguous' in found) throw new UsageError(`${batch} starts more than one batch id; give more of it`);
+        const batchId = found && 'id' in found ? found.id : undefined;
         const q = { batchId, state: state && isJobState(state) ? state : undefined };
         // Page by page, so a queue of any size can be listed (and printed as it is read).
         const jobs: JobRecord[] = [];
