@@ -37,4 +37,14 @@ describe('mediadesk without a command, and its help', () => {
       expect(r.out).toMatch(/^usage: mediadesk <command> \[options\]\n/);
     }
   });
+
+  it('help COMMAND is that command\'s --help; an unknown one is a usage error', async () => {
+    const r = await main(['help', 'jobs']);
+    expect([r.code, r.err]).toEqual([0, '']);
+    expect(r.out).toBe((await main(['jobs', '--help'])).out);
+    expect(r.out).toMatch(/^usage: mediadesk jobs list/);
+    const unknown = await main(['help', 'nope']);
+    expect([unknown.code, unknown.out]).toEqual([2, '']);
+    expect(unknown.err).toMatch(/unknown command "nope"/);
+  });
 });

@@ -17,6 +17,8 @@ export async function runCli(argv: string[], io: Partial<CliContext> = {}): Prom
     stderr.write((await help()) + '\n');
     return 2;
   }
+  // `mediadesk help run` is `mediadesk run --help`, as git and npm take it.
+  if (name === 'help' && rest.length) return runCli([rest[0], '--help'], io);
   if (name === '--help' || name === '-h' || name === 'help') {
     stdout.write((await help()) + '\n');
     return 0;
