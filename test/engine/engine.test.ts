@@ -188,6 +188,24 @@ describe('folder batches', () => {
 });
 
 describe('queue control', () => {
+  it('never has more jobs in flight than the concurrency allows, counting those still reading their input', async () => {
+    const { home, input, out } = setup();
+    await makeImages(input, Array.from({ length: 24 }, (_, i) => `i${i}.png`));
+    const e = open(home, { concurrency: 3 });
+    const r = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
+    let most = 0;
+    const watch = setInterval(() => {
+      const c = e.store.counts();
+      most = Math.max(most, c.submitting + c.running + c.downloading);
+    }, 1);
+    e.start();
+    await settle(e, r.jobIds);
+    clearInterval(watch);
+    expect(e.store.byIds(r.jobIds).every((j) => j.state === 'done')).toBe(true);
+    expect(most).toBeGreaterThan(0);
+    expect(most).toBeLessThanOrEqual(3);
+  });
+
   it('pauses and resumes the whole queue, cancels and retries jobs', async () => {
     const { home, input, out } = setup();
     await makeImages(input, ['a.png', 'b.png', 'c.png']);

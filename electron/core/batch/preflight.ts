@@ -53,8 +53,12 @@ export async function checkInput(c: InputCheck, path: string): Promise<string | 
   let fh: FileHandle | null = null;
   try {
     fh = await open(path, 'r');
-    const file = fh;
-    return await imageProblem(c, { size: st.size, read: (pos, len) => readAt(file, pos, len), decodable: path });
+    let head = await readAt(fh, 0, HEAD_BYTES);
+    let header = headerOf(head);
+    if (!header && head.length === HEAD_BYTES) header = headerOf((head = await readAt(fh, 0, LARGE_HEAD_BYTES)));
+    const from = Math.max(0, st.size - TAIL_BYTES);
+    const tail = st.size <= head.length ? head.subarray(from) : await readAt(fh, from, st.size - from);
+    return await imageProblem(c, { size: st.size, head, tail, decodable: path }, header);
   } catch (err) {
     // One file the user cannot open (permissions, gone since the walk) is that file's problem, not the batch's.
     return `cannot be read (${fsErrorWords(err)})`;
@@ -66,12 +70,13 @@ export async function checkInput(c: InputCheck, path: string): Promise<string | 
 /**
  * The same check over bytes already read: the engine runs it on the exact bytes it is about to
  * send, so a file that changed after it was queued (replaced, still being written, grown past the
- * limit) is refused before it is paid for.
+ * limit) is refused before it is paid for. The bytes are all in memory, so for a whole PNG or JPEG
+ * it decides without an await: it runs once per job, at the batch's full rate.
  */
 export async function checkBytes(c: InputCheck, bytes: Buffer): Promise<string | null> {
   const sized = sizeProblem(c, bytes.length);
   if (sized || c.field.media !== 'image') return sized;
-  return imageProblem(c, { size: bytes.length, read: async (pos, len) => bytes.subarray(pos, pos + len), decodable: bytes });
+  return imageProblem(c, { size: bytes.length, head: bytes, tail: bytes.subarray(Math.max(0, bytes.length - TAIL_BYTES)), decodable: bytes });
 }
 
 function sizeProblem(c: InputCheck, size: number): string | null {
@@ -80,28 +85,37 @@ function sizeProblem(c: InputCheck, size: number): string | null {
   return null;
 }
 
-interface ByteSource {
+/** What the checks look at: an image's first bytes and its last ones (all of them for bytes in memory). */
+interface ImageBytes {
   size: number;
-  read(pos: number, len: number): Promise<Buffer>;
+  head: Buffer;
+  tail: Buffer;
   /** What sharp decodes when the cheap checks cannot decide. */
   decodable: string | Buffer;
 }
 
-async function imageProblem(c: InputCheck, src: ByteSource): Promise<string | null> {
-  const meta = await imageHeader(src);
+interface Header {
+  format: string | undefined;
+  width?: number;
+  height?: number;
+}
+
+async function imageProblem(c: InputCheck, img: ImageBytes, header = headerOf(img.head)): Promise<string | null> {
+  const meta = header ?? (await decodedHeader(img.decodable));
   if (!meta) return 'is not a readable image';
   const formats = formatsOf(c);
   if (!meta.format || !formats.includes(meta.format)) return `is ${meta.format ? meta.format.toUpperCase() : 'an unknown format'}; this tool takes ${formats.map((f) => f.toUpperCase()).join(', ')}`;
   if (!meta.width || !meta.height) return 'has no readable dimensions';
   if (c.minSide && Math.min(meta.width, meta.height) < c.minSide) return `is ${meta.width}x${meta.height}; this tool needs at least ${c.minSide}x${c.minSide}`;
-  return wholeImageProblem(meta.format, src);
+  return looksWhole(meta.format, img) ? null : decodeProblem(img.decodable);
 }
 
 /**
  * Header bytes read per input: 16 KB holds the dimensions of PNG, WebP, GIF and most JPEGs; a JPEG
  * whose frame header sits behind a large EXIF block gets a second, larger read.
  */
-const HEADER_STEPS = [16 * 1024, 512 * 1024];
+const HEAD_BYTES = 16 * 1024;
+const LARGE_HEAD_BYTES = 512 * 1024;
 const SIZE_FORMAT: Record<string, string> = { jpg: 'jpeg', png: 'png', webp: 'webp', gif: 'gif', tiff: 'tiff', heif: 'heif', avif: 'avif', bmp: 'bmp' };
 
 async function readAt(fh: FileHandle, pos: number, bytes: number): Promise<Buffer> {
@@ -111,22 +125,23 @@ async function readAt(fh: FileHandle, pos: number, bytes: number): Promise<Buffe
 }
 
 /**
- * Format and dimensions from the file's first bytes (image-size), so checking a folder of 10,000
- * images costs a small read each instead of a libvips pipeline per file; sharp is the last resort.
+ * Format and dimensions from the first bytes (image-size), so checking a folder of 10,000 images
+ * costs a small read each instead of a libvips pipeline per file; null when they do not tell.
  */
-async function imageHeader(src: ByteSource): Promise<{ format: string | undefined; width?: number; height?: number } | null> {
-  for (const bytes of HEADER_STEPS) {
-    const head = await src.read(0, bytes);
-    try {
-      const r = imageSize(head);
-      const swap = (r.orientation ?? 1) >= 5;
-      return { format: SIZE_FORMAT[r.type ?? ''] ?? r.type, width: swap ? r.height : r.width, height: swap ? r.width : r.height };
-    } catch {
-      if (head.length < bytes) break;
-    }
-  }
+function headerOf(head: Buffer): Header | null {
   try {
-    const m = await (await loadSharp())(src.decodable).metadata();
+    const r = imageSize(head);
+    const swap = (r.orientation ?? 1) >= 5;
+    return { format: SIZE_FORMAT[r.type ?? ''] ?? r.type, width: swap ? r.height : r.width, height: swap ? r.width : r.height };
+  } catch {
+    return null;
+  }
+}
+
+/** The last resort for a header image-size cannot read: sharp. */
+async function decodedHeader(decodable: string | Buffer): Promise<Header | null> {
+  try {
+    const m = await (await loadSharp())(decodable).metadata();
     return { format: m.format, width: m.width, height: m.height };
   } catch {
     return null;
@@ -141,27 +156,22 @@ const JPEG_EOI = Buffer.from([0xff, 0xd9]);
 /**
  * Whether the image data is all there. The header alone cannot tell: a photo cut short by an
  * interrupted copy, or one a sync client is still writing, has a perfect header, and the API would
- * be paid for a task that fails (or renders half a picture). Cheap structural checks first: a PNG
- * ends with its IEND chunk, a JPEG with its EOI marker (0xFFD9 cannot occur inside the compressed
- * data), a WebP is as long as its RIFF header says. Only a file that fails them (a JPEG with data
- * appended after the picture, as motion photos have) is decoded by libvips to decide.
+ * be paid for a task that fails (or renders half a picture). Cheap structural checks: a PNG ends
+ * with its IEND chunk, a JPEG with its EOI marker (0xFFD9 cannot occur inside the compressed
+ * data), a WebP is as long as its RIFF header says. A file that fails them (a JPEG with data
+ * appended after the picture, as motion photos have) is decoded by libvips to decide
+ * (decodeProblem); other formats have no such check.
  */
-async function wholeImageProblem(format: string, src: ByteSource): Promise<string | null> {
-  let whole: boolean;
-  if (format === 'webp') {
-    const riff = await src.read(0, 12);
-    whole = riff.length === 12 && riff.readUInt32LE(4) + 8 <= src.size;
-  } else if (format === 'png' || format === 'jpeg') {
-    const from = Math.max(0, src.size - TAIL_BYTES);
-    const tail = await src.read(from, src.size - from);
-    whole = tail.includes(format === 'png' ? PNG_IEND : JPEG_EOI);
-  } else {
-    return null;
-  }
-  if (whole) return null;
+function looksWhole(format: string, img: ImageBytes): boolean {
+  if (format === 'webp') return img.head.length >= 12 && img.head.readUInt32LE(4) + 8 <= img.size;
+  if (format === 'png' || format === 'jpeg') return img.tail.includes(format === 'png' ? PNG_IEND : JPEG_EOI);
+  return true;
+}
+
+async function decodeProblem(decodable: string | Buffer): Promise<string | null> {
   try {
     const sharp = await loadSharp();
-    await sharp(src.decodable, { failOn: 'truncated', limitInputPixels: false, sequentialRead: true }).resize(64, 64, { fit: 'inside' }).raw().toBuffer();
+    await sharp(decodable, { failOn: 'truncated', limitInputPixels: false, sequentialRead: true }).resize(64, 64, { fit: 'inside' }).raw().toBuffer();
     return null;
   } catch (err) {
     return `is truncated or damaged: the image data ends early (${(err as Error).message.split('\n')[0].replace(/:\s*$/, '').trim() || 'cannot be decoded'}); was it still being copied?`;

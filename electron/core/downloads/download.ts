@@ -3,6 +3,7 @@ import { request as httpsRequest } from 'node:https';
 import { connect as netConnect, type NetConnectOpts } from 'node:net';
 import { KEEP_ALIVE } from '../api/client.ts';
 import { link, open, stat, unlink, type FileHandle } from 'node:fs/promises';
+import type { StatOptions, Stats } from 'node:fs';
 
 /** The result URL no longer works (410/403/404): re-read the task for a fresh one. */
 export class ExpiredUrlError extends Error {
@@ -37,7 +38,16 @@ export interface DownloadResult {
   resumed: boolean;
 }
 
-const sizeOf = async (p: string) => (await stat(p).catch(() => null))?.size ?? 0;
+/**
+ * A file's stat, or null when nothing is there. Nothing there is the usual answer (a name not
+ * taken yet, a part not started), and a rejected stat builds an Error with its stack trace: a few
+ * KB of garbage per call, several calls per result at batch rates. Where stat does not know
+ * `throwIfNoEntry` it still rejects, and that is null too.
+ */
+export const statOrNull = async (p: string): Promise<Stats | null> => (await stat(p, NO_ENTRY_IS_NULL).catch(() => null)) ?? null;
+const NO_ENTRY_IS_NULL = { throwIfNoEntry: false } as StatOptions & { bigint?: false };
+
+export const sizeOf = async (p: string) => (await statOrNull(p))?.size ?? 0;
 
 /**
  * Streams `url` into `partPath` with constant memory, continuing an existing part with a Range
@@ -388,9 +398,9 @@ export async function placeWithoutOverwrite(partPath: string, finalPath: string)
 
 /** Whether two paths are the same file (a placed part and its final name). */
 export async function sameFile(a: string, b: string): Promise<boolean> {
-  const [x, y] = await Promise.all([stat(a).catch(() => null), stat(b).catch(() => null)]);
+  const [x, y] = await Promise.all([statOrNull(a), statOrNull(b)]);
   return !!x && !!y && x.ino === y.ino && x.dev === y.dev;
 }
 
 export const removeQuietly = (p: string) => unlink(p).catch(() => undefined);
-export const exists = async (p: string) => (await stat(p).catch(() => null)) !== null;
+export const exists = async (p: string) => (await statOrNull(p)) !== null;

@@ -104,7 +104,11 @@ export class Engine {
   private eventCursor = 0;
   private readonly sentAtCursor = new Set<string>();
   private rateLimitedUntil = 0;
-  private preparing = 0;
+  /**
+   * Jobs picked for submission here whose `submitting` is not committed yet, with their tool. On
+   * disk they are still `queued`, so activeByTool does not count them: submitQueued does.
+   */
+  private readonly preparing = new Map<string, string>();
   private pendingWrites: PendingWrite[] = [];
   private writeScheduled = false;
 
@@ -568,10 +572,13 @@ export class Engine {
     if (this.stopping || this.store.flag('paused') === '1' || Date.now() < this.rateLimitedUntil) return;
     const { global, perTool } = this.limits();
     const active = this.store.activeByTool();
+    // They hold a slot already: uncounted, every tick before their commit started another round,
+    // up to three times the concurrency in flight, each with its input in memory and its requests.
+    for (const tool of this.preparing.values()) active.set(tool, (active.get(tool) ?? 0) + 1);
     let total = [...active.values()].reduce((a, n) => a + n, 0);
     if (total >= global) return;
     // Jobs being prepared here are still `queued` on disk; read just past them, not the whole queue.
-    const candidates = this.store.inStateFor('queued', this.here, global - total + this.preparing + 8);
+    const candidates = this.store.inStateFor('queued', this.here, global - total + this.preparing.size + 8);
     for (const j of candidates) {
       if (total >= global) break;
       if (this.busy.has(j.id)) continue;
@@ -600,29 +607,32 @@ export class Engine {
     const tool = getTool(j.tool);
     const slugs = j.snapshot.slugs as Slugs;
     let params: Record<string, unknown>;
-    this.preparing++;
+    let attempt: JobPatch;
+    this.preparing.set(j.id, j.tool);
     try {
-      const target = await this.o.target();
-      // Picked for the backend of the last tick; if it changed since, the next tick picks again.
-      if (this.o.identity && (await this.o.identity()) !== this.here) return;
-      params = await buildParams(tool, j.params, j.inputPath, this.tools, isLoopback(target.baseUrl));
-    } catch (err) {
-      if (err instanceof PreflightError) {
-        // Through submitting, so the state machine's one path to failed is kept; nothing was sent.
-        await this.write(() => {
-          if (this.store.move(j.id, 'queued', 'submitting', {})) this.store.move(j.id, 'submitting', 'failed', { error: err.message, invalid: err.invalid });
-        });
+      try {
+        const target = await this.o.target();
+        // Picked for the backend of the last tick; if it changed since, the next tick picks again.
+        if (this.o.identity && (await this.o.identity()) !== this.here) return;
+        params = await buildParams(tool, j.params, j.inputPath, this.tools, isLoopback(target.baseUrl));
+      } catch (err) {
+        if (err instanceof PreflightError) {
+          // Through submitting, so the state machine's one path to failed is kept; nothing was sent.
+          await this.write(() => {
+            if (this.store.move(j.id, 'queued', 'submitting', {})) this.store.move(j.id, 'submitting', 'failed', { error: err.message, invalid: err.invalid });
+          });
+          return;
+        }
+        // The upload failed or the backend is unreachable: nothing was paid; try again shortly.
+        this.backoff(err instanceof ApiError ? err.retryAfterSec : undefined);
         return;
       }
-      // The upload failed or the backend is unreachable: nothing was paid; try again shortly.
-      this.backoff(err instanceof ApiError ? err.retryAfterSec : undefined);
-      return;
+      attempt = { attemptId: randomUUID(), attempts: j.attempts + 1, error: null, invalid: null };
+      // Committed before the request leaves (write() resolves after the commit).
+      if (!(await this.write(() => this.store.move(j.id, 'queued', 'submitting', attempt)))) return;
     } finally {
-      this.preparing--;
+      this.preparing.delete(j.id);
     }
-    const attempt = { attemptId: randomUUID(), attempts: j.attempts + 1, error: null, invalid: null };
-    // Committed before the request leaves (write() resolves after the commit).
-    if (!(await this.write(() => this.store.move(j.id, 'queued', 'submitting', attempt)))) return;
     let env: TaskEnvelope;
     try {
       env = await this.tools.create(j.tool, slugs, params);

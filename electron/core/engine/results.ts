@@ -1,14 +1,11 @@
-import { stat } from 'node:fs/promises';
 import { ensureFolder } from '../output-folder.ts';
 import { join } from 'node:path';
 import { getTool } from '../../../shared/catalogue/index.ts';
 import type { GeneratedItem, ToolClient } from '../api/tools.ts';
-import { downloadToPart, exists, ExpiredUrlError, placeWithoutOverwrite, removeQuietly, sameFile, TransientDownloadError, writeTextPart } from '../downloads/download.ts';
+import { downloadToPart, exists, ExpiredUrlError, placeWithoutOverwrite, removeQuietly, sameFile, sizeOf, TransientDownloadError, writeTextPart } from '../downloads/download.ts';
 import { extensionOf, outputDirOf, partPathOf, renderName, stemOf, withCollisionSuffix } from '../downloads/naming.ts';
 import type { JobRow, JobStore } from '../queue/store.ts';
 import type { Slugs } from '../../../shared/catalogue/index.ts';
-
-const sizeOf = async (p: string) => (await stat(p).catch(() => null))?.size ?? 0;
 
 export const urlOf = (g: GeneratedItem) => (typeof g === 'string' ? g : g.url);
 const typeOf = (g: GeneratedItem) => (typeof g === 'string' ? undefined : g.content_type);
@@ -46,16 +43,31 @@ const writeNow = async <T>(fn: () => T): Promise<T> => fn();
  * stream into one `.part` file and one of them loses its paid result.
  */
 const inUse = new Map<string, string>();
+/** The same by job, so a finished job lets go of its names without a walk over every job's. */
+const heldBy = new Map<string, Set<string>>();
+
+function take(jobId: string, path: string): void {
+  inUse.set(path, jobId);
+  const mine = heldBy.get(jobId);
+  if (mine) mine.add(path);
+  else heldBy.set(jobId, new Set([path]));
+}
+
+function drop(jobId: string, path: string): void {
+  inUse.delete(path);
+  heldBy.get(jobId)?.delete(path);
+}
 
 /** Takes `paths` for `jobId` if no other job holds any of them; all or nothing. */
 function hold(jobId: string, paths: readonly string[]): boolean {
   if (paths.some((p) => (inUse.get(p) ?? jobId) !== jobId)) return false;
-  for (const p of paths) inUse.set(p, jobId);
+  for (const p of paths) take(jobId, p);
   return true;
 }
 
 function release(jobId: string): void {
-  for (const [p, id] of inUse) if (id === jobId) inUse.delete(p);
+  for (const p of heldBy.get(jobId) ?? []) inUse.delete(p);
+  heldBy.delete(jobId);
 }
 
 /** Output paths reserved for each result, so a resumed download continues the same part file. */
@@ -73,9 +85,9 @@ async function plan(job: JobRow, items: GeneratedItem[], store: JobStore): Promi
       // Held before the first await, so a job planning meanwhile sees it taken; let go again if a
       // file is there, or the part file of another job's paused download (resuming it would
       // splice that job's bytes into this result). Our own part, from before a Retry, is ours.
-      inUse.set(p, job.id);
+      take(job.id, p);
       if ((await exists(p)) || ((await exists(partPathOf(p))) && store.plannedBy(p, job.id))) {
-        inUse.delete(p);
+        drop(job.id, p);
         continue;
       }
       planned.push(p);
