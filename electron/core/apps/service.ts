@@ -8,8 +8,6 @@ import { assertOutputFolder } from '../output-folder.ts';
 import { creationValue } from './creation-input.ts';
 import { AppRunner, explainAppError } from './runner.ts';
 import { AppRunStore, RETRYABLE, retryPlan, RUN_REQUEUE_FRESH, toAppRun } from './store.ts';
-
-export { RETRYABLE, retryPlan } from './store.ts';
 import { parseAppDefinition, parseAppList } from './wire.ts';
 
 /** A failed app call as a DeskError: the Enterprise-only 403 in plain words. */

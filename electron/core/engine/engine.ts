@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { resolve } from 'node:path';
 import { getTool, resolvePaths, validateRequest, type Slugs, type ToolEntry } from '../../../shared/catalogue/index.ts';
 import type { BatchRecord, BatchStartResult, JobRecord, JobsChanged, QueueStatus } from '../../../shared/contract/jobs.ts';
 import { DeskError } from '../../../shared/contract/define.ts';
@@ -381,7 +380,7 @@ export class Engine {
     }
     if (field && inputs.length && newJobs.length === 0 && resumed.length === 0) {
       // Nothing to run: no batch, so the queue does not fill with empty ones.
-      if (!skipped.length && !rejected.length) throw new DeskError('invalid', `no files to process: ${inputs.length === 1 ? `${resolve(inputs[0])} is an empty folder` : 'the folders are empty'}`);
+      if (!skipped.length && !rejected.length) throw new DeskError('invalid', `no files to process: ${inputs.length === 1 ? `${inputs[0]} is an empty folder` : 'the folders are empty'}`);
       return { batch: null, queued: 0, resumed, skipped, rejected, jobIds: [] };
     }
     if (newJobs.length === 0 && resumed.length > 0) {
@@ -393,7 +392,7 @@ export class Engine {
     const batchId = randomUUID();
     // The open-job check above ran before the awaits of the pre-flight; the insert checks again
     // under the write lock, so a folder started twice at once is queued (and paid for) once.
-    const ins = this.store.insertBatch({ id: batchId, tool: tool.id, outDir, params, roots: inputs.map((i) => resolve(i)), snapshot: { namingTemplate: settings.namingTemplate, slugs: this.o.slugs() }, backend, jobs: newJobs });
+    const ins = this.store.insertBatch({ id: batchId, tool: tool.id, outDir, params, roots: inputs, snapshot: { namingTemplate: settings.namingTemplate, slugs: this.o.slugs() }, backend, jobs: newJobs });
     resumed.push(...ins.resumed);
     this.kick();
     const batch = ins.inserted.length ? this.store.batch(batchId)! : this.store.batch(this.store.get(resumed[0])!.batchId)!;
