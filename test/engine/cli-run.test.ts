@@ -178,6 +178,49 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     }
   });
 
+  it('--timeout gives up on a server that cannot be reached (exit 124, saying why); the same run later resumes it, paying once', async () => {
+    const input = join(dir, 'timeout');
+    await makeImages(input, ['a.png', 'b.png']);
+    const closed = createServer();
+    await new Promise<void>((res) => closed.listen(0, '127.0.0.1', res));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((res) => closed.close(res));
+    const home = join(dir, 'home-timeout');
+    const out = join(dir, 'out-timeout');
+    const gaveUp = await runCli(['run', 'upscaler-precision', input, '--out', out, '--timeout', '2s'], { env: cliEnv(home, `http://127.0.0.1:${port}`) });
+    expect(gaveUp.code).toBe(124);
+    expect(notes(gaveUp.err).at(-1)).toBe('gave up after 2s (--timeout): 0 of 2 done; the last create was refused: network error (ECONNREFUSED); '
+      + 'the rest stay queued: run the same command again to resume (nothing is submitted twice)');
+    expect(existsSync(out)).toBe(false);
+
+    // The server is back at that address; the same command takes up the batch's two queued jobs and pays each once.
+    const back = await startSandbox({ port, taskDurationMs: 100 });
+    try {
+      const resumed = await runCli(['run', 'upscaler-precision', input, '--out', out, '--timeout', '5m'], { env: cliEnv(home, back.url) });
+      expect(resumed.code, resumed.err).toBe(0);
+      expect(resumed.out).toMatch(/^batch [0-9a-f]{8}: 0 queued, 2 resumed from an earlier run$/m);
+      expect(readdirSync(out).sort()).toEqual(['a_upscaler-precision.png', 'b_upscaler-precision.png']);
+      expect(creates(await control(back.url, 'stats'))).toBe(2);
+    } finally {
+      await back.close();
+    }
+  });
+
+  it('a --timeout that is not a duration is bad input, refused before anything is queued', async () => {
+    const input = join(dir, 'timeout-bad');
+    await makeImages(input, ['a.png']);
+    const NOT_A_DURATION = '--timeout must be a duration of at least 1 second, such as 90s, 10m or 2h, got';
+    for (const [value, message] of [['soon', `${NOT_A_DURATION} "soon"`], ['0', `${NOT_A_DURATION} "0"`], ['500ms', `${NOT_A_DURATION} "500ms"`],
+      ['30d', '--timeout must be at most 24 days, got "30d"']]) {
+      const r = await cli(['run', 'upscaler-precision', input, '--out', join(dir, 'out-timeout-bad'), `--timeout=${value}`]);
+      expect(r.code, value).toBe(2);
+      expect(r.err.trim()).toBe(`mediadesk run: ${message}`);
+    }
+    expect(existsSync(join(dir, 'out-timeout-bad'))).toBe(false);
+    const listed = await cli(['jobs', 'list', '--json']);
+    expect((JSON.parse(listed.out) as { jobs: { input: string }[] }).jobs.some((j) => j.input.includes('timeout-bad'))).toBe(false);
+  });
+
   it('a re-run of a big folder names the first 20 skipped files and counts the rest', async () => {
     const big = join(dir, 'big');
     await makeImages(big, Array.from({ length: 23 }, (_, i) => `p${String(i).padStart(2, '0')}.png`));

@@ -107,20 +107,40 @@ describe('mediadesk jobs retry', () => {
 });
 
 describe('mediadesk jobs retry, interrupted', () => {
-  it('Ctrl-C stops following, not the job: it exits 130, the job is not sent again, and `run` over its input follows it to its result', async () => {
-    const input = join(dir, 'interrupted');
+  /** A job of `input` that failed on the server (a Sandbox fault), for a retry to follow; the Sandbox's counts start again. */
+  async function failedJob(input: string, name: string): Promise<string> {
     const engine = engineFor(join(dir, 'home'), sandbox.url);
-    let id: string;
     try {
       await control(sandbox.url, 'faults', { failureRate: 1 });
       engine.start();
-      const bad = await engine.startBatch({ tool: 'upscaler-precision', inputs: await makeImages(input, ['e.png']), params: {}, outDir: join(dir, 'out') });
+      const bad = await engine.startBatch({ tool: 'upscaler-precision', inputs: await makeImages(input, [name]), params: {}, outDir: join(dir, 'out') });
       await settle(engine, bad.jobIds);
-      id = bad.jobIds[0];
+      return bad.jobIds[0];
     } finally {
       await engine.close();
       await control(sandbox.url, 'reset', {});
     }
+  }
+
+  it('--timeout stops following after that long: exit 124, saying so; the job stays submitted and is not sent again', async () => {
+    const id = await failedJob(join(dir, 'timed-out'), 'g.png');
+    await control(sandbox.url, 'faults', { taskDurationMs: 60_000 });
+    try {
+      expect((await cli(['jobs', 'retry', id.slice(0, 8), '--timeout', '1', '--no-wait'])).err.trim()).toBe('mediadesk jobs: give --no-wait or --timeout, not both');
+      const r = await cli(['jobs', 'retry', id.slice(0, 8), '--timeout', '2']);
+      expect(r.code, r.err).toBe(124);
+      expect(r.err).toMatch(new RegExp(`^gave up after 2s \\(--timeout\\) following job ${id.slice(0, 8)} \\(running\\); it stays in the queue and nothing submitted is sent again: `, 'm'));
+      const job = (JSON.parse((await cli(['jobs', 'list', '--state', 'running', '--json'])).out).jobs as { id: string; taskId: string | null }[]).find((j) => j.id === id);
+      expect(job?.taskId).toBeTruthy();
+      expect(creates(await control(sandbox.url, 'stats'))).toBe(1);
+    } finally {
+      await control(sandbox.url, 'faults', { taskDurationMs: 50 });
+    }
+  });
+
+  it('Ctrl-C stops following, not the job: it exits 130, the job is not sent again, and `run` over its input follows it to its result', async () => {
+    const input = join(dir, 'interrupted');
+    const id = await failedJob(input, 'e.png');
     // Long enough a task that Ctrl-C comes while it runs on the server.
     await control(sandbox.url, 'faults', { taskDurationMs: 5000 });
     const r = await interruptWhen(['jobs', 'retry', id.slice(0, 8)], { env: cliEnv(join(dir, 'home'), sandbox.url), until: /^progress 0\/1: 0 done, 1 in flight$/m });

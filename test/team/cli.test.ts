@@ -119,6 +119,27 @@ describe('mediadesk apps | usage | creations', () => {
     expect((await cli(['apps', 'runs'])).out).toMatch(new RegExp(`^${id}  done `, 'm'));
   });
 
+  it('apps run --timeout stops following after that long (exit 124, saying so); the run goes on and is not paid again', async () => {
+    const out = join(home, 'timeout-out');
+    const args = ['apps', 'run', 'jM4nX8sc', '--yes', '--input', 'brief=a slow jingle', '--out', out];
+    const before = await posts();
+    await control(sandbox.url, 'faults', { taskDurationMs: 60_000 });
+    try {
+      const r = await cli([...args, '--timeout', '2s']);
+      expect(r.code, r.err).toBe(124);
+      const id = /^gave up after 2s \(--timeout\) following run (\w{8}) \(running\); it continues on the server\. Run the same command again to resume it: it is not submitted or paid again\./m.exec(r.err)?.[1];
+      expect(id, r.err).toBeDefined();
+      expect(r.out).toBe(`run ${id} queued\n`);
+      expect((JSON.parse((await cli(['apps', 'runs', '--json'])).out) as { id: string; state: string }[]).find((x) => x.id.startsWith(id!))?.state).toBe('running');
+      expect(await posts()).toBe(before + 1);
+      const bad = await cli([...args, '--timeout', 'later']);
+      expect([bad.code, bad.err.trim()]).toEqual([2, 'mediadesk apps: --timeout must be a duration of at least 1 second, such as 90s, 10m or 2h, got "later"']);
+      expect(await posts()).toBe(before + 1);
+    } finally {
+      await control(sandbox.url, 'faults', { taskDurationMs: 100 });
+    }
+  });
+
   it('apps cancel stops a run another terminal follows; apps retry follows it again to its results without paying again', async () => {
     const out = join(home, 'cancel-out');
     const before = await posts();

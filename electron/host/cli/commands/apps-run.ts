@@ -1,8 +1,9 @@
 import type { Req, Res } from '../../../../shared/contract/index.ts';
 import type { AppDefinition, AppRun } from '../../../../shared/contract/team.ts';
 import { SETTLED_STATES } from '../../../core/queue/states.ts';
-import { interruptible, otherBackendNote } from '../engine-session.ts';
+import { interruptible, otherBackendNote, TIMED_OUT } from '../engine-session.ts';
 import { UsageError, type CliContext } from '../command.ts';
+import type { TimeLimit } from '../duration.ts';
 import type { CliServices } from '../services.ts';
 import { invoke, refusal } from './team-common.ts';
 
@@ -12,6 +13,7 @@ export interface AppRunArgs {
   yes: boolean;
   /** Start another paid run even when the same one is pending. */
   fresh: boolean;
+  timeout?: TimeLimit;
 }
 
 /** The cost is shown and must be accepted: interactively, or with --yes in scripts. */
@@ -27,9 +29,12 @@ async function acceptCost(ctx: CliContext, def: AppDefinition, yes: boolean, que
 
 const short = (r: AppRun) => r.id.slice(0, 8);
 
-function stoppedNote(r: AppRun): string {
+function stoppedNote(r: AppRun, gaveUpAfter?: string): string {
   const where = r.runId ? 'it continues on the server' : 'it was not submitted yet and stays queued';
-  return `stopped following run ${short(r)} (${r.state}); ${where}. Run the same command again to resume it: it is not submitted or paid again. \`mediadesk apps runs\` lists runs.\n`;
+  // The runner's reason for a run it will send again (server busy or unreachable), when it has one.
+  const waiting = r.state === 'queued' && r.error ? `: ${r.error}` : '';
+  const what = gaveUpAfter ? `gave up after ${gaveUpAfter} (--timeout) following run` : 'stopped following run';
+  return `${what} ${short(r)} (${r.state}${waiting}); ${where}. Run the same command again to resume it: it is not submitted or paid again. \`mediadesk apps runs\` lists runs.\n`;
 }
 
 /**
@@ -68,16 +73,16 @@ export async function runApp(ctx: CliContext, s: CliServices, def: AppDefinition
   ctx.stdout.write(resumed
     ? `run ${short(run)} resumed (${run.state}${run.runId ? ', already submitted' : ''}): following the earlier run; it is not submitted or paid again (--new starts another)\n`
     : `run ${short(run)} queued\n`);
-  return follow(ctx, s, run, { resumed });
+  return follow(ctx, s, run, { resumed, timeout: a.timeout });
 }
 
 /**
  * Follows a run (this process drives the queue unless another one holds it) until it settles:
  * 0 when its results are downloaded, 1 when it failed, was canceled or needs the user, 130 after
- * Ctrl-C, which stops following, never the run.
+ * Ctrl-C and 124 after `--timeout`, which stop following, never the run.
  */
-export async function follow(ctx: CliContext, s: CliServices, start: AppRun, o: { resumed: boolean }): Promise<number> {
-  const stop = interruptible();
+export async function follow(ctx: CliContext, s: CliServices, start: AppRun, o: { resumed: boolean; timeout?: TimeLimit }): Promise<number> {
+  const stop = interruptible({ timeoutMs: o.timeout?.ms });
   try {
     let run = start;
     // This process takes the queue (unless the desktop app holds it and runs it for us).
@@ -100,8 +105,8 @@ export async function follow(ctx: CliContext, s: CliServices, start: AppRun, o: 
     }
     // A POST in flight finishes first, so the note says truly whether the run reached the server.
     await s.core.apps.runner.stop();
-    ctx.stderr.write(stoppedNote(s.core.apps.one(run.id)));
-    return 130;
+    ctx.stderr.write(stoppedNote(s.core.apps.one(run.id), stop.timedOut() ? o.timeout?.label : undefined));
+    return stop.timedOut() ? TIMED_OUT : 130;
   } finally {
     stop.release();
   }
@@ -133,7 +138,7 @@ export async function cancelRun(ctx: CliContext, s: CliServices, raw: string): P
  * run is never sent again (its results are fetched, or it is polled again): no cost, no --yes.
  * One sent anew is a new paid run, so its cost is shown and must be accepted like `apps run`'s.
  */
-export async function retryRun(ctx: CliContext, s: CliServices, raw: string, o: { yes: boolean; wait: boolean }): Promise<number> {
+export async function retryRun(ctx: CliContext, s: CliServices, raw: string, o: { yes: boolean; wait: boolean; timeout?: TimeLimit }): Promise<number> {
   const id = runIdOf(s, raw);
   // A run that cannot be retried (plan null) is refused by the command itself, with its reason.
   const { retry: plan, state, appId } = s.core.apps.one(id);
@@ -150,5 +155,5 @@ export async function retryRun(ctx: CliContext, s: CliServices, raw: string, o: 
   const run = await act(s, 'apps.retry', id, cost);
   const what = plan === 'download' ? 'fetching its results again; nothing is paid again' : plan === 'poll' ? 'following the submitted run again; nothing is paid again' : 'sent again as a new run';
   ctx.stdout.write(`run ${short(run)} retried (${run.state}): ${what}\n`);
-  return o.wait ? follow(ctx, s, run, { resumed: false }) : 0;
+  return o.wait ? follow(ctx, s, run, { resumed: false, timeout: o.timeout }) : 0;
 }

@@ -2,29 +2,31 @@ import { runWaitingFor, type AppDefinition, type AppRun } from '../../../../shar
 import { UsageError, type CliCommand } from '../command.ts';
 import { openCliServices, type CliServices } from '../services.ts';
 import { cancelRun, retryRun, runApp } from './apps-run.ts';
+import { timeLimitOf } from '../duration.ts';
 import { invoke, parseOptions, refusal, table } from './team-common.ts';
 
 const USAGE = [
   'mediadesk apps list [--json]',
   '       mediadesk apps show ID [--json]',
-  '       mediadesk apps run ID --input id=value [--input id=value ...] [--out DIR] [--yes] [--new]',
+  '       mediadesk apps run ID --input id=value [--input id=value ...] [--out DIR] [--yes] [--new] [--timeout DURATION]',
   '         (a creation input takes an image file, an image URL or a creation id; --yes accepts the cost;',
   '          the same command again resumes its unfinished run instead of paying for another; --new starts another)',
   '       mediadesk apps runs [--limit N] [--json]   (earlier runs, newest first)',
   '       mediadesk apps cancel RUN   (RUN: the id `apps runs` shows, or more of it; a run already submitted may still be charged)',
-  '       mediadesk apps retry RUN [--yes] [--no-wait]',
+  '       mediadesk apps retry RUN [--yes] [--no-wait | --timeout DURATION]',
   '         (a failed, canceled or needs-attention run, followed to its results unless --no-wait; a paid run is fetched',
   '          or polled again, never re-sent; a run sent anew is a new paid run, so --yes accepts its cost)',
+  '         (--timeout 10m stops following after that long, exit 124; the run goes on, the same command resumes it)',
 ].join('\n');
 
 /** Options per subcommand: one that does not apply is refused, not ignored. */
 const OPTIONS: Record<string, { valued: string[]; flags: string[] }> = {
   list: { valued: [], flags: ['--json'] },
   show: { valued: [], flags: ['--json'] },
-  run: { valued: ['--input', '-i', '--out'], flags: ['--yes', '--new'] },
+  run: { valued: ['--input', '-i', '--out', '--timeout'], flags: ['--yes', '--new'] },
   runs: { valued: ['--limit'], flags: ['--json'] },
   cancel: { valued: [], flags: [] },
-  retry: { valued: [], flags: ['--yes', '--no-wait'] },
+  retry: { valued: ['--timeout'], flags: ['--yes', '--no-wait'] },
 };
 
 function inputsOf(pairs: string[]): Record<string, string> {
@@ -69,10 +71,11 @@ export const appsCommand: CliCommand = {
     if (takesRun && o.positional.length !== 1) throw new UsageError(`apps ${sub} takes one run id (\`mediadesk apps runs\` lists them)`);
     const inputs = inputsOf([...(o.values.get('--input') ?? []), ...(o.values.get('-i') ?? [])]);
     const limit = sub === 'runs' ? limitOf(o.one('--limit')) : 0;
+    const timeout = timeLimitOf(o.one('--timeout'), o.flags.has('--no-wait'));
     const s = await openCliServices(ctx);
     try {
       if (sub === 'cancel') return await cancelRun(ctx, s, o.positional[0]);
-      if (sub === 'retry') return await retryRun(ctx, s, o.positional[0], { yes: o.flags.has('--yes'), wait: !o.flags.has('--no-wait') });
+      if (sub === 'retry') return await retryRun(ctx, s, o.positional[0], { yes: o.flags.has('--yes'), wait: !o.flags.has('--no-wait'), timeout });
       if (sub === 'list') {
         const { apps } = await invoke(s.core, 'apps.list', {});
         if (o.flags.has('--json')) ctx.stdout.write(`${JSON.stringify(apps, null, 2)}\n`);
@@ -100,7 +103,7 @@ export const appsCommand: CliCommand = {
         }
         return 0;
       }
-      return await runApp(ctx, s, def, { inputs, out: o.one('--out'), yes: o.flags.has('--yes'), fresh: o.flags.has('--new') });
+      return await runApp(ctx, s, def, { inputs, out: o.one('--out'), yes: o.flags.has('--yes'), fresh: o.flags.has('--new'), timeout });
     } finally {
       await s.close();
     }

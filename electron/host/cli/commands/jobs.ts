@@ -2,13 +2,15 @@ import { isJobState, JOB_STATES } from '../../../core/queue/states.ts';
 import { DeskError } from '../../../../shared/contract/define.ts';
 import { oneLine, UsageError, write, type CliCommand, type CliContext } from '../command.ts';
 import type { JobRecord } from '../../../../shared/contract/jobs.ts';
-import { interruptible, openEngineSession, Progress, waitForJobs } from '../engine-session.ts';
+import { countStates, interruptible, openEngineSession, Progress, TIMED_OUT, waitForJobs } from '../engine-session.ts';
+import { timeLimitOf } from '../duration.ts';
 import { parseOptions } from './team-common.ts';
 
 const USAGE = [
   'mediadesk jobs list [--batch ID] [--state STATE] [--limit N | --all] [--offset N] [--json]',
   '         (in queue order; 100 jobs unless --limit, up to 1000, or --all; --offset skips that many first)',
-  '       mediadesk jobs retry ID [--no-wait]',
+  '       mediadesk jobs retry ID [--no-wait | --timeout DURATION]',
+  '         (follows the job to its end while the queue runs, or for at most DURATION: 90s, 10m, 2h; exit 124 then)',
   '       mediadesk jobs cancel ID',
 ].join('\n');
 
@@ -17,7 +19,7 @@ const PAGE = 1000;
 
 /** Every option is checked before the database opens: a typo must not print an unfiltered list. */
 function parseArgs(sub: string, rest: string[]) {
-  const o = sub === 'list' ? parseOptions(rest, ['--batch', '--state', '--limit', '--offset'], ['--json', '--all']) : parseOptions(rest, [], sub === 'retry' ? ['--no-wait'] : []);
+  const o = sub === 'list' ? parseOptions(rest, ['--batch', '--state', '--limit', '--offset'], ['--json', '--all']) : parseOptions(rest, sub === 'retry' ? ['--timeout'] : [], sub === 'retry' ? ['--no-wait'] : []);
   if (sub === 'list') {
     if (o.positional.length) throw new UsageError(`jobs list takes no arguments, got "${o.positional[0]}"`);
     const state = o.one('--state');
@@ -29,10 +31,11 @@ function parseArgs(sub: string, rest: string[]) {
     if (!all && (!/^\d+$/.test(rawLimit) || limit < 1 || limit > PAGE)) throw new UsageError(`--limit must be a whole number from 1 to ${PAGE}, got "${rawLimit}" (--all lists every job, --offset N pages)`);
     const rawOffset = o.one('--offset') ?? '0';
     if (!/^\d+$/.test(rawOffset)) throw new UsageError(`--offset must be a whole number, got "${rawOffset}"`);
-    return { state, limit, offset: Number(rawOffset), batch: o.one('--batch'), json: o.flags.has('--json'), noWait: false, id: undefined };
+    return { state, limit, offset: Number(rawOffset), batch: o.one('--batch'), json: o.flags.has('--json'), noWait: false, id: undefined, timeout: undefined };
   }
   if (o.positional.length !== 1) throw new UsageError(o.positional.length ? `jobs ${sub} takes one job id` : `jobs ${sub} needs a job id`);
-  return { state: undefined, limit: 0, offset: 0, batch: undefined, json: false, noWait: o.flags.has('--no-wait'), id: o.positional[0] };
+  const timeout = timeLimitOf(o.one('--timeout'), o.flags.has('--no-wait'));
+  return { state: undefined, limit: 0, offset: 0, batch: undefined, json: false, noWait: o.flags.has('--no-wait'), id: o.positional[0], timeout };
 }
 
 export const jobsCommand: CliCommand = {
@@ -86,14 +89,16 @@ export const jobsCommand: CliCommand = {
         if (args.noWait) return 0;
         // Drive the queue (or follow whoever does) until this job settles.
         engine.start();
-        const stop = interruptible();
+        const stop = interruptible({ timeoutMs: args.timeout?.ms });
         try {
           const counts = await waitForJobs(engine, [id], new Progress(ctx.stderr), stop.signal);
           if (stop.signal.aborted) {
             // A create in flight finishes first, so the state said is the one the job keeps.
             await engine.stop();
-            ctx.stderr.write(`stopped following job ${id.slice(0, 8)} (${engine.job(id).state}); it stays in the queue and nothing submitted is sent again: it goes on when the queue next runs (the app, or \`mediadesk run\` over its input)\n`);
-            return 130;
+            const { waiting } = countStates(engine, [id]);
+            const why = stop.timedOut() ? `gave up after ${args.timeout!.label} (--timeout) following job` : 'stopped following job';
+            ctx.stderr.write(`${why} ${id.slice(0, 8)} (${engine.job(id).state}${waiting ? `: ${waiting}` : ''}); it stays in the queue and nothing submitted is sent again: it goes on when the queue next runs (the app, or \`mediadesk run\` over its input)\n`);
+            return stop.timedOut() ? TIMED_OUT : 130;
           }
           const after = engine.job(id);
           if (after.state !== 'done') ctx.stderr.write(`${after.state}: ${after.error ?? ''}\n`);

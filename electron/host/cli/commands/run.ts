@@ -2,7 +2,8 @@ import { resolve } from 'node:path';
 import { findTool, parseParam, TOOLS } from '../../../../shared/catalogue/index.ts';
 import { DeskError } from '../../../../shared/contract/define.ts';
 import { oneLine, UsageError, type CliCommand, type CliContext } from '../command.ts';
-import { interruptible, openEngineSession, Progress, waitForJobs } from '../engine-session.ts';
+import { countStates, interruptible, openEngineSession, Progress, TIMED_OUT, waitForJobs } from '../engine-session.ts';
+import { timeLimitOf, type TimeLimit } from '../duration.ts';
 import { toJobRecord } from '../../../core/queue/store.ts';
 
 /** Skipped inputs named one per line on stderr; the rest are counted. */
@@ -16,6 +17,7 @@ interface RunArgs {
   concurrency?: number;
   /** One JSON report on stdout at the end; progress and notes go to stderr. */
   json: boolean;
+  timeout?: TimeLimit;
 }
 
 function parseArgs(argv: string[]): RunArgs {
@@ -24,6 +26,7 @@ function parseArgs(argv: string[]): RunArgs {
   let out: string | undefined;
   let concurrency: number | undefined;
   let json = false;
+  let timeout: RunArgs['timeout'];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -34,7 +37,10 @@ function parseArgs(argv: string[]): RunArgs {
     if (a === '--param' || a === '-p') pairs.push(value());
     else if (a.startsWith('--param=')) pairs.push(a.slice(8));
     else if (a === '--json') json = true;
-    else if (a === '--out' || a === '-o') out = value();
+    else if (a === '--timeout' || a.startsWith('--timeout=')) {
+      const raw = a.includes('=') ? a.slice(a.indexOf('=') + 1) : value();
+      timeout = timeLimitOf(raw);
+    } else if (a === '--out' || a === '-o') out = value();
     else if (a.startsWith('--out=')) out = a.slice(6);
     else if (a === '--concurrency' || a === '-c' || a.startsWith('--concurrency=')) {
       const raw = a.includes('=') ? a.slice(a.indexOf('=') + 1) : value();
@@ -57,18 +63,18 @@ function parseArgs(argv: string[]): RunArgs {
     }
   }
   if (entry.batchField && inputs.length === 0 && params[entry.batchField] === undefined) throw new UsageError(`${tool} needs input files or folders`);
-  return { tool, inputs, params, out, concurrency, json };
+  return { tool, inputs, params, out, concurrency, json, timeout };
 }
 
 export const runCommand: CliCommand = {
   name: 'run',
   summary: 'Run a tool over files and folders (resumable; exit 0 only when every job is done).',
-  usage: 'mediadesk run <tool> <files or folders...> [--param key=value ...] [--out DIR] [--concurrency N] [--json]\n         (without --out: the output folder of Settings, else ~/MediaDesk or $MEDIADESK_OUTPUT_DIR)',
+  usage: 'mediadesk run <tool> <files or folders...> [--param key=value ...] [--out DIR] [--concurrency N] [--timeout DURATION] [--json]\n         (without --out: the output folder of Settings, else ~/MediaDesk or $MEDIADESK_OUTPUT_DIR;\n          --timeout 10m stops following after that long, exit 124, the jobs left stay queued for the next run)',
   async run(ctx: CliContext): Promise<number> {
     const args = parseArgs(ctx.argv);
     const session = await openEngineSession(ctx, { concurrency: args.concurrency });
     const { engine } = session;
-    const stop = interruptible();
+    const stop = interruptible({ timeoutMs: args.timeout?.ms });
     try {
       let started;
       try {
@@ -104,6 +110,15 @@ export const runCommand: CliCommand = {
       const counts = await waitForJobs(engine, started.jobIds, new Progress(ctx.stderr), stop.signal);
       if (stop.signal.aborted) {
         if (args.json) ctx.stdout.write(`${JSON.stringify(report(), null, 2)}\n`);
+        if (stop.timedOut()) {
+          // Creates in flight finish first (as after Ctrl-C); then why it got nowhere, when the server
+          // refused or could not be reached: the likely reason a limit was set.
+          await engine.stop();
+          const { waiting } = countStates(engine, started.jobIds);
+          ctx.stderr.write(`gave up after ${args.timeout!.label} (--timeout): ${counts.done} of ${started.jobIds.length} done${waiting ? `; the last create was refused: ${waiting}` : ''}; `
+            + 'the rest stay queued: run the same command again to resume (nothing is submitted twice)\n');
+          return TIMED_OUT;
+        }
         ctx.stderr.write('stopped; run the same command again to resume (nothing is submitted twice)\n');
         return 130;
       }
