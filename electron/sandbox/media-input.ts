@@ -3,6 +3,7 @@ import sharp from 'sharp';
 import { encodingOf, type Field } from '../../shared/catalogue/index.ts';
 import type { DiskStore } from './blob-store.ts';
 import { InvalidParamsError } from './errors.ts';
+import { checkVideoInputs, videoLimitsOf } from './video-input.ts';
 
 /** Stated limit: decoded inputs above this are rejected (production limits are not published). */
 export const MAX_INPUT_BYTES = 25 * 1024 * 1024;
@@ -69,9 +70,10 @@ export async function storeImage(value: string, field: string, disk: DiskStore):
 
 /**
  * Replaces every image input of a validated body by a stored reference, so a task record stays
- * small; video references must name an existing upload. Collects every bad field before failing.
+ * small; video references must name an existing upload and keep within the spec's limits for
+ * `toolId`'s field. Collects every bad field before failing.
  */
-export async function resolveInputs(fields: readonly Field[], body: Record<string, unknown>, disk: DiskStore): Promise<Record<string, unknown>> {
+export async function resolveInputs(toolId: string, fields: readonly Field[], body: Record<string, unknown>, disk: DiskStore): Promise<Record<string, unknown>> {
   const out = { ...body };
   const errors: InvalidParamsError[] = [];
   const attempt = async <T>(fn: () => Promise<T>): Promise<T | undefined> => {
@@ -83,18 +85,26 @@ export async function resolveInputs(fields: readonly Field[], body: Record<strin
       return undefined;
     }
   };
+  const checkVideos = async (field: string, values: string[], list: boolean) => {
+    const slot = videoLimitsOf(toolId, field);
+    if (!slot) return;
+    const invalid = await checkVideoInputs(slot, field, values, { disk, list, body });
+    if (invalid.length) errors.push(new InvalidParamsError(invalid));
+  };
   for (const f of fields) {
     const v = body[f.name];
     if (v === undefined) continue;
     if (f.kind === 'media' && typeof v === 'string') {
       if (f.media === 'image') out[f.name] = await attempt(() => storeImage(v, f.name, disk));
       else if (encodingOf(v) === 'upload' && !disk.get(v)) errors.push(new InvalidParamsError([{ field: f.name, reason: `upload ${v} does not exist` }]));
+      else await checkVideos(f.name, [v], false);
     } else if (f.kind === 'mediaList' && Array.isArray(v)) {
       if (f.media === 'image') out[f.name] = await Promise.all(v.map((item, i) => attempt(() => storeImage(String(item), `${f.name}.${i}`, disk))));
       else {
         v.forEach((item, i) => {
           if (encodingOf(String(item)) === 'upload' && !disk.get(String(item))) errors.push(new InvalidParamsError([{ field: `${f.name}.${i}`, reason: `upload ${item} does not exist` }]));
         });
+        if (f.media === 'video') await checkVideos(f.name, v.map(String), true);
         // Audio and video references are not rendered from; keep only their count.
         out[f.name] = v.map(() => null);
       }

@@ -107,7 +107,7 @@ export function toolHandler(deps: ToolDeps) {
     if (!v.ok) return sendInvalid(reply, v.invalid);
     let params: Record<string, unknown>;
     try {
-      params = await resolveInputs(bodyFields(route.tool), v.body, deps.disk);
+      params = await resolveInputs(route.tool.id, bodyFields(route.tool), v.body, deps.disk);
     } catch (err) {
       if (err instanceof InvalidParamsError) return sendInvalid(reply, err.params);
       throw err;

@@ -1,6 +1,6 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
 import { getTool } from '../../shared/catalogue/index.ts';
@@ -8,6 +8,7 @@ import { ApiClient } from '../../electron/core/api/client.ts';
 import { ToolClient } from '../../electron/core/api/tools.ts';
 import { buildParams, isLocalPath, PreflightError, withPlaceholders } from '../../electron/core/engine/request.ts';
 import { startSandbox } from '../../electron/sandbox/index.ts';
+import { makeClip } from '../media/fixtures.ts';
 
 /** How local files in a job's parameters travel: against the real Sandbox's upload route. */
 const sandbox = await startSandbox({ port: 0 });
@@ -16,7 +17,8 @@ const tools = new ToolClient(new ApiClient(() => ({ baseUrl: sandbox.url, apiKey
 const dir = mkdtempSync(join(tmpdir(), 'md-req-'));
 const png = join(dir, 'ref.png');
 writeFileSync(png, await sharp({ create: { width: 300, height: 300, channels: 3, background: '#2a6' } }).png().toBuffer());
-const mp4 = resolve('resources/sandbox/sample.mp4');
+// Within the reference-video limits the Sandbox measures (2-15 s, 24-60 fps, at least 409,600 pixels).
+const mp4 = await makeClip(dir, 'reference', { w: 640, h: 640, fps: 24, sec: 2.5 });
 
 describe('local files in job parameters', () => {
   it('tells a local path from a base64 string that happens to start with a slash', () => {

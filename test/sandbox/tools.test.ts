@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { crc32, deflateSync } from 'node:zlib';
 import sharp from 'sharp';
@@ -6,23 +7,36 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_SLUGS, resolvePaths, TOOLS, type Field, type ToolEntry } from '../../shared/catalogue/index.ts';
 import { UPSCALE_MAX_SIDE } from '../../electron/sandbox/render.ts';
 import { bytesOf, fakeClock, start, testPng, until } from './helpers.ts';
+import { makeClip, tempDir } from '../media/fixtures.ts';
+import { serveFolder, type FileServer } from '../media/server.ts';
 
 const clock = fakeClock();
 let ctx: Awaited<ReturnType<typeof start>>;
 let png: Buffer;
 let imageUrl: string;
 let videoId: string;
+let clips: Awaited<ReturnType<typeof tempDir>>;
 const DURATION = 1000;
+
+/** Uploads a file through the control API, as the app's engine uploads a local reference: its `upl_vid_` id. */
+async function upload(bytes: Buffer, type = 'video/mp4'): Promise<string> {
+  const r = await fetch(`${ctx.sb.url}/__sandbox/uploads`, { method: 'POST', headers: { 'content-type': type }, body: new Uint8Array(bytes) });
+  return (await r.json()).id;
+}
 
 beforeAll(async () => {
   ctx = await start({ now: clock.now, taskDurationMs: DURATION });
   png = await testPng();
   const up = await fetch(`${ctx.sb.url}/__sandbox/uploads`, { method: 'POST', headers: { 'content-type': 'image/png' }, body: new Uint8Array(png) });
   imageUrl = (await up.json()).url;
-  const vid = await fetch(`${ctx.sb.url}/__sandbox/uploads`, { method: 'POST', headers: { 'content-type': 'video/mp4' }, body: new Uint8Array(Buffer.from('fake mp4 bytes')) });
-  videoId = (await vid.json()).id;
+  // A clip within every reference-video limit (2-15 s, 24-60 fps, 409,600+ pixels): the Sandbox measures what it is given.
+  clips = await tempDir();
+  videoId = await upload(await readFile(await makeClip(clips.dir, 'ok', { w: 640, h: 640, fps: 24, sec: 2.5 })));
 });
-afterAll(() => ctx.sb.close());
+afterAll(async () => {
+  await ctx.sb.close();
+  await clips.cleanup();
+});
 
 /** A minimal valid body for any tool, built from its catalogue fields. */
 function minimalBody(tool: ToolEntry): Record<string, unknown> {
@@ -121,6 +135,47 @@ describe('validation (400 naming the field)', () => {
     await expectInvalid('change-camera', { image: 'https://example.com/a.png' }, 'image');
     await expectInvalid('video-upscaler', { video: 'upl_vid_doesnotexist' }, 'video');
     await expectInvalid('upscaler-precision', { image: Buffer.from('this is not an image at all').toString('base64') }, 'image');
+  });
+  it('measures reference videos as the service does: each limit named per item, the combined duration, URLs by range, loopback only', async () => {
+    const post = (id: string, body: Record<string, unknown>, params: Record<string, unknown> = {}) => ctx.api.post(resolvePaths(tool(id), DEFAULT_SLUGS, params).create, body);
+    const reasons = (r: { body: { invalid_params: { field: string; reason: string }[] } }) => r.body.invalid_params.map((p) => `${p.field}: ${p.reason}`);
+    const short = await upload(await readFile(await makeClip(clips.dir, 'short-20fps', { w: 640, h: 640, fps: 20, sec: 1.5 })));
+    await makeClip(clips.dir, 'small', { w: 320, h: 240, fps: 24, sec: 3 });
+    const six = await upload(await readFile(await makeClip(clips.dir, 'six', { w: 640, h: 640, fps: 24, sec: 6 })));
+    const notVideo = await upload(Buffer.from('these bytes are no video at all'));
+    const server: FileServer = await serveFolder(clips.dir);
+    try {
+      const v2 = { resolution: '720p' };
+      const a = await post('video-2x', { prompt: 'x @Video1 @Video2 @Video3', reference_videos: [videoId, short, `${server.url}/small.mp4`] }, v2);
+      expect(a.status).toBe(400);
+      expect(reasons(a)).toEqual([
+        'reference_videos.1: duration 1.5 s is below the 2 s minimum',
+        'reference_videos.1: frame rate 20 fps is below the 24 fps minimum',
+        'reference_videos.2: 320x240 = 76,800 pixels is below the 409,600 minimum',
+      ]);
+      // Read by ranges, not whole: the index is all the check needs.
+      expect(server.requests.every((r) => r.startsWith('bytes='))).toBe(true);
+
+      // 6 + 6 + 2.5 s is within the combined 15 s; a third 6 s clip is not.
+      expect((await post('video-2x', { prompt: 'x', reference_videos: [six, six, videoId] }, v2)).status).toBe(200);
+      const c = await post('video-2x', { prompt: 'x', reference_videos: [six, six, six] }, v2);
+      expect(reasons(c)).toEqual(['reference_videos: combined duration 18 s is above the 15 s limit']);
+
+      const d = await post('video-2x', { prompt: 'x', reference_videos: [notVideo, 'https://example.com/clip.mp4'] }, v2);
+      expect(reasons(d)).toEqual([
+        expect.stringMatching(new RegExp(`^reference_videos\\.0: could not be read as an MP4 or MOV video \\(${notVideo}: not a video or image`)),
+        'reference_videos.1: the Sandbox fetches URL inputs from loopback (127.0.0.1, localhost) only; upload the video or use a loopback URL',
+      ]);
+
+      // The upscaler interpolates only from 15 fps up, and only when target_fps is asked for.
+      const slow = await upload(await readFile(await makeClip(clips.dir, 'slow', { w: 320, h: 240, fps: 10, sec: 2 })));
+      const e = await post('video-upscaler', { video: slow, target_fps: 60 });
+      expect(reasons(e)).toEqual(['video: frame rate 10 fps is below the 15 fps target_fps needs']);
+      expect((await post('video-upscaler', { video: slow })).status).toBe(200);
+      expect((await post('video-2x', { prompt: 'x @Video1', reference_videos: [videoId] }, v2)).status).toBe(200);
+    } finally {
+      await server.close();
+    }
   });
   it('names its pixel limit instead of calling a large image unreadable', async () => {
     // A PNG that declares 20000 x 15000 (a stitched panorama) with one row of data: the header is what is read.

@@ -1,0 +1,63 @@
+import { ProbeError, probeSource } from '../core/media/probe.ts';
+import { checkVideo, displayName, FAMILY_LIMITS, type FamilyLimits, type Probe } from '../../shared/validation/references.ts';
+import { encodingOf } from '../../shared/catalogue/index.ts';
+import type { DiskStore } from './blob-store.ts';
+import { isLoopbackUrl } from './media-input.ts';
+import type { InvalidParam } from './errors.ts';
+
+type VideoSlot = NonNullable<FamilyLimits['videos']>;
+
+/** The spec's limits on a tool's video field (api-spec "Limits": reference_videos), when it states any. */
+export function videoLimitsOf(toolId: string, field: string): VideoSlot | null {
+  return Object.values(FAMILY_LIMITS).find((l) => l.tool === toolId && l.videos?.field === field)?.videos ?? null;
+}
+
+/** The app's message names the file and its rule ("clip.mp4: … (rule video.duration)"); the field already says which item, and the service's reasons carry no rule ids. */
+const reasonOf = (message: string, value: string) => message.replace(/ \(rule [\w.]+\)$/, '').replace(`${displayName(value)}: `, '');
+
+/**
+ * Measures the videos of one field as the service does before it takes a task, and refuses any
+ * out of the spec's limits, naming the item, the value and the limit: a script that talks to the
+ * Sandbox directly (not through the app, which checks first) meets the same 400 as on the live
+ * service. Uploads are read from disk, URLs by HTTP ranges (loopback only: the Sandbox reaches no
+ * further than this machine).
+ */
+export async function checkVideoInputs(slot: VideoSlot, field: string, values: readonly string[], o: { disk: DiskStore; list: boolean; body: Record<string, unknown> }): Promise<InvalidParam[]> {
+  const { disk, list, body } = o;
+  const interpolates = body.target_fps !== undefined && body.target_fps !== null && body.target_fps !== '';
+  const invalid: InvalidParam[] = [];
+  const probes: Probe[] = [];
+  for (const [i, value] of values.entries()) {
+    const at = list ? `${field}.${i}` : field;
+    let source: string;
+    if (encodingOf(value) === 'upload') {
+      const f = disk.get(value);
+      // A missing upload is reported where every input's is (resolveInputs).
+      if (!f) continue;
+      source = f.path;
+    } else if (isLoopbackUrl(value)) source = value;
+    else {
+      invalid.push({ field: at, reason: 'the Sandbox fetches URL inputs from loopback (127.0.0.1, localhost) only; upload the video or use a loopback URL' });
+      continue;
+    }
+    let probe: Probe;
+    try {
+      probe = { ...(await probeSource(source)), source: value };
+    } catch (err) {
+      const why = err instanceof ProbeError ? err.message.replaceAll(source, value) : String(err);
+      invalid.push({ field: at, reason: `could not be read as an MP4 or MOV video (${why})` });
+      continue;
+    }
+    probes.push(probe);
+    for (const issue of checkVideo(probe, slot.item)) invalid.push({ field: at, reason: reasonOf(issue.message, value) });
+    // The upscaler interpolates frames only from a clip of at least this rate (api-spec: "needs at least 15 fps").
+    if (interpolates && slot.minFpsWithTargetFps !== undefined && probe.fps !== null && Math.round(probe.fps * 100) / 100 < slot.minFpsWithTargetFps) {
+      invalid.push({ field: at, reason: `frame rate ${Math.round(probe.fps * 100) / 100} fps is below the ${slot.minFpsWithTargetFps} fps target_fps needs` });
+    }
+  }
+  const total = probes.reduce((s, p) => s + (p.durationSec ?? 0), 0);
+  if (slot.totalDurationMax !== undefined && Math.round(total * 1000) / 1000 > slot.totalDurationMax) {
+    invalid.push({ field, reason: `combined duration ${Math.round(total * 1000) / 1000} s is above the ${slot.totalDurationMax} s limit` });
+  }
+  return invalid;
+}
