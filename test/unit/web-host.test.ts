@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -140,5 +140,27 @@ describe('web host socket', () => {
     ws.send(JSON.stringify({ id: 1, cmd: 'settings.get', payload: { pad: 'x'.repeat(17 * 1024 * 1024) } }));
     expect(await closed).toBe(1009);
     expect(replies).toEqual([]);
+  });
+});
+
+describe('opening files with the OS', () => {
+  it('refuses a result type outside the folders the app works with, before any opener runs', async () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), 'md-elsewhere-'));
+    const config = join(elsewhere, 'credentials.json');
+    writeFileSync(config, '{"token": "not for the renderer"}');
+    for (const cmd of ['shell.open', 'shell.reveal'] as const) {
+      const r = await host.core.dispatch(cmd, { path: config });
+      expect(r).toEqual({ ok: false, error: { code: 'forbidden', message: `${config} is outside the folders MediaDesk works with (its data folder, the output folder, and the folders of your batches), so it is not opened` } });
+    }
+  });
+
+  it('accepts a result in the data folder, and still refuses types that could run a program there', () => {
+    mkdirSync(join(home, 'inbox'), { recursive: true });
+    const result = join(home, 'inbox', 'result.csv');
+    writeFileSync(result, 'a,b\r\n');
+    expect(host.core.openable(result)).toBe(result);
+    const script = join(home, 'inbox', 'run.sh');
+    writeFileSync(script, 'echo hi');
+    expect(() => host.core.openable(script)).toThrow(/only result files can be opened/);
   });
 });
