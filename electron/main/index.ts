@@ -34,7 +34,7 @@ if (!app.requestSingleInstanceLock()) {
   hardenContents(rendererUrl);
 
   app.whenReady().then(async () => {
-    hardenSessions();
+    hardenSessions(rendererUrl);
     Menu.setApplicationMenu(buildMenu());
     const store = new ElectronStore<Record<string, unknown>>({ cwd: home, name: SETTINGS_FILE });
     core = await createCore({
