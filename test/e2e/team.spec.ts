@@ -271,4 +271,18 @@ test.describe('west of UTC', () => {
     expect(errors).toEqual([]);
   });
 
+  test('recent creations: the time a creation was made is shown in the viewer\'s time zone', async ({ page }) => {
+    const home = newHome();
+    host = await startHost(home);
+    await invoke(host, 'batches.start', { tool: 'hires', inputs: [], params: { prompt: 'a blue lamp', resolution: '1k' }, outDir: join(home, 'out') });
+    await expect.poll(async () => (await invoke(host, 'batches.list', {}))[0].counts.done, { timeout: 30_000 }).toBe(1);
+    const { items } = await invoke(host, 'creations.list', { page: 1, perPage: 24 });
+    const made: string = items[0].createdAt;
+    expect(made).toMatch(/Z$/);
+    const local = new Date(made).toLocaleString('en-US', { timeZone: 'America/Los_Angeles', dateStyle: 'short', timeStyle: 'short' });
+    await page.goto(`${host.url}#creations`);
+    const meta = page.getByTestId('creation-card').first().getByTestId('creation-meta');
+    await expect(meta).toHaveText(`High-resolution generator · ${local}`);
+    await expect(meta.locator('time')).toHaveAttribute('datetime', made);
+  });
 });
