@@ -44,6 +44,8 @@ export async function createCore(o: CoreOptions) {
   const mediaRoots: (() => string[])[] = [];
   const media = new MediaGate(o.home, () => mediaRoots.flatMap((f) => f()));
 
+  const openable = (path: string) => checkOpenable(path, (p) => media.contains(p));
+
   const client = new ApiClient(() => backend.target());
   const effectiveSettings = () => withDefaultOutputDir(settings.get(), o.env ?? process.env);
   const engine = openEngine({ home: o.home, target: () => backend.target(), identity: () => backend.identity(), builtInSandboxUrl: () => backend.builtInSandboxUrl(), slugs: () => backend.slugs(), settings: effectiveSettings });
@@ -85,11 +87,11 @@ export async function createCore(o: CoreOptions) {
     'loras.list': async () => ({ loras: await listLoras(client, join(o.home, 'cache', 'loras')) }),
     'media.thumbnail': async ({ path, size }) => ({ path: await media.thumbnail(path, size) }),
     'shell.open': async ({ path }) => {
-      await openWithOs(checkOpenable(path));
+      await openWithOs(openable(path));
       return { ok: true as const };
     },
     'shell.reveal': async ({ path }) => {
-      await openWithOs(checkOpenable(path), true);
+      await openWithOs(openable(path), true);
       return { ok: true as const };
     },
     ...o.overrides,
@@ -106,6 +108,8 @@ export async function createCore(o: CoreOptions) {
     dispatch,
     client,
     media,
+    /** The path the OS may open or show for the renderer (a result type, in the app's folders); throws why not. */
+    openable,
     /** Folders whose media the renderer may show (batch inputs and outputs); areas register theirs. */
     addMediaRoots(roots: () => string[]) {
       mediaRoots.push(roots);

@@ -31,17 +31,22 @@ export class MediaGate {
   check(path: string): string {
     const abs = resolve(path);
     if (!mediaType(abs)) throw new DeskError('forbidden', `${extname(abs) || 'this file'} is not a media file the app shows`);
-    const inside = [this.home, ...this.roots()].some((r) => {
-      const root = resolve(r);
-      return abs === root || abs.startsWith(root.endsWith(sep) ? root : root + sep);
-    });
-    if (!inside) throw new DeskError('forbidden', `${abs} is outside the folders MediaDesk works with`);
+    if (!this.contains(abs)) throw new DeskError('forbidden', `${abs} is outside the folders MediaDesk works with`);
     try {
       if (!statSync(abs).isFile()) throw new Error('not a file');
     } catch {
       throw new DeskError('not_found', `${abs} does not exist`);
     }
     return abs;
+  }
+
+  /** Whether `path` lies in the data folder or a folder the app works with (any kind of file). */
+  contains(path: string): boolean {
+    const abs = resolve(path);
+    return [this.home, ...this.roots()].some((r) => {
+      const root = resolve(r);
+      return abs === root || abs.startsWith(root.endsWith(sep) ? root : root + sep);
+    });
   }
 
   /** A small WebP of an image, made once per (file, size, mtime) and cached under the data folder. */

@@ -6,9 +6,15 @@ import { DeskError } from '../../shared/contract/define.ts';
 /** Only results the app makes may be opened: a renderer must never be able to launch a program. */
 const OPENABLE = new Set(['.png', '.jpg', '.jpeg', '.webp', '.gif', '.mp4', '.mov', '.mp3', '.wav', '.txt', '.csv', '.ndjson', '.json']);
 
-export function checkOpenable(path: string): string {
+/**
+ * The absolute path if the renderer may have the OS open or show it. The type alone is not
+ * enough: a compromised page could otherwise open any .json or .txt on the disk (a token file,
+ * another app's config), so the file must also be in a folder the app works with (`ours`).
+ */
+export function checkOpenable(path: string, ours: (abs: string) => boolean): string {
   const abs = resolve(path);
   if (!OPENABLE.has(extname(abs).toLowerCase())) throw new DeskError('forbidden', `only result files can be opened (${[...OPENABLE].join(' ')}), not ${extname(abs) || 'a file without extension'}`);
+  if (!ours(abs)) throw new DeskError('forbidden', `${abs} is outside the folders MediaDesk works with (its data folder, the output folder, and the folders of your batches), so it is not opened`);
   let st;
   try {
     st = statSync(abs);

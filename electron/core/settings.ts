@@ -65,8 +65,11 @@ export class SettingsService extends EventEmitter<{ changed: [Settings] }> {
     // A folder that is in fact a file, or cannot be written, is named now rather than when a paid task's download fails.
     const folder = parsed.data.outputDir ? outputFolderProblem(parsed.data.outputDir) : null;
     if (folder) throw new DeskError('invalid', 'settings not saved', [{ field: 'outputDir', reason: folder }]);
-    const next = settingsSchema.parse({ ...this.get(), ...parsed.data });
-    this.file.store = next as unknown as Record<string, unknown>;
+    // Only the patched keys change in the file: a setting of a newer build (unknown here) or a
+    // hand-edited value this build cannot use stays as it was, for that build or for the user to
+    // correct, rather than being dropped or reset by an unrelated change.
+    this.file.store = { ...this.file.store, ...parsed.data };
+    const next = this.get();
     this.emit('changed', next);
     return next;
   }

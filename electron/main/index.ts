@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import ElectronStore from 'electron-store';
 import { createCore, type Core } from '../core/index.ts';
-import { checkOpenable } from '../core/open-file.ts';
 import { dataHome } from '../core/paths.ts';
 import { SETTINGS_FILE, type JsonFileStore } from '../core/settings.ts';
 import { startSandbox } from '../sandbox/index.ts';
@@ -35,7 +34,7 @@ if (!app.requestSingleInstanceLock()) {
   hardenContents(rendererUrl);
 
   app.whenReady().then(async () => {
-    hardenSessions();
+    hardenSessions(rendererUrl);
     Menu.setApplicationMenu(buildMenu());
     const store = new ElectronStore<Record<string, unknown>>({ cwd: home, name: SETTINGS_FILE });
     core = await createCore({
@@ -45,12 +44,12 @@ if (!app.requestSingleInstanceLock()) {
       startSandbox: () => startSandbox({ port: 0 }),
       overrides: {
         'shell.open': async ({ path }) => {
-          const err = await shell.openPath(checkOpenable(path));
+          const err = await shell.openPath(core!.openable(path));
           if (err) throw new Error(err);
           return { ok: true as const };
         },
         'shell.reveal': ({ path }) => {
-          shell.showItemInFolder(checkOpenable(path));
+          shell.showItemInFolder(core!.openable(path));
           return { ok: true as const };
         },
       },

@@ -1,7 +1,7 @@
 import { ipcMain, type BrowserWindow, type IpcMainEvent, type IpcMainInvokeEvent } from 'electron';
 import { COMMAND_NAMES, EVENT_NAMES } from '../../shared/contract/index.ts';
 import type { Core } from '../core/index.ts';
-import { isOwnRenderer } from './security.ts';
+import { trustedIpcSender } from './policy.ts';
 
 /**
  * One channel per contract command, each validated by the core's dispatcher. Messages from any
@@ -9,7 +9,7 @@ import { isOwnRenderer } from './security.ts';
  */
 export function wireIpc(core: Core, win: BrowserWindow, rendererUrl: string): () => void {
   const trusted = (e: IpcMainInvokeEvent | IpcMainEvent) =>
-    e.sender === win.webContents && e.senderFrame !== null && e.senderFrame === win.webContents.mainFrame && isOwnRenderer(e.senderFrame.url, rendererUrl);
+    trustedIpcSender({ ourWindow: e.sender === win.webContents, mainFrame: e.senderFrame !== null && e.senderFrame === win.webContents.mainFrame, url: e.senderFrame?.url ?? null }, rendererUrl);
 
   const onContract = (e: IpcMainEvent) => {
     e.returnValue = trusted(e) ? { commands: COMMAND_NAMES, events: EVENT_NAMES } : { commands: [], events: [] };

@@ -1,4 +1,5 @@
 import { app, shell, session, type WebContents } from 'electron';
+import { externalLink, isOwnRenderer, permissionAllowed } from './policy.ts';
 
 /** The renderer's CSP: our own files only, results through the desk-media: protocol. */
 export const RENDERER_CSP = [
@@ -14,35 +15,28 @@ export const RENDERER_CSP = [
   "form-action 'none'",
 ].join('; ');
 
-/** Whether a URL is our renderer (the built file, or the dev server in `npm run dev`). */
-export function isOwnRenderer(url: string, rendererUrl: string): boolean {
-  try {
-    const u = new URL(url);
-    const r = new URL(rendererUrl);
-    return u.protocol === r.protocol && u.host === r.host && u.pathname === r.pathname;
-  } catch {
-    return false;
-  }
-}
-
-export function hardenSessions(): void {
+export function hardenSessions(rendererUrl: string): void {
   session.defaultSession.webRequest.onHeadersReceived((details, callback) => {
     callback({ responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [RENDERER_CSP] } });
   });
-  // No camera, microphone, geolocation... The app needs none of them.
-  session.defaultSession.setPermissionRequestHandler((_wc, permission, callback) => callback(permission === 'notifications'));
-  session.defaultSession.setPermissionCheckHandler((_wc, permission) => permission === 'notifications');
+  session.defaultSession.setPermissionRequestHandler((_wc, permission, callback, details) =>
+    callback(permissionAllowed(permission, { url: details.requestingUrl, mainFrame: details.isMainFrame }, rendererUrl)));
+  session.defaultSession.setPermissionCheckHandler((_wc, permission, _origin, details) =>
+    permissionAllowed(permission, { url: details.requestingUrl, mainFrame: details.isMainFrame }, rendererUrl));
 }
 
-/** Every web contents: no navigation away, no new windows; https links open in the OS browser. */
+/** Every web contents: no navigation away (of any frame, nor by redirect), no new windows, no webviews; https links open in the OS browser. */
 export function hardenContents(rendererUrl: string): void {
   app.on('web-contents-created', (_e, contents: WebContents) => {
-    contents.on('will-navigate', (event, url) => {
-      if (!isOwnRenderer(url, rendererUrl)) event.preventDefault();
-    });
+    const stay = (event: { preventDefault(): void; url: string }) => {
+      if (!isOwnRenderer(event.url, rendererUrl)) event.preventDefault();
+    };
+    contents.on('will-frame-navigate', stay);
+    contents.on('will-redirect', stay);
     contents.on('will-attach-webview', (event) => event.preventDefault());
     contents.setWindowOpenHandler(({ url }) => {
-      if (url.startsWith('https://')) void shell.openExternal(url);
+      const link = externalLink(url);
+      if (link) void shell.openExternal(link);
       return { action: 'deny' };
     });
   });

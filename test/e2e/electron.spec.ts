@@ -36,7 +36,7 @@ test.describe('Electron shell', () => {
       process: typeof (window as unknown as { process?: unknown }).process,
       desk: Object.keys((window as unknown as { desk: object }).desk).sort(),
     }));
-    expect(surface).toEqual({ require: 'undefined', process: 'undefined', desk: ['host', 'invoke', 'on', 'pathForFile'] });
+    expect(surface).toEqual({ require: 'undefined', process: 'undefined', desk: ['host', 'invoke', 'mediaUrl', 'on', 'pathForFile', 'upload'] });
     // Navigation away from the app is blocked.
     await win.evaluate(() => { location.href = 'https://example.com/'; });
     await expect(win.getByRole('navigation', { name: 'Main' })).toBeVisible();

@@ -59,6 +59,8 @@ test('a settings change goes through the bridge into the core and survives a res
   await concurrency.fill('99');
   await concurrency.blur();
   await expect(page.getByTestId('concurrency-error')).toHaveText('must be at most 32');
+  // Read out with the field itself, not only shown beside it.
+  await expect(concurrency).toHaveAccessibleDescription('must be at most 32');
   expect(JSON.parse(readFileSync(join(home, 'settings.json'), 'utf8'))).toMatchObject({ concurrency: 7, theme: 'dark' });
   // An output folder that is a file is named before any batch could pay for results it cannot place.
   const outputDir = page.getByTestId('outputDir');
@@ -66,6 +68,7 @@ test('a settings change goes through the bridge into the core and survives a res
   await outputDir.blur();
   await expect(page.getByTestId('outputDir-error')).toHaveText(`${join(home, 'settings.json')} is a file, not a folder`);
   await expect(outputDir).toHaveAttribute('aria-invalid', 'true');
+  await expect(outputDir).toHaveAccessibleDescription(`${join(home, 'settings.json')} is a file, not a folder`);
   await outputDir.fill('relative/results');
   await outputDir.blur();
   await expect(page.getByTestId('outputDir-error')).toContainText('must be a full path');

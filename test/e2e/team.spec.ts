@@ -222,3 +222,67 @@ test('workflow apps: retrying a failed run sends it anew only after its cost is 
   expect(await posts()).toBe(sent + 1);
   expect(errors).toEqual([]);
 });
+
+test.describe('west of UTC', () => {
+  // Los Angeles in March 2025 is UTC-8: a UTC midnight drawn in the viewer's zone lands on the day before.
+  test.use({ timezoneId: 'America/Los_Angeles', locale: 'en-US' });
+
+  test('team analytics: usage buckets keep their UTC days in the chart and its table; a long breakdown says it is cut; an empty range says so', async ({ page }) => {
+    const errors = watchErrors(page);
+    host = await startHost(newHome());
+    await page.goto(`${host.url}#analytics`);
+    await expect(page.getByTestId('usage-chart').locator('canvas')).toBeVisible();
+    await page.getByLabel('From', { exact: true }).fill('2025-03-03');
+    await page.getByLabel('To', { exact: true }).fill('2025-03-09');
+    await page.getByTestId('usage-load').click();
+    await expect(page.getByTestId('usage-range')).toHaveText('2025-03-03 to 2025-03-09');
+
+    // The same numbers as text, for the keyboard and screen readers the canvas says nothing to.
+    await page.getByText('Show as a table').click();
+    const days = ['2025-03-03', '2025-03-04', '2025-03-05', '2025-03-06', '2025-03-07', '2025-03-08', '2025-03-09'];
+    await expect(page.getByTestId('usage-table').locator('tbody th')).toHaveText(days);
+    // The legend names the bucket under the cursor: the first one at the plot's left edge.
+    await page.getByTestId('usage-chart').locator('.u-over').hover({ position: { x: 1, y: 20 } });
+    await expect(page.getByTestId('usage-chart').locator('.u-legend .u-series').first().locator('.u-value')).toHaveText('2025-03-03');
+    await page.getByTestId('granularity').selectOption('week');
+    await page.getByTestId('usage-load').click();
+    // Weeks start on Monday (the service's buckets), named by their first day.
+    await expect(page.getByTestId('usage-table').locator('tbody th')).toHaveText(['week of 2025-03-03']);
+
+    // 60 members over a month: more users than the 25 bars, and the screen says so.
+    await page.getByTestId('granularity').selectOption('day');
+    await page.getByLabel('From', { exact: true }).fill('2025-02-01');
+    await page.getByLabel('To', { exact: true }).fill('2025-03-09');
+    await page.getByTestId('usage-load').click();
+    await expect(page.getByTestId('usage-range')).toHaveText('2025-02-01 to 2025-03-09');
+    const users = await invoke(host, 'usage.breakdown', { granularity: 'day', from: '2025-02-01', to: '2025-03-09', by: 'user' });
+    expect(users.rows.length).toBeGreaterThan(25);
+    await expect(page.getByTestId('breakdown').locator('li')).toHaveCount(25);
+    await expect(page.getByTestId('breakdown-count')).toHaveText(`The top 25 of ${users.rows.length} are shown.`);
+    await page.getByTestId('breakdown-all').click();
+    await expect(page.getByTestId('breakdown').locator('li')).toHaveCount(users.rows.length);
+    await expect(page.getByTestId('breakdown-count')).toHaveText(`All ${users.rows.length} shown.`);
+
+    // A team with no usage: said in words, not a flat line and an empty box.
+    await invoke(host, 'settings.set', { sandboxKey: 'sandbox-business' });
+    await page.reload();
+    await expect(page.getByTestId('usage-empty')).toContainText('No credits were used from');
+    await expect(page.getByTestId('breakdown-empty')).toHaveText('Nothing to break down: no credits were used in this range.');
+    expect(errors).toEqual([]);
+  });
+
+  test('recent creations: the time a creation was made is shown in the viewer\'s time zone', async ({ page }) => {
+    const home = newHome();
+    host = await startHost(home);
+    await invoke(host, 'batches.start', { tool: 'hires', inputs: [], params: { prompt: 'a blue lamp', resolution: '1k' }, outDir: join(home, 'out') });
+    await expect.poll(async () => (await invoke(host, 'batches.list', {}))[0].counts.done, { timeout: 30_000 }).toBe(1);
+    const { items } = await invoke(host, 'creations.list', { page: 1, perPage: 24 });
+    const made: string = items[0].createdAt;
+    expect(made).toMatch(/Z$/);
+    const local = new Date(made).toLocaleString('en-US', { timeZone: 'America/Los_Angeles', dateStyle: 'short', timeStyle: 'short' });
+    await page.goto(`${host.url}#creations`);
+    const meta = page.getByTestId('creation-card').first().getByTestId('creation-meta');
+    await expect(meta).toHaveText(`High-resolution generator · ${local}`);
+    await expect(meta.locator('time')).toHaveAttribute('datetime', made);
+  });
+});

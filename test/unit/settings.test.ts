@@ -94,6 +94,19 @@ describe('settings', () => {
     expect(s.ignored).toEqual(['concurrency']);
   });
 
+  it('saving one setting keeps what this build cannot use: a newer build\'s setting, a hand-edited value', () => {
+    const h = home();
+    const stored = { theme: 'high-contrast', concurrency: 3, exportFormat: { kind: 'xlsx' }, namingTemplate: '{name}.{ext}' };
+    writeFileSync(join(h, 'settings.json'), JSON.stringify(stored));
+    const s = new SettingsService(openConfStore(h));
+    expect(s.get()).toMatchObject({ theme: 'system', concurrency: 3 });
+    expect(s.set({ concurrency: 6 })).toMatchObject({ theme: 'system', concurrency: 6, namingTemplate: '{name}.{ext}' });
+    expect(JSON.parse(readFileSync(join(h, 'settings.json'), 'utf8'))).toEqual({ ...stored, concurrency: 6 });
+    // Setting it here replaces it, as asked.
+    s.set({ theme: 'dark' });
+    expect(JSON.parse(readFileSync(join(h, 'settings.json'), 'utf8'))).toEqual({ ...stored, concurrency: 6, theme: 'dark' });
+  });
+
   it('a settings file that is not JSON is kept aside, not overwritten', () => {
     const h = home();
     writeFileSync(join(h, 'settings.json'), '{"theme": "dark",');

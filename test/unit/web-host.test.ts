@@ -1,9 +1,10 @@
-import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { startWebHost } from '../../electron/host/web/server.ts';
 
 const home = mkdtempSync(join(tmpdir(), 'md-web-'));
@@ -101,3 +102,65 @@ describe('web host file routes', () => {
   });
 });
 
+
+/** A socket of the host, authenticated as the page's is; `replies` collects every answer in order. */
+async function openSocket() {
+  const ws = new WebSocket(`${host.origin.replace('http', 'ws')}/ws?token=${host.token}`);
+  const replies: { id: unknown; ok: boolean; error?: { code: string; message: string } }[] = [];
+  ws.on('message', (m) => {
+    const msg = JSON.parse(String(m));
+    if (!('event' in msg)) replies.push(msg);
+  });
+  await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+  return { ws, replies };
+}
+
+describe('web host socket', () => {
+  it('answers a message that is JSON but no request with why, and keeps serving (null once ended the host)', async () => {
+    const { ws, replies } = await openSocket();
+    for (const m of ['null', '5', '[1,2]', '"settings.get"', '{"id":1}', 'not json']) ws.send(m);
+    ws.send(JSON.stringify({ id: 7, cmd: 'settings.get', payload: {} }));
+    await expect.poll(() => replies.length).toBe(7);
+    ws.close();
+    expect(replies.slice(0, 6).map((r) => [r.id, r.ok, r.error?.code, r.error?.message])).toEqual([
+      [null, false, 'invalid', 'message must be a JSON object {id, cmd, payload}'],
+      [null, false, 'invalid', 'message must be a JSON object {id, cmd, payload}'],
+      [null, false, 'invalid', 'message must be a JSON object {id, cmd, payload}'],
+      [null, false, 'invalid', 'message must be a JSON object {id, cmd, payload}'],
+      [null, false, 'invalid', 'message must name its command in "cmd" (a string)'],
+      [null, false, 'invalid', 'message is not JSON'],
+    ]);
+    expect(replies[6]).toMatchObject({ id: 7, ok: true });
+  });
+
+  it('closes a socket that sends a message over the size limit, without reading it into a command', async () => {
+    const { ws, replies } = await openSocket();
+    const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
+    ws.on('error', () => {});
+    ws.send(JSON.stringify({ id: 1, cmd: 'settings.get', payload: { pad: 'x'.repeat(17 * 1024 * 1024) } }));
+    expect(await closed).toBe(1009);
+    expect(replies).toEqual([]);
+  });
+});
+
+describe('opening files with the OS', () => {
+  it('refuses a result type outside the folders the app works with, before any opener runs', async () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), 'md-elsewhere-'));
+    const config = join(elsewhere, 'credentials.json');
+    writeFileSync(config, '{"token": "not for the renderer"}');
+    for (const cmd of ['shell.open', 'shell.reveal'] as const) {
+      const r = await host.core.dispatch(cmd, { path: config });
+      expect(r).toEqual({ ok: false, error: { code: 'forbidden', message: `${config} is outside the folders MediaDesk works with (its data folder, the output folder, and the folders of your batches), so it is not opened` } });
+    }
+  });
+
+  it('accepts a result in the data folder, and still refuses types that could run a program there', () => {
+    mkdirSync(join(home, 'inbox'), { recursive: true });
+    const result = join(home, 'inbox', 'result.csv');
+    writeFileSync(result, 'a,b\r\n');
+    expect(host.core.openable(result)).toBe(result);
+    const script = join(home, 'inbox', 'run.sh');
+    writeFileSync(script, 'echo hi');
+    expect(() => host.core.openable(script)).toThrow(/only result files can be opened/);
+  });
+});

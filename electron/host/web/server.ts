@@ -10,6 +10,7 @@ import { createCore, type Core } from '../../core/index.ts';
 import { toErrorData } from '../../core/dispatch.ts';
 import { startSandbox } from '../../sandbox/index.ts';
 import { EVENTS } from '../../../shared/contract/index.ts';
+import { readSocketRequest } from './message.ts';
 
 export interface WebHostOptions {
   home: string;
@@ -120,15 +121,14 @@ export async function startWebHost(o: WebHostOptions): Promise<RunningWebHost> {
     });
     socket.on('close', off);
     socket.on('message', async (raw: Buffer) => {
-      let msg: { id?: unknown; cmd?: unknown; payload?: unknown };
-      try {
-        msg = JSON.parse(raw.toString('utf8'));
-      } catch {
-        socket.send(JSON.stringify({ id: null, ok: false, error: { code: 'invalid', message: 'message is not JSON' } }));
+      const read = readSocketRequest(raw.toString('utf8'));
+      if ('refusal' in read) {
+        socket.send(JSON.stringify(read.refusal));
         return;
       }
-      const reply = await core.dispatch(String(msg.cmd), msg.payload);
-      if (socket.readyState === socket.OPEN) socket.send(JSON.stringify({ id: msg.id, ...reply }));
+      const { id, cmd, payload } = read.request;
+      const reply = await core.dispatch(cmd, payload);
+      if (socket.readyState === socket.OPEN) socket.send(JSON.stringify({ id, ...reply }));
     });
   });
 
