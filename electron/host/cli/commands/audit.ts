@@ -6,6 +6,7 @@ import type { ApiTarget } from '../../../core/api/client.ts';
 import { csvRecord } from '../../../core/audit/export.ts';
 import { CSV_COLUMNS } from '../../../core/audit/formats/csv.ts';
 import { STDIN_NAME } from '../../../core/audit/import.ts';
+import { asUtc } from '../../../core/audit/filters.ts';
 import { iterateEvents } from '../../../core/audit/query.ts';
 import { AuditService } from '../../../core/audit/service.ts';
 import { dbPaths } from '../../../core/paths.ts';
@@ -19,6 +20,7 @@ const USAGE = [
   '       mediadesk audit query [--from D] [--to D] [--member ID] [--group ID] [--folder REF] [--event-type T] [--request-id R] [--search TEXT]',
   '                             [--sort date|event_type|member] [--asc] [--limit N] [--json|--csv]',
   '       mediadesk audit export --out FILE|- [--csv|--ndjson] [query filters]   (- : standard output)',
+  '   D: a day YYYY-MM-DD (--to takes all of it) or an ISO 8601 date-time, UTC unless it names its zone',
 ].join('\n');
 
 const FILTER_OPTS = ['--from', '--to', '--member', '--group', '--folder', '--event-type', '--request-id', '--search'];
@@ -56,8 +58,10 @@ function ids(p: Parsed, name: string): number[] | undefined {
 }
 
 function filtersOf(p: Parsed): AuditFilters {
+  // A time without a zone is UTC here as everywhere in the audit log, not the machine's zone.
+  const utc = (v: string | undefined) => (v === undefined ? v : asUtc(v));
   const raw = {
-    from: one(p, '--from'), to: one(p, '--to'), memberIds: ids(p, '--member'), groupIds: ids(p, '--group'),
+    from: utc(one(p, '--from')), to: utc(one(p, '--to')), memberIds: ids(p, '--member'), groupIds: ids(p, '--group'),
     folderRefs: list(p, '--folder').length ? list(p, '--folder') : undefined,
     eventTypes: list(p, '--event-type').length ? list(p, '--event-type') : undefined,
     requestId: one(p, '--request-id'), search: one(p, '--search'),
