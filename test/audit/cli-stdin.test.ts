@@ -76,6 +76,27 @@ describe('mediadesk audit import - (standard input)', () => {
   });
 });
 
+describe('mediadesk audit query over an untrusted export', () => {
+  it('prints each event on one line with control characters escaped, so a file cannot split lines or drive the terminal', async () => {
+    const env = envOf();
+    const hostile = makeEvent(500, { event_id: 'evt_\u001b]0;owned\u0007', member: { type: 'user', user_id: 7, email: 'a@b.test\nFAKE 2026-01-01 line' } });
+    (hostile.action as Record<string, unknown>).event_type = 'team.member.\u001b[2Jrole_changed';
+    (hostile.action as Record<string, unknown>).status = 'ok\r';
+    const imported = await pipeInto(['audit', 'import', '-'], env, { text: JSON.stringify(hostile) + '\n' + ndjson(501, 1) });
+    expect(imported.code, imported.out + imported.err).toBe(0);
+    const q = await runCli(['audit', 'query'], { env });
+    expect(q.code, q.err).toBe(0);
+    const lines = q.out.trimEnd().split('\n');
+    expect(lines).toHaveLength(2);
+    expect(q.out).not.toMatch(/[\u0000-\u0009\u000b-\u001f]/);
+    const line = lines.find((l) => l.includes('owned'))!;
+    expect(line).toContain('team.member.\\x1b[2Jrole_changed');
+    expect(line).toContain('a@b.test\\nFAKE 2026-01-01 line');
+    expect(line).toContain('ok\\r');
+    expect(line.endsWith('evt_\\x1b]0;owned\\x07')).toBe(true);
+  });
+});
+
 describe('Ctrl-C during mediadesk audit import', () => {
   // Large enough that the import is far from done when the first batch's progress line shows.
   const N = 60_000;

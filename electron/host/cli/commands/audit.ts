@@ -158,7 +158,10 @@ async function query(ctx: CliContext, service: AuditService, p: Parsed): Promise
     const page = service.query({ filters, sort, limit: Math.min(want - shown, 1000), withTotal: total === undefined, after });
     total ??= page.total;
     for (const r of page.rows) {
-      await write(ctx.stdout, `${r.date}  ${r.eventType.padEnd(28)}  ${(r.memberEmail ?? (r.memberId === null ? '-' : `user ${r.memberId}`)).padEnd(30)}  ${r.status ?? ''}  ${r.eventId}\n`);
+      // An imported file's text is not trusted: a newline would split an event over two lines, an
+      // escape sequence would drive the terminal. Shown escaped, as `\n` or `\x1b`.
+      const who = r.memberEmail ?? (r.memberId === null ? '-' : `user ${r.memberId}`);
+      await write(ctx.stdout, `${r.date}  ${oneLine(r.eventType).padEnd(28)}  ${oneLine(who).padEnd(30)}  ${oneLine(r.status ?? '')}  ${oneLine(r.eventId)}\n`);
     }
     shown += page.rows.length;
     after = page.next ?? undefined;
