@@ -1,8 +1,6 @@
-import { spawn } from 'node:child_process';
-import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BIN, runCli, type CliRun } from '../cli.ts';
+import { interruptWhen, runCli, type CliRun } from '../cli.ts';
 import { makeEvent, tempDir } from './helpers.ts';
 
 // The real CLI in its own process over a real SQLite cache; no API is reached.
@@ -11,26 +9,9 @@ afterAll(() => tmp.cleanup());
 let homes = 0;
 const envOf = (home = join(tmp.dir, `home${++homes}`)) => ({ MEDIADESK_HOME: home, MEDIADESK_API_URL: 'http://127.0.0.1:9', MEDIADESK_API_KEY: 'unused' });
 
-/**
- * `mediadesk args…` with `input` (text, or a file streamed) on its standard input, as a shell pipe
- * gives it. With `interruptOn`, Ctrl-C (SIGINT) is pressed once stderr matches it.
- */
-function pipeInto(args: readonly string[], env: NodeJS.ProcessEnv, input: { text: string } | { file: string }, interruptOn?: RegExp): Promise<CliRun> {
-  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  let sent = false;
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => {
-    err += d;
-    if (interruptOn && !sent && interruptOn.test(err)) sent = child.kill('SIGINT');
-  });
-  // A command that stops reading (Ctrl-C) closes the pipe under the writer, as `cat` would meet it.
-  child.stdin!.on('error', () => {});
-  if ('text' in input) child.stdin!.end(input.text);
-  else createReadStream(input.file).pipe(child.stdin!);
-  return new Promise((res) => child.once('exit', (code) => res({ code, out, err })));
-}
+/** `mediadesk args…` with `input` on its standard input; with `interruptOn`, Ctrl-C once stderr matches it. */
+const pipeInto = (args: readonly string[], env: NodeJS.ProcessEnv, input: { text: string } | { file: string }, interruptOn?: RegExp): Promise<CliRun> =>
+  interruptWhen(args, { env, input, until: interruptOn });
 
 const ndjson = (from: number, n: number) => Array.from({ length: n }, (_, i) => JSON.stringify(makeEvent(from + i))).join('\n') + '\n';
 const cachedCount = async (env: NodeJS.ProcessEnv) => (JSON.parse((await runCli(['audit', 'status', '--json'], { env })).out) as { events: number }).events;
