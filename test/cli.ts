@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { createReadStream } from 'node:fs';
 import { resolve } from 'node:path';
 
 /** The command a power user scripts against: the CLI's entry point, run by Node as a child process. */
@@ -25,17 +26,24 @@ export function runCli(args: readonly string[], o: { env: NodeJS.ProcessEnv; cwd
 
 /**
  * Runs `mediadesk args…` and presses Ctrl-C (SIGINT) once its stderr matches `until`, as a user
- * at the terminal would on seeing that line; then waits for its exit.
+ * at the terminal would on seeing that line; then waits for its exit. `input` goes to its standard
+ * input as a shell pipe gives it: text, or a file streamed in.
  */
-export function interruptWhen(args: readonly string[], o: { env: NodeJS.ProcessEnv; until: RegExp }): Promise<CliRun> {
-  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...o.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export function interruptWhen(args: readonly string[], o: { env: NodeJS.ProcessEnv; until?: RegExp; input?: { text: string } | { file: string } }): Promise<CliRun> {
+  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...o.env }, stdio: [o.input ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   let sent = false;
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => {
     err += d;
-    if (!sent && o.until.test(err)) sent = child.kill('SIGINT');
+    if (o.until && !sent && o.until.test(err)) sent = child.kill('SIGINT');
   });
+  if (o.input) {
+    // A command that stops reading (Ctrl-C) closes the pipe under the writer, as `cat` would meet it.
+    child.stdin!.on('error', () => {});
+    if ('text' in o.input) child.stdin!.end(o.input.text);
+    else createReadStream(o.input.file).pipe(child.stdin!);
+  }
   return new Promise((res) => child.once('exit', (code) => res({ code, out, err })));
 }

@@ -47,6 +47,20 @@ describe('mediadesk audit refuses options it cannot honour', () => {
     expect(sameDay.out.trim().split('\n')).toHaveLength(72);
   });
 
+  it('reads a time without a zone as UTC, whatever the machine\'s zone, and honours a zone when one is given', async () => {
+    const dates = (out: string) => out.trim().split('\n').map((l) => (JSON.parse(l) as { date: string }).date).sort();
+    const hour = Array.from({ length: 7 }, (_, k) => new Date(Date.UTC(2026, 2, 1, 12, k * 10)).toISOString());
+    for (const TZ of ['America/New_York', 'Asia/Kolkata', 'UTC']) {
+      const r = await runCli(['audit', 'query', '--from', '2026-03-01T12:00', '--to', '2026-03-01T13:00', '--json'], { env: { ...env, TZ } });
+      expect(r.code, r.err).toBe(0);
+      expect(dates(r.out), TZ).toEqual(hour);
+      const exported = await runCli(['audit', 'export', '--out', '-', '--from', '2026-03-01T12:00:00', '--to', '2026-03-01T13:00:00'], { env: { ...env, TZ } });
+      expect(dates(exported.out), TZ).toEqual(hour);
+    }
+    const zoned = await audit('query', '--from', '2026-03-01T14:00+02:00', '--to', '2026-03-01T15:00+02:00', '--json');
+    expect(dates(zoned.out)).toEqual(hour);
+  });
+
   it('says a value option has no value rather than eating the next option', async () => {
     const r = await audit('query', '--event-type', '--json');
     expect(r.code).toBe(2);

@@ -163,6 +163,37 @@ describe('import: bulk loads', () => {
   });
 });
 
+describe('import: interrupted (Ctrl-C)', () => {
+  it('a staged or bulk load, by a worker thread or in place, stops after the batch in hand: what it reports is in the cache, indexes whole, and the files after it are not read', async () => {
+    const total = 20_000;
+    const file = tmp.file(`${n}-interrupted.ndjson`, ndjson(events(0, total)));
+    const after = tmp.file(`${n}-after.ndjson`, ndjson(events(total, total + 10)));
+    for (const load of ['staged', 'bulk'] as const) {
+      for (const worker of [true, false]) {
+        const name = `cache-${n}-stop-${load}-${worker}.db`;
+        const other = openService(join(tmp.dir, name));
+        try {
+          const stop = new AbortController();
+          const reports = await other.import([file, after], { load, worker, batchSize: 500, signal: stop.signal, onProgress: () => stop.abort() });
+          expect(reports, `${load} ${worker}`).toHaveLength(1);
+          const kept = (other.store.db.prepare('SELECT count(*) FROM events').pluck().get() as number);
+          expect(reports[0].accepted, `${load} ${worker}`).toBe(kept);
+          expect(kept).toBeGreaterThan(0);
+          expect(kept).toBeLessThan(total);
+          expect(other.store.db.prepare('SELECT count(*) FROM deferred_indexes').pluck().get()).toBe(0);
+          expect(other.store.db.pragma('integrity_check', { simple: true })).toBe('ok');
+          expect(readdirSync(tmp.dir).filter((f) => f.startsWith(`${name}-stage-`))).toEqual([]);
+
+          const [again] = await other.import([file], { load, worker, batchSize: 500 });
+          expect(again).toMatchObject({ accepted: total - kept, duplicates: kept });
+        } finally {
+          await other.close();
+        }
+      }
+    }
+  }, 120_000);
+});
+
 describe('import: malformed rows are reported one by one, good rows are kept', () => {
   it('a staged or bulk load, by a worker thread or in place, gives the report and rows of a plain import, malformed rows included', async () => {
     const lines = [...events(0, 700).map((e) => JSON.stringify(e)), '{"event_id": "broken", ', JSON.stringify(makeEvent(9000, { date: 'yesterday' })),

@@ -29,6 +29,23 @@ const dateDesc = { field: 'date', dir: 'desc' } as const;
 const everything = (filters: AuditFilters, sort: AuditSort = dateDesc, limit = 37): string[] => walkPages(service, filters, sort, limit);
 
 describe('query: the API filters, offline', () => {
+  it('takes an instant without a zone as UTC in every query, whatever zone the process runs in', () => {
+    const before = process.env.TZ;
+    // Node reads TZ again when it is set: the instant below would be 12:00 in New York otherwise.
+    process.env.TZ = 'America/New_York';
+    try {
+      const f: AuditFilters = { from: '2026-03-01T12:00', to: '2026-03-01T13:00' };
+      const want = expected((e) => e.date >= '2026-03-01T12:00:00.000Z' && e.date <= '2026-03-01T13:00:00.000Z');
+      expect(want).toHaveLength(7);
+      expect(new Set(everything(f))).toEqual(new Set(want));
+      expect(service.query({ filters: f, sort: dateDesc, limit: 1, withTotal: true }).total).toBe(7);
+      expect(service.timeline(f, 'hour').points.reduce((n, p) => n + p.count, 0)).toBe(7);
+    } finally {
+      if (before === undefined) delete process.env.TZ;
+      else process.env.TZ = before;
+    }
+  });
+
   it('filters by each dimension and by combinations, like the API would', () => {
     const same = (f: AuditFilters, pred: (e: E) => boolean) => expect(new Set(everything(f))).toEqual(new Set(expected(pred)));
     same({ memberIds: [2, 3] }, (e) => [2, 3].includes(e.member.user_id));

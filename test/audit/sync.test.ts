@@ -202,6 +202,38 @@ describe('sync against the Sandbox', () => {
     }
   });
 
+  it('stops on Ctrl-C after the page in flight, says the place is saved, exits 130; audit sync resumes from there', async () => {
+    const home = join(tmp.dir, 'ctrl-c');
+    const env = { ...process.env, MEDIADESK_HOME: home, MEDIADESK_API_URL: sb.url, MEDIADESK_API_KEY: 'sandbox-owner' };
+    // Pages of 5: the walk is far from done when its first page is reported.
+    const child = spawn(process.execPath, [CLI, 'audit', 'sync', '--per-page', '5'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
+    child.stderr.setEncoding('utf8').on('data', (s: string) => {
+      err += s;
+      if (/page 1,/.test(err) && child.signalCode === null && !child.killed) child.kill('SIGINT');
+    });
+    const code = await new Promise<number | null>((done) => child.on('exit', (c) => done(c)));
+    expect(code, err).toBe(130);
+    expect(out).toMatch(/^sync stopped: \d+ page\(s\)/);
+    const kept = Number(/^interrupted: the (\d+) new event\(s\) are kept and the place in the walk is saved; run mediadesk audit sync to resume from there$/m.exec(err)?.[1]);
+    expect(kept, err).toBeGreaterThan(0);
+
+    const total = await sandboxTotal();
+    const resumed = service('sandbox-owner', { perPage: 100 }, dbPaths(home).audit);
+    try {
+      const mid = await resumed.status();
+      expect(mid).toMatchObject({ events: kept, resumable: true, lastError: null });
+      expect(kept).toBeLessThan(total);
+      const r = await resumed.sync();
+      expect(r).toMatchObject({ outcome: 'complete', inserted: total - kept });
+      expect(cachedIds(resumed)).toHaveLength(total);
+    } finally {
+      await resumed.close();
+    }
+  });
+
   it('runs from the CLI: sync, status, query', async () => {
     const home = join(tmp.dir, 'cli');
     const env = { ...process.env, MEDIADESK_HOME: home, MEDIADESK_API_URL: sb.url, MEDIADESK_API_KEY: 'sandbox-admin' };

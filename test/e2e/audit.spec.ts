@@ -351,3 +351,39 @@ test('audit files dropped in the browser: two of one name both import, and one t
   await expect(page.getByTestId('audit-import-not-copied')).toHaveText('Not imported, could not be copied: gone.json: the browser could not read it (it may have been moved, changed or deleted since it was dropped)');
   expect(errors).toEqual([]);
 });
+
+test('the diff of a state that is an empty object lists the fields that went or came, and no "(value)" line', async ({ page }) => {
+  const errors = watchErrors(page);
+  const home = newHome();
+  host = await startHost(home);
+  const file = join(home, 'states.ndjson');
+  writeFileSync(file, [
+    ev(80, { action: { old_state: { role: 'member', seats: 3 }, new_state: {} } }),
+    ev(81, { action: { old_state: {}, new_state: { role: 'admin' } } }),
+  ].map((e) => JSON.stringify(e)).join('\n') + '\n');
+  await page.goto(`${host.url}#audit`);
+  await page.getByTestId('audit-open-import').click();
+  await page.getByTestId('audit-import-input').setInputFiles(file);
+  await expect(page.getByTestId('audit-import-accepted')).toHaveText('2 accepted');
+  await page.getByTestId('audit-open-import').click();
+  await expect.poll(() => countOf(page)).toBe(2);
+
+  const drawer = page.getByTestId('audit-drawer');
+  const diff = drawer.getByTestId('audit-diff');
+  await page.getByTestId('audit-table').focus();
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('audit-drawer-id')).toHaveText('evt_e2e_80');
+  await expect(diff.locator('tbody tr')).toHaveCount(2);
+  await expect(diff.locator('tr[data-kind="removed"] th')).toHaveText(['role', 'seats']);
+  await expect(drawer.getByText('2 changes', { exact: true })).toBeVisible();
+
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('audit-drawer-id')).toHaveText('evt_e2e_81');
+  await expect(diff.locator('tbody tr')).toHaveCount(1);
+  await expect(diff.locator('tr[data-kind="added"] th')).toHaveText('role');
+  await expect(diff.locator('tr[data-kind="added"] td.new')).toHaveText('"admin"');
+  expect(errors).toEqual([]);
+});

@@ -9,11 +9,21 @@ export interface Where {
 const DAY_MS = 86_400_000;
 const isDay = (s: string) => /^\d{4}-\d{2}-\d{2}$/.test(s);
 
+const ZONE = /(?:Z|[+-]\d{2}(?::?\d{2})?)$/i;
+
+/**
+ * An instant written without a zone (`2026-03-01T12:00`) as UTC, as every date of the viewer and
+ * the CLI is: Date.parse would read it in the machine's own zone, hours off what the user meant.
+ */
+export function asUtc(dayOrInstant: string): string {
+  return dayOrInstant.includes('T') && !ZONE.test(dayOrInstant) ? `${dayOrInstant}Z` : dayOrInstant;
+}
+
 /** `from` is inclusive; a `to` day includes that whole UTC day, a `to` instant is inclusive. */
 export function timeRange(f: Pick<AuditFilters, 'from' | 'to'>): { fromTs?: number; toTsExclusive?: number } {
   const out: { fromTs?: number; toTsExclusive?: number } = {};
-  if (f.from) out.fromTs = isDay(f.from) ? Date.parse(`${f.from}T00:00:00Z`) : Date.parse(f.from);
-  if (f.to) out.toTsExclusive = isDay(f.to) ? Date.parse(`${f.to}T00:00:00Z`) + DAY_MS : Date.parse(f.to) + 1;
+  if (f.from) out.fromTs = isDay(f.from) ? Date.parse(`${f.from}T00:00:00Z`) : Date.parse(asUtc(f.from));
+  if (f.to) out.toTsExclusive = isDay(f.to) ? Date.parse(`${f.to}T00:00:00Z`) + DAY_MS : Date.parse(asUtc(f.to)) + 1;
   return out;
 }
 

@@ -7,7 +7,7 @@ import type { ImportReport } from '../../../shared/contract/audit.ts';
 import { diskFullStop, diskShortage, isDiskFull } from './disk-space.ts';
 import type { EventRow } from './event.ts';
 import { keysFollowDates } from './keys.ts';
-import { READING_STOPPED, readingStopped, readParsed, type ReadTask } from './read.ts';
+import { READING_STOPPED, readingStopped, readParsed, type ReadTask, type TextSource } from './read.ts';
 import { stageFile, type StagedBatch, type StageTask } from './stage.ts';
 import type { AuditStore, InsertCounts, StagedRows } from './store.ts';
 
@@ -22,6 +22,13 @@ export type ImportFormat = ImportReport['format'];
 export type LoadPath = 'rows' | 'staged' | 'bulk';
 
 export interface ImportOptions {
+  /**
+   * Ctrl-C: the load stops after the batch in hand, which is committed; events committed before stay,
+   * and the files after this one are not read.
+   */
+  signal?: AbortSignal;
+  /** The format, when the file's name and first bytes cannot tell it (`audit import --format`). */
+  format?: ImportFormat;
   /** Rows per transaction: each batch lands whole or not at all (5,000; 50,000 in a staged or bulk load). */
   batchSize?: number;
   /** Rejections listed in the report; all are counted. */
@@ -72,9 +79,12 @@ const BYTES_PER_EVENT = 1000;
 const BULK_SHARE_OF_CACHE = 1 / 6;
 /** By extension; otherwise by the first bytes (`[` JSON, `{` NDJSON or a JSON page, else CSV). */
 export async function detectFormat(path: string): Promise<ImportFormat | 'binary'> {
-  const head = await readHead(path);
+  return formatOfHead(await readHead(path), extname(path).toLowerCase());
+}
+
+/** The format of text whose first bytes are `head`, from a file named `*{ext}` (`''`: standard input). */
+export function formatOfHead(head: string, ext: string): ImportFormat | 'binary' {
   if (head.includes('\u0000')) return 'binary';
-  const ext = extname(path).toLowerCase();
   if (ext === '.ndjson' || ext === '.jsonl') return 'ndjson';
   if (ext === '.csv') return 'csv';
   const text = head.replace(/^\ufeff/, '').trimStart();
@@ -109,7 +119,7 @@ async function readHead(path: string): Promise<string> {
  * when it ends), and a broken file keeps every complete row before the break.
  */
 export async function importFile(store: AuditStore, path: string, opts: ImportOptions = {}): Promise<ImportReport> {
-  const report = await openReport(path);
+  const report = await openReport(path, opts.format);
   if (report.fatal) return report;
   const tally = new Tally(report, opts.maxRejectsListed ?? 200, opts.onProgress);
 
@@ -128,11 +138,74 @@ export async function importFile(store: AuditStore, path: string, opts: ImportOp
     report.fatal = shortage;
     return report;
   }
+  const task: ReadTask = { path, format: report.format };
+  return finishLoad(store, report, () => load === 'rows'
+    ? loadRows(store, task, tally, batchSize, { signal: opts.signal })
+    : loadStaged(store, task, tally, { bulk: load === 'bulk', cached, bytes, batchSize, worker: opts.worker ?? true, signal: opts.signal }));
+}
+
+/** How a report names standard input (`audit import -`). */
+export const STDIN_NAME = '-';
+
+/**
+ * An export piped in (`audit import -`), its format told by its first bytes as a file's is. It goes
+ * in row by row as it arrives: its size is not known beforehand (to choose a staged load or check
+ * the disk), and a worker thread cannot read this thread's stream. A large export loads faster
+ * from a file.
+ */
+export async function importStream(store: AuditStore, input: AsyncIterable<string>, opts: ImportOptions = {}): Promise<ImportReport> {
+  const { head, text, release } = await peek(input, SNIFF_BYTES);
+  // Nothing at all is named as the CLI exports by default, not as the CSV an empty head would suggest.
+  const detected = opts.format ?? (head ? formatOfHead(head, '') : 'ndjson');
+  const report = emptyReport(STDIN_NAME, detected === 'binary' ? 'json' : detected);
+  if (detected === 'binary') {
+    report.fatal = NOT_TEXT;
+    await release();
+    return report;
+  }
+  if (!head) {
+    // The parsers would call it a CSV without a header row: nothing came in at all.
+    report.warnings.push('standard input was empty: nothing to import');
+    return report;
+  }
+  const tally = new Tally(report, opts.maxRejectsListed ?? 200, opts.onProgress);
+  return finishLoad(store, report, () => loadRows(store, { path: STDIN_NAME, format: report.format }, tally, opts.batchSize ?? BATCH_ROWS, { source: text, signal: opts.signal }));
+}
+
+/** The first `chars` (or all) of `input` to tell its format by, and the whole text, those included, to read. */
+async function peek(input: AsyncIterable<string>, chars: number): Promise<{ head: string; text: AsyncIterable<string>; release: () => Promise<unknown> }> {
+  const it = input[Symbol.asyncIterator]();
+  let head = '';
+  let ended = false;
+  while (head.length < chars) {
+    const r = await it.next();
+    if (r.done) {
+      ended = true;
+      break;
+    }
+    head += r.value;
+  }
+  async function* text(): AsyncGenerator<string> {
+    try {
+      if (head) yield head;
+      while (!ended) {
+        const r = await it.next();
+        if (r.done) ended = true;
+        else yield r.value;
+      }
+    } finally {
+      // Left early (Ctrl-C, a fatal error): the source is let go of, as a for-await over it would.
+      if (!ended) await it.return?.();
+    }
+  }
+  return { head, text: text(), release: async () => ended || it.return?.() };
+}
+
+/** Runs a load that fills `report`, and words its ending: a full disk, the rejections not listed. */
+async function finishLoad(store: AuditStore, report: ImportReport, load: () => Promise<void>): Promise<ImportReport> {
   let diskFull = false;
   try {
-    const task: ReadTask = { path, format: report.format };
-    if (load === 'rows') await loadRows(store, task, tally, batchSize);
-    else await loadStaged(store, task, tally, { bulk: load === 'bulk', cached, bytes, batchSize, worker: opts.worker ?? true });
+    await load();
   } catch (err) {
     if (!isDiskFull(err)) throw err;
     diskFull = true;
@@ -146,21 +219,26 @@ export async function importFile(store: AuditStore, path: string, opts: ImportOp
   return report;
 }
 
-/** An empty report for the file, its format detected; `fatal` says why a file cannot be read at all. */
-async function openReport(path: string): Promise<ImportReport> {
+const NOT_TEXT = 'not a text file (it contains NUL bytes): expected JSON, NDJSON or CSV';
+
+const emptyReport = (path: string, format: ImportFormat): ImportReport =>
+  ({ path, format, items: 0, accepted: 0, duplicates: 0, rejected: 0, rejects: [], fatal: null, warnings: [] });
+
+/** An empty report for the file, its format detected (or `format`); `fatal` says why a file cannot be read at all. */
+async function openReport(path: string, format?: ImportFormat): Promise<ImportReport> {
   let detected: ImportFormat | 'binary' | { unreadable: string };
   try {
     detected = await detectFormat(path);
+    if (format && detected !== 'binary') detected = format;
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     detected = { unreadable: e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'is a folder' : e.message };
   }
   const ext = extname(path).toLowerCase();
   const byExt: ImportFormat = ext === '.csv' ? 'csv' : ext === '.ndjson' || ext === '.jsonl' ? 'ndjson' : 'json';
-  const format = typeof detected === 'string' && detected !== 'binary' ? detected : byExt;
-  const report: ImportReport = { path, format, items: 0, accepted: 0, duplicates: 0, rejected: 0, rejects: [], fatal: null, warnings: [] };
+  const report = emptyReport(path, typeof detected === 'string' && detected !== 'binary' ? detected : byExt);
   if (typeof detected === 'object') report.fatal = `cannot read the file: ${detected.unreadable}`;
-  else if (detected === 'binary') report.fatal = 'not a text file (it contains NUL bytes): expected JSON, NDJSON or CSV';
+  else if (detected === 'binary') report.fatal = NOT_TEXT;
   return report;
 }
 
@@ -194,7 +272,7 @@ class Tally {
 }
 
 /** Parsed in this thread and inserted batch by batch through every index. */
-async function loadRows(store: AuditStore, task: ReadTask, tally: Tally, batchSize: number): Promise<void> {
+async function loadRows(store: AuditStore, task: ReadTask, tally: Tally, batchSize: number, o: { source?: TextSource; signal?: AbortSignal }): Promise<void> {
   const report = tally.report;
   let batch: EventRow[] = [];
   const flush = () => {
@@ -214,7 +292,7 @@ async function loadRows(store: AuditStore, task: ReadTask, tally: Tally, batchSi
       },
       fatal: (reason) => (report.fatal ??= reason),
       warning: (m) => report.warnings.push(m),
-    });
+    }, o);
   } finally {
     flush();
   }
@@ -229,6 +307,7 @@ interface StagedLoad {
   bytes: number;
   batchSize: number;
   worker: boolean;
+  signal?: AbortSignal;
 }
 
 /** Read (in a worker thread) into a stage, then copied in by SQL: a staged or a bulk load. */
@@ -283,9 +362,10 @@ async function loadStaged(store: AuditStore, task: ReadTask, tally: Tally, how: 
       tally.progress();
     };
     // The reading side holds at most BATCH_ROWS rows as JS objects: a bulk transaction spans several staged batches.
-    await stageRows({ ...task, stagePath: stage.path, batchSize: Math.min(batchSize, BATCH_ROWS) }, onStaged, how.worker);
+    await stageRows({ ...task, stagePath: stage.path, batchSize: Math.min(batchSize, BATCH_ROWS) }, onStaged, how);
     copyPending();
-    if (heldFrom !== null) stage.merge(heldFrom, 'import', batchSize, (c) => tally.counted(c));
+    // Interrupted, the rows held back stay out: moving them in could take as long as the load so far.
+    if (heldFrom !== null && !how.signal?.aborted) stage.merge(heldFrom, 'import', batchSize, (c) => tally.counted(c));
   } finally {
     // Each step runs even if the one before it threw: the stage closed, the indexes back, the load's record gone.
     try {
@@ -330,15 +410,16 @@ interface StageFailure {
  * batch in order. Where the worker cannot start (a build without the worker file), the file is
  * staged in this thread instead, through the same code.
  */
-async function stageRows(task: StageTask, emit: (b: StagedBatch) => void, useWorker: boolean): Promise<void> {
+async function stageRows(task: StageTask, emit: (b: StagedBatch) => void, o: { worker: boolean; signal?: AbortSignal }): Promise<void> {
   const url = workerUrl();
-  if (!useWorker || !url) return stageFile(task, emit);
+  const { signal } = o;
+  if (!o.worker || !url) return stageFile(task, emit, signal);
   let worker: Worker;
   try {
     // Caps the parser's heap: young generations above 16 MB bought no speed, only RSS (bench/RESULTS.md).
     worker = new Worker(url, { workerData: { auditStage: task }, resourceLimits: { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 16 } });
   } catch {
-    return stageFile(task, emit);
+    return stageFile(task, emit, signal);
   }
   let started = false;
   const stopped = (reason: string): StagedBatch => ({
@@ -347,9 +428,12 @@ async function stageRows(task: StageTask, emit: (b: StagedBatch) => void, useWor
   });
   const outcome = await new Promise<'done' | 'fallback' | { failed: unknown }>((resolve) => {
     let finished = false;
+    // Interrupted: the batches delivered so far are the load; the thread is stopped where it is.
+    const onAbort = () => finish('done');
     const finish = (how: 'done' | 'fallback' | { failed: unknown }) => {
       if (finished) return;
       finished = true;
+      signal?.removeEventListener('abort', onAbort);
       // Resolved once the thread is gone: the stage file is deleted next, which Windows refuses while it is open.
       void worker.terminate().finally(() => resolve(how));
     };
@@ -376,8 +460,10 @@ async function stageRows(task: StageTask, emit: (b: StagedBatch) => void, useWor
       if (!started) return finish('fallback');
       if (!finished) deliver(stopped('the reading thread ended early'));
     });
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener('abort', onAbort);
   });
-  if (outcome === 'fallback') return stageFile(task, emit);
+  if (outcome === 'fallback' && !signal?.aborted) return stageFile(task, emit, signal);
   if (typeof outcome === 'object') throw outcome.failed;
 }
 
@@ -392,6 +478,9 @@ function workerUrl(): URL | null {
 
 export async function importFiles(store: AuditStore, paths: readonly string[], opts: ImportOptions = {}): Promise<ImportReport[]> {
   const out: ImportReport[] = [];
-  for (const p of paths) out.push(await importFile(store, p, opts));
+  for (const p of paths) {
+    if (opts.signal?.aborted) break;
+    out.push(await importFile(store, p, opts));
+  }
   return out;
 }

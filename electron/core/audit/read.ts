@@ -11,6 +11,9 @@ export interface ReadTask {
   format: ImportReport['format'];
 }
 
+/** Text to read instead of the file at `task.path` (standard input); only in this thread, never a worker's. */
+export type TextSource = AsyncIterable<string>;
+
 /** Where read rows go, in file order. */
 export interface RowSink {
   row(r: EventRow): void;
@@ -30,8 +33,12 @@ export function readingStopped(reason: string): string {
   return `${READING_STOPPED}${reason}; the rows before it were kept.`;
 }
 
-/** Streams the file through its format parser and the event check. Memory is one read chunk plus what the sink holds. */
-export async function readParsed(task: ReadTask, sink: RowSink): Promise<void> {
+/**
+ * Streams the file (or `o.source`) through its format parser and the event check. Memory is one
+ * read chunk plus what the sink holds. Once `o.signal` is aborted no more is read, and the text
+ * after the last chunk is left unparsed: a cut line is no rejection.
+ */
+export async function readParsed(task: ReadTask, sink: RowSink, o: { source?: TextSource; signal?: AbortSignal } = {}): Promise<void> {
   let fatal = false;
   const emit = (p: Parsed) => {
     switch (p.kind) {
@@ -53,16 +60,16 @@ export async function readParsed(task: ReadTask, sink: RowSink): Promise<void> {
     }
   };
   const parser = parserFor(task.format);
-  const stream = createReadStream(task.path, { encoding: 'utf8', highWaterMark: 1 << 20 });
+  const stream = o.source ? null : createReadStream(task.path, { encoding: 'utf8', highWaterMark: 1 << 20 });
   try {
-    for await (const chunk of stream as AsyncIterable<string>) {
+    for await (const chunk of o.source ?? (stream as AsyncIterable<string>)) {
       parser.feed(chunk, emit);
-      if (fatal) break;
+      if (fatal || o.signal?.aborted) break;
     }
-    if (!fatal) parser.end(emit);
+    if (!fatal && !o.signal?.aborted) parser.end(emit);
   } catch (err) {
     sink.fatal(readingStopped(err instanceof Error ? err.message : String(err)));
   } finally {
-    stream.destroy();
+    stream?.destroy();
   }
 }

@@ -2,7 +2,7 @@ import type { AuditEventDetail, AuditFacets, AuditFilters, AuditQueryResponse, A
 import type { ApiTarget } from '../api/client.ts';
 import { exportEvents } from './export.ts';
 import { isDiskFull } from './disk-space.ts';
-import { importFiles, type ImportOptions } from './import.ts';
+import { importFiles, importStream, type ImportOptions } from './import.ts';
 import { AUDIT_DAILY_LIMIT, keyFingerprint, RequestLedger } from './ledger.ts';
 import { eventDetail, facets, queryEvents, timeline, type QueryInput } from './query.ts';
 import { AuditStore } from './store.ts';
@@ -45,11 +45,11 @@ export class AuditService {
     return this.opts.clock?.() ?? new Date();
   }
 
-  /** One sync at a time: a second caller shares the walk already running. */
-  sync(): Promise<SyncReport> {
+  /** One sync at a time: a second caller shares the walk already running (and the first caller's `signal`). */
+  sync(o: { signal?: AbortSignal } = {}): Promise<SyncReport> {
     this.running ??= runSync({
       target: this.opts.target, store: this.store, ledger: this.ledger, state: this.syncState, clock: this.opts.clock,
-      perPage: this.opts.perPage, maxBackoffMs: this.opts.maxBackoffMs, onProgress: this.opts.onSyncProgress,
+      perPage: this.opts.perPage, maxBackoffMs: this.opts.maxBackoffMs, onProgress: this.opts.onSyncProgress, signal: o.signal,
     }).finally(() => {
       this.running = null;
     });
@@ -82,10 +82,19 @@ export class AuditService {
   }
 
   import(paths: readonly string[], opts?: ImportOptions): Promise<ImportReport[]> {
+    return this.queuedImport(() => importFiles(this.store, paths, opts));
+  }
+
+  /** An export piped in (`audit import -`), in turn with the imports of files. */
+  async importStream(input: AsyncIterable<string>, opts?: ImportOptions): Promise<ImportReport> {
+    return (await this.queuedImport(async () => [await importStream(this.store, input, opts)]))[0];
+  }
+
+  private queuedImport(load: () => Promise<ImportReport[]>): Promise<ImportReport[]> {
     const run = this.importing.then(async () => {
       // Indexes an earlier load here could not build (the disk was full) are built first.
       this.store.restoreIndexes();
-      const reports = await importFiles(this.store, paths, opts);
+      const reports = await load();
       // Fresh statistics after a bulk load keep the planner choosing the filter indexes. They can
       // wait for the next import when the disk is full (the reports say so).
       try {

@@ -78,7 +78,7 @@ class StageWriter {
  * Reads, parses and checks the file, writing accepted rows to the stage and calling `emit` once per
  * committed batch (and once at the end, `done`), in file order.
  */
-export async function stageFile(task: StageTask, emit: (b: StagedBatch) => void): Promise<void> {
+export async function stageFile(task: StageTask, emit: (b: StagedBatch) => void, signal?: AbortSignal): Promise<void> {
   const writer = new StageWriter(task.stagePath);
   try {
     let rows: EventRow[] = [];
@@ -107,7 +107,7 @@ export async function stageFile(task: StageTask, emit: (b: StagedBatch) => void)
       },
       fatal: (reason) => (fatal ??= reason),
       warning: (m) => warnings.push(m),
-    });
+    }, { signal });
     send(true);
   } finally {
     writer.close();

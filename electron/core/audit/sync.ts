@@ -25,6 +25,11 @@ export interface SyncOptions {
   attempts?: number;
   maxBackoffMs?: number;
   onProgress?: (p: SyncProgress) => void;
+  /**
+   * Ctrl-C: no page is asked for after it (a request in flight is answered and its page stored, as
+   * it was paid for); the walk's place is kept and the sync ends `stopped`, without an error.
+   */
+  signal?: AbortSignal;
 }
 
 class SyncStop extends Error {
@@ -107,9 +112,10 @@ export async function runSync(o: SyncOptions): Promise<SyncReport> {
   o.state.save(state);
 
   try {
-    while (state.windows.length > 0) {
+    while (state.windows.length > 0 && !o.signal?.aborted) {
       await walkWindow(o, client, fp, state, report, { perPage, attempts, clock });
     }
+    if (o.signal?.aborted && state.windows.length > 0) return { ...report, outcome: 'stopped' };
     state.completeThrough = state.walkStartedAt ?? startedAt;
     state.walkStartedAt = null;
     state.lastSuccessAt = clock().getTime();
@@ -118,6 +124,8 @@ export async function runSync(o: SyncOptions): Promise<SyncReport> {
     o.state.save(state);
     return report;
   } catch (err) {
+    // Interrupted while waiting to retry: the place is saved with each page, and no error was the server's.
+    if (o.signal?.aborted && !(err instanceof SyncStop)) return { ...report, outcome: 'stopped' };
     const stop = err instanceof SyncStop ? err
       : isDiskFull(err) ? new SyncStop('disk_full', diskFullSyncStop(o.store, report.inserted))
       : new SyncStop('network', err instanceof Error ? err.message : String(err));
@@ -142,6 +150,7 @@ async function walkWindow(o: SyncOptions, client: ApiClient, fp: string, state: 
   let newestFirst = true;
   let restartedCursor = false;
   for (;;) {
+    if (o.signal?.aborted) return;
     const params = new URLSearchParams({ date_from: window.from, date_to: window.to, per_page: String(c.perPage) });
     if (state.cursor) params.set('cursor', state.cursor);
     let page: Page;
@@ -214,7 +223,7 @@ async function fetchPage(o: SyncOptions, client: ApiClient, fp: string, params: 
       }
       // 5xx, network, timeout: retry with backoff, each retry paid from the budget.
       if (attempt >= c.attempts) throw new SyncStop(s ? 'server' : 'network', `${err.describe()} (after ${attempt} attempts; the sync resumes from here next time)`);
-      await sleep(backoffDelay(attempt, err.retryAfterSec, o.maxBackoffMs ?? 30_000));
+      await sleep(backoffDelay(attempt, err.retryAfterSec, o.maxBackoffMs ?? 30_000), undefined, { signal: o.signal });
     }
   }
 }

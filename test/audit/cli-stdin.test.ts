@@ -1,0 +1,106 @@
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { interruptWhen, runCli, type CliRun } from '../cli.ts';
+import { makeEvent, tempDir } from './helpers.ts';
+
+// The real CLI in its own process over a real SQLite cache; no API is reached.
+const tmp = tempDir('md-audit-stdin-');
+afterAll(() => tmp.cleanup());
+let homes = 0;
+const envOf = (home = join(tmp.dir, `home${++homes}`)) => ({ MEDIADESK_HOME: home, MEDIADESK_API_URL: 'http://127.0.0.1:9', MEDIADESK_API_KEY: 'unused' });
+
+/** `mediadesk args…` with `input` on its standard input; with `interruptOn`, Ctrl-C once stderr matches it. */
+const pipeInto = (args: readonly string[], env: NodeJS.ProcessEnv, input: { text: string } | { file: string }, interruptOn?: RegExp): Promise<CliRun> =>
+  interruptWhen(args, { env, input, until: interruptOn });
+
+const ndjson = (from: number, n: number) => Array.from({ length: n }, (_, i) => JSON.stringify(makeEvent(from + i))).join('\n') + '\n';
+const cachedCount = async (env: NodeJS.ProcessEnv) => (JSON.parse((await runCli(['audit', 'status', '--json'], { env })).out) as { events: number }).events;
+
+describe('mediadesk audit import - (standard input)', () => {
+  it('imports NDJSON, a JSON array and CSV piped in, each format told from its first bytes', async () => {
+    const env = envOf();
+    const nd = await pipeInto(['audit', 'import', '-'], env, { text: ndjson(0, 30) });
+    expect([nd.code, nd.out], nd.err).toEqual([0, 'standard input (ndjson): 30 item(s), 30 added, 0 already cached, 0 rejected\n']);
+
+    const arr = await pipeInto(['audit', 'import', '-', '--json'], env, { text: JSON.stringify(Array.from({ length: 20 }, (_, i) => makeEvent(30 + i)), null, 2) });
+    expect(arr.code, arr.err).toBe(0);
+    expect(JSON.parse(arr.out)).toMatchObject([{ path: '-', format: 'json', items: 20, accepted: 20, duplicates: 0 }]);
+
+    // CSV as the CLI exports it, into another cache.
+    const csv = (await runCli(['audit', 'export', '--out', '-', '--csv'], { env })).out;
+    const other = envOf();
+    const c = await pipeInto(['audit', 'import', '-'], other, { text: csv });
+    expect([c.code, c.out], c.err).toEqual([0, 'standard input (csv): 50 item(s), 50 added, 0 already cached, 0 rejected\n']);
+    const q = await runCli(['audit', 'query', '--json', '--limit', '100'], { env: other });
+    expect(q.out.trim().split('\n').map((l) => (JSON.parse(l) as { event_id: string }).event_id).sort()).toEqual(Array.from({ length: 50 }, (_, i) => `evt_${i}`).sort());
+  });
+
+  it('--format ndjson reads a log whose first line is broken as NDJSON (one line rejected), where the bytes alone say JSON', async () => {
+    const text = '{"event_id": "broken",\n' + ndjson(100, 10);
+    const guessed = await pipeInto(['audit', 'import', '-', '--json'], envOf(), { text });
+    expect(JSON.parse(guessed.out)[0]).toMatchObject({ format: 'json', accepted: 0 });
+
+    const told = await pipeInto(['audit', 'import', '-', '--format', 'ndjson', '--json'], envOf(), { text });
+    expect(told.code).toBe(1);
+    expect(JSON.parse(told.out)[0]).toMatchObject({ format: 'ndjson', items: 11, accepted: 10, rejected: 1, rejects: [{ line: 1 }] });
+
+    const bad = await runCli(['audit', 'import', '-', '--format', 'xml'], { env: envOf() });
+    expect([bad.code, bad.err]).toEqual([2, 'mediadesk audit: --format is ndjson, json or csv, got "xml"\n']);
+  });
+
+  it('says so when nothing is piped in, and refuses - together with files', async () => {
+    const empty = await pipeInto(['audit', 'import', '-'], envOf(), { text: '' });
+    expect([empty.code, empty.out]).toEqual([0, 'standard input (ndjson): 0 item(s), 0 added, 0 already cached, 0 rejected\n  warning: standard input was empty: nothing to import\n']);
+    const file = tmp.file('three.ndjson', ndjson(200, 3));
+    const both = await pipeInto(['audit', 'import', file, '-'], envOf(), { text: ndjson(0, 1) });
+    expect([both.code, both.err]).toEqual([2, 'mediadesk audit: - (standard input) is imported alone: give it or files, not both\n']);
+  });
+});
+
+describe('mediadesk audit query over an untrusted export', () => {
+  it('prints each event on one line with control characters escaped, so a file cannot split lines or drive the terminal', async () => {
+    const env = envOf();
+    const hostile = makeEvent(500, { event_id: 'evt_\u001b]0;owned\u0007', member: { type: 'user', user_id: 7, email: 'a@b.test\nFAKE 2026-01-01 line' } });
+    (hostile.action as Record<string, unknown>).event_type = 'team.member.\u001b[2Jrole_changed';
+    (hostile.action as Record<string, unknown>).status = 'ok\r';
+    const imported = await pipeInto(['audit', 'import', '-'], env, { text: JSON.stringify(hostile) + '\n' + ndjson(501, 1) });
+    expect(imported.code, imported.out + imported.err).toBe(0);
+    const q = await runCli(['audit', 'query'], { env });
+    expect(q.code, q.err).toBe(0);
+    const lines = q.out.trimEnd().split('\n');
+    expect(lines).toHaveLength(2);
+    expect(q.out).not.toMatch(/[\u0000-\u0009\u000b-\u001f]/);
+    const line = lines.find((l) => l.includes('owned'))!;
+    expect(line).toContain('team.member.\\x1b[2Jrole_changed');
+    expect(line).toContain('a@b.test\\nFAKE 2026-01-01 line');
+    expect(line).toContain('ok\\r');
+    expect(line.endsWith('evt_\\x1b]0;owned\\x07')).toBe(true);
+  });
+});
+
+describe('Ctrl-C during mediadesk audit import', () => {
+  // Large enough that the import is far from done when the first batch's progress line shows.
+  const N = 60_000;
+  const big = tmp.file('big.ndjson', ndjson(0, N));
+  const stopped = /interrupted: (\d+) event\(s\) imported so far are kept; run the same command again to continue \(events already cached are skipped\)\n$/;
+
+  for (const [how, args, input] of [
+    ['a file', ['audit', 'import', big], { text: '' }],
+    ['standard input', ['audit', 'import', '-'], { file: big }],
+  ] as const) {
+    it(`of ${how} stops after the batch in hand, says what is kept, exits 130; the same command again imports the rest`, async () => {
+      const env = envOf();
+      const r = await pipeInto(args, env, input, /item\(s\) read/);
+      expect(r.code, r.err).toBe(130);
+      const kept = Number(stopped.exec(r.err)?.[1]);
+      expect(kept, r.err).toBeGreaterThan(0);
+      expect(kept).toBeLessThan(N);
+      expect(await cachedCount(env)).toBe(kept);
+
+      const again = await pipeInto([...args, '--json'], env, input);
+      expect(again.code, again.err).toBe(0);
+      expect(JSON.parse(again.out)[0]).toMatchObject({ items: N, accepted: N - kept, duplicates: kept, rejected: 0 });
+      expect(await cachedCount(env)).toBe(N);
+    }, 120_000);
+  }
+});
