@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test, type Page, type Route } from '@playwright/test';
 import sharp from 'sharp';
 import { dropFiles, newHome, startHost, type HostHandle } from './host.ts';
 import { expectRefusalFocusesPrompt, shot, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
@@ -163,6 +163,37 @@ test('a reference video that breaks the rules names the file, the rule and the m
   const reply = await rawStart(page, { tool: 'video-2x', params: { prompt: 'x @Video1', reference_videos: [bad] } });
   const err = reply.error;
   expect(err?.invalid?.some((p) => p.field === 'reference_videos' && /rule video\.duration/.test(p.reason))).toBe(true);
+  expect(errors).toEqual([]);
+});
+
+test('files still being added when the family changes are checked, and their findings filed, under the family they were added to', async ({ page }) => {
+  const errors = watchErrors(page);
+  const clips: string[] = [];
+  for (const n of [1, 2, 3]) {
+    clips.push(join(dir, `six-${n}.mp4`));
+    execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=size=640x640:rate=24', '-t', '6', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', clips[n - 1]]);
+  }
+  // The browser host copies picked files to the host first: held until the family has been switched.
+  const held: Route[] = [];
+  let holding = true;
+  await page.route('**/upload?**', (route) => (holding ? void held.push(route) : route.continue()));
+  const wsOpen = page.waitForEvent('websocket');
+  await openFamily(page, '2.x generation');
+  const ws = await wsOpen;
+  await page.getByTestId('pick-reference_videos').setInputFiles(clips);
+  await expect.poll(() => held.length).toBe(3);
+  await expect(page.getByTestId('refs-reference_videos').getByTestId('ref-status').first()).toContainText('copying');
+  await page.getByTestId('family-picker').getByText('2.5 multi-shot', { exact: true }).click();
+  await expect(page.getByTestId('video-form')).toHaveAttribute('data-tool', 'video-25');
+  // The copies finish and the check runs, its answer arriving while 2.5 is on screen.
+  const answered = ws.waitForEvent('framereceived', { predicate: (f) => String(f.payload).includes('combined duration 18 s') });
+  holding = false;
+  for (const r of held) await r.continue();
+  await answered;
+  await page.getByTestId('family-picker').getByText('2.x generation', { exact: true }).click();
+  // Three 6 s clips: 18 s together, over the 15 s limit; said on the field they are in, and each clip measured.
+  await expect(page.getByTestId('error-reference_videos')).toContainText('combined duration 18 s is above the 15 s limit');
+  await expect(page.getByTestId('refs-reference_videos').getByTestId('ref-probe')).toHaveCount(3);
   expect(errors).toEqual([]);
 });
 
