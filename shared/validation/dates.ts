@@ -23,16 +23,26 @@ export const isoDaySchema = z.string().refine(realDay, 'must be a real date YYYY
 /** A day (YYYY-MM-DD, UTC, the whole day) or an exact ISO 8601 instant. */
 export const dayOrInstantSchema = z.string().refine((s) => realDay(s) || realInstant(s), 'must be a real date, YYYY-MM-DD or an ISO 8601 date-time');
 
+const ZONE = /(?:Z|[+-]\d{2}(?::?\d{2})?)$/i;
+
+/**
+ * An instant written without a zone (`2026-03-01T12:00`) as UTC, as every date of the viewer and
+ * the CLI is: Date.parse would read it in the machine's own zone, hours off what the user meant.
+ */
+export function asUtc(dayOrInstant: string): string {
+  return dayOrInstant.includes('T') && !ZONE.test(dayOrInstant) ? `${dayOrInstant}Z` : dayOrInstant;
+}
+
 /** The first millisecond a `from` bound admits, or NaN when it is not a date. */
 function startMs(from: string): number {
   if (realDay(from)) return Date.parse(`${from}T00:00:00Z`);
-  return realInstant(from) ? Date.parse(from) : NaN;
+  return realInstant(from) ? Date.parse(asUtc(from)) : NaN;
 }
 
 /** The last millisecond a `to` bound admits: a day means all of it. */
 function endMs(to: string): number {
   if (realDay(to)) return Date.parse(`${to}T23:59:59.999Z`);
-  return realInstant(to) ? Date.parse(to) : NaN;
+  return realInstant(to) ? Date.parse(asUtc(to)) : NaN;
 }
 
 /**

@@ -58,6 +58,24 @@ describe('the dispatcher every transport calls', () => {
     }
   });
 
+  it('a time without a zone is UTC in the range check too, as in the query, whatever the machine\'s zone', async () => {
+    const tz = process.env.TZ;
+    // Node reads TZ again when it is set: this process now runs as a machine in New York would.
+    process.env.TZ = 'America/New_York';
+    try {
+      expect(new Date(Date.UTC(2026, 2, 2, 12)).getHours()).toBe(7);
+      // 22:00 UTC on March 2 is within March 2 (a local reading, 03:00Z on March 3, was refused as after it).
+      expect((await core.dispatch('audit.query', { filters: { from: '2026-03-02T22:00', to: '2026-03-02' } })).ok).toBe(true);
+      // And 23:30 UTC is after 23:00 UTC (a local reading would not see it).
+      const reversed = await core.dispatch('audit.query', { filters: { from: '2026-03-02T23:30', to: '2026-03-02T23:00' } });
+      expect(reversed.ok).toBe(false);
+      expect((await core.dispatch('audit.query', { filters: { from: '2026-03-02T23:30', to: '2026-03-02T18:00-05:00' } })).ok).toBe(false);
+    } finally {
+      if (tz === undefined) delete process.env.TZ;
+      else process.env.TZ = tz;
+    }
+  });
+
   it('a partial settings change through the contract keeps the other settings', async () => {
     await core.dispatch('settings.set', { concurrency: 9 });
     await core.dispatch('settings.set', { theme: 'light' });

@@ -1,4 +1,7 @@
 import type { AuditFilters } from '../../../shared/contract/audit.ts';
+import { asUtc } from '../../../shared/validation/dates.ts';
+
+export { asUtc };
 
 /** A WHERE clause and its bound values. User values only ever travel in `params`. */
 export interface Where {
@@ -8,16 +11,6 @@ export interface Where {
 
 const DAY_MS = 86_400_000;
 const isDay = (s: string) => /^\d{4}-\d{2}-\d{2}$/.test(s);
-
-const ZONE = /(?:Z|[+-]\d{2}(?::?\d{2})?)$/i;
-
-/**
- * An instant written without a zone (`2026-03-01T12:00`) as UTC, as every date of the viewer and
- * the CLI is: Date.parse would read it in the machine's own zone, hours off what the user meant.
- */
-export function asUtc(dayOrInstant: string): string {
-  return dayOrInstant.includes('T') && !ZONE.test(dayOrInstant) ? `${dayOrInstant}Z` : dayOrInstant;
-}
 
 /** `from` is inclusive; a `to` day includes that whole UTC day, a `to` instant is inclusive. */
 export function timeRange(f: Pick<AuditFilters, 'from' | 'to'>): { fromTs?: number; toTsExclusive?: number } {
