@@ -4,7 +4,7 @@ import { rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
 import { keyFingerprint, utcDay } from '../../electron/core/audit/ledger.ts';
-import { planWindows } from '../../electron/core/audit/sync.ts';
+import { planWindows, withinRetention } from '../../electron/core/audit/sync.ts';
 import { dbPaths } from '../../electron/core/paths.ts';
 import type { AuditService } from '../../electron/core/audit/service.ts';
 import { fillDisk, openService, smallDisk, tempDir } from './helpers.ts';
@@ -49,6 +49,60 @@ describe('planning windows', () => {
     expect(planWindows(now, null)).toEqual([{ from: '2026-03-05', to: '2026-03-20' }]);
     expect(planWindows(now, Date.parse('2026-03-19T00:05:00Z'))).toEqual([{ from: '2026-03-18', to: '2026-03-20' }]);
     expect(planWindows(now, Date.parse('2026-01-01T00:00:00Z'))).toEqual([{ from: '2026-03-05', to: '2026-03-20' }]);
+  });
+});
+
+describe('a walk resumed on a later day', () => {
+  it('keeps within the 15 days the service still holds: windows cut to it, one wholly older dropped', () => {
+    const planned = [{ from: '2026-03-05', to: '2026-03-20' }];
+    expect(withinRetention(planned, Date.parse('2026-03-20T23:00:00Z'))).toEqual(planned);
+    expect(withinRetention(planned, Date.parse('2026-03-23T08:00:00Z'))).toEqual([{ from: '2026-03-08', to: '2026-03-20' }]);
+    expect(withinRetention([{ from: '2026-03-05', to: '2026-03-20' }, { from: '2026-02-10', to: '2026-02-25' }], Date.parse('2026-03-23T08:00:00Z'))).toEqual([{ from: '2026-03-08', to: '2026-03-20' }]);
+    expect(withinRetention(planned, Date.parse('2026-04-30T08:00:00Z'))).toEqual([]);
+  });
+
+  it('a sync stopped one day and resumed three days later asks only for days still kept, and completes', async () => {
+    const dbPath = join(tmp.dir, 'later-day', 'audit.db');
+    const day0 = Date.now();
+    const stop = new AbortController();
+    const first = service('sandbox-owner', { perPage: 10, clock: () => new Date(day0), onSyncProgress: () => stop.abort() }, dbPath);
+    try {
+      const r = await first.sync({ signal: stop.signal });
+      expect(r.outcome).toBe('stopped');
+      expect(r.windows).toEqual(planWindows(day0, null));
+    } finally {
+      await first.close();
+    }
+    const later = service('sandbox-owner', { perPage: 100, clock: () => new Date(day0 + 3 * 86_400_000) }, dbPath);
+    try {
+      const r = await later.sync();
+      expect(r.outcome, JSON.stringify(r.error)).toBe('complete');
+      expect(r.windows).toEqual([{ from: new Date(day0 - 12 * 86_400_000).toISOString().slice(0, 10), to: new Date(day0).toISOString().slice(0, 10) }]);
+    } finally {
+      await later.close();
+    }
+  });
+
+  it('a walk whose days have all left the retention since it stopped is planned afresh', async () => {
+    const dbPath = join(tmp.dir, 'much-later', 'audit.db');
+    const day0 = Date.now();
+    const stop = new AbortController();
+    const first = service('sandbox-owner', { perPage: 10, clock: () => new Date(day0), onSyncProgress: () => stop.abort() }, dbPath);
+    try {
+      expect((await first.sync({ signal: stop.signal })).outcome).toBe('stopped');
+    } finally {
+      await first.close();
+    }
+    // Seventeen days on, nothing of the walk's window is kept any more: the next walk is a new one.
+    const day17 = day0 + 17 * 86_400_000;
+    const later = service('sandbox-owner', { perPage: 100, clock: () => new Date(day17) }, dbPath);
+    try {
+      const r = await later.sync();
+      expect(r.outcome, JSON.stringify(r.error)).toBe('complete');
+      expect(r.windows).toEqual(planWindows(day17, null));
+    } finally {
+      await later.close();
+    }
   });
 });
 

@@ -66,6 +66,17 @@ export function planWindows(nowMs: number, completeThrough: number | null): Wind
   return windows;
 }
 
+/**
+ * A walk planned on an earlier day and resumed now: its windows reach back past what the service
+ * still keeps (15 days), a `date_from` it may refuse and events it no longer has. Each window is
+ * cut to the retention, and one wholly older dropped; its stored cursor stays (a 400 on it restarts
+ * the window anyway).
+ */
+export function withinRetention(windows: readonly Window[], nowMs: number): Window[] {
+  const oldest = dayOf(dayStart(nowMs) - WINDOW_DAYS * DAY_MS);
+  return windows.filter((w) => w.to >= oldest).map((w) => (w.from < oldest ? { ...w, from: oldest } : w));
+}
+
 /** 403 on the audit search has three causes (api-spec, Authentication 3); the message tells which. */
 export function classifyForbidden(message: string): SyncErrorKind {
   if (/enterprise|plan/i.test(message)) return 'forbidden_plan';
@@ -103,6 +114,13 @@ export async function runSync(o: SyncOptions): Promise<SyncReport> {
     return { ...report, outcome: 'stopped', error: { kind: 'rate_limited', message: msg } };
   }
   state.lastSyncAt = startedAt;
+  if (state.windows.length > 0) {
+    const first = state.windows[0];
+    state.windows = withinRetention(state.windows, startedAt);
+    // The window the cursor walked is gone altogether: its place means nothing in the next one.
+    if (state.windows[0]?.to !== first.to) state.cursor = null;
+  }
+  // A new walk, or an interrupted one whose days have all left the retention since.
   if (state.windows.length === 0) {
     state.windows = planWindows(startedAt, state.completeThrough);
     state.cursor = null;
