@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import WebSocket from 'ws';
@@ -130,6 +130,58 @@ test('team analytics: chart, budget, breakdown and tables', async ({ page }) => 
   await expect(page.getByTestId('usage-budget')).toContainText('local cache');
   await expect(page.getByTestId('usage-budget')).toContainText('98 of 100');
   await shot(page, 'analytics');
+  expect(errors).toEqual([]);
+});
+
+test('team analytics: a breakdown or export that works clears an earlier error, and an error clears the saved note', async ({ page }) => {
+  const errors = watchErrors(page);
+  sandbox = await startSandboxProcess(100);
+  const home = newHome();
+  host = await startHost(home, sandbox.env);
+  await page.goto(`${host.url}#analytics`);
+  await expect(page.getByTestId('breakdown').locator('li').first()).toBeVisible();
+  const error = page.getByTestId('usage-error');
+  const note = page.getByTestId('usage-note');
+  const per = (b: string) => page.getByRole('button', { name: `per ${b}`, exact: true });
+
+  // The exports folder is taken by a file: the export fails and says so.
+  const exports = join(home, 'results', 'exports');
+  mkdirSync(join(home, 'results'), { recursive: true });
+  writeFileSync(exports, 'not a folder');
+  await page.getByTestId('export-usage').click();
+  await expect(error).toBeVisible();
+  // A breakdown that works (from the local cache) leaves no old error behind.
+  await per('tool').click();
+  await expect(per('tool')).toHaveAttribute('aria-pressed', 'true');
+  await expect(error).toHaveCount(0);
+
+  // An export that works after one that failed: the note, and no error.
+  await page.getByTestId('export-usage').click();
+  await expect(error).toBeVisible();
+  rmSync(exports);
+  await page.getByTestId('export-usage').click();
+  await expect(note).toHaveText(/^Saved \d+ rows to /);
+  await expect(error).toHaveCount(0);
+
+  // A breakdown that fails (the service refuses the team listing it needs): the error, and the saved note is gone.
+  await setFaults(sandbox.url, { rate429: 1, retryAfterSec: 0 });
+  await per('group').click();
+  await expect(error).toBeVisible();
+  await expect(note).toHaveCount(0);
+  await expect(per('tool')).toHaveAttribute('aria-pressed', 'true');
+  await setFaults(sandbox.url, { rate429: 0 });
+  await per('group').click();
+  await expect(per('group')).toHaveAttribute('aria-pressed', 'true');
+  await expect(error).toHaveCount(0);
+
+  // An export that fails after one that worked: the error alone.
+  await page.getByTestId('export-usage').click();
+  await expect(note).toBeVisible();
+  rmSync(exports, { recursive: true });
+  writeFileSync(exports, 'not a folder');
+  await page.getByTestId('export-usage').click();
+  await expect(error).toBeVisible();
+  await expect(note).toHaveCount(0);
   expect(errors).toEqual([]);
 });
 
