@@ -110,15 +110,15 @@ test('team analytics: chart, budget, breakdown and tables', async ({ page }) => 
   await expect(page.getByRole('button', { name: 'Export API keys as CSV' })).toBeVisible();
   // An invalid range keeps the previous answer on screen only as stale, never as the new one's.
   const shown = await page.getByTestId('usage-range').innerText();
-  const from = await page.getByLabel('From', { exact: true }).inputValue();
-  await page.getByLabel('From', { exact: true }).fill('2099-01-01');
+  const from = await page.getByLabel('From (UTC day)', { exact: true }).inputValue();
+  await page.getByLabel('From (UTC day)', { exact: true }).fill('2099-01-01');
   await page.getByTestId('usage-load').click();
   await expect(page.getByTestId('usage-error')).toContainText('from must not be after to');
   await expect(page.getByTestId('usage-range')).toHaveCount(0);
   await expect(page.getByTestId('usage-stale')).toHaveText(`Not updated: the chart and breakdown below still show ${shown}, from the previous query.`);
   await expect(page.getByTestId('usage-results')).toHaveAttribute('data-stale', 'true');
   // The same range again comes from the local cache: the budget below is not spent on it.
-  await page.getByLabel('From', { exact: true }).fill(from);
+  await page.getByLabel('From (UTC day)', { exact: true }).fill(from);
   await page.getByTestId('usage-load').click();
   await expect(page.getByTestId('usage-stale')).toHaveCount(0);
   await expect(page.getByTestId('usage-range')).toHaveText(shown);
@@ -284,8 +284,8 @@ test.describe('west of UTC', () => {
     host = await startHost(newHome());
     await page.goto(`${host.url}#analytics`);
     await expect(page.getByTestId('usage-chart').locator('canvas')).toBeVisible();
-    await page.getByLabel('From', { exact: true }).fill('2025-03-03');
-    await page.getByLabel('To', { exact: true }).fill('2025-03-09');
+    await page.getByLabel('From (UTC day)', { exact: true }).fill('2025-03-03');
+    await page.getByLabel('To (UTC day)', { exact: true }).fill('2025-03-09');
     await page.getByTestId('usage-load').click();
     await expect(page.getByTestId('usage-range')).toHaveText('2025-03-03 to 2025-03-09');
 
@@ -303,8 +303,8 @@ test.describe('west of UTC', () => {
 
     // 60 members over a month: more users than the 25 bars, and the screen says so.
     await page.getByTestId('granularity').selectOption('day');
-    await page.getByLabel('From', { exact: true }).fill('2025-02-01');
-    await page.getByLabel('To', { exact: true }).fill('2025-03-09');
+    await page.getByLabel('From (UTC day)', { exact: true }).fill('2025-02-01');
+    await page.getByLabel('To (UTC day)', { exact: true }).fill('2025-03-09');
     await page.getByTestId('usage-load').click();
     await expect(page.getByTestId('usage-range')).toHaveText('2025-02-01 to 2025-03-09');
     const users = await invoke(host, 'usage.breakdown', { granularity: 'day', from: '2025-02-01', to: '2025-03-09', by: 'user' });
@@ -320,6 +320,24 @@ test.describe('west of UTC', () => {
     await page.reload();
     await expect(page.getByTestId('usage-empty')).toContainText('No credits were used from');
     await expect(page.getByTestId('breakdown-empty')).toHaveText('Nothing to break down: no credits were used in this range.');
+    expect(errors).toEqual([]);
+  });
+
+  test('team analytics: From and To are labelled as UTC days, and in the evening the note says when today in UTC began here', async ({ page }) => {
+    const errors = watchErrors(page);
+    // 18:30 on 5 March in Los Angeles: already 6 March in UTC, the day the service counts it in.
+    await page.clock.setFixedTime(new Date('2025-03-06T02:30:00Z'));
+    host = await startHost(newHome());
+    await page.goto(`${host.url}#analytics`);
+    const from = page.getByLabel('From (UTC day)', { exact: true });
+    const to = page.getByLabel('To (UTC day)', { exact: true });
+    const why = 'Days are UTC days, as the service counts them: today in UTC, 2025-03-06, began at 3/5/25, 4:00 PM your time.';
+    await expect(page.getByTestId('utc-days')).toHaveText(why);
+    await expect(to).toHaveAccessibleDescription(why);
+    // The last 30 UTC days, up to and including the one now under way.
+    await expect(to).toHaveValue('2025-03-06');
+    await expect(from).toHaveValue('2025-02-05');
+    await expect(page.getByTestId('usage-range')).toHaveText('2025-02-05 to 2025-03-06');
     expect(errors).toEqual([]);
   });
 

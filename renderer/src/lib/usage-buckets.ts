@@ -1,5 +1,8 @@
 import type { Granularity } from '../../../shared/contract/team.ts';
 
+/** The UTC day of a moment, YYYY-MM-DD: the days credit usage is asked for and counted in. */
+export const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+
 /**
  * What a credit-usage bucket is called. Its date is the bucket's first UTC day as the service
  * sends it (weeks start on Monday), so the label is cut from that text and never goes through
