@@ -341,6 +341,41 @@ test.describe('west of UTC', () => {
     expect(errors).toEqual([]);
   });
 
+  test('team analytics: a first or last week or month the range cuts is marked partial, with the days it counts', async ({ page }) => {
+    const errors = watchErrors(page);
+    host = await startHost(newHome());
+    await page.goto(`${host.url}#analytics`);
+    await expect(page.getByTestId('usage-range')).toBeVisible();
+    await page.getByLabel('From (UTC day)', { exact: true }).fill('2025-03-05');
+    await page.getByLabel('To (UTC day)', { exact: true }).fill('2025-03-20');
+    await page.getByTestId('granularity').selectOption('week');
+    await page.getByTestId('usage-load').click();
+    await expect(page.getByTestId('usage-range')).toHaveText('2025-03-05 to 2025-03-20');
+    await page.getByText('Show as a table').click();
+    const rows = page.getByTestId('usage-table').locator('tbody th');
+    await expect(rows).toHaveText(['week of 2025-03-03 (partial: Mar 5–9 only)', 'week of 2025-03-10', 'week of 2025-03-17 (partial: Mar 17–20 only)']);
+    await expect(page.getByTestId('usage-partial')).toHaveText('Partial weeks: week of 2025-03-03 counts Mar 5–9 only; week of 2025-03-17 counts Mar 17–20 only. Their totals cover only those days, since the range starts or ends inside them.');
+    // The legend names the bucket under the cursor the same way: the first one at the plot's left edge.
+    await page.getByTestId('usage-chart').locator('.u-over').hover({ position: { x: 1, y: 20 } });
+    await expect(page.getByTestId('usage-chart').locator('.u-legend .u-series').first().locator('.u-value')).toHaveText('week of 2025-03-03 (partial: Mar 5–9 only)');
+
+    await page.getByLabel('From (UTC day)', { exact: true }).fill('2025-02-10');
+    await page.getByLabel('To (UTC day)', { exact: true }).fill('2025-03-31');
+    await page.getByTestId('granularity').selectOption('month');
+    await page.getByTestId('usage-load').click();
+    await expect(page.getByTestId('usage-range')).toHaveText('2025-02-10 to 2025-03-31');
+    await expect(rows).toHaveText(['2025-02 (partial: Feb 10–28 only)', '2025-03']);
+    await expect(page.getByTestId('usage-partial')).toHaveText('Partial month: 2025-02 counts Feb 10–28 only. Its total covers only those days, since the range starts or ends inside it.');
+
+    // Whole buckets only: nothing to say.
+    await page.getByLabel('From (UTC day)', { exact: true }).fill('2025-03-01');
+    await page.getByTestId('usage-load').click();
+    await expect(page.getByTestId('usage-range')).toHaveText('2025-03-01 to 2025-03-31');
+    await expect(rows).toHaveText(['2025-03']);
+    await expect(page.getByTestId('usage-partial')).toHaveCount(0);
+    expect(errors).toEqual([]);
+  });
+
   test('recent creations: the time a creation was made is shown in the viewer\'s time zone', async ({ page }) => {
     const home = newHome();
     host = await startHost(home);
