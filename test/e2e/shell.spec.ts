@@ -90,6 +90,8 @@ test('settings that cannot be read say why and offer Try again instead of loadin
   const errors = watchErrors(page);
   const home = newHome();
   host = await startHost(home);
+  // Past its start-up (whose own read of the settings would fail and stop it) before the file breaks.
+  await expect.poll(() => host.output()).toContain('data folder');
   // A settings file cut off mid-write (or broken by hand): every read of it fails until it is fixed.
   writeFileSync(join(home, 'settings.json'), '{ "concurrency": ');
   await page.goto(`${host.url}#settings`);
