@@ -1,8 +1,9 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import WebSocket from 'ws';
 import { newHome, startHost, watchErrors, type HostHandle } from './host.ts';
+import { desk } from './studio-helpers.ts';
 
 let host: HostHandle;
 test.afterEach(async () => {
@@ -83,6 +84,60 @@ test('a settings change goes through the bridge into the core and survives a res
   await expect(page.getByTestId('concurrency')).toHaveValue('7');
   await expect(page.getByTestId('theme')).toHaveValue('dark');
   await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');
+});
+
+test('settings that cannot be read say why and offer Try again instead of loading forever', async ({ page }) => {
+  const errors = watchErrors(page);
+  const home = newHome();
+  host = await startHost(home);
+  // Past its start-up (whose own read of the settings would fail and stop it) before the file breaks.
+  await expect.poll(() => host.output()).toContain('data folder');
+  // A settings file cut off mid-write (or broken by hand): every read of it fails until it is fixed.
+  writeFileSync(join(home, 'settings.json'), '{ "concurrency": ');
+  await page.goto(`${host.url}#settings`);
+  await expect(page.getByTestId('settings-error')).toContainText('The settings could not be read:');
+  await expect(page.getByTestId('settings-error')).toContainText('is not valid JSON');
+  await expect(page.getByText('Loading…')).toHaveCount(0);
+  writeFileSync(join(home, 'settings.json'), JSON.stringify({ concurrency: 5 }));
+  await page.getByRole('button', { name: 'Try again' }).click();
+  await expect(page.getByTestId('concurrency')).toHaveValue('5');
+  await expect(page.getByTestId('settings-error')).toHaveCount(0);
+  expect(errors).toEqual([]);
+});
+
+test('an API key that cannot be cleared or replaced says so, and the stored key stays shown as stored', async ({ page }) => {
+  const errors = watchErrors(page);
+  // A keychain entry of this test's own, so a developer's real key is never touched.
+  const keychain = { MEDIADESK_KEYCHAIN_SERVICE: `MediaDesk-e2e-keyfail-${process.pid}` };
+  const home = newHome();
+  host = await startHost(home, keychain);
+  try {
+    await page.goto(`${host.url}#settings`);
+    await page.locator('#key-input').fill('sandbox-admin');
+    await page.getByRole('button', { name: 'Set', exact: true }).click();
+    await expect(page.getByTestId('key-status')).toContainText('An API key is set');
+    const status = await page.getByTestId('key-status').innerText();
+
+    // The host stops: the tab's next attempt to reconnect is refused, and so is every call after it.
+    const reconnecting = page.waitForEvent('websocket');
+    await host.stop();
+    await reconnecting;
+    await page.getByRole('button', { name: 'Clear', exact: true }).click();
+    await expect(page.getByTestId('key-message')).toHaveText(/^The key was not cleared: .*cannot reach the MediaDesk host/);
+    await expect(page.getByTestId('key-status')).toHaveText(status);
+
+    await page.locator('#key-input').fill('sandbox-editor');
+    await page.getByRole('button', { name: 'Replace', exact: true }).click();
+    await expect(page.getByTestId('key-message')).toHaveText(/^The key was not stored: .*cannot reach the MediaDesk host/);
+    await expect(page.getByTestId('key-status')).toHaveText(status);
+    // What was typed stays, to send again once the host answers.
+    await expect(page.locator('#key-input')).toHaveValue('sandbox-editor');
+    expect(errors).toEqual([]);
+  } finally {
+    // Leave no entry behind in the keychain of whoever runs the test.
+    host = await startHost(home, keychain);
+    await desk(host, 'key.clear');
+  }
 });
 
 test('a reload keeps working without the token in the address bar; another browser without it is refused', async ({ page, browser }) => {

@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import WebSocket from 'ws';
@@ -110,15 +110,15 @@ test('team analytics: chart, budget, breakdown and tables', async ({ page }) => 
   await expect(page.getByRole('button', { name: 'Export API keys as CSV' })).toBeVisible();
   // An invalid range keeps the previous answer on screen only as stale, never as the new one's.
   const shown = await page.getByTestId('usage-range').innerText();
-  const from = await page.getByLabel('From', { exact: true }).inputValue();
-  await page.getByLabel('From', { exact: true }).fill('2099-01-01');
+  const from = await page.getByLabel('From (UTC day)', { exact: true }).inputValue();
+  await page.getByLabel('From (UTC day)', { exact: true }).fill('2099-01-01');
   await page.getByTestId('usage-load').click();
   await expect(page.getByTestId('usage-error')).toContainText('from must not be after to');
   await expect(page.getByTestId('usage-range')).toHaveCount(0);
   await expect(page.getByTestId('usage-stale')).toHaveText(`Not updated: the chart and breakdown below still show ${shown}, from the previous query.`);
   await expect(page.getByTestId('usage-results')).toHaveAttribute('data-stale', 'true');
   // The same range again comes from the local cache: the budget below is not spent on it.
-  await page.getByLabel('From', { exact: true }).fill(from);
+  await page.getByLabel('From (UTC day)', { exact: true }).fill(from);
   await page.getByTestId('usage-load').click();
   await expect(page.getByTestId('usage-stale')).toHaveCount(0);
   await expect(page.getByTestId('usage-range')).toHaveText(shown);
@@ -130,6 +130,58 @@ test('team analytics: chart, budget, breakdown and tables', async ({ page }) => 
   await expect(page.getByTestId('usage-budget')).toContainText('local cache');
   await expect(page.getByTestId('usage-budget')).toContainText('98 of 100');
   await shot(page, 'analytics');
+  expect(errors).toEqual([]);
+});
+
+test('team analytics: a breakdown or export that works clears an earlier error, and an error clears the saved note', async ({ page }) => {
+  const errors = watchErrors(page);
+  sandbox = await startSandboxProcess(100);
+  const home = newHome();
+  host = await startHost(home, sandbox.env);
+  await page.goto(`${host.url}#analytics`);
+  await expect(page.getByTestId('breakdown').locator('li').first()).toBeVisible();
+  const error = page.getByTestId('usage-error');
+  const note = page.getByTestId('usage-note');
+  const per = (b: string) => page.getByRole('button', { name: `per ${b}`, exact: true });
+
+  // The exports folder is taken by a file: the export fails and says so.
+  const exports = join(home, 'results', 'exports');
+  mkdirSync(join(home, 'results'), { recursive: true });
+  writeFileSync(exports, 'not a folder');
+  await page.getByTestId('export-usage').click();
+  await expect(error).toBeVisible();
+  // A breakdown that works (from the local cache) leaves no old error behind.
+  await per('tool').click();
+  await expect(per('tool')).toHaveAttribute('aria-pressed', 'true');
+  await expect(error).toHaveCount(0);
+
+  // An export that works after one that failed: the note, and no error.
+  await page.getByTestId('export-usage').click();
+  await expect(error).toBeVisible();
+  rmSync(exports);
+  await page.getByTestId('export-usage').click();
+  await expect(note).toHaveText(/^Saved \d+ rows to /);
+  await expect(error).toHaveCount(0);
+
+  // A breakdown that fails (the service refuses the team listing it needs): the error, and the saved note is gone.
+  await setFaults(sandbox.url, { rate429: 1, retryAfterSec: 0 });
+  await per('group').click();
+  await expect(error).toBeVisible();
+  await expect(note).toHaveCount(0);
+  await expect(per('tool')).toHaveAttribute('aria-pressed', 'true');
+  await setFaults(sandbox.url, { rate429: 0 });
+  await per('group').click();
+  await expect(per('group')).toHaveAttribute('aria-pressed', 'true');
+  await expect(error).toHaveCount(0);
+
+  // An export that fails after one that worked: the error alone.
+  await page.getByTestId('export-usage').click();
+  await expect(note).toBeVisible();
+  rmSync(exports, { recursive: true });
+  writeFileSync(exports, 'not a folder');
+  await page.getByTestId('export-usage').click();
+  await expect(error).toBeVisible();
+  await expect(note).toHaveCount(0);
   expect(errors).toEqual([]);
 });
 
@@ -232,8 +284,8 @@ test.describe('west of UTC', () => {
     host = await startHost(newHome());
     await page.goto(`${host.url}#analytics`);
     await expect(page.getByTestId('usage-chart').locator('canvas')).toBeVisible();
-    await page.getByLabel('From', { exact: true }).fill('2025-03-03');
-    await page.getByLabel('To', { exact: true }).fill('2025-03-09');
+    await page.getByLabel('From (UTC day)', { exact: true }).fill('2025-03-03');
+    await page.getByLabel('To (UTC day)', { exact: true }).fill('2025-03-09');
     await page.getByTestId('usage-load').click();
     await expect(page.getByTestId('usage-range')).toHaveText('2025-03-03 to 2025-03-09');
 
@@ -251,8 +303,8 @@ test.describe('west of UTC', () => {
 
     // 60 members over a month: more users than the 25 bars, and the screen says so.
     await page.getByTestId('granularity').selectOption('day');
-    await page.getByLabel('From', { exact: true }).fill('2025-02-01');
-    await page.getByLabel('To', { exact: true }).fill('2025-03-09');
+    await page.getByLabel('From (UTC day)', { exact: true }).fill('2025-02-01');
+    await page.getByLabel('To (UTC day)', { exact: true }).fill('2025-03-09');
     await page.getByTestId('usage-load').click();
     await expect(page.getByTestId('usage-range')).toHaveText('2025-02-01 to 2025-03-09');
     const users = await invoke(host, 'usage.breakdown', { granularity: 'day', from: '2025-02-01', to: '2025-03-09', by: 'user' });
@@ -268,6 +320,59 @@ test.describe('west of UTC', () => {
     await page.reload();
     await expect(page.getByTestId('usage-empty')).toContainText('No credits were used from');
     await expect(page.getByTestId('breakdown-empty')).toHaveText('Nothing to break down: no credits were used in this range.');
+    expect(errors).toEqual([]);
+  });
+
+  test('team analytics: From and To are labelled as UTC days, and in the evening the note says when today in UTC began here', async ({ page }) => {
+    const errors = watchErrors(page);
+    // 18:30 on 5 March in Los Angeles: already 6 March in UTC, the day the service counts it in.
+    await page.clock.setFixedTime(new Date('2025-03-06T02:30:00Z'));
+    host = await startHost(newHome());
+    await page.goto(`${host.url}#analytics`);
+    const from = page.getByLabel('From (UTC day)', { exact: true });
+    const to = page.getByLabel('To (UTC day)', { exact: true });
+    const why = 'Days are UTC days, as the service counts them: today in UTC, 2025-03-06, began at 3/5/25, 4:00 PM your time.';
+    await expect(page.getByTestId('utc-days')).toHaveText(why);
+    await expect(to).toHaveAccessibleDescription(why);
+    // The last 30 UTC days, up to and including the one now under way.
+    await expect(to).toHaveValue('2025-03-06');
+    await expect(from).toHaveValue('2025-02-05');
+    await expect(page.getByTestId('usage-range')).toHaveText('2025-02-05 to 2025-03-06');
+    expect(errors).toEqual([]);
+  });
+
+  test('team analytics: a first or last week or month the range cuts is marked partial, with the days it counts', async ({ page }) => {
+    const errors = watchErrors(page);
+    host = await startHost(newHome());
+    await page.goto(`${host.url}#analytics`);
+    await expect(page.getByTestId('usage-range')).toBeVisible();
+    await page.getByLabel('From (UTC day)', { exact: true }).fill('2025-03-05');
+    await page.getByLabel('To (UTC day)', { exact: true }).fill('2025-03-20');
+    await page.getByTestId('granularity').selectOption('week');
+    await page.getByTestId('usage-load').click();
+    await expect(page.getByTestId('usage-range')).toHaveText('2025-03-05 to 2025-03-20');
+    await page.getByText('Show as a table').click();
+    const rows = page.getByTestId('usage-table').locator('tbody th');
+    await expect(rows).toHaveText(['week of 2025-03-03 (partial: Mar 5–9 only)', 'week of 2025-03-10', 'week of 2025-03-17 (partial: Mar 17–20 only)']);
+    await expect(page.getByTestId('usage-partial')).toHaveText('Partial weeks: week of 2025-03-03 counts Mar 5–9 only; week of 2025-03-17 counts Mar 17–20 only. Their totals cover only those days, since the range starts or ends inside them.');
+    // The legend names the bucket under the cursor the same way: the first one at the plot's left edge.
+    await page.getByTestId('usage-chart').locator('.u-over').hover({ position: { x: 1, y: 20 } });
+    await expect(page.getByTestId('usage-chart').locator('.u-legend .u-series').first().locator('.u-value')).toHaveText('week of 2025-03-03 (partial: Mar 5–9 only)');
+
+    await page.getByLabel('From (UTC day)', { exact: true }).fill('2025-02-10');
+    await page.getByLabel('To (UTC day)', { exact: true }).fill('2025-03-31');
+    await page.getByTestId('granularity').selectOption('month');
+    await page.getByTestId('usage-load').click();
+    await expect(page.getByTestId('usage-range')).toHaveText('2025-02-10 to 2025-03-31');
+    await expect(rows).toHaveText(['2025-02 (partial: Feb 10–28 only)', '2025-03']);
+    await expect(page.getByTestId('usage-partial')).toHaveText('Partial month: 2025-02 counts Feb 10–28 only. Its total covers only those days, since the range starts or ends inside it.');
+
+    // Whole buckets only: nothing to say.
+    await page.getByLabel('From (UTC day)', { exact: true }).fill('2025-03-01');
+    await page.getByTestId('usage-load').click();
+    await expect(page.getByTestId('usage-range')).toHaveText('2025-03-01 to 2025-03-31');
+    await expect(rows).toHaveText(['2025-03']);
+    await expect(page.getByTestId('usage-partial')).toHaveCount(0);
     expect(errors).toEqual([]);
   });
 

@@ -1,13 +1,62 @@
 import type { Granularity } from '../../../shared/contract/team.ts';
 
+/** The UTC days a usage query asked for, as the service echoes them (inclusive). */
+export interface UsageRange { start_date: string; end_date: string }
+
+const DAY = 86_400_000;
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+/** The UTC day of a moment, YYYY-MM-DD: the days credit usage is asked for and counted in. */
+export const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+
 /**
  * What a credit-usage bucket is called. Its date is the bucket's first UTC day as the service
  * sends it (weeks start on Monday), so the label is cut from that text and never goes through
  * the viewer's time zone, which west of UTC turned 2026-11-02 into the evening of 2026-11-01.
+ * With the query's range, a bucket the range cuts says which of its days it counts.
  */
-export function bucketLabel(date: string, granularity: Granularity): string {
+export function bucketLabel(date: string, granularity: Granularity, range?: UsageRange): string {
+  const part = range ? partialDays(date, granularity, range) : null;
+  return part ? `${baseLabel(date, granularity)} (partial: ${part} only)` : baseLabel(date, granularity);
+}
+
+function baseLabel(date: string, granularity: Granularity): string {
   if (granularity === 'year') return date.slice(0, 4);
   if (granularity === 'month') return date.slice(0, 7);
   if (granularity === 'week') return `week of ${date}`;
   return date;
+}
+
+/**
+ * The days of the bucket holding `date` that the range covers ("Mar 5–9"), or null when it
+ * covers them all. The service counts only the days inside the range, so a first or last week,
+ * month or year is smaller than its neighbours without that meaning less use. The bucket is
+ * found from the date rather than taken to start on it, in case a service names a cut bucket
+ * by its first day in the range.
+ */
+export function partialDays(date: string, granularity: Granularity, range: UsageRange): string | null {
+  if (granularity === 'day') return null;
+  const [start, end] = bucketDays(date, granularity);
+  const first = start < range.start_date ? range.start_date : start;
+  const last = end > range.end_date ? range.end_date : end;
+  if (first === start && last === end) return null;
+  return daySpan(first, last);
+}
+
+/** First and last UTC day of the week (from Monday), month or year holding `date`. */
+function bucketDays(date: string, granularity: Exclude<Granularity, 'day'>): [string, string] {
+  const t = Date.parse(`${date}T00:00:00Z`);
+  const d = new Date(t);
+  if (granularity === 'week') {
+    const monday = t - ((d.getUTCDay() + 6) % 7) * DAY;
+    return [utcDay(monday), utcDay(monday + 6 * DAY)];
+  }
+  if (granularity === 'month') return [`${date.slice(0, 7)}-01`, utcDay(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 0))];
+  return [`${date.slice(0, 4)}-01-01`, `${date.slice(0, 4)}-12-31`];
+}
+
+/** "Mar 5", "Mar 5–9" or "Feb 24–Mar 2": English month names from the text, no time zone involved. */
+function daySpan(first: string, last: string): string {
+  const md = (d: string) => `${MONTHS[Number(d.slice(5, 7)) - 1]} ${Number(d.slice(8, 10))}`;
+  if (first === last) return md(first);
+  return first.slice(0, 7) === last.slice(0, 7) ? `${md(first)}–${Number(last.slice(8, 10))}` : `${md(first)}–${md(last)}`;
 }
