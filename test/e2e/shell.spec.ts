@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { expect, test } from '@playwright/test';
+import { expect, test, type Route } from '@playwright/test';
 import WebSocket from 'ws';
 import { newHome, startHost, watchErrors, type HostHandle } from './host.ts';
 import { desk } from './studio-helpers.ts';
@@ -138,6 +138,25 @@ test('an API key that cannot be cleared or replaced says so, and the stored key 
     host = await startHost(home, keychain);
     await desk(host, 'key.clear');
   }
+});
+
+test('a change made while the host is gone, before the tab tries it again, is refused at once and says why: never left waiting', async ({ page }) => {
+  const errors = watchErrors(page);
+  host = await startHost(newHome());
+  await page.goto(`${host.url}#settings`);
+  await expect(page.getByTestId('concurrency')).toHaveValue('4');
+  // The tab asks the page whether the host came back before it reconnects: held, the tab stays
+  // between "closed" and its next try for as long as the test needs.
+  const held: Route[] = [];
+  await page.route((url) => url.pathname === '/' && url.searchParams.has('token'), (route) => void held.push(route));
+  await host.stop();
+  await expect(page.getByTestId('host-down')).toBeVisible();
+  await expect.poll(() => held.length).toBe(1);
+  await page.getByTestId('concurrency').fill('6');
+  await page.getByTestId('concurrency').press('Tab');
+  await expect(page.getByTestId('concurrency-error')).toHaveText(/the MediaDesk host is not answering \(it stopped or is restarting\); try again once it is back/);
+  for (const r of held) await r.abort();
+  expect(errors).toEqual([]);
 });
 
 test('a reload keeps working without the token in the address bar; another browser without it is refused', async ({ page, browser }) => {

@@ -101,6 +101,9 @@ function webSocketDesk(): DeskApi {
     host: 'web',
     async invoke(name, req) {
       await ready;
+      // Closed, and not yet trying again (that waits for the check in `retry`): a message sent now
+      // would be dropped by the socket without a word, and its caller left waiting for good.
+      if (socket.readyState !== WebSocket.OPEN) throw new DeskError('unavailable', 'the MediaDesk host is not answering (it stopped or is restarting); try again once it is back');
       const id = nextId++;
       return new Promise((resolve, reject) => {
         pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
