@@ -387,3 +387,34 @@ test('the diff of a state that is an empty object lists the fields that went or 
   await expect(diff.locator('tr[data-kind="added"] td.new')).toHaveText('"admin"');
   expect(errors).toEqual([]);
 });
+
+test('the diff keeps a dotted key apart from a nested field and shows an item taken from a list as one removal', async ({ page }) => {
+  const errors = watchErrors(page);
+  const home = newHome();
+  host = await startHost(home);
+  const file = join(home, 'paths.ndjson');
+  writeFileSync(file, JSON.stringify(ev(90, { action: {
+    old_state: { 'limits.seats': 3, limits: { seats: 3 }, groups: ['design', 'legal', 'sales', 'support'] },
+    new_state: { 'limits.seats': 3, limits: { seats: 5 }, groups: ['design', 'sales', 'support'] },
+  } })) + '\n');
+  await page.goto(`${host.url}#audit`);
+  await page.getByTestId('audit-open-import').click();
+  await page.getByTestId('audit-import-input').setInputFiles(file);
+  await expect(page.getByTestId('audit-import-accepted')).toHaveText('1 accepted');
+  await page.getByTestId('audit-open-import').click();
+  await expect.poll(() => countOf(page)).toBe(1);
+
+  await page.getByTestId('audit-table').focus();
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('Enter');
+  const drawer = page.getByTestId('audit-drawer');
+  await expect(page.getByTestId('audit-drawer-id')).toHaveText('evt_e2e_90');
+  const diff = drawer.getByTestId('audit-diff');
+  await expect(drawer.getByText('2 changes', { exact: true })).toBeVisible();
+  await expect(diff.locator('tr[data-kind="changed"] th')).toHaveText(['limits.seats']);
+  await expect(diff.locator('tr[data-kind="changed"] td.new')).toHaveText(['5']);
+  await expect(diff.locator('tr[data-kind="removed"] th')).toHaveText(['groups[1]']);
+  await expect(diff.locator('tr[data-kind="removed"] td.old')).toHaveText(['"legal"']);
+  await expect(diff.locator('tr[data-kind="same"] th')).toHaveText(['["limits.seats"]', 'groups[0]', 'groups[2→1]', 'groups[3→2]']);
+  expect(errors).toEqual([]);
+});
