@@ -86,6 +86,9 @@ export const facetCountSchema = z.object({ value: z.string(), label: z.string().
 export const auditFacetsSchema = z.object({
   eventTypes: z.array(facetCountSchema),
   members: z.array(facetCountSchema),
+  /** Distinct values in all, of which the lists above hold the top `limit` by count. */
+  eventTypesDistinct: z.number().int().optional(),
+  membersDistinct: z.number().int().optional(),
 });
 
 export const auditTimelineSchema = z.object({

@@ -116,6 +116,20 @@ describe('query: facets, timeline, detail', () => {
     expect(m2).toMatchObject({ label: 'user2@example.test', count: expected((e) => e.member.user_id === 2 && e.action.event_type === 'project.folder.shared').length });
   });
 
+  it('says how many values each facet has in all when it lists only the top ones, under the other filters', () => {
+    const top = service.facets({}, 2);
+    expect(top.eventTypes).toHaveLength(2);
+    expect(top.members).toHaveLength(2);
+    expect(top).toMatchObject({ eventTypesDistinct: 4, membersDistinct: 6 });
+    // Member 2's events (i % 6 === 1, so odd i) have two of the four types.
+    const narrowed = service.facets({ memberIds: [2], eventTypes: ['project.folder.shared'] }, 1);
+    expect(narrowed.eventTypesDistinct).toBe(2);
+    const typeMembers = new Set((all as E[]).filter((e) => e.action.event_type === 'project.folder.shared').map((e) => e.member.user_id));
+    expect(narrowed.membersDistinct).toBe(typeMembers.size);
+    expect(typeMembers.size).toBeLessThan(6);
+    expect(service.facets({ requestId: 'no-such-request' }, 2)).toMatchObject({ eventTypes: [], eventTypesDistinct: 0, membersDistinct: 0 });
+  });
+
   it('labels a member with the e-mail of their latest event, and actors without a user id together', async () => {
     const other = openService(join(tmp.dir, 'labels.db'));
     try {
