@@ -16,6 +16,11 @@ export const auditFiltersSchema = z.object({
   from: dayOrInstantSchema.optional(),
   to: dayOrInstantSchema.optional(),
   memberIds: idList.optional(),
+  /**
+   * Also (or only) events whose actor has no user id: API-key and system actors (member.user_id
+   * is nullable), which memberIds cannot name. Ored with memberIds, like one more member.
+   */
+  noUserId: z.boolean().optional(),
   groupIds: idList.optional(),
   folderRefs: strList.optional(),
   eventTypes: strList.optional(),

@@ -145,3 +145,26 @@ describe('mediadesk audit: files and folders named wrong are bad input, caught b
     expect((await audit('export', '--out', json, '--ndjson')).code).toBe(0);
   });
 });
+
+describe('mediadesk audit: actors without a user id', () => {
+  it('--no-user-id picks the events of API-key and system actors, alone or with --member, in query and export', async () => {
+    const idless = [
+      makeEvent(N + 100, { member: { type: 'api_key', user_id: null, email: 'ci-key@example.test' } }),
+      makeEvent(N + 101, { member: { type: 'api_key' } }),
+      makeEvent(N + 102, { member: { type: 'system', user_id: null, email: null } }),
+    ];
+    const r = await audit('import', tmp.file('idless.ndjson', idless.map((e) => JSON.stringify(e)).join('\n') + '\n'));
+    expect(r.code, r.err).toBe(0);
+    const ids = (out: string) => out.trim().split('\n').map((l) => (JSON.parse(l) as { event_id: string }).event_id).sort();
+    const alone = await audit('query', '--no-user-id', '--json');
+    expect(alone.code, alone.err).toBe(0);
+    expect(ids(alone.out)).toEqual(idless.map((e) => e.event_id).sort());
+    // Member 2 is user_id 1 + (i % 6): a sixth of the N events, plus the three without an id.
+    const both = await audit('query', '--member', '2', '--no-user-id', '--json');
+    expect(both.out.trim().split('\n')).toHaveLength(N / 6 + 3);
+    const exported = await audit('export', '--out', '-', '--no-user-id');
+    expect(ids(exported.out)).toEqual(idless.map((e) => e.event_id).sort());
+    const refused = await audit('sync', '--no-user-id');
+    expect([refused.code, refused.err]).toEqual([2, 'mediadesk audit: audit sync does not take --no-user-id\n']);
+  });
+});

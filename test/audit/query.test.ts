@@ -152,6 +152,37 @@ describe('query: facets, timeline, detail', () => {
     }
   });
 
+  it('filters by actors without a user id, alone or ORed with member ids, and offers them as one facet entry', async () => {
+    const other = openService(join(tmp.dir, 'idless.db'));
+    try {
+      const list = [
+        makeEvent(1, { member: { type: 'user', user_id: 7, email: 'seven@example.test' } }),
+        makeEvent(2, { member: { type: 'user', user_id: 8, email: 'eight@example.test' } }),
+        makeEvent(3, { member: { type: 'api_key', user_id: null, email: 'ci-key@example.test' } }),
+        makeEvent(4, { member: { type: 'system' } }),
+      ];
+      await other.import([tmp.file('idless.ndjson', list.map((e) => JSON.stringify(e)).join('\n') + '\n')]);
+      const ids = (filters: AuditFilters) => new Set(walkPages(other, filters, dateDesc, 2));
+      expect(ids({ noUserId: true })).toEqual(new Set(['evt_3', 'evt_4']));
+      expect(ids({ noUserId: true, memberIds: [7] })).toEqual(new Set(['evt_1', 'evt_3', 'evt_4']));
+      expect(ids({ noUserId: false, memberIds: [7] })).toEqual(new Set(['evt_1']));
+      expect(ids({ noUserId: true, search: 'ci-key@example.test' })).toEqual(new Set(['evt_3']));
+      expect(other.query({ filters: { noUserId: true }, sort: dateDesc, limit: 1, withTotal: true }).total).toBe(2);
+      expect(other.timeline({ noUserId: true }, 'day').points.reduce((n, p) => n + p.count, 0)).toBe(2);
+      // The entry stands for two actors: no one actor's e-mail labels it. Its own choice does not narrow it.
+      const f = other.facets({ noUserId: true }, 10);
+      expect(f.members).toEqual([
+        { value: '', label: null, count: 2 },
+        { value: '7', label: 'seven@example.test', count: 1 },
+        { value: '8', label: 'eight@example.test', count: 1 },
+      ]);
+      expect(f.eventTypes.reduce((n, t) => n + t.count, 0)).toBe(2);
+      expect(auditCommands['audit.query'].request.safeParse({ filters: { noUserId: true } }).success).toBe(true);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('buckets events per hour and per day', () => {
     const hours = service.timeline({}, 'hour');
     expect(hours.points.reduce((a, p) => a + p.count, 0)).toBe(COUNT);

@@ -418,3 +418,39 @@ test('the diff keeps a dotted key apart from a nested field and shows an item ta
   await expect(diff.locator('tr[data-kind="same"] th')).toHaveText(['["limits.seats"]', 'groups[0]', 'groups[2→1]', 'groups[3→2]']);
   expect(errors).toEqual([]);
 });
+
+test('a facet cut to its top 50 says of how many, and actors without a user id are one entry that filters', async ({ page }) => {
+  const errors = watchErrors(page);
+  const home = newHome();
+  host = await startHost(home);
+  const file = join(home, 'many-types.ndjson');
+  const types = Array.from({ length: 51 }, (_, i) => ev(100 + i, { action: { event_type: `team.e2e_kind${String(i).padStart(2, '0')}.changed` } }));
+  const idless = [
+    ev(200, { member: { type: 'api_key', user_id: null, email: 'ci-key@e2e.test' } }),
+    ev(201, { member: { type: 'system', user_id: null, email: null } }),
+  ];
+  writeFileSync(file, [...types, ...idless].map((e) => JSON.stringify(e)).join('\n') + '\n');
+  await page.goto(`${host.url}#audit`);
+  await page.getByTestId('audit-open-import').click();
+  await page.getByTestId('audit-import-input').setInputFiles(file);
+  await expect(page.getByTestId('audit-import-accepted')).toHaveText('53 accepted');
+  await page.getByTestId('audit-open-import').click();
+  await expect.poll(() => countOf(page)).toBe(53);
+
+  // 51 new types and team.member.role_changed (the two without a user id): 52, of which 50 are listed.
+  await expect(page.getByTestId('audit-facet-types').locator('li')).toHaveCount(50);
+  await expect(page.getByTestId('audit-facet-types-top')).toHaveText('Top 50 of 52; narrow the filters or search to reach the rest.');
+  await expect(page.getByTestId('audit-facet-members-top')).toBeHidden();
+
+  const noId = page.getByTestId('audit-facet-members').getByRole('button', { name: /No user id \(API key, system\)/ });
+  await expect(noId).toContainText('2');
+  await noId.click();
+  await expect.poll(() => countOf(page)).toBe(2);
+  await expect(noId).toHaveAttribute('aria-pressed', 'true');
+  await expect(page.getByTestId('audit-member')).toHaveValue('*none');
+  await expect.poll(async () => new Set(await column(page, 3))).not.toContain('auditor@e2e.test');
+  await noId.click();
+  await expect.poll(() => countOf(page)).toBe(53);
+  await expect(page.getByTestId('audit-member')).toHaveValue('');
+  expect(errors).toEqual([]);
+});

@@ -53,6 +53,22 @@ function inList(column: string, values: readonly unknown[], where: string[], par
   params.push(...values);
 }
 
+/** Member ids and actors without one: one dimension, its choices ORed. */
+function members(f: AuditFilters, where: string[], params: unknown[]): void {
+  const ids = f.memberIds ?? [];
+  if (!f.noUserId) {
+    if (ids.length) inList('member_id', ids, where, params);
+    return;
+  }
+  if (!ids.length) {
+    where.push('member_id IS NULL');
+    return;
+  }
+  const one: string[] = [];
+  inList('member_id', ids, one, params);
+  where.push(`(${one[0]} OR member_id IS NULL)`);
+}
+
 export type FacetDimension = 'eventTypes' | 'memberIds';
 
 /** `omit` drops one dimension so its facet counts show every choice, not just the chosen ones. */
@@ -79,7 +95,7 @@ export function buildWhere(f: AuditFilters, o: WhereOptions = {}): Where {
     where.push('ts < ?');
     params.push(toTsExclusive);
   }
-  if (f.memberIds?.length && omit !== 'memberIds') inList('member_id', f.memberIds, where, params);
+  if (omit !== 'memberIds') members(f, where, params);
   if (f.groupIds?.length) inList('group_id', f.groupIds, where, params);
   if (f.folderRefs?.length) inList('folder_ref', f.folderRefs, where, params);
   if (f.eventTypes?.length && omit !== 'eventTypes') inList('event_type', f.eventTypes, where, params);

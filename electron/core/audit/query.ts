@@ -203,11 +203,11 @@ export function facets(db: Db, filters: AuditFilters, limit: number): AuditFacet
   // 1,000,000 events, the wait behind a sort flip right after clearing the filters).
   const counts = db.prepare(`SELECT member_id AS v, count(*) AS n, count(*) OVER () AS d FROM events ${m.sql} GROUP BY member_id ORDER BY n DESC, v LIMIT ?`).all(...m.params, limit) as Group<number | null>[];
   const labelOf = db.prepare('SELECT member_email FROM events WHERE member_id = ? ORDER BY ts DESC LIMIT 1').pluck();
-  const labelOfNone = db.prepare('SELECT member_email FROM events WHERE member_id IS NULL ORDER BY ts DESC LIMIT 1').pluck();
-  const members = counts.map((r) => ({ ...r, label: ((r.v === null ? labelOfNone.get() : labelOf.get(r.v)) as string | undefined) ?? '' }));
+  // Actors without a user id are many actors in one entry: one of their e-mails would mislabel it.
+  const members = counts.map((r) => ({ ...r, label: r.v === null ? '' : ((labelOf.get(r.v) as string | undefined) ?? '') }));
   return {
     eventTypes: types.map((r) => ({ value: r.v, label: null, count: r.n })),
-    // Actors without a user id (system, API key) share the value ''.
+    // Actors without a user id (system, API key) share the value '': the noUserId filter's choice.
     members: members.map((r) => ({ value: r.v === null ? '' : String(r.v), label: r.label || null, count: r.n })),
     eventTypesDistinct: types[0]?.d ?? 0,
     membersDistinct: counts[0]?.d ?? 0,

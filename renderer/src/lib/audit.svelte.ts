@@ -12,6 +12,8 @@ export interface FilterState {
   from: string;
   to: string;
   memberIds: number[];
+  /** Actors without a user id (API key, system): the member facet's entry for them. */
+  noUserId: boolean;
   groupIds: number[];
   folderRefs: string[];
   eventTypes: string[];
@@ -20,13 +22,14 @@ export interface FilterState {
   search: string;
 }
 
-export const emptyFilters = (): FilterState => ({ from: '', to: '', memberIds: [], groupIds: [], folderRefs: [], eventTypes: [], requestId: '', correlationId: '', search: '' });
+export const emptyFilters = (): FilterState => ({ from: '', to: '', memberIds: [], noUserId: false, groupIds: [], folderRefs: [], eventTypes: [], requestId: '', correlationId: '', search: '' });
 
 export function toFilters(f: FilterState): AuditFilters {
   const out: AuditFilters = {};
   if (f.from) out.from = f.from;
   if (f.to) out.to = f.to;
   if (f.memberIds.length) out.memberIds = [...f.memberIds];
+  if (f.noUserId) out.noUserId = true;
   if (f.groupIds.length) out.groupIds = [...f.groupIds];
   if (f.folderRefs.length) out.folderRefs = [...f.folderRefs];
   if (f.eventTypes.length) out.eventTypes = [...f.eventTypes];
@@ -35,6 +38,10 @@ export function toFilters(f: FilterState): AuditFilters {
   if (f.search.trim()) out.search = f.search.trim();
   return out;
 }
+
+/** The member facet's value for actors without a user id (the core groups them as one). */
+export const NO_USER_ID = '';
+export const NO_USER_ID_LABEL = 'No user id (API key, system)';
 
 /** A 403 or 429 from the last sync, phrased for the person who has to act on it. */
 export interface Blocker { kind: SyncErrorKind; title: string; text: string }

@@ -17,20 +17,23 @@ const USAGE = [
   'mediadesk audit sync [--per-page N]',
   '       mediadesk audit status [--json]',
   '       mediadesk audit import FILE...|- [--format ndjson|json|csv] [--json]   (- : standard input)',
-  '       mediadesk audit query [--from D] [--to D] [--member ID] [--group ID] [--folder REF] [--event-type T] [--request-id R] [--search TEXT]',
+  '       mediadesk audit query [--from D] [--to D] [--member ID] [--no-user-id] [--group ID] [--folder REF] [--event-type T] [--request-id R] [--search TEXT]',
   '                             [--sort date|event_type|member] [--asc] [--limit N] [--json|--csv]',
   '       mediadesk audit export --out FILE|- [--csv|--ndjson] [query filters]   (- : standard output)',
+  '   --no-user-id: also (or only, without --member) events of actors without a user id: API keys, the system',
   '   D: a day YYYY-MM-DD (--to takes all of it) or an ISO 8601 date-time, UTC unless it names its zone',
 ].join('\n');
 
 const FILTER_OPTS = ['--from', '--to', '--member', '--group', '--folder', '--event-type', '--request-id', '--search'];
+/** Filters that take no value; --member takes user ids, which these actors lack. */
+const FILTER_FLAGS = ['--no-user-id'];
 /** What each subcommand takes: an option another one uses is refused here rather than ignored. */
 const OPTIONS: Record<string, { valued: string[]; flags: string[] }> = {
   sync: { valued: ['--per-page'], flags: [] },
   status: { valued: [], flags: ['--json'] },
   import: { valued: ['--format'], flags: ['--json'] },
-  query: { valued: [...FILTER_OPTS, '--sort', '--limit'], flags: ['--asc', '--json', '--csv'] },
-  export: { valued: [...FILTER_OPTS, '--sort', '--out'], flags: ['--asc', '--csv', '--ndjson'] },
+  query: { valued: [...FILTER_OPTS, '--sort', '--limit'], flags: [...FILTER_FLAGS, '--asc', '--json', '--csv'] },
+  export: { valued: [...FILTER_OPTS, '--sort', '--out'], flags: [...FILTER_FLAGS, '--asc', '--csv', '--ndjson'] },
 };
 
 type Parsed = ReturnType<typeof parseOptions>;
@@ -61,7 +64,7 @@ function filtersOf(p: Parsed): AuditFilters {
   // A time without a zone is UTC here as everywhere in the audit log, not the machine's zone.
   const utc = (v: string | undefined) => (v === undefined ? v : asUtc(v));
   const raw = {
-    from: utc(one(p, '--from')), to: utc(one(p, '--to')), memberIds: ids(p, '--member'), groupIds: ids(p, '--group'),
+    from: utc(one(p, '--from')), to: utc(one(p, '--to')), memberIds: ids(p, '--member'), noUserId: p.flags.has('--no-user-id') || undefined, groupIds: ids(p, '--group'),
     folderRefs: list(p, '--folder').length ? list(p, '--folder') : undefined,
     eventTypes: list(p, '--event-type').length ? list(p, '--event-type') : undefined,
     requestId: one(p, '--request-id'), search: one(p, '--search'),
