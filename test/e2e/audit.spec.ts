@@ -56,6 +56,20 @@ function ev(i: number, extra: { action?: Record<string, unknown>; [k: string]: u
   };
 }
 
+/** A fresh host whose cache holds just these events, imported through the Import panel, the table showing them. */
+async function hostWith(page: Page, events: ReturnType<typeof ev>[]): Promise<void> {
+  const home = newHome();
+  host = await startHost(home);
+  const file = join(home, 'events.ndjson');
+  writeFileSync(file, events.map((e) => JSON.stringify(e)).join('\n') + '\n');
+  await page.goto(`${host.url}#audit`);
+  await page.getByTestId('audit-open-import').click();
+  await page.getByTestId('audit-import-input').setInputFiles(file);
+  await expect(page.getByTestId('audit-import-accepted')).toHaveText(`${events.length} accepted`);
+  await page.getByTestId('audit-open-import').click();
+  await expect.poll(() => countOf(page)).toBe(events.length);
+}
+
 test('sync, filters, search, detail with diff, related events, import report, hostile text, export', async ({ page }) => {
   const errors = watchErrors(page);
   const home = newHome();
@@ -354,19 +368,10 @@ test('audit files dropped in the browser: two of one name both import, and one t
 
 test('the diff of a state that is an empty object lists the fields that went or came, and no "(value)" line', async ({ page }) => {
   const errors = watchErrors(page);
-  const home = newHome();
-  host = await startHost(home);
-  const file = join(home, 'states.ndjson');
-  writeFileSync(file, [
+  await hostWith(page, [
     ev(80, { action: { old_state: { role: 'member', seats: 3 }, new_state: {} } }),
     ev(81, { action: { old_state: {}, new_state: { role: 'admin' } } }),
-  ].map((e) => JSON.stringify(e)).join('\n') + '\n');
-  await page.goto(`${host.url}#audit`);
-  await page.getByTestId('audit-open-import').click();
-  await page.getByTestId('audit-import-input').setInputFiles(file);
-  await expect(page.getByTestId('audit-import-accepted')).toHaveText('2 accepted');
-  await page.getByTestId('audit-open-import').click();
-  await expect.poll(() => countOf(page)).toBe(2);
+  ]);
 
   const drawer = page.getByTestId('audit-drawer');
   const diff = drawer.getByTestId('audit-diff');
@@ -390,19 +395,10 @@ test('the diff of a state that is an empty object lists the fields that went or 
 
 test('the diff keeps a dotted key apart from a nested field and shows an item taken from a list as one removal', async ({ page }) => {
   const errors = watchErrors(page);
-  const home = newHome();
-  host = await startHost(home);
-  const file = join(home, 'paths.ndjson');
-  writeFileSync(file, JSON.stringify(ev(90, { action: {
+  await hostWith(page, [ev(90, { action: {
     old_state: { 'limits.seats': 3, limits: { seats: 3 }, groups: ['design', 'legal', 'sales', 'support'] },
     new_state: { 'limits.seats': 3, limits: { seats: 5 }, groups: ['design', 'sales', 'support'] },
-  } })) + '\n');
-  await page.goto(`${host.url}#audit`);
-  await page.getByTestId('audit-open-import').click();
-  await page.getByTestId('audit-import-input').setInputFiles(file);
-  await expect(page.getByTestId('audit-import-accepted')).toHaveText('1 accepted');
-  await page.getByTestId('audit-open-import').click();
-  await expect.poll(() => countOf(page)).toBe(1);
+  } })]);
 
   await page.getByTestId('audit-table').focus();
   await page.keyboard.press('ArrowDown');
@@ -421,21 +417,12 @@ test('the diff keeps a dotted key apart from a nested field and shows an item ta
 
 test('a facet cut to its top 50 says of how many, and actors without a user id are one entry that filters', async ({ page }) => {
   const errors = watchErrors(page);
-  const home = newHome();
-  host = await startHost(home);
-  const file = join(home, 'many-types.ndjson');
   const types = Array.from({ length: 51 }, (_, i) => ev(100 + i, { action: { event_type: `team.e2e_kind${String(i).padStart(2, '0')}.changed` } }));
   const idless = [
     ev(200, { member: { type: 'api_key', user_id: null, email: 'ci-key@e2e.test' } }),
     ev(201, { member: { type: 'system', user_id: null, email: null } }),
   ];
-  writeFileSync(file, [...types, ...idless].map((e) => JSON.stringify(e)).join('\n') + '\n');
-  await page.goto(`${host.url}#audit`);
-  await page.getByTestId('audit-open-import').click();
-  await page.getByTestId('audit-import-input').setInputFiles(file);
-  await expect(page.getByTestId('audit-import-accepted')).toHaveText('53 accepted');
-  await page.getByTestId('audit-open-import').click();
-  await expect.poll(() => countOf(page)).toBe(53);
+  await hostWith(page, [...types, ...idless]);
 
   // 51 new types and team.member.role_changed (the two without a user id): 52, of which 50 are listed.
   await expect(page.getByTestId('audit-facet-types').locator('li')).toHaveCount(50);
