@@ -368,3 +368,29 @@ test('dropped files the browser can no longer read, or a second of one name: the
   await expect(page.getByTestId('not-copied').locator('li')).toHaveText(['not copied img-00.png: a file of this path was already copied in this drop']);
   expect(errors).toEqual([]);
 });
+
+test('the last Start\'s progress and its rejected files are still shown after a look at the Queue', async ({ page }) => {
+  const errors = watchErrors(page);
+  sandbox = await startSandboxProcess(120_000);
+  host = await startHost(newHome(), sandbox.env);
+  const dir = mkdtempSync(join(tmpdir(), 'md-back-'));
+  await makeImages(dir, 2);
+  writeFileSync(join(dir, 'notes.txt'), 'not an image');
+  await page.goto(`${host.url}#studio`);
+  await page.getByTestId('tool-select').selectOption('upscaler-precision');
+  await page.getByTestId('typed-path').fill(dir);
+  await page.getByTestId('typed-path').press('Enter');
+  await page.getByTestId('start').click();
+  const last = page.getByTestId('last-batch');
+  await expect(last).toContainText('Running');
+  await expect(last.locator('details summary')).toHaveText('0 skipped · 1 rejected · 0 resumed');
+
+  await last.getByRole('button', { name: 'Open queue' }).click();
+  await expect(page.getByTestId('job-row')).toHaveCount(2);
+  await page.getByTestId('nav-studio').click();
+  await expect(last).toContainText('Running');
+  await expect(last).toContainText('0/2');
+  await expect(last.locator('details summary')).toHaveText('0 skipped · 1 rejected · 0 resumed');
+  await expect(last.getByRole('button', { name: 'Open queue' })).toBeVisible();
+  expect(errors).toEqual([]);
+});
