@@ -436,3 +436,21 @@ test('before/after of a portrait photo edited to a square: the original fills th
   await expect(slider).toHaveAttribute('aria-valuetext', '0% original');
   expect(errors).toEqual([]);
 });
+
+test('a batch whose jobs all failed is in Results, saying what is missing and where to see why', async ({ page }) => {
+  const errors = watchErrors(page);
+  sandbox = await startSandboxProcess(200);
+  host = await startHost(newHome(), sandbox.env);
+  await setFaults(sandbox.url, { failureRate: 1 });
+  const dir = mkdtempSync(join(tmpdir(), 'md-failed-'));
+  await makeImages(dir, 2);
+  await desk(host, 'batches.start', { tool: 'upscaler-precision', inputs: [dir], params: {} });
+  await page.goto(`${host.url}#results`);
+  await expect(page.getByTestId('gallery-missing')).toContainText('Not in the gallery: 2 failed.', { timeout: 30_000 });
+  await expect(page.getByTestId('result-batch')).toContainText('0 of 2 done');
+  await expect(page.getByTestId('gallery-count')).toHaveText('0 results');
+  await page.getByRole('button', { name: 'See why in the Queue' }).click();
+  await expect(page.locator('[data-testid=job-row][data-state=failed]')).toHaveCount(2);
+  await expect(page.getByTestId('job-error')).toContainText('The task failed');
+  expect(errors).toEqual([]);
+});
