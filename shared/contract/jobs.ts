@@ -102,7 +102,11 @@ export const jobsCommands = {
   'batches.start': command(batchStartRequestSchema, batchStartResultSchema, 'Queue a tool over files and folders (checked before anything is paid).'),
   'batches.list': command(z.object({ limit: z.number().int().min(1).max(500).default(50), offset: z.number().int().min(0).default(0) }).strict(), z.array(batchRecordSchema), 'Batches, newest first, with progress.'),
   'batches.cancel': command(idRequest, batchRecordSchema, 'Cancel every unfinished job of a batch.'),
-  'batches.retry': command(idRequest, batchRecordSchema, 'Retry every failed, canceled or needs-attention job of a batch.'),
+  'batches.retry': command(z.object({
+    id: z.string().min(1),
+    // A needs-attention task may already be paid for: callers leave it out unless the user chose it.
+    states: z.array(z.enum(['failed', 'canceled', 'needs_attention'])).min(1).optional(),
+  }).strict(), batchRecordSchema, 'Retry the failed, canceled or needs-attention jobs of a batch (all three unless `states` names some).'),
   'jobs.list': command(z.object({
     batchId: z.string().optional(),
     state: jobStateSchema.optional(),

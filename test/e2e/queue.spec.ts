@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { newHome, startHost, type HostHandle } from './host.ts';
-import { desk, makeImages, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
+import { desk, makeImages, setFaults, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
 
 let host: HostHandle;
 let sandbox: SandboxProcess;
@@ -148,5 +148,36 @@ test('a batch started on another backend waits for it and says so, in its row, a
   } finally {
     await desk(host, 'key.clear', {}).catch(() => {});
   }
+  expect(errors).toEqual([]);
+});
+
+test('Retry failed leaves a job that may already be charged alone; the notice says so and offers its own retry', async ({ page }) => {
+  const errors = watchErrors(page);
+  sandbox = await startSandboxProcess(120_000);
+  host = await startHost(newHome(), sandbox.env);
+  // A 500 on create may have reached the server: both jobs need the user.
+  await setFaults(sandbox.url, { rate500: 1 });
+  const dir = mkdtempSync(join(tmpdir(), 'md-attention-'));
+  await makeImages(dir, 2);
+  await desk(host, 'batches.start', { tool: 'upscaler-precision', inputs: [dir], params: {} });
+  await page.goto(`${host.url}#queue`);
+  const needs = page.locator('[data-testid=job-row][data-state=needs_attention]');
+  await expect(needs).toHaveCount(2);
+  await setFaults(sandbox.url, { rate500: 0 });
+  await page.getByRole('button', { name: 'Cancel img-00.png' }).click();
+  await expect(page.locator('[data-testid=job-row][data-state=canceled]')).toHaveCount(1);
+  await expect(page.getByTestId('batch-attention')).toContainText('1 job needs you: its task may already have been created and charged.');
+
+  await page.getByTestId('batch-retry').click();
+  // The canceled job is submitted again; the one that needs the user is not.
+  await expect(page.locator('[data-testid=job-row][data-state=canceled]')).toHaveCount(0);
+  await expect(page.getByTestId('batch-retry')).toBeDisabled();
+  await expect(needs).toHaveCount(1);
+  await expect(needs.getByTestId('job-name')).toHaveText('sub/img-01.png');
+
+  // Its own button, which names the charge, does submit it.
+  await page.getByTestId('batch-retry-attention').click();
+  await expect(needs).toHaveCount(0);
+  await expect(page.getByTestId('batch-attention')).toHaveCount(0);
   expect(errors).toEqual([]);
 });

@@ -368,3 +368,89 @@ test('dropped files the browser can no longer read, or a second of one name: the
   await expect(page.getByTestId('not-copied').locator('li')).toHaveText(['not copied img-00.png: a file of this path was already copied in this drop']);
   expect(errors).toEqual([]);
 });
+
+test('the last Start\'s progress and its rejected files are still shown after a look at the Queue', async ({ page }) => {
+  const errors = watchErrors(page);
+  sandbox = await startSandboxProcess(120_000);
+  host = await startHost(newHome(), sandbox.env);
+  const dir = mkdtempSync(join(tmpdir(), 'md-back-'));
+  await makeImages(dir, 2);
+  writeFileSync(join(dir, 'notes.txt'), 'not an image');
+  await page.goto(`${host.url}#studio`);
+  await page.getByTestId('tool-select').selectOption('upscaler-precision');
+  await page.getByTestId('typed-path').fill(dir);
+  await page.getByTestId('typed-path').press('Enter');
+  await page.getByTestId('start').click();
+  const last = page.getByTestId('last-batch');
+  await expect(last).toContainText('Running');
+  await expect(last.locator('details summary')).toHaveText('0 skipped · 1 rejected · 0 resumed');
+
+  await last.getByRole('button', { name: 'Open queue' }).click();
+  await expect(page.getByTestId('job-row')).toHaveCount(2);
+  await page.getByTestId('nav-studio').click();
+  await expect(last).toContainText('Running');
+  await expect(last).toContainText('0/2');
+  await expect(last.locator('details summary')).toHaveText('0 skipped · 1 rejected · 0 resumed');
+  await expect(last.getByRole('button', { name: 'Open queue' })).toBeVisible();
+  expect(errors).toEqual([]);
+});
+
+test('before/after of a portrait photo edited to a square: the original fills the result\'s frame, and the slider works by keyboard', async ({ page }) => {
+  const errors = watchErrors(page);
+  sandbox = await startSandboxProcess(300);
+  host = await startHost(newHome(), sandbox.env);
+  const dir = mkdtempSync(join(tmpdir(), 'md-aspect-'));
+  await sharp({ create: { width: 60, height: 120, channels: 3, background: { r: 220, g: 20, b: 20 } } }).png().toFile(join(dir, 'tall.png'));
+  await page.goto(`${host.url}#studio`);
+  await page.getByTestId('tool-select').selectOption('editor');
+  await page.getByTestId('field-prompt').fill('make it blue');
+  await page.getByTestId('typed-path').fill(dir);
+  await page.getByTestId('typed-path').press('Enter');
+  await page.getByTestId('start').click();
+  await expect(page.getByTestId('last-batch')).toContainText('Batch done', { timeout: 60_000 });
+  await page.getByTestId('nav-results').click();
+  const ba = page.getByTestId('before-after');
+  await expect(ba.getByRole('img', { name: 'Result' })).toHaveJSProperty('complete', true);
+  // The frame has the result's shape (1024x1024).
+  await expect.poll(async () => {
+    const b = (await ba.boundingBox())!;
+    return Math.round((b.width / b.height) * 100);
+  }).toBe(100);
+
+  const slider = ba.getByRole('slider', { name: 'Reveal original' });
+  await slider.focus();
+  await page.keyboard.press('End');
+  await expect(slider).toHaveAttribute('aria-valuetext', '100% original');
+  // All original now: red everywhere in the frame, its left and right edges included.
+  const png = await ba.screenshot();
+  const { data, info } = await sharp(png).raw().toBuffer({ resolveWithObject: true });
+  const at = (fx: number, fy: number) => {
+    const i = (Math.floor(info.height * fy) * info.width + Math.floor(info.width * fx)) * info.channels;
+    return [data[i], data[i + 1], data[i + 2]];
+  };
+  for (const [fx, fy] of [[0.1, 0.5], [0.5, 0.5], [0.9, 0.5], [0.3, 0.3]]) {
+    const [r, g, b] = at(fx, fy);
+    expect(r > 180 && g < 60 && b < 60, `pixel at ${fx},${fy} is ${r},${g},${b}`).toBe(true);
+  }
+  await page.keyboard.press('Home');
+  await expect(slider).toHaveAttribute('aria-valuetext', '0% original');
+  expect(errors).toEqual([]);
+});
+
+test('a batch whose jobs all failed is in Results, saying what is missing and where to see why', async ({ page }) => {
+  const errors = watchErrors(page);
+  sandbox = await startSandboxProcess(200);
+  host = await startHost(newHome(), sandbox.env);
+  await setFaults(sandbox.url, { failureRate: 1 });
+  const dir = mkdtempSync(join(tmpdir(), 'md-failed-'));
+  await makeImages(dir, 2);
+  await desk(host, 'batches.start', { tool: 'upscaler-precision', inputs: [dir], params: {} });
+  await page.goto(`${host.url}#results`);
+  await expect(page.getByTestId('gallery-missing')).toContainText('Not in the gallery: 2 failed.', { timeout: 30_000 });
+  await expect(page.getByTestId('result-batch')).toContainText('0 of 2 done');
+  await expect(page.getByTestId('gallery-count')).toHaveText('0 results');
+  await page.getByRole('button', { name: 'See why in the Queue' }).click();
+  await expect(page.locator('[data-testid=job-row][data-state=failed]')).toHaveCount(2);
+  await expect(page.getByTestId('job-error')).toContainText('The task failed');
+  expect(errors).toEqual([]);
+});

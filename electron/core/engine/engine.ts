@@ -289,9 +289,9 @@ export class Engine {
     return this.store.batch(id)!;
   }
 
-  retryBatch(id: string): BatchRecord {
+  retryBatch(id: string, states: readonly ('failed' | 'canceled' | 'needs_attention')[] = ['failed', 'canceled', 'needs_attention']): BatchRecord {
     if (!this.store.batch(id)) throw new DeskError('not_found', `no batch ${id}`);
-    for (const s of ['failed', 'canceled', 'needs_attention'] as const) {
+    for (const s of states) {
       for (const j of this.store.list({ batchId: id, state: s, limit: 1_000_000, offset: 0 }).jobs) {
         try {
           this.retryJob(j.id);

@@ -8,7 +8,7 @@ export function engineHandlers(engine: Engine): HandlerMap<typeof jobsCommands> 
     'batches.start': (req) => engine.startBatch(req),
     'batches.list': (req) => engine.listBatches(req.limit, req.offset),
     'batches.cancel': ({ id }) => engine.cancelBatch(id),
-    'batches.retry': ({ id }) => engine.retryBatch(id),
+    'batches.retry': ({ id, states }) => engine.retryBatch(id, states),
     'jobs.list': (req) => engine.listJobs(req),
     'jobs.pause': () => engine.pause(),
     'jobs.resume': () => engine.resume(),

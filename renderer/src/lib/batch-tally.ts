@@ -13,8 +13,13 @@ export function tally(b: BatchRecord) {
 /** "59 done · 231 canceled · 2 failed · 1 need you": the states a finished batch ended in. */
 export function endedParts(b: BatchRecord): string[] {
   const t = tally(b);
+  return [t.done ? `${t.done} done` : '', ...unfinishedParts(b)].filter(Boolean);
+}
+
+/** "231 canceled · 2 failed · 1 need you": the jobs that settled without a result. */
+export function unfinishedParts(b: BatchRecord): string[] {
+  const t = tally(b);
   return [
-    t.done ? `${t.done} done` : '',
     t.canceled ? `${t.canceled} canceled` : '',
     t.failed ? `${t.failed} failed` : '',
     t.needs ? `${t.needs} need you` : '',

@@ -1,4 +1,5 @@
 import { defaultsOf, getTool, TOOLS, type ToolEntry } from '../../../shared/catalogue/index.ts';
+import type { BatchStartResult } from '../../../shared/contract/index.ts';
 import { slotOf } from './loras.svelte.ts';
 
 /** The tools the Image Studio offers (image and image-to-prompt groups of the catalogue). */
@@ -26,6 +27,11 @@ class StudioStore {
   values = $state<Record<string, Record<string, unknown>>>(Object.fromEntries(TOOLS.map((t) => [t.id, defaultsOf(t)])));
   inputs = $state<StudioInput[]>([]);
   outDir = $state('');
+  /**
+   * The last Start's answer and its tool: the progress panel and the skipped/rejected list must
+   * still be there after a look at the Queue, not only until the screen is left.
+   */
+  lastStart = $state<{ result: BatchStartResult; tool: string } | null>(null);
 
   tool = $derived(getTool(this.toolId));
 
