@@ -449,6 +449,14 @@ test('a batch whose jobs all failed is in Results, saying what is missing and wh
   await expect(page.getByTestId('gallery-missing')).toContainText('Not in the gallery: 2 failed.', { timeout: 30_000 });
   await expect(page.getByTestId('result-batch')).toContainText('0 of 2 done');
   await expect(page.getByTestId('gallery-count')).toHaveText('0 results');
+  // A newer batch that went well: the Queue opens on the one Results showed, not on the newest.
+  await setFaults(sandbox.url, { failureRate: 0 });
+  const ok = mkdtempSync(join(tmpdir(), 'md-ok-'));
+  await makeImages(ok, 1);
+  await desk(host, 'batches.start', { tool: 'upscaler-precision', inputs: [ok], params: {} });
+  await expect(page.getByTestId('result-batch').filter({ hasText: '1 of 1 done' })).toBeVisible({ timeout: 30_000 });
+  await page.getByTestId('result-batch').filter({ hasText: '0 of 2 done' }).click();
+  await expect(page.getByTestId('gallery-missing')).toContainText('Not in the gallery: 2 failed.');
   await page.getByRole('button', { name: 'See why in the Queue' }).click();
   await expect(page.locator('[data-testid=job-row][data-state=failed]')).toHaveCount(2);
   await expect(page.getByTestId('job-error')).toContainText('The task failed');

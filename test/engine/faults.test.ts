@@ -134,6 +134,25 @@ describe('faults of the Sandbox', () => {
     expect(creates(await control(sb.url, 'stats'))).toBe(3);
   });
 
+  it('retrying a batch\'s failed jobs leaves the ones that need the user (maybe paid) alone unless they are named', async () => {
+    await control(sb.url, 'faults', { rate500: 1 });
+    const { e, r } = await batchOf(2);
+    e.start();
+    await settle(e, r.jobIds);
+    expect(r.jobIds.map((id) => e.job(id).state)).toEqual(['needs_attention', 'needs_attention']);
+    await control(sb.url, 'faults', { rate500: 0 });
+    e.cancelJob(r.jobIds[1]);
+    const before = creates(await control(sb.url, 'stats'));
+    e.retryBatch(r.batch!.id, ['failed', 'canceled']);
+    await settle(e, r.jobIds);
+    expect(r.jobIds.map((id) => e.job(id).state)).toEqual(['needs_attention', 'done']);
+    expect(creates(await control(sb.url, 'stats')) - before).toBe(1);
+    // Named, it is sent again (the user chose to, knowing it may be charged twice).
+    e.retryBatch(r.batch!.id, ['needs_attention']);
+    await settle(e, r.jobIds);
+    expect(r.jobIds.map((id) => e.job(id).state)).toEqual(['done', 'done']);
+  });
+
   it('a job left in submitting by a crash goes to needs_attention at boot, not to the server', async () => {
     const { e, r } = await batchOf(1);
     e.store.move(r.jobIds[0], 'queued', 'submitting', { attemptId: 'crashed' });

@@ -14,6 +14,18 @@ class QueueStore {
   jobs = new SvelteMap<string, SvelteMap<string, JobRecord>>();
   status = $state<QueueStatus | null>(null);
   error = $state('');
+  /** The batch another screen sends the user to (Results' "See why in the Queue"): the Queue opens on it once. */
+  private focus: string | null = null;
+
+  showNext(batchId: string): void {
+    this.focus = batchId;
+  }
+
+  takeFocus(): string | null {
+    const f = this.focus;
+    this.focus = null;
+    return f;
+  }
   /** Batches started in this window: only those drive the page title. */
   private watched = new Set<string>();
   private started = false;
