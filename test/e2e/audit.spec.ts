@@ -428,6 +428,10 @@ test('a facet cut to its top 50 says of how many, and actors without a user id a
   await expect(page.getByTestId('audit-facet-types').locator('li')).toHaveCount(50);
   await expect(page.getByTestId('audit-facet-types-top')).toHaveText('Top 50 of 52; narrow the filters or search to reach the rest.');
   await expect(page.getByTestId('audit-facet-members-top')).toBeHidden();
+  // The Event type select lists the same 50, and says so; the Member select is whole.
+  await expect(page.getByTestId('audit-event-type').locator('option:not([disabled])')).toHaveCount(51);
+  await expect(page.getByTestId('audit-event-type-cut')).toHaveText('Only the busiest 50 of 52: search to reach the rest');
+  await expect(page.getByTestId('audit-member-cut')).toHaveCount(0);
 
   const noId = page.getByTestId('audit-facet-members').getByRole('button', { name: /No user id \(API key, system\)/ });
   await expect(noId).toContainText('2');
