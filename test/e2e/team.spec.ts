@@ -83,6 +83,31 @@ test('workflow apps: the cost dialog takes focus, Escape cancels, and focus come
   expect(errors).toEqual([]);
 });
 
+test('workflow apps: a pasted brief over the limit is kept whole and refused before the cost is asked; each error is read with its input', async ({ page }) => {
+  const errors = watchErrors(page);
+  await openJingleMaker(page);
+  const brief = page.getByTestId('input-brief');
+  await page.getByTestId('app-run').click();
+  await expect(brief).toBeFocused();
+  await expect(brief).toHaveAccessibleDescription(/^Brief is required/);
+  // 1001 characters where 1000 are allowed: nothing is cut without a word, the count says so.
+  const long = 'x'.repeat(1001);
+  await brief.fill(long);
+  await expect(brief).toHaveValue(long);
+  await expect(page.getByTestId('count-brief')).toHaveText('1001 of 1000 characters');
+  await page.getByTestId('input-length_seconds').fill('5');
+  await page.getByTestId('app-run').click();
+  await expect(page.getByTestId('app-message')).toHaveText('Check the 2 highlighted inputs first.');
+  await expect(page.getByTestId('app-confirm-dialog')).toBeHidden();
+  await expect(brief).toHaveAccessibleDescription(/^Brief must be at most 1000 characters/);
+  await expect(page.getByTestId('input-length_seconds')).toHaveAccessibleDescription(/^Length \(s\) must be at least 10 10 to 60$/);
+  await brief.fill('x'.repeat(1000));
+  await page.getByTestId('input-length_seconds').fill('10');
+  await page.getByTestId('app-run').click();
+  await expect(page.getByTestId('app-confirm-dialog')).toBeVisible();
+  expect(errors).toEqual([]);
+});
+
 test('workflow apps: the Business-plan key is refused with a plain message', async ({ page }) => {
   const errors = watchErrors(page);
   const home = newHome();
