@@ -300,6 +300,26 @@ test('workflow apps: retrying a failed run sends it anew only after its cost is 
   expect(errors).toEqual([]);
 });
 
+test('workflow apps: a picture result opens from the keyboard, and a result that cannot be opened says why', async ({ page }) => {
+  const errors = watchErrors(page);
+  host = await startHost(newHome());
+  const png = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+  await desk(host, 'apps.run', { appId: 'pS7kQ2xa', confirmedCost: 12, inputs: { product_image: png, scene: 'A kitchen table at dawn' } });
+  await page.goto(`${host.url}#apps`);
+  await expect(page.getByTestId('app-run-row')).toHaveAttribute('data-state', 'done', { timeout: 30_000 });
+  const { runs } = await desk<{ runs: { outputs: string[] }[] }>(host, 'apps.runs', { limit: 1 });
+  const file = runs[0]!.outputs[0]!;
+  const name = file.split(/[\\/]/).pop()!;
+  const open = page.getByRole('button', { name: `Open ${name}`, exact: true });
+  await expect(open.locator('img')).toBeVisible();
+  // Gone from disk since: opening it says so instead of nothing happening.
+  rmSync(file);
+  await open.focus();
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('app-runs-error')).toContainText(`${name} does not exist`);
+  expect(errors).toEqual([]);
+});
+
 test.describe('west of UTC', () => {
   // Los Angeles in March 2025 is UTC-8: a UTC midnight drawn in the viewer's zone lands on the day before.
   test.use({ timezoneId: 'America/Los_Angeles', locale: 'en-US' });
