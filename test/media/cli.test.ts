@@ -73,4 +73,18 @@ describe('mediadesk video check', () => {
       expect(r.stderr).toMatch(/^mediadesk video: /);
     }
   });
+
+  it('refuses an option given twice (exit 2) rather than checking against the last one', async () => {
+    const cases = [
+      ['--family', '2x', '--family', 'upscaler'],
+      ['-f', '2x', '--family', 'upscaler'],
+      ['--prompt', 'blend @Video1', '--prompt=other'],
+      ['--body', '{}', '--body', '{"target_fps": 60}'],
+    ];
+    const results = await Promise.all(cases.map((opts) => cli(['video', 'check', ...opts, good])));
+    for (const [i, r] of results.entries()) {
+      const name = cases[i][2].replace(/=.*/, '');
+      expect([r.code, r.stdout, r.stderr], cases[i].join(' ')).toEqual([2, '', `mediadesk video: ${name} is given more than once\n`]);
+    }
+  });
 });

@@ -1,6 +1,10 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../electron/host/cli/main.ts';
+import { runCli as runBin } from '../cli.ts';
 
 function capture() {
   let text = '';
@@ -46,5 +50,25 @@ describe('mediadesk without a command, and its help', () => {
     const unknown = await main(['help', 'nope']);
     expect([unknown.code, unknown.out]).toEqual([2, '']);
     expect(unknown.err).toMatch(/unknown command "nope"/);
+  });
+});
+
+describe('what the user typed, quoted in an error', () => {
+  // A real process, as a script meets it: its stderr line is what a log or terminal shows.
+  const home = mkdtempSync(join(tmpdir(), 'cli-main-'));
+  afterAll(() => rmSync(home, { recursive: true, force: true }));
+
+  it('is escaped on one whole line (newline, ESC), whichever command quotes it; exit 2', async () => {
+    const cases: [string[], string][] = [
+      [['nope\u001b[2J'], 'mediadesk: unknown command "nope\\x1b[2J" (try: run, jobs, video, apps, usage, creations, audit, key, settings, sandbox)'],
+      [['creations', '--page', '1\n'], 'mediadesk creations: --page must be a whole number from 1 to 1000000, got "1\\n"'],
+      [['usage', '--granularity', 'ho\nur'], 'mediadesk usage: --granularity must be one of day, week, month, year, got "ho\\nur"'],
+      [['key', 'se\u001bt'], 'mediadesk key: unknown key command "se\\x1bt" (set, status, clear)'],
+      [['video', 'check', '--family', '2x\r', 'clip.mp4'], 'mediadesk video: --family must be one of 2x, 25, 1x, lite, upscaler, image50-edit, got "2x\\r"'],
+    ];
+    for (const [args, line] of cases) {
+      const r = await runBin(args, { env: { MEDIADESK_HOME: home } });
+      expect([r.code, r.out, r.err], JSON.stringify(args)).toEqual([2, '', `${line}\n`]);
+    }
   });
 });

@@ -1,5 +1,5 @@
 import { dataHome } from '../../core/paths.ts';
-import { UsageError, type CliContext } from './command.ts';
+import { oneLine, UsageError, type CliContext } from './command.ts';
 import { COMMANDS } from './commands/index.ts';
 
 async function help(): Promise<string> {
@@ -25,7 +25,7 @@ export async function runCli(argv: string[], io: Partial<CliContext> = {}): Prom
   }
   const ref = COMMANDS.find((c) => c.name === name);
   if (!ref) {
-    stderr.write(`mediadesk: unknown command "${name}" (try: ${COMMANDS.map((c) => c.name).join(', ')})\n`);
+    stderr.write(`mediadesk: unknown command "${oneLine(name)}" (try: ${COMMANDS.map((c) => c.name).join(', ')})\n`);
     return 2;
   }
   const cmd = await ref.load();
@@ -39,7 +39,10 @@ export async function runCli(argv: string[], io: Partial<CliContext> = {}): Prom
     return await cmd.run(ctx);
   } catch (err) {
     const msg = err instanceof Error ? err.message : String(err);
-    stderr.write(`mediadesk ${name}: ${msg.split('\n')[0]}\n`);
+    // A usage error quotes what the user typed, which may hold a newline or ESC (`--page "$N"` read
+    // with its newline): escaped, it stays one whole line and cannot move the terminal's cursor.
+    // Other errors keep only their first line, as before.
+    stderr.write(`mediadesk ${name}: ${oneLine(err instanceof UsageError ? msg : msg.split('\n')[0])}\n`);
     return err instanceof UsageError ? 2 : 1;
   }
 }

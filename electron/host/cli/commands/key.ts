@@ -2,28 +2,30 @@ import { UsageError, type CliCommand, type CliContext } from '../command.ts';
 import { keyFingerprint, openSecretStore } from '../../../core/secrets.ts';
 import { COMMANDS } from '../../../../shared/contract/index.ts';
 
-async function readSecret(ctx: CliContext): Promise<string> {
+/** The key typed or piped in; null when the user pressed Ctrl-C at the prompt. */
+async function readSecret(ctx: CliContext): Promise<string | null> {
   const { stdin, stderr } = ctx;
   if (stdin.isTTY && 'setRawMode' in stdin) {
-    // Typed at a prompt without echo, so it is neither on screen nor in shell history.
-    stderr.write('API key: ');
+    // Typed at a prompt without echo, so it is neither on screen nor in shell history. Raw before
+    // the prompt shows, so a key pressed as soon as it appears is not echoed.
     const tty = stdin as NodeJS.ReadStream;
     tty.setRawMode(true);
-    return new Promise((resolve, reject) => {
+    stderr.write('API key: ');
+    return new Promise((resolve) => {
       let value = '';
+      // The terminal back as it was and stdin let go: a listener left on it kept the process
+      // alive after Ctrl-C, at a prompt that no longer read anything.
+      const done = (result: string | null) => {
+        tty.setRawMode(false);
+        tty.off('data', onData);
+        tty.pause();
+        stderr.write('\n');
+        resolve(result);
+      };
       const onData = (buf: Buffer) => {
         for (const ch of buf.toString('utf8')) {
-          if (ch === '\r' || ch === '\n') {
-            tty.setRawMode(false);
-            tty.off('data', onData);
-            tty.pause();
-            stderr.write('\n');
-            return resolve(value);
-          }
-          if (ch === '\u0003') {
-            tty.setRawMode(false);
-            return reject(new UsageError('cancelled'));
-          }
+          if (ch === '\r' || ch === '\n') return done(value);
+          if (ch === '\u0003') return done(null);
           value = ch === '\u007f' ? value.slice(0, -1) : value + ch;
         }
       };
@@ -46,7 +48,12 @@ export const keyCommand: CliCommand = {
     switch (sub) {
       case 'set': {
         if (extra.length) throw new UsageError('the key is read from standard input, never from the command line (it would stay in shell history): echo "$KEY" | mediadesk key set');
-        const parsed = COMMANDS['key.set'].request.safeParse({ key: await readSecret(ctx) });
+        const typed = await readSecret(ctx);
+        if (typed === null) {
+          ctx.stderr.write('mediadesk key: cancelled; no key stored\n');
+          return 130;
+        }
+        const parsed = COMMANDS['key.set'].request.safeParse({ key: typed });
         if (!parsed.success) throw new UsageError(`key not stored: ${parsed.error.issues[0]?.message ?? 'invalid key'}`);
         if (secrets.kind !== 'os') throw new Error(`key not stored: ${secrets.note}`);
         await secrets.set(parsed.data.key);

@@ -1,4 +1,4 @@
-import { UsageError, type CliCommand } from '../command.ts';
+import { oneLine, UsageError, type CliCommand } from '../command.ts';
 import { openConfStore, SettingsService } from '../../../core/settings.ts';
 import { DeskError } from '../../../../shared/contract/define.ts';
 import { settingsSchema } from '../../../../shared/settings.ts';
@@ -11,7 +11,7 @@ function parseValue(raw: string): unknown {
     try {
       return JSON.parse(raw);
     } catch {
-      throw new UsageError(`"${raw}" looks like JSON but does not parse`);
+      throw new UsageError(`"${oneLine(raw)}" looks like JSON but does not parse`);
     }
   }
   return raw;
@@ -29,7 +29,7 @@ export const settingsCommand: CliCommand = {
       const all = settings.get() as Record<string, unknown>;
       if (args.length > 1) throw new UsageError('settings get takes at most one name');
       if (args[0] !== undefined) {
-        if (!names.includes(args[0])) throw new UsageError(`unknown setting "${args[0]}" (known: ${names.join(', ')})`);
+        if (!names.includes(args[0])) throw new UsageError(`unknown setting "${oneLine(args[0])}" (known: ${names.join(', ')})`);
         const v = all[args[0]];
         ctx.stdout.write(`${typeof v === 'string' ? v : JSON.stringify(v)}\n`);
       } else {
@@ -42,9 +42,11 @@ export const settingsCommand: CliCommand = {
       const patch: Record<string, unknown> = {};
       for (const a of args) {
         const eq = a.indexOf('=');
-        if (eq <= 0) throw new UsageError(`expected NAME=VALUE, got "${a}"`);
+        if (eq <= 0) throw new UsageError(`expected NAME=VALUE, got "${oneLine(a)}"`);
         const name = a.slice(0, eq);
-        if (!names.includes(name)) throw new UsageError(`unknown setting "${name}" (known: ${names.join(', ')})`);
+        if (!names.includes(name)) throw new UsageError(`unknown setting "${oneLine(name)}" (known: ${names.join(', ')})`);
+        // The last one won: `theme=dark theme=light` saved light and said "saved theme", hiding the slip.
+        if (Object.hasOwn(patch, name)) throw new UsageError(`${name} is given more than once`);
         patch[name] = name === 'baseUrl' || name === 'outputDir' || name === 'namingTemplate' ? a.slice(eq + 1) : parseValue(a.slice(eq + 1));
       }
       try {

@@ -38,9 +38,18 @@ async function check(ctx: CliContext, argv: string[]): Promise<number> {
       args: argv,
       allowPositionals: true,
       options: { family: { type: 'string', short: 'f', default: '2x' }, prompt: { type: 'string' }, body: { type: 'string' } },
+      tokens: true,
     });
   } catch (err) {
     throw new UsageError(`${(err as Error).message}; usage: ${USAGE}`);
+  }
+  // parseArgs keeps the last of a repeated option: `--family 2x --family upscaler` in a script
+  // built from two sources would check against one family while the user meant the other.
+  const seen = new Set<string>();
+  for (const t of parsed.tokens) {
+    if (t.kind !== 'option') continue;
+    if (seen.has(t.name)) throw new UsageError(`--${t.name} is given more than once`);
+    seen.add(t.name);
   }
   const { family, prompt, body: rawBody } = parsed.values;
   if (!isFamily(family)) throw new UsageError(`--family must be one of ${FAMILIES.join(', ')}, got "${family}"`);

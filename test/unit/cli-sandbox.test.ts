@@ -1,0 +1,39 @@
+// `mediadesk sandbox` options as a script gives them: a real process, exit codes, one line on stderr.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { webhookSecret } from '../../electron/sandbox/webhooks.ts';
+import { runCli } from '../cli.ts';
+
+const home = mkdtempSync(join(tmpdir(), 'cli-sandbox-'));
+afterAll(() => rmSync(home, { recursive: true, force: true }));
+const cli = (args: string[]) => runCli(['sandbox', ...args], { env: { MEDIADESK_HOME: home } });
+
+describe('mediadesk sandbox options', () => {
+  it('an option given twice is refused (exit 2), not one of its values silently taken', async () => {
+    const cases = [
+      ['--print-keys', '--seed', '5', '--seed', '6'],
+      ['--print-keys', '--port', '0', '--port', '1'],
+      ['--print-keys', '--task-duration-ms', '10', '--task-duration-ms', '20'],
+    ];
+    for (const args of cases) {
+      const r = await cli(args);
+      expect([r.code, r.out, r.err], args.join(' ')).toEqual([2, '', `mediadesk sandbox: ${args[1]} is given more than once\n`]);
+    }
+  });
+
+  it('--name=value works as in the other commands', async () => {
+    const r = await cli(['--print-keys', '--seed=7']);
+    expect([r.code, r.err]).toEqual([0, '']);
+    expect(r.out.trim().split('\n').at(-1)).toBe(`webhook signing secret (seed 7): ${webhookSecret(7)}`);
+  });
+
+  it('a bad --port or --task-duration-ms is refused with --print-keys too', async () => {
+    for (const args of [['--print-keys', '--port', '99999'], ['--print-keys', '--task-duration-ms', 'soon']]) {
+      const r = await cli(args);
+      expect([r.code, r.out], args.join(' ')).toEqual([2, '']);
+      expect(r.err).toBe(`mediadesk sandbox: ${args[1]} expects an integer from 0 to ${args[1] === '--port' ? 65535 : 3600000}, got "${args[2]}"\n`);
+    }
+  });
+});

@@ -1,0 +1,34 @@
+// `mediadesk settings` as a script uses it: a real process over a real data folder, exit codes, stderr.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCli } from '../cli.ts';
+
+const home = mkdtempSync(join(tmpdir(), 'cli-settings-'));
+afterAll(() => rmSync(home, { recursive: true, force: true }));
+const cli = (args: string[]) => runCli(['settings', ...args], { env: { MEDIADESK_HOME: home } });
+const KNOWN = '(known: backend, baseUrl, sandboxKey, outputDir, namingTemplate, concurrency, perToolConcurrency, theme, slugs)';
+
+describe('mediadesk settings', () => {
+  it('a setting named twice in one set is refused (exit 2) and nothing is saved', async () => {
+    const r = await cli(['set', 'concurrency=6', 'theme=dark', 'theme=light']);
+    expect([r.code, r.out, r.err]).toEqual([2, '', 'mediadesk settings: theme is given more than once\n']);
+    const after = await cli(['get']);
+    expect(after.code).toBe(0);
+    expect(JSON.parse(after.out)).toMatchObject({ theme: 'system', concurrency: 4 });
+  });
+
+  it('a name with control characters is shown escaped on one line, not raw', async () => {
+    const cases: [string[], string][] = [
+      [['set', 'the\nme=dark'], `unknown setting "the\\nme" ${KNOWN}`],
+      [['get', 'a\u001b[31mb'], `unknown setting "a\\x1b[31mb" ${KNOWN}`],
+      [['set', 'theme\tdark'], 'expected NAME=VALUE, got "theme\\tdark"'],
+      [['set', 'perToolConcurrency={"a":\n'], '"{"a":\\n" looks like JSON but does not parse'],
+    ];
+    for (const [args, message] of cases) {
+      const r = await cli(args);
+      expect([r.code, r.out, r.err], JSON.stringify(args)).toEqual([2, '', `mediadesk settings: ${message}\n`]);
+    }
+  });
+});
