@@ -300,6 +300,29 @@ test('workflow apps: retrying a failed run sends it anew only after its cost is 
   expect(errors).toEqual([]);
 });
 
+test('workflow apps: cancelling a run the server already has says it may still be charged; each Cancel names its run', async ({ page }) => {
+  const errors = watchErrors(page);
+  // Long enough that the run is still going on the server when it is canceled.
+  sandbox = await startSandboxProcess(60_000);
+  host = await startHost(newHome(), sandbox.env);
+  for (const brief of ['A jingle for a coffee brand', 'A jingle for a tea brand']) await desk(host, 'apps.run', { appId: 'jM4nX8sc', confirmedCost: 8, inputs: { brief } });
+  await page.goto(`${host.url}#apps`);
+  await expect(page.locator('[data-testid=app-run-row][data-state=running]')).toHaveCount(2, { timeout: 30_000 });
+  // Two rows, two Cancel buttons a screen reader tells apart, by the run id each row shows.
+  const names = await page.getByTestId('app-run-cancel').evaluateAll((els) => els.map((e) => e.getAttribute('aria-label')));
+  expect(names).toHaveLength(2);
+  expect(new Set(names).size).toBe(2);
+  for (const n of names) {
+    const id = /^Cancel Jingle maker run ([0-9a-z-]{8})$/.exec(n ?? '')?.[1];
+    expect(id, n ?? '').toBeDefined();
+    await expect(page.getByTestId('app-run-row').filter({ hasText: `run ${id}` })).toHaveCount(1);
+  }
+  await page.getByTestId('app-run-cancel').first().click();
+  await expect(page.getByTestId('app-runs-note')).toHaveText('Jingle maker canceled: it had already been submitted, so the server may still charge it.');
+  await expect(page.locator('[data-testid=app-run-row][data-state=canceled]')).toHaveCount(1);
+  expect(errors).toEqual([]);
+});
+
 test('workflow apps: a picture result opens from the keyboard, and a result that cannot be opened says why', async ({ page }) => {
   const errors = watchErrors(page);
   host = await startHost(newHome());
