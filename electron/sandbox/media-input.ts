@@ -3,23 +3,13 @@ import sharp from 'sharp';
 import { encodingOf, type Field } from '../../shared/catalogue/index.ts';
 import type { DiskStore } from './blob-store.ts';
 import { InvalidParamsError } from './errors.ts';
+import { isLoopbackUrl } from './loopback.ts';
 import { checkVideoInputs, videoLimitsOf } from './video-input.ts';
 
 /** Stated limit: decoded inputs above this are rejected (production limits are not published). */
 export const MAX_INPUT_BYTES = 25 * 1024 * 1024;
 /** Stated limit: images above this many pixels (16383 x 16383, libvips' default ceiling) are rejected. */
 export const MAX_INPUT_PIXELS = 0x3fff * 0x3fff;
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
-
-export const isLoopbackUrl = (value: string): boolean => {
-  try {
-    const u = new URL(value);
-    return (u.protocol === 'http:' || u.protocol === 'https:') && LOOPBACK_HOSTS.has(u.hostname);
-  } catch {
-    return false;
-  }
-};
-
 async function fetchLoopback(url: string, field: string): Promise<{ bytes: Buffer; type: string }> {
   // The Sandbox never reaches beyond this machine: tests and demos serve inputs on loopback.
   if (!isLoopbackUrl(url)) throw new InvalidParamsError([{ field, reason: 'the Sandbox fetches URL inputs from loopback (127.0.0.1, localhost) only; send base64 or a loopback URL' }]);

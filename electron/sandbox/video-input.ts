@@ -2,7 +2,7 @@ import { ProbeError, probeSource } from '../core/media/probe.ts';
 import { checkVideo, displayName, FAMILY_LIMITS, type FamilyLimits, type Probe } from '../../shared/validation/references.ts';
 import { encodingOf } from '../../shared/catalogue/index.ts';
 import type { DiskStore } from './blob-store.ts';
-import { isLoopbackUrl } from './media-input.ts';
+import { isLoopbackUrl } from './loopback.ts';
 import type { InvalidParam } from './errors.ts';
 
 type VideoSlot = NonNullable<FamilyLimits['videos']>;

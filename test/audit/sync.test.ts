@@ -53,6 +53,17 @@ describe('planning windows', () => {
 });
 
 describe('a walk resumed on a later day', () => {
+  /** A sync on a clock at `day0`, stopped (as by Ctrl-C) once its first page is in. */
+  async function syncStoppedAfterOnePage(dbPath: string, day0: number) {
+    const stop = new AbortController();
+    const first = service('sandbox-owner', { perPage: 10, clock: () => new Date(day0), onSyncProgress: () => stop.abort() }, dbPath);
+    try {
+      return await first.sync({ signal: stop.signal });
+    } finally {
+      await first.close();
+    }
+  }
+
   it('keeps within the 15 days the service still holds: windows cut to it, one wholly older dropped', () => {
     const planned = [{ from: '2026-03-05', to: '2026-03-20' }];
     expect(withinRetention(planned, Date.parse('2026-03-20T23:00:00Z'))).toEqual(planned);
@@ -64,15 +75,9 @@ describe('a walk resumed on a later day', () => {
   it('a sync stopped one day and resumed three days later asks only for days still kept, and completes', async () => {
     const dbPath = join(tmp.dir, 'later-day', 'audit.db');
     const day0 = Date.now();
-    const stop = new AbortController();
-    const first = service('sandbox-owner', { perPage: 10, clock: () => new Date(day0), onSyncProgress: () => stop.abort() }, dbPath);
-    try {
-      const r = await first.sync({ signal: stop.signal });
-      expect(r.outcome).toBe('stopped');
-      expect(r.windows).toEqual(planWindows(day0, null));
-    } finally {
-      await first.close();
-    }
+    const r0 = await syncStoppedAfterOnePage(dbPath, day0);
+    expect(r0.outcome).toBe('stopped');
+    expect(r0.windows).toEqual(planWindows(day0, null));
     const later = service('sandbox-owner', { perPage: 100, clock: () => new Date(day0 + 3 * 86_400_000) }, dbPath);
     try {
       const r = await later.sync();
@@ -86,13 +91,7 @@ describe('a walk resumed on a later day', () => {
   it('a walk whose days have all left the retention since it stopped is planned afresh', async () => {
     const dbPath = join(tmp.dir, 'much-later', 'audit.db');
     const day0 = Date.now();
-    const stop = new AbortController();
-    const first = service('sandbox-owner', { perPage: 10, clock: () => new Date(day0), onSyncProgress: () => stop.abort() }, dbPath);
-    try {
-      expect((await first.sync({ signal: stop.signal })).outcome).toBe('stopped');
-    } finally {
-      await first.close();
-    }
+    expect((await syncStoppedAfterOnePage(dbPath, day0)).outcome).toBe('stopped');
     // Seventeen days on, nothing of the walk's window is kept any more: the next walk is a new one.
     const day17 = day0 + 17 * 86_400_000;
     const later = service('sandbox-owner', { perPage: 100, clock: () => new Date(day17) }, dbPath);

@@ -1,8 +1,6 @@
 import type { AuditFilters } from '../../../shared/contract/audit.ts';
 import { asUtc } from '../../../shared/validation/dates.ts';
 
-export { asUtc };
-
 /** A WHERE clause and its bound values. User values only ever travel in `params`. */
 export interface Where {
   sql: string;

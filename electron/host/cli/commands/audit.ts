@@ -6,7 +6,7 @@ import type { ApiTarget } from '../../../core/api/client.ts';
 import { csvRecord } from '../../../core/audit/export.ts';
 import { CSV_COLUMNS } from '../../../core/audit/formats/csv.ts';
 import { STDIN_NAME } from '../../../core/audit/import.ts';
-import { asUtc } from '../../../core/audit/filters.ts';
+import { asUtc } from '../../../../shared/validation/dates.ts';
 import { iterateEvents } from '../../../core/audit/query.ts';
 import { AuditService } from '../../../core/audit/service.ts';
 import { dbPaths } from '../../../core/paths.ts';
