@@ -181,3 +181,36 @@ test('Retry failed leaves a job that may already be charged alone; the notice sa
   await expect(page.getByTestId('batch-attention')).toHaveCount(0);
   expect(errors).toEqual([]);
 });
+
+test('the header counts the jobs that need you across the queue and leads to their batch', async ({ page }) => {
+  const errors = watchErrors(page);
+  sandbox = await startSandboxProcess(120_000);
+  host = await startHost(newHome(), sandbox.env);
+  await desk(host, 'settings.set', { concurrency: 1 });
+  // The first batch's creates meet a 500: they may have reached the server, so they need the user.
+  await setFaults(sandbox.url, { rate500: 1 });
+  const first = mkdtempSync(join(tmpdir(), 'md-needs-'));
+  await makeImages(first, 2);
+  await desk(host, 'batches.start', { tool: 'upscaler-precision', inputs: [first], params: {} });
+  await expect.poll(async () => (await desk(host, 'jobs.status', {}) as { counts: Record<string, number> }).counts.needs_attention ?? 0).toBe(2);
+  await setFaults(sandbox.url, { rate500: 0 });
+  // A later batch is the one the Queue opens on.
+  const second = mkdtempSync(join(tmpdir(), 'md-later-'));
+  await makeImages(second, 3);
+  await desk(host, 'batches.start', { tool: 'upscaler-precision', inputs: [second], params: {} });
+
+  await page.goto(`${host.url}#queue`);
+  await expect(page.getByTestId('job-row')).toHaveCount(3);
+  await expect(page.getByTestId('queue-needs-count')).toHaveText('2 need you');
+  await page.getByTestId('queue-needs-show').click();
+  await expect(page.locator('[data-testid=job-row][data-state=needs_attention]')).toHaveCount(2);
+  // Shown: the way there is no longer offered.
+  await expect(page.getByTestId('queue-needs-show')).toHaveCount(0);
+
+  // Decided: the count goes.
+  await page.getByRole('button', { name: 'Cancel img-00.png' }).click();
+  await expect(page.getByTestId('queue-needs-count')).toHaveText('1 needs you');
+  await page.getByRole('button', { name: 'Cancel sub/img-01.png' }).click();
+  await expect(page.getByTestId('queue-needs-count')).toHaveCount(0);
+  expect(errors).toEqual([]);
+});
