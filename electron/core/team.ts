@@ -69,6 +69,7 @@ export function teamHandlers(d: TeamDeps, s: TeamServices = teamServices(d)): Ha
   return {
     'apps.list': async () => ({ apps: await s.apps.list() }),
     'apps.get': ({ id }) => s.apps.get(id),
+    'apps.check': ({ appId, inputs }) => s.apps.check(appId, inputs),
     'apps.run': (req) => s.apps.run(req),
     'apps.runs': ({ limit }) => ({ runs: s.apps.runs(limit) }),
     'apps.cancel': ({ id }) => s.apps.cancel(id),

@@ -55,6 +55,33 @@ function deliveredResults(t: Task): number {
 }
 const RUNS_PATH = '/v1/ai/apps/runs';
 
+/**
+ * What each app costs on this server now. The service may reprice an app between the moment a
+ * client reads it and the moment its user confirms a run, or serve one without a cost: a control
+ * route sets either, so clients can be tested against both.
+ */
+export class AppCosts {
+  private readonly changed = new Map<string, number | null>();
+
+  /** false: no such app. null: the app is served without `tool_metadata.total_cost`. */
+  set(appId: string, cost: number | null): boolean {
+    if (!APPS.some((a) => a.id === appId)) return false;
+    this.changed.set(appId, cost);
+    return true;
+  }
+
+  reset(): void {
+    this.changed.clear();
+  }
+
+  /** The app as served, with its cost now. */
+  served<T extends Pick<App, 'id' | 'tool_metadata'>>(a: T): Omit<T, 'tool_metadata'> & { tool_metadata: { total_cost?: number } } {
+    if (!this.changed.has(a.id)) return a;
+    const cost = this.changed.get(a.id);
+    return { ...a, tool_metadata: cost === null ? {} : { total_cost: cost! } };
+  }
+}
+
 function checkInputs(app: App, inputs: unknown, callerTasks: (id: string) => boolean): InvalidParam[] {
   if (inputs === null || typeof inputs !== 'object' || Array.isArray(inputs)) return [{ field: 'inputs', reason: 'must be an object keyed by input id' }];
   const values = inputs as Record<string, unknown>;
@@ -102,12 +129,12 @@ export function registerApps(app: FastifyInstance, state: SandboxState): void {
 
   app.get('/v1/ai/apps', async (req, reply) => {
     if (!enterpriseOnly(req, reply)) return reply;
-    return { data: APPS.map(({ id, name, description, output, tool_metadata }) => ({ id, name, description, output, tool_metadata })) };
+    return { data: APPS.map(({ id, name, description, output, tool_metadata }) => state.appCosts.served({ id, name, description, output, tool_metadata })) };
   });
   app.get('/v1/ai/apps/:appId', async (req: FastifyRequest<{ Params: { appId: string } }>, reply) => {
     if (!enterpriseOnly(req, reply)) return reply;
     const a = APPS.find((x) => x.id === req.params.appId);
-    return a ? { data: a } : sendError(reply, 404, 'App not found');
+    return a ? { data: state.appCosts.served(a) } : sendError(reply, 404, 'App not found');
   });
   app.post('/v1/ai/apps/:appId/run', async (req: FastifyRequest<{ Params: { appId: string } }>, reply) => {
     if (!enterpriseOnly(req, reply)) return reply;

@@ -1,4 +1,5 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AppCosts } from './apps.ts';
 import type { AuditStore } from './audit-store.ts';
 import type { DiskStore } from './blob-store.ts';
 import { sendError, sendInvalid } from './errors.ts';
@@ -13,6 +14,7 @@ export const MAX_BLOB_BYTES = 64 * 1024 ** 3;
 
 export interface ControlDeps {
   faults: FaultState;
+  appCosts: AppCosts;
   stats: Stats;
   quotas: DailyQuota[];
   tasks: TaskStore;
@@ -56,8 +58,16 @@ export function registerControl(app: FastifyInstance, deps: ControlDeps): void {
       if (!r.success) return sendInvalid(reply, r.error.issues.map((i) => ({ field: i.path.join('.') || (i.code === 'unrecognized_keys' ? i.keys.join(',') : 'body'), reason: i.message })));
       return deps.faults.merge(r.data);
     });
+    ctl.post('/__sandbox/apps/:appId/cost', async (req: FastifyRequest<{ Params: { appId: string } }>, reply) => {
+      const b = jsonBody(req.body);
+      const cost = b.ok ? b.value.cost : undefined;
+      if (cost !== null && (typeof cost !== 'number' || !Number.isFinite(cost) || cost < 0)) return sendInvalid(reply, [{ field: 'cost', reason: 'must be a number of credits, 0 or more, or null for an app served without a cost' }]);
+      if (!deps.appCosts.set(req.params.appId, cost)) return sendError(reply, 404, `No app ${req.params.appId}`);
+      return { id: req.params.appId, cost };
+    });
     ctl.post('/__sandbox/reset', async () => {
       deps.faults.reset();
+      deps.appCosts.reset();
       deps.stats.reset();
       for (const q of deps.quotas) q.reset();
       return { ok: true, faults: deps.faults.current };

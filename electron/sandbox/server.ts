@@ -14,7 +14,7 @@ import { statusAt, TaskStore } from './tasks.ts';
 import { toolHandler, toolRouteKey } from './tool-routes.ts';
 import { webhookSecret, WebhookDispatcher } from './webhooks.ts';
 import { registerAnalytics } from './analytics.ts';
-import { registerApps } from './apps.ts';
+import { AppCosts, registerApps } from './apps.ts';
 import { registerCreations } from './creations.ts';
 import { registerLoras } from './loras.ts';
 
@@ -40,6 +40,7 @@ export interface SandboxState {
   audit: AuditStore;
   tasks: TaskStore;
   faults: FaultState;
+  appCosts: AppCosts;
   stats: Stats;
   disk: DiskStore;
   renderer: ResultRenderer;
@@ -66,6 +67,7 @@ export function buildServer(opts: SandboxOptions): { app: FastifyInstance; state
     audit: new AuditStore(team, opts.seed, opts.now()),
     tasks: new TaskStore(opts.seed),
     faults: new FaultState(opts.seed, opts.taskDurationMs),
+    appCosts: new AppCosts(),
     stats: new Stats(),
     disk,
     renderer: new ResultRenderer(disk, opts.renderMode),
@@ -166,7 +168,7 @@ export function buildServer(opts: SandboxOptions): { app: FastifyInstance; state
   });
 
   registerControl(app, {
-    faults: state.faults, stats: state.stats, quotas: [state.auditQuota, state.creditQuota], tasks: state.tasks, disk, audit: state.audit,
+    faults: state.faults, appCosts: state.appCosts, stats: state.stats, quotas: [state.auditQuota, state.creditQuota], tasks: state.tasks, disk, audit: state.audit,
     blobs, now: state.now, baseUrl: state.baseUrl, webhookSecret: secret, renderer: state.renderer,
   });
 

@@ -84,6 +84,9 @@ export const appRunRequestSchema = z.object({
   resume: z.union([z.boolean(), z.literal('only')]).optional(),
 }).strict();
 
+/** What apps.run checks before it queues anything, asked before the cost is: the app and its inputs. */
+export const appCheckRequestSchema = z.object({ appId: z.string().min(1), inputs: appRunRequestSchema.shape.inputs }).strict();
+
 // ---- analytics ----------------------------------------------------------------------------------
 
 export const GRANULARITIES = ['day', 'week', 'month', 'year'] as const;
@@ -179,6 +182,7 @@ const appRetryRequestSchema = z.object({ id: z.string().min(1), confirmedCost: z
 export const teamCommands = {
   'apps.list': command(none, z.object({ apps: z.array(appSummarySchema) }), 'Workflow apps available to the team (Enterprise only).'),
   'apps.get': command(idRequest, appDefinitionSchema, 'An app definition: its inputs and its cost.'),
+  'apps.check': command(appCheckRequestSchema, appDefinitionSchema, 'Read an app definition now and check inputs against it (local files included) as apps.run does; nothing is queued or paid. Answers the definition: its cost now is the one to confirm.'),
   'apps.run': command(appRunRequestSchema, appRunSchema.extend({ resumed: z.boolean() }), 'Queue a run of an app (durable; never submitted twice).'),
   'apps.runs': command(z.object({ limit: z.number().int().min(1).max(500).default(50) }).strict(), z.object({ runs: z.array(appRunSchema) }), 'App runs, newest first.'),
   'apps.cancel': command(idRequest, appRunSchema, 'Stop waiting for a run (the API has no cancel; a submitted run may still be charged).'),

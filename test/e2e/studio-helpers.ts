@@ -57,9 +57,20 @@ export async function startSandboxProcess(taskDurationMs = 500): Promise<Sandbox
   };
 }
 
-export async function setFaults(sandboxUrl: string, patch: Record<string, unknown>) {
-  const res = await fetch(`${sandboxUrl}/__sandbox/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(patch) });
-  if (!res.ok) throw new Error(`faults: ${res.status} ${await res.text()}`);
+async function sandboxControl(sandboxUrl: string, route: string, body: unknown) {
+  const res = await fetch(`${sandboxUrl}/__sandbox/${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if (!res.ok) throw new Error(`${route}: ${res.status} ${await res.text()}`);
+}
+
+export const setFaults = (sandboxUrl: string, patch: Record<string, unknown>) => sandboxControl(sandboxUrl, 'faults', patch);
+
+/** The service reprices an app (null: serves it with no cost at all). */
+export const setAppCost = (sandboxUrl: string, appId: string, cost: number | null) => sandboxControl(sandboxUrl, `apps/${appId}/cost`, { cost });
+
+/** How many app runs the Sandbox was sent: what the user paid for. */
+export async function appRunPosts(sandboxUrl: string): Promise<number> {
+  const stats = (await (await fetch(`${sandboxUrl}/__sandbox/stats`)).json()) as { requests: Record<string, number> };
+  return stats.requests['POST /v1/ai/apps/:appId/run'] ?? 0;
 }
 
 /** Small distinct PNGs (64x48), `count` of them, half in a subfolder so mirroring shows. */

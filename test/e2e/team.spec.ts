@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import WebSocket from 'ws';
 import { newHome, startHost, watchErrors, type HostHandle } from './host.ts';
-import { desk, setFaults, startSandboxProcess, type SandboxProcess } from './studio-helpers.ts';
+import { appRunPosts, desk, setAppCost, setFaults, startSandboxProcess, type SandboxProcess } from './studio-helpers.ts';
 
 let host: HostHandle;
 let sandbox: SandboxProcess | undefined;
@@ -26,6 +26,15 @@ async function openJingleMaker(page: Page) {
   await page.goto(`${host.url}#apps`);
   await page.getByTestId('app-jM4nX8sc').click();
   await expect(page.getByTestId('app-cost')).toContainText('8 credits');
+}
+
+/** A host on a Sandbox of the test's own, whose controls `setup` may turn first, the Apps screen open. */
+async function openAppsOnOwnSandbox(page: Page, setup?: (sandboxUrl: string) => Promise<void>) {
+  sandbox = await startSandboxProcess();
+  await setup?.(sandbox.url);
+  host = await startHost(newHome(), sandbox.env);
+  await page.goto(`${host.url}#apps`);
+  return sandbox.url;
 }
 
 test('workflow apps: a form from the app inputs, the cost confirmed, the run to its results', async ({ page }) => {
@@ -105,6 +114,135 @@ test('workflow apps: a pasted brief over the limit is kept whole and refused bef
   await page.getByTestId('input-length_seconds').fill('10');
   await page.getByTestId('app-run').click();
   await expect(page.getByTestId('app-confirm-dialog')).toBeVisible();
+  expect(errors).toEqual([]);
+});
+
+test('workflow apps: the cost dialog asks for the cost the server has now; repriced after it opened, confirming sends nothing and asks again', async ({ page }) => {
+  const errors = watchErrors(page);
+  const sandboxUrl = await openAppsOnOwnSandbox(page);
+  await page.getByTestId('app-jM4nX8sc').click();
+  await expect(page.getByTestId('app-cost')).toHaveText('Cost per run: 8 credits');
+  await page.getByTestId('input-brief').fill('A jingle for a coffee brand');
+  // Repriced while the form was open: the dialog has the figure read as it opens, and says it changed.
+  await setAppCost(sandboxUrl, 'jM4nX8sc', 20);
+  await page.getByTestId('app-run').click();
+  await expect(page.getByRole('dialog', { name: 'Run Jingle maker for 20 credits?' })).toBeVisible();
+  await expect(page.getByTestId('app-cost-changed')).toHaveText('The cost changed: it was 8 credits, the server now says 20 credits.');
+  await expect(page.getByTestId('app-confirm')).toHaveText('Run for 20 credits');
+  await expect(page.getByTestId('app-cost')).toHaveText('Cost per run: 20 credits');
+  await expect(page.getByTestId('app-jM4nX8sc')).toContainText('audio · 20 credits');
+  // Repriced again while the dialog is open: the 20 confirmed is not what the server charges, so
+  // nothing is queued or sent, and 25 is asked for.
+  await setAppCost(sandboxUrl, 'jM4nX8sc', 25);
+  await page.getByTestId('app-confirm').click();
+  await expect(page.getByRole('dialog', { name: 'Run Jingle maker for 25 credits?' })).toBeVisible();
+  await expect(page.getByTestId('app-cost-changed')).toHaveText('The cost changed: it was 20 credits, the server now says 25 credits.');
+  await expect(page.getByTestId('app-confirm-cancel')).toBeFocused();
+  await expect(page.getByTestId('app-run-row')).toHaveCount(0);
+  expect(await appRunPosts(sandboxUrl)).toBe(0);
+  await page.getByTestId('app-confirm').click();
+  await expect(page.getByTestId('app-message')).toHaveText('Run queued: 25 credits.');
+  await expect(page.getByTestId('app-run-row')).toHaveCount(1);
+  expect((await desk<{ runs: { cost: number | null }[] }>(host, 'apps.runs', { limit: 5 })).runs.map((r) => r.cost)).toEqual([25]);
+  expect(errors).toEqual([]);
+});
+
+test('workflow apps: an app served without a cost says so, never "null", and still asks before it runs', async ({ page }) => {
+  const errors = watchErrors(page);
+  await openAppsOnOwnSandbox(page, (url) => setAppCost(url, 'jM4nX8sc', null));
+  await expect(page.getByTestId('app-jM4nX8sc')).toContainText('audio · cost unknown');
+  await page.getByTestId('app-jM4nX8sc').click();
+  await expect(page.getByTestId('app-cost')).toHaveText('Cost unknown: the server will charge what this app costs.');
+  await page.getByTestId('input-brief').fill('A jingle for a coffee brand');
+  await page.getByTestId('app-run').click();
+  const dialog = page.getByRole('dialog', { name: 'Run Jingle maker? Cost unknown: the server will charge what this app costs.' });
+  await expect(dialog).toBeVisible();
+  await expect(page.getByTestId('app-confirm')).toHaveText('Run (cost unknown)');
+  await expect(dialog).not.toContainText('null');
+  await expect(page.getByTestId('app-confirm-cancel')).toBeFocused();
+  await expect(page.getByTestId('app-run-row')).toHaveCount(0);
+  await page.getByTestId('app-confirm').click();
+  await expect(page.getByTestId('app-message')).toHaveText('Run queued: cost unknown.');
+  await expect(page.getByTestId('app-run-row')).toHaveCount(1);
+  expect(errors).toEqual([]);
+});
+
+test('workflow apps: an app that cannot be loaded says so with a retry; the form of the app before does not stand in for it', async ({ page }) => {
+  const errors = watchErrors(page);
+  const sandboxUrl = await openAppsOnOwnSandbox(page);
+  await expect(page.getByRole('heading', { name: 'Product shot studio' })).toBeVisible();
+  // Every answer a 503 (Retry-After 0, so the client's own retries give up quickly).
+  await setFaults(sandboxUrl, { rate503: 1, retryAfterSec: 0 });
+  await page.getByTestId('app-jM4nX8sc').click();
+  const failure = page.getByTestId('app-load-error');
+  await expect(failure).toContainText('Jingle maker could not be loaded: ', { timeout: 30_000 });
+  await expect(failure).toContainText('Service Unavailable');
+  await expect(page.getByRole('heading', { name: 'Product shot studio' })).toHaveCount(0);
+  await expect(page.getByTestId('app-jM4nX8sc')).toHaveAttribute('aria-current', 'true');
+  await setFaults(sandboxUrl, { rate503: 0 });
+  await page.getByTestId('app-load-retry').click();
+  await expect(page.getByRole('heading', { name: 'Jingle maker' })).toBeVisible();
+  await expect(failure).toHaveCount(0);
+  await expect(page.getByTestId('input-brief')).toBeVisible();
+  expect(errors).toEqual([]);
+});
+
+test('workflow apps: a late answer for the app clicked before does not replace the form of the app clicked last', async ({ page }) => {
+  const errors = watchErrors(page);
+  host = await startHost(newHome());
+  // The page's commands go over the host's WebSocket: the answer for the first app's definition
+  // (Product shot studio, opened when the screen loads) is held back until the test lets it go.
+  const held: (() => void)[] = [];
+  await page.routeWebSocket((url) => url.pathname === '/ws', (ws) => {
+    const server = ws.connectToServer();
+    const asked = new Set<number>();
+    ws.onMessage((m) => {
+      const msg = JSON.parse(String(m)) as { id: number; cmd: string; payload: { id?: string } };
+      if (msg.cmd === 'apps.get' && msg.payload.id === 'pS7kQ2xa') asked.add(msg.id);
+      server.send(m);
+    });
+    server.onMessage((m) => {
+      const msg = JSON.parse(String(m)) as { id?: number };
+      if (msg.id !== undefined && asked.has(msg.id)) held.push(() => ws.send(m));
+      else ws.send(m);
+    });
+  });
+  await page.goto(`${host.url}#apps`);
+  await expect.poll(() => held.length).toBe(1);
+  await page.getByTestId('app-jM4nX8sc').click();
+  await expect(page.getByRole('heading', { name: 'Jingle maker' })).toBeVisible();
+  held.shift()!();
+  // Answers arrive in order on the socket: once the check asked for after the release is
+  // answered, the late definition has been read too.
+  await page.getByTestId('input-brief').fill('A jingle for a coffee brand');
+  await page.getByTestId('app-run').click();
+  await expect(page.getByRole('dialog', { name: 'Run Jingle maker for 8 credits?' })).toBeVisible();
+  await expect(page.getByRole('heading', { name: 'Jingle maker' })).toBeVisible();
+  await expect(page.getByRole('heading', { name: 'Product shot studio' })).toHaveCount(0);
+  await expect(page.getByTestId('app-jM4nX8sc')).toHaveAttribute('aria-current', 'true');
+  expect(errors).toEqual([]);
+});
+
+test('workflow apps: a creation input naming a missing file is refused before the cost is asked, not after', async ({ page }) => {
+  const errors = watchErrors(page);
+  const home = newHome();
+  host = await startHost(home);
+  await page.goto(`${host.url}#apps`);
+  await expect(page.getByRole('heading', { name: 'Product shot studio' })).toBeVisible();
+  const photo = join(home, 'product.png');
+  await page.getByTestId('input-product_image').fill(photo);
+  await page.getByTestId('input-scene').fill('A kitchen table at dawn');
+  await page.getByTestId('app-run').click();
+  await expect(page.getByTestId('error-product_image')).toHaveText('Product photo names a file that does not exist');
+  await expect(page.getByTestId('app-message')).toHaveText(`product_image names a file that does not exist: ${photo}`);
+  await expect(page.getByTestId('input-product_image')).toBeFocused();
+  await expect(page.getByTestId('app-confirm-dialog')).toBeHidden();
+  // The file is there now: the cost is the next and last step, and the old error is gone.
+  writeFileSync(photo, Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64'));
+  await page.getByTestId('app-run').click();
+  await expect(page.getByRole('dialog', { name: 'Run Product shot studio for 12 credits?' })).toBeVisible();
+  await expect(page.getByTestId('error-product_image')).toHaveCount(0);
+  await expect(page.getByTestId('app-run-row')).toHaveCount(0);
   expect(errors).toEqual([]);
 });
 
@@ -278,7 +416,7 @@ test('workflow apps: retrying a failed run sends it anew only after its cost is 
   const row = page.getByTestId('app-run-row');
   await expect(row).toHaveAttribute('data-state', 'failed', { timeout: 30_000 });
   await setFaults(sandbox.url, { failureRate: 0 });
-  const posts = async () => ((await (await fetch(`${sandbox!.url}/__sandbox/stats`)).json()) as { requests: Record<string, number> }).requests['POST /v1/ai/apps/:appId/run'];
+  const posts = () => appRunPosts(sandbox!.url);
   const sent = await posts();
 
   // The cost asked again; Cancel holds the focus, Escape sends nothing and gives the focus back.

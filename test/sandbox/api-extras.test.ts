@@ -112,6 +112,25 @@ describe('workflow apps', () => {
     await ctx.api.control('faults', { failureRate: 0 });
     expect(r.body).toMatchObject({ status: 'failed', error_message: expect.any(String) });
   });
+  it('serves a cost changed by the control route, or none, in the list and the definition, until a reset', async () => {
+    const costOf = async () => {
+      const list = (await ctx.api.get('/v1/ai/apps')).body.data.find((a: any) => a.id === 'jM4nX8sc').tool_metadata;
+      const def = (await ctx.api.get('/v1/ai/apps/jM4nX8sc')).body.data.tool_metadata;
+      expect(list).toEqual(def);
+      return def;
+    };
+    expect(await costOf()).toEqual({ total_cost: 8 });
+    expect((await ctx.api.control('apps/jM4nX8sc/cost', { cost: 20 })).body).toEqual({ id: 'jM4nX8sc', cost: 20 });
+    expect(await costOf()).toEqual({ total_cost: 20 });
+    await ctx.api.control('apps/jM4nX8sc/cost', { cost: null });
+    expect(await costOf()).toEqual({});
+    const bad = await ctx.api.control('apps/jM4nX8sc/cost', { cost: -1 });
+    expect(bad.status).toBe(400);
+    expect(bad.body.invalid_params[0]).toMatchObject({ field: 'cost' });
+    expect((await ctx.api.control('apps/nope/cost', { cost: 1 })).body).toEqual({ message: 'No app nope' });
+    await ctx.api.control('reset', {});
+    expect(await costOf()).toEqual({ total_cost: 8 });
+  });
   it('is Enterprise only', async () => {
     for (const [m, p] of [['GET', '/v1/ai/apps'], ['GET', '/v1/ai/apps/pS7kQ2xa'], ['POST', '/v1/ai/apps/pS7kQ2xa/run']]) {
       expect((await ctx.api.call(m, p, { key: 'sandbox-business', body: m === 'POST' ? { inputs: {} } : undefined })).status).toBe(403);

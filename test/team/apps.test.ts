@@ -71,6 +71,23 @@ describe('workflow apps over the Sandbox', () => {
     expect((await control(r.sandbox.url, 'stats')).creates).toEqual(before);
   });
 
+  it('apps.check answers the cost now and refuses a missing or non-image file, before any cost is asked and with nothing sent', async () => {
+    const before = (await control(r.sandbox.url, 'stats')).creates;
+    const missing = join(dir, 'gone.png');
+    const err = await r.services.apps.check('pS7kQ2xa', { product_image: missing, scene: 'x' }).catch((e) => e as DeskError);
+    expect(err).toMatchObject({ code: 'invalid', invalid: [{ field: 'product_image', reason: 'names a file that does not exist' }] });
+    const notes = join(dir, 'notes.txt');
+    writeFileSync(notes, 'not an image');
+    await expect(r.services.apps.check('pS7kQ2xa', { product_image: notes, scene: 'x' })).rejects.toMatchObject({ invalid: [{ field: 'product_image', reason: 'is not an image file (PNG, JPEG or WebP)' }] });
+    await control(r.sandbox.url, 'apps/pS7kQ2xa/cost', { cost: 15 });
+    try {
+      expect((await r.services.apps.check('pS7kQ2xa', { product_image: image, scene: 'x' })).cost).toBe(15);
+    } finally {
+      await control(r.sandbox.url, 'apps/pS7kQ2xa/cost', { cost: 12 });
+    }
+    expect((await control(r.sandbox.url, 'stats')).creates).toEqual(before);
+  });
+
   it('a failed run reports the server\'s error_message; retry submits anew only with the cost confirmed', async () => {
     await control(r.sandbox.url, 'faults', { failureRate: 1 });
     const run = await r.services.apps.run({ appId: 'jM4nX8sc', confirmedCost: 8, inputs: { brief: 'x' } });

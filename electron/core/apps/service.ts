@@ -75,6 +75,16 @@ export class AppsService {
   }
 
   /**
+   * The definition read now, and the inputs checked as run() checks them (a named file must exist
+   * and be an image): asked before the cost is, so confirming it is the last step before paying.
+   */
+  async check(appId: string, inputs: Record<string, string | number>): Promise<AppDefinition> {
+    const def = await this.get(appId);
+    await prepareInputs(def, inputs);
+    return def;
+  }
+
+  /**
    * Queues a run. The definition is read again so the cost the user confirmed is the cost now:
    * if it changed, nothing is queued and the user sees the new figure. With `resume`, a pending
    * run of the same app, inputs and folder on the same backend is followed instead (nothing is
