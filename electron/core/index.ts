@@ -66,6 +66,7 @@ export async function createCore(o: CoreOptions) {
     'app.info': async () => ({ version: VERSION, host: o.host, platform: process.platform, dataHome: o.home, outputDir: effectiveSettings().outputDir, backend: await backend.status() }),
     'settings.get': () => settings.get(),
     'settings.set': (patch) => settings.set(patch),
+    'settings.file': () => settings.fileState(),
     'key.status': async () => {
       const key = await secrets.get();
       return { set: key !== null, keychain: secrets.kind, fingerprint: key === null ? null : keyFingerprint(key) };

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Route } from '@playwright/test';
 import WebSocket from 'ws';
@@ -90,7 +90,7 @@ test('settings that cannot be read say why and offer Try again instead of loadin
   const errors = watchErrors(page);
   const home = newHome();
   host = await startHost(home);
-  // Past its start-up (whose own read of the settings would fail and stop it) before the file breaks.
+  // Broken after start-up: every read of it now fails, and each says so (the test above breaks it before).
   await expect.poll(() => host.output()).toContain('data folder');
   // A settings file cut off mid-write (or broken by hand): every read of it fails until it is fixed.
   writeFileSync(join(home, 'settings.json'), '{ "concurrency": ');
@@ -102,6 +102,35 @@ test('settings that cannot be read say why and offer Try again instead of loadin
   await page.getByRole('button', { name: 'Try again' }).click();
   await expect(page.getByTestId('concurrency')).toHaveValue('5');
   await expect(page.getByTestId('settings-error')).toHaveCount(0);
+  expect(errors).toEqual([]);
+});
+
+test('a host started over an unreadable settings.json runs on the defaults, says why, and keeps the file until a save puts it aside', async ({ page }) => {
+  const errors = watchErrors(page);
+  const home = newHome();
+  const file = join(home, 'settings.json');
+  const broken = '{ "concurrency": 7, "theme": "dark",';
+  writeFileSync(file, broken);
+  host = await startHost(home);
+  await page.goto(`${host.url}#settings`);
+  const notice = page.getByTestId('settings-error');
+  await expect(notice).toContainText(`The settings could not be read: ${file} is not valid JSON (`);
+  await expect(notice).toContainText('The defaults are shown and in use meanwhile; the file is left as it is.');
+  await expect(page.getByTestId('concurrency')).toHaveValue('4');
+  expect(host.output()).toContain(`warning: ${file} is not valid JSON`);
+  // Nothing on disk changed: the user may still mend the file by hand.
+  expect(readdirSync(home).filter((n) => n.startsWith('settings'))).toEqual(['settings.json']);
+  expect(readFileSync(file, 'utf8')).toBe(broken);
+
+  await page.getByTestId('concurrency').fill('6');
+  await page.getByTestId('concurrency').blur();
+  await expect(page.getByTestId('saved')).toHaveText('Saved: jobs at once.');
+  await expect(page.getByTestId('settings-error')).toHaveCount(0);
+  const kept = readdirSync(home).find((n) => n.startsWith('settings.json.bad-'));
+  expect(kept).toBeDefined();
+  await expect(page.getByTestId('settings-kept')).toHaveText(`The settings file that could not be read is kept as ${join(home, kept!)}.`);
+  expect(readFileSync(join(home, kept!), 'utf8')).toBe(broken);
+  expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ concurrency: 6 });
   expect(errors).toEqual([]);
 });
 
