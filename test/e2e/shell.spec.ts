@@ -169,6 +169,40 @@ test('an API key that cannot be cleared or replaced says so, and the stored key 
   }
 });
 
+test('a key removed is said to be removed even when the status read after it fails; that failure is said apart', async ({ page }) => {
+  const errors = watchErrors(page);
+  const keychain = { MEDIADESK_KEYCHAIN_SERVICE: `MediaDesk-e2e-keyreread-${process.pid}` };
+  host = await startHost(newHome(), keychain);
+  // The tab's socket runs through the test: once armed, its keychain status read is answered with
+  // the failure a keychain that stops answering gives; everything else reaches the real host.
+  let failStatus = false;
+  await page.routeWebSocket(/\/ws\?token=/, (ws) => {
+    const server = ws.connectToServer();
+    ws.onMessage((m) => {
+      const msg = JSON.parse(String(m));
+      if (failStatus && msg.cmd === 'key.status') ws.send(JSON.stringify({ id: msg.id, ok: false, error: { code: 'unavailable', message: 'the OS keychain did not answer' } }));
+      else server.send(m);
+    });
+    server.onMessage((m) => ws.send(m));
+  });
+  try {
+    await page.goto(`${host.url}#settings`);
+    await page.locator('#key-input').fill('sandbox-admin');
+    await page.getByRole('button', { name: 'Set', exact: true }).click();
+    await expect(page.getByTestId('key-status')).toContainText('An API key is set');
+
+    failStatus = true;
+    await page.getByRole('button', { name: 'Clear', exact: true }).click();
+    await expect(page.getByTestId('key-message')).toHaveText('Key removed; could not re-read the keychain status: the OS keychain did not answer');
+    // What the clear made known, not the key from before it.
+    await expect(page.getByTestId('key-status')).toHaveText('No API key is set: the app uses the built-in Sandbox.');
+    expect(await desk(host, 'key.status')).toMatchObject({ set: false });
+    expect(errors).toEqual([]);
+  } finally {
+    await desk(host, 'key.clear').catch(() => {});
+  }
+});
+
 test('a change made while the host is gone, before the tab tries it again, is refused at once and says why: never left waiting', async ({ page }) => {
   const errors = watchErrors(page);
   host = await startHost(newHome());
