@@ -185,6 +185,35 @@ test('team analytics: the usage CSV marks the weeks the From/To range cuts, as t
   expect(errors).toEqual([]);
 });
 
+test('team analytics: left open past UTC midnight, the UTC note and the From/To the user did not set move to the new day', async ({ page }) => {
+  const errors = watchErrors(page);
+  host = await startHost(newHome());
+  await page.clock.install({ time: new Date('2026-03-10T23:58:00Z') });
+  await page.goto(`${host.url}#analytics`);
+  const note = page.getByTestId('utc-days');
+  const from = page.getByLabel('From (UTC day)', { exact: true });
+  const to = page.getByLabel('To (UTC day)', { exact: true });
+  await expect(note).toContainText('today in UTC, 2026-03-10, began at');
+  await expect(from).toHaveValue('2026-02-09');
+  await expect(to).toHaveValue('2026-03-10');
+  await expect(page.getByTestId('usage-range')).toHaveText('2026-02-09 to 2026-03-10');
+
+  await page.clock.fastForward('03:00');
+  await expect(note).toContainText('today in UTC, 2026-03-11, began at');
+  await expect(from).toHaveValue('2026-02-10');
+  await expect(to).toHaveValue('2026-03-11');
+
+  // A day the user chose stays; the one left alone follows today, and Show asks for what is in the fields.
+  await from.fill('2026-03-01');
+  await page.clock.fastForward('24:00:00');
+  await expect(note).toContainText('today in UTC, 2026-03-12, began at');
+  await expect(from).toHaveValue('2026-03-01');
+  await expect(to).toHaveValue('2026-03-12');
+  await page.getByTestId('usage-load').click();
+  await expect(page.getByTestId('usage-range')).toHaveText('2026-03-01 to 2026-03-12');
+  expect(errors).toEqual([]);
+});
+
 test('team analytics: a breakdown or export that works clears an earlier error, and an error clears the saved note', async ({ page }) => {
   const errors = watchErrors(page);
   sandbox = await startSandboxProcess(100);
