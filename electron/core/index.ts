@@ -53,7 +53,10 @@ export async function createCore(o: CoreOptions) {
   mediaRoots.push(() => [...engine.store.mediaRoots(), effectiveSettings().outputDir]);
   const audit = new AuditService({ dbPath: dbPaths(o.home).audit, target: () => backend.target(), onSyncProgress: (p) => events.emit('audit.syncProgress', p) });
 
-  const announceBackend = async () => events.emit('backend.changed', await backend.status());
+  // Follows a change that is already made (a key stored or removed, a setting saved): a status
+  // that cannot be read now (the Sandbox failed to start) must not report that change as failed,
+  // nor reject unhandled; whoever shows the status reads it again and says why it cannot.
+  const announceBackend = () => backend.status().then((s) => events.emit('backend.changed', s), () => {});
   settings.on('changed', (s) => {
     events.emit('settings.changed', s);
     void announceBackend();
@@ -66,6 +69,7 @@ export async function createCore(o: CoreOptions) {
     'app.info': async () => ({ version: VERSION, host: o.host, platform: process.platform, dataHome: o.home, outputDir: effectiveSettings().outputDir, backend: await backend.status() }),
     'settings.get': () => settings.get(),
     'settings.set': (patch) => settings.set(patch),
+    'settings.file': () => settings.fileState(),
     'key.status': async () => {
       const key = await secrets.get();
       return { set: key !== null, keychain: secrets.kind, fingerprint: key === null ? null : keyFingerprint(key) };

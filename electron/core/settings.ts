@@ -10,27 +10,76 @@ import { outputFolderProblem } from './output-folder.ts';
 export interface JsonFileStore {
   store: Record<string, unknown>;
   readonly path: string;
+  /** Why the file could not be read at the last read (defaults are in use meanwhile); null when it could. */
+  readonly unreadable?: string | null;
+  /** Where the first save after an unreadable read put the file it replaced. */
+  readonly keptAs?: string | null;
 }
 
 export const SETTINGS_FILE = 'settings';
+
+/** Why a settings file could not be read, in words: `path is not valid JSON (…)`, `… cannot be read: permission denied`. */
+function unreadableReason(path: string, err: unknown): string {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  const message = err instanceof Error ? err.message.replace(/\s+/g, ' ') : String(err);
+  if (err instanceof SyntaxError) return `${path} is not valid JSON (${message})`;
+  if (code === 'EACCES' || code === 'EPERM') return `${path} cannot be read: permission denied`;
+  if (code === 'EISDIR') return `${path} cannot be read: it is a folder`;
+  return `${path} cannot be read: ${message}`;
+}
+
+/**
+ * A settings file that may be unreadable (cut off mid-write, edited by hand, wrong permissions),
+ * at start-up or later. A read that fails answers no stored settings, so every host runs on the
+ * defaults, and says why; the file stays exactly as it is, since nothing in it may be lost to a
+ * read. The first save moves it aside (`settings.json.bad-<time>`) before writing a new one.
+ */
+export class GuardedStore implements JsonFileStore {
+  readonly path: string;
+  unreadable: string | null = null;
+  keptAs: string | null = null;
+  private readonly open: () => JsonFileStore;
+  private inner: JsonFileStore | null = null;
+
+  constructor(path: string, open: () => JsonFileStore) {
+    this.path = path;
+    this.open = open;
+  }
+
+  get store(): Record<string, unknown> {
+    try {
+      // conf and electron-store read the file in their constructors too, so opening is a read.
+      this.inner ??= this.open();
+      const stored = this.inner.store;
+      this.unreadable = null;
+      return stored;
+    } catch (err) {
+      // No file at all is no damage to keep: that error (a folder that cannot be created) is the caller's.
+      if (!existsSync(this.path)) throw err;
+      this.unreadable = unreadableReason(this.path, err);
+      return {};
+    }
+  }
+
+  set store(value: Record<string, unknown>) {
+    if (this.unreadable !== null && existsSync(this.path)) {
+      const aside = `${this.path}.bad-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+      renameSync(this.path, aside);
+      this.keptAs = aside;
+      this.unreadable = null;
+      this.inner = null;
+    }
+    this.inner ??= this.open();
+    this.inner.store = value;
+  }
+}
 
 /**
  * The settings file is shared by the desktop app (electron-store) and the web host and CLI (conf,
  * electron-store's underlying store): one file, same name, same folder.
  */
-export function openConfStore(home: string): JsonFileStore {
-  const open = () => new Conf<Record<string, unknown>>({ cwd: home, configName: SETTINGS_FILE, clearInvalidConfig: false });
-  try {
-    return open();
-  } catch (err) {
-    // A hand-edited file that is not JSON is kept aside, never silently overwritten.
-    const file = join(home, `${SETTINGS_FILE}.json`);
-    if (!existsSync(file)) throw err;
-    const aside = `${file}.unreadable-${Date.now()}`;
-    renameSync(file, aside);
-    process.emitWarning(`settings.json was not valid JSON; kept it as ${aside} and started from defaults`);
-    return open();
-  }
+export function openConfStore(home: string): GuardedStore {
+  return new GuardedStore(join(home, `${SETTINGS_FILE}.json`), () => new Conf<Record<string, unknown>>({ cwd: home, configName: SETTINGS_FILE, clearInvalidConfig: false }));
 }
 
 export class SettingsService extends EventEmitter<{ changed: [Settings] }> {
@@ -76,6 +125,12 @@ export class SettingsService extends EventEmitter<{ changed: [Settings] }> {
 
   get path(): string {
     return this.file.path;
+  }
+
+  /** The file, why it could not be read (read now), and where a save kept an unreadable one. */
+  fileState(): { path: string; unreadable: string | null; keptAs: string | null } {
+    this.get();
+    return { path: this.file.path, unreadable: this.file.unreadable ?? null, keptAs: this.file.keptAs ?? null };
   }
 }
 

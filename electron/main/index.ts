@@ -4,7 +4,7 @@ import { pathToFileURL } from 'node:url';
 import ElectronStore from 'electron-store';
 import { createCore, type Core } from '../core/index.ts';
 import { dataHome } from '../core/paths.ts';
-import { SETTINGS_FILE, type JsonFileStore } from '../core/settings.ts';
+import { GuardedStore, SETTINGS_FILE, type JsonFileStore } from '../core/settings.ts';
 import { startSandbox } from '../sandbox/index.ts';
 import { wireIpc } from './ipc.ts';
 import { wireBatchProgress } from './progress.ts';
@@ -36,11 +36,12 @@ if (!app.requestSingleInstanceLock()) {
   app.whenReady().then(async () => {
     hardenSessions(rendererUrl);
     Menu.setApplicationMenu(buildMenu());
-    const store = new ElectronStore<Record<string, unknown>>({ cwd: home, name: SETTINGS_FILE });
+    // Guarded as the web host's is: an unreadable settings.json starts the app on defaults, kept as it is.
+    const store = new GuardedStore(join(home, `${SETTINGS_FILE}.json`), () => new ElectronStore<Record<string, unknown>>({ cwd: home, name: SETTINGS_FILE }) as unknown as JsonFileStore);
     core = await createCore({
       home,
       host: 'electron',
-      settingsFile: store as unknown as JsonFileStore,
+      settingsFile: store,
       startSandbox: () => startSandbox({ port: 0 }),
       overrides: {
         'shell.open': async ({ path }) => {

@@ -80,6 +80,13 @@ export const foundationCommands = {
   'app.info': command(empty, appInfoSchema, 'Version, host, data folder and the backend in use.'),
   'settings.get': command(empty, settingsSchema, 'All settings with defaults.'),
   'settings.set': command(settingsPatchSchema, settingsSchema, 'Change some settings; answers all of them.'),
+  'settings.file': command(empty, z.object({
+    path: z.string(),
+    /** Why settings.json could not be read just now; meanwhile the defaults are in use and the file is left as it is. */
+    unreadable: z.string().nullable(),
+    /** Where a save put the unreadable file it replaced (settings.json.bad-<time>), in this process. */
+    keptAs: z.string().nullable(),
+  }), 'Where the settings file is, and whether it could be read.'),
   'key.status': command(empty, z.object({
     set: z.boolean(),
     keychain: z.enum(['os', 'memory']),

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Route } from '@playwright/test';
 import WebSocket from 'ws';
@@ -90,7 +90,7 @@ test('settings that cannot be read say why and offer Try again instead of loadin
   const errors = watchErrors(page);
   const home = newHome();
   host = await startHost(home);
-  // Past its start-up (whose own read of the settings would fail and stop it) before the file breaks.
+  // Broken after start-up: every read of it now fails, and each says so (the test above breaks it before).
   await expect.poll(() => host.output()).toContain('data folder');
   // A settings file cut off mid-write (or broken by hand): every read of it fails until it is fixed.
   writeFileSync(join(home, 'settings.json'), '{ "concurrency": ');
@@ -102,6 +102,35 @@ test('settings that cannot be read say why and offer Try again instead of loadin
   await page.getByRole('button', { name: 'Try again' }).click();
   await expect(page.getByTestId('concurrency')).toHaveValue('5');
   await expect(page.getByTestId('settings-error')).toHaveCount(0);
+  expect(errors).toEqual([]);
+});
+
+test('a host started over an unreadable settings.json runs on the defaults, says why, and keeps the file until a save puts it aside', async ({ page }) => {
+  const errors = watchErrors(page);
+  const home = newHome();
+  const file = join(home, 'settings.json');
+  const broken = '{ "concurrency": 7, "theme": "dark",';
+  writeFileSync(file, broken);
+  host = await startHost(home);
+  await page.goto(`${host.url}#settings`);
+  const notice = page.getByTestId('settings-error');
+  await expect(notice).toContainText(`The settings could not be read: ${file} is not valid JSON (`);
+  await expect(notice).toContainText('The defaults are shown and in use meanwhile; the file is left as it is.');
+  await expect(page.getByTestId('concurrency')).toHaveValue('4');
+  expect(host.output()).toContain(`warning: ${file} is not valid JSON`);
+  // Nothing on disk changed: the user may still mend the file by hand.
+  expect(readdirSync(home).filter((n) => n.startsWith('settings'))).toEqual(['settings.json']);
+  expect(readFileSync(file, 'utf8')).toBe(broken);
+
+  await page.getByTestId('concurrency').fill('6');
+  await page.getByTestId('concurrency').blur();
+  await expect(page.getByTestId('saved')).toHaveText('Saved: jobs at once.');
+  await expect(page.getByTestId('settings-error')).toHaveCount(0);
+  const kept = readdirSync(home).find((n) => n.startsWith('settings.json.bad-'));
+  expect(kept).toBeDefined();
+  await expect(page.getByTestId('settings-kept')).toHaveText(`The settings file that could not be read is kept as ${join(home, kept!)}.`);
+  expect(readFileSync(join(home, kept!), 'utf8')).toBe(broken);
+  expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ concurrency: 6 });
   expect(errors).toEqual([]);
 });
 
@@ -137,6 +166,40 @@ test('an API key that cannot be cleared or replaced says so, and the stored key 
     // Leave no entry behind in the keychain of whoever runs the test.
     host = await startHost(home, keychain);
     await desk(host, 'key.clear');
+  }
+});
+
+test('a key removed is said to be removed even when the status read after it fails; that failure is said apart', async ({ page }) => {
+  const errors = watchErrors(page);
+  const keychain = { MEDIADESK_KEYCHAIN_SERVICE: `MediaDesk-e2e-keyreread-${process.pid}` };
+  host = await startHost(newHome(), keychain);
+  // The tab's socket runs through the test: once armed, its keychain status read is answered with
+  // the failure a keychain that stops answering gives; everything else reaches the real host.
+  let failStatus = false;
+  await page.routeWebSocket(/\/ws\?token=/, (ws) => {
+    const server = ws.connectToServer();
+    ws.onMessage((m) => {
+      const msg = JSON.parse(String(m));
+      if (failStatus && msg.cmd === 'key.status') ws.send(JSON.stringify({ id: msg.id, ok: false, error: { code: 'unavailable', message: 'the OS keychain did not answer' } }));
+      else server.send(m);
+    });
+    server.onMessage((m) => ws.send(m));
+  });
+  try {
+    await page.goto(`${host.url}#settings`);
+    await page.locator('#key-input').fill('sandbox-admin');
+    await page.getByRole('button', { name: 'Set', exact: true }).click();
+    await expect(page.getByTestId('key-status')).toContainText('An API key is set');
+
+    failStatus = true;
+    await page.getByRole('button', { name: 'Clear', exact: true }).click();
+    await expect(page.getByTestId('key-message')).toHaveText('Key removed; could not re-read the keychain status: the OS keychain did not answer');
+    // What the clear made known, not the key from before it.
+    await expect(page.getByTestId('key-status')).toHaveText('No API key is set: the app uses the built-in Sandbox.');
+    expect(await desk(host, 'key.status')).toMatchObject({ set: false });
+    expect(errors).toEqual([]);
+  } finally {
+    await desk(host, 'key.clear').catch(() => {});
   }
 });
 

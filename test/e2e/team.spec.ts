@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import WebSocket from 'ws';
@@ -293,6 +293,62 @@ test('team analytics: chart, budget, breakdown and tables', async ({ page }) => 
   await expect(page.getByTestId('usage-budget')).toContainText('local cache');
   await expect(page.getByTestId('usage-budget')).toContainText('98 of 100');
   await shot(page, 'analytics');
+  expect(errors).toEqual([]);
+});
+
+test('team analytics: the usage CSV marks the weeks the From/To range cuts, as the chart does', async ({ page }) => {
+  const errors = watchErrors(page);
+  host = await startHost(newHome());
+  await page.goto(`${host.url}#analytics`);
+  await expect(page.getByTestId('usage-range')).toBeVisible();
+  // 2025-01-01 is a Wednesday and 2025-01-31 a Friday: the first and last weeks count only some of their days.
+  await page.getByTestId('granularity').selectOption('week');
+  await page.getByLabel('From (UTC day)', { exact: true }).fill('2025-01-01');
+  await page.getByLabel('To (UTC day)', { exact: true }).fill('2025-01-31');
+  await page.getByTestId('usage-load').click();
+  await expect(page.getByTestId('usage-range')).toHaveText('2025-01-01 to 2025-01-31');
+  await page.getByTestId('export-usage').click();
+  const saved = (await page.getByTestId('usage-note').innerText()).match(/^Saved \d+ rows to (.+)$/);
+  expect(saved).not.toBeNull();
+  const [header, ...rows] = readFileSync(saved![1], 'utf8').trim().split('\r\n');
+  expect(header).toBe('date,tool,uses,credits,days_from,days_to,partial');
+  const cover = new Map(rows.map((r) => [r.split(',')[0], r.split(',').slice(-3).join(',')]));
+  expect([...cover]).toEqual([
+    ['2024-12-30', '2025-01-01,2025-01-05,true'],
+    ['2025-01-06', '2025-01-06,2025-01-12,false'],
+    ['2025-01-13', '2025-01-13,2025-01-19,false'],
+    ['2025-01-20', '2025-01-20,2025-01-26,false'],
+    ['2025-01-27', '2025-01-27,2025-01-31,true'],
+  ]);
+  expect(errors).toEqual([]);
+});
+
+test('team analytics: left open past UTC midnight, the UTC note and the From/To the user did not set move to the new day', async ({ page }) => {
+  const errors = watchErrors(page);
+  host = await startHost(newHome());
+  await page.clock.install({ time: new Date('2026-03-10T23:58:00Z') });
+  await page.goto(`${host.url}#analytics`);
+  const note = page.getByTestId('utc-days');
+  const from = page.getByLabel('From (UTC day)', { exact: true });
+  const to = page.getByLabel('To (UTC day)', { exact: true });
+  await expect(note).toContainText('today in UTC, 2026-03-10, began at');
+  await expect(from).toHaveValue('2026-02-09');
+  await expect(to).toHaveValue('2026-03-10');
+  await expect(page.getByTestId('usage-range')).toHaveText('2026-02-09 to 2026-03-10');
+
+  await page.clock.fastForward('03:00');
+  await expect(note).toContainText('today in UTC, 2026-03-11, began at');
+  await expect(from).toHaveValue('2026-02-10');
+  await expect(to).toHaveValue('2026-03-11');
+
+  // A day the user chose stays; the one left alone follows today, and Show asks for what is in the fields.
+  await from.fill('2026-03-01');
+  await page.clock.fastForward('24:00:00');
+  await expect(note).toContainText('today in UTC, 2026-03-12, began at');
+  await expect(from).toHaveValue('2026-03-01');
+  await expect(to).toHaveValue('2026-03-12');
+  await page.getByTestId('usage-load').click();
+  await expect(page.getByTestId('usage-range')).toHaveText('2026-03-01 to 2026-03-12');
   expect(errors).toEqual([]);
 });
 

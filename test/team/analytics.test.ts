@@ -97,7 +97,11 @@ describe('team credit usage', () => {
     expect(m.rows).toBe(d.members.length);
     const sent = await usageRequests();
     const u = await r.services.analytics.exportCsv('usage', out, { granularity: 'month', from: '2025-01-01', to: '2025-01-31' });
-    expect(readFileSync(u.path, 'utf8')).toMatch(/^date,tool,uses,credits\r\n2025-01-01,/);
+    // A whole month: every row counts all of its days.
+    const rows = readFileSync(u.path, 'utf8').trim().split('\r\n');
+    expect(rows[0]).toBe('date,tool,uses,credits,days_from,days_to,partial');
+    expect(rows.slice(1).length).toBeGreaterThan(0);
+    for (const row of rows.slice(1)) expect(row).toMatch(/^2025-01-01,.*,2025-01-01,2025-01-31,false$/);
     expect(await usageRequests()).toBe(sent); // from the cache
     cleanup(out);
   });

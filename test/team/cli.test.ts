@@ -233,7 +233,13 @@ describe('mediadesk apps | usage | creations', () => {
   it('usage prints CSV and JSON with the budget on stderr; a repeated query is served from the cache', async () => {
     const csv = await cli(['usage', '--granularity', 'week', '--from', '2025-01-01', '--to', '2025-01-31', '--group', '101', '--csv']);
     expect(csv.code).toBe(0);
-    expect(csv.out.split('\r\n')[0]).toBe('date,tool,uses,credits');
+    const lines = csv.out.trim().split('\r\n');
+    expect(lines[0]).toBe('date,tool,uses,credits,days_from,days_to,partial');
+    // 2025-01-01 is a Wednesday and the 31st a Friday: the first and last weeks are cut, and say so.
+    const cover = (week: string) => [...new Set(lines.filter((l) => l.startsWith(`${week},`)).map((l) => l.split(',').slice(-3).join(',')))];
+    expect(cover('2024-12-30')).toEqual(['2025-01-01,2025-01-05,true']);
+    expect(cover('2025-01-06')).toEqual(['2025-01-06,2025-01-12,false']);
+    expect(cover('2025-01-27')).toEqual(['2025-01-27,2025-01-31,true']);
     expect(csv.err).toMatch(/fetched; 99 of 100/);
     const again = await cli(['usage', '--granularity', 'week', '--from', '2025-01-01', '--to', '2025-01-31', '--group', '101', '--json']);
     expect(JSON.parse(again.out).cached).toBe(true);

@@ -1,5 +1,5 @@
 // `mediadesk settings` as a script uses it: a real process over a real data folder, exit codes, stderr.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -30,5 +30,21 @@ describe('mediadesk settings', () => {
       const r = await cli(args);
       expect([r.code, r.out, r.err], JSON.stringify(args)).toEqual([2, '', `mediadesk settings: ${message}\n`]);
     }
+  });
+
+  it('an unreadable settings file: get warns and shows the defaults, set keeps the file aside and says where', async () => {
+    const own = mkdtempSync(join(tmpdir(), 'cli-settings-bad-'));
+    const file = join(own, 'settings.json');
+    writeFileSync(file, '{"theme": "dark",');
+    const run = (args: string[]) => runCli(['settings', ...args], { env: { MEDIADESK_HOME: own } });
+    const got = await run(['get', 'theme']);
+    expect([got.code, got.out]).toEqual([0, 'system\n']);
+    expect(got.err).toMatch(new RegExp(`^warning: ${file.replace(/[.\\/]/g, '\\$&')} is not valid JSON \\(.+\\); these are the defaults \\(the file is left as it is\\)\n$`));
+    expect(readFileSync(file, 'utf8')).toBe('{"theme": "dark",');
+    const set = await run(['set', 'concurrency=6']);
+    const kept = readdirSync(own).find((n) => n.startsWith('settings.json.bad-'));
+    expect([set.code, set.out, set.err]).toEqual([0, 'saved concurrency\n', `the settings file could not be read; it is kept as ${join(own, kept!)}\n`]);
+    expect(readFileSync(join(own, kept!), 'utf8')).toBe('{"theme": "dark",');
+    rmSync(own, { recursive: true, force: true });
   });
 });

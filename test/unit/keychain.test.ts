@@ -3,7 +3,10 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createServer, type AddressInfo } from 'node:net';
+import { createCore } from '../../electron/core/index.ts';
 import { KeychainStore, keyFingerprint } from '../../electron/core/secrets.ts';
+import { startSandbox } from '../../electron/sandbox/index.ts';
 
 /**
  * Against the real Secret Service (gnome-keyring in a D-Bus session, as scripts/test.sh starts it).
@@ -47,6 +50,32 @@ describe.skipIf(!hasBus)('OS keychain (Secret Service)', () => {
     }
     expect(cli(['key', 'clear']).status).toBe(0);
     expect(cli(['key', 'status']).stdout).toMatch(/no API key is set/);
+  });
+});
+
+describe.skipIf(!hasBus)('the core over the OS keychain', () => {
+  it('a key stored or removed is reported so even when the backend status that follows cannot be read', async () => {
+    // The built-in Sandbox cannot start: its port is taken. Every backend status read fails after that.
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+    const port = (taken.address() as AddressInfo).port;
+    const home = mkdtempSync(join(tmpdir(), 'md-core-key-'));
+    const core = await createCore({ home, host: 'web', secrets: new KeychainStore(service), startSandbox: () => startSandbox({ port }), env: {}, runQueue: false });
+    try {
+      await expect(core.backend.target()).rejects.toThrow(/EADDRINUSE/);
+      expect(await core.dispatch('app.info', {})).toMatchObject({ ok: false });
+
+      expect(await core.dispatch('key.set', { key: 'sk-core-status-fails-1' })).toEqual({ ok: true, result: { ok: true } });
+      expect(await new KeychainStore(service).get()).toBe('sk-core-status-fails-1');
+      expect(await core.dispatch('key.clear', {})).toEqual({ ok: true, result: { ok: true } });
+      expect(await new KeychainStore(service).get()).toBeNull();
+      expect(await core.dispatch('key.status', {})).toEqual({ ok: true, result: { set: false, keychain: 'os', fingerprint: null } });
+    } finally {
+      await new KeychainStore(service).clear().catch(() => {});
+      await core.close().catch(() => {});
+      taken.close();
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 });
 

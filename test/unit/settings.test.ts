@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -107,13 +107,41 @@ describe('settings', () => {
     expect(JSON.parse(readFileSync(join(h, 'settings.json'), 'utf8'))).toEqual({ ...stored, concurrency: 6, theme: 'dark' });
   });
 
-  it('a settings file that is not JSON is kept aside, not overwritten', () => {
+  it('a settings file that is not JSON runs on the defaults, untouched, until a save keeps it aside', () => {
     const h = home();
-    writeFileSync(join(h, 'settings.json'), '{"theme": "dark",');
+    const file = join(h, 'settings.json');
+    writeFileSync(file, '{"theme": "dark",');
     const s = new SettingsService(openConfStore(h));
     expect(s.get().theme).toBe('system');
-    const aside = readdirSync(h).find((n) => n.startsWith('settings.json.unreadable-'));
-    expect(aside).toBeDefined();
-    expect(readFileSync(join(h, aside!), 'utf8')).toBe('{"theme": "dark",');
+    expect(s.fileState()).toEqual({ path: file, unreadable: expect.stringMatching(/settings\.json is not valid JSON \(.+\)$/), keptAs: null });
+    // Reading changes nothing on disk.
+    expect(readdirSync(h)).toEqual(['settings.json']);
+    expect(readFileSync(file, 'utf8')).toBe('{"theme": "dark",');
+    s.set({ concurrency: 6 });
+    const { keptAs } = s.fileState();
+    expect(keptAs).toMatch(/settings\.json\.bad-\d{4}-\d\d-\d\dT[\d-]+Z$/);
+    expect(readFileSync(keptAs!, 'utf8')).toBe('{"theme": "dark",');
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ concurrency: 6 });
+    expect(s.fileState().unreadable).toBeNull();
+  });
+
+  it('a settings file broken while running is read as defaults, and read again once fixed', () => {
+    const h = home();
+    const s = new SettingsService(openConfStore(h));
+    s.set({ concurrency: 6 });
+    writeFileSync(join(h, 'settings.json'), '{ "concurrency": ');
+    expect(s.get().concurrency).toBe(4);
+    expect(s.fileState().unreadable).toMatch(/is not valid JSON/);
+    writeFileSync(join(h, 'settings.json'), JSON.stringify({ concurrency: 5 }));
+    expect(s.get().concurrency).toBe(5);
+    expect(s.fileState()).toMatchObject({ unreadable: null, keptAs: null });
+  });
+
+  it('a settings path that is a folder says so', () => {
+    const h = home();
+    mkdirSync(join(h, 'settings.json'));
+    const s = new SettingsService(openConfStore(h));
+    expect(s.get().concurrency).toBe(4);
+    expect(s.fileState().unreadable).toBe(`${join(h, 'settings.json')} cannot be read: it is a folder`);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bucketLabel, partialDays } from '../../renderer/src/lib/usage-buckets.ts';
+import { bucketLabel, partialDays } from '../../shared/usage-buckets.ts';
 
 const range = (start_date: string, end_date: string) => ({ start_date, end_date });
 

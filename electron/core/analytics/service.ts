@@ -5,6 +5,7 @@ import type { BreakdownRow, Directory, UsageBudget, UsagePoint, UsageQuery, Usag
 import { ApiError, type ApiClient, type ApiTarget } from '../api/client.ts';
 import type { Db } from '../db/open.ts';
 import { toCsv } from './csv.ts';
+import { bucketCover } from '../../../shared/usage-buckets.ts';
 import { keyHashOf, UsageCache, UsageLedger, utcDay } from './ledger.ts';
 import { parseDirectory, parseUsage } from './wire.ts';
 import { ensureFolder } from '../output-folder.ts';
@@ -165,9 +166,7 @@ export class AnalyticsService {
     if (what === 'usage') {
       if (!usage) throw new DeskError('invalid', 'a usage export needs the usage query');
       const r = await this.query(usage);
-      const lines = usageRows(r.points);
-      csv = toCsv(['date', 'tool', 'uses', 'credits'], lines);
-      rows = lines.length;
+      ({ csv, rows } = usageCsv(r));
       name = `credit-usage-${r.request.granularity}-${r.request.start_date}_${r.request.end_date}.csv`;
     } else {
       const d = await this.directory();
@@ -203,7 +202,16 @@ function totals(items: BreakdownRow[]): BreakdownRow[] {
   return [...m.values()];
 }
 
-/** One row per bucket and tool; an empty bucket keeps a zero row so the time axis has no holes. */
-export function usageRows(points: UsagePoint[]): unknown[][] {
-  return points.flatMap((p) => Object.entries(p.byTool).length === 0 ? [[p.date, '', 0, 0]] : Object.entries(p.byTool).map(([tool, t]) => [p.date, tool, t.uses, t.credits]));
+/**
+ * One row per bucket and tool; an empty bucket keeps a zero row so the time axis has no holes.
+ * Each row names the days its bucket counts, and `partial` marks a first or last week, month or
+ * year the range cuts (as the chart does), so a spreadsheet does not read it as a slow one.
+ */
+export function usageCsv(r: Pick<UsageResult, 'points' | 'request'>): { csv: string; rows: number } {
+  const lines = r.points.flatMap((p) => {
+    const c = bucketCover(p.date, r.request.granularity, r.request);
+    const cover = [c.first, c.last, c.partial];
+    return Object.entries(p.byTool).length === 0 ? [[p.date, '', 0, 0, ...cover]] : Object.entries(p.byTool).map(([tool, t]) => [p.date, tool, t.uses, t.credits, ...cover]);
+  });
+  return { csv: toCsv(['date', 'tool', 'uses', 'credits', 'days_from', 'days_to', 'partial'], lines), rows: lines.length };
 }

@@ -14,6 +14,8 @@ const host = await startWebHost({ home: dataHome(), port, rendererDir: values.re
 process.stdout.write(`${host.url}\n`);
 const status = await host.core.backend.status();
 process.stdout.write(`data folder ${dataHome()}; backend: ${status.reason}\n`);
+const { unreadable } = host.core.settings.fileState();
+if (unreadable) process.stderr.write(`warning: ${unreadable}; using the default settings and leaving the file as it is until a setting is saved\n`);
 
 let closing = false;
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {

@@ -28,6 +28,8 @@ export const settingsCommand: CliCommand = {
     if (sub === 'get') {
       const all = settings.get() as Record<string, unknown>;
       if (args.length > 1) throw new UsageError('settings get takes at most one name');
+      const { unreadable } = settings.fileState();
+      if (unreadable) ctx.stderr.write(`warning: ${unreadable}; these are the defaults (the file is left as it is)\n`);
       if (args[0] !== undefined) {
         if (!names.includes(args[0])) throw new UsageError(`unknown setting "${oneLine(args[0])}" (known: ${names.join(', ')})`);
         const v = all[args[0]];
@@ -56,6 +58,8 @@ export const settingsCommand: CliCommand = {
         throw err;
       }
       ctx.stdout.write(`saved ${Object.keys(patch).join(', ')}\n`);
+      const { keptAs } = settings.fileState();
+      if (keptAs) ctx.stderr.write(`the settings file could not be read; it is kept as ${keptAs}\n`);
       return 0;
     }
     throw new UsageError(sub ? `unknown settings command "${sub}" (get, set)` : 'say get or set');

@@ -1,6 +1,5 @@
 import { GRANULARITIES, type UsageQuery } from '../../../../shared/contract/team.ts';
-import { toCsv } from '../../../core/analytics/csv.ts';
-import { usageRows } from '../../../core/analytics/service.ts';
+import { usageCsv } from '../../../core/analytics/service.ts';
 import { realDay } from '../../../../shared/validation/dates.ts';
 import { UsageError, type CliCommand } from '../command.ts';
 import { openCliServices } from '../services.ts';
@@ -37,7 +36,7 @@ export const usageCommand: CliCommand = {
     try {
       const r = await invoke(s.core, 'usage.query', { ...q, refresh: o.flags.has('--refresh') });
       if (o.flags.has('--json')) ctx.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
-      else if (o.flags.has('--csv')) ctx.stdout.write(toCsv(['date', 'tool', 'uses', 'credits'], usageRows(r.points)));
+      else if (o.flags.has('--csv')) ctx.stdout.write(usageCsv(r).csv);
       else ctx.stdout.write(table(['DATE', 'USES', 'CREDITS', 'TOP TOOL'], r.points.map((p) => [p.date, p.uses, p.credits, Object.entries(p.byTool).sort((a, b) => b[1].credits - a[1].credits)[0]?.[0] ?? ''])));
       // On stderr so --json and --csv stay machine-readable.
       ctx.stderr.write(`${r.request.start_date} to ${r.request.end_date}; ${r.cached ? 'from the local cache (no request spent)' : 'fetched'}; ${r.budget.remaining} of ${r.budget.limit} credit-usage requests left today (UTC)\n`);

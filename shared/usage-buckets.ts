@@ -1,4 +1,4 @@
-import type { Granularity } from '../../../shared/contract/team.ts';
+import type { Granularity } from './contract/team.ts';
 
 /** The UTC days a usage query asked for, as the service echoes them (inclusive). */
 export interface UsageRange { start_date: string; end_date: string }
@@ -34,12 +34,17 @@ function baseLabel(date: string, granularity: Granularity): string {
  * by its first day in the range.
  */
 export function partialDays(date: string, granularity: Granularity, range: UsageRange): string | null {
-  if (granularity === 'day') return null;
+  const c = bucketCover(date, granularity, range);
+  return c.partial ? daySpan(c.first, c.last) : null;
+}
+
+/** The first and last UTC day of the bucket holding `date` that the range covers, and whether the range cuts the bucket. */
+export function bucketCover(date: string, granularity: Granularity, range: UsageRange): { first: string; last: string; partial: boolean } {
+  if (granularity === 'day') return { first: date, last: date, partial: false };
   const [start, end] = bucketDays(date, granularity);
   const first = start < range.start_date ? range.start_date : start;
   const last = end > range.end_date ? range.end_date : end;
-  if (first === start && last === end) return null;
-  return daySpan(first, last);
+  return { first, last, partial: first !== start || last !== end };
 }
 
 /** First and last UTC day of the week (from Monday), month or year holding `date`. */
