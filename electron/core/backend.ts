@@ -28,6 +28,7 @@ export interface BackendOptions {
 export const fromAnotherSandbox = (url: string, mine: string | null): boolean => mine === null || new URL(url).origin !== new URL(mine).origin;
 
 /** `live <base URL> key <fingerprint>` for a live server, `sandbox` for the built-in Sandbox (see Backend.identity). */
+const errorMessage = (err: unknown) => (err instanceof Error ? err.message : String(err));
 const identityOf = (live: ApiTarget | null) => (live === null ? 'sandbox' : `live ${live.baseUrl.replace(/\/+$/, '')} key ${keyFingerprint(live.apiKey)}`);
 
 /**
@@ -38,6 +39,8 @@ const identityOf = (live: ApiTarget | null) => (live === null ? 'sandbox' : `liv
 export class Backend {
   private readonly o: BackendOptions;
   private sandbox: Promise<RunningSandboxLike> | null = null;
+  /** Why the last start of the built-in Sandbox failed, until one succeeds. */
+  private startError: string | null = null;
 
   constructor(o: BackendOptions) {
     this.o = o;
@@ -60,8 +63,18 @@ export class Backend {
       return { effective: 'live', chosen: s.backend, baseUrl: this.env.MEDIADESK_API_URL, keySet, keychain, reason: 'MEDIADESK_API_URL and MEDIADESK_API_KEY are set in the environment' };
     }
     if (s.backend === 'live' && keySet) return { effective: 'live', chosen: 'live', baseUrl: s.baseUrl, keySet, keychain, reason: `live service with the key from the ${keychain === 'os' ? 'OS keychain' : 'session memory'}` };
-    const sandboxUrl = this.sandbox ? (await this.sandbox).url : 'in-process';
-    const reason = s.backend === 'live' ? 'live is chosen but no API key is set, so the built-in Sandbox answers' : `the built-in Sandbox, as ${s.sandboxKey}`;
+    // A Sandbox that could not start is a fact to report, not a status that cannot be read.
+    let sandboxUrl = 'in-process';
+    let failed = this.startError;
+    if (this.sandbox) {
+      try {
+        sandboxUrl = (await this.sandbox).url;
+      } catch (err) {
+        failed = errorMessage(err);
+      }
+    }
+    const reason = (s.backend === 'live' ? 'live is chosen but no API key is set, so the built-in Sandbox answers' : `the built-in Sandbox, as ${s.sandboxKey}`)
+      + (failed ? `; it could not start (${failed}) and is tried again on the next request` : '');
     return { effective: 'sandbox', chosen: s.backend, baseUrl: sandboxUrl, keySet, keychain, reason };
   }
 
@@ -79,8 +92,21 @@ export class Backend {
   async target(): Promise<ApiTarget> {
     const live = await this.live();
     if (live) return live;
-    this.sandbox ??= this.o.startSandbox();
+    this.sandbox ??= this.startSandbox();
     return { baseUrl: (await this.sandbox).url, apiKey: this.o.settings.get().sandboxKey };
+  }
+
+  /**
+   * A start that failed (its port taken, a file it needs unreadable) is forgotten, so the next
+   * request tries again: otherwise every status read and Sandbox request would fail until restart.
+   */
+  private startSandbox(): Promise<RunningSandboxLike> {
+    const started = this.o.startSandbox();
+    started.then(() => (this.startError = null), (err: unknown) => {
+      this.startError = errorMessage(err);
+      if (this.sandbox === started) this.sandbox = null;
+    });
+    return started;
   }
 
   /**

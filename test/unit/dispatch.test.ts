@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createCore } from '../../electron/core/index.ts';
 import { MemorySecretStore } from '../../electron/core/secrets.ts';
@@ -113,5 +114,28 @@ describe('the dispatcher every transport calls', () => {
     expect(t.apiKey).toBe('sandbox-member');
     const res = await fetch(`${t.baseUrl}/v1/analytics/audit-logs/events`, { headers: { 'x-service-api-key': t.apiKey } });
     expect(res.status).toBe(403);
+  });
+
+  it('a built-in Sandbox that could not start is started again on the next request, once its port is free', async () => {
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+    const port = (taken.address() as AddressInfo).port;
+    const other = await createCore({ home: mkdtempSync(join(tmpdir(), 'md-core-restart-')), host: 'web', secrets: new MemorySecretStore(), startSandbox: () => startSandbox({ port }), env: {}, runQueue: false });
+    try {
+      await expect(other.backend.target()).rejects.toThrow(/EADDRINUSE/);
+      // Said where the backend is shown, not a status that cannot be read.
+      const info = await other.dispatch('app.info', {});
+      expect(info.ok && (info.result as { backend: { reason: string } }).backend.reason).toMatch(/could not start \(.*EADDRINUSE.*\) and is tried again on the next request/);
+      await new Promise<void>((r) => taken.close(() => r()));
+      const t = await other.backend.target();
+      expect(t.baseUrl).toBe(`http://127.0.0.1:${port}`);
+      expect((await fetch(`${t.baseUrl}/v1/ai/loras`, { headers: { 'x-service-api-key': t.apiKey } })).status).toBe(200);
+      const later = await other.dispatch('app.info', {});
+      expect(later).toMatchObject({ ok: true, result: { backend: { effective: 'sandbox', baseUrl: t.baseUrl } } });
+      expect(later.ok && (later.result as { backend: { reason: string } }).backend.reason).not.toMatch(/could not start/);
+    } finally {
+      taken.close();
+      await other.close();
+    }
   });
 });
