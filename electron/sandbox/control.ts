@@ -65,6 +65,9 @@ export function registerControl(app: FastifyInstance, deps: ControlDeps): void {
       if (!deps.appCosts.set(req.params.appId, cost)) return sendError(reply, 404, `No app ${req.params.appId}`);
       return { id: req.params.appId, cost };
     });
+    // Every task and app run still under way ends now (as if its duration had passed), so a test
+    // can hold work for as long as it needs without waiting out a long duration afterwards.
+    ctl.post('/__sandbox/tasks/finish', async () => ({ finished: deps.tasks.finishAll(deps.now()) }));
     ctl.post('/__sandbox/reset', async () => {
       deps.faults.reset();
       deps.appCosts.reset();

@@ -88,6 +88,17 @@ export class TaskStore {
     return { items: end > 0 ? all.slice(start, end).reverse() : [], total: all.length };
   }
 
+  /** Ends every task still under way at `nowMs` (its status moves on; it never goes back). */
+  finishAll(nowMs: number): number {
+    let n = 0;
+    for (const t of this.byId.values()) {
+      if (nowMs - t.createdAt >= t.durationMs) continue;
+      t.durationMs = Math.max(0, nowMs - t.createdAt);
+      n++;
+    }
+    return n;
+  }
+
   ofKey(key: string): Task[] {
     return [...(this.byKey.get(key) ?? [])].reverse();
   }

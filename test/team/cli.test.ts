@@ -143,7 +143,8 @@ describe('mediadesk apps | usage | creations', () => {
   it('apps cancel stops a run another terminal follows; apps retry follows it again to its results without paying again', async () => {
     const out = join(home, 'cancel-out');
     const before = await posts();
-    await control(sandbox.url, 'faults', { taskDurationMs: 4000 });
+    // Held on the server until the cancel is in, however slow this machine is; then ended.
+    await control(sandbox.url, 'faults', { taskDurationMs: 600_000 });
     let follower: Promise<{ code: number | null; out: string; err: string }>;
     let id = '';
     try {
@@ -168,6 +169,7 @@ describe('mediadesk apps | usage | creations', () => {
     expect(followed.err).toMatch(/^canceled \(\w+\)\nCanceled; the run was already submitted and may still be charged\.$/m);
     const again = await cli(['apps', 'cancel', id]);
     expect([again.code, again.err.trim()]).toEqual([2, expect.stringMatching(new RegExp(`^mediadesk apps: run ${id}[\\w-]+ is canceled; there is nothing to cancel$`))]);
+    await control(sandbox.url, 'tasks/finish', {});
 
     // Submitted and paid: retry follows that run again, with no cost to accept and no new POST.
     const retry = await cli(['apps', 'retry', id]);
