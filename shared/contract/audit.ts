@@ -141,6 +141,11 @@ export const importReportSchema = z.object({
   /** The file ended mid-item or its structure broke: rows before it were kept, nothing after. */
   fatal: z.string().nullable(),
   warnings: z.array(z.string()),
+  /**
+   * Interrupted (Ctrl-C) while a staged load held rows back to move them in by date: items read and
+   * checked but not added, which importing the file again adds. Absent when there are none.
+   */
+  notAdded: z.number().int().optional(),
 });
 
 export const auditExportRequestSchema = z.object({

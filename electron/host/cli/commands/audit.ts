@@ -125,7 +125,7 @@ function lazyTarget(ctx: CliContext): { target: () => Promise<ApiTarget>; close:
 }
 
 function printImport(ctx: CliContext, r: ImportReport): void {
-  ctx.stdout.write(`${r.path === STDIN_NAME ? 'standard input' : oneLine(r.path)} (${r.format}): ${r.items} item(s), ${r.accepted} added, ${r.duplicates} already cached, ${r.rejected} rejected\n`);
+  ctx.stdout.write(`${r.path === STDIN_NAME ? 'standard input' : oneLine(r.path)} (${r.format}): ${r.items} item(s), ${r.accepted} added, ${r.duplicates} already cached, ${r.rejected} rejected${r.notAdded ? `, ${r.notAdded} read but not added (interrupted)` : ''}\n`);
   for (const x of r.rejects) ctx.stdout.write(`  line ${x.line}, item ${x.item}: ${x.reason}\n`);
   for (const w of r.warnings) ctx.stdout.write(`  warning: ${w}\n`);
   if (r.fatal) ctx.stdout.write(`  stopped: ${r.fatal}\n`);
@@ -264,7 +264,9 @@ export const auditCommand: CliCommand = {
           else for (const r of reports) printImport(ctx, r);
           if (stop.signal.aborted) {
             const kept = reports.reduce((n, r) => n + r.accepted, 0);
-            ctx.stderr.write(`interrupted: ${kept} event(s) imported so far are kept; run the same command again to continue (events already cached are skipped)\n`);
+            const left = reports.reduce((n, r) => n + (r.notAdded ?? 0), 0);
+            const notYet = left ? `; ${left} more read were not added yet` : '';
+            ctx.stderr.write(`interrupted: ${kept} event(s) imported so far are kept${notYet}; run the same command again to continue (events already cached are skipped)\n`);
             return 130;
           }
           return reports.some((r) => r.fatal || r.rejected) ? 1 : 0;
