@@ -21,6 +21,11 @@ export const auditFiltersSchema = z.object({
    * is nullable), which memberIds cannot name. Ored with memberIds, like one more member.
    */
   noUserId: z.boolean().optional(),
+  /**
+   * Events of actors without a user id, told apart by their e-mail ('' : an actor with no e-mail
+   * either): the member facet's entries for them (NO_USER_ID_EMAIL). Ored with memberIds and noUserId.
+   */
+  noUserIdEmails: z.array(z.string().max(500)).max(500).optional(),
   groupIds: idList.optional(),
   folderRefs: strList.optional(),
   eventTypes: strList.optional(),
@@ -87,7 +92,18 @@ export const auditEventDetailSchema = z.object({
   sameCorrelationCount: z.number().int(),
 });
 
-export const facetCountSchema = z.object({ value: z.string(), label: z.string().nullable(), count: z.number().int() });
+export const facetCountSchema = z.object({
+  value: z.string(),
+  label: z.string().nullable(),
+  count: z.number().int(),
+  /** Member facet, an actor without a user id: its type as the API gives it (api_key, system…). */
+  actorType: z.string().nullable().optional(),
+});
+/**
+ * The member facet's value for an actor without a user id is this prefix and its e-mail ('' : none),
+ * which filters.noUserIdEmails takes; a member's value is its user id, digits, so the two never meet.
+ */
+export const NO_USER_ID_EMAIL = 'no-user-id:';
 export const auditFacetsSchema = z.object({
   eventTypes: z.array(facetCountSchema),
   members: z.array(facetCountSchema),
@@ -141,6 +157,11 @@ export const importReportSchema = z.object({
   /** The file ended mid-item or its structure broke: rows before it were kept, nothing after. */
   fatal: z.string().nullable(),
   warnings: z.array(z.string()),
+  /**
+   * Interrupted (Ctrl-C) while a staged load held rows back to move them in by date: items read and
+   * checked but not added, which importing the file again adds. Absent when there are none.
+   */
+  notAdded: z.number().int().optional(),
 });
 
 export const auditExportRequestSchema = z.object({

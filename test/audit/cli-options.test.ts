@@ -147,14 +147,17 @@ describe('mediadesk audit: files and folders named wrong are bad input, caught b
 });
 
 describe('mediadesk audit: actors without a user id', () => {
-  it('--no-user-id picks the events of API-key and system actors, alone or with --member, in query and export', async () => {
-    const idless = [
-      makeEvent(N + 100, { member: { type: 'api_key', user_id: null, email: 'ci-key@example.test' } }),
-      makeEvent(N + 101, { member: { type: 'api_key' } }),
-      makeEvent(N + 102, { member: { type: 'system', user_id: null, email: null } }),
-    ];
+  const idless = [
+    makeEvent(N + 100, { member: { type: 'api_key', user_id: null, email: 'ci-key@example.test' } }),
+    makeEvent(N + 101, { member: { type: 'api_key' } }),
+    makeEvent(N + 102, { member: { type: 'system', user_id: null, email: null } }),
+  ];
+  beforeAll(async () => {
     const r = await audit('import', tmp.file('idless.ndjson', idless.map((e) => JSON.stringify(e)).join('\n') + '\n'));
     expect(r.code, r.err).toBe(0);
+  });
+
+  it('--no-user-id picks the events of API-key and system actors, alone or with --member, in query and export', async () => {
     const ids = (out: string) => out.trim().split('\n').map((l) => (JSON.parse(l) as { event_id: string }).event_id).sort();
     const alone = await audit('query', '--no-user-id', '--json');
     expect(alone.code, alone.err).toBe(0);
@@ -166,5 +169,20 @@ describe('mediadesk audit: actors without a user id', () => {
     expect(ids(exported.out)).toEqual(idless.map((e) => e.event_id).sort());
     const refused = await audit('sync', '--no-user-id');
     expect([refused.code, refused.err]).toEqual([2, 'mediadesk audit: audit sync does not take --no-user-id\n']);
+  });
+
+  it('--no-user-id-email picks one such actor by its e-mail (\'\' : the one without), alone or with --member, in query and export', async () => {
+    const ids = (out: string) => out.trim().split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { event_id: string }).event_id).sort();
+    const key = await audit('query', '--no-user-id-email', 'ci-key@example.test', '--json');
+    expect(key.code, key.err).toBe(0);
+    expect(ids(key.out)).toEqual([`evt_${N + 100}`]);
+    const none = await audit('query', '--no-user-id-email', '', '--json');
+    expect(ids(none.out)).toEqual([`evt_${N + 101}`, `evt_${N + 102}`]);
+    const both = await audit('query', '--member', '2', '--no-user-id-email', 'ci-key@example.test', '--json');
+    expect(both.out.trim().split('\n')).toHaveLength(N / 6 + 1);
+    const exported = await audit('export', '--out', '-', '--no-user-id-email', 'ci-key@example.test,nobody@example.test');
+    expect(ids(exported.out)).toEqual([`evt_${N + 100}`]);
+    const table = await audit('query', '--no-user-id-email', 'ci-key@example.test');
+    expect([table.out.includes('ci-key@example.test'), table.err]).toEqual([true, '1 of 1 event(s)\n']);
   });
 });

@@ -21,6 +21,9 @@ export function tempDir(prefix = 'md-audit-'): { dir: string; file: (name: strin
   };
 }
 
+/** The events table's indexes: eight of migration 1, event_id's (6), actors without a user id by e-mail (7). */
+export const EVENT_INDEXES = 10;
+
 const noApi = async (): Promise<ApiTarget> => {
   throw new Error('this test does not talk to the API');
 };
@@ -63,6 +66,18 @@ export function makeEvent(i: number, over: Record<string, unknown> = {}): Record
     source: { project: null, platform: 'web' },
     ...over,
   };
+}
+
+/** The list in a fixed pseudo-random order (the same for the same seed). */
+export function shuffle<T>(list: readonly T[], seed = 4242): T[] {
+  const out = [...list];
+  let s = seed;
+  for (let i = out.length - 1; i > 0; i--) {
+    s = (s * 1103515245 + 12345) % 2 ** 31;
+    const j = s % (i + 1);
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
 }
 
 /** Every event id a query yields, walking the keyset cursor page by page, as the viewer does. */

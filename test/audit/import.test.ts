@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { csvRecord } from '../../electron/core/audit/export.ts';
 import { CSV_COLUMNS } from '../../electron/core/audit/formats/csv.ts';
 import type { AuditService } from '../../electron/core/audit/service.ts';
-import { fillDisk, makeEvent, openService, rowOf, smallDisk, tempDir } from './helpers.ts';
+import { EVENT_INDEXES, fillDisk, makeEvent, openService, rowOf, shuffle, smallDisk, tempDir } from './helpers.ts';
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
@@ -143,7 +143,7 @@ describe('import: bulk loads', () => {
     const db = service.store.db;
     expect(db.prepare('SELECT count(*) AS rows, count(DISTINCT event_id) AS ids FROM events').get()).toEqual({ rows: 4000, ids: 4000 });
     expect(db.prepare('SELECT count(*) AS n FROM deferred_indexes').get()).toEqual({ n: 0 });
-    expect(db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").get()).toEqual({ n: 9 });
+    expect(db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").get()).toEqual({ n: EVENT_INDEXES });
     expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
   });
 
@@ -163,35 +163,65 @@ describe('import: bulk loads', () => {
   });
 });
 
+/** Runs `body` for each staged load (staged, bulk), read by a worker thread and in place, each into a cache of its own. */
+async function eachStagedLoad(tag: string, body: (other: AuditService, o: { load: 'staged' | 'bulk'; worker: boolean; how: string; name: string }) => Promise<void>): Promise<void> {
+  for (const load of ['staged', 'bulk'] as const) {
+    for (const worker of [true, false]) {
+      const name = `cache-${n}-${tag}-${load}-${worker}.db`;
+      const other = openService(join(tmp.dir, name));
+      try {
+        await body(other, { load, worker, how: `${load}, worker ${worker}`, name });
+      } finally {
+        await other.close();
+      }
+    }
+  }
+}
+
 describe('import: interrupted (Ctrl-C)', () => {
   it('a staged or bulk load, by a worker thread or in place, stops after the batch in hand: what it reports is in the cache, indexes whole, and the files after it are not read', async () => {
     const total = 20_000;
     const file = tmp.file(`${n}-interrupted.ndjson`, ndjson(events(0, total)));
     const after = tmp.file(`${n}-after.ndjson`, ndjson(events(total, total + 10)));
-    for (const load of ['staged', 'bulk'] as const) {
-      for (const worker of [true, false]) {
-        const name = `cache-${n}-stop-${load}-${worker}.db`;
-        const other = openService(join(tmp.dir, name));
-        try {
-          const stop = new AbortController();
-          const reports = await other.import([file, after], { load, worker, batchSize: 500, signal: stop.signal, onProgress: () => stop.abort() });
-          expect(reports, `${load} ${worker}`).toHaveLength(1);
-          const kept = (other.store.db.prepare('SELECT count(*) FROM events').pluck().get() as number);
-          expect(reports[0].accepted, `${load} ${worker}`).toBe(kept);
-          expect(kept).toBeGreaterThan(0);
-          expect(kept).toBeLessThan(total);
-          expect(other.store.db.prepare('SELECT count(*) FROM deferred_indexes').pluck().get()).toBe(0);
-          expect(other.store.db.pragma('integrity_check', { simple: true })).toBe('ok');
-          expect(readdirSync(tmp.dir).filter((f) => f.startsWith(`${name}-stage-`))).toEqual([]);
+    await eachStagedLoad('stop', async (other, { load, worker, how, name }) => {
+      const stop = new AbortController();
+      const reports = await other.import([file, after], { load, worker, batchSize: 500, signal: stop.signal, onProgress: () => stop.abort() });
+      expect(reports, how).toHaveLength(1);
+      const kept = (other.store.db.prepare('SELECT count(*) FROM events').pluck().get() as number);
+      expect(reports[0].accepted, how).toBe(kept);
+      expect(kept).toBeGreaterThan(0);
+      expect(kept).toBeLessThan(total);
+      expect(other.store.db.prepare('SELECT count(*) FROM deferred_indexes').pluck().get()).toBe(0);
+      expect(other.store.db.pragma('integrity_check', { simple: true })).toBe('ok');
+      expect(readdirSync(tmp.dir).filter((f) => f.startsWith(`${name}-stage-`))).toEqual([]);
 
-          const [again] = await other.import([file], { load, worker, batchSize: 500 });
-          expect(again).toMatchObject({ accepted: total - kept, duplicates: kept });
-        } finally {
-          await other.close();
-        }
-      }
-    }
+      const [again] = await other.import([file], { load, worker, batchSize: 500 });
+      expect(again).toMatchObject({ accepted: total - kept, duplicates: kept });
+    });
   }, 120_000);
+
+  it('a staged or bulk load of a file out of date order, stopped while rows are held back to go in by date: the report counts exactly what the cache holds and what it read but did not add, and a re-run adds exactly the rest', async () => {
+    const total = 12_000;
+    // From its second batch on, every batch lands among dates already written, so the load holds it back.
+    const file = tmp.file(`${n}-shuffled.ndjson`, ndjson(shuffle(events(0, total), 7)));
+    await eachStagedLoad('shuffled', async (other, { load, worker, how }) => {
+      const stop = new AbortController();
+      // Stopped halfway through the reading: by then most of what was read is held back.
+      const [r] = await other.import([file], { load, worker, batchSize: 500, signal: stop.signal, onProgress: (p) => p.items >= total / 2 && stop.abort() });
+      const kept = other.store.db.prepare('SELECT count(*) FROM events').pluck().get() as number;
+      expect(r.accepted, how).toBe(kept);
+      expect(r.items, how).toBeGreaterThanOrEqual(total / 2);
+      // Every item read is accounted for: added, already cached, rejected, or read but not added (held back when it stopped).
+      expect(r.items - r.accepted - r.duplicates - r.rejected, how).toBe(r.notAdded ?? 0);
+      expect(r.notAdded, how).toBeGreaterThan(0);
+      expect(other.store.db.prepare('SELECT count(*) FROM deferred_indexes').pluck().get(), how).toBe(0);
+      expect(other.store.db.pragma('integrity_check', { simple: true }), how).toBe('ok');
+
+      const [again] = await other.import([file], { load, worker, batchSize: 500 });
+      expect(again, how).toMatchObject({ items: total, accepted: total - kept, duplicates: kept, rejected: 0 });
+      expect(other.store.db.prepare('SELECT count(*) FROM events').pluck().get(), how).toBe(total);
+    });
+  }, 180_000);
 });
 
 describe('import: malformed rows are reported one by one, good rows are kept', () => {
@@ -375,7 +405,7 @@ describe('import: a full disk', () => {
       const db = cache.store.db;
       expect(db.prepare('SELECT count(*) AS rows, count(DISTINCT event_id) AS ids FROM events').get()).toEqual({ rows: 3100, ids: 3100 });
       expect(db.prepare('SELECT count(*) AS n FROM deferred_indexes').get()).toEqual({ n: 0 });
-      expect(db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").get()).toEqual({ n: 9 });
+      expect(db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").get()).toEqual({ n: EVENT_INDEXES });
       expect(cache.query({ filters: { search: 'denied' }, sort: { field: 'date', dir: 'desc' }, limit: 5 }).rows.length).toBeGreaterThan(0);
     } finally {
       await cache.close();

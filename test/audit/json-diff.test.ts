@@ -68,6 +68,17 @@ describe('state diff: whole states', () => {
     expect(diffStates({}, {})).toEqual([]);
   });
 
+  it('shows a nested object or list emptied or filled as its fields that went or came, one line each, as at the top level', () => {
+    expect(changes(diffStates({ limits: { x: 1 }, role: 'a' }, { limits: {}, role: 'a' }))).toEqual(['removed limits.x 1→']);
+    expect(changes(diffStates({ limits: { x: 1, y: { z: 2 } } }, { limits: {} }))).toEqual(['removed limits.x 1→', 'removed limits.y.z 2→']);
+    expect(changes(diffStates({ limits: {} }, { limits: { x: 1 } }))).toEqual(['added limits.x →1']);
+    expect(changes(diffStates({ tags: ['a'] }, { tags: [] }))).toEqual(['removed tags[0] "a"→']);
+    expect(changes(diffStates({ members: [{ id: 1 }] }, { members: [{}] }))).toEqual(['removed members[0].id 1→']);
+    // An empty object that itself came or went is still a change of its own; one that stayed empty is not.
+    expect(changes(diffStates({ limits: {}, role: 'a' }, { role: 'a' }))).toEqual(['removed limits {}→']);
+    expect(diffStates({ limits: {} }, { limits: {} })).toEqual([{ path: ['limits'], label: 'limits', kind: 'same', old: '{}', new: '{}' }]);
+  });
+
   it('shows a scalar state as "(value)" and a type change as what went and what came', () => {
     expect(changes(diffStates(1, 2))).toEqual(['changed (value) 1→2']);
     expect(changes(diffStates({ a: { x: 1 } }, { a: 5 }))).toEqual(['removed a.x 1→', 'added a →5']);

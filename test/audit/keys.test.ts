@@ -7,7 +7,7 @@ import { openDatabase } from '../../electron/core/db/open.ts';
 import { KEY_SLOTS, keysFollowDates } from '../../electron/core/audit/keys.ts';
 import { AUDIT_MIGRATIONS } from '../../electron/core/audit/migrations.ts';
 import type { AuditService } from '../../electron/core/audit/service.ts';
-import { makeEvent, openService, rowOf, tempDir, walkPages } from './helpers.ts';
+import { EVENT_INDEXES, makeEvent, openService, rowOf, shuffle, tempDir, walkPages } from './helpers.ts';
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
@@ -18,17 +18,6 @@ const BASE = Date.UTC(2026, 2, 1);
 /** Events in shuffled file order, many sharing one millisecond, so seq order is not file order. */
 function shuffled(count: number, sameMs = 7): Record<string, unknown>[] {
   return shuffle(Array.from({ length: count }, (_, i) => makeEvent(i, { date: new Date(BASE + Math.floor(i / sameMs) * 1000).toISOString() })), 12345);
-}
-
-function shuffle<T>(list: readonly T[], seed = 4242): T[] {
-  const out = [...list];
-  let s = seed;
-  for (let i = out.length - 1; i > 0; i--) {
-    s = (s * 1103515245 + 12345) % 2 ** 31;
-    const j = s % (i + 1);
-    [out[i], out[j]] = [out[j], out[i]];
-  }
-  return out;
 }
 
 /** A script run as a child process; `said(word)` resolves with its output once that holds `word`. */
@@ -71,7 +60,7 @@ async function holdLoad(path: string, start: 'registerLoad' | 'deferIndexes') {
 function expectLoadsEnded(db: AuditService['store']['db']): void {
   expect(db.prepare('SELECT count(*) AS n FROM deferred_indexes').get()).toEqual({ n: 0 });
   expect(db.prepare("SELECT count(*) AS n FROM audit_meta WHERE key GLOB 'bulk_owner_*'").get()).toEqual({ n: 0 });
-  expect(db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").get()).toEqual({ n: 9 });
+  expect(db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").get()).toEqual({ n: EVENT_INDEXES });
   expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
 }
 
@@ -154,6 +143,30 @@ describe('row keys follow the event date', () => {
     }
   });
 
+  it('migration 7 adds the index of actors without a user id by e-mail; opened while another process loads in bulk, it waits with the indexes set aside and is built when that load ends', async () => {
+    const path = join(tmp.dir, 'v6.db');
+    const db = openDatabase(path, AUDIT_MIGRATIONS.slice(0, 6));
+    // A bulk load running in another live process (this test's parent): one index set aside.
+    db.exec("INSERT INTO deferred_indexes (name, sql) SELECT name, sql FROM sqlite_master WHERE name = 'events_type_ts'; DROP INDEX events_type_ts");
+    db.prepare('INSERT INTO audit_meta (key, value) VALUES (?, ?)').run(`bulk_owner_${process.ppid}`, Date.now());
+    db.close();
+    const service = openService(path);
+    try {
+      const sdb = service.store.db;
+      const built = () => sdb.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name IN ('events_type_ts', 'events_noid_email_ts') ORDER BY name").pluck().all();
+      const waiting = () => sdb.prepare('SELECT name FROM deferred_indexes ORDER BY name').pluck().all();
+      expect(sdb.pragma('user_version', { simple: true })).toBe(AUDIT_MIGRATIONS.length);
+      expect([built(), waiting()]).toEqual([[], ['events_noid_email_ts', 'events_type_ts']]);
+      // That load ends: the last one to finish builds what was set aside, the new index with it.
+      sdb.prepare('DELETE FROM audit_meta WHERE key = ?').run(`bulk_owner_${process.ppid}`);
+      service.store.restoreIndexes();
+      expect([built(), waiting()]).toEqual([['events_noid_email_ts', 'events_type_ts'], []]);
+      expect(sdb.prepare("SELECT sql FROM sqlite_master WHERE name = 'events_noid_email_ts'").pluck().get()).toMatch(/WHERE member_id IS NULL$/);
+    } finally {
+      await service.close();
+    }
+  });
+
   it('migration 3 re-keys a cache written before it and keeps every event searchable', async () => {
     const path = join(tmp.dir, 'v2.db');
     const db = openDatabase(path, AUDIT_MIGRATIONS.slice(0, 2));
@@ -208,7 +221,7 @@ describe('row keys follow the event date', () => {
       expect((sdb.prepare("SELECT name FROM pragma_table_info('events')").pluck().all() as string[]).includes('raw')).toBe(false);
       expect(sdb.prepare('SELECT count(*) AS n FROM events_raw').get()).toEqual({ n: 500 });
       expect(sdb.prepare('SELECT count(*) AS n FROM events LEFT JOIN events_raw AS r USING (seq) WHERE r.raw IS NULL').get()).toEqual({ n: 0 });
-      expect(sdb.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").get()).toEqual({ n: 9 });
+      expect(sdb.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").get()).toEqual({ n: EVENT_INDEXES });
       expect(sdb.prepare('SELECT count(*) AS n FROM deferred_indexes').get()).toEqual({ n: 0 });
       expect(sdb.pragma('integrity_check', { simple: true })).toBe('ok');
       const detail = service.event('evt_42');
@@ -247,7 +260,7 @@ describe('row keys follow the event date', () => {
       expect(sdb.prepare('SELECT * FROM events ORDER BY seq').all()).toEqual(rows);
       expect(sdb.prepare("SELECT sql FROM sqlite_master WHERE name = 'events_event_id'").pluck().get()).toMatch(/CREATE UNIQUE INDEX/);
       expect(sdb.prepare("SELECT count(*) FROM sqlite_master WHERE name GLOB 'sqlite_autoindex_events*'").pluck().get()).toBe(0);
-      expect(sdb.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").get()).toEqual({ n: 9 });
+      expect(sdb.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").get()).toEqual({ n: EVENT_INDEXES });
       expect(() => sdb.prepare(`INSERT INTO events (seq, event_id, ts, event_type, origin) VALUES (1, 'evt_3', 1, 'x', 'import')`).run()).toThrow(/UNIQUE constraint failed: events.event_id/);
       expect(sdb.pragma('integrity_check', { simple: true })).toBe('ok');
       const [again] = await service.import([tmp.file('v5-more.ndjson', ndjson(shuffled(220)))], { load: 'bulk' });
@@ -318,7 +331,7 @@ describe('row keys follow the event date', () => {
         expect(keysFollowDates(bulk.store.db)).toBe(true);
         expectSearchInDateOrder(bulk);
         expect(bulk.store.db.pragma('integrity_check', { simple: true })).toBe('ok');
-        expect(bulk.store.db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").get()).toEqual({ n: 9 });
+        expect(bulk.store.db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").get()).toEqual({ n: EVENT_INDEXES });
       } finally {
         await plain.close();
         await bulk.close();
@@ -339,7 +352,7 @@ describe('row keys follow the event date', () => {
       const seen: { accepted: number; deferred: string[] }[] = [];
       const [again] = await service.import([file], { load: 'bulk', batchSize: 500, onProgress: (p) => seen.push({ accepted: p.accepted, deferred: deferred() }) });
       expect(again).toMatchObject({ items: 3000, accepted: 0, duplicates: 3000, rejected: 0 });
-      expect(seen.every((p) => p.accepted === 0 && p.deferred.length === 8 && !p.deferred.includes('events_event_id'))).toBe(true);
+      expect(seen.every((p) => p.accepted === 0 && p.deferred.length === EVENT_INDEXES - 1 && !p.deferred.includes('events_event_id'))).toBe(true);
       expect(service.store.db.prepare('SELECT count(*) AS n FROM bulk_rows').get()).toEqual({ n: 0 });
       expect(service.store.db.prepare('SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()').pluck().get()).toBeLessThanOrEqual(size * 1.1);
       expect(service.store.counts().events).toBe(3000);
@@ -374,7 +387,7 @@ describe('row keys follow the event date', () => {
       expect(all(bulk)).toEqual(all(plain));
       expect(bulk.store.db.prepare("SELECT count(*) AS n FROM events WHERE category = 'altered'").get()).toEqual({ n: 0 });
       expect(bulk.store.db.prepare('SELECT count(*) AS n FROM bulk_rows').get()).toEqual({ n: 0 });
-      expect(bulk.store.db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").get()).toEqual({ n: 9 });
+      expect(bulk.store.db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").get()).toEqual({ n: EVENT_INDEXES });
       expect(bulk.store.db.pragma('integrity_check', { simple: true })).toBe('ok');
     } finally {
       await plain.close();
@@ -465,7 +478,7 @@ describe('row keys follow the event date', () => {
       expect(readdirSync(tmp.dir).filter((f) => f.startsWith(`killed-${order}.db-stage-`))).toEqual([]);
       expect(service.store.db.prepare('SELECT count(*) AS n FROM deferred_indexes').get()).toEqual({ n: 0 });
       const indexes = service.store.db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").get() as { n: number };
-      expect(indexes.n).toBe(9);
+      expect(indexes.n).toBe(EVENT_INDEXES);
       for (const r of before) expect(service.event(r.eventId)?.row).toEqual(r);
       const db = service.store.db;
       expect(db.prepare('SELECT count(*) AS n FROM (SELECT event_id FROM events GROUP BY event_id HAVING count(*) > 1)').get()).toEqual({ n: 0 });
@@ -502,7 +515,7 @@ describe('row keys follow the event date', () => {
     const reader = openService(path);
     try {
       expect(loader.out()).not.toMatch(/done/);
-      expect(reader.store.db.prepare('SELECT count(*) AS n FROM deferred_indexes').get()).toEqual({ n: 9 });
+      expect(reader.store.db.prepare('SELECT count(*) AS n FROM deferred_indexes').get()).toEqual({ n: EVENT_INDEXES });
       expect(reader.query({ filters: { search: 'denied' }, sort: SORTS[0], limit: 5 }).rows.length).toBeGreaterThan(0);
     } finally {
       await reader.close();
@@ -531,9 +544,9 @@ describe('row keys follow the event date', () => {
       const [r] = await service.import([tmp.file('beside.ndjson', ndjson([...list, list[7]].toReversed()))], { load: 'bulk', batchSize: 500, onProgress: () => seen.push(deferred()) });
       expect(r).toMatchObject({ items: 3001, accepted: 3000, duplicates: 1, rejected: 0 });
       expect(seen.length).toBeGreaterThan(0);
-      expect(seen.every((names) => names.length === 8 && !names.includes('events_event_id'))).toBe(true);
+      expect(seen.every((names) => names.length === EVENT_INDEXES - 1 && !names.includes('events_event_id'))).toBe(true);
       // The staged load is still running: the eight indexes wait for it.
-      expect(deferred()).toHaveLength(8);
+      expect(deferred()).toHaveLength(EVENT_INDEXES - 1);
     } finally {
       await service.close();
     }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { AuditFilters, AuditSort } from '../../shared/contract/audit.ts';
 import { auditCommands } from '../../shared/contract/audit.ts';
 import { auditHandlers } from '../../electron/core/audit/handlers.ts';
+import { buildWhere } from '../../electron/core/audit/filters.ts';
 import type { AuditService } from '../../electron/core/audit/service.ts';
 import { makeEvent, openService, tempDir, walkPages } from './helpers.ts';
 
@@ -144,7 +145,7 @@ describe('query: facets, timeline, detail', () => {
       await other.import([file]);
       const f = other.facets({}, 10);
       expect(f.members).toEqual([
-        { value: '', label: null, count: 2 },
+        { value: 'no-user-id:', label: null, count: 2, actorType: 'api_key' },
         { value: '7', label: 'new@example.test', count: 2 },
       ]);
     } finally {
@@ -152,7 +153,7 @@ describe('query: facets, timeline, detail', () => {
     }
   });
 
-  it('filters by actors without a user id, alone or ORed with member ids, and offers them as one facet entry', async () => {
+  it('filters by actors without a user id, all of them or by e-mail, alone or ORed with member ids, and offers one facet entry per e-mail', async () => {
     const other = openService(join(tmp.dir, 'idless.db'));
     try {
       const list = [
@@ -160,27 +161,59 @@ describe('query: facets, timeline, detail', () => {
         makeEvent(2, { member: { type: 'user', user_id: 8, email: 'eight@example.test' } }),
         makeEvent(3, { member: { type: 'api_key', user_id: null, email: 'ci-key@example.test' } }),
         makeEvent(4, { member: { type: 'system' } }),
+        makeEvent(5, { member: { type: 'api_key', user_id: null, email: 'ci-key@example.test' } }),
+        makeEvent(6, { member: { type: 'api_key', user_id: null, email: 'deploy-key@example.test' } }),
+        // A member sharing the key's e-mail (its owner, say) is not the key.
+        makeEvent(7, { member: { type: 'user', user_id: 9, email: 'ci-key@example.test' } }),
       ];
       await other.import([tmp.file('idless.ndjson', list.map((e) => JSON.stringify(e)).join('\n') + '\n')]);
       const ids = (filters: AuditFilters) => new Set(walkPages(other, filters, dateDesc, 2));
-      expect(ids({ noUserId: true })).toEqual(new Set(['evt_3', 'evt_4']));
-      expect(ids({ noUserId: true, memberIds: [7] })).toEqual(new Set(['evt_1', 'evt_3', 'evt_4']));
+      expect(ids({ noUserId: true })).toEqual(new Set(['evt_3', 'evt_4', 'evt_5', 'evt_6']));
+      expect(ids({ noUserId: true, memberIds: [7] })).toEqual(new Set(['evt_1', 'evt_3', 'evt_4', 'evt_5', 'evt_6']));
       expect(ids({ noUserId: false, memberIds: [7] })).toEqual(new Set(['evt_1']));
-      expect(ids({ noUserId: true, search: 'ci-key@example.test' })).toEqual(new Set(['evt_3']));
-      expect(other.query({ filters: { noUserId: true }, sort: dateDesc, limit: 1, withTotal: true }).total).toBe(2);
-      expect(other.timeline({ noUserId: true }, 'day').points.reduce((n, p) => n + p.count, 0)).toBe(2);
-      // The entry stands for two actors: no one actor's e-mail labels it. Its own choice does not narrow it.
-      const f = other.facets({ noUserId: true }, 10);
+      expect(ids({ noUserId: true, search: 'ci-key@example.test' })).toEqual(new Set(['evt_3', 'evt_5']));
+      expect(ids({ noUserIdEmails: ['ci-key@example.test'] })).toEqual(new Set(['evt_3', 'evt_5']));
+      expect(ids({ noUserIdEmails: ['ci-key@example.test', ''] })).toEqual(new Set(['evt_3', 'evt_4', 'evt_5']));
+      expect(ids({ noUserIdEmails: ['deploy-key@example.test'], memberIds: [8] })).toEqual(new Set(['evt_2', 'evt_6']));
+      expect(ids({ noUserIdEmails: ['ci-key@example.test'], search: 'ci-key@example.test' })).toEqual(new Set(['evt_3', 'evt_5']));
+      expect(other.query({ filters: { noUserIdEmails: ['ci-key@example.test'] }, sort: dateDesc, limit: 1, withTotal: true }).total).toBe(2);
+      expect(other.timeline({ noUserIdEmails: [''] }, 'day').points.reduce((n, p) => n + p.count, 0)).toBe(1);
+      // One entry per e-mail, labelled by it and typed; its own choice does not narrow the list.
+      const f = other.facets({ noUserIdEmails: ['deploy-key@example.test'] }, 10);
       expect(f.members).toEqual([
-        { value: '', label: null, count: 2 },
+        { value: 'no-user-id:ci-key@example.test', label: 'ci-key@example.test', count: 2, actorType: 'api_key' },
+        { value: 'no-user-id:', label: null, count: 1, actorType: 'system' },
+        { value: 'no-user-id:deploy-key@example.test', label: 'deploy-key@example.test', count: 1, actorType: 'api_key' },
         { value: '7', label: 'seven@example.test', count: 1 },
         { value: '8', label: 'eight@example.test', count: 1 },
+        { value: '9', label: 'ci-key@example.test', count: 1 },
       ]);
-      expect(f.eventTypes.reduce((n, t) => n + t.count, 0)).toBe(2);
-      expect(auditCommands['audit.query'].request.safeParse({ filters: { noUserId: true } }).success).toBe(true);
+      expect(f.membersDistinct).toBe(6);
+      expect(f.eventTypes.reduce((n, t) => n + t.count, 0)).toBe(1);
+      const top = other.facets({}, 2);
+      expect([top.members.map((m) => m.value), top.membersDistinct]).toEqual([['no-user-id:ci-key@example.test', 'no-user-id:'], 6]);
+      expect(auditCommands['audit.query'].request.safeParse({ filters: { noUserId: true, noUserIdEmails: ['a@b.test', ''] } }).success).toBe(true);
     } finally {
       await other.close();
     }
+  });
+
+  it('picks and counts actors without a user id by e-mail through an index, not a scan of the events', () => {
+    const plan = (sql: string, params: unknown[] = []) => (service.store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail).join('; ');
+    const page = (f: AuditFilters) => {
+      const w = buildWhere(f);
+      return plan(`SELECT seq FROM events ${w.sql} ORDER BY ts DESC, seq DESC LIMIT 100`, w.params);
+    };
+    // One e-mail: its events alone, newest first, straight from the index.
+    expect(page({ noUserIdEmails: ['ci-key@example.test'] })).toBe('SEARCH events USING COVERING INDEX events_noid_email_ts (member_id=? AND member_email=?)');
+    for (const f of [{ noUserIdEmails: ['ci-key@example.test', ''], from: '2026-03-02' }, { noUserIdEmails: ['ci-key@example.test'], memberIds: [2, 3] }]) {
+      // The planner may seek each choice or walk the date index to the page's end; never read the whole table.
+      expect(page(f), JSON.stringify(f)).toMatch(/(SEARCH|SCAN) events USING (COVERING )?INDEX/);
+      expect(page(f), JSON.stringify(f)).not.toMatch(/SCAN events(?! USING)/);
+    }
+    // The facet's count per e-mail reads that index alone, already in e-mail order.
+    expect(plan('SELECT member_email AS v, count(*) AS n, count(*) OVER () AS d FROM events WHERE member_id IS NULL GROUP BY member_email ORDER BY n DESC, v LIMIT 50'))
+      .toMatch(/SEARCH events USING COVERING INDEX events_noid_email_ts \(member_id=\?\); SCAN \(subquery-\d\); USE TEMP B-TREE FOR ORDER BY$/);
   });
 
   it('buckets events per hour and per day', () => {

@@ -415,16 +415,18 @@ test('the diff keeps a dotted key apart from a nested field and shows an item ta
   expect(errors).toEqual([]);
 });
 
-test('a facet cut to its top 50 says of how many, and actors without a user id are one entry that filters', async ({ page }) => {
+test('a facet cut to its top 50 says of how many, and actors without a user id are one entry per e-mail that filters', async ({ page }) => {
   const errors = watchErrors(page);
   const types = Array.from({ length: 51 }, (_, i) => ev(100 + i, { action: { event_type: `team.e2e_kind${String(i).padStart(2, '0')}.changed` } }));
   const idless = [
     ev(200, { member: { type: 'api_key', user_id: null, email: 'ci-key@e2e.test' } }),
     ev(201, { member: { type: 'system', user_id: null, email: null } }),
+    ev(202, { member: { type: 'api_key', user_id: null, email: 'ci-key@e2e.test' } }),
+    ev(203, { member: { type: 'api_key', user_id: null, email: 'deploy-key@e2e.test' } }),
   ];
   await hostWith(page, [...types, ...idless]);
 
-  // 51 new types and team.member.role_changed (the two without a user id): 52, of which 50 are listed.
+  // 51 new types and team.member.role_changed (the four without a user id): 52, of which 50 are listed.
   await expect(page.getByTestId('audit-facet-types').locator('li')).toHaveCount(50);
   await expect(page.getByTestId('audit-facet-types-top')).toHaveText('Top 50 of 52; narrow the filters or search to reach the rest.');
   await expect(page.getByTestId('audit-facet-members-top')).toBeHidden();
@@ -433,15 +435,28 @@ test('a facet cut to its top 50 says of how many, and actors without a user id a
   await expect(page.getByTestId('audit-event-type-cut')).toHaveText('Only the busiest 50 of 52: search to reach the rest');
   await expect(page.getByTestId('audit-member-cut')).toHaveCount(0);
 
-  const noId = page.getByTestId('audit-facet-members').getByRole('button', { name: /No user id \(API key, system\)/ });
-  await expect(noId).toContainText('2');
-  await noId.click();
+  // Each actor without a user id is its own entry, by e-mail and type.
+  const facet = page.getByTestId('audit-facet-members');
+  const ciKey = facet.getByRole('button', { name: /^ci-key@e2e\.test \(api_key\)/ });
+  const system = facet.getByRole('button', { name: /^no e-mail \(system\)/ });
+  await expect(ciKey).toContainText('2');
+  await expect(system).toContainText('1');
+  await expect(facet.getByRole('button', { name: /^deploy-key@e2e\.test \(api_key\)/ })).toContainText('1');
+  await ciKey.click();
   await expect.poll(() => countOf(page)).toBe(2);
-  await expect(noId).toHaveAttribute('aria-pressed', 'true');
-  await expect(page.getByTestId('audit-member')).toHaveValue('*none');
-  await expect.poll(async () => new Set(await column(page, 3))).not.toContain('auditor@e2e.test');
-  await noId.click();
-  await expect.poll(() => countOf(page)).toBe(53);
-  await expect(page.getByTestId('audit-member')).toHaveValue('');
+  await expect(ciKey).toHaveAttribute('aria-pressed', 'true');
+  await expect(page.getByTestId('audit-member')).toHaveValue('no-user-id:ci-key@e2e.test');
+  await expect.poll(async () => new Set(await column(page, 3))).toEqual(new Set(['ci-key@e2e.test']));
+  // A second one adds to it, and its chip takes it away again.
+  await system.click();
+  await expect.poll(() => countOf(page)).toBe(3);
+  await page.getByRole('button', { name: 'Remove member no e-mail (system)' }).click();
+  await expect.poll(() => countOf(page)).toBe(2);
+  // The Member select picks one too.
+  await page.getByTestId('audit-member').selectOption({ label: 'deploy-key@e2e.test (api_key) (1)' });
+  await expect.poll(() => countOf(page)).toBe(1);
+  await expect(ciKey).toHaveAttribute('aria-pressed', 'false');
+  await page.getByTestId('audit-member').selectOption('');
+  await expect.poll(() => countOf(page)).toBe(55);
   expect(errors).toEqual([]);
 });

@@ -51,20 +51,20 @@ function inList(column: string, values: readonly unknown[], where: string[], par
   params.push(...values);
 }
 
-/** Member ids and actors without one: one dimension, its choices ORed. */
+/**
+ * Member ids and actors without one (all, or those of some e-mails): one dimension, its choices
+ * ORed. `member_id IS NULL AND member_email ...` is the partial index events_noid_email_ts (migration 7).
+ */
 function members(f: AuditFilters, where: string[], params: unknown[]): void {
-  const ids = f.memberIds ?? [];
-  if (!f.noUserId) {
-    if (ids.length) inList('member_id', ids, where, params);
-    return;
+  const any: string[] = [];
+  if (f.memberIds?.length) inList('member_id', f.memberIds, any, params);
+  if (f.noUserId) any.push('member_id IS NULL');
+  else if (f.noUserIdEmails?.length) {
+    const emails: string[] = [];
+    inList('member_email', f.noUserIdEmails, emails, params);
+    any.push(`(member_id IS NULL AND ${emails[0]})`);
   }
-  if (!ids.length) {
-    where.push('member_id IS NULL');
-    return;
-  }
-  const one: string[] = [];
-  inList('member_id', ids, one, params);
-  where.push(`(${one[0]} OR member_id IS NULL)`);
+  if (any.length) where.push(any.length === 1 ? any[0] : `(${any.join(' OR ')})`);
 }
 
 export type FacetDimension = 'eventTypes' | 'memberIds';

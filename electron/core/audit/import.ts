@@ -339,6 +339,8 @@ async function loadStaged(store: AuditStore, task: ReadTask, tally: Tally, how: 
     // end, so the cache's tables are still appended to.
     let span: { lo: number; hi: number } | null = null;
     let heldFrom: number | null = null;
+    // The end of the staged ids: the rows held back are heldFrom <= id < stagedTo.
+    let stagedTo = 0;
     // Staged batches in order not copied yet: their ids run on, so they go in as one range.
     let pending: { lo: number; hi: number } | null = null;
     const copyPending = () => {
@@ -350,6 +352,7 @@ async function loadStaged(store: AuditStore, task: ReadTask, tally: Tally, how: 
       for (const w of b.warnings) report.warnings.push(w);
       for (const r of b.rejects) tally.reject(r.line, r.item, r.reason);
       if (b.fatal) report.fatal ??= b.fatal;
+      stagedTo = Math.max(stagedTo, b.hi);
       if (b.hi > b.lo && heldFrom === null && inOrder(b.ts, span)) {
         span = widen(b.ts, span);
         pending = { lo: pending?.lo ?? b.lo, hi: b.hi };
@@ -365,7 +368,9 @@ async function loadStaged(store: AuditStore, task: ReadTask, tally: Tally, how: 
     await stageRows({ ...task, stagePath: stage.path, batchSize: Math.min(batchSize, BATCH_ROWS) }, onStaged, how);
     copyPending();
     // Interrupted, the rows held back stay out: moving them in could take as long as the load so far.
-    if (heldFrom !== null && !how.signal?.aborted) stage.merge(heldFrom, 'import', batchSize, (c) => tally.counted(c));
+    // The report says how many, or its items would not add up to what it says became of them.
+    if (heldFrom !== null && how.signal?.aborted) report.notAdded = stagedTo - heldFrom;
+    else if (heldFrom !== null) stage.merge(heldFrom, 'import', batchSize, (c) => tally.counted(c));
   } finally {
     // Each step runs even if the one before it threw: the stage closed, the indexes back, the load's record gone.
     try {

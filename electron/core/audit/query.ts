@@ -1,5 +1,5 @@
 import { DeskError } from '../../../shared/contract/define.ts';
-import type { AuditEventDetail, AuditFacets, AuditFilters, AuditQueryResponse, AuditRow, AuditSort, AuditTimeline } from '../../../shared/contract/audit.ts';
+import { NO_USER_ID_EMAIL, type AuditEventDetail, type AuditFacets, type AuditFilters, type AuditQueryResponse, type AuditRow, type AuditSort, type AuditTimeline } from '../../../shared/contract/audit.ts';
 import type { Db } from '../db/open.ts';
 import { buildWhere, ftsQuery, timeRange, type Where } from './filters.ts';
 import { keyBound, keysFollowDates, MAX_KEY } from './keys.ts';
@@ -200,17 +200,29 @@ export function facets(db: Db, filters: AuditFilters, limit: number): AuditFacet
   const types = db.prepare(`SELECT event_type AS v, count(*) AS n, count(*) OVER () AS d FROM events ${t.sql} GROUP BY event_type ORDER BY n DESC, v LIMIT ?`).all(...t.params, limit) as Group<string>[];
   // Counts walk the (member_id, ts) index alone; each label is one seek for the member's latest
   // event. Taking max(member_email) in the same GROUP BY read every row of the table (1.9 s over
-  // 1,000,000 events, the wait behind a sort flip right after clearing the filters).
-  const counts = db.prepare(`SELECT member_id AS v, count(*) AS n, count(*) OVER () AS d FROM events ${m.sql} GROUP BY member_id ORDER BY n DESC, v LIMIT ?`).all(...m.params, limit) as Group<number | null>[];
+  // 1,000,000 events, the wait behind a sort flip right after clearing the filters). One more than
+  // the limit: the group of actors without a user id is dropped here, and listed per e-mail below.
+  const counts = db.prepare(`SELECT member_id AS v, count(*) AS n, count(*) OVER () AS d FROM events ${m.sql} GROUP BY member_id ORDER BY n DESC, v LIMIT ?`).all(...m.params, limit + 1) as Group<number | null>[];
   const labelOf = db.prepare('SELECT member_email FROM events WHERE member_id = ? ORDER BY ts DESC LIMIT 1').pluck();
-  // Actors without a user id are many actors in one entry: one of their e-mails would mislabel it.
-  const members = counts.map((r) => ({ ...r, label: r.v === null ? '' : ((labelOf.get(r.v) as string | undefined) ?? '') }));
+  // Actors without a user id (API keys, the system) are told apart by e-mail: the partial index
+  // events_noid_email_ts (migration 7) holds only their events, in e-mail order, and is all these read.
+  const noId = and(m, 'member_id IS NULL', []);
+  const emails = db.prepare(`SELECT member_email AS v, count(*) AS n, count(*) OVER () AS d FROM events ${noId.sql} GROUP BY member_email ORDER BY n DESC, v LIMIT ?`).all(...noId.params, limit) as Group<string>[];
+  const typeOf = db.prepare('SELECT member_type FROM events WHERE member_id IS NULL AND member_email = ? ORDER BY ts DESC LIMIT 1').pluck();
+  const members: (AuditFacets['members'][number] & { key: number | string })[] = [
+    ...counts.filter((r) => r.v !== null).map((r) => ({ key: r.v!, value: String(r.v), label: ((labelOf.get(r.v) as string | undefined) ?? '') || null, count: r.n })),
+    ...emails.map((r) => ({ key: r.v, value: NO_USER_ID_EMAIL + r.v, label: r.v || null, count: r.n, actorType: (typeOf.get(r.v) as string | null | undefined) ?? null })),
+  ];
+  // Busiest first; on a tie actors without a user id first (as their one entry was), then by e-mail or id.
+  const rank = (x: { key: number | string }) => (typeof x.key === 'string' ? 0 : 1);
+  members.sort((a, b) => b.count - a.count || rank(a) - rank(b) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  // The member_id groups counted the one of actors without a user id, which the e-mails split.
+  const idGroups = (counts[0]?.d ?? 0) - (emails.length ? 1 : 0);
   return {
     eventTypes: types.map((r) => ({ value: r.v, label: null, count: r.n })),
-    // Actors without a user id (system, API key) share the value '': the noUserId filter's choice.
-    members: members.map((r) => ({ value: r.v === null ? '' : String(r.v), label: r.label || null, count: r.n })),
+    members: members.slice(0, limit).map(({ key: _key, ...entry }) => entry),
     eventTypesDistinct: types[0]?.d ?? 0,
-    membersDistinct: counts[0]?.d ?? 0,
+    membersDistinct: idGroups + (emails[0]?.d ?? 0),
   };
 }
 

@@ -1,4 +1,4 @@
-import type { AuditFacets, AuditFilters, AuditRow, AuditSort, AuditStatus, AuditTimeline, SyncErrorKind, SyncProgress, SyncReport } from '../../../shared/contract/audit.ts';
+import { NO_USER_ID_EMAIL, type AuditFacets, type AuditFilters, type AuditRow, type AuditSort, type AuditStatus, type AuditTimeline, type SyncErrorKind, type SyncProgress, type SyncReport } from '../../../shared/contract/audit.ts';
 import { call, on, errorText } from './bridge.ts';
 import { rangeReversed } from '../../../shared/validation/dates.ts';
 
@@ -12,8 +12,8 @@ export interface FilterState {
   from: string;
   to: string;
   memberIds: number[];
-  /** Actors without a user id (API key, system): the member facet's entry for them. */
-  noUserId: boolean;
+  /** Actors without a user id (API keys, the system) by e-mail ('' : none): the member facet's entries for them. */
+  noUserIdEmails: string[];
   groupIds: number[];
   folderRefs: string[];
   eventTypes: string[];
@@ -22,14 +22,14 @@ export interface FilterState {
   search: string;
 }
 
-export const emptyFilters = (): FilterState => ({ from: '', to: '', memberIds: [], noUserId: false, groupIds: [], folderRefs: [], eventTypes: [], requestId: '', correlationId: '', search: '' });
+export const emptyFilters = (): FilterState => ({ from: '', to: '', memberIds: [], noUserIdEmails: [], groupIds: [], folderRefs: [], eventTypes: [], requestId: '', correlationId: '', search: '' });
 
 export function toFilters(f: FilterState): AuditFilters {
   const out: AuditFilters = {};
   if (f.from) out.from = f.from;
   if (f.to) out.to = f.to;
   if (f.memberIds.length) out.memberIds = [...f.memberIds];
-  if (f.noUserId) out.noUserId = true;
+  if (f.noUserIdEmails.length) out.noUserIdEmails = [...f.noUserIdEmails];
   if (f.groupIds.length) out.groupIds = [...f.groupIds];
   if (f.folderRefs.length) out.folderRefs = [...f.folderRefs];
   if (f.eventTypes.length) out.eventTypes = [...f.eventTypes];
@@ -39,9 +39,33 @@ export function toFilters(f: FilterState): AuditFilters {
   return out;
 }
 
-/** The member facet's value for actors without a user id (the core groups them as one). */
-export const NO_USER_ID = '';
-export const NO_USER_ID_LABEL = 'No user id (API key, system)';
+/**
+ * The member dimension of the filters as the facet's values: a user id's digits, or NO_USER_ID_EMAIL
+ * and the e-mail of an actor without one. The facet list, the select and the chips share these.
+ */
+export const chosenMembers = (f: FilterState): string[] => [...f.memberIds.map(String), ...f.noUserIdEmails.map((e) => NO_USER_ID_EMAIL + e)];
+
+/** Puts the member filter to exactly `values` (facet values; unknown ones are left out). */
+export function chooseMembers(f: FilterState, values: readonly string[]): void {
+  f.memberIds = values.filter((v) => /^\d+$/.test(v)).map(Number);
+  f.noUserIdEmails = values.filter((v) => v.startsWith(NO_USER_ID_EMAIL)).map((v) => v.slice(NO_USER_ID_EMAIL.length));
+}
+
+/** Adds the member facet's value to the member filter, or takes it out. */
+export function toggleMember(f: FilterState, value: string): void {
+  const cur = chosenMembers(f);
+  chooseMembers(f, cur.includes(value) ? cur.filter((v) => v !== value) : [...cur, value]);
+}
+
+type MemberEntry = AuditFacets['members'][number];
+
+/** How a member facet value reads: a member's e-mail (else its id); an actor without a user id by e-mail and type. */
+export function memberText(value: string, entries: readonly MemberEntry[] | undefined): string {
+  const m = entries?.find((x) => x.value === value);
+  if (!value.startsWith(NO_USER_ID_EMAIL)) return m?.label ?? `#${value}`;
+  const email = value.slice(NO_USER_ID_EMAIL.length);
+  return `${email || 'no e-mail'} (${m?.actorType ?? 'no user id'})`;
+}
 
 /** A 403 or 429 from the last sync, phrased for the person who has to act on it. */
 export interface Blocker { kind: SyncErrorKind; title: string; text: string }

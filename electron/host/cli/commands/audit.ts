@@ -17,14 +17,15 @@ const USAGE = [
   'mediadesk audit sync [--per-page N]',
   '       mediadesk audit status [--json]',
   '       mediadesk audit import FILE...|- [--format ndjson|json|csv] [--json]   (- : standard input)',
-  '       mediadesk audit query [--from D] [--to D] [--member ID] [--no-user-id] [--group ID] [--folder REF] [--event-type T] [--request-id R] [--search TEXT]',
+  '       mediadesk audit query [--from D] [--to D] [--member ID] [--no-user-id] [--no-user-id-email EMAIL] [--group ID] [--folder REF] [--event-type T] [--request-id R] [--search TEXT]',
   '                             [--sort date|event_type|member] [--asc] [--limit N] [--json|--csv]',
   '       mediadesk audit export --out FILE|- [--csv|--ndjson] [query filters]   (- : standard output)',
   '   --no-user-id: also (or only, without --member) events of actors without a user id: API keys, the system',
+  "   --no-user-id-email EMAIL: the same for the actors without a user id of this e-mail only ('' : those without one)",
   '   D: a day YYYY-MM-DD (--to takes all of it) or an ISO 8601 date-time, UTC unless it names its zone',
 ].join('\n');
 
-const FILTER_OPTS = ['--from', '--to', '--member', '--group', '--folder', '--event-type', '--request-id', '--search'];
+const FILTER_OPTS = ['--from', '--to', '--member', '--no-user-id-email', '--group', '--folder', '--event-type', '--request-id', '--search'];
 /** Filters that take no value; --member takes user ids, which these actors lack. */
 const FILTER_FLAGS = ['--no-user-id'];
 /** What each subcommand takes: an option another one uses is refused here rather than ignored. */
@@ -60,11 +61,18 @@ function ids(p: Parsed, name: string): number[] | undefined {
   });
 }
 
+/** E-mails, comma-separated or repeated; a value of '' names the actors without one (list() drops empties). */
+function emails(p: Parsed, name: string): string[] | undefined {
+  const raw = p.values.get(name);
+  return raw?.flatMap((v) => (v.trim() ? v.split(',').map((x) => x.trim()).filter(Boolean) : ['']));
+}
+
 function filtersOf(p: Parsed): AuditFilters {
   // A time without a zone is UTC here as everywhere in the audit log, not the machine's zone.
   const utc = (v: string | undefined) => (v === undefined ? v : asUtc(v));
   const raw = {
-    from: utc(one(p, '--from')), to: utc(one(p, '--to')), memberIds: ids(p, '--member'), noUserId: p.flags.has('--no-user-id') || undefined, groupIds: ids(p, '--group'),
+    from: utc(one(p, '--from')), to: utc(one(p, '--to')), memberIds: ids(p, '--member'), noUserId: p.flags.has('--no-user-id') || undefined,
+    noUserIdEmails: emails(p, '--no-user-id-email'), groupIds: ids(p, '--group'),
     folderRefs: list(p, '--folder').length ? list(p, '--folder') : undefined,
     eventTypes: list(p, '--event-type').length ? list(p, '--event-type') : undefined,
     requestId: one(p, '--request-id'), search: one(p, '--search'),
@@ -74,7 +82,7 @@ function filtersOf(p: Parsed): AuditFilters {
   const r = auditFiltersSchema.safeParse(Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined)));
   if (!r.success) {
     const i = r.error.issues[0];
-    const flag: Record<string, string> = { from: '--from', to: '--to', memberIds: '--member', groupIds: '--group', folderRefs: '--folder', eventTypes: '--event-type', requestId: '--request-id', search: '--search' };
+    const flag: Record<string, string> = { from: '--from', to: '--to', memberIds: '--member', noUserIdEmails: '--no-user-id-email', groupIds: '--group', folderRefs: '--folder', eventTypes: '--event-type', requestId: '--request-id', search: '--search' };
     throw new UsageError(`${flag[String(i.path[0])] ?? i.path.join('.')} ${i.message}`);
   }
   return r.data;
@@ -125,7 +133,7 @@ function lazyTarget(ctx: CliContext): { target: () => Promise<ApiTarget>; close:
 }
 
 function printImport(ctx: CliContext, r: ImportReport): void {
-  ctx.stdout.write(`${r.path === STDIN_NAME ? 'standard input' : oneLine(r.path)} (${r.format}): ${r.items} item(s), ${r.accepted} added, ${r.duplicates} already cached, ${r.rejected} rejected\n`);
+  ctx.stdout.write(`${r.path === STDIN_NAME ? 'standard input' : oneLine(r.path)} (${r.format}): ${r.items} item(s), ${r.accepted} added, ${r.duplicates} already cached, ${r.rejected} rejected${r.notAdded ? `, ${r.notAdded} read but not added (interrupted)` : ''}\n`);
   for (const x of r.rejects) ctx.stdout.write(`  line ${x.line}, item ${x.item}: ${x.reason}\n`);
   for (const w of r.warnings) ctx.stdout.write(`  warning: ${w}\n`);
   if (r.fatal) ctx.stdout.write(`  stopped: ${r.fatal}\n`);
@@ -264,7 +272,9 @@ export const auditCommand: CliCommand = {
           else for (const r of reports) printImport(ctx, r);
           if (stop.signal.aborted) {
             const kept = reports.reduce((n, r) => n + r.accepted, 0);
-            ctx.stderr.write(`interrupted: ${kept} event(s) imported so far are kept; run the same command again to continue (events already cached are skipped)\n`);
+            const left = reports.reduce((n, r) => n + (r.notAdded ?? 0), 0);
+            const notYet = left ? `; ${left} more read were not added yet` : '';
+            ctx.stderr.write(`interrupted: ${kept} event(s) imported so far are kept${notYet}; run the same command again to continue (events already cached are skipped)\n`);
             return 130;
           }
           return reports.some((r) => r.fatal || r.rejected) ? 1 : 0;

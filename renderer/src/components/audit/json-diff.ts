@@ -67,13 +67,16 @@ function leaves(v: unknown, path: Segment[], kind: 'added' | 'removed' | 'same',
 }
 
 function walk(a: unknown, b: unknown, path: Segment[], out: DiffLine[]): void {
-  if (isPlain(a) && isPlain(b) && isBranch(a) && isBranch(b)) {
+  // An object emptied or filled stays an object: its fields went or came, one line each, as at
+  // the top level (not a field removed and an "added {}" beside it). Both empty is one line, below.
+  const filled = isBranch(a) || isBranch(b);
+  if (isPlain(a) && isPlain(b) && filled) {
     for (const k of Object.keys(a)) {
       if (Object.hasOwn(b, k)) walk(a[k], b[k], [...path, k], out);
       else leaves(a[k], [...path, k], 'removed', out);
     }
     for (const k of Object.keys(b)) if (!Object.hasOwn(a, k)) leaves(b[k], [...path, k], 'added', out);
-  } else if (Array.isArray(a) && Array.isArray(b) && isBranch(a) && isBranch(b)) {
+  } else if (Array.isArray(a) && Array.isArray(b) && filled) {
     arrays(a, b, path, out);
   } else if (!isBranch(a) && !isBranch(b)) {
     const o = show(a);

@@ -1,0 +1,42 @@
+import { createWriteStream } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { ImportReport } from '../../shared/contract/audit.ts';
+import { interruptWhen, runCli } from '../cli.ts';
+import { makeEvent, shuffle, tempDir } from './helpers.ts';
+
+// The real CLI in its own process over a real SQLite cache, stopped by Ctrl-C (SIGINT); no API is reached.
+const tmp = tempDir('md-audit-interrupt-');
+afterAll(() => tmp.cleanup());
+
+/** An export of `count` events in shuffled date order, written a line at a time (it is tens of MB). */
+async function shuffledExport(path: string, count: number): Promise<string> {
+  const out = createWriteStream(path);
+  for (const i of shuffle(Array.from({ length: count }, (_, k) => k), 7)) {
+    if (!out.write(JSON.stringify(makeEvent(i)) + '\n')) await new Promise<void>((r) => out.once('drain', () => r()));
+  }
+  await new Promise((r) => out.end(r));
+  return path;
+}
+
+describe('mediadesk audit import, Ctrl-C', () => {
+  it('a file large enough to be staged, out of date order, stopped once rows are held back: the report and the message count what the cache holds and what was read but not added, and the same command again adds exactly the rest', async () => {
+    // Over 48 MB: staged by a worker thread, as a real export of this size is (import.ts STAGE_MIN_BYTES).
+    const total = 90_000;
+    const file = await shuffledExport(join(tmp.dir, 'audit.ndjson'), total);
+    const env = { MEDIADESK_HOME: join(tmp.dir, 'home'), MEDIADESK_API_URL: 'http://127.0.0.1:9', MEDIADESK_API_KEY: 'unused' };
+    // Something added means the second batch fell among the first one's dates: from there on rows are held back.
+    const stopped = await interruptWhen(['audit', 'import', file, '--json'], { env, until: /item\(s\) read, [1-9]\d* added/ });
+    expect(stopped.code, stopped.err).toBe(130);
+    const [r] = JSON.parse(stopped.out) as ImportReport[];
+    const cached = (JSON.parse((await runCli(['audit', 'status', '--json'], { env })).out) as { events: number }).events;
+    expect(r.accepted).toBe(cached);
+    expect(r.items - r.accepted - r.duplicates - r.rejected).toBe(r.notAdded ?? 0);
+    const notYet = r.notAdded ? `; ${r.notAdded} more read were not added yet` : '';
+    expect(stopped.err).toContain(`interrupted: ${cached} event(s) imported so far are kept${notYet}; run the same command again to continue`);
+
+    const again = await runCli(['audit', 'import', file, '--json'], { env });
+    expect(again.code, again.err).toBe(0);
+    expect(JSON.parse(again.out)).toMatchObject([{ items: total, accepted: total - cached, duplicates: cached, rejected: 0 }]);
+  }, 180_000);
+});
