@@ -90,6 +90,7 @@ export function fieldSchema(f: Field): z.ZodType {
       return n;
     }
     case 'text': {
+      // zod measures string bounds in code points, as charCount (chars.ts) does: an emoji is one character.
       let s = z.string({ error: 'must be text' });
       if (f.minLength !== undefined) s = s.min(f.minLength, `must be at least ${f.minLength} characters`);
       if (f.maxLength !== undefined) s = s.max(f.maxLength, `must be at most ${f.maxLength} characters`);

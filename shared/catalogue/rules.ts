@@ -1,3 +1,4 @@
+import { charCount } from './chars.ts';
 import type { InvalidParam } from './fields.ts';
 
 /**
@@ -26,6 +27,10 @@ function promptsOf(body: Record<string, unknown>, fields: readonly string[], sho
   return out;
 }
 
+/** The characters of every prompt together, counted as the limits count them (code points). */
+export const promptTotal = (body: Record<string, unknown>, fields: readonly string[], shots?: string) =>
+  promptsOf(body, fields, shots).reduce((n, p) => n + charCount(p), 0);
+
 export function checkRules(rules: readonly Rule[], body: Record<string, unknown>): InvalidParam[] {
   const out: InvalidParam[] = [];
   for (const r of rules) {
@@ -43,7 +48,7 @@ export function checkRules(rules: readonly Rule[], body: Record<string, unknown>
         break;
       }
       case 'promptTotal': {
-        const total = promptsOf(body, r.fields, r.shots).reduce((n, p) => n + p.length, 0);
+        const total = promptTotal(body, r.fields, r.shots);
         if (total > r.max) out.push({ field: r.fields[0] ?? r.shots ?? 'prompt', reason: `prompts together must be at most ${r.max} characters (found ${total})` });
         break;
       }

@@ -13,7 +13,7 @@
  * Every message names the file, the measured value and the rule id, e.g.
  *   "clip.mov: duration 16.2 s is above the 15 s limit (rule video.duration)".
  */
-import { checkRules, findTool, type Field, type Rule, type ToolEntry } from '../catalogue/index.ts';
+import { checkRules, findTool, promptTotal, type Field, type Rule, type ToolEntry } from '../catalogue/index.ts';
 import { FAMILY_LIMITS, type Family, type VideoItemLimits } from './limits.ts';
 
 export * from './limits.ts';
@@ -179,20 +179,13 @@ function ruleId(r: Rule): RuleId {
  * The family's prompt bound as a catalogue rule: the tool's own promptTotal rule (2.x, 2.5 count
  * per-shot prompts too), else the prompt field's maxLength (1.x 2,000, lite 20,000).
  */
-function promptRule(tool: ToolEntry): Extract<Rule, { kind: 'promptTotal' }> | undefined {
+export function promptRule(tool: ToolEntry): Extract<Rule, { kind: 'promptTotal' }> | undefined {
   const own = tool.rules?.find((r): r is Extract<Rule, { kind: 'promptTotal' }> => r.kind === 'promptTotal');
   if (own) return own;
   const f = tool.fields.find((x) => x.name === 'prompt');
   return f && f.kind === 'text' && f.maxLength !== undefined ? { kind: 'promptTotal', fields: ['prompt'], max: f.maxLength } : undefined;
 }
 
-function promptChars(body: Record<string, unknown>, r: Extract<Rule, { kind: 'promptTotal' }>): number {
-  let n = 0;
-  for (const f of r.fields) if (typeof body[f] === 'string') n += (body[f] as string).length;
-  const shots = r.shots ? body[r.shots] : undefined;
-  if (Array.isArray(shots)) for (const s of shots) if (s && typeof s.prompt === 'string') n += s.prompt.length;
-  return n;
-}
 
 /** Cross-field rules of the family's catalogue tool, plus the long-prompt warning. */
 export function checkBody(family: Family, body: Record<string, unknown>): { errors: Issue[]; warnings: Issue[] } {
@@ -211,7 +204,7 @@ export function checkBody(family: Family, body: Record<string, unknown>): { erro
   const promptField = tool.fields.find((x) => x.name === 'prompt');
   const warnAbove = promptField && promptField.kind === 'text' ? promptField.warnAbove : undefined;
   if (pr && warnAbove !== undefined) {
-    const n = promptChars(body, pr);
+    const n = promptTotal(body, pr.fields, pr.shots);
     if (n > warnAbove && n <= pr.max) {
       warnings.push(issue('prompt.long', 'prompt', `${fmt(n)} characters; results may become less predictable above about ${fmt(warnAbove)}`, { field: 'prompt' }));
     }

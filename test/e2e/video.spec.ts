@@ -223,6 +223,22 @@ test('removing a cited reference keeps every citation naming the same file, in t
   expect(errors).toEqual([]);
 });
 
+test('the prompt counter counts an emoji as one character, as the limit and the Sandbox do', async ({ page }) => {
+  const errors = watchErrors(page);
+  await openFamily(page, 'Lite');
+  const clapper = '\u{1F3AC}';
+  await page.getByTestId('field-prompt').fill(clapper.repeat(20_000));
+  await expect(page.getByTestId('prompt-count')).toHaveText('20,000 / 20,000');
+  await expect(page.getByTestId('error-prompt')).toHaveCount(0);
+  await expect(page.getByTestId('submit')).toBeEnabled();
+  await page.getByTestId('field-prompt').press('End');
+  await page.getByTestId('field-prompt').pressSequentially(clapper);
+  await expect(page.getByTestId('prompt-count')).toHaveText('20,001 / 20,000');
+  await expect(page.getByTestId('error-prompt')).toHaveText('must be at most 20000 characters');
+  await expect(page.getByTestId('submit')).toBeDisabled();
+  expect(errors).toEqual([]);
+});
+
 test('Submit with a field to fix takes the keyboard to that field', async ({ page }) => {
   const errors = watchErrors(page);
   await openFamily(page, 'Lite');

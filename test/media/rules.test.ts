@@ -114,6 +114,16 @@ describe('prompt limits per family', () => {
     expect(rules(checkBody('25', { prompt: p(10001), shots }))).toEqual(['prompt.length']);
     expect(checkBody('25', { shots: [{ prompt: p(5001), duration: 5 }] }).warnings.map((w) => w.rule)).toEqual(['prompt.long']);
   });
+  it('counts characters as code points: an emoji or a rare ideograph is one, not two UTF-16 units', () => {
+    // U+1F3AC (clapper board) and U+20BB7 (a CJK ideograph outside the BMP): two code units each.
+    for (const astral of ['\u{1F3AC}', '\u{20BB7}']) {
+      expect(checkBody('1x', { prompt: astral.repeat(2000) }).errors, astral).toEqual([]);
+      const over = checkBody('1x', { prompt: astral.repeat(2001) });
+      expect(over.errors.map((e) => e.message)).toEqual(['prompt: prompts together must be at most 2000 characters (found 2001) (rule prompt.length)']);
+    }
+    expect(checkBody('2x', { prompt: 'x'.repeat(4999) + '\u{1F3AC}' }).warnings).toEqual([]);
+    expect(checkBody('25', { prompt: 'x'.repeat(39_999), shots: [{ prompt: '\u{1F3AC}', duration: 4 }] }).errors).toEqual([]);
+  });
   it('1.x: 2,000; lite: 20,000', () => {
     expect(checkBody('1x', { prompt: p(2000) }).errors).toEqual([]);
     expect(rules(checkBody('1x', { prompt: p(2001) }))).toEqual(['prompt.length']);

@@ -119,6 +119,15 @@ describe('validation (400 naming the field)', () => {
     await expectInvalid('i2v-endframe', { image_end: b64 }, 'image_end');
     await expectInvalid('i2v-endframe-fast', { image_end: b64 }, 'image_end');
   });
+  it('counts prompt characters as code points: 40,000 emoji over prompt and shots fit the 2.5 limit, 40,001 do not', async () => {
+    const clapper = '\u{1F3AC}';
+    const create = (shot: number) => ctx.api.post(resolvePaths(tool('video-25'), DEFAULT_SLUGS, { resolution: '720p' }).create, {
+      prompt: clapper.repeat(20_000), shots: [{ prompt: clapper.repeat(shot), duration: 4 }], duration: 4,
+    });
+    expect((await create(20_000)).status).toBe(200);
+    const over = await create(20_001);
+    expect([over.status, over.body.invalid_params]).toEqual([400, [{ name: 'prompt', field: 'prompt', reason: 'prompts together must be at most 40000 characters (found 40001)' }]]);
+  });
   it('refuses a video request that describes nothing, and takes each way of describing it', async () => {
     const b64 = png.toString('base64');
     await expectInvalid('video-25', { duration: 8 }, 'prompt', { resolution: '720p' });

@@ -85,6 +85,18 @@ describe('tool catalogue', () => {
     expect(validateRequest(t, { prompt: 'see @Video2', reference_videos: ['upl_vid_abc'] }).invalid[0]).toMatchObject({ field: 'reference_videos' });
   });
 
+  it('counts text lengths in code points, so an emoji is one character as the limit means', () => {
+    const clapper = '\u{1F3AC}';
+    const lite = getTool('lite-t2v');
+    expect(validateRequest(lite, { prompt: clapper.repeat(20_000) }).ok).toBe(true);
+    expect(validateRequest(lite, { prompt: clapper.repeat(20_001) }).invalid).toEqual([{ field: 'prompt', reason: 'must be at most 20000 characters' }]);
+    expect(validateRequest(lite, { prompt: 'x', negative_prompt: clapper.repeat(20_000) }).ok).toBe(true);
+    expect(validateRequest(getTool('video-25'), { shots: [{ prompt: clapper.repeat(40_000), duration: 4 }], duration: 4 }).ok).toBe(true);
+    expect(validateRequest(getTool('music-variants'), { prompt: clapper.repeat(9) }).invalid).toEqual([{ field: 'prompt', reason: 'must be at least 10 characters' }]);
+    expect(validateRequest(getTool('video-2x'), { prompt: clapper.repeat(5000) }).warnings).toEqual([]);
+    expect(validateRequest(getTool('video-2x'), { prompt: clapper.repeat(5001) }).warnings).toHaveLength(1);
+  });
+
   it('wants a 2.5 prompt or shots, and an end-frame start frame or prompt: a request that describes nothing is refused', () => {
     const t25 = getTool('video-25');
     expect(validateRequest(t25, { duration: 8 }).invalid).toEqual([{ field: 'prompt', reason: 'is required (or add shots, each with a prompt of its own)' }]);
