@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { CiteKind } from './rules.ts';
 
 /**
  * How a media input may travel in a request body. The spec differs per tool: some take only an
@@ -26,7 +27,7 @@ export type Field =
   | (Base & { kind: 'bool'; default?: boolean })
   | (Base & { kind: 'url'; default?: string })
   | (Base & { kind: 'media'; media: 'image' | 'video' | 'audio'; encodings: readonly Encoding[]; formats?: readonly string[] })
-  | (Base & { kind: 'mediaList'; media: 'image' | 'video' | 'audio'; encodings: readonly Encoding[]; formats?: readonly string[]; min?: number; max: number; cite?: string })
+  | (Base & { kind: 'mediaList'; media: 'image' | 'video' | 'audio'; encodings: readonly Encoding[]; formats?: readonly string[]; min?: number; max: number; cite?: CiteKind })
   | (Base & { kind: 'shots'; max: number; promptMax: number; durationMin: number; durationMax: number })
   | (Base & { kind: 'styling' });
 

@@ -160,7 +160,7 @@ export function checkImage(p: Probe, family: Family, extra: Partial<Issue> = {})
 
 // ---- request body -------------------------------------------------------------------------
 
-function ruleId(r: Rule): RuleId {
+function ruleId(r: Rule, reason: string): RuleId {
   switch (r.kind) {
     case 'requires':
       return r.field === 'image_end' ? 'image_end.requires_image' : 'field.requires';
@@ -170,8 +170,9 @@ function ruleId(r: Rule): RuleId {
       return 'keyframes.exclusive';
     case 'promptTotal':
       return 'prompt.length';
-    case 'mentions':
-      return r.prefix === 'Video' ? 'video.mention' : r.prefix === 'Image' ? 'image.mention' : 'audio.mention';
+    case 'citations':
+      // The reason starts with the citation it is about ("@Video1 cites …").
+      return reason.startsWith('@Video') ? 'video.mention' : reason.startsWith('@Image') ? 'image.mention' : 'audio.mention';
   }
 }
 
@@ -198,7 +199,7 @@ export function checkBody(family: Family, body: Record<string, unknown>): { erro
   const pr = promptRule(tool);
   if (pr) rules.push(pr);
   for (const r of rules) {
-    for (const p of checkRules([r], body)) errors.push(issue(ruleId(r), p.field, p.reason, { field: p.field }));
+    for (const p of checkRules([r], body)) errors.push(issue(ruleId(r, p.reason), p.field, p.reason, { field: p.field }));
   }
   const warnings: Issue[] = [];
   const promptField = tool.fields.find((x) => x.name === 'prompt');

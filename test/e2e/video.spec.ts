@@ -223,6 +223,31 @@ test('removing a cited reference keeps every citation naming the same file, in t
   expect(errors).toEqual([]);
 });
 
+test('a citation of media the family takes none of, or beyond its list, is named on the prompt that holds it; the core refuses it too', async ({ page }) => {
+  const errors = watchErrors(page);
+  await openFamily(page, '2.5 multi-shot');
+  await page.getByTestId('field-prompt').fill('Like @Image1, moving as @Video1');
+  await expect(page.getByTestId('error-prompt')).toHaveText([
+    '@Image1 cites a reference image, but none is given',
+    '@Video1 cites a reference video, but video 2.5 takes none',
+  ]);
+  await expect(page.getByTestId('submit')).toBeDisabled();
+  await page.getByTestId('add-shot').click();
+  await page.getByTestId('shot-prompt-1').fill('Over the hum of @Audio1');
+  await expect(page.getByTestId('error-shots')).toHaveText(['Shot 1 prompt: @Audio1 cites a reference audio, but none is given']);
+  await expect(page.getByTestId('submit-status')).toContainText('3 problems to fix');
+
+  // Through the bridge, past the form: the core applies the same rule before anything is sent.
+  const raw = await rawStart(page, { tool: 'video-25', params: { prompt: 'moving as @Video1', resolution: '720p' } });
+  expect(raw.error?.invalid).toEqual([{ field: 'prompt', reason: '@Video1 cites a reference video, but video 2.5 takes none' }]);
+
+  // 2.x takes reference videos but no audio.
+  await page.getByTestId('family-picker').getByText('2.x generation', { exact: true }).click();
+  await page.getByTestId('field-prompt').fill('To the beat of @Audio1');
+  await expect(page.getByTestId('error-prompt')).toHaveText(['@Audio1 cites a reference audio, but video 2.x takes none']);
+  expect(errors).toEqual([]);
+});
+
 test('the prompt counter counts an emoji as one character, as the limit and the Sandbox do', async ({ page }) => {
   const errors = watchErrors(page);
   await openFamily(page, 'Lite');

@@ -1,5 +1,6 @@
 // `mediadesk video check` as a user runs it: a real process, real files, JSON on stdout, exit codes.
 import { spawn } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeClip, makeImage, tempDir } from './fixtures.ts';
@@ -62,6 +63,17 @@ describe('mediadesk video check', () => {
     expect(JSON.parse(r.stdout).references[0].errors[0]).toEqual({ rule: 'image.minSize', message: 'small.png: 200x300 is below the 256x256 minimum (rule image.minSize)' });
     const up = await cli(['video', 'check', '--family', 'upscaler', '--body', '{"target_fps": 60}', good]);
     expect(up.code).toBe(0);
+  });
+
+  it('names a citation of media the family takes none of, and counts the prompt in code points', async () => {
+    const r = await cli(['video', 'check', '--family', '25', '--prompt', 'like @Image1, moving as @Video1', small]);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout).errors).toEqual([{ rule: 'video.mention', message: 'prompt: @Video1 cites a reference video, but video 2.5 takes none (rule video.mention)' }]);
+    // 40,000 emoji are 160 KB of UTF-8: past what one argument may hold, so the body comes from a file.
+    const bodyFile = join(dir, 'emoji-body.json');
+    await writeFile(bodyFile, JSON.stringify({ prompt: '\u{1F3AC}'.repeat(40_000) }));
+    const emoji = await cli(['video', 'check', '--family', '25', '--body', `@${bodyFile}`, small]);
+    expect([emoji.code, JSON.parse(emoji.stdout).errors]).toEqual([0, []]);
   });
 
   it('exits 2 on bad usage', async () => {

@@ -66,8 +66,21 @@ describe('validateReferences (2.x)', () => {
     expect(validateReferences({ family: '2x', references: [vid(), vid()], body: { prompt: 'mix @Video1 and @Video2' } }).ok).toBe(true);
     const r = validateReferences({ family: '2x', references: [vid(), vid()], body: { prompt: 'use @Video3' } });
     expect(rules(r)).toEqual(['video.mention']);
-    expect(r.errors[0].message).toMatch(/@Video3 but only 2 reference_videos are given \(rule video\.mention\)/);
+    expect(r.errors[0]).toMatchObject({ field: 'prompt', message: 'prompt: @Video3 cites reference video 3, but only 2 are given (rule video.mention)' });
     expect(rules(validateReferences({ family: '2x', references: [], body: { prompt: '@Image1 please' } }))).toEqual(['image.mention']);
+  });
+
+  it('flags a citation of a kind the family takes none of, on the prompt that holds it', () => {
+    const r = validateReferences({ family: '25', references: [img()], body: { prompt: 'like @Image1, moving as @Video1' } });
+    expect(r.errors.map((e) => [e.rule, e.field, e.message])).toEqual([['video.mention', 'prompt', 'prompt: @Video1 cites a reference video, but video 2.5 takes none (rule video.mention)']]);
+    const shots = [{ prompt: 'a pier', duration: 4 }, { prompt: 'hum of @Audio1 over @Image3', duration: 4 }];
+    const s = validateReferences({ family: '25', references: [img(), img()], body: { shots } });
+    expect(s.errors.map((e) => [e.rule, e.field, e.message])).toEqual([
+      ['audio.mention', 'shots.1.prompt', 'shots.1.prompt: @Audio1 cites a reference audio, but none is given (rule audio.mention)'],
+      ['image.mention', 'shots.1.prompt', 'shots.1.prompt: @Image3 cites reference image 3, but only 2 are given (rule image.mention)'],
+    ]);
+    const two = validateReferences({ family: '2x', references: [vid()], body: { prompt: 'as @Video1 with the sound of @Audio1' } });
+    expect(two.errors.map((e) => e.message)).toEqual(['prompt: @Audio1 cites a reference audio, but video 2.x takes none (rule audio.mention)']);
   });
 
   it('keeps keyframes apart from reference media (catalogue rule)', () => {

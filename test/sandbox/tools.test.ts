@@ -119,6 +119,18 @@ describe('validation (400 naming the field)', () => {
     await expectInvalid('i2v-endframe', { image_end: b64 }, 'image_end');
     await expectInvalid('i2v-endframe-fast', { image_end: b64 }, 'image_end');
   });
+  it('refuses a citation of media the family takes none of, or beyond the list, naming the prompt', async () => {
+    const b64 = png.toString('base64');
+    const reasons = async (id: string, body: Record<string, unknown>) => {
+      const r = await ctx.api.post(resolvePaths(tool(id), DEFAULT_SLUGS, { resolution: '720p' }).create, body);
+      expect(r.status, JSON.stringify(r.body)).toBe(400);
+      return r.body.invalid_params.map((p: { field: string; reason: string }) => `${p.field}: ${p.reason}`);
+    };
+    expect(await reasons('video-25', { prompt: 'like @Image1, moving as @Video1', reference_images: [b64] })).toEqual(['prompt: @Video1 cites a reference video, but video 2.5 takes none']);
+    expect(await reasons('video-25', { prompt: 'a pier', shots: [{ prompt: '@Image3 at dusk', duration: 4 }], duration: 4, reference_images: [b64, b64] }))
+      .toEqual(['shots.0.prompt: @Image3 cites reference image 3, but only 2 are given']);
+    expect(await reasons('video-2x', { prompt: 'to the beat of @Audio1' })).toEqual(['prompt: @Audio1 cites a reference audio, but video 2.x takes none']);
+  });
   it('counts prompt characters as code points: 40,000 emoji over prompt and shots fit the 2.5 limit, 40,001 do not', async () => {
     const clapper = '\u{1F3AC}';
     const create = (shot: number) => ctx.api.post(resolvePaths(tool('video-25'), DEFAULT_SLUGS, { resolution: '720p' }).create, {

@@ -419,7 +419,7 @@ export class Engine {
       invalid.push(
         ...report.references.flatMap((r, i) => r.errors.map((e) => ({ field: sources[i].field, reason: e.message }))),
         ...report.errors.filter((e) => !report.references.some((r) => r.errors.some((x) => x.message === e.message))).map((e) => ({
-          field: e.rule.startsWith('video.') ? (lim.videos?.field ?? 'references') : e.rule.startsWith('image.') ? (lim.images?.field ?? 'references') : e.rule.startsWith('audio.') ? 'reference_audios' : 'prompt',
+          field: e.rule.endsWith('.mention') ? 'prompt' : e.rule.startsWith('video.') ? (lim.videos?.field ?? 'references') : e.rule.startsWith('image.') ? (lim.images?.field ?? 'references') : e.rule.startsWith('audio.') ? 'reference_audios' : 'prompt',
           reason: e.message,
         })),
       );
