@@ -50,6 +50,13 @@ export function encodingOf(value: string): Encoding | null {
   return null;
 }
 
+/**
+ * A local file in a media parameter: an absolute path that is not already a valid encoding.
+ * Checking encodingOf first matters: base64 of a JPEG starts with "/9j/", which looks like a path.
+ */
+export const isLocalPath = (v: unknown): v is string =>
+  typeof v === 'string' && encodingOf(v) === null && /^(\/[^/]|[A-Za-z]:[\\/]|\\\\)/.test(v);
+
 const ENCODING_WORDS: Record<Encoding, string> = {
   url: 'an HTTPS URL',
   base64: 'a base64-encoded file',

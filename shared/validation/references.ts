@@ -137,13 +137,49 @@ function mediaField(tool: ToolEntry | undefined, name: string): Extract<Field, {
   return f && f.kind === 'mediaList' ? f : undefined;
 }
 
-/** Per-file checks of one image for a family: format (from the catalogue), minimum size, bytes. */
-export function checkImage(p: Probe, family: Family, extra: Partial<Issue> = {}): Issue[] {
+/** Every catalogue tool the family's limits apply to. */
+const toolsOf = (family: Family): ToolEntry[] =>
+  [FAMILY_LIMITS[family].tool, ...(FAMILY_LIMITS[family].variants ?? [])].map(findTool).filter((t): t is ToolEntry => !!t);
+
+/**
+ * The single image fields of a family's tools: the start and end frames (`image`, `image_end`).
+ * Given as a URL or a file they are probed as reference images are, before anything is paid for.
+ */
+export function frameFields(family: Family): string[] {
+  return [...new Set(toolsOf(family).flatMap((t) => t.fields.filter((f) => f.kind === 'media' && f.media === 'image').map((f) => f.name)))];
+}
+
+export interface ImageRules {
+  formats: readonly string[];
+  minSide?: number;
+  maxBytes?: number;
+}
+
+/**
+ * What an image in `field` of the family must be: the formats its catalogue field lists, and the
+ * size limits the spec states for the family's reference images (5.0 edit: 256x256, 10 MB). The
+ * spec states none for frames, so a frame is held to its formats (and to being an image). Null
+ * when the family has no such image field.
+ */
+export function imageRulesOf(family: Family, field?: string): ImageRules | null {
   const lim = FAMILY_LIMITS[family].images;
+  if (lim && (field === undefined || field === lim.field)) {
+    return { formats: mediaField(findTool(FAMILY_LIMITS[family].tool), lim.field)?.formats ?? ['jpeg', 'png'], minSide: lim.minSide, maxBytes: lim.maxBytes };
+  }
+  const frame = field === undefined ? undefined : toolsOf(family).flatMap((t) => t.fields).find((f) => f.name === field && f.kind === 'media' && f.media === 'image');
+  return frame && frame.kind === 'media' ? { formats: frame.formats ?? ['jpeg', 'png'] } : null;
+}
+
+/**
+ * Per-file checks of one image for a family: format (from the catalogue), minimum size, bytes.
+ * `extra.field` picks the field (a frame); without it the family's reference-image list.
+ */
+export function checkImage(p: Probe, family: Family, extra: Partial<Issue> = {}): Issue[] {
+  const lim = imageRulesOf(family, extra.field);
   const name = displayName(p.source);
   const at = { source: p.source, ...extra };
   if (!lim) return [issue('image.count', name, `the ${FAMILY_LIMITS[family].label} family takes no reference images`, at)];
-  const formats = mediaField(findTool(FAMILY_LIMITS[family].tool), lim.field)?.formats ?? ['jpeg', 'png'];
+  const formats = lim.formats;
   const words = formats.map((f) => FORMAT_WORDS[f] ?? f.toUpperCase()).join(' or ');
   if (p.kind !== 'image') return [issue('image.format', name, `a video (${p.container}) is not an image (${words})`, at)];
   const fmtName = p.format ?? p.container;

@@ -1,9 +1,10 @@
 // `mediadesk video check` as a user runs it: a real process, real files, JSON on stdout, exit codes.
 import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeClip, makeImage, tempDir } from './fixtures.ts';
+import { serveFolder } from './server.ts';
 
 const BIN = join(import.meta.dirname, '..', '..', 'bin', 'mediadesk.js');
 
@@ -74,6 +75,28 @@ describe('mediadesk video check', () => {
     await writeFile(bodyFile, JSON.stringify({ prompt: '\u{1F3AC}'.repeat(40_000) }));
     const emoji = await cli(['video', 'check', '--family', '25', '--body', `@${bodyFile}`, small]);
     expect([emoji.code, JSON.parse(emoji.stdout).errors]).toEqual([0, []]);
+  });
+
+  it('probes start and end frames given as URLs in the body, with no SOURCE needed', async () => {
+    const [gif, png] = await Promise.all([makeImage(dir, 'start', 640, 480, 'gif'), makeImage(dir, 'end', 640, 480, 'png')]);
+    const server = await serveFolder(dir);
+    try {
+      const body = { image: `${server.url}/${basename(gif)}`, image_end: `${server.url}/${basename(png)}` };
+      const r = await cli(['video', 'check', '--family', '2x', '--body', JSON.stringify(body)]);
+      expect(r.code).toBe(1);
+      const report = JSON.parse(r.stdout);
+      expect(report.frames).toEqual([
+        { field: 'image', source: body.image, ok: false, probe: expect.objectContaining({ container: 'gif', width: 640, height: 480 }), errors: [{ rule: 'image.format', message: 'start.gif: format gif is not JPG or PNG (rule image.format)' }] },
+        { field: 'image_end', source: body.image_end, ok: true, probe: expect.objectContaining({ container: 'png' }), errors: [] },
+      ]);
+      const missing = await cli(['video', 'check', '--family', 'lite', '--body', JSON.stringify({ image: `${server.url}/gone.png` })]);
+      expect(missing.code).toBe(1);
+      expect(JSON.parse(missing.stdout).frames[0]).toMatchObject({ field: 'image', ok: false, errors: [{ rule: 'probe' }] });
+      const fine = await cli(['video', 'check', '--family', '1x', '--body', JSON.stringify({ image: body.image_end })]);
+      expect(fine.code).toBe(0);
+    } finally {
+      await server.close();
+    }
   });
 
   it('exits 2 on bad usage', async () => {
