@@ -2,7 +2,7 @@
 // the upper pixel bound's neighbours), the body rules, and the message format. Real files for every
 // rule are in files.test.ts.
 import { describe, expect, it } from 'vitest';
-import { checkBody, checkVideo, displayName, REFERENCE_VIDEO, validateReferences, type Probe } from '../../shared/validation/references.ts';
+import { checkBody, checkImage, checkVideo, displayName, frameFields, REFERENCE_VIDEO, validateReferences, type Probe } from '../../shared/validation/references.ts';
 
 const MB = 1024 * 1024;
 const vid = (over: Partial<Probe> = {}): Probe => ({ source: '/tmp/clip.mp4', kind: 'video', container: 'mp4', durationSec: 5, fps: 30, width: 640, height: 640, bytes: 1000, ...over });
@@ -167,6 +167,24 @@ describe('5.0 image edit references', () => {
     expect(one({ bytes: 10 * MB + 1 })).toEqual(['image.bytes']);
     expect(one({ format: 'webp', container: 'webp' })).toEqual(['image.format']);
     expect(rules(validateReferences({ family: 'image50-edit', references: [vid()] }))).toEqual(['image.format']);
+  });
+});
+
+describe('start and end frames', () => {
+  it('are the single image fields of every tool of the family', () => {
+    expect(frameFields('2x')).toEqual(['image', 'image_end']);
+    expect(frameFields('1x')).toEqual(['image', 'image_end']);
+    expect(frameFields('lite')).toEqual(['image']);
+    expect(frameFields('25')).toEqual([]);
+  });
+  it('are held to their field\'s formats (JPG or PNG), not to the reference images\' (which take WebP)', () => {
+    const frame = (over: Partial<Probe>) => checkImage(img(over), '2x', { field: 'image' }).map((e) => e.message);
+    expect(frame({})).toEqual([]);
+    expect(frame({ source: '/tmp/start.webp', format: 'webp', container: 'webp' })).toEqual(['start.webp: format webp is not JPG or PNG (rule image.format)']);
+    expect(checkImage(img({ format: 'webp', container: 'webp' }), '2x', { field: 'reference_images' })).toEqual([]);
+    expect(checkImage(vid(), '1x', { field: 'image_end' }).map((e) => e.rule)).toEqual(['image.format']);
+    // The spec states no size limits for frames: a small frame is the service's to judge.
+    expect(frame({ width: 64, height: 48, bytes: 30 * MB })).toEqual([]);
   });
 });
 
