@@ -4,7 +4,8 @@ import { encodingOf, type Field } from '../../shared/catalogue/index.ts';
 import type { DiskStore } from './blob-store.ts';
 import { InvalidParamsError } from './errors.ts';
 import { isLoopbackUrl } from './loopback.ts';
-import { checkVideoInputs, videoLimitsOf } from './video-input.ts';
+import { checkVideoInputs, reasonOf, videoLimitsOf } from './video-input.ts';
+import { checkImage, familyOfTool, imageRulesOf, type Issue, type Probe } from '../../shared/validation/references.ts';
 
 /** Stated limit: decoded inputs above this are rejected (production limits are not published). */
 export const MAX_INPUT_BYTES = 25 * 1024 * 1024;
@@ -38,12 +39,17 @@ export async function mediaBytes(value: string, field: string, disk: DiskStore):
   return bytes;
 }
 
-/** Decodes an image input, checks it is a readable image, stores it and returns its reference. */
-export async function storeImage(value: string, field: string, disk: DiskStore): Promise<string> {
+/**
+ * Decodes an image input, checks it is a readable image (and, with `rules`, the spec's rules for
+ * its field), stores it and returns its reference.
+ */
+export async function storeImage(value: string, field: string, disk: DiskStore, rules?: (p: Probe) => Issue[]): Promise<string> {
   const bytes = await mediaBytes(value, field, disk);
-  // The same bytes were decoded and checked when first stored: the answer cannot differ.
+  // The same bytes were decoded and checked when first stored: readable then, readable now. What a
+  // field takes differs per field, so with rules they are measured again.
   const id = disk.inputIdOf(bytes);
-  if (disk.get(id)) return id;
+  const stored = !!disk.get(id);
+  if (stored && !rules) return id;
   let meta;
   try {
     meta = await sharp(bytes, { limitInputPixels: false }).metadata();
@@ -55,7 +61,16 @@ export async function storeImage(value: string, field: string, disk: DiskStore):
   if (meta.width * meta.height > MAX_INPUT_PIXELS) {
     throw new InvalidParamsError([{ field, reason: `is ${meta.width}x${meta.height} (${Math.round((meta.width * meta.height) / 1e6)} megapixels); the Sandbox takes images up to ${Math.floor(MAX_INPUT_PIXELS / 1e6)} megapixels` }]);
   }
-  return disk.putInput(bytes, `image/${meta.format}`, id);
+  const broken = rules?.({ source: value, kind: 'image', container: meta.format, format: meta.format, durationSec: null, fps: null, width: meta.width, height: meta.height, bytes: bytes.length }) ?? [];
+  if (broken.length) throw new InvalidParamsError(broken.map((i) => ({ field, reason: reasonOf(i.message, value) })));
+  return stored ? id : disk.putInput(bytes, `image/${meta.format}`, id);
+}
+
+/** The spec's rules for images of `field` of a tool whose family has stated ones (formats, size): none otherwise. */
+function imageRules(toolId: string, field: string): ((p: Probe) => Issue[]) | undefined {
+  const family = familyOfTool(toolId);
+  if (!family || !imageRulesOf(family, field)) return undefined;
+  return (p) => checkImage(p, family, { field });
 }
 
 /**
@@ -85,11 +100,11 @@ export async function resolveInputs(toolId: string, fields: readonly Field[], bo
     const v = body[f.name];
     if (v === undefined) continue;
     if (f.kind === 'media' && typeof v === 'string') {
-      if (f.media === 'image') out[f.name] = await attempt(() => storeImage(v, f.name, disk));
+      if (f.media === 'image') out[f.name] = await attempt(() => storeImage(v, f.name, disk, imageRules(toolId, f.name)));
       else if (encodingOf(v) === 'upload' && !disk.get(v)) errors.push(new InvalidParamsError([{ field: f.name, reason: `upload ${v} does not exist` }]));
       else await checkVideos(f.name, [v], false);
     } else if (f.kind === 'mediaList' && Array.isArray(v)) {
-      if (f.media === 'image') out[f.name] = await Promise.all(v.map((item, i) => attempt(() => storeImage(String(item), `${f.name}.${i}`, disk))));
+      if (f.media === 'image') out[f.name] = await Promise.all(v.map((item, i) => attempt(() => storeImage(String(item), `${f.name}.${i}`, disk, imageRules(toolId, f.name)))));
       else {
         v.forEach((item, i) => {
           if (encodingOf(String(item)) === 'upload' && !disk.get(String(item))) errors.push(new InvalidParamsError([{ field: `${f.name}.${i}`, reason: `upload ${item} does not exist` }]));

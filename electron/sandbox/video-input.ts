@@ -13,7 +13,7 @@ export function videoLimitsOf(toolId: string, field: string): VideoSlot | null {
 }
 
 /** The app's message names the file and its rule ("clip.mp4: … (rule video.duration)"); the field already says which item, and the service's reasons carry no rule ids. */
-const reasonOf = (message: string, value: string) => message.replace(/ \(rule [\w.]+\)$/, '').replace(`${displayName(value)}: `, '');
+export const reasonOf = (message: string, value: string) => message.replace(/ \(rule [\w.]+\)$/, '').replace(`${displayName(value)}: `, '');
 
 /**
  * Measures the videos of one field as the service does before it takes a task, and refuses any

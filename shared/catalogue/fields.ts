@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { CiteKind } from './rules.ts';
 
 /**
  * How a media input may travel in a request body. The spec differs per tool: some take only an
@@ -26,7 +27,7 @@ export type Field =
   | (Base & { kind: 'bool'; default?: boolean })
   | (Base & { kind: 'url'; default?: string })
   | (Base & { kind: 'media'; media: 'image' | 'video' | 'audio'; encodings: readonly Encoding[]; formats?: readonly string[] })
-  | (Base & { kind: 'mediaList'; media: 'image' | 'video' | 'audio'; encodings: readonly Encoding[]; formats?: readonly string[]; min?: number; max: number; cite?: string })
+  | (Base & { kind: 'mediaList'; media: 'image' | 'video' | 'audio'; encodings: readonly Encoding[]; formats?: readonly string[]; min?: number; max: number; cite?: CiteKind })
   | (Base & { kind: 'shots'; max: number; promptMax: number; durationMin: number; durationMax: number })
   | (Base & { kind: 'styling' });
 
@@ -48,6 +49,13 @@ export function encodingOf(value: string): Encoding | null {
   if (value.length >= 16 && BASE64.test(value)) return 'base64';
   return null;
 }
+
+/**
+ * A local file in a media parameter: an absolute path that is not already a valid encoding.
+ * Checking encodingOf first matters: base64 of a JPEG starts with "/9j/", which looks like a path.
+ */
+export const isLocalPath = (v: unknown): v is string =>
+  typeof v === 'string' && encodingOf(v) === null && /^(\/[^/]|[A-Za-z]:[\\/]|\\\\)/.test(v);
 
 const ENCODING_WORDS: Record<Encoding, string> = {
   url: 'an HTTPS URL',
@@ -90,6 +98,7 @@ export function fieldSchema(f: Field): z.ZodType {
       return n;
     }
     case 'text': {
+      // zod measures string bounds in code points, as charCount (chars.ts) does: an emoji is one character.
       let s = z.string({ error: 'must be text' });
       if (f.minLength !== undefined) s = s.min(f.minLength, `must be at least ${f.minLength} characters`);
       if (f.maxLength !== undefined) s = s.max(f.maxLength, `must be at most ${f.maxLength} characters`);

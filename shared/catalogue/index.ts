@@ -1,8 +1,10 @@
 import { z } from 'zod';
 import { defaultOf, fieldSchema, issuesToParams, type Field, type InvalidParam } from './fields.ts';
+import { charCount } from './chars.ts';
 import { checkRules, present } from './rules.ts';
 import { TOOLS, type ToolEntry } from './tools.ts';
 
+export * from './chars.ts';
 export * from './fields.ts';
 export * from './rules.ts';
 export * from './tools.ts';
@@ -109,7 +111,7 @@ export function validateRequest(t: ToolEntry, input: Record<string, unknown>): V
   if (!parsed.success) invalid.push(...issuesToParams(parsed.error.issues));
   invalid.push(...checkRules(t.rules ?? [], bodyInput));
   for (const f of bodyFields(t)) {
-    if (f.kind === 'text' && f.warnAbove && typeof bodyInput[f.name] === 'string' && (bodyInput[f.name] as string).length > f.warnAbove) {
+    if (f.kind === 'text' && f.warnAbove && typeof bodyInput[f.name] === 'string' && charCount(bodyInput[f.name] as string) > f.warnAbove) {
       warnings.push({ field: f.name, reason: `results may become less predictable above about ${f.warnAbove} characters` });
     }
   }

@@ -1,3 +1,4 @@
+import { charCount } from './chars.ts';
 import type { InvalidParam } from './fields.ts';
 
 /**
@@ -13,17 +14,42 @@ export type Rule =
   | { kind: 'exclusive'; a: readonly string[]; b: readonly string[]; reason: string }
   /** The prompt plus every shot's prompt stays within `max` characters. */
   | { kind: 'promptTotal'; fields: readonly string[]; shots?: string; max: number }
-  /** `@Name1`..`@NameN` in prompts must name an item of the array `field`. */
-  | { kind: 'mentions'; prefix: string; field: string; prompts: readonly string[]; shots?: string };
+  /**
+   * Every citation in the prompts (`@Image2`, `@Video1`, `@Audio1`) must name an item of the list
+   * `cites` maps its kind to, counted from 1 in array order; a kind with no list there is one the
+   * family (`who`) takes none of. Findings sit on the prompt that holds the citation.
+   */
+  | { kind: 'citations'; cites: Partial<Record<CiteKind, string>>; who: string; prompts: readonly string[]; shots?: string };
+
+/** The kinds of reference a prompt can cite, and how a message names one of each. */
+export const CITE_KINDS = { Image: 'reference image', Video: 'reference video', Audio: 'reference audio' } as const;
+export type CiteKind = keyof typeof CITE_KINDS;
+const CITATION = new RegExp(`@(${Object.keys(CITE_KINDS).join('|')})(\\d+)`, 'g');
 
 export const present = (v: unknown) => v !== undefined && v !== null && v !== '' && !(Array.isArray(v) && v.length === 0);
 
-function promptsOf(body: Record<string, unknown>, fields: readonly string[], shots?: string): string[] {
-  const out: string[] = [];
-  for (const f of fields) if (typeof body[f] === 'string') out.push(body[f] as string);
+/** Each prompt of a body with the request field it sits in (`prompt`, `shots.2.prompt`). */
+function promptsOf(body: Record<string, unknown>, fields: readonly string[], shots?: string): { field: string; text: string }[] {
+  const out: { field: string; text: string }[] = [];
+  for (const f of fields) if (typeof body[f] === 'string') out.push({ field: f, text: body[f] as string });
   const s = shots ? body[shots] : undefined;
-  if (Array.isArray(s)) for (const shot of s) if (shot && typeof shot.prompt === 'string') out.push(shot.prompt);
+  if (Array.isArray(s)) s.forEach((shot, i) => shot && typeof shot.prompt === 'string' && out.push({ field: `${shots}.${i}.prompt`, text: shot.prompt }));
   return out;
+}
+
+/** The characters of every prompt together, counted as the limits count them (code points). */
+export const promptTotal = (body: Record<string, unknown>, fields: readonly string[], shots?: string) =>
+  promptsOf(body, fields, shots).reduce((n, p) => n + charCount(p.text), 0);
+
+function citationProblem(r: Extract<Rule, { kind: 'citations' }>, body: Record<string, unknown>, kind: CiteKind, n: number): string | null {
+  const token = `@${kind}${n}`;
+  const what = CITE_KINDS[kind];
+  const list = r.cites[kind];
+  if (!list) return `${token} cites a ${what}, but ${r.who} takes none`;
+  const given = Array.isArray(body[list]) ? (body[list] as unknown[]).length : 0;
+  if (n < 1) return `${token} cites no ${what}: they are numbered from @${kind}1`;
+  if (n > given) return given === 0 ? `${token} cites a ${what}, but none is given` : `${token} cites ${what} ${n}, but only ${given} ${given === 1 ? 'is' : 'are'} given`;
+  return null;
 }
 
 export function checkRules(rules: readonly Rule[], body: Record<string, unknown>): InvalidParam[] {
@@ -43,23 +69,18 @@ export function checkRules(rules: readonly Rule[], body: Record<string, unknown>
         break;
       }
       case 'promptTotal': {
-        const total = promptsOf(body, r.fields, r.shots).reduce((n, p) => n + p.length, 0);
+        const total = promptTotal(body, r.fields, r.shots);
         if (total > r.max) out.push({ field: r.fields[0] ?? r.shots ?? 'prompt', reason: `prompts together must be at most ${r.max} characters (found ${total})` });
         break;
       }
-      case 'mentions': {
-        const items = Array.isArray(body[r.field]) ? (body[r.field] as unknown[]).length : 0;
-        const re = new RegExp(`@${r.prefix}(\\d+)`, 'g');
+      case 'citations':
         for (const p of promptsOf(body, r.prompts, r.shots)) {
-          for (const m of p.matchAll(re)) {
-            const n = Number(m[1]);
-            if (n < 1 || n > items) {
-              out.push({ field: r.field, reason: `the prompt cites @${r.prefix}${n} but only ${items} ${r.field} ${items === 1 ? 'is' : 'are'} given` });
-            }
+          for (const m of p.text.matchAll(CITATION)) {
+            const reason = citationProblem(r, body, m[1] as CiteKind, Number(m[2]));
+            if (reason) out.push({ field: p.field, reason });
           }
         }
         break;
-      }
     }
   }
   return dedupe(out);

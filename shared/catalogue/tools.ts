@@ -70,6 +70,48 @@ const KEYFRAME_RULES: readonly Rule[] = [
 /** The video families carry resolution in the create path ({model}-{resolution}), not the body. */
 const resolutionInPath = (fields: Field[]): Field[] => fields.map((f) => (f.name === 'resolution' ? { ...f, in: 'path' } : f));
 
+/**
+ * A family's citation rule, from its fields: each list with a `cite` is what @<cite>N names; any
+ * other kind of citation names media the family takes none of.
+ */
+const citations = (who: string, fields: readonly Field[], shots?: string): Rule => ({
+  kind: 'citations', who, prompts: ['prompt'], ...(shots ? { shots } : {}),
+  cites: Object.fromEntries(fields.flatMap((f) => (f.kind === 'mediaList' && f.cite ? [[f.cite, f.name]] : []))),
+});
+
+const VIDEO_2X_FIELDS = resolutionInPath([
+  prompt(40000, { warnAbove: 5000 }),
+  enumOf('resolution', 'Resolution', ['480p', '720p', '1080p'], '720p', true),
+  { kind: 'int', name: 'duration', label: 'Duration (s)', min: 4, max: 15, default: 5 },
+  enumOf('aspect_ratio', 'Aspect ratio', VIDEO_ASPECTS, 'widescreen_16_9'),
+  image('image', 'Start frame', ['url', 'base64'], false),
+  image('image_end', 'End frame', ['url', 'base64'], false),
+  { kind: 'mediaList', media: 'image', name: 'reference_images', label: 'Reference images', encodings: ['url', 'base64'], formats: ['jpeg', 'png', 'webp'], max: 4, cite: 'Image' },
+  { kind: 'mediaList', media: 'video', name: 'reference_videos', label: 'Reference videos', encodings: ['url', 'upload'], formats: ['mp4', 'mov'], max: 3, cite: 'Video' },
+  bool('sound_effects', 'Sound effects', true),
+  bool('no_music', 'No music', false),
+  bool('camera_fixed', 'Fixed camera', false),
+  seed(0),
+  webhook,
+]);
+
+const VIDEO_25_FIELDS = resolutionInPath([
+  prompt(40000, { warnAbove: 5000, required: false, minLength: undefined }),
+  enumOf('resolution', 'Resolution', ['480p', '720p', '1080p'], '720p', true),
+  { kind: 'int', name: 'duration', label: 'Duration (s)', min: 4, max: 30, default: 5 },
+  { kind: 'shots', name: 'shots', label: 'Shots', max: 6, promptMax: 40000, durationMin: 1, durationMax: 30 },
+  enumOf('aspect_ratio', 'Aspect ratio', VIDEO_ASPECTS, 'widescreen_16_9'),
+  { kind: 'mediaList', media: 'image', name: 'reference_images', label: 'Reference images', encodings: ['url', 'base64'], formats: ['jpeg', 'png', 'webp'], max: 4, cite: 'Image' },
+  { kind: 'mediaList', media: 'audio', name: 'reference_audios', label: 'Reference audio', encodings: ['url', 'base64'], formats: ['mp3', 'wav'], max: 2, cite: 'Audio' },
+  enumOf('camera_motion', 'Camera motion', CAMERA_MOTIONS),
+  enumOf('output_format', 'Container', ['mp4', 'mov'], 'mp4'),
+  bool('sound_effects', 'Sound effects', true),
+  bool('no_music', 'No music', false),
+  bool('camera_fixed', 'Fixed camera', false),
+  seed(0),
+  webhook,
+]);
+
 const skinCommon = (): Field[] => [
   image('image', 'Portrait', ['url', 'base64']),
   slider('sharpen', 'Sharpen', 0),
@@ -264,26 +306,11 @@ export const TOOLS: readonly ToolEntry[] = [
     id: 'video-2x', title: 'Video 2.x', group: 'video', family: 'video-2x',
     summary: 'Text or image to video, 4 to 15 s, with keyframes or reference media.',
     create: '/v1/ai/video/{video2x_model}-{resolution}', list: '/v1/ai/video/{video2x_model}', listShown: true,
-    fields: resolutionInPath([
-      prompt(40000, { warnAbove: 5000 }),
-      enumOf('resolution', 'Resolution', ['480p', '720p', '1080p'], '720p', true),
-      { kind: 'int', name: 'duration', label: 'Duration (s)', min: 4, max: 15, default: 5 },
-      enumOf('aspect_ratio', 'Aspect ratio', VIDEO_ASPECTS, 'widescreen_16_9'),
-      image('image', 'Start frame', ['url', 'base64'], false),
-      image('image_end', 'End frame', ['url', 'base64'], false),
-      { kind: 'mediaList', media: 'image', name: 'reference_images', label: 'Reference images', encodings: ['url', 'base64'], formats: ['jpeg', 'png', 'webp'], max: 4, cite: 'Image' },
-      { kind: 'mediaList', media: 'video', name: 'reference_videos', label: 'Reference videos', encodings: ['url', 'upload'], formats: ['mp4', 'mov'], max: 3, cite: 'Video' },
-      bool('sound_effects', 'Sound effects', true),
-      bool('no_music', 'No music', false),
-      bool('camera_fixed', 'Fixed camera', false),
-      seed(0),
-      webhook,
-    ]),
+    fields: VIDEO_2X_FIELDS,
     rules: [
       ...KEYFRAME_RULES,
       { kind: 'promptTotal', fields: ['prompt'], max: 40000 },
-      { kind: 'mentions', prefix: 'Video', field: 'reference_videos', prompts: ['prompt'] },
-      { kind: 'mentions', prefix: 'Image', field: 'reference_images', prompts: ['prompt'] },
+      citations('video 2.x', VIDEO_2X_FIELDS),
     ],
     result: 'video', resultTtlHours: 24,
   },
@@ -291,29 +318,13 @@ export const TOOLS: readonly ToolEntry[] = [
     id: 'video-25', title: 'Video 2.5 (multi-shot)', group: 'video', family: 'video-25',
     summary: 'Up to 6 shots, 4 to 30 s, reference images and audio cited as @Image1, @Audio1.',
     create: '/v1/ai/video/{video25_model}-{resolution}', list: '/v1/ai/video/{video25_model}-{resolution}', listShown: true,
-    fields: resolutionInPath([
-      prompt(40000, { warnAbove: 5000, required: false, minLength: undefined }),
-      enumOf('resolution', 'Resolution', ['480p', '720p', '1080p'], '720p', true),
-      { kind: 'int', name: 'duration', label: 'Duration (s)', min: 4, max: 30, default: 5 },
-      { kind: 'shots', name: 'shots', label: 'Shots', max: 6, promptMax: 40000, durationMin: 1, durationMax: 30 },
-      enumOf('aspect_ratio', 'Aspect ratio', VIDEO_ASPECTS, 'widescreen_16_9'),
-      { kind: 'mediaList', media: 'image', name: 'reference_images', label: 'Reference images', encodings: ['url', 'base64'], formats: ['jpeg', 'png', 'webp'], max: 4, cite: 'Image' },
-      { kind: 'mediaList', media: 'audio', name: 'reference_audios', label: 'Reference audio', encodings: ['url', 'base64'], formats: ['mp3', 'wav'], max: 2, cite: 'Audio' },
-      enumOf('camera_motion', 'Camera motion', CAMERA_MOTIONS),
-      enumOf('output_format', 'Container', ['mp4', 'mov'], 'mp4'),
-      bool('sound_effects', 'Sound effects', true),
-      bool('no_music', 'No music', false),
-      bool('camera_fixed', 'Fixed camera', false),
-      seed(0),
-      webhook,
-    ]),
+    fields: VIDEO_25_FIELDS,
     rules: [
       // The prompt is optional only because shots carry prompts of their own: with neither, a
       // request describes nothing and would be paid for all the same.
       { kind: 'anyOf', fields: ['prompt', 'shots'], reason: 'is required (or add shots, each with a prompt of its own)' },
       { kind: 'promptTotal', fields: ['prompt'], shots: 'shots', max: 40000 },
-      { kind: 'mentions', prefix: 'Image', field: 'reference_images', prompts: ['prompt'], shots: 'shots' },
-      { kind: 'mentions', prefix: 'Audio', field: 'reference_audios', prompts: ['prompt'], shots: 'shots' },
+      citations('video 2.5', VIDEO_25_FIELDS, 'shots'),
     ],
     result: 'video', resultTtlHours: 24,
   },

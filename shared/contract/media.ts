@@ -4,15 +4,19 @@ import { command } from './define.ts';
 
 const issueSchema = z.object({ rule: z.string(), message: z.string() });
 
+const referenceReportSchema = z.object({
+  source: z.string(),
+  ok: z.boolean(),
+  probe: z.object({ container: z.string(), durationSec: z.number().nullable(), fps: z.number().nullable(), width: z.number().nullable(), height: z.number().nullable(), bytes: z.number() }).nullable(),
+  errors: z.array(issueSchema),
+});
+
 export const checkReportSchema = z.object({
   ok: z.boolean(),
   family: z.enum(FAMILIES),
-  references: z.array(z.object({
-    source: z.string(),
-    ok: z.boolean(),
-    probe: z.object({ container: z.string(), durationSec: z.number().nullable(), fps: z.number().nullable(), width: z.number().nullable(), height: z.number().nullable(), bytes: z.number() }).nullable(),
-    errors: z.array(issueSchema),
-  })),
+  references: z.array(referenceReportSchema),
+  /** The body's start and end frame, when given as a URL or a path: probed as reference images are. */
+  frames: z.array(referenceReportSchema.extend({ field: z.string() })),
   errors: z.array(issueSchema),
   warnings: z.array(issueSchema),
 });

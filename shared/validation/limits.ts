@@ -21,6 +21,8 @@ export interface VideoItemLimits {
 export interface FamilyLimits {
   /** The catalogue tool whose cross-field rules and prompt bounds apply. */
   tool: string;
+  /** Other tools of the family under the same limits (the fast variant, image-to-video beside text-to-video). */
+  variants?: readonly string[];
   label: string;
   /** Where dropped videos go; null when the family takes no video input. */
   videos: null | {
@@ -58,8 +60,8 @@ export const FAMILY_LIMITS: Record<Family, FamilyLimits> = {
     images: { field: 'reference_images' },
   },
   '25': { tool: 'video-25', label: 'video 2.5', videos: null, images: { field: 'reference_images' } },
-  '1x': { tool: 'i2v-endframe', label: 'video 1.x', videos: null, images: null },
-  lite: { tool: 'lite-t2v', label: 'lite video', videos: null, images: null },
+  '1x': { tool: 'i2v-endframe', variants: ['i2v-endframe-fast'], label: 'video 1.x', videos: null, images: null },
+  lite: { tool: 'lite-t2v', variants: ['lite-i2v'], label: 'lite video', videos: null, images: null },
   upscaler: {
     tool: 'video-upscaler', label: 'video upscaler',
     videos: { field: 'video', min: 1, max: 1, item: { containers: ['mp4', 'mov'] }, minFpsWithTargetFps: 15 },
@@ -69,3 +71,7 @@ export const FAMILY_LIMITS: Record<Family, FamilyLimits> = {
 };
 
 export const isFamily = (s: string): s is Family => (FAMILIES as readonly string[]).includes(s);
+
+/** The family whose limits apply to a catalogue tool, if any. */
+export const familyOfTool = (toolId: string): Family | undefined =>
+  FAMILIES.find((f) => FAMILY_LIMITS[f].tool === toolId || FAMILY_LIMITS[f].variants?.includes(toolId));

@@ -13,7 +13,7 @@
  * Every message names the file, the measured value and the rule id, e.g.
  *   "clip.mov: duration 16.2 s is above the 15 s limit (rule video.duration)".
  */
-import { checkRules, findTool, type Field, type Rule, type ToolEntry } from '../catalogue/index.ts';
+import { checkRules, findTool, promptTotal, type Field, type Rule, type ToolEntry } from '../catalogue/index.ts';
 import { FAMILY_LIMITS, type Family, type VideoItemLimits } from './limits.ts';
 
 export * from './limits.ts';
@@ -137,13 +137,49 @@ function mediaField(tool: ToolEntry | undefined, name: string): Extract<Field, {
   return f && f.kind === 'mediaList' ? f : undefined;
 }
 
-/** Per-file checks of one image for a family: format (from the catalogue), minimum size, bytes. */
-export function checkImage(p: Probe, family: Family, extra: Partial<Issue> = {}): Issue[] {
+/** Every catalogue tool the family's limits apply to. */
+const toolsOf = (family: Family): ToolEntry[] =>
+  [FAMILY_LIMITS[family].tool, ...(FAMILY_LIMITS[family].variants ?? [])].map(findTool).filter((t): t is ToolEntry => !!t);
+
+/**
+ * The single image fields of a family's tools: the start and end frames (`image`, `image_end`).
+ * Given as a URL or a file they are probed as reference images are, before anything is paid for.
+ */
+export function frameFields(family: Family): string[] {
+  return [...new Set(toolsOf(family).flatMap((t) => t.fields.filter((f) => f.kind === 'media' && f.media === 'image').map((f) => f.name)))];
+}
+
+export interface ImageRules {
+  formats: readonly string[];
+  minSide?: number;
+  maxBytes?: number;
+}
+
+/**
+ * What an image in `field` of the family must be: the formats its catalogue field lists, and the
+ * size limits the spec states for the family's reference images (5.0 edit: 256x256, 10 MB). The
+ * spec states none for frames, so a frame is held to its formats (and to being an image). Null
+ * when the family has no such image field.
+ */
+export function imageRulesOf(family: Family, field?: string): ImageRules | null {
   const lim = FAMILY_LIMITS[family].images;
+  if (lim && (field === undefined || field === lim.field)) {
+    return { formats: mediaField(findTool(FAMILY_LIMITS[family].tool), lim.field)?.formats ?? ['jpeg', 'png'], minSide: lim.minSide, maxBytes: lim.maxBytes };
+  }
+  const frame = field === undefined ? undefined : toolsOf(family).flatMap((t) => t.fields).find((f) => f.name === field && f.kind === 'media' && f.media === 'image');
+  return frame && frame.kind === 'media' ? { formats: frame.formats ?? ['jpeg', 'png'] } : null;
+}
+
+/**
+ * Per-file checks of one image for a family: format (from the catalogue), minimum size, bytes.
+ * `extra.field` picks the field (a frame); without it the family's reference-image list.
+ */
+export function checkImage(p: Probe, family: Family, extra: Partial<Issue> = {}): Issue[] {
+  const lim = imageRulesOf(family, extra.field);
   const name = displayName(p.source);
   const at = { source: p.source, ...extra };
   if (!lim) return [issue('image.count', name, `the ${FAMILY_LIMITS[family].label} family takes no reference images`, at)];
-  const formats = mediaField(findTool(FAMILY_LIMITS[family].tool), lim.field)?.formats ?? ['jpeg', 'png'];
+  const formats = lim.formats;
   const words = formats.map((f) => FORMAT_WORDS[f] ?? f.toUpperCase()).join(' or ');
   if (p.kind !== 'image') return [issue('image.format', name, `a video (${p.container}) is not an image (${words})`, at)];
   const fmtName = p.format ?? p.container;
@@ -160,7 +196,7 @@ export function checkImage(p: Probe, family: Family, extra: Partial<Issue> = {})
 
 // ---- request body -------------------------------------------------------------------------
 
-function ruleId(r: Rule): RuleId {
+function ruleId(r: Rule, reason: string): RuleId {
   switch (r.kind) {
     case 'requires':
       return r.field === 'image_end' ? 'image_end.requires_image' : 'field.requires';
@@ -170,8 +206,9 @@ function ruleId(r: Rule): RuleId {
       return 'keyframes.exclusive';
     case 'promptTotal':
       return 'prompt.length';
-    case 'mentions':
-      return r.prefix === 'Video' ? 'video.mention' : r.prefix === 'Image' ? 'image.mention' : 'audio.mention';
+    case 'citations':
+      // The reason starts with the citation it is about ("@Video1 cites …").
+      return reason.startsWith('@Video') ? 'video.mention' : reason.startsWith('@Image') ? 'image.mention' : 'audio.mention';
   }
 }
 
@@ -179,20 +216,13 @@ function ruleId(r: Rule): RuleId {
  * The family's prompt bound as a catalogue rule: the tool's own promptTotal rule (2.x, 2.5 count
  * per-shot prompts too), else the prompt field's maxLength (1.x 2,000, lite 20,000).
  */
-function promptRule(tool: ToolEntry): Extract<Rule, { kind: 'promptTotal' }> | undefined {
+export function promptRule(tool: ToolEntry): Extract<Rule, { kind: 'promptTotal' }> | undefined {
   const own = tool.rules?.find((r): r is Extract<Rule, { kind: 'promptTotal' }> => r.kind === 'promptTotal');
   if (own) return own;
   const f = tool.fields.find((x) => x.name === 'prompt');
   return f && f.kind === 'text' && f.maxLength !== undefined ? { kind: 'promptTotal', fields: ['prompt'], max: f.maxLength } : undefined;
 }
 
-function promptChars(body: Record<string, unknown>, r: Extract<Rule, { kind: 'promptTotal' }>): number {
-  let n = 0;
-  for (const f of r.fields) if (typeof body[f] === 'string') n += (body[f] as string).length;
-  const shots = r.shots ? body[r.shots] : undefined;
-  if (Array.isArray(shots)) for (const s of shots) if (s && typeof s.prompt === 'string') n += s.prompt.length;
-  return n;
-}
 
 /** Cross-field rules of the family's catalogue tool, plus the long-prompt warning. */
 export function checkBody(family: Family, body: Record<string, unknown>): { errors: Issue[]; warnings: Issue[] } {
@@ -205,13 +235,13 @@ export function checkBody(family: Family, body: Record<string, unknown>): { erro
   const pr = promptRule(tool);
   if (pr) rules.push(pr);
   for (const r of rules) {
-    for (const p of checkRules([r], body)) errors.push(issue(ruleId(r), p.field, p.reason, { field: p.field }));
+    for (const p of checkRules([r], body)) errors.push(issue(ruleId(r, p.reason), p.field, p.reason, { field: p.field }));
   }
   const warnings: Issue[] = [];
   const promptField = tool.fields.find((x) => x.name === 'prompt');
   const warnAbove = promptField && promptField.kind === 'text' ? promptField.warnAbove : undefined;
   if (pr && warnAbove !== undefined) {
-    const n = promptChars(body, pr);
+    const n = promptTotal(body, pr.fields, pr.shots);
     if (n > warnAbove && n <= pr.max) {
       warnings.push(issue('prompt.long', 'prompt', `${fmt(n)} characters; results may become less predictable above about ${fmt(warnAbove)}`, { field: 'prompt' }));
     }

@@ -1,22 +1,27 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test, type Page, type Route } from '@playwright/test';
 import sharp from 'sharp';
 import { dropFiles, newHome, startHost, type HostHandle } from './host.ts';
 import { expectRefusalFocusesPrompt, shot, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
+import { serveFolder, type FileServer } from '../media/server.ts';
 
 // One Sandbox (tasks of 500 ms) and one host for the file: the builder keeps its state per tool.
 let host: HostHandle;
 let sandbox: SandboxProcess;
 let dir: string;
+/** Serves `dir` on loopback: frames and references given as URLs, as a CDN would serve them. */
+let server: FileServer;
 test.beforeAll(async () => {
   sandbox = await startSandboxProcess(500);
   host = await startHost(newHome(), sandbox.env);
   dir = mkdtempSync(join(tmpdir(), 'md-video-'));
+  server = await serveFolder(dir);
 });
 test.afterAll(async () => {
+  await server?.close();
   await host?.stop();
   await sandbox?.stop();
 });
@@ -98,13 +103,17 @@ test('invalid combinations are shown on the field they concern: shared pre-check
   await openFamily(page, '2.x generation');
   await page.getByTestId('field-prompt').fill('A red kite over the dunes');
 
+  // Frames given as URLs are probed: these are real PNGs on a loopback server.
+  await sharp({ create: { width: 640, height: 480, channels: 3, background: '#204080' } }).png().toFile(join(dir, 'start.png'));
+  await sharp({ create: { width: 640, height: 480, channels: 3, background: '#804020' } }).png().toFile(join(dir, 'end.png'));
+
   // image_end without image: the shared rule, at once, beside the end frame.
-  await page.getByTestId('field-image_end').fill('https://example.com/end.png');
+  await page.getByTestId('field-image_end').fill(`${server.url}/end.png`);
   await expect(page.getByTestId('error-image_end')).toContainText('image_end requires image');
   await expect(page.getByTestId('submit')).toBeDisabled();
 
   // Keyframes with reference images: the error sits on the keyframe fields.
-  await page.getByTestId('field-image').fill('https://example.com/start.png');
+  await page.getByTestId('field-image').fill(`${server.url}/start.png`);
   await expect(page.getByTestId('error-image_end')).toHaveCount(0);
   await page.getByTestId('url-reference_images').fill('upl_vid_x');
   await page.getByTestId('add-url-reference_images').click();
@@ -220,6 +229,78 @@ test('removing a cited reference keeps every citation naming the same file, in t
   await expect(page.getByTestId('cite-note')).toContainText('Removed red.png: its citation @Image1 was taken out of the prompt');
   await expect(page.getByTestId('error-reference_images')).toHaveCount(0);
   await expect(page.getByTestId('submit')).toBeEnabled();
+  expect(errors).toEqual([]);
+});
+
+test('a citation of media the family takes none of, or beyond its list, is named on the prompt that holds it; the core refuses it too', async ({ page }) => {
+  const errors = watchErrors(page);
+  await openFamily(page, '2.5 multi-shot');
+  await page.getByTestId('field-prompt').fill('Like @Image1, moving as @Video1');
+  await expect(page.getByTestId('error-prompt')).toHaveText([
+    '@Image1 cites a reference image, but none is given',
+    '@Video1 cites a reference video, but video 2.5 takes none',
+  ]);
+  await expect(page.getByTestId('submit')).toBeDisabled();
+  await page.getByTestId('add-shot').click();
+  await page.getByTestId('shot-prompt-1').fill('Over the hum of @Audio1');
+  await expect(page.getByTestId('error-shots')).toHaveText(['Shot 1 prompt: @Audio1 cites a reference audio, but none is given']);
+  await expect(page.getByTestId('submit-status')).toContainText('3 problems to fix');
+
+  // Through the bridge, past the form: the core applies the same rule before anything is sent.
+  const raw = await rawStart(page, { tool: 'video-25', params: { prompt: 'moving as @Video1', resolution: '720p' } });
+  expect(raw.error?.invalid).toEqual([{ field: 'prompt', reason: '@Video1 cites a reference video, but video 2.5 takes none' }]);
+
+  // 2.x takes reference videos but no audio.
+  await page.getByTestId('family-picker').getByText('2.x generation', { exact: true }).click();
+  await page.getByTestId('field-prompt').fill('To the beat of @Audio1');
+  await expect(page.getByTestId('error-prompt')).toHaveText(['@Audio1 cites a reference audio, but video 2.x takes none']);
+  expect(errors).toEqual([]);
+});
+
+test('the prompt counter counts an emoji as one character, as the limit and the Sandbox do', async ({ page }) => {
+  const errors = watchErrors(page);
+  await openFamily(page, 'Lite');
+  const clapper = '\u{1F3AC}';
+  await page.getByTestId('field-prompt').fill(clapper.repeat(20_000));
+  await expect(page.getByTestId('prompt-count')).toHaveText('20,000 / 20,000');
+  await expect(page.getByTestId('error-prompt')).toHaveCount(0);
+  await expect(page.getByTestId('submit')).toBeEnabled();
+  await page.getByTestId('field-prompt').press('End');
+  await page.getByTestId('field-prompt').pressSequentially(clapper);
+  await expect(page.getByTestId('prompt-count')).toHaveText('20,001 / 20,000');
+  await expect(page.getByTestId('error-prompt')).toHaveText('must be at most 20000 characters');
+  await expect(page.getByTestId('submit')).toBeDisabled();
+  expect(errors).toEqual([]);
+});
+
+test('a start or end frame given as a URL is probed before anything is paid for: format named on its field, the core refuses it too', async ({ page }) => {
+  const errors = watchErrors(page);
+  await sharp({ create: { width: 640, height: 480, channels: 3, background: '#226644' } }).gif().toFile(join(dir, 'dusk.gif'));
+  await sharp({ create: { width: 640, height: 480, channels: 3, background: '#664422' } }).png().toFile(join(dir, 'dawn.png'));
+  writeFileSync(join(dir, 'signin.png'), '<!doctype html><title>Sign in to view this file</title>');
+  const creates = async () => ((await (await fetch(`${sandbox.url}/__sandbox/stats`)).json()) as { creates: Record<string, Record<string, number>> }).creates;
+  const before = JSON.stringify(await creates());
+
+  await openFamily(page, '2.x generation');
+  await page.getByTestId('field-prompt').fill('Dusk turns to dawn');
+  await page.getByTestId('field-image').fill(`${server.url}/dusk.gif`);
+  await expect(page.getByTestId('error-image')).toHaveText('dusk.gif: format gif is not JPG or PNG (rule image.format)');
+  await expect(page.getByTestId('submit')).toBeDisabled();
+  // A page that is no image (a sign-in wall behind the link) is named too.
+  await page.getByTestId('field-image_end').fill(`${server.url}/signin.png`);
+  await expect(page.getByTestId('error-image_end')).toContainText('rule probe');
+  await expect(page.getByTestId('submit-status')).toContainText('2 problems to fix');
+
+  // Past the form, the core probes the same URL and refuses the batch.
+  const raw = await rawStart(page, { tool: 'i2v-endframe-fast', params: { image: `${server.url}/dusk.gif` } });
+  expect(raw.error?.invalid).toEqual([{ field: 'image', reason: 'dusk.gif: format gif is not JPG or PNG (rule image.format)' }]);
+
+  await page.getByTestId('field-image').fill(`${server.url}/dawn.png`);
+  await page.getByTestId('field-image_end').fill(`${server.url}/dawn.png`);
+  await expect(page.getByTestId('error-image')).toHaveCount(0);
+  await expect(page.getByTestId('error-image_end')).toHaveCount(0);
+  await expect(page.getByTestId('submit')).toBeEnabled();
+  expect(JSON.stringify(await creates())).toBe(before);
   expect(errors).toEqual([]);
 });
 

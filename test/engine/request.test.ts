@@ -6,7 +6,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { getTool } from '../../shared/catalogue/index.ts';
 import { ApiClient } from '../../electron/core/api/client.ts';
 import { ToolClient } from '../../electron/core/api/tools.ts';
-import { buildParams, isLocalPath, PreflightError, withPlaceholders } from '../../electron/core/engine/request.ts';
+import { buildParams, PreflightError, withPlaceholders } from '../../electron/core/engine/request.ts';
+import { isLocalPath } from '../../shared/catalogue/index.ts';
 import { startSandbox } from '../../electron/sandbox/index.ts';
 import { makeClip } from '../media/fixtures.ts';
 

@@ -1,8 +1,10 @@
 // `mediadesk video check` as a user runs it: a real process, real files, JSON on stdout, exit codes.
 import { spawn } from 'node:child_process';
-import { join } from 'node:path';
+import { writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeClip, makeImage, tempDir } from './fixtures.ts';
+import { serveFolder } from './server.ts';
 
 const BIN = join(import.meta.dirname, '..', '..', 'bin', 'mediadesk.js');
 
@@ -62,6 +64,39 @@ describe('mediadesk video check', () => {
     expect(JSON.parse(r.stdout).references[0].errors[0]).toEqual({ rule: 'image.minSize', message: 'small.png: 200x300 is below the 256x256 minimum (rule image.minSize)' });
     const up = await cli(['video', 'check', '--family', 'upscaler', '--body', '{"target_fps": 60}', good]);
     expect(up.code).toBe(0);
+  });
+
+  it('names a citation of media the family takes none of, and counts the prompt in code points', async () => {
+    const r = await cli(['video', 'check', '--family', '25', '--prompt', 'like @Image1, moving as @Video1', small]);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout).errors).toEqual([{ rule: 'video.mention', message: 'prompt: @Video1 cites a reference video, but video 2.5 takes none (rule video.mention)' }]);
+    // 40,000 emoji are 160 KB of UTF-8: past what one argument may hold, so the body comes from a file.
+    const bodyFile = join(dir, 'emoji-body.json');
+    await writeFile(bodyFile, JSON.stringify({ prompt: '\u{1F3AC}'.repeat(40_000) }));
+    const emoji = await cli(['video', 'check', '--family', '25', '--body', `@${bodyFile}`, small]);
+    expect([emoji.code, JSON.parse(emoji.stdout).errors]).toEqual([0, []]);
+  });
+
+  it('probes start and end frames given as URLs in the body, with no SOURCE needed', async () => {
+    const [gif, png] = await Promise.all([makeImage(dir, 'start', 640, 480, 'gif'), makeImage(dir, 'end', 640, 480, 'png')]);
+    const server = await serveFolder(dir);
+    try {
+      const body = { image: `${server.url}/${basename(gif)}`, image_end: `${server.url}/${basename(png)}` };
+      const r = await cli(['video', 'check', '--family', '2x', '--body', JSON.stringify(body)]);
+      expect(r.code).toBe(1);
+      const report = JSON.parse(r.stdout);
+      expect(report.frames).toEqual([
+        { field: 'image', source: body.image, ok: false, probe: expect.objectContaining({ container: 'gif', width: 640, height: 480 }), errors: [{ rule: 'image.format', message: 'start.gif: format gif is not JPG or PNG (rule image.format)' }] },
+        { field: 'image_end', source: body.image_end, ok: true, probe: expect.objectContaining({ container: 'png' }), errors: [] },
+      ]);
+      const missing = await cli(['video', 'check', '--family', 'lite', '--body', JSON.stringify({ image: `${server.url}/gone.png` })]);
+      expect(missing.code).toBe(1);
+      expect(JSON.parse(missing.stdout).frames[0]).toMatchObject({ field: 'image', ok: false, errors: [{ rule: 'probe' }] });
+      const fine = await cli(['video', 'check', '--family', '1x', '--body', JSON.stringify({ image: body.image_end })]);
+      expect(fine.code).toBe(0);
+    } finally {
+      await server.close();
+    }
   });
 
   it('exits 2 on bad usage', async () => {

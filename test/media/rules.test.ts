@@ -2,7 +2,7 @@
 // the upper pixel bound's neighbours), the body rules, and the message format. Real files for every
 // rule are in files.test.ts.
 import { describe, expect, it } from 'vitest';
-import { checkBody, checkVideo, displayName, REFERENCE_VIDEO, validateReferences, type Probe } from '../../shared/validation/references.ts';
+import { checkBody, checkImage, checkVideo, displayName, frameFields, REFERENCE_VIDEO, validateReferences, type Probe } from '../../shared/validation/references.ts';
 
 const MB = 1024 * 1024;
 const vid = (over: Partial<Probe> = {}): Probe => ({ source: '/tmp/clip.mp4', kind: 'video', container: 'mp4', durationSec: 5, fps: 30, width: 640, height: 640, bytes: 1000, ...over });
@@ -66,8 +66,21 @@ describe('validateReferences (2.x)', () => {
     expect(validateReferences({ family: '2x', references: [vid(), vid()], body: { prompt: 'mix @Video1 and @Video2' } }).ok).toBe(true);
     const r = validateReferences({ family: '2x', references: [vid(), vid()], body: { prompt: 'use @Video3' } });
     expect(rules(r)).toEqual(['video.mention']);
-    expect(r.errors[0].message).toMatch(/@Video3 but only 2 reference_videos are given \(rule video\.mention\)/);
+    expect(r.errors[0]).toMatchObject({ field: 'prompt', message: 'prompt: @Video3 cites reference video 3, but only 2 are given (rule video.mention)' });
     expect(rules(validateReferences({ family: '2x', references: [], body: { prompt: '@Image1 please' } }))).toEqual(['image.mention']);
+  });
+
+  it('flags a citation of a kind the family takes none of, on the prompt that holds it', () => {
+    const r = validateReferences({ family: '25', references: [img()], body: { prompt: 'like @Image1, moving as @Video1' } });
+    expect(r.errors.map((e) => [e.rule, e.field, e.message])).toEqual([['video.mention', 'prompt', 'prompt: @Video1 cites a reference video, but video 2.5 takes none (rule video.mention)']]);
+    const shots = [{ prompt: 'a pier', duration: 4 }, { prompt: 'hum of @Audio1 over @Image3', duration: 4 }];
+    const s = validateReferences({ family: '25', references: [img(), img()], body: { shots } });
+    expect(s.errors.map((e) => [e.rule, e.field, e.message])).toEqual([
+      ['audio.mention', 'shots.1.prompt', 'shots.1.prompt: @Audio1 cites a reference audio, but none is given (rule audio.mention)'],
+      ['image.mention', 'shots.1.prompt', 'shots.1.prompt: @Image3 cites reference image 3, but only 2 are given (rule image.mention)'],
+    ]);
+    const two = validateReferences({ family: '2x', references: [vid()], body: { prompt: 'as @Video1 with the sound of @Audio1' } });
+    expect(two.errors.map((e) => e.message)).toEqual(['prompt: @Audio1 cites a reference audio, but video 2.x takes none (rule audio.mention)']);
   });
 
   it('keeps keyframes apart from reference media (catalogue rule)', () => {
@@ -114,6 +127,16 @@ describe('prompt limits per family', () => {
     expect(rules(checkBody('25', { prompt: p(10001), shots }))).toEqual(['prompt.length']);
     expect(checkBody('25', { shots: [{ prompt: p(5001), duration: 5 }] }).warnings.map((w) => w.rule)).toEqual(['prompt.long']);
   });
+  it('counts characters as code points: an emoji or a rare ideograph is one, not two UTF-16 units', () => {
+    // U+1F3AC (clapper board) and U+20BB7 (a CJK ideograph outside the BMP): two code units each.
+    for (const astral of ['\u{1F3AC}', '\u{20BB7}']) {
+      expect(checkBody('1x', { prompt: astral.repeat(2000) }).errors, astral).toEqual([]);
+      const over = checkBody('1x', { prompt: astral.repeat(2001) });
+      expect(over.errors.map((e) => e.message)).toEqual(['prompt: prompts together must be at most 2000 characters (found 2001) (rule prompt.length)']);
+    }
+    expect(checkBody('2x', { prompt: 'x'.repeat(4999) + '\u{1F3AC}' }).warnings).toEqual([]);
+    expect(checkBody('25', { prompt: 'x'.repeat(39_999), shots: [{ prompt: '\u{1F3AC}', duration: 4 }] }).errors).toEqual([]);
+  });
   it('1.x: 2,000; lite: 20,000', () => {
     expect(checkBody('1x', { prompt: p(2000) }).errors).toEqual([]);
     expect(rules(checkBody('1x', { prompt: p(2001) }))).toEqual(['prompt.length']);
@@ -144,6 +167,24 @@ describe('5.0 image edit references', () => {
     expect(one({ bytes: 10 * MB + 1 })).toEqual(['image.bytes']);
     expect(one({ format: 'webp', container: 'webp' })).toEqual(['image.format']);
     expect(rules(validateReferences({ family: 'image50-edit', references: [vid()] }))).toEqual(['image.format']);
+  });
+});
+
+describe('start and end frames', () => {
+  it('are the single image fields of every tool of the family', () => {
+    expect(frameFields('2x')).toEqual(['image', 'image_end']);
+    expect(frameFields('1x')).toEqual(['image', 'image_end']);
+    expect(frameFields('lite')).toEqual(['image']);
+    expect(frameFields('25')).toEqual([]);
+  });
+  it('are held to their field\'s formats (JPG or PNG), not to the reference images\' (which take WebP)', () => {
+    const frame = (over: Partial<Probe>) => checkImage(img(over), '2x', { field: 'image' }).map((e) => e.message);
+    expect(frame({})).toEqual([]);
+    expect(frame({ source: '/tmp/start.webp', format: 'webp', container: 'webp' })).toEqual(['start.webp: format webp is not JPG or PNG (rule image.format)']);
+    expect(checkImage(img({ format: 'webp', container: 'webp' }), '2x', { field: 'reference_images' })).toEqual([]);
+    expect(checkImage(vid(), '1x', { field: 'image_end' }).map((e) => e.rule)).toEqual(['image.format']);
+    // The spec states no size limits for frames: a small frame is the service's to judge.
+    expect(frame({ width: 64, height: 48, bytes: 30 * MB })).toEqual([]);
   });
 });
 

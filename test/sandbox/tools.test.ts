@@ -13,6 +13,7 @@ import { serveFolder, type FileServer } from '../media/server.ts';
 const clock = fakeClock();
 let ctx: Awaited<ReturnType<typeof start>>;
 let png: Buffer;
+let refPng: Buffer;
 let imageUrl: string;
 let videoId: string;
 let clips: Awaited<ReturnType<typeof tempDir>>;
@@ -27,6 +28,7 @@ async function upload(bytes: Buffer, type = 'video/mp4'): Promise<string> {
 beforeAll(async () => {
   ctx = await start({ now: clock.now, taskDurationMs: DURATION });
   png = await testPng();
+  refPng = await testPng(256, 256);
   const up = await fetch(`${ctx.sb.url}/__sandbox/uploads`, { method: 'POST', headers: { 'content-type': 'image/png' }, body: new Uint8Array(png) });
   imageUrl = (await up.json()).url;
   // A clip within every reference-video limit (2-15 s, 24-60 fps, 409,600+ pixels): the Sandbox measures what it is given.
@@ -43,7 +45,8 @@ function minimalBody(tool: ToolEntry): Record<string, unknown> {
   const body: Record<string, unknown> = {};
   const media = (f: Extract<Field, { kind: 'media' | 'mediaList' }>) => {
     if (f.media === 'video') return f.encodings.includes('upload') ? videoId : imageUrl;
-    if (f.encodings.includes('base64')) return png.toString('base64');
+    // 256x256: the least the spec lets through anywhere (5.0 edit references).
+    if (f.encodings.includes('base64')) return refPng.toString('base64');
     if (f.encodings.includes('url')) return imageUrl;
     return `data:image/png;base64,${png.toString('base64')}`;
   };
@@ -119,6 +122,27 @@ describe('validation (400 naming the field)', () => {
     await expectInvalid('i2v-endframe', { image_end: b64 }, 'image_end');
     await expectInvalid('i2v-endframe-fast', { image_end: b64 }, 'image_end');
   });
+  it('refuses a citation of media the family takes none of, or beyond the list, naming the prompt', async () => {
+    const b64 = png.toString('base64');
+    const reasons = async (id: string, body: Record<string, unknown>) => {
+      const r = await ctx.api.post(resolvePaths(tool(id), DEFAULT_SLUGS, { resolution: '720p' }).create, body);
+      expect(r.status, JSON.stringify(r.body)).toBe(400);
+      return r.body.invalid_params.map((p: { field: string; reason: string }) => `${p.field}: ${p.reason}`);
+    };
+    expect(await reasons('video-25', { prompt: 'like @Image1, moving as @Video1', reference_images: [b64] })).toEqual(['prompt: @Video1 cites a reference video, but video 2.5 takes none']);
+    expect(await reasons('video-25', { prompt: 'a pier', shots: [{ prompt: '@Image3 at dusk', duration: 4 }], duration: 4, reference_images: [b64, b64] }))
+      .toEqual(['shots.0.prompt: @Image3 cites reference image 3, but only 2 are given']);
+    expect(await reasons('video-2x', { prompt: 'to the beat of @Audio1' })).toEqual(['prompt: @Audio1 cites a reference audio, but video 2.x takes none']);
+  });
+  it('counts prompt characters as code points: 40,000 emoji over prompt and shots fit the 2.5 limit, 40,001 do not', async () => {
+    const clapper = '\u{1F3AC}';
+    const create = (shot: number) => ctx.api.post(resolvePaths(tool('video-25'), DEFAULT_SLUGS, { resolution: '720p' }).create, {
+      prompt: clapper.repeat(20_000), shots: [{ prompt: clapper.repeat(shot), duration: 4 }], duration: 4,
+    });
+    expect((await create(20_000)).status).toBe(200);
+    const over = await create(20_001);
+    expect([over.status, over.body.invalid_params]).toEqual([400, [{ name: 'prompt', field: 'prompt', reason: 'prompts together must be at most 40000 characters (found 40001)' }]]);
+  });
   it('refuses a video request that describes nothing, and takes each way of describing it', async () => {
     const b64 = png.toString('base64');
     await expectInvalid('video-25', { duration: 8 }, 'prompt', { resolution: '720p' });
@@ -135,6 +159,21 @@ describe('validation (400 naming the field)', () => {
     await expectInvalid('change-camera', { image: 'https://example.com/a.png' }, 'image');
     await expectInvalid('video-upscaler', { video: 'upl_vid_doesnotexist' }, 'video');
     await expectInvalid('upscaler-precision', { image: Buffer.from('this is not an image at all').toString('base64') }, 'image');
+  });
+  it('holds frames and reference images to their field\'s formats and the stated size limits, by URL or inline', async () => {
+    const post = (id: string, body: Record<string, unknown>, params: Record<string, unknown> = {}) => ctx.api.post(resolvePaths(tool(id), DEFAULT_SLUGS, params).create, body);
+    const reasons = (r: { status: number; body: { invalid_params: { field: string; reason: string }[] } }) => [r.status, r.body.invalid_params?.map((p) => `${p.field}: ${p.reason}`)];
+    const served = async (bytes: Buffer, type: string) => (await (await fetch(`${ctx.sb.url}/__sandbox/uploads`, { method: 'POST', headers: { 'content-type': type }, body: new Uint8Array(bytes) })).json()).url as string;
+    const gif = await sharp({ create: { width: 640, height: 480, channels: 3, background: '#884422' } }).gif().toBuffer();
+    const webp = await sharp({ create: { width: 640, height: 480, channels: 3, background: '#224488' } }).webp().toBuffer();
+    const gifUrl = await served(gif, 'image/gif');
+    const pageUrl = await served(Buffer.from('<!doctype html><title>Sign in</title>'), 'text/html');
+    expect(reasons(await post('video-2x', { prompt: 'x', image: gifUrl }, { resolution: '720p' }))).toEqual([400, ['image: format gif is not JPG or PNG']]);
+    expect(reasons(await post('i2v-endframe-fast', { image: png.toString('base64'), image_end: webp.toString('base64') }))).toEqual([400, ['image_end: format webp is not JPG or PNG']]);
+    expect(reasons(await post('lite-i2v', { prompt: 'x', image: pageUrl }))).toEqual([400, ['image: is not a readable image (JPEG, PNG or WebP)']]);
+    // Reference images of 2.x take WebP; the 5.0 edit's are held to 256x256 (api-spec).
+    expect((await post('video-2x', { prompt: 'x', reference_images: [await served(webp, 'image/webp')] }, { resolution: '720p' })).status).toBe(200);
+    expect(reasons(await post('image50-edit', { prompt: 'x', reference_images: [refPng.toString('base64'), png.toString('base64')] }))).toEqual([400, ['reference_images.1: 64x48 is below the 256x256 minimum']]);
   });
   it('measures reference videos as the service does: each limit named per item, the combined duration, URLs by range, loopback only', async () => {
     const post = (id: string, body: Record<string, unknown>, params: Record<string, unknown> = {}) => ctx.api.post(resolvePaths(tool(id), DEFAULT_SLUGS, params).create, body);

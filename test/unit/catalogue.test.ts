@@ -82,7 +82,34 @@ describe('tool catalogue', () => {
     const both = validateRequest(t, { prompt: 'x', image: png, reference_images: [png] }).invalid;
     expect(both.map((p) => p.field)).toContain('image');
     expect(both[0].reason).toMatch(/cannot be combined/);
-    expect(validateRequest(t, { prompt: 'see @Video2', reference_videos: ['upl_vid_abc'] }).invalid[0]).toMatchObject({ field: 'reference_videos' });
+    expect(validateRequest(t, { prompt: 'see @Video2', reference_videos: ['upl_vid_abc'] }).invalid).toEqual([{ field: 'prompt', reason: '@Video2 cites reference video 2, but only 1 is given' }]);
+  });
+
+  it('names each citation of a kind the family takes none of, or beyond the list, on its prompt', () => {
+    const t25 = getTool('video-25');
+    expect(validateRequest(t25, { prompt: 'like @Image1, moving as @Video1', reference_images: [png] }).invalid)
+      .toEqual([{ field: 'prompt', reason: '@Video1 cites a reference video, but video 2.5 takes none' }]);
+    expect(validateRequest(t25, { prompt: '@Image1 and @Image3', reference_images: [png, png] }).invalid)
+      .toEqual([{ field: 'prompt', reason: '@Image3 cites reference image 3, but only 2 are given' }]);
+    expect(validateRequest(t25, { shots: [{ prompt: 'hum @Audio2', duration: 4 }], duration: 4 }).invalid)
+      .toEqual([{ field: 'shots.0.prompt', reason: '@Audio2 cites a reference audio, but none is given' }]);
+    expect(validateRequest(getTool('video-2x'), { prompt: 'with @Audio1 and @Video0' }).invalid).toEqual([
+      { field: 'prompt', reason: '@Audio1 cites a reference audio, but video 2.x takes none' },
+      { field: 'prompt', reason: '@Video0 cites no reference video: they are numbered from @Video1' },
+    ]);
+    expect(validateRequest(t25, { prompt: 'like @Image1 and @Image2, to @Audio1', reference_images: [png, png], reference_audios: [png] }).ok).toBe(true);
+  });
+
+  it('counts text lengths in code points, so an emoji is one character as the limit means', () => {
+    const clapper = '\u{1F3AC}';
+    const lite = getTool('lite-t2v');
+    expect(validateRequest(lite, { prompt: clapper.repeat(20_000) }).ok).toBe(true);
+    expect(validateRequest(lite, { prompt: clapper.repeat(20_001) }).invalid).toEqual([{ field: 'prompt', reason: 'must be at most 20000 characters' }]);
+    expect(validateRequest(lite, { prompt: 'x', negative_prompt: clapper.repeat(20_000) }).ok).toBe(true);
+    expect(validateRequest(getTool('video-25'), { shots: [{ prompt: clapper.repeat(40_000), duration: 4 }], duration: 4 }).ok).toBe(true);
+    expect(validateRequest(getTool('music-variants'), { prompt: clapper.repeat(9) }).invalid).toEqual([{ field: 'prompt', reason: 'must be at least 10 characters' }]);
+    expect(validateRequest(getTool('video-2x'), { prompt: clapper.repeat(5000) }).warnings).toEqual([]);
+    expect(validateRequest(getTool('video-2x'), { prompt: clapper.repeat(5001) }).warnings).toHaveLength(1);
   });
 
   it('wants a 2.5 prompt or shots, and an end-frame start frame or prompt: a request that describes nothing is refused', () => {

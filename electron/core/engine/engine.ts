@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { getTool, resolvePaths, validateRequest, type Slugs, type ToolEntry } from '../../../shared/catalogue/index.ts';
+import { getTool, isLocalPath, resolvePaths, validateRequest, type Slugs, type ToolEntry } from '../../../shared/catalogue/index.ts';
 import type { BatchRecord, BatchStartResult, JobRecord, JobsChanged, QueueStatus } from '../../../shared/contract/jobs.ts';
 import { DeskError } from '../../../shared/contract/define.ts';
 import { isAbsolutePath, type Settings } from '../../../shared/settings.ts';
@@ -17,10 +17,10 @@ import { KIND_EXTS, outputDirOf, partPathOf, renderName, stemOf } from '../downl
 import { ACTIVE_STATES, ATTENTION, REQUEUE_FRESH, type JobState } from '../queue/states.ts';
 import { JobStore, toJobRecord, type DoneOutputs, type JobPatch, type JobRow, type NewJob } from '../queue/store.ts';
 import { DEFAULT_POLL, nextPollDelay, type PollPolicy } from './poll-policy.ts';
-import { batchFieldOf, buildParams, isLocalPath, isLoopback, localFileProblem, localMediaFields, placeholderFor, PreflightError, withPlaceholders } from './request.ts';
-import { checkReferences } from '../media/check.ts';
+import { batchFieldOf, buildParams, isLoopback, localFileProblem, localMediaFields, placeholderFor, PreflightError, withPlaceholders } from './request.ts';
+import { checkReferences, framesOf, isProbeable } from '../media/check.ts';
 import { sniffAudio } from '../media/probe.ts';
-import { FAMILIES, FAMILY_LIMITS } from '../../../shared/validation/limits.ts';
+import { familyOfTool, FAMILY_LIMITS } from '../../../shared/validation/limits.ts';
 import { fetchResults, JobMovedError } from './results.ts';
 import { join } from 'node:path';
 
@@ -405,21 +405,22 @@ export class Engine {
    * runs the same shared rules for instant feedback; this is the enforcement.
    */
   private async enforceReferences(tool: ToolEntry, params: Record<string, unknown>): Promise<void> {
-    const family = FAMILIES.find((f) => FAMILY_LIMITS[f].tool === tool.id);
+    const family = familyOfTool(tool.id);
     if (!family) return;
     const lim = FAMILY_LIMITS[family];
     const fields = [lim.videos?.field, lim.images?.field].filter((f): f is string => !!f && f !== tool.batchField);
     // Uploaded ids and inline base64 cannot be probed here; the server checks those.
-    const probeable = (x: unknown): x is string => typeof x === 'string' && (isLocalPath(x) || /^https?:\/\//i.test(x));
     const sources: { field: string; source: string }[] = [];
-    for (const f of fields) for (const x of listOf(params[f])) if (probeable(x)) sources.push({ field: f, source: x });
+    for (const f of fields) for (const x of listOf(params[f])) if (isProbeable(x)) sources.push({ field: f, source: x });
     const invalid = await this.audioProblems(tool, params);
-    const report = sources.length ? await checkReferences({ family, sources: sources.map((s) => s.source), body: params }) : null;
+    // Frames (image, image_end) given as a URL or a path are probed from the body by checkReferences.
+    const report = sources.length || framesOf(family, params).length ? await checkReferences({ family, sources: sources.map((s) => s.source), body: params }) : null;
     if (report && !report.ok) {
       invalid.push(
         ...report.references.flatMap((r, i) => r.errors.map((e) => ({ field: sources[i].field, reason: e.message }))),
+        ...report.frames.flatMap((f) => f.errors.map((e) => ({ field: f.field, reason: e.message }))),
         ...report.errors.filter((e) => !report.references.some((r) => r.errors.some((x) => x.message === e.message))).map((e) => ({
-          field: e.rule.startsWith('video.') ? (lim.videos?.field ?? 'references') : e.rule.startsWith('image.') ? (lim.images?.field ?? 'references') : e.rule.startsWith('audio.') ? 'reference_audios' : 'prompt',
+          field: e.rule.endsWith('.mention') ? 'prompt' : e.rule.startsWith('video.') ? (lim.videos?.field ?? 'references') : e.rule.startsWith('image.') ? (lim.images?.field ?? 'references') : e.rule.startsWith('audio.') ? 'reference_audios' : 'prompt',
           reason: e.message,
         })),
       );

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { imageSize } from 'image-size';
-import { encodingOf, validateRequest, type Encoding, type Field, type ToolEntry } from '../../../shared/catalogue/index.ts';
+import { isLocalPath, validateRequest, type Encoding, type Field, type ToolEntry } from '../../../shared/catalogue/index.ts';
 import type { InvalidParam } from '../api/client.ts';
 import type { ToolClient } from '../api/tools.ts';
 import { checkBytes, inputCheckOf, type InputCheck } from '../batch/preflight.ts';
@@ -64,12 +64,6 @@ export const batchFieldOf = (tool: ToolEntry) => {
 
 type MediaField = Extract<Field, { kind: 'media' | 'mediaList' }>;
 
-/**
- * A local file in a media parameter: an absolute path that is not already a valid encoding.
- * Checking encodingOf first matters: base64 of a JPEG starts with "/9j/", which looks like a path.
- */
-export const isLocalPath = (v: unknown): v is string =>
-  typeof v === 'string' && encodingOf(v) === null && /^(\/[^/]|[A-Za-z]:[\\/]|\\\\)/.test(v);
 
 /** Media fields of the body holding local paths (reference lists, keyframes), beside the batch field. */
 export function localMediaFields(tool: ToolEntry, params: Record<string, unknown>): MediaField[] {

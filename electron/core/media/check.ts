@@ -4,13 +4,16 @@
  *
  *   checkReferences({ family, sources, body? }) -> Promise<CheckReport>
  *
- * Report: { ok, family, references: [{ source, ok, probe, errors }], errors, warnings }. A source
+ * Report: { ok, family, references: [{ source, ok, probe, errors }], frames: [{ field, source, ok,
+ * probe, errors }], errors, warnings }. Frames are the body's start and end frame when given as a
+ * URL or a local path: probed and held to their field's rules as reference images are. A source
  * that cannot be probed gets probe: null and an error with rule 'probe'; rules that span several
  * sources (count, combined duration, mentions, keyframes, prompt) sit in the top-level errors.
  */
-import { validateReferences, type Family, type Probe, type ProbeSummary, type RuleId } from '../../../shared/validation/references.ts';
+import { checkImage, frameFields, validateReferences, type Family, type Probe, type ProbeSummary, type RuleId } from '../../../shared/validation/references.ts';
 import { ProbeError, probeSource } from './probe.ts';
 import { mapLimit } from '../../../shared/concurrency.ts';
+import { isLocalPath } from '../../../shared/catalogue/index.ts';
 
 export interface ReportIssue {
   rule: RuleId;
@@ -26,10 +29,16 @@ export interface ReferenceReport {
   errors: ReportIssue[];
 }
 
+/** A start or end frame of the body, probed as a reference image is. */
+export interface FrameReport extends ReferenceReport {
+  field: string;
+}
+
 export interface CheckReport {
   ok: boolean;
   family: Family;
   references: ReferenceReport[];
+  frames: FrameReport[];
   errors: ReportIssue[];
   warnings: ReportIssue[];
 }
@@ -39,9 +48,18 @@ const CONCURRENCY = 3;
 
 
 const round = (n: number | null, digits: number) => (n === null ? null : Math.round(n * 10 ** digits) / 10 ** digits);
+const summary = (p: Probe): ReportProbe => ({ container: p.container, durationSec: round(p.durationSec, 3), fps: round(p.fps, 3), width: p.width, height: p.height, bytes: p.bytes });
 
-export async function checkReferences(opts: { family: Family; sources: readonly string[]; body?: Record<string, unknown> }): Promise<CheckReport> {
-  const probed = await mapLimit(opts.sources, CONCURRENCY, async (source) => {
+/** A value this machine can measure: a local path or an http(s) URL (not an upload id, not inline base64). */
+export const isProbeable = (v: unknown): v is string => typeof v === 'string' && (/^https?:\/\//i.test(v) || isLocalPath(v));
+
+/** The frames of a body (start and end frame) that can be probed here: URLs and local paths. */
+export function framesOf(family: Family, body: Record<string, unknown> = {}): { field: string; source: string }[] {
+  return frameFields(family).flatMap((field) => (isProbeable(body[field]) ? [{ field, source: body[field] as string }] : []));
+}
+
+async function probeAll(sources: readonly string[]) {
+  return mapLimit(sources, CONCURRENCY, async (source) => {
     try {
       return { source, probe: await probeSource(source) };
     } catch (err) {
@@ -49,6 +67,20 @@ export async function checkReferences(opts: { family: Family; sources: readonly 
       return { source, error: { rule: 'probe' as const, message: `${message} (rule probe)` } };
     }
   });
+}
+
+/** Each frame given as a URL or a local path, probed and held to its field's image rules. */
+async function checkFrames(family: Family, body: Record<string, unknown> | undefined): Promise<FrameReport[]> {
+  const frames = framesOf(family, body);
+  const probed = await probeAll(frames.map((f) => f.source));
+  return probed.map((p, i) => {
+    const errors: ReportIssue[] = p.error ? [p.error] : checkImage(p.probe, family, { field: frames[i].field }).map((e) => ({ rule: e.rule, message: e.message }));
+    return { field: frames[i].field, source: p.source, ok: errors.length === 0, probe: p.probe ? summary(p.probe) : null, errors };
+  });
+}
+
+export async function checkReferences(opts: { family: Family; sources: readonly string[]; body?: Record<string, unknown> }): Promise<CheckReport> {
+  const [probed, frames] = await Promise.all([probeAll(opts.sources), checkFrames(opts.family, opts.body)]);
   const good: Probe[] = [];
   const indexOf: number[] = [];
   probed.forEach((p, i) => {
@@ -63,9 +95,7 @@ export async function checkReferences(opts: { family: Family; sources: readonly 
   const references: ReferenceReport[] = probed.map((p) => ({
     source: p.source,
     ok: !p.error,
-    probe: p.probe
-      ? { container: p.probe.container, durationSec: round(p.probe.durationSec, 3), fps: round(p.probe.fps, 3), width: p.probe.width, height: p.probe.height, bytes: p.probe.bytes }
-      : null,
+    probe: p.probe ? summary(p.probe) : null,
     errors: p.error ? [p.error] : [],
   }));
   const errors: ReportIssue[] = [];
@@ -79,5 +109,5 @@ export async function checkReferences(opts: { family: Family; sources: readonly 
     }
   }
   const warnings = result.warnings.map((w) => ({ rule: w.rule, message: w.message }));
-  return { ok: errors.length === 0 && references.every((r) => r.ok), family: opts.family, references, errors, warnings };
+  return { ok: errors.length === 0 && references.every((r) => r.ok) && frames.every((f) => f.ok), family: opts.family, references, frames, errors, warnings };
 }

@@ -1,15 +1,17 @@
 /**
- * `mediadesk video check [--family F] [--prompt TEXT] [--body JSON|@file] SOURCE...`
+ * `mediadesk video check [--family F] [--prompt TEXT] [--body JSON|@file] [SOURCE...]`
  *
  * Probes local files and HTTPS URLs (header only, via range requests) and prints the JSON report of
- * `checkReferences` on stdout. Exit 0 when every rule passes, 1 when not, 2 on bad usage.
+ * `checkReferences` on stdout. Frames in the body (`{"image": URL, "image_end": URL}`) are probed
+ * too, so SOURCE may be left out when the body has one. Exit 0 when every rule passes, 1 when not,
+ * 2 on bad usage.
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { FAMILIES, isFamily } from '../../../../shared/validation/references.ts';
 import { UsageError, type CliCommand, type CliContext } from '../command.ts';
 
-const USAGE = `mediadesk video check [--family ${FAMILIES.join('|')}] [--prompt TEXT] [--body JSON|@file.json] SOURCE...`;
+const USAGE = `mediadesk video check [--family ${FAMILIES.join('|')}] [--prompt TEXT] [--body JSON|@file.json] [SOURCE...]`;
 
 async function parseBody(raw: string | undefined): Promise<Record<string, unknown>> {
   if (raw === undefined) return {};
@@ -53,11 +55,12 @@ async function check(ctx: CliContext, argv: string[]): Promise<number> {
   }
   const { family, prompt, body: rawBody } = parsed.values;
   if (!isFamily(family)) throw new UsageError(`--family must be one of ${FAMILIES.join(', ')}, got "${family}"`);
-  if (parsed.positionals.length === 0) throw new UsageError(`no SOURCE given; usage: ${USAGE}`);
   const body = await parseBody(rawBody);
   if (prompt !== undefined) body.prompt = prompt;
   // Loaded on use: sharp and mp4box need not slow down every other command's start.
-  const { checkReferences } = await import('../../../core/media/check.ts');
+  const { checkReferences, framesOf } = await import('../../../core/media/check.ts');
+  // A start or end frame in the body is something to check on its own.
+  if (parsed.positionals.length === 0 && framesOf(family, body).length === 0) throw new UsageError(`no SOURCE (or frame in --body) given; usage: ${USAGE}`);
   const report = await checkReferences({ family, sources: parsed.positionals, body });
   ctx.stdout.write(JSON.stringify(report, null, 2) + '\n');
   return report.ok ? 0 : 1;
