@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { encodingOf } from '../../shared/catalogue/index.ts';
+import { charCount } from '../../shared/catalogue/chars.ts';
 import { sendError, sendInvalid, type InvalidParam } from './errors.ts';
 import { resultPath } from './results.ts';
 import { UUID_RE } from './rng.ts';
@@ -99,7 +100,7 @@ function checkInputs(app: App, inputs: unknown, callerTasks: (id: string) => boo
       if (!ok) bad.push({ field, reason: 'must be an image URL, a base64-encoded image or the id of one of your creations' });
     } else if (input.type === 'text') {
       if (typeof v !== 'string') bad.push({ field, reason: 'must be text' });
-      else if (v.length > input.max_length) bad.push({ field, reason: `must be at most ${input.max_length} characters` });
+      else if (charCount(v) > input.max_length) bad.push({ field, reason: `must be at most ${input.max_length} characters` });
     } else if (input.type === 'number') {
       if (typeof v !== 'number' || !Number.isFinite(v)) bad.push({ field, reason: 'must be a number' });
       else if (v < input.min || v > input.max) bad.push({ field, reason: `must be from ${input.min} to ${input.max}` });

@@ -5,6 +5,7 @@
  */
 import type { AppDefinition, AppInput } from '../contract/team.ts';
 import type { InvalidParam } from '../catalogue/fields.ts';
+import { charCount } from '../catalogue/chars.ts';
 
 /** Each problem of `raw` (values by input id; '' or missing is empty). */
 export function appInputProblems(def: AppDefinition, raw: Record<string, string | number>): InvalidParam[] {
@@ -32,7 +33,7 @@ export function checkValue(input: AppInput, v: string | number): string | null {
   } else if (input.type === 'select') {
     if (input.options && !input.options.includes(String(v))) return `must be one of ${input.options.join(', ')}`;
   } else if (input.type === 'text') {
-    if (input.maxLength !== undefined && String(v).length > input.maxLength) return `must be at most ${input.maxLength} characters`;
+    if (input.maxLength !== undefined && charCount(String(v)) > input.maxLength) return `must be at most ${input.maxLength} characters`;
   }
   return null;
 }

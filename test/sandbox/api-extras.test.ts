@@ -104,6 +104,12 @@ describe('workflow apps', () => {
     const fields = r.body.invalid_params.map((p: any) => p.field);
     expect(fields).toEqual(expect.arrayContaining(['inputs.key_visual', 'inputs.tagline', 'inputs.duration', 'inputs.format', 'inputs.extra']));
   });
+  it('counts a text input in characters (code points): 1000 emoji fit a 1000-character brief, 1001 do not', async () => {
+    const ok = await ctx.api.post('/v1/ai/apps/jM4nX8sc/run', { inputs: { brief: '🎵'.repeat(1000) } });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(202);
+    const over = await ctx.api.post('/v1/ai/apps/jM4nX8sc/run', { inputs: { brief: '🎵'.repeat(1001) } });
+    expect([over.status, over.body.invalid_params]).toEqual([400, [{ field: 'inputs.brief', name: 'inputs.brief', reason: 'must be at most 1000 characters' }]]);
+  });
   it('fails runs with error_message when the failure rate says so', async () => {
     await ctx.api.control('faults', { failureRate: 1 });
     const run = await ctx.api.post('/v1/ai/apps/jM4nX8sc/run', { inputs: { brief: 'summer sale' } });
