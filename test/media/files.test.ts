@@ -79,7 +79,8 @@ beforeAll(async () => {
   }
   f.text = join(dir, 'notes.mp4');
   await writeFile(f.text, 'this is not a video, whatever its name says\n'.repeat(10));
-});
+  // Every clip is made by ffmpeg: on a loaded 2-core machine that has taken over a minute.
+}, 180_000);
 
 afterAll(async () => {
   await cleanup();
