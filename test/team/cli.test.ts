@@ -245,4 +245,16 @@ describe('mediadesk apps | usage | creations', () => {
     expect(r.code).toBe(0);
     expect(r.err).toMatch(/page 1 of 1/);
   });
+
+  it('a creation named by a prompt with ESC, CR, newline and BEL is listed escaped, on its one row: it cannot clear the screen or split the table', async () => {
+    const prompt = '\u001b[2J\rgone\nsecond\u0007 line';
+    const made = await cli(['run', 'hires', '--param', `prompt=${prompt}`, '--param', 'resolution=1k', '--out', join(home, 'hostile')]);
+    expect(made.code, made.err).toBe(0);
+    const r = await cli(['creations', '--tool', 'hires']);
+    expect(r.code).toBe(0);
+    const lines = r.out.trimEnd().split('\n');
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toMatch(/\s+hires\s+image\s+\\x1b\[2J\\rgone\\nsecond\\x07 line$/);
+    expect(r.out).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f]/);
+  });
 });
