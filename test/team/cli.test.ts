@@ -240,6 +240,30 @@ describe('mediadesk apps | usage | creations', () => {
     expect(again.err).toMatch(/local cache .* 99 of 100/);
   });
 
+  it('usage without --from asks for a range that suits the granularity, within 365 days, and says which', async () => {
+    const cases: [string[], string, number, string][] = [
+      [['--granularity', 'month', '--to', '2026-03-31'], '2025-04-01 to 2026-03-31', 12, 'this month and the 11 before, as many as fit in 365 days'],
+      // 2024 is a leap year: its 12 months are 366 days, one more than the service takes.
+      [['--granularity', 'month', '--to', '2024-12-31'], '2024-02-01 to 2024-12-31', 11, 'this month and the 11 before, as many as fit in 365 days'],
+      [['--granularity', 'week', '--to', '2025-11-23'], '2025-09-01 to 2025-11-23', 12, 'this week and the 11 before (weeks start on Monday)'],
+      [['--granularity', 'year', '--to', '2025-06-30'], '2025-01-01 to 2025-06-30', 1, 'this year so far'],
+      [['--granularity', 'year', '--to', '2024-12-31'], '2024-01-02 to 2024-12-31', 1, 'this year so far'],
+      [['--granularity', 'day', '--to', '2025-06-30'], '2025-06-24 to 2025-06-30', 7, 'the last 7 days'],
+    ];
+    for (const [args, range, buckets, says] of cases) {
+      const r = await cli(['usage', ...args, '--json']);
+      expect(r.code, `${args.join(' ')}: ${r.err}`).toBe(0);
+      expect(JSON.parse(r.out).points, args.join(' ')).toHaveLength(buckets);
+      expect(r.err, args.join(' ')).toMatch(new RegExp(`^${range} \\(no --from: ${says.replace(/[()]/g, '\\$&')}; --from and --to choose another range\\); fetched;`));
+    }
+    // Up to today when --to is left out too; a range the user chose is said without the note.
+    const month = JSON.parse((await cli(['usage', '--granularity', 'month', '--json'])).out);
+    expect(month.request.start_date).toMatch(/-01$/);
+    expect(month.points.length).toBeGreaterThanOrEqual(11);
+    const chosen = await cli(['usage', '--granularity', 'month', '--from', '2025-01-01', '--to', '2025-03-31']);
+    expect(chosen.err).toMatch(/^2025-01-01 to 2025-03-31; fetched;/);
+  });
+
   it('creations lists the newest first, filtered by tool', async () => {
     const r = await cli(['creations', '--tool', 'context-t2i']);
     expect(r.code).toBe(0);
