@@ -218,6 +218,20 @@ describe('mediadesk apps | usage | creations', () => {
     expect(await posts()).toBe(before + 1);
   });
 
+  it('a failed run\'s error from the server, with ESC, CR and newlines, is printed escaped on one line: it cannot clear the screen or forge lines', async () => {
+    await control(sandbox.url, 'faults', { failureRate: 1, appRunFailureMessage: 'step 2 failed\u001b[2J\rmediadesk: all done\nok' });
+    let r: { code: number | null; out: string; err: string };
+    try {
+      r = await cli(['apps', 'run', 'jM4nX8sc', '--yes', '--input', 'brief=hostile failure', '--out', join(home, 'hostile-run')]);
+    } finally {
+      await control(sandbox.url, 'faults', { failureRate: 0, appRunFailureMessage: null });
+    }
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/^.*step 2 failed\\x1b\[2J\\rmediadesk: all done\\nok.*$/m);
+    expect(r.err).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f]/);
+    expect(r.err).not.toMatch(/^ok/m);
+  });
+
   it('apps runs with no runs yet says so on stderr: stdout, where rows go, stays empty', async () => {
     const fresh = await runCli(['apps', 'runs'], { env: cliEnv(join(home, 'no-runs'), sandbox.url) });
     expect([fresh.code, fresh.out, fresh.err]).toEqual([0, '', 'no app runs yet\n']);

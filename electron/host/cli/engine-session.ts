@@ -1,7 +1,7 @@
 import type { Engine } from '../../core/engine/engine.ts';
 import { openEngine } from '../../core/engine/open.ts';
 import { SETTLED_STATES, type JobState } from '../../core/queue/states.ts';
-import type { CliContext } from './command.ts';
+import { oneLine, type CliContext } from './command.ts';
 import { backendLabel } from '../../../shared/contract/foundation.ts';
 import { openCliServices } from './services.ts';
 import { withDefaultOutputDir } from '../../core/paths.ts';
@@ -66,7 +66,9 @@ export class Progress {
     this.out = out;
   }
 
-  update(c: Counts, total: number, note = ''): void {
+  update(c: Counts, total: number, rawNote = ''): void {
+    // The note may quote the server (why a create was refused): escaped, it cannot break the bar's line.
+    const note = oneLine(rawNote);
     const settled = settledOf(c);
     const parts = [`${c.done} done`, c.failed && `${c.failed} failed`, c.needs_attention && `${c.needs_attention} need attention`, c.canceled && `${c.canceled} canceled`,
       `${c.submitting + c.running} in flight`, c.downloading && `${c.downloading} downloading`, c.queued && `${c.queued} queued`].filter(Boolean).join(', ');

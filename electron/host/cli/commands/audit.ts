@@ -126,9 +126,9 @@ function lazyTarget(ctx: CliContext): { target: () => Promise<ApiTarget>; close:
 
 function printImport(ctx: CliContext, r: ImportReport): void {
   ctx.stdout.write(`${r.path === STDIN_NAME ? 'standard input' : oneLine(r.path)} (${r.format}): ${r.items} item(s), ${r.accepted} added, ${r.duplicates} already cached, ${r.rejected} rejected\n`);
-  for (const x of r.rejects) ctx.stdout.write(`  line ${x.line}, item ${x.item}: ${x.reason}\n`);
-  for (const w of r.warnings) ctx.stdout.write(`  warning: ${w}\n`);
-  if (r.fatal) ctx.stdout.write(`  stopped: ${r.fatal}\n`);
+  for (const x of r.rejects) ctx.stdout.write(`  line ${x.line}, item ${x.item}: ${oneLine(x.reason)}\n`);
+  for (const w of r.warnings) ctx.stdout.write(`  warning: ${oneLine(w)}\n`);
+  if (r.fatal) ctx.stdout.write(`  stopped: ${oneLine(r.fatal)}\n`);
 }
 
 /** Every match (or `limit`), streamed to stdout for scripts: one raw event per line, or CSV records. Resolves to the count. */
@@ -213,7 +213,7 @@ export const auditCommand: CliCommand = {
             return 130;
           }
           if (r.error) {
-            ctx.stderr.write(`mediadesk audit sync: ${r.error.kind}: ${r.error.message}\n`);
+            ctx.stderr.write(`mediadesk audit sync: ${r.error.kind}: ${oneLine(r.error.message)}\n`);
             return 1;
           }
           return 0;
@@ -226,7 +226,7 @@ export const auditCommand: CliCommand = {
             ctx.stdout.write(`last successful sync: ${s.lastSuccessAt ?? 'never'}${s.resumable ? ' (an interrupted sync will resume)' : ''}\n`);
             ctx.stdout.write(`requests today (${s.budget.day} UTC): ${s.budget.used} of ${s.budget.limit}, ${s.budget.left} left\n`);
             if (s.retryAfter) ctx.stdout.write(`rate limited until ${s.retryAfter}\n`);
-            if (s.lastError) ctx.stdout.write(`last error (${s.lastError.at}): ${s.lastError.kind}: ${s.lastError.message}\n`);
+            if (s.lastError) ctx.stdout.write(`last error (${s.lastError.at}): ${s.lastError.kind}: ${oneLine(s.lastError.message)}\n`);
           }
           return 0;
         }

@@ -51,7 +51,7 @@ async function readSecret(ctx: CliContext): Promise<string | null> {
 export const keyCommand: CliCommand = {
   name: 'key',
   summary: 'API key in the OS keychain: set (from stdin), status, clear',
-  usage: 'mediadesk key set   (reads the key from standard input)\n       mediadesk key status\n       mediadesk key clear',
+  usage: 'mediadesk key set   (reads the key from standard input; at a terminal, typed at a prompt without echo:\n                            Ctrl-C cancels, exit 130; Ctrl-D on an empty line ends with no key, exit 2)\n       mediadesk key status\n       mediadesk key clear',
   async run(ctx) {
     const [sub, ...extra] = ctx.argv;
     const secrets = await openSecretStore(ctx.env.MEDIADESK_KEYCHAIN_SERVICE || undefined);

@@ -14,7 +14,7 @@ function intOption(raw: string | undefined, name: string, min: number, max: numb
 export const sandboxCommand: CliCommand = {
   name: 'sandbox',
   summary: 'Run the built-in Sandbox API on 127.0.0.1 (demo keys: --print-keys)',
-  usage: 'mediadesk sandbox [--port N] [--seed S] [--task-duration-ms MS] [--print-keys]',
+  usage: 'mediadesk sandbox [--port N] [--seed S] [--task-duration-ms MS] [--print-keys]   (runs until Ctrl-C: exit 130)',
   async run(ctx) {
     // The other commands' parser: --name=value as well, and a repeated option is refused rather
     // than one of its values silently taken (`--seed 5 --seed 6` printed seed 5's secret).
