@@ -1,7 +1,8 @@
 import type { Req, Res } from '../../../../shared/contract/index.ts';
 import type { AppDefinition, AppRun } from '../../../../shared/contract/team.ts';
 import { SETTLED_STATES } from '../../../core/queue/states.ts';
-import { interruptible, otherBackendNote, TIMED_OUT } from '../engine-session.ts';
+import { otherBackendNote } from '../engine-session.ts';
+import { interruptible, TIMED_OUT } from '../interrupt.ts';
 import { oneLine, UsageError, type CliContext } from '../command.ts';
 import type { TimeLimit } from '../duration.ts';
 import type { CliServices } from '../services.ts';

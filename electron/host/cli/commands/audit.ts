@@ -11,6 +11,7 @@ import { iterateEvents } from '../../../core/audit/query.ts';
 import { AuditService } from '../../../core/audit/service.ts';
 import { dbPaths } from '../../../core/paths.ts';
 import { oneLine, UsageError, write, type CliCommand, type CliContext } from '../command.ts';
+import { interruptible } from '../interrupt.ts';
 import { parseOptions } from './team-common.ts';
 
 const USAGE = [
@@ -101,11 +102,6 @@ function limitOf(p: Parsed): number | undefined {
 }
 
 const PROGRESS_EVERY_MS = 1000;
-
-/** The run and jobs commands' Ctrl-C, loaded only by the commands that stop on it: the module brings the engine, ~0.7 s of start-up. */
-async function ctrlC(): Promise<ReturnType<typeof import('../engine-session.ts').interruptible>> {
-  return (await import('../engine-session.ts')).interruptible();
-}
 
 /**
  * The API target: the lead's CLI services (env MEDIADESK_API_URL + MEDIADESK_API_KEY, the
@@ -200,7 +196,7 @@ export const auditCommand: CliCommand = {
     try {
       switch (sub) {
         case 'sync': {
-          const stop = await ctrlC();
+          const stop = interruptible();
           let r: SyncReport;
           try {
             r = await service.sync({ signal: stop.signal });
@@ -252,7 +248,7 @@ export const auditCommand: CliCommand = {
               if (!st.isFile()) throw new UsageError(`${oneLine(f)}: not a file (a folder?); give the exported files themselves`);
             }
           }
-          const stop = await ctrlC();
+          const stop = interruptible();
           let reports: ImportReport[];
           try {
             const opts = { onProgress, format, signal: stop.signal };

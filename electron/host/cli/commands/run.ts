@@ -2,7 +2,8 @@ import { resolve } from 'node:path';
 import { findTool, parseParam, TOOLS } from '../../../../shared/catalogue/index.ts';
 import { DeskError } from '../../../../shared/contract/define.ts';
 import { oneLine, UsageError, type CliCommand, type CliContext } from '../command.ts';
-import { countStates, interruptible, openEngineSession, Progress, TIMED_OUT, waitForJobs } from '../engine-session.ts';
+import { countStates, openEngineSession, Progress, waitForJobs } from '../engine-session.ts';
+import { interruptible, TIMED_OUT } from '../interrupt.ts';
 import { timeLimitOf, type TimeLimit } from '../duration.ts';
 import { toJobRecord } from '../../../core/queue/store.ts';
 

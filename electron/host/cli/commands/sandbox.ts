@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { DEMO_KEYS, startSandbox } from '../../../sandbox/index.ts';
 import { webhookSecret } from '../../../sandbox/webhooks.ts';
 import { oneLine, UsageError, type CliCommand } from '../command.ts';
-import { interruptible } from '../engine-session.ts';
+import { interruptible } from '../interrupt.ts';
 import { parseOptions } from './team-common.ts';
 
 function intOption(raw: string | undefined, name: string, min: number, max: number): number | undefined {
