@@ -9,9 +9,10 @@
  * time is up, and `timedOut()` says which it was: a script that must not wait for a server that
  * cannot be reached gets its shell back, with its work still queued.
  */
-export function interruptible(o: { timeoutMs?: number } = {}): { signal: AbortSignal; timedOut(): boolean; release(): void } {
+export function interruptible(o: { timeoutMs?: number } = {}): { signal: AbortSignal; timedOut(): boolean; by(): NodeJS.Signals | null; release(): void } {
   const stop = new AbortController();
   let timedOut = false;
+  let by: NodeJS.Signals | null = null;
   const detach = () => {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
@@ -20,7 +21,8 @@ export function interruptible(o: { timeoutMs?: number } = {}): { signal: AbortSi
   // store's atomically) answers the same signal by sending it again to end the process. With this
   // listener gone first, that killed the command mid-wind-down (exit by signal, nothing said); while
   // it is here, that echo is caught. A second Ctrl-C later still ends the process at once.
-  const onSignal = () => {
+  const onSignal = (signal: NodeJS.Signals) => {
+    by ??= signal;
     stop.abort();
     setImmediate(detach);
   };
@@ -33,6 +35,8 @@ export function interruptible(o: { timeoutMs?: number } = {}): { signal: AbortSi
   return {
     signal: stop.signal,
     timedOut: () => timedOut,
+    /** The signal that stopped it, if one did. */
+    by: () => by,
     release() {
       clearTimeout(timer);
       detach();

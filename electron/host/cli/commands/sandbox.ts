@@ -14,7 +14,7 @@ function intOption(raw: string | undefined, name: string, min: number, max: numb
 export const sandboxCommand: CliCommand = {
   name: 'sandbox',
   summary: 'Run the built-in Sandbox API on 127.0.0.1 (demo keys: --print-keys)',
-  usage: 'mediadesk sandbox [--port N] [--seed S] [--task-duration-ms MS] [--print-keys]   (runs until Ctrl-C: exit 130)',
+  usage: 'mediadesk sandbox [--port N] [--seed S] [--task-duration-ms MS] [--print-keys]   (runs until Ctrl-C, exit 130, or SIGTERM, exit 0)',
   async run(ctx) {
     // The other commands' parser: --name=value as well, and a repeated option is refused rather
     // than one of its values silently taken (`--seed 5 --seed 6` printed seed 5's secret).
@@ -29,8 +29,9 @@ export const sandboxCommand: CliCommand = {
       ctx.stdout.write(`webhook signing secret (seed ${seed}): ${webhookSecret(seed)}\n`);
       return 0;
     }
-    // Ctrl-C (or SIGTERM) is the only way it ends: the server closes (its temporary files go), then
-    // 130, as every other command stopped that way exits; a second Ctrl-C while it closes ends it at
+    // A signal is the only way it ends: the server closes (its temporary files go), then Ctrl-C
+    // exits 130, as every other command stopped by it does, and SIGTERM 0, a server's clean stop
+    // (how a supervisor or `kill` ends it; scripts test for it). A second Ctrl-C while it closes ends it at
     // once. Caught from before the listening line, or a script's Ctrl-C right on seeing it killed
     // the process before its handler was there, leaving the temporary files behind.
     const stop = interruptible();
@@ -44,6 +45,6 @@ export const sandboxCommand: CliCommand = {
     } finally {
       stop.release();
     }
-    return 130;
+    return stop.by() === 'SIGTERM' ? 0 : 130;
   },
 };
