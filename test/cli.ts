@@ -25,19 +25,25 @@ export function runCli(args: readonly string[], o: { env: NodeJS.ProcessEnv; cwd
 }
 
 /**
- * Runs `mediadesk args…` and presses Ctrl-C (SIGINT) once its stderr matches `until`, as a user
- * at the terminal would on seeing that line; then waits for its exit. `input` goes to its standard
- * input as a shell pipe gives it: text, or a file streamed in.
+ * Runs `mediadesk args…` and presses Ctrl-C (SIGINT) once its stderr (or with `watch`, its stdout)
+ * matches `until`, as a user at the terminal would on seeing that line; then waits for its exit.
+ * `input` goes to its standard input as a shell pipe gives it: text, or a file streamed in.
  */
-export function interruptWhen(args: readonly string[], o: { env: NodeJS.ProcessEnv; until?: RegExp; input?: { text: string } | { file: string } }): Promise<CliRun> {
+export function interruptWhen(args: readonly string[], o: { env: NodeJS.ProcessEnv; until?: RegExp; watch?: 'stdout' | 'stderr'; input?: { text: string } | { file: string } }): Promise<CliRun> {
   const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...o.env }, stdio: [o.input ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   let sent = false;
-  child.stdout!.on('data', (d) => (out += d));
+  const check = () => {
+    if (o.until && !sent && o.until.test(o.watch === 'stdout' ? out : err)) sent = child.kill('SIGINT');
+  };
+  child.stdout!.on('data', (d) => {
+    out += d;
+    check();
+  });
   child.stderr!.on('data', (d) => {
     err += d;
-    if (o.until && !sent && o.until.test(err)) sent = child.kill('SIGINT');
+    check();
   });
   if (o.input) {
     // A command that stops reading (Ctrl-C) closes the pipe under the writer, as `cat` would meet it.

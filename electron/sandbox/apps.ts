@@ -123,7 +123,7 @@ export function registerApps(app: FastifyInstance, state: SandboxState): void {
       status: ended,
       created_at: new Date(t.createdAt).toISOString(),
       results: status === 'COMPLETED' ? Array.from({ length: deliveredResults(t) }, (_, i) => state.baseUrl() + resultPath(t, i, t.resultKind ?? 'image')) : [],
-      ...(status === 'FAILED' ? { error_message: 'A step of the workflow failed (injected by the Sandbox failure rate).' } : {}),
+      ...(status === 'FAILED' ? { error_message: state.faults.current.appRunFailureMessage ?? 'A step of the workflow failed (injected by the Sandbox failure rate).' } : {}),
       ...(ended === 'completed_with_errors' ? { error_message: 'One step of the workflow failed (injected by the Sandbox); the other results are ready.' } : {}),
     };
   };

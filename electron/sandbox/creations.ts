@@ -3,10 +3,23 @@ import { findTool } from '../../shared/catalogue/index.ts';
 import { sendInvalid, type InvalidParam } from './errors.ts';
 import { resultKindOf, resultPath } from './results.ts';
 import type { SandboxState } from './server.ts';
-import { statusAt } from './tasks.ts';
+import { statusAt, type Task } from './tasks.ts';
 
 export const CREATIONS_DEFAULT_PER_PAGE = 20;
 export const CREATIONS_MAX_PER_PAGE = 100;
+
+/** How many characters of a prompt name its creation. */
+const NAME_CHARS = 80;
+
+/**
+ * A creation made from a prompt is named after it, as generative services title their
+ * creations (the real shape is unconfirmed, api-notes); verbatim, so a client meets whatever
+ * a user typed, control characters included. Others: the tool and the time.
+ */
+function nameOf(t: Task): string {
+  if (typeof t.params.prompt === 'string' && t.params.prompt.trim()) return t.params.prompt.slice(0, NAME_CHARS);
+  return `${findTool(t.toolId)?.title ?? t.toolId} ${new Date(t.createdAt).toISOString().slice(0, 16).replace('T', ' ')}`;
+}
 
 /** Recent creations: the caller's completed task results, newest first (api-notes item shape). */
 export function registerCreations(app: FastifyInstance, state: SandboxState): void {
@@ -33,7 +46,7 @@ export function registerCreations(app: FastifyInstance, state: SandboxState): vo
       const kind = resultKindOf(t);
       return {
         id: t.id,
-        name: `${findTool(t.toolId)?.title ?? t.toolId} ${new Date(t.createdAt).toISOString().slice(0, 16).replace('T', ' ')}`,
+        name: nameOf(t),
         reference: t.id,
         created_at: new Date(t.createdAt).toISOString(),
         url: kind === 'text' ? null : state.baseUrl() + resultPath(t, 0, kind),

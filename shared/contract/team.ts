@@ -96,7 +96,7 @@ export type Granularity = z.infer<typeof granularitySchema>;
 
 export const usageQuerySchema = z.object({
   granularity: granularitySchema,
-  /** Inclusive UTC days; default: the last 7 days (the service's default), at most 365 days. */
+  /** Inclusive UTC days, at most 365; without `from`, a range that suits the granularity (core/analytics DEFAULT_RANGES). */
   from: isoDaySchema.optional(),
   to: isoDaySchema.optional(),
   groupIds: z.array(z.number().int().min(1)).optional(),

@@ -35,6 +35,15 @@ describe('mediadesk audit import - (standard input)', () => {
     expect(q.out.trim().split('\n').map((l) => (JSON.parse(l) as { event_id: string }).event_id).sort()).toEqual(Array.from({ length: 50 }, (_, i) => `evt_${i}`).sort());
   });
 
+  it('a rejected line\'s reason quoting an ESC from the file is printed escaped: it cannot clear the screen', async () => {
+    const r = await pipeInto(['audit', 'import', '-', '--format', 'ndjson'], envOf(), { text: ndjson(200, 2) + '\u001b[2J\rall fine\n' });
+    // Exit 1: a line was rejected.
+    expect(r.code, r.err).toBe(1);
+    const lines = r.out.trimEnd().split('\n');
+    expect(lines).toEqual(['standard input (ndjson): 3 item(s), 2 added, 0 already cached, 1 rejected', expect.stringMatching(/^ {2}line 3, item 3: not valid JSON .*\\x1b\[2J/)]);
+    expect(r.out).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f]/);
+  });
+
   it('--format ndjson reads a log whose first line is broken as NDJSON (one line rejected), where the bytes alone say JSON', async () => {
     const text = '{"event_id": "broken",\n' + ndjson(100, 10);
     const guessed = await pipeInto(['audit', 'import', '-', '--json'], envOf(), { text });

@@ -220,6 +220,20 @@ describe('mediadesk apps | usage | creations', () => {
     expect(await posts()).toBe(before + 1);
   });
 
+  it('a failed run\'s error from the server, with ESC, CR and newlines, is printed escaped on one line: it cannot clear the screen or forge lines', async () => {
+    await control(sandbox.url, 'faults', { failureRate: 1, appRunFailureMessage: 'step 2 failed\u001b[2J\rmediadesk: all done\nok' });
+    let r: { code: number | null; out: string; err: string };
+    try {
+      r = await cli(['apps', 'run', 'jM4nX8sc', '--yes', '--input', 'brief=hostile failure', '--out', join(home, 'hostile-run')]);
+    } finally {
+      await control(sandbox.url, 'faults', { failureRate: 0, appRunFailureMessage: null });
+    }
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/^.*step 2 failed\\x1b\[2J\\rmediadesk: all done\\nok.*$/m);
+    expect(r.err).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f]/);
+    expect(r.err).not.toMatch(/^ok/m);
+  });
+
   it('apps runs with no runs yet says so on stderr: stdout, where rows go, stays empty', async () => {
     const fresh = await runCli(['apps', 'runs'], { env: cliEnv(join(home, 'no-runs'), sandbox.url) });
     expect([fresh.code, fresh.out, fresh.err]).toEqual([0, '', 'no app runs yet\n']);
@@ -248,9 +262,45 @@ describe('mediadesk apps | usage | creations', () => {
     expect(again.err).toMatch(/local cache .* 99 of 100/);
   });
 
+  it('usage without --from asks for a range that suits the granularity, within 365 days, and says which', async () => {
+    const cases: [string[], string, number, string][] = [
+      [['--granularity', 'month', '--to', '2026-03-31'], '2025-04-01 to 2026-03-31', 12, 'this month and the 11 before, as many as fit in 365 days'],
+      // 2024 is a leap year: its 12 months are 366 days, one more than the service takes.
+      [['--granularity', 'month', '--to', '2024-12-31'], '2024-02-01 to 2024-12-31', 11, 'this month and the 11 before, as many as fit in 365 days'],
+      [['--granularity', 'week', '--to', '2025-11-23'], '2025-09-01 to 2025-11-23', 12, 'this week and the 11 before (weeks start on Monday)'],
+      [['--granularity', 'year', '--to', '2025-06-30'], '2025-01-01 to 2025-06-30', 1, 'this year so far'],
+      [['--granularity', 'year', '--to', '2024-12-31'], '2024-01-02 to 2024-12-31', 1, 'this year so far'],
+      [['--granularity', 'day', '--to', '2025-06-30'], '2025-06-24 to 2025-06-30', 7, 'the last 7 days'],
+    ];
+    for (const [args, range, buckets, says] of cases) {
+      const r = await cli(['usage', ...args, '--json']);
+      expect(r.code, `${args.join(' ')}: ${r.err}`).toBe(0);
+      expect(JSON.parse(r.out).points, args.join(' ')).toHaveLength(buckets);
+      expect(r.err, args.join(' ')).toMatch(new RegExp(`^${range} \\(no --from: ${says.replace(/[()]/g, '\\$&')}; --from and --to choose another range\\); fetched;`));
+    }
+    // Up to today when --to is left out too; a range the user chose is said without the note.
+    const month = JSON.parse((await cli(['usage', '--granularity', 'month', '--json'])).out);
+    expect(month.request.start_date).toMatch(/-01$/);
+    expect(month.points.length).toBeGreaterThanOrEqual(11);
+    const chosen = await cli(['usage', '--granularity', 'month', '--from', '2025-01-01', '--to', '2025-03-31']);
+    expect(chosen.err).toMatch(/^2025-01-01 to 2025-03-31; fetched;/);
+  });
+
   it('creations lists the newest first, filtered by tool', async () => {
     const r = await cli(['creations', '--tool', 'context-t2i']);
     expect(r.code).toBe(0);
     expect(r.err).toMatch(/page 1 of 1/);
+  });
+
+  it('a creation named by a prompt with ESC, CR, newline and BEL is listed escaped, on its one row: it cannot clear the screen or split the table', async () => {
+    const prompt = '\u001b[2J\rgone\nsecond\u0007 line';
+    const made = await cli(['run', 'hires', '--param', `prompt=${prompt}`, '--param', 'resolution=1k', '--out', join(home, 'hostile')]);
+    expect(made.code, made.err).toBe(0);
+    const r = await cli(['creations', '--tool', 'hires']);
+    expect(r.code).toBe(0);
+    const lines = r.out.trimEnd().split('\n');
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toMatch(/\s+hires\s+image\s+\\x1b\[2J\\rgone\\nsecond\\x07 line$/);
+    expect(r.out).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f]/);
   });
 });

@@ -1,10 +1,10 @@
 // `mediadesk sandbox` options as a script gives them: a real process, exit codes, one line on stderr.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { webhookSecret } from '../../electron/sandbox/webhooks.ts';
-import { runCli } from '../cli.ts';
+import { interruptWhen, runCli } from '../cli.ts';
 
 const home = mkdtempSync(join(tmpdir(), 'cli-sandbox-'));
 afterAll(() => rmSync(home, { recursive: true, force: true }));
@@ -35,5 +35,17 @@ describe('mediadesk sandbox options', () => {
       expect([r.code, r.out], args.join(' ')).toEqual([2, '']);
       expect(r.err).toBe(`mediadesk sandbox: ${args[1]} expects an integer from 0 to ${args[1] === '--port' ? 65535 : 3600000}, got "${args[2]}"\n`);
     }
+  });
+});
+
+describe('mediadesk sandbox running', () => {
+  it('Ctrl-C closes the server (its port refuses, its temporary files are gone) and exits 130, as the other commands do (it exited 0)', async () => {
+    const tmp = join(home, 'tmp');
+    mkdirSync(tmp);
+    const r = await interruptWhen(['sandbox'], { env: { MEDIADESK_HOME: home, TMPDIR: tmp }, until: /^listening on /, watch: 'stdout' });
+    expect([r.code, r.err]).toEqual([130, '']);
+    const url = /^listening on (http:\/\/127\.0\.0\.1:\d+)$/m.exec(r.out)![1];
+    await expect(fetch(`${url}/__sandbox/keys`)).rejects.toThrow();
+    expect(readdirSync(tmp)).toEqual([]);
   });
 });

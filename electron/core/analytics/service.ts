@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { DeskError } from '../../../shared/contract/define.ts';
-import type { BreakdownRow, Directory, UsageBudget, UsagePoint, UsageQuery, UsageResult } from '../../../shared/contract/team.ts';
+import type { BreakdownRow, Directory, Granularity, UsageBudget, UsagePoint, UsageQuery, UsageResult } from '../../../shared/contract/team.ts';
 import { ApiError, type ApiClient, type ApiTarget } from '../api/client.ts';
 import type { Db } from '../db/open.ts';
 import { toCsv } from './csv.ts';
@@ -19,18 +19,36 @@ export const OPEN_RANGE_TTL_MS = 3_600_000;
 
 export type UsageBody = UsageResult['request'];
 
+const dayMs = (day: string) => Date.parse(`${day}T00:00:00Z`);
+const spanDays = (from: string, to: string) => (dayMs(to) - dayMs(from)) / DAY + 1;
+/** The first day of the month `back` months before the one holding `day`. */
+const monthStart = (day: string, back: number) => utcDay(Date.UTC(Number(day.slice(0, 4)), Number(day.slice(5, 7)) - 1 - back, 1));
+
+/**
+ * The range asked for when a query names no `from`, per granularity, ending at `to`. The service's
+ * own default (7 days) suits days only: a month or a year of it is one partial bucket. Each of the
+ * others starts on a bucket's first day, so only the last bucket, the one holding `to`, is partial,
+ * and stays within the service's 365 days: 12 months can be 366 days (ending on Dec 31 or holding
+ * Feb 29), then 11 are asked for; a leap year to Dec 31 starts a day late.
+ */
+export const DEFAULT_RANGES: Record<Granularity, { says: string; from(to: string): string }> = {
+  day: { says: `the last ${DEFAULT_DAYS} days`, from: (to) => utcDay(dayMs(to) - (DEFAULT_DAYS - 1) * DAY) },
+  week: { says: 'this week and the 11 before (weeks start on Monday)', from: (to) => utcDay(dayMs(to) - (((new Date(dayMs(to)).getUTCDay() + 6) % 7) + 11 * 7) * DAY) },
+  month: { says: 'this month and the 11 before, as many as fit in 365 days', from: (to) => (spanDays(monthStart(to, 11), to) <= MAX_DAYS ? monthStart(to, 11) : monthStart(to, 10)) },
+  year: { says: 'this year so far', from: (to) => (spanDays(`${to.slice(0, 4)}-01-01`, to) <= MAX_DAYS ? `${to.slice(0, 4)}-01-01` : utcDay(dayMs(to) - (MAX_DAYS - 1) * DAY)) },
+};
+
 /**
  * The body actually sent, with the default range made explicit and filters sorted: the same
  * question always has the same body, so the cache recognises it.
  */
 export function usageBody(q: UsageQuery, now: number): UsageBody {
   const to = q.to ?? utcDay(now);
-  const from = q.from ?? utcDay(Date.parse(`${to}T00:00:00Z`) - (DEFAULT_DAYS - 1) * DAY);
-  const [a, b] = [Date.parse(`${from}T00:00:00Z`), Date.parse(`${to}T00:00:00Z`)];
-  if (!realDay(from)) throw new DeskError('invalid', `from: ${from} is not a date`, [{ field: 'from', reason: 'must be a date YYYY-MM-DD' }]);
   if (!realDay(to)) throw new DeskError('invalid', `to: ${to} is not a date`, [{ field: 'to', reason: 'must be a date YYYY-MM-DD' }]);
-  if (a > b) throw new DeskError('invalid', 'from must not be after to', [{ field: 'from', reason: 'must not be after to' }]);
-  if ((b - a) / DAY + 1 > MAX_DAYS) throw new DeskError('invalid', `the range cannot exceed ${MAX_DAYS} days`, [{ field: 'from', reason: `the range cannot exceed ${MAX_DAYS} days` }]);
+  const from = q.from ?? DEFAULT_RANGES[q.granularity].from(to);
+  if (!realDay(from)) throw new DeskError('invalid', `from: ${from} is not a date`, [{ field: 'from', reason: 'must be a date YYYY-MM-DD' }]);
+  if (from > to) throw new DeskError('invalid', 'from must not be after to', [{ field: 'from', reason: 'must not be after to' }]);
+  if (spanDays(from, to) > MAX_DAYS) throw new DeskError('invalid', `the range cannot exceed ${MAX_DAYS} days`, [{ field: 'from', reason: `the range cannot exceed ${MAX_DAYS} days` }]);
   const sorted = <T extends string | number>(xs: T[] | undefined) => (xs?.length ? [...new Set(xs)].sort() : undefined);
   const body: UsageBody = { granularity: q.granularity, start_date: from, end_date: to };
   const g = sorted(q.groupIds);

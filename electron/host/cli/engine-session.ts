@@ -1,7 +1,7 @@
 import type { Engine } from '../../core/engine/engine.ts';
 import { openEngine } from '../../core/engine/open.ts';
 import { SETTLED_STATES, type JobState } from '../../core/queue/states.ts';
-import type { CliContext } from './command.ts';
+import { oneLine, type CliContext } from './command.ts';
 import { backendLabel } from '../../../shared/contract/foundation.ts';
 import { openCliServices } from './services.ts';
 import { withDefaultOutputDir } from '../../core/paths.ts';
@@ -66,7 +66,9 @@ export class Progress {
     this.out = out;
   }
 
-  update(c: Counts, total: number, note = ''): void {
+  update(c: Counts, total: number, rawNote = ''): void {
+    // The note may quote the server (why a create was refused): escaped, it cannot break the bar's line.
+    const note = oneLine(rawNote);
     const settled = settledOf(c);
     const parts = [`${c.done} done`, c.failed && `${c.failed} failed`, c.needs_attention && `${c.needs_attention} need attention`, c.canceled && `${c.canceled} canceled`,
       `${c.submitting + c.running} in flight`, c.downloading && `${c.downloading} downloading`, c.queued && `${c.queued} queued`].filter(Boolean).join(', ');
@@ -118,35 +120,3 @@ export async function waitForJobs(engine: Engine, ids: readonly string[], progre
   progress.end();
   return counts;
 }
-
-/**
- * Ctrl-C (or SIGTERM) while a command follows work: a request to stop following, not the work.
- * The command winds down (a request in flight finishes, so nothing is left half-sent and put to the
- * user as maybe charged) and exits 130. Released when it ends, so a second Ctrl-C while it closes
- * ends the process at once. With `timeoutMs` (`--timeout`), the same stop comes by itself when that
- * time is up, and `timedOut()` says which it was: a script that must not wait for a server that
- * cannot be reached gets its shell back, with its work still queued.
- */
-export function interruptible(o: { timeoutMs?: number } = {}): { signal: AbortSignal; timedOut(): boolean; release(): void } {
-  const stop = new AbortController();
-  let timedOut = false;
-  const onSignal = () => stop.abort();
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  const timer = o.timeoutMs === undefined ? undefined : setTimeout(() => {
-    timedOut = !stop.signal.aborted;
-    stop.abort();
-  }, o.timeoutMs);
-  return {
-    signal: stop.signal,
-    timedOut: () => timedOut,
-    release() {
-      clearTimeout(timer);
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-    },
-  };
-}
-
-/** Exit code of a command stopped by its `--timeout`, as timeout(1) has it. */
-export const TIMED_OUT = 124;

@@ -1,8 +1,9 @@
 import type { Req, Res } from '../../../../shared/contract/index.ts';
 import type { AppDefinition, AppRun } from '../../../../shared/contract/team.ts';
 import { SETTLED_STATES } from '../../../core/queue/states.ts';
-import { interruptible, otherBackendNote, TIMED_OUT } from '../engine-session.ts';
-import { UsageError, type CliContext } from '../command.ts';
+import { otherBackendNote } from '../engine-session.ts';
+import { interruptible, TIMED_OUT } from '../interrupt.ts';
+import { oneLine, UsageError, type CliContext } from '../command.ts';
 import type { TimeLimit } from '../duration.ts';
 import type { CliServices } from '../services.ts';
 import { invoke, refusal } from './team-common.ts';
@@ -18,7 +19,7 @@ export interface AppRunArgs {
 
 /** The cost is shown and must be accepted: interactively, or with --yes in scripts. */
 async function acceptCost(ctx: CliContext, def: AppDefinition, yes: boolean, question = 'Run it?'): Promise<boolean> {
-  ctx.stderr.write(`${def.name} costs ${def.cost ?? 'an unknown number of'} credits per run.\n`);
+  ctx.stderr.write(`${oneLine(def.name)} costs ${def.cost ?? 'an unknown number of'} credits per run.\n`);
   if (yes) return true;
   if (!ctx.stdin.isTTY) throw new UsageError('add --yes to accept the cost (no terminal to ask)');
   ctx.stderr.write(`${question} [y/N] `);
@@ -32,7 +33,7 @@ const short = (r: AppRun) => r.id.slice(0, 8);
 function stoppedNote(r: AppRun, gaveUpAfter?: string): string {
   const where = r.runId ? 'it continues on the server' : 'it was not submitted yet and stays queued';
   // The runner's reason for a run it will send again (server busy or unreachable), when it has one.
-  const waiting = r.state === 'queued' && r.error ? `: ${r.error}` : '';
+  const waiting = r.state === 'queued' && r.error ? `: ${oneLine(r.error)}` : '';
   const what = gaveUpAfter ? `gave up after ${gaveUpAfter} (--timeout) following run` : 'stopped following run';
   return `${what} ${short(r)} (${r.state}${waiting}); ${where}. Run the same command again to resume it: it is not submitted or paid again. \`mediadesk apps runs\` lists runs.\n`;
 }
@@ -92,12 +93,13 @@ export async function follow(ctx: CliContext, s: CliServices, start: AppRun, o: 
     while (!stop.signal.aborted) {
       run = s.core.apps.one(run.id);
       const waiting = ['queued', 'running'].includes(run.state) ? otherBackendNote(s.core.engine, mine, 'this run is') : null;
-      const line = `${run.state}${run.runStatus ? ` (${run.runStatus})` : ''}${waiting ? `: ${waiting}` : ''}`;
+      // The run's status and error are the server's text: escaped, they cannot drive the terminal.
+      const line = oneLine(`${run.state}${run.runStatus ? ` (${run.runStatus})` : ''}${waiting ? `: ${waiting}` : ''}`);
       if (line !== last) ctx.stderr.write(`${line}\n`);
       last = line;
       if (SETTLED_STATES.includes(run.state)) {
         for (const f of run.outputs) ctx.stdout.write(`${f}\n`);
-        if (run.error) ctx.stderr.write(`${run.error}\n`);
+        if (run.error) ctx.stderr.write(`${oneLine(run.error)}\n`);
         if (o.resumed && run.state === 'needs_attention') ctx.stderr.write(`run ${short(run)} is not sent again without you: check it in the app's Queue, or add --new to start another paid run\n`);
         return run.state === 'done' ? 0 : 1;
       }

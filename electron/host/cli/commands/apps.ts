@@ -1,5 +1,5 @@
 import { runWaitingFor, type AppDefinition, type AppRun } from '../../../../shared/contract/team.ts';
-import { UsageError, type CliCommand } from '../command.ts';
+import { oneLine, UsageError, type CliCommand } from '../command.ts';
 import { openCliServices, type CliServices } from '../services.ts';
 import { cancelRun, retryRun, runApp } from './apps-run.ts';
 import { timeLimitOf } from '../duration.ts';
@@ -97,7 +97,7 @@ export const appsCommand: CliCommand = {
       if (sub === 'show') {
         if (o.flags.has('--json')) ctx.stdout.write(`${JSON.stringify(def, null, 2)}\n`);
         else {
-          ctx.stdout.write(`${def.name} (${def.id}): ${def.description}\ncost: ${def.cost ?? 'unknown'} credits per run; output: ${def.output ?? 'unknown'}\n`);
+          ctx.stdout.write(`${oneLine(`${def.name} (${def.id}): ${def.description}`)}\ncost: ${def.cost ?? 'unknown'} credits per run; output: ${oneLine(def.output ?? 'unknown')}\n`);
           ctx.stdout.write(table(['INPUT', 'TYPE', 'REQUIRED', 'ACCEPTS', 'LABEL'], def.inputs.map((i) => [i.id, i.type, i.required ? 'yes' : 'no',
             i.type === 'select' ? (i.options ?? []).join('|') : i.type === 'number' ? `${i.min ?? ''}..${i.max ?? ''}` : i.type === 'creation' ? 'file, URL or creation id' : i.maxLength ? `up to ${i.maxLength} chars` : 'text', i.label])));
         }

@@ -11,6 +11,7 @@ import { iterateEvents } from '../../../core/audit/query.ts';
 import { AuditService } from '../../../core/audit/service.ts';
 import { dbPaths } from '../../../core/paths.ts';
 import { oneLine, UsageError, write, type CliCommand, type CliContext } from '../command.ts';
+import { interruptible } from '../interrupt.ts';
 import { parseOptions } from './team-common.ts';
 
 const USAGE = [
@@ -110,11 +111,6 @@ function limitOf(p: Parsed): number | undefined {
 
 const PROGRESS_EVERY_MS = 1000;
 
-/** The run and jobs commands' Ctrl-C, loaded only by the commands that stop on it: the module brings the engine, ~0.7 s of start-up. */
-async function ctrlC(): Promise<ReturnType<typeof import('../engine-session.ts').interruptible>> {
-  return (await import('../engine-session.ts')).interruptible();
-}
-
 /**
  * The API target: the lead's CLI services (env MEDIADESK_API_URL + MEDIADESK_API_KEY, the
  * keychain, else an in-process Sandbox), opened only when a command really talks to the API.
@@ -134,9 +130,9 @@ function lazyTarget(ctx: CliContext): { target: () => Promise<ApiTarget>; close:
 
 function printImport(ctx: CliContext, r: ImportReport): void {
   ctx.stdout.write(`${r.path === STDIN_NAME ? 'standard input' : oneLine(r.path)} (${r.format}): ${r.items} item(s), ${r.accepted} added, ${r.duplicates} already cached, ${r.rejected} rejected${r.notAdded ? `, ${r.notAdded} read but not added (interrupted)` : ''}\n`);
-  for (const x of r.rejects) ctx.stdout.write(`  line ${x.line}, item ${x.item}: ${x.reason}\n`);
-  for (const w of r.warnings) ctx.stdout.write(`  warning: ${w}\n`);
-  if (r.fatal) ctx.stdout.write(`  stopped: ${r.fatal}\n`);
+  for (const x of r.rejects) ctx.stdout.write(`  line ${x.line}, item ${x.item}: ${oneLine(x.reason)}\n`);
+  for (const w of r.warnings) ctx.stdout.write(`  warning: ${oneLine(w)}\n`);
+  if (r.fatal) ctx.stdout.write(`  stopped: ${oneLine(r.fatal)}\n`);
 }
 
 /** Every match (or `limit`), streamed to stdout for scripts: one raw event per line, or CSV records. Resolves to the count. */
@@ -208,7 +204,7 @@ export const auditCommand: CliCommand = {
     try {
       switch (sub) {
         case 'sync': {
-          const stop = await ctrlC();
+          const stop = interruptible();
           let r: SyncReport;
           try {
             r = await service.sync({ signal: stop.signal });
@@ -221,7 +217,7 @@ export const auditCommand: CliCommand = {
             return 130;
           }
           if (r.error) {
-            ctx.stderr.write(`mediadesk audit sync: ${r.error.kind}: ${r.error.message}\n`);
+            ctx.stderr.write(`mediadesk audit sync: ${r.error.kind}: ${oneLine(r.error.message)}\n`);
             return 1;
           }
           return 0;
@@ -234,7 +230,7 @@ export const auditCommand: CliCommand = {
             ctx.stdout.write(`last successful sync: ${s.lastSuccessAt ?? 'never'}${s.resumable ? ' (an interrupted sync will resume)' : ''}\n`);
             ctx.stdout.write(`requests today (${s.budget.day} UTC): ${s.budget.used} of ${s.budget.limit}, ${s.budget.left} left\n`);
             if (s.retryAfter) ctx.stdout.write(`rate limited until ${s.retryAfter}\n`);
-            if (s.lastError) ctx.stdout.write(`last error (${s.lastError.at}): ${s.lastError.kind}: ${s.lastError.message}\n`);
+            if (s.lastError) ctx.stdout.write(`last error (${s.lastError.at}): ${s.lastError.kind}: ${oneLine(s.lastError.message)}\n`);
           }
           return 0;
         }
@@ -260,7 +256,7 @@ export const auditCommand: CliCommand = {
               if (!st.isFile()) throw new UsageError(`${oneLine(f)}: not a file (a folder?); give the exported files themselves`);
             }
           }
-          const stop = await ctrlC();
+          const stop = interruptible();
           let reports: ImportReport[];
           try {
             const opts = { onProgress, format, signal: stop.signal };

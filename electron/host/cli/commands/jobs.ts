@@ -2,7 +2,8 @@ import { isJobState, JOB_STATES } from '../../../core/queue/states.ts';
 import { DeskError } from '../../../../shared/contract/define.ts';
 import { oneLine, UsageError, write, type CliCommand, type CliContext } from '../command.ts';
 import type { JobRecord } from '../../../../shared/contract/jobs.ts';
-import { countStates, interruptible, openEngineSession, Progress, TIMED_OUT, waitForJobs } from '../engine-session.ts';
+import { countStates, openEngineSession, Progress, waitForJobs } from '../engine-session.ts';
+import { interruptible, TIMED_OUT } from '../interrupt.ts';
 import { timeLimitOf } from '../duration.ts';
 import { parseOptions } from './team-common.ts';
 
@@ -97,11 +98,11 @@ export const jobsCommand: CliCommand = {
             await engine.stop();
             const { waiting } = countStates(engine, [id]);
             const why = stop.timedOut() ? `gave up after ${args.timeout!.label} (--timeout) following job` : 'stopped following job';
-            ctx.stderr.write(`${why} ${id.slice(0, 8)} (${engine.job(id).state}${waiting ? `: ${waiting}` : ''}); it stays in the queue and nothing submitted is sent again: it goes on when the queue next runs (the app, or \`mediadesk run\` over its input)\n`);
+            ctx.stderr.write(`${why} ${id.slice(0, 8)} (${engine.job(id).state}${waiting ? `: ${oneLine(waiting)}` : ''}); it stays in the queue and nothing submitted is sent again: it goes on when the queue next runs (the app, or \`mediadesk run\` over its input)\n`);
             return stop.timedOut() ? TIMED_OUT : 130;
           }
           const after = engine.job(id);
-          if (after.state !== 'done') ctx.stderr.write(`${after.state}: ${after.error ?? ''}\n`);
+          if (after.state !== 'done') ctx.stderr.write(`${after.state}: ${oneLine(after.error ?? '')}\n`);
           return counts.done === 1 ? 0 : 1;
         } finally {
           stop.release();

@@ -2,7 +2,7 @@ import { UsageError, type CliCommand, type CliContext } from '../command.ts';
 import { keyFingerprint, openSecretStore } from '../../../core/secrets.ts';
 import { COMMANDS } from '../../../../shared/contract/index.ts';
 
-/** The key typed or piped in; null when the user pressed Ctrl-C at the prompt. */
+/** The key typed or piped in ('' at end of input with none); null when the user pressed Ctrl-C at the prompt. */
 async function readSecret(ctx: CliContext): Promise<string | null> {
   const { stdin, stderr } = ctx;
   if (stdin.isTTY && 'setRawMode' in stdin) {
@@ -22,11 +22,21 @@ async function readSecret(ctx: CliContext): Promise<string | null> {
         stderr.write('\n');
         resolve(result);
       };
+      // Raw mode turns the terminal's line editing off, so the keys it did are done here:
+      //  - DEL and Ctrl-H erase (which one Backspace sends depends on the terminal);
+      //  - Ctrl-D on an empty line is end of input, as the terminal's own line discipline makes
+      //    it: no key, exactly as an empty pipe gives (`mediadesk key set </dev/null`), so the
+      //    same exit 2. Not Ctrl-C's 130, which is 128 + SIGINT, an interruption; EOF is none;
+      //  - Ctrl-D after typed characters is ignored. The line discipline would hand them over
+      //    without a newline, and a reader still waits for its Enter: so getpass(3), sudo and
+      //    ssh ignore it, and a half-typed key is never stored by a stray Ctrl-D.
       const onData = (buf: Buffer) => {
         for (const ch of buf.toString('utf8')) {
           if (ch === '\r' || ch === '\n') return done(value);
           if (ch === '\u0003') return done(null);
-          value = ch === '\u007f' ? value.slice(0, -1) : value + ch;
+          if (ch === '\u0004') {
+            if (!value) return done('');
+          } else value = ch === '\u007f' || ch === '\b' ? value.slice(0, -1) : value + ch;
         }
       };
       tty.on('data', onData);
@@ -41,7 +51,7 @@ async function readSecret(ctx: CliContext): Promise<string | null> {
 export const keyCommand: CliCommand = {
   name: 'key',
   summary: 'API key in the OS keychain: set (from stdin), status, clear',
-  usage: 'mediadesk key set   (reads the key from standard input)\n       mediadesk key status\n       mediadesk key clear',
+  usage: 'mediadesk key set   (reads the key from standard input; at a terminal, typed at a prompt without echo:\n                            Ctrl-C cancels, exit 130; Ctrl-D on an empty line ends with no key, exit 2)\n       mediadesk key status\n       mediadesk key clear',
   async run(ctx) {
     const [sub, ...extra] = ctx.argv;
     const secrets = await openSecretStore(ctx.env.MEDIADESK_KEYCHAIN_SERVICE || undefined);
@@ -53,6 +63,7 @@ export const keyCommand: CliCommand = {
           ctx.stderr.write('mediadesk key: cancelled; no key stored\n');
           return 130;
         }
+        if (!typed.trim()) throw new UsageError(`no key ${ctx.stdin.isTTY ? 'typed' : 'given (standard input was empty)'}; no key stored`);
         const parsed = COMMANDS['key.set'].request.safeParse({ key: typed });
         if (!parsed.success) throw new UsageError(`key not stored: ${parsed.error.issues[0]?.message ?? 'invalid key'}`);
         if (secrets.kind !== 'os') throw new Error(`key not stored: ${secrets.note}`);

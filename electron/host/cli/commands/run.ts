@@ -2,7 +2,8 @@ import { resolve } from 'node:path';
 import { findTool, parseParam, TOOLS } from '../../../../shared/catalogue/index.ts';
 import { DeskError } from '../../../../shared/contract/define.ts';
 import { oneLine, UsageError, type CliCommand, type CliContext } from '../command.ts';
-import { countStates, interruptible, openEngineSession, Progress, TIMED_OUT, waitForJobs } from '../engine-session.ts';
+import { countStates, openEngineSession, Progress, waitForJobs } from '../engine-session.ts';
+import { interruptible, TIMED_OUT } from '../interrupt.ts';
 import { timeLimitOf, type TimeLimit } from '../duration.ts';
 import { toJobRecord } from '../../../core/queue/store.ts';
 
@@ -115,7 +116,7 @@ export const runCommand: CliCommand = {
           // refused or could not be reached: the likely reason a limit was set.
           await engine.stop();
           const { waiting } = countStates(engine, started.jobIds);
-          ctx.stderr.write(`gave up after ${args.timeout!.label} (--timeout): ${counts.done} of ${started.jobIds.length} done${waiting ? `; the last create was refused: ${waiting}` : ''}; `
+          ctx.stderr.write(`gave up after ${args.timeout!.label} (--timeout): ${counts.done} of ${started.jobIds.length} done${waiting ? `; the last create was refused: ${oneLine(waiting)}` : ''}; `
             + 'the rest stay queued: run the same command again to resume (nothing is submitted twice)\n');
           return TIMED_OUT;
         }

@@ -1,6 +1,8 @@
+import { once } from 'node:events';
 import { DEMO_KEYS, startSandbox } from '../../../sandbox/index.ts';
 import { webhookSecret } from '../../../sandbox/webhooks.ts';
 import { oneLine, UsageError, type CliCommand } from '../command.ts';
+import { interruptible } from '../interrupt.ts';
 import { parseOptions } from './team-common.ts';
 
 function intOption(raw: string | undefined, name: string, min: number, max: number): number | undefined {
@@ -12,7 +14,7 @@ function intOption(raw: string | undefined, name: string, min: number, max: numb
 export const sandboxCommand: CliCommand = {
   name: 'sandbox',
   summary: 'Run the built-in Sandbox API on 127.0.0.1 (demo keys: --print-keys)',
-  usage: 'mediadesk sandbox [--port N] [--seed S] [--task-duration-ms MS] [--print-keys]',
+  usage: 'mediadesk sandbox [--port N] [--seed S] [--task-duration-ms MS] [--print-keys]   (runs until Ctrl-C, exit 130, or SIGTERM, exit 0)',
   async run(ctx) {
     // The other commands' parser: --name=value as well, and a repeated option is refused rather
     // than one of its values silently taken (`--seed 5 --seed 6` printed seed 5's secret).
@@ -27,20 +29,22 @@ export const sandboxCommand: CliCommand = {
       ctx.stdout.write(`webhook signing secret (seed ${seed}): ${webhookSecret(seed)}\n`);
       return 0;
     }
-    const sandbox = await startSandbox({ port, seed, taskDurationMs });
-    // Scripts wait for this exact first line.
-    ctx.stdout.write(`listening on ${sandbox.url}\n`);
-    ctx.stdout.write(`demo keys: ${DEMO_KEYS.map((k) => k.key).join(', ')}; control API: ${sandbox.url}/__sandbox/\n`);
-    await new Promise<void>((resolve) => {
-      const stop = () => {
-        process.off('SIGINT', stop);
-        process.off('SIGTERM', stop);
-        resolve();
-      };
-      process.on('SIGINT', stop);
-      process.on('SIGTERM', stop);
-    });
-    await sandbox.close();
-    return 0;
+    // A signal is the only way it ends: the server closes (its temporary files go), then Ctrl-C
+    // exits 130, as every other command stopped by it does, and SIGTERM 0, a server's clean stop
+    // (how a supervisor or `kill` ends it; scripts test for it). A second Ctrl-C while it closes ends it at
+    // once. Caught from before the listening line, or a script's Ctrl-C right on seeing it killed
+    // the process before its handler was there, leaving the temporary files behind.
+    const stop = interruptible();
+    try {
+      const sandbox = await startSandbox({ port, seed, taskDurationMs });
+      // Scripts wait for this exact first line.
+      ctx.stdout.write(`listening on ${sandbox.url}\n`);
+      ctx.stdout.write(`demo keys: ${DEMO_KEYS.map((k) => k.key).join(', ')}; control API: ${sandbox.url}/__sandbox/\n`);
+      if (!stop.signal.aborted) await once(stop.signal, 'abort');
+      await sandbox.close();
+    } finally {
+      stop.release();
+    }
+    return stop.by() === 'SIGTERM' ? 0 : 130;
   },
 };

@@ -1,6 +1,6 @@
 import { DeskError, type CommandName, type DeskErrorData, type Req, type Res } from '../../../../shared/contract/index.ts';
 import type { Core } from '../../../core/index.ts';
-import { UsageError } from '../command.ts';
+import { oneLine, UsageError } from '../command.ts';
 
 /** A refused command as the CLI reports it: the user's own mistakes (and `usage`, when given, codes) exit 2. */
 export function refusal(error: DeskErrorData, usage: readonly DeskErrorData['code'][] = ['invalid', 'conflict']): Error {
@@ -43,9 +43,13 @@ export function parseOptions(argv: string[], valued: readonly string[], flags: r
   return { values, flags: set, positional, one, list };
 }
 
-/** Fixed-width columns for a terminal. */
+/**
+ * Fixed-width columns for a terminal. Cells are mostly the server's text (a creation's name, an
+ * app's label, a tool name): escaped, an ESC or newline in one can neither drive the terminal nor
+ * split a row, and the columns stay aligned.
+ */
 export function table(header: string[], rows: (string | number)[][]): string {
-  const cells = [header, ...rows.map((r) => r.map(String))];
+  const cells = [header, ...rows.map((r) => r.map((c) => oneLine(String(c))))];
   const w = header.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
   return cells.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(w[i]))).join('  ')).join('\n') + '\n';
 }

@@ -1,5 +1,5 @@
 import { GRANULARITIES, type UsageQuery } from '../../../../shared/contract/team.ts';
-import { usageCsv } from '../../../core/analytics/service.ts';
+import { DEFAULT_RANGES, usageCsv } from '../../../core/analytics/service.ts';
 import { realDay } from '../../../../shared/validation/dates.ts';
 import { UsageError, type CliCommand } from '../command.ts';
 import { openCliServices } from '../services.ts';
@@ -14,7 +14,11 @@ const ids = (raw: string[], flag: string) =>
 export const usageCommand: CliCommand = {
   name: 'usage',
   summary: 'Team credit usage over time (cached; at most 100 requests a day, the budget is shown).',
-  usage: 'mediadesk usage --granularity day|week|month|year [--from YYYY-MM-DD --to YYYY-MM-DD] [--group ID] [--project REF] [--api-key ID] [--refresh] [--json|--csv]',
+  usage: [
+    'mediadesk usage --granularity day|week|month|year [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--group ID] [--project REF] [--api-key ID] [--refresh] [--json|--csv]',
+    '         (UTC days, at most 365; --to defaults to today; without --from the range up to --to is, by granularity:',
+    ...GRANULARITIES.map((g) => `          ${g}: ${DEFAULT_RANGES[g].says}${g === 'year' ? ')' : ''}`),
+  ].join('\n'),
   async run(ctx) {
     const o = parseOptions(ctx.argv, ['--granularity', '--from', '--to', '--group', '--project', '--api-key'], ['--json', '--csv', '--refresh']);
     if (o.positional.length) throw new UsageError(`unexpected argument "${o.positional[0]}"`);
@@ -39,7 +43,9 @@ export const usageCommand: CliCommand = {
       else if (o.flags.has('--csv')) ctx.stdout.write(usageCsv(r).csv);
       else ctx.stdout.write(table(['DATE', 'USES', 'CREDITS', 'TOP TOOL'], r.points.map((p) => [p.date, p.uses, p.credits, Object.entries(p.byTool).sort((a, b) => b[1].credits - a[1].credits)[0]?.[0] ?? ''])));
       // On stderr so --json and --csv stay machine-readable.
-      ctx.stderr.write(`${r.request.start_date} to ${r.request.end_date}; ${r.cached ? 'from the local cache (no request spent)' : 'fetched'}; ${r.budget.remaining} of ${r.budget.limit} credit-usage requests left today (UTC)\n`);
+      // The range said, and why when the user did not choose it: a month of 7 days looked like a month's use.
+      const chosen = q.from ? '' : ` (no --from: ${DEFAULT_RANGES[q.granularity].says}; --from and --to choose another range)`;
+      ctx.stderr.write(`${r.request.start_date} to ${r.request.end_date}${chosen}; ${r.cached ? 'from the local cache (no request spent)' : 'fetched'}; ${r.budget.remaining} of ${r.budget.limit} credit-usage requests left today (UTC)\n`);
       return 0;
     } finally {
       await s.close();
