@@ -4,6 +4,7 @@ import { EventEmitter } from 'node:events';
 import Conf from 'conf';
 import { DEFAULT_SETTINGS, settingsPatchSchema, settingsSchema, type Settings, type SettingsPatch } from '../../shared/settings.ts';
 import { DeskError } from '../../shared/contract/define.ts';
+import type { IgnoredSetting } from '../../shared/contract/foundation.ts';
 import { outputFolderProblem } from './output-folder.ts';
 
 /** What electron-store and conf both are: a JSON file with a whole-object getter and setter. */
@@ -82,10 +83,38 @@ export function openConfStore(home: string): GuardedStore {
   return new GuardedStore(join(home, `${SETTINGS_FILE}.json`), () => new Conf<Record<string, unknown>>({ cwd: home, configName: SETTINGS_FILE, clearInvalidConfig: false }));
 }
 
+/** A stored value as the user would find it in the file: JSON, on one line, cut short. */
+function shown(v: unknown): string {
+  const text = JSON.stringify(v) ?? String(v);
+  return text.length > 60 ? `${text.slice(0, 59)}…` : text;
+}
+
+/**
+ * The settings in the file, each checked alone: one bad value (edited by hand, or from a newer
+ * build) must not reset every other setting. What was not used is listed, read by read, so a value
+ * mended in the file stops being mentioned.
+ */
+function readSettings(raw: Record<string, unknown>): { settings: Settings; ignored: IgnoredSetting[] } {
+  const good: Record<string, unknown> = {};
+  const ignored: IgnoredSetting[] = [];
+  for (const [name, v] of Object.entries(raw)) {
+    const single = settingsPatchSchema.safeParse({ [name]: v });
+    if (single.success) {
+      good[name] = v;
+      continue;
+    }
+    const known = Object.hasOwn(settingsSchema.shape, name);
+    const issue = single.error.issues[0];
+    // perToolConcurrency.image, not just the setting: which entry of it is wrong.
+    const inner = issue.path.slice(1).join('.');
+    const reason = known ? `${inner ? `${inner} ` : ''}${issue.message}` : 'not a setting of this version of MediaDesk, perhaps of a newer one';
+    ignored.push({ name, stored: shown(v), reason, known });
+  }
+  return { settings: settingsSchema.parse(good), ignored };
+}
+
 export class SettingsService extends EventEmitter<{ changed: [Settings] }> {
   private readonly file: JsonFileStore;
-  /** Keys whose stored value was invalid and fell back to its default, for the UI to mention. */
-  readonly ignored: string[] = [];
 
   constructor(file: JsonFileStore) {
     super();
@@ -93,17 +122,7 @@ export class SettingsService extends EventEmitter<{ changed: [Settings] }> {
   }
 
   get(): Settings {
-    const raw = this.file.store;
-    const parsed = settingsSchema.safeParse(raw);
-    if (parsed.success) return parsed.data;
-    // One bad value (edited by hand, or from a newer build) must not reset every other setting.
-    const good: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(raw)) {
-      const single = settingsPatchSchema.safeParse({ [k]: v });
-      if (single.success) good[k] = v;
-      else if (!this.ignored.includes(k)) this.ignored.push(k);
-    }
-    return settingsSchema.parse(good);
+    return readSettings(this.file.store).settings;
   }
 
   set(patch: SettingsPatch): Settings {
@@ -127,10 +146,10 @@ export class SettingsService extends EventEmitter<{ changed: [Settings] }> {
     return this.file.path;
   }
 
-  /** The file, why it could not be read (read now), and where a save kept an unreadable one. */
-  fileState(): { path: string; unreadable: string | null; keptAs: string | null } {
-    this.get();
-    return { path: this.file.path, unreadable: this.file.unreadable ?? null, keptAs: this.file.keptAs ?? null };
+  /** The file, why it could not be read, which of its values were not used (read now), and where a save kept an unreadable one. */
+  fileState(): { path: string; unreadable: string | null; keptAs: string | null; ignored: IgnoredSetting[] } {
+    const { ignored } = readSettings(this.file.store);
+    return { path: this.file.path, unreadable: this.file.unreadable ?? null, keptAs: this.file.keptAs ?? null, ignored };
   }
 }
 

@@ -162,6 +162,11 @@ export const importReportSchema = z.object({
    * checked but not added, which importing the file again adds. Absent when there are none.
    */
   notAdded: z.number().int().optional(),
+  /**
+   * Ctrl-C stopped the import before the whole file was read and added (importing it again adds the
+   * rest). Absent when it completed, a Ctrl-C that came during its last step included.
+   */
+  interrupted: z.literal(true).optional(),
 });
 
 export const auditExportRequestSchema = z.object({

@@ -66,6 +66,21 @@ export function waitingForShort(backend: string, here: string): string {
   return otherKeyOnly(backend, here) ? 'another API key' : 'the live service';
 }
 
+/** A value in settings.json that this build did not use. */
+export const ignoredSettingSchema = z.object({
+  name: z.string(),
+  /** The stored value as JSON, shortened. */
+  stored: z.string(),
+  reason: z.string(),
+  /** A setting of this build (its default is in use); otherwise unknown here (a newer build's?) and left in the file. */
+  known: z.boolean(),
+});
+export type IgnoredSetting = z.infer<typeof ignoredSettingSchema>;
+
+/** Said the same by the Settings screen and `mediadesk settings get`. */
+export const ignoredSettingText = (i: IgnoredSetting): string =>
+  `${i.name}: the stored value ${i.stored} was not used (${i.reason}); ${i.known ? 'the default is in use' : 'it is left in the file'}`;
+
 export const appInfoSchema = z.object({
   version: z.string(),
   host: z.enum(['electron', 'web', 'cli']),
@@ -86,7 +101,9 @@ export const foundationCommands = {
     unreadable: z.string().nullable(),
     /** Where a save put the unreadable file it replaced (settings.json.bad-<time>), in this process. */
     keptAs: z.string().nullable(),
-  }), 'Where the settings file is, and whether it could be read.'),
+    /** Stored values this build did not use (out of range, of the wrong type, or from a newer build); the rest of the file is in use. */
+    ignored: z.array(ignoredSettingSchema),
+  }), 'Where the settings file is, whether it could be read, and which stored values were not used.'),
   'key.status': command(empty, z.object({
     set: z.boolean(),
     keychain: z.enum(['os', 'memory']),

@@ -19,18 +19,23 @@ async function shuffledExport(path: string, count: number): Promise<string> {
   return path;
 }
 
+// Over 48 MB: staged by a worker thread, as a real export of this size is (import.ts STAGE_MIN_BYTES).
+const total = 90_000;
+let exported: Promise<string> | undefined;
+const bigExport = () => (exported ??= shuffledExport(join(tmp.dir, 'audit.ndjson'), total));
+const envFor = (home: string) => ({ MEDIADESK_HOME: join(tmp.dir, home), MEDIADESK_API_URL: 'http://127.0.0.1:9', MEDIADESK_API_KEY: 'unused' });
+
 describe('mediadesk audit import, Ctrl-C', () => {
   it('a file large enough to be staged, out of date order, stopped once rows are held back: the report and the message count what the cache holds and what was read but not added, and the same command again adds exactly the rest', async () => {
-    // Over 48 MB: staged by a worker thread, as a real export of this size is (import.ts STAGE_MIN_BYTES).
-    const total = 90_000;
-    const file = await shuffledExport(join(tmp.dir, 'audit.ndjson'), total);
-    const env = { MEDIADESK_HOME: join(tmp.dir, 'home'), MEDIADESK_API_URL: 'http://127.0.0.1:9', MEDIADESK_API_KEY: 'unused' };
+    const file = await bigExport();
+    const env = envFor('home');
     // Something added means the second batch fell among the first one's dates: from there on rows are held back.
     const stopped = await interruptWhen(['audit', 'import', file, '--json'], { env, until: /item\(s\) read, [1-9]\d* added/ });
     expect(stopped.code, stopped.err).toBe(130);
     const [r] = JSON.parse(stopped.out) as ImportReport[];
     const cached = (JSON.parse((await runCli(['audit', 'status', '--json'], { env })).out) as { events: number }).events;
     expect(r.accepted).toBe(cached);
+    expect(r.interrupted).toBe(true);
     expect(r.items - r.accepted - r.duplicates - r.rejected).toBe(r.notAdded ?? 0);
     const notYet = r.notAdded ? `; ${r.notAdded} more read were not added yet` : '';
     expect(stopped.err).toContain(`interrupted: ${cached} event(s) imported so far are kept${notYet}; run the same command again to continue`);
@@ -38,5 +43,20 @@ describe('mediadesk audit import, Ctrl-C', () => {
     const again = await runCli(['audit', 'import', file, '--json'], { env });
     expect(again.code, again.err).toBe(0);
     expect(JSON.parse(again.out)).toMatchObject([{ items: total, accepted: total - cached, duplicates: cached, rejected: 0 }]);
+  }, 180_000);
+
+  it('a Ctrl-C during the last step (the held-back events added in date order), which finishes anyway: exit 0, the import complete, and the interrupt said to have come too late', async () => {
+    const file = await bigExport();
+    const env = envFor('home-late');
+    const late = await interruptWhen(['audit', 'import', file, '--json'], { env, until: /held back, in date order; this last step finishes even if interrupted/ });
+    expect(late.err).toMatch(/: adding the [1-9]\d* event\(s\) held back, in date order; this last step finishes even if interrupted\n/);
+    expect(late.err).toContain('interrupted too late to stop the import: it had already finished, and every event it reports is kept\n');
+    expect(late.err).not.toContain('run the same command again');
+    expect(late.code, late.err).toBe(0);
+    const [r] = JSON.parse(late.out) as ImportReport[];
+    expect(r).toMatchObject({ items: total, accepted: total, duplicates: 0, rejected: 0 });
+    expect(r.interrupted).toBeUndefined();
+    expect(r.notAdded).toBeUndefined();
+    expect((JSON.parse((await runCli(['audit', 'status', '--json'], { env })).out) as { events: number }).events).toBe(total);
   }, 180_000);
 });

@@ -105,6 +105,26 @@ test('settings that cannot be read say why and offer Try again instead of loadin
   expect(errors).toEqual([]);
 });
 
+test('a stored value this build cannot use is named on the Settings screen with why and that the default is in use, until a save replaces it', async ({ page }) => {
+  const errors = watchErrors(page);
+  const home = newHome();
+  const file = join(home, 'settings.json');
+  // Edited by hand, or written by a newer build: 99 jobs at once is over this build's limit.
+  writeFileSync(file, JSON.stringify({ concurrency: 99, theme: 'dark' }));
+  host = await startHost(home);
+  await page.goto(`${host.url}#settings`);
+  await expect(page.getByTestId('settings-ignored-item')).toHaveText(['concurrency: the stored value 99 was not used (must be at most 32); the default is in use.']);
+  await expect(page.getByTestId('concurrency')).toHaveValue('4');
+  await expect(page.getByTestId('theme')).toHaveValue('dark');
+
+  await page.getByTestId('concurrency').fill('6');
+  await page.getByTestId('concurrency').blur();
+  await expect(page.getByTestId('saved')).toHaveText('Saved: jobs at once.');
+  await expect(page.getByTestId('settings-ignored')).toHaveCount(0);
+  expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ concurrency: 6, theme: 'dark' });
+  expect(errors).toEqual([]);
+});
+
 test('a host started over an unreadable settings.json runs on the defaults, says why, and keeps the file until a save puts it aside', async ({ page }) => {
   const errors = watchErrors(page);
   const home = newHome();

@@ -494,6 +494,33 @@ test('workflow apps: retrying a failed run sends it anew only after its cost is 
   expect(errors).toEqual([]);
 });
 
+test('workflow apps: retrying a failed run of an app served without a cost asks with "Cost unknown", never "null", before it sends it anew', async ({ page }) => {
+  const errors = watchErrors(page);
+  sandbox = await startSandboxProcess(100);
+  await setAppCost(sandbox.url, 'jM4nX8sc', null);
+  host = await startHost(newHome(), sandbox.env);
+  await setFaults(sandbox.url, { failureRate: 1 });
+  await desk(host, 'apps.run', { appId: 'jM4nX8sc', confirmedCost: null, inputs: { brief: 'A jingle for a coffee brand' } });
+  await page.goto(`${host.url}#apps`);
+  const row = page.getByTestId('app-run-row');
+  await expect(row).toHaveAttribute('data-state', 'failed', { timeout: 30_000 });
+  await setFaults(sandbox.url, { failureRate: 0 });
+  const sent = await appRunPosts(sandbox.url);
+
+  await row.getByTestId('app-run-retry').click();
+  const dialog = page.getByRole('dialog', { name: 'Send Jingle maker again as a new run? Cost unknown: the server will charge what this app costs.' });
+  await expect(dialog).toBeVisible();
+  await expect(page.getByTestId('app-retry-confirm')).toHaveText('Send again (cost unknown)');
+  await expect(dialog).not.toContainText('null');
+  await expect(page.getByTestId('app-retry-cancel')).toBeFocused();
+  expect(await appRunPosts(sandbox.url)).toBe(sent);
+
+  await page.getByTestId('app-retry-confirm').click();
+  await expect(row).toHaveAttribute('data-state', 'done', { timeout: 30_000 });
+  expect(await appRunPosts(sandbox.url)).toBe(sent + 1);
+  expect(errors).toEqual([]);
+});
+
 test('workflow apps: cancelling a run the server already has says it may still be charged; each Cancel names its run', async ({ page }) => {
   const errors = watchErrors(page);
   // Long enough that the run is still going on the server when it is canceled.

@@ -1,12 +1,25 @@
-import { existsSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import sharp from 'sharp';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DeskError } from '../../shared/contract/define.ts';
 import { openDatabase } from '../../electron/core/db/open.ts';
 import { QUEUE_MIGRATIONS } from '../../electron/core/queue/migrations.ts';
 import { AppRunStore } from '../../electron/core/apps/store.ts';
 import { cleanup, control, rig, settled, tmp, type Rig } from './helpers.ts';
+
+/** Files read whole through fs/promises (the real one does the reading): apps.check must not read a named image whole. */
+const wholeReads = vi.hoisted(() => [] as string[]);
+vi.mock('node:fs/promises', async (importOriginal) => {
+  const fs = await importOriginal<typeof import('node:fs/promises')>();
+  return {
+    ...fs,
+    readFile: (...args: Parameters<typeof fs.readFile>) => {
+      wholeReads.push(resolve(String(args[0])));
+      return fs.readFile(...args);
+    },
+  };
+});
 
 let r: Rig;
 let dir: string;
@@ -86,6 +99,37 @@ describe('workflow apps over the Sandbox', () => {
       await control(r.sandbox.url, 'apps/pS7kQ2xa/cost', { cost: 12 });
     }
     expect((await control(r.sandbox.url, 'stats')).creates).toEqual(before);
+  });
+
+  it('apps.check refuses a missing file, a folder, a non-image and a file over 20 MB in the run\'s own words, reading no named file whole', async () => {
+    const big = join(dir, 'huge.png');
+    // A PNG by its first bytes, 20 MB and one byte long (sparse: nothing is written past the header).
+    writeFileSync(big, readFileSync(image).subarray(0, 16));
+    truncateSync(big, 20 * 1024 * 1024 + 1);
+    const folder = join(dir, 'a-folder.png');
+    mkdirSync(folder, { recursive: true });
+    const notes = join(dir, 'notes.txt');
+    writeFileSync(notes, 'not an image');
+    const before = (await control(r.sandbox.url, 'stats')).creates;
+    const reasons: string[] = [];
+    for (const file of [join(dir, 'gone.png'), folder, notes, big]) {
+      const inputs = { product_image: file, scene: 'x' };
+      const checked = await r.services.apps.check('pS7kQ2xa', inputs).catch((e: unknown) => e as DeskError);
+      const ran = await r.services.apps.run({ appId: 'pS7kQ2xa', confirmedCost: 12, inputs }).catch((e: unknown) => e as DeskError);
+      expect(checked, file).toBeInstanceOf(DeskError);
+      const words = (e: DeskError) => ({ code: e.code, message: e.message, invalid: e.invalid });
+      expect(words(checked as DeskError), file).toEqual(words(ran as DeskError));
+      reasons.push((checked as DeskError).invalid![0].reason);
+    }
+    expect(reasons).toEqual(['names a file that does not exist', 'is a folder, not an image file (PNG, JPEG or WebP)', 'is not an image file (PNG, JPEG or WebP)', 'is larger than 20 MB']);
+    expect((await control(r.sandbox.url, 'stats')).creates).toEqual(before);
+
+    // An image is checked by its size and first bytes; the run reads it whole, to send it.
+    wholeReads.length = 0;
+    expect((await r.services.apps.check('pS7kQ2xa', { product_image: image, scene: 'x' })).cost).toBe(12);
+    expect(wholeReads).not.toContain(image);
+    await expect(r.services.apps.run({ appId: 'pS7kQ2xa', confirmedCost: 5, inputs: { product_image: image, scene: 'x' } })).rejects.toMatchObject({ code: 'conflict' });
+    expect(wholeReads).toContain(image);
   });
 
   it('a failed run reports the server\'s error_message; retry submits anew only with the cost confirmed', async () => {

@@ -47,4 +47,28 @@ describe('mediadesk settings', () => {
     expect(readFileSync(join(own, kept!), 'utf8')).toBe('{"theme": "dark",');
     rmSync(own, { recursive: true, force: true });
   });
+
+  it('a stored value this build does not use: get shows the default on stdout and says on stderr which value was not used, and why', async () => {
+    const own = mkdtempSync(join(tmpdir(), 'cli-settings-ignored-'));
+    writeFileSync(join(own, 'settings.json'), JSON.stringify({ concurrency: 99, theme: 'dark', perToolConcurrency: { image: 0 }, exportFormat: { kind: 'xlsx' } }));
+    const run = (args: string[]) => runCli(['settings', ...args], { env: { MEDIADESK_HOME: own } });
+    const notes = {
+      concurrency: 'note: concurrency: the stored value 99 was not used (must be at most 32); the default is in use\n',
+      perTool: 'note: perToolConcurrency: the stored value {"image":0} was not used (image must be at least 1); the default is in use\n',
+      newer: 'note: exportFormat: the stored value {"kind":"xlsx"} was not used (not a setting of this version of MediaDesk, perhaps of a newer one); it is left in the file\n',
+    };
+    const all = await run(['get']);
+    expect(all.code).toBe(0);
+    expect(JSON.parse(all.out)).toMatchObject({ concurrency: 4, theme: 'dark', perToolConcurrency: {} });
+    expect(all.err).toBe(notes.concurrency + notes.perTool + notes.newer);
+    // One setting asked for: its own note only, the value alone on stdout.
+    expect(await run(['get', 'concurrency'])).toEqual({ code: 0, out: '4\n', err: notes.concurrency });
+    expect(await run(['get', 'theme'])).toEqual({ code: 0, out: 'dark\n', err: '' });
+    // Saved anew, the value is used and no longer mentioned; the newer build's setting stays in the file.
+    expect((await run(['set', 'concurrency=6', 'perToolConcurrency={"image":2}'])).code).toBe(0);
+    const after = await run(['get']);
+    expect([after.code, after.err]).toEqual([0, notes.newer]);
+    expect(JSON.parse(readFileSync(join(own, 'settings.json'), 'utf8')).exportFormat).toEqual({ kind: 'xlsx' });
+    rmSync(own, { recursive: true, force: true });
+  });
 });

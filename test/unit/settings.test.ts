@@ -91,7 +91,10 @@ describe('settings', () => {
     writeFileSync(join(h, 'settings.json'), JSON.stringify({ concurrency: 'lots', theme: 'dark' }));
     const s = new SettingsService(openConfStore(h));
     expect(s.get()).toMatchObject({ concurrency: 4, theme: 'dark' });
-    expect(s.ignored).toEqual(['concurrency']);
+    expect(s.fileState().ignored).toEqual([{ name: 'concurrency', stored: '"lots"', reason: 'must be a number', known: true }]);
+    // Mended in the file, it is no longer mentioned.
+    writeFileSync(join(h, 'settings.json'), JSON.stringify({ concurrency: 8, theme: 'dark' }));
+    expect(s.fileState().ignored).toEqual([]);
   });
 
   it('saving one setting keeps what this build cannot use: a newer build\'s setting, a hand-edited value', () => {
@@ -113,7 +116,7 @@ describe('settings', () => {
     writeFileSync(file, '{"theme": "dark",');
     const s = new SettingsService(openConfStore(h));
     expect(s.get().theme).toBe('system');
-    expect(s.fileState()).toEqual({ path: file, unreadable: expect.stringMatching(/settings\.json is not valid JSON \(.+\)$/), keptAs: null });
+    expect(s.fileState()).toEqual({ path: file, unreadable: expect.stringMatching(/settings\.json is not valid JSON \(.+\)$/), keptAs: null, ignored: [] });
     // Reading changes nothing on disk.
     expect(readdirSync(h)).toEqual(['settings.json']);
     expect(readFileSync(file, 'utf8')).toBe('{"theme": "dark",');

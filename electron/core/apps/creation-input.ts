@@ -1,12 +1,16 @@
-import { readFile, stat } from 'node:fs/promises';
+import { open, readFile, stat } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { DeskError } from '../../../shared/contract/define.ts';
 
 const MAX_IMAGE_BYTES = 20 * 1024 * 1024;
 const ACCEPTED = 'an image file (PNG, JPEG or WebP)';
 
+type ImageType = 'image/png' | 'image/jpeg' | 'image/webp';
+/** The bytes imageTypeOf looks at. */
+const HEADER_BYTES = 12;
+
 /** The image type by the file's first bytes: a name says nothing about what a file holds. */
-export function imageTypeOf(b: Uint8Array): 'image/png' | 'image/jpeg' | 'image/webp' | null {
+export function imageTypeOf(b: Uint8Array): ImageType | null {
   const ascii = (from: number, to: number) => String.fromCharCode(...b.subarray(from, to));
   if (b[0] === 0x89 && ascii(1, 4) === 'PNG') return 'image/png';
   if (b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return 'image/jpeg';
@@ -26,22 +30,39 @@ function isPathLike(v: string, exists: boolean): boolean {
 /** Message and field reason agree, so a caller that joins them does not say it twice. */
 const refuse = (field: string, reason: string, abs: string) => new DeskError('invalid', `${field} ${reason}: ${abs}`, [{ field, reason }]);
 
+async function readHeader(path: string): Promise<Uint8Array> {
+  const fh = await open(path, 'r');
+  try {
+    const { buffer, bytesRead } = await fh.read(Buffer.alloc(HEADER_BYTES), 0, HEADER_BYTES, 0);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await fh.close();
+  }
+}
+
 /**
- * A creation input accepts an image URL, a base64 image or a creation id (api-spec). A local file
- * (dropped or named on the command line) is sent as a data URI, read and checked now, so a missing
- * file, a folder or a file that is no image fails before anything is paid.
+ * A creation input accepts an image URL, a base64 image or a creation id (api-spec). A value meant
+ * as a local file (dropped or named on the command line) is checked here, for apps.check and the
+ * run alike: a missing file, a folder, a file over 20 MB or one that is no image fails before
+ * anything is paid. Only its size and first bytes are read. Null: not a file, sent as it is.
  */
-export async function creationValue(v: string, field: string): Promise<string> {
-  if (/^https?:\/\//i.test(v) || v.startsWith('data:')) return v;
+export async function creationFile(v: string, field: string): Promise<{ abs: string; type: ImageType } | null> {
+  if (/^https?:\/\//i.test(v) || v.startsWith('data:')) return null;
   const abs = resolve(v);
   const st = await stat(abs).catch(() => null);
-  if (!isPathLike(v, st !== null)) return v;
+  if (!isPathLike(v, st !== null)) return null;
   if (!st) throw refuse(field, 'names a file that does not exist', abs);
   if (st.isDirectory()) throw refuse(field, `is a folder, not ${ACCEPTED}`, abs);
   if (!st.isFile()) throw refuse(field, `is not ${ACCEPTED}`, abs);
   if (st.size > MAX_IMAGE_BYTES) throw refuse(field, 'is larger than 20 MB', abs);
-  const bytes = await readFile(abs);
-  const type = imageTypeOf(bytes);
+  const type = imageTypeOf(await readHeader(abs));
   if (!type) throw refuse(field, `is not ${ACCEPTED}`, abs);
-  return `data:${type};base64,${bytes.toString('base64')}`;
+  return { abs, type };
+}
+
+/** The value sent for a creation input: a local file (checked by creationFile) as a data URI, anything else as it is. */
+export async function creationValue(v: string, field: string): Promise<string> {
+  const file = await creationFile(v, field);
+  if (!file) return v;
+  return `data:${file.type};base64,${(await readFile(file.abs)).toString('base64')}`;
 }

@@ -5,7 +5,7 @@ import type { AppDefinition, AppRun, AppSummary } from '../../../shared/contract
 import { appInputProblems } from '../../../shared/validation/app-inputs.ts';
 import { ApiError, type ApiClient } from '../api/client.ts';
 import { assertOutputFolder } from '../output-folder.ts';
-import { creationValue } from './creation-input.ts';
+import { creationFile, creationValue } from './creation-input.ts';
 import { AppRunner, explainAppError } from './runner.ts';
 import { AppRunStore, RETRYABLE, retryPlan, RUN_REQUEUE_FRESH, toAppRun } from './store.ts';
 import { parseAppDefinition, parseAppList } from './wire.ts';
@@ -20,8 +20,11 @@ function toDeskError(err: unknown): DeskError {
   return new DeskError('internal', (err as Error).message);
 }
 
-/** Checks every value against the app's definition (the form's own rules), before anything is paid. */
-export async function prepareInputs(def: AppDefinition, raw: Record<string, string | number>): Promise<Record<string, unknown>> {
+/**
+ * Checks every value against the app's definition (the form's own rules), before anything is paid.
+ * With `check`, a named file is checked and not read (apps.check): the run reads it when it is sent.
+ */
+export async function prepareInputs(def: AppDefinition, raw: Record<string, string | number>, o: { check?: boolean } = {}): Promise<Record<string, unknown>> {
   const invalid = appInputProblems(def, raw);
   if (invalid.length) throw new DeskError('invalid', `${def.name}: ${invalid.map((p) => `${p.field} ${p.reason}`).join('; ')}`, invalid);
   const out: Record<string, unknown> = {};
@@ -29,6 +32,7 @@ export async function prepareInputs(def: AppDefinition, raw: Record<string, stri
     const v = raw[input.id];
     if (v === undefined || v === '') continue;
     if (input.type === 'number') out[input.id] = Number(v);
+    else if (input.type === 'creation' && o.check) await creationFile(String(v), input.id);
     else if (input.type === 'creation') out[input.id] = await creationValue(String(v), input.id);
     else out[input.id] = String(v);
   }
@@ -80,7 +84,7 @@ export class AppsService {
    */
   async check(appId: string, inputs: Record<string, string | number>): Promise<AppDefinition> {
     const def = await this.get(appId);
-    await prepareInputs(def, inputs);
+    await prepareInputs(def, inputs, { check: true });
     return def;
   }
 

@@ -38,6 +38,8 @@ export interface ImportOptions {
    * among them are found, and taken off, when the load ends (store.restoreIndexes).
    */
   onProgress?: (p: { path: string; items: number; accepted: number; rejected: number }) => void;
+  /** Before a staged load moves the rows it held back in by date: its last step, which `signal` does not stop. */
+  onSort?: (p: { path: string; rows: number }) => void;
   /** How the file goes in (see LoadPath), whatever its size; tests use it. */
   load?: LoadPath;
   /**
@@ -141,7 +143,7 @@ export async function importFile(store: AuditStore, path: string, opts: ImportOp
   const task: ReadTask = { path, format: report.format };
   return finishLoad(store, report, () => load === 'rows'
     ? loadRows(store, task, tally, batchSize, { signal: opts.signal })
-    : loadStaged(store, task, tally, { bulk: load === 'bulk', cached, bytes, batchSize, worker: opts.worker ?? true, signal: opts.signal }));
+    : loadStaged(store, task, tally, { bulk: load === 'bulk', cached, bytes, batchSize, worker: opts.worker ?? true, signal: opts.signal, onSort: opts.onSort }));
 }
 
 /** How a report names standard input (`audit import -`). */
@@ -280,7 +282,7 @@ async function loadRows(store: AuditStore, task: ReadTask, tally: Tally, batchSi
     batch = [];
   };
   try {
-    await readParsed(task, {
+    const { stopped } = await readParsed(task, {
       row: (r) => {
         report.items++;
         batch.push(r);
@@ -293,6 +295,7 @@ async function loadRows(store: AuditStore, task: ReadTask, tally: Tally, batchSi
       fatal: (reason) => (report.fatal ??= reason),
       warning: (m) => report.warnings.push(m),
     }, o);
+    if (stopped) report.interrupted = true;
   } finally {
     flush();
   }
@@ -308,6 +311,7 @@ interface StagedLoad {
   batchSize: number;
   worker: boolean;
   signal?: AbortSignal;
+  onSort?: ImportOptions['onSort'];
 }
 
 /** Read (in a worker thread) into a stage, then copied in by SQL: a staged or a bulk load. */
@@ -343,6 +347,8 @@ async function loadStaged(store: AuditStore, task: ReadTask, tally: Tally, how: 
     let stagedTo = 0;
     // Staged batches in order not copied yet: their ids run on, so they go in as one range.
     let pending: { lo: number; hi: number } | null = null;
+    // The last batch came, and the signal did not cut the reading short: the whole file was read.
+    let readAll = false;
     const copyPending = () => {
       if (pending) tally.counted(stage.copy(pending.lo, pending.hi, 'import'));
       pending = null;
@@ -353,6 +359,7 @@ async function loadStaged(store: AuditStore, task: ReadTask, tally: Tally, how: 
       for (const r of b.rejects) tally.reject(r.line, r.item, r.reason);
       if (b.fatal) report.fatal ??= b.fatal;
       stagedTo = Math.max(stagedTo, b.hi);
+      if (b.done && !b.stopped) readAll = true;
       if (b.hi > b.lo && heldFrom === null && inOrder(b.ts, span)) {
         span = widen(b.ts, span);
         pending = { lo: pending?.lo ?? b.lo, hi: b.hi };
@@ -370,7 +377,12 @@ async function loadStaged(store: AuditStore, task: ReadTask, tally: Tally, how: 
     // Interrupted, the rows held back stay out: moving them in could take as long as the load so far.
     // The report says how many, or its items would not add up to what it says became of them.
     if (heldFrom !== null && how.signal?.aborted) report.notAdded = stagedTo - heldFrom;
-    else if (heldFrom !== null) stage.merge(heldFrom, 'import', batchSize, (c) => tally.counted(c));
+    else if (heldFrom !== null) {
+      // One synchronous step: a Ctrl-C from here on is seen only once the file is all in.
+      how.onSort?.({ path: report.path, rows: stagedTo - heldFrom });
+      stage.merge(heldFrom, 'import', batchSize, (c) => tally.counted(c));
+    }
+    if (!readAll || report.notAdded) report.interrupted = true;
   } finally {
     // Each step runs even if the one before it threw: the stage closed, the indexes back, the load's record gone.
     try {
@@ -428,7 +440,7 @@ async function stageRows(task: StageTask, emit: (b: StagedBatch) => void, o: { w
   }
   let started = false;
   const stopped = (reason: string): StagedBatch => ({
-    kind: 'batch', lo: 0, hi: 0, ts: new Float64Array(0), items: 0, rejects: [], warnings: [], done: true,
+    kind: 'batch', lo: 0, hi: 0, ts: new Float64Array(0), items: 0, rejects: [], warnings: [], done: true, stopped: false,
     fatal: readingStopped(reason),
   });
   const outcome = await new Promise<'done' | 'fallback' | { failed: unknown }>((resolve) => {

@@ -36,10 +36,12 @@ export function readingStopped(reason: string): string {
 /**
  * Streams the file (or `o.source`) through its format parser and the event check. Memory is one
  * read chunk plus what the sink holds. Once `o.signal` is aborted no more is read, and the text
- * after the last chunk is left unparsed: a cut line is no rejection.
+ * after the last chunk is left unparsed: a cut line is no rejection. `stopped`: the signal ended it
+ * before the end of the file (a file read to its end is read, whenever the signal came).
  */
-export async function readParsed(task: ReadTask, sink: RowSink, o: { source?: TextSource; signal?: AbortSignal } = {}): Promise<void> {
+export async function readParsed(task: ReadTask, sink: RowSink, o: { source?: TextSource; signal?: AbortSignal } = {}): Promise<{ stopped: boolean }> {
   let fatal = false;
+  let stopped = false;
   const emit = (p: Parsed) => {
     switch (p.kind) {
       case 'item': {
@@ -64,12 +66,17 @@ export async function readParsed(task: ReadTask, sink: RowSink, o: { source?: Te
   try {
     for await (const chunk of o.source ?? (stream as AsyncIterable<string>)) {
       parser.feed(chunk, emit);
-      if (fatal || o.signal?.aborted) break;
+      if (fatal) break;
+      if (o.signal?.aborted) {
+        stopped = true;
+        break;
+      }
     }
-    if (!fatal && !o.signal?.aborted) parser.end(emit);
+    if (!fatal && !stopped) parser.end(emit);
   } catch (err) {
     sink.fatal(readingStopped(err instanceof Error ? err.message : String(err)));
   } finally {
     stream?.destroy();
   }
+  return { stopped };
 }

@@ -31,6 +31,8 @@ export interface StagedBatch {
   warnings: string[];
   fatal: string | null;
   done: boolean;
+  /** On the last batch: the signal stopped the reading before the end of the file. */
+  stopped: boolean;
 }
 
 export interface StageTask extends ReadTask {
@@ -86,8 +88,8 @@ export async function stageFile(task: StageTask, emit: (b: StagedBatch) => void,
     let rejects: ImportReject[] = [];
     let warnings: string[] = [];
     let fatal: string | null = null;
-    const send = (done: boolean) => {
-      const b: StagedBatch = { kind: 'batch', ...writer.write(rows), items, rejects, warnings, fatal, done };
+    const send = (done: boolean, stopped = false) => {
+      const b: StagedBatch = { kind: 'batch', ...writer.write(rows), items, rejects, warnings, fatal, done, stopped };
       rows = [];
       items = 0;
       rejects = [];
@@ -95,7 +97,7 @@ export async function stageFile(task: StageTask, emit: (b: StagedBatch) => void,
       fatal = null;
       emit(b);
     };
-    await readParsed(task, {
+    const { stopped } = await readParsed(task, {
       row: (r) => {
         items++;
         rows.push(r);
@@ -108,7 +110,7 @@ export async function stageFile(task: StageTask, emit: (b: StagedBatch) => void,
       fatal: (reason) => (fatal ??= reason),
       warning: (m) => warnings.push(m),
     }, { signal });
-    send(true);
+    send(true, stopped);
   } finally {
     writer.close();
   }

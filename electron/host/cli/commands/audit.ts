@@ -259,14 +259,20 @@ export const auditCommand: CliCommand = {
           const stop = interruptible();
           let reports: ImportReport[];
           try {
-            const opts = { onProgress, format, signal: stop.signal };
+            const onSort = (x: { path: string; rows: number }) => ctx.stderr.write(`${oneLine(x.path)}: adding the ${x.rows} event(s) held back, in date order; this last step finishes even if interrupted\n`);
+            const opts = { onProgress, onSort, format, signal: stop.signal };
             reports = fromStdin ? [await service.importStream(ctx.stdin.setEncoding('utf8'), opts)] : await service.import(p.positional, opts);
+            // A Ctrl-C during a last step that runs in one go is delivered only at the event loop's next
+            // poll for I/O: one full turn of the loop lets it in while it is still listened for.
+            for (let turn = 0; turn < 2; turn++) await new Promise((r) => setImmediate(r));
           } finally {
             stop.release();
           }
           if (p.flags.has('--json')) ctx.stdout.write(JSON.stringify(reports, null, 2) + '\n');
           else for (const r of reports) printImport(ctx, r);
-          if (stop.signal.aborted) {
+          const cut = reports.some((r) => r.interrupted) || reports.length < (fromStdin ? 1 : p.positional.length);
+          if (stop.signal.aborted && !cut) ctx.stderr.write('interrupted too late to stop the import: it had already finished, and every event it reports is kept\n');
+          else if (stop.signal.aborted) {
             const kept = reports.reduce((n, r) => n + r.accepted, 0);
             const left = reports.reduce((n, r) => n + (r.notAdded ?? 0), 0);
             const notYet = left ? `; ${left} more read were not added yet` : '';

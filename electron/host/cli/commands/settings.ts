@@ -2,6 +2,7 @@ import { oneLine, UsageError, type CliCommand } from '../command.ts';
 import { openConfStore, SettingsService } from '../../../core/settings.ts';
 import { DeskError } from '../../../../shared/contract/define.ts';
 import { settingsSchema } from '../../../../shared/settings.ts';
+import { ignoredSettingText } from '../../../../shared/contract/foundation.ts';
 
 /** Shell strings to typed values: numbers, booleans and JSON objects as such, the rest as text. */
 function parseValue(raw: string): unknown {
@@ -28,10 +29,12 @@ export const settingsCommand: CliCommand = {
     if (sub === 'get') {
       const all = settings.get() as Record<string, unknown>;
       if (args.length > 1) throw new UsageError('settings get takes at most one name');
-      const { unreadable } = settings.fileState();
+      if (args[0] !== undefined && !names.includes(args[0])) throw new UsageError(`unknown setting "${oneLine(args[0])}" (known: ${names.join(', ')})`);
+      const { unreadable, ignored } = settings.fileState();
       if (unreadable) ctx.stderr.write(`warning: ${unreadable}; these are the defaults (the file is left as it is)\n`);
+      // The value shown is not the one in the file: said on stderr, so stdout stays the value for scripts.
+      for (const i of ignored) if (args[0] === undefined || i.name === args[0]) ctx.stderr.write(`note: ${oneLine(ignoredSettingText(i))}\n`);
       if (args[0] !== undefined) {
-        if (!names.includes(args[0])) throw new UsageError(`unknown setting "${oneLine(args[0])}" (known: ${names.join(', ')})`);
         const v = all[args[0]];
         ctx.stdout.write(`${typeof v === 'string' ? v : JSON.stringify(v)}\n`);
       } else {
