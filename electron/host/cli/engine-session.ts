@@ -1,6 +1,7 @@
 import type { Engine } from '../../core/engine/engine.ts';
 import { openEngine } from '../../core/engine/open.ts';
 import { SETTLED_STATES, type JobState } from '../../core/queue/states.ts';
+import { waitingReason } from '../../core/queue/job-messages.ts';
 import type { CliContext } from './command.ts';
 import { backendLabel } from '../../../shared/contract/foundation.ts';
 import { openCliServices } from './services.ts';
@@ -36,18 +37,15 @@ export async function openEngineSession(ctx: CliContext, o: { concurrency?: numb
 
 export type Counts = Record<JobState, number>;
 
-/** What the engine writes on a job whose create it will send again (server busy or unreachable). */
-const WAITING = 'Waiting: ';
-
 /**
  * The states of `ids`, and why the queued ones wait when a create was refused: the reason the
- * engine left on one of them ("429 …", "network error (ECONNREFUSED)"), null when none was.
+ * engine left on one of them (waitingReason), null when none was.
  */
 export function countStates(engine: Engine, ids: readonly string[]): Counts & { waiting: string | null } {
   const counts = { queued: 0, submitting: 0, running: 0, downloading: 0, done: 0, failed: 0, canceled: 0, needs_attention: 0, waiting: null } as Counts & { waiting: string | null };
   for (const j of engine.store.byIds(ids)) {
     counts[j.state]++;
-    if (j.state === 'queued' && j.error?.startsWith(WAITING)) counts.waiting = j.error.slice(WAITING.length);
+    if (j.state === 'queued') counts.waiting = waitingReason(j.error) ?? counts.waiting;
   }
   return counts;
 }
