@@ -45,7 +45,8 @@ export const inputGoneBad = (path: string, problem: string) => `The input ${path
 /** What the API said, for a message about a create: the status said as one. */
 export const apiProblem = (err: { status?: number; describe(): string }) => (err.status ? `the server answered HTTP ${err.describe()}` : err.describe());
 
-const REFUSED_NEXT: Record<number, string> = { 401: 'Check the API key in Settings, then Retry.', 403: 'Check the API key in Settings, then Retry.', 402: 'Add credits to the account, then Retry.' };
+const KEY_NEXT = 'Check the API key (Settings, or `mediadesk key`), then Retry.';
+const REFUSED_NEXT: Record<number, string> = { 401: KEY_NEXT, 403: KEY_NEXT, 402: 'Add credits to the account, then Retry.' };
 
 /** A create the server turned down (4xx): nothing was paid; what can change the answer. */
 export function createRefused(err: { status?: number; invalidParams: readonly unknown[]; describe(): string }): string {
