@@ -4,6 +4,7 @@ import { SETTLED_STATES, type JobState } from '../../core/queue/states.ts';
 import { waitingReason } from '../../core/queue/job-messages.ts';
 import type { CliContext } from './command.ts';
 import { backendLabel } from '../../../shared/contract/foundation.ts';
+import { QUEUE_HELD_BACK } from '../../../shared/contract/jobs.ts';
 import { openCliServices } from './services.ts';
 import { withDefaultOutputDir } from '../../core/paths.ts';
 
@@ -106,7 +107,7 @@ export async function waitForJobs(engine: Engine, ids: readonly string[], progre
     const st = engine.status();
     const other = !engine.holdsQueue && engine.store.lease() !== null;
     // A server that cannot be reached is not "rate limited": say what the last refused create met.
-    const waiting = counts.waiting ? `waiting to submit again: ${counts.waiting}` : st.rateLimitedUntil ? 'waiting to submit again: the server is busy or could not be reached' : '';
+    const waiting = counts.waiting ? `waiting to submit again: ${counts.waiting}` : st.rateLimitedUntil ? QUEUE_HELD_BACK : '';
     const note = otherBackendNote(engine, mine, 'these jobs are') ?? (other ? 'another MediaDesk process is running the queue' : st.paused ? 'queue paused' : waiting);
     progress.update(counts, ids.length, note);
     await new Promise((r) => setTimeout(r, 200));
