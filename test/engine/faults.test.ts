@@ -4,9 +4,6 @@ import { join } from 'node:path';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
 import type { Engine } from '../../electron/core/engine/engine.ts';
 import { ATTENTION } from '../../electron/core/queue/states.ts';
-import { openEngine } from '../../electron/core/engine/open.ts';
-import { DEFAULT_SLUGS } from '../../shared/catalogue/index.ts';
-import { DEFAULT_SETTINGS } from '../../shared/settings.ts';
 import { cleanup, control, creates, engineFor, makeImages, settle, tmp } from './helpers.ts';
 
 let sb: RunningSandbox;
@@ -141,15 +138,7 @@ describe('faults of the Sandbox', () => {
   });
 
   it('a create the server refuses (a wrong key) fails saying nothing was paid and what to fix', async () => {
-    const dir = tmp('faults');
-    dirs.push(dir);
-    const [input] = await makeImages(join(dir, 'in'), ['f0.png']);
-    const e = openEngine({
-      home: join(dir, 'home'), target: async () => ({ baseUrl: sb.url, apiKey: 'not-a-key' }), slugs: () => ({ ...DEFAULT_SLUGS }), settings: () => DEFAULT_SETTINGS,
-      poll: { firstMs: 40, minMs: 40, maxMs: { image: 200, text: 200, audio: 200, video: 200 } }, defaultBackoffMs: 200,
-    });
-    engines.push(e);
-    const r = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: join(dir, 'out') });
+    const { e, r } = await batchOf(1, { apiKey: 'not-a-key' });
     e.start();
     await settle(e, r.jobIds);
     expect(e.job(r.jobIds[0])).toMatchObject({ state: 'failed', error: 'The server refused the task (HTTP 401 Invalid API key); nothing was paid. Check the API key (Settings, or `mediadesk key`), then Retry.' });

@@ -7,7 +7,7 @@ import { ApiError, type ApiClient } from '../api/client.ts';
 import { downloadToPart, ExpiredUrlError, placeWithoutOverwrite, removeQuietly, sameFile } from '../downloads/download.ts';
 import { extensionOf, partPathOf, withCollisionSuffix } from '../downloads/naming.ts';
 import { ATTENTION } from '../queue/states.ts';
-import { refusedReason, waitingMessage } from '../queue/job-messages.ts';
+import { apiProblem, refusedReason, waitingMessage } from '../queue/job-messages.ts';
 import { AppRunStore, RUN_REQUEUE_FRESH, type AppRunRow } from './store.ts';
 import { parseRun, type RunView } from './wire.ts';
 
@@ -194,7 +194,7 @@ export class AppRunner {
     } else if (err instanceof ApiError && err.kind === 'http' && err.status! >= 400 && err.status! < 500) {
       s.move(r.id, 'submitting', 'failed', { error: explainAppError(err), invalid: err.invalidParams });
     } else {
-      s.move(r.id, 'submitting', 'needs_attention', { error: ATTENTION.ambiguousCreate(err instanceof ApiError ? err.describe() : String(err)).replace('task', 'run') });
+      s.move(r.id, 'submitting', 'needs_attention', { error: ATTENTION.ambiguousCreate(err instanceof ApiError ? apiProblem(err) : String(err)).replace('task', 'run') });
     }
   }
 
