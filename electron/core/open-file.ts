@@ -19,7 +19,7 @@ export function checkOpenable(path: string, ours: (abs: string) => boolean): str
   try {
     st = statSync(abs);
   } catch {
-    throw new DeskError('not_found', `${abs} does not exist`);
+    throw new DeskError('not_found', `${abs} does not exist (moved or deleted since)`);
   }
   if (!st.isFile()) throw new DeskError('invalid', `${abs} is not a file`);
   return abs;

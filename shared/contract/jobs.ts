@@ -51,6 +51,12 @@ export const batchRecordSchema = z.object({
 });
 export type BatchRecord = z.infer<typeof batchRecordSchema>;
 
+/**
+ * Why the queue holds its creates back when no job says more: a refused create (429/503) and an
+ * unreachable server both set the wait, so neither is named alone. The Queue and the CLI say it.
+ */
+export const QUEUE_HELD_BACK = 'waiting to submit again: the server is busy or could not be reached';
+
 /** Jobs of the batch its backend still has to submit or poll. */
 export const waitingJobs = (b: Pick<BatchRecord, 'counts'>) => WAITING_STATES.reduce((a, s) => a + (b.counts[s] ?? 0), 0);
 

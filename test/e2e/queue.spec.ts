@@ -214,3 +214,21 @@ test('the header counts the jobs that need you across the queue and leads to the
   await expect(page.getByTestId('queue-needs-count')).toHaveCount(0);
   expect(errors).toEqual([]);
 });
+
+test('a create the server refuses for now: the header says the queue waits, the job says why and that nothing was charged', async ({ page }) => {
+  const errors = watchErrors(page);
+  sandbox = await startSandboxProcess(200);
+  host = await startHost(newHome(), sandbox.env);
+  // Longer than the client waits out by itself, so the refusal reaches the queue at once.
+  await setFaults(sandbox.url, { rate429: 1, retryAfterSec: 600 });
+  const dir = mkdtempSync(join(tmpdir(), 'md-429-'));
+  await makeImages(dir, 1);
+  await desk(host, 'batches.start', { tool: 'upscaler-precision', inputs: [dir], params: {} });
+  await page.goto(`${host.url}#queue`);
+  const why = "Waiting: the server's rate limit was reached (HTTP 429 Too many requests). It is sent again by itself; nothing was charged.";
+  await expect(page.getByTestId('job-row').locator('.err')).toHaveText(why, { timeout: 30_000 });
+  await expect(page.getByTestId('queue-held-back')).toHaveText('Waiting to submit again: the server is busy or could not be reached');
+  await page.getByTestId('job-name').click();
+  await expect(page.getByTestId('job-error')).toHaveText(why);
+  expect(errors).toEqual([]);
+});

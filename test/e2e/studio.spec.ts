@@ -437,6 +437,47 @@ test('before/after of a portrait photo edited to a square: the original fills th
   expect(errors).toEqual([]);
 });
 
+test('an output folder that cannot be used is said once, beside that field, and goes with the next Start', async ({ page }) => {
+  const errors = watchErrors(page);
+  host = await startHost(newHome());
+  const dir = mkdtempSync(join(tmpdir(), 'md-outfile-'));
+  await makeImages(join(dir, 'in'), 1);
+  const file = join(dir, 'results');
+  writeFileSync(file, 'a file where the folder should be');
+  await page.goto(`${host.url}#studio`);
+  await page.getByTestId('tool-select').selectOption('upscaler-precision');
+  await page.getByTestId('typed-path').fill(join(dir, 'in'));
+  await page.getByTestId('typed-path').press('Enter');
+  await page.getByTestId('out-dir').fill(file);
+  await page.getByTestId('start').click();
+  await expect(page.getByTestId('start-error')).toHaveText(`output folder: ${file} is a file, not a folder`);
+  // The field is marked and described by the message; the tool's settings do not repeat it.
+  await expect(page.getByTestId('out-dir')).toHaveAttribute('aria-invalid', 'true');
+  await expect(page.getByTestId('out-dir')).toHaveAccessibleDescription(`output folder: ${file} is a file, not a folder`);
+  await expect(page.getByRole('alert')).toHaveCount(1);
+  await page.getByTestId('out-dir').fill(join(dir, 'out'));
+  await page.getByTestId('start').click();
+  await expect(page.getByTestId('last-batch')).toContainText('1/1', { timeout: 30_000 });
+  await expect(page.getByTestId('start-error')).toBeHidden();
+  await expect(page.getByTestId('out-dir')).not.toHaveAttribute('aria-invalid');
+  expect(errors).toEqual([]);
+});
+
+test('opening a result deleted since says so as an alert, naming the file', async ({ page }) => {
+  const errors = watchErrors(page);
+  host = await startHost(newHome());
+  const dir = mkdtempSync(join(tmpdir(), 'md-gone-'));
+  await makeImages(join(dir, 'in'), 1);
+  const r = await desk<{ batch: { id: string } }>(host, 'batches.start', { tool: 'upscaler-precision', inputs: [join(dir, 'in')], params: {}, outDir: join(dir, 'out') });
+  await page.goto(`${host.url}#results`);
+  await expect(page.getByTestId('result-batch')).toContainText('1 of 1 done', { timeout: 30_000 });
+  const { jobs: [job] } = await desk<{ jobs: Job[] }>(host, 'jobs.list', { batchId: r.batch.id });
+  rmSync(job.outputs[0]);
+  await page.getByRole('button', { name: 'Open', exact: true }).click();
+  await expect(page.getByRole('alert')).toHaveText(`${job.outputs[0]} does not exist (moved or deleted since)`);
+  expect(errors).toEqual([]);
+});
+
 test('a batch whose jobs all failed is in Results, saying what is missing and where to see why', async ({ page }) => {
   const errors = watchErrors(page);
   sandbox = await startSandboxProcess(200);
@@ -459,6 +500,12 @@ test('a batch whose jobs all failed is in Results, saying what is missing and wh
   await expect(page.getByTestId('gallery-missing')).toContainText('Not in the gallery: 2 failed.');
   await page.getByRole('button', { name: 'See why in the Queue' }).click();
   await expect(page.locator('[data-testid=job-row][data-state=failed]')).toHaveCount(2);
-  await expect(page.getByTestId('job-error')).toContainText('The task failed');
+  // The job detail says what happened and what to do, in the words `mediadesk jobs` prints.
+  await expect(page.getByTestId('job-error')).toHaveText('The task failed on the server (nothing to download). Retry submits it again (a new task).');
+  // Fixed (the server works again) and retried: the message goes with the failure.
+  await setFaults(sandbox.url, { failureRate: 0 });
+  await page.getByTestId('batch-retry').click();
+  await expect(page.locator('[data-testid=job-row][data-state=done]')).toHaveCount(2, { timeout: 30_000 });
+  await expect(page.getByTestId('job-error')).toHaveCount(0);
   expect(errors).toEqual([]);
 });

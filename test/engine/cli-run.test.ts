@@ -165,14 +165,14 @@ describe('mediadesk run: where results go, and nothing to do', () => {
       until: WAIT_NOTE,
     });
     expect(unreachable.code).toBe(130);
-    expect(unreachable.err).toMatch(/^progress 0\/1: 0 done, 0 in flight, 1 queued \(waiting to submit again: network error \(ECONNREFUSED\)\)$/m);
+    expect(unreachable.err).toMatch(/^progress 0\/1: 0 done, 0 in flight, 1 queued \(waiting to submit again: cannot reach the server: it refused the connection \(ECONNREFUSED\)\)$/m);
     expect(unreachable.err).not.toMatch(/rate limited/);
 
     await control(sb.url, 'faults', { rate429: 1, retryAfterSec: 1 });
     try {
       const limited = await interruptWhen(['run', 'upscaler-precision', input, '--out', join(dir, 'out-waiting')], { env: cliEnv(join(dir, 'home-429'), sb.url), until: WAIT_NOTE });
       expect(limited.code).toBe(130);
-      expect(limited.err).toMatch(/\(waiting to submit again: 429 Too many requests\)$/m);
+      expect(limited.err).toMatch(/\(waiting to submit again: the server's rate limit was reached \(HTTP 429 Too many requests\)\)$/m);
     } finally {
       await control(sb.url, 'faults', { rate429: 0 });
     }
@@ -189,7 +189,7 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     const out = join(dir, 'out-timeout');
     const gaveUp = await runCli(['run', 'upscaler-precision', input, '--out', out, '--timeout', '2s'], { env: cliEnv(home, `http://127.0.0.1:${port}`) });
     expect(gaveUp.code).toBe(124);
-    expect(notes(gaveUp.err).at(-1)).toBe('gave up after 2s (--timeout): 0 of 2 done; the last create was refused: network error (ECONNREFUSED); '
+    expect(notes(gaveUp.err).at(-1)).toBe('gave up after 2s (--timeout): 0 of 2 done; the last create was refused: cannot reach the server: it refused the connection (ECONNREFUSED); '
       + 'the rest stay queued: run the same command again to resume (nothing is submitted twice)');
     expect(existsSync(out)).toBe(false);
 

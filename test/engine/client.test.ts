@@ -118,7 +118,7 @@ describe('API client', () => {
 
   it('a refused connection proves nothing was sent: even a create may say so', async () => {
     const c = new ApiClient(() => ({ baseUrl: 'http://127.0.0.1:1', apiKey: 'k' }), { retries: 1, maxDelayMs: 100 });
-    expect(await failure(c.create('/v1/c', {}))).toMatchObject({ kind: 'network', mayHaveReachedServer: false, message: 'network error (ECONNREFUSED)' });
+    expect(await failure(c.create('/v1/c', {}))).toMatchObject({ kind: 'network', mayHaveReachedServer: false, message: 'cannot reach the server: it refused the connection (ECONNREFUSED)' });
   });
 
   it('a reset after the request was sent makes a create ambiguous', async () => {

@@ -46,6 +46,22 @@ describe('faults of the Sandbox', () => {
     expect(readdirSync(out)).toHaveLength(6);
   });
 
+  it('a create refused by the rate limit or a busy server waits, saying why in words and that nothing was charged', async () => {
+    for (const [faults, reason] of [
+      [{ rate429: 1, retryAfterSec: 30 }, "the server's rate limit was reached (HTTP 429 Too many requests)"],
+      [{ rate503: 1 }, 'the server is unavailable for now (HTTP 503 Service Unavailable. Please try again later)'],
+    ] as const) {
+      await control(sb.url, 'faults', faults);
+      const { e, r } = await batchOf(1);
+      e.start();
+      // No timed assertion: waits for the engine to record the refusal (the test's timeout bounds it).
+      while (!e.job(r.jobIds[0]).error) await new Promise((res) => setTimeout(res, 20));
+      expect(e.job(r.jobIds[0])).toMatchObject({ state: 'queued', error: `Waiting: ${reason}. It is sent again by itself; nothing was charged.` });
+      await e.close();
+      await control(sb.url, 'reset', {});
+    }
+  });
+
   it('503 bursts: retried with backoff until done, each task created once', async () => {
     await control(sb.url, 'faults', { rate503: 0.4 });
     const { e, r } = await batchOf(6);
@@ -63,7 +79,8 @@ describe('faults of the Sandbox', () => {
     const jobs = e.store.byIds(r.jobIds);
     const attention = jobs.filter((j) => j.state === 'needs_attention');
     expect(jobs.every((j) => j.state === 'done' || j.state === 'needs_attention')).toBe(true);
-    for (const j of attention) expect(j.error).toMatch(/may have been created and charged/);
+    // What the Queue's job detail and `mediadesk jobs` show: the reset in words, not a bare code.
+    for (const j of attention) expect(j.error).toMatch(/^The submission failed after it may have reached the server: the connection closed before an answer came \([A-Z_]+\)\. The task may have been created and charged\. Check recent creations, then Retry to submit again or Cancel\.$/);
     // Each job sent its create at most once: done jobs created exactly one task each.
     expect(creates(await control(sb.url, 'stats'))).toBeLessThanOrEqual(10);
     expect(creates(await control(sb.url, 'stats'))).toBeGreaterThanOrEqual(jobs.filter((j) => j.state === 'done').length);
@@ -81,7 +98,7 @@ describe('faults of the Sandbox', () => {
     e.start();
     await settle(e, r.jobIds);
     expect(e.job(r.jobIds[0])).toMatchObject({ state: 'needs_attention' });
-    expect(e.job(r.jobIds[0]).error).toMatch(/500/);
+    expect(e.job(r.jobIds[0]).error).toBe('The submission failed after it may have reached the server: the server answered HTTP 500 Internal server error. The task may have been created and charged. Check recent creations, then Retry to submit again or Cancel.');
   });
 
   it('truncated downloads never leave a partial output; Retry downloads again without a new task', async () => {
@@ -91,8 +108,8 @@ describe('faults of the Sandbox', () => {
     await settle(e, r.jobIds);
     const failed = e.store.byIds(r.jobIds);
     expect(failed.map((j) => j.state)).toEqual(['failed', 'failed']);
-    expect(failed[0].error).toMatch(/download failed after 2 attempts/);
-    expect(failed[0].error).toMatch(/Retry downloads it again without a new charge/);
+    // Said once, in words: not "Download failed: download failed after 2 attempts: download failed: socket hang up".
+    expect(failed[0].error).toBe('Download failed: the connection closed before an answer came (ECONNRESET); tried 2 times. The task is paid; Retry downloads it again without a new charge.');
     expect(existsSync(out) ? readdirSync(out).filter((f) => !f.endsWith('.part')) : []).toEqual([]);
     await control(sb.url, 'faults', { truncateDownloads: false });
     for (const id of r.jobIds) e.retryJob(id);
@@ -109,7 +126,7 @@ describe('faults of the Sandbox', () => {
     e.start();
     await settle(e, r.jobIds);
     expect(e.job(r.jobIds[0]).state).toBe('failed');
-    expect(e.job(r.jobIds[0]).error).toMatch(/expired/);
+    expect(e.job(r.jobIds[0]).error).toBe('Download failed: the result link has expired (HTTP 410) and the server gave no fresh one. The task is paid; Retry downloads it again without a new charge.');
     const stats = await control(sb.url, 'stats');
     expect(Object.entries(stats.requests as Record<string, number>).some(([k, n]) => k.includes('{task-id}') && n > 0)).toBe(true);
     await control(sb.url, 'faults', { expireResultUrls: false });
@@ -120,13 +137,20 @@ describe('faults of the Sandbox', () => {
     expect(noParts(out)).toBe(true);
   });
 
+  it('a create the server refuses (a wrong key) fails saying nothing was paid and what to fix', async () => {
+    const { e, r } = await batchOf(1, { apiKey: 'not-a-key' });
+    e.start();
+    await settle(e, r.jobIds);
+    expect(e.job(r.jobIds[0])).toMatchObject({ state: 'failed', error: 'The server refused the task (HTTP 401 Invalid API key); nothing was paid. Check the API key (Settings, or `mediadesk key`), then Retry.' });
+  });
+
   it('FAILED tasks become failed jobs; Retry submits a new task', async () => {
     await control(sb.url, 'faults', { failureRate: 1 });
     const { e, r } = await batchOf(2);
     e.start();
     await settle(e, r.jobIds);
     expect(e.store.byIds(r.jobIds).map((j) => j.state)).toEqual(['failed', 'failed']);
-    expect(e.job(r.jobIds[0]).error).toMatch(/failed on the server|The task failed/);
+    expect(e.job(r.jobIds[0]).error).toBe('The task failed on the server (nothing to download). Retry submits it again (a new task).');
     await control(sb.url, 'faults', { failureRate: 0 });
     e.retryJob(r.jobIds[0]);
     await settle(e, r.jobIds);

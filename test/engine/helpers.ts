@@ -25,11 +25,11 @@ export async function makeImages(dir: string, names: string[], size = 32): Promi
   return out;
 }
 
-export function engineFor(home: string, url: string, o: { settings?: Partial<Settings>; concurrency?: number; downloadAttempts?: number } = {}): Engine & { close(): Promise<void> } {
+export function engineFor(home: string, url: string, o: { settings?: Partial<Settings>; concurrency?: number; downloadAttempts?: number; apiKey?: string } = {}): Engine & { close(): Promise<void> } {
   const settings = { ...DEFAULT_SETTINGS, ...o.settings };
   return openEngine({
     home,
-    target: async () => ({ baseUrl: url, apiKey: 'sandbox-owner' }),
+    target: async () => ({ baseUrl: url, apiKey: o.apiKey ?? 'sandbox-owner' }),
     slugs: () => ({ ...DEFAULT_SLUGS }),
     settings: () => settings,
     concurrency: o.concurrency,

@@ -51,6 +51,8 @@ describe('mediadesk jobs list', () => {
       expect(r.code, r.err).toBe(0);
       expect(jobLines(r.out)).toHaveLength(1);
       expect(jobLines(r.out)[0]).toMatch(/^\S{8}\s+failed\s/);
+      // The words the Queue's job detail shows, what happened and what to do.
+      expect(jobLines(r.out)[0]).toMatch(/d\.png  - The task failed on the server \(nothing to download\)\. Retry submits it again \(a new task\)\.$/);
       expect(r.err).toBe('1 of 1 jobs\n');
     }
     const limited = await cli(['jobs', 'list', '--limit=2']);

@@ -58,8 +58,8 @@ describe('messy folders', () => {
     await settle(e, r.jobIds);
     const jobs = e.store.byIds(r.jobIds).sort((x, y) => x.inputPath!.localeCompare(y.inputPath!));
     expect(jobs.map((j) => [j.inputPath, j.state, j.taskId])).toEqual([[a, 'failed', null], [b, 'failed', null], [c, 'done', expect.any(String)]]);
-    expect(jobs[0].error).toMatch(new RegExp(`^the input ${a} is truncated or damaged: .* \\(checked again before sending; nothing was paid\\)$`));
-    expect(jobs[1].error).toBe(`the input ${b} is not a readable image (checked again before sending; nothing was paid)`);
+    expect(jobs[0].error).toMatch(new RegExp(`^The input ${a} is truncated or damaged: .* \\(checked again before sending\\); nothing was sent or paid\\. Restore or fix the file, then Retry \\(or Cancel the job\\)\\.$`));
+    expect(jobs[1].error).toBe(`The input ${b} is not a readable image (checked again before sending); nothing was sent or paid. Restore or fix the file, then Retry (or Cancel the job).`);
     expect(creates(await control(sb.url, 'stats'))).toBe(1);
   });
 
@@ -133,7 +133,7 @@ describe('messy folders', () => {
     await settle(e, r.jobIds);
     const jobs = e.store.byIds(r.jobIds).sort((x, y) => x.seq - y.seq);
     expect(jobs.map((j) => [j.inputPath, j.state, j.error])).toEqual([
-      [a, 'failed', `the input ${a} could not be read (it no longer exists); nothing was paid`],
+      [a, 'failed', `The input ${a} could not be read (it no longer exists); nothing was sent or paid. Restore or fix the file, then Retry (or Cancel the job).`],
       [b, 'done', null],
     ]);
     expect(jobs[0].invalid).toEqual([{ field: 'image', reason: `${a} could not be read (it no longer exists)` }]);

@@ -48,6 +48,22 @@ export class ApiError extends Error {
   }
 }
 
+/** A network failure in words (the code kept after them, for whoever reports it), never a bare code. */
+const NETWORK_WORDS: Record<string, string> = {
+  ECONNREFUSED: 'cannot reach the server: it refused the connection',
+  ENOTFOUND: 'cannot reach the server: its address was not found',
+  EAI_AGAIN: 'cannot reach the server: its address could not be looked up',
+  ENETUNREACH: 'cannot reach the server: this machine has no network route to it',
+  EHOSTUNREACH: 'cannot reach the server: this machine has no network route to it',
+  UND_ERR_CONNECT_TIMEOUT: 'cannot reach the server: the connection did not open in time',
+  ECONNRESET: 'the connection closed before an answer came',
+  UND_ERR_SOCKET: 'the connection closed before an answer came',
+  EPIPE: 'the connection closed while the request was sent',
+  ECONNABORTED: 'the connection was aborted',
+  ETIMEDOUT: 'the connection timed out',
+};
+export const networkWords = (code: string) => `${NETWORK_WORDS[code] ?? 'network error'} (${code})`;
+
 /** Network errors that prove the request never left this machine, so even a create may be retried (UND_ERR_CONNECT_TIMEOUT: undici's connect timeout, 10 s, the connection never opened). */
 const NOT_SENT_CODES = ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH', 'UND_ERR_CONNECT_TIMEOUT'];
 /** A request error that names no code (rare; got called it ERR_GOT_REQUEST_ERROR and retried reads). */
@@ -388,7 +404,7 @@ export class ApiClient {
     const code = (err as NodeJS.ErrnoException | null)?.code;
     if (err instanceof TimeoutFailure || (code && UNDICI_TIMEOUTS.includes(code))) return new ApiError({ kind: 'timeout', message: 'the server did not answer in time', method, path, mayHaveReachedServer: create });
     if (err instanceof ParseFailure) return new ApiError({ kind: 'parse', message: 'the server answered with something that is not JSON', method, path, mayHaveReachedServer: create });
-    if (code) return new ApiError({ kind: 'network', message: `network error (${code})`, method, path, mayHaveReachedServer: create && !NOT_SENT_CODES.includes(code) });
+    if (code) return new ApiError({ kind: 'network', message: networkWords(code), method, path, mayHaveReachedServer: create && !NOT_SENT_CODES.includes(code) });
     return new ApiError({ kind: 'network', message: err instanceof Error ? err.message : String(err), method, path, mayHaveReachedServer: create });
   }
 }

@@ -7,6 +7,7 @@ import { ApiError, type ApiClient } from '../api/client.ts';
 import { downloadToPart, ExpiredUrlError, placeWithoutOverwrite, removeQuietly, sameFile } from '../downloads/download.ts';
 import { extensionOf, partPathOf, withCollisionSuffix } from '../downloads/naming.ts';
 import { ATTENTION } from '../queue/states.ts';
+import { apiProblem, refusedReason, waitingMessage } from '../queue/job-messages.ts';
 import { AppRunStore, RUN_REQUEUE_FRESH, type AppRunRow } from './store.ts';
 import { parseRun, type RunView } from './wire.ts';
 
@@ -189,11 +190,11 @@ export class AppRunner {
   private onCreateError(r: AppRunRow, err: unknown): void {
     const s = this.o.store;
     if (err instanceof ApiError && !err.mayHaveReachedServer && (err.status === 429 || err.status === 503 || err.kind !== 'http')) {
-      s.move(r.id, 'submitting', 'queued', { error: `Waiting: ${err.describe()}`, nextPollAt: Date.now() + 2000 });
+      s.move(r.id, 'submitting', 'queued', { error: waitingMessage(refusedReason(err)), nextPollAt: Date.now() + 2000 });
     } else if (err instanceof ApiError && err.kind === 'http' && err.status! >= 400 && err.status! < 500) {
       s.move(r.id, 'submitting', 'failed', { error: explainAppError(err), invalid: err.invalidParams });
     } else {
-      s.move(r.id, 'submitting', 'needs_attention', { error: ATTENTION.ambiguousCreate(err instanceof ApiError ? err.describe() : String(err)).replace('task', 'run') });
+      s.move(r.id, 'submitting', 'needs_attention', { error: ATTENTION.ambiguousCreate(err instanceof ApiError ? apiProblem(err) : String(err)).replace('task', 'run') });
     }
   }
 

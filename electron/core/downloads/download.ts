@@ -1,7 +1,9 @@
-import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpRequest, STATUS_CODES, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { connect as netConnect, type NetConnectOpts } from 'node:net';
-import { KEEP_ALIVE } from '../api/client.ts';
+import { KEEP_ALIVE, networkWords } from '../api/client.ts';
+import { fsWriteWords } from '../batch/fs-error.ts';
+import { dirname } from 'node:path';
 import { link, open, stat, unlink, type FileHandle } from 'node:fs/promises';
 import type { StatOptions, Stats } from 'node:fs';
 
@@ -26,11 +28,21 @@ export class TransientDownloadError extends Error {
  */
 const LOCAL_WRITE_CODES = new Set(['ENAMETOOLONG', 'ENOSPC', 'EDQUOT', 'EACCES', 'EPERM', 'EROFS', 'ENOTDIR', 'EISDIR']);
 
-function interrupted(received: number, err: unknown): Error {
+function interrupted(received: number, err: unknown, partPath: string): Error {
   const code = (err as NodeJS.ErrnoException | null)?.code;
-  if (code && LOCAL_WRITE_CODES.has(code)) return new Error(`cannot write the result file: ${(err as Error).message}`, { cause: err });
-  return new TransientDownloadError(`download interrupted after ${received} bytes: ${(err as Error).message}`);
+  if (code && LOCAL_WRITE_CODES.has(code)) return new Error(`cannot write the result file into ${dirname(partPath)}: ${fsWriteWords(err)}`, { cause: err });
+  return new TransientDownloadError(`the transfer broke off after ${received} bytes (${transferWords(err)})`);
 }
+
+/** A failed transfer in words: a network code said plainly, else the message (ours are worded). */
+const transferWords = (err: unknown) => {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  return code ? networkWords(code) : (err as Error).message;
+};
+
+/** An answer of the result server that carries no file. */
+const badAnswer = (status: number) => new TransientDownloadError(`the result server answered HTTP ${status}${STATUS_CODES[status] ? ` ${STATUS_CODES[status]}` : ''} instead of the file`);
+const truncated = (received: number, length: number) => new TransientDownloadError(`the file stopped at ${received} of ${length} bytes`);
 
 export interface DownloadResult {
   bytes: number;
@@ -68,8 +80,8 @@ export async function downloadToPart(url: string, partPath: string, opts: { sign
       signal: opts.signal,
       timeout: opts.timeoutMs ?? 30_000,
     }, resolve);
-    req.on('timeout', () => req.destroy(new Error('no data for too long')));
-    req.on('error', (err) => reject(opts.signal?.aborted ? err : new TransientDownloadError(`download failed: ${err.message}`)));
+    req.on('timeout', () => req.destroy(new Error('the result server sent no data for too long')));
+    req.on('error', (err) => reject(opts.signal?.aborted ? err : new TransientDownloadError(transferWords(err))));
     req.end();
   });
   const status = response.statusCode ?? 0;
@@ -85,7 +97,7 @@ export async function downloadToPart(url: string, partPath: string, opts: { sign
   }
   if (status !== 200 && status !== 206) {
     response.destroy();
-    throw new TransientDownloadError(`download failed: HTTP ${status}`);
+    throw badAnswer(status);
   }
   const resumed = status === 206 && have > 0;
   const length = Number(headerOf(response, 'content-length') ?? NaN);
@@ -105,11 +117,11 @@ export async function downloadToPart(url: string, partPath: string, opts: { sign
   } catch (err) {
     await opening.then((h) => h.close(), () => undefined).catch(() => undefined);
     if (opts.signal?.aborted) throw err;
-    throw interrupted((err as { received?: number }).received ?? 0, err);
+    throw interrupted((err as { received?: number }).received ?? 0, err, partPath);
   }
   const fh = await opening;
   try {
-    if (Number.isFinite(length) && received < length) throw new TransientDownloadError(`download truncated: ${received} of ${length} bytes`);
+    if (Number.isFinite(length) && received < length) throw truncated(received, length);
     // Every byte is written: flush the part before saying it is complete.
     await fh.sync();
   } finally {
@@ -243,7 +255,7 @@ async function rawDownload(u: URL, partPath: string, have: number, opts: { signa
     host: u.hostname, port: Number(u.port || 80),
     onread: { buffer: readBuf, callback: (n: number, b: Uint8Array) => onRead(n, b as Buffer) },
   } as NetConnectOpts);
-  sock.setTimeout(opts.timeoutMs ?? 30_000, () => sock.destroy(new Error('no data for too long')));
+  sock.setTimeout(opts.timeoutMs ?? 30_000, () => sock.destroy(new Error('the result server sent no data for too long')));
   const onAbort = () => sock.destroy(new Error('aborted'));
   opts.signal?.addEventListener('abort', onAbort, { once: true });
   const flushSlab = () => {
@@ -302,7 +314,7 @@ async function rawDownload(u: URL, partPath: string, have: number, opts: { signa
     head = Buffer.concat([head, b.subarray(0, n)]);
     const end = head.indexOf('\r\n\r\n');
     if (end < 0) {
-      if (head.length > 64 * 1024) sock.destroy(new TransientDownloadError('download failed: response headers too large'));
+      if (head.length > 64 * 1024) sock.destroy(new TransientDownloadError('the result server\'s answer could not be read (its headers are too large)'));
       return true;
     }
     const lines = head.subarray(0, end).toString('latin1').split('\r\n');
@@ -313,7 +325,7 @@ async function rawDownload(u: URL, partPath: string, have: number, opts: { signa
     contentType = headers.get('content-type');
     length = Number(headers.get('content-length') ?? NaN);
     if (status === 410 || status === 403 || status === 404) failure = new ExpiredUrlError(status);
-    else if ((status !== 200 && status !== 206) || !Number.isFinite(length) || headers.has('transfer-encoding')) failure = new TransientDownloadError(`download failed: HTTP ${status}`);
+    else if ((status !== 200 && status !== 206) || !Number.isFinite(length) || headers.has('transfer-encoding')) failure = badAnswer(status);
     if (failure) {
       sock.destroy();
       return false;
@@ -351,8 +363,8 @@ async function rawDownload(u: URL, partPath: string, have: number, opts: { signa
     if (failure instanceof ExpiredUrlError) throw failure;
     if (failure && opts.signal?.aborted) throw failure;
     if (failure instanceof TransientDownloadError) throw failure;
-    if (failure) throw interrupted(received, failure);
-    if (received < length) throw new TransientDownloadError(`download truncated: ${received} of ${length} bytes`);
+    if (failure) throw interrupted(received, failure, partPath);
+    if (received < length) throw truncated(received, length);
     await (fh as FileHandle | null)?.sync();
   } finally {
     await (fh as FileHandle | null)?.close().catch(() => undefined);

@@ -15,6 +15,7 @@ import { exists, removeQuietly } from '../downloads/download.ts';
 import { assertOutputFolder } from '../output-folder.ts';
 import { KIND_EXTS, outputDirOf, partPathOf, renderName, stemOf } from '../downloads/naming.ts';
 import { ACTIVE_STATES, ATTENTION, REQUEUE_FRESH, type JobState } from '../queue/states.ts';
+import { apiProblem, canceledMessage, createRefused, downloadFailed, refusedReason, taskFailed, waitingMessage } from '../queue/job-messages.ts';
 import { JobStore, toJobRecord, type DoneOutputs, type JobPatch, type JobRow, type NewJob } from '../queue/store.ts';
 import { DEFAULT_POLL, nextPollDelay, type PollPolicy } from './poll-policy.ts';
 import { batchFieldOf, buildParams, isLoopback, localFileProblem, localMediaFields, placeholderFor, PreflightError, withPlaceholders } from './request.ts';
@@ -248,7 +249,7 @@ export class Engine {
     if (!j) throw new DeskError('not_found', `no job ${id}`);
     if (j.state === 'done' || j.state === 'canceled') throw new DeskError('conflict', `job ${id} is ${j.state}; there is nothing to cancel`);
     // A task already sent keeps running on the server (the API has no cancel); we stop waiting for it.
-    if (!this.store.move(id, j.state, 'canceled', { error: j.taskId ? 'Canceled; the task was already submitted and may still be charged.' : 'Canceled before submission.' })) return this.cancelJob(id);
+    if (!this.store.move(id, j.state, 'canceled', { error: canceledMessage(!!j.taskId) })) return this.cancelJob(id);
     this.aborts.get(id)?.abort();
     this.polling.delete(id);
     void this.removeParts(this.store.get(id)!);
@@ -320,7 +321,7 @@ export class Engine {
     // The batch belongs to the backend in use now; an open job of another backend's batch is not followed.
     const backend = this.o.identity ? await this.o.identity() : null;
     const outDirRaw = req.outDir ?? settings.outputDir;
-    if (!outDirRaw) throw new DeskError('invalid', 'choose an output folder (or set one in Settings)');
+    if (!outDirRaw) throw new DeskError('invalid', 'choose an output folder (or set one in Settings)', [{ field: 'outDir', reason: 'is required' }]);
     // The CLI resolves its --out against the shell's folder; the app's processes have no folder a user would mean.
     if (!isAbsolutePath(outDirRaw)) throw new DeskError('invalid', `output folder: ${outDirRaw} is not a full path`, [{ field: 'outDir', reason: 'must be a full path' }]);
     const outDir = await canonicalPath(outDirRaw);
@@ -645,7 +646,7 @@ export class Engine {
     let to: JobState;
     let patch: JobPatch;
     if (env.status === 'COMPLETED' && env.generated?.length) [to, patch] = ['downloading', { ...base, generated: env.generated }];
-    else if (env.status === 'FAILED') [to, patch] = ['failed', { ...base, error: env.error ? `The task failed: ${env.error}` : 'The task failed on the server.' }];
+    else if (env.status === 'FAILED') [to, patch] = ['failed', { ...base, error: taskFailed(env.error) }];
     else [to, patch] = ['running', { ...base, nextPollAt: now + this.poll.firstMs }];
     const moved = await this.write(() => {
       if (this.store.move(j.id, 'submitting', to, patch)) return true;
@@ -665,11 +666,11 @@ export class Engine {
     if (err instanceof ApiError && !err.mayHaveReachedServer && (err.status === 429 || err.status === 503 || err.kind !== 'http')) {
       // Provably not processed: requeue, and pause submissions instead of hammering.
       this.backoff(err.retryAfterSec);
-      await this.write(() => this.store.move(j.id, 'submitting', 'queued', { error: `Waiting: ${err.describe()}` }));
+      await this.write(() => this.store.move(j.id, 'submitting', 'queued', { error: waitingMessage(refusedReason(err)) }));
     } else if (err instanceof ApiError && err.kind === 'http' && err.status! >= 400 && err.status! < 500) {
-      await this.write(() => this.store.move(j.id, 'submitting', 'failed', { error: err.describe(), invalid: err.invalidParams }));
+      await this.write(() => this.store.move(j.id, 'submitting', 'failed', { error: createRefused(err), invalid: err.invalidParams }));
     } else {
-      const detail = err instanceof ApiError ? err.describe() : err instanceof EnvelopeError ? err.message : String(err);
+      const detail = err instanceof ApiError ? apiProblem(err) : err instanceof EnvelopeError ? err.message : String(err);
       await this.write(() => this.store.move(j.id, 'submitting', 'needs_attention', { error: ATTENTION.ambiguousCreate(detail) }));
     }
   }
@@ -754,7 +755,7 @@ export class Engine {
           if (this.store.move(f.jobId, 'running', 'downloading', { generated: e.generated })) toDownload.push({ ...f.row, state: 'downloading', generated: e.generated });
         } else if (e?.status === 'FAILED') {
           this.polling.delete(f.jobId);
-          this.store.move(f.jobId, 'running', 'failed', { error: e.error ? `The task failed: ${e.error}` : 'The task failed on the server (nothing to download). Retry submits it again.' });
+          this.store.move(f.jobId, 'running', 'failed', { error: taskFailed(e.error) });
         } else {
           f.nextPollAt = now + nextPollDelay(this.poll, kind, now - f.submittedAt);
         }
@@ -782,7 +783,7 @@ export class Engine {
       } catch (err) {
         if (ac.signal.aborted || err instanceof JobMovedError) return;
         const msg = err instanceof ApiError ? err.describe() : (err as Error).message;
-        await this.write(() => this.store.move(j.id, 'downloading', 'failed', { error: `Download failed: ${msg}. The task is paid; Retry downloads it again without a new charge.` }));
+        await this.write(() => this.store.move(j.id, 'downloading', 'failed', { error: downloadFailed(msg) }));
       } finally {
         this.aborts.delete(j.id);
       }

@@ -6,6 +6,7 @@ import type { InvalidParam } from '../api/client.ts';
 import type { ToolClient } from '../api/tools.ts';
 import { checkBytes, inputCheckOf, type InputCheck } from '../batch/preflight.ts';
 import { fsErrorWords } from '../batch/fs-error.ts';
+import { inputGoneBad } from '../queue/job-messages.ts';
 
 const MIME: Record<string, string> = { jpg: 'image/jpeg', jpeg: 'image/jpeg', jpe: 'image/jpeg', jfif: 'image/jpeg', png: 'image/png', webp: 'image/webp', mp4: 'video/mp4', mov: 'video/quicktime', mp3: 'audio/mpeg', wav: 'audio/wav' };
 export const mimeOf = (path: string) => MIME[extname(path).slice(1).toLowerCase()] ?? 'application/octet-stream';
@@ -92,12 +93,12 @@ async function encodeLocal(tool: ToolEntry, field: MediaField, path: string, cli
   try {
     bytes = await readFile(path);
   } catch (err) {
-    throw new PreflightError(`the input ${path} could not be read (${fsErrorWords(err)}); nothing was paid`, [{ field: field.name, reason: `${path} could not be read (${fsErrorWords(err)})` }]);
+    throw new PreflightError(inputGoneBad(path, `could not be read (${fsErrorWords(err)})`), [{ field: field.name, reason: `${path} could not be read (${fsErrorWords(err)})` }]);
   }
   // Checked when queued, and again on the very bytes sent: the file may have changed since (a
   // sync still writing it, a new version saved over it), and a task that cannot succeed is paid.
   const changed = check ? await checkBytes(check, bytes) : null;
-  if (changed) throw new PreflightError(`the input ${path} ${changed} (checked again before sending; nothing was paid)`, [{ field: field.name, reason: `${path} ${changed}` }]);
+  if (changed) throw new PreflightError(inputGoneBad(path, `${changed} (checked again before sending)`), [{ field: field.name, reason: `${path} ${changed}` }]);
   const enc = localEncoding(field, canUpload);
   if (enc === 'base64') return bytes.toString('base64');
   if (enc === 'dataUri') return `data:${mimeOfContent(path, bytes)};base64,${bytes.toString('base64')}`;

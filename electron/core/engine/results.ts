@@ -190,7 +190,7 @@ async function downloadWithRetries(job: JobRow, i: number, items: GeneratedItem[
         await removeQuietly(part);
         const env = await deps.tools.byId(job.tool, deps.slugs, job.params, job.taskId!);
         if (!env.generated?.length || urlOf(env.generated[i] ?? '') === urlOf(items[i])) {
-          if (attempt >= 2) throw new Error(`the result link expired and the server gave no fresh one (${err.message})`);
+          if (attempt >= 2) throw new Error(`${err.message} and the server gave no fresh one`);
         } else {
           items = env.generated;
           if (!(await (deps.write ?? writeNow)(() => deps.store.patch(job.id, 'downloading', { generated: items })))) throw new JobMovedError();
@@ -203,5 +203,5 @@ async function downloadWithRetries(job: JobRow, i: number, items: GeneratedItem[
       await sleep(Math.min(5000, 100 * 2 ** attempt * (0.5 + Math.random())), deps.signal);
     }
   }
-  throw new Error(`download failed after ${deps.maxAttempts} attempts: ${lastError?.message ?? 'unknown error'}`);
+  throw new Error(`${lastError?.message ?? 'the transfer did not complete'}; tried ${deps.maxAttempts} times`);
 }

@@ -30,12 +30,8 @@ export const SETTLED_STATES: readonly JobState[] = ['done', 'failed', 'canceled'
 
 export const isJobState = (s: string): s is JobState => (JOB_STATES as readonly string[]).includes(s);
 
-/** Explanations stored with needs_attention, shown as they are. */
-export const ATTENTION = {
-  interruptedSubmit: 'The app stopped while this task was being submitted; it may have been created and charged. Check recent creations, then Retry to submit again or Cancel.',
-  ambiguousCreate: (detail: string) => `The submission failed after it may have reached the server (${detail}); the task may have been created and charged. Check recent creations, then Retry to submit again or Cancel.`,
-  lostTask: 'The server no longer knows this task; its result cannot be fetched. Retry submits it again (a new paid task).',
-} as const;
+/** Explanations stored with needs_attention, shown as they are (worded with the other job messages). */
+export { ATTENTION } from './job-messages.ts';
 
 /**
  * Where a job goes when the built-in Sandbox that had its task is gone. That Sandbox runs inside

@@ -1,8 +1,10 @@
 import type { Engine } from '../../core/engine/engine.ts';
 import { openEngine } from '../../core/engine/open.ts';
 import { SETTLED_STATES, type JobState } from '../../core/queue/states.ts';
+import { waitingReason } from '../../core/queue/job-messages.ts';
 import { oneLine, type CliContext } from './command.ts';
 import { backendLabel } from '../../../shared/contract/foundation.ts';
+import { QUEUE_HELD_BACK } from '../../../shared/contract/jobs.ts';
 import { openCliServices } from './services.ts';
 import { withDefaultOutputDir } from '../../core/paths.ts';
 
@@ -36,18 +38,15 @@ export async function openEngineSession(ctx: CliContext, o: { concurrency?: numb
 
 export type Counts = Record<JobState, number>;
 
-/** What the engine writes on a job whose create it will send again (server busy or unreachable). */
-const WAITING = 'Waiting: ';
-
 /**
  * The states of `ids`, and why the queued ones wait when a create was refused: the reason the
- * engine left on one of them ("429 …", "network error (ECONNREFUSED)"), null when none was.
+ * engine left on one of them (waitingReason), null when none was.
  */
 export function countStates(engine: Engine, ids: readonly string[]): Counts & { waiting: string | null } {
   const counts = { queued: 0, submitting: 0, running: 0, downloading: 0, done: 0, failed: 0, canceled: 0, needs_attention: 0, waiting: null } as Counts & { waiting: string | null };
   for (const j of engine.store.byIds(ids)) {
     counts[j.state]++;
-    if (j.state === 'queued' && j.error?.startsWith(WAITING)) counts.waiting = j.error.slice(WAITING.length);
+    if (j.state === 'queued') counts.waiting = waitingReason(j.error) ?? counts.waiting;
   }
   return counts;
 }
@@ -110,7 +109,7 @@ export async function waitForJobs(engine: Engine, ids: readonly string[], progre
     const st = engine.status();
     const other = !engine.holdsQueue && engine.store.lease() !== null;
     // A server that cannot be reached is not "rate limited": say what the last refused create met.
-    const waiting = counts.waiting ? `waiting to submit again: ${counts.waiting}` : st.rateLimitedUntil ? 'waiting to submit again: the server is busy or could not be reached' : '';
+    const waiting = counts.waiting ? `waiting to submit again: ${counts.waiting}` : st.rateLimitedUntil ? QUEUE_HELD_BACK : '';
     const note = otherBackendNote(engine, mine, 'these jobs are') ?? (other ? 'another MediaDesk process is running the queue' : st.paused ? 'queue paused' : waiting);
     progress.update(counts, ids.length, note);
     await new Promise((r) => setTimeout(r, 200));

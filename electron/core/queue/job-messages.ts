@@ -1,0 +1,55 @@
+/**
+ * What a job says when it did not simply finish: stored with the job, shown as they are by the
+ * Queue's job detail and by `mediadesk jobs` / `mediadesk run`, so each is worded once, here.
+ * Each names what happened, whether it was charged, and what the user can do.
+ */
+export const ATTENTION = {
+  interruptedSubmit: 'The app stopped while this task was being submitted; it may have been created and charged. Check recent creations, then Retry to submit again or Cancel.',
+  ambiguousCreate: (detail: string) => `The submission failed after it may have reached the server: ${detail.replace(/\.$/, '')}. The task may have been created and charged. Check recent creations, then Retry to submit again or Cancel.`,
+  lostTask: 'The server no longer knows this task; its result cannot be fetched. Retry submits it again (a new paid task).',
+} as const;
+
+const WAITING = 'Waiting: ';
+const WAITING_END = '. It is sent again by itself; nothing was charged.';
+
+/** A queued job whose create the server provably did not take (busy, unreachable). */
+export const waitingMessage = (reason: string) => `${WAITING}${reason}${WAITING_END}`;
+
+/** The reason of a waitingMessage, null for any other message. */
+export function waitingReason(error: string | null): string | null {
+  if (!error?.startsWith(WAITING)) return null;
+  return error.endsWith(WAITING_END) ? error.slice(WAITING.length, -WAITING_END.length) : error.slice(WAITING.length);
+}
+
+/** The server ran the task and it failed: nothing to download, only a new task can help. */
+export const taskFailed = (serverError?: string | null) =>
+  serverError ? `The task failed on the server: ${serverError.replace(/\.$/, '')}. Retry submits it again (a new task).` : 'The task failed on the server (nothing to download). Retry submits it again (a new task).';
+
+/** The task is done (and paid) but its result did not reach the output folder. */
+export const downloadFailed = (reason: string) => `Download failed: ${reason.replace(/\.$/, '')}. The task is paid; Retry downloads it again without a new charge.`;
+
+/** The user canceled the job. */
+export const canceledMessage = (submitted: boolean) => (submitted ? 'Canceled; the task was already submitted and may still be charged.' : 'Canceled before submission.');
+
+const REFUSED: Record<number, string> = { 429: "the server's rate limit was reached", 503: 'the server is unavailable for now' };
+
+/** Why a create the server did not take waits: the server's words kept, after what they mean. */
+export function refusedReason(err: { status?: number; describe(): string }): string {
+  const said = err.describe().replace(/\.$/, '');
+  return err.status ? `${REFUSED[err.status] ?? 'the server refused it for now'} (HTTP ${said})` : said;
+}
+
+/** An input that went bad between queuing and sending (deleted, changed): nothing was sent. */
+export const inputGoneBad = (path: string, problem: string) => `The input ${path} ${problem}; nothing was sent or paid. Restore or fix the file, then Retry (or Cancel the job).`;
+
+/** What the API said, for a message about a create: the status said as one. */
+export const apiProblem = (err: { status?: number; describe(): string }) => (err.status ? `the server answered HTTP ${err.describe()}` : err.describe());
+
+const KEY_NEXT = 'Check the API key (Settings, or `mediadesk key`), then Retry.';
+const REFUSED_NEXT: Record<number, string> = { 401: KEY_NEXT, 403: KEY_NEXT, 402: 'Add credits to the account, then Retry.' };
+
+/** A create the server turned down (4xx): nothing was paid; what can change the answer. */
+export function createRefused(err: { status?: number; invalidParams: readonly unknown[]; describe(): string }): string {
+  const next = REFUSED_NEXT[err.status ?? 0] ?? (err.invalidParams.length ? 'Start a new batch with the settings it named corrected.' : 'Retry sends it again.');
+  return `The server refused the task (HTTP ${err.describe().replace(/\.$/, '')}); nothing was paid. ${next}`;
+}
