@@ -1,6 +1,7 @@
 import { readdir, realpath, stat } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
+import { isIgnoredName } from '../../../shared/validation/system-files.ts';
 import { fsErrorWords } from './fs-error.ts';
 
 export interface ScannedInput {
@@ -15,10 +16,6 @@ export interface ScanResult {
   /** Files reached a second time under another name (a link, a hard link): one job, not two. */
   duplicates: { path: string; reason: string }[];
 }
-
-/** System and hidden files never become jobs: they are not the user's media. */
-const SYSTEM_NAMES = new Set(['thumbs.db', 'desktop.ini', 'ehthumbs.db', '.ds_store', '$recycle.bin', '__macosx', 'system volume information']);
-export const isIgnoredName = (name: string) => name.startsWith('.') || SYSTEM_NAMES.has(name.toLowerCase()) || name.endsWith('.part');
 
 /** The extension of a file name, lower case, or '' when it has none (`notes`, `.profile`, `v1.0/notes`). */
 export function extensionOf(path: string): string {
