@@ -1,4 +1,4 @@
-import { chmodSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Engine } from '../../electron/core/engine/engine.ts';
@@ -96,6 +96,25 @@ describe('messy folders', () => {
     e.start();
     await settle(e, first.jobIds);
     expect(creates(await control(sb.url, 'stats'))).toBe(2);
+  });
+
+  it('a folder copied off a Mac (its name decomposed, NFD) typed or pasted composed (NFC) is that folder, for inputs and results alike', async () => {
+    const { dir, e } = setup();
+    const onDisk = join(dir, 'Cafe\u0301 shoot');
+    const typed = join(dir, 'Caf\u00e9 shoot');
+    await makeImages(onDisk, ['cre\u0300me.png', 'sub/b.png']);
+    const first = await e.startBatch({ tool: 'upscaler-precision', inputs: [typed], outDir: join(typed, 'results') });
+    expect([first.queued, first.rejected]).toEqual([2, []]);
+    expect(first.batch!.outDir).toBe(join(onDisk, 'results'));
+    expect(e.store.byIds(first.jobIds).map((j) => j.inputPath).sort()).toEqual([join(onDisk, 'cre\u0300me.png'), join(onDisk, 'sub', 'b.png')]);
+    // A file typed composed too; and the folder as the file manager gives it is the same batch.
+    const again = await e.startBatch({ tool: 'upscaler-precision', inputs: [onDisk, join(typed, 'cr\u00e8me.png')], outDir: join(onDisk, 'results') });
+    expect([again.queued, new Set(again.resumed)]).toEqual([0, new Set(first.jobIds)]);
+    e.start();
+    await settle(e, first.jobIds);
+    // One results folder, inside the one shoot folder: not a look-alike made beside it.
+    expect(readdirSync(dir).filter((n) => n.includes('shoot'))).toEqual(['Cafe\u0301 shoot']);
+    expect(e.store.byIds(first.jobIds).map((j) => j.state)).toEqual(['done', 'done']);
   });
 
   it('a second memory card into the same results folder: IMG_0001 of each is its own photo, not "output exists"', async () => {
