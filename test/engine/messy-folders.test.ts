@@ -117,6 +117,31 @@ describe('messy folders', () => {
     expect(e.store.byIds(first.jobIds).map((j) => j.state)).toEqual(['done', 'done']);
   });
 
+  it('results of an earlier batch in a folder inside the shoot are not paid for again by the next tool run over the shoot', async () => {
+    const { dir, e } = setup();
+    const shoot = join(dir, 'shoot 📷');
+    const [a, b] = await makeImages(shoot, ['a.png', 'sub/b.png'], 64);
+    const up = await e.startBatch({ tool: 'upscaler-precision', inputs: [shoot], outDir: join(shoot, 'upscaled') });
+    e.start();
+    await settle(e, up.jobIds);
+    const made = e.store.byIds(up.jobIds).flatMap((j) => j.outputs).sort();
+    expect(made).toEqual([join(shoot, 'upscaled', 'a_upscaler-precision.png'), join(shoot, 'upscaled', 'sub', 'b_upscaler-precision.png')]);
+    // The next tool over the shoot: its photos, and each earlier result named as skipped before anything is paid.
+    const prompts = await e.startBatch({ tool: 'image-to-prompt', inputs: [shoot], outDir: join(shoot, 'prompts') });
+    expect(e.store.byIds(prompts.jobIds).map((j) => j.inputPath).sort()).toEqual([a, b]);
+    expect(prompts.skipped.sort((x, y) => x.path.localeCompare(y.path))).toEqual(made.map((path) => ({ path, reason: 'is a result of an earlier upscaler-precision batch; choose its folder itself to use its results as inputs' })));
+    await settle(e, prompts.jobIds);
+    // A third run over the shoot meets the prompts (text) as results too, not as files of a wrong type.
+    const x4 = await e.startBatch({ tool: 'upscaler-precision', inputs: [shoot], params: { scale_factor: 4 }, outDir: join(dir, 'x4') });
+    expect([x4.queued, x4.rejected, x4.skipped.length]).toEqual([2, [], 4]);
+    await settle(e, x4.jobIds);
+    // Chosen itself, the results folder is the input: the results are what the user means.
+    const chained = await e.startBatch({ tool: 'image-to-prompt', inputs: [join(shoot, 'upscaled')], outDir: join(dir, 'prompts-of-upscaled') });
+    expect([chained.queued, chained.skipped]).toEqual([2, []]);
+    await settle(e, chained.jobIds);
+    expect(creates(await control(sb.url, 'stats'))).toBe(8);
+  });
+
   it('a second memory card into the same results folder: IMG_0001 of each is its own photo, not "output exists"', async () => {
     const { dir, e, out } = setup();
     const [cardA, cardB] = [join(dir, 'card A'), join(dir, 'card B')];

@@ -353,9 +353,11 @@ export class Engine {
     let rejected: { path: string; reason: string }[] = [];
     if (field && inputs.length) {
       const check = inputCheckOf(tool)!;
-      const scan = await scanInputs(inputs, (ext) => acceptsExtension(check, ext), [outDir]);
+      // Results of earlier batches in a folder inside a chosen one: a new tool over the shoot must not pay for them again.
+      const earlier = new Map(inputs.flatMap((root) => [...this.store.resultsBelow(root)]));
+      const scan = await scanInputs(inputs, (ext) => acceptsExtension(check, ext), [outDir], earlier);
       rejected = scan.rejected;
-      skipped.push(...scan.duplicates);
+      skipped.push(...scan.duplicates, ...scan.results);
       const reasons = await mapLimit(scan.inputs, 8, (i) => checkInput(check, i.path));
       const made = this.store.doneOutputs(tool.id, outDir);
       for (const [n, input] of scan.inputs.entries()) {
