@@ -1,4 +1,4 @@
-import { chmodSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Engine } from '../../electron/core/engine/engine.ts';
@@ -231,6 +231,29 @@ describe('messy folders', () => {
     expect(retried.outputs).toEqual([join(out, 'photo_upscaler-precision.png')]);
     expect(await sharp(retried.outputs[0]).metadata()).toMatchObject({ width: 400, height: 400 });
     expect(creates(await control(sb.url, 'stats'))).toBe(2);
+  });
+
+  it('a phone photo stored sideways with an orientation tag (PNG eXIf, JPEG EXIF) comes back, and shows, upright as the user sees it', async () => {
+    const { dir, e, input, out } = setup();
+    // Stored 120x80 with a red band along its left edge; orientation 6 turns it to a 80x120 portrait, band on top.
+    const band = await sharp({ create: { width: 12, height: 80, channels: 3, background: '#f00' } }).png().toBuffer();
+    const stored = sharp({ create: { width: 120, height: 80, channels: 3, background: '#00f' } }).composite([{ input: band, left: 0, top: 0 }]);
+    const files = [join(input, 'IMG_0001.png'), join(input, 'IMG_0002.JPG')];
+    mkdirSync(input, { recursive: true });
+    await stored.clone().png().withMetadata({ orientation: 6 }).toFile(files[0]);
+    await stored.clone().jpeg().withMetadata({ orientation: 6 }).toFile(files[1]);
+    const topCentre = async (path: string) => {
+      const { width, height } = await sharp(path).metadata();
+      const px = await sharp(path).extract({ left: Math.floor(width! / 2), top: 2, width: 1, height: 1 }).raw().toBuffer();
+      return { width, height, red: px[0] > 200 && px[2] < 60 };
+    };
+    const r = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
+    expect(r.queued).toBe(2);
+    e.start();
+    await settle(e, r.jobIds);
+    for (const j of e.store.byIds(r.jobIds)) expect(await topCentre(j.outputs[0]), j.inputPath!).toEqual({ width: 160, height: 240, red: true });
+    const gate = new MediaGate(join(dir, 'home'), () => [input]);
+    for (const f of files) expect(await topCentre(await gate.thumbnail(f, 60)), f).toEqual({ width: 40, height: 60, red: true });
   });
 
   it('a JPEG saved as .jfif (how Windows names a picture saved from a browser) runs like any JPEG', async () => {
