@@ -1,5 +1,5 @@
 import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Engine } from '../../electron/core/engine/engine.ts';
 import { MediaGate } from '../../electron/core/media-gate.ts';
@@ -203,6 +203,27 @@ describe('messy folders', () => {
       expect(new Set(outputs).size).toBe(12);
       if (tool === 'image-to-prompt') for (const j of jobs) expect(readFileSync(j.outputs[0], 'utf8').trimEnd()).toBe(j.generated!.join('\n'));
     }
+  });
+
+  it('the same folder dropped again in the browser (copied anew, under a new path) is not paid for again; an edited photo in it is', async () => {
+    const { dir, e, out } = setup();
+    const drop = (id: string) => join(dir, 'home', 'inbox', id, 'shoot');
+    const first = await makeImages(drop('d1'), ['a.png', 'sub/b.png', 'c.png'], 40);
+    const r1 = await e.startBatch({ tool: 'upscaler-precision', inputs: [drop('d1')], outDir: out });
+    e.start();
+    await settle(e, r1.jobIds);
+    // The second drop: the same bytes, but c.png was retouched since.
+    for (const f of first) mkdirSync(dirname(f.replace('d1', 'd2')), { recursive: true });
+    for (const f of first) writeFileSync(f.replace('d1', 'd2'), readFileSync(f));
+    writeFileSync(join(drop('d2'), 'c.png'), await sharp({ create: { width: 40, height: 40, channels: 3, background: '#0c0' } }).png().toBuffer());
+    const r2 = await e.startBatch({ tool: 'upscaler-precision', inputs: [drop('d2')], outDir: out });
+    expect(e.store.byIds(r2.jobIds).map((j) => j.inputPath)).toEqual([join(drop('d2'), 'c.png')]);
+    expect(r2.skipped.map((x) => [x.path, x.reason])).toEqual([
+      [join(drop('d2'), 'a.png'), `its output ${join(out, 'a_upscaler-precision.png')} already exists`],
+      [join(drop('d2'), 'sub', 'b.png'), `its output ${join(out, 'sub', 'b_upscaler-precision.png')} already exists`],
+    ]);
+    await settle(e, r2.jobIds);
+    expect(creates(await control(sb.url, 'stats'))).toBe(4);
   });
 
   it('a new input never resumes the part file another job left for Retry under the same name', async () => {

@@ -8,6 +8,7 @@ import { EnvelopeError, ToolClient, type TaskEnvelope } from '../api/tools.ts';
 import { acceptsExtension, checkInput, inputCheckOf } from '../batch/preflight.ts';
 import { mapLimit } from '../../../shared/concurrency.ts';
 import { scanInputs } from '../batch/scan.ts';
+import { sameBytes } from '../batch/same-bytes.ts';
 import { canonicalPath } from '../paths.ts';
 import { fromAnotherSandbox } from '../backend.ts';
 import type { Db } from '../db/open.ts';
@@ -457,7 +458,9 @@ export class Engine {
     const stem = renderName(template, { name: stemOf(inputPath, ''), tool: tool.id, ext: '__EXT__', batch: '', date: new Date() }, 0);
     for (const ext of KIND_EXTS[tool.result]) {
       const p = join(dir, stem.replace('__EXT__', ext));
-      if ((made.byOutput.get(p) ?? inputPath) === inputPath && (await exists(p))) return p;
+      // Made from another path: the same photo if it holds the same bytes (a folder dropped again in the web host arrives under a new path).
+      const from = made.byOutput.get(p) ?? inputPath;
+      if ((from === inputPath || (await sameBytes(from, inputPath))) && (await exists(p))) return p;
     }
     return null;
   }
