@@ -13,5 +13,8 @@ const SYSTEM_NAMES = new Set([
 
 export const isIgnoredName = (name: string) => name.startsWith('.') || SYSTEM_NAMES.has(name.toLowerCase()) || name.endsWith('.part');
 
-/** Whether any part of a relative path ("shoot/@eaDir/a.jpg/SYNOPHOTO_THUMB_XL.jpg") is ignored. */
-export const isIgnoredPath = (relPath: string) => relPath.split(/[\\/]+/).some((p) => p !== '' && isIgnoredName(p));
+/**
+ * Whether any name in a relative path ("shoot/@eaDir/a.jpg/SYNOPHOTO_THUMB_XL.jpg") is ignored.
+ * "." and ".." are steps, not hidden names: a path that climbs is the host's to refuse, by name.
+ */
+export const isIgnoredPath = (relPath: string) => relPath.split(/[\\/]+/).some((p) => p !== '' && p !== '.' && p !== '..' && isIgnoredName(p));
