@@ -39,6 +39,12 @@ describe('pre-flight input check (image header)', () => {
     expect(await checkInput(edit, junk)).toBe('is not a readable image');
   });
 
+  it('a zero-byte file (a copy that failed at once, a cloud placeholder) is refused as empty, by name, before anything is paid', async () => {
+    writeFileSync(join(dir, 'IMG_0042.jpg'), '');
+    expect(await checkInput(edit, join(dir, 'IMG_0042.jpg'))).toBe('is empty');
+    expect(await checkBytes(edit, Buffer.alloc(0))).toBe('is empty');
+  });
+
   it('takes the unusual but valid pictures of a real shoot: CMYK, 16-bit, grey with alpha, very large, a JPEG named .png', async () => {
     const base = (w = 300, h = 300) => sharp({ create: { width: w, height: h, channels: 3, background: '#6a8' } });
     const files: Array<[string, Promise<Buffer>]> = [
