@@ -142,6 +142,18 @@ describe('messy folders', () => {
     expect(creates(await control(sb.url, 'stats'))).toBe(8);
   });
 
+  it('results written into a folder inside the shoot are not read back as inputs when the same run is started again', async () => {
+    const { e, input } = setup();
+    const photos = await makeImages(input, ['a.png', 'sub/b.png']);
+    const out = join(input, 'results');
+    const first = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
+    e.start();
+    await settle(e, first.jobIds);
+    const again = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
+    expect([again.queued, again.rejected, again.skipped.map((x) => x.path)]).toEqual([0, [], photos]);
+    expect(creates(await control(sb.url, 'stats'))).toBe(2);
+  });
+
   it('a second memory card into the same results folder: IMG_0001 of each is its own photo, not "output exists"', async () => {
     const { dir, e, out } = setup();
     const [cardA, cardB] = [join(dir, 'card A'), join(dir, 'card B')];
