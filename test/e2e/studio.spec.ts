@@ -492,5 +492,14 @@ test('a shoot copied off a Mac, a PC and a NAS: the junk beside the photos is le
   const { jobs } = await desk<{ jobs: Job[] }>(host, 'jobs.list', { batchId: batch.id, limit: 100 });
   expect(jobs.map((j) => j.input!.split('/').pop()).sort()).toEqual(['img-00.png', 'img-01.png', 'img-02.png', 'img-03.png']);
   expect(readdirSync(join(host.home, 'inbox'), { recursive: true }).map(String).filter((p) => /DS_Store|Thumbs|desktop|eaDir|\._/.test(p))).toEqual([]);
+
+  // The same folder picked again (copied anew under a new path): its photos have their results, nothing is paid twice.
+  await page.getByRole('button', { name: 'Remove shoot' }).click();
+  await page.getByTestId('pick-folder').setInputFiles(dir);
+  await expect(page.getByTestId('input-status')).toHaveText('1 input, 4 files');
+  await page.getByTestId('start').click();
+  await expect(page.getByTestId('last-batch')).toContainText('Every result already exists in the output folder: no job was queued.');
+  await expect(page.getByTestId('last-batch').locator('details li')).toHaveCount(4);
+  expect(await desk<unknown[]>(host, 'batches.list', {})).toHaveLength(1);
   expect(errors).toEqual([]);
 });
