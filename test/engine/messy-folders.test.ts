@@ -154,6 +154,26 @@ describe('messy folders', () => {
     expect(creates(await control(sb.url, 'stats'))).toBe(2);
   });
 
+  it('results beside the photos (the output folder is the shoot itself): the photos run, and a re-run skips both photos and results by name', async () => {
+    const { e, input } = setup();
+    const [a, b] = await makeImages(input, ['a.png', 'sub/b.png']);
+    const first = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: input });
+    expect([first.queued, first.rejected, first.skipped]).toEqual([2, [], []]);
+    e.start();
+    await settle(e, first.jobIds);
+    const made = [join(input, 'a_upscaler-precision.png'), join(input, 'sub', 'b_upscaler-precision.png')];
+    const again = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: input });
+    expect(again.queued).toBe(0);
+    const byPath = (x: { path: string }, y: { path: string }) => x.path.localeCompare(y.path);
+    expect(again.skipped.sort(byPath)).toEqual([
+      { path: a, reason: `its output ${made[0]} already exists` },
+      { path: made[0], reason: 'is a result of an earlier upscaler-precision batch into this output folder' },
+      { path: b, reason: `its output ${made[1]} already exists` },
+      { path: made[1], reason: 'is a result of an earlier upscaler-precision batch into this output folder' },
+    ].sort(byPath));
+    expect(creates(await control(sb.url, 'stats'))).toBe(2);
+  });
+
   it('a second memory card into the same results folder: IMG_0001 of each is its own photo, not "output exists"', async () => {
     const { dir, e, out } = setup();
     const [cardA, cardB] = [join(dir, 'card A'), join(dir, 'card B')];

@@ -38,8 +38,8 @@ const identity = (st: Stats) => `${st.dev}:${st.ino}`;
  * that overlap) is one input, and the second name is reported as a duplicate; a folder is walked
  * once, so a link to a parent folder cannot loop. A broken link, an unreadable folder, or anything
  * that is not a plain file is reported with its reason; one such entry never stops the walk.
- * `earlier` names the results of earlier batches (file to tool) in folders inside the roots: met
- * in the walk they are reported, not taken (a file chosen itself, or the folder itself, is taken).
+ * `earlier` names results of earlier batches (file to the reason it is not an input): met in the
+ * walk they are reported, not taken; a file chosen itself is taken.
  */
 export async function scanInputs(roots: readonly string[], accepts: (ext: string) => boolean, exclude: readonly string[] = [], earlier: ReadonlyMap<string, string> = new Map()): Promise<ScanResult> {
   const inputs: ScannedInput[] = [];
@@ -56,9 +56,9 @@ export async function scanInputs(roots: readonly string[], accepts: (ext: string
   const consider = (path: string, st: Stats, relDir: string, chosen = false) => {
     if (seenPaths.has(path)) return;
     seenPaths.add(path);
-    const madeBy = chosen ? undefined : earlier.get(path);
-    if (madeBy) {
-      results.push({ path, reason: `is a result of an earlier ${madeBy} batch; choose its folder itself to use its results as inputs` });
+    const why = chosen ? undefined : earlier.get(path);
+    if (why) {
+      results.push({ path, reason: why });
       return;
     }
     const first = seenFiles.get(identity(st));
