@@ -509,3 +509,44 @@ test('a batch whose jobs all failed is in Results, saying what is missing and wh
   await expect(page.getByTestId('job-error')).toHaveCount(0);
   expect(errors).toEqual([]);
 });
+
+test('a shoot copied off a Mac, a PC and a NAS: the junk beside the photos is left out by name, not counted as inputs that never run', async ({ page }) => {
+  const errors = watchErrors(page);
+  sandbox = await startSandboxProcess(300);
+  host = await startHost(newHome(), sandbox.env);
+  const dir = join(mkdtempSync(join(tmpdir(), 'md-shoot-')), 'shoot');
+  await makeImages(dir, 4);
+  // What Finder, Explorer and a Synology leave there: none of it is a photo the user shot.
+  mkdirSync(join(dir, '@eaDir', 'img-00.png'), { recursive: true });
+  await sharp({ create: { width: 64, height: 48, channels: 3, background: '#555' } }).jpeg().toFile(join(dir, '@eaDir', 'img-00.png', 'SYNOPHOTO_THUMB_M.jpg'));
+  for (const junk of ['.DS_Store', '._img-00.png', 'Thumbs.db', 'sub/desktop.ini']) writeFileSync(join(dir, junk), 'not a photo');
+
+  await page.goto(`${host.url}#studio`);
+  await page.getByTestId('tool-select').selectOption('upscaler-precision');
+  await page.getByTestId('pick-folder').setInputFiles(dir);
+  await expect(page.getByTestId('input-status')).toHaveText('1 input, 4 files');
+  await expect(page.getByTestId('left-out')).toContainText('Left out 5 hidden or system files (');
+  const named = (await page.getByTestId('left-out').getAttribute('title'))!.split('\n').sort();
+  expect(named).toEqual(['shoot/.DS_Store', 'shoot/._img-00.png', 'shoot/@eaDir/img-00.png/SYNOPHOTO_THUMB_M.jpg', 'shoot/Thumbs.db', 'shoot/sub/desktop.ini'].sort());
+  await expect(page.getByTestId('input-thumbs').locator('img')).toHaveCount(4);
+
+  await page.getByTestId('start').click();
+  await expect(page.getByTestId('last-batch')).toContainText('Batch done', { timeout: 60_000 });
+  await expect(page.getByTestId('last-batch')).toContainText('4/4');
+  const [batch] = await desk<{ id: string; total: number }[]>(host, 'batches.list', {});
+  expect(batch.total).toBe(4);
+  // Nothing but the photos reached the host: a later run of the same drop has no junk to meet.
+  const { jobs } = await desk<{ jobs: Job[] }>(host, 'jobs.list', { batchId: batch.id, limit: 100 });
+  expect(jobs.map((j) => j.input!.split('/').pop()).sort()).toEqual(['img-00.png', 'img-01.png', 'img-02.png', 'img-03.png']);
+  expect(readdirSync(join(host.home, 'inbox'), { recursive: true }).map(String).filter((p) => /DS_Store|Thumbs|desktop|eaDir|\._/.test(p))).toEqual([]);
+
+  // The same folder picked again (copied anew under a new path): its photos have their results, nothing is paid twice.
+  await page.getByRole('button', { name: 'Remove shoot' }).click();
+  await page.getByTestId('pick-folder').setInputFiles(dir);
+  await expect(page.getByTestId('input-status')).toHaveText('1 input, 4 files');
+  await page.getByTestId('start').click();
+  await expect(page.getByTestId('last-batch')).toContainText('Every result already exists in the output folder: no job was queued.');
+  await expect(page.getByTestId('last-batch').locator('details li')).toHaveCount(4);
+  expect(await desk<unknown[]>(host, 'batches.list', {})).toHaveLength(1);
+  expect(errors).toEqual([]);
+});

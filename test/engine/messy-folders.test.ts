@@ -1,5 +1,5 @@
-import { chmodSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Engine } from '../../electron/core/engine/engine.ts';
 import { MediaGate } from '../../electron/core/media-gate.ts';
@@ -98,6 +98,82 @@ describe('messy folders', () => {
     expect(creates(await control(sb.url, 'stats'))).toBe(2);
   });
 
+  it('a folder copied off a Mac (its name decomposed, NFD) typed or pasted composed (NFC) is that folder, for inputs and results alike', async () => {
+    const { dir, e } = setup();
+    const onDisk = join(dir, 'Cafe\u0301 shoot');
+    const typed = join(dir, 'Caf\u00e9 shoot');
+    await makeImages(onDisk, ['cre\u0300me.png', 'sub/b.png']);
+    const first = await e.startBatch({ tool: 'upscaler-precision', inputs: [typed], outDir: join(typed, 'results') });
+    expect([first.queued, first.rejected]).toEqual([2, []]);
+    expect(first.batch!.outDir).toBe(join(onDisk, 'results'));
+    expect(e.store.byIds(first.jobIds).map((j) => j.inputPath).sort()).toEqual([join(onDisk, 'cre\u0300me.png'), join(onDisk, 'sub', 'b.png')]);
+    // A file typed composed too; and the folder as the file manager gives it is the same batch.
+    const again = await e.startBatch({ tool: 'upscaler-precision', inputs: [onDisk, join(typed, 'cr\u00e8me.png')], outDir: join(onDisk, 'results') });
+    expect([again.queued, new Set(again.resumed)]).toEqual([0, new Set(first.jobIds)]);
+    e.start();
+    await settle(e, first.jobIds);
+    // One results folder, inside the one shoot folder: not a look-alike made beside it.
+    expect(readdirSync(dir).filter((n) => n.includes('shoot'))).toEqual(['Cafe\u0301 shoot']);
+    expect(e.store.byIds(first.jobIds).map((j) => j.state)).toEqual(['done', 'done']);
+  });
+
+  it('results of an earlier batch in a folder inside the shoot are not paid for again by the next tool run over the shoot', async () => {
+    const { dir, e } = setup();
+    const shoot = join(dir, 'shoot 📷');
+    const [a, b] = await makeImages(shoot, ['a.png', 'sub/b.png'], 64);
+    const up = await e.startBatch({ tool: 'upscaler-precision', inputs: [shoot], outDir: join(shoot, 'upscaled') });
+    e.start();
+    await settle(e, up.jobIds);
+    const made = e.store.byIds(up.jobIds).flatMap((j) => j.outputs).sort();
+    expect(made).toEqual([join(shoot, 'upscaled', 'a_upscaler-precision.png'), join(shoot, 'upscaled', 'sub', 'b_upscaler-precision.png')]);
+    // The next tool over the shoot: its photos, and each earlier result named as skipped before anything is paid.
+    const prompts = await e.startBatch({ tool: 'image-to-prompt', inputs: [shoot], outDir: join(shoot, 'prompts') });
+    expect(e.store.byIds(prompts.jobIds).map((j) => j.inputPath).sort()).toEqual([a, b]);
+    expect(prompts.skipped.sort((x, y) => x.path.localeCompare(y.path))).toEqual(made.map((path) => ({ path, reason: 'is a result of an earlier upscaler-precision batch; choose its folder itself to use its results as inputs' })));
+    await settle(e, prompts.jobIds);
+    // A third run over the shoot meets the prompts (text) as results too, not as files of a wrong type.
+    const x4 = await e.startBatch({ tool: 'upscaler-precision', inputs: [shoot], params: { scale_factor: 4 }, outDir: join(dir, 'x4') });
+    expect([x4.queued, x4.rejected, x4.skipped.length]).toEqual([2, [], 4]);
+    await settle(e, x4.jobIds);
+    // Chosen itself, the results folder is the input: the results are what the user means.
+    const chained = await e.startBatch({ tool: 'image-to-prompt', inputs: [join(shoot, 'upscaled')], outDir: join(dir, 'prompts-of-upscaled') });
+    expect([chained.queued, chained.skipped]).toEqual([2, []]);
+    await settle(e, chained.jobIds);
+    expect(creates(await control(sb.url, 'stats'))).toBe(8);
+  });
+
+  it('results written into a folder inside the shoot are not read back as inputs when the same run is started again', async () => {
+    const { e, input } = setup();
+    const photos = await makeImages(input, ['a.png', 'sub/b.png']);
+    const out = join(input, 'results');
+    const first = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
+    e.start();
+    await settle(e, first.jobIds);
+    const again = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
+    expect([again.queued, again.rejected, again.skipped.map((x) => x.path)]).toEqual([0, [], photos]);
+    expect(creates(await control(sb.url, 'stats'))).toBe(2);
+  });
+
+  it('results beside the photos (the output folder is the shoot itself): the photos run, and a re-run skips both photos and results by name', async () => {
+    const { e, input } = setup();
+    const [a, b] = await makeImages(input, ['a.png', 'sub/b.png']);
+    const first = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: input });
+    expect([first.queued, first.rejected, first.skipped]).toEqual([2, [], []]);
+    e.start();
+    await settle(e, first.jobIds);
+    const made = [join(input, 'a_upscaler-precision.png'), join(input, 'sub', 'b_upscaler-precision.png')];
+    const again = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: input });
+    expect(again.queued).toBe(0);
+    const byPath = (x: { path: string }, y: { path: string }) => x.path.localeCompare(y.path);
+    expect(again.skipped.sort(byPath)).toEqual([
+      { path: a, reason: `its output ${made[0]} already exists` },
+      { path: made[0], reason: 'is a result of an earlier upscaler-precision batch into this output folder' },
+      { path: b, reason: `its output ${made[1]} already exists` },
+      { path: made[1], reason: 'is a result of an earlier upscaler-precision batch into this output folder' },
+    ].sort(byPath));
+    expect(creates(await control(sb.url, 'stats'))).toBe(2);
+  });
+
   it('a second memory card into the same results folder: IMG_0001 of each is its own photo, not "output exists"', async () => {
     const { dir, e, out } = setup();
     const [cardA, cardB] = [join(dir, 'card A'), join(dir, 'card B')];
@@ -161,6 +237,27 @@ describe('messy folders', () => {
     }
   });
 
+  it('the same folder dropped again in the browser (copied anew, under a new path) is not paid for again; an edited photo in it is', async () => {
+    const { dir, e, out } = setup();
+    const drop = (id: string) => join(dir, 'home', 'inbox', id, 'shoot');
+    const first = await makeImages(drop('d1'), ['a.png', 'sub/b.png', 'c.png'], 40);
+    const r1 = await e.startBatch({ tool: 'upscaler-precision', inputs: [drop('d1')], outDir: out });
+    e.start();
+    await settle(e, r1.jobIds);
+    // The second drop: the same bytes, but c.png was retouched since.
+    for (const f of first) mkdirSync(dirname(f.replace('d1', 'd2')), { recursive: true });
+    for (const f of first) writeFileSync(f.replace('d1', 'd2'), readFileSync(f));
+    writeFileSync(join(drop('d2'), 'c.png'), await sharp({ create: { width: 40, height: 40, channels: 3, background: '#0c0' } }).png().toBuffer());
+    const r2 = await e.startBatch({ tool: 'upscaler-precision', inputs: [drop('d2')], outDir: out });
+    expect(e.store.byIds(r2.jobIds).map((j) => j.inputPath)).toEqual([join(drop('d2'), 'c.png')]);
+    expect(r2.skipped.map((x) => [x.path, x.reason])).toEqual([
+      [join(drop('d2'), 'a.png'), `its output ${join(out, 'a_upscaler-precision.png')} already exists`],
+      [join(drop('d2'), 'sub', 'b.png'), `its output ${join(out, 'sub', 'b_upscaler-precision.png')} already exists`],
+    ]);
+    await settle(e, r2.jobIds);
+    expect(creates(await control(sb.url, 'stats'))).toBe(4);
+  });
+
   it('a new input never resumes the part file another job left for Retry under the same name', async () => {
     const { dir, input, out } = setup();
     const e = sb.engine(join(dir, 'home2'), { downloadAttempts: 1 });
@@ -187,6 +284,29 @@ describe('messy folders', () => {
     expect(retried.outputs).toEqual([join(out, 'photo_upscaler-precision.png')]);
     expect(await sharp(retried.outputs[0]).metadata()).toMatchObject({ width: 400, height: 400 });
     expect(creates(await control(sb.url, 'stats'))).toBe(2);
+  });
+
+  it('a phone photo stored sideways with an orientation tag (PNG eXIf, JPEG EXIF) comes back, and shows, upright as the user sees it', async () => {
+    const { dir, e, input, out } = setup();
+    // Stored 120x80 with a red band along its left edge; orientation 6 turns it to a 80x120 portrait, band on top.
+    const band = await sharp({ create: { width: 12, height: 80, channels: 3, background: '#f00' } }).png().toBuffer();
+    const stored = sharp({ create: { width: 120, height: 80, channels: 3, background: '#00f' } }).composite([{ input: band, left: 0, top: 0 }]);
+    const files = [join(input, 'IMG_0001.png'), join(input, 'IMG_0002.JPG')];
+    mkdirSync(input, { recursive: true });
+    await stored.clone().png().withMetadata({ orientation: 6 }).toFile(files[0]);
+    await stored.clone().jpeg().withMetadata({ orientation: 6 }).toFile(files[1]);
+    const topCentre = async (path: string) => {
+      const { width, height } = await sharp(path).metadata();
+      const px = await sharp(path).extract({ left: Math.floor(width! / 2), top: 2, width: 1, height: 1 }).raw().toBuffer();
+      return { width, height, red: px[0] > 200 && px[2] < 60 };
+    };
+    const r = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
+    expect(r.queued).toBe(2);
+    e.start();
+    await settle(e, r.jobIds);
+    for (const j of e.store.byIds(r.jobIds)) expect(await topCentre(j.outputs[0]), j.inputPath!).toEqual({ width: 160, height: 240, red: true });
+    const gate = new MediaGate(join(dir, 'home'), () => [input]);
+    for (const f of files) expect(await topCentre(await gate.thumbnail(f, 60)), f).toEqual({ width: 40, height: 60, red: true });
   });
 
   it('a JPEG saved as .jfif (how Windows names a picture saved from a browser) runs like any JPEG', async () => {

@@ -38,6 +38,27 @@ describe('pre-flight input check (image header)', () => {
     writeFileSync(junk, 'not an image at all');
     expect(await checkInput(edit, junk)).toBe('is not a readable image');
   });
+
+  it('a zero-byte file (a copy that failed at once, a cloud placeholder) is refused as empty, by name, before anything is paid', async () => {
+    writeFileSync(join(dir, 'IMG_0042.jpg'), '');
+    expect(await checkInput(edit, join(dir, 'IMG_0042.jpg'))).toBe('is empty');
+    expect(await checkBytes(edit, Buffer.alloc(0))).toBe('is empty');
+  });
+
+  it('takes the unusual but valid pictures of a real shoot: CMYK, 16-bit, grey with alpha, very large, a JPEG named .png', async () => {
+    const base = (w = 300, h = 300) => sharp({ create: { width: w, height: h, channels: 3, background: '#6a8' } });
+    const files: Array<[string, Promise<Buffer>]> = [
+      ['print-cmyk.jpg', base().toColourspace('cmyk').jpeg().toBuffer()],
+      ['scan-16bit.png', base().toColourspace('rgb16').png().toBuffer()],
+      ['logo-grey-alpha.png', sharp({ create: { width: 300, height: 300, channels: 4, background: { r: 90, g: 90, b: 90, alpha: 0.5 } } }).toColourspace('b-w').png().toBuffer()],
+      ['pano-12000x8000.jpg', base(12000, 8000).jpeg({ quality: 40 }).toBuffer()],
+      ['saved-from-web.png', base().jpeg().toBuffer()],
+    ];
+    for (const [name, bytes] of files) {
+      writeFileSync(join(dir, name), await bytes);
+      expect(await checkInput(edit, join(dir, name)), name).toBeNull();
+    }
+  });
 });
 
 /** A photo-like picture (noise compresses badly, so the file is large like a real one). */

@@ -75,6 +75,14 @@ describe('walking a dropped folder', () => {
     ]);
   });
 
+  it('passes over what Finder, Explorer, a NAS and zip tools leave beside the photos', async () => {
+    // A Synology keeps a JPEG thumbnail of every photo in @eaDir: walked, each was a paid job.
+    const root = folder(['IMG_1.jpg', '@eaDir/IMG_1.jpg/SYNOPHOTO_THUMB_XL.jpg', '#recycle/old.jpg', '__MACOSX/._IMG_1.jpg', '._IMG_1.jpg', '.DS_Store', 'Thumbs.db', 'sub/desktop.ini', 'sub/IMG_2.png']);
+    const r = await scanInputs([root], images);
+    expect(rel(root, r.inputs)).toEqual(['IMG_1.jpg', 'sub/IMG_2.png']);
+    expect([r.rejected, r.duplicates]).toEqual([[], []]);
+  });
+
   it('a missing item dropped twice is reported once', async () => {
     const root = folder([]);
     const r = await scanInputs([join(root, 'gone'), `${join(root, 'gone')}/`], images);

@@ -1,6 +1,7 @@
 import { readdir, realpath, stat } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
+import { isIgnoredName } from '../../../shared/validation/system-files.ts';
 import { fsErrorWords } from './fs-error.ts';
 
 export interface ScannedInput {
@@ -14,11 +15,9 @@ export interface ScanResult {
   rejected: { path: string; reason: string }[];
   /** Files reached a second time under another name (a link, a hard link): one job, not two. */
   duplicates: { path: string; reason: string }[];
+  /** Results of earlier batches met in a results folder inside a chosen folder: not inputs unless that folder is chosen. */
+  results: { path: string; reason: string }[];
 }
-
-/** System and hidden files never become jobs: they are not the user's media. */
-const SYSTEM_NAMES = new Set(['thumbs.db', 'desktop.ini', 'ehthumbs.db', '.ds_store', '$recycle.bin', '__macosx', 'system volume information']);
-export const isIgnoredName = (name: string) => name.startsWith('.') || SYSTEM_NAMES.has(name.toLowerCase()) || name.endsWith('.part');
 
 /** The extension of a file name, lower case, or '' when it has none (`notes`, `.profile`, `v1.0/notes`). */
 export function extensionOf(path: string): string {
@@ -39,9 +38,12 @@ const identity = (st: Stats) => `${st.dev}:${st.ino}`;
  * that overlap) is one input, and the second name is reported as a duplicate; a folder is walked
  * once, so a link to a parent folder cannot loop. A broken link, an unreadable folder, or anything
  * that is not a plain file is reported with its reason; one such entry never stops the walk.
+ * `earlier` names results of earlier batches (file to the reason it is not an input): met in the
+ * walk they are reported, not taken; a file chosen itself is taken.
  */
-export async function scanInputs(roots: readonly string[], accepts: (ext: string) => boolean, exclude: readonly string[] = []): Promise<ScanResult> {
+export async function scanInputs(roots: readonly string[], accepts: (ext: string) => boolean, exclude: readonly string[] = [], earlier: ReadonlyMap<string, string> = new Map()): Promise<ScanResult> {
   const inputs: ScannedInput[] = [];
+  const results: { path: string; reason: string }[] = [];
   const rejected: { path: string; reason: string }[] = [];
   const duplicates: { path: string; reason: string }[] = [];
   const excluded = exclude.map((e) => resolve(e));
@@ -51,9 +53,14 @@ export async function scanInputs(roots: readonly string[], accepts: (ext: string
   const walked = new Set<string>();
   const isExcluded = (p: string, list: readonly string[]) => list.some((e) => p === e || p.startsWith(e + sep));
 
-  const consider = (path: string, st: Stats, relDir: string) => {
+  const consider = (path: string, st: Stats, relDir: string, chosen = false) => {
     if (seenPaths.has(path)) return;
     seenPaths.add(path);
+    const why = chosen ? undefined : earlier.get(path);
+    if (why) {
+      results.push({ path, reason: why });
+      return;
+    }
     const first = seenFiles.get(identity(st));
     if (first !== undefined) {
       duplicates.push({ path, reason: `is the same file as ${first}` });
@@ -116,9 +123,9 @@ export async function scanInputs(roots: readonly string[], accepts: (ext: string
     else if (st.isDirectory()) await walk(root, root, st);
     else if (isIgnoredName(basename(root))) rejected.push({ path: root, reason: 'is a hidden or system file' });
     else if (!st.isFile()) rejected.push({ path: root, reason: 'is not a regular file (a device, pipe or socket)' });
-    else consider(root, st, '');
+    else consider(root, st, '', true);
   }
-  return { inputs, rejected, duplicates };
+  return { inputs, rejected, duplicates, results };
 }
 
 export const folderOf = (p: string) => dirname(p);

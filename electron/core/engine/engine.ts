@@ -8,6 +8,7 @@ import { EnvelopeError, ToolClient, type TaskEnvelope } from '../api/tools.ts';
 import { acceptsExtension, checkInput, inputCheckOf } from '../batch/preflight.ts';
 import { mapLimit } from '../../../shared/concurrency.ts';
 import { scanInputs } from '../batch/scan.ts';
+import { sameBytes } from '../batch/same-bytes.ts';
 import { canonicalPath } from '../paths.ts';
 import { fromAnotherSandbox } from '../backend.ts';
 import type { Db } from '../db/open.ts';
@@ -23,7 +24,7 @@ import { checkReferences, framesOf, isProbeable } from '../media/check.ts';
 import { sniffAudio } from '../media/probe.ts';
 import { familyOfTool, FAMILY_LIMITS } from '../../../shared/validation/limits.ts';
 import { fetchResults, JobMovedError } from './results.ts';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 
 export interface EngineOptions {
   db: Db;
@@ -354,11 +355,20 @@ export class Engine {
     let rejected: { path: string; reason: string }[] = [];
     if (field && inputs.length) {
       const check = inputCheckOf(tool)!;
-      const scan = await scanInputs(inputs, (ext) => acceptsExtension(check, ext), [outDir]);
-      rejected = scan.rejected;
-      skipped.push(...scan.duplicates);
-      const reasons = await mapLimit(scan.inputs, 8, (i) => checkInput(check, i.path));
       const made = this.store.doneOutputs(tool.id, outDir);
+      // Results met in the walk are not inputs: an earlier batch's in a folder inside a chosen one (a new
+      // tool over the shoot must not pay for them again), and this tool's own in the output folder.
+      const earlier = new Map<string, string>();
+      for (const root of inputs) {
+        for (const [path, by] of this.store.resultsBelow(root)) earlier.set(path, `is a result of an earlier ${by} batch; choose its folder itself to use its results as inputs`);
+      }
+      for (const path of made.byOutput.keys()) earlier.set(path, `is a result of an earlier ${tool.id} batch into this output folder`);
+      // An output folder that is (or holds) a chosen folder, results beside the photos: walked, its results skipped by name.
+      const holdsInput = inputs.some((r) => r === outDir || r.startsWith(outDir + sep));
+      const scan = await scanInputs(inputs, (ext) => acceptsExtension(check, ext), holdsInput ? [] : [outDir], earlier);
+      rejected = scan.rejected;
+      skipped.push(...scan.duplicates, ...scan.results);
+      const reasons = await mapLimit(scan.inputs, 8, (i) => checkInput(check, i.path));
       for (const [n, input] of scan.inputs.entries()) {
         if (reasons[n]) {
           rejected.push({ path: input.path, reason: reasons[n]! });
@@ -456,7 +466,9 @@ export class Engine {
     const stem = renderName(template, { name: stemOf(inputPath, ''), tool: tool.id, ext: '__EXT__', batch: '', date: new Date() }, 0);
     for (const ext of KIND_EXTS[tool.result]) {
       const p = join(dir, stem.replace('__EXT__', ext));
-      if ((made.byOutput.get(p) ?? inputPath) === inputPath && (await exists(p))) return p;
+      // Made from another path: the same photo if it holds the same bytes (a folder dropped again in the web host arrives under a new path).
+      const from = made.byOutput.get(p) ?? inputPath;
+      if ((from === inputPath || (await sameBytes(from, inputPath))) && (await exists(p))) return p;
     }
     return null;
   }

@@ -1,5 +1,6 @@
 import type { Statement } from 'better-sqlite3';
 import { hostname } from 'node:os';
+import { sep } from 'node:path';
 import { keylessIdentity } from '../../../shared/contract/foundation.ts';
 import type { BatchRecord, JobRecord } from '../../../shared/contract/jobs.ts';
 import type { InvalidParam } from '../api/client.ts';
@@ -254,6 +255,15 @@ export class JobStore {
       for (const o of outs) byOutput.set(o, r.input);
     }
     return { byInput, byOutput };
+  }
+
+  /** Files finished jobs wrote into folders strictly inside `root` (not `root` itself), each with the tool that made it. */
+  resultsBelow(root: string): Map<string, string> {
+    const prefix = root.endsWith(sep) ? root : root + sep;
+    // Lengths counted by SQLite (characters), not by JS (UTF-16 units): an emoji in a path is one to SQLite, two to JS.
+    const rows = this.stmt("SELECT tool, outputs FROM jobs WHERE state = 'done' AND substr(out_dir, 1, length(?)) = ? AND length(out_dir) > length(?)")
+      .all(prefix, prefix, prefix) as { tool: string; outputs: string }[];
+    return new Map(rows.flatMap((r) => (JSON.parse(r.outputs) as string[]).map((o) => [o, r.tool] as const)));
   }
 
   list(q: { batchId?: string; state?: JobState; limit: number; offset: number }): { jobs: JobRow[]; total: number } {
