@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, statSync, writeFileSync } from 'node:fs';
+import { createReadStream, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { downloadToPart, TransientDownloadError } from '../../electron/core/downloads/download.ts';
@@ -19,6 +21,8 @@ afterAll(async () => {
 });
 
 const SIZE = 48 * 1024 * 1024 + 12345;
+/** Just past the size at which plain-HTTP bodies take the bare socket. */
+const RAW_SIZE = 33 * 1024 * 1024;
 const sha = async (p: string) => {
   const h = createHash('sha256');
   for await (const c of createReadStream(p)) h.update(c as Buffer);
@@ -94,5 +98,48 @@ describe('downloads into a part file', () => {
     await control(sb.url, 'faults', { truncateDownloads: true });
     await expect(downloadToPart(url, join(dir, 'small-truncated.part'))).rejects.toBeInstanceOf(TransientDownloadError);
     await control(sb.url, 'reset', {});
+  });
+
+  /**
+   * Not the Sandbox (it always states the length): a result server of the kind the bare socket
+   * meets, whose answers vary (a CDN's edges, a proxy): the first states the length, later ones
+   * come in chunks; `cut`: those chunks end, properly terminated, halfway.
+   */
+  async function unmeasuredServer(file: Buffer, cut = false): Promise<{ url: string; close: () => Promise<unknown> }> {
+    let answers = 0;
+    const server: Server = createServer((_req, res) => {
+      const first = answers++ === 0;
+      res.writeHead(200, { 'content-type': 'video/mp4', ...(first ? { 'content-length': file.length } : {}) });
+      res.end(!first && cut ? file.subarray(0, file.length / 2) : file);
+    });
+    await new Promise<void>((res) => server.listen(0, '127.0.0.1', res));
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/result.mp4`, close: () => new Promise((res) => server.close(res)) };
+  }
+  const fileOf = (size: number) => {
+    const file = Buffer.alloc(size);
+    for (let i = 0; i < file.length; i += 4096) file.writeUInt32BE(i, i);
+    return file;
+  };
+
+  it('a large file sent without its length to the bare socket (in chunks this time) is still downloaded whole', async () => {
+    const file = fileOf(RAW_SIZE);
+    const server = await unmeasuredServer(file);
+    try {
+      const part = join(dir, 'unmeasured.part');
+      const r = await downloadToPart(server.url, part);
+      expect(r).toMatchObject({ bytes: file.length, resumed: false, contentType: 'video/mp4' });
+      expect(readFileSync(part).equals(file)).toBe(true);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('such a file that stops short of the length stated a moment before is a cut transfer, not a result', async () => {
+    const server = await unmeasuredServer(fileOf(RAW_SIZE), true);
+    try {
+      await expect(downloadToPart(server.url, join(dir, 'unmeasured-cut.part'))).rejects.toThrow(`the file stopped at ${RAW_SIZE / 2} of ${RAW_SIZE} bytes`);
+    } finally {
+      await server.close();
+    }
   });
 });

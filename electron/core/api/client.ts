@@ -44,7 +44,8 @@ export class ApiError extends Error {
   describe(): string {
     const fields = this.invalidParams.map((p) => `${p.field} ${p.reason}`).join('; ');
     const base = this.status ? `${this.status} ${this.message}` : this.message;
-    return fields ? `${base}: ${fields}` : base;
+    // "Your request parameters didn't validate.: prompt …" reads as a typo: the fields follow the sentence.
+    return fields ? `${base.replace(/\.$/, '')}: ${fields}` : base;
   }
 }
 

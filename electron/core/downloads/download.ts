@@ -40,9 +40,30 @@ const transferWords = (err: unknown) => {
   return code ? networkWords(code) : (err as Error).message;
 };
 
+/**
+ * The bare socket's answer is the file but does not state its length (chunked, or a body that ends
+ * when the connection closes, as some servers send to `Connection: close`): the socket reader can
+ * neither decode it nor tell a whole file from a cut one. Never shown: node:http reads it instead.
+ */
+class UnmeasuredAnswer extends Error {
+  override name = 'UnmeasuredAnswer';
+}
+
 /** An answer of the result server that carries no file. */
-const badAnswer = (status: number) => new TransientDownloadError(`the result server answered HTTP ${status}${STATUS_CODES[status] ? ` ${STATUS_CODES[status]}` : ''} instead of the file`);
+const badAnswer = (status: number) => new TransientDownloadError(status
+  ? `the result server answered HTTP ${status}${STATUS_CODES[status] ? ` ${STATUS_CODES[status]}` : ''} instead of the file`
+  : 'the result server\'s answer could not be read (it did not start with an HTTP status line)');
 const truncated = (received: number, length: number) => new TransientDownloadError(`the file stopped at ${received} of ${length} bytes`);
+
+export interface DownloadOptions {
+  signal?: AbortSignal;
+  onBytes?: (n: number) => void;
+  timeoutMs?: number;
+  /** The caller just measured the part (a missing file costs an exception per stat). */
+  partBytes?: number;
+  /** Internal: the answer of a moment before stated this length; read through node:http this time. */
+  stated?: { status: number; length: number };
+}
 
 export interface DownloadResult {
   bytes: number;
@@ -67,8 +88,7 @@ export const sizeOf = async (p: string) => (await statOrNull(p))?.size ?? 0;
  * fewer bytes arrive than announced, so the caller resumes instead of keeping a truncated file.
  * The part is flushed to disk before this resolves.
  */
-export async function downloadToPart(url: string, partPath: string, opts: { signal?: AbortSignal; onBytes?: (n: number) => void; timeoutMs?: number; partBytes?: number } = {}): Promise<DownloadResult> {
-  // `partBytes`: the caller just measured the part (a missing file costs an exception per stat).
+export async function downloadToPart(url: string, partPath: string, opts: DownloadOptions = {}): Promise<DownloadResult> {
   const have = opts.partBytes ?? (await sizeOf(partPath));
   // Plain node:http (no client library): a multi-gigabyte body should cost no more than the socket
   // and the disk (got's stream layers cost two thirds of curl's throughput in bench/engine-download.ts).
@@ -101,13 +121,21 @@ export async function downloadToPart(url: string, partPath: string, opts: { sign
   }
   const resumed = status === 206 && have > 0;
   const length = Number(headerOf(response, 'content-length') ?? NaN);
-  if (u.protocol === 'http:' && length >= RAW_MIN_BYTES && !response.headers['transfer-encoding']) {
+  if (u.protocol === 'http:' && !opts.stated && length >= RAW_MIN_BYTES && !response.headers['transfer-encoding']) {
     // A large plain-HTTP body goes over its own socket, read into one reused buffer: node:http's
     // per-chunk buffers and parser cost ~40% of curl's throughput (bench/engine-download.ts).
     // Nothing of this response was written; the same range is asked again.
     response.destroy();
-    return rawDownload(u, partPath, have, opts);
+    try {
+      return await rawDownload(u, partPath, have, opts);
+    } catch (err) {
+      if (!(err instanceof UnmeasuredAnswer)) throw err;
+      // Asked again through node:http, which reads any body; checked against the length stated here.
+      return downloadToPart(url, partPath, { ...opts, partBytes: have, stated: { status, length } });
+    }
   }
+  // A body without a length is checked against the one the same request was answered with a moment before.
+  const expected = Number.isFinite(length) ? length : opts.stated?.status === status ? opts.stated.length : NaN;
   // Listened to from now on, while the part opens: a short body can arrive and its connection
   // close before the open completes.
   const opening = open(partPath, resumed ? 'a' : 'w');
@@ -121,7 +149,7 @@ export async function downloadToPart(url: string, partPath: string, opts: { sign
   }
   const fh = await opening;
   try {
-    if (Number.isFinite(length) && received < length) throw truncated(received, length);
+    if (Number.isFinite(expected) && received < expected) throw truncated(received, expected);
     // Every byte is written: flush the part before saying it is complete.
     await fh.sync();
   } finally {
@@ -234,7 +262,7 @@ const RAW_SLABS = 4;
  * (at most RAW_SLABS writes in flight; the socket pauses beyond), with write-back started every
  * SYNC_EVERY_BYTES and one fsync at the end. Memory: about 17 MB whatever the size.
  */
-async function rawDownload(u: URL, partPath: string, have: number, opts: { signal?: AbortSignal; onBytes?: (n: number) => void; timeoutMs?: number }): Promise<DownloadResult> {
+async function rawDownload(u: URL, partPath: string, have: number, opts: DownloadOptions): Promise<DownloadResult> {
   const readBuf = Buffer.allocUnsafe(RAW_READ_BYTES);
   const free: Buffer[] = Array.from({ length: RAW_SLABS }, () => Buffer.allocUnsafe(RAW_SLAB_BYTES));
   let slab: Buffer | null = free.pop()!;
@@ -325,7 +353,8 @@ async function rawDownload(u: URL, partPath: string, have: number, opts: { signa
     contentType = headers.get('content-type');
     length = Number(headers.get('content-length') ?? NaN);
     if (status === 410 || status === 403 || status === 404) failure = new ExpiredUrlError(status);
-    else if ((status !== 200 && status !== 206) || !Number.isFinite(length) || headers.has('transfer-encoding')) failure = badAnswer(status);
+    else if (status !== 200 && status !== 206) failure = badAnswer(status);
+    else if (!Number.isFinite(length) || headers.has('transfer-encoding')) failure = new UnmeasuredAnswer(`HTTP ${status} without a length`);
     if (failure) {
       sock.destroy();
       return false;
@@ -360,7 +389,7 @@ async function rawDownload(u: URL, partPath: string, have: number, opts: { signa
   while (writes > 0) await new Promise<void>((r) => drained.push(r));
   await syncing;
   try {
-    if (failure instanceof ExpiredUrlError) throw failure;
+    if (failure instanceof ExpiredUrlError || failure instanceof UnmeasuredAnswer) throw failure;
     if (failure && opts.signal?.aborted) throw failure;
     if (failure instanceof TransientDownloadError) throw failure;
     if (failure) throw interrupted(received, failure, partPath);

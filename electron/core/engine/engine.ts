@@ -636,8 +636,11 @@ export class Engine {
           });
           return;
         }
-        // The upload failed or the backend is unreachable: nothing was paid; try again shortly.
+        // An upload failed for now or the backend is unreachable: nothing was paid; the job says
+        // why it waits (the Queue, `mediadesk jobs`) and is tried again shortly.
         this.backoff(err instanceof ApiError ? err.retryAfterSec : undefined);
+        const reason = err instanceof ApiError ? refusedReason(err) : err instanceof Error ? err.message : String(err);
+        await this.write(() => this.store.patch(j.id, 'queued', { error: waitingMessage(reason) }));
         return;
       }
       attempt = { attemptId: randomUUID(), attempts: j.attempts + 1, error: null, invalid: null };

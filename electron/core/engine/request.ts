@@ -2,11 +2,11 @@ import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { imageSize } from 'image-size';
 import { isLocalPath, validateRequest, type Encoding, type Field, type ToolEntry } from '../../../shared/catalogue/index.ts';
-import type { InvalidParam } from '../api/client.ts';
+import { ApiError, type InvalidParam } from '../api/client.ts';
 import type { ToolClient } from '../api/tools.ts';
 import { checkBytes, inputCheckOf, type InputCheck } from '../batch/preflight.ts';
 import { fsErrorWords } from '../batch/fs-error.ts';
-import { inputGoneBad } from '../queue/job-messages.ts';
+import { inputGoneBad, uploadRefused } from '../queue/job-messages.ts';
 
 const MIME: Record<string, string> = { jpg: 'image/jpeg', jpeg: 'image/jpeg', jpe: 'image/jpeg', jfif: 'image/jpeg', png: 'image/png', webp: 'image/webp', mp4: 'video/mp4', mov: 'video/quicktime', mp3: 'audio/mpeg', wav: 'audio/wav' };
 export const mimeOf = (path: string) => MIME[extname(path).slice(1).toLowerCase()] ?? 'application/octet-stream';
@@ -103,7 +103,14 @@ async function encodeLocal(tool: ToolEntry, field: MediaField, path: string, cli
   if (enc === 'base64') return bytes.toString('base64');
   if (enc === 'dataUri') return `data:${mimeOfContent(path, bytes)};base64,${bytes.toString('base64')}`;
   if (enc === 'url') {
-    const up = await client.api.upload<{ id: string; url: string }>('/__sandbox/uploads', bytes, mimeOfContent(path, bytes));
+    const up = await client.api.upload<{ id: string; url: string }>('/__sandbox/uploads', bytes, mimeOfContent(path, bytes)).catch((err: unknown) => {
+      // Sending the same bytes again gets the same answer (too large, empty): the job fails, naming
+      // the file. Anything else (unreachable, busy, 408/429, 5xx) is thrown on, and the job waits.
+      if (err instanceof ApiError && err.kind === 'http' && err.status! >= 400 && err.status! < 500 && err.status !== 408 && err.status !== 429) {
+        throw new PreflightError(uploadRefused(path, err), [{ field: field.name, reason: `${path}: its upload was refused (HTTP ${err.describe()})` }]);
+      }
+      throw err;
+    });
     // A reference video travels as the uploaded-file id where the field takes one (as the
     // production service would have it); other fields get the Sandbox's loopback URL.
     return field.kind === 'mediaList' && field.encodings.includes('upload') && up.id.startsWith('upl_vid_') ? up.id : up.url;

@@ -42,6 +42,10 @@ export function refusedReason(err: { status?: number; describe(): string }): str
 /** An input that went bad between queuing and sending (deleted, changed): nothing was sent. */
 export const inputGoneBad = (path: string, problem: string) => `The input ${path} ${problem}; nothing was sent or paid. Restore or fix the file, then Retry (or Cancel the job).`;
 
+/** The upload of a local input the server turned down for good (a 4xx): no task was created. */
+export const uploadRefused = (path: string, err: { describe(): string }) =>
+  `The server refused the upload of the input ${path} (HTTP ${err.describe().replace(/\.$/, '')}); no task was created and nothing was paid. Fix or replace the file, then Retry (or Cancel the job).`;
+
 /** What the API said, for a message about a create: the status said as one. */
 export const apiProblem = (err: { status?: number; describe(): string }) => (err.status ? `the server answered HTTP ${err.describe()}` : err.describe());
 
