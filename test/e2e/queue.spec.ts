@@ -134,7 +134,8 @@ test('a batch started on another backend waits for it and says so, in its row, a
     await desk(host, 'jobs.pause', {});
     const more = mkdtempSync(join(tmpdir(), 'md-queue-key-'));
     await makeImages(more, 1);
-    await desk(host, 'batches.start', { tool: 'upscaler-precision', inputs: [more], params: {} });
+    // Its own output folder: the same bytes upscaled into the first batch's folder already have a result there.
+    await desk(host, 'batches.start', { tool: 'upscaler-precision', inputs: [more], params: {}, outDir: mkdtempSync(join(tmpdir(), 'md-queue-key-out-')) });
     await desk(host, 'key.set', { key: 'sandbox-admin' });
     await desk(host, 'jobs.resume', {});
     const ADMIN = createHash('sha256').update('sandbox-admin').digest('hex').slice(0, 8);
