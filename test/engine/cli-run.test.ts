@@ -189,7 +189,7 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     const out = join(dir, 'out-timeout');
     const gaveUp = await runCli(['run', 'upscaler-precision', input, '--out', out, '--timeout', '2s'], { env: cliEnv(home, `http://127.0.0.1:${port}`) });
     expect(gaveUp.code).toBe(124);
-    expect(notes(gaveUp.err).at(-1)).toBe('gave up after 2s (--timeout): 0 of 2 done; the last create was refused: cannot reach the server: it refused the connection (ECONNREFUSED); '
+    expect(notes(gaveUp.err).at(-1)).toBe('gave up after 2s (--timeout): 0 of 2 done; still waiting: cannot reach the server: it refused the connection (ECONNREFUSED); '
       + 'the rest stay queued: run the same command again to resume (nothing is submitted twice)');
     expect(existsSync(out)).toBe(false);
 

@@ -116,7 +116,7 @@ export const runCommand: CliCommand = {
           // refused or could not be reached: the likely reason a limit was set.
           await engine.stop();
           const { waiting } = countStates(engine, started.jobIds);
-          ctx.stderr.write(`gave up after ${args.timeout!.label} (--timeout): ${counts.done} of ${started.jobIds.length} done${waiting ? `; the last create was refused: ${oneLine(waiting)}` : ''}; `
+          ctx.stderr.write(`gave up after ${args.timeout!.label} (--timeout): ${counts.done} of ${started.jobIds.length} done${waiting ? `; still waiting: ${oneLine(waiting)}` : ''}; `
             + 'the rest stay queued: run the same command again to resume (nothing is submitted twice)\n');
           return TIMED_OUT;
         }
