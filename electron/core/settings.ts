@@ -122,7 +122,10 @@ export class SettingsService extends EventEmitter<{ changed: [Settings] }> {
   }
 
   get(): Settings {
-    return readSettings(this.file.store).settings;
+    // Read on every request and engine tick: the per-key pass runs only when the whole file fails.
+    const raw = this.file.store;
+    const whole = settingsSchema.safeParse(raw);
+    return whole.success ? whole.data : readSettings(raw).settings;
   }
 
   set(patch: SettingsPatch): Settings {
