@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { expect, test, type Locator, type Page } from '@playwright/test';
 import sharp from 'sharp';
 import { newHome, startHost, type HostHandle } from './host.ts';
@@ -41,10 +41,10 @@ async function openFamily(page: Page, label: string, variant?: string) {
 /** The file picker of a single media field of the settings form (start frame, end frame, image). */
 const framePicker = (page: Page, field: string) => page.getByTestId('tool-form').locator(`[data-field="${field}"] input[type="file"]`);
 
-/** Picks a local image into a ToolForm media field and waits until it is encoded into the form. */
+/** Picks a local image into a ToolForm media field and waits until the form holds it as a file the core reads. */
 async function pickFrame(page: Page, field: string, file: string) {
   await framePicker(page, field).setInputFiles(file);
-  await expect(page.getByTestId(`field-${field}`)).toHaveValue(/encoded file, \d+ KB/);
+  await expect(page.getByTestId(`field-${field}`)).toHaveValue(new RegExp(`/${basename(file).replace('.', '\\.')}$`));
 }
 
 /** The newest result row whose prompt (or input name) contains `text`. */

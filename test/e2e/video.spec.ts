@@ -304,6 +304,57 @@ test('a start or end frame given as a URL is probed before anything is paid for:
   expect(errors).toEqual([]);
 });
 
+test('a start or end frame picked as a file is probed by its content, not its name or the picker: refused on its field, Submit held, the core refuses it too', async ({ page }) => {
+  const errors = watchErrors(page);
+  // Each named .png, so the picker's type filter lets every one through: only the content tells.
+  const file = (name: string) => join(dir, name);
+  await sharp({ create: { width: 640, height: 480, channels: 3, background: '#226644' } }).gif().toFile(file('picked-dusk.png'));
+  await sharp({ create: { width: 640, height: 480, channels: 3, background: '#446622' } }).webp().toFile(file('picked-noon.png'));
+  writeFileSync(file('picked-signin.png'), '<!doctype html><title>Sign in to view this file</title>');
+  await sharp({ create: { width: 640, height: 480, channels: 3, background: '#664422' } }).png().toFile(file('picked-dawn.png'));
+  const creates = async () => ((await (await fetch(`${sandbox.url}/__sandbox/stats`)).json()) as { creates: Record<string, Record<string, number>> }).creates;
+  const before = JSON.stringify(await creates());
+  const picker = (field: string) => page.getByTestId('tool-form').locator(`[data-field="${field}"] input[type="file"]`);
+
+  await openFamily(page, '2.x generation');
+  await page.getByTestId('field-prompt').fill('Dusk turns to dawn');
+  await picker('image').setInputFiles(file('picked-dusk.png'));
+  await expect(page.getByTestId('field-image')).toHaveValue(/\/picked-dusk\.png$/);
+  await expect(page.getByTestId('error-image')).toHaveText('picked-dusk.png: format gif is not JPG or PNG (rule image.format)');
+  await expect(page.getByTestId('submit')).toBeDisabled();
+  // A web page saved under an image's name is named too.
+  await picker('image_end').setInputFiles(file('picked-signin.png'));
+  await expect(page.getByTestId('error-image_end')).toContainText('picked-signin.png: not a video or image this app can read');
+  await expect(page.getByTestId('error-image_end')).toContainText('rule probe');
+  await expect(page.getByTestId('submit-status')).toContainText('2 problems to fix');
+
+  // Past the form, the core reads the same file and refuses the batch.
+  const raw = await rawStart(page, { tool: 'i2v-endframe', params: { image: file('picked-dusk.png') } });
+  expect(raw.error?.invalid).toEqual([{ field: 'image', reason: 'picked-dusk.png: format gif is not JPG or PNG (rule image.format)' }]);
+
+  // Real PNGs pass, as they did.
+  await picker('image').setInputFiles(file('picked-dawn.png'));
+  await picker('image_end').setInputFiles(file('picked-dawn.png'));
+  await expect(page.getByTestId('error-image')).toHaveCount(0);
+  await expect(page.getByTestId('error-image_end')).toHaveCount(0);
+  await expect(page.getByTestId('submit')).toBeEnabled();
+
+  // After a first Submit the button stays enabled; a refused frame still holds it.
+  await openFamily(page, 'Lite');
+  await page.getByTestId('variant-select').selectOption('lite-i2v');
+  await page.getByTestId('submit').click();
+  await expect(page.getByTestId('error-image')).toContainText('is required');
+  await page.getByTestId('field-prompt').fill('Noon light over the dunes');
+  await picker('image').setInputFiles(file('picked-noon.png'));
+  await expect(page.getByTestId('error-image')).toHaveText('picked-noon.png: format webp is not JPG or PNG (rule image.format)');
+  await page.getByTestId('submit').click();
+  await expect(page.getByTestId('field-image')).toBeFocused();
+  await expect(page.getByTestId('start-error')).toHaveCount(0);
+  await expect(page.getByTestId('submit-status')).toContainText('1 problem to fix');
+  expect(JSON.stringify(await creates())).toBe(before);
+  expect(errors).toEqual([]);
+});
+
 test('Submit with a field to fix takes the keyboard to that field', async ({ page }) => {
   const errors = watchErrors(page);
   await openFamily(page, 'Lite');
