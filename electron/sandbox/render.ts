@@ -165,7 +165,11 @@ export async function describeImage(ref: string, disk: DiskStore): Promise<strin
   const bytes = await loadInput(ref, disk);
   const meta = await sharp(bytes).metadata();
   const { width, height } = meta.autoOrient;
-  const { dominant, channels } = await sharp(bytes).stats();
+  // Measured on 8-bit sRGB without alpha: the raw channels of a 16-bit PNG run to 65535, a CMYK
+  // JPEG's are ink (C, M, Y), and a grey image with alpha has two (grey, alpha). stats() reads the
+  // input, not the pipeline, so the normalised pixels are materialised first.
+  const { data, info } = await sharp(bytes).removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
+  const { dominant, channels } = await sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels } }).stats();
   const { r, g, b } = dominant;
   const max = Math.max(r, g, b);
   const min = Math.min(r, g, b);

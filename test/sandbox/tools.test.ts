@@ -303,6 +303,26 @@ describe('real results', () => {
     const u = await runTool('image-to-prompt', { image: imageUrl });
     expect(u.generated[0]).toMatch(/64x48/);
   });
+  it('image-to-prompt judges tone and colour alike for 16-bit, CMYK and grey-with-alpha images as for 8-bit RGB', async () => {
+    const solid = (r: number, g: number, b: number) => sharp({ create: { width: 64, height: 48, channels: 3, background: { r, g, b } } });
+    const describe = async (bytes: Buffer, type: string) => (await runTool('image-to-prompt', { image: `data:image/${type};base64,${bytes.toString('base64')}` })).generated[0];
+    const dark = 'A very dark landscape image (64x48) dominated by black tones, low contrast, ';
+    // A 16-bit PNG's channels run to 65535: read as 8-bit it was "high-key".
+    const png16 = await solid(40, 40, 40).toColourspace('rgb16').png().toBuffer();
+    expect((await sharp(png16).metadata()).depth).toBe('ushort');
+    expect(await describe(png16, 'png')).toBe(await describe(await solid(40, 40, 40).png().toBuffer(), 'png'));
+    expect(await describe(png16, 'png')).toBe(`${dark}photographic composition, detailed, sharp focus`);
+    // A CMYK JPEG's first channels are ink: a pale print read as C, M, Y was "very dark".
+    const cmyk = await solid(235, 235, 235).toColourspace('cmyk').jpeg({ quality: 95 }).toBuffer();
+    expect((await sharp(cmyk).metadata()).space).toBe('cmyk');
+    expect(await describe(cmyk, 'jpeg')).toMatch(/^A high-key landscape image \(64x48\) dominated by white tones, low contrast, photographic/);
+    const blue = await solid(30, 60, 200).toColourspace('cmyk').jpeg({ quality: 95 }).toBuffer();
+    expect(await describe(blue, 'jpeg')).toMatch(/ dominated by blue tones, /);
+    // Grey with alpha has two channels: the alpha (opaque, 255) was averaged in as if a colour.
+    const greyAlpha = await sharp({ create: { width: 64, height: 48, channels: 4, background: { r: 30, g: 30, b: 30, alpha: 1 } } }).toColourspace('b-w').png().toBuffer();
+    expect((await sharp(greyAlpha).metadata()).channels).toBe(2);
+    expect(await describe(greyAlpha, 'png')).toBe(`${dark}with transparency, photographic composition, detailed, sharp focus`);
+  });
   it('a phone photo (stored landscape, EXIF-rotated to portrait) stays portrait in every result', async () => {
     const phone = await sharp({ create: { width: 80, height: 40, channels: 3, background: '#3070c0' } }).jpeg().withMetadata({ orientation: 6 }).toBuffer();
     const up = await imageAt((await runTool('upscaler-precision', { image: phone.toString('base64'), scale_factor: 2 })).generated[0]);
