@@ -134,6 +134,8 @@ export function registerApps(app: FastifyInstance, state: SandboxState): void {
   });
   app.get('/v1/ai/apps/:appId', async (req: FastifyRequest<{ Params: { appId: string } }>, reply) => {
     if (!enterpriseOnly(req, reply)) return reply;
+    const hold = state.faults.current.appDetailDelayMs;
+    if (hold > 0) await new Promise((res) => setTimeout(res, hold));
     const a = APPS.find((x) => x.id === req.params.appId);
     return a ? { data: state.appCosts.served(a) } : sendError(reply, 404, 'App not found');
   });

@@ -24,6 +24,8 @@ export interface Faults {
    * charged): the server took the run, the 202 is still on its way. 0 = answer at once.
    */
   appRunAnswerDelayMs: number;
+  /** How long the answer to an app's definition (`GET /v1/ai/apps/{id}`) is held: a slow server while a form loads. 0 = at once. */
+  appDetailDelayMs: number;
   /** The `error_message` of a failed app run, when not the Sandbox's own: a server's text, whatever it holds. */
   appRunFailureMessage: string | null;
 }
@@ -36,7 +38,7 @@ export const DEFAULT_TASK_DURATION_MS = 3000;
 export function defaultFaults(taskDurationMs = DEFAULT_TASK_DURATION_MS): Faults {
   return {
     taskDurationMs, failureRate: 0, rate429: 0, retryAfterSec: 1, rate500: 0, rate503: 0, resetRate: 0,
-    slowDownloadBytesPerSec: 0, truncateDownloads: false, expireResultUrls: false, appRunEnding: 'completed', appRunAnswerDelayMs: 0, appRunFailureMessage: null,
+    slowDownloadBytesPerSec: 0, truncateDownloads: false, expireResultUrls: false, appRunEnding: 'completed', appRunAnswerDelayMs: 0, appDetailDelayMs: 0, appRunFailureMessage: null,
   };
 }
 
@@ -54,6 +56,7 @@ export const faultsPatchSchema = z.object({
   expireResultUrls: z.boolean(),
   appRunEnding: z.enum(APP_RUN_ENDINGS),
   appRunAnswerDelayMs: z.number().int().min(0).max(600_000),
+  appDetailDelayMs: z.number().int().min(0).max(600_000),
   appRunFailureMessage: z.string().min(1).max(2000).nullable(),
 }).partial().strict();
 

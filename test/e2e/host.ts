@@ -13,6 +13,8 @@ export interface HostHandle {
   child: ChildProcess;
   /** Everything the host printed (stdout and stderr), for tests that check what never appears in a log. */
   output(): string;
+  /** What the host printed on stderr alone (warnings and notes). */
+  stderr(): string;
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
@@ -45,6 +47,7 @@ export async function startHost(home: string, env: NodeJS.ProcessEnv = {}, port 
     home,
     child,
     output: () => all,
+    stderr: () => stderr,
     stop: (signal = 'SIGTERM') =>
       new Promise((resolve) => {
         if (child.exitCode !== null) return resolve();

@@ -187,6 +187,28 @@ test('workflow apps: an app that cannot be loaded says so with a retry; the form
   expect(errors).toEqual([]);
 });
 
+test('workflow apps: while an app\'s form loads, a status says so; then the form takes its place', async ({ page }) => {
+  const errors = watchErrors(page);
+  // Every app definition answered 3 s late, as from a slow server.
+  await openAppsOnOwnSandbox(page, (url) => setFaults(url, { appDetailDelayMs: 3000 }));
+  // The first app opens with the screen: its name said in a status (announced), no form yet.
+  const loadingFirst = page.getByRole('status').filter({ hasText: 'Loading Product shot studio…' });
+  await expect(loadingFirst).toBeVisible();
+  await expect(page.getByRole('heading', { name: 'Product shot studio' })).toHaveCount(0);
+  await expect(page.getByRole('heading', { name: 'Product shot studio' })).toBeVisible();
+  await expect(loadingFirst).toHaveCount(0);
+  await expect(page.getByTestId('app-loading')).toHaveCount(0);
+  // Another app clicked: its own loading status, and the form before does not stand in for it.
+  await page.getByTestId('app-jM4nX8sc').click();
+  const loadingNext = page.getByRole('status').filter({ hasText: 'Loading Jingle maker…' });
+  await expect(loadingNext).toBeVisible();
+  await expect(page.getByRole('heading', { name: 'Product shot studio' })).toHaveCount(0);
+  await expect(page.getByRole('heading', { name: 'Jingle maker' })).toBeVisible();
+  await expect(page.getByTestId('input-brief')).toBeVisible();
+  await expect(loadingNext).toHaveCount(0);
+  expect(errors).toEqual([]);
+});
+
 test('workflow apps: a late answer for the app clicked before does not replace the form of the app clicked last', async ({ page }) => {
   const errors = watchErrors(page);
   host = await startHost(newHome());

@@ -50,6 +50,26 @@ describe('walking a dropped folder', () => {
     expect(r.rejected[0].reason).toBe('is a broken link (it no longer exists)');
   });
 
+  it('a loop of links (one naming itself, two naming each other) ends the walk of that name: each is reported by name, as a loop', async () => {
+    const root = folder(['shoot/a.png']);
+    const shoot = join(root, 'shoot');
+    symlinkSync(join(shoot, 'self.png'), join(shoot, 'self.png'));
+    symlinkSync(join(shoot, 'pong.png'), join(shoot, 'ping.png'));
+    symlinkSync(join(shoot, 'ping.png'), join(shoot, 'pong.png'));
+    symlinkSync(join(root, 'gone'), join(shoot, 'gone-folder'));
+    const r = await scanInputs([shoot, join(shoot, 'self.png')], images);
+    expect(rel(root, r.inputs)).toEqual(['shoot/a.png']);
+    const loop = 'it is a link that leads back to itself';
+    expect(r.rejected.map((x) => [relative(root, x.path), x.reason])).toEqual([
+      ['shoot/gone-folder', 'is a broken link (it no longer exists)'],
+      ['shoot/ping.png', `is a broken link (${loop})`],
+      ['shoot/pong.png', `is a broken link (${loop})`],
+      ['shoot/self.png', `is a broken link (${loop})`],
+      // Chosen itself (typed or dropped by path), not met in a folder.
+      ['shoot/self.png', `cannot be read (${loop})`],
+    ]);
+  });
+
   it('prefers a file’s real name to a link met in the same folder', async () => {
     const root = folder(['photo.png']);
     symlinkSync(join(root, 'photo.png'), join(root, 'a-shortcut.png'));

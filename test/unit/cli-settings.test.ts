@@ -32,6 +32,31 @@ describe('mediadesk settings', () => {
     }
   });
 
+  it('a stored value with control characters (edited into settings.json by hand) is printed escaped; the listing stays valid JSON', async () => {
+    const own = mkdtempSync(join(tmpdir(), 'cli-settings-raw-'));
+    const stored = { outputDir: '/tmp/shoot\n\u001b[2Jday\r1\u007f', namingTemplate: '{name}\u001b[31m.{ext}', perToolConcurrency: { 'im\u007fage': 2 } };
+    writeFileSync(join(own, 'settings.json'), JSON.stringify(stored));
+    const run = (args: string[]) => runCli(['settings', ...args], { env: { MEDIADESK_HOME: own } });
+    expect(await run(['get', 'outputDir'])).toEqual({ code: 0, out: '/tmp/shoot\\n\\x1b[2Jday\\r1\\x7f\n', err: '' });
+    expect(await run(['get', 'namingTemplate'])).toEqual({ code: 0, out: '{name}\\x1b[31m.{ext}\n', err: '' });
+    expect(await run(['get', 'perToolConcurrency'])).toEqual({ code: 0, out: '{"im\\u007fage":2}\n', err: '' });
+    const all = await run(['get']);
+    expect([all.code, all.err]).toEqual([0, '']);
+    // Only the listing's own line breaks: no control character of the values reaches the terminal.
+    expect(all.out.replace(/\n/g, '')).not.toMatch(/[\u0000-\u001f\u007f]/);
+    expect(JSON.parse(all.out)).toMatchObject(stored);
+    rmSync(own, { recursive: true, force: true });
+  });
+
+  it('an unreadable settings file in a folder whose name holds control characters: the warning names it escaped, on one line', async () => {
+    const own = mkdtempSync(join(tmpdir(), 'cli-settings-\u001b[31m\n-'));
+    writeFileSync(join(own, 'settings.json'), '{"theme": "dark",');
+    const got = await runCli(['settings', 'get', 'theme'], { env: { MEDIADESK_HOME: own } });
+    expect([got.code, got.out]).toEqual([0, 'system\n']);
+    expect(got.err).toMatch(/^warning: \S*cli-settings-\\x1b\[31m\\n-\S*settings\.json is not valid JSON \(.+\); these are the defaults \(the file is left as it is\)\n$/);
+    rmSync(own, { recursive: true, force: true });
+  });
+
   it('an unreadable settings file: get warns and shows the defaults, set keeps the file aside and says where', async () => {
     const own = mkdtempSync(join(tmpdir(), 'cli-settings-bad-'));
     const file = join(own, 'settings.json');

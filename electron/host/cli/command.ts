@@ -25,16 +25,8 @@ export interface CliCommand {
   run(ctx: CliContext): Promise<number>;
 }
 
-const CONTROL = /[\u0000-\u001f\u007f]/g;
-const ESCAPES: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
-
-/**
- * Text for one line of output: a file name may hold a newline or other control characters (legal
- * on macOS and Linux), which would split one `rejected PATH: reason` line in two for the script
- * reading it, or move the terminal's cursor. They are shown escaped, as `\n` or `\x1b`.
- */
-export const oneLine = (s: string): string =>
-  s.replace(CONTROL, (c) => ESCAPES[c] ?? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+// Shared with the web host, which prints the same notes on stderr.
+export { oneLine } from '../text.ts';
 
 /** Waits while the reader is behind: thousands of rows into a slow pipe are not all held in memory. */
 export async function write(out: Writable, s: string): Promise<void> {

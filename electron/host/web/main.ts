@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { dataHome } from '../../core/paths.ts';
 import { startWebHost } from './server.ts';
+import { ignoredSettingNote, unreadableSettingsWarning } from '../text.ts';
 
 const { values } = parseArgs({ options: { port: { type: 'string' }, renderer: { type: 'string' } } });
 const port = values.port === undefined ? 0 : Number(values.port);
@@ -14,8 +15,10 @@ const host = await startWebHost({ home: dataHome(), port, rendererDir: values.re
 process.stdout.write(`${host.url}\n`);
 const status = await host.core.backend.status();
 process.stdout.write(`data folder ${dataHome()}; backend: ${status.reason}\n`);
-const { unreadable } = host.core.settings.fileState();
-if (unreadable) process.stderr.write(`warning: ${unreadable}; using the default settings and leaving the file as it is until a setting is saved\n`);
+// Said once, at start: the Settings screen names them too, but a host started from a script has only this.
+const { unreadable, ignored } = host.core.settings.fileState();
+if (unreadable) process.stderr.write(unreadableSettingsWarning(unreadable, 'using the default settings and leaving the file as it is until a setting is saved'));
+for (const i of ignored) process.stderr.write(ignoredSettingNote(i));
 
 let closing = false;
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {

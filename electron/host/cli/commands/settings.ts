@@ -2,7 +2,7 @@ import { oneLine, UsageError, type CliCommand } from '../command.ts';
 import { openConfStore, SettingsService } from '../../../core/settings.ts';
 import { DeskError } from '../../../../shared/contract/define.ts';
 import { settingsSchema } from '../../../../shared/settings.ts';
-import { ignoredSettingText } from '../../../../shared/contract/foundation.ts';
+import { ignoredSettingNote, terminalJson, unreadableSettingsWarning } from '../../text.ts';
 
 /** Shell strings to typed values: numbers, booleans and JSON objects as such, the rest as text. */
 function parseValue(raw: string): unknown {
@@ -31,14 +31,16 @@ export const settingsCommand: CliCommand = {
       if (args.length > 1) throw new UsageError('settings get takes at most one name');
       if (args[0] !== undefined && !names.includes(args[0])) throw new UsageError(`unknown setting "${oneLine(args[0])}" (known: ${names.join(', ')})`);
       const { unreadable, ignored } = settings.fileState();
-      if (unreadable) ctx.stderr.write(`warning: ${unreadable}; these are the defaults (the file is left as it is)\n`);
+      if (unreadable) ctx.stderr.write(unreadableSettingsWarning(unreadable, 'these are the defaults (the file is left as it is)'));
       // The value shown is not the one in the file: said on stderr, so stdout stays the value for scripts.
-      for (const i of ignored) if (args[0] === undefined || i.name === args[0]) ctx.stderr.write(`note: ${oneLine(ignoredSettingText(i))}\n`);
+      for (const i of ignored) if (args[0] === undefined || i.name === args[0]) ctx.stderr.write(ignoredSettingNote(i));
+      // A value edited into the file by hand (a folder name with a newline or an escape sequence)
+      // is shown escaped: raw, it would move the terminal's cursor or split a script's one line.
       if (args[0] !== undefined) {
         const v = all[args[0]];
-        ctx.stdout.write(`${typeof v === 'string' ? v : JSON.stringify(v)}\n`);
+        ctx.stdout.write(`${typeof v === 'string' ? oneLine(v) : terminalJson(v)}\n`);
       } else {
-        ctx.stdout.write(`${JSON.stringify(all, null, 2)}\n`);
+        ctx.stdout.write(`${terminalJson(all, 2)}\n`);
       }
       return 0;
     }
