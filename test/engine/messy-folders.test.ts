@@ -258,6 +258,30 @@ describe('messy folders', () => {
     expect(creates(await control(sb.url, 'stats'))).toBe(4);
   });
 
+  it('the same folder dropped again after the first copy was cleared from the inbox is still not paid for again; a retouched photo of the same size is', async () => {
+    const { dir, e, out } = setup();
+    const drop = (id: string) => join(dir, 'home', 'inbox', id, 'shoot');
+    const [a, b] = await makeImages(drop('d1'), ['a.png', 'sub/b.png'], 40);
+    const r1 = await e.startBatch({ tool: 'upscaler-precision', inputs: [drop('d1')], outDir: out });
+    e.start();
+    await settle(e, r1.jobIds);
+    const sent = { a: readFileSync(a), b: readFileSync(b) };
+    // The first drop's copy is gone (the inbox cleared to free space); the photos are dropped again.
+    rmSync(join(dir, 'home', 'inbox', 'd1'), { recursive: true });
+    mkdirSync(join(drop('d2'), 'sub'), { recursive: true });
+    writeFileSync(join(drop('d2'), 'a.png'), sent.a);
+    // b retouched since: other pixels, the same size.
+    const retouched = await sharp({ create: { width: 40, height: 40, channels: 3, background: { r: 1, g: 0, b: 78 } } }).png().toBuffer();
+    expect([retouched.length, retouched.equals(sent.b)]).toEqual([sent.b.length, false]);
+    writeFileSync(join(drop('d2'), 'sub', 'b.png'), retouched);
+    const r2 = await e.startBatch({ tool: 'upscaler-precision', inputs: [drop('d2')], outDir: out });
+    expect(r2.skipped).toEqual([{ path: join(drop('d2'), 'a.png'), reason: `its output ${join(out, 'a_upscaler-precision.png')} already exists` }]);
+    expect([r2.queued, r2.rejected]).toEqual([1, []]);
+    await settle(e, r2.jobIds);
+    expect(e.store.byIds(r2.jobIds).map((j) => [j.inputPath, j.state])).toEqual([[join(drop('d2'), 'sub', 'b.png'), 'done']]);
+    expect(creates(await control(sb.url, 'stats'))).toBe(3);
+  });
+
   it('a new input never resumes the part file another job left for Retry under the same name', async () => {
     const { dir, input, out } = setup();
     const e = sb.engine(join(dir, 'home2'), { downloadAttempts: 1 });

@@ -8,7 +8,7 @@ import { EnvelopeError, ToolClient, type TaskEnvelope } from '../api/tools.ts';
 import { acceptsExtension, checkInput, inputCheckOf } from '../batch/preflight.ts';
 import { mapLimit } from '../../../shared/concurrency.ts';
 import { scanInputs } from '../batch/scan.ts';
-import { sameBytes } from '../batch/same-bytes.ts';
+import { fileDigest, samePhoto, sha256Of } from '../batch/same-bytes.ts';
 import { canonicalPath } from '../paths.ts';
 import { fromAnotherSandbox } from '../backend.ts';
 import type { Db } from '../db/open.ts';
@@ -464,11 +464,14 @@ export class Engine {
     for (const p of made.byInput.get(inputPath) ?? []) if (await exists(p)) return p;
     const dir = outputDirOf(outDir, relDir);
     const stem = renderName(template, { name: stemOf(inputPath, ''), tool: tool.id, ext: '__EXT__', batch: '', date: new Date() }, 0);
+    let digest: Promise<string> | undefined;
+    const digestOfInput = () => (digest ??= fileDigest(inputPath));
     for (const ext of KIND_EXTS[tool.result]) {
       const p = join(dir, stem.replace('__EXT__', ext));
+      if (!(await exists(p))) continue;
       // Made from another path: the same photo if it holds the same bytes (a folder dropped again in the web host arrives under a new path).
-      const from = made.byOutput.get(p) ?? inputPath;
-      if ((from === inputPath || (await sameBytes(from, inputPath))) && (await exists(p))) return p;
+      const from = made.byOutput.get(p);
+      if (!from || (await samePhoto(from, inputPath, digestOfInput))) return p;
     }
     return null;
   }
@@ -621,13 +624,17 @@ export class Engine {
     const slugs = j.snapshot.slugs as Slugs;
     let params: Record<string, unknown>;
     let attempt: JobPatch;
+    let sent: JobPatch = {};
     this.preparing.set(j.id, j.tool);
     try {
       try {
         const target = await this.o.target();
         // Picked for the backend of the last tick; if it changed since, the next tick picks again.
         if (this.o.identity && (await this.o.identity()) !== this.here) return;
-        params = await buildParams(tool, j.params, j.inputPath, this.tools, isLoopback(target.baseUrl));
+        params = await buildParams(tool, j.params, j.inputPath, this.tools, isLoopback(target.baseUrl), (bytes) => {
+          // What the result will be made from: a later drop of the same photo is known by it (samePhoto).
+          sent = { inputSize: bytes.length, inputSha256: sha256Of(bytes) };
+        });
       } catch (err) {
         if (err instanceof PreflightError) {
           // Through submitting, so the state machine's one path to failed is kept; nothing was sent.
@@ -643,7 +650,7 @@ export class Engine {
         await this.write(() => this.store.patch(j.id, 'queued', { error: waitingMessage(reason) }));
         return;
       }
-      attempt = { attemptId: randomUUID(), attempts: j.attempts + 1, error: null, invalid: null };
+      attempt = { attemptId: randomUUID(), attempts: j.attempts + 1, error: null, invalid: null, ...sent };
       // Committed before the request leaves (write() resolves after the commit).
       if (!(await this.write(() => this.store.move(j.id, 'queued', 'submitting', attempt)))) return;
     } finally {
