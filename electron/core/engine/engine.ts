@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { getTool, isLocalPath, resolvePaths, validateRequest, type Slugs, type ToolEntry } from '../../../shared/catalogue/index.ts';
+import { getTool, isLocalPath, resolvePaths, TOOLS, validateRequest, type Slugs, type ToolEntry } from '../../../shared/catalogue/index.ts';
 import type { BatchRecord, BatchStartResult, JobRecord, JobsChanged, QueueStatus } from '../../../shared/contract/jobs.ts';
 import { DeskError } from '../../../shared/contract/define.ts';
-import { isAbsolutePath, type Settings } from '../../../shared/settings.ts';
+import { DEFAULT_SETTINGS, isAbsolutePath, type Settings } from '../../../shared/settings.ts';
 import { ApiClient, ApiError, type ApiTarget, type ClientOptions } from '../api/client.ts';
 import { EnvelopeError, ToolClient, type TaskEnvelope } from '../api/tools.ts';
 import { acceptsExtension, checkInput, inputCheckOf } from '../batch/preflight.ts';
@@ -14,7 +14,7 @@ import { fromAnotherSandbox } from '../backend.ts';
 import type { Db } from '../db/open.ts';
 import { exists, removeQuietly } from '../downloads/download.ts';
 import { assertOutputFolder } from '../output-folder.ts';
-import { KIND_EXTS, outputDirOf, partPathOf, renderName, stemOf } from '../downloads/naming.ts';
+import { KIND_EXTS, outputDirOf, partPathOf, renderName, resultNameReader, stemOf } from '../downloads/naming.ts';
 import { ACTIVE_STATES, ATTENTION, REQUEUE_FRESH, type JobState } from '../queue/states.ts';
 import { apiProblem, canceledMessage, createRefused, downloadFailed, refusedReason, taskFailed, waitingMessage } from '../queue/job-messages.ts';
 import { JobStore, toJobRecord, type DoneOutputs, type JobPatch, type JobRow, type NewJob } from '../queue/store.ts';
@@ -365,7 +365,10 @@ export class Engine {
       for (const path of made.byOutput.keys()) earlier.set(path, `is a result of an earlier ${tool.id} batch into this output folder`);
       // An output folder that is (or holds) a chosen folder, results beside the photos: walked, its results skipped by name.
       const holdsInput = inputs.some((r) => r === outDir || r.startsWith(outDir + sep));
-      const scan = await scanInputs(inputs, (ext) => acceptsExtension(check, ext), holdsInput ? [] : [outDir], earlier);
+      // Results the queue does not know (a fresh data folder, another machine's, a drop the web host copied anew) are known by
+      // name, as this template or the default one (another machine's) writes them, beside the photo they are named after.
+      const byName = resultNameReader([settings.namingTemplate, DEFAULT_SETTINGS.namingTemplate], TOOLS);
+      const scan = await scanInputs(inputs, (ext) => acceptsExtension(check, ext), holdsInput ? [] : [outDir], earlier, byName);
       rejected = scan.rejected;
       skipped.push(...scan.duplicates, ...scan.results);
       const reasons = await mapLimit(scan.inputs, 8, (i) => checkInput(check, i.path));
