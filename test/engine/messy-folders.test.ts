@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Engine } from '../../electron/core/engine/engine.ts';
@@ -256,6 +256,83 @@ describe('messy folders', () => {
     ]);
     await settle(e, r2.jobIds);
     expect(creates(await control(sb.url, 'stats'))).toBe(4);
+  });
+
+  it('the same folder dropped again after the first copy was cleared from the inbox is still not paid for again; a retouched photo of the same size is', async () => {
+    const { dir, e, out } = setup();
+    const drop = (id: string) => join(dir, 'home', 'inbox', id, 'shoot');
+    const [a, b] = await makeImages(drop('d1'), ['a.png', 'sub/b.png'], 40);
+    const r1 = await e.startBatch({ tool: 'upscaler-precision', inputs: [drop('d1')], outDir: out });
+    e.start();
+    await settle(e, r1.jobIds);
+    const sent = { a: readFileSync(a), b: readFileSync(b) };
+    // The first drop's copy is gone (the inbox cleared to free space); the photos are dropped again.
+    rmSync(join(dir, 'home', 'inbox', 'd1'), { recursive: true });
+    mkdirSync(join(drop('d2'), 'sub'), { recursive: true });
+    writeFileSync(join(drop('d2'), 'a.png'), sent.a);
+    // b retouched since: other pixels, the same size.
+    const retouched = await sharp({ create: { width: 40, height: 40, channels: 3, background: { r: 1, g: 0, b: 78 } } }).png().toBuffer();
+    expect([retouched.length, retouched.equals(sent.b)]).toEqual([sent.b.length, false]);
+    writeFileSync(join(drop('d2'), 'sub', 'b.png'), retouched);
+    const r2 = await e.startBatch({ tool: 'upscaler-precision', inputs: [drop('d2')], outDir: out });
+    expect(r2.skipped).toEqual([{ path: join(drop('d2'), 'a.png'), reason: `its output ${join(out, 'a_upscaler-precision.png')} already exists` }]);
+    expect([r2.queued, r2.rejected]).toEqual([1, []]);
+    await settle(e, r2.jobIds);
+    expect(e.store.byIds(r2.jobIds).map((j) => [j.inputPath, j.state])).toEqual([[join(drop('d2'), 'sub', 'b.png'), 'done']]);
+    expect(creates(await control(sb.url, 'stats'))).toBe(3);
+  });
+
+  it('the shoot dropped again in the browser with the results folder the user chose inside it: its photos are done, and its results are not taken as new inputs', async () => {
+    const { dir, e } = setup();
+    // The shoot on the user's disk; each drop in the browser is copied anew into the inbox, all of it.
+    const shoot = join(dir, 'Shoot 📷');
+    await makeImages(shoot, ['a.png', 'sub/b.png'], 40);
+    const dropped = (id: string) => {
+      const to = join(dir, 'home', 'inbox', id, 'Shoot 📷');
+      cpSync(shoot, to, { recursive: true });
+      return to;
+    };
+    const upscaled = join(shoot, 'upscaled');
+    const first = await e.startBatch({ tool: 'upscaler-precision', inputs: [dropped('d1')], outDir: upscaled });
+    e.start();
+    await settle(e, first.jobIds);
+    expect(readdirSync(upscaled, { recursive: true }).map(String).sort()).toEqual(['a_upscaler-precision.png', 'sub', join('sub', 'b_upscaler-precision.png')]);
+    // Dropped again: the copy holds upscaled/ too, under paths the queue never wrote.
+    const d2 = dropped('d2');
+    const again = await e.startBatch({ tool: 'upscaler-precision', inputs: [d2], outDir: upscaled });
+    expect([again.queued, again.rejected]).toEqual([0, []]);
+    expect(again.skipped.map((x) => [x.path, x.reason]).sort()).toEqual([
+      [join(d2, 'a.png'), `its output ${join(upscaled, 'a_upscaler-precision.png')} already exists`],
+      [join(d2, 'sub', 'b.png'), `its output ${join(upscaled, 'sub', 'b_upscaler-precision.png')} already exists`],
+      [join(d2, 'upscaled', 'a_upscaler-precision.png'), `is named as the upscaler-precision result of ${join(d2, 'a.png')}; choose it itself to use it as an input`],
+      [join(d2, 'upscaled', 'sub', 'b_upscaler-precision.png'), `is named as the upscaler-precision result of ${join(d2, 'sub', 'b.png')}; choose it itself to use it as an input`],
+    ].sort());
+    // Another tool over the new copy: the photos run, the results do not.
+    const prompts = await e.startBatch({ tool: 'image-to-prompt', inputs: [d2], outDir: join(dir, 'prompts') });
+    expect(e.store.byIds(prompts.jobIds).map((j) => j.inputPath).sort()).toEqual([join(d2, 'a.png'), join(d2, 'sub', 'b.png')]);
+    await settle(e, prompts.jobIds);
+    expect(creates(await control(sb.url, 'stats'))).toBe(4);
+  });
+
+  it('results the queue never knew (a fresh data folder; made on another machine and copied along) are not inputs of a run over the shoot; photos merely named alike are', async () => {
+    const { dir, e } = setup();
+    const shoot = join(dir, 'shoot');
+    const [a, b] = await makeImages(shoot, ['a.png', 'sub/b.png']);
+    const first = await e.startBatch({ tool: 'upscaler-precision', inputs: [shoot], outDir: join(shoot, 'upscaled') });
+    e.start();
+    await settle(e, first.jobIds);
+    // Photos of the user's own that only look like results: no photo of their name is in the shoot, or no tool makes them.
+    const own = await makeImages(shoot, ['c_upscaler-precision.png', 'a_retouched.png', 'edits/b_upscaler-precision-final.png'], 48);
+    const fresh = sb.engine(join(dir, 'other machine'));
+    const r = await fresh.startBatch({ tool: 'image-to-prompt', inputs: [shoot], outDir: join(dir, 'prompts') });
+    expect(fresh.store.byIds(r.jobIds).map((j) => j.inputPath).sort()).toEqual([a, ...own, b].sort());
+    expect(r.skipped.map((x) => x.path).sort()).toEqual([join(shoot, 'upscaled', 'a_upscaler-precision.png'), join(shoot, 'upscaled', 'sub', 'b_upscaler-precision.png')]);
+    // The results folder chosen itself: its results are the inputs the user means.
+    const chained = await fresh.startBatch({ tool: 'image-to-prompt', inputs: [join(shoot, 'upscaled')], outDir: join(dir, 'prompts of upscaled') });
+    expect([chained.queued, chained.skipped]).toEqual([2, []]);
+    fresh.start();
+    await settle(fresh, [...r.jobIds, ...chained.jobIds]);
+    expect(creates(await control(sb.url, 'stats'))).toBe(2 + 5 + 2);
   });
 
   it('a new input never resumes the part file another job left for Retry under the same name', async () => {

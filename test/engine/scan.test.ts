@@ -2,6 +2,8 @@ import { chmodSync, linkSync, mkdirSync, symlinkSync, writeFileSync } from 'node
 import { join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { scanInputs } from '../../electron/core/batch/scan.ts';
+import { resultNameReader } from '../../electron/core/downloads/naming.ts';
+import { TOOLS } from '../../shared/catalogue/index.ts';
 import { cleanup, tmp } from './helpers.ts';
 
 /** The folder walk of a batch, on folders as users have them: links, loops, odd names. */
@@ -120,5 +122,22 @@ describe('walking a dropped folder', () => {
     } finally {
       chmodSync(join(root, 'locked'), 0o755);
     }
+  });
+
+  it('reads result names back as the naming template wrote them, and nothing a template cannot tell from a photo', () => {
+    const read = resultNameReader(['{date} {name} by {tool}.{ext}', '{name}_{tool}.{ext}', '{name}.{ext}', '{tool}-{name}'], TOOLS);
+    expect(['2026-11-22 IMG 1 by upscaler-precision.png', 'a_upscaler-precision_2-3.png', 'a_image-to-prompt.txt', 'x_y_skin-faithful.jpg'].map(read)).toEqual([
+      { name: 'IMG 1', tool: 'upscaler-precision' }, { name: 'a', tool: 'upscaler-precision' }, { name: 'a', tool: 'image-to-prompt' }, { name: 'x_y', tool: 'skin-faithful' },
+    ]);
+    // Not a tool's, an extension its results never get, or a template that names a result as its photo.
+    expect(['a_retouched.png', 'a_image-to-prompt.png', 'a_upscaler-precision.txt', 'a.png', 'upscaler-precision-a'].map(read)).toEqual([null, null, null, null, null]);
+  });
+
+  it('a file named as the result of a photo in the same chosen folder is reported, not taken; chosen itself, or without its photo, it is taken', async () => {
+    const root = folder(['shoot/a.png', 'shoot/a_upscaler-precision.png', 'shoot/out/sub/b_upscaler-precision-2.png', 'shoot/sub/b.jpg', 'shoot/c_upscaler-precision.png', 'results/a_upscaler-precision.png']);
+    const read = resultNameReader(['{name}_{tool}.{ext}'], TOOLS);
+    const r = await scanInputs([join(root, 'shoot'), join(root, 'results'), join(root, 'shoot', 'a_upscaler-precision.png')], images, [], new Map(), read);
+    expect(rel(root, r.inputs).sort()).toEqual(['results/a_upscaler-precision.png', 'shoot/a.png', 'shoot/a_upscaler-precision.png', 'shoot/c_upscaler-precision.png', 'shoot/sub/b.jpg']);
+    expect(r.results).toEqual([{ path: join(root, 'shoot', 'out', 'sub', 'b_upscaler-precision-2.png'), reason: `is named as the upscaler-precision result of ${join(root, 'shoot', 'sub', 'b.jpg')}; choose it itself to use it as an input` }]);
   });
 });

@@ -1,23 +1,36 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
+import type { MadeFrom } from '../queue/store.ts';
 
-const digest = (path: string) => new Promise<string>((resolve, reject) => {
+/** SHA-256 (hex) of bytes in memory: what a job records of the input it sends. */
+export const sha256Of = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+/** SHA-256 (hex) of a file, read once as a stream. */
+export const fileDigest = (path: string) => new Promise<string>((resolve, reject) => {
   const h = createHash('sha256');
   createReadStream(path).on('error', reject).on('data', (d) => h.update(d)).on('end', () => resolve(h.digest('hex')));
 });
 
 /**
- * Whether two files hold the same bytes: one photo under two paths, as when the web host copies a
- * folder dropped a second time into a new inbox folder. Sizes first, so two different photos of
- * one name (two memory cards) cost a stat each; false when either cannot be read.
+ * Whether `path` is the photo an earlier job made its result from: the same path, or the same
+ * bytes under another path, as when the web host copies a folder dropped a second time into a new
+ * inbox folder. Cheapest facts first: sizes (a stat each), so two different photos of one name (two
+ * memory cards) are told apart without reading them; then the recorded SHA-256 of what was sent,
+ * so only `path` is read (once), and the earlier copy need not exist any more. A job recorded
+ * without them is compared by reading both files. False when a file cannot be read. `digestOfPath`
+ * lets a caller asking about one path several times read it once.
  */
-export async function sameBytes(a: string, b: string): Promise<boolean> {
-  const [sa, sb] = await Promise.all([stat(a).catch(() => null), stat(b).catch(() => null)]);
-  if (!sa?.isFile() || !sb?.isFile() || sa.size !== sb.size) return false;
+export async function samePhoto(earlier: MadeFrom, path: string, digestOfPath: () => Promise<string> = () => fileDigest(path)): Promise<boolean> {
+  if (earlier.input === path) return true;
+  const st = await stat(path).catch(() => null);
+  if (!st?.isFile()) return false;
   try {
-    const [da, db] = await Promise.all([digest(a), digest(b)]);
-    return da === db;
+    if (earlier.size !== null && earlier.sha256 !== null) return st.size === earlier.size && (await digestOfPath()) === earlier.sha256;
+    const before = await stat(earlier.input).catch(() => null);
+    if (!before?.isFile() || before.size !== st.size) return false;
+    const [a, b] = await Promise.all([fileDigest(earlier.input), digestOfPath()]);
+    return a === b;
   } catch {
     return false;
   }

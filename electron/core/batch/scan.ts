@@ -3,6 +3,7 @@ import type { Stats } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { isIgnoredName } from '../../../shared/validation/system-files.ts';
 import { fsErrorWords } from './fs-error.ts';
+import { nameInResults } from '../downloads/naming.ts';
 
 export interface ScannedInput {
   path: string;
@@ -15,7 +16,7 @@ export interface ScanResult {
   rejected: { path: string; reason: string }[];
   /** Files reached a second time under another name (a link, a hard link): one job, not two. */
   duplicates: { path: string; reason: string }[];
-  /** Results of earlier batches met in a results folder inside a chosen folder: not inputs unless that folder is chosen. */
+  /** Results of earlier batches met in a chosen folder (known to the queue, or by name with their photo in the same chosen folder): not inputs unless chosen themselves. */
   results: { path: string; reason: string }[];
 }
 
@@ -40,8 +41,20 @@ const identity = (st: Stats) => `${st.dev}:${st.ino}`;
  * that is not a plain file is reported with its reason; one such entry never stops the walk.
  * `earlier` names results of earlier batches (file to the reason it is not an input): met in the
  * walk they are reported, not taken; a file chosen itself is taken.
+ *
+ * `readResultName` knows results by name, for those the queue does not know (a fresh data folder,
+ * results copied from another machine, a folder the web host copied anew): a file met in a chosen
+ * folder whose name is a result's of a photo met in that same folder (`a_upscaler-precision.png`,
+ * `sub/a.png` there too) is reported, not taken. The photo must be there, so a photo merely named
+ * like a result is taken, and so is a results folder chosen itself.
  */
-export async function scanInputs(roots: readonly string[], accepts: (ext: string) => boolean, exclude: readonly string[] = [], earlier: ReadonlyMap<string, string> = new Map()): Promise<ScanResult> {
+export async function scanInputs(
+  roots: readonly string[],
+  accepts: (ext: string) => boolean,
+  exclude: readonly string[] = [],
+  earlier: ReadonlyMap<string, string> = new Map(),
+  readResultName: (fileName: string) => { name: string; tool: string } | null = () => null,
+): Promise<ScanResult> {
   const inputs: ScannedInput[] = [];
   const results: { path: string; reason: string }[] = [];
   const rejected: { path: string; reason: string }[] = [];
@@ -53,10 +66,28 @@ export async function scanInputs(roots: readonly string[], accepts: (ext: string
   const walked = new Set<string>();
   const isExcluded = (p: string, list: readonly string[]) => list.some((e) => p === e || p.startsWith(e + sep));
 
-  const consider = (path: string, st: Stats, relDir: string, chosen = false) => {
+  // Files are decided after the walk, when every photo a result's name may point to is known.
+  const met: { path: string; st: Stats; relDir: string; root: string | null }[] = [];
+  const photosIn = new Map<string, Map<string, string>>();
+  const meet = (path: string, st: Stats, relDir: string, root: string | null) => {
+    met.push({ path, st, relDir, root });
+    if (root === null) return;
+    const names = photosIn.get(root) ?? new Map<string, string>();
+    photosIn.set(root, names);
+    const name = nameInResults(path);
+    if (!names.has(name)) names.set(name, path);
+  };
+  const resultByName = (path: string, root: string): string | undefined => {
+    const r = readResultName(basename(path));
+    const photo = r && photosIn.get(root)?.get(r.name);
+    return photo ? `is named as the ${r.tool} result of ${photo}; choose it itself to use it as an input` : undefined;
+  };
+
+  const consider = (path: string, st: Stats, relDir: string, root: string | null) => {
     if (seenPaths.has(path)) return;
     seenPaths.add(path);
-    const why = chosen ? undefined : earlier.get(path);
+    // A file chosen itself is taken, even where a chosen folder also holds it.
+    const why = root === null || chosen.has(path) ? undefined : (earlier.get(path) ?? resultByName(path, root));
     if (why) {
       results.push({ path, reason: why });
       return;
@@ -112,7 +143,7 @@ export async function scanInputs(roots: readonly string[], accepts: (ext: string
         continue;
       }
       if (target.isDirectory()) await walk(root, p, target);
-      else if (target.isFile()) consider(p, target, relative(root, dir));
+      else if (target.isFile()) meet(p, target, relative(root, dir), root);
       else rejected.push({ path: p, reason: 'is not a regular file (a device, pipe or socket)' });
     }
   };
@@ -123,8 +154,10 @@ export async function scanInputs(roots: readonly string[], accepts: (ext: string
     else if (st.isDirectory()) await walk(root, root, st);
     else if (isIgnoredName(basename(root))) rejected.push({ path: root, reason: 'is a hidden or system file' });
     else if (!st.isFile()) rejected.push({ path: root, reason: 'is not a regular file (a device, pipe or socket)' });
-    else consider(root, st, '', true);
+    else meet(root, st, '', null);
   }
+  const chosen = new Set(met.filter((m) => m.root === null).map((m) => m.path));
+  for (const m of met) consider(m.path, m.st, m.relDir, m.root);
   return { inputs, rejected, duplicates, results };
 }
 

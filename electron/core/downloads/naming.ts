@@ -100,3 +100,44 @@ function shortened(stem: string): string {
 export const partPathOf = (finalPath: string) => `${finalPath}.part`;
 
 export const outputDirOf = (outDir: string, relDir: string) => (relDir ? join(outDir, relDir) : outDir);
+
+/** The `{name}` a file's results carry in their names, as renderName writes it. */
+export const nameInResults = (path: string) => stemOf(path, '').replace(UNSAFE, '_');
+
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * Reads a file name back as a result's: the `{name}` and tool a template gave it, with the `_2` of
+ * a job's second result and the `-2` of a collision. Only templates that end in `.{ext}` and place
+ * both `{name}` and `{tool}` can be read back (`{name}.{ext}` names a result as its photo), and only
+ * with an extension that tool's results get. What it reads is a name, not a proof: the caller also
+ * wants the photo of that name beside it.
+ */
+export function resultNameReader(templates: readonly string[], tools: readonly { id: string; result: ResultKind }[]): (fileName: string) => { name: string; tool: string } | null {
+  const kindOf = new Map(tools.map((t) => [t.id, t.result]));
+  const ids = [...kindOf.keys()].sort((a, b) => b.length - a.length).map(escapeRe).join('|');
+  const readers = [...new Set(templates)].filter((t) => t.endsWith('.{ext}') && t.includes('{name}') && t.includes('{tool}')).map((t) => {
+    const body = t.slice(0, -'.{ext}'.length);
+    const seen = new Set<string>();
+    const token: Record<string, string> = { batch: '[0-9a-f]{0,8}', date: '\\d{4}-\\d{2}-\\d{2}', n: '\\d+', ext: '[a-z0-9]+' };
+    let re = '';
+    let at = 0;
+    for (const m of body.matchAll(/\{([a-z]+)\}/g)) {
+      re += escapeRe(body.slice(at, m.index).replace(UNSAFE, '_'));
+      const k = m[1];
+      if (k === 'name' || k === 'tool') re += seen.has(k) ? `\\k<${k}>` : `(?<${k}>${k === 'name' ? '.+' : ids})`;
+      else re += token[k] ?? escapeRe(m[0]);
+      seen.add(k);
+      at = m.index + m[0].length;
+    }
+    re += escapeRe(body.slice(at).replace(UNSAFE, '_'));
+    return new RegExp(`^${re}${t.includes('{n}') ? '' : '(?:_\\d+)?'}(?:-\\d+)?\\.(?<ext>[a-z0-9]+)$`, 's');
+  });
+  return (fileName) => {
+    for (const re of readers) {
+      const g = re.exec(fileName)?.groups;
+      if (g && KIND_EXTS[kindOf.get(g.tool)!].includes(g.ext)) return { name: g.name, tool: g.tool };
+    }
+    return null;
+  };
+}

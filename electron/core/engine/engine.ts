@@ -1,20 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import { getTool, isLocalPath, resolvePaths, validateRequest, type Slugs, type ToolEntry } from '../../../shared/catalogue/index.ts';
+import { getTool, isLocalPath, resolvePaths, TOOLS, validateRequest, type Slugs, type ToolEntry } from '../../../shared/catalogue/index.ts';
 import type { BatchRecord, BatchStartResult, JobRecord, JobsChanged, QueueStatus } from '../../../shared/contract/jobs.ts';
 import { DeskError } from '../../../shared/contract/define.ts';
-import { isAbsolutePath, type Settings } from '../../../shared/settings.ts';
+import { DEFAULT_SETTINGS, isAbsolutePath, type Settings } from '../../../shared/settings.ts';
 import { ApiClient, ApiError, type ApiTarget, type ClientOptions } from '../api/client.ts';
 import { EnvelopeError, ToolClient, type TaskEnvelope } from '../api/tools.ts';
 import { acceptsExtension, checkInput, inputCheckOf } from '../batch/preflight.ts';
 import { mapLimit } from '../../../shared/concurrency.ts';
 import { scanInputs } from '../batch/scan.ts';
-import { sameBytes } from '../batch/same-bytes.ts';
+import { fileDigest, samePhoto, sha256Of } from '../batch/same-bytes.ts';
 import { canonicalPath } from '../paths.ts';
 import { fromAnotherSandbox } from '../backend.ts';
 import type { Db } from '../db/open.ts';
 import { exists, removeQuietly } from '../downloads/download.ts';
 import { assertOutputFolder } from '../output-folder.ts';
-import { KIND_EXTS, outputDirOf, partPathOf, renderName, stemOf } from '../downloads/naming.ts';
+import { KIND_EXTS, outputDirOf, partPathOf, renderName, resultNameReader, stemOf } from '../downloads/naming.ts';
 import { ACTIVE_STATES, ATTENTION, REQUEUE_FRESH, type JobState } from '../queue/states.ts';
 import { apiProblem, canceledMessage, createRefused, downloadFailed, refusedReason, taskFailed, waitingMessage } from '../queue/job-messages.ts';
 import { JobStore, toJobRecord, type DoneOutputs, type JobPatch, type JobRow, type NewJob } from '../queue/store.ts';
@@ -365,7 +365,10 @@ export class Engine {
       for (const path of made.byOutput.keys()) earlier.set(path, `is a result of an earlier ${tool.id} batch into this output folder`);
       // An output folder that is (or holds) a chosen folder, results beside the photos: walked, its results skipped by name.
       const holdsInput = inputs.some((r) => r === outDir || r.startsWith(outDir + sep));
-      const scan = await scanInputs(inputs, (ext) => acceptsExtension(check, ext), holdsInput ? [] : [outDir], earlier);
+      // Results the queue does not know (a fresh data folder, another machine's, a drop the web host copied anew) are known by
+      // name, as this template or the default one (another machine's) writes them, beside the photo they are named after.
+      const byName = resultNameReader([settings.namingTemplate, DEFAULT_SETTINGS.namingTemplate], TOOLS);
+      const scan = await scanInputs(inputs, (ext) => acceptsExtension(check, ext), holdsInput ? [] : [outDir], earlier, byName);
       rejected = scan.rejected;
       skipped.push(...scan.duplicates, ...scan.results);
       const reasons = await mapLimit(scan.inputs, 8, (i) => checkInput(check, i.path));
@@ -464,11 +467,14 @@ export class Engine {
     for (const p of made.byInput.get(inputPath) ?? []) if (await exists(p)) return p;
     const dir = outputDirOf(outDir, relDir);
     const stem = renderName(template, { name: stemOf(inputPath, ''), tool: tool.id, ext: '__EXT__', batch: '', date: new Date() }, 0);
+    let digest: Promise<string> | undefined;
+    const digestOfInput = () => (digest ??= fileDigest(inputPath));
     for (const ext of KIND_EXTS[tool.result]) {
       const p = join(dir, stem.replace('__EXT__', ext));
+      if (!(await exists(p))) continue;
       // Made from another path: the same photo if it holds the same bytes (a folder dropped again in the web host arrives under a new path).
-      const from = made.byOutput.get(p) ?? inputPath;
-      if ((from === inputPath || (await sameBytes(from, inputPath))) && (await exists(p))) return p;
+      const from = made.byOutput.get(p);
+      if (!from || (await samePhoto(from, inputPath, digestOfInput))) return p;
     }
     return null;
   }
@@ -621,13 +627,17 @@ export class Engine {
     const slugs = j.snapshot.slugs as Slugs;
     let params: Record<string, unknown>;
     let attempt: JobPatch;
+    let sent: JobPatch = {};
     this.preparing.set(j.id, j.tool);
     try {
       try {
         const target = await this.o.target();
         // Picked for the backend of the last tick; if it changed since, the next tick picks again.
         if (this.o.identity && (await this.o.identity()) !== this.here) return;
-        params = await buildParams(tool, j.params, j.inputPath, this.tools, isLoopback(target.baseUrl));
+        params = await buildParams(tool, j.params, j.inputPath, this.tools, isLoopback(target.baseUrl), (bytes) => {
+          // What the result will be made from: a later drop of the same photo is known by it (samePhoto).
+          sent = { inputSize: bytes.length, inputSha256: sha256Of(bytes) };
+        });
       } catch (err) {
         if (err instanceof PreflightError) {
           // Through submitting, so the state machine's one path to failed is kept; nothing was sent.
@@ -643,7 +653,7 @@ export class Engine {
         await this.write(() => this.store.patch(j.id, 'queued', { error: waitingMessage(reason) }));
         return;
       }
-      attempt = { attemptId: randomUUID(), attempts: j.attempts + 1, error: null, invalid: null };
+      attempt = { attemptId: randomUUID(), attempts: j.attempts + 1, error: null, invalid: null, ...sent };
       // Committed before the request leaves (write() resolves after the commit).
       if (!(await this.write(() => this.store.move(j.id, 'queued', 'submitting', attempt)))) return;
     } finally {

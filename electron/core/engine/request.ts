@@ -88,7 +88,7 @@ export function localFileProblem(tool: ToolEntry, field: MediaField, canUpload: 
   return `${tool.title} takes ${field.name} only as ${how}; a local file cannot be sent to the live service`;
 }
 
-async function encodeLocal(tool: ToolEntry, field: MediaField, path: string, client: ToolClient, canUpload: boolean, check?: InputCheck): Promise<string> {
+async function encodeLocal(tool: ToolEntry, field: MediaField, path: string, client: ToolClient, canUpload: boolean, check?: InputCheck, sending?: (bytes: Buffer) => void): Promise<string> {
   let bytes: Buffer;
   try {
     bytes = await readFile(path);
@@ -99,6 +99,7 @@ async function encodeLocal(tool: ToolEntry, field: MediaField, path: string, cli
   // sync still writing it, a new version saved over it), and a task that cannot succeed is paid.
   const changed = check ? await checkBytes(check, bytes) : null;
   if (changed) throw new PreflightError(inputGoneBad(path, `${changed} (checked again before sending)`), [{ field: field.name, reason: `${path} ${changed}` }]);
+  sending?.(bytes);
   const enc = localEncoding(field, canUpload);
   if (enc === 'base64') return bytes.toString('base64');
   if (enc === 'dataUri') return `data:${mimeOfContent(path, bytes)};base64,${bytes.toString('base64')}`;
@@ -123,8 +124,9 @@ async function encodeLocal(tool: ToolEntry, field: MediaField, path: string, cli
  * The body of one job's create: its parameters plus its local input encoded as its field takes
  * it (base64, data URI, or a Sandbox upload for URL-only fields), validated like the server would.
  * Local paths in other media fields (reference lists, keyframes) are encoded the same way.
+ * `sending` sees the input's bytes as read (once) for the request.
  */
-export async function buildParams(tool: ToolEntry, params: Record<string, unknown>, inputPath: string | null, client: ToolClient, canUpload: boolean): Promise<Record<string, unknown>> {
+export async function buildParams(tool: ToolEntry, params: Record<string, unknown>, inputPath: string | null, client: ToolClient, canUpload: boolean, sending?: (bytes: Buffer) => void): Promise<Record<string, unknown>> {
   const out = { ...params };
   for (const f of localMediaFields(tool, out)) {
     const v = out[f.name];
@@ -134,7 +136,7 @@ export async function buildParams(tool: ToolEntry, params: Record<string, unknow
   }
   const field = batchFieldOf(tool);
   if (inputPath && field) {
-    const value = await encodeLocal(tool, field, inputPath, client, canUpload, inputCheckOf(tool) ?? undefined);
+    const value = await encodeLocal(tool, field, inputPath, client, canUpload, inputCheckOf(tool) ?? undefined, sending);
     out[field.name] = field.kind === 'mediaList' ? [value] : value;
   }
   const v = validateRequest(tool, out);

@@ -129,4 +129,14 @@ export const QUEUE_MIGRATIONS: readonly Migration[] = [
       db.exec('ALTER TABLE batches ADD COLUMN backend TEXT');
     },
   },
+  {
+    version: 5,
+    name: 'jobs record the input bytes they sent',
+    up: (db) => {
+      // Size and SHA-256 of the input as last sent (NULL before this version, or for prompt-only
+      // jobs): the same photo met again under another path (the web host copies each drop anew)
+      // is known by reading that copy once, not the earlier copy too, even when the earlier one is gone.
+      db.exec('ALTER TABLE jobs ADD COLUMN input_size INTEGER; ALTER TABLE jobs ADD COLUMN input_sha256 TEXT;');
+    },
+  },
 ];

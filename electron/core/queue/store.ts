@@ -55,6 +55,9 @@ export interface JobPatch {
   invalid?: InvalidParam[] | null;
   nextPollAt?: number | null;
   submittedAt?: number | null;
+  /** The input as sent: its size and SHA-256 (hex). */
+  inputSize?: number | null;
+  inputSha256?: string | null;
 }
 
 const COLUMN: Record<keyof JobPatch, { col: string; json: boolean }> = {
@@ -69,6 +72,8 @@ const COLUMN: Record<keyof JobPatch, { col: string; json: boolean }> = {
   invalid: { col: 'invalid', json: true },
   nextPollAt: { col: 'next_poll_at', json: false },
   submittedAt: { col: 'submitted_at', json: false },
+  inputSize: { col: 'input_size', json: false },
+  inputSha256: { col: 'input_sha256', json: false },
 };
 
 interface RawJob {
@@ -119,9 +124,16 @@ export interface NewBatch {
   jobs: NewJob[];
 }
 
+/** The input a finished job made its results from; size and SHA-256 of the bytes sent, when recorded. */
+export interface MadeFrom {
+  input: string;
+  size: number | null;
+  sha256: string | null;
+}
+
 export interface DoneOutputs {
   byInput: Map<string, string[]>;
-  byOutput: Map<string, string>;
+  byOutput: Map<string, MadeFrom>;
 }
 
 export interface Lease {
@@ -245,14 +257,14 @@ export class JobStore {
 
   /** Results of finished jobs of a tool into an output folder, both ways: what each input made, and who made each file. */
   doneOutputs(tool: string, outDir: string): DoneOutputs {
-    const rows = this.stmt("SELECT input_path AS input, outputs FROM jobs WHERE tool = ? AND out_dir = ? AND state = 'done' AND input_path IS NOT NULL ORDER BY seq")
-      .all(tool, outDir) as { input: string; outputs: string }[];
+    const rows = this.stmt("SELECT input_path AS input, outputs, input_size AS size, input_sha256 AS sha256 FROM jobs WHERE tool = ? AND out_dir = ? AND state = 'done' AND input_path IS NOT NULL ORDER BY seq")
+      .all(tool, outDir) as { input: string; outputs: string; size: number | null; sha256: string | null }[];
     const byInput = new Map<string, string[]>();
-    const byOutput = new Map<string, string>();
+    const byOutput = new Map<string, MadeFrom>();
     for (const r of rows) {
       const outs = JSON.parse(r.outputs) as string[];
       byInput.set(r.input, [...(byInput.get(r.input) ?? []), ...outs]);
-      for (const o of outs) byOutput.set(o, r.input);
+      for (const o of outs) byOutput.set(o, { input: r.input, size: r.size, sha256: r.sha256 });
     }
     return { byInput, byOutput };
   }
