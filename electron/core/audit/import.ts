@@ -371,7 +371,8 @@ async function loadStaged(store: AuditStore, task: ReadTask, tally: Tally, how: 
       if (b.hi > b.lo) heldFrom ??= b.lo;
       tally.progress();
     };
-    // The reading side holds at most BATCH_ROWS rows as JS objects: a bulk transaction spans several staged batches.
+    // The reading side commits and reports every BATCH_ROWS rows, so the decision to copy or hold
+    // back follows the file closely; a bulk transaction spans several staged batches.
     await stageRows({ ...task, stagePath: stage.path, batchSize: Math.min(batchSize, BATCH_ROWS) }, onStaged, how);
     copyPending();
     // Interrupted, the rows held back stay out: moving them in could take as long as the load so far.

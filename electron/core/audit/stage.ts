@@ -23,7 +23,7 @@ export interface StagedBatch {
   kind: 'batch';
   lo: number;
   hi: number;
-  /** The batch's dates, ascending (rows take ids in this order, file order within a millisecond). */
+  /** The batch's dates, ascending (its rows take ids in file order). */
   ts: Float64Array;
   /** Items read since the previous batch, rejected ones included. */
   items: number;
@@ -37,14 +37,22 @@ export interface StagedBatch {
 
 export interface StageTask extends ReadTask {
   stagePath: string;
-  /** Rows held as JS objects before they are written to the stage. */
+  /** Rows per staged batch (one transaction of the stage, one message to the importer). */
   batchSize: number;
 }
 
 class StageWriter {
   private readonly db: Database.Database;
   private readonly put: Statement;
+  private readonly begin: Statement;
+  private readonly end: Statement;
   private nextId: number;
+  /** A batch's transaction is open (add, commit). */
+  private open = false;
+  private lo = 0;
+  /** The dates of the batch in hand, in file order. */
+  private dates = new Float64Array(1024);
+  private count = 0;
 
   constructor(path: string) {
     this.db = new Database(path);
@@ -56,21 +64,61 @@ class StageWriter {
     this.db.exec(stageTableSql('main'));
     // A writer taking over from one that failed to start continues after whatever it left.
     this.nextId = (this.db.prepare('SELECT coalesce(max(id) + 1, 0) FROM rows').pluck().get() as number);
+    this.begin = this.db.prepare('BEGIN');
+    this.end = this.db.prepare('COMMIT');
     this.put = this.db.prepare(`INSERT INTO rows (id, ${STAGE_COLUMNS.join(', ')}) VALUES (?, ${STAGE_COLUMNS.map(() => '?').join(', ')})`);
   }
 
-  write(rows: readonly EventRow[]): Pick<StagedBatch, 'lo' | 'hi' | 'ts'> {
-    const sorted = rows.toSorted((a, b) => a.ts - b.ts);
-    const lo = this.nextId;
-    this.db.transaction(() => {
-      for (const r of sorted) {
-        this.put.run(this.nextId++, r.ts, r.eventId, r.eventType, r.memberEmail, r.memberId, r.memberType, r.verb, r.status, r.category,
-          r.groupId, r.folderRef, r.projectRef, r.requestId, r.correlationId, r.resourceId, r.raw, r.text);
-      }
-    })();
-    return { lo, hi: this.nextId, ts: Float64Array.from(sorted, (r) => r.ts) };
+  /**
+   * Writes one row into the batch in hand, opening its transaction with the first. Each row is
+   * written as it is read, so it dies young in V8: a batch held as 5,000 row objects until its
+   * commit outlived every scavenge and was copied and promoted, and collecting it cost the
+   * reading thread ~2 s of a 1,000,000-event load (bench/RESULTS.md, tenth round).
+   */
+  add(r: EventRow): void {
+    if (!this.open) {
+      this.begin.run();
+      this.open = true;
+      this.lo = this.nextId;
+    }
+    this.put.run(this.nextId, r.ts, r.eventId, r.eventType, r.memberEmail, r.memberId, r.memberType, r.verb, r.status, r.category,
+      r.groupId, r.folderRef, r.projectRef, r.requestId, r.correlationId, r.resourceId, r.raw, r.text);
+    this.nextId++;
+    if (this.count === this.dates.length) {
+      const grown = new Float64Array(this.dates.length * 2);
+      grown.set(this.dates);
+      this.dates = grown;
+    }
+    this.dates[this.count++] = r.ts;
   }
 
+  /** Rows in the batch in hand. */
+  get pending(): number {
+    return this.count;
+  }
+
+  /**
+   * Commits the batch in hand (an empty one too): its rows are under ids lo <= id < hi, in file
+   * order. A write that failed mid-batch (a full disk) may have rolled the whole transaction back
+   * already; the batch is then announced empty, and the failure itself reaches the importer as
+   * the reading's stop.
+   */
+  commit(): Pick<StagedBatch, 'lo' | 'hi' | 'ts'> {
+    let lo = this.open ? this.lo : this.nextId;
+    let ts = this.dates.slice(0, this.count).sort();
+    if (this.open) {
+      this.open = false;
+      if (this.db.inTransaction) this.end.run();
+      else {
+        lo = this.nextId;
+        ts = new Float64Array(0);
+      }
+    }
+    this.count = 0;
+    return { lo, hi: this.nextId, ts };
+  }
+
+  /** A batch still open (the reading failed) is rolled back with the connection: only committed batches were announced. */
   close(): void {
     if (this.db.open) this.db.close();
   }
@@ -83,14 +131,12 @@ class StageWriter {
 export async function stageFile(task: StageTask, emit: (b: StagedBatch) => void, signal?: AbortSignal): Promise<void> {
   const writer = new StageWriter(task.stagePath);
   try {
-    let rows: EventRow[] = [];
     let items = 0;
     let rejects: ImportReject[] = [];
     let warnings: string[] = [];
     let fatal: string | null = null;
     const send = (done: boolean, stopped = false) => {
-      const b: StagedBatch = { kind: 'batch', ...writer.write(rows), items, rejects, warnings, fatal, done, stopped };
-      rows = [];
+      const b: StagedBatch = { kind: 'batch', ...writer.commit(), items, rejects, warnings, fatal, done, stopped };
       items = 0;
       rejects = [];
       warnings = [];
@@ -100,8 +146,8 @@ export async function stageFile(task: StageTask, emit: (b: StagedBatch) => void,
     const { stopped } = await readParsed(task, {
       row: (r) => {
         items++;
-        rows.push(r);
-        if (rows.length >= task.batchSize) send(false);
+        writer.add(r);
+        if (writer.pending >= task.batchSize) send(false);
       },
       reject: (r) => {
         items++;
