@@ -234,6 +234,26 @@ describe('mediadesk apps | usage | creations', () => {
     expect(r.err).not.toMatch(/^ok/m);
   });
 
+  it('a failed run\'s error with C1 controls (U+009B, the 8-bit CSI; U+0085, NEL) is printed escaped as \\u009b, in the line and in apps runs --json; é, emoji and CJK stay as they are', async () => {
+    const message = 'step 2 failed\u009b2J\u0085forged line · é 🎬 漢字';
+    await control(sandbox.url, 'faults', { failureRate: 1, appRunFailureMessage: message });
+    let r: { code: number | null; out: string; err: string };
+    try {
+      r = await cli(['apps', 'run', 'jM4nX8sc', '--yes', '--input', 'brief=c1 failure', '--out', join(home, 'c1-run')]);
+    } finally {
+      await control(sandbox.url, 'faults', { failureRate: 0, appRunFailureMessage: null });
+    }
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('step 2 failed\\u009b2J\\u0085forged line · é 🎬 漢字');
+    expect(r.err).not.toMatch(/[\u007f-\u009f]/);
+    const runs = await cli(['apps', 'runs', '--json']);
+    expect(runs.code).toBe(0);
+    expect(runs.out).toContain('step 2 failed\\u009b2J\\u0085forged line · é 🎬 漢字');
+    expect(runs.out).not.toMatch(/[\u007f-\u009f]/);
+    // Still JSON, which reads back as the server said it.
+    expect((JSON.parse(runs.out) as { error: string | null }[]).some((x) => x.error?.includes(message))).toBe(true);
+  });
+
   it('apps runs with no runs yet says so on stderr: stdout, where rows go, stays empty', async () => {
     const fresh = await runCli(['apps', 'runs'], { env: cliEnv(join(home, 'no-runs'), sandbox.url) });
     expect([fresh.code, fresh.out, fresh.err]).toEqual([0, '', 'no app runs yet\n']);
