@@ -1,6 +1,6 @@
 // `mediadesk video check` as a user runs it: a real process, real files, JSON on stdout, exit codes.
 import { spawn } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeClip, makeImage, tempDir } from './fixtures.ts';
@@ -97,6 +97,19 @@ describe('mediadesk video check', () => {
     } finally {
       await server.close();
     }
+  });
+
+  it('probes frames given inline in the body (base64, a data: URI) by their content, named as inline data', async () => {
+    const [gif, png] = await Promise.all([makeImage(dir, 'inline-start', 640, 480, 'gif'), makeImage(dir, 'inline-end', 640, 480, 'png')]);
+    const body = { image: `data:image/png;base64,${(await readFile(gif)).toString('base64')}`, image_end: (await readFile(png)).toString('base64') };
+    const r = await cli(['video', 'check', '--family', '2x', '--body', JSON.stringify(body)]);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout).frames).toEqual([
+      { field: 'image', source: 'image (inline data)', ok: false, probe: expect.objectContaining({ container: 'gif', width: 640, height: 480 }), errors: [{ rule: 'image.format', message: 'image (inline data): format gif is not JPG or PNG (rule image.format)' }] },
+      { field: 'image_end', source: 'image_end (inline data)', ok: true, probe: expect.objectContaining({ container: 'png' }), errors: [] },
+    ]);
+    const fine = await cli(['video', 'check', '--family', '1x', '--body', JSON.stringify({ image: body.image_end })]);
+    expect(fine.code).toBe(0);
   });
 
   it('exits 2 on bad usage', async () => {

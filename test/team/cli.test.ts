@@ -220,18 +220,36 @@ describe('mediadesk apps | usage | creations', () => {
     expect(await posts()).toBe(before + 1);
   });
 
-  it('a failed run\'s error from the server, with ESC, CR and newlines, is printed escaped on one line: it cannot clear the screen or forge lines', async () => {
-    await control(sandbox.url, 'faults', { failureRate: 1, appRunFailureMessage: 'step 2 failed\u001b[2J\rmediadesk: all done\nok' });
-    let r: { code: number | null; out: string; err: string };
+  /** An app run the Sandbox fails with `message` as its error. */
+  async function failedRun(message: string, name: string) {
+    await control(sandbox.url, 'faults', { failureRate: 1, appRunFailureMessage: message });
     try {
-      r = await cli(['apps', 'run', 'jM4nX8sc', '--yes', '--input', 'brief=hostile failure', '--out', join(home, 'hostile-run')]);
+      return await cli(['apps', 'run', 'jM4nX8sc', '--yes', '--input', `brief=${name}`, '--out', join(home, name)]);
     } finally {
       await control(sandbox.url, 'faults', { failureRate: 0, appRunFailureMessage: null });
     }
+  }
+
+  it('a failed run\'s error from the server, with ESC, CR and newlines, is printed escaped on one line: it cannot clear the screen or forge lines', async () => {
+    const r = await failedRun('step 2 failed\u001b[2J\rmediadesk: all done\nok', 'hostile-run');
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/^.*step 2 failed\\x1b\[2J\\rmediadesk: all done\\nok.*$/m);
     expect(r.err).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f]/);
     expect(r.err).not.toMatch(/^ok/m);
+  });
+
+  it('a failed run\'s error with C1 controls (U+009B, the 8-bit CSI; U+0085, NEL) is printed escaped as \\u009b, in the line and in apps runs --json; é, emoji and CJK stay as they are', async () => {
+    const message = 'step 2 failed\u009b2J\u0085forged line · é 🎬 漢字';
+    const r = await failedRun(message, 'c1-run');
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('step 2 failed\\u009b2J\\u0085forged line · é 🎬 漢字');
+    expect(r.err).not.toMatch(/[\u007f-\u009f]/);
+    const runs = await cli(['apps', 'runs', '--json']);
+    expect(runs.code).toBe(0);
+    expect(runs.out).toContain('step 2 failed\\u009b2J\\u0085forged line · é 🎬 漢字');
+    expect(runs.out).not.toMatch(/[\u007f-\u009f]/);
+    // Still JSON, which reads back as the server said it.
+    expect((JSON.parse(runs.out) as { error: string | null }[]).some((x) => x.error?.includes(message))).toBe(true);
   });
 
   it('apps runs with no runs yet says so on stderr: stdout, where rows go, stays empty', async () => {

@@ -48,6 +48,21 @@ describe('mediadesk settings', () => {
     rmSync(own, { recursive: true, force: true });
   });
 
+  it('a stored value with C1 controls (U+009B, the 8-bit CSI; U+0085, NEL) is printed as \\u009b, \\u0085; é, emoji and CJK as they are', async () => {
+    const own = mkdtempSync(join(tmpdir(), 'cli-settings-c1-'));
+    const stored = { outputDir: '/tmp/é 🎬 漢字\u009b2J\u0085day', perToolConcurrency: { 'im\u009bage': 2 } };
+    writeFileSync(join(own, 'settings.json'), JSON.stringify(stored));
+    const run = (args: string[]) => runCli(['settings', ...args], { env: { MEDIADESK_HOME: own } });
+    expect(await run(['get', 'outputDir'])).toEqual({ code: 0, out: '/tmp/é 🎬 漢字\\u009b2J\\u0085day\n', err: '' });
+    expect(await run(['get', 'perToolConcurrency'])).toEqual({ code: 0, out: '{"im\\u009bage":2}\n', err: '' });
+    const all = await run(['get']);
+    expect([all.code, all.err]).toEqual([0, '']);
+    expect(all.out).not.toMatch(/[\u0080-\u009f]/);
+    expect(all.out).toContain('é 🎬 漢字');
+    expect(JSON.parse(all.out)).toMatchObject(stored);
+    rmSync(own, { recursive: true, force: true });
+  });
+
   it('an unreadable settings file in a folder whose name holds control characters: the warning names it escaped, on one line', async () => {
     const own = mkdtempSync(join(tmpdir(), 'cli-settings-\u001b[31m\n-'));
     writeFileSync(join(own, 'settings.json'), '{"theme": "dark",');

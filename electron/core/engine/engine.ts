@@ -20,7 +20,7 @@ import { apiProblem, canceledMessage, createRefused, downloadFailed, refusedReas
 import { JobStore, toJobRecord, type DoneOutputs, type JobPatch, type JobRow, type NewJob } from '../queue/store.ts';
 import { DEFAULT_POLL, nextPollDelay, type PollPolicy } from './poll-policy.ts';
 import { batchFieldOf, buildParams, isLoopback, localFileProblem, localMediaFields, placeholderFor, PreflightError, withPlaceholders } from './request.ts';
-import { checkReferences, framesOf, isProbeable } from '../media/check.ts';
+import { checkReferences, framesOf, isProbeable, named, type NamedSource } from '../media/check.ts';
 import { sniffAudio } from '../media/probe.ts';
 import { familyOfTool, FAMILY_LIMITS } from '../../../shared/validation/limits.ts';
 import { fetchResults, JobMovedError } from './results.ts';
@@ -423,12 +423,16 @@ export class Engine {
     if (!family) return;
     const lim = FAMILY_LIMITS[family];
     const fields = [lim.videos?.field, lim.images?.field].filter((f): f is string => !!f && f !== tool.batchField);
-    // Uploaded ids and inline base64 cannot be probed here; the server checks those.
-    const sources: { field: string; source: string }[] = [];
-    for (const f of fields) for (const x of listOf(params[f])) if (isProbeable(x)) sources.push({ field: f, source: x });
+    // Uploaded ids cannot be probed here; the server checks those. Inline data is decoded and probed.
+    const sources: (NamedSource & { field: string })[] = [];
+    for (const f of fields) {
+      listOf(params[f]).forEach((x, i) => {
+        if (isProbeable(x)) sources.push({ field: f, ...named(x, Array.isArray(params[f]) ? `${f} ${i + 1}` : f) });
+      });
+    }
     const invalid = await this.audioProblems(tool, params);
-    // Frames (image, image_end) given as a URL or a path are probed from the body by checkReferences.
-    const report = sources.length || framesOf(family, params).length ? await checkReferences({ family, sources: sources.map((s) => s.source), body: params }) : null;
+    // Frames (image, image_end) given as a URL, a path or inline data are probed from the body by checkReferences.
+    const report = sources.length || framesOf(family, params).length ? await checkReferences({ family, sources, body: params }) : null;
     if (report && !report.ok) {
       invalid.push(
         ...report.references.flatMap((r, i) => r.errors.map((e) => ({ field: sources[i].field, reason: e.message }))),

@@ -6,12 +6,15 @@
  *
  * Report: { ok, family, references: [{ source, ok, probe, errors }], frames: [{ field, source, ok,
  * probe, errors }], errors, warnings }. Frames are the body's start and end frame when given as a
- * URL or a local path: probed and held to their field's rules as reference images are. A source
+ * URL, a local path or inline data (base64, a data: URI): probed and held to their field's rules as
+ * reference images are. Inline data is checked by its decoded content and named by where it sits
+ * ('image (inline data)'), in messages and as the report's source, never by its base64. A source
  * that cannot be probed gets probe: null and an error with rule 'probe'; rules that span several
  * sources (count, combined duration, mentions, keyframes, prompt) sit in the top-level errors.
  */
 import { checkImage, frameFields, validateReferences, type Family, type Probe, type ProbeSummary, type RuleId } from '../../../shared/validation/references.ts';
 import { ProbeError, probeSource } from './probe.ts';
+import { isInline } from './source.ts';
 import { mapLimit } from '../../../shared/concurrency.ts';
 import { isLocalPath } from '../../../shared/catalogue/index.ts';
 
@@ -50,37 +53,51 @@ const CONCURRENCY = 3;
 const round = (n: number | null, digits: number) => (n === null ? null : Math.round(n * 10 ** digits) / 10 ** digits);
 const summary = (p: Probe): ReportProbe => ({ container: p.container, durationSec: round(p.durationSec, 3), fps: round(p.fps, 3), width: p.width, height: p.height, bytes: p.bytes });
 
-/** A value this machine can measure: a local path or an http(s) URL (not an upload id, not inline base64). */
-export const isProbeable = (v: unknown): v is string => typeof v === 'string' && (/^https?:\/\//i.test(v) || isLocalPath(v));
+/**
+ * A value this machine can measure: a local path, an http(s) URL, or inline data (base64, a data:
+ * URI) decoded here; not an upload id, whose bytes only the server has.
+ */
+export const isProbeable = (v: unknown): v is string => typeof v === 'string' && (/^https?:\/\//i.test(v) || isLocalPath(v) || isInline(v));
 
-/** The frames of a body (start and end frame) that can be probed here: URLs and local paths. */
-export function framesOf(family: Family, body: Record<string, unknown> = {}): { field: string; source: string }[] {
-  return frameFields(family).flatMap((field) => (isProbeable(body[field]) ? [{ field, source: body[field] as string }] : []));
+/** A source to probe, and what messages call it: a URL or path as given, inline data by where it sits. */
+export interface NamedSource {
+  source: string;
+  name: string;
 }
 
-async function probeAll(sources: readonly string[]) {
-  return mapLimit(sources, CONCURRENCY, async (source) => {
+/** `where` names the place of inline data in the request ('image', 'reference_images 2'); anything else is named as given. */
+export const named = (source: string, where: string): NamedSource => ({ source, name: isInline(source) ? `${where} (inline data)` : source });
+
+/** The frames of a body (start and end frame) that can be probed here: URLs, local paths, inline data. */
+export function framesOf(family: Family, body: Record<string, unknown> = {}): (NamedSource & { field: string })[] {
+  return frameFields(family).flatMap((field) => (isProbeable(body[field]) ? [{ field, ...named(body[field] as string, field) }] : []));
+}
+
+async function probeAll(sources: readonly NamedSource[]) {
+  return mapLimit(sources, CONCURRENCY, async ({ source, name }) => {
     try {
-      return { source, probe: await probeSource(source) };
+      return { source: name, probe: await probeSource(source, name) };
     } catch (err) {
-      const message = err instanceof ProbeError ? err.message : `${source}: ${err instanceof Error ? err.message : String(err)}`;
-      return { source, error: { rule: 'probe' as const, message: `${message} (rule probe)` } };
+      const message = err instanceof ProbeError ? err.message : `${name}: ${err instanceof Error ? err.message : String(err)}`;
+      return { source: name, error: { rule: 'probe' as const, message: `${message} (rule probe)` } };
     }
   });
 }
 
-/** Each frame given as a URL or a local path, probed and held to its field's image rules. */
+/** Each frame given as a URL, a local path or inline data, probed and held to its field's image rules. */
 async function checkFrames(family: Family, body: Record<string, unknown> | undefined): Promise<FrameReport[]> {
   const frames = framesOf(family, body);
-  const probed = await probeAll(frames.map((f) => f.source));
+  const probed = await probeAll(frames);
   return probed.map((p, i) => {
     const errors: ReportIssue[] = p.error ? [p.error] : checkImage(p.probe, family, { field: frames[i].field }).map((e) => ({ rule: e.rule, message: e.message }));
     return { field: frames[i].field, source: p.source, ok: errors.length === 0, probe: p.probe ? summary(p.probe) : null, errors };
   });
 }
 
-export async function checkReferences(opts: { family: Family; sources: readonly string[]; body?: Record<string, unknown> }): Promise<CheckReport> {
-  const [probed, frames] = await Promise.all([probeAll(opts.sources), checkFrames(opts.family, opts.body)]);
+/** `sources`: as given (inline data among them named by its place in the list), or named by the caller. */
+export async function checkReferences(opts: { family: Family; sources: readonly (string | NamedSource)[]; body?: Record<string, unknown> }): Promise<CheckReport> {
+  const sources = opts.sources.map((s, i) => (typeof s === 'string' ? named(s, `reference ${i + 1}`) : s));
+  const [probed, frames] = await Promise.all([probeAll(sources), checkFrames(opts.family, opts.body)]);
   const good: Probe[] = [];
   const indexOf: number[] = [];
   probed.forEach((p, i) => {

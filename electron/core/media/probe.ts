@@ -1,8 +1,12 @@
 /**
- * Measures a reference file (local path, file:// URL, or HTTPS URL) without reading all of it.
+ * Measures a reference file (local path, file:// URL, HTTPS URL, or inline base64 / data: URI)
+ * without reading all of it.
  *
- *   probeSource(source) -> Promise<Probe>   (Probe is shared/validation's type)
+ *   probeSource(source, name?) -> Promise<Probe>   (Probe is shared/validation's type)
  *   throws ProbeError { code: 'unreachable' | 'no-range' | 'truncated' | 'unsupported' | 'invalid' }
+ *
+ * `name` is what messages and the probe call the source (default: the source itself); inline data
+ * is named by it, e.g. 'image (inline data)', never by its base64.
  *
  * The kind is decided by content, not by extension. MP4/MOV are parsed with mp4box until the moov
  * box is complete, following mp4box's "next position" so the mdat payload is skipped (a moov at
@@ -14,7 +18,7 @@ import { createFile, Log, MP4BoxBuffer, type Movie } from 'mp4box';
 import { fileURLToPath } from 'node:url';
 import type { Metadata } from 'sharp';
 import type { Probe } from '../../../shared/validation/references.ts';
-import { HEAD_BYTES, ProbeError, isUrl, openSource, type ByteSource } from './source.ts';
+import { HEAD_BYTES, ProbeError, isInline, isUrl, openSource, type ByteSource } from './source.ts';
 import { loadSharp } from './sharp.ts';
 
 export { ProbeError } from './source.ts';
@@ -58,23 +62,26 @@ function sniff(b: Uint8Array): Sniffed {
   return { kind: 'unknown' };
 }
 
-export async function probeSource(source: string): Promise<Probe> {
-  if (/^upl_vid_/.test(source)) throw new ProbeError('unsupported', source, `${source}: an uploaded-video id cannot be probed here; probe the file before uploading it`);
-  if (/^data:/i.test(source)) throw new ProbeError('unsupported', source, 'data: URIs are not probed; pass the file path or an HTTPS URL');
+export async function probeSource(source: string, name = source): Promise<Probe> {
+  if (/^upl_vid_/.test(source)) throw new ProbeError('unsupported', name, `${name}: an uploaded-video id cannot be probed here; probe the file before uploading it`);
+  const inline = isInline(source);
+  if (!inline && /^data:/i.test(source)) throw new ProbeError('unsupported', name, `${name}: a data: URI this app cannot read (it reads data:<type>;base64,...)`);
   const src = await openSource(source);
+  // libvips reads only the header of a local file; other sources it reads from the bytes read here.
+  const file = inline || isUrl(source) ? undefined : source.toLowerCase().startsWith('file://') ? fileURLToPath(source) : source;
   try {
-    if (src.size === 0) throw new ProbeError('truncated', source, `${source}: the file is empty`);
+    if (src.size === 0) throw new ProbeError('truncated', name, `${name}: ${inline ? 'the data is empty' : 'the file is empty'}`);
     const head = await src.read(0, HEAD_BYTES);
     const kind = sniff(head);
     switch (kind.kind) {
       case 'iso':
-        return await probeIso(source, src, head);
+        return await probeIso(name, src, head);
       case 'image':
-        return await probeImage(source, src, head);
+        return await probeImage(name, src, head, file);
       case 'otherVideo':
-        return { source, kind: 'video', container: kind.container, durationSec: null, fps: null, width: null, height: null, bytes: src.size };
+        return { source: name, kind: 'video', container: kind.container, durationSec: null, fps: null, width: null, height: null, bytes: src.size };
       default:
-        throw new ProbeError('unsupported', source, `${source}: not a video or image this app can read (neither MP4/MOV nor JPG/PNG/WebP)`);
+        throw new ProbeError('unsupported', name, `${name}: not a video or image this app can read (neither MP4/MOV nor JPG/PNG/WebP)`);
     }
   } finally {
     await src.close();
@@ -244,14 +251,13 @@ function trafTicks(moof: DataView, from: number, to: number, trackId: number, tr
   return { ticks, samples };
 }
 
-async function probeImage(source: string, src: ByteSource, head: Uint8Array): Promise<Probe> {
-  // libvips reads only the header of a local file; for URLs it sees the ranged head.
-  const input = isUrl(source) ? undefined : source.toLowerCase().startsWith('file://') ? fileURLToPath(source) : source;
+/** `file`: the local file to hand libvips, which reads only its header; otherwise it sees the head read here. */
+async function probeImage(source: string, src: ByteSource, head: Uint8Array, file: string | undefined): Promise<Probe> {
   let meta: Metadata | null = null;
   let err: unknown = null;
   const sharp = await loadSharp();
-  const attempts: Array<() => Promise<Metadata>> = input
-    ? [() => sharp(input).metadata()]
+  const attempts: Array<() => Promise<Metadata>> = file
+    ? [() => sharp(file).metadata()]
     : [() => sharp(head).metadata(), async () => sharp(await src.read(0, Math.min(src.size, MAX_IMAGE_HEAD))).metadata()];
   for (const attempt of attempts) {
     try {

@@ -1,8 +1,10 @@
 /**
  * Random access to the bytes of a local file or an HTTP(S) resource, so probing reads only the
  * container header (and, for MP4/MOV with the moov box at the end, the tail), never the whole file.
+ * Inline data (base64 or a data: URI, already in memory) is decoded and read from memory.
  *
  *   openSource(source) -> ByteSource { size, bytesRead, read(start, length), close() }
+ *   isInline(value), inlineBytes(value) -> Buffer | null
  *
  * URLs are read with HTTP Range requests; the size comes from Content-Range. A server that answers
  * a range request with the whole body (200) is rejected rather than downloaded, unless the whole
@@ -10,6 +12,7 @@
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { encodingOf } from '../../../shared/catalogue/index.ts';
 
 export type ProbeErrorCode = 'unreachable' | 'no-range' | 'truncated' | 'unsupported' | 'invalid';
 
@@ -41,7 +44,29 @@ const LOOPBACK_HTTP = /^http:\/\/(127\.0\.0\.1|localhost|\[::1\])(:\d+)?\//i;
 
 export const isUrl = (s: string) => /^[a-z][a-z0-9+.-]*:\/\//i.test(s) && !s.toLowerCase().startsWith('file://');
 
+/** A value given inline: base64, or a data: URI holding it (not a URL, a path or an upload id). */
+export const isInline = (value: string): boolean => ['base64', 'dataUri'].includes(encodingOf(value) ?? '');
+
+/** The bytes of a value given inline; null for anything else. */
+export const inlineBytes = (value: string): Buffer | null => (isInline(value) ? Buffer.from(value.replace(/^data:[^,]*;base64,/i, ''), 'base64') : null);
+
+function memorySource(bytes: Uint8Array): ByteSource {
+  const src: ByteSource = {
+    size: bytes.length,
+    bytesRead: 0,
+    async read(start, length) {
+      const out = bytes.subarray(start, Math.min(start + length, bytes.length));
+      src.bytesRead += out.length;
+      return out;
+    },
+    close: async () => {},
+  };
+  return src;
+}
+
 export async function openSource(source: string): Promise<ByteSource> {
+  const inline = inlineBytes(source);
+  if (inline) return memorySource(inline);
   if (isUrl(source)) {
     if (!source.toLowerCase().startsWith('https://') && !LOOPBACK_HTTP.test(source)) {
       throw new ProbeError('unreachable', source, `${source}: only HTTPS URLs are accepted`);

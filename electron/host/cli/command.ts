@@ -26,7 +26,7 @@ export interface CliCommand {
 }
 
 // Shared with the web host, which prints the same notes on stderr.
-export { oneLine } from '../text.ts';
+export { oneLine, terminalJson } from '../text.ts';
 
 /** Waits while the reader is behind: thousands of rows into a slow pipe are not all held in memory. */
 export async function write(out: Writable, s: string): Promise<void> {

@@ -1,5 +1,5 @@
 import { runWaitingFor, type AppDefinition, type AppRun } from '../../../../shared/contract/team.ts';
-import { oneLine, UsageError, type CliCommand } from '../command.ts';
+import { oneLine, terminalJson, UsageError, type CliCommand } from '../command.ts';
 import { openCliServices, type CliServices } from '../services.ts';
 import { cancelRun, retryRun, runApp } from './apps-run.ts';
 import { timeLimitOf } from '../duration.ts';
@@ -78,14 +78,14 @@ export const appsCommand: CliCommand = {
       if (sub === 'retry') return await retryRun(ctx, s, o.positional[0], { yes: o.flags.has('--yes'), wait: !o.flags.has('--no-wait'), timeout });
       if (sub === 'list') {
         const { apps } = await invoke(s.core, 'apps.list', {});
-        if (o.flags.has('--json')) ctx.stdout.write(`${JSON.stringify(apps, null, 2)}\n`);
+        if (o.flags.has('--json')) ctx.stdout.write(`${terminalJson(apps, 2)}\n`);
         else ctx.stdout.write(table(['ID', 'OUTPUT', 'COST', 'NAME'], apps.map((a) => [a.id, a.output ?? '', a.cost ?? '?', a.name])));
         return 0;
       }
       if (sub === 'runs') {
         // Local records (shared with the desktop app's Queue): no request, nothing paid.
         const { runs } = await invoke(s.core, 'apps.runs', { limit });
-        if (o.flags.has('--json')) ctx.stdout.write(`${JSON.stringify(runs, null, 2)}\n`);
+        if (o.flags.has('--json')) ctx.stdout.write(`${terminalJson(runs, 2)}\n`);
         else if (!runs.length) ctx.stderr.write('no app runs yet\n');
         else {
           const here = (await invoke(s.core, 'app.info', {})).backend.identity;
@@ -95,7 +95,7 @@ export const appsCommand: CliCommand = {
       }
       const def = await appOf(s, o.positional[0]);
       if (sub === 'show') {
-        if (o.flags.has('--json')) ctx.stdout.write(`${JSON.stringify(def, null, 2)}\n`);
+        if (o.flags.has('--json')) ctx.stdout.write(`${terminalJson(def, 2)}\n`);
         else {
           ctx.stdout.write(`${oneLine(`${def.name} (${def.id}): ${def.description}`)}\ncost: ${def.cost ?? 'unknown'} credits per run; output: ${oneLine(def.output ?? 'unknown')}\n`);
           ctx.stdout.write(table(['INPUT', 'TYPE', 'REQUIRED', 'ACCEPTS', 'LABEL'], def.inputs.map((i) => [i.id, i.type, i.required ? 'yes' : 'no',

@@ -10,7 +10,7 @@ import { asUtc } from '../../../../shared/validation/dates.ts';
 import { iterateEvents } from '../../../core/audit/query.ts';
 import { AuditService } from '../../../core/audit/service.ts';
 import { dbPaths } from '../../../core/paths.ts';
-import { oneLine, UsageError, write, type CliCommand, type CliContext } from '../command.ts';
+import { oneLine, terminalJson, UsageError, write, type CliCommand, type CliContext } from '../command.ts';
 import { interruptible } from '../interrupt.ts';
 import { parseOptions } from './team-common.ts';
 
@@ -224,7 +224,7 @@ export const auditCommand: CliCommand = {
         }
         case 'status': {
           const s = await service.status();
-          if (p.flags.has('--json')) ctx.stdout.write(JSON.stringify(s, null, 2) + '\n');
+          if (p.flags.has('--json')) ctx.stdout.write(terminalJson(s, 2) + '\n');
           else {
             ctx.stdout.write(`${s.events} event(s) cached${s.oldest ? `, ${s.oldest} .. ${s.newest}` : ''}\n`);
             ctx.stdout.write(`last successful sync: ${s.lastSuccessAt ?? 'never'}${s.resumable ? ' (an interrupted sync will resume)' : ''}\n`);
@@ -268,7 +268,7 @@ export const auditCommand: CliCommand = {
           } finally {
             stop.release();
           }
-          if (p.flags.has('--json')) ctx.stdout.write(JSON.stringify(reports, null, 2) + '\n');
+          if (p.flags.has('--json')) ctx.stdout.write(terminalJson(reports, 2) + '\n');
           else for (const r of reports) printImport(ctx, r);
           const cut = reports.some((r) => r.interrupted) || reports.length < (fromStdin ? 1 : p.positional.length);
           if (stop.signal.aborted && !cut) ctx.stderr.write('interrupted too late to stop the import: it had already finished, and every event it reports is kept\n');

@@ -1,4 +1,4 @@
-import { UsageError, type CliCommand } from '../command.ts';
+import { terminalJson, UsageError, type CliCommand } from '../command.ts';
 import { openCliServices } from '../services.ts';
 import { invoke, parseOptions, table } from './team-common.ts';
 
@@ -20,7 +20,7 @@ export const creationsCommand: CliCommand = {
     const s = await openCliServices(ctx);
     try {
       const r = await invoke(s.core, 'creations.list', { page, perPage, tool: o.one('--tool') });
-      if (o.flags.has('--json')) ctx.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
+      if (o.flags.has('--json')) ctx.stdout.write(`${terminalJson(r, 2)}\n`);
       else {
         ctx.stdout.write(table(['ID', 'CREATED', 'TOOL', 'TYPE', 'NAME'], r.items.map((c) => [c.id, c.createdAt?.slice(0, 16).replace('T', ' ') ?? '', c.toolName ?? '', c.type, c.name])));
         ctx.stderr.write(`page ${r.page} of ${r.lastPage}${r.total !== null ? ` (${r.total} creations)` : ''}\n`);

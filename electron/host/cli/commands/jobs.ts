@@ -1,6 +1,6 @@
 import { isJobState, JOB_STATES } from '../../../core/queue/states.ts';
 import { DeskError } from '../../../../shared/contract/define.ts';
-import { oneLine, UsageError, write, type CliCommand, type CliContext } from '../command.ts';
+import { oneLine, terminalJson, UsageError, write, type CliCommand, type CliContext } from '../command.ts';
 import type { JobRecord } from '../../../../shared/contract/jobs.ts';
 import { countStates, openEngineSession, Progress, waitForJobs } from '../engine-session.ts';
 import { interruptible, TIMED_OUT } from '../interrupt.ts';
@@ -71,7 +71,7 @@ export const jobsCommand: CliCommand = {
           else for (const j of page.jobs) await write(ctx.stdout, `${j.id.slice(0, 8)}  ${j.state.padEnd(15)} ${j.tool.padEnd(18)} ${oneLine(`${j.input ?? '(prompt)'}${j.error ? `  - ${j.error}` : ''}`)}\n`);
           if (page.jobs.length < PAGE || shown >= limit) break;
         }
-        if (args.json) await write(ctx.stdout, JSON.stringify({ jobs, total }, null, 2) + '\n');
+        if (args.json) await write(ctx.stdout, terminalJson({ jobs, total }, 2) + '\n');
         // A count, not a job: on stdout it would reach `| cut -c1-8 | xargs mediadesk jobs retry` as an id.
         else ctx.stderr.write(`${shown} of ${total} jobs\n`);
         return 0;

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { findTool, parseParam, TOOLS } from '../../../../shared/catalogue/index.ts';
 import { DeskError } from '../../../../shared/contract/define.ts';
-import { oneLine, UsageError, type CliCommand, type CliContext } from '../command.ts';
+import { oneLine, terminalJson, UsageError, type CliCommand, type CliContext } from '../command.ts';
 import { countStates, openEngineSession, Progress, waitForJobs } from '../engine-session.ts';
 import { interruptible, TIMED_OUT } from '../interrupt.ts';
 import { timeLimitOf, type TimeLimit } from '../duration.ts';
@@ -104,13 +104,13 @@ export const runCommand: CliCommand = {
         };
       };
       if (started.jobIds.length === 0) {
-        if (args.json) ctx.stdout.write(`${JSON.stringify(report(), null, 2)}\n`);
+        if (args.json) ctx.stdout.write(`${terminalJson(report(), 2)}\n`);
         return started.rejected.length ? 1 : 0;
       }
       engine.start();
       const counts = await waitForJobs(engine, started.jobIds, new Progress(ctx.stderr), stop.signal);
       if (stop.signal.aborted) {
-        if (args.json) ctx.stdout.write(`${JSON.stringify(report(), null, 2)}\n`);
+        if (args.json) ctx.stdout.write(`${terminalJson(report(), 2)}\n`);
         if (stop.timedOut()) {
           // Creates in flight finish first (as after Ctrl-C); then why it got nowhere, when the server
           // refused or could not be reached: the likely reason a limit was set.
@@ -126,7 +126,7 @@ export const runCommand: CliCommand = {
       for (const j of engine.store.byIds(started.jobIds)) {
         if (j.state !== 'done') ctx.stderr.write(`${j.state} ${j.id.slice(0, 8)} ${oneLine(`${j.inputPath ?? ''}: ${j.error ?? ''}`)}\n`);
       }
-      if (args.json) ctx.stdout.write(`${JSON.stringify(report(), null, 2)}\n`);
+      if (args.json) ctx.stdout.write(`${terminalJson(report(), 2)}\n`);
       // The folder as the batch has it (full path, the default when no --out): a script can `cd` there.
       else ctx.stdout.write(`${counts.done} of ${started.jobIds.length} done${started.batch ? `; results in ${started.batch.outDir}` : ''}\n`);
       return counts.done === started.jobIds.length ? 0 : 1;

@@ -1,7 +1,7 @@
 import { GRANULARITIES, type UsageQuery } from '../../../../shared/contract/team.ts';
 import { DEFAULT_RANGES, usageCsv } from '../../../core/analytics/service.ts';
 import { realDay } from '../../../../shared/validation/dates.ts';
-import { UsageError, type CliCommand } from '../command.ts';
+import { terminalJson, UsageError, type CliCommand } from '../command.ts';
 import { openCliServices } from '../services.ts';
 import { invoke, parseOptions, table } from './team-common.ts';
 
@@ -39,7 +39,7 @@ export const usageCommand: CliCommand = {
     const s = await openCliServices(ctx);
     try {
       const r = await invoke(s.core, 'usage.query', { ...q, refresh: o.flags.has('--refresh') });
-      if (o.flags.has('--json')) ctx.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
+      if (o.flags.has('--json')) ctx.stdout.write(`${terminalJson(r, 2)}\n`);
       else if (o.flags.has('--csv')) ctx.stdout.write(usageCsv(r).csv);
       else ctx.stdout.write(table(['DATE', 'USES', 'CREDITS', 'TOP TOOL'], r.points.map((p) => [p.date, p.uses, p.credits, Object.entries(p.byTool).sort((a, b) => b[1].credits - a[1].credits)[0]?.[0] ?? ''])));
       // On stderr so --json and --csv stay machine-readable.

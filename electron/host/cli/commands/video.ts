@@ -2,14 +2,14 @@
  * `mediadesk video check [--family F] [--prompt TEXT] [--body JSON|@file] [SOURCE...]`
  *
  * Probes local files and HTTPS URLs (header only, via range requests) and prints the JSON report of
- * `checkReferences` on stdout. Frames in the body (`{"image": URL, "image_end": URL}`) are probed
- * too, so SOURCE may be left out when the body has one. Exit 0 when every rule passes, 1 when not,
+ * `checkReferences` on stdout. Frames in the body (`{"image": URL, "image_end": URL}`, or inline
+ * base64) are probed too, so SOURCE may be left out when the body has one. Exit 0 when every rule passes, 1 when not,
  * 2 on bad usage.
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { FAMILIES, isFamily } from '../../../../shared/validation/references.ts';
-import { UsageError, type CliCommand, type CliContext } from '../command.ts';
+import { terminalJson, UsageError, type CliCommand, type CliContext } from '../command.ts';
 
 const USAGE = `mediadesk video check [--family ${FAMILIES.join('|')}] [--prompt TEXT] [--body JSON|@file.json] [SOURCE...]`;
 
@@ -62,7 +62,7 @@ async function check(ctx: CliContext, argv: string[]): Promise<number> {
   // A start or end frame in the body is something to check on its own.
   if (parsed.positionals.length === 0 && framesOf(family, body).length === 0) throw new UsageError(`no SOURCE (or frame in --body) given; usage: ${USAGE}`);
   const report = await checkReferences({ family, sources: parsed.positionals, body });
-  ctx.stdout.write(JSON.stringify(report, null, 2) + '\n');
+  ctx.stdout.write(terminalJson(report, 2) + '\n');
   return report.ok ? 0 : 1;
 }
 
