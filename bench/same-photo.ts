@@ -29,7 +29,7 @@ try {
     for (const d of ['d1', 'd2']) mkdirSync(join(work, d), { recursive: true });
     writeFileSync(join(work, 'd1', `${i}.jpg`), bytes);
     writeFileSync(join(work, 'd2', `${i}.jpg`), bytes);
-    recorded.push({ input: join(work, 'd1', `${i}.jpg`), size: bytes.length, sha256: sha256Of(bytes) });
+    recorded.push({ input: join(work, 'd1', `${i}.jpg`), size: bytes.length, sha256: await sha256Of(bytes) });
   }
   const ways = {
     'both copies read (no recorded digest)': (i: number) => ({ ...recorded[i], size: null, sha256: null }),

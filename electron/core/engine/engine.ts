@@ -631,7 +631,7 @@ export class Engine {
     const slugs = j.snapshot.slugs as Slugs;
     let params: Record<string, unknown>;
     let attempt: JobPatch;
-    let sent: JobPatch = {};
+    let sent: Promise<JobPatch> = Promise.resolve({});
     this.preparing.set(j.id, j.tool);
     try {
       try {
@@ -640,7 +640,8 @@ export class Engine {
         if (this.o.identity && (await this.o.identity()) !== this.here) return;
         params = await buildParams(tool, j.params, j.inputPath, this.tools, isLoopback(target.baseUrl), (bytes) => {
           // What the result will be made from: a later drop of the same photo is known by it (samePhoto).
-          sent = { inputSize: bytes.length, inputSha256: sha256Of(bytes) };
+          // Not recorded if hashing fails: such a job is then compared by reading both files, as jobs from before schema 5 are.
+          sent = sha256Of(bytes).then((sha) => ({ inputSize: bytes.length, inputSha256: sha }), () => ({}));
         });
       } catch (err) {
         if (err instanceof PreflightError) {
@@ -657,7 +658,7 @@ export class Engine {
         await this.write(() => this.store.patch(j.id, 'queued', { error: waitingMessage(reason) }));
         return;
       }
-      attempt = { attemptId: randomUUID(), attempts: j.attempts + 1, error: null, invalid: null, ...sent };
+      attempt = { attemptId: randomUUID(), attempts: j.attempts + 1, error: null, invalid: null, ...(await sent) };
       // Committed before the request leaves (write() resolves after the commit).
       if (!(await this.write(() => this.store.move(j.id, 'queued', 'submitting', attempt)))) return;
     } finally {
