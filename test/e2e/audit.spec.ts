@@ -460,3 +460,35 @@ test('a facet cut to its top 50 says of how many, and actors without a user id a
   await expect.poll(() => countOf(page)).toBe(55);
   expect(errors).toEqual([]);
 });
+
+test('"All events of this request" and of a correlation list all of them even when a group or folder filter was set', async ({ page }) => {
+  const errors = watchErrors(page);
+  // One request (and correlation) over two groups and two folders, and an event of another request.
+  await hostWith(page, [
+    ev(200, { action: { data: { group_id: 101, folder_reference: 'fld_a' } } }),
+    ev(201, { action: { data: { group_id: 102, folder_reference: 'fld_b' } } }),
+    ev(202, { action: { data: { group_id: 102, folder_reference: 'fld_b' } } }),
+    ev(203, { action: { request_id: 'req_other', correlation_id: 'cor_other', data: { group_id: 101, folder_reference: 'fld_a' } } }),
+  ]);
+
+  await page.getByTestId('audit-group').fill('101');
+  await page.getByTestId('audit-group').press('Enter');
+  await expect.poll(() => countOf(page)).toBe(2);
+  await page.locator('[data-event-id="evt_e2e_200"]').dblclick();
+  await expect(page.getByTestId('audit-drawer').getByRole('heading', { name: /Same request/ })).toHaveText('Same request (3 events)');
+  await page.getByTestId('audit-all-request').click();
+  await expect.poll(() => countOf(page)).toBe(3);
+  await expect(page.getByTestId('audit-group')).toHaveValue('');
+  await expect(page.getByTestId('audit-request')).toHaveValue(REQ);
+
+  await page.getByTestId('audit-clear').click();
+  await page.getByTestId('audit-folder').fill('fld_a');
+  await page.getByTestId('audit-folder').press('Enter');
+  await expect.poll(() => countOf(page)).toBe(2);
+  await page.locator('[data-event-id="evt_e2e_200"]').dblclick();
+  await page.getByTestId('audit-all-correlation').click();
+  await expect.poll(() => countOf(page)).toBe(3);
+  await expect(page.getByTestId('audit-folder')).toHaveValue('');
+  await expect(page.getByTestId('audit-correlation-chip')).toBeVisible();
+  expect(errors).toEqual([]);
+});
