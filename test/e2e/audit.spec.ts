@@ -492,3 +492,19 @@ test('"All events of this request" and of a correlation list all of them even wh
   await expect(page.getByTestId('audit-correlation-chip')).toBeVisible();
   expect(errors).toEqual([]);
 });
+
+test('Enter on a column header sorts by it from the keyboard, also while a row is selected', async ({ page }) => {
+  const errors = watchErrors(page);
+  await hostWith(page, [ev(210), ev(211), ev(212)]);
+  const dateHeader = page.getByRole('columnheader', { name: /Date/ });
+  await page.getByTestId('audit-table').focus();
+  await page.keyboard.press('ArrowDown');
+  await expect(page.locator('[data-testid="audit-row"][aria-selected="true"]')).toHaveCount(1);
+  await page.keyboard.press('Tab');
+  await expect(page.getByTestId('sort-date')).toBeFocused();
+  await page.keyboard.press('Enter');
+  await expect(dateHeader).toHaveAttribute('aria-sort', 'ascending');
+  await expect(page.getByTestId('audit-drawer')).toHaveCount(0);
+  await expect(page.getByTestId('audit-row').first()).toHaveAttribute('data-event-id', 'evt_e2e_212');
+  expect(errors).toEqual([]);
+});
