@@ -508,3 +508,22 @@ test('Enter on a column header sorts by it from the keyboard, also while a row i
   await expect(page.getByTestId('audit-row').first()).toHaveAttribute('data-event-id', 'evt_e2e_212');
   expect(errors).toEqual([]);
 });
+
+test('opening another row while the drawer is open moves focus into it, so Escape closes it and returns to the table', async ({ page }) => {
+  const errors = watchErrors(page);
+  await hostWith(page, [ev(220), ev(221)]);
+  await page.getByTestId('audit-table').focus();
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('audit-drawer-id')).toHaveText('evt_e2e_220');
+  // Back to the table with the drawer still open, and the next row opened from there.
+  await page.getByTestId('audit-table').focus();
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('audit-drawer-id')).toHaveText('evt_e2e_221');
+  await expect(page.getByTestId('audit-drawer')).toBeFocused();
+  await page.keyboard.press('Escape');
+  await expect(page.getByTestId('audit-drawer')).toHaveCount(0);
+  await expect(page.getByTestId('audit-table')).toBeFocused();
+  expect(errors).toEqual([]);
+});
