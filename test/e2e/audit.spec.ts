@@ -460,3 +460,70 @@ test('a facet cut to its top 50 says of how many, and actors without a user id a
   await expect.poll(() => countOf(page)).toBe(55);
   expect(errors).toEqual([]);
 });
+
+test('"All events of this request" and of a correlation list all of them even when a group or folder filter was set', async ({ page }) => {
+  const errors = watchErrors(page);
+  // One request (and correlation) over two groups and two folders, and an event of another request.
+  await hostWith(page, [
+    ev(200, { action: { data: { group_id: 101, folder_reference: 'fld_a' } } }),
+    ev(201, { action: { data: { group_id: 102, folder_reference: 'fld_b' } } }),
+    ev(202, { action: { data: { group_id: 102, folder_reference: 'fld_b' } } }),
+    ev(203, { action: { request_id: 'req_other', correlation_id: 'cor_other', data: { group_id: 101, folder_reference: 'fld_a' } } }),
+  ]);
+
+  await page.getByTestId('audit-group').fill('101');
+  await page.getByTestId('audit-group').press('Enter');
+  await expect.poll(() => countOf(page)).toBe(2);
+  await page.locator('[data-event-id="evt_e2e_200"]').dblclick();
+  await expect(page.getByTestId('audit-drawer').getByRole('heading', { name: /Same request/ })).toHaveText('Same request (3 events)');
+  await page.getByTestId('audit-all-request').click();
+  await expect.poll(() => countOf(page)).toBe(3);
+  await expect(page.getByTestId('audit-group')).toHaveValue('');
+  await expect(page.getByTestId('audit-request')).toHaveValue(REQ);
+
+  await page.getByTestId('audit-clear').click();
+  await page.getByTestId('audit-folder').fill('fld_a');
+  await page.getByTestId('audit-folder').press('Enter');
+  await expect.poll(() => countOf(page)).toBe(2);
+  await page.locator('[data-event-id="evt_e2e_200"]').dblclick();
+  await page.getByTestId('audit-all-correlation').click();
+  await expect.poll(() => countOf(page)).toBe(3);
+  await expect(page.getByTestId('audit-folder')).toHaveValue('');
+  await expect(page.getByTestId('audit-correlation-chip')).toBeVisible();
+  expect(errors).toEqual([]);
+});
+
+test('Enter on a column header sorts by it from the keyboard, also while a row is selected', async ({ page }) => {
+  const errors = watchErrors(page);
+  await hostWith(page, [ev(210), ev(211), ev(212)]);
+  const dateHeader = page.getByRole('columnheader', { name: /Date/ });
+  await page.getByTestId('audit-table').focus();
+  await page.keyboard.press('ArrowDown');
+  await expect(page.locator('[data-testid="audit-row"][aria-selected="true"]')).toHaveCount(1);
+  await page.keyboard.press('Tab');
+  await expect(page.getByTestId('sort-date')).toBeFocused();
+  await page.keyboard.press('Enter');
+  await expect(dateHeader).toHaveAttribute('aria-sort', 'ascending');
+  await expect(page.getByTestId('audit-drawer')).toHaveCount(0);
+  await expect(page.getByTestId('audit-row').first()).toHaveAttribute('data-event-id', 'evt_e2e_212');
+  expect(errors).toEqual([]);
+});
+
+test('opening another row while the drawer is open moves focus into it, so Escape closes it and returns to the table', async ({ page }) => {
+  const errors = watchErrors(page);
+  await hostWith(page, [ev(220), ev(221)]);
+  await page.getByTestId('audit-table').focus();
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('audit-drawer-id')).toHaveText('evt_e2e_220');
+  // Back to the table with the drawer still open, and the next row opened from there.
+  await page.getByTestId('audit-table').focus();
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('audit-drawer-id')).toHaveText('evt_e2e_221');
+  await expect(page.getByTestId('audit-drawer')).toBeFocused();
+  await page.keyboard.press('Escape');
+  await expect(page.getByTestId('audit-drawer')).toHaveCount(0);
+  await expect(page.getByTestId('audit-table')).toBeFocused();
+  expect(errors).toEqual([]);
+});
