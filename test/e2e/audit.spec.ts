@@ -527,3 +527,46 @@ test('opening another row while the drawer is open moves focus into it, so Escap
   await expect(page.getByTestId('audit-table')).toBeFocused();
   expect(errors).toEqual([]);
 });
+
+test('the timeline switched to hours while a filter change is still counting by day keeps the hours: the late day answer is not drawn under "Events per hour"', async ({ page }) => {
+  const errors = watchErrors(page);
+  // The page's commands go over the host's WebSocket; once `holding`, the answer to a day timeline
+  // (the one a filter change asks for with the facets) is held back until the test lets it go.
+  let holding = false;
+  const held: (() => void)[] = [];
+  await page.routeWebSocket((url) => url.pathname === '/ws', (ws) => {
+    const server = ws.connectToServer();
+    const asked = new Set<number>();
+    ws.onMessage((m) => {
+      const msg = JSON.parse(String(m)) as { id: number; cmd: string; payload: { bucket?: string } };
+      if (holding && msg.cmd === 'audit.timeline' && msg.payload.bucket === 'day') asked.add(msg.id);
+      server.send(m);
+    });
+    server.onMessage((m) => {
+      const msg = JSON.parse(String(m)) as { id?: number };
+      if (msg.id !== undefined && asked.has(msg.id)) held.push(() => ws.send(m));
+      else ws.send(m);
+    });
+  });
+  // Three events on one day and two on the next, each in an hour of its own: a day's peak is 3, an hour's 1.
+  const dayStart = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate()) - 3 * 86_400_000;
+  const at = (day: number, hour: number) => new Date(dayStart + day * 86_400_000 + hour * 3_600_000).toISOString();
+  await hostWith(page, [ev(230, { date: at(0, 1) }), ev(231, { date: at(0, 2) }), ev(232, { date: at(0, 3) }), ev(233, { date: at(1, 5) }), ev(234, { date: at(1, 6) })]);
+  const chart = page.getByTestId('audit-timeline');
+  await expect(chart).toHaveAttribute('aria-label', 'Events per day, 5 in total, peak 3');
+
+  holding = true;
+  await page.getByTestId('audit-search').fill('Zebracorn');
+  await page.getByTestId('audit-search').press('Enter');
+  await expect.poll(() => held.length).toBe(1);
+  await page.getByTestId('audit-bucket-hour').click();
+  await expect(chart).toHaveAttribute('aria-label', 'Events per hour, 5 in total, peak 1');
+  holding = false;
+  held.shift()!();
+  // Nothing is asked after the late answer, so there is no later answer to wait for: it is given a
+  // moment to arrive, and the hours must still be what is drawn.
+  await page.waitForTimeout(1000);
+  await expect(chart).toHaveAttribute('aria-label', 'Events per hour, 5 in total, peak 1');
+  await expect(page.getByRole('radio', { name: 'Hour' })).toHaveAttribute('aria-checked', 'true');
+  expect(errors).toEqual([]);
+});

@@ -143,6 +143,11 @@ export class AuditStore {
   private loading = new Set<number>();
   /** Bumped on every filter or sort change; answers of an older generation are dropped. */
   private gen = 0;
+  /**
+   * Timelines asked for (a filter change's, with the facets, or an Hour/Day switch's): only the
+   * last one asked is drawn, so a late answer by day never lands under "Events per hour".
+   */
+  private timelineAsked = 0;
   private lastWanted = 0;
   /** The filters the current total counts; a sort change alone keeps the total (counting 1M rows is the slow part). */
   private countedKey = '';
@@ -208,6 +213,7 @@ export class AuditStore {
 
   async loadAggregates(gen = this.gen): Promise<void> {
     const filters = this.apiFilters;
+    const asked = ++this.timelineAsked;
     try {
       const [facets, timeline] = await Promise.all([
         call('audit.facets', { filters, limit: 50 }),
@@ -215,7 +221,8 @@ export class AuditStore {
       ]);
       if (gen !== this.gen) return;
       this.facets = facets;
-      this.timeline = timeline;
+      // Hour or Day switched meanwhile: that switch asked for its own timeline, which is the one to draw.
+      if (asked === this.timelineAsked) this.timeline = timeline;
     } catch (err) {
       if (gen === this.gen) this.queryError = errorText(err);
     }
@@ -262,14 +269,19 @@ export class AuditStore {
 
   async setBucket(b: 'hour' | 'day'): Promise<void> {
     this.bucket = b;
+    const asked = ++this.timelineAsked;
+    const gen = this.gen;
     if (this.reversed) {
       this.timeline = { bucket: b, points: [] };
       return;
     }
+    // Drawn only if no timeline was asked for since (another switch, or a filter change's).
+    const latest = () => asked === this.timelineAsked && gen === this.gen;
     try {
-      this.timeline = await call('audit.timeline', { filters: this.apiFilters, bucket: b });
+      const timeline = await call('audit.timeline', { filters: this.apiFilters, bucket: b });
+      if (latest()) this.timeline = timeline;
     } catch (err) {
-      this.queryError = errorText(err);
+      if (latest()) this.queryError = errorText(err);
     }
   }
 
