@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
-import { dropFiles, newHome, startHost, type HostHandle, watchErrors } from './host.ts';
+import { dropFiles, holdAnswers, newHome, startHost, type HostHandle, watchErrors } from './host.ts';
 
 /**
  * The audit viewer end to end: the web host as a real process on the in-process Sandbox
@@ -533,21 +533,7 @@ test('the timeline switched to hours while a filter change is still counting by 
   // The page's commands go over the host's WebSocket; once `holding`, the answer to a day timeline
   // (the one a filter change asks for with the facets) is held back until the test lets it go.
   let holding = false;
-  const held: (() => void)[] = [];
-  await page.routeWebSocket((url) => url.pathname === '/ws', (ws) => {
-    const server = ws.connectToServer();
-    const asked = new Set<number>();
-    ws.onMessage((m) => {
-      const msg = JSON.parse(String(m)) as { id: number; cmd: string; payload: { bucket?: string } };
-      if (holding && msg.cmd === 'audit.timeline' && msg.payload.bucket === 'day') asked.add(msg.id);
-      server.send(m);
-    });
-    server.onMessage((m) => {
-      const msg = JSON.parse(String(m)) as { id?: number };
-      if (msg.id !== undefined && asked.has(msg.id)) held.push(() => ws.send(m));
-      else ws.send(m);
-    });
-  });
+  const held = await holdAnswers(page, (cmd, payload) => holding && cmd === 'audit.timeline' && payload.bucket === 'day');
   // Three events on one day and two on the next, each in an hour of its own: a day's peak is 3, an hour's 1.
   const dayStart = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate()) - 3 * 86_400_000;
   const at = (day: number, hour: number) => new Date(dayStart + day * 86_400_000 + hour * 3_600_000).toISOString();

@@ -91,3 +91,27 @@ export async function dropFiles(page: Page, paths: string[], meanwhile?: () => u
     (on ? document.querySelector(on)! : window).dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
   }, target);
 }
+
+/**
+ * Routes the page's contract WebSocket through the test: the answer to each command `hold` picks
+ * is held back, and a function that lets it go is pushed to the returned list. Call before the page
+ * opens the socket (before `goto`).
+ */
+export async function holdAnswers(page: Page, hold: (cmd: string, payload: Record<string, unknown>) => boolean): Promise<(() => void)[]> {
+  const held: (() => void)[] = [];
+  await page.routeWebSocket((url) => url.pathname === '/ws', (ws) => {
+    const server = ws.connectToServer();
+    const asked = new Set<number>();
+    ws.onMessage((m) => {
+      const msg = JSON.parse(String(m)) as { id: number; cmd: string; payload: Record<string, unknown> };
+      if (hold(msg.cmd, msg.payload ?? {})) asked.add(msg.id);
+      server.send(m);
+    });
+    server.onMessage((m) => {
+      const msg = JSON.parse(String(m)) as { id?: number };
+      if (msg.id !== undefined && asked.has(msg.id)) held.push(() => ws.send(m));
+      else ws.send(m);
+    });
+  });
+  return held;
+}

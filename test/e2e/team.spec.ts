@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import WebSocket from 'ws';
-import { newHome, startHost, watchErrors, type HostHandle } from './host.ts';
+import { holdAnswers, newHome, startHost, watchErrors, type HostHandle } from './host.ts';
 import { appRunPosts, desk, setAppCost, setFaults, startSandboxProcess, type SandboxProcess } from './studio-helpers.ts';
 
 let host: HostHandle;
@@ -214,21 +214,7 @@ test('workflow apps: a late answer for the app clicked before does not replace t
   host = await startHost(newHome());
   // The page's commands go over the host's WebSocket: the answer for the first app's definition
   // (Product shot studio, opened when the screen loads) is held back until the test lets it go.
-  const held: (() => void)[] = [];
-  await page.routeWebSocket((url) => url.pathname === '/ws', (ws) => {
-    const server = ws.connectToServer();
-    const asked = new Set<number>();
-    ws.onMessage((m) => {
-      const msg = JSON.parse(String(m)) as { id: number; cmd: string; payload: { id?: string } };
-      if (msg.cmd === 'apps.get' && msg.payload.id === 'pS7kQ2xa') asked.add(msg.id);
-      server.send(m);
-    });
-    server.onMessage((m) => {
-      const msg = JSON.parse(String(m)) as { id?: number };
-      if (msg.id !== undefined && asked.has(msg.id)) held.push(() => ws.send(m));
-      else ws.send(m);
-    });
-  });
+  const held = await holdAnswers(page, (cmd, payload) => cmd === 'apps.get' && payload.id === 'pS7kQ2xa');
   await page.goto(`${host.url}#apps`);
   await expect.poll(() => held.length).toBe(1);
   await page.getByTestId('app-jM4nX8sc').click();
