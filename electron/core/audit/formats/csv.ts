@@ -15,6 +15,18 @@ export const CSV_COLUMNS = [
   'source.project', 'source.platform', 'source.referer',
 ] as const;
 
+/**
+ * A cell a spreadsheet would run as a formula begins with one of `=+-@`, a tab or a CR. Opened in
+ * a spreadsheet, an exported project name `=HYPERLINK(...)` (any member can set one) would run on
+ * the admin's machine, so the export writes such a cell with one leading apostrophe, which
+ * spreadsheets show as text, and the import takes one off again. A value that itself begins with
+ * apostrophes before such a character gets one more, so every value comes back as it was.
+ */
+const FORMULA_START = /^'*[=+\-@\t\r]/;
+const FORMULA_ESCAPED = /^'+[=+\-@\t\r]/;
+export const escapeFormula = (cell: string): string => (FORMULA_START.test(cell) ? `'${cell}` : cell);
+export const unescapeFormula = (cell: string): string => (FORMULA_ESCAPED.test(cell) ? cell.slice(1) : cell);
+
 const JSON_CELLS = new Set(['action.data', 'action.old_state', 'action.new_state', 'action.context']);
 const NUMBER_CELLS = new Set(['member.user_id', 'action.duration_ms']);
 const ACTION_FIELDS = new Set(CSV_COLUMNS.filter((c) => c.startsWith('action.')).map((c) => c.slice(7)));
@@ -173,7 +185,7 @@ export class CsvParser implements FormatParser {
     const event: Obj = {};
     for (let k = 0; k < fields.length; k++) {
       const path = this.header[k];
-      const cell = fields[k];
+      const cell = unescapeFormula(fields[k]);
       if (!path || cell === '') continue;
       let value: unknown = cell;
       if (JSON_CELLS.has(path)) {
