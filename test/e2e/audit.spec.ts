@@ -1,5 +1,6 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
 import { dropFiles, holdAnswers, newHome, startHost, type HostHandle, watchErrors } from './host.ts';
 
@@ -554,5 +555,78 @@ test('the timeline switched to hours while a filter change is still counting by 
   await page.waitForTimeout(1000);
   await expect(chart).toHaveAttribute('aria-label', 'Events per hour, 5 in total, peak 1');
   await expect(page.getByRole('radio', { name: 'Hour' })).toHaveAttribute('aria-checked', 'true');
+  expect(errors).toEqual([]);
+});
+
+test('the Export message says when the filters changed since, so it never reads as about the view shown now', async ({ page }) => {
+  const errors = watchErrors(page);
+  await hostWith(page, [ev(240), ev(241), ev(242, { action: { event_type: 'team.member.removed' } })]);
+  await page.getByTestId('audit-open-export').click();
+  const path = await page.getByTestId('audit-export-path').inputValue();
+  mkdirSync(dirname(path), { recursive: true });
+  await page.getByTestId('audit-export-run').click();
+  const result = page.getByTestId('audit-export-result');
+  await expect(result).toHaveText(`Wrote 3 rows to ${path}`);
+
+  // Changing the view from outside the popover may close it; the message is read with it open.
+  const reopen = async () => {
+    if (!(await page.getByTestId('audit-export-path').isVisible())) await page.getByTestId('audit-open-export').click();
+  };
+  await page.getByTestId('audit-event-type').selectOption('team.member.removed');
+  await expect.poll(() => countOf(page)).toBe(1);
+  await reopen();
+  await expect(result).toHaveText(`Wrote 3 rows to ${path} (the view before the filters or sort changed, not the one shown now)`);
+  // Back to the view that was exported: the message describes it again.
+  await page.getByTestId('audit-event-type').selectOption('');
+  await expect.poll(() => countOf(page)).toBe(3);
+  await expect(result).toHaveText(`Wrote 3 rows to ${path}`);
+  // A sort change alone is another view too (the file's row order).
+  await page.getByTestId('sort-date').click();
+  await expect(page.getByRole('columnheader', { name: /Date/ })).toHaveAttribute('aria-sort', 'ascending');
+  await reopen();
+  await expect(page.getByTestId('audit-export-stale')).toBeVisible();
+  expect(errors).toEqual([]);
+});
+
+test('the drawer shows line breaks in a value as line breaks, as text', async ({ page }) => {
+  const errors = watchErrors(page);
+  await hostWith(page, [ev(250, { action: { folder_name: 'line1\nline2', data: { note: '<b>bold</b>\nsecond line' } } })]);
+  await page.getByTestId('audit-table').focus();
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('Enter');
+  const drawer = page.getByTestId('audit-drawer');
+  await expect(page.getByTestId('audit-drawer-id')).toHaveText('evt_e2e_250');
+  // innerText is the text as laid out: a line break collapsed to a space reads 'line1 line2'.
+  expect(await drawer.getByTestId('audit-field-folder_name').innerText()).toBe('line1\nline2');
+  expect(await drawer.getByTestId('audit-data').locator('dd').first().innerText()).toBe('<b>bold</b>\nsecond line');
+  expect(await drawer.locator('b').count()).toBe(0);
+  expect(errors).toEqual([]);
+});
+
+test('a very long value scrolls in a box of its own, from the keyboard too, and the drawer\'s other sections stay in reach', async ({ page }) => {
+  const errors = watchErrors(page);
+  const long = 'x'.repeat(100_000);
+  await hostWith(page, [ev(260, { action: { folder_name: long } })]);
+  await page.getByTestId('audit-table').focus();
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('Enter');
+  const drawer = page.getByTestId('audit-drawer');
+  await expect(page.getByTestId('audit-drawer-id')).toHaveText('evt_e2e_260');
+  const cell = drawer.getByTestId('audit-field-folder_name');
+  await expect(cell).toHaveText(long);
+  // The box is capped, and the Member section follows right below it (not 25,000 px further down).
+  const box = (await cell.boundingBox())!;
+  expect(box.height).toBeLessThan(300);
+  const member = (await drawer.getByRole('heading', { name: 'Member', exact: true }).boundingBox())!;
+  expect(member.y - (box.y + box.height)).toBeLessThan(50);
+  // It is a named region that scrolls from the keyboard; a short value is no Tab stop.
+  const region = drawer.getByRole('region', { name: 'folder_name (scrolls)' });
+  await expect(region).toHaveAttribute('tabindex', '0');
+  await expect(drawer.getByTestId('audit-field-project_name').locator('[tabindex]')).toHaveCount(0);
+  await region.focus();
+  await page.keyboard.press('End');
+  await expect.poll(() => region.evaluate((el) => el.scrollTop)).toBeGreaterThan(0);
+  const axe = await new AxeBuilder({ page }).include('[data-testid="audit-drawer"]').withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']).analyze();
+  expect(axe.violations.map((v) => v.id)).toEqual([]);
   expect(errors).toEqual([]);
 });
