@@ -58,6 +58,13 @@ function ev(i: number, extra: { action?: Record<string, unknown>; [k: string]: u
 }
 
 /** A fresh host whose cache holds just these events, imported through the Import panel, the table showing them. */
+/** From the keyboard, as a user without a mouse does: the table focused, the next row selected and opened in the drawer. */
+async function openNextRow(page: Page): Promise<void> {
+  await page.getByTestId('audit-table').focus();
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('Enter');
+}
+
 async function hostWith(page: Page, events: ReturnType<typeof ev>[]): Promise<void> {
   const home = newHome();
   host = await startHost(home);
@@ -194,9 +201,7 @@ test('sync, filters, search, detail with diff, related events, import report, ho
   await expect.poll(() => countOf(page)).toBe(3);
 
   // Detail drawer from the keyboard: the first row (newest: evt_e2e_1), Enter, then the diff.
-  await page.getByTestId('audit-table').focus();
-  await page.keyboard.press('ArrowDown');
-  await page.keyboard.press('Enter');
+  await openNextRow(page);
   const drawer = page.getByTestId('audit-drawer');
   await expect(drawer).toBeVisible();
   await expect(page.getByTestId('audit-drawer-id')).toHaveText('evt_e2e_1');
@@ -210,9 +215,7 @@ test('sync, filters, search, detail with diff, related events, import report, ho
   await expect(drawer).toBeHidden();
 
   // A hostile payload value is shown as its characters, never parsed as HTML.
-  await page.getByTestId('audit-table').focus();
-  await page.keyboard.press('ArrowDown');
-  await page.keyboard.press('Enter');
+  await openNextRow(page);
   await expect(page.getByTestId('audit-drawer-id')).toHaveText('evt_e2e_2');
   await expect(drawer.getByTestId('audit-field-folder_name')).toHaveText(HOSTILE);
   expect(await drawer.locator('img').count()).toBe(0);
@@ -376,9 +379,7 @@ test('the diff of a state that is an empty object lists the fields that went or 
 
   const drawer = page.getByTestId('audit-drawer');
   const diff = drawer.getByTestId('audit-diff');
-  await page.getByTestId('audit-table').focus();
-  await page.keyboard.press('ArrowDown');
-  await page.keyboard.press('Enter');
+  await openNextRow(page);
   await expect(page.getByTestId('audit-drawer-id')).toHaveText('evt_e2e_80');
   await expect(diff.locator('tbody tr')).toHaveCount(2);
   await expect(diff.locator('tr[data-kind="removed"] th')).toHaveText(['role', 'seats']);
@@ -401,9 +402,7 @@ test('the diff keeps a dotted key apart from a nested field and shows an item ta
     new_state: { 'limits.seats': 3, limits: { seats: 5 }, groups: ['design', 'sales', 'support'] },
   } })]);
 
-  await page.getByTestId('audit-table').focus();
-  await page.keyboard.press('ArrowDown');
-  await page.keyboard.press('Enter');
+  await openNextRow(page);
   const drawer = page.getByTestId('audit-drawer');
   await expect(page.getByTestId('audit-drawer-id')).toHaveText('evt_e2e_90');
   const diff = drawer.getByTestId('audit-diff');
@@ -513,14 +512,10 @@ test('Enter on a column header sorts by it from the keyboard, also while a row i
 test('opening another row while the drawer is open moves focus into it, so Escape closes it and returns to the table', async ({ page }) => {
   const errors = watchErrors(page);
   await hostWith(page, [ev(220), ev(221)]);
-  await page.getByTestId('audit-table').focus();
-  await page.keyboard.press('ArrowDown');
-  await page.keyboard.press('Enter');
+  await openNextRow(page);
   await expect(page.getByTestId('audit-drawer-id')).toHaveText('evt_e2e_220');
   // Back to the table with the drawer still open, and the next row opened from there.
-  await page.getByTestId('audit-table').focus();
-  await page.keyboard.press('ArrowDown');
-  await page.keyboard.press('Enter');
+  await openNextRow(page);
   await expect(page.getByTestId('audit-drawer-id')).toHaveText('evt_e2e_221');
   await expect(page.getByTestId('audit-drawer')).toBeFocused();
   await page.keyboard.press('Escape');
@@ -591,9 +586,7 @@ test('the Export message says when the filters changed since, so it never reads 
 test('the drawer shows line breaks in a value as line breaks, as text', async ({ page }) => {
   const errors = watchErrors(page);
   await hostWith(page, [ev(250, { action: { folder_name: 'line1\nline2', data: { note: '<b>bold</b>\nsecond line' } } })]);
-  await page.getByTestId('audit-table').focus();
-  await page.keyboard.press('ArrowDown');
-  await page.keyboard.press('Enter');
+  await openNextRow(page);
   const drawer = page.getByTestId('audit-drawer');
   await expect(page.getByTestId('audit-drawer-id')).toHaveText('evt_e2e_250');
   // innerText is the text as laid out: a line break collapsed to a space reads 'line1 line2'.
@@ -607,9 +600,7 @@ test('a very long value scrolls in a box of its own, from the keyboard too, and 
   const errors = watchErrors(page);
   const long = 'x'.repeat(100_000);
   await hostWith(page, [ev(260, { action: { folder_name: long } })]);
-  await page.getByTestId('audit-table').focus();
-  await page.keyboard.press('ArrowDown');
-  await page.keyboard.press('Enter');
+  await openNextRow(page);
   const drawer = page.getByTestId('audit-drawer');
   await expect(page.getByTestId('audit-drawer-id')).toHaveText('evt_e2e_260');
   const cell = drawer.getByTestId('audit-field-folder_name');
