@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Page } from '@playwright/test';
+import WebSocket from 'ws';
 
 export interface HostHandle {
   url: string;
@@ -114,4 +115,26 @@ export async function holdAnswers(page: Page, hold: (cmd: string, payload: Recor
     });
   });
   return held;
+}
+
+/** Calls a contract command over the host's WebSocket, as the page does (for setup and checks). */
+export async function desk<T = unknown>(host: HostHandle, cmd: string, payload: unknown = {}): Promise<T> {
+  const ws = new WebSocket(`${host.origin.replace('http', 'ws')}/ws?token=${host.token}`);
+  await new Promise((resolve, reject) => {
+    ws.once('open', resolve);
+    ws.once('error', reject);
+  });
+  try {
+    const reply = await new Promise<{ ok: boolean; result?: T; error?: { message: string } }>((resolve) => {
+      ws.on('message', (m) => {
+        const msg = JSON.parse(String(m));
+        if (msg.id === 1) resolve(msg);
+      });
+      ws.send(JSON.stringify({ id: 1, cmd, payload }));
+    });
+    if (!reply.ok) throw Object.assign(new Error(reply.error?.message ?? 'failed'), { desk: reply.error });
+    return reply.result as T;
+  } finally {
+    ws.close();
+  }
 }

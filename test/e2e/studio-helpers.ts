@@ -4,30 +4,9 @@ import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { expect, type Page } from '@playwright/test';
 import sharp from 'sharp';
-import WebSocket from 'ws';
-import type { HostHandle } from './host.ts';
 
-/** Calls a contract command over the host's WebSocket, as the page does (for setup and checks). */
-export async function desk<T = unknown>(host: HostHandle, cmd: string, payload: unknown = {}): Promise<T> {
-  const ws = new WebSocket(`${host.origin.replace('http', 'ws')}/ws?token=${host.token}`);
-  await new Promise((resolve, reject) => {
-    ws.once('open', resolve);
-    ws.once('error', reject);
-  });
-  try {
-    const reply = await new Promise<{ ok: boolean; result?: T; error?: { message: string } }>((resolve) => {
-      ws.on('message', (m) => {
-        const msg = JSON.parse(String(m));
-        if (msg.id === 1) resolve(msg);
-      });
-      ws.send(JSON.stringify({ id: 1, cmd, payload }));
-    });
-    if (!reply.ok) throw Object.assign(new Error(reply.error?.message ?? 'failed'), { desk: reply.error });
-    return reply.result as T;
-  } finally {
-    ws.close();
-  }
-}
+// Shared with the unit tests that start the host as a process.
+export { desk } from './host.ts';
 
 export interface SandboxProcess { url: string; env: NodeJS.ProcessEnv; child: ChildProcess; stop(): Promise<void> }
 

@@ -1,7 +1,6 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
-import WebSocket from 'ws';
 import { holdAnswers, newHome, startHost, watchErrors, type HostHandle } from './host.ts';
 import { appRunPosts, desk, setAppCost, setFaults, startSandboxProcess, type SandboxProcess } from './studio-helpers.ts';
 
@@ -412,28 +411,12 @@ test('team analytics: a breakdown or export that works clears an earlier error, 
   expect(errors).toEqual([]);
 });
 
-/** Drives the core over the host's socket, as the renderer does, for setup the test is not about. */
-async function invoke(h: HostHandle, cmd: string, payload: unknown): Promise<any> {
-  const ws = new WebSocket(`${h.origin.replace('http', 'ws')}/ws?token=${h.token}`);
-  await new Promise((r) => ws.on('open', r));
-  const reply = await new Promise<{ ok: boolean; result?: unknown; error?: { message: string } }>((resolve) => {
-    ws.on('message', (m) => {
-      const msg = JSON.parse(String(m));
-      if (msg.id === 1) resolve(msg);
-    });
-    ws.send(JSON.stringify({ id: 1, cmd, payload }));
-  });
-  ws.close();
-  if (!reply.ok) throw new Error(reply.error?.message);
-  return reply.result;
-}
-
 test('recent creations: a generated image is listed and filtered, then used as input in an app and in a tool', async ({ page }) => {
   const errors = watchErrors(page);
   const home = newHome();
   host = await startHost(home);
-  const started = await invoke(host, 'batches.start', { tool: 'hires', inputs: [], params: { prompt: 'a red chair in a white room', resolution: '1k' }, outDir: join(home, 'out') });
-  await expect.poll(async () => (await invoke(host, 'batches.list', {}))[0].counts.done, { timeout: 30_000 }).toBe(1);
+  const started = await desk<any>(host, 'batches.start', { tool: 'hires', inputs: [], params: { prompt: 'a red chair in a white room', resolution: '1k' }, outDir: join(home, 'out') });
+  await expect.poll(async () => (await desk<any>(host, 'batches.list', {}))[0].counts.done, { timeout: 30_000 }).toBe(1);
   expect(started.queued).toBe(1);
 
   await page.goto(`${host.url}#creations`);
@@ -604,7 +587,7 @@ test.describe('west of UTC', () => {
     await page.getByLabel('To (UTC day)', { exact: true }).fill('2025-03-09');
     await page.getByTestId('usage-load').click();
     await expect(page.getByTestId('usage-range')).toHaveText('2025-02-01 to 2025-03-09');
-    const users = await invoke(host, 'usage.breakdown', { granularity: 'day', from: '2025-02-01', to: '2025-03-09', by: 'user' });
+    const users = await desk<any>(host, 'usage.breakdown', { granularity: 'day', from: '2025-02-01', to: '2025-03-09', by: 'user' });
     expect(users.rows.length).toBeGreaterThan(25);
     await expect(page.getByTestId('breakdown').locator('li')).toHaveCount(25);
     await expect(page.getByTestId('breakdown-count')).toHaveText(`The top 25 of ${users.rows.length} are shown.`);
@@ -613,7 +596,7 @@ test.describe('west of UTC', () => {
     await expect(page.getByTestId('breakdown-count')).toHaveText(`All ${users.rows.length} shown.`);
 
     // A team with no usage: said in words, not a flat line and an empty box.
-    await invoke(host, 'settings.set', { sandboxKey: 'sandbox-business' });
+    await desk<any>(host, 'settings.set', { sandboxKey: 'sandbox-business' });
     await page.reload();
     await expect(page.getByTestId('usage-empty')).toContainText('No credits were used from');
     await expect(page.getByTestId('breakdown-empty')).toHaveText('Nothing to break down: no credits were used in this range.');
@@ -676,9 +659,9 @@ test.describe('west of UTC', () => {
   test('recent creations: the time a creation was made is shown in the viewer\'s time zone', async ({ page }) => {
     const home = newHome();
     host = await startHost(home);
-    await invoke(host, 'batches.start', { tool: 'hires', inputs: [], params: { prompt: 'a blue lamp', resolution: '1k' }, outDir: join(home, 'out') });
-    await expect.poll(async () => (await invoke(host, 'batches.list', {}))[0].counts.done, { timeout: 30_000 }).toBe(1);
-    const { items } = await invoke(host, 'creations.list', { page: 1, perPage: 24 });
+    await desk<any>(host, 'batches.start', { tool: 'hires', inputs: [], params: { prompt: 'a blue lamp', resolution: '1k' }, outDir: join(home, 'out') });
+    await expect.poll(async () => (await desk<any>(host, 'batches.list', {}))[0].counts.done, { timeout: 30_000 }).toBe(1);
+    const { items } = await desk<any>(host, 'creations.list', { page: 1, perPage: 24 });
     const made: string = items[0].createdAt;
     expect(made).toMatch(/Z$/);
     const local = new Date(made).toLocaleString('en-US', { timeZone: 'America/Los_Angeles', dateStyle: 'short', timeStyle: 'short' });

@@ -3,8 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
-import { startHost, type HostHandle } from '../e2e/host.ts';
+import { desk, startHost, type HostHandle } from '../e2e/host.ts';
 
 let host: HostHandle | undefined;
 const homes: string[] = [];
@@ -13,21 +12,6 @@ afterEach(async () => {
   host = undefined;
   for (const h of homes.splice(0)) rmSync(h, { recursive: true, force: true });
 });
-/** One contract command over the host's WebSocket, as the page sends it. */
-async function command(h: HostHandle, cmd: string): Promise<unknown> {
-  const ws = new WebSocket(`${h.origin.replace('http', 'ws')}/ws?token=${h.token}`);
-  try {
-    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
-    const reply = new Promise<{ ok: boolean; result?: unknown }>((resolve) => ws.on('message', (m) => {
-      const msg = JSON.parse(String(m)) as { id?: number; ok: boolean; result?: unknown };
-      if (msg.id === 1) resolve(msg);
-    }));
-    ws.send(JSON.stringify({ id: 1, cmd, payload: {} }));
-    return (await reply).result;
-  } finally {
-    ws.close();
-  }
-}
 const newHome = (prefix = 'md-web-start-') => {
   const h = mkdtempSync(join(tmpdir(), prefix));
   homes.push(h);
@@ -45,8 +29,8 @@ describe('web host start', () => {
       + 'note: exportFormat: the stored value {"kind":"xlsx"} was not used (not a setting of this version of MediaDesk, perhaps of a newer one); it is left in the file\n';
     await expect.poll(() => host!.stderr(), { timeout: 10_000 }).toBe(notes);
     // The screen's reads of the settings (each reads the file again) do not say them again.
-    expect(await command(host, 'settings.get')).toMatchObject({ concurrency: 4, theme: 'dark' });
-    expect(await command(host, 'settings.file')).toMatchObject({ ignored: [{ name: 'concurrency' }, { name: 'exportFormat' }] });
+    expect(await desk(host, 'settings.get')).toMatchObject({ concurrency: 4, theme: 'dark' });
+    expect(await desk(host, 'settings.file')).toMatchObject({ ignored: [{ name: 'concurrency' }, { name: 'exportFormat' }] });
     expect(host.stderr()).toBe(notes);
     // Said, not acted on: the file is as it was.
     expect(JSON.parse(readFileSync(join(home, 'settings.json'), 'utf8'))).toEqual(stored);
@@ -58,7 +42,7 @@ describe('web host start', () => {
     host = await startHost(home);
     await expect.poll(() => host!.output(), { timeout: 10_000 }).toContain('data folder ');
     // A command answered: the host is past its start-up lines.
-    expect(await command(host, 'settings.get')).toMatchObject({ concurrency: 6 });
+    expect(await desk(host, 'settings.get')).toMatchObject({ concurrency: 6 });
     expect(host.stderr()).toBe('');
   });
 
