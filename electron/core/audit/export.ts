@@ -17,10 +17,15 @@ function valueAt(event: Record<string, unknown>, path: string): unknown {
   return v;
 }
 
+/**
+ * null and a missing field are an empty cell, an empty text a quoted empty cell `""` (as
+ * PostgreSQL's CSV COPY writes them), so the import tells the two apart. A JSON cell's text is
+ * never empty: its "" is the JSON text `""`.
+ */
 export function csvCell(v: unknown, json: boolean): string {
   if (v === undefined || v === null) return '';
   const s = escapeFormula(json || typeof v === 'object' ? JSON.stringify(v) : String(v));
-  return /[",\r\n]|^\s|\s$/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
+  return s === '' || /[",\r\n]|^\s|\s$/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
 }
 
 /** One event as a CSV record in CSV_COLUMNS order: the same shape the CSV import reads back. */

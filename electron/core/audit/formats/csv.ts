@@ -35,6 +35,15 @@ const ALIASES: Record<string, string> = {
   member_id: 'member.user_id', user_id: 'member.user_id', email: 'member.email', member_email: 'member.email', member_type: 'member.type',
   platform: 'source.platform', referer: 'source.referer', project: 'source.project',
 };
+/**
+ * An empty cell is no value (null or missing: CSV cannot tell those two apart), a quoted empty
+ * cell `""` an empty text, as PostgreSQL's CSV COPY reads them; our export writes them so. A JSON
+ * or number cell has no empty text (JSON's "" is the text `""`), so `""` there is no value too: a
+ * file that quotes every cell then still imports. Such a file's other empty cells come in as "",
+ * what it says; the cache's columns, filters and search take "" as no value, and a required id
+ * that is "" is as missing as an absent one.
+ */
+const TEXT_CAN_BE_EMPTY = (path: string) => !JSON_CELLS.has(path) && !NUMBER_CELLS.has(path);
 const FORBIDDEN_SEGMENTS = new Set(['__proto__', 'prototype', 'constructor']);
 
 /** Header name to a field path; null when the column means nothing to an event. */
@@ -65,7 +74,10 @@ function setPath(target: Obj, path: string, value: unknown): void {
 /** RFC 4180 records, quoted fields with embedded commas, quotes and newlines; then header mapping. */
 export class CsvParser implements FormatParser {
   private fields: string[] = [];
+  /** Whether each of `fields` was quoted: `""` is an empty text, an empty unquoted cell no value. */
+  private quoted: boolean[] = [];
   private field = '';
+  private fieldQuoted = false;
   private inQuotes = false;
   /** Just saw a quote inside a quoted field: either an escaped quote or the field's end. */
   private quotePending = false;
@@ -125,6 +137,7 @@ export class CsvParser implements FormatParser {
         start = i + 1;
       } else if (c === QUOTE && this.field === '' && start === i && !this.afterQuote) {
         this.inQuotes = true;
+        this.fieldQuoted = true;
         start = i + 1;
       }
       // Anything else is plain field text (a stray quote mid-field is kept as text, as Excel does).
@@ -134,6 +147,7 @@ export class CsvParser implements FormatParser {
       this.oversize = true;
       this.field = '';
       this.fields = [];
+      this.quoted = [];
     }
   }
 
@@ -155,13 +169,17 @@ export class CsvParser implements FormatParser {
     const value = this.oversize ? '' : this.field + tail;
     this.recordLen += value.length;
     this.fields.push(value);
+    this.quoted.push(this.fieldQuoted);
     this.field = '';
+    this.fieldQuoted = false;
     this.afterQuote = false;
   }
 
   private endRecord(emit: Emit, last: boolean): void {
     const fields = this.fields;
+    const quoted = this.quoted;
     this.fields = [];
+    this.quoted = [];
     const oversize = this.oversize;
     this.oversize = false;
     this.recordLen = 0;
@@ -186,7 +204,7 @@ export class CsvParser implements FormatParser {
     for (let k = 0; k < fields.length; k++) {
       const path = this.header[k];
       const cell = unescapeFormula(fields[k]);
-      if (!path || cell === '') continue;
+      if (!path || (cell === '' && !(quoted[k] && TEXT_CAN_BE_EMPTY(path)))) continue;
       let value: unknown = cell;
       if (JSON_CELLS.has(path)) {
         try {
