@@ -3,7 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { rangeReversed } from '../../../../shared/validation/dates.ts';
 import { auditFiltersSchema, type AuditFilters, type AuditSort, type ImportReport, type SyncReport } from '../../../../shared/contract/audit.ts';
 import type { ApiTarget } from '../../../core/api/client.ts';
-import { csvRecord } from '../../../core/audit/export.ts';
+import { csvRecord, ndjsonLine } from '../../../core/audit/export.ts';
 import { CSV_COLUMNS } from '../../../core/audit/formats/csv.ts';
 import { STDIN_NAME } from '../../../core/audit/import.ts';
 import { asUtc } from '../../../../shared/validation/dates.ts';
@@ -135,13 +135,18 @@ function printImport(ctx: CliContext, r: ImportReport): void {
   if (r.fatal) ctx.stdout.write(`  stopped: ${oneLine(r.fatal)}\n`);
 }
 
-/** Every match (or `limit`), streamed to stdout for scripts: one raw event per line, or CSV records. Resolves to the count. */
+/**
+ * Every match (or `limit`), streamed to stdout for scripts: one event per line, or CSV records. Resolves to the count.
+ * An NDJSON line writes line separators and bidi controls escaped (the same value); a CSV cell holds the
+ * data exactly, as the exported file does: CSV has no escapes, and a spreadsheet or `audit import` would
+ * read `\u2028` as six characters.
+ */
 async function streamEvents(ctx: CliContext, service: AuditService, o: { filters: AuditFilters; sort: AuditSort; csv: boolean; limit?: number }): Promise<number> {
   if (o.csv) await write(ctx.stdout, CSV_COLUMNS.join(',') + '\r\n');
   let n = 0;
   for (const r of iterateEvents(service.store.db, o.filters, o.sort)) {
     if (o.limit !== undefined && n >= o.limit) break;
-    await write(ctx.stdout, o.csv ? csvRecord(JSON.parse(r.raw) as Record<string, unknown>) : r.raw + '\n');
+    await write(ctx.stdout, o.csv ? csvRecord(JSON.parse(r.raw) as Record<string, unknown>) : ndjsonLine(r.raw));
     n++;
   }
   return n;
@@ -298,7 +303,7 @@ export const auditCommand: CliCommand = {
           const folder = dirname(resolve(out));
           if (!statSync(folder, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`--out: the folder ${folder} does not exist`);
           const r = await service.export({ format, path: out, filters: filtersOf(p), sort: sortOf(p) });
-          ctx.stdout.write(`wrote ${r.rows} event(s) to ${r.path}\n`);
+          ctx.stdout.write(`wrote ${r.rows} event(s) to ${oneLine(r.path)}\n`);
           return 0;
         }
       }
