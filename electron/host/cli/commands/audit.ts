@@ -18,15 +18,15 @@ const USAGE = [
   'mediadesk audit sync [--per-page N]',
   '       mediadesk audit status [--json]',
   '       mediadesk audit import FILE...|- [--format ndjson|json|csv] [--json]   (- : standard input)',
-  '       mediadesk audit query [--from D] [--to D] [--member ID] [--no-user-id] [--no-user-id-email EMAIL] [--group ID] [--folder REF] [--event-type T] [--request-id R] [--search TEXT]',
-  '                             [--sort date|event_type|member] [--asc] [--limit N] [--json|--csv]',
+  '       mediadesk audit query [--from D] [--to D] [--member ID] [--no-user-id] [--no-user-id-email EMAIL] [--group ID] [--folder REF] [--event-type T] [--request-id R]',
+  '                             [--correlation-id C] [--search TEXT] [--sort date|event_type|member] [--asc] [--limit N] [--json|--csv]',
   '       mediadesk audit export --out FILE|- [--csv|--ndjson] [query filters]   (- : standard output)',
   '   --no-user-id: also (or only, without --member) events of actors without a user id: API keys, the system',
   "   --no-user-id-email EMAIL: the same for the actors without a user id of this e-mail only ('' : those without one)",
   '   D: a day YYYY-MM-DD (--to takes all of it) or an ISO 8601 date-time, UTC unless it names its zone',
 ].join('\n');
 
-const FILTER_OPTS = ['--from', '--to', '--member', '--no-user-id-email', '--group', '--folder', '--event-type', '--request-id', '--search'];
+const FILTER_OPTS = ['--from', '--to', '--member', '--no-user-id-email', '--group', '--folder', '--event-type', '--request-id', '--correlation-id', '--search'];
 /** Filters that take no value; --member takes user ids, which these actors lack. */
 const FILTER_FLAGS = ['--no-user-id'];
 /** What each subcommand takes: an option another one uses is refused here rather than ignored. */
@@ -76,14 +76,14 @@ function filtersOf(p: Parsed): AuditFilters {
     noUserIdEmails: emails(p, '--no-user-id-email'), groupIds: ids(p, '--group'),
     folderRefs: list(p, '--folder').length ? list(p, '--folder') : undefined,
     eventTypes: list(p, '--event-type').length ? list(p, '--event-type') : undefined,
-    requestId: one(p, '--request-id'), search: one(p, '--search'),
+    requestId: one(p, '--request-id'), correlationId: one(p, '--correlation-id'), search: one(p, '--search'),
   };
   // A reversed range matches nothing; saying so beats an empty answer that looks like no events.
   if (rangeReversed(raw.from, raw.to)) throw new UsageError('--from is after --to');
   const r = auditFiltersSchema.safeParse(Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined)));
   if (!r.success) {
     const i = r.error.issues[0];
-    const flag: Record<string, string> = { from: '--from', to: '--to', memberIds: '--member', noUserIdEmails: '--no-user-id-email', groupIds: '--group', folderRefs: '--folder', eventTypes: '--event-type', requestId: '--request-id', search: '--search' };
+    const flag: Record<string, string> = { from: '--from', to: '--to', memberIds: '--member', noUserIdEmails: '--no-user-id-email', groupIds: '--group', folderRefs: '--folder', eventTypes: '--event-type', requestId: '--request-id', correlationId: '--correlation-id', search: '--search' };
     throw new UsageError(`${flag[String(i.path[0])] ?? i.path.join('.')} ${i.message}`);
   }
   return r.data;
