@@ -1,31 +1,24 @@
 import { ignoredSettingText, type IgnoredSetting } from '../../shared/contract/foundation.ts';
+import { escapeJsonText, hexOf, UNSAFE_CHAR } from '../../shared/unsafe-text.ts';
 
-/**
- * C0, DEL and C1: the C1 ones (U+0080..U+009F) too, since some terminals take U+009B as CSI, the
- * start of an escape sequence, and some tools U+0085 (NEL) as a line break.
- */
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
-/** What JSON.stringify leaves as it is of those. */
-const JSON_UNESCAPED = /[\u007f-\u009f]/g;
 const ESCAPES: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
-const hex = (c: string, digits: number): string => c.charCodeAt(0).toString(16).padStart(digits, '0');
 
 /**
  * Text for one line of output: a file name may hold a newline or other control characters (legal
  * on macOS and Linux), which would split one `rejected PATH: reason` line in two for the script
- * reading it, or move the terminal's cursor. They are shown escaped, as `\n`, `\x1b` or `\u009b`;
- * other text (é, emoji, CJK) is left as it is.
+ * reading it, or move the terminal's cursor; a line separator or a bidi override (UNSAFE_CHAR) would
+ * split it or show it reordered. They are shown escaped, as `\n`, `\x1b`, `\u009b` or `\u202e`;
+ * other text (é, emoji, CJK, RTL letters) is left as it is.
  */
 export const oneLine = (s: string): string =>
-  s.replace(CONTROL, (c) => ESCAPES[c] ?? (c > '\u007f' ? `\\u${hex(c, 4)}` : `\\x${hex(c, 2)}`));
+  s.replace(UNSAFE_CHAR, (c) => ESCAPES[c] ?? (c > '\u007f' ? `\\u${hexOf(c, 4)}` : `\\x${hexOf(c, 2)}`));
 
 /**
- * JSON for a terminal: JSON.stringify escapes the C0 control characters but not DEL or the C1
- * ones, which are written as `\u007f` or `\u009b` here too, so the output is still valid JSON and holds
- * none of what oneLine escapes.
+ * JSON for a terminal: JSON.stringify escapes the C0 control characters but not DEL, C1, the line
+ * separators or the bidi controls, which are written as `\u009b` or `\u2028` here too, so the output
+ * is still valid JSON, parses back to the same value, and holds none of what oneLine escapes.
  */
-export const terminalJson = (v: unknown, indent?: number): string =>
-  (JSON.stringify(v, null, indent) ?? String(v)).replace(JSON_UNESCAPED, (c) => `\\u${hex(c, 4)}`);
+export const terminalJson = (v: unknown, indent?: number): string => escapeJsonText(JSON.stringify(v, null, indent) ?? String(v));
 
 /** A stored setting this build did not use, as `mediadesk settings get` and the web host say it on stderr. */
 export const ignoredSettingNote = (i: IgnoredSetting): string => `note: ${oneLine(ignoredSettingText(i))}\n`;

@@ -186,3 +186,44 @@ describe('mediadesk audit: actors without a user id', () => {
     expect([table.out.includes('ci-key@example.test'), table.err]).toEqual([true, '1 of 1 event(s)\n']);
   });
 });
+
+describe('mediadesk audit --correlation-id', () => {
+  /** Three events: two of one correlated operation, one of another. */
+  const correlated = (i: number, correlationId: string) => {
+    const e = makeEvent(N + 200 + i);
+    (e.action as Record<string, unknown>).correlation_id = correlationId;
+    return e;
+  };
+  const events = [correlated(0, 'cor-shared'), correlated(1, 'cor-other'), correlated(2, 'cor-shared')];
+  beforeAll(async () => {
+    const r = await audit('import', tmp.file('correlated.ndjson', events.map((e) => JSON.stringify(e)).join('\n') + '\n'));
+    expect(r.code, r.err).toBe(0);
+  });
+
+  it('picks exactly the events of that correlation id, in query (table and --json) and export', async () => {
+    const ids = (out: string) => out.trim().split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { event_id: string }).event_id).sort();
+    const shared = [`evt_${N + 200}`, `evt_${N + 202}`];
+    const json = await audit('query', '--correlation-id', 'cor-shared', '--json');
+    expect(json.code, json.err).toBe(0);
+    expect(ids(json.out)).toEqual(shared);
+    const table = await audit('query', '--correlation-id=cor-shared');
+    expect([table.code, table.err]).toEqual([0, '2 of 2 event(s)\n']);
+    expect(table.out.trim().split('\n').map((l) => l.split(/\s+/).at(-1)).sort()).toEqual(shared);
+    const exported = await audit('export', '--out', '-', '--correlation-id', 'cor-shared', '--event-type', String((events[2].action as { event_type: string }).event_type));
+    expect(ids(exported.out)).toEqual([`evt_${N + 202}`]);
+    expect(ids((await audit('query', '--correlation-id', 'cor-other', '--json')).out)).toEqual([`evt_${N + 201}`]);
+  });
+
+  it('says a missing or empty value is bad input, is refused by sync, and is in the help', async () => {
+    for (const [args, message] of [
+      [['query', '--correlation-id'], '--correlation-id needs a value'],
+      [['query', '--correlation-id', '--json'], '--correlation-id needs a value'],
+      [['export', '--out', '-', '--correlation-id', ''], '--correlation-id Too small: expected string to have >=1 characters'],
+      [['sync', '--correlation-id', 'cor-shared'], 'audit sync does not take --correlation-id'],
+    ] as const) {
+      const r = await audit(...args);
+      expect([r.code, r.out, r.err], args.join(' ')).toEqual([2, '', `mediadesk audit: ${message}\n`]);
+    }
+    expect((await audit('--help')).out).toContain('[--correlation-id C]');
+  });
+});

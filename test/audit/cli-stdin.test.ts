@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { interruptWhen, runCli, type CliRun } from '../cli.ts';
@@ -84,6 +85,68 @@ describe('mediadesk audit query over an untrusted export', () => {
     expect(line).toContain('a@b.test\\nFAKE 2026-01-01 line');
     expect(line).toContain('ok\\r');
     expect(line.endsWith('evt_\\x1b]0;owned\\x07')).toBe(true);
+  });
+});
+
+describe('mediadesk audit query and export: line separators and bidi controls', () => {
+  /** Lines as a reader that takes U+2028, U+2029 and NEL for line breaks sees them (Python's splitlines, some terminals). */
+  const linesOf = (out: string) => out.replace(/\n$/, '').split(/\r\n|[\n\r\u000b\u000c\u001c-\u001e\u0085\u2028\u2029]/);
+  const UNSAFE = /[\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/;
+
+  it('are printed escaped (\\u2028, \\u202e) in the table, in --json and in the NDJSON export, which parse back to the event; CSV keeps them exact', async () => {
+    const env = envOf();
+    const hostile = makeEvent(600, { event_id: 'evt_\u202Egnp.exe', member: { type: 'user', user_id: 7, email: 'a@b.test\u2028FAKE 2026-01-01 line' } });
+    const action = hostile.action as Record<string, unknown>;
+    action.event_type = 'team.member.\u2029role_changed';
+    action.status = 'ok\u2066\u200f';
+    action.data = { note: 'x\u061cy\u200e', name: 'שלום é 🎬 漢字' };
+    const imported = await pipeInto(['audit', 'import', '-'], env, { text: JSON.stringify(hostile) + '\n' + ndjson(601, 1) });
+    expect(imported.code, imported.out + imported.err).toBe(0);
+
+    const q = await runCli(['audit', 'query'], { env });
+    expect(q.code, q.err).toBe(0);
+    expect(linesOf(q.out)).toHaveLength(2);
+    expect(q.out).not.toMatch(UNSAFE);
+    const line = linesOf(q.out).find((l) => l.includes('FAKE'))!;
+    expect(line).toContain('team.member.\\u2029role_changed');
+    expect(line).toContain('a@b.test\\u2028FAKE 2026-01-01 line');
+    expect(line).toContain('ok\\u2066\\u200f');
+    expect(line.endsWith('evt_\\u202egnp.exe')).toBe(true);
+
+    for (const args of [['audit', 'query', '--json'], ['audit', 'export', '--out', '-', '--ndjson']]) {
+      const r = await runCli(args, { env });
+      expect(r.code, r.err).toBe(0);
+      expect(r.out, args.join(' ')).not.toMatch(UNSAFE);
+      const events = linesOf(r.out).map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(events, args.join(' ')).toHaveLength(2);
+      expect(events, args.join(' ')).toContainEqual(hostile);
+      expect(r.out).toContain('שלום é 🎬 漢字');
+    }
+
+    const named = join(tmp.dir, `out\u2028${homes}.ndjson`);
+    const wrote = await runCli(['audit', 'export', '--out', named], { env });
+    expect([wrote.code, wrote.out]).toEqual([0, `wrote 2 event(s) to ${join(tmp.dir, `out\\u2028${homes}.ndjson`)}\n`]);
+    expect(readFileSync(named, 'utf8')).toBe((await runCli(['audit', 'export', '--out', '-'], { env })).out);
+
+    // CSV is a file format: its cells hold the data exactly as it is (no escape syntax exists there).
+    const csv = await runCli(['audit', 'query', '--csv'], { env });
+    expect(csv.out).toContain('a@b.test\u2028FAKE 2026-01-01 line');
+    expect(csv.out).toContain('evt_\u202Egnp.exe');
+  });
+
+  it('an event of a pretty-printed JSON array is one NDJSON line in --json and in the export (to standard output and to a file)', async () => {
+    const env = envOf();
+    const events = [makeEvent(700), makeEvent(701, { category: 'a\u2028b' })];
+    const imported = await pipeInto(['audit', 'import', '-'], env, { text: JSON.stringify(events, null, 2) });
+    expect(imported.code, imported.out + imported.err).toBe(0);
+    const file = join(tmp.dir, `pretty-${homes}.ndjson`);
+    const exported = await runCli(['audit', 'export', '--out', file], { env });
+    expect(exported.code, exported.err).toBe(0);
+    for (const out of [(await runCli(['audit', 'query', '--json'], { env })).out, (await runCli(['audit', 'export', '--out', '-'], { env })).out, readFileSync(file, 'utf8')]) {
+      const lines = linesOf(out);
+      expect(lines).toHaveLength(2);
+      expect(lines.map((l) => JSON.parse(l) as unknown)).toEqual([...events].reverse());
+    }
   });
 });
 

@@ -252,6 +252,33 @@ describe('mediadesk apps | usage | creations', () => {
     expect((JSON.parse(runs.out) as { error: string | null }[]).some((x) => x.error?.includes(message))).toBe(true);
   });
 
+  it('a failed run\'s error with line separators (U+2028, U+2029) and a bidi override (U+202E) is printed escaped as \\u2028, in the line and in apps runs --json; RTL letters stay as they are', async () => {
+    const message = 'step 2 failed\u2028forged line\u2029another \u202Egnp.exe שלום';
+    const r = await failedRun(message, 'separator-run');
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('step 2 failed\\u2028forged line\\u2029another \\u202egnp.exe שלום');
+    expect(r.err).not.toMatch(/[\u2028\u2029\u202e]/);
+    const runs = await cli(['apps', 'runs', '--json']);
+    expect(runs.code).toBe(0);
+    expect(runs.out).toContain('step 2 failed\\u2028forged line\\u2029another \\u202egnp.exe שלום');
+    expect(runs.out).not.toMatch(/[\u2028\u2029\u202e]/);
+    expect((JSON.parse(runs.out) as { error: string | null }[]).some((x) => x.error?.includes(message))).toBe(true);
+  });
+
+  it('a results folder named with a line separator and a bidi override is printed escaped on stdout by apps run and run (the files are where it says)', async () => {
+    const odd = '\u2028x\u202Egnp.exe';
+    const app = await cli(['apps', 'run', 'jM4nX8sc', '--input', 'brief=a jingle', '--yes', '--out', join(home, `app${odd}`)]);
+    expect(app.code, app.err).toBe(0);
+    expect(app.out).not.toMatch(/[\u2028\u202e]/);
+    expect(app.out.trim().split('\n').at(-1)).toMatch(new RegExp(`/app\\\\u2028x\\\\u202egnp\\.exe/jingle-maker-.*\\.mp3$`));
+    // Another key's creation: the creations tests below count the owner's.
+    const made = await cli(['run', 'hires', '--param', 'prompt=a lighthouse', '--param', 'resolution=1k', '--out', join(home, `run${odd}`)], 'sandbox-admin');
+    expect(made.code, made.err).toBe(0);
+    expect(made.out).not.toMatch(/[\u2028\u202e]/);
+    expect(made.out.trim().split('\n').at(-1)).toBe(`1 of 1 done; results in ${join(home, 'run\\u2028x\\u202egnp.exe')}`);
+    expect(existsSync(join(home, `run${odd}`))).toBe(true);
+  });
+
   it('apps runs with no runs yet says so on stderr: stdout, where rows go, stays empty', async () => {
     const fresh = await runCli(['apps', 'runs'], { env: cliEnv(join(home, 'no-runs'), sandbox.url) });
     expect([fresh.code, fresh.out, fresh.err]).toEqual([0, '', 'no app runs yet\n']);

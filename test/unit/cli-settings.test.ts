@@ -8,6 +8,12 @@ import { runCli } from '../cli.ts';
 const home = mkdtempSync(join(tmpdir(), 'cli-settings-'));
 afterAll(() => rmSync(home, { recursive: true, force: true }));
 const cli = (args: string[]) => runCli(['settings', ...args], { env: { MEDIADESK_HOME: home } });
+/** `mediadesk settings` over its own data folder, whose settings.json holds `stored` (as if edited by hand). */
+function storedSettings(stored: unknown): (args: string[]) => ReturnType<typeof runCli> {
+  const own = mkdtempSync(join(home, 'stored-'));
+  writeFileSync(join(own, 'settings.json'), JSON.stringify(stored));
+  return (args) => runCli(['settings', ...args], { env: { MEDIADESK_HOME: own } });
+}
 const KNOWN = '(known: backend, baseUrl, sandboxKey, outputDir, namingTemplate, concurrency, perToolConcurrency, theme, slugs)';
 
 describe('mediadesk settings', () => {
@@ -32,35 +38,38 @@ describe('mediadesk settings', () => {
     }
   });
 
-  it('a stored value with control characters (edited into settings.json by hand) is printed escaped; the listing stays valid JSON', async () => {
-    const own = mkdtempSync(join(tmpdir(), 'cli-settings-raw-'));
-    const stored = { outputDir: '/tmp/shoot\n\u001b[2Jday\r1\u007f', namingTemplate: '{name}\u001b[31m.{ext}', perToolConcurrency: { 'im\u007fage': 2 } };
-    writeFileSync(join(own, 'settings.json'), JSON.stringify(stored));
-    const run = (args: string[]) => runCli(['settings', ...args], { env: { MEDIADESK_HOME: own } });
-    expect(await run(['get', 'outputDir'])).toEqual({ code: 0, out: '/tmp/shoot\\n\\x1b[2Jday\\r1\\x7f\n', err: '' });
-    expect(await run(['get', 'namingTemplate'])).toEqual({ code: 0, out: '{name}\\x1b[31m.{ext}\n', err: '' });
-    expect(await run(['get', 'perToolConcurrency'])).toEqual({ code: 0, out: '{"im\\u007fage":2}\n', err: '' });
+  // Values edited into settings.json by hand: `settings get NAME` prints each escaped on its line, and the
+  // listing stays JSON that parses back to them, with none of them raw; other text stays as it is.
+  it.each([
+    {
+      what: 'control characters (ESC, CR, newline, DEL) as \\x1b',
+      stored: { outputDir: '/tmp/shoot\n\u001b[2Jday\r1\u007f', namingTemplate: '{name}\u001b[31m.{ext}', perToolConcurrency: { 'im\u007fage': 2 } },
+      printed: { outputDir: '/tmp/shoot\\n\\x1b[2Jday\\r1\\x7f', namingTemplate: '{name}\\x1b[31m.{ext}', perToolConcurrency: '{"im\\u007fage":2}' },
+      raw: /[\u0000-\u001f\u007f]/,
+    },
+    {
+      what: 'C1 controls (U+009B, the 8-bit CSI; U+0085, NEL) as \\u009b; é, emoji and CJK as they are',
+      stored: { outputDir: '/tmp/é 🎬 漢字\u009b2J\u0085day', perToolConcurrency: { 'im\u009bage': 2 } },
+      printed: { outputDir: '/tmp/é 🎬 漢字\\u009b2J\\u0085day', perToolConcurrency: '{"im\\u009bage":2}' },
+      raw: /[\u0080-\u009f]/,
+      kept: 'é 🎬 漢字',
+    },
+    {
+      what: 'line separators (U+2028, U+2029) and bidi controls (U+202E, U+2066) as \\u2028; RTL letters as they are',
+      stored: { outputDir: '/tmp/shoot\u2028day\u2029two \u202Egnp.exe שלום', namingTemplate: '{name}\u2066.{ext}', perToolConcurrency: { 'im\u2028age': 2 } },
+      printed: { outputDir: '/tmp/shoot\\u2028day\\u2029two \\u202egnp.exe שלום', namingTemplate: '{name}\\u2066.{ext}', perToolConcurrency: '{"im\\u2028age":2}' },
+      raw: /[\u2028\u2029\u202e\u2066]/,
+      kept: 'two \\u202egnp.exe שלום',
+    },
+  ])('a stored value with $what is printed escaped; the listing stays valid JSON', async ({ stored, printed, raw, kept }) => {
+    const run = storedSettings(stored);
+    for (const [name, out] of Object.entries(printed)) expect(await run(['get', name]), name).toEqual({ code: 0, out: `${out}\n`, err: '' });
     const all = await run(['get']);
     expect([all.code, all.err]).toEqual([0, '']);
-    // Only the listing's own line breaks: no control character of the values reaches the terminal.
-    expect(all.out.replace(/\n/g, '')).not.toMatch(/[\u0000-\u001f\u007f]/);
+    // Only the listing's own line breaks.
+    expect(all.out.replace(/\n/g, '')).not.toMatch(raw);
+    if (kept) expect(all.out).toContain(kept);
     expect(JSON.parse(all.out)).toMatchObject(stored);
-    rmSync(own, { recursive: true, force: true });
-  });
-
-  it('a stored value with C1 controls (U+009B, the 8-bit CSI; U+0085, NEL) is printed as \\u009b, \\u0085; é, emoji and CJK as they are', async () => {
-    const own = mkdtempSync(join(tmpdir(), 'cli-settings-c1-'));
-    const stored = { outputDir: '/tmp/é 🎬 漢字\u009b2J\u0085day', perToolConcurrency: { 'im\u009bage': 2 } };
-    writeFileSync(join(own, 'settings.json'), JSON.stringify(stored));
-    const run = (args: string[]) => runCli(['settings', ...args], { env: { MEDIADESK_HOME: own } });
-    expect(await run(['get', 'outputDir'])).toEqual({ code: 0, out: '/tmp/é 🎬 漢字\\u009b2J\\u0085day\n', err: '' });
-    expect(await run(['get', 'perToolConcurrency'])).toEqual({ code: 0, out: '{"im\\u009bage":2}\n', err: '' });
-    const all = await run(['get']);
-    expect([all.code, all.err]).toEqual([0, '']);
-    expect(all.out).not.toMatch(/[\u0080-\u009f]/);
-    expect(all.out).toContain('é 🎬 漢字');
-    expect(JSON.parse(all.out)).toMatchObject(stored);
-    rmSync(own, { recursive: true, force: true });
   });
 
   it('an unreadable settings file in a folder whose name holds control characters: the warning names it escaped, on one line', async () => {

@@ -3,6 +3,7 @@ import { createWriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { once } from 'node:events';
 import type { AuditFilters, AuditSort } from '../../../shared/contract/audit.ts';
+import { escapeJsonText } from '../../../shared/unsafe-text.ts';
 import { CSV_COLUMNS, escapeFormula } from './formats/csv.ts';
 import { iterateEvents } from './query.ts';
 
@@ -28,6 +29,15 @@ export function csvCell(v: unknown, json: boolean): string {
   return s === '' || /[",\r\n]|^\s|\s$/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
 }
 
+/**
+ * One event as an NDJSON line: its stored JSON text (kept as the file had it, numbers and all) on
+ * one line. An event of a pretty-printed JSON array holds line breaks, which in valid JSON stand only
+ * between tokens, so they go with the indentation after them; a line separator, C1 or bidi control
+ * in a value is written escaped (`\u2028`), so no reader or terminal splits or reorders the line and
+ * the event parses to the same value.
+ */
+export const ndjsonLine = (raw: string): string => escapeJsonText(raw.replace(/[\r\n][\t\n\r ]*/g, '')) + '\n';
+
 /** One event as a CSV record in CSV_COLUMNS order: the same shape the CSV import reads back. */
 export function csvRecord(event: Record<string, unknown>): string {
   return CSV_COLUMNS.map((c) => csvCell(valueAt(event, c), JSON_COLUMNS.has(c))).join(',') + '\r\n';
@@ -52,7 +62,7 @@ export async function exportEvents(dbPath: string, o: { format: 'csv' | 'ndjson'
     if (o.format === 'csv') await write(CSV_COLUMNS.join(',') + '\r\n');
     let buf = '';
     for (const r of iterateEvents(db, o.filters, o.sort)) {
-      buf += o.format === 'ndjson' ? r.raw + '\n' : csvRecord(JSON.parse(r.raw) as Record<string, unknown>);
+      buf += o.format === 'ndjson' ? ndjsonLine(r.raw) : csvRecord(JSON.parse(r.raw) as Record<string, unknown>);
       rows++;
       if (buf.length > 256 * 1024) {
         await write(buf);

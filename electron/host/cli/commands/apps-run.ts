@@ -98,7 +98,7 @@ export async function follow(ctx: CliContext, s: CliServices, start: AppRun, o: 
       if (line !== last) ctx.stderr.write(`${line}\n`);
       last = line;
       if (SETTLED_STATES.includes(run.state)) {
-        for (const f of run.outputs) ctx.stdout.write(`${f}\n`);
+        for (const f of run.outputs) ctx.stdout.write(`${oneLine(f)}\n`);
         if (run.error) ctx.stderr.write(`${oneLine(run.error)}\n`);
         if (o.resumed && run.state === 'needs_attention') ctx.stderr.write(`run ${short(run)} is not sent again without you: check it in the app's Queue, or add --new to start another paid run\n`);
         return run.state === 'done' ? 0 : 1;

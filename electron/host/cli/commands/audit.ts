@@ -3,7 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { rangeReversed } from '../../../../shared/validation/dates.ts';
 import { auditFiltersSchema, type AuditFilters, type AuditSort, type ImportReport, type SyncReport } from '../../../../shared/contract/audit.ts';
 import type { ApiTarget } from '../../../core/api/client.ts';
-import { csvRecord } from '../../../core/audit/export.ts';
+import { csvRecord, ndjsonLine } from '../../../core/audit/export.ts';
 import { CSV_COLUMNS } from '../../../core/audit/formats/csv.ts';
 import { STDIN_NAME } from '../../../core/audit/import.ts';
 import { asUtc } from '../../../../shared/validation/dates.ts';
@@ -18,15 +18,15 @@ const USAGE = [
   'mediadesk audit sync [--per-page N]',
   '       mediadesk audit status [--json]',
   '       mediadesk audit import FILE...|- [--format ndjson|json|csv] [--json]   (- : standard input)',
-  '       mediadesk audit query [--from D] [--to D] [--member ID] [--no-user-id] [--no-user-id-email EMAIL] [--group ID] [--folder REF] [--event-type T] [--request-id R] [--search TEXT]',
-  '                             [--sort date|event_type|member] [--asc] [--limit N] [--json|--csv]',
+  '       mediadesk audit query [--from D] [--to D] [--member ID] [--no-user-id] [--no-user-id-email EMAIL] [--group ID] [--folder REF] [--event-type T] [--request-id R]',
+  '                             [--correlation-id C] [--search TEXT] [--sort date|event_type|member] [--asc] [--limit N] [--json|--csv]',
   '       mediadesk audit export --out FILE|- [--csv|--ndjson] [query filters]   (- : standard output)',
   '   --no-user-id: also (or only, without --member) events of actors without a user id: API keys, the system',
   "   --no-user-id-email EMAIL: the same for the actors without a user id of this e-mail only ('' : those without one)",
   '   D: a day YYYY-MM-DD (--to takes all of it) or an ISO 8601 date-time, UTC unless it names its zone',
 ].join('\n');
 
-const FILTER_OPTS = ['--from', '--to', '--member', '--no-user-id-email', '--group', '--folder', '--event-type', '--request-id', '--search'];
+const FILTER_OPTS = ['--from', '--to', '--member', '--no-user-id-email', '--group', '--folder', '--event-type', '--request-id', '--correlation-id', '--search'];
 /** Filters that take no value; --member takes user ids, which these actors lack. */
 const FILTER_FLAGS = ['--no-user-id'];
 /** What each subcommand takes: an option another one uses is refused here rather than ignored. */
@@ -76,14 +76,14 @@ function filtersOf(p: Parsed): AuditFilters {
     noUserIdEmails: emails(p, '--no-user-id-email'), groupIds: ids(p, '--group'),
     folderRefs: list(p, '--folder').length ? list(p, '--folder') : undefined,
     eventTypes: list(p, '--event-type').length ? list(p, '--event-type') : undefined,
-    requestId: one(p, '--request-id'), search: one(p, '--search'),
+    requestId: one(p, '--request-id'), correlationId: one(p, '--correlation-id'), search: one(p, '--search'),
   };
   // A reversed range matches nothing; saying so beats an empty answer that looks like no events.
   if (rangeReversed(raw.from, raw.to)) throw new UsageError('--from is after --to');
   const r = auditFiltersSchema.safeParse(Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined)));
   if (!r.success) {
     const i = r.error.issues[0];
-    const flag: Record<string, string> = { from: '--from', to: '--to', memberIds: '--member', noUserIdEmails: '--no-user-id-email', groupIds: '--group', folderRefs: '--folder', eventTypes: '--event-type', requestId: '--request-id', search: '--search' };
+    const flag: Record<string, string> = { from: '--from', to: '--to', memberIds: '--member', noUserIdEmails: '--no-user-id-email', groupIds: '--group', folderRefs: '--folder', eventTypes: '--event-type', requestId: '--request-id', correlationId: '--correlation-id', search: '--search' };
     throw new UsageError(`${flag[String(i.path[0])] ?? i.path.join('.')} ${i.message}`);
   }
   return r.data;
@@ -135,13 +135,18 @@ function printImport(ctx: CliContext, r: ImportReport): void {
   if (r.fatal) ctx.stdout.write(`  stopped: ${oneLine(r.fatal)}\n`);
 }
 
-/** Every match (or `limit`), streamed to stdout for scripts: one raw event per line, or CSV records. Resolves to the count. */
+/**
+ * Every match (or `limit`), streamed to stdout for scripts: one event per line, or CSV records. Resolves to the count.
+ * An NDJSON line writes line separators and bidi controls escaped (the same value); a CSV cell holds the
+ * data exactly, as the exported file does: CSV has no escapes, and a spreadsheet or `audit import` would
+ * read `\u2028` as six characters.
+ */
 async function streamEvents(ctx: CliContext, service: AuditService, o: { filters: AuditFilters; sort: AuditSort; csv: boolean; limit?: number }): Promise<number> {
   if (o.csv) await write(ctx.stdout, CSV_COLUMNS.join(',') + '\r\n');
   let n = 0;
   for (const r of iterateEvents(service.store.db, o.filters, o.sort)) {
     if (o.limit !== undefined && n >= o.limit) break;
-    await write(ctx.stdout, o.csv ? csvRecord(JSON.parse(r.raw) as Record<string, unknown>) : r.raw + '\n');
+    await write(ctx.stdout, o.csv ? csvRecord(JSON.parse(r.raw) as Record<string, unknown>) : ndjsonLine(r.raw));
     n++;
   }
   return n;
@@ -298,7 +303,7 @@ export const auditCommand: CliCommand = {
           const folder = dirname(resolve(out));
           if (!statSync(folder, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`--out: the folder ${folder} does not exist`);
           const r = await service.export({ format, path: out, filters: filtersOf(p), sort: sortOf(p) });
-          ctx.stdout.write(`wrote ${r.rows} event(s) to ${r.path}\n`);
+          ctx.stdout.write(`wrote ${r.rows} event(s) to ${oneLine(r.path)}\n`);
           return 0;
         }
       }

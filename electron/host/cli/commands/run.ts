@@ -128,7 +128,7 @@ export const runCommand: CliCommand = {
       }
       if (args.json) ctx.stdout.write(`${terminalJson(report(), 2)}\n`);
       // The folder as the batch has it (full path, the default when no --out): a script can `cd` there.
-      else ctx.stdout.write(`${counts.done} of ${started.jobIds.length} done${started.batch ? `; results in ${started.batch.outDir}` : ''}\n`);
+      else ctx.stdout.write(`${counts.done} of ${started.jobIds.length} done${started.batch ? `; results in ${oneLine(started.batch.outDir)}` : ''}\n`);
       return counts.done === started.jobIds.length ? 0 : 1;
     } finally {
       stop.release();
