@@ -50,6 +50,9 @@ export function encodingOf(value: string): Encoding | null {
   return null;
 }
 
+/** A value given inline: base64, or a data: URI holding it (not a URL, a path or an upload id). */
+export const isInline = (value: unknown): boolean => typeof value === 'string' && ['base64', 'dataUri'].includes(encodingOf(value) ?? '');
+
 /**
  * A local file in a media parameter: an absolute path that is not already a valid encoding.
  * Checking encodingOf first matters: base64 of a JPEG starts with "/9j/", which looks like a path.

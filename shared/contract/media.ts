@@ -15,7 +15,7 @@ export const checkReportSchema = z.object({
   ok: z.boolean(),
   family: z.enum(FAMILIES),
   references: z.array(referenceReportSchema),
-  /** The body's start and end frame, when given as a URL or a path: probed as reference images are. */
+  /** The body's start and end frame, when given as a URL, a path or inline data: probed as reference images are. */
   frames: z.array(referenceReportSchema.extend({ field: z.string() })),
   errors: z.array(issueSchema),
   warnings: z.array(issueSchema),
@@ -36,7 +36,13 @@ export const loraSchema = z.object({
 });
 export type Lora = z.infer<typeof loraSchema>;
 
+/**
+ * A source with the name messages give it: inline data (base64, a data: URI) is named by its place
+ * in the request ('reference_images 2 (inline data)'), as the engine names it at Submit.
+ */
+const namedSourceSchema = z.object({ source: z.string().min(1), name: z.string().min(1) }).strict();
+
 export const mediaCommands = {
-  'media.check': command(z.object({ family: z.enum(FAMILIES), sources: z.array(z.string().min(1)).max(20), body: z.record(z.string(), z.unknown()).optional() }).strict(), checkReportSchema, 'Probe reference files or URLs and apply every reference rule before anything is paid for.'),
+  'media.check': command(z.object({ family: z.enum(FAMILIES), sources: z.array(z.union([z.string().min(1), namedSourceSchema])).max(20), body: z.record(z.string(), z.unknown()).optional() }).strict(), checkReportSchema, 'Probe reference files or URLs and apply every reference rule before anything is paid for.'),
   'loras.list': command(z.object({}).strict(), z.object({ loras: z.array(loraSchema) }), 'The LoRA catalogue: defaults and the caller\'s own.'),
 };

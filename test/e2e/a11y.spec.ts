@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
-import { newHome, startHost, watchErrors, type HostHandle } from './host.ts';
+import { newHome, startHost, watchErrors, watchLiveRegions, type HostHandle } from './host.ts';
 
 /**
  * axe-core's WCAG 2.x A/AA rules over every screen, in both themes, empty and with content: no
@@ -25,6 +25,7 @@ for (const theme of ['light', 'dark'] as const) {
     const home = newHome();
     writeFileSync(join(home, 'settings.json'), JSON.stringify({ theme }));
     host = await startHost(home);
+    const live = await watchLiveRegions(page);
     await page.goto(host.url);
     await expect(page.locator('html')).toHaveAttribute('data-theme', theme);
     const ids = await page.getByRole('navigation', { name: 'Main' }).getByRole('button').evaluateAll((els) => els.map((e) => e.getAttribute('data-testid')!.replace('nav-', '')));
@@ -46,6 +47,9 @@ for (const theme of ['light', 'dark'] as const) {
     await expect(page.getByRole('heading', { level: 2, name: /\./ }).first()).toBeVisible();
     found.push(...(await violations(page, 'audit with an event open')));
     expect(found).toEqual([]);
+    // A status of work under way ("Loading…", "Contacting the API…") or of its outcome ("Sync
+    // complete") never appears already saying it, where screen readers would often keep quiet.
+    expect((await live()).bornFull.filter((t) => /…$|^Sync /.test(t))).toEqual([]);
     expect(errors).toEqual([]);
   });
 }

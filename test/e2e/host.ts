@@ -138,3 +138,44 @@ export async function desk<T = unknown>(host: HostHandle, cmd: string, payload: 
     ws.close();
   }
 }
+
+/** What `watchLiveRegions` saw: statuses that appeared already saying something, and text put into statuses already there. */
+export interface LiveRegionLog {
+  /** Text of each status (role="status", aria-live="polite") that entered the page already holding it: screen readers often say nothing of it. */
+  bornFull: string[];
+  /** Text that arrived in a status already in the page: what screen readers announce. */
+  spoke: string[];
+}
+
+/**
+ * Watches, from before the page's own scripts run, how polite live regions get their text. Call
+ * before `goto`; the returned function reads the log so far.
+ */
+export async function watchLiveRegions(page: Page): Promise<() => Promise<LiveRegionLog>> {
+  await page.addInitScript(() => {
+    const SEL = '[role="status"], [aria-live="polite"]';
+    const log: LiveRegionLog = { bornFull: [], spoke: [] };
+    (window as unknown as { __liveRegions: LiveRegionLog }).__liveRegions = log;
+    const textOf = (el: Element) => (el.textContent ?? '').replace(/\s+/g, ' ').trim();
+    new MutationObserver((records) => {
+      const born = new Set<Element>();
+      for (const r of records) {
+        for (const n of r.addedNodes) {
+          if (!(n instanceof Element)) continue;
+          for (const el of [...(n.matches(SEL) ? [n] : []), ...n.querySelectorAll(SEL)]) {
+            born.add(el);
+            if (textOf(el)) log.bornFull.push(textOf(el));
+          }
+        }
+      }
+      const spoke = new Set<Element>();
+      for (const r of records) {
+        const at = r.target instanceof Element ? r.target : r.target.parentElement;
+        const region = at?.closest(SEL);
+        if (region && !born.has(region) && ![...born].some((b) => b.contains(region)) && textOf(region)) spoke.add(region);
+      }
+      for (const el of spoke) log.spoke.push(textOf(el));
+    }).observe(document, { childList: true, subtree: true, characterData: true });
+  });
+  return () => page.evaluate(() => (window as unknown as { __liveRegions: LiveRegionLog }).__liveRegions);
+}

@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
-import { holdAnswers, newHome, startHost, watchErrors, type HostHandle } from './host.ts';
+import { holdAnswers, newHome, startHost, watchErrors, watchLiveRegions, type HostHandle } from './host.ts';
 import { appRunPosts, desk, setAppCost, setFaults, startSandboxProcess, type SandboxProcess } from './studio-helpers.ts';
 
 let host: HostHandle;
@@ -205,6 +205,52 @@ test('workflow apps: while an app\'s form loads, a status says so; then the form
   await expect(page.getByRole('heading', { name: 'Jingle maker' })).toBeVisible();
   await expect(page.getByTestId('input-brief')).toBeVisible();
   await expect(loadingNext).toHaveCount(0);
+  expect(errors).toEqual([]);
+});
+
+test('loading statuses of Apps, Team analytics and Recent creations are announced: each status is in the page, empty, before its text comes', async ({ page }) => {
+  const errors = watchErrors(page);
+  const live = await watchLiveRegions(page);
+  const loadingSaid = async () => (await live()).bornFull.filter((t) => /^Loading/.test(t));
+  // Team analytics' and Recent creations' answers are held back later, to see them load.
+  let holding = true;
+  const held = await holdAnswers(page, (cmd) => holding && (cmd === 'usage.query' || cmd === 'creations.list'));
+  // Every app definition answered 3 s late: the first app loads as the screen opens.
+  await openAppsOnOwnSandbox(page, (url) => setFaults(url, { appDetailDelayMs: 3000 }));
+  await expect(page.getByRole('status').filter({ hasText: 'Loading Product shot studio…' })).toBeVisible();
+  await expect(page.getByRole('heading', { name: 'Product shot studio' })).toBeVisible();
+  // Said into a status already in the page, not by one that appeared saying it.
+  expect(await loadingSaid()).toEqual([]);
+  expect((await live()).spoke).toContain('Loading Product shot studio…');
+  const status = page.getByTestId('app-status');
+  // Loaded: the same region stays, empty and out of sight, for the next load to speak into.
+  await expect(status).toBeEmpty();
+  await expect(status).toHaveAttribute('role', 'status');
+  await status.evaluate((el) => (el.dataset.before = 'yes'));
+  await page.getByTestId('app-jM4nX8sc').click();
+  await expect(page.locator('[data-before="yes"]')).toHaveText('Loading Jingle maker…');
+  await expect(page.getByRole('heading', { name: 'Jingle maker' })).toBeVisible();
+  expect((await live()).spoke).toContain('Loading Jingle maker…');
+
+  // Team analytics and Recent creations, their answers held back: the status says it loads.
+  await page.getByTestId('nav-analytics').click();
+  await expect(page.getByTestId('usage-status')).toHaveText('Loading credit usage…');
+  const release = async () => {
+    await expect.poll(() => held.length).toBeGreaterThan(0);
+    holding = false;
+    for (const go of held.splice(0)) go();
+  };
+  await release();
+  await expect(page.getByTestId('usage-chart')).toBeVisible();
+  await expect(page.getByTestId('usage-status')).toBeEmpty();
+  holding = true;
+  await page.getByTestId('nav-creations').click();
+  await expect(page.getByTestId('creations-status')).toHaveText('Loading creations…');
+  await release();
+  await expect(page.getByTestId('creations-status')).toBeEmpty();
+  expect((await live()).spoke).toEqual(expect.arrayContaining(['Loading credit usage…', 'Loading creations…']));
+  // None of them appeared already saying it, where screen readers would often keep quiet.
+  expect(await loadingSaid()).toEqual([]);
   expect(errors).toEqual([]);
 });
 

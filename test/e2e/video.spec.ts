@@ -355,6 +355,59 @@ test('a start or end frame picked as a file is probed by its content, not its na
   expect(errors).toEqual([]);
 });
 
+test('a frame or reference pasted as inline data (a data URI or base64) is probed by its content as it is entered: refused beside its field, Submit held, nothing sent; good data passes', async ({ page }) => {
+  const errors = watchErrors(page);
+  const img = async (format: 'gif' | 'webp' | 'png') => (await sharp({ create: { width: 640, height: 480, channels: 3, background: '#335577' } }).toFormat(format).toBuffer()).toString('base64');
+  const [gif, webp, png] = [await img('gif'), await img('webp'), await img('png')];
+  const creates = async () => ((await (await fetch(`${sandbox.url}/__sandbox/stats`)).json()) as { creates: Record<string, Record<string, number>> }).creates;
+  const before = JSON.stringify(await creates());
+
+  // Frames: a GIF under a PNG data URI's type, and raw base64 of a WebP, each named on its field.
+  await openFamily(page, '2.x generation');
+  await page.getByTestId('field-prompt').fill('Dusk turns to dawn');
+  await page.getByTestId('field-image').fill(`data:image/png;base64,${gif}`);
+  await expect(page.getByTestId('error-image')).toHaveText('image (inline data): format gif is not JPG or PNG (rule image.format)');
+  await expect(page.getByTestId('submit')).toBeDisabled();
+  await page.getByTestId('field-image_end').fill(webp);
+  await expect(page.getByTestId('error-image_end')).toHaveText('image_end (inline data): format webp is not JPG or PNG (rule image.format)');
+  await expect(page.getByTestId('submit-status')).toContainText('2 problems to fix');
+  await expect(page.getByTestId('submit')).toBeDisabled();
+  expect(JSON.stringify(await creates())).toBe(before);
+
+  // Good data passes on both fields.
+  await page.getByRole('button', { name: 'Clear Start frame' }).click();
+  await page.getByTestId('field-image').fill(`data:image/png;base64,${png}`);
+  await page.getByRole('button', { name: 'Clear End frame' }).click();
+  await page.getByTestId('field-image_end').fill(png);
+  await expect(page.getByTestId('error-image')).toHaveCount(0);
+  await expect(page.getByTestId('error-image_end')).toHaveCount(0);
+  await expect(page.getByTestId('submit-status')).not.toContainText('to fix');
+  await expect(page.getByTestId('submit')).toBeEnabled();
+
+  // References: the URL entry takes inline data where the field does, probed at once as a picked file is.
+  await openFamily(page, '2.5 multi-shot');
+  await page.getByTestId('field-prompt').fill('A lighthouse at dawn');
+  const refs = page.getByTestId('refs-reference_images');
+  await page.getByTestId('url-reference_images').fill(`data:image/png;base64,${gif}`);
+  await page.getByTestId('add-url-reference_images').click();
+  await expect(refs.getByTestId('ref-error')).toHaveText('reference_images 1 (inline data): format gif is not JPG or PNG or WebP (rule image.format)');
+  await expect(page.getByTestId('submit')).toBeDisabled();
+  expect(JSON.stringify(await creates())).toBe(before);
+  await page.getByTestId('url-reference_images').fill(`data:image/png;base64,${png}`);
+  await page.getByTestId('add-url-reference_images').click();
+  const good = refs.getByTestId('ref-item').nth(1);
+  await expect(good).toHaveAttribute('data-name', 'reference_images 2 (inline data)');
+  await expect(good.getByTestId('ref-status')).toContainText('passes');
+  await expect(good.getByTestId('ref-probe')).toContainText('640×480');
+  // With the bad one gone the good one is the first, named so, and the video is sent.
+  await page.getByRole('button', { name: 'Remove reference_images 1 (inline data)' }).click();
+  await expect(refs.getByTestId('ref-item')).toHaveAttribute('data-name', 'reference_images 1 (inline data)');
+  await expect(refs.getByTestId('ref-status')).toContainText('passes');
+  await page.getByTestId('submit').click();
+  await expect(page.getByTestId('submit-status')).toContainText('1 job queued');
+  expect(errors).toEqual([]);
+});
+
 test('Submit with a field to fix takes the keyboard to that field', async ({ page }) => {
   const errors = watchErrors(page);
   await openFamily(page, 'Lite');

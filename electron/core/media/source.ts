@@ -12,7 +12,10 @@
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { encodingOf } from '../../../shared/catalogue/index.ts';
+import { isInline } from '../../../shared/catalogue/index.ts';
+
+// Shared with the renderer, which probes pasted inline data as the engine does.
+export { isInline };
 
 export type ProbeErrorCode = 'unreachable' | 'no-range' | 'truncated' | 'unsupported' | 'invalid';
 
@@ -43,9 +46,6 @@ const HTTP_TIMEOUT_MS = 20_000;
 const LOOPBACK_HTTP = /^http:\/\/(127\.0\.0\.1|localhost|\[::1\])(:\d+)?\//i;
 
 export const isUrl = (s: string) => /^[a-z][a-z0-9+.-]*:\/\//i.test(s) && !s.toLowerCase().startsWith('file://');
-
-/** A value given inline: base64, or a data: URI holding it (not a URL, a path or an upload id). */
-export const isInline = (value: string): boolean => ['base64', 'dataUri'].includes(encodingOf(value) ?? '');
 
 /** The bytes of a value given inline; null for anything else. */
 export const inlineBytes = (value: string): Buffer | null => (isInline(value) ? Buffer.from(value.replace(/^data:[^,]*;base64,/i, ''), 'base64') : null);
