@@ -1,7 +1,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { createWriteStream, existsSync } from 'node:fs';
+import { createWriteStream, existsSync, realpathSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import fastifyStatic from '@fastify/static';
@@ -93,27 +93,34 @@ export async function startWebHost(o: WebHostOptions): Promise<RunningWebHost> {
   const authorized = (req: FastifyRequest<{ Querystring: { token?: string } }>) =>
     req.query.token !== undefined ? sameToken(req.query.token, token) : sameToken(readCookie(req.headers.cookie, cookieName()), token);
 
-  // DNS rebinding: a page on another site that resolves its name to 127.0.0.1 still sends its own Host.
-  app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
-    if (!allowedHosts().has(String(req.headers.host))) return reply.code(421).send({ message: 'wrong host' });
-  });
   app.addHook('onSend', async (_req, reply, payload) => {
     reply.header('content-security-policy', webCsp(origin));
     reply.header('x-content-type-options', 'nosniff');
     reply.header('referrer-policy', 'no-referrer');
+    // frame-ancestors for browsers that predate it; and no other site may embed what we serve.
+    reply.header('x-frame-options', 'DENY');
+    reply.header('cross-origin-resource-policy', 'same-origin');
     return payload;
   });
 
   await app.register(fastifyWebsocket, { options: { maxPayload: 16 * 1024 * 1024 } });
+  // DNS rebinding: a page on another site that resolves its name to 127.0.0.1 still sends its own Host.
+  // Added after the socket plugin: its own onRequest hook marks an upgrade, so that the socket of
+  // a refused one is ended (before it, a refused upgrade was left open, and host.close() waited on it).
+  app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
+    if (!allowedHosts().has(String(req.headers.host))) return reply.code(421).send({ message: 'wrong host' });
+  });
 
   app.get('/ws', {
     websocket: true,
     preValidation: async (req: FastifyRequest<{ Querystring: { token?: string } }>, reply: FastifyReply) => {
-      if (!authorized(req)) return reply.code(401).send({ message: 'missing or wrong token' });
-      // A browser always sends Origin on a WebSocket; another site's page must not drive the core.
-      if (req.headers.origin && req.headers.origin !== origin && !allowedHosts().has(req.headers.origin.replace(/^https?:\/\//, ''))) {
+      // A browser always sends Origin on a WebSocket, and it must be the page's own: http and the
+      // Host checked above. A page on another local port is same-site, so it carries the cookie;
+      // checked first, a foreign page hears the same refusal whatever token it tries.
+      if (req.headers.origin !== undefined && req.headers.origin !== `http://${req.headers.host}`) {
         return reply.code(403).send({ message: 'cross-origin socket refused' });
       }
+      if (!authorized(req)) return reply.code(401).send({ message: 'missing or wrong token' });
     },
   }, (socket) => {
     const off = core.events.onAny((event, payload) => {
@@ -187,14 +194,25 @@ export async function startWebHost(o: WebHostOptions): Promise<RunningWebHost> {
 
   app.get('/healthz', async () => ({ ok: true, events: Object.keys(EVENTS).length }));
 
+  // sendFile (for /media, whose files the MediaGate chose) comes from this plugin.
+  await app.register(fastifyStatic, { root: resolve('.'), serve: false });
   const hasRenderer = existsSync(resolve(rendererDir, 'index.html'));
   if (hasRenderer) {
-    await app.register(fastifyStatic, { root: rendererDir, index: false, wildcard: false, serve: true, prefix: '/' });
-  } else {
-    // sendFile (for /media) comes from this plugin; register it without serving a folder.
-    await app.register(fastifyStatic, { root: resolve('.'), serve: false });
+    // The built files only, each a route of its own (no listing, no `..`). Links are followed
+    // when the routes are listed, so a link in the folder must not lead out of it.
+    const realRenderer = realpathSync(rendererDir);
+    const insideRenderer = (path: string) => {
+      try {
+        return realpathSync(join(rendererDir, path)).startsWith(realRenderer + sep);
+      } catch {
+        return false;
+      }
+    };
+    await app.register(fastifyStatic, { root: rendererDir, index: false, wildcard: false, serve: true, prefix: '/', decorateReply: false, allowedPath: insideRenderer });
   }
   app.get('/', async (req: FastifyRequest<{ Querystring: { token?: string } }>, reply) => {
+    // The address holds the token: the browser's cache must not keep it.
+    reply.header('cache-control', 'no-store');
     if (!authorized(req)) {
       return reply.code(401).type('text/plain').send('MediaDesk: open the URL printed by `npm run web`; it carries this launch\'s token.\n');
     }
@@ -202,7 +220,7 @@ export async function startWebHost(o: WebHostOptions): Promise<RunningWebHost> {
       reply.header('set-cookie', `${cookieName()}=${token}; HttpOnly; SameSite=Strict; Path=/`);
     }
     if (!hasRenderer) return reply.code(503).type('text/plain').send(`MediaDesk: the renderer is not built (${rendererDir}); run npm run build.\n`);
-    return reply.sendFile('index.html');
+    return reply.sendFile('index.html', rendererDir, { cacheControl: false });
   });
 
   const address = await app.listen({ host: '127.0.0.1', port: o.port ?? 0 });
