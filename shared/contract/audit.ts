@@ -163,8 +163,8 @@ export const importReportSchema = z.object({
    */
   notAdded: z.number().int().optional(),
   /**
-   * Ctrl-C stopped the import before the whole file was read and added (importing it again adds the
-   * rest). Absent when it completed, a Ctrl-C that came during its last step included.
+   * Stopped (Ctrl-C, audit.importCancel) before the whole file was read and added (importing it again
+   * adds the rest). Absent when it completed, a stop that came during its last step included.
    */
   interrupted: z.literal(true).optional(),
 });
@@ -179,7 +179,8 @@ export const auditExportRequestSchema = z.object({
 export const auditCommands = {
   'audit.sync': command(z.object({}).strict(), syncReportSchema, 'Pull new audit events from the API into the cache (incremental, resumable, within the daily budget).'),
   'audit.status': command(empty, auditStatusSchema, 'How fresh the cache is: counts, last sync, budget left, last error.'),
-  'audit.import': command(z.object({ paths: z.array(z.string().min(1)).min(1).max(100) }).strict(), z.object({ reports: z.array(importReportSchema) }), 'Import exported audit logs (JSON, NDJSON, CSV); existing events are never changed.'),
+  'audit.import': command(z.object({ paths: z.array(z.string().min(1)).min(1).max(100) }).strict(), z.object({ reports: z.array(importReportSchema) }), 'Import exported audit logs (JSON, NDJSON, CSV); existing events are never changed. One at a time: asked while one runs, it fails (conflict). Progress comes as audit.importProgress.'),
+  'audit.importCancel': command(empty, z.object({ stopped: z.boolean() }), 'Stop the running import after the batch in hand: the events added so far stay, its reports say interrupted, the files after are not read. stopped: false when no import was running.'),
   'audit.query': command(auditQueryRequestSchema, auditQueryResponseSchema, 'One page of cached events matching the filters.'),
   'audit.event': command(z.object({ eventId: z.string().min(1).max(500) }).strict(), auditEventDetailSchema.nullable(), 'One event with all its fields and its related events.'),
   'audit.facets': command(z.object({ filters: auditFiltersSchema.default({}), limit: z.number().int().min(1).max(1000).default(50) }).strict(), auditFacetsSchema, 'Counts by event type and by member (each ignores its own filter).'),
@@ -195,8 +196,26 @@ export const syncProgressSchema = z.object({
   budgetLeft: z.number().int(),
 });
 
+/** Why an `audit.import` asked for while another runs is refused (the app says the same of a second drop). */
+export const IMPORT_RUNNING = 'An import is already running: wait for it to finish, or stop it, then import again.';
+
+/** A file of an `audit.import` as it goes in, after each batch (at most ~10 a second). */
+export const importProgressSchema = z.object({
+  path: z.string(),
+  /** This file's place (1-based) among the import's `files`. */
+  file: z.number().int(),
+  files: z.number().int(),
+  /** Items read so far, rejected ones included; as in the report. */
+  items: z.number().int(),
+  accepted: z.number().int(),
+  rejected: z.number().int(),
+  /** How far through the file the reading is; null when its size is unknown (standard input). */
+  bytes: z.object({ bytesRead: z.number().int(), bytes: z.number().int() }).nullable(),
+});
+
 export const auditEvents = {
   'audit.syncProgress': syncProgressSchema,
+  'audit.importProgress': importProgressSchema,
 };
 
 export type AuditStatus = z.infer<typeof auditStatusSchema>;
@@ -204,6 +223,7 @@ export type SyncReport = z.infer<typeof syncReportSchema>;
 export type SyncProgress = z.infer<typeof syncProgressSchema>;
 export type SyncErrorKind = z.infer<typeof syncErrorKindSchema>;
 export type ImportReport = z.infer<typeof importReportSchema>;
+export type ImportProgress = z.infer<typeof importProgressSchema>;
 export type ImportReject = z.infer<typeof importRejectSchema>;
 export type AuditQueryRequest = z.input<typeof auditQueryRequestSchema>;
 export type AuditQueryResponse = z.infer<typeof auditQueryResponseSchema>;

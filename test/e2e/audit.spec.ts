@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
 import { dropFiles, holdAnswers, newHome, startHost, type HostHandle, watchErrors } from './host.ts';
+import { writeNdjson } from '../../bench/audit-data.ts';
 
 /**
  * The audit viewer end to end: the web host as a real process on the in-process Sandbox
@@ -310,6 +311,43 @@ test('sync, filters, search, detail with diff, related events, import report, ho
   await page.keyboard.press('Escape');
   await expect(page.getByTestId('audit-export-path')).toBeHidden();
 
+  expect(errors).toEqual([]);
+});
+
+test('a large import shows its progress, and Stop import keeps what went in and says so', async ({ page }) => {
+  const errors = watchErrors(page);
+  const home = newHome();
+  host = await startHost(home);
+  // An export as the API pages it, newest first: large enough to take a few seconds to import.
+  const total = 150_000;
+  const file = join(home, 'big-export.ndjson');
+  await writeNdjson(file, total, 'newest-first');
+  await page.goto(`${host.url}#audit`);
+  await page.getByTestId('audit-open-import').click();
+  await page.getByTestId('audit-import-input').setInputFiles(file);
+
+  // A second file picked meanwhile is refused; the running import carries on.
+  writeFileSync(join(home, 'small.ndjson'), JSON.stringify(ev(1)) + '\n');
+  await page.getByTestId('audit-import-input').setInputFiles(join(home, 'small.ndjson'));
+  await expect(page.getByTestId('audit-import').getByRole('alert')).toHaveText('An import is already running: wait for it to finish, or stop it, then import again.');
+
+  const progress = page.getByTestId('audit-import-progress');
+  await expect(progress).toHaveText(/^big-export\.ndjson: \d+% · [1-9][\d,]* read, [\d,]+ accepted, 0 rejected$/, { timeout: 30_000 });
+  await expect(page.getByRole('status').filter({ has: progress })).toHaveAttribute('aria-live', 'polite');
+  await page.getByTestId('audit-import-stop').click();
+
+  const report = page.getByTestId('audit-import-report');
+  const stopped = report.getByTestId('audit-import-stopped');
+  await expect(stopped).toHaveText(/^Stopped by you: [\d,]+ events kept; the rest of the file was not read\. Import the file again to add the rest\.$/, { timeout: 30_000 });
+  const kept = Number((await stopped.innerText()).match(/([\d,]+) events kept/)![1].replace(/,/g, ''));
+  expect(kept).toBeGreaterThan(0);
+  expect(kept).toBeLessThan(total);
+  await expect(report.getByTestId('audit-import-accepted')).toHaveText(`${kept.toLocaleString('en-US')} accepted`);
+  await expect(page.getByTestId('audit-import-stop')).toBeHidden();
+  await expect(page.getByTestId('audit-import-refused')).toBeHidden();
+  await expect(page.getByTestId('audit-import-status')).toHaveText('');
+  await page.getByTestId('audit-open-import').click();
+  await expect.poll(() => countOf(page)).toBe(kept);
   expect(errors).toEqual([]);
 });
 

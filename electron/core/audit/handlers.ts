@@ -10,11 +10,13 @@ export function auditHandlers(service: AuditService): HandlerMap<typeof auditCom
     'audit.status': () => service.status(),
     'audit.import': async ({ paths }) => {
       try {
-        return { reports: await service.import(paths) };
+        return { reports: await service.importTracked(paths) };
       } catch (err) {
+        if (err instanceof DeskError) throw err;
         throw new DeskError('invalid', err instanceof Error ? err.message : String(err));
       }
     },
+    'audit.importCancel': () => ({ stopped: service.cancelImport() }),
     'audit.query': (req) => service.query(req),
     'audit.event': ({ eventId }) => service.event(eventId),
     'audit.facets': ({ filters, limit }) => service.facets(filters, limit),

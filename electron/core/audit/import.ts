@@ -3,7 +3,7 @@ import { open, stat } from 'node:fs/promises';
 import { dirname, extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { ImportReport } from '../../../shared/contract/audit.ts';
+import type { ImportProgress, ImportReport } from '../../../shared/contract/audit.ts';
 import { diskFullStop, diskShortage, isDiskFull } from './disk-space.ts';
 import type { EventRow } from './event.ts';
 import { keysFollowDates } from './keys.ts';
@@ -37,7 +37,7 @@ export interface ImportOptions {
    * After each batch. In a bulk load `accepted` counts the rows copied in so far: the duplicates
    * among them are found, and taken off, when the load ends (store.restoreIndexes).
    */
-  onProgress?: (p: { path: string; items: number; accepted: number; rejected: number }) => void;
+  onProgress?: (p: ImportProgress) => void;
   /** Before a staged load moves the rows it held back in by date: its last step, which `signal` does not stop. */
   onSort?: (p: { path: string; rows: number }) => void;
   /** How the file goes in (see LoadPath), whatever its size; tests use it. */
@@ -123,13 +123,13 @@ async function readHead(path: string): Promise<string> {
 export async function importFile(store: AuditStore, path: string, opts: ImportOptions = {}): Promise<ImportReport> {
   const report = await openReport(path, opts.format);
   if (report.fatal) return report;
-  const tally = new Tally(report, opts.maxRejectsListed ?? 200, opts.onProgress);
+  const bytes = (await stat(path)).size;
+  const tally = new Tally(report, opts.maxRejectsListed ?? 200, opts.onProgress, bytes);
 
   // A file large relative to the cache is loaded in bulk: the secondary indexes set aside and
   // built once at the end, the rows staged and copied in by SQLite (store.openStage). A smaller one
   // goes through the indexes (rebuilding them for it would cost more): staged the same way if it is
   // large enough for a worker thread to pay, else row by row.
-  const bytes = (await stat(path)).size;
   const cached = store.counts().events;
   const load = opts.load ?? (bytes < STAGE_MIN_BYTES ? 'rows' : bytes / BYTES_PER_EVENT > cached * BULK_SHARE_OF_CACHE ? 'bulk' : 'staged');
   const batchSize = opts.batchSize ?? (load === 'rows' ? BATCH_ROWS : BULK_BATCH_ROWS);
@@ -170,7 +170,7 @@ export async function importStream(store: AuditStore, input: AsyncIterable<strin
     report.warnings.push('standard input was empty: nothing to import');
     return report;
   }
-  const tally = new Tally(report, opts.maxRejectsListed ?? 200, opts.onProgress);
+  const tally = new Tally(report, opts.maxRejectsListed ?? 200, opts.onProgress, null);
   return finishLoad(store, report, () => loadRows(store, { path: STDIN_NAME, format: report.format }, tally, opts.batchSize ?? BATCH_ROWS, { source: text, signal: opts.signal }));
 }
 
@@ -249,16 +249,22 @@ class Tally {
   readonly report: ImportReport;
   private readonly maxListed: number;
   private readonly onProgress: ImportOptions['onProgress'];
+  /** The file's size; null for standard input. */
+  private readonly bytes: number | null;
+  /** Of `bytes`, read so far. */
+  bytesRead = 0;
 
-  constructor(report: ImportReport, maxListed: number, onProgress: ImportOptions['onProgress']) {
+  constructor(report: ImportReport, maxListed: number, onProgress: ImportOptions['onProgress'], bytes: number | null) {
     this.report = report;
     this.maxListed = maxListed;
     this.onProgress = onProgress;
+    this.bytes = bytes;
   }
 
   progress(): void {
     const r = this.report;
-    this.onProgress?.({ path: r.path, items: r.items, accepted: r.accepted, rejected: r.rejected });
+    const bytes = this.bytes === null ? null : { bytesRead: this.bytesRead, bytes: this.bytes };
+    this.onProgress?.({ path: r.path, file: 1, files: 1, items: r.items, accepted: r.accepted, rejected: r.rejected, bytes });
   }
 
   counted(c: InsertCounts): void {
@@ -294,7 +300,7 @@ async function loadRows(store: AuditStore, task: ReadTask, tally: Tally, batchSi
       },
       fatal: (reason) => (report.fatal ??= reason),
       warning: (m) => report.warnings.push(m),
-    }, o);
+    }, { ...o, onRead: (b) => (tally.bytesRead = b) });
     if (stopped) report.interrupted = true;
   } finally {
     flush();
@@ -355,6 +361,7 @@ async function loadStaged(store: AuditStore, task: ReadTask, tally: Tally, how: 
     };
     const onStaged = (b: StagedBatch) => {
       report.items += b.items;
+      tally.bytesRead = Math.max(tally.bytesRead, b.bytesRead);
       for (const w of b.warnings) report.warnings.push(w);
       for (const r of b.rejects) tally.reject(r.line, r.item, r.reason);
       if (b.fatal) report.fatal ??= b.fatal;
@@ -441,7 +448,7 @@ async function stageRows(task: StageTask, emit: (b: StagedBatch) => void, o: { w
   }
   let started = false;
   const stopped = (reason: string): StagedBatch => ({
-    kind: 'batch', lo: 0, hi: 0, ts: new Float64Array(0), items: 0, rejects: [], warnings: [], done: true, stopped: false,
+    kind: 'batch', lo: 0, hi: 0, ts: new Float64Array(0), items: 0, rejects: [], warnings: [], done: true, stopped: false, bytesRead: 0,
     fatal: readingStopped(reason),
   });
   const outcome = await new Promise<'done' | 'fallback' | { failed: unknown }>((resolve) => {
@@ -496,9 +503,10 @@ function workerUrl(): URL | null {
 
 export async function importFiles(store: AuditStore, paths: readonly string[], opts: ImportOptions = {}): Promise<ImportReport[]> {
   const out: ImportReport[] = [];
-  for (const p of paths) {
+  const { onProgress } = opts;
+  for (const [i, p] of paths.entries()) {
     if (opts.signal?.aborted) break;
-    out.push(await importFile(store, p, opts));
+    out.push(await importFile(store, p, { ...opts, onProgress: onProgress && ((x) => onProgress({ ...x, file: i + 1, files: paths.length })) }));
   }
   return out;
 }

@@ -37,9 +37,10 @@ export function readingStopped(reason: string): string {
  * Streams the file (or `o.source`) through its format parser and the event check. Memory is one
  * read chunk plus what the sink holds. Once `o.signal` is aborted no more is read, and the text
  * after the last chunk is left unparsed: a cut line is no rejection. `stopped`: the signal ended it
- * before the end of the file (a file read to its end is read, whenever the signal came).
+ * before the end of the file (a file read to its end is read, whenever the signal came). `onRead`:
+ * the file's bytes read so far, before each chunk is parsed (not for `o.source`, whose size is unknown).
  */
-export async function readParsed(task: ReadTask, sink: RowSink, o: { source?: TextSource; signal?: AbortSignal } = {}): Promise<{ stopped: boolean }> {
+export async function readParsed(task: ReadTask, sink: RowSink, o: { source?: TextSource; signal?: AbortSignal; onRead?: (bytes: number) => void } = {}): Promise<{ stopped: boolean }> {
   let fatal = false;
   let stopped = false;
   const emit = (p: Parsed) => {
@@ -65,6 +66,7 @@ export async function readParsed(task: ReadTask, sink: RowSink, o: { source?: Te
   const stream = o.source ? null : createReadStream(task.path, { encoding: 'utf8', highWaterMark: 1 << 20 });
   try {
     for await (const chunk of o.source ?? (stream as AsyncIterable<string>)) {
+      if (stream) o.onRead?.(stream.bytesRead);
       parser.feed(chunk, emit);
       if (fatal) break;
       if (o.signal?.aborted) {

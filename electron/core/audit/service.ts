@@ -1,4 +1,5 @@
-import type { AuditEventDetail, AuditFacets, AuditFilters, AuditQueryResponse, AuditSort, AuditStatus, AuditTimeline, ImportReport, SyncProgress, SyncReport } from '../../../shared/contract/audit.ts';
+import { IMPORT_RUNNING, type AuditEventDetail, type AuditFacets, type AuditFilters, type AuditQueryResponse, type AuditSort, type AuditStatus, type AuditTimeline, type ImportProgress, type ImportReport, type SyncProgress, type SyncReport } from '../../../shared/contract/audit.ts';
+import { DeskError } from '../../../shared/contract/define.ts';
 import type { ApiTarget } from '../api/client.ts';
 import { exportEvents } from './export.ts';
 import { isDiskFull } from './disk-space.ts';
@@ -20,6 +21,24 @@ export interface AuditServiceOptions {
   /** Upper bound of one retry wait after a 5xx (tests keep it short). */
   maxBackoffMs?: number;
   onSyncProgress?: (p: SyncProgress) => void;
+  /** The app's import (importTracked) as it goes, at most every PROGRESS_MS per file. */
+  onImportProgress?: (p: ImportProgress) => void;
+}
+
+/** A batch can take a few ms: without a floor a fast import would send the app hundreds of events a second. */
+const PROGRESS_MS = 100;
+
+/** `emit` at most once per `ms`, except for a file's first progress, so the count of files never lags. */
+function throttled(emit: (p: ImportProgress) => void, ms: number): (p: ImportProgress) => void {
+  let last = -Infinity;
+  let file = 0;
+  return (p) => {
+    const now = performance.now();
+    if (p.file === file && now - last < ms) return;
+    file = p.file;
+    last = now;
+    emit(p);
+  };
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -33,6 +52,8 @@ export class AuditService {
   private running: Promise<SyncReport> | null = null;
   /** The imports asked for so far, one after another: each load assumes it is this connection's only one. */
   private importing: Promise<unknown> = Promise.resolve();
+  /** The app's import in progress (importTracked), which cancelImport stops. */
+  private tracked: AbortController | null = null;
 
   constructor(opts: AuditServiceOptions) {
     this.opts = opts;
@@ -83,6 +104,29 @@ export class AuditService {
 
   import(paths: readonly string[], opts?: ImportOptions): Promise<ImportReport[]> {
     return this.queuedImport(() => importFiles(this.store, paths, opts));
+  }
+
+  /**
+   * The app's import (audit.import): one at a time, since its Stop names no import, and a second
+   * one queued behind a long one would look stuck. Progress goes to `onImportProgress`.
+   */
+  async importTracked(paths: readonly string[]): Promise<ImportReport[]> {
+    if (this.tracked) throw new DeskError('conflict', IMPORT_RUNNING);
+    const stop = new AbortController();
+    this.tracked = stop;
+    try {
+      const emit = this.opts.onImportProgress;
+      return await this.import(paths, { signal: stop.signal, onProgress: emit && throttled(emit, PROGRESS_MS) });
+    } finally {
+      this.tracked = null;
+    }
+  }
+
+  /** Stops the app's import after the batch in hand (see ImportOptions.signal); false when none runs. */
+  cancelImport(): boolean {
+    if (!this.tracked) return false;
+    this.tracked.abort();
+    return true;
   }
 
   /** An export piped in (`audit import -`), in turn with the imports of files. */

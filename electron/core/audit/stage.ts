@@ -33,6 +33,8 @@ export interface StagedBatch {
   done: boolean;
   /** On the last batch: the signal stopped the reading before the end of the file. */
   stopped: boolean;
+  /** The file's bytes read so far (for the import's progress). */
+  bytesRead: number;
 }
 
 export interface StageTask extends ReadTask {
@@ -135,8 +137,9 @@ export async function stageFile(task: StageTask, emit: (b: StagedBatch) => void,
     let rejects: ImportReject[] = [];
     let warnings: string[] = [];
     let fatal: string | null = null;
+    let bytesRead = 0;
     const send = (done: boolean, stopped = false) => {
-      const b: StagedBatch = { kind: 'batch', ...writer.commit(), items, rejects, warnings, fatal, done, stopped };
+      const b: StagedBatch = { kind: 'batch', ...writer.commit(), items, rejects, warnings, fatal, done, stopped, bytesRead };
       items = 0;
       rejects = [];
       warnings = [];
@@ -155,7 +158,7 @@ export async function stageFile(task: StageTask, emit: (b: StagedBatch) => void,
       },
       fatal: (reason) => (fatal ??= reason),
       warning: (m) => warnings.push(m),
-    }, { signal });
+    }, { signal, onRead: (b) => (bytesRead = b) });
     send(true, stopped);
   } finally {
     writer.close();
