@@ -38,6 +38,11 @@ export interface ImportOptions {
    * among them are found, and taken off, when the load ends (store.restoreIndexes).
    */
   onProgress?: (p: ImportProgress) => void;
+  /**
+   * Once, when a staged load meets the first batch out of date order: from there on the rows read
+   * are held back (the count added stops growing) and moved in by date at the end (onSort).
+   */
+  onHold?: (p: { path: string; items: number }) => void;
   /** Before a staged load moves the rows it held back in by date: its last step, which `signal` does not stop. */
   onSort?: (p: { path: string; rows: number }) => void;
   /** How the file goes in (see LoadPath), whatever its size; tests use it. */
@@ -143,7 +148,7 @@ export async function importFile(store: AuditStore, path: string, opts: ImportOp
   const task: ReadTask = { path, format: report.format };
   return finishLoad(store, report, () => load === 'rows'
     ? loadRows(store, task, tally, batchSize, { signal: opts.signal })
-    : loadStaged(store, task, tally, { bulk: load === 'bulk', cached, bytes, batchSize, worker: opts.worker ?? true, signal: opts.signal, onSort: opts.onSort }));
+    : loadStaged(store, task, tally, { bulk: load === 'bulk', cached, bytes, batchSize, worker: opts.worker ?? true, signal: opts.signal, onHold: opts.onHold, onSort: opts.onSort }));
 }
 
 /** How a report names standard input (`audit import -`). */
@@ -317,6 +322,7 @@ interface StagedLoad {
   batchSize: number;
   worker: boolean;
   signal?: AbortSignal;
+  onHold?: ImportOptions['onHold'];
   onSort?: ImportOptions['onSort'];
 }
 
@@ -375,7 +381,10 @@ async function loadStaged(store: AuditStore, task: ReadTask, tally: Tally, how: 
         return;
       }
       copyPending();
-      if (b.hi > b.lo) heldFrom ??= b.lo;
+      if (b.hi > b.lo && heldFrom === null) {
+        heldFrom = b.lo;
+        how.onHold?.({ path: report.path, items: report.items });
+      }
       tally.progress();
     };
     // The reading side commits and reports every BATCH_ROWS rows, so the decision to copy or hold

@@ -265,7 +265,9 @@ export const auditCommand: CliCommand = {
           let reports: ImportReport[];
           try {
             const onSort = (x: { path: string; rows: number }) => ctx.stderr.write(`${oneLine(x.path)}: adding the ${x.rows} event(s) held back, in date order; this last step finishes even if interrupted\n`);
-            const opts = { onProgress, onSort, format, signal: stop.signal };
+            // Said because the count added stops growing from there until the last step.
+            const onHold = (x: { path: string; items: number }) => ctx.stderr.write(`${oneLine(x.path)}: not in date order from about item ${x.items}: the rest is read first and added in date order at the end\n`);
+            const opts = { onProgress, onHold, onSort, format, signal: stop.signal };
             reports = fromStdin ? [await service.importStream(ctx.stdin.setEncoding('utf8'), opts)] : await service.import(p.positional, opts);
             // A Ctrl-C during a last step that runs in one go is delivered only at the event loop's next
             // poll for I/O: one full turn of the loop lets it in while it is still listened for.
