@@ -14,9 +14,8 @@
  */
 import { checkImage, frameFields, validateReferences, type Family, type Probe, type ProbeSummary, type RuleId } from '../../../shared/validation/references.ts';
 import { ProbeError, probeSource } from './probe.ts';
-import { isInline } from './source.ts';
 import { mapLimit } from '../../../shared/concurrency.ts';
-import { isLocalPath } from '../../../shared/catalogue/index.ts';
+import { isInline, isLocalPath } from '../../../shared/catalogue/index.ts';
 
 export interface ReportIssue {
   rule: RuleId;

@@ -18,7 +18,8 @@ import { createFile, Log, MP4BoxBuffer, type Movie } from 'mp4box';
 import { fileURLToPath } from 'node:url';
 import type { Metadata } from 'sharp';
 import type { Probe } from '../../../shared/validation/references.ts';
-import { HEAD_BYTES, ProbeError, isInline, isUrl, openSource, type ByteSource } from './source.ts';
+import { isInline } from '../../../shared/catalogue/index.ts';
+import { HEAD_BYTES, ProbeError, isUrl, openSource, type ByteSource } from './source.ts';
 import { loadSharp } from './sharp.ts';
 
 export { ProbeError } from './source.ts';

@@ -4,7 +4,7 @@
  * Inline data (base64 or a data: URI, already in memory) is decoded and read from memory.
  *
  *   openSource(source) -> ByteSource { size, bytesRead, read(start, length), close() }
- *   isInline(value), inlineBytes(value) -> Buffer | null
+ *   inlineBytes(value) -> Buffer | null   (isInline is shared/catalogue's, the renderer's too)
  *
  * URLs are read with HTTP Range requests; the size comes from Content-Range. A server that answers
  * a range request with the whole body (200) is rejected rather than downloaded, unless the whole
@@ -13,9 +13,6 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { isInline } from '../../../shared/catalogue/index.ts';
-
-// Shared with the renderer, which probes pasted inline data as the engine does.
-export { isInline };
 
 export type ProbeErrorCode = 'unreachable' | 'no-range' | 'truncated' | 'unsupported' | 'invalid';
 
