@@ -112,7 +112,8 @@ export function registerAuditRoute(app: FastifyInstance, deps: AuditRouteDeps): 
       const fromMs = dFrom !== null ? parseDate(dFrom, 'date_from', bad) : kept;
       const toDay = dTo !== null ? parseDate(dTo, 'date_to', bad) : today;
       if (fromMs !== undefined && toDay !== undefined) {
-        if (fromMs > toDay) bad.push({ field: 'date_from', reason: 'must not be after date_to' });
+        // A date_from not sent is the default's: the error names the field the caller did send.
+        if (fromMs > toDay) bad.push(dFrom !== null ? { field: 'date_from', reason: 'must not be after date_to' } : { field: 'date_to', reason: `must not be before date_from, which defaults to 15 days ago (${new Date(kept).toISOString().slice(0, 10)})` });
         else if ((toDay - fromMs) / DAY > RETENTION_DAYS) bad.push({ field: 'date_from', reason: `the window cannot exceed ${RETENTION_DAYS} days` });
       }
       const requestId = q.get('request_id');

@@ -138,6 +138,9 @@ describe('audit search: validation', () => {
   it('rejects windows over 15 days and reversed windows', async () => {
     await bad('?date_from=2026-02-01&date_to=2026-03-01', 'date_from');
     await bad('?date_from=2026-03-12&date_to=2026-03-10', 'date_from');
+    // date_from left to its default (15 days ago): the error is on the date_to that was sent.
+    const early = await q('?date_to=2026-02-20');
+    expect([early.status, early.body.invalid_params]).toEqual([400, [{ field: 'date_to', name: 'date_to', reason: 'must not be before date_from, which defaults to 15 days ago (2026-02-28)' }]]);
     expect((await q('?date_from=2026-02-28&date_to=2026-03-15')).status).toBe(200);
   });
   it('rejects a cursor it did not issue', async () => {
