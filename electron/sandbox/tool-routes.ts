@@ -4,6 +4,7 @@ import type { DiskStore } from './blob-store.ts';
 import { InvalidParamsError, sendError, sendInvalid } from './errors.ts';
 import type { FaultState } from './faults.ts';
 import type { Caller } from './keys.ts';
+import { stylingProblems } from './loras.ts';
 import { resolveInputs } from './media-input.ts';
 import { describeImage } from './render.ts';
 import { resultKindOf, resultPath } from './results.ts';
@@ -105,6 +106,8 @@ export function toolHandler(deps: ToolDeps) {
     if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return sendInvalid(reply, [{ field: 'body', reason: 'must be a JSON object' }]);
     const v = validateRequest(route.tool, { ...(raw as Record<string, unknown>), ...route.pathParams });
     if (!v.ok) return sendInvalid(reply, v.invalid);
+    const loras = route.tool.fields.flatMap((f) => (f.kind === 'styling' ? stylingProblems(caller.key, v.body[f.name], f.name) : []));
+    if (loras.length) return sendInvalid(reply, loras);
     let params: Record<string, unknown>;
     try {
       params = await resolveInputs(route.tool.id, bodyFields(route.tool), v.body, deps.disk);
