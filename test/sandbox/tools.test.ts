@@ -114,6 +114,14 @@ describe('validation (400 naming the field)', () => {
     await expectInvalid('hires', { resolution: '2k' }, 'prompt');
     await expectInvalid('hires', { prompt: 'x', resolutoin: '2k' }, 'resolutoin');
   });
+  it('says in words what is wrong with an empty prompt and with the generator\'s styling bounds', async () => {
+    const reasons = async (id: string, body: Record<string, unknown>) => statusAndReasons(await postTo(id, body));
+    expect(await reasons('music', { prompt: '' })).toEqual([400, ['prompt: must not be empty']]);
+    expect(await reasons('hires', { prompt: 'x', styling: { colors: [] } })).toEqual([400, ['styling.colors: at least 1 color (or leave colors out)']]);
+    expect(await reasons('hires', { prompt: 'x', styling: { colors: [{ color: '#ffffff', weight: 0.01 }], styles: [{ name: 'Watercolor', strength: 201 }] } }))
+      .toEqual([400, ['styling.styles.0.strength: must be at most 200', 'styling.colors.0.weight: must be at least 0.05']]);
+    expect(await reasons('hires', { prompt: 'x', styling: { characters: [{ id: 0 }] } })).toEqual([400, ['styling.characters.0.id: must be a LoRA id']]);
+  });
   it('rejects the video input combinations at creation', async () => {
     const b64 = png.toString('base64');
     await expectInvalid('video-2x', { prompt: 'x', image_end: b64 }, 'image_end', { resolution: '720p' });
