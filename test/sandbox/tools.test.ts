@@ -122,6 +122,11 @@ describe('validation (400 naming the field)', () => {
       .toEqual([400, ['styling.styles.0.strength: must be at most 200', 'styling.colors.0.weight: must be at least 0.05']]);
     expect(await reasons('hires', { prompt: 'x', styling: { characters: [{ id: 0 }] } })).toEqual([400, ['styling.characters.0.id: must be a LoRA id']]);
   });
+  it('refuses a resolution in the body of a video family, whose create path already chooses it', async () => {
+    expect(statusAndReasons(await postTo('video-2x', { prompt: 'x', resolution: '1080p' }, { resolution: '720p' })))
+      .toEqual([400, ['resolution: is chosen by the create path (here 720p), not sent in the body']]);
+    expect(statusAndReasons(await postTo('video-25', { prompt: 'x', resolution: '720p' }, { resolution: '720p' }))[0]).toBe(400);
+  });
   it('rejects the video input combinations at creation', async () => {
     const b64 = png.toString('base64');
     await expectInvalid('video-2x', { prompt: 'x', image_end: b64 }, 'image_end', { resolution: '720p' });
