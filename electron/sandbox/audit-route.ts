@@ -100,17 +100,20 @@ export function registerAuditRoute(app: FastifyInstance, deps: AuditRouteDeps): 
     // The spec: page is ignored when a cursor is set, so it is not validated either.
     const page = cursorRaw === null ? parseInt1(q.get('page'), 'page', 1, undefined, bad) : 1;
 
+    const today = Date.parse(new Date(deps.now()).toISOString().slice(0, 10) + 'T00:00:00Z');
+    // Retention: the trail keeps 15 days, so events age out as days pass, whatever window (or cursor) asks.
+    const kept = today - RETENTION_DAYS * DAY;
     let filter: AuditFilter;
     if (cursor) {
       filter = cursor.f;
     } else {
-      const today = Date.parse(new Date(deps.now()).toISOString().slice(0, 10) + 'T00:00:00Z');
       const dFrom = q.get('date_from');
       const dTo = q.get('date_to');
-      const fromMs = dFrom !== null ? parseDate(dFrom, 'date_from', bad) : today - RETENTION_DAYS * DAY;
+      const fromMs = dFrom !== null ? parseDate(dFrom, 'date_from', bad) : kept;
       const toDay = dTo !== null ? parseDate(dTo, 'date_to', bad) : today;
       if (fromMs !== undefined && toDay !== undefined) {
-        if (fromMs > toDay) bad.push({ field: 'date_from', reason: 'must not be after date_to' });
+        // A date_from not sent is the default's: the error names the field the caller did send.
+        if (fromMs > toDay) bad.push(dFrom !== null ? { field: 'date_from', reason: 'must not be after date_to' } : { field: 'date_to', reason: `must not be before date_from, which defaults to 15 days ago (${new Date(kept).toISOString().slice(0, 10)})` });
         else if ((toDay - fromMs) / DAY > RETENTION_DAYS) bad.push({ field: 'date_from', reason: `the window cannot exceed ${RETENTION_DAYS} days` });
       }
       const requestId = q.get('request_id');
@@ -129,7 +132,7 @@ export function registerAuditRoute(app: FastifyInstance, deps: AuditRouteDeps): 
     }
     if (bad.length) return sendInvalid(reply, bad);
 
-    const all = deps.store.query(filter);
+    const all = deps.store.query({ ...filter, fromMs: Math.max(filter.fromMs, kept) });
     const start = cursor ? firstOlder(all, cursor.t, cursor.s) : (page - 1) * perPage;
     const items = all.slice(start, start + perPage);
     const last = items.at(-1);

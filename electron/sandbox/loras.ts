@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { bufferSource, sendBytes } from './download.ts';
 import { drawPrompt } from './render.ts';
 import type { SandboxState } from './server.ts';
-import { sendError } from './errors.ts';
+import { sendError, type InvalidParam } from './errors.ts';
 
 interface LoraSeed { id: number; name: string; description: string; category: string; type: 'style' | 'character' | 'product'; scale: number }
 
@@ -27,6 +27,24 @@ const CUSTOM_LORAS: Record<string, readonly LoraSeed[]> = {
 };
 
 export const allLoraIds = (): number[] => [...DEFAULT_LORAS, ...Object.values(CUSTOM_LORAS).flat()].map((l) => l.id);
+
+/**
+ * A generator's `styling` applies LoRAs of the caller's catalogue (the spec: an id "from the LoRA
+ * catalogue"; `customs` are the caller's own): styles by name, characters by id. One it does not
+ * list (a typo, another user's custom LoRA) is a 400 naming the entry, not a silent plain render.
+ */
+export function stylingProblems(key: string, styling: unknown, field: string): InvalidParam[] {
+  const own = [...DEFAULT_LORAS, ...(CUSTOM_LORAS[key] ?? [])];
+  const s = (styling ?? {}) as { styles?: { name: string }[]; characters?: { id: string | number }[] };
+  const bad: InvalidParam[] = [];
+  s.styles?.forEach((x, i) => {
+    if (!own.some((l) => l.name === x.name)) bad.push({ field: `${field}.styles.${i}.name`, reason: `"${x.name}" is not a LoRA of your catalogue (GET /v1/ai/loras)` });
+  });
+  s.characters?.forEach((x, i) => {
+    if (!own.some((l) => String(l.id) === String(x.id))) bad.push({ field: `${field}.characters.${i}.id`, reason: `${x.id} is not the id of a LoRA of your catalogue (GET /v1/ai/loras)` });
+  });
+  return bad;
+}
 
 export function registerLoras(app: FastifyInstance, state: SandboxState): void {
   const view = (l: LoraSeed, custom: boolean) => ({

@@ -5,7 +5,7 @@ import type { DiskStore } from './blob-store.ts';
 import { InvalidParamsError } from './errors.ts';
 import { isLoopbackUrl } from './loopback.ts';
 import { checkVideoInputs, reasonOf, videoLimitsOf } from './video-input.ts';
-import { checkImage, familyOfTool, imageRulesOf, type Issue, type Probe } from '../../shared/validation/references.ts';
+import { checkImage, checkImageRules, familyOfTool, imageRulesOf, type Issue, type Probe } from '../../shared/validation/references.ts';
 
 /** Stated limit: decoded inputs above this are rejected (production limits are not published). */
 export const MAX_INPUT_BYTES = 25 * 1024 * 1024;
@@ -40,16 +40,14 @@ export async function mediaBytes(value: string, field: string, disk: DiskStore):
 }
 
 /**
- * Decodes an image input, checks it is a readable image (and, with `rules`, the spec's rules for
- * its field), stores it and returns its reference.
+ * Decodes an image input, checks it is a readable image and keeps to the rules of its field,
+ * stores it and returns its reference.
  */
-export async function storeImage(value: string, field: string, disk: DiskStore, rules?: (p: Probe) => Issue[]): Promise<string> {
+export async function storeImage(value: string, field: string, disk: DiskStore, rules: (p: Probe) => Issue[]): Promise<string> {
   const bytes = await mediaBytes(value, field, disk);
-  // The same bytes were decoded and checked when first stored: readable then, readable now. What a
-  // field takes differs per field, so with rules they are measured again.
+  // Bytes already stored are measured again all the same: what a field takes differs per field.
   const id = disk.inputIdOf(bytes);
   const stored = !!disk.get(id);
-  if (stored && !rules) return id;
   let meta;
   try {
     meta = await sharp(bytes, { limitInputPixels: false }).metadata();
@@ -61,16 +59,20 @@ export async function storeImage(value: string, field: string, disk: DiskStore, 
   if (meta.width * meta.height > MAX_INPUT_PIXELS) {
     throw new InvalidParamsError([{ field, reason: `is ${meta.width}x${meta.height} (${Math.round((meta.width * meta.height) / 1e6)} megapixels); the Sandbox takes images up to ${Math.floor(MAX_INPUT_PIXELS / 1e6)} megapixels` }]);
   }
-  const broken = rules?.({ source: value, kind: 'image', container: meta.format, format: meta.format, durationSec: null, fps: null, width: meta.width, height: meta.height, bytes: bytes.length }) ?? [];
+  const broken = rules({ source: value, kind: 'image', container: meta.format, format: meta.format, durationSec: null, fps: null, width: meta.width, height: meta.height, bytes: bytes.length });
   if (broken.length) throw new InvalidParamsError(broken.map((i) => ({ field, reason: reasonOf(i.message, value) })));
   return stored ? id : disk.putInput(bytes, `image/${meta.format}`, id);
 }
 
-/** The spec's rules for images of `field` of a tool whose family has stated ones (formats, size): none otherwise. */
-function imageRules(toolId: string, field: string): ((p: Probe) => Issue[]) | undefined {
+/**
+ * The spec's rules for images of a field: its family's where the spec states some (formats, size),
+ * else the formats its catalogue entry lists (skin enhancer JPEG or PNG; change camera and
+ * image-to-prompt also WebP), the formats the app's own checks hold local files to.
+ */
+function imageRules(toolId: string, field: Extract<Field, { kind: 'media' | 'mediaList' }>): (p: Probe) => Issue[] {
   const family = familyOfTool(toolId);
-  if (!family || !imageRulesOf(family, field)) return undefined;
-  return (p) => checkImage(p, family, { field });
+  if (family && imageRulesOf(family, field.name)) return (p) => checkImage(p, family, { field: field.name });
+  return (p) => checkImageRules(p, { formats: field.formats ?? ['jpeg', 'png'] }, { field: field.name });
 }
 
 /**
@@ -100,11 +102,11 @@ export async function resolveInputs(toolId: string, fields: readonly Field[], bo
     const v = body[f.name];
     if (v === undefined) continue;
     if (f.kind === 'media' && typeof v === 'string') {
-      if (f.media === 'image') out[f.name] = await attempt(() => storeImage(v, f.name, disk, imageRules(toolId, f.name)));
+      if (f.media === 'image') out[f.name] = await attempt(() => storeImage(v, f.name, disk, imageRules(toolId, f)));
       else if (encodingOf(v) === 'upload' && !disk.get(v)) errors.push(new InvalidParamsError([{ field: f.name, reason: `upload ${v} does not exist` }]));
       else await checkVideos(f.name, [v], false);
     } else if (f.kind === 'mediaList' && Array.isArray(v)) {
-      if (f.media === 'image') out[f.name] = await Promise.all(v.map((item, i) => attempt(() => storeImage(String(item), `${f.name}.${i}`, disk, imageRules(toolId, f.name)))));
+      if (f.media === 'image') out[f.name] = await Promise.all(v.map((item, i) => attempt(() => storeImage(String(item), `${f.name}.${i}`, disk, imageRules(toolId, f)))));
       else {
         v.forEach((item, i) => {
           if (encodingOf(String(item)) === 'upload' && !disk.get(String(item))) errors.push(new InvalidParamsError([{ field: `${f.name}.${i}`, reason: `upload ${item} does not exist` }]));

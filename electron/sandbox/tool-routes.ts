@@ -4,6 +4,7 @@ import type { DiskStore } from './blob-store.ts';
 import { InvalidParamsError, sendError, sendInvalid } from './errors.ts';
 import type { FaultState } from './faults.ts';
 import type { Caller } from './keys.ts';
+import { stylingProblems } from './loras.ts';
 import { resolveInputs } from './media-input.ts';
 import { describeImage } from './render.ts';
 import { resultKindOf, resultPath } from './results.ts';
@@ -103,8 +104,12 @@ export function toolHandler(deps: ToolDeps) {
     const caller = deps.callerOf(req);
     const raw = req.body;
     if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return sendInvalid(reply, [{ field: 'body', reason: 'must be a JSON object' }]);
+    // A path field sent in the body too (resolution of a video family) would be overridden by the path unseen.
+    const twice = pathFields(route.tool).filter((f) => f.name in raw).map((f) => ({ field: f.name, reason: `is chosen by the create path (here ${route.pathParams[f.name]}), not sent in the body` }));
     const v = validateRequest(route.tool, { ...(raw as Record<string, unknown>), ...route.pathParams });
-    if (!v.ok) return sendInvalid(reply, v.invalid);
+    if (!v.ok || twice.length) return sendInvalid(reply, [...twice, ...v.invalid]);
+    const loras = route.tool.fields.flatMap((f) => (f.kind === 'styling' ? stylingProblems(caller.key, v.body[f.name], f.name) : []));
+    if (loras.length) return sendInvalid(reply, loras);
     let params: Record<string, unknown>;
     try {
       params = await resolveInputs(route.tool.id, bodyFields(route.tool), v.body, deps.disk);

@@ -79,9 +79,9 @@ function mediaString(field: { label: string; encodings: readonly Encoding[] }) {
 }
 
 const stylingSchema = z.object({
-  styles: z.array(z.object({ name: z.string().min(1), strength: z.number().min(0).max(200).optional() })).max(1, 'at most 1 style').optional(),
-  characters: z.array(z.object({ id: z.union([z.string().min(1), z.number().int().min(1)]), strength: z.number().min(0).max(200).optional() })).max(1, 'at most 1 character').optional(),
-  colors: z.array(z.object({ color: z.string().regex(/^#[0-9a-fA-F]{6}$/, 'must be #RRGGBB'), weight: z.number().min(0.05).max(1) })).min(1).max(5, 'at most 5 colors').optional(),
+  styles: z.array(z.object({ name: z.string().min(1, 'must not be empty'), strength: z.number().min(0, 'must be at least 0').max(200, 'must be at most 200').optional() })).max(1, 'at most 1 style').optional(),
+  characters: z.array(z.object({ id: z.union([z.string().min(1, 'must be a LoRA id'), z.number().int('must be a LoRA id').min(1, 'must be a LoRA id')], { error: 'must be a LoRA id' }), strength: z.number().min(0, 'must be at least 0').max(200, 'must be at most 200').optional() })).max(1, 'at most 1 character').optional(),
+  colors: z.array(z.object({ color: z.string().regex(/^#[0-9a-fA-F]{6}$/, 'must be #RRGGBB'), weight: z.number().min(0.05, 'must be at least 0.05').max(1, 'must be at most 1') })).min(1, 'at least 1 color (or leave colors out)').max(5, 'at most 5 colors').optional(),
 }).strict();
 
 /** The zod schema for one field's value as sent to the API. */
@@ -103,7 +103,7 @@ export function fieldSchema(f: Field): z.ZodType {
     case 'text': {
       // zod measures string bounds in code points, as charCount (chars.ts) does: an emoji is one character.
       let s = z.string({ error: 'must be text' });
-      if (f.minLength !== undefined) s = s.min(f.minLength, `must be at least ${f.minLength} characters`);
+      if (f.minLength !== undefined) s = s.min(f.minLength, f.minLength === 1 ? 'must not be empty' : `must be at least ${f.minLength} characters`);
       if (f.maxLength !== undefined) s = s.max(f.maxLength, `must be at most ${f.maxLength} characters`);
       return s;
     }

@@ -176,9 +176,14 @@ export function imageRulesOf(family: Family, field?: string): ImageRules | null 
  */
 export function checkImage(p: Probe, family: Family, extra: Partial<Issue> = {}): Issue[] {
   const lim = imageRulesOf(family, extra.field);
+  if (!lim) return [issue('image.count', displayName(p.source), `the ${FAMILY_LIMITS[family].label} family takes no reference images`, { source: p.source, ...extra })];
+  return checkImageRules(p, lim, extra);
+}
+
+/** One image against the rules of its field: those of a family (checkImage), or a field's catalogue formats alone. */
+export function checkImageRules(p: Probe, lim: ImageRules, extra: Partial<Issue> = {}): Issue[] {
   const name = displayName(p.source);
   const at = { source: p.source, ...extra };
-  if (!lim) return [issue('image.count', name, `the ${FAMILY_LIMITS[family].label} family takes no reference images`, at)];
   const formats = lim.formats;
   const words = formats.map((f) => FORMAT_WORDS[f] ?? f.toUpperCase()).join(' or ');
   if (p.kind !== 'image') return [issue('image.format', name, `a video (${p.container}) is not an image (${words})`, at)];

@@ -52,6 +52,32 @@ describe('LoRA catalogue', () => {
   });
 });
 
+describe('LoRAs in a generation request', () => {
+  // A Sandbox of its own: the tasks made here are no other test's creations.
+  let own: Awaited<ReturnType<typeof start>>;
+  beforeAll(async () => {
+    own = await start();
+  });
+  afterAll(() => own.sb.close());
+  const create = resolvePaths(getTool('hires'), DEFAULT_SLUGS, {}).create;
+  const styled = (styling: unknown, key?: string) => own.api.post(create, { prompt: 'a harbour at dawn', styling }, key);
+  it('applies LoRAs of the caller\'s catalogue: defaults and its own customs, styles by name and characters by id', async () => {
+    expect((await styled({ styles: [{ name: 'Watercolor', strength: 80 }], characters: [{ id: 6, strength: 85 }] })).status).toBe(200);
+    expect((await styled({ styles: [{ name: 'Brand palette' }], characters: [{ id: 1002 }] })).status).toBe(200);
+    expect((await styled({ characters: [{ id: '1101' }] }, 'sandbox-admin')).status).toBe(200);
+  });
+  it('refuses a LoRA its catalogue does not list, another user\'s custom one included, naming the entry', async () => {
+    const r = await styled({ styles: [{ name: 'Watercolour' }], characters: [{ id: 1101 }] });
+    expect(r.status).toBe(400);
+    expect(r.headers.get('content-type')).toContain('application/problem+json');
+    expect(r.body.invalid_params).toEqual([
+      { field: 'styling.styles.0.name', name: 'styling.styles.0.name', reason: '"Watercolour" is not a LoRA of your catalogue (GET /v1/ai/loras)' },
+      { field: 'styling.characters.0.id', name: 'styling.characters.0.id', reason: '1101 is not the id of a LoRA of your catalogue (GET /v1/ai/loras)' },
+    ]);
+    expect((await styled({ styles: [{ name: 'Brand palette' }] }, 'sandbox-member')).status).toBe(400);
+  });
+});
+
 describe('workflow apps', () => {
   it('lists apps whose inputs cover all four types, with total_cost', async () => {
     const list = await ctx.api.get('/v1/ai/apps');

@@ -138,6 +138,9 @@ describe('audit search: validation', () => {
   it('rejects windows over 15 days and reversed windows', async () => {
     await bad('?date_from=2026-02-01&date_to=2026-03-01', 'date_from');
     await bad('?date_from=2026-03-12&date_to=2026-03-10', 'date_from');
+    // date_from left to its default (15 days ago): the error is on the date_to that was sent.
+    const early = await q('?date_to=2026-02-20');
+    expect([early.status, early.body.invalid_params]).toEqual([400, [{ field: 'date_to', name: 'date_to', reason: 'must not be before date_from, which defaults to 15 days ago (2026-02-28)' }]]);
     expect((await q('?date_from=2026-02-28&date_to=2026-03-15')).status).toBe(200);
   });
   it('rejects a cursor it did not issue', async () => {
@@ -204,5 +207,39 @@ describe('audit search: rate limit', () => {
     expect((await ctx.api.get(`${PATH}?per_page=1`, 'sandbox-owner')).status).toBe(200);
     clock.advance(86_400_000);
     expect((await ctx.api.get(`${PATH}?per_page=1`, 'sandbox-admin')).status).toBe(200);
+  });
+});
+
+describe('audit search: retention', () => {
+  it('keeps 15 days: older events age out as the days pass, in page mode and along a cursor issued before', async () => {
+    const DAY = 86_400_000;
+    const own = fakeClock(Date.parse('2026-03-15T12:00:00Z'));
+    const sb = await start({ now: own.now, seed: 7 });
+    try {
+      const window = `${PATH}?date_from=2026-02-28&date_to=2026-03-15&per_page=100`;
+      const dates = async (url: string) => {
+        const out: string[] = [];
+        for (let r = await sb.api.get(url); ; r = await sb.api.get(`${PATH}?per_page=100&cursor=${r.body.meta.next_cursor}`)) {
+          expect(r.status).toBe(200);
+          out.push(...r.body.data.map((e: { date: string }) => e.date));
+          if (!r.body.meta.next_cursor) return out;
+        }
+      };
+      const all = await dates(window);
+      expect(all.some((d) => d < '2026-03-05')).toBe(true);
+      const firstPage = await sb.api.get(window);
+
+      own.advance(5 * DAY); // 2026-03-20: the trail now starts on 2026-03-05
+      const after = await sb.api.get(window);
+      expect(after.status).toBe(200);
+      expect(after.body.meta.pagination.total).toBe(all.filter((d) => d >= '2026-03-05').length);
+      const kept = await dates(window);
+      expect(kept.length).toBe(after.body.meta.pagination.total);
+      expect(kept.every((d) => d >= '2026-03-05')).toBe(true);
+      const rest = await dates(`${PATH}?per_page=100&cursor=${firstPage.body.meta.next_cursor}`);
+      expect(rest.every((d) => d >= '2026-03-05')).toBe(true);
+    } finally {
+      await sb.sb.close();
+    }
   });
 });

@@ -114,6 +114,19 @@ describe('validation (400 naming the field)', () => {
     await expectInvalid('hires', { resolution: '2k' }, 'prompt');
     await expectInvalid('hires', { prompt: 'x', resolutoin: '2k' }, 'resolutoin');
   });
+  it('says in words what is wrong with an empty prompt and with the generator\'s styling bounds', async () => {
+    const reasons = async (id: string, body: Record<string, unknown>) => statusAndReasons(await postTo(id, body));
+    expect(await reasons('music', { prompt: '' })).toEqual([400, ['prompt: must not be empty']]);
+    expect(await reasons('hires', { prompt: 'x', styling: { colors: [] } })).toEqual([400, ['styling.colors: at least 1 color (or leave colors out)']]);
+    expect(await reasons('hires', { prompt: 'x', styling: { colors: [{ color: '#ffffff', weight: 0.01 }], styles: [{ name: 'Watercolor', strength: 201 }] } }))
+      .toEqual([400, ['styling.styles.0.strength: must be at most 200', 'styling.colors.0.weight: must be at least 0.05']]);
+    expect(await reasons('hires', { prompt: 'x', styling: { characters: [{ id: 0 }] } })).toEqual([400, ['styling.characters.0.id: must be a LoRA id']]);
+  });
+  it('refuses a resolution in the body of a video family, whose create path already chooses it', async () => {
+    expect(statusAndReasons(await postTo('video-2x', { prompt: 'x', resolution: '1080p' }, { resolution: '720p' })))
+      .toEqual([400, ['resolution: is chosen by the create path (here 720p), not sent in the body']]);
+    expect(statusAndReasons(await postTo('video-25', { prompt: 'x', resolution: '720p' }, { resolution: '720p' }))[0]).toBe(400);
+  });
   it('rejects the video input combinations at creation', async () => {
     const b64 = png.toString('base64');
     await expectInvalid('video-2x', { prompt: 'x', image_end: b64 }, 'image_end', { resolution: '720p' });
@@ -160,10 +173,12 @@ describe('validation (400 naming the field)', () => {
     await expectInvalid('video-upscaler', { video: 'upl_vid_doesnotexist' }, 'video');
     await expectInvalid('upscaler-precision', { image: Buffer.from('this is not an image at all').toString('base64') }, 'image');
   });
+  const postTo = (id: string, body: Record<string, unknown>, params: Record<string, unknown> = {}) => ctx.api.post(resolvePaths(tool(id), DEFAULT_SLUGS, params).create, body);
+  const statusAndReasons = (r: { status: number; body: { invalid_params: { field: string; reason: string }[] } }) => [r.status, r.body.invalid_params?.map((p) => `${p.field}: ${p.reason}`)];
+  const served = async (bytes: Buffer, type: string) => (await (await fetch(`${ctx.sb.url}/__sandbox/uploads`, { method: 'POST', headers: { 'content-type': type }, body: new Uint8Array(bytes) })).json()).url as string;
   it('holds frames and reference images to their field\'s formats and the stated size limits, by URL or inline', async () => {
-    const post = (id: string, body: Record<string, unknown>, params: Record<string, unknown> = {}) => ctx.api.post(resolvePaths(tool(id), DEFAULT_SLUGS, params).create, body);
-    const reasons = (r: { status: number; body: { invalid_params: { field: string; reason: string }[] } }) => [r.status, r.body.invalid_params?.map((p) => `${p.field}: ${p.reason}`)];
-    const served = async (bytes: Buffer, type: string) => (await (await fetch(`${ctx.sb.url}/__sandbox/uploads`, { method: 'POST', headers: { 'content-type': type }, body: new Uint8Array(bytes) })).json()).url as string;
+    const post = postTo;
+    const reasons = statusAndReasons;
     const gif = await sharp({ create: { width: 640, height: 480, channels: 3, background: '#884422' } }).gif().toBuffer();
     const webp = await sharp({ create: { width: 640, height: 480, channels: 3, background: '#224488' } }).webp().toBuffer();
     const gifUrl = await served(gif, 'image/gif');
@@ -174,6 +189,21 @@ describe('validation (400 naming the field)', () => {
     // Reference images of 2.x take WebP; the 5.0 edit's are held to 256x256 (api-spec).
     expect((await post('video-2x', { prompt: 'x', reference_images: [await served(webp, 'image/webp')] }, { resolution: '720p' })).status).toBe(200);
     expect(reasons(await post('image50-edit', { prompt: 'x', reference_images: [refPng.toString('base64'), png.toString('base64')] }))).toEqual([400, ['reference_images.1: 64x48 is below the 256x256 minimum']]);
+  });
+  it('holds every image field to the formats of its catalogue entry: skin enhancer JPEG or PNG, change camera and image-to-prompt also WebP', async () => {
+    const gif = await sharp({ create: { width: 320, height: 240, channels: 3, background: '#884422' } }).gif().toBuffer();
+    const webp = await sharp({ create: { width: 320, height: 240, channels: 3, background: '#224488' } }).webp().toBuffer();
+    const [gifUrl, webpUrl] = [await served(gif, 'image/gif'), await served(webp, 'image/webp')];
+    expect(statusAndReasons(await postTo('skin-creative', { image: webp.toString('base64') }))).toEqual([400, ['image: format webp is not JPG or PNG']]);
+    expect(statusAndReasons(await postTo('skin-faithful', { image: gifUrl }))).toEqual([400, ['image: format gif is not JPG or PNG']]);
+    expect(statusAndReasons(await postTo('change-camera', { image: gifUrl }))).toEqual([400, ['image: format gif is not JPG or PNG or WebP']]);
+    expect(statusAndReasons(await postTo('image-to-prompt', { image: `data:image/gif;base64,${gif.toString('base64')}` }))).toEqual([400, ['image: format gif is not JPG or PNG or WebP']]);
+    expect(statusAndReasons(await postTo('music-variants', { prompt: 'a calm piano piece', reference_images: [png.toString('base64'), gif.toString('base64')] })))
+      .toEqual([400, ['reference_images.1: format gif is not PNG or JPG or WebP']]);
+    // What the spec lets through still goes through.
+    expect((await postTo('change-camera', { image: webpUrl })).status).toBe(200);
+    expect((await postTo('image-to-prompt', { image: `data:image/webp;base64,${webp.toString('base64')}` })).status).toBe(200);
+    expect((await postTo('skin-flexible', { image: png.toString('base64') })).status).toBe(200);
   });
   it('measures reference videos as the service does: each limit named per item, the combined duration, URLs by range, loopback only', async () => {
     const post = (id: string, body: Record<string, unknown>, params: Record<string, unknown> = {}) => ctx.api.post(resolvePaths(tool(id), DEFAULT_SLUGS, params).create, body);
