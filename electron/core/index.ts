@@ -51,7 +51,9 @@ export async function createCore(o: CoreOptions) {
   const engine = openEngine({ home: o.home, target: () => backend.target(), identity: () => backend.identity(), builtInSandboxUrl: () => backend.builtInSandboxUrl(), slugs: () => backend.slugs(), settings: effectiveSettings });
   engine.on('jobs.changed', (e) => events.emit('jobs.changed', e));
   mediaRoots.push(() => [...engine.store.mediaRoots(), effectiveSettings().outputDir]);
-  const audit = new AuditService({ dbPath: dbPaths(o.home).audit, target: () => backend.target(), onSyncProgress: (p) => events.emit('audit.syncProgress', p), onImportProgress: (p) => events.emit('audit.importProgress', p) });
+  const audit = new AuditService({
+    dbPath: dbPaths(o.home).audit, target: () => backend.target(), onSyncProgress: (p) => events.emit('audit.syncProgress', p), onImportProgress: (p) => events.emit('audit.importProgress', p),
+    onSyncDone: (d) => events.emit('audit.syncDone', d), onImportDone: (d) => events.emit('audit.importDone', d) });
 
   // Follows a change that is already made (a key stored or removed, a setting saved): a status
   // that cannot be read now (the Sandbox failed to start) must not report that change as failed,

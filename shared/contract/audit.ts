@@ -120,6 +120,41 @@ export const auditTimelineSchema = z.object({
 
 export const syncErrorKindSchema = z.enum(['forbidden_role', 'forbidden_plan', 'forbidden_disabled', 'forbidden', 'unauthorized', 'rate_limited', 'budget_exhausted', 'network', 'server', 'invalid', 'disk_full']);
 
+export const syncProgressSchema = z.object({
+  window: z.object({ from: z.string(), to: z.string() }),
+  pages: z.number().int(),
+  received: z.number().int(),
+  inserted: z.number().int(),
+  budgetLeft: z.number().int(),
+});
+
+/** A file of an `audit.import` as it goes in, after each batch (at most ~10 a second). */
+export const importProgressSchema = z.object({
+  path: z.string(),
+  /** This file's place (1-based) among the import's `files`. */
+  file: z.number().int(),
+  files: z.number().int(),
+  /** Items read so far, rejected ones included; as in the report. */
+  items: z.number().int(),
+  accepted: z.number().int(),
+  rejected: z.number().int(),
+  /** How far through the file the reading is; null when its size is unknown (standard input). */
+  bytes: z.object({ bytesRead: z.number().int(), bytes: z.number().int() }).nullable(),
+  /**
+   * A staged load (a large file) that met rows out of date order: from about item `from` the rows
+   * read are held back, so `accepted` stops growing, and added in date order at the end (`adding`:
+   * that last step has begun, which a stop does not cut short). Absent while none are held back.
+   */
+  held: z.object({ from: z.number().int(), rows: z.number().int(), adding: z.boolean() }).optional(),
+});
+
+/**
+ * A task of the app's running now (an import, a sync) as any window can pick it up, one reloaded
+ * since it started or another tab: what it last reported (null before its first progress) and
+ * whether a stop was asked for. Its end comes to every window as the task's `…Done` event.
+ */
+const runningSchema = <P extends z.ZodType>(progress: P) => z.object({ progress: progress.nullable(), stopping: z.boolean() }).nullable();
+
 export const auditStatusSchema = z.object({
   events: z.number().int(),
   oldest: z.string().nullable(),
@@ -132,6 +167,8 @@ export const auditStatusSchema = z.object({
   /** Set after a 429: the API asked not to be called before this instant. */
   retryAfter: z.string().nullable(),
   budget: z.object({ day: z.string(), used: z.number().int(), limit: z.number().int(), left: z.number().int() }),
+  /** The app's sync and import running now (audit.sync, audit.import); null when none. */
+  running: z.object({ sync: runningSchema(syncProgressSchema), import: runningSchema(importProgressSchema) }),
 });
 
 export const syncReportSchema = z.object({
@@ -188,34 +225,22 @@ export const auditCommands = {
   'audit.export': command(auditExportRequestSchema, z.object({ path: z.string(), rows: z.number().int() }), 'Write the filtered view to a CSV or NDJSON file.'),
 };
 
-export const syncProgressSchema = z.object({
-  window: z.object({ from: z.string(), to: z.string() }),
-  pages: z.number().int(),
-  received: z.number().int(),
-  inserted: z.number().int(),
-  budgetLeft: z.number().int(),
-});
-
 /** Why an `audit.import` asked for while another runs is refused (the app says the same of a second drop). */
 export const IMPORT_RUNNING = 'An import is already running: wait for it to finish, or stop it, then import again.';
 
-/** A file of an `audit.import` as it goes in, after each batch (at most ~10 a second). */
-export const importProgressSchema = z.object({
-  path: z.string(),
-  /** This file's place (1-based) among the import's `files`. */
-  file: z.number().int(),
-  files: z.number().int(),
-  /** Items read so far, rejected ones included; as in the report. */
-  items: z.number().int(),
-  accepted: z.number().int(),
-  rejected: z.number().int(),
-  /** How far through the file the reading is; null when its size is unknown (standard input). */
-  bytes: z.object({ bytesRead: z.number().int(), bytes: z.number().int() }).nullable(),
-});
+/**
+ * The end of the app's import and sync, told to every window: only the one that asked gets the
+ * answer, and a window reloaded meanwhile would otherwise show the task running for ever.
+ * `error`: why it failed (then no reports, no report).
+ */
+export const importDoneSchema = z.object({ paths: z.array(z.string()), reports: z.array(importReportSchema), error: z.string().nullable() });
+export const syncDoneSchema = z.object({ report: syncReportSchema.nullable(), error: z.string().nullable() });
 
 export const auditEvents = {
   'audit.syncProgress': syncProgressSchema,
+  'audit.syncDone': syncDoneSchema,
   'audit.importProgress': importProgressSchema,
+  'audit.importDone': importDoneSchema,
 };
 
 export type AuditStatus = z.infer<typeof auditStatusSchema>;
@@ -224,6 +249,9 @@ export type SyncProgress = z.infer<typeof syncProgressSchema>;
 export type SyncErrorKind = z.infer<typeof syncErrorKindSchema>;
 export type ImportReport = z.infer<typeof importReportSchema>;
 export type ImportProgress = z.infer<typeof importProgressSchema>;
+export type ImportDone = z.infer<typeof importDoneSchema>;
+export type SyncDone = z.infer<typeof syncDoneSchema>;
+export type Running<P> = { progress: P | null; stopping: boolean };
 export type ImportReject = z.infer<typeof importRejectSchema>;
 export type AuditQueryRequest = z.input<typeof auditQueryRequestSchema>;
 export type AuditQueryResponse = z.infer<typeof auditQueryResponseSchema>;

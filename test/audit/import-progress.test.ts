@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { createDispatcher, type Reply } from '../../electron/core/dispatch.ts';
 import { auditHandlers } from '../../electron/core/audit/handlers.ts';
 import type { AuditService } from '../../electron/core/audit/service.ts';
-import type { ImportProgress, ImportReport } from '../../shared/contract/audit.ts';
-import { makeEvent, openService, tempDir } from './helpers.ts';
+import type { AuditStatus, ImportDone, ImportProgress, ImportReport } from '../../shared/contract/audit.ts';
+import { makeEvent, openService, shuffle, tempDir } from './helpers.ts';
 
 /**
  * audit.import, audit.importCancel and the audit.importProgress event as every transport serves
@@ -97,5 +97,71 @@ describe('audit.import progress and stop', () => {
     expect(again).toMatchObject({ items: TOTAL, accepted: TOTAL - r.accepted, duplicates: r.accepted, rejected: 0 });
     expect(again.interrupted).toBeUndefined();
     expect(cached()).toBe(TOTAL);
+  });
+});
+
+describe('an import a window did not start (reloaded since, another tab)', () => {
+  it('audit.status names the running import with its last progress, and stopping once Stop was asked; every window hears its end with the reports', async () => {
+    const done: ImportDone[] = [];
+    const seen: Promise<Reply>[] = [];
+    await service.close();
+    service = openService(join(tmp.dir, `cache-${++n}.db`), {
+      onImportDone: (d) => done.push(d),
+      onImportProgress: (p) => {
+        progress.push(p);
+        // The first progress: asked what runs. The second: Stop, then asked again.
+        if (seen.length === 0) seen.push(dispatch('audit.status', {}));
+        else if (seen.length === 1) seen.push(dispatch('audit.importCancel', {}).then(() => dispatch('audit.status', {})));
+      },
+    });
+    dispatch = createDispatcher(auditHandlers(service));
+    expect(result<AuditStatus>(await dispatch('audit.status', {})).running).toEqual({ sync: null, import: null });
+
+    const reports = await importing([big]);
+    expect(seen).toHaveLength(2);
+    const [during, stopping] = await Promise.all(seen.map(async (r) => result<AuditStatus>(await r).running));
+    expect(during.sync).toBeNull();
+    expect(during.import).toEqual({ stopping: false, progress: { path: big, file: 1, files: 1, items: expect.any(Number), accepted: expect.any(Number), rejected: 0, bytes: { bytesRead: expect.any(Number), bytes: size } } });
+    expect(during.import!.progress!.accepted).toBeGreaterThan(0);
+    expect(stopping.import).toMatchObject({ stopping: true, progress: { path: big } });
+    expect(stopping.import!.progress!.accepted).toBeGreaterThan(during.import!.progress!.accepted);
+
+    // Ended: nothing runs, and the end carries what the window that asked got as its answer.
+    expect(result<AuditStatus>(await dispatch('audit.status', {})).running).toEqual({ sync: null, import: null });
+    expect(reports[0].interrupted).toBe(true);
+    expect(done).toEqual([{ paths: [big], reports, error: null }]);
+    expect(cached()).toBe(reports[0].accepted);
+  });
+
+  it('an import that fails tells its end too, with why', async () => {
+    const done: ImportDone[] = [];
+    await service.close();
+    service = openService(join(tmp.dir, `cache-${++n}.db`), { onImportDone: (d) => done.push(d) });
+    service.store.close();
+    dispatch = createDispatcher(auditHandlers(service));
+    const r = await dispatch('audit.import', { paths: [big] });
+    expect(r.ok).toBe(false);
+    expect(done).toEqual([{ paths: [big], reports: [], error: !r.ok && r.error.message }]);
+  });
+});
+
+describe('a large file not in date order', () => {
+  it('progress says from which item rows are held back and how many, then that they are being added', async () => {
+    const count = 12_000;
+    const file = tmp.file('shuffled.ndjson', shuffle(Array.from({ length: count }, (_, i) => i), 3).map((i) => JSON.stringify(makeEvent(i))).join('\n') + '\n');
+    const seenHere: ImportProgress[] = [];
+    const [r] = await service.import([file], { load: 'staged', onProgress: (p) => seenHere.push(p) });
+    expect(r).toMatchObject({ items: count, accepted: count, rejected: 0 });
+    const held = seenHere.filter((p) => p.held && !p.held.adding);
+    const adding = seenHere.filter((p) => p.held?.adding);
+    expect(held.length).toBeGreaterThan(0);
+    expect(seenHere.indexOf(held[0])).toBeGreaterThan(0);
+    // The first batch of 5,000 went in; from the second on, the rows are held back.
+    expect(held[0].held).toEqual({ from: 5001, rows: 5000, adding: false });
+    expect(held.at(-1)!.held!.rows).toBe(count - 5000);
+    expect(held.every((p) => p.accepted === 5000)).toBe(true);
+    expect(adding[0]).toMatchObject({ accepted: 5000, held: { from: 5001, rows: count - 5000, adding: true } });
+    expect(adding.at(-1)!.accepted).toBe(count);
+    expect(seenHere.slice(0, seenHere.indexOf(held[0])).every((p) => p.held === undefined)).toBe(true);
   });
 });

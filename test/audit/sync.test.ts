@@ -7,6 +7,7 @@ import { keyFingerprint, utcDay } from '../../electron/core/audit/ledger.ts';
 import { planWindows, withinRetention } from '../../electron/core/audit/sync.ts';
 import { dbPaths } from '../../electron/core/paths.ts';
 import type { AuditService } from '../../electron/core/audit/service.ts';
+import type { AuditStatus, SyncDone } from '../../shared/contract/audit.ts';
 import { fillDisk, openService, smallDisk, tempDir } from './helpers.ts';
 
 const AUDIT_ROUTE = 'GET /v1/analytics/audit-logs/events';
@@ -127,6 +128,24 @@ describe('sync against the Sandbox', () => {
       expect(await auditRequests() - before).toBe(again.requests);
       expect(again.requests).toBeLessThanOrEqual(2);
       expect(cachedIds(s)).toHaveLength(total + 30);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('audit.status names the sync running with its last progress, for a window that did not start it; its end comes with the report to every window', async () => {
+    const done: SyncDone[] = [];
+    const during: Promise<AuditStatus>[] = [];
+    const s: AuditService = service('sandbox-owner', { perPage: 100, onSyncDone: (d) => done.push(d), onSyncProgress: () => void (during.length < 2 && during.push(s.status())) });
+    try {
+      expect((await s.status()).running.sync).toBeNull();
+      const r = await s.sync();
+      const [first, second] = await Promise.all(during);
+      expect(first.running.sync).toMatchObject({ stopping: false, progress: { pages: 1, received: 100 } });
+      expect(second.running.sync).toMatchObject({ stopping: false, progress: { pages: 2, received: 200 } });
+      expect(first.running.import).toBeNull();
+      expect((await s.status()).running.sync).toBeNull();
+      expect(done).toEqual([{ report: r, error: null }]);
     } finally {
       await s.close();
     }

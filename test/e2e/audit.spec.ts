@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
 import { dropFiles, holdAnswers, newHome, startHost, type HostHandle, watchErrors } from './host.ts';
-import { writeNdjson } from '../../bench/audit-data.ts';
+import { writeNdjson, type BenchOrder } from '../../bench/audit-data.ts';
 
 /**
  * The audit viewer end to end: the web host as a real process on the in-process Sandbox
@@ -314,40 +314,115 @@ test('sync, filters, search, detail with diff, related events, import report, ho
   expect(errors).toEqual([]);
 });
 
-test('a large import shows its progress, and Stop import keeps what went in and says so', async ({ page }) => {
-  const errors = watchErrors(page);
+/** A fresh host, and a generated export of `total` events picked in its Import panel. */
+async function importGenerated(page: Page, name: string, total: number, order: BenchOrder): Promise<void> {
   const home = newHome();
   host = await startHost(home);
-  // An export as the API pages it, newest first: large enough to take a few seconds to import.
-  const total = 150_000;
-  const file = join(home, 'big-export.ndjson');
-  await writeNdjson(file, total, 'newest-first');
+  const file = join(home, name);
+  await writeNdjson(file, total, order);
   await page.goto(`${host.url}#audit`);
   await page.getByTestId('audit-open-import').click();
   await page.getByTestId('audit-import-input').setInputFiles(file);
+}
 
-  // A second file picked meanwhile is refused; the running import carries on.
-  writeFileSync(join(home, 'small.ndjson'), JSON.stringify(ev(1)) + '\n');
-  await page.getByTestId('audit-import-input').setInputFiles(join(home, 'small.ndjson'));
-  await expect(page.getByTestId('audit-import').getByRole('alert')).toHaveText('An import is already running: wait for it to finish, or stop it, then import again.');
-
-  const progress = page.getByTestId('audit-import-progress');
-  await expect(progress).toHaveText(/^big-export\.ndjson: \d+% · [1-9][\d,]* read, [\d,]+ accepted, 0 rejected$/, { timeout: 30_000 });
-  await expect(page.getByRole('status').filter({ has: progress })).toHaveAttribute('aria-live', 'polite');
-  await page.getByTestId('audit-import-stop').click();
-
-  const report = page.getByTestId('audit-import-report');
-  const stopped = report.getByTestId('audit-import-stopped');
-  await expect(stopped).toHaveText(/^Stopped by you: [\d,]+ events kept; the rest of the file was not read\. Import the file again to add the rest\.$/, { timeout: 30_000 });
-  const kept = Number((await stopped.innerText()).match(/([\d,]+) events kept/)![1].replace(/,/g, ''));
+/**
+ * The events a stopped import's report says it kept (some, not all `total`), in the report's
+ * `wording`; the import's progress, Stop and any refusal gone.
+ */
+async function keptBy(page: Page, wording: RegExp, total: number): Promise<number> {
+  const stopped = page.getByTestId('audit-import-report').getByTestId('audit-import-stopped');
+  await expect(stopped).toHaveText(wording, { timeout: 30_000 });
+  const kept = Number((await stopped.innerText()).match(/([\d,]+) events? kept/)![1].replace(/,/g, ''));
   expect(kept).toBeGreaterThan(0);
   expect(kept).toBeLessThan(total);
-  await expect(report.getByTestId('audit-import-accepted')).toHaveText(`${kept.toLocaleString('en-US')} accepted`);
   await expect(page.getByTestId('audit-import-stop')).toBeHidden();
   await expect(page.getByTestId('audit-import-refused')).toBeHidden();
   await expect(page.getByTestId('audit-import-status')).toHaveText('');
+  return kept;
+}
+
+/** A file picked while an import runs is refused, with the reason. */
+async function refusesSecond(page: Page): Promise<void> {
+  const small = join(host!.home, 'small.ndjson');
+  writeFileSync(small, JSON.stringify(ev(1)) + '\n');
+  await page.getByTestId('audit-import-input').setInputFiles(small);
+  await expect(page.getByTestId('audit-import').getByRole('alert')).toHaveText('An import is already running: wait for it to finish, or stop it, then import again.');
+}
+
+/** The report's count accepted is `kept`; the panel closed, the table and the cache's count hold just those. */
+async function expectKept(page: Page, kept: number): Promise<void> {
+  await expect(page.getByTestId('audit-import-report').getByTestId('audit-import-accepted')).toHaveText(`${kept.toLocaleString('en-US')} accepted`);
   await page.getByTestId('audit-open-import').click();
   await expect.poll(() => countOf(page)).toBe(kept);
+  await expect(page.getByTestId('audit-cached')).toHaveText(kept.toLocaleString('en-US'));
+}
+
+/** The Import panel's line while a newest-first export goes in. */
+const BIG_PROGRESS = /^big-export\.ndjson: \d+% · [1-9][\d,]* read, [\d,]+ accepted, 0 rejected$/;
+const STOPPED_UNREAD = /^Stopped by you: [\d,]+ events kept; the rest of the file was not read\. Import the file again to add the rest\.$/;
+
+test('a large import shows its progress, and Stop import keeps what went in and says so', async ({ page }) => {
+  const errors = watchErrors(page);
+  // An export as the API pages it, newest first: large enough to take a few seconds to import.
+  const total = 150_000;
+  await importGenerated(page, 'big-export.ndjson', total, 'newest-first');
+
+  // A second file picked meanwhile is refused; the running import carries on.
+  await refusesSecond(page);
+
+  const progress = page.getByTestId('audit-import-progress');
+  await expect(progress).toHaveText(BIG_PROGRESS, { timeout: 30_000 });
+  await expect(page.getByRole('status').filter({ has: progress })).toHaveAttribute('aria-live', 'polite');
+  await page.getByTestId('audit-import-stop').click();
+
+  await expectKept(page, await keptBy(page, STOPPED_UNREAD, total));
+  expect(errors).toEqual([]);
+});
+
+test('a page reloaded while an import runs shows its progress and Stop again; stopped from there, it reports what was kept, and the table holds just that', async ({ page }) => {
+  const errors = watchErrors(page);
+  const total = 150_000;
+  await importGenerated(page, 'big-export.ndjson', total, 'newest-first');
+  await expect(page.getByTestId('audit-import-progress')).toHaveText(BIG_PROGRESS, { timeout: 30_000 });
+
+  await page.reload();
+  await page.getByTestId('audit-open-import').click();
+  await expect(page.getByTestId('audit-import-progress')).toHaveText(BIG_PROGRESS);
+  const read = async () => Number((await page.getByTestId('audit-import-progress').innerText()).match(/([\d,]+) read/)![1].replace(/,/g, ''));
+  // It follows the import from here: the count read grows.
+  const first = await read();
+  await expect.poll(read).toBeGreaterThan(first);
+  // A second file is refused here too: the import running is this panel's to stop.
+  await refusesSecond(page);
+  await page.getByTestId('audit-import-stop').click();
+
+  await expectKept(page, await keptBy(page, STOPPED_UNREAD, total));
+  expect(errors).toEqual([]);
+});
+
+test('a large file not in date order says rows are held back while the count added stands still; stopped then, the report says how many were read but not added, and the table holds just the events kept', async ({ page }) => {
+  const errors = watchErrors(page);
+  // Random dates, over 48 MB: staged (import.ts STAGE_MIN_BYTES); from its second batch on, the
+  // rows fall among those written already, so they are held back to go in by date at the end.
+  const total = 80_000;
+  await importGenerated(page, 'shuffled.ndjson', total, 'random');
+  const held = page.getByTestId('audit-import-held');
+  await expect(held).toHaveText(/^Not in date order from about item [\d,]+: the rest is read first and added in date order at the end \([\d,]+ held back so far\)\.$/, { timeout: 30_000 });
+  await expect(page.getByRole('status').filter({ has: held })).toHaveAttribute('aria-live', 'polite');
+  await page.getByTestId('audit-import-stop').click();
+
+  const wording = /^Stopped by you: [\d,]+ events? kept; [\d,]+ read were not added, nor any of the file after them\. Import the file again to add the rest\.$/;
+  const kept = await keptBy(page, wording, total);
+  const stopped = await page.getByTestId('audit-import-stopped').innerText();
+  const notAdded = Number(stopped.match(/([\d,]+) read were not added/)![1].replace(/,/g, ''));
+  expect(notAdded).toBeGreaterThan(0);
+  // Every row read is either kept or held back and not added: none rejected, none lost.
+  const rows = Number((await page.getByTestId('audit-import-report').locator('.head .muted').innerText()).match(/([\d,]+) rows/)![1].replace(/,/g, ''));
+  expect(rows).toBe(kept + notAdded);
+  expect(rows).toBeLessThan(total);
+  await expect(page.getByTestId('audit-import-report').getByTestId('audit-import-rejected')).toHaveText('0 rejected');
+  await expect(held).toBeHidden();
+  await expectKept(page, kept);
   expect(errors).toEqual([]);
 });
 

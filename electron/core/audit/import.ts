@@ -41,6 +41,7 @@ export interface ImportOptions {
   /**
    * Once, when a staged load meets the first batch out of date order: from there on the rows read
    * are held back (the count added stops growing) and moved in by date at the end (onSort).
+   * `items`: the item (1-based, rejected ones counted) of the first row held back.
    */
   onHold?: (p: { path: string; items: number }) => void;
   /** Before a staged load moves the rows it held back in by date: its last step, which `signal` does not stop. */
@@ -258,6 +259,8 @@ class Tally {
   private readonly bytes: number | null;
   /** Of `bytes`, read so far. */
   bytesRead = 0;
+  /** A staged load's rows held back to go in by date at the end (ImportProgress.held). */
+  held: NonNullable<ImportProgress['held']> | null = null;
 
   constructor(report: ImportReport, maxListed: number, onProgress: ImportOptions['onProgress'], bytes: number | null) {
     this.report = report;
@@ -269,7 +272,7 @@ class Tally {
   progress(): void {
     const r = this.report;
     const bytes = this.bytes === null ? null : { bytesRead: this.bytesRead, bytes: this.bytes };
-    this.onProgress?.({ path: r.path, file: 1, files: 1, items: r.items, accepted: r.accepted, rejected: r.rejected, bytes });
+    this.onProgress?.({ path: r.path, file: 1, files: 1, items: r.items, accepted: r.accepted, rejected: r.rejected, bytes, ...(this.held && { held: { ...this.held } }) });
   }
 
   counted(c: InsertCounts): void {
@@ -383,8 +386,12 @@ async function loadStaged(store: AuditStore, task: ReadTask, tally: Tally, how: 
       copyPending();
       if (b.hi > b.lo && heldFrom === null) {
         heldFrom = b.lo;
-        how.onHold?.({ path: report.path, items: report.items });
+        // The batch's first item: its rows are the first held back.
+        const from = report.items - b.items + 1;
+        tally.held = { from, rows: 0, adding: false };
+        how.onHold?.({ path: report.path, items: from });
       }
+      if (tally.held && heldFrom !== null) tally.held.rows = stagedTo - heldFrom;
       tally.progress();
     };
     // The reading side commits and reports every BATCH_ROWS rows, so the decision to copy or hold
@@ -397,6 +404,8 @@ async function loadStaged(store: AuditStore, task: ReadTask, tally: Tally, how: 
     else if (heldFrom !== null) {
       // One synchronous step: a Ctrl-C from here on is seen only once the file is all in.
       how.onSort?.({ path: report.path, rows: stagedTo - heldFrom });
+      if (tally.held) tally.held.adding = true;
+      tally.progress();
       stage.merge(heldFrom, 'import', batchSize, (c) => tally.counted(c));
     }
     if (!readAll || report.notAdded) report.interrupted = true;

@@ -1,4 +1,4 @@
-import { IMPORT_RUNNING, type AuditEventDetail, type AuditFacets, type AuditFilters, type AuditQueryResponse, type AuditSort, type AuditStatus, type AuditTimeline, type ImportProgress, type ImportReport, type SyncProgress, type SyncReport } from '../../../shared/contract/audit.ts';
+import { IMPORT_RUNNING, type AuditEventDetail, type AuditFacets, type AuditFilters, type AuditQueryResponse, type AuditSort, type AuditStatus, type AuditTimeline, type ImportDone, type ImportProgress, type ImportReport, type SyncDone, type SyncProgress, type SyncReport } from '../../../shared/contract/audit.ts';
 import { DeskError } from '../../../shared/contract/define.ts';
 import type { ApiTarget } from '../api/client.ts';
 import { exportEvents } from './export.ts';
@@ -7,6 +7,7 @@ import { importFiles, importStream, type ImportOptions } from './import.ts';
 import { AUDIT_DAILY_LIMIT, keyFingerprint, RequestLedger } from './ledger.ts';
 import { eventDetail, facets, queryEvents, timeline, type QueryInput } from './query.ts';
 import { AuditStore } from './store.ts';
+import { RunningTask } from './running.ts';
 import { runSync } from './sync.ts';
 import { SyncStateRepo, type SyncState } from './sync-state.ts';
 
@@ -23,19 +24,28 @@ export interface AuditServiceOptions {
   onSyncProgress?: (p: SyncProgress) => void;
   /** The app's import (importTracked) as it goes, at most every PROGRESS_MS per file. */
   onImportProgress?: (p: ImportProgress) => void;
+  /** The end of the app's sync (sync) and import (importTracked), for every window to hear. */
+  onSyncDone?: (d: SyncDone) => void;
+  onImportDone?: (d: ImportDone) => void;
 }
 
 /** A batch can take a few ms: without a floor a fast import would send the app hundreds of events a second. */
 const PROGRESS_MS = 100;
 
-/** `emit` at most once per `ms`, except for a file's first progress, so the count of files never lags. */
+/** What a window shows of a file going in apart from its counts: which file, and whether rows are held back or being added. */
+const stepOf = (p: ImportProgress) => `${p.file}:${p.held ? (p.held.adding ? 'adding' : 'held') : ''}`;
+
+/**
+ * `emit` at most once per `ms`, except for the first progress of a file or of a step (rows held
+ * back, their adding), so neither the count of files nor what the import is doing ever lags.
+ */
 function throttled(emit: (p: ImportProgress) => void, ms: number): (p: ImportProgress) => void {
   let last = -Infinity;
-  let file = 0;
+  let step = '';
   return (p) => {
     const now = performance.now();
-    if (p.file === file && now - last < ms) return;
-    file = p.file;
+    if (stepOf(p) === step && now - last < ms) return;
+    step = stepOf(p);
     last = now;
     emit(p);
   };
@@ -52,8 +62,9 @@ export class AuditService {
   private running: Promise<SyncReport> | null = null;
   /** The imports asked for so far, one after another: each load assumes it is this connection's only one. */
   private importing: Promise<unknown> = Promise.resolve();
-  /** The app's import in progress (importTracked), which cancelImport stops. */
-  private tracked: AbortController | null = null;
+  /** The app's sync, and its import (importTracked), which cancelImport stops. */
+  private readonly syncTask = new RunningTask<SyncProgress, SyncReport>();
+  private readonly importTask = new RunningTask<ImportProgress, ImportReport[]>();
 
   constructor(opts: AuditServiceOptions) {
     this.opts = opts;
@@ -68,10 +79,15 @@ export class AuditService {
 
   /** One sync at a time: a second caller shares the walk already running (and the first caller's `signal`). */
   sync(o: { signal?: AbortSignal } = {}): Promise<SyncReport> {
-    this.running ??= runSync({
+    const { onSyncProgress, onSyncDone } = this.opts;
+    this.running ??= this.syncTask.run(({ signal, progress }) => runSync({
       target: this.opts.target, store: this.store, ledger: this.ledger, state: this.syncState, clock: this.opts.clock,
-      perPage: this.opts.perPage, maxBackoffMs: this.opts.maxBackoffMs, onProgress: this.opts.onSyncProgress, signal: o.signal,
-    }).finally(() => {
+      perPage: this.opts.perPage, maxBackoffMs: this.opts.maxBackoffMs, signal,
+      onProgress: (p) => {
+        progress(p);
+        onSyncProgress?.(p);
+      },
+    }), { outer: o.signal, ended: (e) => onSyncDone?.({ report: e.result, error: e.error }) }).finally(() => {
       this.running = null;
     });
     return this.running;
@@ -99,6 +115,7 @@ export class AuditService {
       lastError: s?.lastError ? { kind: s.lastError.kind, message: s.lastError.message, at: new Date(s.lastError.at).toISOString() } : null,
       retryAfter: iso(retry),
       budget,
+      running: { sync: this.syncTask.snapshot(), import: this.importTask.snapshot() },
     };
   }
 
@@ -110,23 +127,22 @@ export class AuditService {
    * The app's import (audit.import): one at a time, since its Stop names no import, and a second
    * one queued behind a long one would look stuck. Progress goes to `onImportProgress`.
    */
-  async importTracked(paths: readonly string[]): Promise<ImportReport[]> {
-    if (this.tracked) throw new DeskError('conflict', IMPORT_RUNNING);
-    const stop = new AbortController();
-    this.tracked = stop;
-    try {
-      const emit = this.opts.onImportProgress;
-      return await this.import(paths, { signal: stop.signal, onProgress: emit && throttled(emit, PROGRESS_MS) });
-    } finally {
-      this.tracked = null;
-    }
+  importTracked(paths: readonly string[]): Promise<ImportReport[]> {
+    if (this.importTask.busy) return Promise.reject(new DeskError('conflict', IMPORT_RUNNING));
+    const { onImportProgress, onImportDone } = this.opts;
+    const emit = onImportProgress && throttled(onImportProgress, PROGRESS_MS);
+    return this.importTask.run(({ signal, progress }) => this.import(paths, {
+      signal,
+      onProgress: (p) => {
+        progress(p);
+        emit?.(p);
+      },
+    }), { ended: (e) => onImportDone?.({ paths: [...paths], reports: e.result ?? [], error: e.error }) });
   }
 
   /** Stops the app's import after the batch in hand (see ImportOptions.signal); false when none runs. */
   cancelImport(): boolean {
-    if (!this.tracked) return false;
-    this.tracked.abort();
-    return true;
+    return this.importTask.stop();
   }
 
   /** An export piped in (`audit import -`), in turn with the imports of files. */

@@ -1,5 +1,6 @@
 import { NO_USER_ID_EMAIL, type AuditFacets, type AuditFilters, type AuditRow, type AuditSort, type AuditStatus, type AuditTimeline, type SyncErrorKind, type SyncProgress, type SyncReport } from '../../../shared/contract/audit.ts';
 import { call, on, errorText } from './bridge.ts';
+import { adoptRunning } from './running.ts';
 import { rangeReversed } from '../../../shared/validation/dates.ts';
 
 /** Rows per `audit.query` call: big enough that a fast fling costs few round trips, small enough to answer in a frame. */
@@ -304,9 +305,14 @@ export class AuditStore {
       this.statusError = errorText(err);
     } finally {
       this.syncing = false;
-      await this.refreshStatus();
-      await this.reload(true);
+      await this.refreshed();
     }
+  }
+
+  /** After the cache changed (a sync, an import of any window's): the status and the rows again. */
+  private async refreshed(): Promise<void> {
+    await this.refreshStatus();
+    await this.reload(true);
   }
 
   /** The last sync's trouble, if it is newer than the last success. */
@@ -324,6 +330,24 @@ export class AuditStore {
   /** Subscriptions for the life of the screen; returns their undo. */
   start(): () => void {
     const offProgress = on('audit.syncProgress', (p) => (this.progress = p));
+    // A sync this window did not start (it was reloaded since, or another tab did) shows its
+    // progress here too, and its end the report its own would.
+    let adopted = false;
+    const offSync = adoptRunning('sync', {
+      running: (r) => {
+        if (this.syncing) return;
+        adopted = this.syncing = true;
+        this.progress = r.progress;
+      },
+      done: (d) => {
+        if (!adopted) return;
+        adopted = this.syncing = false;
+        if (d.report) this.lastReport = d.report;
+        if (d.error) this.statusError = d.error;
+        void this.refreshed();
+      },
+    });
+    const offImport = on('audit.importDone', () => void this.refreshed());
     const net = () => (this.online = navigator.onLine);
     addEventListener('online', net);
     addEventListener('offline', net);
@@ -331,6 +355,8 @@ export class AuditStore {
     void this.reload();
     return () => {
       offProgress();
+      offSync();
+      offImport();
       removeEventListener('online', net);
       removeEventListener('offline', net);
     };

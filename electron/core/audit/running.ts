@@ -1,0 +1,50 @@
+import type { Running } from '../../../shared/contract/audit.ts';
+
+/** How a task ended: its result, or why it failed. */
+export type Ended<R> = { result: R; error: null } | { result: null; error: string };
+
+/**
+ * One task of the app's at a time (an import, a sync), kept where any window can find it: its
+ * last progress and whether a stop was asked for (audit.status), since a window reloaded since
+ * it started, or another tab, never got its answer; `ended` tells every window when it is over.
+ */
+export class RunningTask<P, R> {
+  private now: { progress: P | null; stop: AbortController; signal: AbortSignal } | null = null;
+
+  get busy(): boolean {
+    return this.now !== null;
+  }
+
+  /**
+   * Runs `task` with a signal that `stop()` (or `outer`, a Ctrl-C) aborts, and a `progress` that
+   * keeps the last report for `snapshot()`. The caller checks `busy` first: one runs at a time.
+   */
+  async run(task: (o: { signal: AbortSignal; progress: (p: P) => void }) => Promise<R>, o: { outer?: AbortSignal; ended?: (e: Ended<R>) => void } = {}): Promise<R> {
+    const stop = new AbortController();
+    const now = { progress: null as P | null, stop, signal: o.outer ? AbortSignal.any([o.outer, stop.signal]) : stop.signal };
+    this.now = now;
+    let ended: Ended<R>;
+    try {
+      const result = await task({ signal: now.signal, progress: (p) => (now.progress = p) });
+      ended = { result, error: null };
+      return result;
+    } catch (err) {
+      ended = { result: null, error: err instanceof Error ? err.message : String(err) };
+      throw err;
+    } finally {
+      this.now = null;
+      o.ended?.(ended!);
+    }
+  }
+
+  /** Asks the running task to stop; false when none runs. */
+  stop(): boolean {
+    if (!this.now) return false;
+    this.now.stop.abort();
+    return true;
+  }
+
+  snapshot(): Running<P> | null {
+    return this.now && { progress: this.now.progress, stopping: this.now.signal.aborted };
+  }
+}
