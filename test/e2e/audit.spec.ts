@@ -386,6 +386,8 @@ test('a page reloaded while an import runs shows its progress and Stop again; st
   await expect(page.getByTestId('audit-import-progress')).toHaveText(BIG_PROGRESS, { timeout: 30_000 });
 
   await page.reload();
+  // Closed, the panel's button says an import runs.
+  await expect(page.getByTestId('audit-open-import')).toHaveText('Importing…');
   await page.getByTestId('audit-open-import').click();
   await expect(page.getByTestId('audit-import-progress')).toHaveText(BIG_PROGRESS);
   const read = async () => Number((await page.getByTestId('audit-import-progress').innerText()).match(/([\d,]+) read/)![1].replace(/,/g, ''));
@@ -397,6 +399,7 @@ test('a page reloaded while an import runs shows its progress and Stop again; st
   await page.getByTestId('audit-import-stop').click();
 
   await expectKept(page, await keptBy(page, STOPPED_UNREAD, total));
+  await expect(page.getByTestId('audit-open-import')).toHaveText('Import…');
   expect(errors).toEqual([]);
 });
 

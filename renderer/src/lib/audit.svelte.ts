@@ -132,6 +132,8 @@ export class AuditStore {
   bucket = $state<'hour' | 'day'>('day');
   timeline = $state<AuditTimeline | null>(null);
   status = $state<AuditStatus | null>(null);
+  /** The app's import runs (this window's or another's): the Import button says so while its panel is closed. */
+  importing = $state(false);
   statusError = $state('');
   syncing = $state(false);
   progress = $state<SyncProgress | null>(null);
@@ -289,6 +291,7 @@ export class AuditStore {
   async refreshStatus(): Promise<void> {
     try {
       this.status = await call('audit.status', {});
+      this.importing = this.status.running.import !== null;
       this.statusError = '';
     } catch (err) {
       this.statusError = errorText(err);
@@ -347,7 +350,11 @@ export class AuditStore {
         void this.refreshed();
       },
     });
-    const offImport = on('audit.importDone', () => void this.refreshed());
+    const offImporting = on('audit.importProgress', () => (this.importing = true));
+    const offImport = on('audit.importDone', () => {
+      this.importing = false;
+      void this.refreshed();
+    });
     const net = () => (this.online = navigator.onLine);
     addEventListener('online', net);
     addEventListener('offline', net);
@@ -356,6 +363,7 @@ export class AuditStore {
     return () => {
       offProgress();
       offSync();
+      offImporting();
       offImport();
       removeEventListener('online', net);
       removeEventListener('offline', net);
