@@ -17,11 +17,22 @@ export async function childSandbox(taskDurationMs: number, renderMode?: 'fast' |
     : [BIN, 'sandbox', '--port', '0', '--task-duration-ms', String(taskDurationMs)];
   const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((res, rej) => {
+    // A bench must not wait silently for a Sandbox that never comes up.
+    const timer = setTimeout(() => {
+      proc.kill();
+      rej(new Error('the Sandbox child did not say "listening on" within 60 s'));
+    }, 60_000);
     createInterface({ input: proc.stdout! }).on('line', (l) => {
       const m = /listening on (http:\/\/\S+)/.exec(l);
-      if (m) res(m[1]);
+      if (m) {
+        clearTimeout(timer);
+        res(m[1]);
+      }
     });
-    proc.once('exit', (c) => rej(new Error(`sandbox exited ${c}`)));
+    proc.once('exit', (c) => {
+      clearTimeout(timer);
+      rej(new Error(`sandbox exited ${c}`));
+    });
   });
   return { url, proc, close: () => proc.kill() };
 }
@@ -45,7 +56,7 @@ export function cpuSecondsOf(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
-/** Peak RSS of another process (sampled from /proc), for a child Sandbox. */
+/** RSS of another process (sampled from /proc), for a child Sandbox: `peak()` and `now()`. */
 export function childRssSampler(pid: number, everyMs = 100) {
   const read = () => {
     try {
@@ -56,7 +67,7 @@ export function childRssSampler(pid: number, everyMs = 100) {
   };
   let peak = read();
   const t = setInterval(() => (peak = Math.max(peak, read())), everyMs);
-  return { peak: () => Math.max(peak, read()), stop: () => clearInterval(t) };
+  return { peak: () => Math.max(peak, read()), now: read, stop: () => clearInterval(t) };
 }
 
 /**
