@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DEFAULT_SLUGS, SLUG_KEYS, type SlugKey } from './catalogue/index.ts';
+import { templateNameProblem } from './file-names.ts';
 
 export const DEMO_KEY_NAMES = ['sandbox-owner', 'sandbox-admin', 'sandbox-member', 'sandbox-business', 'sandbox-noaudit'] as const;
 
@@ -25,7 +26,11 @@ const fields = {
   namingTemplate: z.string().min(1, 'must not be empty').max(60, 'must be at most 60 characters').refine((t) => [...t.matchAll(/\{([a-z]+)\}/g)].every((m) => TEMPLATE_TOKENS.includes(m[1])), `may use only ${TEMPLATE_TOKENS.map((t) => `{${t}}`).join(' ')}`)
     .refine((t) => t.includes('{name}') || t.includes('{n}'), 'must contain {name} or {n} so results do not collide')
     .refine((t) => !/[\\/]/.test(t), 'must be a file name, without / or \\ (results go in the output folder)')
-    .refine((t) => !t.startsWith('.'), 'must not start with a dot (the files would be hidden)'),
+    .refine((t) => !t.startsWith('.'), 'must not start with a dot (the files would be hidden)')
+    .superRefine((t, ctx) => {
+      const problem = templateNameProblem(t);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }),
   concurrency: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(32, 'must be at most 32'),
   perToolConcurrency: z.record(z.string(), z.number().int('must be a whole number').min(1, 'must be at least 1').max(32, 'must be at most 32')),
   theme: oneOf(['system', 'light', 'dark']),

@@ -4,6 +4,7 @@ import { openDatabase } from '../../electron/core/db/open.ts';
 import { QUEUE_MIGRATIONS } from '../../electron/core/queue/migrations.ts';
 import { canMove, JOB_STATES } from '../../electron/core/queue/states.ts';
 import { JobStore } from '../../electron/core/queue/store.ts';
+import { sameFileKey } from '../../shared/file-names.ts';
 import { cleanup, tmp } from './helpers.ts';
 
 const dirs: string[] = [];
@@ -71,6 +72,21 @@ describe('job state machine', () => {
     db.close();
     const again = new JobStore(openDatabase(join(dir, 'mediadesk.db'), QUEUE_MIGRATIONS));
     expect(again.list({ limit: 10, offset: 0 }).total).toBe(2);
+  });
+});
+
+describe('output names macOS and Windows take as one file (another case or Unicode form)', () => {
+  it("another job's planned part, and who made an output, are found under such a name", () => {
+    const { s, db, dir } = store();
+    const photo = join(dir, 'Photo_upscaler-precision.png');
+    expect(s.patch('j1', 'queued', { planned: [photo, join(dir, 'Caf\u00e9_upscaler-precision.png')] })).toBe(true);
+    // Resuming j1's part as j2's own would splice j1's bytes into j2's result there.
+    expect(s.plannedBy(join(dir, 'photo_upscaler-precision.png'), 'j2')).toBe(true);
+    expect(s.plannedBy(join(dir, 'Cafe\u0301_upscaler-precision.png'), 'j2')).toBe(true);
+    expect(s.plannedBy(join(dir, 'photo_upscaler-precision.png'), 'j1')).toBe(false);
+    expect(s.plannedBy(join(dir, 'other_upscaler-precision.png'), 'j2')).toBe(false);
+    db.prepare("UPDATE jobs SET state = 'done', outputs = ? WHERE id = 'j1'").run(JSON.stringify([photo]));
+    expect(s.doneOutputs('upscaler-precision', dir).byOutputKey.get(sameFileKey(join(dir, 'PHOTO_upscaler-precision.png')))?.input).toBe('/in/a.png');
   });
 });
 

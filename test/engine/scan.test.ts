@@ -140,4 +140,13 @@ describe('walking a dropped folder', () => {
     expect(rel(root, r.inputs).sort()).toEqual(['results/a_upscaler-precision.png', 'shoot/a.png', 'shoot/a_upscaler-precision.png', 'shoot/c_upscaler-precision.png', 'shoot/sub/b.jpg']);
     expect(r.results).toEqual([{ path: join(root, 'shoot', 'out', 'sub', 'b_upscaler-precision-2.png'), reason: `is named as the upscaler-precision result of ${join(root, 'shoot', 'sub', 'b.jpg')}; choose it itself to use it as an input` }]);
   });
+
+  it('a result whose name macOS lists in the other Unicode form than its photo\'s (NFD beside NFC) is still known as its result', async () => {
+    const photo = 'Caf\u00e9 Ølfabrik.jpg';
+    const result = 'Cafe\u0301 Ølfabrik_upscaler-precision.png';
+    const root = folder([join('shoot', photo), join('shoot', result)]);
+    const r = await scanInputs([join(root, 'shoot')], images, [], new Map(), resultNameReader(['{name}_{tool}.{ext}'], TOOLS));
+    expect(rel(root, r.inputs)).toEqual([join('shoot', photo)]);
+    expect(r.results).toEqual([{ path: join(root, 'shoot', result), reason: `is named as the upscaler-precision result of ${join(root, 'shoot', photo)}; choose it itself to use it as an input` }]);
+  });
 });

@@ -69,12 +69,16 @@ describe('settings', () => {
     expect(s.get().outputDir).toBe(join(h, 'new', 'deeper'));
   });
 
-  it('a naming template is a file name: no folders, not hidden', () => {
+  it('a naming template is a file name: no folders, not hidden, nothing Windows refuses in every name', () => {
     const s = new SettingsService(openConfStore(home()));
     for (const [namingTemplate, reason] of [
       ['../../esc_{name}.{ext}', 'must be a file name, without / or \\ (results go in the output folder)'],
       ['sub\\{name}.{ext}', 'must be a file name, without / or \\ (results go in the output folder)'],
       ['.{name}.{ext}', 'must not start with a dot (the files would be hidden)'],
+      // Windows could hold none of the names these make (shared/file-names.ts).
+      ['{date}: {name}.{ext}', 'must not contain : * ? " < > | or control characters (Windows does not allow them in file names)'],
+      ['{name}_{tool}.', 'must not end in a dot or a space (Windows drops them, so results would lose their names)'],
+      ['nul.{name}.{ext}', 'must not start with nul before its first dot (Windows keeps that name for a device, so no result could be written)'],
     ]) {
       expect(() => s.set({ namingTemplate }), namingTemplate).toThrow(DeskError);
       try {

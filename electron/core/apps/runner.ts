@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { fromAnotherSandbox } from '../backend.ts';
 import { ensureFolder } from '../output-folder.ts';
+import { portableName } from '../../../shared/file-names.ts';
 import { join } from 'node:path';
 import type { ResultKind } from '../../../shared/catalogue/index.ts';
 import { ApiError, type ApiClient } from '../api/client.ts';
@@ -240,7 +241,8 @@ export class AppRunner {
       const outputs = [...r.outputs];
       for (let i = outputs.length; i < results.length; i++) {
         const ext = extensionOf(results[i].url, results[i].contentType, kindOf(r.outputKind));
-        const base = join(r.outDir, `${slug(r.appName)}-${(r.runId ?? r.id).slice(0, 8)}-${i + 1}.${ext}`);
+        // The run id is the server's: portable whatever it holds.
+        const base = join(r.outDir, portableName(`${slug(r.appName)}-${(r.runId ?? r.id).slice(0, 8)}-${i + 1}.${ext}`, `app-${i + 1}.${ext}`));
         const part = partPathOf(base);
         try {
           await downloadToPart(results[i].url, part, { signal: ac.signal });

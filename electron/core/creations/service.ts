@@ -7,6 +7,7 @@ import { ApiError, type ApiClient } from '../api/client.ts';
 import { downloadToPart, placeWithoutOverwrite, removeQuietly, sameFile } from '../downloads/download.ts';
 import { extensionOf, partPathOf, withCollisionSuffix } from '../downloads/naming.ts';
 import { ensureFolder } from '../output-folder.ts';
+import { portableName } from '../../../shared/file-names.ts';
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
@@ -89,8 +90,8 @@ export class CreationsService {
     if (!c.url) throw new DeskError('invalid', `creation ${id} has no file to download${c.text ? ' (it is text)' : ''}`);
     const dir = resolve(outDir);
     await ensureFolder(dir);
-    const safe = c.name.replace(/[\\/:*?"<>|\u0000-\u001f]/g, '_').trim() || id;
-    const base = join(dir, `${safe}.${extensionOf(c.url, undefined, kindOf(c.type))}`);
+    // A creation's name is anyone's to set: `aux`, `draft.` or `a:b` is a name Windows cannot hold.
+    const base = join(dir, `${portableName(c.name, portableName(id, 'creation'))}.${extensionOf(c.url, undefined, kindOf(c.type))}`);
     const part = partPathOf(base);
     await downloadToPart(c.url, part);
     for (let k = 1; ; k++) {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import { extname, basename, join } from 'node:path';
+import { extname, basename, join, sep } from 'node:path';
 import type { ResultKind } from '../../../shared/catalogue/index.ts';
+import { portableName, UNSAFE_NAME_CHARS as UNSAFE } from '../../../shared/file-names.ts';
 
 export interface NameParts {
   /** Input file name without extension, or a stand-in for prompt-only jobs. */
@@ -42,9 +43,6 @@ export function extensionOf(url: string | null, contentType: string | undefined,
   return KIND_EXT[kind];
 }
 
-/** Characters no common file system accepts, and control characters, become `_`. */
-const UNSAFE = /[\\/:*?"<>|\u0000-\u001f]/g;
-
 const stamp = (d: Date) => d.toISOString().slice(0, 10);
 
 /**
@@ -53,12 +51,13 @@ const stamp = (d: Date) => d.toISOString().slice(0, 10);
  */
 export function renderName(template: string, parts: NameParts, index: number): string {
   const values: Record<string, string> = { name: parts.name, tool: parts.tool, ext: parts.ext, batch: parts.batch.slice(0, 8), date: stamp(parts.date), n: String(index + 1) };
-  let out = template.replace(/\{([a-z]+)\}/g, (m, k: string) => values[k] ?? m).replace(UNSAFE, '_');
+  // Valid on every system (see portableName): `con.png` or `photo.` from a photo of that name is not.
+  let out = portableName(template.replace(/\{([a-z]+)\}/g, (m, k: string) => values[k] ?? m), `result.${parts.ext}`);
   if (index > 0 && !template.includes('{n}')) {
     const e = extname(out);
     out = `${out.slice(0, out.length - e.length)}_${index + 1}${e}`;
   }
-  return out.trim() || `result_${index + 1}.${parts.ext}`;
+  return out;
 }
 
 /** `photo_upscale.png` -> `photo_upscale-2.png`: a collision never overwrites a user's file. */
@@ -99,10 +98,18 @@ function shortened(stem: string): string {
 
 export const partPathOf = (finalPath: string) => `${finalPath}.part`;
 
-export const outputDirOf = (outDir: string, relDir: string) => (relDir ? join(outDir, relDir) : outDir);
+/**
+ * The folder of an input's results: its input's sub-folder (relative to the chosen folder) inside
+ * the output folder, each name made portable as result names are (`con` becomes `con_`, `draft.`
+ * becomes `draft`), so an output on an exFAT or NTFS drive, or copied to Windows, can hold it.
+ */
+export const outputDirOf = (outDir: string, relDir: string) => (relDir ? join(outDir, ...relDir.split(sep).map((d) => portableName(d, '_'))) : outDir);
 
-/** The `{name}` a file's results carry in their names, as renderName writes it. */
-export const nameInResults = (path: string) => stemOf(path, '').replace(UNSAFE, '_');
+/**
+ * The `{name}` a file's results carry in their names, as renderName writes it, in NFC: macOS may
+ * list a name in the other Unicode form (NFD) than the one it was written in.
+ */
+export const nameInResults = (path: string) => stemOf(path, '').replace(UNSAFE, '_').normalize('NFC');
 
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -111,12 +118,12 @@ const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
  * a job's second result and the `-2` of a collision. Only templates that end in `.{ext}` and place
  * both `{name}` and `{tool}` can be read back (`{name}.{ext}` names a result as its photo), and only
  * with an extension that tool's results get. What it reads is a name, not a proof: the caller also
- * wants the photo of that name beside it.
+ * wants the photo of that name beside it. The `{name}` it gives is in NFC.
  */
 export function resultNameReader(templates: readonly string[], tools: readonly { id: string; result: ResultKind }[]): (fileName: string) => { name: string; tool: string } | null {
   const kindOf = new Map(tools.map((t) => [t.id, t.result]));
   const ids = [...kindOf.keys()].sort((a, b) => b.length - a.length).map(escapeRe).join('|');
-  const readers = [...new Set(templates)].filter((t) => t.endsWith('.{ext}') && t.includes('{name}') && t.includes('{tool}')).map((t) => {
+  const readers = [...new Set(templates.map((t) => t.normalize('NFC')))].filter((t) => t.endsWith('.{ext}') && t.includes('{name}') && t.includes('{tool}')).map((t) => {
     const body = t.slice(0, -'.{ext}'.length);
     const seen = new Set<string>();
     const token: Record<string, string> = { batch: '[0-9a-f]{0,8}', date: '\\d{4}-\\d{2}-\\d{2}', n: '\\d+', ext: '[a-z0-9]+' };
@@ -133,9 +140,10 @@ export function resultNameReader(templates: readonly string[], tools: readonly {
     re += escapeRe(body.slice(at).replace(UNSAFE, '_'));
     return new RegExp(`^${re}${t.includes('{n}') ? '' : '(?:_\\d+)?'}(?:-\\d+)?\\.(?<ext>[a-z0-9]+)$`, 's');
   });
+  // Names and templates compared in NFC, as nameInResults: macOS lists `Café` written in NFC as NFD.
   return (fileName) => {
     for (const re of readers) {
-      const g = re.exec(fileName)?.groups;
+      const g = re.exec(fileName.normalize('NFC'))?.groups;
       if (g && KIND_EXTS[kindOf.get(g.tool)!].includes(g.ext)) return { name: g.name, tool: g.tool };
     }
     return null;

@@ -13,7 +13,7 @@ import { canonicalPath } from '../paths.ts';
 import { fromAnotherSandbox } from '../backend.ts';
 import type { Db } from '../db/open.ts';
 import { exists, removeQuietly } from '../downloads/download.ts';
-import { assertOutputFolder } from '../output-folder.ts';
+import { assertOutputFolder, outputFolderProblem } from '../output-folder.ts';
 import { KIND_EXTS, outputDirOf, partPathOf, renderName, resultNameReader, stemOf } from '../downloads/naming.ts';
 import { ACTIVE_STATES, ATTENTION, REQUEUE_FRESH, type JobState } from '../queue/states.ts';
 import { apiProblem, canceledMessage, createRefused, downloadFailed, refusedReason, taskFailed, waitingMessage } from '../queue/job-messages.ts';
@@ -24,6 +24,7 @@ import { checkReferences, framesOf, isProbeable, named, type NamedSource } from 
 import { sniffAudio } from '../media/probe.ts';
 import { familyOfTool, FAMILY_LIMITS } from '../../../shared/validation/limits.ts';
 import { fetchResults, JobMovedError } from './results.ts';
+import { sameFileKey } from '../../../shared/file-names.ts';
 import { join, sep } from 'node:path';
 
 export interface EngineOptions {
@@ -372,6 +373,7 @@ export class Engine {
       rejected = scan.rejected;
       skipped.push(...scan.duplicates, ...scan.results);
       const reasons = await mapLimit(scan.inputs, 8, (i) => checkInput(check, i.path));
+      const folderProblems = new Map<string, string | null>();
       for (const [n, input] of scan.inputs.entries()) {
         if (reasons[n]) {
           rejected.push({ path: input.path, reason: reasons[n]! });
@@ -385,6 +387,13 @@ export class Engine {
         const existing = await this.existingOutput(tool, settings.namingTemplate, outDir, input.relDir, input.path, made);
         if (existing) {
           skipped.push({ path: input.path, reason: `its output ${existing} already exists` });
+          continue;
+        }
+        // Its results' sub-folder (see outputDirOf), checked as the output folder is, before anything is paid.
+        if (!folderProblems.has(input.relDir)) folderProblems.set(input.relDir, outputFolderProblem(outputDirOf(outDir, input.relDir)));
+        const folderProblem = folderProblems.get(input.relDir);
+        if (folderProblem) {
+          rejected.push({ path: input.path, reason: `its results cannot be written: ${folderProblem}` });
           continue;
         }
         newJobs.push({ id: randomUUID(), inputPath: input.path, relDir: input.relDir, params });
@@ -477,7 +486,8 @@ export class Engine {
       const p = join(dir, stem.replace('__EXT__', ext));
       if (!(await exists(p))) continue;
       // Made from another path: the same photo if it holds the same bytes (a folder dropped again in the web host arrives under a new path).
-      const from = made.byOutput.get(p);
+      // By its exact name first; on macOS and Windows the file found may carry the name in another case or form.
+      const from = made.byOutput.get(p) ?? made.byOutputKey.get(sameFileKey(p));
       if (!from || (await samePhoto(from, inputPath, digestOfInput))) return p;
     }
     return null;

@@ -1,9 +1,10 @@
 import { ensureFolder } from '../output-folder.ts';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { getTool } from '../../../shared/catalogue/index.ts';
 import type { GeneratedItem, ToolClient } from '../api/tools.ts';
 import { downloadToPart, exists, ExpiredUrlError, placeWithoutOverwrite, removeQuietly, sameFile, sizeOf, TransientDownloadError, writeTextPart } from '../downloads/download.ts';
 import { extensionOf, outputDirOf, partPathOf, renderName, stemOf, withCollisionSuffix } from '../downloads/naming.ts';
+import { sameFileKey } from '../../../shared/file-names.ts';
 import type { JobRow, JobStore } from '../queue/store.ts';
 import type { Slugs } from '../../../shared/catalogue/index.ts';
 
@@ -40,32 +41,37 @@ const writeNow = async <T>(fn: () => T): Promise<T> => fn();
  * Output names held by downloads in progress in this process, and by whom. Two jobs whose inputs
  * share a name (photo.jpg and photo.png, to the same folder) finish together often: each must see
  * the other's name as taken from the moment it is planned, before any file exists there, or both
- * stream into one `.part` file and one of them loses its paid result.
+ * stream into one `.part` file and one of them loses its paid result. Keyed by sameFileKey:
+ * `Photo_x.png` and `photo_x.png` (from two chosen folders) are one file on macOS and Windows.
  */
 const inUse = new Map<string, string>();
 /** The same by job, so a finished job lets go of its names without a walk over every job's. */
 const heldBy = new Map<string, Set<string>>();
 
+const holder = (path: string) => inUse.get(sameFileKey(path));
+
 function take(jobId: string, path: string): void {
-  inUse.set(path, jobId);
+  const key = sameFileKey(path);
+  inUse.set(key, jobId);
   const mine = heldBy.get(jobId);
-  if (mine) mine.add(path);
-  else heldBy.set(jobId, new Set([path]));
+  if (mine) mine.add(key);
+  else heldBy.set(jobId, new Set([key]));
 }
 
 function drop(jobId: string, path: string): void {
-  inUse.delete(path);
-  heldBy.get(jobId)?.delete(path);
+  const key = sameFileKey(path);
+  inUse.delete(key);
+  heldBy.get(jobId)?.delete(key);
 }
 
-/** Takes `paths` for `jobId` if no other job holds any of them; all or nothing. */
-function hold(jobId: string, paths: readonly string[]): boolean {
-  if (paths.some((p) => (inUse.get(p) ?? jobId) !== jobId)) return false;
+/** Takes `paths` for `jobId` if no other job holds any of them; all or nothing. Exported for its test. */
+export function hold(jobId: string, paths: readonly string[]): boolean {
+  if (paths.some((p) => (holder(p) ?? jobId) !== jobId)) return false;
   for (const p of paths) take(jobId, p);
   return true;
 }
 
-function release(jobId: string): void {
+export function release(jobId: string): void {
   for (const p of heldBy.get(jobId) ?? []) inUse.delete(p);
   heldBy.delete(jobId);
 }
@@ -81,7 +87,7 @@ async function plan(job: JobRow, items: GeneratedItem[], store: JobStore): Promi
     const base = join(dir, renderName(job.snapshot.namingTemplate, { name, tool: job.tool, ext, batch: job.batchId, date: new Date(job.createdAt) }, i));
     for (let k = 1; ; k++) {
       const p = withCollisionSuffix(base, k);
-      if (planned.includes(p) || (inUse.get(p) ?? job.id) !== job.id) continue;
+      if (planned.some((q) => sameFileKey(q) === sameFileKey(p)) || (holder(p) ?? job.id) !== job.id) continue;
       // Held before the first await, so a job planning meanwhile sees it taken; let go again if a
       // file is there, or the part file of another job's paused download (resuming it would
       // splice that job's bytes into this result). Our own part, from before a Retry, is ours.
@@ -130,7 +136,8 @@ async function fetchHeld(job: JobRow, deps: FetchDeps): Promise<string[]> {
     planned = await plan(job, tool.result === 'text' ? [items.map(urlOf).join('\n')] : items, store);
     if (!(await write(() => store.patch(job.id, 'downloading', { planned })))) throw new JobMovedError();
   }
-  await ensureFolder(outputDirOf(job.outDir, job.relDir));
+  // The folders of the names planned (a resumed job's were planned by the build that planned them).
+  for (const dir of new Set(planned.slice(job.outputs.length).map((p) => dirname(p)))) await ensureFolder(dir);
   const outputs = [...job.outputs];
   for (let i = outputs.length; i < planned.length; i++) {
     const base = planned[i];

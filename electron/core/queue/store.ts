@@ -2,6 +2,7 @@ import type { Statement } from 'better-sqlite3';
 import { hostname } from 'node:os';
 import { sep } from 'node:path';
 import { keylessIdentity } from '../../../shared/contract/foundation.ts';
+import { sameFileKey } from '../../../shared/file-names.ts';
 import type { BatchRecord, JobRecord } from '../../../shared/contract/jobs.ts';
 import type { InvalidParam } from '../api/client.ts';
 import type { Db } from '../db/open.ts';
@@ -134,6 +135,8 @@ export interface MadeFrom {
 export interface DoneOutputs {
   byInput: Map<string, string[]>;
   byOutput: Map<string, MadeFrom>;
+  /** byOutput by sameFileKey: a file found at a name in another case is that output on macOS and Windows. */
+  byOutputKey: Map<string, MadeFrom>;
 }
 
 export interface Lease {
@@ -250,9 +253,14 @@ export class JobStore {
     return r ? toRow(r) : null;
   }
 
-  /** Whether a job other than `except` has planned an output at `path` (its part file is that job's). */
+  /**
+   * Whether a job other than `except` has planned an output at `path` (its part file is that job's),
+   * by a name macOS and Windows take as the same file: in another case (ASCII, as SQLite's lower()
+   * folds) or the other Unicode form. Else the other job's paused part would be resumed as ours.
+   */
   plannedBy(path: string, except: string): boolean {
-    return this.stmt("SELECT 1 FROM jobs WHERE id != ? AND state != 'done' AND planned IS NOT NULL AND instr(planned, ?) > 0 LIMIT 1").get(except, JSON.stringify(path)) !== undefined;
+    const forms = [path, path.normalize('NFC'), path.normalize('NFD')].map((p) => JSON.stringify(p));
+    return this.stmt("SELECT 1 FROM jobs WHERE id != ? AND state != 'done' AND planned IS NOT NULL AND (instr(lower(planned), lower(?)) > 0 OR instr(lower(planned), lower(?)) > 0 OR instr(lower(planned), lower(?)) > 0) LIMIT 1").get(except, ...forms) !== undefined;
   }
 
   /** Results of finished jobs of a tool into an output folder, both ways: what each input made, and who made each file. */
@@ -266,7 +274,7 @@ export class JobStore {
       byInput.set(r.input, [...(byInput.get(r.input) ?? []), ...outs]);
       for (const o of outs) byOutput.set(o, { input: r.input, size: r.size, sha256: r.sha256 });
     }
-    return { byInput, byOutput };
+    return { byInput, byOutput, byOutputKey: new Map([...byOutput].map(([o, m]) => [sameFileKey(o), m])) };
   }
 
   /** Files finished jobs wrote into folders strictly inside `root` (not `root` itself), each with the tool that made it. */

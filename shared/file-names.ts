@@ -1,0 +1,45 @@
+/**
+ * Names of the files and folders MediaDesk creates from user data (an input's name and folders, the
+ * naming template, a creation's or an app's name), so each is valid on Windows, macOS and Linux
+ * alike. Linux takes almost any name, so Windows' rules, which exFAT and NTFS drives keep on every
+ * system, are ours to keep: a name Linux wrote may land on a USB drive, or be copied to a PC.
+ */
+
+/** Characters Windows (and exFAT, NTFS) refuses in a name, and control characters. */
+export const UNSAFE_NAME_CHARS = /[\\/:*?"<>|\u0000-\u001f]/g;
+
+/** Device names Windows keeps, in any case and with any extension: `con.png` and `AUX .txt` are the device, not a file. */
+const DEVICE = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|conout\$)(?= *(\.|$))/i;
+
+/**
+ * `name` as every system can hold it, else `fallback`: unsafe characters become `_`; trailing dots
+ * and spaces go (Windows drops them itself, so `photo.` and `photo` would be one file there); a
+ * leading dot becomes `_` (the file would be hidden); a device name gets `_` after it (`con_.png`).
+ * A name of nothing but dots and spaces is `fallback`.
+ */
+export function portableName(name: string, fallback: string): string {
+  const s = name.replace(UNSAFE_NAME_CHARS, '_').trim().replace(/[. ]+$/, '');
+  if (!s) return fallback;
+  return s.replace(/^\./, '_').replace(DEVICE, '$1_');
+}
+
+/**
+ * Why every name a naming template renders would be invalid on Windows, or null. The template's
+ * own text is the same in every name, so a character Windows refuses, a dot or space at its end,
+ * or a device name before its first dot would spoil them all; `{name}` and the other parts vary.
+ */
+export function templateNameProblem(template: string): string | null {
+  if (/[:*?"<>|\u0000-\u001f]/.test(template)) return 'must not contain : * ? " < > | or control characters (Windows does not allow them in file names)';
+  if (/[. ]$/.test(template)) return 'must not end in a dot or a space (Windows drops them, so results would lose their names)';
+  const head = template.split('.')[0];
+  const device = !head.includes('{') && DEVICE.exec(head.trim());
+  if (device) return `must not start with ${device[1]} before its first dot (Windows keeps that name for a device, so no result could be written)`;
+  return null;
+}
+
+/**
+ * What a path is to a file system that ignores case and Unicode form (macOS, Windows): two paths
+ * with one key are one file there. Name checks held in memory compare keys, or two results whose
+ * names differ only so (`Photo_x.png`, `photo_x.png`) would share one file on those systems.
+ */
+export const sameFileKey = (path: string) => path.normalize('NFC').toLowerCase();
