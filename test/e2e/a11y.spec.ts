@@ -1,8 +1,10 @@
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
-import { newHome, startHost, watchErrors, watchLiveRegions, type HostHandle } from './host.ts';
+import { desk, newHome, startHost, watchErrors, watchLiveRegions, type HostHandle } from './host.ts';
+import { makeImages } from './studio-helpers.ts';
 
 /**
  * axe-core's WCAG 2.x A/AA rules over every screen, in both themes, empty and with content: no
@@ -46,6 +48,23 @@ for (const theme of ['light', 'dark'] as const) {
     await page.getByTestId('audit-row').first().dblclick();
     await expect(page.getByRole('heading', { level: 2, name: /\./ }).first()).toBeVisible();
     found.push(...(await violations(page, 'audit with an event open')));
+
+    // Outcomes said: a refused Start and a refused Submit (alerts), a batch in the Queue.
+    await page.getByTestId('nav-studio').click();
+    await page.getByTestId('tool-select').selectOption('upscaler-precision');
+    await page.getByTestId('start').click();
+    await expect(page.getByTestId('fix-fields')).toHaveText('Fix the fields marked in red.');
+    found.push(...(await violations(page, 'studio with a refused Start')));
+    await page.getByTestId('nav-video').click();
+    await page.getByTestId('submit').click();
+    await expect(page.getByTestId('video-alert')).toContainText('Not submitted');
+    found.push(...(await violations(page, 'video with a refused Submit')));
+    const dir = mkdtempSync(join(tmpdir(), 'md-a11y-'));
+    await makeImages(dir, 2);
+    await desk(host, 'batches.start', { tool: 'upscaler-precision', inputs: [dir], params: {} });
+    await page.getByTestId('nav-queue').click();
+    await expect(page.getByTestId('job-row')).toHaveCount(2);
+    found.push(...(await violations(page, 'queue with a batch')));
     expect(found).toEqual([]);
     // A status of work under way ("Loading…", "Contacting the API…") or of its outcome ("Sync
     // complete") never appears already saying it, where screen readers would often keep quiet.

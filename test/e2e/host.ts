@@ -145,36 +145,45 @@ export interface LiveRegionLog {
   bornFull: string[];
   /** Text that arrived in a status already in the page: what screen readers announce. */
   spoke: string[];
+  /** As `bornFull`, for alerts (role="alert", aria-live="assertive"). */
+  alertBornFull: string[];
+  /** As `spoke`, for alerts: what screen readers announce at once, interrupting. */
+  alerted: string[];
 }
 
 /**
- * Watches, from before the page's own scripts run, how polite live regions get their text. Call
+ * Watches, from before the page's own scripts run, how live regions get their text. Call
  * before `goto`; the returned function reads the log so far.
  */
 export async function watchLiveRegions(page: Page): Promise<() => Promise<LiveRegionLog>> {
   await page.addInitScript(() => {
-    const SEL = '[role="status"], [aria-live="polite"]';
-    const log: LiveRegionLog = { bornFull: [], spoke: [] };
+    const log: LiveRegionLog = { bornFull: [], spoke: [], alertBornFull: [], alerted: [] };
     (window as unknown as { __liveRegions: LiveRegionLog }).__liveRegions = log;
     const textOf = (el: Element) => (el.textContent ?? '').replace(/\s+/g, ' ').trim();
+    const kinds = [
+      { sel: '[role="status"], [aria-live="polite"]', born: log.bornFull, spoke: log.spoke },
+      { sel: '[role="alert"], [aria-live="assertive"]', born: log.alertBornFull, spoke: log.alerted },
+    ];
     new MutationObserver((records) => {
-      const born = new Set<Element>();
-      for (const r of records) {
-        for (const n of r.addedNodes) {
-          if (!(n instanceof Element)) continue;
-          for (const el of [...(n.matches(SEL) ? [n] : []), ...n.querySelectorAll(SEL)]) {
-            born.add(el);
-            if (textOf(el)) log.bornFull.push(textOf(el));
+      for (const { sel, born: bornLog, spoke: spokeLog } of kinds) {
+        const born = new Set<Element>();
+        for (const r of records) {
+          for (const n of r.addedNodes) {
+            if (!(n instanceof Element)) continue;
+            for (const el of [...(n.matches(sel) ? [n] : []), ...n.querySelectorAll(sel)]) {
+              born.add(el);
+              if (textOf(el)) bornLog.push(textOf(el));
+            }
           }
         }
+        const spoke = new Set<Element>();
+        for (const r of records) {
+          const at = r.target instanceof Element ? r.target : r.target.parentElement;
+          const region = at?.closest(sel);
+          if (region && !born.has(region) && ![...born].some((b) => b.contains(region)) && textOf(region)) spoke.add(region);
+        }
+        for (const el of spoke) spokeLog.push(textOf(el));
       }
-      const spoke = new Set<Element>();
-      for (const r of records) {
-        const at = r.target instanceof Element ? r.target : r.target.parentElement;
-        const region = at?.closest(SEL);
-        if (region && !born.has(region) && ![...born].some((b) => b.contains(region)) && textOf(region)) spoke.add(region);
-      }
-      for (const el of spoke) log.spoke.push(textOf(el));
     }).observe(document, { childList: true, subtree: true, characterData: true });
   });
   return () => page.evaluate(() => (window as unknown as { __liveRegions: LiveRegionLog }).__liveRegions);

@@ -1,6 +1,6 @@
 import { existsSync, statSync } from 'node:fs';
 import { expect, test, type Page } from '@playwright/test';
-import { newHome, startHost, type HostHandle } from './host.ts';
+import { newHome, startHost, watchLiveRegions, type HostHandle } from './host.ts';
 import { expectRefusalFocusesPrompt, shot, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
 
 let host: HostHandle;
@@ -19,6 +19,7 @@ async function openMusic(page: Page) {
 
 test('a music task from prompt to a playable file on disk', async ({ page }) => {
   const errors = watchErrors(page);
+  const live = await watchLiveRegions(page);
   await openMusic(page);
 
   // The variants family wants at least 10 characters: the bound shows before anything is sent.
@@ -34,6 +35,8 @@ test('a music task from prompt to a playable file on disk', async ({ page }) => 
 
   const job = page.getByTestId('result-job').first();
   await expect(job).toHaveAttribute('data-state', 'done', { timeout: 60_000 });
+  // Queued and done are said, by statuses already in the page; the steps between are not.
+  await expect.poll(async () => (await live()).spoke).toEqual(['Queued: the track appears below when it is downloaded.', 'Instrumental music: done.']);
   const path = (await job.getByTestId('result-path').textContent())!.trim();
   expect(path).toMatch(/\.mp3$/);
   expect(existsSync(path)).toBe(true);
@@ -48,8 +51,11 @@ test('a music task from prompt to a playable file on disk', async ({ page }) => 
 
 test('Generate with a field to fix takes the keyboard to that field, and nothing is queued', async ({ page }) => {
   const errors = watchErrors(page);
+  const live = await watchLiveRegions(page);
   await openMusic(page);
   await expectRefusalFocusesPrompt(page, 'submit');
+  // Refused: said at once, by an alert already in the page.
+  await expect.poll(async () => (await live()).alerted).toEqual(['Fix the fields marked in red.']);
 
   // A bound broken after a first try: the field marked is where the keyboard goes.
   await page.getByTestId('field-prompt').fill('Slow piano');

@@ -3,7 +3,7 @@ import { copyFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
-import { newHome, startHost, type HostHandle } from './host.ts';
+import { newHome, startHost, watchLiveRegions, type HostHandle } from './host.ts';
 import { desk, makeImages, setFaults, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
 
 let host: HostHandle;
@@ -232,4 +232,51 @@ test('a create the server refuses for now: the header says the queue waits, the 
   await page.getByTestId('job-name').click();
   await expect(page.getByTestId('job-error')).toHaveText(why);
   expect(errors).toEqual([]);
+});
+
+test('a busy queue is said in a few sentences, not job by job: the batch finishing, what each action did, and a failed action as an alert', async ({ page }) => {
+  const errors = watchErrors(page);
+  const live = await watchLiveRegions(page);
+  sandbox = await startSandboxProcess(300);
+  host = await startHost(newHome(), sandbox.env);
+  await desk(host, 'settings.set', { concurrency: 2 });
+  await page.goto(`${host.url}#queue`);
+  await expect(page.getByTestId('pause-toggle')).toBeEnabled();
+  // The regions are in the page, empty, before anything is said.
+  await expect(page.getByTestId('queue-said')).toBeEmpty();
+  await page.waitForTimeout(300);
+
+  // Eight jobs run through the queue while it is open, two at a time: each changes state three or
+  // four times, and the header's counts with it. One sentence says how it ended.
+  const dir = mkdtempSync(join(tmpdir(), 'md-busy-'));
+  await makeImages(dir, 8);
+  await desk(host, 'batches.start', { tool: 'upscaler-precision', inputs: [dir], params: {} });
+  await expect(page.getByTestId('batch-count')).toHaveText('8/8', { timeout: 60_000 });
+  await expect.poll(async () => (await live()).spoke).toContain('Precision upscaler: batch done, 8 of 8.');
+  await page.waitForTimeout(2000);
+  let log = await live();
+  expect(log.spoke, log.spoke.join(' | ')).toEqual(['Precision upscaler: batch done, 8 of 8.']);
+  expect(log.bornFull).toEqual([]);
+
+  // The user's own actions: said politely once done.
+  await page.getByTestId('pause-toggle').click();
+  await expect.poll(async () => (await live()).spoke.at(-1)).toBe('Queue paused.');
+  const later = mkdtempSync(join(tmpdir(), 'md-later-'));
+  await makeImages(later, 2);
+  await desk(host, 'batches.start', { tool: 'upscaler-precision', inputs: [later], params: {}, outDir: join(later, 'out') });
+  await expect(page.getByTestId('job-row')).toHaveCount(2);
+  await page.getByRole('button', { name: 'Cancel img-00.png' }).click();
+  await expect.poll(async () => (await live()).spoke.at(-1)).toBe('img-00.png: canceled.');
+  await page.getByTestId('batch-cancel').click();
+  await expect.poll(async () => (await live()).spoke.at(-1)).toBe('Precision upscaler: batch ended, 2 canceled.');
+  await page.getByTestId('batch-retry').click();
+  await expect.poll(async () => (await live()).spoke.at(-1)).toBe('Precision upscaler: 2 jobs queued again.');
+
+  // An action that fails says why at once, in an alert that was there before.
+  await host.stop();
+  await page.getByTestId('pause-toggle').click();
+  await expect.poll(async () => (await live()).alerted).toContainEqual(expect.stringContaining('not answering'));
+  log = await live();
+  expect(log.alertBornFull.filter((t) => !/^The MediaDesk host/.test(t))).toEqual([]);
+  expect(errors.filter((e) => !/not answering|closed|ERR_CONNECTION_REFUSED|WebSocket/.test(e))).toEqual([]);
 });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { expect, test, type Route } from '@playwright/test';
 import sharp from 'sharp';
-import { dropFiles, newHome, startHost, type HostHandle } from './host.ts';
+import { dropFiles, newHome, startHost, watchLiveRegions, type HostHandle } from './host.ts';
 import { desk, makeImages, setFaults, shot, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
 
 interface Job { state: string; input: string | null; relDir: string; outputs: string[]; invalid: { field: string; reason: string }[] }
@@ -198,7 +198,7 @@ test('a job killed mid-run shows up correctly after a restart of the host, then 
   // The same folder typed again stays one input, and the status says why.
   await page.getByTestId('typed-path').fill(dir);
   await page.getByTestId('typed-path').press('Enter');
-  await expect(page.getByTestId('input-status')).toHaveText(`${dir} is already in the list`);
+  await expect(page.getByTestId('input-error')).toHaveText(`${dir} is already in the list`);
   await expect(page.getByRole('list', { name: 'Inputs' }).getByRole('listitem')).toHaveCount(1);
   await expect(page.getByTestId('typed-path')).toHaveValue('');
   await page.getByTestId('start').click();
@@ -355,7 +355,7 @@ test('dropped files the browser can no longer read, or a second of one name: the
   await expect(page.getByTestId('not-copied').locator('li')).toHaveText([`not copied img-01.png: ${unreadable}`]);
 
   await dropFiles(page, [imgs[3]], () => rmSync(imgs[3]));
-  await expect(status).toHaveText(`No file could be copied: img-03.png: ${unreadable}`);
+  await expect(page.getByTestId('input-error')).toHaveText(`No file could be copied: img-03.png: ${unreadable}`);
   await expect(page.getByRole('list', { name: 'Inputs' }).getByRole('listitem')).toHaveCount(1);
   await expect(page.getByTestId('not-copied')).toHaveCount(0);
 
@@ -454,7 +454,7 @@ test('an output folder that cannot be used is said once, beside that field, and 
   // The field is marked and described by the message; the tool's settings do not repeat it.
   await expect(page.getByTestId('out-dir')).toHaveAttribute('aria-invalid', 'true');
   await expect(page.getByTestId('out-dir')).toHaveAccessibleDescription(`output folder: ${file} is a file, not a folder`);
-  await expect(page.getByRole('alert')).toHaveCount(1);
+  await expect(page.getByRole('alert').filter({ hasText: /\S/ })).toHaveCount(1);
   await page.getByTestId('out-dir').fill(join(dir, 'out'));
   await page.getByTestId('start').click();
   await expect(page.getByTestId('last-batch')).toContainText('1/1', { timeout: 30_000 });
@@ -584,4 +584,55 @@ test('the browser folder picker over a folder holding links: its real photos are
   expect(jobs.map((j) => relative(join(host.home, 'inbox'), j.input!).split('/').slice(1).join('/')).sort()).toEqual(['shoot/img-00.png', 'shoot/sub/img-01.png']);
   expect(errors).toEqual([]);
   rmSync(root, { recursive: true, force: true });
+});
+
+test('what a drop, a Start and its batch came to is said by a status already in the page, once; a refused Start or add is an alert', async ({ page }) => {
+  const errors = watchErrors(page);
+  const live = await watchLiveRegions(page);
+  sandbox = await startSandboxProcess(300);
+  host = await startHost(newHome(), sandbox.env);
+  await desk(host, 'settings.set', { concurrency: 2 });
+  const dir = join(mkdtempSync(join(tmpdir(), 'md-said-')), 'shoot');
+  await makeImages(dir, 6);
+  writeFileSync(join(dir, '.DS_Store'), 'not a photo');
+  const file = join(dir, '..', 'results');
+  writeFileSync(file, 'a file where the folder should be');
+  await page.goto(`${host.url}#studio`);
+  await page.getByTestId('tool-select').selectOption('upscaler-precision');
+  await page.waitForTimeout(300);
+  // What came meanwhile is said together (at most one sentence every 1.5 s): looked for in the whole.
+  const said = async () => (await live()).spoke.join(' ');
+  const alerted = async () => (await live()).alerted;
+
+  // Start with no input: the form is refused, and that is an alert.
+  await page.getByTestId('start').click();
+  await expect.poll(alerted).toEqual(['Fix the fields marked in red.']);
+  await page.getByTestId('pick-folder').setInputFiles(dir);
+  await expect.poll(said).toBe('Added shoot: 6 files. Left out 1 hidden or system file.');
+  // The same folder typed again: refused, as an alert.
+  await page.getByTestId('typed-path').fill(join(dir, '..'));
+  await page.getByTestId('typed-path').press('Enter');
+  await page.getByTestId('typed-path').fill(join(dir, '..'));
+  await page.getByTestId('typed-path').press('Enter');
+  await expect.poll(alerted).toContain(`${join(dir, '..')} is already in the list`);
+  await page.getByRole('button', { name: `Remove ${join(dir, '..')}` }).click();
+
+  // The server refuses the Start: an alert, in a region that was there before.
+  await page.getByTestId('out-dir').fill(file);
+  await page.getByTestId('start').click();
+  await expect.poll(alerted).toContain(`output folder: ${file} is a file, not a folder`);
+
+  // Started, run, done: two sentences, not one per job.
+  await page.getByTestId('out-dir').fill(join(dir, '..', 'out'));
+  await page.getByTestId('start').click();
+  await expect.poll(said).toContain('Batch started: 6 jobs queued.');
+  await expect(page.getByTestId('last-batch')).toContainText('Batch done', { timeout: 60_000 });
+  await expect.poll(said).toContain('Precision upscaler: batch done, 6 of 6.');
+  await page.waitForTimeout(2000);
+  const log = await live();
+  expect(log.spoke.join(' ')).toBe(`Added shoot: 6 files. Left out 1 hidden or system file. Added ${join(dir, '..')}. Batch started: 6 jobs queued. Precision upscaler: batch done, 6 of 6.`);
+  expect(log.spoke.length).toBeLessThanOrEqual(4);
+  expect(log.bornFull).toEqual([]);
+  expect(log.alertBornFull).toEqual([]);
+  expect(errors).toEqual([]);
 });

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test, type Page, type Route } from '@playwright/test';
 import sharp from 'sharp';
-import { dropFiles, newHome, startHost, type HostHandle } from './host.ts';
+import { dropFiles, newHome, startHost, watchLiveRegions, type HostHandle } from './host.ts';
 import { expectRefusalFocusesPrompt, shot, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
 import { serveFolder, type FileServer } from '../media/server.ts';
 
@@ -280,11 +280,14 @@ test('a start or end frame given as a URL is probed before anything is paid for:
   writeFileSync(join(dir, 'signin.png'), '<!doctype html><title>Sign in to view this file</title>');
   const creates = async () => ((await (await fetch(`${sandbox.url}/__sandbox/stats`)).json()) as { creates: Record<string, Record<string, number>> }).creates;
   const before = JSON.stringify(await creates());
+  const live = await watchLiveRegions(page);
 
   await openFamily(page, '2.x generation');
   await page.getByTestId('field-prompt').fill('Dusk turns to dawn');
   await page.getByTestId('field-image').fill(`${server.url}/dusk.gif`);
   await expect(page.getByTestId('error-image')).toHaveText('dusk.gif: format gif is not JPG or PNG (rule image.format)');
+  // It holds Submit: said at once, in an alert already in the page.
+  await expect.poll(async () => (await live()).alerted.join(' ')).toContain('dusk.gif: format gif is not JPG or PNG (rule image.format)');
   await expect(page.getByTestId('submit')).toBeDisabled();
   // A page that is no image (a sign-in wall behind the link) is named too.
   await page.getByTestId('field-image_end').fill(`${server.url}/signin.png`);
@@ -497,5 +500,42 @@ test('files beyond a reference list\'s size are named as not added, not dropped 
   await dropFiles(page, [files[0]], undefined, '[data-testid="refs-reference_images"]');
   await expect(list.getByTestId('left-out')).toHaveText('Reference images: at most 4; not added: frame-1.png.');
   await expect(list.getByTestId('ref-item')).toHaveCount(4);
+  expect(errors).toEqual([]);
+});
+
+test('what adding a reference and Submit came to is said by regions already in the page: a refusal as an alert, a pass and the queued job politely, and the job once it ends', async ({ page }) => {
+  const errors = watchErrors(page);
+  const live = await watchLiveRegions(page);
+  const good = join(dir, 'said-good.png');
+  await sharp({ create: { width: 640, height: 480, channels: 3, background: { r: 30, g: 120, b: 200 } } }).png().toFile(good);
+  const bad = join(dir, 'said-short.mp4');
+  execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=size=640x480:rate=20', '-t', '1.5', '-pix_fmt', 'yuv420p', bad]);
+  await openFamily(page, '2.x generation');
+  await page.waitForTimeout(300);
+  const said = async () => (await live()).spoke.join(' ');
+  const alerted = async () => (await live()).alerted.join(' ');
+
+  // Submit with the prompt missing: refused at once, and said so.
+  await page.getByTestId('submit').click();
+  await expect.poll(alerted).toMatch(/^Not submitted: 1 problem to fix\.$/);
+  // A reference video the checks refuse: named with its rules, as an alert (it holds Submit).
+  await page.getByTestId('pick-reference_videos').setInputFiles(bad);
+  await expect.poll(alerted).toContain('Reference videos: said-short.mp4: duration 1.5 s is below the 2 s minimum');
+  await page.getByRole('button', { name: 'Remove said-short.mp4' }).click();
+
+  // A picture that passes, then a Submit that queues: said politely.
+  await page.getByTestId('field-prompt').fill('A lighthouse like @Image1');
+  await page.getByTestId('pick-reference_images').setInputFiles(good);
+  await expect.poll(said).toContain('Reference images: said-good.png: passes the checks.');
+  await page.getByTestId('submit').click();
+  await expect.poll(said).toContain('1 job queued.');
+  await expect(page.getByTestId('result-job').first()).toHaveAttribute('data-state', 'done', { timeout: 60_000 });
+  // The job's way through its states is not said step by step; its end is, once.
+  await expect.poll(said).toMatch(/1 job queued\. .*: done\.$/);
+  await page.waitForTimeout(2000);
+  const log = await live();
+  expect(log.spoke.length, log.spoke.join(' | ')).toBeLessThanOrEqual(3);
+  expect(log.bornFull).toEqual([]);
+  expect(log.alertBornFull).toEqual([]);
   expect(errors).toEqual([]);
 });
