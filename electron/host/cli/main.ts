@@ -1,6 +1,7 @@
 import { dataHome } from '../../core/paths.ts';
 import { oneLine, UsageError, type CliContext } from './command.ts';
 import { COMMANDS } from './commands/index.ts';
+import { checkApiEnv, checkDataFolder } from './environment.ts';
 
 async function help(): Promise<string> {
   const all = await Promise.all(COMMANDS.map((c) => c.load()));
@@ -36,6 +37,10 @@ export async function runCli(argv: string[], io: Partial<CliContext> = {}): Prom
   const env = io.env ?? process.env;
   const ctx: CliContext = { argv: rest, stdin: io.stdin ?? process.stdin, stdout, stderr, env, home: io.home ?? dataHome(env) };
   try {
+    if (!ref.standalone) {
+      checkApiEnv(env);
+      checkDataFolder(ctx.home, env);
+    }
     return await cmd.run(ctx);
   } catch (err) {
     const msg = err instanceof Error ? err.message : String(err);
