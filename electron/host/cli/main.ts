@@ -2,6 +2,7 @@ import { dataHome } from '../../core/paths.ts';
 import { oneLine, UsageError, type CliContext } from './command.ts';
 import { COMMANDS } from './commands/index.ts';
 import { checkApiEnv, checkDataFolder } from './environment.ts';
+import { stopFollowing } from './interrupt.ts';
 
 async function help(): Promise<string> {
   const all = await Promise.all(COMMANDS.map((c) => c.load()));
@@ -54,12 +55,18 @@ export async function runCli(argv: string[], io: Partial<CliContext> = {}): Prom
 
 /**
  * `mediadesk audit query | head`: the reader may close the pipe before the output ends. Unix tools
- * stop quietly then; without this Node reports an unhandled EPIPE with a stack trace.
+ * stop quietly then; without this Node reports an unhandled EPIPE with a stack trace. A command that
+ * follows work winds down first (stopFollowing), rather than being cut off with a create in flight.
+ * Stderr closing (`… 2>&1 | head -1`) is not a reason to stop: progress and notes are lost, the
+ * work goes on and the exit code still says how it ended (it crashed mid-run, exit 1, before).
  */
 export function stopQuietlyWhenPipeCloses(): void {
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code !== 'EPIPE') throw err;
-    process.exit(process.exitCode ?? 0);
+    if (!stopFollowing()) process.exit(process.exitCode ?? 0);
+  });
+  process.stderr.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
   });
 }
 
