@@ -11,6 +11,7 @@
  */
 export function interruptible(o: { timeoutMs?: number } = {}): { signal: AbortSignal; timedOut(): boolean; by(): NodeJS.Signals | null; release(): void } {
   const stop = new AbortController();
+  following.add(stop);
   let timedOut = false;
   let by: NodeJS.Signals | null = null;
   const detach = () => {
@@ -39,9 +40,24 @@ export function interruptible(o: { timeoutMs?: number } = {}): { signal: AbortSi
     by: () => by,
     release() {
       clearTimeout(timer);
+      following.delete(stop);
       detach();
     },
   };
+}
+
+/** The commands' stops while they follow work (run, jobs retry, apps run, audit import and sync, sandbox). */
+const following = new Set<AbortController>();
+
+/**
+ * The reader of stdout went away (`mediadesk run … | true`): what SIGPIPE is to a Unix tool. A
+ * command following work stops following as after Ctrl-C (a create in flight finishes, so nothing
+ * is left "may have been charged"; the work stays queued) and its exit code says it stopped. True
+ * when one did; false when none follows anything, and the caller may just exit.
+ */
+export function stopFollowing(): boolean {
+  for (const stop of following) stop.abort();
+  return following.size > 0;
 }
 
 /** Exit code of a command stopped by its `--timeout`, as timeout(1) has it. */

@@ -1,6 +1,25 @@
 import { dataHome } from '../../core/paths.ts';
 import { oneLine, UsageError, type CliContext } from './command.ts';
 import { COMMANDS } from './commands/index.ts';
+import { checkApiEnv, checkDataFolder } from './environment.ts';
+import { stopFollowing } from './interrupt.ts';
+
+/** Edit distance, for "did you mean": a typed `rnu` or `job` is one or two keys away from its command. */
+function distance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    row = next;
+  }
+  return row[b.length];
+}
+
+/** The one name within two edits of `typed` (closest first), or null. */
+function closest(typed: string, names: string[]): string | null {
+  const scored = names.map((n) => [n, distance(typed.toLowerCase(), n)] as const).filter(([, d]) => d <= 2).sort((x, y) => x[1] - y[1]);
+  return scored[0]?.[0] ?? null;
+}
 
 async function help(): Promise<string> {
   const all = await Promise.all(COMMANDS.map((c) => c.load()));
@@ -25,17 +44,24 @@ export async function runCli(argv: string[], io: Partial<CliContext> = {}): Prom
   }
   const ref = COMMANDS.find((c) => c.name === name);
   if (!ref) {
-    stderr.write(`mediadesk: unknown command "${oneLine(name)}" (try: ${COMMANDS.map((c) => c.name).join(', ')})\n`);
+    const near = closest(name, COMMANDS.map((c) => c.name));
+    stderr.write(`mediadesk: unknown command "${oneLine(name)}" (${near ? `did you mean ${near}? ` : ''}try: ${COMMANDS.map((c) => c.name).join(', ')})\n`);
     return 2;
   }
   const cmd = await ref.load();
-  if (rest.includes('--help') || rest.includes('-h')) {
+  // Not after `--`, where `-h` is a file's name.
+  const options = rest.includes('--') ? rest.slice(0, rest.indexOf('--')) : rest;
+  if (options.includes('--help') || options.includes('-h')) {
     stdout.write(`usage: ${cmd.usage}\n`);
     return 0;
   }
   const env = io.env ?? process.env;
   const ctx: CliContext = { argv: rest, stdin: io.stdin ?? process.stdin, stdout, stderr, env, home: io.home ?? dataHome(env) };
   try {
+    if (!ref.standalone) {
+      checkApiEnv(env);
+      checkDataFolder(ctx.home, env);
+    }
     return await cmd.run(ctx);
   } catch (err) {
     const msg = err instanceof Error ? err.message : String(err);
@@ -49,12 +75,18 @@ export async function runCli(argv: string[], io: Partial<CliContext> = {}): Prom
 
 /**
  * `mediadesk audit query | head`: the reader may close the pipe before the output ends. Unix tools
- * stop quietly then; without this Node reports an unhandled EPIPE with a stack trace.
+ * stop quietly then; without this Node reports an unhandled EPIPE with a stack trace. A command that
+ * follows work winds down first (stopFollowing), rather than being cut off with a create in flight.
+ * Stderr closing (`… 2>&1 | head -1`) is not a reason to stop: progress and notes are lost, the
+ * work goes on and the exit code still says how it ended (it crashed mid-run, exit 1, before).
  */
 export function stopQuietlyWhenPipeCloses(): void {
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code !== 'EPIPE') throw err;
-    process.exit(process.exitCode ?? 0);
+    if (!stopFollowing()) process.exit(process.exitCode ?? 0);
+  });
+  process.stderr.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
   });
 }
 

@@ -8,7 +8,7 @@ import { invoke, parseOptions, refusal, table } from './team-common.ts';
 const USAGE = [
   'mediadesk apps list [--json]',
   '       mediadesk apps show ID [--json]',
-  '       mediadesk apps run ID --input id=value [--input id=value ...] [--out DIR] [--yes] [--new] [--timeout DURATION]',
+  '       mediadesk apps run ID --input|-i id=value [--input id=value ...] [--out DIR] [--yes] [--new] [--timeout DURATION]',
   '         (a creation input takes an image file, an image URL or a creation id; --yes accepts the cost;',
   '          the same command again resumes its unfinished run instead of paying for another; --new starts another)',
   '       mediadesk apps runs [--limit N] [--json]   (earlier runs, newest first)',
@@ -34,6 +34,8 @@ function inputsOf(pairs: string[]): Record<string, string> {
   for (const pair of pairs) {
     const eq = pair.indexOf('=');
     if (eq < 1) throw new UsageError(`--input takes id=value, got "${pair}"`);
+    // The last one won: a script assembling inputs from two sources ran with one it did not mean.
+    if (Object.hasOwn(inputs, pair.slice(0, eq))) throw new UsageError(`--input ${pair.slice(0, eq)} is given more than once`);
     inputs[pair.slice(0, eq)] = pair.slice(eq + 1);
   }
   return inputs;

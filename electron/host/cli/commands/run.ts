@@ -6,6 +6,7 @@ import { countStates, openEngineSession, Progress, waitForJobs } from '../engine
 import { interruptible, TIMED_OUT } from '../interrupt.ts';
 import { timeLimitOf, type TimeLimit } from '../duration.ts';
 import { toJobRecord } from '../../../core/queue/store.ts';
+import { parseOptions } from './team-common.ts';
 
 /** Skipped inputs named one per line on stderr; the rest are counted. */
 const SKIPS_NAMED = 20;
@@ -22,34 +23,17 @@ interface RunArgs {
 }
 
 function parseArgs(argv: string[]): RunArgs {
-  const positional: string[] = [];
-  const pairs: string[] = [];
-  let out: string | undefined;
-  let concurrency: number | undefined;
-  let json = false;
-  let timeout: RunArgs['timeout'];
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const value = () => {
-      const v = argv[++i];
-      if (v === undefined) throw new UsageError(`${a} needs a value`);
-      return v;
-    };
-    if (a === '--param' || a === '-p') pairs.push(value());
-    else if (a.startsWith('--param=')) pairs.push(a.slice(8));
-    else if (a === '--json') json = true;
-    else if (a === '--timeout' || a.startsWith('--timeout=')) {
-      const raw = a.includes('=') ? a.slice(a.indexOf('=') + 1) : value();
-      timeout = timeLimitOf(raw);
-    } else if (a === '--out' || a === '-o') out = value();
-    else if (a.startsWith('--out=')) out = a.slice(6);
-    else if (a === '--concurrency' || a === '-c' || a.startsWith('--concurrency=')) {
-      const raw = a.includes('=') ? a.slice(a.indexOf('=') + 1) : value();
-      concurrency = Number(raw);
-      if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000) throw new UsageError(`--concurrency must be a whole number from 1 to 1000, got "${raw}"`);
-    } else if (a.startsWith('-') && a !== '-') throw new UsageError(`unknown option ${a}`);
-    else positional.push(a);
-  }
+  // The other commands' parser: `--` ends the options, and an option given twice is refused rather
+  // than the last one silently taken (`--out a --out b` wrote to b).
+  const o = parseOptions(argv, ['--param', '-p', '--out', '-o', '--concurrency', '-c', '--timeout'], ['--json']);
+  const positional = o.positional;
+  const pairs = [...(o.values.get('--param') ?? []), ...(o.values.get('-p') ?? [])];
+  const out = o.one('--out', '-o');
+  const json = o.flags.has('--json');
+  const timeout = timeLimitOf(o.one('--timeout'));
+  const rawConcurrency = o.one('--concurrency', '-c');
+  const concurrency = rawConcurrency === undefined ? undefined : Number(rawConcurrency);
+  if (concurrency !== undefined && (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000)) throw new UsageError(`--concurrency must be a whole number from 1 to 1000, got "${rawConcurrency}"`);
   const [tool, ...inputs] = positional;
   if (!tool) throw new UsageError(`name a tool: ${TOOLS.map((t) => t.id).join(', ')}`);
   const entry = findTool(tool);
@@ -58,9 +42,10 @@ function parseArgs(argv: string[]): RunArgs {
   for (const p of pairs) {
     try {
       const [k, v] = parseParam(entry, p);
+      if (Object.hasOwn(params, k)) throw new UsageError(`--param ${k} is given more than once`);
       params[k] = v;
     } catch (err) {
-      throw new UsageError((err as Error).message);
+      throw err instanceof UsageError ? err : new UsageError((err as Error).message);
     }
   }
   if (entry.batchField && inputs.length === 0 && params[entry.batchField] === undefined) throw new UsageError(`${tool} needs input files or folders`);
@@ -70,7 +55,7 @@ function parseArgs(argv: string[]): RunArgs {
 export const runCommand: CliCommand = {
   name: 'run',
   summary: 'Run a tool over files and folders (resumable; exit 0 only when every job is done).',
-  usage: 'mediadesk run <tool> <files or folders...> [--param key=value ...] [--out DIR] [--concurrency N] [--timeout DURATION] [--json]\n         (without --out: the output folder of Settings, else ~/MediaDesk or $MEDIADESK_OUTPUT_DIR;\n          --timeout 10m stops following after that long, exit 124, the jobs left stay queued for the next run)',
+  usage: 'mediadesk run <tool> <files or folders...> [--param|-p key=value ...] [--out|-o DIR] [--concurrency|-c N] [--timeout DURATION] [--json] [-- FILE...]\n         (without --out: the output folder of Settings, else ~/MediaDesk or $MEDIADESK_OUTPUT_DIR;\n          --timeout 10m stops following after that long, exit 124, the jobs left stay queued for the next run)',
   async run(ctx: CliContext): Promise<number> {
     const args = parseArgs(ctx.argv);
     const session = await openEngineSession(ctx, { concurrency: args.concurrency });
