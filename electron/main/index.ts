@@ -1,7 +1,8 @@
-import { app, BrowserWindow, Menu, net, protocol, shell } from 'electron';
+import { app, BrowserWindow, dialog, Menu, net, protocol, shell } from 'electron';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import ElectronStore from 'electron-store';
+import { apiEnvProblem } from '../core/api-env.ts';
 import { createCore, type Core } from '../core/index.ts';
 import { dataHome } from '../core/paths.ts';
 import { GuardedStore, SETTINGS_FILE, type JsonFileStore } from '../core/settings.ts';
@@ -34,6 +35,13 @@ if (!app.requestSingleInstanceLock()) {
   hardenContents(rendererUrl);
 
   app.whenReady().then(async () => {
+    // As the CLI and the web host: a half-set or malformed API target is said and the app not started on it.
+    const envProblem = apiEnvProblem(process.env);
+    if (envProblem) {
+      dialog.showErrorBox('MediaDesk cannot start', envProblem);
+      app.exit(2);
+      return;
+    }
     hardenSessions(rendererUrl);
     Menu.setApplicationMenu(buildMenu());
     // Guarded as the web host's is: an unreadable settings.json starts the app on defaults, kept as it is.

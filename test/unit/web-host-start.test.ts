@@ -1,5 +1,6 @@
 // `npm run web` as a person or a script starts it: the real process, its stderr read as printed.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -51,5 +52,19 @@ describe('web host start', () => {
     writeFileSync(join(home, 'settings.json'), '{"theme": "dark",');
     host = await startHost(home);
     await expect.poll(() => host!.stderr(), { timeout: 10_000 }).toMatch(/^warning: \S*md-web-start-\\x1b\[31m\\n-\S*settings\.json is not valid JSON \(.+\); using the default settings and leaving the file as it is until a setting is saved\n$/);
+  });
+
+  it.each([
+    ['a URL without its key (an unset CI secret)', { MEDIADESK_API_URL: 'https://api.example.com', MEDIADESK_API_KEY: '' }, /^mediadesk web: MEDIADESK_API_URL is set but MEDIADESK_API_KEY is empty/],
+    ['a URL that does not parse', { MEDIADESK_API_URL: 'api.example.com', MEDIADESK_API_KEY: 'sandbox-owner' }, /^mediadesk web: MEDIADESK_API_URL must be an http\(s\) URL such as https:\/\/api\.example\.com, got "api\.example\.com"\n$/],
+    ['a key read with its line end', { MEDIADESK_API_URL: 'https://api.example.com', MEDIADESK_API_KEY: 'k\r' }, /^mediadesk web: MEDIADESK_API_KEY holds a space, line end/],
+  ])('refuses to start on %s, as the CLI does: one line, exit 2, no URL printed, nothing made in the data folder', (_what, env, said) => {
+    const home = join(newHome(), 'data');
+    const r = spawnSync(process.execPath, ['electron/host/web/main.ts', '--port', '0'], { env: { ...process.env, MEDIADESK_HOME: home, ...env }, encoding: 'utf8', timeout: 30_000 });
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(said);
+    expect(r.stderr.split('\n').filter(Boolean)).toHaveLength(1);
+    expect(existsSync(home)).toBe(false);
   });
 });

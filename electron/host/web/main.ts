@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { apiEnvProblem } from '../../core/api-env.ts';
 import { dataHome } from '../../core/paths.ts';
 import { startWebHost } from './server.ts';
 import { ignoredSettingNote, unreadableSettingsWarning } from '../text.ts';
@@ -7,6 +8,14 @@ const { values } = parseArgs({ options: { port: { type: 'string' }, renderer: { 
 const port = values.port === undefined ? 0 : Number(values.port);
 if (!Number.isInteger(port) || port < 0 || port > 65535) {
   process.stderr.write(`mediadesk web: --port must be a whole number from 0 to 65535, got "${values.port}"\n`);
+  process.exit(2);
+}
+
+// Checked before the core opens anything: a half-set or malformed API target would otherwise
+// fall back to the Sandbox unseen, or send work to a server it cannot reach.
+const envProblem = apiEnvProblem(process.env);
+if (envProblem) {
+  process.stderr.write(`mediadesk web: ${envProblem}\n`);
   process.exit(2);
 }
 

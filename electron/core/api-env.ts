@@ -1,0 +1,26 @@
+/**
+ * MEDIADESK_API_URL and MEDIADESK_API_KEY (backend.ts) go together. One without the other (an unset
+ * CI secret gives an empty key) used to fall back to the Sandbox or the keychain's key without a
+ * word, and a URL that does not parse, or a key with a line end, reached the queue, which put every
+ * job to "needs attention: may have been charged". Both empty is the same as both unset. Every host
+ * (CLI, web host, desktop app) refuses to start on such an environment, with this reason; null when
+ * it is usable.
+ */
+export function apiEnvProblem(env: NodeJS.ProcessEnv): string | null {
+  const url = env.MEDIADESK_API_URL ?? '';
+  const key = env.MEDIADESK_API_KEY ?? '';
+  if (!url && !key) return null;
+  if (!key.trim()) return 'MEDIADESK_API_URL is set but MEDIADESK_API_KEY is empty: set both to use that server, or neither (the keychain\'s key, or the built-in Sandbox)';
+  if (!url.trim()) return 'MEDIADESK_API_KEY is set but MEDIADESK_API_URL is empty: set both to use a server, or neither (the keychain\'s key, or the built-in Sandbox)';
+  // Sent as a header, where undici refuses a line end: every create then failed on this machine,
+  // and the queue took each for one that may have been charged.
+  if (/[\s\x00-\x1f\x7f]/.test(key)) return 'MEDIADESK_API_KEY holds a space, line end or other control character (read from a file with its line end?): give the key alone';
+  let parsed: URL | null = null;
+  try {
+    parsed = new URL(url);
+  } catch {
+    // reported below
+  }
+  if (!parsed || (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')) return `MEDIADESK_API_URL must be an http(s) URL such as https://api.example.com, got ${JSON.stringify(url.slice(0, 200))}`;
+  return null;
+}
