@@ -6,6 +6,7 @@ import { auditHandlers } from '../../electron/core/audit/handlers.ts';
 import type { AuditService } from '../../electron/core/audit/service.ts';
 import type { AuditStatus, ImportDone, ImportProgress, ImportReport } from '../../shared/contract/audit.ts';
 import { makeEvent, openService, shuffle, tempDir } from './helpers.ts';
+import { writeNdjson } from '../../bench/audit-data.ts';
 
 /**
  * audit.import, audit.importCancel and the audit.importProgress event as every transport serves
@@ -163,5 +164,33 @@ describe('a large file not in date order', () => {
     expect(adding[0]).toMatchObject({ accepted: 5000, held: { from: 5001, rows: count - 5000, adding: true } });
     expect(adding.at(-1)!.accepted).toBe(count);
     expect(seenHere.slice(0, seenHere.indexOf(held[0])).every((p) => p.held === undefined)).toBe(true);
+  });
+
+  it('a large file staged by the reading thread still hears a Stop sent between its batches, when the reading is far ahead of the copies', async () => {
+    // Over 48 MB, so a worker thread reads and stages it, in 5,000-row batches, while this thread
+    // copies them in 50,000 at a time: the reading ends long before the copies do. The batches it
+    // sent meanwhile wait for this thread; handed over all at once, they held the event loop until
+    // the last one, and a Stop (a WebSocket message, an IPC call, a timer) came after the end.
+    const total = 80_000;
+    const file = join(tmp.dir, 'staged.ndjson');
+    await writeNdjson(file, total, 'newest-first');
+    const copied = new Promise<void>((resolve) => {
+      const seen = setInterval(() => {
+        if (progress.some((p) => p.accepted > 0)) {
+          clearInterval(seen);
+          resolve();
+        }
+      }, 5);
+    });
+    const run = importing([file]);
+    await copied;
+    // Like a message from a window: it is handled when the loop gets to it.
+    const answer = await new Promise<{ stopped: boolean }>((resolve) => setTimeout(() => void dispatch('audit.importCancel', {}).then((r) => resolve(result(r))), 0));
+    expect(answer).toEqual({ stopped: true });
+    const [report] = await run;
+    expect(report.interrupted).toBe(true);
+    expect(report.accepted).toBeGreaterThan(0);
+    expect(report.accepted).toBeLessThan(total);
+    expect(cached()).toBe(report.accepted);
   });
 });

@@ -490,18 +490,34 @@ async function stageRows(task: StageTask, emit: (b: StagedBatch) => void, o: { w
       }
       if (b.done) finish('done');
     };
-    worker.on('message', (m: StagedBatch | StageFailure) => {
+    // One batch per turn of the event loop. Node hands a port's waiting messages over in one go,
+    // and a reading thread that is ahead (a newest-first export reads faster than it is copied)
+    // leaves many waiting: delivered in one go, their copies held the loop for seconds, so a Stop
+    // (audit.importCancel), a status read or a Ctrl-C waited for the end of the file. The thread's
+    // error or exit waits its turn too: its last batches come before it.
+    const waiting: StagedBatch[] = [];
+    const next = () => {
+      const b = waiting.shift();
+      if (!b || finished) return;
+      deliver(b);
+      if (waiting.length) setImmediate(next);
+    };
+    const queue = (b: StagedBatch) => {
       if (finished) return;
+      waiting.push(b);
+      if (waiting.length === 1) setImmediate(next);
+    };
+    worker.on('message', (m: StagedBatch | StageFailure) => {
       started = true;
-      deliver(m.kind === 'error' ? stopped(m.message) : m);
+      queue(m.kind === 'error' ? stopped(m.message) : m);
     });
     worker.on('error', (err) => {
       if (!started) return finish('fallback');
-      if (!finished) deliver(stopped(err.message));
+      queue(stopped(err.message));
     });
     worker.on('exit', () => {
       if (!started) return finish('fallback');
-      if (!finished) deliver(stopped('the reading thread ended early'));
+      queue(stopped('the reading thread ended early'));
     });
     if (signal?.aborted) onAbort();
     else signal?.addEventListener('abort', onAbort);
