@@ -18,6 +18,29 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => tmp.cleanup());
 
+describe('mediadesk audit --help', () => {
+  it('lists the sort options on both the query and the export line, and the filters they share once', async () => {
+    for (const sub of ['query', 'export']) {
+      const r = await audit(sub, '--help');
+      expect([r.code, r.err], sub).toEqual([0, '']);
+      const lines = r.out.split('\n');
+      for (const cmd of ['query', 'export']) {
+        const line = lines.find((l) => l.includes(`mediadesk audit ${cmd} `));
+        expect(line, `${sub} --help: the ${cmd} line`).toContain('[query filters] [--sort date|event_type|member] [--asc]');
+      }
+      // The filters, listed once under their heading (wrapped), and sort is not among them.
+      const start = lines.findIndex((l) => l.startsWith('   query filters: '));
+      const filters = lines.slice(start, lines.findIndex((l, i) => i > start && !l.startsWith(' '.repeat(18) + '['))).join(' ');
+      for (const f of ['--from D', '--to D', '--member ID', '--no-user-id]', '--no-user-id-email EMAIL', '--group ID', '--folder REF', '--event-type T', '--request-id R', '--correlation-id C', '--search TEXT']) {
+        expect(filters, f).toContain(`[${f}`);
+        expect(r.out.split(`[${f}`), f).toHaveLength(2);
+      }
+      expect(filters).not.toContain('--sort');
+      expect(r.out).toContain('\n   --sort: by date unless told; descending (newest first) unless --asc\n');
+    }
+  });
+});
+
 describe('mediadesk audit refuses options it cannot honour', () => {
   it('import --json prints the reports as JSON on stdout, and the progress of the load on stderr', async () => {
     const r = await audit('import', file, '--json');

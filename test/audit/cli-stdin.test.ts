@@ -60,10 +60,31 @@ describe('mediadesk audit import - (standard input)', () => {
 
   it('says so when nothing is piped in, and refuses - together with files', async () => {
     const empty = await pipeInto(['audit', 'import', '-'], envOf(), { text: '' });
-    expect([empty.code, empty.out]).toEqual([0, 'standard input (ndjson): 0 item(s), 0 added, 0 already cached, 0 rejected\n  warning: standard input was empty: nothing to import\n']);
+    expect([empty.code, empty.out]).toEqual([0, 'standard input (ndjson): 0 item(s), 0 added, 0 already cached, 0 rejected\n  warning: standard input is empty (no events): nothing to import\n']);
     const file = tmp.file('three.ndjson', ndjson(200, 3));
     const both = await pipeInto(['audit', 'import', file, '-'], envOf(), { text: ndjson(0, 1) });
     expect([both.code, both.err]).toEqual([2, 'mediadesk audit: - (standard input) is imported alone: give it or files, not both\n']);
+  });
+});
+
+describe('mediadesk audit import of an empty input', () => {
+  // `echo | …` sends a newline; an export that matched nothing is an empty file. Neither is a CSV
+  // without a header (a warning) or with whitespace for one (refused, exit 1), as they were read.
+  it('standard input of only a newline or white space, and an empty or blank file, each say it is empty (no events), exit 0, nothing cached', async () => {
+    const said = (name: string, format: string, what: string) => `${name} (${format}): 0 item(s), 0 added, 0 already cached, 0 rejected\n  warning: ${what} is empty (no events): nothing to import\n`;
+    const env = envOf();
+    for (const text of ['\n', '  \r\n\t\n', '\ufeff\n']) {
+      const r = await pipeInto(['audit', 'import', '-'], env, { text });
+      expect([r.code, r.out, r.err], JSON.stringify(text)).toEqual([0, said('standard input', 'ndjson', 'standard input'), '']);
+    }
+    const told = await pipeInto(['audit', 'import', '-', '--format', 'csv'], env, { text: '\n' });
+    expect([told.code, told.out]).toEqual([0, said('standard input', 'csv', 'standard input')]);
+    for (const [name, text, format] of [['empty.ndjson', '', 'ndjson'], ['blank.csv', '\n', 'csv'], ['blank', ' \n\n', 'ndjson'], ['blank.json', '\n', 'json']]) {
+      const file = tmp.file(name, text);
+      const r = await runCli(['audit', 'import', file], { env });
+      expect([r.code, r.out, r.err], name).toEqual([0, said(file, format, 'the file'), '']);
+    }
+    expect(await cachedCount(env)).toBe(0);
   });
 });
 

@@ -85,17 +85,17 @@ const BYTES_PER_EVENT = 1000;
  * sixth by this estimate is about a fifth of the cache's count.
  */
 const BULK_SHARE_OF_CACHE = 1 / 6;
-/** By extension; otherwise by the first bytes (`[` JSON, `{` NDJSON or a JSON page, else CSV). */
-export async function detectFormat(path: string): Promise<ImportFormat | 'binary'> {
-  return formatOfHead(await readHead(path), extname(path).toLowerCase());
-}
-
-/** The format of text whose first bytes are `head`, from a file named `*{ext}` (`''`: standard input). */
+/**
+ * The format of text whose first bytes are `head`, from a file named `*{ext}` (`''`: standard input):
+ * by extension; otherwise by the first bytes (`[` JSON, `{` NDJSON or a JSON page, else CSV).
+ */
 export function formatOfHead(head: string, ext: string): ImportFormat | 'binary' {
   if (head.includes('\u0000')) return 'binary';
   if (ext === '.ndjson' || ext === '.jsonl') return 'ndjson';
   if (ext === '.csv') return 'csv';
   const text = head.replace(/^\ufeff/, '').trimStart();
+  // Nothing is named as the CLI exports by default, not as the CSV an empty head would suggest.
+  if (!text) return ext === '.json' ? 'json' : 'ndjson';
   if (text.startsWith('[')) return 'json';
   if (text.startsWith('{')) {
     const firstLine = text.split('\n', 1)[0].trim();
@@ -110,12 +110,13 @@ export function formatOfHead(head: string, ext: string): ImportFormat | 'binary'
   return ext === '.json' ? 'json' : 'csv';
 }
 
-async function readHead(path: string): Promise<string> {
+/** The file's first bytes as text; `whole` when they are the entire file. */
+async function readHead(path: string): Promise<{ text: string; whole: boolean }> {
   const fh = await open(path, 'r');
   try {
     const buf = Buffer.alloc(SNIFF_BYTES);
     const { bytesRead } = await fh.read(buf, 0, SNIFF_BYTES, 0);
-    return buf.subarray(0, bytesRead).toString('utf8');
+    return { text: buf.subarray(0, bytesRead).toString('utf8'), whole: bytesRead < SNIFF_BYTES };
   } finally {
     await fh.close();
   }
@@ -128,7 +129,7 @@ async function readHead(path: string): Promise<string> {
  */
 export async function importFile(store: AuditStore, path: string, opts: ImportOptions = {}): Promise<ImportReport> {
   const report = await openReport(path, opts.format);
-  if (report.fatal) return report;
+  if (report.fatal || report.warnings.length) return report; // unreadable, or nothing in it
   const bytes = (await stat(path)).size;
   const tally = new Tally(report, opts.maxRejectsListed ?? 200, opts.onProgress, bytes);
 
@@ -162,18 +163,17 @@ export const STDIN_NAME = '-';
  * from a file.
  */
 export async function importStream(store: AuditStore, input: AsyncIterable<string>, opts: ImportOptions = {}): Promise<ImportReport> {
-  const { head, text, release } = await peek(input, SNIFF_BYTES);
-  // Nothing at all is named as the CLI exports by default, not as the CSV an empty head would suggest.
-  const detected = opts.format ?? (head ? formatOfHead(head, '') : 'ndjson');
+  const { head, whole, text, release } = await peek(input, SNIFF_BYTES);
+  const blank = whole && isBlank(head);
+  const detected = opts.format ?? formatOfHead(head, '');
   const report = emptyReport(STDIN_NAME, detected === 'binary' ? 'json' : detected);
   if (detected === 'binary') {
     report.fatal = NOT_TEXT;
     await release();
     return report;
   }
-  if (!head) {
-    // The parsers would call it a CSV without a header row: nothing came in at all.
-    report.warnings.push('standard input was empty: nothing to import');
+  if (blank) {
+    report.warnings.push(nothingIn('standard input'));
     return report;
   }
   const tally = new Tally(report, opts.maxRejectsListed ?? 200, opts.onProgress, null);
@@ -181,7 +181,7 @@ export async function importStream(store: AuditStore, input: AsyncIterable<strin
 }
 
 /** The first `chars` (or all) of `input` to tell its format by, and the whole text, those included, to read. */
-async function peek(input: AsyncIterable<string>, chars: number): Promise<{ head: string; text: AsyncIterable<string>; release: () => Promise<unknown> }> {
+async function peek(input: AsyncIterable<string>, chars: number): Promise<{ head: string; whole: boolean; text: AsyncIterable<string>; release: () => Promise<unknown> }> {
   const it = input[Symbol.asyncIterator]();
   let head = '';
   let ended = false;
@@ -206,7 +206,7 @@ async function peek(input: AsyncIterable<string>, chars: number): Promise<{ head
       if (!ended) await it.return?.();
     }
   }
-  return { head, text: text(), release: async () => ended || it.return?.() };
+  return { head, whole: ended, text: text(), release: async () => ended || it.return?.() };
 }
 
 /** Runs a load that fills `report`, and words its ending: a full disk, the rejections not listed. */
@@ -229,14 +229,28 @@ async function finishLoad(store: AuditStore, report: ImportReport, load: () => P
 
 const NOT_TEXT = 'not a text file (it contains NUL bytes): expected JSON, NDJSON or CSV';
 
+/**
+ * Nothing, or only blank lines (`echo | mediadesk audit import -`): no events, said as such. The
+ * parsers would read it as a CSV without a header row, or with whitespace for one, and refuse it.
+ * Not an error: the export of a query that matched nothing is an empty file too.
+ */
+const isBlank = (head: string) => head.trim() === '';
+const nothingIn = (what: string) => `${what} is empty (no events): nothing to import`;
+
 const emptyReport = (path: string, format: ImportFormat): ImportReport =>
   ({ path, format, items: 0, accepted: 0, duplicates: 0, rejected: 0, rejects: [], fatal: null, warnings: [] });
 
-/** An empty report for the file, its format detected (or `format`); `fatal` says why a file cannot be read at all. */
+/**
+ * An empty report for the file, its format detected (or `format`); `fatal` says why a file cannot be
+ * read at all, a warning that there is nothing in it to read (isBlank).
+ */
 async function openReport(path: string, format?: ImportFormat): Promise<ImportReport> {
   let detected: ImportFormat | 'binary' | { unreadable: string };
+  let blank = false;
   try {
-    detected = await detectFormat(path);
+    const head = await readHead(path);
+    blank = head.whole && isBlank(head.text);
+    detected = formatOfHead(head.text, extname(path).toLowerCase());
     if (format && detected !== 'binary') detected = format;
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
@@ -247,6 +261,7 @@ async function openReport(path: string, format?: ImportFormat): Promise<ImportRe
   const report = emptyReport(path, typeof detected === 'string' && detected !== 'binary' ? detected : byExt);
   if (typeof detected === 'object') report.fatal = `cannot read the file: ${detected.unreadable}`;
   else if (detected === 'binary') report.fatal = NOT_TEXT;
+  else if (blank) report.warnings.push(nothingIn('the file'));
   return report;
 }
 

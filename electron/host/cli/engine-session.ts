@@ -55,14 +55,18 @@ export const settledOf = (c: Counts) => SETTLED_STATES.reduce((a, s) => a + c[s]
 
 /**
  * A progress line on stderr, never stdout: `files=$(mediadesk run …)` or `> log` must get the
- * results alone. A bar that redraws in place when stderr is a terminal, plain lines (on change) otherwise.
+ * results alone. A bar that redraws in place when stderr is a terminal that can move its cursor,
+ * plain lines (on change) otherwise: into a pipe or file, and at a terminal with TERM=dumb (Emacs's
+ * shell, some CI consoles), which would show every redraw's codes as text.
  */
 export class Progress {
   private readonly out: CliContext['stderr'];
+  private readonly redraw: boolean;
   private last = '';
   private lastAt = 0;
-  constructor(out: CliContext['stderr']) {
-    this.out = out;
+  constructor(ctx: Pick<CliContext, 'stderr' | 'env'>) {
+    this.out = ctx.stderr;
+    this.redraw = Boolean(ctx.stderr.isTTY) && ctx.env.TERM !== 'dumb';
   }
 
   update(c: Counts, total: number, rawNote = ''): void {
@@ -71,7 +75,7 @@ export class Progress {
     const settled = settledOf(c);
     const parts = [`${c.done} done`, c.failed && `${c.failed} failed`, c.needs_attention && `${c.needs_attention} need attention`, c.canceled && `${c.canceled} canceled`,
       `${c.submitting + c.running} in flight`, c.downloading && `${c.downloading} downloading`, c.queued && `${c.queued} queued`].filter(Boolean).join(', ');
-    if (this.out.isTTY) {
+    if (this.redraw) {
       const width = Math.max(10, Math.min(40, (this.out.columns ?? 80) - 60));
       const filled = total ? Math.round((settled / total) * width) : width;
       this.out.write(`\r\u001b[2K[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${settled}/${total} ${parts}${note ? ` (${note})` : ''}`);
@@ -87,7 +91,7 @@ export class Progress {
   }
 
   end(): void {
-    if (this.out.isTTY) this.out.write('\n');
+    if (this.redraw) this.out.write('\n');
   }
 }
 

@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { rangeReversed } from '../../../../shared/validation/dates.ts';
-import { auditFiltersSchema, type AuditFilters, type AuditSort, type ImportReport, type SyncReport } from '../../../../shared/contract/audit.ts';
+import { AUDIT_SORT_FIELDS, auditFiltersSchema, type AuditFilters, type AuditSort, type ImportReport, type SyncReport } from '../../../../shared/contract/audit.ts';
 import type { ApiTarget } from '../../../core/api/client.ts';
 import { csvRecord, ndjsonLine } from '../../../core/audit/export.ts';
 import { CSV_COLUMNS } from '../../../core/audit/formats/csv.ts';
@@ -14,21 +14,40 @@ import { oneLine, terminalJson, UsageError, write, type CliCommand, type CliCont
 import { interruptible } from '../interrupt.ts';
 import { parseOptions } from './team-common.ts';
 
+/**
+ * The filters of `query` and `export`, as the help lists them: each option with the name of its
+ * value, or none for a flag. --no-user-id is a flag because --member takes user ids, which those actors lack.
+ */
+const FILTERS: readonly (readonly [option: string, value?: string])[] = [
+  ['--from', 'D'], ['--to', 'D'], ['--member', 'ID'], ['--no-user-id'], ['--no-user-id-email', 'EMAIL'], ['--group', 'ID'], ['--folder', 'REF'],
+  ['--event-type', 'T'], ['--request-id', 'R'], ['--correlation-id', 'C'], ['--search', 'TEXT'],
+];
+const FILTER_OPTS = FILTERS.filter(([, v]) => v).map(([o]) => o);
+const FILTER_FLAGS = FILTERS.filter(([, v]) => !v).map(([o]) => o);
+/** The order of `query` and `export` alike: the contract's fields, descending unless --asc. */
+const SORT = `[--sort ${AUDIT_SORT_FIELDS.join('|')}] [--asc]`;
+
+/** `label` and `items` joined by spaces into lines of at most `width`, the lines after the first indented under the items. */
+const wrap = (label: string, items: string[], width: number) =>
+  items.reduce<string[]>((lines, item) => {
+    const last = lines.at(-1)!;
+    if (last.length + 1 + item.length <= width || last === label) lines[lines.length - 1] = `${last} ${item}`;
+    else lines.push(`${' '.repeat(label.length)} ${item}`);
+    return lines;
+  }, [label]).join('\n');
+
 const USAGE = [
   'mediadesk audit sync [--per-page N]',
   '       mediadesk audit status [--json]',
   '       mediadesk audit import FILE...|- [--format ndjson|json|csv] [--json]   (- : standard input)',
-  '       mediadesk audit query [--from D] [--to D] [--member ID] [--no-user-id] [--no-user-id-email EMAIL] [--group ID] [--folder REF] [--event-type T] [--request-id R]',
-  '                             [--correlation-id C] [--search TEXT] [--sort date|event_type|member] [--asc] [--limit N] [--json|--csv]',
-  '       mediadesk audit export --out FILE|- [--csv|--ndjson] [query filters]   (- : standard output)',
+  `       mediadesk audit query [query filters] ${SORT} [--limit N] [--json|--csv]`,
+  `       mediadesk audit export --out FILE|- [--csv|--ndjson] [query filters] ${SORT}   (- : standard output)`,
+  wrap('   query filters:', FILTERS.map(([o, v]) => `[${o}${v ? ` ${v}` : ''}]`), 120),
+  `   --sort: by ${AUDIT_SORT_FIELDS[0]} unless told; descending (newest first) unless --asc`,
   '   --no-user-id: also (or only, without --member) events of actors without a user id: API keys, the system',
   "   --no-user-id-email EMAIL: the same for the actors without a user id of this e-mail only ('' : those without one)",
   '   D: a day YYYY-MM-DD (--to takes all of it) or an ISO 8601 date-time, UTC unless it names its zone',
 ].join('\n');
-
-const FILTER_OPTS = ['--from', '--to', '--member', '--no-user-id-email', '--group', '--folder', '--event-type', '--request-id', '--correlation-id', '--search'];
-/** Filters that take no value; --member takes user ids, which these actors lack. */
-const FILTER_FLAGS = ['--no-user-id'];
 /** What each subcommand takes: an option another one uses is refused here rather than ignored. */
 const OPTIONS: Record<string, { valued: string[]; flags: string[] }> = {
   sync: { valued: ['--per-page'], flags: [] },
@@ -90,9 +109,10 @@ function filtersOf(p: Parsed): AuditFilters {
 }
 
 function sortOf(p: Parsed): AuditSort {
-  const field = one(p, '--sort') ?? 'date';
-  if (field !== 'date' && field !== 'event_type' && field !== 'member') throw new UsageError(`--sort is date, event_type or member, got "${field}"`);
-  return { field, dir: p.flags.has('--asc') ? 'asc' : 'desc' };
+  const field = one(p, '--sort') ?? AUDIT_SORT_FIELDS[0];
+  const known = AUDIT_SORT_FIELDS.find((f) => f === field);
+  if (!known) throw new UsageError(`--sort is ${AUDIT_SORT_FIELDS.slice(0, -1).join(', ')} or ${AUDIT_SORT_FIELDS.at(-1)}, got "${field}"`);
+  return { field: known, dir: p.flags.has('--asc') ? 'asc' : 'desc' };
 }
 
 function formatOf(p: Parsed): ImportReport['format'] | undefined {

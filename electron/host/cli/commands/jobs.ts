@@ -92,7 +92,7 @@ export const jobsCommand: CliCommand = {
         engine.start();
         const stop = interruptible({ timeoutMs: args.timeout?.ms });
         try {
-          const counts = await waitForJobs(engine, [id], new Progress(ctx.stderr), stop.signal);
+          const counts = await waitForJobs(engine, [id], new Progress(ctx), stop.signal);
           if (stop.signal.aborted) {
             // A create in flight finishes first, so the state said is the one the job keeps.
             await engine.stop();

@@ -93,7 +93,7 @@ export const runCommand: CliCommand = {
         return started.rejected.length ? 1 : 0;
       }
       engine.start();
-      const counts = await waitForJobs(engine, started.jobIds, new Progress(ctx.stderr), stop.signal);
+      const counts = await waitForJobs(engine, started.jobIds, new Progress(ctx), stop.signal);
       if (stop.signal.aborted) {
         if (args.json) ctx.stdout.write(`${terminalJson(report(), 2)}\n`);
         if (stop.timedOut()) {
