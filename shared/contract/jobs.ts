@@ -98,6 +98,11 @@ export const queueStatusSchema = z.object({
   paused: z.boolean(),
   /** Set while the queue waits out a server's Retry-After. */
   rateLimitedUntil: z.number().nullable(),
+  /**
+   * Why creates wait, in a few words ("the server's rate limit was reached"), from a create the
+   * server did not take until one gets an answer, across the retries in between; null otherwise.
+   */
+  heldBack: z.string().nullable(),
   /** Whether this process runs the queue (another app or CLI may hold it). */
   running: z.boolean(),
   counts: stateCountsSchema,

@@ -234,6 +234,38 @@ test('a create the server refuses for now: the header says the queue waits, the 
   expect(errors).toEqual([]);
 });
 
+test('a queue waiting for the server says so once, with why, however often it retries, and once when it goes on', async ({ page }) => {
+  const errors = watchErrors(page);
+  const live = await watchLiveRegions(page);
+  sandbox = await startSandboxProcess(300);
+  host = await startHost(newHome(), sandbox.env);
+  await page.goto(`${host.url}#queue`);
+  await expect(page.getByTestId('pause-toggle')).toBeEnabled();
+  await page.waitForTimeout(300);
+  // Every create refused, with Retry-After 0: the queue sends it again and again, each retry a
+  // change of the job and of the header's counts.
+  await setFaults(sandbox.url, { rate429: 1, retryAfterSec: 0 });
+  const dir = mkdtempSync(join(tmpdir(), 'md-wait-'));
+  await makeImages(dir, 1);
+  await desk(host, 'batches.start', { tool: 'upscaler-precision', inputs: [dir], params: {} });
+  const waiting = "Queue waiting: the server's rate limit was reached. Nothing was charged; the jobs are sent again by themselves.";
+  await expect.poll(async () => (await live()).spoke.join(' '), { timeout: 30_000 }).toContain(waiting);
+  await expect(page.getByTestId('queue-held-back')).toBeVisible();
+  const attempts = async () => (await desk<{ jobs: { attempts: number }[] }>(host, 'jobs.list', {})).jobs[0].attempts;
+  await expect.poll(attempts, { timeout: 30_000 }).toBeGreaterThanOrEqual(4);
+  await setFaults(sandbox.url, { rate429: 0 });
+  await expect(page.getByTestId('batch-count')).toHaveText('1/1', { timeout: 30_000 });
+  await expect.poll(async () => (await live()).spoke.join(' ')).toContain('Queue going on: the server takes jobs again.');
+  await page.waitForTimeout(2000);
+  const log = await live();
+  const all = log.spoke.join(' ');
+  expect(all.split(waiting).length - 1, all).toBe(1);
+  expect(all.split('Queue going on').length - 1, all).toBe(1);
+  expect(all.indexOf(waiting)).toBeLessThan(all.indexOf('Queue going on'));
+  expect(log.bornFull).toEqual([]);
+  expect(errors).toEqual([]);
+});
+
 test('a busy queue is said in a few sentences, not job by job: the batch finishing, what each action did, and a failed action as an alert', async ({ page }) => {
   const errors = watchErrors(page);
   const live = await watchLiveRegions(page);

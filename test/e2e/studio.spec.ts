@@ -586,6 +586,36 @@ test('the browser folder picker over a folder holding links: its real photos are
   rmSync(root, { recursive: true, force: true });
 });
 
+test('a drop that takes a while to copy says so once, then what it came to, never each count', async ({ page }) => {
+  const errors = watchErrors(page);
+  const live = await watchLiveRegions(page);
+  host = await startHost(newHome());
+  const dir = join(mkdtempSync(join(tmpdir(), 'md-slow-')), 'shoot');
+  await makeImages(dir, 8);
+  await page.goto(`${host.url}#studio`);
+  await page.getByTestId('tool-select').selectOption('upscaler-precision');
+  await page.waitForTimeout(300);
+  // The uploads are held in the browser (then sent on, unchanged): a copy still going after a second.
+  const held: Route[] = [];
+  let holding = true;
+  await page.route('**/upload?**', (route) => (holding ? void held.push(route) : route.continue()));
+  await page.getByTestId('pick-folder').setInputFiles(dir);
+  await expect.poll(async () => (await live()).spoke).toEqual(['Copying 8 files to MediaDesk…']);
+  holding = false;
+  // One at a time, so the count on screen moves eight times.
+  for (const r of held) {
+    await r.continue();
+    await page.waitForTimeout(100);
+  }
+  await expect(page.getByTestId('input-status')).toHaveText('1 input, 8 files');
+  await expect.poll(async () => (await live()).spoke.join(' ')).toContain('Added shoot: 8 files.');
+  await page.waitForTimeout(2000);
+  const log = await live();
+  expect(log.spoke).toEqual(['Copying 8 files to MediaDesk…', 'Added shoot: 8 files.']);
+  expect(log.bornFull).toEqual([]);
+  expect(errors).toEqual([]);
+});
+
 test('what a drop, a Start and its batch came to is said by a status already in the page, once; a refused Start or add is an alert', async ({ page }) => {
   const errors = watchErrors(page);
   const live = await watchLiveRegions(page);

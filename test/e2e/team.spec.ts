@@ -717,3 +717,95 @@ test.describe('west of UTC', () => {
     await expect(meta.locator('time')).toHaveAttribute('datetime', made);
   });
 });
+
+test('what a workflow app run came to is said: queued and its end politely, a refused Run… and a failed cost check as alerts, in regions already in the page', async ({ page }) => {
+  const errors = watchErrors(page);
+  const live = await watchLiveRegions(page);
+  const sandboxUrl = await openAppsOnOwnSandbox(page);
+  await page.getByTestId('app-jM4nX8sc').click();
+  await expect(page.getByTestId('app-cost')).toHaveText('Cost per run: 8 credits');
+  const said = async () => (await live()).spoke.join(' ');
+  const alerted = async () => (await live()).alerted;
+
+  // Run… on an empty form, twice: refused, and said each time.
+  await page.getByTestId('app-run').click();
+  await expect.poll(alerted).toEqual([expect.stringMatching(/^Check the (highlighted input|\d+ highlighted inputs) first\.$/)]);
+  await page.getByTestId('app-run').click();
+  await expect.poll(async () => (await alerted()).length).toBe(2);
+
+  // Queued, then done: two sentences, none for the states on the way.
+  await page.getByTestId('input-brief').fill('A jingle for a coffee brand');
+  await page.getByTestId('app-run').click();
+  await page.getByTestId('app-confirm').click();
+  await expect.poll(said).toContain('Run queued: 8 credits.');
+  await expect(page.getByTestId('app-run-row')).toHaveAttribute('data-state', 'done', { timeout: 30_000 });
+  await expect.poll(said).toContain('Jingle maker run: done.');
+
+  // The cost cannot be read before the dialog: an alert, and no dialog.
+  await setFaults(sandboxUrl, { rate503: 1 });
+  await page.getByTestId('app-run').click();
+  await expect.poll(async () => (await alerted()).join(' '), { timeout: 30_000 }).toContain('Service Unavailable');
+  await expect(page.getByTestId('app-confirm-dialog')).toBeHidden();
+
+  // A run the server fails: its end said with why.
+  await setFaults(sandboxUrl, { rate503: 0, failureRate: 1 });
+  await page.getByTestId('app-run').click();
+  await page.getByTestId('app-confirm').click();
+  await expect(page.locator('[data-testid=app-run-row][data-state=failed]')).toHaveCount(1, { timeout: 30_000 });
+  await expect.poll(said).toMatch(/Jingle maker run: failed: .+\.$/);
+  await page.waitForTimeout(2000);
+  const log = await live();
+  expect(log.spoke.join(' '), log.spoke.join(' | ')).not.toMatch(/running|submitting|downloading/);
+  expect(log.bornFull).toEqual([]);
+  expect(log.alertBornFull).toEqual([]);
+  // The runs table changes all the time: nothing in it is live.
+  await expect(page.getByTestId('app-runs').locator('[role=status], [role=alert], [aria-live]')).toHaveCount(0);
+  expect(errors).toEqual([]);
+});
+
+test('what an export or a download came to is said each time: saved politely, a failure as an alert, in regions already in the page', async ({ page }) => {
+  const errors = watchErrors(page);
+  const live = await watchLiveRegions(page);
+  const home = newHome();
+  host = await startHost(home);
+  await page.goto(`${host.url}#analytics`);
+  await expect(page.getByTestId('usage-range')).toBeVisible();
+  const saved = async () => (await live()).spoke.filter((t) => /^Saved /.test(t)).length;
+  const alerted = async () => (await live()).alerted;
+
+  // Team analytics: the same export twice is said twice; a failed one is an alert, twice too.
+  await page.getByTestId('export-usage').click();
+  await expect.poll(saved).toBe(1);
+  await page.getByTestId('export-usage').click();
+  await expect.poll(saved).toBe(2);
+  const exports = join(home, 'results', 'exports');
+  rmSync(exports, { recursive: true });
+  writeFileSync(exports, 'not a folder');
+  await page.getByTestId('export-usage').click();
+  await expect.poll(async () => (await alerted()).length).toBe(1);
+  await page.getByTestId('export-usage').click();
+  await expect.poll(async () => (await alerted()).length).toBe(2);
+  let log = await live();
+  expect(log.bornFull).toEqual([]);
+  expect(log.alertBornFull).toEqual([]);
+
+  // Recent creations: a download said where it went; one that cannot be saved, an alert.
+  await desk(host, 'batches.start', { tool: 'hires', inputs: [], params: { prompt: 'a red chair in a white room', resolution: '1k' }, outDir: join(home, 'out') });
+  await expect.poll(async () => (await desk<any>(host, 'batches.list', {}))[0].counts.done, { timeout: 30_000 }).toBe(1);
+  await page.goto(`${host.url}#creations`);
+  const card = page.getByTestId('creation-card').first();
+  await expect(card).toBeVisible();
+  const name = await card.getByTestId('creation-name').innerText();
+  await card.getByRole('button', { name: `Download ${name}`, exact: true }).click();
+  await expect.poll(async () => (await live()).spoke.join(' ')).toMatch(/Saved to .+/);
+  const creations = join(home, 'results', 'creations');
+  rmSync(creations, { recursive: true });
+  writeFileSync(creations, 'not a folder');
+  await card.getByRole('button', { name: `Download ${name}`, exact: true }).click();
+  await expect.poll(async () => (await alerted()).length).toBe(1);
+  await expect(page.getByTestId('creations-error')).toBeVisible();
+  log = await live();
+  expect(log.bornFull).toEqual([]);
+  expect(log.alertBornFull).toEqual([]);
+  expect(errors).toEqual([]);
+});

@@ -62,6 +62,29 @@ describe('faults of the Sandbox', () => {
     }
   });
 
+  it('a wait for the server is one wait, from the first refused create until one gets through, however many retries it takes', async () => {
+    // Every create a 503: the client sends it again for a few seconds, then the queue waits and
+    // sends it again; the wait of rateLimitedUntil is over during the client's own retries.
+    await control(sb.url, 'faults', { rate503: 1 });
+    const { e, r } = await batchOf(1);
+    const id = r.jobIds[0];
+    const said: (string | null)[] = [null];
+    let refused = false;
+    e.start();
+    while (e.job(id).state !== 'done') {
+      const st = e.status();
+      if (st.heldBack !== said.at(-1)) said.push(st.heldBack);
+      if (!refused && e.job(id).attempts >= 2 && e.job(id).state === 'queued' && e.job(id).error) {
+        refused = true;
+        await control(sb.url, 'faults', { rate503: 0 });
+      }
+      await new Promise((res) => setTimeout(res, 20));
+    }
+    expect(said).toEqual([null, 'the server is unavailable for now', null]);
+    // Sent three times (two refused): one wait said, where rateLimitedUntil lapsed at each retry.
+    expect(e.job(id).attempts).toBeGreaterThanOrEqual(3);
+  });
+
   it('503 bursts: retried with backoff until done, each task created once', async () => {
     await control(sb.url, 'faults', { rate503: 0.4 });
     const { e, r } = await batchOf(6);

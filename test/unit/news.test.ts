@@ -1,6 +1,6 @@
-import { describe, expect, it } from 'vitest';
-import type { BatchRecord, JobRecord } from '../../shared/contract/index.ts';
-import { BatchNews, JobNews, startedNews } from '../../renderer/src/lib/news.ts';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { BatchRecord, JobRecord, QueueStatus } from '../../shared/contract/index.ts';
+import { BatchNews, CopyNews, HeldBackNews, JobNews, startedNews } from '../../renderer/src/lib/news.ts';
 
 const batch = (counts: Partial<BatchRecord['counts']>, finished = false, id = 'b1'): BatchRecord => ({
   id, tool: 'upscaler-precision', outDir: '/out', params: {}, backend: 'sandbox', createdAt: 1, total: 4, counts: counts as BatchRecord['counts'], progress: 0, finished,
@@ -44,5 +44,63 @@ describe('startedNews', () => {
     expect(startedNews({ batch: batch({ queued: 4 }), queued: 4, resumed: [], skipped: [issue], rejected: [issue, issue] } as never)).toBe('Batch started: 4 jobs queued, 1 skipped, 2 rejected.');
     expect(startedNews({ batch: batch({ queued: 1 }), queued: 1, resumed: [], skipped: [], rejected: [] } as never)).toBe('Batch started: 1 job queued.');
     expect(startedNews({ batch: null, queued: 0, resumed: [], skipped: [issue], rejected: [] } as never)).toBe('Nothing to run: no job was queued (1 skipped).');
+  });
+});
+
+describe('HeldBackNews: a wait for the server', () => {
+  const st = (heldBack: string | null, counts: Partial<QueueStatus['counts']> = { queued: 2 }): QueueStatus =>
+    ({ paused: false, rateLimitedUntil: null, heldBack, running: true, counts: counts as QueueStatus['counts'] });
+  const why = "the server's rate limit was reached";
+
+  it('is said once as it starts and once as it ends, not at each retry; a wait met on opening is no news', () => {
+    const news = new HeldBackNews();
+    expect(news.of(null)).toBeNull();
+    expect(news.of(st(null))).toBeNull();
+    expect(news.of(st(why))).toBe("Queue waiting: the server's rate limit was reached. Nothing was charged; the jobs are sent again by themselves.");
+    expect(news.of(st(why, { submitting: 1, queued: 1 }))).toBeNull();
+    expect(news.of(st(why))).toBeNull();
+    expect(news.of(st(null, { running: 1, queued: 1 }))).toBe('Queue going on: the server takes jobs again.');
+    expect(news.of(st(null))).toBeNull();
+    const opened = new HeldBackNews();
+    expect(opened.of(st(why))).toBeNull();
+  });
+
+  it('a wait over because its jobs were canceled is not said as going on', () => {
+    const news = new HeldBackNews();
+    news.of(st(null));
+    news.of(st(why));
+    expect(news.of(st(null, { canceled: 2 }))).toBe('The queue no longer waits.');
+  });
+});
+
+describe('CopyNews: a drop copied to the host', () => {
+  afterEach(() => vi.useRealTimers());
+  const at = (copied: number, total = 400, failed = 0) => ({ copied, failed, total });
+
+  it('a quick copy says nothing of itself; a long one says it started, then how far at most every 15 s', () => {
+    vi.useFakeTimers();
+    const said: string[] = [];
+    const news = new CopyNews((m) => said.push(m));
+    news.start(6);
+    vi.advanceTimersByTime(900);
+    news.progress(at(6, 6));
+    news.stop();
+    vi.advanceTimersByTime(5000);
+    expect(said).toEqual([]);
+
+    news.start(400);
+    news.progress(at(1));
+    vi.advanceTimersByTime(1000);
+    expect(said).toEqual(['Copying 400 files to MediaDesk…']);
+    for (let i = 2; i < 320; i++) {
+      vi.advanceTimersByTime(100);
+      news.progress(at(i, 400, i > 200 ? 1 : 0));
+    }
+    // 31.8 s of counts: two sentences, not 318.
+    expect(said).toEqual(['Copying 400 files to MediaDesk…', 'Copying 151 of 400 files…', 'Copying 302 of 400 files… (1 could not be copied)']);
+    news.progress(at(400));
+    news.stop();
+    vi.advanceTimersByTime(60_000);
+    expect(said).toHaveLength(3);
   });
 });

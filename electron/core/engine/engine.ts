@@ -16,7 +16,7 @@ import { exists, removeQuietly } from '../downloads/download.ts';
 import { assertOutputFolder, outputFolderProblem } from '../output-folder.ts';
 import { KIND_EXTS, outputDirOf, partPathOf, renderName, resultNameReader, stemOf } from '../downloads/naming.ts';
 import { ACTIVE_STATES, ATTENTION, REQUEUE_FRESH, type JobState } from '../queue/states.ts';
-import { apiProblem, canceledMessage, createRefused, downloadFailed, refusedReason, taskFailed, waitingMessage } from '../queue/job-messages.ts';
+import { apiProblem, canceledMessage, createRefused, downloadFailed, heldBackReason, refusedReason, taskFailed, waitingMessage } from '../queue/job-messages.ts';
 import { JobStore, toJobRecord, type DoneOutputs, type JobPatch, type JobRow, type NewJob } from '../queue/store.ts';
 import { DEFAULT_POLL, nextPollDelay, type PollPolicy } from './poll-policy.ts';
 import { batchFieldOf, buildParams, isLoopback, localFileProblem, localMediaFields, placeholderFor, PreflightError, withPlaceholders } from './request.ts';
@@ -106,6 +106,12 @@ export class Engine {
   private eventCursor = 0;
   private readonly sentAtCursor = new Set<string>();
   private rateLimitedUntil = 0;
+  /**
+   * Why creates wait (heldBackReason), from a create the server provably did not take until one
+   * gets an answer: unlike rateLimitedUntil it stays set across the retries of one wait, so the
+   * Queue says the wait once, and its end once.
+   */
+  private heldBack: string | null = null;
   /**
    * Jobs picked for submission here whose `submitting` is not committed yet, with their tool. On
    * disk they are still `queued`, so activeByTool does not count them: submitQueued does.
@@ -217,7 +223,10 @@ export class Engine {
 
   status(): QueueStatus {
     const until = this.rateLimitedUntil > Date.now() ? this.rateLimitedUntil : null;
-    return { paused: this.store.flag('paused') === '1', rateLimitedUntil: until, running: this.leased, counts: this.store.counts() };
+    const counts = this.store.counts();
+    // Nothing left to send (the user canceled what waited): nothing waits.
+    const heldBack = (counts.queued ?? 0) + (counts.submitting ?? 0) > 0 ? this.heldBack : null;
+    return { paused: this.store.flag('paused') === '1', rateLimitedUntil: until, heldBack, running: this.leased, counts };
   }
 
   pause(): QueueStatus {
@@ -663,7 +672,7 @@ export class Engine {
         }
         // An upload failed for now or the backend is unreachable: nothing was paid; the job says
         // why it waits (the Queue, `mediadesk jobs`) and is tried again shortly.
-        this.backoff(err instanceof ApiError ? err.retryAfterSec : undefined);
+        this.backoff(err instanceof ApiError ? err.retryAfterSec : undefined, heldBackReason(err instanceof ApiError ? err : null));
         const reason = err instanceof ApiError ? refusedReason(err) : err instanceof Error ? err.message : String(err);
         await this.write(() => this.store.patch(j.id, 'queued', { error: waitingMessage(reason) }));
         return;
@@ -681,6 +690,7 @@ export class Engine {
       await this.onCreateError(j, err);
       return;
     }
+    this.serverAnswered();
     const now = Date.now();
     const base = { taskId: env.taskId, submittedAt: now, expiresAt: tool.resultTtlHours ? now + tool.resultTtlHours * 3_600_000 : null };
     let to: JobState;
@@ -705,9 +715,13 @@ export class Engine {
   private async onCreateError(j: JobRow, err: unknown): Promise<void> {
     if (err instanceof ApiError && !err.mayHaveReachedServer && (err.status === 429 || err.status === 503 || err.kind !== 'http')) {
       // Provably not processed: requeue, and pause submissions instead of hammering.
-      this.backoff(err.retryAfterSec);
+      this.backoff(err.retryAfterSec, heldBackReason(err));
       await this.write(() => this.store.move(j.id, 'submitting', 'queued', { error: waitingMessage(refusedReason(err)) }));
-    } else if (err instanceof ApiError && err.kind === 'http' && err.status! >= 400 && err.status! < 500) {
+      return;
+    }
+    // The server took it or turned it down for good: the queue no longer waits for it.
+    this.serverAnswered();
+    if (err instanceof ApiError && err.kind === 'http' && err.status! >= 400 && err.status! < 500) {
       await this.write(() => this.store.move(j.id, 'submitting', 'failed', { error: createRefused(err), invalid: err.invalidParams }));
     } else {
       const detail = err instanceof ApiError ? apiProblem(err) : err instanceof EnvelopeError ? err.message : String(err);
@@ -715,8 +729,14 @@ export class Engine {
     }
   }
 
-  private backoff(retryAfterSec: number | undefined): void {
+  private backoff(retryAfterSec: number | undefined, why: string): void {
+    this.heldBack ??= why;
     this.rateLimitedUntil = Math.max(this.rateLimitedUntil, Date.now() + (retryAfterSec !== undefined ? retryAfterSec * 1000 : this.o.defaultBackoffMs ?? 2000));
+  }
+
+  /** A create got an answer: the wait is over, unless a refusal since put it off (creates sent together). */
+  private serverAnswered(): void {
+    if (Date.now() >= this.rateLimitedUntil) this.heldBack = null;
   }
 
   // ---- polling ---------------------------------------------------------------------------------

@@ -39,6 +39,16 @@ export function refusedReason(err: { status?: number; describe(): string }): str
   return err.status ? `${REFUSED[err.status] ?? 'the server refused it for now'} (HTTP ${said})` : said;
 }
 
+/**
+ * Why the whole queue waits, in a few words (the Queue says it once as the wait starts): what a
+ * refused create or an upload that failed for now met; `err` is null for a failure that is no API
+ * error (an input that could not be read for now).
+ */
+export function heldBackReason(err: { status?: number; kind?: string } | null): string {
+  if (err?.status) return REFUSED[err.status] ?? 'the server refused new tasks for now';
+  return err?.kind === 'timeout' ? 'the server did not answer in time' : err ? 'the server could not be reached' : 'an input could not be sent for now';
+}
+
 /** An input that went bad between queuing and sending (deleted, changed): nothing was sent. */
 export const inputGoneBad = (path: string, problem: string) => `The input ${path} ${problem}; nothing was sent or paid. Restore or fix the file, then Retry (or Cancel the job).`;
 

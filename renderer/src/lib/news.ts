@@ -1,5 +1,7 @@
-import type { BatchRecord, BatchStartResult, JobRecord } from '../../../shared/contract/index.ts';
+import type { BatchRecord, BatchStartResult, JobRecord, QueueStatus } from '../../../shared/contract/index.ts';
 import { endedParts, tally } from './batch-tally.ts';
+import { copyingText } from './upload.ts';
+import type { UploadProgress } from '../../../shared/contract/index.ts';
 
 /* What is news of batches and jobs, in the words an Announcer says. */
 
@@ -29,11 +31,14 @@ export class BatchNews {
 
 const ENDED = { done: 'done', failed: 'failed', canceled: 'canceled', needs_attention: 'needs you' } as const;
 
-/** News of jobs as they end ("Music: done." / "Music: failed: the reason."); a job first met is no news. */
+/**
+ * News of jobs (or app runs, which share their states) as they end ("Music: done." / "Music:
+ * failed: the reason."); one first met is no news.
+ */
 export class JobNews {
   private seen = new Map<string, JobRecord['state']>();
 
-  of(jobs: readonly JobRecord[], name: (j: JobRecord) => string): string[] {
+  of<T extends Pick<JobRecord, 'id' | 'state' | 'error'>>(jobs: readonly T[], name: (j: T) => string): string[] {
     const out: string[] = [];
     for (const j of jobs) {
       const before = this.seen.get(j.id);
@@ -53,4 +58,66 @@ export function startedNews(r: BatchStartResult): string {
     r.rejected.length ? `${r.rejected.length} rejected` : '',
   ].filter(Boolean);
   return r.batch ? `Batch started: ${[`${plural(r.queued, 'job')} queued`, ...parts].join(', ')}.` : `Nothing to run: no job was queued${parts.length ? ` (${parts.join(', ')})` : ''}.`;
+}
+
+/**
+ * News of the queue's wait for the server (QueueStatus.heldBack): once as it starts, with why, and
+ * once as it ends; never at the retries in between, which heldBack outlasts. A wait already on
+ * when the screen opens is no news: the header shows it.
+ */
+export class HeldBackNews {
+  private was: string | null | undefined;
+
+  of(s: QueueStatus | null): string | null {
+    if (!s) return null;
+    const was = this.was;
+    this.was = s.heldBack;
+    if (was === undefined || !was === !s.heldBack) return null;
+    if (s.heldBack) return `Queue waiting: ${s.heldBack}. Nothing was charged; the jobs are sent again by themselves.`;
+    // Over because nothing is left to send (the waiting jobs canceled) is no going on.
+    const moving = (['queued', 'submitting', 'running', 'downloading'] as const).some((k) => (s.counts[k] ?? 0) > 0);
+    return moving ? 'Queue going on: the server takes jobs again.' : 'The queue no longer waits.';
+  }
+}
+
+/**
+ * What a drop's copy to the host says while it runs; its result is said when it ends (dropNews).
+ * A copy over within `afterMs` says nothing more; a longer one says it started, then how far it is
+ * at most once per `everyMs`, and only as files arrive. Not at every count: polite news waits for
+ * the reader to pause, but a count every second would talk over the form the user fills meanwhile,
+ * and the count on screen (not live) is there to read at any time. One every 15 s tells that a
+ * long copy (minutes for a shoot of RAW files) is still going, which the disabled Start does not.
+ */
+export class CopyNews {
+  private say: (m: string) => void;
+  private afterMs: number;
+  private everyMs: number;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private saidAt = 0;
+
+  constructor(say: (m: string) => void, afterMs = 1000, everyMs = 15_000) {
+    this.say = say;
+    this.afterMs = afterMs;
+    this.everyMs = everyMs;
+  }
+
+  start(total: number): void {
+    this.stop();
+    this.timer = setTimeout(() => {
+      this.saidAt = Date.now();
+      this.say(`Copying ${plural(total, 'file')} to MediaDesk…`);
+    }, this.afterMs);
+  }
+
+  progress(p: UploadProgress): void {
+    if (!this.saidAt || Date.now() - this.saidAt < this.everyMs || p.copied + p.failed >= p.total) return;
+    this.saidAt = Date.now();
+    this.say(copyingText(p));
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.saidAt = 0;
+  }
 }
