@@ -16,7 +16,7 @@ import { exists, removeQuietly } from '../downloads/download.ts';
 import { assertOutputFolder, outputFolderProblem } from '../output-folder.ts';
 import { KIND_EXTS, outputDirOf, partPathOf, renderName, resultNameReader, stemOf } from '../downloads/naming.ts';
 import { ACTIVE_STATES, ATTENTION, REQUEUE_FRESH, type JobState } from '../queue/states.ts';
-import { apiProblem, canceledMessage, createRefused, downloadFailed, heldBackReason, refusedReason, taskFailed, waitingMessage } from '../queue/job-messages.ts';
+import { apiProblem, canceledMessage, createRefused, downloadFailed, heldBackReason, refusedReason, SANDBOX_GONE, taskFailed, waitingMessage } from '../queue/job-messages.ts';
 import { JobStore, toJobRecord, type DoneOutputs, type JobPatch, type JobRow, type NewJob } from '../queue/store.ts';
 import { DEFAULT_POLL, nextPollDelay, type PollPolicy } from './poll-policy.ts';
 import { batchFieldOf, buildParams, isLoopback, localFileProblem, localMediaFields, placeholderFor, PreflightError, withPlaceholders } from './request.ts';
@@ -77,6 +77,7 @@ interface PendingWrite {
 
 const HEARTBEAT_MS = 2000;
 const RECONCILE_MS = 1500;
+const LEASE_STALE_MS = 10_000;
 
 /**
  * The engine: one durable queue in SQLite, driven by whichever process holds the lease. Each job
@@ -162,6 +163,25 @@ export class Engine {
     return this.leased;
   }
 
+  private get leaseStaleMs(): number {
+    return this.o.leaseStaleMs ?? LEASE_STALE_MS;
+  }
+
+  /**
+   * Applied before every read of job states (here, the Queue's commands, the CLI): a job whose
+   * task was in a built-in Sandbox that has ended with its process is queued again, its part
+   * files removed (JobStore.requeueGoneSandbox). Any process does it, holding the queue or not.
+   */
+  private settleGoneSandbox(): void {
+    for (const j of this.store.requeueGoneSandbox(SANDBOX_GONE, this.leaseStaleMs)) void this.removeParts(j);
+  }
+
+  /** Jobs by id as they stand (the Sandbox rule applied), for the CLI's progress and reports. */
+  jobRows(ids: readonly string[]): JobRow[] {
+    this.settleGoneSandbox();
+    return this.store.byIds(ids);
+  }
+
   /** The backend batches started here are for (EngineOptions.identity); null when not told. */
   async identity(): Promise<string | null> {
     return this.o.identity ? this.o.identity() : null;
@@ -222,6 +242,7 @@ export class Engine {
   // ---- commands ------------------------------------------------------------------------------
 
   status(): QueueStatus {
+    this.settleGoneSandbox();
     const until = this.rateLimitedUntil > Date.now() ? this.rateLimitedUntil : null;
     const counts = this.store.counts();
     // Nothing left to send (the user canceled what waited): nothing waits.
@@ -241,21 +262,25 @@ export class Engine {
   }
 
   listJobs(q: { batchId?: string; state?: JobState; limit: number; offset: number }): { jobs: JobRecord[]; total: number } {
+    this.settleGoneSandbox();
     const r = this.store.list(q);
     return { jobs: r.jobs.map(toJobRecord), total: r.total };
   }
 
   listBatches(limit = 50, offset = 0): BatchRecord[] {
+    this.settleGoneSandbox();
     return this.store.batches(limit, offset);
   }
 
   job(id: string): JobRecord {
+    this.settleGoneSandbox();
     const j = this.store.get(id);
     if (!j) throw new DeskError('not_found', `no job ${id}`);
     return toJobRecord(j);
   }
 
   cancelJob(id: string): JobRecord {
+    this.settleGoneSandbox();
     const j = this.store.get(id);
     if (!j) throw new DeskError('not_found', `no job ${id}`);
     if (j.state === 'done' || j.state === 'canceled') throw new DeskError('conflict', `job ${id} is ${j.state}; there is nothing to cancel`);
@@ -273,6 +298,7 @@ export class Engine {
    * task that failed, was never created, or may not exist is submitted anew.
    */
   retryJob(id: string): JobRecord {
+    this.settleGoneSandbox();
     const j = this.store.get(id);
     if (!j) throw new DeskError('not_found', `no job ${id}`);
     if (!['failed', 'canceled', 'needs_attention'].includes(j.state)) throw new DeskError('conflict', `job ${id} is ${j.state}; only failed, canceled or needs-attention jobs can be retried`);
@@ -331,6 +357,8 @@ export class Engine {
     const settings = this.o.settings();
     // The batch belongs to the backend in use now; an open job of another backend's batch is not followed.
     const backend = this.o.identity ? await this.o.identity() : null;
+    // Jobs it resumes are reported as they stand.
+    this.settleGoneSandbox();
     const outDirRaw = req.outDir ?? settings.outputDir;
     if (!outDirRaw) throw new DeskError('invalid', 'choose an output folder (or set one in Settings)', [{ field: 'outDir', reason: 'is required' }]);
     // The CLI resolves its --out against the shell's folder; the app's processes have no folder a user would mean.
@@ -521,7 +549,7 @@ export class Engine {
     try {
       if (!this.leased || now - this.lastHeartbeat > HEARTBEAT_MS) {
         const had = this.leased;
-        this.leased = this.store.tryLease(this.owner, this.o.leaseStaleMs ?? 10_000);
+        this.leased = this.store.tryLease(this.owner, this.leaseStaleMs);
         this.lastHeartbeat = now;
         if (this.leased && !had) {
           // Newly the holder: say our backend again (learnBackend), whoever held the queue meanwhile.
@@ -567,6 +595,8 @@ export class Engine {
 
   /** Boot after a crash or kill: each job continues from its stored state. */
   private async recover(): Promise<void> {
+    // Before anything is tracked: another process's Sandbox, and its tasks, ended with it.
+    this.settleGoneSandbox();
     for (const j of this.store.inState('submitting')) {
       // The create may have reached the server: never send it again without the user. Except on the
       // built-in Sandbox, which stopped with the process that was sending it, and is free.
@@ -677,7 +707,9 @@ export class Engine {
         await this.write(() => this.store.patch(j.id, 'queued', { error: waitingMessage(reason) }));
         return;
       }
-      attempt = { attemptId: randomUUID(), attempts: j.attempts + 1, error: null, invalid: null, ...(await sent) };
+      // On the built-in Sandbox the task lives in this process's: recorded, so that once this process
+      // no longer holds the queue, every reader knows the task is gone (JobStore.requeueGoneSandbox).
+      attempt = { attemptId: randomUUID(), attempts: j.attempts + 1, error: null, invalid: null, sandboxOf: this.here === 'sandbox' ? this.owner : null, ...(await sent) };
       // Committed before the request leaves (write() resolves after the commit).
       if (!(await this.write(() => this.store.move(j.id, 'queued', 'submitting', attempt)))) return;
     } finally {

@@ -21,6 +21,12 @@ export function waitingReason(error: string | null): string | null {
   return error.endsWith(WAITING_END) ? error.slice(WAITING.length, -WAITING_END.length) : error.slice(WAITING.length);
 }
 
+/**
+ * A job whose task was in a built-in Sandbox that has ended with the app or command that started
+ * it (JobStore.requeueGoneSandbox): queued, not running, and free to send again.
+ */
+export const SANDBOX_GONE = 'Queued again: the built-in Sandbox that had its task stopped with the app or command that started it. It is sent again to the Sandbox by itself when the queue next runs (the app, or `mediadesk run` over its input); the Sandbox is free.';
+
 /** The server ran the task and it failed: nothing to download, only a new task can help. */
 export const taskFailed = (serverError?: string | null) =>
   serverError ? `The task failed on the server: ${serverError.replace(/\.$/, '')}. Retry submits it again (a new task).` : 'The task failed on the server (nothing to download). Retry submits it again (a new task).';

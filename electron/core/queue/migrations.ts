@@ -139,4 +139,14 @@ export const QUEUE_MIGRATIONS: readonly Migration[] = [
       db.exec('ALTER TABLE jobs ADD COLUMN input_size INTEGER; ALTER TABLE jobs ADD COLUMN input_sha256 TEXT;');
     },
   },
+  {
+    version: 6,
+    name: 'jobs on the built-in Sandbox record whose Sandbox has their task',
+    up: (db) => {
+      // The queue owner (Engine, as in queue_lease.owner) that sent the job to its own built-in
+      // Sandbox; NULL on the live service and before this version. That Sandbox ends with its
+      // process: once that owner no longer holds the queue, the task is gone (JobStore.requeueGoneSandbox).
+      db.exec('ALTER TABLE jobs ADD COLUMN sandbox_of TEXT');
+    },
+  },
 ];

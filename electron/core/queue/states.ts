@@ -39,4 +39,4 @@ export { ATTENTION } from './job-messages.ts';
  * (an app quit, a CLI run stopped with Ctrl-C). Its work is free, so it is queued again by itself
  * rather than put to the user as a lost, paid task.
  */
-export const REQUEUE_FRESH = { error: null, invalid: null, taskId: null, attemptId: null, generated: null, planned: null, outputs: [] as string[] };
+export const REQUEUE_FRESH = { error: null, invalid: null, taskId: null, attemptId: null, generated: null, planned: null, outputs: [] as string[], sandboxOf: null };

@@ -6,7 +6,7 @@ import { sameFileKey } from '../../../shared/file-names.ts';
 import type { BatchRecord, JobRecord } from '../../../shared/contract/jobs.ts';
 import type { InvalidParam } from '../api/client.ts';
 import type { Db } from '../db/open.ts';
-import { canMove, JOB_STATES, SETTLED_STATES, type JobState } from './states.ts';
+import { ACTIVE_STATES, canMove, JOB_STATES, REQUEUE_FRESH, SETTLED_STATES, type JobState } from './states.ts';
 
 /** Settings frozen into each job when it is queued, so a later settings change never alters it. */
 export interface JobSnapshot {
@@ -39,6 +39,8 @@ export interface JobRow {
   invalid: InvalidParam[];
   nextPollAt: number | null;
   submittedAt: number | null;
+  /** The queue owner whose built-in Sandbox has this job's task (migration 6); null on the live service. */
+  sandboxOf: string | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -59,6 +61,7 @@ export interface JobPatch {
   /** The input as sent: its size and SHA-256 (hex). */
   inputSize?: number | null;
   inputSha256?: string | null;
+  sandboxOf?: string | null;
 }
 
 const COLUMN: Record<keyof JobPatch, { col: string; json: boolean }> = {
@@ -75,13 +78,14 @@ const COLUMN: Record<keyof JobPatch, { col: string; json: boolean }> = {
   submittedAt: { col: 'submitted_at', json: false },
   inputSize: { col: 'input_size', json: false },
   inputSha256: { col: 'input_sha256', json: false },
+  sandboxOf: { col: 'sandbox_of', json: false },
 };
 
 interface RawJob {
   id: string; seq: number; batch_id: string; tool: string; state: string; input_path: string | null; rel_dir: string; out_dir: string;
   params: string; snapshot: string; attempt_id: string | null; attempts: number; task_id: string | null; generated: string | null;
   expires_at: number | null; planned: string | null; outputs: string; error: string | null; invalid: string | null;
-  next_poll_at: number | null; submitted_at: number | null; created_at: number; updated_at: number;
+  next_poll_at: number | null; submitted_at: number | null; sandbox_of: string | null; created_at: number; updated_at: number;
 }
 
 const parseJson = <T>(s: string | null, fallback: T): T => (s === null ? fallback : (JSON.parse(s) as T));
@@ -92,7 +96,7 @@ function toRow(r: RawJob): JobRow {
     outDir: r.out_dir, params: JSON.parse(r.params), snapshot: JSON.parse(r.snapshot), attemptId: r.attempt_id, attempts: r.attempts,
     taskId: r.task_id, generated: parseJson(r.generated, null), expiresAt: r.expires_at, planned: parseJson(r.planned, null),
     outputs: JSON.parse(r.outputs), error: r.error, invalid: parseJson(r.invalid, []), nextPollAt: r.next_poll_at,
-    submittedAt: r.submitted_at, createdAt: r.created_at, updatedAt: r.updated_at,
+    submittedAt: r.submitted_at, sandboxOf: r.sandbox_of, createdAt: r.created_at, updatedAt: r.updated_at,
   };
 }
 
@@ -417,6 +421,38 @@ export class JobStore {
 
   releaseLease(owner: string): void {
     this.stmt('DELETE FROM queue_lease WHERE id = 1 AND owner = ?').run(owner);
+  }
+
+  /**
+   * The queue owner whose built-in Sandbox may still hold tasks: the holder of the queue while its
+   * process lives, null when none does. On this machine the process itself is asked (a Sandbox
+   * binds 127.0.0.1, so its tasks live in a process here); elsewhere, its heartbeat.
+   */
+  liveHolder(staleMs: number): string | null {
+    const cur = this.lease();
+    if (!cur) return null;
+    const alive = cur.host === hostname() ? processAlive(cur.pid) : this.now() - cur.heartbeat <= staleMs;
+    return alive ? cur.owner : null;
+  }
+
+  /**
+   * The one rule for work on the built-in Sandbox, applied by every reader of job states (Engine)
+   * before it reads them: a job submitting, running or downloading there whose Sandbox is not the
+   * live holder's is queued again (see REQUEUE_FRESH), with `message`. That Sandbox ended with its
+   * process (an app quit, `mediadesk run` stopped with Ctrl-C, a host killed), and its task with
+   * it: such a job is not running, whoever looks and whether or not anyone holds the queue. Jobs on
+   * the live service are never touched: their tasks really may be running. Returns the rows as
+   * they were (their part files are the caller's to remove).
+   */
+  requeueGoneSandbox(message: string, staleMs: number): JobRow[] {
+    const sql = `SELECT j.* FROM jobs j JOIN batches b ON b.id = j.batch_id WHERE j.state IN (${ACTIVE_STATES.map(() => '?').join(',')})
+      AND b.backend = 'sandbox' AND (j.sandbox_of IS NULL OR j.sandbox_of IS NOT ?) ORDER BY j.seq`;
+    // Read first: the write lock is taken only when there is something to move, which is rare.
+    if (this.stmt(`${sql} LIMIT 1`).get(...ACTIVE_STATES, this.liveHolder(staleMs)) === undefined) return [];
+    return this.transaction(() => {
+      const gone = (this.stmt(sql).all(...ACTIVE_STATES, this.liveHolder(staleMs)) as RawJob[]).map(toRow);
+      return gone.filter((j) => this.move(j.id, j.state, 'queued', { ...REQUEUE_FRESH, error: message }));
+    }, true);
   }
 }
 

@@ -44,7 +44,7 @@ export type Counts = Record<JobState, number>;
  */
 export function countStates(engine: Engine, ids: readonly string[]): Counts & { waiting: string | null } {
   const counts = { queued: 0, submitting: 0, running: 0, downloading: 0, done: 0, failed: 0, canceled: 0, needs_attention: 0, waiting: null } as Counts & { waiting: string | null };
-  for (const j of engine.store.byIds(ids)) {
+  for (const j of engine.jobRows(ids)) {
     counts[j.state]++;
     if (j.state === 'queued') counts.waiting = waitingReason(j.error) ?? counts.waiting;
   }

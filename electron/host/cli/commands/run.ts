@@ -80,7 +80,7 @@ export const runCommand: CliCommand = {
       notes.write(`${summary}\n`);
       const report = () => {
         // In the folder walk's order, as the Queue shows them.
-        const jobs = engine.store.byIds(started.jobIds).sort((a, b) => a.seq - b.seq).map(toJobRecord);
+        const jobs = engine.jobRows(started.jobIds).sort((a, b) => a.seq - b.seq).map(toJobRecord);
         return {
           batch: started.batch?.id ?? null, tool: args.tool, outDir: started.batch?.outDir ?? null,
           total: started.jobIds.length, done: jobs.filter((j) => j.state === 'done').length, queued: started.queued, resumed: started.resumed.length,

@@ -1,0 +1,151 @@
+import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCore } from '../../electron/core/index.ts';
+import { openDatabase } from '../../electron/core/db/open.ts';
+import { SANDBOX_GONE } from '../../electron/core/queue/job-messages.ts';
+import { QUEUE_MIGRATIONS } from '../../electron/core/queue/migrations.ts';
+import { JobStore } from '../../electron/core/queue/store.ts';
+import { MemorySecretStore } from '../../electron/core/secrets.ts';
+import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
+import { DeskError, type CommandName, type Req, type Res } from '../../shared/contract/index.ts';
+import type { JobRecord } from '../../shared/contract/jobs.ts';
+import { cliEnv, interruptWhen, runCli } from '../cli.ts';
+import { desk, startHost } from '../e2e/host.ts';
+import { cleanup, control, creates, makeImages, tmp } from './helpers.ts';
+
+/**
+ * The built-in Sandbox lives in the app or command that started it. Once that process has ended
+ * (Ctrl-C on `mediadesk run`, a host killed), its jobs are not running, whoever looks at the queue
+ * and whether or not a process holds it: they are queued, to be sent again to a Sandbox. A task on
+ * the live service stays running: it really may be.
+ */
+let dir: string;
+let live: RunningSandbox;
+beforeAll(async () => {
+  dir = tmp('sandbox-gone');
+  // Stands in for the live service: a server that outlives every process of the test.
+  live = await startSandbox({ port: 0, taskDurationMs: 60_000 });
+});
+afterAll(async () => {
+  await live.close();
+  cleanup(dir);
+});
+
+/** The CLI with no API key in its environment: it starts its own built-in Sandbox. */
+const sandboxEnv = (home: string): NodeJS.ProcessEnv => ({ MEDIADESK_HOME: home, MEDIADESK_API_URL: undefined, MEDIADESK_API_KEY: undefined });
+const listed = async (env: NodeJS.ProcessEnv, ...args: string[]) => {
+  const r = await runCli(['jobs', 'list', '--json', ...args], { env });
+  expect(r.code, r.err).toBe(0);
+  return (JSON.parse(r.out) as { jobs: JobRecord[] }).jobs;
+};
+const stateOf = (jobs: JobRecord[]) => Object.fromEntries(jobs.map((j) => [j.input, [j.state, j.error]]));
+
+describe('jobs whose built-in Sandbox has ended', () => {
+  it('`mediadesk run` stopped with Ctrl-C: `jobs list` shows its jobs queued to be sent again (none running); the same run then finishes them', async () => {
+    const home = join(dir, 'home-cli');
+    const input = join(dir, 'in-cli');
+    const out = join(dir, 'out-cli');
+    await makeImages(input, ['a.png', 'b.png']);
+    const env = sandboxEnv(home);
+    const stopped = await interruptWhen(['run', 'upscaler-precision', input, '--out', out], { env, until: /2 in flight/ });
+    expect(stopped.code, stopped.err).toBe(130);
+
+    const jobs = await listed(env);
+    expect(stateOf(jobs)).toEqual({ [join(input, 'a.png')]: ['queued', SANDBOX_GONE], [join(input, 'b.png')]: ['queued', SANDBOX_GONE] });
+    expect(jobs.map((j) => j.taskId)).toEqual([null, null]);
+    expect(await listed(env, '--state', 'running')).toEqual([]);
+
+    const again = await runCli(['run', 'upscaler-precision', input, '--out', out], { env });
+    expect([again.code, again.out], again.err).toEqual([0, `batch ${jobs[0].batchId.slice(0, 8)}: 0 queued, 2 resumed from an earlier run\n2 of 2 done; results in ${out}\n`]);
+    expect(readdirSync(out).sort()).toEqual(['a_upscaler-precision.png', 'b_upscaler-precision.png']);
+    expect((await listed(env)).map((j) => [j.state, j.error])).toEqual([['done', null], ['done', null]]);
+  });
+
+  it('a web host killed mid-batch: the next look at the queue, by a host that does not hold it and by `mediadesk jobs list`, says queued; the live service\'s task stays running', async () => {
+    const home = join(dir, 'home-web');
+    const shoot = join(dir, 'shoot');
+    await makeImages(shoot, ['c.png', 'd.png']);
+    const paid = join(dir, 'paid');
+    await makeImages(paid, ['e.png']);
+    // A job on the live service, left running there by a script stopped with Ctrl-C.
+    const liveRun = await interruptWhen(['run', 'upscaler-precision', paid, '--out', join(dir, 'out-live')], { env: cliEnv(home, live.url), until: /1 in flight/ });
+    expect(liveRun.code, liveRun.err).toBe(130);
+    const livePaid = creates(await control(live.url, 'stats'));
+
+    const host = await startHost(home, { MEDIADESK_API_URL: undefined, MEDIADESK_API_KEY: undefined });
+    try {
+      await desk(host, 'batches.start', { tool: 'upscaler-precision', inputs: [shoot], outDir: join(dir, 'out-web'), params: {} });
+      const inShoot = (jobs: JobRecord[]) => jobs.filter((j) => j.input?.startsWith(shoot));
+      await expect.poll(async () => inShoot((await desk<{ jobs: JobRecord[] }>(host, 'jobs.list', { limit: 10, offset: 0 })).jobs).map((j) => j.state), { timeout: 20_000, interval: 50 }).toEqual(['running', 'running']);
+      // While the host lives, its Sandbox and tasks do: another process looking sees them running.
+      expect(inShoot(await listed(cliEnv(home, live.url))).map((j) => j.state)).toEqual(['running', 'running']);
+    } finally {
+      await host.stop('SIGKILL');
+    }
+
+    // The queue as the Queue screen reads it, from a process that does not hold it, before anyone has taken it.
+    const dead = openDatabase(join(home, 'mediadesk.db'), QUEUE_MIGRATIONS);
+    const lease = new JobStore(dead).lease();
+    dead.close();
+    expect(lease?.pid).toBe(host.child.pid);
+    const looker = await createCore({ home, host: 'web', env: {}, secrets: new MemorySecretStore(), runQueue: false, startSandbox: () => startSandbox({ port: 0 }) });
+    try {
+      const call = async <K extends CommandName>(name: K, req: Req<K>): Promise<Res<K>> => {
+        const reply = await looker.dispatch(name, req);
+        if (!reply.ok) throw DeskError.from(reply.error);
+        return reply.result as Res<K>;
+      };
+      const status = await call('jobs.status', {});
+      expect([status.running, status.counts.running, status.counts.queued]).toEqual([false, 1, 2]);
+      const batches = await call('batches.list', { limit: 10, offset: 0 });
+      expect(batches.map((b) => [b.backend, b.counts.running, b.counts.queued])).toEqual([['sandbox', 0, 2], [expect.stringMatching(/^live /), 1, 0]]);
+      const jobs = (await call('jobs.list', { limit: 10, offset: 0 })).jobs;
+      expect(stateOf(jobs)).toEqual({ [join(paid, 'e.png')]: ['running', null], [join(shoot, 'c.png')]: ['queued', SANDBOX_GONE], [join(shoot, 'd.png')]: ['queued', SANDBOX_GONE] });
+      expect(looker.engine.store.lease()).toEqual(lease);
+    } finally {
+      await looker.close();
+    }
+    const cli = await listed(cliEnv(home, live.url));
+    expect(cli.map((j) => j.state)).toEqual(['running', 'queued', 'queued']);
+    // Nothing was sent anywhere by looking.
+    expect(creates(await control(live.url, 'stats'))).toBe(livePaid);
+  });
+
+  it('the rule: a Sandbox job stands only while its own Sandbox\'s process holds the queue; live-service jobs are never touched', async () => {
+    const db = openDatabase(join(dir, 'rule.db'), QUEUE_MIGRATIONS);
+    try {
+      const store = new JobStore(db);
+      const snapshot = { namingTemplate: '{name}_{tool}.{ext}', slugs: {} };
+      const add = (id: string, backend: string) => store.insertBatch({ id, tool: 'upscaler-precision', outDir: dir, params: {}, roots: [], snapshot, backend, jobs: [{ id: `${id}-job`, inputPath: `/in/${id}.png`, relDir: '', params: {} }] });
+      const running = (id: string, sandboxOf: string | null) => {
+        store.move(`${id}-job`, 'queued', 'submitting', { attemptId: 'x', sandboxOf });
+        store.move(`${id}-job`, 'submitting', 'running', { taskId: `task-${id}` });
+      };
+      add('mine', 'sandbox');
+      add('other', 'sandbox');
+      add('older', 'sandbox');
+      add('paid', 'live https://api.example.com key 0badc0de');
+      running('mine', 'holder');
+      running('other', 'earlier-process');
+      running('older', null);
+      running('paid', null);
+      // This process holds the queue as `holder` (on any backend): only its own Sandbox's jobs stand.
+      expect(store.tryLease('holder', 10_000)).toBe(true);
+      const states = () => Object.fromEntries(['mine', 'other', 'older', 'paid'].map((id) => [id, store.get(`${id}-job`)!.state]));
+      expect(store.requeueGoneSandbox('gone', 10_000).map((j) => j.id)).toEqual(['other-job', 'older-job']);
+      expect(states()).toEqual({ mine: 'running', other: 'queued', older: 'queued', paid: 'running' });
+      expect(store.get('other-job')).toMatchObject({ error: 'gone', taskId: null, attemptId: null, sandboxOf: null });
+
+      // Its process ends (killed: the lease is left behind, naming a pid that no longer runs).
+      const child = spawn(process.execPath, ['-e', '']);
+      await new Promise((r) => child.once('exit', r));
+      db.prepare('UPDATE queue_lease SET pid = ?').run(child.pid);
+      expect(store.requeueGoneSandbox('gone', 10_000).map((j) => j.id)).toEqual(['mine-job']);
+      expect(states()).toEqual({ mine: 'queued', other: 'queued', older: 'queued', paid: 'running' });
+    } finally {
+      db.close();
+    }
+  });
+});
