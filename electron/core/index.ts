@@ -64,7 +64,7 @@ export async function createCore(o: CoreOptions) {
     void announceBackend();
   });
 
-  const teamDeps = { home: o.home, client, target: () => backend.target(), db: engine.store.db, lease: () => engine.holdsQueue, backend: () => backend.identity(), builtInSandboxUrl: () => backend.builtInSandboxUrl(), settings: effectiveSettings, events, addMediaRoots: (r: () => string[]) => mediaRoots.push(r) };
+  const teamDeps = { home: o.home, client, target: () => backend.target(), db: engine.store.db, lease: () => engine.holdsQueue, backend: () => backend.identity(), builtInSandboxUrl: () => backend.builtInSandboxUrl(), sandboxOwners: engine.sandboxOwners, settings: effectiveSettings, events, addMediaRoots: (r: () => string[]) => mediaRoots.push(r) };
   const team = teamServices(teamDeps);
 
   const handlers: Partial<AllHandlers> = {

@@ -5,6 +5,7 @@ import type { Settings } from '../../shared/settings.ts';
 import type { ApiClient, ApiTarget } from './api/client.ts';
 import { AnalyticsService } from './analytics/service.ts';
 import { AppsService } from './apps/service.ts';
+import type { SandboxOwners } from './apps/runner.ts';
 import { AppRunStore, toAppRun } from './apps/store.ts';
 import { CreationsService } from './creations/service.ts';
 import type { Db } from './db/open.ts';
@@ -22,6 +23,8 @@ export interface TeamDeps {
   backend: () => Promise<string>;
   /** Backend.builtInSandboxUrl(): runs the built-in Sandbox lost with its process are queued again. */
   builtInSandboxUrl?: () => Promise<string | null>;
+  /** Engine.sandboxOwners: runs on the built-in Sandbox whose process has ended show as queued again. */
+  sandboxOwners?: SandboxOwners;
   settings: () => Settings;
   events?: EventBus;
   addMediaRoots?: (roots: () => string[]) => void;
@@ -53,7 +56,7 @@ export function teamServices(d: TeamDeps) {
     }, 200);
     emitTimer.unref?.();
   };
-  const apps = new AppsService({ client: d.client, store, lease: d.lease, backend: d.backend, builtInSandboxUrl: d.builtInSandboxUrl, defaultOutDir: () => defaultOutDir(d.home, d.settings(), 'apps'), onChange, poll: d.poll });
+  const apps = new AppsService({ client: d.client, store, lease: d.lease, backend: d.backend, builtInSandboxUrl: d.builtInSandboxUrl, sandboxOwners: d.sandboxOwners, defaultOutDir: () => defaultOutDir(d.home, d.settings(), 'apps'), onChange, poll: d.poll });
   const analytics = new AnalyticsService({ client: d.client, db: d.db, target: d.target });
   const creations = new CreationsService(d.client, join(d.home, 'cache', 'creations'));
   d.addMediaRoots?.(() => store.outDirs());

@@ -4,13 +4,14 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCore } from '../../electron/core/index.ts';
 import { openDatabase } from '../../electron/core/db/open.ts';
-import { SANDBOX_GONE } from '../../electron/core/queue/job-messages.ts';
+import { RUN_SANDBOX_GONE, SANDBOX_GONE } from '../../electron/core/queue/job-messages.ts';
 import { QUEUE_MIGRATIONS } from '../../electron/core/queue/migrations.ts';
 import { JobStore } from '../../electron/core/queue/store.ts';
 import { MemorySecretStore } from '../../electron/core/secrets.ts';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
 import { DeskError, type CommandName, type Req, type Res } from '../../shared/contract/index.ts';
 import type { JobRecord } from '../../shared/contract/jobs.ts';
+import type { AppRun } from '../../shared/contract/team.ts';
 import { cliEnv, interruptWhen, runCli } from '../cli.ts';
 import { desk, startHost } from '../e2e/host.ts';
 import { cleanup, control, creates, makeImages, tmp } from './helpers.ts';
@@ -61,6 +62,29 @@ describe('jobs whose built-in Sandbox has ended', () => {
     expect([again.code, again.out], again.err).toEqual([0, `batch ${jobs[0].batchId.slice(0, 8)}: 0 queued, 2 resumed from an earlier run\n2 of 2 done; results in ${out}\n`]);
     expect(readdirSync(out).sort()).toEqual(['a_upscaler-precision.png', 'b_upscaler-precision.png']);
     expect((await listed(env)).map((j) => [j.state, j.error])).toEqual([['done', null], ['done', null]]);
+  });
+
+  it('`mediadesk apps run` stopped with Ctrl-C on the built-in Sandbox says the run ends with it; `apps runs` shows it queued to be sent again (not running); the same command then finishes it', async () => {
+    const home = join(dir, 'home-app');
+    const out = join(dir, 'out-app');
+    const env = sandboxEnv(home);
+    const args = ['apps', 'run', 'jM4nX8sc', '--input', 'brief=a jingle', '--out', out, '--yes'];
+    const stopped = await interruptWhen(args, { env, until: /^running/m });
+    expect(stopped.code, stopped.err).toBe(130);
+    const id = /^run (\w{8}) queued$/m.exec(stopped.out)![1];
+    expect(stopped.err.trim().split('\n').at(-1)).toBe(`stopped following run ${id} (running); the built-in Sandbox running it stops with this command, so it is queued again, to be sent again to the Sandbox by itself (free) when the queue next runs there. Run the same command again to finish it: it follows this run and sends it again, free. \`mediadesk apps runs\` lists runs.`);
+
+    const runs = async () => {
+      const r = await runCli(['apps', 'runs', '--json'], { env });
+      expect(r.code, r.err).toBe(0);
+      return JSON.parse(r.out) as AppRun[];
+    };
+    expect((await runs()).map((r) => [r.id.slice(0, 8), r.state, r.runId, r.error])).toEqual([[id, 'queued', null, RUN_SANDBOX_GONE]]);
+
+    const again = await runCli(args, { env });
+    expect([again.code, again.out.split('\n')[0]], again.err).toEqual([0, `run ${id} resumed (queued): following the earlier run; its built-in Sandbox had ended, so it is sent to the Sandbox again, free (--new starts another)`]);
+    expect(readdirSync(out)).toHaveLength(1);
+    expect((await runs()).map((r) => [r.id.slice(0, 8), r.state, r.error])).toEqual([[id, 'done', null]]);
   });
 
   it('a web host killed mid-batch: the next look at the queue, by a host that does not hold it and by `mediadesk jobs list`, says queued; the live service\'s task stays running', async () => {

@@ -8,7 +8,7 @@ import { ApiError, type ApiClient } from '../api/client.ts';
 import { downloadToPart, ExpiredUrlError, placeWithoutOverwrite, removeQuietly, sameFile } from '../downloads/download.ts';
 import { extensionOf, partPathOf, withCollisionSuffix } from '../downloads/naming.ts';
 import { ATTENTION } from '../queue/states.ts';
-import { apiProblem, refusedReason, waitingMessage } from '../queue/job-messages.ts';
+import { apiProblem, refusedReason, RUN_SANDBOX_GONE, waitingMessage } from '../queue/job-messages.ts';
 import { AppRunStore, RUN_REQUEUE_FRESH, type AppRunRow } from './store.ts';
 import { parseRun, type RunView } from './wire.ts';
 
@@ -24,6 +24,12 @@ export function explainAppError(err: unknown): string {
   return err instanceof ApiError ? err.describe() : (err as Error).message;
 }
 
+/** Engine.sandboxOwners: this process's queue owner, and the live holder of the queue (null when none). */
+export interface SandboxOwners {
+  here: () => string;
+  live: () => string | null;
+}
+
 export interface RunnerOptions {
   store: AppRunStore;
   client: ApiClient;
@@ -33,6 +39,8 @@ export interface RunnerOptions {
   backend: () => Promise<string>;
   /** Backend.builtInSandboxUrl(): result URLs of another process's built-in Sandbox lead nowhere. */
   builtInSandboxUrl?: () => Promise<string | null>;
+  /** Without it nothing is recorded or settled: runs on the built-in Sandbox are not told apart. */
+  sandboxOwners?: SandboxOwners;
   onChange?: () => void;
   concurrency?: number;
   poll?: { firstMs: number; minMs: number; maxMs: number };
@@ -88,6 +96,8 @@ export class AppRunner {
   tick(): void {
     if (!this.o.store.db.open) return void this.stop();
     try {
+      // Every tick, held or not: a Queue that only listens for changes learns of it too.
+      this.settleGoneSandbox();
       const held = this.o.lease();
       if (held && !this.leased) this.recover();
       this.leased = held;
@@ -142,6 +152,16 @@ export class AppRunner {
     return r.backend === null || r.backend === (await this.o.backend());
   }
 
+  /**
+   * Applied before every read of app-run states (AppsService, each tick): a run whose built-in
+   * Sandbox ended with its process is queued again, with a message (AppRunStore.requeueGoneSandbox).
+   * Any process does it, holding the queue or not; the queue's next holder on the Sandbox sends it.
+   */
+  settleGoneSandbox(): void {
+    const owners = this.o.sandboxOwners;
+    if (owners && this.o.store.requeueGoneSandbox(RUN_SANDBOX_GONE, owners.live()).length) this.o.onChange?.();
+  }
+
   private recover(): void {
     for (const r of this.o.store.inState('submitting')) {
       // The built-in Sandbox stopped with the process that was sending (and is free): see REQUEUE_FRESH.
@@ -169,7 +189,10 @@ export class AppRunner {
 
   private async submit(r: AppRunRow): Promise<void> {
     if (!(await this.stillOurs(r))) return;
-    if (!this.o.store.move(r.id, 'queued', 'submitting', { attemptId: randomUUID(), attempts: r.attempts + 1, error: null, invalid: null })) return;
+    // On the built-in Sandbox the run lives in this process's: recorded, so that once this process
+    // no longer holds the queue every reader knows the run is gone (AppRunStore.requeueGoneSandbox).
+    const sandboxOf = r.backend === 'sandbox' ? (this.o.sandboxOwners?.here() ?? null) : null;
+    if (!this.o.store.move(r.id, 'queued', 'submitting', { attemptId: randomUUID(), attempts: r.attempts + 1, error: null, invalid: null, sandboxOf })) return;
     this.o.onChange?.();
     let view: RunView;
     try {

@@ -6,7 +6,7 @@ import { appInputProblems } from '../../../shared/validation/app-inputs.ts';
 import { ApiError, type ApiClient } from '../api/client.ts';
 import { assertOutputFolder } from '../output-folder.ts';
 import { creationFile, creationValue } from './creation-input.ts';
-import { AppRunner, explainAppError } from './runner.ts';
+import { AppRunner, explainAppError, type SandboxOwners } from './runner.ts';
 import { AppRunStore, RETRYABLE, retryPlan, RUN_REQUEUE_FRESH, toAppRun } from './store.ts';
 import { parseAppDefinition, parseAppList } from './wire.ts';
 
@@ -46,6 +46,7 @@ export interface AppsServiceOptions {
   /** Backend.identity(): which server a run is queued for, and whether a pending one may be followed. */
   backend: () => Promise<string>;
   builtInSandboxUrl?: () => Promise<string | null>;
+  sandboxOwners?: SandboxOwners;
   defaultOutDir: () => string;
   onChange?: () => void;
   poll?: { firstMs: number; minMs: number; maxMs: number };
@@ -59,7 +60,7 @@ export class AppsService {
   constructor(o: AppsServiceOptions) {
     this.o = o;
     this.store = o.store;
-    this.runner = new AppRunner({ store: o.store, client: o.client, lease: o.lease, backend: o.backend, builtInSandboxUrl: o.builtInSandboxUrl, onChange: o.onChange, poll: o.poll });
+    this.runner = new AppRunner({ store: o.store, client: o.client, lease: o.lease, backend: o.backend, builtInSandboxUrl: o.builtInSandboxUrl, sandboxOwners: o.sandboxOwners, onChange: o.onChange, poll: o.poll });
   }
 
   async list(): Promise<AppSummary[]> {
@@ -101,6 +102,8 @@ export class AppsService {
     const outDir = resolve(req.outDir ?? this.o.defaultOutDir());
     assertOutputFolder(outDir);
     const backend = await this.o.backend();
+    // A run it follows is reported as it stands.
+    this.runner.settleGoneSandbox();
     const { row, resumed } = this.store.db.transaction(() => {
       const pending = req.resume ? this.store.unfinished(def.id, outDir, inputs, backend) : null;
       if (pending) return { row: pending, resumed: true };
@@ -116,16 +119,19 @@ export class AppsService {
   }
 
   runs(limit = 50): AppRun[] {
+    this.runner.settleGoneSandbox();
     return this.store.list(limit).map(toAppRun);
   }
 
   one(id: string): AppRun {
+    this.runner.settleGoneSandbox();
     const r = this.store.get(id);
     if (!r) throw new DeskError('not_found', `no app run ${id}`);
     return toAppRun(r);
   }
 
   cancel(id: string): AppRun {
+    this.runner.settleGoneSandbox();
     const r = this.store.get(id);
     if (!r) throw new DeskError('not_found', `no app run ${id}`);
     if (r.state === 'done' || r.state === 'canceled') throw new DeskError('conflict', `run ${id} is ${r.state}; there is nothing to cancel`);
@@ -141,6 +147,7 @@ export class AppsService {
    * (on its own backend). A run sent anew goes to `backend`, the one in use now, when given.
    */
   async retry(id: string, backend?: string, confirmedCost?: number | null): Promise<AppRun> {
+    this.runner.settleGoneSandbox();
     const r = this.store.get(id);
     if (!r) throw new DeskError('not_found', `no app run ${id}`);
     if (!RETRYABLE.includes(r.state)) throw new DeskError('conflict', `run ${id} is ${r.state}; only failed, canceled or needs-attention runs can be retried`);

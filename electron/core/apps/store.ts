@@ -2,6 +2,7 @@ import { keylessIdentity } from '../../../shared/contract/foundation.ts';
 import type { AppRun } from '../../../shared/contract/team.ts';
 import type { Db } from '../db/open.ts';
 import { canMove, type JobState } from '../queue/states.ts';
+import { sandboxGone } from '../queue/store.ts';
 
 export interface AppRunRow {
   id: string;
@@ -25,34 +26,36 @@ export interface AppRunRow {
   invalid: { field: string; reason: string }[] | null;
   nextPollAt: number | null;
   submittedAt: number | null;
+  /** The queue owner whose built-in Sandbox has this run (migration 7); null on the live service. */
+  sandboxOf: string | null;
   createdAt: number;
   updatedAt: number;
 }
 
 /** Columns a move may set along with the state. */
-export type RunPatch = Partial<Pick<AppRunRow, 'backend' | 'attemptId' | 'attempts' | 'runId' | 'runStatus' | 'results' | 'expiresAt' | 'outputs' | 'error' | 'invalid' | 'nextPollAt' | 'submittedAt'>>;
+export type RunPatch = Partial<Pick<AppRunRow, 'backend' | 'attemptId' | 'attempts' | 'runId' | 'runStatus' | 'results' | 'expiresAt' | 'outputs' | 'error' | 'invalid' | 'nextPollAt' | 'submittedAt' | 'sandboxOf'>>;
 
 const COLUMNS: Record<keyof RunPatch, [string, boolean]> = {
   backend: ['backend', false], attemptId: ['attempt_id', false], attempts: ['attempts', false], runId: ['run_id', false], runStatus: ['run_status', false],
   results: ['results', true], expiresAt: ['expires_at', false], outputs: ['outputs', true], error: ['error', false],
-  invalid: ['invalid', true], nextPollAt: ['next_poll_at', false], submittedAt: ['submitted_at', false],
+  invalid: ['invalid', true], nextPollAt: ['next_poll_at', false], submittedAt: ['submitted_at', false], sandboxOf: ['sandbox_of', false],
 };
 
 interface Raw {
   id: string; app_id: string; app_name: string; output_kind: string; cost: number | null; state: JobState; inputs: string; out_dir: string; backend: string | null;
   attempt_id: string | null; attempts: number; run_id: string | null; run_status: string | null; results: string | null; expires_at: number | null;
-  outputs: string; error: string | null; invalid: string | null; next_poll_at: number | null; submitted_at: number | null; created_at: number; updated_at: number;
+  outputs: string; error: string | null; invalid: string | null; next_poll_at: number | null; submitted_at: number | null; sandbox_of: string | null; created_at: number; updated_at: number;
 }
 
 const fromRaw = (r: Raw): AppRunRow => ({
   id: r.id, appId: r.app_id, appName: r.app_name, outputKind: r.output_kind, cost: r.cost, state: r.state, inputs: JSON.parse(r.inputs), outDir: r.out_dir, backend: r.backend,
   attemptId: r.attempt_id, attempts: r.attempts, runId: r.run_id, runStatus: r.run_status, results: r.results ? JSON.parse(r.results) : null,
   expiresAt: r.expires_at, outputs: JSON.parse(r.outputs), error: r.error, invalid: r.invalid ? JSON.parse(r.invalid) : null,
-  nextPollAt: r.next_poll_at, submittedAt: r.submitted_at, createdAt: r.created_at, updatedAt: r.updated_at,
+  nextPollAt: r.next_poll_at, submittedAt: r.submitted_at, sandboxOf: r.sandbox_of, createdAt: r.created_at, updatedAt: r.updated_at,
 });
 
 /** A run sent anew: nothing of the earlier attempt is kept (Retry, or the built-in Sandbox lost it: REQUEUE_FRESH). */
-export const RUN_REQUEUE_FRESH = { error: null, invalid: null, runId: null, runStatus: null, results: null, outputs: [] as string[], nextPollAt: null };
+export const RUN_REQUEUE_FRESH = { error: null, invalid: null, runId: null, runStatus: null, results: null, outputs: [] as string[], nextPollAt: null, sandboxOf: null };
 
 /** States a user may retry a run from. */
 export const RETRYABLE: readonly AppRun['state'][] = ['failed', 'canceled', 'needs_attention'];
@@ -139,6 +142,20 @@ export class AppRunStore {
   /** Folders the renderer may show media from (run outputs). */
   outDirs(): string[] {
     return (this.db.prepare('SELECT DISTINCT out_dir AS d FROM app_runs').all() as { d: string }[]).map((r) => r.d);
+  }
+
+  /**
+   * The Sandbox-gone rule of tool jobs (JobStore.requeueGoneSandbox) for app runs: a run in flight
+   * on a built-in Sandbox other than `holder`'s (JobStore.liveHolder) ended with that Sandbox's
+   * process, so it is queued again, with `message`. Live-service runs are never touched.
+   */
+  requeueGoneSandbox(message: string, holder: string | null): AppRunRow[] {
+    const gone = sandboxGone({ state: 'state', backend: 'backend', sandboxOf: 'sandbox_of' });
+    const sql = `SELECT * FROM app_runs WHERE ${gone.where} ORDER BY seq`;
+    // Read first: the write lock is taken only when there is something to move, which is rare.
+    if (this.db.prepare(`${sql} LIMIT 1`).get(...gone.args(holder)) === undefined) return [];
+    return this.db.transaction(() => (this.db.prepare(sql).all(...gone.args(holder)) as Raw[]).map(fromRaw)
+      .filter((r) => this.move(r.id, r.state, 'queued', { ...RUN_REQUEUE_FRESH, error: message }))).immediate();
   }
 
   /** Moves `from` → `to` only if the row is still in `from`; returns whether it did. */

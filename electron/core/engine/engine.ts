@@ -176,6 +176,12 @@ export class Engine {
     for (const j of this.store.requeueGoneSandbox(SANDBOX_GONE, this.leaseStaleMs)) void this.removeParts(j);
   }
 
+  /**
+   * Who may hold live work on a built-in Sandbox: this process's queue owner (recorded on what it
+   * sends to its Sandbox) and, now, the live holder of the queue (JobStore.liveHolder). For app runs.
+   */
+  readonly sandboxOwners = { here: () => this.owner, live: () => this.store.liveHolder(this.leaseStaleMs) };
+
   /** Jobs by id as they stand (the Sandbox rule applied), for the CLI's progress and reports. */
   jobRows(ids: readonly string[]): JobRow[] {
     this.settleGoneSandbox();

@@ -27,6 +27,12 @@ export function waitingReason(error: string | null): string | null {
  */
 export const SANDBOX_GONE = 'Queued again: the built-in Sandbox that had its task stopped with the app or command that started it. It is sent again to the Sandbox by itself when the queue next runs (the app, or `mediadesk run` over its input); the Sandbox is free.';
 
+/**
+ * SANDBOX_GONE for a workflow-app run (AppRunStore.requeueGoneSandbox). The apps runner of the
+ * next process to hold the queue on the Sandbox sends it again (AppRunner.tick).
+ */
+export const RUN_SANDBOX_GONE = 'Queued again: the built-in Sandbox that had this run stopped with the app or command that started it. It is sent again to the Sandbox by itself, as a new run, when the queue next runs on the Sandbox (the app, or the same `mediadesk apps run` again, which follows it); the Sandbox is free.';
+
 /** The server ran the task and it failed: nothing to download, only a new task can help. */
 export const taskFailed = (serverError?: string | null) =>
   serverError ? `The task failed on the server: ${serverError.replace(/\.$/, '')}. Retry submits it again (a new task).` : 'The task failed on the server (nothing to download). Retry submits it again (a new task).';

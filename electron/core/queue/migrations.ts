@@ -149,4 +149,12 @@ export const QUEUE_MIGRATIONS: readonly Migration[] = [
       db.exec('ALTER TABLE jobs ADD COLUMN sandbox_of TEXT');
     },
   },
+  {
+    version: 7,
+    name: 'app runs on the built-in Sandbox record whose Sandbox has them',
+    up: (db) => {
+      // As jobs.sandbox_of (migration 6), for workflow-app runs: AppRunStore.requeueGoneSandbox.
+      db.exec('ALTER TABLE app_runs ADD COLUMN sandbox_of TEXT');
+    },
+  },
 ];

@@ -445,15 +445,27 @@ export class JobStore {
    * they were (their part files are the caller's to remove).
    */
   requeueGoneSandbox(message: string, staleMs: number): JobRow[] {
-    const sql = `SELECT j.* FROM jobs j JOIN batches b ON b.id = j.batch_id WHERE j.state IN (${ACTIVE_STATES.map(() => '?').join(',')})
-      AND b.backend = 'sandbox' AND (j.sandbox_of IS NULL OR j.sandbox_of IS NOT ?) ORDER BY j.seq`;
+    const gone = sandboxGone({ state: 'j.state', backend: 'b.backend', sandboxOf: 'j.sandbox_of' });
+    const sql = `SELECT j.* FROM jobs j JOIN batches b ON b.id = j.batch_id WHERE ${gone.where} ORDER BY j.seq`;
     // Read first: the write lock is taken only when there is something to move, which is rare.
-    if (this.stmt(`${sql} LIMIT 1`).get(...ACTIVE_STATES, this.liveHolder(staleMs)) === undefined) return [];
+    if (this.stmt(`${sql} LIMIT 1`).get(...gone.args(this.liveHolder(staleMs))) === undefined) return [];
     return this.transaction(() => {
-      const gone = (this.stmt(sql).all(...ACTIVE_STATES, this.liveHolder(staleMs)) as RawJob[]).map(toRow);
-      return gone.filter((j) => this.move(j.id, j.state, 'queued', { ...REQUEUE_FRESH, error: message }));
+      const rows = (this.stmt(sql).all(...gone.args(this.liveHolder(staleMs))) as RawJob[]).map(toRow);
+      return rows.filter((j) => this.move(j.id, j.state, 'queued', { ...REQUEUE_FRESH, error: message }));
     }, true);
   }
+}
+
+/**
+ * The condition of the Sandbox-gone rule (JobStore.requeueGoneSandbox) over one table's columns,
+ * shared by tool jobs and app runs: in flight on the built-in Sandbox, and not on the Sandbox of
+ * `holder` (JobStore.liveHolder). `args` binds it.
+ */
+export function sandboxGone(col: { state: string; backend: string; sandboxOf: string }) {
+  return {
+    where: `${col.state} IN (${ACTIVE_STATES.map(() => '?').join(',')}) AND ${col.backend} = 'sandbox' AND (${col.sandboxOf} IS NULL OR ${col.sandboxOf} IS NOT ?)`,
+    args: (holder: string | null) => [...ACTIVE_STATES, holder],
+  };
 }
 
 function processAlive(pid: number): boolean {

@@ -1,5 +1,6 @@
 import type { Req, Res } from '../../../../shared/contract/index.ts';
 import type { AppDefinition, AppRun } from '../../../../shared/contract/team.ts';
+import { RUN_SANDBOX_GONE } from '../../../core/queue/job-messages.ts';
 import { SETTLED_STATES } from '../../../core/queue/states.ts';
 import { otherBackendNote } from '../engine-session.ts';
 import { interruptible, TIMED_OUT } from '../interrupt.ts';
@@ -30,12 +31,20 @@ async function acceptCost(ctx: CliContext, def: AppDefinition, yes: boolean, que
 
 const short = (r: AppRun) => r.id.slice(0, 8);
 
-function stoppedNote(r: AppRun, gaveUpAfter?: string): string {
-  const where = r.runId ? 'it continues on the server' : 'it was not submitted yet and stays queued';
+/**
+ * `ownSandbox`: the run is on the built-in Sandbox of this command (it holds the queue), which ends
+ * with it, and the run with it: the next holder of the queue on the Sandbox sends it again by itself
+ * (AppRunStore.requeueGoneSandbox), so nothing "continues on the server".
+ */
+function stoppedNote(r: AppRun, ownSandbox: boolean, gaveUpAfter?: string): string {
+  const where = !r.runId ? 'it was not submitted yet and stays queued'
+    : ownSandbox ? 'the built-in Sandbox running it stops with this command, so it is queued again, to be sent again to the Sandbox by itself (free) when the queue next runs there'
+    : 'it continues on the server';
+  const again = ownSandbox && r.runId ? 'Run the same command again to finish it: it follows this run and sends it again, free.' : 'Run the same command again to resume it: it is not submitted or paid again.';
   // The runner's reason for a run it will send again (server busy or unreachable), when it has one.
   const waiting = r.state === 'queued' && r.error ? `: ${oneLine(r.error)}` : '';
   const what = gaveUpAfter ? `gave up after ${gaveUpAfter} (--timeout) following run` : 'stopped following run';
-  return `${what} ${short(r)} (${r.state}${waiting}); ${where}. Run the same command again to resume it: it is not submitted or paid again. \`mediadesk apps runs\` lists runs.\n`;
+  return `${what} ${short(r)} (${r.state}${waiting}); ${where}. ${again} \`mediadesk apps runs\` lists runs.\n`;
 }
 
 /**
@@ -72,7 +81,7 @@ export async function runApp(ctx: CliContext, s: CliServices, def: AppDefinition
     ({ resumed, ...run } = await invoke(s.core, 'apps.run', { ...req, resume: !a.fresh }));
   }
   ctx.stdout.write(resumed
-    ? `run ${short(run)} resumed (${run.state}${run.runId ? ', already submitted' : ''}): following the earlier run; it is not submitted or paid again (--new starts another)\n`
+    ? `run ${short(run)} resumed (${run.state}${run.runId ? ', already submitted' : ''}): following the earlier run; ${run.error === RUN_SANDBOX_GONE ? 'its built-in Sandbox had ended, so it is sent to the Sandbox again, free' : 'it is not submitted or paid again'} (--new starts another)\n`
     : `run ${short(run)} queued\n`);
   return follow(ctx, s, run, { resumed, timeout: a.timeout });
 }
@@ -107,7 +116,8 @@ export async function follow(ctx: CliContext, s: CliServices, start: AppRun, o: 
     }
     // A POST in flight finishes first, so the note says truly whether the run reached the server.
     await s.core.apps.runner.stop();
-    ctx.stderr.write(stoppedNote(s.core.apps.one(run.id), stop.timedOut() ? o.timeout?.label : undefined));
+    const ended = s.core.apps.one(run.id);
+    ctx.stderr.write(stoppedNote(ended, ended.backend === 'sandbox' && s.core.engine.holdsQueue, stop.timedOut() ? o.timeout?.label : undefined));
     return stop.timedOut() ? TIMED_OUT : 130;
   } finally {
     stop.release();
