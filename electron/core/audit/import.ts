@@ -128,8 +128,8 @@ async function readHead(path: string): Promise<{ text: string; whole: boolean }>
  * when it ends), and a broken file keeps every complete row before the break.
  */
 export async function importFile(store: AuditStore, path: string, opts: ImportOptions = {}): Promise<ImportReport> {
-  const report = await openReport(path, opts.format);
-  if (report.fatal || report.warnings.length) return report; // unreadable, or nothing in it
+  const { report, blank } = await openReport(path, opts.format);
+  if (report.fatal || blank) return report;
   const bytes = (await stat(path)).size;
   const tally = new Tally(report, opts.maxRejectsListed ?? 200, opts.onProgress, bytes);
 
@@ -242,9 +242,9 @@ const emptyReport = (path: string, format: ImportFormat): ImportReport =>
 
 /**
  * An empty report for the file, its format detected (or `format`); `fatal` says why a file cannot be
- * read at all, a warning that there is nothing in it to read (isBlank).
+ * read at all, a warning that there is nothing in it to read (isBlank, and `blank` set): either way it is not loaded.
  */
-async function openReport(path: string, format?: ImportFormat): Promise<ImportReport> {
+async function openReport(path: string, format?: ImportFormat): Promise<{ report: ImportReport; blank: boolean }> {
   let detected: ImportFormat | 'binary' | { unreadable: string };
   let blank = false;
   try {
@@ -262,7 +262,7 @@ async function openReport(path: string, format?: ImportFormat): Promise<ImportRe
   if (typeof detected === 'object') report.fatal = `cannot read the file: ${detected.unreadable}`;
   else if (detected === 'binary') report.fatal = NOT_TEXT;
   else if (blank) report.warnings.push(nothingIn('the file'));
-  return report;
+  return { report, blank };
 }
 
 /** The report as the load fills it: every rejection counted, the first `maxListed` listed. */
