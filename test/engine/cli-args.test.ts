@@ -1,28 +1,17 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
+import { describe, expect, it } from 'vitest';
 import { cliEnv, runCli } from '../cli.ts';
-import { cleanup, control, creates, makeImages, tmp } from './helpers.ts';
+import { control, creates, makeImages, sandboxAndFolder } from './helpers.ts';
 
 /** What a script types, as a child process against the Sandbox over HTTP: options parsed as getopt users expect. */
-let sb: RunningSandbox;
-let dir: string;
+const at = sandboxAndFolder('cli-args', 50);
 
-beforeAll(async () => {
-  sb = await startSandbox({ port: 0, taskDurationMs: 50 });
-  dir = tmp('cli-args');
-});
-afterAll(async () => {
-  await sb.close();
-  cleanup(dir);
-});
-
-const cli = (args: string[]) => runCli(args, { env: cliEnv(join(dir, 'home'), sb.url), cwd: dir });
+const cli = (args: string[]) => runCli(args, { env: cliEnv(join(at.dir, 'home'), at.url), cwd: at.dir });
 
 describe('mediadesk run: an option given twice is refused, not the last one taken', () => {
   it('--out, -o, --timeout, --concurrency, and one --param key twice: exit 2, one line, nothing created or sent', async () => {
-    const input = join(dir, 'twice');
+    const input = join(at.dir, 'twice');
     await makeImages(input, ['a.png']);
     const cases: [string[], string][] = [
       [['--out', 'a', '--out', 'b'], '--out is given more than once'],
@@ -37,19 +26,19 @@ describe('mediadesk run: an option given twice is refused, not the last one take
       expect([r.code, r.out, r.err], opts.join(' ')).toEqual([2, '', `mediadesk run: ${msg}\n`]);
     }
     // `--out a --out b` made the folder b and wrote there.
-    expect(readdirSync(dir).filter((n) => n === 'a' || n === 'b')).toEqual([]);
-    expect(creates(await control(sb.url, 'stats'))).toBe(0);
+    expect(readdirSync(at.dir).filter((n) => n === 'a' || n === 'b')).toEqual([]);
+    expect(creates(await control(at.url, 'stats'))).toBe(0);
   });
 });
 
 describe('`--` ends the options', () => {
   it('run -- FILE runs a file whose name starts with a dash (it was "unknown option --")', async () => {
-    const input = join(dir, 'dash');
+    const input = join(at.dir, 'dash');
     await makeImages(input, ['-x.png']);
-    const r = await cli(['run', 'upscaler-precision', '--out', join(dir, 'dash-out'), '--', join(input, '-x.png')]);
+    const r = await cli(['run', 'upscaler-precision', '--out', join(at.dir, 'dash-out'), '--', join(input, '-x.png')]);
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/1 of 1 done/);
-    expect(readdirSync(join(dir, 'dash-out'))).toEqual(['-x_upscaler-precision.png']);
+    expect(readdirSync(join(at.dir, 'dash-out'))).toEqual(['-x_upscaler-precision.png']);
   });
 
   it('jobs list --, audit import -- FILE; -h after -- is not help', async () => {

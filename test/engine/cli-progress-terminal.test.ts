@@ -1,9 +1,8 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
+import { describe, expect, it } from 'vitest';
 import { BIN, cliEnv, type CliRun } from '../cli.ts';
-import { cleanup, makeImages, tmp } from './helpers.ts';
+import { makeImages, sandboxAndFolder } from './helpers.ts';
 
 /**
  * `mediadesk run`'s progress at a real terminal: the CLI runs under script(1), which gives it a
@@ -18,16 +17,7 @@ const SCRIPT = (() => {
 })();
 if (!SCRIPT) console.log('cli-progress-terminal: skipped, script(1) from util-linux is not installed: no pseudo-terminal to run the CLI at');
 
-let sb: RunningSandbox;
-let dir: string;
-beforeAll(async () => {
-  sb = await startSandbox({ port: 0, taskDurationMs: 1500 });
-  dir = tmp('cli-progress-tty');
-});
-afterAll(async () => {
-  await sb?.close();
-  if (dir) cleanup(dir);
-});
+const at = sandboxAndFolder('cli-progress-tty', 1500);
 
 const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 
@@ -46,9 +36,9 @@ const CURSOR = /\u001b\[/;
 
 describe.skipIf(!SCRIPT)('mediadesk run progress at a terminal', () => {
   it('TERM=dumb (a terminal that cannot move its cursor: Emacs shell, some CI consoles) gets plain `progress N/M: …` lines, not a bar redrawn with cursor codes', async () => {
-    const input = join(dir, 'dumb');
+    const input = join(at.dir, 'dumb');
     await makeImages(input, ['a.png', 'b.png']);
-    const r = await atTerminal(['run', 'upscaler-precision', input, '--out', join(dir, 'out-dumb')], cliEnv(join(dir, 'home-dumb'), sb.url), 'dumb');
+    const r = await atTerminal(['run', 'upscaler-precision', input, '--out', join(at.dir, 'out-dumb')], cliEnv(join(at.dir, 'home-dumb'), at.url), 'dumb');
     expect(r.code, r.out).toBe(0);
     expect(r.out).not.toMatch(CURSOR);
     expect(r.out).not.toMatch(/\r(?!\n)/);
@@ -58,9 +48,9 @@ describe.skipIf(!SCRIPT)('mediadesk run progress at a terminal', () => {
   }, 60_000);
 
   it('another terminal (TERM=xterm-256color) still gets the bar redrawn in place', async () => {
-    const input = join(dir, 'xterm');
+    const input = join(at.dir, 'xterm');
     await makeImages(input, ['a.png', 'b.png']);
-    const r = await atTerminal(['run', 'upscaler-precision', input, '--out', join(dir, 'out-xterm')], cliEnv(join(dir, 'home-xterm'), sb.url), 'xterm-256color');
+    const r = await atTerminal(['run', 'upscaler-precision', input, '--out', join(at.dir, 'out-xterm')], cliEnv(join(at.dir, 'home-xterm'), at.url), 'xterm-256color');
     expect(r.code, r.out).toBe(0);
     expect(r.out).toContain('\r\u001b[2K[');
     expect(r.out).toMatch(/\] 2\/2 2 done/);

@@ -1,40 +1,30 @@
 import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
+import { describe, expect, it } from 'vitest';
 import { cliEnv, interruptWhen, runCli } from '../cli.ts';
-import { cleanup, control, creates, makeImages, tmp } from './helpers.ts';
+import { startSandbox } from '../../electron/sandbox/index.ts';
+import { control, creates, makeImages, sandboxAndFolder } from './helpers.ts';
 
 /** `mediadesk run` as a script runs it: a child process against the Sandbox over HTTP. */
-let sb: RunningSandbox;
-let dir: string;
+const at = sandboxAndFolder('cli-run', 100);
 
-beforeAll(async () => {
-  sb = await startSandbox({ port: 0, taskDurationMs: 100 });
-  dir = tmp('cli-run');
-});
-afterAll(async () => {
-  await sb.close();
-  cleanup(dir);
-});
-
-const cli = (args: string[], cwd = dir) => runCli(args, { env: cliEnv(join(dir, 'home'), sb.url), cwd });
+const cli = (args: string[], cwd = at.dir) => runCli(args, { env: cliEnv(join(at.dir, 'home'), at.url), cwd });
 
 /** stderr without its progress lines: what the run had to say about the inputs. */
 const notes = (err: string) => err.trimEnd().split('\n').filter((l) => !l.startsWith('progress '));
 
 describe('mediadesk run: where results go, and nothing to do', () => {
   it('an output folder that is a file is refused before anything is paid; a relative --out is the shell folder’s', async () => {
-    const input = join(dir, 'in');
+    const input = join(at.dir, 'in');
     await makeImages(input, ['a.png']);
-    writeFileSync(join(dir, 'afile'), 'x');
+    writeFileSync(join(at.dir, 'afile'), 'x');
     const refused = await cli(['run', 'upscaler-precision', input, '--out', 'afile']);
     expect(refused.code).toBe(2);
-    expect(refused.err).toContain(`output folder: ${join(dir, 'afile')} is a file, not a folder`);
-    expect(creates(await control(sb.url, 'stats'))).toBe(0);
+    expect(refused.err).toContain(`output folder: ${join(at.dir, 'afile')} is a file, not a folder`);
+    expect(creates(await control(at.url, 'stats'))).toBe(0);
 
-    const work = join(dir, 'work');
+    const work = join(at.dir, 'work');
     mkdirSync(work);
     const ran = await cli(['run', 'upscaler-precision', input, '--out', 'results'], work);
     expect(ran.code).toBe(0);
@@ -42,17 +32,17 @@ describe('mediadesk run: where results go, and nothing to do', () => {
   });
 
   it('without --out, results go to the output folder of Settings, else the default one, as the core does for the app', async () => {
-    const input = join(dir, 'no-out');
+    const input = join(at.dir, 'no-out');
     await makeImages(input, ['a.png']);
-    const home = join(dir, 'home-no-out');
-    const fallback = join(dir, 'MediaDesk ü');
-    const env = { ...cliEnv(home, sb.url), MEDIADESK_OUTPUT_DIR: fallback };
+    const home = join(at.dir, 'home-no-out');
+    const fallback = join(at.dir, 'MediaDesk ü');
+    const env = { ...cliEnv(home, at.url), MEDIADESK_OUTPUT_DIR: fallback };
     const r = await runCli(['run', 'upscaler-precision', input], { env });
     expect(r.code, r.err).toBe(0);
     expect(r.out.endsWith(`\n1 of 1 done; results in ${fallback}\n`)).toBe(true);
     expect(readdirSync(fallback)).toEqual(['a_upscaler-precision.png']);
 
-    const chosen = join(dir, 'chosen');
+    const chosen = join(at.dir, 'chosen');
     expect((await runCli(['settings', 'set', `outputDir=${chosen}`], { env })).code).toBe(0);
     await makeImages(input, ['b.png']);
     expect((await runCli(['run', 'upscaler-precision', join(input, 'b.png')], { env })).code).toBe(0);
@@ -60,30 +50,30 @@ describe('mediadesk run: where results go, and nothing to do', () => {
   });
 
   it('an empty folder, or only files the tool does not take, says so and exits non-zero without a batch', async () => {
-    const empty = join(dir, 'empty');
+    const empty = join(at.dir, 'empty');
     mkdirSync(empty);
-    const none = await cli(['run', 'upscaler-precision', empty, '--out', join(dir, 'out1')]);
+    const none = await cli(['run', 'upscaler-precision', empty, '--out', join(at.dir, 'out1')]);
     expect(none.code).toBe(2);
     expect(none.err).toContain(`no files to process: ${empty} is an empty folder`);
 
-    const texts = join(dir, 'texts');
+    const texts = join(at.dir, 'texts');
     mkdirSync(texts);
     writeFileSync(join(texts, 'notes.txt'), 'not an image');
-    const rejected = await cli(['run', 'upscaler-precision', texts, '--out', join(dir, 'out2')]);
+    const rejected = await cli(['run', 'upscaler-precision', texts, '--out', join(at.dir, 'out2')]);
     expect(rejected.code).toBe(1);
     expect(rejected.err).toContain(`rejected ${join(texts, 'notes.txt')}: this tool does not take .txt files`);
     expect(rejected.out.trim()).toBe('nothing queued, 1 rejected');
-    expect(existsSync(join(dir, 'out2'))).toBe(false);
+    expect(existsSync(join(at.dir, 'out2'))).toBe(false);
     const listed = await cli(['jobs', 'list', '--json']);
     // Only the first test's job: neither refusal left a job or an empty batch behind.
-    expect(JSON.parse(listed.out).jobs.map((j: { input: string }) => j.input)).toEqual([join(dir, 'in', 'a.png')]);
+    expect(JSON.parse(listed.out).jobs.map((j: { input: string }) => j.input)).toEqual([join(at.dir, 'in', 'a.png')]);
   });
 
   it('--json prints one report on stdout, per input in walk order with its result files; progress goes to stderr', async () => {
-    const input = join(dir, 'json-in');
+    const input = join(at.dir, 'json-in');
     await makeImages(input, ['b.png', 'sub/a.png']);
     writeFileSync(join(input, 'notes.txt'), 'not an image');
-    const out = join(dir, 'json-out');
+    const out = join(at.dir, 'json-out');
     const r = await cli(['run', 'upscaler-precision', input, '--out', out, '--json']);
     expect(r.code).toBe(0);
     const report = JSON.parse(r.out);
@@ -102,33 +92,33 @@ describe('mediadesk run: where results go, and nothing to do', () => {
   });
 
   it('a folder of links: each picture paid for once, under its real name; a broken link is named, not dropped', async () => {
-    const shoot = join(dir, 'linked');
+    const shoot = join(at.dir, 'linked');
     await makeImages(shoot, ['a.png', 'picks/b.png']);
     symlinkSync(join(shoot, 'a.png'), join(shoot, 'a-copy.png'));
     symlinkSync(join(shoot, 'picks'), join(shoot, 'picks-link'));
     symlinkSync(shoot, join(shoot, 'picks', 'back-to-shoot'));
-    symlinkSync(join(dir, 'nowhere.png'), join(shoot, 'gone.png'));
-    const before = creates(await control(sb.url, 'stats'));
-    const r = await cli(['run', 'upscaler-precision', shoot, '--out', join(dir, 'out-linked')]);
+    symlinkSync(join(at.dir, 'nowhere.png'), join(shoot, 'gone.png'));
+    const before = creates(await control(at.url, 'stats'));
+    const r = await cli(['run', 'upscaler-precision', shoot, '--out', join(at.dir, 'out-linked')]);
     expect(r.err).toContain(`rejected ${join(shoot, 'gone.png')}: is a broken link (it no longer exists)`);
     expect(r.err).toContain(`skipped ${join(shoot, 'a-copy.png')}: is the same file as ${join(shoot, 'a.png')}`);
     expect(r.out).toContain('2 queued, 1 skipped, 1 rejected');
-    expect(creates(await control(sb.url, 'stats')) - before).toBe(2);
-    expect(readdirSync(join(dir, 'out-linked'), { recursive: true }).sort()).toEqual(['a_upscaler-precision.png', 'picks', 'picks/b_upscaler-precision.png']);
+    expect(creates(await control(at.url, 'stats')) - before).toBe(2);
+    expect(readdirSync(join(at.dir, 'out-linked'), { recursive: true }).sort()).toEqual(['a_upscaler-precision.png', 'picks', 'picks/b_upscaler-precision.png']);
   });
 
   it('a file name with a newline stays on one line of output, so a script reading lines sees one entry per file', async () => {
-    const odd = join(dir, 'odd');
+    const odd = join(at.dir, 'odd');
     await makeImages(odd, ['two\nlines.png', 'tab\there.png']);
     writeFileSync(join(odd, 'notes\nfinal.txt'), 'x');
-    const r = await cli(['run', 'upscaler-precision', odd, '--out', join(dir, 'out-odd')]);
+    const r = await cli(['run', 'upscaler-precision', odd, '--out', join(at.dir, 'out-odd')]);
     expect(r.code).toBe(0);
     expect(notes(r.err)).toEqual([`rejected ${odd}/notes\\nfinal.txt: this tool does not take .txt files`]);
-    const again = await cli(['run', 'upscaler-precision', odd, '--out', join(dir, 'out-odd')]);
+    const again = await cli(['run', 'upscaler-precision', odd, '--out', join(at.dir, 'out-odd')]);
     expect(notes(again.err)).toEqual([
       `rejected ${odd}/notes\\nfinal.txt: this tool does not take .txt files`,
-      `skipped ${odd}/tab\\there.png: its output ${join(dir, 'out-odd')}/tab_here_upscaler-precision.png already exists`,
-      `skipped ${odd}/two\\nlines.png: its output ${join(dir, 'out-odd')}/two_lines_upscaler-precision.png already exists`,
+      `skipped ${odd}/tab\\there.png: its output ${join(at.dir, 'out-odd')}/tab_here_upscaler-precision.png already exists`,
+      `skipped ${odd}/two\\nlines.png: its output ${join(at.dir, 'out-odd')}/two_lines_upscaler-precision.png already exists`,
     ]);
     const listed = (await cli(['jobs', 'list'])).out.trimEnd().split('\n');
     expect(listed.filter((l) => l.includes(odd))).toEqual([
@@ -138,9 +128,9 @@ describe('mediadesk run: where results go, and nothing to do', () => {
   });
 
   it('stdout holds the batch and result lines alone, progress goes to stderr, and a pipe gets no escape codes', async () => {
-    const input = join(dir, 'piped');
+    const input = join(at.dir, 'piped');
     await makeImages(input, ['a.png', 'b.png']);
-    const out = join(dir, 'out piped ü');
+    const out = join(at.dir, 'out piped ü');
     const r = await cli(['run', 'upscaler-precision', input, '--out', out]);
     expect(r.code, r.err).toBe(0);
     expect(r.out.replace(/^batch [0-9a-f]{8}:/, 'batch ID:')).toBe(`batch ID: 2 queued\n2 of 2 done; results in ${out}\n`);
@@ -153,40 +143,40 @@ describe('mediadesk run: where results go, and nothing to do', () => {
   const WAIT_NOTE = /^progress .* queued \(.+\)$/m;
 
   it('a server that cannot be reached, or that asks to slow down, is named as such while the jobs wait', async () => {
-    const input = join(dir, 'waiting');
+    const input = join(at.dir, 'waiting');
     await makeImages(input, ['a.png']);
     // A port nothing listens on: the connection is refused, so nothing is sent or paid.
     const closed = createServer();
     await new Promise<void>((res) => closed.listen(0, '127.0.0.1', res));
     const port = (closed.address() as AddressInfo).port;
     await new Promise((res) => closed.close(res));
-    const unreachable = await interruptWhen(['run', 'upscaler-precision', input, '--out', join(dir, 'out-waiting')], {
-      env: cliEnv(join(dir, 'home-unreachable'), `http://127.0.0.1:${port}`),
+    const unreachable = await interruptWhen(['run', 'upscaler-precision', input, '--out', join(at.dir, 'out-waiting')], {
+      env: cliEnv(join(at.dir, 'home-unreachable'), `http://127.0.0.1:${port}`),
       until: WAIT_NOTE,
     });
     expect(unreachable.code).toBe(130);
     expect(unreachable.err).toMatch(/^progress 0\/1: 0 done, 0 in flight, 1 queued \(waiting to submit again: cannot reach the server: it refused the connection \(ECONNREFUSED\)\)$/m);
     expect(unreachable.err).not.toMatch(/rate limited/);
 
-    await control(sb.url, 'faults', { rate429: 1, retryAfterSec: 1 });
+    await control(at.url, 'faults', { rate429: 1, retryAfterSec: 1 });
     try {
-      const limited = await interruptWhen(['run', 'upscaler-precision', input, '--out', join(dir, 'out-waiting')], { env: cliEnv(join(dir, 'home-429'), sb.url), until: WAIT_NOTE });
+      const limited = await interruptWhen(['run', 'upscaler-precision', input, '--out', join(at.dir, 'out-waiting')], { env: cliEnv(join(at.dir, 'home-429'), at.url), until: WAIT_NOTE });
       expect(limited.code).toBe(130);
       expect(limited.err).toMatch(/\(waiting to submit again: the server's rate limit was reached \(HTTP 429 Too many requests\)\)$/m);
     } finally {
-      await control(sb.url, 'faults', { rate429: 0 });
+      await control(at.url, 'faults', { rate429: 0 });
     }
   });
 
   it('--timeout gives up on a server that cannot be reached (exit 124, saying why); the same run later resumes it, paying once', async () => {
-    const input = join(dir, 'timeout');
+    const input = join(at.dir, 'timeout');
     await makeImages(input, ['a.png', 'b.png']);
     const closed = createServer();
     await new Promise<void>((res) => closed.listen(0, '127.0.0.1', res));
     const port = (closed.address() as AddressInfo).port;
     await new Promise((res) => closed.close(res));
-    const home = join(dir, 'home-timeout');
-    const out = join(dir, 'out-timeout');
+    const home = join(at.dir, 'home-timeout');
+    const out = join(at.dir, 'out-timeout');
     const gaveUp = await runCli(['run', 'upscaler-precision', input, '--out', out, '--timeout', '2s'], { env: cliEnv(home, `http://127.0.0.1:${port}`) });
     expect(gaveUp.code).toBe(124);
     expect(notes(gaveUp.err).at(-1)).toBe('gave up after 2s (--timeout): 0 of 2 done; still waiting: cannot reach the server: it refused the connection (ECONNREFUSED); '
@@ -207,24 +197,24 @@ describe('mediadesk run: where results go, and nothing to do', () => {
   });
 
   it('a --timeout that is not a duration is bad input, refused before anything is queued', async () => {
-    const input = join(dir, 'timeout-bad');
+    const input = join(at.dir, 'timeout-bad');
     await makeImages(input, ['a.png']);
     const NOT_A_DURATION = '--timeout must be a duration of at least 1 second, such as 90s, 10m or 2h, got';
     for (const [value, message] of [['soon', `${NOT_A_DURATION} "soon"`], ['0', `${NOT_A_DURATION} "0"`], ['500ms', `${NOT_A_DURATION} "500ms"`],
       ['30d', '--timeout must be at most 24 days, got "30d"']]) {
-      const r = await cli(['run', 'upscaler-precision', input, '--out', join(dir, 'out-timeout-bad'), `--timeout=${value}`]);
+      const r = await cli(['run', 'upscaler-precision', input, '--out', join(at.dir, 'out-timeout-bad'), `--timeout=${value}`]);
       expect(r.code, value).toBe(2);
       expect(r.err.trim()).toBe(`mediadesk run: ${message}`);
     }
-    expect(existsSync(join(dir, 'out-timeout-bad'))).toBe(false);
+    expect(existsSync(join(at.dir, 'out-timeout-bad'))).toBe(false);
     const listed = await cli(['jobs', 'list', '--json']);
     expect((JSON.parse(listed.out) as { jobs: { input: string }[] }).jobs.some((j) => j.input.includes('timeout-bad'))).toBe(false);
   });
 
   it('a re-run of a big folder names the first 20 skipped files and counts the rest', async () => {
-    const big = join(dir, 'big');
+    const big = join(at.dir, 'big');
     await makeImages(big, Array.from({ length: 23 }, (_, i) => `p${String(i).padStart(2, '0')}.png`));
-    const out = join(dir, 'out-big');
+    const out = join(at.dir, 'out-big');
     expect((await cli(['run', 'upscaler-precision', big, '--out', out, '--concurrency', '8'])).code).toBe(0);
     const again = await cli(['run', 'upscaler-precision', big, '--out', out]);
     const lines = again.err.trimEnd().split('\n');

@@ -59,6 +59,31 @@ export const creates = (stats: { creates: Record<string, Record<string, number>>
   Object.values(stats.creates).reduce((a, perKey) => a + Object.values(perKey).reduce((b, n) => b + n, 0), 0);
 
 /**
+ * A test file's Sandbox (one, over real HTTP) and one scratch folder, both for the whole file:
+ * for tests that drive the CLI or the downloader against it. Read `url` and `dir` inside tests.
+ */
+export function sandboxAndFolder(prefix: string, taskDurationMs: number) {
+  let sb: RunningSandbox | null = null;
+  let dir = '';
+  beforeAll(async () => {
+    sb = await startSandbox({ port: 0, taskDurationMs });
+    dir = tmp(prefix);
+  });
+  afterAll(async () => {
+    await sb?.close();
+    if (dir) cleanup(dir);
+  });
+  return {
+    get url() {
+      return sb!.url;
+    },
+    get dir() {
+      return dir;
+    },
+  };
+}
+
+/**
  * A test file's Sandbox (one, over real HTTP) and per-test folders and engines, closed after each
  * test so the next starts from a reset Sandbox. `url` is valid inside tests.
  */

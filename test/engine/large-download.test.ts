@@ -3,22 +3,12 @@ import { createReadStream, existsSync, readFileSync, statSync, writeFileSync } f
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { downloadToPart, TransientDownloadError } from '../../electron/core/downloads/download.ts';
-import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
-import { cleanup, control, tmp } from './helpers.ts';
+import { control, sandboxAndFolder } from './helpers.ts';
 
 /** downloadToPart; large plain-HTTP bodies (32 MB and up) take its bare-socket path, small ones node:http. */
-let sb: RunningSandbox;
-let dir: string;
-beforeAll(async () => {
-  sb = await startSandbox({ port: 0, taskDurationMs: 0 });
-  dir = tmp('large-dl');
-});
-afterAll(async () => {
-  await sb.close();
-  cleanup(dir);
-});
+const at = sandboxAndFolder('large-dl', 0);
 
 const SIZE = 48 * 1024 * 1024 + 12345;
 /** Just past the size at which plain-HTTP bodies take the bare socket. */
@@ -32,8 +22,8 @@ const shaOf = async (url: string) => createHash('sha256').update(Buffer.from(awa
 
 describe('downloads into a part file', () => {
   it('streams a large body byte for byte, counting progress', async () => {
-    const { url } = await control(sb.url, 'blobs', { bytes: SIZE });
-    const part = join(dir, 'whole.part');
+    const { url } = await control(at.url, 'blobs', { bytes: SIZE });
+    const part = join(at.dir, 'whole.part');
     let progress = 0;
     const r = await downloadToPart(url, part, { onBytes: (n) => (progress += n) });
     expect(r).toMatchObject({ bytes: SIZE, resumed: false, contentType: 'application/octet-stream' });
@@ -43,61 +33,61 @@ describe('downloads into a part file', () => {
   });
 
   it('keeps what a truncated transfer delivered and resumes it with a range to the exact bytes', async () => {
-    const { url } = await control(sb.url, 'blobs', { bytes: SIZE });
-    const part = join(dir, 'resumed.part');
-    await control(sb.url, 'faults', { truncateDownloads: true });
+    const { url } = await control(at.url, 'blobs', { bytes: SIZE });
+    const part = join(at.dir, 'resumed.part');
+    await control(at.url, 'faults', { truncateDownloads: true });
     await expect(downloadToPart(url, part)).rejects.toBeInstanceOf(TransientDownloadError);
     const kept = statSync(part).size;
     expect(kept).toBeGreaterThan(0);
     expect(kept).toBeLessThan(SIZE);
-    await control(sb.url, 'reset', {});
+    await control(at.url, 'reset', {});
     const r = await downloadToPart(url, part);
     expect(r).toMatchObject({ bytes: SIZE, resumed: true });
     expect(await sha(part)).toBe(await shaOf(url));
   });
 
   it('reports an expired link as such, writing nothing', async () => {
-    const { url } = await control(sb.url, 'blobs', { bytes: SIZE });
-    await control(sb.url, 'faults', { expireResultUrls: true });
-    const part = join(dir, 'expired.part');
+    const { url } = await control(at.url, 'blobs', { bytes: SIZE });
+    await control(at.url, 'faults', { expireResultUrls: true });
+    const part = join(at.dir, 'expired.part');
     await expect(downloadToPart(url, part)).rejects.toMatchObject({ name: 'ExpiredUrlError', status: 410 });
     expect(existsSync(part)).toBe(false);
-    await control(sb.url, 'reset', {});
+    await control(at.url, 'reset', {});
   });
 
   it('stops on abort without resolving', async () => {
-    const { url } = await control(sb.url, 'blobs', { bytes: SIZE });
-    await control(sb.url, 'faults', { slowDownloadBytesPerSec: 4 * 1024 * 1024 });
+    const { url } = await control(at.url, 'blobs', { bytes: SIZE });
+    await control(at.url, 'faults', { slowDownloadBytesPerSec: 4 * 1024 * 1024 });
     const ac = new AbortController();
-    const p = downloadToPart(url, join(dir, 'aborted.part'), { signal: ac.signal });
+    const p = downloadToPart(url, join(at.dir, 'aborted.part'), { signal: ac.signal });
     setTimeout(() => ac.abort(), 300);
     await expect(p).rejects.toBeTruthy();
-    await control(sb.url, 'reset', {});
+    await control(at.url, 'reset', {});
   });
 
   it('a part file the file system refuses fails at once with the reason, not as a transfer to repeat', async () => {
     // Small bodies take node:http, large ones the bare socket: both classify the same way.
     for (const bytes of [1000, SIZE]) {
-      const { url } = await control(sb.url, 'blobs', { bytes });
-      const tooLong = join(dir, `${'n'.repeat(300)}.part`);
-      const blocker = join(dir, `a-file-${bytes}`);
+      const { url } = await control(at.url, 'blobs', { bytes });
+      const tooLong = join(at.dir, `${'n'.repeat(300)}.part`);
+      const blocker = join(at.dir, `a-file-${bytes}`);
       writeFileSync(blocker, 'not a folder');
       for (const [part, code] of [[tooLong, 'ENAMETOOLONG'], [join(blocker, 'x.part'), 'ENOTDIR']] as const) {
         const err = await downloadToPart(url, part).then(() => null, (e: unknown) => e as Error & { cause?: { code?: string } });
         expect(err, `${bytes} bytes into ${code}`).not.toBeNull();
         expect(err).not.toBeInstanceOf(TransientDownloadError);
         // In words with the folder, not Node's "ENAMETOOLONG: name too long, open '…'".
-        expect(err!.message).toBe(code === 'ENAMETOOLONG' ? `cannot write the result file into ${dir}: the file name is too long for the disk (ENAMETOOLONG)` : `cannot write the result file into ${blocker}: part of its path is a file, not a folder (ENOTDIR)`);
+        expect(err!.message).toBe(code === 'ENAMETOOLONG' ? `cannot write the result file into ${at.dir}: the file name is too long for the disk (ENAMETOOLONG)` : `cannot write the result file into ${blocker}: part of its path is a file, not a folder (ENOTDIR)`);
         expect(err!.cause?.code).toBe(code);
       }
     }
   });
 
   it('a dropped connection stays transient: repeating the transfer can help', async () => {
-    const { url } = await control(sb.url, 'blobs', { bytes: 1000 });
-    await control(sb.url, 'faults', { truncateDownloads: true });
-    await expect(downloadToPart(url, join(dir, 'small-truncated.part'))).rejects.toBeInstanceOf(TransientDownloadError);
-    await control(sb.url, 'reset', {});
+    const { url } = await control(at.url, 'blobs', { bytes: 1000 });
+    await control(at.url, 'faults', { truncateDownloads: true });
+    await expect(downloadToPart(url, join(at.dir, 'small-truncated.part'))).rejects.toBeInstanceOf(TransientDownloadError);
+    await control(at.url, 'reset', {});
   });
 
   /**
@@ -125,7 +115,7 @@ describe('downloads into a part file', () => {
     const file = fileOf(RAW_SIZE);
     const server = await unmeasuredServer(file);
     try {
-      const part = join(dir, 'unmeasured.part');
+      const part = join(at.dir, 'unmeasured.part');
       const r = await downloadToPart(server.url, part);
       expect(r).toMatchObject({ bytes: file.length, resumed: false, contentType: 'video/mp4' });
       expect(readFileSync(part).equals(file)).toBe(true);
@@ -137,7 +127,7 @@ describe('downloads into a part file', () => {
   it('such a file that stops short of the length stated a moment before is a cut transfer, not a result', async () => {
     const server = await unmeasuredServer(fileOf(RAW_SIZE), true);
     try {
-      await expect(downloadToPart(server.url, join(dir, 'unmeasured-cut.part'))).rejects.toThrow(`the file stopped at ${RAW_SIZE / 2} of ${RAW_SIZE} bytes`);
+      await expect(downloadToPart(server.url, join(at.dir, 'unmeasured-cut.part'))).rejects.toThrow(`the file stopped at ${RAW_SIZE / 2} of ${RAW_SIZE} bytes`);
     } finally {
       await server.close();
     }
