@@ -171,7 +171,10 @@ describe('a large file not in date order', () => {
     // copies them in 50,000 at a time: the reading ends long before the copies do. The batches it
     // sent meanwhile wait for this thread; handed over all at once, they held the event loop until
     // the last one, and a Stop (a WebSocket message, an IPC call, a timer) came after the end.
-    const total = 80_000;
+    // Three copies still to come after the first: the batches between two copies take well under
+    // the timer's millisecond, so with one copy left the Stop could come after the end (it did, 1
+    // run in 3 on a loaded machine), and then the test would say nothing about the fix.
+    const total = 200_000;
     const file = join(tmp.dir, 'staged.ndjson');
     await writeNdjson(file, total, 'newest-first');
     const copied = new Promise<void>((resolve) => {
