@@ -137,6 +137,61 @@ describe('jobs whose built-in Sandbox has ended', () => {
     expect(creates(await control(live.url, 'stats'))).toBe(livePaid);
   });
 
+  it('a data folder from before the rule (schema 5): its in-flight Sandbox job and app run are queued to be sent again on upgrade, its live-service job stays running, and nothing else changes', async () => {
+    const home = join(dir, 'home-upgrade');
+    const input = join(dir, 'in-upgrade');
+    const out = join(dir, 'out-upgrade');
+    await makeImages(input, ['f.png']);
+    const paid = join(dir, 'paid-upgrade');
+    await makeImages(paid, ['g.png']);
+    const env = sandboxEnv(home);
+    for (const [args, e, until] of [
+      [['run', 'upscaler-precision', input, '--out', out], env, /1 in flight/],
+      [['run', 'upscaler-precision', paid, '--out', join(dir, 'out-paid')], cliEnv(home, live.url), /1 in flight/],
+      [['apps', 'run', 'jM4nX8sc', '--input', 'brief=an upgrade', '--out', out, '--yes'], env, /^running/m],
+    ] as const) {
+      const stopped = await interruptWhen(args, { env: e, until });
+      expect(stopped.code, stopped.err).toBe(130);
+    }
+    // The file as the version before migrations 6 and 7 left it: no owner recorded on any row.
+    const file = join(home, 'mediadesk.db');
+    const old = openDatabase(file, QUEUE_MIGRATIONS);
+    const rows = (db: typeof old) => ({
+      jobs: db.prepare('SELECT id, batch_id, input_path, out_dir, params, state, task_id FROM jobs ORDER BY seq').all() as { state: string; task_id: string | null }[],
+      runs: db.prepare('SELECT id, app_id, inputs, out_dir, cost, state FROM app_runs ORDER BY seq').all() as { state: string }[],
+      batches: db.prepare('SELECT * FROM batches ORDER BY created_at').all(),
+    });
+    old.exec('ALTER TABLE jobs DROP COLUMN sandbox_of; ALTER TABLE app_runs DROP COLUMN sandbox_of; PRAGMA user_version = 5');
+    const before = rows(old);
+    old.close();
+    expect(before.jobs.map((j) => [j.state, j.task_id !== null])).toEqual([['running', true], ['running', true]]);
+    expect(before.runs.map((r) => r.state)).toEqual(['running']);
+
+    const jobs = await listed(env);
+    expect(stateOf(jobs)).toEqual({ [join(input, 'f.png')]: ['queued', SANDBOX_GONE], [join(paid, 'g.png')]: ['running', null] });
+    const runs = await runCli(['apps', 'runs', '--json'], { env });
+    expect((JSON.parse(runs.out) as AppRun[]).map((r) => [r.state, r.runId, r.error])).toEqual([['queued', null, RUN_SANDBOX_GONE]]);
+
+    const upgraded = openDatabase(file, QUEUE_MIGRATIONS);
+    try {
+      expect(upgraded.pragma('user_version', { simple: true })).toBe(QUEUE_MIGRATIONS.length);
+      const after = rows(upgraded);
+      // Only the Sandbox's rows moved, and only their state and task; the rest is as it was.
+      expect(after.batches).toEqual(before.batches);
+      expect(after.jobs).toEqual([{ ...before.jobs[0], state: 'queued', task_id: null }, before.jobs[1]]);
+      expect(after.runs).toEqual([{ ...before.runs[0], state: 'queued' }]);
+    } finally {
+      upgraded.close();
+    }
+
+    // The same run finishes the Sandbox's job, free; the live one was never sent again.
+    const livePaid = creates(await control(live.url, 'stats'));
+    const again = await runCli(['run', 'upscaler-precision', input, '--out', out], { env });
+    expect(again.code, again.err).toBe(0);
+    expect(readdirSync(out)).toContain('f_upscaler-precision.png');
+    expect(creates(await control(live.url, 'stats'))).toBe(livePaid);
+  });
+
   it('the rule: a Sandbox job stands only while its own Sandbox\'s process holds the queue; live-service jobs are never touched', async () => {
     const db = openDatabase(join(dir, 'rule.db'), QUEUE_MIGRATIONS);
     try {
