@@ -24,4 +24,4 @@ if [ -n "$electron_bin" ] && [ "$has_display" = 1 ]; then
 fi
 [ -z "$electron_bin" ] && echo "(the Electron binary is not installed here; starting the web host: open the URL below)" >&2
 [ "$has_display" = 0 ] && [ -n "$electron_bin" ] && echo "(no display; starting the web host: open the URL below)" >&2
-exec node electron/host/web/main.ts "$@"
+exec node bin/web.js "$@"

@@ -24,7 +24,7 @@ function run(cmd: string, args: string[]): Promise<CliRun> {
   return new Promise((res) => child.once('exit', (code) => res({ code, out, err })));
 }
 
-const line = (version: string) => `mediadesk: needs Node ${needed} or newer (this is Node ${version}); run \`source '${join(ROOT, '.ci/env.sh')}'\` to put Node ${needed} first on PATH (it fetches it from the npm registry once), or install Node ${needed} LTS (README, "Two commands for a fresh machine")\n`;
+const line = (version: string, name = 'mediadesk') => `${name}: needs Node ${needed} or newer (this is Node ${version}); run \`source '${join(ROOT, '.ci/env.sh')}'\` to put Node ${needed} first on PATH (it fetches it from the npm registry once), or install Node ${needed} LTS (README, "Two commands for a fresh machine")\n`;
 
 describe.skipIf(!old)(old ? `mediadesk on ${SYSTEM_NODE}, Node ${systemVersion}` : `mediadesk on a Node older than ${needed} (skipped: ${why})`, () => {
   it('says in one line which Node it needs and how to get it, exit 2: no ERR_UNKNOWN_FILE_EXTENSION stack trace', async () => {
@@ -40,5 +40,11 @@ describe.skipIf(!old)(old ? `mediadesk on ${SYSTEM_NODE}, Node ${systemVersion}`
     expect([r.code, r.out]).toEqual([2, '']);
     expect(r.err).toContain(line(systemVersion!));
     expect(r.err).not.toContain('ERR_UNKNOWN_FILE_EXTENSION');
+  });
+
+  // `npm run web` is `node bin/web.js`: the web host's sources are TypeScript too.
+  it('the web host (bin/web.js, npm run web) says the same in one line, exit 2, and starts nothing', async () => {
+    const r = await run(SYSTEM_NODE, [join(ROOT, 'bin/web.js'), '--port', '0']);
+    expect([r.code, r.out, r.err]).toEqual([2, '', line(systemVersion!, 'mediadesk web')]);
   });
 });

@@ -1,0 +1,21 @@
+// The check both entry points (bin/mediadesk.js, bin/web.js) run before they load any
+// TypeScript: Node 24 strips types itself, and an older Node cannot load the sources at all. It
+// would print a stack trace (ERR_UNKNOWN_FILE_EXTENSION). This file stays plain JavaScript that
+// any Node parses (no top-level await, no recent syntax) so it can say so in one line first.
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * True when this Node is new enough. Otherwise says so in one line on stderr, prefixed with
+ * `name`, sets exit code 2 (as for any other environment the command cannot work in) and
+ * returns false.
+ */
+export function nodeIsNewEnough(name) {
+  // The version package.json's engines asks for (">=24"): one place to change it.
+  const needed = Number(/\d+/.exec(createRequire(import.meta.url)('../package.json').engines.node)[0]);
+  if (Number(process.versions.node.split('.')[0]) >= needed) return true;
+  const envSh = fileURLToPath(new URL('../.ci/env.sh', import.meta.url));
+  process.stderr.write(`${name}: needs Node ${needed} or newer (this is Node ${process.versions.node}); run \`source '${envSh}'\` to put Node ${needed} first on PATH (it fetches it from the npm registry once), or install Node ${needed} LTS (README, "Two commands for a fresh machine")\n`);
+  process.exitCode = 2;
+  return false;
+}
