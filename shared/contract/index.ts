@@ -41,8 +41,13 @@ export const EVENT_NAMES = Object.keys(EVENTS) as EventName[];
 
 /** A dropped file that did not reach the inbox: its path in the drop, and what happened, for the user. */
 export interface UploadFailure { relPath: string; message: string }
-/** `folder` holds every file that arrived, at its relative path; none of those in `failed` (not even a part). */
-export interface UploadResult { folder: string; failed: UploadFailure[] }
+/**
+ * `folder` holds every file that arrived; none of those in `failed` (not even a part). `paths` says
+ * where each file given is, in their order (null where it failed): at its relative path, each name
+ * made one every system can hold (`con.jpg` is `con_.jpg`, of `Photo.JPG` and `photo.jpg` the
+ * second is `photo-2.jpg`).
+ */
+export interface UploadResult { folder: string; paths: (string | null)[]; failed: UploadFailure[] }
 /** Settled so far of `total`: `copied` arrived, `failed` did not. */
 export interface UploadProgress { copied: number; failed: number; total: number }
 
@@ -56,7 +61,7 @@ export interface DeskApi {
   mediaUrl(path: string): string;
   /**
    * The browser has no file paths: dropped files are copied into the data folder's inbox, keeping
-   * their relative paths, several at a time. A file that fails is named in the result and the rest
+   * their relative paths as far as every system allows (see UploadResult), several at a time. A file that fails is named in the result and the rest
    * still arrive; only a drop of which nothing arrives is an error. Null under Electron, which
    * reads paths directly.
    */

@@ -551,6 +551,33 @@ test('a shoot copied off a Mac, a PC and a NAS: the junk beside the photos is le
   expect(errors).toEqual([]);
 });
 
+test('a folder whose names Windows refuses, from a Linux disk: its photos are copied under names every system holds, shown under the user\'s names, and run', async ({ page }) => {
+  const errors = watchErrors(page);
+  sandbox = await startSandboxProcess(300);
+  host = await startHost(newHome(), sandbox.env);
+  // `con` and `aux` are Windows devices, `:` a character it refuses; two names one file on a Mac.
+  const dir = join(mkdtempSync(join(tmpdir(), 'md-names-')), 'con');
+  mkdirSync(dir);
+  for (const [i, name] of ['aux.png', 'Photo.PNG', 'photo.png', 'a:b.png'].entries()) {
+    await sharp({ create: { width: 64, height: 48, channels: 3, background: { r: 40 * i, g: 90, b: 160 } } }).png().toFile(join(dir, name));
+  }
+
+  await page.goto(`${host.url}#studio`);
+  await page.getByTestId('tool-select').selectOption('upscaler-precision');
+  await page.getByTestId('pick-folder').setInputFiles(dir);
+  await expect(page.getByTestId('input-status')).toHaveText('1 input, 4 files');
+  await expect(page.getByRole('list', { name: 'Inputs' }).getByRole('listitem')).toHaveText([/^con\s*· 4 files/]);
+  await expect(page.getByTestId('input-thumbs').locator('img')).toHaveCount(4);
+  // Of the two photos of one name, whichever was copied second is numbered.
+  const inbox = join(host.home, 'inbox');
+  expect(readdirSync(inbox, { recursive: true }).map((p) => String(p).split(/[\\/]/).slice(1).join('/')).filter((p) => p.includes('/')).map((p) => p.toLowerCase()).sort()).toEqual(['con_/a_b.png', 'con_/aux_.png', 'con_/photo-2.png', 'con_/photo.png']);
+
+  await page.getByTestId('start').click();
+  await expect(page.getByTestId('last-batch')).toContainText('Batch done', { timeout: 60_000 });
+  await expect(page.getByTestId('last-batch')).toContainText('4/4');
+  expect(errors).toEqual([]);
+});
+
 // Chromium's folder picker lists a chosen folder's real files only: every link in it (to a file or a
 // folder outside it, one back to the folder, one to nothing) is left out by the browser, silently,
 // before the page sees anything. A drop cannot be made to carry a folder in this headless browser,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { arrivedPaths, copyingText, failedText, looseFiles, NothingCopied } from '../../renderer/src/lib/upload.ts';
+import { copyingText, failedText, looseFiles, NothingCopied } from '../../renderer/src/lib/upload.ts';
 
 /** What the browser's drop upload tells the user, and which files it counts as on the host. */
 describe('drop upload helpers', () => {
@@ -22,11 +22,5 @@ describe('drop upload helpers', () => {
   it('gives loose files of one name paths of their own, so both arrive', () => {
     const files = ['export.json', 'other.csv', 'export.json', 'export.json'].map((n) => new File(['x'], n));
     expect(looseFiles(files).map((f) => f.relPath)).toEqual(['export.json', 'other.csv', '2/export.json', '3/export.json']);
-  });
-
-  it('counts a path as arrived while one of the files sent under it did', () => {
-    const sent = ['a.png', 'a.png', 'b.png', 'c.png'].map((relPath) => ({ relPath }));
-    expect(arrivedPaths(sent, [fail('a.png'), fail('c.png')])).toEqual(['a.png', 'b.png']);
-    expect(arrivedPaths(sent, [fail('a.png'), fail('a.png')])).toEqual(['b.png', 'c.png']);
   });
 });

@@ -1,7 +1,7 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -66,6 +66,60 @@ describe('web host file routes', () => {
     expect(again.status).toBe(409);
     expect(((await again.json()) as { message: string }).message).toBe('a file of this path was already copied in this drop');
     expect(readFileSync(join(home, 'inbox', 'droptwice1', 'a.txt'), 'utf8')).toBe('first');
+  });
+
+  describe('names a dropped file cannot keep on every system', () => {
+    const put = async (drop: string, rel: string, body: string) => {
+      const res = await fetch(`${host.origin}/upload?${q({ token: host.token, drop, rel })}`, { method: 'PUT', body });
+      return { status: res.status, ...((await res.json()) as { path?: string; message?: string }) };
+    };
+    const stored = (drop: string) => readdirSync(join(home, 'inbox', drop), { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => relative(join(home, 'inbox', drop), join(e.parentPath, e.name)).split(sep).join('/')).sort();
+
+    it('stores Windows device names, refused characters and trailing dots or spaces under portable names, keeping the extension', async () => {
+      const sent = { 'con.jpg': 'con_.jpg', 'a:b.png': 'a_b.png', 'trailing. ': 'trailing', 'shoot?/AUX .PNG': 'shoot_/AUX_ .PNG', 'nul/x.png': 'nul_/x.png' };
+      for (const [rel, want] of Object.entries(sent)) {
+        const up = await put('dropport1', rel, `bytes of ${rel}`);
+        expect([up.status, up.path], rel).toEqual([200, join(home, 'inbox', 'dropport1', ...want.split('/'))]);
+        expect(readFileSync(up.path!, 'utf8')).toBe(`bytes of ${rel}`);
+      }
+      expect(stored('dropport1')).toEqual(Object.values(sent).sort());
+    });
+
+    it('keeps two files whose names are one file on macOS and Windows under two names, also sent side by side; the same name twice is still refused', async () => {
+      const [a, b] = await Promise.all([put('dropcase1', 'Photo.JPG', 'first'), put('dropcase1', 'photo.jpg', 'second')]);
+      expect([a.status, b.status]).toEqual([200, 200]);
+      expect([readFileSync(a.path!, 'utf8'), readFileSync(b.path!, 'utf8')]).toEqual(['first', 'second']);
+      expect(stored('dropcase1').map((n) => n.toLowerCase()).sort()).toEqual(['photo-2.jpg', 'photo.jpg']);
+
+      // Two names made one by portableName: the second is numbered too; a name sent again is the same file again.
+      expect((await put('dropcase1', 'a:b.png', 'colon')).path).toBe(join(home, 'inbox', 'dropcase1', 'a_b.png'));
+      expect((await put('dropcase1', 'A_B.png', 'underscore')).path).toBe(join(home, 'inbox', 'dropcase1', 'A_B-2.png'));
+      expect(await put('dropcase1', 'a:b.png', 'again')).toMatchObject({ status: 409, message: 'a file of this path was already copied in this drop' });
+      expect(readFileSync(join(home, 'inbox', 'dropcase1', 'a_b.png'), 'utf8')).toBe('colon');
+    });
+
+    it('shortens a name too long for the disk, keeping its extension, and two long names alike stay two files', async () => {
+      const long = 'é'.repeat(148); // 296 bytes, and .png
+      const [a, b] = [await put('droplong1', `${long}1.png`, 'one'), await put('droplong1', `${long}2.png`, 'two')];
+      expect([a.status, b.status]).toEqual([200, 200]);
+      const names = stored('droplong1');
+      expect(names).toHaveLength(2);
+      for (const n of names) expect([Buffer.byteLength(n) <= 255, n.endsWith('.png'), n.startsWith('é'.repeat(50))]).toEqual([true, true, true]);
+      expect([readFileSync(a.path!, 'utf8'), readFileSync(b.path!, 'utf8')]).toEqual(['one', 'two']);
+    });
+
+    it('keeps a hidden or system name one, and refuses a name that would become one, naming it; a path too deep for the disk is refused', async () => {
+      expect((await put('dropjunk1', '._img-00.png', 'apple double')).path).toBe(join(home, 'inbox', 'dropjunk1', '._img-00.png'));
+      expect((await put('dropjunk1', 'sub/.DS_Store', 'finder')).path).toBe(join(home, 'inbox', 'dropjunk1', 'sub', '.DS_Store'));
+      expect(await put('dropjunk1', 'Thumbs.db.', 'x')).toEqual({ status: 400, message: '"Thumbs.db." would be stored as "Thumbs.db", the name of a hidden or system file that batches pass over; rename it' });
+      expect(await put('dropjunk1', ' desktop.ini/a.png', 'x')).toMatchObject({ status: 400, message: expect.stringContaining('" desktop.ini" would be stored as "desktop.ini"') });
+      expect(stored('dropjunk1')).toEqual(['._img-00.png', 'sub/.DS_Store']);
+
+      const deep = Array.from({ length: 20 }, (_, i) => `${'d'.repeat(230)}${i}`).join('/');
+      expect(await put('dropjunk1', `${deep}/a.png`, 'x')).toMatchObject({ status: 400, message: 'the file name is too long for the disk (ENAMETOOLONG)' });
+      expect(await put('dropjunk1', 'sub/.DS_Store/a.png', 'x')).toMatchObject({ status: 409, message: 'part of its path is a file, not a folder (ENOTDIR)' });
+      expect(stored('dropjunk1')).toEqual(['._img-00.png', 'sub/.DS_Store']);
+    });
   });
 
   it('removes the part of a file whose upload broke off, so the drop holds no half file and the same path can be sent again', async () => {

@@ -80,16 +80,19 @@ export function stemOf(inputPath: string | null, jobId: string): string {
   return inputPath ? shortened(basename(inputPath, extname(inputPath))) : `job-${jobId.slice(0, 8)}`;
 }
 
-/** The start of a long name and a hash of all of it: two long names that start alike stay two results. */
-function shortened(stem: string): string {
-  if (Buffer.byteLength(stem) <= MAX_STEM_BYTES) return stem;
+/**
+ * `stem` in at most `maxBytes` of UTF-8: the start of a long name and a hash of all of it, so two
+ * long names that start alike stay two files.
+ */
+export function shortened(stem: string, maxBytes = MAX_STEM_BYTES): string {
+  if (Buffer.byteLength(stem) <= maxBytes) return stem;
   const hash = createHash('sha256').update(stem).digest('hex').slice(0, 8);
   let kept = '';
   let bytes = 0;
   // By code point, so a character is never cut in half.
   for (const ch of stem) {
     const b = Buffer.byteLength(ch);
-    if (bytes + b > MAX_STEM_BYTES - hash.length - 1) break;
+    if (bytes + b > maxBytes - hash.length - 1) break;
     kept += ch;
     bytes += b;
   }

@@ -1,5 +1,5 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { createWriteStream, existsSync, realpathSync } from 'node:fs';
+import { createWriteStream, existsSync, realpathSync, type WriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -11,6 +11,8 @@ import { toErrorData } from '../../core/dispatch.ts';
 import { startSandbox } from '../../sandbox/index.ts';
 import { EVENTS } from '../../../shared/contract/index.ts';
 import { readSocketRequest } from './message.ts';
+import { DropNames } from './drop-names.ts';
+import { fsWriteWords } from '../../core/batch/fs-error.ts';
 
 export interface WebHostOptions {
   home: string;
@@ -61,6 +63,14 @@ function readCookie(header: string | undefined, name: string): string | undefine
     if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
   }
   return undefined;
+}
+
+/** Why a dropped file could not be written: 409 when the drop's own files are in its way, 400 for a path too long for the disk. */
+function uploadError(e: unknown): Error {
+  const code = (e as NodeJS.ErrnoException).code;
+  if (code === 'EEXIST') return Object.assign(new Error('a file of this path was already copied in this drop'), { statusCode: 409 });
+  const status = code === 'ENOTDIR' || code === 'EISDIR' ? 409 : code === 'ENAMETOOLONG' ? 400 : 500;
+  return Object.assign(new Error(fsWriteWords(e)), { statusCode: status });
 }
 
 /**
@@ -154,10 +164,12 @@ export async function startWebHost(o: WebHostOptions): Promise<RunningWebHost> {
     return reply.sendFile(basename(abs), dirname(abs));
   });
 
-  // Dropped files in the browser: streamed into <home>/inbox/<drop>/<relative path>. In a context
+  // Dropped files in the browser: streamed into <home>/inbox/<drop>/<relative path>, each name as
+  // every system can hold it (see DropNames); the answer's `path` says where. In a context
   // of its own without Fastify's parsers: the browser sends a file's own type, and the JSON and
   // text parsers read the body first, so a .json or .txt file arrived empty (or, not being JSON,
   // failed the whole drop).
+  const dropNames = new DropNames();
   await app.register(async (uploads) => {
     uploads.removeAllContentTypeParsers();
     uploads.addContentTypeParser('*', (_req, _payload, done) => done(null));
@@ -171,23 +183,31 @@ export async function startWebHost(o: WebHostOptions): Promise<RunningWebHost> {
       if (!parts.length || parts.some((p) => p === '..' || p === '.' || p.includes('\0'))) {
         return reply.code(400).send({ message: 'not a relative file path inside the drop (a "." or ".." part, or no name)' });
       }
+      const taken = dropNames.take(drop, parts);
+      if ('status' in taken) return reply.code(taken.status).send({ message: taken.message });
       const dir = join(o.home, 'inbox', drop);
-      const dest = join(dir, ...parts);
-      await mkdir(dirname(dest), { recursive: true });
-      const out = createWriteStream(dest, { flags: 'wx' });
+      const dest = join(dir, ...taken.parts);
+      let out: WriteStream | undefined;
       let created = false;
-      out.once('open', () => (created = true));
       try {
+        await mkdir(dirname(dest), { recursive: true }).catch((e: NodeJS.ErrnoException) => {
+          // A file where a folder of its path goes: not this path's file, which EEXIST says below.
+          throw e.code === 'EEXIST' ? Object.assign(e, { code: 'ENOTDIR' }) : e;
+        });
+        out = createWriteStream(dest, { flags: 'wx' });
+        out.once('open', () => (created = true));
         await pipeline(req.raw, out);
       } catch (e) {
-        const err = e as NodeJS.ErrnoException;
         // A part of a file is no file: the batch takes the drop's whole folder, so it would run it.
         // A destroyed stream may still be opening (and then create the file): wait for it to close.
         // EEXIST never opened: that file is another upload's, and stays.
-        if (!out.closed) await new Promise<void>((done) => out.once('close', () => done()));
+        const opening = out;
+        if (opening && !opening.closed) await new Promise<void>((done) => opening.once('close', () => done()));
         if (created) await rm(dest, { force: true });
-        throw Object.assign(new Error(err.code === 'EEXIST' ? 'a file of this path was already copied in this drop' : err.message), { statusCode: err.code === 'EEXIST' ? 409 : 500 });
+        taken.settle(false);
+        throw uploadError(e);
       }
+      taken.settle(true);
       return { path: dest, folder: dir };
     });
   });

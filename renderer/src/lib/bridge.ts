@@ -122,12 +122,13 @@ function webSocketDesk(): DeskApi {
       const drop = crypto.randomUUID().replace(/-/g, '');
       const total = files.length;
       let folder = '';
+      const paths: (string | null)[] = files.map(() => null);
       let copied = 0;
       let failed = 0;
       onProgress?.({ copied, failed, total });
-      const outcomes = await mapLimit(files, UPLOAD_CONCURRENCY, async ({ file, relPath }): Promise<UploadFailure | null> => {
+      const outcomes = await mapLimit(files, UPLOAD_CONCURRENCY, async ({ file, relPath }, i): Promise<UploadFailure | null> => {
         try {
-          folder = await uploadOne(token, drop, file, relPath);
+          ({ folder, path: paths[i] } = await uploadOne(token, drop, file, relPath));
           copied++;
           return null;
         } catch (err) {
@@ -139,7 +140,7 @@ function webSocketDesk(): DeskApi {
       });
       const failures = outcomes.filter((o) => o !== null);
       if (!copied) throw new NothingCopied(failures);
-      return { folder, failed: failures };
+      return { folder, paths, failed: failures };
     },
   };
 }
@@ -148,8 +149,8 @@ function webSocketDesk(): DeskApi {
 // (thumbnails, media) while a drop is copied, and keep the link busy, which one at a time did not.
 const UPLOAD_CONCURRENCY = 4;
 
-/** Copies one file into the drop's folder and returns the folder; a failure says what happened to this file. */
-async function uploadOne(token: string, drop: string, file: File, relPath: string): Promise<string> {
+/** Copies one file into the drop's folder and says where it is; a failure says what happened to this file. */
+async function uploadOne(token: string, drop: string, file: File, relPath: string): Promise<{ folder: string; path: string }> {
   let res: Response;
   try {
     res = await fetch(`/upload?token=${encodeURIComponent(token)}&drop=${drop}&rel=${encodeURIComponent(relPath)}`, { method: 'PUT', body: file });
@@ -161,9 +162,9 @@ async function uploadOne(token: string, drop: string, file: File, relPath: strin
     void reader.cancel().catch(() => {});
     throw new Error(readable ? 'the connection to the MediaDesk host failed while copying it' : 'the browser could not read it (it may have been moved, changed or deleted since it was dropped)');
   }
-  const body = (await res.json().catch(() => ({}))) as { folder?: string; message?: string };
-  if (!res.ok || !body.folder) throw new Error(body.message ?? `the host answered ${res.status} ${res.statusText}`.trim());
-  return body.folder;
+  const body = (await res.json().catch(() => ({}))) as { folder?: string; path?: string; message?: string };
+  if (!res.ok || !body.folder || !body.path) throw new Error(body.message ?? `the host answered ${res.status} ${res.statusText}`.trim());
+  return { folder: body.folder, path: body.path };
 }
 
 function electronDesk(api: DeskApi): DeskApi {

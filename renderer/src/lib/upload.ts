@@ -29,17 +29,6 @@ export function looseFiles(files: readonly File[]): { file: File; relPath: strin
   });
 }
 
-/**
- * The relative paths of a drop that are on the host now, each once. Counted, not matched by name:
- * of two files sent under one path, the one refused as the second leaves the first in place.
- */
-export function arrivedPaths(files: readonly { relPath: string }[], failed: readonly UploadFailure[]): string[] {
-  const left = new Map<string, number>();
-  for (const f of files) left.set(f.relPath, (left.get(f.relPath) ?? 0) + 1);
-  for (const f of failed) left.set(f.relPath, (left.get(f.relPath) ?? 0) - 1);
-  return [...left].filter(([, n]) => n > 0).map(([p]) => p);
-}
-
 /** A drop of which no file arrived: the error, with each file's own reason for screens that show them one by one. */
 export class NothingCopied extends DeskError {
   readonly failed: UploadFailure[];

@@ -1,0 +1,92 @@
+import { extname } from 'node:path';
+import { portableName, sameFileKey } from '../../../shared/file-names.ts';
+import { isIgnoredName } from '../../../shared/validation/system-files.ts';
+import { shortened, withCollisionSuffix } from '../../core/downloads/naming.ts';
+
+/**
+ * The most UTF-8 bytes of a stored name. Most file systems allow 255 per name (Windows 255 UTF-16
+ * units, never more than the bytes); the rest is room for a collision suffix (`-2`).
+ */
+const MAX_NAME_BYTES = 240;
+/** A longer "extension" is part of the name (`notes.from the shoot of 3 May`): it is not kept whole. */
+const MAX_EXT_BYTES = 16;
+
+/**
+ * One name of a dropped path (a folder's or the file's) as the inbox stores it: portable (see
+ * portableName) and short enough for the disk, keeping its extension, by which the tools know an
+ * image. Hidden or system names are the batch's to pass over by name, and the browser's name
+ * decides: so a hidden name keeps its leading dot (`._photo.jpg` stays a Mac's twin, not a photo
+ * `__photo.jpg`), and a name that would become a system file's (`Thumbs.db.` is `Thumbs.db` on
+ * Windows) is refused, not stored as a file the batch would skip after counting it as an input.
+ */
+export function storedName(name: string): { name: string } | { problem: string } {
+  const portable = name.startsWith('.') ? `.${portableName(name.slice(1), '_')}` : portableName(name, '_');
+  const ext = extname(portable);
+  const keep = Buffer.byteLength(ext) <= MAX_EXT_BYTES ? ext : '';
+  const stem = portable.slice(0, portable.length - keep.length);
+  const out = `${shortened(stem, MAX_NAME_BYTES - Buffer.byteLength(keep))}${keep}`;
+  // Never the other way: a hidden name keeps its dot, and every system file's name is portable already.
+  if (isIgnoredName(out) && !isIgnoredName(name)) {
+    return { problem: `"${name}" would be stored as "${out}", the name of a hidden or system file that batches pass over; rename it` };
+  }
+  return { name: out };
+}
+
+/** A stored path taken, to be settled once its file is written (`kept`) or not; or why there is none. */
+export type Taken = { parts: string[]; settle(kept: boolean): void } | { status: 400 | 409; message: string };
+
+/**
+ * A drop with no file being copied and none added for this long is done: its names are forgotten
+ * (the disk still refuses a second file of one name).
+ */
+const DROP_IDLE_MS = 60 * 60 * 1000;
+
+/**
+ * The stored paths of the files of each drop, so that two files whose stored paths are one file on
+ * macOS or Windows (sameFileKey: `Photo.JPG` and `photo.jpg`, or `a:b.png` and `a_b.png` once
+ * portable) both arrive, the second as `photo-2.jpg`; while the same path sent twice is refused,
+ * as before. Taken synchronously, so files copied side by side cannot take one name.
+ */
+export class DropNames {
+  private readonly drops = new Map<string, { taken: Map<string, string>; used: number; copying: number }>();
+
+  /** A stored path for the file at `parts` (its path in the drop as the browser names it), or why there is none. */
+  take(drop: string, parts: readonly string[]): Taken {
+    const stored: string[] = [];
+    for (const p of parts) {
+      const s = storedName(p);
+      if ('problem' in s) return { status: 400, message: s.problem };
+      stored.push(s.name);
+    }
+    const original = parts.join('/');
+    const d = this.drop(drop);
+    const dir = stored.slice(0, -1);
+    for (let k = 1; ; k++) {
+      const candidate = [...dir, withCollisionSuffix(stored[stored.length - 1], k)];
+      const key = sameFileKey(candidate.join('/'));
+      const holder = d.taken.get(key);
+      if (holder === original) return { status: 409, message: 'a file of this path was already copied in this drop' };
+      if (holder === undefined) {
+        d.taken.set(key, original);
+        d.copying++;
+        return {
+          parts: candidate,
+          settle: (kept) => {
+            d.copying--;
+            d.used = Date.now();
+            if (!kept) d.taken.delete(key);
+          },
+        };
+      }
+    }
+  }
+
+  private drop(id: string) {
+    const now = Date.now();
+    for (const [other, d] of this.drops) if (!d.copying && now - d.used > DROP_IDLE_MS) this.drops.delete(other);
+    const d = this.drops.get(id) ?? { taken: new Map<string, string>(), used: now, copying: 0 };
+    d.used = now;
+    this.drops.set(id, d);
+    return d;
+  }
+}
