@@ -1,35 +1,21 @@
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createCore, type Core } from '../../electron/core/index.ts';
 import { openDatabase } from '../../electron/core/db/open.ts';
 import { QUEUE_MIGRATIONS } from '../../electron/core/queue/migrations.ts';
 import { AppRunStore } from '../../electron/core/apps/store.ts';
 import { SETTLED_STATES } from '../../electron/core/queue/states.ts';
 import { keyFingerprint, MemorySecretStore } from '../../electron/core/secrets.ts';
-import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
+import { startSandbox } from '../../electron/sandbox/index.ts';
 import { DeskError, type CommandName, type Req, type Res } from '../../shared/contract/index.ts';
 import { runWaitingFor } from '../../shared/contract/team.ts';
 import { runCli } from '../cli.ts';
-import { cleanup, control, tmp } from './helpers.ts';
+import { control, sandboxAndHomes } from './helpers.ts';
 
 // Whole cores (createCore, as the CLI and the app build them) over real Sandboxes and a real mediadesk.db.
 
-let sandbox: RunningSandbox;
-const homes: string[] = [];
-
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0, taskDurationMs: 100 });
-});
-afterAll(async () => {
-  await sandbox.close();
-  for (const h of homes) cleanup(h);
-});
-
-const home = () => {
-  const h = tmp('core');
-  homes.push(h);
-  return h;
-};
+const at = sandboxAndHomes('core', 100);
+const home = () => at.home();
 const envFor = (url: string): NodeJS.ProcessEnv => ({ MEDIADESK_API_URL: url, MEDIADESK_API_KEY: 'sandbox-owner' });
 /** A core as the CLI builds one; `env` chooses the backend (none: the built-in Sandbox, started in-process). */
 const openCore = (h: string, env: NodeJS.ProcessEnv, runQueue = true) =>
@@ -65,22 +51,22 @@ function storedRun(h: string, id: string) {
 describe('a whole core and its app runs', () => {
   it('close() during a run POST waits for the answer and stores the run id; the next core follows that run and posts nothing', async () => {
     const h = home();
-    const env = envFor(sandbox.url);
-    const before = await runPosts(sandbox.url);
+    const env = envFor(at.url);
+    const before = await runPosts(at.url);
     // The server records (and charges) the run at once; its 202 is held long enough to close meanwhile.
-    await control(sandbox.url, 'faults', { appRunAnswerDelayMs: 1500 });
+    await control(at.url, 'faults', { appRunAnswerDelayMs: 1500 });
     const a = await openCore(h, env);
     let closed = false;
     let id = '';
     try {
       id = (await call(a, 'apps.run', { appId: 'jM4nX8sc', confirmedCost: 8, inputs: { brief: 'closing time' }, outDir: join(h, 'out') })).id;
-      while ((await runPosts(sandbox.url)) === before) await sleep(10);
+      while ((await runPosts(at.url)) === before) await sleep(10);
       expect(a.apps.store.get(id)!.state).toBe('submitting');
       await a.close();
       closed = true;
     } finally {
       if (!closed) await a.close();
-      await control(sandbox.url, 'faults', { appRunAnswerDelayMs: 0 });
+      await control(at.url, 'faults', { appRunAnswerDelayMs: 0 });
     }
     const left = storedRun(h, id);
     expect(left.state).toBe('running');
@@ -93,16 +79,16 @@ describe('a whole core and its app runs', () => {
     } finally {
       await b.close();
     }
-    expect(await runPosts(sandbox.url)).toBe(before + 1);
+    expect(await runPosts(at.url)).toBe(before + 1);
   });
 
   it('a run queued on the built-in Sandbox is neither resumed nor sent after a switch to the live service, and is again once switched back', async () => {
     const h = home();
     const out = join(h, 'out');
     const jingle = (brief: string) => ({ appId: 'jM4nX8sc', confirmedCost: 8, inputs: { brief }, outDir: out, resume: true });
-    const live = envFor(sandbox.url);
-    const LIVE = `live ${sandbox.url} key ${keyFingerprint('sandbox-owner')}`;
-    const before = await runPosts(sandbox.url);
+    const live = envFor(at.url);
+    const LIVE = `live ${at.url} key ${keyFingerprint('sandbox-owner')}`;
+    const before = await runPosts(at.url);
 
     // Queued on the Sandbox (this process does not run the queue): stopped before it was sent.
     const onSandbox = await openCore(h, {}, false);
@@ -125,7 +111,7 @@ describe('a whole core and its app runs', () => {
       expect(again.id).not.toBe(first);
       expect((await settledIn(onLive, again.id)).state).toBe('done');
       expect(storedRun(h, again.id).backend).toBe(LIVE);
-      expect(await runPosts(sandbox.url)).toBe(before + 1);
+      expect(await runPosts(at.url)).toBe(before + 1);
       expect([onLive.apps.one(first).state, onLive.apps.one(second).state]).toEqual(['queued', 'queued']);
       // And it says why it does not move, in the Queue and in `apps runs` alike.
       const info = await call(onLive, 'app.info', {});
@@ -141,7 +127,7 @@ describe('a whole core and its app runs', () => {
       await call(onLive, 'apps.retry', { id: second, confirmedCost: 8 });
       expect(storedRun(h, second).backend).toBe(LIVE);
       expect((await settledIn(onLive, second)).state).toBe('done');
-      expect(await runPosts(sandbox.url)).toBe(before + 2);
+      expect(await runPosts(at.url)).toBe(before + 2);
     } finally {
       await onLive.close();
     }
@@ -156,7 +142,7 @@ describe('a whole core and its app runs', () => {
     } finally {
       await back.close();
     }
-    expect(await runPosts(sandbox.url)).toBe(before + 2);
+    expect(await runPosts(at.url)).toBe(before + 2);
   });
 
   it('a run queued before runs recorded their backend is adopted by the backend in use when the queue is next held, and is sent there once', async () => {
@@ -173,15 +159,15 @@ describe('a whole core and its app runs', () => {
     db.prepare('UPDATE app_runs SET backend = NULL WHERE id = ?').run(id);
     db.close();
     // The next core runs on the live service (here the shared Sandbox over HTTP, with a key): it adopts the run and sends it there, once.
-    const livePosts = await runPosts(sandbox.url);
-    const back = await openCore(h, envFor(sandbox.url));
+    const livePosts = await runPosts(at.url);
+    const back = await openCore(h, envFor(at.url));
     try {
       expect((await settledIn(back, id)).state).toBe('done');
     } finally {
       await back.close();
     }
-    expect(storedRun(h, id).backend).toBe(`live ${sandbox.url} key ${keyFingerprint('sandbox-owner')}`);
-    expect(await runPosts(sandbox.url)).toBe(livePosts + 1);
+    expect(storedRun(h, id).backend).toBe(`live ${at.url} key ${keyFingerprint('sandbox-owner')}`);
+    expect(await runPosts(at.url)).toBe(livePosts + 1);
   });
 
   it('a run with no folder named writes where a batch would: the output folder (~/MediaDesk by default), not the hidden data folder', async () => {

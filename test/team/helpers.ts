@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import { DEFAULT_SETTINGS } from '../../shared/settings.ts';
 import { ApiClient } from '../../electron/core/api/client.ts';
 import { openDatabase, type Db } from '../../electron/core/db/open.ts';
@@ -21,6 +22,35 @@ export interface Rig {
   key: { value: string };
   lease: { held: boolean };
   close(): Promise<void>;
+}
+
+/**
+ * A test file's Sandbox (one, over real HTTP, started before its tests) and the data folders its
+ * tests take with `home()`, all removed after them. `url` is valid inside tests.
+ */
+export function sandboxAndHomes(prefix: string, taskDurationMs: number) {
+  let sb: RunningSandbox | null = null;
+  const homes: string[] = [];
+  beforeAll(async () => {
+    sb = await startSandbox({ port: 0, taskDurationMs });
+  });
+  afterAll(async () => {
+    await sb?.close();
+    for (const h of homes) cleanup(h);
+  });
+  return {
+    get sandbox() {
+      return sb!;
+    },
+    get url() {
+      return sb!.url;
+    },
+    home(name = prefix) {
+      const h = tmp(name);
+      homes.push(h);
+      return h;
+    },
+  };
 }
 
 /** The team services of a core over a real Sandbox and a real mediadesk.db in a temp folder. */

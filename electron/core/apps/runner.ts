@@ -1,15 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { fromAnotherSandbox } from '../backend.ts';
 import { ensureFolder } from '../output-folder.ts';
-import { portableName } from '../../../shared/file-names.ts';
-import { join } from 'node:path';
-import type { ResultKind } from '../../../shared/catalogue/index.ts';
 import { ApiError, type ApiClient } from '../api/client.ts';
 import { downloadToPart, ExpiredUrlError, placeWithoutOverwrite, removeQuietly, sameFile } from '../downloads/download.ts';
-import { extensionOf, partPathOf, withCollisionSuffix } from '../downloads/naming.ts';
+import { partPathOf, withCollisionSuffix } from '../downloads/naming.ts';
 import { ATTENTION } from '../queue/states.ts';
 import { apiProblem, refusedReason, RUN_SANDBOX_GONE, waitingMessage } from '../queue/job-messages.ts';
-import { AppRunStore, RUN_REQUEUE_FRESH, type AppRunRow } from './store.ts';
+import { AppRunStore, plannedOutputs, RUN_REQUEUE_FRESH, type AppRunRow } from './store.ts';
 import { parseRun, type RunView } from './wire.ts';
 
 /** Result URLs of workflow apps are valid 12 hours (api-notes): downloaded at once. */
@@ -48,8 +45,11 @@ export interface RunnerOptions {
 }
 
 const DEFAULT_POLL = { firstMs: 1000, minMs: 1000, maxMs: 15_000 };
-const slug = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'app';
-const kindOf = (k: string): ResultKind => (k === 'video' || k === 'audio' ? k : 'image');
+
+/** Removes the `.part` files of a run's results (plannedOutputs), except those from `keepFrom` on. */
+async function removeParts(r: AppRunRow, keepFrom = Infinity): Promise<void> {
+  for (const [i, p] of plannedOutputs(r).entries()) if (i < keepFrom) await removeQuietly(partPathOf(p));
+}
 
 /**
  * Drives app runs through the queue's state machine, with the tool jobs' crash rules: the
@@ -80,13 +80,18 @@ export class AppRunner {
     this.timer.unref?.();
   }
 
-  /** Aborts downloads (their parts resume) but waits for a POST in flight so its run id is stored. */
+  /**
+   * Aborts downloads (their parts resume: the run stays `downloading`) but waits for a POST in
+   * flight so its run id is stored. A download whose run was canceled meanwhile leaves no part.
+   */
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    const downloads = [...this.aborts.keys()];
     for (const a of this.aborts.values()) a.abort();
     await Promise.allSettled([...this.busy.values()]);
     this.leased = false;
+    if (this.o.store.db.open) for (const id of downloads) await this.discardParts(id);
   }
 
   kick(): void {
@@ -115,7 +120,10 @@ export class AppRunner {
       const now = Date.now();
       for (const r of this.o.store.inState('running')) if (!this.busy.has(r.id) && this.ours(r) && (r.nextPollAt ?? 0) <= now) this.run(r.id, () => this.check(r));
       // Downloads go on whatever the backend: the result URLs are absolute and lapse in 12 hours.
-      for (const r of this.o.store.inState('downloading')) if (!this.busy.has(r.id)) this.run(r.id, () => this.download(r));
+      const downloading = this.o.store.inState('downloading');
+      for (const r of downloading) if (!this.busy.has(r.id)) this.run(r.id, () => this.download(r));
+      // Canceled by another process (apps cancel, the app's Queue) while downloading here.
+      for (const id of this.aborts.keys()) if (!downloading.some((r) => r.id === id)) this.background(this.discardParts(id));
     } catch (err) {
       // One failed tick (locked DB, closed file) must not stop the runner; the next one retries.
       console.error(`mediadesk apps: ${(err as Error).message}`);
@@ -159,7 +167,10 @@ export class AppRunner {
    */
   settleGoneSandbox(): void {
     const owners = this.o.sandboxOwners;
-    if (owners && this.o.store.requeueGoneSandbox(RUN_SANDBOX_GONE, owners.live()).length) this.o.onChange?.();
+    const gone = owners ? this.o.store.requeueGoneSandbox(RUN_SANDBOX_GONE, owners.live()) : [];
+    // Sent again, it gets a new run id and new names: its earlier parts would never be resumed.
+    for (const r of gone) void removeParts(r);
+    if (gone.length) this.o.onChange?.();
   }
 
   private recover(): void {
@@ -168,6 +179,25 @@ export class AppRunner {
       if (r.backend === 'sandbox') this.o.store.move(r.id, 'submitting', 'queued', RUN_REQUEUE_FRESH);
       else this.o.store.move(r.id, 'submitting', 'needs_attention', { error: ATTENTION.interruptedSubmit.replace('task', 'run') });
     }
+    this.background(this.removeStaleParts());
+  }
+
+  /**
+   * Parts left by a killed or stopped process, as the queue removes its jobs' (Engine.removeStaleParts):
+   * those of runs not downloading now, and of results a downloading run has already placed. A run
+   * still `downloading` keeps the part of the result it is on: this process resumes it.
+   */
+  private async removeStaleParts(): Promise<void> {
+    for (const r of this.o.store.withResultsNotDone()) {
+      // Read again just before: a Retry since the list was read resumes its part.
+      const now = this.o.store.get(r.id);
+      if (now) await removeParts(now, now.state === 'downloading' ? now.outputs.length : Infinity);
+    }
+  }
+
+  /** Clean-up beside the ticks: a closed or locked file is said, as a failed tick is. */
+  private background(p: Promise<void>): void {
+    p.catch((err) => console.error(`mediadesk apps: ${(err as Error).message}`));
   }
 
   /** Results of the built-in Sandbox live in the process that ran it; see Engine.resultsGoneWithSandbox. */
@@ -256,16 +286,16 @@ export class AppRunner {
     this.aborts.set(r.id, ac);
     try {
       if (await this.resultsGoneWithSandbox(r)) {
-        this.o.store.move(r.id, 'downloading', 'queued', RUN_REQUEUE_FRESH);
+        if (this.o.store.move(r.id, 'downloading', 'queued', RUN_REQUEUE_FRESH)) await removeParts(r);
         return;
       }
       await ensureFolder(r.outDir);
       let results = r.results ?? [];
+      // Named once from the results as first known: fresh links (below) do not rename a part.
+      const planned = plannedOutputs(r);
       const outputs = [...r.outputs];
       for (let i = outputs.length; i < results.length; i++) {
-        const ext = extensionOf(results[i].url, results[i].contentType, kindOf(r.outputKind));
-        // The run id is the server's: portable whatever it holds.
-        const base = join(r.outDir, portableName(`${slug(r.appName)}-${(r.runId ?? r.id).slice(0, 8)}-${i + 1}.${ext}`, `app-${i + 1}.${ext}`));
+        const base = planned[i];
         const part = partPathOf(base);
         try {
           await downloadToPart(results[i].url, part, { signal: ac.signal });
@@ -282,8 +312,10 @@ export class AppRunner {
           if ((await placeWithoutOverwrite(part, candidate)) || (await sameFile(part, candidate))) placed = candidate;
         }
         outputs.push(placed);
-        if (!this.o.store.move(r.id, 'downloading', 'downloading', { outputs })) return;
+        // Canceled meanwhile (another process): its part is of no more use either.
+        const recorded = this.o.store.move(r.id, 'downloading', 'downloading', { outputs });
         await removeQuietly(part);
+        if (!recorded) return;
       }
       this.o.store.move(r.id, 'downloading', 'done', {});
     } catch (err) {
@@ -295,7 +327,17 @@ export class AppRunner {
     }
   }
 
-  cancelDownload(id: string): void {
-    this.aborts.get(id)?.abort();
+  /**
+   * A run that is no longer `downloading` (canceled here or by another process) keeps no part:
+   * nothing would resume it. This process's download of it is stopped first, so no write follows.
+   */
+  async discardParts(id: string): Promise<void> {
+    const ac = this.aborts.get(id);
+    if (ac) {
+      ac.abort();
+      await this.busy.get(id);
+    }
+    const r = this.o.store.get(id);
+    if (r && r.state !== 'downloading') await removeParts(r);
   }
 }

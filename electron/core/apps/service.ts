@@ -130,15 +130,16 @@ export class AppsService {
     return toAppRun(r);
   }
 
-  cancel(id: string): AppRun {
+  /** Answers once the run's download, if any, has stopped and its part is removed. */
+  async cancel(id: string): Promise<AppRun> {
     this.runner.settleGoneSandbox();
     const r = this.store.get(id);
     if (!r) throw new DeskError('not_found', `no app run ${id}`);
     if (r.state === 'done' || r.state === 'canceled') throw new DeskError('conflict', `run ${id} is ${r.state}; there is nothing to cancel`);
     const why = r.runId ? 'Canceled; the run was already submitted and may still be charged.' : 'Canceled before submission.';
     if (!this.store.move(id, r.state, 'canceled', { error: why })) return this.cancel(id);
-    this.runner.cancelDownload(id);
     this.o.onChange?.();
+    await this.runner.discardParts(id);
     return this.one(id);
   }
 

@@ -1,6 +1,10 @@
+import { join } from 'node:path';
+import type { ResultKind } from '../../../shared/catalogue/index.ts';
 import { keylessIdentity } from '../../../shared/contract/foundation.ts';
+import { portableName } from '../../../shared/file-names.ts';
 import type { AppRun } from '../../../shared/contract/team.ts';
 import type { Db } from '../db/open.ts';
+import { extensionOf } from '../downloads/naming.ts';
 import { canMove, type JobState } from '../queue/states.ts';
 import { sandboxGone } from '../queue/store.ts';
 
@@ -56,6 +60,22 @@ const fromRaw = (r: Raw): AppRunRow => ({
 
 /** A run sent anew: nothing of the earlier attempt is kept (Retry, or the built-in Sandbox lost it: REQUEUE_FRESH). */
 export const RUN_REQUEUE_FRESH = { error: null, invalid: null, runId: null, runStatus: null, results: null, outputs: [] as string[], nextPollAt: null, sandboxOf: null };
+
+const slug = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'app';
+const kindOf = (k: string): ResultKind => (k === 'video' || k === 'audio' ? k : 'image');
+
+/**
+ * Where a run's results go, in order (before a collision suffix): named after the app and the
+ * server's run id, in the run's folder, from what the row holds. Downloads write these plus
+ * `.part`, and only those are ever removed as a run's parts: never a user's file beside them.
+ */
+export function plannedOutputs(r: Pick<AppRunRow, 'id' | 'appName' | 'runId' | 'outDir' | 'outputKind' | 'results'>): string[] {
+  return (r.results ?? []).map((res, i) => {
+    const ext = extensionOf(res.url, res.contentType, kindOf(r.outputKind));
+    // The run id is the server's: portable whatever it holds.
+    return join(r.outDir, portableName(`${slug(r.appName)}-${(r.runId ?? r.id).slice(0, 8)}-${i + 1}.${ext}`, `app-${i + 1}.${ext}`));
+  });
+}
 
 /** States a user may retry a run from. */
 export const RETRYABLE: readonly AppRun['state'][] = ['failed', 'canceled', 'needs_attention'];
@@ -133,6 +153,11 @@ export class AppRunStore {
   /** Runs queued before backends were recorded become `backend`'s: see QueueStore.adoptUnowned. */
   adoptUnowned(backend: string): number {
     return this.db.prepare('UPDATE app_runs SET backend = ? WHERE backend IS NULL OR backend = ?').run(backend, keylessIdentity(backend)).changes;
+  }
+
+  /** Runs that have results and are not done: the only ones whose downloads can have left parts. */
+  withResultsNotDone(): AppRunRow[] {
+    return (this.db.prepare("SELECT * FROM app_runs WHERE results IS NOT NULL AND state != 'done' ORDER BY seq").all() as Raw[]).map(fromRaw);
   }
 
   changedSince(ms: number): AppRunRow[] {

@@ -39,6 +39,7 @@ const short = (r: AppRun) => r.id.slice(0, 8);
 function stoppedNote(r: AppRun, ownSandbox: boolean, gaveUpAfter?: string): string {
   const where = !r.runId ? 'it was not submitted yet and stays queued'
     : ownSandbox ? 'the built-in Sandbox running it stops with this command, so it is queued again, to be sent again to the Sandbox by itself (free) when the queue next runs there'
+    : r.state === 'downloading' ? 'its download stops, and the part downloaded so far is kept for the next download of it to resume'
     : 'it continues on the server';
   const again = ownSandbox && r.runId ? 'Run the same command again to finish it: it follows this run and sends it again, free.' : 'Run the same command again to resume it: it is not submitted or paid again.';
   // The runner's reason for a run it will send again (server busy or unreachable), when it has one.
