@@ -81,10 +81,14 @@ export interface AuditRouteDeps {
   quota: DailyQuota;
   now: () => number;
   callerOf: (req: unknown) => Caller;
+  /** The auditDelayMs fault, read per request. */
+  delayMs: () => number;
 }
 
 export function registerAuditRoute(app: FastifyInstance, deps: AuditRouteDeps): void {
   app.get('/v1/analytics/audit-logs/events', async (req, reply) => {
+    const hold = deps.delayMs();
+    if (hold > 0) await new Promise((res) => setTimeout(res, hold));
     const caller = deps.callerOf(req);
     if (caller.plan !== 'enterprise') return sendError(reply, 403, 'Audit logs are available on Enterprise plans only.');
     if (!caller.auditLogs) return sendError(reply, 403, 'Audit logs are not enabled for this team.');

@@ -26,6 +26,8 @@ export interface Faults {
   appRunAnswerDelayMs: number;
   /** How long the answer to an app's definition (`GET /v1/ai/apps/{id}`) is held: a slow server while a form loads. 0 = at once. */
   appDetailDelayMs: number;
+  /** How long each answer of the audit-log search is held: a slow server while a sync walks its pages. 0 = at once. */
+  auditDelayMs: number;
   /** The `error_message` of a failed app run, when not the Sandbox's own: a server's text, whatever it holds. */
   appRunFailureMessage: string | null;
 }
@@ -38,7 +40,7 @@ export const DEFAULT_TASK_DURATION_MS = 3000;
 export function defaultFaults(taskDurationMs = DEFAULT_TASK_DURATION_MS): Faults {
   return {
     taskDurationMs, failureRate: 0, rate429: 0, retryAfterSec: 1, rate500: 0, rate503: 0, resetRate: 0,
-    slowDownloadBytesPerSec: 0, truncateDownloads: false, expireResultUrls: false, appRunEnding: 'completed', appRunAnswerDelayMs: 0, appDetailDelayMs: 0, appRunFailureMessage: null,
+    slowDownloadBytesPerSec: 0, truncateDownloads: false, expireResultUrls: false, appRunEnding: 'completed', appRunAnswerDelayMs: 0, appDetailDelayMs: 0, auditDelayMs: 0, appRunFailureMessage: null,
   };
 }
 
@@ -57,6 +59,7 @@ export const faultsPatchSchema = z.object({
   appRunEnding: z.enum(APP_RUN_ENDINGS),
   appRunAnswerDelayMs: z.number().int().min(0).max(600_000),
   appDetailDelayMs: z.number().int().min(0).max(600_000),
+  auditDelayMs: z.number().int().min(0).max(600_000),
   appRunFailureMessage: z.string().min(1).max(2000).nullable(),
 }).partial().strict();
 

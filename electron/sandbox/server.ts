@@ -121,7 +121,7 @@ export function buildServer(opts: SandboxOptions): { app: FastifyInstance; state
   });
   app.setNotFoundHandler((_req, reply) => sendError(reply, 404, 'Not found'));
 
-  registerAuditRoute(app, { store: state.audit, quota: state.auditQuota, now: state.now, callerOf: state.callerOf as (r: unknown) => Caller });
+  registerAuditRoute(app, { store: state.audit, quota: state.auditQuota, now: state.now, callerOf: state.callerOf as (r: unknown) => Caller, delayMs: () => state.faults.current.auditDelayMs });
   registerLoras(app, state);
   registerApps(app, state);
   registerAnalytics(app, state);

@@ -214,7 +214,8 @@ export const auditExportRequestSchema = z.object({
 }).strict();
 
 export const auditCommands = {
-  'audit.sync': command(z.object({}).strict(), syncReportSchema, 'Pull new audit events from the API into the cache (incremental, resumable, within the daily budget).'),
+  'audit.sync': command(z.object({}).strict(), syncReportSchema, 'Pull new audit events from the API into the cache (incremental, resumable, within the daily budget). Stopped (audit.syncCancel), it answers outcome stopped without an error. Progress comes as audit.syncProgress.'),
+  'audit.syncCancel': command(empty, z.object({ stopped: z.boolean() }), 'Stop the running sync after the page in hand (at once while it waits to retry): the events synced so far stay, its report says stopped, and the next sync goes on from where it stopped. stopped: false when no sync was running.'),
   'audit.status': command(empty, auditStatusSchema, 'How fresh the cache is: counts, last sync, budget left, last error.'),
   'audit.import': command(z.object({ paths: z.array(z.string().min(1)).min(1).max(100) }).strict(), z.object({ reports: z.array(importReportSchema) }), 'Import exported audit logs (JSON, NDJSON, CSV); existing events are never changed. One at a time: asked while one runs, it fails (conflict). Progress comes as audit.importProgress.'),
   'audit.importCancel': command(empty, z.object({ stopped: z.boolean() }), 'Stop the running import after the batch in hand: the events added so far stay, its reports say interrupted, the files after are not read. stopped: false when no import was running.'),

@@ -7,6 +7,7 @@ import { AuditService } from '../../electron/core/audit/service.ts';
 import type { ApiTarget } from '../../electron/core/api/client.ts';
 import type { TestContext } from 'vitest';
 import type { AuditFilters, AuditSort } from '../../shared/contract/audit.ts';
+import type { Reply } from '../../electron/core/dispatch.ts';
 
 export function tempDir(prefix = 'md-audit-'): { dir: string; file: (name: string, content: string | Buffer) => string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
@@ -30,6 +31,12 @@ const noApi = async (): Promise<ApiTarget> => {
 
 export function openService(dbPath: string, o: Partial<ConstructorParameters<typeof AuditService>[0]> = {}): AuditService {
   return new AuditService({ dbPath, target: noApi, ...o });
+}
+
+/** A dispatcher's answer, or its error thrown with its code. */
+export function result<T>(r: Reply): T {
+  if (!r.ok) throw new Error(`${r.error.code}: ${r.error.message}`);
+  return r.result as T;
 }
 
 /** The cache row of an event the test knows to be well formed. */

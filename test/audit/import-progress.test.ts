@@ -5,7 +5,7 @@ import { createDispatcher, type Reply } from '../../electron/core/dispatch.ts';
 import { auditHandlers } from '../../electron/core/audit/handlers.ts';
 import type { AuditService } from '../../electron/core/audit/service.ts';
 import type { AuditStatus, ImportDone, ImportProgress, ImportReport } from '../../shared/contract/audit.ts';
-import { makeEvent, openService, shuffle, tempDir } from './helpers.ts';
+import { makeEvent, openService, result, shuffle, tempDir } from './helpers.ts';
 import { writeNdjson } from '../../bench/audit-data.ts';
 
 /**
@@ -32,10 +32,6 @@ beforeEach(() => {
 afterEach(() => service.close());
 
 const cached = () => service.store.counts().events;
-function result<T>(r: Reply): T {
-  if (!r.ok) throw new Error(`${r.error.code}: ${r.error.message}`);
-  return r.result as T;
-}
 const importing = async (paths: string[]) => result<{ reports: ImportReport[] }>(await dispatch('audit.import', { paths })).reports;
 
 describe('audit.import progress and stop', () => {

@@ -6,9 +6,11 @@ import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.
 import { keyFingerprint, utcDay } from '../../electron/core/audit/ledger.ts';
 import { planWindows, withinRetention } from '../../electron/core/audit/sync.ts';
 import { dbPaths } from '../../electron/core/paths.ts';
+import { auditHandlers } from '../../electron/core/audit/handlers.ts';
+import { createDispatcher, type Reply } from '../../electron/core/dispatch.ts';
 import type { AuditService } from '../../electron/core/audit/service.ts';
-import type { AuditStatus, SyncDone } from '../../shared/contract/audit.ts';
-import { fillDisk, openService, smallDisk, tempDir } from './helpers.ts';
+import type { AuditStatus, SyncDone, SyncReport } from '../../shared/contract/audit.ts';
+import { fillDisk, openService, result, smallDisk, tempDir } from './helpers.ts';
 
 const AUDIT_ROUTE = 'GET /v1/analytics/audit-logs/events';
 const CLI = resolve(import.meta.dirname, '../../bin/mediadesk.js');
@@ -330,6 +332,79 @@ describe('sync against the Sandbox', () => {
     const bad = await run('query', '--to', 'tomorrow');
     expect(bad.code).toBe(2);
     expect(bad.err.trim().split('\n')).toHaveLength(1);
+  });
+});
+
+/** audit.syncCancel as every transport serves it (the app's Stop): the contract's dispatcher over the real service. */
+describe('stopping the app\'s sync', () => {
+  const stopAnswer = (r: Reply) => result<{ stopped: boolean }>(r);
+
+  it('Stop ends the running sync after the page in hand: stopped without an error, what came in stays, stopping shows meanwhile, and the next sync completes the rest without repeats', async () => {
+    const total = await sandboxTotal();
+    const done: SyncDone[] = [];
+    let stopping: Promise<[Reply, Reply]> | null = null;
+    // Pages of 20: the walk is far from done at its third page, when Stop is asked for.
+    const s: AuditService = service('sandbox-owner', {
+      perPage: 20,
+      onSyncDone: (d) => done.push(d),
+      onSyncProgress: (p) => {
+        if (p.pages === 3 && !stopping) stopping = Promise.all([dispatch('audit.syncCancel', {}), dispatch('audit.status', {})]);
+      },
+    });
+    const dispatch = createDispatcher(auditHandlers(s));
+    try {
+      expect(stopAnswer(await dispatch('audit.syncCancel', {}))).toEqual({ stopped: false });
+      const r = result<SyncReport>(await dispatch('audit.sync', {}));
+      const [stop, during] = await stopping!;
+      expect(stopAnswer(stop)).toEqual({ stopped: true });
+      // A window reloaded now sees the sync stopping (its Stop shown pressed).
+      expect(result<AuditStatus>(during).running.sync).toMatchObject({ stopping: true, progress: { pages: 3 } });
+
+      expect(r.outcome).toBe('stopped');
+      expect(r.error).toBeUndefined();
+      // The page in flight when Stop came is stored, and no page is asked for after it.
+      expect(r.pages).toBeGreaterThanOrEqual(3);
+      expect(r.pages).toBeLessThanOrEqual(4);
+      expect(r.requests).toBe(r.pages);
+      expect(cachedIds(s)).toHaveLength(r.inserted);
+      expect(done).toEqual([{ report: r, error: null }]);
+      const st = result<AuditStatus>(await dispatch('audit.status', {}));
+      expect(st).toMatchObject({ events: r.inserted, resumable: true, lastError: null, running: { sync: null } });
+      expect(stopAnswer(await dispatch('audit.syncCancel', {}))).toEqual({ stopped: false });
+
+      const again = result<SyncReport>(await dispatch('audit.sync', {}));
+      expect(again).toMatchObject({ outcome: 'complete', inserted: total - r.inserted });
+      // Resumed at the first page not stored: nothing already cached is asked for again.
+      expect(again.received).toBe(total - r.inserted);
+      expect(cachedIds(s)).toHaveLength(total);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('a Stop while the sync waits to retry a 503 ends it then: no retry is sent, no error is recorded, and the next sync completes', async () => {
+    await control('POST', '/__sandbox/faults', { rate503: 1 });
+    // Long waits allowed, as in the app: only the Stop can end the wait early.
+    const s = service('sandbox-owner', { maxBackoffMs: 30_000 });
+    const dispatch = createDispatcher(auditHandlers(s));
+    try {
+      const running = dispatch('audit.sync', {});
+      // The first attempt reached the Sandbox (and got its 503): the sync waits to try again.
+      await expect.poll(auditRequests, { interval: 5 }).toBe(1);
+      expect(stopAnswer(await dispatch('audit.syncCancel', {}))).toEqual({ stopped: true });
+      const r = result<SyncReport>(await running);
+      expect(r).toMatchObject({ outcome: 'stopped', requests: 1, inserted: 0 });
+      expect(r.error).toBeUndefined();
+      expect(await auditRequests()).toBe(1);
+      expect(result<AuditStatus>(await dispatch('audit.status', {}))).toMatchObject({ lastError: null, resumable: true, budget: { used: 1 } });
+
+      await control('POST', '/__sandbox/faults', { rate503: 0 });
+      const again = result<SyncReport>(await dispatch('audit.sync', {}));
+      expect(again.outcome).toBe('complete');
+      expect(cachedIds(s)).toHaveLength(await sandboxTotal());
+    } finally {
+      await s.close();
+    }
   });
 });
 

@@ -2,7 +2,8 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node
 import { dirname, join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
-import { dropFiles, holdAnswers, newHome, startHost, type HostHandle, watchErrors } from './host.ts';
+import { dropFiles, holdAnswers, newHome, startHost, type HostHandle, watchErrors, watchLiveRegions } from './host.ts';
+import { setFaults, startSandboxProcess, type SandboxProcess } from './studio-helpers.ts';
 import { writeNdjson, type BenchOrder } from '../../bench/audit-data.ts';
 
 /**
@@ -11,9 +12,13 @@ import { writeNdjson, type BenchOrder } from '../../bench/audit-data.ts';
  */
 
 let host: HostHandle | undefined;
+/** A Sandbox of the test's own, for tests that turn its controls (a slow audit search). */
+let sandbox: SandboxProcess | undefined;
 test.afterEach(async () => {
   await host?.stop();
   host = undefined;
+  await sandbox?.stop();
+  sandbox = undefined;
 });
 
 const countOf = async (page: Page) => Number((await page.getByTestId('audit-count').innerText()).replace(/[^\d]/g, ''));
@@ -426,6 +431,80 @@ test('a large file not in date order says rows are held back while the count add
   await expect(page.getByTestId('audit-import-report').getByTestId('audit-import-rejected')).toHaveText('0 rejected');
   await expect(held).toBeHidden();
   await expectKept(page, kept);
+  expect(errors).toEqual([]);
+});
+
+/**
+ * A host on a Sandbox of the test's own whose audit search holds each page's answer 1.5 s, so a
+ * sync walks its ~60 pages slowly enough to stop; Sync pressed, its first page in.
+ */
+async function slowSync(page: Page): Promise<{ total: number }> {
+  sandbox = await startSandboxProcess();
+  await setFaults(sandbox.url, { auditDelayMs: 1500 });
+  const all = await fetch(`${sandbox.url}/v1/analytics/audit-logs/events?per_page=1`, { headers: { 'x-service-api-key': 'sandbox-owner' } });
+  const total = ((await all.json()) as { meta: { pagination: { total: number } } }).meta.pagination.total;
+  host = await startHost(newHome(), sandbox.env);
+  await page.goto(`${host.url}#audit`);
+  await page.getByTestId('audit-sync').click();
+  await expect(page.getByTestId('audit-progress')).toHaveText(SYNC_PROGRESS, { timeout: 30_000 });
+  return { total };
+}
+
+const SYNC_PROGRESS = /^Window \S+ → \S+: [1-9]\d* pages,\s+[\d,]+ received, [\d,]+ new · [\d,]+ requests left today\s*$/;
+const SYNC_STOPPED = /^Sync stopped by you after \d+ requests: the ([\d,]+) new events of [\d,]+ received stay cached, and the next sync goes on from where this one stopped\.$/;
+
+/** Stop sync pressed: it says it is stopping until the page in hand is in, then the report says what stayed. Returns the events kept. */
+async function stopSync(page: Page, total: number): Promise<number> {
+  const stop = page.getByTestId('audit-sync-stop');
+  await expect(stop).toHaveText('Stop sync');
+  await stop.click();
+  await expect(stop).toBeDisabled();
+  await expect(stop).toHaveText('Stopping…');
+  await expect(page.getByTestId('audit-progress')).toContainText('· stopping after the page in hand…');
+  const report = page.getByTestId('audit-sync-report');
+  await expect(report).toHaveText(SYNC_STOPPED, { timeout: 30_000 });
+  const kept = Number(SYNC_STOPPED.exec(await report.innerText())![1].replace(/,/g, ''));
+  expect(kept).toBeGreaterThan(0);
+  expect(kept).toBeLessThan(total);
+  await expect(stop).toBeHidden();
+  await expect(page.getByTestId('audit-sync')).toHaveText('Resume sync');
+  await expect(page.getByTestId('audit-cached')).toHaveText(kept.toLocaleString('en-US'));
+  await expect.poll(() => countOf(page)).toBe(kept);
+  return kept;
+}
+
+test('Stop sync ends a running sync after the page in hand and says what stayed; Resume sync goes on from there and completes', async ({ page }) => {
+  const errors = watchErrors(page);
+  const live = await watchLiveRegions(page);
+  const { total } = await slowSync(page);
+  await expect(page.getByTestId('audit-sync')).toHaveText('Syncing…');
+  const kept = await stopSync(page, total);
+  // The keyboard goes on from Sync, not from the top of the page, once the Stop button is gone.
+  await expect(page.getByTestId('audit-sync')).toBeFocused();
+  // Said by the status region the progress was in: the stopping, then the report.
+  const spoke = (await live()).spoke;
+  expect(spoke.some((t) => t.includes('stopping after the page in hand'))).toBe(true);
+  expect(spoke.some((t) => SYNC_STOPPED.test(t))).toBe(true);
+
+  await setFaults(sandbox!.url, { auditDelayMs: 0 });
+  await page.getByTestId('audit-sync').click();
+  const n = (total - kept).toLocaleString('en-US');
+  await expect(page.getByTestId('audit-sync-report')).toHaveText(new RegExp(`^Sync complete: ${n} new of ${n} received in \\d+ requests\\.$`), { timeout: 60_000 });
+  await expect(page.getByTestId('audit-sync')).toHaveText('Sync');
+  await expect(page.getByTestId('audit-cached')).toHaveText(total.toLocaleString('en-US'));
+  await expect.poll(() => countOf(page)).toBe(total);
+  expect(errors).toEqual([]);
+});
+
+test('a page reloaded while a sync runs shows its progress and Stop again; stopped from there, it reports what stayed', async ({ page }) => {
+  const errors = watchErrors(page);
+  const { total } = await slowSync(page);
+  await page.reload();
+  await expect(page.getByTestId('audit-sync')).toHaveText('Syncing…');
+  await expect(page.getByTestId('audit-progress')).toHaveText(SYNC_PROGRESS);
+  const axe = await new AxeBuilder({ page }).include('[data-testid="audit-status"]').withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']).analyze();
+  expect(axe.violations.map((v) => v.id)).toEqual([]);
+  await stopSync(page, total);
   expect(errors).toEqual([]);
 });
 

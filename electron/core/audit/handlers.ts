@@ -7,6 +7,7 @@ import type { AuditService } from './service.ts';
 export function auditHandlers(service: AuditService): HandlerMap<typeof auditCommands> {
   return {
     'audit.sync': () => service.sync(),
+    'audit.syncCancel': () => ({ stopped: service.cancelSync() }),
     'audit.status': () => service.status(),
     'audit.import': async ({ paths }) => {
       try {

@@ -62,7 +62,7 @@ export class AuditService {
   private running: Promise<SyncReport> | null = null;
   /** The imports asked for so far, one after another: each load assumes it is this connection's only one. */
   private importing: Promise<unknown> = Promise.resolve();
-  /** The app's sync, and its import (importTracked), which cancelImport stops. */
+  /** The app's sync, which cancelSync stops, and its import (importTracked), which cancelImport stops. */
   private readonly syncTask = new RunningTask<SyncProgress, SyncReport>();
   private readonly importTask = new RunningTask<ImportProgress, ImportReport[]>();
 
@@ -91,6 +91,14 @@ export class AuditService {
       this.running = null;
     });
     return this.running;
+  }
+
+  /**
+   * Stops the app's sync after the page in hand (a wait to retry ends at once); its report says
+   * stopped and the walk's place stays for the next sync. False when none runs.
+   */
+  cancelSync(): boolean {
+    return this.syncTask.stop();
   }
 
   async status(): Promise<AuditStatus> {

@@ -136,6 +136,8 @@ export class AuditStore {
   importing = $state(false);
   statusError = $state('');
   syncing = $state(false);
+  /** Stop sync was pressed (here, or in the window this one was reloaded from) for the sync running. */
+  syncStopping = $state(false);
   progress = $state<SyncProgress | null>(null);
   lastReport = $state<SyncReport | null>(null);
   online = $state(typeof navigator === 'undefined' ? true : navigator.onLine);
@@ -301,14 +303,25 @@ export class AuditStore {
   async sync(): Promise<void> {
     if (this.syncing) return;
     this.syncing = true;
+    this.syncStopping = false;
     this.progress = null;
     try {
       this.lastReport = await call('audit.sync', {});
     } catch (err) {
       this.statusError = errorText(err);
     } finally {
-      this.syncing = false;
+      this.syncing = this.syncStopping = false;
       await this.refreshed();
+    }
+  }
+
+  /** Stops the app's sync after the page in hand; its end comes as the sync's answer or audit.syncDone. */
+  async stopSync(): Promise<void> {
+    this.syncStopping = true;
+    try {
+      await call('audit.syncCancel', {});
+    } catch (err) {
+      this.statusError = errorText(err);
     }
   }
 
@@ -341,10 +354,11 @@ export class AuditStore {
         if (this.syncing) return;
         adopted = this.syncing = true;
         this.progress = r.progress;
+        this.syncStopping = r.stopping;
       },
       done: (d) => {
         if (!adopted) return;
-        adopted = this.syncing = false;
+        adopted = this.syncing = this.syncStopping = false;
         if (d.report) this.lastReport = d.report;
         if (d.error) this.statusError = d.error;
         void this.refreshed();
