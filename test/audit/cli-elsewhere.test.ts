@@ -46,14 +46,19 @@ describe('audit.status while another process loads the cache', () => {
       expect([during.events, during.newest]).toEqual([before.events, before.newest]);
       // The CLI's own status says the same of the import running beside it.
       expect((await runCli(['audit', 'status'], { env })).out).toContain('another process is importing into this cache now\n');
+      // The app's own import meanwhile is neither refused nor queued: it goes in beside the CLI's,
+      // and its end counts the cache as it is (the CLI's first batch included).
+      const [mine] = await app.importTracked([tmp.file('beside.ndjson', ndjson(7000, 5))]);
+      expect(mine).toMatchObject({ accepted: 5, duplicates: 0, rejected: 0 });
+      expect(await app.status()).toMatchObject({ events: 5015, elsewhere: { importing: true, syncing: false } });
 
       cli.stdin.end();
       expect(await exited, out).toBe(0);
       expect(out).toBe('standard input (ndjson): 6000 item(s), 6000 added, 0 already cached, 0 rejected\n');
       const after = await app.status();
       expect(after.elsewhere).toEqual({ importing: false, syncing: false });
-      expect(after.events).toBe(6010);
-      expect(after.newest).toBe(makeEvent(6009).date);
+      expect(after.events).toBe(6015);
+      expect(after.newest).toBe(makeEvent(7004).date);
     } finally {
       await app.close();
     }
