@@ -171,8 +171,9 @@ export const auditStatusSchema = z.object({
   running: z.object({ sync: runningSchema(syncProgressSchema), import: runningSchema(importProgressSchema) }),
   /**
    * Another process (the mediadesk CLI, the app's other host) importing into or syncing this
-   * cache now. While another imports, events, oldest and newest stay as last counted (before it,
-   * or at this process's own last change); they are counted again once it ends.
+   * cache now. While an import runs (another's, or this process's own), events, oldest and newest
+   * stay as last counted (before it, or at this process's own last change); they are counted
+   * again once it ends.
    */
   elsewhere: z.object({ importing: z.boolean(), syncing: z.boolean() }),
 });

@@ -103,8 +103,8 @@ export class AuditService {
     }
     const s: SyncState | null = fp ? this.syncState.load(fp) : this.syncState.latest();
     // Polled every few seconds by a window showing the cache: counted only when it changed, and
-    // not while another process's load has it half filled (each count would scan it).
-    const c = this.store.counts({ unlessLoadElsewhere: true });
+    // not while a load has it half filled (each count could scan it); running.import says one runs.
+    const c = this.store.counts({ unlessLoading: true });
     const budget = s ? this.ledger.usage(s.fingerprint, now) : { day: now.toISOString().slice(0, 10), used: 0, limit: this.ledger.limit, left: this.ledger.limit };
     const retry = s?.retryAfterUntil && s.retryAfterUntil > now.getTime() ? s.retryAfterUntil : null;
     return {

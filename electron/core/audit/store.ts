@@ -80,6 +80,8 @@ export class AuditStore {
   private readonly dataVersion: Statement;
   /** The last counts() and the change marks they were counted at. */
   private lastCounts: { mine: number; theirs: number; counts: CacheCounts } | null = null;
+  /** This process's imports running now (beginActivity). */
+  private importsHere = 0;
 
   constructor(path: string) {
     // 16 KB pages: a bulk import writes a quarter of the pages (and B-tree splits) of the 4 KB
@@ -557,16 +559,17 @@ export class AuditStore {
   /**
    * The cache's event count and date span, counted again only when the file changed since: by this
    * connection (total_changes) or another (data_version), so a window asking every few seconds
-   * costs two pragmas while nothing changes. `unlessLoadElsewhere`: while only another process
-   * changed it and is still loading (elsewhere().importing), the last count stands: during a bulk
-   * load, with the indexes set aside, counting scans the whole table (0.1-1 s at 650,000 events).
+   * costs two pragmas while nothing changes. `unlessLoading`: while this process imports, or only
+   * another process changed the cache and is still importing (elsewhere().importing), the last
+   * count stands: during a bulk load, with the indexes set aside, counting scans the whole table
+   * (0.1-1 s at 650,000 events). The import's end counts again.
    */
-  counts(o: { unlessLoadElsewhere?: boolean } = {}): CacheCounts {
+  counts(o: { unlessLoading?: boolean } = {}): CacheCounts {
     const mine = this.ownChanges.get() as number;
     const theirs = this.dataVersion.get() as number;
     const last = this.lastCounts;
     if (last && last.mine === mine && last.theirs === theirs) return last.counts;
-    if (last && last.mine === mine && o.unlessLoadElsewhere && this.elsewhere().importing) return last.counts;
+    if (last && o.unlessLoading && (this.importsHere > 0 || (last.mine === mine && this.elsewhere().importing))) return last.counts;
     const r = this.countAll.get() as { n: number; lo: number | null; hi: number | null };
     const counts = { events: r.n, oldest: r.lo, newest: r.hi };
     this.lastCounts = { mine, theirs, counts };
@@ -591,7 +594,11 @@ export class AuditStore {
       for (const k of this.activityKeys()) if (!isAlive(pidOf(k))) this.db.prepare('DELETE FROM audit_meta WHERE key = ?').run(k);
       this.db.prepare('INSERT OR REPLACE INTO audit_meta (key, value) VALUES (?, ?)').run(key, Date.now());
     })());
-    return () => write(() => this.db.prepare('DELETE FROM audit_meta WHERE key = ?').run(key));
+    if (kind === 'import') this.importsHere++;
+    return () => {
+      if (kind === 'import') this.importsHere--;
+      write(() => this.db.prepare('DELETE FROM audit_meta WHERE key = ?').run(key));
+    };
   }
 
   private activityKeys(): string[] {
