@@ -169,6 +169,13 @@ export const auditStatusSchema = z.object({
   budget: z.object({ day: z.string(), used: z.number().int(), limit: z.number().int(), left: z.number().int() }),
   /** The app's sync and import running now (audit.sync, audit.import); null when none. */
   running: z.object({ sync: runningSchema(syncProgressSchema), import: runningSchema(importProgressSchema) }),
+  /**
+   * Another process (the mediadesk CLI, the app's other host) importing into or syncing this
+   * cache now. While an import runs (another's, or this process's own), events, oldest and newest
+   * stay as last counted (before it, or at this process's own last change); they are counted
+   * again once it ends.
+   */
+  elsewhere: z.object({ importing: z.boolean(), syncing: z.boolean() }),
 });
 
 export const syncReportSchema = z.object({

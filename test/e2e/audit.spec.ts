@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
@@ -5,6 +6,7 @@ import { expect, test, type Page } from '@playwright/test';
 import { dropFiles, holdAnswers, newHome, startHost, type HostHandle, watchErrors, watchLiveRegions } from './host.ts';
 import { setFaults, startSandboxProcess, type SandboxProcess } from './studio-helpers.ts';
 import { writeNdjson, type BenchOrder } from '../../bench/audit-data.ts';
+import { BIN, runCli } from '../cli.ts';
 
 /**
  * The audit viewer end to end: the web host as a real process on the in-process Sandbox
@@ -505,6 +507,54 @@ test('a page reloaded while a sync runs shows its progress and Stop again; stopp
   const axe = await new AxeBuilder({ page }).include('[data-testid="audit-status"]').withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']).analyze();
   expect(axe.violations.map((v) => v.id)).toEqual([]);
   await stopSync(page, total);
+  expect(errors).toEqual([]);
+});
+
+test('an import by the mediadesk CLI into the same cache: the screen says one runs, then offers its new events without moving the rows on screen, and Show them brings them in', async ({ page }) => {
+  const errors = watchErrors(page);
+  // The screen's own import refreshes it as before: no offer.
+  await hostWith(page, [ev(0), ev(1), ev(2)]);
+  const env = { ...process.env, MEDIADESK_HOME: host!.home };
+  const cliEvent = (i: number) => ev(100 + i, { date: new Date(Date.now() - 60_000 - i * 1000).toISOString(), member: { type: 'user', user_id: 9002, email: 'cli@e2e.test' } });
+  const lines = (from: number, n: number) => Array.from({ length: n }, (_, i) => JSON.stringify(cliEvent(from + i))).join('\n') + '\n';
+
+  // An export piped into the CLI, the pipe held open: its import runs until it closes.
+  const piped = spawn(process.execPath, [BIN, 'audit', 'import', '-'], { env, stdio: ['pipe', 'ignore', 'pipe'] });
+  let pipedErr = '';
+  piped.stderr.on('data', (d) => (pipedErr += d));
+  const pipedExit = new Promise((resolve) => piped.once('exit', resolve));
+  piped.stdin.write(lines(0, 20));
+  const note = page.getByTestId('audit-elsewhere');
+  await expect(note).toHaveText('An import in another process (such as the mediadesk CLI) is adding to this cache. What it adds can be shown here once it ends; an import here goes in alongside it.', { timeout: 15_000 });
+  await expect(page.getByRole('status').filter({ has: note })).toHaveAttribute('aria-live', 'polite');
+  await expect(page.getByTestId('audit-changed')).toBeHidden();
+  await expect(page.getByTestId('audit-open-import')).toHaveText('Import…');
+  piped.stdin.end();
+  expect(await pipedExit, pipedErr).toBe(0);
+
+  // Its end: the note goes, the new events are offered, the rows on screen and the counts stay.
+  const offer = page.getByTestId('audit-changed');
+  await expect(offer).toContainText('20 new events in the cache', { timeout: 15_000 });
+  await expect(note).toBeHidden();
+  await expect(page.getByRole('status').filter({ has: offer })).toHaveAttribute('aria-live', 'polite');
+  expect(await countOf(page)).toBe(3);
+  await expect(page.getByTestId('audit-cached')).toHaveText('3');
+  expect(await column(page, 3)).toEqual(['auditor@e2e.test', 'auditor@e2e.test', 'auditor@e2e.test']);
+
+  // A file imported by the CLI meanwhile adds to the offer.
+  const file = join(host!.home, 'cli.ndjson');
+  writeFileSync(file, lines(20, 5));
+  const r = await runCli(['audit', 'import', file], { env });
+  expect(r.code, r.err).toBe(0);
+  await expect(offer).toContainText('25 new events in the cache', { timeout: 15_000 });
+
+  await page.getByTestId('audit-show-changes').click();
+  await expect(offer).toBeHidden();
+  await expect.poll(() => countOf(page)).toBe(28);
+  await expect(page.getByTestId('audit-cached')).toHaveText('28');
+  // Newest first: the CLI's events on top (the first screenful of rows).
+  await expect.poll(async () => (await column(page, 3)).slice(0, 20)).toEqual(Array(20).fill('cli@e2e.test'));
+  await expect(page.getByTestId('audit-table')).toBeFocused();
   expect(errors).toEqual([]);
 });
 

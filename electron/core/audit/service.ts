@@ -80,14 +80,14 @@ export class AuditService {
   /** One sync at a time: a second caller shares the walk already running (and the first caller's `signal`). */
   sync(o: { signal?: AbortSignal } = {}): Promise<SyncReport> {
     const { onSyncProgress, onSyncDone } = this.opts;
-    this.running ??= this.syncTask.run(({ signal, progress }) => runSync({
+    this.running ??= this.syncTask.run(({ signal, progress }) => this.told('sync', () => runSync({
       target: this.opts.target, store: this.store, ledger: this.ledger, state: this.syncState, clock: this.opts.clock,
       perPage: this.opts.perPage, maxBackoffMs: this.opts.maxBackoffMs, signal,
       onProgress: (p) => {
         progress(p);
         onSyncProgress?.(p);
       },
-    }), { outer: o.signal, ended: (e) => onSyncDone?.({ report: e.result, error: e.error }) }).finally(() => {
+    })), { outer: o.signal, ended: (e) => onSyncDone?.({ report: e.result, error: e.error }) }).finally(() => {
       this.running = null;
     });
     return this.running;
@@ -110,7 +110,9 @@ export class AuditService {
       // No key resolvable right now: show what the last sync left.
     }
     const s: SyncState | null = fp ? this.syncState.load(fp) : this.syncState.latest();
-    const c = this.store.counts();
+    // Polled every few seconds by a window showing the cache: counted only when it changed, and
+    // not while a load has it half filled (each count could scan it); running.import says one runs.
+    const c = this.store.counts({ unlessLoading: true });
     const budget = s ? this.ledger.usage(s.fingerprint, now) : { day: now.toISOString().slice(0, 10), used: 0, limit: this.ledger.limit, left: this.ledger.limit };
     const retry = s?.retryAfterUntil && s.retryAfterUntil > now.getTime() ? s.retryAfterUntil : null;
     return {
@@ -124,6 +126,7 @@ export class AuditService {
       retryAfter: iso(retry),
       budget,
       running: { sync: this.syncTask.snapshot(), import: this.importTask.snapshot() },
+      elsewhere: this.store.elsewhere(),
     };
   }
 
@@ -159,7 +162,7 @@ export class AuditService {
   }
 
   private queuedImport(load: () => Promise<ImportReport[]>): Promise<ImportReport[]> {
-    const run = this.importing.then(async () => {
+    const run = this.importing.then(() => this.told('import', async () => {
       // Indexes an earlier load here could not build (the disk was full) are built first.
       this.store.restoreIndexes();
       const reports = await load();
@@ -171,9 +174,19 @@ export class AuditService {
         if (!isDiskFull(err)) throw err;
       }
       return reports;
-    });
+    }));
     this.importing = run.catch(() => {});
     return run;
+  }
+
+  /** Runs `task` recorded in the cache as this process's import or sync, which other processes' status tells (elsewhere). */
+  private async told<T>(kind: 'import' | 'sync', task: () => Promise<T>): Promise<T> {
+    const end = this.store.beginActivity(kind);
+    try {
+      return await task();
+    } finally {
+      end();
+    }
   }
 
   query(q: QueryInput): AuditQueryResponse {

@@ -10,6 +10,12 @@ import { stageTableSql } from './stage.ts';
 
 /** audit_meta key of a process loading through a stage (a staged or bulk load), followed by its pid. */
 const BULK_OWNER = 'bulk_owner_';
+/**
+ * audit_meta key of a process importing into the cache or syncing it (a load of any size), followed
+ * by `import_` or `sync_` and its pid. Only what other processes are told (audit.status's
+ * `elsewhere`): the indexes' safety rests on the BULK_OWNER records alone.
+ */
+const ACTIVITY = 'activity_';
 /** The index that keeps event_id unique (migration 6): set aside during a bulk load like the others. */
 const UNIQUE_INDEX = 'events_event_id';
 /**
@@ -34,6 +40,18 @@ const BULK_CACHE_KIB = 16384;
 
 export type Origin = 'sync' | 'import';
 
+export interface CacheCounts {
+  events: number;
+  oldest: number | null;
+  newest: number | null;
+}
+
+/** What processes other than this one are doing to the cache now. */
+export interface Elsewhere {
+  importing: boolean;
+  syncing: boolean;
+}
+
 export interface InsertCounts {
   inserted: number;
   duplicates: number;
@@ -57,6 +75,13 @@ export class AuditStore {
   private readonly keys: KeyAllocator;
   private readonly keysIn: Statement;
   private readonly lastKeyIn: Statement;
+  private readonly countAll: Statement;
+  private readonly ownChanges: Statement;
+  private readonly dataVersion: Statement;
+  /** The last counts() and the change marks they were counted at. */
+  private lastCounts: { mine: number; theirs: number; counts: CacheCounts } | null = null;
+  /** This process's imports running now (beginActivity). */
+  private importsHere = 0;
 
   constructor(path: string) {
     // 16 KB pages: a bulk import writes a quarter of the pages (and B-tree splits) of the 4 KB
@@ -80,6 +105,11 @@ export class AuditStore {
     this.keys = new KeyAllocator(this.db, 'events');
     this.keysIn = this.db.prepare('SELECT seq FROM events WHERE seq >= ? AND seq < ? LIMIT ?').pluck();
     this.lastKeyIn = this.db.prepare('SELECT max(seq) FROM events WHERE seq >= ? AND seq < ?').pluck();
+    // Three subqueries: min(ts) or max(ts) alone is one seek of the ts index, but the three
+    // aggregates in one SELECT scanned all of it (~55-110 ms at 1,000,000 events against ~0.1 ms).
+    this.countAll = this.db.prepare('SELECT (SELECT count(*) FROM events) AS n, (SELECT min(ts) FROM events) AS lo, (SELECT max(ts) FROM events) AS hi');
+    this.ownChanges = this.db.prepare('SELECT total_changes()').pluck();
+    this.dataVersion = this.db.prepare('PRAGMA data_version').pluck();
     this.restoreIndexes();
     this.removeDeadStages();
   }
@@ -526,9 +556,65 @@ export class AuditStore {
     }
   }
 
-  counts(): { events: number; oldest: number | null; newest: number | null } {
-    const r = this.db.prepare('SELECT count(*) AS n, min(ts) AS lo, max(ts) AS hi FROM events').get() as { n: number; lo: number | null; hi: number | null };
-    return { events: r.n, oldest: r.lo, newest: r.hi };
+  /**
+   * The cache's event count and date span, counted again only when the file changed since: by this
+   * connection (total_changes) or another (data_version), so a window asking every few seconds
+   * costs two pragmas while nothing changes. `unlessLoading`: while this process imports, or only
+   * another process changed the cache and is still importing (elsewhere().importing), the last
+   * count stands: during a bulk load, with the indexes set aside, counting scans the whole table
+   * (0.1-1 s at 650,000 events). The import's end counts again.
+   */
+  counts(o: { unlessLoading?: boolean } = {}): CacheCounts {
+    const mine = this.ownChanges.get() as number;
+    const theirs = this.dataVersion.get() as number;
+    const last = this.lastCounts;
+    if (last && last.mine === mine && last.theirs === theirs) return last.counts;
+    if (last && o.unlessLoading && (this.importsHere > 0 || (last.mine === mine && this.elsewhere().importing))) return last.counts;
+    const r = this.countAll.get() as { n: number; lo: number | null; hi: number | null };
+    const counts = { events: r.n, oldest: r.lo, newest: r.hi };
+    this.lastCounts = { mine, theirs, counts };
+    return counts;
+  }
+
+  /**
+   * Records this process as importing into the cache or syncing it, for other processes' status;
+   * returns the end of it. Records of processes gone (a crash) are removed on the way. Never fails
+   * the task it tells of: a write refused here (a full disk) is the task's own to meet and report.
+   */
+  beginActivity(kind: 'import' | 'sync'): () => void {
+    const key = `${ACTIVITY}${kind}_${process.pid}`;
+    const write = (f: () => void) => {
+      try {
+        f();
+      } catch {
+        // Only a note for other processes: the task goes on without it.
+      }
+    };
+    write(() => this.db.transaction(() => {
+      for (const k of this.activityKeys()) if (!isAlive(pidOf(k))) this.db.prepare('DELETE FROM audit_meta WHERE key = ?').run(k);
+      this.db.prepare('INSERT OR REPLACE INTO audit_meta (key, value) VALUES (?, ?)').run(key, Date.now());
+    })());
+    if (kind === 'import') this.importsHere++;
+    return () => {
+      if (kind === 'import') this.importsHere--;
+      write(() => this.db.prepare('DELETE FROM audit_meta WHERE key = ?').run(key));
+    };
+  }
+
+  private activityKeys(): string[] {
+    return this.db.prepare("SELECT key FROM audit_meta WHERE key GLOB 'activity_*'").pluck().all() as string[];
+  }
+
+  /**
+   * Whether another live process is importing into the cache or syncing it. A staged or bulk load
+   * recorded by a build from before the activity records counts as an import too.
+   */
+  elsewhere(): Elsewhere {
+    const others = this.activityKeys().filter((k) => pidOf(k) !== process.pid && isAlive(pidOf(k)));
+    return {
+      importing: others.some((k) => k.startsWith(`${ACTIVITY}import_`)) || this.otherLoadAlive(),
+      syncing: others.some((k) => k.startsWith(`${ACTIVITY}sync_`)),
+    };
   }
 
   close(): void {
@@ -562,6 +648,9 @@ function noteKey(lastN: Map<number, number>, key: number): void {
   const prev = lastN.get(ts);
   if (prev === undefined || n > prev) lastN.set(ts, n);
 }
+
+/** The pid at the end of an activity record's key. */
+const pidOf = (key: string) => Number(key.slice(key.lastIndexOf('_') + 1));
 
 function isAlive(pid: number): boolean {
   if (!Number.isSafeInteger(pid) || pid <= 0) return false;

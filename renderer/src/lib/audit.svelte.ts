@@ -112,6 +112,13 @@ export function fmtAgo(iso: string | null, now = Date.now()): string {
   return `${Math.round(s / 86400)} days ago`;
 }
 
+/**
+ * How often a window showing the audit screen asks whether another process (the mediadesk CLI,
+ * the app's other host) is loading the cache or has added to it: audit.status costs two pragmas
+ * while nothing changed (store.counts).
+ */
+export const ELSEWHERE_POLL_MS = 3000;
+
 const nf = new Intl.NumberFormat('en');
 export const fmtCount = (n: number) => nf.format(n);
 
@@ -141,6 +148,19 @@ export class AuditStore {
   progress = $state<SyncProgress | null>(null);
   lastReport = $state<SyncReport | null>(null);
   online = $state(typeof navigator === 'undefined' ? true : navigator.onLine);
+  /** Another process importing into or syncing the cache now (audit.status, asked every few seconds). */
+  elsewhere = $state<AuditStatus['elsewhere']>({ importing: false, syncing: false });
+  /**
+   * The cache changed under the view (another process added events) since the table, counts and
+   * chart were loaded: `added` events more (0 or less: changed all the same). Shown as an offer,
+   * never applied by itself, so the rows being read do not move. Null: nothing new.
+   */
+  changed = $state<{ added: number } | null>(null);
+
+  /** The count and newest date the view was loaded at (the last refreshStatus). */
+  private shown: { events: number; newest: string | null } | null = null;
+  /** Bumped by every refreshStatus: a poll sent before one must not compare against the counts it set. */
+  private statusGen = 0;
 
   private pages = new Map<number, AuditRow[]>();
   /** `next` cursor after each loaded page: the following page then costs a keyset seek, not an OFFSET scan. */
@@ -291,13 +311,49 @@ export class AuditStore {
   }
 
   async refreshStatus(): Promise<void> {
+    const gen = ++this.statusGen;
     try {
-      this.status = await call('audit.status', {});
-      this.importing = this.status.running.import !== null;
+      const s = await call('audit.status', {});
+      if (gen !== this.statusGen) return;
+      this.status = s;
+      this.importing = s.running.import !== null;
+      this.elsewhere = s.elsewhere;
+      this.shown = { events: s.events, newest: s.newest };
+      this.changed = null;
       this.statusError = '';
     } catch (err) {
-      this.statusError = errorText(err);
+      if (gen === this.statusGen) this.statusError = errorText(err);
     }
+  }
+
+  /**
+   * Asked every few seconds: whether another process loads the cache, and whether it added events
+   * since the view was loaded. A change while this app's own import or sync runs is its own, and
+   * shown when that ends (as before); a status line whose counts did not change is taken as it is
+   * (a sync elsewhere that found nothing new still moves "Last synced").
+   */
+  async poll(): Promise<void> {
+    const gen = this.statusGen;
+    const ownBefore = this.importing || this.syncing;
+    let s: AuditStatus;
+    try {
+      s = await call('audit.status', {});
+    } catch {
+      // The status line says why when it is next asked for; a poll stays quiet.
+      return;
+    }
+    if (gen !== this.statusGen || !this.shown) return;
+    this.elsewhere = s.elsewhere;
+    if (ownBefore || this.importing || this.syncing || s.running.import || s.running.sync) return;
+    if (s.events === this.shown.events && s.newest === this.shown.newest) {
+      this.status = s;
+      this.changed = null;
+    } else this.changed = { added: s.events - this.shown.events };
+  }
+
+  /** "Show them": the table, counts, facets, chart and status line as the cache is now. */
+  showChanges(): Promise<void> {
+    return this.refreshed();
   }
 
   async sync(): Promise<void> {
@@ -374,7 +430,11 @@ export class AuditStore {
     addEventListener('offline', net);
     void this.refreshStatus();
     void this.reload();
+    const poller = setInterval(() => {
+      if (document.visibilityState === 'visible') void this.poll();
+    }, ELSEWHERE_POLL_MS);
     return () => {
+      clearInterval(poller);
       offProgress();
       offSync();
       offImporting();

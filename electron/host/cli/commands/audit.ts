@@ -256,6 +256,8 @@ export const auditCommand: CliCommand = {
             ctx.stdout.write(`requests today (${s.budget.day} UTC): ${s.budget.used} of ${s.budget.limit}, ${s.budget.left} left\n`);
             if (s.retryAfter) ctx.stdout.write(`rate limited until ${s.retryAfter}\n`);
             if (s.lastError) ctx.stdout.write(`last error (${s.lastError.at}): ${s.lastError.kind}: ${oneLine(s.lastError.message)}\n`);
+            const busy = [s.elsewhere.importing && 'importing into', s.elsewhere.syncing && 'syncing'].filter(Boolean);
+            if (busy.length) ctx.stdout.write(`another process is ${busy.join(' and ')} this cache now\n`);
           }
           return 0;
         }
