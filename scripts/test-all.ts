@@ -18,7 +18,8 @@ import { join } from 'node:path';
 
 interface Step { name: string; cmd: string; args: string[]; env?: Record<string, string>; report?: string }
 
-const reports = join(process.cwd(), 'test-results', 'summary');
+// Not under test-results/, which Playwright empties as it starts.
+const reports = join(process.cwd(), '.tmp', 'test-summary');
 const vitestJson = join(reports, 'vitest.json');
 const playwrightJson = join(reports, 'playwright.json');
 
