@@ -118,7 +118,7 @@ export const auditTimelineSchema = z.object({
   points: z.array(z.object({ start: z.string(), count: z.number().int() })),
 });
 
-export const syncErrorKindSchema = z.enum(['forbidden_role', 'forbidden_plan', 'forbidden_disabled', 'forbidden', 'unauthorized', 'rate_limited', 'budget_exhausted', 'network', 'server', 'invalid', 'disk_full']);
+export const syncErrorKindSchema = z.enum(['forbidden_role', 'forbidden_plan', 'forbidden_disabled', 'forbidden', 'unauthorized', 'rate_limited', 'budget_exhausted', 'network', 'server', 'invalid', 'disk_full', 'busy']);
 
 export const syncProgressSchema = z.object({
   window: z.object({ from: z.string(), to: z.string() }),
@@ -126,6 +126,8 @@ export const syncProgressSchema = z.object({
   received: z.number().int(),
   inserted: z.number().int(),
   budgetLeft: z.number().int(),
+  /** Set while the sync waits for another process (the mediadesk CLI, say) to let go of the cache: what it waits for. */
+  waiting: z.string().optional(),
 });
 
 /** A file of an `audit.import` as it goes in, after each batch (at most ~10 a second). */
@@ -146,6 +148,8 @@ export const importProgressSchema = z.object({
    * that last step has begun, which a stop does not cut short). Absent while none are held back.
    */
   held: z.object({ from: z.number().int(), rows: z.number().int(), adding: z.boolean() }).optional(),
+  /** Set while the import waits for another process (the mediadesk CLI, say) to let go of the cache: what it waits for. */
+  waiting: z.string().optional(),
 });
 
 /**

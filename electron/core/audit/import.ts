@@ -4,6 +4,7 @@ import { dirname, extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { ImportProgress, ImportReport } from '../../../shared/contract/audit.ts';
+import { APP_LOCK_WAIT, CacheBusyError, whenWritable, type LockWait } from './busy.ts';
 import { diskFullStop, diskShortage, isDiskFull } from './disk-space.ts';
 import type { EventRow } from './event.ts';
 import { keysFollowDates } from './keys.ts';
@@ -53,7 +54,15 @@ export interface ImportOptions {
    * rows for this thread to copy in (stage.ts). On by default; off, the same steps run in this thread.
    */
   worker?: boolean;
+  /**
+   * How a batch of a file going in row by row (and standard input) waits while another process
+   * holds the cache (busy.ts); the app's way by default. Progress says what it waits for.
+   */
+  lockWait?: LockWait;
 }
+
+/** What an import that gave up waiting for the cache says becomes of it. */
+const IMPORT_LATER = 'the batches imported before stay cached, and importing the file again adds the rest';
 
 const SNIFF_BYTES = 64 * 1024;
 /**
@@ -149,7 +158,7 @@ export async function importFile(store: AuditStore, path: string, opts: ImportOp
   }
   const task: ReadTask = { path, format: report.format };
   return finishLoad(store, report, () => load === 'rows'
-    ? loadRows(store, task, tally, batchSize, { signal: opts.signal })
+    ? loadRows(store, task, tally, batchSize, { signal: opts.signal, lockWait: opts.lockWait })
     : loadStaged(store, task, tally, { bulk: load === 'bulk', cached, bytes, batchSize, worker: opts.worker ?? true, signal: opts.signal, onHold: opts.onHold, onSort: opts.onSort }));
 }
 
@@ -177,7 +186,7 @@ export async function importStream(store: AuditStore, input: AsyncIterable<strin
     return report;
   }
   const tally = new Tally(report, opts.maxRejectsListed ?? 200, opts.onProgress, null);
-  return finishLoad(store, report, () => loadRows(store, { path: STDIN_NAME, format: report.format }, tally, opts.batchSize ?? BATCH_ROWS, { source: text, signal: opts.signal }));
+  return finishLoad(store, report, () => loadRows(store, { path: STDIN_NAME, format: report.format }, tally, opts.batchSize ?? BATCH_ROWS, { source: text, signal: opts.signal, lockWait: opts.lockWait }));
 }
 
 /** The first `chars` (or all) of `input` to tell its format by, and the whole text, those included, to read. */
@@ -215,8 +224,9 @@ async function finishLoad(store: AuditStore, report: ImportReport, load: () => P
   try {
     await load();
   } catch (err) {
-    if (!isDiskFull(err)) throw err;
-    diskFull = true;
+    if (err instanceof CacheBusyError) report.fatal = err.message;
+    else if (!isDiskFull(err)) throw err;
+    else diskFull = true;
   }
   // Another program can still fill the disk during a long import. Each batch is one transaction,
   // so the cache keeps the batches committed before it, and a second import of the file skips
@@ -284,10 +294,10 @@ class Tally {
     this.bytes = bytes;
   }
 
-  progress(): void {
+  progress(waiting?: string): void {
     const r = this.report;
     const bytes = this.bytes === null ? null : { bytesRead: this.bytesRead, bytes: this.bytes };
-    this.onProgress?.({ path: r.path, file: 1, files: 1, items: r.items, accepted: r.accepted, rejected: r.rejected, bytes, ...(this.held && { held: { ...this.held } }) });
+    this.onProgress?.({ path: r.path, file: 1, files: 1, items: r.items, accepted: r.accepted, rejected: r.rejected, bytes, ...(this.held && { held: { ...this.held } }), ...(waiting && { waiting }) });
   }
 
   counted(c: InsertCounts): void {
@@ -302,20 +312,45 @@ class Tally {
   }
 }
 
-/** Parsed in this thread and inserted batch by batch through every index. */
-async function loadRows(store: AuditStore, task: ReadTask, tally: Tally, batchSize: number, o: { source?: TextSource; signal?: AbortSignal }): Promise<void> {
+/**
+ * Parsed in this thread and inserted batch by batch through every index. A batch waits for the
+ * cache's lock between chunks (whenWritable), so the thread stays free meanwhile.
+ */
+async function loadRows(store: AuditStore, task: ReadTask, tally: Tally, batchSize: number, o: { source?: TextSource; signal?: AbortSignal; lockWait?: LockWait }): Promise<void> {
   const report = tally.report;
   let batch: EventRow[] = [];
-  const flush = () => {
-    if (batch.length) tally.counted(store.insertBatch(batch, 'import'));
-    batch = [];
+  const full: EventRow[][] = [];
+  // A wait is said once, in the progress, until the batch it held back is in.
+  let said: string | null = null;
+  const insert = async (rows: EventRow[]) => {
+    const counts = await whenWritable(store, () => store.insertBatch(rows, 'import'), {
+      wait: o.lockWait ?? APP_LOCK_WAIT, afterwards: IMPORT_LATER,
+      onWait: (m) => {
+        if (m !== said) tally.progress((said = m));
+      },
+    });
+    said = null;
+    tally.counted(counts);
+  };
+  // The wait given up: the reading stops there (readParsed's catch), and nothing more is written.
+  let gaveUp: CacheBusyError | null = null;
+  const drain = async () => {
+    try {
+      for (let rows = full.shift(); rows && !gaveUp; rows = full.shift()) await insert(rows);
+    } catch (err) {
+      if (err instanceof CacheBusyError) gaveUp = err;
+      throw err;
+    }
   };
   try {
     const { stopped } = await readParsed(task, {
       row: (r) => {
         report.items++;
         batch.push(r);
-        if (batch.length >= batchSize) flush();
+        if (batch.length >= batchSize) {
+          full.push(batch);
+          batch = [];
+        }
       },
       reject: (r) => {
         report.items++;
@@ -323,11 +358,14 @@ async function loadRows(store: AuditStore, task: ReadTask, tally: Tally, batchSi
       },
       fatal: (reason) => (report.fatal ??= reason),
       warning: (m) => report.warnings.push(m),
-    }, { ...o, onRead: (b) => (tally.bytesRead = b) });
+    }, { ...o, onRead: (b) => (tally.bytesRead = b), drain });
     if (stopped) report.interrupted = true;
   } finally {
-    flush();
+    if (batch.length) full.push(batch);
+    batch = [];
+    if (!gaveUp) await drain();
   }
+  if (gaveUp) report.fatal = (gaveUp as CacheBusyError).message;
 }
 
 interface StagedLoad {

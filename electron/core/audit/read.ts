@@ -39,8 +39,9 @@ export function readingStopped(reason: string): string {
  * after the last chunk is left unparsed: a cut line is no rejection. `stopped`: the signal ended it
  * before the end of the file (a file read to its end is read, whenever the signal came). `onRead`:
  * the file's bytes read so far, before each chunk is parsed (not for `o.source`, whose size is unknown).
+ * `drain`: awaited after each chunk is parsed.
  */
-export async function readParsed(task: ReadTask, sink: RowSink, o: { source?: TextSource; signal?: AbortSignal; onRead?: (bytes: number) => void } = {}): Promise<{ stopped: boolean }> {
+export async function readParsed(task: ReadTask, sink: RowSink, o: { source?: TextSource; signal?: AbortSignal; onRead?: (bytes: number) => void; drain?: () => Promise<void> } = {}): Promise<{ stopped: boolean }> {
   let fatal = false;
   let stopped = false;
   const emit = (p: Parsed) => {
@@ -68,6 +69,8 @@ export async function readParsed(task: ReadTask, sink: RowSink, o: { source?: Te
     for await (const chunk of o.source ?? (stream as AsyncIterable<string>)) {
       if (stream) o.onRead?.(stream.bytesRead);
       parser.feed(chunk, emit);
+      // The sink's writes that must wait (for the cache's lock) are done before the next chunk is read.
+      await o.drain?.();
       if (fatal) break;
       if (o.signal?.aborted) {
         stopped = true;

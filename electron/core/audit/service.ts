@@ -1,6 +1,7 @@
 import { IMPORT_RUNNING, type AuditEventDetail, type AuditFacets, type AuditFilters, type AuditQueryResponse, type AuditSort, type AuditStatus, type AuditTimeline, type ImportDone, type ImportProgress, type ImportReport, type SyncDone, type SyncProgress, type SyncReport } from '../../../shared/contract/audit.ts';
 import { DeskError } from '../../../shared/contract/define.ts';
 import type { ApiTarget } from '../api/client.ts';
+import { APP_LOCK_WAIT, isBusy, type LockWait } from './busy.ts';
 import { exportEvents } from './export.ts';
 import { isDiskFull } from './disk-space.ts';
 import { importFiles, importStream, type ImportOptions } from './import.ts';
@@ -27,13 +28,18 @@ export interface AuditServiceOptions {
   /** The end of the app's sync (sync) and import (importTracked), for every window to hear. */
   onSyncDone?: (d: SyncDone) => void;
   onImportDone?: (d: ImportDone) => void;
+  /**
+   * How the sync's writes and a small import's batches wait while another process (the CLI, the
+   * other host) holds the cache (busy.ts): the app's way, a short try then an async wait, by default.
+   */
+  lockWait?: LockWait;
 }
 
 /** A batch can take a few ms: without a floor a fast import would send the app hundreds of events a second. */
 const PROGRESS_MS = 100;
 
-/** What a window shows of a file going in apart from its counts: which file, and whether rows are held back or being added. */
-const stepOf = (p: ImportProgress) => `${p.file}:${p.held ? (p.held.adding ? 'adding' : 'held') : ''}`;
+/** What a window shows of a file going in apart from its counts: which file, whether rows are held back or being added, what it waits for. */
+const stepOf = (p: ImportProgress) => `${p.file}:${p.held ? (p.held.adding ? 'adding' : 'held') : ''}:${p.waiting ?? ''}`;
 
 /**
  * `emit` at most once per `ms`, except for the first progress of a file or of a step (rows held
@@ -57,6 +63,7 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 export class AuditService {
   readonly store: AuditStore;
   private readonly opts: AuditServiceOptions;
+  private readonly lockWait: LockWait;
   private readonly ledger: RequestLedger;
   private readonly syncState: SyncStateRepo;
   private running: Promise<SyncReport> | null = null;
@@ -68,6 +75,7 @@ export class AuditService {
 
   constructor(opts: AuditServiceOptions) {
     this.opts = opts;
+    this.lockWait = opts.lockWait ?? APP_LOCK_WAIT;
     this.store = new AuditStore(opts.dbPath);
     this.ledger = new RequestLedger(this.store.db, opts.dailyLimit ?? AUDIT_DAILY_LIMIT);
     this.syncState = new SyncStateRepo(this.store.db);
@@ -82,7 +90,7 @@ export class AuditService {
     const { onSyncProgress, onSyncDone } = this.opts;
     this.running ??= this.syncTask.run(({ signal, progress }) => this.told('sync', () => runSync({
       target: this.opts.target, store: this.store, ledger: this.ledger, state: this.syncState, clock: this.opts.clock,
-      perPage: this.opts.perPage, maxBackoffMs: this.opts.maxBackoffMs, signal,
+      perPage: this.opts.perPage, maxBackoffMs: this.opts.maxBackoffMs, signal, lockWait: this.lockWait,
       onProgress: (p) => {
         progress(p);
         onSyncProgress?.(p);
@@ -131,7 +139,7 @@ export class AuditService {
   }
 
   import(paths: readonly string[], opts?: ImportOptions): Promise<ImportReport[]> {
-    return this.queuedImport(() => importFiles(this.store, paths, opts));
+    return this.queuedImport(() => importFiles(this.store, paths, { lockWait: this.lockWait, ...opts }));
   }
 
   /**
@@ -158,7 +166,7 @@ export class AuditService {
 
   /** An export piped in (`audit import -`), in turn with the imports of files. */
   async importStream(input: AsyncIterable<string>, opts?: ImportOptions): Promise<ImportReport> {
-    return (await this.queuedImport(async () => [await importStream(this.store, input, opts)]))[0];
+    return (await this.queuedImport(async () => [await importStream(this.store, input, { lockWait: this.lockWait, ...opts })]))[0];
   }
 
   private queuedImport(load: () => Promise<ImportReport[]>): Promise<ImportReport[]> {
@@ -168,10 +176,11 @@ export class AuditService {
       const reports = await load();
       // Fresh statistics after a bulk load keep the planner choosing the filter indexes. They can
       // wait for the next import when the disk is full (the reports say so).
+      // Nor while another process holds the cache: this thread would wait for it.
       try {
-        this.store.db.pragma('optimize');
+        this.store.tryWrite(() => this.store.db.pragma('optimize'), this.lockWait.attemptMs);
       } catch (err) {
-        if (!isDiskFull(err)) throw err;
+        if (!isDiskFull(err) && !isBusy(err)) throw err;
       }
       return reports;
     }));
@@ -181,11 +190,12 @@ export class AuditService {
 
   /** Runs `task` recorded in the cache as this process's import or sync, which other processes' status tells (elsewhere). */
   private async told<T>(kind: 'import' | 'sync', task: () => Promise<T>): Promise<T> {
-    const end = this.store.beginActivity(kind);
+    // A note for other processes, not worth a wait: while another holds the cache it is left out.
+    const end = this.store.tryWrite(() => this.store.beginActivity(kind), this.lockWait.attemptMs);
     try {
       return await task();
     } finally {
-      end();
+      this.store.tryWrite(end, this.lockWait.attemptMs);
     }
   }
 

@@ -78,6 +78,8 @@ export class AuditStore {
   private readonly countAll: Statement;
   private readonly ownChanges: Statement;
   private readonly dataVersion: Statement;
+  /** A write that changes nothing: the first statement of each write transaction (writeTx). */
+  private readonly claim: Statement;
   /** The last counts() and the change marks they were counted at. */
   private lastCounts: { mine: number; theirs: number; counts: CacheCounts } | null = null;
   /** This process's imports running now (beginActivity). */
@@ -110,6 +112,7 @@ export class AuditStore {
     this.countAll = this.db.prepare('SELECT (SELECT count(*) FROM events) AS n, (SELECT min(ts) FROM events) AS lo, (SELECT max(ts) FROM events) AS hi');
     this.ownChanges = this.db.prepare('SELECT total_changes()').pluck();
     this.dataVersion = this.db.prepare('PRAGMA data_version').pluck();
+    this.claim = this.db.prepare('DELETE FROM main.audit_meta WHERE 0');
     this.restoreIndexes();
     this.removeDeadStages();
   }
@@ -121,13 +124,13 @@ export class AuditStore {
    * live (see import.ts for when).
    */
   deferIndexes(opts: { keepUnique?: boolean } = {}): void {
-    this.db.transaction(() => {
+    this.writeTx(() => {
       // A load already running chose whether the unique index stays; its statements depend on it.
       const keepUnique = opts.keepUnique || this.otherLoadAlive();
       this.registerLoad();
       const list = this.db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").pluck().all() as string[];
       for (const name of list.filter((n) => !(keepUnique && n === UNIQUE_INDEX))) this.setIndexAside(name);
-    })();
+    });
   }
 
   /**
@@ -162,11 +165,11 @@ export class AuditStore {
    * it is aside now.
    */
   private setUniqueAside(): boolean {
-    return this.db.transaction(() => {
+    return this.writeTx(() => {
       if (this.otherLoadAlive()) return !this.indexExists(UNIQUE_INDEX);
       this.setIndexAside(UNIQUE_INDEX);
       return true;
-    })();
+    });
   }
 
   /**
@@ -191,7 +194,7 @@ export class AuditStore {
    * this process's bulk-loaded rows were removed.
    */
   private buildDeferred(ix: { name: string; sql: string }): number {
-    return this.db.transaction(() => {
+    return this.writeTx(() => {
       let removed = 0;
       if (!this.indexExists(ix.name)) {
         if (ix.name === UNIQUE_INDEX) removed = this.buildUnique(ix.sql);
@@ -199,7 +202,7 @@ export class AuditStore {
       }
       this.db.prepare('DELETE FROM deferred_indexes WHERE name = ?').run(ix.name);
       return removed;
-    })();
+    });
   }
 
   /**
@@ -309,11 +312,41 @@ export class AuditStore {
    * segment for the whole batch only while rowids rise.
    */
   insertBatch(rows: readonly EventRow[], origin: Origin, extra?: () => void): InsertCounts {
-    return this.db.transaction(() => {
+    return this.writeTx(() => {
       const counts = this.insertRows(rows, origin);
       extra?.();
       return counts;
+    });
+  }
+
+  /**
+   * Runs `fn` as one transaction that takes the cache's write lock first. A transaction that reads
+   * before it writes (BEGIN's default) cannot wait for the lock: when another process holds it, or
+   * committed since the first read, its first write fails at once with SQLITE_BUSY, busy_timeout
+   * or not (measured: a sync beside a CLI bulk import stopped that import so, on its next batch).
+   * BEGIN IMMEDIATE would also lock an attached stage, which the reading thread is filling. Nested
+   * in another writeTx, `fn` runs in a savepoint under the lock already held.
+   */
+  writeTx<T>(fn: () => T): T {
+    return this.db.transaction(() => {
+      this.claim.run();
+      return fn();
     })();
+  }
+
+  /**
+   * Runs `write` (a writeTx, or one statement) waiting at most `ms` for the write lock, which
+   * throws SQLITE_BUSY after that; the connection's own wait is back for the next statement.
+   */
+  tryWrite<T>(write: () => T, ms: number): T {
+    const usual = this.db.pragma('busy_timeout', { simple: true }) as number;
+    if (this.db.inTransaction || ms === usual) return write();
+    this.db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(ms))}`);
+    try {
+      return write();
+    } finally {
+      this.db.pragma(`busy_timeout = ${usual}`);
+    }
   }
 
   /** The body of `insertBatch`, for a caller already inside a transaction; `tracked` records the rows as a bulk load's. */
@@ -489,7 +522,7 @@ export class AuditStore {
     const followDates = opts.uniqueByOverlap ? this.uniqueFollowingDates() : null;
     const track = db.prepare('INSERT INTO main.bulk_rows (seq, owner) SELECT seq, ? FROM temp.staged_batch');
     const clear = db.prepare('DELETE FROM temp.staged_batch');
-    const copy = db.transaction((fill: () => void, origin: Origin): { counts: InsertCounts; last: [number, number] | null } => {
+    const copy = (fill: () => void, origin: Origin): { counts: InsertCounts; last: [number, number] | null } => this.writeTx(() => {
       fill();
       try {
         const { n, lo, hi } = span.get() as { n: number; lo: number | null; hi: number | null };
@@ -590,10 +623,10 @@ export class AuditStore {
         // Only a note for other processes: the task goes on without it.
       }
     };
-    write(() => this.db.transaction(() => {
+    write(() => this.writeTx(() => {
       for (const k of this.activityKeys()) if (!isAlive(pidOf(k))) this.db.prepare('DELETE FROM audit_meta WHERE key = ?').run(k);
       this.db.prepare('INSERT OR REPLACE INTO audit_meta (key, value) VALUES (?, ?)').run(key, Date.now());
-    })());
+    }));
     if (kind === 'import') this.importsHere++;
     return () => {
       if (kind === 'import') this.importsHere--;

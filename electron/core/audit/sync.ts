@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SyncErrorKind, SyncProgress, SyncReport } from '../../../shared/contract/audit.ts';
 import { ApiClient, ApiError, backoffDelay, type ApiTarget } from '../api/client.ts';
+import { APP_LOCK_WAIT, CacheBusyError, isBusy, whenWritable, type LockWait } from './busy.ts';
 import { diskFullSyncStop, isDiskFull } from './disk-space.ts';
 import { checkEvent, type EventRow } from './event.ts';
 import { BudgetExhaustedError, keyFingerprint, type RequestLedger } from './ledger.ts';
@@ -27,10 +28,16 @@ export interface SyncOptions {
   onProgress?: (p: SyncProgress) => void;
   /**
    * Ctrl-C: no page is asked for after it (a request in flight is answered and its page stored, as
-   * it was paid for); the walk's place is kept and the sync ends `stopped`, without an error.
+   * it was paid for, unless another process holds the cache: the page is then read again by the
+   * next sync); the walk's place is kept and the sync ends `stopped`, without an error.
    */
   signal?: AbortSignal;
+  /** How a write waits while another process holds the cache (busy.ts); the app's way by default. */
+  lockWait?: LockWait;
 }
+
+/** What a sync that gave up waiting for the cache says becomes of it. */
+const RESUME_LATER = 'the events of the pages read so far are cached, and the next sync resumes from where this one stopped';
 
 class SyncStop extends Error {
   readonly kind: SyncErrorKind;
@@ -127,11 +134,27 @@ export async function runSync(o: SyncOptions): Promise<SyncReport> {
     state.walkStartedAt = startedAt;
   }
   report.windows = [...state.windows];
-  o.state.save(state);
+  const lockWait = o.lockWait ?? APP_LOCK_WAIT;
+  // A wait for the cache is said once, in the progress, until the write it held back is done.
+  let waitingSaid: string | null = null;
+  const write = async <T>(f: () => T): Promise<T> => {
+    const r = await whenWritable(o.store, f, {
+      wait: lockWait, signal: o.signal, afterwards: RESUME_LATER,
+      onWait: (waiting) => {
+        if (waiting === waitingSaid || !o.onProgress) return;
+        waitingSaid = waiting;
+        const window = state.windows[0] ?? report.windows[0];
+        o.onProgress({ window, pages: report.pages, received: report.received, inserted: report.inserted, budgetLeft: o.ledger.usage(fp, clock()).left, waiting });
+      },
+    });
+    waitingSaid = null;
+    return r;
+  };
 
   try {
+    await write(() => o.state.save(state));
     while (state.windows.length > 0 && !o.signal?.aborted) {
-      await walkWindow(o, client, fp, state, report, { perPage, attempts, clock });
+      await walkWindow(o, client, fp, state, report, { perPage, attempts, clock, write });
     }
     if (o.signal?.aborted && state.windows.length > 0) return { ...report, outcome: 'stopped' };
     state.completeThrough = state.walkStartedAt ?? startedAt;
@@ -139,27 +162,32 @@ export async function runSync(o: SyncOptions): Promise<SyncReport> {
     state.lastSuccessAt = clock().getTime();
     state.lastError = null;
     state.retryAfterUntil = null;
-    o.state.save(state);
+    await write(() => o.state.save(state));
     return report;
   } catch (err) {
     // Interrupted while waiting to retry: the place is saved with each page, and no error was the server's.
     if (o.signal?.aborted && !(err instanceof SyncStop)) return { ...report, outcome: 'stopped' };
     const stop = err instanceof SyncStop ? err
       : isDiskFull(err) ? new SyncStop('disk_full', diskFullSyncStop(o.store, report.inserted))
+      : err instanceof CacheBusyError ? new SyncStop('busy', err.message)
       : new SyncStop('network', err instanceof Error ? err.message : String(err));
     state.lastError = { kind: stop.kind, message: stop.message, at: clock().getTime() };
     if (stop.retryAfterUntil !== undefined) state.retryAfterUntil = stop.retryAfterUntil;
     try {
-      o.state.save(state);
+      o.store.tryWrite(() => o.state.save(state), lockWait.attemptMs);
     } catch (saveErr) {
-      // On a full disk the error cannot be recorded; the walk's place was saved with its last page.
-      if (!isDiskFull(saveErr)) throw saveErr;
+      // On a full disk, or a cache another process still holds, the error cannot be recorded; the
+      // walk's place was saved with its last page.
+      if (!isDiskFull(saveErr) && !isBusy(saveErr)) throw saveErr;
     }
     return { ...report, outcome: 'stopped', error: { kind: stop.kind, message: stop.message } };
   }
 }
 
-async function walkWindow(o: SyncOptions, client: ApiClient, fp: string, state: SyncState, report: SyncReport, c: { perPage: number; attempts: number; clock: () => Date }): Promise<void> {
+/** Runs a write to the cache once the lock is free (whenWritable). */
+type Write = <T>(f: () => T) => Promise<T>;
+
+async function walkWindow(o: SyncOptions, client: ApiClient, fp: string, state: SyncState, report: SyncReport, c: { perPage: number; attempts: number; clock: () => Date; write: Write }): Promise<void> {
   const window = state.windows[0];
   // With newest-first pages, once a page reaches below the already complete instant the rest of
   // the window is known; stop there instead of spending budget on it. Order is checked, not assumed.
@@ -196,13 +224,14 @@ async function walkWindow(o: SyncOptions, client: ApiClient, fp: string, state: 
     const next = typeof page.meta?.next_cursor === 'string' && page.meta.next_cursor ? page.meta.next_cursor : null;
     const reachedKnown = floor !== null && newestFirst && rows.length > 0 && lastTs < floor;
     const windowDone = next === null || reachedKnown;
-    const counts = o.store.insertBatch(rows, 'sync', () => {
-      if (windowDone) {
-        state.windows.shift();
-        state.cursor = null;
-      } else state.cursor = next;
-      o.state.save(state);
-    });
+    // The page's rows and the place after it, committed together; the state moves on only then.
+    const counts = await c.write(() => o.store.insertBatch(rows, 'sync', () => {
+      o.state.save({ ...state, windows: windowDone ? state.windows.slice(1) : state.windows, cursor: windowDone ? null : next });
+    }));
+    if (windowDone) {
+      state.windows.shift();
+      state.cursor = null;
+    } else state.cursor = next;
     report.pages++;
     report.received += page.data.length;
     report.inserted += counts.inserted;
@@ -211,10 +240,10 @@ async function walkWindow(o: SyncOptions, client: ApiClient, fp: string, state: 
   }
 }
 
-async function fetchPage(o: SyncOptions, client: ApiClient, fp: string, params: URLSearchParams, report: SyncReport, c: { attempts: number; clock: () => Date }): Promise<Page> {
+async function fetchPage(o: SyncOptions, client: ApiClient, fp: string, params: URLSearchParams, report: SyncReport, c: { attempts: number; clock: () => Date; write: Write }): Promise<Page> {
   for (let attempt = 1; ; attempt++) {
     try {
-      o.ledger.reserve(fp, c.clock());
+      await c.write(() => o.ledger.reserve(fp, c.clock()));
     } catch (err) {
       if (err instanceof BudgetExhaustedError) throw new SyncStop('budget_exhausted', err.message);
       throw err;

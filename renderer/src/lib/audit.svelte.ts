@@ -93,6 +93,8 @@ export function blockerFor(kind: SyncErrorKind, message: string, retryAfter: str
       return { kind, title: 'The API rejected the request', text: message };
     case 'disk_full':
       return { kind, title: 'The disk holding the audit cache is full', text: message };
+    case 'busy':
+      return { kind, title: 'Another process kept the audit cache busy', text: message };
     default:
       return null;
   }

@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { rangeReversed } from '../../../../shared/validation/dates.ts';
 import { AUDIT_SORT_FIELDS, auditFiltersSchema, type AuditFilters, type AuditSort, type ImportReport, type SyncReport } from '../../../../shared/contract/audit.ts';
 import type { ApiTarget } from '../../../core/api/client.ts';
+import { CLI_LOCK_WAIT } from '../../../core/audit/busy.ts';
 import { csvRecord, ndjsonLine } from '../../../core/audit/export.ts';
 import { CSV_COLUMNS } from '../../../core/audit/formats/csv.ts';
 import { STDIN_NAME } from '../../../core/audit/import.ts';
@@ -224,7 +225,9 @@ export const auditCommand: CliCommand = {
       dbPath: dbPaths(ctx.home).audit,
       target: api.target,
       perPage: perPageRaw === undefined ? undefined : Number(perPageRaw),
-      onSyncProgress: (x) => ctx.stderr.write(`window ${x.window.from}..${x.window.to}: page ${x.pages}, ${x.received} received, ${x.inserted} new, budget left ${x.budgetLeft}\n`),
+      onSyncProgress: (x) => ctx.stderr.write(x.waiting ? `${x.waiting}\n` : `window ${x.window.from}..${x.window.to}: page ${x.pages}, ${x.received} received, ${x.inserted} new, budget left ${x.budgetLeft}\n`),
+      // Not a UI: each write may hold the command as long as it takes another process to let go.
+      lockWait: CLI_LOCK_WAIT,
     });
     try {
       switch (sub) {
@@ -265,7 +268,8 @@ export const auditCommand: CliCommand = {
           // Progress goes to stderr, at once and then once a second at most: stdout stays the
           // report, for scripts.
           let last = 0;
-          const onProgress = (x: { path: string; items: number; accepted: number; rejected: number }) => {
+          const onProgress = (x: { path: string; items: number; accepted: number; rejected: number; waiting?: string }) => {
+            if (x.waiting) return void ctx.stderr.write(`${x.path === STDIN_NAME ? 'standard input' : oneLine(x.path)}: ${x.waiting}\n`);
             const now = Date.now();
             if (now - last < PROGRESS_EVERY_MS) return;
             last = now;
