@@ -551,6 +551,38 @@ test('a shoot copied off a Mac, a PC and a NAS: the junk beside the photos is le
   expect(errors).toEqual([]);
 });
 
+test('the same folder started again with another scale factor: the Studio says its results exist (not that the tool cannot use it) and offers a new folder, which makes them', async ({ page }) => {
+  const errors = watchErrors(page);
+  sandbox = await startSandboxProcess(300);
+  host = await startHost(newHome(), sandbox.env);
+  const dir = join(mkdtempSync(join(tmpdir(), 'md-again-')), 'shoot');
+  await makeImages(dir, 2);
+  writeFileSync(join(dir, 'notes.txt'), 'not an image');
+  await page.goto(`${host.url}#studio`);
+  await page.getByTestId('tool-select').selectOption('upscaler-precision');
+  await page.getByTestId('typed-path').fill(dir);
+  await page.getByTestId('typed-path').press('Enter');
+  await page.getByTestId('start').click();
+  await expect(page.getByTestId('last-batch')).toContainText('Batch done', { timeout: 30_000 });
+
+  await page.getByTestId('field-scale_factor').fill('4');
+  await page.getByTestId('start').click();
+  await expect(page.getByTestId('last-batch')).toContainText('Nothing to run');
+  await expect(page.getByTestId('last-batch')).not.toContainText('No input can be used');
+  await expect(page.getByTestId('last-batch')).toContainText('Every input this tool can use already has its result in the output folder (2 skipped); the other 1 it cannot use: no job was queued. To make them again, with other settings say, choose another output folder. Use a new folder');
+  await page.getByTestId('fresh-out-dir').click();
+  await expect(page.getByTestId('out-dir')).toBeFocused();
+  await expect(page.getByTestId('out-dir')).toHaveValue(/\/shoot \(MediaDesk results\) again \d{4}-\d\d-\d\d-\d\d-\d\d-\d\d$/);
+  await page.getByTestId('start').click();
+  await expect(page.getByTestId('last-batch')).toContainText('Batch done', { timeout: 30_000 });
+  const [again] = await desk<{ id: string; params: Record<string, unknown> }[]>(host, 'batches.list', {});
+  expect(again.params.scale_factor).toBe(4);
+  const { jobs } = await desk<{ jobs: Job[] }>(host, 'jobs.list', { batchId: again.id });
+  expect(jobs.map((j) => j.state)).toEqual(['done', 'done']);
+  expect([(await sharp(jobs[0].outputs[0]).metadata()).width]).toEqual([256]);
+  expect(errors).toEqual([]);
+});
+
 test('a folder whose names Windows refuses, from a Linux disk: its photos are copied under names every system holds, shown under the user\'s names, and run', async ({ page }) => {
   const errors = watchErrors(page);
   sandbox = await startSandboxProcess(300);
