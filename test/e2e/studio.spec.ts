@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { expect, test, type Route } from '@playwright/test';
+import { expect, test, type Page, type Route } from '@playwright/test';
 import sharp from 'sharp';
 import { dropFiles, newHome, startHost, watchLiveRegions, type HostHandle } from './host.ts';
 import { desk, makeImages, setFaults, shot, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
@@ -369,11 +369,10 @@ test('dropped files the browser can no longer read, or a second of one name: the
   expect(errors).toEqual([]);
 });
 
-test('the last Start\'s progress and its rejected files are still shown after a look at the Queue', async ({ page }) => {
-  const errors = watchErrors(page);
-  sandbox = await startSandboxProcess(120_000);
+/** Two images and a note (which the upscaler rejects) in `dir`, typed into the Studio and started on a Sandbox of this task duration. */
+async function upscaleTwoAndANote(page: Page, taskDurationMs: number, dir: string) {
+  sandbox = await startSandboxProcess(taskDurationMs);
   host = await startHost(newHome(), sandbox.env);
-  const dir = mkdtempSync(join(tmpdir(), 'md-back-'));
   await makeImages(dir, 2);
   writeFileSync(join(dir, 'notes.txt'), 'not an image');
   await page.goto(`${host.url}#studio`);
@@ -381,6 +380,11 @@ test('the last Start\'s progress and its rejected files are still shown after a 
   await page.getByTestId('typed-path').fill(dir);
   await page.getByTestId('typed-path').press('Enter');
   await page.getByTestId('start').click();
+}
+
+test('the last Start\'s progress and its rejected files are still shown after a look at the Queue', async ({ page }) => {
+  const errors = watchErrors(page);
+  await upscaleTwoAndANote(page, 120_000, mkdtempSync(join(tmpdir(), 'md-back-')));
   const last = page.getByTestId('last-batch');
   await expect(last).toContainText('Running');
   await expect(last.locator('details summary')).toHaveText('0 skipped · 1 rejected · 0 resumed');
@@ -553,16 +557,7 @@ test('a shoot copied off a Mac, a PC and a NAS: the junk beside the photos is le
 
 test('the same folder started again with another scale factor: the Studio says its results exist (not that the tool cannot use it) and offers a new folder, which makes them', async ({ page }) => {
   const errors = watchErrors(page);
-  sandbox = await startSandboxProcess(300);
-  host = await startHost(newHome(), sandbox.env);
-  const dir = join(mkdtempSync(join(tmpdir(), 'md-again-')), 'shoot');
-  await makeImages(dir, 2);
-  writeFileSync(join(dir, 'notes.txt'), 'not an image');
-  await page.goto(`${host.url}#studio`);
-  await page.getByTestId('tool-select').selectOption('upscaler-precision');
-  await page.getByTestId('typed-path').fill(dir);
-  await page.getByTestId('typed-path').press('Enter');
-  await page.getByTestId('start').click();
+  await upscaleTwoAndANote(page, 300, join(mkdtempSync(join(tmpdir(), 'md-again-')), 'shoot'));
   await expect(page.getByTestId('last-batch')).toContainText('Batch done', { timeout: 30_000 });
 
   await page.getByTestId('field-scale_factor').fill('4');
