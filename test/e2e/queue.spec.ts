@@ -100,6 +100,56 @@ test('jobs are listed in folder order, and a file in a subfolder shows its folde
   expect(errors).toEqual([]);
 });
 
+test('a failed job shows its whole file name beside the server\'s reason, and a Done job its long name', async ({ page }) => {
+  const errors = watchErrors(page);
+  sandbox = await startSandboxProcess(200);
+  host = await startHost(newHome(), sandbox.env);
+  const dir = mkdtempSync(join(tmpdir(), 'md-names-'));
+  await makeImages(dir, 2);
+  copyFileSync(join(dir, 'img-00.png'), join(dir, 'client-shoot-portrait-0042.png'));
+  await setFaults(sandbox.url, { failureRate: 1 });
+  await desk(host, 'batches.start', { tool: 'upscaler-precision', inputs: [dir], params: {} });
+  await page.goto(`${host.url}#queue`);
+  const failed = page.locator('[data-testid=job-row][data-state=failed]');
+  await expect(failed).toHaveCount(3, { timeout: 30_000 });
+  // Which file failed is what the user needs first: its name is not cut to "client-sh…" by the reason beside it.
+  const clipped = (l: typeof failed) => l.getByTestId('job-name').evaluateAll((els) => els.filter((e) => e.scrollWidth > e.clientWidth).map((e) => e.textContent));
+  expect(await clipped(failed)).toEqual([]);
+  for (const reason of await failed.getByTestId('job-row-error').all()) {
+    await expect(reason).toContainText('The task failed on the server');
+    expect((await reason.boundingBox())!.width).toBeGreaterThan(150);
+  }
+  // Retried with no faults: done rows have no reason, and the name has the row.
+  await setFaults(sandbox.url, { failureRate: 0 });
+  await page.getByTestId('batch-retry').click();
+  const done = page.locator('[data-testid=job-row][data-state=done]');
+  await expect(done).toHaveCount(3, { timeout: 30_000 });
+  expect(await clipped(done)).toEqual([]);
+  expect(errors).toEqual([]);
+});
+
+test('a running batch\'s row reads "1 canceled · 1 running", spaced', async ({ page }) => {
+  const errors = watchErrors(page);
+  await slowBatch(page, 3);
+  await page.locator('[data-testid=job-row][data-state=queued]').last().getByRole('button', { name: /^Cancel / }).click();
+  await expect(page.getByTestId('batch-summary')).toHaveText('1 canceled · 1 running');
+  expect(errors).toEqual([]);
+});
+
+test('two batches of the skin enhancer read apart in the list, each with its progress bar, at 1024 wide', async ({ page }) => {
+  const errors = watchErrors(page);
+  await page.setViewportSize({ width: 1024, height: 700 });
+  const dir = await slowBatch(page, 2);
+  await desk(host, 'batches.start', { tool: 'skin-creative', inputs: [dir], params: {} });
+  await desk(host, 'batches.start', { tool: 'skin-faithful', inputs: [dir], params: {} });
+  const titles = page.getByTestId('batch-row').locator('strong');
+  await expect(titles).toHaveText(['Skin enhancer: faithful', 'Skin enhancer: creative', 'Precision upscaler']);
+  // Not "Skin enhancer:…" twice: the whole title shows.
+  expect(await titles.evaluateAll((els) => els.filter((e) => e.scrollWidth > e.clientWidth).map((e) => e.textContent))).toEqual([]);
+  for (const bar of await page.getByTestId('batch-row').getByRole('progressbar').all()) expect((await bar.boundingBox())!.height).toBeGreaterThanOrEqual(4);
+  expect(errors).toEqual([]);
+});
+
 test('a batch started on another backend waits for it and says so, in its row, above its jobs and in Settings', async ({ page }) => {
   const OWNER = createHash('sha256').update('sandbox-owner').digest('hex').slice(0, 8);
   const errors = watchErrors(page);

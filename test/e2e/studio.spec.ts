@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { expect, test, type Route } from '@playwright/test';
+import { expect, test, type Page, type Route } from '@playwright/test';
 import sharp from 'sharp';
 import { dropFiles, newHome, startHost, watchLiveRegions, type HostHandle } from './host.ts';
 import { desk, makeImages, setFaults, shot, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
@@ -369,11 +369,10 @@ test('dropped files the browser can no longer read, or a second of one name: the
   expect(errors).toEqual([]);
 });
 
-test('the last Start\'s progress and its rejected files are still shown after a look at the Queue', async ({ page }) => {
-  const errors = watchErrors(page);
-  sandbox = await startSandboxProcess(120_000);
+/** Two images and a note (which the upscaler rejects) in `dir`, typed into the Studio and started on a Sandbox of this task duration. */
+async function upscaleTwoAndANote(page: Page, taskDurationMs: number, dir: string) {
+  sandbox = await startSandboxProcess(taskDurationMs);
   host = await startHost(newHome(), sandbox.env);
-  const dir = mkdtempSync(join(tmpdir(), 'md-back-'));
   await makeImages(dir, 2);
   writeFileSync(join(dir, 'notes.txt'), 'not an image');
   await page.goto(`${host.url}#studio`);
@@ -381,6 +380,11 @@ test('the last Start\'s progress and its rejected files are still shown after a 
   await page.getByTestId('typed-path').fill(dir);
   await page.getByTestId('typed-path').press('Enter');
   await page.getByTestId('start').click();
+}
+
+test('the last Start\'s progress and its rejected files are still shown after a look at the Queue', async ({ page }) => {
+  const errors = watchErrors(page);
+  await upscaleTwoAndANote(page, 120_000, mkdtempSync(join(tmpdir(), 'md-back-')));
   const last = page.getByTestId('last-batch');
   await expect(last).toContainText('Running');
   await expect(last.locator('details summary')).toHaveText('0 skipped · 1 rejected · 0 resumed');
@@ -548,6 +552,29 @@ test('a shoot copied off a Mac, a PC and a NAS: the junk beside the photos is le
   await expect(page.getByTestId('last-batch')).toContainText('Every result already exists in the output folder: no job was queued.');
   await expect(page.getByTestId('last-batch').locator('details li')).toHaveCount(4);
   expect(await desk<unknown[]>(host, 'batches.list', {})).toHaveLength(1);
+  expect(errors).toEqual([]);
+});
+
+test('the same folder started again with another scale factor: the Studio says its results exist (not that the tool cannot use it) and offers a new folder, which makes them', async ({ page }) => {
+  const errors = watchErrors(page);
+  await upscaleTwoAndANote(page, 300, join(mkdtempSync(join(tmpdir(), 'md-again-')), 'shoot'));
+  await expect(page.getByTestId('last-batch')).toContainText('Batch done', { timeout: 30_000 });
+
+  await page.getByTestId('field-scale_factor').fill('4');
+  await page.getByTestId('start').click();
+  await expect(page.getByTestId('last-batch')).toContainText('Nothing to run');
+  await expect(page.getByTestId('last-batch')).not.toContainText('No input can be used');
+  await expect(page.getByTestId('last-batch')).toContainText('Every input this tool can use already has its result in the output folder (2 skipped); the other 1 it cannot use: no job was queued. To make them again, with other settings say, choose another output folder. Use a new folder');
+  await page.getByTestId('fresh-out-dir').click();
+  await expect(page.getByTestId('out-dir')).toBeFocused();
+  await expect(page.getByTestId('out-dir')).toHaveValue(/\/shoot \(MediaDesk results\) again \d{4}-\d\d-\d\d-\d\d-\d\d-\d\d$/);
+  await page.getByTestId('start').click();
+  await expect(page.getByTestId('last-batch')).toContainText('Batch done', { timeout: 30_000 });
+  const [again] = await desk<{ id: string; params: Record<string, unknown> }[]>(host, 'batches.list', {});
+  expect(again.params.scale_factor).toBe(4);
+  const { jobs } = await desk<{ jobs: Job[] }>(host, 'jobs.list', { batchId: again.id });
+  expect(jobs.map((j) => j.state)).toEqual(['done', 'done']);
+  expect([(await sharp(jobs[0].outputs[0]).metadata()).width]).toEqual([256]);
   expect(errors).toEqual([]);
 });
 

@@ -124,6 +124,20 @@ describe('faults of the Sandbox', () => {
     expect(e.job(r.jobIds[0]).error).toBe('The submission failed after it may have reached the server: the server answered HTTP 500 Internal server error. The task may have been created and charged. Check recent creations, then Retry to submit again or Cancel.');
   });
 
+  it('a job that needs you, canceled, still says its task may have been created and charged (not "before submission")', async () => {
+    await control(sb.url, 'faults', { rate500: 1 });
+    const { e, r } = await batchOf(2);
+    const [first, second] = r.jobIds;
+    // One never sent is canceled before submission; one whose create went out without an answer is not.
+    expect(e.cancelJob(second)).toMatchObject({ state: 'canceled', error: 'Canceled before submission.' });
+    e.start();
+    while (e.job(first).state !== 'needs_attention') await new Promise((res) => setTimeout(res, 20));
+    expect(e.cancelJob(first)).toMatchObject({
+      state: 'canceled',
+      error: 'Canceled; its submission may have reached the server, so the task may have been created and charged. Check recent creations before you retry it.',
+    });
+  });
+
   it('truncated downloads never leave a partial output; Retry downloads again without a new task', async () => {
     await control(sb.url, 'faults', { truncateDownloads: true });
     const { e, r, out } = await batchOf(2, { downloadAttempts: 2 });

@@ -291,7 +291,8 @@ export class Engine {
     if (!j) throw new DeskError('not_found', `no job ${id}`);
     if (j.state === 'done' || j.state === 'canceled') throw new DeskError('conflict', `job ${id} is ${j.state}; there is nothing to cancel`);
     // A task already sent keeps running on the server (the API has no cancel); we stop waiting for it.
-    if (!this.store.move(id, j.state, 'canceled', { error: canceledMessage(!!j.taskId) })) return this.cancelJob(id);
+    const submitted = j.taskId ? true : j.state === 'needs_attention' || j.state === 'submitting' ? 'maybe' : false;
+    if (!this.store.move(id, j.state, 'canceled', { error: canceledMessage(submitted) })) return this.cancelJob(id);
     this.aborts.get(id)?.abort();
     this.polling.delete(id);
     void this.removeParts(this.store.get(id)!);

@@ -40,8 +40,13 @@ export const taskFailed = (serverError?: string | null) =>
 /** The task is done (and paid) but its result did not reach the output folder. */
 export const downloadFailed = (reason: string) => `Download failed: ${reason.replace(/\.$/, '')}. The task is paid; Retry downloads it again without a new charge.`;
 
-/** The user canceled the job. */
-export const canceledMessage = (submitted: boolean) => (submitted ? 'Canceled; the task was already submitted and may still be charged.' : 'Canceled before submission.');
+/**
+ * The user canceled the job. `maybe`: its create was sent but no answer came (a job that needs
+ * you, or one canceled mid-submission), so the server may have made the task: not "before submission".
+ */
+export const canceledMessage = (submitted: boolean | 'maybe') =>
+  submitted === 'maybe' ? 'Canceled; its submission may have reached the server, so the task may have been created and charged. Check recent creations before you retry it.'
+    : submitted ? 'Canceled; the task was already submitted and may still be charged.' : 'Canceled before submission.';
 
 const REFUSED: Record<number, string> = { 429: "the server's rate limit was reached", 503: 'the server is unavailable for now' };
 

@@ -22,3 +22,5 @@ export const commonDir = (paths: readonly string[]) => {
 };
 /** `p` below `dir` (as commonDir gave it), in its own separators; `p` itself when not below it. */
 export const below = (dir: string, p: string) => (dir && p.startsWith(dir) && /[\\/]/.test(p[dir.length] ?? '') ? p.slice(dir.length + 1) : p);
+/** `<outDir> again <date-time>` beside `outDir`: a folder for results made anew, where the earlier ones would be skipped. */
+export const againFolder = (outDir: string) => joinPath(dirName(outDir), `${baseName(outDir)} again ${new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-')}`);
