@@ -136,6 +136,21 @@ describe('faults of the Sandbox', () => {
       state: 'canceled',
       error: 'Canceled; its submission may have reached the server, so the task may have been created and charged. Check recent creations before you retry it.',
     });
+
+    // The batch's Retry failed sends the one never sent, and puts the other back where the user is
+    // asked: it is never sent again unasked. Its own Retry (may be charged again) then sends it.
+    await control(sb.url, 'faults', { rate500: 0 });
+    const sent = creates(await control(sb.url, 'stats'));
+    e.retryBatch(r.batch!.id, ['failed', 'canceled']);
+    expect(e.job(first)).toMatchObject({ state: 'needs_attention', error: ATTENTION.canceledMaybeSent });
+    await settle(e, [second]);
+    expect(e.job(second).state).toBe('done');
+    expect(e.job(first).state).toBe('needs_attention');
+    expect(creates(await control(sb.url, 'stats'))).toBe(sent + 1);
+    expect(e.retryJob(first).state).toBe('queued');
+    await settle(e, [first]);
+    expect(e.job(first).state).toBe('done');
+    expect(creates(await control(sb.url, 'stats'))).toBe(sent + 2);
   });
 
   it('truncated downloads never leave a partial output; Retry downloads again without a new task', async () => {
@@ -204,14 +219,17 @@ describe('faults of the Sandbox', () => {
     await control(sb.url, 'faults', { rate500: 0 });
     e.cancelJob(r.jobIds[1]);
     const before = creates(await control(sb.url, 'stats'));
+    // Canceled, one that may have been paid for is still not sent by Retry failed: it is back to needing the user.
     e.retryBatch(r.batch!.id, ['failed', 'canceled']);
     await settle(e, r.jobIds);
-    expect(r.jobIds.map((id) => e.job(id).state)).toEqual(['needs_attention', 'done']);
-    expect(creates(await control(sb.url, 'stats')) - before).toBe(1);
-    // Named, it is sent again (the user chose to, knowing it may be charged twice).
+    expect(r.jobIds.map((id) => e.job(id).state)).toEqual(['needs_attention', 'needs_attention']);
+    expect(e.job(r.jobIds[1]).error).toBe(ATTENTION.canceledMaybeSent);
+    expect(creates(await control(sb.url, 'stats')) - before).toBe(0);
+    // Named, they are sent again (the user chose to, knowing they may be charged twice).
     e.retryBatch(r.batch!.id, ['needs_attention']);
     await settle(e, r.jobIds);
     expect(r.jobIds.map((id) => e.job(id).state)).toEqual(['done', 'done']);
+    expect(creates(await control(sb.url, 'stats')) - before).toBe(2);
   });
 
   it('a job left in submitting by a crash goes to needs_attention at boot, not to the server', async () => {

@@ -292,7 +292,10 @@ export class Engine {
     if (j.state === 'done' || j.state === 'canceled') throw new DeskError('conflict', `job ${id} is ${j.state}; there is nothing to cancel`);
     // A task already sent keeps running on the server (the API has no cancel); we stop waiting for it.
     const submitted = j.taskId ? true : j.state === 'needs_attention' || j.state === 'submitting' ? 'maybe' : false;
-    if (!this.store.move(id, j.state, 'canceled', { error: canceledMessage(submitted) })) return this.cancelJob(id);
+    // The attempt id stays only on a job whose create may have reached the server: its Retry asks
+    // first (retryJob). One never sent, or provably refused (429, 503), forgets it.
+    const patch = { error: canceledMessage(submitted), ...(submitted === false && { attemptId: null }) };
+    if (!this.store.move(id, j.state, 'canceled', patch)) return this.cancelJob(id);
     this.aborts.get(id)?.abort();
     this.polling.delete(id);
     void this.removeParts(this.store.get(id)!);
@@ -310,7 +313,11 @@ export class Engine {
     if (!j) throw new DeskError('not_found', `no job ${id}`);
     if (!['failed', 'canceled', 'needs_attention'].includes(j.state)) throw new DeskError('conflict', `job ${id} is ${j.state}; only failed, canceled or needs-attention jobs can be retried`);
     let ok: boolean;
-    if (j.taskId && j.generated?.length) ok = this.store.move(id, j.state, 'downloading', { error: null, invalid: null, outputs: [] , planned: null });
+    // Canceled when its create may have reached the server (it needed you, or was being sent): a
+    // Retry, or a batch's Retry failed, puts it back where the user is asked, never sends it again
+    // unasked. From there, its own Retry (may be charged again) sends it.
+    if (j.state === 'canceled' && !j.taskId && j.attemptId) ok = this.store.move(id, j.state, 'needs_attention', { error: ATTENTION.canceledMaybeSent });
+    else if (j.taskId && j.generated?.length) ok = this.store.move(id, j.state, 'downloading', { error: null, invalid: null, outputs: [] , planned: null });
     else if (j.taskId && j.state === 'canceled') ok = this.store.move(id, j.state, 'running', { error: null, nextPollAt: Date.now() });
     else ok = this.store.move(id, j.state, 'queued', REQUEUE_FRESH);
     if (!ok) throw new DeskError('conflict', `job ${id} changed while retrying; try again`);

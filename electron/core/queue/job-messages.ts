@@ -7,6 +7,7 @@ export const ATTENTION = {
   interruptedSubmit: 'The app stopped while this task was being submitted; it may have been created and charged. Check recent creations, then Retry to submit again or Cancel.',
   ambiguousCreate: (detail: string) => `The submission failed after it may have reached the server: ${detail.replace(/\.$/, '')}. The task may have been created and charged. Check recent creations, then Retry to submit again or Cancel.`,
   lostTask: 'The server no longer knows this task; its result cannot be fetched. Retry submits it again (a new paid task).',
+  canceledMaybeSent: 'Canceled after its submission may have reached the server: the task may have been created and charged. Check recent creations, then Retry to submit it again or Cancel.',
 } as const;
 
 const WAITING = 'Waiting: ';

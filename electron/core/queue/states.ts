@@ -17,7 +17,8 @@ const MOVES: Record<JobState, readonly JobState[]> = {
   done: [],
   // Retry is always a user's act: back to queued (new create) or to downloading (task already paid).
   failed: ['queued', 'downloading', 'canceled'],
-  canceled: ['queued', 'running', 'downloading'],
+  // needs_attention: a job canceled when its create may have reached the server, retried (Engine.retryJob).
+  canceled: ['queued', 'running', 'downloading', 'needs_attention'],
   needs_attention: ['queued', 'running', 'downloading', 'canceled'],
 };
 

@@ -1,4 +1,5 @@
 import { isJobState, JOB_STATES } from '../../../core/queue/states.ts';
+import { canceledMessage } from '../../../core/queue/job-messages.ts';
 import { DeskError } from '../../../../shared/contract/define.ts';
 import { oneLine, terminalJson, UsageError, write, type CliCommand, type CliContext } from '../command.ts';
 import type { JobRecord } from '../../../../shared/contract/jobs.ts';
@@ -82,7 +83,9 @@ export const jobsCommand: CliCommand = {
       try {
         if (sub === 'cancel') {
           const j = engine.cancelJob(id);
-          ctx.stdout.write(`${j.id.slice(0, 8)} canceled${j.taskId ? ' (already submitted: the server may still charge it)' : ''}\n`);
+          const charge = j.taskId ? ' (already submitted: the server may still charge it)'
+            : j.error === canceledMessage('maybe') ? ' (its submission may have reached the server: the task may have been created and charged)' : '';
+          ctx.stdout.write(`${j.id.slice(0, 8)} canceled${charge}\n`);
           return 0;
         }
         const j = engine.retryJob(id);
