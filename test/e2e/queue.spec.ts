@@ -202,7 +202,7 @@ test('a batch started on another backend waits for it and says so, in its row, a
   expect(errors).toEqual([]);
 });
 
-test('Retry failed leaves a job that may already be charged alone; the notice says so and offers its own retry', async ({ page }) => {
+test('Retry failed leaves a job that may already be charged alone, canceled or not; the notice says so and offers its own retry', async ({ page }) => {
   const errors = watchErrors(page);
   sandbox = await startSandboxProcess(120_000);
   host = await startHost(newHome(), sandbox.env);
@@ -219,14 +219,21 @@ test('Retry failed leaves a job that may already be charged alone; the notice sa
   await expect(page.locator('[data-testid=job-row][data-state=canceled]')).toHaveCount(1);
   await expect(page.getByTestId('batch-attention')).toContainText('1 job needs you: its task may already have been created and charged.');
 
+  const creates = async () => Object.entries((await (await fetch(`${sandbox!.url}/__sandbox/stats`)).json() as { requests: Record<string, number> }).requests)
+    .filter(([route]) => route.startsWith('POST ')).reduce((a, [, n]) => a + n, 0);
+  const sent = await creates();
   await page.getByTestId('batch-retry').click();
-  // The canceled job is submitted again; the one that needs the user is not.
+  // The canceled job's create may have reached the server too: it is back to needing the user, not
+  // sent; the one that needed the user still does.
   await expect(page.locator('[data-testid=job-row][data-state=canceled]')).toHaveCount(0);
   await expect(page.getByTestId('batch-retry')).toBeDisabled();
-  await expect(needs).toHaveCount(1);
-  await expect(needs.getByTestId('job-name')).toHaveText('sub/img-01.png');
+  await expect(needs).toHaveCount(2);
+  await expect(page.getByTestId('batch-attention')).toContainText('2 jobs need you: their tasks may already have been created and charged.');
+  await page.getByTestId('job-row').filter({ hasText: 'img-00.png' }).click();
+  await expect(page.getByTestId('attention')).toContainText('Canceled after its submission may have reached the server');
+  expect(await creates()).toBe(sent);
 
-  // Its own button, which names the charge, does submit it.
+  // Their own button, which names the charge, does submit them.
   await page.getByTestId('batch-retry-attention').click();
   await expect(needs).toHaveCount(0);
   await expect(page.getByTestId('batch-attention')).toHaveCount(0);
