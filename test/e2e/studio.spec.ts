@@ -720,3 +720,66 @@ test('what a drop, a Start and its batch came to is said by a status already in 
   expect(log.alertBornFull).toEqual([]);
   expect(errors).toEqual([]);
 });
+
+/** Elements of `loc` whose text runs past their box (cut off, or ellipsized). */
+const cutOff = (loc: ReturnType<Page['getByTestId']>) => loc.evaluateAll((els) => els.filter((e) => e.scrollWidth > e.clientWidth + 1).map((e) => e.textContent));
+
+for (const size of [{ width: 1024, height: 700 }, { width: 1280, height: 800 }]) {
+  test(`at ${size.width}x${size.height} batches of one tool read apart in Results and the Queue, and every result tile names its file`, async ({ page }) => {
+    const errors = watchErrors(page);
+    await page.setViewportSize(size);
+    sandbox = await startSandboxProcess(200);
+    host = await startHost(newHome(), sandbox.env);
+    await desk(host, 'settings.set', { concurrency: 6 });
+    const dir = mkdtempSync(join(tmpdir(), 'md-names-'));
+    await makeImages(dir, 2);
+    const long = '2024-05-12_wedding_bride-portrait-by-the-window-final-retouch-0421.png';
+    await sharp({ create: { width: 64, height: 48, channels: 3, background: '#c08040' } }).png().toFile(join(dir, long));
+    await desk(host, 'batches.start', { tool: 'upscaler-precision', inputs: [dir], params: {} });
+    await desk(host, 'batches.start', { tool: 'skin-creative', inputs: [dir], params: {} });
+    const faithful = await desk<{ batch: { id: string; outDir: string } }>(host, 'batches.start', { tool: 'skin-faithful', inputs: [dir], params: {} });
+
+    await page.goto(`${host.url}#results`);
+    const batches = page.getByTestId('result-batch');
+    await expect(batches.filter({ hasText: '3 of 3 done' })).toHaveCount(3, { timeout: 30_000 });
+    // Not "Skin enhancer: cre…" twice: each tool's whole title shows, on a second line if need be.
+    const titles = batches.locator('strong');
+    await expect(titles).toHaveText(['Skin enhancer: faithful', 'Skin enhancer: creative', 'Precision upscaler']);
+    expect(await cutOff(titles)).toEqual([]);
+
+    // Each tile names its result under its thumbnail: in full on up to two lines, else its start and end with the middle left out.
+    const { jobs } = await desk<{ jobs: Job[] }>(host, 'jobs.list', { batchId: faithful.batch.id });
+    const names = jobs.flatMap((j) => j.outputs.map((o) => o.split(/[\\/]/).pop()!)).sort();
+    const captions = page.getByTestId('gallery-item').getByTestId('tile-name');
+    await expect(captions).toHaveCount(3);
+    const shown = await captions.evaluateAll((els) => els.map((e) => ({ name: e.getAttribute('title')!, text: e.textContent!, cut: e.scrollHeight > e.clientHeight + 1 || e.scrollWidth > e.clientWidth + 1, height: e.getBoundingClientRect().height })));
+    expect(shown.map((s) => s.name).sort()).toEqual(names);
+    for (const s of shown) {
+      expect(s.cut, `${s.name}: shown as "${s.text}", cut off`).toBe(false);
+      expect(s.height, `${s.name}: caption shown`).toBeGreaterThan(8);
+      if (s.name.startsWith('img-')) expect(s.text).toBe(s.name);
+      else {
+        const [head, tail] = s.text.split('…');
+        expect(head.length, s.text).toBeGreaterThanOrEqual(10);
+        expect(tail.length, s.text).toBeGreaterThanOrEqual(15);
+        expect(s.name.startsWith(head) && s.name.endsWith(tail), s.text).toBe(true);
+      }
+    }
+    await page.screenshot({ path: join(tmpdir(), `md-results-names-${size.width}.png`) });
+
+    // The Queue's jobs panel names the tool in full, and its job count and output folder stay in sight.
+    await page.getByTestId('nav-queue').click();
+    await page.getByTestId('batch-row').filter({ hasText: 'Skin enhancer: faithful' }).click();
+    const heading = page.locator('#jobs-h');
+    await expect(heading).toContainText(`Skin enhancer: faithful 3 jobs → ${faithful.batch.outDir}`);
+    const parts = await heading.evaluate((h) => {
+      const box = h.getBoundingClientRect();
+      const inside = [...h.querySelectorAll('*')].filter((e) => e.getBoundingClientRect().right > box.right + 1);
+      return { cut: h.scrollWidth > h.clientWidth + 1, outside: inside.map((e) => e.textContent) };
+    });
+    expect(parts).toEqual({ cut: false, outside: [] });
+    await expect(page.getByTestId('batch-retry')).toBeVisible();
+    await page.screenshot({ path: join(tmpdir(), `md-queue-names-${size.width}.png`) });
+    expect(errors).toEqual([]);
+  });
+}
