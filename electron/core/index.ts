@@ -53,6 +53,7 @@ export async function createCore(o: CoreOptions) {
   mediaRoots.push(() => [...engine.store.mediaRoots(), effectiveSettings().outputDir]);
   const audit = new AuditService({
     dbPath: dbPaths(o.home).audit, target: () => backend.target(), onSyncProgress: (p) => events.emit('audit.syncProgress', p), onImportProgress: (p) => events.emit('audit.importProgress', p),
+    onSyncStopping: () => events.emit('audit.syncStopping', {}), onImportStopping: () => events.emit('audit.importStopping', {}),
     onSyncDone: (d) => events.emit('audit.syncDone', d), onImportDone: (d) => events.emit('audit.importDone', d) });
 
   // Follows a change that is already made (a key stored or removed, a setting saved): a status

@@ -226,10 +226,10 @@ export const auditExportRequestSchema = z.object({
 
 export const auditCommands = {
   'audit.sync': command(z.object({}).strict(), syncReportSchema, 'Pull new audit events from the API into the cache (incremental, resumable, within the daily budget). Stopped (audit.syncCancel), it answers outcome stopped without an error. Progress comes as audit.syncProgress.'),
-  'audit.syncCancel': command(empty, z.object({ stopped: z.boolean() }), 'Stop the running sync after the page in hand (at once while it waits to retry): the events synced so far stay, its report says stopped, and the next sync goes on from where it stopped. stopped: false when no sync was running.'),
+  'audit.syncCancel': command(empty, z.object({ stopped: z.boolean() }), 'Stop the running sync after the page in hand (at once while it waits to retry): the events synced so far stay, its report says stopped, and the next sync goes on from where it stopped; every window hears audit.syncStopping at once. stopped: false when no sync was running.'),
   'audit.status': command(empty, auditStatusSchema, 'How fresh the cache is: counts, last sync, budget left, last error.'),
   'audit.import': command(z.object({ paths: z.array(z.string().min(1)).min(1).max(100) }).strict(), z.object({ reports: z.array(importReportSchema) }), 'Import exported audit logs (JSON, NDJSON, CSV); existing events are never changed. One at a time: asked while one runs, it fails (conflict). Progress comes as audit.importProgress.'),
-  'audit.importCancel': command(empty, z.object({ stopped: z.boolean() }), 'Stop the running import after the batch in hand: the events added so far stay, its reports say interrupted, the files after are not read. stopped: false when no import was running.'),
+  'audit.importCancel': command(empty, z.object({ stopped: z.boolean() }), 'Stop the running import after the batch in hand: the events added so far stay, its reports say interrupted, the files after are not read; every window hears audit.importStopping at once. stopped: false when no import was running.'),
   'audit.query': command(auditQueryRequestSchema, auditQueryResponseSchema, 'One page of cached events matching the filters.'),
   'audit.event': command(z.object({ eventId: z.string().min(1).max(500) }).strict(), auditEventDetailSchema.nullable(), 'One event with all its fields and its related events.'),
   'audit.facets': command(z.object({ filters: auditFiltersSchema.default({}), limit: z.number().int().min(1).max(1000).default(50) }).strict(), auditFacetsSchema, 'Counts by event type and by member (each ignores its own filter).'),
@@ -250,8 +250,14 @@ export const syncDoneSchema = z.object({ report: syncReportSchema.nullable(), er
 
 export const auditEvents = {
   'audit.syncProgress': syncProgressSchema,
+  /**
+   * Stop was asked for the app's sync or import (by any window, or Ctrl-C): sent at once, not with
+   * the next progress, so every window showing it says it is stopping (audit.status's `stopping`).
+   */
+  'audit.syncStopping': empty,
   'audit.syncDone': syncDoneSchema,
   'audit.importProgress': importProgressSchema,
+  'audit.importStopping': empty,
   'audit.importDone': importDoneSchema,
 };
 

@@ -7,7 +7,7 @@ import { AuditService } from '../../electron/core/audit/service.ts';
 import type { ApiTarget } from '../../electron/core/api/client.ts';
 import type { TestContext } from 'vitest';
 import type { AuditFilters, AuditSort } from '../../shared/contract/audit.ts';
-import type { Reply } from '../../electron/core/dispatch.ts';
+import type { createDispatcher, Reply } from '../../electron/core/dispatch.ts';
 
 export function tempDir(prefix = 'md-audit-'): { dir: string; file: (name: string, content: string | Buffer) => string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
@@ -37,6 +37,17 @@ export function openService(dbPath: string, o: Partial<ConstructorParameters<typ
 export function result<T>(r: Reply): T {
   if (!r.ok) throw new Error(`${r.error.code}: ${r.error.message}`);
   return r.result as T;
+}
+
+/**
+ * Two windows press Stop (`cancel`): the first one's answer, and what `told` (the events every
+ * window hears, as the test logs them) held when it came; the second's is not waited for.
+ */
+export async function stopTwice(dispatch: ReturnType<typeof createDispatcher>, cancel: 'audit.importCancel' | 'audit.syncCancel', told: readonly string[]): Promise<{ stopped: boolean; heard: string[] }> {
+  const { stopped } = result<{ stopped: boolean }>(await dispatch(cancel, {}));
+  const heard = [...told];
+  await dispatch(cancel, {});
+  return { stopped, heard };
 }
 
 /** The cache row of an event the test knows to be well formed. */

@@ -5,7 +5,7 @@ import { createDispatcher, type Reply } from '../../electron/core/dispatch.ts';
 import { auditHandlers } from '../../electron/core/audit/handlers.ts';
 import type { AuditService } from '../../electron/core/audit/service.ts';
 import type { AuditStatus, ImportDone, ImportProgress, ImportReport } from '../../shared/contract/audit.ts';
-import { makeEvent, openService, result, shuffle, tempDir } from './helpers.ts';
+import { makeEvent, openService, result, shuffle, stopTwice, tempDir } from './helpers.ts';
 import { writeNdjson } from '../../bench/audit-data.ts';
 
 /**
@@ -128,6 +128,28 @@ describe('an import a window did not start (reloaded since, another tab)', () =>
     expect(reports[0].interrupted).toBe(true);
     expect(done).toEqual([{ paths: [big], reports, error: null }]);
     expect(cached()).toBe(reports[0].accepted);
+  });
+
+  it('a Stop is told to every window at once (audit.importStopping), before its answer and the end, and once for two Stops', async () => {
+    const told: string[] = [];
+    let answered: ReturnType<typeof stopTwice> | null = null;
+    await service.close();
+    service = openService(join(tmp.dir, `cache-${++n}.db`), {
+      onImportProgress: () => {
+        told.push('progress');
+        answered ??= stopTwice(dispatch, 'audit.importCancel', told);
+      },
+      onImportStopping: () => told.push('stopping'),
+      onImportDone: () => told.push('done'),
+    });
+    dispatch = createDispatcher(auditHandlers(service));
+    const [r] = await importing([big]);
+    expect(r.interrupted).toBe(true);
+    // Told before the window that pressed Stop got its answer, and once though two did.
+    const { stopped, heard } = await answered!;
+    expect(stopped).toBe(true);
+    expect(heard.filter((t) => t !== 'progress')).toEqual(['stopping']);
+    expect(told.filter((t) => t !== 'progress')).toEqual(['stopping', 'done']);
   });
 
   it('an import that fails tells its end too, with why', async () => {

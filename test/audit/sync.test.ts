@@ -10,7 +10,7 @@ import { auditHandlers } from '../../electron/core/audit/handlers.ts';
 import { createDispatcher, type Reply } from '../../electron/core/dispatch.ts';
 import type { AuditService } from '../../electron/core/audit/service.ts';
 import type { AuditStatus, SyncDone, SyncReport } from '../../shared/contract/audit.ts';
-import { fillDisk, openService, result, smallDisk, tempDir } from './helpers.ts';
+import { fillDisk, openService, result, smallDisk, stopTwice, tempDir } from './helpers.ts';
 
 const AUDIT_ROUTE = 'GET /v1/analytics/audit-logs/events';
 const CLI = resolve(import.meta.dirname, '../../bin/mediadesk.js');
@@ -377,6 +377,31 @@ describe('stopping the app\'s sync', () => {
       // Resumed at the first page not stored: nothing already cached is asked for again.
       expect(again.received).toBe(total - r.inserted);
       expect(cachedIds(s)).toHaveLength(total);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('a Stop is told to every window at once (audit.syncStopping), before its answer and the end, and once for two Stops', async () => {
+    const told: string[] = [];
+    let answered: ReturnType<typeof stopTwice> | null = null;
+    const s: AuditService = service('sandbox-owner', {
+      perPage: 20,
+      onSyncProgress: () => {
+        told.push('progress');
+        answered ??= stopTwice(dispatch, 'audit.syncCancel', told);
+      },
+      onSyncStopping: () => told.push('stopping'),
+      onSyncDone: () => told.push('done'),
+    });
+    const dispatch = createDispatcher(auditHandlers(s));
+    try {
+      expect(result<SyncReport>(await dispatch('audit.sync', {})).outcome).toBe('stopped');
+      // Told before the window that pressed Stop got its answer, and once though two did.
+      const { stopped, heard } = await answered!;
+      expect(stopped).toBe(true);
+      expect(heard.filter((t) => t !== 'progress')).toEqual(['stopping']);
+      expect(told.filter((t) => t !== 'progress')).toEqual(['stopping', 'done']);
     } finally {
       await s.close();
     }

@@ -410,6 +410,65 @@ test('a page reloaded while an import runs shows its progress and Stop again; st
   expect(errors).toEqual([]);
 });
 
+/**
+ * Every text the elements of `ids` (data-testid) take in `page`, in order, as `id: text`, from
+ * before the page's scripts run: a state shown only for a moment (a stop that takes effect with
+ * the batch in hand) is seen all the same. Call before `goto`; the returned function reads the log.
+ */
+async function watchTexts(page: Page, ids: string[]): Promise<() => Promise<string[]>> {
+  await page.addInitScript((ids) => {
+    const log: string[] = [];
+    (window as unknown as { __texts: string[] }).__texts = log;
+    const last = new Map<string, string | null>();
+    new MutationObserver(() => {
+      for (const id of ids) {
+        const el = document.querySelector(`[data-testid="${id}"]`);
+        const text = el && (el.textContent ?? '').replace(/\s+/g, ' ').trim();
+        if (text !== null && last.get(id) !== text) log.push(`${id}: ${text}`);
+        last.set(id, text);
+      }
+    }).observe(document, { childList: true, subtree: true, characterData: true });
+  }, ids);
+  return () => page.evaluate(() => (window as unknown as { __texts: string[] }).__texts);
+}
+
+/** Where in `log` (watchTexts) the first text of `id` matching `text` came; -1 if none did. */
+const firstSeen = (log: string[], id: string, text: RegExp) => log.findIndex((t) => t.startsWith(`${id}: `) && text.test(t.slice(id.length + 2)));
+
+/** Each element of `said` (data-testid: text) showed its text in `log` (watchTexts) before `endId` first showed `end`. */
+function expectSaidBefore(log: string[], said: Record<string, RegExp>, endId: string, end: RegExp): void {
+  const ended = firstSeen(log, endId, end);
+  expect(ended, log.join('\n')).toBeGreaterThan(-1);
+  for (const [id, text] of Object.entries(said)) {
+    const at = firstSeen(log, id, text);
+    expect(at, `${id} never showed ${text}:\n${log.join('\n')}`).toBeGreaterThan(-1);
+    expect(at, log.join('\n')).toBeLessThan(ended);
+  }
+}
+
+test('Stop import pressed in one tab: another tab showing the same import says it is stopping at once, before the report', async ({ page, context }) => {
+  const errors = watchErrors(page);
+  const total = 200_000;
+  await importGenerated(page, 'big-export.ndjson', total, 'newest-first');
+  await expect(page.getByTestId('audit-import-progress')).toHaveText(BIG_PROGRESS, { timeout: 30_000 });
+
+  const other = await context.newPage();
+  const otherErrors = watchErrors(other);
+  const seen = await watchTexts(other, ['audit-import-stop', 'audit-import-progress', 'audit-import-stopped']);
+  await other.goto(`${host!.url}#audit`);
+  await other.getByTestId('audit-open-import').click();
+  await expect(other.getByTestId('audit-import-progress')).toHaveText(BIG_PROGRESS);
+  await expect(other.getByTestId('audit-import-stop')).toHaveText('Stop import');
+
+  await page.getByTestId('audit-import-stop').click();
+  const kept = await keptBy(other, STOPPED_UNREAD, total);
+  // The stop takes effect with the batch in hand, so the other tab may say so only for a moment:
+  // the log of what it showed tells, in order, that it did before the report came.
+  expectSaidBefore(await seen(), { 'audit-import-stop': /^Stopping…$/, 'audit-import-progress': / · stopping after the batch in hand…$/ }, 'audit-import-stopped', STOPPED_UNREAD);
+  expect(await keptBy(page, STOPPED_UNREAD, total)).toBe(kept);
+  expect([...errors, ...otherErrors]).toEqual([]);
+});
+
 test('a large file not in date order says rows are held back while the count added stands still; stopped then, the report says how many were read but not added, and the table holds just the events kept', async ({ page }) => {
   const errors = watchErrors(page);
   // Random dates, over 48 MB: staged (import.ts STAGE_MIN_BYTES); from its second batch on, the
@@ -508,6 +567,28 @@ test('a page reloaded while a sync runs shows its progress and Stop again; stopp
   expect(axe.violations.map((v) => v.id)).toEqual([]);
   await stopSync(page, total);
   expect(errors).toEqual([]);
+});
+
+test('Stop sync pressed in one tab: another tab showing the same sync says Stopping… at once, before the report', async ({ page, context }) => {
+  const errors = watchErrors(page);
+  const { total } = await slowSync(page);
+  const other = await context.newPage();
+  const otherErrors = watchErrors(other);
+  const seen = await watchTexts(other, ['audit-sync-stop', 'audit-progress', 'audit-sync-report']);
+  await other.goto(`${host!.url}#audit`);
+  await expect(other.getByTestId('audit-progress')).toHaveText(SYNC_PROGRESS);
+  await expect(other.getByTestId('audit-sync-stop')).toHaveText('Stop sync');
+
+  await page.getByTestId('audit-sync-stop').click();
+  await expect(other.getByTestId('audit-sync-report')).toHaveText(SYNC_STOPPED, { timeout: 30_000 });
+  await expect(other.getByTestId('audit-sync-stop')).toBeHidden();
+  // The Sandbox holds the page in hand 1.5 s, but a Stop that comes as it arrives ends the sync at
+  // once: the log of what the other tab showed tells, in order, that it said so before the report.
+  expectSaidBefore(await seen(), { 'audit-sync-stop': /^Stopping…$/, 'audit-progress': /· stopping after the page in hand…/ }, 'audit-sync-report', SYNC_STOPPED);
+  const report = await other.getByTestId('audit-sync-report').innerText();
+  expect(Number(SYNC_STOPPED.exec(report)![1].replace(/,/g, ''))).toBeLessThan(total);
+  await expect(page.getByTestId('audit-sync-report')).toHaveText(report);
+  expect([...errors, ...otherErrors]).toEqual([]);
 });
 
 test('an import by the mediadesk CLI into the same cache: the screen says one runs, then offers its new events without moving the rows on screen, and Show them brings them in', async ({ page }) => {

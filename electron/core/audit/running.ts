@@ -18,11 +18,15 @@ export class RunningTask<P, R> {
   /**
    * Runs `task` with a signal that `stop()` (or `outer`, a Ctrl-C) aborts, and a `progress` that
    * keeps the last report for `snapshot()`. The caller checks `busy` first: one runs at a time.
+   * `stopping` is told the moment the signal aborts: the task itself may take a batch or a page
+   * to notice, and windows that did not ask for the stop would show it running on till then.
    */
-  async run(task: (o: { signal: AbortSignal; progress: (p: P) => void }) => Promise<R>, o: { outer?: AbortSignal; ended?: (e: Ended<R>) => void } = {}): Promise<R> {
+  async run(task: (o: { signal: AbortSignal; progress: (p: P) => void }) => Promise<R>, o: { outer?: AbortSignal; stopping?: () => void; ended?: (e: Ended<R>) => void } = {}): Promise<R> {
     const stop = new AbortController();
     const now = { progress: null as P | null, stop, signal: o.outer ? AbortSignal.any([o.outer, stop.signal]) : stop.signal };
     this.now = now;
+    const stopping = () => o.stopping?.();
+    now.signal.addEventListener('abort', stopping, { once: true });
     let ended: Ended<R>;
     try {
       const result = await task({ signal: now.signal, progress: (p) => (now.progress = p) });
@@ -32,6 +36,7 @@ export class RunningTask<P, R> {
       ended = { result: null, error: err instanceof Error ? err.message : String(err) };
       throw err;
     } finally {
+      now.signal.removeEventListener('abort', stopping);
       this.now = null;
       o.ended?.(ended!);
     }

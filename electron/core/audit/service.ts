@@ -23,6 +23,9 @@ export interface AuditServiceOptions {
   /** Upper bound of one retry wait after a 5xx (tests keep it short). */
   maxBackoffMs?: number;
   onSyncProgress?: (p: SyncProgress) => void;
+  /** A stop asked for the app's sync or import, at once (RunningTask.run's `stopping`), for every window to hear. */
+  onSyncStopping?: () => void;
+  onImportStopping?: () => void;
   /** The app's import (importTracked) as it goes, at most every PROGRESS_MS per file. */
   onImportProgress?: (p: ImportProgress) => void;
   /** The end of the app's sync (sync) and import (importTracked), for every window to hear. */
@@ -87,7 +90,7 @@ export class AuditService {
 
   /** One sync at a time: a second caller shares the walk already running (and the first caller's `signal`). */
   sync(o: { signal?: AbortSignal } = {}): Promise<SyncReport> {
-    const { onSyncProgress, onSyncDone } = this.opts;
+    const { onSyncProgress, onSyncStopping, onSyncDone } = this.opts;
     this.running ??= this.syncTask.run(({ signal, progress }) => this.told('sync', () => runSync({
       target: this.opts.target, store: this.store, ledger: this.ledger, state: this.syncState, clock: this.opts.clock,
       perPage: this.opts.perPage, maxBackoffMs: this.opts.maxBackoffMs, signal, lockWait: this.lockWait,
@@ -95,7 +98,7 @@ export class AuditService {
         progress(p);
         onSyncProgress?.(p);
       },
-    })), { outer: o.signal, ended: (e) => onSyncDone?.({ report: e.result, error: e.error }) }).finally(() => {
+    })), { outer: o.signal, stopping: onSyncStopping, ended: (e) => onSyncDone?.({ report: e.result, error: e.error }) }).finally(() => {
       this.running = null;
     });
     return this.running;
@@ -148,7 +151,7 @@ export class AuditService {
    */
   importTracked(paths: readonly string[]): Promise<ImportReport[]> {
     if (this.importTask.busy) return Promise.reject(new DeskError('conflict', IMPORT_RUNNING));
-    const { onImportProgress, onImportDone } = this.opts;
+    const { onImportProgress, onImportStopping, onImportDone } = this.opts;
     const emit = onImportProgress && throttled(onImportProgress, PROGRESS_MS);
     return this.importTask.run(({ signal, progress }) => this.import(paths, {
       signal,
@@ -156,7 +159,7 @@ export class AuditService {
         progress(p);
         emit?.(p);
       },
-    }), { ended: (e) => onImportDone?.({ paths: [...paths], reports: e.result ?? [], error: e.error }) });
+    }), { stopping: onImportStopping, ended: (e) => onImportDone?.({ paths: [...paths], reports: e.result ?? [], error: e.error }) });
   }
 
   /** Stops the app's import after the batch in hand (see ImportOptions.signal); false when none runs. */

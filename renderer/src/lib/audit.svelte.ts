@@ -404,6 +404,10 @@ export class AuditStore {
   /** Subscriptions for the life of the screen; returns their undo. */
   start(): () => void {
     const offProgress = on('audit.syncProgress', (p) => (this.progress = p));
+    // Stop pressed in another window (or this one): its Stop and progress line say so at once.
+    const offStopping = on('audit.syncStopping', () => {
+      if (this.syncing) this.syncStopping = true;
+    });
     // A sync this window did not start (it was reloaded since, or another tab did) shows its
     // progress here too, and its end the report its own would.
     let adopted = false;
@@ -438,6 +442,7 @@ export class AuditStore {
     return () => {
       clearInterval(poller);
       offProgress();
+      offStopping();
       offSync();
       offImporting();
       offImport();
