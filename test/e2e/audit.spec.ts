@@ -322,11 +322,12 @@ test('sync, filters, search, detail with diff, related events, import report, ho
 });
 
 /** A fresh host, and a generated export of `total` events picked in its Import panel. */
-async function importGenerated(page: Page, name: string, total: number, order: BenchOrder): Promise<void> {
+async function importGenerated(page: Page, name: string, total: number, order: BenchOrder, beforeImport?: () => Promise<void>): Promise<void> {
   const home = newHome();
   host = await startHost(home);
   const file = join(home, name);
   await writeNdjson(file, total, order);
+  await beforeImport?.();
   await page.goto(`${host.url}#audit`);
   await page.getByTestId('audit-open-import').click();
   await page.getByTestId('audit-import-input').setInputFiles(file);
@@ -449,13 +450,16 @@ function expectSaidBefore(log: string[], said: Record<string, RegExp>, endId: st
 test('Stop import pressed in one tab: another tab showing the same import says it is stopping at once, before the report', async ({ page, context }) => {
   const errors = watchErrors(page);
   const total = 200_000;
-  await importGenerated(page, 'big-export.ndjson', total, 'newest-first');
-  await expect(page.getByTestId('audit-import-progress')).toHaveText(BIG_PROGRESS, { timeout: 30_000 });
-
   const other = await context.newPage();
   const otherErrors = watchErrors(other);
   const seen = await watchTexts(other, ['audit-import-stop', 'audit-import-progress', 'audit-import-stopped']);
-  await other.goto(`${host!.url}#audit`);
+  // The other tab is loaded before the import starts: loaded after, it could come too late for an
+  // import of a few seconds.
+  await importGenerated(page, 'big-export.ndjson', total, 'newest-first', async () => {
+    await other.goto(`${host!.url}#audit`);
+    await expect(other.getByTestId('audit-open-import')).toBeVisible();
+  });
+  await expect(page.getByTestId('audit-import-progress')).toHaveText(BIG_PROGRESS, { timeout: 30_000 });
   await other.getByTestId('audit-open-import').click();
   await expect(other.getByTestId('audit-import-progress')).toHaveText(BIG_PROGRESS);
   await expect(other.getByTestId('audit-import-stop')).toHaveText('Stop import');
@@ -518,6 +522,11 @@ const SYNC_STOPPED = /^Sync stopped by you after \d+ requests: the ([\d,]+) new 
 async function stopSync(page: Page, total: number): Promise<number> {
   const stop = page.getByTestId('audit-sync-stop');
   await expect(stop).toHaveText('Stop sync');
+  // Pressed just after a page came in, so the next one is ~1.5 s away (slowSync) and the stopping
+  // state stays up long enough to be read: pressed as a page arrives, the sync ends at once.
+  const progress = page.getByTestId('audit-progress');
+  const before = await progress.innerText();
+  await expect.poll(() => progress.innerText(), { timeout: 10_000, intervals: [20] }).not.toBe(before);
   await stop.click();
   await expect(stop).toBeDisabled();
   await expect(stop).toHaveText('Stopping…');
