@@ -48,12 +48,72 @@ test('focus stays on the batch or the job when its button goes away or is disabl
   await page.keyboard.press('Enter');
   await expect(page.getByTestId('batch-retry')).toBeDisabled();
   await expect(page.getByTestId('batch-row')).toBeFocused();
-  // Same for Cancel batch, disabled once the batch is over.
+  // Same for Cancel batch, disabled once the batch is over: asked and confirmed from the keyboard.
   await expect(page.getByTestId('batch-cancel')).toBeEnabled();
   await page.getByTestId('batch-cancel').focus();
   await page.keyboard.press('Enter');
+  await expect(page.getByTestId('batch-cancel-keep')).toBeFocused();
+  await page.keyboard.press('Shift+Tab');
+  await expect(page.getByTestId('batch-cancel-confirm')).toBeFocused();
+  await page.keyboard.press('Enter');
   await expect(page.getByTestId('batch-cancel')).toBeDisabled();
   await expect(page.getByTestId('batch-row')).toBeFocused();
+  expect(errors).toEqual([]);
+});
+
+test('Cancel batch asks first, counting the jobs it ends and those that may still be charged; Escape keeps them all, confirming cancels them', async ({ page }) => {
+  const errors = watchErrors(page);
+  sandbox = await startSandboxProcess(120_000);
+  host = await startHost(newHome(), sandbox.env);
+  await desk(host, 'settings.set', { concurrency: 1 });
+  // Paused first: nothing of the batch is submitted yet.
+  await desk(host, 'jobs.pause', {});
+  const dir = mkdtempSync(join(tmpdir(), 'md-askcancel-'));
+  await makeImages(dir, 4);
+  await desk(host, 'batches.start', { tool: 'upscaler-precision', inputs: [dir], params: {} });
+  await page.goto(`${host.url}#queue`);
+  await expect(page.locator('[data-testid=job-row][data-state=queued]')).toHaveCount(4);
+  const states = () => page.getByTestId('job-row').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-state')));
+  const counts = async () => (await desk<{ counts: Record<string, number> }[]>(host, 'batches.list', {}))[0].counts;
+
+  const cancel = page.getByTestId('batch-cancel');
+  const dialog = page.getByTestId('batch-cancel-dialog');
+  await cancel.click();
+  await expect(dialog).toBeVisible();
+  await expect(dialog).toHaveAccessibleName('Cancel all 4 unfinished jobs of this Precision upscaler batch?');
+  await expect(page.getByTestId('batch-cancel-charge')).toHaveText('None has been submitted yet: nothing is charged for them.');
+  await expect(page.getByTestId('batch-cancel-confirm')).toHaveText('Cancel 4 jobs');
+  await expect(page.getByTestId('batch-cancel-keep')).toBeFocused();
+  // Escape: nothing sent, every job as it was, focus back on the button.
+  await page.keyboard.press('Escape');
+  await expect(dialog).toBeHidden();
+  await expect(cancel).toBeFocused();
+  await page.waitForTimeout(500);
+  expect(await states()).toEqual(['queued', 'queued', 'queued', 'queued']);
+  expect(await counts()).toMatchObject({ queued: 4 });
+
+  // Running: one job submitted, one canceled on its own, two waiting.
+  await desk(host, 'jobs.resume', {});
+  await expect(page.locator('[data-testid=job-row][data-state=running]')).toHaveCount(1, { timeout: 30_000 });
+  await page.locator('[data-testid=job-row][data-state=queued]').first().getByRole('button', { name: /^Cancel / }).click();
+  await expect(page.locator('[data-testid=job-row][data-state=canceled]')).toHaveCount(1);
+  await cancel.focus();
+  await page.keyboard.press('Enter');
+  await expect(dialog).toHaveAccessibleName('Cancel all 3 unfinished jobs of this Precision upscaler batch?');
+  await expect(page.getByTestId('batch-cancel-charge')).toHaveText('1 of them was already submitted or needs you, and may still be charged: the API cannot cancel a task, MediaDesk only stops waiting for it.');
+  await expect(dialog).toHaveAccessibleDescription(/^1 of them was already submitted/);
+  // Keep them, by its button this time: still nothing sent.
+  await page.keyboard.press('Enter');
+  await expect(dialog).toBeHidden();
+  await expect(cancel).toBeFocused();
+  expect(await counts()).toMatchObject({ running: 1, queued: 2, canceled: 1 });
+
+  await cancel.click();
+  await page.getByTestId('batch-cancel-confirm').click();
+  await expect(dialog).toBeHidden();
+  await expect(page.locator('[data-testid=job-row][data-state=canceled]')).toHaveCount(4);
+  await expect(cancel).toBeDisabled();
+  expect(await counts()).toMatchObject({ canceled: 4 });
   expect(errors).toEqual([]);
 });
 
@@ -73,6 +133,7 @@ test('a batch canceled part-way says how many were done and canceled, in the row
   await page.getByTestId('last-batch').getByRole('button', { name: 'Open queue' }).click();
   await expect(page.getByTestId('job-row').filter({ has: page.getByText('Done', { exact: true }) })).toHaveCount(1, { timeout: 30_000 });
   await page.getByTestId('batch-cancel').click();
+  await page.getByTestId('batch-cancel-confirm').click();
   await expect(page.getByTestId('batch-cancel')).toBeDisabled();
 
   const [b] = await desk<{ counts: Record<string, number>; finished: boolean }[]>(host, 'batches.list', {});
@@ -357,6 +418,7 @@ test('a busy queue is said in a few sentences, not job by job: the batch finishi
   await page.getByRole('button', { name: 'Cancel img-00.png' }).click();
   await expect.poll(async () => (await live()).spoke.at(-1)).toBe('img-00.png: canceled.');
   await page.getByTestId('batch-cancel').click();
+  await page.getByTestId('batch-cancel-confirm').click();
   await expect.poll(async () => (await live()).spoke.at(-1)).toBe('Precision upscaler: batch ended, 2 canceled.');
   await page.getByTestId('batch-retry').click();
   await expect.poll(async () => (await live()).spoke.at(-1)).toBe('Precision upscaler: 2 jobs queued again.');

@@ -61,7 +61,7 @@ test('a settings change goes through the bridge into the core and survives a res
   await concurrency.blur();
   await expect(page.getByTestId('concurrency-error')).toHaveText('must be at most 32');
   // Read out with the field itself, not only shown beside it.
-  await expect(concurrency).toHaveAccessibleDescription('must be at most 32');
+  await expect(concurrency).toHaveAccessibleDescription('must be at most 32 The stored value, 7 jobs at once, stays in use until a valid one is entered.');
   expect(JSON.parse(readFileSync(join(home, 'settings.json'), 'utf8'))).toMatchObject({ concurrency: 7, theme: 'dark' });
   // An output folder that is a file is named before any batch could pay for results it cannot place.
   const outputDir = page.getByTestId('outputDir');
@@ -69,7 +69,7 @@ test('a settings change goes through the bridge into the core and survives a res
   await outputDir.blur();
   await expect(page.getByTestId('outputDir-error')).toHaveText(`${join(home, 'settings.json')} is a file, not a folder`);
   await expect(outputDir).toHaveAttribute('aria-invalid', 'true');
-  await expect(outputDir).toHaveAccessibleDescription(`${join(home, 'settings.json')} is a file, not a folder`);
+  await expect(outputDir).toHaveAccessibleDescription(`${join(home, 'settings.json')} is a file, not a folder The stored value, empty (the default), stays in use until a valid one is entered.`);
   await outputDir.fill('relative/results');
   await outputDir.blur();
   await expect(page.getByTestId('outputDir-error')).toContainText('must be a full path');
@@ -84,6 +84,47 @@ test('a settings change goes through the bridge into the core and survives a res
   await expect(page.getByTestId('concurrency')).toHaveValue('7');
   await expect(page.getByTestId('theme')).toHaveValue('dark');
   await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');
+});
+
+test('at 1024x700, an empty or refused Jobs at once names the stored value still in use, and a save is confirmed in sight', async ({ page }) => {
+  const errors = watchErrors(page);
+  const home = newHome();
+  host = await startHost(home);
+  await desk(host, 'settings.set', { concurrency: 7 });
+  await page.setViewportSize({ width: 1024, height: 700 });
+  await page.goto(`${host.url}#settings`);
+  const concurrency = page.getByTestId('concurrency');
+  await expect(concurrency).toHaveValue('7');
+  const stored = 'The stored value, 7 jobs at once, stays in use until a valid one is entered.';
+
+  // Emptied: asked for a number, not told it "must be at least 1"; the 7 in use is named.
+  await concurrency.fill('');
+  await concurrency.blur();
+  await expect(page.getByTestId('concurrency-error')).toHaveText('enter a whole number from 1 to 32');
+  await expect(page.getByTestId('concurrency-kept')).toHaveText(stored);
+  await expect(concurrency).toHaveAccessibleDescription(`enter a whole number from 1 to 32 ${stored}`);
+  await expect(page.getByTestId('concurrency-kept')).toBeInViewport();
+  // Refused by the core: the same.
+  await concurrency.fill('0');
+  await concurrency.blur();
+  await expect(page.getByTestId('concurrency-error')).toHaveText('must be at least 1');
+  await expect(page.getByTestId('concurrency-kept')).toHaveText(stored);
+  expect(JSON.parse(readFileSync(join(home, 'settings.json'), 'utf8'))).toMatchObject({ concurrency: 7 });
+  await expect(page.getByTestId('saved')).toHaveText('');
+
+  // A valid one: saved, said where the user is looking, and the notes go.
+  await concurrency.fill('5');
+  await concurrency.blur();
+  await expect(page.getByTestId('saved')).toHaveText('Saved: jobs at once.');
+  await expect(page.getByTestId('saved')).toBeInViewport({ ratio: 1 });
+  await expect(page.getByTestId('concurrency-error')).toHaveCount(0);
+  await expect(page.getByTestId('concurrency-kept')).toHaveCount(0);
+  expect(JSON.parse(readFileSync(join(home, 'settings.json'), 'utf8'))).toMatchObject({ concurrency: 5 });
+  // The theme at the top of the form too.
+  await page.getByTestId('theme').selectOption('dark');
+  await expect(page.getByTestId('saved')).toHaveText('Saved: theme.');
+  await expect(page.getByTestId('saved')).toBeInViewport({ ratio: 1 });
+  expect(errors).toEqual([]);
 });
 
 test('settings that cannot be read say why and offer Try again instead of loading forever', async ({ page }) => {
