@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { newHome, startHost, watchLiveRegions, type HostHandle } from './host.ts';
-import { desk, makeImages, setFaults, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
+import { desk, makeImages, sandboxPosts, setFaults, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
 
 let host: HostHandle;
 let sandbox: SandboxProcess;
@@ -280,8 +280,7 @@ test('Retry failed leaves a job that may already be charged alone, canceled or n
   await expect(page.locator('[data-testid=job-row][data-state=canceled]')).toHaveCount(1);
   await expect(page.getByTestId('batch-attention')).toContainText('1 job needs you: its task may already have been created and charged.');
 
-  const creates = async () => Object.entries((await (await fetch(`${sandbox!.url}/__sandbox/stats`)).json() as { requests: Record<string, number> }).requests)
-    .filter(([route]) => route.startsWith('POST ')).reduce((a, [, n]) => a + n, 0);
+  const creates = () => sandboxPosts(sandbox!.url);
   const sent = await creates();
   await page.getByTestId('batch-retry').click();
   // The canceled job's create may have reached the server too: it is back to needing the user, not

@@ -46,10 +46,19 @@ export const setFaults = (sandboxUrl: string, patch: Record<string, unknown>) =>
 /** The service reprices an app (null: serves it with no cost at all). */
 export const setAppCost = (sandboxUrl: string, appId: string, cost: number | null) => sandboxControl(sandboxUrl, `apps/${appId}/cost`, { cost });
 
+/** Requests the Sandbox was sent, by `METHOD /route`. */
+async function sandboxRequests(sandboxUrl: string): Promise<Record<string, number>> {
+  return ((await (await fetch(`${sandboxUrl}/__sandbox/stats`)).json()) as { requests: Record<string, number> }).requests;
+}
+
 /** How many app runs the Sandbox was sent: what the user paid for. */
 export async function appRunPosts(sandboxUrl: string): Promise<number> {
-  const stats = (await (await fetch(`${sandboxUrl}/__sandbox/stats`)).json()) as { requests: Record<string, number> };
-  return stats.requests['POST /v1/ai/apps/:appId/run'] ?? 0;
+  return (await sandboxRequests(sandboxUrl))['POST /v1/ai/apps/:appId/run'] ?? 0;
+}
+
+/** How many POSTs (creates, uploads, app runs) the Sandbox was sent: anything that could be paid for. */
+export async function sandboxPosts(sandboxUrl: string): Promise<number> {
+  return Object.entries(await sandboxRequests(sandboxUrl)).filter(([route]) => route.startsWith('POST ')).reduce((a, [, n]) => a + n, 0);
 }
 
 /** Small distinct PNGs (64x48), `count` of them, half in a subfolder so mirroring shows. */

@@ -152,7 +152,7 @@ export class AuditStore {
 
   /** The processes recorded as loading the cache through a stage (registerLoad), live or not. */
   private loadOwners(): number[] {
-    return (this.db.prepare("SELECT key FROM audit_meta WHERE key GLOB 'bulk_owner_*'").pluck().all() as string[]).map((k) => Number(k.slice(BULK_OWNER.length)));
+    return (this.db.prepare("SELECT key FROM audit_meta WHERE key GLOB 'bulk_owner_*'").pluck().all() as string[]).map(pidOf);
   }
 
   private otherLoadAlive(owners = this.loadOwners()): boolean {
@@ -682,7 +682,7 @@ function noteKey(lastN: Map<number, number>, key: number): void {
   if (prev === undefined || n > prev) lastN.set(ts, n);
 }
 
-/** The pid at the end of an activity record's key. */
+/** The pid at the end of a bulk-owner or activity record's key. */
 const pidOf = (key: string) => Number(key.slice(key.lastIndexOf('_') + 1));
 
 function isAlive(pid: number): boolean {
