@@ -43,3 +43,21 @@ export function templateNameProblem(template: string): string | null {
  * names differ only so (`Photo_x.png`, `photo_x.png`) would share one file on those systems.
  */
 export const sameFileKey = (path: string) => path.normalize('NFC').toLowerCase();
+
+/**
+ * The longest path Windows programs take: MAX_PATH is 260 UTF-16 units, its closing NUL included.
+ * Node writes longer ones (it prefixes `\\?\`), but Explorer and most programs then cannot open,
+ * copy or delete the file.
+ */
+export const WINDOWS_MAX_PATH = 259;
+
+/**
+ * Why `path` is too long for Windows, or null; only when `platform` (process.platform) is win32,
+ * where the path is this machine's. `room`: characters the name may still gain (a `-2`), which
+ * the path must leave. Counted in UTF-16 units, as Windows counts (a JS string's length).
+ */
+export function windowsPathProblem(path: string, platform: string, room = 0): string | null {
+  if (platform !== 'win32' || path.length + room <= WINDOWS_MAX_PATH) return null;
+  const limit = room ? `${WINDOWS_MAX_PATH - room} (Windows allows ${WINDOWS_MAX_PATH} in a path, and its name may still get a number)` : `the ${WINDOWS_MAX_PATH} Windows allows in a path`;
+  return `${path} would be ${path.length} characters long, more than ${limit}; Explorer and most programs could not open it`;
+}

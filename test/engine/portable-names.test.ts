@@ -44,6 +44,35 @@ describe('result names valid on every system', () => {
     expect(files(out)).toEqual(['upscaler-precision photo']);
   });
 
+  it('on Windows, an input whose result would have a path over 259 characters is rejected by name before it is paid; the rest runs', async () => {
+    const dir = sb.folder();
+    const input = join(dir, 'in');
+    // An output folder of 225 characters: `a`'s result path fits with room for a `-2`, `bbbbbbbb`'s does not.
+    const out = join(dir, 'o'.repeat(253 - dir.length - '/_upscaler-precision.webp'.length - 2 - 2));
+    const long = 'b'.repeat(8);
+    await makeImages(input, ['a.png', `${long}.png`]);
+    const e = sb.engine(join(dir, 'home'), { platform: 'win32' });
+    const r = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
+    const result = join(out, `${long}_upscaler-precision.webp`);
+    expect(r.rejected).toEqual([{
+      path: join(input, `${long}.png`),
+      reason: `its results cannot be written: ${result} would be ${result.length} characters long, more than 253 (Windows allows 259 in a path, and its name may still get a number); Explorer and most programs could not open it; choose an output folder with a shorter path or a shorter naming template, or shorten the name`,
+    }]);
+    expect(r.queued).toBe(1);
+    e.start();
+    await settle(e, r.jobIds);
+    expect(e.store.byIds(r.jobIds).map((j) => j.state)).toEqual(['done']);
+    expect(creates(await control(sb.url, 'stats'))).toBe(1);
+    // Elsewhere the same folders take both.
+    const linux = sb.engine(join(dir, 'home2'), { platform: 'linux' });
+    expect((await linux.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out })).rejected).toEqual([]);
+
+    // A job without an input file (job-<id>_context-t2i.webp) is refused as a whole, nothing queued.
+    const deeper = join(out, 'p'.repeat(20));
+    await expect(e.startBatch({ tool: 'context-t2i', params: { prompt: 'a fox' }, outDir: deeper })).rejects.toMatchObject({ code: 'invalid', message: expect.stringMatching(/^output folder: its results cannot be written: .*job-00000000_context-t2i\.webp would be 2\d\d characters long/) });
+    expect(creates(await control(sb.url, 'stats'))).toBe(1);
+  });
+
   it("an input whose results' sub-folder cannot be made is rejected by name before it is paid; the rest runs", async () => {
     const dir = sb.folder();
     const input = join(dir, 'in');

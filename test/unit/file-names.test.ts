@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { portableName, sameFileKey, templateNameProblem } from '../../shared/file-names.ts';
-import { outputDirOf, renderName, resultNameReader, withCollisionSuffix } from '../../electron/core/downloads/naming.ts';
+import { portableName, sameFileKey, templateNameProblem, windowsPathProblem } from '../../shared/file-names.ts';
+import { outputDirOf, renderName, resultNameReader, resultPathProblem, withCollisionSuffix } from '../../electron/core/downloads/naming.ts';
 import { hold, release } from '../../electron/core/engine/results.ts';
 import { TOOLS } from '../../shared/catalogue/index.ts';
 
@@ -84,5 +84,32 @@ describe('naming templates that could only make invalid names', () => {
       'must not start with lpt1 before its first dot (Windows keeps that name for a device, so no result could be written)',
     ]);
     expect(['{name}_{tool}.{ext}', 'con_{name}.{ext}', 'console {name}.{ext}', '{name}.con.{ext}', '{date} {name}', '{name}'].map(templateNameProblem)).toEqual(Array(6).fill(null));
+  });
+});
+
+describe("Windows' 260-character path limit", () => {
+  const at = (n: number, tail = '') => `C:\\${'p'.repeat(n - 3 - tail.length)}${tail}`;
+
+  it('refuses on win32 a path over 259 UTF-16 units, a character beyond the basic plane counting two; never elsewhere', () => {
+    expect(windowsPathProblem(at(259), 'win32')).toBeNull();
+    expect(windowsPathProblem(at(260), 'win32')).toBe(`${at(260)} would be 260 characters long, more than the 259 Windows allows in a path; Explorer and most programs could not open it`);
+    // 257 code points, 259 UTF-16 units: fits; one more unit does not.
+    expect(windowsPathProblem(at(259, '📷'), 'win32')).toBeNull();
+    expect(windowsPathProblem(at(260, '📷'), 'win32')).toMatch(/would be 260 characters long/);
+    for (const platform of ['linux', 'darwin']) expect(windowsPathProblem(at(400), platform)).toBeNull();
+  });
+
+  it('keeps room for the number a name may still get', () => {
+    expect(windowsPathProblem(at(253), 'win32', 6)).toBeNull();
+    expect(windowsPathProblem(at(254), 'win32', 6)).toBe(`${at(254)} would be 254 characters long, more than 253 (Windows allows 259 in a path, and its name may still get a number); Explorer and most programs could not open it`);
+  });
+
+  it("a result's path: its template's name with the tool's longest extension, in its input's sub-folder", () => {
+    // Paths as this system writes them (the tests run on Linux); a separator is one character on Windows too.
+    const o = { outDir: join('/', 'o'.repeat(150)), relDir: 'shoot', template: '{name}_{tool}.{ext}', tool: 'upscaler-precision', kind: 'image' as const };
+    const name = 'n'.repeat(253 - o.outDir.length - '/shoot/_upscaler-precision.webp'.length);
+    expect(resultPathProblem({ ...o, inputPath: join('/in', 'shoot', `${name}.png`) }, 'win32')).toBeNull();
+    expect(resultPathProblem({ ...o, inputPath: join('/in', 'shoot', `${name}n.png`) }, 'win32')).toMatch(new RegExp(`shoot/${name}n_upscaler-precision\\.webp would be 254 characters long`));
+    expect(resultPathProblem({ ...o, inputPath: join('/in', 'shoot', `${name}n.png`) }, 'linux')).toBeNull();
   });
 });

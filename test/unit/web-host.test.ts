@@ -3,9 +3,10 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import sharp from 'sharp';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { startWebHost } from '../../electron/host/web/server.ts';
+import { DropNames } from '../../electron/host/web/drop-names.ts';
 
 const home = mkdtempSync(join(tmpdir(), 'md-web-'));
 const host = await startWebHost({ home, env: {} });
@@ -106,6 +107,70 @@ describe('web host file routes', () => {
       expect(names).toHaveLength(2);
       for (const n of names) expect([Buffer.byteLength(n) <= 255, n.endsWith('.png'), n.startsWith('é'.repeat(50))]).toEqual([true, true, true]);
       expect([readFileSync(a.path!, 'utf8'), readFileSync(b.path!, 'utf8')]).toEqual(['one', 'two']);
+    });
+
+    it('after a restart, a file of a drop in another case than one copied before is numbered, not stored beside it; one sent again is still refused', async () => {
+      const again = mkdtempSync(join(tmpdir(), 'md-web-restart-'));
+      const first = await startWebHost({ home: again, env: {} });
+      const putTo = async (h: typeof first, rel: string, body: string) => {
+        const res = await fetch(`${h.origin}/upload?${q({ token: h.token, drop: 'droprestart1', rel })}`, { method: 'PUT', body });
+        return { status: res.status, ...((await res.json()) as { path?: string; message?: string }) };
+      };
+      const inbox = join(again, 'inbox', 'droprestart1');
+      try {
+        expect((await putTo(first, 'shoot/Photo.JPG', 'before')).status).toBe(200);
+        expect((await putTo(first, 'a:b.png', 'colon')).status).toBe(200);
+      } finally {
+        await first.close();
+      }
+      const second = await startWebHost({ home: again, env: {} });
+      try {
+        expect((await putTo(second, 'Shoot/photo.jpg', 'after')).path).toBe(join(inbox, 'Shoot', 'photo-2.jpg'));
+        expect((await putTo(second, 'A_B.png', 'underscore')).path).toBe(join(inbox, 'A_B-2.png'));
+        expect(await putTo(second, 'shoot/Photo.JPG', 'again')).toMatchObject({ status: 409, message: 'a file of this path was already copied in this drop' });
+      } finally {
+        await second.close();
+      }
+      const names = readdirSync(inbox, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => relative(inbox, join(e.parentPath, e.name)).split(sep).join('/')).sort();
+      expect(names).toEqual(['A_B-2.png', 'Shoot/photo-2.jpg', 'a_b.png', 'shoot/Photo.JPG']);
+      expect(readFileSync(join(inbox, 'shoot', 'Photo.JPG'), 'utf8')).toBe('before');
+    });
+
+    it('a drop met again after its names were forgotten (an idle hour) reads them from its folder', () => {
+      const inbox = mkdtempSync(join(tmpdir(), 'md-drop-idle-'));
+      const names = new DropNames(inbox);
+      const copy = (rel: string) => {
+        const t = names.take('dropidle1', rel.split('/'));
+        if ('status' in t) return t;
+        mkdirSync(join(inbox, 'dropidle1', ...t.parts.slice(0, -1)), { recursive: true });
+        writeFileSync(join(inbox, 'dropidle1', ...t.parts), rel);
+        t.settle(true);
+        return t.parts.join('/');
+      };
+      vi.useFakeTimers({ toFake: ['Date'] });
+      try {
+        expect(copy('Photo.JPG')).toBe('Photo.JPG');
+        vi.setSystemTime(Date.now() + 61 * 60 * 1000);
+        expect(copy('photo.jpg')).toBe('photo-2.jpg');
+        expect(copy('PHOTO.jpg')).toBe('PHOTO-3.jpg');
+      } finally {
+        vi.useRealTimers();
+      }
+    });
+
+    it('on Windows, a path longer than 259 characters is refused, naming the file and the path it would have had; elsewhere it is stored', () => {
+      const inbox = mkdtempSync(join(tmpdir(), 'md-drop-win-'));
+      const rel = ['f'.repeat(120), 'g'.repeat(120), 'photo.png'];
+      const dest = join(inbox, 'dropwin1', ...rel);
+      expect(dest.length).toBeGreaterThan(259);
+      const fits = ['f'.repeat(120), 'photo.png'];
+      const win = new DropNames(inbox, 'win32');
+      expect(win.take('dropwin1', rel)).toEqual({
+        status: 400,
+        message: `"photo.png" cannot be stored: ${dest} would be ${dest.length} characters long, more than the 259 Windows allows in a path; Explorer and most programs could not open it; drop it from a folder with fewer or shorter folder names, or shorten its name`,
+      });
+      expect(win.take('dropwin1', fits)).toMatchObject({ parts: fits });
+      expect(new DropNames(inbox, 'linux').take('dropwin1', rel)).toMatchObject({ parts: rel });
     });
 
     it('keeps a hidden or system name one, and refuses a name that would become one, naming it; a path too deep for the disk is refused', async () => {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { extname, basename, join, sep } from 'node:path';
 import type { ResultKind } from '../../../shared/catalogue/index.ts';
-import { portableName, UNSAFE_NAME_CHARS as UNSAFE } from '../../../shared/file-names.ts';
+import { portableName, UNSAFE_NAME_CHARS as UNSAFE, windowsPathProblem } from '../../../shared/file-names.ts';
 
 export interface NameParts {
   /** Input file name without extension, or a stand-in for prompt-only jobs. */
@@ -107,6 +107,23 @@ export const partPathOf = (finalPath: string) => `${finalPath}.part`;
  * becomes `draft`), so an output on an exFAT or NTFS drive, or copied to Windows, can hold it.
  */
 export const outputDirOf = (outDir: string, relDir: string) => (relDir ? join(outDir, ...relDir.split(sep).map((d) => portableName(d, '_'))) : outDir);
+
+/** What a result's name may still gain after renderName: a job's later results' `_10` and a collision's `-10`. */
+const RESULT_SUFFIX_ROOM = 6;
+
+/**
+ * Why the results of `inputPath` (null: a job without one) would have a path too long for Windows
+ * (see windowsPathProblem), or null: its name as the template writes it, with the longest extension
+ * the tool's results get. Asked before the batch is queued, as a result that cannot be written is a
+ * paid task lost; shortening the name instead would hide it from resultNameReader, and a later run
+ * would take the result for a photo.
+ */
+export function resultPathProblem(o: { outDir: string; relDir: string; template: string; tool: string; kind: ResultKind; inputPath: string | null }, platform: string): string | null {
+  // Never jpeg: extensionOf writes jpg.
+  const ext = KIND_EXTS[o.kind].filter((e) => e !== 'jpeg').reduce((a, b) => (b.length > a.length ? b : a));
+  const name = renderName(o.template, { name: stemOf(o.inputPath, '00000000'), tool: o.tool, ext, batch: '00000000', date: new Date() }, 0);
+  return windowsPathProblem(join(outputDirOf(o.outDir, o.relDir), name), platform, RESULT_SUFFIX_ROOM);
+}
 
 /**
  * The `{name}` a file's results carry in their names, as renderName writes it, in NFC: macOS may

@@ -14,7 +14,7 @@ import { fromAnotherSandbox } from '../backend.ts';
 import type { Db } from '../db/open.ts';
 import { exists, removeQuietly } from '../downloads/download.ts';
 import { assertOutputFolder, outputFolderProblem } from '../output-folder.ts';
-import { KIND_EXTS, outputDirOf, partPathOf, renderName, resultNameReader, stemOf } from '../downloads/naming.ts';
+import { KIND_EXTS, outputDirOf, partPathOf, renderName, resultNameReader, resultPathProblem, stemOf } from '../downloads/naming.ts';
 import { ACTIVE_STATES, ATTENTION, REQUEUE_FRESH, type JobState } from '../queue/states.ts';
 import { apiProblem, canceledMessage, createRefused, downloadFailed, heldBackReason, refusedReason, SANDBOX_GONE, taskFailed, waitingMessage } from '../queue/job-messages.ts';
 import { JobStore, toJobRecord, type DoneOutputs, type JobPatch, type JobRow, type NewJob } from '../queue/store.ts';
@@ -50,6 +50,8 @@ export interface EngineOptions {
   downloadAttempts?: number;
   /** Pause after a create was rate limited and the server named no Retry-After. */
   defaultBackoffMs?: number;
+  /** Whose path rules results keep (process.platform; see resultPathProblem): tests pass win32. */
+  platform?: string;
 }
 
 type Listener = (e: JobsChanged) => void;
@@ -442,7 +444,7 @@ export class Engine {
         }
         // Its results' sub-folder (see outputDirOf), checked as the output folder is, before anything is paid.
         if (!folderProblems.has(input.relDir)) folderProblems.set(input.relDir, outputFolderProblem(outputDirOf(outDir, input.relDir)));
-        const folderProblem = folderProblems.get(input.relDir);
+        const folderProblem = folderProblems.get(input.relDir) ?? this.resultPathProblem(tool, settings.namingTemplate, outDir, input.relDir, input.path);
         if (folderProblem) {
           rejected.push({ path: input.path, reason: `its results cannot be written: ${folderProblem}` });
           continue;
@@ -450,6 +452,8 @@ export class Engine {
         newJobs.push({ id: randomUUID(), inputPath: input.path, relDir: input.relDir, params });
       }
     } else {
+      const tooLong = this.resultPathProblem(tool, settings.namingTemplate, outDir, '', null);
+      if (tooLong) throw new DeskError('invalid', `output folder: its results cannot be written: ${tooLong}`, [{ field: 'outDir', reason: tooLong }]);
       newJobs.push({ id: randomUUID(), inputPath: null, relDir: '', params });
     }
     if (field && inputs.length && newJobs.length === 0 && resumed.length === 0) {
@@ -519,6 +523,13 @@ export class Engine {
       }
     }
     return out;
+  }
+
+  /** Why this input's results would have a path too long for the system we run on, or null. */
+  private resultPathProblem(tool: ToolEntry, template: string, outDir: string, relDir: string, inputPath: string | null): string | null {
+    const fix = 'choose an output folder with a shorter path or a shorter naming template, or shorten the name';
+    const problem = resultPathProblem({ outDir, relDir, template, tool: tool.id, kind: tool.result, inputPath }, this.o.platform ?? process.platform);
+    return problem && `${problem}; ${fix}`;
   }
 
   /**

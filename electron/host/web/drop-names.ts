@@ -1,5 +1,6 @@
-import { extname } from 'node:path';
-import { portableName, sameFileKey } from '../../../shared/file-names.ts';
+import { readdirSync, type Dirent } from 'node:fs';
+import { extname, join, relative, sep } from 'node:path';
+import { portableName, sameFileKey, windowsPathProblem } from '../../../shared/file-names.ts';
 import { isIgnoredName } from '../../../shared/validation/system-files.ts';
 import { shortened, withCollisionSuffix } from '../../core/downloads/naming.ts';
 
@@ -37,18 +38,33 @@ export type Taken = { parts: string[]; settle(kept: boolean): void } | { status:
 
 /**
  * A drop with no file being copied and none added for this long is done: its names are forgotten
- * (the disk still refuses a second file of one name).
+ * (and read again from its folder should a file of it still come).
  */
 const DROP_IDLE_MS = 60 * 60 * 1000;
+
+/** A stored path's key (sameFileKey) -> the path in the drop it was copied from, or null for a file found on disk. */
+type Holders = Map<string, { original: string | null; stored: string }>;
 
 /**
  * The stored paths of the files of each drop, so that two files whose stored paths are one file on
  * macOS or Windows (sameFileKey: `Photo.JPG` and `photo.jpg`, or `a:b.png` and `a_b.png` once
  * portable) both arrive, the second as `photo-2.jpg`; while the same path sent twice is refused,
- * as before. Taken synchronously, so files copied side by side cannot take one name.
+ * as before. Taken synchronously, so files copied side by side cannot take one name. A drop's
+ * names start from the files its folder holds, read once when the drop is first met (after a
+ * restart or an idle hour too), so a file copied then cannot take a name in another case beside
+ * one copied before, which Linux would hold as two files and a Mac or PC as one.
  */
 export class DropNames {
-  private readonly drops = new Map<string, { taken: Map<string, string>; used: number; copying: number }>();
+  private readonly drops = new Map<string, { taken: Holders; used: number; copying: number }>();
+
+  private readonly inbox: string;
+  private readonly platform: string;
+
+  /** `inbox`: the folder of the drops' folders; `platform` decides whose path rules apply (see windowsPathProblem). */
+  constructor(inbox: string, platform: string = process.platform) {
+    this.inbox = inbox;
+    this.platform = platform;
+  }
 
   /** A stored path for the file at `parts` (its path in the drop as the browser names it), or why there is none. */
   take(drop: string, parts: readonly string[]): Taken {
@@ -65,9 +81,15 @@ export class DropNames {
       const candidate = [...dir, withCollisionSuffix(stored[stored.length - 1], k)];
       const key = sameFileKey(candidate.join('/'));
       const holder = d.taken.get(key);
-      if (holder === original) return { status: 409, message: 'a file of this path was already copied in this drop' };
+      // A file found on disk under this very name, not numbered, is taken for this path's, copied before.
+      const sentAgain = holder && (holder.original === null ? k === 1 && holder.stored === candidate.join('/') : holder.original === original);
+      if (sentAgain) {
+        return { status: 409, message: 'a file of this path was already copied in this drop' };
+      }
       if (holder === undefined) {
-        d.taken.set(key, original);
+        const tooLong = windowsPathProblem(join(this.inbox, drop, ...candidate), this.platform);
+        if (tooLong) return { status: 400, message: `"${parts[parts.length - 1]}" cannot be stored: ${tooLong}; drop it from a folder with fewer or shorter folder names, or shorten its name` };
+        d.taken.set(key, { original, stored: candidate.join('/') });
         d.copying++;
         return {
           parts: candidate,
@@ -84,9 +106,28 @@ export class DropNames {
   private drop(id: string) {
     const now = Date.now();
     for (const [other, d] of this.drops) if (!d.copying && now - d.used > DROP_IDLE_MS) this.drops.delete(other);
-    const d = this.drops.get(id) ?? { taken: new Map<string, string>(), used: now, copying: 0 };
+    const d = this.drops.get(id) ?? { taken: this.onDisk(id), used: now, copying: 0 };
     d.used = now;
     this.drops.set(id, d);
     return d;
+  }
+
+  /** The files the drop's folder holds already: read at once, so the names are still taken synchronously. */
+  private onDisk(id: string): Holders {
+    const root = join(this.inbox, id);
+    const taken: Holders = new Map();
+    let found: Dirent[];
+    try {
+      found = readdirSync(root, { recursive: true, withFileTypes: true });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return taken;
+      throw e;
+    }
+    for (const f of found) {
+      if (!f.isFile()) continue;
+      const stored = relative(root, join(f.parentPath, f.name)).split(sep).join('/');
+      taken.set(sameFileKey(stored), { original: null, stored });
+    }
+    return taken;
   }
 }

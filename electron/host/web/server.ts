@@ -169,7 +169,7 @@ export async function startWebHost(o: WebHostOptions): Promise<RunningWebHost> {
   // of its own without Fastify's parsers: the browser sends a file's own type, and the JSON and
   // text parsers read the body first, so a .json or .txt file arrived empty (or, not being JSON,
   // failed the whole drop).
-  const dropNames = new DropNames();
+  const dropNames = new DropNames(join(o.home, 'inbox'));
   await app.register(async (uploads) => {
     uploads.removeAllContentTypeParsers();
     uploads.addContentTypeParser('*', (_req, _payload, done) => done(null));
