@@ -473,6 +473,60 @@ test('Stop import pressed in one tab: another tab showing the same import says i
   expect([...errors, ...otherErrors]).toEqual([]);
 });
 
+test('an Import panel already open in one tab follows an import another tab starts: its progress and Stop; stopped there, the tab that started it says Stopping…, and both show the report', async ({ page, context }) => {
+  const total = 200_000;
+  // Tab A has its Import panel open, idle, before tab B (page) starts the import.
+  const a = await context.newPage();
+  const errors = [page, a].map(watchErrors);
+  const seenA = await watchTexts(a, ['audit-import-stop', 'audit-import-progress', 'audit-import-stopped']);
+  const seenB = await watchTexts(page, ['audit-import-stop', 'audit-import-progress', 'audit-import-stopped']);
+  await importGenerated(page, 'big-export.ndjson', total, 'newest-first', async () => {
+    await a.goto(`${host!.url}#audit`);
+    await expect(a.getByTestId('audit-cached')).toHaveText('0');
+    await a.getByTestId('audit-open-import').click();
+    await expect(a.getByTestId('audit-import').getByRole('button', { name: 'Choose files…' })).toBeEnabled();
+    await expect(a.getByTestId('audit-import-stop')).toBeHidden();
+  });
+  await expect(page.getByTestId('audit-import-progress')).toHaveText(BIG_PROGRESS, { timeout: 30_000 });
+  // A takes it up from the import's progress as it comes, with a Stop of its own.
+  await expect(a.getByTestId('audit-import-progress')).toHaveText(BIG_PROGRESS);
+  await expect(a.getByTestId('audit-import').getByRole('button', { name: 'Importing…' })).toBeDisabled();
+  await a.getByTestId('audit-import-stop').click();
+
+  const kept = await keptBy(page, STOPPED_UNREAD, total);
+  // The stop takes effect with the batch in hand: the logs tell, in order, that each tab said so before its report.
+  expectSaidBefore(await seenB(), { 'audit-import-stop': /^Stopping…$/, 'audit-import-progress': / · stopping after the batch in hand…$/ }, 'audit-import-stopped', STOPPED_UNREAD);
+  expectSaidBefore(await seenA(), { 'audit-import-stop': /^Stopping…$/, 'audit-import-progress': / · stopping after the batch in hand…$/ }, 'audit-import-stopped', STOPPED_UNREAD);
+  expect(await keptBy(a, STOPPED_UNREAD, total)).toBe(kept);
+  await expectKept(a, kept);
+  await expect(a.getByTestId('audit-open-import')).toHaveText('Import…');
+  expect(errors.flat()).toEqual([]);
+});
+
+test('an Import panel already open in one tab shows the report of an import another tab ran to its end', async ({ page, context }) => {
+  const a = await context.newPage();
+  const errors = [page, a].map(watchErrors);
+  await hostWith(page, [ev(0)]);
+  await a.goto(`${host!.url}#audit`);
+  await expect(a.getByTestId('audit-cached')).toHaveText('1');
+  await a.getByTestId('audit-open-import').click();
+  await expect(a.getByTestId('audit-import').getByRole('button', { name: 'Choose files…' })).toBeEnabled();
+
+  const file = join(host!.home, 'more.ndjson');
+  writeFileSync(file, [ev(1), ev(2), ev(3)].map((e) => JSON.stringify(e)).join('\n') + '\n');
+  await page.getByTestId('audit-open-import').click();
+  await page.getByTestId('audit-import-input').setInputFiles(file);
+  await expect(page.getByTestId('audit-import-report').getByTestId('audit-import-accepted')).toHaveText('3 accepted');
+
+  const report = a.getByTestId('audit-import-report');
+  await expect(report).toHaveCount(1);
+  await expect(report.locator('strong')).toHaveText('more.ndjson');
+  await expect(report.getByTestId('audit-import-accepted')).toHaveText('3 accepted');
+  await expect(a.getByTestId('audit-import').getByRole('button', { name: 'Choose files…' })).toBeEnabled();
+  await expect(a.getByTestId('audit-cached')).toHaveText('4');
+  expect(errors.flat()).toEqual([]);
+});
+
 test('a large file not in date order says rows are held back while the count added stands still; stopped then, the report says how many were read but not added, and the table holds just the events kept', async ({ page }) => {
   const errors = watchErrors(page);
   // Random dates, over 48 MB: staged (import.ts STAGE_MIN_BYTES); from its second batch on, the
@@ -501,14 +555,16 @@ test('a large file not in date order says rows are held back while the count add
 
 /**
  * A host on a Sandbox of the test's own whose audit search holds each page's answer 1.5 s, so a
- * sync walks its ~60 pages slowly enough to stop; Sync pressed, its first page in.
+ * sync walks its ~60 pages slowly enough to stop; Sync pressed, its first page in (`beforeSync` runs
+ * before the page is loaded, the host up).
  */
-async function slowSync(page: Page): Promise<{ total: number }> {
+async function slowSync(page: Page, beforeSync?: () => Promise<void>): Promise<{ total: number }> {
   sandbox = await startSandboxProcess();
   await setFaults(sandbox.url, { auditDelayMs: 1500 });
   const all = await fetch(`${sandbox.url}/v1/analytics/audit-logs/events?per_page=1`, { headers: { 'x-service-api-key': 'sandbox-owner' } });
   const total = ((await all.json()) as { meta: { pagination: { total: number } } }).meta.pagination.total;
   host = await startHost(newHome(), sandbox.env);
+  await beforeSync?.();
   await page.goto(`${host.url}#audit`);
   await page.getByTestId('audit-sync').click();
   await expect(page.getByTestId('audit-progress')).toHaveText(SYNC_PROGRESS, { timeout: 30_000 });
@@ -598,6 +654,28 @@ test('Stop sync pressed in one tab: another tab showing the same sync says Stopp
   expect(Number(SYNC_STOPPED.exec(report)![1].replace(/,/g, ''))).toBeLessThan(total);
   await expect(page.getByTestId('audit-sync-report')).toHaveText(report);
   expect([...errors, ...otherErrors]).toEqual([]);
+});
+
+test('a tab already showing the audit screen follows a sync another tab starts: Stop sync there makes the starting tab say Stopping…, and both show the report', async ({ page, context }) => {
+  // Tab A shows the audit screen, no sync running, before tab B (page) presses Sync.
+  const a = await context.newPage();
+  const errors = [page, a].map(watchErrors);
+  const seenB = await watchTexts(page, ['audit-sync-stop', 'audit-progress', 'audit-sync-report']);
+  const { total } = await slowSync(page, async () => {
+    await a.goto(`${host!.url}#audit`);
+    await expect(a.getByTestId('audit-cached')).toHaveText('0');
+    await expect(a.getByTestId('audit-sync')).toHaveText('Sync');
+    await expect(a.getByTestId('audit-sync-stop')).toBeHidden();
+  });
+  await expect(a.getByTestId('audit-sync')).toHaveText('Syncing…');
+  await expect(a.getByTestId('audit-progress')).toHaveText(SYNC_PROGRESS);
+  const kept = await stopSync(a, total);
+  await expect(page.getByTestId('audit-sync-report')).toHaveText(SYNC_STOPPED, { timeout: 30_000 });
+  await expect(page.getByTestId('audit-sync-stop')).toBeHidden();
+  expectSaidBefore(await seenB(), { 'audit-sync-stop': /^Stopping…$/, 'audit-progress': /· stopping after the page in hand…/ }, 'audit-sync-report', SYNC_STOPPED);
+  await expect(page.getByTestId('audit-sync-report')).toHaveText(await a.getByTestId('audit-sync-report').innerText());
+  await expect(page.getByTestId('audit-cached')).toHaveText(kept.toLocaleString('en-US'));
+  expect(errors.flat()).toEqual([]);
 });
 
 test('an import by the mediadesk CLI into the same cache: the screen says one runs, then offers its new events without moving the rows on screen, and Show them brings them in', async ({ page }) => {

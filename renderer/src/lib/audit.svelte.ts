@@ -403,21 +403,19 @@ export class AuditStore {
 
   /** Subscriptions for the life of the screen; returns their undo. */
   start(): () => void {
-    const offProgress = on('audit.syncProgress', (p) => (this.progress = p));
-    // Stop pressed in another window (or this one): its Stop and progress line say so at once.
-    const offStopping = on('audit.syncStopping', () => {
-      if (this.syncing) this.syncStopping = true;
-    });
-    // A sync this window did not start (it was reloaded since, or another tab did) shows its
-    // progress here too, and its end the report its own would.
+    // A sync this window did not start (another tab's, started before this one opened or after,
+    // or this window's own before a reload) shows its progress and Stop here too, and its end the
+    // report its own would. Stop pressed in any window: its Stop and progress line say so at once.
     let adopted = false;
     const offSync = adoptRunning('sync', {
-      running: (r) => {
-        if (this.syncing) return;
+      busy: () => this.syncing,
+      follow: (r) => {
         adopted = this.syncing = true;
         this.progress = r.progress;
         this.syncStopping = r.stopping;
       },
+      progress: (p) => (this.progress = p),
+      stopping: () => (this.syncStopping = true),
       done: (d) => {
         if (!adopted) return;
         adopted = this.syncing = this.syncStopping = false;
@@ -441,8 +439,6 @@ export class AuditStore {
     }, ELSEWHERE_POLL_MS);
     return () => {
       clearInterval(poller);
-      offProgress();
-      offStopping();
       offSync();
       offImporting();
       offImport();
