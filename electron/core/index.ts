@@ -87,7 +87,7 @@ export async function createCore(o: CoreOptions) {
       await announceBackend();
       return { ok: true as const };
     },
-    ...engineHandlers(engine),
+    ...engineHandlers(engine, (p) => events.emit('batches.checkProgress', p)),
     ...teamHandlers(teamDeps, team),
     ...auditHandlers(audit),
     'media.check': ({ family, sources, body }) => checkReferences({ family, sources, body }),

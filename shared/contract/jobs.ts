@@ -92,6 +92,31 @@ export const batchStartResultSchema = z.object({
 });
 export type BatchStartResult = z.infer<typeof batchStartResultSchema>;
 
+/**
+ * What a Start over these inputs would do, told before it: the same walk and checks as
+ * batches.start, nothing queued. `checkId` names the asker's check: a newer one under the same id
+ * stops the older (answered `conflict`), so a new selection is not kept waiting behind the last.
+ */
+export const batchCheckRequestSchema = z.object({
+  tool: z.string().min(1),
+  inputs: z.array(z.string().min(1)).min(1),
+  /** Where results would go (batches.start's outDir); a folder that cannot be used leaves its skips out. */
+  outDir: z.string().min(1).optional(),
+  checkId: z.string().min(1).max(100).optional(),
+}).strict();
+
+export const batchCheckResultSchema = z.object({
+  /** Inputs a Start would queue as new jobs: what would be paid for. */
+  ready: z.number().int(),
+  /** Inputs with an unfinished job of an earlier run: followed, not paid again. */
+  resumed: z.number().int(),
+  skipped: z.array(inputIssueSchema),
+  rejected: z.array(inputIssueSchema),
+});
+export type BatchCheckResult = z.infer<typeof batchCheckResultSchema>;
+
+export const batchCheckProgressSchema = z.object({ checkId: z.string(), checked: z.number().int(), total: z.number().int() });
+
 const idRequest = z.object({ id: z.string().min(1) }).strict();
 
 export const queueStatusSchema = z.object({
@@ -111,6 +136,7 @@ export type QueueStatus = z.infer<typeof queueStatusSchema>;
 
 export const jobsCommands = {
   'batches.start': command(batchStartRequestSchema, batchStartResultSchema, 'Queue a tool over files and folders (checked before anything is paid).'),
+  'batches.check': command(batchCheckRequestSchema, batchCheckResultSchema, 'What batches.start would queue, skip and reject for these inputs, checked the same way, before anything is paid; nothing is queued. Progress comes as batches.checkProgress.'),
   'batches.list': command(z.object({ limit: z.number().int().min(1).max(500).default(50), offset: z.number().int().min(0).default(0) }).strict(), z.array(batchRecordSchema), 'Batches, newest first, with progress.'),
   'batches.cancel': command(idRequest, batchRecordSchema, 'Cancel every unfinished job of a batch.'),
   'batches.retry': command(z.object({
@@ -143,4 +169,6 @@ export type JobsChanged = z.infer<typeof jobsChangedSchema>;
 
 export const jobsEvents = {
   'jobs.changed': jobsChangedSchema,
+  /** Files of a batches.check inspected so far (throttled). */
+  'batches.checkProgress': batchCheckProgressSchema,
 };

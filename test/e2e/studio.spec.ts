@@ -1,10 +1,10 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import { expect, test, type Page, type Route } from '@playwright/test';
 import sharp from 'sharp';
 import { dropFiles, newHome, startHost, watchLiveRegions, type HostHandle } from './host.ts';
-import { desk, makeImages, setFaults, shot, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
+import { desk, makeImages, sandboxPosts, setFaults, shot, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
 
 interface Job { state: string; input: string | null; relDir: string; outputs: string[]; invalid: { field: string; reason: string }[] }
 
@@ -366,6 +366,61 @@ test('dropped files the browser can no longer read, or a second of one name: the
   await expect(page.getByRole('list', { name: 'Inputs' }).getByRole('listitem').nth(1)).toHaveText(/^2 files\s*· 2 files/);
   await expect(page.getByTestId('not-copied').locator('summary')).toHaveText('1 of 3 dropped files could not be copied; the others are in the inputs');
   await expect(page.getByTestId('not-copied').locator('li')).toHaveText(['not copied img-00.png: a file of this path was already copied in this drop']);
+  expect(errors).toEqual([]);
+});
+
+test('a picked folder with a note named photo.png: before Start, 4 images ready and the note skipped with its reason; Start sends only the 4 to the Sandbox', async ({ page }) => {
+  const errors = watchErrors(page);
+  sandbox = await startSandboxProcess(300);
+  host = await startHost(newHome(), sandbox.env);
+  const dir = join(mkdtempSync(join(tmpdir(), 'md-check-')), 'shoot');
+  const good = await makeImages(dir, 4);
+  writeFileSync(join(dir, 'photo.png'), 'shopping list: milk, eggs');
+
+  await page.goto(`${host.url}#studio`);
+  await page.getByTestId('tool-select').selectOption('upscaler-precision');
+  await page.getByTestId('pick-folder').setInputFiles(dir);
+  // Counted by the batch's own check, before anything is paid: the note is no image.
+  await expect(page.getByTestId('check-summary')).toHaveText('4 images ready, 1 will be skipped');
+  await expect(page.getByTestId('check-skipped').locator('li')).toHaveText(['photo.png: is not a readable image']);
+  await expect(page.getByTestId('start')).toHaveText('Start batch (4 images)');
+  expect(await sandboxPosts(sandbox.url)).toBe(0);
+
+  await page.getByTestId('start').click();
+  await expect(page).toHaveTitle('MediaDesk — batch done', { timeout: 60_000 });
+  const [batch] = await desk<{ id: string; total: number }[]>(host, 'batches.list', {});
+  expect(batch.total).toBe(4);
+  const { jobs } = await desk<{ jobs: { input: string; state: string }[] }>(host, 'jobs.list', { batchId: batch.id });
+  expect(jobs.map((j) => basename(j.input)).sort()).toEqual(good.map((p) => basename(p)).sort());
+  expect(jobs.every((j) => j.state === 'done')).toBe(true);
+  // One create per ready image, none for the note.
+  expect(await sandboxPosts(sandbox.url)).toBe(4);
+  // Checked again after Start: what was ready is queued (done) now, so a second Start pays nothing.
+  await expect(page.getByTestId('check-summary')).toHaveText(/^0 images ready, 5 will be skipped$/);
+  expect(errors).toEqual([]);
+});
+
+test('a typed folder of many files says it is checking, and a newer selection replaces the older check', async ({ page }) => {
+  const errors = watchErrors(page);
+  host = await startHost(newHome());
+  const root = mkdtempSync(join(tmpdir(), 'md-check-many-'));
+  const many = join(root, 'many');
+  await makeImages(many, 300);
+  const few = join(root, 'few');
+  await makeImages(few, 2);
+  writeFileSync(join(few, 'cut.png'), readFileSync(join(few, 'img-00.png')).subarray(0, 60));
+
+  await page.goto(`${host.url}#studio`);
+  await page.getByTestId('tool-select').selectOption('upscaler-precision');
+  await page.getByTestId('typed-path').fill(many);
+  await page.getByTestId('typed-path').press('Enter');
+  await expect(page.getByTestId('check-summary')).toHaveText(/^Checking the inputs/);
+  await page.getByRole('button', { name: `Remove ${many}` }).click();
+  await page.getByTestId('typed-path').fill(few);
+  await page.getByTestId('typed-path').press('Enter');
+  await expect(page.getByTestId('check-summary')).toHaveText('2 images ready, 1 will be skipped');
+  await expect(page.getByTestId('check-skipped').locator('li')).toHaveText([/^cut\.png: is truncated or damaged/]);
+  await expect(page.getByTestId('start')).toHaveText('Start batch (2 images)');
   expect(errors).toEqual([]);
 });
 

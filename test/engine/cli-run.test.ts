@@ -69,6 +69,23 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     expect(JSON.parse(listed.out).jobs.map((j: { input: string }) => j.input)).toEqual([join(at.dir, 'in', 'a.png')]);
   });
 
+  it('--check says how many inputs are ready and names each one a run would skip, with why, and queues nothing', async () => {
+    const shoot = join(at.dir, 'check-shoot');
+    await makeImages(shoot, ['a.png', 'b.png']);
+    writeFileSync(join(shoot, 'photo.png'), 'not an image');
+    const out = join(at.dir, 'check-out');
+    const before = creates(await control(at.url, 'stats'));
+    const r = await cli(['run', 'upscaler-precision', shoot, '--out', out, '--check']);
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toBe('2 ready, 1 will be skipped\n');
+    expect(notes(r.err)).toEqual([`rejected ${join(shoot, 'photo.png')}: is not a readable image`]);
+    const json = await cli(['run', 'upscaler-precision', shoot, '--out', out, '--check', '--json']);
+    expect(JSON.parse(json.out)).toEqual({ ready: 2, resumed: 0, skipped: [], rejected: [{ path: join(shoot, 'photo.png'), reason: 'is not a readable image' }] });
+    expect(creates(await control(at.url, 'stats'))).toBe(before);
+    expect(existsSync(out)).toBe(false);
+    expect(JSON.parse((await cli(['jobs', 'list', '--json'])).out).jobs.filter((j: { input: string }) => j.input.startsWith(shoot))).toEqual([]);
+  });
+
   it('--json prints one report on stdout, per input in walk order with its result files; progress goes to stderr', async () => {
     const input = join(at.dir, 'json-in');
     await makeImages(input, ['b.png', 'sub/a.png']);

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { getTool, isLocalPath, resolvePaths, TOOLS, validateRequest, type Slugs, type ToolEntry } from '../../../shared/catalogue/index.ts';
-import type { BatchRecord, BatchStartResult, JobRecord, JobsChanged, QueueStatus } from '../../../shared/contract/jobs.ts';
+import type { BatchCheckResult, BatchRecord, BatchStartResult, JobRecord, JobsChanged, QueueStatus } from '../../../shared/contract/jobs.ts';
 import { DeskError } from '../../../shared/contract/define.ts';
 import { DEFAULT_SETTINGS, isAbsolutePath, type Settings } from '../../../shared/settings.ts';
 import { ApiClient, ApiError, type ApiTarget, type ClientOptions } from '../api/client.ts';
 import { EnvelopeError, ToolClient, type TaskEnvelope } from '../api/tools.ts';
 import { acceptsExtension, checkInput, inputCheckOf } from '../batch/preflight.ts';
 import { mapLimit } from '../../../shared/concurrency.ts';
-import { scanInputs } from '../batch/scan.ts';
+import { scanInputs, type ScannedInput } from '../batch/scan.ts';
 import { fileDigest, samePhoto, sha256Of } from '../batch/same-bytes.ts';
 import { canonicalPath } from '../paths.ts';
 import { fromAnotherSandbox } from '../backend.ts';
@@ -56,6 +56,17 @@ export interface EngineOptions {
 
 type Listener = (e: JobsChanged) => void;
 
+/** A check's progress at most every 200 ms, and its last count: thousands of files, not thousands of events. */
+function throttledProgress(checkId: string, emit: (p: { checkId: string; checked: number; total: number }) => void) {
+  let last = 0;
+  return (checked: number, total: number) => {
+    const now = Date.now();
+    if (checked < total && now - last < 200) return;
+    last = now;
+    emit({ checkId, checked, total });
+  };
+}
+
 /** queue_flags key: the backend of the lease holder (Backend.identity). */
 const HOLDER_BACKEND = 'holder_backend';
 
@@ -93,6 +104,8 @@ export class Engine {
   private readonly owner = randomUUID();
   private readonly poll: PollPolicy;
   private readonly listeners = new Set<Listener>();
+  /** Running batches.check calls by checkId: a newer one stops the older. */
+  private readonly checks = new Map<string, AbortController>();
   private readonly polling = new Map<string, Inflight>();
   private readonly busy = new Map<string, Promise<void>>();
   private readonly aborts = new Map<string, AbortController>();
@@ -406,51 +419,13 @@ export class Engine {
     const skipped: { path: string; reason: string }[] = [];
     const resumed: string[] = [];
     const newJobs: NewJob[] = [];
-    let rejected: { path: string; reason: string }[] = [];
+    const rejected: { path: string; reason: string }[] = [];
     if (field && inputs.length) {
-      const check = inputCheckOf(tool)!;
-      const made = this.store.doneOutputs(tool.id, outDir);
-      // Results met in the walk are not inputs: an earlier batch's in a folder inside a chosen one (a new
-      // tool over the shoot must not pay for them again), and this tool's own in the output folder.
-      const earlier = new Map<string, string>();
-      for (const root of inputs) {
-        for (const [path, by] of this.store.resultsBelow(root)) earlier.set(path, `is a result of an earlier ${by} batch; choose its folder itself to use its results as inputs`);
-      }
-      for (const path of made.byOutput.keys()) earlier.set(path, `is a result of an earlier ${tool.id} batch into this output folder`);
-      // An output folder that is (or holds) a chosen folder, results beside the photos: walked, its results skipped by name.
-      const holdsInput = inputs.some((r) => r === outDir || r.startsWith(outDir + sep));
-      // Results the queue does not know (a fresh data folder, another machine's, a drop the web host copied anew) are known by
-      // name, as this template or the default one (another machine's) writes them, beside the photo they are named after.
-      const byName = resultNameReader([settings.namingTemplate, DEFAULT_SETTINGS.namingTemplate], TOOLS);
-      const scan = await scanInputs(inputs, (ext) => acceptsExtension(check, ext), holdsInput ? [] : [outDir], earlier, byName);
-      rejected = scan.rejected;
-      skipped.push(...scan.duplicates, ...scan.results);
-      const reasons = await mapLimit(scan.inputs, 8, (i) => checkInput(check, i.path));
-      const folderProblems = new Map<string, string | null>();
-      for (const [n, input] of scan.inputs.entries()) {
-        if (reasons[n]) {
-          rejected.push({ path: input.path, reason: reasons[n]! });
-          continue;
-        }
-        const open = this.store.openJobFor(tool.id, input.path, outDir, backend);
-        if (open) {
-          resumed.push(open.id);
-          continue;
-        }
-        const existing = await this.existingOutput(tool, settings.namingTemplate, outDir, input.relDir, input.path, made);
-        if (existing) {
-          skipped.push({ path: input.path, reason: `its output ${existing} already exists` });
-          continue;
-        }
-        // Its results' sub-folder (see outputDirOf), checked as the output folder is, before anything is paid.
-        if (!folderProblems.has(input.relDir)) folderProblems.set(input.relDir, outputFolderProblem(outputDirOf(outDir, input.relDir)));
-        const folderProblem = folderProblems.get(input.relDir) ?? this.resultPathProblem(tool, settings.namingTemplate, outDir, input.relDir, input.path);
-        if (folderProblem) {
-          rejected.push({ path: input.path, reason: `its results cannot be written: ${folderProblem}` });
-          continue;
-        }
-        newJobs.push({ id: randomUUID(), inputPath: input.path, relDir: input.relDir, params });
-      }
+      const sorted = await this.sortInputs(tool, inputs, outDir, backend, settings);
+      skipped.push(...sorted.skipped);
+      rejected.push(...sorted.rejected);
+      resumed.push(...sorted.resumed);
+      for (const input of sorted.ready) newJobs.push({ id: randomUUID(), inputPath: input.path, relDir: input.relDir, params });
     } else {
       const tooLong = this.resultPathProblem(tool, settings.namingTemplate, outDir, '', null);
       if (tooLong) throw new DeskError('invalid', `output folder: its results cannot be written: ${tooLong}`, [{ field: 'outDir', reason: tooLong }]);
@@ -475,6 +450,105 @@ export class Engine {
     this.kick();
     const batch = ins.inserted.length ? this.store.batch(batchId)! : this.store.batch(this.store.get(resumed[0])!.batchId)!;
     return { batch, queued: ins.inserted.length, resumed, skipped, rejected, jobIds: [...ins.inserted.map((j) => j.id), ...resumed] };
+  }
+
+  /**
+   * What a Start over these inputs would queue, skip and reject, told before it (batches.check):
+   * sortInputs, as startBatch runs it, so the two cannot disagree; Start still runs it again, as
+   * files change in between. A newer check under the same `checkId` stops this one.
+   */
+  async checkBatch(req: { tool: string; inputs: string[]; outDir?: string; checkId?: string }, onProgress?: (p: { checkId: string; checked: number; total: number }) => void): Promise<BatchCheckResult> {
+    let tool: ToolEntry;
+    try {
+      tool = getTool(req.tool);
+    } catch (err) {
+      throw new DeskError('invalid', (err as Error).message);
+    }
+    if (!batchFieldOf(tool)) throw new DeskError('invalid', `${tool.title} takes no input files; give its parameters only`);
+    const stop = new AbortController();
+    if (req.checkId) {
+      this.checks.get(req.checkId)?.abort();
+      this.checks.set(req.checkId, stop);
+    }
+    try {
+      const backend = this.o.identity ? await this.o.identity() : null;
+      const inputs = await Promise.all(req.inputs.map((i) => canonicalPath(i)));
+      // A folder Start would refuse is said at Start; the inputs are still checked.
+      const outDirRaw = req.outDir ?? this.o.settings().outputDir;
+      const outDir = outDirRaw && isAbsolutePath(outDirRaw) ? await canonicalPath(outDirRaw) : null;
+      const usable = outDir && !outputFolderProblem(outDir) ? outDir : null;
+      const progress = req.checkId && onProgress ? throttledProgress(req.checkId, onProgress) : undefined;
+      const sorted = await this.sortInputs(tool, inputs, usable, backend, this.o.settings(), { signal: stop.signal, onChecked: progress });
+      return { ready: sorted.ready.length, resumed: sorted.resumed.length, skipped: sorted.skipped, rejected: sorted.rejected };
+    } finally {
+      if (req.checkId && this.checks.get(req.checkId) === stop) this.checks.delete(req.checkId);
+    }
+  }
+
+  /**
+   * Sorts a batch's inputs as Start does, before anything is paid for: the walk (folders, links,
+   * results of earlier batches), each file's format, size and dimensions (checkInput), then against
+   * the queue and the output folder (resumed, output exists, results that cannot be written). Reads
+   * only. `outDir` null (batches.check with no usable folder): what depends on it is left out.
+   */
+  private async sortInputs(tool: ToolEntry, inputs: readonly string[], outDir: string | null, backend: string | null, settings: Settings, hooks: { signal?: AbortSignal; onChecked?: (checked: number, total: number) => void } = {}) {
+    const check = inputCheckOf(tool)!;
+    const skipped: { path: string; reason: string }[] = [];
+    const resumed: string[] = [];
+    const ready: ScannedInput[] = [];
+    const made = outDir ? this.store.doneOutputs(tool.id, outDir) : null;
+    // Results met in the walk are not inputs: an earlier batch's in a folder inside a chosen one (a new
+    // tool over the shoot must not pay for them again), and this tool's own in the output folder.
+    const earlier = new Map<string, string>();
+    for (const root of inputs) {
+      for (const [path, by] of this.store.resultsBelow(root)) earlier.set(path, `is a result of an earlier ${by} batch; choose its folder itself to use its results as inputs`);
+    }
+    for (const path of made?.byOutput.keys() ?? []) earlier.set(path, `is a result of an earlier ${tool.id} batch into this output folder`);
+    // An output folder that is (or holds) a chosen folder, results beside the photos: walked, its results skipped by name.
+    const holdsInput = !!outDir && inputs.some((r) => r === outDir || r.startsWith(outDir + sep));
+    // Results the queue does not know (a fresh data folder, another machine's, a drop the web host copied anew) are known by
+    // name, as this template or the default one (another machine's) writes them, beside the photo they are named after.
+    const byName = resultNameReader([settings.namingTemplate, DEFAULT_SETTINGS.namingTemplate], TOOLS);
+    const scan = await scanInputs(inputs, (ext) => acceptsExtension(check, ext), holdsInput || !outDir ? [] : [outDir], earlier, byName);
+    const rejected = scan.rejected;
+    skipped.push(...scan.duplicates, ...scan.results);
+    let checked = 0;
+    const reasons = await mapLimit(scan.inputs, 8, async (i) => {
+      if (hooks.signal?.aborted) throw new DeskError('conflict', 'a newer check of these inputs replaced this one');
+      const reason = await checkInput(check, i.path);
+      hooks.onChecked?.(++checked, scan.inputs.length);
+      return reason;
+    });
+    const folderProblems = new Map<string, string | null>();
+    for (const [n, input] of scan.inputs.entries()) {
+      if (reasons[n]) {
+        rejected.push({ path: input.path, reason: reasons[n]! });
+        continue;
+      }
+      if (!outDir || !made) {
+        ready.push(input);
+        continue;
+      }
+      const open = this.store.openJobFor(tool.id, input.path, outDir, backend);
+      if (open) {
+        resumed.push(open.id);
+        continue;
+      }
+      const existing = await this.existingOutput(tool, settings.namingTemplate, outDir, input.relDir, input.path, made);
+      if (existing) {
+        skipped.push({ path: input.path, reason: `its output ${existing} already exists` });
+        continue;
+      }
+      // Its results' sub-folder (see outputDirOf), checked as the output folder is, before anything is paid.
+      if (!folderProblems.has(input.relDir)) folderProblems.set(input.relDir, outputFolderProblem(outputDirOf(outDir, input.relDir)));
+      const folderProblem = folderProblems.get(input.relDir) ?? this.resultPathProblem(tool, settings.namingTemplate, outDir, input.relDir, input.path);
+      if (folderProblem) {
+        rejected.push({ path: input.path, reason: `its results cannot be written: ${folderProblem}` });
+        continue;
+      }
+      ready.push(input);
+    }
+    return { ready, resumed, skipped, rejected };
   }
 
   /**

@@ -1,11 +1,13 @@
 import type { HandlerMap } from '../../../shared/contract/define.ts';
 import type { jobsCommands } from '../../../shared/contract/jobs.ts';
+import type { EventPayload } from '../../../shared/contract/index.ts';
 import type { Engine } from './engine.ts';
 
 /** The renderer's commands over the engine; transports validate requests and responses. */
-export function engineHandlers(engine: Engine): HandlerMap<typeof jobsCommands> {
+export function engineHandlers(engine: Engine, onCheckProgress?: (p: EventPayload<'batches.checkProgress'>) => void): HandlerMap<typeof jobsCommands> {
   return {
     'batches.start': (req) => engine.startBatch(req),
+    'batches.check': (req) => engine.checkBatch(req, onCheckProgress),
     'batches.list': (req) => engine.listBatches(req.limit, req.offset),
     'batches.cancel': ({ id }) => engine.cancelBatch(id),
     'batches.retry': ({ id, states }) => engine.retryBatch(id, states),

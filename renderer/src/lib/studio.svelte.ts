@@ -1,6 +1,7 @@
 import { defaultsOf, getTool, TOOLS, type ToolEntry } from '../../../shared/catalogue/index.ts';
 import type { BatchStartResult } from '../../../shared/contract/index.ts';
 import { slotOf } from './loras.svelte.ts';
+import { InputCheck } from './input-check.svelte.ts';
 
 /** The tools the Image Studio offers (image and image-to-prompt groups of the catalogue). */
 export const STUDIO_TOOLS: readonly ToolEntry[] = TOOLS.filter((t) => t.group === 'image' || t.group === 'prompt');
@@ -32,6 +33,8 @@ class StudioStore {
    * still be there after a look at the Queue, not only until the screen is left.
    */
   lastStart = $state<{ result: BatchStartResult; tool: string } | null>(null);
+  /** What a Start would do with the inputs, checked as they are chosen; kept across screens, as they are. */
+  readonly check = new InputCheck();
 
   tool = $derived(getTool(this.toolId));
 

@@ -7,6 +7,7 @@ import { interruptible, TIMED_OUT } from '../interrupt.ts';
 import { timeLimitOf, type TimeLimit } from '../duration.ts';
 import { toJobRecord } from '../../../core/queue/store.ts';
 import { parseOptions } from './team-common.ts';
+import type { Engine } from '../../../core/engine/engine.ts';
 
 /** Skipped inputs named one per line on stderr; the rest are counted. */
 const SKIPS_NAMED = 20;
@@ -20,16 +21,19 @@ interface RunArgs {
   /** One JSON report on stdout at the end; progress and notes go to stderr. */
   json: boolean;
   timeout?: TimeLimit;
+  /** Only say what a run would queue, skip and reject (batches.check); nothing is queued. */
+  check: boolean;
 }
 
 function parseArgs(argv: string[]): RunArgs {
   // The other commands' parser: `--` ends the options, and an option given twice is refused rather
   // than the last one silently taken (`--out a --out b` wrote to b).
-  const o = parseOptions(argv, ['--param', '-p', '--out', '-o', '--concurrency', '-c', '--timeout'], ['--json']);
+  const o = parseOptions(argv, ['--param', '-p', '--out', '-o', '--concurrency', '-c', '--timeout'], ['--json', '--check']);
   const positional = o.positional;
   const pairs = [...(o.values.get('--param') ?? []), ...(o.values.get('-p') ?? [])];
   const out = o.one('--out', '-o');
   const json = o.flags.has('--json');
+  const check = o.flags.has('--check');
   const timeout = timeLimitOf(o.one('--timeout'));
   const rawConcurrency = o.one('--concurrency', '-c');
   const concurrency = rawConcurrency === undefined ? undefined : Number(rawConcurrency);
@@ -49,17 +53,53 @@ function parseArgs(argv: string[]): RunArgs {
     }
   }
   if (entry.batchField && inputs.length === 0 && params[entry.batchField] === undefined) throw new UsageError(`${tool} needs input files or folders`);
-  return { tool, inputs, params, out, concurrency, json, timeout };
+  if (check && inputs.length === 0) throw new UsageError('--check needs input files or folders');
+  return { tool, inputs, params, out, concurrency, json, timeout, check };
+}
+
+type Issues = { rejected: { path: string; reason: string }[]; skipped: { path: string; reason: string }[] };
+
+/** Every rejected input on stderr; skips, the normal case of a re-run, a few by name, not a line per file of a big folder. */
+function nameIssues(ctx: CliContext, r: Issues) {
+  for (const x of r.rejected) ctx.stderr.write(`rejected ${oneLine(`${x.path}: ${x.reason}`)}\n`);
+  for (const x of r.skipped.slice(0, SKIPS_NAMED)) ctx.stderr.write(`skipped ${oneLine(`${x.path}: ${x.reason}`)}\n`);
+  if (r.skipped.length > SKIPS_NAMED) ctx.stderr.write(`… and ${r.skipped.length - SKIPS_NAMED} more skipped (--json lists every one)\n`);
+}
+
+/** `run --check`: the Studio's pre-Start check (batches.check) from a terminal; exit 0 once checked. */
+async function check(ctx: CliContext, args: RunArgs, engine: Engine): Promise<number> {
+  let c;
+  try {
+    c = await engine.checkBatch({ tool: args.tool, inputs: args.inputs, outDir: args.out && resolve(args.out) });
+  } catch (err) {
+    if (err instanceof DeskError && err.code === 'invalid') throw new UsageError(err.message);
+    throw err;
+  }
+  if (args.json) {
+    ctx.stdout.write(`${terminalJson(c, 2)}\n`);
+    return 0;
+  }
+  nameIssues(ctx, c);
+  const skipped = c.rejected.length + c.skipped.length;
+  ctx.stdout.write(`${[`${c.ready} ready`, skipped && `${skipped} will be skipped`, c.resumed && `${c.resumed} queued already`].filter(Boolean).join(', ')}\n`);
+  return 0;
 }
 
 export const runCommand: CliCommand = {
   name: 'run',
   summary: 'Run a tool over files and folders (resumable; exit 0 only when every job is done).',
-  usage: 'mediadesk run <tool> <files or folders...> [--param|-p key=value ...] [--out|-o DIR] [--concurrency|-c N] [--timeout DURATION] [--json] [-- FILE...]\n         (without --out: the output folder of Settings, else ~/MediaDesk or $MEDIADESK_OUTPUT_DIR;\n          --timeout 10m stops following after that long, exit 124, the jobs left stay queued for the next run)',
+  usage: 'mediadesk run <tool> <files or folders...> [--param|-p key=value ...] [--out|-o DIR] [--concurrency|-c N] [--timeout DURATION] [--json] [--check] [-- FILE...]\n         (--check: only say how many inputs are ready and why the others would be skipped; nothing is queued)\n         (without --out: the output folder of Settings, else ~/MediaDesk or $MEDIADESK_OUTPUT_DIR;\n          --timeout 10m stops following after that long, exit 124, the jobs left stay queued for the next run)',
   async run(ctx: CliContext): Promise<number> {
     const args = parseArgs(ctx.argv);
     const session = await openEngineSession(ctx, { concurrency: args.concurrency });
     const { engine } = session;
+    if (args.check) {
+      try {
+        return await check(ctx, args, session.engine);
+      } finally {
+        await session.close();
+      }
+    }
     const stop = interruptible({ timeoutMs: args.timeout?.ms });
     try {
       let started;
@@ -69,10 +109,7 @@ export const runCommand: CliCommand = {
         if (err instanceof DeskError && err.code === 'invalid') throw new UsageError(err.message);
         throw err;
       }
-      for (const r of started.rejected) ctx.stderr.write(`rejected ${oneLine(`${r.path}: ${r.reason}`)}\n`);
-      // Skips are the normal case of a re-run: a few by name, not a line per file of a big folder.
-      for (const r of started.skipped.slice(0, SKIPS_NAMED)) ctx.stderr.write(`skipped ${oneLine(`${r.path}: ${r.reason}`)}\n`);
-      if (started.skipped.length > SKIPS_NAMED) ctx.stderr.write(`… and ${started.skipped.length - SKIPS_NAMED} more skipped (--json lists every one)\n`);
+      nameIssues(ctx, started);
       const summary = [started.batch ? `batch ${started.batch.id.slice(0, 8)}: ${started.queued} queued` : 'nothing queued', started.resumed.length && `${started.resumed.length} resumed from an earlier run`,
         started.skipped.length && `${started.skipped.length} skipped`, started.rejected.length && `${started.rejected.length} rejected`].filter(Boolean).join(', ');
       // With --json, stdout carries the report alone: a script parses it without skipping lines.
