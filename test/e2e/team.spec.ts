@@ -83,6 +83,16 @@ test('workflow apps: the cost dialog takes focus, Escape cancels, and focus come
   await expect(dialog).toBeHidden();
   await expect(page.getByTestId('app-run')).toBeFocused();
   await expect(page.getByTestId('app-run-row')).toHaveCount(0);
+  // Opened by a click that leaves focus where it was (Safari's way, in the web host): Escape still
+  // gives it to Run…, not back to the input the browser would return it to.
+  await page.getByTestId('input-brief').focus();
+  await page.getByTestId('app-run').dispatchEvent('click');
+  await expect(dialog).toBeVisible();
+  await expect(page.getByTestId('app-confirm-cancel')).toBeFocused();
+  await page.keyboard.press('Escape');
+  await expect(dialog).toBeHidden();
+  await expect(page.getByTestId('app-run')).toBeFocused();
+  await expect(page.getByTestId('app-run-row')).toHaveCount(0);
   await page.getByTestId('app-run').click();
   await page.getByTestId('app-confirm').click();
   await expect(dialog).toBeHidden();
@@ -127,6 +137,7 @@ test('workflow apps: the cost dialog asks for the cost the server has now; repri
   await page.getByTestId('app-run').click();
   await expect(page.getByRole('dialog', { name: 'Run Jingle maker for 20 credits?' })).toBeVisible();
   await expect(page.getByTestId('app-cost-changed')).toHaveText('The cost changed: it was 8 credits, the server now says 20 credits.');
+  await expect(page.getByRole('dialog')).toHaveAccessibleDescription('The cost changed: it was 8 credits, the server now says 20 credits.');
   await expect(page.getByTestId('app-confirm')).toHaveText('Run for 20 credits');
   await expect(page.getByTestId('app-cost')).toHaveText('Cost per run: 20 credits');
   await expect(page.getByTestId('app-jM4nX8sc')).toContainText('audio · 20 credits');
