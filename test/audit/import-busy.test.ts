@@ -14,11 +14,15 @@ const tmp = tempDir('md-audit-import-busy-');
 /** Over import.ts's STAGE_MIN_BYTES (48 MiB): staged by a worker thread, and into a small cache loaded in bulk. */
 const EVENTS = 70_000;
 let big: string;
+let shuffled: string;
 let holderScript: string;
 beforeAll(async () => {
   big = join(tmp.dir, 'export.ndjson');
   await writeNdjson(big, EVENTS, 'newest-first');
   expect(statSync(big).size).toBeGreaterThan(48 * 1024 * 1024);
+  // Out of date order: after its first batches, the rows are held back and added by date at the end.
+  shuffled = join(tmp.dir, 'shuffled.ndjson');
+  await writeNdjson(shuffled, EVENTS, 'random');
   // Takes the write lock as a transaction that writes does, says so by creating `flag`, and lets
   // go (rolls back) when its standard input ends.
   holderScript = tmp.file('hold-lock.mjs', `
@@ -168,10 +172,11 @@ describe('the app importing a large export while another process holds the cache
   }, 120_000);
 
   // Taken from inside the progress of the first copy (50,000 rows): the next copy, or the
-  // indexes' building, meets it. `staged`: the same with every index live (a cache six times the
-  // file's size loads so; forced here).
-  for (const load of [undefined, 'staged'] as const) {
-    it(`taken between two copies${load ? ` (${load} load)` : ''}: the next write waits with the thread free, says so, and once let go every event is in`, async () => {
+  // indexes' building, meets it. A staged load: the same with every index live (a cache six
+  // times the file's size loads so; forced here). Without a worker thread: the file staged in this one.
+  for (const how of [{}, { load: 'staged' as const }, { worker: false }]) {
+    const load = 'load' in how ? how.load : undefined;
+    it(`taken between two copies${load ? ` (${load} load)` : ''}${'worker' in how ? ' (staged in this thread)' : ''}: the next write waits with the thread free, says so, and once let go every event is in`, async () => {
       const { app, dbPath, progress, track, onEach } = await appWithCache();
       let holder: ReturnType<typeof holdLock> | null = null;
       let gaps: ReturnType<typeof tickGaps> | null = null;
@@ -182,7 +187,7 @@ describe('the app importing a large export while another process holds the cache
         holder = holdLock(dbPath);
         gaps = tickGaps();
       });
-      const run = load ? app.import([big], { load, onProgress: track }) : app.importTracked([big]);
+      const run = Object.keys(how).length ? app.import([big], { ...how, onProgress: track }) : app.importTracked([big]);
       let maxGap = Infinity;
       try {
         await until(() => gaps !== null, 60_000);
@@ -202,6 +207,35 @@ describe('the app importing a large export while another process holds the cache
       await app.close();
     }, 120_000);
   }
+
+  it('taken as the rows held back are about to be added by date: each of those writes waits with the thread free, and every event is in', async () => {
+    const { app, dbPath, progress, track } = await appWithCache();
+    let holder: ReturnType<typeof holdLock> | null = null;
+    let gaps: ReturnType<typeof tickGaps> | null = null;
+    const run = app.import([shuffled], {
+      onProgress: track,
+      onSort: () => {
+        holder = holdLock(dbPath);
+        gaps = tickGaps();
+      },
+    });
+    let maxGap = Infinity;
+    try {
+      await until(() => gaps !== null, 60_000);
+      await until(() => waited(progress), 2500);
+      await sleep(1500);
+    } finally {
+      maxGap = (gaps as ReturnType<typeof tickGaps> | null)?.stop() ?? Infinity;
+      await (holder as ReturnType<typeof holdLock> | null)?.release();
+    }
+    const [r] = await run;
+    expect(progress.some((p) => p.held?.adding && p.waiting === WAITING_FOR_WRITER)).toBe(true);
+    expect(maxGap).toBeLessThan(1000);
+    expect(r).toMatchObject({ items: EVENTS, accepted: EVENTS, duplicates: 0, rejected: 0, fatal: null });
+    expect(app.store.counts().events).toBe(PRIOR + EVENTS);
+    expectWhole(app, dbPath);
+    await app.close();
+  }, 120_000);
 
   it('Stop while a copy waits: the rows copied before stay, the rest are said not added, and the indexes are built once the lock is let go', async () => {
     const { app, dbPath, progress, onEach } = await appWithCache();
