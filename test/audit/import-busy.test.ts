@@ -101,6 +101,16 @@ function expectWhole(app: AuditService, dbPath: string): void {
   expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
 }
 
+/** A wait that held this thread under a second, then every event of the file in, and the cache whole; the app closed. */
+async function expectAllIn(app: AuditService, dbPath: string, r: ImportReport, maxGap: number): Promise<void> {
+  expect(maxGap).toBeLessThan(1000);
+  expect(r).toMatchObject({ items: EVENTS, accepted: EVENTS, duplicates: 0, rejected: 0, fatal: null });
+  expect(r.interrupted).toBeUndefined();
+  expect(app.store.counts().events).toBe(PRIOR + EVENTS);
+  expectWhole(app, dbPath);
+  await app.close();
+}
+
 let homes = 0;
 /** The app's service over a fresh cache holding PRIOR events, and what its import reports as it goes. */
 async function appWithCache(o: { lockWait?: LockWait } = {}) {
@@ -119,31 +129,48 @@ async function appWithCache(o: { lockWait?: LockWait } = {}) {
 
 const waited = (progress: ImportProgress[]) => progress.some((p) => p.waiting === WAITING_FOR_WRITER);
 
+/**
+ * The lock taken by another process, before the import or from inside it, between two of its
+ * writes (take(), from a progress or onSort callback). letGo() waits for that and for the import
+ * to say it waits, keeps the lock 1.5 s longer (a wait inside SQLite would hold this thread for
+ * all of it), lets go, and returns the longest this thread was held meanwhile.
+ */
+function lockElsewhere(dbPath: string, progress: ImportProgress[]) {
+  let holder: ReturnType<typeof holdLock> | null = null;
+  let gaps: ReturnType<typeof tickGaps> | null = null;
+  return {
+    take: () => {
+      if (holder) return;
+      holder = holdLock(dbPath);
+      gaps = tickGaps();
+    },
+    letGo: async (): Promise<number> => {
+      let maxGap = Infinity;
+      try {
+        await until(() => gaps !== null, 60_000);
+        await until(() => waited(progress), 2500);
+        await sleep(1500);
+      } finally {
+        maxGap = gaps?.stop() ?? Infinity;
+        await holder?.release();
+      }
+      return maxGap;
+    },
+  };
+}
+
 describe('the app importing a large export while another process holds the cache', () => {
   it('held from before it starts: the import waits with its thread free, says so, and once let go adds every event with the indexes built', async () => {
     const { app, dbPath, progress } = await appWithCache();
-    const holder = holdLock(dbPath);
-    const gaps = tickGaps();
-    let run: Promise<ImportReport[]> | null = null;
-    try {
-      run = app.importTracked([big]);
-      await until(() => waited(progress), 2500);
-      // Held a while longer: a wait inside SQLite would hold this thread for all of it.
-      await sleep(1500);
-    } finally {
-      const maxGap = gaps.stop();
-      await holder.release();
-      const [r] = await run!;
-      expect(waited(progress)).toBe(true);
-      expect(maxGap).toBeLessThan(1000);
-      expect(r).toMatchObject({ items: EVENTS, accepted: EVENTS, duplicates: 0, rejected: 0, fatal: null });
-      expect(r.interrupted).toBeUndefined();
-      expect(app.store.counts().events).toBe(PRIOR + EVENTS);
-      // The wait over, the progress no longer says it waits.
-      expect(progress.at(-1)?.waiting).toBeUndefined();
-      expectWhole(app, dbPath);
-      await app.close();
-    }
+    const lock = lockElsewhere(dbPath, progress);
+    lock.take();
+    const run = app.importTracked([big]);
+    const maxGap = await lock.letGo();
+    const [r] = await run;
+    expect(waited(progress)).toBe(true);
+    // The wait over, the progress no longer says it waits.
+    expect(progress.at(-1)?.waiting).toBeUndefined();
+    await expectAllIn(app, dbPath, r, maxGap);
   }, 120_000);
 
   it('Stop while it waits: the import ends at once, having written nothing, and the cache is as it was', async () => {
@@ -178,63 +205,30 @@ describe('the app importing a large export while another process holds the cache
     const load = 'load' in how ? how.load : undefined;
     it(`taken between two copies${load ? ` (${load} load)` : ''}${'worker' in how ? ' (staged in this thread)' : ''}: the next write waits with the thread free, says so, and once let go every event is in`, async () => {
       const { app, dbPath, progress, track, onEach } = await appWithCache();
-      let holder: ReturnType<typeof holdLock> | null = null;
-      let gaps: ReturnType<typeof tickGaps> | null = null;
-      let bulkAside = 0;
+      const lock = lockElsewhere(dbPath, progress);
+      let bulkAside: number | null = null;
       onEach((p) => {
-        if (holder || p.accepted === 0) return;
+        if (bulkAside !== null || p.accepted === 0) return;
         bulkAside = app.store.db.prepare('SELECT count(*) FROM deferred_indexes').pluck().get() as number;
-        holder = holdLock(dbPath);
-        gaps = tickGaps();
+        lock.take();
       });
       const run = Object.keys(how).length ? app.import([big], { ...how, onProgress: track }) : app.importTracked([big]);
-      let maxGap = Infinity;
-      try {
-        await until(() => gaps !== null, 60_000);
-        await until(() => waited(progress), 2500);
-        await sleep(1500);
-      } finally {
-        maxGap = (gaps as ReturnType<typeof tickGaps> | null)?.stop() ?? Infinity;
-        await (holder as ReturnType<typeof holdLock> | null)?.release();
-      }
+      const maxGap = await lock.letGo();
       const [r] = await run;
       expect(bulkAside).toBe(load ? 0 : EVENT_INDEXES);
       expect(waited(progress)).toBe(true);
-      expect(maxGap).toBeLessThan(1000);
-      expect(r).toMatchObject({ items: EVENTS, accepted: EVENTS, duplicates: 0, rejected: 0, fatal: null });
-      expect(app.store.counts().events).toBe(PRIOR + EVENTS);
-      expectWhole(app, dbPath);
-      await app.close();
+      await expectAllIn(app, dbPath, r, maxGap);
     }, 120_000);
   }
 
   it('taken as the rows held back are about to be added by date: each of those writes waits with the thread free, and every event is in', async () => {
     const { app, dbPath, progress, track } = await appWithCache();
-    let holder: ReturnType<typeof holdLock> | null = null;
-    let gaps: ReturnType<typeof tickGaps> | null = null;
-    const run = app.import([shuffled], {
-      onProgress: track,
-      onSort: () => {
-        holder = holdLock(dbPath);
-        gaps = tickGaps();
-      },
-    });
-    let maxGap = Infinity;
-    try {
-      await until(() => gaps !== null, 60_000);
-      await until(() => waited(progress), 2500);
-      await sleep(1500);
-    } finally {
-      maxGap = (gaps as ReturnType<typeof tickGaps> | null)?.stop() ?? Infinity;
-      await (holder as ReturnType<typeof holdLock> | null)?.release();
-    }
+    const lock = lockElsewhere(dbPath, progress);
+    const run = app.import([shuffled], { onProgress: track, onSort: lock.take });
+    const maxGap = await lock.letGo();
     const [r] = await run;
     expect(progress.some((p) => p.held?.adding && p.waiting === WAITING_FOR_WRITER)).toBe(true);
-    expect(maxGap).toBeLessThan(1000);
-    expect(r).toMatchObject({ items: EVENTS, accepted: EVENTS, duplicates: 0, rejected: 0, fatal: null });
-    expect(app.store.counts().events).toBe(PRIOR + EVENTS);
-    expectWhole(app, dbPath);
-    await app.close();
+    await expectAllIn(app, dbPath, r, maxGap);
   }, 120_000);
 
   it('Stop while a copy waits: the rows copied before stay, the rest are said not added, and the indexes are built once the lock is let go', async () => {

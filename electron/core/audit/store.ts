@@ -271,7 +271,7 @@ export class AuditStore {
       });
     }
     // The unique index first: the others need not be built over the duplicates it removes.
-    const ix = this.db.prepare(`SELECT name, sql FROM deferred_indexes ORDER BY name = '${UNIQUE_INDEX}' DESC LIMIT 1`).get() as { name: string; sql: string } | undefined;
+    const ix = this.db.prepare('SELECT name, sql FROM deferred_indexes ORDER BY name = ? DESC LIMIT 1').get(UNIQUE_INDEX) as { name: string; sql: string } | undefined;
     if (ix) return unlessLoading(() => this.buildDeferred(ix));
     // Only now: while the indexes were being built, a process opening the file had to leave them alone.
     if (owners.length) {
