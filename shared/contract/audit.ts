@@ -206,8 +206,9 @@ export const importReportSchema = z.object({
   fatal: z.string().nullable(),
   warnings: z.array(z.string()),
   /**
-   * Interrupted (Ctrl-C) while a staged load held rows back to move them in by date: items read and
-   * checked but not added, which importing the file again adds. Absent when there are none.
+   * Interrupted (Ctrl-C) while a staged load held rows back to move them in by date, or while it
+   * waited for another process to let go of the cache to copy rows in: items read and checked but
+   * not added, which importing the file again adds. Absent when there are none.
    */
   notAdded: z.number().int().optional(),
   /**

@@ -25,7 +25,8 @@ export type LoadPath = 'rows' | 'staged' | 'bulk';
 export interface ImportOptions {
   /**
    * Ctrl-C: the load stops after the batch in hand, which is committed; events committed before stay,
-   * and the files after this one are not read.
+   * and the files after this one are not read. A staged or bulk load waiting for another process
+   * to let go of the cache stops at once: the rows it was to copy are not added (report.notAdded).
    */
   signal?: AbortSignal;
   /** The format, when the file's name and first bytes cannot tell it (`audit import --format`). */
@@ -55,14 +56,17 @@ export interface ImportOptions {
    */
   worker?: boolean;
   /**
-   * How a batch of a file going in row by row (and standard input) waits while another process
-   * holds the cache (busy.ts); the app's way by default. Progress says what it waits for.
+   * How each write of the load (a batch; a staged or bulk load's setting aside and building of
+   * indexes too) waits while another process holds the cache (busy.ts); the app's way by
+   * default. Progress says what it waits for.
    */
   lockWait?: LockWait;
 }
 
 /** What an import that gave up waiting for the cache says becomes of it. */
 const IMPORT_LATER = 'the batches imported before stay cached, and importing the file again adds the rest';
+/** The same when it gave up at the end of a staged or bulk load, with indexes still to build (store.restoreIndexes). */
+const RESTORE_LATER = `${IMPORT_LATER}; the cache's indexes are built again by its next large import, or when it is next opened once this process has ended`;
 
 const SNIFF_BYTES = 64 * 1024;
 /**
@@ -159,7 +163,7 @@ export async function importFile(store: AuditStore, path: string, opts: ImportOp
   const task: ReadTask = { path, format: report.format };
   return finishLoad(store, report, () => load === 'rows'
     ? loadRows(store, task, tally, batchSize, { signal: opts.signal, lockWait: opts.lockWait })
-    : loadStaged(store, task, tally, { bulk: load === 'bulk', cached, bytes, batchSize, worker: opts.worker ?? true, signal: opts.signal, onHold: opts.onHold, onSort: opts.onSort }));
+    : loadStaged(store, task, tally, { bulk: load === 'bulk', cached, bytes, batchSize, worker: opts.worker ?? true, signal: opts.signal, onHold: opts.onHold, onSort: opts.onSort, lockWait: opts.lockWait }));
 }
 
 /** How a report names standard input (`audit import -`). */
@@ -312,6 +316,39 @@ class Tally {
   }
 }
 
+/** Runs one write of a load once the cache's lock is free (lockWaiter); `signal` ends the wait with its AbortError. */
+type LoadWrite = <T>(write: () => T, o?: { signal?: AbortSignal; afterwards?: string }) => Promise<T>;
+
+/**
+ * A load's writes wait for the cache's lock with this thread free (whenWritable); the progress
+ * says what a write waits for, once per wait, and that the wait is over.
+ */
+function lockWaiter(store: AuditStore, tally: Tally, wait: LockWait = APP_LOCK_WAIT): LoadWrite {
+  return async (write, o = {}) => {
+    let said: string | null = null;
+    const done = await whenWritable(store, write, {
+      wait, afterwards: o.afterwards ?? IMPORT_LATER, signal: o.signal,
+      onWait: (m) => {
+        if (m !== said) tally.progress((said = m));
+      },
+    });
+    if (said !== null) tally.progress();
+    return done;
+  };
+}
+
+/** A write the signal stopped while it waited for the lock: it was not made. */
+const STOPPED = Symbol('stopped');
+
+async function unlessStopped<T>(write: Promise<T>, signal: AbortSignal | undefined): Promise<T | typeof STOPPED> {
+  try {
+    return await write;
+  } catch (err) {
+    if (signal?.aborted && (err as { name?: unknown } | null)?.name === 'AbortError') return STOPPED;
+    throw err;
+  }
+}
+
 /**
  * Parsed in this thread and inserted batch by batch through every index. A batch waits for the
  * cache's lock between chunks (whenWritable), so the thread stays free meanwhile.
@@ -320,18 +357,8 @@ async function loadRows(store: AuditStore, task: ReadTask, tally: Tally, batchSi
   const report = tally.report;
   let batch: EventRow[] = [];
   const full: EventRow[][] = [];
-  // A wait is said once, in the progress, until the batch it held back is in.
-  let said: string | null = null;
-  const insert = async (rows: EventRow[]) => {
-    const counts = await whenWritable(store, () => store.insertBatch(rows, 'import'), {
-      wait: o.lockWait ?? APP_LOCK_WAIT, afterwards: IMPORT_LATER,
-      onWait: (m) => {
-        if (m !== said) tally.progress((said = m));
-      },
-    });
-    said = null;
-    tally.counted(counts);
-  };
+  const write = lockWaiter(store, tally, o.lockWait);
+  const insert = async (rows: EventRow[]) => tally.counted(await write(() => store.insertBatch(rows, 'import')));
   // The wait given up: the reading stops there (readParsed's catch), and nothing more is written.
   let gaveUp: CacheBusyError | null = null;
   const drain = async () => {
@@ -380,12 +407,18 @@ interface StagedLoad {
   signal?: AbortSignal;
   onHold?: ImportOptions['onHold'];
   onSort?: ImportOptions['onSort'];
+  lockWait?: LockWait;
 }
 
-/** Read (in a worker thread) into a stage, then copied in by SQL: a staged or a bulk load. */
+/**
+ * Read (in a worker thread) into a stage, then copied in by SQL: a staged or a bulk load. Each
+ * write waits for the cache's lock with this thread free (lockWaiter), one check per batch; a
+ * Stop ends a wait, the rows it held back not added, but not the indexes' building at the end.
+ */
 async function loadStaged(store: AuditStore, task: ReadTask, tally: Tally, how: StagedLoad): Promise<void> {
-  const { bulk, cached, bytes, batchSize } = how;
+  const { bulk, cached, bytes, batchSize, signal } = how;
   const report = tally.report;
+  const write = lockWaiter(store, tally, how.lockWait);
   // A staged load keeps every index live, and is recorded all the same: a bulk load in another
   // process must not set the unique index aside under it, nor build it again under it.
   //
@@ -397,10 +430,17 @@ async function loadStaged(store: AuditStore, task: ReadTask, tally: Tally, how: 
   // holds few events (a month not yet imported), live where it holds many (store.openStage).
   // Where keys do not follow dates, by counts: live when the cache holds a tenth of the file's events.
   const byDates = bulk && cached > 0 && keysFollowDates(store.db);
-  if (bulk) {
-    store.deferIndexes({ keepUnique: byDates || cached > bytes / BYTES_PER_EVENT / 10 });
-    store.beginBulk();
-  } else store.registerLoad();
+  const begun = await unlessStopped(write(() => bulk
+    ? store.writeTx(() => {
+      store.deferIndexes({ keepUnique: byDates || cached > bytes / BYTES_PER_EVENT / 10 });
+      store.beginBulk();
+    })
+    : store.registerLoad(), { signal }), signal);
+  // Stopped before the load wrote anything: nothing to undo.
+  if (begun === STOPPED) {
+    report.interrupted = true;
+    return;
+  }
   let staged: StagedRows | null = null;
   try {
     staged = store.openStage({ uniqueByOverlap: byDates });
@@ -417,11 +457,17 @@ async function loadStaged(store: AuditStore, task: ReadTask, tally: Tally, how: 
     let pending: { lo: number; hi: number } | null = null;
     // The last batch came, and the signal did not cut the reading short: the whole file was read.
     let readAll = false;
-    const copyPending = () => {
-      if (pending) tally.counted(stage.copy(pending.lo, pending.hi, 'import'));
+    // Stopped while waiting for the lock, the rows in hand stay pending: not added.
+    const copyPending = async () => {
+      if (!pending) return;
+      const { lo, hi } = pending;
+      const counts = await unlessStopped(write(() => stage.copy(lo, hi, 'import'), { signal }), signal);
+      if (counts === STOPPED) return;
       pending = null;
+      tally.counted(counts);
     };
-    const onStaged = (b: StagedBatch) => {
+    const notCopied = () => (pending ? pending.hi - pending.lo : 0);
+    const onStaged = async (b: StagedBatch) => {
       report.items += b.items;
       tally.bytesRead = Math.max(tally.bytesRead, b.bytesRead);
       for (const w of b.warnings) report.warnings.push(w);
@@ -432,11 +478,11 @@ async function loadStaged(store: AuditStore, task: ReadTask, tally: Tally, how: 
       if (b.hi > b.lo && heldFrom === null && inOrder(b.ts, span)) {
         span = widen(b.ts, span);
         pending = { lo: pending?.lo ?? b.lo, hi: b.hi };
-        if (pending.hi - pending.lo >= batchSize || b.done) copyPending();
+        if (pending.hi - pending.lo >= batchSize || b.done) await copyPending();
         else tally.progress();
         return;
       }
-      copyPending();
+      await copyPending();
       if (b.hi > b.lo && heldFrom === null) {
         heldFrom = b.lo;
         // The batch's first item: its rows are the first held back.
@@ -450,16 +496,18 @@ async function loadStaged(store: AuditStore, task: ReadTask, tally: Tally, how: 
     // The reading side commits and reports every BATCH_ROWS rows, so the decision to copy or hold
     // back follows the file closely; a bulk transaction spans several staged batches.
     await stageRows({ ...task, stagePath: stage.path, batchSize: Math.min(batchSize, BATCH_ROWS) }, onStaged, how);
-    copyPending();
-    // Interrupted, the rows held back stay out: moving them in could take as long as the load so far.
-    // The report says how many, or its items would not add up to what it says became of them.
-    if (heldFrom !== null && how.signal?.aborted) report.notAdded = stagedTo - heldFrom;
+    await copyPending();
+    // Interrupted, the rows held back stay out: moving them in could take as long as the load so
+    // far; so do rows whose copy a Stop found waiting for the lock. The report says how many, or
+    // its items would not add up to what it says became of them.
+    if (signal?.aborted && (heldFrom !== null || notCopied())) report.notAdded = notCopied() + (heldFrom !== null ? stagedTo - heldFrom : 0);
     else if (heldFrom !== null) {
-      // One synchronous step: a Ctrl-C from here on is seen only once the file is all in.
+      // The last step: a Ctrl-C from here on is seen only once the file is all in.
       how.onSort?.({ path: report.path, rows: stagedTo - heldFrom });
       if (tally.held) tally.held.adding = true;
       tally.progress();
-      stage.merge(heldFrom, 'import', batchSize, (c) => tally.counted(c));
+      const next = stage.merge(heldFrom, 'import', batchSize);
+      for (let c = await write(next); c; c = await write(next)) tally.counted(c);
     }
     if (!readAll || report.notAdded) report.interrupted = true;
   } finally {
@@ -469,7 +517,8 @@ async function loadStaged(store: AuditStore, task: ReadTask, tally: Tally, how: 
     } finally {
       try {
         // Rows the load let in whose event_id was cached already, or came earlier in the file.
-        const removed = store.restoreIndexes();
+        // A Stop does not end these waits: the cache would be left without its indexes.
+        const removed = await restoreIndexes(store, (step) => write(step, { afterwards: RESTORE_LATER }));
         report.accepted -= removed;
         report.duplicates += removed;
       } finally {
@@ -477,6 +526,16 @@ async function loadStaged(store: AuditStore, task: ReadTask, tally: Tally, how: 
       }
     }
   }
+}
+
+/**
+ * store.restoreIndexes, each of its writes made through `write` (waiting for the cache's lock with
+ * this thread free). Returns how many of this process's bulk-loaded rows were removed as duplicates.
+ */
+export async function restoreIndexes(store: AuditStore, write: (step: () => number) => Promise<number>): Promise<number> {
+  let removed = 0;
+  for (let step = store.nextRestore(); step; step = store.nextRestore()) removed += await write(step);
+  return removed;
 }
 
 /** Rows inside the dates already written: a few (a file nearly in order) are cheap, many are random writes. */
@@ -506,7 +565,7 @@ interface StageFailure {
  * batch in order. Where the worker cannot start (a build without the worker file), the file is
  * staged in this thread instead, through the same code.
  */
-async function stageRows(task: StageTask, emit: (b: StagedBatch) => void, o: { worker: boolean; signal?: AbortSignal }): Promise<void> {
+async function stageRows(task: StageTask, emit: (b: StagedBatch) => Promise<void>, o: { worker: boolean; signal?: AbortSignal }): Promise<void> {
   const url = workerUrl();
   const { signal } = o;
   if (!o.worker || !url) return stageFile(task, emit, signal);
@@ -524,20 +583,23 @@ async function stageRows(task: StageTask, emit: (b: StagedBatch) => void, o: { w
   });
   const outcome = await new Promise<'done' | 'fallback' | { failed: unknown }>((resolve) => {
     let finished = false;
+    // The batch in hand: its copy may be waiting for the cache's lock.
+    let delivering: Promise<void> | null = null;
     // Interrupted: the batches delivered so far are the load; the thread is stopped where it is.
     const onAbort = () => finish('done');
     const finish = (how: 'done' | 'fallback' | { failed: unknown }) => {
       if (finished) return;
       finished = true;
       signal?.removeEventListener('abort', onAbort);
-      // Resolved once the thread is gone: the stage file is deleted next, which Windows refuses while it is open.
-      void worker.terminate().finally(() => resolve(how));
+      // Resolved once the thread is gone (the stage file is deleted next, which Windows refuses
+      // while it is open) and the batch in hand is settled (a Stop ends its wait).
+      void Promise.allSettled([worker.terminate(), delivering]).then(() => resolve(how));
     };
     // Every batch, the last one too, may copy rows into the cache here; if that fails (disk full, a
-    // locked file) the import fails as it would in this thread.
-    const deliver = (b: StagedBatch) => {
+    // wait for the lock given up) the import fails as it would in this thread.
+    const deliver = async (b: StagedBatch) => {
       try {
-        emit(b);
+        await emit(b);
       } catch (err) {
         return finish({ failed: err });
       }
@@ -552,13 +614,15 @@ async function stageRows(task: StageTask, emit: (b: StagedBatch) => void, o: { w
     const next = () => {
       const b = waiting.shift();
       if (!b || finished) return;
-      deliver(b);
-      if (waiting.length) setImmediate(next);
+      delivering = deliver(b).then(() => {
+        delivering = null;
+        if (waiting.length) setImmediate(next);
+      });
     };
     const queue = (b: StagedBatch) => {
       if (finished) return;
       waiting.push(b);
-      if (waiting.length === 1) setImmediate(next);
+      if (waiting.length === 1 && !delivering) setImmediate(next);
     };
     worker.on('message', (m: StagedBatch | StageFailure) => {
       started = true;

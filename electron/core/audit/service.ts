@@ -1,10 +1,10 @@
 import { IMPORT_RUNNING, type AuditEventDetail, type AuditFacets, type AuditFilters, type AuditQueryResponse, type AuditSort, type AuditStatus, type AuditTimeline, type ImportDone, type ImportProgress, type ImportReport, type SyncDone, type SyncProgress, type SyncReport } from '../../../shared/contract/audit.ts';
 import { DeskError } from '../../../shared/contract/define.ts';
 import type { ApiTarget } from '../api/client.ts';
-import { APP_LOCK_WAIT, isBusy, type LockWait } from './busy.ts';
+import { APP_LOCK_WAIT, isBusy, whenWritable, type LockWait } from './busy.ts';
 import { exportEvents } from './export.ts';
 import { isDiskFull } from './disk-space.ts';
-import { importFiles, importStream, type ImportOptions } from './import.ts';
+import { importFiles, importStream, restoreIndexes, type ImportOptions } from './import.ts';
 import { AUDIT_DAILY_LIMIT, keyFingerprint, RequestLedger } from './ledger.ts';
 import { eventDetail, facets, queryEvents, timeline, type QueryInput } from './query.ts';
 import { AuditStore } from './store.ts';
@@ -174,8 +174,8 @@ export class AuditService {
 
   private queuedImport(load: () => Promise<ImportReport[]>): Promise<ImportReport[]> {
     const run = this.importing.then(() => this.told('import', async () => {
-      // Indexes an earlier load here could not build (the disk was full) are built first.
-      this.store.restoreIndexes();
+      // Indexes an earlier load here could not build (the disk was full, the cache stayed locked) are built first.
+      await restoreIndexes(this.store, (step) => whenWritable(this.store, step, { wait: this.lockWait, afterwards: 'nothing was imported; importing again builds them first' }));
       const reports = await load();
       // Fresh statistics after a bulk load keep the planner choosing the filter indexes. They can
       // wait for the next import when the disk is full (the reports say so).

@@ -128,9 +128,10 @@ class StageWriter {
 
 /**
  * Reads, parses and checks the file, writing accepted rows to the stage and calling `emit` once per
- * committed batch (and once at the end, `done`), in file order.
+ * committed batch (and once at the end, `done`), in file order. An `emit` that returns a promise
+ * (a copy waiting for the cache's lock, in this thread) holds the reading until it settles.
  */
-export async function stageFile(task: StageTask, emit: (b: StagedBatch) => void, signal?: AbortSignal): Promise<void> {
+export async function stageFile(task: StageTask, emit: (b: StagedBatch) => void | Promise<void>, signal?: AbortSignal): Promise<void> {
   const writer = new StageWriter(task.stagePath);
   try {
     let items = 0;
@@ -144,7 +145,19 @@ export async function stageFile(task: StageTask, emit: (b: StagedBatch) => void,
       rejects = [];
       warnings = [];
       fatal = null;
-      emit(b);
+      ready.push(b);
+    };
+    // Emitted once the chunk that completed them is parsed: a parser's callback cannot wait.
+    const ready: StagedBatch[] = [];
+    // What `emit` threw: the staging's own failure, as a worker thread's is (not the reading's stop).
+    const failed: { error?: unknown } = {};
+    const drain = async () => {
+      try {
+        for (let b = ready.shift(); b; b = ready.shift()) await emit(b);
+      } catch (err) {
+        failed.error ??= err;
+        throw err;
+      }
     };
     const { stopped } = await readParsed(task, {
       row: (r) => {
@@ -158,8 +171,10 @@ export async function stageFile(task: StageTask, emit: (b: StagedBatch) => void,
       },
       fatal: (reason) => (fatal ??= reason),
       warning: (m) => warnings.push(m),
-    }, { signal, onRead: (b) => (bytesRead = b) });
+    }, { signal, onRead: (b) => (bytesRead = b), drain });
+    if ('error' in failed) throw failed.error;
     send(true, stopped);
+    await drain();
   } finally {
     writer.close();
   }

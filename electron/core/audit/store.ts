@@ -239,25 +239,48 @@ export class AuditStore {
    * duplicates.
    */
   restoreIndexes(): number {
-    // Read first: a process that only opens the file to read it writes nothing here.
+    let removed = 0;
+    for (let step = this.nextRestore(); step; step = this.nextRestore()) removed += step();
+    return removed;
+  }
+
+  /**
+   * restoreIndexes one write at a time, so a caller can wait for the lock between them (import.ts):
+   * the next write it makes (returning the rows it removed), or null once nothing is left to do.
+   * Decided by reading only (a process that only opens the file to read it writes nothing here),
+   * and decided again under the lock: another process may have started a load since.
+   */
+  nextRestore(): (() => number) | null {
     const owners = this.loadOwners();
-    if (this.otherLoadAlive(owners)) {
-      if (owners.includes(process.pid)) this.db.prepare('DELETE FROM audit_meta WHERE key = ?').run(`${BULK_OWNER}${process.pid}`);
+    const mine = `${BULK_OWNER}${process.pid}`;
+    const forgetMine = () => {
+      this.db.prepare('DELETE FROM audit_meta WHERE key = ?').run(mine);
       return 0;
-    }
-    const list = this.db.prepare('SELECT name, sql FROM deferred_indexes').all() as { name: string; sql: string }[];
+    };
+    if (this.otherLoadAlive(owners)) return owners.includes(process.pid) ? forgetMine : null;
+    // Each write below does nothing when another load started since: the next call then only forgets this one.
+    const unlessLoading = (write: () => number) => () => this.writeTx(() => (this.otherLoadAlive() ? 0 : write()));
     if (owners.length && this.ftsInBulkMode()) {
       // The last load to finish (or the repair of one that crashed) merges the full-text segments
       // the bulk loads left, in one pass, and puts back the everyday settings.
-      this.db.exec("INSERT INTO events_fts (events_fts) VALUES ('optimize')");
-      this.ftsConfig(EVERYDAY_FTS);
+      return unlessLoading(() => {
+        if (!this.ftsInBulkMode()) return 0;
+        this.db.exec("INSERT INTO events_fts (events_fts) VALUES ('optimize')");
+        this.ftsConfig(EVERYDAY_FTS);
+        return 0;
+      });
     }
-    let removed = 0;
     // The unique index first: the others need not be built over the duplicates it removes.
-    for (const ix of list.toSorted((a, b) => Number(b.name === UNIQUE_INDEX) - Number(a.name === UNIQUE_INDEX))) removed += this.buildDeferred(ix);
+    const ix = this.db.prepare('SELECT name, sql FROM deferred_indexes ORDER BY name = ? DESC LIMIT 1').get(UNIQUE_INDEX) as { name: string; sql: string } | undefined;
+    if (ix) return unlessLoading(() => this.buildDeferred(ix));
     // Only now: while the indexes were being built, a process opening the file had to leave them alone.
-    if (owners.length) this.db.prepare("DELETE FROM audit_meta WHERE key GLOB 'bulk_owner_*'").run();
-    return removed;
+    if (owners.length) {
+      return unlessLoading(() => {
+        this.db.prepare("DELETE FROM audit_meta WHERE key GLOB 'bulk_owner_*'").run();
+        return 0;
+      });
+    }
+    return null;
   }
 
   /**
@@ -561,15 +584,15 @@ export class AuditStore {
     return {
       path,
       copy: (lo, hi, origin) => copy(() => fillRange.run(lo, hi), origin).counts,
-      merge: (from, origin, batchSize, onBatch) => {
+      merge: (from, origin, batchSize) => {
         db.exec('CREATE INDEX IF NOT EXISTS stage.rows_ts ON rows (ts, id)');
         let after: [number, number] = [-Number.MAX_VALUE, 0];
-        for (;;) {
+        return () => {
           const { counts, last: end } = copy(() => fillPage.run(from, ...after, batchSize), origin);
-          if (!end) return;
-          onBatch(counts);
+          if (!end) return null;
           after = end;
-        }
+          return counts;
+        };
       },
       close: () => {
         try {
@@ -664,8 +687,12 @@ export interface StagedRows {
   readonly path: string;
   /** Copies the staged rows lo <= id < hi (consecutive staged batches) into the cache as one committed batch. */
   copy(lo: number, hi: number, origin: Origin): InsertCounts;
-  /** Moves the staged rows from id `from` on into the cache in date order, one committed batch at a time. */
-  merge(from: number, origin: Origin, batchSize: number, onBatch: (c: InsertCounts) => void): void;
+  /**
+   * Moves the staged rows from id `from` on into the cache in date order: each call of the
+   * function returned commits the next batch (null when none is left), so a caller can wait for the
+   * lock between batches. A call that failed wrote nothing, and the next one retries its batch.
+   */
+  merge(from: number, origin: Origin, batchSize: number): () => InsertCounts | null;
   /** Detaches and deletes the stage file. */
   close(): void;
 }
