@@ -282,3 +282,29 @@ describe('the app importing a large export while another process holds the cache
     await app.close();
   }, 120_000);
 });
+
+describe('the app importing a small export (row by row) while another process holds the cache', () => {
+  it('Stop while it waits: the import ends at once, its rows said not added, and the cache is as it was', async () => {
+    const { app, dbPath, progress } = await appWithCache();
+    const file = tmp.file('small-export.ndjson', Array.from({ length: 300 }, (_, i) => JSON.stringify(makeEvent(2_000_000 + i))).join('\n') + '\n');
+    const holder = holdLock(dbPath);
+    try {
+      const run = app.importTracked([file]);
+      await until(() => waited(progress), 2500);
+      expect(waited(progress)).toBe(true);
+      const stoppedAt = performance.now();
+      expect(app.cancelImport()).toBe(true);
+      const [r] = await run;
+      // Ended while the other process still holds the lock, not once it let go or the wait gave up.
+      expect(performance.now() - stoppedAt).toBeLessThan(2000);
+      expect(holder.child.exitCode).toBeNull();
+      expect(r).toMatchObject({ items: 300, accepted: 0, notAdded: 300, fatal: null, interrupted: true });
+    } finally {
+      await holder.release();
+    }
+    expect(app.store.counts().events).toBe(PRIOR);
+    const [again] = await app.import([file]);
+    expect(again).toMatchObject({ accepted: 300, fatal: null });
+    await app.close();
+  }, 60_000);
+});

@@ -25,8 +25,8 @@ export type LoadPath = 'rows' | 'staged' | 'bulk';
 export interface ImportOptions {
   /**
    * Ctrl-C: the load stops after the batch in hand, which is committed; events committed before stay,
-   * and the files after this one are not read. A staged or bulk load waiting for another process
-   * to let go of the cache stops at once: the rows it was to copy are not added (report.notAdded).
+   * and the files after this one are not read. A load waiting for another process to let go of the
+   * cache stops at once: the rows it was to write are not added (report.notAdded).
    */
   signal?: AbortSignal;
   /** The format, when the file's name and first bytes cannot tell it (`audit import --format`). */
@@ -358,7 +358,14 @@ async function loadRows(store: AuditStore, task: ReadTask, tally: Tally, batchSi
   let batch: EventRow[] = [];
   const full: EventRow[][] = [];
   const write = lockWaiter(store, tally, o.lockWait);
-  const insert = async (rows: EventRow[]) => tally.counted(await write(() => store.insertBatch(rows, 'import')));
+  // A Stop that ended a wait for the lock: the rows in hand and after are not added (the report says how many).
+  let stoppedWaiting = false;
+  const insert = async (rows: EventRow[]) => {
+    const counts = stoppedWaiting ? STOPPED : await unlessStopped(write(() => store.insertBatch(rows, 'import'), { signal: o.signal }), o.signal);
+    if (counts !== STOPPED) return tally.counted(counts);
+    stoppedWaiting = report.interrupted = true;
+    report.notAdded = (report.notAdded ?? 0) + rows.length;
+  };
   // The wait given up: the reading stops there (readParsed's catch), and nothing more is written.
   let gaveUp: CacheBusyError | null = null;
   const drain = async () => {
