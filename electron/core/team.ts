@@ -29,6 +29,8 @@ export interface TeamDeps {
   events?: EventBus;
   addMediaRoots?: (roots: () => string[]) => void;
   poll?: { firstMs: number; minMs: number; maxMs: number };
+  /** Whose path rules written files keep (process.platform): tests pass win32. */
+  platform?: string;
 }
 
 /**
@@ -56,9 +58,9 @@ export function teamServices(d: TeamDeps) {
     }, 200);
     emitTimer.unref?.();
   };
-  const apps = new AppsService({ client: d.client, store, lease: d.lease, backend: d.backend, builtInSandboxUrl: d.builtInSandboxUrl, sandboxOwners: d.sandboxOwners, defaultOutDir: () => defaultOutDir(d.home, d.settings(), 'apps'), onChange, poll: d.poll });
+  const apps = new AppsService({ client: d.client, store, lease: d.lease, backend: d.backend, builtInSandboxUrl: d.builtInSandboxUrl, sandboxOwners: d.sandboxOwners, defaultOutDir: () => defaultOutDir(d.home, d.settings(), 'apps'), onChange, poll: d.poll, platform: d.platform });
   const analytics = new AnalyticsService({ client: d.client, db: d.db, target: d.target });
-  const creations = new CreationsService(d.client, join(d.home, 'cache', 'creations'));
+  const creations = new CreationsService(d.client, join(d.home, 'cache', 'creations'), d.platform);
   d.addMediaRoots?.(() => store.outDirs());
   apps.runner.start();
   return { apps, analytics, creations };

@@ -273,3 +273,63 @@ describe('workflow apps over the Sandbox', () => {
     expect(await posts()).toBe(before + 1);
   });
 });
+
+describe("on Windows, results whose path would pass its 259 characters", () => {
+  /** A folder `length` characters long in all, under `dir`. */
+  const deepFolder = (length: number) => {
+    const base = join(dir, 'deep');
+    const folder = `${base}/${'d'.repeat(length - base.length - 1)}`;
+    mkdirSync(folder, { recursive: true });
+    expect(folder.length).toBe(length);
+    return folder;
+  };
+
+  it('an app run into a folder too deep for its results is refused before it is queued or paid, naming the path', async () => {
+    const win = await rig({ sandbox: r.sandbox, platform: 'win32' });
+    try {
+      const out = deepFolder(240);
+      const posts = async () => (await control(r.sandbox.url, 'stats')).requests['POST /v1/ai/apps/:appId/run'] ?? 0;
+      const before = await posts();
+      const runs = win.services.apps.runs().length;
+      const refused = win.services.apps.run({ appId: 'pS7kQ2xa', confirmedCost: 12, inputs: { product_image: image, scene: 'x' }, outDir: out });
+      await expect(refused).rejects.toMatchObject({ code: 'invalid' });
+      await expect(refused).rejects.toThrow(/^output folder: its results cannot be written: .*deep\/d+\/product-shot-studio-xxxxxxxx-99\.webp would be \d+ characters long, more than 253 .*; choose an output folder with a shorter path$/);
+      expect(win.services.apps.runs().length).toBe(runs);
+      expect(await posts()).toBe(before);
+      // A shorter folder is fine on Windows too.
+      const ok = await win.services.apps.run({ appId: 'pS7kQ2xa', confirmedCost: 12, inputs: { product_image: image, scene: 'x' }, outDir: deepFolder(150) });
+      expect((await settled(win, ok.id)).state).toBe('done');
+      expect(await posts()).toBe(before + 1);
+    } finally {
+      await win.close();
+      cleanup(win.home);
+    }
+  });
+
+  it('a creation with a long name is saved under a shortened name that fits; a folder with no room for any name is refused before the download', async () => {
+    const win = await rig({ sandbox: r.sandbox, platform: 'win32' });
+    try {
+      const prompt = 'a lighthouse on a granite cliff at dawn, waves breaking below, gulls, long exposure';
+      await win.client.create('/v1/ai/text-to-image/context-gen', { prompt });
+      await new Promise((res) => setTimeout(res, 400));
+      const page = await win.services.creations.list({ page: 1, perPage: 10, thumbnails: false });
+      const c = page.items.find((i) => i.url && i.name?.startsWith('a lighthouse on a granite'));
+      expect(c).toBeDefined();
+      const out = deepFolder(200);
+      const saved = await win.services.creations.download(c!.id, out);
+      expect(saved.startsWith(`${out}/`)).toBe(true);
+      expect(saved.length).toBeLessThanOrEqual(253);
+      // Cut, with a hash that keeps two cut names apart, its extension kept.
+      expect(saved.slice(out.length + 1)).toMatch(/^a lighthouse on a granite[^/]*~[0-9a-f]{8}\.png$/);
+      expect(statSync(saved).size).toBeGreaterThan(0);
+      // Saved again beside it: the number it takes still fits.
+      const again = await win.services.creations.download(c!.id, out);
+      expect(again).toBe(saved.replace(/\.png$/, '-2.png'));
+      expect(again.length).toBeLessThanOrEqual(259);
+      await expect(win.services.creations.download(c!.id, deepFolder(245))).rejects.toThrow(/^output folder: the creation cannot be saved there: .* would be \d+ characters long, more than 253 .*; choose an output folder with a shorter path$/);
+    } finally {
+      await win.close();
+      cleanup(win.home);
+    }
+  });
+});

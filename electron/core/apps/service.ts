@@ -5,9 +5,11 @@ import type { AppDefinition, AppRun, AppSummary } from '../../../shared/contract
 import { appInputProblems } from '../../../shared/validation/app-inputs.ts';
 import { ApiError, type ApiClient } from '../api/client.ts';
 import { assertOutputFolder } from '../output-folder.ts';
+import { RESULT_SUFFIX_ROOM } from '../downloads/naming.ts';
+import { windowsPathProblem } from '../../../shared/file-names.ts';
 import { creationFile, creationValue } from './creation-input.ts';
 import { AppRunner, explainAppError, type SandboxOwners } from './runner.ts';
-import { AppRunStore, RETRYABLE, retryPlan, RUN_REQUEUE_FRESH, toAppRun } from './store.ts';
+import { AppRunStore, longestOutput, RETRYABLE, retryPlan, RUN_REQUEUE_FRESH, toAppRun } from './store.ts';
 import { parseAppDefinition, parseAppList } from './wire.ts';
 
 /** A failed app call as a DeskError: the Enterprise-only 403 in plain words. */
@@ -50,6 +52,8 @@ export interface AppsServiceOptions {
   defaultOutDir: () => string;
   onChange?: () => void;
   poll?: { firstMs: number; minMs: number; maxMs: number };
+  /** Whose path rules results keep (process.platform; see windowsPathProblem): tests pass win32. */
+  platform?: string;
 }
 
 export class AppsService {
@@ -101,6 +105,9 @@ export class AppsService {
     const inputs = await prepareInputs(def, req.inputs);
     const outDir = resolve(req.outDir ?? this.o.defaultOutDir());
     assertOutputFolder(outDir);
+    // A result that cannot be written is a paid run lost: said before it is sent.
+    const tooLong = windowsPathProblem(longestOutput(outDir, def.name, def.output ?? 'image'), this.o.platform ?? process.platform, RESULT_SUFFIX_ROOM);
+    if (tooLong) throw new DeskError('invalid', `output folder: its results cannot be written: ${tooLong}; choose an output folder with a shorter path`, [{ field: 'outDir', reason: tooLong }]);
     const backend = await this.o.backend();
     // A run it follows is reported as it stands.
     this.runner.settleGoneSandbox();

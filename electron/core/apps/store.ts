@@ -4,7 +4,7 @@ import { keylessIdentity } from '../../../shared/contract/foundation.ts';
 import { portableName } from '../../../shared/file-names.ts';
 import type { AppRun } from '../../../shared/contract/team.ts';
 import type { Db } from '../db/open.ts';
-import { extensionOf } from '../downloads/naming.ts';
+import { extensionOf, longestExt } from '../downloads/naming.ts';
 import { canMove, type JobState } from '../queue/states.ts';
 import { sandboxGone } from '../queue/store.ts';
 
@@ -70,12 +70,18 @@ const kindOf = (k: string): ResultKind => (k === 'video' || k === 'audio' ? k : 
  * `.part`, and only those are ever removed as a run's parts: never a user's file beside them.
  */
 export function plannedOutputs(r: Pick<AppRunRow, 'id' | 'appName' | 'runId' | 'outDir' | 'outputKind' | 'results'>): string[] {
-  return (r.results ?? []).map((res, i) => {
-    const ext = extensionOf(res.url, res.contentType, kindOf(r.outputKind));
-    // The run id is the server's: portable whatever it holds.
-    return join(r.outDir, portableName(`${slug(r.appName)}-${(r.runId ?? r.id).slice(0, 8)}-${i + 1}.${ext}`, `app-${i + 1}.${ext}`));
-  });
+  return (r.results ?? []).map((res, i) => outputPath(r.outDir, r.appName, r.runId ?? r.id, i + 1, extensionOf(res.url, res.contentType, kindOf(r.outputKind))));
 }
+
+// The run id is the server's: portable whatever it holds.
+const outputPath = (outDir: string, appName: string, runRef: string, n: number, ext: string) => join(outDir, portableName(`${slug(appName)}-${runRef.slice(0, 8)}-${n}.${ext}`, `app-${n}.${ext}`));
+
+/**
+ * The longest path plannedOutputs can give a run of this app in `outDir` (an 8-character run id,
+ * up to 99 results, the kind's longest extension): what the path rules are checked on before the
+ * run is paid for.
+ */
+export const longestOutput = (outDir: string, appName: string, outputKind: string) => outputPath(outDir, appName, 'x'.repeat(8), 99, longestExt(kindOf(outputKind)));
 
 /** States a user may retry a run from. */
 export const RETRYABLE: readonly AppRun['state'][] = ['failed', 'canceled', 'needs_attention'];

@@ -5,9 +5,9 @@ import { DeskError } from '../../../shared/contract/define.ts';
 import type { Creation, CreationsPage } from '../../../shared/contract/team.ts';
 import { ApiError, type ApiClient } from '../api/client.ts';
 import { downloadToPart, placeWithoutOverwrite, removeQuietly, sameFile } from '../downloads/download.ts';
-import { extensionOf, partPathOf, withCollisionSuffix } from '../downloads/naming.ts';
+import { extensionOf, partPathOf, RESULT_SUFFIX_ROOM, shortened, withCollisionSuffix } from '../downloads/naming.ts';
 import { ensureFolder } from '../output-folder.ts';
-import { portableName } from '../../../shared/file-names.ts';
+import { portableName, WINDOWS_MAX_PATH, windowsPathProblem } from '../../../shared/file-names.ts';
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
@@ -33,10 +33,13 @@ export class CreationsService {
   private readonly client: ApiClient;
   private readonly cacheDir: string;
   private readonly seen = new Map<string, Creation>();
+  /** Whose path rules saved files keep (process.platform; see windowsPathProblem). */
+  private readonly platform: string;
 
-  constructor(client: ApiClient, cacheDir: string) {
+  constructor(client: ApiClient, cacheDir: string, platform: string = process.platform) {
     this.client = client;
     this.cacheDir = cacheDir;
+    this.platform = platform;
   }
 
   async list(q: { page: number; perPage: number; tool?: string; thumbnails?: boolean }): Promise<CreationsPage> {
@@ -91,7 +94,8 @@ export class CreationsService {
     const dir = resolve(outDir);
     await ensureFolder(dir);
     // A creation's name is anyone's to set: `aux`, `draft.` or `a:b` is a name Windows cannot hold.
-    const base = join(dir, `${portableName(c.name, portableName(id, 'creation'))}.${extensionOf(c.url, undefined, kindOf(c.type))}`);
+    const ext = extensionOf(c.url, undefined, kindOf(c.type));
+    const base = join(dir, `${this.fittingStem(dir, portableName(c.name, portableName(id, 'creation')), ext)}.${ext}`);
     const part = partPathOf(base);
     await downloadToPart(c.url, part);
     for (let k = 1; ; k++) {
@@ -102,4 +106,21 @@ export class CreationsService {
       }
     }
   }
+
+  /**
+   * The creation's name as saved in `dir`: shortened (a hash keeps shortened names apart) where
+   * its path would be too long for Windows, as a creation's name is anyone's and may be long;
+   * refused, before the download, where even a short name would not fit.
+   */
+  private fittingStem(dir: string, stem: string, ext: string): string {
+    const pathOf = (s: string) => join(dir, `${s}.${ext}`);
+    if (!windowsPathProblem(pathOf(stem), this.platform, RESULT_SUFFIX_ROOM)) return stem;
+    const room = WINDOWS_MAX_PATH - RESULT_SUFFIX_ROOM - pathOf('').length;
+    if (room >= MIN_STEM) return shortened(stem, room);
+    const problem = windowsPathProblem(pathOf(stem.slice(0, MIN_STEM)), this.platform, RESULT_SUFFIX_ROOM)!;
+    throw new DeskError('invalid', `output folder: the creation cannot be saved there: ${problem}; choose an output folder with a shorter path`, [{ field: 'outDir', reason: problem }]);
+  }
 }
+
+/** The shortest a creation's name is cut to (see fittingStem): a few characters and the 9 of the hash. */
+const MIN_STEM = 16;

@@ -109,7 +109,10 @@ export const partPathOf = (finalPath: string) => `${finalPath}.part`;
 export const outputDirOf = (outDir: string, relDir: string) => (relDir ? join(outDir, ...relDir.split(sep).map((d) => portableName(d, '_'))) : outDir);
 
 /** What a result's name may still gain after renderName: a job's later results' `_10` and a collision's `-10`. */
-const RESULT_SUFFIX_ROOM = 6;
+export const RESULT_SUFFIX_ROOM = 6;
+
+/** The longest extension results of this kind get (never jpeg: extensionOf writes jpg), for a path's longest form. */
+export const longestExt = (kind: ResultKind) => KIND_EXTS[kind].filter((e) => e !== 'jpeg').reduce((a, b) => (b.length > a.length ? b : a));
 
 /**
  * Why the results of `inputPath` (null: a job without one) would have a path too long for Windows
@@ -119,8 +122,7 @@ const RESULT_SUFFIX_ROOM = 6;
  * would take the result for a photo.
  */
 export function resultPathProblem(o: { outDir: string; relDir: string; template: string; tool: string; kind: ResultKind; inputPath: string | null }, platform: string): string | null {
-  // Never jpeg: extensionOf writes jpg.
-  const ext = KIND_EXTS[o.kind].filter((e) => e !== 'jpeg').reduce((a, b) => (b.length > a.length ? b : a));
+  const ext = longestExt(o.kind);
   const name = renderName(o.template, { name: stemOf(o.inputPath, '00000000'), tool: o.tool, ext, batch: '00000000', date: new Date() }, 0);
   return windowsPathProblem(join(outputDirOf(o.outDir, o.relDir), name), platform, RESULT_SUFFIX_ROOM);
 }
