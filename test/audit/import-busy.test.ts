@@ -159,6 +159,28 @@ function lockElsewhere(dbPath: string, progress: ImportProgress[]) {
   };
 }
 
+/**
+ * An import of `file` started while another process holds the lock, and Stop pressed once it says
+ * it waits: it must end while the lock is still held (not once it is let go, or the wait gives up).
+ * Returns its report; the lock is let go after.
+ */
+async function stoppedWhileWaiting(app: AuditService, dbPath: string, progress: ImportProgress[], file: string): Promise<ImportReport> {
+  const holder = holdLock(dbPath);
+  try {
+    const run = app.importTracked([file]);
+    await until(() => waited(progress), 2500);
+    expect(waited(progress)).toBe(true);
+    const stoppedAt = performance.now();
+    expect(app.cancelImport()).toBe(true);
+    const [r] = await run;
+    expect(performance.now() - stoppedAt).toBeLessThan(2000);
+    expect(holder.child.exitCode).toBeNull();
+    return r;
+  } finally {
+    await holder.release();
+  }
+}
+
 describe('the app importing a large export while another process holds the cache', () => {
   it('held from before it starts: the import waits with its thread free, says so, and once let go adds every event with the indexes built', async () => {
     const { app, dbPath, progress } = await appWithCache();
@@ -175,21 +197,8 @@ describe('the app importing a large export while another process holds the cache
 
   it('Stop while it waits: the import ends at once, having written nothing, and the cache is as it was', async () => {
     const { app, dbPath, progress } = await appWithCache();
-    const holder = holdLock(dbPath);
-    try {
-      const run = app.importTracked([big]);
-      await until(() => waited(progress), 2500);
-      expect(waited(progress)).toBe(true);
-      const stoppedAt = performance.now();
-      expect(app.cancelImport()).toBe(true);
-      const [r] = await run;
-      // Ended while the other process still holds the lock.
-      expect(performance.now() - stoppedAt).toBeLessThan(2000);
-      expect(holder.child.exitCode).toBeNull();
-      expect(r).toMatchObject({ accepted: 0, duplicates: 0, fatal: null, interrupted: true });
-    } finally {
-      await holder.release();
-    }
+    const r = await stoppedWhileWaiting(app, dbPath, progress, big);
+    expect(r).toMatchObject({ accepted: 0, duplicates: 0, fatal: null, interrupted: true });
     expect(app.store.counts().events).toBe(PRIOR);
     expectWhole(app, dbPath);
     // Nothing of it stays in the way: the same file again goes in whole.
@@ -287,21 +296,8 @@ describe('the app importing a small export (row by row) while another process ho
   it('Stop while it waits: the import ends at once, its rows said not added, and the cache is as it was', async () => {
     const { app, dbPath, progress } = await appWithCache();
     const file = tmp.file('small-export.ndjson', Array.from({ length: 300 }, (_, i) => JSON.stringify(makeEvent(2_000_000 + i))).join('\n') + '\n');
-    const holder = holdLock(dbPath);
-    try {
-      const run = app.importTracked([file]);
-      await until(() => waited(progress), 2500);
-      expect(waited(progress)).toBe(true);
-      const stoppedAt = performance.now();
-      expect(app.cancelImport()).toBe(true);
-      const [r] = await run;
-      // Ended while the other process still holds the lock, not once it let go or the wait gave up.
-      expect(performance.now() - stoppedAt).toBeLessThan(2000);
-      expect(holder.child.exitCode).toBeNull();
-      expect(r).toMatchObject({ items: 300, accepted: 0, notAdded: 300, fatal: null, interrupted: true });
-    } finally {
-      await holder.release();
-    }
+    const r = await stoppedWhileWaiting(app, dbPath, progress, file);
+    expect(r).toMatchObject({ items: 300, accepted: 0, notAdded: 300, fatal: null, interrupted: true });
     expect(app.store.counts().events).toBe(PRIOR);
     const [again] = await app.import([file]);
     expect(again).toMatchObject({ accepted: 300, fatal: null });
