@@ -1,3 +1,20 @@
+/**
+ * `emit` at most once per `ms`, except a value whose `stepOf` differs from the last one emitted's:
+ * it goes at once, so a new step (a new file, the last count) never lags behind the throttle.
+ */
+export function throttled<T>(emit: (v: T) => void, ms: number, stepOf: (v: T) => string = () => ''): (v: T) => void {
+  let last = -Infinity;
+  let step: string | null = null;
+  return (v) => {
+    const now = performance.now();
+    const s = stepOf(v);
+    if (s === step && now - last < ms) return;
+    step = s;
+    last = now;
+    emit(v);
+  };
+}
+
 /** Runs `fn` over items with at most `n` at a time, keeping order: I/O fan-out that stays polite. */
 export async function mapLimit<T, R>(items: readonly T[], n: number, fn: (t: T, index: number) => Promise<R>): Promise<R[]> {
   const out = new Array<R>(items.length);

@@ -51,13 +51,16 @@ export const sameFileKey = (path: string) => path.normalize('NFC').toLowerCase()
  */
 export const WINDOWS_MAX_PATH = 259;
 
+/** Whether paths on `platform` (process.platform) keep Windows' limit: a caller that must render a name to check it can skip that elsewhere. */
+export const hasWindowsPathLimit = (platform: string) => platform === 'win32';
+
 /**
  * Why `path` is too long for Windows, or null; only when `platform` (process.platform) is win32,
  * where the path is this machine's. `room`: characters the name may still gain (a `-2`), which
  * the path must leave. Counted in UTF-16 units, as Windows counts (a JS string's length).
  */
 export function windowsPathProblem(path: string, platform: string, room = 0): string | null {
-  if (platform !== 'win32' || path.length + room <= WINDOWS_MAX_PATH) return null;
+  if (!hasWindowsPathLimit(platform) || path.length + room <= WINDOWS_MAX_PATH) return null;
   const limit = room ? `${WINDOWS_MAX_PATH - room} (Windows allows ${WINDOWS_MAX_PATH} in a path, and its name may still get a number)` : `the ${WINDOWS_MAX_PATH} Windows allows in a path`;
   return `${path} would be ${path.length} characters long, more than ${limit}; Explorer and most programs could not open it`;
 }

@@ -1,5 +1,6 @@
 import { IMPORT_RUNNING, type AuditEventDetail, type AuditFacets, type AuditFilters, type AuditQueryResponse, type AuditSort, type AuditStatus, type AuditTimeline, type ImportDone, type ImportProgress, type ImportReport, type SyncDone, type SyncProgress, type SyncReport } from '../../../shared/contract/audit.ts';
 import { DeskError } from '../../../shared/contract/define.ts';
+import { throttled } from '../../../shared/concurrency.ts';
 import type { ApiTarget } from '../api/client.ts';
 import { APP_LOCK_WAIT, isBusy, whenWritable, type LockWait } from './busy.ts';
 import { exportEvents } from './export.ts';
@@ -42,23 +43,9 @@ export interface AuditServiceOptions {
 const PROGRESS_MS = 100;
 
 /** What a window shows of a file going in apart from its counts: which file, whether rows are held back or being added, what it waits for. */
+// The first progress of a file or of a step (rows held back, their adding, a wait) goes at once (throttled).
 const stepOf = (p: ImportProgress) => `${p.file}:${p.held ? (p.held.adding ? 'adding' : 'held') : ''}:${p.waiting ?? ''}`;
 
-/**
- * `emit` at most once per `ms`, except for the first progress of a file or of a step (rows held
- * back, their adding), so neither the count of files nor what the import is doing ever lags.
- */
-function throttled(emit: (p: ImportProgress) => void, ms: number): (p: ImportProgress) => void {
-  let last = -Infinity;
-  let step = '';
-  return (p) => {
-    const now = performance.now();
-    if (stepOf(p) === step && now - last < ms) return;
-    step = stepOf(p);
-    last = now;
-    emit(p);
-  };
-}
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
@@ -152,7 +139,7 @@ export class AuditService {
   importTracked(paths: readonly string[]): Promise<ImportReport[]> {
     if (this.importTask.busy) return Promise.reject(new DeskError('conflict', IMPORT_RUNNING));
     const { onImportProgress, onImportStopping, onImportDone } = this.opts;
-    const emit = onImportProgress && throttled(onImportProgress, PROGRESS_MS);
+    const emit = onImportProgress && throttled(onImportProgress, PROGRESS_MS, stepOf);
     return this.importTask.run(({ signal, progress }) => this.import(paths, {
       signal,
       onProgress: (p) => {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { extname, basename, join, sep } from 'node:path';
 import type { ResultKind } from '../../../shared/catalogue/index.ts';
-import { portableName, UNSAFE_NAME_CHARS as UNSAFE, windowsPathProblem } from '../../../shared/file-names.ts';
+import { hasWindowsPathLimit, portableName, UNSAFE_NAME_CHARS as UNSAFE, windowsPathProblem } from '../../../shared/file-names.ts';
 
 export interface NameParts {
   /** Input file name without extension, or a stand-in for prompt-only jobs. */
@@ -122,6 +122,8 @@ export const longestExt = (kind: ResultKind) => KIND_EXTS[kind].filter((e) => e 
  * would take the result for a photo.
  */
 export function resultPathProblem(o: { outDir: string; relDir: string; template: string; tool: string; kind: ResultKind; inputPath: string | null }, platform: string): string | null {
+  // Asked of every input of a batch: where no limit applies, no name is rendered.
+  if (!hasWindowsPathLimit(platform)) return null;
   const ext = longestExt(o.kind);
   const name = renderName(o.template, { name: stemOf(o.inputPath, '00000000'), tool: o.tool, ext, batch: '00000000', date: new Date() }, 0);
   return windowsPathProblem(join(outputDirOf(o.outDir, o.relDir), name), platform, RESULT_SUFFIX_ROOM);

@@ -6,7 +6,7 @@ import { DEFAULT_SETTINGS, isAbsolutePath, type Settings } from '../../../shared
 import { ApiClient, ApiError, type ApiTarget, type ClientOptions } from '../api/client.ts';
 import { EnvelopeError, ToolClient, type TaskEnvelope } from '../api/tools.ts';
 import { acceptsExtension, checkInput, inputCheckOf } from '../batch/preflight.ts';
-import { mapLimit } from '../../../shared/concurrency.ts';
+import { mapLimit, throttled } from '../../../shared/concurrency.ts';
 import { scanInputs, type ScannedInput } from '../batch/scan.ts';
 import { fileDigest, samePhoto, sha256Of } from '../batch/same-bytes.ts';
 import { canonicalPath } from '../paths.ts';
@@ -57,15 +57,7 @@ export interface EngineOptions {
 type Listener = (e: JobsChanged) => void;
 
 /** A check's progress at most every 200 ms, and its last count: thousands of files, not thousands of events. */
-function throttledProgress(checkId: string, emit: (p: { checkId: string; checked: number; total: number }) => void) {
-  let last = 0;
-  return (checked: number, total: number) => {
-    const now = Date.now();
-    if (checked < total && now - last < 200) return;
-    last = now;
-    emit({ checkId, checked, total });
-  };
-}
+const CHECK_PROGRESS_MS = 200;
 
 /** queue_flags key: the backend of the lease holder (Backend.identity). */
 const HOLDER_BACKEND = 'holder_backend';
@@ -477,7 +469,9 @@ export class Engine {
       const outDirRaw = req.outDir ?? this.o.settings().outputDir;
       const outDir = outDirRaw && isAbsolutePath(outDirRaw) ? await canonicalPath(outDirRaw) : null;
       const usable = outDir && !outputFolderProblem(outDir) ? outDir : null;
-      const progress = req.checkId && onProgress ? throttledProgress(req.checkId, onProgress) : undefined;
+      const checkId = req.checkId;
+      const emit = checkId && onProgress ? throttled(onProgress, CHECK_PROGRESS_MS, (p) => (p.checked < p.total ? '' : 'last')) : null;
+      const progress = emit ? (checked: number, total: number) => emit({ checkId: checkId!, checked, total }) : undefined;
       const sorted = await this.sortInputs(tool, inputs, usable, backend, this.o.settings(), { signal: stop.signal, onChecked: progress });
       return { ready: sorted.ready.length, resumed: sorted.resumed.length, skipped: sorted.skipped, rejected: sorted.rejected };
     } finally {
