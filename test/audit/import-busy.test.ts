@@ -304,3 +304,33 @@ describe('the app importing a small export (row by row) while another process ho
     await app.close();
   }, 60_000);
 });
+
+describe('indexes an earlier import left set aside, while another process holds the cache', () => {
+  it('the next import builds them first, waiting with its thread free, then imports', async () => {
+    const { app, dbPath } = await appWithCache();
+    // As an import that could not build them leaves the cache (a full disk, a wait given up).
+    app.store.deferIndexes();
+    expect(app.store.db.prepare('SELECT count(*) FROM deferred_indexes').pluck().get()).toBe(EVENT_INDEXES);
+    const file = tmp.file('after-aside.ndjson', Array.from({ length: 50 }, (_, i) => JSON.stringify(makeEvent(3_000_000 + i))).join('\n') + '\n');
+    const holder = holdLock(dbPath);
+    const gaps = tickGaps();
+    let maxGap = Infinity;
+    let r: ImportReport;
+    try {
+      const run = app.import([file]);
+      // A wait inside SQLite would hold this thread for all of it.
+      await sleep(1500);
+      maxGap = gaps.stop();
+      await holder.release();
+      [r] = await run;
+    } finally {
+      gaps.stop();
+      await holder.release();
+    }
+    expect(maxGap).toBeLessThan(1000);
+    expect(r).toMatchObject({ items: 50, accepted: 50, fatal: null });
+    expect(app.store.counts().events).toBe(PRIOR + 50);
+    expectWhole(app, dbPath);
+    await app.close();
+  }, 60_000);
+});
