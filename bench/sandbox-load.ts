@@ -27,7 +27,7 @@ const url = sb.url;
 const rss = childRssSampler(sb.proc.pid!, 200);
 const rssStart = rss.now();
 
-const H = { 'x-service-api-key': 'sandbox-owner', 'content-type': 'application/json' };
+const H = { 'x-magnific-api-key': 'sandbox-owner', 'content-type': 'application/json' };
 const png = (await sharp({ create: { width: 256, height: 256, channels: 3, background: '#3366aa' } }).png().toBuffer()).toString('base64');
 const tools = ['upscaler-precision', 'hires', 'music', 'video-2x', 'skin-faithful', 'context-t2i'].map((id) => {
   const tool = getTool(id);
@@ -139,7 +139,7 @@ try {
         downloads++;
       }
       if (i % 10 === 0) await request(c, `${t.tool.p.list}?per_page=1000&page=${1 + (i % 2)}`, { headers: H }, latencies);
-      if (i % 10 === 5) await request(c, `/v1/analytics/audit-logs/events?per_page=100&page=${1 + (c % 50)}`, { headers: { 'x-service-api-key': `sandbox-${c % 2 ? 'owner' : 'admin'}` } }, latencies);
+      if (i % 10 === 5) await request(c, `/v1/analytics/audit-logs/events?per_page=100&page=${1 + (c % 50)}`, { headers: { 'x-magnific-api-key': `sandbox-${c % 2 ? 'owner' : 'admin'}` } }, latencies);
     }
   }));
   readSec = (performance.now() - phaseStart) / 1000;

@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { DEFAULT_SLUGS, SLUG_KEYS, type SlugKey } from './catalogue/index.ts';
+import { DEFAULT_BASE_URL, DEFAULT_KEY_HEADER, KEY_HEADERS, SLUG_RE } from './service-profile.ts';
 import { templateNameProblem } from './file-names.ts';
 
 export const DEMO_KEY_NAMES = ['sandbox-owner', 'sandbox-admin', 'sandbox-member', 'sandbox-business', 'sandbox-noaudit'] as const;
 
-const slugOverrides = z.object(Object.fromEntries(SLUG_KEYS.map((k) => [k, z.string().regex(/^[a-z0-9][a-z0-9._-]*$/i, 'must be a path segment').optional()])) as Record<SlugKey, z.ZodOptional<z.ZodString>>).strict();
+const slugOverrides = z.object(Object.fromEntries(SLUG_KEYS.map((k) => [k, z.string().regex(SLUG_RE, 'must be a path segment (letters, digits, . _ -)').optional()])) as Record<SlugKey, z.ZodOptional<z.ZodString>>).strict();
 
 /** POSIX, drive-letter and UNC forms: the renderer checks it too, without node:path. */
 export const isAbsolutePath = (p: string) => /^(\/|[A-Za-z]:[\\/]|\\\\)/.test(p);
@@ -20,6 +21,8 @@ const fields = {
   backend: oneOf(['sandbox', 'live']),
   baseUrl: z.string().url('must be a URL').refine((u) => u.startsWith('https://') || /^http:\/\/(127\.0\.0\.1|localhost)(:\d+)?(\/|$)/.test(u), 'must be https:// (or http:// on 127.0.0.1)'),
   /** Which demo identity the Sandbox backend uses (plans and roles differ). */
+  /** The header the live service reads the key from (the legacy host takes its own). */
+  keyHeader: oneOf(KEY_HEADERS),
   sandboxKey: oneOf(DEMO_KEY_NAMES),
   /** Empty: the default folder. A relative path would depend on where the app was started from. */
   outputDir: z.string().refine((d) => d === '' || isAbsolutePath(d), 'must be a full path (such as /Users/you/MediaDesk or C:\\Users\\you\\MediaDesk), or empty for the default folder'),
@@ -39,7 +42,8 @@ const fields = {
 
 const DEFAULTS = {
   backend: 'sandbox',
-  baseUrl: 'https://api.example.com',
+  baseUrl: DEFAULT_BASE_URL,
+  keyHeader: DEFAULT_KEY_HEADER,
   sandboxKey: 'sandbox-owner',
   outputDir: '',
   namingTemplate: '{name}_{tool}.{ext}',
@@ -52,6 +56,7 @@ const DEFAULTS = {
 export const settingsSchema = z.object({
   backend: fields.backend.default(DEFAULTS.backend),
   baseUrl: fields.baseUrl.default(DEFAULTS.baseUrl),
+  keyHeader: fields.keyHeader.default(DEFAULTS.keyHeader),
   sandboxKey: fields.sandboxKey.default(DEFAULTS.sandboxKey),
   outputDir: fields.outputDir.default(DEFAULTS.outputDir),
   namingTemplate: fields.namingTemplate.default(DEFAULTS.namingTemplate),

@@ -1,3 +1,5 @@
+import { KEY_HEADERS } from '../../shared/service-profile.ts';
+
 /**
  * MEDIADESK_API_URL and MEDIADESK_API_KEY (backend.ts) go together. One without the other (an unset
  * CI secret gives an empty key) used to fall back to the Sandbox or the keychain's key without a
@@ -15,12 +17,14 @@ export function apiEnvProblem(env: NodeJS.ProcessEnv): string | null {
   // Sent as a header, where undici refuses a line end: every create then failed on this machine,
   // and the queue took each for one that may have been charged.
   if (/[\s\x00-\x1f\x7f]/.test(key)) return 'MEDIADESK_API_KEY holds a space, line end or other control character (read from a file with its line end?): give the key alone';
+  const header = env.MEDIADESK_API_KEY_HEADER;
+  if (header && !(KEY_HEADERS as readonly string[]).includes(header)) return `MEDIADESK_API_KEY_HEADER must be one of ${KEY_HEADERS.join(', ')}, got ${JSON.stringify(header.slice(0, 100))}`;
   let parsed: URL | null = null;
   try {
     parsed = new URL(url);
   } catch {
     // reported below
   }
-  if (!parsed || (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')) return `MEDIADESK_API_URL must be an http(s) URL such as https://api.example.com, got ${JSON.stringify(url.slice(0, 200))}`;
+  if (!parsed || (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')) return `MEDIADESK_API_URL must be an http(s) URL such as https://api.magnific.com, got ${JSON.stringify(url.slice(0, 200))}`;
   return null;
 }

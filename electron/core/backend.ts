@@ -2,6 +2,7 @@ import type { ApiTarget } from './api/client.ts';
 import { keyFingerprint, type SecretStore } from './secrets.ts';
 import type { SettingsService } from './settings.ts';
 import { effectiveSlugs } from '../../shared/settings.ts';
+import { keyHeaderFor } from '../../shared/service-profile.ts';
 import type { Slugs } from '../../shared/catalogue/index.ts';
 import type { z } from 'zod';
 import type { backendStatusSchema } from '../../shared/contract/foundation.ts';
@@ -80,11 +81,14 @@ export class Backend {
 
   /** The live target (environment, or the chosen live service with a key), or null for the Sandbox. */
   private async live(): Promise<ApiTarget | null> {
-    if (this.env.MEDIADESK_API_URL && this.env.MEDIADESK_API_KEY) return { baseUrl: this.env.MEDIADESK_API_URL, apiKey: this.env.MEDIADESK_API_KEY };
+    if (this.env.MEDIADESK_API_URL && this.env.MEDIADESK_API_KEY) {
+      const baseUrl = this.env.MEDIADESK_API_URL;
+      return { baseUrl, apiKey: this.env.MEDIADESK_API_KEY, keyHeader: this.env.MEDIADESK_API_KEY_HEADER || keyHeaderFor(baseUrl) };
+    }
     const s = this.o.settings.get();
     if (s.backend === 'live') {
       const key = await this.o.secrets.get();
-      if (key) return { baseUrl: s.baseUrl, apiKey: key };
+      if (key) return { baseUrl: s.baseUrl, apiKey: key, keyHeader: s.keyHeader };
     }
     return null;
   }
@@ -93,7 +97,8 @@ export class Backend {
     const live = await this.live();
     if (live) return live;
     this.sandbox ??= this.startSandbox();
-    return { baseUrl: (await this.sandbox).url, apiKey: this.o.settings.get().sandboxKey };
+    const s = this.o.settings.get();
+    return { baseUrl: (await this.sandbox).url, apiKey: s.sandboxKey, keyHeader: s.keyHeader };
   }
 
   /**

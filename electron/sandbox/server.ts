@@ -7,6 +7,7 @@ import { fileSource, generatedSource, sendBytes, type ByteSource } from './downl
 import { FAULT_MESSAGES, FaultState } from './faults.ts';
 import { sendError, sendInvalid } from './errors.ts';
 import { callerOf, type Caller } from './keys.ts';
+import { KEY_HEADERS } from '../../shared/service-profile.ts';
 import { RenderAbandonedError, resultExpiresAt, resultKindOf, ResultRenderer, type RenderMode } from './results.ts';
 import { DailyQuota, Stats } from './stats.ts';
 import { buildTeam, type Team } from './team.ts';
@@ -92,8 +93,10 @@ export function buildServer(opts: SandboxOptions): { app: FastifyInstance; state
     state.stats.request(key ?? `${req.method} ${pattern ?? '(unmatched)'}`);
     const isApi = path.startsWith('/v1/') || path === '/v1';
     if (isApi) {
-      const header = req.headers['x-service-api-key'];
-      if (header === undefined || header === '') return sendError(reply, 401, 'Missing API key');
+      // The live service's headers only: a client sending anything else gets the live answer, 401.
+      const sent = KEY_HEADERS.map((h) => req.headers[h]).filter((v) => v !== undefined && v !== '');
+      if (sent.length === 0) return sendError(reply, 401, 'Missing API key');
+      const header = sent[0];
       const caller = typeof header === 'string' ? callerOf(header) : undefined;
       if (!caller) return sendError(reply, 401, 'Invalid API key');
       callers.set(req, caller);

@@ -80,8 +80,9 @@ function mediaString(field: { label: string; encodings: readonly Encoding[] }) {
 
 const stylingSchema = z.object({
   styles: z.array(z.object({ name: z.string().min(1, 'must not be empty'), strength: z.number().min(0, 'must be at least 0').max(200, 'must be at most 200').optional() })).max(1, 'at most 1 style').optional(),
-  characters: z.array(z.object({ id: z.union([z.string().min(1, 'must be a LoRA id'), z.number().int('must be a LoRA id').min(1, 'must be a LoRA id')], { error: 'must be a LoRA id' }), strength: z.number().min(0, 'must be at least 0').max(200, 'must be at most 200').optional() })).max(1, 'at most 1 character').optional(),
-  colors: z.array(z.object({ color: z.string().regex(/^#[0-9a-fA-F]{6}$/, 'must be #RRGGBB'), weight: z.number().min(0.05, 'must be at least 0.05').max(1, 'must be at most 1') })).min(1, 'at least 1 color (or leave colors out)').max(5, 'at most 5 colors').optional(),
+  // The service takes a character's LoRA id as a string, its strength always, colours in upper case.
+  characters: z.array(z.object({ id: z.string({ error: 'must be a LoRA id, as a string' }).regex(/^\d+$/, 'must be a LoRA id, as a string'), strength: z.number({ error: 'is required (0 to 200)' }).min(0, 'must be at least 0').max(200, 'must be at most 200') })).max(1, 'at most 1 character').optional(),
+  colors: z.array(z.object({ color: z.string().regex(/^#[0-9A-F]{6}$/, 'must be #RRGGBB with upper-case hex digits (such as #3B5BDB)'), weight: z.number().min(0.05, 'must be at least 0.05').max(1, 'must be at most 1') })).min(1, 'at least 1 color (or leave colors out)').max(5, 'at most 5 colors').optional(),
 }).strict();
 
 /** The zod schema for one field's value as sent to the API. */

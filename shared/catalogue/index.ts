@@ -3,36 +3,15 @@ import { defaultOf, fieldSchema, issuesToParams, type Field, type InvalidParam }
 import { charCount } from './chars.ts';
 import { checkRules, present } from './rules.ts';
 import { TOOLS, type ToolEntry } from './tools.ts';
+import { DEFAULT_SLUGS, SLUG_KEYS, SLUG_RE, type SlugKey } from '../service-profile.ts';
 
 export * from './chars.ts';
 export * from './fields.ts';
 export * from './rules.ts';
 export * from './tools.ts';
 
-/**
- * Model path segments are configuration, not code (api-notes: "Model slugs"). These defaults are
- * the Sandbox's neutral slugs; a user pointing the app at the live service edits them in Settings.
- */
-export const DEFAULT_SLUGS = {
-  premium_generator: 'hires-gen',
-  context_model: 'context-gen',
-  editor_model: 'editor-45',
-  quality_model: 'quality-gen',
-  image50_model: 'image-50',
-  flex_model: 'flex-gen',
-  video2x_model: 'motion-2',
-  video25_model: 'motion-25',
-  i2v_model: 'keyframe-1',
-  lite_model: 'lite-motion',
-  upscaler_vendor: 'clarity',
-  instrumental_model: 'instrumental-1',
-  variants_model: 'variants-1',
-} as const satisfies Record<string, string>;
-
-export type SlugKey = keyof typeof DEFAULT_SLUGS;
+export { DEFAULT_SLUGS, SLUG_KEYS, type SlugKey } from '../service-profile.ts';
 export type Slugs = Record<SlugKey, string>;
-export const SLUG_KEYS = Object.keys(DEFAULT_SLUGS) as SlugKey[];
-const SLUG_RE = /^[a-z0-9][a-z0-9._-]*$/i;
 export const slugsSchema = z.object(Object.fromEntries(SLUG_KEYS.map((k) => [k, z.string().regex(SLUG_RE, 'must be a path segment (letters, digits, . _ -)')])) as Record<SlugKey, z.ZodString>);
 
 const byId = new Map(TOOLS.map((t) => [t.id, t]));
@@ -52,7 +31,8 @@ export const pathFields = (t: ToolEntry): Field[] => t.fields.filter((f) => f.in
 
 function fill(template: string, slugs: Slugs, params: Record<string, unknown>): string {
   return template.replace(/\{([a-z0-9_]+)\}/g, (_, key: string) => {
-    if (key in slugs) return encodeURIComponent(slugs[key as SlugKey]);
+    // A job queued before a slug key existed carries no value for it: the default serves.
+    if (key in DEFAULT_SLUGS) return encodeURIComponent(slugs[key as SlugKey] ?? DEFAULT_SLUGS[key as SlugKey]);
     const v = params[key];
     if (v === undefined || v === null || v === '') throw new Error(`path parameter "${key}" is missing`);
     return encodeURIComponent(String(v));

@@ -369,7 +369,7 @@ export const TOOLS: readonly ToolEntry[] = [
   {
     id: 'video-upscaler', title: 'Video upscaler', group: 'video', family: 'video-upscaler',
     summary: 'Upscale a video to 720p to 4K, optionally interpolating frames (input at least 15 fps).',
-    create: '/v1/ai/video-upscaler-{upscaler_vendor}', list: '/v1/ai/video-upscaler-{upscaler_vendor}', listShown: false,
+    create: '/v1/ai/{video_upscaler}', list: '/v1/ai/{video_upscaler}', listShown: false,
     fields: [
       { kind: 'media', media: 'video', name: 'video', label: 'Video', encodings: ['url', 'upload'], formats: ['mp4', 'mov'], required: true },
       enumOf('model', 'Model', ['highest_quality', 'faster'], 'highest_quality'),

@@ -78,7 +78,7 @@ describe('the app writing to the cache while the mediadesk CLI bulk-imports into
 });
 
 async function sandboxTotal(): Promise<number> {
-  const r = await fetch(`${sb.url}/v1/analytics/audit-logs/events?per_page=1`, { headers: { 'x-service-api-key': 'sandbox-owner' } });
+  const r = await fetch(`${sb.url}/v1/analytics/audit-logs/events?per_page=1`, { headers: { 'x-magnific-api-key': 'sandbox-owner' } });
   return (await r.json()).meta.pagination.total;
 }
 

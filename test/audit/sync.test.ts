@@ -36,7 +36,7 @@ async function control(method: string, path: string, body?: unknown): Promise<an
 const auditRequests = async (): Promise<number> => (await control('GET', '/__sandbox/stats')).requests[AUDIT_ROUTE] ?? 0;
 
 async function sandboxTotal(key = 'sandbox-owner'): Promise<number> {
-  const r = await fetch(`${sb.url}/v1/analytics/audit-logs/events?per_page=1`, { headers: { 'x-service-api-key': key } });
+  const r = await fetch(`${sb.url}/v1/analytics/audit-logs/events?per_page=1`, { headers: { 'x-magnific-api-key': key } });
   return (await r.json()).meta.pagination.total;
 }
 

@@ -561,7 +561,7 @@ test('a large file not in date order says rows are held back while the count add
 async function slowSync(page: Page, beforeSync?: () => Promise<void>): Promise<{ total: number }> {
   sandbox = await startSandboxProcess();
   await setFaults(sandbox.url, { auditDelayMs: 1500 });
-  const all = await fetch(`${sandbox.url}/v1/analytics/audit-logs/events?per_page=1`, { headers: { 'x-service-api-key': 'sandbox-owner' } });
+  const all = await fetch(`${sandbox.url}/v1/analytics/audit-logs/events?per_page=1`, { headers: { 'x-magnific-api-key': 'sandbox-owner' } });
   const total = ((await all.json()) as { meta: { pagination: { total: number } } }).meta.pagination.total;
   host = await startHost(newHome(), sandbox.env);
   await beforeSync?.();

@@ -128,7 +128,7 @@ test('invalid combinations are shown on the field they concern: shared pre-check
   // The Sandbox answers the same combination with a 400 naming the field.
   const res = await fetch(`${sandbox.url}/v1/ai/video/motion-2-720p`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-service-api-key': 'sandbox-owner' },
+    headers: { 'content-type': 'application/json', 'x-magnific-api-key': 'sandbox-owner' },
     body: JSON.stringify({ prompt: 'x', image_end: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB' }),
   });
   expect(res.status).toBe(400);

@@ -44,7 +44,7 @@ describe('API client', () => {
     const c = client({ onAttempt: (m, p) => attempts.push(`${m} ${p}`) });
     expect(await c.create('/v1/things', { a: 'é' })).toEqual({ data: { ok: 1 } });
     expect(seen[0]).toMatchObject({ method: 'POST', path: '/v1/things', body: '{"a":"é"}' });
-    expect(seen[0].headers).toMatchObject({ 'x-service-api-key': 'key-1', 'content-type': 'application/json', accept: 'application/json' });
+    expect(seen[0].headers).toMatchObject({ 'x-magnific-api-key': 'key-1', 'content-type': 'application/json', accept: 'application/json' });
     await c.get('/v1/list', { page: 2, per_page: 100 });
     expect(seen[1].path).toBe('/v1/list?page=2&per_page=100');
     expect(attempts).toEqual(['POST /v1/things', 'GET /v1/list']);

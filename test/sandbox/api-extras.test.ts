@@ -259,7 +259,7 @@ describe('CLI', () => {
     const first = out.split('\n')[0];
     expect(first).toMatch(/^listening on http:\/\/127\.0\.0\.1:\d+$/);
     const url = first.slice('listening on '.length);
-    const r = await fetch(`${url}/v1/ai/loras`, { headers: { 'x-service-api-key': 'sandbox-owner' } });
+    const r = await fetch(`${url}/v1/ai/loras`, { headers: { 'x-magnific-api-key': 'sandbox-owner' } });
     expect(r.status).toBe(200);
     child.kill('SIGTERM');
     const [code] = await once(child, 'exit');

@@ -143,7 +143,7 @@ describe('faults on demand', () => {
   });
   it('resets connections on demand', async () => {
     await ctx.api.control('faults', { resetRate: 1 });
-    await expect(fetch(`${ctx.sb.url}/v1/ai/loras`, { headers: { 'x-service-api-key': 'sandbox-owner' } })).rejects.toThrow();
+    await expect(fetch(`${ctx.sb.url}/v1/ai/loras`, { headers: { 'x-magnific-api-key': 'sandbox-owner' } })).rejects.toThrow();
     await ctx.api.control('reset', {});
     expect((await ctx.api.get('/v1/ai/loras')).status).toBe(200);
   });

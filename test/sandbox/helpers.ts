@@ -8,7 +8,7 @@ export function client(sb: RunningSandbox) {
   async function call(method: string, path: string, opts: { key?: string | null; body?: unknown; headers?: Record<string, string> } = {}): Promise<Answer> {
     const headers: Record<string, string> = { ...opts.headers };
     const key = opts.key === undefined ? 'sandbox-owner' : opts.key;
-    if (key !== null) headers['x-service-api-key'] = key;
+    if (key !== null) headers['x-magnific-api-key'] = key;
     if (opts.body !== undefined) headers['content-type'] = 'application/json';
     const res = await fetch(path.startsWith('http') ? path : sb.url + path, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
     const text = await res.text();

@@ -157,7 +157,7 @@ describe('the 100-a-day ledger', () => {
     const a = serviceFor(db, 'sandbox-member');
     await control(r.sandbox.url, 'reset', {});
     // Another client spends this key's whole day.
-    for (let i = 0; i < 100; i++) await fetch(`${r.sandbox.url}/v1/analytics/team-credit-usage`, { method: 'POST', headers: { 'x-service-api-key': 'sandbox-member', 'content-type': 'application/json' }, body: '{}' });
+    for (let i = 0; i < 100; i++) await fetch(`${r.sandbox.url}/v1/analytics/team-credit-usage`, { method: 'POST', headers: { 'x-magnific-api-key': 'sandbox-member', 'content-type': 'application/json' }, body: '{}' });
     await expect(a.query({ granularity: 'day' })).rejects.toMatchObject({ code: 'rate_limited' });
     expect((await a.budget()).remaining).toBe(0);
     db.close();

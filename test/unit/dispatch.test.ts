@@ -112,7 +112,7 @@ describe('the dispatcher every transport calls', () => {
     const t = await core.backend.target();
     expect(t.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(t.apiKey).toBe('sandbox-member');
-    const res = await fetch(`${t.baseUrl}/v1/analytics/audit-logs/events`, { headers: { 'x-service-api-key': t.apiKey } });
+    const res = await fetch(`${t.baseUrl}/v1/analytics/audit-logs/events`, { headers: { 'x-magnific-api-key': t.apiKey } });
     expect(res.status).toBe(403);
   });
 
@@ -129,7 +129,7 @@ describe('the dispatcher every transport calls', () => {
       await new Promise<void>((r) => taken.close(() => r()));
       const t = await other.backend.target();
       expect(t.baseUrl).toBe(`http://127.0.0.1:${port}`);
-      expect((await fetch(`${t.baseUrl}/v1/ai/loras`, { headers: { 'x-service-api-key': t.apiKey } })).status).toBe(200);
+      expect((await fetch(`${t.baseUrl}/v1/ai/loras`, { headers: { 'x-magnific-api-key': t.apiKey } })).status).toBe(200);
       const later = await other.dispatch('app.info', {});
       expect(later).toMatchObject({ ok: true, result: { backend: { effective: 'sandbox', baseUrl: t.baseUrl } } });
       expect(later.ok && (later.result as { backend: { reason: string } }).backend.reason).not.toMatch(/could not start/);

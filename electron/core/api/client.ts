@@ -1,11 +1,14 @@
 import { Agent as HttpAgent, type IncomingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { Agent, interceptors, type Dispatcher } from 'undici';
+import { DEFAULT_KEY_HEADER } from '../../../shared/service-profile.ts';
 
 /** Where requests go and with which key; read per request so a key change applies at once. */
 export interface ApiTarget {
   baseUrl: string;
   apiKey: string;
+  /** The header the key travels in; the live service's own when not given. */
+  keyHeader?: string;
 }
 
 export interface InvalidParam {
@@ -365,14 +368,14 @@ export class ApiClient {
   }
 
   private async send<T>(method: 'GET' | 'POST', path: string, o: { json?: unknown; body?: Buffer; contentType?: string; searchParams?: URLSearchParams | Record<string, string | number>; create: boolean }): Promise<T> {
-    const { baseUrl, apiKey } = await this.target();
+    const { baseUrl, apiKey, keyHeader = DEFAULT_KEY_HEADER } = await this.target();
     const url = new URL(path.replace(/^\//, ''), baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`);
     if (o.searchParams) {
       const sp = o.searchParams instanceof URLSearchParams ? o.searchParams : new URLSearchParams(Object.entries(o.searchParams).map(([k, v]) => [k, String(v)]));
       url.search = sp.toString();
     }
     const payload = o.json !== undefined ? JSON.stringify(o.json) : o.body;
-    const headers: Record<string, string> = { 'user-agent': this.userAgent, accept: 'application/json', 'x-service-api-key': apiKey };
+    const headers: Record<string, string> = { 'user-agent': this.userAgent, accept: 'application/json', [keyHeader]: apiKey };
     if (payload !== undefined) headers['content-type'] = o.json !== undefined ? 'application/json' : (o.contentType ?? 'application/octet-stream');
     let a: Answer;
     try {

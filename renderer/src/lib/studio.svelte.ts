@@ -63,7 +63,7 @@ class StudioStore {
     // Strength is 0..200 (percent); the catalogue gives scales as 0..2 factors.
     const strength = Math.round((l.training?.defaultScale ?? 1) * 100);
     if (slot === 'style') styling.styles = [{ name: l.name, strength }];
-    else styling.characters = [{ id: l.id, strength }];
+    else styling.characters = [{ id: String(l.id), strength }];
     v.styling = styling;
     this.values[tool] = v;
     this.toolId = tool;

@@ -1,0 +1,158 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import imageTools from './image-tools.json' with { type: 'json' };
+import mediaTools from './media-tools.json' with { type: 'json' };
+import apps from './apps.json' with { type: 'json' };
+import specOnly from './spec-only.json' with { type: 'json' };
+
+/**
+ * The project's reference of the live service: request and response facts of every endpoint,
+ * read from the official OpenAPI description (file and commit in each file's `source`), or, for
+ * the families it does not describe, from the service's public documentation or the spec alone
+ * (`basis`). The Sandbox validates requests against it; the app's catalogue is checked against it
+ * by the conformance tests. Nothing of the app's own catalogue goes into it.
+ */
+
+export type JsonSchema = { [key: string]: unknown };
+export type Basis = 'official' | 'official-path-only' | 'docs' | 'spec';
+
+/** A rule the description states in words, between fields: the Sandbox checks these too. */
+export type StatedRule =
+  | { kind: 'requires'; field: string; needs: string }
+  | { kind: 'exclusive'; a: readonly string[]; b: readonly string[] };
+
+export interface Operation {
+  operationId?: string;
+  method: 'GET' | 'POST';
+  /** A template: {task-id}, {app-id} and {run-id} stand for path parameters. */
+  path: string;
+  basis: Basis;
+  /** Where a `docs` or `spec` fact was read, or which operation's schema a path-only one shares. */
+  basisSource?: string;
+  query?: JsonSchema;
+  body?: JsonSchema;
+  rules?: readonly StatedRule[];
+  responses?: Record<string, { schema?: JsonSchema; example?: unknown }>;
+}
+
+export interface ReferenceFile {
+  source: { repo: string; path: string; commit: string };
+  operations: Operation[];
+}
+
+export const REFERENCE_FILES: readonly ReferenceFile[] = [imageTools, mediaTools, apps, specOnly] as unknown as ReferenceFile[];
+export const OPERATIONS: readonly Operation[] = REFERENCE_FILES.flatMap((f) => f.operations);
+
+const PARAM = /\{[a-z-]+\}/g;
+const matcherOf = (template: string) => new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(PARAM, '[^/]+')}$`);
+const matchers = new Map(OPERATIONS.map((op) => [op, matcherOf(op.path)]));
+
+/** The operation a request is for: a concrete path beats a template (`/v1/ai/apps/runs/x` is a run, not an app). */
+export function findOperation(method: string, path: string): Operation | undefined {
+  const hits = OPERATIONS.filter((op) => op.method === method && matchers.get(op)!.test(path));
+  return hits.sort((a, b) => (b.path.match(PARAM)?.length ?? 0) < (a.path.match(PARAM)?.length ?? 0) ? 1 : -1)[0];
+}
+
+export interface InvalidParam {
+  field: string;
+  reason: string;
+}
+
+const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false });
+const compiled = new WeakMap<JsonSchema, ValidateFunction>();
+
+/**
+ * Closes every object the description lists properties of, so a field it does not name is refused
+ * by name (the service would ignore it, and a misspelt parameter would then be paid for in vain).
+ * Objects under allOf stay open, since each part names only some of the properties.
+ */
+function closed(schema: unknown, inAllOf = false): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => closed(s, inAllOf));
+  if (!schema || typeof schema !== 'object') return schema;
+  const out: JsonSchema = {};
+  for (const [k, v] of Object.entries(schema)) {
+    if (k === 'properties') out[k] = Object.fromEntries(Object.entries(v as JsonSchema).map(([p, s]) => [p, closed(s)]));
+    else if (k === 'default' || k === 'enum' || k === 'const') out[k] = v;
+    else out[k] = closed(v, k === 'allOf');
+  }
+  if (out.properties && out.additionalProperties === undefined && !inAllOf) out.additionalProperties = false;
+  return out;
+}
+
+function validatorOf(schema: JsonSchema): ValidateFunction {
+  let v = compiled.get(schema);
+  if (!v) compiled.set(schema, (v = ajv.compile(closed(schema) as JsonSchema)));
+  return v;
+}
+
+const fieldOf = (instancePath: string, extra?: string) =>
+  [...instancePath.split('/').slice(1), ...(extra === undefined ? [] : [extra])].map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~')).join('.');
+
+function reasonOf(e: ErrorObject): InvalidParam {
+  const p = e.params as Record<string, unknown>;
+  switch (e.keyword) {
+    case 'required':
+      return { field: fieldOf(e.instancePath, String(p.missingProperty)), reason: 'is required' };
+    case 'additionalProperties':
+      return { field: fieldOf(e.instancePath, String(p.additionalProperty)), reason: 'is not a parameter of this endpoint' };
+    case 'enum':
+      return { field: fieldOf(e.instancePath), reason: `must be one of ${(p.allowedValues as unknown[]).join(', ')}` };
+    case 'minimum':
+    case 'exclusiveMinimum':
+      return { field: fieldOf(e.instancePath), reason: `must be ${e.keyword === 'minimum' ? 'at least' : 'greater than'} ${String(p.limit)}` };
+    case 'maximum':
+    case 'exclusiveMaximum':
+      return { field: fieldOf(e.instancePath), reason: `must be ${e.keyword === 'maximum' ? 'at most' : 'less than'} ${String(p.limit)}` };
+    case 'minLength':
+      return { field: fieldOf(e.instancePath), reason: `must be at least ${String(p.limit)} characters` };
+    case 'maxLength':
+      return { field: fieldOf(e.instancePath), reason: `must be at most ${String(p.limit)} characters` };
+    case 'minItems':
+      return { field: fieldOf(e.instancePath), reason: `must have at least ${String(p.limit)} items` };
+    case 'maxItems':
+      return { field: fieldOf(e.instancePath), reason: `must have at most ${String(p.limit)} items` };
+    case 'pattern':
+      return { field: fieldOf(e.instancePath), reason: `must match ${String(p.pattern)}` };
+    case 'type':
+      return { field: fieldOf(e.instancePath), reason: `must be of type ${[p.type].flat().join(' or ')}` };
+    default:
+      return { field: fieldOf(e.instancePath), reason: e.message ?? 'is not valid' };
+  }
+}
+
+/** Problems of a value against a schema, one per field; alternatives (oneOf/anyOf) report their own first. */
+export function problemsOf(schema: JsonSchema, value: unknown): InvalidParam[] {
+  const v = validatorOf(schema);
+  if (v(value)) return [];
+  const seen = new Map<string, InvalidParam>();
+  for (const e of v.errors ?? []) {
+    if (e.keyword === 'oneOf' || e.keyword === 'anyOf' || e.keyword === 'if') continue;
+    const p = reasonOf(e);
+    if (!seen.has(p.field)) seen.set(p.field, p);
+  }
+  if (seen.size === 0) return [{ field: fieldOf(v.errors?.[0]?.instancePath ?? '') || 'body', reason: v.errors?.[0]?.message ?? 'is not valid' }];
+  return [...seen.values()];
+}
+
+const present = (v: unknown) => v !== undefined && v !== null && v !== '' && !(Array.isArray(v) && v.length === 0);
+
+/** The rules the description states between fields (a video's end frame needs its start frame, …). */
+export function ruleProblems(rules: readonly StatedRule[] | undefined, body: Record<string, unknown>): InvalidParam[] {
+  const out: InvalidParam[] = [];
+  for (const r of rules ?? []) {
+    if (r.kind === 'requires' && present(body[r.field]) && !present(body[r.needs])) out.push({ field: r.field, reason: `requires ${r.needs}` });
+    if (r.kind === 'exclusive') {
+      const a = r.a.filter((f) => present(body[f]));
+      const b = r.b.filter((f) => present(body[f]));
+      if (a.length && b.length) out.push({ field: b[0], reason: `cannot be combined with ${a.join(' or ')}` });
+    }
+  }
+  return out;
+}
+
+/** A request body against its operation: the schema first, then the stated rules. */
+export function requestProblems(op: Operation, body: unknown): InvalidParam[] {
+  if (!op.body) return [];
+  const schemaProblems = problemsOf(op.body, body);
+  if (schemaProblems.length || !body || typeof body !== 'object') return schemaProblems;
+  return ruleProblems(op.rules, body as Record<string, unknown>);
+}
