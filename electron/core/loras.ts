@@ -40,9 +40,22 @@ async function cachePreview(url: string, dir: string, key: string): Promise<stri
   }
 }
 
+type Groups = { default?: LoraWire[]; customs?: LoraWire[] };
+
+/**
+ * The catalogue's groups, in either shape the description gives: its schema makes `data` an array
+ * of `{default, customs}`, its example one such object.
+ */
+export function loraGroups(body: unknown): { default: LoraWire[]; customs: LoraWire[] } {
+  const data = (body as { data?: unknown } | null)?.data;
+  const groups = (Array.isArray(data) ? data : [data]).filter((g): g is Groups => !!g && typeof g === 'object');
+  const all = (k: keyof Groups) => groups.flatMap((g) => (Array.isArray(g[k]) ? g[k] : []));
+  return { default: all('default'), customs: all('customs') };
+}
+
 /** GET /v1/ai/loras → one flat list, each entry marked default or custom, previews cached locally. */
 export async function listLoras(client: ApiClient, cacheDir: string): Promise<Lora[]> {
-  const body = await client.get<{ data?: { default?: LoraWire[]; customs?: LoraWire[] } }>('/v1/ai/loras');
+  const body = loraGroups(await client.get<unknown>('/v1/ai/loras'));
   const norm = async (l: LoraWire, custom: boolean): Promise<Lora> => ({
     id: l.id,
     name: l.name,
@@ -55,5 +68,5 @@ export async function listLoras(client: ApiClient, cacheDir: string): Promise<Lo
     training: l.training,
     custom,
   });
-  return Promise.all([...(body.data?.default ?? []).map((l) => norm(l, false)), ...(body.data?.customs ?? []).map((l) => norm(l, true))]);
+  return Promise.all([...body.default.map((l) => norm(l, false)), ...body.customs.map((l) => norm(l, true))]);
 }

@@ -54,7 +54,8 @@ export function registerLoras(app: FastifyInstance, state: SandboxState): void {
   });
   app.get('/v1/ai/loras', async (req) => {
     const caller = state.callerOf(req);
-    return { data: { default: DEFAULT_LORAS.map((l) => view(l, false)), customs: (CUSTOM_LORAS[caller.key] ?? []).map((l) => view(l, true)) } };
+    // The declared schema's shape (its example shows one object instead; clients read both).
+    return { data: [{ default: DEFAULT_LORAS.map((l) => view(l, false)), customs: (CUSTOM_LORAS[caller.key] ?? []).map((l) => view(l, true)) }] };
   });
   const previews = new Map<number, Buffer>();
   // Previews are public URLs like result URLs (no key header), small, rendered once.

@@ -98,8 +98,11 @@ export async function resolveInputs(toolId: string, fields: readonly Field[], bo
     const invalid = await checkVideoInputs(slot, field, values, { disk, list, body });
     if (invalid.length) errors.push(new InvalidParamsError(invalid));
   };
+  // Items sent as {image, mime_type} (the music variants) are decoded by their image.
+  const unwrap = (x: unknown) => (x && typeof x === 'object' && 'image' in x ? (x as { image: unknown }).image : x);
   for (const f of fields) {
-    const v = body[f.name];
+    const raw = body[f.name];
+    const v = Array.isArray(raw) ? raw.map(unwrap) : raw;
     if (v === undefined) continue;
     if (f.kind === 'media' && typeof v === 'string') {
       if (f.media === 'image') out[f.name] = await attempt(() => storeImage(v, f.name, disk, imageRules(toolId, f)));

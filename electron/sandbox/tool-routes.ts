@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { bodyFields, DEFAULT_SLUGS, pathFields, resolvePaths, TOOLS, validateRequest, type ToolEntry } from '../../shared/catalogue/index.ts';
+import { bodyFields, DEFAULT_SLUGS, pathFields, resolvePaths, TOOLS, type ToolEntry } from '../../shared/catalogue/index.ts';
+import { OPERATIONS, requestProblems, type JsonSchema, type Operation } from '../../shared/official/index.ts';
 import type { DiskStore } from './blob-store.ts';
 import { InvalidParamsError, sendError, sendInvalid } from './errors.ts';
 import type { FaultState } from './faults.ts';
@@ -7,7 +8,7 @@ import type { Caller } from './keys.ts';
 import { stylingProblems } from './loras.ts';
 import { resolveInputs } from './media-input.ts';
 import { describeImage } from './render.ts';
-import { resultKindOf, resultPath } from './results.ts';
+import { resultKindOf, resultPath, type ResultKind } from './results.ts';
 import { UUID_RE } from './rng.ts';
 import type { Stats } from './stats.ts';
 import { statusAt, type Task, type TaskStatus, type TaskStore } from './tasks.ts';
@@ -17,29 +18,64 @@ import type { WebhookDispatcher } from './webhooks.ts';
 export const LIST_DEFAULT_PER_PAGE = 100;
 export const LIST_MAX_PER_PAGE = 1000;
 
-interface CreateRoute { tool: ToolEntry; pathParams: Record<string, string>; listPath: string }
+interface CreateRoute {
+  op: Operation;
+  /** The app's tool this path belongs to, if any: only for decoding inputs and drawing results, never for validation. */
+  tool: ToolEntry | null;
+  pathParams: Record<string, string>;
+  listPath: string;
+}
 
-/** Every concrete create and list path of the catalogue, path parameters (resolution) expanded. */
-export function buildToolRoutes(slugs = DEFAULT_SLUGS) {
+const hasParam = (path: string) => path.includes('{');
+/** The collection a create path polls under: itself, or the longest listed path it extends ("-720p", "/turbo"). */
+function listPathOf(create: string, lists: readonly string[]): string | null {
+  const fits = lists.filter((l) => create === l || create.startsWith(`${l}/`) || create.startsWith(`${l}-`));
+  return fits.sort((a, b) => b.length - a.length)[0] ?? null;
+}
+
+/**
+ * Every create and list path of the official reference. The app's catalogue is consulted only to
+ * know, for a path it also names, how to decode its inputs and draw its results: what a valid
+ * request is comes from the reference alone.
+ */
+export function buildToolRoutes() {
   const creates = new Map<string, CreateRoute>();
-  const lists = new Map<string, ToolEntry[]>();
+  const lists = new Map<string, Operation>();
+  for (const op of OPERATIONS) if (op.method === 'GET' && !hasParam(op.path) && op.path.startsWith('/v1/ai/') && !op.path.startsWith('/v1/ai/apps') && op.path !== '/v1/ai/loras') lists.set(op.path, op);
+  const known = new Map<string, { tool: ToolEntry; pathParams: Record<string, string> }>();
   for (const tool of TOOLS) {
-    const combos: Record<string, string>[] = [{}];
-    for (const f of pathFields(tool)) {
-      const options = f.kind === 'enum' ? f.options : [];
-      const next: Record<string, string>[] = [];
-      for (const c of combos) for (const o of options) next.push({ ...c, [f.name]: o });
-      combos.splice(0, combos.length, ...next);
-    }
-    for (const pathParams of combos) {
-      const p = resolvePaths(tool, slugs, pathParams);
-      creates.set(p.create, { tool, pathParams, listPath: p.list });
-      const l = lists.get(p.list) ?? [];
-      if (!l.includes(tool)) l.push(tool);
-      lists.set(p.list, l);
-    }
+    let combos: Record<string, string>[] = [{}];
+    for (const f of pathFields(tool)) combos = combos.flatMap((c) => (f.kind === 'enum' ? f.options : []).map((o) => ({ ...c, [f.name]: o })));
+    for (const pathParams of combos) known.set(resolvePaths(tool, DEFAULT_SLUGS, pathParams).create, { tool, pathParams });
   }
-  return { creates, lists };
+  for (const op of OPERATIONS) {
+    if (op.method !== 'POST' || hasParam(op.path) || !op.path.startsWith('/v1/ai/')) continue;
+    const listPath = listPathOf(op.path, [...lists.keys()]) ?? op.path;
+    const k = known.get(op.path);
+    creates.set(op.path, { op, tool: k?.tool ?? null, pathParams: k?.pathParams ?? {}, listPath });
+  }
+  // A create whose collection the reference does not list (a path-only family) still polls there.
+  for (const c of creates.values()) if (!lists.has(c.listPath)) lists.set(c.listPath, c.op);
+  return { creates, lists: new Map([...lists.keys()].map((l) => [l, true])) };
+}
+
+/** What a create path makes, for the app's tools by their entry, for the others by the path. */
+function resultOf(route: CreateRoute): { kind: ResultKind; ttlHours?: number } {
+  if (route.tool) return { kind: route.tool.result, ttlHours: route.tool.resultTtlHours };
+  const p = route.op.path;
+  if (p.includes('image-to-prompt')) return { kind: 'text' };
+  if (/\/(video|image-to-video|text-to-video|reference-to-video|video-upscaler)/.test(p)) return { kind: 'video', ttlHours: 24 };
+  if (p.includes('music-generation')) return { kind: 'audio' };
+  return { kind: 'image' };
+}
+
+/** Defaults the description states for top-level fields: the request as the service would run it. */
+function withDefaults(schema: JsonSchema | undefined, body: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...body };
+  const props = (schema?.properties ?? {}) as Record<string, { default?: unknown }>;
+  for (const [k, p] of Object.entries(props)) if (out[k] === undefined && p.default !== undefined && p.default !== null) out[k] = p.default;
+  for (const part of (schema?.allOf ?? []) as JsonSchema[]) Object.assign(out, { ...withDefaults(part, out) });
+  return out;
 }
 
 /** The route pattern a request counts under in /__sandbox/stats (ids collapse to {task-id}). */
@@ -71,7 +107,7 @@ export function taskEnvelope(task: Task, status: TaskStatus, baseUrl: string): {
   }
   const data: Record<string, unknown> = { task_id: task.id, status, generated };
   // api-notes: the high-resolution generator adds has_nsfw on completion.
-  if (task.toolId === 'hires' && status === 'COMPLETED') data.has_nsfw = generated.map(() => false);
+  if (task.listPath === '/v1/ai/mystic' && status === 'COMPLETED') data.has_nsfw = generated.map(() => false);
   return { data };
 }
 
@@ -104,30 +140,29 @@ export function toolHandler(deps: ToolDeps) {
     const caller = deps.callerOf(req);
     const raw = req.body;
     if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return sendInvalid(reply, [{ field: 'body', reason: 'must be a JSON object' }]);
-    // A path field sent in the body too (resolution of a video family) would be overridden by the path unseen.
-    const twice = pathFields(route.tool).filter((f) => f.name in raw).map((f) => ({ field: f.name, reason: `is chosen by the create path (here ${route.pathParams[f.name]}), not sent in the body` }));
-    const v = validateRequest(route.tool, { ...(raw as Record<string, unknown>), ...route.pathParams });
-    if (!v.ok || twice.length) return sendInvalid(reply, [...twice, ...v.invalid]);
-    const loras = route.tool.fields.flatMap((f) => (f.kind === 'styling' ? stylingProblems(caller.key, v.body[f.name], f.name) : []));
+    const problems = requestProblems(route.op, raw);
+    if (problems.length) return sendInvalid(reply, problems);
+    const body = raw as Record<string, unknown>;
+    const loras = 'styling' in body ? stylingProblems(caller.key, body.styling, 'styling') : [];
     if (loras.length) return sendInvalid(reply, loras);
     let params: Record<string, unknown>;
     try {
-      params = await resolveInputs(route.tool.id, bodyFields(route.tool), v.body, deps.disk);
+      params = route.tool ? await resolveInputs(route.tool.id, bodyFields(route.tool), body, deps.disk) : { ...body };
     } catch (err) {
       if (err instanceof InvalidParamsError) return sendInvalid(reply, err.params);
       throw err;
     }
     // Defaults are applied so rendering sees what the service would have used.
-    for (const f of route.tool.fields) if ('default' in f && f.default !== undefined && params[f.name] === undefined) params[f.name] = f.default;
-    Object.assign(params, route.pathParams);
+    params = { ...withDefaults(route.op.body, params), ...route.pathParams };
+    const result = resultOf(route);
     const task: Task = {
-      id: deps.tasks.newId(), toolId: route.tool.id, listPath: route.listPath, key: caller.key, userId: caller.userId,
+      id: deps.tasks.newId(), toolId: route.tool?.id ?? route.op.path, listPath: route.listPath, key: caller.key, userId: caller.userId,
       createdAt: deps.now(), durationMs: deps.faults.current.taskDurationMs, fails: deps.faults.failsNext(),
-      params, resultCount: countResults(params), reached: 0,
+      params, resultCount: countResults(params), reached: 0, resultKind: result.kind, ...(result.ttlHours ? { ttlHours: result.ttlHours } : {}),
     };
-    if (route.tool.result === 'text') task.text = await describeImage(String(params.image), deps.disk);
+    if (result.kind === 'text') task.text = await describeImage(String(params.image), deps.disk);
     deps.tasks.add(task);
-    deps.stats.create(route.tool.id, caller.key);
+    deps.stats.create(task.toolId, caller.key);
     const hook = params.webhook_url;
     if (typeof hook === 'string') {
       task.webhookUrl = hook;

@@ -27,7 +27,17 @@ export type Field =
   | (Base & { kind: 'bool'; default?: boolean })
   | (Base & { kind: 'url'; default?: string })
   | (Base & { kind: 'media'; media: 'image' | 'video' | 'audio'; encodings: readonly Encoding[]; formats?: readonly string[] })
-  | (Base & { kind: 'mediaList'; media: 'image' | 'video' | 'audio'; encodings: readonly Encoding[]; formats?: readonly string[]; min?: number; max: number; cite?: CiteKind })
+  | (Base & {
+      kind: 'mediaList';
+      media: 'image' | 'video' | 'audio';
+      encodings: readonly Encoding[];
+      formats?: readonly string[];
+      min?: number;
+      max: number;
+      cite?: CiteKind;
+      /** How each item travels: as the string itself, or as `{image, mime_type}` (the music variants). */
+      wire?: 'imageWithMime';
+    })
   | (Base & { kind: 'shots'; max: number; promptMax: number; durationMin: number; durationMax: number })
   | (Base & { kind: 'styling' });
 
@@ -159,4 +169,22 @@ export function issuesToParams(issues: readonly z.core.$ZodIssue[], prefix = '')
     if (i.code === 'invalid_type' && i.input === undefined) reason = 'is required';
     return { field: path.join('.'), reason };
   });
+}
+
+const MAGIC: readonly [string, string][] = [['/9j/', 'image/jpeg'], ['iVBORw0KGgo', 'image/png'], ['UklGR', 'image/webp']];
+
+/** The MIME type of an image value: from a data URI's prefix, base64's first bytes, or a URL's extension. */
+export function imageMimeOf(value: string): string {
+  const uri = /^data:(image\/[a-z0-9.+-]+);base64,/i.exec(value);
+  if (uri) return uri[1].toLowerCase();
+  const magic = MAGIC.find(([head]) => value.startsWith(head));
+  if (magic) return magic[1];
+  const ext = /\.(png|jpe?g|webp)(\?|#|$)/i.exec(value)?.[1].toLowerCase();
+  return ext === 'png' ? 'image/png' : ext === 'webp' ? 'image/webp' : 'image/jpeg';
+}
+
+/** One field's value as it goes on the wire. */
+export function wireValue(f: Field, value: unknown): unknown {
+  if (f.kind !== 'mediaList' || f.wire !== 'imageWithMime' || !Array.isArray(value)) return value;
+  return value.map((v) => (typeof v === 'string' ? { image: v.replace(/^data:[^;]+;base64,/i, ''), mime_type: imageMimeOf(v) } : v));
 }

@@ -44,10 +44,11 @@ const enumOf = (name: string, label: string, options: readonly string[], def?: s
 const bool = (name: string, label: string, def?: boolean): Field => ({ kind: 'bool', name, label, default: def });
 
 export const HIRES_ASPECTS = ['square_1_1', 'classic_4_3', 'traditional_3_4', 'widescreen_16_9', 'social_story_9_16', 'smartphone_horizontal_20_9', 'smartphone_vertical_9_20', 'standard_3_2', 'portrait_2_3', 'horizontal_2_1', 'vertical_1_2', 'social_5_4', 'social_post_4_5'] as const;
-export const CONTEXT_ASPECTS = ['square_1_1', 'classic_4_3', 'traditional_3_4', 'widescreen_16_9', 'social_story_9_16', 'standard_3_2'] as const;
+export const CONTEXT_ASPECTS = ['square_1_1', 'classic_4_3', 'traditional_3_4', 'widescreen_16_9', 'social_story_9_16', 'standard_3_2', 'portrait_2_3', 'horizontal_2_1', 'vertical_1_2', 'social_post_4_5'] as const;
 export const VIDEO_ASPECTS = ['film_horizontal_21_9', 'widescreen_16_9', 'classic_4_3', 'square_1_1', 'traditional_3_4', 'social_story_9_16', 'film_vertical_9_21'] as const;
-export const IMAGE50_ASPECTS = ['square_1_1', 'widescreen_16_9', 'social_story_9_16', 'classic_4_3', 'traditional_3_4', 'standard_3_2', 'portrait_2_3', 'film_horizontal_21_9'] as const;
-export const QUALITY_ASPECTS = ['square_1_1', 'widescreen_16_9', 'social_story_9_16', 'classic_4_3', 'traditional_3_4', 'standard_3_2', 'portrait_2_3'] as const;
+/** The 4.5 and 5.0 (Seedream) families' aspect ratios. */
+export const SEEDREAM_ASPECTS = ['square_1_1', 'widescreen_16_9', 'social_story_9_16', 'portrait_2_3', 'traditional_3_4', 'standard_3_2', 'classic_4_3', 'cinematic_21_9'] as const;
+export const QUALITY_ASPECTS = ['square_1_1', 'classic_4_3', 'traditional_3_4', 'widescreen_16_9', 'social_story_9_16', 'film_horizontal_21_9', 'standard_3_2', 'portrait_2_3', 'horizontal_2_1', 'banner_3_1'] as const;
 export const SKIN_PRESETS = ['enhance_skin', 'improve_lighting', 'enhance_everything', 'transform_to_real', 'no_make_up'] as const;
 
 /** The 2.5 family's camera-motion presets (the spec names 50+). */
@@ -91,7 +92,7 @@ const VIDEO_2X_FIELDS = resolutionInPath([
   bool('sound_effects', 'Sound effects', true),
   bool('no_music', 'No music', false),
   bool('camera_fixed', 'Fixed camera', false),
-  seed(0),
+  seed(-1),
   webhook,
 ]);
 
@@ -108,7 +109,7 @@ const VIDEO_25_FIELDS = resolutionInPath([
   bool('sound_effects', 'Sound effects', true),
   bool('no_music', 'No music', false),
   bool('camera_fixed', 'Fixed camera', false),
-  seed(0),
+  seed(-1),
   webhook,
 ]);
 
@@ -216,13 +217,14 @@ export const TOOLS: readonly ToolEntry[] = [
   },
   {
     id: 'editor', title: 'Image editor (4.5 edit)', group: 'image', family: 'editor',
-    summary: 'Edit an image from a text instruction.',
+    summary: 'Edit up to 5 images from a text instruction.',
     create: '/v1/ai/text-to-image/{editor_model}', list: '/v1/ai/text-to-image/{editor_model}', listShown: true,
     fields: [
-      prompt(4000),
-      { kind: 'mediaList', media: 'image', name: 'reference_images', label: 'Images to edit', encodings: ['url', 'base64'], formats: ['jpeg', 'png'], min: 1, max: 10, required: true },
-      enumOf('aspect_ratio', 'Aspect ratio', QUALITY_ASPECTS, 'square_1_1'),
+      prompt(4096),
+      { kind: 'mediaList', media: 'image', name: 'reference_images', label: 'Images to edit', encodings: ['url', 'base64'], formats: ['jpeg', 'png'], min: 1, max: 5, required: true },
+      enumOf('aspect_ratio', 'Aspect ratio', SEEDREAM_ASPECTS, 'square_1_1'),
       seed(0),
+      bool('enable_safety_checker', 'Safety checker', true),
       webhook,
     ],
     result: 'image', batchField: 'reference_images',
@@ -237,6 +239,7 @@ export const TOOLS: readonly ToolEntry[] = [
       enumOf('aspect_ratio', 'Aspect ratio', QUALITY_ASPECTS, 'square_1_1'),
       enumOf('quality', 'Quality', ['low', 'medium', 'high'], 'medium'),
       { kind: 'int', name: 'num_images', label: 'Images', min: 1, max: 10, default: 1, help: 'Each image is billed individually.' },
+      enumOf('background', 'Background', ['opaque', 'auto']),
       webhook,
     ],
     result: 'image',
@@ -247,11 +250,12 @@ export const TOOLS: readonly ToolEntry[] = [
     create: '/v1/ai/text-to-image/{quality_model}-edit', list: '/v1/ai/text-to-image/{quality_model}-edit', listShown: false,
     fields: [
       prompt(4000),
-      { kind: 'mediaList', media: 'image', name: 'reference_images', label: 'Images', encodings: ['url', 'base64'], formats: ['jpeg', 'png', 'webp'], min: 1, max: 10, required: true },
+      { kind: 'mediaList', media: 'image', name: 'reference_images', label: 'Images', encodings: ['url', 'base64'], formats: ['jpeg', 'png', 'webp'], min: 1, max: 16, required: true },
       enumOf('resolution', 'Resolution', ['1k', '2k', '4k'], '1k'),
       enumOf('aspect_ratio', 'Aspect ratio', QUALITY_ASPECTS, 'square_1_1'),
       enumOf('quality', 'Quality', ['low', 'medium', 'high'], 'medium'),
       { kind: 'int', name: 'num_images', label: 'Images', min: 1, max: 10, default: 1 },
+      enumOf('background', 'Background', ['opaque', 'auto']),
       webhook,
     ],
     result: 'image', batchField: 'reference_images',
@@ -259,39 +263,39 @@ export const TOOLS: readonly ToolEntry[] = [
   {
     id: 'image50', title: '5.0 image', group: 'image', family: 'image50',
     summary: 'Text to image, 5.0 generation.',
-    create: '/v1/ai/text-to-image/{image50_model}', list: '/v1/ai/text-to-image/{image50_model}', listShown: false,
+    create: '/v1/ai/text-to-image/{image50_model}', list: '/v1/ai/text-to-image/{image50_model}', listShown: true,
     fields: [
-      prompt(4000),
-      enumOf('resolution', 'Resolution', ['2k', '1.5k'], '2k'),
-      enumOf('aspect_ratio', 'Aspect ratio', IMAGE50_ASPECTS, 'square_1_1'),
+      prompt(4096),
+      enumOf('aspect_ratio', 'Aspect ratio', SEEDREAM_ASPECTS, 'square_1_1'),
       seed(0, 4294967295),
+      bool('enable_safety_checker', 'Safety checker', true),
       webhook,
     ],
     result: 'image',
   },
   {
     id: 'image50-edit', title: '5.0 image edit', group: 'image', family: 'image50-edit',
-    summary: 'Edit with 1 to 10 reference images (JPG or PNG, at least 256x256, at most 10 MB).',
-    create: '/v1/ai/text-to-image/{image50_model}-edit', list: '/v1/ai/text-to-image/{image50_model}-edit', listShown: false,
+    summary: 'Edit with 1 to 5 reference images (JPG or PNG, at least 256x256, at most 10 MB).',
+    create: '/v1/ai/text-to-image/{image50_model}-edit', list: '/v1/ai/text-to-image/{image50_model}-edit', listShown: true,
     fields: [
-      prompt(4000),
-      { kind: 'mediaList', media: 'image', name: 'reference_images', label: 'Reference images', encodings: ['url', 'base64'], formats: ['jpeg', 'png'], min: 1, max: 10, required: true },
-      enumOf('resolution', 'Resolution', ['2k', '1.5k'], '2k'),
-      enumOf('aspect_ratio', 'Aspect ratio', IMAGE50_ASPECTS, 'square_1_1'),
+      prompt(4096),
+      { kind: 'mediaList', media: 'image', name: 'reference_images', label: 'Reference images', encodings: ['url', 'base64'], formats: ['jpeg', 'png'], min: 1, max: 5, required: true },
+      enumOf('aspect_ratio', 'Aspect ratio', SEEDREAM_ASPECTS, 'square_1_1'),
       seed(0, 4294967295),
+      bool('enable_safety_checker', 'Safety checker', true),
       webhook,
     ],
     result: 'image', batchField: 'reference_images',
   },
   {
     id: 'flex-image', title: 'Flexible-size image', group: 'image', family: 'flex-image',
-    summary: 'Text to image at any size from 256 to 1920 px a side.',
+    summary: 'Text to image at any size from 256 to 1920 px a side, guided by up to 4 images.',
     create: '/v1/ai/text-to-image/{flex_model}', list: '/v1/ai/text-to-image/{flex_model}', listShown: false,
     fields: [
       prompt(4000),
       { kind: 'int', name: 'width', label: 'Width', min: 256, max: 1920, default: 1024 },
       { kind: 'int', name: 'height', label: 'Height', min: 256, max: 1920, default: 768 },
-      { kind: 'mediaList', media: 'image', name: 'input_images', label: 'Input images', encodings: ['base64'], formats: ['jpeg', 'png'], max: 4 },
+      ...(['input_image', 'input_image_2', 'input_image_3', 'input_image_4'] as const).map((name, i) => image(name, `Input image ${i + 1}`, ['base64'], false)),
       { kind: 'number', name: 'guidance', label: 'Guidance', min: 1, max: 10, step: 0.5, default: 3 },
       { kind: 'int', name: 'steps', label: 'Steps', min: 1, max: 100, default: 30 },
       bool('prompt_upsampling', 'Prompt upsampling', false),
@@ -328,24 +332,24 @@ export const TOOLS: readonly ToolEntry[] = [
     ],
     result: 'video', resultTtlHours: 24,
   },
+  // The end-frame family: Veo 3.1 and its fast variant, the end frame (image_end) optional.
   ...(['', '-fast'] as const).map((suffix): ToolEntry => ({
     id: `i2v-endframe${suffix}`, title: `Image to video with end frame${suffix ? ' (fast)' : ''}`, group: 'video', family: `i2v-endframe${suffix}`,
-    summary: 'Animate from a start frame to an optional end frame (1.x model; prompt up to 2,000 characters).',
-    create: `/v1/ai/image-to-video/{i2v_model}${suffix}`, list: `/v1/ai/image-to-video/{i2v_model}${suffix}`, listShown: false,
+    summary: 'Animate from a start frame to an optional end frame, 4, 6 or 8 s.',
+    create: `/v1/ai/image-to-video/{i2v_model}${suffix}`, list: `/v1/ai/image-to-video/{i2v_model}${suffix}`, listShown: true,
     fields: [
-      prompt(2000, { required: false, minLength: undefined }),
-      image('image', 'Start frame', ['url', 'base64'], false),
+      prompt(20000),
+      image('image', 'Start frame', ['url', 'base64']),
       image('image_end', 'End frame', ['url', 'base64'], false),
-      { kind: 'intChoice', name: 'duration', label: 'Duration (s)', options: [5, 10], default: 5 },
+      enumOf('resolution', 'Resolution', ['720p', '1080p', '4k'], '720p'),
+      { kind: 'intChoice', name: 'duration', label: 'Duration (s)', options: [4, 6, 8], default: 8 },
+      enumOf('aspect_ratio', 'Aspect ratio', ['16:9', '9:16'], '16:9'),
+      bool('generate_audio', 'Generate audio', true),
+      { kind: 'text', name: 'negative_prompt', label: 'Negative prompt', maxLength: 20000 },
       seed(0),
       webhook,
     ],
-    rules: [
-      { kind: 'requires', field: 'image_end', needs: 'image', reason: 'image_end requires image (the start frame)' },
-      // Both are optional on their own (the spec asks for image only beside image_end), but a
-      // request with neither has nothing to animate.
-      { kind: 'anyOf', fields: ['image', 'prompt'], reason: 'is required (or at least a prompt): there is nothing to animate' },
-    ],
+    rules: [{ kind: 'requires', field: 'image_end', needs: 'image', reason: 'image_end requires image (the start frame)' }],
     result: 'video', resultTtlHours: 24, batchField: 'image',
   })),
   // The lite family: the same fields for text and image input; image-to-video adds the image.
@@ -369,18 +373,18 @@ export const TOOLS: readonly ToolEntry[] = [
   {
     id: 'video-upscaler', title: 'Video upscaler', group: 'video', family: 'video-upscaler',
     summary: 'Upscale a video to 720p to 4K, optionally interpolating frames (input at least 15 fps).',
-    create: '/v1/ai/{video_upscaler}', list: '/v1/ai/{video_upscaler}', listShown: false,
+    create: '/v1/ai/video-upscaler-{upscaler_vendor}', list: '/v1/ai/video-upscaler-{upscaler_vendor}', listShown: false,
     fields: [
       { kind: 'media', media: 'video', name: 'video', label: 'Video', encodings: ['url', 'upload'], formats: ['mp4', 'mov'], required: true },
-      enumOf('model', 'Model', ['highest_quality', 'faster'], 'highest_quality'),
+      enumOf('enhancement_model', 'Model', ['starlight_precise_2_5', 'starlight_fast_2'], 'starlight_precise_2_5', true),
       enumOf('resolution', 'Resolution', ['720p', '1k', '2k', '4k'], '2k'),
-      { kind: 'intChoice', name: 'target_fps', label: 'Target fps', options: [24, 25, 30, 48, 50, 60, 120] },
-      enumOf('interpolation', 'Interpolation method', ['blend', 'motion', 'optical_flow']),
+      { kind: 'intChoice', name: 'target_fps', label: 'Target fps', options: [24, 25, 30, 48, 50, 60] },
+      enumOf('frame_interpolation', 'Interpolation method', ['apollo', 'chronos']),
       { kind: 'number', name: 'noise', label: 'Noise', min: 0, max: 1, step: 0.05, default: 0 },
       webhook,
     ],
     rules: [
-      { kind: 'requires', field: 'interpolation', needs: 'target_fps', reason: 'an interpolation method applies only with a target fps' },
+      { kind: 'requires', field: 'frame_interpolation', needs: 'target_fps', reason: 'an interpolation method applies only with a target fps' },
     ],
     result: 'video', resultTtlHours: 24, batchField: 'video',
   },
@@ -391,7 +395,7 @@ export const TOOLS: readonly ToolEntry[] = [
     create: '/v1/ai/music-generation', list: '/v1/ai/music-generation', listShown: true,
     fields: [
       prompt(2500),
-      { kind: 'int', name: 'music_length_seconds', label: 'Length (s)', min: 10, max: 240, default: 30 },
+      { kind: 'int', name: 'music_length_seconds', label: 'Length (s)', min: 10, max: 240, default: 30, required: true },
       webhook,
     ],
     result: 'audio',
@@ -414,8 +418,8 @@ export const TOOLS: readonly ToolEntry[] = [
     create: '/v1/ai/music-generation/{variants_model}', list: '/v1/ai/music-generation/{variants_model}', listShown: true,
     fields: [
       prompt(2000, { minLength: 10 }),
-      enumOf('variant', 'Variant', ['clip', 'pro'], 'clip'),
-      { kind: 'mediaList', media: 'image', name: 'reference_images', label: 'Reference images', encodings: ['url', 'base64'], formats: ['png', 'jpeg', 'webp'], max: 4 },
+      enumOf('model', 'Model', ['clip', 'pro'], 'clip'),
+      { kind: 'mediaList', media: 'image', name: 'reference_images', label: 'Reference images', encodings: ['url', 'base64'], formats: ['png', 'jpeg', 'webp'], max: 4, wire: 'imageWithMime' },
       webhook,
     ],
     result: 'audio',

@@ -1,8 +1,10 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { checkRules, type Rule } from '../catalogue/rules.ts';
 import imageTools from './image-tools.json' with { type: 'json' };
 import mediaTools from './media-tools.json' with { type: 'json' };
 import apps from './apps.json' with { type: 'json' };
-import specOnly from './spec-only.json' with { type: 'json' };
+import docsAndSpec from './docs-and-spec.json' with { type: 'json' };
+import team from './team.json' with { type: 'json' };
 
 /**
  * The project's reference of the live service: request and response facts of every endpoint,
@@ -16,9 +18,7 @@ export type JsonSchema = { [key: string]: unknown };
 export type Basis = 'official' | 'official-path-only' | 'docs' | 'spec';
 
 /** A rule the description states in words, between fields: the Sandbox checks these too. */
-export type StatedRule =
-  | { kind: 'requires'; field: string; needs: string }
-  | { kind: 'exclusive'; a: readonly string[]; b: readonly string[] };
+export type StatedRule = Rule;
 
 export interface Operation {
   operationId?: string;
@@ -39,7 +39,7 @@ export interface ReferenceFile {
   operations: Operation[];
 }
 
-export const REFERENCE_FILES: readonly ReferenceFile[] = [imageTools, mediaTools, apps, specOnly] as unknown as ReferenceFile[];
+export const REFERENCE_FILES: readonly ReferenceFile[] = [imageTools, mediaTools, apps, team, docsAndSpec] as unknown as ReferenceFile[];
 export const OPERATIONS: readonly Operation[] = REFERENCE_FILES.flatMap((f) => f.operations);
 
 const PARAM = /\{[a-z-]+\}/g;
@@ -68,6 +68,8 @@ const compiled = new WeakMap<JsonSchema, ValidateFunction>();
 function closed(schema: unknown, inAllOf = false): unknown {
   if (Array.isArray(schema)) return schema.map((s) => closed(s, inAllOf));
   if (!schema || typeof schema !== 'object') return schema;
+  const merged = mergedAllOf(schema as JsonSchema);
+  if (merged) return closed(merged, inAllOf);
   const out: JsonSchema = {};
   for (const [k, v] of Object.entries(schema)) {
     if (k === 'properties') out[k] = Object.fromEntries(Object.entries(v as JsonSchema).map(([p, s]) => [p, closed(s)]));
@@ -76,6 +78,24 @@ function closed(schema: unknown, inAllOf = false): unknown {
   }
   if (out.properties && out.additionalProperties === undefined && !inAllOf) out.additionalProperties = false;
   return out;
+}
+
+/** An allOf of plain objects (a base body plus a few fields) read as the one object it describes. */
+function mergedAllOf(schema: JsonSchema): JsonSchema | null {
+  const parts = schema.allOf as JsonSchema[] | undefined;
+  if (!parts || !parts.every((p) => p.type === 'object' && p.properties && !p.allOf && !p.oneOf && !p.anyOf)) return null;
+  const { allOf: _parts, ...rest } = schema;
+  return {
+    ...rest,
+    type: 'object',
+    properties: Object.assign({}, ...parts.map((p) => p.properties)),
+    required: [...new Set(parts.flatMap((p) => (p.required as string[] | undefined) ?? []))],
+  };
+}
+
+/** The one object schema a body is (an allOf of parts merged), for tests that read its fields. */
+export function bodyObject(op: Operation): JsonSchema | null {
+  return op.body ? (mergedAllOf(op.body) ?? op.body) : null;
 }
 
 function validatorOf(schema: JsonSchema): ValidateFunction {
@@ -107,9 +127,9 @@ function reasonOf(e: ErrorObject): InvalidParam {
     case 'maxLength':
       return { field: fieldOf(e.instancePath), reason: `must be at most ${String(p.limit)} characters` };
     case 'minItems':
-      return { field: fieldOf(e.instancePath), reason: `must have at least ${String(p.limit)} items` };
+      return { field: fieldOf(e.instancePath), reason: `must have at least ${String(p.limit)} item${p.limit === 1 ? '' : 's'}` };
     case 'maxItems':
-      return { field: fieldOf(e.instancePath), reason: `must have at most ${String(p.limit)} items` };
+      return { field: fieldOf(e.instancePath), reason: `must have at most ${String(p.limit)} item${p.limit === 1 ? '' : 's'}` };
     case 'pattern':
       return { field: fieldOf(e.instancePath), reason: `must match ${String(p.pattern)}` };
     case 'type':
@@ -133,26 +153,10 @@ export function problemsOf(schema: JsonSchema, value: unknown): InvalidParam[] {
   return [...seen.values()];
 }
 
-const present = (v: unknown) => v !== undefined && v !== null && v !== '' && !(Array.isArray(v) && v.length === 0);
-
-/** The rules the description states between fields (a video's end frame needs its start frame, …). */
-export function ruleProblems(rules: readonly StatedRule[] | undefined, body: Record<string, unknown>): InvalidParam[] {
-  const out: InvalidParam[] = [];
-  for (const r of rules ?? []) {
-    if (r.kind === 'requires' && present(body[r.field]) && !present(body[r.needs])) out.push({ field: r.field, reason: `requires ${r.needs}` });
-    if (r.kind === 'exclusive') {
-      const a = r.a.filter((f) => present(body[f]));
-      const b = r.b.filter((f) => present(body[f]));
-      if (a.length && b.length) out.push({ field: b[0], reason: `cannot be combined with ${a.join(' or ')}` });
-    }
-  }
-  return out;
-}
-
 /** A request body against its operation: the schema first, then the stated rules. */
 export function requestProblems(op: Operation, body: unknown): InvalidParam[] {
   if (!op.body) return [];
   const schemaProblems = problemsOf(op.body, body);
   if (schemaProblems.length || !body || typeof body !== 'object') return schemaProblems;
-  return ruleProblems(op.rules, body as Record<string, unknown>);
+  return checkRules(op.rules ?? [], body as Record<string, unknown>);
 }

@@ -31,6 +31,13 @@ describe('authentication', () => {
       expect(invalid.body.message).toBe('Invalid API key');
     }
   });
+  it('reads the key from the live service\'s headers only: x-magnific-api-key or the legacy x-freepik-api-key, never the spec\'s placeholder', async () => {
+    const with_ = (header: string) => ctx.api.call('GET', '/v1/ai/loras', { key: null, headers: { [header]: 'sandbox-owner' } });
+    expect((await with_('x-magnific-api-key')).status).toBe(200);
+    expect((await with_('x-freepik-api-key')).status).toBe(200);
+    const placeholder = await with_('x-service-api-key');
+    expect([placeholder.status, placeholder.body.message]).toEqual([401, 'Missing API key']);
+  });
   it('exports the five demo keys with plan, role and audit flag', () => {
     expect(DEMO_KEYS.map((k) => [k.key, k.plan, k.role, k.auditLogs])).toEqual([
       ['sandbox-owner', 'enterprise', 'owner', true], ['sandbox-admin', 'enterprise', 'admin', true], ['sandbox-member', 'enterprise', 'member', true],
@@ -40,15 +47,17 @@ describe('authentication', () => {
 });
 
 describe('LoRA catalogue', () => {
-  it('lists default and the caller\'s custom LoRAs with fetchable previews', async () => {
+  it('lists default and the caller\'s custom LoRAs with fetchable previews, in the declared shape (data an array of groups)', async () => {
     const r = await ctx.api.get('/v1/ai/loras');
     expect(r.status).toBe(200);
-    expect(r.body.data.default.length).toBeGreaterThan(3);
-    expect(new Set(r.body.data.default.map((l: any) => l.type))).toEqual(new Set(['style', 'character', 'product']));
-    expect(r.body.data.customs[0]).toMatchObject({ id: expect.any(Number), training: { status: 'completed', defaultScale: expect.any(Number), quality: null } });
-    const preview = await bytesOf(r.body.data.default[0].preview);
+    expect(Array.isArray(r.body.data)).toBe(true);
+    const [groups] = r.body.data;
+    expect(groups.default.length).toBeGreaterThan(3);
+    expect(new Set(groups.default.map((l: any) => l.type))).toEqual(new Set(['style', 'character', 'product']));
+    expect(groups.customs[0]).toMatchObject({ id: expect.any(Number), training: { status: 'completed', defaultScale: expect.any(Number), quality: null } });
+    const preview = await bytesOf(groups.default[0].preview);
     expect(preview.headers.get('content-type')).toBe('image/png');
-    expect((await ctx.api.get('/v1/ai/loras', 'sandbox-member')).body.data.customs).toEqual([]);
+    expect((await ctx.api.get('/v1/ai/loras', 'sandbox-member')).body.data[0].customs).toEqual([]);
   });
 });
 
@@ -62,12 +71,12 @@ describe('LoRAs in a generation request', () => {
   const create = resolvePaths(getTool('hires'), DEFAULT_SLUGS, {}).create;
   const styled = (styling: unknown, key?: string) => own.api.post(create, { prompt: 'a harbour at dawn', styling }, key);
   it('applies LoRAs of the caller\'s catalogue: defaults and its own customs, styles by name and characters by id', async () => {
-    expect((await styled({ styles: [{ name: 'Watercolor', strength: 80 }], characters: [{ id: 6, strength: 85 }] })).status).toBe(200);
-    expect((await styled({ styles: [{ name: 'Brand palette' }], characters: [{ id: 1002 }] })).status).toBe(200);
-    expect((await styled({ characters: [{ id: '1101' }] }, 'sandbox-admin')).status).toBe(200);
+    expect((await styled({ styles: [{ name: 'Watercolor', strength: 80 }], characters: [{ id: '6', strength: 85 }] })).status).toBe(200);
+    expect((await styled({ styles: [{ name: 'Brand palette' }], characters: [{ id: '1002', strength: 100 }] })).status).toBe(200);
+    expect((await styled({ characters: [{ id: '1101', strength: 90 }] }, 'sandbox-admin')).status).toBe(200);
   });
   it('refuses a LoRA its catalogue does not list, another user\'s custom one included, naming the entry', async () => {
-    const r = await styled({ styles: [{ name: 'Watercolour' }], characters: [{ id: 1101 }] });
+    const r = await styled({ styles: [{ name: 'Watercolour' }], characters: [{ id: '1101', strength: 100 }] });
     expect(r.status).toBe(400);
     expect(r.headers.get('content-type')).toContain('application/problem+json');
     expect(r.body.invalid_params).toEqual([
@@ -234,7 +243,7 @@ describe('recent creations', () => {
     const mu = resolvePaths(getTool('music'), DEFAULT_SLUGS);
     const a = (await ctx.api.post(up.create, { image: png }, 'sandbox-admin')).body.data.task_id;
     clock.advance(1);
-    const b = (await ctx.api.post(mu.create, { prompt: 'x' }, 'sandbox-admin')).body.data.task_id;
+    const b = (await ctx.api.post(mu.create, { prompt: 'x', music_length_seconds: 30 }, 'sandbox-admin')).body.data.task_id;
     clock.advance(1);
     const c = (await ctx.api.post(up.create, { image: png }, 'sandbox-admin')).body.data.task_id;
     expect((await ctx.api.get('/v1/creations/recent', 'sandbox-admin')).body.data).toEqual([]);

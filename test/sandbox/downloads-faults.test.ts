@@ -157,9 +157,9 @@ describe('faults on demand', () => {
 describe('stats', () => {
   it('counts requests per route pattern and creates per tool per key; reset zeroes them and keeps tasks', async () => {
     const p = resolvePaths(getTool('music'), DEFAULT_SLUGS);
-    const c = await ctx.api.post(p.create, { prompt: 'x' }, 'sandbox-admin');
-    await ctx.api.post(p.create, { prompt: 'y' }, 'sandbox-admin');
-    await ctx.api.post(p.create, { prompt: 'z' }, 'sandbox-owner');
+    const c = await ctx.api.post(p.create, { prompt: 'x', music_length_seconds: 30 }, 'sandbox-admin');
+    await ctx.api.post(p.create, { prompt: 'y', music_length_seconds: 30 }, 'sandbox-admin');
+    await ctx.api.post(p.create, { prompt: 'z', music_length_seconds: 30 }, 'sandbox-owner');
     await ctx.api.get(p.byId(c.body.data.task_id), 'sandbox-admin');
     await ctx.api.get('/v1/ai/apps/pS7kQ2xa');
     const s = (await ctx.api.control('stats')).body;

@@ -52,7 +52,8 @@ function minimalBody(tool: ToolEntry): Record<string, unknown> {
   };
   for (const f of tool.fields) {
     if (!f.required || f.in === 'path') continue;
-    if (f.kind === 'text') body[f.name] = 'a lighthouse at dusk, cinematic';
+    if ('default' in f && f.default !== undefined) body[f.name] = f.default;
+    else if (f.kind === 'text') body[f.name] = 'a lighthouse at dusk, cinematic';
     else if (f.kind === 'media') body[f.name] = media(f);
     else if (f.kind === 'mediaList') body[f.name] = [media(f)];
   }
@@ -111,20 +112,23 @@ describe('validation (400 naming the field)', () => {
     await expectInvalid('video-25', { prompt: 'x', duration: 31 }, 'duration', { resolution: '1080p' });
     await expectInvalid('quality-image', { prompt: 'x', num_images: 11 }, 'num_images');
     await expectInvalid('music', { prompt: 'x'.repeat(2501) }, 'prompt');
-    await expectInvalid('hires', { resolution: '2k' }, 'prompt');
+    await expectInvalid('music', { prompt: 'x' }, 'music_length_seconds');
+    await expectInvalid('editor', { prompt: 'x', reference_images: Array(6).fill(imageUrl) }, 'reference_images');
     await expectInvalid('hires', { prompt: 'x', resolutoin: '2k' }, 'resolutoin');
   });
   it('says in words what is wrong with an empty prompt and with the generator\'s styling bounds', async () => {
     const reasons = async (id: string, body: Record<string, unknown>) => statusAndReasons(await postTo(id, body));
-    expect(await reasons('music', { prompt: '' })).toEqual([400, ['prompt: must not be empty']]);
-    expect(await reasons('hires', { prompt: 'x', styling: { colors: [] } })).toEqual([400, ['styling.colors: at least 1 color (or leave colors out)']]);
-    expect(await reasons('hires', { prompt: 'x', styling: { colors: [{ color: '#ffffff', weight: 0.01 }], styles: [{ name: 'Watercolor', strength: 201 }] } }))
+    expect(await reasons('music-variants', { prompt: 'short' })).toEqual([400, ['prompt: must be at least 10 characters']]);
+    expect(await reasons('hires', { prompt: 'x', styling: { colors: [] } })).toEqual([400, ['styling.colors: must have at least 1 item']]);
+    expect(await reasons('hires', { prompt: 'x', styling: { colors: [{ color: '#FFFFFF', weight: 0.01 }], styles: [{ name: 'Watercolor', strength: 201 }] } }))
       .toEqual([400, ['styling.styles.0.strength: must be at most 200', 'styling.colors.0.weight: must be at least 0.05']]);
-    expect(await reasons('hires', { prompt: 'x', styling: { characters: [{ id: 0 }] } })).toEqual([400, ['styling.characters.0.id: must be a LoRA id']]);
+    // The official description: a character's id is a string, its strength required, colours upper case.
+    expect(await reasons('hires', { prompt: 'x', styling: { characters: [{ id: 6 }] } })).toEqual([400, ['styling.characters.0.strength: is required', 'styling.characters.0.id: must be of type string']]);
+    expect(await reasons('hires', { prompt: 'x', styling: { colors: [{ color: '#ffffff', weight: 0.5 }] } })).toEqual([400, ['styling.colors.0.color: must match ^#[0-9A-F]{6}$']]);
   });
   it('refuses a resolution in the body of a video family, whose create path already chooses it', async () => {
     expect(statusAndReasons(await postTo('video-2x', { prompt: 'x', resolution: '1080p' }, { resolution: '720p' })))
-      .toEqual([400, ['resolution: is chosen by the create path (here 720p), not sent in the body']]);
+      .toEqual([400, ['resolution: is not a parameter of this endpoint']]);
     expect(statusAndReasons(await postTo('video-25', { prompt: 'x', resolution: '720p' }, { resolution: '720p' }))[0]).toBe(400);
   });
   it('rejects the video input combinations at creation', async () => {
@@ -132,8 +136,8 @@ describe('validation (400 naming the field)', () => {
     await expectInvalid('video-2x', { prompt: 'x', image_end: b64 }, 'image_end', { resolution: '720p' });
     await expectInvalid('video-2x', { prompt: 'x', image: b64, reference_images: [b64] }, 'image', { resolution: '720p' });
     await expectInvalid('video-2x', { prompt: 'x', image: b64, image_end: b64, reference_videos: [videoId] }, 'image_end', { resolution: '720p' });
-    await expectInvalid('i2v-endframe', { image_end: b64 }, 'image_end');
-    await expectInvalid('i2v-endframe-fast', { image_end: b64 }, 'image_end');
+    await expectInvalid('i2v-endframe', { prompt: 'x', image_end: b64 }, 'image');
+    await expectInvalid('i2v-endframe-fast', { prompt: 'x', image_end: b64 }, 'image');
   });
   it('refuses a citation of media the family takes none of, or beyond the list, naming the prompt', async () => {
     const b64 = png.toString('base64');
@@ -160,17 +164,17 @@ describe('validation (400 naming the field)', () => {
     const b64 = png.toString('base64');
     await expectInvalid('video-25', { duration: 8 }, 'prompt', { resolution: '720p' });
     await expectInvalid('video-25', { reference_images: [b64] }, 'prompt', { resolution: '720p' });
-    await expectInvalid('i2v-endframe', { duration: 5 }, 'image');
+    await expectInvalid('i2v-endframe', { prompt: 'a pier', duration: 6 }, 'image');
     const ok = async (id: string, body: Record<string, unknown>, params: Record<string, unknown> = {}) =>
       expect((await ctx.api.post(resolvePaths(tool(id), DEFAULT_SLUGS, params).create, body)).status).toBe(200);
     await ok('video-25', { shots: [{ prompt: 'a lighthouse', duration: 4 }], duration: 4 }, { resolution: '720p' });
     await ok('video-25', { prompt: 'a lighthouse' }, { resolution: '720p' });
-    await ok('i2v-endframe', { prompt: 'a lighthouse' });
-    await ok('i2v-endframe-fast', { image: b64 });
+    await ok('i2v-endframe', { prompt: 'a lighthouse', image: b64 });
+    await ok('i2v-endframe-fast', { prompt: 'a lighthouse', image: b64, image_end: b64 });
   });
   it('rejects inputs it cannot use: non-loopback URLs, unknown uploads, non-images', async () => {
     await expectInvalid('change-camera', { image: 'https://example.com/a.png' }, 'image');
-    await expectInvalid('video-upscaler', { video: 'upl_vid_doesnotexist' }, 'video');
+    await expectInvalid('video-upscaler', { video: 'upl_vid_doesnotexist', enhancement_model: 'starlight_fast_2' }, 'video');
     await expectInvalid('upscaler-precision', { image: Buffer.from('this is not an image at all').toString('base64') }, 'image');
   });
   const postTo = (id: string, body: Record<string, unknown>, params: Record<string, unknown> = {}) => ctx.api.post(resolvePaths(tool(id), DEFAULT_SLUGS, params).create, body);
@@ -184,7 +188,7 @@ describe('validation (400 naming the field)', () => {
     const gifUrl = await served(gif, 'image/gif');
     const pageUrl = await served(Buffer.from('<!doctype html><title>Sign in</title>'), 'text/html');
     expect(reasons(await post('video-2x', { prompt: 'x', image: gifUrl }, { resolution: '720p' }))).toEqual([400, ['image: format gif is not JPG or PNG']]);
-    expect(reasons(await post('i2v-endframe-fast', { image: png.toString('base64'), image_end: webp.toString('base64') }))).toEqual([400, ['image_end: format webp is not JPG or PNG']]);
+    expect(reasons(await post('i2v-endframe-fast', { prompt: 'x', image: png.toString('base64'), image_end: webp.toString('base64') }))).toEqual([400, ['image_end: format webp is not JPG or PNG']]);
     expect(reasons(await post('lite-i2v', { prompt: 'x', image: pageUrl }))).toEqual([400, ['image: is not a readable image (JPEG, PNG or WebP)']]);
     // Reference images of 2.x take WebP; the 5.0 edit's are held to 256x256 (api-spec).
     expect((await post('video-2x', { prompt: 'x', reference_images: [await served(webp, 'image/webp')] }, { resolution: '720p' })).status).toBe(200);
@@ -198,7 +202,8 @@ describe('validation (400 naming the field)', () => {
     expect(statusAndReasons(await postTo('skin-faithful', { image: gifUrl }))).toEqual([400, ['image: format gif is not JPG or PNG']]);
     expect(statusAndReasons(await postTo('change-camera', { image: gifUrl }))).toEqual([400, ['image: format gif is not JPG or PNG or WebP']]);
     expect(statusAndReasons(await postTo('image-to-prompt', { image: `data:image/gif;base64,${gif.toString('base64')}` }))).toEqual([400, ['image: format gif is not JPG or PNG or WebP']]);
-    expect(statusAndReasons(await postTo('music-variants', { prompt: 'a calm piano piece', reference_images: [png.toString('base64'), gif.toString('base64')] })))
+    const withMime = (b: Buffer, mime: string) => ({ image: b.toString('base64'), mime_type: mime });
+    expect(statusAndReasons(await postTo('music-variants', { prompt: 'a calm piano piece', reference_images: [withMime(png, 'image/png'), withMime(gif, 'image/png')] })))
       .toEqual([400, ['reference_images.1: format gif is not PNG or JPG or WebP']]);
     // What the spec lets through still goes through.
     expect((await postTo('change-camera', { image: webpUrl })).status).toBe(200);
@@ -238,9 +243,9 @@ describe('validation (400 naming the field)', () => {
 
       // The upscaler interpolates only from 15 fps up, and only when target_fps is asked for.
       const slow = await upload(await readFile(await makeClip(clips.dir, 'slow', { w: 320, h: 240, fps: 10, sec: 2 })));
-      const e = await post('video-upscaler', { video: slow, target_fps: 60 });
+      const e = await post('video-upscaler', { video: slow, enhancement_model: 'starlight_fast_2', target_fps: 60 });
       expect(reasons(e)).toEqual(['video: frame rate 10 fps is below the 15 fps target_fps needs']);
-      expect((await post('video-upscaler', { video: slow })).status).toBe(200);
+      expect((await post('video-upscaler', { video: slow, enhancement_model: 'starlight_fast_2' })).status).toBe(200);
       expect((await post('video-2x', { prompt: 'x @Video1', reference_videos: [videoId] }, v2)).status).toBe(200);
     } finally {
       await server.close();
@@ -376,7 +381,7 @@ describe('real results', () => {
 describe('task lifecycle on a configurable clock', () => {
   it('moves CREATED -> IN_PROGRESS -> COMPLETED as the clock advances, never backwards', async () => {
     const p = pathsOf(TOOLS.find((t) => t.id === 'music')!);
-    const id = (await ctx.api.post(p.create, { prompt: 'x' })).body.data.task_id;
+    const id = (await ctx.api.post(p.create, { prompt: 'x', music_length_seconds: 30 })).body.data.task_id;
     const status = async () => (await ctx.api.get(p.byId(id))).body.data.status;
     expect(await status()).toBe('CREATED');
     clock.advance(DURATION / 2);
@@ -389,7 +394,7 @@ describe('task lifecycle on a configurable clock', () => {
   it('fails tasks at the configured failure rate, and the task duration is a fault knob', async () => {
     await ctx.api.control('faults', { failureRate: 1, taskDurationMs: 50 });
     const p = pathsOf(TOOLS.find((t) => t.id === 'music')!);
-    const id = (await ctx.api.post(p.create, { prompt: 'x' })).body.data.task_id;
+    const id = (await ctx.api.post(p.create, { prompt: 'x', music_length_seconds: 30 })).body.data.task_id;
     clock.advance(50);
     const r = await ctx.api.get(p.byId(id));
     expect(r.body.data).toMatchObject({ status: 'FAILED', generated: [] });

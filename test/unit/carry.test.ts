@@ -17,8 +17,8 @@ describe('carryValues (switching a video variant)', () => {
   it('clears what was cleared, and leaves behind a value the target would refuse', () => {
     const out = carryValues(t2v, i2v, { ...defaultsOf(t2v), prompt: 'x', seed: undefined }, { ...defaultsOf(i2v), seed: 3 });
     expect(out).not.toHaveProperty('seed');
-    // The end-frame model takes 5 or 10 s; lite's 4, 6 or 8 do not go along (lite → end frame is no variant pair, but the rule is the target's).
-    const kept = carryValues(t2v, getTool('i2v-endframe'), { prompt: 'x', duration: 6 }, { duration: 10 });
-    expect(kept).toEqual({ prompt: 'x', duration: 10 });
+    // The end-frame model renders 4K; lite does not, so 4k does not go along (end frame → lite is no variant pair, but the rule is the target's).
+    const kept = carryValues(getTool('i2v-endframe'), t2v, { prompt: 'x', resolution: '4k' }, { resolution: '1080p' });
+    expect(kept).toEqual({ prompt: 'x', resolution: '1080p' });
   });
 });

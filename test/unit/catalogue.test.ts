@@ -36,8 +36,8 @@ describe('tool catalogue', () => {
 
   it('puts the video resolution in the create path, not the body', () => {
     const t = getTool('video-2x');
-    expect(resolvePaths(t, DEFAULT_SLUGS, { resolution: '1080p' }).create).toBe('/v1/ai/video/motion-2-1080p');
-    expect(resolvePaths(t, DEFAULT_SLUGS, {}).list).toBe('/v1/ai/video/motion-2');
+    expect(resolvePaths(t, DEFAULT_SLUGS, { resolution: '1080p' }).create).toBe('/v1/ai/video/seedance-2-pro-1080p');
+    expect(resolvePaths(t, DEFAULT_SLUGS, {}).list).toBe('/v1/ai/video/seedance-2-pro');
   });
 
   it('names the field and the bound when a value is out of range', () => {
@@ -112,16 +112,16 @@ describe('tool catalogue', () => {
     expect(validateRequest(getTool('video-2x'), { prompt: clapper.repeat(5001) }).warnings).toHaveLength(1);
   });
 
-  it('wants a 2.5 prompt or shots, and an end-frame start frame or prompt: a request that describes nothing is refused', () => {
+  it('wants a 2.5 prompt or shots, and an end-frame start frame and prompt: a request that describes nothing is refused', () => {
     const t25 = getTool('video-25');
     expect(validateRequest(t25, { duration: 8 }).invalid).toEqual([{ field: 'prompt', reason: 'is required (or add shots, each with a prompt of its own)' }]);
     expect(validateRequest(t25, { shots: [{ prompt: 'a pier', duration: 5 }], duration: 5 }).ok).toBe(true);
     // An emptied duration input gives null: said in words, not as zod's "expected number, received null".
     expect(validateRequest(t25, { shots: [{ prompt: 'a pier', duration: null }], duration: 5 }).invalid).toEqual([{ field: 'shots.0.duration', reason: 'must be a whole number of seconds' }]);
     for (const id of ['i2v-endframe', 'i2v-endframe-fast']) {
-      expect(validateRequest(getTool(id), {}).invalid).toEqual([{ field: 'image', reason: 'is required (or at least a prompt): there is nothing to animate' }]);
-      expect(validateRequest(getTool(id), { prompt: 'a pier' }).ok).toBe(true);
-      expect(validateRequest(getTool(id), { image: png }).ok).toBe(true);
+      expect(validateRequest(getTool(id), {}).invalid).toEqual([{ field: 'prompt', reason: 'is required' }, { field: 'image', reason: 'is required' }]);
+      expect(validateRequest(getTool(id), { prompt: 'a pier' }).ok).toBe(false);
+      expect(validateRequest(getTool(id), { prompt: 'a pier', image: png }).ok).toBe(true);
     }
   });
 

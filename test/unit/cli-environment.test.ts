@@ -20,7 +20,7 @@ const noApi = { MEDIADESK_API_URL: '', MEDIADESK_API_KEY: '' };
 
 describe('MEDIADESK_API_URL and MEDIADESK_API_KEY', () => {
   const cases: [string, NodeJS.ProcessEnv, RegExp][] = [
-    ['a URL that does not parse', { MEDIADESK_API_URL: 'api.example.com', MEDIADESK_API_KEY: 'sandbox-owner' }, /^mediadesk run: MEDIADESK_API_URL must be an http\(s\) URL such as https:\/\/api\.example\.com, got "api\.example\.com"\n$/],
+    ['a URL that does not parse', { MEDIADESK_API_URL: 'api.example.com', MEDIADESK_API_KEY: 'sandbox-owner' }, /^mediadesk run: MEDIADESK_API_URL must be an http\(s\) URL such as https:\/\/api\.magnific\.com, got "api\.example\.com"\n$/],
     ['a URL that is not http(s)', { MEDIADESK_API_URL: 'ftp://127.0.0.1/', MEDIADESK_API_KEY: 'sandbox-owner' }, /^mediadesk run: MEDIADESK_API_URL must be an http\(s\) URL/],
     // An unset CI secret: the run went to the built-in Sandbox without a word.
     ['a URL with an empty key', { MEDIADESK_API_URL: 'http://127.0.0.1:9', MEDIADESK_API_KEY: '' }, /^mediadesk run: MEDIADESK_API_URL is set but MEDIADESK_API_KEY is empty: set both to use that server, or neither/],

@@ -14,7 +14,7 @@ function storedSettings(stored: unknown): (args: string[]) => ReturnType<typeof 
   writeFileSync(join(own, 'settings.json'), JSON.stringify(stored));
   return (args) => runCli(['settings', ...args], { env: { MEDIADESK_HOME: own } });
 }
-const KNOWN = '(known: backend, baseUrl, sandboxKey, outputDir, namingTemplate, concurrency, perToolConcurrency, theme, slugs)';
+const KNOWN = '(known: backend, baseUrl, keyHeader, sandboxKey, outputDir, namingTemplate, concurrency, perToolConcurrency, theme, slugs)';
 
 describe('mediadesk settings', () => {
   it('a setting named twice in one set is refused (exit 2) and nothing is saved', async () => {

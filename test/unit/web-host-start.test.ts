@@ -56,7 +56,7 @@ describe('web host start', () => {
 
   it.each([
     ['a URL without its key (an unset CI secret)', { MEDIADESK_API_URL: 'https://api.example.com', MEDIADESK_API_KEY: '' }, /^mediadesk web: MEDIADESK_API_URL is set but MEDIADESK_API_KEY is empty/],
-    ['a URL that does not parse', { MEDIADESK_API_URL: 'api.example.com', MEDIADESK_API_KEY: 'sandbox-owner' }, /^mediadesk web: MEDIADESK_API_URL must be an http\(s\) URL such as https:\/\/api\.example\.com, got "api\.example\.com"\n$/],
+    ['a URL that does not parse', { MEDIADESK_API_URL: 'api.example.com', MEDIADESK_API_KEY: 'sandbox-owner' }, /^mediadesk web: MEDIADESK_API_URL must be an http\(s\) URL such as https:\/\/api\.magnific\.com, got "api\.example\.com"\n$/],
     ['a key read with its line end', { MEDIADESK_API_URL: 'https://api.example.com', MEDIADESK_API_KEY: 'k\r' }, /^mediadesk web: MEDIADESK_API_KEY holds a space, line end/],
   ])('refuses to start on %s, as the CLI does: one line, exit 2, no URL printed, nothing made in the data folder', (_what, env, said) => {
     const home = join(newHome(), 'data');

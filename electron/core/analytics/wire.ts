@@ -40,8 +40,9 @@ export function parseDirectory(members: unknown, keys: unknown, groups: unknown,
       id: n(m.id), name: s(m.name), email: s(m.email), role: s(m.role), status: s(m.status),
       groupIds: (Array.isArray(m.group_ids) ? m.group_ids : m.group_id !== undefined ? [m.group_id] : []).map(n),
     })),
-    apiKeys: arr(keys).map(obj).map((k) => ({ id: n(k.id), name: s(k.name), status: s(k.status) })),
-    groups: arr(groups).map(obj).map((g) => ({ id: n(g.id), name: s(g.name), memberCount: n(g.member_count ?? g.members_count) })),
-    projects: arr(projects).map(obj).map((p) => ({ reference: s(p.reference ?? p.id), name: s(p.name) })),
+    // The documented names (api_key_id, display_name, group_id, project_reference) beside the short ones.
+    apiKeys: arr(keys).map(obj).map((k) => ({ id: n(k.id ?? k.api_key_id), name: s(k.name ?? k.display_name), status: s(k.status) })),
+    groups: arr(groups).map(obj).map((g) => ({ id: n(g.id ?? g.group_id), name: s(g.name), memberCount: n(g.member_count ?? g.members_count) })),
+    projects: arr(projects).map(obj).map((p) => ({ reference: s(p.reference ?? p.project_reference ?? p.id), name: s(p.name) })),
   };
 }

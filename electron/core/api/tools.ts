@@ -1,4 +1,4 @@
-import { getTool, resolvePaths, type ResolvedPaths, type Slugs, type ToolEntry } from '../../../shared/catalogue/index.ts';
+import { getTool, resolvePaths, wireValue, type ResolvedPaths, type Slugs, type ToolEntry } from '../../../shared/catalogue/index.ts';
 import type { ApiClient } from './client.ts';
 
 export const TASK_STATUSES = ['CREATED', 'IN_PROGRESS', 'COMPLETED', 'FAILED'] as const;
@@ -51,9 +51,9 @@ export function readEnvelope(body: unknown): TaskEnvelope {
 }
 
 /** The create body: only body fields, the catalogue's path fields fill the URL instead. */
-function bodyOf(tool: ToolEntry, params: Record<string, unknown>): Record<string, unknown> {
-  const pathNames = new Set(tool.fields.filter((f) => f.in === 'path').map((f) => f.name));
-  return Object.fromEntries(Object.entries(params).filter(([k, v]) => !pathNames.has(k) && v !== undefined));
+export function bodyOf(tool: ToolEntry, params: Record<string, unknown>): Record<string, unknown> {
+  const fields = new Map(tool.fields.map((f) => [f.name, f]));
+  return Object.fromEntries(Object.entries(params).filter(([k, v]) => fields.get(k)?.in !== 'path' && v !== undefined).map(([k, v]) => [k, fields.has(k) ? wireValue(fields.get(k)!, v) : v]));
 }
 
 /**
