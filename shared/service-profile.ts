@@ -39,8 +39,8 @@ export const MODEL_SLUGS = {
   quality_model: { slug: 'gpt-image-2', basis: 'docs' },
   image50_model: { slug: 'seedream-v5-lite', basis: 'official' },
   flex_model: { slug: 'flux-2-flex', basis: 'docs' },
-  video2x_model: { slug: 'seedance-2-pro', basis: 'docs' },
-  video25_model: { slug: 'seedance-2-5-pro', basis: 'docs' },
+  video2x_model: { slug: 'seedance-2-pro', basis: 'spec' },
+  video25_model: { slug: 'seedance-2-5-pro', basis: 'spec' },
   i2v_model: { slug: 'veo-3-1', basis: 'official' },
   lite_model: { slug: 'veo-3-1-lite', basis: 'docs' },
   upscaler_vendor: { slug: 'topaz', basis: 'docs' },
@@ -48,7 +48,15 @@ export const MODEL_SLUGS = {
   variants_model: { slug: 'lyria-3', basis: 'docs' },
 } as const satisfies Record<string, { slug: string; basis: 'official' | 'docs' | 'spec' }>;
 
+export type Basis = 'official' | 'docs' | 'spec';
 export type SlugKey = keyof typeof MODEL_SLUGS;
+
+/** How a tool's request was verified, in words a user reads beside the tool. */
+export const BASIS_WORDS: Record<Basis, string> = {
+  official: 'Checked against the service\'s official API description.',
+  docs: 'Follows the service\'s public documentation; not in its official API description.',
+  spec: 'Follows the API spec alone: the service documents no fields for it, so a request may still be refused.',
+};
 export const SLUG_KEYS = Object.keys(MODEL_SLUGS) as SlugKey[];
 export const DEFAULT_SLUGS = Object.fromEntries(SLUG_KEYS.map((k) => [k, MODEL_SLUGS[k].slug])) as { readonly [K in SlugKey]: (typeof MODEL_SLUGS)[K]['slug'] };
 export const SLUG_RE = /^[a-z0-9][a-z0-9._-]*$/i;

@@ -3,7 +3,7 @@ import { defaultOf, fieldSchema, issuesToParams, type Field, type InvalidParam }
 import { charCount } from './chars.ts';
 import { checkRules, present } from './rules.ts';
 import { TOOLS, type ToolEntry } from './tools.ts';
-import { DEFAULT_SLUGS, SLUG_KEYS, SLUG_RE, type SlugKey } from '../service-profile.ts';
+import { DEFAULT_SLUGS, MODEL_SLUGS, SLUG_KEYS, SLUG_RE, type Basis, type SlugKey } from '../service-profile.ts';
 
 export * from './chars.ts';
 export * from './fields.ts';
@@ -15,6 +15,12 @@ export type Slugs = Record<SlugKey, string>;
 export const slugsSchema = z.object(Object.fromEntries(SLUG_KEYS.map((k) => [k, z.string().regex(SLUG_RE, 'must be a path segment (letters, digits, . _ -)')])) as Record<SlugKey, z.ZodString>);
 
 const byId = new Map(TOOLS.map((t) => [t.id, t]));
+
+/** Where a tool's request was verified: its model path's basis, or the official description for the fixed paths. */
+export function basisOf(t: ToolEntry): Basis {
+  const key = /\{([a-z0-9_]+)\}/.exec(t.create)?.[1] as SlugKey | undefined;
+  return key && key in MODEL_SLUGS ? MODEL_SLUGS[key].basis : 'official';
+}
 
 export function findTool(id: string): ToolEntry | undefined {
   return byId.get(id);

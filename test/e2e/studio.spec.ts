@@ -169,7 +169,7 @@ test('the LoRA gallery filters, and "use" puts a LoRA into the generator, whose 
   await page.getByTestId('start').click();
   await expect(page.getByTestId('last-batch')).toContainText('Batch done', { timeout: 30_000 });
   const batches = await desk<{ id: string; params: Record<string, unknown> }[]>(host, 'batches.list', {});
-  expect(batches[0].params.styling).toEqual({ characters: [{ id: 6, strength: 85 }], styles: [{ name: 'Watercolor', strength: 80 }] });
+  expect(batches[0].params.styling).toEqual({ characters: [{ id: '6', strength: 85 }], styles: [{ name: 'Watercolor', strength: 80 }] });
   expect(batches[0].params.aspect_ratio).toBe('classic_4_3');
   const { jobs } = await desk<{ jobs: Job[] }>(host, 'jobs.list', { batchId: batches[0].id });
   expect(jobs[0].state).toBe('done');

@@ -111,7 +111,7 @@ for (const variant of ['i2v-endframe', 'i2v-endframe-fast']) {
 
     await pickFrame(page, 'image', startPng);
     await expect(page.getByTestId('error-image_end')).toHaveCount(0);
-    await page.getByTestId('field-duration').getByRole('radio', { name: '10' }).check();
+    await page.getByTestId('field-duration').getByRole('radio', { name: '6' }).check();
     await submit(page);
     const job = resultFor(page, prompt);
     await expect(job.getByText(variant.endsWith('fast') ? 'Image to video with end frame (fast)' : 'Image to video with end frame', { exact: true })).toBeVisible();

@@ -126,7 +126,7 @@ test('invalid combinations are shown on the field they concern: shared pre-check
   await expect(page.getByTestId('error-image_end')).toContainText('cannot be combined');
 
   // The Sandbox answers the same combination with a 400 naming the field.
-  const res = await fetch(`${sandbox.url}/v1/ai/video/motion-2-720p`, {
+  const res = await fetch(`${sandbox.url}/v1/ai/video/seedance-2-pro-720p`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-magnific-api-key': 'sandbox-owner' },
     body: JSON.stringify({ prompt: 'x', image_end: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB' }),

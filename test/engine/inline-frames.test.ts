@@ -26,7 +26,7 @@ async function refusal(params: Record<string, unknown>, tool: string) {
 describe('inline frames and reference images are probed by their content before anything is sent', () => {
   it('a GIF start frame as base64, a WebP end frame as a data: URI: each refused on its field, named as inline data', async () => {
     const gif = await base64(picture('#226644').gif());
-    expect(await refusal({ image: gif }, 'i2v-endframe-fast')).toEqual([{ field: 'image', reason: 'image (inline data): format gif is not JPG or PNG (rule image.format)' }]);
+    expect(await refusal({ prompt: 'a lamp at dusk', image: gif }, 'i2v-endframe-fast')).toEqual([{ field: 'image', reason: 'image (inline data): format gif is not JPG or PNG (rule image.format)' }]);
     const png = await base64(picture('#664422').png());
     const webp = `data:image/png;base64,${await base64(picture('#446622').webp())}`;
     expect(await refusal({ prompt: 'dusk to dawn', image: png, image_end: webp }, 'video-2x')).toEqual([
@@ -52,7 +52,7 @@ describe('inline frames and reference images are probed by their content before 
     const dir = suite.folder();
     const e = suite.engine(join(dir, 'home'));
     const [start, end] = await Promise.all([base64(picture('#664422').png()), base64(picture('#224466').jpeg())]);
-    const r = await e.startBatch({ tool: 'i2v-endframe', params: { image: start, image_end: `data:image/jpeg;base64,${end}` }, outDir: join(dir, 'out') });
+    const r = await e.startBatch({ tool: 'i2v-endframe', params: { prompt: 'a lamp at dusk', image: start, image_end: `data:image/jpeg;base64,${end}` }, outDir: join(dir, 'out') });
     expect(r.queued).toBe(1);
     e.start();
     await settle(e, r.jobIds);

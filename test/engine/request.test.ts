@@ -34,7 +34,7 @@ describe('local files in job parameters', () => {
     const body = await buildParams(getTool('video-2x'), { prompt: 'a walk, see @Video1 and @Image1', reference_videos: [mp4], reference_images: [png] }, null, tools, true);
     expect(body.reference_videos).toEqual([expect.stringMatching(/^upl_vid_/)]);
     expect((body.reference_images as string[])[0]).toMatch(/^iVBORw0KGgo/);
-    const created = await fetch(`${sandbox.url}/v1/ai/video/motion-2-720p`, { method: 'POST', headers: { 'x-magnific-api-key': 'sandbox-owner', 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const created = await fetch(`${sandbox.url}/v1/ai/video/seedance-2-pro-720p`, { method: 'POST', headers: { 'x-magnific-api-key': 'sandbox-owner', 'content-type': 'application/json' }, body: JSON.stringify(body) });
     expect(created.status).toBe(200);
   });
 

@@ -130,16 +130,16 @@ describe('prompt limits per family', () => {
   it('counts characters as code points: an emoji or a rare ideograph is one, not two UTF-16 units', () => {
     // U+1F3AC (clapper board) and U+20BB7 (a CJK ideograph outside the BMP): two code units each.
     for (const astral of ['\u{1F3AC}', '\u{20BB7}']) {
-      expect(checkBody('1x', { prompt: astral.repeat(2000) }).errors, astral).toEqual([]);
-      const over = checkBody('1x', { prompt: astral.repeat(2001) });
-      expect(over.errors.map((e) => e.message)).toEqual(['prompt: prompts together must be at most 2000 characters (found 2001) (rule prompt.length)']);
+      expect(checkBody('lite', { prompt: astral.repeat(20000) }).errors, astral).toEqual([]);
+      const over = checkBody('lite', { prompt: astral.repeat(20001) });
+      expect(over.errors.map((e) => e.message)).toEqual(['prompt: prompts together must be at most 20000 characters (found 20001) (rule prompt.length)']);
     }
     expect(checkBody('2x', { prompt: 'x'.repeat(4999) + '\u{1F3AC}' }).warnings).toEqual([]);
     expect(checkBody('25', { prompt: 'x'.repeat(39_999), shots: [{ prompt: '\u{1F3AC}', duration: 4 }] }).errors).toEqual([]);
   });
-  it('1.x: 2,000; lite: 20,000', () => {
-    expect(checkBody('1x', { prompt: p(2000) }).errors).toEqual([]);
-    expect(rules(checkBody('1x', { prompt: p(2001) }))).toEqual(['prompt.length']);
+  it('end frame (Veo 3.1) and lite: 20,000', () => {
+    expect(checkBody('1x', { prompt: p(20000) }).errors).toEqual([]);
+    expect(rules(checkBody('1x', { prompt: p(20001) }))).toEqual(['prompt.length']);
     expect(checkBody('lite', { prompt: p(20000) }).errors).toEqual([]);
     expect(rules(checkBody('lite', { prompt: p(20001) }))).toEqual(['prompt.length']);
   });
@@ -153,10 +153,10 @@ describe('a request that describes nothing', () => {
 });
 
 describe('5.0 image edit references', () => {
-  it('1 to 10 images', () => {
+  it('1 to 5 images', () => {
     expect(rules(validateReferences({ family: 'image50-edit', references: [] }))).toEqual(['image.count']);
-    expect(validateReferences({ family: 'image50-edit', references: Array.from({ length: 10 }, () => img()) }).ok).toBe(true);
-    expect(rules(validateReferences({ family: 'image50-edit', references: Array.from({ length: 11 }, () => img()) }))).toEqual(['image.count']);
+    expect(validateReferences({ family: 'image50-edit', references: Array.from({ length: 5 }, () => img()) }).ok).toBe(true);
+    expect(rules(validateReferences({ family: 'image50-edit', references: Array.from({ length: 6 }, () => img()) }))).toEqual(['image.count']);
   });
   it('JPG or PNG, at least 256x256, at most 10 MB', () => {
     const one = (over: Partial<Probe>) => rules(validateReferences({ family: 'image50-edit', references: [img(over)] }));

@@ -62,7 +62,7 @@ describe('workflow apps over the Sandbox', () => {
 
   it('takes a creation by URL and by creation id; video and audio apps download their kinds', async () => {
     // A finished tool task of this key is one of its recent creations.
-    const task = await r.client.create<{ data: { task_id: string } }>('/v1/ai/text-to-image/context-gen', { prompt: 'a lighthouse' });
+    const task = await r.client.create<{ data: { task_id: string } }>('/v1/ai/text-to-image/flux-kontext-pro', { prompt: 'a lighthouse' });
     await new Promise((res) => setTimeout(res, 400));
     const page = await r.services.creations.list({ page: 1, perPage: 10, thumbnails: false });
     expect(page.items[0].id).toBe(task.data.task_id);
@@ -310,7 +310,7 @@ describe("on Windows, results whose path would pass its 259 characters", () => {
     const win = await rig({ sandbox: r.sandbox, platform: 'win32' });
     try {
       const prompt = 'a lighthouse on a granite cliff at dawn, waves breaking below, gulls, long exposure';
-      await win.client.create('/v1/ai/text-to-image/context-gen', { prompt });
+      await win.client.create('/v1/ai/text-to-image/flux-kontext-pro', { prompt });
       await new Promise((res) => setTimeout(res, 400));
       const page = await win.services.creations.list({ page: 1, perPage: 10, thumbnails: false });
       const c = page.items.find((i) => i.url && i.name?.startsWith('a lighthouse on a granite'));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  bodyFields, defaultOf, defaultsOf, DEFAULT_SLUGS, pathFields, resolvePaths, TOOLS, validateRequest, type Field, type ToolEntry,
+  basisOf, bodyFields, defaultOf, defaultsOf, DEFAULT_SLUGS, pathFields, resolvePaths, TOOLS, validateRequest, type Field, type ToolEntry,
 } from '../../shared/catalogue/index.ts';
 import { bodyObject, findOperation, OPERATIONS, REFERENCE_FILES, requestProblems, type JsonSchema, type Operation } from '../../shared/official/index.ts';
 import { MODEL_SLUGS } from '../../shared/service-profile.ts';
@@ -180,6 +180,12 @@ describe('the app\'s catalogue conforms to the official reference', () => {
     // A request with a value the reference refuses is named by the validation too.
     expect(requestProblems(op, { image: SAMPLE_IMAGE, zoom: 11 })).toEqual([{ field: 'zoom', reason: 'must be at most 10' }]);
     expect(requestProblems(op, { image: SAMPLE_IMAGE, zoom_level: 3 })).toEqual([{ field: 'zoom_level', reason: 'is not a parameter of this endpoint' }]);
+  });
+
+  it('says of each tool how it was verified, as the reference does', () => {
+    for (const tool of TOOLS) {
+      for (const { path } of createPaths(tool)) expect(basisOf(tool), `${tool.id}: ${path}`).toBe(findOperation('POST', path)!.basis);
+    }
   });
 
   it('names where each model path was read, and the official ones are in the official description', () => {
