@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, statSync } from 'node:fs';
+import { mkdirSync, realpathSync, statSync } from 'node:fs';
 import { extname, join, resolve, sep } from 'node:path';
 import { DeskError } from '../../shared/contract/define.ts';
 import { loadSharp } from './media/sharp.ts';
@@ -7,6 +7,14 @@ import { loadSharp } from './media/sharp.ts';
 const MEDIA_TYPES: Record<string, string> = {
   '.png': 'image/png', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.jpe': 'image/jpeg', '.jfif': 'image/jpeg', '.webp': 'image/webp', '.gif': 'image/gif', '.tif': 'image/tiff', '.tiff': 'image/tiff',
   '.mp4': 'video/mp4', '.mov': 'video/quicktime', '.mp3': 'audio/mpeg', '.wav': 'audio/wav', '.txt': 'text/plain; charset=utf-8',
+};
+
+const realOrSelf = (p: string) => {
+  try {
+    return realpathSync(p);
+  } catch {
+    return p;
+  }
 };
 
 export const mediaType = (path: string): string | undefined => MEDIA_TYPES[extname(path).toLowerCase()];
@@ -27,26 +35,32 @@ export class MediaGate {
     this.thumbDir = join(this.home, 'cache', 'thumbnails');
   }
 
-  /** The absolute path if the renderer may read it; throws a DeskError saying why not. */
+  /**
+   * The real path of a file the renderer may read; throws a DeskError saying why not. A link is
+   * judged by its target: `leak.png -> /etc/passwd` in an input folder is outside every folder.
+   */
   check(path: string): string {
     const abs = resolve(path);
     if (!mediaType(abs)) throw new DeskError('forbidden', `${extname(abs) || 'this file'} is not a media file the app shows`);
     if (!this.contains(abs)) throw new DeskError('forbidden', `${abs} is outside the folders MediaDesk works with`);
+    let real: string;
     try {
-      if (!statSync(abs).isFile()) throw new Error('not a file');
+      real = realpathSync(abs);
+      if (!statSync(real).isFile()) throw new Error('not a file');
     } catch {
       throw new DeskError('not_found', `${abs} does not exist`);
     }
-    return abs;
+    if (real !== abs && (!mediaType(real) || !this.contains(real, true))) {
+      throw new DeskError('forbidden', `${abs} is a link to a file outside the folders MediaDesk works with`);
+    }
+    return real;
   }
 
-  /** Whether `path` lies in the data folder or a folder the app works with (any kind of file). */
-  contains(path: string): boolean {
+  /** Whether `path` lies in the data folder or a folder the app works with (any kind of file); `real`: the roots' own targets too. */
+  contains(path: string, real = false): boolean {
     const abs = resolve(path);
-    return [this.home, ...this.roots()].some((r) => {
-      const root = resolve(r);
-      return abs === root || abs.startsWith(root.endsWith(sep) ? root : root + sep);
-    });
+    const roots = [this.home, ...this.roots()].map((r) => resolve(r));
+    return [...roots, ...(real ? roots.map(realOrSelf) : [])].some((root) => abs === root || abs.startsWith(root.endsWith(sep) ? root : root + sep));
   }
 
   /** A small WebP of an image, made once per (file, size, mtime) and cached under the data folder. */

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
@@ -218,6 +218,27 @@ describe('web host file routes', () => {
     expect(((await r.json()) as { message: string }).message).toMatch(/outside the folders MediaDesk works with/);
     expect((await fetch(`${host.origin}/media?${q({ token: host.token, path: '/etc/passwd' })}`)).status).toBe(403);
     expect((await fetch(`${host.origin}/media?${q({ path: join(home, 'inbox', 'drop123abc', 'shoot', 'day1', 'a.png') })}`)).status).toBe(401);
+  });
+
+  it('judges a link by its target: a media-named link in the data folder to a file outside it is refused, one to a file inside is served', async () => {
+    const secret = join(mkdtempSync(join(tmpdir(), 'md-outside-')), 'passwd');
+    writeFileSync(secret, 'root:x:0:0:OUTSIDE-SECRET');
+    const dir = join(home, 'outputs', 'links');
+    mkdirSync(dir, { recursive: true });
+    symlinkSync(secret, join(dir, 'leak.png'));
+    symlinkSync('/etc/passwd', join(dir, 'passwd.png'));
+    const real = join(dir, 'real.png');
+    writeFileSync(real, await sharp({ create: { width: 8, height: 8, channels: 3, background: '#123456' } }).png().toBuffer());
+    symlinkSync(real, join(dir, 'alias.png'));
+    for (const name of ['leak.png', 'passwd.png']) {
+      const r = await fetch(`${host.origin}/media?${q({ token: host.token, path: join(dir, name) })}`);
+      const body = await r.text();
+      expect([name, r.status]).toEqual([name, 403]);
+      expect(body).toMatch(/is a link to a file outside the folders MediaDesk works with/);
+      expect(body).not.toMatch(/OUTSIDE-SECRET|root:/);
+    }
+    const ok = await fetch(`${host.origin}/media?${q({ token: host.token, path: join(dir, 'alias.png') })}`);
+    expect([ok.status, ok.headers.get('content-type')]).toEqual([200, 'image/png']);
   });
 });
 
