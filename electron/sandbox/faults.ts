@@ -30,6 +30,8 @@ export interface Faults {
   auditDelayMs: number;
   /** The `error_message` of a failed app run, when not the Sandbox's own: a server's text, whatever it holds. */
   appRunFailureMessage: string | null;
+  /** Creates answer 400 with the caller's key in the message and a field's reason: a server that echoes the key. */
+  echoKey: boolean;
 }
 
 export const APP_RUN_ENDINGS = ['completed', 'completed_with_errors', 'cancelled'] as const;
@@ -40,7 +42,7 @@ export const DEFAULT_TASK_DURATION_MS = 3000;
 export function defaultFaults(taskDurationMs = DEFAULT_TASK_DURATION_MS): Faults {
   return {
     taskDurationMs, failureRate: 0, rate429: 0, retryAfterSec: 1, rate500: 0, rate503: 0, resetRate: 0,
-    slowDownloadBytesPerSec: 0, truncateDownloads: false, expireResultUrls: false, appRunEnding: 'completed', appRunAnswerDelayMs: 0, appDetailDelayMs: 0, auditDelayMs: 0, appRunFailureMessage: null,
+    slowDownloadBytesPerSec: 0, truncateDownloads: false, expireResultUrls: false, appRunEnding: 'completed', appRunAnswerDelayMs: 0, appDetailDelayMs: 0, auditDelayMs: 0, appRunFailureMessage: null, echoKey: false,
   };
 }
 
@@ -61,6 +63,7 @@ export const faultsPatchSchema = z.object({
   appDetailDelayMs: z.number().int().min(0).max(600_000),
   auditDelayMs: z.number().int().min(0).max(600_000),
   appRunFailureMessage: z.string().min(1).max(2000).nullable(),
+  echoKey: z.boolean(),
 }).partial().strict();
 
 export type InjectedFault = { kind: 'reset' } | { kind: 'status'; status: 429 | 500 | 503 } | null;

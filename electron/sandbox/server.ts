@@ -100,6 +100,9 @@ export function buildServer(opts: SandboxOptions): { app: FastifyInstance; state
       const caller = typeof header === 'string' ? callerOf(header) : undefined;
       if (!caller) return sendError(reply, 401, 'Invalid API key');
       callers.set(req, caller);
+      if (state.faults.current.echoKey && req.method === 'POST') {
+        return sendInvalid(reply, [{ field: 'prompt', reason: `was refused for the key ${caller.key}` }], `Request with API key ${caller.key} is not valid.`);
+      }
     }
     // Faults hit the API and downloads only; the control API must keep working to turn them off.
     if (isApi || DOWNLOAD_PREFIXES.some((p) => path.startsWith(p))) {

@@ -2,6 +2,7 @@ import { Agent as HttpAgent, type IncomingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { Agent, interceptors, type Dispatcher } from 'undici';
 import { DEFAULT_KEY_HEADER } from '../../../shared/service-profile.ts';
+import { redactSecrets } from '../../../shared/redact.ts';
 
 /** Where requests go and with which key; read per request so a key change applies at once. */
 export interface ApiTarget {
@@ -383,23 +384,26 @@ export class ApiClient {
         (o.create ? this.forCreate : this.forRead).dispatch({ origin: url.origin, path: url.pathname + url.search, method, headers, body: payload }, new Collect(resolve, reject));
       });
     } catch (err) {
-      throw this.toApiError(err, method, path, o.create);
+      throw this.toApiError(err, method, path, o.create, apiKey);
     }
-    if (a.status < 200 || a.status >= 300) throw this.toApiError(new StatusFailure(a), method, path, o.create);
+    if (a.status < 200 || a.status >= 300) throw this.toApiError(new StatusFailure(a), method, path, o.create, apiKey);
     try {
       return parseBody(a) as T;
     } catch (err) {
-      throw this.toApiError(err, method, path, o.create);
+      throw this.toApiError(err, method, path, o.create, apiKey);
     }
   }
 
-  private toApiError(err: unknown, method: string, path: string, create: boolean): ApiError {
+  private toApiError(err: unknown, method: string, path: string, create: boolean, apiKey: string): ApiError {
     if (err instanceof StatusFailure) {
       const a = err.answer;
       const body = errorBody(a.text);
-      const message = typeof body === 'object' && body && typeof body.message === 'string' ? body.message : (a.statusMessage || 'request failed');
+      // What the server says is redacted once, here: every path an error takes starts from it.
+      const clean = (t: string) => redactSecrets(t, [apiKey]);
+      const message = clean(typeof body === 'object' && body && typeof body.message === 'string' ? body.message : (a.statusMessage || 'request failed'));
+      const invalidParams = toInvalidParams(body).map((p) => ({ field: clean(p.field), reason: clean(p.reason) }));
       return new ApiError({
-        kind: 'http', status: a.status, message, invalidParams: toInvalidParams(body), method, path,
+        kind: 'http', status: a.status, message, invalidParams, method, path,
         retryAfterSec: parseRetryAfter(a.headers['retry-after']),
         // 4xx and 429/503 are rejections; a 500 or gateway error on a create is ambiguous.
         mayHaveReachedServer: create && a.status >= 500 && a.status !== 503,
