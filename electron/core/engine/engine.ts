@@ -200,9 +200,14 @@ export class Engine {
     return this.o.identity ? this.o.identity() : null;
   }
 
-  /** The backend of the process that holds the queue, as it last said; null when unknown. */
+  /** Whether another process that still lives holds the queue (a SIGKILLed one's lease row is no holder). */
+  otherHolds(): boolean {
+    return !this.leased && this.store.liveHolder(this.leaseStaleMs) !== null;
+  }
+
+  /** The backend of the live process that holds the queue, as it last said; null when none or unknown. */
   holderBackend(): string | null {
-    return this.store.lease() ? this.store.flag(HOLDER_BACKEND) : null;
+    return this.store.liveHolder(this.leaseStaleMs) ? this.store.flag(HOLDER_BACKEND) : null;
   }
 
   on(_event: 'jobs.changed', fn: Listener): () => void {

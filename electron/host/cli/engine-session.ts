@@ -111,7 +111,7 @@ export async function waitForJobs(engine: Engine, ids: readonly string[], progre
   const mine = await engine.identity();
   while (settledOf(counts) < ids.length && !signal.aborted) {
     const st = engine.status();
-    const other = !engine.holdsQueue && engine.store.lease() !== null;
+    const other = engine.otherHolds();
     // A server that cannot be reached is not "rate limited": say what the last refused create met.
     const waiting = counts.waiting ? `waiting to submit again: ${counts.waiting}` : st.rateLimitedUntil ? QUEUE_HELD_BACK : '';
     const note = otherBackendNote(engine, mine, 'these jobs are') ?? (other ? 'another MediaDesk process is running the queue' : st.paused ? 'queue paused' : waiting);
