@@ -1,50 +1,79 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { encodingOf } from '../../shared/catalogue/index.ts';
 import { charCount } from '../../shared/catalogue/chars.ts';
-import { sendError, sendInvalid, type InvalidParam } from './errors.ts';
-import { resultPath } from './results.ts';
+import { sendError, sendInvalid, VALIDATION_MESSAGE, type InvalidParam } from './errors.ts';
+import { generatedSize } from './render.ts';
+import { APP_RESULT_TTL_HOURS, resultPath } from './results.ts';
 import { UUID_RE } from './rng.ts';
 import type { SandboxState } from './server.ts';
 import { statusAt, type Task, type TaskStatus } from './tasks.ts';
-import { APP_RESULT_TTL_HOURS } from './results.ts';
 
-type AppInput =
-  | { id: string; type: 'creation'; label: string; required: boolean }
-  | { id: string; type: 'text'; label: string; required: boolean; max_length: number }
-  | { id: string; type: 'number'; label: string; required: boolean; min: number; max: number; default: number }
-  | { id: string; type: 'select'; label: string; required: boolean; options: string[]; default: string };
+type InputType = 'creation' | 'text' | 'number' | 'select';
 
-interface App { id: string; name: string; description: string; output: 'image' | 'video' | 'audio'; tool_metadata: { total_cost: number }; inputs: AppInput[] }
+/**
+ * An input as the service describes it: `id` is what the run body is keyed by, `key` the name the
+ * workflow canvas gave it, and each type's limits are in `config` (a select's choices in
+ * `config.options`, a number's `min`/`max`, a text's `max_length`, a creation's `mediaType`).
+ */
+interface AppInput {
+  id: string;
+  key: string;
+  type: InputType;
+  label: string;
+  config: { mediaType?: 'image'; max_length?: number; min?: number; max?: number; options?: string[] };
+  required: boolean;
+  default: string | number | null;
+}
 
-/** A few apps whose inputs, together, cover all four input types of the spec. */
+/**
+ * An app as served (`sqid`, `name`, `tool_metadata`, and `inputs` in the definition) plus what
+ * only the Sandbox knows: the kind of its results and the tool name its result items carry.
+ */
+interface App { sqid: string; name: string; output: 'image' | 'video' | 'audio'; tool: string; tool_metadata: ToolMetadata; inputs: AppInput[] }
+interface ToolMetadata { icon: string; description_key: string | null; translation_key: string | null; category: string; sort_order: number; total_cost?: number }
+
+const metadata = (total_cost: number): ToolMetadata => ({ icon: 'workflow', description_key: null, translation_key: null, category: 'general', sort_order: 999, total_cost });
+
+/**
+ * A few apps whose inputs, together, cover all four input types of the spec. Their ids are
+ * readable (the service's are `input-<uuid>-<n>`) and differ from their keys, as the service's do.
+ */
 export const APPS: readonly App[] = [
   {
-    id: 'pS7kQ2xa', name: 'Product shot studio', description: 'Places a product photo in a generated scene.', output: 'image', tool_metadata: { total_cost: 12 },
+    sqid: 'pS7kQ2xa', name: 'Product shot studio', output: 'image', tool: 'text-to-image', tool_metadata: metadata(12),
     inputs: [
-      { id: 'product_image', type: 'creation', label: 'Product photo', required: true },
-      { id: 'scene', type: 'text', label: 'Scene description', required: true, max_length: 2000 },
-      { id: 'variations', type: 'number', label: 'Variations', required: false, min: 1, max: 4, default: 1 },
-      { id: 'style', type: 'select', label: 'Style', required: false, options: ['studio', 'outdoor', 'minimal'], default: 'studio' },
+      { id: 'product_image', key: 'image', type: 'creation', label: 'Product photo', config: { mediaType: 'image' }, required: true, default: null },
+      { id: 'scene', key: 'prompt', type: 'text', label: 'Scene description', config: { max_length: 2000 }, required: true, default: null },
+      { id: 'variations', key: 'count', type: 'number', label: 'Variations', config: { min: 1, max: 4 }, required: false, default: 1 },
+      { id: 'style', key: 'look', type: 'select', label: 'Style', config: { options: ['studio', 'outdoor', 'minimal'] }, required: false, default: 'studio' },
     ],
   },
   {
-    id: 'tV3mW9rb', name: 'Teaser video', description: 'A short teaser from a key visual and a tagline.', output: 'video', tool_metadata: { total_cost: 40 },
+    sqid: 'tV3mW9rb', name: 'Teaser video', output: 'video', tool: 'image-to-video', tool_metadata: metadata(40),
     inputs: [
-      { id: 'key_visual', type: 'creation', label: 'Key visual', required: true },
-      { id: 'tagline', type: 'text', label: 'Tagline', required: true, max_length: 200 },
-      { id: 'format', type: 'select', label: 'Format', required: false, options: ['widescreen_16_9', 'social_story_9_16'], default: 'widescreen_16_9' },
-      { id: 'duration', type: 'number', label: 'Duration (s)', required: false, min: 4, max: 15, default: 6 },
+      { id: 'key_visual', key: 'image', type: 'creation', label: 'Key visual', config: { mediaType: 'image' }, required: true, default: null },
+      { id: 'tagline', key: 'prompt', type: 'text', label: 'Tagline', config: { max_length: 200 }, required: true, default: null },
+      { id: 'format', key: 'aspect_ratio', type: 'select', label: 'Format', config: { options: ['widescreen_16_9', 'social_story_9_16'] }, required: false, default: 'widescreen_16_9' },
+      { id: 'duration', key: 'seconds', type: 'number', label: 'Duration (s)', config: { min: 4, max: 15 }, required: false, default: 6 },
     ],
   },
   {
-    id: 'jM4nX8sc', name: 'Jingle maker', description: 'A short jingle from a brief.', output: 'audio', tool_metadata: { total_cost: 8 },
+    sqid: 'jM4nX8sc', name: 'Jingle maker', output: 'audio', tool: 'music-generation', tool_metadata: metadata(8),
     inputs: [
-      { id: 'brief', type: 'text', label: 'Brief', required: true, max_length: 1000 },
-      { id: 'mood', type: 'select', label: 'Mood', required: false, options: ['upbeat', 'calm', 'epic'], default: 'upbeat' },
-      { id: 'length_seconds', type: 'number', label: 'Length (s)', required: false, min: 10, max: 60, default: 15 },
+      { id: 'brief', key: 'prompt', type: 'text', label: 'Brief', config: { max_length: 1000 }, required: true, default: null },
+      { id: 'mood', key: 'style', type: 'select', label: 'Mood', config: { options: ['upbeat', 'calm', 'epic'] }, required: false, default: 'upbeat' },
+      { id: 'length_seconds', key: 'length', type: 'number', label: 'Length (s)', config: { min: 10, max: 60 }, required: false, default: 15 },
     ],
   },
 ];
+
+/** What a result item says of its media: the files the Sandbox serves (render.ts) measure so. */
+const MEDIA: Record<App['output'], (t: Task) => { duration: number | null; width: number | null; height: number | null }> = {
+  image: (t) => ({ duration: null, ...generatedSize(t.params) }),
+  // resources/sandbox/sample.mp4 and sample.mp3 (ffprobe).
+  video: () => ({ duration: 2, width: 320, height: 240 }),
+  audio: () => ({ duration: 3, width: null, height: null }),
+};
 
 /** Run statuses are lowercase (api-notes); `completed_with_errors` and `cancelled` come from the run's ending (faults). */
 export const RUN_STATUS: Record<TaskStatus, string> = { CREATED: 'pending', IN_PROGRESS: 'running', COMPLETED: 'completed', FAILED: 'failed' };
@@ -66,7 +95,7 @@ export class AppCosts {
 
   /** false: no such app. null: the app is served without `tool_metadata.total_cost`. */
   set(appId: string, cost: number | null): boolean {
-    if (!APPS.some((a) => a.id === appId)) return false;
+    if (!APPS.some((a) => a.sqid === appId)) return false;
     this.changed.set(appId, cost);
     return true;
   }
@@ -75,22 +104,32 @@ export class AppCosts {
     this.changed.clear();
   }
 
-  /** The app as served, with its cost now. */
-  served<T extends Pick<App, 'id' | 'tool_metadata'>>(a: T): Omit<T, 'tool_metadata'> & { tool_metadata: { total_cost?: number } } {
-    if (!this.changed.has(a.id)) return a;
-    const cost = this.changed.get(a.id);
-    return { ...a, tool_metadata: cost === null ? {} : { total_cost: cost! } };
+  /** The app's `tool_metadata` as served now. */
+  metadata(a: App): ToolMetadata {
+    if (!this.changed.has(a.sqid)) return a.tool_metadata;
+    const { total_cost: _, ...rest } = a.tool_metadata;
+    const cost = this.changed.get(a.sqid);
+    return cost === null ? rest : { ...rest, total_cost: cost };
   }
 }
 
-function checkInputs(app: App, inputs: unknown, callerTasks: (id: string) => boolean): InvalidParam[] {
-  if (inputs === null || typeof inputs !== 'object' || Array.isArray(inputs)) return [{ field: 'inputs', reason: 'must be an object keyed by input id' }];
-  const values = inputs as Record<string, unknown>;
+/** A list item of `GET /v1/ai/apps`: `sqid`, `name`, `tool_metadata` (no `id`, no inputs). */
+const listItem = (a: App, costs: AppCosts) => ({ sqid: a.sqid, name: a.name, tool_metadata: costs.metadata(a) });
+/** The definition of `GET /v1/ai/apps/{app-id}`: the list item and its inputs. */
+const definition = (a: App, costs: AppCosts) => ({ sqid: a.sqid, name: a.name, inputs: a.inputs, tool_metadata: costs.metadata(a) });
+
+/**
+ * The problems of a run body's input values (each named `inputs.<input id>`), answered with 422:
+ * an id the app has not, a value of the wrong type, a required one missing, a select value not in
+ * `config.options`, a number out of `config.min`..`config.max`, a text over `config.max_length`.
+ */
+function checkInputs(app: App, values: Record<string, unknown>, callerTasks: (id: string) => boolean): InvalidParam[] {
   const bad: InvalidParam[] = [];
-  for (const k of Object.keys(values)) if (!app.inputs.some((i) => i.id === k)) bad.push({ field: `inputs.${k}`, reason: `is not an input of app ${app.id}` });
+  for (const k of Object.keys(values)) if (!app.inputs.some((i) => i.id === k)) bad.push({ field: `inputs.${k}`, reason: `is not an input of app ${app.sqid}` });
   for (const input of app.inputs) {
     const v = values[input.id];
     const field = `inputs.${input.id}`;
+    const { config } = input;
     if (v === undefined || v === null || v === '') {
       if (input.required) bad.push({ field, reason: 'is required' });
       continue;
@@ -100,14 +139,16 @@ function checkInputs(app: App, inputs: unknown, callerTasks: (id: string) => boo
       if (!ok) bad.push({ field, reason: 'must be an image URL, a base64-encoded image or the id of one of your creations' });
     } else if (input.type === 'text') {
       if (typeof v !== 'string') bad.push({ field, reason: 'must be text' });
-      else if (charCount(v) > input.max_length) bad.push({ field, reason: `must be at most ${input.max_length} characters` });
+      else if (config.max_length !== undefined && charCount(v) > config.max_length) bad.push({ field, reason: `must be at most ${config.max_length} characters` });
     } else if (input.type === 'number') {
       if (typeof v !== 'number' || !Number.isFinite(v)) bad.push({ field, reason: 'must be a number' });
-      else if (v < input.min || v > input.max) bad.push({ field, reason: `must be from ${input.min} to ${input.max}` });
-    } else if (!input.options.includes(String(v))) bad.push({ field, reason: `must be one of ${input.options.join(', ')}` });
+      else if (v < (config.min ?? -Infinity) || v > (config.max ?? Infinity)) bad.push({ field, reason: `must be from ${config.min} to ${config.max}` });
+    } else if (typeof v !== 'string' || !config.options!.includes(v)) bad.push({ field, reason: `must be one of ${config.options!.join(', ')}` });
   }
   return bad;
 }
+
+const iso = (ms: number) => new Date(ms).toISOString();
 
 export function registerApps(app: FastifyInstance, state: SandboxState): void {
   const enterpriseOnly = (req: FastifyRequest, reply: FastifyReply): boolean => {
@@ -115,43 +156,68 @@ export function registerApps(app: FastifyInstance, state: SandboxState): void {
     sendError(reply, 403, 'Workflow apps are available to Enterprise customers only.');
     return false;
   };
+  /**
+   * The run detail, `{data: {run_id, status, app_id, started_at, completed_at, error_message,
+   * result}}`; `result` holds `images`, `videos` and `audios` once the run has ended with results
+   * (null before, and for a failed or cancelled run). It is also the body of the run's webhooks.
+   */
   const runView = (t: Task, status: TaskStatus) => {
     const ended = status === 'COMPLETED' && t.appEnding ? t.appEnding : RUN_STATUS[status];
+    const final = status === 'COMPLETED' || status === 'FAILED';
+    const endedAt = t.createdAt + t.durationMs;
+    const kind = (t.resultKind ?? 'image') as App['output'];
+    const a = APPS.find((x) => `app:${x.sqid}` === t.toolId);
+    const items = Array.from({ length: status === 'COMPLETED' ? deliveredResults(t) : 0 }, (_, i) => ({
+      id: `${t.id.slice(0, 8)}-${i + 1}`,
+      url: state.baseUrl() + resultPath(t, i, kind),
+      tool: a?.tool ?? 'workflow',
+      ...MEDIA[kind](t),
+      created_at: iso(endedAt),
+    }));
+    const error_message = status === 'FAILED' ? (state.faults.current.appRunFailureMessage ?? 'A step of the workflow failed (injected by the Sandbox failure rate).')
+      : ended === 'completed_with_errors' ? 'One step of the workflow failed (injected by the Sandbox); the other results are ready.'
+        : null;
     return {
-      workflow_run_identifier: t.id,
-      app_id: t.toolId.slice(4),
-      status: ended,
-      created_at: new Date(t.createdAt).toISOString(),
-      results: status === 'COMPLETED' ? Array.from({ length: deliveredResults(t) }, (_, i) => state.baseUrl() + resultPath(t, i, t.resultKind ?? 'image')) : [],
-      ...(status === 'FAILED' ? { error_message: state.faults.current.appRunFailureMessage ?? 'A step of the workflow failed (injected by the Sandbox failure rate).' } : {}),
-      ...(ended === 'completed_with_errors' ? { error_message: 'One step of the workflow failed (injected by the Sandbox); the other results are ready.' } : {}),
+      data: {
+        run_id: t.id,
+        status: ended,
+        app_id: t.toolId.slice(4),
+        started_at: status === 'CREATED' ? null : iso(t.createdAt + t.durationMs / 5),
+        completed_at: final ? iso(endedAt) : null,
+        error_message,
+        result: items.length ? { images: kind === 'image' ? items : [], videos: kind === 'video' ? items : [], audios: kind === 'audio' ? items : [] } : null,
+      },
     };
   };
 
   app.get('/v1/ai/apps', async (req, reply) => {
     if (!enterpriseOnly(req, reply)) return reply;
-    return { data: APPS.map(({ id, name, description, output, tool_metadata }) => state.appCosts.served({ id, name, description, output, tool_metadata })) };
+    return { data: APPS.map((a) => listItem(a, state.appCosts)) };
   });
   app.get('/v1/ai/apps/:appId', async (req: FastifyRequest<{ Params: { appId: string } }>, reply) => {
     if (!enterpriseOnly(req, reply)) return reply;
     const hold = state.faults.current.appDetailDelayMs;
     if (hold > 0) await new Promise((res) => setTimeout(res, hold));
-    const a = APPS.find((x) => x.id === req.params.appId);
-    return a ? { data: state.appCosts.served(a) } : sendError(reply, 404, 'App not found');
+    const a = APPS.find((x) => x.sqid === req.params.appId);
+    return a ? { data: definition(a, state.appCosts) } : sendError(reply, 404, 'App not found');
   });
   app.post('/v1/ai/apps/:appId/run', async (req: FastifyRequest<{ Params: { appId: string } }>, reply) => {
     if (!enterpriseOnly(req, reply)) return reply;
-    const a = APPS.find((x) => x.id === req.params.appId);
+    const a = APPS.find((x) => x.sqid === req.params.appId);
     if (!a) return sendError(reply, 404, 'App not found');
     const caller = state.callerOf(req);
     const body = (req.body ?? {}) as Record<string, unknown>;
-    const bad = checkInputs(a, body.inputs, (id) => state.tasks.get(id)?.key === caller.key);
-    if (body.webhook !== undefined && (typeof body.webhook !== 'string' || encodingOf(body.webhook) !== 'url')) bad.push({ field: 'webhook', reason: 'must be an HTTPS URL' });
-    if (bad.length) return sendInvalid(reply, bad);
+    // A body the service cannot read is a 400; input values it can read but not accept, a 422.
+    const malformed: InvalidParam[] = [];
+    if (body.inputs === null || typeof body.inputs !== 'object' || Array.isArray(body.inputs)) malformed.push({ field: 'inputs', reason: 'must be an object keyed by input id' });
+    if (body.webhook !== undefined && (typeof body.webhook !== 'string' || encodingOf(body.webhook) !== 'url')) malformed.push({ field: 'webhook', reason: 'must be an HTTPS URL' });
+    if (malformed.length) return sendInvalid(reply, malformed);
     const inputs = body.inputs as Record<string, unknown>;
+    const bad = checkInputs(a, inputs, (id) => state.tasks.get(id)?.key === caller.key);
+    if (bad.length) return sendInvalid(reply, bad, VALIDATION_MESSAGE, 422);
     const text = a.inputs.filter((i) => i.type === 'text').map((i) => String(inputs[i.id] ?? '')).join(' ');
     const task: Task = {
-      id: state.tasks.newId(), toolId: `app:${a.id}`, listPath: RUNS_PATH, key: caller.key, userId: caller.userId,
+      id: state.tasks.newId(), toolId: `app:${a.sqid}`, listPath: RUNS_PATH, key: caller.key, userId: caller.userId,
       createdAt: state.now(), durationMs: state.faults.current.taskDurationMs, fails: state.faults.failsNext(),
       params: { prompt: `${a.name}: ${text} ${String(inputs.style ?? '')}`.trim(), resolution: '1k', aspect_ratio: 'square_1_1' },
       resultCount: typeof inputs.variations === 'number' ? inputs.variations : 1,

@@ -13,12 +13,13 @@ export function sendError(reply: FastifyReply, status: number, message: string, 
 }
 
 /**
- * 400 as `application/problem+json` with `invalid_params` items carrying both `field` and
- * `name` (the spec's schema and its example disagree; clients read either).
+ * 400 (or `status`: workflow apps answer bad input values with 422) as `application/problem+json`
+ * with `invalid_params` items carrying both `field` and `name` (the spec's schema and its example
+ * disagree; clients read either).
  */
-export function sendInvalid(reply: FastifyReply, params: readonly InvalidParam[], message = VALIDATION_MESSAGE): FastifyReply {
+export function sendInvalid(reply: FastifyReply, params: readonly InvalidParam[], message = VALIDATION_MESSAGE, status = 400): FastifyReply {
   const invalid_params = params.map((p) => ({ field: p.field, reason: p.reason, name: p.field }));
-  return reply.code(400).type('application/problem+json').send(JSON.stringify({ message, invalid_params }));
+  return reply.code(status).type('application/problem+json').send(JSON.stringify({ message, invalid_params }));
 }
 
 /** Thrown from deep helpers (input decoding) and turned into a 400 by the route. */

@@ -46,11 +46,17 @@ test('workflow apps: a form from the app inputs, the cost confirmed, the run to 
   await expect(page.getByTestId('input-brief')).toHaveAttribute('aria-invalid', 'true');
   await page.getByTestId('input-brief').fill('A jingle for a coffee brand');
   await expect(page.getByTestId('input-brief')).not.toHaveAttribute('aria-invalid', 'true');
+  // The select's choices and the number's bounds come from the inputs' `config`.
+  await expect(page.getByTestId('input-mood').locator('option')).toHaveText(['(default: upbeat)', 'upbeat', 'calm', 'epic']);
+  await expect(page.getByTestId('input-length_seconds')).toHaveAttribute('min', '10');
+  await expect(page.getByTestId('input-length_seconds')).toHaveAttribute('max', '60');
   await page.getByTestId('input-mood').selectOption('calm');
   await page.getByTestId('input-length_seconds').fill('20');
   await page.getByTestId('app-run').click();
   await page.getByTestId('app-confirm').click();
   await expect(page.getByTestId('app-run-row').first()).toHaveAttribute('data-state', 'done', { timeout: 30_000 });
+  // Its result, from the run's `result.audios`, downloaded as an MP3.
+  await expect(page.getByTestId('app-run-row').first().getByTestId('app-run-output')).toHaveAccessibleName(/^Open jingle-maker-\w{8}-1\.mp3$/);
   await page.getByTestId('app-pS7kQ2xa').click();
   await expect(page.getByTestId('drop-product_image')).toBeVisible();
   await shot(page, 'apps');
@@ -140,7 +146,8 @@ test('workflow apps: the cost dialog asks for the cost the server has now; repri
   await expect(page.getByRole('dialog')).toHaveAccessibleDescription('The cost changed: it was 8 credits, the server now says 20 credits.');
   await expect(page.getByTestId('app-confirm')).toHaveText('Run for 20 credits');
   await expect(page.getByTestId('app-cost')).toHaveText('Cost per run: 20 credits');
-  await expect(page.getByTestId('app-jM4nX8sc')).toContainText('audio · 20 credits');
+  // The service's list says no output kind: the cost alone.
+  await expect(page.getByTestId('app-jM4nX8sc').locator('.muted')).toHaveText('20 credits');
   // Repriced again while the dialog is open: the 20 confirmed is not what the server charges, so
   // nothing is queued or sent, and 25 is asked for.
   await setAppCost(sandboxUrl, 'jM4nX8sc', 25);
@@ -160,7 +167,7 @@ test('workflow apps: the cost dialog asks for the cost the server has now; repri
 test('workflow apps: an app served without a cost says so, never "null", and still asks before it runs', async ({ page }) => {
   const errors = watchErrors(page);
   await openAppsOnOwnSandbox(page, (url) => setAppCost(url, 'jM4nX8sc', null));
-  await expect(page.getByTestId('app-jM4nX8sc')).toContainText('audio · cost unknown');
+  await expect(page.getByTestId('app-jM4nX8sc').locator('.muted')).toHaveText('cost unknown');
   await page.getByTestId('app-jM4nX8sc').click();
   await expect(page.getByTestId('app-cost')).toHaveText('Cost unknown: the server will charge what this app costs.');
   await page.getByTestId('input-brief').fill('A jingle for a coffee brand');

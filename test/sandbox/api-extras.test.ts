@@ -88,22 +88,37 @@ describe('LoRAs in a generation request', () => {
 });
 
 describe('workflow apps', () => {
-  it('lists apps whose inputs cover all four types, with total_cost', async () => {
+  const creates = async (appId: string): Promise<number> => (await ctx.api.control('stats')).body.creates[`app:${appId}`]?.['sandbox-owner'] ?? 0;
+
+  it('lists and defines apps in the official shape: `sqid` (no `id`), name, tool_metadata; inputs {id, key, type, label, config, required, default}', async () => {
     const list = await ctx.api.get('/v1/ai/apps');
     expect(list.status).toBe(200);
+    expect(list.body.data.map((a: any) => a.sqid)).toEqual(['pS7kQ2xa', 'tV3mW9rb', 'jM4nX8sc']);
     const types = new Set<string>();
     for (const a of list.body.data) {
-      const def = await ctx.api.get(`/v1/ai/apps/${a.id}`);
+      expect(Object.keys(a).sort()).toEqual(['name', 'sqid', 'tool_metadata']);
+      const def = await ctx.api.get(`/v1/ai/apps/${a.sqid}`);
+      expect(Object.keys(def.body.data).sort()).toEqual(['inputs', 'name', 'sqid', 'tool_metadata']);
+      expect(def.body.data).toMatchObject({ sqid: a.sqid, name: a.name, tool_metadata: a.tool_metadata });
       expect(typeof def.body.data.tool_metadata.total_cost).toBe('number');
       for (const i of def.body.data.inputs) {
-        expect(i).toMatchObject({ id: expect.any(String), type: expect.any(String), label: expect.any(String) });
+        expect(Object.keys(i).sort()).toEqual(['config', 'default', 'id', 'key', 'label', 'required', 'type']);
+        expect(i).toMatchObject({ id: expect.any(String), key: expect.any(String), type: expect.any(String), label: expect.any(String), config: expect.any(Object), required: expect.any(Boolean) });
         types.add(i.type);
       }
     }
     expect(types).toEqual(new Set(['creation', 'text', 'number', 'select']));
+    // Each type's limits are in `config`: a select's choices in config.options.
+    const inputs = (await ctx.api.get('/v1/ai/apps/pS7kQ2xa')).body.data.inputs;
+    const byId = Object.fromEntries(inputs.map((i: any) => [i.id, i]));
+    expect(byId.style).toEqual({ id: 'style', key: 'look', type: 'select', label: 'Style', config: { options: ['studio', 'outdoor', 'minimal'] }, required: false, default: 'studio' });
+    expect(byId.variations.config).toEqual({ min: 1, max: 4 });
+    expect(byId.scene.config).toEqual({ max_length: 2000 });
+    expect(byId.product_image).toMatchObject({ config: { mediaType: 'image' }, required: true, default: null });
     expect((await ctx.api.get('/v1/ai/apps/nope')).status).toBe(404);
   });
-  it('runs with 202 {status, workflow_run_identifier}, lowercase statuses, result URLs and a webhook', async () => {
+
+  it('runs with 202 {status, workflow_run_identifier}; the run detail is {data: {run_id, status, ..., result: {images, videos, audios}}}, and so is each webhook', async () => {
     const got: any[] = [];
     const server = createServer((req, res) => {
       let b = '';
@@ -119,61 +134,130 @@ describe('workflow apps', () => {
     const run = await ctx.api.post('/v1/ai/apps/pS7kQ2xa/run', { inputs: { product_image: png, scene: 'a beach', variations: 2, style: 'outdoor' }, webhook: hook });
     expect(run.status).toBe(202);
     expect(run.body).toEqual({ status: 'pending', workflow_run_identifier: expect.any(String) });
-    const path = `/v1/ai/apps/runs/${run.body.workflow_run_identifier}`;
-    expect((await ctx.api.get(path)).body.status).toBe('pending');
+    const id = run.body.workflow_run_identifier;
+    const path = `/v1/ai/apps/runs/${id}`;
+    expect((await ctx.api.get(path)).body).toEqual({ data: { run_id: id, status: 'pending', app_id: 'pS7kQ2xa', started_at: null, completed_at: null, error_message: null, result: null } });
     clock.advance(50);
-    expect((await ctx.api.get(path)).body.status).toBe('running');
+    expect((await ctx.api.get(path)).body.data).toMatchObject({ status: 'running', started_at: expect.any(String), completed_at: null, result: null });
     clock.advance(50);
-    const done = await ctx.api.get(path);
-    expect(done.body.status).toBe('completed');
-    expect(done.body.results).toHaveLength(2);
-    expect((await bytesOf(done.body.results[0])).headers.get('content-type')).toBe('image/png');
+    const done = (await ctx.api.get(path)).body.data;
+    expect(done).toMatchObject({ run_id: id, status: 'completed', app_id: 'pS7kQ2xa', completed_at: expect.any(String), error_message: null });
+    expect(done.result.videos).toEqual([]);
+    expect(done.result.audios).toEqual([]);
+    expect(done.result.images).toHaveLength(2);
+    for (const item of done.result.images) {
+      expect(Object.keys(item).sort()).toEqual(['created_at', 'duration', 'height', 'id', 'tool', 'url', 'width']);
+      expect(item).toMatchObject({ url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/results\/.+\.png$/), tool: 'text-to-image', duration: null, width: 1024, height: 1024 });
+    }
+    const first = await bytesOf(done.result.images[0].url);
+    expect(first.headers.get('content-type')).toBe('image/png');
     await until(async () => got.length >= 2);
     server.close();
-    expect(got.map((g) => g.body.status)).toEqual(['running', 'completed']);
+    expect(got.map((g) => g.body.data.status)).toEqual(['running', 'completed']);
+    expect(got[1].body.data.result.images).toHaveLength(2);
     expect(got[0].sig).toMatch(/^v1,/);
   });
-  it('validates inputs per type and names the input', async () => {
-    const r = await ctx.api.post('/v1/ai/apps/tV3mW9rb/run', { inputs: { key_visual: 'not an image', duration: 99, format: 'square', extra: 1 } });
-    expect(r.status).toBe(400);
-    const fields = r.body.invalid_params.map((p: any) => p.field);
-    expect(fields).toEqual(expect.arrayContaining(['inputs.key_visual', 'inputs.tagline', 'inputs.duration', 'inputs.format', 'inputs.extra']));
+
+  it('a video app\'s results come under result.videos, an audio app\'s under result.audios', async () => {
+    const png = (await testPng()).toString('base64');
+    const video = await ctx.api.post('/v1/ai/apps/tV3mW9rb/run', { inputs: { key_visual: png, tagline: 'Now open' } });
+    const audio = await ctx.api.post('/v1/ai/apps/jM4nX8sc/run', { inputs: { brief: 'coffee brand' } });
+    clock.advance(100);
+    const v = (await ctx.api.get(`/v1/ai/apps/runs/${video.body.workflow_run_identifier}`)).body.data.result;
+    const a = (await ctx.api.get(`/v1/ai/apps/runs/${audio.body.workflow_run_identifier}`)).body.data.result;
+    expect([v.images, v.audios, a.images, a.videos]).toEqual([[], [], [], []]);
+    expect(v.videos).toEqual([expect.objectContaining({ url: expect.stringMatching(/\.mp4$/), tool: 'image-to-video', duration: 2, width: 320, height: 240 })]);
+    expect(a.audios).toEqual([expect.objectContaining({ url: expect.stringMatching(/\.mp3$/), tool: 'music-generation', width: null, height: null })]);
+    expect((await bytesOf(v.videos[0].url)).headers.get('content-type')).toBe('video/mp4');
+    expect((await bytesOf(a.audios[0].url)).headers.get('content-type')).toBe('audio/mpeg');
   });
+
+  it('bad input values answer 422 with invalid_params naming each input, and create nothing', async () => {
+    const before = await creates('tV3mW9rb');
+    const r = await ctx.api.post('/v1/ai/apps/tV3mW9rb/run', { inputs: { key_visual: 'not an image', duration: 99, format: 'square', extra: 1 } });
+    expect(r.status).toBe(422);
+    expect(r.body.message).toBe("Your request parameters didn't validate.");
+    expect(r.body.invalid_params.map((p: any) => p.name)).toEqual(['inputs.extra', 'inputs.key_visual', 'inputs.tagline', 'inputs.format', 'inputs.duration']);
+    const wrongType = await ctx.api.post('/v1/ai/apps/tV3mW9rb/run', { inputs: { key_visual: (await testPng()).toString('base64'), tagline: 7, duration: '5' } });
+    expect([wrongType.status, wrongType.body.invalid_params]).toEqual([422, [
+      { field: 'inputs.tagline', name: 'inputs.tagline', reason: 'must be text' },
+      { field: 'inputs.duration', name: 'inputs.duration', reason: 'must be a number' },
+    ]]);
+    expect(await creates('tV3mW9rb')).toBe(before);
+    // A body that is not a run request stays a 400.
+    expect((await ctx.api.post('/v1/ai/apps/tV3mW9rb/run', { inputs: [] })).status).toBe(400);
+  });
+
+  it('a select value not in config.options is a 422 naming the input; nothing is created or charged', async () => {
+    const before = await creates('jM4nX8sc');
+    const stats = (await ctx.api.control('stats')).body.requests['POST /v1/ai/apps/:appId/run'];
+    const r = await ctx.api.post('/v1/ai/apps/jM4nX8sc/run', { inputs: { brief: 'summer sale', mood: 'gloomy' } });
+    expect(r.status).toBe(422);
+    expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(r.body).toEqual({ message: "Your request parameters didn't validate.", invalid_params: [{ field: 'inputs.mood', name: 'inputs.mood', reason: 'must be one of upbeat, calm, epic' }] });
+    expect(r.body.workflow_run_identifier).toBeUndefined();
+    expect((await ctx.api.control('stats')).body.requests['POST /v1/ai/apps/:appId/run']).toBe(stats + 1);
+    expect(await creates('jM4nX8sc')).toBe(before);
+    expect((await ctx.api.post('/v1/ai/apps/jM4nX8sc/run', { inputs: { brief: 'summer sale', mood: 'calm' } })).status).toBe(202);
+    expect(await creates('jM4nX8sc')).toBe(before + 1);
+  });
+
   it('counts a text input in characters (code points): 1000 emoji fit a 1000-character brief, 1001 do not', async () => {
     const ok = await ctx.api.post('/v1/ai/apps/jM4nX8sc/run', { inputs: { brief: '🎵'.repeat(1000) } });
     expect(ok.status, JSON.stringify(ok.body)).toBe(202);
     const over = await ctx.api.post('/v1/ai/apps/jM4nX8sc/run', { inputs: { brief: '🎵'.repeat(1001) } });
-    expect([over.status, over.body.invalid_params]).toEqual([400, [{ field: 'inputs.brief', name: 'inputs.brief', reason: 'must be at most 1000 characters' }]]);
+    expect([over.status, over.body.invalid_params]).toEqual([422, [{ field: 'inputs.brief', name: 'inputs.brief', reason: 'must be at most 1000 characters' }]]);
   });
-  it('fails runs with error_message when the failure rate says so', async () => {
+
+  it('fails runs with error_message and no result when the failure rate says so', async () => {
     await ctx.api.control('faults', { failureRate: 1 });
     const run = await ctx.api.post('/v1/ai/apps/jM4nX8sc/run', { inputs: { brief: 'summer sale' } });
     clock.advance(100);
     const r = await ctx.api.get(`/v1/ai/apps/runs/${run.body.workflow_run_identifier}`);
     await ctx.api.control('faults', { failureRate: 0 });
-    expect(r.body).toMatchObject({ status: 'failed', error_message: expect.any(String) });
+    expect(r.body.data).toMatchObject({ status: 'failed', error_message: expect.any(String), completed_at: expect.any(String), result: null });
   });
+
+  it('ends completed_with_errors (one result fewer, error_message) or cancelled (no result) when asked', async () => {
+    const ending = async (appRunEnding: string) => {
+      await ctx.api.control('faults', { appRunEnding });
+      try {
+        const png = (await testPng()).toString('base64');
+        const run = await ctx.api.post('/v1/ai/apps/pS7kQ2xa/run', { inputs: { product_image: png, scene: 'x', variations: 3 } });
+        clock.advance(100);
+        return (await ctx.api.get(`/v1/ai/apps/runs/${run.body.workflow_run_identifier}`)).body.data;
+      } finally {
+        await ctx.api.control('faults', { appRunEnding: 'completed' });
+      }
+    };
+    const partial = await ending('completed_with_errors');
+    expect(partial).toMatchObject({ status: 'completed_with_errors', error_message: expect.stringMatching(/One step of the workflow failed/) });
+    expect(partial.result.images).toHaveLength(2);
+    expect(await ending('cancelled')).toMatchObject({ status: 'cancelled', result: null });
+  });
+
   it('serves a cost changed by the control route, or none, in the list and the definition, until a reset', async () => {
     const costOf = async () => {
-      const list = (await ctx.api.get('/v1/ai/apps')).body.data.find((a: any) => a.id === 'jM4nX8sc').tool_metadata;
+      const list = (await ctx.api.get('/v1/ai/apps')).body.data.find((a: any) => a.sqid === 'jM4nX8sc').tool_metadata;
       const def = (await ctx.api.get('/v1/ai/apps/jM4nX8sc')).body.data.tool_metadata;
       expect(list).toEqual(def);
-      return def;
+      expect(def).toMatchObject({ icon: 'workflow', category: 'general' });
+      return Object.hasOwn(def, 'total_cost') ? def.total_cost : 'none';
     };
-    expect(await costOf()).toEqual({ total_cost: 8 });
+    expect(await costOf()).toBe(8);
     expect((await ctx.api.control('apps/jM4nX8sc/cost', { cost: 20 })).body).toEqual({ id: 'jM4nX8sc', cost: 20 });
-    expect(await costOf()).toEqual({ total_cost: 20 });
+    expect(await costOf()).toBe(20);
     await ctx.api.control('apps/jM4nX8sc/cost', { cost: null });
-    expect(await costOf()).toEqual({});
+    expect(await costOf()).toBe('none');
     const bad = await ctx.api.control('apps/jM4nX8sc/cost', { cost: -1 });
     expect(bad.status).toBe(400);
     expect(bad.body.invalid_params[0]).toMatchObject({ field: 'cost' });
     expect((await ctx.api.control('apps/nope/cost', { cost: 1 })).body).toEqual({ message: 'No app nope' });
     await ctx.api.control('reset', {});
-    expect(await costOf()).toEqual({ total_cost: 8 });
+    expect(await costOf()).toBe(8);
   });
   it('is Enterprise only', async () => {
-    for (const [m, p] of [['GET', '/v1/ai/apps'], ['GET', '/v1/ai/apps/pS7kQ2xa'], ['POST', '/v1/ai/apps/pS7kQ2xa/run']]) {
+    for (const [m, p] of [['GET', '/v1/ai/apps'], ['GET', '/v1/ai/apps/pS7kQ2xa'], ['POST', '/v1/ai/apps/pS7kQ2xa/run'], ['GET', '/v1/ai/apps/runs/x']]) {
       expect((await ctx.api.call(m, p, { key: 'sandbox-business', body: m === 'POST' ? { inputs: {} } : undefined })).status).toBe(403);
     }
   });

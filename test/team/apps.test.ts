@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import sharp from 'sharp';
@@ -6,6 +7,7 @@ import { DeskError } from '../../shared/contract/define.ts';
 import { openDatabase } from '../../electron/core/db/open.ts';
 import { QUEUE_MIGRATIONS } from '../../electron/core/queue/migrations.ts';
 import { AppRunStore } from '../../electron/core/apps/store.ts';
+import { AUDIO_ASSET, VIDEO_ASSET } from '../../electron/sandbox/render.ts';
 import { cleanup, control, rig, settled, tmp, type Rig } from './helpers.ts';
 
 /** Files read whole through fs/promises (the real one does the reading): apps.check must not read a named image whole. */
@@ -45,6 +47,11 @@ describe('workflow apps over the Sandbox', () => {
     expect(def.cost).toBe(12);
     expect(new Set(def.inputs.map((i) => i.type))).toEqual(new Set(['creation', 'text', 'number', 'select']));
     expect(def.inputs.find((i) => i.type === 'select')!.options).toEqual(['studio', 'outdoor', 'minimal']);
+    // Bounds from each input's `config`; the service says no output kind or description.
+    expect(def.inputs.map(({ id, min, max, maxLength }) => ({ id, min, max, maxLength }))).toEqual([
+      { id: 'product_image' }, { id: 'scene', maxLength: 2000 }, { id: 'variations', min: 1, max: 4 }, { id: 'style' },
+    ]);
+    expect([def.output, def.description]).toEqual([null, '']);
   });
 
   it('runs an app with every input type (creation from a dropped file) to its downloaded results', async () => {
@@ -58,6 +65,58 @@ describe('workflow apps over the Sandbox', () => {
     expect(done.expiresAt! - Date.now()).toBeGreaterThan(11 * 3_600_000);
     // The dropped file went as an image, not as a path.
     expect(String(done.inputs.product_image)).toMatch(/^data:image\/png;base64,/);
+  });
+
+  it('a completed run\'s results, read from data.result, are downloaded by the runner: real files, each with the extension of its result array', async () => {
+    // The service's definitions say no output kind: what a result is comes from the array it is in.
+    expect((await r.services.apps.get('tV3mW9rb')).output).toBeNull();
+    const out = join(dir, 'official-results');
+    const runs = [
+      await r.services.apps.run({ appId: 'pS7kQ2xa', confirmedCost: 12, inputs: { product_image: image, scene: 'a studio shelf', variations: 2 }, outDir: out }),
+      await r.services.apps.run({ appId: 'tV3mW9rb', confirmedCost: 40, inputs: { key_visual: image, tagline: 'Now open' }, outDir: out }),
+      await r.services.apps.run({ appId: 'jM4nX8sc', confirmedCost: 8, inputs: { brief: 'a bright jingle' }, outDir: out }),
+    ];
+    const [shot, teaser, jingle] = await Promise.all(runs.map((x) => settled(r, x.id)));
+    expect([shot.state, teaser.state, jingle.state], [shot.error, teaser.error, jingle.error].join(' | ')).toEqual(['done', 'done', 'done']);
+    expect(shot.results!.map((x) => x.kind)).toEqual(['image', 'image']);
+    expect(teaser.results).toEqual([{ url: expect.stringMatching(/\.mp4$/), kind: 'video' }]);
+    expect(jingle.results).toEqual([{ url: expect.stringMatching(/\.mp3$/), kind: 'audio' }]);
+    expect(shot.outputs).toHaveLength(2);
+    for (const f of shot.outputs) {
+      expect(f).toMatch(/^.*\/product-shot-studio-\w{8}-\d\.png$/);
+      expect(readFileSync(f).subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))).toBe(true);
+      expect(await sharp(f).metadata()).toMatchObject({ format: 'png', width: 1024, height: 1024 });
+    }
+    expect(teaser.outputs).toEqual([expect.stringMatching(/\/teaser-video-\w{8}-1\.mp4$/)]);
+    expect(readFileSync(teaser.outputs[0]).equals(readFileSync(VIDEO_ASSET))).toBe(true);
+    expect(jingle.outputs).toEqual([expect.stringMatching(/\/jingle-maker-\w{8}-1\.mp3$/)]);
+    expect(readFileSync(jingle.outputs[0]).equals(readFileSync(AUDIO_ASSET))).toBe(true);
+
+    // The same run as the server gives it: its results are under data.result, and a reader of one
+    // list beside the status (`results`, `generated` or `outputs`, as before) finds none.
+    const body = await r.client.get<{ data: Record<string, any> }>(`/v1/ai/apps/runs/${teaser.runId}`);
+    expect(body.data).toMatchObject({ run_id: teaser.runId, status: 'completed', result: { images: [], videos: [expect.objectContaining({ url: teaser.results![0].url })], audios: [] } });
+    const oldStyle = (b: any) => {
+      const run = b.data ?? b;
+      return run.results ?? run.generated ?? run.outputs ?? [];
+    };
+    expect(oldStyle(body)).toEqual([]);
+  });
+
+  it('a select value the server refuses answers 422: the run fails before it exists, naming the input, and nothing is created or charged', async () => {
+    // As when the app's options changed on the server after its form was read: the value goes as it was queued.
+    const creates = async () => (await control(r.sandbox.url, 'stats')).creates['app:jM4nX8sc']?.['sandbox-owner'] ?? 0;
+    const before = await creates();
+    const row = r.services.apps.store.insert({ id: randomUUID(), appId: 'jM4nX8sc', appName: 'Jingle maker', outputKind: 'audio', cost: 8, inputs: { brief: 'x', mood: 'gloomy' }, outDir: join(dir, 'refused'), backend: `live ${r.sandbox.url}` });
+    r.services.apps.runner.tick();
+    const failed = await settled(r, row.id);
+    expect([failed.state, failed.runId, failed.results]).toEqual(['failed', null, null]);
+    expect(failed.invalid).toEqual([{ field: 'inputs.mood', reason: 'must be one of upbeat, calm, epic' }]);
+    expect(failed.error).toBe("422 Your request parameters didn't validate: inputs.mood must be one of upbeat, calm, epic");
+    // Nothing was paid: a retry sends it anew, with its cost confirmed.
+    expect(r.services.apps.one(row.id).retry).toBe('submit');
+    expect(await creates()).toBe(before);
+    expect(existsSync(join(dir, 'refused'))).toBe(false);
   });
 
   it('takes a creation by URL and by creation id; video and audio apps download their kinds', async () => {

@@ -24,8 +24,16 @@ const posts = async (): Promise<number> => (await control(sandbox.url, 'stats'))
 
 describe('mediadesk apps | usage | creations', () => {
   it('apps list, show, and run with --input to downloaded results', async () => {
-    expect((await cli(['apps', 'list'])).out).toMatch(/pS7kQ2xa\s+image\s+12\s+Product shot studio/);
-    expect((await cli(['apps', 'show', 'jM4nX8sc'])).out).toMatch(/mood\s+select\s+no\s+upbeat\|calm\|epic/);
+    // The list names apps by their `sqid` and says no output kind (the service's does not).
+    const list = (await cli(['apps', 'list'])).out;
+    expect(list.split('\n')[0]).toMatch(/^ID\s+COST\s+NAME\s*$/);
+    expect(list).toMatch(/^pS7kQ2xa\s+12\s+Product shot studio\s*$/m);
+    const show = (await cli(['apps', 'show', 'jM4nX8sc'])).out;
+    expect(show.split('\n').slice(0, 2)).toEqual(['Jingle maker (jM4nX8sc)', 'cost: 8 credits per run']);
+    // A select's choices and a number's bounds, from the inputs' `config`.
+    expect(show).toMatch(/mood\s+select\s+no\s+upbeat\|calm\|epic/);
+    expect(show).toMatch(/length_seconds\s+number\s+no\s+10\.\.60/);
+    expect(show).toMatch(/brief\s+text\s+yes\s+up to 1000 chars/);
     const r = await cli(['apps', 'run', 'jM4nX8sc', '--input', 'brief=a jingle', '--input', 'length_seconds=12', '--yes', '--out', resolve(home, 'out')]);
     expect(r.code).toBe(0);
     expect(r.err).toMatch(/costs 8 credits/);

@@ -7,6 +7,7 @@ import type { Db } from '../db/open.ts';
 import { extensionOf, longestExt } from '../downloads/naming.ts';
 import { canMove, type JobState } from '../queue/states.ts';
 import { sandboxGone } from '../queue/store.ts';
+import type { RunResult } from './wire.ts';
 
 export interface AppRunRow {
   id: string;
@@ -23,7 +24,8 @@ export interface AppRunRow {
   attempts: number;
   runId: string | null;
   runStatus: string | null;
-  results: { url: string; contentType?: string }[] | null;
+  /** As the server gave them (wire.ts RunResult): each with its kind when the server said which. */
+  results: RunResult[] | null;
   expiresAt: number | null;
   outputs: string[];
   error: string | null;
@@ -68,9 +70,10 @@ const kindOf = (k: string): ResultKind => (k === 'video' || k === 'audio' ? k : 
  * Where a run's results go, in order (before a collision suffix): named after the app and the
  * server's run id, in the run's folder, from what the row holds. Downloads write these plus
  * `.part`, and only those are ever removed as a run's parts: never a user's file beside them.
+ * Each result's extension follows its own kind (the `result` array it came from), then the app's.
  */
 export function plannedOutputs(r: Pick<AppRunRow, 'id' | 'appName' | 'runId' | 'outDir' | 'outputKind' | 'results'>): string[] {
-  return (r.results ?? []).map((res, i) => outputPath(r.outDir, r.appName, r.runId ?? r.id, i + 1, extensionOf(res.url, res.contentType, kindOf(r.outputKind))));
+  return (r.results ?? []).map((res, i) => outputPath(r.outDir, r.appName, r.runId ?? r.id, i + 1, extensionOf(res.url, res.contentType, kindOf(res.kind ?? r.outputKind))));
 }
 
 // The run id is the server's: portable whatever it holds.

@@ -1,25 +1,37 @@
 import type { AppDefinition, AppInput, AppSummary } from '../../../shared/contract/team.ts';
 
 /**
- * The app endpoints' bodies are "not shown" in the spec: everything is read defensively, with or
- * without the `data` wrapper, so a production shape that differs in detail still parses.
+ * The app endpoints' bodies as the service's official description gives them (api-notes, "The
+ * live service"): apps named by `sqid`, inputs `{id, key, type, label, config, required, default}`
+ * with each type's limits in `config`, and a run's results under `data.result.{images, videos,
+ * audios}`. Everything is still read defensively, with or without the `data` wrapper, and with the
+ * earlier field names (`id`, top-level `options`/`min`/`max`/`max_length`, `results`/`generated`)
+ * as fallbacks, so a deployment that differs in detail still parses.
  */
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : undefined);
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : undefined);
 const unwrap = (body: unknown): unknown => (obj(body).data !== undefined ? obj(body).data : body);
+/** The first of `keys` that `from` holds as a number. */
+const firstNum = (from: Obj[], ...keys: string[]): number | undefined => {
+  for (const o of from) for (const k of keys) if (num(o[k]) !== undefined) return num(o[k]);
+  return undefined;
+};
 
 function costOf(a: Obj): number | null {
   return num(obj(a.tool_metadata).total_cost) ?? null;
 }
 
+/** An app's identifier: its `sqid` (the service's), else an `id`. */
+const appIdOf = (a: Obj): string | undefined => str(a.sqid) ?? str(a.id);
+
 export function parseAppList(body: unknown): AppSummary[] {
   const list = unwrap(body);
   const items = Array.isArray(list) ? list : Array.isArray(obj(list).apps) ? (obj(list).apps as unknown[]) : [];
-  return items.map(obj).filter((a) => str(a.id)).map((a) => ({
-    id: str(a.id)!,
-    name: str(a.name) ?? str(a.title) ?? str(a.id)!,
+  return items.map(obj).filter((a) => appIdOf(a)).map((a) => ({
+    id: appIdOf(a)!,
+    name: str(a.name) ?? str(a.title) ?? appIdOf(a)!,
     description: str(a.description) ?? '',
     output: str(a.output) ?? null,
     cost: costOf(a),
@@ -30,18 +42,25 @@ const INPUT_TYPES = ['creation', 'text', 'number', 'select'] as const;
 
 function parseInput(raw: unknown): AppInput | null {
   const i = obj(raw);
-  const id = str(i.id) ?? str(i.name);
+  // The run body is keyed by `id`; `key` (the canvas's name for it) only stands in when there is none.
+  const id = str(i.id) ?? str(i.key) ?? str(i.name);
   if (!id) return null;
   const type = (INPUT_TYPES as readonly string[]).includes(String(i.type)) ? (i.type as AppInput['type']) : 'text';
-  const options = Array.isArray(i.options) ? i.options.map((o) => str(obj(o).value) ?? str(o)).filter((o): o is string => o !== undefined) : undefined;
+  // Limits are in `config`; top-level fields are read where a deployment puts them there.
+  const at = [obj(i.config), i];
+  const rawOptions = at.map((o) => o.options).find(Array.isArray) as unknown[] | undefined;
+  const options = rawOptions?.map((o) => str(obj(o).value) ?? str(o)).filter((o): o is string => o !== undefined);
   const def = typeof i.default === 'number' || typeof i.default === 'string' ? i.default : undefined;
+  const min = firstNum(at, 'min', 'minimum');
+  const max = firstNum(at, 'max', 'maximum');
+  const maxLength = firstNum(at, 'max_length', 'maxLength');
   return {
-    id, type, label: str(i.label) ?? id,
+    id, type, label: str(i.label) ?? str(i.key) ?? id,
     required: i.required === true,
     ...(options ? { options } : {}),
-    ...(num(i.min) !== undefined ? { min: num(i.min) } : {}),
-    ...(num(i.max) !== undefined ? { max: num(i.max) } : {}),
-    ...(num(i.max_length) !== undefined ? { maxLength: num(i.max_length) } : {}),
+    ...(min !== undefined ? { min } : {}),
+    ...(max !== undefined ? { max } : {}),
+    ...(maxLength !== undefined ? { maxLength } : {}),
     ...(def !== undefined ? { default: def } : {}),
   };
 }
@@ -49,26 +68,56 @@ function parseInput(raw: unknown): AppInput | null {
 export function parseAppDefinition(body: unknown): AppDefinition {
   const a = obj(unwrap(body));
   const [summary] = parseAppList({ data: [a] });
-  if (!summary) throw new Error('the app definition has no id');
+  if (!summary) throw new Error('the app definition has no sqid or id');
   return { ...summary, inputs: (Array.isArray(a.inputs) ? a.inputs : []).map(parseInput).filter((i): i is AppInput => i !== null) };
+}
+
+export type ResultMedia = 'image' | 'video' | 'audio';
+
+/** One result of a run: where it is and, when known, what it is (which array it came from, its content type). */
+export interface RunResult {
+  url: string;
+  contentType?: string;
+  kind?: ResultMedia;
 }
 
 export interface RunView {
   runId: string | null;
   status: string;
-  results: { url: string; contentType?: string }[];
+  results: RunResult[];
   error: string | null;
 }
 
-/** Run acknowledgement (202 `{status, workflow_run_identifier}`) and run status share this reader. */
+/** The arrays of the official `result` object, and the kind of file each holds. */
+const RESULT_ARRAYS: [string, ResultMedia][] = [['images', 'image'], ['videos', 'video'], ['audios', 'audio']];
+
+function resultOf(x: unknown, kind?: ResultMedia): RunResult {
+  if (typeof x === 'string') return { url: x, ...(kind ? { kind } : {}) };
+  const o = obj(x);
+  const contentType = str(o.content_type) ?? str(o.mime_type);
+  return { url: str(o.url) ?? '', ...(contentType ? { contentType } : {}), ...(kind ? { kind } : {}) };
+}
+
+/**
+ * Run acknowledgement (202 `{status, workflow_run_identifier}`) and run detail (`{data: {run_id,
+ * status, ..., error_message, result: {images, videos, audios}}}`) share this reader.
+ */
 export function parseRun(body: unknown): RunView {
   const r = obj(unwrap(body));
-  const raw = Array.isArray(r.results) ? r.results : Array.isArray(r.generated) ? r.generated : Array.isArray(r.outputs) ? r.outputs : [];
-  const results = raw.map((x) => (typeof x === 'string' ? { url: x } : { url: str(obj(x).url) ?? '', contentType: str(obj(x).content_type) })).filter((x) => x.url);
+  const result = r.result;
+  let results: RunResult[];
+  if (result && typeof result === 'object' && !Array.isArray(result)) {
+    const byKind = obj(result);
+    results = RESULT_ARRAYS.flatMap(([key, kind]) => (Array.isArray(byKind[key]) ? (byKind[key] as unknown[]).map((x) => resultOf(x, kind)) : []));
+  } else {
+    // Earlier shapes: one list of URLs or `{url, content_type}` items.
+    const raw = Array.isArray(result) ? result : Array.isArray(r.results) ? r.results : Array.isArray(r.generated) ? r.generated : Array.isArray(r.outputs) ? r.outputs : [];
+    results = raw.map((x) => resultOf(x));
+  }
   return {
     runId: str(r.workflow_run_identifier) ?? str(r.run_id) ?? str(r.id) ?? null,
     status: (str(r.status) ?? 'pending').toLowerCase(),
-    results,
+    results: results.filter((x) => x.url),
     error: str(r.error_message) ?? str(r.error) ?? null,
   };
 }

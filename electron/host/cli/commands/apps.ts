@@ -81,7 +81,9 @@ export const appsCommand: CliCommand = {
       if (sub === 'list') {
         const { apps } = await invoke(s.core, 'apps.list', {});
         if (o.flags.has('--json')) ctx.stdout.write(`${terminalJson(apps, 2)}\n`);
-        else ctx.stdout.write(table(['ID', 'OUTPUT', 'COST', 'NAME'], apps.map((a) => [a.id, a.output ?? '', a.cost ?? '?', a.name])));
+        // The service's list says no output kind (its results do): the column only where some app has one.
+        else if (apps.some((a) => a.output)) ctx.stdout.write(table(['ID', 'OUTPUT', 'COST', 'NAME'], apps.map((a) => [a.id, a.output ?? '', a.cost ?? '?', a.name])));
+        else ctx.stdout.write(table(['ID', 'COST', 'NAME'], apps.map((a) => [a.id, a.cost ?? '?', a.name])));
         return 0;
       }
       if (sub === 'runs') {
@@ -99,7 +101,7 @@ export const appsCommand: CliCommand = {
       if (sub === 'show') {
         if (o.flags.has('--json')) ctx.stdout.write(`${terminalJson(def, 2)}\n`);
         else {
-          ctx.stdout.write(`${oneLine(`${def.name} (${def.id}): ${def.description}`)}\ncost: ${def.cost ?? 'unknown'} credits per run; output: ${oneLine(def.output ?? 'unknown')}\n`);
+          ctx.stdout.write(`${oneLine(`${def.name} (${def.id})${def.description ? `: ${def.description}` : ''}`)}\ncost: ${def.cost ?? 'unknown'} credits per run${def.output ? `; output: ${oneLine(def.output)}` : ''}\n`);
           ctx.stdout.write(table(['INPUT', 'TYPE', 'REQUIRED', 'ACCEPTS', 'LABEL'], def.inputs.map((i) => [i.id, i.type, i.required ? 'yes' : 'no',
             i.type === 'select' ? (i.options ?? []).join('|') : i.type === 'number' ? `${i.min ?? ''}..${i.max ?? ''}` : i.type === 'creation' ? 'file, URL or creation id' : i.maxLength ? `up to ${i.maxLength} chars` : 'text', i.label])));
         }
