@@ -8,6 +8,7 @@ import type { z } from 'zod';
 import type { backendStatusSchema } from '../../shared/contract/foundation.ts';
 
 export type BackendStatus = z.infer<typeof backendStatusSchema>;
+export type KeySource = 'environment' | 'keychain' | 'sandbox';
 
 export interface RunningSandboxLike {
   url: string;
@@ -91,6 +92,15 @@ export class Backend {
       if (key) return { baseUrl: s.baseUrl, apiKey: key, keyHeader: s.keyHeader };
     }
     return null;
+  }
+
+  /**
+   * Where the key in use comes from: the environment (MEDIADESK_API_KEY), the keychain (the live
+   * service chosen in Settings), or the Sandbox identity of Settings. Starts nothing.
+   */
+  async keySource(): Promise<KeySource> {
+    if (this.env.MEDIADESK_API_URL && this.env.MEDIADESK_API_KEY) return 'environment';
+    return (await this.live()) ? 'keychain' : 'sandbox';
   }
 
   async target(): Promise<ApiTarget> {

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Backend, type RunningSandboxLike } from './backend.ts';
 import { createDispatcher, type AllHandlers } from './dispatch.ts';
+import { testConnection } from './connection.ts';
 import { EventBus } from './events.ts';
 import { ApiClient } from './api/client.ts';
 import { listLoras } from './loras.ts';
@@ -16,6 +17,7 @@ import { checkOpenable, openWithOs } from './open-file.ts';
 import { CachedSecretStore, keyFingerprint, openSecretStore, type SecretStore } from './secrets.ts';
 import { teamHandlers, teamServices } from './team.ts';
 import { openConfStore, SettingsService, type JsonFileStore } from './settings.ts';
+import { backendLabel } from '../../shared/contract/foundation.ts';
 
 export interface CoreOptions {
   home: string;
@@ -87,6 +89,10 @@ export async function createCore(o: CoreOptions) {
       await announceBackend();
       return { ok: true as const };
     },
+    'connection.test': () => testConnection({
+      target: () => backend.target(), source: () => backend.keySource(), label: async () => backendLabel(await backend.identity()),
+      slugs: () => backend.slugs(), settings: () => settings.get(), env: o.env ?? process.env,
+    }),
     ...engineHandlers(engine, (p) => events.emit('batches.checkProgress', p)),
     ...teamHandlers(teamDeps, team),
     ...auditHandlers(audit),

@@ -91,6 +91,26 @@ export const appInfoSchema = z.object({
   backend: backendStatusSchema,
 });
 
+/**
+ * One finding of `connection.test`: what was checked, whether it holds, what was seen, and what to
+ * do when it does not (a setting or variable by name, or "try again later").
+ */
+export const connectionCheckSchema = z.object({
+  name: z.string(),
+  ok: z.boolean(),
+  detail: z.string(),
+  fix: z.string().optional(),
+});
+export type ConnectionCheck = z.infer<typeof connectionCheckSchema>;
+
+export const connectionTestSchema = z.object({
+  /** backendLabel of the backend tested: `the built-in Sandbox`, `the live service at URL (API key 3fa2c9d1)`. */
+  backend: z.string(),
+  baseUrl: z.string(),
+  checks: z.array(connectionCheckSchema),
+});
+export type ConnectionTest = z.infer<typeof connectionTestSchema>;
+
 export const foundationCommands = {
   'app.info': command(empty, appInfoSchema, 'Version, host, data folder and the backend in use.'),
   'settings.get': command(empty, settingsSchema, 'All settings with defaults.'),
@@ -112,6 +132,7 @@ export const foundationCommands = {
   }), 'Whether an API key is stored, and its fingerprint; never the key.'),
   'key.set': command(z.object({ key: z.string().trim().min(8, 'an API key is at least 8 characters').max(512) }).strict(), ok, 'Store the API key in the OS keychain.'),
   'key.clear': command(empty, ok, 'Remove the API key from the keychain.'),
+  'connection.test': command(empty, connectionTestSchema, 'Free calls only: whether the backend in use answers, takes the key, and serves every model path of the catalogue; each check says what to change when it fails.'),
   'media.thumbnail': command(z.object({ path: z.string().min(1), size: z.number().int().min(32).max(1024).default(256) }).strict(), z.object({ path: z.string() }), 'A cached thumbnail of a local image the app works with.'),
   'shell.open': command(z.object({ path: z.string().min(1) }).strict(), ok, 'Open a result file with the OS (desktop only).'),
   'shell.reveal': command(z.object({ path: z.string().min(1) }).strict(), ok, 'Show a file in its folder (desktop only).'),

@@ -60,7 +60,7 @@ describe('what the user typed, quoted in an error', () => {
 
   it('is escaped on one whole line (newline, ESC), whichever command quotes it; exit 2', async () => {
     const cases: [string[], string][] = [
-      [['nope\u001b[2J'], 'mediadesk: unknown command "nope\\x1b[2J" (try: run, jobs, video, apps, usage, creations, audit, key, settings, sandbox)'],
+      [['nope\u001b[2J'], 'mediadesk: unknown command "nope\\x1b[2J" (try: run, jobs, video, apps, usage, creations, audit, key, doctor, settings, sandbox)'],
       [['creations', '--page', '1\n'], 'mediadesk creations: --page must be a whole number from 1 to 1000000, got "1\\n"'],
       [['usage', '--granularity', 'ho\nur'], 'mediadesk usage: --granularity must be one of day, week, month, year, got "ho\\nur"'],
       [['key', 'se\u001bt'], 'mediadesk key: unknown key command "se\\x1bt" (set, status, clear)'],

@@ -18,6 +18,7 @@ export const COMMANDS: CommandRef[] = [
   { name: 'creations', load: () => import('./creations.ts').then((m) => m.creationsCommand) },
   { name: 'audit', load: () => import('./audit.ts').then((m) => m.auditCommand) },
   { name: 'key', load: () => import('./key.ts').then((m) => m.keyCommand) },
+  { name: 'doctor', load: () => import('./doctor.ts').then((m) => m.doctorCommand) },
   { name: 'settings', load: () => import('./settings.ts').then((m) => m.settingsCommand) },
   { name: 'sandbox', load: () => import('./sandbox.ts').then((m) => m.sandboxCommand), standalone: true },
 ];

@@ -1,0 +1,187 @@
+import { ApiClient, ApiError, type ApiTarget } from './api/client.ts';
+import type { KeySource } from './backend.ts';
+import { keyFingerprint } from './secrets.ts';
+import { DEFAULT_SLUGS, resolvePaths, TOOLS, type SlugKey, type Slugs } from '../../shared/catalogue/index.ts';
+import { mapLimit } from '../../shared/concurrency.ts';
+import type { ConnectionCheck, ConnectionTest } from '../../shared/contract/foundation.ts';
+import { KEY_HEADERS, keyHeaderFor } from '../../shared/service-profile.ts';
+import type { Settings } from '../../shared/settings.ts';
+
+/**
+ * "Test connection" and `mediadesk doctor`: free GETs only, against the backend in use, each
+ * finding said with what to change. One request finds both whether the host answers and whether
+ * it takes the key (the LoRA catalogue, free); then the list path of every tool family (free),
+ * at most PATHS_AT_ONCE at a time, never retried: a 429 or 503 ends the round, since asking
+ * again at once is what the service asked not to be done.
+ */
+export interface ConnectionDeps {
+  target: () => Promise<ApiTarget>;
+  source: () => Promise<KeySource>;
+  /** backendLabel of the backend in use. */
+  label: () => Promise<string>;
+  slugs: () => Slugs;
+  settings: () => Settings;
+  env: NodeJS.ProcessEnv;
+  /** Per request; the live service answers these in well under a second. */
+  timeoutMs?: number;
+}
+
+const PATHS_AT_ONCE = 4;
+const KEY_PATH = '/v1/ai/loras';
+
+interface PathProbe {
+  path: string;
+  titles: string[];
+  slugKeys: SlugKey[];
+}
+
+/** Every distinct list path of the catalogue with the slugs in use, the families that share it, and the slug settings in it. */
+export function modelPaths(slugs: Slugs): PathProbe[] {
+  const byPath = new Map<string, PathProbe>();
+  for (const t of TOOLS) {
+    const path = resolvePaths(t, slugs).list;
+    const title = t.title.split(':')[0];
+    const slugKeys = [...t.list.matchAll(/\{([a-z0-9_]+)\}/g)].map((m) => m[1]).filter((k): k is SlugKey => Object.hasOwn(DEFAULT_SLUGS, k));
+    const p = byPath.get(path);
+    if (!p) byPath.set(path, { path, titles: [title], slugKeys });
+    else {
+      if (!p.titles.includes(title)) p.titles.push(title);
+      for (const k of slugKeys) if (!p.slugKeys.includes(k)) p.slugKeys.push(k);
+    }
+  }
+  return [...byPath.values()];
+}
+
+/** The header to try instead, and the choices said in words: the other one, or both when the one in use is neither. */
+function headerChoice(h: string, baseUrl: string): { to: string; said: string } {
+  if ((KEY_HEADERS as readonly string[]).includes(h)) {
+    const to = KEY_HEADERS.find((x) => x !== h)!;
+    return { to, said: `the other choice is ${to}` };
+  }
+  return { to: keyHeaderFor(baseUrl), said: `the choices are ${KEY_HEADERS.join(' and ')}` };
+}
+const busy = (e: ApiError) => e.kind === 'http' && (e.status === 429 || e.status === 503);
+const laterFix = (e: ApiError) =>
+  `Try again later${e.retryAfterSec !== undefined ? `: the service asked to wait ${Math.ceil(e.retryAfterSec)} s (Retry-After)` : ' (in a minute or so)'}; nothing is wrong with the settings for that.`;
+const answered = (e: ApiError) => `${e.status} ${e.message}`;
+const reached = (e: unknown): e is ApiError => e instanceof ApiError && (e.kind === 'http' || e.kind === 'parse');
+
+export async function testConnection(d: ConnectionDeps): Promise<ConnectionTest> {
+  const env = d.env;
+  const settings = d.settings();
+  const source = await d.source();
+  const backend = await d.label();
+  let target: ApiTarget;
+  try {
+    target = await d.target();
+  } catch (err) {
+    // Only the built-in Sandbox is started on demand: a live target is read from settings and the keychain.
+    const why = err instanceof Error ? err.message : String(err);
+    return { backend, baseUrl: 'in-process', checks: [{ name: 'Host', ok: false, detail: `the built-in Sandbox could not start: ${why}`, fix: 'Restart MediaDesk; if it still cannot start, choose the live service in Settings > Backend with an API key.' }] };
+  }
+  const baseUrl = target.baseUrl.replace(/\/+$/, '');
+  const header = target.keyHeader ?? keyHeaderFor(baseUrl);
+  const client = new ApiClient(() => target, { retries: 0, timeoutMs: d.timeoutMs ?? 10_000 });
+
+  const baseUrlFix = source === 'environment'
+    ? `Check MEDIADESK_API_URL (now ${baseUrl}) and this machine's network.`
+    : source === 'keychain'
+      ? `Check the base URL setting (now ${baseUrl}): Settings > Backend > Base URL, or mediadesk settings set baseUrl=URL; and this machine's network.`
+      : `The built-in Sandbox at ${baseUrl} did not answer: restart MediaDesk.`;
+  const keyName = source === 'environment' ? `the API key ${keyFingerprint(target.apiKey)} from MEDIADESK_API_KEY`
+    : source === 'keychain' ? `the API key ${keyFingerprint(target.apiKey)} from the keychain` : `the Sandbox identity ${target.apiKey}`;
+  const replaceKey = source === 'environment' ? 'set MEDIADESK_API_KEY to a valid key'
+    : source === 'keychain' ? 'replace it under Settings > API key, or with echo "$KEY" | mediadesk key set' : 'choose another Sandbox identity in Settings > Backend';
+  const choice = headerChoice(header, baseUrl);
+  const headerSetting = source === 'environment'
+    ? `MEDIADESK_API_KEY_HEADER (now ${header}${env.MEDIADESK_API_KEY_HEADER ? '' : ', the one of this host when unset'}; ${choice.said})`
+    : `the API key header setting (now ${header}; ${choice.said}): Settings > Backend > API key header, or mediadesk settings set keyHeader=${choice.to}`;
+
+  const checks: ConnectionCheck[] = [];
+  // Host and key, from one request.
+  const started = performance.now();
+  let keyError: ApiError | null = null;
+  try {
+    await client.get(KEY_PATH);
+  } catch (err) {
+    if (!reached(err)) {
+      const detail = err instanceof ApiError ? err.message : String(err);
+      checks.push({ name: 'Host', ok: false, detail: `${baseUrl} (${backend}) could not be reached: ${detail}`, fix: baseUrlFix });
+      return { backend, baseUrl, checks };
+    }
+    keyError = err;
+  }
+  checks.push({ name: 'Host', ok: true, detail: `${baseUrl} (${backend}) answered in ${Math.round(performance.now() - started)} ms` });
+  const keyCheck = keyFinding(keyError, { keyName, header, replaceKey, headerSetting, baseUrlFix });
+  checks.push(keyCheck);
+  if (!keyCheck.ok) {
+    keyCheck.detail += '; the model paths are checked once this passes';
+    return { backend, baseUrl, checks };
+  }
+
+  // Every family's list path: a plain GET, as the app's polling sends it, without query parameters.
+  let stopped: ApiError | null = null;
+  const overrides = settings.slugs;
+  const slugs = d.slugs();
+  const found = await mapLimit(modelPaths(slugs), PATHS_AT_ONCE, async (p): Promise<ConnectionCheck> => {
+    const name = p.titles.join(', ');
+    if (stopped) return { name, ok: false, detail: `GET ${p.path}: not checked, the service answered ${answered(stopped)} before`, fix: laterFix(stopped) };
+    try {
+      await client.get(p.path);
+      return { name, ok: true, detail: `GET ${p.path}: the model path exists` };
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      if (busy(err)) {
+        stopped ??= err;
+        return { name, ok: false, detail: `GET ${p.path}: the service is busy (${answered(err)})`, fix: laterFix(err) };
+      }
+      if (err.kind !== 'http') return { name, ok: false, detail: `GET ${p.path}: ${err.message}`, fix: err.kind === 'parse' ? baseUrlFix : laterFix(err) };
+      const status = err.status!;
+      if (status === 404) return { name, ok: false, detail: `GET ${p.path}: ${answered(err)}, the service has no such model path`, fix: slugFix(p, slugs, overrides, baseUrl) };
+      // The path exists; this key's plan or role may not use it. A fact about the account, not the profile.
+      if (status === 403) return { name, ok: true, detail: `GET ${p.path}: the model path exists, but this key's plan or role may not use it (${answered(err)})` };
+      if (status === 401) return { name, ok: false, detail: `GET ${p.path}: ${answered(err)}`, fix: `The key was taken for ${KEY_PATH} but not here: ${replaceKey}.` };
+      // 400, 405, 422: routed, so the path is there; it only did not like the bare GET.
+      if (status < 500) return { name, ok: true, detail: `GET ${p.path}: the model path exists (it answered ${answered(err)})` };
+      return { name, ok: false, detail: `GET ${p.path}: ${answered(err)}`, fix: laterFix(err) };
+    }
+  });
+  checks.push(...found);
+  return { backend, baseUrl, checks };
+}
+
+function keyFinding(err: ApiError | null, k: { keyName: string; header: string; replaceKey: string; headerSetting: string; baseUrlFix: string }): ConnectionCheck {
+  const name = 'API key';
+  const sent = `${k.keyName}, sent in ${k.header}`;
+  if (!err) return { name, ok: true, detail: `${sent}: accepted (GET ${KEY_PATH})` };
+  if (err.kind === 'parse') return { name, ok: false, detail: `GET ${KEY_PATH} answered with something that is not JSON: this does not look like the service`, fix: k.baseUrlFix };
+  if (busy(err)) return { name, ok: false, detail: `${sent}: not known yet, the service is busy (${answered(err)})`, fix: laterFix(err) };
+  if (err.status === 401) {
+    if (/missing/i.test(err.message)) {
+      return { name, ok: false, detail: `${sent}: ${answered(err)}`, fix: `The service found no API key in the header ${k.header}: check ${k.headerSetting}.` };
+    }
+    return { name, ok: false, detail: `${sent}: refused (${answered(err)})`, fix: `The service refused ${k.keyName} ("${err.message}"), sent in ${k.header}: ${k.replaceKey}.` };
+  }
+  // The key is known; the catalogue is not for this plan or role. Said, not failed.
+  if (err.status === 403) return { name, ok: true, detail: `${sent}: accepted; the LoRA catalogue is not open to this plan or role (${answered(err)})` };
+  if (err.status === 404) return { name, ok: false, detail: `GET ${KEY_PATH}: ${answered(err)}: this does not look like the service`, fix: k.baseUrlFix };
+  return { name, ok: false, detail: `GET ${KEY_PATH}: ${answered(err)}`, fix: (err.status ?? 0) >= 500 ? laterFix(err) : k.baseUrlFix };
+}
+
+/** What to change when a model path is not there: the slug setting in it, by name and value, where to change it and the command that does. */
+function slugFix(p: PathProbe, slugs: Slugs, overrides: Settings['slugs'], baseUrl: string): string {
+  if (!p.slugKeys.length) {
+    return `This path is not a setting (the catalogue fixes it): ${baseUrl} does not serve it, so its tools cannot be used there. If ${baseUrl} is not the service, change the base URL.`;
+  }
+  return p.slugKeys.map((key) => {
+    const value = slugs[key];
+    const def = DEFAULT_SLUGS[key];
+    const overridden = overrides[key] !== undefined && overrides[key] !== def;
+    const others = Object.fromEntries(Object.entries(overrides).filter(([k, v]) => k !== key && v !== undefined));
+    // `settings set slugs=…` replaces every override: the command keeps the others.
+    if (overridden) {
+      return `The model path segment ${key} is "${value}" (the default is "${def}"): clear ${key} under Settings > Model path segments to use the default, or run mediadesk settings set 'slugs=${JSON.stringify(others)}'.`;
+    }
+    return `The model path segment ${key} is "${value}" (the default): enter the segment the service's documentation names for this model under ${key} in Settings > Model path segments, or run mediadesk settings set 'slugs=${JSON.stringify({ ...others, [key]: 'SEGMENT' })}'.`;
+  }).join(' ');
+}
