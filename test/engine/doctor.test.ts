@@ -107,7 +107,7 @@ describe('mediadesk doctor', () => {
     // One setting, two families (the tier and its edit path): both fail and both name it.
     const failed = checks.filter((c) => !c.ok);
     expect(failed.map((c) => c.name)).toEqual(['Quality-tier image', 'Quality-tier edit']);
-    for (const c of failed) expect(c.fix).toContain('The model path segment quality_model is "gpt-image-0" (the default is "gpt-image-1")');
+    for (const c of failed) expect(c.fix).toContain('The model path segment quality_model is "gpt-image-0" (the default is "gpt-image-2")');
   });
 
   it('a server that is busy (429) is said as "try again later" with its Retry-After, after one request: no storm of retries', async () => {
