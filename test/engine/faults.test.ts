@@ -5,6 +5,7 @@ import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.
 import type { Engine } from '../../electron/core/engine/engine.ts';
 import { ATTENTION } from '../../electron/core/queue/states.ts';
 import { cleanup, control, creates, engineFor, makeImages, settle, tmp } from './helpers.ts';
+import { until } from '../sandbox/helpers.ts';
 
 let sb: RunningSandbox;
 const dirs: string[] = [];
@@ -172,13 +173,13 @@ describe('faults of the Sandbox', () => {
     for (const f of readdirSync(out)) expect(readFileSync(join(out, f)).subarray(1, 4).toString()).toBe('PNG');
   });
 
-  it('expired result URLs: the task is re-read; a link that stays expired fails clearly and Retry recovers', async () => {
+  it('expired result URLs: the task is re-read; a link that stays expired past the wait fails clearly and Retry recovers', async () => {
     await control(sb.url, 'faults', { expireResultUrls: true });
-    const { e, r, out } = await batchOf(1);
+    const { e, r, out } = await batchOf(1, { expiredPatienceMs: 1500 });
     e.start();
     await settle(e, r.jobIds);
     expect(e.job(r.jobIds[0]).state).toBe('failed');
-    expect(e.job(r.jobIds[0]).error).toBe('Download failed: the result link has expired (HTTP 410) and the server gave no fresh one. The task is paid; Retry downloads it again without a new charge.');
+    expect(e.job(r.jobIds[0]).error).toMatch(/^Download failed: the result link has expired \(HTTP 410\) and the server gave no fresh one before \d{4}-\d\d-\d\dT[\d:.]+Z\. The task is paid; Retry downloads it again without a new charge\.$/);
     const stats = await control(sb.url, 'stats');
     expect(Object.entries(stats.requests as Record<string, number>).some(([k, n]) => k.includes('{task-id}') && n > 0)).toBe(true);
     await control(sb.url, 'faults', { expireResultUrls: false });
@@ -186,6 +187,21 @@ describe('faults of the Sandbox', () => {
     await settle(e, r.jobIds);
     expect(e.job(r.jobIds[0]).state).toBe('done');
     expect(creates(await control(sb.url, 'stats'))).toBe(1);
+    expect(noParts(out)).toBe(true);
+  });
+
+  it('a window of expired result URLs: paid results are waited for, not given up; every job ends done without a Retry', async () => {
+    await control(sb.url, 'faults', { expireResultUrls: true });
+    const { e, r, out } = await batchOf(4);
+    e.start();
+    // Every task completes and meets expired links for a while, beyond the 8 download tries.
+    await until(async () => e.store.byIds(r.jobIds).every((j) => j.state === 'downloading'), 20_000);
+    await new Promise((res) => setTimeout(res, 3000));
+    expect(e.store.byIds(r.jobIds).map((j) => j.state)).toEqual(['downloading', 'downloading', 'downloading', 'downloading']);
+    await control(sb.url, 'faults', { expireResultUrls: false });
+    await settle(e, r.jobIds);
+    expect(e.store.byIds(r.jobIds).map((j) => j.state)).toEqual(['done', 'done', 'done', 'done']);
+    expect(creates(await control(sb.url, 'stats'))).toBe(4);
     expect(noParts(out)).toBe(true);
   });
 

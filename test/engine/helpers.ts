@@ -25,7 +25,7 @@ export async function makeImages(dir: string, names: string[], size = 32): Promi
   return out;
 }
 
-export function engineFor(home: string, url: string, o: { settings?: Partial<Settings>; concurrency?: number; downloadAttempts?: number; apiKey?: string; platform?: string } = {}): Engine & { close(): Promise<void> } {
+export function engineFor(home: string, url: string, o: { settings?: Partial<Settings>; concurrency?: number; downloadAttempts?: number; expiredPatienceMs?: number; apiKey?: string; platform?: string } = {}): Engine & { close(): Promise<void> } {
   const settings = { ...DEFAULT_SETTINGS, ...o.settings };
   return openEngine({
     home,
@@ -37,6 +37,7 @@ export function engineFor(home: string, url: string, o: { settings?: Partial<Set
     client: { maxDelayMs: 2000 },
     defaultBackoffMs: 200,
     downloadAttempts: o.downloadAttempts,
+    expiredPatienceMs: o.expiredPatienceMs,
     platform: o.platform,
   });
 }

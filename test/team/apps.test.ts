@@ -67,6 +67,25 @@ describe('workflow apps over the Sandbox', () => {
     expect(String(done.inputs.product_image)).toMatch(/^data:image\/png;base64,/);
   });
 
+  it('a spell of expired result links is waited out: the paid run ends done without a Retry', async () => {
+    await control(r.sandbox.url, 'faults', { expireResultUrls: true });
+    try {
+      const run = await r.services.apps.run({ appId: 'jM4nX8sc', confirmedCost: 8, inputs: { brief: 'a short bright jingle' }, outDir: join(dir, 'expired-spell') });
+      for (let row = r.services.apps.store.get(run.id)!; row.state !== 'downloading'; row = r.services.apps.store.get(run.id)!) {
+        expect(row.state).not.toBe('failed');
+        await new Promise((res) => setTimeout(res, 25));
+      }
+      // Several renewals that give the same lapsed link: still downloading, not failed.
+      await new Promise((res) => setTimeout(res, 2500));
+      expect(r.services.apps.store.get(run.id)!.state).toBe('downloading');
+      await control(r.sandbox.url, 'faults', { expireResultUrls: false });
+      const done = await settled(r, run.id);
+      expect([done.state, done.outputs.length]).toEqual(['done', 1]);
+    } finally {
+      await control(r.sandbox.url, 'faults', { expireResultUrls: false });
+    }
+  });
+
   it('a completed run\'s results, read from data.result, are downloaded by the runner: real files, each with the extension of its result array', async () => {
     // The service's definitions say no output kind: what a result is comes from the array it is in.
     expect((await r.services.apps.get('tV3mW9rb')).output).toBeNull();

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { fromAnotherSandbox } from '../backend.ts';
 import { ensureFolder } from '../output-folder.ts';
 import { ApiError, type ApiClient } from '../api/client.ts';
-import { downloadToPart, ExpiredUrlError, placeWithoutOverwrite, removeQuietly, sameFile } from '../downloads/download.ts';
+import { downloadToPart, ExpiredUrlError, placeWithoutOverwrite, removeQuietly, sameFile, waitForRenewedLinks } from '../downloads/download.ts';
 import { partPathOf, withCollisionSuffix } from '../downloads/naming.ts';
 import { ATTENTION } from '../queue/states.ts';
 import { apiProblem, refusedReason, RUN_SANDBOX_GONE, waitingMessage } from '../queue/job-messages.ts';
@@ -42,6 +42,8 @@ export interface RunnerOptions {
   concurrency?: number;
   poll?: { firstMs: number; minMs: number; maxMs: number };
   tickMs?: number;
+  /** How long lapsed result links are waited for when the run gives no fresh ones; default: until its results' 12 h end. */
+  expiredPatienceMs?: number;
 }
 
 const DEFAULT_POLL = { firstMs: 1000, minMs: 1000, maxMs: 15_000 };
@@ -294,17 +296,26 @@ export class AppRunner {
       // Named once from the results as first known: fresh links (below) do not rename a part.
       const planned = plannedOutputs(r);
       const outputs = [...r.outputs];
+      // The results are kept 12 h from the run's end: until then a lapsed link is worth renewing.
+      const keptUntil = this.o.expiredPatienceMs !== undefined ? Date.now() + this.o.expiredPatienceMs : (r.expiresAt ?? Date.now() + APP_RESULT_TTL_MS);
       for (let i = outputs.length; i < results.length; i++) {
         const base = planned[i];
         const part = partPathOf(base);
-        try {
-          await downloadToPart(results[i].url, part, { signal: ac.signal });
-        } catch (err) {
-          if (!(err instanceof ExpiredUrlError) || ac.signal.aborted) throw err;
-          // The 12-hour links lapsed: the run record gives fresh ones (nothing is paid again).
-          results = parseRun(await this.o.client.get(`/v1/ai/apps/runs/${encodeURIComponent(r.runId!)}`)).results;
-          this.o.store.move(r.id, 'downloading', 'downloading', { results, expiresAt: Date.now() + APP_RESULT_TTL_MS });
-          await downloadToPart(results[i].url, part, { signal: ac.signal });
+        for (let round = 1; ; round++) {
+          try {
+            await downloadToPart(results[i].url, part, { signal: ac.signal });
+            break;
+          } catch (err) {
+            if (!(err instanceof ExpiredUrlError) || ac.signal.aborted) throw err;
+            // The links lapsed: the run record gives fresh ones (nothing is paid again).
+            const fresh = parseRun(await this.o.client.get(`/v1/ai/apps/runs/${encodeURIComponent(r.runId!)}`)).results;
+            if (fresh[i] && fresh[i].url !== results[i].url) {
+              results = fresh;
+              this.o.store.move(r.id, 'downloading', 'downloading', { results });
+            } else {
+              await waitForRenewedLinks(err, round, keptUntil, ac.signal);
+            }
+          }
         }
         let placed = '';
         for (let k = 1; !placed; k++) {

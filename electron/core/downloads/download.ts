@@ -18,6 +18,20 @@ export class ExpiredUrlError extends Error {
 }
 
 /** A transfer that may succeed when resumed or repeated (reset, truncated body, 5xx). */
+/**
+ * A paid result whose links expired and were not renewed is waited for while the service keeps it:
+ * waits until `until` (its lifetime's end) growing to a minute a round, and throws past it.
+ */
+export async function waitForRenewedLinks(err: ExpiredUrlError, round: number, until: number, signal: AbortSignal): Promise<void> {
+  const left = until - Date.now();
+  if (left <= 0) throw new Error(`${err.message} and the server gave no fresh one before ${new Date(until).toISOString()}`);
+  const ms = Math.min(60_000, left, 250 * 2 ** Math.min(round, 8) * (0.5 + Math.random()));
+  await new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+  });
+}
+
 export class TransientDownloadError extends Error {
   override name = 'TransientDownloadError';
 }

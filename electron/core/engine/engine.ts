@@ -48,6 +48,8 @@ export interface EngineOptions {
   /** A holder of the queue that stopped heart-beating this long ago is presumed dead. */
   leaseStaleMs?: number;
   downloadAttempts?: number;
+  /** How long expired result links are waited for (FetchDeps.expiredPatienceMs); default: the results' lifetime. */
+  expiredPatienceMs?: number;
   /** Pause after a create was rate limited and the server named no Retry-After. */
   defaultBackoffMs?: number;
   /** Whose path rules results keep (process.platform; see resultPathProblem): tests pass win32. */
@@ -968,7 +970,7 @@ export class Engine {
           return;
         }
         const write = <T>(fn: () => T) => this.write(fn);
-        await fetchResults(j, { store: this.store, tools: this.tools, slugs: j.snapshot.slugs as Slugs, signal: ac.signal, maxAttempts: this.o.downloadAttempts ?? 8, write });
+        await fetchResults(j, { store: this.store, tools: this.tools, slugs: j.snapshot.slugs as Slugs, signal: ac.signal, maxAttempts: this.o.downloadAttempts ?? 8, expiredPatienceMs: this.o.expiredPatienceMs, write });
         await this.write(() => this.store.move(j.id, 'downloading', 'done', { error: null }));
       } catch (err) {
         if (ac.signal.aborted || err instanceof JobMovedError) return;

@@ -2,7 +2,7 @@ import { ensureFolder } from '../output-folder.ts';
 import { dirname, join } from 'node:path';
 import { getTool } from '../../../shared/catalogue/index.ts';
 import type { GeneratedItem, ToolClient } from '../api/tools.ts';
-import { downloadToPart, exists, ExpiredUrlError, placeWithoutOverwrite, removeQuietly, sameFile, sizeOf, TransientDownloadError, writeTextPart } from '../downloads/download.ts';
+import { downloadToPart, exists, ExpiredUrlError, placeWithoutOverwrite, removeQuietly, sameFile, sizeOf, TransientDownloadError, writeTextPart, waitForRenewedLinks } from '../downloads/download.ts';
 import { extensionOf, outputDirOf, partPathOf, renderName, stemOf, withCollisionSuffix } from '../downloads/naming.ts';
 import { sameFileKey } from '../../../shared/file-names.ts';
 import type { JobRow, JobStore } from '../queue/store.ts';
@@ -27,6 +27,11 @@ export interface FetchDeps {
   slugs: Slugs;
   signal: AbortSignal;
   maxAttempts: number;
+  /**
+   * How long links that expired are waited for when the task hands out no fresh one: a result
+   * already paid for is worth waiting for while the service keeps it. Default: until its lifetime ends.
+   */
+  expiredPatienceMs?: number;
   onBytes?: (n: number) => void;
   /**
    * Commits a store write and resolves after the commit (the engine groups the writes of one
@@ -179,8 +184,14 @@ async function placedAs(part: string, base: string): Promise<string | null> {
   }
 }
 
+/** How long the service keeps a job's results: its tool's lifetime, else the spec's 24 h, from its submission. */
+export const DEFAULT_RESULT_LIFETIME_MS = 24 * 3_600_000;
+const keptUntil = (job: JobRow) => job.expiresAt ?? (job.submittedAt ?? job.createdAt) + DEFAULT_RESULT_LIFETIME_MS;
+
 async function downloadWithRetries(job: JobRow, i: number, items: GeneratedItem[], part: string, deps: FetchDeps): Promise<GeneratedItem[]> {
   let lastError: Error | null = null;
+  const waitUntil = deps.expiredPatienceMs !== undefined ? Date.now() + deps.expiredPatienceMs : keptUntil(job);
+  let expiredRounds = 0;
   // Attempts that moved bytes do not count: a flaky link that keeps delivering is worth following
   // (bounded overall so a pathological server cannot keep a slot forever).
   for (let attempt = 1, rounds = 0; attempt <= deps.maxAttempts && rounds < 200; attempt++, rounds++) {
@@ -193,15 +204,19 @@ async function downloadWithRetries(job: JobRow, i: number, items: GeneratedItem[
       if (deps.signal.aborted) throw err;
       lastError = err as Error;
       if (err instanceof ExpiredUrlError) {
-        // Result links expire (24 h for video): the task itself hands out a fresh one.
+        // Result links expire (24 h for video): the task itself hands out a fresh one, and while the
+        // service keeps the results a link it cannot renew now may work later; neither uses up tries.
         await removeQuietly(part);
         const env = await deps.tools.byId(job.tool, deps.slugs, job.params, job.taskId!);
-        if (!env.generated?.length || urlOf(env.generated[i] ?? '') === urlOf(items[i])) {
-          if (attempt >= 2) throw new Error(`${err.message} and the server gave no fresh one`);
-        } else {
+        attempt--;
+        if (env.generated?.length && urlOf(env.generated[i] ?? '') !== urlOf(items[i])) {
           items = env.generated;
           if (!(await (deps.write ?? writeNow)(() => deps.store.patch(job.id, 'downloading', { generated: items })))) throw new JobMovedError();
+          continue;
         }
+        rounds--;
+        await waitForRenewedLinks(err, ++expiredRounds, waitUntil, deps.signal);
+        continue;
       } else if (!(err instanceof TransientDownloadError)) {
         throw err;
       } else if ((await sizeOf(part)) > before) {
