@@ -44,12 +44,27 @@ describe('walking a dropped folder', () => {
       ['shoot/linked-sub/b.png', 'linked-sub'],
     ]);
     // A second name of a file already listed would be a second paid task for the same picture.
+    // A link back into the drop is a loop, named; the dropped `elsewhere` folder was walked through its link already.
     expect(r.duplicates.map((d) => [relative(root, d.path), d.reason])).toEqual([
+      ['shoot/sub-loop', `is a link back to ${shoot}, a folder it is inside (a loop): not walked again`],
+      ['elsewhere', `is the same folder as ${join(shoot, 'elsewhere-link')}, walked already`],
       ['shoot/z.png', `is the same file as ${join(shoot, 'hard-z.png')}`],
     ]);
-    // The dropped `elsewhere` folder was already walked through its link: not listed twice.
     expect(rel(root, r.rejected)).toEqual(['shoot/dangling.png']);
     expect(r.rejected[0].reason).toBe('is a broken link (it no longer exists)');
+  });
+
+  it('folder links that loop (self -> ., sub/up -> ..) are each named, not skipped in silence', async () => {
+    const root = folder(['shoot/a.png', 'shoot/sub/b.png']);
+    const shoot = join(root, 'shoot');
+    symlinkSync('.', join(shoot, 'self'));
+    symlinkSync('..', join(shoot, 'sub', 'up'));
+    const r = await scanInputs([shoot], images);
+    expect(rel(root, r.inputs)).toEqual(['shoot/a.png', 'shoot/sub/b.png']);
+    expect(r.duplicates.map((d) => [relative(root, d.path), d.reason])).toEqual([
+      ['shoot/sub/up', `is a link back to ${shoot}, a folder it is inside (a loop): not walked again`],
+      ['shoot/self', `is a link back to ${shoot}, a folder it is inside (a loop): not walked again`],
+    ]);
   });
 
   it('a loop of links (one naming itself, two naming each other) ends the walk of that name: each is reported by name, as a loop', async () => {

@@ -63,7 +63,7 @@ export async function scanInputs(
   const excludedReal = await Promise.all(excluded.map((e) => realpath(e).catch(() => e)));
   const seenPaths = new Set<string>();
   const seenFiles = new Map<string, string>();
-  const walked = new Set<string>();
+  const walked = new Map<string, string>();
   const isExcluded = (p: string, list: readonly string[]) => list.some((e) => p === e || p.startsWith(e + sep));
 
   // Files are decided after the walk, when every photo a result's name may point to is known. Each
@@ -106,10 +106,15 @@ export async function scanInputs(
     else inputs.push({ path, relDir });
   };
 
-  const walk = async (root: string, dir: string, st: Stats): Promise<void> => {
-    // Each folder once, by identity: a link to a parent folder (or to a folder walked already) is not entered again.
-    if (walked.has(identity(st))) return;
-    walked.add(identity(st));
+  const walk = async (root: string, dir: string, st: Stats, viaLink = false): Promise<void> => {
+    // Each folder once, by identity: a link to a parent folder (or to a folder walked already) is not entered again, and says so.
+    const first = walked.get(identity(st));
+    if (first !== undefined) {
+      const loop = viaLink && (dir.startsWith(first + sep) || dir === first);
+      duplicates.push({ path: dir, reason: loop ? `is a link back to ${first}, a folder it is inside (a loop): not walked again` : `is the same folder as ${first}, walked already` });
+      return;
+    }
+    walked.set(identity(st), dir);
     let entries;
     try {
       entries = await readdir(dir, { withFileTypes: true });
@@ -144,7 +149,7 @@ export async function scanInputs(
         rejected.push({ path: p, reason: 'is not a regular file (a device, pipe or socket)' });
         continue;
       }
-      if (target.isDirectory()) await walk(root, p, target);
+      if (target.isDirectory()) await walk(root, p, target, e.isSymbolicLink());
       else if (target.isFile()) meet(p, target, relative(root, dir), root);
       else rejected.push({ path: p, reason: 'is not a regular file (a device, pipe or socket)' });
     }
