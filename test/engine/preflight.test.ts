@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { getTool } from '../../shared/catalogue/index.ts';
-import { checkBytes, checkInput, inputCheckOf } from '../../electron/core/batch/preflight.ts';
+import { checkBytes, checkInput, inputCheckOf, libvipsDetail } from '../../electron/core/batch/preflight.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'md-pre-'));
 const edit = inputCheckOf(getTool('image50-edit'))!;
@@ -85,6 +85,25 @@ describe('pre-flight input check (whole file)', () => {
     const stub = join(dir, 'stub.png');
     writeFileSync(stub, (await photo(300, 300).png().toBuffer()).subarray(0, 33));
     expect(await checkInput(camera, stub)).toMatch(/^is truncated or damaged/);
+  });
+
+  it('a reason names only its own file: libvips messages about another file, or "Unknown error", are left out', async () => {
+    expect(libvipsDetail('VipsForeignLoad: "/x/text.png" is not a known file format\n', '/in/cut.png')).toBeNull();
+    expect(libvipsDetail('Unknown error', '/in/cut.png')).toBeNull();
+    expect(libvipsDetail('pngload: /in/cut.png: libspng read error\n', '/in/cut.png')).toBe('pngload: /in/cut.png: libspng read error');
+    expect(libvipsDetail('VipsJpeg: Premature end of input file', null)).toBe('VipsJpeg: Premature end of input file');
+    expect(libvipsDetail('"other.jpg" failed', null)).toBeNull();
+    // Many damaged files and a text file named .png checked at once, as a batch check does.
+    const whole = await sharp({ create: { width: 640, height: 480, channels: 3, background: '#486' } }).png().toBuffer();
+    const names = Array.from({ length: 16 }, (_, i) => `cut-${i}.png`);
+    for (const n of names) writeFileSync(join(dir, n), whole.subarray(0, Math.floor(whole.length / 2)));
+    writeFileSync(join(dir, 'text.png'), 'this is a note, not a picture');
+    const reasons = await Promise.all([...names, 'text.png'].map((n) => checkInput(camera, join(dir, n))));
+    for (const [i, n] of names.entries()) {
+      expect(reasons[i]).toMatch(/^is truncated or damaged/);
+      const mentioned = reasons[i]!.match(/[\w.-]+\.png/g) ?? [];
+      expect(mentioned.every((m) => m === n), `${n}: ${reasons[i]}`).toBe(true);
+    }
   });
 
   it('data after a whole picture (motion photos, editor trailers) is not mistaken for damage', async () => {

@@ -1,4 +1,5 @@
 import { open, stat, type FileHandle } from 'node:fs/promises';
+import { basename } from 'node:path';
 import { imageSize } from 'image-size';
 import type { Field, ToolEntry } from '../../../shared/catalogue/index.ts';
 import { EXT_FORMAT } from '../../../shared/validation/extensions.ts';
@@ -168,12 +169,26 @@ function looksWhole(format: string, img: ImageBytes): boolean {
   return true;
 }
 
+/**
+ * The first line of libvips's message when it speaks of this input alone. libvips keeps one error
+ * buffer for all its threads, so under concurrent decodes a message may be another file's, or
+ * "Unknown error": such a line says nothing true about this file and is left out.
+ */
+export function libvipsDetail(message: string, own: string | null): string | null {
+  const line = message.split('\n')[0].replace(/:\s*$/, '').trim();
+  if (!line || /unknown error/i.test(line)) return null;
+  const named = line.match(/[^\s:'"()]+\.(png|jpe?g|jfif|webp|gif|tiff?|heic|avif|bmp)\b/gi) ?? [];
+  if (named.some((n) => own === null || basename(n) !== basename(own))) return null;
+  return line;
+}
+
 async function decodeProblem(decodable: string | Buffer): Promise<string | null> {
   try {
     const sharp = await loadSharp();
     await sharp(decodable, { failOn: 'truncated', limitInputPixels: false, sequentialRead: true }).resize(64, 64, { fit: 'inside' }).raw().toBuffer();
     return null;
   } catch (err) {
-    return `is truncated or damaged: the image data ends early (${(err as Error).message.split('\n')[0].replace(/:\s*$/, '').trim() || 'cannot be decoded'}); was it still being copied?`;
+    const detail = libvipsDetail((err as Error).message, typeof decodable === 'string' ? decodable : null);
+    return `is truncated or damaged: the image data ends early${detail ? ` (${detail})` : ''}; was it still being copied?`;
   }
 }
