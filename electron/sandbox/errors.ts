@@ -14,12 +14,13 @@ export function sendError(reply: FastifyReply, status: number, message: string, 
 
 /**
  * 400 (or `status`: workflow apps answer bad input values with 422) as `application/problem+json`
- * with `invalid_params` items carrying both `field` and `name` (the spec's schema and its example
- * disagree; clients read either).
+ * in both placements the official description gives: at the top level (its examples) and under
+ * `problem` (its schema), items carrying both `field` and `name` (the spec and the description
+ * name the key differently). A client that reads either placement reads this.
  */
 export function sendInvalid(reply: FastifyReply, params: readonly InvalidParam[], message = VALIDATION_MESSAGE, status = 400): FastifyReply {
   const invalid_params = params.map((p) => ({ field: p.field, reason: p.reason, name: p.field }));
-  return reply.code(status).type('application/problem+json').send(JSON.stringify({ message, invalid_params }));
+  return reply.code(status).type('application/problem+json').send(JSON.stringify({ message, invalid_params, problem: { message, invalid_params } }));
 }
 
 /** Thrown from deep helpers (input decoding) and turned into a 400 by the route. */

@@ -50,6 +50,25 @@ describe('API client', () => {
     expect(attempts).toEqual(['POST /v1/things', 'GET /v1/list']);
   });
 
+  it('sends the key in the header the target names (the legacy host\'s own)', async () => {
+    script = [json(200, { data: {} })];
+    await new ApiClient(() => ({ baseUrl: url, apiKey: 'key-2', keyHeader: 'x-freepik-api-key' })).get('/v1/ai/loras');
+    expect(seen[0].headers['x-freepik-api-key']).toBe('key-2');
+    expect(seen[0].headers['x-magnific-api-key']).toBeUndefined();
+  });
+
+  it('reads a 400\'s invalid_params where the description\'s example puts them (top level) and where its schema does (under problem)', async () => {
+    const params = [{ name: 'scale_factor', reason: 'must be at most 16' }];
+    script = [
+      json(400, { message: 'Your request parameters didn\'t validate.', invalid_params: params }, { 'content-type': 'application/problem+json' }),
+      json(400, { problem: { message: 'Your request parameters didn\'t validate.', invalid_params: params } }, { 'content-type': 'application/problem+json' }),
+    ];
+    for (let i = 0; i < 2; i++) {
+      const err = await failure(client().create('/v1/ai/image-upscaler-precision-v2', {}));
+      expect(err.invalidParams).toEqual([{ field: 'scale_factor', reason: 'must be at most 16' }]);
+    }
+  });
+
   it('a create rejected with 429 is retried after Retry-After; a 500 on a create is not retried and may have reached the server', async () => {
     script = [json(429, { message: 'slow down' }, { 'retry-after': '0' }), json(201, { data: { id: 'x' } })];
     expect(await client().create('/v1/c', {})).toEqual({ data: { id: 'x' } });

@@ -194,7 +194,9 @@ describe('workflow apps', () => {
     const r = await ctx.api.post('/v1/ai/apps/jM4nX8sc/run', { inputs: { brief: 'summer sale', mood: 'gloomy' } });
     expect(r.status).toBe(422);
     expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-    expect(r.body).toEqual({ message: "Your request parameters didn't validate.", invalid_params: [{ field: 'inputs.mood', name: 'inputs.mood', reason: 'must be one of upbeat, calm, epic' }] });
+    const problem = { message: "Your request parameters didn't validate.", invalid_params: [{ field: 'inputs.mood', name: 'inputs.mood', reason: 'must be one of upbeat, calm, epic' }] };
+    // Both placements of the description: its examples' (top level) and its schema's (under problem).
+    expect(r.body).toEqual({ ...problem, problem });
     expect(r.body.workflow_run_identifier).toBeUndefined();
     expect((await ctx.api.control('stats')).body.requests['POST /v1/ai/apps/:appId/run']).toBe(stats + 1);
     expect(await creates('jM4nX8sc')).toBe(before);
