@@ -295,7 +295,7 @@ test('a start or end frame given as a URL is probed before anything is paid for:
   await expect(page.getByTestId('submit-status')).toContainText('2 problems to fix');
 
   // Past the form, the core probes the same URL and refuses the batch.
-  const raw = await rawStart(page, { tool: 'i2v-endframe-fast', params: { image: `${server.url}/dusk.gif` } });
+  const raw = await rawStart(page, { tool: 'i2v-endframe-fast', params: { prompt: 'Dusk turns to dawn', image: `${server.url}/dusk.gif` } });
   expect(raw.error?.invalid).toEqual([{ field: 'image', reason: 'dusk.gif: format gif is not JPG or PNG (rule image.format)' }]);
 
   await page.getByTestId('field-image').fill(`${server.url}/dawn.png`);
@@ -332,7 +332,7 @@ test('a start or end frame picked as a file is probed by its content, not its na
   await expect(page.getByTestId('submit-status')).toContainText('2 problems to fix');
 
   // Past the form, the core reads the same file and refuses the batch.
-  const raw = await rawStart(page, { tool: 'i2v-endframe', params: { image: file('picked-dusk.png') } });
+  const raw = await rawStart(page, { tool: 'i2v-endframe', params: { prompt: 'Dusk turns to dawn', image: file('picked-dusk.png') } });
   expect(raw.error?.invalid).toEqual([{ field: 'image', reason: 'picked-dusk.png: format gif is not JPG or PNG (rule image.format)' }]);
 
   // Real PNGs pass, as they did.
@@ -435,7 +435,8 @@ test('a 2.5 video with neither a prompt nor shots, or an end-frame video with no
 
   await page.getByTestId('family-picker').getByText('Image to video, end frame', { exact: true }).click();
   await page.getByTestId('submit').click();
-  await expect(page.getByTestId('error-image')).toContainText('is required (or at least a prompt)');
+  // Veo 3.1 animates a start frame from a prompt: both are required.
+  await expect(page.getByTestId('error-image')).toContainText('is required');
   expect(JSON.stringify(await creates())).toBe(before);
   expect(errors).toEqual([]);
 });
