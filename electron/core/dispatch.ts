@@ -6,12 +6,84 @@ export type Reply = { ok: true; result: unknown } | { ok: false; error: DeskErro
 export type AllHandlers = HandlerMap<typeof COMMANDS>;
 
 /**
+ * The nesting a reply may have. The deepest a command answers is an audit event in its detail
+ * (audit.event: the event within 32 levels, MAX_EVENT_DEPTH, three below the reply's top).
+ */
+export const MAX_REPLY_DEPTH = 64;
+/** The size a reply may have, estimated as JSON: a page of 1,000 audit rows is about half a megabyte. */
+export const MAX_REPLY_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Why `value` cannot go out as a reply, or null. Every host sends a reply on: the web host as JSON
+ * over its socket, Electron as a structured clone over IPC, and both recurse; a value nested
+ * thousands of levels deep overflowed the stack there, outside any handler's try, and the
+ * unhandled error ended the host. Walked here with at most MAX_REPLY_DEPTH + 1 frames: too deep or
+ * circular, too large, or holding what neither JSON nor a structured clone carries.
+ */
+export function replyProblem(value: unknown): string | null {
+  const budget = { left: MAX_REPLY_BYTES };
+  const ancestors = new Set<object>();
+  const walk = (v: unknown, depth: number): string | null => {
+    switch (typeof v) {
+      case 'string':
+        budget.left -= v.length + 2;
+        return budget.left < 0 ? `is larger than ${MAX_REPLY_BYTES / 1024 / 1024} MB` : null;
+      case 'number':
+      case 'boolean':
+      case 'undefined':
+        budget.left -= 8;
+        return budget.left < 0 ? `is larger than ${MAX_REPLY_BYTES / 1024 / 1024} MB` : null;
+      case 'bigint':
+        return 'holds a BigInt, which JSON cannot carry';
+      case 'function':
+      case 'symbol':
+        return `holds a ${typeof v}, which a reply cannot carry`;
+    }
+    if (v === null) return null;
+    const o = v as object;
+    if (ancestors.has(o)) return 'is circular (a value holds itself)';
+    if (depth >= MAX_REPLY_DEPTH) return `is nested deeper than ${MAX_REPLY_DEPTH} levels`;
+    ancestors.add(o);
+    try {
+      if (Array.isArray(o)) {
+        budget.left -= 2;
+        for (const x of o) {
+          const p = walk(x, depth + 1);
+          if (p) return p;
+        }
+        return null;
+      }
+      budget.left -= 2;
+      for (const k of Object.keys(o)) {
+        budget.left -= k.length + 4;
+        const p = walk((o as Record<string, unknown>)[k], depth + 1);
+        if (p) return p;
+      }
+      return null;
+    } finally {
+      ancestors.delete(o);
+    }
+  };
+  return walk(value, 0);
+}
+
+/** A command's name as a message quotes it: a name sent over the socket can be anything. */
+const quoted = (name: string) => JSON.stringify(name.length > 80 ? `${name.slice(0, 80)}…` : name);
+
+/** The reply that stands for one that could not be sent as it was. */
+export function unsendable(name: string, why: string): Reply {
+  return { ok: false, error: { code: 'internal', message: `the reply to ${quoted(name)} could not be sent: it ${why}` } };
+}
+
+/**
  * The one entry point every transport calls: it validates the payload against the contract,
  * runs the handler and turns any failure into data. Nothing a renderer sends reaches a handler
- * unvalidated.
+ * unvalidated, and whatever happens (a handler's error, a schema that overflows the stack on a
+ * hostile payload, a result no host could send) the answer is a reply: the promise never rejects,
+ * so no host is ended by a command.
  */
 export function createDispatcher(handlers: Partial<AllHandlers>) {
-  return async function dispatch(name: string, payload: unknown): Promise<Reply> {
+  async function run(name: string, payload: unknown): Promise<Reply> {
     if (!Object.hasOwn(COMMANDS, name)) return { ok: false, error: { code: 'not_found', message: `unknown command "${name}"` } };
     const def = COMMANDS[name as CommandName];
     const handler = handlers[name as CommandName] as ((req: unknown) => unknown) | undefined;
@@ -20,11 +92,21 @@ export function createDispatcher(handlers: Partial<AllHandlers>) {
     if (!req.success) {
       return { ok: false, error: invalidRequest(req.error.issues) };
     }
+    const result = def.response.parse(await handler(req.data));
+    const problem = replyProblem(result);
+    return problem ? unsendable(name, problem) : { ok: true, result };
+  }
+  return async function dispatch(name: string, payload: unknown): Promise<Reply> {
     try {
-      const result = await handler(req.data);
-      return { ok: true, result: def.response.parse(result) };
+      return await run(name, payload);
     } catch (err) {
-      return { ok: false, error: toErrorData(err) };
+      try {
+        const error = toErrorData(err);
+        return replyProblem(error) ? { ok: false, error: { code: error.code, message: `${quoted(name)} failed` } } : { ok: false, error };
+      } catch {
+        // An error whose own fields throw when read.
+        return { ok: false, error: { code: 'internal', message: `${quoted(name)} failed` } };
+      }
     }
   };
 }

@@ -19,6 +19,8 @@ export function wireIpc(core: Core, win: BrowserWindow, rendererUrl: string): ()
   for (const name of COMMAND_NAMES) {
     ipcMain.handle(`desk:cmd:${name}`, async (e, payload: unknown) => {
       if (!trusted(e)) return { ok: false, error: { code: 'forbidden', message: 'IPC from an untrusted frame' } };
+      // Never rejects, and its reply is one a structured clone carries (replyProblem): a result
+      // too deep, circular or huge comes back as an error naming the command.
       return core.dispatch(name, payload);
     });
   }

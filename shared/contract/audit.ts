@@ -190,6 +190,13 @@ export const syncReportSchema = z.object({
   requests: z.number().int(),
   windows: z.array(z.object({ from: z.string(), to: z.string() })),
   error: z.object({ kind: syncErrorKindSchema, message: z.string() }).optional(),
+  /**
+   * Events the server sent that the cache refused (the same check as an import's: a field
+   * missing, nested or sized beyond an event's limits); absent when none. `rejects` lists the
+   * first of them: the event's id when it had one, and its page and place on the page (1-based).
+   */
+  rejected: z.number().int().optional(),
+  rejects: z.array(z.object({ eventId: z.string().nullable(), page: z.number().int(), item: z.number().int(), reason: z.string() })).optional(),
 });
 
 export const importRejectSchema = z.object({ line: z.number().int(), item: z.number().int(), reason: z.string() });

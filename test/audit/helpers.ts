@@ -151,3 +151,16 @@ export function fillDisk(dir: string): string {
   }
   return filler;
 }
+
+/**
+ * One NDJSON line of a well-formed event `i` with an extra top-level field `levels` deep (about
+ * 2 bytes a level): outside data, old_state and new_state, which the payload's own limit covers.
+ */
+export function deepEventLine(i: number, levels = 5000): string {
+  return JSON.stringify(makeEvent(i)).replace(/}$/, `,"extra":${'['.repeat(levels)}${']'.repeat(levels)}}`);
+}
+
+/** Every cached event as stored (columns and raw text), in key order: equal before and after when nothing was changed. */
+export function cacheSnapshot(service: AuditService): unknown[] {
+  return service.store.db.prepare('SELECT e.*, r.raw FROM events AS e JOIN events_raw AS r ON r.seq = e.seq ORDER BY e.seq').all();
+}

@@ -5,7 +5,8 @@ import { csvRecord } from '../../electron/core/audit/export.ts';
 import { CSV_COLUMNS, CsvParser } from '../../electron/core/audit/formats/csv.ts';
 import type { Parsed } from '../../electron/core/audit/formats/parsed.ts';
 import type { AuditService } from '../../electron/core/audit/service.ts';
-import { EVENT_INDEXES, fillDisk, makeEvent, openService, rowOf, shuffle, smallDisk, tempDir } from './helpers.ts';
+import { cacheSnapshot, deepEventLine, EVENT_INDEXES, fillDisk, makeEvent, openService, rowOf, shuffle, smallDisk, tempDir } from './helpers.ts';
+import { MAX_EVENT_BYTES, MAX_EVENT_DEPTH } from '../../electron/core/audit/event.ts';
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
@@ -393,6 +394,48 @@ describe('import: hostile input', () => {
     const csvProto = await importOne('proto.csv', 'event_id,date,event_type,__proto__.polluted,data.constructor\nz1,2026-03-01T00:00:00Z,t.x.y,1,2\n');
     expect(csvProto.accepted).toBe(1);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('an event with a field outside the payload 5,000 levels deep (one 10 KB NDJSON line) is refused by its line; the rest is imported and the cache is otherwise untouched', async () => {
+    await importOne('before.ndjson', ndjson(events(0, 10)));
+    const before = cacheSnapshot(service);
+    const line = deepEventLine(11);
+    expect(line.length).toBeLessThan(12 * 1024);
+    const r = await importOne('deep-extra.ndjson', [JSON.stringify(makeEvent(10)), line, JSON.stringify(makeEvent(12))].join('\n') + '\n');
+    expect(r).toMatchObject({ items: 3, accepted: 2, rejected: 1, fatal: null });
+    expect(r.rejects).toEqual([{ line: 2, item: 2, reason: `the event is nested deeper than ${MAX_EVENT_DEPTH} levels` }]);
+    expect(service.event('evt_11')).toBeNull();
+    expect(ids()).toEqual([...events(0, 11), makeEvent(12)].map((e) => e.event_id).sort());
+    // The events cached before, byte for byte.
+    expect(cacheSnapshot(service).slice(0, 10)).toEqual(before);
+  });
+
+  it('every field counts: nesting just within the limit is kept, one level more refused, in JSON and CSV too', async () => {
+    // makeEvent(i).extra: the event is level 1, so `levels` brackets reach level 1 + levels.
+    const within = deepEventLine(20, MAX_EVENT_DEPTH - 1);
+    const beyond = deepEventLine(21, MAX_EVENT_DEPTH);
+    expect(await importOne('edge.ndjson', `${within}\n${beyond}\n`)).toMatchObject({ accepted: 1, rejected: 1, rejects: [{ line: 2, item: 2 }] });
+    const json = await importOne('deep.json', `[\n${JSON.stringify(makeEvent(22))},\n${deepEventLine(23)}\n]`);
+    expect(json).toMatchObject({ format: 'json', accepted: 1, rejected: 1, rejects: [{ line: 3, item: 2, reason: `the event is nested deeper than ${MAX_EVENT_DEPTH} levels` }] });
+    // CSV nests only in its JSON cells; the whole event's limit is checked before the payload's own.
+    const deepCell = { client: JSON.parse(`${'['.repeat(40)}${']'.repeat(40)}`) };
+    const c = await importOne('deep.csv', csv([makeEvent(24), makeEvent(25, { action: { ...(makeEvent(25).action as object), context: deepCell } })]));
+    expect(c).toMatchObject({ format: 'csv', accepted: 1, rejected: 1, rejects: [{ line: 3, item: 2, reason: `the event is nested deeper than ${MAX_EVENT_DEPTH} levels` }] });
+    expect(ids()).toEqual(['evt_20', 'evt_22', 'evt_24']);
+  });
+
+  it('an event larger than the limit is refused by its row in every format, however it is spread', async () => {
+    const big = (i: number) => makeEvent(i, { category: 'x'.repeat(MAX_EVENT_BYTES) });
+    // Multi-byte text counts by its bytes as stored: 30,000 characters of 3 bytes each.
+    const wide = makeEvent(32, { category: '€'.repeat(30_000) });
+    const reason = expect.stringMatching(new RegExp(`^the event is \\d+\\.\\d KB, more than the ${MAX_EVENT_BYTES / 1024} KB an event may hold$`));
+    const nd = await importOne('big.ndjson', ndjson([makeEvent(30), big(31), wide, makeEvent(33)]));
+    expect(nd).toMatchObject({ accepted: 2, rejected: 2, rejects: [{ line: 2, item: 2, reason }, { line: 3, item: 3, reason }] });
+    const js = await importOne('big.json', JSON.stringify({ data: [big(34), makeEvent(35)], meta: {} }));
+    expect(js).toMatchObject({ accepted: 1, rejected: 1, rejects: [{ item: 1, reason }] });
+    const cs = await importOne('big.csv', csv([big(36), makeEvent(37)]));
+    expect(cs).toMatchObject({ accepted: 1, rejected: 1, rejects: [{ line: 2, item: 1, reason }] });
+    expect(ids()).toEqual(['evt_30', 'evt_33', 'evt_35', 'evt_37']);
   });
 
   it('search text with FTS syntax is matched literally', async () => {

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
@@ -10,7 +12,8 @@ import { auditHandlers } from '../../electron/core/audit/handlers.ts';
 import { createDispatcher, type Reply } from '../../electron/core/dispatch.ts';
 import type { AuditService } from '../../electron/core/audit/service.ts';
 import type { AuditStatus, SyncDone, SyncReport } from '../../shared/contract/audit.ts';
-import { fillDisk, openService, result, smallDisk, stopTwice, tempDir } from './helpers.ts';
+import { deepEventLine, fillDisk, makeEvent, openService, result, smallDisk, stopTwice, tempDir } from './helpers.ts';
+import { MAX_EVENT_DEPTH } from '../../electron/core/audit/event.ts';
 
 const AUDIT_ROUTE = 'GET /v1/analytics/audit-logs/events';
 const CLI = resolve(import.meta.dirname, '../../bin/mediadesk.js');
@@ -454,6 +457,28 @@ describe('sync on a full disk', () => {
       expect((await s.status()).lastError).toBeNull();
     } finally {
       await s.close();
+    }
+  });
+});
+
+describe('sync refuses what import refuses', () => {
+  it('an event from the server beyond the limits of one event (5,000 levels in a field outside the payload) is refused and named in the report; the rest of the page is cached', async () => {
+    const good = (i: number) => makeEvent(i, { date: new Date(Date.now() - (i + 1) * 60_000).toISOString() });
+    // As text: JSON.stringify of it would overflow this test's own stack.
+    const deep = deepEventLine(1).replace(/"date":"[^"]*"/, `"date":"${new Date(Date.now() - 90_000).toISOString()}"`);
+    const body = `{"data":[${JSON.stringify(good(0))},${deep},${JSON.stringify(good(2))}],"meta":{"next_cursor":null}}`;
+    // A server of the test's own: the Sandbox makes only well-formed events.
+    const server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(body));
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    const s = openService(join(tmp.dir, `h${++homeN}`, 'audit.db'), { target: async () => ({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, apiKey: 'k-test-0001' }) });
+    try {
+      const r = await s.sync();
+      expect(r).toMatchObject({ outcome: 'complete', received: 3, inserted: 2, rejected: 1 });
+      expect(r.rejects).toEqual([{ eventId: 'evt_1', page: 1, item: 2, reason: `the event is nested deeper than ${MAX_EVENT_DEPTH} levels` }]);
+      expect(cachedIds(s)).toEqual(['evt_0', 'evt_2']);
+    } finally {
+      s.close();
+      server.close();
     }
   });
 });

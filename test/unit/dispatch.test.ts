@@ -8,6 +8,8 @@ import { createCore } from '../../electron/core/index.ts';
 import { MemorySecretStore } from '../../electron/core/secrets.ts';
 import { startSandbox } from '../../electron/sandbox/index.ts';
 import { DeskError } from '../../shared/contract/define.ts';
+import { MAX_REPLY_BYTES, MAX_REPLY_DEPTH, replyProblem } from '../../electron/core/dispatch.ts';
+import { eventText, replyText } from '../../electron/host/web/message.ts';
 
 const core = await createCore({ home: mkdtempSync(join(tmpdir(), 'md-core-')), host: 'web', secrets: new MemorySecretStore(), startSandbox: () => startSandbox({ port: 0 }), env: {} });
 afterAll(() => core.close());
@@ -137,5 +139,35 @@ describe('the dispatcher every transport calls', () => {
       taken.close();
       await other.close();
     }
+  });
+});
+
+describe('replies every host can send', () => {
+  it('replyProblem names what neither JSON nor a structured clone carries, with a bounded stack', () => {
+    let deep: unknown = 0;
+    for (let i = 0; i < 100_000; i++) deep = { d: deep };
+    const circular: unknown[] = [];
+    circular.push([circular]);
+    const mb = 'x'.repeat(1024 * 1024);
+    expect(replyProblem(deep)).toBe(`is nested deeper than ${MAX_REPLY_DEPTH} levels`);
+    expect(replyProblem(circular)).toBe('is circular (a value holds itself)');
+    expect(replyProblem({ n: 1n })).toBe('holds a BigInt, which JSON cannot carry');
+    expect(replyProblem({ f: () => 1 })).toBe('holds a function, which a reply cannot carry');
+    expect(replyProblem(Array.from({ length: MAX_REPLY_BYTES / mb.length + 1 }, () => mb))).toBe(`is larger than ${MAX_REPLY_BYTES / 1024 / 1024} MB`);
+    // Shared (not circular) values and plain replies are fine.
+    const shared = { a: 1 };
+    expect(replyProblem({ x: shared, y: [shared, shared], s: 'text', n: null, u: undefined, b: true })).toBeNull();
+  });
+
+  it('the web host writes any reply as text, an unwritable one as an error naming the command', () => {
+    expect(JSON.parse(replyText(3, 'settings.get', { ok: true, result: { a: 1 } }))).toEqual({ id: 3, ok: true, result: { a: 1 } });
+    const circular: Record<string, unknown> = {};
+    circular.me = circular;
+    expect(JSON.parse(replyText('x', 'audit.event', { ok: true, result: circular }))).toEqual({
+      id: 'x', ok: false, error: { code: 'internal', message: 'the reply to "audit.event" could not be sent: it is circular (a value holds itself)' },
+    });
+    expect(JSON.parse(replyText(null, 'c'.repeat(500), { ok: true, result: { big: 2n } })).error.message).toBe(`the reply to "${'c'.repeat(80)}…" could not be sent: it holds a BigInt, which JSON cannot carry`);
+    expect(eventText('jobs.changed', { n: 1n })).toBeNull();
+    expect(eventText('jobs.changed', { n: 1 })).toBe('{"event":"jobs.changed","payload":{"n":1}}');
   });
 });

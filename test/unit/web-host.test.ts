@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { startWebHost } from '../../electron/host/web/server.ts';
 import { DropNames } from '../../electron/host/web/drop-names.ts';
+import { deepEventLine, makeEvent, rowOf } from '../audit/helpers.ts';
 
 const home = mkdtempSync(join(tmpdir(), 'md-web-'));
 const host = await startWebHost({ home, env: {} });
@@ -271,6 +272,61 @@ describe('web host socket', () => {
       [null, false, 'invalid', 'message is not JSON'],
     ]);
     expect(replies[6]).toMatchObject({ id: 7, ok: true });
+  });
+
+  it('answers audit.event for a hostile event an older cache holds (a field 5,000 levels deep) with an error, and keeps serving', async () => {
+    // Stored as a cache filled before import refused such events holds it: past every check.
+    const row = { ...rowOf(makeEvent(900)), raw: deepEventLine(900) };
+    host.core.audit.store.insertBatch([row], 'import');
+    const { ws, replies } = await openSocket();
+    ws.send(JSON.stringify({ id: 1, cmd: 'audit.event', payload: { eventId: 'evt_900' } }));
+    ws.send(JSON.stringify({ id: 2, cmd: 'settings.get', payload: {} }));
+    await expect.poll(() => replies.length).toBe(2);
+    ws.close();
+    expect(replies[0]).toMatchObject({ id: 1, ok: false, error: { code: 'invalid', message: expect.stringMatching(/^event "evt_900" cannot be shown: the event is nested deeper than 32 levels/) } });
+    expect(replies[1]).toMatchObject({ id: 2, ok: true });
+    // The rest of the audit view still reads it as a row.
+    const listed = await host.core.dispatch('audit.query', { filters: { eventTypes: [(makeEvent(900).action as { event_type: string }).event_type] } });
+    expect(listed.ok && (listed.result as { rows: { eventId: string }[] }).rows.map((r) => r.eventId)).toContain('evt_900');
+  });
+
+  it('answers a result no socket can carry (too deep, circular) or a handler that throws anything with an error naming the command, and keeps serving', async () => {
+    const handlers = host.core.handlers as Record<string, unknown>;
+    const original = handlers['audit.event'];
+    let deep: unknown = 1;
+    for (let i = 0; i < 10_000; i++) deep = [deep];
+    const circular: Record<string, unknown> = {};
+    circular.self = circular;
+    const detail = (event: Record<string, unknown>) => ({ row: { eventId: 'e', date: '2026-03-01T00:00:00.000Z', eventType: 't', memberId: null, memberEmail: null, memberType: null, verb: null, status: null, category: null, groupId: null, folderRef: null, projectRef: null, requestId: null, correlationId: null, resourceId: null }, event, origin: 'import', sameRequest: [], sameRequestCount: 0, sameCorrelation: [], sameCorrelationCount: 0 });
+    const results: (() => unknown)[] = [
+      () => detail({ deep }),
+      () => detail(circular),
+      () => {
+        // An error whose fields throw when read.
+        throw Object.defineProperty({}, 'name', { get: () => { throw new Error('no name either'); } });
+      },
+      () => Promise.reject(null),
+    ];
+    const { ws, replies } = await openSocket();
+    try {
+      for (const [i, r] of results.entries()) {
+        handlers['audit.event'] = r;
+        ws.send(JSON.stringify({ id: i, cmd: 'audit.event', payload: { eventId: 'e' } }));
+        await expect.poll(() => replies.length).toBe(i + 1);
+      }
+    } finally {
+      handlers['audit.event'] = original;
+    }
+    ws.send(JSON.stringify({ id: 'after', cmd: 'settings.get', payload: {} }));
+    await expect.poll(() => replies.length).toBe(results.length + 1);
+    ws.close();
+    expect(replies.map((r) => [r.id, r.ok, r.error?.code, r.error?.message])).toEqual([
+      [0, false, 'internal', 'the reply to "audit.event" could not be sent: it is nested deeper than 64 levels'],
+      [1, false, 'internal', 'the reply to "audit.event" could not be sent: it is circular (a value holds itself)'],
+      [2, false, 'internal', '"audit.event" failed'],
+      [3, false, 'internal', 'null'],
+      ['after', true, undefined, undefined],
+    ]);
   });
 
   it('closes a socket that sends a message over the size limit, without reading it into a command', async () => {

@@ -31,6 +31,19 @@ const MAX_ID = 512;
 /** Payload nesting allowed: real payloads are flat; hostile nesting is rejected before it can blow a stack. */
 const MAX_DEPTH = 16;
 const MAX_TEXT = 64 * 1024;
+/**
+ * Nesting allowed in a whole event, every field counted (the event object is level 1; its
+ * `action.data` is level 3, and the payload limit above keeps what is below it within 19). An
+ * event deeper than this is refused at import and sync: a field outside the payload, 5,000 levels
+ * deep in a 10 KB line, once passed and then overflowed the stack of whatever serialised the event
+ * again (the web host's reply, an export).
+ */
+export const MAX_EVENT_DEPTH = 32;
+/**
+ * Size allowed for one event as stored (its JSON text, UTF-8). Exported events run 500 to 1,500
+ * bytes; the parsers' item limit (MAX_ITEM_CHARS, 4 MB) only bounds what they buffer.
+ */
+export const MAX_EVENT_BYTES = 64 * 1024;
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -66,6 +79,44 @@ function optObj(o: Obj, key: string, where: string): Obj | null {
   if (!isObj(v)) throw new Reject(`${where}${key} must be an object, got ${typeName(v)}`);
   return v;
 }
+
+/** Whether a JSON value nests more than `levels` objects or arrays deep; recurses at most `levels + 1` calls. */
+function deeperThan(v: unknown, levels: number): boolean {
+  if (typeof v !== 'object' || v === null) return false;
+  if (levels <= 0) return true;
+  if (Array.isArray(v)) {
+    for (const x of v) if (deeperThan(x, levels - 1)) return true;
+    return false;
+  }
+  for (const k in v) if (Object.hasOwn(v, k) && deeperThan((v as Obj)[k], levels - 1)) return true;
+  return false;
+}
+
+/**
+ * Why an event's JSON text (as stored, or as read) is beyond the limits of one event, or null. It
+ * scans the text without parsing it, so an event stored before the limits, of any depth, is
+ * judged without a stack at risk.
+ */
+export function storedEventProblem(raw: string): string | null {
+  // A character is at least one byte: most texts are told apart without counting bytes.
+  if (raw.length > MAX_EVENT_BYTES || (raw.length * 3 > MAX_EVENT_BYTES && Buffer.byteLength(raw, 'utf8') > MAX_EVENT_BYTES)) return tooLarge(Buffer.byteLength(raw, 'utf8'));
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > MAX_EVENT_DEPTH) return TOO_DEEP;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return null;
+}
+
+const TOO_DEEP = `the event is nested deeper than ${MAX_EVENT_DEPTH} levels`;
+const tooLarge = (bytes: number) => `the event is ${(bytes / 1024).toFixed(1)} KB, more than the ${MAX_EVENT_BYTES / 1024} KB an event may hold`;
 
 /** JSON.stringify recurses: nesting that JSON.parse accepted can still overflow it. */
 function serialize(e: Obj): string {
@@ -154,6 +205,13 @@ export function checkEvent(input: unknown, text?: string): Checked {
 /** `text` is the event's own JSON text when the file had it: stored as is, so it is not re-serialized. */
 function toRow(e: unknown, text?: string): EventRow {
   if (!isObj(e)) throw new Reject(`an event must be a JSON object, got ${typeName(e)}`);
+  // The whole event, every field: what is stored is served again as it is (the detail drawer, an
+  // export, `audit query --json`), so nothing of it may be deeper or larger than those can carry.
+  if (text !== undefined) {
+    const bytes = text.length > MAX_EVENT_BYTES / 3 ? Buffer.byteLength(text, 'utf8') : text.length;
+    if (bytes > MAX_EVENT_BYTES) throw new Reject(tooLarge(bytes));
+  }
+  if (deeperThan(e, MAX_EVENT_DEPTH)) throw new Reject(TOO_DEEP);
   const eventId = str(e, 'event_id', '', true)!;
   const date = str(e, 'date', '', true)!;
   const ts = isoUtcMs(date);
@@ -191,6 +249,10 @@ function toRow(e: unknown, text?: string): EventRow {
     raw: text ?? serialize(e),
     text: '',
   };
+  if (text === undefined && row.raw.length > MAX_EVENT_BYTES / 3) {
+    const bytes = Buffer.byteLength(row.raw, 'utf8');
+    if (bytes > MAX_EVENT_BYTES) throw new Reject(tooLarge(bytes));
+  }
 
   // Values only: key names would be the same few words in every event and only slow the index.
   const parts: string[] = [eventType, a.verb, a.status, e.category, memberEmail, a.project_name, a.folder_name, row.resourceId, source.platform]

@@ -5,7 +5,8 @@ import { once } from 'node:events';
 import type { AuditFilters, AuditSort } from '../../../shared/contract/audit.ts';
 import { escapeJsonText } from '../../../shared/unsafe-text.ts';
 import { CSV_COLUMNS, escapeFormula } from './formats/csv.ts';
-import { iterateEvents } from './query.ts';
+import { storedEventProblem } from './event.ts';
+import { iterateEvents, type DbRow } from './query.ts';
 
 const JSON_COLUMNS = new Set(['action.data', 'action.old_state', 'action.new_state', 'action.context']);
 
@@ -38,6 +39,28 @@ export function csvCell(v: unknown, json: boolean): string {
  */
 export const ndjsonLine = (raw: string): string => escapeJsonText(raw.replace(/[\r\n][\t\n\r ]*/g, '')) + '\n';
 
+/**
+ * A cached event as an export or `audit query --json|--csv` writes it: its stored JSON text, or,
+ * for an event beyond the limits of one event (storedEventProblem: cached before import and sync
+ * refused such events), a note in its place: its indexed fields and, in `withheld`, why the rest
+ * is not written. Written as it is, it would hand the same hostile text on to every reader.
+ */
+export function servedEvent(r: DbRow & { raw: string }): { raw: string; withheld: string | null } {
+  const problem = storedEventProblem(r.raw);
+  if (!problem) return { raw: r.raw, withheld: null };
+  const note = `${problem}: cached before MediaDesk refused such events, it is not written; these are its indexed fields`;
+  const some = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null));
+  const stub = some({
+    event_id: r.event_id,
+    date: new Date(r.ts).toISOString(),
+    category: r.category,
+    action: some({ event_type: r.event_type, verb: r.verb, status: r.status, resource_id: r.resource_id, request_id: r.request_id, correlation_id: r.correlation_id }),
+    member: some({ type: r.member_type, user_id: r.member_id, email: r.member_email || null }),
+    withheld: note,
+  });
+  return { raw: JSON.stringify(stub), withheld: problem };
+}
+
 /** One event as a CSV record in CSV_COLUMNS order: the same shape the CSV import reads back. */
 export function csvRecord(event: Record<string, unknown>): string {
   return CSV_COLUMNS.map((c) => csvCell(valueAt(event, c), JSON_COLUMNS.has(c))).join(',') + '\r\n';
@@ -62,7 +85,8 @@ export async function exportEvents(dbPath: string, o: { format: 'csv' | 'ndjson'
     if (o.format === 'csv') await write(CSV_COLUMNS.join(',') + '\r\n');
     let buf = '';
     for (const r of iterateEvents(db, o.filters, o.sort)) {
-      buf += o.format === 'ndjson' ? ndjsonLine(r.raw) : csvRecord(JSON.parse(r.raw) as Record<string, unknown>);
+      const { raw } = servedEvent(r);
+      buf += o.format === 'ndjson' ? ndjsonLine(raw) : csvRecord(JSON.parse(raw) as Record<string, unknown>);
       rows++;
       if (buf.length > 256 * 1024) {
         await write(buf);

@@ -1,6 +1,7 @@
 import { DeskError } from '../../../shared/contract/define.ts';
 import { NO_USER_ID_EMAIL, type AuditEventDetail, type AuditFacets, type AuditFilters, type AuditQueryResponse, type AuditRow, type AuditSort, type AuditTimeline } from '../../../shared/contract/audit.ts';
 import type { Db } from '../db/open.ts';
+import { storedEventProblem } from './event.ts';
 import { buildWhere, ftsQuery, timeRange, type Where } from './filters.ts';
 import { keyBound, keysFollowDates, MAX_KEY } from './keys.ts';
 
@@ -176,6 +177,10 @@ function related(db: Db, column: 'request_id' | 'correlation_id', value: string 
 export function eventDetail(db: Db, eventId: string): AuditEventDetail | null {
   const r = db.prepare(`SELECT ${ROW_COLUMNS}, ${RAW}, origin FROM events WHERE event_id = ?`).get(eventId) as (DbRow & { raw: string; origin: 'sync' | 'import' }) | undefined;
   if (!r) return null;
+  // A cache filled before import and sync refused such events can still hold one: parsed and sent
+  // as it is, it overflowed the stack of the reply's serialisation.
+  const problem = storedEventProblem(r.raw);
+  if (problem) throw new DeskError('invalid', `event ${JSON.stringify(eventId.slice(0, 200))} cannot be shown: ${problem} (it was cached before MediaDesk refused such events; import and sync refuse it now)`);
   const byRequest = related(db, 'request_id', r.request_id);
   const byCorrelation = related(db, 'correlation_id', r.correlation_id);
   return {

@@ -213,9 +213,10 @@ async function walkWindow(o: SyncOptions, client: ApiClient, fp: string, state: 
     }
     if (!Array.isArray(page.data)) throw new SyncStop('server', 'the audit search answered without a data array');
     const rows: EventRow[] = [];
-    for (const e of page.data) {
+    for (const [i, e] of page.data.entries()) {
       const checked = checkEvent(e);
       if (checked.ok) rows.push(checked.row);
+      else refuse(report, e, i + 1, checked.reason);
     }
     for (const r of rows) {
       if (r.ts > lastTs) newestFirst = false;
@@ -238,6 +239,18 @@ async function walkWindow(o: SyncOptions, client: ApiClient, fp: string, state: 
     o.onProgress?.({ window, pages: report.pages, received: report.received, inserted: report.inserted, budgetLeft: o.ledger.usage(fp, c.clock()).left });
     if (windowDone) return;
   }
+}
+
+/** Refused events listed in a sync's report; all are counted. */
+const MAX_SYNC_REJECTS_LISTED = 20;
+
+/** An event of the page in hand (the report's next page) that the cache refused, named as the report lists it. */
+function refuse(report: SyncReport, e: unknown, item: number, reason: string): void {
+  report.rejected = (report.rejected ?? 0) + 1;
+  const rejects = (report.rejects ??= []);
+  if (rejects.length >= MAX_SYNC_REJECTS_LISTED) return;
+  const id = typeof e === 'object' && e !== null ? (e as Record<string, unknown>).event_id : undefined;
+  rejects.push({ eventId: typeof id === 'string' && id ? id.slice(0, 200) : null, page: report.pages + 1, item, reason });
 }
 
 async function fetchPage(o: SyncOptions, client: ApiClient, fp: string, params: URLSearchParams, report: SyncReport, c: { attempts: number; clock: () => Date; write: Write }): Promise<Page> {

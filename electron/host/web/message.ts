@@ -1,4 +1,4 @@
-import type { Reply } from '../../core/dispatch.ts';
+import { MAX_REPLY_BYTES, replyProblem, unsendable, type Reply } from '../../core/dispatch.ts';
 
 /** One request over the web host's socket, as the renderer's bridge sends it. */
 export interface SocketRequest {
@@ -28,4 +28,31 @@ export function readSocketRequest(raw: string): { request: SocketRequest } | { r
 
 function refuse(message: string): { refusal: { id: null } & Reply } {
   return { refusal: { id: null, ok: false, error: { code: 'invalid', message } } };
+}
+
+/**
+ * The text sent back for `cmd`'s reply. The dispatcher's replies can already be sent
+ * (replyProblem), but this is the last step before the socket, outside any handler's try: should
+ * JSON.stringify still throw, or give more than a reply may hold, the answer is an error naming
+ * the command, never an exception that ends the host.
+ */
+export function replyText(id: SocketRequest['id'], cmd: string, reply: Reply): string {
+  let why: string;
+  try {
+    const text = JSON.stringify({ id, ...reply });
+    if (text.length <= MAX_REPLY_BYTES) return text;
+    why = `is larger than ${MAX_REPLY_BYTES / 1024 / 1024} MB`;
+  } catch (err) {
+    why = replyProblem(reply) ?? `could not be written as JSON (${err instanceof Error ? err.message.slice(0, 200) : 'unknown error'})`;
+  }
+  return JSON.stringify({ id, ...unsendable(cmd, why) });
+}
+
+/** An event's text for the socket, or null when it cannot be written (then it is not sent). */
+export function eventText(event: string, payload: unknown): string | null {
+  try {
+    return replyProblem(payload) ? null : JSON.stringify({ event, payload });
+  } catch {
+    return null;
+  }
 }

@@ -1,6 +1,6 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createWriteStream, existsSync, realpathSync, type WriteStream } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { lstat, mkdir, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
@@ -10,7 +10,7 @@ import { createCore, type Core } from '../../core/index.ts';
 import { toErrorData } from '../../core/dispatch.ts';
 import { startSandbox } from '../../sandbox/index.ts';
 import { EVENTS } from '../../../shared/contract/index.ts';
-import { readSocketRequest } from './message.ts';
+import { eventText, readSocketRequest, replyText, type SocketRequest } from './message.ts';
 import { DropNames } from './drop-names.ts';
 import { fsWriteWords } from '../../core/batch/fs-error.ts';
 
@@ -71,6 +71,21 @@ function uploadError(e: unknown): Error {
   if (code === 'EEXIST') return Object.assign(new Error('a file of this path was already copied in this drop'), { statusCode: 409 });
   const status = code === 'ENOTDIR' || code === 'EISDIR' ? 409 : code === 'ENAMETOOLONG' ? 400 : 500;
   return Object.assign(new Error(fsWriteWords(e)), { statusCode: status });
+}
+
+/** The first of `base`/parts[0], `base`/parts[0]/parts[1]... that exists as a link, or null; none past the first that does not exist. */
+async function linkOnPath(base: string, parts: readonly string[]): Promise<string | null> {
+  let path = base;
+  for (const part of parts) {
+    path = join(path, part);
+    try {
+      if ((await lstat(path)).isSymbolicLink()) return path;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
+      throw e;
+    }
+  }
+  return null;
 }
 
 /**
@@ -134,18 +149,32 @@ export async function startWebHost(o: WebHostOptions): Promise<RunningWebHost> {
     },
   }, (socket) => {
     const off = core.events.onAny((event, payload) => {
-      if (socket.readyState === socket.OPEN) socket.send(JSON.stringify({ event, payload }));
+      if (socket.readyState !== socket.OPEN) return;
+      // The bus's emitter is the core's own code: an event that cannot be written is dropped, said on stderr, never thrown into it.
+      const text = eventText(event, payload);
+      if (text === null) process.stderr.write(`mediadesk web: event "${event}" could not be sent to a page: its payload cannot be written as JSON\n`);
+      else socket.send(text);
     });
     socket.on('close', off);
+    // Each message is answered, whatever it holds: the dispatcher never rejects, and its reply is
+    // written by replyText, which never throws. The catch is the last guard: an exception here
+    // would be an unhandled rejection, and that ends the host.
     socket.on('message', async (raw: Buffer) => {
-      const read = readSocketRequest(raw.toString('utf8'));
-      if ('refusal' in read) {
-        socket.send(JSON.stringify(read.refusal));
-        return;
+      let id: SocketRequest['id'] = null;
+      let cmd = '';
+      try {
+        const read = readSocketRequest(raw.toString('utf8'));
+        if ('refusal' in read) {
+          socket.send(JSON.stringify(read.refusal));
+          return;
+        }
+        ({ id, cmd } = read.request);
+        const reply = await core.dispatch(cmd, read.request.payload);
+        if (socket.readyState === socket.OPEN) socket.send(replyText(id, cmd, reply));
+      } catch (err) {
+        process.stderr.write(`mediadesk web: a message${cmd ? ` for ${JSON.stringify(cmd.slice(0, 80))}` : ''} failed: ${err instanceof Error ? err.message : String(err)}\n`);
+        if (socket.readyState === socket.OPEN) socket.send(replyText(id, cmd, { ok: false, error: { code: 'internal', message: 'the message could not be answered' } }));
       }
-      const { id, cmd, payload } = read.request;
-      const reply = await core.dispatch(cmd, payload);
-      if (socket.readyState === socket.OPEN) socket.send(JSON.stringify({ id, ...reply }));
     });
   });
 
@@ -189,6 +218,19 @@ export async function startWebHost(o: WebHostOptions): Promise<RunningWebHost> {
       const dest = join(dir, ...taken.parts);
       let out: WriteStream | undefined;
       let created = false;
+      // Every folder of a drop is made here, never a link: one found on the way (put there by
+      // another program) would have the file, or the folders made for it, land outside the inbox.
+      let link: string | null;
+      try {
+        link = await linkOnPath(join(o.home, 'inbox'), [drop, ...taken.parts]);
+      } catch (e) {
+        taken.settle(false);
+        throw uploadError(e);
+      }
+      if (link !== null) {
+        taken.settle(false);
+        return reply.code(403).send({ message: `${link} is a link, and a dropped file is written only inside its drop's own folders: not written` });
+      }
       try {
         await mkdir(dirname(dest), { recursive: true }).catch((e: NodeJS.ErrnoException) => {
           // A file where a folder of its path goes: not this path's file, which EEXIST says below.

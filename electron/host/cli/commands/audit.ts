@@ -4,7 +4,7 @@ import { rangeReversed } from '../../../../shared/validation/dates.ts';
 import { AUDIT_SORT_FIELDS, auditFiltersSchema, type AuditFilters, type AuditSort, type ImportReport, type SyncReport } from '../../../../shared/contract/audit.ts';
 import type { ApiTarget } from '../../../core/api/client.ts';
 import { CLI_LOCK_WAIT } from '../../../core/audit/busy.ts';
-import { csvRecord, ndjsonLine } from '../../../core/audit/export.ts';
+import { csvRecord, ndjsonLine, servedEvent } from '../../../core/audit/export.ts';
 import { CSV_COLUMNS } from '../../../core/audit/formats/csv.ts';
 import { STDIN_NAME } from '../../../core/audit/import.ts';
 import { asUtc } from '../../../../shared/validation/dates.ts';
@@ -167,7 +167,9 @@ async function streamEvents(ctx: CliContext, service: AuditService, o: { filters
   let n = 0;
   for (const r of iterateEvents(service.store.db, o.filters, o.sort)) {
     if (o.limit !== undefined && n >= o.limit) break;
-    await write(ctx.stdout, o.csv ? csvRecord(JSON.parse(r.raw) as Record<string, unknown>) : ndjsonLine(r.raw));
+    const { raw, withheld } = servedEvent(r);
+    if (withheld) ctx.stderr.write(`mediadesk audit: event ${oneLine(r.event_id)}: ${withheld}; written as a note with its indexed fields only\n`);
+    await write(ctx.stdout, o.csv ? csvRecord(JSON.parse(raw) as Record<string, unknown>) : ndjsonLine(raw));
     n++;
   }
   return n;
@@ -239,7 +241,10 @@ export const auditCommand: CliCommand = {
           } finally {
             stop.release();
           }
-          ctx.stdout.write(`${r.outcome === 'complete' ? 'sync complete' : 'sync stopped'}: ${r.pages} page(s), ${r.received} event(s) received, ${r.inserted} new, ${r.requests} request(s)\n`);
+          ctx.stdout.write(`${r.outcome === 'complete' ? 'sync complete' : 'sync stopped'}: ${r.pages} page(s), ${r.received} event(s) received, ${r.inserted} new, ${r.requests} request(s)${r.rejected ? `, ${r.rejected} refused` : ''}\n`);
+          // As an import lists its rejected rows: each refused event named, by id and place.
+          for (const x of r.rejects ?? []) ctx.stdout.write(`  page ${x.page}, event ${x.item}${x.eventId === null ? '' : ` (${oneLine(x.eventId)})`}: ${oneLine(x.reason)}\n`);
+          if (r.rejected && r.rejects && r.rejected > r.rejects.length) ctx.stdout.write(`  ${r.rejected - r.rejects.length} more refused event(s) not listed\n`);
           if (stop.signal.aborted && r.outcome === 'stopped' && !r.error) {
             ctx.stderr.write(`interrupted: the ${r.inserted} new event(s) are kept and the place in the walk is saved; run mediadesk audit sync to resume from there\n`);
             return 130;
