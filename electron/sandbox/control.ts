@@ -67,6 +67,13 @@ export function registerControl(app: FastifyInstance, deps: ControlDeps): void {
     });
     // Every task and app run still under way ends now (as if its duration had passed), so a test
     // can hold work for as long as it needs without waiting out a long duration afterwards.
+    // What a task was made of: the body's fields as the client sent them, and the parameters the
+    // Sandbox worked from (defaults applied). Tests read what a client really sent.
+    ctl.get('/__sandbox/tasks/:id', async (req: FastifyRequest<{ Params: { id: string } }>, reply) => {
+      const t = deps.tasks.get(req.params.id);
+      if (!t) return sendError(reply, 404, `No task ${req.params.id}`);
+      return { task_id: t.id, tool: t.toolId, key: t.key, sent: t.sent ?? null, params: t.params };
+    });
     ctl.post('/__sandbox/tasks/finish', async () => ({ finished: deps.tasks.finishAll(deps.now()) }));
     ctl.post('/__sandbox/reset', async () => {
       deps.faults.reset();
@@ -75,7 +82,7 @@ export function registerControl(app: FastifyInstance, deps: ControlDeps): void {
       for (const q of deps.quotas) q.reset();
       return { ok: true, faults: deps.faults.current };
     });
-    ctl.get('/__sandbox/stats', async () => ({ requests: deps.stats.requests, creates: deps.stats.creates, tasks: deps.tasks.size, ...(deps.renderer ? { renders: deps.renderer.stats() } : {}) }));
+    ctl.get('/__sandbox/stats', async () => ({ requests: deps.stats.requests, creates: deps.stats.creates, listParams: deps.stats.listParams, tasks: deps.tasks.size, ...(deps.renderer ? { renders: deps.renderer.stats() } : {}) }));
     ctl.post('/__sandbox/uploads', async (req, reply) => {
       const bytes = req.body;
       if (!Buffer.isBuffer(bytes) || bytes.length === 0) return sendInvalid(reply, [{ field: 'body', reason: 'must be the raw file bytes' }]);

@@ -1,7 +1,11 @@
-/** Counters for `/__sandbox/stats`: requests per route pattern, creates per tool per key. */
+/**
+ * Counters for `/__sandbox/stats`: requests per route pattern, creates per tool per key, and the
+ * query parameters task lists were sent (they declare none, so a client should send none).
+ */
 export class Stats {
   requests: Record<string, number> = {};
   creates: Record<string, Record<string, number>> = {};
+  listParams: Record<string, number> = {};
 
   request(routeKey: string): void {
     this.requests[routeKey] = (this.requests[routeKey] ?? 0) + 1;
@@ -12,9 +16,15 @@ export class Stats {
     perKey[key] = (perKey[key] ?? 0) + 1;
   }
 
+  /** One task-list request, with the names of the query parameters it carried. */
+  listRequest(names: readonly string[]): void {
+    for (const n of names) this.listParams[n] = (this.listParams[n] ?? 0) + 1;
+  }
+
   reset(): void {
     this.requests = {};
     this.creates = {};
+    this.listParams = {};
   }
 }
 

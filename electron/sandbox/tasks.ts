@@ -20,6 +20,8 @@ export interface Task {
   fails: boolean;
   /** Validated parameters, media inputs replaced by stored-input references. */
   params: Record<string, unknown>;
+  /** The body's fields as sent, before the Sandbox applied defaults (media as in `params`); tools only. */
+  sent?: Record<string, unknown>;
   resultCount: number;
   /** Result text for image-to-prompt, computed at create time from the image. */
   text?: string;
@@ -80,12 +82,10 @@ export class TaskStore {
     return this.byId.get(id);
   }
 
-  /** One page, newest first, of the caller's tasks under one collection path (no full copy). */
-  listPage(key: string, listPath: string, page: number, perPage: number): { items: Task[]; total: number } {
+  /** The caller's newest tasks under one collection path, newest first, at most `limit` (no full copy). */
+  newest(key: string, listPath: string, limit: number): Task[] {
     const all = this.byList.get(`${key}\u0000${listPath}`) ?? [];
-    const end = all.length - (page - 1) * perPage;
-    const start = Math.max(0, end - perPage);
-    return { items: end > 0 ? all.slice(start, end).reverse() : [], total: all.length };
+    return all.slice(Math.max(0, all.length - limit)).reverse();
   }
 
   /** Ends every task still under way at `nowMs` (its status moves on; it never goes back). */

@@ -14,9 +14,11 @@ import type { Stats } from './stats.ts';
 import { statusAt, type Task, type TaskStatus, type TaskStore } from './tasks.ts';
 import type { WebhookDispatcher } from './webhooks.ts';
 
-/** Task lists page like this (the engine's poller pages through them). */
-export const LIST_DEFAULT_PER_PAGE = 100;
-export const LIST_MAX_PER_PAGE = 1000;
+/**
+ * A task list shows only the caller's newest tasks of the collection, at most this many, as the
+ * live service may: its list endpoints declare no paging, so a client must ask about the rest by id.
+ */
+export const LIST_MAX_ITEMS = 50;
 
 interface CreateRoute {
   op: Operation;
@@ -111,25 +113,24 @@ export function taskEnvelope(task: Task, status: TaskStatus, baseUrl: string): {
   return { data };
 }
 
-function parsePaging(query: Record<string, unknown>): { page: number; perPage: number } | { field: string; reason: string }[] {
+/**
+ * `page` and `per_page` are not declared by the list endpoints and change nothing here; the
+ * service still refuses values below 1 (and non-integers), so those answer 400 as there.
+ */
+function pagingProblems(query: Record<string, unknown>): { field: string; reason: string }[] {
   const bad: { field: string; reason: string }[] = [];
-  const read = (name: string, def: number, max?: number) => {
+  for (const name of ['page', 'per_page']) {
     const raw = query[name];
-    if (raw === undefined) return def;
-    const n = Number(raw);
+    if (raw === undefined) continue;
     if (typeof raw !== 'string' || !/^-?\d+$/.test(raw)) bad.push({ field: name, reason: 'must be an integer' });
-    else if (n < 1) bad.push({ field: name, reason: 'must be greater than 0' });
-    else if (max !== undefined && n > max) bad.push({ field: name, reason: `must be at most ${max}` });
-    return n;
-  };
-  const page = read('page', 1);
-  const perPage = read('per_page', LIST_DEFAULT_PER_PAGE, LIST_MAX_PER_PAGE);
-  return bad.length ? bad : { page, perPage };
+    else if (Number(raw) < 1) bad.push({ field: name, reason: 'must be greater than 0' });
+  }
+  return bad;
 }
 
 /**
- * One handler for every task tool: the catalogue says which paths exist, what a valid body is
- * and what the result looks like, so tools are data here.
+ * One handler for every task tool: the reference says which paths exist and what a valid body is,
+ * so tools are data here.
  */
 export function toolHandler(deps: ToolDeps) {
   const routes = buildToolRoutes();
@@ -152,13 +153,14 @@ export function toolHandler(deps: ToolDeps) {
       if (err instanceof InvalidParamsError) return sendInvalid(reply, err.params);
       throw err;
     }
+    const sent = { ...params };
     // Defaults are applied so rendering sees what the service would have used.
     params = { ...withDefaults(route.op.body, params), ...route.pathParams };
     const result = resultOf(route);
     const task: Task = {
       id: deps.tasks.newId(), toolId: route.tool?.id ?? route.op.path, listPath: route.listPath, key: caller.key, userId: caller.userId,
       createdAt: deps.now(), durationMs: deps.faults.current.taskDurationMs, fails: deps.faults.failsNext(),
-      params, resultCount: countResults(params), reached: 0, resultKind: result.kind, ...(result.ttlHours ? { ttlHours: result.ttlHours } : {}),
+      params, sent, resultCount: countResults(params), reached: 0, resultKind: result.kind, ...(result.ttlHours ? { ttlHours: result.ttlHours } : {}),
     };
     if (result.kind === 'text') task.text = await describeImage(String(params.image), deps.disk);
     deps.tasks.add(task);
@@ -173,9 +175,11 @@ export function toolHandler(deps: ToolDeps) {
 
   function list(req: FastifyRequest, reply: FastifyReply, listPath: string) {
     const caller = deps.callerOf(req);
-    const paging = parsePaging(req.query as Record<string, unknown>);
-    if (Array.isArray(paging)) return sendInvalid(reply, paging);
-    const { items } = deps.tasks.listPage(caller.key, listPath, paging.page, paging.perPage);
+    const query = req.query as Record<string, unknown>;
+    deps.stats.listRequest(Object.keys(query));
+    const bad = pagingProblems(query);
+    if (bad.length) return sendInvalid(reply, bad);
+    const items = deps.tasks.newest(caller.key, listPath, LIST_MAX_ITEMS);
     const now = deps.now();
     return reply.send({ data: items.map((t) => taskEnvelope(t, statusAt(t, now), deps.baseUrl()).data) });
   }

@@ -120,6 +120,15 @@ export function defaultsOf(t: ToolEntry): Record<string, unknown> {
 }
 
 /**
+ * The parameters a request is made of: the user's over the catalogue's defaults, as the Studio's
+ * forms start from them and the CLI's `--param`s add to them. The one merge both use, so a tool run
+ * from a terminal sends what the same settings send from the app (e.g. music's required length).
+ */
+export function withDefaults(t: ToolEntry, params: Record<string, unknown>): Record<string, unknown> {
+  return { ...defaultsOf(t), ...params };
+}
+
+/**
  * Parses `key=value` strings (CLI `--param`) into typed values by the field's kind, so the
  * shell's strings become the numbers and booleans the API expects.
  */

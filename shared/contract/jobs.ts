@@ -100,6 +100,12 @@ export type BatchStartResult = z.infer<typeof batchStartResultSchema>;
 export const batchCheckRequestSchema = z.object({
   tool: z.string().min(1),
   inputs: z.array(z.string().min(1)).min(1),
+  /**
+   * The parameters a Start would send (batches.start's params): when given, they are checked as
+   * Start checks them, and refused the same way (`invalid`, each problem naming its field) before
+   * any input is looked at.
+   */
+  params: z.record(z.string(), z.unknown()).optional(),
   /** Where results would go (batches.start's outDir); a folder that cannot be used leaves its skips out. */
   outDir: z.string().min(1).optional(),
   checkId: z.string().min(1).max(100).optional(),
@@ -136,7 +142,7 @@ export type QueueStatus = z.infer<typeof queueStatusSchema>;
 
 export const jobsCommands = {
   'batches.start': command(batchStartRequestSchema, batchStartResultSchema, 'Queue a tool over files and folders (checked before anything is paid).'),
-  'batches.check': command(batchCheckRequestSchema, batchCheckResultSchema, 'What batches.start would queue, skip and reject for these inputs, checked the same way, before anything is paid; nothing is queued. Progress comes as batches.checkProgress.'),
+  'batches.check': command(batchCheckRequestSchema, batchCheckResultSchema, 'What batches.start would queue, skip and reject for these inputs, checked the same way, before anything is paid; nothing is queued. Given params, refuses those Start would refuse (invalid). Progress comes as batches.checkProgress.'),
   'batches.list': command(z.object({ limit: z.number().int().min(1).max(500).default(50), offset: z.number().int().min(0).default(0) }).strict(), z.array(batchRecordSchema), 'Batches, newest first, with progress.'),
   'batches.cancel': command(idRequest, batchRecordSchema, 'Cancel every unfinished job of a batch.'),
   'batches.retry': command(z.object({

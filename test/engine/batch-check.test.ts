@@ -129,4 +129,23 @@ describe('batches.check', () => {
       cleanup(home);
     }
   });
+
+  it('with the parameters a Start would send, refuses those Start refuses, the same way, each naming its field', async () => {
+    const home = tmp('check-params');
+    const engine = engineFor(home, sb.url);
+    const dispatch = createDispatcher(engineHandlers(engine));
+    try {
+      const root = join(dir, 'params');
+      await makeImages(root, ['a.png'], 300);
+      const params = { scale_factor: 17, flavor: 'photo' };
+      const check = await dispatch('batches.check', { tool: 'upscaler-precision', inputs: [root], params });
+      const start = await dispatch('batches.start', { tool: 'upscaler-precision', inputs: [root], params, outDir: join(dir, 'params-out') });
+      expect(check).toMatchObject({ ok: false, error: { code: 'invalid', invalid: [{ field: 'scale_factor' }] } });
+      expect((check as { error: unknown }).error).toEqual((start as { error: unknown }).error);
+      expect(await dispatch('batches.check', { tool: 'upscaler-precision', inputs: [root], params: { scale_factor: 4 } })).toMatchObject({ ok: true, result: { ready: 1 } });
+    } finally {
+      await engine.close();
+      cleanup(home);
+    }
+  });
 });

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { cliEnv, interruptWhen, runCli } from '../cli.ts';
 import { startSandbox } from '../../electron/sandbox/index.ts';
 import { control, creates, makeImages, sandboxAndFolder } from './helpers.ts';
+import { defaultsOf, getTool } from '../../shared/catalogue/index.ts';
 
 /** `mediadesk run` as a script runs it: a child process against the Sandbox over HTTP. */
 const at = sandboxAndFolder('cli-run', 100);
@@ -84,6 +85,45 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     expect(creates(await control(at.url, 'stats'))).toBe(before);
     expect(existsSync(out)).toBe(false);
     expect(JSON.parse((await cli(['jobs', 'list', '--json'])).out).jobs.filter((j: { input: string }) => j.input.startsWith(shoot))).toEqual([]);
+  });
+
+  it('--check checks the parameters as the run does: one the tool refuses is named with its reason, exit 2, nothing queued', async () => {
+    const shoot = join(at.dir, 'check-params');
+    await makeImages(shoot, ['a.png', 'b.png', 'c.png']);
+    const out = join(at.dir, 'check-params-out');
+    const before = creates(await control(at.url, 'stats'));
+    const args = ['run', 'upscaler-precision', shoot, '--out', out, '--param', 'scale_factor=17'];
+    const checked = await cli([...args, '--check']);
+    // The run refuses it the same way, with the same exit code.
+    const ran = await cli(args);
+    for (const r of [checked, ran]) {
+      expect(r.code, r.err).toBe(2);
+      expect(r.out).toBe('');
+      expect(r.err).toMatch(/^mediadesk run: Precision upscaler: scale_factor must be .*16/);
+    }
+    expect(checked.err).toBe(ran.err);
+    expect(creates(await control(at.url, 'stats'))).toBe(before);
+    expect(existsSync(out)).toBe(false);
+    expect(JSON.parse((await cli(['jobs', 'list', '--json'])).out).jobs.filter((j: { input: string }) => j.input.startsWith(shoot))).toEqual([]);
+    // A value it takes checks as before.
+    const fine = await cli([...args.slice(0, -1), 'scale_factor=4', '--check']);
+    expect(fine.code, fine.err).toBe(0);
+    expect(fine.out).toBe('3 ready\n');
+  });
+
+  it('a tool run with only some parameters sends the catalogue defaults of the rest, as the Studio form does (music: its length)', async () => {
+    // A home of its own: the other tests' job lists hold inputs only.
+    const own = (args: string[]) => runCli(args, { env: cliEnv(join(at.dir, 'home-music'), at.url), cwd: at.dir });
+    const r = await own(['run', 'music', '--param', 'prompt=calm piano at dusk', '--out', join(at.dir, 'music-out'), '--json']);
+    expect(r.code, r.err).toBe(0);
+    const [job] = JSON.parse(r.out).jobs;
+    expect(job.state).toBe('done');
+    const { taskId } = JSON.parse((await own(['jobs', 'list', '--json'])).out).jobs.find((j: { id: string }) => j.id === job.id);
+    // The create body as the Sandbox received it, before it applies defaults of its own.
+    const task = await control(at.url, `tasks/${taskId}`);
+    expect(task.tool).toBe('music');
+    expect(task.sent).toEqual({ prompt: 'calm piano at dusk', music_length_seconds: defaultsOf(getTool('music')).music_length_seconds });
+    expect(task.sent.music_length_seconds).toBe(30);
   });
 
   it('--json prints one report on stdout, per input in walk order with its result files; progress goes to stderr', async () => {

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { control, creates, engineFor, engineSuite, makeImages, settle } from './helpers.ts';
+import { LIST_MAX_ITEMS } from '../../electron/sandbox/tool-routes.ts';
+import { SETTLED_STATES } from '../../electron/core/queue/states.ts';
 
 const sb = engineSuite('eng', 150);
 
@@ -279,5 +281,40 @@ describe('polling cost', () => {
     expect(byId).toBe(0);
     // 40 tasks of 1.5 s polled every 200 ms at most: per-task polling would need hundreds.
     expect(lists).toBeLessThan(40);
+  });
+
+  it('more tasks in flight than the list shows (it shows the newest only): each one completes, asked about by id, and the list is sent no paging', async () => {
+    const { home, input, out } = setup();
+    const n = LIST_MAX_ITEMS + 70;
+    // Long enough that all are under way together; ended at once below, when the test has seen that.
+    await control(sb.url, 'faults', { taskDurationMs: 600_000 });
+    await makeImages(input, Array.from({ length: n }, (_, i) => `i${i}.png`));
+    const e = open(home, { concurrency: n });
+    const r = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
+    expect(r.queued).toBe(n);
+    e.start();
+    const states = () => e.store.byIds(r.jobIds).map((j) => j.state);
+    const lists = async () => Object.entries((await control(sb.url, 'stats')).requests as Record<string, number>)
+      .filter(([k]) => k === 'GET /v1/ai/image-upscaler-precision-v2').reduce((a, [, m]) => a + m, 0);
+    const wait = async (ok: () => boolean | Promise<boolean>, ms: number) => {
+      for (const end = Date.now() + ms; Date.now() < end && !(await ok());) await new Promise((res) => setTimeout(res, 30));
+    };
+    await wait(() => states().every((s) => s === 'running'), 30_000);
+    expect(states().filter((s) => s === 'running')).toHaveLength(n);
+    // A few rounds of polling with every task in flight, then every task ends.
+    const before = await lists();
+    await wait(async () => (await lists()) >= before + 3, 10_000);
+    await control(sb.url, 'tasks/finish', {});
+    // Bounded: a task the list never shows and no one asks about by id would wait forever.
+    await wait(() => states().every((s) => SETTLED_STATES.includes(s)), 30_000);
+    expect(states().filter((s) => s !== 'done')).toEqual([]);
+    expect(files(out)).toHaveLength(n);
+    const stats = await control(sb.url, 'stats');
+    expect(creates(stats)).toBe(n);
+    // The list endpoints declare no query parameters: not one was sent.
+    expect(stats.listParams).toEqual({});
+    const byId = Object.entries(stats.requests as Record<string, number>).filter(([k]) => k.startsWith('GET') && k.includes('{task-id}')).reduce((a, [, m]) => a + m, 0);
+    // At least once each, the oldest were asked about by id: the list never showed them.
+    expect(byId).toBeGreaterThanOrEqual(n - LIST_MAX_ITEMS);
   });
 });

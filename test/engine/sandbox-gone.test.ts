@@ -100,6 +100,11 @@ describe('jobs whose built-in Sandbox has ended', () => {
 
     const host = await startHost(home, { MEDIADESK_API_URL: undefined, MEDIADESK_API_KEY: undefined });
     try {
+      // Its tasks must outlast a CLI's start below (seconds on a busy machine), not the default 3 s:
+      // the host's built-in Sandbox, started by a first request, is told so through its control API.
+      await desk(host, 'loras.list', {});
+      const hostSandbox = (await desk<{ backend: { baseUrl: string } }>(host, 'app.info', {})).backend.baseUrl;
+      await control(hostSandbox, 'faults', { taskDurationMs: 60_000 });
       await desk(host, 'batches.start', { tool: 'upscaler-precision', inputs: [shoot], outDir: join(dir, 'out-web'), params: {} });
       const inShoot = (jobs: JobRecord[]) => jobs.filter((j) => j.input?.startsWith(shoot));
       await expect.poll(async () => inShoot((await desk<{ jobs: JobRecord[] }>(host, 'jobs.list', { limit: 10, offset: 0 })).jobs).map((j) => j.state), { timeout: 20_000, interval: 50 }).toEqual(['running', 'running']);

@@ -6,6 +6,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_SLUGS, resolvePaths, TOOLS, type Field, type ToolEntry } from '../../shared/catalogue/index.ts';
 import { UPSCALE_MAX_SIDE } from '../../electron/sandbox/render.ts';
+import { LIST_MAX_ITEMS } from '../../electron/sandbox/tool-routes.ts';
 import { bytesOf, fakeClock, start, testPng, until } from './helpers.ts';
 import { makeClip, tempDir } from '../media/fixtures.ts';
 import { serveFolder, type FileServer } from '../media/server.ts';
@@ -270,9 +271,14 @@ describe('validation (400 naming the field)', () => {
     expect(r.status).toBe(400);
     expect(r.body.invalid_params).toEqual([{ field: 'image', name: 'image', reason: 'is 20000x15000 (300 megapixels); the Sandbox takes images up to 268 megapixels' }]);
   });
-  it('rejects list paging below 1 and above 1000', async () => {
+  it('rejects list paging below 1 or not an integer, as the service does, and otherwise ignores it (it is undeclared)', async () => {
     const list = pathsOf(tool('music')).list;
-    for (const qs of ['page=0', 'per_page=0', 'per_page=1001']) expect((await ctx.api.get(`${list}?${qs}`)).status).toBe(400);
+    for (const qs of ['page=0', 'per_page=0', 'per_page=-3', 'page=1.5', 'per_page=ten']) {
+      const r = await ctx.api.get(`${list}?${qs}`);
+      expect(r.status, qs).toBe(400);
+      expect(r.body.invalid_params.map((p: { field: string }) => p.field)).toEqual([qs.split('=')[0]]);
+    }
+    for (const qs of ['per_page=1001', 'page=7', 'per_page=1&page=1']) expect((await ctx.api.get(`${list}?${qs}`)).status, qs).toBe(200);
   });
 });
 
@@ -401,14 +407,22 @@ describe('task lifecycle on a configurable clock', () => {
     await ctx.api.control('reset', {});
     expect((await ctx.api.control('faults')).body).toMatchObject({ failureRate: 0, taskDurationMs: DURATION });
   });
-  it('keeps each caller to its own tasks, lists newest first and pages', async () => {
+  it('keeps each caller to its own tasks, lists only its newest ones, newest first, whatever paging is asked', async () => {
     const p = pathsOf(TOOLS.find((t) => t.id === 'music-instrumental')!);
     const ids: string[] = [];
-    for (let i = 0; i < 5; i++) ids.push((await ctx.api.post(p.create, { prompt: `x${i}` }, 'sandbox-admin')).body.data.task_id);
-    const page1 = await ctx.api.get(`${p.list}?per_page=2`, 'sandbox-admin');
-    const page3 = await ctx.api.get(`${p.list}?per_page=2&page=3`, 'sandbox-admin');
-    expect(page1.body.data.map((t: any) => t.task_id)).toEqual([ids[4], ids[3]]);
-    expect(page3.body.data.map((t: any) => t.task_id)).toEqual([ids[0]]);
+    const seen = async (): Promise<Record<string, number>> => (await ctx.api.control('stats')).body.listParams;
+    const before = await seen();
+    for (let i = 0; i < LIST_MAX_ITEMS + 5; i++) ids.push((await ctx.api.post(p.create, { prompt: `x${i}` }, 'sandbox-admin')).body.data.task_id);
+    const newest = ids.slice(5).reverse();
+    expect((await ctx.api.get(p.list, 'sandbox-admin')).body.data.map((t: any) => t.task_id)).toEqual(newest);
+    // Undeclared paging changes nothing: the oldest five are never listed, only answered by id.
+    for (const qs of ['per_page=2', 'per_page=1000', 'page=2', 'per_page=2&page=3']) {
+      expect((await ctx.api.get(`${p.list}?${qs}`, 'sandbox-admin')).body.data.map((t: any) => t.task_id), qs).toEqual(newest);
+    }
+    expect((await ctx.api.get(p.byId(ids[0]), 'sandbox-admin')).body.data.task_id).toBe(ids[0]);
+    // The stats count the query parameters lists were sent (the engine's polling tests read them).
+    const after = await seen();
+    expect([(after.per_page ?? 0) - (before.per_page ?? 0), (after.page ?? 0) - (before.page ?? 0)]).toEqual([3, 2]);
     expect((await ctx.api.get(p.list, 'sandbox-member')).body.data).toEqual([]);
     expect((await ctx.api.get(p.byId(ids[0]), 'sandbox-member')).status).toBe(404);
     // The plain music family and the instrumental model do not share a list.

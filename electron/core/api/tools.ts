@@ -15,12 +15,6 @@ export interface TaskEnvelope {
   error?: string;
 }
 
-export interface TaskPage {
-  items: TaskEnvelope[];
-  /** Whether another (older) page may exist. */
-  more: boolean;
-}
-
 /** Thrown when a 2xx body is not a task envelope: treated like any other unreadable answer. */
 export class EnvelopeError extends Error {
   override name = 'EnvelopeError';
@@ -81,9 +75,13 @@ export class ToolClient {
     return readEnvelope(await this.api.get<unknown>(this.paths(toolId, slugs, params).byId(taskId)));
   }
 
-  /** One page of a collection, newest first (pagination is a Sandbox/newer-deployment feature). */
-  async listPage(listPath: string, page: number, perPage: number): Promise<TaskPage> {
-    const body = await this.api.get<{ data?: unknown }>(listPath, { page, per_page: perPage });
+  /**
+   * A collection's task list: one plain GET. The list endpoints declare no query parameters
+   * (api-notes: paging is undocumented), and the service may show only some of the caller's tasks
+   * (the newest), so what it leaves out is the caller's to ask about by id.
+   */
+  async list(listPath: string): Promise<TaskEnvelope[]> {
+    const body = await this.api.get<{ data?: unknown }>(listPath);
     const data = Array.isArray(body?.data) ? body.data : [];
     const items: TaskEnvelope[] = [];
     for (const item of data) {
@@ -93,6 +91,6 @@ export class ToolClient {
         // One unreadable item must not stall polling of the others; they fall back to by-id.
       }
     }
-    return { items, more: data.length >= perPage };
+    return items;
   }
 }

@@ -398,19 +398,7 @@ export class Engine {
     const inputs = await Promise.all((req.inputs ?? []).map((i) => canonicalPath(i)));
     const field = batchFieldOf(tool);
     if (inputs.length && !field) throw new DeskError('invalid', `${tool.title} takes no input files; give its parameters only`);
-    if (field && params[field.name] !== undefined && inputs.length) throw new DeskError('invalid', `${field.name} is filled from the input files; do not also pass it as a parameter`);
-    // Local paths in media fields (reference lists, keyframes) are encoded at submission; validate with stand-ins.
-    const stood = withPlaceholders(tool, params);
-    const probe = field && inputs.length ? { ...stood, [field.name]: field.kind === 'mediaList' ? [placeholderFor(field)] : placeholderFor(field) } : stood;
-    const v = validateRequest(tool, probe);
-    if (!v.ok) throw new DeskError('invalid', `${tool.title}: ${v.invalid.map((p) => `${p.field} ${p.reason}`).join('; ')}`, v.invalid);
-    const localFields = localMediaFields(tool, params);
-    if (localFields.length) {
-      const canUpload = isLoopback((await this.o.target()).baseUrl);
-      const problems = localFields.map((f) => ({ field: f.name, reason: localFileProblem(tool, f, canUpload) })).filter((p): p is { field: string; reason: string } => p.reason !== null);
-      if (problems.length) throw new DeskError('invalid', problems.map((p) => p.reason).join('; '), problems.map((p) => ({ field: p.field, reason: p.field === 'reference_videos' ? 'must be an HTTPS URL or an upl_vid_ id (local files only with the Sandbox)' : 'must be an HTTPS URL (local files only with the Sandbox)' })));
-    }
-    await this.enforceReferences(tool, params);
+    await this.assertParams(tool, params, inputs.length > 0);
     if (field && inputs.length && !field.encodings.includes('base64') && !field.encodings.includes('dataUri') && !isLoopback((await this.o.target()).baseUrl)) {
       throw new DeskError('invalid', `${tool.title} takes ${field.name} only as an HTTPS URL; local files can be sent only to the Sandbox`);
     }
@@ -452,11 +440,34 @@ export class Engine {
   }
 
   /**
+   * The parameters as the server would judge them (validateRequest), with the batch field filled
+   * per input when `withInputs`, and what only this machine can check (local files, references):
+   * refused as `invalid`, each problem naming its field, before anything is walked or paid for.
+   * Start and batches.check both run it, so a check cannot pass what a Start refuses.
+   */
+  private async assertParams(tool: ToolEntry, params: Record<string, unknown>, withInputs: boolean): Promise<void> {
+    const field = batchFieldOf(tool);
+    if (field && params[field.name] !== undefined && withInputs) throw new DeskError('invalid', `${field.name} is filled from the input files; do not also pass it as a parameter`);
+    // Local paths in media fields (reference lists, keyframes) are encoded at submission; validate with stand-ins.
+    const stood = withPlaceholders(tool, params);
+    const probe = field && withInputs ? { ...stood, [field.name]: field.kind === 'mediaList' ? [placeholderFor(field)] : placeholderFor(field) } : stood;
+    const v = validateRequest(tool, probe);
+    if (!v.ok) throw new DeskError('invalid', `${tool.title}: ${v.invalid.map((p) => `${p.field} ${p.reason}`).join('; ')}`, v.invalid);
+    const localFields = localMediaFields(tool, params);
+    if (localFields.length) {
+      const canUpload = isLoopback((await this.o.target()).baseUrl);
+      const problems = localFields.map((f) => ({ field: f.name, reason: localFileProblem(tool, f, canUpload) })).filter((p): p is { field: string; reason: string } => p.reason !== null);
+      if (problems.length) throw new DeskError('invalid', problems.map((p) => p.reason).join('; '), problems.map((p) => ({ field: p.field, reason: p.field === 'reference_videos' ? 'must be an HTTPS URL or an upl_vid_ id (local files only with the Sandbox)' : 'must be an HTTPS URL (local files only with the Sandbox)' })));
+    }
+    await this.enforceReferences(tool, params);
+  }
+
+  /**
    * What a Start over these inputs would queue, skip and reject, told before it (batches.check):
    * sortInputs, as startBatch runs it, so the two cannot disagree; Start still runs it again, as
    * files change in between. A newer check under the same `checkId` stops this one.
    */
-  async checkBatch(req: { tool: string; inputs: string[]; outDir?: string; checkId?: string }, onProgress?: (p: { checkId: string; checked: number; total: number }) => void): Promise<BatchCheckResult> {
+  async checkBatch(req: { tool: string; inputs: string[]; params?: Record<string, unknown>; outDir?: string; checkId?: string }, onProgress?: (p: { checkId: string; checked: number; total: number }) => void): Promise<BatchCheckResult> {
     let tool: ToolEntry;
     try {
       tool = getTool(req.tool);
@@ -464,6 +475,8 @@ export class Engine {
       throw new DeskError('invalid', (err as Error).message);
     }
     if (!batchFieldOf(tool)) throw new DeskError('invalid', `${tool.title} takes no input files; give its parameters only`);
+    // Parameters Start would refuse are refused here, the same way, before any input is read.
+    if (req.params) await this.assertParams(tool, req.params, true);
     const stop = new AbortController();
     if (req.checkId) {
       this.checks.get(req.checkId)?.abort();
@@ -897,22 +910,22 @@ export class Engine {
     }
   }
 
+  /**
+   * The list is an optimisation, never the only source: one plain GET (no paging, which the list
+   * endpoints do not declare), and every due task it does not show (the service may list only the
+   * newest) or shows COMPLETED without results (older deployments list only task_id and status)
+   * is asked about by id. So no task is lost however many are in flight.
+   */
   private async pollList(listPath: string, items: Inflight[]): Promise<void> {
-    const want = new Map(items.map((f) => [f.taskId, f]));
+    const want = new Set(items.map((f) => f.taskId));
     const found = new Map<string, TaskEnvelope>();
-    const perPage = Math.min(1000, Math.max(100, items.length * 2));
-    for (let page = 1; page <= 5 && found.size < want.size; page++) {
-      const r = await this.tools.listPage(listPath, page, perPage);
-      for (const e of r.items) if (want.has(e.taskId)) found.set(e.taskId, e);
-      if (!r.more) break;
-    }
-    const missing = items.filter((f) => !found.has(f.taskId) && f.nextPollAt <= Date.now());
-    // Completed items without results (older deployments list only task_id and status) and
-    // tasks the list did not show are asked about one by one.
+    for (const e of await this.tools.list(listPath)) if (want.has(e.taskId)) found.set(e.taskId, e);
+    const now = Date.now();
+    const missing = items.filter((f) => !found.has(f.taskId) && f.nextPollAt <= now);
     const needDetail = items.filter((f) => found.get(f.taskId)?.status === 'COMPLETED' && !found.get(f.taskId)!.generated?.length);
     const details = await Promise.all([...missing, ...needDetail].map((f) => this.byIdQuiet(f)));
     for (const d of details) if (d) found.set(d.taskId, d);
-    this.apply(items, found);
+    this.apply(items, found, now);
   }
 
   private async pollEach(items: Inflight[]): Promise<void> {
@@ -934,7 +947,8 @@ export class Engine {
     }
   }
 
-  private apply(items: Inflight[], found: Map<string, TaskEnvelope>): void {
+  /** `askedUpTo`: tasks due by then were asked about; a later one the list left out was not. */
+  private apply(items: Inflight[], found: Map<string, TaskEnvelope>, askedUpTo = Infinity): void {
     const now = Date.now();
     const toDownload: JobRow[] = [];
     this.store.transaction(() => {
@@ -948,9 +962,11 @@ export class Engine {
         } else if (e?.status === 'FAILED') {
           this.polling.delete(f.jobId);
           this.store.move(f.jobId, 'running', 'failed', { error: taskFailed(e.error) });
-        } else {
+        } else if (e || f.nextPollAt <= askedUpTo) {
           f.nextPollAt = now + nextPollDelay(this.poll, kind, now - f.submittedAt);
         }
+        // Else it was not due and nothing was learnt of it (a list that left it out): its turn
+        // stays as it was, or a group whose younger tasks fall due first would put it off forever.
       }
     });
     for (const row of toDownload) this.startDownload(row, true);

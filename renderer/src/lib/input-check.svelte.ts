@@ -1,4 +1,5 @@
-import type { BatchCheckResult } from '../../../shared/contract/index.ts';
+import type { InvalidParam } from '../../../shared/catalogue/index.ts';
+import { DeskError, type BatchCheckResult } from '../../../shared/contract/index.ts';
 import { call, errorText, on } from './bridge.ts';
 
 /**
@@ -21,6 +22,8 @@ export class InputCheck {
   /** Files inspected so far, while a check of many runs. */
   progress = $state<{ checked: number; total: number } | null>(null);
   error = $state('');
+  /** Parameters the check refused, each naming its field (shown beside it, as a Start's refusal is). */
+  invalid = $state<InvalidParam[]>([]);
   private asked = '';
   private seq = 0;
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -35,6 +38,7 @@ export class InputCheck {
     clearTimeout(this.timer);
     this.result = null;
     this.error = '';
+    this.invalid = [];
     this.progress = null;
     this.checking = what.inputs.length > 0;
     if (!this.checking) return;
@@ -42,7 +46,12 @@ export class InputCheck {
     this.timer = setTimeout(() => {
       call('batches.check', { ...what, checkId: CHECK_ID }).then(
         (r) => n === this.seq && ((this.result = r), (this.checking = false)),
-        (err: unknown) => n === this.seq && ((this.error = errorText(err)), (this.checking = false)),
+        (err: unknown) => {
+          if (n !== this.seq) return;
+          this.error = errorText(err);
+          this.invalid = err instanceof DeskError && err.code === 'invalid' ? (err.invalid ?? []) : [];
+          this.checking = false;
+        },
       );
     }, 150);
   }

@@ -1,4 +1,4 @@
-import { defaultsOf, getTool, TOOLS, type ToolEntry } from '../../../shared/catalogue/index.ts';
+import { defaultsOf, getTool, TOOLS, withDefaults, type ToolEntry } from '../../../shared/catalogue/index.ts';
 import type { BatchStartResult } from '../../../shared/contract/index.ts';
 import { slotOf } from './loras.svelte.ts';
 import { InputCheck } from './input-check.svelte.ts';
@@ -45,7 +45,7 @@ class StudioStore {
   /** "Run again": the same tool, settings and inputs; a fresh output folder so nothing is skipped. */
   load(toolId: string, params: Record<string, unknown>, inputs: StudioInput[], outDir: string) {
     this.toolId = toolId;
-    this.values[toolId] = { ...defaultsOf(getTool(toolId)), ...structuredClone($state.snapshot(params)) };
+    this.values[toolId] = withDefaults(getTool(toolId), structuredClone($state.snapshot(params)));
     this.inputs = inputs;
     this.outDir = outDir;
   }

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { findTool, parseParam, TOOLS } from '../../../../shared/catalogue/index.ts';
+import { findTool, parseParam, TOOLS, withDefaults } from '../../../../shared/catalogue/index.ts';
 import { DeskError } from '../../../../shared/contract/define.ts';
 import { oneLine, terminalJson, UsageError, type CliCommand, type CliContext } from '../command.ts';
 import { countStates, openEngineSession, Progress, waitForJobs } from '../engine-session.ts';
@@ -54,7 +54,8 @@ function parseArgs(argv: string[]): RunArgs {
   }
   if (entry.batchField && inputs.length === 0 && params[entry.batchField] === undefined) throw new UsageError(`${tool} needs input files or folders`);
   if (check && inputs.length === 0) throw new UsageError('--check needs input files or folders');
-  return { tool, inputs, params, out, concurrency, json, timeout, check };
+  // The catalogue's defaults under the --params, as the Studio's form sends them.
+  return { tool, inputs, params: withDefaults(entry, params), out, concurrency, json, timeout, check };
 }
 
 type Issues = { rejected: { path: string; reason: string }[]; skipped: { path: string; reason: string }[] };
@@ -66,11 +67,14 @@ function nameIssues(ctx: CliContext, r: Issues) {
   if (r.skipped.length > SKIPS_NAMED) ctx.stderr.write(`… and ${r.skipped.length - SKIPS_NAMED} more skipped (--json lists every one)\n`);
 }
 
-/** `run --check`: the Studio's pre-Start check (batches.check) from a terminal; exit 0 once checked. */
+/**
+ * `run --check`: the Studio's pre-Start check (batches.check) from a terminal, with the parameters
+ * the run would send: exit 0 once checked, 2 for parameters the run would refuse (as the run does).
+ */
 async function check(ctx: CliContext, args: RunArgs, engine: Engine): Promise<number> {
   let c;
   try {
-    c = await engine.checkBatch({ tool: args.tool, inputs: args.inputs, outDir: args.out && resolve(args.out) });
+    c = await engine.checkBatch({ tool: args.tool, inputs: args.inputs, params: args.params, outDir: args.out && resolve(args.out) });
   } catch (err) {
     if (err instanceof DeskError && err.code === 'invalid') throw new UsageError(err.message);
     throw err;
@@ -88,7 +92,7 @@ async function check(ctx: CliContext, args: RunArgs, engine: Engine): Promise<nu
 export const runCommand: CliCommand = {
   name: 'run',
   summary: 'Run a tool over files and folders (resumable; exit 0 only when every job is done).',
-  usage: 'mediadesk run <tool> <files or folders...> [--param|-p key=value ...] [--out|-o DIR] [--concurrency|-c N] [--timeout DURATION] [--json] [--check] [-- FILE...]\n         (--check: only say how many inputs are ready and why the others would be skipped; nothing is queued)\n         (without --out: the output folder of Settings, else ~/MediaDesk or $MEDIADESK_OUTPUT_DIR;\n          --timeout 10m stops following after that long, exit 124, the jobs left stay queued for the next run)',
+  usage: 'mediadesk run <tool> <files or folders...> [--param|-p key=value ...] [--out|-o DIR] [--concurrency|-c N] [--timeout DURATION] [--json] [--check] [-- FILE...]\n         (--check: check the parameters as a run would, then say how many inputs are ready and why the others would be skipped; nothing is queued)\n         (without --out: the output folder of Settings, else ~/MediaDesk or $MEDIADESK_OUTPUT_DIR;\n          --timeout 10m stops following after that long, exit 124, the jobs left stay queued for the next run)',
   async run(ctx: CliContext): Promise<number> {
     const args = parseArgs(ctx.argv);
     const session = await openEngineSession(ctx, { concurrency: args.concurrency });
