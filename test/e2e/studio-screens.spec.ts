@@ -69,3 +69,18 @@ test('a LoRA style used beside a reference image is flagged: the service ignores
   await expect(page.getByTestId('warning-styling')).toHaveCount(0);
   expect(errors).toEqual([]);
 });
+
+test('each tool says beside its form how far its request is verified against the live service', async ({ page }) => {
+  const errors = watchErrors(page);
+  host = await startHost(newHome());
+  await page.goto(`${host.url}#studio`);
+  const basis = page.getByTestId('tool-basis');
+  await page.getByTestId('tool-select').selectOption('upscaler-precision');
+  await expect(basis).toHaveText("Checked against the service's official API description.");
+  await page.getByTestId('tool-select').selectOption('quality-image');
+  await expect(basis).toHaveText("Follows the service's public documentation; not in its official API description.");
+  await page.goto(`${host.url}#video`);
+  await expect(page.getByTestId('tool-basis')).toHaveAttribute('data-basis', 'spec');
+  await expect(page.getByTestId('tool-basis')).toContainText('Follows the API spec alone');
+  expect(errors).toEqual([]);
+});

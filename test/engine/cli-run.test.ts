@@ -159,7 +159,10 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     const r = await cli(['run', 'upscaler-precision', shoot, '--out', join(at.dir, 'out-linked')]);
     expect(r.err).toContain(`rejected ${join(shoot, 'gone.png')}: is a broken link (it no longer exists)`);
     expect(r.err).toContain(`skipped ${join(shoot, 'a-copy.png')}: is the same file as ${join(shoot, 'a.png')}`);
-    expect(r.out).toContain('2 queued, 1 skipped, 1 rejected');
+    // The folder walked twice and the link back into the shoot are named too, not passed over in silence.
+    expect(r.err).toContain(`skipped ${join(shoot, 'picks', 'back-to-shoot')}: is a link back to ${shoot}, a folder it is inside (a loop): not walked again`);
+    expect(r.err).toContain(`skipped ${join(shoot, 'picks-link')}: is the same folder as ${join(shoot, 'picks')}, walked already`);
+    expect(r.out).toContain('2 queued, 3 skipped, 1 rejected');
     expect(creates(await control(at.url, 'stats')) - before).toBe(2);
     expect(readdirSync(join(at.dir, 'out-linked'), { recursive: true }).sort()).toEqual(['a_upscaler-precision.png', 'picks', 'picks/b_upscaler-precision.png']);
   });
