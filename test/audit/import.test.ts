@@ -426,8 +426,8 @@ describe('import: hostile input', () => {
 
   it('an event larger than the limit is refused by its row in every format, however it is spread', async () => {
     const big = (i: number) => makeEvent(i, { category: 'x'.repeat(MAX_EVENT_BYTES) });
-    // Multi-byte text counts by its bytes as stored: 30,000 characters of 3 bytes each.
-    const wide = makeEvent(32, { category: '€'.repeat(30_000) });
+    // Multi-byte text counts by its bytes as stored: a third of the limit in characters of 3 bytes each, and some.
+    const wide = makeEvent(32, { category: '€'.repeat(Math.ceil(MAX_EVENT_BYTES / 3) + 100) });
     const reason = expect.stringMatching(new RegExp(`^the event is \\d+\\.\\d KB, more than the ${MAX_EVENT_BYTES / 1024} KB an event may hold$`));
     const nd = await importOne('big.ndjson', ndjson([makeEvent(30), big(31), wide, makeEvent(33)]));
     expect(nd).toMatchObject({ accepted: 2, rejected: 2, rejects: [{ line: 2, item: 2, reason }, { line: 3, item: 3, reason }] });

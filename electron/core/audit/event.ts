@@ -41,9 +41,10 @@ const MAX_TEXT = 64 * 1024;
 export const MAX_EVENT_DEPTH = 32;
 /**
  * Size allowed for one event as stored (its JSON text, UTF-8). Exported events run 500 to 1,500
- * bytes; the parsers' item limit (MAX_ITEM_CHARS, 4 MB) only bounds what they buffer.
+ * bytes, but a value may be long (a 100,000-character folder name is shown, scrolling); the
+ * parsers' item limit (MAX_ITEM_CHARS, 4 MB) only bounds what they buffer.
  */
-export const MAX_EVENT_BYTES = 64 * 1024;
+export const MAX_EVENT_BYTES = 512 * 1024;
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
