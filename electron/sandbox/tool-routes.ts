@@ -72,11 +72,11 @@ function resultOf(route: CreateRoute): { kind: ResultKind; ttlHours?: number } {
 }
 
 /** Defaults the description states for top-level fields: the request as the service would run it. */
-function withDefaults(schema: JsonSchema | undefined, body: Record<string, unknown>): Record<string, unknown> {
+function withStatedDefaults(schema: JsonSchema | undefined, body: Record<string, unknown>): Record<string, unknown> {
   const out = { ...body };
   const props = (schema?.properties ?? {}) as Record<string, { default?: unknown }>;
   for (const [k, p] of Object.entries(props)) if (out[k] === undefined && p.default !== undefined && p.default !== null) out[k] = p.default;
-  for (const part of (schema?.allOf ?? []) as JsonSchema[]) Object.assign(out, { ...withDefaults(part, out) });
+  for (const part of (schema?.allOf ?? []) as JsonSchema[]) Object.assign(out, withStatedDefaults(part, out));
   return out;
 }
 
@@ -155,7 +155,7 @@ export function toolHandler(deps: ToolDeps) {
     }
     const sent = { ...params };
     // Defaults are applied so rendering sees what the service would have used.
-    params = { ...withDefaults(route.op.body, params), ...route.pathParams };
+    params = { ...withStatedDefaults(route.op.body, params), ...route.pathParams };
     const result = resultOf(route);
     const task: Task = {
       id: deps.tasks.newId(), toolId: route.tool?.id ?? route.op.path, listPath: route.listPath, key: caller.key, userId: caller.userId,

@@ -49,7 +49,8 @@ const matchers = new Map(OPERATIONS.map((op) => [op, matcherOf(op.path)]));
 /** The operation a request is for: a concrete path beats a template (`/v1/ai/apps/runs/x` is a run, not an app). */
 export function findOperation(method: string, path: string): Operation | undefined {
   const hits = OPERATIONS.filter((op) => op.method === method && matchers.get(op)!.test(path));
-  return hits.sort((a, b) => (b.path.match(PARAM)?.length ?? 0) < (a.path.match(PARAM)?.length ?? 0) ? 1 : -1)[0];
+  const params = (op: Operation) => op.path.match(PARAM)?.length ?? 0;
+  return hits.sort((a, b) => params(a) - params(b))[0];
 }
 
 export interface InvalidParam {
