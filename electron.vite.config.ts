@@ -21,7 +21,10 @@ export default defineConfig({
     build: {
       outDir: 'out/preload',
       // A sandboxed preload cannot require anything but electron: bundle it as one CommonJS file.
-      rollupOptions: { input: resolve(import.meta.dirname, 'electron/preload/index.ts'), output: { format: 'cjs', entryFileNames: '[name].cjs' } },
+      rollupOptions: {
+        input: resolve(import.meta.dirname, 'electron/preload/index.ts'),
+        output: { format: 'cjs', entryFileNames: '[name].cjs' },
+      },
     },
   },
   renderer: {

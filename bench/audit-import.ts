@@ -27,7 +27,9 @@ const dir = keep ?? mkdtempSync(join(tmpdir(), 'md-audit-bench-'));
 mkdirSync(dir, { recursive: true });
 const write = (window: number): string => {
   const file = join(dir, `events-${count}-${order}${window ? `-window${window}` : ''}.ndjson`);
-  const w = spawnSync(process.execPath, [import.meta.filename, '--write', file, String(count), order, String(window)], { stdio: 'inherit' });
+  const w = spawnSync(process.execPath, [import.meta.filename, '--write', file, String(count), order, String(window)], {
+    stdio: 'inherit',
+  });
   if (w.status !== 0) throw new Error('writing the events failed');
   return file;
 };
@@ -56,6 +58,18 @@ store.db.pragma('optimize');
 store.close();
 // Over the whole process: with --cached-windows, the untimed imports' peak too.
 const peakMb = process.resourceUsage().maxRSS / 1024;
-const result = { count, order, cachedBefore, seconds: +seconds.toFixed(2), cpuSeconds: +cpuSeconds.toFixed(2), loadAvg1m: +(await import('node:os')).loadavg()[0].toFixed(1), eventsPerSec: Math.round(count / seconds), peakRssMb: Math.round(peakMb), accepted: report.accepted, rejected: report.rejected, fatal: report.fatal };
+const result = {
+  count,
+  order,
+  cachedBefore,
+  seconds: +seconds.toFixed(2),
+  cpuSeconds: +cpuSeconds.toFixed(2),
+  loadAvg1m: +(await import('node:os')).loadavg()[0].toFixed(1),
+  eventsPerSec: Math.round(count / seconds),
+  peakRssMb: Math.round(peakMb),
+  accepted: report.accepted,
+  rejected: report.rejected,
+  fatal: report.fatal,
+};
 console.log(JSON.stringify(result));
 if (!keep) rmSync(dir, { recursive: true, force: true });

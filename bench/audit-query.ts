@@ -15,7 +15,9 @@ const count = Number(args.find((a) => /^\d+$/.test(a)) ?? 1_000_000);
 const dir = args.includes('--dir') ? args[args.indexOf('--dir') + 1] : mkdtempSync(join(tmpdir(), 'md-audit-qbench-'));
 const dbPath = join(dir, 'audit.db');
 if (!existsSync(dbPath)) {
-  const r = spawnSync(process.execPath, [join(import.meta.dirname, 'audit-import.ts'), String(count), '--keep', dir], { stdio: 'inherit' });
+  const r = spawnSync(process.execPath, [join(import.meta.dirname, 'audit-import.ts'), String(count), '--keep', dir], {
+    stdio: 'inherit',
+  });
   if (r.status !== 0) throw new Error('building the cache failed');
 }
 const store = new AuditStore(dbPath);
@@ -72,7 +74,11 @@ function timed(f: () => unknown, rounds = 30): { p50: number; max: number } {
 const oneSelect = store.db.prepare('SELECT count(*) AS n, min(ts) AS lo, max(ts) AS hi FROM events');
 const statusCounts = {
   oneSelect: timed(() => oneSelect.get()),
-  subqueries: timed(() => store.db.prepare('SELECT (SELECT count(*) FROM events), (SELECT min(ts) FROM events), (SELECT max(ts) FROM events)').get()),
+  subqueries: timed(() =>
+    store.db
+      .prepare('SELECT (SELECT count(*) FROM events), (SELECT min(ts) FROM events), (SELECT max(ts) FROM events)')
+      .get(),
+  ),
   unchanged: timed(() => store.counts()),
 };
 console.log(JSON.stringify({ events: total, filtered, fullText, statusCounts, loadAvg1m: +loadavg()[0].toFixed(1) }));

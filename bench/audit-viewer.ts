@@ -74,7 +74,10 @@ try {
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   const tLoad = performance.now();
   await page.goto(`${host.url}#audit`);
-  await page.getByTestId('audit-count').filter({ hasText: count.toLocaleString('en') }).waitFor({ timeout: 120_000 });
+  await page
+    .getByTestId('audit-count')
+    .filter({ hasText: count.toLocaleString('en') })
+    .waitFor({ timeout: 120_000 });
   await settled(page);
   const firstScreenMs = performance.now() - tLoad;
   const domRows = await page.getByTestId('audit-row').count();
@@ -120,7 +123,13 @@ try {
     const before = await page.getByTestId('audit-count').innerText();
     const t0 = performance.now();
     await act();
-    await page.waitForFunction((b) => document.querySelector('[data-testid="audit-count"]')!.textContent!.trim() !== b.trim(), before, { polling: 'raf' }).catch(() => {});
+    await page
+      .waitForFunction(
+        (b) => document.querySelector('[data-testid="audit-count"]')!.textContent!.trim() !== b.trim(),
+        before,
+        { polling: 'raf' },
+      )
+      .catch(() => {});
     await settled(page);
     return performance.now() - t0;
   };
@@ -143,9 +152,20 @@ try {
     events: count,
     firstScreenMs: Math.round(firstScreenMs),
     domRows,
-    frames: { n: frames.length, p50: r1(q(frames, 0.5)), p95: r1(q(frames, 0.95)), p99: r1(q(frames, 0.99)), max: r1(Math.max(...frames)), over50ms: frames.filter((f) => f > 50).length },
+    frames: {
+      n: frames.length,
+      p50: r1(q(frames, 0.5)),
+      p95: r1(q(frames, 0.95)),
+      p99: r1(q(frames, 0.99)),
+      max: r1(Math.max(...frames)),
+      over50ms: frames.filter((f) => f > 50).length,
+    },
     settleAfterFlingMs: r1(blankAfterFling),
-    jumpToRowsMs: { p50: Math.round(q(jumps, 0.5)), p95: Math.round(q(jumps, 0.95)), max: Math.round(Math.max(...jumps)) },
+    jumpToRowsMs: {
+      p50: Math.round(q(jumps, 0.5)),
+      p95: Math.round(q(jumps, 0.95)),
+      max: Math.round(Math.max(...jumps)),
+    },
     filterMs: Math.round(filterMs),
     clearMs: Math.round(clearMs),
     sortMs: Math.round(sortMs),
@@ -160,7 +180,7 @@ try {
       '## Audit viewer over 1,000,000 events (`node bench/audit-viewer.ts`)',
       '',
       `${new Date().toISOString().slice(0, 10)}, ${machine}; load average ${result.loadAvg1m} at the end. Web host + renderer build, 1280×800,`,
-      'events imported with the core\'s streamed import; the table pages through `audit.query` (200 rows, keyset `after` when the',
+      "events imported with the core's streamed import; the table pages through `audit.query` (200 rows, keyset `after` when the",
       'previous page is known, else `offset`) and keeps only the visible rows in the DOM.',
       '',
       '| measure | value |',
@@ -180,7 +200,10 @@ try {
     const text = readFileSync(path, 'utf8');
     const start = text.indexOf('## Audit viewer over');
     const next = start < 0 ? -1 : text.indexOf('\n## ', start + 1);
-    const updated = start < 0 ? `${text.trimEnd()}\n\n${section}` : `${text.slice(0, start)}${section}${next < 0 ? '' : text.slice(next + 1)}`;
+    const updated =
+      start < 0
+        ? `${text.trimEnd()}\n\n${section}`
+        : `${text.slice(0, start)}${section}${next < 0 ? '' : text.slice(next + 1)}`;
     writeFileSync(path, updated.endsWith('\n') ? updated : `${updated}\n`);
   }
 } finally {

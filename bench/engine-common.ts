@@ -11,7 +11,10 @@ const SERVER = resolve(import.meta.dirname, 'sandbox-server.ts');
  * The Sandbox in its own process, so its memory and CPU are not counted as the engine's. With a
  * `renderMode` it runs through bench/sandbox-server.ts (the CLI has no such switch).
  */
-export async function childSandbox(taskDurationMs: number, renderMode?: 'fast' | 'faithful'): Promise<{ url: string; proc: ChildProcess; close(): void }> {
+export async function childSandbox(
+  taskDurationMs: number,
+  renderMode?: 'fast' | 'faithful',
+): Promise<{ url: string; proc: ChildProcess; close(): void }> {
   const args = renderMode
     ? [SERVER, '--task-duration-ms', String(taskDurationMs), '--render-mode', renderMode]
     : [BIN, 'sandbox', '--port', '0', '--task-duration-ms', String(taskDurationMs)];
@@ -45,7 +48,12 @@ export function rssSampler(everyMs = 100) {
 }
 
 export async function control(url: string, path: string, body?: unknown): Promise<any> {
-  const res = await fetch(`${url}/__sandbox/${path}`, body === undefined ? {} : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(
+    `${url}/__sandbox/${path}`,
+    body === undefined
+      ? {}
+      : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) },
+  );
   return res.json();
 }
 
@@ -75,9 +83,13 @@ export function childRssSampler(pid: number, everyMs = 100) {
  * into the measured process would add its code and arenas to the engine's RSS, and the engine's
  * own path (pre-flight reads headers) does not load it.
  */
-export const TINY_PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAgAAAAICAIAAABLbSncAAAACXBIWXMAAAPoAAAD6AG1e1JrAAAAEUlEQVQImWMwdgnFihiGlgQA5WUzARflJ6YAAAAASUVORK5CYII=', 'base64');
+export const TINY_PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAgAAAAICAIAAABLbSncAAAACXBIWXMAAAPoAAAD6AG1e1JrAAAAEUlEQVQImWMwdgnFihiGlgQA5WUzARflJ6YAAAAASUVORK5CYII=',
+  'base64',
+);
 
 export const loadavg1 = () => loadavg()[0].toFixed(1);
 
 export const mb = (n: number) => `${(n / 1048576).toFixed(0)} MB`;
-export const machine = () => `${cpus().length} CPUs (${cpus()[0]?.model.trim()}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Node ${process.version}, ${process.platform}`;
+export const machine = () =>
+  `${cpus().length} CPUs (${cpus()[0]?.model.trim()}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Node ${process.version}, ${process.platform}`;

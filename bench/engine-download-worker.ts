@@ -20,7 +20,9 @@ else {
       res.on('data', (c: Buffer) => (bytes += c.length));
       res.on('end', resolve);
       res.on('error', reject);
-    }).on('error', reject).end();
+    })
+      .on('error', reject)
+      .end();
   });
 }
 const seconds = (performance.now() - t0) / 1000;

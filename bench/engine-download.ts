@@ -42,13 +42,21 @@ try {
   }
   const load1 = loadavg1();
   const med = (m: Method) => median(runs[m].map((r) => r.mbs));
-  const row = (m: Method, label: string) => `| ${label} | ${med(m).toFixed(0)} MB/s | ${runs[m].map((r) => r.mbs.toFixed(0)).join(' / ')} | ${((med(m) / med('curl')) * 100).toFixed(0)}% | ${runs[m][0].peak ? `${mb(median(runs[m].map((r) => r.peak!)))} (${mb(median(runs[m].map((r) => r.before!)))} at start)` : '-'} |`;
-  console.log([
-    `### (c) ${mb(BYTES)} download, Sandbox in a separate process (loopback), ${ROUNDS} rounds alternating`, '',
-    '| client | median | each round | of curl (medians) | peak RSS of its process (median) |', '|---|---|---|---|---|',
-    row('curl', 'curl -o file'), row('raw', 'bare node:http GET, bytes dropped'), row('engine', 'engine downloadToPart (.part, flushed)'), '',
-    `Load average (1 min) at start / end: ${load0} / ${load1}. Machine: ${machine()}`,
-  ].join('\n'));
+  const row = (m: Method, label: string) =>
+    `| ${label} | ${med(m).toFixed(0)} MB/s | ${runs[m].map((r) => r.mbs.toFixed(0)).join(' / ')} | ${((med(m) / med('curl')) * 100).toFixed(0)}% | ${runs[m][0].peak ? `${mb(median(runs[m].map((r) => r.peak!)))} (${mb(median(runs[m].map((r) => r.before!)))} at start)` : '-'} |`;
+  console.log(
+    [
+      `### (c) ${mb(BYTES)} download, Sandbox in a separate process (loopback), ${ROUNDS} rounds alternating`,
+      '',
+      '| client | median | each round | of curl (medians) | peak RSS of its process (median) |',
+      '|---|---|---|---|---|',
+      row('curl', 'curl -o file'),
+      row('raw', 'bare node:http GET, bytes dropped'),
+      row('engine', 'engine downloadToPart (.part, flushed)'),
+      '',
+      `Load average (1 min) at start / end: ${load0} / ${load1}. Machine: ${machine()}`,
+    ].join('\n'),
+  );
 } finally {
   sb.close();
   rmSync(work, { recursive: true, force: true });

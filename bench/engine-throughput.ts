@@ -11,7 +11,17 @@ import { join } from 'node:path';
 import { DEFAULT_SLUGS } from '../shared/catalogue/index.ts';
 import { DEFAULT_SETTINGS } from '../shared/settings.ts';
 import { openEngine } from '../electron/core/engine/open.ts';
-import { childRssSampler, childSandbox, control, cpuSecondsOf, loadavg1, machine, mb, rssSampler, TINY_PNG } from './engine-common.ts';
+import {
+  childRssSampler,
+  childSandbox,
+  control,
+  cpuSecondsOf,
+  loadavg1,
+  machine,
+  mb,
+  rssSampler,
+  TINY_PNG,
+} from './engine-common.ts';
 
 const N = Number(process.env.BENCH_JOBS ?? 10_000);
 /** The app's own ceiling (Settings allows 1..32); BENCH_CONCURRENCY=256 stresses past it. */
@@ -25,10 +35,14 @@ try {
   for (let i = 0; i < N; i++) writeFileSync(join(input, `i${i}.png`), TINY_PNG);
   const rss = rssSampler();
   const engine = openEngine({
-    home: join(work, 'home'), target: async () => ({ baseUrl: sb.url, apiKey: 'sandbox-owner' }), slugs: () => ({ ...DEFAULT_SLUGS }),
+    home: join(work, 'home'),
+    target: async () => ({ baseUrl: sb.url, apiKey: 'sandbox-owner' }),
+    slugs: () => ({ ...DEFAULT_SLUGS }),
     // As the app runs it: batches tagged with their backend, asked at each tick (migration 4).
     identity: async () => `live ${sb.url}`,
-    settings: () => DEFAULT_SETTINGS, concurrency: CONCURRENCY, poll: { firstMs: 20, minMs: 20 },
+    settings: () => DEFAULT_SETTINGS,
+    concurrency: CONCURRENCY,
+    poll: { firstMs: 20, minMs: 20 },
   });
   const t0 = performance.now();
   const r = await engine.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: join(work, 'out') });
@@ -56,21 +70,26 @@ try {
   const b = engine.store.batch(r.batch!.id)!;
   await engine.close();
   rss.stop();
-  console.log([
-    `### (b) ${N.toLocaleString('en')} zero-latency image jobs (concurrency ${CONCURRENCY}, Sandbox in a separate process)`, '',
-    '| figure | value |', '|---|---|',
-    `| enqueue incl. pre-flight of every input (image headers) | ${((t1 - t0) / 1000).toFixed(1)} s |`,
-    `| run (create, poll, download, rename) | ${((t2 - t1) / 1000).toFixed(1)} s |`,
-    `| jobs per second (run) | ${(N / ((t2 - t1) / 1000)).toFixed(0)} |`,
-    `| done | ${b.counts.done} of ${b.total} |`,
-    `| peak RSS of the engine process | ${mb(rss.peak())} (${mb(rssAfterEnqueue)} after the enqueue) |`,
-    `| CPU of the engine process during the run | ${engineCpu.toFixed(1)} s (${((engineCpu * 1000) / N).toFixed(2)} ms per job) |`,
-    `| CPU of the Sandbox process during the run | ${sbCpu.toFixed(1)} s (${((sbCpu * 1000) / N).toFixed(2)} ms per job), peak RSS ${mb(sbRss.peak())} |`,
-    `| /v1 requests: creates, list pages, by-id | ${by(/^POST/)}, ${by(/^GET [^{]*$/)}, ${by(/\{task-id\}/)} |`,
-    `| Sandbox result rendering | ${RENDER} |`,
-    `| load average (1 min) at start / end of the run | ${load0} / ${load1} |`, '',
-    `Machine: ${machine()}`,
-  ].join('\n'));
+  console.log(
+    [
+      `### (b) ${N.toLocaleString('en')} zero-latency image jobs (concurrency ${CONCURRENCY}, Sandbox in a separate process)`,
+      '',
+      '| figure | value |',
+      '|---|---|',
+      `| enqueue incl. pre-flight of every input (image headers) | ${((t1 - t0) / 1000).toFixed(1)} s |`,
+      `| run (create, poll, download, rename) | ${((t2 - t1) / 1000).toFixed(1)} s |`,
+      `| jobs per second (run) | ${(N / ((t2 - t1) / 1000)).toFixed(0)} |`,
+      `| done | ${b.counts.done} of ${b.total} |`,
+      `| peak RSS of the engine process | ${mb(rss.peak())} (${mb(rssAfterEnqueue)} after the enqueue) |`,
+      `| CPU of the engine process during the run | ${engineCpu.toFixed(1)} s (${((engineCpu * 1000) / N).toFixed(2)} ms per job) |`,
+      `| CPU of the Sandbox process during the run | ${sbCpu.toFixed(1)} s (${((sbCpu * 1000) / N).toFixed(2)} ms per job), peak RSS ${mb(sbRss.peak())} |`,
+      `| /v1 requests: creates, list pages, by-id | ${by(/^POST/)}, ${by(/^GET [^{]*$/)}, ${by(/\{task-id\}/)} |`,
+      `| Sandbox result rendering | ${RENDER} |`,
+      `| load average (1 min) at start / end of the run | ${load0} / ${load1} |`,
+      '',
+      `Machine: ${machine()}`,
+    ].join('\n'),
+  );
 } finally {
   sb.close();
   rmSync(work, { recursive: true, force: true });

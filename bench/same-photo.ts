@@ -40,12 +40,16 @@ try {
   for (let r = 0; r < ROUNDS; r++) {
     for (const [name, earlier] of r % 2 ? Object.entries(ways).reverse() : Object.entries(ways)) {
       const [t0, b0] = [performance.now(), rchar()];
-      for (let i = 0; i < FILES; i++) if (!(await samePhoto(earlier(i), join(work, 'd2', `${i}.jpg`)))) throw new Error('not the same photo');
+      for (let i = 0; i < FILES; i++)
+        if (!(await samePhoto(earlier(i), join(work, 'd2', `${i}.jpg`)))) throw new Error('not the same photo');
       runs.get(name)!.push({ ms: performance.now() - t0, mb: (rchar() - b0) / 1024 / 1024 });
     }
   }
   console.log(`${machine()}; load ${load0} at start; ${FILES} files x ${MB} MB, ${ROUNDS} rounds (medians)`);
-  for (const [name, rs] of runs) console.log(`${name}: ${median(rs.map((x) => x.mb)).toFixed(0)} MB read, ${median(rs.map((x) => x.ms)).toFixed(0)} ms`);
+  for (const [name, rs] of runs)
+    console.log(
+      `${name}: ${median(rs.map((x) => x.mb)).toFixed(0)} MB read, ${median(rs.map((x) => x.ms)).toFixed(0)} ms`,
+    );
 } finally {
   rmSync(work, { recursive: true, force: true });
 }

@@ -11,7 +11,8 @@ const arg = (name: string) => {
 };
 const taskDurationMs = arg('--task-duration-ms') === undefined ? undefined : Number(arg('--task-duration-ms'));
 const renderMode = (arg('--render-mode') ?? 'faithful') as RenderMode;
-if (renderMode !== 'fast' && renderMode !== 'faithful') throw new Error(`--render-mode expects fast or faithful, got ${renderMode}`);
+if (renderMode !== 'fast' && renderMode !== 'faithful')
+  throw new Error(`--render-mode expects fast or faithful, got ${renderMode}`);
 const sb = await startSandbox({ port: 0, taskDurationMs, renderMode });
 process.stdout.write(`listening on ${sb.url}\n`);
 const stop = () => void sb.close().then(() => process.exit(0));

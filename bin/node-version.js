@@ -15,7 +15,9 @@ export function nodeIsNewEnough(name) {
   const needed = Number(/\d+/.exec(createRequire(import.meta.url)('../package.json').engines.node)[0]);
   if (Number(process.versions.node.split('.')[0]) >= needed) return true;
   const envSh = fileURLToPath(new URL('../.ci/env.sh', import.meta.url));
-  process.stderr.write(`${name}: needs Node ${needed} or newer (this is Node ${process.versions.node}); run \`source '${envSh}'\` to put Node ${needed} first on PATH (it fetches it from the npm registry once), or install Node ${needed} LTS (README, "Two commands for a fresh machine")\n`);
+  process.stderr.write(
+    `${name}: needs Node ${needed} or newer (this is Node ${process.versions.node}); run \`source '${envSh}'\` to put Node ${needed} first on PATH (it fetches it from the npm registry once), or install Node ${needed} LTS (README, "Two commands for a fresh machine")\n`,
+  );
   process.exitCode = 2;
   return false;
 }

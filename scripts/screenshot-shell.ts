@@ -6,7 +6,17 @@ import { join } from 'node:path';
 import { startHost } from '../test/e2e/host.ts';
 
 const host = await startHost(mkdtempSync(join(tmpdir(), 'md-shot-')));
-const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'] });
+const browser = await chromium.launch({
+  executablePath: '/usr/bin/chromium',
+  args: [
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    '--no-first-run',
+  ],
+});
 const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
 await page.goto(`${host.url}#${process.argv[2] ?? 'settings'}`);
 await page.getByTestId('backend-badge').getByText('Sandbox').waitFor();

@@ -16,7 +16,13 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
-interface Step { name: string; cmd: string; args: string[]; env?: Record<string, string>; report?: string }
+interface Step {
+  name: string;
+  cmd: string;
+  args: string[];
+  env?: Record<string, string>;
+  report?: string;
+}
 
 // Not under test-results/, which Playwright empties as it starts.
 const reports = join(process.cwd(), '.tmp', 'test-summary');
@@ -26,28 +32,48 @@ const playwrightJson = join(reports, 'playwright.json');
 const steps: Step[] = [
   { name: 'lint', cmd: 'npx', args: ['eslint', '.'] },
   { name: 'typecheck', cmd: 'npx', args: ['tsc', '-p', 'tsconfig.json', '--noEmit'] },
-  { name: 'svelte-check', cmd: 'npx', args: ['svelte-check', '--tsconfig', './tsconfig.json', '--threshold', 'error', '--output', 'human'] },
+  {
+    name: 'svelte-check',
+    cmd: 'npx',
+    args: ['svelte-check', '--tsconfig', './tsconfig.json', '--threshold', 'error', '--output', 'human'],
+  },
   { name: 'build', cmd: 'npx', args: ['electron-vite', 'build'] },
   {
-    name: 'vitest', cmd: 'npx', report: vitestJson,
+    name: 'vitest',
+    cmd: 'npx',
+    report: vitestJson,
     args: ['vitest', 'run', '--retry=1', '--reporter=default', '--reporter=json', `--outputFile.json=${vitestJson}`],
   },
   {
-    name: 'playwright', cmd: 'npx', report: playwrightJson,
+    name: 'playwright',
+    cmd: 'npx',
+    report: playwrightJson,
     args: ['playwright', 'test', '--retries=1', '--reporter=list,json'],
     env: { PLAYWRIGHT_JSON_OUTPUT_NAME: playwrightJson },
   },
 ];
 
-interface Finding { test: string; error: string }
+interface Finding {
+  test: string;
+  error: string;
+}
 
 const firstLine = (text: unknown): string =>
-  String(text ?? '').replace(/\u001b\[[0-9;]*m/g, '').split('\n').map((l) => l.trim()).find((l) => l !== '') ?? '';
+  String(text ?? '')
+    .replace(/\u001b\[[0-9;]*m/g, '')
+    .split('\n')
+    .map((l) => l.trim())
+    .find((l) => l !== '') ?? '';
 
 /** Failed and flaky (passed on a retry) tests from vitest's JSON report. */
 function vitestFindings(file: string): { failed: Finding[]; flaky: Finding[] } {
   const report = JSON.parse(readFileSync(file, 'utf8')) as {
-    testResults: { name: string; message?: string; status: string; assertionResults: { fullName: string; status: string; failureMessages: string[]; retryCount?: number }[] }[];
+    testResults: {
+      name: string;
+      message?: string;
+      status: string;
+      assertionResults: { fullName: string; status: string; failureMessages: string[]; retryCount?: number }[];
+    }[];
   };
   const failed: Finding[] = [];
   const flaky: Finding[] = [];
@@ -57,20 +83,35 @@ function vitestFindings(file: string): { failed: Finding[]; flaky: Finding[] } {
       failed.push({ test: where, error: firstLine(suite.message) });
     }
     for (const t of suite.assertionResults) {
-      if (t.status === 'failed') failed.push({ test: `${where} › ${t.fullName}`, error: firstLine(t.failureMessages[0]) });
-      else if (t.status === 'passed' && (t.retryCount ?? 0) > 0) flaky.push({ test: `${where} › ${t.fullName}`, error: `passed on retry ${t.retryCount}` });
+      if (t.status === 'failed')
+        failed.push({ test: `${where} › ${t.fullName}`, error: firstLine(t.failureMessages[0]) });
+      else if (t.status === 'passed' && (t.retryCount ?? 0) > 0)
+        flaky.push({ test: `${where} › ${t.fullName}`, error: `passed on retry ${t.retryCount}` });
     }
   }
   return { failed, flaky };
 }
 
-interface PwSuite { title: string; file?: string; specs?: PwSpec[]; suites?: PwSuite[] }
-interface PwSpec { title: string; file: string; line: number; tests: { status: string; results: { status: string; error?: { message?: string } }[] }[] }
+interface PwSuite {
+  title: string;
+  file?: string;
+  specs?: PwSpec[];
+  suites?: PwSuite[];
+}
+interface PwSpec {
+  title: string;
+  file: string;
+  line: number;
+  tests: { status: string; results: { status: string; error?: { message?: string } }[] }[];
+}
 
 /** Failed and flaky tests from Playwright's JSON report. */
 function playwrightFindings(file: string): { failed: Finding[]; flaky: Finding[] } {
   const report = JSON.parse(readFileSync(file, 'utf8')) as { suites: PwSuite[]; errors?: { message?: string }[] };
-  const failed: Finding[] = (report.errors ?? []).map((e) => ({ test: '(outside any test)', error: firstLine(e.message) }));
+  const failed: Finding[] = (report.errors ?? []).map((e) => ({
+    test: '(outside any test)',
+    error: firstLine(e.message),
+  }));
   const flaky: Finding[] = [];
   const walk = (suite: PwSuite, path: string[]) => {
     const here = suite.file === suite.title ? path : [...path, suite.title];
@@ -79,7 +120,8 @@ function playwrightFindings(file: string): { failed: Finding[]; flaky: Finding[]
         const name = `test/e2e/${spec.file}:${spec.line} › ${[...here, spec.title].join(' › ')}`;
         const firstError = t.results.find((r) => r.error)?.error?.message;
         if (t.status === 'unexpected') failed.push({ test: name, error: firstLine(firstError) });
-        else if (t.status === 'flaky') flaky.push({ test: name, error: `passed on retry; first try: ${firstLine(firstError)}` });
+        else if (t.status === 'flaky')
+          flaky.push({ test: name, error: `passed on retry; first try: ${firstLine(firstError)}` });
       }
     }
     for (const s of suite.suites ?? []) walk(s, here);

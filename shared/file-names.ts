@@ -18,7 +18,10 @@ const DEVICE = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|conout\$
  * A name of nothing but dots and spaces is `fallback`.
  */
 export function portableName(name: string, fallback: string): string {
-  const s = name.replace(UNSAFE_NAME_CHARS, '_').trim().replace(/[. ]+$/, '');
+  const s = name
+    .replace(UNSAFE_NAME_CHARS, '_')
+    .trim()
+    .replace(/[. ]+$/, '');
   if (!s) return fallback;
   return s.replace(/^\./, '_').replace(DEVICE, '$1_');
 }
@@ -29,11 +32,14 @@ export function portableName(name: string, fallback: string): string {
  * or a device name before its first dot would spoil them all; `{name}` and the other parts vary.
  */
 export function templateNameProblem(template: string): string | null {
-  if (/[:*?"<>|\u0000-\u001f]/.test(template)) return 'must not contain : * ? " < > | or control characters (Windows does not allow them in file names)';
-  if (/[. ]$/.test(template)) return 'must not end in a dot or a space (Windows drops them, so results would lose their names)';
+  if (/[:*?"<>|\u0000-\u001f]/.test(template))
+    return 'must not contain : * ? " < > | or control characters (Windows does not allow them in file names)';
+  if (/[. ]$/.test(template))
+    return 'must not end in a dot or a space (Windows drops them, so results would lose their names)';
   const head = template.split('.')[0];
   const device = !head.includes('{') && DEVICE.exec(head.trim());
-  if (device) return `must not start with ${device[1]} before its first dot (Windows keeps that name for a device, so no result could be written)`;
+  if (device)
+    return `must not start with ${device[1]} before its first dot (Windows keeps that name for a device, so no result could be written)`;
   return null;
 }
 
@@ -61,6 +67,8 @@ export const hasWindowsPathLimit = (platform: string) => platform === 'win32';
  */
 export function windowsPathProblem(path: string, platform: string, room = 0): string | null {
   if (!hasWindowsPathLimit(platform) || path.length + room <= WINDOWS_MAX_PATH) return null;
-  const limit = room ? `${WINDOWS_MAX_PATH - room} (Windows allows ${WINDOWS_MAX_PATH} in a path, and its name may still get a number)` : `the ${WINDOWS_MAX_PATH} Windows allows in a path`;
+  const limit = room
+    ? `${WINDOWS_MAX_PATH - room} (Windows allows ${WINDOWS_MAX_PATH} in a path, and its name may still get a number)`
+    : `the ${WINDOWS_MAX_PATH} Windows allows in a path`;
   return `${path} would be ${path.length} characters long, more than ${limit}; Explorer and most programs could not open it`;
 }

@@ -9,7 +9,10 @@ export const LIVE_HOSTS = [
   { baseUrl: 'https://api.freepik.com', keyHeader: 'x-freepik-api-key', name: 'Freepik (legacy host)' },
 ] as const;
 
-export const KEY_HEADERS = LIVE_HOSTS.map((h) => h.keyHeader) as unknown as readonly ['x-magnific-api-key', 'x-freepik-api-key'];
+export const KEY_HEADERS = LIVE_HOSTS.map((h) => h.keyHeader) as unknown as readonly [
+  'x-magnific-api-key',
+  'x-freepik-api-key',
+];
 export type KeyHeader = (typeof KEY_HEADERS)[number];
 export const DEFAULT_BASE_URL = LIVE_HOSTS[0].baseUrl;
 export const DEFAULT_KEY_HEADER: KeyHeader = LIVE_HOSTS[0].keyHeader;
@@ -53,10 +56,12 @@ export type SlugKey = keyof typeof MODEL_SLUGS;
 
 /** How a tool's request was verified, in words a user reads beside the tool. */
 export const BASIS_WORDS: Record<Basis, string> = {
-  official: 'Checked against the service\'s official API description.',
-  docs: 'Follows the service\'s public documentation; not in its official API description.',
+  official: "Checked against the service's official API description.",
+  docs: "Follows the service's public documentation; not in its official API description.",
   spec: 'Follows the API spec alone: the service documents no fields for it, so a request may still be refused.',
 };
 export const SLUG_KEYS = Object.keys(MODEL_SLUGS) as SlugKey[];
-export const DEFAULT_SLUGS = Object.fromEntries(SLUG_KEYS.map((k) => [k, MODEL_SLUGS[k].slug])) as { readonly [K in SlugKey]: (typeof MODEL_SLUGS)[K]['slug'] };
+export const DEFAULT_SLUGS = Object.fromEntries(SLUG_KEYS.map((k) => [k, MODEL_SLUGS[k].slug])) as {
+  readonly [K in SlugKey]: (typeof MODEL_SLUGS)[K]['slug'];
+};
 export const SLUG_RE = /^[a-z0-9][a-z0-9._-]*$/i;

@@ -3,15 +3,31 @@ import { DEFAULT_SLUGS, SLUG_KEYS, type SlugKey } from './catalogue/index.ts';
 import { DEFAULT_BASE_URL, DEFAULT_KEY_HEADER, KEY_HEADERS, SLUG_RE } from './service-profile.ts';
 import { templateNameProblem } from './file-names.ts';
 
-export const DEMO_KEY_NAMES = ['sandbox-owner', 'sandbox-admin', 'sandbox-member', 'sandbox-business', 'sandbox-noaudit'] as const;
+export const DEMO_KEY_NAMES = [
+  'sandbox-owner',
+  'sandbox-admin',
+  'sandbox-member',
+  'sandbox-business',
+  'sandbox-noaudit',
+] as const;
 
-const slugOverrides = z.object(Object.fromEntries(SLUG_KEYS.map((k) => [k, z.string().regex(SLUG_RE, 'must be a path segment (letters, digits, . _ -)').optional()])) as Record<SlugKey, z.ZodOptional<z.ZodString>>).strict();
+const slugOverrides = z
+  .object(
+    Object.fromEntries(
+      SLUG_KEYS.map((k) => [
+        k,
+        z.string().regex(SLUG_RE, 'must be a path segment (letters, digits, . _ -)').optional(),
+      ]),
+    ) as Record<SlugKey, z.ZodOptional<z.ZodString>>,
+  )
+  .strict();
 
 /** POSIX, drive-letter and UNC forms: the renderer checks it too, without node:path. */
 export const isAbsolutePath = (p: string) => /^(\/|[A-Za-z]:[\\/]|\\\\)/.test(p);
 
 /** zod's own enum message quotes its values as code ("system"|"light"); a setting's should read as a sentence. */
-const oneOf = <const T extends readonly [string, ...string[]]>(values: T) => z.enum(values, { error: `must be one of ${values.join(', ')}` });
+const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
+  z.enum(values, { error: `must be one of ${values.join(', ')}` });
 
 const TEMPLATE_TOKENS = ['name', 'tool', 'ext', 'n', 'date', 'batch'];
 
@@ -19,14 +35,32 @@ const TEMPLATE_TOKENS = ['name', 'tool', 'ext', 'n', 'date', 'batch'];
 const fields = {
   /** 'sandbox' runs the built-in API in-process; 'live' uses baseUrl with the keychain's key. */
   backend: oneOf(['sandbox', 'live']),
-  baseUrl: z.string().url('must be a URL').refine((u) => u.startsWith('https://') || /^http:\/\/(127\.0\.0\.1|localhost)(:\d+)?(\/|$)/.test(u), 'must be https:// (or http:// on 127.0.0.1)'),
+  baseUrl: z
+    .string()
+    .url('must be a URL')
+    .refine(
+      (u) => u.startsWith('https://') || /^http:\/\/(127\.0\.0\.1|localhost)(:\d+)?(\/|$)/.test(u),
+      'must be https:// (or http:// on 127.0.0.1)',
+    ),
   /** Which demo identity the Sandbox backend uses (plans and roles differ). */
   /** The header the live service reads the key from (the legacy host takes its own). */
   keyHeader: oneOf(KEY_HEADERS),
   sandboxKey: oneOf(DEMO_KEY_NAMES),
   /** Empty: the default folder. A relative path would depend on where the app was started from. */
-  outputDir: z.string().refine((d) => d === '' || isAbsolutePath(d), 'must be a full path (such as /Users/you/MediaDesk or C:\\Users\\you\\MediaDesk), or empty for the default folder'),
-  namingTemplate: z.string().min(1, 'must not be empty').max(60, 'must be at most 60 characters').refine((t) => [...t.matchAll(/\{([a-z]+)\}/g)].every((m) => TEMPLATE_TOKENS.includes(m[1])), `may use only ${TEMPLATE_TOKENS.map((t) => `{${t}}`).join(' ')}`)
+  outputDir: z
+    .string()
+    .refine(
+      (d) => d === '' || isAbsolutePath(d),
+      'must be a full path (such as /Users/you/MediaDesk or C:\\Users\\you\\MediaDesk), or empty for the default folder',
+    ),
+  namingTemplate: z
+    .string()
+    .min(1, 'must not be empty')
+    .max(60, 'must be at most 60 characters')
+    .refine(
+      (t) => [...t.matchAll(/\{([a-z]+)\}/g)].every((m) => TEMPLATE_TOKENS.includes(m[1])),
+      `may use only ${TEMPLATE_TOKENS.map((t) => `{${t}}`).join(' ')}`,
+    )
     .refine((t) => t.includes('{name}') || t.includes('{n}'), 'must contain {name} or {n} so results do not collide')
     .refine((t) => !/[\\/]/.test(t), 'must be a file name, without / or \\ (results go in the output folder)')
     .refine((t) => !t.startsWith('.'), 'must not start with a dot (the files would be hidden)')
@@ -34,8 +68,15 @@ const fields = {
       const problem = templateNameProblem(t);
       if (problem) ctx.addIssue({ code: 'custom', message: problem });
     }),
-  concurrency: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(32, 'must be at most 32'),
-  perToolConcurrency: z.record(z.string(), z.number().int('must be a whole number').min(1, 'must be at least 1').max(32, 'must be at most 32')),
+  concurrency: z
+    .number({ error: 'must be a number' })
+    .int('must be a whole number')
+    .min(1, 'must be at least 1')
+    .max(32, 'must be at most 32'),
+  perToolConcurrency: z.record(
+    z.string(),
+    z.number().int('must be a whole number').min(1, 'must be at least 1').max(32, 'must be at most 32'),
+  ),
   theme: oneOf(['system', 'light', 'dark']),
   slugs: slugOverrides,
 };

@@ -1,7 +1,10 @@
 import type { Granularity } from './contract/team.ts';
 
 /** The UTC days a usage query asked for, as the service echoes them (inclusive). */
-export interface UsageRange { start_date: string; end_date: string }
+export interface UsageRange {
+  start_date: string;
+  end_date: string;
+}
 
 const DAY = 86_400_000;
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
@@ -39,7 +42,11 @@ export function partialDays(date: string, granularity: Granularity, range: Usage
 }
 
 /** The first and last UTC day of the bucket holding `date` that the range covers, and whether the range cuts the bucket. */
-export function bucketCover(date: string, granularity: Granularity, range: UsageRange): { first: string; last: string; partial: boolean } {
+export function bucketCover(
+  date: string,
+  granularity: Granularity,
+  range: UsageRange,
+): { first: string; last: string; partial: boolean } {
   if (granularity === 'day') return { first: date, last: date, partial: false };
   const [start, end] = bucketDays(date, granularity);
   const first = start < range.start_date ? range.start_date : start;
@@ -55,7 +62,8 @@ function bucketDays(date: string, granularity: Exclude<Granularity, 'day'>): [st
     const monday = t - ((d.getUTCDay() + 6) % 7) * DAY;
     return [utcDay(monday), utcDay(monday + 6 * DAY)];
   }
-  if (granularity === 'month') return [`${date.slice(0, 7)}-01`, utcDay(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 0))];
+  if (granularity === 'month')
+    return [`${date.slice(0, 7)}-01`, utcDay(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 0))];
   return [`${date.slice(0, 4)}-01-01`, `${date.slice(0, 4)}-12-31`];
 }
 
@@ -63,5 +71,7 @@ function bucketDays(date: string, granularity: Exclude<Granularity, 'day'>): [st
 function daySpan(first: string, last: string): string {
   const md = (d: string) => `${MONTHS[Number(d.slice(5, 7)) - 1]} ${Number(d.slice(8, 10))}`;
   if (first === last) return md(first);
-  return first.slice(0, 7) === last.slice(0, 7) ? `${md(first)}–${Number(last.slice(8, 10))}` : `${md(first)}–${md(last)}`;
+  return first.slice(0, 7) === last.slice(0, 7)
+    ? `${md(first)}–${Number(last.slice(8, 10))}`
+    : `${md(first)}–${md(last)}`;
 }

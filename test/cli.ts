@@ -12,11 +12,19 @@ export interface CliRun {
 }
 
 /** The environment that points the CLI at a data folder and a Sandbox, with one of its demo keys. */
-export const cliEnv = (home: string, apiUrl: string, key = 'sandbox-owner'): NodeJS.ProcessEnv => ({ MEDIADESK_HOME: home, MEDIADESK_API_URL: apiUrl, MEDIADESK_API_KEY: key });
+export const cliEnv = (home: string, apiUrl: string, key = 'sandbox-owner'): NodeJS.ProcessEnv => ({
+  MEDIADESK_HOME: home,
+  MEDIADESK_API_URL: apiUrl,
+  MEDIADESK_API_KEY: key,
+});
 
 /** Runs `mediadesk args…` to its exit, as a shell would: its own process, its output collected. */
 export function runCli(args: readonly string[], o: { env: NodeJS.ProcessEnv; cwd?: string }): Promise<CliRun> {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: o.cwd, env: { ...process.env, ...o.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: o.cwd,
+    env: { ...process.env, ...o.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stdout!.on('data', (d) => (out += d));
@@ -29,8 +37,19 @@ export function runCli(args: readonly string[], o: { env: NodeJS.ProcessEnv; cwd
  * matches `until`, as a user at the terminal would on seeing that line; then waits for its exit.
  * `input` goes to its standard input as a shell pipe gives it: text, or a file streamed in.
  */
-export function interruptWhen(args: readonly string[], o: { env: NodeJS.ProcessEnv; until?: RegExp; watch?: 'stdout' | 'stderr'; input?: { text: string } | { file: string } }): Promise<CliRun> {
-  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...o.env }, stdio: [o.input ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+export function interruptWhen(
+  args: readonly string[],
+  o: {
+    env: NodeJS.ProcessEnv;
+    until?: RegExp;
+    watch?: 'stdout' | 'stderr';
+    input?: { text: string } | { file: string };
+  },
+): Promise<CliRun> {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: { ...process.env, ...o.env },
+    stdio: [o.input ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   let sent = false;

@@ -27,11 +27,13 @@ export interface BackendOptions {
  * Whether a result URL of the built-in Sandbox was served by another one than `mine` (this
  * process's, null when none runs): that Sandbox ended with its process, and the URL leads nowhere.
  */
-export const fromAnotherSandbox = (url: string, mine: string | null): boolean => mine === null || new URL(url).origin !== new URL(mine).origin;
+export const fromAnotherSandbox = (url: string, mine: string | null): boolean =>
+  mine === null || new URL(url).origin !== new URL(mine).origin;
 
 /** `live <base URL> key <fingerprint>` for a live server, `sandbox` for the built-in Sandbox (see Backend.identity). */
 const errorMessage = (err: unknown) => (err instanceof Error ? err.message : String(err));
-const identityOf = (live: ApiTarget | null) => (live === null ? 'sandbox' : `live ${live.baseUrl.replace(/\/+$/, '')} key ${keyFingerprint(live.apiKey)}`);
+const identityOf = (live: ApiTarget | null) =>
+  live === null ? 'sandbox' : `live ${live.baseUrl.replace(/\/+$/, '')} key ${keyFingerprint(live.apiKey)}`;
 
 /**
  * Decides where requests go. In order: MEDIADESK_API_URL + MEDIADESK_API_KEY (scripts and CI);
@@ -62,9 +64,24 @@ export class Backend {
     const keySet = (await this.o.secrets.get()) !== null;
     const keychain = this.o.secrets.kind;
     if (this.env.MEDIADESK_API_URL && this.env.MEDIADESK_API_KEY) {
-      return { effective: 'live', chosen: s.backend, baseUrl: this.env.MEDIADESK_API_URL, keySet, keychain, reason: 'MEDIADESK_API_URL and MEDIADESK_API_KEY are set in the environment' };
+      return {
+        effective: 'live',
+        chosen: s.backend,
+        baseUrl: this.env.MEDIADESK_API_URL,
+        keySet,
+        keychain,
+        reason: 'MEDIADESK_API_URL and MEDIADESK_API_KEY are set in the environment',
+      };
     }
-    if (s.backend === 'live' && keySet) return { effective: 'live', chosen: 'live', baseUrl: s.baseUrl, keySet, keychain, reason: `live service with the key from the ${keychain === 'os' ? 'OS keychain' : 'session memory'}` };
+    if (s.backend === 'live' && keySet)
+      return {
+        effective: 'live',
+        chosen: 'live',
+        baseUrl: s.baseUrl,
+        keySet,
+        keychain,
+        reason: `live service with the key from the ${keychain === 'os' ? 'OS keychain' : 'session memory'}`,
+      };
     // A Sandbox that could not start is a fact to report, not a status that cannot be read.
     let sandboxUrl = 'in-process';
     let failed = this.startError;
@@ -75,8 +92,11 @@ export class Backend {
         failed = errorMessage(err);
       }
     }
-    const reason = (s.backend === 'live' ? 'live is chosen but no API key is set, so the built-in Sandbox answers' : `the built-in Sandbox, as ${s.sandboxKey}`)
-      + (failed ? `; it could not start (${failed}) and is tried again on the next request` : '');
+    const reason =
+      (s.backend === 'live'
+        ? 'live is chosen but no API key is set, so the built-in Sandbox answers'
+        : `the built-in Sandbox, as ${s.sandboxKey}`) +
+      (failed ? `; it could not start (${failed}) and is tried again on the next request` : '');
     return { effective: 'sandbox', chosen: s.backend, baseUrl: sandboxUrl, keySet, keychain, reason };
   }
 
@@ -84,7 +104,11 @@ export class Backend {
   private async live(): Promise<ApiTarget | null> {
     if (this.env.MEDIADESK_API_URL && this.env.MEDIADESK_API_KEY) {
       const baseUrl = this.env.MEDIADESK_API_URL;
-      return { baseUrl, apiKey: this.env.MEDIADESK_API_KEY, keyHeader: this.env.MEDIADESK_API_KEY_HEADER || keyHeaderFor(baseUrl) };
+      return {
+        baseUrl,
+        apiKey: this.env.MEDIADESK_API_KEY,
+        keyHeader: this.env.MEDIADESK_API_KEY_HEADER || keyHeaderFor(baseUrl),
+      };
     }
     const s = this.o.settings.get();
     if (s.backend === 'live') {
@@ -117,10 +141,13 @@ export class Backend {
    */
   private startSandbox(): Promise<RunningSandboxLike> {
     const started = this.o.startSandbox();
-    started.then(() => (this.startError = null), (err: unknown) => {
-      this.startError = errorMessage(err);
-      if (this.sandbox === started) this.sandbox = null;
-    });
+    started.then(
+      () => (this.startError = null),
+      (err: unknown) => {
+        this.startError = errorMessage(err);
+        if (this.sandbox === started) this.sandbox = null;
+      },
+    );
     return started;
   }
 

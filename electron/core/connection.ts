@@ -41,7 +41,9 @@ export function modelPaths(slugs: Slugs): PathProbe[] {
   for (const t of TOOLS) {
     const path = resolvePaths(t, slugs).list;
     const title = t.title.split(':')[0];
-    const slugKeys = [...t.list.matchAll(/\{([a-z0-9_]+)\}/g)].map((m) => m[1]).filter((k): k is SlugKey => Object.hasOwn(DEFAULT_SLUGS, k));
+    const slugKeys = [...t.list.matchAll(/\{([a-z0-9_]+)\}/g)]
+      .map((m) => m[1])
+      .filter((k): k is SlugKey => Object.hasOwn(DEFAULT_SLUGS, k));
     const p = byPath.get(path);
     if (!p) byPath.set(path, { path, titles: [title], slugKeys });
     else {
@@ -77,25 +79,46 @@ export async function testConnection(d: ConnectionDeps): Promise<ConnectionTest>
   } catch (err) {
     // Only the built-in Sandbox is started on demand: a live target is read from settings and the keychain.
     const why = err instanceof Error ? err.message : String(err);
-    return { backend, baseUrl: 'in-process', checks: [{ name: 'Host', ok: false, detail: `the built-in Sandbox could not start: ${why}`, fix: 'Restart MediaDesk; if it still cannot start, choose the live service in Settings > Backend with an API key.' }] };
+    return {
+      backend,
+      baseUrl: 'in-process',
+      checks: [
+        {
+          name: 'Host',
+          ok: false,
+          detail: `the built-in Sandbox could not start: ${why}`,
+          fix: 'Restart MediaDesk; if it still cannot start, choose the live service in Settings > Backend with an API key.',
+        },
+      ],
+    };
   }
   const baseUrl = target.baseUrl.replace(/\/+$/, '');
   const header = target.keyHeader ?? keyHeaderFor(baseUrl);
   const client = new ApiClient(() => target, { retries: 0, timeoutMs: d.timeoutMs ?? 10_000 });
 
-  const baseUrlFix = source === 'environment'
-    ? `Check MEDIADESK_API_URL (now ${baseUrl}) and this machine's network.`
-    : source === 'keychain'
-      ? `Check the base URL setting (now ${baseUrl}): Settings > Backend > Base URL, or mediadesk settings set baseUrl=URL; and this machine's network.`
-      : `The built-in Sandbox at ${baseUrl} did not answer: restart MediaDesk.`;
-  const keyName = source === 'environment' ? `the API key ${keyFingerprint(target.apiKey)} from MEDIADESK_API_KEY`
-    : source === 'keychain' ? `the API key ${keyFingerprint(target.apiKey)} from the keychain` : `the Sandbox identity ${target.apiKey}`;
-  const replaceKey = source === 'environment' ? 'set MEDIADESK_API_KEY to a valid key'
-    : source === 'keychain' ? 'replace it under Settings > API key, or with echo "$KEY" | mediadesk key set' : 'choose another Sandbox identity in Settings > Backend';
+  const baseUrlFix =
+    source === 'environment'
+      ? `Check MEDIADESK_API_URL (now ${baseUrl}) and this machine's network.`
+      : source === 'keychain'
+        ? `Check the base URL setting (now ${baseUrl}): Settings > Backend > Base URL, or mediadesk settings set baseUrl=URL; and this machine's network.`
+        : `The built-in Sandbox at ${baseUrl} did not answer: restart MediaDesk.`;
+  const keyName =
+    source === 'environment'
+      ? `the API key ${keyFingerprint(target.apiKey)} from MEDIADESK_API_KEY`
+      : source === 'keychain'
+        ? `the API key ${keyFingerprint(target.apiKey)} from the keychain`
+        : `the Sandbox identity ${target.apiKey}`;
+  const replaceKey =
+    source === 'environment'
+      ? 'set MEDIADESK_API_KEY to a valid key'
+      : source === 'keychain'
+        ? 'replace it under Settings > API key, or with echo "$KEY" | mediadesk key set'
+        : 'choose another Sandbox identity in Settings > Backend';
   const choice = headerChoice(header, baseUrl);
-  const headerSetting = source === 'environment'
-    ? `MEDIADESK_API_KEY_HEADER (now ${header}${env.MEDIADESK_API_KEY_HEADER ? '' : ', the one of this host when unset'}; ${choice.said})`
-    : `the API key header setting (now ${header}; ${choice.said}): Settings > Backend > API key header, or mediadesk settings set keyHeader=${choice.to}`;
+  const headerSetting =
+    source === 'environment'
+      ? `MEDIADESK_API_KEY_HEADER (now ${header}${env.MEDIADESK_API_KEY_HEADER ? '' : ', the one of this host when unset'}; ${choice.said})`
+      : `the API key header setting (now ${header}; ${choice.said}): Settings > Backend > API key header, or mediadesk settings set keyHeader=${choice.to}`;
 
   const checks: ConnectionCheck[] = [];
   // Host and key, from one request.
@@ -106,12 +129,21 @@ export async function testConnection(d: ConnectionDeps): Promise<ConnectionTest>
   } catch (err) {
     if (!reached(err)) {
       const detail = err instanceof ApiError ? err.message : String(err);
-      checks.push({ name: 'Host', ok: false, detail: `${baseUrl} (${backend}) could not be reached: ${detail}`, fix: baseUrlFix });
+      checks.push({
+        name: 'Host',
+        ok: false,
+        detail: `${baseUrl} (${backend}) could not be reached: ${detail}`,
+        fix: baseUrlFix,
+      });
       return { backend, baseUrl, checks };
     }
     keyError = err;
   }
-  checks.push({ name: 'Host', ok: true, detail: `${baseUrl} (${backend}) answered in ${Math.round(performance.now() - started)} ms` });
+  checks.push({
+    name: 'Host',
+    ok: true,
+    detail: `${baseUrl} (${backend}) answered in ${Math.round(performance.now() - started)} ms`,
+  });
   const keyCheck = keyFinding(keyError, { keyName, header, replaceKey, headerSetting, baseUrlFix });
   checks.push(keyCheck);
   if (!keyCheck.ok) {
@@ -125,7 +157,13 @@ export async function testConnection(d: ConnectionDeps): Promise<ConnectionTest>
   const slugs = d.slugs();
   const found = await mapLimit(modelPaths(slugs), PATHS_AT_ONCE, async (p): Promise<ConnectionCheck> => {
     const name = p.titles.join(', ');
-    if (stopped) return { name, ok: false, detail: `GET ${p.path}: not checked, the service answered ${answered(stopped)} before`, fix: laterFix(stopped) };
+    if (stopped)
+      return {
+        name,
+        ok: false,
+        detail: `GET ${p.path}: not checked, the service answered ${answered(stopped)} before`,
+        fix: laterFix(stopped),
+      };
     try {
       await client.get(p.path);
       return { name, ok: true, detail: `GET ${p.path}: the model path exists` };
@@ -135,14 +173,38 @@ export async function testConnection(d: ConnectionDeps): Promise<ConnectionTest>
         stopped ??= err;
         return { name, ok: false, detail: `GET ${p.path}: the service is busy (${answered(err)})`, fix: laterFix(err) };
       }
-      if (err.kind !== 'http') return { name, ok: false, detail: `GET ${p.path}: ${err.message}`, fix: err.kind === 'parse' ? baseUrlFix : laterFix(err) };
+      if (err.kind !== 'http')
+        return {
+          name,
+          ok: false,
+          detail: `GET ${p.path}: ${err.message}`,
+          fix: err.kind === 'parse' ? baseUrlFix : laterFix(err),
+        };
       const status = err.status!;
-      if (status === 404) return { name, ok: false, detail: `GET ${p.path}: ${answered(err)}, the service has no such model path`, fix: slugFix(p, slugs, overrides, baseUrl) };
+      if (status === 404)
+        return {
+          name,
+          ok: false,
+          detail: `GET ${p.path}: ${answered(err)}, the service has no such model path`,
+          fix: slugFix(p, slugs, overrides, baseUrl),
+        };
       // The path exists; this key's plan or role may not use it. A fact about the account, not the profile.
-      if (status === 403) return { name, ok: true, detail: `GET ${p.path}: the model path exists, but this key's plan or role may not use it (${answered(err)})` };
-      if (status === 401) return { name, ok: false, detail: `GET ${p.path}: ${answered(err)}`, fix: `The key was taken for ${KEY_PATH} but not here: ${replaceKey}.` };
+      if (status === 403)
+        return {
+          name,
+          ok: true,
+          detail: `GET ${p.path}: the model path exists, but this key's plan or role may not use it (${answered(err)})`,
+        };
+      if (status === 401)
+        return {
+          name,
+          ok: false,
+          detail: `GET ${p.path}: ${answered(err)}`,
+          fix: `The key was taken for ${KEY_PATH} but not here: ${replaceKey}.`,
+        };
       // 400, 405, 422: routed, so the path is there; it only did not like the bare GET.
-      if (status < 500) return { name, ok: true, detail: `GET ${p.path}: the model path exists (it answered ${answered(err)})` };
+      if (status < 500)
+        return { name, ok: true, detail: `GET ${p.path}: the model path exists (it answered ${answered(err)})` };
       return { name, ok: false, detail: `GET ${p.path}: ${answered(err)}`, fix: laterFix(err) };
     }
   });
@@ -150,22 +212,63 @@ export async function testConnection(d: ConnectionDeps): Promise<ConnectionTest>
   return { backend, baseUrl, checks };
 }
 
-function keyFinding(err: ApiError | null, k: { keyName: string; header: string; replaceKey: string; headerSetting: string; baseUrlFix: string }): ConnectionCheck {
+function keyFinding(
+  err: ApiError | null,
+  k: { keyName: string; header: string; replaceKey: string; headerSetting: string; baseUrlFix: string },
+): ConnectionCheck {
   const name = 'API key';
   const sent = `${k.keyName}, sent in ${k.header}`;
   if (!err) return { name, ok: true, detail: `${sent}: accepted (GET ${KEY_PATH})` };
-  if (err.kind === 'parse') return { name, ok: false, detail: `GET ${KEY_PATH} answered with something that is not JSON: this does not look like the service`, fix: k.baseUrlFix };
-  if (busy(err)) return { name, ok: false, detail: `${sent}: not known yet, the service is busy (${answered(err)})`, fix: laterFix(err) };
+  if (err.kind === 'parse')
+    return {
+      name,
+      ok: false,
+      detail: `GET ${KEY_PATH} answered with something that is not JSON: this does not look like the service`,
+      fix: k.baseUrlFix,
+    };
+  if (busy(err))
+    return {
+      name,
+      ok: false,
+      detail: `${sent}: not known yet, the service is busy (${answered(err)})`,
+      fix: laterFix(err),
+    };
   if (err.status === 401) {
     if (/missing/i.test(err.message)) {
-      return { name, ok: false, detail: `${sent}: ${answered(err)}`, fix: `The service found no API key in the header ${k.header}: check ${k.headerSetting}.` };
+      return {
+        name,
+        ok: false,
+        detail: `${sent}: ${answered(err)}`,
+        fix: `The service found no API key in the header ${k.header}: check ${k.headerSetting}.`,
+      };
     }
-    return { name, ok: false, detail: `${sent}: refused (${answered(err)})`, fix: `The service refused ${k.keyName} ("${err.message}"), sent in ${k.header}: ${k.replaceKey}.` };
+    return {
+      name,
+      ok: false,
+      detail: `${sent}: refused (${answered(err)})`,
+      fix: `The service refused ${k.keyName} ("${err.message}"), sent in ${k.header}: ${k.replaceKey}.`,
+    };
   }
   // The key is known; the catalogue is not for this plan or role. Said, not failed.
-  if (err.status === 403) return { name, ok: true, detail: `${sent}: accepted; the LoRA catalogue is not open to this plan or role (${answered(err)})` };
-  if (err.status === 404) return { name, ok: false, detail: `GET ${KEY_PATH}: ${answered(err)}: this does not look like the service`, fix: k.baseUrlFix };
-  return { name, ok: false, detail: `GET ${KEY_PATH}: ${answered(err)}`, fix: (err.status ?? 0) >= 500 ? laterFix(err) : k.baseUrlFix };
+  if (err.status === 403)
+    return {
+      name,
+      ok: true,
+      detail: `${sent}: accepted; the LoRA catalogue is not open to this plan or role (${answered(err)})`,
+    };
+  if (err.status === 404)
+    return {
+      name,
+      ok: false,
+      detail: `GET ${KEY_PATH}: ${answered(err)}: this does not look like the service`,
+      fix: k.baseUrlFix,
+    };
+  return {
+    name,
+    ok: false,
+    detail: `GET ${KEY_PATH}: ${answered(err)}`,
+    fix: (err.status ?? 0) >= 500 ? laterFix(err) : k.baseUrlFix,
+  };
 }
 
 /** What to change when a model path is not there: the slug setting in it, by name and value, where to change it and the command that does. */
@@ -173,15 +276,17 @@ function slugFix(p: PathProbe, slugs: Slugs, overrides: Settings['slugs'], baseU
   if (!p.slugKeys.length) {
     return `This path is not a setting (the catalogue fixes it): ${baseUrl} does not serve it, so its tools cannot be used there. If ${baseUrl} is not the service, change the base URL.`;
   }
-  return p.slugKeys.map((key) => {
-    const value = slugs[key];
-    const def = DEFAULT_SLUGS[key];
-    const overridden = overrides[key] !== undefined && overrides[key] !== def;
-    const others = Object.fromEntries(Object.entries(overrides).filter(([k, v]) => k !== key && v !== undefined));
-    // `settings set slugs=…` replaces every override: the command keeps the others.
-    if (overridden) {
-      return `The model path segment ${key} is "${value}" (the default is "${def}"): clear ${key} under Settings > Model path segments to use the default, or run mediadesk settings set 'slugs=${JSON.stringify(others)}'.`;
-    }
-    return `The model path segment ${key} is "${value}" (the default): enter the segment the service's documentation names for this model under ${key} in Settings > Model path segments, or run mediadesk settings set 'slugs=${JSON.stringify({ ...others, [key]: 'SEGMENT' })}'.`;
-  }).join(' ');
+  return p.slugKeys
+    .map((key) => {
+      const value = slugs[key];
+      const def = DEFAULT_SLUGS[key];
+      const overridden = overrides[key] !== undefined && overrides[key] !== def;
+      const others = Object.fromEntries(Object.entries(overrides).filter(([k, v]) => k !== key && v !== undefined));
+      // `settings set slugs=…` replaces every override: the command keeps the others.
+      if (overridden) {
+        return `The model path segment ${key} is "${value}" (the default is "${def}"): clear ${key} under Settings > Model path segments to use the default, or run mediadesk settings set 'slugs=${JSON.stringify(others)}'.`;
+      }
+      return `The model path segment ${key} is "${value}" (the default): enter the segment the service's documentation names for this model under ${key} in Settings > Model path segments, or run mediadesk settings set 'slugs=${JSON.stringify({ ...others, [key]: 'SEGMENT' })}'.`;
+    })
+    .join(' ');
 }

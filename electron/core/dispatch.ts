@@ -72,7 +72,10 @@ const quoted = (name: string) => JSON.stringify(name.length > 80 ? `${name.slice
 
 /** The reply that stands for one that could not be sent as it was. */
 export function unsendable(name: string, why: string): Reply {
-  return { ok: false, error: { code: 'internal', message: `the reply to ${quoted(name)} could not be sent: it ${why}` } };
+  return {
+    ok: false,
+    error: { code: 'internal', message: `the reply to ${quoted(name)} could not be sent: it ${why}` },
+  };
 }
 
 /**
@@ -84,10 +87,12 @@ export function unsendable(name: string, why: string): Reply {
  */
 export function createDispatcher(handlers: Partial<AllHandlers>) {
   async function run(name: string, payload: unknown): Promise<Reply> {
-    if (!Object.hasOwn(COMMANDS, name)) return { ok: false, error: { code: 'not_found', message: `unknown command "${name}"` } };
+    if (!Object.hasOwn(COMMANDS, name))
+      return { ok: false, error: { code: 'not_found', message: `unknown command "${name}"` } };
     const def = COMMANDS[name as CommandName];
     const handler = handlers[name as CommandName] as ((req: unknown) => unknown) | undefined;
-    if (!handler) return { ok: false, error: { code: 'unavailable', message: `"${name}" is not available in this host` } };
+    if (!handler)
+      return { ok: false, error: { code: 'unavailable', message: `"${name}" is not available in this host` } };
     const req = def.request.safeParse(payload ?? {});
     if (!req.success) {
       return { ok: false, error: invalidRequest(req.error.issues) };
@@ -102,7 +107,9 @@ export function createDispatcher(handlers: Partial<AllHandlers>) {
     } catch (err) {
       try {
         const error = toErrorData(err);
-        return replyProblem(error) ? { ok: false, error: { code: error.code, message: `${quoted(name)} failed` } } : { ok: false, error };
+        return replyProblem(error)
+          ? { ok: false, error: { code: error.code, message: `${quoted(name)} failed` } }
+          : { ok: false, error };
       } catch {
         // An error whose own fields throw when read.
         return { ok: false, error: { code: 'internal', message: `${quoted(name)} failed` } };
@@ -113,10 +120,31 @@ export function createDispatcher(handlers: Partial<AllHandlers>) {
 
 export function toErrorData(err: unknown): DeskErrorData {
   if (err instanceof DeskError) return err.toData();
-  const e = err as { name?: string; status?: number; message?: string; invalidParams?: { field: string; reason: string }[]; describe?: () => string };
+  const e = err as {
+    name?: string;
+    status?: number;
+    message?: string;
+    invalidParams?: { field: string; reason: string }[];
+    describe?: () => string;
+  };
   if (e?.name === 'ApiError') {
-    const code = e.status === 400 || e.status === 422 ? 'invalid' : e.status === 401 ? 'unauthorized' : e.status === 403 ? 'forbidden' : e.status === 404 ? 'not_found' : e.status === 429 ? 'rate_limited' : 'unavailable';
-    return { code, message: e.describe?.() ?? String(e.message), ...(e.invalidParams?.length ? { invalid: e.invalidParams } : {}) };
+    const code =
+      e.status === 400 || e.status === 422
+        ? 'invalid'
+        : e.status === 401
+          ? 'unauthorized'
+          : e.status === 403
+            ? 'forbidden'
+            : e.status === 404
+              ? 'not_found'
+              : e.status === 429
+                ? 'rate_limited'
+                : 'unavailable';
+    return {
+      code,
+      message: e.describe?.() ?? String(e.message),
+      ...(e.invalidParams?.length ? { invalid: e.invalidParams } : {}),
+    };
   }
   return { code: 'internal', message: err instanceof Error ? err.message : String(err) };
 }

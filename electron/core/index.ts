@@ -50,28 +50,64 @@ export async function createCore(o: CoreOptions) {
 
   const client = new ApiClient(() => backend.target());
   const effectiveSettings = () => withDefaultOutputDir(settings.get(), o.env ?? process.env);
-  const engine = openEngine({ home: o.home, target: () => backend.target(), identity: () => backend.identity(), builtInSandboxUrl: () => backend.builtInSandboxUrl(), slugs: () => backend.slugs(), settings: effectiveSettings });
+  const engine = openEngine({
+    home: o.home,
+    target: () => backend.target(),
+    identity: () => backend.identity(),
+    builtInSandboxUrl: () => backend.builtInSandboxUrl(),
+    slugs: () => backend.slugs(),
+    settings: effectiveSettings,
+  });
   engine.on('jobs.changed', (e) => events.emit('jobs.changed', e));
   mediaRoots.push(() => [...engine.store.mediaRoots(), effectiveSettings().outputDir]);
   const audit = new AuditService({
-    dbPath: dbPaths(o.home).audit, target: () => backend.target(), onSyncProgress: (p) => events.emit('audit.syncProgress', p), onImportProgress: (p) => events.emit('audit.importProgress', p),
-    onSyncStopping: () => events.emit('audit.syncStopping', {}), onImportStopping: () => events.emit('audit.importStopping', {}),
-    onSyncDone: (d) => events.emit('audit.syncDone', d), onImportDone: (d) => events.emit('audit.importDone', d) });
+    dbPath: dbPaths(o.home).audit,
+    target: () => backend.target(),
+    onSyncProgress: (p) => events.emit('audit.syncProgress', p),
+    onImportProgress: (p) => events.emit('audit.importProgress', p),
+    onSyncStopping: () => events.emit('audit.syncStopping', {}),
+    onImportStopping: () => events.emit('audit.importStopping', {}),
+    onSyncDone: (d) => events.emit('audit.syncDone', d),
+    onImportDone: (d) => events.emit('audit.importDone', d),
+  });
 
   // Follows a change that is already made (a key stored or removed, a setting saved): a status
   // that cannot be read now (the Sandbox failed to start) must not report that change as failed,
   // nor reject unhandled; whoever shows the status reads it again and says why it cannot.
-  const announceBackend = () => backend.status().then((s) => events.emit('backend.changed', s), () => {});
+  const announceBackend = () =>
+    backend.status().then(
+      (s) => events.emit('backend.changed', s),
+      () => {},
+    );
   settings.on('changed', (s) => {
     events.emit('settings.changed', s);
     void announceBackend();
   });
 
-  const teamDeps = { home: o.home, client, target: () => backend.target(), db: engine.store.db, lease: () => engine.holdsQueue, backend: () => backend.identity(), builtInSandboxUrl: () => backend.builtInSandboxUrl(), sandboxOwners: engine.sandboxOwners, settings: effectiveSettings, events, addMediaRoots: (r: () => string[]) => mediaRoots.push(r) };
+  const teamDeps = {
+    home: o.home,
+    client,
+    target: () => backend.target(),
+    db: engine.store.db,
+    lease: () => engine.holdsQueue,
+    backend: () => backend.identity(),
+    builtInSandboxUrl: () => backend.builtInSandboxUrl(),
+    sandboxOwners: engine.sandboxOwners,
+    settings: effectiveSettings,
+    events,
+    addMediaRoots: (r: () => string[]) => mediaRoots.push(r),
+  };
   const team = teamServices(teamDeps);
 
   const handlers: Partial<AllHandlers> = {
-    'app.info': async () => ({ version: VERSION, host: o.host, platform: process.platform, dataHome: o.home, outputDir: effectiveSettings().outputDir, backend: await backend.status() }),
+    'app.info': async () => ({
+      version: VERSION,
+      host: o.host,
+      platform: process.platform,
+      dataHome: o.home,
+      outputDir: effectiveSettings().outputDir,
+      backend: await backend.status(),
+    }),
     'settings.get': () => settings.get(),
     'settings.set': (patch) => settings.set(patch),
     'settings.file': () => settings.fileState(),
@@ -89,10 +125,15 @@ export async function createCore(o: CoreOptions) {
       await announceBackend();
       return { ok: true as const };
     },
-    'connection.test': () => testConnection({
-      target: () => backend.target(), source: () => backend.keySource(), label: async () => backendLabel(await backend.identity()),
-      slugs: () => backend.slugs(), settings: () => settings.get(), env: o.env ?? process.env,
-    }),
+    'connection.test': () =>
+      testConnection({
+        target: () => backend.target(),
+        source: () => backend.keySource(),
+        label: async () => backendLabel(await backend.identity()),
+        slugs: () => backend.slugs(),
+        settings: () => settings.get(),
+        env: o.env ?? process.env,
+      }),
     ...engineHandlers(engine, (p) => events.emit('batches.checkProgress', p)),
     ...teamHandlers(teamDeps, team),
     ...auditHandlers(audit),

@@ -21,7 +21,13 @@ interface LoraWire {
 async function cachePreview(url: string, dir: string, key: string): Promise<string | null> {
   if (!/^https?:\/\//.test(url)) return null;
   const ext = (/\.(png|jpe?g|webp|gif)(\?|$)/i.exec(url)?.[1] ?? 'png').toLowerCase();
-  const file = join(dir, `${createHash('sha256').update(`${key}\u0000${new URL(url).pathname}`).digest('hex').slice(0, 24)}.${ext}`);
+  const file = join(
+    dir,
+    `${createHash('sha256')
+      .update(`${key}\u0000${new URL(url).pathname}`)
+      .digest('hex')
+      .slice(0, 24)}.${ext}`,
+  );
   try {
     await stat(file);
     return file;

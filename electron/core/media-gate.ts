@@ -5,8 +5,20 @@ import { DeskError } from '../../shared/contract/define.ts';
 import { loadSharp } from './media/sharp.ts';
 
 const MEDIA_TYPES: Record<string, string> = {
-  '.png': 'image/png', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.jpe': 'image/jpeg', '.jfif': 'image/jpeg', '.webp': 'image/webp', '.gif': 'image/gif', '.tif': 'image/tiff', '.tiff': 'image/tiff',
-  '.mp4': 'video/mp4', '.mov': 'video/quicktime', '.mp3': 'audio/mpeg', '.wav': 'audio/wav', '.txt': 'text/plain; charset=utf-8',
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.jpe': 'image/jpeg',
+  '.jfif': 'image/jpeg',
+  '.webp': 'image/webp',
+  '.gif': 'image/gif',
+  '.tif': 'image/tiff',
+  '.tiff': 'image/tiff',
+  '.mp4': 'video/mp4',
+  '.mov': 'video/quicktime',
+  '.mp3': 'audio/mpeg',
+  '.wav': 'audio/wav',
+  '.txt': 'text/plain; charset=utf-8',
 };
 
 const realOrSelf = (p: string) => {
@@ -41,7 +53,8 @@ export class MediaGate {
    */
   check(path: string): string {
     const abs = resolve(path);
-    if (!mediaType(abs)) throw new DeskError('forbidden', `${extname(abs) || 'this file'} is not a media file the app shows`);
+    if (!mediaType(abs))
+      throw new DeskError('forbidden', `${extname(abs) || 'this file'} is not a media file the app shows`);
     if (!this.contains(abs)) throw new DeskError('forbidden', `${abs} is outside the folders MediaDesk works with`);
     let real: string;
     try {
@@ -60,7 +73,9 @@ export class MediaGate {
   contains(path: string, real = false): boolean {
     const abs = resolve(path);
     const roots = [this.home, ...this.roots()].map((r) => resolve(r));
-    return [...roots, ...(real ? roots.map(realOrSelf) : [])].some((root) => abs === root || abs.startsWith(root.endsWith(sep) ? root : root + sep));
+    return [...roots, ...(real ? roots.map(realOrSelf) : [])].some(
+      (root) => abs === root || abs.startsWith(root.endsWith(sep) ? root : root + sep),
+    );
   }
 
   /** A small WebP of an image, made once per (file, size, mtime) and cached under the data folder. */
@@ -68,7 +83,10 @@ export class MediaGate {
     const abs = this.check(path);
     if (!mediaType(abs)?.startsWith('image/')) throw new DeskError('invalid', 'thumbnails are made of images only');
     const st = statSync(abs);
-    const key = createHash('sha256').update(`${abs}\u0000${st.mtimeMs}\u0000${st.size}\u0000${size}`).digest('hex').slice(0, 32);
+    const key = createHash('sha256')
+      .update(`${abs}\u0000${st.mtimeMs}\u0000${st.size}\u0000${size}`)
+      .digest('hex')
+      .slice(0, 32);
     const out = join(this.thumbDir, key.slice(0, 2), `${key}.webp`);
     try {
       statSync(out);
@@ -77,9 +95,16 @@ export class MediaGate {
       mkdirSync(join(this.thumbDir, key.slice(0, 2)), { recursive: true });
       const sharp = await loadSharp();
       try {
-        await sharp(abs, { failOn: 'error' }).rotate().resize(size, size, { fit: 'inside', withoutEnlargement: true }).webp({ quality: 78 }).toFile(out);
+        await sharp(abs, { failOn: 'error' })
+          .rotate()
+          .resize(size, size, { fit: 'inside', withoutEnlargement: true })
+          .webp({ quality: 78 })
+          .toFile(out);
       } catch (err) {
-        throw new DeskError('invalid', `cannot read ${abs} as an image (${err instanceof Error ? err.message : String(err)})`);
+        throw new DeskError(
+          'invalid',
+          `cannot read ${abs} as an image (${err instanceof Error ? err.message : String(err)})`,
+        );
       }
       return out;
     }

@@ -4,7 +4,21 @@ import { dirname, extname, resolve } from 'node:path';
 import { DeskError } from '../../shared/contract/define.ts';
 
 /** Only results the app makes may be opened: a renderer must never be able to launch a program. */
-const OPENABLE = new Set(['.png', '.jpg', '.jpeg', '.webp', '.gif', '.mp4', '.mov', '.mp3', '.wav', '.txt', '.csv', '.ndjson', '.json']);
+const OPENABLE = new Set([
+  '.png',
+  '.jpg',
+  '.jpeg',
+  '.webp',
+  '.gif',
+  '.mp4',
+  '.mov',
+  '.mp3',
+  '.wav',
+  '.txt',
+  '.csv',
+  '.ndjson',
+  '.json',
+]);
 
 /**
  * The absolute path if the renderer may have the OS open or show it. The type alone is not
@@ -13,8 +27,16 @@ const OPENABLE = new Set(['.png', '.jpg', '.jpeg', '.webp', '.gif', '.mp4', '.mo
  */
 export function checkOpenable(path: string, ours: (abs: string) => boolean): string {
   const abs = resolve(path);
-  if (!OPENABLE.has(extname(abs).toLowerCase())) throw new DeskError('forbidden', `only result files can be opened (${[...OPENABLE].join(' ')}), not ${extname(abs) || 'a file without extension'}`);
-  if (!ours(abs)) throw new DeskError('forbidden', `${abs} is outside the folders MediaDesk works with (its data folder, the output folder, and the folders of your batches), so it is not opened`);
+  if (!OPENABLE.has(extname(abs).toLowerCase()))
+    throw new DeskError(
+      'forbidden',
+      `only result files can be opened (${[...OPENABLE].join(' ')}), not ${extname(abs) || 'a file without extension'}`,
+    );
+  if (!ours(abs))
+    throw new DeskError(
+      'forbidden',
+      `${abs} is outside the folders MediaDesk works with (its data folder, the output folder, and the folders of your batches), so it is not opened`,
+    );
   let st;
   try {
     st = statSync(abs);
@@ -35,7 +57,12 @@ const OPENER_GRACE_MS = 2000;
  */
 export function openWithOs(path: string, reveal = false): Promise<void> {
   const target = reveal ? dirname(path) : path;
-  const [cmd, args] = process.platform === 'darwin' ? ['open', reveal ? ['-R', path] : [path]] : process.platform === 'win32' ? ['explorer', reveal ? [`/select,${path}`] : [path]] : ['xdg-open', [target]];
+  const [cmd, args] =
+    process.platform === 'darwin'
+      ? ['open', reveal ? ['-R', path] : [path]]
+      : process.platform === 'win32'
+        ? ['explorer', reveal ? [`/select,${path}`] : [path]]
+        : ['xdg-open', [target]];
   return new Promise((resolveOpen, reject) => {
     const child = spawn(cmd, args, { detached: true, stdio: 'ignore' });
     const timer = setTimeout(() => {
@@ -44,13 +71,25 @@ export function openWithOs(path: string, reveal = false): Promise<void> {
     }, OPENER_GRACE_MS);
     child.on('error', (err: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      reject(new DeskError('unavailable', err.code === 'ENOENT' ? `cannot open files here: ${cmd} is not installed (${target})` : `cannot open ${target}: ${err.message}`));
+      reject(
+        new DeskError(
+          'unavailable',
+          err.code === 'ENOENT'
+            ? `cannot open files here: ${cmd} is not installed (${target})`
+            : `cannot open ${target}: ${err.message}`,
+        ),
+      );
     });
     child.on('exit', (code) => {
       clearTimeout(timer);
       // explorer.exe answers 1 even when it opened the file.
       if (code === 0 || process.platform === 'win32') return resolveOpen();
-      reject(new DeskError('unavailable', `${cmd} could not open ${target} (exit code ${code}); is an application set up for ${reveal ? 'folders' : `${extname(path) || 'these'} files`}?`));
+      reject(
+        new DeskError(
+          'unavailable',
+          `${cmd} could not open ${target} (exit code ${code}); is an application set up for ${reveal ? 'folders' : `${extname(path) || 'these'} files`}?`,
+        ),
+      );
     });
   });
 }

@@ -14,8 +14,10 @@ export function outputFolderProblem(dir: string): string | null {
   for (let at = target; ; at = dirname(at)) {
     const st = statOrNull(at);
     if (st) {
-      if (!st.isDirectory()) return at === target ? `${target} is a file, not a folder` : `${target} cannot be created: ${at} is a file`;
-      if (!writable(at)) return at === target ? `${target} is not writable` : `${target} cannot be created: ${at} is not writable`;
+      if (!st.isDirectory())
+        return at === target ? `${target} is a file, not a folder` : `${target} cannot be created: ${at} is a file`;
+      if (!writable(at))
+        return at === target ? `${target} is not writable` : `${target} cannot be created: ${at} is not writable`;
       return null;
     }
     if (dirname(at) === at) return `${target} cannot be created`;

@@ -12,7 +12,8 @@ import { Entry } from '@napi-rs/keyring';
  * 8 hex digits of the key's SHA-256: enough to tell a user's few keys apart, too little to guess
  * a high-entropy key from. What the database and the renderer may hold instead of the key.
  */
-export const keyFingerprint = (key: string): string => createHash('sha256').update(key, 'utf8').digest('hex').slice(0, 8);
+export const keyFingerprint = (key: string): string =>
+  createHash('sha256').update(key, 'utf8').digest('hex').slice(0, 8);
 
 export interface SecretStore {
   readonly kind: 'os' | 'memory';
@@ -32,7 +33,11 @@ export class KeychainStore implements SecretStore {
   private readonly entry: Entry;
   constructor(service = KEYCHAIN_SERVICE) {
     // On Linux pin the Secret Service: the kernel keyring fallback forgets the key at reboot.
-    this.entry = new Entry(service, ACCOUNT, process.platform === 'linux' ? { linux: { store: 'secret-service' } } : undefined);
+    this.entry = new Entry(
+      service,
+      ACCOUNT,
+      process.platform === 'linux' ? { linux: { store: 'secret-service' } } : undefined,
+    );
   }
   async get() {
     return this.entry.getPassword() ?? null;
@@ -65,14 +70,18 @@ export class MemorySecretStore implements SecretStore {
 }
 
 /** The OS keychain when it answers, else a memory store that says why. */
-export async function openSecretStore(service = process.env.MEDIADESK_KEYCHAIN_SERVICE || KEYCHAIN_SERVICE): Promise<SecretStore> {
+export async function openSecretStore(
+  service = process.env.MEDIADESK_KEYCHAIN_SERVICE || KEYCHAIN_SERVICE,
+): Promise<SecretStore> {
   try {
     const store = new KeychainStore(service);
     await store.get();
     return store;
   } catch (err) {
     const why = err instanceof Error ? err.message.split('\n')[0] : String(err);
-    return new MemorySecretStore(`the OS keychain is unavailable (${why}); the key is kept in memory for this session only`);
+    return new MemorySecretStore(
+      `the OS keychain is unavailable (${why}); the key is kept in memory for this session only`,
+    );
   }
 }
 

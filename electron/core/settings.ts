@@ -2,7 +2,13 @@ import { existsSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { EventEmitter } from 'node:events';
 import Conf from 'conf';
-import { DEFAULT_SETTINGS, settingsPatchSchema, settingsSchema, type Settings, type SettingsPatch } from '../../shared/settings.ts';
+import {
+  DEFAULT_SETTINGS,
+  settingsPatchSchema,
+  settingsSchema,
+  type Settings,
+  type SettingsPatch,
+} from '../../shared/settings.ts';
 import { DeskError } from '../../shared/contract/define.ts';
 import type { IgnoredSetting } from '../../shared/contract/foundation.ts';
 import { outputFolderProblem } from './output-folder.ts';
@@ -80,7 +86,10 @@ export class GuardedStore implements JsonFileStore {
  * electron-store's underlying store): one file, same name, same folder.
  */
 export function openConfStore(home: string): GuardedStore {
-  return new GuardedStore(join(home, `${SETTINGS_FILE}.json`), () => new Conf<Record<string, unknown>>({ cwd: home, configName: SETTINGS_FILE, clearInvalidConfig: false }));
+  return new GuardedStore(
+    join(home, `${SETTINGS_FILE}.json`),
+    () => new Conf<Record<string, unknown>>({ cwd: home, configName: SETTINGS_FILE, clearInvalidConfig: false }),
+  );
 }
 
 /** A stored value as the user would find it in the file: JSON, on one line, cut short. */
@@ -107,7 +116,9 @@ function readSettings(raw: Record<string, unknown>): { settings: Settings; ignor
     const issue = single.error.issues[0];
     // perToolConcurrency.image, not just the setting: which entry of it is wrong.
     const inner = issue.path.slice(1).join('.');
-    const reason = known ? `${inner ? `${inner} ` : ''}${issue.message}` : 'not a setting of this version of MediaDesk, perhaps of a newer one';
+    const reason = known
+      ? `${inner ? `${inner} ` : ''}${issue.message}`
+      : 'not a setting of this version of MediaDesk, perhaps of a newer one';
     ignored.push({ name, stored: shown(v), reason, known });
   }
   return { settings: settingsSchema.parse(good), ignored };
@@ -131,7 +142,14 @@ export class SettingsService extends EventEmitter<{ changed: [Settings] }> {
   set(patch: SettingsPatch): Settings {
     const parsed = settingsPatchSchema.safeParse(patch);
     if (!parsed.success) {
-      throw new DeskError('invalid', 'settings not saved', parsed.error.issues.map((i) => ({ field: i.path.join('.') || (i.code === 'unrecognized_keys' ? i.keys.join(', ') : ''), reason: i.code === 'unrecognized_keys' ? 'is not a setting' : i.message })));
+      throw new DeskError(
+        'invalid',
+        'settings not saved',
+        parsed.error.issues.map((i) => ({
+          field: i.path.join('.') || (i.code === 'unrecognized_keys' ? i.keys.join(', ') : ''),
+          reason: i.code === 'unrecognized_keys' ? 'is not a setting' : i.message,
+        })),
+      );
     }
     // A folder that is in fact a file, or cannot be written, is named now rather than when a paid task's download fails.
     const folder = parsed.data.outputDir ? outputFolderProblem(parsed.data.outputDir) : null;
@@ -152,7 +170,12 @@ export class SettingsService extends EventEmitter<{ changed: [Settings] }> {
   /** The file, why it could not be read, which of its values were not used (read now), and where a save kept an unreadable one. */
   fileState(): { path: string; unreadable: string | null; keptAs: string | null; ignored: IgnoredSetting[] } {
     const { ignored } = readSettings(this.file.store);
-    return { path: this.file.path, unreadable: this.file.unreadable ?? null, keptAs: this.file.keptAs ?? null, ignored };
+    return {
+      path: this.file.path,
+      unreadable: this.file.unreadable ?? null,
+      keptAs: this.file.keptAs ?? null,
+      ignored,
+    };
   }
 }
 

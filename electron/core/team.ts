@@ -38,7 +38,8 @@ export interface TeamDeps {
  * in Settings with its default applied, ~/MediaDesk), else, for services built without it, one in
  * the data folder.
  */
-export const defaultOutDir = (home: string, s: Settings, sub: string) => (s.outputDir ? join(s.outputDir, sub) : join(home, 'outputs', sub));
+export const defaultOutDir = (home: string, s: Settings, sub: string) =>
+  s.outputDir ? join(s.outputDir, sub) : join(home, 'outputs', sub);
 
 /** The apps, analytics and creations services over one core. */
 export function teamServices(d: TeamDeps) {
@@ -58,7 +59,18 @@ export function teamServices(d: TeamDeps) {
     }, 200);
     emitTimer.unref?.();
   };
-  const apps = new AppsService({ client: d.client, store, lease: d.lease, backend: d.backend, builtInSandboxUrl: d.builtInSandboxUrl, sandboxOwners: d.sandboxOwners, defaultOutDir: () => defaultOutDir(d.home, d.settings(), 'apps'), onChange, poll: d.poll, platform: d.platform });
+  const apps = new AppsService({
+    client: d.client,
+    store,
+    lease: d.lease,
+    backend: d.backend,
+    builtInSandboxUrl: d.builtInSandboxUrl,
+    sandboxOwners: d.sandboxOwners,
+    defaultOutDir: () => defaultOutDir(d.home, d.settings(), 'apps'),
+    onChange,
+    poll: d.poll,
+    platform: d.platform,
+  });
   const analytics = new AnalyticsService({ client: d.client, db: d.db, target: d.target });
   const creations = new CreationsService(d.client, join(d.home, 'cache', 'creations'), d.platform);
   d.addMediaRoots?.(() => store.outDirs());
@@ -83,7 +95,8 @@ export function teamHandlers(d: TeamDeps, s: TeamServices = teamServices(d)): Ha
     'usage.breakdown': ({ by, ...q }) => s.analytics.breakdown(q, by),
     'usage.budget': () => s.analytics.budget(),
     'team.directory': () => s.analytics.directory(),
-    'team.export': ({ what, usage, outDir }) => s.analytics.exportCsv(what, outDir ?? defaultOutDir(d.home, d.settings(), 'exports'), usage),
+    'team.export': ({ what, usage, outDir }) =>
+      s.analytics.exportCsv(what, outDir ?? defaultOutDir(d.home, d.settings(), 'exports'), usage),
     'creations.list': (q) => s.creations.list(q),
     'creations.download': async ({ id, outDir }) => ({ path: await s.creations.download(id, outDir ?? out()) }),
   };

@@ -18,10 +18,12 @@ export const oneLine = (s: string): string =>
  * separators or the bidi controls, which are written as `\u009b` or `\u2028` here too, so the output
  * is still valid JSON, parses back to the same value, and holds none of what oneLine escapes.
  */
-export const terminalJson = (v: unknown, indent?: number): string => escapeJsonText(JSON.stringify(v, null, indent) ?? String(v));
+export const terminalJson = (v: unknown, indent?: number): string =>
+  escapeJsonText(JSON.stringify(v, null, indent) ?? String(v));
 
 /** A stored setting this build did not use, as `mediadesk settings get` and the web host say it on stderr. */
 export const ignoredSettingNote = (i: IgnoredSetting): string => `note: ${oneLine(ignoredSettingText(i))}\n`;
 
 /** Why the settings file could not be read (its JSON error may quote the file's own bytes), on one line. */
-export const unreadableSettingsWarning = (unreadable: string, then: string): string => `warning: ${oneLine(unreadable)}; ${then}\n`;
+export const unreadableSettingsWarning = (unreadable: string, then: string): string =>
+  `warning: ${oneLine(unreadable)}; ${then}\n`;

@@ -16,14 +16,17 @@ import { hardenContents, hardenSessions } from './security.ts';
 const home = dataHome();
 app.setPath('userData', home);
 // Result files reach the page through this scheme only, never file://; streaming serves video.
-protocol.registerSchemesAsPrivileged([{ scheme: 'desk-media', privileges: { standard: true, secure: true, stream: true, supportFetchAPI: true } }]);
+protocol.registerSchemesAsPrivileged([
+  { scheme: 'desk-media', privileges: { standard: true, secure: true, stream: true, supportFetchAPI: true } },
+]);
 
 if (!app.requestSingleInstanceLock()) {
   app.quit();
 } else {
   let win: BrowserWindow | null = null;
   let core: Core | null = null;
-  const rendererUrl = process.env.ELECTRON_RENDERER_URL ?? pathToFileURL(join(import.meta.dirname, '../renderer/index.html')).href;
+  const rendererUrl =
+    process.env.ELECTRON_RENDERER_URL ?? pathToFileURL(join(import.meta.dirname, '../renderer/index.html')).href;
 
   app.on('second-instance', () => {
     if (win) {
@@ -45,7 +48,10 @@ if (!app.requestSingleInstanceLock()) {
     hardenSessions(rendererUrl);
     Menu.setApplicationMenu(buildMenu());
     // Guarded as the web host's is: an unreadable settings.json starts the app on defaults, kept as it is.
-    const store = new GuardedStore(join(home, `${SETTINGS_FILE}.json`), () => new ElectronStore<Record<string, unknown>>({ cwd: home, name: SETTINGS_FILE }) as unknown as JsonFileStore);
+    const store = new GuardedStore(
+      join(home, `${SETTINGS_FILE}.json`),
+      () => new ElectronStore<Record<string, unknown>>({ cwd: home, name: SETTINGS_FILE }) as unknown as JsonFileStore,
+    );
     core = await createCore({
       home,
       host: 'electron',

@@ -9,7 +9,14 @@ import { trustedIpcSender } from './policy.ts';
  */
 export function wireIpc(core: Core, win: BrowserWindow, rendererUrl: string): () => void {
   const trusted = (e: IpcMainInvokeEvent | IpcMainEvent) =>
-    trustedIpcSender({ ourWindow: e.sender === win.webContents, mainFrame: e.senderFrame !== null && e.senderFrame === win.webContents.mainFrame, url: e.senderFrame?.url ?? null }, rendererUrl);
+    trustedIpcSender(
+      {
+        ourWindow: e.sender === win.webContents,
+        mainFrame: e.senderFrame !== null && e.senderFrame === win.webContents.mainFrame,
+        url: e.senderFrame?.url ?? null,
+      },
+      rendererUrl,
+    );
 
   const onContract = (e: IpcMainEvent) => {
     e.returnValue = trusted(e) ? { commands: COMMAND_NAMES, events: EVENT_NAMES } : { commands: [], events: [] };

@@ -23,8 +23,17 @@ export function isOwnRenderer(url: string, rendererUrl: string): boolean {
  */
 const PAGE_PERMISSIONS = new Set(['clipboard-sanitized-write', 'fullscreen']);
 
-export function permissionAllowed(permission: string, request: { url: string | undefined; mainFrame: boolean }, rendererUrl: string): boolean {
-  return PAGE_PERMISSIONS.has(permission) && request.mainFrame && request.url !== undefined && isOwnRenderer(request.url, rendererUrl);
+export function permissionAllowed(
+  permission: string,
+  request: { url: string | undefined; mainFrame: boolean },
+  rendererUrl: string,
+): boolean {
+  return (
+    PAGE_PERMISSIONS.has(permission) &&
+    request.mainFrame &&
+    request.url !== undefined &&
+    isOwnRenderer(request.url, rendererUrl)
+  );
 }
 
 /** A link the OS browser may open: https only (no file:, smb:, custom schemes that start programs), no user:password@. */
@@ -38,6 +47,9 @@ export function externalLink(url: string): string | null {
 }
 
 /** An IPC message is ours when it comes from our window's main frame showing our renderer: never from an iframe or another window. */
-export function trustedIpcSender(sender: { ourWindow: boolean; mainFrame: boolean; url: string | null }, rendererUrl: string): boolean {
+export function trustedIpcSender(
+  sender: { ourWindow: boolean; mainFrame: boolean; url: string | null },
+  rendererUrl: string,
+): boolean {
   return sender.ourWindow && sender.mainFrame && sender.url !== null && isOwnRenderer(sender.url, rendererUrl);
 }

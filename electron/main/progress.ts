@@ -9,7 +9,16 @@ export function wireBatchProgress(core: Core, win: BrowserWindow): () => void {
   const announced = new Set<string>();
   return core.events.onAny((name, payload) => {
     if (name !== 'jobs.changed' || win.isDestroyed()) return;
-    const { batches } = payload as { batches: { id: string; tool: string; total: number; progress: number; finished: boolean; counts: Record<string, number> }[] };
+    const { batches } = payload as {
+      batches: {
+        id: string;
+        tool: string;
+        total: number;
+        progress: number;
+        finished: boolean;
+        counts: Record<string, number>;
+      }[];
+    };
     const running = batches.filter((b) => !b.finished);
     win.setProgressBar(running.length ? running.reduce((n, b) => n + b.progress, 0) / running.length : -1);
     for (const b of batches) {

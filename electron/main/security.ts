@@ -20,9 +20,13 @@ export function hardenSessions(rendererUrl: string): void {
     callback({ responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [RENDERER_CSP] } });
   });
   session.defaultSession.setPermissionRequestHandler((_wc, permission, callback, details) =>
-    callback(permissionAllowed(permission, { url: details.requestingUrl, mainFrame: details.isMainFrame }, rendererUrl)));
+    callback(
+      permissionAllowed(permission, { url: details.requestingUrl, mainFrame: details.isMainFrame }, rendererUrl),
+    ),
+  );
   session.defaultSession.setPermissionCheckHandler((_wc, permission, _origin, details) =>
-    permissionAllowed(permission, { url: details.requestingUrl, mainFrame: details.isMainFrame }, rendererUrl));
+    permissionAllowed(permission, { url: details.requestingUrl, mainFrame: details.isMainFrame }, rendererUrl),
+  );
 }
 
 /** Every web contents: no navigation away (of any frame, nor by redirect), no new windows, no webviews; https links open in the OS browser. */

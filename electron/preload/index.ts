@@ -13,7 +13,11 @@ const desk = {
   host: 'electron' as const,
   async invoke(name: string, req: unknown): Promise<unknown> {
     if (!commandSet.has(name)) throw new Error(`unknown command "${name}"`);
-    const reply = (await ipcRenderer.invoke(`desk:cmd:${name}`, req)) as { ok: boolean; result?: unknown; error?: { code: string; message: string; invalid?: unknown } };
+    const reply = (await ipcRenderer.invoke(`desk:cmd:${name}`, req)) as {
+      ok: boolean;
+      result?: unknown;
+      error?: { code: string; message: string; invalid?: unknown };
+    };
     if (reply.ok) return reply.result;
     // Plain data crosses the bridge; the renderer's bridge rebuilds a DeskError from it.
     throw Object.assign(new Error(reply.error?.message ?? 'failed'), { desk: reply.error });

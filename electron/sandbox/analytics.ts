@@ -11,10 +11,28 @@ export const CREDIT_USAGE_DEFAULT_DAYS = 7;
 export const CREDIT_USAGE_MAX_DAYS = 365;
 const GRANULARITIES = ['day', 'week', 'month', 'year'] as const;
 type Granularity = (typeof GRANULARITIES)[number];
-const USAGE_TOOLS = ['hires', 'upscaler-precision', 'skin-faithful', 'change-camera', 'video-2x', 'music', 'image-to-prompt', 'context-t2i'];
+const USAGE_TOOLS = [
+  'hires',
+  'upscaler-precision',
+  'skin-faithful',
+  'change-camera',
+  'video-2x',
+  'music',
+  'image-to-prompt',
+  'context-t2i',
+];
 
 /** One seeded usage record: who used which tool how often, under which project, group and key. */
-interface Usage { day: string; userId: number; tool: string; uses: number; credits: number; project: string; groupId: number; apiKeyId: number }
+interface Usage {
+  day: string;
+  userId: number;
+  tool: string;
+  uses: number;
+  credits: number;
+  project: string;
+  groupId: number;
+  apiKeyId: number;
+}
 
 const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
@@ -27,7 +45,16 @@ function usageOfDay(team: Team, seed: number, day: string): Usage[] {
     const m = pick(rng, team.members);
     for (let j = intBetween(rng, 1, 3); j > 0; j--) {
       const uses = intBetween(rng, 1, 40);
-      out.push({ day, userId: m.id, tool: pick(rng, USAGE_TOOLS), uses, credits: uses * intBetween(rng, 1, 25), project: pick(rng, team.projects).reference, groupId: m.groupId, apiKeyId: pick(rng, team.apiKeys).id });
+      out.push({
+        day,
+        userId: m.id,
+        tool: pick(rng, USAGE_TOOLS),
+        uses,
+        credits: uses * intBetween(rng, 1, 25),
+        project: pick(rng, team.projects).reference,
+        groupId: m.groupId,
+        apiKeyId: pick(rng, team.apiKeys).id,
+      });
     }
   }
   return out;
@@ -45,9 +72,10 @@ function bucketOf(day: string, g: Granularity): string {
 
 function intList(v: unknown, field: string, bad: InvalidParam[]): number[] | undefined {
   if (v === undefined || v === null) return undefined;
-  if (!Array.isArray(v)) return void bad.push({ field, reason: 'must be a list of integers' }), undefined;
+  if (!Array.isArray(v)) return (void bad.push({ field, reason: 'must be a list of integers' }), undefined);
   v.forEach((x, i) => {
-    if (!Number.isInteger(x) || (x as number) < 1) bad.push({ field: `${field}.${i}`, reason: 'must be an integer of at least 1' });
+    if (!Number.isInteger(x) || (x as number) < 1)
+      bad.push({ field: `${field}.${i}`, reason: 'must be an integer of at least 1' });
   });
   return v as number[];
 }
@@ -65,37 +93,64 @@ function dateField(v: unknown, field: string, bad: InvalidParam[]): number | und
 function teamOf(caller: Caller, team: Team): Team {
   if (caller.teamId === 1) return team;
   return {
-    members: [{ id: caller.userId, name: caller.email.split('@')[0], email: caller.email, role: caller.role, status: 'active', groupId: 0 }],
-    groups: [], projects: [], folders: [],
-    apiKeys: [{ id: 9500 + caller.teamId, name: 'Default key', status: 'active', ownerId: caller.userId, createdAt: '2025-01-01T00:00:00.000Z' }],
+    members: [
+      {
+        id: caller.userId,
+        name: caller.email.split('@')[0],
+        email: caller.email,
+        role: caller.role,
+        status: 'active',
+        groupId: 0,
+      },
+    ],
+    groups: [],
+    projects: [],
+    folders: [],
+    apiKeys: [
+      {
+        id: 9500 + caller.teamId,
+        name: 'Default key',
+        status: 'active',
+        ownerId: caller.userId,
+        createdAt: '2025-01-01T00:00:00.000Z',
+      },
+    ],
   };
 }
 
 export function registerAnalytics(app: FastifyInstance, state: SandboxState): void {
   app.post('/v1/analytics/team-credit-usage', async (req, reply) => {
     const caller = state.callerOf(req);
-    if (!state.creditQuota.take(caller.key, state.now())) return sendError(reply, 429, 'Too many requests', { 'Retry-After': String(secondsToUtcMidnight(state.now())) });
+    if (!state.creditQuota.take(caller.key, state.now()))
+      return sendError(reply, 429, 'Too many requests', { 'Retry-After': String(secondsToUtcMidnight(state.now())) });
     const body = (req.body ?? {}) as Record<string, unknown>;
-    if (typeof body !== 'object' || Array.isArray(body)) return sendInvalid(reply, [{ field: 'body', reason: 'must be a JSON object' }]);
+    if (typeof body !== 'object' || Array.isArray(body))
+      return sendInvalid(reply, [{ field: 'body', reason: 'must be a JSON object' }]);
     const bad: InvalidParam[] = [];
     const granularity = (body.granularity ?? 'day') as Granularity;
-    if (!GRANULARITIES.includes(granularity)) bad.push({ field: 'granularity', reason: `must be one of ${GRANULARITIES.join(', ')}` });
+    if (!GRANULARITIES.includes(granularity))
+      bad.push({ field: 'granularity', reason: `must be one of ${GRANULARITIES.join(', ')}` });
     const today = Date.parse(`${isoDay(state.now())}T00:00:00Z`);
     const end = dateField(body.end_date, 'end_date', bad) ?? today;
     const start = dateField(body.start_date, 'start_date', bad) ?? end - (CREDIT_USAGE_DEFAULT_DAYS - 1) * DAY;
     if (start > end) bad.push({ field: 'start_date', reason: 'must not be after end_date' });
-    else if ((end - start) / DAY + 1 > CREDIT_USAGE_MAX_DAYS) bad.push({ field: 'start_date', reason: `the range cannot exceed ${CREDIT_USAGE_MAX_DAYS} days` });
+    else if ((end - start) / DAY + 1 > CREDIT_USAGE_MAX_DAYS)
+      bad.push({ field: 'start_date', reason: `the range cannot exceed ${CREDIT_USAGE_MAX_DAYS} days` });
     const groups = intList(body.group_ids, 'group_ids', bad);
     const keys = intList(body.api_key_ids, 'api_key_ids', bad);
     let projects: string[] | undefined;
     if (body.project_references !== undefined) {
-      if (!Array.isArray(body.project_references) || body.project_references.some((p) => typeof p !== 'string')) bad.push({ field: 'project_references', reason: 'must be a list of strings' });
+      if (!Array.isArray(body.project_references) || body.project_references.some((p) => typeof p !== 'string'))
+        bad.push({ field: 'project_references', reason: 'must be a list of strings' });
       else projects = body.project_references as string[];
     }
     if (bad.length) return sendInvalid(reply, bad);
 
     const team = teamOf(caller, state.team);
-    const buckets = new Map<string, Map<string, { uses: number; credits: number; users: Map<number, { uses: number; credits: number }> }>>();
+    const buckets = new Map<
+      string,
+      Map<string, { uses: number; credits: number; users: Map<number, { uses: number; credits: number }> }>
+    >();
     for (let d = start; d <= end; d += DAY) {
       const day = isoDay(d);
       const bucket = bucketOf(day, granularity);
@@ -118,8 +173,15 @@ export function registerAnalytics(app: FastifyInstance, state: SandboxState): vo
       data: [...buckets].map(([date, tools]) => ({
         date,
         consumptions: [...tools].map(([tool, t]) => ({
-          tool, user_uses: t.uses, user_credits: t.credits,
-          user_usages: [...t.users].map(([id, u]) => ({ user_id: id, email: email.get(id) ?? null, uses: u.uses, credits: u.credits })),
+          tool,
+          user_uses: t.uses,
+          user_credits: t.credits,
+          user_usages: [...t.users].map(([id, u]) => ({
+            user_id: id,
+            email: email.get(id) ?? null,
+            uses: u.uses,
+            credits: u.credits,
+          })),
         })),
       })),
     };
@@ -127,8 +189,33 @@ export function registerAnalytics(app: FastifyInstance, state: SandboxState): vo
 
   const listing = (path: string, view: (team: Team) => unknown[]) =>
     app.get(path, async (req: FastifyRequest) => ({ data: view(teamOf(state.callerOf(req), state.team)) }));
-  listing('/v1/analytics/team-members', (t) => t.members.map((m) => ({ id: m.id, name: m.name, email: m.email, role: m.role, status: m.status, group_ids: m.groupId ? [m.groupId] : [] })));
-  listing('/v1/analytics/team-api-keys', (t) => t.apiKeys.map((k) => ({ id: k.id, name: k.name, status: k.status, owner_user_id: k.ownerId, created_at: k.createdAt })));
-  listing('/v1/analytics/team-groups', (t) => t.groups.map((g) => ({ id: g.id, name: g.name, member_count: t.members.filter((m) => m.groupId === g.id).length })));
-  listing('/v1/analytics/team-projects', (t) => t.projects.map((p) => ({ reference: p.reference, name: p.name, folder_count: t.folders.filter((f) => f.projectReference === p.reference).length })));
+  listing('/v1/analytics/team-members', (t) =>
+    t.members.map((m) => ({
+      id: m.id,
+      name: m.name,
+      email: m.email,
+      role: m.role,
+      status: m.status,
+      group_ids: m.groupId ? [m.groupId] : [],
+    })),
+  );
+  listing('/v1/analytics/team-api-keys', (t) =>
+    t.apiKeys.map((k) => ({
+      id: k.id,
+      name: k.name,
+      status: k.status,
+      owner_user_id: k.ownerId,
+      created_at: k.createdAt,
+    })),
+  );
+  listing('/v1/analytics/team-groups', (t) =>
+    t.groups.map((g) => ({ id: g.id, name: g.name, member_count: t.members.filter((m) => m.groupId === g.id).length })),
+  );
+  listing('/v1/analytics/team-projects', (t) =>
+    t.projects.map((p) => ({
+      reference: p.reference,
+      name: p.name,
+      folder_count: t.folders.filter((f) => f.projectReference === p.reference).length,
+    })),
+  );
 }

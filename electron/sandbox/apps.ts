@@ -29,10 +29,31 @@ interface AppInput {
  * An app as served (`sqid`, `name`, `tool_metadata`, and `inputs` in the definition) plus what
  * only the Sandbox knows: the kind of its results and the tool name its result items carry.
  */
-interface App { sqid: string; name: string; output: 'image' | 'video' | 'audio'; tool: string; tool_metadata: ToolMetadata; inputs: AppInput[] }
-interface ToolMetadata { icon: string; description_key: string | null; translation_key: string | null; category: string; sort_order: number; total_cost?: number }
+interface App {
+  sqid: string;
+  name: string;
+  output: 'image' | 'video' | 'audio';
+  tool: string;
+  tool_metadata: ToolMetadata;
+  inputs: AppInput[];
+}
+interface ToolMetadata {
+  icon: string;
+  description_key: string | null;
+  translation_key: string | null;
+  category: string;
+  sort_order: number;
+  total_cost?: number;
+}
 
-const metadata = (total_cost: number): ToolMetadata => ({ icon: 'workflow', description_key: null, translation_key: null, category: 'general', sort_order: 999, total_cost });
+const metadata = (total_cost: number): ToolMetadata => ({
+  icon: 'workflow',
+  description_key: null,
+  translation_key: null,
+  category: 'general',
+  sort_order: 999,
+  total_cost,
+});
 
 /**
  * A few apps whose inputs, together, cover all four input types of the spec. Their ids are
@@ -40,35 +61,138 @@ const metadata = (total_cost: number): ToolMetadata => ({ icon: 'workflow', desc
  */
 export const APPS: readonly App[] = [
   {
-    sqid: 'pS7kQ2xa', name: 'Product shot studio', output: 'image', tool: 'text-to-image', tool_metadata: metadata(12),
+    sqid: 'pS7kQ2xa',
+    name: 'Product shot studio',
+    output: 'image',
+    tool: 'text-to-image',
+    tool_metadata: metadata(12),
     inputs: [
-      { id: 'product_image', key: 'image', type: 'creation', label: 'Product photo', config: { mediaType: 'image' }, required: true, default: null },
-      { id: 'scene', key: 'prompt', type: 'text', label: 'Scene description', config: { max_length: 2000 }, required: true, default: null },
-      { id: 'variations', key: 'count', type: 'number', label: 'Variations', config: { min: 1, max: 4 }, required: false, default: 1 },
-      { id: 'style', key: 'look', type: 'select', label: 'Style', config: { options: ['studio', 'outdoor', 'minimal'] }, required: false, default: 'studio' },
+      {
+        id: 'product_image',
+        key: 'image',
+        type: 'creation',
+        label: 'Product photo',
+        config: { mediaType: 'image' },
+        required: true,
+        default: null,
+      },
+      {
+        id: 'scene',
+        key: 'prompt',
+        type: 'text',
+        label: 'Scene description',
+        config: { max_length: 2000 },
+        required: true,
+        default: null,
+      },
+      {
+        id: 'variations',
+        key: 'count',
+        type: 'number',
+        label: 'Variations',
+        config: { min: 1, max: 4 },
+        required: false,
+        default: 1,
+      },
+      {
+        id: 'style',
+        key: 'look',
+        type: 'select',
+        label: 'Style',
+        config: { options: ['studio', 'outdoor', 'minimal'] },
+        required: false,
+        default: 'studio',
+      },
     ],
   },
   {
-    sqid: 'tV3mW9rb', name: 'Teaser video', output: 'video', tool: 'image-to-video', tool_metadata: metadata(40),
+    sqid: 'tV3mW9rb',
+    name: 'Teaser video',
+    output: 'video',
+    tool: 'image-to-video',
+    tool_metadata: metadata(40),
     inputs: [
-      { id: 'key_visual', key: 'image', type: 'creation', label: 'Key visual', config: { mediaType: 'image' }, required: true, default: null },
-      { id: 'tagline', key: 'prompt', type: 'text', label: 'Tagline', config: { max_length: 200 }, required: true, default: null },
-      { id: 'format', key: 'aspect_ratio', type: 'select', label: 'Format', config: { options: ['widescreen_16_9', 'social_story_9_16'] }, required: false, default: 'widescreen_16_9' },
-      { id: 'duration', key: 'seconds', type: 'number', label: 'Duration (s)', config: { min: 4, max: 15 }, required: false, default: 6 },
+      {
+        id: 'key_visual',
+        key: 'image',
+        type: 'creation',
+        label: 'Key visual',
+        config: { mediaType: 'image' },
+        required: true,
+        default: null,
+      },
+      {
+        id: 'tagline',
+        key: 'prompt',
+        type: 'text',
+        label: 'Tagline',
+        config: { max_length: 200 },
+        required: true,
+        default: null,
+      },
+      {
+        id: 'format',
+        key: 'aspect_ratio',
+        type: 'select',
+        label: 'Format',
+        config: { options: ['widescreen_16_9', 'social_story_9_16'] },
+        required: false,
+        default: 'widescreen_16_9',
+      },
+      {
+        id: 'duration',
+        key: 'seconds',
+        type: 'number',
+        label: 'Duration (s)',
+        config: { min: 4, max: 15 },
+        required: false,
+        default: 6,
+      },
     ],
   },
   {
-    sqid: 'jM4nX8sc', name: 'Jingle maker', output: 'audio', tool: 'music-generation', tool_metadata: metadata(8),
+    sqid: 'jM4nX8sc',
+    name: 'Jingle maker',
+    output: 'audio',
+    tool: 'music-generation',
+    tool_metadata: metadata(8),
     inputs: [
-      { id: 'brief', key: 'prompt', type: 'text', label: 'Brief', config: { max_length: 1000 }, required: true, default: null },
-      { id: 'mood', key: 'style', type: 'select', label: 'Mood', config: { options: ['upbeat', 'calm', 'epic'] }, required: false, default: 'upbeat' },
-      { id: 'length_seconds', key: 'length', type: 'number', label: 'Length (s)', config: { min: 10, max: 60 }, required: false, default: 15 },
+      {
+        id: 'brief',
+        key: 'prompt',
+        type: 'text',
+        label: 'Brief',
+        config: { max_length: 1000 },
+        required: true,
+        default: null,
+      },
+      {
+        id: 'mood',
+        key: 'style',
+        type: 'select',
+        label: 'Mood',
+        config: { options: ['upbeat', 'calm', 'epic'] },
+        required: false,
+        default: 'upbeat',
+      },
+      {
+        id: 'length_seconds',
+        key: 'length',
+        type: 'number',
+        label: 'Length (s)',
+        config: { min: 10, max: 60 },
+        required: false,
+        default: 15,
+      },
     ],
   },
 ];
 
 /** What a result item says of its media: the files the Sandbox serves (render.ts) measure so. */
-const MEDIA: Record<App['output'], (t: Task) => { duration: number | null; width: number | null; height: number | null }> = {
+const MEDIA: Record<
+  App['output'],
+  (t: Task) => { duration: number | null; width: number | null; height: number | null }
+> = {
   image: (t) => ({ duration: null, ...generatedSize(t.params) }),
   // resources/sandbox/sample.mp4 and sample.mp3 (ffprobe).
   video: () => ({ duration: 2, width: 320, height: 240 }),
@@ -76,7 +200,12 @@ const MEDIA: Record<App['output'], (t: Task) => { duration: number | null; width
 };
 
 /** Run statuses are lowercase (api-notes); `completed_with_errors` and `cancelled` come from the run's ending (faults). */
-export const RUN_STATUS: Record<TaskStatus, string> = { CREATED: 'pending', IN_PROGRESS: 'running', COMPLETED: 'completed', FAILED: 'failed' };
+export const RUN_STATUS: Record<TaskStatus, string> = {
+  CREATED: 'pending',
+  IN_PROGRESS: 'running',
+  COMPLETED: 'completed',
+  FAILED: 'failed',
+};
 
 /** A run that ends with errors still delivers what its other steps made: one result fewer, at least one. */
 function deliveredResults(t: Task): number {
@@ -116,7 +245,12 @@ export class AppCosts {
 /** A list item of `GET /v1/ai/apps`: `sqid`, `name`, `tool_metadata` (no `id`, no inputs). */
 const listItem = (a: App, costs: AppCosts) => ({ sqid: a.sqid, name: a.name, tool_metadata: costs.metadata(a) });
 /** The definition of `GET /v1/ai/apps/{app-id}`: the list item and its inputs. */
-const definition = (a: App, costs: AppCosts) => ({ sqid: a.sqid, name: a.name, inputs: a.inputs, tool_metadata: costs.metadata(a) });
+const definition = (a: App, costs: AppCosts) => ({
+  sqid: a.sqid,
+  name: a.name,
+  inputs: a.inputs,
+  tool_metadata: costs.metadata(a),
+});
 
 /**
  * The problems of a run body's input values (each named `inputs.<input id>`), answered with 422:
@@ -125,7 +259,9 @@ const definition = (a: App, costs: AppCosts) => ({ sqid: a.sqid, name: a.name, i
  */
 function checkInputs(app: App, values: Record<string, unknown>, callerTasks: (id: string) => boolean): InvalidParam[] {
   const bad: InvalidParam[] = [];
-  for (const k of Object.keys(values)) if (!app.inputs.some((i) => i.id === k)) bad.push({ field: `inputs.${k}`, reason: `is not an input of app ${app.sqid}` });
+  for (const k of Object.keys(values))
+    if (!app.inputs.some((i) => i.id === k))
+      bad.push({ field: `inputs.${k}`, reason: `is not an input of app ${app.sqid}` });
   for (const input of app.inputs) {
     const v = values[input.id];
     const field = `inputs.${input.id}`;
@@ -136,14 +272,18 @@ function checkInputs(app: App, values: Record<string, unknown>, callerTasks: (id
     }
     if (input.type === 'creation') {
       const ok = typeof v === 'string' && (encodingOf(v) !== null || (UUID_RE.test(v) && callerTasks(v)));
-      if (!ok) bad.push({ field, reason: 'must be an image URL, a base64-encoded image or the id of one of your creations' });
+      if (!ok)
+        bad.push({ field, reason: 'must be an image URL, a base64-encoded image or the id of one of your creations' });
     } else if (input.type === 'text') {
       if (typeof v !== 'string') bad.push({ field, reason: 'must be text' });
-      else if (config.max_length !== undefined && charCount(v) > config.max_length) bad.push({ field, reason: `must be at most ${config.max_length} characters` });
+      else if (config.max_length !== undefined && charCount(v) > config.max_length)
+        bad.push({ field, reason: `must be at most ${config.max_length} characters` });
     } else if (input.type === 'number') {
       if (typeof v !== 'number' || !Number.isFinite(v)) bad.push({ field, reason: 'must be a number' });
-      else if (v < (config.min ?? -Infinity) || v > (config.max ?? Infinity)) bad.push({ field, reason: `must be from ${config.min} to ${config.max}` });
-    } else if (typeof v !== 'string' || !config.options!.includes(v)) bad.push({ field, reason: `must be one of ${config.options!.join(', ')}` });
+      else if (v < (config.min ?? -Infinity) || v > (config.max ?? Infinity))
+        bad.push({ field, reason: `must be from ${config.min} to ${config.max}` });
+    } else if (typeof v !== 'string' || !config.options!.includes(v))
+      bad.push({ field, reason: `must be one of ${config.options!.join(', ')}` });
   }
   return bad;
 }
@@ -174,9 +314,13 @@ export function registerApps(app: FastifyInstance, state: SandboxState): void {
       ...MEDIA[kind](t),
       created_at: iso(endedAt),
     }));
-    const error_message = status === 'FAILED' ? (state.faults.current.appRunFailureMessage ?? 'A step of the workflow failed (injected by the Sandbox failure rate).')
-      : ended === 'completed_with_errors' ? 'One step of the workflow failed (injected by the Sandbox); the other results are ready.'
-        : null;
+    const error_message =
+      status === 'FAILED'
+        ? (state.faults.current.appRunFailureMessage ??
+          'A step of the workflow failed (injected by the Sandbox failure rate).')
+        : ended === 'completed_with_errors'
+          ? 'One step of the workflow failed (injected by the Sandbox); the other results are ready.'
+          : null;
     return {
       data: {
         run_id: t.id,
@@ -185,7 +329,13 @@ export function registerApps(app: FastifyInstance, state: SandboxState): void {
         started_at: status === 'CREATED' ? null : iso(t.createdAt + t.durationMs / 5),
         completed_at: final ? iso(endedAt) : null,
         error_message,
-        result: items.length ? { images: kind === 'image' ? items : [], videos: kind === 'video' ? items : [], audios: kind === 'audio' ? items : [] } : null,
+        result: items.length
+          ? {
+              images: kind === 'image' ? items : [],
+              videos: kind === 'video' ? items : [],
+              audios: kind === 'audio' ? items : [],
+            }
+          : null,
       },
     };
   };
@@ -209,19 +359,36 @@ export function registerApps(app: FastifyInstance, state: SandboxState): void {
     const body = (req.body ?? {}) as Record<string, unknown>;
     // A body the service cannot read is a 400; input values it can read but not accept, a 422.
     const malformed: InvalidParam[] = [];
-    if (body.inputs === null || typeof body.inputs !== 'object' || Array.isArray(body.inputs)) malformed.push({ field: 'inputs', reason: 'must be an object keyed by input id' });
-    if (body.webhook !== undefined && (typeof body.webhook !== 'string' || encodingOf(body.webhook) !== 'url')) malformed.push({ field: 'webhook', reason: 'must be an HTTPS URL' });
+    if (body.inputs === null || typeof body.inputs !== 'object' || Array.isArray(body.inputs))
+      malformed.push({ field: 'inputs', reason: 'must be an object keyed by input id' });
+    if (body.webhook !== undefined && (typeof body.webhook !== 'string' || encodingOf(body.webhook) !== 'url'))
+      malformed.push({ field: 'webhook', reason: 'must be an HTTPS URL' });
     if (malformed.length) return sendInvalid(reply, malformed);
     const inputs = body.inputs as Record<string, unknown>;
     const bad = checkInputs(a, inputs, (id) => state.tasks.get(id)?.key === caller.key);
     if (bad.length) return sendInvalid(reply, bad, VALIDATION_MESSAGE, 422);
-    const text = a.inputs.filter((i) => i.type === 'text').map((i) => String(inputs[i.id] ?? '')).join(' ');
+    const text = a.inputs
+      .filter((i) => i.type === 'text')
+      .map((i) => String(inputs[i.id] ?? ''))
+      .join(' ');
     const task: Task = {
-      id: state.tasks.newId(), toolId: `app:${a.sqid}`, listPath: RUNS_PATH, key: caller.key, userId: caller.userId,
-      createdAt: state.now(), durationMs: state.faults.current.taskDurationMs, fails: state.faults.failsNext(),
-      params: { prompt: `${a.name}: ${text} ${String(inputs.style ?? '')}`.trim(), resolution: '1k', aspect_ratio: 'square_1_1' },
+      id: state.tasks.newId(),
+      toolId: `app:${a.sqid}`,
+      listPath: RUNS_PATH,
+      key: caller.key,
+      userId: caller.userId,
+      createdAt: state.now(),
+      durationMs: state.faults.current.taskDurationMs,
+      fails: state.faults.failsNext(),
+      params: {
+        prompt: `${a.name}: ${text} ${String(inputs.style ?? '')}`.trim(),
+        resolution: '1k',
+        aspect_ratio: 'square_1_1',
+      },
       resultCount: typeof inputs.variations === 'number' ? inputs.variations : 1,
-      resultKind: a.output, ttlHours: APP_RESULT_TTL_HOURS, reached: 0,
+      resultKind: a.output,
+      ttlHours: APP_RESULT_TTL_HOURS,
+      reached: 0,
       ...(state.faults.current.appRunEnding === 'completed' ? {} : { appEnding: state.faults.current.appRunEnding }),
     };
     state.tasks.add(task);
@@ -234,7 +401,8 @@ export function registerApps(app: FastifyInstance, state: SandboxState): void {
   app.get('/v1/ai/apps/runs/:runId', async (req: FastifyRequest<{ Params: { runId: string } }>, reply) => {
     if (!enterpriseOnly(req, reply)) return reply;
     const t = state.tasks.get(req.params.runId);
-    if (!t || t.listPath !== RUNS_PATH || t.key !== state.callerOf(req).key) return sendError(reply, 404, 'Run not found');
+    if (!t || t.listPath !== RUNS_PATH || t.key !== state.callerOf(req).key)
+      return sendError(reply, 404, 'Run not found');
     return runView(t, statusAt(t, state.now()));
   });
 }

@@ -12,7 +12,10 @@ const DATE_RE = /^\d{4}-\d{2}-\d{2}$/;
 export function multiValues(params: URLSearchParams, name: string): string[] | undefined {
   const raw = [...params.getAll(name), ...params.getAll(`${name}[]`)];
   if (raw.length === 0) return undefined;
-  return raw.flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '');
+  return raw
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
 }
 
 function parseDate(value: string, field: string, bad: InvalidParam[]): number | undefined {
@@ -28,7 +31,13 @@ function parseDate(value: string, field: string, bad: InvalidParam[]): number | 
   return ms;
 }
 
-function parseInt1(value: string | null, field: string, def: number, max: number | undefined, bad: InvalidParam[]): number {
+function parseInt1(
+  value: string | null,
+  field: string,
+  def: number,
+  max: number | undefined,
+  bad: InvalidParam[],
+): number {
   if (value === null) return def;
   if (!/^-?\d+$/.test(value.trim())) {
     bad.push({ field, reason: 'must be an integer' });
@@ -44,19 +53,30 @@ function parseIds(values: string[] | undefined, field: string, bad: InvalidParam
   if (!values) return undefined;
   const out: number[] = [];
   values.forEach((v, i) => {
-    if (!/^\d+$/.test(v) || Number(v) < 1) bad.push({ field: `${field}.${i}`, reason: 'must be an integer of at least 1' });
+    if (!/^\d+$/.test(v) || Number(v) < 1)
+      bad.push({ field: `${field}.${i}`, reason: 'must be an integer of at least 1' });
     else out.push(Number(v));
   });
   return out;
 }
 
 /** The cursor carries the query it belongs to and the last item seen: keyset paging, no depth limit. */
-interface Cursor { f: AuditFilter; t: number; s: number }
+interface Cursor {
+  f: AuditFilter;
+  t: number;
+  s: number;
+}
 const encodeCursor = (c: Cursor) => Buffer.from(JSON.stringify(c)).toString('base64url');
 function decodeCursor(s: string): Cursor | null {
   try {
     const c = JSON.parse(Buffer.from(s, 'base64url').toString('utf8')) as Cursor;
-    if (typeof c?.t !== 'number' || typeof c?.s !== 'number' || typeof c?.f?.fromMs !== 'number' || typeof c?.f?.toMs !== 'number') return null;
+    if (
+      typeof c?.t !== 'number' ||
+      typeof c?.s !== 'number' ||
+      typeof c?.f?.fromMs !== 'number' ||
+      typeof c?.f?.toMs !== 'number'
+    )
+      return null;
     return c;
   } catch {
     return null;
@@ -90,10 +110,13 @@ export function registerAuditRoute(app: FastifyInstance, deps: AuditRouteDeps): 
     const hold = deps.delayMs();
     if (hold > 0) await new Promise((res) => setTimeout(res, hold));
     const caller = deps.callerOf(req);
-    if (caller.plan !== 'enterprise') return sendError(reply, 403, 'Audit logs are available on Enterprise plans only.');
+    if (caller.plan !== 'enterprise')
+      return sendError(reply, 403, 'Audit logs are available on Enterprise plans only.');
     if (!caller.auditLogs) return sendError(reply, 403, 'Audit logs are not enabled for this team.');
-    if (caller.role !== 'owner' && caller.role !== 'admin') return sendError(reply, 403, 'Only team admins and owners can search the audit logs.');
-    if (!deps.quota.take(caller.key, deps.now())) return sendError(reply, 429, 'Too many requests', { 'Retry-After': String(secondsToUtcMidnight(deps.now())) });
+    if (caller.role !== 'owner' && caller.role !== 'admin')
+      return sendError(reply, 403, 'Only team admins and owners can search the audit logs.');
+    if (!deps.quota.take(caller.key, deps.now()))
+      return sendError(reply, 429, 'Too many requests', { 'Retry-After': String(secondsToUtcMidnight(deps.now())) });
 
     const q = new URL(req.url, 'http://sandbox').searchParams;
     const bad: InvalidParam[] = [];
@@ -117,8 +140,17 @@ export function registerAuditRoute(app: FastifyInstance, deps: AuditRouteDeps): 
       const toDay = dTo !== null ? parseDate(dTo, 'date_to', bad) : today;
       if (fromMs !== undefined && toDay !== undefined) {
         // A date_from not sent is the default's: the error names the field the caller did send.
-        if (fromMs > toDay) bad.push(dFrom !== null ? { field: 'date_from', reason: 'must not be after date_to' } : { field: 'date_to', reason: `must not be before date_from, which defaults to 15 days ago (${new Date(kept).toISOString().slice(0, 10)})` });
-        else if ((toDay - fromMs) / DAY > RETENTION_DAYS) bad.push({ field: 'date_from', reason: `the window cannot exceed ${RETENTION_DAYS} days` });
+        if (fromMs > toDay)
+          bad.push(
+            dFrom !== null
+              ? { field: 'date_from', reason: 'must not be after date_to' }
+              : {
+                  field: 'date_to',
+                  reason: `must not be before date_from, which defaults to 15 days ago (${new Date(kept).toISOString().slice(0, 10)})`,
+                },
+          );
+        else if ((toDay - fromMs) / DAY > RETENTION_DAYS)
+          bad.push({ field: 'date_from', reason: `the window cannot exceed ${RETENTION_DAYS} days` });
       }
       const requestId = q.get('request_id');
       filter = {
@@ -131,7 +163,10 @@ export function registerAuditRoute(app: FastifyInstance, deps: AuditRouteDeps): 
         ...(requestId !== null && requestId !== '' ? { requestId } : {}),
       };
       if (bad.length === 0 && page * perPage > MAX_DEPTH) {
-        bad.push({ field: 'page', reason: `page times per_page must be at most ${MAX_DEPTH}; follow meta.next_cursor to go deeper` });
+        bad.push({
+          field: 'page',
+          reason: `page times per_page must be at most ${MAX_DEPTH}; follow meta.next_cursor to go deeper`,
+        });
       }
     }
     if (bad.length) return sendInvalid(reply, bad);

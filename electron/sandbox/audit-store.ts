@@ -2,10 +2,26 @@ import { intBetween, pick, rngFrom, seedOf, uuidFrom, type Rng } from './rng.ts'
 import type { Team } from './team.ts';
 
 /** Keys the public API may return (spec rule 1); everything else a raw event carries is internal. */
-export const ALLOWED_DATA_KEYS = ['target_user_id', 'role', 'group_id', 'operation', 'project_reference', 'folder_reference', 'share_type', 'permission', 'outcome'] as const;
+export const ALLOWED_DATA_KEYS = [
+  'target_user_id',
+  'role',
+  'group_id',
+  'operation',
+  'project_reference',
+  'folder_reference',
+  'share_type',
+  'permission',
+  'outcome',
+] as const;
 export const ALLOWED_STATE_KEYS = ['role', 'status', 'name', 'permission', 'share_type', 'member_count'] as const;
 /** Internals the seeded raw events carry on purpose, so the allow-list is exercised (spec rule 2). */
-export const STRIPPED_KEYS = ['provider_model', 'billing_state', 'moderation_flags', 'internal_plan_id', 'moderation_score'] as const;
+export const STRIPPED_KEYS = [
+  'provider_model',
+  'billing_state',
+  'moderation_flags',
+  'internal_plan_id',
+  'moderation_score',
+] as const;
 
 export const SEEDED_EVENT_COUNT = 6000;
 export const RETENTION_DAYS = 15;
@@ -14,21 +30,90 @@ const DAY = 86_400_000;
 type Dict = Record<string, unknown>;
 
 /** One event type as data: which payload keys it fills and whether it records a state change. */
-interface EventKind { type: string; verb: string; category: string | null; data: readonly string[]; states?: readonly string[] }
+interface EventKind {
+  type: string;
+  verb: string;
+  category: string | null;
+  data: readonly string[];
+  states?: readonly string[];
+}
 
 export const EVENT_KINDS: readonly EventKind[] = [
-  { type: 'team.member.role_changed', verb: 'update', category: 'team', data: ['target_user_id', 'role', 'group_id'], states: ['role'] },
-  { type: 'team.member.invited', verb: 'create', category: 'team', data: ['target_user_id', 'role', 'group_id'], states: ['status'] },
-  { type: 'team.member.removed', verb: 'delete', category: 'team', data: ['target_user_id', 'group_id'], states: ['status'] },
-  { type: 'team.group.updated', verb: 'update', category: 'team', data: ['group_id', 'operation'], states: ['name', 'member_count'] },
-  { type: 'project.folder.shared', verb: 'share', category: 'project', data: ['project_reference', 'folder_reference', 'share_type', 'permission'], states: ['share_type', 'permission'] },
-  { type: 'project.folder.created', verb: 'create', category: 'project', data: ['project_reference', 'folder_reference'] },
-  { type: 'project.folder.deleted', verb: 'delete', category: 'project', data: ['project_reference', 'folder_reference'], states: ['status'] },
+  {
+    type: 'team.member.role_changed',
+    verb: 'update',
+    category: 'team',
+    data: ['target_user_id', 'role', 'group_id'],
+    states: ['role'],
+  },
+  {
+    type: 'team.member.invited',
+    verb: 'create',
+    category: 'team',
+    data: ['target_user_id', 'role', 'group_id'],
+    states: ['status'],
+  },
+  {
+    type: 'team.member.removed',
+    verb: 'delete',
+    category: 'team',
+    data: ['target_user_id', 'group_id'],
+    states: ['status'],
+  },
+  {
+    type: 'team.group.updated',
+    verb: 'update',
+    category: 'team',
+    data: ['group_id', 'operation'],
+    states: ['name', 'member_count'],
+  },
+  {
+    type: 'project.folder.shared',
+    verb: 'share',
+    category: 'project',
+    data: ['project_reference', 'folder_reference', 'share_type', 'permission'],
+    states: ['share_type', 'permission'],
+  },
+  {
+    type: 'project.folder.created',
+    verb: 'create',
+    category: 'project',
+    data: ['project_reference', 'folder_reference'],
+  },
+  {
+    type: 'project.folder.deleted',
+    verb: 'delete',
+    category: 'project',
+    data: ['project_reference', 'folder_reference'],
+    states: ['status'],
+  },
   { type: 'project.project.created', verb: 'create', category: 'project', data: ['project_reference'] },
-  { type: 'creation.image.generated', verb: 'create', category: 'creation', data: ['operation', 'project_reference', 'folder_reference', 'outcome'] },
-  { type: 'creation.video.generated', verb: 'create', category: 'creation', data: ['operation', 'project_reference', 'outcome'] },
-  { type: 'security.api_key.created', verb: 'create', category: 'security', data: ['operation', 'outcome'], states: ['status'] },
-  { type: 'security.api_key.revoked', verb: 'delete', category: 'security', data: ['operation', 'outcome'], states: ['status'] },
+  {
+    type: 'creation.image.generated',
+    verb: 'create',
+    category: 'creation',
+    data: ['operation', 'project_reference', 'folder_reference', 'outcome'],
+  },
+  {
+    type: 'creation.video.generated',
+    verb: 'create',
+    category: 'creation',
+    data: ['operation', 'project_reference', 'outcome'],
+  },
+  {
+    type: 'security.api_key.created',
+    verb: 'create',
+    category: 'security',
+    data: ['operation', 'outcome'],
+    states: ['status'],
+  },
+  {
+    type: 'security.api_key.revoked',
+    verb: 'delete',
+    category: 'security',
+    data: ['operation', 'outcome'],
+    states: ['status'],
+  },
   { type: 'auth.session.started', verb: 'login', category: null, data: ['outcome'] },
 ];
 
@@ -65,13 +150,19 @@ export function publicEvent(e: StoredEvent): Dict {
     event_id: raw.event_id,
     date: raw.date,
     action: {
-      event_type: action.event_type, verb: action.verb, status: action.status, resource_id: action.resource_id,
-      request_id: action.request_id, correlation_id: action.correlation_id,
+      event_type: action.event_type,
+      verb: action.verb,
+      status: action.status,
+      resource_id: action.resource_id,
+      request_id: action.request_id,
+      correlation_id: action.correlation_id,
       old_state: pickKeys(action.old_state as Dict | null, ALLOWED_STATE_KEYS),
       new_state: pickKeys(action.new_state as Dict | null, ALLOWED_STATE_KEYS),
       duration_ms: action.duration_ms,
       data: pickKeys(action.data as Dict, ALLOWED_DATA_KEYS) ?? {},
-      context: action.context, project_name: action.project_name, folder_name: action.folder_name,
+      context: action.context,
+      project_name: action.project_name,
+      folder_name: action.folder_name,
     },
     member: raw.member,
     category: raw.category,
@@ -80,7 +171,8 @@ export function publicEvent(e: StoredEvent): Dict {
 }
 
 /** Newest first; ties broken by insertion sequence so the order is total (cursor needs it). */
-const newer = (a: { t: number; seq: number }, b: { t: number; seq: number }) => a.t !== b.t ? a.t > b.t : a.seq > b.seq;
+const newer = (a: { t: number; seq: number }, b: { t: number; seq: number }) =>
+  a.t !== b.t ? a.t > b.t : a.seq > b.seq;
 
 export class AuditStore {
   /** Sorted newest first. */
@@ -148,10 +240,15 @@ export class AuditStore {
       const project = projects.find((p) => p.reference === folder.projectReference)!;
       const group = pick(rng, groups);
       const values: Dict = {
-        target_user_id: target.id, role: pick(rng, ['member', 'admin', 'viewer']), group_id: group.id,
-        operation: pick(rng, ['generate', 'upscale', 'edit', 'share', 'rotate']), project_reference: project.reference,
-        folder_reference: folder.reference, share_type: pick(rng, ['link', 'team', 'group']),
-        permission: pick(rng, ['view', 'edit', 'admin']), outcome: rng() < 0.9 ? 'success' : 'denied',
+        target_user_id: target.id,
+        role: pick(rng, ['member', 'admin', 'viewer']),
+        group_id: group.id,
+        operation: pick(rng, ['generate', 'upscale', 'edit', 'share', 'rotate']),
+        project_reference: project.reference,
+        folder_reference: folder.reference,
+        share_type: pick(rng, ['link', 'team', 'group']),
+        permission: pick(rng, ['view', 'edit', 'admin']),
+        outcome: rng() < 0.9 ? 'success' : 'denied',
       };
       const data: Dict = Object.fromEntries(kind.data.map((k) => [k, values[k]]));
       // Internals a raw provider event would carry; the public view must drop them.
@@ -162,7 +259,16 @@ export class AuditStore {
         if (!kind.states) return null;
         const s: Dict = {};
         for (const k of kind.states) {
-          s[k] = k === 'member_count' ? intBetween(rng, 2, 20) : k === 'name' ? `${group.name}${old ? '' : ' team'}` : k === 'status' ? (old ? 'active' : 'removed') : values[k];
+          s[k] =
+            k === 'member_count'
+              ? intBetween(rng, 2, 20)
+              : k === 'name'
+                ? `${group.name}${old ? '' : ' team'}`
+                : k === 'status'
+                  ? old
+                    ? 'active'
+                    : 'removed'
+                  : values[k];
         }
         if (kind.states.includes('role')) s.role = old ? target.role : values.role;
         s.internal_plan_id = 'plan_ent_42';
@@ -181,19 +287,36 @@ export class AuditStore {
           event_id: `evt_${uuidFrom(rng).replace(/-/g, '')}`,
           date: new Date(date).toISOString(),
           action: {
-            event_type: kind.type, verb: kind.verb, status: values.outcome === 'success' ? 'succeeded' : 'failed',
-            resource_id: usesFolder ? folder.reference : usesProject ? project.reference : kind.data.includes('target_user_id') ? String(target.id) : null,
-            request_id: requestId, correlation_id: correlationId,
-            old_state: state(true), new_state: state(false),
+            event_type: kind.type,
+            verb: kind.verb,
+            status: values.outcome === 'success' ? 'succeeded' : 'failed',
+            resource_id: usesFolder
+              ? folder.reference
+              : usesProject
+                ? project.reference
+                : kind.data.includes('target_user_id')
+                  ? String(target.id)
+                  : null,
+            request_id: requestId,
+            correlation_id: correlationId,
+            old_state: state(true),
+            new_state: state(false),
             duration_ms: rng() < 0.7 ? intBetween(rng, 3, 2500) : null,
             data,
             context: rng() < 0.5 ? { client: platform ?? 'unknown', locale: 'en' } : null,
             project_name: usesProject || usesFolder ? project.name : null,
             folder_name: usesFolder ? folder.name : null,
           },
-          member: rng() < 0.93 ? { type: 'user', user_id: actor.id, email: actor.email } : { type: 'api_key', user_id: actor.id, email: null },
+          member:
+            rng() < 0.93
+              ? { type: 'user', user_id: actor.id, email: actor.email }
+              : { type: 'api_key', user_id: actor.id, email: null },
           category: kind.category,
-          source: { project: usesProject ? project.name : null, platform, ...(platform === 'web' ? { referer: 'https://app.sandbox.test/workspace' } : {}) },
+          source: {
+            project: usesProject ? project.name : null,
+            platform,
+            ...(platform === 'web' ? { referer: 'https://app.sandbox.test/workspace' } : {}),
+          },
         },
       });
     }

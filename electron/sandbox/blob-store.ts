@@ -7,7 +7,11 @@ import { join } from 'node:path';
  * Files the Sandbox keeps on disk rather than in memory: decoded task inputs (deduplicated by
  * content hash) and control-API uploads. One temp folder, removed on close.
  */
-export interface StoredFile { path: string; size: number; contentType: string }
+export interface StoredFile {
+  path: string;
+  size: number;
+  contentType: string;
+}
 
 export class DiskStore {
   readonly dir: string;

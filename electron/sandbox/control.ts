@@ -39,12 +39,16 @@ const parseJson = (body: unknown): unknown => {
 export function registerControl(app: FastifyInstance, deps: ControlDeps): void {
   app.register(async (ctl) => {
     ctl.removeAllContentTypeParsers();
-    ctl.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_UPLOAD_BYTES }, (_req, body, done) => done(null, body));
+    ctl.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_UPLOAD_BYTES }, (_req, body, done) =>
+      done(null, body),
+    );
 
     const jsonBody = (body: unknown): { ok: true; value: Record<string, unknown> } | { ok: false } => {
       try {
         const v = parseJson(body);
-        return v && typeof v === 'object' && !Array.isArray(v) ? { ok: true, value: v as Record<string, unknown> } : { ok: false };
+        return v && typeof v === 'object' && !Array.isArray(v)
+          ? { ok: true, value: v as Record<string, unknown> }
+          : { ok: false };
       } catch {
         return { ok: false };
       }
@@ -55,13 +59,23 @@ export function registerControl(app: FastifyInstance, deps: ControlDeps): void {
       const b = jsonBody(req.body);
       if (!b.ok) return sendInvalid(reply, [{ field: 'body', reason: 'must be a JSON object' }]);
       const r = faultsPatchSchema.safeParse(b.value);
-      if (!r.success) return sendInvalid(reply, r.error.issues.map((i) => ({ field: i.path.join('.') || (i.code === 'unrecognized_keys' ? i.keys.join(',') : 'body'), reason: i.message })));
+      if (!r.success)
+        return sendInvalid(
+          reply,
+          r.error.issues.map((i) => ({
+            field: i.path.join('.') || (i.code === 'unrecognized_keys' ? i.keys.join(',') : 'body'),
+            reason: i.message,
+          })),
+        );
       return deps.faults.merge(r.data);
     });
     ctl.post('/__sandbox/apps/:appId/cost', async (req: FastifyRequest<{ Params: { appId: string } }>, reply) => {
       const b = jsonBody(req.body);
       const cost = b.ok ? b.value.cost : undefined;
-      if (cost !== null && (typeof cost !== 'number' || !Number.isFinite(cost) || cost < 0)) return sendInvalid(reply, [{ field: 'cost', reason: 'must be a number of credits, 0 or more, or null for an app served without a cost' }]);
+      if (cost !== null && (typeof cost !== 'number' || !Number.isFinite(cost) || cost < 0))
+        return sendInvalid(reply, [
+          { field: 'cost', reason: 'must be a number of credits, 0 or more, or null for an app served without a cost' },
+        ]);
       if (!deps.appCosts.set(req.params.appId, cost)) return sendError(reply, 404, `No app ${req.params.appId}`);
       return { id: req.params.appId, cost };
     });
@@ -82,10 +96,17 @@ export function registerControl(app: FastifyInstance, deps: ControlDeps): void {
       for (const q of deps.quotas) q.reset();
       return { ok: true, faults: deps.faults.current };
     });
-    ctl.get('/__sandbox/stats', async () => ({ requests: deps.stats.requests, creates: deps.stats.creates, listParams: deps.stats.listParams, tasks: deps.tasks.size, ...(deps.renderer ? { renders: deps.renderer.stats() } : {}) }));
+    ctl.get('/__sandbox/stats', async () => ({
+      requests: deps.stats.requests,
+      creates: deps.stats.creates,
+      listParams: deps.stats.listParams,
+      tasks: deps.tasks.size,
+      ...(deps.renderer ? { renders: deps.renderer.stats() } : {}),
+    }));
     ctl.post('/__sandbox/uploads', async (req, reply) => {
       const bytes = req.body;
-      if (!Buffer.isBuffer(bytes) || bytes.length === 0) return sendInvalid(reply, [{ field: 'body', reason: 'must be the raw file bytes' }]);
+      if (!Buffer.isBuffer(bytes) || bytes.length === 0)
+        return sendInvalid(reply, [{ field: 'body', reason: 'must be the raw file bytes' }]);
       const type = String(req.headers['content-type'] ?? 'application/octet-stream').split(';')[0];
       const id = deps.disk.putUpload(bytes, type);
       return { id, url: `${deps.baseUrl()}/uploads/${id}`, bytes: bytes.length, content_type: type };
@@ -103,7 +124,8 @@ export function registerControl(app: FastifyInstance, deps: ControlDeps): void {
     ctl.post('/__sandbox/audit/events', async (req, reply) => {
       const b = jsonBody(req.body);
       const count = b.ok ? (b.value.count ?? 1) : undefined;
-      if (typeof count !== 'number' || !Number.isInteger(count) || count < 1 || count > 10_000) return sendInvalid(reply, [{ field: 'count', reason: 'must be an integer from 1 to 10000' }]);
+      if (typeof count !== 'number' || !Number.isInteger(count) || count < 1 || count > 10_000)
+        return sendInvalid(reply, [{ field: 'count', reason: 'must be an integer from 1 to 10000' }]);
       const added = deps.audit.append(count, deps.now());
       return { added: added.length, total: deps.audit.events.length };
     });

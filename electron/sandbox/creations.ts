@@ -30,7 +30,7 @@ export function registerCreations(app: FastifyInstance, state: SandboxState): vo
     const int = (name: string, def: number, max?: number) => {
       const raw = q[name];
       if (raw === undefined) return def;
-      if (!/^-?\d+$/.test(raw)) return void bad.push({ field: name, reason: 'must be an integer' }), def;
+      if (!/^-?\d+$/.test(raw)) return (void bad.push({ field: name, reason: 'must be an integer' }), def);
       const n = Number(raw);
       if (n < 1) bad.push({ field: name, reason: 'must be greater than 0' });
       else if (max && n > max) bad.push({ field: name, reason: `must be at most ${max}` });
@@ -41,7 +41,11 @@ export function registerCreations(app: FastifyInstance, state: SandboxState): vo
     if (bad.length) return sendInvalid(reply, bad);
     const now = state.now();
     const toolName = q.tool_name;
-    const all = state.tasks.ofKey(caller.key).filter((t) => !t.toolId.startsWith('app:') && (!toolName || t.toolId === toolName) && statusAt(t, now) === 'COMPLETED');
+    const all = state.tasks
+      .ofKey(caller.key)
+      .filter(
+        (t) => !t.toolId.startsWith('app:') && (!toolName || t.toolId === toolName) && statusAt(t, now) === 'COMPLETED',
+      );
     const items = all.slice((page - 1) * perPage, page * perPage).map((t) => {
       const kind = resultKindOf(t);
       return {
@@ -55,6 +59,16 @@ export function registerCreations(app: FastifyInstance, state: SandboxState): vo
         type: kind,
       };
     });
-    return { data: items, meta: { pagination: { current_page: page, per_page: perPage, last_page: Math.max(1, Math.ceil(all.length / perPage)), total: all.length } } };
+    return {
+      data: items,
+      meta: {
+        pagination: {
+          current_page: page,
+          per_page: perPage,
+          last_page: Math.max(1, Math.ceil(all.length / perPage)),
+          total: all.length,
+        },
+      },
+    };
   });
 }

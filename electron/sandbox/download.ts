@@ -14,11 +14,16 @@ export interface ByteSource {
 }
 
 export const bufferSource = (bytes: Buffer, contentType: string, etag?: string): ByteSource => ({
-  size: bytes.length, contentType, etag, stream: (s, e) => Readable.from([bytes.subarray(s, e + 1)]),
+  size: bytes.length,
+  contentType,
+  etag,
+  stream: (s, e) => Readable.from([bytes.subarray(s, e + 1)]),
 });
 
 export const fileSource = (path: string, size: number, contentType: string): ByteSource => ({
-  size, contentType, stream: (s, e) => createReadStream(path, { start: s, end: e }),
+  size,
+  contentType,
+  stream: (s, e) => createReadStream(path, { start: s, end: e }),
 });
 
 const PATTERN = (() => {
@@ -26,7 +31,9 @@ const PATTERN = (() => {
   const b = Buffer.alloc(1 << 20);
   let x = 0x9e3779b9;
   for (let i = 0; i < b.length; i += 4) {
-    x ^= x << 13; x ^= x >>> 17; x ^= x << 5;
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
     b.writeUInt32LE(x >>> 0, i);
   }
   return b;
@@ -35,7 +42,9 @@ const PATTERN = (() => {
 /** Deterministic bytes of any size, never held in memory: byte i = PATTERN[(i + shift) mod 1 MiB]. */
 export function generatedSource(size: number, shift: number): ByteSource {
   return {
-    size, contentType: 'application/octet-stream', etag: `"blob-${size}-${shift}"`,
+    size,
+    contentType: 'application/octet-stream',
+    etag: `"blob-${size}-${shift}"`,
     stream(start, end) {
       let pos = start;
       return new Readable({
@@ -74,14 +83,16 @@ export function parseRange(header: string | undefined, size: number): { start: n
 /** Paces a stream to about `bytesPerSec` in 100 ms slices (the slow-download fault). */
 function throttle(src: Readable, bytesPerSec: number): Readable {
   const slice = Math.max(1, Math.floor(bytesPerSec / 10));
-  return Readable.from((async function* () {
-    for await (const chunk of src as AsyncIterable<Buffer>) {
-      for (let i = 0; i < chunk.length; i += slice) {
-        yield chunk.subarray(i, i + slice);
-        await new Promise((r) => setTimeout(r, 100));
+  return Readable.from(
+    (async function* () {
+      for await (const chunk of src as AsyncIterable<Buffer>) {
+        for (let i = 0; i < chunk.length; i += slice) {
+          yield chunk.subarray(i, i + slice);
+          await new Promise((r) => setTimeout(r, 100));
+        }
       }
-    }
-  })());
+    })(),
+  );
 }
 
 /**
@@ -93,7 +104,11 @@ export function sendBytes(req: FastifyRequest, reply: FastifyReply, src: ByteSou
   reply.hijack();
   const res: ServerResponse = reply.raw;
   const range = parseRange(req.headers.range, src.size);
-  const headers: Record<string, string | number> = { 'Accept-Ranges': 'bytes', 'Content-Type': src.contentType, 'Cache-Control': 'no-store' };
+  const headers: Record<string, string | number> = {
+    'Accept-Ranges': 'bytes',
+    'Content-Type': src.contentType,
+    'Cache-Control': 'no-store',
+  };
   if (src.etag) headers.ETag = src.etag;
   if (range === 'bad') {
     res.writeHead(416, { ...headers, 'Content-Range': `bytes */${src.size}`, 'Content-Length': 0 });

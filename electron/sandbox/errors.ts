@@ -8,7 +8,12 @@ export interface InvalidParam {
 export const VALIDATION_MESSAGE = "Your request parameters didn't validate.";
 
 /** The standard error body of the spec: `{message}`. */
-export function sendError(reply: FastifyReply, status: number, message: string, headers: Record<string, string> = {}): FastifyReply {
+export function sendError(
+  reply: FastifyReply,
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+): FastifyReply {
   return reply.code(status).headers(headers).type('application/json').send({ message });
 }
 
@@ -18,9 +23,17 @@ export function sendError(reply: FastifyReply, status: number, message: string, 
  * `problem` (its schema), items carrying both `field` and `name` (the spec and the description
  * name the key differently). A client that reads either placement reads this.
  */
-export function sendInvalid(reply: FastifyReply, params: readonly InvalidParam[], message = VALIDATION_MESSAGE, status = 400): FastifyReply {
+export function sendInvalid(
+  reply: FastifyReply,
+  params: readonly InvalidParam[],
+  message = VALIDATION_MESSAGE,
+  status = 400,
+): FastifyReply {
   const invalid_params = params.map((p) => ({ field: p.field, reason: p.reason, name: p.field }));
-  return reply.code(status).type('application/problem+json').send(JSON.stringify({ message, invalid_params, problem: { message, invalid_params } }));
+  return reply
+    .code(status)
+    .type('application/problem+json')
+    .send(JSON.stringify({ message, invalid_params, problem: { message, invalid_params } }));
 }
 
 /** Thrown from deep helpers (input decoding) and turned into a 400 by the route. */

@@ -41,30 +41,47 @@ export const DEFAULT_TASK_DURATION_MS = 3000;
 
 export function defaultFaults(taskDurationMs = DEFAULT_TASK_DURATION_MS): Faults {
   return {
-    taskDurationMs, failureRate: 0, rate429: 0, retryAfterSec: 1, rate500: 0, rate503: 0, resetRate: 0,
-    slowDownloadBytesPerSec: 0, truncateDownloads: false, expireResultUrls: false, appRunEnding: 'completed', appRunAnswerDelayMs: 0, appDetailDelayMs: 0, auditDelayMs: 0, appRunFailureMessage: null, echoKey: false,
+    taskDurationMs,
+    failureRate: 0,
+    rate429: 0,
+    retryAfterSec: 1,
+    rate500: 0,
+    rate503: 0,
+    resetRate: 0,
+    slowDownloadBytesPerSec: 0,
+    truncateDownloads: false,
+    expireResultUrls: false,
+    appRunEnding: 'completed',
+    appRunAnswerDelayMs: 0,
+    appDetailDelayMs: 0,
+    auditDelayMs: 0,
+    appRunFailureMessage: null,
+    echoKey: false,
   };
 }
 
 const rate = z.number().min(0).max(1);
-export const faultsPatchSchema = z.object({
-  taskDurationMs: z.number().int().min(0).max(3_600_000),
-  failureRate: rate,
-  rate429: rate,
-  retryAfterSec: z.number().int().min(0).max(86_400),
-  rate500: rate,
-  rate503: rate,
-  resetRate: rate,
-  slowDownloadBytesPerSec: z.number().int().min(0),
-  truncateDownloads: z.boolean(),
-  expireResultUrls: z.boolean(),
-  appRunEnding: z.enum(APP_RUN_ENDINGS),
-  appRunAnswerDelayMs: z.number().int().min(0).max(600_000),
-  appDetailDelayMs: z.number().int().min(0).max(600_000),
-  auditDelayMs: z.number().int().min(0).max(600_000),
-  appRunFailureMessage: z.string().min(1).max(2000).nullable(),
-  echoKey: z.boolean(),
-}).partial().strict();
+export const faultsPatchSchema = z
+  .object({
+    taskDurationMs: z.number().int().min(0).max(3_600_000),
+    failureRate: rate,
+    rate429: rate,
+    retryAfterSec: z.number().int().min(0).max(86_400),
+    rate500: rate,
+    rate503: rate,
+    resetRate: rate,
+    slowDownloadBytesPerSec: z.number().int().min(0),
+    truncateDownloads: z.boolean(),
+    expireResultUrls: z.boolean(),
+    appRunEnding: z.enum(APP_RUN_ENDINGS),
+    appRunAnswerDelayMs: z.number().int().min(0).max(600_000),
+    appDetailDelayMs: z.number().int().min(0).max(600_000),
+    auditDelayMs: z.number().int().min(0).max(600_000),
+    appRunFailureMessage: z.string().min(1).max(2000).nullable(),
+    echoKey: z.boolean(),
+  })
+  .partial()
+  .strict();
 
 export type InjectedFault = { kind: 'reset' } | { kind: 'status'; status: 429 | 500 | 503 } | null;
 

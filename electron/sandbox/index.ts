@@ -22,7 +22,12 @@ export interface RunningSandbox {
 
 /** Starts the Sandbox on 127.0.0.1 (never another interface). Port 0 picks a free port. */
 export async function startSandbox(opts: StartSandboxOptions = {}): Promise<RunningSandbox> {
-  const { app, setBaseUrl, shutdown } = buildServer({ seed: opts.seed ?? 1, taskDurationMs: opts.taskDurationMs, now: opts.now ?? Date.now, renderMode: opts.renderMode });
+  const { app, setBaseUrl, shutdown } = buildServer({
+    seed: opts.seed ?? 1,
+    taskDurationMs: opts.taskDurationMs,
+    now: opts.now ?? Date.now,
+    renderMode: opts.renderMode,
+  });
   await app.listen({ host: '127.0.0.1', port: opts.port ?? 0 });
   const addr = app.server.address();
   if (!addr || typeof addr === 'string') throw new Error('the Sandbox did not bind a TCP port');

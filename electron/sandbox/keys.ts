@@ -20,11 +20,41 @@ export interface Caller extends DemoKey {
 }
 
 export const DEMO_KEYS: readonly DemoKey[] = [
-  { key: 'sandbox-owner', plan: 'enterprise', role: 'owner', auditLogs: true, description: 'Enterprise team owner, audit logs enabled: every endpoint.' },
-  { key: 'sandbox-admin', plan: 'enterprise', role: 'admin', auditLogs: true, description: 'Enterprise team admin, audit logs enabled: every endpoint.' },
-  { key: 'sandbox-member', plan: 'enterprise', role: 'member', auditLogs: true, description: 'Enterprise member: 403 on the audit search.' },
-  { key: 'sandbox-business', plan: 'business', role: 'admin', auditLogs: false, description: 'Business-plan admin: 403 on the audit search and on workflow apps.' },
-  { key: 'sandbox-noaudit', plan: 'enterprise', role: 'owner', auditLogs: false, description: 'Enterprise owner with audit logs disabled: 403 on the audit search.' },
+  {
+    key: 'sandbox-owner',
+    plan: 'enterprise',
+    role: 'owner',
+    auditLogs: true,
+    description: 'Enterprise team owner, audit logs enabled: every endpoint.',
+  },
+  {
+    key: 'sandbox-admin',
+    plan: 'enterprise',
+    role: 'admin',
+    auditLogs: true,
+    description: 'Enterprise team admin, audit logs enabled: every endpoint.',
+  },
+  {
+    key: 'sandbox-member',
+    plan: 'enterprise',
+    role: 'member',
+    auditLogs: true,
+    description: 'Enterprise member: 403 on the audit search.',
+  },
+  {
+    key: 'sandbox-business',
+    plan: 'business',
+    role: 'admin',
+    auditLogs: false,
+    description: 'Business-plan admin: 403 on the audit search and on workflow apps.',
+  },
+  {
+    key: 'sandbox-noaudit',
+    plan: 'enterprise',
+    role: 'owner',
+    auditLogs: false,
+    description: 'Enterprise owner with audit logs disabled: 403 on the audit search.',
+  },
 ];
 
 /** The enterprise keys share team 1 (the seeded team the audit trail and analytics describe). */

@@ -5,7 +5,14 @@ import type { DiskStore } from './blob-store.ts';
 import { InvalidParamsError } from './errors.ts';
 import { isLoopbackUrl } from './loopback.ts';
 import { checkVideoInputs, reasonOf, videoLimitsOf } from './video-input.ts';
-import { checkImage, checkImageRules, familyOfTool, imageRulesOf, type Issue, type Probe } from '../../shared/validation/references.ts';
+import {
+  checkImage,
+  checkImageRules,
+  familyOfTool,
+  imageRulesOf,
+  type Issue,
+  type Probe,
+} from '../../shared/validation/references.ts';
 
 /** Stated limit: decoded inputs above this are rejected (production limits are not published). */
 export const MAX_INPUT_BYTES = 25 * 1024 * 1024;
@@ -13,7 +20,14 @@ export const MAX_INPUT_BYTES = 25 * 1024 * 1024;
 export const MAX_INPUT_PIXELS = 0x3fff * 0x3fff;
 async function fetchLoopback(url: string, field: string): Promise<{ bytes: Buffer; type: string }> {
   // The Sandbox never reaches beyond this machine: tests and demos serve inputs on loopback.
-  if (!isLoopbackUrl(url)) throw new InvalidParamsError([{ field, reason: 'the Sandbox fetches URL inputs from loopback (127.0.0.1, localhost) only; send base64 or a loopback URL' }]);
+  if (!isLoopbackUrl(url))
+    throw new InvalidParamsError([
+      {
+        field,
+        reason:
+          'the Sandbox fetches URL inputs from loopback (127.0.0.1, localhost) only; send base64 or a loopback URL',
+      },
+    ]);
   let res: Response;
   try {
     res = await fetch(url, { signal: AbortSignal.timeout(15_000) });
@@ -35,7 +49,10 @@ export async function mediaBytes(value: string, field: string, disk: DiskStore):
     if (!f) throw new InvalidParamsError([{ field, reason: `upload ${value} does not exist` }]);
     bytes = await readFile(f.path);
   } else bytes = Buffer.from(value.replace(/^data:[^;]+;base64,/i, ''), 'base64');
-  if (bytes.length > MAX_INPUT_BYTES) throw new InvalidParamsError([{ field, reason: `is larger than the Sandbox's ${MAX_INPUT_BYTES / 1024 / 1024} MB input limit` }]);
+  if (bytes.length > MAX_INPUT_BYTES)
+    throw new InvalidParamsError([
+      { field, reason: `is larger than the Sandbox's ${MAX_INPUT_BYTES / 1024 / 1024} MB input limit` },
+    ]);
   return bytes;
 }
 
@@ -43,7 +60,12 @@ export async function mediaBytes(value: string, field: string, disk: DiskStore):
  * Decodes an image input, checks it is a readable image and keeps to the rules of its field,
  * stores it and returns its reference.
  */
-export async function storeImage(value: string, field: string, disk: DiskStore, rules: (p: Probe) => Issue[]): Promise<string> {
+export async function storeImage(
+  value: string,
+  field: string,
+  disk: DiskStore,
+  rules: (p: Probe) => Issue[],
+): Promise<string> {
   const bytes = await mediaBytes(value, field, disk);
   // Bytes already stored are measured again all the same: what a field takes differs per field.
   const id = disk.inputIdOf(bytes);
@@ -54,12 +76,28 @@ export async function storeImage(value: string, field: string, disk: DiskStore, 
   } catch {
     throw new InvalidParamsError([{ field, reason: 'is not a readable image (JPEG, PNG or WebP)' }]);
   }
-  if (!meta.width || !meta.height) throw new InvalidParamsError([{ field, reason: 'is not a readable image (JPEG, PNG or WebP)' }]);
+  if (!meta.width || !meta.height)
+    throw new InvalidParamsError([{ field, reason: 'is not a readable image (JPEG, PNG or WebP)' }]);
   // A stated limit of its own (libvips' default), named as such: not "not a readable image".
   if (meta.width * meta.height > MAX_INPUT_PIXELS) {
-    throw new InvalidParamsError([{ field, reason: `is ${meta.width}x${meta.height} (${Math.round((meta.width * meta.height) / 1e6)} megapixels); the Sandbox takes images up to ${Math.floor(MAX_INPUT_PIXELS / 1e6)} megapixels` }]);
+    throw new InvalidParamsError([
+      {
+        field,
+        reason: `is ${meta.width}x${meta.height} (${Math.round((meta.width * meta.height) / 1e6)} megapixels); the Sandbox takes images up to ${Math.floor(MAX_INPUT_PIXELS / 1e6)} megapixels`,
+      },
+    ]);
   }
-  const broken = rules({ source: value, kind: 'image', container: meta.format, format: meta.format, durationSec: null, fps: null, width: meta.width, height: meta.height, bytes: bytes.length });
+  const broken = rules({
+    source: value,
+    kind: 'image',
+    container: meta.format,
+    format: meta.format,
+    durationSec: null,
+    fps: null,
+    width: meta.width,
+    height: meta.height,
+    bytes: bytes.length,
+  });
   if (broken.length) throw new InvalidParamsError(broken.map((i) => ({ field, reason: reasonOf(i.message, value) })));
   return stored ? id : disk.putInput(bytes, `image/${meta.format}`, id);
 }
@@ -80,7 +118,12 @@ function imageRules(toolId: string, field: Extract<Field, { kind: 'media' | 'med
  * small; video references must name an existing upload and keep within the spec's limits for
  * `toolId`'s field. Collects every bad field before failing.
  */
-export async function resolveInputs(toolId: string, fields: readonly Field[], body: Record<string, unknown>, disk: DiskStore): Promise<Record<string, unknown>> {
+export async function resolveInputs(
+  toolId: string,
+  fields: readonly Field[],
+  body: Record<string, unknown>,
+  disk: DiskStore,
+): Promise<Record<string, unknown>> {
   const out = { ...body };
   const errors: InvalidParamsError[] = [];
   const attempt = async <T>(fn: () => Promise<T>): Promise<T | undefined> => {
@@ -106,13 +149,18 @@ export async function resolveInputs(toolId: string, fields: readonly Field[], bo
     if (v === undefined) continue;
     if (f.kind === 'media' && typeof v === 'string') {
       if (f.media === 'image') out[f.name] = await attempt(() => storeImage(v, f.name, disk, imageRules(toolId, f)));
-      else if (encodingOf(v) === 'upload' && !disk.get(v)) errors.push(new InvalidParamsError([{ field: f.name, reason: `upload ${v} does not exist` }]));
+      else if (encodingOf(v) === 'upload' && !disk.get(v))
+        errors.push(new InvalidParamsError([{ field: f.name, reason: `upload ${v} does not exist` }]));
       else await checkVideos(f.name, [v], false);
     } else if (f.kind === 'mediaList' && Array.isArray(v)) {
-      if (f.media === 'image') out[f.name] = await Promise.all(v.map((item, i) => attempt(() => storeImage(String(item), `${f.name}.${i}`, disk, imageRules(toolId, f)))));
+      if (f.media === 'image')
+        out[f.name] = await Promise.all(
+          v.map((item, i) => attempt(() => storeImage(String(item), `${f.name}.${i}`, disk, imageRules(toolId, f)))),
+        );
       else {
         v.forEach((item, i) => {
-          if (encodingOf(String(item)) === 'upload' && !disk.get(String(item))) errors.push(new InvalidParamsError([{ field: `${f.name}.${i}`, reason: `upload ${item} does not exist` }]));
+          if (encodingOf(String(item)) === 'upload' && !disk.get(String(item)))
+            errors.push(new InvalidParamsError([{ field: `${f.name}.${i}`, reason: `upload ${item} does not exist` }]));
         });
         if (f.media === 'video') await checkVideos(f.name, v.map(String), true);
         // Audio and video references are not rendered from; keep only their count.

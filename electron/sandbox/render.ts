@@ -22,9 +22,14 @@ export type ImageOp = 'generate' | 'skin' | 'camera' | 'upscale' | 'edit';
 
 /** What each image tool does to produce its result; tools not listed generate from the prompt. */
 export const IMAGE_OPS: Record<string, ImageOp> = {
-  'skin-creative': 'skin', 'skin-faithful': 'skin', 'skin-flexible': 'skin',
-  'change-camera': 'camera', 'upscaler-precision': 'upscale',
-  editor: 'edit', 'quality-edit': 'edit', 'image50-edit': 'edit',
+  'skin-creative': 'skin',
+  'skin-faithful': 'skin',
+  'skin-flexible': 'skin',
+  'change-camera': 'camera',
+  'upscaler-precision': 'upscale',
+  editor: 'edit',
+  'quality-edit': 'edit',
+  'image50-edit': 'edit',
 };
 
 const RESOLUTION_SIDE: Record<string, number> = { '1k': 1024, '1.5k': 1536, '2k': 2048, '4k': 4096 };
@@ -37,7 +42,8 @@ export function aspectRatioOf(name: unknown): number {
 
 /** The output size a generator was asked for: explicit width/height, else resolution x aspect. */
 export function generatedSize(params: Record<string, unknown>): { width: number; height: number } {
-  if (typeof params.width === 'number' && typeof params.height === 'number') return { width: params.width, height: params.height };
+  if (typeof params.width === 'number' && typeof params.height === 'number')
+    return { width: params.width, height: params.height };
   const side = RESOLUTION_SIDE[String(params.resolution)] ?? 1024;
   const r = aspectRatioOf(params.aspect_ratio);
   return r >= 1 ? { width: side, height: Math.round(side / r) } : { width: Math.round(side * r), height: side };
@@ -61,9 +67,11 @@ export async function drawPrompt(prompt: string, seed: number, width: number, he
     const x = Math.round(rng() * w);
     const y = Math.round(rng() * h);
     const r = Math.round((0.05 + rng() * 0.25) * Math.max(w, h));
-    shapes.push(rng() < 0.6
-      ? `<circle cx="${x}" cy="${y}" r="${r}" fill="${hsl(hue, 70, 55)}" fill-opacity="0.55"/>`
-      : `<rect x="${x - r}" y="${y - r / 2}" width="${2 * r}" height="${r}" transform="rotate(${intBetween(rng, 0, 90)} ${x} ${y})" fill="${hsl(hue, 60, 45)}" fill-opacity="0.5"/>`);
+    shapes.push(
+      rng() < 0.6
+        ? `<circle cx="${x}" cy="${y}" r="${r}" fill="${hsl(hue, 70, 55)}" fill-opacity="0.55"/>`
+        : `<rect x="${x - r}" y="${y - r / 2}" width="${2 * r}" height="${r}" transform="rotate(${intBetween(rng, 0, 90)} ${x} ${y})" fill="${hsl(hue, 60, 45)}" fill-opacity="0.5"/>`,
+    );
   }
   const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}">
     <defs><linearGradient id="g" x1="0" y1="0" x2="1" y2="1"><stop offset="0" stop-color="${hsl(hues[0], 55, 25)}"/><stop offset="1" stop-color="${hsl(hues[hues.length - 1] + 40, 65, 70)}"/></linearGradient></defs>
@@ -109,13 +117,23 @@ async function camera(bytes: Buffer, p: Params): Promise<Sharp> {
   if (Math.cos(hRad) < 0) img = img.flop();
   const sx = Math.sin(hRad) * 0.3;
   const sy = v / 300;
-  if (sx !== 0 || sy !== 0) img = img.affine([[1, sx], [sy, 1]], { background: '#202020' });
+  if (sx !== 0 || sy !== 0)
+    img = img.affine(
+      [
+        [1, sx],
+        [sy, 1],
+      ],
+      { background: '#202020' },
+    );
   let buf = await img.png().toBuffer();
   const m2 = await sharp(buf).metadata();
   const factor = 0.75 + zoom * 0.05; // zoom 5 keeps the framing
   const cw = Math.max(1, Math.min(m2.width!, Math.round(m2.width! / factor)));
   const ch = Math.max(1, Math.min(m2.height!, Math.round(m2.height! / factor)));
-  buf = await sharp(buf).extract({ left: Math.floor((m2.width! - cw) / 2), top: Math.floor((m2.height! - ch) / 2), width: cw, height: ch }).png().toBuffer();
+  buf = await sharp(buf)
+    .extract({ left: Math.floor((m2.width! - cw) / 2), top: Math.floor((m2.height! - ch) / 2), width: cw, height: ch })
+    .png()
+    .toBuffer();
   const fit = factor < 1 ? 'contain' : 'cover';
   return sharp(buf).resize(W, H, { fit, background: '#202020' });
 }
@@ -133,10 +151,19 @@ async function upscale(bytes: Buffer, p: Params): Promise<Sharp> {
   return img;
 }
 
-export interface Rendered { bytes: Buffer; contentType: string }
+export interface Rendered {
+  bytes: Buffer;
+  contentType: string;
+}
 
 /** The image result `index` of an image task, rendered now. */
-export async function renderImage(toolId: string, taskId: string, params: Params, index: number, disk: DiskStore): Promise<Rendered> {
+export async function renderImage(
+  toolId: string,
+  taskId: string,
+  params: Params,
+  index: number,
+  disk: DiskStore,
+): Promise<Rendered> {
   const op = IMAGE_OPS[toolId] ?? 'generate';
   const format = params.output_format === 'jpeg' ? 'jpeg' : 'png';
   let img: Sharp;
@@ -146,19 +173,34 @@ export async function renderImage(toolId: string, taskId: string, params: Params
   else if (op === 'edit') {
     const refs = params.reference_images as unknown[];
     const { width, height } = generatedSize(params);
-    img = sharp(await loadInput(refs[index % refs.length], disk)).rotate().resize(width, height, { fit: 'cover' })
+    img = sharp(await loadInput(refs[index % refs.length], disk))
+      .rotate()
+      .resize(width, height, { fit: 'cover' })
       .modulate({ hue: seedOf(params.prompt, index) % 90, saturation: 1.1 });
   } else {
     const { width, height } = generatedSize(params);
     const seed = typeof params.seed === 'number' ? params.seed : seedOf(taskId);
     img = await drawPrompt(String(params.prompt ?? ''), seed + index, width, height);
   }
-  const bytes = format === 'jpeg' ? await img.jpeg({ quality: 85 }).toBuffer() : await img.png({ compressionLevel: 1, adaptiveFiltering: false }).toBuffer();
+  const bytes =
+    format === 'jpeg'
+      ? await img.jpeg({ quality: 85 }).toBuffer()
+      : await img.png({ compressionLevel: 1, adaptiveFiltering: false }).toBuffer();
   return { bytes, contentType: `image/${format}` };
 }
 
 const BRIGHTNESS = ['very dark', 'dim', 'softly lit', 'bright', 'high-key'];
-const COLOR_NAMES: [number, string][] = [[15, 'red'], [45, 'orange'], [70, 'yellow'], [160, 'green'], [200, 'teal'], [260, 'blue'], [300, 'purple'], [345, 'magenta'], [360, 'red']];
+const COLOR_NAMES: [number, string][] = [
+  [15, 'red'],
+  [45, 'orange'],
+  [70, 'yellow'],
+  [160, 'green'],
+  [200, 'teal'],
+  [260, 'blue'],
+  [300, 'purple'],
+  [345, 'magenta'],
+  [360, 'red'],
+];
 
 /** Image-to-prompt: a prompt derived from what the image measurably is (size, tone, colour). */
 export async function describeImage(ref: string, disk: DiskStore): Promise<string> {
@@ -168,8 +210,14 @@ export async function describeImage(ref: string, disk: DiskStore): Promise<strin
   // Measured on 8-bit sRGB without alpha: the raw channels of a 16-bit PNG run to 65535, a CMYK
   // JPEG's are ink (C, M, Y), and a grey image with alpha has two (grey, alpha). stats() reads the
   // input, not the pipeline, so the normalised pixels are materialised first.
-  const { data, info } = await sharp(bytes).removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
-  const { dominant, channels } = await sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels } }).stats();
+  const { data, info } = await sharp(bytes)
+    .removeAlpha()
+    .toColourspace('srgb')
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  const { dominant, channels } = await sharp(data, {
+    raw: { width: info.width, height: info.height, channels: info.channels },
+  }).stats();
   const { r, g, b } = dominant;
   const max = Math.max(r, g, b);
   const min = Math.min(r, g, b);
@@ -179,10 +227,19 @@ export async function describeImage(ref: string, disk: DiskStore): Promise<strin
     else if (max === g) hue = 60 * ((b - r) / (max - min)) + 120;
     else hue = 60 * ((r - g) / (max - min)) + 240;
   }
-  const colour = max - min < 20 ? (max < 80 ? 'black' : max > 200 ? 'white' : 'grey') : COLOR_NAMES.find(([limit]) => hue <= limit)![1];
+  const colour =
+    max - min < 20
+      ? max < 80
+        ? 'black'
+        : max > 200
+          ? 'white'
+          : 'grey'
+      : COLOR_NAMES.find(([limit]) => hue <= limit)![1];
   const mean = channels.slice(0, 3).reduce((s, c) => s + c.mean, 0) / 3;
   const contrast = channels.slice(0, 3).reduce((s, c) => s + c.stdev, 0) / 3;
   const orientation = width > height * 1.1 ? 'landscape' : height > width * 1.1 ? 'portrait' : 'square';
-  return `A ${BRIGHTNESS[Math.min(4, Math.floor(mean / 52))]} ${orientation} image (${width}x${height}) dominated by ${colour} tones, `
-    + `${contrast > 60 ? 'high' : contrast > 30 ? 'moderate' : 'low'} contrast, ${meta.hasAlpha ? 'with transparency, ' : ''}photographic composition, detailed, sharp focus`;
+  return (
+    `A ${BRIGHTNESS[Math.min(4, Math.floor(mean / 52))]} ${orientation} image (${width}x${height}) dominated by ${colour} tones, ` +
+    `${contrast > 60 ? 'high' : contrast > 30 ? 'moderate' : 'low'} contrast, ${meta.hasAlpha ? 'with transparency, ' : ''}photographic composition, detailed, sharp focus`
+  );
 }

@@ -36,7 +36,10 @@ export function resultPath(task: Task, index: number, kind: ResultKind): string 
   return `/results/${task.id}/${index}.${extensionOf(kind, task.params)}`;
 }
 
-const ASSETS = { video: { path: VIDEO_ASSET, size: statSync(VIDEO_ASSET).size }, audio: { path: AUDIO_ASSET, size: statSync(AUDIO_ASSET).size } };
+const ASSETS = {
+  video: { path: VIDEO_ASSET, size: statSync(VIDEO_ASSET).size },
+  audio: { path: AUDIO_ASSET, size: statSync(AUDIO_ASSET).size },
+};
 
 /**
  * `faithful` (default) renders every image result for real; `fast` serves one tiny fixed image per
@@ -51,7 +54,9 @@ function fastImage(params: Record<string, unknown>): Promise<Rendered> {
   let p = fastImages.get(format);
   if (!p) {
     const img = sharp({ create: { width: 8, height: 8, channels: 3, background: '#3a6ea5' } });
-    p = (format === 'jpeg' ? img.jpeg() : img.png()).toBuffer().then((bytes) => ({ bytes, contentType: `image/${format}` }));
+    p = (format === 'jpeg' ? img.jpeg() : img.png())
+      .toBuffer()
+      .then((bytes) => ({ bytes, contentType: `image/${format}` }));
     fastImages.set(format, p);
   }
   return p;
@@ -106,14 +111,23 @@ export class ResultRenderer {
    * else waits for the same result, its render leaves the queue (RenderAbandonedError).
    */
   async source(task: Task, index: number, kind: ResultKind, signal?: AbortSignal): Promise<ByteSource> {
-    if (kind === 'video') return fileSource(ASSETS.video.path, ASSETS.video.size, task.params.output_format === 'mov' ? 'video/quicktime' : 'video/mp4');
+    if (kind === 'video')
+      return fileSource(
+        ASSETS.video.path,
+        ASSETS.video.size,
+        task.params.output_format === 'mov' ? 'video/quicktime' : 'video/mp4',
+      );
     if (kind === 'audio') return fileSource(ASSETS.audio.path, ASSETS.audio.size, 'audio/mpeg');
     const key = `${task.id}/${index}`;
     if (this.mode === 'fast') {
       const f = await fastImage(task.params);
       return bufferSource(f.bytes, f.contentType, `"${key}"`);
     }
-    const r = await this.rendered(key, () => renderImage(task.toolId.startsWith('app:') ? 'app' : task.toolId, task.id, task.params, index, this.disk), signal);
+    const r = await this.rendered(
+      key,
+      () => renderImage(task.toolId.startsWith('app:') ? 'app' : task.toolId, task.id, task.params, index, this.disk),
+      signal,
+    );
     return bufferSource(r.bytes, r.contentType, `"${key}"`);
   }
 
@@ -128,19 +142,25 @@ export class ResultRenderer {
     let entry = this.inflight.get(key);
     if (!entry) {
       const ac = new AbortController();
-      const promise = this.limited(render, ac.signal).then((r) => {
-        this.done++;
-        this.remember(key, r);
-        return r;
-      }).finally(() => this.inflight.delete(key));
+      const promise = this.limited(render, ac.signal)
+        .then((r) => {
+          this.done++;
+          this.remember(key, r);
+          return r;
+        })
+        .finally(() => this.inflight.delete(key));
       entry = { promise, wanted: 0, ac };
       this.inflight.set(key, entry);
     }
     const e = entry;
     e.wanted++;
-    signal?.addEventListener('abort', () => {
-      if (--e.wanted === 0) e.ac.abort();
-    }, { once: true });
+    signal?.addEventListener(
+      'abort',
+      () => {
+        if (--e.wanted === 0) e.ac.abort();
+      },
+      { once: true },
+    );
     return e.promise;
   }
 

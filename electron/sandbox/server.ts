@@ -54,7 +54,12 @@ export interface SandboxState {
 /** Result downloads suffer the faults too (LoRA previews and uploads do not). */
 const DOWNLOAD_PREFIXES = ['/results/', '/blobs/'];
 
-export function buildServer(opts: SandboxOptions): { app: FastifyInstance; state: SandboxState; setBaseUrl: (u: string) => void; shutdown: () => Promise<void> } {
+export function buildServer(opts: SandboxOptions): {
+  app: FastifyInstance;
+  state: SandboxState;
+  setBaseUrl: (u: string) => void;
+  shutdown: () => Promise<void>;
+} {
   let base = 'http://127.0.0.1';
   const callers = new WeakMap<FastifyRequest, Caller>();
   const disk = new DiskStore();
@@ -83,7 +88,12 @@ export function buildServer(opts: SandboxOptions): { app: FastifyInstance; state
   };
   const blobs = new Map<string, number>();
 
-  const app = Fastify({ logger: false, bodyLimit: MAX_JSON_BYTES, forceCloseConnections: true, routerOptions: { maxParamLength: 500 } });
+  const app = Fastify({
+    logger: false,
+    bodyLimit: MAX_JSON_BYTES,
+    forceCloseConnections: true,
+    routerOptions: { maxParamLength: 500 },
+  });
   const tools = toolHandler({ ...state });
 
   app.addHook('onRequest', async (req, reply) => {
@@ -101,7 +111,11 @@ export function buildServer(opts: SandboxOptions): { app: FastifyInstance; state
       if (!caller) return sendError(reply, 401, 'Invalid API key');
       callers.set(req, caller);
       if (state.faults.current.echoKey && req.method === 'POST') {
-        return sendInvalid(reply, [{ field: 'prompt', reason: `was refused for the key ${caller.key}` }], `Request with API key ${caller.key} is not valid.`);
+        return sendInvalid(
+          reply,
+          [{ field: 'prompt', reason: `was refused for the key ${caller.key}` }],
+          `Request with API key ${caller.key} is not valid.`,
+        );
       }
     }
     // Faults hit the API and downloads only; the control API must keep working to turn them off.
@@ -113,7 +127,8 @@ export function buildServer(opts: SandboxOptions): { app: FastifyInstance; state
         return reply;
       }
       if (fault?.kind === 'status') {
-        const headers: Record<string, string> = fault.status === 429 ? { 'Retry-After': String(state.faults.current.retryAfterSec) } : {};
+        const headers: Record<string, string> =
+          fault.status === 429 ? { 'Retry-After': String(state.faults.current.retryAfterSec) } : {};
         return sendError(reply, fault.status, FAULT_MESSAGES[fault.status], headers);
       }
     }
@@ -127,19 +142,34 @@ export function buildServer(opts: SandboxOptions): { app: FastifyInstance; state
   });
   app.setNotFoundHandler((_req, reply) => sendError(reply, 404, 'Not found'));
 
-  registerAuditRoute(app, { store: state.audit, quota: state.auditQuota, now: state.now, callerOf: state.callerOf as (r: unknown) => Caller, delayMs: () => state.faults.current.auditDelayMs });
+  registerAuditRoute(app, {
+    store: state.audit,
+    quota: state.auditQuota,
+    now: state.now,
+    callerOf: state.callerOf as (r: unknown) => Caller,
+    delayMs: () => state.faults.current.auditDelayMs,
+  });
   registerLoras(app, state);
   registerApps(app, state);
   registerAnalytics(app, state);
   registerCreations(app, state);
-  app.route({ method: ['GET', 'POST', 'HEAD', 'PUT', 'DELETE', 'PATCH'], url: '/v1/*', handler: (req, reply) => tools.handle(req, reply) });
+  app.route({
+    method: ['GET', 'POST', 'HEAD', 'PUT', 'DELETE', 'PATCH'],
+    url: '/v1/*',
+    handler: (req, reply) => tools.handle(req, reply),
+  });
 
-  const serveResult = async (req: FastifyRequest<{ Params: { taskId: string; file: string } }>, reply: FastifyReply) => {
+  const serveResult = async (
+    req: FastifyRequest<{ Params: { taskId: string; file: string } }>,
+    reply: FastifyReply,
+  ) => {
     const task = state.tasks.get(req.params.taskId);
     const index = Number(/^(\d+)\./.exec(req.params.file)?.[1] ?? NaN);
     const now = state.now();
-    if (!task || !(index >= 0 && index < task.resultCount) || statusAt(task, now) !== 'COMPLETED') return sendError(reply, 404, 'No such result');
-    if (state.faults.current.expireResultUrls || now > resultExpiresAt(task)) return sendError(reply, 410, 'This result URL has expired; results must be downloaded within their lifetime.');
+    if (!task || !(index >= 0 && index < task.resultCount) || statusAt(task, now) !== 'COMPLETED')
+      return sendError(reply, 404, 'No such result');
+    if (state.faults.current.expireResultUrls || now > resultExpiresAt(task))
+      return sendError(reply, 410, 'This result URL has expired; results must be downloaded within their lifetime.');
     // A client that gives up (timeout, abort) must not leave its render queued for nobody.
     const gone = new AbortController();
     const onClose = () => {
@@ -163,7 +193,8 @@ export function buildServer(opts: SandboxOptions): { app: FastifyInstance; state
   app.get('/blobs/:id', async (req: FastifyRequest<{ Params: { id: string } }>, reply) => {
     const size = blobs.get(req.params.id);
     if (size === undefined) return sendError(reply, 404, 'No such blob');
-    if (state.faults.current.expireResultUrls) return sendError(reply, 410, 'This result URL has expired; results must be downloaded within their lifetime.');
+    if (state.faults.current.expireResultUrls)
+      return sendError(reply, 410, 'This result URL has expired; results must be downloaded within their lifetime.');
     sendBytes(req, reply, generatedSource(size, size % 1_048_573), state.faults.current);
   });
 
@@ -174,8 +205,18 @@ export function buildServer(opts: SandboxOptions): { app: FastifyInstance; state
   });
 
   registerControl(app, {
-    faults: state.faults, appCosts: state.appCosts, stats: state.stats, quotas: [state.auditQuota, state.creditQuota], tasks: state.tasks, disk, audit: state.audit,
-    blobs, now: state.now, baseUrl: state.baseUrl, webhookSecret: secret, renderer: state.renderer,
+    faults: state.faults,
+    appCosts: state.appCosts,
+    stats: state.stats,
+    quotas: [state.auditQuota, state.creditQuota],
+    tasks: state.tasks,
+    disk,
+    audit: state.audit,
+    blobs,
+    now: state.now,
+    baseUrl: state.baseUrl,
+    webhookSecret: secret,
+    renderer: state.renderer,
   });
 
   return {

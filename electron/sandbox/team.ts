@@ -4,11 +4,34 @@ import { intBetween, pick, rngFrom, seedOf } from './rng.ts';
  * The seeded enterprise team (team 1): one directory that the audit trail, the team listings and
  * the credit usage all describe, so ids seen in one endpoint resolve in the others.
  */
-export interface Member { id: number; name: string; email: string; role: 'owner' | 'admin' | 'member'; status: 'active' | 'invited' | 'suspended'; groupId: number }
-export interface Group { id: number; name: string }
-export interface Project { reference: string; name: string }
-export interface Folder { reference: string; name: string; projectReference: string }
-export interface ApiKey { id: number; name: string; status: 'active' | 'revoked'; ownerId: number; createdAt: string }
+export interface Member {
+  id: number;
+  name: string;
+  email: string;
+  role: 'owner' | 'admin' | 'member';
+  status: 'active' | 'invited' | 'suspended';
+  groupId: number;
+}
+export interface Group {
+  id: number;
+  name: string;
+}
+export interface Project {
+  reference: string;
+  name: string;
+}
+export interface Folder {
+  reference: string;
+  name: string;
+  projectReference: string;
+}
+export interface ApiKey {
+  id: number;
+  name: string;
+  status: 'active' | 'revoked';
+  ownerId: number;
+  createdAt: string;
+}
 
 export interface Team {
   members: Member[];
@@ -18,10 +41,57 @@ export interface Team {
   apiKeys: ApiKey[];
 }
 
-const FIRST = ['Ada', 'Bruno', 'Chloe', 'Dmitri', 'Esme', 'Farid', 'Greta', 'Hugo', 'Ines', 'Jonas', 'Kaia', 'Luca', 'Mira', 'Noah', 'Olga', 'Pablo', 'Quinn', 'Rosa', 'Sami', 'Tess'];
-const LAST = ['Novak', 'Berg', 'Silva', 'Ito', 'Okafor', 'Moreau', 'Kowalski', 'Lind', 'Haddad', 'Rossi', 'Meyer', 'Park'];
+const FIRST = [
+  'Ada',
+  'Bruno',
+  'Chloe',
+  'Dmitri',
+  'Esme',
+  'Farid',
+  'Greta',
+  'Hugo',
+  'Ines',
+  'Jonas',
+  'Kaia',
+  'Luca',
+  'Mira',
+  'Noah',
+  'Olga',
+  'Pablo',
+  'Quinn',
+  'Rosa',
+  'Sami',
+  'Tess',
+];
+const LAST = [
+  'Novak',
+  'Berg',
+  'Silva',
+  'Ito',
+  'Okafor',
+  'Moreau',
+  'Kowalski',
+  'Lind',
+  'Haddad',
+  'Rossi',
+  'Meyer',
+  'Park',
+];
 const GROUPS = ['Design', 'Marketing', 'Video', 'Product', 'Brand', 'Social', 'Photo', 'Research'];
-const PROJECTS = ['Spring campaign', 'Catalogue 2025', 'Onboarding videos', 'Website refresh', 'Podcast art', 'Retail displays', 'Event teasers', 'Lookbook', 'Packaging', 'Investor deck', 'Help centre', 'Recruiting'];
+const PROJECTS = [
+  'Spring campaign',
+  'Catalogue 2025',
+  'Onboarding videos',
+  'Website refresh',
+  'Podcast art',
+  'Retail displays',
+  'Event teasers',
+  'Lookbook',
+  'Packaging',
+  'Investor deck',
+  'Help centre',
+  'Recruiting',
+];
 const FOLDERS = ['Drafts', 'Approved', 'Hero shots', 'Variants', 'Archive', 'Review'];
 
 export const MEMBER_COUNT = 60;
@@ -48,18 +118,36 @@ export function buildTeam(seed: number): Team {
       groupId: groups[(id - 1) % groups.length].id,
     });
   }
-  const projects: Project[] = PROJECTS.map((name, i) => ({ reference: `prj_${(1000 + i * 37).toString(36)}${i}`, name }));
+  const projects: Project[] = PROJECTS.map((name, i) => ({
+    reference: `prj_${(1000 + i * 37).toString(36)}${i}`,
+    name,
+  }));
   const folders: Folder[] = [];
   for (const p of projects) {
     for (let j = 0; j < 4; j++) {
       const name = FOLDERS[(j + intBetween(rng, 0, FOLDERS.length - 1)) % FOLDERS.length];
-      folders.push({ reference: `fld_${p.reference.slice(4)}_${j}`, name: `${p.name} / ${name}`, projectReference: p.reference });
+      folders.push({
+        reference: `fld_${p.reference.slice(4)}_${j}`,
+        name: `${p.name} / ${name}`,
+        projectReference: p.reference,
+      });
     }
   }
   const apiKeys: ApiKey[] = Array.from({ length: 10 }, (_, i) => ({
     id: 9001 + i,
-    name: ['CI pipeline', 'Desktop app', 'Batch exports', 'Website', 'Zapier', 'Staging', 'Render farm', 'Old integration', 'Data team', 'Mobile'][i],
-    status: i === 7 ? 'revoked' as const : 'active' as const,
+    name: [
+      'CI pipeline',
+      'Desktop app',
+      'Batch exports',
+      'Website',
+      'Zapier',
+      'Staging',
+      'Render farm',
+      'Old integration',
+      'Data team',
+      'Mobile',
+    ][i],
+    status: i === 7 ? ('revoked' as const) : ('active' as const),
     ownerId: 1 + (i % 6),
     createdAt: new Date(Date.UTC(2024, i, 3 + i)).toISOString(),
   }));

@@ -1,5 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { bodyFields, DEFAULT_SLUGS, pathFields, resolvePaths, TOOLS, type ToolEntry } from '../../shared/catalogue/index.ts';
+import {
+  bodyFields,
+  DEFAULT_SLUGS,
+  pathFields,
+  resolvePaths,
+  TOOLS,
+  type ToolEntry,
+} from '../../shared/catalogue/index.ts';
 import { OPERATIONS, requestProblems, type JsonSchema, type Operation } from '../../shared/official/index.ts';
 import type { DiskStore } from './blob-store.ts';
 import { InvalidParamsError, sendError, sendInvalid } from './errors.ts';
@@ -43,12 +50,22 @@ function listPathOf(create: string, lists: readonly string[]): string | null {
 export function buildToolRoutes() {
   const creates = new Map<string, CreateRoute>();
   const lists = new Map<string, Operation>();
-  for (const op of OPERATIONS) if (op.method === 'GET' && !hasParam(op.path) && op.path.startsWith('/v1/ai/') && !op.path.startsWith('/v1/ai/apps') && op.path !== '/v1/ai/loras') lists.set(op.path, op);
+  for (const op of OPERATIONS)
+    if (
+      op.method === 'GET' &&
+      !hasParam(op.path) &&
+      op.path.startsWith('/v1/ai/') &&
+      !op.path.startsWith('/v1/ai/apps') &&
+      op.path !== '/v1/ai/loras'
+    )
+      lists.set(op.path, op);
   const known = new Map<string, { tool: ToolEntry; pathParams: Record<string, string> }>();
   for (const tool of TOOLS) {
     let combos: Record<string, string>[] = [{}];
-    for (const f of pathFields(tool)) combos = combos.flatMap((c) => (f.kind === 'enum' ? f.options : []).map((o) => ({ ...c, [f.name]: o })));
-    for (const pathParams of combos) known.set(resolvePaths(tool, DEFAULT_SLUGS, pathParams).create, { tool, pathParams });
+    for (const f of pathFields(tool))
+      combos = combos.flatMap((c) => (f.kind === 'enum' ? f.options : []).map((o) => ({ ...c, [f.name]: o })));
+    for (const pathParams of combos)
+      known.set(resolvePaths(tool, DEFAULT_SLUGS, pathParams).create, { tool, pathParams });
   }
   for (const op of OPERATIONS) {
     if (op.method !== 'POST' || hasParam(op.path) || !op.path.startsWith('/v1/ai/')) continue;
@@ -66,7 +83,8 @@ function resultOf(route: CreateRoute): { kind: ResultKind; ttlHours?: number } {
   if (route.tool) return { kind: route.tool.result, ttlHours: route.tool.resultTtlHours };
   const p = route.op.path;
   if (p.includes('image-to-prompt')) return { kind: 'text' };
-  if (/\/(video|image-to-video|text-to-video|reference-to-video|video-upscaler)/.test(p)) return { kind: 'video', ttlHours: 24 };
+  if (/\/(video|image-to-video|text-to-video|reference-to-video|video-upscaler)/.test(p))
+    return { kind: 'video', ttlHours: 24 };
   if (p.includes('music-generation')) return { kind: 'audio' };
   return { kind: 'image' };
 }
@@ -75,7 +93,8 @@ function resultOf(route: CreateRoute): { kind: ResultKind; ttlHours?: number } {
 function withStatedDefaults(schema: JsonSchema | undefined, body: Record<string, unknown>): Record<string, unknown> {
   const out = { ...body };
   const props = (schema?.properties ?? {}) as Record<string, { default?: unknown }>;
-  for (const [k, p] of Object.entries(props)) if (out[k] === undefined && p.default !== undefined && p.default !== null) out[k] = p.default;
+  for (const [k, p] of Object.entries(props))
+    if (out[k] === undefined && p.default !== undefined && p.default !== null) out[k] = p.default;
   for (const part of (schema?.allOf ?? []) as JsonSchema[]) Object.assign(out, withStatedDefaults(part, out));
   return out;
 }
@@ -105,7 +124,10 @@ export function taskEnvelope(task: Task, status: TaskStatus, baseUrl: string): {
   const kind = resultKindOf(task);
   let generated: string[] = [];
   if (status === 'COMPLETED') {
-    generated = kind === 'text' ? [task.text ?? ''] : Array.from({ length: task.resultCount }, (_, i) => baseUrl + resultPath(task, i, kind));
+    generated =
+      kind === 'text'
+        ? [task.text ?? '']
+        : Array.from({ length: task.resultCount }, (_, i) => baseUrl + resultPath(task, i, kind));
   }
   const data: Record<string, unknown> = { task_id: task.id, status, generated };
   // api-notes: the high-resolution generator adds has_nsfw on completion.
@@ -140,7 +162,8 @@ export function toolHandler(deps: ToolDeps) {
   async function create(req: FastifyRequest, reply: FastifyReply, route: CreateRoute) {
     const caller = deps.callerOf(req);
     const raw = req.body;
-    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return sendInvalid(reply, [{ field: 'body', reason: 'must be a JSON object' }]);
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+      return sendInvalid(reply, [{ field: 'body', reason: 'must be a JSON object' }]);
     const problems = requestProblems(route.op, raw);
     if (problems.length) return sendInvalid(reply, problems);
     const body = raw as Record<string, unknown>;
@@ -158,9 +181,20 @@ export function toolHandler(deps: ToolDeps) {
     params = { ...withStatedDefaults(route.op.body, params), ...route.pathParams };
     const result = resultOf(route);
     const task: Task = {
-      id: deps.tasks.newId(), toolId: route.tool?.id ?? route.op.path, listPath: route.listPath, key: caller.key, userId: caller.userId,
-      createdAt: deps.now(), durationMs: deps.faults.current.taskDurationMs, fails: deps.faults.failsNext(),
-      params, sent, resultCount: countResults(params), reached: 0, resultKind: result.kind, ...(result.ttlHours ? { ttlHours: result.ttlHours } : {}),
+      id: deps.tasks.newId(),
+      toolId: route.tool?.id ?? route.op.path,
+      listPath: route.listPath,
+      key: caller.key,
+      userId: caller.userId,
+      createdAt: deps.now(),
+      durationMs: deps.faults.current.taskDurationMs,
+      fails: deps.faults.failsNext(),
+      params,
+      sent,
+      resultCount: countResults(params),
+      reached: 0,
+      resultKind: result.kind,
+      ...(result.ttlHours ? { ttlHours: result.ttlHours } : {}),
     };
     if (result.kind === 'text') task.text = await describeImage(String(params.image), deps.disk);
     deps.tasks.add(task);

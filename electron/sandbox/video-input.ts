@@ -1,5 +1,11 @@
 import { ProbeError, probeSource } from '../core/media/probe.ts';
-import { checkVideo, displayName, FAMILY_LIMITS, type FamilyLimits, type Probe } from '../../shared/validation/references.ts';
+import {
+  checkVideo,
+  displayName,
+  FAMILY_LIMITS,
+  type FamilyLimits,
+  type Probe,
+} from '../../shared/validation/references.ts';
 import { encodingOf } from '../../shared/catalogue/index.ts';
 import type { DiskStore } from './blob-store.ts';
 import { isLoopbackUrl } from './loopback.ts';
@@ -13,7 +19,8 @@ export function videoLimitsOf(toolId: string, field: string): VideoSlot | null {
 }
 
 /** The app's message names the file and its rule ("clip.mp4: … (rule video.duration)"); the field already says which item, and the service's reasons carry no rule ids. */
-export const reasonOf = (message: string, value: string) => message.replace(/ \(rule [\w.]+\)$/, '').replace(`${displayName(value)}: `, '');
+export const reasonOf = (message: string, value: string) =>
+  message.replace(/ \(rule [\w.]+\)$/, '').replace(`${displayName(value)}: `, '');
 
 /**
  * Measures the videos of one field as the service does before it takes a task, and refuses any
@@ -22,7 +29,12 @@ export const reasonOf = (message: string, value: string) => message.replace(/ \(
  * service. Uploads are read from disk, URLs by HTTP ranges (loopback only: the Sandbox reaches no
  * further than this machine).
  */
-export async function checkVideoInputs(slot: VideoSlot, field: string, values: readonly string[], o: { disk: DiskStore; list: boolean; body: Record<string, unknown> }): Promise<InvalidParam[]> {
+export async function checkVideoInputs(
+  slot: VideoSlot,
+  field: string,
+  values: readonly string[],
+  o: { disk: DiskStore; list: boolean; body: Record<string, unknown> },
+): Promise<InvalidParam[]> {
   const { disk, list, body } = o;
   const interpolates = body.target_fps !== undefined && body.target_fps !== null && body.target_fps !== '';
   const invalid: InvalidParam[] = [];
@@ -37,7 +49,11 @@ export async function checkVideoInputs(slot: VideoSlot, field: string, values: r
       source = f.path;
     } else if (isLoopbackUrl(value)) source = value;
     else {
-      invalid.push({ field: at, reason: 'the Sandbox fetches URL inputs from loopback (127.0.0.1, localhost) only; upload the video or use a loopback URL' });
+      invalid.push({
+        field: at,
+        reason:
+          'the Sandbox fetches URL inputs from loopback (127.0.0.1, localhost) only; upload the video or use a loopback URL',
+      });
       continue;
     }
     let probe: Probe;
@@ -49,15 +65,27 @@ export async function checkVideoInputs(slot: VideoSlot, field: string, values: r
       continue;
     }
     probes.push(probe);
-    for (const issue of checkVideo(probe, slot.item)) invalid.push({ field: at, reason: reasonOf(issue.message, value) });
+    for (const issue of checkVideo(probe, slot.item))
+      invalid.push({ field: at, reason: reasonOf(issue.message, value) });
     // The upscaler interpolates frames only from a clip of at least this rate (api-spec: "needs at least 15 fps").
-    if (interpolates && slot.minFpsWithTargetFps !== undefined && probe.fps !== null && Math.round(probe.fps * 100) / 100 < slot.minFpsWithTargetFps) {
-      invalid.push({ field: at, reason: `frame rate ${Math.round(probe.fps * 100) / 100} fps is below the ${slot.minFpsWithTargetFps} fps target_fps needs` });
+    if (
+      interpolates &&
+      slot.minFpsWithTargetFps !== undefined &&
+      probe.fps !== null &&
+      Math.round(probe.fps * 100) / 100 < slot.minFpsWithTargetFps
+    ) {
+      invalid.push({
+        field: at,
+        reason: `frame rate ${Math.round(probe.fps * 100) / 100} fps is below the ${slot.minFpsWithTargetFps} fps target_fps needs`,
+      });
     }
   }
   const total = probes.reduce((s, p) => s + (p.durationSec ?? 0), 0);
   if (slot.totalDurationMax !== undefined && Math.round(total * 1000) / 1000 > slot.totalDurationMax) {
-    invalid.push({ field, reason: `combined duration ${Math.round(total * 1000) / 1000} s is above the ${slot.totalDurationMax} s limit` });
+    invalid.push({
+      field,
+      reason: `combined duration ${Math.round(total * 1000) / 1000} s is above the ${slot.totalDurationMax} s limit`,
+    });
   }
   return invalid;
 }

@@ -22,7 +22,13 @@ export function signWebhook(secret: string, id: string, timestampSec: number, bo
 
 /** Builds the notification body for a task as of one status (the by-id envelope). */
 export type WebhookBody = (task: Task, status: TaskStatus) => unknown;
-interface Watched { task: Task; notified: number; url: string; body: WebhookBody; chain: Promise<void> }
+interface Watched {
+  task: Task;
+  notified: number;
+  url: string;
+  body: WebhookBody;
+  chain: Promise<void>;
+}
 
 /**
  * Sends one notification per status change of watched tasks. A ticker compares each task's
@@ -76,7 +82,10 @@ export class WebhookDispatcher {
     const p = w.chain.then(async () => {
       for (const delay of RETRY_DELAYS_MS) {
         if (delay) await new Promise((r) => setTimeout(r, delay).unref());
-        const headers = { 'content-type': 'application/json', ...signWebhook(this.secret, id, Math.floor(Date.now() / 1000), body) };
+        const headers = {
+          'content-type': 'application/json',
+          ...signWebhook(this.secret, id, Math.floor(Date.now() / 1000), body),
+        };
         try {
           const res = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(5000) });
           await res.arrayBuffer().catch(() => undefined);

@@ -21,12 +21,24 @@ interface Base {
 export type Field =
   | (Base & { kind: 'int'; min?: number; max?: number; default?: number; acceptsString?: boolean })
   | (Base & { kind: 'number'; min?: number; max?: number; step?: number; default?: number })
-  | (Base & { kind: 'text'; minLength?: number; maxLength?: number; warnAbove?: number; multiline?: boolean; default?: string })
+  | (Base & {
+      kind: 'text';
+      minLength?: number;
+      maxLength?: number;
+      warnAbove?: number;
+      multiline?: boolean;
+      default?: string;
+    })
   | (Base & { kind: 'enum'; options: readonly string[]; default?: string })
   | (Base & { kind: 'intChoice'; options: readonly number[]; default?: number })
   | (Base & { kind: 'bool'; default?: boolean })
   | (Base & { kind: 'url'; default?: string })
-  | (Base & { kind: 'media'; media: 'image' | 'video' | 'audio'; encodings: readonly Encoding[]; formats?: readonly string[] })
+  | (Base & {
+      kind: 'media';
+      media: 'image' | 'video' | 'audio';
+      encodings: readonly Encoding[];
+      formats?: readonly string[];
+    })
   | (Base & {
       kind: 'mediaList';
       media: 'image' | 'video' | 'audio';
@@ -61,7 +73,8 @@ export function encodingOf(value: string): Encoding | null {
 }
 
 /** A value given inline: base64, or a data: URI holding it (not a URL, a path or an upload id). */
-export const isInline = (value: unknown): boolean => typeof value === 'string' && ['base64', 'dataUri'].includes(encodingOf(value) ?? '');
+export const isInline = (value: unknown): boolean =>
+  typeof value === 'string' && ['base64', 'dataUri'].includes(encodingOf(value) ?? '');
 
 /**
  * A local file in a media parameter: an absolute path that is not already a valid encoding.
@@ -79,21 +92,54 @@ const ENCODING_WORDS: Record<Encoding, string> = {
 
 function mediaString(field: { label: string; encodings: readonly Encoding[] }) {
   const accepted = field.encodings.map((e) => ENCODING_WORDS[e]).join(' or ');
-  return z.string().refine((v) => {
-    const enc = encodingOf(v);
-    if (enc === null) return false;
-    // A data URI also satisfies a plain base64 field: the service strips the prefix.
-    if (enc === 'dataUri' && field.encodings.includes('base64')) return true;
-    return field.encodings.includes(enc);
-  }, { message: `must be ${accepted}` });
+  return z.string().refine(
+    (v) => {
+      const enc = encodingOf(v);
+      if (enc === null) return false;
+      // A data URI also satisfies a plain base64 field: the service strips the prefix.
+      if (enc === 'dataUri' && field.encodings.includes('base64')) return true;
+      return field.encodings.includes(enc);
+    },
+    { message: `must be ${accepted}` },
+  );
 }
 
-const stylingSchema = z.object({
-  styles: z.array(z.object({ name: z.string().min(1, 'must not be empty'), strength: z.number().min(0, 'must be at least 0').max(200, 'must be at most 200').optional() })).max(1, 'at most 1 style').optional(),
-  // The service takes a character's LoRA id as a string, its strength always, colours in upper case.
-  characters: z.array(z.object({ id: z.string({ error: 'must be a LoRA id, as a string' }).regex(/^\d+$/, 'must be a LoRA id, as a string'), strength: z.number({ error: 'is required (0 to 200)' }).min(0, 'must be at least 0').max(200, 'must be at most 200') })).max(1, 'at most 1 character').optional(),
-  colors: z.array(z.object({ color: z.string().regex(/^#[0-9A-F]{6}$/, 'must be #RRGGBB with upper-case hex digits (such as #3B5BDB)'), weight: z.number().min(0.05, 'must be at least 0.05').max(1, 'must be at most 1') })).min(1, 'at least 1 color (or leave colors out)').max(5, 'at most 5 colors').optional(),
-}).strict();
+const stylingSchema = z
+  .object({
+    styles: z
+      .array(
+        z.object({
+          name: z.string().min(1, 'must not be empty'),
+          strength: z.number().min(0, 'must be at least 0').max(200, 'must be at most 200').optional(),
+        }),
+      )
+      .max(1, 'at most 1 style')
+      .optional(),
+    // The service takes a character's LoRA id as a string, its strength always, colours in upper case.
+    characters: z
+      .array(
+        z.object({
+          id: z.string({ error: 'must be a LoRA id, as a string' }).regex(/^\d+$/, 'must be a LoRA id, as a string'),
+          strength: z
+            .number({ error: 'is required (0 to 200)' })
+            .min(0, 'must be at least 0')
+            .max(200, 'must be at most 200'),
+        }),
+      )
+      .max(1, 'at most 1 character')
+      .optional(),
+    colors: z
+      .array(
+        z.object({
+          color: z.string().regex(/^#[0-9A-F]{6}$/, 'must be #RRGGBB with upper-case hex digits (such as #3B5BDB)'),
+          weight: z.number().min(0.05, 'must be at least 0.05').max(1, 'must be at most 1'),
+        }),
+      )
+      .min(1, 'at least 1 color (or leave colors out)')
+      .max(5, 'at most 5 colors')
+      .optional(),
+  })
+  .strict();
 
 /** The zod schema for one field's value as sent to the API. */
 export function fieldSchema(f: Field): z.ZodType {
@@ -114,14 +160,19 @@ export function fieldSchema(f: Field): z.ZodType {
     case 'text': {
       // zod measures string bounds in code points, as charCount (chars.ts) does: an emoji is one character.
       let s = z.string({ error: 'must be text' });
-      if (f.minLength !== undefined) s = s.min(f.minLength, f.minLength === 1 ? 'must not be empty' : `must be at least ${f.minLength} characters`);
+      if (f.minLength !== undefined)
+        s = s.min(f.minLength, f.minLength === 1 ? 'must not be empty' : `must be at least ${f.minLength} characters`);
       if (f.maxLength !== undefined) s = s.max(f.maxLength, `must be at most ${f.maxLength} characters`);
       return s;
     }
     case 'enum':
-      return z.string({ error: `must be one of ${f.options.join(', ')}` }).refine((v) => f.options.includes(v), { message: `must be one of ${f.options.join(', ')}` });
+      return z
+        .string({ error: `must be one of ${f.options.join(', ')}` })
+        .refine((v) => f.options.includes(v), { message: `must be one of ${f.options.join(', ')}` });
     case 'intChoice':
-      return z.number({ error: `must be one of ${f.options.join(', ')}` }).refine((v) => f.options.includes(v), { message: `must be one of ${f.options.join(', ')}` });
+      return z
+        .number({ error: `must be one of ${f.options.join(', ')}` })
+        .refine((v) => f.options.includes(v), { message: `must be one of ${f.options.join(', ')}` });
     case 'bool':
       return z.boolean({ error: 'must be true or false' });
     case 'url':
@@ -134,10 +185,25 @@ export function fieldSchema(f: Field): z.ZodType {
       return a;
     }
     case 'shots':
-      return z.array(z.object({
-        prompt: z.string().min(1, 'must not be empty').max(f.promptMax, `must be at most ${f.promptMax} characters`),
-        duration: z.number({ error: 'must be a whole number of seconds' }).int('must be a whole number').min(f.durationMin, `must be at least ${f.durationMin}`).max(f.durationMax, `must be at most ${f.durationMax}`),
-      }).strict(), { error: 'must be a list of shots' }).min(1, 'at least 1 shot').max(f.max, `at most ${f.max} shots`);
+      return z
+        .array(
+          z
+            .object({
+              prompt: z
+                .string()
+                .min(1, 'must not be empty')
+                .max(f.promptMax, `must be at most ${f.promptMax} characters`),
+              duration: z
+                .number({ error: 'must be a whole number of seconds' })
+                .int('must be a whole number')
+                .min(f.durationMin, `must be at least ${f.durationMin}`)
+                .max(f.durationMax, `must be at most ${f.durationMax}`),
+            })
+            .strict(),
+          { error: 'must be a list of shots' },
+        )
+        .min(1, 'at least 1 shot')
+        .max(f.max, `at most ${f.max} shots`);
     case 'styling':
       return stylingSchema;
   }
@@ -171,7 +237,11 @@ export function issuesToParams(issues: readonly z.core.$ZodIssue[], prefix = '')
   });
 }
 
-const MAGIC: readonly [string, string][] = [['/9j/', 'image/jpeg'], ['iVBORw0KGgo', 'image/png'], ['UklGR', 'image/webp']];
+const MAGIC: readonly [string, string][] = [
+  ['/9j/', 'image/jpeg'],
+  ['iVBORw0KGgo', 'image/png'],
+  ['UklGR', 'image/webp'],
+];
 
 /** The MIME type of an image value: from a data URI's prefix, base64's first bytes, or a URL's extension. */
 export function imageMimeOf(value: string): string {
@@ -186,5 +256,7 @@ export function imageMimeOf(value: string): string {
 /** One field's value as it goes on the wire. */
 export function wireValue(f: Field, value: unknown): unknown {
   if (f.kind !== 'mediaList' || f.wire !== 'imageWithMime' || !Array.isArray(value)) return value;
-  return value.map((v) => (typeof v === 'string' ? { image: v.replace(/^data:[^;]+;base64,/i, ''), mime_type: imageMimeOf(v) } : v));
+  return value.map((v) =>
+    typeof v === 'string' ? { image: v.replace(/^data:[^;]+;base64,/i, ''), mime_type: imageMimeOf(v) } : v,
+  );
 }

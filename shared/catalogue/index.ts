@@ -12,7 +12,11 @@ export * from './tools.ts';
 
 export { DEFAULT_SLUGS, SLUG_KEYS, type SlugKey } from '../service-profile.ts';
 export type Slugs = Record<SlugKey, string>;
-export const slugsSchema = z.object(Object.fromEntries(SLUG_KEYS.map((k) => [k, z.string().regex(SLUG_RE, 'must be a path segment (letters, digits, . _ -)')])) as Record<SlugKey, z.ZodString>);
+export const slugsSchema = z.object(
+  Object.fromEntries(
+    SLUG_KEYS.map((k) => [k, z.string().regex(SLUG_RE, 'must be a path segment (letters, digits, . _ -)')]),
+  ) as Record<SlugKey, z.ZodString>,
+);
 
 const byId = new Map(TOOLS.map((t) => [t.id, t]));
 
@@ -97,13 +101,27 @@ export function validateRequest(t: ToolEntry, input: Record<string, unknown>): V
   if (!parsed.success) invalid.push(...issuesToParams(parsed.error.issues));
   invalid.push(...checkRules(t.rules ?? [], bodyInput));
   for (const f of bodyFields(t)) {
-    if (f.kind === 'text' && f.warnAbove && typeof bodyInput[f.name] === 'string' && charCount(bodyInput[f.name] as string) > f.warnAbove) {
-      warnings.push({ field: f.name, reason: `results may become less predictable above about ${f.warnAbove} characters` });
+    if (
+      f.kind === 'text' &&
+      f.warnAbove &&
+      typeof bodyInput[f.name] === 'string' &&
+      charCount(bodyInput[f.name] as string) > f.warnAbove
+    ) {
+      warnings.push({
+        field: f.name,
+        reason: `results may become less predictable above about ${f.warnAbove} characters`,
+      });
     }
   }
   for (const w of t.ignored ?? []) {
-    const value = w.field.split('.').reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined), bodyInput);
-    if (present(value) && w.when.some((f) => present(bodyInput[f]))) warnings.push({ field: w.field.split('.')[0], reason: w.reason });
+    const value = w.field
+      .split('.')
+      .reduce<unknown>(
+        (v, k) => (v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined),
+        bodyInput,
+      );
+    if (present(value) && w.when.some((f) => present(bodyInput[f])))
+      warnings.push({ field: w.field.split('.')[0], reason: w.reason });
   }
   const body = parsed.success ? (parsed.data as Record<string, unknown>) : bodyInput;
   return { ok: invalid.length === 0, invalid, warnings, body };
@@ -148,7 +166,8 @@ export function parseParam(t: ToolEntry, pair: string): [string, unknown] {
       return [key, n];
     }
     case 'bool':
-      if (!['true', 'false', '1', '0', 'yes', 'no'].includes(raw)) throw new Error(`${key} must be true or false, got "${raw}"`);
+      if (!['true', 'false', '1', '0', 'yes', 'no'].includes(raw))
+        throw new Error(`${key} must be true or false, got "${raw}"`);
       return [key, ['true', '1', 'yes'].includes(raw)];
     case 'mediaList':
       return [key, raw.split(',').filter(Boolean)];

@@ -19,21 +19,36 @@ export type Rule =
    * `cites` maps its kind to, counted from 1 in array order; a kind with no list there is one the
    * family (`who`) takes none of. Findings sit on the prompt that holds the citation.
    */
-  | { kind: 'citations'; cites: Partial<Record<CiteKind, string>>; who: string; prompts: readonly string[]; shots?: string };
+  | {
+      kind: 'citations';
+      cites: Partial<Record<CiteKind, string>>;
+      who: string;
+      prompts: readonly string[];
+      shots?: string;
+    };
 
 /** The kinds of reference a prompt can cite, and how a message names one of each. */
 export const CITE_KINDS = { Image: 'reference image', Video: 'reference video', Audio: 'reference audio' } as const;
 export type CiteKind = keyof typeof CITE_KINDS;
 const CITATION = new RegExp(`@(${Object.keys(CITE_KINDS).join('|')})(\\d+)`, 'g');
 
-export const present = (v: unknown) => v !== undefined && v !== null && v !== '' && !(Array.isArray(v) && v.length === 0);
+export const present = (v: unknown) =>
+  v !== undefined && v !== null && v !== '' && !(Array.isArray(v) && v.length === 0);
 
 /** Each prompt of a body with the request field it sits in (`prompt`, `shots.2.prompt`). */
-function promptsOf(body: Record<string, unknown>, fields: readonly string[], shots?: string): { field: string; text: string }[] {
+function promptsOf(
+  body: Record<string, unknown>,
+  fields: readonly string[],
+  shots?: string,
+): { field: string; text: string }[] {
   const out: { field: string; text: string }[] = [];
   for (const f of fields) if (typeof body[f] === 'string') out.push({ field: f, text: body[f] as string });
   const s = shots ? body[shots] : undefined;
-  if (Array.isArray(s)) s.forEach((shot, i) => shot && typeof shot.prompt === 'string' && out.push({ field: `${shots}.${i}.prompt`, text: shot.prompt }));
+  if (Array.isArray(s))
+    s.forEach(
+      (shot, i) =>
+        shot && typeof shot.prompt === 'string' && out.push({ field: `${shots}.${i}.prompt`, text: shot.prompt }),
+    );
   return out;
 }
 
@@ -41,14 +56,22 @@ function promptsOf(body: Record<string, unknown>, fields: readonly string[], sho
 export const promptTotal = (body: Record<string, unknown>, fields: readonly string[], shots?: string) =>
   promptsOf(body, fields, shots).reduce((n, p) => n + charCount(p.text), 0);
 
-function citationProblem(r: Extract<Rule, { kind: 'citations' }>, body: Record<string, unknown>, kind: CiteKind, n: number): string | null {
+function citationProblem(
+  r: Extract<Rule, { kind: 'citations' }>,
+  body: Record<string, unknown>,
+  kind: CiteKind,
+  n: number,
+): string | null {
   const token = `@${kind}${n}`;
   const what = CITE_KINDS[kind];
   const list = r.cites[kind];
   if (!list) return `${token} cites a ${what}, but ${r.who} takes none`;
   const given = Array.isArray(body[list]) ? (body[list] as unknown[]).length : 0;
   if (n < 1) return `${token} cites no ${what}: they are numbered from @${kind}1`;
-  if (n > given) return given === 0 ? `${token} cites a ${what}, but none is given` : `${token} cites ${what} ${n}, but only ${given} ${given === 1 ? 'is' : 'are'} given`;
+  if (n > given)
+    return given === 0
+      ? `${token} cites a ${what}, but none is given`
+      : `${token} cites ${what} ${n}, but only ${given} ${given === 1 ? 'is' : 'are'} given`;
   return null;
 }
 
@@ -65,12 +88,17 @@ export function checkRules(rules: readonly Rule[], body: Record<string, unknown>
       case 'exclusive': {
         const a = r.a.filter((f) => present(body[f]));
         const b = r.b.filter((f) => present(body[f]));
-        if (a.length && b.length) for (const f of a) out.push({ field: f, reason: `${r.reason} (${b.join(', ')} also given)` });
+        if (a.length && b.length)
+          for (const f of a) out.push({ field: f, reason: `${r.reason} (${b.join(', ')} also given)` });
         break;
       }
       case 'promptTotal': {
         const total = promptTotal(body, r.fields, r.shots);
-        if (total > r.max) out.push({ field: r.fields[0] ?? r.shots ?? 'prompt', reason: `prompts together must be at most ${r.max} characters (found ${total})` });
+        if (total > r.max)
+          out.push({
+            field: r.fields[0] ?? r.shots ?? 'prompt',
+            reason: `prompts together must be at most ${r.max} characters (found ${total})`,
+          });
         break;
       }
       case 'citations':

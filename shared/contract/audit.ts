@@ -11,36 +11,44 @@ const idList = z.array(z.number().int().min(1)).max(500);
 const strList = z.array(z.string().min(1).max(500)).max(500);
 
 /** The API's own filters (api-spec: Audit-log search), plus correlation_id for the viewer's links. */
-export const auditFiltersSchema = z.object({
-  /** A day (YYYY-MM-DD, UTC, the whole day) or an exact ISO 8601 instant. */
-  from: dayOrInstantSchema.optional(),
-  to: dayOrInstantSchema.optional(),
-  memberIds: idList.optional(),
-  /**
-   * Also (or only) events whose actor has no user id: API-key and system actors (member.user_id
-   * is nullable), which memberIds cannot name. Ored with memberIds, like one more member.
-   */
-  noUserId: z.boolean().optional(),
-  /**
-   * Events of actors without a user id, told apart by their e-mail ('' : an actor with no e-mail
-   * either): the member facet's entries for them (NO_USER_ID_EMAIL). Ored with memberIds and noUserId.
-   */
-  noUserIdEmails: z.array(z.string().max(500)).max(500).optional(),
-  groupIds: idList.optional(),
-  folderRefs: strList.optional(),
-  eventTypes: strList.optional(),
-  requestId: z.string().min(1).max(500).optional(),
-  correlationId: z.string().min(1).max(500).optional(),
-  /** Full text over the payload; words are matched as literal terms, a trailing * makes a prefix. */
-  search: z.string().max(1000).optional(),
-}).strict().refine((f) => !rangeReversed(f.from, f.to), { message: 'is after to: no event can fall between them', path: ['from'] });
+export const auditFiltersSchema = z
+  .object({
+    /** A day (YYYY-MM-DD, UTC, the whole day) or an exact ISO 8601 instant. */
+    from: dayOrInstantSchema.optional(),
+    to: dayOrInstantSchema.optional(),
+    memberIds: idList.optional(),
+    /**
+     * Also (or only) events whose actor has no user id: API-key and system actors (member.user_id
+     * is nullable), which memberIds cannot name. Ored with memberIds, like one more member.
+     */
+    noUserId: z.boolean().optional(),
+    /**
+     * Events of actors without a user id, told apart by their e-mail ('' : an actor with no e-mail
+     * either): the member facet's entries for them (NO_USER_ID_EMAIL). Ored with memberIds and noUserId.
+     */
+    noUserIdEmails: z.array(z.string().max(500)).max(500).optional(),
+    groupIds: idList.optional(),
+    folderRefs: strList.optional(),
+    eventTypes: strList.optional(),
+    requestId: z.string().min(1).max(500).optional(),
+    correlationId: z.string().min(1).max(500).optional(),
+    /** Full text over the payload; words are matched as literal terms, a trailing * makes a prefix. */
+    search: z.string().max(1000).optional(),
+  })
+  .strict()
+  .refine((f) => !rangeReversed(f.from, f.to), {
+    message: 'is after to: no event can fall between them',
+    path: ['from'],
+  });
 export type AuditFilters = z.infer<typeof auditFiltersSchema>;
 
 export const AUDIT_SORT_FIELDS = ['date', 'event_type', 'member'] as const;
-export const auditSortSchema = z.object({
-  field: z.enum(AUDIT_SORT_FIELDS).default('date'),
-  dir: z.enum(['asc', 'desc']).default('desc'),
-}).strict();
+export const auditSortSchema = z
+  .object({
+    field: z.enum(AUDIT_SORT_FIELDS).default('date'),
+    dir: z.enum(['asc', 'desc']).default('desc'),
+  })
+  .strict();
 
 /** One table row: the indexed columns, enough for the virtualized table without the raw JSON. */
 export const auditRowSchema = z.object({
@@ -62,16 +70,22 @@ export const auditRowSchema = z.object({
 });
 export type AuditRow = z.infer<typeof auditRowSchema>;
 
-export const auditQueryRequestSchema = z.object({
-  filters: auditFiltersSchema.default({}),
-  sort: auditSortSchema.default({ field: 'date', dir: 'desc' }),
-  limit: z.number().int().min(1).max(1000).default(100),
-  /** Either an offset, or the `next` cursor of the previous page (keyset: constant time at any depth). */
-  offset: z.number().int().min(0).optional(),
-  after: z.string().max(2000).optional(),
-  /** Counting all matches costs a scan; ask for it once per filter change, not per page. */
-  withTotal: z.boolean().default(false),
-}).strict().refine((r) => r.offset === undefined || r.after === undefined, { message: 'give offset or after, not both', path: ['after'] });
+export const auditQueryRequestSchema = z
+  .object({
+    filters: auditFiltersSchema.default({}),
+    sort: auditSortSchema.default({ field: 'date', dir: 'desc' }),
+    limit: z.number().int().min(1).max(1000).default(100),
+    /** Either an offset, or the `next` cursor of the previous page (keyset: constant time at any depth). */
+    offset: z.number().int().min(0).optional(),
+    after: z.string().max(2000).optional(),
+    /** Counting all matches costs a scan; ask for it once per filter change, not per page. */
+    withTotal: z.boolean().default(false),
+  })
+  .strict()
+  .refine((r) => r.offset === undefined || r.after === undefined, {
+    message: 'give offset or after, not both',
+    path: ['after'],
+  });
 
 export const auditQueryResponseSchema = z.object({
   rows: z.array(auditRowSchema),
@@ -118,7 +132,20 @@ export const auditTimelineSchema = z.object({
   points: z.array(z.object({ start: z.string(), count: z.number().int() })),
 });
 
-export const syncErrorKindSchema = z.enum(['forbidden_role', 'forbidden_plan', 'forbidden_disabled', 'forbidden', 'unauthorized', 'rate_limited', 'budget_exhausted', 'network', 'server', 'invalid', 'disk_full', 'busy']);
+export const syncErrorKindSchema = z.enum([
+  'forbidden_role',
+  'forbidden_plan',
+  'forbidden_disabled',
+  'forbidden',
+  'unauthorized',
+  'rate_limited',
+  'budget_exhausted',
+  'network',
+  'server',
+  'invalid',
+  'disk_full',
+  'busy',
+]);
 
 export const syncProgressSchema = z.object({
   window: z.object({ from: z.string(), to: z.string() }),
@@ -157,7 +184,8 @@ export const importProgressSchema = z.object({
  * since it started or another tab: what it last reported (null before its first progress) and
  * whether a stop was asked for. Its end comes to every window as the task's `…Done` event.
  */
-const runningSchema = <P extends z.ZodType>(progress: P) => z.object({ progress: progress.nullable(), stopping: z.boolean() }).nullable();
+const runningSchema = <P extends z.ZodType>(progress: P) =>
+  z.object({ progress: progress.nullable(), stopping: z.boolean() }).nullable();
 
 export const auditStatusSchema = z.object({
   events: z.number().int(),
@@ -196,7 +224,11 @@ export const syncReportSchema = z.object({
    * first of them: the event's id when it had one, and its page and place on the page (1-based).
    */
   rejected: z.number().int().optional(),
-  rejects: z.array(z.object({ eventId: z.string().nullable(), page: z.number().int(), item: z.number().int(), reason: z.string() })).optional(),
+  rejects: z
+    .array(
+      z.object({ eventId: z.string().nullable(), page: z.number().int(), item: z.number().int(), reason: z.string() }),
+    )
+    .optional(),
 });
 
 export const importRejectSchema = z.object({ line: z.number().int(), item: z.number().int(), reason: z.string() });
@@ -225,24 +257,68 @@ export const importReportSchema = z.object({
   interrupted: z.literal(true).optional(),
 });
 
-export const auditExportRequestSchema = z.object({
-  format: z.enum(['csv', 'ndjson']),
-  path: z.string().min(1),
-  filters: auditFiltersSchema.default({}),
-  sort: auditSortSchema.default({ field: 'date', dir: 'desc' }),
-}).strict();
+export const auditExportRequestSchema = z
+  .object({
+    format: z.enum(['csv', 'ndjson']),
+    path: z.string().min(1),
+    filters: auditFiltersSchema.default({}),
+    sort: auditSortSchema.default({ field: 'date', dir: 'desc' }),
+  })
+  .strict();
 
 export const auditCommands = {
-  'audit.sync': command(z.object({}).strict(), syncReportSchema, 'Pull new audit events from the API into the cache (incremental, resumable, within the daily budget). Stopped (audit.syncCancel), it answers outcome stopped without an error. Progress comes as audit.syncProgress.'),
-  'audit.syncCancel': command(empty, z.object({ stopped: z.boolean() }), 'Stop the running sync after the page in hand (at once while it waits to retry): the events synced so far stay, its report says stopped, and the next sync goes on from where it stopped; every window hears audit.syncStopping at once. stopped: false when no sync was running.'),
-  'audit.status': command(empty, auditStatusSchema, 'How fresh the cache is: counts, last sync, budget left, last error.'),
-  'audit.import': command(z.object({ paths: z.array(z.string().min(1)).min(1).max(100) }).strict(), z.object({ reports: z.array(importReportSchema) }), 'Import exported audit logs (JSON, NDJSON, CSV); existing events are never changed. One at a time: asked while one runs, it fails (conflict). Progress comes as audit.importProgress.'),
-  'audit.importCancel': command(empty, z.object({ stopped: z.boolean() }), 'Stop the running import after the batch in hand: the events added so far stay, its reports say interrupted, the files after are not read; every window hears audit.importStopping at once. stopped: false when no import was running.'),
-  'audit.query': command(auditQueryRequestSchema, auditQueryResponseSchema, 'One page of cached events matching the filters.'),
-  'audit.event': command(z.object({ eventId: z.string().min(1).max(500) }).strict(), auditEventDetailSchema.nullable(), 'One event with all its fields and its related events.'),
-  'audit.facets': command(z.object({ filters: auditFiltersSchema.default({}), limit: z.number().int().min(1).max(1000).default(50) }).strict(), auditFacetsSchema, 'Counts by event type and by member (each ignores its own filter).'),
-  'audit.timeline': command(z.object({ filters: auditFiltersSchema.default({}), bucket: z.enum(['hour', 'day']) }).strict(), auditTimelineSchema, 'Events per hour or day for the chart.'),
-  'audit.export': command(auditExportRequestSchema, z.object({ path: z.string(), rows: z.number().int() }), 'Write the filtered view to a CSV or NDJSON file.'),
+  'audit.sync': command(
+    z.object({}).strict(),
+    syncReportSchema,
+    'Pull new audit events from the API into the cache (incremental, resumable, within the daily budget). Stopped (audit.syncCancel), it answers outcome stopped without an error. Progress comes as audit.syncProgress.',
+  ),
+  'audit.syncCancel': command(
+    empty,
+    z.object({ stopped: z.boolean() }),
+    'Stop the running sync after the page in hand (at once while it waits to retry): the events synced so far stay, its report says stopped, and the next sync goes on from where it stopped; every window hears audit.syncStopping at once. stopped: false when no sync was running.',
+  ),
+  'audit.status': command(
+    empty,
+    auditStatusSchema,
+    'How fresh the cache is: counts, last sync, budget left, last error.',
+  ),
+  'audit.import': command(
+    z.object({ paths: z.array(z.string().min(1)).min(1).max(100) }).strict(),
+    z.object({ reports: z.array(importReportSchema) }),
+    'Import exported audit logs (JSON, NDJSON, CSV); existing events are never changed. One at a time: asked while one runs, it fails (conflict). Progress comes as audit.importProgress.',
+  ),
+  'audit.importCancel': command(
+    empty,
+    z.object({ stopped: z.boolean() }),
+    'Stop the running import after the batch in hand: the events added so far stay, its reports say interrupted, the files after are not read; every window hears audit.importStopping at once. stopped: false when no import was running.',
+  ),
+  'audit.query': command(
+    auditQueryRequestSchema,
+    auditQueryResponseSchema,
+    'One page of cached events matching the filters.',
+  ),
+  'audit.event': command(
+    z.object({ eventId: z.string().min(1).max(500) }).strict(),
+    auditEventDetailSchema.nullable(),
+    'One event with all its fields and its related events.',
+  ),
+  'audit.facets': command(
+    z
+      .object({ filters: auditFiltersSchema.default({}), limit: z.number().int().min(1).max(1000).default(50) })
+      .strict(),
+    auditFacetsSchema,
+    'Counts by event type and by member (each ignores its own filter).',
+  ),
+  'audit.timeline': command(
+    z.object({ filters: auditFiltersSchema.default({}), bucket: z.enum(['hour', 'day']) }).strict(),
+    auditTimelineSchema,
+    'Events per hour or day for the chart.',
+  ),
+  'audit.export': command(
+    auditExportRequestSchema,
+    z.object({ path: z.string(), rows: z.number().int() }),
+    'Write the filtered view to a CSV or NDJSON file.',
+  ),
 };
 
 /** Why an `audit.import` asked for while another runs is refused (the app says the same of a second drop). */
@@ -253,7 +329,11 @@ export const IMPORT_RUNNING = 'An import is already running: wait for it to fini
  * answer, and a window reloaded meanwhile would otherwise show the task running for ever.
  * `error`: why it failed (then no reports, no report).
  */
-export const importDoneSchema = z.object({ paths: z.array(z.string()), reports: z.array(importReportSchema), error: z.string().nullable() });
+export const importDoneSchema = z.object({
+  paths: z.array(z.string()),
+  reports: z.array(importReportSchema),
+  error: z.string().nullable(),
+});
 export const syncDoneSchema = z.object({ report: syncReportSchema.nullable(), error: z.string().nullable() });
 
 export const auditEvents = {

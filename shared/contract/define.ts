@@ -10,8 +10,11 @@ export interface CommandDef<Req extends z.ZodType = z.ZodType, Res extends z.Zod
   summary: string;
 }
 
-export const command = <Req extends z.ZodType, Res extends z.ZodType>(request: Req, response: Res, summary: string): CommandDef<Req, Res> =>
-  ({ request, response, summary });
+export const command = <Req extends z.ZodType, Res extends z.ZodType>(
+  request: Req,
+  response: Res,
+  summary: string,
+): CommandDef<Req, Res> => ({ request, response, summary });
 
 export type CommandMap = Record<string, CommandDef>;
 export type EventMap = Record<string, z.ZodType>;
@@ -25,7 +28,16 @@ export const empty = z.object({}).strict();
 export const ok = z.object({ ok: z.literal(true) });
 
 /** Errors cross every transport as data, never as thrown strings. */
-export const ERROR_CODES = ['invalid', 'not_found', 'forbidden', 'unauthorized', 'rate_limited', 'unavailable', 'conflict', 'internal'] as const;
+export const ERROR_CODES = [
+  'invalid',
+  'not_found',
+  'forbidden',
+  'unauthorized',
+  'rate_limited',
+  'unavailable',
+  'conflict',
+  'internal',
+] as const;
 export type DeskErrorCode = (typeof ERROR_CODES)[number];
 
 export const invalidParamSchema = z.object({ field: z.string(), reason: z.string() });
@@ -70,5 +82,9 @@ export class DeskError extends Error {
 /** A request that broke a command's schema: the message is its problems, since the command's name means nothing to a user. */
 export function invalidRequest(issues: readonly { path: readonly PropertyKey[]; message: string }[]): DeskErrorData {
   const invalid = issues.map((i) => ({ field: i.path.map(String).join('.'), reason: i.message }));
-  return { code: 'invalid', message: invalid.map((p) => (p.field ? `${p.field} ${p.reason}` : p.reason)).join('; '), invalid };
+  return {
+    code: 'invalid',
+    message: invalid.map((p) => (p.field ? `${p.field} ${p.reason}` : p.reason)).join('; '),
+    invalid,
+  };
 }

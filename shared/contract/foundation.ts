@@ -115,27 +115,55 @@ export const foundationCommands = {
   'app.info': command(empty, appInfoSchema, 'Version, host, data folder and the backend in use.'),
   'settings.get': command(empty, settingsSchema, 'All settings with defaults.'),
   'settings.set': command(settingsPatchSchema, settingsSchema, 'Change some settings; answers all of them.'),
-  'settings.file': command(empty, z.object({
-    path: z.string(),
-    /** Why settings.json could not be read just now; meanwhile the defaults are in use and the file is left as it is. */
-    unreadable: z.string().nullable(),
-    /** Where a save put the unreadable file it replaced (settings.json.bad-<time>), in this process. */
-    keptAs: z.string().nullable(),
-    /** Stored values this build did not use (out of range, of the wrong type, or from a newer build); the rest of the file is in use. */
-    ignored: z.array(ignoredSettingSchema),
-  }), 'Where the settings file is, whether it could be read, and which stored values were not used.'),
-  'key.status': command(empty, z.object({
-    set: z.boolean(),
-    keychain: z.enum(['os', 'memory']),
-    /** 8 hex digits of the key's SHA-256, to tell keys apart (as backend identities do); null when none is set. */
-    fingerprint: z.string().nullable(),
-  }), 'Whether an API key is stored, and its fingerprint; never the key.'),
-  'key.set': command(z.object({ key: z.string().trim().min(8, 'an API key is at least 8 characters').max(512) }).strict(), ok, 'Store the API key in the OS keychain.'),
+  'settings.file': command(
+    empty,
+    z.object({
+      path: z.string(),
+      /** Why settings.json could not be read just now; meanwhile the defaults are in use and the file is left as it is. */
+      unreadable: z.string().nullable(),
+      /** Where a save put the unreadable file it replaced (settings.json.bad-<time>), in this process. */
+      keptAs: z.string().nullable(),
+      /** Stored values this build did not use (out of range, of the wrong type, or from a newer build); the rest of the file is in use. */
+      ignored: z.array(ignoredSettingSchema),
+    }),
+    'Where the settings file is, whether it could be read, and which stored values were not used.',
+  ),
+  'key.status': command(
+    empty,
+    z.object({
+      set: z.boolean(),
+      keychain: z.enum(['os', 'memory']),
+      /** 8 hex digits of the key's SHA-256, to tell keys apart (as backend identities do); null when none is set. */
+      fingerprint: z.string().nullable(),
+    }),
+    'Whether an API key is stored, and its fingerprint; never the key.',
+  ),
+  'key.set': command(
+    z.object({ key: z.string().trim().min(8, 'an API key is at least 8 characters').max(512) }).strict(),
+    ok,
+    'Store the API key in the OS keychain.',
+  ),
   'key.clear': command(empty, ok, 'Remove the API key from the keychain.'),
-  'connection.test': command(empty, connectionTestSchema, 'Free calls only: whether the backend in use answers, takes the key, and serves every model path of the catalogue; each check says what to change when it fails.'),
-  'media.thumbnail': command(z.object({ path: z.string().min(1), size: z.number().int().min(32).max(1024).default(256) }).strict(), z.object({ path: z.string() }), 'A cached thumbnail of a local image the app works with.'),
-  'shell.open': command(z.object({ path: z.string().min(1) }).strict(), ok, 'Open a result file with the OS (desktop only).'),
-  'shell.reveal': command(z.object({ path: z.string().min(1) }).strict(), ok, 'Show a file in its folder (desktop only).'),
+  'connection.test': command(
+    empty,
+    connectionTestSchema,
+    'Free calls only: whether the backend in use answers, takes the key, and serves every model path of the catalogue; each check says what to change when it fails.',
+  ),
+  'media.thumbnail': command(
+    z.object({ path: z.string().min(1), size: z.number().int().min(32).max(1024).default(256) }).strict(),
+    z.object({ path: z.string() }),
+    'A cached thumbnail of a local image the app works with.',
+  ),
+  'shell.open': command(
+    z.object({ path: z.string().min(1) }).strict(),
+    ok,
+    'Open a result file with the OS (desktop only).',
+  ),
+  'shell.reveal': command(
+    z.object({ path: z.string().min(1) }).strict(),
+    ok,
+    'Show a file in its folder (desktop only).',
+  ),
 };
 
 export const foundationEvents = {

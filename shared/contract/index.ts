@@ -40,16 +40,27 @@ export const COMMAND_NAMES = Object.keys(COMMANDS) as CommandName[];
 export const EVENT_NAMES = Object.keys(EVENTS) as EventName[];
 
 /** A dropped file that did not reach the inbox: its path in the drop, and what happened, for the user. */
-export interface UploadFailure { relPath: string; message: string }
+export interface UploadFailure {
+  relPath: string;
+  message: string;
+}
 /**
  * `folder` holds every file that arrived; none of those in `failed` (not even a part). `paths` says
  * where each file given is, in their order (null where it failed): at its relative path, each name
  * made one every system can hold (`con.jpg` is `con_.jpg`, of `Photo.JPG` and `photo.jpg` the
  * second is `photo-2.jpg`).
  */
-export interface UploadResult { folder: string; paths: (string | null)[]; failed: UploadFailure[] }
+export interface UploadResult {
+  folder: string;
+  paths: (string | null)[];
+  failed: UploadFailure[];
+}
 /** Settled so far of `total`: `copied` arrived, `failed` did not. */
-export interface UploadProgress { copied: number; failed: number; total: number }
+export interface UploadProgress {
+  copied: number;
+  failed: number;
+  total: number;
+}
 
 /** The shape every bridge (preload, WebSocket) gives the renderer as `window.desk`. */
 export interface DeskApi {
@@ -65,6 +76,8 @@ export interface DeskApi {
    * still arrive; only a drop of which nothing arrives is an error. Null under Electron, which
    * reads paths directly.
    */
-  upload: ((files: { file: File; relPath: string }[], onProgress?: (p: UploadProgress) => void) => Promise<UploadResult>) | null;
+  upload:
+    | ((files: { file: File; relPath: string }[], onProgress?: (p: UploadProgress) => void) => Promise<UploadResult>)
+    | null;
   readonly host: 'electron' | 'web';
 }

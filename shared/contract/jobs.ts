@@ -3,7 +3,16 @@ import { command, invalidParamSchema } from './define.ts';
 import { WAITING_STATES, waitingFor } from './foundation.ts';
 
 /** The queue's job states (mirrors electron/core/queue/states.ts, which shared may not import). */
-export const jobStateSchema = z.enum(['queued', 'submitting', 'running', 'downloading', 'done', 'failed', 'canceled', 'needs_attention']);
+export const jobStateSchema = z.enum([
+  'queued',
+  'submitting',
+  'running',
+  'downloading',
+  'done',
+  'failed',
+  'canceled',
+  'needs_attention',
+]);
 export type JobStateName = z.infer<typeof jobStateSchema>;
 
 export const jobRecordSchema = z.object({
@@ -58,7 +67,8 @@ export type BatchRecord = z.infer<typeof batchRecordSchema>;
 export const QUEUE_HELD_BACK = 'waiting to submit again: the server is busy or could not be reached';
 
 /** Jobs of the batch its backend still has to submit or poll. */
-export const waitingJobs = (b: Pick<BatchRecord, 'counts'>) => WAITING_STATES.reduce((a, s) => a + (b.counts[s] ?? 0), 0);
+export const waitingJobs = (b: Pick<BatchRecord, 'counts'>) =>
+  WAITING_STATES.reduce((a, s) => a + (b.counts[s] ?? 0), 0);
 
 /** Why the batch's unfinished jobs do not move (see waitingFor); null when they can. */
 export function batchWaitingFor(b: Pick<BatchRecord, 'counts' | 'backend'>, here: string): string | null {
@@ -67,14 +77,16 @@ export function batchWaitingFor(b: Pick<BatchRecord, 'counts' | 'backend'>, here
 
 export const inputIssueSchema = z.object({ path: z.string(), reason: z.string() });
 
-export const batchStartRequestSchema = z.object({
-  tool: z.string().min(1),
-  /** Files or folders; folders are walked recursively. Empty for prompt-only tools (one job). */
-  inputs: z.array(z.string().min(1)).default([]),
-  params: z.record(z.string(), z.unknown()).default({}),
-  /** Defaults to settings.outputDir. */
-  outDir: z.string().min(1).optional(),
-}).strict();
+export const batchStartRequestSchema = z
+  .object({
+    tool: z.string().min(1),
+    /** Files or folders; folders are walked recursively. Empty for prompt-only tools (one job). */
+    inputs: z.array(z.string().min(1)).default([]),
+    params: z.record(z.string(), z.unknown()).default({}),
+    /** Defaults to settings.outputDir. */
+    outDir: z.string().min(1).optional(),
+  })
+  .strict();
 
 export const batchStartResultSchema = z.object({
   /** Null when no input needs a job: every one was skipped or rejected (listed below). */
@@ -97,19 +109,21 @@ export type BatchStartResult = z.infer<typeof batchStartResultSchema>;
  * batches.start, nothing queued. `checkId` names the asker's check: a newer one under the same id
  * stops the older (answered `conflict`), so a new selection is not kept waiting behind the last.
  */
-export const batchCheckRequestSchema = z.object({
-  tool: z.string().min(1),
-  inputs: z.array(z.string().min(1)).min(1),
-  /**
-   * The parameters a Start would send (batches.start's params): when given, they are checked as
-   * Start checks them, and refused the same way (`invalid`, each problem naming its field) before
-   * any input is looked at.
-   */
-  params: z.record(z.string(), z.unknown()).optional(),
-  /** Where results would go (batches.start's outDir); a folder that cannot be used leaves its skips out. */
-  outDir: z.string().min(1).optional(),
-  checkId: z.string().min(1).max(100).optional(),
-}).strict();
+export const batchCheckRequestSchema = z
+  .object({
+    tool: z.string().min(1),
+    inputs: z.array(z.string().min(1)).min(1),
+    /**
+     * The parameters a Start would send (batches.start's params): when given, they are checked as
+     * Start checks them, and refused the same way (`invalid`, each problem naming its field) before
+     * any input is looked at.
+     */
+    params: z.record(z.string(), z.unknown()).optional(),
+    /** Where results would go (batches.start's outDir); a folder that cannot be used leaves its skips out. */
+    outDir: z.string().min(1).optional(),
+    checkId: z.string().min(1).max(100).optional(),
+  })
+  .strict();
 
 export const batchCheckResultSchema = z.object({
   /** Inputs a Start would queue as new jobs: what would be paid for. */
@@ -121,7 +135,11 @@ export const batchCheckResultSchema = z.object({
 });
 export type BatchCheckResult = z.infer<typeof batchCheckResultSchema>;
 
-export const batchCheckProgressSchema = z.object({ checkId: z.string(), checked: z.number().int(), total: z.number().int() });
+export const batchCheckProgressSchema = z.object({
+  checkId: z.string(),
+  checked: z.number().int(),
+  total: z.number().int(),
+});
 
 const idRequest = z.object({ id: z.string().min(1) }).strict();
 
@@ -141,26 +159,67 @@ export const queueStatusSchema = z.object({
 export type QueueStatus = z.infer<typeof queueStatusSchema>;
 
 export const jobsCommands = {
-  'batches.start': command(batchStartRequestSchema, batchStartResultSchema, 'Queue a tool over files and folders (checked before anything is paid).'),
-  'batches.check': command(batchCheckRequestSchema, batchCheckResultSchema, 'What batches.start would queue, skip and reject for these inputs, checked the same way, before anything is paid; nothing is queued. Given params, refuses those Start would refuse (invalid). Progress comes as batches.checkProgress.'),
-  'batches.list': command(z.object({ limit: z.number().int().min(1).max(500).default(50), offset: z.number().int().min(0).default(0) }).strict(), z.array(batchRecordSchema), 'Batches, newest first, with progress.'),
+  'batches.start': command(
+    batchStartRequestSchema,
+    batchStartResultSchema,
+    'Queue a tool over files and folders (checked before anything is paid).',
+  ),
+  'batches.check': command(
+    batchCheckRequestSchema,
+    batchCheckResultSchema,
+    'What batches.start would queue, skip and reject for these inputs, checked the same way, before anything is paid; nothing is queued. Given params, refuses those Start would refuse (invalid). Progress comes as batches.checkProgress.',
+  ),
+  'batches.list': command(
+    z
+      .object({ limit: z.number().int().min(1).max(500).default(50), offset: z.number().int().min(0).default(0) })
+      .strict(),
+    z.array(batchRecordSchema),
+    'Batches, newest first, with progress.',
+  ),
   'batches.cancel': command(idRequest, batchRecordSchema, 'Cancel every unfinished job of a batch.'),
-  'batches.retry': command(z.object({
-    id: z.string().min(1),
-    // A needs-attention task may already be paid for: callers leave it out unless the user chose it.
-    states: z.array(z.enum(['failed', 'canceled', 'needs_attention'])).min(1).optional(),
-  }).strict(), batchRecordSchema, 'Retry the failed, canceled or needs-attention jobs of a batch (all three unless `states` names some).'),
-  'jobs.list': command(z.object({
-    batchId: z.string().optional(),
-    state: jobStateSchema.optional(),
-    limit: z.number().int().min(1).max(1000).default(100),
-    offset: z.number().int().min(0).default(0),
-  }).strict(), z.object({ jobs: z.array(jobRecordSchema), total: z.number().int() }), 'Jobs in queue order.'),
-  'jobs.pause': command(z.object({}).strict(), queueStatusSchema, 'Pause the whole queue (in-flight tasks keep being polled and downloaded).'),
+  'batches.retry': command(
+    z
+      .object({
+        id: z.string().min(1),
+        // A needs-attention task may already be paid for: callers leave it out unless the user chose it.
+        states: z
+          .array(z.enum(['failed', 'canceled', 'needs_attention']))
+          .min(1)
+          .optional(),
+      })
+      .strict(),
+    batchRecordSchema,
+    'Retry the failed, canceled or needs-attention jobs of a batch (all three unless `states` names some).',
+  ),
+  'jobs.list': command(
+    z
+      .object({
+        batchId: z.string().optional(),
+        state: jobStateSchema.optional(),
+        limit: z.number().int().min(1).max(1000).default(100),
+        offset: z.number().int().min(0).default(0),
+      })
+      .strict(),
+    z.object({ jobs: z.array(jobRecordSchema), total: z.number().int() }),
+    'Jobs in queue order.',
+  ),
+  'jobs.pause': command(
+    z.object({}).strict(),
+    queueStatusSchema,
+    'Pause the whole queue (in-flight tasks keep being polled and downloaded).',
+  ),
   'jobs.resume': command(z.object({}).strict(), queueStatusSchema, 'Resume the queue.'),
-  'jobs.status': command(z.object({}).strict(), queueStatusSchema, 'Whether the queue is paused or rate limited, and counts by state.'),
+  'jobs.status': command(
+    z.object({}).strict(),
+    queueStatusSchema,
+    'Whether the queue is paused or rate limited, and counts by state.',
+  ),
   'jobs.cancel': command(idRequest, jobRecordSchema, 'Cancel one job.'),
-  'jobs.retry': command(idRequest, jobRecordSchema, 'Retry a failed, canceled or needs-attention job (never automatic for a possibly paid task).'),
+  'jobs.retry': command(
+    idRequest,
+    jobRecordSchema,
+    'Retry a failed, canceled or needs-attention job (never automatic for a possibly paid task).',
+  ),
 };
 
 export const jobsChangedSchema = z.object({

@@ -7,7 +7,16 @@ const issueSchema = z.object({ rule: z.string(), message: z.string() });
 const referenceReportSchema = z.object({
   source: z.string(),
   ok: z.boolean(),
-  probe: z.object({ container: z.string(), durationSec: z.number().nullable(), fps: z.number().nullable(), width: z.number().nullable(), height: z.number().nullable(), bytes: z.number() }).nullable(),
+  probe: z
+    .object({
+      container: z.string(),
+      durationSec: z.number().nullable(),
+      fps: z.number().nullable(),
+      width: z.number().nullable(),
+      height: z.number().nullable(),
+      bytes: z.number(),
+    })
+    .nullable(),
   errors: z.array(issueSchema),
 });
 
@@ -31,7 +40,10 @@ export const loraSchema = z.object({
   preview: z.string(),
   /** The preview cached in the data folder, for desk.mediaUrl(); null when it could not be fetched. */
   previewPath: z.string().nullable(),
-  training: z.object({ status: z.string().optional(), defaultScale: z.number().optional(), quality: z.unknown().optional() }).passthrough().optional(),
+  training: z
+    .object({ status: z.string().optional(), defaultScale: z.number().optional(), quality: z.unknown().optional() })
+    .passthrough()
+    .optional(),
   custom: z.boolean(),
 });
 export type Lora = z.infer<typeof loraSchema>;
@@ -43,6 +55,20 @@ export type Lora = z.infer<typeof loraSchema>;
 const namedSourceSchema = z.object({ source: z.string().min(1), name: z.string().min(1) }).strict();
 
 export const mediaCommands = {
-  'media.check': command(z.object({ family: z.enum(FAMILIES), sources: z.array(z.union([z.string().min(1), namedSourceSchema])).max(20), body: z.record(z.string(), z.unknown()).optional() }).strict(), checkReportSchema, 'Probe reference files or URLs and apply every reference rule before anything is paid for.'),
-  'loras.list': command(z.object({}).strict(), z.object({ loras: z.array(loraSchema) }), 'The LoRA catalogue: defaults and the caller\'s own.'),
+  'media.check': command(
+    z
+      .object({
+        family: z.enum(FAMILIES),
+        sources: z.array(z.union([z.string().min(1), namedSourceSchema])).max(20),
+        body: z.record(z.string(), z.unknown()).optional(),
+      })
+      .strict(),
+    checkReportSchema,
+    'Probe reference files or URLs and apply every reference rule before anything is paid for.',
+  ),
+  'loras.list': command(
+    z.object({}).strict(),
+    z.object({ loras: z.array(loraSchema) }),
+    "The LoRA catalogue: defaults and the caller's own.",
+  ),
 };

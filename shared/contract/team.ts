@@ -33,7 +33,14 @@ export type AppSummary = z.infer<typeof appSummarySchema>;
 export const appDefinitionSchema = appSummarySchema.extend({ inputs: z.array(appInputSchema) });
 export type AppDefinition = z.infer<typeof appDefinitionSchema>;
 
-export const RUN_STATUSES = ['pending', 'running', 'completed', 'completed_with_errors', 'failed', 'cancelled'] as const;
+export const RUN_STATUSES = [
+  'pending',
+  'running',
+  'completed',
+  'completed_with_errors',
+  'failed',
+  'cancelled',
+] as const;
 
 export const appRunSchema = z.object({
   id: z.string(),
@@ -70,22 +77,26 @@ export function runWaitingFor(r: Pick<AppRun, 'state' | 'backend'>, here: string
 }
 
 /** A value per input id. A creation input takes a local file path, a URL or a creation id. */
-export const appRunRequestSchema = z.object({
-  appId: z.string().min(1),
-  inputs: z.record(z.string(), z.union([z.string(), z.number()])),
-  /** The cost the user saw and confirmed; the run is refused if the app's cost is now different. */
-  confirmedCost: z.number().nullable(),
-  outDir: z.string().min(1).optional(),
-  /**
-   * Follow a pending run of the same app, inputs and folder (on the same backend) instead of paying
-   * for another (the CLI's re-run after Ctrl-C). `only`: follow such a run or answer not_found,
-   * never queue one, so a caller can learn that nothing will be paid before it shows a cost.
-   */
-  resume: z.union([z.boolean(), z.literal('only')]).optional(),
-}).strict();
+export const appRunRequestSchema = z
+  .object({
+    appId: z.string().min(1),
+    inputs: z.record(z.string(), z.union([z.string(), z.number()])),
+    /** The cost the user saw and confirmed; the run is refused if the app's cost is now different. */
+    confirmedCost: z.number().nullable(),
+    outDir: z.string().min(1).optional(),
+    /**
+     * Follow a pending run of the same app, inputs and folder (on the same backend) instead of paying
+     * for another (the CLI's re-run after Ctrl-C). `only`: follow such a run or answer not_found,
+     * never queue one, so a caller can learn that nothing will be paid before it shows a cost.
+     */
+    resume: z.union([z.boolean(), z.literal('only')]).optional(),
+  })
+  .strict();
 
 /** What apps.run checks before it queues anything, asked before the cost is: the app and its inputs. */
-export const appCheckRequestSchema = z.object({ appId: z.string().min(1), inputs: appRunRequestSchema.shape.inputs }).strict();
+export const appCheckRequestSchema = z
+  .object({ appId: z.string().min(1), inputs: appRunRequestSchema.shape.inputs })
+  .strict();
 
 // ---- analytics ----------------------------------------------------------------------------------
 
@@ -93,16 +104,17 @@ export const GRANULARITIES = ['day', 'week', 'month', 'year'] as const;
 export const granularitySchema = z.enum(GRANULARITIES);
 export type Granularity = z.infer<typeof granularitySchema>;
 
-
-export const usageQuerySchema = z.object({
-  granularity: granularitySchema,
-  /** Inclusive UTC days, at most 365; without `from`, a range that suits the granularity (core/analytics DEFAULT_RANGES). */
-  from: isoDaySchema.optional(),
-  to: isoDaySchema.optional(),
-  groupIds: z.array(z.number().int().min(1)).optional(),
-  projectRefs: z.array(z.string().min(1)).optional(),
-  apiKeyIds: z.array(z.number().int().min(1)).optional(),
-}).strict();
+export const usageQuerySchema = z
+  .object({
+    granularity: granularitySchema,
+    /** Inclusive UTC days, at most 365; without `from`, a range that suits the granularity (core/analytics DEFAULT_RANGES). */
+    from: isoDaySchema.optional(),
+    to: isoDaySchema.optional(),
+    groupIds: z.array(z.number().int().min(1)).optional(),
+    projectRefs: z.array(z.string().min(1)).optional(),
+    apiKeyIds: z.array(z.number().int().min(1)).optional(),
+  })
+  .strict();
 export type UsageQuery = z.infer<typeof usageQuerySchema>;
 
 export const usageBudgetSchema = z.object({
@@ -126,7 +138,14 @@ export type UsagePoint = z.infer<typeof usagePointSchema>;
 
 export const usageResultSchema = z.object({
   /** The request body actually sent (dates resolved), so views and exports say what they show. */
-  request: z.object({ granularity: granularitySchema, start_date: z.string(), end_date: z.string(), group_ids: z.array(z.number()).optional(), project_references: z.array(z.string()).optional(), api_key_ids: z.array(z.number()).optional() }),
+  request: z.object({
+    granularity: granularitySchema,
+    start_date: z.string(),
+    end_date: z.string(),
+    group_ids: z.array(z.number()).optional(),
+    project_references: z.array(z.string()).optional(),
+    api_key_ids: z.array(z.number()).optional(),
+  }),
   points: z.array(usagePointSchema),
   /** True when answered from the local cache (no request spent). */
   cached: z.boolean(),
@@ -135,14 +154,31 @@ export const usageResultSchema = z.object({
 });
 export type UsageResult = z.infer<typeof usageResultSchema>;
 
-export const breakdownRowSchema = z.object({ key: z.string(), label: z.string(), uses: z.number(), credits: z.number() });
+export const breakdownRowSchema = z.object({
+  key: z.string(),
+  label: z.string(),
+  uses: z.number(),
+  credits: z.number(),
+});
 export type BreakdownRow = z.infer<typeof breakdownRowSchema>;
 
-export const memberSchema = z.object({ id: z.number(), name: z.string(), email: z.string(), role: z.string(), status: z.string(), groupIds: z.array(z.number()) });
+export const memberSchema = z.object({
+  id: z.number(),
+  name: z.string(),
+  email: z.string(),
+  role: z.string(),
+  status: z.string(),
+  groupIds: z.array(z.number()),
+});
 export const apiKeySchema = z.object({ id: z.number(), name: z.string(), status: z.string() });
 export const groupSchema = z.object({ id: z.number(), name: z.string(), memberCount: z.number() });
 export const projectSchema = z.object({ reference: z.string(), name: z.string() });
-export const directorySchema = z.object({ members: z.array(memberSchema), apiKeys: z.array(apiKeySchema), groups: z.array(groupSchema), projects: z.array(projectSchema) });
+export const directorySchema = z.object({
+  members: z.array(memberSchema),
+  apiKeys: z.array(apiKeySchema),
+  groups: z.array(groupSchema),
+  projects: z.array(projectSchema),
+});
 export type Directory = z.infer<typeof directorySchema>;
 
 export const EXPORTABLE = ['usage', 'members', 'apiKeys', 'groups', 'projects'] as const;
@@ -177,23 +213,77 @@ export type CreationsPage = z.infer<typeof creationsPageSchema>;
 const none = z.object({}).strict();
 const idRequest = z.object({ id: z.string().min(1) }).strict();
 /** confirmedCost: the app's cost the user accepted, needed when the retry sends the run anew (AppRun.retry 'submit'). */
-const appRetryRequestSchema = z.object({ id: z.string().min(1), confirmedCost: z.number().nullable().optional() }).strict();
+const appRetryRequestSchema = z
+  .object({ id: z.string().min(1), confirmedCost: z.number().nullable().optional() })
+  .strict();
 
 export const teamCommands = {
-  'apps.list': command(none, z.object({ apps: z.array(appSummarySchema) }), 'Workflow apps available to the team (Enterprise only).'),
+  'apps.list': command(
+    none,
+    z.object({ apps: z.array(appSummarySchema) }),
+    'Workflow apps available to the team (Enterprise only).',
+  ),
   'apps.get': command(idRequest, appDefinitionSchema, 'An app definition: its inputs and its cost.'),
-  'apps.check': command(appCheckRequestSchema, appDefinitionSchema, 'Read an app definition now and check inputs against it (local files included) as apps.run does; nothing is queued or paid. Answers the definition: its cost now is the one to confirm.'),
-  'apps.run': command(appRunRequestSchema, appRunSchema.extend({ resumed: z.boolean() }), 'Queue a run of an app (durable; never submitted twice).'),
-  'apps.runs': command(z.object({ limit: z.number().int().min(1).max(500).default(50) }).strict(), z.object({ runs: z.array(appRunSchema) }), 'App runs, newest first.'),
-  'apps.cancel': command(idRequest, appRunSchema, 'Stop waiting for a run (the API has no cancel; a submitted run may still be charged).'),
-  'apps.retry': command(appRetryRequestSchema, appRunSchema, 'Retry a failed, canceled or needs-attention run (a paid run is never sent again; one sent anew needs its cost confirmed).'),
-  'usage.query': command(usageQuerySchema.extend({ refresh: z.boolean().default(false) }), usageResultSchema, 'Team credit usage over time (cached; 100 requests a day).'),
-  'usage.breakdown': command(usageQuerySchema.extend({ by: z.enum(['user', 'group', 'project', 'tool']) }), z.object({ rows: z.array(breakdownRowSchema), requestsSpent: z.number().int(), budget: usageBudgetSchema }), 'Credit usage per user, group, project or tool.'),
+  'apps.check': command(
+    appCheckRequestSchema,
+    appDefinitionSchema,
+    'Read an app definition now and check inputs against it (local files included) as apps.run does; nothing is queued or paid. Answers the definition: its cost now is the one to confirm.',
+  ),
+  'apps.run': command(
+    appRunRequestSchema,
+    appRunSchema.extend({ resumed: z.boolean() }),
+    'Queue a run of an app (durable; never submitted twice).',
+  ),
+  'apps.runs': command(
+    z.object({ limit: z.number().int().min(1).max(500).default(50) }).strict(),
+    z.object({ runs: z.array(appRunSchema) }),
+    'App runs, newest first.',
+  ),
+  'apps.cancel': command(
+    idRequest,
+    appRunSchema,
+    'Stop waiting for a run (the API has no cancel; a submitted run may still be charged).',
+  ),
+  'apps.retry': command(
+    appRetryRequestSchema,
+    appRunSchema,
+    'Retry a failed, canceled or needs-attention run (a paid run is never sent again; one sent anew needs its cost confirmed).',
+  ),
+  'usage.query': command(
+    usageQuerySchema.extend({ refresh: z.boolean().default(false) }),
+    usageResultSchema,
+    'Team credit usage over time (cached; 100 requests a day).',
+  ),
+  'usage.breakdown': command(
+    usageQuerySchema.extend({ by: z.enum(['user', 'group', 'project', 'tool']) }),
+    z.object({ rows: z.array(breakdownRowSchema), requestsSpent: z.number().int(), budget: usageBudgetSchema }),
+    'Credit usage per user, group, project or tool.',
+  ),
   'usage.budget': command(none, usageBudgetSchema, 'Credit-usage requests left today.'),
   'team.directory': command(none, directorySchema, 'Team members, API keys, groups and projects.'),
-  'team.export': command(z.object({ what: z.enum(EXPORTABLE), usage: usageQuerySchema.optional(), outDir: z.string().min(1).optional() }).strict(), z.object({ path: z.string(), rows: z.number().int() }), 'Write a listing or the credit usage as CSV.'),
-  'creations.list': command(z.object({ page: z.number().int().min(1).default(1), perPage: z.number().int().min(1).max(100).default(24), tool: z.string().min(1).optional() }).strict(), creationsPageSchema, 'Recent creations, newest first.'),
-  'creations.download': command(z.object({ id: z.string().min(1), outDir: z.string().min(1).optional() }).strict(), z.object({ path: z.string() }), 'Download a creation into the output folder.'),
+  'team.export': command(
+    z
+      .object({ what: z.enum(EXPORTABLE), usage: usageQuerySchema.optional(), outDir: z.string().min(1).optional() })
+      .strict(),
+    z.object({ path: z.string(), rows: z.number().int() }),
+    'Write a listing or the credit usage as CSV.',
+  ),
+  'creations.list': command(
+    z
+      .object({
+        page: z.number().int().min(1).default(1),
+        perPage: z.number().int().min(1).max(100).default(24),
+        tool: z.string().min(1).optional(),
+      })
+      .strict(),
+    creationsPageSchema,
+    'Recent creations, newest first.',
+  ),
+  'creations.download': command(
+    z.object({ id: z.string().min(1), outDir: z.string().min(1).optional() }).strict(),
+    z.object({ path: z.string() }),
+    'Download a creation into the output folder.',
+  ),
 };
 
 export const teamEvents = {

@@ -39,11 +39,18 @@ export interface ReferenceFile {
   operations: Operation[];
 }
 
-export const REFERENCE_FILES: readonly ReferenceFile[] = [imageTools, mediaTools, apps, team, docsAndSpec] as unknown as ReferenceFile[];
+export const REFERENCE_FILES: readonly ReferenceFile[] = [
+  imageTools,
+  mediaTools,
+  apps,
+  team,
+  docsAndSpec,
+] as unknown as ReferenceFile[];
 export const OPERATIONS: readonly Operation[] = REFERENCE_FILES.flatMap((f) => f.operations);
 
 const PARAM = /\{[a-z-]+\}/g;
-const matcherOf = (template: string) => new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(PARAM, '[^/]+')}$`);
+const matcherOf = (template: string) =>
+  new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(PARAM, '[^/]+')}$`);
 const matchers = new Map(OPERATIONS.map((op) => [op, matcherOf(op.path)]));
 
 /** The operation a request is for: a concrete path beats a template (`/v1/ai/apps/runs/x` is a run, not an app). */
@@ -73,7 +80,8 @@ function closed(schema: unknown, inAllOf = false): unknown {
   if (merged) return closed(merged, inAllOf);
   const out: JsonSchema = {};
   for (const [k, v] of Object.entries(schema)) {
-    if (k === 'properties') out[k] = Object.fromEntries(Object.entries(v as JsonSchema).map(([p, s]) => [p, closed(s)]));
+    if (k === 'properties')
+      out[k] = Object.fromEntries(Object.entries(v as JsonSchema).map(([p, s]) => [p, closed(s)]));
     else if (k === 'default' || k === 'enum' || k === 'const') out[k] = v;
     else out[k] = closed(v, k === 'allOf');
   }
@@ -84,7 +92,8 @@ function closed(schema: unknown, inAllOf = false): unknown {
 /** An allOf of plain objects (a base body plus a few fields) read as the one object it describes. */
 function mergedAllOf(schema: JsonSchema): JsonSchema | null {
   const parts = schema.allOf as JsonSchema[] | undefined;
-  if (!parts || !parts.every((p) => p.type === 'object' && p.properties && !p.allOf && !p.oneOf && !p.anyOf)) return null;
+  if (!parts || !parts.every((p) => p.type === 'object' && p.properties && !p.allOf && !p.oneOf && !p.anyOf))
+    return null;
   const { allOf: _parts, ...rest } = schema;
   return {
     ...rest,
@@ -106,7 +115,9 @@ function validatorOf(schema: JsonSchema): ValidateFunction {
 }
 
 const fieldOf = (instancePath: string, extra?: string) =>
-  [...instancePath.split('/').slice(1), ...(extra === undefined ? [] : [extra])].map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~')).join('.');
+  [...instancePath.split('/').slice(1), ...(extra === undefined ? [] : [extra])]
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .join('.');
 
 function reasonOf(e: ErrorObject): InvalidParam {
   const p = e.params as Record<string, unknown>;
@@ -114,23 +125,38 @@ function reasonOf(e: ErrorObject): InvalidParam {
     case 'required':
       return { field: fieldOf(e.instancePath, String(p.missingProperty)), reason: 'is required' };
     case 'additionalProperties':
-      return { field: fieldOf(e.instancePath, String(p.additionalProperty)), reason: 'is not a parameter of this endpoint' };
+      return {
+        field: fieldOf(e.instancePath, String(p.additionalProperty)),
+        reason: 'is not a parameter of this endpoint',
+      };
     case 'enum':
       return { field: fieldOf(e.instancePath), reason: `must be one of ${(p.allowedValues as unknown[]).join(', ')}` };
     case 'minimum':
     case 'exclusiveMinimum':
-      return { field: fieldOf(e.instancePath), reason: `must be ${e.keyword === 'minimum' ? 'at least' : 'greater than'} ${String(p.limit)}` };
+      return {
+        field: fieldOf(e.instancePath),
+        reason: `must be ${e.keyword === 'minimum' ? 'at least' : 'greater than'} ${String(p.limit)}`,
+      };
     case 'maximum':
     case 'exclusiveMaximum':
-      return { field: fieldOf(e.instancePath), reason: `must be ${e.keyword === 'maximum' ? 'at most' : 'less than'} ${String(p.limit)}` };
+      return {
+        field: fieldOf(e.instancePath),
+        reason: `must be ${e.keyword === 'maximum' ? 'at most' : 'less than'} ${String(p.limit)}`,
+      };
     case 'minLength':
       return { field: fieldOf(e.instancePath), reason: `must be at least ${String(p.limit)} characters` };
     case 'maxLength':
       return { field: fieldOf(e.instancePath), reason: `must be at most ${String(p.limit)} characters` };
     case 'minItems':
-      return { field: fieldOf(e.instancePath), reason: `must have at least ${String(p.limit)} item${p.limit === 1 ? '' : 's'}` };
+      return {
+        field: fieldOf(e.instancePath),
+        reason: `must have at least ${String(p.limit)} item${p.limit === 1 ? '' : 's'}`,
+      };
     case 'maxItems':
-      return { field: fieldOf(e.instancePath), reason: `must have at most ${String(p.limit)} item${p.limit === 1 ? '' : 's'}` };
+      return {
+        field: fieldOf(e.instancePath),
+        reason: `must have at most ${String(p.limit)} item${p.limit === 1 ? '' : 's'}`,
+      };
     case 'pattern':
       return { field: fieldOf(e.instancePath), reason: `must match ${String(p.pattern)}` };
     case 'type':
@@ -150,7 +176,10 @@ export function problemsOf(schema: JsonSchema, value: unknown): InvalidParam[] {
     const p = reasonOf(e);
     if (!seen.has(p.field)) seen.set(p.field, p);
   }
-  if (seen.size === 0) return [{ field: fieldOf(v.errors?.[0]?.instancePath ?? '') || 'body', reason: v.errors?.[0]?.message ?? 'is not valid' }];
+  if (seen.size === 0)
+    return [
+      { field: fieldOf(v.errors?.[0]?.instancePath ?? '') || 'body', reason: v.errors?.[0]?.message ?? 'is not valid' },
+    ];
   return [...seen.values()];
 }
 

@@ -10,7 +10,12 @@ import { charCount } from '../catalogue/chars.ts';
 /** Each problem of `raw` (values by input id; '' or missing is empty). */
 export function appInputProblems(def: AppDefinition, raw: Record<string, string | number>): InvalidParam[] {
   const invalid: InvalidParam[] = [];
-  for (const k of Object.keys(raw)) if (!def.inputs.some((i) => i.id === k)) invalid.push({ field: k, reason: `is not an input of ${def.name} (inputs: ${def.inputs.map((i) => i.id).join(', ')})` });
+  for (const k of Object.keys(raw))
+    if (!def.inputs.some((i) => i.id === k))
+      invalid.push({
+        field: k,
+        reason: `is not an input of ${def.name} (inputs: ${def.inputs.map((i) => i.id).join(', ')})`,
+      });
   for (const input of def.inputs) {
     const v = raw[input.id];
     if (v === undefined || v === '') {
@@ -33,7 +38,8 @@ export function checkValue(input: AppInput, v: string | number): string | null {
   } else if (input.type === 'select') {
     if (input.options && !input.options.includes(String(v))) return `must be one of ${input.options.join(', ')}`;
   } else if (input.type === 'text') {
-    if (input.maxLength !== undefined && charCount(String(v)) > input.maxLength) return `must be at most ${input.maxLength} characters`;
+    if (input.maxLength !== undefined && charCount(String(v)) > input.maxLength)
+      return `must be at most ${input.maxLength} characters`;
   }
   return null;
 }

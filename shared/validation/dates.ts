@@ -21,7 +21,9 @@ function realInstant(s: string): boolean {
 export const isoDaySchema = z.string().refine(realDay, 'must be a real date YYYY-MM-DD');
 
 /** A day (YYYY-MM-DD, UTC, the whole day) or an exact ISO 8601 instant. */
-export const dayOrInstantSchema = z.string().refine((s) => realDay(s) || realInstant(s), 'must be a real date, YYYY-MM-DD or an ISO 8601 date-time');
+export const dayOrInstantSchema = z
+  .string()
+  .refine((s) => realDay(s) || realInstant(s), 'must be a real date, YYYY-MM-DD or an ISO 8601 date-time');
 
 const ZONE = /(?:Z|[+-]\d{2}(?::?\d{2})?)$/i;
 

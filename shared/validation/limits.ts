@@ -55,7 +55,8 @@ export const REFERENCE_VIDEO: Required<VideoItemLimits> = {
 
 export const FAMILY_LIMITS: Record<Family, FamilyLimits> = {
   '2x': {
-    tool: 'video-2x', label: 'video 2.x',
+    tool: 'video-2x',
+    label: 'video 2.x',
     videos: { field: 'reference_videos', min: 0, max: 3, item: REFERENCE_VIDEO, totalDurationMax: 15 },
     images: { field: 'reference_images' },
   },
@@ -63,11 +64,17 @@ export const FAMILY_LIMITS: Record<Family, FamilyLimits> = {
   '1x': { tool: 'i2v-endframe', variants: ['i2v-endframe-fast'], label: 'video 1.x', videos: null, images: null },
   lite: { tool: 'lite-t2v', variants: ['lite-i2v'], label: 'lite video', videos: null, images: null },
   upscaler: {
-    tool: 'video-upscaler', label: 'video upscaler',
+    tool: 'video-upscaler',
+    label: 'video upscaler',
     videos: { field: 'video', min: 1, max: 1, item: { containers: ['mp4', 'mov'] }, minFpsWithTargetFps: 15 },
     images: null,
   },
-  'image50-edit': { tool: 'image50-edit', label: '5.0 image edit', videos: null, images: { field: 'reference_images', minSide: 256, maxBytes: 10 * MB } },
+  'image50-edit': {
+    tool: 'image50-edit',
+    label: '5.0 image edit',
+    videos: null,
+    images: { field: 'reference_images', minSide: 256, maxBytes: 10 * MB },
+  },
 };
 
 export const isFamily = (s: string): s is Family => (FAMILIES as readonly string[]).includes(s);

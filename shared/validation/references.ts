@@ -19,10 +19,28 @@ import { FAMILY_LIMITS, type Family, type VideoItemLimits } from './limits.ts';
 export * from './limits.ts';
 
 export const RULE_IDS = [
-  'video.count', 'video.container', 'video.duration', 'video.fps', 'video.bytes', 'video.pixels',
-  'video.aspect', 'video.totalDuration', 'video.mention', 'image.mention', 'audio.mention',
-  'keyframes.exclusive', 'image_end.requires_image', 'field.requires', 'prompt.length', 'prompt.long',
-  'image.count', 'image.format', 'image.minSize', 'image.bytes', 'upscaler.fps', 'probe',
+  'video.count',
+  'video.container',
+  'video.duration',
+  'video.fps',
+  'video.bytes',
+  'video.pixels',
+  'video.aspect',
+  'video.totalDuration',
+  'video.mention',
+  'image.mention',
+  'audio.mention',
+  'keyframes.exclusive',
+  'image_end.requires_image',
+  'field.requires',
+  'prompt.length',
+  'prompt.long',
+  'image.count',
+  'image.format',
+  'image.minSize',
+  'image.bytes',
+  'upscaler.fps',
+  'probe',
 ] as const;
 export type RuleId = (typeof RULE_IDS)[number];
 
@@ -87,9 +105,19 @@ function issue(rule: RuleId, subject: string, text: string, extra: Partial<Issue
   return { rule, message: `${subject}: ${text} (rule ${rule})`, ...extra };
 }
 
-function range(rule: RuleId, subject: string, what: string, value: number, [lo, hi]: readonly [number, number], unit: string, extra: Partial<Issue>): Issue[] {
-  if (value < lo) return [issue(rule, subject, `${what} ${fmt(value)}${unit} is below the ${fmt(lo)}${unit} minimum`, extra)];
-  if (value > hi) return [issue(rule, subject, `${what} ${fmt(value)}${unit} is above the ${fmt(hi)}${unit} limit`, extra)];
+function range(
+  rule: RuleId,
+  subject: string,
+  what: string,
+  value: number,
+  [lo, hi]: readonly [number, number],
+  unit: string,
+  extra: Partial<Issue>,
+): Issue[] {
+  if (value < lo)
+    return [issue(rule, subject, `${what} ${fmt(value)}${unit} is below the ${fmt(lo)}${unit} minimum`, extra)];
+  if (value > hi)
+    return [issue(rule, subject, `${what} ${fmt(value)}${unit} is above the ${fmt(hi)}${unit} limit`, extra)];
   return [];
 }
 
@@ -99,13 +127,24 @@ export function checkVideo(p: Probe, limits: VideoItemLimits, extra: Partial<Iss
   const at = { source: p.source, ...extra };
   if (p.kind !== 'video' || !limits.containers.includes(p.container)) {
     const what = p.kind === 'image' ? `an image (${p.container})` : `container ${p.container}`;
-    return [issue('video.container', name, `${what} is not ${limits.containers.map((c) => c.toUpperCase()).join(' or ')}`, at)];
+    return [
+      issue(
+        'video.container',
+        name,
+        `${what} is not ${limits.containers.map((c) => c.toUpperCase()).join(' or ')}`,
+        at,
+      ),
+    ];
   }
   const out: Issue[] = [];
-  if (limits.durationSec && p.durationSec !== null) out.push(...range('video.duration', name, 'duration', ms(p.durationSec), limits.durationSec, ' s', at));
-  if (limits.fps && p.fps !== null) out.push(...range('video.fps', name, 'frame rate', cent(p.fps), limits.fps, ' fps', at));
+  if (limits.durationSec && p.durationSec !== null)
+    out.push(...range('video.duration', name, 'duration', ms(p.durationSec), limits.durationSec, ' s', at));
+  if (limits.fps && p.fps !== null)
+    out.push(...range('video.fps', name, 'frame rate', cent(p.fps), limits.fps, ' fps', at));
   if (limits.maxBytes !== undefined && p.bytes > limits.maxBytes) {
-    out.push(issue('video.bytes', name, `size ${fmtBytes(p.bytes)} is above the ${fmtBytes(limits.maxBytes)} limit`, at));
+    out.push(
+      issue('video.bytes', name, `size ${fmtBytes(p.bytes)} is above the ${fmtBytes(limits.maxBytes)} limit`, at),
+    );
   }
   if (p.width !== null && p.height !== null && p.width > 0 && p.height > 0) {
     const px = p.width * p.height;
@@ -123,7 +162,14 @@ export function checkVideo(p: Probe, limits: VideoItemLimits, extra: Partial<Iss
       const tooNarrow = ratio < lo - 1e-9;
       const tooWide = ratio > hi + 1e-9;
       if (tooNarrow || tooWide) {
-        out.push(issue('video.aspect', name, `aspect ratio ${p.width}:${p.height} = ${ratio.toFixed(4)} is ${tooNarrow ? `below ${lo}` : `above ${hi}`} (allowed ${lo} to ${hi})`, at));
+        out.push(
+          issue(
+            'video.aspect',
+            name,
+            `aspect ratio ${p.width}:${p.height} = ${ratio.toFixed(4)} is ${tooNarrow ? `below ${lo}` : `above ${hi}`} (allowed ${lo} to ${hi})`,
+            at,
+          ),
+        );
       }
     }
   }
@@ -139,14 +185,22 @@ function mediaField(tool: ToolEntry | undefined, name: string): Extract<Field, {
 
 /** Every catalogue tool the family's limits apply to. */
 const toolsOf = (family: Family): ToolEntry[] =>
-  [FAMILY_LIMITS[family].tool, ...(FAMILY_LIMITS[family].variants ?? [])].map(findTool).filter((t): t is ToolEntry => !!t);
+  [FAMILY_LIMITS[family].tool, ...(FAMILY_LIMITS[family].variants ?? [])]
+    .map(findTool)
+    .filter((t): t is ToolEntry => !!t);
 
 /**
  * The single image fields of a family's tools: the start and end frames (`image`, `image_end`).
  * Given as a URL or a file they are probed as reference images are, before anything is paid for.
  */
 export function frameFields(family: Family): string[] {
-  return [...new Set(toolsOf(family).flatMap((t) => t.fields.filter((f) => f.kind === 'media' && f.media === 'image').map((f) => f.name)))];
+  return [
+    ...new Set(
+      toolsOf(family).flatMap((t) =>
+        t.fields.filter((f) => f.kind === 'media' && f.media === 'image').map((f) => f.name),
+      ),
+    ),
+  ];
 }
 
 export interface ImageRules {
@@ -164,9 +218,18 @@ export interface ImageRules {
 export function imageRulesOf(family: Family, field?: string): ImageRules | null {
   const lim = FAMILY_LIMITS[family].images;
   if (lim && (field === undefined || field === lim.field)) {
-    return { formats: mediaField(findTool(FAMILY_LIMITS[family].tool), lim.field)?.formats ?? ['jpeg', 'png'], minSide: lim.minSide, maxBytes: lim.maxBytes };
+    return {
+      formats: mediaField(findTool(FAMILY_LIMITS[family].tool), lim.field)?.formats ?? ['jpeg', 'png'],
+      minSide: lim.minSide,
+      maxBytes: lim.maxBytes,
+    };
   }
-  const frame = field === undefined ? undefined : toolsOf(family).flatMap((t) => t.fields).find((f) => f.name === field && f.kind === 'media' && f.media === 'image');
+  const frame =
+    field === undefined
+      ? undefined
+      : toolsOf(family)
+          .flatMap((t) => t.fields)
+          .find((f) => f.name === field && f.kind === 'media' && f.media === 'image');
   return frame && frame.kind === 'media' ? { formats: frame.formats ?? ['jpeg', 'png'] } : null;
 }
 
@@ -176,7 +239,15 @@ export function imageRulesOf(family: Family, field?: string): ImageRules | null 
  */
 export function checkImage(p: Probe, family: Family, extra: Partial<Issue> = {}): Issue[] {
   const lim = imageRulesOf(family, extra.field);
-  if (!lim) return [issue('image.count', displayName(p.source), `the ${FAMILY_LIMITS[family].label} family takes no reference images`, { source: p.source, ...extra })];
+  if (!lim)
+    return [
+      issue(
+        'image.count',
+        displayName(p.source),
+        `the ${FAMILY_LIMITS[family].label} family takes no reference images`,
+        { source: p.source, ...extra },
+      ),
+    ];
   return checkImageRules(p, lim, extra);
 }
 
@@ -186,12 +257,20 @@ export function checkImageRules(p: Probe, lim: ImageRules, extra: Partial<Issue>
   const at = { source: p.source, ...extra };
   const formats = lim.formats;
   const words = formats.map((f) => FORMAT_WORDS[f] ?? f.toUpperCase()).join(' or ');
-  if (p.kind !== 'image') return [issue('image.format', name, `a video (${p.container}) is not an image (${words})`, at)];
+  if (p.kind !== 'image')
+    return [issue('image.format', name, `a video (${p.container}) is not an image (${words})`, at)];
   const fmtName = p.format ?? p.container;
   const out: Issue[] = [];
   if (!formats.includes(fmtName)) out.push(issue('image.format', name, `format ${fmtName} is not ${words}`, at));
-  if (lim.minSide !== undefined && p.width !== null && p.height !== null && (p.width < lim.minSide || p.height < lim.minSide)) {
-    out.push(issue('image.minSize', name, `${p.width}x${p.height} is below the ${lim.minSide}x${lim.minSide} minimum`, at));
+  if (
+    lim.minSide !== undefined &&
+    p.width !== null &&
+    p.height !== null &&
+    (p.width < lim.minSide || p.height < lim.minSide)
+  ) {
+    out.push(
+      issue('image.minSize', name, `${p.width}x${p.height} is below the ${lim.minSide}x${lim.minSide} minimum`, at),
+    );
   }
   if (lim.maxBytes !== undefined && p.bytes > lim.maxBytes) {
     out.push(issue('image.bytes', name, `size ${fmtBytes(p.bytes)} is above the ${fmtBytes(lim.maxBytes)} limit`, at));
@@ -213,7 +292,11 @@ function ruleId(r: Rule, reason: string): RuleId {
       return 'prompt.length';
     case 'citations':
       // The reason starts with the citation it is about ("@Video1 cites …").
-      return reason.startsWith('@Video') ? 'video.mention' : reason.startsWith('@Image') ? 'image.mention' : 'audio.mention';
+      return reason.startsWith('@Video')
+        ? 'video.mention'
+        : reason.startsWith('@Image')
+          ? 'image.mention'
+          : 'audio.mention';
   }
 }
 
@@ -225,9 +308,10 @@ export function promptRule(tool: ToolEntry): Extract<Rule, { kind: 'promptTotal'
   const own = tool.rules?.find((r): r is Extract<Rule, { kind: 'promptTotal' }> => r.kind === 'promptTotal');
   if (own) return own;
   const f = tool.fields.find((x) => x.name === 'prompt');
-  return f && f.kind === 'text' && f.maxLength !== undefined ? { kind: 'promptTotal', fields: ['prompt'], max: f.maxLength } : undefined;
+  return f && f.kind === 'text' && f.maxLength !== undefined
+    ? { kind: 'promptTotal', fields: ['prompt'], max: f.maxLength }
+    : undefined;
 }
-
 
 /** Cross-field rules of the family's catalogue tool, plus the long-prompt warning. */
 export function checkBody(family: Family, body: Record<string, unknown>): { errors: Issue[]; warnings: Issue[] } {
@@ -240,7 +324,8 @@ export function checkBody(family: Family, body: Record<string, unknown>): { erro
   const pr = promptRule(tool);
   if (pr) rules.push(pr);
   for (const r of rules) {
-    for (const p of checkRules([r], body)) errors.push(issue(ruleId(r, p.reason), p.field, p.reason, { field: p.field }));
+    for (const p of checkRules([r], body))
+      errors.push(issue(ruleId(r, p.reason), p.field, p.reason, { field: p.field }));
   }
   const warnings: Issue[] = [];
   const promptField = tool.fields.find((x) => x.name === 'prompt');
@@ -248,7 +333,14 @@ export function checkBody(family: Family, body: Record<string, unknown>): { erro
   if (pr && warnAbove !== undefined) {
     const n = promptTotal(body, pr.fields, pr.shots);
     if (n > warnAbove && n <= pr.max) {
-      warnings.push(issue('prompt.long', 'prompt', `${fmt(n)} characters; results may become less predictable above about ${fmt(warnAbove)}`, { field: 'prompt' }));
+      warnings.push(
+        issue(
+          'prompt.long',
+          'prompt',
+          `${fmt(n)} characters; results may become less predictable above about ${fmt(warnAbove)}`,
+          { field: 'prompt' },
+        ),
+      );
     }
   }
   return { errors, warnings };
@@ -278,9 +370,23 @@ export function validateReferences({ family, references, body = {} }: ReferenceI
   const asVideos = lim.videos ? videos.concat(lim.images ? [] : images) : [];
   const asImages = lim.images ? images.concat(lim.videos || videoFamily ? [] : videos) : [];
   if (!lim.videos && !lim.images && references.length) {
-    errors.push(issue('video.count', 'references', `the ${lim.label} family takes no reference media (${references.length} given)`, { field: 'references' }));
+    errors.push(
+      issue(
+        'video.count',
+        'references',
+        `the ${lim.label} family takes no reference media (${references.length} given)`,
+        { field: 'references' },
+      ),
+    );
   } else if (!lim.videos && videoFamily && videos.length) {
-    errors.push(issue('video.count', 'reference_videos', `the ${lim.label} family takes no reference videos (${videos.length} given)`, { field: 'reference_videos' }));
+    errors.push(
+      issue(
+        'video.count',
+        'reference_videos',
+        `the ${lim.label} family takes no reference videos (${videos.length} given)`,
+        { field: 'reference_videos' },
+      ),
+    );
   }
 
   if (lim.videos) {
@@ -288,20 +394,40 @@ export function validateReferences({ family, references, body = {} }: ReferenceI
     const n = asVideos.length;
     if (n > v.max || n < v.min) {
       const bound = n > v.max ? `at most ${v.max}` : `at least ${v.min}`;
-      errors.push(issue('video.count', v.field, `${n} video${n === 1 ? '' : 's'} given, ${lim.label} takes ${bound}`, { field: v.field }));
+      errors.push(
+        issue('video.count', v.field, `${n} video${n === 1 ? '' : 's'} given, ${lim.label} takes ${bound}`, {
+          field: v.field,
+        }),
+      );
     }
     for (const { p, index } of asVideos) errors.push(...checkVideo(p, v.item, { index, field: v.field }));
     if (v.totalDurationMax !== undefined) {
-      const total = ms(asVideos.reduce((s, { p }) => s + (p.kind === 'video' && p.durationSec !== null ? ms(p.durationSec) : 0), 0));
+      const total = ms(
+        asVideos.reduce((s, { p }) => s + (p.kind === 'video' && p.durationSec !== null ? ms(p.durationSec) : 0), 0),
+      );
       if (total > v.totalDurationMax) {
-        errors.push(issue('video.totalDuration', v.field, `combined duration ${fmt(total)} s is above the ${fmt(v.totalDurationMax)} s limit`, { field: v.field }));
+        errors.push(
+          issue(
+            'video.totalDuration',
+            v.field,
+            `combined duration ${fmt(total)} s is above the ${fmt(v.totalDurationMax)} s limit`,
+            { field: v.field },
+          ),
+        );
       }
     }
     const target = body.target_fps;
     if (v.minFpsWithTargetFps !== undefined && target !== undefined && target !== null && target !== '') {
       for (const { p, index } of asVideos) {
         if (p.kind === 'video' && p.fps !== null && cent(p.fps) < v.minFpsWithTargetFps) {
-          errors.push(issue('upscaler.fps', displayName(p.source), `frame rate ${fmt(cent(p.fps))} fps is below the ${v.minFpsWithTargetFps} fps needed when target_fps is set`, { source: p.source, index, field: 'target_fps' }));
+          errors.push(
+            issue(
+              'upscaler.fps',
+              displayName(p.source),
+              `frame rate ${fmt(cent(p.fps))} fps is below the ${v.minFpsWithTargetFps} fps needed when target_fps is set`,
+              { source: p.source, index, field: 'target_fps' },
+            ),
+          );
         }
       }
     }
@@ -314,7 +440,11 @@ export function validateReferences({ family, references, body = {} }: ReferenceI
     const max = field?.max ?? Infinity;
     if (n > max || n < min) {
       const bound = n > max ? `at most ${max}` : `at least ${min}`;
-      errors.push(issue('image.count', lim.images.field, `${n} image${n === 1 ? '' : 's'} given, ${lim.label} takes ${bound}`, { field: lim.images.field }));
+      errors.push(
+        issue('image.count', lim.images.field, `${n} image${n === 1 ? '' : 's'} given, ${lim.label} takes ${bound}`, {
+          field: lim.images.field,
+        }),
+      );
     }
     for (const { p, index } of asImages) errors.push(...checkImage(p, family, { index, field: lim.images.field }));
   }
@@ -322,7 +452,8 @@ export function validateReferences({ family, references, body = {} }: ReferenceI
   // Cross-field rules see the references as the request will carry them, so @Video3 with two
   // videos is caught even when the caller passed only the prompt.
   const effective: Record<string, unknown> = { ...body };
-  if (lim.videos && lim.videos.field !== 'video' && videos.length) effective[lim.videos.field] = videos.map(({ p }) => p.source);
+  if (lim.videos && lim.videos.field !== 'video' && videos.length)
+    effective[lim.videos.field] = videos.map(({ p }) => p.source);
   if (lim.images && images.length) effective[lim.images.field] = images.map(({ p }) => p.source);
   const b = checkBody(family, effective);
   errors.push(...b.errors);

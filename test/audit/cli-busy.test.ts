@@ -20,7 +20,8 @@ afterAll(async () => {
   await sb.close();
   tmp.cleanup();
 });
-const ndjson = (from: number, n: number) => Array.from({ length: n }, (_, i) => JSON.stringify(makeEvent(from + i))).join('\n') + '\n';
+const ndjson = (from: number, n: number) =>
+  Array.from({ length: n }, (_, i) => JSON.stringify(makeEvent(from + i))).join('\n') + '\n';
 
 describe('the app writing to the cache while the mediadesk CLI bulk-imports into it', () => {
   it('neither fails: the app syncs and imports beside it, says it waits, and never holds its thread for the CLI', async () => {
@@ -32,20 +33,26 @@ describe('the app writing to the cache while the mediadesk CLI bulk-imports into
     const small = tmp.file('small.ndjson', ndjson(0, 20));
     const waits: string[] = [];
     const app = openService(dbPaths(home).audit, {
-      target: async () => ({ baseUrl: sb.url, apiKey: 'sandbox-owner' }), maxBackoffMs: 50,
+      target: async () => ({ baseUrl: sb.url, apiKey: 'sandbox-owner' }),
+      maxBackoffMs: 50,
       onSyncProgress: (p) => p.waiting && waits.push(p.waiting),
       onImportProgress: (p) => p.waiting && waits.push(p.waiting),
     });
-    const cli = spawn(process.execPath, [BIN, 'audit', 'import', big], { env: { ...process.env, ...cliEnv(home, sb.url) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const cli = spawn(process.execPath, [BIN, 'audit', 'import', big], {
+      env: { ...process.env, ...cliEnv(home, sb.url) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     cli.stdout.on('data', (d) => (out += d));
     cli.stderr.on('data', (d) => (err += d));
     let running = true;
-    const exited = new Promise<number | null>((resolve) => cli.once('exit', (code) => {
-      running = false;
-      resolve(code);
-    }));
+    const exited = new Promise<number | null>((resolve) =>
+      cli.once('exit', (code) => {
+        running = false;
+        resolve(code);
+      }),
+    );
     const delay = monitorEventLoopDelay({ resolution: 10 });
     const syncs: SyncReport[] = [];
     const imports: unknown[] = [];
@@ -54,7 +61,7 @@ describe('the app writing to the cache while the mediadesk CLI bulk-imports into
       // What a user may do meanwhile: sync, and import a small export (through the app's tracked import).
       while (running) {
         syncs.push(await app.sync());
-        imports.push(...await app.importTracked([small]));
+        imports.push(...(await app.importTracked([small])));
         await new Promise((r) => setTimeout(r, 50));
       }
       delay.disable();
@@ -64,7 +71,9 @@ describe('the app writing to the cache while the mediadesk CLI bulk-imports into
       expect(imports).toContainEqual(expect.objectContaining({ fatal: null, rejected: 0 }));
       expect(imports.filter((r) => (r as { fatal: string | null }).fatal !== null)).toEqual([]);
       // It met the CLI's lock and said what it waited for.
-      expect(waits).toContain('waiting for an import in another process (the mediadesk CLI or the app) to finish writing to the audit cache…');
+      expect(waits).toContain(
+        'waiting for an import in another process (the mediadesk CLI or the app) to finish writing to the audit cache…',
+      );
       // A try holds the thread 100 ms at most; before, a write waited inside SQLite for the whole copy (~1-1.5 s).
       expect(delay.max / 1e6).toBeLessThan(1000);
       const status = await app.status();
@@ -78,7 +87,9 @@ describe('the app writing to the cache while the mediadesk CLI bulk-imports into
 });
 
 async function sandboxTotal(): Promise<number> {
-  const r = await fetch(`${sb.url}/v1/analytics/audit-logs/events?per_page=1`, { headers: { 'x-magnific-api-key': 'sandbox-owner' } });
+  const r = await fetch(`${sb.url}/v1/analytics/audit-logs/events?per_page=1`, {
+    headers: { 'x-magnific-api-key': 'sandbox-owner' },
+  });
   return (await r.json()).meta.pagination.total;
 }
 
@@ -87,7 +98,9 @@ describe('a sync that meets a cache another process keeps locked', () => {
     const path = join(tmp.dir, 'held', 'audit.db');
     let holder: Database.Database | null = null;
     const app = openService(path, {
-      target: async () => ({ baseUrl: sb.url, apiKey: 'sandbox-owner' }), maxBackoffMs: 50, perPage: 20,
+      target: async () => ({ baseUrl: sb.url, apiKey: 'sandbox-owner' }),
+      maxBackoffMs: 50,
+      perPage: 20,
       lockWait: { attemptMs: 50, giveUpMs: 1500, giveUpImportMs: 1500 },
       // Once two pages are in, another connection takes the write lock and keeps it.
       onSyncProgress: (p) => {
@@ -102,7 +115,9 @@ describe('a sync that meets a cache another process keeps locked', () => {
       const r = await app.sync();
       expect(r.outcome).toBe('stopped');
       expect(r.error?.kind).toBe('busy');
-      expect(r.error?.message).toMatch(/^the audit cache stayed locked by another process \(the mediadesk CLI or the app\) for \d+ s; nothing already stored was lost: the events of the pages read so far are cached, and the next sync resumes from where this one stopped$/);
+      expect(r.error?.message).toMatch(
+        /^the audit cache stayed locked by another process \(the mediadesk CLI or the app\) for \d+ s; nothing already stored was lost: the events of the pages read so far are cached, and the next sync resumes from where this one stopped$/,
+      );
       expect(performance.now() - started).toBeLessThan(30_000);
       expect(r.pages).toBe(2);
       holder!.exec('ROLLBACK');

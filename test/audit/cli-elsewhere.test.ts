@@ -9,7 +9,8 @@ import { makeEvent, openService, tempDir } from './helpers.ts';
 // The app's service in this process, the real CLI (or another service) in its own, one cache file.
 const tmp = tempDir('md-audit-elsewhere-');
 afterAll(() => tmp.cleanup());
-const ndjson = (from: number, n: number) => Array.from({ length: n }, (_, i) => JSON.stringify(makeEvent(from + i))).join('\n') + '\n';
+const ndjson = (from: number, n: number) =>
+  Array.from({ length: n }, (_, i) => JSON.stringify(makeEvent(from + i))).join('\n') + '\n';
 
 /** Polls `f` until it returns true (the other process has got that far), failing after `ms`. */
 async function until(f: () => boolean | Promise<boolean>, what: string, ms = 20_000): Promise<void> {
@@ -31,21 +32,29 @@ describe('audit.status while another process loads the cache', () => {
       expect(before).toMatchObject({ events: 10, elsewhere: { importing: false, syncing: false } });
 
       // An export piped into the CLI and left open: its import runs until the pipe closes.
-      const cli = spawn(process.execPath, [BIN, 'audit', 'import', '-'], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+      const cli = spawn(process.execPath, [BIN, 'audit', 'import', '-'], {
+        env: { ...process.env, ...env },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
       let out = '';
       cli.stdout.on('data', (d) => (out += d));
       const exited = new Promise<number | null>((resolve) => cli.once('exit', resolve));
       // One batch of 5,000 committed, 1,000 more held by the CLI: the cache has changed under the app.
       cli.stdin.write(ndjson(10, 6000));
       await until(async () => (await app.status()).elsewhere.importing, 'the app sees the import');
-      await until(() => (app.store.db.prepare('SELECT count(*) FROM events').pluck().get() as number) > 10, 'the first batch is in');
+      await until(
+        () => (app.store.db.prepare('SELECT count(*) FROM events').pluck().get() as number) > 10,
+        'the first batch is in',
+      );
 
       const during = await app.status();
       expect(during.elsewhere).toEqual({ importing: true, syncing: false });
       // Held as counted before: each poll meanwhile would count a cache that is being filled.
       expect([during.events, during.newest]).toEqual([before.events, before.newest]);
       // The CLI's own status says the same of the import running beside it.
-      expect((await runCli(['audit', 'status'], { env })).out).toContain('another process is importing into this cache now\n');
+      expect((await runCli(['audit', 'status'], { env })).out).toContain(
+        'another process is importing into this cache now\n',
+      );
       // The app's own import meanwhile is neither refused nor queued: it goes in beside the CLI's,
       // and its end counts the cache as it is (the CLI's first batch included).
       const [mine] = await app.importTracked([tmp.file('beside.ndjson', ndjson(7000, 5))]);
@@ -69,21 +78,28 @@ describe('audit.status while another process loads the cache', () => {
     const app = openService(dbPath);
     const script = join(tmp.dir, 'child-sync.ts');
     // A sync waiting for its API key, as one waits on the keychain or the network.
-    writeFileSync(script, `
+    writeFileSync(
+      script,
+      `
       import { AuditService } from ${JSON.stringify(join(import.meta.dirname, '../../electron/core/audit/service.ts'))};
       const service = new AuditService({ dbPath: ${JSON.stringify(dbPath)}, target: () => new Promise(() => {}) });
       void service.sync();
       process.stdout.write('go\\n');
-    `);
+    `,
+    );
     const child = spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'inherit'] });
     try {
-      await new Promise<void>((resolve) => child.stdout.on('data', (d: Buffer) => String(d).includes('go') && resolve()));
+      await new Promise<void>((resolve) =>
+        child.stdout.on('data', (d: Buffer) => String(d).includes('go') && resolve()),
+      );
       expect((await app.status()).elsewhere).toEqual({ importing: false, syncing: true });
       const gone = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGKILL');
       await gone;
       // Its record is still in the file (no chance to remove it), but its process is gone.
-      expect(app.store.db.prepare("SELECT count(*) FROM audit_meta WHERE key GLOB 'activity_sync_*'").pluck().get()).toBe(1);
+      expect(
+        app.store.db.prepare("SELECT count(*) FROM audit_meta WHERE key GLOB 'activity_sync_*'").pluck().get(),
+      ).toBe(1);
       expect((await app.status()).elsewhere).toEqual({ importing: false, syncing: false });
       // The next task recorded here clears it.
       await app.import([tmp.file('after-sync.ndjson', ndjson(0, 3))]);

@@ -18,14 +18,20 @@ beforeAll(() => {
   mkdirSync(dirname(dbPath), { recursive: true });
   const service = openService(dbPath);
   try {
-    service.store.insertBatch([rowOf(makeEvent(0)), { ...rowOf(makeEvent(1)), raw: deepEventLine(1) }, rowOf(makeEvent(2))], 'import');
+    service.store.insertBatch(
+      [rowOf(makeEvent(0)), { ...rowOf(makeEvent(1)), raw: deepEventLine(1) }, rowOf(makeEvent(2))],
+      'import',
+    );
   } finally {
     service.close();
   }
 });
 afterAll(() => tmp.cleanup());
 
-const NOTE = new RegExp(`^mediadesk audit: event evt_1: the event is nested deeper than ${MAX_EVENT_DEPTH} levels; written as a note with its indexed fields only$`, 'm');
+const NOTE = new RegExp(
+  `^mediadesk audit: event evt_1: the event is nested deeper than ${MAX_EVENT_DEPTH} levels; written as a note with its indexed fields only$`,
+  'm',
+);
 
 describe('mediadesk audit query and export over a hostile event an older cache holds', () => {
   it('query --json writes a note with its indexed fields in its place, says so on stderr, and the other events as they are', async () => {
@@ -37,8 +43,15 @@ describe('mediadesk audit query and export over a hostile event an older cache h
     const [first, note, last] = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(first).toEqual(makeEvent(0));
     expect(last).toEqual(makeEvent(2));
-    expect(note).toMatchObject({ event_id: 'evt_1', date: makeEvent(1).date, action: { event_type: (makeEvent(1).action as { event_type: string }).event_type }, member: { user_id: 2 } });
-    expect(note.withheld).toMatch(/^the event is nested deeper than 32 levels: cached before MediaDesk refused such events, it is not written/);
+    expect(note).toMatchObject({
+      event_id: 'evt_1',
+      date: makeEvent(1).date,
+      action: { event_type: (makeEvent(1).action as { event_type: string }).event_type },
+      member: { user_id: 2 },
+    });
+    expect(note.withheld).toMatch(
+      /^the event is nested deeper than 32 levels: cached before MediaDesk refused such events, it is not written/,
+    );
     expect(note).not.toHaveProperty('extra');
     expect(r.err).toMatch(NOTE);
   });
@@ -52,7 +65,14 @@ describe('mediadesk audit query and export over a hostile event an older cache h
     const out = join(tmp.dir, 'out.ndjson');
     const exp = await audit('export', '--out', out, '--asc');
     expect(exp.code, exp.err).toBe(0);
-    const lines = readFileSync(out, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(lines.map((l) => [l.event_id, typeof l.withheld])).toEqual([['evt_0', 'undefined'], ['evt_1', 'string'], ['evt_2', 'undefined']]);
+    const lines = readFileSync(out, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.map((l) => [l.event_id, typeof l.withheld])).toEqual([
+      ['evt_0', 'undefined'],
+      ['evt_1', 'string'],
+      ['evt_2', 'undefined'],
+    ]);
   });
 });

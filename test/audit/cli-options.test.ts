@@ -6,7 +6,11 @@ import { makeEvent, tempDir } from './helpers.ts';
 
 // No API is reached: every command here reads the cache an import filled (a real SQLite file).
 const tmp = tempDir('md-audit-cli-');
-const env = { MEDIADESK_HOME: join(tmp.dir, 'home'), MEDIADESK_API_URL: 'http://127.0.0.1:9', MEDIADESK_API_KEY: 'unused' };
+const env = {
+  MEDIADESK_HOME: join(tmp.dir, 'home'),
+  MEDIADESK_API_URL: 'http://127.0.0.1:9',
+  MEDIADESK_API_KEY: 'unused',
+};
 const audit = (...args: string[]) => runCli(['audit', ...args], { env });
 const N = 12_000;
 
@@ -26,12 +30,31 @@ describe('mediadesk audit --help', () => {
       const lines = r.out.split('\n');
       for (const cmd of ['query', 'export']) {
         const line = lines.find((l) => l.includes(`mediadesk audit ${cmd} `));
-        expect(line, `${sub} --help: the ${cmd} line`).toContain('[query filters] [--sort date|event_type|member] [--asc]');
+        expect(line, `${sub} --help: the ${cmd} line`).toContain(
+          '[query filters] [--sort date|event_type|member] [--asc]',
+        );
       }
       // The filters, listed once under their heading (wrapped), and sort is not among them.
       const start = lines.findIndex((l) => l.startsWith('   query filters: '));
-      const filters = lines.slice(start, lines.findIndex((l, i) => i > start && !l.startsWith(' '.repeat(18) + '['))).join(' ');
-      for (const f of ['--from D', '--to D', '--member ID', '--no-user-id]', '--no-user-id-email EMAIL', '--group ID', '--folder REF', '--event-type T', '--request-id R', '--correlation-id C', '--search TEXT']) {
+      const filters = lines
+        .slice(
+          start,
+          lines.findIndex((l, i) => i > start && !l.startsWith(' '.repeat(18) + '[')),
+        )
+        .join(' ');
+      for (const f of [
+        '--from D',
+        '--to D',
+        '--member ID',
+        '--no-user-id]',
+        '--no-user-id-email EMAIL',
+        '--group ID',
+        '--folder REF',
+        '--event-type T',
+        '--request-id R',
+        '--correlation-id C',
+        '--search TEXT',
+      ]) {
         expect(filters, f).toContain(`[${f}`);
         expect(r.out.split(`[${f}`), f).toHaveLength(2);
       }
@@ -70,14 +93,24 @@ describe('mediadesk audit refuses options it cannot honour', () => {
     expect(sameDay.out.trim().split('\n')).toHaveLength(72);
   });
 
-  it('reads a time without a zone as UTC, whatever the machine\'s zone, and honours a zone when one is given', async () => {
-    const dates = (out: string) => out.trim().split('\n').map((l) => (JSON.parse(l) as { date: string }).date).sort();
+  it("reads a time without a zone as UTC, whatever the machine's zone, and honours a zone when one is given", async () => {
+    const dates = (out: string) =>
+      out
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { date: string }).date)
+        .sort();
     const hour = Array.from({ length: 7 }, (_, k) => new Date(Date.UTC(2026, 2, 1, 12, k * 10)).toISOString());
     for (const TZ of ['America/New_York', 'Asia/Kolkata', 'UTC']) {
-      const r = await runCli(['audit', 'query', '--from', '2026-03-01T12:00', '--to', '2026-03-01T13:00', '--json'], { env: { ...env, TZ } });
+      const r = await runCli(['audit', 'query', '--from', '2026-03-01T12:00', '--to', '2026-03-01T13:00', '--json'], {
+        env: { ...env, TZ },
+      });
       expect(r.code, r.err).toBe(0);
       expect(dates(r.out), TZ).toEqual(hour);
-      const exported = await runCli(['audit', 'export', '--out', '-', '--from', '2026-03-01T12:00:00', '--to', '2026-03-01T13:00:00'], { env: { ...env, TZ } });
+      const exported = await runCli(
+        ['audit', 'export', '--out', '-', '--from', '2026-03-01T12:00:00', '--to', '2026-03-01T13:00:00'],
+        { env: { ...env, TZ } },
+      );
       expect(dates(exported.out), TZ).toEqual(hour);
     }
     const zoned = await audit('query', '--from', '2026-03-01T14:00+02:00', '--to', '2026-03-01T15:00+02:00', '--json');
@@ -124,7 +157,10 @@ describe('mediadesk audit export --out -', () => {
   it('writes to standard output what it writes to a file, in either format, and makes no file named "-"', async () => {
     const cwd = join(tmp.dir, 'cwd');
     mkdirSync(cwd);
-    for (const [name, flags] of [['all.ndjson', []], ['all.csv', ['--csv']]] as const) {
+    for (const [name, flags] of [
+      ['all.ndjson', []],
+      ['all.csv', ['--csv']],
+    ] as const) {
       const toFile = await audit('export', '--out', join(tmp.dir, name));
       expect(toFile.code, toFile.err).toBe(0);
       const piped = await runCli(['audit', 'export', '--out', '-', ...flags], { env, cwd });
@@ -135,8 +171,14 @@ describe('mediadesk audit export --out -', () => {
     expect(readdirSync(cwd)).toEqual([]);
 
     // The round trip a script makes: export to a pipe, import the file it became into another cache.
-    const csv = tmp.file('piped.csv', (await runCli(['audit', 'export', '--out', '-', '--csv', '--event-type', 'project.folder.shared'], { env, cwd })).out);
-    const other = await runCli(['audit', 'import', csv], { env: { ...env, MEDIADESK_HOME: join(tmp.dir, 'other-home') } });
+    const csv = tmp.file(
+      'piped.csv',
+      (await runCli(['audit', 'export', '--out', '-', '--csv', '--event-type', 'project.folder.shared'], { env, cwd }))
+        .out,
+    );
+    const other = await runCli(['audit', 'import', csv], {
+      env: { ...env, MEDIADESK_HOME: join(tmp.dir, 'other-home') },
+    });
     expect(other.code, other.err).toBe(0);
     expect(other.out).toContain(`: ${N / 4} item(s), ${N / 4} added, 0 already cached, 0 rejected`);
 
@@ -149,10 +191,20 @@ describe('mediadesk audit: files and folders named wrong are bad input, caught b
   it('import with a missing file or a folder among its files exits 2 and imports none of them', async () => {
     const before = (await audit('status')).out.split('\n')[0];
     // New events first: had the import begun, they would be in the cache.
-    const fresh = tmp.file('fresh.ndjson', Array.from({ length: 5 }, (_, i) => JSON.stringify(makeEvent(N + i))).join('\n') + '\n');
-    for (const [bad, why] of [[join(tmp.dir, 'nope.ndjson'), 'no such file'], [tmp.dir, 'not a file (a folder?)']] as const) {
+    const fresh = tmp.file(
+      'fresh.ndjson',
+      Array.from({ length: 5 }, (_, i) => JSON.stringify(makeEvent(N + i))).join('\n') + '\n',
+    );
+    for (const [bad, why] of [
+      [join(tmp.dir, 'nope.ndjson'), 'no such file'],
+      [tmp.dir, 'not a file (a folder?)'],
+    ] as const) {
       const r = await audit('import', fresh, bad);
-      expect([r.code, r.out, r.err]).toEqual([2, '', `mediadesk audit: ${bad}: ${why}${why.startsWith('not') ? '; give the exported files themselves' : ''}\n`]);
+      expect([r.code, r.out, r.err]).toEqual([
+        2,
+        '',
+        `mediadesk audit: ${bad}: ${why}${why.startsWith('not') ? '; give the exported files themselves' : ''}\n`,
+      ]);
     }
     expect((await audit('status')).out.split('\n')[0]).toBe(before);
   });
@@ -160,10 +212,16 @@ describe('mediadesk audit: files and folders named wrong are bad input, caught b
   it('export to a missing folder, or to a .json name it would not honour, says so and writes nothing', async () => {
     const missing = join(tmp.dir, 'no-such-folder', 'x.csv');
     const r = await audit('export', '--out', missing);
-    expect([r.code, r.err]).toEqual([2, `mediadesk audit: --out: the folder ${join(tmp.dir, 'no-such-folder')} does not exist\n`]);
+    expect([r.code, r.err]).toEqual([
+      2,
+      `mediadesk audit: --out: the folder ${join(tmp.dir, 'no-such-folder')} does not exist\n`,
+    ]);
     const json = join(tmp.dir, 'events.json');
     const j = await audit('export', '--out', json);
-    expect([j.code, j.err]).toEqual([2, `mediadesk audit: audit export writes NDJSON (one event a line) or CSV, not a JSON array: name the file .ndjson or .csv, or add --ndjson to write NDJSON to ${json}\n`]);
+    expect([j.code, j.err]).toEqual([
+      2,
+      `mediadesk audit: audit export writes NDJSON (one event a line) or CSV, not a JSON array: name the file .ndjson or .csv, or add --ndjson to write NDJSON to ${json}\n`,
+    ]);
     expect(readdirSync(tmp.dir)).not.toContain('events.json');
     expect((await audit('export', '--out', json, '--ndjson')).code).toBe(0);
   });
@@ -181,7 +239,12 @@ describe('mediadesk audit: actors without a user id', () => {
   });
 
   it('--no-user-id picks the events of API-key and system actors, alone or with --member, in query and export', async () => {
-    const ids = (out: string) => out.trim().split('\n').map((l) => (JSON.parse(l) as { event_id: string }).event_id).sort();
+    const ids = (out: string) =>
+      out
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { event_id: string }).event_id)
+        .sort();
     const alone = await audit('query', '--no-user-id', '--json');
     expect(alone.code, alone.err).toBe(0);
     expect(ids(alone.out)).toEqual(idless.map((e) => e.event_id).sort());
@@ -194,8 +257,14 @@ describe('mediadesk audit: actors without a user id', () => {
     expect([refused.code, refused.err]).toEqual([2, 'mediadesk audit: audit sync does not take --no-user-id\n']);
   });
 
-  it('--no-user-id-email picks one such actor by its e-mail (\'\' : the one without), alone or with --member, in query and export', async () => {
-    const ids = (out: string) => out.trim().split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { event_id: string }).event_id).sort();
+  it("--no-user-id-email picks one such actor by its e-mail ('' : the one without), alone or with --member, in query and export", async () => {
+    const ids = (out: string) =>
+      out
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => (JSON.parse(l) as { event_id: string }).event_id)
+        .sort();
     const key = await audit('query', '--no-user-id-email', 'ci-key@example.test', '--json');
     expect(key.code, key.err).toBe(0);
     expect(ids(key.out)).toEqual([`evt_${N + 100}`]);
@@ -203,7 +272,13 @@ describe('mediadesk audit: actors without a user id', () => {
     expect(ids(none.out)).toEqual([`evt_${N + 101}`, `evt_${N + 102}`]);
     const both = await audit('query', '--member', '2', '--no-user-id-email', 'ci-key@example.test', '--json');
     expect(both.out.trim().split('\n')).toHaveLength(N / 6 + 1);
-    const exported = await audit('export', '--out', '-', '--no-user-id-email', 'ci-key@example.test,nobody@example.test');
+    const exported = await audit(
+      'export',
+      '--out',
+      '-',
+      '--no-user-id-email',
+      'ci-key@example.test,nobody@example.test',
+    );
     expect(ids(exported.out)).toEqual([`evt_${N + 100}`]);
     const table = await audit('query', '--no-user-id-email', 'ci-key@example.test');
     expect([table.out.includes('ci-key@example.test'), table.err]).toEqual([true, '1 of 1 event(s)\n']);
@@ -219,20 +294,43 @@ describe('mediadesk audit --correlation-id', () => {
   };
   const events = [correlated(0, 'cor-shared'), correlated(1, 'cor-other'), correlated(2, 'cor-shared')];
   beforeAll(async () => {
-    const r = await audit('import', tmp.file('correlated.ndjson', events.map((e) => JSON.stringify(e)).join('\n') + '\n'));
+    const r = await audit(
+      'import',
+      tmp.file('correlated.ndjson', events.map((e) => JSON.stringify(e)).join('\n') + '\n'),
+    );
     expect(r.code, r.err).toBe(0);
   });
 
   it('picks exactly the events of that correlation id, in query (table and --json) and export', async () => {
-    const ids = (out: string) => out.trim().split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { event_id: string }).event_id).sort();
+    const ids = (out: string) =>
+      out
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => (JSON.parse(l) as { event_id: string }).event_id)
+        .sort();
     const shared = [`evt_${N + 200}`, `evt_${N + 202}`];
     const json = await audit('query', '--correlation-id', 'cor-shared', '--json');
     expect(json.code, json.err).toBe(0);
     expect(ids(json.out)).toEqual(shared);
     const table = await audit('query', '--correlation-id=cor-shared');
     expect([table.code, table.err]).toEqual([0, '2 of 2 event(s)\n']);
-    expect(table.out.trim().split('\n').map((l) => l.split(/\s+/).at(-1)).sort()).toEqual(shared);
-    const exported = await audit('export', '--out', '-', '--correlation-id', 'cor-shared', '--event-type', String((events[2].action as { event_type: string }).event_type));
+    expect(
+      table.out
+        .trim()
+        .split('\n')
+        .map((l) => l.split(/\s+/).at(-1))
+        .sort(),
+    ).toEqual(shared);
+    const exported = await audit(
+      'export',
+      '--out',
+      '-',
+      '--correlation-id',
+      'cor-shared',
+      '--event-type',
+      String((events[2].action as { event_type: string }).event_type),
+    );
     expect(ids(exported.out)).toEqual([`evt_${N + 202}`]);
     expect(ids((await audit('query', '--correlation-id', 'cor-other', '--json')).out)).toEqual([`evt_${N + 201}`]);
   });
@@ -241,7 +339,10 @@ describe('mediadesk audit --correlation-id', () => {
     for (const [args, message] of [
       [['query', '--correlation-id'], '--correlation-id needs a value'],
       [['query', '--correlation-id', '--json'], '--correlation-id needs a value'],
-      [['export', '--out', '-', '--correlation-id', ''], '--correlation-id Too small: expected string to have >=1 characters'],
+      [
+        ['export', '--out', '-', '--correlation-id', ''],
+        '--correlation-id Too small: expected string to have >=1 characters',
+      ],
       [['sync', '--correlation-id', 'cor-shared'], 'audit sync does not take --correlation-id'],
     ] as const) {
       const r = await audit(...args);

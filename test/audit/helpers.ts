@@ -9,7 +9,11 @@ import type { TestContext } from 'vitest';
 import type { AuditFilters, AuditSort } from '../../shared/contract/audit.ts';
 import type { createDispatcher, Reply } from '../../electron/core/dispatch.ts';
 
-export function tempDir(prefix = 'md-audit-'): { dir: string; file: (name: string, content: string | Buffer) => string; cleanup: () => void } {
+export function tempDir(prefix = 'md-audit-'): {
+  dir: string;
+  file: (name: string, content: string | Buffer) => string;
+  cleanup: () => void;
+} {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   return {
     dir,
@@ -29,7 +33,10 @@ const noApi = async (): Promise<ApiTarget> => {
   throw new Error('this test does not talk to the API');
 };
 
-export function openService(dbPath: string, o: Partial<ConstructorParameters<typeof AuditService>[0]> = {}): AuditService {
+export function openService(
+  dbPath: string,
+  o: Partial<ConstructorParameters<typeof AuditService>[0]> = {},
+): AuditService {
   return new AuditService({ dbPath, target: noApi, ...o });
 }
 
@@ -43,7 +50,11 @@ export function result<T>(r: Reply): T {
  * Two windows press Stop (`cancel`): the first one's answer, and what `told` (the events every
  * window hears, as the test logs them) held when it came; the second's is not waited for.
  */
-export async function stopTwice(dispatch: ReturnType<typeof createDispatcher>, cancel: 'audit.importCancel' | 'audit.syncCancel', told: readonly string[]): Promise<{ stopped: boolean; heard: string[] }> {
+export async function stopTwice(
+  dispatch: ReturnType<typeof createDispatcher>,
+  cancel: 'audit.importCancel' | 'audit.syncCancel',
+  told: readonly string[],
+): Promise<{ stopped: boolean; heard: string[] }> {
   const { stopped } = result<{ stopped: boolean }>(await dispatch(cancel, {}));
   const heard = [...told];
   await dispatch(cancel, {});
@@ -57,7 +68,12 @@ export function rowOf(e: unknown): EventRow {
   return c.row;
 }
 
-const TYPES = ['team.member.role_changed', 'project.folder.shared', 'creation.image.generated', 'security.api_key.revoked'];
+const TYPES = [
+  'team.member.role_changed',
+  'project.folder.shared',
+  'creation.image.generated',
+  'security.api_key.revoked',
+];
 
 /** A well-formed event as the API gives it; `i` makes it distinct and deterministic. */
 export function makeEvent(i: number, over: Record<string, unknown> = {}): Record<string, unknown> {
@@ -74,7 +90,12 @@ export function makeEvent(i: number, over: Record<string, unknown> = {}): Record
       old_state: { role: 'member' },
       new_state: { role: i % 3 ? 'admin' : 'viewer' },
       duration_ms: 10 + i,
-      data: { group_id: 101 + (i % 4), folder_reference: `fld_${i % 5}`, role: 'admin', outcome: i % 10 === 0 ? 'denied' : 'success' },
+      data: {
+        group_id: 101 + (i % 4),
+        folder_reference: `fld_${i % 5}`,
+        role: 'admin',
+        outcome: i % 10 === 0 ? 'denied' : 'success',
+      },
       context: { client: 'web' },
       project_name: `Project ${i % 3}`,
       folder_name: `Folder ${i % 5}`,
@@ -162,5 +183,7 @@ export function deepEventLine(i: number, levels = 5000): string {
 
 /** Every cached event as stored (columns and raw text), in key order: equal before and after when nothing was changed. */
 export function cacheSnapshot(service: AuditService): unknown[] {
-  return service.store.db.prepare('SELECT e.*, r.raw FROM events AS e JOIN events_raw AS r ON r.seq = e.seq ORDER BY e.seq').all();
+  return service.store.db
+    .prepare('SELECT e.*, r.raw FROM events AS e JOIN events_raw AS r ON r.seq = e.seq ORDER BY e.seq')
+    .all();
 }

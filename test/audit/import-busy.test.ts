@@ -25,7 +25,9 @@ beforeAll(async () => {
   await writeNdjson(shuffled, EVENTS, 'random');
   // Takes the write lock as a transaction that writes does, says so by creating `flag`, and lets
   // go (rolls back) when its standard input ends.
-  holderScript = tmp.file('hold-lock.mjs', `
+  holderScript = tmp.file(
+    'hold-lock.mjs',
+    `
     import { DatabaseSync } from 'node:sqlite';
     import { writeFileSync } from 'node:fs';
     const [path, flag] = process.argv.slice(2);
@@ -35,12 +37,17 @@ beforeAll(async () => {
     writeFileSync(flag, 'locked');
     process.stdin.resume();
     process.stdin.on('end', () => { db.exec('ROLLBACK'); db.close(); process.exit(0); });
-  `);
+  `,
+  );
 }, 60_000);
 afterAll(() => tmp.cleanup());
 
 const PRIOR = 10;
-const small = () => tmp.file(`prior-${Math.random()}.ndjson`, Array.from({ length: PRIOR }, (_, i) => JSON.stringify(makeEvent(1_000_000 + i))).join('\n') + '\n');
+const small = () =>
+  tmp.file(
+    `prior-${Math.random()}.ndjson`,
+    Array.from({ length: PRIOR }, (_, i) => JSON.stringify(makeEvent(1_000_000 + i))).join('\n') + '\n',
+  );
 
 let holders = 0;
 /**
@@ -49,7 +56,9 @@ let holders = 0;
  */
 function holdLock(dbPath: string): { release: () => Promise<void>; child: ChildProcess } {
   const flag = join(tmp.dir, `locked-${++holders}`);
-  const child = spawn(process.execPath, ['--no-warnings', holderScript, dbPath, flag], { stdio: ['pipe', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, ['--no-warnings', holderScript, dbPath, flag], {
+    stdio: ['pipe', 'ignore', 'inherit'],
+  });
   const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const pause = new Int32Array(new SharedArrayBuffer(4));
   const until = Date.now() + 20_000;
@@ -94,7 +103,12 @@ async function until(seen: () => boolean, ms = 10_000): Promise<void> {
 /** The cache as a load leaves it when it is over: every index built, no load recorded, no stage file. */
 function expectWhole(app: AuditService, dbPath: string): void {
   const db = app.store.db;
-  expect(db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").pluck().get()).toBe(EVENT_INDEXES);
+  expect(
+    db
+      .prepare("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL")
+      .pluck()
+      .get(),
+  ).toBe(EVENT_INDEXES);
   expect(db.prepare('SELECT count(*) FROM deferred_indexes').pluck().get()).toBe(0);
   expect(db.prepare("SELECT count(*) FROM audit_meta WHERE key GLOB 'bulk_owner_*'").pluck().get()).toBe(0);
   expect(readdirSync(join(dbPath, '..')).filter((f) => f.includes('-stage-'))).toEqual([]);
@@ -164,7 +178,12 @@ function lockElsewhere(dbPath: string, progress: ImportProgress[]) {
  * it waits: it must end while the lock is still held (not once it is let go, or the wait gives up).
  * Returns its report; the lock is let go after.
  */
-async function stoppedWhileWaiting(app: AuditService, dbPath: string, progress: ImportProgress[], file: string): Promise<ImportReport> {
+async function stoppedWhileWaiting(
+  app: AuditService,
+  dbPath: string,
+  progress: ImportProgress[],
+  file: string,
+): Promise<ImportReport> {
   const holder = holdLock(dbPath);
   try {
     const run = app.importTracked([file]);
@@ -284,7 +303,9 @@ describe('the app importing a large export while another process holds the cache
     } finally {
       await holder.release();
     }
-    expect(r.fatal).toMatch(/^the audit cache stayed locked by another process \(the mediadesk CLI or the app\) for \d+ s; nothing already stored was lost: the batches imported before stay cached, and importing the file again adds the rest$/);
+    expect(r.fatal).toMatch(
+      /^the audit cache stayed locked by another process \(the mediadesk CLI or the app\) for \d+ s; nothing already stored was lost: the batches imported before stay cached, and importing the file again adds the rest$/,
+    );
     expect(r.accepted).toBe(0);
     expect(app.store.counts().events).toBe(PRIOR);
     expectWhole(app, dbPath);
@@ -295,7 +316,10 @@ describe('the app importing a large export while another process holds the cache
 describe('the app importing a small export (row by row) while another process holds the cache', () => {
   it('Stop while it waits: the import ends at once, its rows said not added, and the cache is as it was', async () => {
     const { app, dbPath, progress } = await appWithCache();
-    const file = tmp.file('small-export.ndjson', Array.from({ length: 300 }, (_, i) => JSON.stringify(makeEvent(2_000_000 + i))).join('\n') + '\n');
+    const file = tmp.file(
+      'small-export.ndjson',
+      Array.from({ length: 300 }, (_, i) => JSON.stringify(makeEvent(2_000_000 + i))).join('\n') + '\n',
+    );
     const r = await stoppedWhileWaiting(app, dbPath, progress, file);
     expect(r).toMatchObject({ items: 300, accepted: 0, notAdded: 300, fatal: null, interrupted: true });
     expect(app.store.counts().events).toBe(PRIOR);
@@ -311,7 +335,10 @@ describe('indexes an earlier import left set aside, while another process holds 
     // As an import that could not build them leaves the cache (a full disk, a wait given up).
     app.store.deferIndexes();
     expect(app.store.db.prepare('SELECT count(*) FROM deferred_indexes').pluck().get()).toBe(EVENT_INDEXES);
-    const file = tmp.file('after-aside.ndjson', Array.from({ length: 50 }, (_, i) => JSON.stringify(makeEvent(3_000_000 + i))).join('\n') + '\n');
+    const file = tmp.file(
+      'after-aside.ndjson',
+      Array.from({ length: 50 }, (_, i) => JSON.stringify(makeEvent(3_000_000 + i))).join('\n') + '\n',
+    );
     const holder = holdLock(dbPath);
     const gaps = tickGaps();
     let maxGap = Infinity;

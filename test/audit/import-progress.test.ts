@@ -17,7 +17,10 @@ afterAll(() => tmp.cleanup());
 
 const TOTAL = 40_000;
 /** A file read row by row in 5,000-row batches, long enough (~1 s) for several progress events. */
-const big = tmp.file('big.ndjson', Array.from({ length: TOTAL }, (_, i) => JSON.stringify(makeEvent(i))).join('\n') + '\n');
+const big = tmp.file(
+  'big.ndjson',
+  Array.from({ length: TOTAL }, (_, i) => JSON.stringify(makeEvent(i))).join('\n') + '\n',
+);
 const size = statSync(big).size;
 
 let service: AuditService;
@@ -32,10 +35,11 @@ beforeEach(() => {
 afterEach(() => service.close());
 
 const cached = () => service.store.counts().events;
-const importing = async (paths: string[]) => result<{ reports: ImportReport[] }>(await dispatch('audit.import', { paths })).reports;
+const importing = async (paths: string[]) =>
+  result<{ reports: ImportReport[] }>(await dispatch('audit.import', { paths })).reports;
 
 describe('audit.import progress and stop', () => {
-  it('sends progress with growing counts and the file\'s bytes read, at most ~10 a second', async () => {
+  it("sends progress with growing counts and the file's bytes read, at most ~10 a second", async () => {
     const small = tmp.file('small.ndjson', JSON.stringify(makeEvent(TOTAL + 1)) + '\n');
     const started = performance.now();
     const [a, b] = await importing([small, big]);
@@ -75,7 +79,10 @@ describe('audit.import progress and stop', () => {
     expect(result(await cancel!)).toEqual({ stopped: true });
     const refused = await second!;
     expect(refused.ok).toBe(false);
-    expect(!refused.ok && refused.error).toMatchObject({ code: 'conflict', message: expect.stringMatching(/already running/) });
+    expect(!refused.ok && refused.error).toMatchObject({
+      code: 'conflict',
+      message: expect.stringMatching(/already running/),
+    });
 
     expect(reports).toHaveLength(1);
     const [r] = reports;
@@ -84,7 +91,7 @@ describe('audit.import progress and stop', () => {
     expect(r.accepted).toBeLessThan(TOTAL);
     expect(cached()).toBe(r.accepted);
     // A prefix: the first events of the file, in file order, and none after them.
-    const ids = new Set((service.store.db.prepare('SELECT event_id FROM events').pluck().all() as string[]));
+    const ids = new Set(service.store.db.prepare('SELECT event_id FROM events').pluck().all() as string[]);
     expect(Array.from({ length: r.accepted }, (_, i) => `evt_${i}`).every((id) => ids.has(id))).toBe(true);
     expect(ids.has('evt_' + (TOTAL + 2))).toBe(false);
 
@@ -108,7 +115,8 @@ describe('an import a window did not start (reloaded since, another tab)', () =>
         progress.push(p);
         // The first progress: asked what runs. The second: Stop, then asked again.
         if (seen.length === 0) seen.push(dispatch('audit.status', {}));
-        else if (seen.length === 1) seen.push(dispatch('audit.importCancel', {}).then(() => dispatch('audit.status', {})));
+        else if (seen.length === 1)
+          seen.push(dispatch('audit.importCancel', {}).then(() => dispatch('audit.status', {})));
       },
     });
     dispatch = createDispatcher(auditHandlers(service));
@@ -118,7 +126,18 @@ describe('an import a window did not start (reloaded since, another tab)', () =>
     expect(seen).toHaveLength(2);
     const [during, stopping] = await Promise.all(seen.map(async (r) => result<AuditStatus>(await r).running));
     expect(during.sync).toBeNull();
-    expect(during.import).toEqual({ stopping: false, progress: { path: big, file: 1, files: 1, items: expect.any(Number), accepted: expect.any(Number), rejected: 0, bytes: { bytesRead: expect.any(Number), bytes: size } } });
+    expect(during.import).toEqual({
+      stopping: false,
+      progress: {
+        path: big,
+        file: 1,
+        files: 1,
+        items: expect.any(Number),
+        accepted: expect.any(Number),
+        rejected: 0,
+        bytes: { bytesRead: expect.any(Number), bytes: size },
+      },
+    });
     expect(during.import!.progress!.accepted).toBeGreaterThan(0);
     expect(stopping.import).toMatchObject({ stopping: true, progress: { path: big } });
     expect(stopping.import!.progress!.accepted).toBeGreaterThan(during.import!.progress!.accepted);
@@ -167,7 +186,15 @@ describe('an import a window did not start (reloaded since, another tab)', () =>
 describe('a large file not in date order', () => {
   it('progress says from which item rows are held back and how many, then that they are being added', async () => {
     const count = 12_000;
-    const file = tmp.file('shuffled.ndjson', shuffle(Array.from({ length: count }, (_, i) => i), 3).map((i) => JSON.stringify(makeEvent(i))).join('\n') + '\n');
+    const file = tmp.file(
+      'shuffled.ndjson',
+      shuffle(
+        Array.from({ length: count }, (_, i) => i),
+        3,
+      )
+        .map((i) => JSON.stringify(makeEvent(i)))
+        .join('\n') + '\n',
+    );
     const seenHere: ImportProgress[] = [];
     const [r] = await service.import([file], { load: 'staged', onProgress: (p) => seenHere.push(p) });
     expect(r).toMatchObject({ items: count, accepted: count, rejected: 0 });
@@ -206,7 +233,9 @@ describe('a large file not in date order', () => {
     const run = importing([file]);
     await copied;
     // Like a message from a window: it is handled when the loop gets to it.
-    const answer = await new Promise<{ stopped: boolean }>((resolve) => setTimeout(() => void dispatch('audit.importCancel', {}).then((r) => resolve(result(r))), 0));
+    const answer = await new Promise<{ stopped: boolean }>((resolve) =>
+      setTimeout(() => void dispatch('audit.importCancel', {}).then((r) => resolve(result(r))), 0),
+    );
     expect(answer).toEqual({ stopped: true });
     const [report] = await run;
     expect(report.interrupted).toBe(true);

@@ -5,7 +5,18 @@ import { csvRecord } from '../../electron/core/audit/export.ts';
 import { CSV_COLUMNS, CsvParser } from '../../electron/core/audit/formats/csv.ts';
 import type { Parsed } from '../../electron/core/audit/formats/parsed.ts';
 import type { AuditService } from '../../electron/core/audit/service.ts';
-import { cacheSnapshot, deepEventLine, EVENT_INDEXES, fillDisk, makeEvent, openService, rowOf, shuffle, smallDisk, tempDir } from './helpers.ts';
+import {
+  cacheSnapshot,
+  deepEventLine,
+  EVENT_INDEXES,
+  fillDisk,
+  makeEvent,
+  openService,
+  rowOf,
+  shuffle,
+  smallDisk,
+  tempDir,
+} from './helpers.ts';
 import { MAX_EVENT_BYTES, MAX_EVENT_DEPTH } from '../../electron/core/audit/event.ts';
 
 const tmp = tempDir();
@@ -18,7 +29,10 @@ beforeEach(() => {
 });
 afterEach(() => service.close());
 
-const ids = () => (service.store.db.prepare('SELECT event_id FROM events ORDER BY event_id').all() as { event_id: string }[]).map((r) => r.event_id);
+const ids = () =>
+  (service.store.db.prepare('SELECT event_id FROM events ORDER BY event_id').all() as { event_id: string }[]).map(
+    (r) => r.event_id,
+  );
 const events = (from: number, to: number) => Array.from({ length: to - from }, (_, k) => makeEvent(from + k));
 const ndjson = (list: unknown[]) => list.map((e) => JSON.stringify(e)).join('\n') + '\n';
 const csv = (list: Record<string, unknown>[]) => CSV_COLUMNS.join(',') + '\r\n' + list.map(csvRecord).join('');
@@ -37,11 +51,23 @@ describe('import: each format', () => {
   });
 
   it('reads a JSON array of events, an API page and concatenated pages', async () => {
-    expect(await importOne('arr.json', JSON.stringify(events(0, 5), null, 2))).toMatchObject({ format: 'json', accepted: 5, rejected: 0, fatal: null });
-    const page = (a: number, b: number) => JSON.stringify({ meta: { pagination: { total: 99 }, next_cursor: 'x' }, data: events(a, b) });
+    expect(await importOne('arr.json', JSON.stringify(events(0, 5), null, 2))).toMatchObject({
+      format: 'json',
+      accepted: 5,
+      rejected: 0,
+      fatal: null,
+    });
+    const page = (a: number, b: number) =>
+      JSON.stringify({ meta: { pagination: { total: 99 }, next_cursor: 'x' }, data: events(a, b) });
     expect(await importOne('page.json', page(5, 9))).toMatchObject({ format: 'json', accepted: 4, fatal: null });
-    expect(await importOne('pages.json', page(9, 12) + '\n' + page(12, 14))).toMatchObject({ accepted: 5, fatal: null });
-    expect(await importOne('array-of-pages.json', `[${page(14, 16)}, ${page(16, 18)}]`)).toMatchObject({ accepted: 4, fatal: null });
+    expect(await importOne('pages.json', page(9, 12) + '\n' + page(12, 14))).toMatchObject({
+      accepted: 5,
+      fatal: null,
+    });
+    expect(await importOne('array-of-pages.json', `[${page(14, 16)}, ${page(16, 18)}]`)).toMatchObject({
+      accepted: 4,
+      fatal: null,
+    });
     expect(ids()).toHaveLength(18);
   });
 
@@ -56,11 +82,20 @@ describe('import: each format', () => {
   });
 
   it('maps short and flattened CSV headers and reports columns it ignores', async () => {
-    const r = await importOne('short.csv', 'event_id,date,event_type,user_id,email,data.group_id,action.data.folder_reference,colour\n'
-      + 'x1,2026-03-01T10:00:00Z,team.member.invited,7,a@b.test,104,fld_9,red\n');
+    const r = await importOne(
+      'short.csv',
+      'event_id,date,event_type,user_id,email,data.group_id,action.data.folder_reference,colour\n' +
+        'x1,2026-03-01T10:00:00Z,team.member.invited,7,a@b.test,104,fld_9,red\n',
+    );
     expect(r).toMatchObject({ accepted: 1, rejected: 0 });
     expect(r.warnings.join()).toContain('colour');
-    expect(service.event('x1')!.row).toMatchObject({ memberId: 7, memberEmail: 'a@b.test', groupId: 104, folderRef: 'fld_9', eventType: 'team.member.invited' });
+    expect(service.event('x1')!.row).toMatchObject({
+      memberId: 7,
+      memberEmail: 'a@b.test',
+      groupId: 104,
+      folderRef: 'fld_9',
+      eventType: 'team.member.invited',
+    });
   });
 
   it('detects the format from the content when the extension says nothing', async () => {
@@ -76,44 +111,82 @@ describe('import: deduplication and what is already cached', () => {
     { how: 'row by row', load: 'rows' as const },
     { how: 'staged: every index live, each duplicate skipped at once', load: 'staged' as const },
     { how: 'bulk load: let in while the unique index is set aside, removed at its end', load: 'bulk' as const },
-  ])('counts an event_id already cached (or repeated in the file) as a duplicate and never changes the cached row ($how)', async ({ load }) => {
-    await importOne('first.ndjson', ndjson(events(0, 4)));
-    const before = service.event('evt_2')!.event;
-    const altered = makeEvent(2, { category: 'tampered' });
-    // 36 new events in the same dates: the cache holds too few of the file's dates for a bulk load to keep the unique index live.
-    const aside: string[][] = [];
-    const recorded: number[] = [];
-    const [r] = await service.import([tmp.file(`${n}-second.ndjson`, ndjson([...events(3, 40), altered, makeEvent(5, { category: 'second copy' })]))], {
-      load, onProgress: () => {
-        aside.push(service.store.db.prepare('SELECT name FROM deferred_indexes').pluck().all() as string[]);
-        recorded.push(service.store.db.prepare("SELECT count(*) FROM audit_meta WHERE key GLOB 'bulk_owner_*'").pluck().get() as number);
-      },
-    });
-    if (load === 'bulk') expect(aside.some((names) => names.includes('events_event_id'))).toBe(true);
-    // Staged: no index set aside, and the load recorded so a bulk load elsewhere leaves the unique index live.
-    if (load === 'staged') expect(aside.every((names) => names.length === 0) && recorded.every((k) => k === 1)).toBe(true);
-    if (load === 'rows') expect(recorded.every((k) => k === 0)).toBe(true);
-    expect(r).toMatchObject({ items: 39, accepted: 36, duplicates: 3, rejected: 0 });
-    expect(service.event('evt_2')!.event).toEqual(before);
-    // Repeated in the file: the first one read stays.
-    expect(service.event('evt_5')!.event).toEqual(makeEvent(5));
-    expect(ids()).toHaveLength(40);
-    expect(service.store.db.prepare('SELECT count(*) AS n FROM events_raw').get()).toEqual({ n: 40 });
-    expect(service.query({ filters: { search: 'tampered' }, sort: { field: 'date', dir: 'asc' }, limit: 10 }).rows).toEqual([]);
-  });
+  ])(
+    'counts an event_id already cached (or repeated in the file) as a duplicate and never changes the cached row ($how)',
+    async ({ load }) => {
+      await importOne('first.ndjson', ndjson(events(0, 4)));
+      const before = service.event('evt_2')!.event;
+      const altered = makeEvent(2, { category: 'tampered' });
+      // 36 new events in the same dates: the cache holds too few of the file's dates for a bulk load to keep the unique index live.
+      const aside: string[][] = [];
+      const recorded: number[] = [];
+      const [r] = await service.import(
+        [
+          tmp.file(
+            `${n}-second.ndjson`,
+            ndjson([...events(3, 40), altered, makeEvent(5, { category: 'second copy' })]),
+          ),
+        ],
+        {
+          load,
+          onProgress: () => {
+            aside.push(service.store.db.prepare('SELECT name FROM deferred_indexes').pluck().all() as string[]);
+            recorded.push(
+              service.store.db
+                .prepare("SELECT count(*) FROM audit_meta WHERE key GLOB 'bulk_owner_*'")
+                .pluck()
+                .get() as number,
+            );
+          },
+        },
+      );
+      if (load === 'bulk') expect(aside.some((names) => names.includes('events_event_id'))).toBe(true);
+      // Staged: no index set aside, and the load recorded so a bulk load elsewhere leaves the unique index live.
+      if (load === 'staged')
+        expect(aside.every((names) => names.length === 0) && recorded.every((k) => k === 1)).toBe(true);
+      if (load === 'rows') expect(recorded.every((k) => k === 0)).toBe(true);
+      expect(r).toMatchObject({ items: 39, accepted: 36, duplicates: 3, rejected: 0 });
+      expect(service.event('evt_2')!.event).toEqual(before);
+      // Repeated in the file: the first one read stays.
+      expect(service.event('evt_5')!.event).toEqual(makeEvent(5));
+      expect(ids()).toHaveLength(40);
+      expect(service.store.db.prepare('SELECT count(*) AS n FROM events_raw').get()).toEqual({ n: 40 });
+      expect(
+        service.query({ filters: { search: 'tampered' }, sort: { field: 'date', dir: 'asc' }, limit: 10 }).rows,
+      ).toEqual([]);
+    },
+  );
 });
 
 /** Segments of the full-text index: each has at least its first leaf listed in the _idx table. */
-const ftsSegments = () => (service.store.db.prepare('SELECT count(DISTINCT segid) AS n FROM events_fts_idx').get() as { n: number }).n;
+const ftsSegments = () =>
+  (service.store.db.prepare('SELECT count(DISTINCT segid) AS n FROM events_fts_idx').get() as { n: number }).n;
 const EVERYDAY_FTS = { automerge: 4, crisismerge: 16, hashsize: 1024 * 1024 };
 /** What FTS5 runs with: a setting never written is its default. */
-const ftsSettings = () => ({ ...EVERYDAY_FTS, ...Object.fromEntries((service.store.db.prepare("SELECT k, v FROM events_fts_config WHERE k IN ('automerge', 'crisismerge', 'hashsize')").all() as { k: string; v: number }[]).map((r) => [r.k, r.v])) });
-const found = (search: string) => service.query({ filters: { search }, sort: { field: 'date', dir: 'asc' }, limit: 500 }).rows.map((r) => r.eventId);
+const ftsSettings = () => ({
+  ...EVERYDAY_FTS,
+  ...Object.fromEntries(
+    (
+      service.store.db
+        .prepare("SELECT k, v FROM events_fts_config WHERE k IN ('automerge', 'crisismerge', 'hashsize')")
+        .all() as { k: string; v: number }[]
+    ).map((r) => [r.k, r.v]),
+  ),
+});
+const found = (search: string) =>
+  service.query({ filters: { search }, sort: { field: 'date', dir: 'asc' }, limit: 500 }).rows.map((r) => r.eventId);
 
 describe('import: bulk loads', () => {
   it('indexes and full-text settings of a bulk load are put back when the file is next opened after a crash', async () => {
     await importOne('some.ndjson', ndjson(events(0, 10)));
-    const indexes = () => (service.store.db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL ORDER BY name").all() as { name: string }[]).map((r) => r.name);
+    const indexes = () =>
+      (
+        service.store.db
+          .prepare(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL ORDER BY name",
+          )
+          .all() as { name: string }[]
+      ).map((r) => r.name);
     const before = indexes();
     expect(before.length).toBeGreaterThanOrEqual(6);
     expect(ftsSettings()).toEqual(EVERYDAY_FTS);
@@ -139,13 +212,25 @@ describe('import: bulk loads', () => {
   it('two imports asked for at once run one after the other, each with the report it would have alone', async () => {
     const a = tmp.file(`${n}-a.ndjson`, ndjson(events(0, 2000)));
     const b = tmp.file(`${n}-b.ndjson`, ndjson(events(1500, 4000)));
-    const [[ra], [rb]] = await Promise.all([service.import([a], { load: 'bulk', batchSize: 200 }), service.import([b], { load: 'bulk', batchSize: 200 })]);
+    const [[ra], [rb]] = await Promise.all([
+      service.import([a], { load: 'bulk', batchSize: 200 }),
+      service.import([b], { load: 'bulk', batchSize: 200 }),
+    ]);
     expect(ra).toMatchObject({ items: 2000, accepted: 2000, duplicates: 0, fatal: null });
     expect(rb).toMatchObject({ items: 2500, accepted: 2000, duplicates: 500, fatal: null });
     const db = service.store.db;
-    expect(db.prepare('SELECT count(*) AS rows, count(DISTINCT event_id) AS ids FROM events').get()).toEqual({ rows: 4000, ids: 4000 });
+    expect(db.prepare('SELECT count(*) AS rows, count(DISTINCT event_id) AS ids FROM events').get()).toEqual({
+      rows: 4000,
+      ids: 4000,
+    });
     expect(db.prepare('SELECT count(*) AS n FROM deferred_indexes').get()).toEqual({ n: 0 });
-    expect(db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").get()).toEqual({ n: EVENT_INDEXES });
+    expect(
+      db
+        .prepare(
+          "SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL",
+        )
+        .get(),
+    ).toEqual({ n: EVENT_INDEXES });
     expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
   });
 
@@ -153,7 +238,8 @@ describe('import: bulk loads', () => {
     const list = events(0, 3000);
     const segmentsSeen: number[] = [];
     const [r] = await service.import([tmp.file(`${n}-bulk.ndjson`, ndjson(list.toReversed()))], {
-      load: 'bulk', batchSize: 500,
+      load: 'bulk',
+      batchSize: 500,
       onProgress: () => segmentsSeen.push(ftsSegments()),
     });
     expect(r.accepted).toBe(3000);
@@ -166,7 +252,13 @@ describe('import: bulk loads', () => {
 });
 
 /** Runs `body` for each staged load (staged, bulk), read by a worker thread and in place, each into a cache of its own. */
-async function eachStagedLoad(tag: string, body: (other: AuditService, o: { load: 'staged' | 'bulk'; worker: boolean; how: string; name: string }) => Promise<void>): Promise<void> {
+async function eachStagedLoad(
+  tag: string,
+  body: (
+    other: AuditService,
+    o: { load: 'staged' | 'bulk'; worker: boolean; how: string; name: string },
+  ) => Promise<void>,
+): Promise<void> {
   for (const load of ['staged', 'bulk'] as const) {
     for (const worker of [true, false]) {
       const name = `cache-${n}-${tag}-${load}-${worker}.db`;
@@ -187,9 +279,15 @@ describe('import: interrupted (Ctrl-C)', () => {
     const after = tmp.file(`${n}-after.ndjson`, ndjson(events(total, total + 10)));
     await eachStagedLoad('stop', async (other, { load, worker, how, name }) => {
       const stop = new AbortController();
-      const reports = await other.import([file, after], { load, worker, batchSize: 500, signal: stop.signal, onProgress: () => stop.abort() });
+      const reports = await other.import([file, after], {
+        load,
+        worker,
+        batchSize: 500,
+        signal: stop.signal,
+        onProgress: () => stop.abort(),
+      });
       expect(reports, how).toHaveLength(1);
-      const kept = (other.store.db.prepare('SELECT count(*) FROM events').pluck().get() as number);
+      const kept = other.store.db.prepare('SELECT count(*) FROM events').pluck().get() as number;
       expect(reports[0].accepted, how).toBe(kept);
       expect(kept).toBeGreaterThan(0);
       expect(kept).toBeLessThan(total);
@@ -209,7 +307,13 @@ describe('import: interrupted (Ctrl-C)', () => {
     await eachStagedLoad('shuffled', async (other, { load, worker, how }) => {
       const stop = new AbortController();
       // Stopped halfway through the reading: by then most of what was read is held back.
-      const [r] = await other.import([file], { load, worker, batchSize: 500, signal: stop.signal, onProgress: (p) => p.items >= total / 2 && stop.abort() });
+      const [r] = await other.import([file], {
+        load,
+        worker,
+        batchSize: 500,
+        signal: stop.signal,
+        onProgress: (p) => p.items >= total / 2 && stop.abort(),
+      });
       const kept = other.store.db.prepare('SELECT count(*) FROM events').pluck().get() as number;
       expect(r.accepted, how).toBe(kept);
       expect(r.items, how).toBeGreaterThanOrEqual(total / 2);
@@ -228,11 +332,23 @@ describe('import: interrupted (Ctrl-C)', () => {
 
 describe('import: malformed rows are reported one by one, good rows are kept', () => {
   it('a staged or bulk load, by a worker thread or in place, gives the report and rows of a plain import, malformed rows included', async () => {
-    const lines = [...events(0, 700).map((e) => JSON.stringify(e)), '{"event_id": "broken", ', JSON.stringify(makeEvent(9000, { date: 'yesterday' })),
-      JSON.stringify({ data: events(700, 705), meta: {} }), JSON.stringify(makeEvent(3)), JSON.stringify(makeEvent(9001, { member: { user_id: 'x' }, category: 'é ✓ 𝄞' }))];
+    const lines = [
+      ...events(0, 700).map((e) => JSON.stringify(e)),
+      '{"event_id": "broken", ',
+      JSON.stringify(makeEvent(9000, { date: 'yesterday' })),
+      JSON.stringify({ data: events(700, 705), meta: {} }),
+      JSON.stringify(makeEvent(3)),
+      JSON.stringify(makeEvent(9001, { member: { user_id: 'x' }, category: 'é ✓ 𝄞' })),
+    ];
     const file = tmp.file(`${n}-worker.ndjson`, lines.join('\n') + '\n' + JSON.stringify(makeEvent(9002)).slice(0, 30));
-    const all = (s: AuditService) => s.store.db.prepare('SELECT seq, event_id, ts, event_type, member_email, member_id, member_type, verb, status, category, group_id, folder_ref, project_ref, request_id, correlation_id, resource_id, (SELECT r.raw FROM events_raw AS r WHERE r.seq = events.seq) AS raw FROM events ORDER BY seq').all();
-    const text = (s: AuditService) => s.store.db.prepare("SELECT rowid FROM events_fts WHERE events_fts MATCH 'admin' ORDER BY rowid").all();
+    const all = (s: AuditService) =>
+      s.store.db
+        .prepare(
+          'SELECT seq, event_id, ts, event_type, member_email, member_id, member_type, verb, status, category, group_id, folder_ref, project_ref, request_id, correlation_id, resource_id, (SELECT r.raw FROM events_raw AS r WHERE r.seq = events.seq) AS raw FROM events ORDER BY seq',
+        )
+        .all();
+    const text = (s: AuditService) =>
+      s.store.db.prepare("SELECT rowid FROM events_fts WHERE events_fts MATCH 'admin' ORDER BY rowid").all();
     const [plain] = await service.import([file], { batchSize: 64 });
     expect(plain).toMatchObject({ items: 709, accepted: 705, duplicates: 1, rejected: 3 });
     expect(plain.fatal).toMatch(/truncated/);
@@ -244,7 +360,9 @@ describe('import: malformed rows are reported one by one, good rows are kept', (
           expect(staged).toEqual(plain);
           expect(all(other)).toEqual(all(service));
           expect(text(other)).toEqual(text(service));
-          expect(readdirSync(tmp.dir).filter((f) => f.startsWith(`cache-${n}-${load}-${worker}.db-stage-`))).toEqual([]);
+          expect(readdirSync(tmp.dir).filter((f) => f.startsWith(`cache-${n}-${load}-${worker}.db-stage-`))).toEqual(
+            [],
+          );
         } finally {
           await other.close();
         }
@@ -278,13 +396,23 @@ describe('import: malformed rows are reported one by one, good rows are kept', (
     const text = `[\n${JSON.stringify(makeEvent(0))},\n"text",\n{"event_id": 5, "date": "2026-03-01T00:00:00Z"},\n{"a": tru},\n${JSON.stringify(makeEvent(1))}\n]`;
     const r = await importOne('bad.json', text);
     expect(r).toMatchObject({ items: 5, accepted: 2, rejected: 3, fatal: null });
-    expect(r.rejects.map((x) => [x.line, x.item])).toEqual([[3, 2], [4, 3], [5, 4]]);
+    expect(r.rejects.map((x) => [x.line, x.item])).toEqual([
+      [3, 2],
+      [4, 3],
+      [5, 4],
+    ]);
     expect(r.rejects[1].reason).toMatch(/event_id must be a string/);
   });
 
   it('CSV: wrong field counts and cells that are not JSON, with row and line numbers', async () => {
     const good = csvRecord(makeEvent(0));
-    const text = CSV_COLUMNS.join(',') + '\n' + good + 'only,three,fields\n' + csvRecord(makeEvent(1)).replace('{""group_id""', '{group_id') + csvRecord(makeEvent(2));
+    const text =
+      CSV_COLUMNS.join(',') +
+      '\n' +
+      good +
+      'only,three,fields\n' +
+      csvRecord(makeEvent(1)).replace('{""group_id""', '{group_id') +
+      csvRecord(makeEvent(2));
     const r = await importOne('bad.csv', text);
     expect(r).toMatchObject({ items: 4, accepted: 2, rejected: 2, fatal: null });
     expect(r.rejects).toEqual([
@@ -296,22 +424,52 @@ describe('import: malformed rows are reported one by one, good rows are kept', (
   it('CSV from a tool that quotes every cell: "" is an empty text, no value in a JSON or number cell, and a required id "" is missing', async () => {
     const quoteAll = (cells: readonly string[]) => cells.map((c) => `"${c.replaceAll('"', '""')}"`).join(',') + '\r\n';
     const row = (set: Record<string, string>) => quoteAll(CSV_COLUMNS.map((c) => set[c] ?? ''));
-    const text = quoteAll(CSV_COLUMNS)
-      + row({ event_id: 'q1', date: '2026-03-01T10:00:00Z', 'action.event_type': 'team.member.invited', 'member.email': 'a@b.test', 'action.data': '{"group_id":104}', 'member.user_id': '7' })
-      + row({ date: '2026-03-01T11:00:00Z', 'action.event_type': 'team.member.invited' });
+    const text =
+      quoteAll(CSV_COLUMNS) +
+      row({
+        event_id: 'q1',
+        date: '2026-03-01T10:00:00Z',
+        'action.event_type': 'team.member.invited',
+        'member.email': 'a@b.test',
+        'action.data': '{"group_id":104}',
+        'member.user_id': '7',
+      }) +
+      row({ date: '2026-03-01T11:00:00Z', 'action.event_type': 'team.member.invited' });
     const r = await importOne('quoted.csv', text);
     expect(r).toMatchObject({ format: 'csv', items: 2, accepted: 1, rejected: 1, fatal: null });
     expect(r.rejects).toEqual([{ line: 3, item: 2, reason: 'event_id is missing' }]);
     const d = service.event('q1')!;
     // Every empty text cell is "" (what the file says), the JSON and number cells that are "" are left out.
     expect(d.event).toEqual({
-      event_id: 'q1', date: '2026-03-01T10:00:00Z', category: '',
-      action: { event_type: 'team.member.invited', verb: '', status: '', resource_id: '', request_id: '', correlation_id: '', project_name: '', folder_name: '', data: { group_id: 104 } },
+      event_id: 'q1',
+      date: '2026-03-01T10:00:00Z',
+      category: '',
+      action: {
+        event_type: 'team.member.invited',
+        verb: '',
+        status: '',
+        resource_id: '',
+        request_id: '',
+        correlation_id: '',
+        project_name: '',
+        folder_name: '',
+        data: { group_id: 104 },
+      },
       member: { type: '', user_id: 7, email: 'a@b.test' },
       source: { project: '', platform: '', referer: '' },
     });
     // The cache's columns take "" as no value, as for an empty unquoted cell.
-    expect(d.row).toMatchObject({ memberId: 7, memberType: null, verb: null, status: null, category: null, groupId: 104, projectRef: null, requestId: null, correlationId: null });
+    expect(d.row).toMatchObject({
+      memberId: 7,
+      memberType: null,
+      verb: null,
+      status: null,
+      category: null,
+      groupId: 104,
+      projectRef: null,
+      requestId: null,
+      correlationId: null,
+    });
   });
 
   it('CSV: a quoted empty cell split across read chunks is still an empty text', () => {
@@ -370,7 +528,10 @@ describe('import: truncated files keep every complete row before the cut', () =>
 
 describe('import: hostile input', () => {
   it('a broken bracket structure stops the file with the line, keeping what came before', async () => {
-    const r = await importOne('broken.json', `[${JSON.stringify(makeEvent(0))},\n{"a": [1, 2}],\n${JSON.stringify(makeEvent(1))}]`);
+    const r = await importOne(
+      'broken.json',
+      `[${JSON.stringify(makeEvent(0))},\n{"a": [1, 2}],\n${JSON.stringify(makeEvent(1))}]`,
+    );
     expect(r.accepted).toBe(1);
     expect(r.fatal).toMatch(/line 2: "\[" closed by "\}"/);
   });
@@ -383,7 +544,10 @@ describe('import: hostile input', () => {
   });
 
   it('deep nesting, huge lines and prototype keys neither crash nor pollute', async () => {
-    const deep = JSON.stringify(makeEvent(0)).replace('"context":{', `"context":{"deep":${'{"x":'.repeat(5000)}1${'}'.repeat(5000)},`);
+    const deep = JSON.stringify(makeEvent(0)).replace(
+      '"context":{',
+      `"context":{"deep":${'{"x":'.repeat(5000)}1${'}'.repeat(5000)},`,
+    );
     const huge = JSON.stringify(makeEvent(1, { category: 'x'.repeat(5 * 1024 * 1024) }));
     const proto = '{"__proto__": {"polluted": true}, ' + JSON.stringify(makeEvent(2)).slice(1);
     const r = await importOne('hostile.ndjson', [deep, huge, proto, JSON.stringify(makeEvent(3))].join('\n') + '\n');
@@ -391,7 +555,10 @@ describe('import: hostile input', () => {
     expect(r.rejects[0]).toMatchObject({ line: 1, reason: expect.stringMatching(/nested deeper than/) });
     expect(r.rejects[1]).toMatchObject({ line: 2, reason: expect.stringMatching(/longer than/) });
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
-    const csvProto = await importOne('proto.csv', 'event_id,date,event_type,__proto__.polluted,data.constructor\nz1,2026-03-01T00:00:00Z,t.x.y,1,2\n');
+    const csvProto = await importOne(
+      'proto.csv',
+      'event_id,date,event_type,__proto__.polluted,data.constructor\nz1,2026-03-01T00:00:00Z,t.x.y,1,2\n',
+    );
     expect(csvProto.accepted).toBe(1);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
@@ -401,9 +568,14 @@ describe('import: hostile input', () => {
     const before = cacheSnapshot(service);
     const line = deepEventLine(11);
     expect(line.length).toBeLessThan(12 * 1024);
-    const r = await importOne('deep-extra.ndjson', [JSON.stringify(makeEvent(10)), line, JSON.stringify(makeEvent(12))].join('\n') + '\n');
+    const r = await importOne(
+      'deep-extra.ndjson',
+      [JSON.stringify(makeEvent(10)), line, JSON.stringify(makeEvent(12))].join('\n') + '\n',
+    );
     expect(r).toMatchObject({ items: 3, accepted: 2, rejected: 1, fatal: null });
-    expect(r.rejects).toEqual([{ line: 2, item: 2, reason: `the event is nested deeper than ${MAX_EVENT_DEPTH} levels` }]);
+    expect(r.rejects).toEqual([
+      { line: 2, item: 2, reason: `the event is nested deeper than ${MAX_EVENT_DEPTH} levels` },
+    ]);
     expect(service.event('evt_11')).toBeNull();
     expect(ids()).toEqual([...events(0, 11), makeEvent(12)].map((e) => e.event_id).sort());
     // The events cached before, byte for byte.
@@ -414,13 +586,30 @@ describe('import: hostile input', () => {
     // makeEvent(i).extra: the event is level 1, so `levels` brackets reach level 1 + levels.
     const within = deepEventLine(20, MAX_EVENT_DEPTH - 1);
     const beyond = deepEventLine(21, MAX_EVENT_DEPTH);
-    expect(await importOne('edge.ndjson', `${within}\n${beyond}\n`)).toMatchObject({ accepted: 1, rejected: 1, rejects: [{ line: 2, item: 2 }] });
+    expect(await importOne('edge.ndjson', `${within}\n${beyond}\n`)).toMatchObject({
+      accepted: 1,
+      rejected: 1,
+      rejects: [{ line: 2, item: 2 }],
+    });
     const json = await importOne('deep.json', `[\n${JSON.stringify(makeEvent(22))},\n${deepEventLine(23)}\n]`);
-    expect(json).toMatchObject({ format: 'json', accepted: 1, rejected: 1, rejects: [{ line: 3, item: 2, reason: `the event is nested deeper than ${MAX_EVENT_DEPTH} levels` }] });
+    expect(json).toMatchObject({
+      format: 'json',
+      accepted: 1,
+      rejected: 1,
+      rejects: [{ line: 3, item: 2, reason: `the event is nested deeper than ${MAX_EVENT_DEPTH} levels` }],
+    });
     // CSV nests only in its JSON cells; the whole event's limit is checked before the payload's own.
     const deepCell = { client: JSON.parse(`${'['.repeat(40)}${']'.repeat(40)}`) };
-    const c = await importOne('deep.csv', csv([makeEvent(24), makeEvent(25, { action: { ...(makeEvent(25).action as object), context: deepCell } })]));
-    expect(c).toMatchObject({ format: 'csv', accepted: 1, rejected: 1, rejects: [{ line: 3, item: 2, reason: `the event is nested deeper than ${MAX_EVENT_DEPTH} levels` }] });
+    const c = await importOne(
+      'deep.csv',
+      csv([makeEvent(24), makeEvent(25, { action: { ...(makeEvent(25).action as object), context: deepCell } })]),
+    );
+    expect(c).toMatchObject({
+      format: 'csv',
+      accepted: 1,
+      rejected: 1,
+      rejects: [{ line: 3, item: 2, reason: `the event is nested deeper than ${MAX_EVENT_DEPTH} levels` }],
+    });
     expect(ids()).toEqual(['evt_20', 'evt_22', 'evt_24']);
   });
 
@@ -428,9 +617,18 @@ describe('import: hostile input', () => {
     const big = (i: number) => makeEvent(i, { category: 'x'.repeat(MAX_EVENT_BYTES) });
     // Multi-byte text counts by its bytes as stored: a third of the limit in characters of 3 bytes each, and some.
     const wide = makeEvent(32, { category: '€'.repeat(Math.ceil(MAX_EVENT_BYTES / 3) + 100) });
-    const reason = expect.stringMatching(new RegExp(`^the event is \\d+\\.\\d KB, more than the ${MAX_EVENT_BYTES / 1024} KB an event may hold$`));
+    const reason = expect.stringMatching(
+      new RegExp(`^the event is \\d+\\.\\d KB, more than the ${MAX_EVENT_BYTES / 1024} KB an event may hold$`),
+    );
     const nd = await importOne('big.ndjson', ndjson([makeEvent(30), big(31), wide, makeEvent(33)]));
-    expect(nd).toMatchObject({ accepted: 2, rejected: 2, rejects: [{ line: 2, item: 2, reason }, { line: 3, item: 3, reason }] });
+    expect(nd).toMatchObject({
+      accepted: 2,
+      rejected: 2,
+      rejects: [
+        { line: 2, item: 2, reason },
+        { line: 3, item: 3, reason },
+      ],
+    });
     const js = await importOne('big.json', JSON.stringify({ data: [big(34), makeEvent(35)], meta: {} }));
     expect(js).toMatchObject({ accepted: 1, rejected: 1, rejects: [{ item: 1, reason }] });
     const cs = await importOne('big.csv', csv([big(36), makeEvent(37)]));
@@ -441,7 +639,9 @@ describe('import: hostile input', () => {
   it('search text with FTS syntax is matched literally', async () => {
     await importOne('fts.ndjson', ndjson(events(0, 20)));
     for (const s of ['"', 'AND', 'role OR', 'NEAR(a b)', '*', 'col:umn', '(', "'; DROP TABLE events; --"]) {
-      expect(() => service.query({ filters: { search: s }, sort: { field: 'date', dir: 'desc' }, limit: 5 })).not.toThrow();
+      expect(() =>
+        service.query({ filters: { search: s }, sort: { field: 'date', dir: 'desc' }, limit: 5 }),
+      ).not.toThrow();
     }
     expect(ids()).toHaveLength(20);
   });
@@ -454,43 +654,67 @@ describe('import: a full disk', () => {
     const path = tmp.file(`${n}-huge.ndjson`, ndjson(events(10, 210)));
     truncateSync(path, 2 ** 42);
     const [r] = await service.import([path]);
-    expect(r.fatal).toMatch(/^not enough free disk space beside the audit cache \(.+\): importing this 4398\.0 GB file takes about \d+\.\d GB \(.+\), and .+ is free\. Nothing was imported/);
+    expect(r.fatal).toMatch(
+      /^not enough free disk space beside the audit cache \(.+\): importing this 4398\.0 GB file takes about \d+\.\d GB \(.+\), and .+ is free\. Nothing was imported/,
+    );
     expect(r).toMatchObject({ items: 0, accepted: 0, rejected: 0 });
-    expect(ids()).toEqual(events(0, 10).map((e) => e.event_id).sort());
+    expect(ids()).toEqual(
+      events(0, 10)
+        .map((e) => e.event_id)
+        .sort(),
+    );
     expect(readdirSync(tmp.dir).filter((f) => f.includes('-stage-'))).toEqual([]);
     expect(service.store.db.prepare('SELECT count(*) AS n FROM deferred_indexes').get()).toEqual({ n: 0 });
   });
 
-  it.for([
-    { load: 'rows' as const },
-    { load: 'staged' as const },
-    { load: 'bulk' as const },
-  ])('the disk filling up during an import ($load) stops it with a clear error; what came before stays, and importing the file again completes it', async ({ load }, ctx) => {
-    const dir = smallDisk(ctx);
-    const cache = openService(join(dir, 'audit.db'));
-    const file = tmp.file(`full-${load}.ndjson`, ndjson(events(100, 3100)));
-    let filler: string | null = null;
-    try {
-      await cache.import([tmp.file(`full-first-${load}.ndjson`, ndjson(events(0, 100)))]);
-      // Another program takes the last free byte once the first batch is in.
-      const [r] = await cache.import([file], { load, batchSize: 200, onProgress: () => (filler ??= fillDisk(dir)) });
-      expect(r.fatal).toMatch(/^the disk holding the audit cache filled up \(.+\), so the import stopped\. The \d+ event\(s\) imported before it stay cached.*Free some space and import the file again: events already cached are skipped\.$/);
-      expect(r.accepted).toBeGreaterThanOrEqual(200);
-      expect(r.accepted).toBeLessThan(3000);
-      expect(cache.store.counts().events).toBe(100 + r.accepted);
-      expect(cache.store.db.pragma('integrity_check', { simple: true })).toBe('ok');
-      expect(readdirSync(dir).filter((f) => f.includes('-stage-'))).toEqual([]);
+  it.for([{ load: 'rows' as const }, { load: 'staged' as const }, { load: 'bulk' as const }])(
+    'the disk filling up during an import ($load) stops it with a clear error; what came before stays, and importing the file again completes it',
+    async ({ load }, ctx) => {
+      const dir = smallDisk(ctx);
+      const cache = openService(join(dir, 'audit.db'));
+      const file = tmp.file(`full-${load}.ndjson`, ndjson(events(100, 3100)));
+      let filler: string | null = null;
+      try {
+        await cache.import([tmp.file(`full-first-${load}.ndjson`, ndjson(events(0, 100)))]);
+        // Another program takes the last free byte once the first batch is in.
+        const [r] = await cache.import([file], { load, batchSize: 200, onProgress: () => (filler ??= fillDisk(dir)) });
+        expect(r.fatal).toMatch(
+          /^the disk holding the audit cache filled up \(.+\), so the import stopped\. The \d+ event\(s\) imported before it stay cached.*Free some space and import the file again: events already cached are skipped\.$/,
+        );
+        expect(r.accepted).toBeGreaterThanOrEqual(200);
+        expect(r.accepted).toBeLessThan(3000);
+        expect(cache.store.counts().events).toBe(100 + r.accepted);
+        expect(cache.store.db.pragma('integrity_check', { simple: true })).toBe('ok');
+        expect(readdirSync(dir).filter((f) => f.includes('-stage-'))).toEqual([]);
 
-      rmSync(filler!);
-      const [again] = await cache.import([file]);
-      expect(again).toMatchObject({ items: 3000, accepted: 3000 - r.accepted, duplicates: r.accepted, rejected: 0, fatal: null });
-      const db = cache.store.db;
-      expect(db.prepare('SELECT count(*) AS rows, count(DISTINCT event_id) AS ids FROM events').get()).toEqual({ rows: 3100, ids: 3100 });
-      expect(db.prepare('SELECT count(*) AS n FROM deferred_indexes').get()).toEqual({ n: 0 });
-      expect(db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").get()).toEqual({ n: EVENT_INDEXES });
-      expect(cache.query({ filters: { search: 'denied' }, sort: { field: 'date', dir: 'desc' }, limit: 5 }).rows.length).toBeGreaterThan(0);
-    } finally {
-      await cache.close();
-    }
-  });
+        rmSync(filler!);
+        const [again] = await cache.import([file]);
+        expect(again).toMatchObject({
+          items: 3000,
+          accepted: 3000 - r.accepted,
+          duplicates: r.accepted,
+          rejected: 0,
+          fatal: null,
+        });
+        const db = cache.store.db;
+        expect(db.prepare('SELECT count(*) AS rows, count(DISTINCT event_id) AS ids FROM events').get()).toEqual({
+          rows: 3100,
+          ids: 3100,
+        });
+        expect(db.prepare('SELECT count(*) AS n FROM deferred_indexes').get()).toEqual({ n: 0 });
+        expect(
+          db
+            .prepare(
+              "SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL",
+            )
+            .get(),
+        ).toEqual({ n: EVENT_INDEXES });
+        expect(
+          cache.query({ filters: { search: 'denied' }, sort: { field: 'date', dir: 'desc' }, limit: 5 }).rows.length,
+        ).toBeGreaterThan(0);
+      } finally {
+        await cache.close();
+      }
+    },
+  );
 });

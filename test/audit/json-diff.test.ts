@@ -1,8 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { diffStates, MAX_ALIGN_CELLS, pathLabel, type DiffLine } from '../../renderer/src/components/audit/json-diff.ts';
+import {
+  diffStates,
+  MAX_ALIGN_CELLS,
+  pathLabel,
+  type DiffLine,
+} from '../../renderer/src/components/audit/json-diff.ts';
 
 /** The lines that say something changed, as `kind label old→new` for readable failures. */
-const changes = (lines: DiffLine[]) => lines.filter((l) => l.kind !== 'same').map((l) => `${l.kind} ${l.label} ${l.old ?? ''}→${l.new ?? ''}`);
+const changes = (lines: DiffLine[]) =>
+  lines.filter((l) => l.kind !== 'same').map((l) => `${l.kind} ${l.label} ${l.old ?? ''}→${l.new ?? ''}`);
 const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
 
 describe('state diff: paths', () => {
@@ -32,7 +38,11 @@ describe('state diff: arrays', () => {
   });
 
   it('shows an object removed from a list of objects as one line with its value', () => {
-    const members = [{ id: 1, role: 'admin' }, { id: 2, role: 'viewer' }, { id: 3, role: 'member' }];
+    const members = [
+      { id: 1, role: 'admin' },
+      { id: 2, role: 'viewer' },
+      { id: 3, role: 'member' },
+    ];
     const lines = diffStates({ members }, { members: [members[0], { role: 'member', id: 3 }] });
     expect(changes(lines)).toEqual(['removed members[1] {"id":2,"role":"viewer"}→']);
   });
@@ -42,8 +52,18 @@ describe('state diff: arrays', () => {
   });
 
   it('still compares facing items field by field when one of them changed', () => {
-    const before = { members: [{ id: 1, role: 'admin' }, { id: 2, role: 'viewer' }] };
-    const after = { members: [{ id: 1, role: 'admin' }, { id: 2, role: 'owner' }] };
+    const before = {
+      members: [
+        { id: 1, role: 'admin' },
+        { id: 2, role: 'viewer' },
+      ],
+    };
+    const after = {
+      members: [
+        { id: 1, role: 'admin' },
+        { id: 2, role: 'owner' },
+      ],
+    };
     expect(changes(diffStates(before, after))).toEqual(['changed members[1].role "viewer"→"owner"']);
   });
 
@@ -51,7 +71,10 @@ describe('state diff: arrays', () => {
     // Shifted by one: aligned, it is one removal at the start and one addition at the end.
     const small = 400;
     expect(small * small).toBeLessThanOrEqual(MAX_ALIGN_CELLS);
-    expect(changes(diffStates({ v: range(0, small) }, { v: range(1, small + 1) }))).toEqual(['removed v[0] 0→', `added v[${small - 1}] →${small}`]);
+    expect(changes(diffStates({ v: range(0, small) }, { v: range(1, small + 1) }))).toEqual([
+      'removed v[0] 0→',
+      `added v[${small - 1}] →${small}`,
+    ]);
     const big = 600;
     expect(big * big).toBeGreaterThan(MAX_ALIGN_CELLS);
     const lines = diffStates({ v: range(0, big) }, { v: range(1, big + 1) });
@@ -62,26 +85,38 @@ describe('state diff: arrays', () => {
 
 describe('state diff: whole states', () => {
   it('lists the fields of an empty or missing side as added or removed, with no "(value)" line', () => {
-    expect(changes(diffStates({ role: 'member', seats: 3 }, {}))).toEqual(['removed role "member"→', 'removed seats 3→']);
+    expect(changes(diffStates({ role: 'member', seats: 3 }, {}))).toEqual([
+      'removed role "member"→',
+      'removed seats 3→',
+    ]);
     expect(changes(diffStates(null, { role: 'admin' }))).toEqual(['added role →"admin"']);
     expect(diffStates(null, undefined)).toEqual([]);
     expect(diffStates({}, {})).toEqual([]);
   });
 
   it('shows a nested object or list emptied or filled as its fields that went or came, one line each, as at the top level', () => {
-    expect(changes(diffStates({ limits: { x: 1 }, role: 'a' }, { limits: {}, role: 'a' }))).toEqual(['removed limits.x 1→']);
-    expect(changes(diffStates({ limits: { x: 1, y: { z: 2 } } }, { limits: {} }))).toEqual(['removed limits.x 1→', 'removed limits.y.z 2→']);
+    expect(changes(diffStates({ limits: { x: 1 }, role: 'a' }, { limits: {}, role: 'a' }))).toEqual([
+      'removed limits.x 1→',
+    ]);
+    expect(changes(diffStates({ limits: { x: 1, y: { z: 2 } } }, { limits: {} }))).toEqual([
+      'removed limits.x 1→',
+      'removed limits.y.z 2→',
+    ]);
     expect(changes(diffStates({ limits: {} }, { limits: { x: 1 } }))).toEqual(['added limits.x →1']);
     expect(changes(diffStates({ tags: ['a'] }, { tags: [] }))).toEqual(['removed tags[0] "a"→']);
     expect(changes(diffStates({ members: [{ id: 1 }] }, { members: [{}] }))).toEqual(['removed members[0].id 1→']);
     // An empty object that itself came or went is still a change of its own; one that stayed empty is not.
     expect(changes(diffStates({ limits: {}, role: 'a' }, { role: 'a' }))).toEqual(['removed limits {}→']);
-    expect(diffStates({ limits: {} }, { limits: {} })).toEqual([{ path: ['limits'], label: 'limits', kind: 'same', old: '{}', new: '{}' }]);
+    expect(diffStates({ limits: {} }, { limits: {} })).toEqual([
+      { path: ['limits'], label: 'limits', kind: 'same', old: '{}', new: '{}' },
+    ]);
   });
 
   it('shows a scalar state as "(value)" and a type change as what went and what came', () => {
     expect(changes(diffStates(1, 2))).toEqual(['changed (value) 1→2']);
     expect(changes(diffStates({ a: { x: 1 } }, { a: 5 }))).toEqual(['removed a.x 1→', 'added a →5']);
-    expect(diffStates({ a: { x: 1 } }, { a: { x: 1 } })).toEqual([{ path: ['a', 'x'], label: 'a.x', kind: 'same', old: '1', new: '1' }]);
+    expect(diffStates({ a: { x: 1 } }, { a: { x: 1 } })).toEqual([
+      { path: ['a', 'x'], label: 'a.x', kind: 'same', old: '1', new: '1' },
+    ]);
   });
 });

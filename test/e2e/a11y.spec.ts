@@ -17,8 +17,16 @@ test.afterEach(async () => {
 });
 
 async function violations(page: Page, where: string): Promise<string[]> {
-  const r = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']).analyze();
-  return r.violations.map((v) => `${where}: ${v.id} (${v.impact}) ${v.help} at ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join('; ')}`);
+  const r = await new AxeBuilder({ page })
+    .withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'])
+    .analyze();
+  return r.violations.map(
+    (v) =>
+      `${where}: ${v.id} (${v.impact}) ${v.help} at ${v.nodes
+        .slice(0, 3)
+        .map((n) => n.target.join(' '))
+        .join('; ')}`,
+  );
 }
 
 for (const theme of ['light', 'dark'] as const) {
@@ -30,7 +38,10 @@ for (const theme of ['light', 'dark'] as const) {
     const live = await watchLiveRegions(page);
     await page.goto(host.url);
     await expect(page.locator('html')).toHaveAttribute('data-theme', theme);
-    const ids = await page.getByRole('navigation', { name: 'Main' }).getByRole('button').evaluateAll((els) => els.map((e) => e.getAttribute('data-testid')!.replace('nav-', '')));
+    const ids = await page
+      .getByRole('navigation', { name: 'Main' })
+      .getByRole('button')
+      .evaluateAll((els) => els.map((e) => e.getAttribute('data-testid')!.replace('nav-', '')));
     const found: string[] = [];
     for (const id of ids) {
       await page.getByTestId(`nav-${id}`).click();

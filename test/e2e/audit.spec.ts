@@ -26,12 +26,16 @@ test.afterEach(async () => {
 const countOf = async (page: Page) => Number((await page.getByTestId('audit-count').innerText()).replace(/[^\d]/g, ''));
 
 /** The text of one column (1-based) of every row in the DOM. */
-const column = (page: Page, n: number) => page.locator(`[data-testid="audit-row"] [role="gridcell"]:nth-child(${n})`).allInnerTexts();
+const column = (page: Page, n: number) =>
+  page.locator(`[data-testid="audit-row"] [role="gridcell"]:nth-child(${n})`).allInnerTexts();
 
 /** The timeline's x axis as drawn, in ms. */
 async function drawnAxis(page: Page): Promise<[number, number]> {
   const chart = page.getByTestId('audit-timeline');
-  return [Date.parse((await chart.getAttribute('data-axis-from')) ?? ''), Date.parse((await chart.getAttribute('data-axis-to')) ?? '')];
+  return [
+    Date.parse((await chart.getAttribute('data-axis-from')) ?? ''),
+    Date.parse((await chart.getAttribute('data-axis-to')) ?? ''),
+  ];
 }
 
 /** CSV records in a file (quote-aware: a quoted cell may hold a newline). */
@@ -57,9 +61,19 @@ function ev(i: number, extra: { action?: Record<string, unknown>; [k: string]: u
     source: { project: 'Zebracorn launch', platform: 'web', referer: null },
     ...extra,
     action: {
-      event_type: 'team.member.role_changed', verb: 'update', status: 'succeeded', resource_id: `usr_${i}`,
-      request_id: REQ, correlation_id: 'cor_e2e_1', old_state: null, new_state: null, duration_ms: 12,
-      data: { target_user_id: 42, role: 'admin' }, context: null, project_name: 'Zebracorn launch', folder_name: 'Drafts',
+      event_type: 'team.member.role_changed',
+      verb: 'update',
+      status: 'succeeded',
+      resource_id: `usr_${i}`,
+      request_id: REQ,
+      correlation_id: 'cor_e2e_1',
+      old_state: null,
+      new_state: null,
+      duration_ms: 12,
+      data: { target_user_id: 42, role: 'admin' },
+      context: null,
+      project_name: 'Zebracorn launch',
+      folder_name: 'Drafts',
       ...extra.action,
     },
   };
@@ -86,7 +100,9 @@ async function hostWith(page: Page, events: ReturnType<typeof ev>[]): Promise<vo
   await expect.poll(() => countOf(page)).toBe(events.length);
 }
 
-test('sync, filters, search, detail with diff, related events, import report, hostile text, export', async ({ page }) => {
+test('sync, filters, search, detail with diff, related events, import report, hostile text, export', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   const home = newHome();
   host = await startHost(home);
@@ -119,7 +135,9 @@ test('sync, filters, search, detail with diff, related events, import report, ho
   const memberEmail = (await memberOpt.innerText()).replace(/ \(\d+\)$/, '');
   await page.getByTestId('audit-member').selectOption(memberValue);
   // Some events of a member carry no e-mail (the API's field is nullable): those show the user id.
-  await expect.poll(async () => (await column(page, 3)).every((m) => m === memberEmail || m === `#${memberValue}`)).toBe(true);
+  await expect
+    .poll(async () => (await column(page, 3)).every((m) => m === memberEmail || m === `#${memberValue}`))
+    .toBe(true);
 
   // Date range: one UTC day.
   await page.getByTestId('audit-clear').click();
@@ -135,7 +153,12 @@ test('sync, filters, search, detail with diff, related events, import report, ho
   const dayStart = Date.parse(`${day}T00:00:00Z`);
   await expect.poll(() => drawnAxis(page)).toEqual([dayStart - 3.5 * DAY_MS, dayStart + 3.5 * DAY_MS]);
   await page.getByTestId('audit-bucket-hour').click();
-  await expect.poll(async () => { const [from, to] = await drawnAxis(page); return to - from; }).toBe(DAY_MS);
+  await expect
+    .poll(async () => {
+      const [from, to] = await drawnAxis(page);
+      return to - from;
+    })
+    .toBe(DAY_MS);
   const [hourFrom, hourTo] = await drawnAxis(page);
   expect(hourFrom).toBeGreaterThanOrEqual(dayStart - DAY_MS / 2);
   expect(hourTo).toBeLessThanOrEqual(dayStart + 1.5 * DAY_MS);
@@ -153,14 +176,21 @@ test('sync, filters, search, detail with diff, related events, import report, ho
   await expect(page.getByTestId('audit-to')).toHaveValue(picked);
   expect(Date.parse(picked)).toBeGreaterThan(allFrom);
   expect(Date.parse(picked)).toBeLessThan(allTo);
-  await expect.poll(async () => { const d = await column(page, 1); return d.length > 0 && d.every((x) => x.startsWith(picked)); }).toBe(true);
+  await expect
+    .poll(async () => {
+      const d = await column(page, 1);
+      return d.length > 0 && d.every((x) => x.startsWith(picked));
+    })
+    .toBe(true);
   await page.getByTestId('audit-clear').click();
 
   // What cannot filter says so: group IDs that are not IDs stay in the box and filter nothing,
   // and dates the wrong way round are named.
   await page.getByTestId('audit-group').fill('abc, -1, 104');
   await page.getByTestId('audit-group').press('Enter');
-  await expect(page.getByTestId('audit-filter-problem')).toHaveText('Group IDs are whole numbers from 1: “abc”, “-1” are not.');
+  await expect(page.getByTestId('audit-filter-problem')).toHaveText(
+    'Group IDs are whole numbers from 1: “abc”, “-1” are not.',
+  );
   await expect(page.getByTestId('audit-group')).toHaveAttribute('aria-invalid', 'true');
   await expect(page.getByTestId('audit-group')).toHaveValue('abc, -1, 104');
   expect(await countOf(page)).toBe(all);
@@ -169,7 +199,9 @@ test('sync, filters, search, detail with diff, related events, import report, ho
   await expect(page.getByTestId('audit-filter-problem')).toBeHidden();
   await page.getByTestId('audit-from').fill('2026-03-10');
   await page.getByTestId('audit-to').fill('2026-03-02');
-  await expect(page.getByTestId('audit-filter-problem')).toHaveText('From is after To: no event can fall between them.');
+  await expect(page.getByTestId('audit-filter-problem')).toHaveText(
+    'From is after To: no event can fall between them.',
+  );
   // The table says no event matches (not a refusal from the contract), and the chart is empty.
   await expect(page.getByTestId('audit-empty')).toHaveText('No events match these filters.');
   expect(await countOf(page)).toBe(0);
@@ -179,7 +211,12 @@ test('sync, filters, search, detail with diff, related events, import report, ho
   // Sorting: oldest first, then back to newest first; the count is unchanged.
   await page.getByTestId('sort-date').click();
   await expect(page.getByRole('columnheader', { name: 'Date (UTC)' })).toHaveAttribute('aria-sort', 'ascending');
-  await expect.poll(async () => { const d = await column(page, 1); return d.length > 0 && d[0] < dates[dates.length - 1] && [...d].sort().join() === d.join(); }).toBe(true);
+  await expect
+    .poll(async () => {
+      const d = await column(page, 1);
+      return d.length > 0 && d[0] < dates[dates.length - 1] && [...d].sort().join() === d.join();
+    })
+    .toBe(true);
   expect(await countOf(page)).toBe(all);
   await page.getByTestId('sort-date').click();
   await expect(page.getByRole('columnheader', { name: 'Date (UTC)' })).toHaveAttribute('aria-sort', 'descending');
@@ -187,7 +224,9 @@ test('sync, filters, search, detail with diff, related events, import report, ho
   // Import an NDJSON export with one malformed line; the per-file report names it.
   const file = join(home, 'team-export.ndjson');
   const lines = [
-    JSON.stringify(ev(1, { action: { old_state: { role: 'member' }, new_state: { role: 'admin', status: 'active' } } })),
+    JSON.stringify(
+      ev(1, { action: { old_state: { role: 'member' }, new_state: { role: 'admin', status: 'active' } } }),
+    ),
     JSON.stringify(ev(2, { action: { event_type: 'project.folder.shared', folder_name: HOSTILE } })),
     '{"event_id": "evt_broken", "date": ',
     JSON.stringify(ev(3, { action: { event_type: 'team.group.updated', correlation_id: null } })),
@@ -246,20 +285,27 @@ test('sync, filters, search, detail with diff, related events, import report, ho
   // The suggested path follows the format until the user types one of their own.
   for (const format of ['ndjson', 'csv'] as const) {
     await page.getByTestId(`audit-format-${format}`).check();
-    await expect(page.getByTestId('audit-export-path')).toHaveValue(new RegExp(`audit-export-\\d{4}-\\d{2}-\\d{2}\\.${format}$`));
+    await expect(page.getByTestId('audit-export-path')).toHaveValue(
+      new RegExp(`audit-export-\\d{4}-\\d{2}-\\d{2}\\.${format}$`),
+    );
   }
   for (const format of ['csv', 'ndjson'] as const) {
     await page.getByTestId(`audit-format-${format}`).check();
     const path = join(out, `view.${format}`);
     await page.getByTestId('audit-export-path').fill(path);
     await page.getByTestId('audit-export-run').click();
-    await expect(page.getByTestId('audit-export-result')).toContainText(`Wrote ${viewRows.toLocaleString('en')} rows to ${path}`);
+    await expect(page.getByTestId('audit-export-result')).toContainText(
+      `Wrote ${viewRows.toLocaleString('en')} rows to ${path}`,
+    );
     expect(existsSync(path)).toBe(true);
     const text = readFileSync(path, 'utf8');
     if (format === 'csv') {
       expect(csvRecords(text)).toBe(viewRows + 1);
     } else {
-      const rows = text.trim().split('\n').map((l) => JSON.parse(l) as { action: { event_type: string } });
+      const rows = text
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { action: { event_type: string } });
       expect(rows).toHaveLength(viewRows);
       expect(new Set(rows.map((r) => r.action.event_type))).toEqual(new Set(['team.member.role_changed']));
     }
@@ -270,10 +316,11 @@ test('sync, filters, search, detail with diff, related events, import report, ho
   await page.getByTestId('audit-clear').click();
   // The OS going offline, as the page sees it. (Playwright's own offline mode would also cut the
   // web host's localhost WebSocket, which under Electron is IPC and never goes offline.)
-  const setOnline = (v: boolean) => page.evaluate((on) => {
-    Object.defineProperty(navigator, 'onLine', { configurable: true, get: () => on });
-    dispatchEvent(new Event(on ? 'online' : 'offline'));
-  }, v);
+  const setOnline = (v: boolean) =>
+    page.evaluate((on) => {
+      Object.defineProperty(navigator, 'onLine', { configurable: true, get: () => on });
+      dispatchEvent(new Event(on ? 'online' : 'offline'));
+    }, v);
   await setOnline(false);
   await expect(page.getByTestId('audit-offline')).toContainText('working from the cache');
   await expect(page.getByTestId('audit-sync')).toBeDisabled();
@@ -293,16 +340,27 @@ test('sync, filters, search, detail with diff, related events, import report, ho
 
   // A JSON export and a file named .json that is not JSON, picked together: the browser sends
   // both as application/json, and each gets its own report.
-  const elsewhere = { source: { project: 'Harbor', platform: 'web', referer: null }, action: { project_name: 'Harbor', request_id: 'req_e2e_json' } };
+  const elsewhere = {
+    source: { project: 'Harbor', platform: 'web', referer: null },
+    action: { project_name: 'Harbor', request_id: 'req_e2e_json' },
+  };
   writeFileSync(join(home, 'more-export.json'), JSON.stringify([ev(4, elsewhere), ev(5, elsewhere)], null, 2));
   writeFileSync(join(home, 'broken.json'), '{"event_id": "evt_e2e_6", "date": ');
   await page.getByTestId('audit-open-import').click();
-  await page.getByTestId('audit-import-input').setInputFiles([join(home, 'more-export.json'), join(home, 'broken.json')]);
+  await page
+    .getByTestId('audit-import-input')
+    .setInputFiles([join(home, 'more-export.json'), join(home, 'broken.json')]);
   const reports = page.getByTestId('audit-import-report');
   await expect(reports).toHaveCount(2);
-  await expect(reports.filter({ hasText: 'more-export.json' }).getByTestId('audit-import-accepted')).toHaveText('2 accepted');
-  await expect(reports.filter({ hasText: 'broken.json' }).getByTestId('audit-import-accepted')).toHaveText('0 accepted');
-  await expect(reports.filter({ hasText: 'broken.json' }).getByTestId('audit-import-fatal')).toContainText(/^Stopped: /);
+  await expect(reports.filter({ hasText: 'more-export.json' }).getByTestId('audit-import-accepted')).toHaveText(
+    '2 accepted',
+  );
+  await expect(reports.filter({ hasText: 'broken.json' }).getByTestId('audit-import-accepted')).toHaveText(
+    '0 accepted',
+  );
+  await expect(reports.filter({ hasText: 'broken.json' }).getByTestId('audit-import-fatal')).toContainText(
+    /^Stopped: /,
+  );
   await page.getByTestId('audit-open-import').click();
   await expect.poll(() => countOf(page)).toBe(all + 5);
 
@@ -322,7 +380,13 @@ test('sync, filters, search, detail with diff, related events, import report, ho
 });
 
 /** A fresh host, and a generated export of `total` events picked in its Import panel. */
-async function importGenerated(page: Page, name: string, total: number, order: BenchOrder, beforeImport?: () => Promise<void>): Promise<void> {
+async function importGenerated(
+  page: Page,
+  name: string,
+  total: number,
+  order: BenchOrder,
+  beforeImport?: () => Promise<void>,
+): Promise<void> {
   const home = newHome();
   host = await startHost(home);
   const file = join(home, name);
@@ -354,12 +418,16 @@ async function refusesSecond(page: Page): Promise<void> {
   const small = join(host!.home, 'small.ndjson');
   writeFileSync(small, JSON.stringify(ev(1)) + '\n');
   await page.getByTestId('audit-import-input').setInputFiles(small);
-  await expect(page.getByTestId('audit-import').getByRole('alert')).toHaveText('An import is already running: wait for it to finish, or stop it, then import again.');
+  await expect(page.getByTestId('audit-import').getByRole('alert')).toHaveText(
+    'An import is already running: wait for it to finish, or stop it, then import again.',
+  );
 }
 
 /** The report's count accepted is `kept`; the panel closed, the table and the cache's count hold just those. */
 async function expectKept(page: Page, kept: number): Promise<void> {
-  await expect(page.getByTestId('audit-import-report').getByTestId('audit-import-accepted')).toHaveText(`${kept.toLocaleString('en-US')} accepted`);
+  await expect(page.getByTestId('audit-import-report').getByTestId('audit-import-accepted')).toHaveText(
+    `${kept.toLocaleString('en-US')} accepted`,
+  );
   await page.getByTestId('audit-open-import').click();
   await expect.poll(() => countOf(page)).toBe(kept);
   await expect(page.getByTestId('audit-cached')).toHaveText(kept.toLocaleString('en-US'));
@@ -367,7 +435,8 @@ async function expectKept(page: Page, kept: number): Promise<void> {
 
 /** The Import panel's line while a newest-first export goes in. */
 const BIG_PROGRESS = /^big-export\.ndjson: \d+% · [1-9][\d,]* read, [\d,]+ accepted, 0 rejected$/;
-const STOPPED_UNREAD = /^Stopped by you: [\d,]+ events kept; the rest of the file was not read\. Import the file again to add the rest\.$/;
+const STOPPED_UNREAD =
+  /^Stopped by you: [\d,]+ events kept; the rest of the file was not read\. Import the file again to add the rest\.$/;
 
 test('a large import shows its progress, and Stop import keeps what went in and says so', async ({ page }) => {
   const errors = watchErrors(page);
@@ -387,7 +456,9 @@ test('a large import shows its progress, and Stop import keeps what went in and 
   expect(errors).toEqual([]);
 });
 
-test('a page reloaded while an import runs shows its progress and Stop again; stopped from there, it reports what was kept, and the table holds just that', async ({ page }) => {
+test('a page reloaded while an import runs shows its progress and Stop again; stopped from there, it reports what was kept, and the table holds just that', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   // Larger than the first test's, and Stop pressed as soon as the reloaded panel follows: on a busy
   // machine the reload and the checks before Stop must not outlast the import.
@@ -400,7 +471,8 @@ test('a page reloaded while an import runs shows its progress and Stop again; st
   await expect(page.getByTestId('audit-open-import')).toHaveText('Importing…');
   await page.getByTestId('audit-open-import').click();
   await expect(page.getByTestId('audit-import-progress')).toHaveText(BIG_PROGRESS);
-  const read = async () => Number((await page.getByTestId('audit-import-progress').innerText()).match(/([\d,]+) read/)![1].replace(/,/g, ''));
+  const read = async () =>
+    Number((await page.getByTestId('audit-import-progress').innerText()).match(/([\d,]+) read/)![1].replace(/,/g, ''));
   // It follows the import from here: the count read grows.
   const first = await read();
   await expect.poll(read).toBeGreaterThan(first);
@@ -434,7 +506,8 @@ async function watchTexts(page: Page, ids: string[]): Promise<() => Promise<stri
 }
 
 /** Where in `log` (watchTexts) the first text of `id` matching `text` came; -1 if none did. */
-const firstSeen = (log: string[], id: string, text: RegExp) => log.findIndex((t) => t.startsWith(`${id}: `) && text.test(t.slice(id.length + 2)));
+const firstSeen = (log: string[], id: string, text: RegExp) =>
+  log.findIndex((t) => t.startsWith(`${id}: `) && text.test(t.slice(id.length + 2)));
 
 /** Each element of `said` (data-testid: text) showed its text in `log` (watchTexts) before `endId` first showed `end`. */
 function expectSaidBefore(log: string[], said: Record<string, RegExp>, endId: string, end: RegExp): void {
@@ -447,7 +520,10 @@ function expectSaidBefore(log: string[], said: Record<string, RegExp>, endId: st
   }
 }
 
-test('Stop import pressed in one tab: another tab showing the same import says it is stopping at once, before the report', async ({ page, context }) => {
+test('Stop import pressed in one tab: another tab showing the same import says it is stopping at once, before the report', async ({
+  page,
+  context,
+}) => {
   const errors = watchErrors(page);
   const total = 200_000;
   const other = await context.newPage();
@@ -468,12 +544,20 @@ test('Stop import pressed in one tab: another tab showing the same import says i
   const kept = await keptBy(other, STOPPED_UNREAD, total);
   // The stop takes effect with the batch in hand, so the other tab may say so only for a moment:
   // the log of what it showed tells, in order, that it did before the report came.
-  expectSaidBefore(await seen(), { 'audit-import-stop': /^Stopping…$/, 'audit-import-progress': / · stopping after the batch in hand…$/ }, 'audit-import-stopped', STOPPED_UNREAD);
+  expectSaidBefore(
+    await seen(),
+    { 'audit-import-stop': /^Stopping…$/, 'audit-import-progress': / · stopping after the batch in hand…$/ },
+    'audit-import-stopped',
+    STOPPED_UNREAD,
+  );
   expect(await keptBy(page, STOPPED_UNREAD, total)).toBe(kept);
   expect([...errors, ...otherErrors]).toEqual([]);
 });
 
-test('an Import panel already open in one tab follows an import another tab starts: its progress and Stop; stopped there, the tab that started it says Stopping…, and both show the report', async ({ page, context }) => {
+test('an Import panel already open in one tab follows an import another tab starts: its progress and Stop; stopped there, the tab that started it says Stopping…, and both show the report', async ({
+  page,
+  context,
+}) => {
   const total = 200_000;
   // Tab A has its Import panel open, idle, before tab B (page) starts the import.
   const a = await context.newPage();
@@ -495,15 +579,28 @@ test('an Import panel already open in one tab follows an import another tab star
 
   const kept = await keptBy(page, STOPPED_UNREAD, total);
   // The stop takes effect with the batch in hand: the logs tell, in order, that each tab said so before its report.
-  expectSaidBefore(await seenB(), { 'audit-import-stop': /^Stopping…$/, 'audit-import-progress': / · stopping after the batch in hand…$/ }, 'audit-import-stopped', STOPPED_UNREAD);
-  expectSaidBefore(await seenA(), { 'audit-import-stop': /^Stopping…$/, 'audit-import-progress': / · stopping after the batch in hand…$/ }, 'audit-import-stopped', STOPPED_UNREAD);
+  expectSaidBefore(
+    await seenB(),
+    { 'audit-import-stop': /^Stopping…$/, 'audit-import-progress': / · stopping after the batch in hand…$/ },
+    'audit-import-stopped',
+    STOPPED_UNREAD,
+  );
+  expectSaidBefore(
+    await seenA(),
+    { 'audit-import-stop': /^Stopping…$/, 'audit-import-progress': / · stopping after the batch in hand…$/ },
+    'audit-import-stopped',
+    STOPPED_UNREAD,
+  );
   expect(await keptBy(a, STOPPED_UNREAD, total)).toBe(kept);
   await expectKept(a, kept);
   await expect(a.getByTestId('audit-open-import')).toHaveText('Import…');
   expect(errors.flat()).toEqual([]);
 });
 
-test('an Import panel already open in one tab shows the report of an import another tab ran to its end', async ({ page, context }) => {
+test('an Import panel already open in one tab shows the report of an import another tab ran to its end', async ({
+  page,
+  context,
+}) => {
   const a = await context.newPage();
   const errors = [page, a].map(watchErrors);
   await hostWith(page, [ev(0)]);
@@ -527,24 +624,34 @@ test('an Import panel already open in one tab shows the report of an import anot
   expect(errors.flat()).toEqual([]);
 });
 
-test('a large file not in date order says rows are held back while the count added stands still; stopped then, the report says how many were read but not added, and the table holds just the events kept', async ({ page }) => {
+test('a large file not in date order says rows are held back while the count added stands still; stopped then, the report says how many were read but not added, and the table holds just the events kept', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   // Random dates, over 48 MB: staged (import.ts STAGE_MIN_BYTES); from its second batch on, the
   // rows fall among those written already, so they are held back to go in by date at the end.
   const total = 80_000;
   await importGenerated(page, 'shuffled.ndjson', total, 'random');
   const held = page.getByTestId('audit-import-held');
-  await expect(held).toHaveText(/^Not in date order from about item [\d,]+: the rest is read first and added in date order at the end \([\d,]+ held back so far\)\.$/, { timeout: 30_000 });
+  await expect(held).toHaveText(
+    /^Not in date order from about item [\d,]+: the rest is read first and added in date order at the end \([\d,]+ held back so far\)\.$/,
+    { timeout: 30_000 },
+  );
   await expect(page.getByRole('status').filter({ has: held })).toHaveAttribute('aria-live', 'polite');
   await page.getByTestId('audit-import-stop').click();
 
-  const wording = /^Stopped by you: [\d,]+ events? kept; [\d,]+ read were not added, nor any of the file after them\. Import the file again to add the rest\.$/;
+  const wording =
+    /^Stopped by you: [\d,]+ events? kept; [\d,]+ read were not added, nor any of the file after them\. Import the file again to add the rest\.$/;
   const kept = await keptBy(page, wording, total);
   const stopped = await page.getByTestId('audit-import-stopped').innerText();
   const notAdded = Number(stopped.match(/([\d,]+) read were not added/)![1].replace(/,/g, ''));
   expect(notAdded).toBeGreaterThan(0);
   // Every row read is either kept or held back and not added: none rejected, none lost.
-  const rows = Number((await page.getByTestId('audit-import-report').locator('.head .muted').innerText()).match(/([\d,]+) rows/)![1].replace(/,/g, ''));
+  const rows = Number(
+    (await page.getByTestId('audit-import-report').locator('.head .muted').innerText())
+      .match(/([\d,]+) rows/)![1]
+      .replace(/,/g, ''),
+  );
   expect(rows).toBe(kept + notAdded);
   expect(rows).toBeLessThan(total);
   await expect(page.getByTestId('audit-import-report').getByTestId('audit-import-rejected')).toHaveText('0 rejected');
@@ -561,7 +668,9 @@ test('a large file not in date order says rows are held back while the count add
 async function slowSync(page: Page, beforeSync?: () => Promise<void>): Promise<{ total: number }> {
   sandbox = await startSandboxProcess();
   await setFaults(sandbox.url, { auditDelayMs: 1500 });
-  const all = await fetch(`${sandbox.url}/v1/analytics/audit-logs/events?per_page=1`, { headers: { 'x-magnific-api-key': 'sandbox-owner' } });
+  const all = await fetch(`${sandbox.url}/v1/analytics/audit-logs/events?per_page=1`, {
+    headers: { 'x-magnific-api-key': 'sandbox-owner' },
+  });
   const total = ((await all.json()) as { meta: { pagination: { total: number } } }).meta.pagination.total;
   host = await startHost(newHome(), sandbox.env);
   await beforeSync?.();
@@ -571,8 +680,10 @@ async function slowSync(page: Page, beforeSync?: () => Promise<void>): Promise<{
   return { total };
 }
 
-const SYNC_PROGRESS = /^Window \S+ → \S+: [1-9]\d* pages,\s+[\d,]+ received, [\d,]+ new · [\d,]+ requests left today\s*$/;
-const SYNC_STOPPED = /^Sync stopped by you after \d+ requests: the ([\d,]+) new events of [\d,]+ received stay cached, and the next sync goes on from where this one stopped\.$/;
+const SYNC_PROGRESS =
+  /^Window \S+ → \S+: [1-9]\d* pages,\s+[\d,]+ received, [\d,]+ new · [\d,]+ requests left today\s*$/;
+const SYNC_STOPPED =
+  /^Sync stopped by you after \d+ requests: the ([\d,]+) new events of [\d,]+ received stay cached, and the next sync goes on from where this one stopped\.$/;
 
 /** Stop sync pressed: it says it is stopping until the page in hand is in, then the report says what stayed. Returns the events kept. */
 async function stopSync(page: Page, total: number): Promise<number> {
@@ -599,7 +710,9 @@ async function stopSync(page: Page, total: number): Promise<number> {
   return kept;
 }
 
-test('Stop sync ends a running sync after the page in hand and says what stayed; Resume sync goes on from there and completes', async ({ page }) => {
+test('Stop sync ends a running sync after the page in hand and says what stayed; Resume sync goes on from there and completes', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   const live = await watchLiveRegions(page);
   const { total } = await slowSync(page);
@@ -615,26 +728,37 @@ test('Stop sync ends a running sync after the page in hand and says what stayed;
   await setFaults(sandbox!.url, { auditDelayMs: 0 });
   await page.getByTestId('audit-sync').click();
   const n = (total - kept).toLocaleString('en-US');
-  await expect(page.getByTestId('audit-sync-report')).toHaveText(new RegExp(`^Sync complete: ${n} new of ${n} received in \\d+ requests\\.$`), { timeout: 60_000 });
+  await expect(page.getByTestId('audit-sync-report')).toHaveText(
+    new RegExp(`^Sync complete: ${n} new of ${n} received in \\d+ requests\\.$`),
+    { timeout: 60_000 },
+  );
   await expect(page.getByTestId('audit-sync')).toHaveText('Sync');
   await expect(page.getByTestId('audit-cached')).toHaveText(total.toLocaleString('en-US'));
   await expect.poll(() => countOf(page)).toBe(total);
   expect(errors).toEqual([]);
 });
 
-test('a page reloaded while a sync runs shows its progress and Stop again; stopped from there, it reports what stayed', async ({ page }) => {
+test('a page reloaded while a sync runs shows its progress and Stop again; stopped from there, it reports what stayed', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   const { total } = await slowSync(page);
   await page.reload();
   await expect(page.getByTestId('audit-sync')).toHaveText('Syncing…');
   await expect(page.getByTestId('audit-progress')).toHaveText(SYNC_PROGRESS);
-  const axe = await new AxeBuilder({ page }).include('[data-testid="audit-status"]').withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']).analyze();
+  const axe = await new AxeBuilder({ page })
+    .include('[data-testid="audit-status"]')
+    .withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'])
+    .analyze();
   expect(axe.violations.map((v) => v.id)).toEqual([]);
   await stopSync(page, total);
   expect(errors).toEqual([]);
 });
 
-test('Stop sync pressed in one tab: another tab showing the same sync says Stopping… at once, before the report', async ({ page, context }) => {
+test('Stop sync pressed in one tab: another tab showing the same sync says Stopping… at once, before the report', async ({
+  page,
+  context,
+}) => {
   const errors = watchErrors(page);
   const { total } = await slowSync(page);
   const other = await context.newPage();
@@ -649,14 +773,22 @@ test('Stop sync pressed in one tab: another tab showing the same sync says Stopp
   await expect(other.getByTestId('audit-sync-stop')).toBeHidden();
   // The Sandbox holds the page in hand 1.5 s, but a Stop that comes as it arrives ends the sync at
   // once: the log of what the other tab showed tells, in order, that it said so before the report.
-  expectSaidBefore(await seen(), { 'audit-sync-stop': /^Stopping…$/, 'audit-progress': /· stopping after the page in hand…/ }, 'audit-sync-report', SYNC_STOPPED);
+  expectSaidBefore(
+    await seen(),
+    { 'audit-sync-stop': /^Stopping…$/, 'audit-progress': /· stopping after the page in hand…/ },
+    'audit-sync-report',
+    SYNC_STOPPED,
+  );
   const report = await other.getByTestId('audit-sync-report').innerText();
   expect(Number(SYNC_STOPPED.exec(report)![1].replace(/,/g, ''))).toBeLessThan(total);
   await expect(page.getByTestId('audit-sync-report')).toHaveText(report);
   expect([...errors, ...otherErrors]).toEqual([]);
 });
 
-test('a tab already showing the audit screen follows a sync another tab starts: Stop sync there makes the starting tab say Stopping…, and both show the report', async ({ page, context }) => {
+test('a tab already showing the audit screen follows a sync another tab starts: Stop sync there makes the starting tab say Stopping…, and both show the report', async ({
+  page,
+  context,
+}) => {
   // Tab A shows the audit screen, no sync running, before tab B (page) presses Sync.
   const a = await context.newPage();
   const errors = [page, a].map(watchErrors);
@@ -672,19 +804,31 @@ test('a tab already showing the audit screen follows a sync another tab starts: 
   const kept = await stopSync(a, total);
   await expect(page.getByTestId('audit-sync-report')).toHaveText(SYNC_STOPPED, { timeout: 30_000 });
   await expect(page.getByTestId('audit-sync-stop')).toBeHidden();
-  expectSaidBefore(await seenB(), { 'audit-sync-stop': /^Stopping…$/, 'audit-progress': /· stopping after the page in hand…/ }, 'audit-sync-report', SYNC_STOPPED);
+  expectSaidBefore(
+    await seenB(),
+    { 'audit-sync-stop': /^Stopping…$/, 'audit-progress': /· stopping after the page in hand…/ },
+    'audit-sync-report',
+    SYNC_STOPPED,
+  );
   await expect(page.getByTestId('audit-sync-report')).toHaveText(await a.getByTestId('audit-sync-report').innerText());
   await expect(page.getByTestId('audit-cached')).toHaveText(kept.toLocaleString('en-US'));
   expect(errors.flat()).toEqual([]);
 });
 
-test('an import by the mediadesk CLI into the same cache: the screen says one runs, then offers its new events without moving the rows on screen, and Show them brings them in', async ({ page }) => {
+test('an import by the mediadesk CLI into the same cache: the screen says one runs, then offers its new events without moving the rows on screen, and Show them brings them in', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   // The screen's own import refreshes it as before: no offer.
   await hostWith(page, [ev(0), ev(1), ev(2)]);
   const env = { ...process.env, MEDIADESK_HOME: host!.home };
-  const cliEvent = (i: number) => ev(100 + i, { date: new Date(Date.now() - 60_000 - i * 1000).toISOString(), member: { type: 'user', user_id: 9002, email: 'cli@e2e.test' } });
-  const lines = (from: number, n: number) => Array.from({ length: n }, (_, i) => JSON.stringify(cliEvent(from + i))).join('\n') + '\n';
+  const cliEvent = (i: number) =>
+    ev(100 + i, {
+      date: new Date(Date.now() - 60_000 - i * 1000).toISOString(),
+      member: { type: 'user', user_id: 9002, email: 'cli@e2e.test' },
+    });
+  const lines = (from: number, n: number) =>
+    Array.from({ length: n }, (_, i) => JSON.stringify(cliEvent(from + i))).join('\n') + '\n';
 
   // An export piped into the CLI, the pipe held open: its import runs until it closes.
   const piped = spawn(process.execPath, [BIN, 'audit', 'import', '-'], { env, stdio: ['pipe', 'ignore', 'pipe'] });
@@ -693,7 +837,10 @@ test('an import by the mediadesk CLI into the same cache: the screen says one ru
   const pipedExit = new Promise((resolve) => piped.once('exit', resolve));
   piped.stdin.write(lines(0, 20));
   const note = page.getByTestId('audit-elsewhere');
-  await expect(note).toHaveText('An import in another process (such as the mediadesk CLI) is adding to this cache. What it adds can be shown here once it ends; an import here goes in alongside it.', { timeout: 15_000 });
+  await expect(note).toHaveText(
+    'An import in another process (such as the mediadesk CLI) is adding to this cache. What it adds can be shown here once it ends; an import here goes in alongside it.',
+    { timeout: 15_000 },
+  );
   await expect(page.getByRole('status').filter({ has: note })).toHaveAttribute('aria-live', 'polite');
   await expect(page.getByTestId('audit-changed')).toBeHidden();
   await expect(page.getByTestId('audit-open-import')).toHaveText('Import…');
@@ -761,7 +908,9 @@ test('Tab from Import… or Export… goes into its panel; Escape brings focus b
   expect(errors).toEqual([]);
 });
 
-test('audit files dropped in the browser: two of one name both import, and one the browser cannot read is named while the rest import', async ({ page }) => {
+test('audit files dropped in the browser: two of one name both import, and one the browser cannot read is named while the rest import', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   const home = newHome();
   host = await startHost(home);
@@ -779,11 +928,15 @@ test('audit files dropped in the browser: two of one name both import, and one t
   const reports = page.getByTestId('audit-import-report');
   await expect(reports).toHaveCount(2);
   await expect(reports.getByTestId('audit-import-accepted')).toHaveText(['1 accepted', '1 accepted']);
-  await expect(page.getByTestId('audit-import-not-copied')).toHaveText('Not imported, could not be copied: gone.json: the browser could not read it (it may have been moved, changed or deleted since it was dropped)');
+  await expect(page.getByTestId('audit-import-not-copied')).toHaveText(
+    'Not imported, could not be copied: gone.json: the browser could not read it (it may have been moved, changed or deleted since it was dropped)',
+  );
   expect(errors).toEqual([]);
 });
 
-test('the diff of a state that is an empty object lists the fields that went or came, and no "(value)" line', async ({ page }) => {
+test('the diff of a state that is an empty object lists the fields that went or came, and no "(value)" line', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   await hostWith(page, [
     ev(80, { action: { old_state: { role: 'member', seats: 3 }, new_state: {} } }),
@@ -808,12 +961,18 @@ test('the diff of a state that is an empty object lists the fields that went or 
   expect(errors).toEqual([]);
 });
 
-test('the diff keeps a dotted key apart from a nested field and shows an item taken from a list as one removal', async ({ page }) => {
+test('the diff keeps a dotted key apart from a nested field and shows an item taken from a list as one removal', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
-  await hostWith(page, [ev(90, { action: {
-    old_state: { 'limits.seats': 3, limits: { seats: 3 }, groups: ['design', 'legal', 'sales', 'support'] },
-    new_state: { 'limits.seats': 3, limits: { seats: 5 }, groups: ['design', 'sales', 'support'] },
-  } })]);
+  await hostWith(page, [
+    ev(90, {
+      action: {
+        old_state: { 'limits.seats': 3, limits: { seats: 3 }, groups: ['design', 'legal', 'sales', 'support'] },
+        new_state: { 'limits.seats': 3, limits: { seats: 5 }, groups: ['design', 'sales', 'support'] },
+      },
+    }),
+  ]);
 
   await openNextRow(page);
   const drawer = page.getByTestId('audit-drawer');
@@ -824,13 +983,22 @@ test('the diff keeps a dotted key apart from a nested field and shows an item ta
   await expect(diff.locator('tr[data-kind="changed"] td.new')).toHaveText(['5']);
   await expect(diff.locator('tr[data-kind="removed"] th')).toHaveText(['groups[1]']);
   await expect(diff.locator('tr[data-kind="removed"] td.old')).toHaveText(['"legal"']);
-  await expect(diff.locator('tr[data-kind="same"] th')).toHaveText(['["limits.seats"]', 'groups[0]', 'groups[2→1]', 'groups[3→2]']);
+  await expect(diff.locator('tr[data-kind="same"] th')).toHaveText([
+    '["limits.seats"]',
+    'groups[0]',
+    'groups[2→1]',
+    'groups[3→2]',
+  ]);
   expect(errors).toEqual([]);
 });
 
-test('a facet cut to its top 50 says of how many, and actors without a user id are one entry per e-mail that filters', async ({ page }) => {
+test('a facet cut to its top 50 says of how many, and actors without a user id are one entry per e-mail that filters', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
-  const types = Array.from({ length: 51 }, (_, i) => ev(100 + i, { action: { event_type: `team.e2e_kind${String(i).padStart(2, '0')}.changed` } }));
+  const types = Array.from({ length: 51 }, (_, i) =>
+    ev(100 + i, { action: { event_type: `team.e2e_kind${String(i).padStart(2, '0')}.changed` } }),
+  );
   const idless = [
     ev(200, { member: { type: 'api_key', user_id: null, email: 'ci-key@e2e.test' } }),
     ev(201, { member: { type: 'system', user_id: null, email: null } }),
@@ -841,11 +1009,15 @@ test('a facet cut to its top 50 says of how many, and actors without a user id a
 
   // 51 new types and team.member.role_changed (the four without a user id): 52, of which 50 are listed.
   await expect(page.getByTestId('audit-facet-types').locator('li')).toHaveCount(50);
-  await expect(page.getByTestId('audit-facet-types-top')).toHaveText('Top 50 of 52; narrow the filters or search to reach the rest.');
+  await expect(page.getByTestId('audit-facet-types-top')).toHaveText(
+    'Top 50 of 52; narrow the filters or search to reach the rest.',
+  );
   await expect(page.getByTestId('audit-facet-members-top')).toBeHidden();
   // The Event type select lists the same 50, and says so; the Member select is whole.
   await expect(page.getByTestId('audit-event-type').locator('option:not([disabled])')).toHaveCount(51);
-  await expect(page.getByTestId('audit-event-type-cut')).toHaveText('Only the busiest 50 of 52: search to reach the rest');
+  await expect(page.getByTestId('audit-event-type-cut')).toHaveText(
+    'Only the busiest 50 of 52: search to reach the rest',
+  );
   await expect(page.getByTestId('audit-member-cut')).toHaveCount(0);
 
   // Each actor without a user id is its own entry, by e-mail and type.
@@ -874,21 +1046,31 @@ test('a facet cut to its top 50 says of how many, and actors without a user id a
   expect(errors).toEqual([]);
 });
 
-test('"All events of this request" and of a correlation list all of them even when a group or folder filter was set', async ({ page }) => {
+test('"All events of this request" and of a correlation list all of them even when a group or folder filter was set', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   // One request (and correlation) over two groups and two folders, and an event of another request.
   await hostWith(page, [
     ev(200, { action: { data: { group_id: 101, folder_reference: 'fld_a' } } }),
     ev(201, { action: { data: { group_id: 102, folder_reference: 'fld_b' } } }),
     ev(202, { action: { data: { group_id: 102, folder_reference: 'fld_b' } } }),
-    ev(203, { action: { request_id: 'req_other', correlation_id: 'cor_other', data: { group_id: 101, folder_reference: 'fld_a' } } }),
+    ev(203, {
+      action: {
+        request_id: 'req_other',
+        correlation_id: 'cor_other',
+        data: { group_id: 101, folder_reference: 'fld_a' },
+      },
+    }),
   ]);
 
   await page.getByTestId('audit-group').fill('101');
   await page.getByTestId('audit-group').press('Enter');
   await expect.poll(() => countOf(page)).toBe(2);
   await page.locator('[data-event-id="evt_e2e_200"]').dblclick();
-  await expect(page.getByTestId('audit-drawer').getByRole('heading', { name: /Same request/ })).toHaveText('Same request (3 events)');
+  await expect(page.getByTestId('audit-drawer').getByRole('heading', { name: /Same request/ })).toHaveText(
+    'Same request (3 events)',
+  );
   await page.getByTestId('audit-all-request').click();
   await expect.poll(() => countOf(page)).toBe(3);
   await expect(page.getByTestId('audit-group')).toHaveValue('');
@@ -922,7 +1104,9 @@ test('Enter on a column header sorts by it from the keyboard, also while a row i
   expect(errors).toEqual([]);
 });
 
-test('opening another row while the drawer is open moves focus into it, so Escape closes it and returns to the table', async ({ page }) => {
+test('opening another row while the drawer is open moves focus into it, so Escape closes it and returns to the table', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   await hostWith(page, [ev(220), ev(221)]);
   await openNextRow(page);
@@ -937,16 +1121,28 @@ test('opening another row while the drawer is open moves focus into it, so Escap
   expect(errors).toEqual([]);
 });
 
-test('the timeline switched to hours while a filter change is still counting by day keeps the hours: the late day answer is not drawn under "Events per hour"', async ({ page }) => {
+test('the timeline switched to hours while a filter change is still counting by day keeps the hours: the late day answer is not drawn under "Events per hour"', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   // The page's commands go over the host's WebSocket; once `holding`, the answer to a day timeline
   // (the one a filter change asks for with the facets) is held back until the test lets it go.
   let holding = false;
-  const held = await holdAnswers(page, (cmd, payload) => holding && cmd === 'audit.timeline' && payload.bucket === 'day');
+  const held = await holdAnswers(
+    page,
+    (cmd, payload) => holding && cmd === 'audit.timeline' && payload.bucket === 'day',
+  );
   // Three events on one day and two on the next, each in an hour of its own: a day's peak is 3, an hour's 1.
-  const dayStart = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate()) - 3 * 86_400_000;
+  const dayStart =
+    Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate()) - 3 * 86_400_000;
   const at = (day: number, hour: number) => new Date(dayStart + day * 86_400_000 + hour * 3_600_000).toISOString();
-  await hostWith(page, [ev(230, { date: at(0, 1) }), ev(231, { date: at(0, 2) }), ev(232, { date: at(0, 3) }), ev(233, { date: at(1, 5) }), ev(234, { date: at(1, 6) })]);
+  await hostWith(page, [
+    ev(230, { date: at(0, 1) }),
+    ev(231, { date: at(0, 2) }),
+    ev(232, { date: at(0, 3) }),
+    ev(233, { date: at(1, 5) }),
+    ev(234, { date: at(1, 6) }),
+  ]);
   const chart = page.getByTestId('audit-timeline');
   await expect(chart).toHaveAttribute('aria-label', 'Events per day, 5 in total, peak 3');
 
@@ -966,7 +1162,9 @@ test('the timeline switched to hours while a filter change is still counting by 
   expect(errors).toEqual([]);
 });
 
-test('the Export message says when the filters changed since, so it never reads as about the view shown now', async ({ page }) => {
+test('the Export message says when the filters changed since, so it never reads as about the view shown now', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   await hostWith(page, [ev(240), ev(241), ev(242, { action: { event_type: 'team.member.removed' } })]);
   await page.getByTestId('audit-open-export').click();
@@ -983,7 +1181,9 @@ test('the Export message says when the filters changed since, so it never reads 
   await page.getByTestId('audit-event-type').selectOption('team.member.removed');
   await expect.poll(() => countOf(page)).toBe(1);
   await reopen();
-  await expect(result).toHaveText(`Wrote 3 rows to ${path} (the view before the filters or sort changed, not the one shown now)`);
+  await expect(result).toHaveText(
+    `Wrote 3 rows to ${path} (the view before the filters or sort changed, not the one shown now)`,
+  );
   // Back to the view that was exported: the message describes it again.
   await page.getByTestId('audit-event-type').selectOption('');
   await expect.poll(() => countOf(page)).toBe(3);
@@ -998,7 +1198,9 @@ test('the Export message says when the filters changed since, so it never reads 
 
 test('the drawer shows line breaks in a value as line breaks, as text', async ({ page }) => {
   const errors = watchErrors(page);
-  await hostWith(page, [ev(250, { action: { folder_name: 'line1\nline2', data: { note: '<b>bold</b>\nsecond line' } } })]);
+  await hostWith(page, [
+    ev(250, { action: { folder_name: 'line1\nline2', data: { note: '<b>bold</b>\nsecond line' } } }),
+  ]);
   await openNextRow(page);
   const drawer = page.getByTestId('audit-drawer');
   await expect(page.getByTestId('audit-drawer-id')).toHaveText('evt_e2e_250');
@@ -1009,7 +1211,9 @@ test('the drawer shows line breaks in a value as line breaks, as text', async ({
   expect(errors).toEqual([]);
 });
 
-test('a very long value scrolls in a box of its own, from the keyboard too, and the drawer\'s other sections stay in reach', async ({ page }) => {
+test("a very long value scrolls in a box of its own, from the keyboard too, and the drawer's other sections stay in reach", async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   const long = 'x'.repeat(100_000);
   await hostWith(page, [ev(260, { action: { folder_name: long } })]);
@@ -1030,7 +1234,13 @@ test('a very long value scrolls in a box of its own, from the keyboard too, and 
   await region.focus();
   await page.keyboard.press('End');
   await expect.poll(() => region.evaluate((el) => el.scrollTop)).toBeGreaterThan(0);
-  const drawerAxe = async () => (await new AxeBuilder({ page }).include('[data-testid="audit-drawer"]').withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']).analyze()).violations.map((v) => v.id);
+  const drawerAxe = async () =>
+    (
+      await new AxeBuilder({ page })
+        .include('[data-testid="audit-drawer"]')
+        .withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'])
+        .analyze()
+    ).violations.map((v) => v.id);
   expect(await drawerAxe()).toEqual([]);
   // The event as received, opened, holds the same long value: it scrolls from the keyboard too.
   await drawer.getByText('Raw event (JSON)').click();

@@ -7,7 +7,9 @@ test.afterEach(async () => {
   await host?.stop();
 });
 
-test('Settings: Test connection checks the backend in use, and names a model path segment the service does not know', async ({ page }) => {
+test('Settings: Test connection checks the backend in use, and names a model path segment the service does not know', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   host = await startHost(newHome());
   const live = await watchLiveRegions(page);
@@ -21,11 +23,18 @@ test('Settings: Test connection checks the backend in use, and names a model pat
   const checks = page.getByTestId('connection-check');
   await expect(checks).toHaveCount(total);
   await expect(checks.first()).toContainText('Host: http://127.0.0.1:');
-  await expect(checks.nth(1)).toContainText('API key: the Sandbox identity sandbox-owner, sent in x-magnific-api-key: accepted');
+  await expect(checks.nth(1)).toContainText(
+    'API key: the Sandbox identity sandbox-owner, sent in x-magnific-api-key: accepted',
+  );
   await expect(page.locator('[data-testid=connection-check][data-ok=false]')).toHaveCount(0);
   // Said, not only shown: the list is in a live region that was there before it, each line with its outcome in words.
-  await expect(page.getByRole('status').filter({ has: page.getByTestId('connection-checks') })).toHaveAttribute('aria-live', 'polite');
-  await expect(page.getByRole('list', { name: 'Connection checks' }).getByRole('listitem').first()).toContainText('Passed: Host');
+  await expect(page.getByRole('status').filter({ has: page.getByTestId('connection-checks') })).toHaveAttribute(
+    'aria-live',
+    'polite',
+  );
+  await expect(page.getByRole('list', { name: 'Connection checks' }).getByRole('listitem').first()).toContainText(
+    'Passed: Host',
+  );
   expect((await live()).spoke.some((t) => t.startsWith(`All ${total} checks passed`))).toBe(true);
 
   // A wrong segment in the Model path segments section: the earlier result no longer holds and goes.
@@ -41,12 +50,17 @@ test('Settings: Test connection checks the backend in use, and names a model pat
   const bad = page.locator('[data-testid=connection-check][data-ok=false]');
   await expect(bad).toHaveCount(1);
   await expect(bad).toContainText('Failed: High-resolution generator');
-  await expect(bad.getByTestId('connection-check-detail')).toHaveText('GET /v1/ai/no-such-model: 404 Not found, the service has no such model path');
+  await expect(bad.getByTestId('connection-check-detail')).toHaveText(
+    'GET /v1/ai/no-such-model: 404 Not found, the service has no such model path',
+  );
   await expect(bad.getByTestId('connection-check-fix')).toHaveText(
     'The model path segment premium_generator is "no-such-model" (the default is "mystic"): clear premium_generator under Settings > Model path segments to use the default, or run mediadesk settings set \'slugs={}\'.',
   );
 
-  const axe = await new AxeBuilder({ page }).include('[data-testid=connection-status]').withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']).analyze();
+  const axe = await new AxeBuilder({ page })
+    .include('[data-testid=connection-status]')
+    .withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'])
+    .analyze();
   expect(axe.violations.map((v) => `${v.id}: ${v.help}`)).toEqual([]);
   expect(errors).toEqual([]);
 });

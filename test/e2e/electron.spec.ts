@@ -20,13 +20,20 @@ function electronBinary(): string | null {
 }
 
 const binary = electronBinary();
-if (!binary) console.log('SKIPPED Electron launch test: the Electron binary is not installed on this machine (it downloads from outside the npm registry)');
+if (!binary)
+  console.log(
+    'SKIPPED Electron launch test: the Electron binary is not installed on this machine (it downloads from outside the npm registry)',
+  );
 
 test.describe('Electron shell', () => {
   test.skip(!binary, 'Electron binary not installed');
 
   test('launches one secure window that shows the app over the Sandbox', async () => {
-    const app = await electron.launch({ executablePath: binary!, args: ['.'], env: { ...process.env, MEDIADESK_HOME: newHome() } as Record<string, string> });
+    const app = await electron.launch({
+      executablePath: binary!,
+      args: ['.'],
+      env: { ...process.env, MEDIADESK_HOME: newHome() } as Record<string, string>,
+    });
     const win = await app.firstWindow();
     await expect(win.getByRole('navigation', { name: 'Main' })).toBeVisible();
     await expect(win.getByTestId('backend-badge')).toContainText('Sandbox');
@@ -36,9 +43,15 @@ test.describe('Electron shell', () => {
       process: typeof (window as unknown as { process?: unknown }).process,
       desk: Object.keys((window as unknown as { desk: object }).desk).sort(),
     }));
-    expect(surface).toEqual({ require: 'undefined', process: 'undefined', desk: ['host', 'invoke', 'mediaUrl', 'on', 'pathForFile', 'upload'] });
+    expect(surface).toEqual({
+      require: 'undefined',
+      process: 'undefined',
+      desk: ['host', 'invoke', 'mediaUrl', 'on', 'pathForFile', 'upload'],
+    });
     // Navigation away from the app is blocked.
-    await win.evaluate(() => { location.href = 'https://example.com/'; });
+    await win.evaluate(() => {
+      location.href = 'https://example.com/';
+    });
     await expect(win.getByRole('navigation', { name: 'Main' })).toBeVisible();
     await app.close();
   });

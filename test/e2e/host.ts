@@ -89,7 +89,9 @@ export async function dropFiles(page: Page, paths: string[], meanwhile?: () => u
     const dt = new DataTransfer();
     for (const f of input.files ?? []) dt.items.add(f);
     input.remove();
-    (on ? document.querySelector(on)! : window).dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    (on ? document.querySelector(on)! : window).dispatchEvent(
+      new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }),
+    );
   }, target);
 }
 
@@ -98,22 +100,28 @@ export async function dropFiles(page: Page, paths: string[], meanwhile?: () => u
  * is held back, and a function that lets it go is pushed to the returned list. Call before the page
  * opens the socket (before `goto`).
  */
-export async function holdAnswers(page: Page, hold: (cmd: string, payload: Record<string, unknown>) => boolean): Promise<(() => void)[]> {
+export async function holdAnswers(
+  page: Page,
+  hold: (cmd: string, payload: Record<string, unknown>) => boolean,
+): Promise<(() => void)[]> {
   const held: (() => void)[] = [];
-  await page.routeWebSocket((url) => url.pathname === '/ws', (ws) => {
-    const server = ws.connectToServer();
-    const asked = new Set<number>();
-    ws.onMessage((m) => {
-      const msg = JSON.parse(String(m)) as { id: number; cmd: string; payload: Record<string, unknown> };
-      if (hold(msg.cmd, msg.payload ?? {})) asked.add(msg.id);
-      server.send(m);
-    });
-    server.onMessage((m) => {
-      const msg = JSON.parse(String(m)) as { id?: number };
-      if (msg.id !== undefined && asked.has(msg.id)) held.push(() => ws.send(m));
-      else ws.send(m);
-    });
-  });
+  await page.routeWebSocket(
+    (url) => url.pathname === '/ws',
+    (ws) => {
+      const server = ws.connectToServer();
+      const asked = new Set<number>();
+      ws.onMessage((m) => {
+        const msg = JSON.parse(String(m)) as { id: number; cmd: string; payload: Record<string, unknown> };
+        if (hold(msg.cmd, msg.payload ?? {})) asked.add(msg.id);
+        server.send(m);
+      });
+      server.onMessage((m) => {
+        const msg = JSON.parse(String(m)) as { id?: number };
+        if (msg.id !== undefined && asked.has(msg.id)) held.push(() => ws.send(m));
+        else ws.send(m);
+      });
+    },
+  );
   return held;
 }
 
@@ -180,7 +188,8 @@ export async function watchLiveRegions(page: Page): Promise<() => Promise<LiveRe
         for (const r of records) {
           const at = r.target instanceof Element ? r.target : r.target.parentElement;
           const region = at?.closest(sel);
-          if (region && !born.has(region) && ![...born].some((b) => b.contains(region)) && textOf(region)) spoke.add(region);
+          if (region && !born.has(region) && ![...born].some((b) => b.contains(region)) && textOf(region))
+            spoke.add(region);
         }
         for (const el of spoke) spokeLog.push(textOf(el));
       }

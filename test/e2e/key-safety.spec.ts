@@ -20,10 +20,16 @@ test.afterEach(async () => {
   sandbox?.kill();
 });
 
-test('a live key set in the app is used for requests, yet appears in no log, database or settings file', async ({ page }) => {
+test('a live key set in the app is used for requests, yet appears in no log, database or settings file', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
-  sandbox = spawn(process.execPath, ['bin/mediadesk.js', 'sandbox', '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const first = await new Promise<string>((resolve) => createInterface({ input: sandbox!.stdout! }).once('line', resolve));
+  sandbox = spawn(process.execPath, ['bin/mediadesk.js', 'sandbox', '--port', '0'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const first = await new Promise<string>((resolve) =>
+    createInterface({ input: sandbox!.stdout! }).once('line', resolve),
+  );
   const sandboxUrl = first.replace('listening on ', '').trim();
 
   const home = newHome();
@@ -35,7 +41,9 @@ test('a live key set in the app is used for requests, yet appears in no log, dat
   await page.getByRole('button', { name: 'Set', exact: true }).click();
   await expect(page.getByTestId('key-status')).toContainText('An API key is set');
   // Keys are told apart by a fingerprint (8 hex digits of the SHA-256), never by any of the key.
-  await expect(page.getByTestId('key-fingerprint')).toHaveText(createHash('sha256').update(secret).digest('hex').slice(0, 8));
+  await expect(page.getByTestId('key-fingerprint')).toHaveText(
+    createHash('sha256').update(secret).digest('hex').slice(0, 8),
+  );
   await expect(page.locator('#key-input')).toHaveValue('');
   await page.getByTestId('baseUrl').fill(sandboxUrl);
   await page.getByTestId('baseUrl').blur();
@@ -47,10 +55,14 @@ test('a live key set in the app is used for requests, yet appears in no log, dat
   // server answers 401; through the in-process Sandbox this server would count nothing.
   await page.getByTestId('nav-loras').click();
   await expect(page.getByTestId('lora-card').first()).toBeVisible();
-  await expect.poll(async () => {
-    const s = (await (await fetch(`${sandboxUrl}/__sandbox/stats`)).json()) as { requests: Record<string, number> };
-    return Object.entries(s.requests).filter(([k]) => k.includes('/v1/ai/loras')).reduce((n, [, v]) => n + v, 0);
-  }).toBeGreaterThan(0);
+  await expect
+    .poll(async () => {
+      const s = (await (await fetch(`${sandboxUrl}/__sandbox/stats`)).json()) as { requests: Record<string, number> };
+      return Object.entries(s.requests)
+        .filter(([k]) => k.includes('/v1/ai/loras'))
+        .reduce((n, [, v]) => n + v, 0);
+    })
+    .toBeGreaterThan(0);
 
   // Leave no entry behind in the keychain of whoever runs the test.
   await page.getByTestId('nav-settings').click();

@@ -55,7 +55,12 @@ for (const { width, theme } of SIZES) {
           .filter((el) => shown(el) && el.getBoundingClientRect().right > window.innerWidth + 1)
           .map((el) => el.outerHTML.slice(0, 80));
         const clipped = [...document.querySelectorAll('[role="columnheader"]')]
-          .filter((el) => shown(el) && el.getBoundingClientRect().right > el.closest('[role="grid"], [role="table"]')!.getBoundingClientRect().right + 1)
+          .filter(
+            (el) =>
+              shown(el) &&
+              el.getBoundingClientRect().right >
+                el.closest('[role="grid"], [role="table"]')!.getBoundingClientRect().right + 1,
+          )
           .map((el) => (el as HTMLElement).innerText);
         return { doc, cut, clipped };
       });

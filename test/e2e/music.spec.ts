@@ -1,7 +1,13 @@
 import { existsSync, statSync } from 'node:fs';
 import { expect, test, type Page } from '@playwright/test';
 import { newHome, startHost, watchLiveRegions, type HostHandle } from './host.ts';
-import { expectRefusalFocusesPrompt, shot, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
+import {
+  expectRefusalFocusesPrompt,
+  shot,
+  startSandboxProcess,
+  watchErrors,
+  type SandboxProcess,
+} from './studio-helpers.ts';
 
 let host: HostHandle;
 let sandbox: SandboxProcess;
@@ -36,13 +42,17 @@ test('a music task from prompt to a playable file on disk', async ({ page }) => 
   const job = page.getByTestId('result-job').first();
   await expect(job).toHaveAttribute('data-state', 'done', { timeout: 60_000 });
   // Queued and done are said, by statuses already in the page; the steps between are not.
-  await expect.poll(async () => (await live()).spoke).toEqual(['Queued: the track appears below when it is downloaded.', 'Instrumental music: done.']);
+  await expect
+    .poll(async () => (await live()).spoke)
+    .toEqual(['Queued: the track appears below when it is downloaded.', 'Instrumental music: done.']);
   const path = (await job.getByTestId('result-path').textContent())!.trim();
   expect(path).toMatch(/\.mp3$/);
   expect(existsSync(path)).toBe(true);
   expect(statSync(path).size).toBeGreaterThan(1000);
   const audio = job.getByTestId('audio-element');
-  await expect.poll(() => audio.evaluate((el: HTMLAudioElement) => el.duration), { timeout: 15_000 }).toBeGreaterThan(0);
+  await expect
+    .poll(() => audio.evaluate((el: HTMLAudioElement) => el.duration), { timeout: 15_000 })
+    .toBeGreaterThan(0);
   await expect(job.getByTestId('audio-duration')).not.toHaveText('–');
   await expect(job.getByTestId('waveform')).toBeVisible();
   await shot(page, 'music');
@@ -78,7 +88,9 @@ test('a reference image to fix is named as its row is labelled, and Generate goe
   await page.getByRole('button', { name: 'Add (1/4)' }).click();
   const second = page.getByRole('textbox', { name: 'Reference images 2' });
   await page.getByRole('textbox', { name: 'Reference images 1' }).fill('https://example.com/cover.png');
-  await expect(page.getByTestId('error-reference_images')).toHaveText(['Reference images 2: must be an HTTPS URL or a base64-encoded file']);
+  await expect(page.getByTestId('error-reference_images')).toHaveText([
+    'Reference images 2: must be an HTTPS URL or a base64-encoded file',
+  ]);
   await expect(second).toHaveAttribute('aria-invalid', 'true');
   await page.getByTestId('submit').click();
   await expect(second).toBeFocused();

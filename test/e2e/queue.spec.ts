@@ -4,7 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { newHome, startHost, watchLiveRegions, type HostHandle } from './host.ts';
-import { desk, makeImages, sandboxPosts, setFaults, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
+import {
+  desk,
+  makeImages,
+  sandboxPosts,
+  setFaults,
+  startSandboxProcess,
+  watchErrors,
+  type SandboxProcess,
+} from './studio-helpers.ts';
 
 let host: HostHandle;
 let sandbox: SandboxProcess;
@@ -61,7 +69,9 @@ test('focus stays on the batch or the job when its button goes away or is disabl
   expect(errors).toEqual([]);
 });
 
-test('Cancel batch asks first, counting the jobs it ends and those that may still be charged; Escape keeps them all, confirming cancels them', async ({ page }) => {
+test('Cancel batch asks first, counting the jobs it ends and those that may still be charged; Escape keeps them all, confirming cancels them', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   sandbox = await startSandboxProcess(120_000);
   host = await startHost(newHome(), sandbox.env);
@@ -81,7 +91,9 @@ test('Cancel batch asks first, counting the jobs it ends and those that may stil
   await cancel.click();
   await expect(dialog).toBeVisible();
   await expect(dialog).toHaveAccessibleName('Cancel all 4 unfinished jobs of this Precision upscaler batch?');
-  await expect(page.getByTestId('batch-cancel-charge')).toHaveText('None has been submitted yet: nothing is charged for them.');
+  await expect(page.getByTestId('batch-cancel-charge')).toHaveText(
+    'None has been submitted yet: nothing is charged for them.',
+  );
   await expect(page.getByTestId('batch-cancel-confirm')).toHaveText('Cancel 4 jobs');
   await expect(page.getByTestId('batch-cancel-keep')).toBeFocused();
   // Escape: nothing sent, every job as it was, focus back on the button.
@@ -95,12 +107,18 @@ test('Cancel batch asks first, counting the jobs it ends and those that may stil
   // Running: one job submitted, one canceled on its own, two waiting.
   await desk(host, 'jobs.resume', {});
   await expect(page.locator('[data-testid=job-row][data-state=running]')).toHaveCount(1, { timeout: 30_000 });
-  await page.locator('[data-testid=job-row][data-state=queued]').first().getByRole('button', { name: /^Cancel / }).click();
+  await page
+    .locator('[data-testid=job-row][data-state=queued]')
+    .first()
+    .getByRole('button', { name: /^Cancel / })
+    .click();
   await expect(page.locator('[data-testid=job-row][data-state=canceled]')).toHaveCount(1);
   await cancel.focus();
   await page.keyboard.press('Enter');
   await expect(dialog).toHaveAccessibleName('Cancel all 3 unfinished jobs of this Precision upscaler batch?');
-  await expect(page.getByTestId('batch-cancel-charge')).toHaveText('1 of them was already submitted or needs you, and may still be charged: the API cannot cancel a task, MediaDesk only stops waiting for it.');
+  await expect(page.getByTestId('batch-cancel-charge')).toHaveText(
+    '1 of them was already submitted or needs you, and may still be charged: the API cannot cancel a task, MediaDesk only stops waiting for it.',
+  );
   await expect(dialog).toHaveAccessibleDescription(/^1 of them was already submitted/);
   // Keep them, by its button this time: still nothing sent.
   await page.keyboard.press('Enter');
@@ -117,7 +135,9 @@ test('Cancel batch asks first, counting the jobs it ends and those that may stil
   expect(errors).toEqual([]);
 });
 
-test('a batch canceled part-way says how many were done and canceled, in the row, the bar and the title', async ({ page }) => {
+test('a batch canceled part-way says how many were done and canceled, in the row, the bar and the title', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   sandbox = await startSandboxProcess(1500);
   host = await startHost(newHome(), sandbox.env);
@@ -131,7 +151,9 @@ test('a batch canceled part-way says how many were done and canceled, in the row
   await page.getByTestId('typed-path').press('Enter');
   await page.getByTestId('start').click();
   await page.getByTestId('last-batch').getByRole('button', { name: 'Open queue' }).click();
-  await expect(page.getByTestId('job-row').filter({ has: page.getByText('Done', { exact: true }) })).toHaveCount(1, { timeout: 30_000 });
+  await expect(page.getByTestId('job-row').filter({ has: page.getByText('Done', { exact: true }) })).toHaveCount(1, {
+    timeout: 30_000,
+  });
   await page.getByTestId('batch-cancel').click();
   await page.getByTestId('batch-cancel-confirm').click();
   await expect(page.getByTestId('batch-cancel')).toBeDisabled();
@@ -156,12 +178,22 @@ test('jobs are listed in folder order, and a file in a subfolder shows its folde
   // Same name in the root and in sub/: only the folder tells them apart.
   copyFileSync(join(dir, 'img-00.png'), join(dir, 'sub', 'img-00.png'));
   await slowBatch(page, 7, dir);
-  await expect(page.getByTestId('job-name')).toHaveText(['img-00.png', 'img-02.png', 'img-04.png', 'sub/img-00.png', 'sub/img-01.png', 'sub/img-03.png', 'sub/img-05.png']);
+  await expect(page.getByTestId('job-name')).toHaveText([
+    'img-00.png',
+    'img-02.png',
+    'img-04.png',
+    'sub/img-00.png',
+    'sub/img-01.png',
+    'sub/img-03.png',
+    'sub/img-05.png',
+  ]);
   await expect(page.getByRole('button', { name: 'Cancel sub/img-00.png' })).toHaveCount(1);
   expect(errors).toEqual([]);
 });
 
-test('a failed job shows its whole file name beside the server\'s reason, and a Done job its long name', async ({ page }) => {
+test("a failed job shows its whole file name beside the server's reason, and a Done job its long name", async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   sandbox = await startSandboxProcess(200);
   host = await startHost(newHome(), sandbox.env);
@@ -174,7 +206,10 @@ test('a failed job shows its whole file name beside the server\'s reason, and a 
   const failed = page.locator('[data-testid=job-row][data-state=failed]');
   await expect(failed).toHaveCount(3, { timeout: 30_000 });
   // Which file failed is what the user needs first: its name is not cut to "client-sh…" by the reason beside it.
-  const clipped = (l: typeof failed) => l.getByTestId('job-name').evaluateAll((els) => els.filter((e) => e.scrollWidth > e.clientWidth).map((e) => e.textContent));
+  const clipped = (l: typeof failed) =>
+    l
+      .getByTestId('job-name')
+      .evaluateAll((els) => els.filter((e) => e.scrollWidth > e.clientWidth).map((e) => e.textContent));
   expect(await clipped(failed)).toEqual([]);
   for (const reason of await failed.getByTestId('job-row-error').all()) {
     await expect(reason).toContainText('The task failed on the server');
@@ -192,12 +227,18 @@ test('a failed job shows its whole file name beside the server\'s reason, and a 
 test('a running batch\'s row reads "1 canceled · 1 running", spaced', async ({ page }) => {
   const errors = watchErrors(page);
   await slowBatch(page, 3);
-  await page.locator('[data-testid=job-row][data-state=queued]').last().getByRole('button', { name: /^Cancel / }).click();
+  await page
+    .locator('[data-testid=job-row][data-state=queued]')
+    .last()
+    .getByRole('button', { name: /^Cancel / })
+    .click();
   await expect(page.getByTestId('batch-summary')).toHaveText('1 canceled · 1 running');
   expect(errors).toEqual([]);
 });
 
-test('two batches of the skin enhancer read apart in the list, each with its progress bar, at 1024 wide', async ({ page }) => {
+test('two batches of the skin enhancer read apart in the list, each with its progress bar, at 1024 wide', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   await page.setViewportSize({ width: 1024, height: 700 });
   const dir = await slowBatch(page, 2);
@@ -206,12 +247,17 @@ test('two batches of the skin enhancer read apart in the list, each with its pro
   const titles = page.getByTestId('batch-row').locator('strong');
   await expect(titles).toHaveText(['Skin enhancer: faithful', 'Skin enhancer: creative', 'Precision upscaler']);
   // Not "Skin enhancer:…" twice: the whole title shows.
-  expect(await titles.evaluateAll((els) => els.filter((e) => e.scrollWidth > e.clientWidth).map((e) => e.textContent))).toEqual([]);
-  for (const bar of await page.getByTestId('batch-row').getByRole('progressbar').all()) expect((await bar.boundingBox())!.height).toBeGreaterThanOrEqual(4);
+  expect(
+    await titles.evaluateAll((els) => els.filter((e) => e.scrollWidth > e.clientWidth).map((e) => e.textContent)),
+  ).toEqual([]);
+  for (const bar of await page.getByTestId('batch-row').getByRole('progressbar').all())
+    expect((await bar.boundingBox())!.height).toBeGreaterThanOrEqual(4);
   expect(errors).toEqual([]);
 });
 
-test('a batch started on another backend waits for it and says so, in its row, above its jobs and in Settings', async ({ page }) => {
+test('a batch started on another backend waits for it and says so, in its row, above its jobs and in Settings', async ({
+  page,
+}) => {
   const OWNER = createHash('sha256').update('sandbox-owner').digest('hex').slice(0, 8);
   const errors = watchErrors(page);
   sandbox = await startSandboxProcess(500);
@@ -230,11 +276,15 @@ test('a batch started on another backend waits for it and says so, in its row, a
     await page.goto(`${host.url}#queue`);
     await expect(page.getByTestId('job-row')).toHaveCount(2);
     await expect(page.getByTestId('batch-summary')).toHaveText('waiting for the live service');
-    await expect(page.getByTestId('batch-waiting')).toHaveText(`This batch is waiting for the live service at ${sandbox.url} (API key ${OWNER}), where it was queued: switch back to it to continue, or cancel it.`);
+    await expect(page.getByTestId('batch-waiting')).toHaveText(
+      `This batch is waiting for the live service at ${sandbox.url} (API key ${OWNER}), where it was queued: switch back to it to continue, or cancel it.`,
+    );
     await expect(page.locator('[data-testid=job-row][data-state=queued]')).toHaveCount(2);
     // Settings, where the switch is made, says the same; switching to that backend lets the work go.
     await page.goto(`${host.url}#settings`);
-    await expect(page.getByTestId('backend-waiting')).toHaveText(`2 jobs queued on the live service at ${sandbox.url} (API key ${OWNER}) wait until you switch back to it (the Queue lists them).`);
+    await expect(page.getByTestId('backend-waiting')).toHaveText(
+      `2 jobs queued on the live service at ${sandbox.url} (API key ${OWNER}) wait until you switch back to it (the Queue lists them).`,
+    );
     await page.getByRole('radio', { name: 'Live service' }).check();
     await expect(page.getByTestId('backend-waiting')).toBeHidden();
     await page.goto(`${host.url}#queue`);
@@ -246,13 +296,20 @@ test('a batch started on another backend waits for it and says so, in its row, a
     const more = mkdtempSync(join(tmpdir(), 'md-queue-key-'));
     await makeImages(more, 1);
     // Its own output folder: the same bytes upscaled into the first batch's folder already have a result there.
-    await desk(host, 'batches.start', { tool: 'upscaler-precision', inputs: [more], params: {}, outDir: mkdtempSync(join(tmpdir(), 'md-queue-key-out-')) });
+    await desk(host, 'batches.start', {
+      tool: 'upscaler-precision',
+      inputs: [more],
+      params: {},
+      outDir: mkdtempSync(join(tmpdir(), 'md-queue-key-out-')),
+    });
     await desk(host, 'key.set', { key: 'sandbox-admin' });
     await desk(host, 'jobs.resume', {});
     const ADMIN = createHash('sha256').update('sandbox-admin').digest('hex').slice(0, 8);
     await page.goto(`${host.url}#settings`);
     await expect(page.getByTestId('key-fingerprint')).toHaveText(ADMIN);
-    await expect(page.getByTestId('backend-waiting')).toHaveText(`1 job queued on the live service at ${sandbox.url} (API key ${OWNER}) waits until that key is set again (the Queue lists them).`);
+    await expect(page.getByTestId('backend-waiting')).toHaveText(
+      `1 job queued on the live service at ${sandbox.url} (API key ${OWNER}) waits until that key is set again (the Queue lists them).`,
+    );
     await page.goto(`${host.url}#queue`);
     await expect(page.getByTestId('batch-summary').first()).toHaveText('waiting for another API key');
     await desk(host, 'key.set', { key: 'sandbox-owner' });
@@ -263,7 +320,9 @@ test('a batch started on another backend waits for it and says so, in its row, a
   expect(errors).toEqual([]);
 });
 
-test('Retry failed leaves a job that may already be charged alone, canceled or not; the notice says so and offers its own retry', async ({ page }) => {
+test('Retry failed leaves a job that may already be charged alone, canceled or not; the notice says so and offers its own retry', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   sandbox = await startSandboxProcess(120_000);
   host = await startHost(newHome(), sandbox.env);
@@ -278,7 +337,9 @@ test('Retry failed leaves a job that may already be charged alone, canceled or n
   await setFaults(sandbox.url, { rate500: 0 });
   await page.getByRole('button', { name: 'Cancel img-00.png' }).click();
   await expect(page.locator('[data-testid=job-row][data-state=canceled]')).toHaveCount(1);
-  await expect(page.getByTestId('batch-attention')).toContainText('1 job needs you: its task may already have been created and charged.');
+  await expect(page.getByTestId('batch-attention')).toContainText(
+    '1 job needs you: its task may already have been created and charged.',
+  );
 
   const creates = () => sandboxPosts(sandbox!.url);
   const sent = await creates();
@@ -288,9 +349,13 @@ test('Retry failed leaves a job that may already be charged alone, canceled or n
   await expect(page.locator('[data-testid=job-row][data-state=canceled]')).toHaveCount(0);
   await expect(page.getByTestId('batch-retry')).toBeDisabled();
   await expect(needs).toHaveCount(2);
-  await expect(page.getByTestId('batch-attention')).toContainText('2 jobs need you: their tasks may already have been created and charged.');
+  await expect(page.getByTestId('batch-attention')).toContainText(
+    '2 jobs need you: their tasks may already have been created and charged.',
+  );
   await page.getByTestId('job-row').filter({ hasText: 'img-00.png' }).click();
-  await expect(page.getByTestId('attention')).toContainText('Canceled after its submission may have reached the server');
+  await expect(page.getByTestId('attention')).toContainText(
+    'Canceled after its submission may have reached the server',
+  );
   expect(await creates()).toBe(sent);
 
   // Their own button, which names the charge, does submit them.
@@ -310,7 +375,12 @@ test('the header counts the jobs that need you across the queue and leads to the
   const first = mkdtempSync(join(tmpdir(), 'md-needs-'));
   await makeImages(first, 2);
   await desk(host, 'batches.start', { tool: 'upscaler-precision', inputs: [first], params: {} });
-  await expect.poll(async () => (await desk(host, 'jobs.status', {}) as { counts: Record<string, number> }).counts.needs_attention ?? 0).toBe(2);
+  await expect
+    .poll(
+      async () =>
+        ((await desk(host, 'jobs.status', {})) as { counts: Record<string, number> }).counts.needs_attention ?? 0,
+    )
+    .toBe(2);
   await setFaults(sandbox.url, { rate500: 0 });
   // A later batch is the one the Queue opens on.
   const second = mkdtempSync(join(tmpdir(), 'md-later-'));
@@ -333,7 +403,9 @@ test('the header counts the jobs that need you across the queue and leads to the
   expect(errors).toEqual([]);
 });
 
-test('a create the server refuses for now: the header says the queue waits, the job says why and that nothing was charged', async ({ page }) => {
+test('a create the server refuses for now: the header says the queue waits, the job says why and that nothing was charged', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   sandbox = await startSandboxProcess(200);
   host = await startHost(newHome(), sandbox.env);
@@ -343,15 +415,20 @@ test('a create the server refuses for now: the header says the queue waits, the 
   await makeImages(dir, 1);
   await desk(host, 'batches.start', { tool: 'upscaler-precision', inputs: [dir], params: {} });
   await page.goto(`${host.url}#queue`);
-  const why = "Waiting: the server's rate limit was reached (HTTP 429 Too many requests). It is sent again by itself; nothing was charged.";
+  const why =
+    "Waiting: the server's rate limit was reached (HTTP 429 Too many requests). It is sent again by itself; nothing was charged.";
   await expect(page.getByTestId('job-row').locator('.err')).toHaveText(why, { timeout: 30_000 });
-  await expect(page.getByTestId('queue-held-back')).toHaveText('Waiting to submit again: the server is busy or could not be reached');
+  await expect(page.getByTestId('queue-held-back')).toHaveText(
+    'Waiting to submit again: the server is busy or could not be reached',
+  );
   await page.getByTestId('job-name').click();
   await expect(page.getByTestId('job-error')).toHaveText(why);
   expect(errors).toEqual([]);
 });
 
-test('a queue waiting for the server says so once, with why, however often it retries, and once when it goes on', async ({ page }) => {
+test('a queue waiting for the server says so once, with why, however often it retries, and once when it goes on', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   const live = await watchLiveRegions(page);
   sandbox = await startSandboxProcess(300);
@@ -365,14 +442,17 @@ test('a queue waiting for the server says so once, with why, however often it re
   const dir = mkdtempSync(join(tmpdir(), 'md-wait-'));
   await makeImages(dir, 1);
   await desk(host, 'batches.start', { tool: 'upscaler-precision', inputs: [dir], params: {} });
-  const waiting = "Queue waiting: the server's rate limit was reached. Nothing was charged; the jobs are sent again by themselves.";
+  const waiting =
+    "Queue waiting: the server's rate limit was reached. Nothing was charged; the jobs are sent again by themselves.";
   await expect.poll(async () => (await live()).spoke.join(' '), { timeout: 30_000 }).toContain(waiting);
   await expect(page.getByTestId('queue-held-back')).toBeVisible();
   const attempts = async () => (await desk<{ jobs: { attempts: number }[] }>(host, 'jobs.list', {})).jobs[0].attempts;
   await expect.poll(attempts, { timeout: 30_000 }).toBeGreaterThanOrEqual(4);
   await setFaults(sandbox.url, { rate429: 0 });
   await expect(page.getByTestId('batch-count')).toHaveText('1/1', { timeout: 30_000 });
-  await expect.poll(async () => (await live()).spoke.join(' ')).toContain('Queue going on: the server takes jobs again.');
+  await expect
+    .poll(async () => (await live()).spoke.join(' '))
+    .toContain('Queue going on: the server takes jobs again.');
   await page.waitForTimeout(2000);
   const log = await live();
   const all = log.spoke.join(' ');
@@ -383,7 +463,9 @@ test('a queue waiting for the server says so once, with why, however often it re
   expect(errors).toEqual([]);
 });
 
-test('a busy queue is said in a few sentences, not job by job: the batch finishing, what each action did, and a failed action as an alert', async ({ page }) => {
+test('a busy queue is said in a few sentences, not job by job: the batch finishing, what each action did, and a failed action as an alert', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   const live = await watchLiveRegions(page);
   sandbox = await startSandboxProcess(300);
@@ -412,7 +494,12 @@ test('a busy queue is said in a few sentences, not job by job: the batch finishi
   await expect.poll(async () => (await live()).spoke.at(-1)).toBe('Queue paused.');
   const later = mkdtempSync(join(tmpdir(), 'md-later-'));
   await makeImages(later, 2);
-  await desk(host, 'batches.start', { tool: 'upscaler-precision', inputs: [later], params: {}, outDir: join(later, 'out') });
+  await desk(host, 'batches.start', {
+    tool: 'upscaler-precision',
+    inputs: [later],
+    params: {},
+    outDir: join(later, 'out'),
+  });
   await expect(page.getByTestId('job-row')).toHaveCount(2);
   await page.getByRole('button', { name: 'Cancel img-00.png' }).click();
   await expect.poll(async () => (await live()).spoke.at(-1)).toBe('img-00.png: canceled.');

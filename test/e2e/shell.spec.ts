@@ -19,7 +19,9 @@ test('the app shell loads on the Sandbox backend, and every navigation entry ope
   });
   host = await startHost(newHome());
   await page.goto(host.url);
-  await expect.poll(() => page.evaluate(() => document.querySelector<HTMLLinkElement>('link[rel=icon]')?.href ?? '')).toMatch(/\/assets\/icon-[\w-]+\.svg$/);
+  await expect
+    .poll(() => page.evaluate(() => document.querySelector<HTMLLinkElement>('link[rel=icon]')?.href ?? ''))
+    .toMatch(/\/assets\/icon-[\w-]+\.svg$/);
   await expect(page.getByRole('navigation', { name: 'Main' })).toBeVisible();
   await expect(page.getByTestId('backend-badge')).toContainText('Sandbox');
   const entries = page.getByRole('navigation', { name: 'Main' }).getByRole('button');
@@ -51,7 +53,9 @@ test('a settings change goes through the bridge into the core and survives a res
   // The live service without a key: said so, and the badge still says Sandbox.
   await page.getByLabel('Live service').check();
   await expect(page.getByTestId('saved')).toHaveText('Saved: backend.');
-  await expect(page.getByTestId('live-needs-key')).toHaveText('The live service needs an API key. Until one is set above, the app keeps using the Sandbox.');
+  await expect(page.getByTestId('live-needs-key')).toHaveText(
+    'The live service needs an API key. Until one is set above, the app keeps using the Sandbox.',
+  );
   await expect(page.getByTestId('backend-badge')).toContainText('Sandbox');
   await page.getByLabel('Sandbox (built in)').check();
   await expect(page.getByTestId('live-needs-key')).toBeHidden();
@@ -61,15 +65,24 @@ test('a settings change goes through the bridge into the core and survives a res
   await concurrency.blur();
   await expect(page.getByTestId('concurrency-error')).toHaveText('must be at most 32');
   // Read out with the field itself, not only shown beside it.
-  await expect(concurrency).toHaveAccessibleDescription('must be at most 32 The stored value, 7 jobs at once, stays in use until a valid one is entered.');
-  expect(JSON.parse(readFileSync(join(home, 'settings.json'), 'utf8'))).toMatchObject({ concurrency: 7, theme: 'dark' });
+  await expect(concurrency).toHaveAccessibleDescription(
+    'must be at most 32 The stored value, 7 jobs at once, stays in use until a valid one is entered.',
+  );
+  expect(JSON.parse(readFileSync(join(home, 'settings.json'), 'utf8'))).toMatchObject({
+    concurrency: 7,
+    theme: 'dark',
+  });
   // An output folder that is a file is named before any batch could pay for results it cannot place.
   const outputDir = page.getByTestId('outputDir');
   await outputDir.fill(join(home, 'settings.json'));
   await outputDir.blur();
-  await expect(page.getByTestId('outputDir-error')).toHaveText(`${join(home, 'settings.json')} is a file, not a folder`);
+  await expect(page.getByTestId('outputDir-error')).toHaveText(
+    `${join(home, 'settings.json')} is a file, not a folder`,
+  );
   await expect(outputDir).toHaveAttribute('aria-invalid', 'true');
-  await expect(outputDir).toHaveAccessibleDescription(`${join(home, 'settings.json')} is a file, not a folder The stored value, empty (the default), stays in use until a valid one is entered.`);
+  await expect(outputDir).toHaveAccessibleDescription(
+    `${join(home, 'settings.json')} is a file, not a folder The stored value, empty (the default), stays in use until a valid one is entered.`,
+  );
   await outputDir.fill('relative/results');
   await outputDir.blur();
   await expect(page.getByTestId('outputDir-error')).toContainText('must be a full path');
@@ -86,7 +99,9 @@ test('a settings change goes through the bridge into the core and survives a res
   await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');
 });
 
-test('at 1024x700, an empty or refused Jobs at once names the stored value still in use, and a save is confirmed in sight', async ({ page }) => {
+test('at 1024x700, an empty or refused Jobs at once names the stored value still in use, and a save is confirmed in sight', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   const home = newHome();
   host = await startHost(home);
@@ -146,7 +161,9 @@ test('settings that cannot be read say why and offer Try again instead of loadin
   expect(errors).toEqual([]);
 });
 
-test('a stored value this build cannot use is named on the Settings screen with why and that the default is in use, until a save replaces it', async ({ page }) => {
+test('a stored value this build cannot use is named on the Settings screen with why and that the default is in use, until a save replaces it', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   const home = newHome();
   const file = join(home, 'settings.json');
@@ -154,7 +171,9 @@ test('a stored value this build cannot use is named on the Settings screen with 
   writeFileSync(file, JSON.stringify({ concurrency: 99, theme: 'dark' }));
   host = await startHost(home);
   await page.goto(`${host.url}#settings`);
-  await expect(page.getByTestId('settings-ignored-item')).toHaveText(['concurrency: the stored value 99 was not used (must be at most 32); the default is in use.']);
+  await expect(page.getByTestId('settings-ignored-item')).toHaveText([
+    'concurrency: the stored value 99 was not used (must be at most 32); the default is in use.',
+  ]);
   await expect(page.getByTestId('concurrency')).toHaveValue('4');
   await expect(page.getByTestId('theme')).toHaveValue('dark');
 
@@ -166,7 +185,9 @@ test('a stored value this build cannot use is named on the Settings screen with 
   expect(errors).toEqual([]);
 });
 
-test('a host started over an unreadable settings.json runs on the defaults, says why, and keeps the file until a save puts it aside', async ({ page }) => {
+test('a host started over an unreadable settings.json runs on the defaults, says why, and keeps the file until a save puts it aside', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   const home = newHome();
   const file = join(home, 'settings.json');
@@ -189,13 +210,17 @@ test('a host started over an unreadable settings.json runs on the defaults, says
   await expect(page.getByTestId('settings-error')).toHaveCount(0);
   const kept = readdirSync(home).find((n) => n.startsWith('settings.json.bad-'));
   expect(kept).toBeDefined();
-  await expect(page.getByTestId('settings-kept')).toHaveText(`The settings file that could not be read is kept as ${join(home, kept!)}.`);
+  await expect(page.getByTestId('settings-kept')).toHaveText(
+    `The settings file that could not be read is kept as ${join(home, kept!)}.`,
+  );
   expect(readFileSync(join(home, kept!), 'utf8')).toBe(broken);
   expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ concurrency: 6 });
   expect(errors).toEqual([]);
 });
 
-test('an API key that cannot be cleared or replaced says so, and the stored key stays shown as stored', async ({ page }) => {
+test('an API key that cannot be cleared or replaced says so, and the stored key stays shown as stored', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   // A keychain entry of this test's own, so a developer's real key is never touched.
   const keychain = { MEDIADESK_KEYCHAIN_SERVICE: `MediaDesk-e2e-keyfail-${process.pid}` };
@@ -213,12 +238,16 @@ test('an API key that cannot be cleared or replaced says so, and the stored key 
     await host.stop();
     await reconnecting;
     await page.getByRole('button', { name: 'Clear', exact: true }).click();
-    await expect(page.getByTestId('key-message')).toHaveText(/^The key was not cleared: .*cannot reach the MediaDesk host/);
+    await expect(page.getByTestId('key-message')).toHaveText(
+      /^The key was not cleared: .*cannot reach the MediaDesk host/,
+    );
     await expect(page.getByTestId('key-status')).toHaveText(status);
 
     await page.locator('#key-input').fill('sandbox-editor');
     await page.getByRole('button', { name: 'Replace', exact: true }).click();
-    await expect(page.getByTestId('key-message')).toHaveText(/^The key was not stored: .*cannot reach the MediaDesk host/);
+    await expect(page.getByTestId('key-message')).toHaveText(
+      /^The key was not stored: .*cannot reach the MediaDesk host/,
+    );
     await expect(page.getByTestId('key-status')).toHaveText(status);
     // What was typed stays, to send again once the host answers.
     await expect(page.locator('#key-input')).toHaveValue('sandbox-editor');
@@ -230,7 +259,9 @@ test('an API key that cannot be cleared or replaced says so, and the stored key 
   }
 });
 
-test('a key removed is said to be removed even when the status read after it fails; that failure is said apart', async ({ page }) => {
+test('a key removed is said to be removed even when the status read after it fails; that failure is said apart', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   const keychain = { MEDIADESK_KEYCHAIN_SERVICE: `MediaDesk-e2e-keyreread-${process.pid}` };
   host = await startHost(newHome(), keychain);
@@ -241,7 +272,14 @@ test('a key removed is said to be removed even when the status read after it fai
     const server = ws.connectToServer();
     ws.onMessage((m) => {
       const msg = JSON.parse(String(m));
-      if (failStatus && msg.cmd === 'key.status') ws.send(JSON.stringify({ id: msg.id, ok: false, error: { code: 'unavailable', message: 'the OS keychain did not answer' } }));
+      if (failStatus && msg.cmd === 'key.status')
+        ws.send(
+          JSON.stringify({
+            id: msg.id,
+            ok: false,
+            error: { code: 'unavailable', message: 'the OS keychain did not answer' },
+          }),
+        );
       else server.send(m);
     });
     server.onMessage((m) => ws.send(m));
@@ -254,7 +292,9 @@ test('a key removed is said to be removed even when the status read after it fai
 
     failStatus = true;
     await page.getByRole('button', { name: 'Clear', exact: true }).click();
-    await expect(page.getByTestId('key-message')).toHaveText('Key removed; could not re-read the keychain status: the OS keychain did not answer');
+    await expect(page.getByTestId('key-message')).toHaveText(
+      'Key removed; could not re-read the keychain status: the OS keychain did not answer',
+    );
     // What the clear made known, not the key from before it.
     await expect(page.getByTestId('key-status')).toHaveText('No API key is set: the app uses the built-in Sandbox.');
     expect(await desk(host, 'key.status')).toMatchObject({ set: false });
@@ -264,7 +304,9 @@ test('a key removed is said to be removed even when the status read after it fai
   }
 });
 
-test('a change made while the host is gone, before the tab tries it again, is refused at once and says why: never left waiting', async ({ page }) => {
+test('a change made while the host is gone, before the tab tries it again, is refused at once and says why: never left waiting', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   host = await startHost(newHome());
   await page.goto(`${host.url}#settings`);
@@ -272,18 +314,26 @@ test('a change made while the host is gone, before the tab tries it again, is re
   // The tab asks the page whether the host came back before it reconnects: held, the tab stays
   // between "closed" and its next try for as long as the test needs.
   const held: Route[] = [];
-  await page.route((url) => url.pathname === '/' && url.searchParams.has('token'), (route) => void held.push(route));
+  await page.route(
+    (url) => url.pathname === '/' && url.searchParams.has('token'),
+    (route) => void held.push(route),
+  );
   await host.stop();
   await expect(page.getByTestId('host-down')).toBeVisible();
   await expect.poll(() => held.length).toBe(1);
   await page.getByTestId('concurrency').fill('6');
   await page.getByTestId('concurrency').press('Tab');
-  await expect(page.getByTestId('concurrency-error')).toHaveText(/the MediaDesk host is not answering \(it stopped or is restarting\); try again once it is back/);
+  await expect(page.getByTestId('concurrency-error')).toHaveText(
+    /the MediaDesk host is not answering \(it stopped or is restarting\); try again once it is back/,
+  );
   for (const r of held) await r.abort();
   expect(errors).toEqual([]);
 });
 
-test('a reload keeps working without the token in the address bar; another browser without it is refused', async ({ page, browser }) => {
+test('a reload keeps working without the token in the address bar; another browser without it is refused', async ({
+  page,
+  browser,
+}) => {
   host = await startHost(newHome());
   await page.goto(`${host.url}#settings`);
   await expect(page.getByTestId('concurrency')).toBeVisible();
@@ -305,22 +355,30 @@ test('a reload keeps working without the token in the address bar; another brows
   }
 });
 
-test('a tab of a host that was restarted says to open the new URL instead of reconnecting forever', async ({ page }) => {
+test('a tab of a host that was restarted says to open the new URL instead of reconnecting forever', async ({
+  page,
+}) => {
   const home = newHome();
   host = await startHost(home);
   await page.goto(`${host.url}#settings`);
   await expect(page.getByTestId('concurrency')).toBeVisible();
   await host.stop();
-  await expect(page.getByTestId('host-down')).toHaveText('The MediaDesk host is not answering: it stopped or is restarting. Reconnecting…');
+  await expect(page.getByTestId('host-down')).toHaveText(
+    'The MediaDesk host is not answering: it stopped or is restarting. Reconnecting…',
+  );
   // A new launch on the same port has a new token: the old tab's is refused.
   host = await startHost(home, {}, Number(new URL(host.origin).port));
-  await expect(page.getByTestId('host-down')).toHaveText('The MediaDesk host restarted with a new address: open the URL it printed.');
+  await expect(page.getByTestId('host-down')).toHaveText(
+    'The MediaDesk host restarted with a new address: open the URL it printed.',
+  );
   // It stays that way: no more attempts with the old token.
   let attempts = 0;
   page.on('websocket', () => attempts++);
   await page.waitForTimeout(1500);
   expect(attempts).toBe(0);
-  await expect(page.getByTestId('host-down')).toHaveText('The MediaDesk host restarted with a new address: open the URL it printed.');
+  await expect(page.getByTestId('host-down')).toHaveText(
+    'The MediaDesk host restarted with a new address: open the URL it printed.',
+  );
   // The URL it printed brings the tab back.
   await page.goto(`${host.url}#settings`);
   await expect(page.getByTestId('concurrency')).toBeVisible();

@@ -8,14 +8,23 @@ import sharp from 'sharp';
 // Shared with the unit tests that start the host as a process.
 export { desk } from './host.ts';
 
-export interface SandboxProcess { url: string; env: NodeJS.ProcessEnv; child: ChildProcess; stop(): Promise<void> }
+export interface SandboxProcess {
+  url: string;
+  env: NodeJS.ProcessEnv;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
 
 /**
  * The Sandbox as its own process with a short task duration, so the host can be killed and
  * restarted while tasks stay on the server. The host reaches it through MEDIADESK_API_URL.
  */
 export async function startSandboxProcess(taskDurationMs = 500): Promise<SandboxProcess> {
-  const child = spawn(process.execPath, ['bin/mediadesk.js', 'sandbox', '--port', '0', '--task-duration-ms', String(taskDurationMs)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    ['bin/mediadesk.js', 'sandbox', '--port', '0', '--task-duration-ms', String(taskDurationMs)],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += d));
   const first = await new Promise<string>((resolve, reject) => {
@@ -28,27 +37,35 @@ export async function startSandboxProcess(taskDurationMs = 500): Promise<Sandbox
     url,
     env: { MEDIADESK_API_URL: url, MEDIADESK_API_KEY: 'sandbox-owner' },
     child,
-    stop: () => new Promise((resolve) => {
-      if (child.exitCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-    }),
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
   };
 }
 
 async function sandboxControl(sandboxUrl: string, route: string, body: unknown) {
-  const res = await fetch(`${sandboxUrl}/__sandbox/${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${sandboxUrl}/__sandbox/${route}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   if (!res.ok) throw new Error(`${route}: ${res.status} ${await res.text()}`);
 }
 
-export const setFaults = (sandboxUrl: string, patch: Record<string, unknown>) => sandboxControl(sandboxUrl, 'faults', patch);
+export const setFaults = (sandboxUrl: string, patch: Record<string, unknown>) =>
+  sandboxControl(sandboxUrl, 'faults', patch);
 
 /** The service reprices an app (null: serves it with no cost at all). */
-export const setAppCost = (sandboxUrl: string, appId: string, cost: number | null) => sandboxControl(sandboxUrl, `apps/${appId}/cost`, { cost });
+export const setAppCost = (sandboxUrl: string, appId: string, cost: number | null) =>
+  sandboxControl(sandboxUrl, `apps/${appId}/cost`, { cost });
 
 /** Requests the Sandbox was sent, by `METHOD /route`. */
 async function sandboxRequests(sandboxUrl: string): Promise<Record<string, number>> {
-  return ((await (await fetch(`${sandboxUrl}/__sandbox/stats`)).json()) as { requests: Record<string, number> }).requests;
+  return ((await (await fetch(`${sandboxUrl}/__sandbox/stats`)).json()) as { requests: Record<string, number> })
+    .requests;
 }
 
 /** How many app runs the Sandbox was sent: what the user paid for. */
@@ -58,7 +75,9 @@ export async function appRunPosts(sandboxUrl: string): Promise<number> {
 
 /** How many POSTs (creates, uploads, app runs) the Sandbox was sent: anything that could be paid for. */
 export async function sandboxPosts(sandboxUrl: string): Promise<number> {
-  return Object.entries(await sandboxRequests(sandboxUrl)).filter(([route]) => route.startsWith('POST ')).reduce((a, [, n]) => a + n, 0);
+  return Object.entries(await sandboxRequests(sandboxUrl))
+    .filter(([route]) => route.startsWith('POST '))
+    .reduce((a, [, n]) => a + n, 0);
 }
 
 /** Small distinct PNGs (64x48), `count` of them, half in a subfolder so mirroring shows. */
@@ -67,7 +86,11 @@ export async function makeImages(dir: string, count: number): Promise<string[]> 
   const out: string[] = [];
   for (let i = 0; i < count; i++) {
     const p = join(dir, i % 2 ? 'sub' : '', `img-${String(i).padStart(2, '0')}.png`);
-    await sharp({ create: { width: 64, height: 48, channels: 3, background: { r: (i * 37) % 255, g: (i * 91) % 255, b: 180 } } }).png().toFile(p);
+    await sharp({
+      create: { width: 64, height: 48, channels: 3, background: { r: (i * 37) % 255, g: (i * 91) % 255, b: 180 } },
+    })
+      .png()
+      .toFile(p);
     out.push(p);
   }
   return out;

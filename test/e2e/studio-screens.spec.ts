@@ -9,7 +9,9 @@ test.afterEach(async () => {
   await host?.stop();
 });
 
-test('change camera: a visual, keyboard-driven control; the studio fits 1024x700 in the dark theme', async ({ page }) => {
+test('change camera: a visual, keyboard-driven control; the studio fits 1024x700 in the dark theme', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   host = await startHost(newHome());
   await page.goto(`${host.url}#studio`);
@@ -54,7 +56,9 @@ test('a LoRA style used beside a reference image is flagged: the service ignores
   const errors = watchErrors(page);
   host = await startHost(newHome());
   const ref = join(host.home, 'look.png');
-  await sharp({ create: { width: 256, height: 256, channels: 3, background: '#8a5' } }).png().toFile(ref);
+  await sharp({ create: { width: 256, height: 256, channels: 3, background: '#8a5' } })
+    .png()
+    .toFile(ref);
   await page.goto(`${host.url}#studio`);
   await page.getByTestId('tool-select').selectOption('hires');
   await page.getByTestId('tool-form').locator('[data-field="style_reference"] input[type="file"]').setInputFiles(ref);
@@ -63,7 +67,9 @@ test('a LoRA style used beside a reference image is flagged: the service ignores
   await page.getByTestId('nav-loras').click();
   await page.getByRole('button', { name: 'Use Watercolor' }).click();
   await expect(page.getByTestId('styling-style')).toHaveText('Watercolor');
-  await expect(page.getByTestId('warning-styling')).toContainText('the LoRA style is ignored while a structure or style reference image is set');
+  await expect(page.getByTestId('warning-styling')).toContainText(
+    'the LoRA style is ignored while a structure or style reference image is set',
+  );
 
   await page.getByRole('button', { name: 'Clear Style reference' }).click();
   await expect(page.getByTestId('warning-styling')).toHaveCount(0);

@@ -1,12 +1,36 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, relative } from 'node:path';
 import { expect, test, type Page, type Route } from '@playwright/test';
 import sharp from 'sharp';
 import { dropFiles, newHome, startHost, watchLiveRegions, type HostHandle } from './host.ts';
-import { desk, makeImages, sandboxPosts, setFaults, shot, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
+import {
+  desk,
+  makeImages,
+  sandboxPosts,
+  setFaults,
+  shot,
+  startSandboxProcess,
+  watchErrors,
+  type SandboxProcess,
+} from './studio-helpers.ts';
 
-interface Job { state: string; input: string | null; relDir: string; outputs: string[]; invalid: { field: string; reason: string }[] }
+interface Job {
+  state: string;
+  input: string | null;
+  relDir: string;
+  outputs: string[];
+  invalid: { field: string; reason: string }[];
+}
 
 let host: HostHandle;
 let sandbox: SandboxProcess;
@@ -15,7 +39,9 @@ test.afterEach(async () => {
   await sandbox?.stop();
 });
 
-test('a folder of 20 images upscaled x4: live progress, then all 20 results on disk and in the gallery', async ({ page }) => {
+test('a folder of 20 images upscaled x4: live progress, then all 20 results on disk and in the gallery', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   sandbox = await startSandboxProcess(500);
   host = await startHost(newHome(), sandbox.env);
@@ -67,7 +93,9 @@ test('a folder of 20 images upscaled x4: live progress, then all 20 results on d
   expect(errors).toEqual([]);
 });
 
-test('a bad parameter: the catalogue bound shows at once, and the server\'s 400 shows beside its field', async ({ page }) => {
+test("a bad parameter: the catalogue bound shows at once, and the server's 400 shows beside its field", async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   sandbox = await startSandboxProcess(300);
   host = await startHost(newHome(), sandbox.env);
@@ -98,7 +126,9 @@ test('a bad parameter: the catalogue bound shows at once, and the server\'s 400 
   expect(errors).toEqual([]);
 });
 
-test('the LoRA catalogue down (503): the gallery says so and offers to try again, which loads it once it is back', async ({ page }) => {
+test('the LoRA catalogue down (503): the gallery says so and offers to try again, which loads it once it is back', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   sandbox = await startSandboxProcess(300);
   host = await startHost(newHome(), sandbox.env);
@@ -114,7 +144,9 @@ test('the LoRA catalogue down (503): the gallery says so and offers to try again
   expect(errors).toEqual([]);
 });
 
-test('the LoRA gallery filters, and "use" puts a LoRA into the generator, whose task then completes', async ({ page }) => {
+test('the LoRA gallery filters, and "use" puts a LoRA into the generator, whose task then completes', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   sandbox = await startSandboxProcess(300);
   host = await startHost(newHome(), sandbox.env);
@@ -162,14 +194,24 @@ test('the LoRA gallery filters, and "use" puts a LoRA into the generator, whose 
 
   // Aspect ratios read as people write them; the value sent stays the API's.
   const aspect = page.getByTestId('field-aspect_ratio');
-  await expect(aspect.locator('option')).toContainText(['Square 1:1', 'Classic 4:3', 'Traditional 3:4', 'Widescreen 16:9', 'Social story 9:16', 'Smartphone horizontal 20:9']);
+  await expect(aspect.locator('option')).toContainText([
+    'Square 1:1',
+    'Classic 4:3',
+    'Traditional 3:4',
+    'Widescreen 16:9',
+    'Social story 9:16',
+    'Smartphone horizontal 20:9',
+  ]);
   await aspect.selectOption({ label: 'Classic 4:3' });
 
   await page.getByTestId('field-prompt').fill('a small friendly robot in a greenhouse');
   await page.getByTestId('start').click();
   await expect(page.getByTestId('last-batch')).toContainText('Batch done', { timeout: 30_000 });
   const batches = await desk<{ id: string; params: Record<string, unknown> }[]>(host, 'batches.list', {});
-  expect(batches[0].params.styling).toEqual({ characters: [{ id: '6', strength: 85 }], styles: [{ name: 'Watercolor', strength: 80 }] });
+  expect(batches[0].params.styling).toEqual({
+    characters: [{ id: '6', strength: 85 }],
+    styles: [{ name: 'Watercolor', strength: 80 }],
+  });
   expect(batches[0].params.aspect_ratio).toBe('classic_4_3');
   const { jobs } = await desk<{ jobs: Job[] }>(host, 'jobs.list', { batchId: batches[0].id });
   expect(jobs[0].state).toBe('done');
@@ -205,11 +247,18 @@ test('a job killed mid-run shows up correctly after a restart of the host, then 
   await expect(page.getByTestId('last-batch')).toContainText('/2');
 
   // Kill the host once both tasks exist on the server (running, task ids stored).
-  await expect.poll(async () => {
-    const batches = await desk<{ id: string }[]>(host, 'batches.list', {});
-    const { jobs } = await desk<{ jobs: (Job & { taskId: string | null })[] }>(host, 'jobs.list', { batchId: batches[0].id });
-    return jobs.filter((j) => j.state === 'running' && j.taskId).length;
-  }, { timeout: 20_000, intervals: [100] }).toBe(2);
+  await expect
+    .poll(
+      async () => {
+        const batches = await desk<{ id: string }[]>(host, 'batches.list', {});
+        const { jobs } = await desk<{ jobs: (Job & { taskId: string | null })[] }>(host, 'jobs.list', {
+          batchId: batches[0].id,
+        });
+        return jobs.filter((j) => j.state === 'running' && j.taskId).length;
+      },
+      { timeout: 20_000, intervals: [100] },
+    )
+    .toBe(2);
   await host.stop('SIGKILL');
   // The page says the host is gone (its background calls fail quietly meanwhile), and recovers.
   await expect(page.getByTestId('host-down')).toContainText('The MediaDesk host is not answering');
@@ -220,7 +269,8 @@ test('a job killed mid-run shows up correctly after a restart of the host, then 
   const states = page.getByTestId('job-row');
   await expect(states).toHaveCount(2);
   // Still the same tasks: running (or already downloading), never resubmitted or lost.
-  for (const s of await states.evaluateAll((rows) => rows.map((r) => r.getAttribute('data-state')))) expect(['running', 'downloading', 'done']).toContain(s);
+  for (const s of await states.evaluateAll((rows) => rows.map((r) => r.getAttribute('data-state'))))
+    expect(['running', 'downloading', 'done']).toContain(s);
   await expect(page.getByTestId('batch-count')).toHaveText('2/2', { timeout: 30_000 });
   await expect(page.locator('[data-testid=job-row][data-state=done]')).toHaveCount(2);
   const batches = await desk<{ id: string }[]>(host, 'batches.list', {});
@@ -258,13 +308,17 @@ test('a folder with nothing to run says so, and leaves no empty batch in the que
   await expect(page.getByTestId('last-batch')).toContainText('Nothing to run');
   await expect(page.getByTestId('last-batch')).toContainText('No input can be used by this tool: no job was queued.');
   // Each named below the folder they share, so the two in subfolders read apart.
-  await expect(page.getByTestId('last-batch').locator('details li')).toHaveText(['a/notes.txt', 'b/notes.txt', 'notes.txt'].map((n) => `rejected ${n}: this tool does not take .txt files`));
+  await expect(page.getByTestId('last-batch').locator('details li')).toHaveText(
+    ['a/notes.txt', 'b/notes.txt', 'notes.txt'].map((n) => `rejected ${n}: this tool does not take .txt files`),
+  );
   await expect(page.getByTestId('start-error')).toBeHidden();
   expect(await desk<unknown[]>(host, 'batches.list', {})).toEqual([]);
   expect(errors).toEqual([]);
 });
 
-test('removing an input moves focus to the next Remove button, then the previous, then the path field', async ({ page }) => {
+test('removing an input moves focus to the next Remove button, then the previous, then the path field', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   host = await startHost(newHome());
   const root = mkdtempSync(join(tmpdir(), 'md-remove-'));
@@ -288,7 +342,9 @@ test('removing an input moves focus to the next Remove button, then the previous
   expect(errors).toEqual([]);
 });
 
-test('a dropped folder with a file the host refuses: the others become the input, four copied at a time with a count, and the refused one is named', async ({ page }) => {
+test('a dropped folder with a file the host refuses: the others become the input, four copied at a time with a count, and the refused one is named', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   const home = newHome();
   host = await startHost(home);
@@ -304,7 +360,11 @@ test('a dropped folder with a file the host refuses: the others become the input
   await status.evaluate((el) => {
     const seen: string[] = [];
     (window as unknown as { seen: string[] }).seen = seen;
-    new MutationObserver(() => seen.push(el.textContent!.trim())).observe(el, { subtree: true, childList: true, characterData: true });
+    new MutationObserver(() => seen.push(el.textContent!.trim())).observe(el, {
+      subtree: true,
+      childList: true,
+      characterData: true,
+    });
   });
 
   // The uploads are held in the browser (then sent on, unchanged) until four are out at once:
@@ -321,17 +381,35 @@ test('a dropped folder with a file the host refuses: the others become the input
 
   await expect(status).toHaveText('1 input, 8 files');
   const seen = await page.evaluate(() => (window as unknown as { seen: string[] }).seen);
-  expect(seen.some((t) => /^Copying [1-8] of 9 files…/.test(t)), seen.join(' | ')).toBe(true);
+  expect(
+    seen.some((t) => /^Copying [1-8] of 9 files…/.test(t)),
+    seen.join(' | '),
+  ).toBe(true);
   await expect(page.getByRole('list', { name: 'Inputs' }).getByRole('listitem')).toHaveText([/^shoot\s*· 8 files/]);
   const note = page.getByTestId('not-copied');
-  await expect(note.locator('summary')).toHaveText('1 of 9 dropped files could not be copied; the others are in the inputs');
-  await expect(note.locator('li')).toHaveText(['not copied sub/../escape.png: not a relative file path inside the drop (a "." or ".." part, or no name)']);
+  await expect(note.locator('summary')).toHaveText(
+    '1 of 9 dropped files could not be copied; the others are in the inputs',
+  );
+  await expect(note.locator('li')).toHaveText([
+    'not copied sub/../escape.png: not a relative file path inside the drop (a "." or ".." part, or no name)',
+  ]);
   await expect(page.getByTestId('start')).toBeEnabled();
 
   // The inbox holds the eight, and nothing of the refused file, inside the drop or above it.
   const inbox = join(home, 'inbox');
-  const stored = readdirSync(inbox, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => relative(inbox, join(e.parentPath, e.name)));
-  expect(stored.map((p) => p.split(/[\\/]/).slice(1).join('/')).sort()).toEqual(['shoot/img-00.png', 'shoot/img-02.png', 'shoot/img-04.png', 'shoot/img-06.png', 'shoot/sub/img-01.png', 'shoot/sub/img-03.png', 'shoot/sub/img-05.png', 'shoot/sub/img-07.png']);
+  const stored = readdirSync(inbox, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => relative(inbox, join(e.parentPath, e.name)));
+  expect(stored.map((p) => p.split(/[\\/]/).slice(1).join('/')).sort()).toEqual([
+    'shoot/img-00.png',
+    'shoot/img-02.png',
+    'shoot/img-04.png',
+    'shoot/img-06.png',
+    'shoot/sub/img-01.png',
+    'shoot/sub/img-03.png',
+    'shoot/sub/img-05.png',
+    'shoot/sub/img-07.png',
+  ]);
 
   // The note goes with its input.
   await page.getByRole('button', { name: 'Remove shoot' }).click();
@@ -339,7 +417,9 @@ test('a dropped folder with a file the host refuses: the others become the input
   expect(errors).toEqual([]);
 });
 
-test('dropped files the browser can no longer read, or a second of one name: the others are added and each failed one named; when none can be read, the drop is an error', async ({ page }) => {
+test('dropped files the browser can no longer read, or a second of one name: the others are added and each failed one named; when none can be read, the drop is an error', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   host = await startHost(newHome());
   const imgs = await makeImages(mkdtempSync(join(tmpdir(), 'md-gone-')), 4);
@@ -363,13 +443,21 @@ test('dropped files the browser can no longer read, or a second of one name: the
   const [twin] = await makeImages(mkdtempSync(join(tmpdir(), 'md-twin-')), 1);
   await dropFiles(page, [imgs[0], twin, imgs[2]]);
   await expect(status).toHaveText('2 inputs, 5 files');
-  await expect(page.getByRole('list', { name: 'Inputs' }).getByRole('listitem').nth(1)).toHaveText(/^2 files\s*· 2 files/);
-  await expect(page.getByTestId('not-copied').locator('summary')).toHaveText('1 of 3 dropped files could not be copied; the others are in the inputs');
-  await expect(page.getByTestId('not-copied').locator('li')).toHaveText(['not copied img-00.png: a file of this path was already copied in this drop']);
+  await expect(page.getByRole('list', { name: 'Inputs' }).getByRole('listitem').nth(1)).toHaveText(
+    /^2 files\s*· 2 files/,
+  );
+  await expect(page.getByTestId('not-copied').locator('summary')).toHaveText(
+    '1 of 3 dropped files could not be copied; the others are in the inputs',
+  );
+  await expect(page.getByTestId('not-copied').locator('li')).toHaveText([
+    'not copied img-00.png: a file of this path was already copied in this drop',
+  ]);
   expect(errors).toEqual([]);
 });
 
-test('a picked folder with a note named photo.png: before Start, 4 images ready and the note skipped with its reason; Start sends only the 4 to the Sandbox', async ({ page }) => {
+test('a picked folder with a note named photo.png: before Start, 4 images ready and the note skipped with its reason; Start sends only the 4 to the Sandbox', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   sandbox = await startSandboxProcess(300);
   host = await startHost(newHome(), sandbox.env);
@@ -400,7 +488,9 @@ test('a picked folder with a note named photo.png: before Start, 4 images ready 
   expect(errors).toEqual([]);
 });
 
-test('a typed folder of many files says it is checking, and a newer selection replaces the older check', async ({ page }) => {
+test('a typed folder of many files says it is checking, and a newer selection replaces the older check', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   host = await startHost(newHome());
   const root = mkdtempSync(join(tmpdir(), 'md-check-many-'));
@@ -437,7 +527,7 @@ async function upscaleTwoAndANote(page: Page, taskDurationMs: number, dir: strin
   await page.getByTestId('start').click();
 }
 
-test('the last Start\'s progress and its rejected files are still shown after a look at the Queue', async ({ page }) => {
+test("the last Start's progress and its rejected files are still shown after a look at the Queue", async ({ page }) => {
   const errors = watchErrors(page);
   await upscaleTwoAndANote(page, 120_000, mkdtempSync(join(tmpdir(), 'md-back-')));
   const last = page.getByTestId('last-batch');
@@ -454,12 +544,16 @@ test('the last Start\'s progress and its rejected files are still shown after a 
   expect(errors).toEqual([]);
 });
 
-test('before/after of a portrait photo edited to a square: the original fills the result\'s frame, and the slider works by keyboard', async ({ page }) => {
+test("before/after of a portrait photo edited to a square: the original fills the result's frame, and the slider works by keyboard", async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   sandbox = await startSandboxProcess(300);
   host = await startHost(newHome(), sandbox.env);
   const dir = mkdtempSync(join(tmpdir(), 'md-aspect-'));
-  await sharp({ create: { width: 60, height: 120, channels: 3, background: { r: 220, g: 20, b: 20 } } }).png().toFile(join(dir, 'tall.png'));
+  await sharp({ create: { width: 60, height: 120, channels: 3, background: { r: 220, g: 20, b: 20 } } })
+    .png()
+    .toFile(join(dir, 'tall.png'));
   await page.goto(`${host.url}#studio`);
   await page.getByTestId('tool-select').selectOption('editor');
   await page.getByTestId('field-prompt').fill('make it blue');
@@ -471,10 +565,12 @@ test('before/after of a portrait photo edited to a square: the original fills th
   const ba = page.getByTestId('before-after');
   await expect(ba.getByRole('img', { name: 'Result' })).toHaveJSProperty('complete', true);
   // The frame has the result's shape (1024x1024).
-  await expect.poll(async () => {
-    const b = (await ba.boundingBox())!;
-    return Math.round((b.width / b.height) * 100);
-  }).toBe(100);
+  await expect
+    .poll(async () => {
+      const b = (await ba.boundingBox())!;
+      return Math.round((b.width / b.height) * 100);
+    })
+    .toBe(100);
 
   const slider = ba.getByRole('slider', { name: 'Reveal original' });
   await slider.focus();
@@ -487,7 +583,12 @@ test('before/after of a portrait photo edited to a square: the original fills th
     const i = (Math.floor(info.height * fy) * info.width + Math.floor(info.width * fx)) * info.channels;
     return [data[i], data[i + 1], data[i + 2]];
   };
-  for (const [fx, fy] of [[0.1, 0.5], [0.5, 0.5], [0.9, 0.5], [0.3, 0.3]]) {
+  for (const [fx, fy] of [
+    [0.1, 0.5],
+    [0.5, 0.5],
+    [0.9, 0.5],
+    [0.3, 0.3],
+  ]) {
     const [r, g, b] = at(fx, fy);
     expect(r > 180 && g < 60 && b < 60, `pixel at ${fx},${fy} is ${r},${g},${b}`).toBe(true);
   }
@@ -496,7 +597,9 @@ test('before/after of a portrait photo edited to a square: the original fills th
   expect(errors).toEqual([]);
 });
 
-test('an output folder that cannot be used is said once, beside that field, and goes with the next Start', async ({ page }) => {
+test('an output folder that cannot be used is said once, beside that field, and goes with the next Start', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   host = await startHost(newHome());
   const dir = mkdtempSync(join(tmpdir(), 'md-outfile-'));
@@ -512,7 +615,9 @@ test('an output folder that cannot be used is said once, beside that field, and 
   await expect(page.getByTestId('start-error')).toHaveText(`output folder: ${file} is a file, not a folder`);
   // The field is marked and described by the message; the tool's settings do not repeat it.
   await expect(page.getByTestId('out-dir')).toHaveAttribute('aria-invalid', 'true');
-  await expect(page.getByTestId('out-dir')).toHaveAccessibleDescription(`output folder: ${file} is a file, not a folder`);
+  await expect(page.getByTestId('out-dir')).toHaveAccessibleDescription(
+    `output folder: ${file} is a file, not a folder`,
+  );
   await expect(page.getByRole('alert').filter({ hasText: /\S/ })).toHaveCount(1);
   await page.getByTestId('out-dir').fill(join(dir, 'out'));
   await page.getByTestId('start').click();
@@ -527,10 +632,17 @@ test('opening a result deleted since says so as an alert, naming the file', asyn
   host = await startHost(newHome());
   const dir = mkdtempSync(join(tmpdir(), 'md-gone-'));
   await makeImages(join(dir, 'in'), 1);
-  const r = await desk<{ batch: { id: string } }>(host, 'batches.start', { tool: 'upscaler-precision', inputs: [join(dir, 'in')], params: {}, outDir: join(dir, 'out') });
+  const r = await desk<{ batch: { id: string } }>(host, 'batches.start', {
+    tool: 'upscaler-precision',
+    inputs: [join(dir, 'in')],
+    params: {},
+    outDir: join(dir, 'out'),
+  });
   await page.goto(`${host.url}#results`);
   await expect(page.getByTestId('result-batch')).toContainText('1 of 1 done', { timeout: 30_000 });
-  const { jobs: [job] } = await desk<{ jobs: Job[] }>(host, 'jobs.list', { batchId: r.batch.id });
+  const {
+    jobs: [job],
+  } = await desk<{ jobs: Job[] }>(host, 'jobs.list', { batchId: r.batch.id });
   rmSync(job.outputs[0]);
   await page.getByRole('button', { name: 'Open', exact: true }).click();
   await expect(page.getByRole('alert')).toHaveText(`${job.outputs[0]} does not exist (moved or deleted since)`);
@@ -560,7 +672,9 @@ test('a batch whose jobs all failed is in Results, saying what is missing and wh
   await page.getByRole('button', { name: 'See why in the Queue' }).click();
   await expect(page.locator('[data-testid=job-row][data-state=failed]')).toHaveCount(2);
   // The job detail says what happened and what to do, in the words `mediadesk jobs` prints.
-  await expect(page.getByTestId('job-error')).toHaveText('The task failed on the server (nothing to download). Retry submits it again (a new task).');
+  await expect(page.getByTestId('job-error')).toHaveText(
+    'The task failed on the server (nothing to download). Retry submits it again (a new task).',
+  );
   // Fixed (the server works again) and retried: the message goes with the failure.
   await setFaults(sandbox.url, { failureRate: 0 });
   await page.getByTestId('batch-retry').click();
@@ -569,7 +683,9 @@ test('a batch whose jobs all failed is in Results, saying what is missing and wh
   expect(errors).toEqual([]);
 });
 
-test('a shoot copied off a Mac, a PC and a NAS: the junk beside the photos is left out by name, not counted as inputs that never run', async ({ page }) => {
+test('a shoot copied off a Mac, a PC and a NAS: the junk beside the photos is left out by name, not counted as inputs that never run', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   sandbox = await startSandboxProcess(300);
   host = await startHost(newHome(), sandbox.env);
@@ -577,8 +693,11 @@ test('a shoot copied off a Mac, a PC and a NAS: the junk beside the photos is le
   await makeImages(dir, 4);
   // What Finder, Explorer and a Synology leave there: none of it is a photo the user shot.
   mkdirSync(join(dir, '@eaDir', 'img-00.png'), { recursive: true });
-  await sharp({ create: { width: 64, height: 48, channels: 3, background: '#555' } }).jpeg().toFile(join(dir, '@eaDir', 'img-00.png', 'SYNOPHOTO_THUMB_M.jpg'));
-  for (const junk of ['.DS_Store', '._img-00.png', 'Thumbs.db', 'sub/desktop.ini']) writeFileSync(join(dir, junk), 'not a photo');
+  await sharp({ create: { width: 64, height: 48, channels: 3, background: '#555' } })
+    .jpeg()
+    .toFile(join(dir, '@eaDir', 'img-00.png', 'SYNOPHOTO_THUMB_M.jpg'));
+  for (const junk of ['.DS_Store', '._img-00.png', 'Thumbs.db', 'sub/desktop.ini'])
+    writeFileSync(join(dir, junk), 'not a photo');
 
   await page.goto(`${host.url}#studio`);
   await page.getByTestId('tool-select').selectOption('upscaler-precision');
@@ -586,7 +705,15 @@ test('a shoot copied off a Mac, a PC and a NAS: the junk beside the photos is le
   await expect(page.getByTestId('input-status')).toHaveText('1 input, 4 files');
   await expect(page.getByTestId('left-out')).toContainText('Left out 5 hidden or system files (');
   const named = (await page.getByTestId('left-out').getAttribute('title'))!.split('\n').sort();
-  expect(named).toEqual(['shoot/.DS_Store', 'shoot/._img-00.png', 'shoot/@eaDir/img-00.png/SYNOPHOTO_THUMB_M.jpg', 'shoot/Thumbs.db', 'shoot/sub/desktop.ini'].sort());
+  expect(named).toEqual(
+    [
+      'shoot/.DS_Store',
+      'shoot/._img-00.png',
+      'shoot/@eaDir/img-00.png/SYNOPHOTO_THUMB_M.jpg',
+      'shoot/Thumbs.db',
+      'shoot/sub/desktop.ini',
+    ].sort(),
+  );
   await expect(page.getByTestId('input-thumbs').locator('img')).toHaveCount(4);
 
   await page.getByTestId('start').click();
@@ -596,21 +723,34 @@ test('a shoot copied off a Mac, a PC and a NAS: the junk beside the photos is le
   expect(batch.total).toBe(4);
   // Nothing but the photos reached the host: a later run of the same drop has no junk to meet.
   const { jobs } = await desk<{ jobs: Job[] }>(host, 'jobs.list', { batchId: batch.id, limit: 100 });
-  expect(jobs.map((j) => j.input!.split('/').pop()).sort()).toEqual(['img-00.png', 'img-01.png', 'img-02.png', 'img-03.png']);
-  expect(readdirSync(join(host.home, 'inbox'), { recursive: true }).map(String).filter((p) => /DS_Store|Thumbs|desktop|eaDir|\._/.test(p))).toEqual([]);
+  expect(jobs.map((j) => j.input!.split('/').pop()).sort()).toEqual([
+    'img-00.png',
+    'img-01.png',
+    'img-02.png',
+    'img-03.png',
+  ]);
+  expect(
+    readdirSync(join(host.home, 'inbox'), { recursive: true })
+      .map(String)
+      .filter((p) => /DS_Store|Thumbs|desktop|eaDir|\._/.test(p)),
+  ).toEqual([]);
 
   // The same folder picked again (copied anew under a new path): its photos have their results, nothing is paid twice.
   await page.getByRole('button', { name: 'Remove shoot' }).click();
   await page.getByTestId('pick-folder').setInputFiles(dir);
   await expect(page.getByTestId('input-status')).toHaveText('1 input, 4 files');
   await page.getByTestId('start').click();
-  await expect(page.getByTestId('last-batch')).toContainText('Every result already exists in the output folder: no job was queued.');
+  await expect(page.getByTestId('last-batch')).toContainText(
+    'Every result already exists in the output folder: no job was queued.',
+  );
   await expect(page.getByTestId('last-batch').locator('details li')).toHaveCount(4);
   expect(await desk<unknown[]>(host, 'batches.list', {})).toHaveLength(1);
   expect(errors).toEqual([]);
 });
 
-test('the same folder started again with another scale factor: the Studio says its results exist (not that the tool cannot use it) and offers a new folder, which makes them', async ({ page }) => {
+test('the same folder started again with another scale factor: the Studio says its results exist (not that the tool cannot use it) and offers a new folder, which makes them', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   await upscaleTwoAndANote(page, 300, join(mkdtempSync(join(tmpdir(), 'md-again-')), 'shoot'));
   await expect(page.getByTestId('last-batch')).toContainText('Batch done', { timeout: 30_000 });
@@ -619,10 +759,14 @@ test('the same folder started again with another scale factor: the Studio says i
   await page.getByTestId('start').click();
   await expect(page.getByTestId('last-batch')).toContainText('Nothing to run');
   await expect(page.getByTestId('last-batch')).not.toContainText('No input can be used');
-  await expect(page.getByTestId('last-batch')).toContainText('Every input this tool can use already has its result in the output folder (2 skipped); the other 1 it cannot use: no job was queued. To make them again, with other settings say, choose another output folder. Use a new folder');
+  await expect(page.getByTestId('last-batch')).toContainText(
+    'Every input this tool can use already has its result in the output folder (2 skipped); the other 1 it cannot use: no job was queued. To make them again, with other settings say, choose another output folder. Use a new folder',
+  );
   await page.getByTestId('fresh-out-dir').click();
   await expect(page.getByTestId('out-dir')).toBeFocused();
-  await expect(page.getByTestId('out-dir')).toHaveValue(/\/shoot \(MediaDesk results\) again \d{4}-\d\d-\d\d-\d\d-\d\d-\d\d$/);
+  await expect(page.getByTestId('out-dir')).toHaveValue(
+    /\/shoot \(MediaDesk results\) again \d{4}-\d\d-\d\d-\d\d-\d\d-\d\d$/,
+  );
   await page.getByTestId('start').click();
   await expect(page.getByTestId('last-batch')).toContainText('Batch done', { timeout: 30_000 });
   const [again] = await desk<{ id: string; params: Record<string, unknown> }[]>(host, 'batches.list', {});
@@ -633,7 +777,9 @@ test('the same folder started again with another scale factor: the Studio says i
   expect(errors).toEqual([]);
 });
 
-test('a folder whose names Windows refuses, from a Linux disk: its photos are copied under names every system holds, shown under the user\'s names, and run', async ({ page }) => {
+test("a folder whose names Windows refuses, from a Linux disk: its photos are copied under names every system holds, shown under the user's names, and run", async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   sandbox = await startSandboxProcess(300);
   host = await startHost(newHome(), sandbox.env);
@@ -641,7 +787,9 @@ test('a folder whose names Windows refuses, from a Linux disk: its photos are co
   const dir = join(mkdtempSync(join(tmpdir(), 'md-names-')), 'con');
   mkdirSync(dir);
   for (const [i, name] of ['aux.png', 'Photo.PNG', 'photo.png', 'a:b.png'].entries()) {
-    await sharp({ create: { width: 64, height: 48, channels: 3, background: { r: 40 * i, g: 90, b: 160 } } }).png().toFile(join(dir, name));
+    await sharp({ create: { width: 64, height: 48, channels: 3, background: { r: 40 * i, g: 90, b: 160 } } })
+      .png()
+      .toFile(join(dir, name));
   }
 
   await page.goto(`${host.url}#studio`);
@@ -652,7 +800,13 @@ test('a folder whose names Windows refuses, from a Linux disk: its photos are co
   await expect(page.getByTestId('input-thumbs').locator('img')).toHaveCount(4);
   // Of the two photos of one name, whichever was copied second is numbered.
   const inbox = join(host.home, 'inbox');
-  expect(readdirSync(inbox, { recursive: true }).map((p) => String(p).split(/[\\/]/).slice(1).join('/')).filter((p) => p.includes('/')).map((p) => p.toLowerCase()).sort()).toEqual(['con_/a_b.png', 'con_/aux_.png', 'con_/photo-2.png', 'con_/photo.png']);
+  expect(
+    readdirSync(inbox, { recursive: true })
+      .map((p) => String(p).split(/[\\/]/).slice(1).join('/'))
+      .filter((p) => p.includes('/'))
+      .map((p) => p.toLowerCase())
+      .sort(),
+  ).toEqual(['con_/a_b.png', 'con_/aux_.png', 'con_/photo-2.png', 'con_/photo.png']);
 
   await page.getByTestId('start').click();
   await expect(page.getByTestId('last-batch')).toContainText('Batch done', { timeout: 60_000 });
@@ -665,7 +819,9 @@ test('a folder whose names Windows refuses, from a Linux disk: its photos are co
 // before the page sees anything. A drop cannot be made to carry a folder in this headless browser,
 // so links met in a folder given by path (the desktop app, mediadesk run) are tested in
 // test/engine/scan.test.ts. Here: a picked folder full of links copies its real photos and ends.
-test('the browser folder picker over a folder holding links: its real photos are copied and run, the links left out by the browser', async ({ page }) => {
+test('the browser folder picker over a folder holding links: its real photos are copied and run, the links left out by the browser', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   sandbox = await startSandboxProcess(300);
   host = await startHost(newHome(), sandbox.env);
@@ -673,7 +829,9 @@ test('the browser folder picker over a folder holding links: its real photos are
   const dir = join(root, 'shoot');
   await makeImages(dir, 2);
   mkdirSync(join(root, 'elsewhere'));
-  await sharp({ create: { width: 64, height: 48, channels: 3, background: '#c63' } }).png().toFile(join(root, 'elsewhere', 'other.png'));
+  await sharp({ create: { width: 64, height: 48, channels: 3, background: '#c63' } })
+    .png()
+    .toFile(join(root, 'elsewhere', 'other.png'));
   symlinkSync(join(root, 'elsewhere', 'other.png'), join(dir, 'outside.png'));
   symlinkSync(join(root, 'elsewhere'), join(dir, 'elsewhere-link'));
   symlinkSync(dir, join(dir, 'loop'));
@@ -690,7 +848,10 @@ test('the browser folder picker over a folder holding links: its real photos are
   await expect(page.getByTestId('last-batch')).toContainText('2/2');
   const [batch] = await desk<{ id: string }[]>(host, 'batches.list', {});
   const { jobs } = await desk<{ jobs: Job[] }>(host, 'jobs.list', { batchId: batch.id, limit: 100 });
-  expect(jobs.map((j) => relative(join(host.home, 'inbox'), j.input!).split('/').slice(1).join('/')).sort()).toEqual(['shoot/img-00.png', 'shoot/sub/img-01.png']);
+  expect(jobs.map((j) => relative(join(host.home, 'inbox'), j.input!).split('/').slice(1).join('/')).sort()).toEqual([
+    'shoot/img-00.png',
+    'shoot/sub/img-01.png',
+  ]);
   expect(errors).toEqual([]);
   rmSync(root, { recursive: true, force: true });
 });
@@ -725,7 +886,9 @@ test('a drop that takes a while to copy says so once, then what it came to, neve
   expect(errors).toEqual([]);
 });
 
-test('what a drop, a Start and its batch came to is said by a status already in the page, once; a refused Start or add is an alert', async ({ page }) => {
+test('what a drop, a Start and its batch came to is said by a status already in the page, once; a refused Start or add is an alert', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   const live = await watchLiveRegions(page);
   sandbox = await startSandboxProcess(300);
@@ -769,7 +932,9 @@ test('what a drop, a Start and its batch came to is said by a status already in 
   await expect.poll(said).toContain('Precision upscaler: batch done, 6 of 6.');
   await page.waitForTimeout(2000);
   const log = await live();
-  expect(log.spoke.join(' ')).toBe(`Added shoot: 6 files. Left out 1 hidden or system file. Added ${join(dir, '..')}. Batch started: 6 jobs queued. Precision upscaler: batch done, 6 of 6.`);
+  expect(log.spoke.join(' ')).toBe(
+    `Added shoot: 6 files. Left out 1 hidden or system file. Added ${join(dir, '..')}. Batch started: 6 jobs queued. Precision upscaler: batch done, 6 of 6.`,
+  );
   expect(log.spoke.length).toBeLessThanOrEqual(4);
   expect(log.bornFull).toEqual([]);
   expect(log.alertBornFull).toEqual([]);
@@ -777,10 +942,16 @@ test('what a drop, a Start and its batch came to is said by a status already in 
 });
 
 /** Elements of `loc` whose text runs past their box (cut off, or ellipsized). */
-const cutOff = (loc: ReturnType<Page['getByTestId']>) => loc.evaluateAll((els) => els.filter((e) => e.scrollWidth > e.clientWidth + 1).map((e) => e.textContent));
+const cutOff = (loc: ReturnType<Page['getByTestId']>) =>
+  loc.evaluateAll((els) => els.filter((e) => e.scrollWidth > e.clientWidth + 1).map((e) => e.textContent));
 
-for (const size of [{ width: 1024, height: 700 }, { width: 1280, height: 800 }]) {
-  test(`at ${size.width}x${size.height} batches of one tool read apart in Results and the Queue, and every result tile names its file`, async ({ page }) => {
+for (const size of [
+  { width: 1024, height: 700 },
+  { width: 1280, height: 800 },
+]) {
+  test(`at ${size.width}x${size.height} batches of one tool read apart in Results and the Queue, and every result tile names its file`, async ({
+    page,
+  }) => {
     const errors = watchErrors(page);
     await page.setViewportSize(size);
     sandbox = await startSandboxProcess(200);
@@ -789,10 +960,16 @@ for (const size of [{ width: 1024, height: 700 }, { width: 1280, height: 800 }])
     const dir = mkdtempSync(join(tmpdir(), 'md-names-'));
     await makeImages(dir, 2);
     const long = '2024-05-12_wedding_bride-portrait-by-the-window-final-retouch-0421.png';
-    await sharp({ create: { width: 64, height: 48, channels: 3, background: '#c08040' } }).png().toFile(join(dir, long));
+    await sharp({ create: { width: 64, height: 48, channels: 3, background: '#c08040' } })
+      .png()
+      .toFile(join(dir, long));
     await desk(host, 'batches.start', { tool: 'upscaler-precision', inputs: [dir], params: {} });
     await desk(host, 'batches.start', { tool: 'skin-creative', inputs: [dir], params: {} });
-    const faithful = await desk<{ batch: { id: string; outDir: string } }>(host, 'batches.start', { tool: 'skin-faithful', inputs: [dir], params: {} });
+    const faithful = await desk<{ batch: { id: string; outDir: string } }>(host, 'batches.start', {
+      tool: 'skin-faithful',
+      inputs: [dir],
+      params: {},
+    });
 
     await page.goto(`${host.url}#results`);
     const batches = page.getByTestId('result-batch');
@@ -807,7 +984,14 @@ for (const size of [{ width: 1024, height: 700 }, { width: 1280, height: 800 }])
     const names = jobs.flatMap((j) => j.outputs.map((o) => o.split(/[\\/]/).pop()!)).sort();
     const captions = page.getByTestId('gallery-item').getByTestId('tile-name');
     await expect(captions).toHaveCount(3);
-    const shown = await captions.evaluateAll((els) => els.map((e) => ({ name: e.getAttribute('title')!, text: e.textContent!, cut: e.scrollHeight > e.clientHeight + 1 || e.scrollWidth > e.clientWidth + 1, height: e.getBoundingClientRect().height })));
+    const shown = await captions.evaluateAll((els) =>
+      els.map((e) => ({
+        name: e.getAttribute('title')!,
+        text: e.textContent!,
+        cut: e.scrollHeight > e.clientHeight + 1 || e.scrollWidth > e.clientWidth + 1,
+        height: e.getBoundingClientRect().height,
+      })),
+    );
     expect(shown.map((s) => s.name).sort()).toEqual(names);
     for (const s of shown) {
       expect(s.cut, `${s.name}: shown as "${s.text}", cut off`).toBe(false);

@@ -2,7 +2,14 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { holdAnswers, newHome, startHost, watchErrors, watchLiveRegions, type HostHandle } from './host.ts';
-import { appRunPosts, desk, setAppCost, setFaults, startSandboxProcess, type SandboxProcess } from './studio-helpers.ts';
+import {
+  appRunPosts,
+  desk,
+  setAppCost,
+  setFaults,
+  startSandboxProcess,
+  type SandboxProcess,
+} from './studio-helpers.ts';
 
 let host: HostHandle;
 let sandbox: SandboxProcess | undefined;
@@ -41,13 +48,20 @@ test('workflow apps: a form from the app inputs, the cost confirmed, the run to 
   await openJingleMaker(page);
   // Run… on an incomplete form: no cost to confirm, the input marked, until it is filled.
   await page.getByTestId('app-run').click();
-  await expect(page.getByTestId('app-message')).toHaveText(/^Check the (highlighted input|\d+ highlighted inputs) first\.$/);
+  await expect(page.getByTestId('app-message')).toHaveText(
+    /^Check the (highlighted input|\d+ highlighted inputs) first\.$/,
+  );
   await expect(page.getByTestId('app-confirm')).toBeHidden();
   await expect(page.getByTestId('input-brief')).toHaveAttribute('aria-invalid', 'true');
   await page.getByTestId('input-brief').fill('A jingle for a coffee brand');
   await expect(page.getByTestId('input-brief')).not.toHaveAttribute('aria-invalid', 'true');
   // The select's choices and the number's bounds come from the inputs' `config`.
-  await expect(page.getByTestId('input-mood').locator('option')).toHaveText(['(default: upbeat)', 'upbeat', 'calm', 'epic']);
+  await expect(page.getByTestId('input-mood').locator('option')).toHaveText([
+    '(default: upbeat)',
+    'upbeat',
+    'calm',
+    'epic',
+  ]);
   await expect(page.getByTestId('input-length_seconds')).toHaveAttribute('min', '10');
   await expect(page.getByTestId('input-length_seconds')).toHaveAttribute('max', '60');
   await page.getByTestId('input-mood').selectOption('calm');
@@ -56,7 +70,9 @@ test('workflow apps: a form from the app inputs, the cost confirmed, the run to 
   await page.getByTestId('app-confirm').click();
   await expect(page.getByTestId('app-run-row').first()).toHaveAttribute('data-state', 'done', { timeout: 30_000 });
   // Its result, from the run's `result.audios`, downloaded as an MP3.
-  await expect(page.getByTestId('app-run-row').first().getByTestId('app-run-output')).toHaveAccessibleName(/^Open jingle-maker-\w{8}-1\.mp3$/);
+  await expect(page.getByTestId('app-run-row').first().getByTestId('app-run-output')).toHaveAccessibleName(
+    /^Open jingle-maker-\w{8}-1\.mp3$/,
+  );
   await page.getByTestId('app-pS7kQ2xa').click();
   await expect(page.getByTestId('drop-product_image')).toBeVisible();
   await shot(page, 'apps');
@@ -107,7 +123,9 @@ test('workflow apps: the cost dialog takes focus, Escape cancels, and focus come
   expect(errors).toEqual([]);
 });
 
-test('workflow apps: a pasted brief over the limit is kept whole and refused before the cost is asked; each error is read with its input', async ({ page }) => {
+test('workflow apps: a pasted brief over the limit is kept whole and refused before the cost is asked; each error is read with its input', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   await openJingleMaker(page);
   const brief = page.getByTestId('input-brief');
@@ -124,7 +142,9 @@ test('workflow apps: a pasted brief over the limit is kept whole and refused bef
   await expect(page.getByTestId('app-message')).toHaveText('Check the 2 highlighted inputs first.');
   await expect(page.getByTestId('app-confirm-dialog')).toBeHidden();
   await expect(brief).toHaveAccessibleDescription(/^Brief must be at most 1000 characters/);
-  await expect(page.getByTestId('input-length_seconds')).toHaveAccessibleDescription(/^Length \(s\) must be at least 10 10 to 60$/);
+  await expect(page.getByTestId('input-length_seconds')).toHaveAccessibleDescription(
+    /^Length \(s\) must be at least 10 10 to 60$/,
+  );
   await brief.fill('x'.repeat(1000));
   await page.getByTestId('input-length_seconds').fill('10');
   await page.getByTestId('app-run').click();
@@ -132,7 +152,9 @@ test('workflow apps: a pasted brief over the limit is kept whole and refused bef
   expect(errors).toEqual([]);
 });
 
-test('workflow apps: the cost dialog asks for the cost the server has now; repriced after it opened, confirming sends nothing and asks again', async ({ page }) => {
+test('workflow apps: the cost dialog asks for the cost the server has now; repriced after it opened, confirming sends nothing and asks again', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   const sandboxUrl = await openAppsOnOwnSandbox(page);
   await page.getByTestId('app-jM4nX8sc').click();
@@ -142,8 +164,12 @@ test('workflow apps: the cost dialog asks for the cost the server has now; repri
   await setAppCost(sandboxUrl, 'jM4nX8sc', 20);
   await page.getByTestId('app-run').click();
   await expect(page.getByRole('dialog', { name: 'Run Jingle maker for 20 credits?' })).toBeVisible();
-  await expect(page.getByTestId('app-cost-changed')).toHaveText('The cost changed: it was 8 credits, the server now says 20 credits.');
-  await expect(page.getByRole('dialog')).toHaveAccessibleDescription('The cost changed: it was 8 credits, the server now says 20 credits.');
+  await expect(page.getByTestId('app-cost-changed')).toHaveText(
+    'The cost changed: it was 8 credits, the server now says 20 credits.',
+  );
+  await expect(page.getByRole('dialog')).toHaveAccessibleDescription(
+    'The cost changed: it was 8 credits, the server now says 20 credits.',
+  );
   await expect(page.getByTestId('app-confirm')).toHaveText('Run for 20 credits');
   await expect(page.getByTestId('app-cost')).toHaveText('Cost per run: 20 credits');
   // The service's list says no output kind: the cost alone.
@@ -153,18 +179,24 @@ test('workflow apps: the cost dialog asks for the cost the server has now; repri
   await setAppCost(sandboxUrl, 'jM4nX8sc', 25);
   await page.getByTestId('app-confirm').click();
   await expect(page.getByRole('dialog', { name: 'Run Jingle maker for 25 credits?' })).toBeVisible();
-  await expect(page.getByTestId('app-cost-changed')).toHaveText('The cost changed: it was 20 credits, the server now says 25 credits.');
+  await expect(page.getByTestId('app-cost-changed')).toHaveText(
+    'The cost changed: it was 20 credits, the server now says 25 credits.',
+  );
   await expect(page.getByTestId('app-confirm-cancel')).toBeFocused();
   await expect(page.getByTestId('app-run-row')).toHaveCount(0);
   expect(await appRunPosts(sandboxUrl)).toBe(0);
   await page.getByTestId('app-confirm').click();
   await expect(page.getByTestId('app-message')).toHaveText('Run queued: 25 credits.');
   await expect(page.getByTestId('app-run-row')).toHaveCount(1);
-  expect((await desk<{ runs: { cost: number | null }[] }>(host, 'apps.runs', { limit: 5 })).runs.map((r) => r.cost)).toEqual([25]);
+  expect(
+    (await desk<{ runs: { cost: number | null }[] }>(host, 'apps.runs', { limit: 5 })).runs.map((r) => r.cost),
+  ).toEqual([25]);
   expect(errors).toEqual([]);
 });
 
-test('workflow apps: an app served without a cost says so, never "null", and still asks before it runs', async ({ page }) => {
+test('workflow apps: an app served without a cost says so, never "null", and still asks before it runs', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   await openAppsOnOwnSandbox(page, (url) => setAppCost(url, 'jM4nX8sc', null));
   await expect(page.getByTestId('app-jM4nX8sc').locator('.muted')).toHaveText('cost unknown');
@@ -172,7 +204,9 @@ test('workflow apps: an app served without a cost says so, never "null", and sti
   await expect(page.getByTestId('app-cost')).toHaveText('Cost unknown: the server will charge what this app costs.');
   await page.getByTestId('input-brief').fill('A jingle for a coffee brand');
   await page.getByTestId('app-run').click();
-  const dialog = page.getByRole('dialog', { name: 'Run Jingle maker? Cost unknown: the server will charge what this app costs.' });
+  const dialog = page.getByRole('dialog', {
+    name: 'Run Jingle maker? Cost unknown: the server will charge what this app costs.',
+  });
   await expect(dialog).toBeVisible();
   await expect(page.getByTestId('app-confirm')).toHaveText('Run (cost unknown)');
   await expect(dialog).not.toContainText('null');
@@ -184,7 +218,9 @@ test('workflow apps: an app served without a cost says so, never "null", and sti
   expect(errors).toEqual([]);
 });
 
-test('workflow apps: an app that cannot be loaded says so with a retry; the form of the app before does not stand in for it', async ({ page }) => {
+test('workflow apps: an app that cannot be loaded says so with a retry; the form of the app before does not stand in for it', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   const sandboxUrl = await openAppsOnOwnSandbox(page);
   await expect(page.getByRole('heading', { name: 'Product shot studio' })).toBeVisible();
@@ -204,7 +240,7 @@ test('workflow apps: an app that cannot be loaded says so with a retry; the form
   expect(errors).toEqual([]);
 });
 
-test('workflow apps: while an app\'s form loads, a status says so; then the form takes its place', async ({ page }) => {
+test("workflow apps: while an app's form loads, a status says so; then the form takes its place", async ({ page }) => {
   const errors = watchErrors(page);
   // Every app definition answered 3 s late, as from a slow server.
   await openAppsOnOwnSandbox(page, (url) => setFaults(url, { appDetailDelayMs: 3000 }));
@@ -226,7 +262,9 @@ test('workflow apps: while an app\'s form loads, a status says so; then the form
   expect(errors).toEqual([]);
 });
 
-test('loading statuses of Apps, Team analytics and Recent creations are announced: each status is in the page, empty, before its text comes', async ({ page }) => {
+test('loading statuses of Apps, Team analytics and Recent creations are announced: each status is in the page, empty, before its text comes', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   const live = await watchLiveRegions(page);
   const loadingSaid = async () => (await live()).bornFull.filter((t) => /^Loading/.test(t));
@@ -272,7 +310,9 @@ test('loading statuses of Apps, Team analytics and Recent creations are announce
   expect(errors).toEqual([]);
 });
 
-test('workflow apps: a late answer for the app clicked before does not replace the form of the app clicked last', async ({ page }) => {
+test('workflow apps: a late answer for the app clicked before does not replace the form of the app clicked last', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   host = await startHost(newHome());
   // The page's commands go over the host's WebSocket: the answer for the first app's definition
@@ -294,7 +334,9 @@ test('workflow apps: a late answer for the app clicked before does not replace t
   expect(errors).toEqual([]);
 });
 
-test('workflow apps: a creation input naming a missing file is refused before the cost is asked, not after', async ({ page }) => {
+test('workflow apps: a creation input naming a missing file is refused before the cost is asked, not after', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   const home = newHome();
   host = await startHost(home);
@@ -309,7 +351,13 @@ test('workflow apps: a creation input naming a missing file is refused before th
   await expect(page.getByTestId('input-product_image')).toBeFocused();
   await expect(page.getByTestId('app-confirm-dialog')).toBeHidden();
   // The file is there now: the cost is the next and last step, and the old error is gone.
-  writeFileSync(photo, Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64'));
+  writeFileSync(
+    photo,
+    Buffer.from(
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',
+      'base64',
+    ),
+  );
   await page.getByTestId('app-run').click();
   await expect(page.getByRole('dialog', { name: 'Run Product shot studio for 12 credits?' })).toBeVisible();
   await expect(page.getByTestId('error-product_image')).toHaveCount(0);
@@ -349,7 +397,9 @@ test('team analytics: chart, budget, breakdown and tables', async ({ page }) => 
   await page.getByTestId('usage-load').click();
   await expect(page.getByTestId('usage-error')).toContainText('from must not be after to');
   await expect(page.getByTestId('usage-range')).toHaveCount(0);
-  await expect(page.getByTestId('usage-stale')).toHaveText(`Not updated: the chart and breakdown below still show ${shown}, from the previous query.`);
+  await expect(page.getByTestId('usage-stale')).toHaveText(
+    `Not updated: the chart and breakdown below still show ${shown}, from the previous query.`,
+  );
   await expect(page.getByTestId('usage-results')).toHaveAttribute('data-stale', 'true');
   // The same range again comes from the local cache: the budget below is not spent on it.
   await page.getByLabel('From (UTC day)', { exact: true }).fill(from);
@@ -394,7 +444,9 @@ test('team analytics: the usage CSV marks the weeks the From/To range cuts, as t
   expect(errors).toEqual([]);
 });
 
-test('team analytics: left open past UTC midnight, the UTC note and the From/To the user did not set move to the new day', async ({ page }) => {
+test('team analytics: left open past UTC midnight, the UTC note and the From/To the user did not set move to the new day', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   host = await startHost(newHome());
   await page.clock.install({ time: new Date('2026-03-10T23:58:00Z') });
@@ -423,7 +475,9 @@ test('team analytics: left open past UTC midnight, the UTC note and the From/To 
   expect(errors).toEqual([]);
 });
 
-test('team analytics: a breakdown or export that works clears an earlier error, and an error clears the saved note', async ({ page }) => {
+test('team analytics: a breakdown or export that works clears an earlier error, and an error clears the saved note', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   sandbox = await startSandboxProcess(100);
   const home = newHome();
@@ -475,12 +529,21 @@ test('team analytics: a breakdown or export that works clears an earlier error, 
   expect(errors).toEqual([]);
 });
 
-test('recent creations: a generated image is listed and filtered, then used as input in an app and in a tool', async ({ page }) => {
+test('recent creations: a generated image is listed and filtered, then used as input in an app and in a tool', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   const home = newHome();
   host = await startHost(home);
-  const started = await desk<any>(host, 'batches.start', { tool: 'hires', inputs: [], params: { prompt: 'a red chair in a white room', resolution: '1k' }, outDir: join(home, 'out') });
-  await expect.poll(async () => (await desk<any>(host, 'batches.list', {}))[0].counts.done, { timeout: 30_000 }).toBe(1);
+  const started = await desk<any>(host, 'batches.start', {
+    tool: 'hires',
+    inputs: [],
+    params: { prompt: 'a red chair in a white room', resolution: '1k' },
+    outDir: join(home, 'out'),
+  });
+  await expect
+    .poll(async () => (await desk<any>(host, 'batches.list', {}))[0].counts.done, { timeout: 30_000 })
+    .toBe(1);
   expect(started.queued).toBe(1);
 
   await page.goto(`${host.url}#creations`);
@@ -493,14 +556,17 @@ test('recent creations: a generated image is listed and filtered, then used as i
   await expect(toolFilter.locator('option:checked')).toHaveText('All tools');
   await expect(cards.first()).toContainText('High-resolution generator ·');
   await toolFilter.selectOption({ label: 'Precision upscaler' });
-  await expect(page.getByTestId('creations-empty')).toHaveText('No creations of the tool “Precision upscaler”: choose All tools to see every tool\'s.');
+  await expect(page.getByTestId('creations-empty')).toHaveText(
+    "No creations of the tool “Precision upscaler”: choose All tools to see every tool's.",
+  );
   await toolFilter.selectOption({ label: 'High-resolution generator' });
   await expect(cards).toHaveCount(1);
   await toolFilter.selectOption({ label: 'All tools' });
   await expect(cards.first()).toBeVisible();
   // Each card's buttons name the creation they act on.
   const name = await cards.first().getByTestId('creation-name').innerText();
-  for (const label of ['Open', 'Download', 'Use in app:', 'Use in tool:']) await expect(cards.first().getByRole('button', { name: `${label} ${name}`, exact: true })).toBeVisible();
+  for (const label of ['Open', 'Download', 'Use in app:', 'Use in tool:'])
+    await expect(cards.first().getByRole('button', { name: `${label} ${name}`, exact: true })).toBeVisible();
   await shot(page, 'creations');
 
   // Use in app: the creation id fills the first app's creation input.
@@ -522,7 +588,11 @@ test('workflow apps: retrying a failed run sends it anew only after its cost is 
   sandbox = await startSandboxProcess(100);
   host = await startHost(newHome(), sandbox.env);
   await setFaults(sandbox.url, { failureRate: 1 });
-  await desk(host, 'apps.run', { appId: 'jM4nX8sc', confirmedCost: 8, inputs: { brief: 'A jingle for a coffee brand' } });
+  await desk(host, 'apps.run', {
+    appId: 'jM4nX8sc',
+    confirmedCost: 8,
+    inputs: { brief: 'A jingle for a coffee brand' },
+  });
   await page.goto(`${host.url}#apps`);
   const row = page.getByTestId('app-run-row');
   await expect(row).toHaveAttribute('data-state', 'failed', { timeout: 30_000 });
@@ -549,13 +619,19 @@ test('workflow apps: retrying a failed run sends it anew only after its cost is 
   expect(errors).toEqual([]);
 });
 
-test('workflow apps: retrying a failed run of an app served without a cost asks with "Cost unknown", never "null", before it sends it anew', async ({ page }) => {
+test('workflow apps: retrying a failed run of an app served without a cost asks with "Cost unknown", never "null", before it sends it anew', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   sandbox = await startSandboxProcess(100);
   await setAppCost(sandbox.url, 'jM4nX8sc', null);
   host = await startHost(newHome(), sandbox.env);
   await setFaults(sandbox.url, { failureRate: 1 });
-  await desk(host, 'apps.run', { appId: 'jM4nX8sc', confirmedCost: null, inputs: { brief: 'A jingle for a coffee brand' } });
+  await desk(host, 'apps.run', {
+    appId: 'jM4nX8sc',
+    confirmedCost: null,
+    inputs: { brief: 'A jingle for a coffee brand' },
+  });
   await page.goto(`${host.url}#apps`);
   const row = page.getByTestId('app-run-row');
   await expect(row).toHaveAttribute('data-state', 'failed', { timeout: 30_000 });
@@ -563,7 +639,9 @@ test('workflow apps: retrying a failed run of an app served without a cost asks 
   const sent = await appRunPosts(sandbox.url);
 
   await row.getByTestId('app-run-retry').click();
-  const dialog = page.getByRole('dialog', { name: 'Send Jingle maker again as a new run? Cost unknown: the server will charge what this app costs.' });
+  const dialog = page.getByRole('dialog', {
+    name: 'Send Jingle maker again as a new run? Cost unknown: the server will charge what this app costs.',
+  });
   await expect(dialog).toBeVisible();
   await expect(page.getByTestId('app-retry-confirm')).toHaveText('Send again (cost unknown)');
   await expect(dialog).not.toContainText('null');
@@ -576,16 +654,21 @@ test('workflow apps: retrying a failed run of an app served without a cost asks 
   expect(errors).toEqual([]);
 });
 
-test('workflow apps: cancelling a run the server already has says it may still be charged; each Cancel names its run', async ({ page }) => {
+test('workflow apps: cancelling a run the server already has says it may still be charged; each Cancel names its run', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   // Long enough that the run is still going on the server when it is canceled.
   sandbox = await startSandboxProcess(60_000);
   host = await startHost(newHome(), sandbox.env);
-  for (const brief of ['A jingle for a coffee brand', 'A jingle for a tea brand']) await desk(host, 'apps.run', { appId: 'jM4nX8sc', confirmedCost: 8, inputs: { brief } });
+  for (const brief of ['A jingle for a coffee brand', 'A jingle for a tea brand'])
+    await desk(host, 'apps.run', { appId: 'jM4nX8sc', confirmedCost: 8, inputs: { brief } });
   await page.goto(`${host.url}#apps`);
   await expect(page.locator('[data-testid=app-run-row][data-state=running]')).toHaveCount(2, { timeout: 30_000 });
   // Two rows, two Cancel buttons a screen reader tells apart, by the run id each row shows.
-  const names = await page.getByTestId('app-run-cancel').evaluateAll((els) => els.map((e) => e.getAttribute('aria-label')));
+  const names = await page
+    .getByTestId('app-run-cancel')
+    .evaluateAll((els) => els.map((e) => e.getAttribute('aria-label')));
   expect(names).toHaveLength(2);
   expect(new Set(names).size).toBe(2);
   for (const n of names) {
@@ -594,16 +677,25 @@ test('workflow apps: cancelling a run the server already has says it may still b
     await expect(page.getByTestId('app-run-row').filter({ hasText: `run ${id}` })).toHaveCount(1);
   }
   await page.getByTestId('app-run-cancel').first().click();
-  await expect(page.getByTestId('app-runs-note')).toHaveText('Jingle maker canceled: it had already been submitted, so the server may still charge it.');
+  await expect(page.getByTestId('app-runs-note')).toHaveText(
+    'Jingle maker canceled: it had already been submitted, so the server may still charge it.',
+  );
   await expect(page.locator('[data-testid=app-run-row][data-state=canceled]')).toHaveCount(1);
   expect(errors).toEqual([]);
 });
 
-test('workflow apps: a picture result opens from the keyboard, and a result that cannot be opened says why', async ({ page }) => {
+test('workflow apps: a picture result opens from the keyboard, and a result that cannot be opened says why', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   host = await startHost(newHome());
-  const png = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
-  await desk(host, 'apps.run', { appId: 'pS7kQ2xa', confirmedCost: 12, inputs: { product_image: png, scene: 'A kitchen table at dawn' } });
+  const png =
+    'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+  await desk(host, 'apps.run', {
+    appId: 'pS7kQ2xa',
+    confirmedCost: 12,
+    inputs: { product_image: png, scene: 'A kitchen table at dawn' },
+  });
   await page.goto(`${host.url}#apps`);
   await expect(page.getByTestId('app-run-row')).toHaveAttribute('data-state', 'done', { timeout: 30_000 });
   const { runs } = await desk<{ runs: { outputs: string[] }[] }>(host, 'apps.runs', { limit: 1 });
@@ -623,7 +715,9 @@ test.describe('west of UTC', () => {
   // Los Angeles in March 2025 is UTC-8: a UTC midnight drawn in the viewer's zone lands on the day before.
   test.use({ timezoneId: 'America/Los_Angeles', locale: 'en-US' });
 
-  test('team analytics: usage buckets keep their UTC days in the chart and its table; a long breakdown says it is cut; an empty range says so', async ({ page }) => {
+  test('team analytics: usage buckets keep their UTC days in the chart and its table; a long breakdown says it is cut; an empty range says so', async ({
+    page,
+  }) => {
     const errors = watchErrors(page);
     host = await startHost(newHome());
     await page.goto(`${host.url}#analytics`);
@@ -638,8 +732,13 @@ test.describe('west of UTC', () => {
     const days = ['2025-03-03', '2025-03-04', '2025-03-05', '2025-03-06', '2025-03-07', '2025-03-08', '2025-03-09'];
     await expect(page.getByTestId('usage-table').locator('tbody th')).toHaveText(days);
     // The legend names the bucket under the cursor: the first one at the plot's left edge.
-    await page.getByTestId('usage-chart').locator('.u-over').hover({ position: { x: 1, y: 20 } });
-    await expect(page.getByTestId('usage-chart').locator('.u-legend .u-series').first().locator('.u-value')).toHaveText('2025-03-03');
+    await page
+      .getByTestId('usage-chart')
+      .locator('.u-over')
+      .hover({ position: { x: 1, y: 20 } });
+    await expect(page.getByTestId('usage-chart').locator('.u-legend .u-series').first().locator('.u-value')).toHaveText(
+      '2025-03-03',
+    );
     await page.getByTestId('granularity').selectOption('week');
     await page.getByTestId('usage-load').click();
     // Weeks start on Monday (the service's buckets), named by their first day.
@@ -651,7 +750,12 @@ test.describe('west of UTC', () => {
     await page.getByLabel('To (UTC day)', { exact: true }).fill('2025-03-09');
     await page.getByTestId('usage-load').click();
     await expect(page.getByTestId('usage-range')).toHaveText('2025-02-01 to 2025-03-09');
-    const users = await desk<any>(host, 'usage.breakdown', { granularity: 'day', from: '2025-02-01', to: '2025-03-09', by: 'user' });
+    const users = await desk<any>(host, 'usage.breakdown', {
+      granularity: 'day',
+      from: '2025-02-01',
+      to: '2025-03-09',
+      by: 'user',
+    });
     expect(users.rows.length).toBeGreaterThan(25);
     await expect(page.getByTestId('breakdown').locator('li')).toHaveCount(25);
     await expect(page.getByTestId('breakdown-count')).toHaveText(`The top 25 of ${users.rows.length} are shown.`);
@@ -663,11 +767,15 @@ test.describe('west of UTC', () => {
     await desk<any>(host, 'settings.set', { sandboxKey: 'sandbox-business' });
     await page.reload();
     await expect(page.getByTestId('usage-empty')).toContainText('No credits were used from');
-    await expect(page.getByTestId('breakdown-empty')).toHaveText('Nothing to break down: no credits were used in this range.');
+    await expect(page.getByTestId('breakdown-empty')).toHaveText(
+      'Nothing to break down: no credits were used in this range.',
+    );
     expect(errors).toEqual([]);
   });
 
-  test('team analytics: From and To are labelled as UTC days, and in the evening the note says when today in UTC began here', async ({ page }) => {
+  test('team analytics: From and To are labelled as UTC days, and in the evening the note says when today in UTC began here', async ({
+    page,
+  }) => {
     const errors = watchErrors(page);
     // 18:30 on 5 March in Los Angeles: already 6 March in UTC, the day the service counts it in.
     await page.clock.setFixedTime(new Date('2025-03-06T02:30:00Z'));
@@ -675,7 +783,8 @@ test.describe('west of UTC', () => {
     await page.goto(`${host.url}#analytics`);
     const from = page.getByLabel('From (UTC day)', { exact: true });
     const to = page.getByLabel('To (UTC day)', { exact: true });
-    const why = 'Days are UTC days, as the service counts them: today in UTC, 2025-03-06, began at 3/5/25, 4:00 PM your time.';
+    const why =
+      'Days are UTC days, as the service counts them: today in UTC, 2025-03-06, began at 3/5/25, 4:00 PM your time.';
     await expect(page.getByTestId('utc-days')).toHaveText(why);
     await expect(to).toHaveAccessibleDescription(why);
     // The last 30 UTC days, up to and including the one now under way.
@@ -685,7 +794,9 @@ test.describe('west of UTC', () => {
     expect(errors).toEqual([]);
   });
 
-  test('team analytics: a first or last week or month the range cuts is marked partial, with the days it counts', async ({ page }) => {
+  test('team analytics: a first or last week or month the range cuts is marked partial, with the days it counts', async ({
+    page,
+  }) => {
     const errors = watchErrors(page);
     host = await startHost(newHome());
     await page.goto(`${host.url}#analytics`);
@@ -697,11 +808,22 @@ test.describe('west of UTC', () => {
     await expect(page.getByTestId('usage-range')).toHaveText('2025-03-05 to 2025-03-20');
     await page.getByText('Show as a table').click();
     const rows = page.getByTestId('usage-table').locator('tbody th');
-    await expect(rows).toHaveText(['week of 2025-03-03 (partial: Mar 5–9 only)', 'week of 2025-03-10', 'week of 2025-03-17 (partial: Mar 17–20 only)']);
-    await expect(page.getByTestId('usage-partial')).toHaveText('Partial weeks: week of 2025-03-03 counts Mar 5–9 only; week of 2025-03-17 counts Mar 17–20 only. Their totals cover only those days, since the range starts or ends inside them.');
+    await expect(rows).toHaveText([
+      'week of 2025-03-03 (partial: Mar 5–9 only)',
+      'week of 2025-03-10',
+      'week of 2025-03-17 (partial: Mar 17–20 only)',
+    ]);
+    await expect(page.getByTestId('usage-partial')).toHaveText(
+      'Partial weeks: week of 2025-03-03 counts Mar 5–9 only; week of 2025-03-17 counts Mar 17–20 only. Their totals cover only those days, since the range starts or ends inside them.',
+    );
     // The legend names the bucket under the cursor the same way: the first one at the plot's left edge.
-    await page.getByTestId('usage-chart').locator('.u-over').hover({ position: { x: 1, y: 20 } });
-    await expect(page.getByTestId('usage-chart').locator('.u-legend .u-series').first().locator('.u-value')).toHaveText('week of 2025-03-03 (partial: Mar 5–9 only)');
+    await page
+      .getByTestId('usage-chart')
+      .locator('.u-over')
+      .hover({ position: { x: 1, y: 20 } });
+    await expect(page.getByTestId('usage-chart').locator('.u-legend .u-series').first().locator('.u-value')).toHaveText(
+      'week of 2025-03-03 (partial: Mar 5–9 only)',
+    );
 
     await page.getByLabel('From (UTC day)', { exact: true }).fill('2025-02-10');
     await page.getByLabel('To (UTC day)', { exact: true }).fill('2025-03-31');
@@ -709,7 +831,9 @@ test.describe('west of UTC', () => {
     await page.getByTestId('usage-load').click();
     await expect(page.getByTestId('usage-range')).toHaveText('2025-02-10 to 2025-03-31');
     await expect(rows).toHaveText(['2025-02 (partial: Feb 10–28 only)', '2025-03']);
-    await expect(page.getByTestId('usage-partial')).toHaveText('Partial month: 2025-02 counts Feb 10–28 only. Its total covers only those days, since the range starts or ends inside it.');
+    await expect(page.getByTestId('usage-partial')).toHaveText(
+      'Partial month: 2025-02 counts Feb 10–28 only. Its total covers only those days, since the range starts or ends inside it.',
+    );
 
     // Whole buckets only: nothing to say.
     await page.getByLabel('From (UTC day)', { exact: true }).fill('2025-03-01');
@@ -720,15 +844,26 @@ test.describe('west of UTC', () => {
     expect(errors).toEqual([]);
   });
 
-  test('recent creations: the time a creation was made is shown in the viewer\'s time zone', async ({ page }) => {
+  test("recent creations: the time a creation was made is shown in the viewer's time zone", async ({ page }) => {
     const home = newHome();
     host = await startHost(home);
-    await desk<any>(host, 'batches.start', { tool: 'hires', inputs: [], params: { prompt: 'a blue lamp', resolution: '1k' }, outDir: join(home, 'out') });
-    await expect.poll(async () => (await desk<any>(host, 'batches.list', {}))[0].counts.done, { timeout: 30_000 }).toBe(1);
+    await desk<any>(host, 'batches.start', {
+      tool: 'hires',
+      inputs: [],
+      params: { prompt: 'a blue lamp', resolution: '1k' },
+      outDir: join(home, 'out'),
+    });
+    await expect
+      .poll(async () => (await desk<any>(host, 'batches.list', {}))[0].counts.done, { timeout: 30_000 })
+      .toBe(1);
     const { items } = await desk<any>(host, 'creations.list', { page: 1, perPage: 24 });
     const made: string = items[0].createdAt;
     expect(made).toMatch(/Z$/);
-    const local = new Date(made).toLocaleString('en-US', { timeZone: 'America/Los_Angeles', dateStyle: 'short', timeStyle: 'short' });
+    const local = new Date(made).toLocaleString('en-US', {
+      timeZone: 'America/Los_Angeles',
+      dateStyle: 'short',
+      timeStyle: 'short',
+    });
     await page.goto(`${host.url}#creations`);
     const meta = page.getByTestId('creation-card').first().getByTestId('creation-meta');
     await expect(meta).toHaveText(`High-resolution generator · ${local}`);
@@ -736,7 +871,9 @@ test.describe('west of UTC', () => {
   });
 });
 
-test('what a workflow app run came to is said: queued and its end politely, a refused Run… and a failed cost check as alerts, in regions already in the page', async ({ page }) => {
+test('what a workflow app run came to is said: queued and its end politely, a refused Run… and a failed cost check as alerts, in regions already in the page', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   const live = await watchLiveRegions(page);
   const sandboxUrl = await openAppsOnOwnSandbox(page);
@@ -747,7 +884,9 @@ test('what a workflow app run came to is said: queued and its end politely, a re
 
   // Run… on an empty form, twice: refused, and said each time.
   await page.getByTestId('app-run').click();
-  await expect.poll(alerted).toEqual([expect.stringMatching(/^Check the (highlighted input|\d+ highlighted inputs) first\.$/)]);
+  await expect
+    .poll(alerted)
+    .toEqual([expect.stringMatching(/^Check the (highlighted input|\d+ highlighted inputs) first\.$/)]);
   await page.getByTestId('app-run').click();
   await expect.poll(async () => (await alerted()).length).toBe(2);
 
@@ -781,7 +920,9 @@ test('what a workflow app run came to is said: queued and its end politely, a re
   expect(errors).toEqual([]);
 });
 
-test('what an export or a download came to is said each time: saved politely, a failure as an alert, in regions already in the page', async ({ page }) => {
+test('what an export or a download came to is said each time: saved politely, a failure as an alert, in regions already in the page', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   const live = await watchLiveRegions(page);
   const home = newHome();
@@ -808,8 +949,15 @@ test('what an export or a download came to is said each time: saved politely, a 
   expect(log.alertBornFull).toEqual([]);
 
   // Recent creations: a download said where it went; one that cannot be saved, an alert.
-  await desk(host, 'batches.start', { tool: 'hires', inputs: [], params: { prompt: 'a red chair in a white room', resolution: '1k' }, outDir: join(home, 'out') });
-  await expect.poll(async () => (await desk<any>(host, 'batches.list', {}))[0].counts.done, { timeout: 30_000 }).toBe(1);
+  await desk(host, 'batches.start', {
+    tool: 'hires',
+    inputs: [],
+    params: { prompt: 'a red chair in a white room', resolution: '1k' },
+    outDir: join(home, 'out'),
+  });
+  await expect
+    .poll(async () => (await desk<any>(host, 'batches.list', {}))[0].counts.done, { timeout: 30_000 })
+    .toBe(1);
   await page.goto(`${host.url}#creations`);
   const card = page.getByTestId('creation-card').first();
   await expect(card).toBeVisible();

@@ -23,8 +23,12 @@ test.beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'md-video-families-'));
   startPng = join(dir, 'start.png');
   endPng = join(dir, 'end.png');
-  await sharp({ create: { width: 640, height: 480, channels: 3, background: { r: 30, g: 60, b: 160 } } }).png().toFile(startPng);
-  await sharp({ create: { width: 640, height: 480, channels: 3, background: { r: 220, g: 140, b: 40 } } }).png().toFile(endPng);
+  await sharp({ create: { width: 640, height: 480, channels: 3, background: { r: 30, g: 60, b: 160 } } })
+    .png()
+    .toFile(startPng);
+  await sharp({ create: { width: 640, height: 480, channels: 3, background: { r: 220, g: 140, b: 40 } } })
+    .png()
+    .toFile(endPng);
 });
 test.afterAll(async () => {
   await host?.stop();
@@ -39,7 +43,8 @@ async function openFamily(page: Page, label: string, variant?: string) {
 }
 
 /** The file picker of a single media field of the settings form (start frame, end frame, image). */
-const framePicker = (page: Page, field: string) => page.getByTestId('tool-form').locator(`[data-field="${field}"] input[type="file"]`);
+const framePicker = (page: Page, field: string) =>
+  page.getByTestId('tool-form').locator(`[data-field="${field}"] input[type="file"]`);
 
 /** Picks a local image into a ToolForm media field and waits until the form holds it as a file the core reads. */
 async function pickFrame(page: Page, field: string, file: string) {
@@ -57,8 +62,13 @@ async function expectPlayed(job: Locator) {
   await expect(job.getByTestId('result-expiry')).toHaveCount(0);
   const v = job.getByTestId('video-element');
   await expect.poll(() => v.evaluate((el: HTMLVideoElement) => el.duration), { timeout: 15_000 }).toBeGreaterThan(0);
-  await v.evaluate((el: HTMLVideoElement) => { el.muted = true; return el.play(); });
-  await expect.poll(() => v.evaluate((el: HTMLVideoElement) => el.readyState), { timeout: 15_000 }).toBeGreaterThanOrEqual(2);
+  await v.evaluate((el: HTMLVideoElement) => {
+    el.muted = true;
+    return el.play();
+  });
+  await expect
+    .poll(() => v.evaluate((el: HTMLVideoElement) => el.readyState), { timeout: 15_000 })
+    .toBeGreaterThanOrEqual(2);
   await v.evaluate((el: HTMLVideoElement) => el.pause());
   await expect(job.getByTestId('video-duration')).not.toHaveText('–');
 }
@@ -69,7 +79,9 @@ async function submit(page: Page, jobs = 1) {
   await expect(page.getByTestId('submit-status')).toContainText(`${jobs} job${jobs === 1 ? '' : 's'} queued`);
 }
 
-test('2.x with a start and an end frame: expiry while generating, then a file path and a played video', async ({ page }) => {
+test('2.x with a start and an end frame: expiry while generating, then a file path and a played video', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   await openFamily(page, '2.x generation');
   await expect(page.getByTestId('video-form')).toHaveAttribute('data-tool', 'video-2x');
@@ -96,7 +108,9 @@ test('2.x with a start and an end frame: expiry while generating, then a file pa
 });
 
 for (const variant of ['i2v-endframe', 'i2v-endframe-fast']) {
-  test(`image to video with end frame (${variant}): image_end alone is blocked on its field; with both it completes`, async ({ page }) => {
+  test(`image to video with end frame (${variant}): image_end alone is blocked on its field; with both it completes`, async ({
+    page,
+  }) => {
     const errors = watchErrors(page);
     await openFamily(page, 'Image to video, end frame', variant);
     const prompt = `The lamp flickers on (${variant})`;
@@ -114,13 +128,20 @@ for (const variant of ['i2v-endframe', 'i2v-endframe-fast']) {
     await page.getByTestId('field-duration').getByRole('radio', { name: '6' }).check();
     await submit(page);
     const job = resultFor(page, prompt);
-    await expect(job.getByText(variant.endsWith('fast') ? 'Image to video with end frame (fast)' : 'Image to video with end frame', { exact: true })).toBeVisible();
+    await expect(
+      job.getByText(
+        variant.endsWith('fast') ? 'Image to video with end frame (fast)' : 'Image to video with end frame',
+        { exact: true },
+      ),
+    ).toBeVisible();
     await expectPlayed(job);
     expect(errors).toEqual([]);
   });
 }
 
-test('lite text to video (4/6/8 s, 16:9 or 9:16, 20,000 characters) and lite image to video (image required)', async ({ page }) => {
+test('lite text to video (4/6/8 s, 16:9 or 9:16, 20,000 characters) and lite image to video (image required)', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   await openFamily(page, 'Lite', 'lite-t2v');
 
@@ -168,12 +189,29 @@ test('lite text to video (4/6/8 s, 16:9 or 9:16, 20,000 characters) and lite ima
   expect(errors).toEqual([]);
 });
 
-test('video upscaler: a 12 fps input is refused with target_fps (file, rule, measured fps); the valid one completes', async ({ page }) => {
+test('video upscaler: a 12 fps input is refused with target_fps (file, rule, measured fps); the valid one completes', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   const ok = join(dir, 'clip-24fps.mp4');
   const slow = join(dir, 'clip-12fps.mp4');
   const ff = (rate: number, out: string) =>
-    execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', `testsrc=size=640x640:rate=${rate}`, '-t', '2', '-pix_fmt', 'yuv420p', '-preset', 'ultrafast', out]);
+    execFileSync('ffmpeg', [
+      '-v',
+      'error',
+      '-y',
+      '-f',
+      'lavfi',
+      '-i',
+      `testsrc=size=640x640:rate=${rate}`,
+      '-t',
+      '2',
+      '-pix_fmt',
+      'yuv420p',
+      '-preset',
+      'ultrafast',
+      out,
+    ]);
   ff(24, ok);
   ff(12, slow);
 
@@ -187,7 +225,9 @@ test('video upscaler: a 12 fps input is refused with target_fps (file, rule, mea
   const fake = join(dir, 'still.mp4');
   copyFileSync(startPng, fake);
   await page.getByTestId('pick-video').setInputFiles(fake);
-  await expect(list.getByTestId('ref-error')).toHaveText(['still.mp4: an image (png) is not MP4 or MOV (rule video.container)']);
+  await expect(list.getByTestId('ref-error')).toHaveText([
+    'still.mp4: an image (png) is not MP4 or MOV (rule video.container)',
+  ]);
   await list.getByRole('button', { name: 'Remove still.mp4' }).click();
 
   await page.getByTestId('pick-video').setInputFiles([ok, slow]);
@@ -220,7 +260,14 @@ test('video upscaler: a 12 fps input is refused with target_fps (file, rule, mea
 
   // Remote inputs are one job each: an upl_vid_ id and a URL (the Sandbox's own upload, on loopback).
   await list.getByRole('button', { name: 'Remove clip-24fps.mp4' }).click();
-  const up = async () => (await (await fetch(`${sandbox.url}/__sandbox/uploads`, { method: 'POST', headers: { 'content-type': 'video/mp4' }, body: readFileSync(ok) })).json()) as { id: string; url: string };
+  const up = async () =>
+    (await (
+      await fetch(`${sandbox.url}/__sandbox/uploads`, {
+        method: 'POST',
+        headers: { 'content-type': 'video/mp4' },
+        body: readFileSync(ok),
+      })
+    ).json()) as { id: string; url: string };
   const [a, b] = [await up(), await up()];
   expect(a.id).toMatch(/^upl_vid_/);
   await page.getByTestId('url-video').fill(a.id);
@@ -228,7 +275,9 @@ test('video upscaler: a 12 fps input is refused with target_fps (file, rule, mea
   await page.getByTestId('url-video').fill(b.url);
   await page.getByTestId('add-url-video').click();
   await expect(list.getByTestId('ref-item')).toHaveCount(2);
-  await expect(list.getByTestId('ref-item').filter({ hasText: a.id }).getByTestId('ref-status')).toContainText('checked by the service');
+  await expect(list.getByTestId('ref-item').filter({ hasText: a.id }).getByTestId('ref-status')).toContainText(
+    'checked by the service',
+  );
   await expect(list.getByTestId('ref-item').nth(1).getByTestId('ref-status')).not.toContainText('probing');
   await expect(list.getByTestId('ref-error')).toHaveCount(0);
   await submit(page, 2);
@@ -240,14 +289,35 @@ test('video upscaler: a 12 fps input is refused with target_fps (file, rule, mea
   expect(errors).toEqual([]);
 });
 
-test('live backend: a loopback base URL keeps local video references; a real https one says plainly what it needs', async ({ page }) => {
+test('live backend: a loopback base URL keeps local video references; a real https one says plainly what it needs', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   const clip = join(dir, 'clip-live.mp4');
-  execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=size=640x640:rate=24', '-t', '2', '-pix_fmt', 'yuv420p', '-preset', 'ultrafast', clip]);
+  execFileSync('ffmpeg', [
+    '-v',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc=size=640x640:rate=24',
+    '-t',
+    '2',
+    '-pix_fmt',
+    'yuv420p',
+    '-preset',
+    'ultrafast',
+    clip,
+  ]);
   const home = newHome();
   // A keychain entry of this test's own, so a developer's real key is never touched. No API env:
   // the backend comes from Settings only.
-  const live = await startHost(home, { MEDIADESK_KEYCHAIN_SERVICE: `MediaDesk-e2e-vf-${process.pid}`, MEDIADESK_API_URL: '', MEDIADESK_API_KEY: '' });
+  const live = await startHost(home, {
+    MEDIADESK_KEYCHAIN_SERVICE: `MediaDesk-e2e-vf-${process.pid}`,
+    MEDIADESK_API_URL: '',
+    MEDIADESK_API_KEY: '',
+  });
   try {
     await page.goto(`${live.url}#settings`);
     await page.locator('#key-input').fill('sandbox-owner');
@@ -291,7 +361,9 @@ test('live backend: a loopback base URL keeps local video references; a real htt
     await page.getByTestId('refs-reference_videos').getByRole('button', { name: 'Remove clip-live.mp4' }).click();
     // Its citation goes with it (no file is left for @Video1 to name), so the field has nothing to say.
     await expect(page.getByTestId('error-reference_videos')).toHaveCount(0);
-    await expect(page.getByTestId('cite-note')).toContainText('Removed clip-live.mp4: its citation @Video1 was taken out of the prompt');
+    await expect(page.getByTestId('cite-note')).toContainText(
+      'Removed clip-live.mp4: its citation @Video1 was taken out of the prompt',
+    );
     await page.getByTestId('url-reference_videos').fill('upl_vid_fromearlier1');
     await page.getByTestId('add-url-reference_videos').click();
     await expect(item.getByTestId('ref-status')).toContainText('checked by the service');
@@ -303,11 +375,15 @@ test('live backend: a loopback base URL keeps local video references; a real htt
     // A bad URL is named once, on its item, not again under the field as `reference_images.0`.
     await page.getByTestId('url-reference_images').fill('ftp://example.com/a.png');
     await page.getByTestId('add-url-reference_images').click();
-    await expect(page.getByTestId('refs-reference_images').getByTestId('ref-error')).toHaveText('ftp://example.com/a.png: not an HTTPS URL');
+    await expect(page.getByTestId('refs-reference_images').getByTestId('ref-error')).toHaveText(
+      'ftp://example.com/a.png: not an HTTPS URL',
+    );
     await expect(page.getByTestId('error-reference_images')).toHaveCount(0);
     // The upscaler's video field says the same.
     await page.getByTestId('family-picker').getByText('Upscaler', { exact: true }).click();
-    await expect(page.getByTestId('refs-video').getByTestId('live-note')).toContainText('HTTPS URL or an existing upl_vid_ id');
+    await expect(page.getByTestId('refs-video').getByTestId('live-note')).toContainText(
+      'HTTPS URL or an existing upl_vid_ id',
+    );
     await expect(page.getByTestId('pick-video')).toHaveCount(0);
 
     // Leave no entry behind in the keychain of whoever runs the test.

@@ -5,7 +5,13 @@ import { join } from 'node:path';
 import { expect, test, type Page, type Route } from '@playwright/test';
 import sharp from 'sharp';
 import { dropFiles, newHome, startHost, watchLiveRegions, type HostHandle } from './host.ts';
-import { expectRefusalFocusesPrompt, shot, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
+import {
+  expectRefusalFocusesPrompt,
+  shot,
+  startSandboxProcess,
+  watchErrors,
+  type SandboxProcess,
+} from './studio-helpers.ts';
 import { serveFolder, type FileServer } from '../media/server.ts';
 
 // One Sandbox (tasks of 500 ms) and one host for the file: the builder keeps its state per tool.
@@ -29,9 +35,14 @@ test.afterAll(async () => {
 /** A raw command through the page's own bridge socket (the form would not let this through). */
 async function rawStart(page: Page, payload: unknown) {
   return page.evaluate(async (payload) => {
-    const ws = new WebSocket(`${location.origin.replace('http', 'ws')}/ws?token=${sessionStorage.getItem('desk-token')}`);
+    const ws = new WebSocket(
+      `${location.origin.replace('http', 'ws')}/ws?token=${sessionStorage.getItem('desk-token')}`,
+    );
     await new Promise((r) => ws.addEventListener('open', r, { once: true }));
-    const reply = await new Promise<{ ok: boolean; error?: { message: string; invalid?: { field: string; reason: string }[] } }>((resolve) => {
+    const reply = await new Promise<{
+      ok: boolean;
+      error?: { message: string; invalid?: { field: string; reason: string }[] };
+    }>((resolve) => {
       ws.addEventListener('message', (m) => resolve(JSON.parse(String(m.data))));
       ws.send(JSON.stringify({ id: 1, cmd: 'batches.start', payload }));
     });
@@ -48,7 +59,9 @@ async function openFamily(page: Page, label: string) {
 test('a two-shot 2.5 video with a reference image: validated, submitted, completed and played', async ({ page }) => {
   const errors = watchErrors(page);
   const ref = join(dir, 'hero.png');
-  await sharp({ create: { width: 640, height: 480, channels: 3, background: { r: 200, g: 120, b: 40 } } }).png().toFile(ref);
+  await sharp({ create: { width: 640, height: 480, channels: 3, background: { r: 200, g: 120, b: 40 } } })
+    .png()
+    .toFile(ref);
 
   await openFamily(page, '2.5 multi-shot');
   await expect(page.getByTestId('video-form')).toHaveAttribute('data-tool', 'video-25');
@@ -83,9 +96,17 @@ test('a two-shot 2.5 video with a reference image: validated, submitted, complet
   await expect(job.getByTestId('result-path')).toContainText('.mp4');
   const v = job.getByTestId('video-element');
   await expect.poll(() => v.evaluate((el: HTMLVideoElement) => el.duration), { timeout: 15_000 }).toBeGreaterThan(0);
-  await v.evaluate((el: HTMLVideoElement) => { el.muted = true; return el.play(); });
-  await expect.poll(() => v.evaluate((el: HTMLVideoElement) => el.readyState), { timeout: 15_000 }).toBeGreaterThanOrEqual(2);
-  await v.evaluate((el: HTMLVideoElement) => { el.pause(); el.currentTime = 0; });
+  await v.evaluate((el: HTMLVideoElement) => {
+    el.muted = true;
+    return el.play();
+  });
+  await expect
+    .poll(() => v.evaluate((el: HTMLVideoElement) => el.readyState), { timeout: 15_000 })
+    .toBeGreaterThanOrEqual(2);
+  await v.evaluate((el: HTMLVideoElement) => {
+    el.pause();
+    el.currentTime = 0;
+  });
   await expect(job.getByTestId('video-duration')).not.toHaveText('–');
   await job.scrollIntoViewIfNeeded();
   await shot(page, 'video');
@@ -98,14 +119,20 @@ test('a two-shot 2.5 video with a reference image: validated, submitted, complet
   expect(errors).toEqual([]);
 });
 
-test('invalid combinations are shown on the field they concern: shared pre-check, core and the Sandbox 400', async ({ page }) => {
+test('invalid combinations are shown on the field they concern: shared pre-check, core and the Sandbox 400', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   await openFamily(page, '2.x generation');
   await page.getByTestId('field-prompt').fill('A red kite over the dunes');
 
   // Frames given as URLs are probed: these are real PNGs on a loopback server.
-  await sharp({ create: { width: 640, height: 480, channels: 3, background: '#204080' } }).png().toFile(join(dir, 'start.png'));
-  await sharp({ create: { width: 640, height: 480, channels: 3, background: '#804020' } }).png().toFile(join(dir, 'end.png'));
+  await sharp({ create: { width: 640, height: 480, channels: 3, background: '#204080' } })
+    .png()
+    .toFile(join(dir, 'start.png'));
+  await sharp({ create: { width: 640, height: 480, channels: 3, background: '#804020' } })
+    .png()
+    .toFile(join(dir, 'end.png'));
 
   // image_end without image: the shared rule, at once, beside the end frame.
   await page.getByTestId('field-image_end').fill(`${server.url}/end.png`);
@@ -118,9 +145,14 @@ test('invalid combinations are shown on the field they concern: shared pre-check
   await page.getByTestId('url-reference_images').fill('upl_vid_x');
   await page.getByTestId('add-url-reference_images').click();
   await expect(page.getByTestId('refs-reference_images').getByTestId('ref-error')).toContainText('takes URLs only');
-  await page.getByTestId('refs-reference_images').getByRole('button', { name: /Remove/ }).click();
+  await page
+    .getByTestId('refs-reference_images')
+    .getByRole('button', { name: /Remove/ })
+    .click();
   const ref = join(dir, 'ref.png');
-  await sharp({ create: { width: 320, height: 320, channels: 3, background: '#3366cc' } }).png().toFile(ref);
+  await sharp({ create: { width: 320, height: 320, channels: 3, background: '#3366cc' } })
+    .png()
+    .toFile(ref);
   await page.getByTestId('pick-reference_images').setInputFiles(ref);
   await expect(page.getByTestId('error-image')).toContainText('cannot be combined with reference images or videos');
   await expect(page.getByTestId('error-image_end')).toContainText('cannot be combined');
@@ -136,17 +168,28 @@ test('invalid combinations are shown on the field they concern: shared pre-check
   expect(body.invalid_params.map((p) => p.field)).toContain('image_end');
 
   // The core enforces the same shared rules on a raw batches.start sent through the page's bridge.
-  const raw = await rawStart(page, { tool: 'video-2x', params: { prompt: 'x', image_end: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB' } });
+  const raw = await rawStart(page, {
+    tool: 'video-2x',
+    params: { prompt: 'x', image_end: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB' },
+  });
   expect(raw.ok).toBe(false);
-  expect(raw.error?.invalid).toContainEqual({ field: 'image_end', reason: 'image_end requires image (the start frame)' });
+  expect(raw.error?.invalid).toContainEqual({
+    field: 'image_end',
+    reason: 'image_end requires image (the start frame)',
+  });
   await page.getByTestId('field-image').fill('');
   await page.getByTestId('field-image_end').fill('');
-  await page.getByTestId('refs-reference_images').getByRole('button', { name: /Remove/ }).click();
+  await page
+    .getByTestId('refs-reference_images')
+    .getByRole('button', { name: /Remove/ })
+    .click();
 
   // A 400 only the server can give (an upload id it never issued) comes back on its field.
   await page.getByTestId('url-reference_videos').fill('upl_vid_neverissued1');
   await page.getByTestId('add-url-reference_videos').click();
-  await expect(page.getByTestId('refs-reference_videos').getByTestId('ref-status')).toContainText('checked by the service');
+  await expect(page.getByTestId('refs-reference_videos').getByTestId('ref-status')).toContainText(
+    'checked by the service',
+  );
   await page.getByTestId('submit').click();
   await expect(page.getByTestId('result-job').first()).toHaveAttribute('data-state', 'failed', { timeout: 30_000 });
   await expect(page.getByTestId('error-reference_videos')).toBeVisible();
@@ -157,13 +200,30 @@ test('invalid combinations are shown on the field they concern: shared pre-check
 test('a reference video that breaks the rules names the file, the rule and the measured value', async ({ page }) => {
   const errors = watchErrors(page);
   const bad = join(dir, 'short-20fps.mp4');
-  execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=size=640x480:rate=20', '-t', '1.5', '-pix_fmt', 'yuv420p', bad]);
+  execFileSync('ffmpeg', [
+    '-v',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc=size=640x480:rate=20',
+    '-t',
+    '1.5',
+    '-pix_fmt',
+    'yuv420p',
+    bad,
+  ]);
   await openFamily(page, '2.x generation');
   await page.getByTestId('field-prompt').fill('Match the motion of @Video1');
   await page.getByTestId('pick-reference_videos').setInputFiles(bad);
   const refErrors = page.getByTestId('refs-reference_videos').getByTestId('ref-error');
-  await expect(refErrors.filter({ hasText: 'rule video.duration' })).toContainText('short-20fps.mp4: duration 1.5 s is below the 2 s minimum');
-  await expect(refErrors.filter({ hasText: 'rule video.fps' })).toContainText('short-20fps.mp4: frame rate 20 fps is below the 24 fps minimum');
+  await expect(refErrors.filter({ hasText: 'rule video.duration' })).toContainText(
+    'short-20fps.mp4: duration 1.5 s is below the 2 s minimum',
+  );
+  await expect(refErrors.filter({ hasText: 'rule video.fps' })).toContainText(
+    'short-20fps.mp4: frame rate 20 fps is below the 24 fps minimum',
+  );
   await expect(page.getByTestId('refs-reference_videos').getByTestId('ref-probe')).toContainText('MP4');
   await expect(page.getByTestId('submit')).toBeDisabled();
   await expect(page.getByTestId('submit-status')).toContainText('problems to fix');
@@ -175,12 +235,31 @@ test('a reference video that breaks the rules names the file, the rule and the m
   expect(errors).toEqual([]);
 });
 
-test('files still being added when the family changes are checked, and their findings filed, under the family they were added to', async ({ page }) => {
+test('files still being added when the family changes are checked, and their findings filed, under the family they were added to', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   const clips: string[] = [];
   for (const n of [1, 2, 3]) {
     clips.push(join(dir, `six-${n}.mp4`));
-    execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=size=640x640:rate=24', '-t', '6', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', clips[n - 1]]);
+    execFileSync('ffmpeg', [
+      '-v',
+      'error',
+      '-y',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc=size=640x640:rate=24',
+      '-t',
+      '6',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-pix_fmt',
+      'yuv420p',
+      clips[n - 1],
+    ]);
   }
   // The browser host copies picked files to the host first: held until the family has been switched.
   const held: Route[] = [];
@@ -195,24 +274,34 @@ test('files still being added when the family changes are checked, and their fin
   await page.getByTestId('family-picker').getByText('2.5 multi-shot', { exact: true }).click();
   await expect(page.getByTestId('video-form')).toHaveAttribute('data-tool', 'video-25');
   // The copies finish and the check runs, its answer arriving while 2.5 is on screen.
-  const answered = ws.waitForEvent('framereceived', { predicate: (f) => String(f.payload).includes('combined duration 18 s') });
+  const answered = ws.waitForEvent('framereceived', {
+    predicate: (f) => String(f.payload).includes('combined duration 18 s'),
+  });
   holding = false;
   for (const r of held) await r.continue();
   await answered;
   await page.getByTestId('family-picker').getByText('2.x generation', { exact: true }).click();
   // Three 6 s clips: 18 s together, over the 15 s limit; said on the field they are in, and each clip measured.
-  await expect(page.getByTestId('error-reference_videos')).toContainText('combined duration 18 s is above the 15 s limit');
+  await expect(page.getByTestId('error-reference_videos')).toContainText(
+    'combined duration 18 s is above the 15 s limit',
+  );
   await expect(page.getByTestId('refs-reference_videos').getByTestId('ref-probe')).toHaveCount(3);
   expect(errors).toEqual([]);
 });
 
-test('removing a cited reference keeps every citation naming the same file, in the prompt and the shots', async ({ page }) => {
+test('removing a cited reference keeps every citation naming the same file, in the prompt and the shots', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
-  const files = await Promise.all(['red', 'green', 'blue'].map(async (name, i) => {
-    const p = join(dir, `${name}.png`);
-    await sharp({ create: { width: 320, height: 320, channels: 3, background: ['#c33', '#3c3', '#33c'][i] } }).png().toFile(p);
-    return p;
-  }));
+  const files = await Promise.all(
+    ['red', 'green', 'blue'].map(async (name, i) => {
+      const p = join(dir, `${name}.png`);
+      await sharp({ create: { width: 320, height: 320, channels: 3, background: ['#c33', '#3c3', '#33c'][i] } })
+        .png()
+        .toFile(p);
+      return p;
+    }),
+  );
   await openFamily(page, '2.5 multi-shot');
   await page.getByTestId('pick-reference_images').setInputFiles(files);
   const items = page.getByTestId('refs-reference_images').getByTestId('ref-item');
@@ -226,13 +315,17 @@ test('removing a cited reference keeps every citation naming the same file, in t
   // blue was @Image3 and is @Image2 now; green was @Image2 and is @Image1; red's citation is gone.
   await expect(page.getByTestId('field-prompt')).toHaveValue('A car in @Image2 paint, lit like');
   await expect(page.getByTestId('shot-prompt-1')).toHaveValue('Close on @Image1 then @Image2');
-  await expect(page.getByTestId('cite-note')).toContainText('Removed red.png: its citation @Image1 was taken out of the prompt');
+  await expect(page.getByTestId('cite-note')).toContainText(
+    'Removed red.png: its citation @Image1 was taken out of the prompt',
+  );
   await expect(page.getByTestId('error-reference_images')).toHaveCount(0);
   await expect(page.getByTestId('submit')).toBeEnabled();
   expect(errors).toEqual([]);
 });
 
-test('a citation of media the family takes none of, or beyond its list, is named on the prompt that holds it; the core refuses it too', async ({ page }) => {
+test('a citation of media the family takes none of, or beyond its list, is named on the prompt that holds it; the core refuses it too', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   await openFamily(page, '2.5 multi-shot');
   await page.getByTestId('field-prompt').fill('Like @Image1, moving as @Video1');
@@ -243,17 +336,23 @@ test('a citation of media the family takes none of, or beyond its list, is named
   await expect(page.getByTestId('submit')).toBeDisabled();
   await page.getByTestId('add-shot').click();
   await page.getByTestId('shot-prompt-1').fill('Over the hum of @Audio1');
-  await expect(page.getByTestId('error-shots')).toHaveText(['Shot 1 prompt: @Audio1 cites a reference audio, but none is given']);
+  await expect(page.getByTestId('error-shots')).toHaveText([
+    'Shot 1 prompt: @Audio1 cites a reference audio, but none is given',
+  ]);
   await expect(page.getByTestId('submit-status')).toContainText('3 problems to fix');
 
   // Through the bridge, past the form: the core applies the same rule before anything is sent.
   const raw = await rawStart(page, { tool: 'video-25', params: { prompt: 'moving as @Video1', resolution: '720p' } });
-  expect(raw.error?.invalid).toEqual([{ field: 'prompt', reason: '@Video1 cites a reference video, but video 2.5 takes none' }]);
+  expect(raw.error?.invalid).toEqual([
+    { field: 'prompt', reason: '@Video1 cites a reference video, but video 2.5 takes none' },
+  ]);
 
   // 2.x takes reference videos but no audio.
   await page.getByTestId('family-picker').getByText('2.x generation', { exact: true }).click();
   await page.getByTestId('field-prompt').fill('To the beat of @Audio1');
-  await expect(page.getByTestId('error-prompt')).toHaveText(['@Audio1 cites a reference audio, but video 2.x takes none']);
+  await expect(page.getByTestId('error-prompt')).toHaveText([
+    '@Audio1 cites a reference audio, but video 2.x takes none',
+  ]);
   expect(errors).toEqual([]);
 });
 
@@ -273,21 +372,36 @@ test('the prompt counter counts an emoji as one character, as the limit and the 
   expect(errors).toEqual([]);
 });
 
-test('a start or end frame given as a URL is probed before anything is paid for: format named on its field, the core refuses it too', async ({ page }) => {
+test('a start or end frame given as a URL is probed before anything is paid for: format named on its field, the core refuses it too', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
-  await sharp({ create: { width: 640, height: 480, channels: 3, background: '#226644' } }).gif().toFile(join(dir, 'dusk.gif'));
-  await sharp({ create: { width: 640, height: 480, channels: 3, background: '#664422' } }).png().toFile(join(dir, 'dawn.png'));
+  await sharp({ create: { width: 640, height: 480, channels: 3, background: '#226644' } })
+    .gif()
+    .toFile(join(dir, 'dusk.gif'));
+  await sharp({ create: { width: 640, height: 480, channels: 3, background: '#664422' } })
+    .png()
+    .toFile(join(dir, 'dawn.png'));
   writeFileSync(join(dir, 'signin.png'), '<!doctype html><title>Sign in to view this file</title>');
-  const creates = async () => ((await (await fetch(`${sandbox.url}/__sandbox/stats`)).json()) as { creates: Record<string, Record<string, number>> }).creates;
+  const creates = async () =>
+    (
+      (await (await fetch(`${sandbox.url}/__sandbox/stats`)).json()) as {
+        creates: Record<string, Record<string, number>>;
+      }
+    ).creates;
   const before = JSON.stringify(await creates());
   const live = await watchLiveRegions(page);
 
   await openFamily(page, '2.x generation');
   await page.getByTestId('field-prompt').fill('Dusk turns to dawn');
   await page.getByTestId('field-image').fill(`${server.url}/dusk.gif`);
-  await expect(page.getByTestId('error-image')).toHaveText('dusk.gif: format gif is not JPG or PNG (rule image.format)');
+  await expect(page.getByTestId('error-image')).toHaveText(
+    'dusk.gif: format gif is not JPG or PNG (rule image.format)',
+  );
   // It holds Submit: said at once, in an alert already in the page.
-  await expect.poll(async () => (await live()).alerted.join(' ')).toContain('dusk.gif: format gif is not JPG or PNG (rule image.format)');
+  await expect
+    .poll(async () => (await live()).alerted.join(' '))
+    .toContain('dusk.gif: format gif is not JPG or PNG (rule image.format)');
   await expect(page.getByTestId('submit')).toBeDisabled();
   // A page that is no image (a sign-in wall behind the link) is named too.
   await page.getByTestId('field-image_end').fill(`${server.url}/signin.png`);
@@ -295,8 +409,13 @@ test('a start or end frame given as a URL is probed before anything is paid for:
   await expect(page.getByTestId('submit-status')).toContainText('2 problems to fix');
 
   // Past the form, the core probes the same URL and refuses the batch.
-  const raw = await rawStart(page, { tool: 'i2v-endframe-fast', params: { prompt: 'Dusk turns to dawn', image: `${server.url}/dusk.gif` } });
-  expect(raw.error?.invalid).toEqual([{ field: 'image', reason: 'dusk.gif: format gif is not JPG or PNG (rule image.format)' }]);
+  const raw = await rawStart(page, {
+    tool: 'i2v-endframe-fast',
+    params: { prompt: 'Dusk turns to dawn', image: `${server.url}/dusk.gif` },
+  });
+  expect(raw.error?.invalid).toEqual([
+    { field: 'image', reason: 'dusk.gif: format gif is not JPG or PNG (rule image.format)' },
+  ]);
 
   await page.getByTestId('field-image').fill(`${server.url}/dawn.png`);
   await page.getByTestId('field-image_end').fill(`${server.url}/dawn.png`);
@@ -307,15 +426,28 @@ test('a start or end frame given as a URL is probed before anything is paid for:
   expect(errors).toEqual([]);
 });
 
-test('a start or end frame picked as a file is probed by its content, not its name or the picker: refused on its field, Submit held, the core refuses it too', async ({ page }) => {
+test('a start or end frame picked as a file is probed by its content, not its name or the picker: refused on its field, Submit held, the core refuses it too', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   // Each named .png, so the picker's type filter lets every one through: only the content tells.
   const file = (name: string) => join(dir, name);
-  await sharp({ create: { width: 640, height: 480, channels: 3, background: '#226644' } }).gif().toFile(file('picked-dusk.png'));
-  await sharp({ create: { width: 640, height: 480, channels: 3, background: '#446622' } }).webp().toFile(file('picked-noon.png'));
+  await sharp({ create: { width: 640, height: 480, channels: 3, background: '#226644' } })
+    .gif()
+    .toFile(file('picked-dusk.png'));
+  await sharp({ create: { width: 640, height: 480, channels: 3, background: '#446622' } })
+    .webp()
+    .toFile(file('picked-noon.png'));
   writeFileSync(file('picked-signin.png'), '<!doctype html><title>Sign in to view this file</title>');
-  await sharp({ create: { width: 640, height: 480, channels: 3, background: '#664422' } }).png().toFile(file('picked-dawn.png'));
-  const creates = async () => ((await (await fetch(`${sandbox.url}/__sandbox/stats`)).json()) as { creates: Record<string, Record<string, number>> }).creates;
+  await sharp({ create: { width: 640, height: 480, channels: 3, background: '#664422' } })
+    .png()
+    .toFile(file('picked-dawn.png'));
+  const creates = async () =>
+    (
+      (await (await fetch(`${sandbox.url}/__sandbox/stats`)).json()) as {
+        creates: Record<string, Record<string, number>>;
+      }
+    ).creates;
   const before = JSON.stringify(await creates());
   const picker = (field: string) => page.getByTestId('tool-form').locator(`[data-field="${field}"] input[type="file"]`);
 
@@ -323,17 +455,26 @@ test('a start or end frame picked as a file is probed by its content, not its na
   await page.getByTestId('field-prompt').fill('Dusk turns to dawn');
   await picker('image').setInputFiles(file('picked-dusk.png'));
   await expect(page.getByTestId('field-image')).toHaveValue(/\/picked-dusk\.png$/);
-  await expect(page.getByTestId('error-image')).toHaveText('picked-dusk.png: format gif is not JPG or PNG (rule image.format)');
+  await expect(page.getByTestId('error-image')).toHaveText(
+    'picked-dusk.png: format gif is not JPG or PNG (rule image.format)',
+  );
   await expect(page.getByTestId('submit')).toBeDisabled();
   // A web page saved under an image's name is named too.
   await picker('image_end').setInputFiles(file('picked-signin.png'));
-  await expect(page.getByTestId('error-image_end')).toContainText('picked-signin.png: not a video or image this app can read');
+  await expect(page.getByTestId('error-image_end')).toContainText(
+    'picked-signin.png: not a video or image this app can read',
+  );
   await expect(page.getByTestId('error-image_end')).toContainText('rule probe');
   await expect(page.getByTestId('submit-status')).toContainText('2 problems to fix');
 
   // Past the form, the core reads the same file and refuses the batch.
-  const raw = await rawStart(page, { tool: 'i2v-endframe', params: { prompt: 'Dusk turns to dawn', image: file('picked-dusk.png') } });
-  expect(raw.error?.invalid).toEqual([{ field: 'image', reason: 'picked-dusk.png: format gif is not JPG or PNG (rule image.format)' }]);
+  const raw = await rawStart(page, {
+    tool: 'i2v-endframe',
+    params: { prompt: 'Dusk turns to dawn', image: file('picked-dusk.png') },
+  });
+  expect(raw.error?.invalid).toEqual([
+    { field: 'image', reason: 'picked-dusk.png: format gif is not JPG or PNG (rule image.format)' },
+  ]);
 
   // Real PNGs pass, as they did.
   await picker('image').setInputFiles(file('picked-dawn.png'));
@@ -349,7 +490,9 @@ test('a start or end frame picked as a file is probed by its content, not its na
   await expect(page.getByTestId('error-image')).toContainText('is required');
   await page.getByTestId('field-prompt').fill('Noon light over the dunes');
   await picker('image').setInputFiles(file('picked-noon.png'));
-  await expect(page.getByTestId('error-image')).toHaveText('picked-noon.png: format webp is not JPG or PNG (rule image.format)');
+  await expect(page.getByTestId('error-image')).toHaveText(
+    'picked-noon.png: format webp is not JPG or PNG (rule image.format)',
+  );
   await page.getByTestId('submit').click();
   await expect(page.getByTestId('field-image')).toBeFocused();
   await expect(page.getByTestId('start-error')).toHaveCount(0);
@@ -358,21 +501,37 @@ test('a start or end frame picked as a file is probed by its content, not its na
   expect(errors).toEqual([]);
 });
 
-test('a frame or reference pasted as inline data (a data URI or base64) is probed by its content as it is entered: refused beside its field, Submit held, nothing sent; good data passes', async ({ page }) => {
+test('a frame or reference pasted as inline data (a data URI or base64) is probed by its content as it is entered: refused beside its field, Submit held, nothing sent; good data passes', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
-  const img = async (format: 'gif' | 'webp' | 'png') => (await sharp({ create: { width: 640, height: 480, channels: 3, background: '#335577' } }).toFormat(format).toBuffer()).toString('base64');
+  const img = async (format: 'gif' | 'webp' | 'png') =>
+    (
+      await sharp({ create: { width: 640, height: 480, channels: 3, background: '#335577' } })
+        .toFormat(format)
+        .toBuffer()
+    ).toString('base64');
   const [gif, webp, png] = [await img('gif'), await img('webp'), await img('png')];
-  const creates = async () => ((await (await fetch(`${sandbox.url}/__sandbox/stats`)).json()) as { creates: Record<string, Record<string, number>> }).creates;
+  const creates = async () =>
+    (
+      (await (await fetch(`${sandbox.url}/__sandbox/stats`)).json()) as {
+        creates: Record<string, Record<string, number>>;
+      }
+    ).creates;
   const before = JSON.stringify(await creates());
 
   // Frames: a GIF under a PNG data URI's type, and raw base64 of a WebP, each named on its field.
   await openFamily(page, '2.x generation');
   await page.getByTestId('field-prompt').fill('Dusk turns to dawn');
   await page.getByTestId('field-image').fill(`data:image/png;base64,${gif}`);
-  await expect(page.getByTestId('error-image')).toHaveText('image (inline data): format gif is not JPG or PNG (rule image.format)');
+  await expect(page.getByTestId('error-image')).toHaveText(
+    'image (inline data): format gif is not JPG or PNG (rule image.format)',
+  );
   await expect(page.getByTestId('submit')).toBeDisabled();
   await page.getByTestId('field-image_end').fill(webp);
-  await expect(page.getByTestId('error-image_end')).toHaveText('image_end (inline data): format webp is not JPG or PNG (rule image.format)');
+  await expect(page.getByTestId('error-image_end')).toHaveText(
+    'image_end (inline data): format webp is not JPG or PNG (rule image.format)',
+  );
   await expect(page.getByTestId('submit-status')).toContainText('2 problems to fix');
   await expect(page.getByTestId('submit')).toBeDisabled();
   expect(JSON.stringify(await creates())).toBe(before);
@@ -393,7 +552,9 @@ test('a frame or reference pasted as inline data (a data URI or base64) is probe
   const refs = page.getByTestId('refs-reference_images');
   await page.getByTestId('url-reference_images').fill(`data:image/png;base64,${gif}`);
   await page.getByTestId('add-url-reference_images').click();
-  await expect(refs.getByTestId('ref-error')).toHaveText('reference_images 1 (inline data): format gif is not JPG or PNG or WebP (rule image.format)');
+  await expect(refs.getByTestId('ref-error')).toHaveText(
+    'reference_images 1 (inline data): format gif is not JPG or PNG or WebP (rule image.format)',
+  );
   await expect(page.getByTestId('submit')).toBeDisabled();
   expect(JSON.stringify(await creates())).toBe(before);
   await page.getByTestId('url-reference_images').fill(`data:image/png;base64,${png}`);
@@ -418,15 +579,24 @@ test('Submit with a field to fix takes the keyboard to that field', async ({ pag
   expect(errors).toEqual([]);
 });
 
-test('a 2.5 video with neither a prompt nor shots, or an end-frame video with nothing to animate, is refused before it is sent', async ({ page }) => {
+test('a 2.5 video with neither a prompt nor shots, or an end-frame video with nothing to animate, is refused before it is sent', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
-  const creates = async () => ((await (await fetch(`${sandbox.url}/__sandbox/stats`)).json()) as { creates: Record<string, Record<string, number>> }).creates;
+  const creates = async () =>
+    (
+      (await (await fetch(`${sandbox.url}/__sandbox/stats`)).json()) as {
+        creates: Record<string, Record<string, number>>;
+      }
+    ).creates;
   const before = JSON.stringify(await creates());
   await openFamily(page, '2.5 multi-shot');
   // An untouched form is not a wall of red: the error waits for Submit.
   await expect(page.getByTestId('error-prompt')).toHaveCount(0);
   await page.getByTestId('submit').click();
-  await expect(page.getByTestId('error-prompt')).toContainText('is required (or add shots, each with a prompt of its own)');
+  await expect(page.getByTestId('error-prompt')).toContainText(
+    'is required (or add shots, each with a prompt of its own)',
+  );
   await expect(page.getByTestId('field-prompt')).toBeFocused();
   // Shots describe the video too: with one, the prompt may stay empty.
   await page.getByTestId('add-shot').click();
@@ -485,13 +655,17 @@ test('switching the variant keeps what was written in the fields both variants h
   expect(errors).toEqual([]);
 });
 
-test('files beyond a reference list\'s size are named as not added, not dropped without a word', async ({ page }) => {
+test("files beyond a reference list's size are named as not added, not dropped without a word", async ({ page }) => {
   const errors = watchErrors(page);
-  const files = await Promise.all([1, 2, 3, 4, 5].map(async (n) => {
-    const p = join(dir, `frame-${n}.png`);
-    await sharp({ create: { width: 320, height: 320, channels: 3, background: { r: n * 40, g: 90, b: 120 } } }).png().toFile(p);
-    return p;
-  }));
+  const files = await Promise.all(
+    [1, 2, 3, 4, 5].map(async (n) => {
+      const p = join(dir, `frame-${n}.png`);
+      await sharp({ create: { width: 320, height: 320, channels: 3, background: { r: n * 40, g: 90, b: 120 } } })
+        .png()
+        .toFile(p);
+      return p;
+    }),
+  );
   await openFamily(page, '2.x generation');
   await page.getByTestId('pick-reference_images').setInputFiles(files);
   const list = page.getByTestId('refs-reference_images');
@@ -504,13 +678,30 @@ test('files beyond a reference list\'s size are named as not added, not dropped 
   expect(errors).toEqual([]);
 });
 
-test('what adding a reference and Submit came to is said by regions already in the page: a refusal as an alert, a pass and the queued job politely, and the job once it ends', async ({ page }) => {
+test('what adding a reference and Submit came to is said by regions already in the page: a refusal as an alert, a pass and the queued job politely, and the job once it ends', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   const live = await watchLiveRegions(page);
   const good = join(dir, 'said-good.png');
-  await sharp({ create: { width: 640, height: 480, channels: 3, background: { r: 30, g: 120, b: 200 } } }).png().toFile(good);
+  await sharp({ create: { width: 640, height: 480, channels: 3, background: { r: 30, g: 120, b: 200 } } })
+    .png()
+    .toFile(good);
   const bad = join(dir, 'said-short.mp4');
-  execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=size=640x480:rate=20', '-t', '1.5', '-pix_fmt', 'yuv420p', bad]);
+  execFileSync('ffmpeg', [
+    '-v',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc=size=640x480:rate=20',
+    '-t',
+    '1.5',
+    '-pix_fmt',
+    'yuv420p',
+    bad,
+  ]);
   await openFamily(page, '2.x generation');
   await page.waitForTimeout(300);
   const said = async () => (await live()).spoke.join(' ');

@@ -23,7 +23,13 @@ beforeAll(async () => {
   builtIn = await startSandbox({ port: 0, taskDurationMs: 1500 });
   live = await startSandbox({ port: 0, taskDurationMs: 100 });
   dir = tmp('backend-switch');
-  core = await createCore({ home: join(dir, 'home'), host: 'cli', env: {}, secrets: new MemorySecretStore(), startSandbox: async () => builtIn });
+  core = await createCore({
+    home: join(dir, 'home'),
+    host: 'cli',
+    env: {},
+    secrets: new MemorySecretStore(),
+    startSandbox: async () => builtIn,
+  });
 });
 afterAll(async () => {
   await core.close();
@@ -49,7 +55,10 @@ const toLive = async () => {
   await call('key.set', { key: 'sandbox-owner' });
 };
 const toSandbox = () => call('settings.set', { backend: 'sandbox' });
-const livePolls = async () => Object.entries((await control(live.url, 'stats')).requests as Record<string, number>).filter(([k]) => k.startsWith('GET /v1/')).reduce((a, [, n]) => a + n, 0);
+const livePolls = async () =>
+  Object.entries((await control(live.url, 'stats')).requests as Record<string, number>)
+    .filter(([k]) => k.startsWith('GET /v1/'))
+    .reduce((a, [, n]) => a + n, 0);
 
 describe('switching backends with work in the queue', () => {
   it('a Sandbox batch is neither sent to nor polled on the live service, nor followed by the same folder started there; back on the Sandbox it finishes', async () => {
@@ -92,7 +101,8 @@ describe('switching backends with work in the queue', () => {
 
   it('a batch queued before batches recorded their backend is adopted by the backend in use when the queue is next held, and is not paid for on live after a switch', async () => {
     const home = join(dir, 'home-legacy');
-    const open = () => createCore({ home, host: 'cli', env: {}, secrets: new MemorySecretStore(), startSandbox: async () => builtIn });
+    const open = () =>
+      createCore({ home, host: 'cli', env: {}, secrets: new MemorySecretStore(), startSandbox: async () => builtIn });
     const shoot = join(dir, 'legacy');
     await makeImages(shoot, ['l.png']);
     const before = await open();
@@ -100,7 +110,12 @@ describe('switching backends with work in the queue', () => {
     let jobIds: string[] = [];
     try {
       await before.dispatch('jobs.pause', {});
-      const r = await before.dispatch('batches.start', { tool: 'upscaler-precision', inputs: [shoot], outDir: join(dir, 'out-legacy'), params: {} });
+      const r = await before.dispatch('batches.start', {
+        tool: 'upscaler-precision',
+        inputs: [shoot],
+        outDir: join(dir, 'out-legacy'),
+        params: {},
+      });
       if (!r.ok) throw DeskError.from(r.error);
       ({ jobIds } = r.result as Res<'batches.start'>);
       id = (r.result as Res<'batches.start'>).batch!.id;
@@ -126,7 +141,7 @@ describe('switching backends with work in the queue', () => {
     }
   });
 
-  it('another API key on the same server is another account: work queued with one key waits for it, and says so; work from before keys were recorded is the key in use\'s', async () => {
+  it("another API key on the same server is another account: work queued with one key waits for it, and says so; work from before keys were recorded is the key in use's", async () => {
     const home = join(dir, 'home-keys');
     const secrets = new MemorySecretStore();
     const open = () => createCore({ home, host: 'cli', env: {}, secrets, startSandbox: async () => builtIn });
@@ -134,7 +149,13 @@ describe('switching backends with work in the queue', () => {
     await makeImages(shoot, ['k.png']);
     const old = join(dir, 'keys-old');
     await makeImages(old, ['o.png']);
-    const start = (c: Core, folder: string) => callOn(c, 'batches.start', { tool: 'upscaler-precision', inputs: [folder], outDir: join(dir, 'out-keys'), params: {} });
+    const start = (c: Core, folder: string) =>
+      callOn(c, 'batches.start', {
+        tool: 'upscaler-precision',
+        inputs: [folder],
+        outDir: join(dir, 'out-keys'),
+        params: {},
+      });
     const first = await open();
     let mine: Res<'batches.start'>, legacy: Res<'batches.start'>;
     try {
@@ -144,7 +165,9 @@ describe('switching backends with work in the queue', () => {
       mine = await start(first, shoot);
       legacy = await start(first, old);
       // As an earlier version recorded it: the server without the key.
-      first.engine.store.db.prepare('UPDATE batches SET backend = ? WHERE id = ?').run(`live ${live.url}`, legacy.batch!.id);
+      first.engine.store.db
+        .prepare('UPDATE batches SET backend = ? WHERE id = ?')
+        .run(`live ${live.url}`, legacy.batch!.id);
     } finally {
       await first.close();
     }
@@ -157,12 +180,17 @@ describe('switching backends with work in the queue', () => {
       await c.dispatch('key.set', { key: 'sandbox-admin' });
       await c.dispatch('jobs.resume', {});
       await sleep(1500);
-      expect(c.engine.store.byIds([...mine.jobIds, ...legacy.jobIds]).map((j) => j.state)).toEqual(['queued', 'queued']);
+      expect(c.engine.store.byIds([...mine.jobIds, ...legacy.jobIds]).map((j) => j.state)).toEqual([
+        'queued',
+        'queued',
+      ]);
       expect(creates(await control(live.url, 'stats'))).toBe(livePaid);
       const admin = keyFingerprint('sandbox-admin');
       expect((await callOn(c, 'app.info', {})).backend.identity).toBe(`live ${live.url} key ${admin}`);
       const listed = (await callOn(c, 'batches.list', {})).find((b) => b.id === mine.batch!.id)!;
-      expect(batchWaitingFor(listed, `live ${live.url} key ${admin}`)).toBe(`waiting for the API key ${OWNER}, with which it was queued on the live service at ${live.url}: set that key again to continue, or cancel it (the key in use is ${admin})`);
+      expect(batchWaitingFor(listed, `live ${live.url} key ${admin}`)).toBe(
+        `waiting for the API key ${OWNER}, with which it was queued on the live service at ${live.url}: set that key again to continue, or cancel it (the key in use is ${admin})`,
+      );
       await c.dispatch('key.set', { key: 'sandbox-owner' });
       await until(() => c.engine.store.byIds([...mine.jobIds, ...legacy.jobIds]).every((j) => j.state === 'done'));
       expect(creates(await control(live.url, 'stats'))).toBe(livePaid + 2);
@@ -173,7 +201,13 @@ describe('switching backends with work in the queue', () => {
 
   it('a script on the live service, while the app runs the queue on the Sandbox, says why its jobs and app runs wait; once the app quits they run', async () => {
     const home = join(dir, 'home2');
-    const holder = await createCore({ home, host: 'web', env: {}, secrets: new MemorySecretStore(), startSandbox: async () => builtIn });
+    const holder = await createCore({
+      home,
+      host: 'web',
+      env: {},
+      secrets: new MemorySecretStore(),
+      startSandbox: async () => builtIn,
+    });
     const shoot = join(dir, 'shoot2');
     await makeImages(shoot, ['c.png']);
     const args = [BIN, 'run', 'upscaler-precision', shoot, '--out', join(dir, 'out2')];
@@ -184,25 +218,37 @@ describe('switching backends with work in the queue', () => {
       const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
       // The progress line, on stderr.
       let out = '';
-      const said = new Promise<void>((res) => child.stderr!.on('data', (d) => {
-        out += d;
-        if (out.includes('another MediaDesk process runs the queue on the built-in Sandbox')) res();
-      }));
+      const said = new Promise<void>((res) =>
+        child.stderr!.on('data', (d) => {
+          out += d;
+          if (out.includes('another MediaDesk process runs the queue on the built-in Sandbox')) res();
+        }),
+      );
       await said;
-      expect(out).toContain(`these jobs are for the live service at ${live.url} (API key ${OWNER}) and wait until it switches or quits`);
+      expect(out).toContain(
+        `these jobs are for the live service at ${live.url} (API key ${OWNER}) and wait until it switches or quits`,
+      );
       const exited = new Promise<number | null>((res) => child.once('exit', res));
       child.kill('SIGINT');
       expect(await exited).toBe(130);
       expect(creates(await control(live.url, 'stats'))).toBe(livePaid);
 
       // A workflow-app run from the same script says the same.
-      const app = spawn(process.execPath, [BIN, 'apps', 'run', 'jM4nX8sc', '--input', 'brief=a jingle', '--out', join(dir, 'out3'), '--yes'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const app = spawn(
+        process.execPath,
+        [BIN, 'apps', 'run', 'jM4nX8sc', '--input', 'brief=a jingle', '--out', join(dir, 'out3'), '--yes'],
+        { env, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
       let err = '';
-      await new Promise<void>((res) => app.stderr!.on('data', (d) => {
-        err += d;
-        if (err.includes('and waits until it switches or quits')) res();
-      }));
-      expect(err).toContain(`queued: another MediaDesk process runs the queue on the built-in Sandbox; this run is for the live service at ${live.url} (API key ${OWNER})`);
+      await new Promise<void>((res) =>
+        app.stderr!.on('data', (d) => {
+          err += d;
+          if (err.includes('and waits until it switches or quits')) res();
+        }),
+      );
+      expect(err).toContain(
+        `queued: another MediaDesk process runs the queue on the built-in Sandbox; this run is for the live service at ${live.url} (API key ${OWNER})`,
+      );
       const appExited = new Promise<number | null>((res) => app.once('exit', res));
       app.kill('SIGINT');
       expect(await appExited).toBe(130);

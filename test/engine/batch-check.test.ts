@@ -29,14 +29,36 @@ async function messyShoot(root: string) {
   // A note saved under an image's name.
   writeFileSync(join(root, 'photo.png'), 'shopping list: milk, eggs');
   // A JPEG cut short by an interrupted copy: its header, and so its size, intact.
-  const whole = await sharp({ create: { width: 600, height: 400, channels: 3, background: '#000', noise: { type: 'gaussian', mean: 128, sigma: 40 } } }).jpeg().toBuffer();
+  const whole = await sharp({
+    create: {
+      width: 600,
+      height: 400,
+      channels: 3,
+      background: '#000',
+      noise: { type: 'gaussian', mean: 128, sigma: 40 },
+    },
+  })
+    .jpeg()
+    .toBuffer();
   writeFileSync(join(root, 'cut.jpg'), whole.subarray(0, Math.floor(whole.length / 2)));
   // Over the tool's 10 MB bound (noise does not compress).
-  await sharp({ create: { width: 2000, height: 2000, channels: 3, background: '#000', noise: { type: 'gaussian', mean: 128, sigma: 60 } } }).png({ compressionLevel: 0 }).toFile(join(root, 'huge.png'));
+  await sharp({
+    create: {
+      width: 2000,
+      height: 2000,
+      channels: 3,
+      background: '#000',
+      noise: { type: 'gaussian', mean: 128, sigma: 60 },
+    },
+  })
+    .png({ compressionLevel: 0 })
+    .toFile(join(root, 'huge.png'));
   // Under its 256 px minimum side.
   await makeImages(root, ['tiny.png'], 100);
   // A format it does not take, named as one it does.
-  await sharp({ create: { width: 300, height: 300, channels: 3, background: '#369' } }).webp().toFile(join(root, 'really-webp.png'));
+  await sharp({ create: { width: 300, height: 300, channels: 3, background: '#369' } })
+    .webp()
+    .toFile(join(root, 'really-webp.png'));
   writeFileSync(join(root, 'notes.txt'), 'not an image');
 }
 
@@ -54,14 +76,27 @@ describe('batches.check', () => {
       const out = join(dir, 'out');
       const reply = await dispatch('batches.check', { tool: 'image50-edit', inputs: [root], outDir: out });
       expect(reply.ok).toBe(true);
-      const check = (reply as { result: { ready: number; resumed: number; skipped: []; rejected: { path: string; reason: string }[] } }).result;
+      const check = (
+        reply as {
+          result: { ready: number; resumed: number; skipped: []; rejected: { path: string; reason: string }[] };
+        }
+      ).result;
       expect(check.ready).toBe(2);
       expect(check.resumed).toBe(0);
       expect(check.skipped).toEqual([]);
       const reasons = reasonsOf(check.rejected, root);
-      expect(Object.keys(reasons).sort()).toEqual(['cut.jpg', 'huge.png', 'notes.txt', 'photo.png', 'really-webp.png', 'tiny.png']);
+      expect(Object.keys(reasons).sort()).toEqual([
+        'cut.jpg',
+        'huge.png',
+        'notes.txt',
+        'photo.png',
+        'really-webp.png',
+        'tiny.png',
+      ]);
       expect(reasons['photo.png']).toBe('is not a readable image');
-      expect(reasons['cut.jpg']).toMatch(/^is truncated or damaged: the image data ends early \(.+\); was it still being copied\?$/);
+      expect(reasons['cut.jpg']).toMatch(
+        /^is truncated or damaged: the image data ends early \(.+\); was it still being copied\?$/,
+      );
       expect(reasons['huge.png']).toMatch(/^is 1\d\.\d MB; this tool takes at most 10 MB$/);
       expect(reasons['tiny.png']).toBe('is 100x100; this tool needs at least 256x256');
       expect(reasons['really-webp.png']).toBe('is WEBP; this tool takes JPEG, PNG');
@@ -69,10 +104,20 @@ describe('batches.check', () => {
       // A check is not a Start: no batch, no job.
       expect(engine.listBatches(50, 0)).toEqual([]);
 
-      const started = await engine.startBatch({ tool: 'image50-edit', inputs: [root], params: { prompt: 'warmer light' }, outDir: out });
+      const started = await engine.startBatch({
+        tool: 'image50-edit',
+        inputs: [root],
+        params: { prompt: 'warmer light' },
+        outDir: out,
+      });
       expect(started.queued).toBe(check.ready);
       expect(started.rejected).toEqual(check.rejected);
-      expect(engine.store.byIds(started.jobIds).map((j) => j.inputPath).sort()).toEqual([join(root, 'good-1.png'), join(root, 'sub', 'good-2.png')]);
+      expect(
+        engine.store
+          .byIds(started.jobIds)
+          .map((j) => j.inputPath)
+          .sort(),
+      ).toEqual([join(root, 'good-1.png'), join(root, 'sub', 'good-2.png')]);
 
       // Checked again after that Start: the two are queued already, so nothing new would be paid.
       const again = await engine.checkBatch({ tool: 'image50-edit', inputs: [root], outDir: out });
@@ -80,11 +125,20 @@ describe('batches.check', () => {
 
       // Start checks again: a file that went bad after its check is refused then, not paid for.
       const sub = join(root, 'sub');
-      expect((await engine.checkBatch({ tool: 'image50-edit', inputs: [sub], outDir: join(dir, 'out2') })).ready).toBe(1);
+      expect((await engine.checkBatch({ tool: 'image50-edit', inputs: [sub], outDir: join(dir, 'out2') })).ready).toBe(
+        1,
+      );
       writeFileSync(join(sub, 'good-2.png'), readFileSync(join(sub, 'good-2.png')).subarray(0, 60));
-      const late = await engine.startBatch({ tool: 'image50-edit', inputs: [sub], params: { prompt: 'warmer light' }, outDir: join(dir, 'out2') });
+      const late = await engine.startBatch({
+        tool: 'image50-edit',
+        inputs: [sub],
+        params: { prompt: 'warmer light' },
+        outDir: join(dir, 'out2'),
+      });
       expect(late.queued).toBe(0);
-      expect(late.rejected).toEqual([{ path: join(sub, 'good-2.png'), reason: expect.stringMatching(/^is truncated or damaged/) }]);
+      expect(late.rejected).toEqual([
+        { path: join(sub, 'good-2.png'), reason: expect.stringMatching(/^is truncated or damaged/) },
+      ]);
     } finally {
       await engine.close();
       cleanup(home);
@@ -98,9 +152,17 @@ describe('batches.check', () => {
     const dispatch = createDispatcher(engineHandlers(engine, (p) => progress.push(p)));
     try {
       const many = join(dir, 'many');
-      await makeImages(many, Array.from({ length: 60 }, (_, i) => `p${i}.png`), 300);
+      await makeImages(
+        many,
+        Array.from({ length: 60 }, (_, i) => `p${i}.png`),
+        300,
+      );
       const first = dispatch('batches.check', { tool: 'upscaler-precision', inputs: [many], checkId: 'studio-1' });
-      const second = dispatch('batches.check', { tool: 'upscaler-precision', inputs: [join(many, 'p1.png')], checkId: 'studio-1' });
+      const second = dispatch('batches.check', {
+        tool: 'upscaler-precision',
+        inputs: [join(many, 'p1.png')],
+        checkId: 'studio-1',
+      });
       const [a, b] = await Promise.all([first, second]);
       expect(a).toMatchObject({ ok: false, error: { code: 'conflict' } });
       expect(b).toMatchObject({ ok: true, result: { ready: 1, rejected: [], skipped: [] } });
@@ -111,7 +173,10 @@ describe('batches.check', () => {
         dispatch('batches.check', { tool: 'upscaler-precision', inputs: [many], checkId: 'a' }),
         dispatch('batches.check', { tool: 'upscaler-precision', inputs: [many], checkId: 'b' }),
       ]);
-      expect([c, d]).toMatchObject([{ ok: true, result: { ready: 60 } }, { ok: true, result: { ready: 60 } }]);
+      expect([c, d]).toMatchObject([
+        { ok: true, result: { ready: 60 } },
+        { ok: true, result: { ready: 60 } },
+      ]);
     } finally {
       await engine.close();
       cleanup(home);
@@ -123,7 +188,10 @@ describe('batches.check', () => {
     const engine = engineFor(home, sb.url);
     try {
       const reply = await createDispatcher(engineHandlers(engine))('batches.check', { tool: 'hires', inputs: [dir] });
-      expect(reply).toMatchObject({ ok: false, error: { code: 'invalid', message: expect.stringContaining('takes no input files') } });
+      expect(reply).toMatchObject({
+        ok: false,
+        error: { code: 'invalid', message: expect.stringContaining('takes no input files') },
+      });
     } finally {
       await engine.close();
       cleanup(home);
@@ -139,10 +207,17 @@ describe('batches.check', () => {
       await makeImages(root, ['a.png'], 300);
       const params = { scale_factor: 17, flavor: 'photo' };
       const check = await dispatch('batches.check', { tool: 'upscaler-precision', inputs: [root], params });
-      const start = await dispatch('batches.start', { tool: 'upscaler-precision', inputs: [root], params, outDir: join(dir, 'params-out') });
+      const start = await dispatch('batches.start', {
+        tool: 'upscaler-precision',
+        inputs: [root],
+        params,
+        outDir: join(dir, 'params-out'),
+      });
       expect(check).toMatchObject({ ok: false, error: { code: 'invalid', invalid: [{ field: 'scale_factor' }] } });
       expect((check as { error: unknown }).error).toEqual((start as { error: unknown }).error);
-      expect(await dispatch('batches.check', { tool: 'upscaler-precision', inputs: [root], params: { scale_factor: 4 } })).toMatchObject({ ok: true, result: { ready: 1 } });
+      expect(
+        await dispatch('batches.check', { tool: 'upscaler-precision', inputs: [root], params: { scale_factor: 4 } }),
+      ).toMatchObject({ ok: true, result: { ready: 1 } });
     } finally {
       await engine.close();
       cleanup(home);

@@ -9,7 +9,10 @@ const at = sandboxAndFolder('cli-pipe-run', 300);
 
 /** Runs the CLI with one of its output pipes closed by the reader before it writes a line. */
 function withClosed(stream: 'stdout' | 'stderr', args: string[], env: NodeJS.ProcessEnv): Promise<CliRun> {
-  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   child[stream].destroy();
   const r = { out: '', err: '' };
   const other = stream === 'stdout' ? 'stderr' : 'stdout';

@@ -15,7 +15,10 @@ const SCRIPT = (() => {
     return null;
   }
 })();
-if (!SCRIPT) console.log('cli-progress-terminal: skipped, script(1) from util-linux is not installed: no pseudo-terminal to run the CLI at');
+if (!SCRIPT)
+  console.log(
+    'cli-progress-terminal: skipped, script(1) from util-linux is not installed: no pseudo-terminal to run the CLI at',
+  );
 
 const at = sandboxAndFolder('cli-progress-tty', 1500);
 
@@ -25,7 +28,10 @@ const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 function atTerminal(args: string[], env: NodeJS.ProcessEnv, term: string): Promise<CliRun> {
   const command = [process.execPath, BIN, ...args].map(quote).join(' ');
   // -e: the CLI's exit code is script's; -f: flushed as written; -c: the command; /dev/null: no typescript file.
-  const child = spawn(SCRIPT!, ['-qfec', command, '/dev/null'], { env: { ...process.env, ...env, TERM: term, SHELL: '/bin/sh' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(SCRIPT!, ['-qfec', command, '/dev/null'], {
+    env: { ...process.env, ...env, TERM: term, SHELL: '/bin/sh' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (out += d));
@@ -38,7 +44,11 @@ describe.skipIf(!SCRIPT)('mediadesk run progress at a terminal', () => {
   it('TERM=dumb (a terminal that cannot move its cursor: Emacs shell, some CI consoles) gets plain `progress N/M: …` lines, not a bar redrawn with cursor codes', async () => {
     const input = join(at.dir, 'dumb');
     await makeImages(input, ['a.png', 'b.png']);
-    const r = await atTerminal(['run', 'upscaler-precision', input, '--out', join(at.dir, 'out-dumb')], cliEnv(join(at.dir, 'home-dumb'), at.url), 'dumb');
+    const r = await atTerminal(
+      ['run', 'upscaler-precision', input, '--out', join(at.dir, 'out-dumb')],
+      cliEnv(join(at.dir, 'home-dumb'), at.url),
+      'dumb',
+    );
     expect(r.code, r.out).toBe(0);
     expect(r.out).not.toMatch(CURSOR);
     expect(r.out).not.toMatch(/\r(?!\n)/);
@@ -50,7 +60,11 @@ describe.skipIf(!SCRIPT)('mediadesk run progress at a terminal', () => {
   it('another terminal (TERM=xterm-256color) still gets the bar redrawn in place', async () => {
     const input = join(at.dir, 'xterm');
     await makeImages(input, ['a.png', 'b.png']);
-    const r = await atTerminal(['run', 'upscaler-precision', input, '--out', join(at.dir, 'out-xterm')], cliEnv(join(at.dir, 'home-xterm'), at.url), 'xterm-256color');
+    const r = await atTerminal(
+      ['run', 'upscaler-precision', input, '--out', join(at.dir, 'out-xterm')],
+      cliEnv(join(at.dir, 'home-xterm'), at.url),
+      'xterm-256color',
+    );
     expect(r.code, r.out).toBe(0);
     expect(r.out).toContain('\r\u001b[2K[');
     expect(r.out).toMatch(/\] 2\/2 2 done/);

@@ -13,7 +13,11 @@ const at = sandboxAndFolder('cli-run', 100);
 const cli = (args: string[], cwd = at.dir) => runCli(args, { env: cliEnv(join(at.dir, 'home'), at.url), cwd });
 
 /** stderr without its progress lines: what the run had to say about the inputs. */
-const notes = (err: string) => err.trimEnd().split('\n').filter((l) => !l.startsWith('progress '));
+const notes = (err: string) =>
+  err
+    .trimEnd()
+    .split('\n')
+    .filter((l) => !l.startsWith('progress '));
 
 describe('mediadesk run: where results go, and nothing to do', () => {
   it('an output folder that is a file is refused before anything is paid; a relative --out is the shell folder’s', async () => {
@@ -81,10 +85,19 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     expect(r.out).toBe('2 ready, 1 will be skipped\n');
     expect(notes(r.err)).toEqual([`rejected ${join(shoot, 'photo.png')}: is not a readable image`]);
     const json = await cli(['run', 'upscaler-precision', shoot, '--out', out, '--check', '--json']);
-    expect(JSON.parse(json.out)).toEqual({ ready: 2, resumed: 0, skipped: [], rejected: [{ path: join(shoot, 'photo.png'), reason: 'is not a readable image' }] });
+    expect(JSON.parse(json.out)).toEqual({
+      ready: 2,
+      resumed: 0,
+      skipped: [],
+      rejected: [{ path: join(shoot, 'photo.png'), reason: 'is not a readable image' }],
+    });
     expect(creates(await control(at.url, 'stats'))).toBe(before);
     expect(existsSync(out)).toBe(false);
-    expect(JSON.parse((await cli(['jobs', 'list', '--json'])).out).jobs.filter((j: { input: string }) => j.input.startsWith(shoot))).toEqual([]);
+    expect(
+      JSON.parse((await cli(['jobs', 'list', '--json'])).out).jobs.filter((j: { input: string }) =>
+        j.input.startsWith(shoot),
+      ),
+    ).toEqual([]);
   });
 
   it('--check checks the parameters as the run does: one the tool refuses is named with its reason, exit 2, nothing queued', async () => {
@@ -104,7 +117,11 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     expect(checked.err).toBe(ran.err);
     expect(creates(await control(at.url, 'stats'))).toBe(before);
     expect(existsSync(out)).toBe(false);
-    expect(JSON.parse((await cli(['jobs', 'list', '--json'])).out).jobs.filter((j: { input: string }) => j.input.startsWith(shoot))).toEqual([]);
+    expect(
+      JSON.parse((await cli(['jobs', 'list', '--json'])).out).jobs.filter((j: { input: string }) =>
+        j.input.startsWith(shoot),
+      ),
+    ).toEqual([]);
     // A value it takes checks as before.
     const fine = await cli([...args.slice(0, -1), 'scale_factor=4', '--check']);
     expect(fine.code, fine.err).toBe(0);
@@ -114,15 +131,28 @@ describe('mediadesk run: where results go, and nothing to do', () => {
   it('a tool run with only some parameters sends the catalogue defaults of the rest, as the Studio form does (music: its length)', async () => {
     // A home of its own: the other tests' job lists hold inputs only.
     const own = (args: string[]) => runCli(args, { env: cliEnv(join(at.dir, 'home-music'), at.url), cwd: at.dir });
-    const r = await own(['run', 'music', '--param', 'prompt=calm piano at dusk', '--out', join(at.dir, 'music-out'), '--json']);
+    const r = await own([
+      'run',
+      'music',
+      '--param',
+      'prompt=calm piano at dusk',
+      '--out',
+      join(at.dir, 'music-out'),
+      '--json',
+    ]);
     expect(r.code, r.err).toBe(0);
     const [job] = JSON.parse(r.out).jobs;
     expect(job.state).toBe('done');
-    const { taskId } = JSON.parse((await own(['jobs', 'list', '--json'])).out).jobs.find((j: { id: string }) => j.id === job.id);
+    const { taskId } = JSON.parse((await own(['jobs', 'list', '--json'])).out).jobs.find(
+      (j: { id: string }) => j.id === job.id,
+    );
     // The create body as the Sandbox received it, before it applies defaults of its own.
     const task = await control(at.url, `tasks/${taskId}`);
     expect(task.tool).toBe('music');
-    expect(task.sent).toEqual({ prompt: 'calm piano at dusk', music_length_seconds: defaultsOf(getTool('music')).music_length_seconds });
+    expect(task.sent).toEqual({
+      prompt: 'calm piano at dusk',
+      music_length_seconds: defaultsOf(getTool('music')).music_length_seconds,
+    });
     expect(task.sent.music_length_seconds).toBe(30);
   });
 
@@ -134,9 +164,19 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     const r = await cli(['run', 'upscaler-precision', input, '--out', out, '--json']);
     expect(r.code).toBe(0);
     const report = JSON.parse(r.out);
-    expect(report).toMatchObject({ tool: 'upscaler-precision', outDir: out, total: 2, done: 2, queued: 2, resumed: 0, skipped: [] });
+    expect(report).toMatchObject({
+      tool: 'upscaler-precision',
+      outDir: out,
+      total: 2,
+      done: 2,
+      queued: 2,
+      resumed: 0,
+      skipped: [],
+    });
     expect(report.rejected).toEqual([{ path: join(input, 'notes.txt'), reason: 'this tool does not take .txt files' }]);
-    expect(report.jobs.map((j: { input: string; state: string; outputs: string[] }) => [j.input, j.state, j.outputs])).toEqual([
+    expect(
+      report.jobs.map((j: { input: string; state: string; outputs: string[] }) => [j.input, j.state, j.outputs]),
+    ).toEqual([
       [join(input, 'b.png'), 'done', [join(out, 'b_upscaler-precision.png')]],
       [join(input, 'sub', 'a.png'), 'done', [join(out, 'sub', 'a_upscaler-precision.png')]],
     ]);
@@ -145,7 +185,10 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     // Run again: both outputs exist, nothing is queued, and the report says which were skipped.
     const again = JSON.parse((await cli(['run', 'upscaler-precision', input, '--out', out, '--json'])).out);
     expect(again).toMatchObject({ batch: null, total: 0, jobs: [] });
-    expect(again.skipped.map((x: { path: string }) => x.path)).toEqual([join(input, 'b.png'), join(input, 'sub', 'a.png')]);
+    expect(again.skipped.map((x: { path: string }) => x.path)).toEqual([
+      join(input, 'b.png'),
+      join(input, 'sub', 'a.png'),
+    ]);
   });
 
   it('a folder of links: each picture paid for once, under its real name; a broken link is named, not dropped', async () => {
@@ -160,11 +203,19 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     expect(r.err).toContain(`rejected ${join(shoot, 'gone.png')}: is a broken link (it no longer exists)`);
     expect(r.err).toContain(`skipped ${join(shoot, 'a-copy.png')}: is the same file as ${join(shoot, 'a.png')}`);
     // The folder walked twice and the link back into the shoot are named too, not passed over in silence.
-    expect(r.err).toContain(`skipped ${join(shoot, 'picks', 'back-to-shoot')}: is a link back to ${shoot}, a folder it is inside (a loop): not walked again`);
-    expect(r.err).toContain(`skipped ${join(shoot, 'picks-link')}: is the same folder as ${join(shoot, 'picks')}, walked already`);
+    expect(r.err).toContain(
+      `skipped ${join(shoot, 'picks', 'back-to-shoot')}: is a link back to ${shoot}, a folder it is inside (a loop): not walked again`,
+    );
+    expect(r.err).toContain(
+      `skipped ${join(shoot, 'picks-link')}: is the same folder as ${join(shoot, 'picks')}, walked already`,
+    );
     expect(r.out).toContain('2 queued, 3 skipped, 1 rejected');
     expect(creates(await control(at.url, 'stats')) - before).toBe(2);
-    expect(readdirSync(join(at.dir, 'out-linked'), { recursive: true }).sort()).toEqual(['a_upscaler-precision.png', 'picks', 'picks/b_upscaler-precision.png']);
+    expect(readdirSync(join(at.dir, 'out-linked'), { recursive: true }).sort()).toEqual([
+      'a_upscaler-precision.png',
+      'picks',
+      'picks/b_upscaler-precision.png',
+    ]);
   });
 
   it('a file name with a newline stays on one line of output, so a script reading lines sees one entry per file', async () => {
@@ -193,7 +244,9 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     const out = join(at.dir, 'out piped ü');
     const r = await cli(['run', 'upscaler-precision', input, '--out', out]);
     expect(r.code, r.err).toBe(0);
-    expect(r.out.replace(/^batch [0-9a-f]{8}:/, 'batch ID:')).toBe(`batch ID: 2 queued\n2 of 2 done; results in ${out}\n`);
+    expect(r.out.replace(/^batch [0-9a-f]{8}:/, 'batch ID:')).toBe(
+      `batch ID: 2 queued\n2 of 2 done; results in ${out}\n`,
+    );
     expect(r.err).toMatch(/^progress 2\/2: 2 done, 0 in flight$/m);
     // No bar redrawn in place, nor any other control character, on either stream of a pipe.
     expect(r.out + r.err).not.toMatch(/[\r\u001b]/);
@@ -210,19 +263,29 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     await new Promise<void>((res) => closed.listen(0, '127.0.0.1', res));
     const port = (closed.address() as AddressInfo).port;
     await new Promise((res) => closed.close(res));
-    const unreachable = await interruptWhen(['run', 'upscaler-precision', input, '--out', join(at.dir, 'out-waiting')], {
-      env: cliEnv(join(at.dir, 'home-unreachable'), `http://127.0.0.1:${port}`),
-      until: WAIT_NOTE,
-    });
+    const unreachable = await interruptWhen(
+      ['run', 'upscaler-precision', input, '--out', join(at.dir, 'out-waiting')],
+      {
+        env: cliEnv(join(at.dir, 'home-unreachable'), `http://127.0.0.1:${port}`),
+        until: WAIT_NOTE,
+      },
+    );
     expect(unreachable.code).toBe(130);
-    expect(unreachable.err).toMatch(/^progress 0\/1: 0 done, 0 in flight, 1 queued \(waiting to submit again: cannot reach the server: it refused the connection \(ECONNREFUSED\)\)$/m);
+    expect(unreachable.err).toMatch(
+      /^progress 0\/1: 0 done, 0 in flight, 1 queued \(waiting to submit again: cannot reach the server: it refused the connection \(ECONNREFUSED\)\)$/m,
+    );
     expect(unreachable.err).not.toMatch(/rate limited/);
 
     await control(at.url, 'faults', { rate429: 1, retryAfterSec: 1 });
     try {
-      const limited = await interruptWhen(['run', 'upscaler-precision', input, '--out', join(at.dir, 'out-waiting')], { env: cliEnv(join(at.dir, 'home-429'), at.url), until: WAIT_NOTE });
+      const limited = await interruptWhen(['run', 'upscaler-precision', input, '--out', join(at.dir, 'out-waiting')], {
+        env: cliEnv(join(at.dir, 'home-429'), at.url),
+        until: WAIT_NOTE,
+      });
       expect(limited.code).toBe(130);
-      expect(limited.err).toMatch(/\(waiting to submit again: the server's rate limit was reached \(HTTP 429 Too many requests\)\)$/m);
+      expect(limited.err).toMatch(
+        /\(waiting to submit again: the server's rate limit was reached \(HTTP 429 Too many requests\)\)$/m,
+      );
     } finally {
       await control(at.url, 'faults', { rate429: 0 });
     }
@@ -237,16 +300,22 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     await new Promise((res) => closed.close(res));
     const home = join(at.dir, 'home-timeout');
     const out = join(at.dir, 'out-timeout');
-    const gaveUp = await runCli(['run', 'upscaler-precision', input, '--out', out, '--timeout', '2s'], { env: cliEnv(home, `http://127.0.0.1:${port}`) });
+    const gaveUp = await runCli(['run', 'upscaler-precision', input, '--out', out, '--timeout', '2s'], {
+      env: cliEnv(home, `http://127.0.0.1:${port}`),
+    });
     expect(gaveUp.code).toBe(124);
-    expect(notes(gaveUp.err).at(-1)).toBe('gave up after 2s (--timeout): 0 of 2 done; still waiting: cannot reach the server: it refused the connection (ECONNREFUSED); '
-      + 'the rest stay queued: run the same command again to resume (nothing is submitted twice)');
+    expect(notes(gaveUp.err).at(-1)).toBe(
+      'gave up after 2s (--timeout): 0 of 2 done; still waiting: cannot reach the server: it refused the connection (ECONNREFUSED); ' +
+        'the rest stay queued: run the same command again to resume (nothing is submitted twice)',
+    );
     expect(existsSync(out)).toBe(false);
 
     // The server is back at that address; the same command takes up the batch's two queued jobs and pays each once.
     const back = await startSandbox({ port, taskDurationMs: 100 });
     try {
-      const resumed = await runCli(['run', 'upscaler-precision', input, '--out', out, '--timeout', '5m'], { env: cliEnv(home, back.url) });
+      const resumed = await runCli(['run', 'upscaler-precision', input, '--out', out, '--timeout', '5m'], {
+        env: cliEnv(home, back.url),
+      });
       expect(resumed.code, resumed.err).toBe(0);
       expect(resumed.out).toMatch(/^batch [0-9a-f]{8}: 0 queued, 2 resumed from an earlier run$/m);
       expect(readdirSync(out).sort()).toEqual(['a_upscaler-precision.png', 'b_upscaler-precision.png']);
@@ -260,20 +329,36 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     const input = join(at.dir, 'timeout-bad');
     await makeImages(input, ['a.png']);
     const NOT_A_DURATION = '--timeout must be a duration of at least 1 second, such as 90s, 10m or 2h, got';
-    for (const [value, message] of [['soon', `${NOT_A_DURATION} "soon"`], ['0', `${NOT_A_DURATION} "0"`], ['500ms', `${NOT_A_DURATION} "500ms"`],
-      ['30d', '--timeout must be at most 24 days, got "30d"']]) {
-      const r = await cli(['run', 'upscaler-precision', input, '--out', join(at.dir, 'out-timeout-bad'), `--timeout=${value}`]);
+    for (const [value, message] of [
+      ['soon', `${NOT_A_DURATION} "soon"`],
+      ['0', `${NOT_A_DURATION} "0"`],
+      ['500ms', `${NOT_A_DURATION} "500ms"`],
+      ['30d', '--timeout must be at most 24 days, got "30d"'],
+    ]) {
+      const r = await cli([
+        'run',
+        'upscaler-precision',
+        input,
+        '--out',
+        join(at.dir, 'out-timeout-bad'),
+        `--timeout=${value}`,
+      ]);
       expect(r.code, value).toBe(2);
       expect(r.err.trim()).toBe(`mediadesk run: ${message}`);
     }
     expect(existsSync(join(at.dir, 'out-timeout-bad'))).toBe(false);
     const listed = await cli(['jobs', 'list', '--json']);
-    expect((JSON.parse(listed.out) as { jobs: { input: string }[] }).jobs.some((j) => j.input.includes('timeout-bad'))).toBe(false);
+    expect(
+      (JSON.parse(listed.out) as { jobs: { input: string }[] }).jobs.some((j) => j.input.includes('timeout-bad')),
+    ).toBe(false);
   });
 
   it('a re-run of a big folder names the first 20 skipped files and counts the rest', async () => {
     const big = join(at.dir, 'big');
-    await makeImages(big, Array.from({ length: 23 }, (_, i) => `p${String(i).padStart(2, '0')}.png`));
+    await makeImages(
+      big,
+      Array.from({ length: 23 }, (_, i) => `p${String(i).padStart(2, '0')}.png`),
+    );
     const out = join(at.dir, 'out-big');
     expect((await cli(['run', 'upscaler-precision', big, '--out', out, '--concurrency', '8'])).code).toBe(0);
     const again = await cli(['run', 'upscaler-precision', big, '--out', out]);

@@ -10,10 +10,12 @@ let url: string;
 let script: Step[] = [];
 let seen: { method: string; path: string; headers: IncomingMessage['headers']; body: string }[] = [];
 
-const json = (status: number, body: unknown, headers: Record<string, string> = {}): Step => (_req, _b, res) => {
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify(body));
-};
+const json =
+  (status: number, body: unknown, headers: Record<string, string> = {}): Step =>
+  (_req, _b, res) => {
+    res.writeHead(status, { 'content-type': 'application/json', ...headers });
+    res.end(JSON.stringify(body));
+  };
 
 beforeAll(async () => {
   server = createServer((req, res) => {
@@ -34,8 +36,15 @@ beforeEach(() => {
   seen = [];
 });
 
-const client = (o: ConstructorParameters<typeof ApiClient>[1] = {}) => new ApiClient(() => ({ baseUrl: url, apiKey: 'key-1' }), { maxDelayMs: 2000, ...o });
-const failure = (p: Promise<unknown>) => p.then(() => { throw new Error('expected a failure'); }, (err: unknown) => err as ApiError);
+const client = (o: ConstructorParameters<typeof ApiClient>[1] = {}) =>
+  new ApiClient(() => ({ baseUrl: url, apiKey: 'key-1' }), { maxDelayMs: 2000, ...o });
+const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => {
+      throw new Error('expected a failure');
+    },
+    (err: unknown) => err as ApiError,
+  );
 
 describe('API client', () => {
   it('sends JSON with the key, reads JSON, and puts searchParams in the query', async () => {
@@ -44,24 +53,36 @@ describe('API client', () => {
     const c = client({ onAttempt: (m, p) => attempts.push(`${m} ${p}`) });
     expect(await c.create('/v1/things', { a: 'é' })).toEqual({ data: { ok: 1 } });
     expect(seen[0]).toMatchObject({ method: 'POST', path: '/v1/things', body: '{"a":"é"}' });
-    expect(seen[0].headers).toMatchObject({ 'x-magnific-api-key': 'key-1', 'content-type': 'application/json', accept: 'application/json' });
+    expect(seen[0].headers).toMatchObject({
+      'x-magnific-api-key': 'key-1',
+      'content-type': 'application/json',
+      accept: 'application/json',
+    });
     await c.get('/v1/list', { page: 2, per_page: 100 });
     expect(seen[1].path).toBe('/v1/list?page=2&per_page=100');
     expect(attempts).toEqual(['POST /v1/things', 'GET /v1/list']);
   });
 
-  it('sends the key in the header the target names (the legacy host\'s own)', async () => {
+  it("sends the key in the header the target names (the legacy host's own)", async () => {
     script = [json(200, { data: {} })];
     await new ApiClient(() => ({ baseUrl: url, apiKey: 'key-2', keyHeader: 'x-freepik-api-key' })).get('/v1/ai/loras');
     expect(seen[0].headers['x-freepik-api-key']).toBe('key-2');
     expect(seen[0].headers['x-magnific-api-key']).toBeUndefined();
   });
 
-  it('reads a 400\'s invalid_params where the description\'s example puts them (top level) and where its schema does (under problem)', async () => {
+  it("reads a 400's invalid_params where the description's example puts them (top level) and where its schema does (under problem)", async () => {
     const params = [{ name: 'scale_factor', reason: 'must be at most 16' }];
     script = [
-      json(400, { message: 'Your request parameters didn\'t validate.', invalid_params: params }, { 'content-type': 'application/problem+json' }),
-      json(400, { problem: { message: 'Your request parameters didn\'t validate.', invalid_params: params } }, { 'content-type': 'application/problem+json' }),
+      json(
+        400,
+        { message: "Your request parameters didn't validate.", invalid_params: params },
+        { 'content-type': 'application/problem+json' },
+      ),
+      json(
+        400,
+        { problem: { message: "Your request parameters didn't validate.", invalid_params: params } },
+        { 'content-type': 'application/problem+json' },
+      ),
     ];
     for (let i = 0; i < 2; i++) {
       const err = await failure(client().create('/v1/ai/image-upscaler-precision-v2', {}));
@@ -78,7 +99,13 @@ describe('API client', () => {
     const err = await failure(client().create('/v1/c', {}));
     expect(seen).toHaveLength(1);
     expect(err).toBeInstanceOf(ApiError);
-    expect(err).toMatchObject({ kind: 'http', status: 500, message: 'boom', mayHaveReachedServer: true, invalidParams: [{ field: 'a', reason: 'bad' }] });
+    expect(err).toMatchObject({
+      kind: 'http',
+      status: 500,
+      message: 'boom',
+      mayHaveReachedServer: true,
+      invalidParams: [{ field: 'a', reason: 'bad' }],
+    });
   });
 
   it('a Retry-After longer than the client will wait surfaces at once, with the wait', async () => {
@@ -117,11 +144,14 @@ describe('API client', () => {
     expect(await client({ timeoutMs: 200 }).get('/v1/x')).toEqual({ fine: 1 });
     expect(seen).toHaveLength(2);
     seen = [];
-    script = [(_q, _b, res) => {
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '40' });
-      res.write('{"fine":');
-      setTimeout(() => res.socket?.destroy(), 20);
-    }, json(200, { fine: 2 })];
+    script = [
+      (_q, _b, res) => {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '40' });
+        res.write('{"fine":');
+        setTimeout(() => res.socket?.destroy(), 20);
+      },
+      json(200, { fine: 2 }),
+    ];
     expect(await client().get('/v1/x')).toEqual({ fine: 2 });
     expect(seen).toHaveLength(2);
     expect(seen[1].headers.range).toBeUndefined();
@@ -137,12 +167,19 @@ describe('API client', () => {
 
   it('a refused connection proves nothing was sent: even a create may say so', async () => {
     const c = new ApiClient(() => ({ baseUrl: 'http://127.0.0.1:1', apiKey: 'k' }), { retries: 1, maxDelayMs: 100 });
-    expect(await failure(c.create('/v1/c', {}))).toMatchObject({ kind: 'network', mayHaveReachedServer: false, message: 'cannot reach the server: it refused the connection (ECONNREFUSED)' });
+    expect(await failure(c.create('/v1/c', {}))).toMatchObject({
+      kind: 'network',
+      mayHaveReachedServer: false,
+      message: 'cannot reach the server: it refused the connection (ECONNREFUSED)',
+    });
   });
 
   it('a reset after the request was sent makes a create ambiguous', async () => {
     script = [(req) => req.socket.destroy()];
-    expect(await failure(client().create('/v1/c', { a: 1 }))).toMatchObject({ kind: 'network', mayHaveReachedServer: true });
+    expect(await failure(client().create('/v1/c', { a: 1 }))).toMatchObject({
+      kind: 'network',
+      mayHaveReachedServer: true,
+    });
     expect(seen).toHaveLength(1);
   });
 });

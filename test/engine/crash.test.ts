@@ -18,7 +18,9 @@ let dir: string;
 
 beforeAll(async () => {
   dir = tmp('crash');
-  sandbox = spawn(process.execPath, [BIN, 'sandbox', '--port', '0', '--task-duration-ms', '150'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  sandbox = spawn(process.execPath, [BIN, 'sandbox', '--port', '0', '--task-duration-ms', '150'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   url = await new Promise<string>((res, rej) => {
     createInterface({ input: sandbox.stdout! }).on('line', (l) => {
       const m = /listening on (http:\/\/\S+)/.exec(l);
@@ -32,9 +34,18 @@ afterAll(() => {
   cleanup(dir);
 });
 
-function runCli(args: string[], killAfterMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string }> {
+function runCli(
+  args: string[],
+  killAfterMs?: number,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string }> {
   const child = spawn(process.execPath, [BIN, ...args], {
-    env: { ...process.env, MEDIADESK_HOME: join(dir, 'home'), MEDIADESK_API_URL: url, MEDIADESK_API_KEY: 'sandbox-owner', MEDIADESK_POLL_MIN_MS: '50' },
+    env: {
+      ...process.env,
+      MEDIADESK_HOME: join(dir, 'home'),
+      MEDIADESK_API_URL: url,
+      MEDIADESK_API_KEY: 'sandbox-owner',
+      MEDIADESK_POLL_MIN_MS: '50',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -48,7 +59,11 @@ describe('crash safety', () => {
   it(`SIGKILLed ${KILLS} times during a ${JOBS}-job batch: every job ends done or needs_attention, no partial or duplicated output, no task created twice`, async () => {
     const input = join(dir, 'in');
     const out = join(dir, 'out');
-    await makeImages(input, Array.from({ length: JOBS }, (_, i) => `d${i % 7}/img${i}.png`), 16);
+    await makeImages(
+      input,
+      Array.from({ length: JOBS }, (_, i) => `d${i % 7}/img${i}.png`),
+      16,
+    );
     const args = ['run', 'upscaler-precision', input, '--out', out, '--concurrency', '24'];
     let kills = 0;
     for (let k = 0; k < KILLS; k++) {
@@ -70,7 +85,9 @@ describe('crash safety', () => {
     expect(jobs.every((j) => j.state === 'done' || j.state === 'needs_attention')).toBe(true);
     expect(last.code).toBe(done.length === JOBS ? 0 : 1);
 
-    const files = readdirSync(out, { recursive: true, withFileTypes: true }).filter((d) => d.isFile()).map((d) => join(d.parentPath, d.name));
+    const files = readdirSync(out, { recursive: true, withFileTypes: true })
+      .filter((d) => d.isFile())
+      .map((d) => join(d.parentPath, d.name));
     expect(files.filter((f) => f.endsWith('.part'))).toEqual([]);
     // One output per done job, exactly at its planned name (a duplicate would carry a -2 suffix).
     expect(files.sort()).toEqual(done.flatMap((j) => j.outputs).sort());

@@ -12,7 +12,13 @@ function setup() {
   return { dir, home: join(dir, 'home'), input: join(dir, 'in'), out: join(dir, 'out') };
 }
 const open = (home: string, o?: Parameters<typeof engineFor>[2]) => sb.engine(home, o);
-const files = (dir: string): string[] => (existsSync(dir) ? readdirSync(dir, { recursive: true, withFileTypes: true }).filter((d) => d.isFile()).map((d) => relative(dir, join(d.parentPath, d.name))).sort() : []);
+const files = (dir: string): string[] =>
+  existsSync(dir)
+    ? readdirSync(dir, { recursive: true, withFileTypes: true })
+        .filter((d) => d.isFile())
+        .map((d) => relative(dir, join(d.parentPath, d.name)))
+        .sort()
+    : [];
 
 describe('folder batches', () => {
   it('runs a folder recursively, ignores system files, mirrors subfolders, and skips done inputs next time', async () => {
@@ -24,17 +30,31 @@ describe('folder batches', () => {
     writeFileSync(join(input, 'notes.txt'), 'not an image');
     writeFileSync(join(input, 'broken.png'), 'not really a png');
     const e = open(home);
-    const r = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], params: { scale_factor: 2 }, outDir: out });
+    const r = await e.startBatch({
+      tool: 'upscaler-precision',
+      inputs: [input],
+      params: { scale_factor: 2 },
+      outDir: out,
+    });
     expect(r.queued).toBe(3);
     expect(r.rejected.map((x) => relative(input, x.path)).sort()).toEqual(['broken.png', 'notes.txt']);
     expect(r.rejected.find((x) => x.path.endsWith('broken.png'))!.reason).toMatch(/not a readable image/);
     e.start();
     await settle(e, r.jobIds);
     expect(e.store.byIds(r.jobIds).map((j) => j.state)).toEqual(['done', 'done', 'done']);
-    expect(files(out)).toEqual(['a_upscaler-precision.png', 'b_upscaler-precision.png', 'nested/deep/c_upscaler-precision.png']);
+    expect(files(out)).toEqual([
+      'a_upscaler-precision.png',
+      'b_upscaler-precision.png',
+      'nested/deep/c_upscaler-precision.png',
+    ]);
     expect(readFileSync(join(out, 'a_upscaler-precision.png')).subarray(1, 4).toString()).toBe('PNG');
 
-    const again = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], params: { scale_factor: 2 }, outDir: out });
+    const again = await e.startBatch({
+      tool: 'upscaler-precision',
+      inputs: [input],
+      params: { scale_factor: 2 },
+      outDir: out,
+    });
     expect(again.queued).toBe(0);
     expect(again.skipped).toHaveLength(3);
     // Nothing to run adds no empty batch to the queue.
@@ -56,7 +76,10 @@ describe('folder batches', () => {
     expect(r.queued).toBe(2);
     e.start();
     await settle(e, r.jobIds);
-    expect(e.store.byIds(r.jobIds).map((j) => [j.state, j.error])).toEqual([['done', null], ['done', null]]);
+    expect(e.store.byIds(r.jobIds).map((j) => [j.state, j.error])).toEqual([
+      ['done', null],
+      ['done', null],
+    ]);
     const made = files(out);
     // Two results, not one name twice; each starts like its input and fits with room for `.part`.
     expect(made).toHaveLength(2);
@@ -74,10 +97,22 @@ describe('folder batches', () => {
     const e = open(home);
     const file = join(dir, 'a-file');
     writeFileSync(file, 'x');
-    await expect(e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: file })).rejects.toMatchObject({ code: 'invalid', message: `output folder: ${file} is a file, not a folder` });
-    await expect(e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: join(file, 'results') })).rejects.toMatchObject({ code: 'invalid', message: `output folder: ${join(file, 'results')} cannot be created: ${file} is a file` });
-    await expect(e.startBatch({ tool: 'context-t2i', params: { prompt: 'a fox' }, outDir: file })).rejects.toMatchObject({ code: 'invalid' });
-    await expect(e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: 'results' })).rejects.toMatchObject({ code: 'invalid', message: 'output folder: results is not a full path' });
+    await expect(e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: file })).rejects.toMatchObject({
+      code: 'invalid',
+      message: `output folder: ${file} is a file, not a folder`,
+    });
+    await expect(
+      e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: join(file, 'results') }),
+    ).rejects.toMatchObject({
+      code: 'invalid',
+      message: `output folder: ${join(file, 'results')} cannot be created: ${file} is a file`,
+    });
+    await expect(
+      e.startBatch({ tool: 'context-t2i', params: { prompt: 'a fox' }, outDir: file }),
+    ).rejects.toMatchObject({ code: 'invalid' });
+    await expect(
+      e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: 'results' }),
+    ).rejects.toMatchObject({ code: 'invalid', message: 'output folder: results is not a full path' });
     expect(e.store.batches(50, 0)).toEqual([]);
     expect(creates(await control(sb.url, 'stats'))).toBe(0);
   });
@@ -87,11 +122,19 @@ describe('folder batches', () => {
     const e = open(home);
     const empty = join(dir, 'empty');
     mkdirSync(empty, { recursive: true });
-    await expect(e.startBatch({ tool: 'upscaler-precision', inputs: [empty], outDir: out })).rejects.toMatchObject({ code: 'invalid', message: `no files to process: ${empty} is an empty folder` });
+    await expect(e.startBatch({ tool: 'upscaler-precision', inputs: [empty], outDir: out })).rejects.toMatchObject({
+      code: 'invalid',
+      message: `no files to process: ${empty} is an empty folder`,
+    });
     mkdirSync(input, { recursive: true });
     writeFileSync(join(input, 'notes.txt'), 'not an image');
     const r = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
-    expect(r).toMatchObject({ batch: null, queued: 0, jobIds: [], rejected: [{ path: join(input, 'notes.txt'), reason: 'this tool does not take .txt files' }] });
+    expect(r).toMatchObject({
+      batch: null,
+      queued: 0,
+      jobIds: [],
+      rejected: [{ path: join(input, 'notes.txt'), reason: 'this tool does not take .txt files' }],
+    });
     expect(e.store.batches(50, 0)).toEqual([]);
     expect(creates(await control(sb.url, 'stats'))).toBe(0);
   });
@@ -113,9 +156,15 @@ describe('folder batches', () => {
     const { home, input, out } = setup();
     await makeImages(input, ['a.png']);
     const e = open(home);
-    await expect(e.startBatch({ tool: 'upscaler-precision', inputs: [input], params: { scale_factor: 40 }, outDir: out })).rejects.toMatchObject({ code: 'invalid', invalid: [{ field: 'scale_factor', reason: 'must be at most 16' }] });
-    await expect(e.startBatch({ tool: 'no-such-tool', inputs: [input], outDir: out })).rejects.toThrow(/unknown tool "no-such-tool"/);
-    await expect(e.startBatch({ tool: 'image50-edit', inputs: [input], params: { prompt: 'x' }, outDir: out })).resolves.toMatchObject({ queued: 0, rejected: [{ reason: 'is 32x32; this tool needs at least 256x256' }] });
+    await expect(
+      e.startBatch({ tool: 'upscaler-precision', inputs: [input], params: { scale_factor: 40 }, outDir: out }),
+    ).rejects.toMatchObject({ code: 'invalid', invalid: [{ field: 'scale_factor', reason: 'must be at most 16' }] });
+    await expect(e.startBatch({ tool: 'no-such-tool', inputs: [input], outDir: out })).rejects.toThrow(
+      /unknown tool "no-such-tool"/,
+    );
+    await expect(
+      e.startBatch({ tool: 'image50-edit', inputs: [input], params: { prompt: 'x' }, outDir: out }),
+    ).resolves.toMatchObject({ queued: 0, rejected: [{ reason: 'is 32x32; this tool needs at least 256x256' }] });
     expect(creates(await control(sb.url, 'stats'))).toBe(0);
   });
 
@@ -132,11 +181,16 @@ describe('folder batches', () => {
     pcm.write('WAVEfmt ', 8);
     writeFileSync(wav, pcm);
     const params = (ref: string) => ({ prompt: 'a jingle over the logo, voice from @Audio1', reference_audios: [ref] });
-    await expect(e.startBatch({ tool: 'video-25', inputs: [], params: params(fake), outDir: out })).rejects.toMatchObject({
-      code: 'invalid', invalid: [{ field: 'reference_audios', reason: `${fake}: not an MP3 or WAV file (its content is an image)` }],
+    await expect(
+      e.startBatch({ tool: 'video-25', inputs: [], params: params(fake), outDir: out }),
+    ).rejects.toMatchObject({
+      code: 'invalid',
+      invalid: [{ field: 'reference_audios', reason: `${fake}: not an MP3 or WAV file (its content is an image)` }],
     });
     expect(creates(await control(sb.url, 'stats'))).toBe(0);
-    await expect(e.startBatch({ tool: 'video-25', inputs: [], params: params(wav), outDir: out })).resolves.toMatchObject({ queued: 1 });
+    await expect(
+      e.startBatch({ tool: 'video-25', inputs: [], params: params(wav), outDir: out }),
+    ).resolves.toMatchObject({ queued: 1 });
   });
 
   it('never overwrites a user file: collisions get a suffix', async () => {
@@ -171,7 +225,12 @@ describe('folder batches', () => {
     const { home, input, out } = setup();
     await makeImages(input, ['cam.png']);
     const e = open(home);
-    const r = await e.startBatch({ tool: 'change-camera', inputs: [input], params: { horizontal_angle: 90 }, outDir: out });
+    const r = await e.startBatch({
+      tool: 'change-camera',
+      inputs: [input],
+      params: { horizontal_angle: 90 },
+      outDir: out,
+    });
     e.start();
     await settle(e, r.jobIds);
     expect(e.job(r.jobIds[0])).toMatchObject({ state: 'done', outputs: [join(out, 'cam_change-camera.png')] });
@@ -192,7 +251,10 @@ describe('folder batches', () => {
 describe('queue control', () => {
   it('never has more jobs in flight than the concurrency allows, counting those still reading their input', async () => {
     const { home, input, out } = setup();
-    await makeImages(input, Array.from({ length: 24 }, (_, i) => `i${i}.png`));
+    await makeImages(
+      input,
+      Array.from({ length: 24 }, (_, i) => `i${i}.png`),
+    );
     const e = open(home, { concurrency: 3 });
     const r = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
     let most = 0;
@@ -229,7 +291,7 @@ describe('queue control', () => {
     expect(() => e.retryJob(r.jobIds[0])).toThrow(/only failed, canceled or needs-attention/);
   });
 
-  it('cancelling a batch cancels its unfinished jobs and leaves failed ones failed, with the server\'s reason', async () => {
+  it("cancelling a batch cancels its unfinished jobs and leaves failed ones failed, with the server's reason", async () => {
     const { home, input, out } = setup();
     await makeImages(input, ['a.png', 'b.png']);
     const e = open(home);
@@ -261,7 +323,9 @@ describe('queue control', () => {
     for (const ev of events) jobsChangedSchema.parse(ev);
     const last = events.at(-1)!;
     expect(last.batches.find((b) => b.id === r.batch!.id)).toMatchObject({ finished: true, progress: 1 });
-    expect(new Set(events.flatMap((ev) => ev.jobs.filter((j) => j.state === 'done').map((j) => j.id)))).toEqual(new Set(r.jobIds));
+    expect(new Set(events.flatMap((ev) => ev.jobs.filter((j) => j.state === 'done').map((j) => j.id)))).toEqual(
+      new Set(r.jobIds),
+    );
   });
 });
 
@@ -269,14 +333,21 @@ describe('polling cost', () => {
   it('polls a tool through its list endpoint: one request per tick, not per task', async () => {
     const { home, input, out } = setup();
     await control(sb.url, 'faults', { taskDurationMs: 1500 });
-    await makeImages(input, Array.from({ length: 40 }, (_, i) => `i${i}.png`));
+    await makeImages(
+      input,
+      Array.from({ length: 40 }, (_, i) => `i${i}.png`),
+    );
     const e = open(home, { concurrency: 40 });
     const r = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
     e.start();
     await settle(e, r.jobIds);
     const stats = await control(sb.url, 'stats');
-    const byId = Object.entries(stats.requests as Record<string, number>).filter(([k]) => k.startsWith('GET') && k.includes('{task-id}')).reduce((a, [, n]) => a + n, 0);
-    const lists = Object.entries(stats.requests as Record<string, number>).filter(([k]) => k.startsWith('GET /v1/ai/image-upscaler-precision-v2') && !k.includes('{')).reduce((a, [, n]) => a + n, 0);
+    const byId = Object.entries(stats.requests as Record<string, number>)
+      .filter(([k]) => k.startsWith('GET') && k.includes('{task-id}'))
+      .reduce((a, [, n]) => a + n, 0);
+    const lists = Object.entries(stats.requests as Record<string, number>)
+      .filter(([k]) => k.startsWith('GET /v1/ai/image-upscaler-precision-v2') && !k.includes('{'))
+      .reduce((a, [, n]) => a + n, 0);
     expect(creates(stats)).toBe(40);
     expect(byId).toBe(0);
     // 40 tasks of 1.5 s polled every 200 ms at most: per-task polling would need hundreds.
@@ -288,16 +359,22 @@ describe('polling cost', () => {
     const n = LIST_MAX_ITEMS + 70;
     // Long enough that all are under way together; ended at once below, when the test has seen that.
     await control(sb.url, 'faults', { taskDurationMs: 600_000 });
-    await makeImages(input, Array.from({ length: n }, (_, i) => `i${i}.png`));
+    await makeImages(
+      input,
+      Array.from({ length: n }, (_, i) => `i${i}.png`),
+    );
     const e = open(home, { concurrency: n });
     const r = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
     expect(r.queued).toBe(n);
     e.start();
     const states = () => e.store.byIds(r.jobIds).map((j) => j.state);
-    const lists = async () => Object.entries((await control(sb.url, 'stats')).requests as Record<string, number>)
-      .filter(([k]) => k === 'GET /v1/ai/image-upscaler-precision-v2').reduce((a, [, m]) => a + m, 0);
+    const lists = async () =>
+      Object.entries((await control(sb.url, 'stats')).requests as Record<string, number>)
+        .filter(([k]) => k === 'GET /v1/ai/image-upscaler-precision-v2')
+        .reduce((a, [, m]) => a + m, 0);
     const wait = async (ok: () => boolean | Promise<boolean>, ms: number) => {
-      for (const end = Date.now() + ms; Date.now() < end && !(await ok());) await new Promise((res) => setTimeout(res, 30));
+      for (const end = Date.now() + ms; Date.now() < end && !(await ok());)
+        await new Promise((res) => setTimeout(res, 30));
     };
     await wait(() => states().every((s) => s === 'running'), 30_000);
     expect(states().filter((s) => s === 'running')).toHaveLength(n);
@@ -313,7 +390,9 @@ describe('polling cost', () => {
     expect(creates(stats)).toBe(n);
     // The list endpoints declare no query parameters: not one was sent.
     expect(stats.listParams).toEqual({});
-    const byId = Object.entries(stats.requests as Record<string, number>).filter(([k]) => k.startsWith('GET') && k.includes('{task-id}')).reduce((a, [, m]) => a + m, 0);
+    const byId = Object.entries(stats.requests as Record<string, number>)
+      .filter(([k]) => k.startsWith('GET') && k.includes('{task-id}'))
+      .reduce((a, [, m]) => a + m, 0);
     // At least once each, the oldest were asked about by id: the list never showed them.
     expect(byId).toBeGreaterThanOrEqual(n - LIST_MAX_ITEMS);
   });

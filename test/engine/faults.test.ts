@@ -26,14 +26,18 @@ async function batchOf(n: number, o: Parameters<typeof engineFor>[2] = {}) {
   dirs.push(dir);
   const input = join(dir, 'in');
   const out = join(dir, 'out');
-  await makeImages(input, Array.from({ length: n }, (_, i) => `f${i}.png`));
+  await makeImages(
+    input,
+    Array.from({ length: n }, (_, i) => `f${i}.png`),
+  );
   const e = engineFor(join(dir, 'home'), sb.url, o);
   engines.push(e);
   const r = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
   return { e, r, out };
 }
 
-const noParts = (out: string) => !existsSync(out) || readdirSync(out, { recursive: true }).every((f) => !String(f).endsWith('.part'));
+const noParts = (out: string) =>
+  !existsSync(out) || readdirSync(out, { recursive: true }).every((f) => !String(f).endsWith('.part'));
 
 describe('faults of the Sandbox', () => {
   it('429 with Retry-After: creates are retried after the wait, never duplicated', async () => {
@@ -57,7 +61,10 @@ describe('faults of the Sandbox', () => {
       e.start();
       // No timed assertion: waits for the engine to record the refusal (the test's timeout bounds it).
       while (!e.job(r.jobIds[0]).error) await new Promise((res) => setTimeout(res, 20));
-      expect(e.job(r.jobIds[0])).toMatchObject({ state: 'queued', error: `Waiting: ${reason}. It is sent again by itself; nothing was charged.` });
+      expect(e.job(r.jobIds[0])).toMatchObject({
+        state: 'queued',
+        error: `Waiting: ${reason}. It is sent again by itself; nothing was charged.`,
+      });
       await e.close();
       await control(sb.url, 'reset', {});
     }
@@ -104,10 +111,15 @@ describe('faults of the Sandbox', () => {
     const attention = jobs.filter((j) => j.state === 'needs_attention');
     expect(jobs.every((j) => j.state === 'done' || j.state === 'needs_attention')).toBe(true);
     // What the Queue's job detail and `mediadesk jobs` show: the reset in words, not a bare code.
-    for (const j of attention) expect(j.error).toMatch(/^The submission failed after it may have reached the server: the connection closed before an answer came \([A-Z_]+\)\. The task may have been created and charged\. Check recent creations, then Retry to submit again or Cancel\.$/);
+    for (const j of attention)
+      expect(j.error).toMatch(
+        /^The submission failed after it may have reached the server: the connection closed before an answer came \([A-Z_]+\)\. The task may have been created and charged\. Check recent creations, then Retry to submit again or Cancel\.$/,
+      );
     // Each job sent its create at most once: done jobs created exactly one task each.
     expect(creates(await control(sb.url, 'stats'))).toBeLessThanOrEqual(10);
-    expect(creates(await control(sb.url, 'stats'))).toBeGreaterThanOrEqual(jobs.filter((j) => j.state === 'done').length);
+    expect(creates(await control(sb.url, 'stats'))).toBeGreaterThanOrEqual(
+      jobs.filter((j) => j.state === 'done').length,
+    );
     expect(noParts(out)).toBe(true);
     // The user's Retry is what submits again.
     await control(sb.url, 'faults', { resetRate: 0 });
@@ -122,7 +134,9 @@ describe('faults of the Sandbox', () => {
     e.start();
     await settle(e, r.jobIds);
     expect(e.job(r.jobIds[0])).toMatchObject({ state: 'needs_attention' });
-    expect(e.job(r.jobIds[0]).error).toBe('The submission failed after it may have reached the server: the server answered HTTP 500 Internal server error. The task may have been created and charged. Check recent creations, then Retry to submit again or Cancel.');
+    expect(e.job(r.jobIds[0]).error).toBe(
+      'The submission failed after it may have reached the server: the server answered HTTP 500 Internal server error. The task may have been created and charged. Check recent creations, then Retry to submit again or Cancel.',
+    );
   });
 
   it('a job that needs you, canceled, still says its task may have been created and charged (not "before submission")', async () => {
@@ -135,7 +149,8 @@ describe('faults of the Sandbox', () => {
     while (e.job(first).state !== 'needs_attention') await new Promise((res) => setTimeout(res, 20));
     expect(e.cancelJob(first)).toMatchObject({
       state: 'canceled',
-      error: 'Canceled; its submission may have reached the server, so the task may have been created and charged. Check recent creations before you retry it.',
+      error:
+        'Canceled; its submission may have reached the server, so the task may have been created and charged. Check recent creations before you retry it.',
     });
 
     // The batch's Retry failed sends the one never sent, and puts the other back where the user is
@@ -162,7 +177,9 @@ describe('faults of the Sandbox', () => {
     const failed = e.store.byIds(r.jobIds);
     expect(failed.map((j) => j.state)).toEqual(['failed', 'failed']);
     // Said once, in words: not "Download failed: download failed after 2 attempts: download failed: socket hang up".
-    expect(failed[0].error).toBe('Download failed: the connection closed before an answer came (ECONNRESET); tried 2 times. The task is paid; Retry downloads it again without a new charge.');
+    expect(failed[0].error).toBe(
+      'Download failed: the connection closed before an answer came (ECONNRESET); tried 2 times. The task is paid; Retry downloads it again without a new charge.',
+    );
     expect(existsSync(out) ? readdirSync(out).filter((f) => !f.endsWith('.part')) : []).toEqual([]);
     await control(sb.url, 'faults', { truncateDownloads: false });
     for (const id of r.jobIds) e.retryJob(id);
@@ -179,9 +196,13 @@ describe('faults of the Sandbox', () => {
     e.start();
     await settle(e, r.jobIds);
     expect(e.job(r.jobIds[0]).state).toBe('failed');
-    expect(e.job(r.jobIds[0]).error).toMatch(/^Download failed: the result link has expired \(HTTP 410\) and the server gave no fresh one before \d{4}-\d\d-\d\dT[\d:.]+Z\. The task is paid; Retry downloads it again without a new charge\.$/);
+    expect(e.job(r.jobIds[0]).error).toMatch(
+      /^Download failed: the result link has expired \(HTTP 410\) and the server gave no fresh one before \d{4}-\d\d-\d\dT[\d:.]+Z\. The task is paid; Retry downloads it again without a new charge\.$/,
+    );
     const stats = await control(sb.url, 'stats');
-    expect(Object.entries(stats.requests as Record<string, number>).some(([k, n]) => k.includes('{task-id}') && n > 0)).toBe(true);
+    expect(
+      Object.entries(stats.requests as Record<string, number>).some(([k, n]) => k.includes('{task-id}') && n > 0),
+    ).toBe(true);
     await control(sb.url, 'faults', { expireResultUrls: false });
     e.retryJob(r.jobIds[0]);
     await settle(e, r.jobIds);
@@ -197,7 +218,12 @@ describe('faults of the Sandbox', () => {
     // Every task completes and meets expired links for a while, beyond the 8 download tries.
     await until(async () => e.store.byIds(r.jobIds).every((j) => j.state === 'downloading'), 20_000);
     await new Promise((res) => setTimeout(res, 3000));
-    expect(e.store.byIds(r.jobIds).map((j) => j.state)).toEqual(['downloading', 'downloading', 'downloading', 'downloading']);
+    expect(e.store.byIds(r.jobIds).map((j) => j.state)).toEqual([
+      'downloading',
+      'downloading',
+      'downloading',
+      'downloading',
+    ]);
     await control(sb.url, 'faults', { expireResultUrls: false });
     await settle(e, r.jobIds);
     expect(e.store.byIds(r.jobIds).map((j) => j.state)).toEqual(['done', 'done', 'done', 'done']);
@@ -209,7 +235,11 @@ describe('faults of the Sandbox', () => {
     const { e, r } = await batchOf(1, { apiKey: 'not-a-key' });
     e.start();
     await settle(e, r.jobIds);
-    expect(e.job(r.jobIds[0])).toMatchObject({ state: 'failed', error: 'The server refused the task (HTTP 401 Invalid API key); nothing was paid. Check the API key (Settings, or `mediadesk key`), then Retry.' });
+    expect(e.job(r.jobIds[0])).toMatchObject({
+      state: 'failed',
+      error:
+        'The server refused the task (HTTP 401 Invalid API key); nothing was paid. Check the API key (Settings, or `mediadesk key`), then Retry.',
+    });
   });
 
   it('FAILED tasks become failed jobs; Retry submits a new task', async () => {
@@ -218,7 +248,9 @@ describe('faults of the Sandbox', () => {
     e.start();
     await settle(e, r.jobIds);
     expect(e.store.byIds(r.jobIds).map((j) => j.state)).toEqual(['failed', 'failed']);
-    expect(e.job(r.jobIds[0]).error).toBe('The task failed on the server (nothing to download). Retry submits it again (a new task).');
+    expect(e.job(r.jobIds[0]).error).toBe(
+      'The task failed on the server (nothing to download). Retry submits it again (a new task).',
+    );
     await control(sb.url, 'faults', { failureRate: 0 });
     e.retryJob(r.jobIds[0]);
     await settle(e, r.jobIds);
@@ -226,7 +258,7 @@ describe('faults of the Sandbox', () => {
     expect(creates(await control(sb.url, 'stats'))).toBe(3);
   });
 
-  it('retrying a batch\'s failed jobs leaves the ones that need the user (maybe paid) alone unless they are named', async () => {
+  it("retrying a batch's failed jobs leaves the ones that need the user (maybe paid) alone unless they are named", async () => {
     await control(sb.url, 'faults', { rate500: 1 });
     const { e, r } = await batchOf(2);
     e.start();

@@ -19,13 +19,28 @@ export async function makeImages(dir: string, names: string[], size = 32): Promi
   for (const [i, n] of names.entries()) {
     const p = join(dir, n);
     mkdirSync(dirname(p), { recursive: true });
-    await sharp({ create: { width: size, height: size, channels: 3, background: { r: i % 256, g: (i >> 8) % 256, b: 77 } } }).png().toFile(p);
+    await sharp({
+      create: { width: size, height: size, channels: 3, background: { r: i % 256, g: (i >> 8) % 256, b: 77 } },
+    })
+      .png()
+      .toFile(p);
     out.push(p);
   }
   return out;
 }
 
-export function engineFor(home: string, url: string, o: { settings?: Partial<Settings>; concurrency?: number; downloadAttempts?: number; expiredPatienceMs?: number; apiKey?: string; platform?: string } = {}): Engine & { close(): Promise<void> } {
+export function engineFor(
+  home: string,
+  url: string,
+  o: {
+    settings?: Partial<Settings>;
+    concurrency?: number;
+    downloadAttempts?: number;
+    expiredPatienceMs?: number;
+    apiKey?: string;
+    platform?: string;
+  } = {},
+): Engine & { close(): Promise<void> } {
   const settings = { ...DEFAULT_SETTINGS, ...o.settings };
   return openEngine({
     home,
@@ -52,7 +67,12 @@ export async function settle(engine: Engine, ids: readonly string[]): Promise<vo
 }
 
 export async function control(url: string, path: string, body?: unknown): Promise<any> {
-  const res = await fetch(`${url}/__sandbox/${path}`, body === undefined ? {} : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(
+    `${url}/__sandbox/${path}`,
+    body === undefined
+      ? {}
+      : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) },
+  );
   if (!res.ok) throw new Error(`control ${path}: HTTP ${res.status} ${await res.text()}`);
   return res.json();
 }

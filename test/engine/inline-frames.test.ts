@@ -17,7 +17,10 @@ const base64 = async (img: ReturnType<typeof sharp>) => (await img.toBuffer()).t
 async function refusal(params: Record<string, unknown>, tool: string) {
   const dir = suite.folder();
   const e = suite.engine(join(dir, 'home'));
-  const err = await e.startBatch({ tool, params, outDir: join(dir, 'out') }).then(() => null, (x: unknown) => x);
+  const err = await e.startBatch({ tool, params, outDir: join(dir, 'out') }).then(
+    () => null,
+    (x: unknown) => x,
+  );
   expect(err).toBeInstanceOf(DeskError);
   expect(creates(await control(suite.url, 'stats'))).toBe(0);
   return (err as DeskError).invalid;
@@ -26,7 +29,9 @@ async function refusal(params: Record<string, unknown>, tool: string) {
 describe('inline frames and reference images are probed by their content before anything is sent', () => {
   it('a GIF start frame as base64, a WebP end frame as a data: URI: each refused on its field, named as inline data', async () => {
     const gif = await base64(picture('#226644').gif());
-    expect(await refusal({ prompt: 'a lamp at dusk', image: gif }, 'i2v-endframe-fast')).toEqual([{ field: 'image', reason: 'image (inline data): format gif is not JPG or PNG (rule image.format)' }]);
+    expect(await refusal({ prompt: 'a lamp at dusk', image: gif }, 'i2v-endframe-fast')).toEqual([
+      { field: 'image', reason: 'image (inline data): format gif is not JPG or PNG (rule image.format)' },
+    ]);
     const png = await base64(picture('#664422').png());
     const webp = `data:image/png;base64,${await base64(picture('#446622').webp())}`;
     expect(await refusal({ prompt: 'dusk to dawn', image: png, image_end: webp }, 'video-2x')).toEqual([
@@ -37,14 +42,26 @@ describe('inline frames and reference images are probed by their content before 
   it('inline data that is no image (a web page, base64-encoded) is refused as unreadable', async () => {
     const page = Buffer.from('<!doctype html><title>Sign in to view this file</title>').toString('base64');
     const invalid = await refusal({ prompt: 'noon', image: page }, 'lite-i2v');
-    expect(invalid).toEqual([{ field: 'image', reason: expect.stringMatching(/^image \(inline data\): not a video or image this app can read .*\(rule probe\)$/) }]);
+    expect(invalid).toEqual([
+      {
+        field: 'image',
+        reason: expect.stringMatching(
+          /^image \(inline data\): not a video or image this app can read .*\(rule probe\)$/,
+        ),
+      },
+    ]);
   });
 
   it('a GIF among inline reference images is named by its place in the list', async () => {
     const png = await base64(picture('#664422').png());
     const gif = `data:image/gif;base64,${await base64(picture('#226644').gif())}`;
-    expect(await refusal({ prompt: 'a walk like @Image1 and @Image2', reference_images: [png, gif] }, 'video-2x')).toEqual([
-      { field: 'reference_images', reason: 'reference_images 2 (inline data): format gif is not JPG or PNG or WebP (rule image.format)' },
+    expect(
+      await refusal({ prompt: 'a walk like @Image1 and @Image2', reference_images: [png, gif] }, 'video-2x'),
+    ).toEqual([
+      {
+        field: 'reference_images',
+        reason: 'reference_images 2 (inline data): format gif is not JPG or PNG or WebP (rule image.format)',
+      },
     ]);
   });
 
@@ -52,7 +69,11 @@ describe('inline frames and reference images are probed by their content before 
     const dir = suite.folder();
     const e = suite.engine(join(dir, 'home'));
     const [start, end] = await Promise.all([base64(picture('#664422').png()), base64(picture('#224466').jpeg())]);
-    const r = await e.startBatch({ tool: 'i2v-endframe', params: { prompt: 'a lamp at dusk', image: start, image_end: `data:image/jpeg;base64,${end}` }, outDir: join(dir, 'out') });
+    const r = await e.startBatch({
+      tool: 'i2v-endframe',
+      params: { prompt: 'a lamp at dusk', image: start, image_end: `data:image/jpeg;base64,${end}` },
+      outDir: join(dir, 'out'),
+    });
     expect(r.queued).toBe(1);
     e.start();
     await settle(e, r.jobIds);

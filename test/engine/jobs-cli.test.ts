@@ -15,10 +15,20 @@ beforeAll(async () => {
   const engine = engineFor(join(dir, 'home'), sandbox.url);
   try {
     engine.start();
-    const ok = await engine.startBatch({ tool: 'upscaler-precision', inputs: await makeImages(join(dir, 'ok'), ['a.png', 'b.png', 'c.png']), params: {}, outDir: join(dir, 'out') });
+    const ok = await engine.startBatch({
+      tool: 'upscaler-precision',
+      inputs: await makeImages(join(dir, 'ok'), ['a.png', 'b.png', 'c.png']),
+      params: {},
+      outDir: join(dir, 'out'),
+    });
     await settle(engine, ok.jobIds);
     await control(sandbox.url, 'faults', { failureRate: 1 });
-    const bad = await engine.startBatch({ tool: 'upscaler-precision', inputs: await makeImages(join(dir, 'bad'), ['d.png']), params: {}, outDir: join(dir, 'out') });
+    const bad = await engine.startBatch({
+      tool: 'upscaler-precision',
+      inputs: await makeImages(join(dir, 'bad'), ['d.png']),
+      params: {},
+      outDir: join(dir, 'out'),
+    });
     await settle(engine, bad.jobIds);
   } finally {
     await engine.close();
@@ -52,7 +62,9 @@ describe('mediadesk jobs list', () => {
       expect(jobLines(r.out)).toHaveLength(1);
       expect(jobLines(r.out)[0]).toMatch(/^\S{8}\s+failed\s/);
       // The words the Queue's job detail shows, what happened and what to do.
-      expect(jobLines(r.out)[0]).toMatch(/d\.png  - The task failed on the server \(nothing to download\)\. Retry submits it again \(a new task\)\.$/);
+      expect(jobLines(r.out)[0]).toMatch(
+        /d\.png  - The task failed on the server \(nothing to download\)\. Retry submits it again \(a new task\)\.$/,
+      );
       expect(r.err).toBe('1 of 1 jobs\n');
     }
     const limited = await cli(['jobs', 'list', '--limit=2']);
@@ -64,7 +76,12 @@ describe('mediadesk jobs list', () => {
 
   it('stdout holds job rows only, so a pipeline of ids gets no count line; the count goes to stderr', async () => {
     const all = await cli(['jobs', 'list']);
-    expect(all.out.trim().split('\n').filter((l) => !/^[0-9a-f]{8}  \S/.test(l))).toEqual([]);
+    expect(
+      all.out
+        .trim()
+        .split('\n')
+        .filter((l) => !/^[0-9a-f]{8}  \S/.test(l)),
+    ).toEqual([]);
     expect(all.out.trim().split('\n')).toHaveLength(4);
     expect(all.err).toBe('4 of 4 jobs\n');
     const none = await cli(['jobs', 'list', '--state', 'canceled']);
@@ -77,7 +94,10 @@ describe('mediadesk jobs list', () => {
       [['--bogus'], /unknown option --bogus$/],
       [['failed'], /jobs list takes no arguments, got "failed"$/],
       [['--state=broken'], /--state must be one of queued, .*needs_attention, got "broken"$/],
-      [['--limit=2x'], /--limit must be a whole number from 1 to 1000, got "2x" \(--all lists every job, --offset N pages\)$/],
+      [
+        ['--limit=2x'],
+        /--limit must be a whole number from 1 to 1000, got "2x" \(--all lists every job, --offset N pages\)$/,
+      ],
       [['--limit'], /--limit needs a value$/],
     ];
     for (const [args, message] of cases) {
@@ -115,7 +135,12 @@ describe('mediadesk jobs retry, interrupted', () => {
     try {
       await control(sandbox.url, 'faults', { failureRate: 1 });
       engine.start();
-      const bad = await engine.startBatch({ tool: 'upscaler-precision', inputs: await makeImages(input, [name]), params: {}, outDir: join(dir, 'out') });
+      const bad = await engine.startBatch({
+        tool: 'upscaler-precision',
+        inputs: await makeImages(input, [name]),
+        params: {},
+        outDir: join(dir, 'out'),
+      });
       await settle(engine, bad.jobIds);
       return bad.jobIds[0];
     } finally {
@@ -128,11 +153,23 @@ describe('mediadesk jobs retry, interrupted', () => {
     const id = await failedJob(join(dir, 'timed-out'), 'g.png');
     await control(sandbox.url, 'faults', { taskDurationMs: 60_000 });
     try {
-      expect((await cli(['jobs', 'retry', id.slice(0, 8), '--timeout', '1', '--no-wait'])).err.trim()).toBe('mediadesk jobs: give --no-wait or --timeout, not both');
+      expect((await cli(['jobs', 'retry', id.slice(0, 8), '--timeout', '1', '--no-wait'])).err.trim()).toBe(
+        'mediadesk jobs: give --no-wait or --timeout, not both',
+      );
       const r = await cli(['jobs', 'retry', id.slice(0, 8), '--timeout', '2']);
       expect(r.code, r.err).toBe(124);
-      expect(r.err).toMatch(new RegExp(`^gave up after 2s \\(--timeout\\) following job ${id.slice(0, 8)} \\(running\\); it stays in the queue and nothing submitted is sent again: `, 'm'));
-      const job = (JSON.parse((await cli(['jobs', 'list', '--state', 'running', '--json'])).out).jobs as { id: string; taskId: string | null }[]).find((j) => j.id === id);
+      expect(r.err).toMatch(
+        new RegExp(
+          `^gave up after 2s \\(--timeout\\) following job ${id.slice(0, 8)} \\(running\\); it stays in the queue and nothing submitted is sent again: `,
+          'm',
+        ),
+      );
+      const job = (
+        JSON.parse((await cli(['jobs', 'list', '--state', 'running', '--json'])).out).jobs as {
+          id: string;
+          taskId: string | null;
+        }[]
+      ).find((j) => j.id === id);
       expect(job?.taskId).toBeTruthy();
       expect(creates(await control(sandbox.url, 'stats'))).toBe(1);
     } finally {
@@ -145,10 +182,23 @@ describe('mediadesk jobs retry, interrupted', () => {
     const id = await failedJob(input, 'e.png');
     // Long enough a task that Ctrl-C comes while it runs on the server.
     await control(sandbox.url, 'faults', { taskDurationMs: 5000 });
-    const r = await interruptWhen(['jobs', 'retry', id.slice(0, 8)], { env: cliEnv(join(dir, 'home'), sandbox.url), until: /^progress 0\/1: 0 done, 1 in flight$/m });
+    const r = await interruptWhen(['jobs', 'retry', id.slice(0, 8)], {
+      env: cliEnv(join(dir, 'home'), sandbox.url),
+      until: /^progress 0\/1: 0 done, 1 in flight$/m,
+    });
     expect(r.code, r.err).toBe(130);
-    expect(r.err).toMatch(new RegExp(`^stopped following job ${id.slice(0, 8)} \\(running\\); it stays in the queue and nothing submitted is sent again: `, 'm'));
-    const job = (JSON.parse((await cli(['jobs', 'list', '--state', 'running', '--json'])).out).jobs as { id: string; taskId: string | null }[]).find((j) => j.id === id);
+    expect(r.err).toMatch(
+      new RegExp(
+        `^stopped following job ${id.slice(0, 8)} \\(running\\); it stays in the queue and nothing submitted is sent again: `,
+        'm',
+      ),
+    );
+    const job = (
+      JSON.parse((await cli(['jobs', 'list', '--state', 'running', '--json'])).out).jobs as {
+        id: string;
+        taskId: string | null;
+      }[]
+    ).find((j) => j.id === id);
     expect(job?.taskId).toBeTruthy();
 
     await control(sandbox.url, 'faults', { taskDurationMs: 50 });
@@ -166,16 +216,30 @@ describe('mediadesk jobs list over a queue of more than one page', () => {
   let inputs: string[];
   beforeAll(async () => {
     big = join(dir, 'big');
-    inputs = await makeImages(join(big, 'in'), Array.from({ length: N }, (_, i) => `p${String(i).padStart(4, '0')}.png`), 8);
+    inputs = await makeImages(
+      join(big, 'in'),
+      Array.from({ length: N }, (_, i) => `p${String(i).padStart(4, '0')}.png`),
+      8,
+    );
     const engine = engineFor(join(big, 'home'), sandbox.url);
     try {
       // Queued only: listing needs jobs, not results.
-      expect((await engine.startBatch({ tool: 'upscaler-precision', inputs: [join(big, 'in')], params: {}, outDir: join(big, 'out') })).queued).toBe(N);
+      expect(
+        (
+          await engine.startBatch({
+            tool: 'upscaler-precision',
+            inputs: [join(big, 'in')],
+            params: {},
+            outDir: join(big, 'out'),
+          })
+        ).queued,
+      ).toBe(N);
     } finally {
       await engine.close();
     }
   });
-  const listBig = (args: string[]) => runCli(['jobs', 'list', ...args], { env: cliEnv(join(big, 'home'), sandbox.url) });
+  const listBig = (args: string[]) =>
+    runCli(['jobs', 'list', ...args], { env: cliEnv(join(big, 'home'), sandbox.url) });
 
   it('--all lists every job in queue order, past the 1000 a page holds; --offset pages', async () => {
     const all = await listBig(['--all', '--json']);
@@ -191,12 +255,21 @@ describe('mediadesk jobs list over a queue of more than one page', () => {
     const rest = await listBig(['--offset', '1000', '--json']);
     expect(JSON.parse(rest.out).jobs.map((j: { input: string }) => j.input)).toEqual(inputs.slice(1000));
     const middle = await listBig(['--offset=999', '--limit=2']);
-    expect(middle.out.trimEnd().split('\n').map((l) => l.replace(/^[0-9a-f]{8}  queued +upscaler-precision /, ''))).toEqual(inputs.slice(999, 1001));
+    expect(
+      middle.out
+        .trimEnd()
+        .split('\n')
+        .map((l) => l.replace(/^[0-9a-f]{8}  queued +upscaler-precision /, '')),
+    ).toEqual(inputs.slice(999, 1001));
   });
 
   it('a --limit past one page says how to get more; --all and --limit together are refused', async () => {
     const over = await listBig(['--limit', '5000']);
-    expect([over.code, over.out, over.err]).toEqual([2, '', 'mediadesk jobs: --limit must be a whole number from 1 to 1000, got "5000" (--all lists every job, --offset N pages)\n']);
+    expect([over.code, over.out, over.err]).toEqual([
+      2,
+      '',
+      'mediadesk jobs: --limit must be a whole number from 1 to 1000, got "5000" (--all lists every job, --offset N pages)\n',
+    ]);
     const both = await listBig(['--all', '--limit', '5']);
     expect([both.code, both.err]).toEqual([2, 'mediadesk jobs: give --limit or --all, not both\n']);
     expect((await listBig(['--offset', 'x'])).err).toBe('mediadesk jobs: --offset must be a whole number, got "x"\n');

@@ -18,7 +18,10 @@ const sha = async (p: string) => {
   for await (const c of createReadStream(p)) h.update(c as Buffer);
   return h.digest('hex');
 };
-const shaOf = async (url: string) => createHash('sha256').update(Buffer.from(await (await fetch(url)).arrayBuffer())).digest('hex');
+const shaOf = async (url: string) =>
+  createHash('sha256')
+    .update(Buffer.from(await (await fetch(url)).arrayBuffer()))
+    .digest('hex');
 
 describe('downloads into a part file', () => {
   it('streams a large body byte for byte, counting progress', async () => {
@@ -72,12 +75,22 @@ describe('downloads into a part file', () => {
       const tooLong = join(at.dir, `${'n'.repeat(300)}.part`);
       const blocker = join(at.dir, `a-file-${bytes}`);
       writeFileSync(blocker, 'not a folder');
-      for (const [part, code] of [[tooLong, 'ENAMETOOLONG'], [join(blocker, 'x.part'), 'ENOTDIR']] as const) {
-        const err = await downloadToPart(url, part).then(() => null, (e: unknown) => e as Error & { cause?: { code?: string } });
+      for (const [part, code] of [
+        [tooLong, 'ENAMETOOLONG'],
+        [join(blocker, 'x.part'), 'ENOTDIR'],
+      ] as const) {
+        const err = await downloadToPart(url, part).then(
+          () => null,
+          (e: unknown) => e as Error & { cause?: { code?: string } },
+        );
         expect(err, `${bytes} bytes into ${code}`).not.toBeNull();
         expect(err).not.toBeInstanceOf(TransientDownloadError);
         // In words with the folder, not Node's "ENAMETOOLONG: name too long, open '…'".
-        expect(err!.message).toBe(code === 'ENAMETOOLONG' ? `cannot write the result file into ${at.dir}: the file name is too long for the disk (ENAMETOOLONG)` : `cannot write the result file into ${blocker}: part of its path is a file, not a folder (ENOTDIR)`);
+        expect(err!.message).toBe(
+          code === 'ENAMETOOLONG'
+            ? `cannot write the result file into ${at.dir}: the file name is too long for the disk (ENAMETOOLONG)`
+            : `cannot write the result file into ${blocker}: part of its path is a file, not a folder (ENOTDIR)`,
+        );
         expect(err!.cause?.code).toBe(code);
       }
     }
@@ -86,7 +99,9 @@ describe('downloads into a part file', () => {
   it('a dropped connection stays transient: repeating the transfer can help', async () => {
     const { url } = await control(at.url, 'blobs', { bytes: 1000 });
     await control(at.url, 'faults', { truncateDownloads: true });
-    await expect(downloadToPart(url, join(at.dir, 'small-truncated.part'))).rejects.toBeInstanceOf(TransientDownloadError);
+    await expect(downloadToPart(url, join(at.dir, 'small-truncated.part'))).rejects.toBeInstanceOf(
+      TransientDownloadError,
+    );
     await control(at.url, 'reset', {});
   });
 
@@ -103,7 +118,10 @@ describe('downloads into a part file', () => {
       res.end(!first && cut ? file.subarray(0, file.length / 2) : file);
     });
     await new Promise<void>((res) => server.listen(0, '127.0.0.1', res));
-    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/result.mp4`, close: () => new Promise((res) => server.close(res)) };
+    return {
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/result.mp4`,
+      close: () => new Promise((res) => server.close(res)),
+    };
   }
   const fileOf = (size: number) => {
     const file = Buffer.alloc(size);
@@ -127,7 +145,9 @@ describe('downloads into a part file', () => {
   it('such a file that stops short of the length stated a moment before is a cut transfer, not a result', async () => {
     const server = await unmeasuredServer(fileOf(RAW_SIZE), true);
     try {
-      await expect(downloadToPart(server.url, join(at.dir, 'unmeasured-cut.part'))).rejects.toThrow(`the file stopped at ${RAW_SIZE / 2} of ${RAW_SIZE} bytes`);
+      await expect(downloadToPart(server.url, join(at.dir, 'unmeasured-cut.part'))).rejects.toThrow(
+        `the file stopped at ${RAW_SIZE / 2} of ${RAW_SIZE} bytes`,
+      );
     } finally {
       await server.close();
     }

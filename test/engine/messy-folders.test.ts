@@ -21,24 +21,44 @@ function setup() {
 
 describe('messy folders', () => {
   // Root opens any file whatever its mode: there the unreadable file cannot be made.
-  it.skipIf(process.getuid?.() === 0)('a file the user may not read is rejected by name; the rest of the folder still runs', async () => {
-    const { e, input, out } = setup();
-    await makeImages(input, ['a.png', 'locked.png', 'z.png']);
-    chmodSync(join(input, 'locked.png'), 0o000);
-    const r = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
-    expect(r.queued).toBe(2);
-    expect(r.rejected).toEqual([{ path: join(input, 'locked.png'), reason: 'cannot be read (permission denied)' }]);
-    chmodSync(join(input, 'locked.png'), 0o644);
-  });
+  it.skipIf(process.getuid?.() === 0)(
+    'a file the user may not read is rejected by name; the rest of the folder still runs',
+    async () => {
+      const { e, input, out } = setup();
+      await makeImages(input, ['a.png', 'locked.png', 'z.png']);
+      chmodSync(join(input, 'locked.png'), 0o000);
+      const r = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
+      expect(r.queued).toBe(2);
+      expect(r.rejected).toEqual([{ path: join(input, 'locked.png'), reason: 'cannot be read (permission denied)' }]);
+      chmodSync(join(input, 'locked.png'), 0o644);
+    },
+  );
 
   it('a photo cut short by an interrupted copy is rejected before it is paid for, not after', async () => {
     const { e, input, out } = setup();
     await makeImages(input, ['a.png']);
-    const photo = await sharp({ create: { width: 800, height: 600, channels: 3, background: '#000', noise: { type: 'gaussian', mean: 128, sigma: 40 } } }).jpeg().toBuffer();
+    const photo = await sharp({
+      create: {
+        width: 800,
+        height: 600,
+        channels: 3,
+        background: '#000',
+        noise: { type: 'gaussian', mean: 128, sigma: 40 },
+      },
+    })
+      .jpeg()
+      .toBuffer();
     writeFileSync(join(input, 'IMG_0001.jpg'), photo.subarray(0, photo.length >> 1));
     const r = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
     expect(r.queued).toBe(1);
-    expect(r.rejected).toEqual([{ path: join(input, 'IMG_0001.jpg'), reason: expect.stringMatching(/^is truncated or damaged: the image data ends early \(.*premature end of JPEG.*\); was it still being copied\?$/) }]);
+    expect(r.rejected).toEqual([
+      {
+        path: join(input, 'IMG_0001.jpg'),
+        reason: expect.stringMatching(
+          /^is truncated or damaged: the image data ends early \(.*premature end of JPEG.*\); was it still being copied\?$/,
+        ),
+      },
+    ]);
     e.start();
     await settle(e, r.jobIds);
     expect(e.store.byIds(r.jobIds).map((j) => j.state)).toEqual(['done']);
@@ -57,9 +77,19 @@ describe('messy folders', () => {
     e.start();
     await settle(e, r.jobIds);
     const jobs = e.store.byIds(r.jobIds).sort((x, y) => x.inputPath!.localeCompare(y.inputPath!));
-    expect(jobs.map((j) => [j.inputPath, j.state, j.taskId])).toEqual([[a, 'failed', null], [b, 'failed', null], [c, 'done', expect.any(String)]]);
-    expect(jobs[0].error).toMatch(new RegExp(`^The input ${a} is truncated or damaged: .* \\(checked again before sending\\); nothing was sent or paid\\. Restore or fix the file, then Retry \\(or Cancel the job\\)\\.$`));
-    expect(jobs[1].error).toBe(`The input ${b} is not a readable image (checked again before sending); nothing was sent or paid. Restore or fix the file, then Retry (or Cancel the job).`);
+    expect(jobs.map((j) => [j.inputPath, j.state, j.taskId])).toEqual([
+      [a, 'failed', null],
+      [b, 'failed', null],
+      [c, 'done', expect.any(String)],
+    ]);
+    expect(jobs[0].error).toMatch(
+      new RegExp(
+        `^The input ${a} is truncated or damaged: .* \\(checked again before sending\\); nothing was sent or paid\\. Restore or fix the file, then Retry \\(or Cancel the job\\)\\.$`,
+      ),
+    );
+    expect(jobs[1].error).toBe(
+      `The input ${b} is not a readable image (checked again before sending); nothing was sent or paid. Restore or fix the file, then Retry (or Cancel the job).`,
+    );
     expect(creates(await control(sb.url, 'stats'))).toBe(1);
   });
 
@@ -86,11 +116,20 @@ describe('messy folders', () => {
     await makeImages(input, ['a.png', 'sub/b.png']);
     symlinkSync(input, join(dir, 'shortcut'));
     symlinkSync(dir, join(dir, 'outside'));
-    const first = await e.startBatch({ tool: 'upscaler-precision', inputs: [join(dir, 'shortcut')], outDir: join(dir, 'outside', 'out') });
+    const first = await e.startBatch({
+      tool: 'upscaler-precision',
+      inputs: [join(dir, 'shortcut')],
+      outDir: join(dir, 'outside', 'out'),
+    });
     expect(first.queued).toBe(2);
     // Recorded as the file system names them, so the second start finds the same jobs.
     expect(first.batch!.outDir).toBe(out);
-    expect(e.store.byIds(first.jobIds).map((j) => j.inputPath).sort()).toEqual([join(input, 'a.png'), join(input, 'sub', 'b.png')]);
+    expect(
+      e.store
+        .byIds(first.jobIds)
+        .map((j) => j.inputPath)
+        .sort(),
+    ).toEqual([join(input, 'a.png'), join(input, 'sub', 'b.png')]);
     const again = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
     expect([again.queued, new Set(again.resumed)]).toEqual([0, new Set(first.jobIds)]);
     e.start();
@@ -106,9 +145,18 @@ describe('messy folders', () => {
     const first = await e.startBatch({ tool: 'upscaler-precision', inputs: [typed], outDir: join(typed, 'results') });
     expect([first.queued, first.rejected]).toEqual([2, []]);
     expect(first.batch!.outDir).toBe(join(onDisk, 'results'));
-    expect(e.store.byIds(first.jobIds).map((j) => j.inputPath).sort()).toEqual([join(onDisk, 'cre\u0300me.png'), join(onDisk, 'sub', 'b.png')]);
+    expect(
+      e.store
+        .byIds(first.jobIds)
+        .map((j) => j.inputPath)
+        .sort(),
+    ).toEqual([join(onDisk, 'cre\u0300me.png'), join(onDisk, 'sub', 'b.png')]);
     // A file typed composed too; and the folder as the file manager gives it is the same batch.
-    const again = await e.startBatch({ tool: 'upscaler-precision', inputs: [onDisk, join(typed, 'cr\u00e8me.png')], outDir: join(onDisk, 'results') });
+    const again = await e.startBatch({
+      tool: 'upscaler-precision',
+      inputs: [onDisk, join(typed, 'cr\u00e8me.png')],
+      outDir: join(onDisk, 'results'),
+    });
     expect([again.queued, new Set(again.resumed)]).toEqual([0, new Set(first.jobIds)]);
     e.start();
     await settle(e, first.jobIds);
@@ -124,19 +172,45 @@ describe('messy folders', () => {
     const up = await e.startBatch({ tool: 'upscaler-precision', inputs: [shoot], outDir: join(shoot, 'upscaled') });
     e.start();
     await settle(e, up.jobIds);
-    const made = e.store.byIds(up.jobIds).flatMap((j) => j.outputs).sort();
-    expect(made).toEqual([join(shoot, 'upscaled', 'a_upscaler-precision.png'), join(shoot, 'upscaled', 'sub', 'b_upscaler-precision.png')]);
+    const made = e.store
+      .byIds(up.jobIds)
+      .flatMap((j) => j.outputs)
+      .sort();
+    expect(made).toEqual([
+      join(shoot, 'upscaled', 'a_upscaler-precision.png'),
+      join(shoot, 'upscaled', 'sub', 'b_upscaler-precision.png'),
+    ]);
     // The next tool over the shoot: its photos, and each earlier result named as skipped before anything is paid.
     const prompts = await e.startBatch({ tool: 'image-to-prompt', inputs: [shoot], outDir: join(shoot, 'prompts') });
-    expect(e.store.byIds(prompts.jobIds).map((j) => j.inputPath).sort()).toEqual([a, b]);
-    expect(prompts.skipped.sort((x, y) => x.path.localeCompare(y.path))).toEqual(made.map((path) => ({ path, reason: 'is a result of an earlier upscaler-precision batch; choose its folder itself to use its results as inputs' })));
+    expect(
+      e.store
+        .byIds(prompts.jobIds)
+        .map((j) => j.inputPath)
+        .sort(),
+    ).toEqual([a, b]);
+    expect(prompts.skipped.sort((x, y) => x.path.localeCompare(y.path))).toEqual(
+      made.map((path) => ({
+        path,
+        reason:
+          'is a result of an earlier upscaler-precision batch; choose its folder itself to use its results as inputs',
+      })),
+    );
     await settle(e, prompts.jobIds);
     // A third run over the shoot meets the prompts (text) as results too, not as files of a wrong type.
-    const x4 = await e.startBatch({ tool: 'upscaler-precision', inputs: [shoot], params: { scale_factor: 4 }, outDir: join(dir, 'x4') });
+    const x4 = await e.startBatch({
+      tool: 'upscaler-precision',
+      inputs: [shoot],
+      params: { scale_factor: 4 },
+      outDir: join(dir, 'x4'),
+    });
     expect([x4.queued, x4.rejected, x4.skipped.length]).toEqual([2, [], 4]);
     await settle(e, x4.jobIds);
     // Chosen itself, the results folder is the input: the results are what the user means.
-    const chained = await e.startBatch({ tool: 'image-to-prompt', inputs: [join(shoot, 'upscaled')], outDir: join(dir, 'prompts-of-upscaled') });
+    const chained = await e.startBatch({
+      tool: 'image-to-prompt',
+      inputs: [join(shoot, 'upscaled')],
+      outDir: join(dir, 'prompts-of-upscaled'),
+    });
     expect([chained.queued, chained.skipped]).toEqual([2, []]);
     await settle(e, chained.jobIds);
     expect(creates(await control(sb.url, 'stats'))).toBe(8);
@@ -165,12 +239,14 @@ describe('messy folders', () => {
     const again = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: input });
     expect(again.queued).toBe(0);
     const byPath = (x: { path: string }, y: { path: string }) => x.path.localeCompare(y.path);
-    expect(again.skipped.sort(byPath)).toEqual([
-      { path: a, reason: `its output ${made[0]} already exists` },
-      { path: made[0], reason: 'is a result of an earlier upscaler-precision batch into this output folder' },
-      { path: b, reason: `its output ${made[1]} already exists` },
-      { path: made[1], reason: 'is a result of an earlier upscaler-precision batch into this output folder' },
-    ].sort(byPath));
+    expect(again.skipped.sort(byPath)).toEqual(
+      [
+        { path: a, reason: `its output ${made[0]} already exists` },
+        { path: made[0], reason: 'is a result of an earlier upscaler-precision batch into this output folder' },
+        { path: b, reason: `its output ${made[1]} already exists` },
+        { path: made[1], reason: 'is a result of an earlier upscaler-precision batch into this output folder' },
+      ].sort(byPath),
+    );
     expect(creates(await control(sb.url, 'stats'))).toBe(2);
   });
 
@@ -186,17 +262,33 @@ describe('messy folders', () => {
     expect(second.skipped).toEqual([]);
     expect(second.queued).toBe(3);
     await settle(e, second.jobIds);
-    expect(e.store.byIds(second.jobIds).sort((x, y) => x.seq - y.seq).map((j) => j.outputs.map((o) => o.slice(out.length + 1)))).toEqual([
-      ['IMG_0001_upscaler-precision-2.png'], ['IMG_0002_upscaler-precision-2.png'], ['IMG_0003_upscaler-precision.png'],
+    expect(
+      e.store
+        .byIds(second.jobIds)
+        .sort((x, y) => x.seq - y.seq)
+        .map((j) => j.outputs.map((o) => o.slice(out.length + 1))),
+    ).toEqual([
+      ['IMG_0001_upscaler-precision-2.png'],
+      ['IMG_0002_upscaler-precision-2.png'],
+      ['IMG_0003_upscaler-precision.png'],
     ]);
     // Each card again: every photo has its own result now, and says which.
-    for (const [card, names] of [[cardA, ['IMG_0001.png', 'IMG_0002.png']], [cardB, ['IMG_0001.png', 'IMG_0002.jpg', 'IMG_0003.png']]] as const) {
+    for (const [card, names] of [
+      [cardA, ['IMG_0001.png', 'IMG_0002.png']],
+      [cardB, ['IMG_0001.png', 'IMG_0002.jpg', 'IMG_0003.png']],
+    ] as const) {
       const again = await e.startBatch({ tool: 'upscaler-precision', inputs: [card], outDir: out });
       expect(again.queued).toBe(0);
       expect(again.skipped.map((x) => x.path)).toEqual(names.map((n) => join(card, n)));
     }
-    expect((await e.startBatch({ tool: 'upscaler-precision', inputs: [join(cardB, 'IMG_0002.jpg')], outDir: out })).skipped)
-      .toEqual([{ path: join(cardB, 'IMG_0002.jpg'), reason: `its output ${join(out, 'IMG_0002_upscaler-precision-2.png')} already exists` }]);
+    expect(
+      (await e.startBatch({ tool: 'upscaler-precision', inputs: [join(cardB, 'IMG_0002.jpg')], outDir: out })).skipped,
+    ).toEqual([
+      {
+        path: join(cardB, 'IMG_0002.jpg'),
+        reason: `its output ${join(out, 'IMG_0002_upscaler-precision-2.png')} already exists`,
+      },
+    ]);
     expect(creates(await control(sb.url, 'stats'))).toBe(5);
   });
 
@@ -209,7 +301,11 @@ describe('messy folders', () => {
     await settle(e, r.jobIds);
     const jobs = e.store.byIds(r.jobIds).sort((x, y) => x.seq - y.seq);
     expect(jobs.map((j) => [j.inputPath, j.state, j.error])).toEqual([
-      [a, 'failed', `The input ${a} could not be read (it no longer exists); nothing was sent or paid. Restore or fix the file, then Retry (or Cancel the job).`],
+      [
+        a,
+        'failed',
+        `The input ${a} could not be read (it no longer exists); nothing was sent or paid. Restore or fix the file, then Retry (or Cancel the job).`,
+      ],
       [b, 'done', null],
     ]);
     expect(jobs[0].invalid).toEqual([{ field: 'image', reason: `${a} could not be read (it no longer exists)` }]);
@@ -220,9 +316,13 @@ describe('messy folders', () => {
     const { dir, input, out } = setup();
     const e = sb.engine(join(dir, 'home2'), { concurrency: 8 });
     const names = Array.from({ length: 6 }, (_, i) => [`shot${i}.png`, `shot${i}.jpg`]).flat();
-    const made = await makeImages(input, names.map((n) => n.replace('.jpg', '-j.png')));
+    const made = await makeImages(
+      input,
+      names.map((n) => n.replace('.jpg', '-j.png')),
+    );
     // The .jpg of each pair is a real JPEG (distinct colours, so each prompt is its own).
-    for (const [i, n] of names.entries()) if (n.endsWith('.jpg')) writeFileSync(join(input, n), await sharp(made[i]).jpeg().toBuffer());
+    for (const [i, n] of names.entries())
+      if (n.endsWith('.jpg')) writeFileSync(join(input, n), await sharp(made[i]).jpeg().toBuffer());
     for (const [i, n] of names.entries()) if (n.endsWith('.jpg')) rmSync(made[i]);
     for (const tool of ['image-to-prompt', 'upscaler-precision']) {
       const r = await e.startBatch({ tool, inputs: [input], outDir: join(out, tool) });
@@ -233,7 +333,8 @@ describe('messy folders', () => {
       expect(jobs.filter((j) => j.state !== 'done').map((j) => j.error)).toEqual([]);
       const outputs = jobs.flatMap((j) => j.outputs);
       expect(new Set(outputs).size).toBe(12);
-      if (tool === 'image-to-prompt') for (const j of jobs) expect(readFileSync(j.outputs[0], 'utf8').trimEnd()).toBe(j.generated!.join('\n'));
+      if (tool === 'image-to-prompt')
+        for (const j of jobs) expect(readFileSync(j.outputs[0], 'utf8').trimEnd()).toBe(j.generated!.join('\n'));
     }
   });
 
@@ -247,7 +348,12 @@ describe('messy folders', () => {
     // The second drop: the same bytes, but c.png was retouched since.
     for (const f of first) mkdirSync(dirname(f.replace('d1', 'd2')), { recursive: true });
     for (const f of first) writeFileSync(f.replace('d1', 'd2'), readFileSync(f));
-    writeFileSync(join(drop('d2'), 'c.png'), await sharp({ create: { width: 40, height: 40, channels: 3, background: '#0c0' } }).png().toBuffer());
+    writeFileSync(
+      join(drop('d2'), 'c.png'),
+      await sharp({ create: { width: 40, height: 40, channels: 3, background: '#0c0' } })
+        .png()
+        .toBuffer(),
+    );
     const r2 = await e.startBatch({ tool: 'upscaler-precision', inputs: [drop('d2')], outDir: out });
     expect(e.store.byIds(r2.jobIds).map((j) => j.inputPath)).toEqual([join(drop('d2'), 'c.png')]);
     expect(r2.skipped.map((x) => [x.path, x.reason])).toEqual([
@@ -271,14 +377,20 @@ describe('messy folders', () => {
     mkdirSync(join(drop('d2'), 'sub'), { recursive: true });
     writeFileSync(join(drop('d2'), 'a.png'), sent.a);
     // b retouched since: other pixels, the same size.
-    const retouched = await sharp({ create: { width: 40, height: 40, channels: 3, background: { r: 1, g: 0, b: 78 } } }).png().toBuffer();
+    const retouched = await sharp({ create: { width: 40, height: 40, channels: 3, background: { r: 1, g: 0, b: 78 } } })
+      .png()
+      .toBuffer();
     expect([retouched.length, retouched.equals(sent.b)]).toEqual([sent.b.length, false]);
     writeFileSync(join(drop('d2'), 'sub', 'b.png'), retouched);
     const r2 = await e.startBatch({ tool: 'upscaler-precision', inputs: [drop('d2')], outDir: out });
-    expect(r2.skipped).toEqual([{ path: join(drop('d2'), 'a.png'), reason: `its output ${join(out, 'a_upscaler-precision.png')} already exists` }]);
+    expect(r2.skipped).toEqual([
+      { path: join(drop('d2'), 'a.png'), reason: `its output ${join(out, 'a_upscaler-precision.png')} already exists` },
+    ]);
     expect([r2.queued, r2.rejected]).toEqual([1, []]);
     await settle(e, r2.jobIds);
-    expect(e.store.byIds(r2.jobIds).map((j) => [j.inputPath, j.state])).toEqual([[join(drop('d2'), 'sub', 'b.png'), 'done']]);
+    expect(e.store.byIds(r2.jobIds).map((j) => [j.inputPath, j.state])).toEqual([
+      [join(drop('d2'), 'sub', 'b.png'), 'done'],
+    ]);
     expect(creates(await control(sb.url, 'stats'))).toBe(3);
   });
 
@@ -296,20 +408,37 @@ describe('messy folders', () => {
     const first = await e.startBatch({ tool: 'upscaler-precision', inputs: [dropped('d1')], outDir: upscaled });
     e.start();
     await settle(e, first.jobIds);
-    expect(readdirSync(upscaled, { recursive: true }).map(String).sort()).toEqual(['a_upscaler-precision.png', 'sub', join('sub', 'b_upscaler-precision.png')]);
+    expect(readdirSync(upscaled, { recursive: true }).map(String).sort()).toEqual([
+      'a_upscaler-precision.png',
+      'sub',
+      join('sub', 'b_upscaler-precision.png'),
+    ]);
     // Dropped again: the copy holds upscaled/ too, under paths the queue never wrote.
     const d2 = dropped('d2');
     const again = await e.startBatch({ tool: 'upscaler-precision', inputs: [d2], outDir: upscaled });
     expect([again.queued, again.rejected]).toEqual([0, []]);
-    expect(again.skipped.map((x) => [x.path, x.reason]).sort()).toEqual([
-      [join(d2, 'a.png'), `its output ${join(upscaled, 'a_upscaler-precision.png')} already exists`],
-      [join(d2, 'sub', 'b.png'), `its output ${join(upscaled, 'sub', 'b_upscaler-precision.png')} already exists`],
-      [join(d2, 'upscaled', 'a_upscaler-precision.png'), `is named as the upscaler-precision result of ${join(d2, 'a.png')}; choose it itself to use it as an input`],
-      [join(d2, 'upscaled', 'sub', 'b_upscaler-precision.png'), `is named as the upscaler-precision result of ${join(d2, 'sub', 'b.png')}; choose it itself to use it as an input`],
-    ].sort());
+    expect(again.skipped.map((x) => [x.path, x.reason]).sort()).toEqual(
+      [
+        [join(d2, 'a.png'), `its output ${join(upscaled, 'a_upscaler-precision.png')} already exists`],
+        [join(d2, 'sub', 'b.png'), `its output ${join(upscaled, 'sub', 'b_upscaler-precision.png')} already exists`],
+        [
+          join(d2, 'upscaled', 'a_upscaler-precision.png'),
+          `is named as the upscaler-precision result of ${join(d2, 'a.png')}; choose it itself to use it as an input`,
+        ],
+        [
+          join(d2, 'upscaled', 'sub', 'b_upscaler-precision.png'),
+          `is named as the upscaler-precision result of ${join(d2, 'sub', 'b.png')}; choose it itself to use it as an input`,
+        ],
+      ].sort(),
+    );
     // Another tool over the new copy: the photos run, the results do not.
     const prompts = await e.startBatch({ tool: 'image-to-prompt', inputs: [d2], outDir: join(dir, 'prompts') });
-    expect(e.store.byIds(prompts.jobIds).map((j) => j.inputPath).sort()).toEqual([join(d2, 'a.png'), join(d2, 'sub', 'b.png')]);
+    expect(
+      e.store
+        .byIds(prompts.jobIds)
+        .map((j) => j.inputPath)
+        .sort(),
+    ).toEqual([join(d2, 'a.png'), join(d2, 'sub', 'b.png')]);
     await settle(e, prompts.jobIds);
     expect(creates(await control(sb.url, 'stats'))).toBe(4);
   });
@@ -322,13 +451,29 @@ describe('messy folders', () => {
     e.start();
     await settle(e, first.jobIds);
     // Photos of the user's own that only look like results: no photo of their name is in the shoot, or no tool makes them.
-    const own = await makeImages(shoot, ['c_upscaler-precision.png', 'a_retouched.png', 'edits/b_upscaler-precision-final.png'], 48);
+    const own = await makeImages(
+      shoot,
+      ['c_upscaler-precision.png', 'a_retouched.png', 'edits/b_upscaler-precision-final.png'],
+      48,
+    );
     const fresh = sb.engine(join(dir, 'other machine'));
     const r = await fresh.startBatch({ tool: 'image-to-prompt', inputs: [shoot], outDir: join(dir, 'prompts') });
-    expect(fresh.store.byIds(r.jobIds).map((j) => j.inputPath).sort()).toEqual([a, ...own, b].sort());
-    expect(r.skipped.map((x) => x.path).sort()).toEqual([join(shoot, 'upscaled', 'a_upscaler-precision.png'), join(shoot, 'upscaled', 'sub', 'b_upscaler-precision.png')]);
+    expect(
+      fresh.store
+        .byIds(r.jobIds)
+        .map((j) => j.inputPath)
+        .sort(),
+    ).toEqual([a, ...own, b].sort());
+    expect(r.skipped.map((x) => x.path).sort()).toEqual([
+      join(shoot, 'upscaled', 'a_upscaler-precision.png'),
+      join(shoot, 'upscaled', 'sub', 'b_upscaler-precision.png'),
+    ]);
     // The results folder chosen itself: its results are the inputs the user means.
-    const chained = await fresh.startBatch({ tool: 'image-to-prompt', inputs: [join(shoot, 'upscaled')], outDir: join(dir, 'prompts of upscaled') });
+    const chained = await fresh.startBatch({
+      tool: 'image-to-prompt',
+      inputs: [join(shoot, 'upscaled')],
+      outDir: join(dir, 'prompts of upscaled'),
+    });
     expect([chained.queued, chained.skipped]).toEqual([2, []]);
     fresh.start();
     await settle(fresh, [...r.jobIds, ...chained.jobIds]);
@@ -349,7 +494,12 @@ describe('messy folders', () => {
     expect(readFileSync(part).length).toBeGreaterThan(0);
     await control(sb.url, 'faults', { truncateDownloads: false });
     const jpg = join(input, 'photo.jpg');
-    writeFileSync(jpg, await sharp({ create: { width: 200, height: 100, channels: 3, background: '#c33' } }).jpeg().toBuffer());
+    writeFileSync(
+      jpg,
+      await sharp({ create: { width: 200, height: 100, channels: 3, background: '#c33' } })
+        .jpeg()
+        .toBuffer(),
+    );
     const second = await e.startBatch({ tool: 'upscaler-precision', inputs: [jpg], outDir: out });
     await settle(e, second.jobIds);
     const made = e.store.get(second.jobIds[0])!;
@@ -366,41 +516,57 @@ describe('messy folders', () => {
   it('a phone photo stored sideways with an orientation tag (PNG eXIf, JPEG EXIF) comes back, and shows, upright as the user sees it', async () => {
     const { dir, e, input, out } = setup();
     // Stored 120x80 with a red band along its left edge; orientation 6 turns it to a 80x120 portrait, band on top.
-    const band = await sharp({ create: { width: 12, height: 80, channels: 3, background: '#f00' } }).png().toBuffer();
-    const stored = sharp({ create: { width: 120, height: 80, channels: 3, background: '#00f' } }).composite([{ input: band, left: 0, top: 0 }]);
+    const band = await sharp({ create: { width: 12, height: 80, channels: 3, background: '#f00' } })
+      .png()
+      .toBuffer();
+    const stored = sharp({ create: { width: 120, height: 80, channels: 3, background: '#00f' } }).composite([
+      { input: band, left: 0, top: 0 },
+    ]);
     const files = [join(input, 'IMG_0001.png'), join(input, 'IMG_0002.JPG')];
     mkdirSync(input, { recursive: true });
     await stored.clone().png().withMetadata({ orientation: 6 }).toFile(files[0]);
     await stored.clone().jpeg().withMetadata({ orientation: 6 }).toFile(files[1]);
     const topCentre = async (path: string) => {
       const { width, height } = await sharp(path).metadata();
-      const px = await sharp(path).extract({ left: Math.floor(width! / 2), top: 2, width: 1, height: 1 }).raw().toBuffer();
+      const px = await sharp(path)
+        .extract({ left: Math.floor(width! / 2), top: 2, width: 1, height: 1 })
+        .raw()
+        .toBuffer();
       return { width, height, red: px[0] > 200 && px[2] < 60 };
     };
     const r = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
     expect(r.queued).toBe(2);
     e.start();
     await settle(e, r.jobIds);
-    for (const j of e.store.byIds(r.jobIds)) expect(await topCentre(j.outputs[0]), j.inputPath!).toEqual({ width: 160, height: 240, red: true });
+    for (const j of e.store.byIds(r.jobIds))
+      expect(await topCentre(j.outputs[0]), j.inputPath!).toEqual({ width: 160, height: 240, red: true });
     const gate = new MediaGate(join(dir, 'home'), () => [input]);
-    for (const f of files) expect(await topCentre(await gate.thumbnail(f, 60)), f).toEqual({ width: 40, height: 60, red: true });
+    for (const f of files)
+      expect(await topCentre(await gate.thumbnail(f, 60)), f).toEqual({ width: 40, height: 60, red: true });
   });
 
   it('a JPEG saved as .jfif (how Windows names a picture saved from a browser) runs like any JPEG', async () => {
     const { dir, e, input, out } = setup();
     const jfif = join(input, 'moodboard.jfif');
     await makeImages(input, ['a.png']);
-    writeFileSync(jfif, await sharp({ create: { width: 120, height: 80, channels: 3, background: '#48a' } }).jpeg().toBuffer());
+    writeFileSync(
+      jfif,
+      await sharp({ create: { width: 120, height: 80, channels: 3, background: '#48a' } })
+        .jpeg()
+        .toBuffer(),
+    );
     for (const tool of ['upscaler-precision', 'image-to-prompt']) {
       const r = await e.startBatch({ tool, inputs: [input], outDir: join(out, tool) });
       expect(r.rejected).toEqual([]);
       expect(r.queued).toBe(2);
       e.start();
       await settle(e, r.jobIds);
-      expect(e.store.byIds(r.jobIds).map((j) => [j.state, j.error])).toEqual([['done', null], ['done', null]]);
+      expect(e.store.byIds(r.jobIds).map((j) => [j.state, j.error])).toEqual([
+        ['done', null],
+        ['done', null],
+      ]);
     }
     // The app shows it (its thumbnail) like any other input.
     await expect(new MediaGate(join(dir, 'home'), () => [input]).thumbnail(jfif, 32)).resolves.toMatch(/\.webp$/);
   });
 });
-

@@ -11,7 +11,13 @@ import { control, creates, engineSuite, makeImages, settle } from './helpers.ts'
  */
 const sb = engineSuite('portable', 100);
 
-const files = (dir: string): string[] => (existsSync(dir) ? readdirSync(dir, { recursive: true, withFileTypes: true }).filter((d) => d.isFile()).map((d) => relative(dir, join(d.parentPath, d.name))).sort() : []);
+const files = (dir: string): string[] =>
+  existsSync(dir)
+    ? readdirSync(dir, { recursive: true, withFileTypes: true })
+        .filter((d) => d.isFile())
+        .map((d) => relative(dir, join(d.parentPath, d.name)))
+        .sort()
+    : [];
 
 describe('result names valid on every system', () => {
   it('inputs and sub-folders named like Windows devices or ending in a dot or space get portable results, done, and skipped next time', async () => {
@@ -54,10 +60,12 @@ describe('result names valid on every system', () => {
     const e = sb.engine(join(dir, 'home'), { platform: 'win32' });
     const r = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
     const result = join(out, `${long}_upscaler-precision.webp`);
-    expect(r.rejected).toEqual([{
-      path: join(input, `${long}.png`),
-      reason: `its results cannot be written: ${result} would be ${result.length} characters long, more than 253 (Windows allows 259 in a path, and its name may still get a number); Explorer and most programs could not open it; choose an output folder with a shorter path or a shorter naming template, or shorten the name`,
-    }]);
+    expect(r.rejected).toEqual([
+      {
+        path: join(input, `${long}.png`),
+        reason: `its results cannot be written: ${result} would be ${result.length} characters long, more than 253 (Windows allows 259 in a path, and its name may still get a number); Explorer and most programs could not open it; choose an output folder with a shorter path or a shorter naming template, or shorten the name`,
+      },
+    ]);
     expect(r.queued).toBe(1);
     e.start();
     await settle(e, r.jobIds);
@@ -69,7 +77,14 @@ describe('result names valid on every system', () => {
 
     // A job without an input file (job-<id>_context-t2i.webp) is refused as a whole, nothing queued.
     const deeper = join(out, 'p'.repeat(20));
-    await expect(e.startBatch({ tool: 'context-t2i', params: { prompt: 'a fox' }, outDir: deeper })).rejects.toMatchObject({ code: 'invalid', message: expect.stringMatching(/^output folder: its results cannot be written: .*job-00000000_context-t2i\.webp would be 2\d\d characters long/) });
+    await expect(
+      e.startBatch({ tool: 'context-t2i', params: { prompt: 'a fox' }, outDir: deeper }),
+    ).rejects.toMatchObject({
+      code: 'invalid',
+      message: expect.stringMatching(
+        /^output folder: its results cannot be written: .*job-00000000_context-t2i\.webp would be 2\d\d characters long/,
+      ),
+    });
     expect(creates(await control(sb.url, 'stats'))).toBe(1);
   });
 
@@ -83,7 +98,12 @@ describe('result names valid on every system', () => {
     const e = sb.engine(join(dir, 'home'));
     const r = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
     expect(r.queued).toBe(1);
-    expect(r.rejected).toEqual([{ path: join(input, 'shoot', 'b.png'), reason: `its results cannot be written: ${join(out, 'shoot')} is a file, not a folder` }]);
+    expect(r.rejected).toEqual([
+      {
+        path: join(input, 'shoot', 'b.png'),
+        reason: `its results cannot be written: ${join(out, 'shoot')} is a file, not a folder`,
+      },
+    ]);
     e.start();
     await settle(e, r.jobIds);
     expect(e.store.byIds(r.jobIds).map((j) => j.state)).toEqual(['done']);

@@ -32,7 +32,12 @@ describe('pre-flight input check (image header)', () => {
 
   it('judges the real format, not the extension', async () => {
     const webpAsPng = join(dir, 'really-webp.png');
-    writeFileSync(webpAsPng, await sharp({ create: { width: 300, height: 300, channels: 3, background: '#123' } }).webp().toBuffer());
+    writeFileSync(
+      webpAsPng,
+      await sharp({ create: { width: 300, height: 300, channels: 3, background: '#123' } })
+        .webp()
+        .toBuffer(),
+    );
     expect(await checkInput(edit, webpAsPng)).toBe('is WEBP; this tool takes JPEG, PNG');
     const junk = join(dir, 'junk.png');
     writeFileSync(junk, 'not an image at all');
@@ -50,7 +55,13 @@ describe('pre-flight input check (image header)', () => {
     const files: Array<[string, Promise<Buffer>]> = [
       ['print-cmyk.jpg', base().toColourspace('cmyk').jpeg().toBuffer()],
       ['scan-16bit.png', base().toColourspace('rgb16').png().toBuffer()],
-      ['logo-grey-alpha.png', sharp({ create: { width: 300, height: 300, channels: 4, background: { r: 90, g: 90, b: 90, alpha: 0.5 } } }).toColourspace('b-w').png().toBuffer()],
+      [
+        'logo-grey-alpha.png',
+        sharp({ create: { width: 300, height: 300, channels: 4, background: { r: 90, g: 90, b: 90, alpha: 0.5 } } })
+          .toColourspace('b-w')
+          .png()
+          .toBuffer(),
+      ],
       ['pano-12000x8000.jpg', base(12000, 8000).jpeg({ quality: 40 }).toBuffer()],
       ['saved-from-web.png', base().jpeg().toBuffer()],
     ];
@@ -62,7 +73,10 @@ describe('pre-flight input check (image header)', () => {
 });
 
 /** A photo-like picture (noise compresses badly, so the file is large like a real one). */
-const photo = (w: number, h: number) => sharp({ create: { width: w, height: h, channels: 3, background: '#000', noise: { type: 'gaussian', mean: 128, sigma: 40 } } });
+const photo = (w: number, h: number) =>
+  sharp({
+    create: { width: w, height: h, channels: 3, background: '#000', noise: { type: 'gaussian', mean: 128, sigma: 40 } },
+  });
 
 describe('pre-flight input check (whole file)', () => {
   it('a picture cut short (an interrupted copy, a sync still writing) is refused, whatever its format', async () => {
@@ -77,8 +91,12 @@ describe('pre-flight input check (whole file)', () => {
       expect(await checkInput(camera, p)).toBeNull();
       // Half of it: the header, and so the format and dimensions, are intact.
       writeFileSync(p, whole.subarray(0, Math.floor(whole.length / 2)));
-      expect(await checkInput(camera, p)).toMatch(/^is truncated or damaged: the image data ends early \(.+\); was it still being copied\?$/);
-      expect(await checkBytes(camera, whole.subarray(0, Math.floor(whole.length / 2)))).toMatch(/^is truncated or damaged/);
+      expect(await checkInput(camera, p)).toMatch(
+        /^is truncated or damaged: the image data ends early \(.+\); was it still being copied\?$/,
+      );
+      expect(await checkBytes(camera, whole.subarray(0, Math.floor(whole.length / 2)))).toMatch(
+        /^is truncated or damaged/,
+      );
       expect(await checkBytes(camera, whole)).toBeNull();
     }
     // Only the PNG signature and header chunk: dimensions, and nothing else.
@@ -90,11 +108,15 @@ describe('pre-flight input check (whole file)', () => {
   it('a reason names only its own file: libvips messages about another file, or "Unknown error", are left out', async () => {
     expect(libvipsDetail('VipsForeignLoad: "/x/text.png" is not a known file format\n', '/in/cut.png')).toBeNull();
     expect(libvipsDetail('Unknown error', '/in/cut.png')).toBeNull();
-    expect(libvipsDetail('pngload: /in/cut.png: libspng read error\n', '/in/cut.png')).toBe('pngload: /in/cut.png: libspng read error');
+    expect(libvipsDetail('pngload: /in/cut.png: libspng read error\n', '/in/cut.png')).toBe(
+      'pngload: /in/cut.png: libspng read error',
+    );
     expect(libvipsDetail('VipsJpeg: Premature end of input file', null)).toBe('VipsJpeg: Premature end of input file');
     expect(libvipsDetail('"other.jpg" failed', null)).toBeNull();
     // Many damaged files and a text file named .png checked at once, as a batch check does.
-    const whole = await sharp({ create: { width: 640, height: 480, channels: 3, background: '#486' } }).png().toBuffer();
+    const whole = await sharp({ create: { width: 640, height: 480, channels: 3, background: '#486' } })
+      .png()
+      .toBuffer();
     const names = Array.from({ length: 16 }, (_, i) => `cut-${i}.png`);
     for (const n of names) writeFileSync(join(dir, n), whole.subarray(0, Math.floor(whole.length / 2)));
     writeFileSync(join(dir, 'text.png'), 'this is a note, not a picture');
@@ -102,7 +124,10 @@ describe('pre-flight input check (whole file)', () => {
     for (const [i, n] of names.entries()) {
       expect(reasons[i]).toMatch(/^is truncated or damaged/);
       const mentioned = reasons[i]!.match(/[\w.-]+\.png/g) ?? [];
-      expect(mentioned.every((m) => m === n), `${n}: ${reasons[i]}`).toBe(true);
+      expect(
+        mentioned.every((m) => m === n),
+        `${n}: ${reasons[i]}`,
+      ).toBe(true);
     }
   });
 
@@ -115,4 +140,3 @@ describe('pre-flight input check (whole file)', () => {
     expect(await checkInput(camera, trailer)).toBeNull();
   });
 });
-

@@ -15,10 +15,18 @@ function store() {
   dirs.push(dir);
   const db = openDatabase(join(dir, 'mediadesk.db'), QUEUE_MIGRATIONS);
   const s = new JobStore(db);
-  s.insertBatch({ id: 'b1', tool: 'upscaler-precision', outDir: dir, params: {}, roots: [], snapshot: { namingTemplate: '{name}_{tool}.{ext}', slugs: {} }, jobs: [
-    { id: 'j1', inputPath: '/in/a.png', relDir: '', params: {} },
-    { id: 'j2', inputPath: '/in/b.png', relDir: 'sub', params: {} },
-  ] });
+  s.insertBatch({
+    id: 'b1',
+    tool: 'upscaler-precision',
+    outDir: dir,
+    params: {},
+    roots: [],
+    snapshot: { namingTemplate: '{name}_{tool}.{ext}', slugs: {} },
+    jobs: [
+      { id: 'j1', inputPath: '/in/a.png', relDir: '', params: {} },
+      { id: 'j2', inputPath: '/in/b.png', relDir: 'sub', params: {} },
+    ],
+  });
   return { s, db, dir };
 }
 
@@ -86,7 +94,10 @@ describe('output names macOS and Windows take as one file (another case or Unico
     expect(s.plannedBy(join(dir, 'photo_upscaler-precision.png'), 'j1')).toBe(false);
     expect(s.plannedBy(join(dir, 'other_upscaler-precision.png'), 'j2')).toBe(false);
     db.prepare("UPDATE jobs SET state = 'done', outputs = ? WHERE id = 'j1'").run(JSON.stringify([photo]));
-    expect(s.doneOutputs('upscaler-precision', dir).byOutputKey.get(sameFileKey(join(dir, 'PHOTO_upscaler-precision.png')))?.input).toBe('/in/a.png');
+    expect(
+      s.doneOutputs('upscaler-precision', dir).byOutputKey.get(sameFileKey(join(dir, 'PHOTO_upscaler-precision.png')))
+        ?.input,
+    ).toBe('/in/a.png');
   });
 });
 
@@ -94,7 +105,15 @@ describe('batch ids from a prefix (the CLI prints 8 characters)', () => {
   it('names the one batch a prefix starts, and refuses one that starts two rather than guessing', () => {
     const { s, dir } = store();
     for (const [n, id] of ['abc10000-0000-4000-8000-000000000001', 'abc20000-0000-4000-8000-000000000002'].entries()) {
-      s.insertBatch({ id, tool: 'upscaler-precision', outDir: dir, params: {}, roots: [], snapshot: { namingTemplate: '{name}_{tool}.{ext}', slugs: {} }, jobs: [{ id: `p${n}`, inputPath: `/in/p${n}.png`, relDir: '', params: {} }] });
+      s.insertBatch({
+        id,
+        tool: 'upscaler-precision',
+        outDir: dir,
+        params: {},
+        roots: [],
+        snapshot: { namingTemplate: '{name}_{tool}.{ext}', slugs: {} },
+        jobs: [{ id: `p${n}`, inputPath: `/in/p${n}.png`, relDir: '', params: {} }],
+      });
     }
     expect(s.resolveBatchId('abc1')).toEqual({ id: 'abc10000-0000-4000-8000-000000000001' });
     expect(s.resolveBatchId('ABC2')).toEqual({ id: 'abc20000-0000-4000-8000-000000000002' });
@@ -103,4 +122,3 @@ describe('batch ids from a prefix (the CLI prints 8 characters)', () => {
     expect(s.resolveBatchId("a%' OR 1")).toEqual({ none: true });
   });
 });
-

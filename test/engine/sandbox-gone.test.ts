@@ -35,7 +35,11 @@ afterAll(async () => {
 });
 
 /** The CLI with no API key in its environment: it starts its own built-in Sandbox. */
-const sandboxEnv = (home: string): NodeJS.ProcessEnv => ({ MEDIADESK_HOME: home, MEDIADESK_API_URL: undefined, MEDIADESK_API_KEY: undefined });
+const sandboxEnv = (home: string): NodeJS.ProcessEnv => ({
+  MEDIADESK_HOME: home,
+  MEDIADESK_API_URL: undefined,
+  MEDIADESK_API_KEY: undefined,
+});
 const listed = async (env: NodeJS.ProcessEnv, ...args: string[]) => {
   const r = await runCli(['jobs', 'list', '--json', ...args], { env });
   expect(r.code, r.err).toBe(0);
@@ -50,18 +54,30 @@ describe('jobs whose built-in Sandbox has ended', () => {
     const out = join(dir, 'out-cli');
     await makeImages(input, ['a.png', 'b.png']);
     const env = sandboxEnv(home);
-    const stopped = await interruptWhen(['run', 'upscaler-precision', input, '--out', out], { env, until: /2 in flight/ });
+    const stopped = await interruptWhen(['run', 'upscaler-precision', input, '--out', out], {
+      env,
+      until: /2 in flight/,
+    });
     expect(stopped.code, stopped.err).toBe(130);
 
     const jobs = await listed(env);
-    expect(stateOf(jobs)).toEqual({ [join(input, 'a.png')]: ['queued', SANDBOX_GONE], [join(input, 'b.png')]: ['queued', SANDBOX_GONE] });
+    expect(stateOf(jobs)).toEqual({
+      [join(input, 'a.png')]: ['queued', SANDBOX_GONE],
+      [join(input, 'b.png')]: ['queued', SANDBOX_GONE],
+    });
     expect(jobs.map((j) => j.taskId)).toEqual([null, null]);
     expect(await listed(env, '--state', 'running')).toEqual([]);
 
     const again = await runCli(['run', 'upscaler-precision', input, '--out', out], { env });
-    expect([again.code, again.out], again.err).toEqual([0, `batch ${jobs[0].batchId.slice(0, 8)}: 0 queued, 2 resumed from an earlier run\n2 of 2 done; results in ${out}\n`]);
+    expect([again.code, again.out], again.err).toEqual([
+      0,
+      `batch ${jobs[0].batchId.slice(0, 8)}: 0 queued, 2 resumed from an earlier run\n2 of 2 done; results in ${out}\n`,
+    ]);
     expect(readdirSync(out).sort()).toEqual(['a_upscaler-precision.png', 'b_upscaler-precision.png']);
-    expect((await listed(env)).map((j) => [j.state, j.error])).toEqual([['done', null], ['done', null]]);
+    expect((await listed(env)).map((j) => [j.state, j.error])).toEqual([
+      ['done', null],
+      ['done', null],
+    ]);
   });
 
   it('`mediadesk apps run` stopped with Ctrl-C on the built-in Sandbox says the run ends with it; `apps runs` shows it queued to be sent again (not running); the same command then finishes it', async () => {
@@ -72,29 +88,39 @@ describe('jobs whose built-in Sandbox has ended', () => {
     const stopped = await interruptWhen(args, { env, until: /^running/m });
     expect(stopped.code, stopped.err).toBe(130);
     const id = /^run (\w{8}) queued$/m.exec(stopped.out)![1];
-    expect(stopped.err.trim().split('\n').at(-1)).toBe(`stopped following run ${id} (running); the built-in Sandbox running it stops with this command, so it is queued again, to be sent again to the Sandbox by itself (free) when the queue next runs there. Run the same command again to finish it: it follows this run and sends it again, free. \`mediadesk apps runs\` lists runs.`);
+    expect(stopped.err.trim().split('\n').at(-1)).toBe(
+      `stopped following run ${id} (running); the built-in Sandbox running it stops with this command, so it is queued again, to be sent again to the Sandbox by itself (free) when the queue next runs there. Run the same command again to finish it: it follows this run and sends it again, free. \`mediadesk apps runs\` lists runs.`,
+    );
 
     const runs = async () => {
       const r = await runCli(['apps', 'runs', '--json'], { env });
       expect(r.code, r.err).toBe(0);
       return JSON.parse(r.out) as AppRun[];
     };
-    expect((await runs()).map((r) => [r.id.slice(0, 8), r.state, r.runId, r.error])).toEqual([[id, 'queued', null, RUN_SANDBOX_GONE]]);
+    expect((await runs()).map((r) => [r.id.slice(0, 8), r.state, r.runId, r.error])).toEqual([
+      [id, 'queued', null, RUN_SANDBOX_GONE],
+    ]);
 
     const again = await runCli(args, { env });
-    expect([again.code, again.out.split('\n')[0]], again.err).toEqual([0, `run ${id} resumed (queued): following the earlier run; its built-in Sandbox had ended, so it is sent to the Sandbox again, free (--new starts another)`]);
+    expect([again.code, again.out.split('\n')[0]], again.err).toEqual([
+      0,
+      `run ${id} resumed (queued): following the earlier run; its built-in Sandbox had ended, so it is sent to the Sandbox again, free (--new starts another)`,
+    ]);
     expect(readdirSync(out)).toHaveLength(1);
     expect((await runs()).map((r) => [r.id.slice(0, 8), r.state, r.error])).toEqual([[id, 'done', null]]);
   });
 
-  it('a web host killed mid-batch: the next look at the queue, by a host that does not hold it and by `mediadesk jobs list`, says queued; the live service\'s task stays running', async () => {
+  it("a web host killed mid-batch: the next look at the queue, by a host that does not hold it and by `mediadesk jobs list`, says queued; the live service's task stays running", async () => {
     const home = join(dir, 'home-web');
     const shoot = join(dir, 'shoot');
     await makeImages(shoot, ['c.png', 'd.png']);
     const paid = join(dir, 'paid');
     await makeImages(paid, ['e.png']);
     // A job on the live service, left running there by a script stopped with Ctrl-C.
-    const liveRun = await interruptWhen(['run', 'upscaler-precision', paid, '--out', join(dir, 'out-live')], { env: cliEnv(home, live.url), until: /1 in flight/ });
+    const liveRun = await interruptWhen(['run', 'upscaler-precision', paid, '--out', join(dir, 'out-live')], {
+      env: cliEnv(home, live.url),
+      until: /1 in flight/,
+    });
     expect(liveRun.code, liveRun.err).toBe(130);
     const livePaid = creates(await control(live.url, 'stats'));
 
@@ -105,9 +131,22 @@ describe('jobs whose built-in Sandbox has ended', () => {
       await desk(host, 'loras.list', {});
       const hostSandbox = (await desk<{ backend: { baseUrl: string } }>(host, 'app.info', {})).backend.baseUrl;
       await control(hostSandbox, 'faults', { taskDurationMs: 60_000 });
-      await desk(host, 'batches.start', { tool: 'upscaler-precision', inputs: [shoot], outDir: join(dir, 'out-web'), params: {} });
+      await desk(host, 'batches.start', {
+        tool: 'upscaler-precision',
+        inputs: [shoot],
+        outDir: join(dir, 'out-web'),
+        params: {},
+      });
       const inShoot = (jobs: JobRecord[]) => jobs.filter((j) => j.input?.startsWith(shoot));
-      await expect.poll(async () => inShoot((await desk<{ jobs: JobRecord[] }>(host, 'jobs.list', { limit: 10, offset: 0 })).jobs).map((j) => j.state), { timeout: 20_000, interval: 50 }).toEqual(['running', 'running']);
+      await expect
+        .poll(
+          async () =>
+            inShoot((await desk<{ jobs: JobRecord[] }>(host, 'jobs.list', { limit: 10, offset: 0 })).jobs).map(
+              (j) => j.state,
+            ),
+          { timeout: 20_000, interval: 50 },
+        )
+        .toEqual(['running', 'running']);
       // While the host lives, its Sandbox and tasks do: another process looking sees them running.
       expect(inShoot(await listed(cliEnv(home, live.url))).map((j) => j.state)).toEqual(['running', 'running']);
     } finally {
@@ -119,7 +158,14 @@ describe('jobs whose built-in Sandbox has ended', () => {
     const lease = new JobStore(dead).lease();
     dead.close();
     expect(lease?.pid).toBe(host.child.pid);
-    const looker = await createCore({ home, host: 'web', env: {}, secrets: new MemorySecretStore(), runQueue: false, startSandbox: () => startSandbox({ port: 0 }) });
+    const looker = await createCore({
+      home,
+      host: 'web',
+      env: {},
+      secrets: new MemorySecretStore(),
+      runQueue: false,
+      startSandbox: () => startSandbox({ port: 0 }),
+    });
     try {
       const call = async <K extends CommandName>(name: K, req: Req<K>): Promise<Res<K>> => {
         const reply = await looker.dispatch(name, req);
@@ -129,9 +175,16 @@ describe('jobs whose built-in Sandbox has ended', () => {
       const status = await call('jobs.status', {});
       expect([status.running, status.counts.running, status.counts.queued]).toEqual([false, 1, 2]);
       const batches = await call('batches.list', { limit: 10, offset: 0 });
-      expect(batches.map((b) => [b.backend, b.counts.running, b.counts.queued])).toEqual([['sandbox', 0, 2], [expect.stringMatching(/^live /), 1, 0]]);
+      expect(batches.map((b) => [b.backend, b.counts.running, b.counts.queued])).toEqual([
+        ['sandbox', 0, 2],
+        [expect.stringMatching(/^live /), 1, 0],
+      ]);
       const jobs = (await call('jobs.list', { limit: 10, offset: 0 })).jobs;
-      expect(stateOf(jobs)).toEqual({ [join(paid, 'e.png')]: ['running', null], [join(shoot, 'c.png')]: ['queued', SANDBOX_GONE], [join(shoot, 'd.png')]: ['queued', SANDBOX_GONE] });
+      expect(stateOf(jobs)).toEqual({
+        [join(paid, 'e.png')]: ['running', null],
+        [join(shoot, 'c.png')]: ['queued', SANDBOX_GONE],
+        [join(shoot, 'd.png')]: ['queued', SANDBOX_GONE],
+      });
       expect(looker.engine.store.lease()).toEqual(lease);
     } finally {
       await looker.close();
@@ -162,20 +215,34 @@ describe('jobs whose built-in Sandbox has ended', () => {
     const file = join(home, 'mediadesk.db');
     const old = openDatabase(file, QUEUE_MIGRATIONS);
     const rows = (db: typeof old) => ({
-      jobs: db.prepare('SELECT id, batch_id, input_path, out_dir, params, state, task_id FROM jobs ORDER BY seq').all() as { state: string; task_id: string | null }[],
-      runs: db.prepare('SELECT id, app_id, inputs, out_dir, cost, state FROM app_runs ORDER BY seq').all() as { state: string }[],
+      jobs: db
+        .prepare('SELECT id, batch_id, input_path, out_dir, params, state, task_id FROM jobs ORDER BY seq')
+        .all() as { state: string; task_id: string | null }[],
+      runs: db.prepare('SELECT id, app_id, inputs, out_dir, cost, state FROM app_runs ORDER BY seq').all() as {
+        state: string;
+      }[],
       batches: db.prepare('SELECT * FROM batches ORDER BY created_at').all(),
     });
-    old.exec('ALTER TABLE jobs DROP COLUMN sandbox_of; ALTER TABLE app_runs DROP COLUMN sandbox_of; PRAGMA user_version = 5');
+    old.exec(
+      'ALTER TABLE jobs DROP COLUMN sandbox_of; ALTER TABLE app_runs DROP COLUMN sandbox_of; PRAGMA user_version = 5',
+    );
     const before = rows(old);
     old.close();
-    expect(before.jobs.map((j) => [j.state, j.task_id !== null])).toEqual([['running', true], ['running', true]]);
+    expect(before.jobs.map((j) => [j.state, j.task_id !== null])).toEqual([
+      ['running', true],
+      ['running', true],
+    ]);
     expect(before.runs.map((r) => r.state)).toEqual(['running']);
 
     const jobs = await listed(env);
-    expect(stateOf(jobs)).toEqual({ [join(input, 'f.png')]: ['queued', SANDBOX_GONE], [join(paid, 'g.png')]: ['running', null] });
+    expect(stateOf(jobs)).toEqual({
+      [join(input, 'f.png')]: ['queued', SANDBOX_GONE],
+      [join(paid, 'g.png')]: ['running', null],
+    });
     const runs = await runCli(['apps', 'runs', '--json'], { env });
-    expect((JSON.parse(runs.out) as AppRun[]).map((r) => [r.state, r.runId, r.error])).toEqual([['queued', null, RUN_SANDBOX_GONE]]);
+    expect((JSON.parse(runs.out) as AppRun[]).map((r) => [r.state, r.runId, r.error])).toEqual([
+      ['queued', null, RUN_SANDBOX_GONE],
+    ]);
 
     const upgraded = openDatabase(file, QUEUE_MIGRATIONS);
     try {
@@ -197,12 +264,22 @@ describe('jobs whose built-in Sandbox has ended', () => {
     expect(creates(await control(live.url, 'stats'))).toBe(livePaid);
   });
 
-  it('the rule: a Sandbox job stands only while its own Sandbox\'s process holds the queue; live-service jobs are never touched', async () => {
+  it("the rule: a Sandbox job stands only while its own Sandbox's process holds the queue; live-service jobs are never touched", async () => {
     const db = openDatabase(join(dir, 'rule.db'), QUEUE_MIGRATIONS);
     try {
       const store = new JobStore(db);
       const snapshot = { namingTemplate: '{name}_{tool}.{ext}', slugs: {} };
-      const add = (id: string, backend: string) => store.insertBatch({ id, tool: 'upscaler-precision', outDir: dir, params: {}, roots: [], snapshot, backend, jobs: [{ id: `${id}-job`, inputPath: `/in/${id}.png`, relDir: '', params: {} }] });
+      const add = (id: string, backend: string) =>
+        store.insertBatch({
+          id,
+          tool: 'upscaler-precision',
+          outDir: dir,
+          params: {},
+          roots: [],
+          snapshot,
+          backend,
+          jobs: [{ id: `${id}-job`, inputPath: `/in/${id}.png`, relDir: '', params: {} }],
+        });
       const running = (id: string, sandboxOf: string | null) => {
         store.move(`${id}-job`, 'queued', 'submitting', { attemptId: 'x', sandboxOf });
         store.move(`${id}-job`, 'submitting', 'running', { taskId: `task-${id}` });
@@ -217,7 +294,8 @@ describe('jobs whose built-in Sandbox has ended', () => {
       running('paid', null);
       // This process holds the queue as `holder` (on any backend): only its own Sandbox's jobs stand.
       expect(store.tryLease('holder', 10_000)).toBe(true);
-      const states = () => Object.fromEntries(['mine', 'other', 'older', 'paid'].map((id) => [id, store.get(`${id}-job`)!.state]));
+      const states = () =>
+        Object.fromEntries(['mine', 'other', 'older', 'paid'].map((id) => [id, store.get(`${id}-job`)!.state]));
       expect(store.requeueGoneSandbox('gone', 10_000).map((j) => j.id)).toEqual(['other-job', 'older-job']);
       expect(states()).toEqual({ mine: 'running', other: 'queued', older: 'queued', paid: 'running' });
       expect(store.get('other-job')).toMatchObject({ error: 'gone', taskId: null, attemptId: null, sandboxOf: null });

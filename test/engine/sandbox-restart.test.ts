@@ -17,7 +17,13 @@ afterAll(() => cleanup(dir));
 
 /** A core as the app builds one, whose built-in Sandbox takes `taskDurationMs` per task. */
 const open = (home: string, taskDurationMs: number) =>
-  createCore({ home, host: 'cli', env: {}, secrets: new MemorySecretStore(), startSandbox: () => startSandbox({ port: 0, taskDurationMs }) });
+  createCore({
+    home,
+    host: 'cli',
+    env: {},
+    secrets: new MemorySecretStore(),
+    startSandbox: () => startSandbox({ port: 0, taskDurationMs }),
+  });
 
 async function call<K extends CommandName>(c: Core, name: K, req: Req<K>): Promise<Res<K>> {
   const reply = await c.dispatch(name, req);
@@ -36,7 +42,8 @@ describe('the built-in Sandbox stops with its process', () => {
     await makeImages(folders.running, ['a.png', 'b.png']);
     await makeImages(folders.serving, ['c.png']);
     await makeImages(folders.sending, ['d.png']);
-    const start = (c: Core, folder: string) => call(c, 'batches.start', { tool: 'upscaler-precision', inputs: [folder], outDir: join(dir, 'out'), params: {} });
+    const start = (c: Core, folder: string) =>
+      call(c, 'batches.start', { tool: 'upscaler-precision', inputs: [folder], outDir: join(dir, 'out'), params: {} });
     const states = (c: Core, ids: string[]) => c.engine.store.byIds(ids).map((j) => j.state);
 
     const first = await open(home, 60_000);
@@ -45,8 +52,17 @@ describe('the built-in Sandbox stops with its process', () => {
     let oldUrl: string;
     try {
       ids.running = (await start(first, folders.running)).jobIds;
-      runId = (await call(first, 'apps.run', { appId: 'jM4nX8sc', confirmedCost: 8, inputs: { brief: 'a jingle' }, outDir: join(dir, 'apps') })).id;
-      await until(() => states(first, ids.running).every((s) => s === 'running') && first.apps.one(runId).state === 'running');
+      runId = (
+        await call(first, 'apps.run', {
+          appId: 'jM4nX8sc',
+          confirmedCost: 8,
+          inputs: { brief: 'a jingle' },
+          outDir: join(dir, 'apps'),
+        })
+      ).id;
+      await until(
+        () => states(first, ids.running).every((s) => s === 'running') && first.apps.one(runId).state === 'running',
+      );
       oldUrl = (await first.backend.builtInSandboxUrl())!;
       // Then tasks that finish at once, whose results arrive at a trickle: downloading when the app quits.
       await control(oldUrl, 'faults', { taskDurationMs: 50, slowDownloadBytesPerSec: 16 });
@@ -55,7 +71,9 @@ describe('the built-in Sandbox stops with its process', () => {
       await call(first, 'jobs.pause', {});
       ids.sending = (await start(first, folders.sending)).jobIds;
       // A kill between the commit of `submitting` and the server's answer leaves this row.
-      first.engine.store.db.prepare("UPDATE jobs SET state = 'submitting', attempt_id = 'a1', attempts = 1 WHERE id = ?").run(ids.sending[0]);
+      first.engine.store.db
+        .prepare("UPDATE jobs SET state = 'submitting', attempt_id = 'a1', attempts = 1 WHERE id = ?")
+        .run(ids.sending[0]);
       await call(first, 'jobs.resume', {});
     } finally {
       await first.close();
@@ -64,7 +82,11 @@ describe('the built-in Sandbox stops with its process', () => {
     const next = await open(home, 100);
     try {
       const all = [...ids.running, ...ids.serving, ...ids.sending];
-      await until(() => next.engine.store.byIds(all).every((j) => ['done', 'failed', 'needs_attention'].includes(j.state)) && ['done', 'failed', 'needs_attention'].includes(next.apps.one(runId).state));
+      await until(
+        () =>
+          next.engine.store.byIds(all).every((j) => ['done', 'failed', 'needs_attention'].includes(j.state)) &&
+          ['done', 'failed', 'needs_attention'].includes(next.apps.one(runId).state),
+      );
       expect(next.engine.store.byIds(all).map((j) => [j.state, j.error])).toEqual(all.map(() => ['done', null]));
       expect(next.apps.one(runId)).toMatchObject({ state: 'done', error: null, outputs: [expect.any(String)] });
       const newUrl = (await next.backend.builtInSandboxUrl())!;

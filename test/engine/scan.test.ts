@@ -92,7 +92,9 @@ describe('walking a dropped folder', () => {
     symlinkSync(join(root, 'photo.png'), join(root, 'a-shortcut.png'));
     const r = await scanInputs([root], images);
     expect(rel(root, r.inputs)).toEqual(['photo.png']);
-    expect(r.duplicates).toEqual([{ path: join(root, 'a-shortcut.png'), reason: `is the same file as ${join(root, 'photo.png')}` }]);
+    expect(r.duplicates).toEqual([
+      { path: join(root, 'a-shortcut.png'), reason: `is the same file as ${join(root, 'photo.png')}` },
+    ]);
   });
 
   it('a link into the output folder is not read back as input', async () => {
@@ -114,7 +116,17 @@ describe('walking a dropped folder', () => {
 
   it('passes over what Finder, Explorer, a NAS and zip tools leave beside the photos', async () => {
     // A Synology keeps a JPEG thumbnail of every photo in @eaDir: walked, each was a paid job.
-    const root = folder(['IMG_1.jpg', '@eaDir/IMG_1.jpg/SYNOPHOTO_THUMB_XL.jpg', '#recycle/old.jpg', '__MACOSX/._IMG_1.jpg', '._IMG_1.jpg', '.DS_Store', 'Thumbs.db', 'sub/desktop.ini', 'sub/IMG_2.png']);
+    const root = folder([
+      'IMG_1.jpg',
+      '@eaDir/IMG_1.jpg/SYNOPHOTO_THUMB_XL.jpg',
+      '#recycle/old.jpg',
+      '__MACOSX/._IMG_1.jpg',
+      '._IMG_1.jpg',
+      '.DS_Store',
+      'Thumbs.db',
+      'sub/desktop.ini',
+      'sub/IMG_2.png',
+    ]);
     const r = await scanInputs([root], images);
     expect(rel(root, r.inputs)).toEqual(['IMG_1.jpg', 'sub/IMG_2.png']);
     expect([r.rejected, r.duplicates]).toEqual([[], []]);
@@ -127,41 +139,98 @@ describe('walking a dropped folder', () => {
   });
 
   // Root reads any file whatever its mode, so this can only be shown as another user.
-  it.skipIf(process.getuid?.() === 0)('an unreadable subfolder is reported and the rest of the walk goes on', async () => {
-    const root = folder(['a.png', 'locked/b.png', 'z.png']);
-    chmodSync(join(root, 'locked'), 0o000);
-    try {
-      const r = await scanInputs([root], images);
-      expect(rel(root, r.inputs)).toEqual(['a.png', 'z.png']);
-      expect(r.rejected).toEqual([{ path: join(root, 'locked'), reason: 'this folder cannot be read (permission denied)' }]);
-    } finally {
-      chmodSync(join(root, 'locked'), 0o755);
-    }
-  });
+  it.skipIf(process.getuid?.() === 0)(
+    'an unreadable subfolder is reported and the rest of the walk goes on',
+    async () => {
+      const root = folder(['a.png', 'locked/b.png', 'z.png']);
+      chmodSync(join(root, 'locked'), 0o000);
+      try {
+        const r = await scanInputs([root], images);
+        expect(rel(root, r.inputs)).toEqual(['a.png', 'z.png']);
+        expect(r.rejected).toEqual([
+          { path: join(root, 'locked'), reason: 'this folder cannot be read (permission denied)' },
+        ]);
+      } finally {
+        chmodSync(join(root, 'locked'), 0o755);
+      }
+    },
+  );
 
   it('reads result names back as the naming template wrote them, and nothing a template cannot tell from a photo', () => {
-    const read = resultNameReader(['{date} {name} by {tool}.{ext}', '{name}_{tool}.{ext}', '{name}.{ext}', '{tool}-{name}'], TOOLS);
-    expect(['2026-11-22 IMG 1 by upscaler-precision.png', 'a_upscaler-precision_2-3.png', 'a_image-to-prompt.txt', 'x_y_skin-faithful.jpg'].map(read)).toEqual([
-      { name: 'IMG 1', tool: 'upscaler-precision' }, { name: 'a', tool: 'upscaler-precision' }, { name: 'a', tool: 'image-to-prompt' }, { name: 'x_y', tool: 'skin-faithful' },
+    const read = resultNameReader(
+      ['{date} {name} by {tool}.{ext}', '{name}_{tool}.{ext}', '{name}.{ext}', '{tool}-{name}'],
+      TOOLS,
+    );
+    expect(
+      [
+        '2026-11-22 IMG 1 by upscaler-precision.png',
+        'a_upscaler-precision_2-3.png',
+        'a_image-to-prompt.txt',
+        'x_y_skin-faithful.jpg',
+      ].map(read),
+    ).toEqual([
+      { name: 'IMG 1', tool: 'upscaler-precision' },
+      { name: 'a', tool: 'upscaler-precision' },
+      { name: 'a', tool: 'image-to-prompt' },
+      { name: 'x_y', tool: 'skin-faithful' },
     ]);
     // Not a tool's, an extension its results never get, or a template that names a result as its photo.
-    expect(['a_retouched.png', 'a_image-to-prompt.png', 'a_upscaler-precision.txt', 'a.png', 'upscaler-precision-a'].map(read)).toEqual([null, null, null, null, null]);
+    expect(
+      ['a_retouched.png', 'a_image-to-prompt.png', 'a_upscaler-precision.txt', 'a.png', 'upscaler-precision-a'].map(
+        read,
+      ),
+    ).toEqual([null, null, null, null, null]);
   });
 
   it('a file named as the result of a photo in the same chosen folder is reported, not taken; chosen itself, or without its photo, it is taken', async () => {
-    const root = folder(['shoot/a.png', 'shoot/a_upscaler-precision.png', 'shoot/out/sub/b_upscaler-precision-2.png', 'shoot/sub/b.jpg', 'shoot/c_upscaler-precision.png', 'results/a_upscaler-precision.png']);
+    const root = folder([
+      'shoot/a.png',
+      'shoot/a_upscaler-precision.png',
+      'shoot/out/sub/b_upscaler-precision-2.png',
+      'shoot/sub/b.jpg',
+      'shoot/c_upscaler-precision.png',
+      'results/a_upscaler-precision.png',
+    ]);
     const read = resultNameReader(['{name}_{tool}.{ext}'], TOOLS);
-    const r = await scanInputs([join(root, 'shoot'), join(root, 'results'), join(root, 'shoot', 'a_upscaler-precision.png')], images, [], new Map(), read);
-    expect(rel(root, r.inputs).sort()).toEqual(['results/a_upscaler-precision.png', 'shoot/a.png', 'shoot/a_upscaler-precision.png', 'shoot/c_upscaler-precision.png', 'shoot/sub/b.jpg']);
-    expect(r.results).toEqual([{ path: join(root, 'shoot', 'out', 'sub', 'b_upscaler-precision-2.png'), reason: `is named as the upscaler-precision result of ${join(root, 'shoot', 'sub', 'b.jpg')}; choose it itself to use it as an input` }]);
+    const r = await scanInputs(
+      [join(root, 'shoot'), join(root, 'results'), join(root, 'shoot', 'a_upscaler-precision.png')],
+      images,
+      [],
+      new Map(),
+      read,
+    );
+    expect(rel(root, r.inputs).sort()).toEqual([
+      'results/a_upscaler-precision.png',
+      'shoot/a.png',
+      'shoot/a_upscaler-precision.png',
+      'shoot/c_upscaler-precision.png',
+      'shoot/sub/b.jpg',
+    ]);
+    expect(r.results).toEqual([
+      {
+        path: join(root, 'shoot', 'out', 'sub', 'b_upscaler-precision-2.png'),
+        reason: `is named as the upscaler-precision result of ${join(root, 'shoot', 'sub', 'b.jpg')}; choose it itself to use it as an input`,
+      },
+    ]);
   });
 
-  it('a result whose name macOS lists in the other Unicode form than its photo\'s (NFD beside NFC) is still known as its result', async () => {
+  it("a result whose name macOS lists in the other Unicode form than its photo's (NFD beside NFC) is still known as its result", async () => {
     const photo = 'Caf\u00e9 Ølfabrik.jpg';
     const result = 'Cafe\u0301 Ølfabrik_upscaler-precision.png';
     const root = folder([join('shoot', photo), join('shoot', result)]);
-    const r = await scanInputs([join(root, 'shoot')], images, [], new Map(), resultNameReader(['{name}_{tool}.{ext}'], TOOLS));
+    const r = await scanInputs(
+      [join(root, 'shoot')],
+      images,
+      [],
+      new Map(),
+      resultNameReader(['{name}_{tool}.{ext}'], TOOLS),
+    );
     expect(rel(root, r.inputs)).toEqual([join('shoot', photo)]);
-    expect(r.results).toEqual([{ path: join(root, 'shoot', result), reason: `is named as the upscaler-precision result of ${join(root, 'shoot', photo)}; choose it itself to use it as an input` }]);
+    expect(r.results).toEqual([
+      {
+        path: join(root, 'shoot', result),
+        reason: `is named as the upscaler-precision result of ${join(root, 'shoot', photo)}; choose it itself to use it as an input`,
+      },
+    ]);
   });
 });

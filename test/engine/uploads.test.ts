@@ -13,7 +13,11 @@ async function videoBatch(url: string | null) {
   // Within the reference-video limits the batch measures (2-15 s, 24-60 fps, at least 409,600 pixels).
   const clip = await makeClip(dir, 'reference', { w: 640, h: 640, fps: 24, sec: 2.5 });
   const e = url ? engineFor(join(dir, 'home'), url) : suite.engine(join(dir, 'home'));
-  const r = await e.startBatch({ tool: 'video-2x', params: { prompt: 'a walk, like @Video1', reference_videos: [clip] }, outDir: join(dir, 'out') });
+  const r = await e.startBatch({
+    tool: 'video-2x',
+    params: { prompt: 'a walk, like @Video1', reference_videos: [clip] },
+    outDir: join(dir, 'out'),
+  });
   return { e, r, clip };
 }
 
@@ -31,7 +35,8 @@ describe('uploads of local inputs', () => {
       while (!e.job(r.jobIds[0]).error) await new Promise((res) => setTimeout(res, 20));
       expect(e.job(r.jobIds[0])).toMatchObject({
         state: 'queued',
-        error: 'Waiting: cannot reach the server: it refused the connection (ECONNREFUSED). It is sent again by itself; nothing was charged.',
+        error:
+          'Waiting: cannot reach the server: it refused the connection (ECONNREFUSED). It is sent again by itself; nothing was charged.',
       });
     } finally {
       await e.close();

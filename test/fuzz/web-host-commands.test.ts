@@ -21,10 +21,28 @@ fuzzRuns('test/fuzz/web-host-commands.test.ts', { numRuns: 200, timeMs: 25_000 }
  * ledger of this test's data folder): any payload their schema takes may reach the handler.
  */
 const READS = new Set<CommandName>([
-  'audit.status', 'audit.query', 'audit.event', 'audit.facets', 'audit.timeline',
-  'app.info', 'settings.get', 'settings.file', 'key.status', 'media.thumbnail', 'loras.list',
-  'batches.list', 'jobs.list', 'jobs.status', 'apps.list', 'apps.get', 'apps.runs',
-  'usage.query', 'usage.breakdown', 'usage.budget', 'team.directory', 'creations.list',
+  'audit.status',
+  'audit.query',
+  'audit.event',
+  'audit.facets',
+  'audit.timeline',
+  'app.info',
+  'settings.get',
+  'settings.file',
+  'key.status',
+  'media.thumbnail',
+  'loras.list',
+  'batches.list',
+  'jobs.list',
+  'jobs.status',
+  'apps.list',
+  'apps.get',
+  'apps.runs',
+  'usage.query',
+  'usage.breakdown',
+  'usage.budget',
+  'team.directory',
+  'creations.list',
 ]);
 
 /**
@@ -63,17 +81,31 @@ const EFFECTS: Partial<Record<CommandName, string>> = {
 const home = mkdtempSync(join(tmpdir(), 'md-fuzz-cmd-'));
 const host = await startWebHost({ home, env: {} });
 // Events for the audit commands to find: well-formed ones, and a hostile one as an older cache holds it.
-host.core.audit.store.insertBatch([rowOf(makeEvent(0)), rowOf(makeEvent(1)), { ...rowOf(makeEvent(2, { event_id: 'evt_deep' })), raw: deepEventLine(2).replace('"evt_2"', '"evt_deep"') }], 'import');
+host.core.audit.store.insertBatch(
+  [
+    rowOf(makeEvent(0)),
+    rowOf(makeEvent(1)),
+    { ...rowOf(makeEvent(2, { event_id: 'evt_deep' })), raw: deepEventLine(2).replace('"evt_2"', '"evt_deep"') },
+  ],
+  'import',
+);
 afterAll(async () => {
   await host.close();
   rmSync(home, { recursive: true, force: true });
 });
 
-interface Answer { id: unknown; ok: unknown; result?: unknown; error?: { code: unknown; message: unknown } }
+interface Answer {
+  id: unknown;
+  ok: unknown;
+  result?: unknown;
+  error?: { code: unknown; message: unknown };
+}
 
 /** One authenticated socket; `ask` sends a message's text and resolves with the reply of its id. */
 async function openSocket() {
-  const ws = new WebSocket(`${host.origin.replace('http', 'ws')}/ws?token=${host.token}`, { maxPayload: 256 * 1024 * 1024 });
+  const ws = new WebSocket(`${host.origin.replace('http', 'ws')}/ws?token=${host.token}`, {
+    maxPayload: 256 * 1024 * 1024,
+  });
   const waiting = new Map<number, (a: Answer) => void>();
   ws.on('message', (m) => {
     const msg = JSON.parse(String(m)) as Answer & { event?: string };
@@ -99,7 +131,8 @@ async function openSocket() {
 /** The top-level fields of a request schema (an object, or an object with checks after it). */
 function fieldsOf(schema: z.ZodType): string[] {
   if (schema instanceof z.ZodObject) return Object.keys(schema.shape);
-  const def = (schema as unknown as { _zod: { def: { type: string; in?: z.ZodType; innerType?: z.ZodType } } })._zod.def;
+  const def = (schema as unknown as { _zod: { def: { type: string; in?: z.ZodType; innerType?: z.ZodType } } })._zod
+    .def;
   if (def.type === 'pipe' && def.in) return fieldsOf(def.in);
   if (def.innerType) return fieldsOf(def.innerType);
   return [];
@@ -110,7 +143,17 @@ const plausible = fc.constantFrom('team', '2026-03-01', '2026-03-01T10:00:00Z', 
 /** The ids the cache holds, the hostile one among them: what a field named `…id` or `…Id` is mostly given. */
 const cachedId = fc.constantFrom('evt_0', 'evt_1', 'evt_deep');
 
-type ZodDef = { type: string; shape?: Record<string, z.ZodType>; element?: z.ZodType; innerType?: z.ZodType; in?: z.ZodType; options?: z.ZodType[]; entries?: Record<string, unknown>; values?: unknown[]; valueType?: z.ZodType };
+type ZodDef = {
+  type: string;
+  shape?: Record<string, z.ZodType>;
+  element?: z.ZodType;
+  innerType?: z.ZodType;
+  in?: z.ZodType;
+  options?: z.ZodType[];
+  entries?: Record<string, unknown>;
+  values?: unknown[];
+  valueType?: z.ZodType;
+};
 
 /**
  * Values of a request schema's own shape, each string hostile or plausible, each number anything
@@ -123,21 +166,37 @@ function fromSchema(schema: z.ZodType, depth = 0, field = ''): fc.Arbitrary<unkn
   switch (def.type) {
     case 'object': {
       const shape = def.shape ?? {};
-      return fc.record(Object.fromEntries(Object.entries(shape).map(([k, v]) => [k, inner(v, k)])), { requiredKeys: [] });
+      return fc.record(Object.fromEntries(Object.entries(shape).map(([k, v]) => [k, inner(v, k)])), {
+        requiredKeys: [],
+      });
     }
-    case 'string': return /id$/i.test(field) ? fc.oneof({ arbitrary: cachedId, weight: 3 }, hostileString) : fc.oneof({ arbitrary: plausible, weight: 2 }, hostileString);
-    case 'number': return fc.oneof(fc.integer({ min: -2, max: 1200 }), fc.constantFrom(0, 1, 50, 1e308, -1, 2 ** 53, 0.5));
-    case 'boolean': return fc.boolean();
-    case 'enum': return fc.constantFrom(...Object.values(def.entries ?? {}));
-    case 'literal': return fc.constantFrom(...(def.values ?? [null]));
-    case 'array': return fc.array(inner(def.element), { maxLength: 4 });
+    case 'string':
+      return /id$/i.test(field)
+        ? fc.oneof({ arbitrary: cachedId, weight: 3 }, hostileString)
+        : fc.oneof({ arbitrary: plausible, weight: 2 }, hostileString);
+    case 'number':
+      return fc.oneof(fc.integer({ min: -2, max: 1200 }), fc.constantFrom(0, 1, 50, 1e308, -1, 2 ** 53, 0.5));
+    case 'boolean':
+      return fc.boolean();
+    case 'enum':
+      return fc.constantFrom(...Object.values(def.entries ?? {}));
+    case 'literal':
+      return fc.constantFrom(...(def.values ?? [null]));
+    case 'array':
+      return fc.array(inner(def.element), { maxLength: 4 });
     case 'optional':
-    case 'default': return fc.option(inner(def.innerType), { nil: undefined });
-    case 'nullable': return fc.option(inner(def.innerType), { nil: null });
-    case 'union': return fc.oneof(...(def.options ?? []).map((o) => inner(o)));
-    case 'record': return fc.dictionary(fc.oneof(plausible, hostileString), inner(def.valueType), { maxKeys: 4 });
-    case 'pipe': return inner(def.in);
-    default: return hostileValue;
+    case 'default':
+      return fc.option(inner(def.innerType), { nil: undefined });
+    case 'nullable':
+      return fc.option(inner(def.innerType), { nil: null });
+    case 'union':
+      return fc.oneof(...(def.options ?? []).map((o) => inner(o)));
+    case 'record':
+      return fc.dictionary(fc.oneof(plausible, hostileString), inner(def.valueType), { maxKeys: 4 });
+    case 'pipe':
+      return inner(def.in);
+    default:
+      return hostileValue;
   }
 }
 
@@ -152,7 +211,9 @@ function payloadText(cmd: CommandName): fc.Arbitrary<string> {
     { arbitrary: fromSchema(COMMANDS[cmd].request).map((v) => JSON.stringify(v) ?? 'null'), weight: 8 },
     hostileValue.map((v) => JSON.stringify(v) ?? 'null'),
     fc.dictionary(key, hostileValue, { maxKeys: 5 }).map((o) => JSON.stringify(o)),
-    fc.tuple(key, fc.integer({ min: 100, max: 20_000 }), fc.constantFrom('[', '{')).map(([k, n, open]) => `{${JSON.stringify(k)}:${deepText(n, open, open === '[' ? ']' : '}')}}`),
+    fc
+      .tuple(key, fc.integer({ min: 100, max: 20_000 }), fc.constantFrom('[', '{'))
+      .map(([k, n, open]) => `{${JSON.stringify(k)}:${deepText(n, open, open === '[' ? ']' : '}')}}`),
     fc.integer({ min: 100, max: 20_000 }).map((n) => deepText(n)),
   );
 }
@@ -191,34 +252,45 @@ const command = fc.constantFrom(...COMMAND_NAMES);
  */
 const messageTo = (names: CommandName[]) => {
   const audit = names.filter((n) => n.startsWith('audit.'));
-  const pick = audit.length ? fc.oneof(fc.constantFrom(...names), fc.constantFrom(...audit)) : fc.constantFrom(...names);
+  const pick = audit.length
+    ? fc.oneof(fc.constantFrom(...names), fc.constantFrom(...audit))
+    : fc.constantFrom(...names);
   return pick.chain((cmd) => payloadText(cmd).map((text) => ({ cmd, text })));
 };
 
 describe('every contract command under hostile payloads', () => {
   it('each command is either read-only or kept to payloads its schema refuses', () => {
-    for (const name of COMMAND_NAMES) expect([name, READS.has(name) !== Object.hasOwn(EFFECTS, name)]).toEqual([name, true]);
+    for (const name of COMMAND_NAMES)
+      expect([name, READS.has(name) !== Object.hasOwn(EFFECTS, name)]).toEqual([name, true]);
   });
 
-  it('over the web host\'s socket: every message is answered, the host stays up, and serves a valid command afterwards', async () => {
+  it("over the web host's socket: every message is answered, the host stays up, and serves a valid command afterwards", async () => {
     const { ws, ask } = await openSocket();
     try {
       // The commands that read: anything may reach their handlers.
-      await fc.assert(fc.asyncProperty(messageTo([...READS]), async ({ cmd, text }) => {
-        checkAnswer(cmd, await ask(cmd, text), reachesHandler(cmd, JSON.parse(text)));
-      }));
+      await fc.assert(
+        fc.asyncProperty(messageTo([...READS]), async ({ cmd, text }) => {
+          checkAnswer(cmd, await ask(cmd, text), reachesHandler(cmd, JSON.parse(text)));
+        }),
+      );
       // The commands with effects: the same payloads, those their schema would take sent inside an array, which it refuses.
-      await fc.assert(fc.asyncProperty(messageTo(COMMAND_NAMES.filter((c) => !READS.has(c))), async ({ cmd, text }) => {
-        const sent = refusedOnly(cmd, text);
-        fc.pre(sent !== null);
-        checkAnswer(cmd, await ask(cmd, sent!), false);
-      }), { numRuns: 100 });
+      await fc.assert(
+        fc.asyncProperty(messageTo(COMMAND_NAMES.filter((c) => !READS.has(c))), async ({ cmd, text }) => {
+          const sent = refusedOnly(cmd, text);
+          fc.pre(sent !== null);
+          checkAnswer(cmd, await ask(cmd, sent!), false);
+        }),
+        { numRuns: 100 },
+      );
       // Unknown names and hostile command names, too (an empty one is refused before any id is read: web-host.test.ts).
-      await fc.assert(fc.asyncProperty(hostileString, async (cmd) => {
-        fc.pre(cmd !== '' && !Object.hasOwn(COMMANDS, cmd));
-        const a = await ask(cmd, '{}');
-        expect([a.ok, a.error?.code]).toEqual([false, 'not_found']);
-      }), { numRuns: 50 });
+      await fc.assert(
+        fc.asyncProperty(hostileString, async (cmd) => {
+          fc.pre(cmd !== '' && !Object.hasOwn(COMMANDS, cmd));
+          const a = await ask(cmd, '{}');
+          expect([a.ok, a.error?.code]).toEqual([false, 'not_found']);
+        }),
+        { numRuns: 50 },
+      );
       const after = await ask('settings.get', '{}');
       expect(after).toMatchObject({ ok: true, result: { concurrency: expect.any(Number) } });
     } finally {
@@ -243,14 +315,20 @@ describe('every contract command under hostile payloads', () => {
         fc.dictionary(fields.length ? fc.constantFrom(...fields) : hostileString, hostileValue, { maxKeys: 5 }),
       );
     };
-    await fc.assert(fc.asyncProperty(command.chain((cmd) => payload(cmd).map((p) => ({ cmd, p }))), async ({ cmd, p }) => {
-      let sent = p;
-      if (!READS.has(cmd) && reachesHandler(cmd, sent)) sent = [p];
-      fc.pre(READS.has(cmd) || !reachesHandler(cmd, sent));
-      const reached = reachesHandler(cmd, sent);
-      const a = await host.core.dispatch(cmd, sent);
-      checkAnswer(cmd, a as Answer, reached);
-    }), { numRuns: 150 });
+    await fc.assert(
+      fc.asyncProperty(
+        command.chain((cmd) => payload(cmd).map((p) => ({ cmd, p }))),
+        async ({ cmd, p }) => {
+          let sent = p;
+          if (!READS.has(cmd) && reachesHandler(cmd, sent)) sent = [p];
+          fc.pre(READS.has(cmd) || !reachesHandler(cmd, sent));
+          const reached = reachesHandler(cmd, sent);
+          const a = await host.core.dispatch(cmd, sent);
+          checkAnswer(cmd, a as Answer, reached);
+        },
+      ),
+      { numRuns: 150 },
+    );
     expect(await host.core.dispatch('settings.get', {})).toMatchObject({ ok: true });
   }, 50_000);
 });

@@ -29,7 +29,9 @@ afterAll(async () => {
 
 function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, MEDIADESK_HOME: join(dir, 'home') } });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: { ...process.env, MEDIADESK_HOME: join(dir, 'home') },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -44,7 +46,18 @@ describe('mediadesk video check', () => {
     const r = await cli(['video', 'check', good]);
     expect(r.code).toBe(0);
     const report = JSON.parse(r.stdout);
-    expect(report).toMatchObject({ ok: true, errors: [], references: [{ source: good, ok: true, errors: [], probe: { container: 'mp4', durationSec: 2, fps: 30, width: 640, height: 640 } }] });
+    expect(report).toMatchObject({
+      ok: true,
+      errors: [],
+      references: [
+        {
+          source: good,
+          ok: true,
+          errors: [],
+          probe: { container: 'mp4', durationSec: 2, fps: 30, width: 640, height: 640 },
+        },
+      ],
+    });
     expect(r.stderr).toBe('');
   });
 
@@ -53,7 +66,9 @@ describe('mediadesk video check', () => {
     expect(r.code).toBe(1);
     const report = JSON.parse(r.stdout);
     expect(report.ok).toBe(false);
-    expect(report.references[1].errors).toEqual([{ rule: 'video.fps', message: 'fast.mov: frame rate 61 fps is above the 60 fps limit (rule video.fps)' }]);
+    expect(report.references[1].errors).toEqual([
+      { rule: 'video.fps', message: 'fast.mov: frame rate 61 fps is above the 60 fps limit (rule video.fps)' },
+    ]);
     expect(report.errors.map((e: { rule: string }) => e.rule)).toEqual(['video.mention']);
     expect(r.stderr).toBe('');
   });
@@ -61,7 +76,10 @@ describe('mediadesk video check', () => {
   it('checks image-edit references with --family image50-edit and a body', async () => {
     const r = await cli(['video', 'check', '--family', 'image50-edit', small]);
     expect(r.code).toBe(1);
-    expect(JSON.parse(r.stdout).references[0].errors[0]).toEqual({ rule: 'image.minSize', message: 'small.png: 200x300 is below the 256x256 minimum (rule image.minSize)' });
+    expect(JSON.parse(r.stdout).references[0].errors[0]).toEqual({
+      rule: 'image.minSize',
+      message: 'small.png: 200x300 is below the 256x256 minimum (rule image.minSize)',
+    });
     const up = await cli(['video', 'check', '--family', 'upscaler', '--body', '{"target_fps": 60}', good]);
     expect(up.code).toBe(0);
   });
@@ -69,7 +87,12 @@ describe('mediadesk video check', () => {
   it('names a citation of media the family takes none of, and counts the prompt in code points', async () => {
     const r = await cli(['video', 'check', '--family', '25', '--prompt', 'like @Image1, moving as @Video1', small]);
     expect(r.code).toBe(1);
-    expect(JSON.parse(r.stdout).errors).toEqual([{ rule: 'video.mention', message: 'prompt: @Video1 cites a reference video, but video 2.5 takes none (rule video.mention)' }]);
+    expect(JSON.parse(r.stdout).errors).toEqual([
+      {
+        rule: 'video.mention',
+        message: 'prompt: @Video1 cites a reference video, but video 2.5 takes none (rule video.mention)',
+      },
+    ]);
     // 40,000 emoji are 160 KB of UTF-8: past what one argument may hold, so the body comes from a file.
     const bodyFile = join(dir, 'emoji-body.json');
     await writeFile(bodyFile, JSON.stringify({ prompt: '\u{1F3AC}'.repeat(40_000) }));
@@ -78,7 +101,10 @@ describe('mediadesk video check', () => {
   });
 
   it('probes start and end frames given as URLs in the body, with no SOURCE needed', async () => {
-    const [gif, png] = await Promise.all([makeImage(dir, 'start', 640, 480, 'gif'), makeImage(dir, 'end', 640, 480, 'png')]);
+    const [gif, png] = await Promise.all([
+      makeImage(dir, 'start', 640, 480, 'gif'),
+      makeImage(dir, 'end', 640, 480, 'png'),
+    ]);
     const server = await serveFolder(dir);
     try {
       const body = { image: `${server.url}/${basename(gif)}`, image_end: `${server.url}/${basename(png)}` };
@@ -86,12 +112,35 @@ describe('mediadesk video check', () => {
       expect(r.code).toBe(1);
       const report = JSON.parse(r.stdout);
       expect(report.frames).toEqual([
-        { field: 'image', source: body.image, ok: false, probe: expect.objectContaining({ container: 'gif', width: 640, height: 480 }), errors: [{ rule: 'image.format', message: 'start.gif: format gif is not JPG or PNG (rule image.format)' }] },
-        { field: 'image_end', source: body.image_end, ok: true, probe: expect.objectContaining({ container: 'png' }), errors: [] },
+        {
+          field: 'image',
+          source: body.image,
+          ok: false,
+          probe: expect.objectContaining({ container: 'gif', width: 640, height: 480 }),
+          errors: [{ rule: 'image.format', message: 'start.gif: format gif is not JPG or PNG (rule image.format)' }],
+        },
+        {
+          field: 'image_end',
+          source: body.image_end,
+          ok: true,
+          probe: expect.objectContaining({ container: 'png' }),
+          errors: [],
+        },
       ]);
-      const missing = await cli(['video', 'check', '--family', 'lite', '--body', JSON.stringify({ image: `${server.url}/gone.png` })]);
+      const missing = await cli([
+        'video',
+        'check',
+        '--family',
+        'lite',
+        '--body',
+        JSON.stringify({ image: `${server.url}/gone.png` }),
+      ]);
       expect(missing.code).toBe(1);
-      expect(JSON.parse(missing.stdout).frames[0]).toMatchObject({ field: 'image', ok: false, errors: [{ rule: 'probe' }] });
+      expect(JSON.parse(missing.stdout).frames[0]).toMatchObject({
+        field: 'image',
+        ok: false,
+        errors: [{ rule: 'probe' }],
+      });
       const fine = await cli(['video', 'check', '--family', '1x', '--body', JSON.stringify({ image: body.image_end })]);
       expect(fine.code).toBe(0);
     } finally {
@@ -100,20 +149,46 @@ describe('mediadesk video check', () => {
   });
 
   it('probes frames given inline in the body (base64, a data: URI) by their content, named as inline data', async () => {
-    const [gif, png] = await Promise.all([makeImage(dir, 'inline-start', 640, 480, 'gif'), makeImage(dir, 'inline-end', 640, 480, 'png')]);
-    const body = { image: `data:image/png;base64,${(await readFile(gif)).toString('base64')}`, image_end: (await readFile(png)).toString('base64') };
+    const [gif, png] = await Promise.all([
+      makeImage(dir, 'inline-start', 640, 480, 'gif'),
+      makeImage(dir, 'inline-end', 640, 480, 'png'),
+    ]);
+    const body = {
+      image: `data:image/png;base64,${(await readFile(gif)).toString('base64')}`,
+      image_end: (await readFile(png)).toString('base64'),
+    };
     const r = await cli(['video', 'check', '--family', '2x', '--body', JSON.stringify(body)]);
     expect(r.code).toBe(1);
     expect(JSON.parse(r.stdout).frames).toEqual([
-      { field: 'image', source: 'image (inline data)', ok: false, probe: expect.objectContaining({ container: 'gif', width: 640, height: 480 }), errors: [{ rule: 'image.format', message: 'image (inline data): format gif is not JPG or PNG (rule image.format)' }] },
-      { field: 'image_end', source: 'image_end (inline data)', ok: true, probe: expect.objectContaining({ container: 'png' }), errors: [] },
+      {
+        field: 'image',
+        source: 'image (inline data)',
+        ok: false,
+        probe: expect.objectContaining({ container: 'gif', width: 640, height: 480 }),
+        errors: [
+          { rule: 'image.format', message: 'image (inline data): format gif is not JPG or PNG (rule image.format)' },
+        ],
+      },
+      {
+        field: 'image_end',
+        source: 'image_end (inline data)',
+        ok: true,
+        probe: expect.objectContaining({ container: 'png' }),
+        errors: [],
+      },
     ]);
     const fine = await cli(['video', 'check', '--family', '1x', '--body', JSON.stringify({ image: body.image_end })]);
     expect(fine.code).toBe(0);
   });
 
   it('exits 2 on bad usage', async () => {
-    const cases = [['video', 'check'], ['video', 'check', '--family', 'nope', good], ['video', 'frobnicate'], ['video', 'check', '--body', '[1]', good], ['video', 'check', '--what', good]];
+    const cases = [
+      ['video', 'check'],
+      ['video', 'check', '--family', 'nope', good],
+      ['video', 'frobnicate'],
+      ['video', 'check', '--body', '[1]', good],
+      ['video', 'check', '--what', good],
+    ];
     const results = await Promise.all(cases.map((args) => cli(args)));
     for (const [i, r] of results.entries()) {
       expect(r.code, cases[i].join(' ')).toBe(2);
@@ -132,7 +207,11 @@ describe('mediadesk video check', () => {
     const results = await Promise.all(cases.map((opts) => cli(['video', 'check', ...opts, good])));
     for (const [i, r] of results.entries()) {
       const name = cases[i][2].replace(/=.*/, '');
-      expect([r.code, r.stdout, r.stderr], cases[i].join(' ')).toEqual([2, '', `mediadesk video: ${name} is given more than once\n`]);
+      expect([r.code, r.stdout, r.stderr], cases[i].join(' ')).toEqual([
+        2,
+        '',
+        `mediadesk video: ${name} is given more than once\n`,
+      ]);
     }
   });
 });

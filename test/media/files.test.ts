@@ -49,11 +49,17 @@ const f: Record<string, string> = {};
 
 beforeAll(async () => {
   ({ dir, cleanup } = await tempDir());
-  await limited(3, Object.entries(CLIPS).map(([name, spec]) => async () => {
-    f[name] = await makeClip(dir, name, spec);
-  }));
+  await limited(
+    3,
+    Object.entries(CLIPS).map(([name, spec]) => async () => {
+      f[name] = await makeClip(dir, name, spec);
+    }),
+  );
   // Byte limits: a valid clip (moov first) or image grown with zeros to the boundary and one past it.
-  for (const [name, from, size] of [['bytes_50mb.mp4', 'ok_mp4_start', 50 * MB], ['bytes_50mb_plus1.mp4', 'ok_mp4_start', 50 * MB + 1]] as const) {
+  for (const [name, from, size] of [
+    ['bytes_50mb.mp4', 'ok_mp4_start', 50 * MB],
+    ['bytes_50mb_plus1.mp4', 'ok_mp4_start', 50 * MB + 1],
+  ] as const) {
     f[name] = join(dir, name);
     await copyFile(f[from], f[name]);
     await padTo(f[name], size);
@@ -63,7 +69,10 @@ beforeAll(async () => {
   f.img_255h = await makeImage(dir, 'img_255h', 256, 255, 'png');
   f.img_jpg = await makeImage(dir, 'img_jpg', 300, 400, 'jpeg');
   f.img_webp = await makeImage(dir, 'img_webp', 300, 300, 'webp');
-  for (const [name, size] of [['img_10mb', 10 * MB], ['img_10mb_plus1', 10 * MB + 1]] as const) {
+  for (const [name, size] of [
+    ['img_10mb', 10 * MB],
+    ['img_10mb_plus1', 10 * MB + 1],
+  ] as const) {
     f[name] = join(dir, `${name}.png`);
     await copyFile(f.img_256, f[name]);
     await padTo(f[name], size);
@@ -92,7 +101,12 @@ const topRules = (r: CheckReport) => r.errors.map((e) => e.rule);
 describe('probeSource on local files', () => {
   it.each(['ok_mp4_start', 'ok_mp4_end', 'ok_mov_start', 'ok_mov_end'])('measures %s', async (name) => {
     const p = await probeSource(f[name]);
-    expect(p).toMatchObject({ kind: 'video', container: name.includes('mov') ? 'mov' : 'mp4', width: 640, height: 640 });
+    expect(p).toMatchObject({
+      kind: 'video',
+      container: name.includes('mov') ? 'mov' : 'mp4',
+      width: 640,
+      height: 640,
+    });
     expect(p.durationSec).toBeCloseTo(2, 3);
     expect(p.fps).toBeCloseTo(30, 3);
     expect(p.bytes).toBe((await stat(f[name])).size);
@@ -107,7 +121,12 @@ describe('probeSource on local files', () => {
     const whole = await readFile(f.frag_16);
     const cut = join(dir, 'frag_cut.mp4');
     await writeFile(cut, whole.subarray(0, whole.length - 1000));
-    await expect(probeSource(cut)).rejects.toMatchObject({ code: 'truncated', message: expect.stringMatching(/frag_cut\.mp4: truncated MP4: its mdat box ends \d+ bytes past the end of the file/) });
+    await expect(probeSource(cut)).rejects.toMatchObject({
+      code: 'truncated',
+      message: expect.stringMatching(
+        /frag_cut\.mp4: truncated MP4: its mdat box ends \d+ bytes past the end of the file/,
+      ),
+    });
   });
 
   it('measures a MOV whose video is ProRes or Motion JPEG: a video track, whatever its codec', async () => {
@@ -131,38 +150,79 @@ describe('probeSource on local files', () => {
   });
 
   it('says what is wrong with files it cannot measure', async () => {
-    await expect(probeSource(f.truncated)).rejects.toMatchObject({ code: 'truncated', message: expect.stringMatching(/truncated\.mp4: truncated or damaged/) });
-    await expect(probeSource(f.cut_ok_mp4_start)).rejects.toMatchObject({ code: 'truncated', message: expect.stringMatching(/cut_ok_mp4_start\.mp4: truncated MP4: its media data ends \d+ bytes past the end of the file/) });
-    await expect(probeSource(f.cut_ok_mov_start)).rejects.toMatchObject({ code: 'truncated', message: expect.stringMatching(/cut_ok_mov_start\.mov: truncated MOV: its media data ends/) });
+    await expect(probeSource(f.truncated)).rejects.toMatchObject({
+      code: 'truncated',
+      message: expect.stringMatching(/truncated\.mp4: truncated or damaged/),
+    });
+    await expect(probeSource(f.cut_ok_mp4_start)).rejects.toMatchObject({
+      code: 'truncated',
+      message: expect.stringMatching(
+        /cut_ok_mp4_start\.mp4: truncated MP4: its media data ends \d+ bytes past the end of the file/,
+      ),
+    });
+    await expect(probeSource(f.cut_ok_mov_start)).rejects.toMatchObject({
+      code: 'truncated',
+      message: expect.stringMatching(/cut_ok_mov_start\.mov: truncated MOV: its media data ends/),
+    });
     await expect(probeSource(f.text)).rejects.toMatchObject({ code: 'unsupported' });
-    await expect(probeSource(join(dir, 'missing.mp4'))).rejects.toMatchObject({ code: 'unreachable', message: expect.stringContaining('no such file') });
+    await expect(probeSource(join(dir, 'missing.mp4'))).rejects.toMatchObject({
+      code: 'unreachable',
+      message: expect.stringContaining('no such file'),
+    });
     const avi = await probeSource(f.avi);
     expect(avi).toMatchObject({ kind: 'video', container: 'avi', durationSec: null });
   });
 
   it('measures images with sharp', async () => {
     expect(await probeSource(f.img_jpg)).toMatchObject({ kind: 'image', format: 'jpeg', width: 300, height: 400 });
-    expect(await probeSource(f.img_10mb_plus1)).toMatchObject({ kind: 'image', format: 'png', width: 256, height: 256, bytes: 10 * MB + 1 });
+    expect(await probeSource(f.img_10mb_plus1)).toMatchObject({
+      kind: 'image',
+      format: 'png',
+      width: 256,
+      height: 256,
+      bytes: 10 * MB + 1,
+    });
   });
 });
 
 describe('reference videos (2.x) on real files', () => {
   // [file, rule it must break or null when it must pass]
   const cases: Array<[string, string | null]> = [
-    ['ok_mp4_start', null], ['ok_mp4_end', null], ['ok_mov_start', null], ['ok_mov_end', null],
-    ['dur_1_9', 'video.duration'], ['dur_15', null], ['dur_15_1', 'video.duration'],
-    ['fps_23', 'video.fps'], ['fps_24', null], ['fps_60', null], ['fps_61', 'video.fps'],
-    ['px_638x640', 'video.pixels'], ['px_946x2206', null], ['px_948x2206', 'video.pixels'],
-    ['ar_480x1200', null], ['ar_478x1200', 'video.aspect'], ['ar_1200x480', null], ['ar_1202x480', 'video.aspect'],
-    ['bytes_50mb.mp4', null], ['bytes_50mb_plus1.mp4', 'video.bytes'],
-    ['avi', 'video.container'], ['img_jpg', null],
-    ['frag_4', null], ['frag_16', 'video.duration'], ['prores_mov', null], ['mjpeg_mov', null],
+    ['ok_mp4_start', null],
+    ['ok_mp4_end', null],
+    ['ok_mov_start', null],
+    ['ok_mov_end', null],
+    ['dur_1_9', 'video.duration'],
+    ['dur_15', null],
+    ['dur_15_1', 'video.duration'],
+    ['fps_23', 'video.fps'],
+    ['fps_24', null],
+    ['fps_60', null],
+    ['fps_61', 'video.fps'],
+    ['px_638x640', 'video.pixels'],
+    ['px_946x2206', null],
+    ['px_948x2206', 'video.pixels'],
+    ['ar_480x1200', null],
+    ['ar_478x1200', 'video.aspect'],
+    ['ar_1200x480', null],
+    ['ar_1202x480', 'video.aspect'],
+    ['bytes_50mb.mp4', null],
+    ['bytes_50mb_plus1.mp4', 'video.bytes'],
+    ['avi', 'video.container'],
+    ['img_jpg', null],
+    ['frag_4', null],
+    ['frag_16', 'video.duration'],
+    ['prores_mov', null],
+    ['mjpeg_mov', null],
   ];
   it.each(cases)('%s -> %s', async (name, rule) => {
     const r = await checkReferences({ family: '2x', sources: [f[name]] });
     expect(refRules(r)).toEqual([rule ? [rule] : []]);
     expect(r.ok).toBe(rule === null);
-    if (rule) expect(r.references[0].errors[0].message).toMatch(new RegExp(`^${basename(f[name]).replace(/\./g, '\\.')}: .*\\(rule ${rule.replace('.', '\\.')}\\)$`));
+    if (rule)
+      expect(r.references[0].errors[0].message).toMatch(
+        new RegExp(`^${basename(f[name]).replace(/\./g, '\\.')}: .*\\(rule ${rule.replace('.', '\\.')}\\)$`),
+      );
   });
 
   it('allows 15 s combined and rejects 15.1 s, up to 3 videos', async () => {
@@ -171,15 +231,24 @@ describe('reference videos (2.x) on real files', () => {
     const over = await checkReferences({ family: '2x', sources: [f.len_5, f.len_5, f.len_5_1] });
     expect(topRules(over)).toEqual(['video.totalDuration']);
     expect(over.errors[0].message).toContain('combined duration 15.1 s');
-    const four = await checkReferences({ family: '2x', sources: [f.ok_mp4_start, f.ok_mp4_end, f.ok_mov_start, f.ok_mov_end] });
+    const four = await checkReferences({
+      family: '2x',
+      sources: [f.ok_mp4_start, f.ok_mp4_end, f.ok_mov_start, f.ok_mov_end],
+    });
     expect(topRules(four)).toEqual(['video.count']);
   });
 
   it('checks @Video mentions and keyframes against the files given', async () => {
     const two = [f.ok_mp4_start, f.ok_mov_end];
-    expect((await checkReferences({ family: '2x', sources: two, body: { prompt: 'cut @Video1 into @Video2' } })).ok).toBe(true);
-    expect(topRules(await checkReferences({ family: '2x', sources: two, body: { prompt: 'and @Video3' } }))).toEqual(['video.mention']);
-    expect(topRules(await checkReferences({ family: '2x', sources: two, body: { image: 'https://x.test/a.png' } }))).toEqual(['keyframes.exclusive']);
+    expect(
+      (await checkReferences({ family: '2x', sources: two, body: { prompt: 'cut @Video1 into @Video2' } })).ok,
+    ).toBe(true);
+    expect(topRules(await checkReferences({ family: '2x', sources: two, body: { prompt: 'and @Video3' } }))).toEqual([
+      'video.mention',
+    ]);
+    expect(
+      topRules(await checkReferences({ family: '2x', sources: two, body: { image: 'https://x.test/a.png' } })),
+    ).toEqual(['keyframes.exclusive']);
   });
 
   it('keeps the order of sources and reports an unprobeable one', async () => {
@@ -187,22 +256,37 @@ describe('reference videos (2.x) on real files', () => {
     expect(r.references.map((x) => basename(x.source))).toEqual(['ok_mp4_start.mp4', 'truncated.mp4', 'fps_61.mp4']);
     expect(refRules(r)).toEqual([[], ['probe'], ['video.fps']]);
     expect(r.references[1].probe).toBeNull();
-    expect(r.references[0].probe).toEqual({ container: 'mp4', durationSec: 2, fps: 30, width: 640, height: 640, bytes: (await stat(f.ok_mp4_start)).size });
+    expect(r.references[0].probe).toEqual({
+      container: 'mp4',
+      durationSec: 2,
+      fps: 30,
+      width: 640,
+      height: 640,
+      bytes: (await stat(f.ok_mp4_start)).size,
+    });
   });
 });
 
 describe('video upscaler on real files', () => {
   it('needs at least 15 fps when target_fps is set', async () => {
     expect((await checkReferences({ family: 'upscaler', sources: [f.up_15], body: { target_fps: 60 } })).ok).toBe(true);
-    expect(refRules(await checkReferences({ family: 'upscaler', sources: [f.up_14], body: { target_fps: 60 } }))).toEqual([['upscaler.fps']]);
+    expect(
+      refRules(await checkReferences({ family: 'upscaler', sources: [f.up_14], body: { target_fps: 60 } })),
+    ).toEqual([['upscaler.fps']]);
     expect((await checkReferences({ family: 'upscaler', sources: [f.up_14] })).ok).toBe(true);
   });
 });
 
 describe('5.0 image edit on real files', () => {
   const cases: Array<[string, string | null]> = [
-    ['img_256', null], ['img_255w', 'image.minSize'], ['img_255h', 'image.minSize'], ['img_jpg', null],
-    ['img_webp', 'image.format'], ['img_10mb', null], ['img_10mb_plus1', 'image.bytes'], ['ok_mp4_start', 'image.format'],
+    ['img_256', null],
+    ['img_255w', 'image.minSize'],
+    ['img_255h', 'image.minSize'],
+    ['img_jpg', null],
+    ['img_webp', 'image.format'],
+    ['img_10mb', null],
+    ['img_10mb_plus1', 'image.bytes'],
+    ['ok_mp4_start', 'image.format'],
   ];
   it.each(cases)('%s -> %s', async (name, rule) => {
     const r = await checkReferences({ family: 'image50-edit', sources: [f[name]] });
@@ -210,7 +294,9 @@ describe('5.0 image edit on real files', () => {
   });
   it('takes 1 to 5 images', async () => {
     expect((await checkReferences({ family: 'image50-edit', sources: Array(5).fill(f.img_256) })).ok).toBe(true);
-    expect(topRules(await checkReferences({ family: 'image50-edit', sources: Array(6).fill(f.img_256) }))).toEqual(['image.count']);
+    expect(topRules(await checkReferences({ family: 'image50-edit', sources: Array(6).fill(f.img_256) }))).toEqual([
+      'image.count',
+    ]);
   });
 });
 
@@ -245,7 +331,10 @@ describe('probing URLs with range requests', () => {
     expect(refRules(r)).toEqual([['video.bytes']]);
     expect(srv.served.get('bytes_50mb_plus1.mp4')).toBeLessThanOrEqual(64 * 1024);
     // A copy cut short is found from the index too, over the network as on disk.
-    await expect(probeSource(`${srv.url}/cut_ok_mp4_start.mp4`)).rejects.toMatchObject({ code: 'truncated', message: expect.stringContaining('media data ends') });
+    await expect(probeSource(`${srv.url}/cut_ok_mp4_start.mp4`)).rejects.toMatchObject({
+      code: 'truncated',
+      message: expect.stringContaining('media data ends'),
+    });
   });
 
   it('measures MOV and images over HTTP', async () => {
@@ -260,12 +349,21 @@ describe('probing URLs with range requests', () => {
   it('refuses servers without Range support instead of downloading', async () => {
     const err = await probeSource(`${plain.url}/bytes_50mb_plus1.mp4`).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ProbeError);
-    expect(err).toMatchObject({ code: 'no-range', message: expect.stringContaining('does not support Range requests') });
+    expect(err).toMatchObject({
+      code: 'no-range',
+      message: expect.stringContaining('does not support Range requests'),
+    });
   });
 
   it('reports unreachable and non-HTTPS URLs', async () => {
-    await expect(probeSource(`${srv.url}/missing.mp4`)).rejects.toMatchObject({ code: 'unreachable', message: expect.stringContaining('HTTP 404') });
-    await expect(probeSource('http://example.com/a.mp4')).rejects.toMatchObject({ code: 'unreachable', message: expect.stringContaining('only HTTPS') });
+    await expect(probeSource(`${srv.url}/missing.mp4`)).rejects.toMatchObject({
+      code: 'unreachable',
+      message: expect.stringContaining('HTTP 404'),
+    });
+    await expect(probeSource('http://example.com/a.mp4')).rejects.toMatchObject({
+      code: 'unreachable',
+      message: expect.stringContaining('only HTTPS'),
+    });
     const r = await checkReferences({ family: '2x', sources: [`${srv.url}/missing.mp4`] });
     expect(refRules(r)).toEqual([['probe']]);
   });

@@ -31,7 +31,17 @@ export interface ClipSpec {
 export async function makeClip(dir: string, name: string, s: ClipSpec): Promise<string> {
   const ext = s.ext ?? 'mp4';
   const out = join(dir, `${name}.${ext}`);
-  const args = ['-v', 'error', '-y', '-f', 'lavfi', '-i', `testsrc=size=${s.w}x${s.h}:rate=${s.fps}`, '-frames:v', String(Math.round(s.sec * s.fps))];
+  const args = [
+    '-v',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    `testsrc=size=${s.w}x${s.h}:rate=${s.fps}`,
+    '-frames:v',
+    String(Math.round(s.sec * s.fps)),
+  ];
   if (s.noise) args.push('-vf', 'noise=alls=40:allf=t');
   if (ext === 'avi') args.push('-c:v', 'mpeg4');
   else if (s.codec) args.push('-c:v', s.codec);
@@ -42,9 +52,17 @@ export async function makeClip(dir: string, name: string, s: ClipSpec): Promise<
   return out;
 }
 
-export async function makeImage(dir: string, name: string, w: number, h: number, format: 'png' | 'jpeg' | 'webp' | 'gif'): Promise<string> {
+export async function makeImage(
+  dir: string,
+  name: string,
+  w: number,
+  h: number,
+  format: 'png' | 'jpeg' | 'webp' | 'gif',
+): Promise<string> {
   const out = join(dir, `${name}.${format === 'jpeg' ? 'jpg' : format}`);
-  await sharp({ create: { width: w, height: h, channels: 3, background: { r: 200, g: 80, b: 40 } } }).toFormat(format).toFile(out);
+  await sharp({ create: { width: w, height: h, channels: 3, background: { r: 200, g: 80, b: 40 } } })
+    .toFormat(format)
+    .toFile(out);
   return out;
 }
 
@@ -60,12 +78,14 @@ export async function padTo(path: string, bytes: number): Promise<void> {
 export async function limited<T>(n: number, jobs: Array<() => Promise<T>>): Promise<T[]> {
   const out: T[] = new Array(jobs.length);
   let next = 0;
-  await Promise.all(Array.from({ length: n }, async () => {
-    while (next < jobs.length) {
-      const i = next++;
-      out[i] = await jobs[i]();
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      while (next < jobs.length) {
+        const i = next++;
+        out[i] = await jobs[i]();
+      }
+    }),
+  );
   return out;
 }
 

@@ -2,27 +2,74 @@
 // the upper pixel bound's neighbours), the body rules, and the message format. Real files for every
 // rule are in files.test.ts.
 import { describe, expect, it } from 'vitest';
-import { checkBody, checkImage, checkVideo, displayName, frameFields, REFERENCE_VIDEO, validateReferences, type Probe } from '../../shared/validation/references.ts';
+import {
+  checkBody,
+  checkImage,
+  checkVideo,
+  displayName,
+  frameFields,
+  REFERENCE_VIDEO,
+  validateReferences,
+  type Probe,
+} from '../../shared/validation/references.ts';
 
 const MB = 1024 * 1024;
-const vid = (over: Partial<Probe> = {}): Probe => ({ source: '/tmp/clip.mp4', kind: 'video', container: 'mp4', durationSec: 5, fps: 30, width: 640, height: 640, bytes: 1000, ...over });
-const img = (over: Partial<Probe> = {}): Probe => ({ source: '/tmp/pic.png', kind: 'image', container: 'png', format: 'png', durationSec: null, fps: null, width: 512, height: 512, bytes: 1000, ...over });
+const vid = (over: Partial<Probe> = {}): Probe => ({
+  source: '/tmp/clip.mp4',
+  kind: 'video',
+  container: 'mp4',
+  durationSec: 5,
+  fps: 30,
+  width: 640,
+  height: 640,
+  bytes: 1000,
+  ...over,
+});
+const img = (over: Partial<Probe> = {}): Probe => ({
+  source: '/tmp/pic.png',
+  kind: 'image',
+  container: 'png',
+  format: 'png',
+  durationSec: null,
+  fps: null,
+  width: 512,
+  height: 512,
+  bytes: 1000,
+  ...over,
+});
 const rules = (r: { errors: { rule: string }[] }) => r.errors.map((e) => e.rule);
 
 describe('video item rules', () => {
   it('accepts a clip at every lower and upper bound', () => {
     for (const p of [
-      vid({ durationSec: 2 }), vid({ durationSec: 15 }), vid({ fps: 24 }), vid({ fps: 60 }),
-      vid({ bytes: 50 * MB }), vid({ width: 640, height: 640 }), vid({ width: 946, height: 2206 }),
-      vid({ width: 480, height: 1200 }), vid({ width: 1200, height: 480 }), vid({ container: 'mov' }),
-      vid({ durationSec: 1.9999996 }), vid({ fps: 23.999 }),
-    ]) expect(checkVideo(p, REFERENCE_VIDEO), JSON.stringify(p)).toEqual([]);
+      vid({ durationSec: 2 }),
+      vid({ durationSec: 15 }),
+      vid({ fps: 24 }),
+      vid({ fps: 60 }),
+      vid({ bytes: 50 * MB }),
+      vid({ width: 640, height: 640 }),
+      vid({ width: 946, height: 2206 }),
+      vid({ width: 480, height: 1200 }),
+      vid({ width: 1200, height: 480 }),
+      vid({ container: 'mov' }),
+      vid({ durationSec: 1.9999996 }),
+      vid({ fps: 23.999 }),
+    ])
+      expect(checkVideo(p, REFERENCE_VIDEO), JSON.stringify(p)).toEqual([]);
   });
 
   it('rejects just outside each bound, naming file, value and rule', () => {
     const cases: Array<[Partial<Probe>, string, RegExp]> = [
-      [{ durationSec: 1.9 }, 'video.duration', /^clip\.mp4: duration 1\.9 s is below the 2 s minimum \(rule video\.duration\)$/],
-      [{ durationSec: 16.2 }, 'video.duration', /^clip\.mp4: duration 16\.2 s is above the 15 s limit \(rule video\.duration\)$/],
+      [
+        { durationSec: 1.9 },
+        'video.duration',
+        /^clip\.mp4: duration 1\.9 s is below the 2 s minimum \(rule video\.duration\)$/,
+      ],
+      [
+        { durationSec: 16.2 },
+        'video.duration',
+        /^clip\.mp4: duration 16\.2 s is above the 15 s limit \(rule video\.duration\)$/,
+      ],
       [{ fps: 23 }, 'video.fps', /frame rate 23 fps is below the 24 fps minimum/],
       [{ fps: 23.976 }, 'video.fps', /frame rate 23\.98 fps/],
       [{ fps: 61 }, 'video.fps', /frame rate 61 fps is above the 60 fps limit/],
@@ -31,11 +78,18 @@ describe('video item rules', () => {
       [{ width: 948, height: 2206 }, 'video.pixels', /948x2206 = 2,091,288 pixels is above the 2,086,876 limit/],
       [{ width: 478, height: 1200 }, 'video.aspect', /478:1200 = 0\.3983 is below 0\.4/],
       [{ width: 1202, height: 480 }, 'video.aspect', /1202:480 = 2\.5042 is above 2\.5/],
-      [{ container: 'webm', durationSec: null, fps: null, width: null, height: null }, 'video.container', /container webm is not MP4 or MOV/],
+      [
+        { container: 'webm', durationSec: null, fps: null, width: null, height: null },
+        'video.container',
+        /container webm is not MP4 or MOV/,
+      ],
     ];
     for (const [over, rule, msg] of cases) {
       const errs = checkVideo(vid(over), REFERENCE_VIDEO);
-      expect(errs.map((e) => e.rule), JSON.stringify(over)).toEqual([rule]);
+      expect(
+        errs.map((e) => e.rule),
+        JSON.stringify(over),
+      ).toEqual([rule]);
       expect(errs[0].message).toMatch(msg);
       expect(errs[0].source).toBe('/tmp/clip.mp4');
     }
@@ -50,9 +104,16 @@ describe('video item rules', () => {
 describe('validateReferences (2.x)', () => {
   it('counts up to 3 videos and their combined duration up to 15 s', () => {
     expect(validateReferences({ family: '2x', references: [vid(), vid(), vid()] }).ok).toBe(true);
-    expect(rules(validateReferences({ family: '2x', references: [vid(), vid(), vid(), vid({ durationSec: 2 })] }))).toEqual(['video.count', 'video.totalDuration']);
-    expect(validateReferences({ family: '2x', references: [vid({ durationSec: 7.5 }), vid({ durationSec: 7.5 })] }).ok).toBe(true);
-    const over = validateReferences({ family: '2x', references: [vid({ durationSec: 7.5 }), vid({ durationSec: 7.6 })] });
+    expect(
+      rules(validateReferences({ family: '2x', references: [vid(), vid(), vid(), vid({ durationSec: 2 })] })),
+    ).toEqual(['video.count', 'video.totalDuration']);
+    expect(
+      validateReferences({ family: '2x', references: [vid({ durationSec: 7.5 }), vid({ durationSec: 7.5 })] }).ok,
+    ).toBe(true);
+    const over = validateReferences({
+      family: '2x',
+      references: [vid({ durationSec: 7.5 }), vid({ durationSec: 7.6 })],
+    });
     expect(rules(over)).toEqual(['video.totalDuration']);
     expect(over.errors[0].message).toContain('combined duration 15.1 s is above the 15 s limit');
   });
@@ -63,33 +124,82 @@ describe('validateReferences (2.x)', () => {
   });
 
   it('checks @Video mentions against the videos given, in order', () => {
-    expect(validateReferences({ family: '2x', references: [vid(), vid()], body: { prompt: 'mix @Video1 and @Video2' } }).ok).toBe(true);
+    expect(
+      validateReferences({ family: '2x', references: [vid(), vid()], body: { prompt: 'mix @Video1 and @Video2' } }).ok,
+    ).toBe(true);
     const r = validateReferences({ family: '2x', references: [vid(), vid()], body: { prompt: 'use @Video3' } });
     expect(rules(r)).toEqual(['video.mention']);
-    expect(r.errors[0]).toMatchObject({ field: 'prompt', message: 'prompt: @Video3 cites reference video 3, but only 2 are given (rule video.mention)' });
-    expect(rules(validateReferences({ family: '2x', references: [], body: { prompt: '@Image1 please' } }))).toEqual(['image.mention']);
+    expect(r.errors[0]).toMatchObject({
+      field: 'prompt',
+      message: 'prompt: @Video3 cites reference video 3, but only 2 are given (rule video.mention)',
+    });
+    expect(rules(validateReferences({ family: '2x', references: [], body: { prompt: '@Image1 please' } }))).toEqual([
+      'image.mention',
+    ]);
   });
 
   it('flags a citation of a kind the family takes none of, on the prompt that holds it', () => {
-    const r = validateReferences({ family: '25', references: [img()], body: { prompt: 'like @Image1, moving as @Video1' } });
-    expect(r.errors.map((e) => [e.rule, e.field, e.message])).toEqual([['video.mention', 'prompt', 'prompt: @Video1 cites a reference video, but video 2.5 takes none (rule video.mention)']]);
-    const shots = [{ prompt: 'a pier', duration: 4 }, { prompt: 'hum of @Audio1 over @Image3', duration: 4 }];
+    const r = validateReferences({
+      family: '25',
+      references: [img()],
+      body: { prompt: 'like @Image1, moving as @Video1' },
+    });
+    expect(r.errors.map((e) => [e.rule, e.field, e.message])).toEqual([
+      [
+        'video.mention',
+        'prompt',
+        'prompt: @Video1 cites a reference video, but video 2.5 takes none (rule video.mention)',
+      ],
+    ]);
+    const shots = [
+      { prompt: 'a pier', duration: 4 },
+      { prompt: 'hum of @Audio1 over @Image3', duration: 4 },
+    ];
     const s = validateReferences({ family: '25', references: [img(), img()], body: { shots } });
     expect(s.errors.map((e) => [e.rule, e.field, e.message])).toEqual([
-      ['audio.mention', 'shots.1.prompt', 'shots.1.prompt: @Audio1 cites a reference audio, but none is given (rule audio.mention)'],
-      ['image.mention', 'shots.1.prompt', 'shots.1.prompt: @Image3 cites reference image 3, but only 2 are given (rule image.mention)'],
+      [
+        'audio.mention',
+        'shots.1.prompt',
+        'shots.1.prompt: @Audio1 cites a reference audio, but none is given (rule audio.mention)',
+      ],
+      [
+        'image.mention',
+        'shots.1.prompt',
+        'shots.1.prompt: @Image3 cites reference image 3, but only 2 are given (rule image.mention)',
+      ],
     ]);
-    const two = validateReferences({ family: '2x', references: [vid()], body: { prompt: 'as @Video1 with the sound of @Audio1' } });
-    expect(two.errors.map((e) => e.message)).toEqual(['prompt: @Audio1 cites a reference audio, but video 2.x takes none (rule audio.mention)']);
+    const two = validateReferences({
+      family: '2x',
+      references: [vid()],
+      body: { prompt: 'as @Video1 with the sound of @Audio1' },
+    });
+    expect(two.errors.map((e) => e.message)).toEqual([
+      'prompt: @Audio1 cites a reference audio, but video 2.x takes none (rule audio.mention)',
+    ]);
   });
 
   it('keeps keyframes apart from reference media (catalogue rule)', () => {
     const r = validateReferences({ family: '2x', references: [vid()], body: { image: 'https://x/a.png' } });
     expect(rules(r)).toEqual(['keyframes.exclusive']);
-    expect(r.errors[0].message).toMatch(/^image: keyframes .* \(reference_videos also given\) \(rule keyframes\.exclusive\)$/);
-    expect(rules(validateReferences({ family: '2x', references: [img()], body: { image_end: 'https://x/b.png', image: 'https://x/a.png' } })))
-      .toEqual(['keyframes.exclusive', 'keyframes.exclusive']);
-    expect(validateReferences({ family: '2x', references: [], body: { image: 'https://x/a.png', image_end: 'https://x/b.png' } }).ok).toBe(true);
+    expect(r.errors[0].message).toMatch(
+      /^image: keyframes .* \(reference_videos also given\) \(rule keyframes\.exclusive\)$/,
+    );
+    expect(
+      rules(
+        validateReferences({
+          family: '2x',
+          references: [img()],
+          body: { image_end: 'https://x/b.png', image: 'https://x/a.png' },
+        }),
+      ),
+    ).toEqual(['keyframes.exclusive', 'keyframes.exclusive']);
+    expect(
+      validateReferences({
+        family: '2x',
+        references: [],
+        body: { image: 'https://x/a.png', image_end: 'https://x/b.png' },
+      }).ok,
+    ).toBe(true);
   });
 
   it('needs image for image_end (2.x and 1.x)', () => {
@@ -100,7 +210,9 @@ describe('validateReferences (2.x)', () => {
 
   it('allows reference images beside videos (up to the catalogue list size)', () => {
     expect(validateReferences({ family: '2x', references: [vid(), img()] }).ok).toBe(true);
-    expect(rules(validateReferences({ family: '2x', references: [img(), img(), img(), img(), img()] }))).toEqual(['image.count']);
+    expect(rules(validateReferences({ family: '2x', references: [img(), img(), img(), img(), img()] }))).toEqual([
+      'image.count',
+    ]);
   });
 
   it('takes no reference videos in other families', () => {
@@ -122,20 +234,29 @@ describe('prompt limits per family', () => {
     expect(over.warnings).toEqual([]);
   });
   it('2.5: per-shot prompts count toward the 40,000', () => {
-    const shots = [{ prompt: p(20000), duration: 5 }, { prompt: p(10000), duration: 5 }];
+    const shots = [
+      { prompt: p(20000), duration: 5 },
+      { prompt: p(10000), duration: 5 },
+    ];
     expect(checkBody('25', { prompt: p(10000), shots }).errors).toEqual([]);
     expect(rules(checkBody('25', { prompt: p(10001), shots }))).toEqual(['prompt.length']);
-    expect(checkBody('25', { shots: [{ prompt: p(5001), duration: 5 }] }).warnings.map((w) => w.rule)).toEqual(['prompt.long']);
+    expect(checkBody('25', { shots: [{ prompt: p(5001), duration: 5 }] }).warnings.map((w) => w.rule)).toEqual([
+      'prompt.long',
+    ]);
   });
   it('counts characters as code points: an emoji or a rare ideograph is one, not two UTF-16 units', () => {
     // U+1F3AC (clapper board) and U+20BB7 (a CJK ideograph outside the BMP): two code units each.
     for (const astral of ['\u{1F3AC}', '\u{20BB7}']) {
       expect(checkBody('lite', { prompt: astral.repeat(20000) }).errors, astral).toEqual([]);
       const over = checkBody('lite', { prompt: astral.repeat(20001) });
-      expect(over.errors.map((e) => e.message)).toEqual(['prompt: prompts together must be at most 20000 characters (found 20001) (rule prompt.length)']);
+      expect(over.errors.map((e) => e.message)).toEqual([
+        'prompt: prompts together must be at most 20000 characters (found 20001) (rule prompt.length)',
+      ]);
     }
     expect(checkBody('2x', { prompt: 'x'.repeat(4999) + '\u{1F3AC}' }).warnings).toEqual([]);
-    expect(checkBody('25', { prompt: 'x'.repeat(39_999), shots: [{ prompt: '\u{1F3AC}', duration: 4 }] }).errors).toEqual([]);
+    expect(
+      checkBody('25', { prompt: 'x'.repeat(39_999), shots: [{ prompt: '\u{1F3AC}', duration: 4 }] }).errors,
+    ).toEqual([]);
   });
   it('end frame (Veo 3.1) and lite: 20,000', () => {
     expect(checkBody('1x', { prompt: p(20000) }).errors).toEqual([]);
@@ -147,7 +268,11 @@ describe('prompt limits per family', () => {
 
 describe('a request that describes nothing', () => {
   it('is not a reference problem: the builder probes with a partial body (2.5 images, no prompt yet)', () => {
-    expect(validateReferences({ family: '25', references: [img()], body: {} })).toEqual({ ok: true, errors: [], warnings: [] });
+    expect(validateReferences({ family: '25', references: [img()], body: {} })).toEqual({
+      ok: true,
+      errors: [],
+      warnings: [],
+    });
     expect(checkBody('1x', {}).errors).toEqual([]);
   });
 });
@@ -155,11 +280,16 @@ describe('a request that describes nothing', () => {
 describe('5.0 image edit references', () => {
   it('1 to 5 images', () => {
     expect(rules(validateReferences({ family: 'image50-edit', references: [] }))).toEqual(['image.count']);
-    expect(validateReferences({ family: 'image50-edit', references: Array.from({ length: 5 }, () => img()) }).ok).toBe(true);
-    expect(rules(validateReferences({ family: 'image50-edit', references: Array.from({ length: 6 }, () => img()) }))).toEqual(['image.count']);
+    expect(validateReferences({ family: 'image50-edit', references: Array.from({ length: 5 }, () => img()) }).ok).toBe(
+      true,
+    );
+    expect(
+      rules(validateReferences({ family: 'image50-edit', references: Array.from({ length: 6 }, () => img()) })),
+    ).toEqual(['image.count']);
   });
   it('JPG or PNG, at least 256x256, at most 10 MB', () => {
-    const one = (over: Partial<Probe>) => rules(validateReferences({ family: 'image50-edit', references: [img(over)] }));
+    const one = (over: Partial<Probe>) =>
+      rules(validateReferences({ family: 'image50-edit', references: [img(over)] }));
     expect(one({ width: 256, height: 256, bytes: 10 * MB })).toEqual([]);
     expect(one({ format: 'jpeg', container: 'jpeg' })).toEqual([]);
     expect(one({ width: 255, height: 256 })).toEqual(['image.minSize']);
@@ -177,10 +307,12 @@ describe('start and end frames', () => {
     expect(frameFields('lite')).toEqual(['image']);
     expect(frameFields('25')).toEqual([]);
   });
-  it('are held to their field\'s formats (JPG or PNG), not to the reference images\' (which take WebP)', () => {
+  it("are held to their field's formats (JPG or PNG), not to the reference images' (which take WebP)", () => {
     const frame = (over: Partial<Probe>) => checkImage(img(over), '2x', { field: 'image' }).map((e) => e.message);
     expect(frame({})).toEqual([]);
-    expect(frame({ source: '/tmp/start.webp', format: 'webp', container: 'webp' })).toEqual(['start.webp: format webp is not JPG or PNG (rule image.format)']);
+    expect(frame({ source: '/tmp/start.webp', format: 'webp', container: 'webp' })).toEqual([
+      'start.webp: format webp is not JPG or PNG (rule image.format)',
+    ]);
     expect(checkImage(img({ format: 'webp', container: 'webp' }), '2x', { field: 'reference_images' })).toEqual([]);
     expect(checkImage(vid(), '1x', { field: 'image_end' }).map((e) => e.rule)).toEqual(['image.format']);
     // The spec states no size limits for frames: a small frame is the service's to judge.
@@ -192,8 +324,12 @@ describe('video upscaler', () => {
   it('needs at least 15 fps only when target_fps is set', () => {
     const slow = vid({ fps: 14 });
     expect(validateReferences({ family: 'upscaler', references: [slow] }).ok).toBe(true);
-    expect(rules(validateReferences({ family: 'upscaler', references: [slow], body: { target_fps: 60 } }))).toEqual(['upscaler.fps']);
-    expect(validateReferences({ family: 'upscaler', references: [vid({ fps: 15 })], body: { target_fps: 60 } }).ok).toBe(true);
+    expect(rules(validateReferences({ family: 'upscaler', references: [slow], body: { target_fps: 60 } }))).toEqual([
+      'upscaler.fps',
+    ]);
+    expect(
+      validateReferences({ family: 'upscaler', references: [vid({ fps: 15 })], body: { target_fps: 60 } }).ok,
+    ).toBe(true);
   });
   it('takes exactly one MP4/MOV video', () => {
     expect(rules(validateReferences({ family: 'upscaler', references: [] }))).toEqual(['video.count']);

@@ -42,7 +42,11 @@ export async function serveFolder(dir: string, opts: { ranges?: boolean } = {}):
         res.writeHead(416, { 'Content-Range': `bytes */${size}` }).end();
         return;
       }
-      res.writeHead(206, { 'Content-Range': `bytes ${start}-${end}/${size}`, 'Content-Length': end - start + 1, 'Accept-Ranges': 'bytes' });
+      res.writeHead(206, {
+        'Content-Range': `bytes ${start}-${end}/${size}`,
+        'Content-Length': end - start + 1,
+        'Accept-Ranges': 'bytes',
+      });
     } else {
       res.writeHead(200, { 'Content-Length': size });
     }
@@ -61,9 +65,10 @@ export async function serveFolder(dir: string, opts: { ranges?: boolean } = {}):
       served.clear();
       requests.length = 0;
     },
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

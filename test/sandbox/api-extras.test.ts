@@ -14,10 +14,20 @@ beforeAll(async () => {
 afterAll(() => ctx.sb.close());
 
 const V1_ROUTES: [string, string][] = [
-  ['GET', '/v1/analytics/audit-logs/events'], ['GET', '/v1/ai/loras'], ['GET', '/v1/ai/apps'], ['GET', '/v1/ai/apps/pS7kQ2xa'],
-  ['POST', '/v1/ai/apps/pS7kQ2xa/run'], ['GET', '/v1/ai/apps/runs/x'], ['POST', '/v1/analytics/team-credit-usage'],
-  ['GET', '/v1/analytics/team-members'], ['GET', '/v1/analytics/team-api-keys'], ['GET', '/v1/analytics/team-groups'],
-  ['GET', '/v1/analytics/team-projects'], ['GET', '/v1/creations/recent'], ['POST', '/v1/ai/image-change-camera'], ['GET', '/v1/ai/skin-enhancer'],
+  ['GET', '/v1/analytics/audit-logs/events'],
+  ['GET', '/v1/ai/loras'],
+  ['GET', '/v1/ai/apps'],
+  ['GET', '/v1/ai/apps/pS7kQ2xa'],
+  ['POST', '/v1/ai/apps/pS7kQ2xa/run'],
+  ['GET', '/v1/ai/apps/runs/x'],
+  ['POST', '/v1/analytics/team-credit-usage'],
+  ['GET', '/v1/analytics/team-members'],
+  ['GET', '/v1/analytics/team-api-keys'],
+  ['GET', '/v1/analytics/team-groups'],
+  ['GET', '/v1/analytics/team-projects'],
+  ['GET', '/v1/creations/recent'],
+  ['POST', '/v1/ai/image-change-camera'],
+  ['GET', '/v1/ai/skin-enhancer'],
 ];
 
 describe('authentication', () => {
@@ -31,8 +41,9 @@ describe('authentication', () => {
       expect(invalid.body.message).toBe('Invalid API key');
     }
   });
-  it('reads the key from the live service\'s headers only: x-magnific-api-key or the legacy x-freepik-api-key, never the spec\'s placeholder', async () => {
-    const with_ = (header: string) => ctx.api.call('GET', '/v1/ai/loras', { key: null, headers: { [header]: 'sandbox-owner' } });
+  it("reads the key from the live service's headers only: x-magnific-api-key or the legacy x-freepik-api-key, never the spec's placeholder", async () => {
+    const with_ = (header: string) =>
+      ctx.api.call('GET', '/v1/ai/loras', { key: null, headers: { [header]: 'sandbox-owner' } });
     expect((await with_('x-magnific-api-key')).status).toBe(200);
     expect((await with_('x-freepik-api-key')).status).toBe(200);
     const placeholder = await with_('x-service-api-key');
@@ -40,21 +51,27 @@ describe('authentication', () => {
   });
   it('exports the five demo keys with plan, role and audit flag', () => {
     expect(DEMO_KEYS.map((k) => [k.key, k.plan, k.role, k.auditLogs])).toEqual([
-      ['sandbox-owner', 'enterprise', 'owner', true], ['sandbox-admin', 'enterprise', 'admin', true], ['sandbox-member', 'enterprise', 'member', true],
-      ['sandbox-business', 'business', 'admin', false], ['sandbox-noaudit', 'enterprise', 'owner', false],
+      ['sandbox-owner', 'enterprise', 'owner', true],
+      ['sandbox-admin', 'enterprise', 'admin', true],
+      ['sandbox-member', 'enterprise', 'member', true],
+      ['sandbox-business', 'business', 'admin', false],
+      ['sandbox-noaudit', 'enterprise', 'owner', false],
     ]);
   });
 });
 
 describe('LoRA catalogue', () => {
-  it('lists default and the caller\'s custom LoRAs with fetchable previews, in the declared shape (data an array of groups)', async () => {
+  it("lists default and the caller's custom LoRAs with fetchable previews, in the declared shape (data an array of groups)", async () => {
     const r = await ctx.api.get('/v1/ai/loras');
     expect(r.status).toBe(200);
     expect(Array.isArray(r.body.data)).toBe(true);
     const [groups] = r.body.data;
     expect(groups.default.length).toBeGreaterThan(3);
     expect(new Set(groups.default.map((l: any) => l.type))).toEqual(new Set(['style', 'character', 'product']));
-    expect(groups.customs[0]).toMatchObject({ id: expect.any(Number), training: { status: 'completed', defaultScale: expect.any(Number), quality: null } });
+    expect(groups.customs[0]).toMatchObject({
+      id: expect.any(Number),
+      training: { status: 'completed', defaultScale: expect.any(Number), quality: null },
+    });
     const preview = await bytesOf(groups.default[0].preview);
     expect(preview.headers.get('content-type')).toBe('image/png');
     expect((await ctx.api.get('/v1/ai/loras', 'sandbox-member')).body.data[0].customs).toEqual([]);
@@ -69,26 +86,41 @@ describe('LoRAs in a generation request', () => {
   });
   afterAll(() => own.sb.close());
   const create = resolvePaths(getTool('hires'), DEFAULT_SLUGS, {}).create;
-  const styled = (styling: unknown, key?: string) => own.api.post(create, { prompt: 'a harbour at dawn', styling }, key);
-  it('applies LoRAs of the caller\'s catalogue: defaults and its own customs, styles by name and characters by id', async () => {
-    expect((await styled({ styles: [{ name: 'Watercolor', strength: 80 }], characters: [{ id: '6', strength: 85 }] })).status).toBe(200);
-    expect((await styled({ styles: [{ name: 'Brand palette' }], characters: [{ id: '1002', strength: 100 }] })).status).toBe(200);
+  const styled = (styling: unknown, key?: string) =>
+    own.api.post(create, { prompt: 'a harbour at dawn', styling }, key);
+  it("applies LoRAs of the caller's catalogue: defaults and its own customs, styles by name and characters by id", async () => {
+    expect(
+      (await styled({ styles: [{ name: 'Watercolor', strength: 80 }], characters: [{ id: '6', strength: 85 }] }))
+        .status,
+    ).toBe(200);
+    expect(
+      (await styled({ styles: [{ name: 'Brand palette' }], characters: [{ id: '1002', strength: 100 }] })).status,
+    ).toBe(200);
     expect((await styled({ characters: [{ id: '1101', strength: 90 }] }, 'sandbox-admin')).status).toBe(200);
   });
-  it('refuses a LoRA its catalogue does not list, another user\'s custom one included, naming the entry', async () => {
+  it("refuses a LoRA its catalogue does not list, another user's custom one included, naming the entry", async () => {
     const r = await styled({ styles: [{ name: 'Watercolour' }], characters: [{ id: '1101', strength: 100 }] });
     expect(r.status).toBe(400);
     expect(r.headers.get('content-type')).toContain('application/problem+json');
     expect(r.body.invalid_params).toEqual([
-      { field: 'styling.styles.0.name', name: 'styling.styles.0.name', reason: '"Watercolour" is not a LoRA of your catalogue (GET /v1/ai/loras)' },
-      { field: 'styling.characters.0.id', name: 'styling.characters.0.id', reason: '1101 is not the id of a LoRA of your catalogue (GET /v1/ai/loras)' },
+      {
+        field: 'styling.styles.0.name',
+        name: 'styling.styles.0.name',
+        reason: '"Watercolour" is not a LoRA of your catalogue (GET /v1/ai/loras)',
+      },
+      {
+        field: 'styling.characters.0.id',
+        name: 'styling.characters.0.id',
+        reason: '1101 is not the id of a LoRA of your catalogue (GET /v1/ai/loras)',
+      },
     ]);
     expect((await styled({ styles: [{ name: 'Brand palette' }] }, 'sandbox-member')).status).toBe(400);
   });
 });
 
 describe('workflow apps', () => {
-  const creates = async (appId: string): Promise<number> => (await ctx.api.control('stats')).body.creates[`app:${appId}`]?.['sandbox-owner'] ?? 0;
+  const creates = async (appId: string): Promise<number> =>
+    (await ctx.api.control('stats')).body.creates[`app:${appId}`]?.['sandbox-owner'] ?? 0;
 
   it('lists and defines apps in the official shape: `sqid` (no `id`), name, tool_metadata; inputs {id, key, type, label, config, required, default}', async () => {
     const list = await ctx.api.get('/v1/ai/apps');
@@ -103,7 +135,14 @@ describe('workflow apps', () => {
       expect(typeof def.body.data.tool_metadata.total_cost).toBe('number');
       for (const i of def.body.data.inputs) {
         expect(Object.keys(i).sort()).toEqual(['config', 'default', 'id', 'key', 'label', 'required', 'type']);
-        expect(i).toMatchObject({ id: expect.any(String), key: expect.any(String), type: expect.any(String), label: expect.any(String), config: expect.any(Object), required: expect.any(Boolean) });
+        expect(i).toMatchObject({
+          id: expect.any(String),
+          key: expect.any(String),
+          type: expect.any(String),
+          label: expect.any(String),
+          config: expect.any(Object),
+          required: expect.any(Boolean),
+        });
         types.add(i.type);
       }
     }
@@ -111,7 +150,15 @@ describe('workflow apps', () => {
     // Each type's limits are in `config`: a select's choices in config.options.
     const inputs = (await ctx.api.get('/v1/ai/apps/pS7kQ2xa')).body.data.inputs;
     const byId = Object.fromEntries(inputs.map((i: any) => [i.id, i]));
-    expect(byId.style).toEqual({ id: 'style', key: 'look', type: 'select', label: 'Style', config: { options: ['studio', 'outdoor', 'minimal'] }, required: false, default: 'studio' });
+    expect(byId.style).toEqual({
+      id: 'style',
+      key: 'look',
+      type: 'select',
+      label: 'Style',
+      config: { options: ['studio', 'outdoor', 'minimal'] },
+      required: false,
+      default: 'studio',
+    });
     expect(byId.variations.config).toEqual({ min: 1, max: 4 });
     expect(byId.scene.config).toEqual({ max_length: 2000 });
     expect(byId.product_image).toMatchObject({ config: { mediaType: 'image' }, required: true, default: null });
@@ -122,32 +169,64 @@ describe('workflow apps', () => {
     const got: any[] = [];
     const server = createServer((req, res) => {
       let b = '';
-      req.on('data', (c) => (b += c)).on('end', () => {
-        got.push({ sig: req.headers['webhook-signature'], body: JSON.parse(b) });
-        res.end();
-      });
+      req
+        .on('data', (c) => (b += c))
+        .on('end', () => {
+          got.push({ sig: req.headers['webhook-signature'], body: JSON.parse(b) });
+          res.end();
+        });
     });
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
     const hook = `http://127.0.0.1:${(server.address() as any).port}/h`;
     const png = (await testPng()).toString('base64');
-    const run = await ctx.api.post('/v1/ai/apps/pS7kQ2xa/run', { inputs: { product_image: png, scene: 'a beach', variations: 2, style: 'outdoor' }, webhook: hook });
+    const run = await ctx.api.post('/v1/ai/apps/pS7kQ2xa/run', {
+      inputs: { product_image: png, scene: 'a beach', variations: 2, style: 'outdoor' },
+      webhook: hook,
+    });
     expect(run.status).toBe(202);
     expect(run.body).toEqual({ status: 'pending', workflow_run_identifier: expect.any(String) });
     const id = run.body.workflow_run_identifier;
     const path = `/v1/ai/apps/runs/${id}`;
-    expect((await ctx.api.get(path)).body).toEqual({ data: { run_id: id, status: 'pending', app_id: 'pS7kQ2xa', started_at: null, completed_at: null, error_message: null, result: null } });
+    expect((await ctx.api.get(path)).body).toEqual({
+      data: {
+        run_id: id,
+        status: 'pending',
+        app_id: 'pS7kQ2xa',
+        started_at: null,
+        completed_at: null,
+        error_message: null,
+        result: null,
+      },
+    });
     clock.advance(50);
-    expect((await ctx.api.get(path)).body.data).toMatchObject({ status: 'running', started_at: expect.any(String), completed_at: null, result: null });
+    expect((await ctx.api.get(path)).body.data).toMatchObject({
+      status: 'running',
+      started_at: expect.any(String),
+      completed_at: null,
+      result: null,
+    });
     clock.advance(50);
     const done = (await ctx.api.get(path)).body.data;
-    expect(done).toMatchObject({ run_id: id, status: 'completed', app_id: 'pS7kQ2xa', completed_at: expect.any(String), error_message: null });
+    expect(done).toMatchObject({
+      run_id: id,
+      status: 'completed',
+      app_id: 'pS7kQ2xa',
+      completed_at: expect.any(String),
+      error_message: null,
+    });
     expect(done.result.videos).toEqual([]);
     expect(done.result.audios).toEqual([]);
     expect(done.result.images).toHaveLength(2);
     for (const item of done.result.images) {
       expect(Object.keys(item).sort()).toEqual(['created_at', 'duration', 'height', 'id', 'tool', 'url', 'width']);
-      expect(item).toMatchObject({ url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/results\/.+\.png$/), tool: 'text-to-image', duration: null, width: 1024, height: 1024 });
+      expect(item).toMatchObject({
+        url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/results\/.+\.png$/),
+        tool: 'text-to-image',
+        duration: null,
+        width: 1024,
+        height: 1024,
+      });
     }
     const first = await bytesOf(done.result.images[0].url);
     expect(first.headers.get('content-type')).toBe('image/png');
@@ -158,7 +237,7 @@ describe('workflow apps', () => {
     expect(got[0].sig).toMatch(/^v1,/);
   });
 
-  it('a video app\'s results come under result.videos, an audio app\'s under result.audios', async () => {
+  it("a video app's results come under result.videos, an audio app's under result.audios", async () => {
     const png = (await testPng()).toString('base64');
     const video = await ctx.api.post('/v1/ai/apps/tV3mW9rb/run', { inputs: { key_visual: png, tagline: 'Now open' } });
     const audio = await ctx.api.post('/v1/ai/apps/jM4nX8sc/run', { inputs: { brief: 'coffee brand' } });
@@ -166,23 +245,51 @@ describe('workflow apps', () => {
     const v = (await ctx.api.get(`/v1/ai/apps/runs/${video.body.workflow_run_identifier}`)).body.data.result;
     const a = (await ctx.api.get(`/v1/ai/apps/runs/${audio.body.workflow_run_identifier}`)).body.data.result;
     expect([v.images, v.audios, a.images, a.videos]).toEqual([[], [], [], []]);
-    expect(v.videos).toEqual([expect.objectContaining({ url: expect.stringMatching(/\.mp4$/), tool: 'image-to-video', duration: 2, width: 320, height: 240 })]);
-    expect(a.audios).toEqual([expect.objectContaining({ url: expect.stringMatching(/\.mp3$/), tool: 'music-generation', width: null, height: null })]);
+    expect(v.videos).toEqual([
+      expect.objectContaining({
+        url: expect.stringMatching(/\.mp4$/),
+        tool: 'image-to-video',
+        duration: 2,
+        width: 320,
+        height: 240,
+      }),
+    ]);
+    expect(a.audios).toEqual([
+      expect.objectContaining({
+        url: expect.stringMatching(/\.mp3$/),
+        tool: 'music-generation',
+        width: null,
+        height: null,
+      }),
+    ]);
     expect((await bytesOf(v.videos[0].url)).headers.get('content-type')).toBe('video/mp4');
     expect((await bytesOf(a.audios[0].url)).headers.get('content-type')).toBe('audio/mpeg');
   });
 
   it('bad input values answer 422 with invalid_params naming each input, and create nothing', async () => {
     const before = await creates('tV3mW9rb');
-    const r = await ctx.api.post('/v1/ai/apps/tV3mW9rb/run', { inputs: { key_visual: 'not an image', duration: 99, format: 'square', extra: 1 } });
+    const r = await ctx.api.post('/v1/ai/apps/tV3mW9rb/run', {
+      inputs: { key_visual: 'not an image', duration: 99, format: 'square', extra: 1 },
+    });
     expect(r.status).toBe(422);
     expect(r.body.message).toBe("Your request parameters didn't validate.");
-    expect(r.body.invalid_params.map((p: any) => p.name)).toEqual(['inputs.extra', 'inputs.key_visual', 'inputs.tagline', 'inputs.format', 'inputs.duration']);
-    const wrongType = await ctx.api.post('/v1/ai/apps/tV3mW9rb/run', { inputs: { key_visual: (await testPng()).toString('base64'), tagline: 7, duration: '5' } });
-    expect([wrongType.status, wrongType.body.invalid_params]).toEqual([422, [
-      { field: 'inputs.tagline', name: 'inputs.tagline', reason: 'must be text' },
-      { field: 'inputs.duration', name: 'inputs.duration', reason: 'must be a number' },
-    ]]);
+    expect(r.body.invalid_params.map((p: any) => p.name)).toEqual([
+      'inputs.extra',
+      'inputs.key_visual',
+      'inputs.tagline',
+      'inputs.format',
+      'inputs.duration',
+    ]);
+    const wrongType = await ctx.api.post('/v1/ai/apps/tV3mW9rb/run', {
+      inputs: { key_visual: (await testPng()).toString('base64'), tagline: 7, duration: '5' },
+    });
+    expect([wrongType.status, wrongType.body.invalid_params]).toEqual([
+      422,
+      [
+        { field: 'inputs.tagline', name: 'inputs.tagline', reason: 'must be text' },
+        { field: 'inputs.duration', name: 'inputs.duration', reason: 'must be a number' },
+      ],
+    ]);
     expect(await creates('tV3mW9rb')).toBe(before);
     // A body that is not a run request stays a 400.
     expect((await ctx.api.post('/v1/ai/apps/tV3mW9rb/run', { inputs: [] })).status).toBe(400);
@@ -194,13 +301,18 @@ describe('workflow apps', () => {
     const r = await ctx.api.post('/v1/ai/apps/jM4nX8sc/run', { inputs: { brief: 'summer sale', mood: 'gloomy' } });
     expect(r.status).toBe(422);
     expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-    const problem = { message: "Your request parameters didn't validate.", invalid_params: [{ field: 'inputs.mood', name: 'inputs.mood', reason: 'must be one of upbeat, calm, epic' }] };
+    const problem = {
+      message: "Your request parameters didn't validate.",
+      invalid_params: [{ field: 'inputs.mood', name: 'inputs.mood', reason: 'must be one of upbeat, calm, epic' }],
+    };
     // Both placements of the description: its examples' (top level) and its schema's (under problem).
     expect(r.body).toEqual({ ...problem, problem });
     expect(r.body.workflow_run_identifier).toBeUndefined();
     expect((await ctx.api.control('stats')).body.requests['POST /v1/ai/apps/:appId/run']).toBe(stats + 1);
     expect(await creates('jM4nX8sc')).toBe(before);
-    expect((await ctx.api.post('/v1/ai/apps/jM4nX8sc/run', { inputs: { brief: 'summer sale', mood: 'calm' } })).status).toBe(202);
+    expect(
+      (await ctx.api.post('/v1/ai/apps/jM4nX8sc/run', { inputs: { brief: 'summer sale', mood: 'calm' } })).status,
+    ).toBe(202);
     expect(await creates('jM4nX8sc')).toBe(before + 1);
   });
 
@@ -208,7 +320,10 @@ describe('workflow apps', () => {
     const ok = await ctx.api.post('/v1/ai/apps/jM4nX8sc/run', { inputs: { brief: '🎵'.repeat(1000) } });
     expect(ok.status, JSON.stringify(ok.body)).toBe(202);
     const over = await ctx.api.post('/v1/ai/apps/jM4nX8sc/run', { inputs: { brief: '🎵'.repeat(1001) } });
-    expect([over.status, over.body.invalid_params]).toEqual([422, [{ field: 'inputs.brief', name: 'inputs.brief', reason: 'must be at most 1000 characters' }]]);
+    expect([over.status, over.body.invalid_params]).toEqual([
+      422,
+      [{ field: 'inputs.brief', name: 'inputs.brief', reason: 'must be at most 1000 characters' }],
+    ]);
   });
 
   it('fails runs with error_message and no result when the failure rate says so', async () => {
@@ -217,7 +332,12 @@ describe('workflow apps', () => {
     clock.advance(100);
     const r = await ctx.api.get(`/v1/ai/apps/runs/${run.body.workflow_run_identifier}`);
     await ctx.api.control('faults', { failureRate: 0 });
-    expect(r.body.data).toMatchObject({ status: 'failed', error_message: expect.any(String), completed_at: expect.any(String), result: null });
+    expect(r.body.data).toMatchObject({
+      status: 'failed',
+      error_message: expect.any(String),
+      completed_at: expect.any(String),
+      result: null,
+    });
   });
 
   it('ends completed_with_errors (one result fewer, error_message) or cancelled (no result) when asked', async () => {
@@ -225,7 +345,9 @@ describe('workflow apps', () => {
       await ctx.api.control('faults', { appRunEnding });
       try {
         const png = (await testPng()).toString('base64');
-        const run = await ctx.api.post('/v1/ai/apps/pS7kQ2xa/run', { inputs: { product_image: png, scene: 'x', variations: 3 } });
+        const run = await ctx.api.post('/v1/ai/apps/pS7kQ2xa/run', {
+          inputs: { product_image: png, scene: 'x', variations: 3 },
+        });
         clock.advance(100);
         return (await ctx.api.get(`/v1/ai/apps/runs/${run.body.workflow_run_identifier}`)).body.data;
       } finally {
@@ -233,7 +355,10 @@ describe('workflow apps', () => {
       }
     };
     const partial = await ending('completed_with_errors');
-    expect(partial).toMatchObject({ status: 'completed_with_errors', error_message: expect.stringMatching(/One step of the workflow failed/) });
+    expect(partial).toMatchObject({
+      status: 'completed_with_errors',
+      error_message: expect.stringMatching(/One step of the workflow failed/),
+    });
     expect(partial.result.images).toHaveLength(2);
     expect(await ending('cancelled')).toMatchObject({ status: 'cancelled', result: null });
   });
@@ -259,8 +384,15 @@ describe('workflow apps', () => {
     expect(await costOf()).toBe(8);
   });
   it('is Enterprise only', async () => {
-    for (const [m, p] of [['GET', '/v1/ai/apps'], ['GET', '/v1/ai/apps/pS7kQ2xa'], ['POST', '/v1/ai/apps/pS7kQ2xa/run'], ['GET', '/v1/ai/apps/runs/x']]) {
-      expect((await ctx.api.call(m, p, { key: 'sandbox-business', body: m === 'POST' ? { inputs: {} } : undefined })).status).toBe(403);
+    for (const [m, p] of [
+      ['GET', '/v1/ai/apps'],
+      ['GET', '/v1/ai/apps/pS7kQ2xa'],
+      ['POST', '/v1/ai/apps/pS7kQ2xa/run'],
+      ['GET', '/v1/ai/apps/runs/x'],
+    ]) {
+      expect(
+        (await ctx.api.call(m, p, { key: 'sandbox-business', body: m === 'POST' ? { inputs: {} } : undefined })).status,
+      ).toBe(403);
     }
   });
 });
@@ -270,9 +402,22 @@ describe('team analytics', () => {
   it('defaults to the last 7 days by day, with the api-notes shape', async () => {
     const r = await usage({});
     expect(r.status).toBe(200);
-    expect(r.body.data.map((d: any) => d.date)).toEqual(['2026-03-09', '2026-03-10', '2026-03-11', '2026-03-12', '2026-03-13', '2026-03-14', '2026-03-15']);
+    expect(r.body.data.map((d: any) => d.date)).toEqual([
+      '2026-03-09',
+      '2026-03-10',
+      '2026-03-11',
+      '2026-03-12',
+      '2026-03-13',
+      '2026-03-14',
+      '2026-03-15',
+    ]);
     const c = r.body.data[0].consumptions[0];
-    expect(c).toMatchObject({ tool: expect.any(String), user_uses: expect.any(Number), user_credits: expect.any(Number), user_usages: expect.any(Array) });
+    expect(c).toMatchObject({
+      tool: expect.any(String),
+      user_uses: expect.any(Number),
+      user_credits: expect.any(Number),
+      user_usages: expect.any(Array),
+    });
     expect(c.user_usages.reduce((s: number, u: any) => s + u.uses, 0)).toBe(c.user_uses);
   });
   it('buckets by week, month and year, totals agreeing with days', async () => {
@@ -291,14 +436,23 @@ describe('team analytics', () => {
   it('filters by group, project and API key', async () => {
     const total = (d: any[]) => d.flatMap((x) => x.consumptions).reduce((s: number, c: any) => s + c.user_credits, 0);
     const all = total((await usage({ start_date: '2026-02-01', end_date: '2026-03-01' })).body.data);
-    for (const filter of [{ group_ids: [101] }, { project_references: [(await ctx.api.get('/v1/analytics/team-projects')).body.data[0].reference] }, { api_key_ids: [9001] }]) {
+    for (const filter of [
+      { group_ids: [101] },
+      { project_references: [(await ctx.api.get('/v1/analytics/team-projects')).body.data[0].reference] },
+      { api_key_ids: [9001] },
+    ]) {
       const t = total((await usage({ start_date: '2026-02-01', end_date: '2026-03-01', ...filter })).body.data);
       expect(t).toBeGreaterThan(0);
       expect(t).toBeLessThan(all);
     }
   });
   it('validates the body', async () => {
-    for (const [body, field] of [[{ granularity: 'hour' }, 'granularity'], [{ start_date: '2024-01-01', end_date: '2026-01-01' }, 'start_date'], [{ group_ids: [0] }, 'group_ids.0'], [{ end_date: '2026-13-01' }, 'end_date']] as const) {
+    for (const [body, field] of [
+      [{ granularity: 'hour' }, 'granularity'],
+      [{ start_date: '2024-01-01', end_date: '2026-01-01' }, 'start_date'],
+      [{ group_ids: [0] }, 'group_ids.0'],
+      [{ end_date: '2026-13-01' }, 'end_date'],
+    ] as const) {
       const r = await usage(body);
       expect(r.status).toBe(400);
       expect(r.body.invalid_params.map((p: any) => p.field)).toContain(field);
@@ -315,7 +469,10 @@ describe('team analytics', () => {
     const m = (await ctx.api.get('/v1/analytics/team-members')).body.data;
     expect(m.length).toBeGreaterThanOrEqual(50);
     expect(m[0]).toMatchObject({ email: expect.any(String), role: expect.any(String), status: expect.any(String) });
-    expect((await ctx.api.get('/v1/analytics/team-api-keys')).body.data[0]).toMatchObject({ name: expect.any(String), status: expect.any(String) });
+    expect((await ctx.api.get('/v1/analytics/team-api-keys')).body.data[0]).toMatchObject({
+      name: expect.any(String),
+      status: expect.any(String),
+    });
     const groups = (await ctx.api.get('/v1/analytics/team-groups')).body.data;
     expect(groups.reduce((s: number, g: any) => s + g.member_count, 0)).toBe(m.length);
     expect((await ctx.api.get('/v1/analytics/team-projects')).body.data[0]).toMatchObject({ name: expect.any(String) });
@@ -323,21 +480,31 @@ describe('team analytics', () => {
 });
 
 describe('recent creations', () => {
-  it('lists the caller\'s own completed creations, newest first, filtered and paged', async () => {
+  it("lists the caller's own completed creations, newest first, filtered and paged", async () => {
     const png = (await testPng()).toString('base64');
     const up = resolvePaths(getTool('upscaler-precision'), DEFAULT_SLUGS);
     const mu = resolvePaths(getTool('music'), DEFAULT_SLUGS);
     const a = (await ctx.api.post(up.create, { image: png }, 'sandbox-admin')).body.data.task_id;
     clock.advance(1);
-    const b = (await ctx.api.post(mu.create, { prompt: 'x', music_length_seconds: 30 }, 'sandbox-admin')).body.data.task_id;
+    const b = (await ctx.api.post(mu.create, { prompt: 'x', music_length_seconds: 30 }, 'sandbox-admin')).body.data
+      .task_id;
     clock.advance(1);
     const c = (await ctx.api.post(up.create, { image: png }, 'sandbox-admin')).body.data.task_id;
     expect((await ctx.api.get('/v1/creations/recent', 'sandbox-admin')).body.data).toEqual([]);
     clock.advance(200);
     const all = await ctx.api.get('/v1/creations/recent', 'sandbox-admin');
     expect(all.body.data.map((x: any) => x.id)).toEqual([c, b, a]);
-    expect(all.body.data[0]).toMatchObject({ name: expect.any(String), reference: c, created_at: expect.any(String), url: expect.stringMatching(/^http/), tool_name: 'upscaler-precision' });
-    const filtered = await ctx.api.get('/v1/creations/recent?tool_name=upscaler-precision&per_page=1&page=2', 'sandbox-admin');
+    expect(all.body.data[0]).toMatchObject({
+      name: expect.any(String),
+      reference: c,
+      created_at: expect.any(String),
+      url: expect.stringMatching(/^http/),
+      tool_name: 'upscaler-precision',
+    });
+    const filtered = await ctx.api.get(
+      '/v1/creations/recent?tool_name=upscaler-precision&per_page=1&page=2',
+      'sandbox-admin',
+    );
     expect(filtered.body.data.map((x: any) => x.id)).toEqual([a]);
     expect(filtered.body.meta.pagination).toMatchObject({ total: 2, last_page: 2 });
     expect((await ctx.api.get('/v1/creations/recent', 'sandbox-member')).body.data).toEqual([]);
@@ -347,7 +514,10 @@ describe('recent creations', () => {
 
 describe('CLI', () => {
   it('`mediadesk sandbox` prints "listening on http://127.0.0.1:PORT" first and serves until killed', async () => {
-    const child = spawn(process.execPath, ['bin/mediadesk.js', 'sandbox', '--port', '0', '--seed', '3'], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['bin/mediadesk.js', 'sandbox', '--port', '0', '--seed', '3'], {
+      cwd: process.cwd(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (c) => (out += c));
     await until(async () => out.includes('\n'), 20_000);
@@ -361,7 +531,9 @@ describe('CLI', () => {
     expect(code).toBe(0);
   });
   it('`--print-keys` lists the demo keys', async () => {
-    const child = spawn(process.execPath, ['bin/mediadesk.js', 'sandbox', '--print-keys'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['bin/mediadesk.js', 'sandbox', '--print-keys'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (c) => (out += c));
     await once(child, 'exit');

@@ -43,11 +43,17 @@ describe('audit search: defaults and shape', () => {
     const r = await q('?per_page=100');
     const types = new Set<string>();
     for (const e of r.body.data) {
-      expect(e).toMatchObject({ event_id: expect.any(String), date: expect.any(String), member: { type: expect.any(String) }, source: expect.any(Object) });
+      expect(e).toMatchObject({
+        event_id: expect.any(String),
+        date: expect.any(String),
+        member: { type: expect.any(String) },
+        source: expect.any(Object),
+      });
       expect(e.action.event_type).toMatch(/^[a-z_]+\.[a-z_]+\.[a-z_]+ed$/);
       types.add(e.action.event_type);
       for (const k of Object.keys(e.action.data)) expect(ALLOWED_DATA_KEYS).toContain(k);
-      for (const s of [e.action.old_state, e.action.new_state]) if (s) for (const k of Object.keys(s)) expect(ALLOWED_STATE_KEYS).toContain(k);
+      for (const s of [e.action.old_state, e.action.new_state])
+        if (s) for (const k of Object.keys(s)) expect(ALLOWED_STATE_KEYS).toContain(k);
       expect(JSON.stringify(e)).not.toMatch(/provider_model|billing_state|moderation|internal_/);
     }
     expect(types.size).toBeGreaterThanOrEqual(5);
@@ -78,7 +84,8 @@ describe('audit search: filters', () => {
   it('filters by event_type, folder_id and group_id', async () => {
     const t = await q('?event_type=project.folder.shared,team.member.role_changed&per_page=100');
     expect(t.body.data.length).toBeGreaterThan(0);
-    for (const e of t.body.data) expect(['project.folder.shared', 'team.member.role_changed']).toContain(e.action.event_type);
+    for (const e of t.body.data)
+      expect(['project.folder.shared', 'team.member.role_changed']).toContain(e.action.event_type);
     const folder = t.body.data.find((e: any) => e.action.data.folder_reference).action.data.folder_reference;
     const f = await q(`?folder_id[]=${folder}&per_page=100`);
     expect(f.body.data.length).toBeGreaterThan(0);
@@ -140,7 +147,16 @@ describe('audit search: validation', () => {
     await bad('?date_from=2026-03-12&date_to=2026-03-10', 'date_from');
     // date_from left to its default (15 days ago): the error is on the date_to that was sent.
     const early = await q('?date_to=2026-02-20');
-    expect([early.status, early.body.invalid_params]).toEqual([400, [{ field: 'date_to', name: 'date_to', reason: 'must not be before date_from, which defaults to 15 days ago (2026-02-28)' }]]);
+    expect([early.status, early.body.invalid_params]).toEqual([
+      400,
+      [
+        {
+          field: 'date_to',
+          name: 'date_to',
+          reason: 'must not be before date_from, which defaults to 15 days ago (2026-02-28)',
+        },
+      ],
+    ]);
     expect((await q('?date_from=2026-02-28&date_to=2026-03-15')).status).toBe(200);
   });
   it('rejects a cursor it did not issue', async () => {
@@ -219,7 +235,11 @@ describe('audit search: retention', () => {
       const window = `${PATH}?date_from=2026-02-28&date_to=2026-03-15&per_page=100`;
       const dates = async (url: string) => {
         const out: string[] = [];
-        for (let r = await sb.api.get(url); ; r = await sb.api.get(`${PATH}?per_page=100&cursor=${r.body.meta.next_cursor}`)) {
+        for (
+          let r = await sb.api.get(url);
+          ;
+          r = await sb.api.get(`${PATH}?per_page=100&cursor=${r.body.meta.next_cursor}`)
+        ) {
           expect(r.status).toBe(200);
           out.push(...r.body.data.map((e: { date: string }) => e.date));
           if (!r.body.meta.next_cursor) return out;

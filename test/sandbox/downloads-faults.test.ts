@@ -99,13 +99,21 @@ describe('downloads', () => {
     expect(Date.now() - t0).toBeGreaterThanOrEqual(400);
   });
   it('serves uploads at loopback URLs, with ranges', async () => {
-    const up = await fetch(`${ctx.sb.url}/__sandbox/uploads`, { method: 'POST', headers: { 'content-type': 'video/mp4' }, body: new Uint8Array(Buffer.from('0123456789')) });
+    const up = await fetch(`${ctx.sb.url}/__sandbox/uploads`, {
+      method: 'POST',
+      headers: { 'content-type': 'video/mp4' },
+      body: new Uint8Array(Buffer.from('0123456789')),
+    });
     const body = await up.json();
     expect(body.id).toMatch(/^upl_vid_/);
     expect(body.url.startsWith(ctx.sb.url)).toBe(true);
     const part = await bytesOf(body.url, { range: 'bytes=2-4' });
     expect(part.bytes.toString()).toBe('234');
-    const img = await fetch(`${ctx.sb.url}/__sandbox/uploads`, { method: 'POST', headers: { 'content-type': 'image/png' }, body: new Uint8Array(await testPng()) });
+    const img = await fetch(`${ctx.sb.url}/__sandbox/uploads`, {
+      method: 'POST',
+      headers: { 'content-type': 'image/png' },
+      body: new Uint8Array(await testPng()),
+    });
     expect((await img.json()).id).toMatch(/^upl_(?!vid_)/);
   });
 });
@@ -143,7 +151,9 @@ describe('faults on demand', () => {
   });
   it('resets connections on demand', async () => {
     await ctx.api.control('faults', { resetRate: 1 });
-    await expect(fetch(`${ctx.sb.url}/v1/ai/loras`, { headers: { 'x-magnific-api-key': 'sandbox-owner' } })).rejects.toThrow();
+    await expect(
+      fetch(`${ctx.sb.url}/v1/ai/loras`, { headers: { 'x-magnific-api-key': 'sandbox-owner' } }),
+    ).rejects.toThrow();
     await ctx.api.control('reset', {});
     expect((await ctx.api.get('/v1/ai/loras')).status).toBe(200);
   });

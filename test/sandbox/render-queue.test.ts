@@ -29,14 +29,19 @@ async function results(n: number, side: number): Promise<string[]> {
   return urls;
 }
 
-const renders = async () => (await ctx.api.control('stats')).body.renders as { done: number; abandoned: number; running: number; queued: number };
+const renders = async () =>
+  (await ctx.api.control('stats')).body.renders as { done: number; abandoned: number; running: number; queued: number };
 
 describe('render queue under load', () => {
   it('drops the queued render of a request that went away, and renders the rest', async () => {
     const urls = await results(12, 512);
     const before = await renders();
     const acs = urls.map(() => new AbortController());
-    const gets = urls.map((u, i) => fetch(u, { signal: acs[i].signal }).then((r) => r.arrayBuffer()).catch(() => null));
+    const gets = urls.map((u, i) =>
+      fetch(u, { signal: acs[i].signal })
+        .then((r) => r.arrayBuffer())
+        .catch(() => null),
+    );
     // Two render, ten wait (each render is a 2048x2048 lanczos upscale).
     await until(async () => (await renders()).queued >= 10, 30_000);
     for (const ac of acs) ac.abort();
@@ -56,14 +61,16 @@ describe('render queue under load', () => {
 
   it('completes many concurrent downloads of distinct results, each correct, within a bound of retries', async () => {
     const urls = await results(60, 64);
-    const bodies = await Promise.all(urls.map(async (u) => {
-      for (let attempt = 1; attempt <= 3; attempt++) {
-        const r = await fetch(u);
-        if (r.status === 200) return Buffer.from(await r.arrayBuffer());
-        await r.arrayBuffer();
-      }
-      throw new Error(`${u} did not download in 3 attempts`);
-    }));
+    const bodies = await Promise.all(
+      urls.map(async (u) => {
+        for (let attempt = 1; attempt <= 3; attempt++) {
+          const r = await fetch(u);
+          if (r.status === 200) return Buffer.from(await r.arrayBuffer());
+          await r.arrayBuffer();
+        }
+        throw new Error(`${u} did not download in 3 attempts`);
+      }),
+    );
     for (const b of bodies) {
       const meta = await sharp(b).metadata();
       expect([meta.format, meta.width, meta.height]).toEqual(['png', 256, 256]);

@@ -22,7 +22,11 @@ const DURATION = 1000;
 
 /** Uploads a file through the control API, as the app's engine uploads a local reference: its `upl_vid_` id. */
 async function upload(bytes: Buffer, type = 'video/mp4'): Promise<string> {
-  const r = await fetch(`${ctx.sb.url}/__sandbox/uploads`, { method: 'POST', headers: { 'content-type': type }, body: new Uint8Array(bytes) });
+  const r = await fetch(`${ctx.sb.url}/__sandbox/uploads`, {
+    method: 'POST',
+    headers: { 'content-type': type },
+    body: new Uint8Array(bytes),
+  });
   return (await r.json()).id;
 }
 
@@ -30,7 +34,11 @@ beforeAll(async () => {
   ctx = await start({ now: clock.now, taskDurationMs: DURATION });
   png = await testPng();
   refPng = await testPng(256, 256);
-  const up = await fetch(`${ctx.sb.url}/__sandbox/uploads`, { method: 'POST', headers: { 'content-type': 'image/png' }, body: new Uint8Array(png) });
+  const up = await fetch(`${ctx.sb.url}/__sandbox/uploads`, {
+    method: 'POST',
+    headers: { 'content-type': 'image/png' },
+    body: new Uint8Array(png),
+  });
   imageUrl = (await up.json()).url;
   // A clip within every reference-video limit (2-15 s, 24-60 fps, 409,600+ pixels): the Sandbox measures what it is given.
   clips = await tempDir();
@@ -59,7 +67,8 @@ function minimalBody(tool: ToolEntry): Record<string, unknown> {
     else if (f.kind === 'mediaList') body[f.name] = [media(f)];
   }
   // A request that must carry one of several fields (2.5: prompt or shots) gets its prompt.
-  for (const r of tool.rules ?? []) if (r.kind === 'anyOf' && r.fields.includes('prompt')) body.prompt = 'a lighthouse at dusk';
+  for (const r of tool.rules ?? [])
+    if (r.kind === 'anyOf' && r.fields.includes('prompt')) body.prompt = 'a lighthouse at dusk';
   return body;
 }
 
@@ -87,17 +96,27 @@ describe('every task tool of the catalogue', () => {
     }
     const res = await fetch(done.body.data.generated[0], { method: 'HEAD' });
     expect(res.status).toBe(200);
-    expect(res.headers.get('content-type')).toMatch({ image: /^image\//, video: /^video\//, audio: /^audio\// }[tool.result]);
+    expect(res.headers.get('content-type')).toMatch(
+      { image: /^image\//, video: /^video\//, audio: /^audio\// }[tool.result],
+    );
   });
 });
 
 describe('validation (400 naming the field)', () => {
   const tool = (id: string) => TOOLS.find((t) => t.id === id)!;
-  const expectInvalid = async (id: string, body: Record<string, unknown>, field: string, params: Record<string, unknown> = {}) => {
+  const expectInvalid = async (
+    id: string,
+    body: Record<string, unknown>,
+    field: string,
+    params: Record<string, unknown> = {},
+  ) => {
     const r = await ctx.api.post(resolvePaths(tool(id), DEFAULT_SLUGS, params).create, body);
     expect(r.status, JSON.stringify(body).slice(0, 200)).toBe(400);
     expect(r.headers.get('content-type')).toContain('application/problem+json');
-    expect(r.body.invalid_params.map((p: any) => p.field), JSON.stringify(r.body)).toContain(field);
+    expect(
+      r.body.invalid_params.map((p: any) => p.field),
+      JSON.stringify(r.body),
+    ).toContain(field);
     for (const p of r.body.invalid_params) expect(p.name).toBe(p.field);
   };
   it('enforces the spec bounds', async () => {
@@ -117,26 +136,55 @@ describe('validation (400 naming the field)', () => {
     await expectInvalid('editor', { prompt: 'x', reference_images: Array(6).fill(imageUrl) }, 'reference_images');
     await expectInvalid('hires', { prompt: 'x', resolutoin: '2k' }, 'resolutoin');
   });
-  it('says in words what is wrong with an empty prompt and with the generator\'s styling bounds', async () => {
+  it("says in words what is wrong with an empty prompt and with the generator's styling bounds", async () => {
     const reasons = async (id: string, body: Record<string, unknown>) => statusAndReasons(await postTo(id, body));
-    expect(await reasons('music-variants', { prompt: 'short' })).toEqual([400, ['prompt: must be at least 10 characters']]);
-    expect(await reasons('hires', { prompt: 'x', styling: { colors: [] } })).toEqual([400, ['styling.colors: must have at least 1 item']]);
-    expect(await reasons('hires', { prompt: 'x', styling: { colors: [{ color: '#FFFFFF', weight: 0.01 }], styles: [{ name: 'Watercolor', strength: 201 }] } }))
-      .toEqual([400, ['styling.styles.0.strength: must be at most 200', 'styling.colors.0.weight: must be at least 0.05']]);
+    expect(await reasons('music-variants', { prompt: 'short' })).toEqual([
+      400,
+      ['prompt: must be at least 10 characters'],
+    ]);
+    expect(await reasons('hires', { prompt: 'x', styling: { colors: [] } })).toEqual([
+      400,
+      ['styling.colors: must have at least 1 item'],
+    ]);
+    expect(
+      await reasons('hires', {
+        prompt: 'x',
+        styling: { colors: [{ color: '#FFFFFF', weight: 0.01 }], styles: [{ name: 'Watercolor', strength: 201 }] },
+      }),
+    ).toEqual([
+      400,
+      ['styling.styles.0.strength: must be at most 200', 'styling.colors.0.weight: must be at least 0.05'],
+    ]);
     // The official description: a character's id is a string, its strength required, colours upper case.
-    expect(await reasons('hires', { prompt: 'x', styling: { characters: [{ id: 6 }] } })).toEqual([400, ['styling.characters.0.strength: is required', 'styling.characters.0.id: must be of type string']]);
-    expect(await reasons('hires', { prompt: 'x', styling: { colors: [{ color: '#ffffff', weight: 0.5 }] } })).toEqual([400, ['styling.colors.0.color: must match ^#[0-9A-F]{6}$']]);
+    expect(await reasons('hires', { prompt: 'x', styling: { characters: [{ id: 6 }] } })).toEqual([
+      400,
+      ['styling.characters.0.strength: is required', 'styling.characters.0.id: must be of type string'],
+    ]);
+    expect(await reasons('hires', { prompt: 'x', styling: { colors: [{ color: '#ffffff', weight: 0.5 }] } })).toEqual([
+      400,
+      ['styling.colors.0.color: must match ^#[0-9A-F]{6}$'],
+    ]);
   });
   it('refuses a resolution in the body of a video family, whose create path already chooses it', async () => {
-    expect(statusAndReasons(await postTo('video-2x', { prompt: 'x', resolution: '1080p' }, { resolution: '720p' })))
-      .toEqual([400, ['resolution: is not a parameter of this endpoint']]);
-    expect(statusAndReasons(await postTo('video-25', { prompt: 'x', resolution: '720p' }, { resolution: '720p' }))[0]).toBe(400);
+    expect(
+      statusAndReasons(await postTo('video-2x', { prompt: 'x', resolution: '1080p' }, { resolution: '720p' })),
+    ).toEqual([400, ['resolution: is not a parameter of this endpoint']]);
+    expect(
+      statusAndReasons(await postTo('video-25', { prompt: 'x', resolution: '720p' }, { resolution: '720p' }))[0],
+    ).toBe(400);
   });
   it('rejects the video input combinations at creation', async () => {
     const b64 = png.toString('base64');
     await expectInvalid('video-2x', { prompt: 'x', image_end: b64 }, 'image_end', { resolution: '720p' });
-    await expectInvalid('video-2x', { prompt: 'x', image: b64, reference_images: [b64] }, 'image', { resolution: '720p' });
-    await expectInvalid('video-2x', { prompt: 'x', image: b64, image_end: b64, reference_videos: [videoId] }, 'image_end', { resolution: '720p' });
+    await expectInvalid('video-2x', { prompt: 'x', image: b64, reference_images: [b64] }, 'image', {
+      resolution: '720p',
+    });
+    await expectInvalid(
+      'video-2x',
+      { prompt: 'x', image: b64, image_end: b64, reference_videos: [videoId] },
+      'image_end',
+      { resolution: '720p' },
+    );
     await expectInvalid('i2v-endframe', { prompt: 'x', image_end: b64 }, 'image');
     await expectInvalid('i2v-endframe-fast', { prompt: 'x', image_end: b64 }, 'image');
   });
@@ -147,19 +195,35 @@ describe('validation (400 naming the field)', () => {
       expect(r.status, JSON.stringify(r.body)).toBe(400);
       return r.body.invalid_params.map((p: { field: string; reason: string }) => `${p.field}: ${p.reason}`);
     };
-    expect(await reasons('video-25', { prompt: 'like @Image1, moving as @Video1', reference_images: [b64] })).toEqual(['prompt: @Video1 cites a reference video, but video 2.5 takes none']);
-    expect(await reasons('video-25', { prompt: 'a pier', shots: [{ prompt: '@Image3 at dusk', duration: 4 }], duration: 4, reference_images: [b64, b64] }))
-      .toEqual(['shots.0.prompt: @Image3 cites reference image 3, but only 2 are given']);
-    expect(await reasons('video-2x', { prompt: 'to the beat of @Audio1' })).toEqual(['prompt: @Audio1 cites a reference audio, but video 2.x takes none']);
+    expect(await reasons('video-25', { prompt: 'like @Image1, moving as @Video1', reference_images: [b64] })).toEqual([
+      'prompt: @Video1 cites a reference video, but video 2.5 takes none',
+    ]);
+    expect(
+      await reasons('video-25', {
+        prompt: 'a pier',
+        shots: [{ prompt: '@Image3 at dusk', duration: 4 }],
+        duration: 4,
+        reference_images: [b64, b64],
+      }),
+    ).toEqual(['shots.0.prompt: @Image3 cites reference image 3, but only 2 are given']);
+    expect(await reasons('video-2x', { prompt: 'to the beat of @Audio1' })).toEqual([
+      'prompt: @Audio1 cites a reference audio, but video 2.x takes none',
+    ]);
   });
   it('counts prompt characters as code points: 40,000 emoji over prompt and shots fit the 2.5 limit, 40,001 do not', async () => {
     const clapper = '\u{1F3AC}';
-    const create = (shot: number) => ctx.api.post(resolvePaths(tool('video-25'), DEFAULT_SLUGS, { resolution: '720p' }).create, {
-      prompt: clapper.repeat(20_000), shots: [{ prompt: clapper.repeat(shot), duration: 4 }], duration: 4,
-    });
+    const create = (shot: number) =>
+      ctx.api.post(resolvePaths(tool('video-25'), DEFAULT_SLUGS, { resolution: '720p' }).create, {
+        prompt: clapper.repeat(20_000),
+        shots: [{ prompt: clapper.repeat(shot), duration: 4 }],
+        duration: 4,
+      });
     expect((await create(20_000)).status).toBe(200);
     const over = await create(20_001);
-    expect([over.status, over.body.invalid_params]).toEqual([400, [{ name: 'prompt', field: 'prompt', reason: 'prompts together must be at most 40000 characters (found 40001)' }]]);
+    expect([over.status, over.body.invalid_params]).toEqual([
+      400,
+      [{ name: 'prompt', field: 'prompt', reason: 'prompts together must be at most 40000 characters (found 40001)' }],
+    ]);
   });
   it('refuses a video request that describes nothing, and takes each way of describing it', async () => {
     const b64 = png.toString('base64');
@@ -175,53 +239,138 @@ describe('validation (400 naming the field)', () => {
   });
   it('rejects inputs it cannot use: non-loopback URLs, unknown uploads, non-images', async () => {
     await expectInvalid('change-camera', { image: 'https://example.com/a.png' }, 'image');
-    await expectInvalid('video-upscaler', { video: 'upl_vid_doesnotexist', enhancement_model: 'starlight_fast_2' }, 'video');
-    await expectInvalid('upscaler-precision', { image: Buffer.from('this is not an image at all').toString('base64') }, 'image');
+    await expectInvalid(
+      'video-upscaler',
+      { video: 'upl_vid_doesnotexist', enhancement_model: 'starlight_fast_2' },
+      'video',
+    );
+    await expectInvalid(
+      'upscaler-precision',
+      { image: Buffer.from('this is not an image at all').toString('base64') },
+      'image',
+    );
   });
-  const postTo = (id: string, body: Record<string, unknown>, params: Record<string, unknown> = {}) => ctx.api.post(resolvePaths(tool(id), DEFAULT_SLUGS, params).create, body);
-  const statusAndReasons = (r: { status: number; body: { invalid_params: { field: string; reason: string }[] } }) => [r.status, r.body.invalid_params?.map((p) => `${p.field}: ${p.reason}`)];
-  const served = async (bytes: Buffer, type: string) => (await (await fetch(`${ctx.sb.url}/__sandbox/uploads`, { method: 'POST', headers: { 'content-type': type }, body: new Uint8Array(bytes) })).json()).url as string;
-  it('holds frames and reference images to their field\'s formats and the stated size limits, by URL or inline', async () => {
+  const postTo = (id: string, body: Record<string, unknown>, params: Record<string, unknown> = {}) =>
+    ctx.api.post(resolvePaths(tool(id), DEFAULT_SLUGS, params).create, body);
+  const statusAndReasons = (r: { status: number; body: { invalid_params: { field: string; reason: string }[] } }) => [
+    r.status,
+    r.body.invalid_params?.map((p) => `${p.field}: ${p.reason}`),
+  ];
+  const served = async (bytes: Buffer, type: string) =>
+    (
+      await (
+        await fetch(`${ctx.sb.url}/__sandbox/uploads`, {
+          method: 'POST',
+          headers: { 'content-type': type },
+          body: new Uint8Array(bytes),
+        })
+      ).json()
+    ).url as string;
+  it("holds frames and reference images to their field's formats and the stated size limits, by URL or inline", async () => {
     const post = postTo;
     const reasons = statusAndReasons;
-    const gif = await sharp({ create: { width: 640, height: 480, channels: 3, background: '#884422' } }).gif().toBuffer();
-    const webp = await sharp({ create: { width: 640, height: 480, channels: 3, background: '#224488' } }).webp().toBuffer();
+    const gif = await sharp({ create: { width: 640, height: 480, channels: 3, background: '#884422' } })
+      .gif()
+      .toBuffer();
+    const webp = await sharp({ create: { width: 640, height: 480, channels: 3, background: '#224488' } })
+      .webp()
+      .toBuffer();
     const gifUrl = await served(gif, 'image/gif');
     const pageUrl = await served(Buffer.from('<!doctype html><title>Sign in</title>'), 'text/html');
-    expect(reasons(await post('video-2x', { prompt: 'x', image: gifUrl }, { resolution: '720p' }))).toEqual([400, ['image: format gif is not JPG or PNG']]);
-    expect(reasons(await post('i2v-endframe-fast', { prompt: 'x', image: png.toString('base64'), image_end: webp.toString('base64') }))).toEqual([400, ['image_end: format webp is not JPG or PNG']]);
-    expect(reasons(await post('lite-i2v', { prompt: 'x', image: pageUrl }))).toEqual([400, ['image: is not a readable image (JPEG, PNG or WebP)']]);
+    expect(reasons(await post('video-2x', { prompt: 'x', image: gifUrl }, { resolution: '720p' }))).toEqual([
+      400,
+      ['image: format gif is not JPG or PNG'],
+    ]);
+    expect(
+      reasons(
+        await post('i2v-endframe-fast', {
+          prompt: 'x',
+          image: png.toString('base64'),
+          image_end: webp.toString('base64'),
+        }),
+      ),
+    ).toEqual([400, ['image_end: format webp is not JPG or PNG']]);
+    expect(reasons(await post('lite-i2v', { prompt: 'x', image: pageUrl }))).toEqual([
+      400,
+      ['image: is not a readable image (JPEG, PNG or WebP)'],
+    ]);
     // Reference images of 2.x take WebP; the 5.0 edit's are held to 256x256 (api-spec).
-    expect((await post('video-2x', { prompt: 'x', reference_images: [await served(webp, 'image/webp')] }, { resolution: '720p' })).status).toBe(200);
-    expect(reasons(await post('image50-edit', { prompt: 'x', reference_images: [refPng.toString('base64'), png.toString('base64')] }))).toEqual([400, ['reference_images.1: 64x48 is below the 256x256 minimum']]);
+    expect(
+      (
+        await post(
+          'video-2x',
+          { prompt: 'x', reference_images: [await served(webp, 'image/webp')] },
+          { resolution: '720p' },
+        )
+      ).status,
+    ).toBe(200);
+    expect(
+      reasons(
+        await post('image50-edit', {
+          prompt: 'x',
+          reference_images: [refPng.toString('base64'), png.toString('base64')],
+        }),
+      ),
+    ).toEqual([400, ['reference_images.1: 64x48 is below the 256x256 minimum']]);
   });
   it('holds every image field to the formats of its catalogue entry: skin enhancer JPEG or PNG, change camera and image-to-prompt also WebP', async () => {
-    const gif = await sharp({ create: { width: 320, height: 240, channels: 3, background: '#884422' } }).gif().toBuffer();
-    const webp = await sharp({ create: { width: 320, height: 240, channels: 3, background: '#224488' } }).webp().toBuffer();
+    const gif = await sharp({ create: { width: 320, height: 240, channels: 3, background: '#884422' } })
+      .gif()
+      .toBuffer();
+    const webp = await sharp({ create: { width: 320, height: 240, channels: 3, background: '#224488' } })
+      .webp()
+      .toBuffer();
     const [gifUrl, webpUrl] = [await served(gif, 'image/gif'), await served(webp, 'image/webp')];
-    expect(statusAndReasons(await postTo('skin-creative', { image: webp.toString('base64') }))).toEqual([400, ['image: format webp is not JPG or PNG']]);
-    expect(statusAndReasons(await postTo('skin-faithful', { image: gifUrl }))).toEqual([400, ['image: format gif is not JPG or PNG']]);
-    expect(statusAndReasons(await postTo('change-camera', { image: gifUrl }))).toEqual([400, ['image: format gif is not JPG or PNG or WebP']]);
-    expect(statusAndReasons(await postTo('image-to-prompt', { image: `data:image/gif;base64,${gif.toString('base64')}` }))).toEqual([400, ['image: format gif is not JPG or PNG or WebP']]);
+    expect(statusAndReasons(await postTo('skin-creative', { image: webp.toString('base64') }))).toEqual([
+      400,
+      ['image: format webp is not JPG or PNG'],
+    ]);
+    expect(statusAndReasons(await postTo('skin-faithful', { image: gifUrl }))).toEqual([
+      400,
+      ['image: format gif is not JPG or PNG'],
+    ]);
+    expect(statusAndReasons(await postTo('change-camera', { image: gifUrl }))).toEqual([
+      400,
+      ['image: format gif is not JPG or PNG or WebP'],
+    ]);
+    expect(
+      statusAndReasons(await postTo('image-to-prompt', { image: `data:image/gif;base64,${gif.toString('base64')}` })),
+    ).toEqual([400, ['image: format gif is not JPG or PNG or WebP']]);
     const withMime = (b: Buffer, mime: string) => ({ image: b.toString('base64'), mime_type: mime });
-    expect(statusAndReasons(await postTo('music-variants', { prompt: 'a calm piano piece', reference_images: [withMime(png, 'image/png'), withMime(gif, 'image/png')] })))
-      .toEqual([400, ['reference_images.1: format gif is not PNG or JPG or WebP']]);
+    expect(
+      statusAndReasons(
+        await postTo('music-variants', {
+          prompt: 'a calm piano piece',
+          reference_images: [withMime(png, 'image/png'), withMime(gif, 'image/png')],
+        }),
+      ),
+    ).toEqual([400, ['reference_images.1: format gif is not PNG or JPG or WebP']]);
     // What the spec lets through still goes through.
     expect((await postTo('change-camera', { image: webpUrl })).status).toBe(200);
-    expect((await postTo('image-to-prompt', { image: `data:image/webp;base64,${webp.toString('base64')}` })).status).toBe(200);
+    expect(
+      (await postTo('image-to-prompt', { image: `data:image/webp;base64,${webp.toString('base64')}` })).status,
+    ).toBe(200);
     expect((await postTo('skin-flexible', { image: png.toString('base64') })).status).toBe(200);
   });
   it('measures reference videos as the service does: each limit named per item, the combined duration, URLs by range, loopback only', async () => {
-    const post = (id: string, body: Record<string, unknown>, params: Record<string, unknown> = {}) => ctx.api.post(resolvePaths(tool(id), DEFAULT_SLUGS, params).create, body);
-    const reasons = (r: { body: { invalid_params: { field: string; reason: string }[] } }) => r.body.invalid_params.map((p) => `${p.field}: ${p.reason}`);
-    const short = await upload(await readFile(await makeClip(clips.dir, 'short-20fps', { w: 640, h: 640, fps: 20, sec: 1.5 })));
+    const post = (id: string, body: Record<string, unknown>, params: Record<string, unknown> = {}) =>
+      ctx.api.post(resolvePaths(tool(id), DEFAULT_SLUGS, params).create, body);
+    const reasons = (r: { body: { invalid_params: { field: string; reason: string }[] } }) =>
+      r.body.invalid_params.map((p) => `${p.field}: ${p.reason}`);
+    const short = await upload(
+      await readFile(await makeClip(clips.dir, 'short-20fps', { w: 640, h: 640, fps: 20, sec: 1.5 })),
+    );
     await makeClip(clips.dir, 'small', { w: 320, h: 240, fps: 24, sec: 3 });
     const six = await upload(await readFile(await makeClip(clips.dir, 'six', { w: 640, h: 640, fps: 24, sec: 6 })));
     const notVideo = await upload(Buffer.from('these bytes are no video at all'));
     const server: FileServer = await serveFolder(clips.dir);
     try {
       const v2 = { resolution: '720p' };
-      const a = await post('video-2x', { prompt: 'x @Video1 @Video2 @Video3', reference_videos: [videoId, short, `${server.url}/small.mp4`] }, v2);
+      const a = await post(
+        'video-2x',
+        { prompt: 'x @Video1 @Video2 @Video3', reference_videos: [videoId, short, `${server.url}/small.mp4`] },
+        v2,
+      );
       expect(a.status).toBe(400);
       expect(reasons(a)).toEqual([
         'reference_videos.1: duration 1.5 s is below the 2 s minimum',
@@ -236,9 +385,17 @@ describe('validation (400 naming the field)', () => {
       const c = await post('video-2x', { prompt: 'x', reference_videos: [six, six, six] }, v2);
       expect(reasons(c)).toEqual(['reference_videos: combined duration 18 s is above the 15 s limit']);
 
-      const d = await post('video-2x', { prompt: 'x', reference_videos: [notVideo, 'https://example.com/clip.mp4'] }, v2);
+      const d = await post(
+        'video-2x',
+        { prompt: 'x', reference_videos: [notVideo, 'https://example.com/clip.mp4'] },
+        v2,
+      );
       expect(reasons(d)).toEqual([
-        expect.stringMatching(new RegExp(`^reference_videos\\.0: could not be read as an MP4 or MOV video \\(${notVideo}: not a video or image`)),
+        expect.stringMatching(
+          new RegExp(
+            `^reference_videos\\.0: could not be read as an MP4 or MOV video \\(${notVideo}: not a video or image`,
+          ),
+        ),
         'reference_videos.1: the Sandbox fetches URL inputs from loopback (127.0.0.1, localhost) only; upload the video or use a loopback URL',
       ]);
 
@@ -266,10 +423,23 @@ describe('validation (400 naming the field)', () => {
     ihdr.writeUInt32BE(20000, 0);
     ihdr.writeUInt32BE(15000, 4);
     ihdr.set([8, 0, 0, 0, 0], 8);
-    const panorama = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(Buffer.alloc(20001))), chunk('IEND', Buffer.alloc(0))]);
-    const r = await ctx.api.post(resolvePaths(tool('upscaler-precision'), DEFAULT_SLUGS, {}).create, { image: panorama.toString('base64') });
+    const panorama = Buffer.concat([
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+      chunk('IHDR', ihdr),
+      chunk('IDAT', deflateSync(Buffer.alloc(20001))),
+      chunk('IEND', Buffer.alloc(0)),
+    ]);
+    const r = await ctx.api.post(resolvePaths(tool('upscaler-precision'), DEFAULT_SLUGS, {}).create, {
+      image: panorama.toString('base64'),
+    });
     expect(r.status).toBe(400);
-    expect(r.body.invalid_params).toEqual([{ field: 'image', name: 'image', reason: 'is 20000x15000 (300 megapixels); the Sandbox takes images up to 268 megapixels' }]);
+    expect(r.body.invalid_params).toEqual([
+      {
+        field: 'image',
+        name: 'image',
+        reason: 'is 20000x15000 (300 megapixels); the Sandbox takes images up to 268 megapixels',
+      },
+    ]);
   });
   it('rejects list paging below 1 or not an integer, as the service does, and otherwise ignores it (it is undeclared)', async () => {
     const list = pathsOf(tool('music')).list;
@@ -278,12 +448,17 @@ describe('validation (400 naming the field)', () => {
       expect(r.status, qs).toBe(400);
       expect(r.body.invalid_params.map((p: { field: string }) => p.field)).toEqual([qs.split('=')[0]]);
     }
-    for (const qs of ['per_page=1001', 'page=7', 'per_page=1&page=1']) expect((await ctx.api.get(`${list}?${qs}`)).status, qs).toBe(200);
+    for (const qs of ['per_page=1001', 'page=7', 'per_page=1&page=1'])
+      expect((await ctx.api.get(`${list}?${qs}`)).status, qs).toBe(200);
   });
 });
 
 async function runTool(id: string, body: Record<string, unknown>, params: Record<string, unknown> = {}, key?: string) {
-  const p = resolvePaths(TOOLS.find((t) => t.id === id)!, DEFAULT_SLUGS, params);
+  const p = resolvePaths(
+    TOOLS.find((t) => t.id === id)!,
+    DEFAULT_SLUGS,
+    params,
+  );
   const c = await ctx.api.post(p.create, body, key);
   expect(c.status, JSON.stringify(c.body)).toBe(200);
   clock.advance(DURATION);
@@ -294,19 +469,31 @@ async function runTool(id: string, body: Record<string, unknown>, params: Record
 const imageAt = async (url: string) => {
   const r = await bytesOf(url);
   expect(r.status).toBe(200);
-  return { bytes: r.bytes, meta: await sharp(r.bytes).metadata(), raw: await sharp(r.bytes).removeAlpha().raw().toBuffer() };
+  return {
+    bytes: r.bytes,
+    meta: await sharp(r.bytes).metadata(),
+    raw: await sharp(r.bytes).removeAlpha().raw().toBuffer(),
+  };
 };
 
 describe('real results', () => {
   it('the upscaler really resizes, and caps the long side', async () => {
-    const out = await imageAt((await runTool('upscaler-precision', { image: png.toString('base64'), scale_factor: 3 })).generated[0]);
+    const out = await imageAt(
+      (await runTool('upscaler-precision', { image: png.toString('base64'), scale_factor: 3 })).generated[0],
+    );
     expect([out.meta.width, out.meta.height]).toEqual([192, 144]);
-    const big = await sharp({ create: { width: 1200, height: 600, channels: 3, background: '#888' } }).png().toBuffer();
-    const capped = await imageAt((await runTool('upscaler-precision', { image: big.toString('base64'), scale_factor: '16' })).generated[0]);
+    const big = await sharp({ create: { width: 1200, height: 600, channels: 3, background: '#888' } })
+      .png()
+      .toBuffer();
+    const capped = await imageAt(
+      (await runTool('upscaler-precision', { image: big.toString('base64'), scale_factor: '16' })).generated[0],
+    );
     expect([capped.meta.width, capped.meta.height]).toEqual([UPSCALE_MAX_SIDE, UPSCALE_MAX_SIDE / 2]);
   });
   it('the camera tool transforms the image (turning round mirrors it)', async () => {
-    const back = await imageAt((await runTool('change-camera', { image: imageUrl, horizontal_angle: 180 })).generated[0]);
+    const back = await imageAt(
+      (await runTool('change-camera', { image: imageUrl, horizontal_angle: 180 })).generated[0],
+    );
     expect([back.meta.width, back.meta.height]).toEqual([64, 48]);
     const leftPixel = [back.raw[0 + 24 * 64 * 3], back.raw[1 + 24 * 64 * 3], back.raw[2 + 24 * 64 * 3]];
     expect(leftPixel[2]).toBeGreaterThan(leftPixel[0]); // the blue half is now on the left
@@ -316,16 +503,30 @@ describe('real results', () => {
   it('skin tools filter the image (output differs from input, same size)', async () => {
     const input = await sharp(png).removeAlpha().raw().toBuffer();
     for (const id of ['skin-creative', 'skin-faithful', 'skin-flexible']) {
-      const out = await imageAt((await runTool(id, { image: png.toString('base64'), sharpen: 50, ...(id === 'skin-flexible' ? { optimized_for: 'no_make_up' } : {}) })).generated[0]);
+      const out = await imageAt(
+        (
+          await runTool(id, {
+            image: png.toString('base64'),
+            sharpen: 50,
+            ...(id === 'skin-flexible' ? { optimized_for: 'no_make_up' } : {}),
+          })
+        ).generated[0],
+      );
       expect([out.meta.width, out.meta.height]).toEqual([64, 48]);
       expect(out.raw.equals(input)).toBe(false);
     }
   });
   it('generators render at the requested size and aspect, deterministically from prompt and seed', async () => {
-    const a = await runTool('hires', { prompt: 'a red fox in snow', resolution: '1k', aspect_ratio: 'social_story_9_16' });
+    const a = await runTool('hires', {
+      prompt: 'a red fox in snow',
+      resolution: '1k',
+      aspect_ratio: 'social_story_9_16',
+    });
     const img = await imageAt(a.generated[0]);
     expect([img.meta.width, img.meta.height]).toEqual([576, 1024]);
-    const flex = await imageAt((await runTool('flex-image', { prompt: 'p', width: 300, height: 700, seed: 5 })).generated[0]);
+    const flex = await imageAt(
+      (await runTool('flex-image', { prompt: 'p', width: 300, height: 700, seed: 5 })).generated[0],
+    );
     expect([flex.meta.width, flex.meta.height]).toEqual([300, 700]);
     const s1 = await imageAt((await runTool('context-t2i', { prompt: 'blue ocean', seed: 42 })).generated[0]);
     const s2 = await imageAt((await runTool('context-t2i', { prompt: 'blue ocean', seed: 42 })).generated[0]);
@@ -336,7 +537,9 @@ describe('real results', () => {
     expect(four.generated).toHaveLength(3);
   });
   it('image-to-prompt derives the prompt from the image (data URI and URL alike)', async () => {
-    const red = await sharp({ create: { width: 90, height: 40, channels: 3, background: '#e01010' } }).png().toBuffer();
+    const red = await sharp({ create: { width: 90, height: 40, channels: 3, background: '#e01010' } })
+      .png()
+      .toBuffer();
     const r = await runTool('image-to-prompt', { image: `data:image/png;base64,${red.toString('base64')}` });
     expect(r.generated[0]).toMatch(/red/);
     expect(r.generated[0]).toMatch(/landscape/);
@@ -345,8 +548,11 @@ describe('real results', () => {
     expect(u.generated[0]).toMatch(/64x48/);
   });
   it('image-to-prompt judges tone and colour alike for 16-bit, CMYK and grey-with-alpha images as for 8-bit RGB', async () => {
-    const solid = (r: number, g: number, b: number) => sharp({ create: { width: 64, height: 48, channels: 3, background: { r, g, b } } });
-    const describe = async (bytes: Buffer, type: string) => (await runTool('image-to-prompt', { image: `data:image/${type};base64,${bytes.toString('base64')}` })).generated[0];
+    const solid = (r: number, g: number, b: number) =>
+      sharp({ create: { width: 64, height: 48, channels: 3, background: { r, g, b } } });
+    const describe = async (bytes: Buffer, type: string) =>
+      (await runTool('image-to-prompt', { image: `data:image/${type};base64,${bytes.toString('base64')}` }))
+        .generated[0];
     const dark = 'A very dark landscape image (64x48) dominated by black tones, low contrast, ';
     // A 16-bit PNG's channels run to 65535: read as 8-bit it was "high-key".
     const png16 = await solid(40, 40, 40).toColourspace('rgb16').png().toBuffer();
@@ -356,20 +562,40 @@ describe('real results', () => {
     // A CMYK JPEG's first channels are ink: a pale print read as C, M, Y was "very dark".
     const cmyk = await solid(235, 235, 235).toColourspace('cmyk').jpeg({ quality: 95 }).toBuffer();
     expect((await sharp(cmyk).metadata()).space).toBe('cmyk');
-    expect(await describe(cmyk, 'jpeg')).toMatch(/^A high-key landscape image \(64x48\) dominated by white tones, low contrast, photographic/);
+    expect(await describe(cmyk, 'jpeg')).toMatch(
+      /^A high-key landscape image \(64x48\) dominated by white tones, low contrast, photographic/,
+    );
     const blue = await solid(30, 60, 200).toColourspace('cmyk').jpeg({ quality: 95 }).toBuffer();
     expect(await describe(blue, 'jpeg')).toMatch(/ dominated by blue tones, /);
     // Grey with alpha has two channels: the alpha (opaque, 255) was averaged in as if a colour.
-    const greyAlpha = await sharp({ create: { width: 64, height: 48, channels: 4, background: { r: 30, g: 30, b: 30, alpha: 1 } } }).toColourspace('b-w').png().toBuffer();
+    const greyAlpha = await sharp({
+      create: { width: 64, height: 48, channels: 4, background: { r: 30, g: 30, b: 30, alpha: 1 } },
+    })
+      .toColourspace('b-w')
+      .png()
+      .toBuffer();
     expect((await sharp(greyAlpha).metadata()).channels).toBe(2);
-    expect(await describe(greyAlpha, 'png')).toBe(`${dark}with transparency, photographic composition, detailed, sharp focus`);
+    expect(await describe(greyAlpha, 'png')).toBe(
+      `${dark}with transparency, photographic composition, detailed, sharp focus`,
+    );
   });
   it('a phone photo (stored landscape, EXIF-rotated to portrait) stays portrait in every result', async () => {
-    const phone = await sharp({ create: { width: 80, height: 40, channels: 3, background: '#3070c0' } }).jpeg().withMetadata({ orientation: 6 }).toBuffer();
-    const up = await imageAt((await runTool('upscaler-precision', { image: phone.toString('base64'), scale_factor: 2 })).generated[0]);
+    const phone = await sharp({ create: { width: 80, height: 40, channels: 3, background: '#3070c0' } })
+      .jpeg()
+      .withMetadata({ orientation: 6 })
+      .toBuffer();
+    const up = await imageAt(
+      (await runTool('upscaler-precision', { image: phone.toString('base64'), scale_factor: 2 })).generated[0],
+    );
     expect([up.meta.width, up.meta.height]).toEqual([80, 160]);
-    const uploaded = await fetch(`${ctx.sb.url}/__sandbox/uploads`, { method: 'POST', headers: { 'content-type': 'image/jpeg' }, body: new Uint8Array(phone) });
-    const cam = await imageAt((await runTool('change-camera', { image: (await uploaded.json()).url, zoom: 5 })).generated[0]);
+    const uploaded = await fetch(`${ctx.sb.url}/__sandbox/uploads`, {
+      method: 'POST',
+      headers: { 'content-type': 'image/jpeg' },
+      body: new Uint8Array(phone),
+    });
+    const cam = await imageAt(
+      (await runTool('change-camera', { image: (await uploaded.json()).url, zoom: 5 })).generated[0],
+    );
     expect([cam.meta.width, cam.meta.height]).toEqual([40, 80]);
     const described = await runTool('image-to-prompt', { image: `data:image/jpeg;base64,${phone.toString('base64')}` });
     expect(described.generated[0]).toMatch(/ portrait image \(40x80\) /);
@@ -380,7 +606,9 @@ describe('real results', () => {
     expect(v.bytes.subarray(4, 8).toString('latin1')).toBe('ftyp');
     const m = await bytesOf((await runTool('music', { prompt: 'calm piano', music_length_seconds: 20 })).generated[0]);
     expect(m.headers.get('content-type')).toBe('audio/mpeg');
-    expect(m.bytes.subarray(0, 3).toString('latin1') === 'ID3' || (m.bytes[0] === 0xff && (m.bytes[1] & 0xe0) === 0xe0)).toBe(true);
+    expect(
+      m.bytes.subarray(0, 3).toString('latin1') === 'ID3' || (m.bytes[0] === 0xff && (m.bytes[1] & 0xe0) === 0xe0),
+    ).toBe(true);
   });
 });
 
@@ -412,12 +640,16 @@ describe('task lifecycle on a configurable clock', () => {
     const ids: string[] = [];
     const seen = async (): Promise<Record<string, number>> => (await ctx.api.control('stats')).body.listParams;
     const before = await seen();
-    for (let i = 0; i < LIST_MAX_ITEMS + 5; i++) ids.push((await ctx.api.post(p.create, { prompt: `x${i}` }, 'sandbox-admin')).body.data.task_id);
+    for (let i = 0; i < LIST_MAX_ITEMS + 5; i++)
+      ids.push((await ctx.api.post(p.create, { prompt: `x${i}` }, 'sandbox-admin')).body.data.task_id);
     const newest = ids.slice(5).reverse();
     expect((await ctx.api.get(p.list, 'sandbox-admin')).body.data.map((t: any) => t.task_id)).toEqual(newest);
     // Undeclared paging changes nothing: the oldest five are never listed, only answered by id.
     for (const qs of ['per_page=2', 'per_page=1000', 'page=2', 'per_page=2&page=3']) {
-      expect((await ctx.api.get(`${p.list}?${qs}`, 'sandbox-admin')).body.data.map((t: any) => t.task_id), qs).toEqual(newest);
+      expect(
+        (await ctx.api.get(`${p.list}?${qs}`, 'sandbox-admin')).body.data.map((t: any) => t.task_id),
+        qs,
+      ).toEqual(newest);
     }
     expect((await ctx.api.get(p.byId(ids[0]), 'sandbox-admin')).body.data.task_id).toBe(ids[0]);
     // The stats count the query parameters lists were sent (the engine's polling tests read them).
@@ -426,7 +658,9 @@ describe('task lifecycle on a configurable clock', () => {
     expect((await ctx.api.get(p.list, 'sandbox-member')).body.data).toEqual([]);
     expect((await ctx.api.get(p.byId(ids[0]), 'sandbox-member')).status).toBe(404);
     // The plain music family and the instrumental model do not share a list.
-    expect((await ctx.api.get(pathsOf(TOOLS.find((t) => t.id === 'music')!).list, 'sandbox-admin')).body.data).toEqual([]);
+    expect((await ctx.api.get(pathsOf(TOOLS.find((t) => t.id === 'music')!).list, 'sandbox-admin')).body.data).toEqual(
+      [],
+    );
   });
 });
 
@@ -445,7 +679,8 @@ describe('webhooks', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as { port: number }).port;
     const p = pathsOf(TOOLS.find((t) => t.id === 'change-camera')!);
-    const id = (await ctx.api.post(p.create, { image: imageUrl, webhook_url: `http://127.0.0.1:${port}/hook` })).body.data.task_id;
+    const id = (await ctx.api.post(p.create, { image: imageUrl, webhook_url: `http://127.0.0.1:${port}/hook` })).body
+      .data.task_id;
     clock.advance(DURATION);
     await until(async () => got.length >= 2);
     server.close();
@@ -457,7 +692,9 @@ describe('webhooks', () => {
       const wid = g.headers['webhook-id'] as string;
       const ts = g.headers['webhook-timestamp'] as string;
       expect(Math.abs(Date.now() / 1000 - Number(ts))).toBeLessThan(300);
-      const expected = createHmac('sha256', Buffer.from(secret.replace(/^whsec_/, ''), 'base64')).update(`${wid}.${ts}.${g.body}`).digest('base64');
+      const expected = createHmac('sha256', Buffer.from(secret.replace(/^whsec_/, ''), 'base64'))
+        .update(`${wid}.${ts}.${g.body}`)
+        .digest('base64');
       expect((g.headers['webhook-signature'] as string).split(' ')).toContain(`v1,${expected}`);
     }
     expect(new Set(got.map((g) => g.headers['webhook-id'])).size).toBe(2);

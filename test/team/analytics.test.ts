@@ -10,7 +10,8 @@ import { ApiClient } from '../../electron/core/api/client.ts';
 import { cleanup, control, rig, tmp, type Rig } from './helpers.ts';
 
 let r: Rig;
-const usageRequests = async () => (await control(r.sandbox.url, 'stats')).requests['POST /v1/analytics/team-credit-usage'] ?? 0;
+const usageRequests = async () =>
+  (await control(r.sandbox.url, 'stats')).requests['POST /v1/analytics/team-credit-usage'] ?? 0;
 
 beforeAll(async () => {
   r = await rig();
@@ -28,7 +29,8 @@ describe('team credit usage', () => {
       expect(res.points.length).toBeGreaterThan(0);
       const dates = res.points.map((p) => p.date);
       if (granularity === 'day') expect(dates).toHaveLength(90);
-      if (granularity === 'week') expect(dates.every((d) => new Date(`${d}T00:00:00Z`).getUTCDay() === 1 || d === '2025-01-01')).toBe(true);
+      if (granularity === 'week')
+        expect(dates.every((d) => new Date(`${d}T00:00:00Z`).getUTCDay() === 1 || d === '2025-01-01')).toBe(true);
       if (granularity === 'month') expect(dates).toEqual(['2025-01-01', '2025-02-01', '2025-03-01']);
       if (granularity === 'year') expect(dates).toEqual(['2025-01-01']);
       const total = res.points.reduce((a, p) => a + p.credits, 0);
@@ -77,10 +79,21 @@ describe('team credit usage', () => {
       expect(b.rows[0].credits).toBeGreaterThanOrEqual(b.rows.at(-1)!.credits);
     }
     const dir = await r.services.analytics.directory();
-    const proj = await r.services.analytics.breakdown({ ...q, projectRefs: dir.projects.slice(0, 3).map((p) => p.reference) }, 'project');
-    expect(proj.rows.map((x) => x.label).sort()).toEqual(dir.projects.slice(0, 3).map((p) => p.name).sort());
+    const proj = await r.services.analytics.breakdown(
+      { ...q, projectRefs: dir.projects.slice(0, 3).map((p) => p.reference) },
+      'project',
+    );
+    expect(proj.rows.map((x) => x.label).sort()).toEqual(
+      dir.projects
+        .slice(0, 3)
+        .map((p) => p.name)
+        .sort(),
+    );
     expect(proj.requestsSpent).toBe(3);
-    const again = await r.services.analytics.breakdown({ ...q, projectRefs: dir.projects.slice(0, 3).map((p) => p.reference) }, 'project');
+    const again = await r.services.analytics.breakdown(
+      { ...q, projectRefs: dir.projects.slice(0, 3).map((p) => p.reference) },
+      'project',
+    );
     expect(again.requestsSpent).toBe(0);
   });
 
@@ -96,7 +109,11 @@ describe('team credit usage', () => {
     expect(text.split('\r\n')[0]).toBe('id,name,email,role,status,group_ids');
     expect(m.rows).toBe(d.members.length);
     const sent = await usageRequests();
-    const u = await r.services.analytics.exportCsv('usage', out, { granularity: 'month', from: '2025-01-01', to: '2025-01-31' });
+    const u = await r.services.analytics.exportCsv('usage', out, {
+      granularity: 'month',
+      from: '2025-01-01',
+      to: '2025-01-31',
+    });
     // A whole month: every row counts all of its days.
     const rows = readFileSync(u.path, 'utf8').trim().split('\r\n');
     expect(rows[0]).toBe('date,tool,uses,credits,days_from,days_to,partial');
@@ -119,13 +136,18 @@ describe('the 100-a-day ledger', () => {
     const db = openDatabase(join(home, 'mediadesk.db'), QUEUE_MIGRATIONS);
     const a = serviceFor(db, 'sandbox-admin', 3);
     await control(r.sandbox.url, 'reset', {});
-    for (let i = 0; i < 3; i++) await a.query({ granularity: 'day', from: `2025-02-0${i + 1}`, to: `2025-02-0${i + 1}` });
+    for (let i = 0; i < 3; i++)
+      await a.query({ granularity: 'day', from: `2025-02-0${i + 1}`, to: `2025-02-0${i + 1}` });
     expect((await a.budget()).remaining).toBe(0);
-    await expect(a.query({ granularity: 'day', from: '2025-02-09', to: '2025-02-09' })).rejects.toMatchObject({ code: 'rate_limited' });
+    await expect(a.query({ granularity: 'day', from: '2025-02-09', to: '2025-02-09' })).rejects.toMatchObject({
+      code: 'rate_limited',
+    });
     expect(await usageRequests()).toBe(3);
     // Cached views still work with no budget left.
     expect((await a.query({ granularity: 'day', from: '2025-02-01', to: '2025-02-01' })).cached).toBe(true);
-    const dump = JSON.stringify(db.prepare('SELECT * FROM usage_ledger').all()) + JSON.stringify(db.prepare('SELECT key_hash, body FROM usage_cache').all());
+    const dump =
+      JSON.stringify(db.prepare('SELECT * FROM usage_ledger').all()) +
+      JSON.stringify(db.prepare('SELECT key_hash, body FROM usage_cache').all());
     expect(dump).not.toContain('sandbox-admin');
     expect(dump).toContain(keyHashOf('sandbox-admin'));
     db.close();
@@ -157,7 +179,12 @@ describe('the 100-a-day ledger', () => {
     const a = serviceFor(db, 'sandbox-member');
     await control(r.sandbox.url, 'reset', {});
     // Another client spends this key's whole day.
-    for (let i = 0; i < 100; i++) await fetch(`${r.sandbox.url}/v1/analytics/team-credit-usage`, { method: 'POST', headers: { 'x-magnific-api-key': 'sandbox-member', 'content-type': 'application/json' }, body: '{}' });
+    for (let i = 0; i < 100; i++)
+      await fetch(`${r.sandbox.url}/v1/analytics/team-credit-usage`, {
+        method: 'POST',
+        headers: { 'x-magnific-api-key': 'sandbox-member', 'content-type': 'application/json' },
+        body: '{}',
+      });
     await expect(a.query({ granularity: 'day' })).rejects.toMatchObject({ code: 'rate_limited' });
     expect((await a.budget()).remaining).toBe(0);
     db.close();
@@ -166,7 +193,11 @@ describe('the 100-a-day ledger', () => {
 
   it('makes the default range explicit so the same question has the same body', () => {
     const now = Date.parse('2025-03-10T12:00:00Z');
-    expect(usageBody({ granularity: 'day' }, now)).toEqual({ granularity: 'day', start_date: '2025-03-04', end_date: '2025-03-10' });
+    expect(usageBody({ granularity: 'day' }, now)).toEqual({
+      granularity: 'day',
+      start_date: '2025-03-04',
+      end_date: '2025-03-10',
+    });
     expect(usageBody({ granularity: 'day', groupIds: [3, 1, 3] }, now).group_ids).toEqual([1, 3]);
     expect(() => usageBody({ granularity: 'day', from: '2024-01-01', to: '2025-03-01' }, now)).toThrow(/365/);
   });

@@ -55,7 +55,10 @@ async function stoppedMidDownload(h: string, args: string[], signal: NodeJS.Sign
   const out = args[args.indexOf('--out') + 1];
   await control(at.url, 'faults', STALLED);
   try {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...cliEnv(h, at.url) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: { ...process.env, ...cliEnv(h, at.url) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (d) => (stdout += d));
@@ -84,8 +87,22 @@ describe('parts of app-run downloads', () => {
   it('a run stopped mid-download on the built-in Sandbox: the next start removes its part, and the same run again completes; other.jpg.part stays', async () => {
     const h = home('builtin');
     const out = join(h, 'out');
-    const openCore = (runQueue = true) => createCore({ home: h, host: 'cli', env: {}, runQueue, secrets: new MemorySecretStore(), startSandbox: () => startSandbox({ port: 0, taskDurationMs: 100 }) });
-    const req = { appId: 'jM4nX8sc', inputs: { brief: 'stopped mid-download' }, confirmedCost: 8, outDir: out, resume: true };
+    const openCore = (runQueue = true) =>
+      createCore({
+        home: h,
+        host: 'cli',
+        env: {},
+        runQueue,
+        secrets: new MemorySecretStore(),
+        startSandbox: () => startSandbox({ port: 0, taskDurationMs: 100 }),
+      });
+    const req = {
+      appId: 'jM4nX8sc',
+      inputs: { brief: 'stopped mid-download' },
+      confirmedCost: 8,
+      outDir: out,
+      resume: true,
+    };
     const first = await openCore();
     let id = '';
     let part = '';
@@ -133,7 +150,12 @@ describe('parts of app-run downloads', () => {
     let part = '';
     try {
       await control(at.url, 'faults', { truncateDownloads: true });
-      const run = await a.services.apps.run({ appId: 'jM4nX8sc', confirmedCost: 8, inputs: { brief: 'cut short' }, outDir: out });
+      const run = await a.services.apps.run({
+        appId: 'jM4nX8sc',
+        confirmedCost: 8,
+        inputs: { brief: 'cut short' },
+        outDir: out,
+      });
       const failed = await settled(a, run.id);
       expect([failed.state, failed.error]).toEqual(['failed', expect.stringMatching(/^Download failed: /)]);
       part = partPathOf(plannedOutputs(failed)[0]);
@@ -160,7 +182,12 @@ describe('parts of app-run downloads', () => {
     const r = await rig({ sandbox: at.sandbox, home: h });
     try {
       await control(at.url, 'faults', STALLED);
-      const run = await r.services.apps.run({ appId: 'jM4nX8sc', confirmedCost: 8, inputs: { brief: 'cancel me mid-download' }, outDir: out });
+      const run = await r.services.apps.run({
+        appId: 'jM4nX8sc',
+        confirmedCost: 8,
+        inputs: { brief: 'cancel me mid-download' },
+        outDir: out,
+      });
       const part = await partOf(() => r.services.apps.store.get(run.id));
       const canceled = await r.services.apps.cancel(run.id);
       expect(canceled.state).toBe('canceled');
@@ -175,14 +202,16 @@ describe('parts of app-run downloads', () => {
     }
   });
 
-  it('Ctrl-C during apps run\'s download keeps the part and says so; the same command again resumes it to the whole file; other.jpg.part stays', async () => {
+  it("Ctrl-C during apps run's download keeps the part and says so; the same command again resumes it to the whole file; other.jpg.part stays", async () => {
     const h = home('cli-resume');
     const out = join(h, 'out');
     const other = userPart(out);
     const args = ['apps', 'run', 'jM4nX8sc', '--yes', '--input', 'brief=resume my download', '--out', out];
     const first = await stoppedMidDownload(h, args, 'SIGINT', 2000);
     expect(first.code, first.err).toBe(130);
-    expect(first.err.trim().split('\n').at(-1)).toMatch(/^stopped following run \w{8} \(downloading\); its download stops, and the part downloaded so far is kept for the next download of it to resume\. Run the same command again to resume it: it is not submitted or paid again\./);
+    expect(first.err.trim().split('\n').at(-1)).toMatch(
+      /^stopped following run \w{8} \(downloading\); its download stops, and the part downloaded so far is kept for the next download of it to resume\. Run the same command again to resume it: it is not submitted or paid again\./,
+    );
     const kept = size(first.part);
     expect(kept).toBeGreaterThanOrEqual(2000);
 
@@ -212,11 +241,19 @@ describe('parts of app-run downloads', () => {
     const out = join(h, 'out');
     const other = userPart(out);
     // Killed, not stopped: nothing of it runs after this.
-    const killed = await stoppedMidDownload(h, ['apps', 'run', 'jM4nX8sc', '--yes', '--input', 'brief=killed mid-download', '--out', out], 'SIGKILL', 1);
+    const killed = await stoppedMidDownload(
+      h,
+      ['apps', 'run', 'jM4nX8sc', '--yes', '--input', 'brief=killed mid-download', '--out', out],
+      'SIGKILL',
+      1,
+    );
     expect(size(killed.part)).toBeGreaterThan(0);
     const id = /^run (\w{8}) queued$/m.exec(killed.out)![1];
     const cancel = await runCli(['apps', 'cancel', id], { env: cliEnv(h, at.url) });
-    expect([cancel.code, cancel.out]).toEqual([0, `run ${id} canceled (already submitted: the server may still charge it)\n`]);
+    expect([cancel.code, cancel.out]).toEqual([
+      0,
+      `run ${id} canceled (already submitted: the server may still charge it)\n`,
+    ]);
     expect(existsSync(killed.part)).toBe(false);
     expect(existsSync(other)).toBe(true);
   });

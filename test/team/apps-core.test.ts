@@ -19,7 +19,14 @@ const home = () => at.home();
 const envFor = (url: string): NodeJS.ProcessEnv => ({ MEDIADESK_API_URL: url, MEDIADESK_API_KEY: 'sandbox-owner' });
 /** A core as the CLI builds one; `env` chooses the backend (none: the built-in Sandbox, started in-process). */
 const openCore = (h: string, env: NodeJS.ProcessEnv, runQueue = true) =>
-  createCore({ home: h, host: 'cli', env, runQueue, secrets: new MemorySecretStore(), startSandbox: () => startSandbox({ port: 0, taskDurationMs: 100 }) });
+  createCore({
+    home: h,
+    host: 'cli',
+    env,
+    runQueue,
+    secrets: new MemorySecretStore(),
+    startSandbox: () => startSandbox({ port: 0, taskDurationMs: 100 }),
+  });
 
 async function call<K extends CommandName>(core: Core, name: K, req: Req<K>): Promise<Res<K>> {
   const reply = await core.dispatch(name, req);
@@ -28,7 +35,8 @@ async function call<K extends CommandName>(core: Core, name: K, req: Req<K>): Pr
 }
 
 const sleep = (ms: number) => new Promise((res) => setTimeout(res, ms));
-const runPosts = async (url: string): Promise<number> => (await control(url, 'stats')).requests['POST /v1/ai/apps/:appId/run'] ?? 0;
+const runPosts = async (url: string): Promise<number> =>
+  (await control(url, 'stats')).requests['POST /v1/ai/apps/:appId/run'] ?? 0;
 
 /** Waits until the run settles; the test's timeout bounds it. */
 async function settledIn(core: Core, id: string) {
@@ -59,7 +67,14 @@ describe('a whole core and its app runs', () => {
     let closed = false;
     let id = '';
     try {
-      id = (await call(a, 'apps.run', { appId: 'jM4nX8sc', confirmedCost: 8, inputs: { brief: 'closing time' }, outDir: join(h, 'out') })).id;
+      id = (
+        await call(a, 'apps.run', {
+          appId: 'jM4nX8sc',
+          confirmedCost: 8,
+          inputs: { brief: 'closing time' },
+          outDir: join(h, 'out'),
+        })
+      ).id;
       while ((await runPosts(at.url)) === before) await sleep(10);
       expect(a.apps.store.get(id)!.state).toBe('submitting');
       await a.close();
@@ -85,7 +100,13 @@ describe('a whole core and its app runs', () => {
   it('a run queued on the built-in Sandbox is neither resumed nor sent after a switch to the live service, and is again once switched back', async () => {
     const h = home();
     const out = join(h, 'out');
-    const jingle = (brief: string) => ({ appId: 'jM4nX8sc', confirmedCost: 8, inputs: { brief }, outDir: out, resume: true });
+    const jingle = (brief: string) => ({
+      appId: 'jM4nX8sc',
+      confirmedCost: 8,
+      inputs: { brief },
+      outDir: out,
+      resume: true,
+    });
     const live = envFor(at.url);
     const LIVE = `live ${at.url} key ${keyFingerprint('sandbox-owner')}`;
     const before = await runPosts(at.url);
@@ -117,10 +138,14 @@ describe('a whole core and its app runs', () => {
       const info = await call(onLive, 'app.info', {});
       expect(info.backend.identity).toBe(LIVE);
       const waiting = (await call(onLive, 'apps.runs', { limit: 10 })).runs.find((r) => r.id === first)!;
-      expect(runWaitingFor(waiting, info.backend.identity)).toBe('waiting for the built-in Sandbox, where it was queued: switch back to it to continue, or cancel it');
+      expect(runWaitingFor(waiting, info.backend.identity)).toBe(
+        'waiting for the built-in Sandbox, where it was queued: switch back to it to continue, or cancel it',
+      );
       expect(runWaitingFor(onLive.apps.one(again.id), info.backend.identity)).toBeNull();
       const listed = await runCli(['apps', 'runs'], { env: { MEDIADESK_HOME: h, ...live } });
-      expect(listed.out.split('\n').find((l) => l.startsWith(first.slice(0, 8)))).toContain('waiting for the built-in Sandbox');
+      expect(listed.out.split('\n').find((l) => l.startsWith(first.slice(0, 8)))).toContain(
+        'waiting for the built-in Sandbox',
+      );
       // Canceled and retried here, a run is sent anew to the backend in use now.
       await call(onLive, 'apps.cancel', { id: second });
       expect(onLive.apps.one(second).retry).toBe('submit');
@@ -150,7 +175,14 @@ describe('a whole core and its app runs', () => {
     const onSandbox = await openCore(h, {}, false);
     let id: string;
     try {
-      id = (await call(onSandbox, 'apps.run', { appId: 'jM4nX8sc', confirmedCost: 8, inputs: { brief: 'legacy' }, outDir: join(h, 'out') })).id;
+      id = (
+        await call(onSandbox, 'apps.run', {
+          appId: 'jM4nX8sc',
+          confirmedCost: 8,
+          inputs: { brief: 'legacy' },
+          outDir: join(h, 'out'),
+        })
+      ).id;
     } finally {
       await onSandbox.close();
     }
@@ -175,7 +207,11 @@ describe('a whole core and its app runs', () => {
     const out = join(h, 'My results');
     const core = await openCore(h, { MEDIADESK_OUTPUT_DIR: out });
     try {
-      const run = await call(core, 'apps.run', { appId: 'jM4nX8sc', confirmedCost: 8, inputs: { brief: 'where does it go' } });
+      const run = await call(core, 'apps.run', {
+        appId: 'jM4nX8sc',
+        confirmedCost: 8,
+        inputs: { brief: 'where does it go' },
+      });
       expect(run.outDir).toBe(join(out, 'apps'));
       const done = await settledIn(core, run.id);
       expect([done.state, done.outputs.every((f) => f.startsWith(join(out, 'apps')))]).toEqual(['done', true]);

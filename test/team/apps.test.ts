@@ -31,7 +31,9 @@ beforeAll(async () => {
   r = await rig();
   dir = tmp('apps');
   image = join(dir, 'product.png');
-  await sharp({ create: { width: 48, height: 48, channels: 3, background: { r: 200, g: 40, b: 90 } } }).png().toFile(image);
+  await sharp({ create: { width: 48, height: 48, channels: 3, background: { r: 200, g: 40, b: 90 } } })
+    .png()
+    .toFile(image);
 });
 afterAll(async () => {
   await r.close();
@@ -49,13 +51,20 @@ describe('workflow apps over the Sandbox', () => {
     expect(def.inputs.find((i) => i.type === 'select')!.options).toEqual(['studio', 'outdoor', 'minimal']);
     // Bounds from each input's `config`; the service says no output kind or description.
     expect(def.inputs.map(({ id, min, max, maxLength }) => ({ id, min, max, maxLength }))).toEqual([
-      { id: 'product_image' }, { id: 'scene', maxLength: 2000 }, { id: 'variations', min: 1, max: 4 }, { id: 'style' },
+      { id: 'product_image' },
+      { id: 'scene', maxLength: 2000 },
+      { id: 'variations', min: 1, max: 4 },
+      { id: 'style' },
     ]);
     expect([def.output, def.description]).toEqual([null, '']);
   });
 
   it('runs an app with every input type (creation from a dropped file) to its downloaded results', async () => {
-    const run = await r.services.apps.run({ appId: 'pS7kQ2xa', confirmedCost: 12, inputs: { product_image: image, scene: 'a marble table at dawn', variations: 2, style: 'outdoor' } });
+    const run = await r.services.apps.run({
+      appId: 'pS7kQ2xa',
+      confirmedCost: 12,
+      inputs: { product_image: image, scene: 'a marble table at dawn', variations: 2, style: 'outdoor' },
+    });
     expect(run.state).toBe('queued');
     const done = await settled(r, run.id);
     expect(done.state).toBe('done');
@@ -70,8 +79,17 @@ describe('workflow apps over the Sandbox', () => {
   it('a spell of expired result links is waited out: the paid run ends done without a Retry', async () => {
     await control(r.sandbox.url, 'faults', { expireResultUrls: true });
     try {
-      const run = await r.services.apps.run({ appId: 'jM4nX8sc', confirmedCost: 8, inputs: { brief: 'a short bright jingle' }, outDir: join(dir, 'expired-spell') });
-      for (let row = r.services.apps.store.get(run.id)!; row.state !== 'downloading'; row = r.services.apps.store.get(run.id)!) {
+      const run = await r.services.apps.run({
+        appId: 'jM4nX8sc',
+        confirmedCost: 8,
+        inputs: { brief: 'a short bright jingle' },
+        outDir: join(dir, 'expired-spell'),
+      });
+      for (
+        let row = r.services.apps.store.get(run.id)!;
+        row.state !== 'downloading';
+        row = r.services.apps.store.get(run.id)!
+      ) {
         expect(row.state).not.toBe('failed');
         await new Promise((res) => setTimeout(res, 25));
       }
@@ -86,24 +104,47 @@ describe('workflow apps over the Sandbox', () => {
     }
   });
 
-  it('a completed run\'s results, read from data.result, are downloaded by the runner: real files, each with the extension of its result array', async () => {
+  it("a completed run's results, read from data.result, are downloaded by the runner: real files, each with the extension of its result array", async () => {
     // The service's definitions say no output kind: what a result is comes from the array it is in.
     expect((await r.services.apps.get('tV3mW9rb')).output).toBeNull();
     const out = join(dir, 'official-results');
     const runs = [
-      await r.services.apps.run({ appId: 'pS7kQ2xa', confirmedCost: 12, inputs: { product_image: image, scene: 'a studio shelf', variations: 2 }, outDir: out }),
-      await r.services.apps.run({ appId: 'tV3mW9rb', confirmedCost: 40, inputs: { key_visual: image, tagline: 'Now open' }, outDir: out }),
-      await r.services.apps.run({ appId: 'jM4nX8sc', confirmedCost: 8, inputs: { brief: 'a bright jingle' }, outDir: out }),
+      await r.services.apps.run({
+        appId: 'pS7kQ2xa',
+        confirmedCost: 12,
+        inputs: { product_image: image, scene: 'a studio shelf', variations: 2 },
+        outDir: out,
+      }),
+      await r.services.apps.run({
+        appId: 'tV3mW9rb',
+        confirmedCost: 40,
+        inputs: { key_visual: image, tagline: 'Now open' },
+        outDir: out,
+      }),
+      await r.services.apps.run({
+        appId: 'jM4nX8sc',
+        confirmedCost: 8,
+        inputs: { brief: 'a bright jingle' },
+        outDir: out,
+      }),
     ];
     const [shot, teaser, jingle] = await Promise.all(runs.map((x) => settled(r, x.id)));
-    expect([shot.state, teaser.state, jingle.state], [shot.error, teaser.error, jingle.error].join(' | ')).toEqual(['done', 'done', 'done']);
+    expect([shot.state, teaser.state, jingle.state], [shot.error, teaser.error, jingle.error].join(' | ')).toEqual([
+      'done',
+      'done',
+      'done',
+    ]);
     expect(shot.results!.map((x) => x.kind)).toEqual(['image', 'image']);
     expect(teaser.results).toEqual([{ url: expect.stringMatching(/\.mp4$/), kind: 'video' }]);
     expect(jingle.results).toEqual([{ url: expect.stringMatching(/\.mp3$/), kind: 'audio' }]);
     expect(shot.outputs).toHaveLength(2);
     for (const f of shot.outputs) {
       expect(f).toMatch(/^.*\/product-shot-studio-\w{8}-\d\.png$/);
-      expect(readFileSync(f).subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))).toBe(true);
+      expect(
+        readFileSync(f)
+          .subarray(0, 8)
+          .equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])),
+      ).toBe(true);
       expect(await sharp(f).metadata()).toMatchObject({ format: 'png', width: 1024, height: 1024 });
     }
     expect(teaser.outputs).toEqual([expect.stringMatching(/\/teaser-video-\w{8}-1\.mp4$/)]);
@@ -114,7 +155,11 @@ describe('workflow apps over the Sandbox', () => {
     // The same run as the server gives it: its results are under data.result, and a reader of one
     // list beside the status (`results`, `generated` or `outputs`, as before) finds none.
     const body = await r.client.get<{ data: Record<string, any> }>(`/v1/ai/apps/runs/${teaser.runId}`);
-    expect(body.data).toMatchObject({ run_id: teaser.runId, status: 'completed', result: { images: [], videos: [expect.objectContaining({ url: teaser.results![0].url })], audios: [] } });
+    expect(body.data).toMatchObject({
+      run_id: teaser.runId,
+      status: 'completed',
+      result: { images: [], videos: [expect.objectContaining({ url: teaser.results![0].url })], audios: [] },
+    });
     const oldStyle = (b: any) => {
       const run = b.data ?? b;
       return run.results ?? run.generated ?? run.outputs ?? [];
@@ -126,12 +171,23 @@ describe('workflow apps over the Sandbox', () => {
     // As when the app's options changed on the server after its form was read: the value goes as it was queued.
     const creates = async () => (await control(r.sandbox.url, 'stats')).creates['app:jM4nX8sc']?.['sandbox-owner'] ?? 0;
     const before = await creates();
-    const row = r.services.apps.store.insert({ id: randomUUID(), appId: 'jM4nX8sc', appName: 'Jingle maker', outputKind: 'audio', cost: 8, inputs: { brief: 'x', mood: 'gloomy' }, outDir: join(dir, 'refused'), backend: `live ${r.sandbox.url}` });
+    const row = r.services.apps.store.insert({
+      id: randomUUID(),
+      appId: 'jM4nX8sc',
+      appName: 'Jingle maker',
+      outputKind: 'audio',
+      cost: 8,
+      inputs: { brief: 'x', mood: 'gloomy' },
+      outDir: join(dir, 'refused'),
+      backend: `live ${r.sandbox.url}`,
+    });
     r.services.apps.runner.tick();
     const failed = await settled(r, row.id);
     expect([failed.state, failed.runId, failed.results]).toEqual(['failed', null, null]);
     expect(failed.invalid).toEqual([{ field: 'inputs.mood', reason: 'must be one of upbeat, calm, epic' }]);
-    expect(failed.error).toBe("422 Your request parameters didn't validate: inputs.mood must be one of upbeat, calm, epic");
+    expect(failed.error).toBe(
+      "422 Your request parameters didn't validate: inputs.mood must be one of upbeat, calm, epic",
+    );
     // Nothing was paid: a retry sends it anew, with its cost confirmed.
     expect(r.services.apps.one(row.id).retry).toBe('submit');
     expect(await creates()).toBe(before);
@@ -140,13 +196,27 @@ describe('workflow apps over the Sandbox', () => {
 
   it('takes a creation by URL and by creation id; video and audio apps download their kinds', async () => {
     // A finished tool task of this key is one of its recent creations.
-    const task = await r.client.create<{ data: { task_id: string } }>('/v1/ai/text-to-image/flux-kontext-pro', { prompt: 'a lighthouse' });
+    const task = await r.client.create<{ data: { task_id: string } }>('/v1/ai/text-to-image/flux-kontext-pro', {
+      prompt: 'a lighthouse',
+    });
     await new Promise((res) => setTimeout(res, 400));
     const page = await r.services.creations.list({ page: 1, perPage: 10, thumbnails: false });
     expect(page.items[0].id).toBe(task.data.task_id);
-    const byId = await r.services.apps.run({ appId: 'tV3mW9rb', confirmedCost: 40, inputs: { key_visual: task.data.task_id, tagline: 'Now open', format: 'social_story_9_16', duration: 5 } });
-    const byUrl = await r.services.apps.run({ appId: 'pS7kQ2xa', confirmedCost: 12, inputs: { product_image: page.items[0].url!, scene: 'snow' } });
-    const audio = await r.services.apps.run({ appId: 'jM4nX8sc', confirmedCost: 8, inputs: { brief: 'coffee brand', mood: 'calm', length_seconds: 20 } });
+    const byId = await r.services.apps.run({
+      appId: 'tV3mW9rb',
+      confirmedCost: 40,
+      inputs: { key_visual: task.data.task_id, tagline: 'Now open', format: 'social_story_9_16', duration: 5 },
+    });
+    const byUrl = await r.services.apps.run({
+      appId: 'pS7kQ2xa',
+      confirmedCost: 12,
+      inputs: { product_image: page.items[0].url!, scene: 'snow' },
+    });
+    const audio = await r.services.apps.run({
+      appId: 'jM4nX8sc',
+      confirmedCost: 8,
+      inputs: { brief: 'coffee brand', mood: 'calm', length_seconds: 20 },
+    });
     const [v, u, a] = await Promise.all([settled(r, byId.id), settled(r, byUrl.id), settled(r, audio.id)]);
     expect([v.state, u.state, a.state]).toEqual(['done', 'done', 'done']);
     expect(v.outputs[0]).toMatch(/\.mp4$/);
@@ -155,21 +225,38 @@ describe('workflow apps over the Sandbox', () => {
 
   it('checks inputs and the confirmed cost before anything is paid', async () => {
     const before = (await control(r.sandbox.url, 'stats')).creates;
-    await expect(r.services.apps.run({ appId: 'pS7kQ2xa', confirmedCost: 12, inputs: { scene: 'x', variations: 9, style: 'neon' } })).rejects.toMatchObject({ code: 'invalid' });
-    const err = await r.services.apps.run({ appId: 'pS7kQ2xa', confirmedCost: 12, inputs: { scene: 'x', variations: 9, style: 'neon' } }).catch((e) => e as DeskError);
+    await expect(
+      r.services.apps.run({
+        appId: 'pS7kQ2xa',
+        confirmedCost: 12,
+        inputs: { scene: 'x', variations: 9, style: 'neon' },
+      }),
+    ).rejects.toMatchObject({ code: 'invalid' });
+    const err = await r.services.apps
+      .run({ appId: 'pS7kQ2xa', confirmedCost: 12, inputs: { scene: 'x', variations: 9, style: 'neon' } })
+      .catch((e) => e as DeskError);
     expect(err.invalid!.map((p) => p.field).sort()).toEqual(['product_image', 'style', 'variations']);
-    await expect(r.services.apps.run({ appId: 'pS7kQ2xa', confirmedCost: 5, inputs: { product_image: image, scene: 'x' } })).rejects.toMatchObject({ code: 'conflict' });
+    await expect(
+      r.services.apps.run({ appId: 'pS7kQ2xa', confirmedCost: 5, inputs: { product_image: image, scene: 'x' } }),
+    ).rejects.toMatchObject({ code: 'conflict' });
     expect((await control(r.sandbox.url, 'stats')).creates).toEqual(before);
   });
 
   it('apps.check answers the cost now and refuses a missing or non-image file, before any cost is asked and with nothing sent', async () => {
     const before = (await control(r.sandbox.url, 'stats')).creates;
     const missing = join(dir, 'gone.png');
-    const err = await r.services.apps.check('pS7kQ2xa', { product_image: missing, scene: 'x' }).catch((e) => e as DeskError);
-    expect(err).toMatchObject({ code: 'invalid', invalid: [{ field: 'product_image', reason: 'names a file that does not exist' }] });
+    const err = await r.services.apps
+      .check('pS7kQ2xa', { product_image: missing, scene: 'x' })
+      .catch((e) => e as DeskError);
+    expect(err).toMatchObject({
+      code: 'invalid',
+      invalid: [{ field: 'product_image', reason: 'names a file that does not exist' }],
+    });
     const notes = join(dir, 'notes.txt');
     writeFileSync(notes, 'not an image');
-    await expect(r.services.apps.check('pS7kQ2xa', { product_image: notes, scene: 'x' })).rejects.toMatchObject({ invalid: [{ field: 'product_image', reason: 'is not an image file (PNG, JPEG or WebP)' }] });
+    await expect(r.services.apps.check('pS7kQ2xa', { product_image: notes, scene: 'x' })).rejects.toMatchObject({
+      invalid: [{ field: 'product_image', reason: 'is not an image file (PNG, JPEG or WebP)' }],
+    });
     await control(r.sandbox.url, 'apps/pS7kQ2xa/cost', { cost: 15 });
     try {
       expect((await r.services.apps.check('pS7kQ2xa', { product_image: image, scene: 'x' })).cost).toBe(15);
@@ -179,7 +266,7 @@ describe('workflow apps over the Sandbox', () => {
     expect((await control(r.sandbox.url, 'stats')).creates).toEqual(before);
   });
 
-  it('apps.check refuses a missing file, a folder, a non-image and a file over 20 MB in the run\'s own words, reading no named file whole', async () => {
+  it("apps.check refuses a missing file, a folder, a non-image and a file over 20 MB in the run's own words, reading no named file whole", async () => {
     const big = join(dir, 'huge.png');
     // A PNG by its first bytes, 20 MB and one byte long (sparse: nothing is written past the header).
     writeFileSync(big, readFileSync(image).subarray(0, 16));
@@ -193,24 +280,33 @@ describe('workflow apps over the Sandbox', () => {
     for (const file of [join(dir, 'gone.png'), folder, notes, big]) {
       const inputs = { product_image: file, scene: 'x' };
       const checked = await r.services.apps.check('pS7kQ2xa', inputs).catch((e: unknown) => e as DeskError);
-      const ran = await r.services.apps.run({ appId: 'pS7kQ2xa', confirmedCost: 12, inputs }).catch((e: unknown) => e as DeskError);
+      const ran = await r.services.apps
+        .run({ appId: 'pS7kQ2xa', confirmedCost: 12, inputs })
+        .catch((e: unknown) => e as DeskError);
       expect(checked, file).toBeInstanceOf(DeskError);
       const words = (e: DeskError) => ({ code: e.code, message: e.message, invalid: e.invalid });
       expect(words(checked as DeskError), file).toEqual(words(ran as DeskError));
       reasons.push((checked as DeskError).invalid![0].reason);
     }
-    expect(reasons).toEqual(['names a file that does not exist', 'is a folder, not an image file (PNG, JPEG or WebP)', 'is not an image file (PNG, JPEG or WebP)', 'is larger than 20 MB']);
+    expect(reasons).toEqual([
+      'names a file that does not exist',
+      'is a folder, not an image file (PNG, JPEG or WebP)',
+      'is not an image file (PNG, JPEG or WebP)',
+      'is larger than 20 MB',
+    ]);
     expect((await control(r.sandbox.url, 'stats')).creates).toEqual(before);
 
     // An image is checked by its size and first bytes; the run reads it whole, to send it.
     wholeReads.length = 0;
     expect((await r.services.apps.check('pS7kQ2xa', { product_image: image, scene: 'x' })).cost).toBe(12);
     expect(wholeReads).not.toContain(image);
-    await expect(r.services.apps.run({ appId: 'pS7kQ2xa', confirmedCost: 5, inputs: { product_image: image, scene: 'x' } })).rejects.toMatchObject({ code: 'conflict' });
+    await expect(
+      r.services.apps.run({ appId: 'pS7kQ2xa', confirmedCost: 5, inputs: { product_image: image, scene: 'x' } }),
+    ).rejects.toMatchObject({ code: 'conflict' });
     expect(wholeReads).toContain(image);
   });
 
-  it('a failed run reports the server\'s error_message; retry submits anew only with the cost confirmed', async () => {
+  it("a failed run reports the server's error_message; retry submits anew only with the cost confirmed", async () => {
     await control(r.sandbox.url, 'faults', { failureRate: 1 });
     const run = await r.services.apps.run({ appId: 'jM4nX8sc', confirmedCost: 8, inputs: { brief: 'x' } });
     const failed = await settled(r, run.id);
@@ -220,15 +316,21 @@ describe('workflow apps over the Sandbox', () => {
     expect(failed.error).toMatch(/A step of the workflow failed/);
     expect(r.services.apps.one(run.id).retry).toBe('submit');
     const posts = (await control(r.sandbox.url, 'stats')).requests['POST /v1/ai/apps/:appId/run'];
-    await expect(r.services.apps.retry(run.id)).rejects.toMatchObject({ code: 'conflict', message: `retrying run ${run.id.slice(0, 8)} sends it again as a new run: Jingle maker costs 8 credits; confirm the cost to retry it` });
-    await expect(r.services.apps.retry(run.id, undefined, 5)).rejects.toMatchObject({ code: 'conflict', message: 'Jingle maker now costs 8 credits, not 5; confirm the new cost to retry it' });
+    await expect(r.services.apps.retry(run.id)).rejects.toMatchObject({
+      code: 'conflict',
+      message: `retrying run ${run.id.slice(0, 8)} sends it again as a new run: Jingle maker costs 8 credits; confirm the cost to retry it`,
+    });
+    await expect(r.services.apps.retry(run.id, undefined, 5)).rejects.toMatchObject({
+      code: 'conflict',
+      message: 'Jingle maker now costs 8 credits, not 5; confirm the new cost to retry it',
+    });
     expect(r.services.apps.one(run.id).state).toBe('failed');
     expect((await control(r.sandbox.url, 'stats')).requests['POST /v1/ai/apps/:appId/run']).toBe(posts);
     await r.services.apps.retry(run.id, undefined, 8);
     expect((await settled(r, run.id)).state).toBe('done');
   });
 
-  it('the service\'s other endings: completed_with_errors keeps the results made, cancelled says so', async () => {
+  it("the service's other endings: completed_with_errors keeps the results made, cancelled says so", async () => {
     // The ending is fixed when the Sandbox receives the run, which happens after run() returns: one at a time.
     const ending = async (appRunEnding: string, start: () => Promise<{ id: string }>) => {
       await control(r.sandbox.url, 'faults', { appRunEnding });
@@ -238,11 +340,21 @@ describe('workflow apps over the Sandbox', () => {
         await control(r.sandbox.url, 'faults', { appRunEnding: 'completed' });
       }
     };
-    const p = await ending('completed_with_errors', () => r.services.apps.run({ appId: 'pS7kQ2xa', confirmedCost: 12, inputs: { product_image: image, scene: 'on a shelf', variations: 3 } }));
-    const c = await ending('cancelled', () => r.services.apps.run({ appId: 'jM4nX8sc', confirmedCost: 8, inputs: { brief: 'x' } }));
+    const p = await ending('completed_with_errors', () =>
+      r.services.apps.run({
+        appId: 'pS7kQ2xa',
+        confirmedCost: 12,
+        inputs: { product_image: image, scene: 'on a shelf', variations: 3 },
+      }),
+    );
+    const c = await ending('cancelled', () =>
+      r.services.apps.run({ appId: 'jM4nX8sc', confirmedCost: 8, inputs: { brief: 'x' } }),
+    );
     expect(p.state).toBe('done');
     expect(p.runStatus).toBe('completed_with_errors');
-    expect(p.error).toMatch(/^Some steps failed: One step of the workflow failed.*the results that were produced are kept\.$/);
+    expect(p.error).toMatch(
+      /^Some steps failed: One step of the workflow failed.*the results that were produced are kept\.$/,
+    );
     expect(p.outputs).toHaveLength(2);
     for (const f of p.outputs) expect(statSync(f).size).toBeGreaterThan(0);
     expect(c.state).toBe('failed');
@@ -303,14 +415,28 @@ describe('workflow apps over the Sandbox', () => {
     const file = join(dir, 'not-a-folder');
     writeFileSync(file, 'x');
     const before = r.services.apps.runs().length;
-    await expect(r.services.apps.run({ appId: 'pS7kQ2xa', confirmedCost: 12, inputs: { product_image: image, scene: 'x' }, outDir: join(file, 'out') }))
-      .rejects.toMatchObject({ code: 'invalid', message: `output folder: ${join(file, 'out')} cannot be created: ${file} is a file` });
+    await expect(
+      r.services.apps.run({
+        appId: 'pS7kQ2xa',
+        confirmedCost: 12,
+        inputs: { product_image: image, scene: 'x' },
+        outDir: join(file, 'out'),
+      }),
+    ).rejects.toMatchObject({
+      code: 'invalid',
+      message: `output folder: ${join(file, 'out')} cannot be created: ${file} is a file`,
+    });
     expect(r.services.apps.runs().length).toBe(before);
   });
 
   it('with resume, a pending run of the same app, inputs and folder is followed, never sent again', async () => {
     const out = join(dir, 'resume-out');
-    const same = { appId: 'pS7kQ2xa', confirmedCost: 12, inputs: { product_image: image, scene: 'resume me' }, outDir: out };
+    const same = {
+      appId: 'pS7kQ2xa',
+      confirmedCost: 12,
+      inputs: { product_image: image, scene: 'resume me' },
+      outDir: out,
+    };
     const posts = async () => (await control(r.sandbox.url, 'stats')).requests['POST /v1/ai/apps/:appId/run'] ?? 0;
     r.lease.held = false;
     // `only` follows a pending run or says there is none; it never queues one (nothing was confirmed).
@@ -319,7 +445,10 @@ describe('workflow apps over the Sandbox', () => {
     expect(r.services.apps.runs(500).length).toBe(count);
     const first = await r.services.apps.run(same);
     expect(first.resumed).toBe(false);
-    expect(await r.services.apps.run({ ...same, resume: 'only', confirmedCost: 99 })).toMatchObject({ id: first.id, resumed: true });
+    expect(await r.services.apps.run({ ...same, resume: 'only', confirmedCost: 99 })).toMatchObject({
+      id: first.id,
+      resumed: true,
+    });
     // Pending in every way a run can be: queued, needs attention, or paid with its download failed.
     const again = await r.services.apps.run({ ...same, resume: true });
     expect([again.id, again.resumed]).toEqual([first.id, true]);
@@ -327,7 +456,11 @@ describe('workflow apps over the Sandbox', () => {
     expect(r.services.apps.store.move(first.id, 'queued', 'submitting', { attemptId: 'x', attempts: 1 })).toBe(true);
     expect((await r.services.apps.run({ ...same, resume: true })).id).toBe(first.id);
     r.services.apps.store.move(first.id, 'submitting', 'needs_attention', { error: 'left by a crash' });
-    expect(await r.services.apps.run({ ...same, resume: true })).toMatchObject({ id: first.id, state: 'needs_attention', resumed: true });
+    expect(await r.services.apps.run({ ...same, resume: true })).toMatchObject({
+      id: first.id,
+      state: 'needs_attention',
+      resumed: true,
+    });
     // Another folder, other inputs, or no resume asked for: runs of their own.
     const other = [
       await r.services.apps.run({ ...same, resume: true, outDir: join(dir, 'elsewhere') }),
@@ -345,14 +478,20 @@ describe('workflow apps over the Sandbox', () => {
     expect((await settled(r, fresh.id)).state).toBe('done');
     expect(await posts()).toBe(before + 1);
     // Paid, download failed: resuming fetches the results again, with no new run.
-    r.services.apps.store.db.prepare(`UPDATE app_runs SET state = 'failed', outputs = '[]', error = 'Download failed' WHERE id = ?`).run(fresh.id);
-    expect(await r.services.apps.run({ ...same, resume: true })).toMatchObject({ id: fresh.id, state: 'downloading', resumed: true });
+    r.services.apps.store.db
+      .prepare(`UPDATE app_runs SET state = 'failed', outputs = '[]', error = 'Download failed' WHERE id = ?`)
+      .run(fresh.id);
+    expect(await r.services.apps.run({ ...same, resume: true })).toMatchObject({
+      id: fresh.id,
+      state: 'downloading',
+      resumed: true,
+    });
     expect((await settled(r, fresh.id)).state).toBe('done');
     expect(await posts()).toBe(before + 1);
   });
 });
 
-describe("on Windows, results whose path would pass its 259 characters", () => {
+describe('on Windows, results whose path would pass its 259 characters', () => {
   /** A folder `length` characters long in all, under `dir`. */
   const deepFolder = (length: number) => {
     const base = join(dir, 'deep');
@@ -369,13 +508,25 @@ describe("on Windows, results whose path would pass its 259 characters", () => {
       const posts = async () => (await control(r.sandbox.url, 'stats')).requests['POST /v1/ai/apps/:appId/run'] ?? 0;
       const before = await posts();
       const runs = win.services.apps.runs().length;
-      const refused = win.services.apps.run({ appId: 'pS7kQ2xa', confirmedCost: 12, inputs: { product_image: image, scene: 'x' }, outDir: out });
+      const refused = win.services.apps.run({
+        appId: 'pS7kQ2xa',
+        confirmedCost: 12,
+        inputs: { product_image: image, scene: 'x' },
+        outDir: out,
+      });
       await expect(refused).rejects.toMatchObject({ code: 'invalid' });
-      await expect(refused).rejects.toThrow(/^output folder: its results cannot be written: .*deep\/d+\/product-shot-studio-xxxxxxxx-99\.webp would be \d+ characters long, more than 253 .*; choose an output folder with a shorter path$/);
+      await expect(refused).rejects.toThrow(
+        /^output folder: its results cannot be written: .*deep\/d+\/product-shot-studio-xxxxxxxx-99\.webp would be \d+ characters long, more than 253 .*; choose an output folder with a shorter path$/,
+      );
       expect(win.services.apps.runs().length).toBe(runs);
       expect(await posts()).toBe(before);
       // A shorter folder is fine on Windows too.
-      const ok = await win.services.apps.run({ appId: 'pS7kQ2xa', confirmedCost: 12, inputs: { product_image: image, scene: 'x' }, outDir: deepFolder(150) });
+      const ok = await win.services.apps.run({
+        appId: 'pS7kQ2xa',
+        confirmedCost: 12,
+        inputs: { product_image: image, scene: 'x' },
+        outDir: deepFolder(150),
+      });
       expect((await settled(win, ok.id)).state).toBe('done');
       expect(await posts()).toBe(before + 1);
     } finally {
@@ -404,7 +555,9 @@ describe("on Windows, results whose path would pass its 259 characters", () => {
       const again = await win.services.creations.download(c!.id, out);
       expect(again).toBe(saved.replace(/\.png$/, '-2.png'));
       expect(again.length).toBeLessThanOrEqual(259);
-      await expect(win.services.creations.download(c!.id, deepFolder(245))).rejects.toThrow(/^output folder: the creation cannot be saved there: .* would be \d+ characters long, more than 253 .*; choose an output folder with a shorter path$/);
+      await expect(win.services.creations.download(c!.id, deepFolder(245))).rejects.toThrow(
+        /^output folder: the creation cannot be saved there: .* would be \d+ characters long, more than 253 .*; choose an output folder with a shorter path$/,
+      );
     } finally {
       await win.close();
       cleanup(win.home);

@@ -19,8 +19,10 @@ afterAll(async () => {
   cleanup(home);
 });
 
-const cli = (args: string[], key = 'sandbox-owner', cwd?: string) => runCli(args, { env: cliEnv(home, sandbox.url, key), cwd });
-const posts = async (): Promise<number> => (await control(sandbox.url, 'stats')).requests['POST /v1/ai/apps/:appId/run'] ?? 0;
+const cli = (args: string[], key = 'sandbox-owner', cwd?: string) =>
+  runCli(args, { env: cliEnv(home, sandbox.url, key), cwd });
+const posts = async (): Promise<number> =>
+  (await control(sandbox.url, 'stats')).requests['POST /v1/ai/apps/:appId/run'] ?? 0;
 
 describe('mediadesk apps | usage | creations', () => {
   it('apps list, show, and run with --input to downloaded results', async () => {
@@ -34,7 +36,18 @@ describe('mediadesk apps | usage | creations', () => {
     expect(show).toMatch(/mood\s+select\s+no\s+upbeat\|calm\|epic/);
     expect(show).toMatch(/length_seconds\s+number\s+no\s+10\.\.60/);
     expect(show).toMatch(/brief\s+text\s+yes\s+up to 1000 chars/);
-    const r = await cli(['apps', 'run', 'jM4nX8sc', '--input', 'brief=a jingle', '--input', 'length_seconds=12', '--yes', '--out', resolve(home, 'out')]);
+    const r = await cli([
+      'apps',
+      'run',
+      'jM4nX8sc',
+      '--input',
+      'brief=a jingle',
+      '--input',
+      'length_seconds=12',
+      '--yes',
+      '--out',
+      resolve(home, 'out'),
+    ]);
     expect(r.code).toBe(0);
     expect(r.err).toMatch(/costs 8 credits/);
     expect(r.out.trim().split('\n').at(-1)).toMatch(/jingle-maker-.*\.mp3$/);
@@ -46,7 +59,10 @@ describe('mediadesk apps | usage | creations', () => {
     expect(bad.err.trim().split('\n').at(-1)).toMatch(/brief is required; length_seconds must be at most 60/);
     expect((await cli(['usage', '--granularity', 'hour'])).code).toBe(2);
     const feb30 = await cli(['usage', '--granularity', 'day', '--from', '2026-02-30', '--to', '2026-03-05']);
-    expect([feb30.code, feb30.err.trim()]).toEqual([2, expect.stringContaining('--from must be a real date YYYY-MM-DD, got "2026-02-30"')]);
+    expect([feb30.code, feb30.err.trim()]).toEqual([
+      2,
+      expect.stringContaining('--from must be a real date YYYY-MM-DD, got "2026-02-30"'),
+    ]);
     expect((await cli(['creations', '--page', '0'])).code).toBe(2);
     const biz = await cli(['apps', 'list'], 'sandbox-business');
     expect(biz.code).not.toBe(0);
@@ -55,9 +71,16 @@ describe('mediadesk apps | usage | creations', () => {
 
   it('an app id the server does not know is bad input (exit 2, one line), as an unknown job or run id is; nothing is paid', async () => {
     const before = await posts();
-    for (const args of [['apps', 'show', 'noSuchAp'], ['apps', 'run', 'noSuchAp', '--yes', '--input', 'scene=beach']]) {
+    for (const args of [
+      ['apps', 'show', 'noSuchAp'],
+      ['apps', 'run', 'noSuchAp', '--yes', '--input', 'scene=beach'],
+    ]) {
       const r = await cli(args);
-      expect([r.code, r.out, r.err], args.join(' ')).toEqual([2, '', 'mediadesk apps: no app noSuchAp (`mediadesk apps list` lists them)\n']);
+      expect([r.code, r.out, r.err], args.join(' ')).toEqual([
+        2,
+        '',
+        'mediadesk apps: no app noSuchAp (`mediadesk apps list` lists them)\n',
+      ]);
     }
     expect(await posts()).toBe(before);
   });
@@ -76,27 +99,60 @@ describe('mediadesk apps | usage | creations', () => {
     ];
     const before = await control(sandbox.url, 'stats');
     for (const [value, message] of cases) {
-      const r = await cli(['apps', 'run', 'pS7kQ2xa', '--yes', '--input', 'scene=beach', '--input', `product_image=${value}`, '--out', join(home, 'aout')], 'sandbox-owner', dir);
+      const r = await cli(
+        [
+          'apps',
+          'run',
+          'pS7kQ2xa',
+          '--yes',
+          '--input',
+          'scene=beach',
+          '--input',
+          `product_image=${value}`,
+          '--out',
+          join(home, 'aout'),
+        ],
+        'sandbox-owner',
+        dir,
+      );
       expect(r.code, value).toBe(2);
       expect(r.out).toBe('');
       expect(r.err.trim().split('\n').at(-1)).toBe(`mediadesk apps: ${message}`);
     }
-    expect((await control(sandbox.url, 'stats')).requests['POST /v1/ai/apps/:appId/run']).toBe(before.requests['POST /v1/ai/apps/:appId/run']);
+    expect((await control(sandbox.url, 'stats')).requests['POST /v1/ai/apps/:appId/run']).toBe(
+      before.requests['POST /v1/ai/apps/:appId/run'],
+    );
   });
 
   it('Ctrl-C while an app runs says how to resume; the same command again follows that run to its results, and nothing is paid twice', async () => {
     const dir = join(home, 'ctrl-c');
     const image = join(dir, 'product.png');
     mkdirSync(dir, { recursive: true });
-    await sharp({ create: { width: 32, height: 32, channels: 3, background: { r: 10, g: 120, b: 200 } } }).png().toFile(image);
-    const args = ['apps', 'run', 'pS7kQ2xa', '--yes', '--input', 'scene=beach', '--input', `product_image=${image}`, '--out', join(dir, 'out')];
+    await sharp({ create: { width: 32, height: 32, channels: 3, background: { r: 10, g: 120, b: 200 } } })
+      .png()
+      .toFile(image);
+    const args = [
+      'apps',
+      'run',
+      'pS7kQ2xa',
+      '--yes',
+      '--input',
+      'scene=beach',
+      '--input',
+      `product_image=${image}`,
+      '--out',
+      join(dir, 'out'),
+    ];
     const posts = async () => (await control(sandbox.url, 'stats')).requests['POST /v1/ai/apps/:appId/run'] ?? 0;
     const before = await posts();
     // Long enough that the run is still going on the server when Ctrl-C comes.
     await control(sandbox.url, 'faults', { taskDurationMs: 5000 });
     let first: { code: number | null; err: string };
     try {
-      const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...cliEnv(home, sandbox.url) }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [BIN, ...args], {
+        env: { ...process.env, ...cliEnv(home, sandbox.url) },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let err = '';
       let interrupted = false;
       child.stderr!.on('data', (d) => {
@@ -110,7 +166,10 @@ describe('mediadesk apps | usage | creations', () => {
       await control(sandbox.url, 'faults', { taskDurationMs: 100 });
     }
     expect(first.code).toBe(130);
-    const id = /stopped following run (\w{8}) \(running\); it continues on the server\. Run the same command again to resume it: it is not submitted or paid again\./.exec(first.err)?.[1];
+    const id =
+      /stopped following run (\w{8}) \(running\); it continues on the server\. Run the same command again to resume it: it is not submitted or paid again\./.exec(
+        first.err,
+      )?.[1];
     expect(id, first.err).toBeDefined();
     const listed = JSON.parse((await cli(['apps', 'runs', '--json'])).out) as { id: string; state: string }[];
     expect(listed.find((r) => r.id.startsWith(id!))!.state).toBe('running');
@@ -118,7 +177,12 @@ describe('mediadesk apps | usage | creations', () => {
     // Following the earlier run pays nothing: no cost is shown, and no --yes is needed to accept one.
     const again = await cli(args.filter((x) => x !== '--yes'));
     expect(again.code, again.err).toBe(0);
-    expect(again.out).toMatch(new RegExp(`^run ${id} resumed \\(running, already submitted\\): following the earlier run; it is not submitted or paid again \\(--new starts another\\)$`, 'm'));
+    expect(again.out).toMatch(
+      new RegExp(
+        `^run ${id} resumed \\(running, already submitted\\): following the earlier run; it is not submitted or paid again \\(--new starts another\\)$`,
+        'm',
+      ),
+    );
     expect(again.err).not.toMatch(/costs|credits/);
     const file = again.out.trim().split('\n').at(-1)!;
     expect(file).toMatch(/product-shot-studio-.*\.png$/);
@@ -135,13 +199,23 @@ describe('mediadesk apps | usage | creations', () => {
     try {
       const r = await cli([...args, '--timeout', '2s']);
       expect(r.code, r.err).toBe(124);
-      const id = /^gave up after 2s \(--timeout\) following run (\w{8}) \(running\); it continues on the server\. Run the same command again to resume it: it is not submitted or paid again\./m.exec(r.err)?.[1];
+      const id =
+        /^gave up after 2s \(--timeout\) following run (\w{8}) \(running\); it continues on the server\. Run the same command again to resume it: it is not submitted or paid again\./m.exec(
+          r.err,
+        )?.[1];
       expect(id, r.err).toBeDefined();
       expect(r.out).toBe(`run ${id} queued\n`);
-      expect((JSON.parse((await cli(['apps', 'runs', '--json'])).out) as { id: string; state: string }[]).find((x) => x.id.startsWith(id!))?.state).toBe('running');
+      expect(
+        (JSON.parse((await cli(['apps', 'runs', '--json'])).out) as { id: string; state: string }[]).find((x) =>
+          x.id.startsWith(id!),
+        )?.state,
+      ).toBe('running');
       expect(await posts()).toBe(before + 1);
       const bad = await cli([...args, '--timeout', 'later']);
-      expect([bad.code, bad.err.trim()]).toEqual([2, 'mediadesk apps: --timeout must be a duration of at least 1 second, such as 90s, 10m or 2h, got "later"']);
+      expect([bad.code, bad.err.trim()]).toEqual([
+        2,
+        'mediadesk apps: --timeout must be a duration of at least 1 second, such as 90s, 10m or 2h, got "later"',
+      ]);
       expect(await posts()).toBe(before + 1);
     } finally {
       await control(sandbox.url, 'faults', { taskDurationMs: 100 });
@@ -156,33 +230,49 @@ describe('mediadesk apps | usage | creations', () => {
     let follower: Promise<{ code: number | null; out: string; err: string }>;
     let id = '';
     try {
-      const child = spawn(process.execPath, [BIN, 'apps', 'run', 'jM4nX8sc', '--yes', '--input', 'brief=cancel me', '--out', out], { env: { ...process.env, ...cliEnv(home, sandbox.url) }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(
+        process.execPath,
+        [BIN, 'apps', 'run', 'jM4nX8sc', '--yes', '--input', 'brief=cancel me', '--out', out],
+        { env: { ...process.env, ...cliEnv(home, sandbox.url) }, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
       let stdout = '';
       let stderr = '';
       child.stdout!.on('data', (d) => (stdout += d));
       follower = new Promise((res) => child.once('exit', (code) => res({ code, out: stdout, err: stderr })));
       // Submitted: the run is on the server when the other terminal cancels it.
-      await new Promise<void>((res) => child.stderr!.on('data', (d) => {
-        stderr += d;
-        if (/^running/m.test(stderr)) res();
-      }));
+      await new Promise<void>((res) =>
+        child.stderr!.on('data', (d) => {
+          stderr += d;
+          if (/^running/m.test(stderr)) res();
+        }),
+      );
       id = /^run (\w{8}) queued$/m.exec(stdout)![1];
     } finally {
       await control(sandbox.url, 'faults', { taskDurationMs: 100 });
     }
     const cancel = await cli(['apps', 'cancel', id]);
-    expect([cancel.code, cancel.out]).toEqual([0, `run ${id} canceled (already submitted: the server may still charge it)\n`]);
+    expect([cancel.code, cancel.out]).toEqual([
+      0,
+      `run ${id} canceled (already submitted: the server may still charge it)\n`,
+    ]);
     const followed = await follower;
     expect(followed.code).toBe(1);
-    expect(followed.err).toMatch(/^canceled \(\w+\)\nCanceled; the run was already submitted and may still be charged\.$/m);
+    expect(followed.err).toMatch(
+      /^canceled \(\w+\)\nCanceled; the run was already submitted and may still be charged\.$/m,
+    );
     const again = await cli(['apps', 'cancel', id]);
-    expect([again.code, again.err.trim()]).toEqual([2, expect.stringMatching(new RegExp(`^mediadesk apps: run ${id}[\\w-]+ is canceled; there is nothing to cancel$`))]);
+    expect([again.code, again.err.trim()]).toEqual([
+      2,
+      expect.stringMatching(new RegExp(`^mediadesk apps: run ${id}[\\w-]+ is canceled; there is nothing to cancel$`)),
+    ]);
     await control(sandbox.url, 'tasks/finish', {});
 
     // Submitted and paid: retry follows that run again, with no cost to accept and no new POST.
     const retry = await cli(['apps', 'retry', id]);
     expect(retry.code, retry.err).toBe(0);
-    expect(retry.out).toMatch(new RegExp(`^run ${id} retried \\(running\\): following the submitted run again; nothing is paid again$`, 'm'));
+    expect(retry.out).toMatch(
+      new RegExp(`^run ${id} retried \\(running\\): following the submitted run again; nothing is paid again$`, 'm'),
+    );
     expect(retry.err).not.toMatch(/costs|credits/);
     expect(retry.out.trim().split('\n').at(-1)).toMatch(/jingle-maker-.*\.mp3$/);
     expect(await posts()).toBe(before + 1);
@@ -203,7 +293,10 @@ describe('mediadesk apps | usage | creations', () => {
     const before = await posts();
 
     const unasked = await cli(['apps', 'retry', id]);
-    expect([unasked.code, unasked.err.trim().split('\n').at(-1)]).toEqual([2, 'mediadesk apps: add --yes to accept the cost (no terminal to ask)']);
+    expect([unasked.code, unasked.err.trim().split('\n').at(-1)]).toEqual([
+      2,
+      'mediadesk apps: add --yes to accept the cost (no terminal to ask)',
+    ]);
     expect(unasked.err).toMatch(/^Jingle maker costs 8 credits per run\.$/m);
     expect(await posts()).toBe(before);
 
@@ -216,15 +309,31 @@ describe('mediadesk apps | usage | creations', () => {
     expect(await posts()).toBe(before + 1);
 
     const done = await cli(['apps', 'retry', id, '--yes']);
-    expect([done.code, done.err.trim()]).toEqual([2, expect.stringMatching(/ is done; only failed, canceled or needs-attention runs can be retried$/)]);
+    expect([done.code, done.err.trim()]).toEqual([
+      2,
+      expect.stringMatching(/ is done; only failed, canceled or needs-attention runs can be retried$/),
+    ]);
     const doneCancel = await cli(['apps', 'cancel', id]);
-    expect([doneCancel.code, doneCancel.err.trim()]).toEqual([2, expect.stringMatching(/ is done; there is nothing to cancel$/)]);
-    for (const args of [['apps', 'cancel', 'ffffffff'], ['apps', 'retry', 'not-a-run'], ['apps', 'retry', 'abc']]) {
+    expect([doneCancel.code, doneCancel.err.trim()]).toEqual([
+      2,
+      expect.stringMatching(/ is done; there is nothing to cancel$/),
+    ]);
+    for (const args of [
+      ['apps', 'cancel', 'ffffffff'],
+      ['apps', 'retry', 'not-a-run'],
+      ['apps', 'retry', 'abc'],
+    ]) {
       const r = await cli(args);
-      expect([r.code, r.err.trim()], args.join(' ')).toEqual([2, `mediadesk apps: no app run ${args[2]} (\`mediadesk apps runs\` lists them)`]);
+      expect([r.code, r.err.trim()], args.join(' ')).toEqual([
+        2,
+        `mediadesk apps: no app run ${args[2]} (\`mediadesk apps runs\` lists them)`,
+      ]);
     }
     const bare = await cli(['apps', 'cancel']);
-    expect([bare.code, bare.err.trim()]).toEqual([2, 'mediadesk apps: apps cancel takes one run id (`mediadesk apps runs` lists them)']);
+    expect([bare.code, bare.err.trim()]).toEqual([
+      2,
+      'mediadesk apps: apps cancel takes one run id (`mediadesk apps runs` lists them)',
+    ]);
     expect(await posts()).toBe(before + 1);
   });
 
@@ -238,7 +347,7 @@ describe('mediadesk apps | usage | creations', () => {
     }
   }
 
-  it('a failed run\'s error from the server, with ESC, CR and newlines, is printed escaped on one line: it cannot clear the screen or forge lines', async () => {
+  it("a failed run's error from the server, with ESC, CR and newlines, is printed escaped on one line: it cannot clear the screen or forge lines", async () => {
     const r = await failedRun('step 2 failed\u001b[2J\rmediadesk: all done\nok', 'hostile-run');
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/^.*step 2 failed\\x1b\[2J\\rmediadesk: all done\\nok.*$/m);
@@ -246,7 +355,7 @@ describe('mediadesk apps | usage | creations', () => {
     expect(r.err).not.toMatch(/^ok/m);
   });
 
-  it('a failed run\'s error with C1 controls (U+009B, the 8-bit CSI; U+0085, NEL) is printed escaped as \\u009b, in the line and in apps runs --json; é, emoji and CJK stay as they are', async () => {
+  it("a failed run's error with C1 controls (U+009B, the 8-bit CSI; U+0085, NEL) is printed escaped as \\u009b, in the line and in apps runs --json; é, emoji and CJK stay as they are", async () => {
     const message = 'step 2 failed\u009b2J\u0085forged line · é 🎬 漢字';
     const r = await failedRun(message, 'c1-run');
     expect(r.code).toBe(1);
@@ -260,7 +369,7 @@ describe('mediadesk apps | usage | creations', () => {
     expect((JSON.parse(runs.out) as { error: string | null }[]).some((x) => x.error?.includes(message))).toBe(true);
   });
 
-  it('a failed run\'s error with line separators (U+2028, U+2029) and a bidi override (U+202E) is printed escaped as \\u2028, in the line and in apps runs --json; RTL letters stay as they are', async () => {
+  it("a failed run's error with line separators (U+2028, U+2029) and a bidi override (U+202E) is printed escaped as \\u2028, in the line and in apps runs --json; RTL letters stay as they are", async () => {
     const message = 'step 2 failed\u2028forged line\u2029another \u202Egnp.exe שלום';
     const r = await failedRun(message, 'separator-run');
     expect(r.code).toBe(1);
@@ -275,15 +384,31 @@ describe('mediadesk apps | usage | creations', () => {
 
   it('a results folder named with a line separator and a bidi override is printed escaped on stdout by apps run and run (the files are where it says)', async () => {
     const odd = '\u2028x\u202Egnp.exe';
-    const app = await cli(['apps', 'run', 'jM4nX8sc', '--input', 'brief=a jingle', '--yes', '--out', join(home, `app${odd}`)]);
+    const app = await cli([
+      'apps',
+      'run',
+      'jM4nX8sc',
+      '--input',
+      'brief=a jingle',
+      '--yes',
+      '--out',
+      join(home, `app${odd}`),
+    ]);
     expect(app.code, app.err).toBe(0);
     expect(app.out).not.toMatch(/[\u2028\u202e]/);
-    expect(app.out.trim().split('\n').at(-1)).toMatch(new RegExp(`/app\\\\u2028x\\\\u202egnp\\.exe/jingle-maker-.*\\.mp3$`));
+    expect(app.out.trim().split('\n').at(-1)).toMatch(
+      new RegExp(`/app\\\\u2028x\\\\u202egnp\\.exe/jingle-maker-.*\\.mp3$`),
+    );
     // Another key's creation: the creations tests below count the owner's.
-    const made = await cli(['run', 'hires', '--param', 'prompt=a lighthouse', '--param', 'resolution=1k', '--out', join(home, `run${odd}`)], 'sandbox-admin');
+    const made = await cli(
+      ['run', 'hires', '--param', 'prompt=a lighthouse', '--param', 'resolution=1k', '--out', join(home, `run${odd}`)],
+      'sandbox-admin',
+    );
     expect(made.code, made.err).toBe(0);
     expect(made.out).not.toMatch(/[\u2028\u202e]/);
-    expect(made.out.trim().split('\n').at(-1)).toBe(`1 of 1 done; results in ${join(home, 'run\\u2028x\\u202egnp.exe')}`);
+    expect(made.out.trim().split('\n').at(-1)).toBe(
+      `1 of 1 done; results in ${join(home, 'run\\u2028x\\u202egnp.exe')}`,
+    );
     expect(existsSync(join(home, `run${odd}`))).toBe(true);
   });
 
@@ -293,34 +418,75 @@ describe('mediadesk apps | usage | creations', () => {
   });
 
   it('apps runs refuses what it does not take', async () => {
-    expect((await cli(['apps', 'runs', '--limit=0'])).err).toMatch(/--limit must be a whole number from 1 to 500, got "0"/);
+    expect((await cli(['apps', 'runs', '--limit=0'])).err).toMatch(
+      /--limit must be a whole number from 1 to 500, got "0"/,
+    );
     const extra = await cli(['apps', 'runs', '--yes']);
     expect(extra.code).toBe(2);
     expect(extra.err).toMatch(/unknown option --yes/);
   });
 
   it('usage prints CSV and JSON with the budget on stderr; a repeated query is served from the cache', async () => {
-    const csv = await cli(['usage', '--granularity', 'week', '--from', '2025-01-01', '--to', '2025-01-31', '--group', '101', '--csv']);
+    const csv = await cli([
+      'usage',
+      '--granularity',
+      'week',
+      '--from',
+      '2025-01-01',
+      '--to',
+      '2025-01-31',
+      '--group',
+      '101',
+      '--csv',
+    ]);
     expect(csv.code).toBe(0);
     const lines = csv.out.trim().split('\r\n');
     expect(lines[0]).toBe('date,tool,uses,credits,days_from,days_to,partial');
     // 2025-01-01 is a Wednesday and the 31st a Friday: the first and last weeks are cut, and say so.
-    const cover = (week: string) => [...new Set(lines.filter((l) => l.startsWith(`${week},`)).map((l) => l.split(',').slice(-3).join(',')))];
+    const cover = (week: string) => [
+      ...new Set(lines.filter((l) => l.startsWith(`${week},`)).map((l) => l.split(',').slice(-3).join(','))),
+    ];
     expect(cover('2024-12-30')).toEqual(['2025-01-01,2025-01-05,true']);
     expect(cover('2025-01-06')).toEqual(['2025-01-06,2025-01-12,false']);
     expect(cover('2025-01-27')).toEqual(['2025-01-27,2025-01-31,true']);
     expect(csv.err).toMatch(/fetched; 99 of 100/);
-    const again = await cli(['usage', '--granularity', 'week', '--from', '2025-01-01', '--to', '2025-01-31', '--group', '101', '--json']);
+    const again = await cli([
+      'usage',
+      '--granularity',
+      'week',
+      '--from',
+      '2025-01-01',
+      '--to',
+      '2025-01-31',
+      '--group',
+      '101',
+      '--json',
+    ]);
     expect(JSON.parse(again.out).cached).toBe(true);
     expect(again.err).toMatch(/local cache .* 99 of 100/);
   });
 
   it('usage without --from asks for a range that suits the granularity, within 365 days, and says which', async () => {
     const cases: [string[], string, number, string][] = [
-      [['--granularity', 'month', '--to', '2026-03-31'], '2025-04-01 to 2026-03-31', 12, 'this month and the 11 before, as many as fit in 365 days'],
+      [
+        ['--granularity', 'month', '--to', '2026-03-31'],
+        '2025-04-01 to 2026-03-31',
+        12,
+        'this month and the 11 before, as many as fit in 365 days',
+      ],
       // 2024 is a leap year: its 12 months are 366 days, one more than the service takes.
-      [['--granularity', 'month', '--to', '2024-12-31'], '2024-02-01 to 2024-12-31', 11, 'this month and the 11 before, as many as fit in 365 days'],
-      [['--granularity', 'week', '--to', '2025-11-23'], '2025-09-01 to 2025-11-23', 12, 'this week and the 11 before (weeks start on Monday)'],
+      [
+        ['--granularity', 'month', '--to', '2024-12-31'],
+        '2024-02-01 to 2024-12-31',
+        11,
+        'this month and the 11 before, as many as fit in 365 days',
+      ],
+      [
+        ['--granularity', 'week', '--to', '2025-11-23'],
+        '2025-09-01 to 2025-11-23',
+        12,
+        'this week and the 11 before (weeks start on Monday)',
+      ],
       [['--granularity', 'year', '--to', '2025-06-30'], '2025-01-01 to 2025-06-30', 1, 'this year so far'],
       [['--granularity', 'year', '--to', '2024-12-31'], '2024-01-02 to 2024-12-31', 1, 'this year so far'],
       [['--granularity', 'day', '--to', '2025-06-30'], '2025-06-24 to 2025-06-30', 7, 'the last 7 days'],
@@ -329,7 +495,11 @@ describe('mediadesk apps | usage | creations', () => {
       const r = await cli(['usage', ...args, '--json']);
       expect(r.code, `${args.join(' ')}: ${r.err}`).toBe(0);
       expect(JSON.parse(r.out).points, args.join(' ')).toHaveLength(buckets);
-      expect(r.err, args.join(' ')).toMatch(new RegExp(`^${range} \\(no --from: ${says.replace(/[()]/g, '\\$&')}; --from and --to choose another range\\); fetched;`));
+      expect(r.err, args.join(' ')).toMatch(
+        new RegExp(
+          `^${range} \\(no --from: ${says.replace(/[()]/g, '\\$&')}; --from and --to choose another range\\); fetched;`,
+        ),
+      );
     }
     // Up to today when --to is left out too; a range the user chose is said without the note.
     const month = JSON.parse((await cli(['usage', '--granularity', 'month', '--json'])).out);
@@ -347,7 +517,16 @@ describe('mediadesk apps | usage | creations', () => {
 
   it('a creation named by a prompt with ESC, CR, newline and BEL is listed escaped, on its one row: it cannot clear the screen or split the table', async () => {
     const prompt = '\u001b[2J\rgone\nsecond\u0007 line';
-    const made = await cli(['run', 'hires', '--param', `prompt=${prompt}`, '--param', 'resolution=1k', '--out', join(home, 'hostile')]);
+    const made = await cli([
+      'run',
+      'hires',
+      '--param',
+      `prompt=${prompt}`,
+      '--param',
+      'resolution=1k',
+      '--out',
+      join(home, 'hostile'),
+    ]);
     expect(made.code, made.err).toBe(0);
     const r = await cli(['creations', '--tool', 'hires']);
     expect(r.code).toBe(0);

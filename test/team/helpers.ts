@@ -54,7 +54,9 @@ export function sandboxAndHomes(prefix: string, taskDurationMs: number) {
 }
 
 /** The team services of a core over a real Sandbox and a real mediadesk.db in a temp folder. */
-export async function rig(o: { key?: string; sandbox?: RunningSandbox; home?: string; platform?: string } = {}): Promise<Rig> {
+export async function rig(
+  o: { key?: string; sandbox?: RunningSandbox; home?: string; platform?: string } = {},
+): Promise<Rig> {
   const sandbox = o.sandbox ?? (await startSandbox({ port: 0, taskDurationMs: 150 }));
   const home = o.home ?? tmp('home');
   const db = openDatabase(join(home, 'mediadesk.db'), QUEUE_MIGRATIONS);
@@ -62,9 +64,25 @@ export async function rig(o: { key?: string; sandbox?: RunningSandbox; home?: st
   const lease = { held: true };
   const target = async () => ({ baseUrl: sandbox.url, apiKey: key.value });
   const client = new ApiClient(target, { maxDelayMs: 500, retries: 2 });
-  const services = teamServices({ home, client, target, db, lease: () => lease.held, backend: async () => `live ${sandbox.url}`, settings: () => ({ ...DEFAULT_SETTINGS, outputDir: join(home, 'out') }), poll: { firstMs: 50, minMs: 50, maxMs: 300 }, platform: o.platform });
+  const services = teamServices({
+    home,
+    client,
+    target,
+    db,
+    lease: () => lease.held,
+    backend: async () => `live ${sandbox.url}`,
+    settings: () => ({ ...DEFAULT_SETTINGS, outputDir: join(home, 'out') }),
+    poll: { firstMs: 50, minMs: 50, maxMs: 300 },
+    platform: o.platform,
+  });
   return {
-    sandbox, home, db, client, services, key, lease,
+    sandbox,
+    home,
+    db,
+    client,
+    services,
+    key,
+    lease,
     async close() {
       await services.apps.runner.stop();
       db.close();
@@ -83,7 +101,12 @@ export async function settled(r: Rig, id: string) {
 }
 
 export async function control(url: string, path: string, body?: unknown): Promise<any> {
-  const res = await fetch(`${url}/__sandbox/${path}`, body === undefined ? {} : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(
+    `${url}/__sandbox/${path}`,
+    body === undefined
+      ? {}
+      : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) },
+  );
   if (!res.ok) throw new Error(`control ${path}: HTTP ${res.status} ${await res.text()}`);
   return res.json();
 }

@@ -16,10 +16,21 @@ describe('backend identities', () => {
   it('say whether work waits for another server or for another key of the same one', () => {
     expect(waitingFor(A, A)).toBeNull();
     expect(waitingFor(null, A)).toBeNull();
-    expect(waitingFor(B, A)).toBe('waiting for the API key 9f8e7d6c, with which it was queued on the live service at https://api.example.com: set that key again to continue, or cancel it (the key in use is 0a1b2c3d)');
-    expect(waitingFor(OTHER, A)).toBe('waiting for the live service at https://eu.example.com (API key 0a1b2c3d), where it was queued: switch back to it to continue, or cancel it');
-    expect(waitingFor('sandbox', A)).toBe('waiting for the built-in Sandbox, where it was queued: switch back to it to continue, or cancel it');
-    expect([waitingForShort(B, A), waitingForShort(OTHER, A), waitingForShort('sandbox', A), waitingForShort(A, 'sandbox')]).toEqual(['another API key', 'the live service', 'the Sandbox', 'the live service']);
+    expect(waitingFor(B, A)).toBe(
+      'waiting for the API key 9f8e7d6c, with which it was queued on the live service at https://api.example.com: set that key again to continue, or cancel it (the key in use is 0a1b2c3d)',
+    );
+    expect(waitingFor(OTHER, A)).toBe(
+      'waiting for the live service at https://eu.example.com (API key 0a1b2c3d), where it was queued: switch back to it to continue, or cancel it',
+    );
+    expect(waitingFor('sandbox', A)).toBe(
+      'waiting for the built-in Sandbox, where it was queued: switch back to it to continue, or cancel it',
+    );
+    expect([
+      waitingForShort(B, A),
+      waitingForShort(OTHER, A),
+      waitingForShort('sandbox', A),
+      waitingForShort(A, 'sandbox'),
+    ]).toEqual(['another API key', 'the live service', 'the Sandbox', 'the live service']);
   });
 
   it('recorded before the key was part of them, are the same server without the key', () => {

@@ -52,18 +52,28 @@ describe.skipIf(!hasScript)('mediadesk key set at a terminal', () => {
     expect(r.code).toBe(2);
     expect(r.screen.replace(/\r/g, '')).toBe('API key: \nmediadesk key: no key typed; no key stored\n');
     const piped = await runCli(['key', 'set'], { env });
-    expect([piped.code, piped.out, piped.err]).toEqual([2, '', 'mediadesk key: no key given (standard input was empty); no key stored\n']);
+    expect([piped.code, piped.out, piped.err]).toEqual([
+      2,
+      '',
+      'mediadesk key: no key given (standard input was empty); no key stored\n',
+    ]);
   }, 30_000);
 
-  it.skipIf(!hasBus)('Ctrl-H and DEL erase, Ctrl-D after typed characters is ignored; the key stored is the one seen, never echoed', async () => {
-    try {
-      const r = await atTerminal(['key', 'set'], 'sk-typedX\bkey\u0004-42Y\u007f\r');
-      const fp = keyFingerprint('sk-typedkey-42');
-      expect(r.code, r.screen).toBe(0);
-      expect(r.screen.replace(/\r/g, '')).toBe(`API key: \nAPI key ${fp} stored in the OS keychain\n`);
-      expect((await runCli(['key', 'status'], { env })).out).toBe(`an API key is set (key ${fp}, stored in the OS keychain)\n`);
-    } finally {
-      await runCli(['key', 'clear'], { env });
-    }
-  }, 30_000);
+  it.skipIf(!hasBus)(
+    'Ctrl-H and DEL erase, Ctrl-D after typed characters is ignored; the key stored is the one seen, never echoed',
+    async () => {
+      try {
+        const r = await atTerminal(['key', 'set'], 'sk-typedX\bkey\u0004-42Y\u007f\r');
+        const fp = keyFingerprint('sk-typedkey-42');
+        expect(r.code, r.screen).toBe(0);
+        expect(r.screen.replace(/\r/g, '')).toBe(`API key: \nAPI key ${fp} stored in the OS keychain\n`);
+        expect((await runCli(['key', 'status'], { env })).out).toBe(
+          `an API key is set (key ${fp}, stored in the OS keychain)\n`,
+        );
+      } finally {
+        await runCli(['key', 'clear'], { env });
+      }
+    },
+    30_000,
+  );
 });

@@ -42,7 +42,7 @@ describe('mediadesk without a command, and its help', () => {
     }
   });
 
-  it('help COMMAND is that command\'s --help; an unknown one is a usage error', async () => {
+  it("help COMMAND is that command's --help; an unknown one is a usage error", async () => {
     const r = await main(['help', 'jobs']);
     expect([r.code, r.err]).toEqual([0, '']);
     expect(r.out).toBe((await main(['jobs', '--help'])).out);
@@ -60,11 +60,23 @@ describe('what the user typed, quoted in an error', () => {
 
   it('is escaped on one whole line (newline, ESC), whichever command quotes it; exit 2', async () => {
     const cases: [string[], string][] = [
-      [['nope\u001b[2J'], 'mediadesk: unknown command "nope\\x1b[2J" (try: run, jobs, video, apps, usage, creations, audit, key, doctor, settings, sandbox)'],
-      [['creations', '--page', '1\n'], 'mediadesk creations: --page must be a whole number from 1 to 1000000, got "1\\n"'],
-      [['usage', '--granularity', 'ho\nur'], 'mediadesk usage: --granularity must be one of day, week, month, year, got "ho\\nur"'],
+      [
+        ['nope\u001b[2J'],
+        'mediadesk: unknown command "nope\\x1b[2J" (try: run, jobs, video, apps, usage, creations, audit, key, doctor, settings, sandbox)',
+      ],
+      [
+        ['creations', '--page', '1\n'],
+        'mediadesk creations: --page must be a whole number from 1 to 1000000, got "1\\n"',
+      ],
+      [
+        ['usage', '--granularity', 'ho\nur'],
+        'mediadesk usage: --granularity must be one of day, week, month, year, got "ho\\nur"',
+      ],
       [['key', 'se\u001bt'], 'mediadesk key: unknown key command "se\\x1bt" (set, status, clear)'],
-      [['video', 'check', '--family', '2x\r', 'clip.mp4'], 'mediadesk video: --family must be one of 2x, 25, 1x, lite, upscaler, image50-edit, got "2x\\r"'],
+      [
+        ['video', 'check', '--family', '2x\r', 'clip.mp4'],
+        'mediadesk video: --family must be one of 2x, 25, 1x, lite, upscaler, image50-edit, got "2x\\r"',
+      ],
     ];
     for (const [args, line] of cases) {
       const r = await runBin(args, { env: { MEDIADESK_HOME: home } });

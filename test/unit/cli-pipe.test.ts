@@ -10,7 +10,10 @@ afterAll(() => rmSync(home, { recursive: true, force: true }));
 
 describe('the CLI in a pipeline', () => {
   it('stops quietly when the reader has closed the pipe (`mediadesk ... | head -1`)', async () => {
-    const child = spawn(process.execPath, [BIN, 'audit', 'status'], { env: { ...process.env, MEDIADESK_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'audit', 'status'], {
+      env: { ...process.env, MEDIADESK_HOME: home },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     // The reader goes away before the CLI (still starting) writes a line.
     child.stdout.destroy();
     let err = '';

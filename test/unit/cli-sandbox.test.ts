@@ -19,7 +19,11 @@ describe('mediadesk sandbox options', () => {
     ];
     for (const args of cases) {
       const r = await cli(args);
-      expect([r.code, r.out, r.err], args.join(' ')).toEqual([2, '', `mediadesk sandbox: ${args[1]} is given more than once\n`]);
+      expect([r.code, r.out, r.err], args.join(' ')).toEqual([
+        2,
+        '',
+        `mediadesk sandbox: ${args[1]} is given more than once\n`,
+      ]);
     }
   });
 
@@ -30,10 +34,15 @@ describe('mediadesk sandbox options', () => {
   });
 
   it('a bad --port or --task-duration-ms is refused with --print-keys too', async () => {
-    for (const args of [['--print-keys', '--port', '99999'], ['--print-keys', '--task-duration-ms', 'soon']]) {
+    for (const args of [
+      ['--print-keys', '--port', '99999'],
+      ['--print-keys', '--task-duration-ms', 'soon'],
+    ]) {
       const r = await cli(args);
       expect([r.code, r.out], args.join(' ')).toEqual([2, '']);
-      expect(r.err).toBe(`mediadesk sandbox: ${args[1]} expects an integer from 0 to ${args[1] === '--port' ? 65535 : 3600000}, got "${args[2]}"\n`);
+      expect(r.err).toBe(
+        `mediadesk sandbox: ${args[1]} expects an integer from 0 to ${args[1] === '--port' ? 65535 : 3600000}, got "${args[2]}"\n`,
+      );
     }
   });
 });
@@ -42,7 +51,11 @@ describe('mediadesk sandbox running', () => {
   it('Ctrl-C closes the server (its port refuses, its temporary files are gone) and exits 130, as the other commands do (it exited 0)', async () => {
     const tmp = join(home, 'tmp');
     mkdirSync(tmp);
-    const r = await interruptWhen(['sandbox'], { env: { MEDIADESK_HOME: home, TMPDIR: tmp }, until: /^listening on /, watch: 'stdout' });
+    const r = await interruptWhen(['sandbox'], {
+      env: { MEDIADESK_HOME: home, TMPDIR: tmp },
+      until: /^listening on /,
+      watch: 'stdout',
+    });
     expect([r.code, r.err]).toEqual([130, '']);
     const url = /^listening on (http:\/\/127\.0\.0\.1:\d+)$/m.exec(r.out)![1];
     await expect(fetch(`${url}/__sandbox/keys`)).rejects.toThrow();

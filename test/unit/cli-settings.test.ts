@@ -14,7 +14,8 @@ function storedSettings(stored: unknown): (args: string[]) => ReturnType<typeof 
   writeFileSync(join(own, 'settings.json'), JSON.stringify(stored));
   return (args) => runCli(['settings', ...args], { env: { MEDIADESK_HOME: own } });
 }
-const KNOWN = '(known: backend, baseUrl, keyHeader, sandboxKey, outputDir, namingTemplate, concurrency, perToolConcurrency, theme, slugs)';
+const KNOWN =
+  '(known: backend, baseUrl, keyHeader, sandboxKey, outputDir, namingTemplate, concurrency, perToolConcurrency, theme, slugs)';
 
 describe('mediadesk settings', () => {
   it('a setting named twice in one set is refused (exit 2) and nothing is saved', async () => {
@@ -57,28 +58,42 @@ describe('mediadesk settings', () => {
     },
     {
       what: 'line separators (U+2028, U+2029) and bidi controls (U+202E, U+2066) as \\u2028; RTL letters as they are',
-      stored: { outputDir: '/tmp/shoot\u2028day\u2029two \u202Egnp.exe שלום', namingTemplate: '{name}\u2066.{ext}', perToolConcurrency: { 'im\u2028age': 2 } },
-      printed: { outputDir: '/tmp/shoot\\u2028day\\u2029two \\u202egnp.exe שלום', namingTemplate: '{name}\\u2066.{ext}', perToolConcurrency: '{"im\\u2028age":2}' },
+      stored: {
+        outputDir: '/tmp/shoot\u2028day\u2029two \u202Egnp.exe שלום',
+        namingTemplate: '{name}\u2066.{ext}',
+        perToolConcurrency: { 'im\u2028age': 2 },
+      },
+      printed: {
+        outputDir: '/tmp/shoot\\u2028day\\u2029two \\u202egnp.exe שלום',
+        namingTemplate: '{name}\\u2066.{ext}',
+        perToolConcurrency: '{"im\\u2028age":2}',
+      },
       raw: /[\u2028\u2029\u202e\u2066]/,
       kept: 'two \\u202egnp.exe שלום',
     },
-  ])('a stored value with $what is printed escaped; the listing stays valid JSON', async ({ stored, printed, raw, kept }) => {
-    const run = storedSettings(stored);
-    for (const [name, out] of Object.entries(printed)) expect(await run(['get', name]), name).toEqual({ code: 0, out: `${out}\n`, err: '' });
-    const all = await run(['get']);
-    expect([all.code, all.err]).toEqual([0, '']);
-    // Only the listing's own line breaks.
-    expect(all.out.replace(/\n/g, '')).not.toMatch(raw);
-    if (kept) expect(all.out).toContain(kept);
-    expect(JSON.parse(all.out)).toMatchObject(stored);
-  });
+  ])(
+    'a stored value with $what is printed escaped; the listing stays valid JSON',
+    async ({ stored, printed, raw, kept }) => {
+      const run = storedSettings(stored);
+      for (const [name, out] of Object.entries(printed))
+        expect(await run(['get', name]), name).toEqual({ code: 0, out: `${out}\n`, err: '' });
+      const all = await run(['get']);
+      expect([all.code, all.err]).toEqual([0, '']);
+      // Only the listing's own line breaks.
+      expect(all.out.replace(/\n/g, '')).not.toMatch(raw);
+      if (kept) expect(all.out).toContain(kept);
+      expect(JSON.parse(all.out)).toMatchObject(stored);
+    },
+  );
 
   it('an unreadable settings file in a folder whose name holds control characters: the warning names it escaped, on one line', async () => {
     const own = mkdtempSync(join(tmpdir(), 'cli-settings-\u001b[31m\n-'));
     writeFileSync(join(own, 'settings.json'), '{"theme": "dark",');
     const got = await runCli(['settings', 'get', 'theme'], { env: { MEDIADESK_HOME: own } });
     expect([got.code, got.out]).toEqual([0, 'system\n']);
-    expect(got.err).toMatch(/^warning: \S*cli-settings-\\x1b\[31m\\n-\S*settings\.json is not valid JSON \(.+\); these are the defaults \(the file is left as it is\)\n$/);
+    expect(got.err).toMatch(
+      /^warning: \S*cli-settings-\\x1b\[31m\\n-\S*settings\.json is not valid JSON \(.+\); these are the defaults \(the file is left as it is\)\n$/,
+    );
     rmSync(own, { recursive: true, force: true });
   });
 
@@ -89,23 +104,41 @@ describe('mediadesk settings', () => {
     const run = (args: string[]) => runCli(['settings', ...args], { env: { MEDIADESK_HOME: own } });
     const got = await run(['get', 'theme']);
     expect([got.code, got.out]).toEqual([0, 'system\n']);
-    expect(got.err).toMatch(new RegExp(`^warning: ${file.replace(/[.\\/]/g, '\\$&')} is not valid JSON \\(.+\\); these are the defaults \\(the file is left as it is\\)\n$`));
+    expect(got.err).toMatch(
+      new RegExp(
+        `^warning: ${file.replace(/[.\\/]/g, '\\$&')} is not valid JSON \\(.+\\); these are the defaults \\(the file is left as it is\\)\n$`,
+      ),
+    );
     expect(readFileSync(file, 'utf8')).toBe('{"theme": "dark",');
     const set = await run(['set', 'concurrency=6']);
     const kept = readdirSync(own).find((n) => n.startsWith('settings.json.bad-'));
-    expect([set.code, set.out, set.err]).toEqual([0, 'saved concurrency\n', `the settings file could not be read; it is kept as ${join(own, kept!)}\n`]);
+    expect([set.code, set.out, set.err]).toEqual([
+      0,
+      'saved concurrency\n',
+      `the settings file could not be read; it is kept as ${join(own, kept!)}\n`,
+    ]);
     expect(readFileSync(join(own, kept!), 'utf8')).toBe('{"theme": "dark",');
     rmSync(own, { recursive: true, force: true });
   });
 
   it('a stored value this build does not use: get shows the default on stdout and says on stderr which value was not used, and why', async () => {
     const own = mkdtempSync(join(tmpdir(), 'cli-settings-ignored-'));
-    writeFileSync(join(own, 'settings.json'), JSON.stringify({ concurrency: 99, theme: 'dark', perToolConcurrency: { image: 0 }, exportFormat: { kind: 'xlsx' } }));
+    writeFileSync(
+      join(own, 'settings.json'),
+      JSON.stringify({
+        concurrency: 99,
+        theme: 'dark',
+        perToolConcurrency: { image: 0 },
+        exportFormat: { kind: 'xlsx' },
+      }),
+    );
     const run = (args: string[]) => runCli(['settings', ...args], { env: { MEDIADESK_HOME: own } });
     const notes = {
       concurrency: 'note: concurrency: the stored value 99 was not used (must be at most 32); the default is in use\n',
-      perTool: 'note: perToolConcurrency: the stored value {"image":0} was not used (image must be at least 1); the default is in use\n',
-      newer: 'note: exportFormat: the stored value {"kind":"xlsx"} was not used (not a setting of this version of MediaDesk, perhaps of a newer one); it is left in the file\n',
+      perTool:
+        'note: perToolConcurrency: the stored value {"image":0} was not used (image must be at least 1); the default is in use\n',
+      newer:
+        'note: exportFormat: the stored value {"kind":"xlsx"} was not used (not a setting of this version of MediaDesk, perhaps of a newer one); it is left in the file\n',
     };
     const all = await run(['get']);
     expect(all.code).toBe(0);

@@ -1,8 +1,26 @@
 import { describe, expect, it } from 'vitest';
 import {
-  basisOf, bodyFields, defaultOf, defaultsOf, DEFAULT_SLUGS, pathFields, resolvePaths, TOOLS, validateRequest, type Field, type ToolEntry,
+  basisOf,
+  bodyFields,
+  defaultOf,
+  defaultsOf,
+  DEFAULT_SLUGS,
+  pathFields,
+  resolvePaths,
+  TOOLS,
+  validateRequest,
+  type Field,
+  type ToolEntry,
 } from '../../shared/catalogue/index.ts';
-import { bodyObject, findOperation, OPERATIONS, REFERENCE_FILES, requestProblems, type JsonSchema, type Operation } from '../../shared/official/index.ts';
+import {
+  bodyObject,
+  findOperation,
+  OPERATIONS,
+  REFERENCE_FILES,
+  requestProblems,
+  type JsonSchema,
+  type Operation,
+} from '../../shared/official/index.ts';
 import { MODEL_SLUGS } from '../../shared/service-profile.ts';
 import { bodyOf, readEnvelope } from '../../electron/core/api/tools.ts';
 import { loraGroups } from '../../electron/core/loras.ts';
@@ -19,7 +37,8 @@ type Props = Record<string, JsonSchema>;
 /** Every concrete create path of a tool (the video families name their resolution in the path). */
 function createPaths(tool: ToolEntry): { path: string; pathParams: Record<string, string> }[] {
   let combos: Record<string, string>[] = [{}];
-  for (const f of pathFields(tool)) combos = combos.flatMap((c) => (f.kind === 'enum' ? f.options : []).map((o) => ({ ...c, [f.name]: o })));
+  for (const f of pathFields(tool))
+    combos = combos.flatMap((c) => (f.kind === 'enum' ? f.options : []).map((o) => ({ ...c, [f.name]: o })));
   return combos.map((pathParams) => ({ path: resolvePaths(tool, DEFAULT_SLUGS, pathParams).create, pathParams }));
 }
 
@@ -28,7 +47,8 @@ function numeric(s: JsonSchema): JsonSchema {
   const alt = (s.oneOf ?? s.anyOf) as JsonSchema[] | undefined;
   return alt?.find((b) => b.type === 'integer' || b.type === 'number') ?? s;
 }
-const words = (values: unknown) => (Array.isArray(values) ? values.filter((v) => typeof v === 'string' && /^[\w.:-]+$/.test(v)) : []);
+const words = (values: unknown) =>
+  Array.isArray(values) ? values.filter((v) => typeof v === 'string' && /^[\w.:-]+$/.test(v)) : [];
 
 /** Where the catalogue entry and the reference disagree, each naming the field. */
 export function mismatches(tool: ToolEntry, op: Operation): string[] {
@@ -44,18 +64,24 @@ export function mismatches(tool: ToolEntry, op: Operation): string[] {
     }
     const n = numeric(p);
     const same = (what: string, mine: unknown, theirs: unknown) => {
-      if (theirs !== undefined && mine !== theirs) out.push(`${f.name}: ${what} ${String(mine)} where the reference says ${String(theirs)}`);
+      if (theirs !== undefined && mine !== theirs)
+        out.push(`${f.name}: ${what} ${String(mine)} where the reference says ${String(theirs)}`);
     };
     if (f.kind === 'enum') {
       const theirs = words(p.enum);
-      if (theirs.length && [...f.options].sort().join() !== [...theirs].sort().join()) out.push(`${f.name}: options ${f.options.join(', ')} where the reference says ${theirs.join(', ')}`);
+      if (theirs.length && [...f.options].sort().join() !== [...theirs].sort().join())
+        out.push(`${f.name}: options ${f.options.join(', ')} where the reference says ${theirs.join(', ')}`);
     }
     if (f.kind === 'int' || f.kind === 'number') {
       same('minimum', f.min, n.minimum);
       same('maximum', f.max, n.maximum);
     }
     if (f.kind === 'intChoice') {
-      const allowed = (v: number) => (Array.isArray(n.enum) ? n.enum.includes(v) : (n.minimum === undefined || v >= (n.minimum as number)) && (n.maximum === undefined || v <= (n.maximum as number)));
+      const allowed = (v: number) =>
+        Array.isArray(n.enum)
+          ? n.enum.includes(v)
+          : (n.minimum === undefined || v >= (n.minimum as number)) &&
+            (n.maximum === undefined || v <= (n.maximum as number));
       for (const v of f.options) if (!allowed(v)) out.push(`${f.name}: option ${v} is outside the reference's values`);
     }
     if (f.kind === 'text') {
@@ -69,7 +95,8 @@ export function mismatches(tool: ToolEntry, op: Operation): string[] {
   }
   for (const r of required) {
     const f = tool.fields.find((x) => x.name === r);
-    if (!f || (!f.required && defaultOf(f) === undefined && f.name !== tool.batchField)) out.push(`${r}: required by the reference, but the app may leave it out`);
+    if (!f || (!f.required && defaultOf(f) === undefined && f.name !== tool.batchField))
+      out.push(`${r}: required by the reference, but the app may leave it out`);
   }
   return out;
 }
@@ -98,15 +125,22 @@ function sampleOf(f: Field): unknown {
     case 'shots':
       return [{ prompt: 'a pier at dawn', duration: 4 }];
     case 'styling':
-      return { styles: [{ name: 'Watercolor', strength: 80 }], characters: [{ id: '6', strength: 100 }], colors: [{ color: '#3B5BDB', weight: 0.5 }] };
+      return {
+        styles: [{ name: 'Watercolor', strength: 80 }],
+        characters: [{ id: '6', strength: 100 }],
+        colors: [{ color: '#3B5BDB', weight: 0.5 }],
+      };
   }
 }
 
 /** The smallest request the app sends: its defaults, every required field, the batch input. */
 function baseParams(tool: ToolEntry): Record<string, unknown> {
   const p: Record<string, unknown> = { ...defaultsOf(tool) };
-  for (const f of tool.fields) if ((f.required || f.name === tool.batchField) && p[f.name] === undefined) p[f.name] = sampleOf(f);
-  for (const r of tool.rules ?? []) if (r.kind === 'anyOf' && r.fields.every((x) => p[x] === undefined)) p[r.fields[0]] = sampleOf(tool.fields.find((f) => f.name === r.fields[0])!);
+  for (const f of tool.fields)
+    if ((f.required || f.name === tool.batchField) && p[f.name] === undefined) p[f.name] = sampleOf(f);
+  for (const r of tool.rules ?? [])
+    if (r.kind === 'anyOf' && r.fields.every((x) => p[x] === undefined))
+      p[r.fields[0]] = sampleOf(tool.fields.find((f) => f.name === r.fields[0])!);
   return p;
 }
 
@@ -121,7 +155,11 @@ function variations(tool: ToolEntry): [string, Record<string, unknown>][] {
     if (f.kind === 'enum') for (const o of f.options) v(o, o);
     if (f.kind === 'intChoice') for (const o of f.options) v(String(o), o);
     if (f.kind === 'text' && f.maxLength !== undefined) v(`${f.maxLength} characters`, 'x'.repeat(f.maxLength));
-    if (f.kind === 'mediaList') v(`${f.max} items`, Array.from({ length: f.max }, () => (f.media === 'image' ? SAMPLE_IMAGE : SAMPLE_VIDEO)));
+    if (f.kind === 'mediaList')
+      v(
+        `${f.max} items`,
+        Array.from({ length: f.max }, () => (f.media === 'image' ? SAMPLE_IMAGE : SAMPLE_VIDEO)),
+      );
     if (base[f.name] === undefined) v('set', sampleOf(f));
   }
   return out;
@@ -134,37 +172,50 @@ function wire(tool: ToolEntry, params: Record<string, unknown>): Record<string, 
   return bodyOf(tool, params);
 }
 
-describe('the app\'s catalogue conforms to the official reference', () => {
-  it.each(TOOLS.map((t) => [t.id, t] as const))('%s: its create paths exist and its fields agree on names, enums and bounds', (_id, tool) => {
-    for (const { path } of createPaths(tool)) {
-      const op = findOperation('POST', path);
-      expect(op, `${tool.id}: POST ${path} is not in the reference`).toBeDefined();
-      expect(mismatches(tool, op!), `${tool.id} against POST ${path}`).toEqual([]);
-    }
-  });
-
-  it.each(TOOLS.map((t) => [t.id, t] as const))('%s: every request the app builds (defaults, bounds, enum values, optional fields) validates', (_id, tool) => {
-    for (const { path, pathParams } of createPaths(tool)) {
-      const op = findOperation('POST', path)!;
-      let sent = 0;
-      for (const [label, params] of variations(tool)) {
-        const body = wire(tool, { ...params, ...pathParams });
-        if (!body) continue;
-        sent++;
-        expect(requestProblems(op, body), `${tool.id} ${label} → POST ${path}`).toEqual([]);
+describe("the app's catalogue conforms to the official reference", () => {
+  it.each(TOOLS.map((t) => [t.id, t] as const))(
+    '%s: its create paths exist and its fields agree on names, enums and bounds',
+    (_id, tool) => {
+      for (const { path } of createPaths(tool)) {
+        const op = findOperation('POST', path);
+        expect(op, `${tool.id}: POST ${path} is not in the reference`).toBeDefined();
+        expect(mismatches(tool, op!), `${tool.id} against POST ${path}`).toEqual([]);
       }
-      expect(sent, `${tool.id}: the defaults are a request the app sends`).toBeGreaterThan(0);
-    }
-  });
+    },
+  );
+
+  it.each(TOOLS.map((t) => [t.id, t] as const))(
+    '%s: every request the app builds (defaults, bounds, enum values, optional fields) validates',
+    (_id, tool) => {
+      for (const { path, pathParams } of createPaths(tool)) {
+        const op = findOperation('POST', path)!;
+        let sent = 0;
+        for (const [label, params] of variations(tool)) {
+          const body = wire(tool, { ...params, ...pathParams });
+          if (!body) continue;
+          sent++;
+          expect(requestProblems(op, body), `${tool.id} ${label} → POST ${path}`).toEqual([]);
+        }
+        expect(sent, `${tool.id}: the defaults are a request the app sends`).toBeGreaterThan(0);
+      }
+    },
+  );
 
   it('the list and by-id paths the app polls exist', () => {
     for (const tool of TOOLS) {
-      const p = resolvePaths(tool, DEFAULT_SLUGS, Object.fromEntries(pathFields(tool).map((f) => [f.name, defaultOf(f)])));
+      const p = resolvePaths(
+        tool,
+        DEFAULT_SLUGS,
+        Object.fromEntries(pathFields(tool).map((f) => [f.name, defaultOf(f)])),
+      );
       const created = findOperation('POST', p.create)!;
       // A path-only family (documented create only) is polled where its create is.
       if (created.basis === 'official') {
         expect(findOperation('GET', p.list), `${tool.id}: GET ${p.list}`).toBeDefined();
-        expect(findOperation('GET', p.byId('00000000-0000-4000-8000-000000000000')), `${tool.id}: GET ${p.list}/{task-id}`).toBeDefined();
+        expect(
+          findOperation('GET', p.byId('00000000-0000-4000-8000-000000000000')),
+          `${tool.id}: GET ${p.list}/{task-id}`,
+        ).toBeDefined();
       }
     }
   });
@@ -172,19 +223,44 @@ describe('the app\'s catalogue conforms to the official reference', () => {
   it('catches a broken field: a renamed parameter, a changed bound, a missing enum value and a lost required field are each named', () => {
     const camera = TOOLS.find((t) => t.id === 'change-camera')!;
     const op = findOperation('POST', resolvePaths(camera, DEFAULT_SLUGS).create)!;
-    const broken = (change: (f: Field) => Field | null): ToolEntry => ({ ...camera, fields: camera.fields.map(change).filter((f): f is Field => f !== null) });
-    expect(mismatches(broken((f) => (f.name === 'zoom' ? { ...f, name: 'zoom_level' } : f)), op)).toEqual(['zoom_level: not a parameter of /v1/ai/image-change-camera']);
-    expect(mismatches(broken((f) => (f.name === 'vertical_angle' && f.kind === 'int' ? { ...f, max: 80 } : f)), op)).toEqual(['vertical_angle: maximum 80 where the reference says 90']);
-    expect(mismatches(broken((f) => (f.name === 'output_format' && f.kind === 'enum' ? { ...f, options: ['png'] } : f)), op)).toEqual(['output_format: options png where the reference says png, jpeg']);
-    expect(mismatches({ ...broken((f) => (f.name === 'image' ? { ...f, required: false } : f)), batchField: undefined }, op)).toEqual(['image: required by the reference, but the app may leave it out']);
+    const broken = (change: (f: Field) => Field | null): ToolEntry => ({
+      ...camera,
+      fields: camera.fields.map(change).filter((f): f is Field => f !== null),
+    });
+    expect(
+      mismatches(
+        broken((f) => (f.name === 'zoom' ? { ...f, name: 'zoom_level' } : f)),
+        op,
+      ),
+    ).toEqual(['zoom_level: not a parameter of /v1/ai/image-change-camera']);
+    expect(
+      mismatches(
+        broken((f) => (f.name === 'vertical_angle' && f.kind === 'int' ? { ...f, max: 80 } : f)),
+        op,
+      ),
+    ).toEqual(['vertical_angle: maximum 80 where the reference says 90']);
+    expect(
+      mismatches(
+        broken((f) => (f.name === 'output_format' && f.kind === 'enum' ? { ...f, options: ['png'] } : f)),
+        op,
+      ),
+    ).toEqual(['output_format: options png where the reference says png, jpeg']);
+    expect(
+      mismatches({ ...broken((f) => (f.name === 'image' ? { ...f, required: false } : f)), batchField: undefined }, op),
+    ).toEqual(['image: required by the reference, but the app may leave it out']);
     // A request with a value the reference refuses is named by the validation too.
-    expect(requestProblems(op, { image: SAMPLE_IMAGE, zoom: 11 })).toEqual([{ field: 'zoom', reason: 'must be at most 10' }]);
-    expect(requestProblems(op, { image: SAMPLE_IMAGE, zoom_level: 3 })).toEqual([{ field: 'zoom_level', reason: 'is not a parameter of this endpoint' }]);
+    expect(requestProblems(op, { image: SAMPLE_IMAGE, zoom: 11 })).toEqual([
+      { field: 'zoom', reason: 'must be at most 10' },
+    ]);
+    expect(requestProblems(op, { image: SAMPLE_IMAGE, zoom_level: 3 })).toEqual([
+      { field: 'zoom_level', reason: 'is not a parameter of this endpoint' },
+    ]);
   });
 
   it('says of each tool how it was verified, as the reference does', () => {
     for (const tool of TOOLS) {
-      for (const { path } of createPaths(tool)) expect(basisOf(tool), `${tool.id}: ${path}`).toBe(findOperation('POST', path)!.basis);
+      for (const { path } of createPaths(tool))
+        expect(basisOf(tool), `${tool.id}: ${path}`).toBe(findOperation('POST', path)!.basis);
     }
   });
 
@@ -203,12 +279,20 @@ describe('the app\'s catalogue conforms to the official reference', () => {
   });
 });
 
-describe('the official example responses parse through the app\'s parsers', () => {
+describe("the official example responses parse through the app's parsers", () => {
   const examples = (pred: (op: Operation) => boolean) =>
-    OPERATIONS.filter(pred).flatMap((op) => Object.entries(op.responses ?? {}).filter(([status, r]) => status.startsWith('2') && r.example !== undefined).map(([, r]) => [op, r.example] as const));
+    OPERATIONS.filter(pred).flatMap((op) =>
+      Object.entries(op.responses ?? {})
+        .filter(([status, r]) => status.startsWith('2') && r.example !== undefined)
+        .map(([, r]) => [op, r.example] as const),
+    );
 
   it('task creates and by-ids read as task envelopes; lists as lists of them', () => {
-    const tasks = (op: Operation) => op.path.startsWith('/v1/ai/') && !op.path.startsWith('/v1/ai/apps') && !op.path.startsWith('/v1/ai/me') && op.path !== '/v1/ai/loras';
+    const tasks = (op: Operation) =>
+      op.path.startsWith('/v1/ai/') &&
+      !op.path.startsWith('/v1/ai/apps') &&
+      !op.path.startsWith('/v1/ai/me') &&
+      op.path !== '/v1/ai/loras';
     const single = examples((op) => tasks(op) && (op.method === 'POST' || op.path.endsWith('{task-id}')));
     const lists = examples((op) => tasks(op) && op.method === 'GET' && !op.path.includes('{'));
     expect(single.length).toBeGreaterThan(20);
@@ -246,12 +330,21 @@ describe('the official example responses parse through the app\'s parsers', () =
   });
 
   it('team analytics: members, keys, groups, projects and credit usage', () => {
-    const ex = (path: string, method: 'GET' | 'POST' = 'GET') => findOperation(method, path)?.responses?.['200']?.example;
-    const dir = parseDirectory(ex('/v1/analytics/team-members'), ex('/v1/analytics/team-api-keys'), ex('/v1/analytics/team-groups'), ex('/v1/analytics/team-projects'));
+    const ex = (path: string, method: 'GET' | 'POST' = 'GET') =>
+      findOperation(method, path)?.responses?.['200']?.example;
+    const dir = parseDirectory(
+      ex('/v1/analytics/team-members'),
+      ex('/v1/analytics/team-api-keys'),
+      ex('/v1/analytics/team-groups'),
+      ex('/v1/analytics/team-projects'),
+    );
     expect(dir.members[0].email).toMatch(/@/);
     expect(dir.apiKeys[0].name).toBeTruthy();
     expect(dir.groups[0]).toMatchObject({ id: 10, name: 'Design Team', memberCount: 5 });
-    expect(dir.projects[0]).toMatchObject({ reference: 'a1b2c3d4-1111-4000-8000-000000000001', name: 'Marketing Campaign Q4' });
+    expect(dir.projects[0]).toMatchObject({
+      reference: 'a1b2c3d4-1111-4000-8000-000000000001',
+      name: 'Marketing Campaign Q4',
+    });
     const usage = parseUsage(ex('/v1/analytics/team-credit-usage', 'POST'));
     expect(usage.length).toBeGreaterThan(0);
   });

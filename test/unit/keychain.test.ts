@@ -14,7 +14,9 @@ import { startSandbox } from '../../electron/sandbox/index.ts';
  */
 const hasBus = Boolean(process.env.DBUS_SESSION_BUS_ADDRESS);
 if (!hasBus) {
-  console.warn('SKIPPED keychain round trip: no D-Bus session bus (run the tests through scripts/test.sh, which starts gnome-keyring under dbus-run-session)');
+  console.warn(
+    'SKIPPED keychain round trip: no D-Bus session bus (run the tests through scripts/test.sh, which starts gnome-keyring under dbus-run-session)',
+  );
 }
 const service = `MediaDesk-test-${process.pid}-${Date.now()}`;
 
@@ -31,7 +33,8 @@ describe.skipIf(!hasBus)('OS keychain (Secret Service)', () => {
   it('the CLI reads the key from stdin into the keychain, and it never lands in the data folder', () => {
     const home = mkdtempSync(join(tmpdir(), 'md-key-'));
     const env = { ...process.env, MEDIADESK_HOME: home, MEDIADESK_KEYCHAIN_SERVICE: service };
-    const cli = (args: string[], input?: string) => spawnSync(process.execPath, ['bin/mediadesk.js', ...args], { env, input, encoding: 'utf8' });
+    const cli = (args: string[], input?: string) =>
+      spawnSync(process.execPath, ['bin/mediadesk.js', ...args], { env, input, encoding: 'utf8' });
 
     const refused = cli(['key', 'set', 'sk-on-the-command-line']);
     expect(refused.status).toBe(2);
@@ -60,16 +63,32 @@ describe.skipIf(!hasBus)('the core over the OS keychain', () => {
     await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
     const port = (taken.address() as AddressInfo).port;
     const home = mkdtempSync(join(tmpdir(), 'md-core-key-'));
-    const core = await createCore({ home, host: 'web', secrets: new KeychainStore(service), startSandbox: () => startSandbox({ port }), env: {}, runQueue: false });
+    const core = await createCore({
+      home,
+      host: 'web',
+      secrets: new KeychainStore(service),
+      startSandbox: () => startSandbox({ port }),
+      env: {},
+      runQueue: false,
+    });
     try {
       await expect(core.backend.target()).rejects.toThrow(/EADDRINUSE/);
-      expect(await core.dispatch('app.info', {})).toMatchObject({ ok: true, result: { backend: { reason: expect.stringMatching(/could not start/) } } });
+      expect(await core.dispatch('app.info', {})).toMatchObject({
+        ok: true,
+        result: { backend: { reason: expect.stringMatching(/could not start/) } },
+      });
 
-      expect(await core.dispatch('key.set', { key: 'sk-core-status-fails-1' })).toEqual({ ok: true, result: { ok: true } });
+      expect(await core.dispatch('key.set', { key: 'sk-core-status-fails-1' })).toEqual({
+        ok: true,
+        result: { ok: true },
+      });
       expect(await new KeychainStore(service).get()).toBe('sk-core-status-fails-1');
       expect(await core.dispatch('key.clear', {})).toEqual({ ok: true, result: { ok: true } });
       expect(await new KeychainStore(service).get()).toBeNull();
-      expect(await core.dispatch('key.status', {})).toEqual({ ok: true, result: { set: false, keychain: 'os', fingerprint: null } });
+      expect(await core.dispatch('key.status', {})).toEqual({
+        ok: true,
+        result: { set: false, keychain: 'os', fingerprint: null },
+      });
     } finally {
       await new KeychainStore(service).clear().catch(() => {});
       await core.close().catch(() => {});
@@ -83,8 +102,14 @@ describe.skipIf(!hasBus)('the core over the OS keychain', () => {
 describe.skipIf(process.platform !== 'linux')('the CLI without an OS keychain', () => {
   const home = mkdtempSync(join(tmpdir(), 'md-nokey-'));
   afterAll(() => rmSync(home, { recursive: true, force: true }));
-  const env = { ...process.env, MEDIADESK_HOME: home, MEDIADESK_KEYCHAIN_SERVICE: service, DBUS_SESSION_BUS_ADDRESS: `unix:path=${join(home, 'no-bus')}` };
-  const cli = (args: string[], input?: string) => spawnSync(process.execPath, ['bin/mediadesk.js', ...args], { env, input, encoding: 'utf8' });
+  const env = {
+    ...process.env,
+    MEDIADESK_HOME: home,
+    MEDIADESK_KEYCHAIN_SERVICE: service,
+    DBUS_SESSION_BUS_ADDRESS: `unix:path=${join(home, 'no-bus')}`,
+  };
+  const cli = (args: string[], input?: string) =>
+    spawnSync(process.execPath, ['bin/mediadesk.js', ...args], { env, input, encoding: 'utf8' });
 
   it('key status says the keychain is unavailable; key set and key clear fail and say why', () => {
     const status = cli(['key', 'status']);
@@ -100,9 +125,14 @@ describe.skipIf(process.platform !== 'linux')('the CLI without an OS keychain', 
   });
 
   it('key status says when the environment names the server and key, which win over the keychain', () => {
-    const withEnv = spawnSync(process.execPath, ['bin/mediadesk.js', 'key', 'status'], { env: { ...env, MEDIADESK_API_URL: 'https://api.example.com', MEDIADESK_API_KEY: 'sk-env-123' }, encoding: 'utf8' });
+    const withEnv = spawnSync(process.execPath, ['bin/mediadesk.js', 'key', 'status'], {
+      env: { ...env, MEDIADESK_API_URL: 'https://api.example.com', MEDIADESK_API_KEY: 'sk-env-123' },
+      encoding: 'utf8',
+    });
     expect(withEnv.status).toBe(0);
-    expect(withEnv.stderr).toBe(`MEDIADESK_API_URL and MEDIADESK_API_KEY are set: commands here use https://api.example.com with key ${keyFingerprint('sk-env-123')} from the environment, whatever the keychain holds\n`);
+    expect(withEnv.stderr).toBe(
+      `MEDIADESK_API_URL and MEDIADESK_API_KEY are set: commands here use https://api.example.com with key ${keyFingerprint('sk-env-123')} from the environment, whatever the keychain holds\n`,
+    );
     expect(cli(['key', 'status', 'now']).status).toBe(2);
   });
 });

@@ -3,7 +3,16 @@ import type { BatchRecord, JobRecord, QueueStatus } from '../../shared/contract/
 import { BatchNews, CopyNews, HeldBackNews, JobNews, startedNews } from '../../renderer/src/lib/news.ts';
 
 const batch = (counts: Partial<BatchRecord['counts']>, finished = false, id = 'b1'): BatchRecord => ({
-  id, tool: 'upscaler-precision', outDir: '/out', params: {}, backend: 'sandbox', createdAt: 1, total: 4, counts: counts as BatchRecord['counts'], progress: 0, finished,
+  id,
+  tool: 'upscaler-precision',
+  outDir: '/out',
+  params: {},
+  backend: 'sandbox',
+  createdAt: 1,
+  total: 4,
+  counts: counts as BatchRecord['counts'],
+  progress: 0,
+  finished,
 });
 const name = () => 'Upscaler';
 
@@ -23,17 +32,22 @@ describe('BatchNews: what of a busy batch is said', () => {
     expect(news.of([batch({ needs_attention: 1, queued: 3 })], name)).toEqual(['Upscaler: 1 job needs you.']);
     expect(news.of([batch({ needs_attention: 1, done: 1, queued: 2 })], name)).toEqual([]);
     expect(news.of([batch({ needs_attention: 2, done: 1, queued: 1 })], name)).toEqual(['Upscaler: 2 jobs need you.']);
-    expect(news.of([batch({ needs_attention: 2, done: 1, canceled: 1 }, true)], name)).toEqual(['Upscaler: batch ended, 1 done · 1 canceled · 2 need you.']);
+    expect(news.of([batch({ needs_attention: 2, done: 1, canceled: 1 }, true)], name)).toEqual([
+      'Upscaler: batch ended, 1 done · 1 canceled · 2 need you.',
+    ]);
   });
 });
 
 describe('JobNews', () => {
-  const job = (state: JobRecord['state'], error: string | null = null) => ({ id: 'j1', state, error, tool: 'music' }) as JobRecord;
+  const job = (state: JobRecord['state'], error: string | null = null) =>
+    ({ id: 'j1', state, error, tool: 'music' }) as JobRecord;
   it('says a job once it ends, with why it failed, and not its steps on the way', () => {
     const news = new JobNews();
     expect(news.of([job('queued')], name)).toEqual([]);
     expect(news.of([job('running')], name)).toEqual([]);
-    expect(news.of([job('failed', 'the service refused it')], name)).toEqual(['Upscaler: failed: the service refused it.']);
+    expect(news.of([job('failed', 'the service refused it')], name)).toEqual([
+      'Upscaler: failed: the service refused it.',
+    ]);
     expect(news.of([job('failed', 'the service refused it')], name)).toEqual([]);
   });
 });
@@ -41,22 +55,41 @@ describe('JobNews', () => {
 describe('startedNews', () => {
   const issue = { path: '/a', reason: 'r' };
   it('says how many jobs a Start queued and what it passed over, or that it queued none', () => {
-    expect(startedNews({ batch: batch({ queued: 4 }), queued: 4, resumed: [], skipped: [issue], rejected: [issue, issue] } as never)).toBe('Batch started: 4 jobs queued, 1 skipped, 2 rejected.');
-    expect(startedNews({ batch: batch({ queued: 1 }), queued: 1, resumed: [], skipped: [], rejected: [] } as never)).toBe('Batch started: 1 job queued.');
-    expect(startedNews({ batch: null, queued: 0, resumed: [], skipped: [issue], rejected: [] } as never)).toBe('Nothing to run: no job was queued (1 skipped).');
+    expect(
+      startedNews({
+        batch: batch({ queued: 4 }),
+        queued: 4,
+        resumed: [],
+        skipped: [issue],
+        rejected: [issue, issue],
+      } as never),
+    ).toBe('Batch started: 4 jobs queued, 1 skipped, 2 rejected.');
+    expect(
+      startedNews({ batch: batch({ queued: 1 }), queued: 1, resumed: [], skipped: [], rejected: [] } as never),
+    ).toBe('Batch started: 1 job queued.');
+    expect(startedNews({ batch: null, queued: 0, resumed: [], skipped: [issue], rejected: [] } as never)).toBe(
+      'Nothing to run: no job was queued (1 skipped).',
+    );
   });
 });
 
 describe('HeldBackNews: a wait for the server', () => {
-  const st = (heldBack: string | null, counts: Partial<QueueStatus['counts']> = { queued: 2 }): QueueStatus =>
-    ({ paused: false, rateLimitedUntil: null, heldBack, running: true, counts: counts as QueueStatus['counts'] });
+  const st = (heldBack: string | null, counts: Partial<QueueStatus['counts']> = { queued: 2 }): QueueStatus => ({
+    paused: false,
+    rateLimitedUntil: null,
+    heldBack,
+    running: true,
+    counts: counts as QueueStatus['counts'],
+  });
   const why = "the server's rate limit was reached";
 
   it('is said once as it starts and once as it ends, not at each retry; a wait met on opening is no news', () => {
     const news = new HeldBackNews();
     expect(news.of(null)).toBeNull();
     expect(news.of(st(null))).toBeNull();
-    expect(news.of(st(why))).toBe("Queue waiting: the server's rate limit was reached. Nothing was charged; the jobs are sent again by themselves.");
+    expect(news.of(st(why))).toBe(
+      "Queue waiting: the server's rate limit was reached. Nothing was charged; the jobs are sent again by themselves.",
+    );
     expect(news.of(st(why, { submitting: 1, queued: 1 }))).toBeNull();
     expect(news.of(st(why))).toBeNull();
     expect(news.of(st(null, { running: 1, queued: 1 }))).toBe('Queue going on: the server takes jobs again.');
@@ -97,7 +130,11 @@ describe('CopyNews: a drop copied to the host', () => {
       news.progress(at(i, 400, i > 200 ? 1 : 0));
     }
     // 31.8 s of counts: two sentences, not 318.
-    expect(said).toEqual(['Copying 400 files to MediaDesk…', 'Copying 151 of 400 files…', 'Copying 302 of 400 files… (1 could not be copied)']);
+    expect(said).toEqual([
+      'Copying 400 files to MediaDesk…',
+      'Copying 151 of 400 files…',
+      'Copying 302 of 400 files… (1 could not be copied)',
+    ]);
     news.progress(at(400));
     news.stop();
     vi.advanceTimersByTime(60_000);

@@ -37,7 +37,9 @@ describe.runIf(process.platform === 'linux')('opening a result with the OS', () 
 
   it('says so when xdg-open fails, or is not installed, instead of doing nothing', async () => {
     opener(3);
-    await expect(openWithOs(file)).rejects.toThrow(`xdg-open could not open ${file} (exit code 3); is an application set up for .png files?`);
+    await expect(openWithOs(file)).rejects.toThrow(
+      `xdg-open could not open ${file} (exit code 3); is an application set up for .png files?`,
+    );
     process.env.PATH = mkdtempSync(join(dir, 'empty-'));
     await expect(openWithOs(file)).rejects.toThrow(`cannot open files here: xdg-open is not installed (${file})`);
   });

@@ -3,7 +3,7 @@ import { baseName, below, commonDir, dirName, joinPath, subfolderPrefix } from '
 
 /** The renderer names files from paths the core gave it; on Windows those are C:\… or \\server\… paths. */
 describe('renderer path helpers, POSIX and Windows', () => {
-  it('prefixes a job with its subfolder in the path\'s own separator, and nothing at the root', () => {
+  it("prefixes a job with its subfolder in the path's own separator, and nothing at the root", () => {
     expect(subfolderPrefix('/home/ann/shoot/day 1/a.png', 'day 1')).toBe('day 1/');
     expect(subfolderPrefix('C:\\Users\\ann\\shoot\\day 1\\a.png', 'day 1')).toBe('day 1\\');
     expect(subfolderPrefix('C:\\Users\\ann\\shoot\\a\\b\\a.png', 'a\\b')).toBe('a\\b\\');
@@ -12,7 +12,7 @@ describe('renderer path helpers, POSIX and Windows', () => {
     expect(subfolderPrefix('C:\\a.png', null)).toBe('');
   });
 
-  it('takes names and folders apart, and joins in the base\'s separator', () => {
+  it("takes names and folders apart, and joins in the base's separator", () => {
     expect(baseName('C:\\Users\\ann\\a.png')).toBe('a.png');
     expect(baseName('/home/ann/a.png')).toBe('a.png');
     expect(dirName('C:\\Users\\ann\\a.png')).toBe('C:\\Users\\ann');

@@ -20,17 +20,25 @@ let core: Core;
 const keychain = new CountingStore();
 beforeAll(async () => {
   sb = await startSandbox({ port: 0 });
-  core = await createCore({ home: mkdtempSync(join(tmpdir(), 'md-keycache-')), host: 'web', secrets: keychain, startSandbox: () => startSandbox({ port: 0 }), env: {} });
+  core = await createCore({
+    home: mkdtempSync(join(tmpdir(), 'md-keycache-')),
+    host: 'web',
+    secrets: keychain,
+    startSandbox: () => startSandbox({ port: 0 }),
+    env: {},
+  });
 });
 afterAll(async () => {
   await core.close();
   await sb.close();
 });
 
-const info = async () => ((await core.dispatch('app.info', {})) as { result: { backend: { effective: string; identity: string } } }).result.backend;
+const info = async () =>
+  ((await core.dispatch('app.info', {})) as { result: { backend: { effective: string; identity: string } } }).result
+    .backend;
 
 describe('the API key, read from the keychain', () => {
-  it('is read once for a burst of requests, not once per request; this process\'s own set and clear apply at once', async () => {
+  it("is read once for a burst of requests, not once per request; this process's own set and clear apply at once", async () => {
     await core.dispatch('settings.set', { backend: 'live', baseUrl: sb.url });
     expect((await core.dispatch('key.set', { key: 'sandbox-owner' })).ok).toBe(true);
     expect((await info()).identity).toBe(`live ${sb.url} key ${keyFingerprint('sandbox-owner')}`);
@@ -41,7 +49,7 @@ describe('the API key, read from the keychain', () => {
     expect((await info()).effective).toBe('sandbox');
   });
 
-  it('a key another process stores (the CLI\'s key set) is seen within two seconds', async () => {
+  it("a key another process stores (the CLI's key set) is seen within two seconds", async () => {
     await core.dispatch('settings.set', { backend: 'live', baseUrl: sb.url });
     expect((await info()).effective).toBe('sandbox');
     await keychain.set('sandbox-owner');

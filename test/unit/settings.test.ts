@@ -11,7 +11,12 @@ describe('settings', () => {
   it('starts from defaults and persists a change to settings.json', () => {
     const h = home();
     const s = new SettingsService(openConfStore(h));
-    expect(s.get()).toMatchObject({ backend: 'sandbox', concurrency: 4, namingTemplate: '{name}_{tool}.{ext}', theme: 'system' });
+    expect(s.get()).toMatchObject({
+      backend: 'sandbox',
+      concurrency: 4,
+      namingTemplate: '{name}_{tool}.{ext}',
+      theme: 'system',
+    });
     s.set({ concurrency: 6, theme: 'dark' });
     const again = new SettingsService(openConfStore(h));
     expect(again.get()).toMatchObject({ concurrency: 6, theme: 'dark' });
@@ -37,10 +42,12 @@ describe('settings', () => {
       err = e;
     }
     expect(err).toBeInstanceOf(DeskError);
-    expect((err as DeskError).invalid).toEqual(expect.arrayContaining([
-      { field: 'concurrency', reason: 'must be at most 32' },
-      { field: 'namingTemplate', reason: 'must contain {name} or {n} so results do not collide' },
-    ]));
+    expect((err as DeskError).invalid).toEqual(
+      expect.arrayContaining([
+        { field: 'concurrency', reason: 'must be at most 32' },
+        { field: 'namingTemplate', reason: 'must contain {name} or {n} so results do not collide' },
+      ]),
+    );
     expect(new SettingsService(openConfStore(h)).get().concurrency).toBe(5);
   });
 
@@ -59,11 +66,18 @@ describe('settings', () => {
       }
       return null;
     };
-    expect(refusal('relative/folder')).toEqual([{ field: 'outputDir', reason: expect.stringMatching(/^must be a full path/) }]);
+    expect(refusal('relative/folder')).toEqual([
+      { field: 'outputDir', reason: expect.stringMatching(/^must be a full path/) },
+    ]);
     expect(refusal(file)).toEqual([{ field: 'outputDir', reason: `${file} is a file, not a folder` }]);
-    expect(refusal(join(file, 'inside'))).toEqual([{ field: 'outputDir', reason: `${join(file, 'inside')} cannot be created: ${file} is a file` }]);
+    expect(refusal(join(file, 'inside'))).toEqual([
+      { field: 'outputDir', reason: `${join(file, 'inside')} cannot be created: ${file} is a file` },
+    ]);
     // Nothing of a refused change is stored.
-    expect(new SettingsService(openConfStore(h)).get()).toMatchObject({ outputDir: join(h, 'results'), theme: 'system' });
+    expect(new SettingsService(openConfStore(h)).get()).toMatchObject({
+      outputDir: join(h, 'results'),
+      theme: 'system',
+    });
     // A folder not made yet is fine: the first download creates it.
     s.set({ outputDir: join(h, 'new', 'deeper') });
     expect(s.get().outputDir).toBe(join(h, 'new', 'deeper'));
@@ -76,9 +90,15 @@ describe('settings', () => {
       ['sub\\{name}.{ext}', 'must be a file name, without / or \\ (results go in the output folder)'],
       ['.{name}.{ext}', 'must not start with a dot (the files would be hidden)'],
       // Windows could hold none of the names these make (shared/file-names.ts).
-      ['{date}: {name}.{ext}', 'must not contain : * ? " < > | or control characters (Windows does not allow them in file names)'],
+      [
+        '{date}: {name}.{ext}',
+        'must not contain : * ? " < > | or control characters (Windows does not allow them in file names)',
+      ],
       ['{name}_{tool}.', 'must not end in a dot or a space (Windows drops them, so results would lose their names)'],
-      ['nul.{name}.{ext}', 'must not start with nul before its first dot (Windows keeps that name for a device, so no result could be written)'],
+      [
+        'nul.{name}.{ext}',
+        'must not start with nul before its first dot (Windows keeps that name for a device, so no result could be written)',
+      ],
     ]) {
       expect(() => s.set({ namingTemplate }), namingTemplate).toThrow(DeskError);
       try {
@@ -95,23 +115,38 @@ describe('settings', () => {
     writeFileSync(join(h, 'settings.json'), JSON.stringify({ concurrency: 'lots', theme: 'dark' }));
     const s = new SettingsService(openConfStore(h));
     expect(s.get()).toMatchObject({ concurrency: 4, theme: 'dark' });
-    expect(s.fileState().ignored).toEqual([{ name: 'concurrency', stored: '"lots"', reason: 'must be a number', known: true }]);
+    expect(s.fileState().ignored).toEqual([
+      { name: 'concurrency', stored: '"lots"', reason: 'must be a number', known: true },
+    ]);
     // Mended in the file, it is no longer mentioned.
     writeFileSync(join(h, 'settings.json'), JSON.stringify({ concurrency: 8, theme: 'dark' }));
     expect(s.fileState().ignored).toEqual([]);
   });
 
-  it('saving one setting keeps what this build cannot use: a newer build\'s setting, a hand-edited value', () => {
+  it("saving one setting keeps what this build cannot use: a newer build's setting, a hand-edited value", () => {
     const h = home();
-    const stored = { theme: 'high-contrast', concurrency: 3, exportFormat: { kind: 'xlsx' }, namingTemplate: '{name}.{ext}' };
+    const stored = {
+      theme: 'high-contrast',
+      concurrency: 3,
+      exportFormat: { kind: 'xlsx' },
+      namingTemplate: '{name}.{ext}',
+    };
     writeFileSync(join(h, 'settings.json'), JSON.stringify(stored));
     const s = new SettingsService(openConfStore(h));
     expect(s.get()).toMatchObject({ theme: 'system', concurrency: 3 });
-    expect(s.set({ concurrency: 6 })).toMatchObject({ theme: 'system', concurrency: 6, namingTemplate: '{name}.{ext}' });
+    expect(s.set({ concurrency: 6 })).toMatchObject({
+      theme: 'system',
+      concurrency: 6,
+      namingTemplate: '{name}.{ext}',
+    });
     expect(JSON.parse(readFileSync(join(h, 'settings.json'), 'utf8'))).toEqual({ ...stored, concurrency: 6 });
     // Setting it here replaces it, as asked.
     s.set({ theme: 'dark' });
-    expect(JSON.parse(readFileSync(join(h, 'settings.json'), 'utf8'))).toEqual({ ...stored, concurrency: 6, theme: 'dark' });
+    expect(JSON.parse(readFileSync(join(h, 'settings.json'), 'utf8'))).toEqual({
+      ...stored,
+      concurrency: 6,
+      theme: 'dark',
+    });
   });
 
   it('a settings file that is not JSON runs on the defaults, untouched, until a save keeps it aside', () => {
@@ -120,7 +155,12 @@ describe('settings', () => {
     writeFileSync(file, '{"theme": "dark",');
     const s = new SettingsService(openConfStore(h));
     expect(s.get().theme).toBe('system');
-    expect(s.fileState()).toEqual({ path: file, unreadable: expect.stringMatching(/settings\.json is not valid JSON \(.+\)$/), keptAs: null, ignored: [] });
+    expect(s.fileState()).toEqual({
+      path: file,
+      unreadable: expect.stringMatching(/settings\.json is not valid JSON \(.+\)$/),
+      keptAs: null,
+      ignored: [],
+    });
     // Reading changes nothing on disk.
     expect(readdirSync(h)).toEqual(['settings.json']);
     expect(readFileSync(file, 'utf8')).toBe('{"theme": "dark",');

@@ -10,7 +10,9 @@ describe('drop upload helpers', () => {
     expect(failedText(['a.png', 'sub/b.png', 'c.png', 'd.png', 'e.png'].map(fail))).toBe(
       'a.png: the browser could not read it; sub/b.png: the browser could not read it; c.png: the browser could not read it; and 2 more',
     );
-    expect(new NothingCopied([fail('a.png')]).message).toBe('No file could be copied: a.png: the browser could not read it');
+    expect(new NothingCopied([fail('a.png')]).message).toBe(
+      'No file could be copied: a.png: the browser could not read it',
+    );
   });
 
   it('counts settled files while copying, and says how many failed', () => {
@@ -21,6 +23,11 @@ describe('drop upload helpers', () => {
 
   it('gives loose files of one name paths of their own, so both arrive', () => {
     const files = ['export.json', 'other.csv', 'export.json', 'export.json'].map((n) => new File(['x'], n));
-    expect(looseFiles(files).map((f) => f.relPath)).toEqual(['export.json', 'other.csv', '2/export.json', '3/export.json']);
+    expect(looseFiles(files).map((f) => f.relPath)).toEqual([
+      'export.json',
+      'other.csv',
+      '2/export.json',
+      '3/export.json',
+    ]);
   });
 });

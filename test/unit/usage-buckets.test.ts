@@ -19,7 +19,9 @@ describe('credit-usage buckets cut by the range', () => {
   it('knows month lengths and years, leap days included', () => {
     expect(partialDays('2024-02-01', 'month', range('2024-02-10', '2024-12-31'))).toBe('Feb 10–29');
     expect(partialDays('2024-12-01', 'month', range('2024-02-10', '2024-12-31'))).toBeNull();
-    expect(bucketLabel('2025-01-01', 'year', range('2025-01-01', '2025-03-09'))).toBe('2025 (partial: Jan 1–Mar 9 only)');
+    expect(bucketLabel('2025-01-01', 'year', range('2025-01-01', '2025-03-09'))).toBe(
+      '2025 (partial: Jan 1–Mar 9 only)',
+    );
   });
 
   it('finds the bucket from its date when a service names a cut bucket by its first day in range', () => {

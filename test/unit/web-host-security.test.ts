@@ -67,7 +67,9 @@ function socket(query: string, headers: Record<string, string> = {}): Promise<st
         res.socket.once('close', () => done(''));
         setTimeout(() => done(' (left open)'), 5000).unref();
       });
-      res.on('end', async () => resolve(`refused:${res.statusCode}${body.includes(host.token) ? ' (token in body)' : ''}${await ended}`));
+      res.on('end', async () =>
+        resolve(`refused:${res.statusCode}${body.includes(host.token) ? ' (token in body)' : ''}${await ended}`),
+      );
     });
     ws.on('error', (e) => resolve(`error:${e.message}`));
   });
@@ -76,26 +78,47 @@ function socket(query: string, headers: Record<string, string> = {}): Promise<st
 describe('DNS rebinding: only Host 127.0.0.1:PORT or localhost:PORT is served', () => {
   it('a page of evil.example resolved to 127.0.0.1 gets neither the app, its files, the cookie nor the socket, even holding the token', async () => {
     const evil = { host: `evil.example:${port}` };
-    for (const path of [`/?token=${host.token}`, '/index.html', '/assets/app.js', `/media?token=${host.token}&path=x.png`, '/healthz']) {
+    for (const path of [
+      `/?token=${host.token}`,
+      '/index.html',
+      '/assets/app.js',
+      `/media?token=${host.token}&path=x.png`,
+      '/healthz',
+    ]) {
       const r = await http(path, evil);
-      expect([path, r.status, r.headers['set-cookie'], r.body]).toEqual([path, 421, undefined, '{"message":"wrong host"}']);
+      expect([path, r.status, r.headers['set-cookie'], r.body]).toEqual([
+        path,
+        421,
+        undefined,
+        '{"message":"wrong host"}',
+      ]);
     }
-    expect(await socket(`?token=${host.token}`, { ...evil, origin: `http://evil.example:${port}` })).toBe('refused:421');
+    expect(await socket(`?token=${host.token}`, { ...evil, origin: `http://evil.example:${port}` })).toBe(
+      'refused:421',
+    );
     expect(await socket('', { ...evil, origin: `http://evil.example:${port}`, cookie })).toBe('refused:421');
     // Another port of ours, a name ending in ours, or no port at all are other hosts.
-    for (const h of ['127.0.0.1', `127.0.0.1:${Number(port) + 1}`, `localhost.evil.example:${port}`, `0.0.0.0:${port}`, `[::1]:${port}`]) {
+    for (const h of [
+      '127.0.0.1',
+      `127.0.0.1:${Number(port) + 1}`,
+      `localhost.evil.example:${port}`,
+      `0.0.0.0:${port}`,
+      `[::1]:${port}`,
+    ]) {
       expect((await http(`/?token=${host.token}`, { host: h })).status, h).toBe(421);
     }
   });
 
   it('serves the app under localhost:PORT as under 127.0.0.1:PORT', async () => {
     expect((await http(`/?token=${host.token}`, { host: `localhost:${port}` })).status).toBe(200);
-    expect(await socket(`?token=${host.token}`, { host: `localhost:${port}`, origin: `http://localhost:${port}` })).toBe('open:true');
+    expect(
+      await socket(`?token=${host.token}`, { host: `localhost:${port}`, origin: `http://localhost:${port}` }),
+    ).toBe('open:true');
   });
 });
 
 describe('the socket accepts its own page only', () => {
-  it('refuses any Origin but the page\'s own with 403, before looking at the token, and never says the token', async () => {
+  it("refuses any Origin but the page's own with 403, before looking at the token, and never says the token", async () => {
     const foreign = [
       `http://127.0.0.1:${Number(port) + 1}`, // another local server's page: same site, so the cookie rides along
       `https://127.0.0.1:${port}`,
@@ -116,7 +139,13 @@ describe('the socket accepts its own page only', () => {
 
   it('refuses a missing or wrong token with 401, a wrong token of the right length too, and names no token', async () => {
     const sameLength = host.token.replace(/^./, (c) => (c === 'A' ? 'B' : 'A'));
-    for (const q of ['', '?token=', `?token=${sameLength}`, `?token=${host.token}x`, `?token=${host.token}&token=${host.token}`]) {
+    for (const q of [
+      '',
+      '?token=',
+      `?token=${sameLength}`,
+      `?token=${host.token}x`,
+      `?token=${host.token}&token=${host.token}`,
+    ]) {
       expect(await socket(q, { origin: host.origin }), q).toBe('refused:401');
     }
     for (const path of ['/', `/?token=${sameLength}`, `/media?token=${sameLength}&path=a.png`]) {
@@ -150,15 +179,26 @@ describe('the socket accepts its own page only', () => {
     ws.send(JSON.stringify({ id: 7, cmd: 'settings.get', payload: {} }));
     await expect.poll(() => replies.length).toBe(7);
     ws.close();
-    const byId = (id: number) => replies.find((r) => r.id === id) as { ok: boolean; error?: { code: string; message: string; invalid?: { field: string }[] } };
-    expect(byId(1)).toEqual({ id: 1, ok: false, error: { code: 'not_found', message: 'unknown command "no.such.command"' } });
+    const byId = (id: number) =>
+      replies.find((r) => r.id === id) as {
+        ok: boolean;
+        error?: { code: string; message: string; invalid?: { field: string }[] };
+      };
+    expect(byId(1)).toEqual({
+      id: 1,
+      ok: false,
+      error: { code: 'not_found', message: 'unknown command "no.such.command"' },
+    });
     expect(byId(2)).toEqual({ id: 2, ok: false, error: { code: 'not_found', message: 'unknown command "__proto__"' } });
     expect(byId(3).error).toMatchObject({ code: 'invalid', invalid: [{ field: 'concurrency' }] });
     for (const id of [4, 5, 6]) expect(byId(id).error?.code, String(id)).toBe('invalid');
     expect(JSON.stringify(replies)).not.toContain(key);
     expect(byId(7).ok).toBe(true);
     // The refusals stored nothing.
-    expect(await host.core.dispatch('key.status', {})).toMatchObject({ ok: true, result: { set: false, fingerprint: null } });
+    expect(await host.core.dispatch('key.status', {})).toMatchObject({
+      ok: true,
+      result: { set: false, fingerprint: null },
+    });
   });
 });
 
@@ -169,11 +209,14 @@ describe('security headers', () => {
       expect(h['content-security-policy'], path).toContain("frame-ancestors 'none'");
       expect(h['content-security-policy'], path).toContain("script-src 'self';");
       expect(h['content-security-policy'], path).not.toMatch(/unsafe-inline|unsafe-eval|\*/);
-      expect([h['x-content-type-options'], h['x-frame-options'], h['referrer-policy'], h['cross-origin-resource-policy']], path).toEqual(['nosniff', 'DENY', 'no-referrer', 'same-origin']);
+      expect(
+        [h['x-content-type-options'], h['x-frame-options'], h['referrer-policy'], h['cross-origin-resource-policy']],
+        path,
+      ).toEqual(['nosniff', 'DENY', 'no-referrer', 'same-origin']);
     }
   });
 
-  it('keeps the address with the token out of the browser\'s cache', async () => {
+  it("keeps the address with the token out of the browser's cache", async () => {
     const page = await http(`/?token=${host.token}`);
     expect(page.status).toBe(200);
     expect(page.headers['cache-control']).toBe('no-store');
@@ -182,7 +225,7 @@ describe('security headers', () => {
   });
 });
 
-describe('the renderer\'s files', () => {
+describe("the renderer's files", () => {
   it('serves each built file with its own type, and no folder listing', async () => {
     const types: Record<string, string> = {
       '/assets/app.js': 'application/javascript; charset=utf-8',
@@ -227,9 +270,12 @@ describe('the renderer\'s files', () => {
 });
 
 describe('binding', () => {
-  it('listens on 127.0.0.1 only: ::1 and the machine\'s other addresses do not answer', async () => {
+  it("listens on 127.0.0.1 only: ::1 and the machine's other addresses do not answer", async () => {
     expect(host.origin).toBe(`http://127.0.0.1:${port}`);
-    const others = Object.values(networkInterfaces()).flat().filter((a) => a && a.address !== '127.0.0.1' && !a.address.startsWith('fe80')).map((a) => a!.address);
+    const others = Object.values(networkInterfaces())
+      .flat()
+      .filter((a) => a && a.address !== '127.0.0.1' && !a.address.startsWith('fe80'))
+      .map((a) => a!.address);
     expect(others).toContain('::1');
     for (const address of others) {
       await expect(http('/healthz', {}, address), address).rejects.toThrow(/ECONNREFUSED|EADDRNOTAVAIL|ENETUNREACH/);

@@ -1,4 +1,13 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
@@ -19,7 +28,9 @@ describe('web host file routes', () => {
     expect(host.origin).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     // fetch() may not set Host, so speak HTTP directly as a rebinding page's browser would.
     const status = await new Promise<number>((resolve, reject) => {
-      const req = request(`${host.origin}/healthz`, { headers: { host: 'evil.example' } }, (res) => resolve(res.statusCode ?? 0));
+      const req = request(`${host.origin}/healthz`, { headers: { host: 'evil.example' } }, (res) =>
+        resolve(res.statusCode ?? 0),
+      );
       req.on('error', reject);
       req.end();
     });
@@ -28,8 +39,13 @@ describe('web host file routes', () => {
   });
 
   it('uploads a dropped file into the inbox keeping its relative path, then serves it as media', async () => {
-    const png = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#3366cc' } }).png().toBuffer();
-    const up = await fetch(`${host.origin}/upload?${q({ token: host.token, drop: 'drop123abc', rel: 'shoot/day1/a.png' })}`, { method: 'PUT', body: png });
+    const png = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#3366cc' } })
+      .png()
+      .toBuffer();
+    const up = await fetch(
+      `${host.origin}/upload?${q({ token: host.token, drop: 'drop123abc', rel: 'shoot/day1/a.png' })}`,
+      { method: 'PUT', body: png },
+    );
     expect(up.status).toBe(200);
     const { path, folder } = (await up.json()) as { path: string; folder: string };
     expect(path).toBe(join(home, 'inbox', 'drop123abc', 'shoot', 'day1', 'a.png'));
@@ -48,13 +64,21 @@ describe('web host file routes', () => {
 
   it('stores each dropped file byte for byte whatever type the browser gives it: JSON, text, and a .json file that is not JSON', async () => {
     const files = [
-      { rel: 'export.json', type: 'application/json', body: JSON.stringify([{ event_id: 'evt_1' }, { event_id: 'evt_2' }]) },
+      {
+        rel: 'export.json',
+        type: 'application/json',
+        body: JSON.stringify([{ event_id: 'evt_1' }, { event_id: 'evt_2' }]),
+      },
       { rel: 'notes.txt', type: 'text/plain', body: 'a line\nanother\n' },
       { rel: 'broken.json', type: 'application/json', body: '{"event_id": "evt_3", "date": ' },
       { rel: 'form.csv', type: 'application/x-www-form-urlencoded', body: 'a=1&b=2' },
     ];
     for (const f of files) {
-      const up = await fetch(`${host.origin}/upload?${q({ token: host.token, drop: 'droptypes1', rel: f.rel })}`, { method: 'PUT', headers: { 'content-type': f.type }, body: f.body });
+      const up = await fetch(`${host.origin}/upload?${q({ token: host.token, drop: 'droptypes1', rel: f.rel })}`, {
+        method: 'PUT',
+        headers: { 'content-type': f.type },
+        body: f.body,
+      });
       expect(up.status, f.rel).toBe(200);
       const { path } = (await up.json()) as { path: string };
       expect(readFileSync(path, 'utf8'), f.rel).toBe(f.body);
@@ -66,7 +90,9 @@ describe('web host file routes', () => {
     expect((await fetch(url, { method: 'PUT', body: 'first' })).status).toBe(200);
     const again = await fetch(url, { method: 'PUT', body: 'second' });
     expect(again.status).toBe(409);
-    expect(((await again.json()) as { message: string }).message).toBe('a file of this path was already copied in this drop');
+    expect(((await again.json()) as { message: string }).message).toBe(
+      'a file of this path was already copied in this drop',
+    );
     expect(readFileSync(join(home, 'inbox', 'droptwice1', 'a.txt'), 'utf8')).toBe('first');
   });
 
@@ -75,10 +101,24 @@ describe('web host file routes', () => {
       const res = await fetch(`${host.origin}/upload?${q({ token: host.token, drop, rel })}`, { method: 'PUT', body });
       return { status: res.status, ...((await res.json()) as { path?: string; message?: string }) };
     };
-    const stored = (drop: string) => readdirSync(join(home, 'inbox', drop), { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => relative(join(home, 'inbox', drop), join(e.parentPath, e.name)).split(sep).join('/')).sort();
+    const stored = (drop: string) =>
+      readdirSync(join(home, 'inbox', drop), { recursive: true, withFileTypes: true })
+        .filter((e) => e.isFile())
+        .map((e) =>
+          relative(join(home, 'inbox', drop), join(e.parentPath, e.name))
+            .split(sep)
+            .join('/'),
+        )
+        .sort();
 
     it('stores Windows device names, refused characters and trailing dots or spaces under portable names, keeping the extension', async () => {
-      const sent = { 'con.jpg': 'con_.jpg', 'a:b.png': 'a_b.png', 'trailing. ': 'trailing', 'shoot?/AUX .PNG': 'shoot_/AUX_ .PNG', 'nul/x.png': 'nul_/x.png' };
+      const sent = {
+        'con.jpg': 'con_.jpg',
+        'a:b.png': 'a_b.png',
+        'trailing. ': 'trailing',
+        'shoot?/AUX .PNG': 'shoot_/AUX_ .PNG',
+        'nul/x.png': 'nul_/x.png',
+      };
       for (const [rel, want] of Object.entries(sent)) {
         const up = await put('dropport1', rel, `bytes of ${rel}`);
         expect([up.status, up.path], rel).toEqual([200, join(home, 'inbox', 'dropport1', ...want.split('/'))]);
@@ -88,15 +128,27 @@ describe('web host file routes', () => {
     });
 
     it('keeps two files whose names are one file on macOS and Windows under two names, also sent side by side; the same name twice is still refused', async () => {
-      const [a, b] = await Promise.all([put('dropcase1', 'Photo.JPG', 'first'), put('dropcase1', 'photo.jpg', 'second')]);
+      const [a, b] = await Promise.all([
+        put('dropcase1', 'Photo.JPG', 'first'),
+        put('dropcase1', 'photo.jpg', 'second'),
+      ]);
       expect([a.status, b.status]).toEqual([200, 200]);
       expect([readFileSync(a.path!, 'utf8'), readFileSync(b.path!, 'utf8')]).toEqual(['first', 'second']);
-      expect(stored('dropcase1').map((n) => n.toLowerCase()).sort()).toEqual(['photo-2.jpg', 'photo.jpg']);
+      expect(
+        stored('dropcase1')
+          .map((n) => n.toLowerCase())
+          .sort(),
+      ).toEqual(['photo-2.jpg', 'photo.jpg']);
 
       // Two names made one by portableName: the second is numbered too; a name sent again is the same file again.
       expect((await put('dropcase1', 'a:b.png', 'colon')).path).toBe(join(home, 'inbox', 'dropcase1', 'a_b.png'));
-      expect((await put('dropcase1', 'A_B.png', 'underscore')).path).toBe(join(home, 'inbox', 'dropcase1', 'A_B-2.png'));
-      expect(await put('dropcase1', 'a:b.png', 'again')).toMatchObject({ status: 409, message: 'a file of this path was already copied in this drop' });
+      expect((await put('dropcase1', 'A_B.png', 'underscore')).path).toBe(
+        join(home, 'inbox', 'dropcase1', 'A_B-2.png'),
+      );
+      expect(await put('dropcase1', 'a:b.png', 'again')).toMatchObject({
+        status: 409,
+        message: 'a file of this path was already copied in this drop',
+      });
       expect(readFileSync(join(home, 'inbox', 'dropcase1', 'a_b.png'), 'utf8')).toBe('colon');
     });
 
@@ -106,7 +158,12 @@ describe('web host file routes', () => {
       expect([a.status, b.status]).toEqual([200, 200]);
       const names = stored('droplong1');
       expect(names).toHaveLength(2);
-      for (const n of names) expect([Buffer.byteLength(n) <= 255, n.endsWith('.png'), n.startsWith('é'.repeat(50))]).toEqual([true, true, true]);
+      for (const n of names)
+        expect([Buffer.byteLength(n) <= 255, n.endsWith('.png'), n.startsWith('é'.repeat(50))]).toEqual([
+          true,
+          true,
+          true,
+        ]);
       expect([readFileSync(a.path!, 'utf8'), readFileSync(b.path!, 'utf8')]).toEqual(['one', 'two']);
     });
 
@@ -114,7 +171,10 @@ describe('web host file routes', () => {
       const again = mkdtempSync(join(tmpdir(), 'md-web-restart-'));
       const first = await startWebHost({ home: again, env: {} });
       const putTo = async (h: typeof first, rel: string, body: string) => {
-        const res = await fetch(`${h.origin}/upload?${q({ token: h.token, drop: 'droprestart1', rel })}`, { method: 'PUT', body });
+        const res = await fetch(`${h.origin}/upload?${q({ token: h.token, drop: 'droprestart1', rel })}`, {
+          method: 'PUT',
+          body,
+        });
         return { status: res.status, ...((await res.json()) as { path?: string; message?: string }) };
       };
       const inbox = join(again, 'inbox', 'droprestart1');
@@ -128,11 +188,17 @@ describe('web host file routes', () => {
       try {
         expect((await putTo(second, 'Shoot/photo.jpg', 'after')).path).toBe(join(inbox, 'Shoot', 'photo-2.jpg'));
         expect((await putTo(second, 'A_B.png', 'underscore')).path).toBe(join(inbox, 'A_B-2.png'));
-        expect(await putTo(second, 'shoot/Photo.JPG', 'again')).toMatchObject({ status: 409, message: 'a file of this path was already copied in this drop' });
+        expect(await putTo(second, 'shoot/Photo.JPG', 'again')).toMatchObject({
+          status: 409,
+          message: 'a file of this path was already copied in this drop',
+        });
       } finally {
         await second.close();
       }
-      const names = readdirSync(inbox, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => relative(inbox, join(e.parentPath, e.name)).split(sep).join('/')).sort();
+      const names = readdirSync(inbox, { recursive: true, withFileTypes: true })
+        .filter((e) => e.isFile())
+        .map((e) => relative(inbox, join(e.parentPath, e.name)).split(sep).join('/'))
+        .sort();
       expect(names).toEqual(['A_B-2.png', 'Shoot/photo-2.jpg', 'a_b.png', 'shoot/Photo.JPG']);
       expect(readFileSync(join(inbox, 'shoot', 'Photo.JPG'), 'utf8')).toBe('before');
     });
@@ -175,15 +241,32 @@ describe('web host file routes', () => {
     });
 
     it('keeps a hidden or system name one, and refuses a name that would become one, naming it; a path too deep for the disk is refused', async () => {
-      expect((await put('dropjunk1', '._img-00.png', 'apple double')).path).toBe(join(home, 'inbox', 'dropjunk1', '._img-00.png'));
-      expect((await put('dropjunk1', 'sub/.DS_Store', 'finder')).path).toBe(join(home, 'inbox', 'dropjunk1', 'sub', '.DS_Store'));
-      expect(await put('dropjunk1', 'Thumbs.db.', 'x')).toEqual({ status: 400, message: '"Thumbs.db." would be stored as "Thumbs.db", the name of a hidden or system file that batches pass over; rename it' });
-      expect(await put('dropjunk1', ' desktop.ini/a.png', 'x')).toMatchObject({ status: 400, message: expect.stringContaining('" desktop.ini" would be stored as "desktop.ini"') });
+      expect((await put('dropjunk1', '._img-00.png', 'apple double')).path).toBe(
+        join(home, 'inbox', 'dropjunk1', '._img-00.png'),
+      );
+      expect((await put('dropjunk1', 'sub/.DS_Store', 'finder')).path).toBe(
+        join(home, 'inbox', 'dropjunk1', 'sub', '.DS_Store'),
+      );
+      expect(await put('dropjunk1', 'Thumbs.db.', 'x')).toEqual({
+        status: 400,
+        message:
+          '"Thumbs.db." would be stored as "Thumbs.db", the name of a hidden or system file that batches pass over; rename it',
+      });
+      expect(await put('dropjunk1', ' desktop.ini/a.png', 'x')).toMatchObject({
+        status: 400,
+        message: expect.stringContaining('" desktop.ini" would be stored as "desktop.ini"'),
+      });
       expect(stored('dropjunk1')).toEqual(['._img-00.png', 'sub/.DS_Store']);
 
       const deep = Array.from({ length: 20 }, (_, i) => `${'d'.repeat(230)}${i}`).join('/');
-      expect(await put('dropjunk1', `${deep}/a.png`, 'x')).toMatchObject({ status: 400, message: 'the file name is too long for the disk (ENAMETOOLONG)' });
-      expect(await put('dropjunk1', 'sub/.DS_Store/a.png', 'x')).toMatchObject({ status: 409, message: 'part of its path is a file, not a folder (ENOTDIR)' });
+      expect(await put('dropjunk1', `${deep}/a.png`, 'x')).toMatchObject({
+        status: 400,
+        message: 'the file name is too long for the disk (ENAMETOOLONG)',
+      });
+      expect(await put('dropjunk1', 'sub/.DS_Store/a.png', 'x')).toMatchObject({
+        status: 409,
+        message: 'part of its path is a file, not a folder (ENOTDIR)',
+      });
       expect(stored('dropjunk1')).toEqual(['._img-00.png', 'sub/.DS_Store']);
     });
   });
@@ -204,13 +287,26 @@ describe('web host file routes', () => {
     expect(readFileSync(dest, 'utf8')).toBe('the whole file');
   });
 
-  it('refuses uploads that climb out of the inbox, and media without the token or outside the app\'s folders', async () => {
-    const bad = await fetch(`${host.origin}/upload?${q({ token: host.token, drop: 'drop123abc', rel: '../../escape.png' })}`, { method: 'PUT', body: 'x' });
+  it("refuses uploads that climb out of the inbox, and media without the token or outside the app's folders", async () => {
+    const bad = await fetch(
+      `${host.origin}/upload?${q({ token: host.token, drop: 'drop123abc', rel: '../../escape.png' })}`,
+      { method: 'PUT', body: 'x' },
+    );
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { message: string }).message).toMatch(/not a relative file path/);
-    expect((await fetch(`${host.origin}/upload?${q({ drop: 'drop123abc', rel: 'a.png' })}`, { method: 'PUT', body: 'x' })).status).toBe(401);
+    expect(
+      (await fetch(`${host.origin}/upload?${q({ drop: 'drop123abc', rel: 'a.png' })}`, { method: 'PUT', body: 'x' }))
+        .status,
+    ).toBe(401);
     // Windows separators count too: a file named "..\x" on Linux must not climb either.
-    expect((await fetch(`${host.origin}/upload?${q({ token: host.token, drop: 'drop123abc', rel: 'shoot/..\\..\\x.png' })}`, { method: 'PUT', body: 'x' })).status).toBe(400);
+    expect(
+      (
+        await fetch(
+          `${host.origin}/upload?${q({ token: host.token, drop: 'drop123abc', rel: 'shoot/..\\..\\x.png' })}`,
+          { method: 'PUT', body: 'x' },
+        )
+      ).status,
+    ).toBe(400);
 
     const outside = join(mkdtempSync(join(tmpdir(), 'md-outside-')), 'secret.png');
     writeFileSync(outside, 'not really');
@@ -218,7 +314,10 @@ describe('web host file routes', () => {
     expect(r.status).toBe(403);
     expect(((await r.json()) as { message: string }).message).toMatch(/outside the folders MediaDesk works with/);
     expect((await fetch(`${host.origin}/media?${q({ token: host.token, path: '/etc/passwd' })}`)).status).toBe(403);
-    expect((await fetch(`${host.origin}/media?${q({ path: join(home, 'inbox', 'drop123abc', 'shoot', 'day1', 'a.png') })}`)).status).toBe(401);
+    expect(
+      (await fetch(`${host.origin}/media?${q({ path: join(home, 'inbox', 'drop123abc', 'shoot', 'day1', 'a.png') })}`))
+        .status,
+    ).toBe(401);
   });
 
   it('judges a link by its target: a media-named link in the data folder to a file outside it is refused, one to a file inside is served', async () => {
@@ -229,7 +328,12 @@ describe('web host file routes', () => {
     symlinkSync(secret, join(dir, 'leak.png'));
     symlinkSync('/etc/passwd', join(dir, 'passwd.png'));
     const real = join(dir, 'real.png');
-    writeFileSync(real, await sharp({ create: { width: 8, height: 8, channels: 3, background: '#123456' } }).png().toBuffer());
+    writeFileSync(
+      real,
+      await sharp({ create: { width: 8, height: 8, channels: 3, background: '#123456' } })
+        .png()
+        .toBuffer(),
+    );
     symlinkSync(real, join(dir, 'alias.png'));
     for (const name of ['leak.png', 'passwd.png']) {
       const r = await fetch(`${host.origin}/media?${q({ token: host.token, path: join(dir, name) })}`);
@@ -242,7 +346,6 @@ describe('web host file routes', () => {
     expect([ok.status, ok.headers.get('content-type')]).toEqual([200, 'image/png']);
   });
 });
-
 
 /** A socket of the host, authenticated as the page's is; `replies` collects every answer in order. */
 async function openSocket() {
@@ -283,11 +386,22 @@ describe('web host socket', () => {
     ws.send(JSON.stringify({ id: 2, cmd: 'settings.get', payload: {} }));
     await expect.poll(() => replies.length).toBe(2);
     ws.close();
-    expect(replies[0]).toMatchObject({ id: 1, ok: false, error: { code: 'invalid', message: expect.stringMatching(/^event "evt_900" cannot be shown: the event is nested deeper than 32 levels/) } });
+    expect(replies[0]).toMatchObject({
+      id: 1,
+      ok: false,
+      error: {
+        code: 'invalid',
+        message: expect.stringMatching(/^event "evt_900" cannot be shown: the event is nested deeper than 32 levels/),
+      },
+    });
     expect(replies[1]).toMatchObject({ id: 2, ok: true });
     // The rest of the audit view still reads it as a row.
-    const listed = await host.core.dispatch('audit.query', { filters: { eventTypes: [(makeEvent(900).action as { event_type: string }).event_type] } });
-    expect(listed.ok && (listed.result as { rows: { eventId: string }[] }).rows.map((r) => r.eventId)).toContain('evt_900');
+    const listed = await host.core.dispatch('audit.query', {
+      filters: { eventTypes: [(makeEvent(900).action as { event_type: string }).event_type] },
+    });
+    expect(listed.ok && (listed.result as { rows: { eventId: string }[] }).rows.map((r) => r.eventId)).toContain(
+      'evt_900',
+    );
   });
 
   it('answers a result no socket can carry (too deep, circular) or a handler that throws anything with an error naming the command, and keeps serving', async () => {
@@ -297,13 +411,41 @@ describe('web host socket', () => {
     for (let i = 0; i < 10_000; i++) deep = [deep];
     const circular: Record<string, unknown> = {};
     circular.self = circular;
-    const detail = (event: Record<string, unknown>) => ({ row: { eventId: 'e', date: '2026-03-01T00:00:00.000Z', eventType: 't', memberId: null, memberEmail: null, memberType: null, verb: null, status: null, category: null, groupId: null, folderRef: null, projectRef: null, requestId: null, correlationId: null, resourceId: null }, event, origin: 'import', sameRequest: [], sameRequestCount: 0, sameCorrelation: [], sameCorrelationCount: 0 });
+    const detail = (event: Record<string, unknown>) => ({
+      row: {
+        eventId: 'e',
+        date: '2026-03-01T00:00:00.000Z',
+        eventType: 't',
+        memberId: null,
+        memberEmail: null,
+        memberType: null,
+        verb: null,
+        status: null,
+        category: null,
+        groupId: null,
+        folderRef: null,
+        projectRef: null,
+        requestId: null,
+        correlationId: null,
+        resourceId: null,
+      },
+      event,
+      origin: 'import',
+      sameRequest: [],
+      sameRequestCount: 0,
+      sameCorrelation: [],
+      sameCorrelationCount: 0,
+    });
     const results: (() => unknown)[] = [
       () => detail({ deep }),
       () => detail(circular),
       () => {
         // An error whose fields throw when read.
-        throw Object.defineProperty({}, 'name', { get: () => { throw new Error('no name either'); } });
+        throw Object.defineProperty({}, 'name', {
+          get: () => {
+            throw new Error('no name either');
+          },
+        });
       },
       () => Promise.reject(null),
     ];
@@ -346,7 +488,13 @@ describe('opening files with the OS', () => {
     writeFileSync(config, '{"token": "not for the renderer"}');
     for (const cmd of ['shell.open', 'shell.reveal'] as const) {
       const r = await host.core.dispatch(cmd, { path: config });
-      expect(r).toEqual({ ok: false, error: { code: 'forbidden', message: `${config} is outside the folders MediaDesk works with (its data folder, the output folder, and the folders of your batches), so it is not opened` } });
+      expect(r).toEqual({
+        ok: false,
+        error: {
+          code: 'forbidden',
+          message: `${config} is outside the folders MediaDesk works with (its data folder, the output folder, and the folders of your batches), so it is not opened`,
+        },
+      });
     }
   });
 

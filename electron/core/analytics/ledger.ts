@@ -29,7 +29,11 @@ export class UsageLedger {
 
   budget(keyHash: string): UsageBudget {
     const day = utcDay(this.now());
-    const used = (this.db.prepare('SELECT count FROM usage_ledger WHERE key_hash = ? AND day = ?').get(keyHash, day) as { count: number } | undefined)?.count ?? 0;
+    const used =
+      (
+        this.db.prepare('SELECT count FROM usage_ledger WHERE key_hash = ? AND day = ?').get(keyHash, day) as
+          { count: number } | undefined
+      )?.count ?? 0;
     return { day, used, limit: this.limit, remaining: Math.max(0, this.limit - used) };
   }
 
@@ -38,15 +42,23 @@ export class UsageLedger {
     if (n > this.limit) return false;
     const day = utcDay(this.now());
     // One statement: concurrent processes cannot both take the last request.
-    const r = this.db.prepare(`INSERT INTO usage_ledger (key_hash, day, count) VALUES (?, ?, ?)
-      ON CONFLICT (key_hash, day) DO UPDATE SET count = count + excluded.count WHERE count + excluded.count <= ?`).run(keyHash, day, n, this.limit);
+    const r = this.db
+      .prepare(
+        `INSERT INTO usage_ledger (key_hash, day, count) VALUES (?, ?, ?)
+      ON CONFLICT (key_hash, day) DO UPDATE SET count = count + excluded.count WHERE count + excluded.count <= ?`,
+      )
+      .run(keyHash, day, n, this.limit);
     return r.changes === 1;
   }
 
   /** The server said 429: someone else spent this key's budget too. Believe it for the rest of the day. */
   exhaust(keyHash: string): void {
     const day = utcDay(this.now());
-    this.db.prepare(`INSERT INTO usage_ledger (key_hash, day, count) VALUES (?, ?, ?) ON CONFLICT (key_hash, day) DO UPDATE SET count = MAX(count, excluded.count)`).run(keyHash, day, this.limit);
+    this.db
+      .prepare(
+        `INSERT INTO usage_ledger (key_hash, day, count) VALUES (?, ?, ?) ON CONFLICT (key_hash, day) DO UPDATE SET count = MAX(count, excluded.count)`,
+      )
+      .run(keyHash, day, this.limit);
   }
 }
 
@@ -65,11 +77,17 @@ export class UsageCache {
     return createHash('sha256').update(JSON.stringify(body)).digest('hex');
   }
   get(keyHash: string, body: unknown): CacheEntry | null {
-    const r = this.db.prepare('SELECT response, fetched_at FROM usage_cache WHERE key_hash = ? AND body_hash = ?').get(keyHash, UsageCache.bodyHash(body)) as { response: string; fetched_at: number } | undefined;
+    const r = this.db
+      .prepare('SELECT response, fetched_at FROM usage_cache WHERE key_hash = ? AND body_hash = ?')
+      .get(keyHash, UsageCache.bodyHash(body)) as { response: string; fetched_at: number } | undefined;
     return r ? { response: JSON.parse(r.response), fetchedAt: r.fetched_at } : null;
   }
   put(keyHash: string, body: unknown, response: unknown, fetchedAt: number): void {
-    this.db.prepare(`INSERT INTO usage_cache (key_hash, body_hash, body, response, fetched_at) VALUES (?, ?, ?, ?, ?)
-      ON CONFLICT (key_hash, body_hash) DO UPDATE SET response = excluded.response, fetched_at = excluded.fetched_at`).run(keyHash, UsageCache.bodyHash(body), JSON.stringify(body), JSON.stringify(response), fetchedAt);
+    this.db
+      .prepare(
+        `INSERT INTO usage_cache (key_hash, body_hash, body, response, fetched_at) VALUES (?, ?, ?, ?, ?)
+      ON CONFLICT (key_hash, body_hash) DO UPDATE SET response = excluded.response, fetched_at = excluded.fetched_at`,
+      )
+      .run(keyHash, UsageCache.bodyHash(body), JSON.stringify(body), JSON.stringify(response), fetchedAt);
   }
 }

@@ -1,7 +1,15 @@
 import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { DeskError } from '../../../shared/contract/define.ts';
-import type { BreakdownRow, Directory, Granularity, UsageBudget, UsagePoint, UsageQuery, UsageResult } from '../../../shared/contract/team.ts';
+import type {
+  BreakdownRow,
+  Directory,
+  Granularity,
+  UsageBudget,
+  UsagePoint,
+  UsageQuery,
+  UsageResult,
+} from '../../../shared/contract/team.ts';
 import { ApiError, type ApiClient, type ApiTarget } from '../api/client.ts';
 import type { Db } from '../db/open.ts';
 import { toCsv } from './csv.ts';
@@ -22,7 +30,8 @@ export type UsageBody = UsageResult['request'];
 const dayMs = (day: string) => Date.parse(`${day}T00:00:00Z`);
 const spanDays = (from: string, to: string) => (dayMs(to) - dayMs(from)) / DAY + 1;
 /** The first day of the month `back` months before the one holding `day`. */
-const monthStart = (day: string, back: number) => utcDay(Date.UTC(Number(day.slice(0, 4)), Number(day.slice(5, 7)) - 1 - back, 1));
+const monthStart = (day: string, back: number) =>
+  utcDay(Date.UTC(Number(day.slice(0, 4)), Number(day.slice(5, 7)) - 1 - back, 1));
 
 /**
  * The range asked for when a query names no `from`, per granularity, ending at `to`. The service's
@@ -33,9 +42,21 @@ const monthStart = (day: string, back: number) => utcDay(Date.UTC(Number(day.sli
  */
 export const DEFAULT_RANGES: Record<Granularity, { says: string; from(to: string): string }> = {
   day: { says: `the last ${DEFAULT_DAYS} days`, from: (to) => utcDay(dayMs(to) - (DEFAULT_DAYS - 1) * DAY) },
-  week: { says: 'this week and the 11 before (weeks start on Monday)', from: (to) => utcDay(dayMs(to) - (((new Date(dayMs(to)).getUTCDay() + 6) % 7) + 11 * 7) * DAY) },
-  month: { says: 'this month and the 11 before, as many as fit in 365 days', from: (to) => (spanDays(monthStart(to, 11), to) <= MAX_DAYS ? monthStart(to, 11) : monthStart(to, 10)) },
-  year: { says: 'this year so far', from: (to) => (spanDays(`${to.slice(0, 4)}-01-01`, to) <= MAX_DAYS ? `${to.slice(0, 4)}-01-01` : utcDay(dayMs(to) - (MAX_DAYS - 1) * DAY)) },
+  week: {
+    says: 'this week and the 11 before (weeks start on Monday)',
+    from: (to) => utcDay(dayMs(to) - (((new Date(dayMs(to)).getUTCDay() + 6) % 7) + 11 * 7) * DAY),
+  },
+  month: {
+    says: 'this month and the 11 before, as many as fit in 365 days',
+    from: (to) => (spanDays(monthStart(to, 11), to) <= MAX_DAYS ? monthStart(to, 11) : monthStart(to, 10)),
+  },
+  year: {
+    says: 'this year so far',
+    from: (to) =>
+      spanDays(`${to.slice(0, 4)}-01-01`, to) <= MAX_DAYS
+        ? `${to.slice(0, 4)}-01-01`
+        : utcDay(dayMs(to) - (MAX_DAYS - 1) * DAY),
+  },
 };
 
 /**
@@ -44,11 +65,19 @@ export const DEFAULT_RANGES: Record<Granularity, { says: string; from(to: string
  */
 export function usageBody(q: UsageQuery, now: number): UsageBody {
   const to = q.to ?? utcDay(now);
-  if (!realDay(to)) throw new DeskError('invalid', `to: ${to} is not a date`, [{ field: 'to', reason: 'must be a date YYYY-MM-DD' }]);
+  if (!realDay(to))
+    throw new DeskError('invalid', `to: ${to} is not a date`, [{ field: 'to', reason: 'must be a date YYYY-MM-DD' }]);
   const from = q.from ?? DEFAULT_RANGES[q.granularity].from(to);
-  if (!realDay(from)) throw new DeskError('invalid', `from: ${from} is not a date`, [{ field: 'from', reason: 'must be a date YYYY-MM-DD' }]);
-  if (from > to) throw new DeskError('invalid', 'from must not be after to', [{ field: 'from', reason: 'must not be after to' }]);
-  if (spanDays(from, to) > MAX_DAYS) throw new DeskError('invalid', `the range cannot exceed ${MAX_DAYS} days`, [{ field: 'from', reason: `the range cannot exceed ${MAX_DAYS} days` }]);
+  if (!realDay(from))
+    throw new DeskError('invalid', `from: ${from} is not a date`, [
+      { field: 'from', reason: 'must be a date YYYY-MM-DD' },
+    ]);
+  if (from > to)
+    throw new DeskError('invalid', 'from must not be after to', [{ field: 'from', reason: 'must not be after to' }]);
+  if (spanDays(from, to) > MAX_DAYS)
+    throw new DeskError('invalid', `the range cannot exceed ${MAX_DAYS} days`, [
+      { field: 'from', reason: `the range cannot exceed ${MAX_DAYS} days` },
+    ]);
   const sorted = <T extends string | number>(xs: T[] | undefined) => (xs?.length ? [...new Set(xs)].sort() : undefined);
   const body: UsageBody = { granularity: q.granularity, start_date: from, end_date: to };
   const g = sorted(q.groupIds);
@@ -99,7 +128,14 @@ export class AnalyticsService {
     const body = usageBody(q, this.now());
     const kh = await this.keyHash();
     const hit = this.cache.get(kh, body);
-    if (hit && !refresh && this.fresh(body, hit.fetchedAt)) return { request: body, points: parseUsage(hit.response), cached: true, fetchedAt: hit.fetchedAt, budget: this.ledger.budget(kh) };
+    if (hit && !refresh && this.fresh(body, hit.fetchedAt))
+      return {
+        request: body,
+        points: parseUsage(hit.response),
+        cached: true,
+        fetchedAt: hit.fetchedAt,
+        budget: this.ledger.budget(kh),
+      };
     const response = await this.fetch(kh, body);
     const fetchedAt = this.now();
     this.cache.put(kh, body, response, fetchedAt);
@@ -109,16 +145,27 @@ export class AnalyticsService {
   private async fetch(kh: string, body: UsageBody): Promise<unknown> {
     if (!this.ledger.take(kh)) {
       const b = this.ledger.budget(kh);
-      throw new DeskError('rate_limited', `Today's ${b.limit} credit-usage requests are spent (the limit renews at 00:00 UTC). Views already loaded stay available from the cache.`);
+      throw new DeskError(
+        'rate_limited',
+        `Today's ${b.limit} credit-usage requests are spent (the limit renews at 00:00 UTC). Views already loaded stay available from the cache.`,
+      );
     }
     try {
       return await this.o.client.query('/v1/analytics/team-credit-usage', body);
     } catch (err) {
       if (err instanceof ApiError && err.status === 429) {
         this.ledger.exhaust(kh);
-        throw new DeskError('rate_limited', `The service says today's credit-usage requests are spent (${err.message}); other clients may be using this key. It renews at 00:00 UTC.`);
+        throw new DeskError(
+          'rate_limited',
+          `The service says today's credit-usage requests are spent (${err.message}); other clients may be using this key. It renews at 00:00 UTC.`,
+        );
       }
-      if (err instanceof ApiError) throw new DeskError(err.status === 403 ? 'forbidden' : err.status === 400 ? 'invalid' : 'unavailable', err.describe(), err.invalidParams.length ? err.invalidParams : undefined);
+      if (err instanceof ApiError)
+        throw new DeskError(
+          err.status === 403 ? 'forbidden' : err.status === 400 ? 'invalid' : 'unavailable',
+          err.describe(),
+          err.invalidParams.length ? err.invalidParams : undefined,
+        );
       throw err;
     }
   }
@@ -128,7 +175,10 @@ export class AnalyticsService {
    * groups (a free listing); per project takes one request per project, so its cost is checked
    * against the remaining budget before any is sent.
    */
-  async breakdown(q: UsageQuery, by: 'user' | 'group' | 'project' | 'tool'): Promise<{ rows: BreakdownRow[]; requestsSpent: number; budget: UsageBudget }> {
+  async breakdown(
+    q: UsageQuery,
+    by: 'user' | 'group' | 'project' | 'tool',
+  ): Promise<{ rows: BreakdownRow[]; requestsSpent: number; budget: UsageBudget }> {
     const kh = await this.keyHash();
     const before = this.ledger.budget(kh).used;
     let rows: BreakdownRow[];
@@ -136,9 +186,16 @@ export class AnalyticsService {
       const dir = await this.directory();
       const refs = q.projectRefs?.length ? q.projectRefs : dir.projects.map((p) => p.reference);
       const bodies = refs.map((r) => usageBody({ ...q, projectRefs: [r] }, this.now()));
-      const missing = bodies.filter((b) => { const h = this.cache.get(kh, b); return !h || !this.fresh(b, h.fetchedAt); }).length;
+      const missing = bodies.filter((b) => {
+        const h = this.cache.get(kh, b);
+        return !h || !this.fresh(b, h.fetchedAt);
+      }).length;
       const left = this.ledger.budget(kh).remaining;
-      if (missing > left) throw new DeskError('rate_limited', `A breakdown by project needs ${missing} credit-usage requests and ${left} remain today; narrow the projects or try after 00:00 UTC.`);
+      if (missing > left)
+        throw new DeskError(
+          'rate_limited',
+          `A breakdown by project needs ${missing} credit-usage requests and ${left} remain today; narrow the projects or try after 00:00 UTC.`,
+        );
       const names = new Map(dir.projects.map((p) => [p.reference, p.name]));
       rows = [];
       for (const ref of refs) {
@@ -147,18 +204,35 @@ export class AnalyticsService {
       }
     } else {
       const r = await this.query(q);
-      if (by === 'tool') rows = totals(r.points.flatMap((p) => Object.entries(p.byTool).map(([k, v]) => ({ key: k, label: k, ...v }))));
+      if (by === 'tool')
+        rows = totals(r.points.flatMap((p) => Object.entries(p.byTool).map(([k, v]) => ({ key: k, label: k, ...v }))));
       else {
-        const users = r.points.flatMap((p) => Object.entries(p.byUser).map(([k, v]) => ({ key: k, label: v.email ?? `user ${k}`, uses: v.uses, credits: v.credits })));
+        const users = r.points.flatMap((p) =>
+          Object.entries(p.byUser).map(([k, v]) => ({
+            key: k,
+            label: v.email ?? `user ${k}`,
+            uses: v.uses,
+            credits: v.credits,
+          })),
+        );
         if (by === 'user') rows = totals(users);
         else {
           const dir = await this.directory();
           const groupsOf = new Map(dir.members.map((m) => [String(m.id), m.groupIds]));
           const names = new Map(dir.groups.map((g) => [g.id, g.name]));
-          rows = totals(users.flatMap((u) => {
-            const gs = groupsOf.get(u.key) ?? [];
-            return gs.length ? gs.map((g) => ({ key: String(g), label: names.get(g) ?? `group ${g}`, uses: u.uses, credits: u.credits })) : [{ key: 'none', label: 'No group', uses: u.uses, credits: u.credits }];
-          }));
+          rows = totals(
+            users.flatMap((u) => {
+              const gs = groupsOf.get(u.key) ?? [];
+              return gs.length
+                ? gs.map((g) => ({
+                    key: String(g),
+                    label: names.get(g) ?? `group ${g}`,
+                    uses: u.uses,
+                    credits: u.credits,
+                  }))
+                : [{ key: 'none', label: 'No group', uses: u.uses, credits: u.credits }];
+            }),
+          );
         }
       }
     }
@@ -168,16 +242,25 @@ export class AnalyticsService {
 
   async directory(): Promise<Directory> {
     try {
-      const [m, k, g, p] = await Promise.all(['team-members', 'team-api-keys', 'team-groups', 'team-projects'].map((x) => this.o.client.get(`/v1/analytics/${x}`)));
+      const [m, k, g, p] = await Promise.all(
+        ['team-members', 'team-api-keys', 'team-groups', 'team-projects'].map((x) =>
+          this.o.client.get(`/v1/analytics/${x}`),
+        ),
+      );
       return parseDirectory(m, k, g, p);
     } catch (err) {
-      if (err instanceof ApiError) throw new DeskError(err.status === 403 ? 'forbidden' : 'unavailable', err.describe());
+      if (err instanceof ApiError)
+        throw new DeskError(err.status === 403 ? 'forbidden' : 'unavailable', err.describe());
       throw err;
     }
   }
 
   /** CSV of a listing or of a usage query (from the cache when it has it). */
-  async exportCsv(what: 'usage' | 'members' | 'apiKeys' | 'groups' | 'projects', outDir: string, usage?: UsageQuery): Promise<{ path: string; rows: number }> {
+  async exportCsv(
+    what: 'usage' | 'members' | 'apiKeys' | 'groups' | 'projects',
+    outDir: string,
+    usage?: UsageQuery,
+  ): Promise<{ path: string; rows: number }> {
     let csv: string;
     let rows: number;
     let name: string;
@@ -189,7 +272,10 @@ export class AnalyticsService {
     } else {
       const d = await this.directory();
       const table = {
-        members: [['id', 'name', 'email', 'role', 'status', 'group_ids'], d.members.map((m) => [m.id, m.name, m.email, m.role, m.status, m.groupIds.join(' ')])],
+        members: [
+          ['id', 'name', 'email', 'role', 'status', 'group_ids'],
+          d.members.map((m) => [m.id, m.name, m.email, m.role, m.status, m.groupIds.join(' ')]),
+        ],
         apiKeys: [['id', 'name', 'status'], d.apiKeys.map((k) => [k.id, k.name, k.status])],
         groups: [['id', 'name', 'member_count'], d.groups.map((g) => [g.id, g.name, g.memberCount])],
         projects: [['reference', 'name'], d.projects.map((p) => [p.reference, p.name])],
@@ -229,7 +315,12 @@ export function usageCsv(r: Pick<UsageResult, 'points' | 'request'>): { csv: str
   const lines = r.points.flatMap((p) => {
     const c = bucketCover(p.date, r.request.granularity, r.request);
     const cover = [c.first, c.last, c.partial];
-    return Object.entries(p.byTool).length === 0 ? [[p.date, '', 0, 0, ...cover]] : Object.entries(p.byTool).map(([tool, t]) => [p.date, tool, t.uses, t.credits, ...cover]);
+    return Object.entries(p.byTool).length === 0
+      ? [[p.date, '', 0, 0, ...cover]]
+      : Object.entries(p.byTool).map(([tool, t]) => [p.date, tool, t.uses, t.credits, ...cover]);
   });
-  return { csv: toCsv(['date', 'tool', 'uses', 'credits', 'days_from', 'days_to', 'partial'], lines), rows: lines.length };
+  return {
+    csv: toCsv(['date', 'tool', 'uses', 'credits', 'days_from', 'days_to', 'partial'], lines),
+    rows: lines.length,
+  };
 }

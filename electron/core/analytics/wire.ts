@@ -2,7 +2,8 @@ import type { Directory, UsagePoint } from '../../../shared/contract/team.ts';
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
-const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : Array.isArray(obj(v).data) ? (obj(v).data as unknown[]) : []);
+const arr = (v: unknown): unknown[] =>
+  Array.isArray(v) ? v : Array.isArray(obj(v).data) ? (obj(v).data as unknown[]) : [];
 const n = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : Number(v) || 0);
 const s = (v: unknown, d = '') => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : d);
 
@@ -36,13 +37,25 @@ export function parseUsage(body: unknown): UsagePoint[] {
 
 export function parseDirectory(members: unknown, keys: unknown, groups: unknown, projects: unknown): Directory {
   return {
-    members: arr(members).map(obj).map((m) => ({
-      id: n(m.id), name: s(m.name), email: s(m.email), role: s(m.role), status: s(m.status),
-      groupIds: (Array.isArray(m.group_ids) ? m.group_ids : m.group_id !== undefined ? [m.group_id] : []).map(n),
-    })),
+    members: arr(members)
+      .map(obj)
+      .map((m) => ({
+        id: n(m.id),
+        name: s(m.name),
+        email: s(m.email),
+        role: s(m.role),
+        status: s(m.status),
+        groupIds: (Array.isArray(m.group_ids) ? m.group_ids : m.group_id !== undefined ? [m.group_id] : []).map(n),
+      })),
     // The documented names (api_key_id, display_name, group_id, project_reference) beside the short ones.
-    apiKeys: arr(keys).map(obj).map((k) => ({ id: n(k.id ?? k.api_key_id), name: s(k.name ?? k.display_name), status: s(k.status) })),
-    groups: arr(groups).map(obj).map((g) => ({ id: n(g.id ?? g.group_id), name: s(g.name), memberCount: n(g.member_count ?? g.members_count) })),
-    projects: arr(projects).map(obj).map((p) => ({ reference: s(p.reference ?? p.project_reference ?? p.id), name: s(p.name) })),
+    apiKeys: arr(keys)
+      .map(obj)
+      .map((k) => ({ id: n(k.id ?? k.api_key_id), name: s(k.name ?? k.display_name), status: s(k.status) })),
+    groups: arr(groups)
+      .map(obj)
+      .map((g) => ({ id: n(g.id ?? g.group_id), name: s(g.name), memberCount: n(g.member_count ?? g.members_count) })),
+    projects: arr(projects)
+      .map(obj)
+      .map((p) => ({ reference: s(p.reference ?? p.project_reference ?? p.id), name: s(p.name) })),
   };
 }

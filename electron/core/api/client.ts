@@ -32,7 +32,16 @@ export class ApiError extends Error {
   readonly mayHaveReachedServer: boolean;
   readonly method: string;
   readonly path: string;
-  constructor(init: { kind: ApiErrorKind; message: string; status?: number; invalidParams?: InvalidParam[]; retryAfterSec?: number; mayHaveReachedServer: boolean; method: string; path: string }) {
+  constructor(init: {
+    kind: ApiErrorKind;
+    message: string;
+    status?: number;
+    invalidParams?: InvalidParam[];
+    retryAfterSec?: number;
+    mayHaveReachedServer: boolean;
+    method: string;
+    path: string;
+  }) {
     super(init.message);
     this.name = 'ApiError';
     this.kind = init.kind;
@@ -70,13 +79,28 @@ const NETWORK_WORDS: Record<string, string> = {
 export const networkWords = (code: string) => `${NETWORK_WORDS[code] ?? 'network error'} (${code})`;
 
 /** Network errors that prove the request never left this machine, so even a create may be retried (UND_ERR_CONNECT_TIMEOUT: undici's connect timeout, 10 s, the connection never opened). */
-const NOT_SENT_CODES = ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH', 'UND_ERR_CONNECT_TIMEOUT'];
+const NOT_SENT_CODES = [
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ENETUNREACH',
+  'EHOSTUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+];
 /** A request error that names no code (rare; got called it ERR_GOT_REQUEST_ERROR and retried reads). */
 const CODELESS = 'ERR_REQUEST';
 /** undici's own timers: backstops behind the client's deadline (`Attempt`), a timeout all the same. */
 const UNDICI_TIMEOUTS = ['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'];
 /** Errors after which the server may or may not have processed the request (UND_ERR_SOCKET: undici's "other side closed"). */
-const AMBIGUOUS_CODES = ['ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ECONNABORTED', 'UND_ERR_SOCKET', ...UNDICI_TIMEOUTS, CODELESS];
+const AMBIGUOUS_CODES = [
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ECONNABORTED',
+  'UND_ERR_SOCKET',
+  ...UNDICI_TIMEOUTS,
+  CODELESS,
+];
 
 export interface ClientOptions {
   /** Retries for safe requests (GET) and for creates rejected before processing (429/503). */
@@ -90,8 +114,14 @@ export interface ClientOptions {
 }
 
 /** Exponential backoff with full jitter; a server's Retry-After wins when present. */
-export function backoffDelay(attempt: number, retryAfterSec: number | undefined, maxDelayMs: number, random = Math.random): number {
-  if (retryAfterSec !== undefined && Number.isFinite(retryAfterSec)) return Math.min(maxDelayMs, Math.max(0, retryAfterSec * 1000)) + Math.floor(random() * 250);
+export function backoffDelay(
+  attempt: number,
+  retryAfterSec: number | undefined,
+  maxDelayMs: number,
+  random = Math.random,
+): number {
+  if (retryAfterSec !== undefined && Number.isFinite(retryAfterSec))
+    return Math.min(maxDelayMs, Math.max(0, retryAfterSec * 1000)) + Math.floor(random() * 250);
   const cap = Math.min(maxDelayMs, 500 * 2 ** (attempt - 1));
   return Math.max(50, Math.floor(random() * cap));
 }
@@ -110,7 +140,10 @@ function toInvalidParams(body: unknown): InvalidParam[] {
   // The schema nests these under `problem`, the example does not (api-spec, Error body): read both.
   const list = src?.invalid_params ?? src?.problem?.invalid_params;
   if (!Array.isArray(list)) return [];
-  return list.map((p: { field?: string; name?: string; reason?: string }) => ({ field: String(p.field ?? p.name ?? ''), reason: String(p.reason ?? 'is not valid') }));
+  return list.map((p: { field?: string; name?: string; reason?: string }) => ({
+    field: String(p.field ?? p.name ?? ''),
+    reason: String(p.reason ?? 'is not valid'),
+  }));
 }
 
 /** node:http agents of the downloads, which write bodies to disk from node:http responses (downloads/download.ts). */
@@ -132,11 +165,17 @@ interface RetryPolicy {
 /** Creates: only what proves the server did not process the request. */
 const CREATE_RETRY: RetryPolicy = { statusCodes: [429, 503], errorCodes: NOT_SENT_CODES };
 /** Reads, queries and uploads are free to repeat. */
-const READ_RETRY: RetryPolicy = { statusCodes: [408, 429, 500, 502, 503, 504, 521, 522, 524], errorCodes: [...NOT_SENT_CODES, ...AMBIGUOUS_CODES] };
+const READ_RETRY: RetryPolicy = {
+  statusCodes: [408, 429, 500, 502, 503, 504, 521, 522, 524],
+  errorCodes: [...NOT_SENT_CODES, ...AMBIGUOUS_CODES],
+};
 /** Statuses whose Retry-After is a promise about when to come back (the rest only get backoff). */
 const RETRY_AFTER_STATUSES = new Set([413, 429, 503]);
 
-type RetryContext = { state: { counter: number }; opts: { retryOptions?: { statusCodes?: number[]; errorCodes?: string[]; maxRetries?: number } } };
+type RetryContext = {
+  state: { counter: number };
+  opts: { retryOptions?: { statusCodes?: number[]; errorCodes?: string[]; maxRetries?: number } };
+};
 
 /**
  * The decision handed to undici's retry interceptor, which does the re-sending. Its built-in one
@@ -181,7 +220,12 @@ class Gathered {
   protected statusMessage: string | undefined;
   private chunks: Buffer[] = [];
 
-  onResponseStart(_conn: Dispatcher.DispatchController, status: number, headers: IncomingHttpHeaders, statusMessage?: string) {
+  onResponseStart(
+    _conn: Dispatcher.DispatchController,
+    status: number,
+    headers: IncomingHttpHeaders,
+    statusMessage?: string,
+  ) {
     this.status = status;
     this.headers = headers;
     this.statusMessage = statusMessage;
@@ -337,11 +381,17 @@ export class ApiClient {
     this.userAgent = options.userAgent ?? 'MediaDesk/0.1';
     const timeoutMs = options.timeoutMs ?? 30_000;
     const maxDelayMs = options.maxDelayMs ?? 30_000;
-    const via = (policy: RetryPolicy) => API_AGENT.compose(
-      attempts(timeoutMs, options.onAttempt),
-      // throwOnError off: the last answer, retried or not, comes through with its body (the server's message).
-      interceptors.retry({ ...policy, maxRetries: options.retries ?? 4, throwOnError: false, retry: retryDecision(maxDelayMs) }),
-    );
+    const via = (policy: RetryPolicy) =>
+      API_AGENT.compose(
+        attempts(timeoutMs, options.onAttempt),
+        // throwOnError off: the last answer, retried or not, comes through with its body (the server's message).
+        interceptors.retry({
+          ...policy,
+          maxRetries: options.retries ?? 4,
+          throwOnError: false,
+          retry: retryDecision(maxDelayMs),
+        }),
+      );
     this.forCreate = via(CREATE_RETRY);
     this.forRead = via(READ_RETRY);
   }
@@ -368,20 +418,42 @@ export class ApiClient {
     return this.send<T>('POST', path, { body: bytes, contentType, create: false });
   }
 
-  private async send<T>(method: 'GET' | 'POST', path: string, o: { json?: unknown; body?: Buffer; contentType?: string; searchParams?: URLSearchParams | Record<string, string | number>; create: boolean }): Promise<T> {
+  private async send<T>(
+    method: 'GET' | 'POST',
+    path: string,
+    o: {
+      json?: unknown;
+      body?: Buffer;
+      contentType?: string;
+      searchParams?: URLSearchParams | Record<string, string | number>;
+      create: boolean;
+    },
+  ): Promise<T> {
     const { baseUrl, apiKey, keyHeader = DEFAULT_KEY_HEADER } = await this.target();
     const url = new URL(path.replace(/^\//, ''), baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`);
     if (o.searchParams) {
-      const sp = o.searchParams instanceof URLSearchParams ? o.searchParams : new URLSearchParams(Object.entries(o.searchParams).map(([k, v]) => [k, String(v)]));
+      const sp =
+        o.searchParams instanceof URLSearchParams
+          ? o.searchParams
+          : new URLSearchParams(Object.entries(o.searchParams).map(([k, v]) => [k, String(v)]));
       url.search = sp.toString();
     }
     const payload = o.json !== undefined ? JSON.stringify(o.json) : o.body;
-    const headers: Record<string, string> = { 'user-agent': this.userAgent, accept: 'application/json', [keyHeader]: apiKey };
-    if (payload !== undefined) headers['content-type'] = o.json !== undefined ? 'application/json' : (o.contentType ?? 'application/octet-stream');
+    const headers: Record<string, string> = {
+      'user-agent': this.userAgent,
+      accept: 'application/json',
+      [keyHeader]: apiKey,
+    };
+    if (payload !== undefined)
+      headers['content-type'] =
+        o.json !== undefined ? 'application/json' : (o.contentType ?? 'application/octet-stream');
     let a: Answer;
     try {
       a = await new Promise<Answer>((resolve, reject) => {
-        (o.create ? this.forCreate : this.forRead).dispatch({ origin: url.origin, path: url.pathname + url.search, method, headers, body: payload }, new Collect(resolve, reject));
+        (o.create ? this.forCreate : this.forRead).dispatch(
+          { origin: url.origin, path: url.pathname + url.search, method, headers, body: payload },
+          new Collect(resolve, reject),
+        );
       });
     } catch (err) {
       throw this.toApiError(err, method, path, o.create, apiKey);
@@ -400,20 +472,56 @@ export class ApiClient {
       const body = errorBody(a.text);
       // What the server says is redacted once, here: every path an error takes starts from it.
       const clean = (t: string) => redactSecrets(t, [apiKey]);
-      const message = clean(typeof body === 'object' && body && typeof body.message === 'string' ? body.message : (a.statusMessage || 'request failed'));
+      const message = clean(
+        typeof body === 'object' && body && typeof body.message === 'string'
+          ? body.message
+          : a.statusMessage || 'request failed',
+      );
       const invalidParams = toInvalidParams(body).map((p) => ({ field: clean(p.field), reason: clean(p.reason) }));
       return new ApiError({
-        kind: 'http', status: a.status, message, invalidParams, method, path,
+        kind: 'http',
+        status: a.status,
+        message,
+        invalidParams,
+        method,
+        path,
         retryAfterSec: parseRetryAfter(a.headers['retry-after']),
         // 4xx and 429/503 are rejections; a 500 or gateway error on a create is ambiguous.
         mayHaveReachedServer: create && a.status >= 500 && a.status !== 503,
       });
     }
     const code = (err as NodeJS.ErrnoException | null)?.code;
-    if (err instanceof TimeoutFailure || (code && UNDICI_TIMEOUTS.includes(code))) return new ApiError({ kind: 'timeout', message: 'the server did not answer in time', method, path, mayHaveReachedServer: create });
-    if (err instanceof ParseFailure) return new ApiError({ kind: 'parse', message: 'the server answered with something that is not JSON', method, path, mayHaveReachedServer: create });
-    if (code) return new ApiError({ kind: 'network', message: networkWords(code), method, path, mayHaveReachedServer: create && !NOT_SENT_CODES.includes(code) });
-    return new ApiError({ kind: 'network', message: err instanceof Error ? err.message : String(err), method, path, mayHaveReachedServer: create });
+    if (err instanceof TimeoutFailure || (code && UNDICI_TIMEOUTS.includes(code)))
+      return new ApiError({
+        kind: 'timeout',
+        message: 'the server did not answer in time',
+        method,
+        path,
+        mayHaveReachedServer: create,
+      });
+    if (err instanceof ParseFailure)
+      return new ApiError({
+        kind: 'parse',
+        message: 'the server answered with something that is not JSON',
+        method,
+        path,
+        mayHaveReachedServer: create,
+      });
+    if (code)
+      return new ApiError({
+        kind: 'network',
+        message: networkWords(code),
+        method,
+        path,
+        mayHaveReachedServer: create && !NOT_SENT_CODES.includes(code),
+      });
+    return new ApiError({
+      kind: 'network',
+      message: err instanceof Error ? err.message : String(err),
+      method,
+      path,
+      mayHaveReachedServer: create,
+    });
   }
 }
 

@@ -1,4 +1,11 @@
-import { getTool, resolvePaths, wireValue, type ResolvedPaths, type Slugs, type ToolEntry } from '../../../shared/catalogue/index.ts';
+import {
+  getTool,
+  resolvePaths,
+  wireValue,
+  type ResolvedPaths,
+  type Slugs,
+  type ToolEntry,
+} from '../../../shared/catalogue/index.ts';
 import type { ApiClient } from './client.ts';
 
 export const TASK_STATUSES = ['CREATED', 'IN_PROGRESS', 'COMPLETED', 'FAILED'] as const;
@@ -35,11 +42,16 @@ function readGenerated(v: unknown): GeneratedItem[] | null {
 /** Reads an envelope defensively: with or without the `data` wrapper (api-notes, Webhooks). */
 export function readEnvelope(body: unknown): TaskEnvelope {
   const outer = body as { data?: unknown } | null;
-  const d = (outer && typeof outer === 'object' && outer.data && typeof outer.data === 'object' && !Array.isArray(outer.data) ? outer.data : outer) as Record<string, unknown> | null;
+  const d = (
+    outer && typeof outer === 'object' && outer.data && typeof outer.data === 'object' && !Array.isArray(outer.data)
+      ? outer.data
+      : outer
+  ) as Record<string, unknown> | null;
   const taskId = d?.task_id;
   const status = typeof d?.status === 'string' ? d.status.toUpperCase() : undefined;
   if (typeof taskId !== 'string' || !taskId) throw new EnvelopeError('the server answered without a task_id');
-  if (!status || !(TASK_STATUSES as readonly string[]).includes(status)) throw new EnvelopeError(`the server answered with an unknown task status "${String(d?.status)}"`);
+  if (!status || !(TASK_STATUSES as readonly string[]).includes(status))
+    throw new EnvelopeError(`the server answered with an unknown task status "${String(d?.status)}"`);
   const error = typeof d?.error === 'string' ? d.error : typeof d?.message === 'string' ? d.message : undefined;
   return { taskId, status: status as TaskStatus, generated: readGenerated(d?.generated), ...(error ? { error } : {}) };
 }
@@ -47,7 +59,11 @@ export function readEnvelope(body: unknown): TaskEnvelope {
 /** The create body: only body fields, the catalogue's path fields fill the URL instead. */
 export function bodyOf(tool: ToolEntry, params: Record<string, unknown>): Record<string, unknown> {
   const fields = new Map(tool.fields.map((f) => [f.name, f]));
-  return Object.fromEntries(Object.entries(params).filter(([k, v]) => fields.get(k)?.in !== 'path' && v !== undefined).map(([k, v]) => [k, fields.has(k) ? wireValue(fields.get(k)!, v) : v]));
+  return Object.fromEntries(
+    Object.entries(params)
+      .filter(([k, v]) => fields.get(k)?.in !== 'path' && v !== undefined)
+      .map(([k, v]) => [k, fields.has(k) ? wireValue(fields.get(k)!, v) : v]),
+  );
 }
 
 /**

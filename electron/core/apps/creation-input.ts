@@ -28,7 +28,8 @@ function isPathLike(v: string, exists: boolean): boolean {
 }
 
 /** Message and field reason agree, so a caller that joins them does not say it twice. */
-const refuse = (field: string, reason: string, abs: string) => new DeskError('invalid', `${field} ${reason}: ${abs}`, [{ field, reason }]);
+const refuse = (field: string, reason: string, abs: string) =>
+  new DeskError('invalid', `${field} ${reason}: ${abs}`, [{ field, reason }]);
 
 async function readHeader(path: string): Promise<Uint8Array> {
   const fh = await open(path, 'r');

@@ -2,7 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { fromAnotherSandbox } from '../backend.ts';
 import { ensureFolder } from '../output-folder.ts';
 import { ApiError, type ApiClient } from '../api/client.ts';
-import { downloadToPart, ExpiredUrlError, placeWithoutOverwrite, removeQuietly, sameFile, waitForRenewedLinks } from '../downloads/download.ts';
+import {
+  downloadToPart,
+  ExpiredUrlError,
+  placeWithoutOverwrite,
+  removeQuietly,
+  sameFile,
+  waitForRenewedLinks,
+} from '../downloads/download.ts';
 import { partPathOf, withCollisionSuffix } from '../downloads/naming.ts';
 import { ATTENTION } from '../queue/states.ts';
 import { apiProblem, refusedReason, RUN_SANDBOX_GONE, waitingMessage } from '../queue/job-messages.ts';
@@ -120,12 +127,14 @@ export class AppRunner {
         this.run(r.id, () => this.submit(r));
       }
       const now = Date.now();
-      for (const r of this.o.store.inState('running')) if (!this.busy.has(r.id) && this.ours(r) && (r.nextPollAt ?? 0) <= now) this.run(r.id, () => this.check(r));
+      for (const r of this.o.store.inState('running'))
+        if (!this.busy.has(r.id) && this.ours(r) && (r.nextPollAt ?? 0) <= now) this.run(r.id, () => this.check(r));
       // Downloads go on whatever the backend: the result URLs are absolute and lapse in 12 hours.
       const downloading = this.o.store.inState('downloading');
       for (const r of downloading) if (!this.busy.has(r.id)) this.run(r.id, () => this.download(r));
       // Canceled by another process (apps cancel, the app's Queue) while downloading here.
-      for (const id of this.aborts.keys()) if (!downloading.some((r) => r.id === id)) this.background(this.discardParts(id));
+      for (const id of this.aborts.keys())
+        if (!downloading.some((r) => r.id === id)) this.background(this.discardParts(id));
     } catch (err) {
       // One failed tick (locked DB, closed file) must not stop the runner; the next one retries.
       console.error(`mediadesk apps: ${(err as Error).message}`);
@@ -135,15 +144,24 @@ export class AppRunner {
   private learnBackend(): void {
     if (this.asking || Date.now() - this.hereAt < 1000) return;
     this.asking = true;
-    this.o.backend()
-      .then((b) => {
-        const changed = b !== this.here;
-        this.here = b;
-        // A closed or locked file: the next change of backend, or the next process, adopts them.
-        if (changed && this.o.store.db.open) try { this.o.store.adoptUnowned(b); } catch { /* see above */ }
-        this.hereAt = Date.now();
-        if (changed) this.kick();
-      }, () => undefined)
+    this.o
+      .backend()
+      .then(
+        (b) => {
+          const changed = b !== this.here;
+          this.here = b;
+          // A closed or locked file: the next change of backend, or the next process, adopts them.
+          if (changed && this.o.store.db.open)
+            try {
+              this.o.store.adoptUnowned(b);
+            } catch {
+              /* see above */
+            }
+          this.hereAt = Date.now();
+          if (changed) this.kick();
+        },
+        () => undefined,
+      )
       .finally(() => (this.asking = false));
   }
 
@@ -179,7 +197,10 @@ export class AppRunner {
     for (const r of this.o.store.inState('submitting')) {
       // The built-in Sandbox stopped with the process that was sending (and is free): see REQUEUE_FRESH.
       if (r.backend === 'sandbox') this.o.store.move(r.id, 'submitting', 'queued', RUN_REQUEUE_FRESH);
-      else this.o.store.move(r.id, 'submitting', 'needs_attention', { error: ATTENTION.interruptedSubmit.replace('task', 'run') });
+      else
+        this.o.store.move(r.id, 'submitting', 'needs_attention', {
+          error: ATTENTION.interruptedSubmit.replace('task', 'run'),
+        });
     }
     this.background(this.removeStaleParts());
   }
@@ -224,33 +245,63 @@ export class AppRunner {
     // On the built-in Sandbox the run lives in this process's: recorded, so that once this process
     // no longer holds the queue every reader knows the run is gone (AppRunStore.requeueGoneSandbox).
     const sandboxOf = r.backend === 'sandbox' ? (this.o.sandboxOwners?.here() ?? null) : null;
-    if (!this.o.store.move(r.id, 'queued', 'submitting', { attemptId: randomUUID(), attempts: r.attempts + 1, error: null, invalid: null, sandboxOf })) return;
+    if (
+      !this.o.store.move(r.id, 'queued', 'submitting', {
+        attemptId: randomUUID(),
+        attempts: r.attempts + 1,
+        error: null,
+        invalid: null,
+        sandboxOf,
+      })
+    )
+      return;
     this.o.onChange?.();
     let view: RunView;
     try {
-      view = parseRun(await this.o.client.create(`/v1/ai/apps/${encodeURIComponent(r.appId)}/run`, { inputs: r.inputs }));
+      view = parseRun(
+        await this.o.client.create(`/v1/ai/apps/${encodeURIComponent(r.appId)}/run`, { inputs: r.inputs }),
+      );
     } catch (err) {
       return this.onCreateError(r, err);
     }
     const now = Date.now();
     if (!view.runId) {
       // Accepted but unidentifiable: it may run and charge; only the user can decide.
-      this.o.store.move(r.id, 'submitting', 'needs_attention', { error: ATTENTION.ambiguousCreate('the server accepted the run without naming it').replace('task', 'run') });
+      this.o.store.move(r.id, 'submitting', 'needs_attention', {
+        error: ATTENTION.ambiguousCreate('the server accepted the run without naming it').replace('task', 'run'),
+      });
       return;
     }
-    const moved = this.o.store.move(r.id, 'submitting', 'running', { runId: view.runId, runStatus: view.status, submittedAt: now, nextPollAt: now + this.poll.firstMs });
+    const moved = this.o.store.move(r.id, 'submitting', 'running', {
+      runId: view.runId,
+      runStatus: view.status,
+      submittedAt: now,
+      nextPollAt: now + this.poll.firstMs,
+    });
     // Canceled while the POST was in flight: keep the run id so the charge can be traced.
     if (!moved) this.o.store.db.prepare('UPDATE app_runs SET run_id = ? WHERE id = ?').run(view.runId, r.id);
   }
 
   private onCreateError(r: AppRunRow, err: unknown): void {
     const s = this.o.store;
-    if (err instanceof ApiError && !err.mayHaveReachedServer && (err.status === 429 || err.status === 503 || err.kind !== 'http')) {
-      s.move(r.id, 'submitting', 'queued', { error: waitingMessage(refusedReason(err)), nextPollAt: Date.now() + 2000 });
+    if (
+      err instanceof ApiError &&
+      !err.mayHaveReachedServer &&
+      (err.status === 429 || err.status === 503 || err.kind !== 'http')
+    ) {
+      s.move(r.id, 'submitting', 'queued', {
+        error: waitingMessage(refusedReason(err)),
+        nextPollAt: Date.now() + 2000,
+      });
     } else if (err instanceof ApiError && err.kind === 'http' && err.status! >= 400 && err.status! < 500) {
       s.move(r.id, 'submitting', 'failed', { error: explainAppError(err), invalid: err.invalidParams });
     } else {
-      s.move(r.id, 'submitting', 'needs_attention', { error: ATTENTION.ambiguousCreate(err instanceof ApiError ? apiProblem(err) : String(err)).replace('task', 'run') });
+      s.move(r.id, 'submitting', 'needs_attention', {
+        error: ATTENTION.ambiguousCreate(err instanceof ApiError ? apiProblem(err) : String(err)).replace(
+          'task',
+          'run',
+        ),
+      });
     }
   }
 
@@ -262,18 +313,39 @@ export class AppRunner {
     } catch (err) {
       if (err instanceof ApiError && err.status === 404) {
         if (r.backend === 'sandbox') this.o.store.move(r.id, 'running', 'queued', RUN_REQUEUE_FRESH);
-        else this.o.store.move(r.id, 'running', 'needs_attention', { error: ATTENTION.lostTask.replace(/task/g, 'run') });
-      }
-      else if (err instanceof ApiError && err.status === 403) this.o.store.move(r.id, 'running', 'failed', { error: explainAppError(err) });
+        else
+          this.o.store.move(r.id, 'running', 'needs_attention', { error: ATTENTION.lostTask.replace(/task/g, 'run') });
+      } else if (err instanceof ApiError && err.status === 403)
+        this.o.store.move(r.id, 'running', 'failed', { error: explainAppError(err) });
       else this.o.store.move(r.id, 'running', 'running', { nextPollAt: Date.now() + this.poll.maxMs });
       return;
     }
     const now = Date.now();
-    const partial = view.status === 'completed_with_errors' ? `Some steps failed${view.error ? `: ${view.error}` : ''}; the results that were produced are kept.` : null;
+    const partial =
+      view.status === 'completed_with_errors'
+        ? `Some steps failed${view.error ? `: ${view.error}` : ''}; the results that were produced are kept.`
+        : null;
     if ((view.status === 'completed' || view.status === 'completed_with_errors') && view.results.length) {
-      this.o.store.move(r.id, 'running', 'downloading', { runStatus: view.status, results: view.results, expiresAt: now + APP_RESULT_TTL_MS, error: partial });
-    } else if (view.status === 'completed' || view.status === 'completed_with_errors' || view.status === 'failed' || view.status === 'cancelled') {
-      const why = view.status === 'cancelled' ? 'The run was cancelled on the server.' : view.error ? `The run failed: ${view.error}` : view.status === 'failed' ? 'The run failed on the server.' : 'The run finished without results.';
+      this.o.store.move(r.id, 'running', 'downloading', {
+        runStatus: view.status,
+        results: view.results,
+        expiresAt: now + APP_RESULT_TTL_MS,
+        error: partial,
+      });
+    } else if (
+      view.status === 'completed' ||
+      view.status === 'completed_with_errors' ||
+      view.status === 'failed' ||
+      view.status === 'cancelled'
+    ) {
+      const why =
+        view.status === 'cancelled'
+          ? 'The run was cancelled on the server.'
+          : view.error
+            ? `The run failed: ${view.error}`
+            : view.status === 'failed'
+              ? 'The run failed on the server.'
+              : 'The run finished without results.';
       this.o.store.move(r.id, 'running', 'failed', { runStatus: view.status, error: why });
     } else {
       // pending / running (or a status this build does not know): keep polling, backing off.
@@ -297,7 +369,10 @@ export class AppRunner {
       const planned = plannedOutputs(r);
       const outputs = [...r.outputs];
       // The results are kept 12 h from the run's end: until then a lapsed link is worth renewing.
-      const keptUntil = this.o.expiredPatienceMs !== undefined ? Date.now() + this.o.expiredPatienceMs : (r.expiresAt ?? Date.now() + APP_RESULT_TTL_MS);
+      const keptUntil =
+        this.o.expiredPatienceMs !== undefined
+          ? Date.now() + this.o.expiredPatienceMs
+          : (r.expiresAt ?? Date.now() + APP_RESULT_TTL_MS);
       for (let i = outputs.length; i < results.length; i++) {
         const base = planned[i];
         const part = partPathOf(base);
@@ -332,7 +407,9 @@ export class AppRunner {
     } catch (err) {
       if (ac.signal.aborted) return;
       const msg = err instanceof ApiError ? err.describe() : (err as Error).message;
-      this.o.store.move(r.id, 'downloading', 'failed', { error: `Download failed: ${msg}. The run is paid; Retry downloads it again without a new charge.` });
+      this.o.store.move(r.id, 'downloading', 'failed', {
+        error: `Download failed: ${msg}. The run is paid; Retry downloads it again without a new charge.`,
+      });
     } finally {
       this.aborts.delete(r.id);
     }

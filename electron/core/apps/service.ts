@@ -16,7 +16,18 @@ import { parseAppDefinition, parseAppList } from './wire.ts';
 function toDeskError(err: unknown): DeskError {
   if (err instanceof DeskError) return err;
   if (err instanceof ApiError) {
-    const code = err.status === 403 ? 'forbidden' : err.status === 404 ? 'not_found' : err.status === 401 ? 'unauthorized' : err.status === 429 ? 'rate_limited' : err.status === 400 || err.status === 422 ? 'invalid' : 'unavailable';
+    const code =
+      err.status === 403
+        ? 'forbidden'
+        : err.status === 404
+          ? 'not_found'
+          : err.status === 401
+            ? 'unauthorized'
+            : err.status === 429
+              ? 'rate_limited'
+              : err.status === 400 || err.status === 422
+                ? 'invalid'
+                : 'unavailable';
     return new DeskError(code, explainAppError(err), err.invalidParams.length ? err.invalidParams : undefined);
   }
   return new DeskError('internal', (err as Error).message);
@@ -26,9 +37,14 @@ function toDeskError(err: unknown): DeskError {
  * Checks every value against the app's definition (the form's own rules), before anything is paid.
  * With `check`, a named file is checked and not read (apps.check): the run reads it when it is sent.
  */
-export async function prepareInputs(def: AppDefinition, raw: Record<string, string | number>, o: { check?: boolean } = {}): Promise<Record<string, unknown>> {
+export async function prepareInputs(
+  def: AppDefinition,
+  raw: Record<string, string | number>,
+  o: { check?: boolean } = {},
+): Promise<Record<string, unknown>> {
   const invalid = appInputProblems(def, raw);
-  if (invalid.length) throw new DeskError('invalid', `${def.name}: ${invalid.map((p) => `${p.field} ${p.reason}`).join('; ')}`, invalid);
+  if (invalid.length)
+    throw new DeskError('invalid', `${def.name}: ${invalid.map((p) => `${p.field} ${p.reason}`).join('; ')}`, invalid);
   const out: Record<string, unknown> = {};
   for (const input of def.inputs) {
     const v = raw[input.id];
@@ -64,7 +80,16 @@ export class AppsService {
   constructor(o: AppsServiceOptions) {
     this.o = o;
     this.store = o.store;
-    this.runner = new AppRunner({ store: o.store, client: o.client, lease: o.lease, backend: o.backend, builtInSandboxUrl: o.builtInSandboxUrl, sandboxOwners: o.sandboxOwners, onChange: o.onChange, poll: o.poll });
+    this.runner = new AppRunner({
+      store: o.store,
+      client: o.client,
+      lease: o.lease,
+      backend: o.backend,
+      builtInSandboxUrl: o.builtInSandboxUrl,
+      sandboxOwners: o.sandboxOwners,
+      onChange: o.onChange,
+      poll: o.poll,
+    });
   }
 
   async list(): Promise<AppSummary[]> {
@@ -100,24 +125,61 @@ export class AppsService {
    * paid for it again); the lookup and the insert share one write transaction, so two processes
    * cannot both queue.
    */
-  async run(req: { appId: string; inputs: Record<string, string | number>; confirmedCost: number | null; outDir?: string; resume?: boolean | 'only' }): Promise<AppRun & { resumed: boolean }> {
+  async run(req: {
+    appId: string;
+    inputs: Record<string, string | number>;
+    confirmedCost: number | null;
+    outDir?: string;
+    resume?: boolean | 'only';
+  }): Promise<AppRun & { resumed: boolean }> {
     const def = await this.get(req.appId);
     const inputs = await prepareInputs(def, req.inputs);
     const outDir = resolve(req.outDir ?? this.o.defaultOutDir());
     assertOutputFolder(outDir);
     // A result that cannot be written is a paid run lost: said before it is sent.
-    const tooLong = windowsPathProblem(longestOutput(outDir, def.name, def.output ?? 'image'), this.o.platform ?? process.platform, RESULT_SUFFIX_ROOM);
-    if (tooLong) throw new DeskError('invalid', `output folder: its results cannot be written: ${tooLong}; choose an output folder with a shorter path`, [{ field: 'outDir', reason: tooLong }]);
+    const tooLong = windowsPathProblem(
+      longestOutput(outDir, def.name, def.output ?? 'image'),
+      this.o.platform ?? process.platform,
+      RESULT_SUFFIX_ROOM,
+    );
+    if (tooLong)
+      throw new DeskError(
+        'invalid',
+        `output folder: its results cannot be written: ${tooLong}; choose an output folder with a shorter path`,
+        [{ field: 'outDir', reason: tooLong }],
+      );
     const backend = await this.o.backend();
     // A run it follows is reported as it stands.
     this.runner.settleGoneSandbox();
-    const { row, resumed } = this.store.db.transaction(() => {
-      const pending = req.resume ? this.store.unfinished(def.id, outDir, inputs, backend) : null;
-      if (pending) return { row: pending, resumed: true };
-      if (req.resume === 'only') throw new DeskError('not_found', `no unfinished run of ${def.name} with these inputs and output folder on this backend`);
-      if (def.cost !== req.confirmedCost) throw new DeskError('conflict', `${def.name} now costs ${def.cost ?? 'an unknown number of'} credits, not ${req.confirmedCost ?? 'unknown'}; confirm the new cost to run it`);
-      return { row: this.store.insert({ id: randomUUID(), appId: def.id, appName: def.name, outputKind: def.output ?? 'image', cost: def.cost, inputs, outDir, backend }), resumed: false };
-    }).immediate();
+    const { row, resumed } = this.store.db
+      .transaction(() => {
+        const pending = req.resume ? this.store.unfinished(def.id, outDir, inputs, backend) : null;
+        if (pending) return { row: pending, resumed: true };
+        if (req.resume === 'only')
+          throw new DeskError(
+            'not_found',
+            `no unfinished run of ${def.name} with these inputs and output folder on this backend`,
+          );
+        if (def.cost !== req.confirmedCost)
+          throw new DeskError(
+            'conflict',
+            `${def.name} now costs ${def.cost ?? 'an unknown number of'} credits, not ${req.confirmedCost ?? 'unknown'}; confirm the new cost to run it`,
+          );
+        return {
+          row: this.store.insert({
+            id: randomUUID(),
+            appId: def.id,
+            appName: def.name,
+            outputKind: def.output ?? 'image',
+            cost: def.cost,
+            inputs,
+            outDir,
+            backend,
+          }),
+          resumed: false,
+        };
+      })
+      .immediate();
     // A paid run whose download failed: fetch its results again (retry never re-sends a paid run).
     if (row.state === 'failed') return { ...(await this.retry(row.id)), resumed };
     this.runner.kick();
@@ -142,8 +204,11 @@ export class AppsService {
     this.runner.settleGoneSandbox();
     const r = this.store.get(id);
     if (!r) throw new DeskError('not_found', `no app run ${id}`);
-    if (r.state === 'done' || r.state === 'canceled') throw new DeskError('conflict', `run ${id} is ${r.state}; there is nothing to cancel`);
-    const why = r.runId ? 'Canceled; the run was already submitted and may still be charged.' : 'Canceled before submission.';
+    if (r.state === 'done' || r.state === 'canceled')
+      throw new DeskError('conflict', `run ${id} is ${r.state}; there is nothing to cancel`);
+    const why = r.runId
+      ? 'Canceled; the run was already submitted and may still be charged.'
+      : 'Canceled before submission.';
     if (!this.store.move(id, r.state, 'canceled', { error: why })) return this.cancel(id);
     this.o.onChange?.();
     await this.runner.discardParts(id);
@@ -158,13 +223,25 @@ export class AppsService {
     this.runner.settleGoneSandbox();
     const r = this.store.get(id);
     if (!r) throw new DeskError('not_found', `no app run ${id}`);
-    if (!RETRYABLE.includes(r.state)) throw new DeskError('conflict', `run ${id} is ${r.state}; only failed, canceled or needs-attention runs can be retried`);
+    if (!RETRYABLE.includes(r.state))
+      throw new DeskError(
+        'conflict',
+        `run ${id} is ${r.state}; only failed, canceled or needs-attention runs can be retried`,
+      );
     const plan = retryPlan(r);
     if (plan === 'submit') {
       // A new paid run, as apps.run is: the user confirms what it costs now, not what it cost then.
       const def = await this.get(r.appId);
-      if (confirmedCost === undefined) throw new DeskError('conflict', `retrying run ${id.slice(0, 8)} sends it again as a new run: ${def.name} costs ${def.cost ?? 'an unknown number of'} credits; confirm the cost to retry it`);
-      if (def.cost !== confirmedCost) throw new DeskError('conflict', `${def.name} now costs ${def.cost ?? 'an unknown number of'} credits, not ${confirmedCost ?? 'unknown'}; confirm the new cost to retry it`);
+      if (confirmedCost === undefined)
+        throw new DeskError(
+          'conflict',
+          `retrying run ${id.slice(0, 8)} sends it again as a new run: ${def.name} costs ${def.cost ?? 'an unknown number of'} credits; confirm the cost to retry it`,
+        );
+      if (def.cost !== confirmedCost)
+        throw new DeskError(
+          'conflict',
+          `${def.name} now costs ${def.cost ?? 'an unknown number of'} credits, not ${confirmedCost ?? 'unknown'}; confirm the new cost to retry it`,
+        );
     }
     let ok: boolean;
     if (plan === 'download') ok = this.store.move(id, r.state, 'downloading', { error: null });

@@ -39,31 +39,110 @@ export interface AppRunRow {
 }
 
 /** Columns a move may set along with the state. */
-export type RunPatch = Partial<Pick<AppRunRow, 'backend' | 'attemptId' | 'attempts' | 'runId' | 'runStatus' | 'results' | 'expiresAt' | 'outputs' | 'error' | 'invalid' | 'nextPollAt' | 'submittedAt' | 'sandboxOf'>>;
+export type RunPatch = Partial<
+  Pick<
+    AppRunRow,
+    | 'backend'
+    | 'attemptId'
+    | 'attempts'
+    | 'runId'
+    | 'runStatus'
+    | 'results'
+    | 'expiresAt'
+    | 'outputs'
+    | 'error'
+    | 'invalid'
+    | 'nextPollAt'
+    | 'submittedAt'
+    | 'sandboxOf'
+  >
+>;
 
 const COLUMNS: Record<keyof RunPatch, [string, boolean]> = {
-  backend: ['backend', false], attemptId: ['attempt_id', false], attempts: ['attempts', false], runId: ['run_id', false], runStatus: ['run_status', false],
-  results: ['results', true], expiresAt: ['expires_at', false], outputs: ['outputs', true], error: ['error', false],
-  invalid: ['invalid', true], nextPollAt: ['next_poll_at', false], submittedAt: ['submitted_at', false], sandboxOf: ['sandbox_of', false],
+  backend: ['backend', false],
+  attemptId: ['attempt_id', false],
+  attempts: ['attempts', false],
+  runId: ['run_id', false],
+  runStatus: ['run_status', false],
+  results: ['results', true],
+  expiresAt: ['expires_at', false],
+  outputs: ['outputs', true],
+  error: ['error', false],
+  invalid: ['invalid', true],
+  nextPollAt: ['next_poll_at', false],
+  submittedAt: ['submitted_at', false],
+  sandboxOf: ['sandbox_of', false],
 };
 
 interface Raw {
-  id: string; app_id: string; app_name: string; output_kind: string; cost: number | null; state: JobState; inputs: string; out_dir: string; backend: string | null;
-  attempt_id: string | null; attempts: number; run_id: string | null; run_status: string | null; results: string | null; expires_at: number | null;
-  outputs: string; error: string | null; invalid: string | null; next_poll_at: number | null; submitted_at: number | null; sandbox_of: string | null; created_at: number; updated_at: number;
+  id: string;
+  app_id: string;
+  app_name: string;
+  output_kind: string;
+  cost: number | null;
+  state: JobState;
+  inputs: string;
+  out_dir: string;
+  backend: string | null;
+  attempt_id: string | null;
+  attempts: number;
+  run_id: string | null;
+  run_status: string | null;
+  results: string | null;
+  expires_at: number | null;
+  outputs: string;
+  error: string | null;
+  invalid: string | null;
+  next_poll_at: number | null;
+  submitted_at: number | null;
+  sandbox_of: string | null;
+  created_at: number;
+  updated_at: number;
 }
 
 const fromRaw = (r: Raw): AppRunRow => ({
-  id: r.id, appId: r.app_id, appName: r.app_name, outputKind: r.output_kind, cost: r.cost, state: r.state, inputs: JSON.parse(r.inputs), outDir: r.out_dir, backend: r.backend,
-  attemptId: r.attempt_id, attempts: r.attempts, runId: r.run_id, runStatus: r.run_status, results: r.results ? JSON.parse(r.results) : null,
-  expiresAt: r.expires_at, outputs: JSON.parse(r.outputs), error: r.error, invalid: r.invalid ? JSON.parse(r.invalid) : null,
-  nextPollAt: r.next_poll_at, submittedAt: r.submitted_at, sandboxOf: r.sandbox_of, createdAt: r.created_at, updatedAt: r.updated_at,
+  id: r.id,
+  appId: r.app_id,
+  appName: r.app_name,
+  outputKind: r.output_kind,
+  cost: r.cost,
+  state: r.state,
+  inputs: JSON.parse(r.inputs),
+  outDir: r.out_dir,
+  backend: r.backend,
+  attemptId: r.attempt_id,
+  attempts: r.attempts,
+  runId: r.run_id,
+  runStatus: r.run_status,
+  results: r.results ? JSON.parse(r.results) : null,
+  expiresAt: r.expires_at,
+  outputs: JSON.parse(r.outputs),
+  error: r.error,
+  invalid: r.invalid ? JSON.parse(r.invalid) : null,
+  nextPollAt: r.next_poll_at,
+  submittedAt: r.submitted_at,
+  sandboxOf: r.sandbox_of,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
 });
 
 /** A run sent anew: nothing of the earlier attempt is kept (Retry, or the built-in Sandbox lost it: REQUEUE_FRESH). */
-export const RUN_REQUEUE_FRESH = { error: null, invalid: null, runId: null, runStatus: null, results: null, outputs: [] as string[], nextPollAt: null, sandboxOf: null };
+export const RUN_REQUEUE_FRESH = {
+  error: null,
+  invalid: null,
+  runId: null,
+  runStatus: null,
+  results: null,
+  outputs: [] as string[],
+  nextPollAt: null,
+  sandboxOf: null,
+};
 
-const slug = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'app';
+const slug = (s: string) =>
+  s
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '') || 'app';
 const kindOf = (k: string): ResultKind => (k === 'video' || k === 'audio' ? k : 'image');
 
 /**
@@ -72,19 +151,31 @@ const kindOf = (k: string): ResultKind => (k === 'video' || k === 'audio' ? k : 
  * `.part`, and only those are ever removed as a run's parts: never a user's file beside them.
  * Each result's extension follows its own kind (the `result` array it came from), then the app's.
  */
-export function plannedOutputs(r: Pick<AppRunRow, 'id' | 'appName' | 'runId' | 'outDir' | 'outputKind' | 'results'>): string[] {
-  return (r.results ?? []).map((res, i) => outputPath(r.outDir, r.appName, r.runId ?? r.id, i + 1, extensionOf(res.url, res.contentType, kindOf(res.kind ?? r.outputKind))));
+export function plannedOutputs(
+  r: Pick<AppRunRow, 'id' | 'appName' | 'runId' | 'outDir' | 'outputKind' | 'results'>,
+): string[] {
+  return (r.results ?? []).map((res, i) =>
+    outputPath(
+      r.outDir,
+      r.appName,
+      r.runId ?? r.id,
+      i + 1,
+      extensionOf(res.url, res.contentType, kindOf(res.kind ?? r.outputKind)),
+    ),
+  );
 }
 
 // The run id is the server's: portable whatever it holds.
-const outputPath = (outDir: string, appName: string, runRef: string, n: number, ext: string) => join(outDir, portableName(`${slug(appName)}-${runRef.slice(0, 8)}-${n}.${ext}`, `app-${n}.${ext}`));
+const outputPath = (outDir: string, appName: string, runRef: string, n: number, ext: string) =>
+  join(outDir, portableName(`${slug(appName)}-${runRef.slice(0, 8)}-${n}.${ext}`, `app-${n}.${ext}`));
 
 /**
  * The longest path plannedOutputs can give a run of this app in `outDir` (an 8-character run id,
  * up to 99 results, the kind's longest extension): what the path rules are checked on before the
  * run is paid for.
  */
-export const longestOutput = (outDir: string, appName: string, outputKind: string) => outputPath(outDir, appName, 'x'.repeat(8), 99, longestExt(kindOf(outputKind)));
+export const longestOutput = (outDir: string, appName: string, outputKind: string) =>
+  outputPath(outDir, appName, 'x'.repeat(8), 99, longestExt(kindOf(outputKind)));
 
 /** States a user may retry a run from. */
 export const RETRYABLE: readonly AppRun['state'][] = ['failed', 'canceled', 'needs_attention'];
@@ -100,10 +191,29 @@ export function retryPlan(r: Pick<AppRunRow, 'state' | 'runId' | 'results'>): 'd
 }
 
 export const toAppRun = (r: AppRunRow): AppRun => ({
-  id: r.id, appId: r.appId, appName: r.appName, state: r.state, runStatus: r.runStatus, runId: r.runId, cost: r.cost,
+  id: r.id,
+  appId: r.appId,
+  appName: r.appName,
+  state: r.state,
+  runStatus: r.runStatus,
+  runId: r.runId,
+  cost: r.cost,
   // Creation values may be whole images (base64): the record shows a short stand-in.
-  inputs: Object.fromEntries(Object.entries(r.inputs).map(([k, v]) => [k, typeof v === 'string' && v.length > 200 ? `${v.slice(0, 40)}… (${v.length} characters)` : v])),
-  outDir: r.outDir, backend: r.backend, outputs: r.outputs, error: r.error, invalid: r.invalid ?? [], resultsExpireAt: r.expiresAt, attempts: r.attempts, createdAt: r.createdAt, updatedAt: r.updatedAt,
+  inputs: Object.fromEntries(
+    Object.entries(r.inputs).map(([k, v]) => [
+      k,
+      typeof v === 'string' && v.length > 200 ? `${v.slice(0, 40)}… (${v.length} characters)` : v,
+    ]),
+  ),
+  outDir: r.outDir,
+  backend: r.backend,
+  outputs: r.outputs,
+  error: r.error,
+  invalid: r.invalid ?? [],
+  resultsExpireAt: r.expiresAt,
+  attempts: r.attempts,
+  createdAt: r.createdAt,
+  updatedAt: r.updatedAt,
   retry: RETRYABLE.includes(r.state) ? retryPlan(r) : null,
 });
 
@@ -118,11 +228,36 @@ export class AppRunStore {
     this.db = db;
   }
 
-  insert(r: { id: string; appId: string; appName: string; outputKind: string; cost: number | null; inputs: Record<string, unknown>; outDir: string; backend: string }): AppRunRow {
+  insert(r: {
+    id: string;
+    appId: string;
+    appName: string;
+    outputKind: string;
+    cost: number | null;
+    inputs: Record<string, unknown>;
+    outDir: string;
+    backend: string;
+  }): AppRunRow {
     const now = Date.now();
     const seq = (this.db.prepare('SELECT COALESCE(MAX(seq), 0) + 1 AS n FROM app_runs').get() as { n: number }).n;
-    this.db.prepare(`INSERT INTO app_runs (id, seq, app_id, app_name, output_kind, cost, state, inputs, out_dir, backend, created_at, updated_at)
-      VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?)`).run(r.id, seq, r.appId, r.appName, r.outputKind, r.cost, JSON.stringify(r.inputs), r.outDir, r.backend, now, now);
+    this.db
+      .prepare(
+        `INSERT INTO app_runs (id, seq, app_id, app_name, output_kind, cost, state, inputs, out_dir, backend, created_at, updated_at)
+      VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        r.id,
+        seq,
+        r.appId,
+        r.appName,
+        r.outputKind,
+        r.cost,
+        JSON.stringify(r.inputs),
+        r.outDir,
+        r.backend,
+        now,
+        now,
+      );
     return this.get(r.id)!;
   }
 
@@ -134,11 +269,17 @@ export class AppRunStore {
   /** Up to two run ids starting with `prefix` (the CLI shows the first 8 characters): one is a match. */
   idsStartingWith(prefix: string): string[] {
     if (!/^[0-9a-f-]{4,36}$/i.test(prefix)) return [];
-    return (this.db.prepare("SELECT id FROM app_runs WHERE id LIKE ? || '%' ORDER BY seq DESC LIMIT 2").all(prefix.toLowerCase()) as { id: string }[]).map((r) => r.id);
+    return (
+      this.db
+        .prepare("SELECT id FROM app_runs WHERE id LIKE ? || '%' ORDER BY seq DESC LIMIT 2")
+        .all(prefix.toLowerCase()) as { id: string }[]
+    ).map((r) => r.id);
   }
 
   inState(state: JobState, limit = 1000): AppRunRow[] {
-    return (this.db.prepare('SELECT * FROM app_runs WHERE state = ? ORDER BY seq LIMIT ?').all(state, limit) as Raw[]).map(fromRaw);
+    return (
+      this.db.prepare('SELECT * FROM app_runs WHERE state = ? ORDER BY seq LIMIT ?').all(state, limit) as Raw[]
+    ).map(fromRaw);
   }
 
   list(limit: number): AppRunRow[] {
@@ -153,24 +294,36 @@ export class AppRunStore {
    * means nothing on this one.
    */
   unfinished(appId: string, outDir: string, inputs: Record<string, unknown>, backend: string): AppRunRow | null {
-    const r = this.db.prepare(`SELECT * FROM app_runs WHERE app_id = ? AND out_dir = ? AND inputs = ? AND backend = ?
+    const r = this.db
+      .prepare(
+        `SELECT * FROM app_runs WHERE app_id = ? AND out_dir = ? AND inputs = ? AND backend = ?
       AND (state IN ('queued', 'submitting', 'running', 'downloading', 'needs_attention') OR (state = 'failed' AND run_id IS NOT NULL AND results IS NOT NULL))
-      ORDER BY seq DESC LIMIT 1`).get(appId, outDir, JSON.stringify(inputs), backend) as Raw | undefined;
+      ORDER BY seq DESC LIMIT 1`,
+      )
+      .get(appId, outDir, JSON.stringify(inputs), backend) as Raw | undefined;
     return r ? fromRaw(r) : null;
   }
 
   /** Runs queued before backends were recorded become `backend`'s: see QueueStore.adoptUnowned. */
   adoptUnowned(backend: string): number {
-    return this.db.prepare('UPDATE app_runs SET backend = ? WHERE backend IS NULL OR backend = ?').run(backend, keylessIdentity(backend)).changes;
+    return this.db
+      .prepare('UPDATE app_runs SET backend = ? WHERE backend IS NULL OR backend = ?')
+      .run(backend, keylessIdentity(backend)).changes;
   }
 
   /** Runs that have results and are not done: the only ones whose downloads can have left parts. */
   withResultsNotDone(): AppRunRow[] {
-    return (this.db.prepare("SELECT * FROM app_runs WHERE results IS NOT NULL AND state != 'done' ORDER BY seq").all() as Raw[]).map(fromRaw);
+    return (
+      this.db
+        .prepare("SELECT * FROM app_runs WHERE results IS NOT NULL AND state != 'done' ORDER BY seq")
+        .all() as Raw[]
+    ).map(fromRaw);
   }
 
   changedSince(ms: number): AppRunRow[] {
-    return (this.db.prepare('SELECT * FROM app_runs WHERE updated_at >= ? ORDER BY updated_at LIMIT 200').all(ms) as Raw[]).map(fromRaw);
+    return (
+      this.db.prepare('SELECT * FROM app_runs WHERE updated_at >= ? ORDER BY updated_at LIMIT 200').all(ms) as Raw[]
+    ).map(fromRaw);
   }
 
   /** Folders the renderer may show media from (run outputs). */
@@ -188,8 +341,13 @@ export class AppRunStore {
     const sql = `SELECT * FROM app_runs WHERE ${gone.where} ORDER BY seq`;
     // Read first: the write lock is taken only when there is something to move, which is rare.
     if (this.db.prepare(`${sql} LIMIT 1`).get(...gone.args(holder)) === undefined) return [];
-    return this.db.transaction(() => (this.db.prepare(sql).all(...gone.args(holder)) as Raw[]).map(fromRaw)
-      .filter((r) => this.move(r.id, r.state, 'queued', { ...RUN_REQUEUE_FRESH, error: message }))).immediate();
+    return this.db
+      .transaction(() =>
+        (this.db.prepare(sql).all(...gone.args(holder)) as Raw[])
+          .map(fromRaw)
+          .filter((r) => this.move(r.id, r.state, 'queued', { ...RUN_REQUEUE_FRESH, error: message })),
+      )
+      .immediate();
   }
 
   /** Moves `from` → `to` only if the row is still in `from`; returns whether it did. */
@@ -202,6 +360,9 @@ export class AppRunStore {
       sets.push(`${col} = ?`);
       args.push(json && v !== null && v !== undefined ? JSON.stringify(v) : (v ?? null));
     }
-    return this.db.prepare(`UPDATE app_runs SET ${sets.join(', ')} WHERE id = ? AND state = ?`).run(...args, id, from).changes === 1;
+    return (
+      this.db.prepare(`UPDATE app_runs SET ${sets.join(', ')} WHERE id = ? AND state = ?`).run(...args, id, from)
+        .changes === 1
+    );
   }
 }

@@ -10,8 +10,14 @@ import type { AppDefinition, AppInput, AppSummary } from '../../../shared/contra
  */
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
-const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : undefined);
-const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : undefined);
+const str = (v: unknown): string | undefined =>
+  typeof v === 'string' ? v : typeof v === 'number' ? String(v) : undefined;
+const num = (v: unknown): number | undefined =>
+  typeof v === 'number' && Number.isFinite(v)
+    ? v
+    : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))
+      ? Number(v)
+      : undefined;
 const unwrap = (body: unknown): unknown => (obj(body).data !== undefined ? obj(body).data : body);
 /** The first of `keys` that `from` holds as a number. */
 const firstNum = (from: Obj[], ...keys: string[]): number | undefined => {
@@ -29,13 +35,16 @@ const appIdOf = (a: Obj): string | undefined => str(a.sqid) ?? str(a.id);
 export function parseAppList(body: unknown): AppSummary[] {
   const list = unwrap(body);
   const items = Array.isArray(list) ? list : Array.isArray(obj(list).apps) ? (obj(list).apps as unknown[]) : [];
-  return items.map(obj).filter((a) => appIdOf(a)).map((a) => ({
-    id: appIdOf(a)!,
-    name: str(a.name) ?? str(a.title) ?? appIdOf(a)!,
-    description: str(a.description) ?? '',
-    output: str(a.output) ?? null,
-    cost: costOf(a),
-  }));
+  return items
+    .map(obj)
+    .filter((a) => appIdOf(a))
+    .map((a) => ({
+      id: appIdOf(a)!,
+      name: str(a.name) ?? str(a.title) ?? appIdOf(a)!,
+      description: str(a.description) ?? '',
+      output: str(a.output) ?? null,
+      cost: costOf(a),
+    }));
 }
 
 const INPUT_TYPES = ['creation', 'text', 'number', 'select'] as const;
@@ -55,7 +64,9 @@ function parseInput(raw: unknown): AppInput | null {
   const max = firstNum(at, 'max', 'maximum');
   const maxLength = firstNum(at, 'max_length', 'maxLength');
   return {
-    id, type, label: str(i.label) ?? str(i.key) ?? id,
+    id,
+    type,
+    label: str(i.label) ?? str(i.key) ?? id,
     required: i.required === true,
     ...(options ? { options } : {}),
     ...(min !== undefined ? { min } : {}),
@@ -69,7 +80,10 @@ export function parseAppDefinition(body: unknown): AppDefinition {
   const a = obj(unwrap(body));
   const [summary] = parseAppList({ data: [a] });
   if (!summary) throw new Error('the app definition has no sqid or id');
-  return { ...summary, inputs: (Array.isArray(a.inputs) ? a.inputs : []).map(parseInput).filter((i): i is AppInput => i !== null) };
+  return {
+    ...summary,
+    inputs: (Array.isArray(a.inputs) ? a.inputs : []).map(parseInput).filter((i): i is AppInput => i !== null),
+  };
 }
 
 export type ResultMedia = 'image' | 'video' | 'audio';
@@ -89,7 +103,11 @@ export interface RunView {
 }
 
 /** The arrays of the official `result` object, and the kind of file each holds. */
-const RESULT_ARRAYS: [string, ResultMedia][] = [['images', 'image'], ['videos', 'video'], ['audios', 'audio']];
+const RESULT_ARRAYS: [string, ResultMedia][] = [
+  ['images', 'image'],
+  ['videos', 'video'],
+  ['audios', 'audio'],
+];
 
 function resultOf(x: unknown, kind?: ResultMedia): RunResult {
   if (typeof x === 'string') return { url: x, ...(kind ? { kind } : {}) };
@@ -108,10 +126,20 @@ export function parseRun(body: unknown): RunView {
   let results: RunResult[];
   if (result && typeof result === 'object' && !Array.isArray(result)) {
     const byKind = obj(result);
-    results = RESULT_ARRAYS.flatMap(([key, kind]) => (Array.isArray(byKind[key]) ? (byKind[key] as unknown[]).map((x) => resultOf(x, kind)) : []));
+    results = RESULT_ARRAYS.flatMap(([key, kind]) =>
+      Array.isArray(byKind[key]) ? (byKind[key] as unknown[]).map((x) => resultOf(x, kind)) : [],
+    );
   } else {
     // Earlier shapes: one list of URLs or `{url, content_type}` items.
-    const raw = Array.isArray(result) ? result : Array.isArray(r.results) ? r.results : Array.isArray(r.generated) ? r.generated : Array.isArray(r.outputs) ? r.outputs : [];
+    const raw = Array.isArray(result)
+      ? result
+      : Array.isArray(r.results)
+        ? r.results
+        : Array.isArray(r.generated)
+          ? r.generated
+          : Array.isArray(r.outputs)
+            ? r.outputs
+            : [];
     results = raw.map((x) => resultOf(x));
   }
   return {

@@ -21,8 +21,10 @@ export const APP_LOCK_WAIT: LockWait = { attemptMs: 100, giveUpMs: 30_000, giveU
 /** The CLI is no UI: each try waits as long as a connection always did. */
 export const CLI_LOCK_WAIT: LockWait = { attemptMs: 5000, giveUpMs: 120_000, giveUpImportMs: 60 * 60_000 };
 
-export const WAITING_FOR_IMPORT = 'waiting for an import in another process (the mediadesk CLI or the app) to finish writing to the audit cache…';
-export const WAITING_FOR_WRITER = 'waiting for another process (the mediadesk CLI or the app) writing to the audit cache…';
+export const WAITING_FOR_IMPORT =
+  'waiting for an import in another process (the mediadesk CLI or the app) to finish writing to the audit cache…';
+export const WAITING_FOR_WRITER =
+  'waiting for another process (the mediadesk CLI or the app) writing to the audit cache…';
 
 /** SQLite's answer to a write while another connection holds the lock (SQLITE_BUSY and its extended codes). */
 export function isBusy(err: unknown): boolean {
@@ -48,7 +50,11 @@ const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
  * write that failed busy never ran: a write transaction's first statement takes the lock. Gives
  * up with CacheBusyError, whose message ends with `afterwards` (what becomes of the task).
  */
-export async function whenWritable<T>(store: AuditStore, write: () => T, o: { wait: LockWait; afterwards: string; signal?: AbortSignal; onWait?: (message: string) => void }): Promise<T> {
+export async function whenWritable<T>(
+  store: AuditStore,
+  write: () => T,
+  o: { wait: LockWait; afterwards: string; signal?: AbortSignal; onWait?: (message: string) => void },
+): Promise<T> {
   const started = Date.now();
   let lastImport: number | null = null;
   for (let attempt = 0; ; attempt++) {
@@ -63,8 +69,13 @@ export async function whenWritable<T>(store: AuditStore, write: () => T, o: { wa
     // Held by anything else, the lock counts from the last sight of an import (a load's end can hand it to a sync there).
     const waited = now - started;
     if (importing ? waited >= o.wait.giveUpImportMs : now - (lastImport ?? started) >= o.wait.giveUpMs) {
-      const who = lastImport !== null ? 'an import in another process (the mediadesk CLI or the app)' : 'another process (the mediadesk CLI or the app)';
-      throw new CacheBusyError(`the audit cache stayed locked by ${who} for ${seconds(waited)}; nothing already stored was lost: ${o.afterwards}`);
+      const who =
+        lastImport !== null
+          ? 'an import in another process (the mediadesk CLI or the app)'
+          : 'another process (the mediadesk CLI or the app)';
+      throw new CacheBusyError(
+        `the audit cache stayed locked by ${who} for ${seconds(waited)}; nothing already stored was lost: ${o.afterwards}`,
+      );
     }
     o.onWait?.(importing ? WAITING_FOR_IMPORT : WAITING_FOR_WRITER);
     await sleep(Math.min(1000, 25 * 2 ** attempt), undefined, { signal: o.signal });

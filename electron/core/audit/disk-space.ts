@@ -19,7 +19,12 @@ const CACHE_BYTES_PER_FILE_BYTE = 1.9;
 const WAL_BYTES_PER_ROW = 2048;
 
 /** Why the disk beside the cache cannot take this load, or null (also when the free space cannot be read). */
-export async function diskShortage(dir: string, bytes: number, load: LoadPath, batchSize: number): Promise<string | null> {
+export async function diskShortage(
+  dir: string,
+  bytes: number,
+  load: LoadPath,
+  batchSize: number,
+): Promise<string | null> {
   let free: number;
   try {
     const fs = await statfs(dir);
@@ -32,10 +37,14 @@ export async function diskShortage(dir: string, bytes: number, load: LoadPath, b
   // The log holds one transaction's pages until they are copied into the cache: at most the batch, at most the file.
   const growth = rows + Math.min(rows, batchSize * WAL_BYTES_PER_ROW);
   if (free >= stage + growth) return null;
-  const parts = stage ? `${formatBytes(stage)} for its scratch copy while it loads and up to ${formatBytes(growth)}` : `up to ${formatBytes(growth)}`;
-  return `not enough free disk space beside the audit cache (${dir}): importing this ${formatBytes(bytes)} file takes about `
-    + `${formatBytes(stage + growth)} (${parts} as the cache grows, if every event is new), and ${formatBytes(free)} is free. `
-    + 'Nothing was imported; free some space and import the file again.';
+  const parts = stage
+    ? `${formatBytes(stage)} for its scratch copy while it loads and up to ${formatBytes(growth)}`
+    : `up to ${formatBytes(growth)}`;
+  return (
+    `not enough free disk space beside the audit cache (${dir}): importing this ${formatBytes(bytes)} file takes about ` +
+    `${formatBytes(stage + growth)} (${parts} as the cache grows, if every event is new), and ${formatBytes(free)} is free. ` +
+    'Nothing was imported; free some space and import the file again.'
+  );
 }
 
 export function isDiskFull(err: unknown): boolean {
@@ -53,9 +62,13 @@ export function diskFullStop(store: AuditStore, accepted: number): string {
   } catch {
     // Read only to word the message.
   }
-  return `the disk holding the audit cache filled up (${dir}), so the import stopped. The ${accepted} event(s) imported before it stay cached`
-    + (pending ? '; its indexes are rebuilt (and any repeats among those events removed) before the next import, or when the cache is next opened' : '')
-    + '. Free some space and import the file again: events already cached are skipped.';
+  return (
+    `the disk holding the audit cache filled up (${dir}), so the import stopped. The ${accepted} event(s) imported before it stay cached` +
+    (pending
+      ? '; its indexes are rebuilt (and any repeats among those events removed) before the next import, or when the cache is next opened'
+      : '') +
+    '. Free some space and import the file again: events already cached are skipped.'
+  );
 }
 
 /** The sync's error when the disk filled up mid-walk. */

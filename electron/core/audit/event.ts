@@ -70,7 +70,8 @@ function typeName(v: unknown): string {
 function intId(v: unknown, where: string): number | null {
   if (v === undefined || v === null || v === '') return null;
   const n = typeof v === 'string' && /^\d{1,15}$/.test(v.trim()) ? Number(v) : v;
-  if (typeof n !== 'number' || !Number.isSafeInteger(n)) throw new Reject(`${where} must be an integer id, got ${JSON.stringify(v).slice(0, 40)}`);
+  if (typeof n !== 'number' || !Number.isSafeInteger(n))
+    throw new Reject(`${where} must be an integer id, got ${JSON.stringify(v).slice(0, 40)}`);
   return n;
 }
 
@@ -100,7 +101,11 @@ function deeperThan(v: unknown, levels: number): boolean {
  */
 export function storedEventProblem(raw: string): string | null {
   // A character is at least one byte: most texts are told apart without counting bytes.
-  if (raw.length > MAX_EVENT_BYTES || (raw.length * 3 > MAX_EVENT_BYTES && Buffer.byteLength(raw, 'utf8') > MAX_EVENT_BYTES)) return tooLarge(Buffer.byteLength(raw, 'utf8'));
+  if (
+    raw.length > MAX_EVENT_BYTES ||
+    (raw.length * 3 > MAX_EVENT_BYTES && Buffer.byteLength(raw, 'utf8') > MAX_EVENT_BYTES)
+  )
+    return tooLarge(Buffer.byteLength(raw, 'utf8'));
   let depth = 0;
   let inString = false;
   for (let i = 0; i < raw.length; i++) {
@@ -117,7 +122,8 @@ export function storedEventProblem(raw: string): string | null {
 }
 
 const TOO_DEEP = `the event is nested deeper than ${MAX_EVENT_DEPTH} levels`;
-const tooLarge = (bytes: number) => `the event is ${(bytes / 1024).toFixed(1)} KB, more than the ${MAX_EVENT_BYTES / 1024} KB an event may hold`;
+const tooLarge = (bytes: number) =>
+  `the event is ${(bytes / 1024).toFixed(1)} KB, more than the ${MAX_EVENT_BYTES / 1024} KB an event may hold`;
 
 /** JSON.stringify recurses: nesting that JSON.parse accepted can still overflow it. */
 function serialize(e: Obj): string {
@@ -139,8 +145,16 @@ const DATE_TIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2
  * the pattern and Date.parse. A million-event import parses a million dates.
  */
 export function isoUtcMs(s: string): number {
-  if (s.length === 24 && s.charCodeAt(23) === 90 && s.charCodeAt(4) === 45 && s.charCodeAt(7) === 45 && s.charCodeAt(10) === 84
-    && s.charCodeAt(13) === 58 && s.charCodeAt(16) === 58 && s.charCodeAt(19) === 46) {
+  if (
+    s.length === 24 &&
+    s.charCodeAt(23) === 90 &&
+    s.charCodeAt(4) === 45 &&
+    s.charCodeAt(7) === 45 &&
+    s.charCodeAt(10) === 84 &&
+    s.charCodeAt(13) === 58 &&
+    s.charCodeAt(16) === 58 &&
+    s.charCodeAt(19) === 46
+  ) {
     const y = digits(s, 0, 4);
     const mo = digits(s, 5, 2);
     const d = digits(s, 8, 2);
@@ -148,7 +162,20 @@ export function isoUtcMs(s: string): number {
     const mi = digits(s, 14, 2);
     const sec = digits(s, 17, 2);
     const ms = digits(s, 20, 3);
-    if (y >= 0 && mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && h >= 0 && h <= 23 && mi >= 0 && mi <= 59 && sec >= 0 && sec <= 59 && ms >= 0) {
+    if (
+      y >= 0 &&
+      mo >= 1 &&
+      mo <= 12 &&
+      d >= 1 &&
+      d <= 31 &&
+      h >= 0 &&
+      h <= 23 &&
+      mi >= 0 &&
+      mi <= 59 &&
+      sec >= 0 &&
+      sec <= 59 &&
+      ms >= 0
+    ) {
       // Date.UTC maps years 0-99 to 1900-1999; an ISO year is the year itself.
       return y >= 100 ? Date.UTC(y, mo - 1, d, h, mi, sec, ms) : new Date(s).getTime();
     }
@@ -217,7 +244,10 @@ function toRow(e: unknown, text?: string): EventRow {
   const date = str(e, 'date', '', true)!;
   const ts = isoUtcMs(date);
   if (!Number.isFinite(ts)) throw new Reject(`date ${JSON.stringify(date.slice(0, 40))} is not an ISO 8601 date-time`);
-  if (!isObj(e.action)) throw new Reject(e.action === undefined ? 'action is missing' : `action must be an object, got ${typeName(e.action)}`);
+  if (!isObj(e.action))
+    throw new Reject(
+      e.action === undefined ? 'action is missing' : `action must be an object, got ${typeName(e.action)}`,
+    );
   const a = e.action;
   const eventType = str(a, 'event_type', 'action.', true)!;
   const member = optObj(e, 'member', '') ?? {};
@@ -226,7 +256,8 @@ function toRow(e: unknown, text?: string): EventRow {
   const oldState = optObj(a, 'old_state', 'action.');
   const newState = optObj(a, 'new_state', 'action.');
   const context = optObj(a, 'context', 'action.');
-  if (a.duration_ms !== undefined && a.duration_ms !== null && !Number.isFinite(a.duration_ms)) throw new Reject('action.duration_ms must be a number');
+  if (a.duration_ms !== undefined && a.duration_ms !== null && !Number.isFinite(a.duration_ms))
+    throw new Reject('action.duration_ms must be a number');
   const memberEmail = str(member, 'email', 'member.');
   const folderRef = data.folder_reference;
   const projectRef = data.project_reference;
@@ -256,8 +287,17 @@ function toRow(e: unknown, text?: string): EventRow {
   }
 
   // Values only: key names would be the same few words in every event and only slow the index.
-  const parts: string[] = [eventType, a.verb, a.status, e.category, memberEmail, a.project_name, a.folder_name, row.resourceId, source.platform]
-    .filter((x): x is string => typeof x === 'string' && x !== '');
+  const parts: string[] = [
+    eventType,
+    a.verb,
+    a.status,
+    e.category,
+    memberEmail,
+    a.project_name,
+    a.folder_name,
+    row.resourceId,
+    source.platform,
+  ].filter((x): x is string => typeof x === 'string' && x !== '');
   const budget = { left: MAX_TEXT, tooDeep: false };
   flattenInto(parts, data, 0, budget);
   flattenInto(parts, oldState, 0, budget);

@@ -54,7 +54,14 @@ export function servedEvent(r: DbRow & { raw: string }): { raw: string; withheld
     event_id: r.event_id,
     date: new Date(r.ts).toISOString(),
     category: r.category,
-    action: some({ event_type: r.event_type, verb: r.verb, status: r.status, resource_id: r.resource_id, request_id: r.request_id, correlation_id: r.correlation_id }),
+    action: some({
+      event_type: r.event_type,
+      verb: r.verb,
+      status: r.status,
+      resource_id: r.resource_id,
+      request_id: r.request_id,
+      correlation_id: r.correlation_id,
+    }),
     member: some({ type: r.member_type, user_id: r.member_id, email: r.member_email || null }),
     withheld: note,
   });
@@ -71,7 +78,10 @@ export function csvRecord(event: Record<string, unknown>): string {
  * snapshot), so the export neither blocks the viewer's queries nor sees rows a sync adds meanwhile,
  * and writes to a temporary name first so a half-written export never looks finished.
  */
-export async function exportEvents(dbPath: string, o: { format: 'csv' | 'ndjson'; path: string; filters: AuditFilters; sort: AuditSort }): Promise<{ path: string; rows: number }> {
+export async function exportEvents(
+  dbPath: string,
+  o: { format: 'csv' | 'ndjson'; path: string; filters: AuditFilters; sort: AuditSort },
+): Promise<{ path: string; rows: number }> {
   const db = new Database(dbPath, { readonly: true, fileMustExist: true });
   const tmp = `${o.path}.partial-${process.pid}`;
   const out = createWriteStream(tmp, { encoding: 'utf8' });

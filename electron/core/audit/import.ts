@@ -151,7 +151,9 @@ export async function importFile(store: AuditStore, path: string, opts: ImportOp
   // goes through the indexes (rebuilding them for it would cost more): staged the same way if it is
   // large enough for a worker thread to pay, else row by row.
   const cached = store.counts().events;
-  const load = opts.load ?? (bytes < STAGE_MIN_BYTES ? 'rows' : bytes / BYTES_PER_EVENT > cached * BULK_SHARE_OF_CACHE ? 'bulk' : 'staged');
+  const load =
+    opts.load ??
+    (bytes < STAGE_MIN_BYTES ? 'rows' : bytes / BYTES_PER_EVENT > cached * BULK_SHARE_OF_CACHE ? 'bulk' : 'staged');
   const batchSize = opts.batchSize ?? (load === 'rows' ? BATCH_ROWS : BULK_BATCH_ROWS);
   // Refused before anything is written when the disk could not hold it: otherwise a large export
   // would fail minutes in, with the cache's indexes still to rebuild on a full disk.
@@ -161,9 +163,21 @@ export async function importFile(store: AuditStore, path: string, opts: ImportOp
     return report;
   }
   const task: ReadTask = { path, format: report.format };
-  return finishLoad(store, report, () => load === 'rows'
-    ? loadRows(store, task, tally, batchSize, { signal: opts.signal, lockWait: opts.lockWait })
-    : loadStaged(store, task, tally, { bulk: load === 'bulk', cached, bytes, batchSize, worker: opts.worker ?? true, signal: opts.signal, onHold: opts.onHold, onSort: opts.onSort, lockWait: opts.lockWait }));
+  return finishLoad(store, report, () =>
+    load === 'rows'
+      ? loadRows(store, task, tally, batchSize, { signal: opts.signal, lockWait: opts.lockWait })
+      : loadStaged(store, task, tally, {
+          bulk: load === 'bulk',
+          cached,
+          bytes,
+          batchSize,
+          worker: opts.worker ?? true,
+          signal: opts.signal,
+          onHold: opts.onHold,
+          onSort: opts.onSort,
+          lockWait: opts.lockWait,
+        }),
+  );
 }
 
 /** How a report names standard input (`audit import -`). */
@@ -175,7 +189,11 @@ export const STDIN_NAME = '-';
  * the disk), and a worker thread cannot read this thread's stream. A large export loads faster
  * from a file.
  */
-export async function importStream(store: AuditStore, input: AsyncIterable<string>, opts: ImportOptions = {}): Promise<ImportReport> {
+export async function importStream(
+  store: AuditStore,
+  input: AsyncIterable<string>,
+  opts: ImportOptions = {},
+): Promise<ImportReport> {
   const { head, whole, text, release } = await peek(input, SNIFF_BYTES);
   const blank = whole && isBlank(head);
   const detected = opts.format ?? formatOfHead(head, '');
@@ -190,11 +208,20 @@ export async function importStream(store: AuditStore, input: AsyncIterable<strin
     return report;
   }
   const tally = new Tally(report, opts.maxRejectsListed ?? 200, opts.onProgress, null);
-  return finishLoad(store, report, () => loadRows(store, { path: STDIN_NAME, format: report.format }, tally, opts.batchSize ?? BATCH_ROWS, { source: text, signal: opts.signal, lockWait: opts.lockWait }));
+  return finishLoad(store, report, () =>
+    loadRows(store, { path: STDIN_NAME, format: report.format }, tally, opts.batchSize ?? BATCH_ROWS, {
+      source: text,
+      signal: opts.signal,
+      lockWait: opts.lockWait,
+    }),
+  );
 }
 
 /** The first `chars` (or all) of `input` to tell its format by, and the whole text, those included, to read. */
-async function peek(input: AsyncIterable<string>, chars: number): Promise<{ head: string; whole: boolean; text: AsyncIterable<string>; release: () => Promise<unknown> }> {
+async function peek(
+  input: AsyncIterable<string>,
+  chars: number,
+): Promise<{ head: string; whole: boolean; text: AsyncIterable<string>; release: () => Promise<unknown> }> {
   const it = input[Symbol.asyncIterator]();
   let head = '';
   let ended = false;
@@ -236,8 +263,10 @@ async function finishLoad(store: AuditStore, report: ImportReport, load: () => P
   // so the cache keeps the batches committed before it, and a second import of the file skips
   // them. The stage's writer, or a write from the reading loop, can meet the full disk first: its
   // error then arrives as the reading's stop.
-  if (diskFull || (report.fatal?.startsWith(READING_STOPPED) && isDiskFull(report.fatal))) report.fatal = diskFullStop(store, report.accepted);
-  if (report.rejected > report.rejects.length) report.warnings.push(`${report.rejected - report.rejects.length} more rejected item(s) not listed`);
+  if (diskFull || (report.fatal?.startsWith(READING_STOPPED) && isDiskFull(report.fatal)))
+    report.fatal = diskFullStop(store, report.accepted);
+  if (report.rejected > report.rejects.length)
+    report.warnings.push(`${report.rejected - report.rejects.length} more rejected item(s) not listed`);
   return report;
 }
 
@@ -251,8 +280,17 @@ const NOT_TEXT = 'not a text file (it contains NUL bytes): expected JSON, NDJSON
 const isBlank = (head: string) => head.trim() === '';
 const nothingIn = (what: string) => `${what} is empty (no events): nothing to import`;
 
-const emptyReport = (path: string, format: ImportFormat): ImportReport =>
-  ({ path, format, items: 0, accepted: 0, duplicates: 0, rejected: 0, rejects: [], fatal: null, warnings: [] });
+const emptyReport = (path: string, format: ImportFormat): ImportReport => ({
+  path,
+  format,
+  items: 0,
+  accepted: 0,
+  duplicates: 0,
+  rejected: 0,
+  rejects: [],
+  fatal: null,
+  warnings: [],
+});
 
 /**
  * An empty report for the file, its format detected (or `format`); `fatal` says why a file cannot be
@@ -301,7 +339,17 @@ class Tally {
   progress(waiting?: string): void {
     const r = this.report;
     const bytes = this.bytes === null ? null : { bytesRead: this.bytesRead, bytes: this.bytes };
-    this.onProgress?.({ path: r.path, file: 1, files: 1, items: r.items, accepted: r.accepted, rejected: r.rejected, bytes, ...(this.held && { held: { ...this.held } }), ...(waiting && { waiting }) });
+    this.onProgress?.({
+      path: r.path,
+      file: 1,
+      files: 1,
+      items: r.items,
+      accepted: r.accepted,
+      rejected: r.rejected,
+      bytes,
+      ...(this.held && { held: { ...this.held } }),
+      ...(waiting && { waiting }),
+    });
   }
 
   counted(c: InsertCounts): void {
@@ -327,7 +375,9 @@ function lockWaiter(store: AuditStore, tally: Tally, wait: LockWait = APP_LOCK_W
   return async (write, o = {}) => {
     let said: string | null = null;
     const done = await whenWritable(store, write, {
-      wait, afterwards: o.afterwards ?? IMPORT_LATER, signal: o.signal,
+      wait,
+      afterwards: o.afterwards ?? IMPORT_LATER,
+      signal: o.signal,
       onWait: (m) => {
         if (m !== said) tally.progress((said = m));
       },
@@ -353,7 +403,13 @@ async function unlessStopped<T>(write: Promise<T>, signal: AbortSignal | undefin
  * Parsed in this thread and inserted batch by batch through every index. A batch waits for the
  * cache's lock between chunks (whenWritable), so the thread stays free meanwhile.
  */
-async function loadRows(store: AuditStore, task: ReadTask, tally: Tally, batchSize: number, o: { source?: TextSource; signal?: AbortSignal; lockWait?: LockWait }): Promise<void> {
+async function loadRows(
+  store: AuditStore,
+  task: ReadTask,
+  tally: Tally,
+  batchSize: number,
+  o: { source?: TextSource; signal?: AbortSignal; lockWait?: LockWait },
+): Promise<void> {
   const report = tally.report;
   let batch: EventRow[] = [];
   const full: EventRow[][] = [];
@@ -361,7 +417,12 @@ async function loadRows(store: AuditStore, task: ReadTask, tally: Tally, batchSi
   // A Stop that ended a wait for the lock: the rows in hand and after are not added (the report says how many).
   let stoppedWaiting = false;
   const insert = async (rows: EventRow[]) => {
-    const counts = stoppedWaiting ? STOPPED : await unlessStopped(write(() => store.insertBatch(rows, 'import'), { signal: o.signal }), o.signal);
+    const counts = stoppedWaiting
+      ? STOPPED
+      : await unlessStopped(
+          write(() => store.insertBatch(rows, 'import'), { signal: o.signal }),
+          o.signal,
+        );
     if (counts !== STOPPED) return tally.counted(counts);
     stoppedWaiting = report.interrupted = true;
     report.notAdded = (report.notAdded ?? 0) + rows.length;
@@ -377,22 +438,26 @@ async function loadRows(store: AuditStore, task: ReadTask, tally: Tally, batchSi
     }
   };
   try {
-    const { stopped } = await readParsed(task, {
-      row: (r) => {
-        report.items++;
-        batch.push(r);
-        if (batch.length >= batchSize) {
-          full.push(batch);
-          batch = [];
-        }
+    const { stopped } = await readParsed(
+      task,
+      {
+        row: (r) => {
+          report.items++;
+          batch.push(r);
+          if (batch.length >= batchSize) {
+            full.push(batch);
+            batch = [];
+          }
+        },
+        reject: (r) => {
+          report.items++;
+          tally.reject(r.line, r.item, r.reason);
+        },
+        fatal: (reason) => (report.fatal ??= reason),
+        warning: (m) => report.warnings.push(m),
       },
-      reject: (r) => {
-        report.items++;
-        tally.reject(r.line, r.item, r.reason);
-      },
-      fatal: (reason) => (report.fatal ??= reason),
-      warning: (m) => report.warnings.push(m),
-    }, { ...o, onRead: (b) => (tally.bytesRead = b), drain });
+      { ...o, onRead: (b) => (tally.bytesRead = b), drain },
+    );
     if (stopped) report.interrupted = true;
   } finally {
     if (batch.length) full.push(batch);
@@ -437,12 +502,19 @@ async function loadStaged(store: AuditStore, task: ReadTask, tally: Tally, how: 
   // holds few events (a month not yet imported), live where it holds many (store.openStage).
   // Where keys do not follow dates, by counts: live when the cache holds a tenth of the file's events.
   const byDates = bulk && cached > 0 && keysFollowDates(store.db);
-  const begun = await unlessStopped(write(() => bulk
-    ? store.writeTx(() => {
-      store.deferIndexes({ keepUnique: byDates || cached > bytes / BYTES_PER_EVENT / 10 });
-      store.beginBulk();
-    })
-    : store.registerLoad(), { signal }), signal);
+  const begun = await unlessStopped(
+    write(
+      () =>
+        bulk
+          ? store.writeTx(() => {
+              store.deferIndexes({ keepUnique: byDates || cached > bytes / BYTES_PER_EVENT / 10 });
+              store.beginBulk();
+            })
+          : store.registerLoad(),
+      { signal },
+    ),
+    signal,
+  );
   // Stopped before the load wrote anything: nothing to undo.
   if (begun === STOPPED) {
     report.interrupted = true;
@@ -468,7 +540,10 @@ async function loadStaged(store: AuditStore, task: ReadTask, tally: Tally, how: 
     const copyPending = async () => {
       if (!pending) return;
       const { lo, hi } = pending;
-      const counts = await unlessStopped(write(() => stage.copy(lo, hi, 'import'), { signal }), signal);
+      const counts = await unlessStopped(
+        write(() => stage.copy(lo, hi, 'import'), { signal }),
+        signal,
+      );
       if (counts === STOPPED) return;
       pending = null;
       tally.counted(counts);
@@ -507,7 +582,8 @@ async function loadStaged(store: AuditStore, task: ReadTask, tally: Tally, how: 
     // Interrupted, the rows held back stay out: moving them in could take as long as the load so
     // far; so do rows whose copy a Stop found waiting for the lock. The report says how many, or
     // its items would not add up to what it says became of them.
-    if (signal?.aborted && (heldFrom !== null || notCopied())) report.notAdded = notCopied() + (heldFrom !== null ? stagedTo - heldFrom : 0);
+    if (signal?.aborted && (heldFrom !== null || notCopied()))
+      report.notAdded = notCopied() + (heldFrom !== null ? stagedTo - heldFrom : 0);
     else if (heldFrom !== null) {
       // The last step: a Ctrl-C from here on is seen only once the file is all in.
       how.onSort?.({ path: report.path, rows: stagedTo - heldFrom });
@@ -539,7 +615,10 @@ async function loadStaged(store: AuditStore, task: ReadTask, tally: Tally, how: 
  * store.restoreIndexes, each of its writes made through `write` (waiting for the cache's lock with
  * this thread free). Returns how many of this process's bulk-loaded rows were removed as duplicates.
  */
-export async function restoreIndexes(store: AuditStore, write: (step: () => number) => Promise<number>): Promise<number> {
+export async function restoreIndexes(
+  store: AuditStore,
+  write: (step: () => number) => Promise<number>,
+): Promise<number> {
   let removed = 0;
   for (let step = store.nextRestore(); step; step = store.nextRestore()) removed += await write(step);
   return removed;
@@ -558,7 +637,10 @@ function inOrder(ts: Float64Array, span: { lo: number; hi: number } | null): boo
 /** The batch's dates, a few stray ones at either end left out so they do not block the rest of the file. */
 function widen(ts: Float64Array, span: { lo: number; hi: number } | null): { lo: number; hi: number } {
   const skip = Math.floor(ts.length * OUT_OF_ORDER_SHARE);
-  return { lo: Math.min(span?.lo ?? Infinity, ts[skip]), hi: Math.max(span?.hi ?? -Infinity, ts[ts.length - 1 - skip]) };
+  return {
+    lo: Math.min(span?.lo ?? Infinity, ts[skip]),
+    hi: Math.max(span?.hi ?? -Infinity, ts[ts.length - 1 - skip]),
+  };
 }
 
 /** The worker's message when reading failed outright. */
@@ -572,20 +654,36 @@ interface StageFailure {
  * batch in order. Where the worker cannot start (a build without the worker file), the file is
  * staged in this thread instead, through the same code.
  */
-async function stageRows(task: StageTask, emit: (b: StagedBatch) => Promise<void>, o: { worker: boolean; signal?: AbortSignal }): Promise<void> {
+async function stageRows(
+  task: StageTask,
+  emit: (b: StagedBatch) => Promise<void>,
+  o: { worker: boolean; signal?: AbortSignal },
+): Promise<void> {
   const url = workerUrl();
   const { signal } = o;
   if (!o.worker || !url) return stageFile(task, emit, signal);
   let worker: Worker;
   try {
     // Caps the parser's heap: young generations above 16 MB bought no speed, only RSS (bench/RESULTS.md).
-    worker = new Worker(url, { workerData: { auditStage: task }, resourceLimits: { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 16 } });
+    worker = new Worker(url, {
+      workerData: { auditStage: task },
+      resourceLimits: { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 16 },
+    });
   } catch {
     return stageFile(task, emit, signal);
   }
   let started = false;
   const stopped = (reason: string): StagedBatch => ({
-    kind: 'batch', lo: 0, hi: 0, ts: new Float64Array(0), items: 0, rejects: [], warnings: [], done: true, stopped: false, bytesRead: 0,
+    kind: 'batch',
+    lo: 0,
+    hi: 0,
+    ts: new Float64Array(0),
+    items: 0,
+    rejects: [],
+    warnings: [],
+    done: true,
+    stopped: false,
+    bytesRead: 0,
     fatal: readingStopped(reason),
   });
   const outcome = await new Promise<'done' | 'fallback' | { failed: unknown }>((resolve) => {
@@ -659,12 +757,21 @@ function workerUrl(): URL | null {
   return null;
 }
 
-export async function importFiles(store: AuditStore, paths: readonly string[], opts: ImportOptions = {}): Promise<ImportReport[]> {
+export async function importFiles(
+  store: AuditStore,
+  paths: readonly string[],
+  opts: ImportOptions = {},
+): Promise<ImportReport[]> {
   const out: ImportReport[] = [];
   const { onProgress } = opts;
   for (const [i, p] of paths.entries()) {
     if (opts.signal?.aborted) break;
-    out.push(await importFile(store, p, { ...opts, onProgress: onProgress && ((x) => onProgress({ ...x, file: i + 1, files: paths.length })) }));
+    out.push(
+      await importFile(store, p, {
+        ...opts,
+        onProgress: onProgress && ((x) => onProgress({ ...x, file: i + 1, files: paths.length })),
+      }),
+    );
   }
   return out;
 }

@@ -16,7 +16,9 @@ export class BudgetExhaustedError extends Error {
   readonly day: string;
   readonly limit: number;
   constructor(day: string, limit: number) {
-    super(`the daily budget of ${limit} audit-log requests for this key is used up for ${day} (UTC); sync again after midnight UTC`);
+    super(
+      `the daily budget of ${limit} audit-log requests for this key is used up for ${day} (UTC); sync again after midnight UTC`,
+    );
     this.name = 'BudgetExhaustedError';
     this.day = day;
     this.limit = limit;
@@ -55,11 +57,13 @@ export class RequestLedger {
   /** Takes one request from today's budget or throws BudgetExhaustedError; returns what is left. */
   reserve(fingerprint: string, at: Date): number {
     const day = utcDay(at);
-    return this.db.transaction(() => {
-      const used = this.used(fingerprint, day);
-      if (used >= this.limit) throw new BudgetExhaustedError(day, this.limit);
-      this.bump.run(fingerprint, day);
-      return this.limit - used - 1;
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        const used = this.used(fingerprint, day);
+        if (used >= this.limit) throw new BudgetExhaustedError(day, this.limit);
+        this.bump.run(fingerprint, day);
+        return this.limit - used - 1;
+      })
+      .immediate();
   }
 }

@@ -113,7 +113,9 @@ export const AUDIT_MIGRATIONS: readonly Migration[] = [
       // text faster and the index is smaller. Not detail=none: its prefix queries ("Hero*") walk
       // every matching term's rowids, 7-8x slower (bench/RESULTS.md). The index is contentless:
       // its text is derived again from each stored event, in seq order so it is appended to.
-      db.exec(`CREATE VIRTUAL TABLE events_fts_new USING fts5 (body, content = '', contentless_delete = 1, detail = column, tokenize = "unicode61 remove_diacritics 2 tokenchars '@._-'")`);
+      db.exec(
+        `CREATE VIRTUAL TABLE events_fts_new USING fts5 (body, content = '', contentless_delete = 1, detail = column, tokenize = "unicode61 remove_diacritics 2 tokenchars '@._-'")`,
+      );
       const page = db.prepare('SELECT seq, raw FROM events_raw WHERE seq > ? ORDER BY seq LIMIT 2000');
       const text = db.prepare('INSERT INTO events_fts_new (rowid, body) VALUES (?, ?)');
       let after = -Number.MAX_VALUE;
@@ -135,10 +137,19 @@ export const AUDIT_MIGRATIONS: readonly Migration[] = [
       // the load (bench/RESULTS.md). As a named index it is set aside with the others and built
       // sorted at the end; bulk_rows records a load's new rows, so the duplicates it let in are
       // removed then and the row cached before always stays (store.ts).
-      const table = db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'events'").pluck().get() as string;
-      const plain = table.replace(/^CREATE TABLE "?events"?/, 'CREATE TABLE events_new').replace(/\bevent_id TEXT NOT NULL UNIQUE\b/, 'event_id TEXT NOT NULL');
-      if (!plain.startsWith('CREATE TABLE events_new') || /\bUNIQUE\b/.test(plain)) throw new Error(`audit migration 6: unexpected events table: ${table}`);
-      const indexes = db.prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").pluck().all() as string[];
+      const table = db
+        .prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'events'")
+        .pluck()
+        .get() as string;
+      const plain = table
+        .replace(/^CREATE TABLE "?events"?/, 'CREATE TABLE events_new')
+        .replace(/\bevent_id TEXT NOT NULL UNIQUE\b/, 'event_id TEXT NOT NULL');
+      if (!plain.startsWith('CREATE TABLE events_new') || /\bUNIQUE\b/.test(plain))
+        throw new Error(`audit migration 6: unexpected events table: ${table}`);
+      const indexes = db
+        .prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL")
+        .pluck()
+        .all() as string[];
       db.exec(plain);
       db.exec('INSERT INTO events_new SELECT * FROM events ORDER BY seq');
       db.exec('DROP TABLE events; ALTER TABLE events_new RENAME TO events;');
@@ -160,13 +171,18 @@ export const AUDIT_MIGRATIONS: readonly Migration[] = [
       // A bulk load set the other indexes aside (a crash, or another process loading now): this one
       // waits with them, to be built once at its end (store.ts restoreIndexes).
       const loading = db.prepare('SELECT count(*) FROM deferred_indexes').pluck().get() as number;
-      if (loading) db.prepare('INSERT OR REPLACE INTO deferred_indexes (name, sql) VALUES (?, ?)').run('events_noid_email_ts', sql);
+      if (loading)
+        db.prepare('INSERT OR REPLACE INTO deferred_indexes (name, sql) VALUES (?, ?)').run(
+          'events_noid_email_ts',
+          sql,
+        );
       else db.exec(sql);
     },
   },
 ];
 
-const EVENT_COLUMNS = 'event_id, ts, event_type, member_email, member_id, member_type, verb, status, category, group_id, folder_ref, project_ref, request_id, correlation_id, resource_id, origin, raw';
+const EVENT_COLUMNS =
+  'event_id, ts, event_type, member_email, member_id, member_type, verb, status, category, group_id, folder_ref, project_ref, request_id, correlation_id, resource_id, origin, raw';
 
 /**
  * seq becomes ts * 1024 + n (keys.ts), so the FTS index (rowid = seq) lists matches in date order.
@@ -200,8 +216,14 @@ function rekeyByDate(db: Db): void {
     CREATE VIRTUAL TABLE events_fts_new USING fts5 (body, content = '', contentless_delete = 1, tokenize = "unicode61 remove_diacritics 2 tokenchars '@._-'");
   `);
   const keys = new KeyAllocator(db, 'events_new');
-  const page = db.prepare(`SELECT seq, ${EVENT_COLUMNS} FROM events WHERE (ts, seq) > (?, ?) ORDER BY ts, seq LIMIT 2000`);
-  const put = db.prepare(`INSERT INTO events_new (seq, ${EVENT_COLUMNS}) VALUES (@key, ${EVENT_COLUMNS.split(', ').map((c) => `@${c}`).join(', ')})`);
+  const page = db.prepare(
+    `SELECT seq, ${EVENT_COLUMNS} FROM events WHERE (ts, seq) > (?, ?) ORDER BY ts, seq LIMIT 2000`,
+  );
+  const put = db.prepare(
+    `INSERT INTO events_new (seq, ${EVENT_COLUMNS}) VALUES (@key, ${EVENT_COLUMNS.split(', ')
+      .map((c) => `@${c}`)
+      .join(', ')})`,
+  );
   const text = db.prepare('INSERT INTO events_fts_new (rowid, body) VALUES (?, ?)');
   let after: [number, number] = [-Number.MAX_VALUE, -Number.MAX_SAFE_INTEGER];
   for (;;) {

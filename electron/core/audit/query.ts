@@ -1,5 +1,14 @@
 import { DeskError } from '../../../shared/contract/define.ts';
-import { NO_USER_ID_EMAIL, type AuditEventDetail, type AuditFacets, type AuditFilters, type AuditQueryResponse, type AuditRow, type AuditSort, type AuditTimeline } from '../../../shared/contract/audit.ts';
+import {
+  NO_USER_ID_EMAIL,
+  type AuditEventDetail,
+  type AuditFacets,
+  type AuditFilters,
+  type AuditQueryResponse,
+  type AuditRow,
+  type AuditSort,
+  type AuditTimeline,
+} from '../../../shared/contract/audit.ts';
 import type { Db } from '../db/open.ts';
 import { storedEventProblem } from './event.ts';
 import { buildWhere, ftsQuery, timeRange, type Where } from './filters.ts';
@@ -8,7 +17,8 @@ import { keyBound, keysFollowDates, MAX_KEY } from './keys.ts';
 /** The event as received, from its side table (migration 4). */
 const RAW = '(SELECT r.raw FROM events_raw AS r WHERE r.seq = events.seq) AS raw';
 
-export const ROW_COLUMNS = 'seq, event_id, ts, event_type, verb, status, category, member_id, member_email, member_type, group_id, folder_ref, project_ref, request_id, correlation_id, resource_id';
+export const ROW_COLUMNS =
+  'seq, event_id, ts, event_type, verb, status, category, member_id, member_email, member_type, group_id, folder_ref, project_ref, request_id, correlation_id, resource_id';
 
 export interface DbRow {
   seq: number;
@@ -31,9 +41,21 @@ export interface DbRow {
 
 export function toAuditRow(r: DbRow): AuditRow {
   return {
-    eventId: r.event_id, date: new Date(r.ts).toISOString(), eventType: r.event_type, verb: r.verb, status: r.status, category: r.category,
-    memberId: r.member_id, memberEmail: r.member_email || null, memberType: r.member_type, groupId: r.group_id, folderRef: r.folder_ref,
-    projectRef: r.project_ref, requestId: r.request_id, correlationId: r.correlation_id, resourceId: r.resource_id,
+    eventId: r.event_id,
+    date: new Date(r.ts).toISOString(),
+    eventType: r.event_type,
+    verb: r.verb,
+    status: r.status,
+    category: r.category,
+    memberId: r.member_id,
+    memberEmail: r.member_email || null,
+    memberType: r.member_type,
+    groupId: r.group_id,
+    folderRef: r.folder_ref,
+    projectRef: r.project_ref,
+    requestId: r.request_id,
+    correlationId: r.correlation_id,
+    resourceId: r.resource_id,
   };
 }
 
@@ -64,12 +86,19 @@ function decodeCursor(s: string, sort: AuditSort): Cursor {
   try {
     c = JSON.parse(Buffer.from(s, 'base64url').toString('utf8')) as Cursor;
   } catch {
-    throw new DeskError('invalid', 'the page cursor is not valid', [{ field: 'after', reason: 'is not a cursor this cache issued' }]);
+    throw new DeskError('invalid', 'the page cursor is not valid', [
+      { field: 'after', reason: 'is not a cursor this cache issued' },
+    ]);
   }
   const n = SORT_KEYS[sort.field].cols.length;
-  const okKeys = Array.isArray(c?.k) && c.k.length === n && c.k.every((v, i) => (i >= n - 2 ? Number.isSafeInteger(v) : typeof v === 'string'));
+  const okKeys =
+    Array.isArray(c?.k) &&
+    c.k.length === n &&
+    c.k.every((v, i) => (i >= n - 2 ? Number.isSafeInteger(v) : typeof v === 'string'));
   if (!okKeys || c.f !== sort.field || c.d !== sort.dir) {
-    throw new DeskError('invalid', 'the page cursor belongs to another sort order; start from the first page', [{ field: 'after', reason: 'does not match the sort' }]);
+    throw new DeskError('invalid', 'the page cursor belongs to another sort order; start from the first page', [
+      { field: 'after', reason: 'does not match the sort' },
+    ]);
   }
   return c;
 }
@@ -103,7 +132,9 @@ export function queryEvents(db: Db, q: QueryInput): AuditQueryResponse {
   }
   const offset = q.after ? 0 : (q.offset ?? 0);
   // One extra row tells whether a next page exists without counting.
-  const rows = db.prepare(`SELECT ${ROW_COLUMNS} FROM events ${where.sql} ${orderBy(q.sort)} LIMIT ? OFFSET ?`).all(...where.params, q.limit + 1, offset) as DbRow[];
+  const rows = db
+    .prepare(`SELECT ${ROW_COLUMNS} FROM events ${where.sql} ${orderBy(q.sort)} LIMIT ? OFFSET ?`)
+    .all(...where.params, q.limit + 1, offset) as DbRow[];
   const more = rows.length > q.limit;
   if (more) rows.pop();
   const last = rows[rows.length - 1];
@@ -135,9 +166,13 @@ function searchByDate(db: Db, q: QueryInput, match: string): AuditQueryResponse 
   const rest = buildWhere({ ...q.filters, search: undefined, from: undefined, to: undefined });
   const cond = rest.sql ? `AND ${rest.sql.slice('WHERE '.length)}` : '';
   const offset = q.after ? 0 : (q.offset ?? 0);
-  const rows = db.prepare(`SELECT ${ROW_COLUMNS} FROM events_fts CROSS JOIN events ON events.seq = events_fts.rowid
+  const rows = db
+    .prepare(
+      `SELECT ${ROW_COLUMNS} FROM events_fts CROSS JOIN events ON events.seq = events_fts.rowid
     WHERE events_fts MATCH ? AND events_fts.rowid >= ? AND events_fts.rowid <= ? ${cond}
-    ORDER BY events_fts.rowid ${desc ? 'DESC' : 'ASC'} LIMIT ? OFFSET ?`).all(match, lo, hi, ...rest.params, q.limit + 1, offset) as DbRow[];
+    ORDER BY events_fts.rowid ${desc ? 'DESC' : 'ASC'} LIMIT ? OFFSET ?`,
+    )
+    .all(match, lo, hi, ...rest.params, q.limit + 1, offset) as DbRow[];
   const more = rows.length > q.limit;
   if (more) rows.pop();
   const last = rows[rows.length - 1];
@@ -155,7 +190,9 @@ const FEW_MATCHES = 2000;
 function manyMatches(db: Db, search: string | undefined): boolean {
   const match = search ? ftsQuery(search) : null;
   if (!match) return false;
-  const n = db.prepare('SELECT count(*) AS n FROM (SELECT rowid FROM events_fts WHERE events_fts MATCH ? LIMIT ?)').get(match, FEW_MATCHES + 1) as { n: number };
+  const n = db
+    .prepare('SELECT count(*) AS n FROM (SELECT rowid FROM events_fts WHERE events_fts MATCH ? LIMIT ?)')
+    .get(match, FEW_MATCHES + 1) as { n: number };
   return n.n > FEW_MATCHES;
 }
 
@@ -166,21 +203,35 @@ export function countEvents(db: Db, filters: AuditFilters): number {
 
 const RELATED_LIMIT = 200;
 
-function related(db: Db, column: 'request_id' | 'correlation_id', value: string | null): { rows: AuditRow[]; count: number } {
+function related(
+  db: Db,
+  column: 'request_id' | 'correlation_id',
+  value: string | null,
+): { rows: AuditRow[]; count: number } {
   if (!value) return { rows: [], count: 0 };
-  const rows = db.prepare(`SELECT ${ROW_COLUMNS} FROM events WHERE ${column} = ? ORDER BY ts, seq LIMIT ?`).all(value, RELATED_LIMIT) as DbRow[];
-  const count = rows.length < RELATED_LIMIT ? rows.length : (db.prepare(`SELECT count(*) AS n FROM events WHERE ${column} = ?`).get(value) as { n: number }).n;
+  const rows = db
+    .prepare(`SELECT ${ROW_COLUMNS} FROM events WHERE ${column} = ? ORDER BY ts, seq LIMIT ?`)
+    .all(value, RELATED_LIMIT) as DbRow[];
+  const count =
+    rows.length < RELATED_LIMIT
+      ? rows.length
+      : (db.prepare(`SELECT count(*) AS n FROM events WHERE ${column} = ?`).get(value) as { n: number }).n;
   return { rows: rows.map(toAuditRow), count };
 }
 
 /** The detail drawer: every field as received, and the events it links to. */
 export function eventDetail(db: Db, eventId: string): AuditEventDetail | null {
-  const r = db.prepare(`SELECT ${ROW_COLUMNS}, ${RAW}, origin FROM events WHERE event_id = ?`).get(eventId) as (DbRow & { raw: string; origin: 'sync' | 'import' }) | undefined;
+  const r = db.prepare(`SELECT ${ROW_COLUMNS}, ${RAW}, origin FROM events WHERE event_id = ?`).get(eventId) as
+    (DbRow & { raw: string; origin: 'sync' | 'import' }) | undefined;
   if (!r) return null;
   // A cache filled before import and sync refused such events can still hold one: parsed and sent
   // as it is, it overflowed the stack of the reply's serialisation.
   const problem = storedEventProblem(r.raw);
-  if (problem) throw new DeskError('invalid', `event ${JSON.stringify(eventId.slice(0, 200))} cannot be shown: ${problem} (it was cached before MediaDesk refused such events; import and sync refuse it now)`);
+  if (problem)
+    throw new DeskError(
+      'invalid',
+      `event ${JSON.stringify(eventId.slice(0, 200))} cannot be shown: ${problem} (it was cached before MediaDesk refused such events; import and sync refuse it now)`,
+    );
   const byRequest = related(db, 'request_id', r.request_id);
   const byCorrelation = related(db, 'correlation_id', r.correlation_id);
   return {
@@ -195,28 +246,59 @@ export function eventDetail(db: Db, eventId: string): AuditEventDetail | null {
 }
 
 /** One facet value, its count, and how many values the facet has in all. */
-interface Group<V> { v: V; n: number; d: number }
+interface Group<V> {
+  v: V;
+  n: number;
+  d: number;
+}
 
 export function facets(db: Db, filters: AuditFilters, limit: number): AuditFacets {
   const t = buildWhere(filters, { omit: 'eventTypes' });
   const m = buildWhere(filters, { omit: 'memberIds' });
   // `count(*) OVER ()` runs after the GROUP BY: the number of groups (distinct values), so saying
   // "top 50 of N" costs no second scan.
-  const types = db.prepare(`SELECT event_type AS v, count(*) AS n, count(*) OVER () AS d FROM events ${t.sql} GROUP BY event_type ORDER BY n DESC, v LIMIT ?`).all(...t.params, limit) as Group<string>[];
+  const types = db
+    .prepare(
+      `SELECT event_type AS v, count(*) AS n, count(*) OVER () AS d FROM events ${t.sql} GROUP BY event_type ORDER BY n DESC, v LIMIT ?`,
+    )
+    .all(...t.params, limit) as Group<string>[];
   // Counts walk the (member_id, ts) index alone; each label is one seek for the member's latest
   // event. Taking max(member_email) in the same GROUP BY read every row of the table (1.9 s over
   // 1,000,000 events, the wait behind a sort flip right after clearing the filters). One more than
   // the limit: the group of actors without a user id is dropped here, and listed per e-mail below.
-  const counts = db.prepare(`SELECT member_id AS v, count(*) AS n, count(*) OVER () AS d FROM events ${m.sql} GROUP BY member_id ORDER BY n DESC, v LIMIT ?`).all(...m.params, limit + 1) as Group<number | null>[];
+  const counts = db
+    .prepare(
+      `SELECT member_id AS v, count(*) AS n, count(*) OVER () AS d FROM events ${m.sql} GROUP BY member_id ORDER BY n DESC, v LIMIT ?`,
+    )
+    .all(...m.params, limit + 1) as Group<number | null>[];
   const labelOf = db.prepare('SELECT member_email FROM events WHERE member_id = ? ORDER BY ts DESC LIMIT 1').pluck();
   // Actors without a user id (API keys, the system) are told apart by e-mail: the partial index
   // events_noid_email_ts (migration 7) holds only their events, in e-mail order, and is all these read.
   const noId = and(m, 'member_id IS NULL', []);
-  const emails = db.prepare(`SELECT member_email AS v, count(*) AS n, count(*) OVER () AS d FROM events ${noId.sql} GROUP BY member_email ORDER BY n DESC, v LIMIT ?`).all(...noId.params, limit) as Group<string>[];
-  const typeOf = db.prepare('SELECT member_type FROM events WHERE member_id IS NULL AND member_email = ? ORDER BY ts DESC LIMIT 1').pluck();
+  const emails = db
+    .prepare(
+      `SELECT member_email AS v, count(*) AS n, count(*) OVER () AS d FROM events ${noId.sql} GROUP BY member_email ORDER BY n DESC, v LIMIT ?`,
+    )
+    .all(...noId.params, limit) as Group<string>[];
+  const typeOf = db
+    .prepare('SELECT member_type FROM events WHERE member_id IS NULL AND member_email = ? ORDER BY ts DESC LIMIT 1')
+    .pluck();
   const members: (AuditFacets['members'][number] & { key: number | string })[] = [
-    ...counts.filter((r) => r.v !== null).map((r) => ({ key: r.v!, value: String(r.v), label: ((labelOf.get(r.v) as string | undefined) ?? '') || null, count: r.n })),
-    ...emails.map((r) => ({ key: r.v, value: NO_USER_ID_EMAIL + r.v, label: r.v || null, count: r.n, actorType: (typeOf.get(r.v) as string | null | undefined) ?? null })),
+    ...counts
+      .filter((r) => r.v !== null)
+      .map((r) => ({
+        key: r.v!,
+        value: String(r.v),
+        label: ((labelOf.get(r.v) as string | undefined) ?? '') || null,
+        count: r.n,
+      })),
+    ...emails.map((r) => ({
+      key: r.v,
+      value: NO_USER_ID_EMAIL + r.v,
+      label: r.v || null,
+      count: r.n,
+      actorType: (typeOf.get(r.v) as string | null | undefined) ?? null,
+    })),
   ];
   // Busiest first; on a tie actors without a user id first (as their one entry was), then by e-mail or id.
   const rank = (x: { key: number | string }) => (typeof x.key === 'string' ? 0 : 1);
@@ -236,12 +318,20 @@ const BUCKET_MS = { hour: 3_600_000, day: 86_400_000 } as const;
 export function timeline(db: Db, filters: AuditFilters, bucket: 'hour' | 'day'): AuditTimeline {
   const where = buildWhere(filters);
   const size = BUCKET_MS[bucket];
-  const points = db.prepare(`SELECT ts / CAST(? AS INTEGER) AS b, count(*) AS n FROM events ${where.sql} GROUP BY b ORDER BY b`).all(size, ...where.params) as { b: number; n: number }[];
+  const points = db
+    .prepare(`SELECT ts / CAST(? AS INTEGER) AS b, count(*) AS n FROM events ${where.sql} GROUP BY b ORDER BY b`)
+    .all(size, ...where.params) as { b: number; n: number }[];
   return { bucket, points: points.map((p) => ({ start: new Date(p.b * size).toISOString(), count: p.n })) };
 }
 
 /** Rows in view order, one at a time, for exports of any size. */
-export function iterateEvents(db: Db, filters: AuditFilters, sort: AuditSort): IterableIterator<DbRow & { raw: string }> {
+export function iterateEvents(
+  db: Db,
+  filters: AuditFilters,
+  sort: AuditSort,
+): IterableIterator<DbRow & { raw: string }> {
   const where = buildWhere(filters);
-  return db.prepare(`SELECT ${ROW_COLUMNS}, ${RAW} FROM events ${where.sql} ${orderBy(sort)}`).iterate(...where.params) as IterableIterator<DbRow & { raw: string }>;
+  return db
+    .prepare(`SELECT ${ROW_COLUMNS}, ${RAW} FROM events ${where.sql} ${orderBy(sort)}`)
+    .iterate(...where.params) as IterableIterator<DbRow & { raw: string }>;
 }

@@ -41,7 +41,11 @@ export function readingStopped(reason: string): string {
  * the file's bytes read so far, before each chunk is parsed (not for `o.source`, whose size is unknown).
  * `drain`: awaited after each chunk is parsed.
  */
-export async function readParsed(task: ReadTask, sink: RowSink, o: { source?: TextSource; signal?: AbortSignal; onRead?: (bytes: number) => void; drain?: () => Promise<void> } = {}): Promise<{ stopped: boolean }> {
+export async function readParsed(
+  task: ReadTask,
+  sink: RowSink,
+  o: { source?: TextSource; signal?: AbortSignal; onRead?: (bytes: number) => void; drain?: () => Promise<void> } = {},
+): Promise<{ stopped: boolean }> {
   let fatal = false;
   let stopped = false;
   const emit = (p: Parsed) => {

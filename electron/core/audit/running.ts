@@ -21,9 +21,16 @@ export class RunningTask<P, R> {
    * `stopping` is told the moment the signal aborts: the task itself may take a batch or a page
    * to notice, and windows that did not ask for the stop would show it running on till then.
    */
-  async run(task: (o: { signal: AbortSignal; progress: (p: P) => void }) => Promise<R>, o: { outer?: AbortSignal; stopping?: () => void; ended?: (e: Ended<R>) => void } = {}): Promise<R> {
+  async run(
+    task: (o: { signal: AbortSignal; progress: (p: P) => void }) => Promise<R>,
+    o: { outer?: AbortSignal; stopping?: () => void; ended?: (e: Ended<R>) => void } = {},
+  ): Promise<R> {
     const stop = new AbortController();
-    const now = { progress: null as P | null, stop, signal: o.outer ? AbortSignal.any([o.outer, stop.signal]) : stop.signal };
+    const now = {
+      progress: null as P | null,
+      stop,
+      signal: o.outer ? AbortSignal.any([o.outer, stop.signal]) : stop.signal,
+    };
     this.now = now;
     const stopping = () => o.stopping?.();
     now.signal.addEventListener('abort', stopping, { once: true });

@@ -1,4 +1,19 @@
-import { IMPORT_RUNNING, type AuditEventDetail, type AuditFacets, type AuditFilters, type AuditQueryResponse, type AuditSort, type AuditStatus, type AuditTimeline, type ImportDone, type ImportProgress, type ImportReport, type SyncDone, type SyncProgress, type SyncReport } from '../../../shared/contract/audit.ts';
+import {
+  IMPORT_RUNNING,
+  type AuditEventDetail,
+  type AuditFacets,
+  type AuditFilters,
+  type AuditQueryResponse,
+  type AuditSort,
+  type AuditStatus,
+  type AuditTimeline,
+  type ImportDone,
+  type ImportProgress,
+  type ImportReport,
+  type SyncDone,
+  type SyncProgress,
+  type SyncReport,
+} from '../../../shared/contract/audit.ts';
 import { DeskError } from '../../../shared/contract/define.ts';
 import { throttled } from '../../../shared/concurrency.ts';
 import type { ApiTarget } from '../api/client.ts';
@@ -44,8 +59,8 @@ const PROGRESS_MS = 100;
 
 /** What a window shows of a file going in apart from its counts: which file, whether rows are held back or being added, what it waits for. */
 // The first progress of a file or of a step (rows held back, their adding, a wait) goes at once (throttled).
-const stepOf = (p: ImportProgress) => `${p.file}:${p.held ? (p.held.adding ? 'adding' : 'held') : ''}:${p.waiting ?? ''}`;
-
+const stepOf = (p: ImportProgress) =>
+  `${p.file}:${p.held ? (p.held.adding ? 'adding' : 'held') : ''}:${p.waiting ?? ''}`;
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
@@ -78,16 +93,31 @@ export class AuditService {
   /** One sync at a time: a second caller shares the walk already running (and the first caller's `signal`). */
   sync(o: { signal?: AbortSignal } = {}): Promise<SyncReport> {
     const { onSyncProgress, onSyncStopping, onSyncDone } = this.opts;
-    this.running ??= this.syncTask.run(({ signal, progress }) => this.told('sync', () => runSync({
-      target: this.opts.target, store: this.store, ledger: this.ledger, state: this.syncState, clock: this.opts.clock,
-      perPage: this.opts.perPage, maxBackoffMs: this.opts.maxBackoffMs, signal, lockWait: this.lockWait,
-      onProgress: (p) => {
-        progress(p);
-        onSyncProgress?.(p);
-      },
-    })), { outer: o.signal, stopping: onSyncStopping, ended: (e) => onSyncDone?.({ report: e.result, error: e.error }) }).finally(() => {
-      this.running = null;
-    });
+    this.running ??= this.syncTask
+      .run(
+        ({ signal, progress }) =>
+          this.told('sync', () =>
+            runSync({
+              target: this.opts.target,
+              store: this.store,
+              ledger: this.ledger,
+              state: this.syncState,
+              clock: this.opts.clock,
+              perPage: this.opts.perPage,
+              maxBackoffMs: this.opts.maxBackoffMs,
+              signal,
+              lockWait: this.lockWait,
+              onProgress: (p) => {
+                progress(p);
+                onSyncProgress?.(p);
+              },
+            }),
+          ),
+        { outer: o.signal, stopping: onSyncStopping, ended: (e) => onSyncDone?.({ report: e.result, error: e.error }) },
+      )
+      .finally(() => {
+        this.running = null;
+      });
     return this.running;
   }
 
@@ -111,7 +141,9 @@ export class AuditService {
     // Polled every few seconds by a window showing the cache: counted only when it changed, and
     // not while a load has it half filled (each count could scan it); running.import says one runs.
     const c = this.store.counts({ unlessLoading: true });
-    const budget = s ? this.ledger.usage(s.fingerprint, now) : { day: now.toISOString().slice(0, 10), used: 0, limit: this.ledger.limit, left: this.ledger.limit };
+    const budget = s
+      ? this.ledger.usage(s.fingerprint, now)
+      : { day: now.toISOString().slice(0, 10), used: 0, limit: this.ledger.limit, left: this.ledger.limit };
     const retry = s?.retryAfterUntil && s.retryAfterUntil > now.getTime() ? s.retryAfterUntil : null;
     return {
       events: c.events,
@@ -120,7 +152,9 @@ export class AuditService {
       lastSyncAt: iso(s?.lastSyncAt ?? null),
       lastSuccessAt: iso(s?.lastSuccessAt ?? null),
       resumable: (s?.windows.length ?? 0) > 0,
-      lastError: s?.lastError ? { kind: s.lastError.kind, message: s.lastError.message, at: new Date(s.lastError.at).toISOString() } : null,
+      lastError: s?.lastError
+        ? { kind: s.lastError.kind, message: s.lastError.message, at: new Date(s.lastError.at).toISOString() }
+        : null,
       retryAfter: iso(retry),
       budget,
       running: { sync: this.syncTask.snapshot(), import: this.importTask.snapshot() },
@@ -140,13 +174,20 @@ export class AuditService {
     if (this.importTask.busy) return Promise.reject(new DeskError('conflict', IMPORT_RUNNING));
     const { onImportProgress, onImportStopping, onImportDone } = this.opts;
     const emit = onImportProgress && throttled(onImportProgress, PROGRESS_MS, stepOf);
-    return this.importTask.run(({ signal, progress }) => this.import(paths, {
-      signal,
-      onProgress: (p) => {
-        progress(p);
-        emit?.(p);
+    return this.importTask.run(
+      ({ signal, progress }) =>
+        this.import(paths, {
+          signal,
+          onProgress: (p) => {
+            progress(p);
+            emit?.(p);
+          },
+        }),
+      {
+        stopping: onImportStopping,
+        ended: (e) => onImportDone?.({ paths: [...paths], reports: e.result ?? [], error: e.error }),
       },
-    }), { stopping: onImportStopping, ended: (e) => onImportDone?.({ paths: [...paths], reports: e.result ?? [], error: e.error }) });
+    );
   }
 
   /** Stops the app's import after the batch in hand (see ImportOptions.signal); false when none runs. */
@@ -156,24 +197,33 @@ export class AuditService {
 
   /** An export piped in (`audit import -`), in turn with the imports of files. */
   async importStream(input: AsyncIterable<string>, opts?: ImportOptions): Promise<ImportReport> {
-    return (await this.queuedImport(async () => [await importStream(this.store, input, { lockWait: this.lockWait, ...opts })]))[0];
+    return (
+      await this.queuedImport(async () => [await importStream(this.store, input, { lockWait: this.lockWait, ...opts })])
+    )[0];
   }
 
   private queuedImport(load: () => Promise<ImportReport[]>): Promise<ImportReport[]> {
-    const run = this.importing.then(() => this.told('import', async () => {
-      // Indexes an earlier load here could not build (the disk was full, the cache stayed locked) are built first.
-      await restoreIndexes(this.store, (step) => whenWritable(this.store, step, { wait: this.lockWait, afterwards: 'nothing was imported; importing again builds them first' }));
-      const reports = await load();
-      // Fresh statistics after a bulk load keep the planner choosing the filter indexes. They can
-      // wait for the next import when the disk is full (the reports say so).
-      // Nor while another process holds the cache: this thread would wait for it.
-      try {
-        this.store.tryWrite(() => this.store.db.pragma('optimize'), this.lockWait.attemptMs);
-      } catch (err) {
-        if (!isDiskFull(err) && !isBusy(err)) throw err;
-      }
-      return reports;
-    }));
+    const run = this.importing.then(() =>
+      this.told('import', async () => {
+        // Indexes an earlier load here could not build (the disk was full, the cache stayed locked) are built first.
+        await restoreIndexes(this.store, (step) =>
+          whenWritable(this.store, step, {
+            wait: this.lockWait,
+            afterwards: 'nothing was imported; importing again builds them first',
+          }),
+        );
+        const reports = await load();
+        // Fresh statistics after a bulk load keep the planner choosing the filter indexes. They can
+        // wait for the next import when the disk is full (the reports say so).
+        // Nor while another process holds the cache: this thread would wait for it.
+        try {
+          this.store.tryWrite(() => this.store.db.pragma('optimize'), this.lockWait.attemptMs);
+        } catch (err) {
+          if (!isDiskFull(err) && !isBusy(err)) throw err;
+        }
+        return reports;
+      }),
+    );
     this.importing = run.catch(() => {});
     return run;
   }
@@ -205,7 +255,12 @@ export class AuditService {
     return timeline(this.store.db, filters, bucket);
   }
 
-  export(o: { format: 'csv' | 'ndjson'; path: string; filters: AuditFilters; sort: AuditSort }): Promise<{ path: string; rows: number }> {
+  export(o: {
+    format: 'csv' | 'ndjson';
+    path: string;
+    filters: AuditFilters;
+    sort: AuditSort;
+  }): Promise<{ path: string; rows: number }> {
     return exportEvents(this.opts.dbPath, o);
   }
 

@@ -12,7 +12,25 @@ import type { EventRow } from './event.ts';
 import { readParsed, type ReadTask } from './read.ts';
 
 /** Stage columns (untyped: values are kept exactly), named as EventRow's fields so a staged row reads back as one. */
-const STAGE_COLUMNS = ['ts', 'eventId', 'eventType', 'memberEmail', 'memberId', 'memberType', 'verb', 'status', 'category', 'groupId', 'folderRef', 'projectRef', 'requestId', 'correlationId', 'resourceId', 'raw', 'text'] as const;
+const STAGE_COLUMNS = [
+  'ts',
+  'eventId',
+  'eventType',
+  'memberEmail',
+  'memberId',
+  'memberType',
+  'verb',
+  'status',
+  'category',
+  'groupId',
+  'folderRef',
+  'projectRef',
+  'requestId',
+  'correlationId',
+  'resourceId',
+  'raw',
+  'text',
+] as const;
 
 export function stageTableSql(schema: string): string {
   return `CREATE TABLE IF NOT EXISTS ${schema}.rows (id INTEGER PRIMARY KEY, ${STAGE_COLUMNS.join(', ')})`;
@@ -65,10 +83,12 @@ class StageWriter {
     this.db.pragma('busy_timeout = 5000');
     this.db.exec(stageTableSql('main'));
     // A writer taking over from one that failed to start continues after whatever it left.
-    this.nextId = (this.db.prepare('SELECT coalesce(max(id) + 1, 0) FROM rows').pluck().get() as number);
+    this.nextId = this.db.prepare('SELECT coalesce(max(id) + 1, 0) FROM rows').pluck().get() as number;
     this.begin = this.db.prepare('BEGIN');
     this.end = this.db.prepare('COMMIT');
-    this.put = this.db.prepare(`INSERT INTO rows (id, ${STAGE_COLUMNS.join(', ')}) VALUES (?, ${STAGE_COLUMNS.map(() => '?').join(', ')})`);
+    this.put = this.db.prepare(
+      `INSERT INTO rows (id, ${STAGE_COLUMNS.join(', ')}) VALUES (?, ${STAGE_COLUMNS.map(() => '?').join(', ')})`,
+    );
   }
 
   /**
@@ -83,8 +103,26 @@ class StageWriter {
       this.open = true;
       this.lo = this.nextId;
     }
-    this.put.run(this.nextId, r.ts, r.eventId, r.eventType, r.memberEmail, r.memberId, r.memberType, r.verb, r.status, r.category,
-      r.groupId, r.folderRef, r.projectRef, r.requestId, r.correlationId, r.resourceId, r.raw, r.text);
+    this.put.run(
+      this.nextId,
+      r.ts,
+      r.eventId,
+      r.eventType,
+      r.memberEmail,
+      r.memberId,
+      r.memberType,
+      r.verb,
+      r.status,
+      r.category,
+      r.groupId,
+      r.folderRef,
+      r.projectRef,
+      r.requestId,
+      r.correlationId,
+      r.resourceId,
+      r.raw,
+      r.text,
+    );
     this.nextId++;
     if (this.count === this.dates.length) {
       const grown = new Float64Array(this.dates.length * 2);
@@ -131,7 +169,11 @@ class StageWriter {
  * committed batch (and once at the end, `done`), in file order. An `emit` that returns a promise
  * (a copy waiting for the cache's lock, in this thread) holds the reading until it settles.
  */
-export async function stageFile(task: StageTask, emit: (b: StagedBatch) => void | Promise<void>, signal?: AbortSignal): Promise<void> {
+export async function stageFile(
+  task: StageTask,
+  emit: (b: StagedBatch) => void | Promise<void>,
+  signal?: AbortSignal,
+): Promise<void> {
   const writer = new StageWriter(task.stagePath);
   try {
     let items = 0;
@@ -140,7 +182,17 @@ export async function stageFile(task: StageTask, emit: (b: StagedBatch) => void 
     let fatal: string | null = null;
     let bytesRead = 0;
     const send = (done: boolean, stopped = false) => {
-      const b: StagedBatch = { kind: 'batch', ...writer.commit(), items, rejects, warnings, fatal, done, stopped, bytesRead };
+      const b: StagedBatch = {
+        kind: 'batch',
+        ...writer.commit(),
+        items,
+        rejects,
+        warnings,
+        fatal,
+        done,
+        stopped,
+        bytesRead,
+      };
       items = 0;
       rejects = [];
       warnings = [];
@@ -159,19 +211,23 @@ export async function stageFile(task: StageTask, emit: (b: StagedBatch) => void 
         throw err;
       }
     };
-    const { stopped } = await readParsed(task, {
-      row: (r) => {
-        items++;
-        writer.add(r);
-        if (writer.pending >= task.batchSize) send(false);
+    const { stopped } = await readParsed(
+      task,
+      {
+        row: (r) => {
+          items++;
+          writer.add(r);
+          if (writer.pending >= task.batchSize) send(false);
+        },
+        reject: (r) => {
+          items++;
+          rejects.push(r);
+        },
+        fatal: (reason) => (fatal ??= reason),
+        warning: (m) => warnings.push(m),
       },
-      reject: (r) => {
-        items++;
-        rejects.push(r);
-      },
-      fatal: (reason) => (fatal ??= reason),
-      warning: (m) => warnings.push(m),
-    }, { signal, onRead: (b) => (bytesRead = b), drain });
+      { signal, onRead: (b) => (bytesRead = b), drain },
+    );
     if ('error' in failed) throw failed.error;
     send(true, stopped);
     await drain();

@@ -101,7 +101,9 @@ export class AuditStore {
     this.insertRaw = this.db.prepare('INSERT INTO events_raw (seq, raw) VALUES (?, ?)');
     this.insertText = this.db.prepare('INSERT INTO events_fts (rowid, body) VALUES (?, ?)');
     this.trackBulkRow = this.db.prepare('INSERT INTO bulk_rows (seq, owner) VALUES (?, ?)');
-    this.idInMillisecond = this.db.prepare('SELECT 1 FROM events WHERE seq >= ? AND seq < ? AND event_id = ? LIMIT 1').pluck();
+    this.idInMillisecond = this.db
+      .prepare('SELECT 1 FROM events WHERE seq >= ? AND seq < ? AND event_id = ? LIMIT 1')
+      .pluck();
     // Asked before every batch a sync or small import writes (insertRows): prepared once.
     this.indexNamed = this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?").pluck();
     this.keys = new KeyAllocator(this.db, 'events');
@@ -109,7 +111,9 @@ export class AuditStore {
     this.lastKeyIn = this.db.prepare('SELECT max(seq) FROM events WHERE seq >= ? AND seq < ?').pluck();
     // Three subqueries: min(ts) or max(ts) alone is one seek of the ts index, but the three
     // aggregates in one SELECT scanned all of it (~55-110 ms at 1,000,000 events against ~0.1 ms).
-    this.countAll = this.db.prepare('SELECT (SELECT count(*) FROM events) AS n, (SELECT min(ts) FROM events) AS lo, (SELECT max(ts) FROM events) AS hi');
+    this.countAll = this.db.prepare(
+      'SELECT (SELECT count(*) FROM events) AS n, (SELECT min(ts) FROM events) AS lo, (SELECT max(ts) FROM events) AS hi',
+    );
     this.ownChanges = this.db.prepare('SELECT total_changes()').pluck();
     this.dataVersion = this.db.prepare('PRAGMA data_version').pluck();
     this.claim = this.db.prepare('DELETE FROM main.audit_meta WHERE 0');
@@ -128,7 +132,10 @@ export class AuditStore {
       // A load already running chose whether the unique index stays; its statements depend on it.
       const keepUnique = opts.keepUnique || this.otherLoadAlive();
       this.registerLoad();
-      const list = this.db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").pluck().all() as string[];
+      const list = this.db
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL")
+        .pluck()
+        .all() as string[];
       for (const name of list.filter((n) => !(keepUnique && n === UNIQUE_INDEX))) this.setIndexAside(name);
     });
   }
@@ -138,12 +145,15 @@ export class AuditStore {
    * restoreIndexes: a bulk load elsewhere then leaves the unique index as it is.
    */
   registerLoad(): void {
-    this.db.prepare('INSERT OR REPLACE INTO audit_meta (key, value) VALUES (?, ?)').run(`${BULK_OWNER}${process.pid}`, Date.now());
+    this.db
+      .prepare('INSERT OR REPLACE INTO audit_meta (key, value) VALUES (?, ?)')
+      .run(`${BULK_OWNER}${process.pid}`, Date.now());
   }
 
   /** Drops one index of the events table, keeping its definition in deferred_indexes to build again. */
   private setIndexAside(name: string): void {
-    const sql = this.db.prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?").pluck().get(name) as string | undefined;
+    const sql = this.db.prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?").pluck().get(name) as
+      string | undefined;
     if (!sql) return;
     this.db.prepare('INSERT OR REPLACE INTO deferred_indexes (name, sql) VALUES (?, ?)').run(name, sql);
     // Names come from sqlite_master, not from users; quoted as identifiers all the same.
@@ -152,7 +162,9 @@ export class AuditStore {
 
   /** The processes recorded as loading the cache through a stage (registerLoad), live or not. */
   private loadOwners(): number[] {
-    return (this.db.prepare("SELECT key FROM audit_meta WHERE key GLOB 'bulk_owner_*'").pluck().all() as string[]).map(pidOf);
+    return (this.db.prepare("SELECT key FROM audit_meta WHERE key GLOB 'bulk_owner_*'").pluck().all() as string[]).map(
+      pidOf,
+    );
   }
 
   private otherLoadAlive(owners = this.loadOwners()): boolean {
@@ -180,7 +192,8 @@ export class AuditStore {
    */
   private restoreUnique(): number {
     if (this.otherLoadAlive()) return 0;
-    const ix = this.db.prepare('SELECT name, sql FROM deferred_indexes WHERE name = ?').get(UNIQUE_INDEX) as { name: string; sql: string } | undefined;
+    const ix = this.db.prepare('SELECT name, sql FROM deferred_indexes WHERE name = ?').get(UNIQUE_INDEX) as
+      { name: string; sql: string } | undefined;
     return ix ? this.buildDeferred(ix) : 0;
   }
 
@@ -224,12 +237,15 @@ export class AuditStore {
 
   /** Whether a bulk load (beginBulk) left FTS5 not merging its segments as they come. */
   private ftsInBulkMode(): boolean {
-    return this.db.prepare("SELECT v FROM events_fts_config WHERE k = 'automerge'").pluck().get() === BULK_FTS.automerge;
+    return (
+      this.db.prepare("SELECT v FROM events_fts_config WHERE k = 'automerge'").pluck().get() === BULK_FTS.automerge
+    );
   }
 
   private ftsConfig(c: FtsConfig): void {
     // Literals: bound JS numbers arrive as REAL, which FTS5 refuses for its integer options.
-    for (const [k, v] of Object.entries(c)) this.db.exec(`INSERT INTO events_fts (events_fts, rank) VALUES ('${k}', ${Math.trunc(v)})`);
+    for (const [k, v] of Object.entries(c))
+      this.db.exec(`INSERT INTO events_fts (events_fts, rank) VALUES ('${k}', ${Math.trunc(v)})`);
   }
 
   /**
@@ -271,7 +287,9 @@ export class AuditStore {
       });
     }
     // The unique index first: the others need not be built over the duplicates it removes.
-    const ix = this.db.prepare('SELECT name, sql FROM deferred_indexes ORDER BY name = ? DESC LIMIT 1').get(UNIQUE_INDEX) as { name: string; sql: string } | undefined;
+    const ix = this.db
+      .prepare('SELECT name, sql FROM deferred_indexes ORDER BY name = ? DESC LIMIT 1')
+      .get(UNIQUE_INDEX) as { name: string; sql: string } | undefined;
     if (ix) return unlessLoading(() => this.buildDeferred(ix));
     // Only now: while the indexes were being built, a process opening the file had to leave them alone.
     if (owners.length) {
@@ -390,8 +408,25 @@ export class AuditStore {
       const base = checkIds ? keyBase(r.ts) : null;
       if (base !== null && this.idInMillisecond.get(base, base + KEY_SLOTS, r.eventId)) continue;
       const key = keys.next(r.ts);
-      const info = this.insertEvent.run(key, r.eventId, r.ts, r.eventType, r.memberEmail, r.memberId, r.memberType, r.verb, r.status, r.category,
-        r.groupId, r.folderRef, r.projectRef, r.requestId, r.correlationId, r.resourceId, origin);
+      const info = this.insertEvent.run(
+        key,
+        r.eventId,
+        r.ts,
+        r.eventType,
+        r.memberEmail,
+        r.memberId,
+        r.memberType,
+        r.verb,
+        r.status,
+        r.category,
+        r.groupId,
+        r.folderRef,
+        r.projectRef,
+        r.requestId,
+        r.correlationId,
+        r.resourceId,
+        origin,
+      );
       if (info.changes === 1) {
         inserted++;
         keys.used(key);
@@ -455,9 +490,16 @@ export class AuditStore {
    * after MAX_UNIQUE_RESTORES it stays live. Keys must follow dates: a date span is then a key
    * range. Called before each batch is copied, inside its transaction.
    */
-  private uniqueFollowingDates(): (n: number, loBase: number | null, hiBase: number | null, live: boolean) => { removed: number; uniqueLive: boolean } {
+  private uniqueFollowingDates(): (
+    n: number,
+    loBase: number | null,
+    hiBase: number | null,
+    live: boolean,
+  ) => { removed: number; uniqueLive: boolean } {
     const loadedIn = this.db.prepare('SELECT count(*) FROM main.bulk_rows WHERE seq >= ? AND seq < ?').pluck();
-    const rowsIn = this.db.prepare('SELECT count(*) FROM (SELECT 1 FROM main.events WHERE seq >= ? AND seq < ? LIMIT ?)').pluck();
+    const rowsIn = this.db
+      .prepare('SELECT count(*) FROM (SELECT 1 FROM main.events WHERE seq >= ? AND seq < ? LIMIT ?)')
+      .pluck();
     /**
      * Whether the cache held, before this load, at least OVERLAP_SHARE as many events in the
      * batch's dates as the batch has rows. This load's rows are known by bulk_rows, so those it wrote
@@ -507,8 +549,12 @@ export class AuditStore {
     // which spilled to disk each batch (a third of the copy's time).
     this.db.exec('CREATE TEMP TABLE IF NOT EXISTS keyed_batch (pos INTEGER PRIMARY KEY, id INTEGER, ts, seq INTEGER)');
     const db = this.db;
-    const fillRange = db.prepare('INSERT INTO temp.staged_batch (id, ts) SELECT id, ts FROM stage.rows WHERE id >= ? AND id < ?');
-    const fillPage = db.prepare('INSERT INTO temp.staged_batch (id, ts) SELECT id, ts FROM stage.rows WHERE id >= ? AND (ts, id) > (?, ?) ORDER BY ts, id LIMIT ?');
+    const fillRange = db.prepare(
+      'INSERT INTO temp.staged_batch (id, ts) SELECT id, ts FROM stage.rows WHERE id >= ? AND id < ?',
+    );
+    const fillPage = db.prepare(
+      'INSERT INTO temp.staged_batch (id, ts) SELECT id, ts FROM stage.rows WHERE id >= ? AND (ts, id) > (?, ?) ORDER BY ts, id LIMIT ?',
+    );
     const span = db.prepare('SELECT count(*) AS n, min(ts) AS lo, max(ts) AS hi FROM temp.staged_batch');
     const last = db.prepare('SELECT ts, id FROM temp.staged_batch ORDER BY ts DESC, id DESC LIMIT 1');
     const taken = db.prepare('SELECT 1 FROM main.events WHERE seq >= ? AND seq < ? LIMIT 1');
@@ -516,14 +562,19 @@ export class AuditStore {
     // (they take ids in file order), after the last key the cache already holds in it (looked up
     // only when the batch's dates reach keys already taken). A duplicate removed at the end leaves
     // a gap in its millisecond's places; the order is unchanged.
-    const keys = (prev: string) => db.prepare(`INSERT INTO temp.keyed_batch (id, ts, seq)
+    const keys = (prev: string) =>
+      db.prepare(`INSERT INTO temp.keyed_batch (id, ts, seq)
       SELECT s.id, s.ts, CAST(s.ts AS INTEGER) * ${KEY_SLOTS} + row_number() OVER (PARTITION BY s.ts ORDER BY s.id) - 1 ${prev} AS seq
       FROM temp.staged_batch AS s ORDER BY seq, s.id`);
     const keysFresh = keys('');
     const keysAfterTaken = keys(`+ coalesce((SELECT max(e.seq) FROM main.events AS e
         WHERE e.seq >= CAST(s.ts AS INTEGER) * ${KEY_SLOTS} AND e.seq < CAST(s.ts AS INTEGER) * ${KEY_SLOTS} + ${KEY_SLOTS}) - CAST(s.ts AS INTEGER) * ${KEY_SLOTS} + 1, 0)`);
-    const offRule = db.prepare(`SELECT 1 FROM temp.keyed_batch WHERE seq IS NULL OR ts <> CAST(ts AS INTEGER) OR seq - CAST(ts AS INTEGER) * ${KEY_SLOTS} >= ${KEY_SLOTS} LIMIT 1`);
-    const stagedRows = db.prepare(`SELECT r.* FROM temp.staged_batch AS b JOIN stage.rows AS r ON r.id = b.id ORDER BY b.id`);
+    const offRule = db.prepare(
+      `SELECT 1 FROM temp.keyed_batch WHERE seq IS NULL OR ts <> CAST(ts AS INTEGER) OR seq - CAST(ts AS INTEGER) * ${KEY_SLOTS} >= ${KEY_SLOTS} LIMIT 1`,
+    );
+    const stagedRows = db.prepare(
+      `SELECT r.* FROM temp.staged_batch AS b JOIN stage.rows AS r ON r.id = b.id ORDER BY b.id`,
+    );
     // With the unique index set aside, every row goes in, recorded in bulk_rows, and
     // restoreIndexes removes the duplicates at the end. With it live, a duplicate is skipped at
     // once, which costs index updates at random but never inserts what is removed later. Keys are
@@ -531,7 +582,8 @@ export class AuditStore {
     const copying = (live: boolean) => {
       // The rows just written: with duplicates skipped, those whose key now holds their event_id.
       const written = live ? 'JOIN main.events AS e ON e.seq = b.seq WHERE e.event_id = r.eventId' : '';
-      const copyRows = (target: string, column: string) => db.prepare(`INSERT INTO ${target} SELECT b.seq, r.${column}
+      const copyRows = (target: string, column: string) =>
+        db.prepare(`INSERT INTO ${target} SELECT b.seq, r.${column}
         FROM temp.keyed_batch AS b JOIN stage.rows AS r ON r.id = b.id ${written} ORDER BY b.pos`);
       return {
         events: db.prepare(`INSERT INTO main.events
@@ -549,38 +601,42 @@ export class AuditStore {
     const followDates = opts.uniqueByOverlap ? this.uniqueFollowingDates() : null;
     const track = db.prepare('INSERT INTO main.bulk_rows (seq, owner) SELECT seq, ? FROM temp.keyed_batch');
     const clear = [db.prepare('DELETE FROM temp.staged_batch'), db.prepare('DELETE FROM temp.keyed_batch')];
-    const copy = (fill: () => void, origin: Origin): { counts: InsertCounts; last: [number, number] | null } => this.writeTx(() => {
-      fill();
-      try {
-        const { n, lo, hi } = span.get() as { n: number; lo: number | null; hi: number | null };
-        if (!n) return { counts: { inserted: 0, duplicates: 0 }, last: null };
-        const end = last.raw().get() as [number, number];
-        const loBase = keyBase(lo!);
-        const hiBase = keyBase(hi!);
-        // Rows of this load removed as duplicates when the unique index is built again here.
-        let removed = 0;
-        if (followDates) ({ removed, uniqueLive } = followDates(n, loBase, hiBase, uniqueLive));
-        let keyed = loBase !== null && hiBase !== null;
-        if (keyed) {
-          (taken.get(loBase, hiBase! + KEY_SLOTS) ? keysAfterTaken : keysFresh).run();
-          keyed = !offRule.get();
+    const copy = (fill: () => void, origin: Origin): { counts: InsertCounts; last: [number, number] | null } =>
+      this.writeTx(() => {
+        fill();
+        try {
+          const { n, lo, hi } = span.get() as { n: number; lo: number | null; hi: number | null };
+          if (!n) return { counts: { inserted: 0, duplicates: 0 }, last: null };
+          const end = last.raw().get() as [number, number];
+          const loBase = keyBase(lo!);
+          const hiBase = keyBase(hi!);
+          // Rows of this load removed as duplicates when the unique index is built again here.
+          let removed = 0;
+          if (followDates) ({ removed, uniqueLive } = followDates(n, loBase, hiBase, uniqueLive));
+          let keyed = loBase !== null && hiBase !== null;
+          if (keyed) {
+            (taken.get(loBase, hiBase! + KEY_SLOTS) ? keysAfterTaken : keysFresh).run();
+            keyed = !offRule.get();
+          }
+          let counts: InsertCounts;
+          // A full millisecond or a date out of the keyed range: this batch takes the row-by-row path and its spill rule.
+          if (!keyed) counts = this.insertRows(stagedRows.all() as EventRow[], origin, !uniqueLive);
+          else {
+            const statements = uniqueLive ? (modes.live ??= copying(true)) : (modes.aside ??= copying(false));
+            const inserted = statements.events.run(origin).changes;
+            statements.raw.run();
+            statements.text.run();
+            if (!uniqueLive) track.run(process.pid);
+            counts = { inserted, duplicates: n - inserted };
+          }
+          return {
+            counts: { inserted: counts.inserted - removed, duplicates: counts.duplicates + removed },
+            last: end,
+          };
+        } finally {
+          for (const c of clear) c.run();
         }
-        let counts: InsertCounts;
-        // A full millisecond or a date out of the keyed range: this batch takes the row-by-row path and its spill rule.
-        if (!keyed) counts = this.insertRows(stagedRows.all() as EventRow[], origin, !uniqueLive);
-        else {
-          const statements = uniqueLive ? (modes.live ??= copying(true)) : (modes.aside ??= copying(false));
-          const inserted = statements.events.run(origin).changes;
-          statements.raw.run();
-          statements.text.run();
-          if (!uniqueLive) track.run(process.pid);
-          counts = { inserted, duplicates: n - inserted };
-        }
-        return { counts: { inserted: counts.inserted - removed, duplicates: counts.duplicates + removed }, last: end };
-      } finally {
-        for (const c of clear) c.run();
-      }
-    });
+      });
     return {
       path,
       copy: (lo, hi, origin) => copy(() => fillRange.run(lo, hi), origin).counts,
@@ -629,7 +685,8 @@ export class AuditStore {
     const theirs = this.dataVersion.get() as number;
     const last = this.lastCounts;
     if (last && last.mine === mine && last.theirs === theirs) return last.counts;
-    if (last && o.unlessLoading && (this.importsHere > 0 || (last.mine === mine && this.elsewhere().importing))) return last.counts;
+    if (last && o.unlessLoading && (this.importsHere > 0 || (last.mine === mine && this.elsewhere().importing)))
+      return last.counts;
     const r = this.countAll.get() as { n: number; lo: number | null; hi: number | null };
     const counts = { events: r.n, oldest: r.lo, newest: r.hi };
     this.lastCounts = { mine, theirs, counts };
@@ -650,10 +707,13 @@ export class AuditStore {
         // Only a note for other processes: the task goes on without it.
       }
     };
-    write(() => this.writeTx(() => {
-      for (const k of this.activityKeys()) if (!isAlive(pidOf(k))) this.db.prepare('DELETE FROM audit_meta WHERE key = ?').run(k);
-      this.db.prepare('INSERT OR REPLACE INTO audit_meta (key, value) VALUES (?, ?)').run(key, Date.now());
-    }));
+    write(() =>
+      this.writeTx(() => {
+        for (const k of this.activityKeys())
+          if (!isAlive(pidOf(k))) this.db.prepare('DELETE FROM audit_meta WHERE key = ?').run(k);
+        this.db.prepare('INSERT OR REPLACE INTO audit_meta (key, value) VALUES (?, ?)').run(key, Date.now());
+      }),
+    );
     if (kind === 'import') this.importsHere++;
     return () => {
       if (kind === 'import') this.importsHere--;

@@ -37,7 +37,8 @@ function fromRow(r: Row): SyncState {
   let windows: Window[] = [];
   try {
     const w = JSON.parse(r.walk_windows ?? '[]') as unknown;
-    if (Array.isArray(w)) windows = w.filter((x): x is Window => typeof x?.from === 'string' && typeof x?.to === 'string');
+    if (Array.isArray(w))
+      windows = w.filter((x): x is Window => typeof x?.from === 'string' && typeof x?.to === 'string');
   } catch {
     // A damaged walk is simply restarted: the next sync plans its windows again.
   }
@@ -49,7 +50,9 @@ function fromRow(r: Row): SyncState {
     completeThrough: r.complete_through,
     lastSyncAt: r.last_sync_at,
     lastSuccessAt: r.last_success_at,
-    lastError: r.last_error_kind ? { kind: r.last_error_kind, message: r.last_error_message ?? '', at: r.last_error_at ?? 0 } : null,
+    lastError: r.last_error_kind
+      ? { kind: r.last_error_kind, message: r.last_error_message ?? '', at: r.last_error_at ?? 0 }
+      : null,
     retryAfterUntil: r.retry_after_until,
   };
 }
@@ -64,33 +67,50 @@ export class SyncStateRepo {
 
   load(fingerprint: string): SyncState {
     const r = this.db.prepare('SELECT * FROM sync_state WHERE fingerprint = ?').get(fingerprint) as Row | undefined;
-    return r ? fromRow(r) : { fingerprint, windows: [], cursor: null, walkStartedAt: null, completeThrough: null, lastSyncAt: null, lastSuccessAt: null, lastError: null, retryAfterUntil: null };
+    return r
+      ? fromRow(r)
+      : {
+          fingerprint,
+          windows: [],
+          cursor: null,
+          walkStartedAt: null,
+          completeThrough: null,
+          lastSyncAt: null,
+          lastSuccessAt: null,
+          lastError: null,
+          retryAfterUntil: null,
+        };
   }
 
   /** The most recently used key's state, for a status shown when no key can be resolved. */
   latest(): SyncState | null {
-    const r = this.db.prepare('SELECT * FROM sync_state ORDER BY coalesce(last_sync_at, 0) DESC LIMIT 1').get() as Row | undefined;
+    const r = this.db.prepare('SELECT * FROM sync_state ORDER BY coalesce(last_sync_at, 0) DESC LIMIT 1').get() as
+      Row | undefined;
     return r ? fromRow(r) : null;
   }
 
   save(s: SyncState): void {
-    this.db.prepare(`INSERT INTO sync_state (fingerprint, walk_windows, walk_cursor, walk_started_at, complete_through, last_sync_at, last_success_at, last_error_kind, last_error_message, last_error_at, retry_after_until)
+    this.db
+      .prepare(
+        `INSERT INTO sync_state (fingerprint, walk_windows, walk_cursor, walk_started_at, complete_through, last_sync_at, last_success_at, last_error_kind, last_error_message, last_error_at, retry_after_until)
       VALUES (@fingerprint, @walk_windows, @walk_cursor, @walk_started_at, @complete_through, @last_sync_at, @last_success_at, @last_error_kind, @last_error_message, @last_error_at, @retry_after_until)
       ON CONFLICT (fingerprint) DO UPDATE SET walk_windows = excluded.walk_windows, walk_cursor = excluded.walk_cursor, walk_started_at = excluded.walk_started_at,
         complete_through = excluded.complete_through, last_sync_at = excluded.last_sync_at, last_success_at = excluded.last_success_at,
         last_error_kind = excluded.last_error_kind, last_error_message = excluded.last_error_message, last_error_at = excluded.last_error_at,
-        retry_after_until = excluded.retry_after_until`).run({
-      fingerprint: s.fingerprint,
-      walk_windows: s.windows.length ? JSON.stringify(s.windows) : null,
-      walk_cursor: s.cursor,
-      walk_started_at: s.walkStartedAt,
-      complete_through: s.completeThrough,
-      last_sync_at: s.lastSyncAt,
-      last_success_at: s.lastSuccessAt,
-      last_error_kind: s.lastError?.kind ?? null,
-      last_error_message: s.lastError?.message ?? null,
-      last_error_at: s.lastError?.at ?? null,
-      retry_after_until: s.retryAfterUntil,
-    });
+        retry_after_until = excluded.retry_after_until`,
+      )
+      .run({
+        fingerprint: s.fingerprint,
+        walk_windows: s.windows.length ? JSON.stringify(s.windows) : null,
+        walk_cursor: s.cursor,
+        walk_started_at: s.walkStartedAt,
+        complete_through: s.completeThrough,
+        last_sync_at: s.lastSyncAt,
+        last_success_at: s.lastSuccessAt,
+        last_error_kind: s.lastError?.kind ?? null,
+        last_error_message: s.lastError?.message ?? null,
+        last_error_at: s.lastError?.at ?? null,
+        retry_after_until: s.retryAfterUntil,
+      });
   }
 }

@@ -37,7 +37,8 @@ export interface SyncOptions {
 }
 
 /** What a sync that gave up waiting for the cache says becomes of it. */
-const RESUME_LATER = 'the events of the pages read so far are cached, and the next sync resumes from where this one stopped';
+const RESUME_LATER =
+  'the events of the pages read so far are cached, and the next sync resumes from where this one stopped';
 
 class SyncStop extends Error {
   readonly kind: SyncErrorKind;
@@ -139,12 +140,21 @@ export async function runSync(o: SyncOptions): Promise<SyncReport> {
   let waitingSaid: string | null = null;
   const write = async <T>(f: () => T): Promise<T> => {
     const r = await whenWritable(o.store, f, {
-      wait: lockWait, signal: o.signal, afterwards: RESUME_LATER,
+      wait: lockWait,
+      signal: o.signal,
+      afterwards: RESUME_LATER,
       onWait: (waiting) => {
         if (waiting === waitingSaid || !o.onProgress) return;
         waitingSaid = waiting;
         const window = state.windows[0] ?? report.windows[0];
-        o.onProgress({ window, pages: report.pages, received: report.received, inserted: report.inserted, budgetLeft: o.ledger.usage(fp, clock()).left, waiting });
+        o.onProgress({
+          window,
+          pages: report.pages,
+          received: report.received,
+          inserted: report.inserted,
+          budgetLeft: o.ledger.usage(fp, clock()).left,
+          waiting,
+        });
       },
     });
     waitingSaid = null;
@@ -167,10 +177,14 @@ export async function runSync(o: SyncOptions): Promise<SyncReport> {
   } catch (err) {
     // Interrupted while waiting to retry: the place is saved with each page, and no error was the server's.
     if (o.signal?.aborted && !(err instanceof SyncStop)) return { ...report, outcome: 'stopped' };
-    const stop = err instanceof SyncStop ? err
-      : isDiskFull(err) ? new SyncStop('disk_full', diskFullSyncStop(o.store, report.inserted))
-      : err instanceof CacheBusyError ? new SyncStop('busy', err.message)
-      : new SyncStop('network', err instanceof Error ? err.message : String(err));
+    const stop =
+      err instanceof SyncStop
+        ? err
+        : isDiskFull(err)
+          ? new SyncStop('disk_full', diskFullSyncStop(o.store, report.inserted))
+          : err instanceof CacheBusyError
+            ? new SyncStop('busy', err.message)
+            : new SyncStop('network', err instanceof Error ? err.message : String(err));
     state.lastError = { kind: stop.kind, message: stop.message, at: clock().getTime() };
     if (stop.retryAfterUntil !== undefined) state.retryAfterUntil = stop.retryAfterUntil;
     try {
@@ -187,7 +201,14 @@ export async function runSync(o: SyncOptions): Promise<SyncReport> {
 /** Runs a write to the cache once the lock is free (whenWritable). */
 type Write = <T>(f: () => T) => Promise<T>;
 
-async function walkWindow(o: SyncOptions, client: ApiClient, fp: string, state: SyncState, report: SyncReport, c: { perPage: number; attempts: number; clock: () => Date; write: Write }): Promise<void> {
+async function walkWindow(
+  o: SyncOptions,
+  client: ApiClient,
+  fp: string,
+  state: SyncState,
+  report: SyncReport,
+  c: { perPage: number; attempts: number; clock: () => Date; write: Write },
+): Promise<void> {
   const window = state.windows[0];
   // With newest-first pages, once a page reaches below the already complete instant the rest of
   // the window is known; stop there instead of spending budget on it. Order is checked, not assumed.
@@ -203,7 +224,13 @@ async function walkWindow(o: SyncOptions, client: ApiClient, fp: string, state: 
     try {
       page = await fetchPage(o, client, fp, params, report, c);
     } catch (err) {
-      if (err instanceof ApiError && err.status === 400 && state.cursor && !restartedCursor && err.invalidParams.some((p) => p.field === 'cursor')) {
+      if (
+        err instanceof ApiError &&
+        err.status === 400 &&
+        state.cursor &&
+        !restartedCursor &&
+        err.invalidParams.some((p) => p.field === 'cursor')
+      ) {
         // The stored cursor is no longer accepted (expired, other server): walk the window again; duplicates are ignored.
         restartedCursor = true;
         state.cursor = null;
@@ -226,9 +253,15 @@ async function walkWindow(o: SyncOptions, client: ApiClient, fp: string, state: 
     const reachedKnown = floor !== null && newestFirst && rows.length > 0 && lastTs < floor;
     const windowDone = next === null || reachedKnown;
     // The page's rows and the place after it, committed together; the state moves on only then.
-    const counts = await c.write(() => o.store.insertBatch(rows, 'sync', () => {
-      o.state.save({ ...state, windows: windowDone ? state.windows.slice(1) : state.windows, cursor: windowDone ? null : next });
-    }));
+    const counts = await c.write(() =>
+      o.store.insertBatch(rows, 'sync', () => {
+        o.state.save({
+          ...state,
+          windows: windowDone ? state.windows.slice(1) : state.windows,
+          cursor: windowDone ? null : next,
+        });
+      }),
+    );
     if (windowDone) {
       state.windows.shift();
       state.cursor = null;
@@ -236,7 +269,13 @@ async function walkWindow(o: SyncOptions, client: ApiClient, fp: string, state: 
     report.pages++;
     report.received += page.data.length;
     report.inserted += counts.inserted;
-    o.onProgress?.({ window, pages: report.pages, received: report.received, inserted: report.inserted, budgetLeft: o.ledger.usage(fp, c.clock()).left });
+    o.onProgress?.({
+      window,
+      pages: report.pages,
+      received: report.received,
+      inserted: report.inserted,
+      budgetLeft: o.ledger.usage(fp, c.clock()).left,
+    });
     if (windowDone) return;
   }
 }
@@ -250,10 +289,22 @@ function refuse(report: SyncReport, e: unknown, item: number, reason: string): v
   const rejects = (report.rejects ??= []);
   if (rejects.length >= MAX_SYNC_REJECTS_LISTED) return;
   const id = typeof e === 'object' && e !== null ? (e as Record<string, unknown>).event_id : undefined;
-  rejects.push({ eventId: typeof id === 'string' && id ? id.slice(0, 200) : null, page: report.pages + 1, item, reason });
+  rejects.push({
+    eventId: typeof id === 'string' && id ? id.slice(0, 200) : null,
+    page: report.pages + 1,
+    item,
+    reason,
+  });
 }
 
-async function fetchPage(o: SyncOptions, client: ApiClient, fp: string, params: URLSearchParams, report: SyncReport, c: { attempts: number; clock: () => Date; write: Write }): Promise<Page> {
+async function fetchPage(
+  o: SyncOptions,
+  client: ApiClient,
+  fp: string,
+  params: URLSearchParams,
+  report: SyncReport,
+  c: { attempts: number; clock: () => Date; write: Write },
+): Promise<Page> {
   for (let attempt = 1; ; attempt++) {
     try {
       await c.write(() => o.ledger.reserve(fp, c.clock()));
@@ -270,7 +321,11 @@ async function fetchPage(o: SyncOptions, client: ApiClient, fp: string, params: 
       if (s === 429) {
         const waitSec = err.retryAfterSec ?? 60;
         const until = c.clock().getTime() + Math.ceil(waitSec * 1000);
-        throw new SyncStop('rate_limited', `429 ${err.message}: the API asks to wait ${Math.ceil(waitSec)} s (until ${new Date(until).toISOString()}); the sync stopped and resumes from here next time`, until);
+        throw new SyncStop(
+          'rate_limited',
+          `429 ${err.message}: the API asks to wait ${Math.ceil(waitSec)} s (until ${new Date(until).toISOString()}); the sync stopped and resumes from here next time`,
+          until,
+        );
       }
       if (s === 403) {
         const kind = classifyForbidden(err.message);
@@ -282,7 +337,11 @@ async function fetchPage(o: SyncOptions, client: ApiClient, fp: string, params: 
         throw new SyncStop('invalid', `the API rejected the request: ${err.describe()}`);
       }
       // 5xx, network, timeout: retry with backoff, each retry paid from the budget.
-      if (attempt >= c.attempts) throw new SyncStop(s ? 'server' : 'network', `${err.describe()} (after ${attempt} attempts; the sync resumes from here next time)`);
+      if (attempt >= c.attempts)
+        throw new SyncStop(
+          s ? 'server' : 'network',
+          `${err.describe()} (after ${attempt} attempts; the sync resumes from here next time)`,
+        );
       await sleep(backoffDelay(attempt, err.retryAfterSec, o.maxBackoffMs ?? 30_000), undefined, { signal: o.signal });
     }
   }

@@ -13,7 +13,6 @@ import { fsErrorWords } from './fs-error.ts';
  */
 export const DEFAULT_MAX_INPUT_BYTES = 25 * 1024 * 1024;
 
-
 export interface InputCheck {
   field: Field & { kind: 'media' | 'mediaList' };
   maxBytes: number;
@@ -34,7 +33,9 @@ export function inputCheckOf(tool: ToolEntry): InputCheck | null {
   };
 }
 
-export const formatsOf = (c: InputCheck): readonly string[] => c.field.formats ?? (c.field.media === 'image' ? ['jpeg', 'png'] : c.field.media === 'video' ? ['mp4', 'mov'] : ['mp3', 'wav']);
+export const formatsOf = (c: InputCheck): readonly string[] =>
+  c.field.formats ??
+  (c.field.media === 'image' ? ['jpeg', 'png'] : c.field.media === 'video' ? ['mp4', 'mov'] : ['mp3', 'wav']);
 
 export function acceptsExtension(c: InputCheck, ext: string): boolean {
   const f = EXT_FORMAT[ext.toLowerCase()];
@@ -77,12 +78,18 @@ export async function checkInput(c: InputCheck, path: string): Promise<string | 
 export async function checkBytes(c: InputCheck, bytes: Buffer): Promise<string | null> {
   const sized = sizeProblem(c, bytes.length);
   if (sized || c.field.media !== 'image') return sized;
-  return imageProblem(c, { size: bytes.length, head: bytes, tail: bytes.subarray(Math.max(0, bytes.length - TAIL_BYTES)), decodable: bytes });
+  return imageProblem(c, {
+    size: bytes.length,
+    head: bytes,
+    tail: bytes.subarray(Math.max(0, bytes.length - TAIL_BYTES)),
+    decodable: bytes,
+  });
 }
 
 function sizeProblem(c: InputCheck, size: number): string | null {
   if (size === 0) return 'is empty';
-  if (size > c.maxBytes) return `is ${(size / 1048576).toFixed(1)} MB; this tool takes at most ${(c.maxBytes / 1048576).toFixed(0)} MB`;
+  if (size > c.maxBytes)
+    return `is ${(size / 1048576).toFixed(1)} MB; this tool takes at most ${(c.maxBytes / 1048576).toFixed(0)} MB`;
   return null;
 }
 
@@ -105,9 +112,11 @@ async function imageProblem(c: InputCheck, img: ImageBytes, header = headerOf(im
   const meta = header ?? (await decodedHeader(img.decodable));
   if (!meta) return 'is not a readable image';
   const formats = formatsOf(c);
-  if (!meta.format || !formats.includes(meta.format)) return `is ${meta.format ? meta.format.toUpperCase() : 'an unknown format'}; this tool takes ${formats.map((f) => f.toUpperCase()).join(', ')}`;
+  if (!meta.format || !formats.includes(meta.format))
+    return `is ${meta.format ? meta.format.toUpperCase() : 'an unknown format'}; this tool takes ${formats.map((f) => f.toUpperCase()).join(', ')}`;
   if (!meta.width || !meta.height) return 'has no readable dimensions';
-  if (c.minSide && Math.min(meta.width, meta.height) < c.minSide) return `is ${meta.width}x${meta.height}; this tool needs at least ${c.minSide}x${c.minSide}`;
+  if (c.minSide && Math.min(meta.width, meta.height) < c.minSide)
+    return `is ${meta.width}x${meta.height}; this tool needs at least ${c.minSide}x${c.minSide}`;
   return looksWhole(meta.format, img) ? null : decodeProblem(img.decodable);
 }
 
@@ -117,7 +126,16 @@ async function imageProblem(c: InputCheck, img: ImageBytes, header = headerOf(im
  */
 const HEAD_BYTES = 16 * 1024;
 const LARGE_HEAD_BYTES = 512 * 1024;
-const SIZE_FORMAT: Record<string, string> = { jpg: 'jpeg', png: 'png', webp: 'webp', gif: 'gif', tiff: 'tiff', heif: 'heif', avif: 'avif', bmp: 'bmp' };
+const SIZE_FORMAT: Record<string, string> = {
+  jpg: 'jpeg',
+  png: 'png',
+  webp: 'webp',
+  gif: 'gif',
+  tiff: 'tiff',
+  heif: 'heif',
+  avif: 'avif',
+  bmp: 'bmp',
+};
 
 async function readAt(fh: FileHandle, pos: number, bytes: number): Promise<Buffer> {
   const buf = Buffer.allocUnsafe(bytes);
@@ -133,7 +151,11 @@ function headerOf(head: Buffer): Header | null {
   try {
     const r = imageSize(head);
     const swap = (r.orientation ?? 1) >= 5;
-    return { format: SIZE_FORMAT[r.type ?? ''] ?? r.type, width: swap ? r.height : r.width, height: swap ? r.width : r.height };
+    return {
+      format: SIZE_FORMAT[r.type ?? ''] ?? r.type,
+      width: swap ? r.height : r.width,
+      height: swap ? r.width : r.height,
+    };
   } catch {
     return null;
   }
@@ -185,7 +207,10 @@ export function libvipsDetail(message: string, own: string | null): string | nul
 async function decodeProblem(decodable: string | Buffer): Promise<string | null> {
   try {
     const sharp = await loadSharp();
-    await sharp(decodable, { failOn: 'truncated', limitInputPixels: false, sequentialRead: true }).resize(64, 64, { fit: 'inside' }).raw().toBuffer();
+    await sharp(decodable, { failOn: 'truncated', limitInputPixels: false, sequentialRead: true })
+      .resize(64, 64, { fit: 'inside' })
+      .raw()
+      .toBuffer();
     return null;
   } catch (err) {
     const detail = libvipsDetail((err as Error).message, typeof decodable === 'string' ? decodable : null);

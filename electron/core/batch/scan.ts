@@ -101,7 +101,8 @@ export async function scanInputs(
     }
     seenFiles.set(id, path);
     const ext = extensionOf(path);
-    if (!ext) rejected.push({ path, reason: 'has no file extension; this tool takes image files such as .png or .jpg' });
+    if (!ext)
+      rejected.push({ path, reason: 'has no file extension; this tool takes image files such as .png or .jpg' });
     else if (!accepts(ext)) rejected.push({ path, reason: `this tool does not take .${ext} files` });
     else inputs.push({ path, relDir });
   };
@@ -111,7 +112,12 @@ export async function scanInputs(
     const first = walked.get(identity(st));
     if (first !== undefined) {
       const loop = viaLink && (dir.startsWith(first + sep) || dir === first);
-      duplicates.push({ path: dir, reason: loop ? `is a link back to ${first}, a folder it is inside (a loop): not walked again` : `is the same folder as ${first}, walked already` });
+      duplicates.push({
+        path: dir,
+        reason: loop
+          ? `is a link back to ${first}, a folder it is inside (a loop): not walked again`
+          : `is the same folder as ${first}, walked already`,
+      });
       return;
     }
     walked.set(identity(st), dir);
@@ -157,7 +163,11 @@ export async function scanInputs(
 
   for (const root of new Set(roots.map((r) => resolve(r)))) {
     const st = await stat(root).catch((err: unknown) => err as NodeJS.ErrnoException);
-    if (st instanceof Error) rejected.push({ path: root, reason: st.code === 'ENOENT' ? 'does not exist' : `cannot be read (${fsErrorWords(st)})` });
+    if (st instanceof Error)
+      rejected.push({
+        path: root,
+        reason: st.code === 'ENOENT' ? 'does not exist' : `cannot be read (${fsErrorWords(st)})`,
+      });
     else if (st.isDirectory()) await walk(root, root, st);
     else if (isIgnoredName(basename(root))) rejected.push({ path: root, reason: 'is a hidden or system file' });
     else if (!st.isFile()) rejected.push({ path: root, reason: 'is not a regular file (a device, pipe or socket)' });

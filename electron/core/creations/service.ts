@@ -45,39 +45,65 @@ export class CreationsService {
   async list(q: { page: number; perPage: number; tool?: string; thumbnails?: boolean }): Promise<CreationsPage> {
     let body: unknown;
     try {
-      body = await this.client.get('/v1/creations/recent', { page: q.page, per_page: q.perPage, ...(q.tool ? { tool_name: q.tool } : {}) });
+      body = await this.client.get('/v1/creations/recent', {
+        page: q.page,
+        per_page: q.perPage,
+        ...(q.tool ? { tool_name: q.tool } : {}),
+      });
     } catch (err) {
-      if (err instanceof ApiError) throw new DeskError(err.status === 400 ? 'invalid' : err.status === 403 ? 'forbidden' : 'unavailable', err.describe(), err.invalidParams.length ? err.invalidParams : undefined);
+      if (err instanceof ApiError)
+        throw new DeskError(
+          err.status === 400 ? 'invalid' : err.status === 403 ? 'forbidden' : 'unavailable',
+          err.describe(),
+          err.invalidParams.length ? err.invalidParams : undefined,
+        );
       throw err;
     }
     const b = obj(body);
     const raw = Array.isArray(b.data) ? b.data : Array.isArray(body) ? (body as unknown[]) : [];
-    const items = await Promise.all(raw.map(obj).filter((i) => str(i.id) ?? str(i.reference)).map(async (i): Promise<Creation> => {
-      const id = (str(i.id) ?? str(i.reference))!;
-      const url = str(i.url);
-      const type = typeOf(i, url);
-      const c: Creation = {
-        id, name: str(i.name) ?? id, createdAt: str(i.created_at), toolName: str(i.tool_name), type, url,
-        text: str(i.text), thumbPath: q.thumbnails !== false && type === 'image' && url ? await this.thumbnail(id, url) : null,
-      };
-      this.seen.set(id, c);
-      return c;
-    }));
+    const items = await Promise.all(
+      raw
+        .map(obj)
+        .filter((i) => str(i.id) ?? str(i.reference))
+        .map(async (i): Promise<Creation> => {
+          const id = (str(i.id) ?? str(i.reference))!;
+          const url = str(i.url);
+          const type = typeOf(i, url);
+          const c: Creation = {
+            id,
+            name: str(i.name) ?? id,
+            createdAt: str(i.created_at),
+            toolName: str(i.tool_name),
+            type,
+            url,
+            text: str(i.text),
+            thumbPath: q.thumbnails !== false && type === 'image' && url ? await this.thumbnail(id, url) : null,
+          };
+          this.seen.set(id, c);
+          return c;
+        }),
+    );
     const pg = obj(obj(b.meta).pagination);
     const perPage = Number(pg.per_page) || q.perPage;
     const total = typeof pg.total === 'number' ? pg.total : null;
-    const lastPage = Number(pg.last_page) || (total !== null ? Math.max(1, Math.ceil(total / perPage)) : items.length < perPage ? q.page : q.page + 1);
+    const lastPage =
+      Number(pg.last_page) ||
+      (total !== null ? Math.max(1, Math.ceil(total / perPage)) : items.length < perPage ? q.page : q.page + 1);
     return { items, page: Number(pg.current_page) || q.page, perPage, lastPage, total };
   }
 
   /** Keyed by creation id, not URL: the host (the Sandbox's port) and the signed query change. */
   private async thumbnail(id: string, url: string): Promise<string | null> {
-    const file = join(this.cacheDir, `${createHash('sha256').update(id).digest('hex').slice(0, 24)}.${extensionOf(url, undefined, 'image')}`);
+    const file = join(
+      this.cacheDir,
+      `${createHash('sha256').update(id).digest('hex').slice(0, 24)}.${extensionOf(url, undefined, 'image')}`,
+    );
     if (await stat(file).catch(() => null)) return file;
     try {
       await mkdir(this.cacheDir, { recursive: true });
       await downloadToPart(url, partPathOf(file), { timeoutMs: 15_000 });
-      if (!(await placeWithoutOverwrite(partPathOf(file), file)) && !(await sameFile(partPathOf(file), file))) return file;
+      if (!(await placeWithoutOverwrite(partPathOf(file), file)) && !(await sameFile(partPathOf(file), file)))
+        return file;
       await removeQuietly(partPathOf(file));
       return file;
     } catch {
@@ -89,8 +115,10 @@ export class CreationsService {
   /** Downloads a creation seen in a listing into `outDir`, never overwriting a file. */
   async download(id: string, outDir: string): Promise<string> {
     const c = this.seen.get(id);
-    if (!c) throw new DeskError('not_found', `creation ${id} is not in a listing this session; list recent creations first`);
-    if (!c.url) throw new DeskError('invalid', `creation ${id} has no file to download${c.text ? ' (it is text)' : ''}`);
+    if (!c)
+      throw new DeskError('not_found', `creation ${id} is not in a listing this session; list recent creations first`);
+    if (!c.url)
+      throw new DeskError('invalid', `creation ${id} has no file to download${c.text ? ' (it is text)' : ''}`);
     const dir = resolve(outDir);
     await ensureFolder(dir);
     // A creation's name is anyone's to set: `aux`, `draft.` or `a:b` is a name Windows cannot hold.
@@ -118,7 +146,11 @@ export class CreationsService {
     const room = WINDOWS_MAX_PATH - RESULT_SUFFIX_ROOM - pathOf('').length;
     if (room >= MIN_STEM) return shortened(stem, room);
     const problem = windowsPathProblem(pathOf(stem.slice(0, MIN_STEM)), this.platform, RESULT_SUFFIX_ROOM)!;
-    throw new DeskError('invalid', `output folder: the creation cannot be saved there: ${problem}; choose an output folder with a shorter path`, [{ field: 'outDir', reason: problem }]);
+    throw new DeskError(
+      'invalid',
+      `output folder: the creation cannot be saved there: ${problem}; choose an output folder with a shorter path`,
+      [{ field: 'outDir', reason: problem }],
+    );
   }
 }
 

@@ -16,7 +16,9 @@ export interface Migration {
 
 export class DatabaseTooNewError extends Error {
   constructor(path: string, found: number, known: number) {
-    super(`${path} was written by a newer MediaDesk (schema ${found}, this build knows ${known}); refusing to open it so nothing is lost`);
+    super(
+      `${path} was written by a newer MediaDesk (schema ${found}, this build knows ${known}); refusing to open it so nothing is lost`,
+    );
     this.name = 'DatabaseTooNewError';
   }
 }
@@ -30,7 +32,8 @@ export interface OpenOptions {
 export function openDatabase(path: string, migrations: readonly Migration[], opts: OpenOptions = {}): Db {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
-  if (opts.pageSize && db.pragma('page_count', { simple: true }) === 0) db.pragma(`page_size = ${Math.trunc(opts.pageSize)}`);
+  if (opts.pageSize && db.pragma('page_count', { simple: true }) === 0)
+    db.pragma(`page_size = ${Math.trunc(opts.pageSize)}`);
   db.pragma('journal_mode = WAL');
   // NORMAL is durable across process crashes in WAL mode; only an OS crash can lose the last commit.
   db.pragma('synchronous = NORMAL');
@@ -43,7 +46,8 @@ export function openDatabase(path: string, migrations: readonly Migration[], opt
 export function migrate(db: Db, path: string, migrations: readonly Migration[]): void {
   const sorted = [...migrations].sort((a, b) => a.version - b.version);
   sorted.forEach((m, i) => {
-    if (m.version !== i + 1) throw new Error(`migrations must be numbered 1..n without gaps; found ${m.version} at position ${i + 1}`);
+    if (m.version !== i + 1)
+      throw new Error(`migrations must be numbered 1..n without gaps; found ${m.version} at position ${i + 1}`);
   });
   const current = db.pragma('user_version', { simple: true }) as number;
   if (current > sorted.length) throw new DatabaseTooNewError(path, current, sorted.length);

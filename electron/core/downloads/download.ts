@@ -22,9 +22,15 @@ export class ExpiredUrlError extends Error {
  * A paid result whose links expired and were not renewed is waited for while the service keeps it:
  * waits until `until` (its lifetime's end) growing to a minute a round, and throws past it.
  */
-export async function waitForRenewedLinks(err: ExpiredUrlError, round: number, until: number, signal: AbortSignal): Promise<void> {
+export async function waitForRenewedLinks(
+  err: ExpiredUrlError,
+  round: number,
+  until: number,
+  signal: AbortSignal,
+): Promise<void> {
   const left = until - Date.now();
-  if (left <= 0) throw new Error(`${err.message} and the server gave no fresh one before ${new Date(until).toISOString()}`);
+  if (left <= 0)
+    throw new Error(`${err.message} and the server gave no fresh one before ${new Date(until).toISOString()}`);
   const ms = Math.min(60_000, left, 250 * 2 ** Math.min(round, 8) * (0.5 + Math.random()));
   await new Promise<void>((resolve) => {
     const t = setTimeout(resolve, ms);
@@ -40,11 +46,21 @@ export class TransientDownloadError extends Error {
  * The file system refused the part file (name too long, disk full, no permission): repeating the
  * transfer cannot help, so it is not transient and fails at once with the reason.
  */
-const LOCAL_WRITE_CODES = new Set(['ENAMETOOLONG', 'ENOSPC', 'EDQUOT', 'EACCES', 'EPERM', 'EROFS', 'ENOTDIR', 'EISDIR']);
+const LOCAL_WRITE_CODES = new Set([
+  'ENAMETOOLONG',
+  'ENOSPC',
+  'EDQUOT',
+  'EACCES',
+  'EPERM',
+  'EROFS',
+  'ENOTDIR',
+  'EISDIR',
+]);
 
 function interrupted(received: number, err: unknown, partPath: string): Error {
   const code = (err as NodeJS.ErrnoException | null)?.code;
-  if (code && LOCAL_WRITE_CODES.has(code)) return new Error(`cannot write the result file into ${dirname(partPath)}: ${fsWriteWords(err)}`, { cause: err });
+  if (code && LOCAL_WRITE_CODES.has(code))
+    return new Error(`cannot write the result file into ${dirname(partPath)}: ${fsWriteWords(err)}`, { cause: err });
   return new TransientDownloadError(`the transfer broke off after ${received} bytes (${transferWords(err)})`);
 }
 
@@ -64,10 +80,14 @@ class UnmeasuredAnswer extends Error {
 }
 
 /** An answer of the result server that carries no file. */
-const badAnswer = (status: number) => new TransientDownloadError(status
-  ? `the result server answered HTTP ${status}${STATUS_CODES[status] ? ` ${STATUS_CODES[status]}` : ''} instead of the file`
-  : 'the result server\'s answer could not be read (it did not start with an HTTP status line)');
-const truncated = (received: number, length: number) => new TransientDownloadError(`the file stopped at ${received} of ${length} bytes`);
+const badAnswer = (status: number) =>
+  new TransientDownloadError(
+    status
+      ? `the result server answered HTTP ${status}${STATUS_CODES[status] ? ` ${STATUS_CODES[status]}` : ''} instead of the file`
+      : "the result server's answer could not be read (it did not start with an HTTP status line)",
+  );
+const truncated = (received: number, length: number) =>
+  new TransientDownloadError(`the file stopped at ${received} of ${length} bytes`);
 
 export interface DownloadOptions {
   signal?: AbortSignal;
@@ -91,7 +111,8 @@ export interface DownloadResult {
  * KB of garbage per call, several calls per result at batch rates. Where stat does not know
  * `throwIfNoEntry` it still rejects, and that is null too.
  */
-export const statOrNull = async (p: string): Promise<Stats | null> => (await stat(p, NO_ENTRY_IS_NULL).catch(() => null)) ?? null;
+export const statOrNull = async (p: string): Promise<Stats | null> =>
+  (await stat(p, NO_ENTRY_IS_NULL).catch(() => null)) ?? null;
 const NO_ENTRY_IS_NULL = { throwIfNoEntry: false } as StatOptions & { bigint?: false };
 
 export const sizeOf = async (p: string) => (await statOrNull(p))?.size ?? 0;
@@ -102,18 +123,26 @@ export const sizeOf = async (p: string) => (await statOrNull(p))?.size ?? 0;
  * fewer bytes arrive than announced, so the caller resumes instead of keeping a truncated file.
  * The part is flushed to disk before this resolves.
  */
-export async function downloadToPart(url: string, partPath: string, opts: DownloadOptions = {}): Promise<DownloadResult> {
+export async function downloadToPart(
+  url: string,
+  partPath: string,
+  opts: DownloadOptions = {},
+): Promise<DownloadResult> {
   const have = opts.partBytes ?? (await sizeOf(partPath));
   // Plain node:http (no client library): a multi-gigabyte body should cost no more than the socket
   // and the disk (got's stream layers cost two thirds of curl's throughput in bench/engine-download.ts).
   const u = new URL(url);
   const response = await new Promise<IncomingMessage>((resolve, reject) => {
-    const req = (u.protocol === 'https:' ? httpsRequest : httpRequest)(u, {
-      headers: have > 0 ? { range: `bytes=${have}-` } : {},
-      agent: u.protocol === 'https:' ? KEEP_ALIVE.https : KEEP_ALIVE.http,
-      signal: opts.signal,
-      timeout: opts.timeoutMs ?? 30_000,
-    }, resolve);
+    const req = (u.protocol === 'https:' ? httpsRequest : httpRequest)(
+      u,
+      {
+        headers: have > 0 ? { range: `bytes=${have}-` } : {},
+        agent: u.protocol === 'https:' ? KEEP_ALIVE.https : KEEP_ALIVE.http,
+        signal: opts.signal,
+        timeout: opts.timeoutMs ?? 30_000,
+      },
+      resolve,
+    );
     req.on('timeout', () => req.destroy(new Error('the result server sent no data for too long')));
     req.on('error', (err) => reject(opts.signal?.aborted ? err : new TransientDownloadError(transferWords(err))));
     req.end();
@@ -157,7 +186,12 @@ export async function downloadToPart(url: string, partPath: string, opts: Downlo
   try {
     received = await writeBody(response, opening, opts.onBytes);
   } catch (err) {
-    await opening.then((h) => h.close(), () => undefined).catch(() => undefined);
+    await opening
+      .then(
+        (h) => h.close(),
+        () => undefined,
+      )
+      .catch(() => undefined);
     if (opts.signal?.aborted) throw err;
     throw interrupted((err as { received?: number }).received ?? 0, err, partPath);
   }
@@ -183,7 +217,11 @@ export async function downloadToPart(url: string, partPath: string, opts: Downlo
  * a large share of the engine's garbage (bench/RESULTS.md, engine (b)). The response is no longer
  * referenced once this settles, so it is not kept alive across the caller's fsync.
  */
-function writeBody(response: IncomingMessage, opening: Promise<FileHandle>, onBytes?: (n: number) => void): Promise<number> {
+function writeBody(
+  response: IncomingMessage,
+  opening: Promise<FileHandle>,
+  onBytes?: (n: number) => void,
+): Promise<number> {
   return new Promise<number>((resolve, reject) => {
     let fh: FileHandle | null = null;
     let received = 0;
@@ -222,22 +260,30 @@ function writeBody(response: IncomingMessage, opening: Promise<FileHandle>, onBy
       queue = [];
       queued = 0;
       writing = true;
-      h.writev(bufs).then(({ bytesWritten }) => {
-        if (bytesWritten !== n) throw new Error(`short write: ${bytesWritten} of ${n} bytes`);
-        written += n;
-        writing = false;
-        if (!syncing && written - syncedAt >= SYNC_EVERY_BYTES) {
-          const at = written;
-          syncing = h.datasync().then(() => void (syncedAt = at), () => undefined).finally(() => (syncing = null));
-        }
-        if (!ended && !failure && response.isPaused()) response.resume();
-        pump();
-      }).catch((err: Error) => {
-        failure = err;
-        writing = false;
-        response.destroy();
-        finish();
-      });
+      h.writev(bufs)
+        .then(({ bytesWritten }) => {
+          if (bytesWritten !== n) throw new Error(`short write: ${bytesWritten} of ${n} bytes`);
+          written += n;
+          writing = false;
+          if (!syncing && written - syncedAt >= SYNC_EVERY_BYTES) {
+            const at = written;
+            syncing = h
+              .datasync()
+              .then(
+                () => void (syncedAt = at),
+                () => undefined,
+              )
+              .finally(() => (syncing = null));
+          }
+          if (!ended && !failure && response.isPaused()) response.resume();
+          pump();
+        })
+        .catch((err: Error) => {
+          failure = err;
+          writing = false;
+          response.destroy();
+          finish();
+        });
     };
     response.on('data', (chunk: Buffer) => {
       received += chunk.length;
@@ -253,14 +299,17 @@ function writeBody(response: IncomingMessage, opening: Promise<FileHandle>, onBy
     });
     response.on('error', stop);
     response.on('close', () => stop(new Error('the connection closed before the body ended')));
-    opening.then((h) => {
-      fh = h;
-      pump();
-    }, (err: Error) => {
-      failure = err;
-      response.destroy();
-      finish();
-    });
+    opening.then(
+      (h) => {
+        fh = h;
+        pump();
+      },
+      (err: Error) => {
+        failure = err;
+        response.destroy();
+        finish();
+      },
+    );
   });
 }
 
@@ -294,10 +343,13 @@ async function rawDownload(u: URL, partPath: string, have: number, opts: Downloa
   let syncedAt = 0;
   const drained: (() => void)[] = [];
   const sock = netConnect({
-    host: u.hostname, port: Number(u.port || 80),
+    host: u.hostname,
+    port: Number(u.port || 80),
     onread: { buffer: readBuf, callback: (n: number, b: Uint8Array) => onRead(n, b as Buffer) },
   } as NetConnectOpts);
-  sock.setTimeout(opts.timeoutMs ?? 30_000, () => sock.destroy(new Error('the result server sent no data for too long')));
+  sock.setTimeout(opts.timeoutMs ?? 30_000, () =>
+    sock.destroy(new Error('the result server sent no data for too long')),
+  );
   const onAbort = () => sock.destroy(new Error('aborted'));
   opts.signal?.addEventListener('abort', onAbort, { once: true });
   const flushSlab = () => {
@@ -309,21 +361,33 @@ async function rawDownload(u: URL, partPath: string, have: number, opts: Downloa
     slab = free.pop() ?? null;
     slabLen = 0;
     writes++;
-    void fh.write(buf, 0, len, at).then(() => {
-      if (!syncing && pos - syncedAt >= SYNC_EVERY_BYTES) {
-        const mark = pos;
-        syncing = fh!.datasync().then(() => void (syncedAt = mark), () => undefined).finally(() => (syncing = null));
-      }
-    }, (err: Error) => {
-      failure ??= err;
-      sock.destroy(err);
-    }).finally(() => {
-      writes--;
-      if (!slab) slab = buf;
-      else if (free.length < RAW_SLABS) free.push(buf);
-      if (sock.isPaused() && fh && writes < RAW_SLABS) sock.resume();
-      if (writes === 0) drained.splice(0).forEach((f) => f());
-    });
+    void fh
+      .write(buf, 0, len, at)
+      .then(
+        () => {
+          if (!syncing && pos - syncedAt >= SYNC_EVERY_BYTES) {
+            const mark = pos;
+            syncing = fh!
+              .datasync()
+              .then(
+                () => void (syncedAt = mark),
+                () => undefined,
+              )
+              .finally(() => (syncing = null));
+          }
+        },
+        (err: Error) => {
+          failure ??= err;
+          sock.destroy(err);
+        },
+      )
+      .finally(() => {
+        writes--;
+        if (!slab) slab = buf;
+        else if (free.length < RAW_SLABS) free.push(buf);
+        if (sock.isPaused() && fh && writes < RAW_SLABS) sock.resume();
+        if (writes === 0) drained.splice(0).forEach((f) => f());
+      });
   };
   const take = (b: Buffer) => {
     received += b.length;
@@ -356,40 +420,53 @@ async function rawDownload(u: URL, partPath: string, have: number, opts: Downloa
     head = Buffer.concat([head, b.subarray(0, n)]);
     const end = head.indexOf('\r\n\r\n');
     if (end < 0) {
-      if (head.length > 64 * 1024) sock.destroy(new TransientDownloadError('the result server\'s answer could not be read (its headers are too large)'));
+      if (head.length > 64 * 1024)
+        sock.destroy(
+          new TransientDownloadError("the result server's answer could not be read (its headers are too large)"),
+        );
       return true;
     }
     const lines = head.subarray(0, end).toString('latin1').split('\r\n');
     const rest = Buffer.from(head.subarray(end + 4));
     head = null;
     const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(lines[0])?.[1] ?? 0);
-    const headers = new Map(lines.slice(1).map((l) => [l.slice(0, l.indexOf(':')).trim().toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+    const headers = new Map(
+      lines.slice(1).map((l) => [l.slice(0, l.indexOf(':')).trim().toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]),
+    );
     contentType = headers.get('content-type');
     length = Number(headers.get('content-length') ?? NaN);
     if (status === 410 || status === 403 || status === 404) failure = new ExpiredUrlError(status);
     else if (status !== 200 && status !== 206) failure = badAnswer(status);
-    else if (!Number.isFinite(length) || headers.has('transfer-encoding')) failure = new UnmeasuredAnswer(`HTTP ${status} without a length`);
+    else if (!Number.isFinite(length) || headers.has('transfer-encoding'))
+      failure = new UnmeasuredAnswer(`HTTP ${status} without a length`);
     if (failure) {
       sock.destroy();
       return false;
     }
     resumed = status === 206 && have > 0;
     sock.pause();
-    opened = open(partPath, resumed ? 'a' : 'w').then((f) => {
-      fh = f;
-      pos = resumed ? have : 0;
-      sock.resume();
-      if (rest.length) take(rest);
-      else if (length === 0) sock.end();
-    }, (err: Error) => {
-      failure = err;
-      sock.destroy(err);
-    });
+    opened = open(partPath, resumed ? 'a' : 'w').then(
+      (f) => {
+        fh = f;
+        pos = resumed ? have : 0;
+        sock.resume();
+        if (rest.length) take(rest);
+        else if (length === 0) sock.end();
+      },
+      (err: Error) => {
+        failure = err;
+        sock.destroy(err);
+      },
+    );
     return true;
   };
   try {
     await new Promise<void>((resolve, reject) => {
-      sock.on('connect', () => sock.write(`GET ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nUser-Agent: MediaDesk/0.1\r\nConnection: close\r\n${have > 0 ? `Range: bytes=${have}-\r\n` : ''}\r\n`));
+      sock.on('connect', () =>
+        sock.write(
+          `GET ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nUser-Agent: MediaDesk/0.1\r\nConnection: close\r\n${have > 0 ? `Range: bytes=${have}-\r\n` : ''}\r\n`,
+        ),
+      );
       sock.on('error', (err) => reject(err));
       sock.on('close', () => resolve());
     });

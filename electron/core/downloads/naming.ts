@@ -1,7 +1,12 @@
 import { createHash } from 'node:crypto';
 import { extname, basename, join, sep } from 'node:path';
 import type { ResultKind } from '../../../shared/catalogue/index.ts';
-import { hasWindowsPathLimit, portableName, UNSAFE_NAME_CHARS as UNSAFE, windowsPathProblem } from '../../../shared/file-names.ts';
+import {
+  hasWindowsPathLimit,
+  portableName,
+  UNSAFE_NAME_CHARS as UNSAFE,
+  windowsPathProblem,
+} from '../../../shared/file-names.ts';
 
 export interface NameParts {
   /** Input file name without extension, or a stand-in for prompt-only jobs. */
@@ -13,9 +18,19 @@ export interface NameParts {
 }
 
 const CONTENT_EXT: Record<string, string> = {
-  'image/png': 'png', 'image/jpeg': 'jpg', 'image/jpg': 'jpg', 'image/webp': 'webp', 'image/gif': 'gif',
-  'video/mp4': 'mp4', 'video/quicktime': 'mov', 'video/webm': 'webm',
-  'audio/mpeg': 'mp3', 'audio/mp3': 'mp3', 'audio/wav': 'wav', 'audio/x-wav': 'wav', 'audio/ogg': 'ogg',
+  'image/png': 'png',
+  'image/jpeg': 'jpg',
+  'image/jpg': 'jpg',
+  'image/webp': 'webp',
+  'image/gif': 'gif',
+  'video/mp4': 'mp4',
+  'video/quicktime': 'mov',
+  'video/webm': 'webm',
+  'audio/mpeg': 'mp3',
+  'audio/mp3': 'mp3',
+  'audio/wav': 'wav',
+  'audio/x-wav': 'wav',
+  'audio/ogg': 'ogg',
   'text/plain': 'txt',
 };
 
@@ -23,7 +38,10 @@ export const KIND_EXT: Record<ResultKind, string> = { image: 'png', video: 'mp4'
 
 /** Every extension a result of this kind may get, for "output already exists" checks. */
 export const KIND_EXTS: Record<ResultKind, readonly string[]> = {
-  image: ['png', 'jpg', 'jpeg', 'webp'], video: ['mp4', 'mov', 'webm'], audio: ['mp3', 'wav', 'ogg'], text: ['txt'],
+  image: ['png', 'jpg', 'jpeg', 'webp'],
+  video: ['mp4', 'mov', 'webm'],
+  audio: ['mp3', 'wav', 'ogg'],
+  text: ['txt'],
 };
 
 /** The file extension of a result: its content type first, then its URL, then the tool's kind. */
@@ -50,9 +68,19 @@ const stamp = (d: Date) => d.toISOString().slice(0, 10);
  * extension) unless the template places `{n}` itself.
  */
 export function renderName(template: string, parts: NameParts, index: number): string {
-  const values: Record<string, string> = { name: parts.name, tool: parts.tool, ext: parts.ext, batch: parts.batch.slice(0, 8), date: stamp(parts.date), n: String(index + 1) };
+  const values: Record<string, string> = {
+    name: parts.name,
+    tool: parts.tool,
+    ext: parts.ext,
+    batch: parts.batch.slice(0, 8),
+    date: stamp(parts.date),
+    n: String(index + 1),
+  };
   // Valid on every system (see portableName): `con.png` or `photo.` from a photo of that name is not.
-  let out = portableName(template.replace(/\{([a-z]+)\}/g, (m, k: string) => values[k] ?? m), `result.${parts.ext}`);
+  let out = portableName(
+    template.replace(/\{([a-z]+)\}/g, (m, k: string) => values[k] ?? m),
+    `result.${parts.ext}`,
+  );
   if (index > 0 && !template.includes('{n}')) {
     const e = extname(out);
     out = `${out.slice(0, out.length - e.length)}_${index + 1}${e}`;
@@ -106,13 +134,15 @@ export const partPathOf = (finalPath: string) => `${finalPath}.part`;
  * the output folder, each name made portable as result names are (`con` becomes `con_`, `draft.`
  * becomes `draft`), so an output on an exFAT or NTFS drive, or copied to Windows, can hold it.
  */
-export const outputDirOf = (outDir: string, relDir: string) => (relDir ? join(outDir, ...relDir.split(sep).map((d) => portableName(d, '_'))) : outDir);
+export const outputDirOf = (outDir: string, relDir: string) =>
+  relDir ? join(outDir, ...relDir.split(sep).map((d) => portableName(d, '_'))) : outDir;
 
 /** What a result's name may still gain after renderName: a job's later results' `_10` and a collision's `-10`. */
 export const RESULT_SUFFIX_ROOM = 6;
 
 /** The longest extension results of this kind get (never jpeg: extensionOf writes jpg), for a path's longest form. */
-export const longestExt = (kind: ResultKind) => KIND_EXTS[kind].filter((e) => e !== 'jpeg').reduce((a, b) => (b.length > a.length ? b : a));
+export const longestExt = (kind: ResultKind) =>
+  KIND_EXTS[kind].filter((e) => e !== 'jpeg').reduce((a, b) => (b.length > a.length ? b : a));
 
 /**
  * Why the results of `inputPath` (null: a job without one) would have a path too long for Windows
@@ -121,11 +151,18 @@ export const longestExt = (kind: ResultKind) => KIND_EXTS[kind].filter((e) => e 
  * paid task lost; shortening the name instead would hide it from resultNameReader, and a later run
  * would take the result for a photo.
  */
-export function resultPathProblem(o: { outDir: string; relDir: string; template: string; tool: string; kind: ResultKind; inputPath: string | null }, platform: string): string | null {
+export function resultPathProblem(
+  o: { outDir: string; relDir: string; template: string; tool: string; kind: ResultKind; inputPath: string | null },
+  platform: string,
+): string | null {
   // Asked of every input of a batch: where no limit applies, no name is rendered.
   if (!hasWindowsPathLimit(platform)) return null;
   const ext = longestExt(o.kind);
-  const name = renderName(o.template, { name: stemOf(o.inputPath, '00000000'), tool: o.tool, ext, batch: '00000000', date: new Date() }, 0);
+  const name = renderName(
+    o.template,
+    { name: stemOf(o.inputPath, '00000000'), tool: o.tool, ext, batch: '00000000', date: new Date() },
+    0,
+  );
   return windowsPathProblem(join(outputDirOf(o.outDir, o.relDir), name), platform, RESULT_SUFFIX_ROOM);
 }
 
@@ -144,26 +181,39 @@ const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
  * with an extension that tool's results get. What it reads is a name, not a proof: the caller also
  * wants the photo of that name beside it. The `{name}` it gives is in NFC.
  */
-export function resultNameReader(templates: readonly string[], tools: readonly { id: string; result: ResultKind }[]): (fileName: string) => { name: string; tool: string } | null {
+export function resultNameReader(
+  templates: readonly string[],
+  tools: readonly { id: string; result: ResultKind }[],
+): (fileName: string) => { name: string; tool: string } | null {
   const kindOf = new Map(tools.map((t) => [t.id, t.result]));
-  const ids = [...kindOf.keys()].sort((a, b) => b.length - a.length).map(escapeRe).join('|');
-  const readers = [...new Set(templates.map((t) => t.normalize('NFC')))].filter((t) => t.endsWith('.{ext}') && t.includes('{name}') && t.includes('{tool}')).map((t) => {
-    const body = t.slice(0, -'.{ext}'.length);
-    const seen = new Set<string>();
-    const token: Record<string, string> = { batch: '[0-9a-f]{0,8}', date: '\\d{4}-\\d{2}-\\d{2}', n: '\\d+', ext: '[a-z0-9]+' };
-    let re = '';
-    let at = 0;
-    for (const m of body.matchAll(/\{([a-z]+)\}/g)) {
-      re += escapeRe(body.slice(at, m.index).replace(UNSAFE, '_'));
-      const k = m[1];
-      if (k === 'name' || k === 'tool') re += seen.has(k) ? `\\k<${k}>` : `(?<${k}>${k === 'name' ? '.+' : ids})`;
-      else re += token[k] ?? escapeRe(m[0]);
-      seen.add(k);
-      at = m.index + m[0].length;
-    }
-    re += escapeRe(body.slice(at).replace(UNSAFE, '_'));
-    return new RegExp(`^${re}${t.includes('{n}') ? '' : '(?:_\\d+)?'}(?:-\\d+)?\\.(?<ext>[a-z0-9]+)$`, 's');
-  });
+  const ids = [...kindOf.keys()]
+    .sort((a, b) => b.length - a.length)
+    .map(escapeRe)
+    .join('|');
+  const readers = [...new Set(templates.map((t) => t.normalize('NFC')))]
+    .filter((t) => t.endsWith('.{ext}') && t.includes('{name}') && t.includes('{tool}'))
+    .map((t) => {
+      const body = t.slice(0, -'.{ext}'.length);
+      const seen = new Set<string>();
+      const token: Record<string, string> = {
+        batch: '[0-9a-f]{0,8}',
+        date: '\\d{4}-\\d{2}-\\d{2}',
+        n: '\\d+',
+        ext: '[a-z0-9]+',
+      };
+      let re = '';
+      let at = 0;
+      for (const m of body.matchAll(/\{([a-z]+)\}/g)) {
+        re += escapeRe(body.slice(at, m.index).replace(UNSAFE, '_'));
+        const k = m[1];
+        if (k === 'name' || k === 'tool') re += seen.has(k) ? `\\k<${k}>` : `(?<${k}>${k === 'name' ? '.+' : ids})`;
+        else re += token[k] ?? escapeRe(m[0]);
+        seen.add(k);
+        at = m.index + m[0].length;
+      }
+      re += escapeRe(body.slice(at).replace(UNSAFE, '_'));
+      return new RegExp(`^${re}${t.includes('{n}') ? '' : '(?:_\\d+)?'}(?:-\\d+)?\\.(?<ext>[a-z0-9]+)$`, 's');
+    });
   // Names and templates compared in NFC, as nameInResults: macOS lists `Café` written in NFC as NFD.
   return (fileName) => {
     for (const re of readers) {

@@ -1,6 +1,21 @@
 import { randomUUID } from 'node:crypto';
-import { getTool, isLocalPath, resolvePaths, TOOLS, validateRequest, type Slugs, type ToolEntry } from '../../../shared/catalogue/index.ts';
-import type { BatchCheckResult, BatchRecord, BatchStartResult, JobRecord, JobsChanged, QueueStatus } from '../../../shared/contract/jobs.ts';
+import {
+  getTool,
+  isLocalPath,
+  resolvePaths,
+  TOOLS,
+  validateRequest,
+  type Slugs,
+  type ToolEntry,
+} from '../../../shared/catalogue/index.ts';
+import type {
+  BatchCheckResult,
+  BatchRecord,
+  BatchStartResult,
+  JobRecord,
+  JobsChanged,
+  QueueStatus,
+} from '../../../shared/contract/jobs.ts';
 import { DeskError } from '../../../shared/contract/define.ts';
 import { DEFAULT_SETTINGS, isAbsolutePath, type Settings } from '../../../shared/settings.ts';
 import { ApiClient, ApiError, type ApiTarget, type ClientOptions } from '../api/client.ts';
@@ -14,12 +29,39 @@ import { fromAnotherSandbox } from '../backend.ts';
 import type { Db } from '../db/open.ts';
 import { exists, removeQuietly } from '../downloads/download.ts';
 import { assertOutputFolder, outputFolderProblem } from '../output-folder.ts';
-import { KIND_EXTS, outputDirOf, partPathOf, renderName, resultNameReader, resultPathProblem, stemOf } from '../downloads/naming.ts';
+import {
+  KIND_EXTS,
+  outputDirOf,
+  partPathOf,
+  renderName,
+  resultNameReader,
+  resultPathProblem,
+  stemOf,
+} from '../downloads/naming.ts';
 import { ACTIVE_STATES, ATTENTION, REQUEUE_FRESH, type JobState } from '../queue/states.ts';
-import { apiProblem, canceledMessage, createRefused, downloadFailed, heldBackReason, refusedReason, SANDBOX_GONE, taskFailed, waitingMessage } from '../queue/job-messages.ts';
+import {
+  apiProblem,
+  canceledMessage,
+  createRefused,
+  downloadFailed,
+  heldBackReason,
+  refusedReason,
+  SANDBOX_GONE,
+  taskFailed,
+  waitingMessage,
+} from '../queue/job-messages.ts';
 import { JobStore, toJobRecord, type DoneOutputs, type JobPatch, type JobRow, type NewJob } from '../queue/store.ts';
 import { DEFAULT_POLL, nextPollDelay, type PollPolicy } from './poll-policy.ts';
-import { batchFieldOf, buildParams, isLoopback, localFileProblem, localMediaFields, placeholderFor, PreflightError, withPlaceholders } from './request.ts';
+import {
+  batchFieldOf,
+  buildParams,
+  isLoopback,
+  localFileProblem,
+  localMediaFields,
+  placeholderFor,
+  PreflightError,
+  withPlaceholders,
+} from './request.ts';
 import { checkReferences, framesOf, isProbeable, named, type NamedSource } from '../media/check.ts';
 import { sniffAudio } from '../media/probe.ts';
 import { familyOfTool, FAMILY_LIMITS } from '../../../shared/validation/limits.ts';
@@ -267,7 +309,13 @@ export class Engine {
     const counts = this.store.counts();
     // Nothing left to send (the user canceled what waited): nothing waits.
     const heldBack = (counts.queued ?? 0) + (counts.submitting ?? 0) > 0 ? this.heldBack : null;
-    return { paused: this.store.flag('paused') === '1', rateLimitedUntil: until, heldBack, running: this.leased, counts };
+    return {
+      paused: this.store.flag('paused') === '1',
+      rateLimitedUntil: until,
+      heldBack,
+      running: this.leased,
+      counts,
+    };
   }
 
   pause(): QueueStatus {
@@ -281,7 +329,10 @@ export class Engine {
     return this.status();
   }
 
-  listJobs(q: { batchId?: string; state?: JobState; limit: number; offset: number }): { jobs: JobRecord[]; total: number } {
+  listJobs(q: { batchId?: string; state?: JobState; limit: number; offset: number }): {
+    jobs: JobRecord[];
+    total: number;
+  } {
     this.settleGoneSandbox();
     const r = this.store.list(q);
     return { jobs: r.jobs.map(toJobRecord), total: r.total };
@@ -303,7 +354,8 @@ export class Engine {
     this.settleGoneSandbox();
     const j = this.store.get(id);
     if (!j) throw new DeskError('not_found', `no job ${id}`);
-    if (j.state === 'done' || j.state === 'canceled') throw new DeskError('conflict', `job ${id} is ${j.state}; there is nothing to cancel`);
+    if (j.state === 'done' || j.state === 'canceled')
+      throw new DeskError('conflict', `job ${id} is ${j.state}; there is nothing to cancel`);
     // A task already sent keeps running on the server (the API has no cancel); we stop waiting for it.
     const submitted = j.taskId ? true : j.state === 'needs_attention' || j.state === 'submitting' ? 'maybe' : false;
     // The attempt id stays only on a job whose create may have reached the server: its Retry asks
@@ -325,14 +377,21 @@ export class Engine {
     this.settleGoneSandbox();
     const j = this.store.get(id);
     if (!j) throw new DeskError('not_found', `no job ${id}`);
-    if (!['failed', 'canceled', 'needs_attention'].includes(j.state)) throw new DeskError('conflict', `job ${id} is ${j.state}; only failed, canceled or needs-attention jobs can be retried`);
+    if (!['failed', 'canceled', 'needs_attention'].includes(j.state))
+      throw new DeskError(
+        'conflict',
+        `job ${id} is ${j.state}; only failed, canceled or needs-attention jobs can be retried`,
+      );
     let ok: boolean;
     // Canceled when its create may have reached the server (it needed you, or was being sent): a
     // Retry, or a batch's Retry failed, puts it back where the user is asked, never sends it again
     // unasked. From there, its own Retry (may be charged again) sends it.
-    if (j.state === 'canceled' && !j.taskId && j.attemptId) ok = this.store.move(id, j.state, 'needs_attention', { error: ATTENTION.canceledMaybeSent });
-    else if (j.taskId && j.generated?.length) ok = this.store.move(id, j.state, 'downloading', { error: null, invalid: null, outputs: [] , planned: null });
-    else if (j.taskId && j.state === 'canceled') ok = this.store.move(id, j.state, 'running', { error: null, nextPollAt: Date.now() });
+    if (j.state === 'canceled' && !j.taskId && j.attemptId)
+      ok = this.store.move(id, j.state, 'needs_attention', { error: ATTENTION.canceledMaybeSent });
+    else if (j.taskId && j.generated?.length)
+      ok = this.store.move(id, j.state, 'downloading', { error: null, invalid: null, outputs: [], planned: null });
+    else if (j.taskId && j.state === 'canceled')
+      ok = this.store.move(id, j.state, 'running', { error: null, nextPollAt: Date.now() });
     else ok = this.store.move(id, j.state, 'queued', REQUEUE_FRESH);
     if (!ok) throw new DeskError('conflict', `job ${id} changed while retrying; try again`);
     this.lastReconcile = 0;
@@ -355,7 +414,10 @@ export class Engine {
     return this.store.batch(id)!;
   }
 
-  retryBatch(id: string, states: readonly ('failed' | 'canceled' | 'needs_attention')[] = ['failed', 'canceled', 'needs_attention']): BatchRecord {
+  retryBatch(
+    id: string,
+    states: readonly ('failed' | 'canceled' | 'needs_attention')[] = ['failed', 'canceled', 'needs_attention'],
+  ): BatchRecord {
     if (!this.store.batch(id)) throw new DeskError('not_found', `no batch ${id}`);
     for (const s of states) {
       for (const j of this.store.list({ batchId: id, state: s, limit: 1_000_000, offset: 0 }).jobs) {
@@ -375,7 +437,12 @@ export class Engine {
    * dimensions. Inputs whose output exists are skipped; inputs with an unfinished job of an earlier
    * run are resumed, never queued twice.
    */
-  async startBatch(req: { tool: string; inputs?: string[]; params?: Record<string, unknown>; outDir?: string }): Promise<BatchStartResult> {
+  async startBatch(req: {
+    tool: string;
+    inputs?: string[];
+    params?: Record<string, unknown>;
+    outDir?: string;
+  }): Promise<BatchStartResult> {
     let tool: ToolEntry;
     try {
       tool = getTool(req.tool);
@@ -388,19 +455,35 @@ export class Engine {
     // Jobs it resumes are reported as they stand.
     this.settleGoneSandbox();
     const outDirRaw = req.outDir ?? settings.outputDir;
-    if (!outDirRaw) throw new DeskError('invalid', 'choose an output folder (or set one in Settings)', [{ field: 'outDir', reason: 'is required' }]);
+    if (!outDirRaw)
+      throw new DeskError('invalid', 'choose an output folder (or set one in Settings)', [
+        { field: 'outDir', reason: 'is required' },
+      ]);
     // The CLI resolves its --out against the shell's folder; the app's processes have no folder a user would mean.
-    if (!isAbsolutePath(outDirRaw)) throw new DeskError('invalid', `output folder: ${outDirRaw} is not a full path`, [{ field: 'outDir', reason: 'must be a full path' }]);
+    if (!isAbsolutePath(outDirRaw))
+      throw new DeskError('invalid', `output folder: ${outDirRaw} is not a full path`, [
+        { field: 'outDir', reason: 'must be a full path' },
+      ]);
     const outDir = await canonicalPath(outDirRaw);
     assertOutputFolder(outDir);
     const params = { ...(req.params ?? {}) };
     // Canonical, as outDir: the open-job and output checks compare paths as strings.
     const inputs = await Promise.all((req.inputs ?? []).map((i) => canonicalPath(i)));
     const field = batchFieldOf(tool);
-    if (inputs.length && !field) throw new DeskError('invalid', `${tool.title} takes no input files; give its parameters only`);
+    if (inputs.length && !field)
+      throw new DeskError('invalid', `${tool.title} takes no input files; give its parameters only`);
     await this.assertParams(tool, params, inputs.length > 0);
-    if (field && inputs.length && !field.encodings.includes('base64') && !field.encodings.includes('dataUri') && !isLoopback((await this.o.target()).baseUrl)) {
-      throw new DeskError('invalid', `${tool.title} takes ${field.name} only as an HTTPS URL; local files can be sent only to the Sandbox`);
+    if (
+      field &&
+      inputs.length &&
+      !field.encodings.includes('base64') &&
+      !field.encodings.includes('dataUri') &&
+      !isLoopback((await this.o.target()).baseUrl)
+    ) {
+      throw new DeskError(
+        'invalid',
+        `${tool.title} takes ${field.name} only as an HTTPS URL; local files can be sent only to the Sandbox`,
+      );
     }
 
     const skipped: { path: string; reason: string }[] = [];
@@ -412,15 +495,23 @@ export class Engine {
       skipped.push(...sorted.skipped);
       rejected.push(...sorted.rejected);
       resumed.push(...sorted.resumed);
-      for (const input of sorted.ready) newJobs.push({ id: randomUUID(), inputPath: input.path, relDir: input.relDir, params });
+      for (const input of sorted.ready)
+        newJobs.push({ id: randomUUID(), inputPath: input.path, relDir: input.relDir, params });
     } else {
       const tooLong = this.resultPathProblem(tool, settings.namingTemplate, outDir, '', null);
-      if (tooLong) throw new DeskError('invalid', `output folder: its results cannot be written: ${tooLong}`, [{ field: 'outDir', reason: tooLong }]);
+      if (tooLong)
+        throw new DeskError('invalid', `output folder: its results cannot be written: ${tooLong}`, [
+          { field: 'outDir', reason: tooLong },
+        ]);
       newJobs.push({ id: randomUUID(), inputPath: null, relDir: '', params });
     }
     if (field && inputs.length && newJobs.length === 0 && resumed.length === 0) {
       // Nothing to run: no batch, so the queue does not fill with empty ones.
-      if (!skipped.length && !rejected.length) throw new DeskError('invalid', `no files to process: ${inputs.length === 1 ? `${inputs[0]} is an empty folder` : 'the folders are empty'}`);
+      if (!skipped.length && !rejected.length)
+        throw new DeskError(
+          'invalid',
+          `no files to process: ${inputs.length === 1 ? `${inputs[0]} is an empty folder` : 'the folders are empty'}`,
+        );
       return { batch: null, queued: 0, resumed, skipped, rejected, jobIds: [] };
     }
     if (newJobs.length === 0 && resumed.length > 0) {
@@ -432,11 +523,29 @@ export class Engine {
     const batchId = randomUUID();
     // The open-job check above ran before the awaits of the pre-flight; the insert checks again
     // under the write lock, so a folder started twice at once is queued (and paid for) once.
-    const ins = this.store.insertBatch({ id: batchId, tool: tool.id, outDir, params, roots: inputs, snapshot: { namingTemplate: settings.namingTemplate, slugs: this.o.slugs() }, backend, jobs: newJobs });
+    const ins = this.store.insertBatch({
+      id: batchId,
+      tool: tool.id,
+      outDir,
+      params,
+      roots: inputs,
+      snapshot: { namingTemplate: settings.namingTemplate, slugs: this.o.slugs() },
+      backend,
+      jobs: newJobs,
+    });
     resumed.push(...ins.resumed);
     this.kick();
-    const batch = ins.inserted.length ? this.store.batch(batchId)! : this.store.batch(this.store.get(resumed[0])!.batchId)!;
-    return { batch, queued: ins.inserted.length, resumed, skipped, rejected, jobIds: [...ins.inserted.map((j) => j.id), ...resumed] };
+    const batch = ins.inserted.length
+      ? this.store.batch(batchId)!
+      : this.store.batch(this.store.get(resumed[0])!.batchId)!;
+    return {
+      batch,
+      queued: ins.inserted.length,
+      resumed,
+      skipped,
+      rejected,
+      jobIds: [...ins.inserted.map((j) => j.id), ...resumed],
+    };
   }
 
   /**
@@ -447,17 +556,42 @@ export class Engine {
    */
   private async assertParams(tool: ToolEntry, params: Record<string, unknown>, withInputs: boolean): Promise<void> {
     const field = batchFieldOf(tool);
-    if (field && params[field.name] !== undefined && withInputs) throw new DeskError('invalid', `${field.name} is filled from the input files; do not also pass it as a parameter`);
+    if (field && params[field.name] !== undefined && withInputs)
+      throw new DeskError(
+        'invalid',
+        `${field.name} is filled from the input files; do not also pass it as a parameter`,
+      );
     // Local paths in media fields (reference lists, keyframes) are encoded at submission; validate with stand-ins.
     const stood = withPlaceholders(tool, params);
-    const probe = field && withInputs ? { ...stood, [field.name]: field.kind === 'mediaList' ? [placeholderFor(field)] : placeholderFor(field) } : stood;
+    const probe =
+      field && withInputs
+        ? { ...stood, [field.name]: field.kind === 'mediaList' ? [placeholderFor(field)] : placeholderFor(field) }
+        : stood;
     const v = validateRequest(tool, probe);
-    if (!v.ok) throw new DeskError('invalid', `${tool.title}: ${v.invalid.map((p) => `${p.field} ${p.reason}`).join('; ')}`, v.invalid);
+    if (!v.ok)
+      throw new DeskError(
+        'invalid',
+        `${tool.title}: ${v.invalid.map((p) => `${p.field} ${p.reason}`).join('; ')}`,
+        v.invalid,
+      );
     const localFields = localMediaFields(tool, params);
     if (localFields.length) {
       const canUpload = isLoopback((await this.o.target()).baseUrl);
-      const problems = localFields.map((f) => ({ field: f.name, reason: localFileProblem(tool, f, canUpload) })).filter((p): p is { field: string; reason: string } => p.reason !== null);
-      if (problems.length) throw new DeskError('invalid', problems.map((p) => p.reason).join('; '), problems.map((p) => ({ field: p.field, reason: p.field === 'reference_videos' ? 'must be an HTTPS URL or an upl_vid_ id (local files only with the Sandbox)' : 'must be an HTTPS URL (local files only with the Sandbox)' })));
+      const problems = localFields
+        .map((f) => ({ field: f.name, reason: localFileProblem(tool, f, canUpload) }))
+        .filter((p): p is { field: string; reason: string } => p.reason !== null);
+      if (problems.length)
+        throw new DeskError(
+          'invalid',
+          problems.map((p) => p.reason).join('; '),
+          problems.map((p) => ({
+            field: p.field,
+            reason:
+              p.field === 'reference_videos'
+                ? 'must be an HTTPS URL or an upl_vid_ id (local files only with the Sandbox)'
+                : 'must be an HTTPS URL (local files only with the Sandbox)',
+          })),
+        );
     }
     await this.enforceReferences(tool, params);
   }
@@ -467,14 +601,18 @@ export class Engine {
    * sortInputs, as startBatch runs it, so the two cannot disagree; Start still runs it again, as
    * files change in between. A newer check under the same `checkId` stops this one.
    */
-  async checkBatch(req: { tool: string; inputs: string[]; params?: Record<string, unknown>; outDir?: string; checkId?: string }, onProgress?: (p: { checkId: string; checked: number; total: number }) => void): Promise<BatchCheckResult> {
+  async checkBatch(
+    req: { tool: string; inputs: string[]; params?: Record<string, unknown>; outDir?: string; checkId?: string },
+    onProgress?: (p: { checkId: string; checked: number; total: number }) => void,
+  ): Promise<BatchCheckResult> {
     let tool: ToolEntry;
     try {
       tool = getTool(req.tool);
     } catch (err) {
       throw new DeskError('invalid', (err as Error).message);
     }
-    if (!batchFieldOf(tool)) throw new DeskError('invalid', `${tool.title} takes no input files; give its parameters only`);
+    if (!batchFieldOf(tool))
+      throw new DeskError('invalid', `${tool.title} takes no input files; give its parameters only`);
     // Parameters Start would refuse are refused here, the same way, before any input is read.
     if (req.params) await this.assertParams(tool, req.params, true);
     const stop = new AbortController();
@@ -490,10 +628,23 @@ export class Engine {
       const outDir = outDirRaw && isAbsolutePath(outDirRaw) ? await canonicalPath(outDirRaw) : null;
       const usable = outDir && !outputFolderProblem(outDir) ? outDir : null;
       const checkId = req.checkId;
-      const emit = checkId && onProgress ? throttled(onProgress, CHECK_PROGRESS_MS, (p) => (p.checked < p.total ? '' : 'last')) : null;
-      const progress = emit ? (checked: number, total: number) => emit({ checkId: checkId!, checked, total }) : undefined;
-      const sorted = await this.sortInputs(tool, inputs, usable, backend, this.o.settings(), { signal: stop.signal, onChecked: progress });
-      return { ready: sorted.ready.length, resumed: sorted.resumed.length, skipped: sorted.skipped, rejected: sorted.rejected };
+      const emit =
+        checkId && onProgress
+          ? throttled(onProgress, CHECK_PROGRESS_MS, (p) => (p.checked < p.total ? '' : 'last'))
+          : null;
+      const progress = emit
+        ? (checked: number, total: number) => emit({ checkId: checkId!, checked, total })
+        : undefined;
+      const sorted = await this.sortInputs(tool, inputs, usable, backend, this.o.settings(), {
+        signal: stop.signal,
+        onChecked: progress,
+      });
+      return {
+        ready: sorted.ready.length,
+        resumed: sorted.resumed.length,
+        skipped: sorted.skipped,
+        rejected: sorted.rejected,
+      };
     } finally {
       if (req.checkId && this.checks.get(req.checkId) === stop) this.checks.delete(req.checkId);
     }
@@ -505,7 +656,14 @@ export class Engine {
    * the queue and the output folder (resumed, output exists, results that cannot be written). Reads
    * only. `outDir` null (batches.check with no usable folder): what depends on it is left out.
    */
-  private async sortInputs(tool: ToolEntry, inputs: readonly string[], outDir: string | null, backend: string | null, settings: Settings, hooks: { signal?: AbortSignal; onChecked?: (checked: number, total: number) => void } = {}) {
+  private async sortInputs(
+    tool: ToolEntry,
+    inputs: readonly string[],
+    outDir: string | null,
+    backend: string | null,
+    settings: Settings,
+    hooks: { signal?: AbortSignal; onChecked?: (checked: number, total: number) => void } = {},
+  ) {
     const check = inputCheckOf(tool)!;
     const skipped: { path: string; reason: string }[] = [];
     const resumed: string[] = [];
@@ -515,15 +673,26 @@ export class Engine {
     // tool over the shoot must not pay for them again), and this tool's own in the output folder.
     const earlier = new Map<string, string>();
     for (const root of inputs) {
-      for (const [path, by] of this.store.resultsBelow(root)) earlier.set(path, `is a result of an earlier ${by} batch; choose its folder itself to use its results as inputs`);
+      for (const [path, by] of this.store.resultsBelow(root))
+        earlier.set(
+          path,
+          `is a result of an earlier ${by} batch; choose its folder itself to use its results as inputs`,
+        );
     }
-    for (const path of made?.byOutput.keys() ?? []) earlier.set(path, `is a result of an earlier ${tool.id} batch into this output folder`);
+    for (const path of made?.byOutput.keys() ?? [])
+      earlier.set(path, `is a result of an earlier ${tool.id} batch into this output folder`);
     // An output folder that is (or holds) a chosen folder, results beside the photos: walked, its results skipped by name.
     const holdsInput = !!outDir && inputs.some((r) => r === outDir || r.startsWith(outDir + sep));
     // Results the queue does not know (a fresh data folder, another machine's, a drop the web host copied anew) are known by
     // name, as this template or the default one (another machine's) writes them, beside the photo they are named after.
     const byName = resultNameReader([settings.namingTemplate, DEFAULT_SETTINGS.namingTemplate], TOOLS);
-    const scan = await scanInputs(inputs, (ext) => acceptsExtension(check, ext), holdsInput || !outDir ? [] : [outDir], earlier, byName);
+    const scan = await scanInputs(
+      inputs,
+      (ext) => acceptsExtension(check, ext),
+      holdsInput || !outDir ? [] : [outDir],
+      earlier,
+      byName,
+    );
     const rejected = scan.rejected;
     skipped.push(...scan.duplicates, ...scan.results);
     let checked = 0;
@@ -554,8 +723,11 @@ export class Engine {
         continue;
       }
       // Its results' sub-folder (see outputDirOf), checked as the output folder is, before anything is paid.
-      if (!folderProblems.has(input.relDir)) folderProblems.set(input.relDir, outputFolderProblem(outputDirOf(outDir, input.relDir)));
-      const folderProblem = folderProblems.get(input.relDir) ?? this.resultPathProblem(tool, settings.namingTemplate, outDir, input.relDir, input.path);
+      if (!folderProblems.has(input.relDir))
+        folderProblems.set(input.relDir, outputFolderProblem(outputDirOf(outDir, input.relDir)));
+      const folderProblem =
+        folderProblems.get(input.relDir) ??
+        this.resultPathProblem(tool, settings.namingTemplate, outDir, input.relDir, input.path);
       if (folderProblem) {
         rejected.push({ path: input.path, reason: `its results cannot be written: ${folderProblem}` });
         continue;
@@ -584,15 +756,28 @@ export class Engine {
     }
     const invalid = await this.audioProblems(tool, params);
     // Frames (image, image_end) given as a URL, a path or inline data are probed from the body by checkReferences.
-    const report = sources.length || framesOf(family, params).length ? await checkReferences({ family, sources, body: params }) : null;
+    const report =
+      sources.length || framesOf(family, params).length
+        ? await checkReferences({ family, sources, body: params })
+        : null;
     if (report && !report.ok) {
       invalid.push(
         ...report.references.flatMap((r, i) => r.errors.map((e) => ({ field: sources[i].field, reason: e.message }))),
         ...report.frames.flatMap((f) => f.errors.map((e) => ({ field: f.field, reason: e.message }))),
-        ...report.errors.filter((e) => !report.references.some((r) => r.errors.some((x) => x.message === e.message))).map((e) => ({
-          field: e.rule.endsWith('.mention') ? 'prompt' : e.rule.startsWith('video.') ? (lim.videos?.field ?? 'references') : e.rule.startsWith('image.') ? (lim.images?.field ?? 'references') : e.rule.startsWith('audio.') ? 'reference_audios' : 'prompt',
-          reason: e.message,
-        })),
+        ...report.errors
+          .filter((e) => !report.references.some((r) => r.errors.some((x) => x.message === e.message)))
+          .map((e) => ({
+            field: e.rule.endsWith('.mention')
+              ? 'prompt'
+              : e.rule.startsWith('video.')
+                ? (lim.videos?.field ?? 'references')
+                : e.rule.startsWith('image.')
+                  ? (lim.images?.field ?? 'references')
+                  : e.rule.startsWith('audio.')
+                    ? 'reference_audios'
+                    : 'prompt',
+            reason: e.message,
+          })),
       );
     }
     if (!invalid.length) return;
@@ -600,23 +785,39 @@ export class Engine {
   }
 
   /** Local audio references whose content is not what the tool takes (the shared rules only see names). */
-  private async audioProblems(tool: ToolEntry, params: Record<string, unknown>): Promise<{ field: string; reason: string }[]> {
+  private async audioProblems(
+    tool: ToolEntry,
+    params: Record<string, unknown>,
+  ): Promise<{ field: string; reason: string }[]> {
     const out: { field: string; reason: string }[] = [];
     for (const f of tool.fields) {
       if (f.kind !== 'mediaList' || f.media !== 'audio') continue;
       for (const x of listOf(params[f.name])) {
         if (typeof x !== 'string' || !isLocalPath(x)) continue;
-        const sniffed = await sniffAudio(x).catch((err: unknown) => ({ ok: false as const, found: `unreadable (${err instanceof Error ? err.message : String(err)})` }));
-        if (!sniffed.ok) out.push({ field: f.name, reason: `${x}: not an MP3 or WAV file (its content is ${sniffed.found})` });
+        const sniffed = await sniffAudio(x).catch((err: unknown) => ({
+          ok: false as const,
+          found: `unreadable (${err instanceof Error ? err.message : String(err)})`,
+        }));
+        if (!sniffed.ok)
+          out.push({ field: f.name, reason: `${x}: not an MP3 or WAV file (its content is ${sniffed.found})` });
       }
     }
     return out;
   }
 
   /** Why this input's results would have a path too long for the system we run on, or null. */
-  private resultPathProblem(tool: ToolEntry, template: string, outDir: string, relDir: string, inputPath: string | null): string | null {
+  private resultPathProblem(
+    tool: ToolEntry,
+    template: string,
+    outDir: string,
+    relDir: string,
+    inputPath: string | null,
+  ): string | null {
     const fix = 'choose an output folder with a shorter path or a shorter naming template, or shorten the name';
-    const problem = resultPathProblem({ outDir, relDir, template, tool: tool.id, kind: tool.result, inputPath }, this.o.platform ?? process.platform);
+    const problem = resultPathProblem(
+      { outDir, relDir, template, tool: tool.id, kind: tool.result, inputPath },
+      this.o.platform ?? process.platform,
+    );
     return problem && `${problem}; ${fix}`;
   }
 
@@ -626,10 +827,21 @@ export class Engine {
    * input (IMG_0001.jpg of a second memory card, photo.jpg beside photo.png) is not this input's
    * result: skipping on the name alone left such inputs never processed.
    */
-  private async existingOutput(tool: ToolEntry, template: string, outDir: string, relDir: string, inputPath: string, made: DoneOutputs): Promise<string | null> {
+  private async existingOutput(
+    tool: ToolEntry,
+    template: string,
+    outDir: string,
+    relDir: string,
+    inputPath: string,
+    made: DoneOutputs,
+  ): Promise<string | null> {
     for (const p of made.byInput.get(inputPath) ?? []) if (await exists(p)) return p;
     const dir = outputDirOf(outDir, relDir);
-    const stem = renderName(template, { name: stemOf(inputPath, ''), tool: tool.id, ext: '__EXT__', batch: '', date: new Date() }, 0);
+    const stem = renderName(
+      template,
+      { name: stemOf(inputPath, ''), tool: tool.id, ext: '__EXT__', batch: '', date: new Date() },
+      0,
+    );
     let digest: Promise<string> | undefined;
     const digestOfInput = () => (digest ??= fileDigest(inputPath));
     for (const ext of KIND_EXTS[tool.result]) {
@@ -729,7 +941,8 @@ export class Engine {
   /** Picks up jobs moved by other processes (retry from the CLI) and running jobs after boot. */
   private reconcile(): void {
     this.lastReconcile = Date.now();
-    for (const j of this.store.inStateFor('running', this.here)) if (!this.polling.has(j.id) && !this.busy.has(j.id)) this.track(j);
+    for (const j of this.store.inStateFor('running', this.here))
+      if (!this.polling.has(j.id) && !this.busy.has(j.id)) this.track(j);
     // Downloads go on whatever the backend: result URLs are absolute and lapse.
     for (const j of this.store.inState('downloading')) if (!this.busy.has(j.id)) this.startDownload(j);
     for (const id of this.polling.keys()) {
@@ -741,7 +954,11 @@ export class Engine {
   private track(j: JobRow): void {
     const submittedAt = j.submittedAt ?? Date.now();
     this.polling.set(j.id, {
-      jobId: j.id, tool: j.tool, taskId: j.taskId!, params: j.params, submittedAt,
+      jobId: j.id,
+      tool: j.tool,
+      taskId: j.taskId!,
+      params: j.params,
+      submittedAt,
       listPath: resolvePaths(getTool(j.tool), j.snapshot.slugs as Slugs, j.params).list,
       nextPollAt: j.nextPollAt ?? Date.now(),
       row: j,
@@ -776,10 +993,12 @@ export class Engine {
   }
 
   private run(jobId: string, fn: () => Promise<void>): void {
-    const p = fn().catch((err) => console.error(`mediadesk engine: job ${jobId}: ${(err as Error).stack ?? err}`)).finally(() => {
-      this.busy.delete(jobId);
-      this.kick();
-    });
+    const p = fn()
+      .catch((err) => console.error(`mediadesk engine: job ${jobId}: ${(err as Error).stack ?? err}`))
+      .finally(() => {
+        this.busy.delete(jobId);
+        this.kick();
+      });
     this.busy.set(jobId, p);
   }
 
@@ -803,26 +1022,40 @@ export class Engine {
         params = await buildParams(tool, j.params, j.inputPath, this.tools, isLoopback(target.baseUrl), (bytes) => {
           // What the result will be made from: a later drop of the same photo is known by it (samePhoto).
           // Not recorded if hashing fails: such a job is then compared by reading both files, as jobs from before schema 5 are.
-          sent = sha256Of(bytes).then((sha) => ({ inputSize: bytes.length, inputSha256: sha }), () => ({}));
+          sent = sha256Of(bytes).then(
+            (sha) => ({ inputSize: bytes.length, inputSha256: sha }),
+            () => ({}),
+          );
         });
       } catch (err) {
         if (err instanceof PreflightError) {
           // Through submitting, so the state machine's one path to failed is kept; nothing was sent.
           await this.write(() => {
-            if (this.store.move(j.id, 'queued', 'submitting', {})) this.store.move(j.id, 'submitting', 'failed', { error: err.message, invalid: err.invalid });
+            if (this.store.move(j.id, 'queued', 'submitting', {}))
+              this.store.move(j.id, 'submitting', 'failed', { error: err.message, invalid: err.invalid });
           });
           return;
         }
         // An upload failed for now or the backend is unreachable: nothing was paid; the job says
         // why it waits (the Queue, `mediadesk jobs`) and is tried again shortly.
-        this.backoff(err instanceof ApiError ? err.retryAfterSec : undefined, heldBackReason(err instanceof ApiError ? err : null));
+        this.backoff(
+          err instanceof ApiError ? err.retryAfterSec : undefined,
+          heldBackReason(err instanceof ApiError ? err : null),
+        );
         const reason = err instanceof ApiError ? refusedReason(err) : err instanceof Error ? err.message : String(err);
         await this.write(() => this.store.patch(j.id, 'queued', { error: waitingMessage(reason) }));
         return;
       }
       // On the built-in Sandbox the task lives in this process's: recorded, so that once this process
       // no longer holds the queue, every reader knows the task is gone (JobStore.requeueGoneSandbox).
-      attempt = { attemptId: randomUUID(), attempts: j.attempts + 1, error: null, invalid: null, sandboxOf: this.here === 'sandbox' ? this.owner : null, ...(await sent) };
+      attempt = {
+        attemptId: randomUUID(),
+        attempts: j.attempts + 1,
+        error: null,
+        invalid: null,
+        sandboxOf: this.here === 'sandbox' ? this.owner : null,
+        ...(await sent),
+      };
       // Committed before the request leaves (write() resolves after the commit).
       if (!(await this.write(() => this.store.move(j.id, 'queued', 'submitting', attempt)))) return;
     } finally {
@@ -837,10 +1070,15 @@ export class Engine {
     }
     this.serverAnswered();
     const now = Date.now();
-    const base = { taskId: env.taskId, submittedAt: now, expiresAt: tool.resultTtlHours ? now + tool.resultTtlHours * 3_600_000 : null };
+    const base = {
+      taskId: env.taskId,
+      submittedAt: now,
+      expiresAt: tool.resultTtlHours ? now + tool.resultTtlHours * 3_600_000 : null,
+    };
     let to: JobState;
     let patch: JobPatch;
-    if (env.status === 'COMPLETED' && env.generated?.length) [to, patch] = ['downloading', { ...base, generated: env.generated }];
+    if (env.status === 'COMPLETED' && env.generated?.length)
+      [to, patch] = ['downloading', { ...base, generated: env.generated }];
     else if (env.status === 'FAILED') [to, patch] = ['failed', { ...base, error: taskFailed(env.error) }];
     else [to, patch] = ['running', { ...base, nextPollAt: now + this.poll.firstMs }];
     const moved = await this.write(() => {
@@ -858,25 +1096,39 @@ export class Engine {
   }
 
   private async onCreateError(j: JobRow, err: unknown): Promise<void> {
-    if (err instanceof ApiError && !err.mayHaveReachedServer && (err.status === 429 || err.status === 503 || err.kind !== 'http')) {
+    if (
+      err instanceof ApiError &&
+      !err.mayHaveReachedServer &&
+      (err.status === 429 || err.status === 503 || err.kind !== 'http')
+    ) {
       // Provably not processed: requeue, and pause submissions instead of hammering.
       this.backoff(err.retryAfterSec, heldBackReason(err));
-      await this.write(() => this.store.move(j.id, 'submitting', 'queued', { error: waitingMessage(refusedReason(err)) }));
+      await this.write(() =>
+        this.store.move(j.id, 'submitting', 'queued', { error: waitingMessage(refusedReason(err)) }),
+      );
       return;
     }
     // The server took it or turned it down for good: the queue no longer waits for it.
     this.serverAnswered();
     if (err instanceof ApiError && err.kind === 'http' && err.status! >= 400 && err.status! < 500) {
-      await this.write(() => this.store.move(j.id, 'submitting', 'failed', { error: createRefused(err), invalid: err.invalidParams }));
+      await this.write(() =>
+        this.store.move(j.id, 'submitting', 'failed', { error: createRefused(err), invalid: err.invalidParams }),
+      );
     } else {
-      const detail = err instanceof ApiError ? apiProblem(err) : err instanceof EnvelopeError ? err.message : String(err);
-      await this.write(() => this.store.move(j.id, 'submitting', 'needs_attention', { error: ATTENTION.ambiguousCreate(detail) }));
+      const detail =
+        err instanceof ApiError ? apiProblem(err) : err instanceof EnvelopeError ? err.message : String(err);
+      await this.write(() =>
+        this.store.move(j.id, 'submitting', 'needs_attention', { error: ATTENTION.ambiguousCreate(detail) }),
+      );
     }
   }
 
   private backoff(retryAfterSec: number | undefined, why: string): void {
     this.heldBack ??= why;
-    this.rateLimitedUntil = Math.max(this.rateLimitedUntil, Date.now() + (retryAfterSec !== undefined ? retryAfterSec * 1000 : this.o.defaultBackoffMs ?? 2000));
+    this.rateLimitedUntil = Math.max(
+      this.rateLimitedUntil,
+      Date.now() + (retryAfterSec !== undefined ? retryAfterSec * 1000 : (this.o.defaultBackoffMs ?? 2000)),
+    );
   }
 
   /** A create got an answer: the wait is over, unless a refusal since put it off (creates sent together). */
@@ -922,7 +1174,9 @@ export class Engine {
     for (const e of await this.tools.list(listPath)) if (want.has(e.taskId)) found.set(e.taskId, e);
     const now = Date.now();
     const missing = items.filter((f) => !found.has(f.taskId) && f.nextPollAt <= now);
-    const needDetail = items.filter((f) => found.get(f.taskId)?.status === 'COMPLETED' && !found.get(f.taskId)!.generated?.length);
+    const needDetail = items.filter(
+      (f) => found.get(f.taskId)?.status === 'COMPLETED' && !found.get(f.taskId)!.generated?.length,
+    );
     const details = await Promise.all([...missing, ...needDetail].map((f) => this.byIdQuiet(f)));
     for (const d of details) if (d) found.set(d.taskId, d);
     this.apply(items, found, now);
@@ -958,7 +1212,8 @@ export class Engine {
         const kind = getTool(f.tool).result;
         if (e?.status === 'COMPLETED' && e.generated?.length) {
           this.polling.delete(f.jobId);
-          if (this.store.move(f.jobId, 'running', 'downloading', { generated: e.generated })) toDownload.push({ ...f.row, state: 'downloading', generated: e.generated });
+          if (this.store.move(f.jobId, 'running', 'downloading', { generated: e.generated }))
+            toDownload.push({ ...f.row, state: 'downloading', generated: e.generated });
         } else if (e?.status === 'FAILED') {
           this.polling.delete(f.jobId);
           this.store.move(f.jobId, 'running', 'failed', { error: taskFailed(e.error) });
@@ -986,7 +1241,15 @@ export class Engine {
           return;
         }
         const write = <T>(fn: () => T) => this.write(fn);
-        await fetchResults(j, { store: this.store, tools: this.tools, slugs: j.snapshot.slugs as Slugs, signal: ac.signal, maxAttempts: this.o.downloadAttempts ?? 8, expiredPatienceMs: this.o.expiredPatienceMs, write });
+        await fetchResults(j, {
+          store: this.store,
+          tools: this.tools,
+          slugs: j.snapshot.slugs as Slugs,
+          signal: ac.signal,
+          maxAttempts: this.o.downloadAttempts ?? 8,
+          expiredPatienceMs: this.o.expiredPatienceMs,
+          write,
+        });
         await this.write(() => this.store.move(j.id, 'downloading', 'done', { error: null }));
       } catch (err) {
         if (ac.signal.aborted || err instanceof JobMovedError) return;
@@ -1025,7 +1288,9 @@ export class Engine {
    * not downloading now (a user's unrelated `.part` file is never touched).
    */
   private async removeStaleParts(): Promise<void> {
-    const rows = this.store.db.prepare("SELECT id, state, planned, outputs FROM jobs WHERE planned IS NOT NULL AND state != 'done'").all() as { id: string; state: JobState; planned: string; outputs: string }[];
+    const rows = this.store.db
+      .prepare("SELECT id, state, planned, outputs FROM jobs WHERE planned IS NOT NULL AND state != 'done'")
+      .all() as { id: string; state: JobState; planned: string; outputs: string }[];
     for (const r of rows) {
       const planned = JSON.parse(r.planned) as string[];
       const doneCount = (JSON.parse(r.outputs) as string[]).length;
@@ -1034,7 +1299,9 @@ export class Engine {
         await removeQuietly(partPathOf(p));
       }
     }
-    const done = this.store.db.prepare("SELECT planned FROM jobs WHERE planned IS NOT NULL AND state = 'done' AND updated_at > ?").all(Date.now() - 86_400_000) as { planned: string }[];
+    const done = this.store.db
+      .prepare("SELECT planned FROM jobs WHERE planned IS NOT NULL AND state = 'done' AND updated_at > ?")
+      .all(Date.now() - 86_400_000) as { planned: string }[];
     for (const r of done) for (const p of JSON.parse(r.planned) as string[]) await removeQuietly(partPathOf(p));
   }
 
@@ -1048,8 +1315,11 @@ export class Engine {
     }
     // `>=` with the ids already sent at the cursor's millisecond: a row written in that same
     // millisecond after the query is neither lost nor sent twice.
-    const rows = (this.store.db.prepare('SELECT id, updated_at AS u FROM jobs WHERE updated_at >= ? ORDER BY updated_at LIMIT 1001').all(this.eventCursor) as { id: string; u: number }[])
-      .filter((r) => !(r.u === this.eventCursor && this.sentAtCursor.has(r.id)));
+    const rows = (
+      this.store.db
+        .prepare('SELECT id, updated_at AS u FROM jobs WHERE updated_at >= ? ORDER BY updated_at LIMIT 1001')
+        .all(this.eventCursor) as { id: string; u: number }[]
+    ).filter((r) => !(r.u === this.eventCursor && this.sentAtCursor.has(r.id)));
     if (rows.length === 0) return;
     const truncated = rows.length > 500;
     const jobs = this.store.byIds(rows.slice(0, 500).map((r) => r.id));
@@ -1058,7 +1328,12 @@ export class Engine {
     this.eventCursor = max;
     for (const r of rows.slice(0, 500)) if (r.u === max) this.sentAtCursor.add(r.id);
     const batchIds = [...new Set(jobs.map((j) => j.batchId))];
-    const payload: JobsChanged = { batches: batchIds.map((id) => this.store.batch(id)!).filter(Boolean), jobs: jobs.map(toJobRecord), truncated, status: this.status() };
+    const payload: JobsChanged = {
+      batches: batchIds.map((id) => this.store.batch(id)!).filter(Boolean),
+      jobs: jobs.map(toJobRecord),
+      truncated,
+      status: this.status(),
+    };
     for (const fn of this.listeners) fn(payload);
   }
 }

@@ -4,7 +4,10 @@ import type { EventPayload } from '../../../shared/contract/index.ts';
 import type { Engine } from './engine.ts';
 
 /** The renderer's commands over the engine; transports validate requests and responses. */
-export function engineHandlers(engine: Engine, onCheckProgress?: (p: EventPayload<'batches.checkProgress'>) => void): HandlerMap<typeof jobsCommands> {
+export function engineHandlers(
+  engine: Engine,
+  onCheckProgress?: (p: EventPayload<'batches.checkProgress'>) => void,
+): HandlerMap<typeof jobsCommands> {
   return {
     'batches.start': (req) => engine.startBatch(req),
     'batches.check': (req) => engine.checkBatch(req, onCheckProgress),

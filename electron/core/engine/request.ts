@@ -1,17 +1,39 @@
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { imageSize } from 'image-size';
-import { isLocalPath, validateRequest, type Encoding, type Field, type ToolEntry } from '../../../shared/catalogue/index.ts';
+import {
+  isLocalPath,
+  validateRequest,
+  type Encoding,
+  type Field,
+  type ToolEntry,
+} from '../../../shared/catalogue/index.ts';
 import { ApiError, type InvalidParam } from '../api/client.ts';
 import type { ToolClient } from '../api/tools.ts';
 import { checkBytes, inputCheckOf, type InputCheck } from '../batch/preflight.ts';
 import { fsErrorWords } from '../batch/fs-error.ts';
 import { inputGoneBad, uploadRefused } from '../queue/job-messages.ts';
 
-const MIME: Record<string, string> = { jpg: 'image/jpeg', jpeg: 'image/jpeg', jpe: 'image/jpeg', jfif: 'image/jpeg', png: 'image/png', webp: 'image/webp', mp4: 'video/mp4', mov: 'video/quicktime', mp3: 'audio/mpeg', wav: 'audio/wav' };
+const MIME: Record<string, string> = {
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  jpe: 'image/jpeg',
+  jfif: 'image/jpeg',
+  png: 'image/png',
+  webp: 'image/webp',
+  mp4: 'video/mp4',
+  mov: 'video/quicktime',
+  mp3: 'audio/mpeg',
+  wav: 'audio/wav',
+};
 export const mimeOf = (path: string) => MIME[extname(path).slice(1).toLowerCase()] ?? 'application/octet-stream';
 
-const IMAGE_MIME: Record<string, string> = { jpg: 'image/jpeg', png: 'image/png', webp: 'image/webp', gif: 'image/gif' };
+const IMAGE_MIME: Record<string, string> = {
+  jpg: 'image/jpeg',
+  png: 'image/png',
+  webp: 'image/webp',
+  gif: 'image/gif',
+};
 
 /**
  * The media type of a file's bytes: for an image its real format, not its name (a JPEG saved as
@@ -65,18 +87,26 @@ export const batchFieldOf = (tool: ToolEntry) => {
 
 type MediaField = Extract<Field, { kind: 'media' | 'mediaList' }>;
 
-
 /** Media fields of the body holding local paths (reference lists, keyframes), beside the batch field. */
 export function localMediaFields(tool: ToolEntry, params: Record<string, unknown>): MediaField[] {
-  return tool.fields.filter((f): f is MediaField => (f.kind === 'media' || f.kind === 'mediaList') && f.in !== 'path' && (
-    f.kind === 'media' ? isLocalPath(params[f.name]) : Array.isArray(params[f.name]) && (params[f.name] as unknown[]).some(isLocalPath)));
+  return tool.fields.filter(
+    (f): f is MediaField =>
+      (f.kind === 'media' || f.kind === 'mediaList') &&
+      f.in !== 'path' &&
+      (f.kind === 'media'
+        ? isLocalPath(params[f.name])
+        : Array.isArray(params[f.name]) && (params[f.name] as unknown[]).some(isLocalPath)),
+  );
 }
 
 /** The parameters with every local path replaced by a stand-in of the field's encoding, for validation. */
 export function withPlaceholders(tool: ToolEntry, params: Record<string, unknown>): Record<string, unknown> {
   const out = { ...params };
   for (const f of localMediaFields(tool, params)) {
-    out[f.name] = f.kind === 'media' ? placeholderFor(f) : (out[f.name] as unknown[]).map((x) => (isLocalPath(x) ? placeholderFor(f) : x));
+    out[f.name] =
+      f.kind === 'media'
+        ? placeholderFor(f)
+        : (out[f.name] as unknown[]).map((x) => (isLocalPath(x) ? placeholderFor(f) : x));
   }
   return out;
 }
@@ -88,36 +118,67 @@ export function localFileProblem(tool: ToolEntry, field: MediaField, canUpload: 
   return `${tool.title} takes ${field.name} only as ${how}; a local file cannot be sent to the live service`;
 }
 
-async function encodeLocal(tool: ToolEntry, field: MediaField, path: string, client: ToolClient, canUpload: boolean, check?: InputCheck, sending?: (bytes: Buffer) => void): Promise<string> {
+async function encodeLocal(
+  tool: ToolEntry,
+  field: MediaField,
+  path: string,
+  client: ToolClient,
+  canUpload: boolean,
+  check?: InputCheck,
+  sending?: (bytes: Buffer) => void,
+): Promise<string> {
   let bytes: Buffer;
   try {
     bytes = await readFile(path);
   } catch (err) {
-    throw new PreflightError(inputGoneBad(path, `could not be read (${fsErrorWords(err)})`), [{ field: field.name, reason: `${path} could not be read (${fsErrorWords(err)})` }]);
+    throw new PreflightError(inputGoneBad(path, `could not be read (${fsErrorWords(err)})`), [
+      { field: field.name, reason: `${path} could not be read (${fsErrorWords(err)})` },
+    ]);
   }
   // Checked when queued, and again on the very bytes sent: the file may have changed since (a
   // sync still writing it, a new version saved over it), and a task that cannot succeed is paid.
   const changed = check ? await checkBytes(check, bytes) : null;
-  if (changed) throw new PreflightError(inputGoneBad(path, `${changed} (checked again before sending)`), [{ field: field.name, reason: `${path} ${changed}` }]);
+  if (changed)
+    throw new PreflightError(inputGoneBad(path, `${changed} (checked again before sending)`), [
+      { field: field.name, reason: `${path} ${changed}` },
+    ]);
   sending?.(bytes);
   const enc = localEncoding(field, canUpload);
   if (enc === 'base64') return bytes.toString('base64');
   if (enc === 'dataUri') return `data:${mimeOfContent(path, bytes)};base64,${bytes.toString('base64')}`;
   if (enc === 'url') {
-    const up = await client.api.upload<{ id: string; url: string }>('/__sandbox/uploads', bytes, mimeOfContent(path, bytes)).catch((err: unknown) => {
-      // Sending the same bytes again gets the same answer (too large, empty): the job fails, naming
-      // the file. Anything else (unreachable, busy, 408/429, 5xx) is thrown on, and the job waits.
-      if (err instanceof ApiError && err.kind === 'http' && err.status! >= 400 && err.status! < 500 && err.status !== 408 && err.status !== 429) {
-        throw new PreflightError(uploadRefused(path, err), [{ field: field.name, reason: `${path}: its upload was refused (HTTP ${err.describe()})` }]);
-      }
-      throw err;
-    });
+    const up = await client.api
+      .upload<{ id: string; url: string }>('/__sandbox/uploads', bytes, mimeOfContent(path, bytes))
+      .catch((err: unknown) => {
+        // Sending the same bytes again gets the same answer (too large, empty): the job fails, naming
+        // the file. Anything else (unreachable, busy, 408/429, 5xx) is thrown on, and the job waits.
+        if (
+          err instanceof ApiError &&
+          err.kind === 'http' &&
+          err.status! >= 400 &&
+          err.status! < 500 &&
+          err.status !== 408 &&
+          err.status !== 429
+        ) {
+          throw new PreflightError(uploadRefused(path, err), [
+            { field: field.name, reason: `${path}: its upload was refused (HTTP ${err.describe()})` },
+          ]);
+        }
+        throw err;
+      });
     // A reference video travels as the uploaded-file id where the field takes one (as the
     // production service would have it); other fields get the Sandbox's loopback URL.
-    return field.kind === 'mediaList' && field.encodings.includes('upload') && up.id.startsWith('upl_vid_') ? up.id : up.url;
+    return field.kind === 'mediaList' && field.encodings.includes('upload') && up.id.startsWith('upl_vid_')
+      ? up.id
+      : up.url;
   }
   const problem = localFileProblem(tool, field, canUpload)!;
-  throw new PreflightError(problem, [{ field: field.name, reason: field.encodings.includes('upload') ? 'must be an HTTPS URL or an upl_vid_ id' : 'must be an HTTPS URL' }]);
+  throw new PreflightError(problem, [
+    {
+      field: field.name,
+      reason: field.encodings.includes('upload') ? 'must be an HTTPS URL or an upl_vid_ id' : 'must be an HTTPS URL',
+    },
+  ]);
 }
 
 /**
@@ -126,20 +187,42 @@ async function encodeLocal(tool: ToolEntry, field: MediaField, path: string, cli
  * Local paths in other media fields (reference lists, keyframes) are encoded the same way.
  * `sending` sees the input's bytes as read (once) for the request.
  */
-export async function buildParams(tool: ToolEntry, params: Record<string, unknown>, inputPath: string | null, client: ToolClient, canUpload: boolean, sending?: (bytes: Buffer) => void): Promise<Record<string, unknown>> {
+export async function buildParams(
+  tool: ToolEntry,
+  params: Record<string, unknown>,
+  inputPath: string | null,
+  client: ToolClient,
+  canUpload: boolean,
+  sending?: (bytes: Buffer) => void,
+): Promise<Record<string, unknown>> {
   const out = { ...params };
   for (const f of localMediaFields(tool, out)) {
     const v = out[f.name];
-    out[f.name] = f.kind === 'media'
-      ? await encodeLocal(tool, f, v as string, client, canUpload)
-      : await Promise.all((v as unknown[]).map((x) => (isLocalPath(x) ? encodeLocal(tool, f, x, client, canUpload) : x)));
+    out[f.name] =
+      f.kind === 'media'
+        ? await encodeLocal(tool, f, v as string, client, canUpload)
+        : await Promise.all(
+            (v as unknown[]).map((x) => (isLocalPath(x) ? encodeLocal(tool, f, x, client, canUpload) : x)),
+          );
   }
   const field = batchFieldOf(tool);
   if (inputPath && field) {
-    const value = await encodeLocal(tool, field, inputPath, client, canUpload, inputCheckOf(tool) ?? undefined, sending);
+    const value = await encodeLocal(
+      tool,
+      field,
+      inputPath,
+      client,
+      canUpload,
+      inputCheckOf(tool) ?? undefined,
+      sending,
+    );
     out[field.name] = field.kind === 'mediaList' ? [value] : value;
   }
   const v = validateRequest(tool, out);
-  if (!v.ok) throw new PreflightError(`the request is not valid: ${v.invalid.map((p) => `${p.field} ${p.reason}`).join('; ')}`, v.invalid);
+  if (!v.ok)
+    throw new PreflightError(
+      `the request is not valid: ${v.invalid.map((p) => `${p.field} ${p.reason}`).join('; ')}`,
+      v.invalid,
+    );
   return out;
 }

@@ -2,7 +2,18 @@ import { ensureFolder } from '../output-folder.ts';
 import { dirname, join } from 'node:path';
 import { getTool } from '../../../shared/catalogue/index.ts';
 import type { GeneratedItem, ToolClient } from '../api/tools.ts';
-import { downloadToPart, exists, ExpiredUrlError, placeWithoutOverwrite, removeQuietly, sameFile, sizeOf, TransientDownloadError, writeTextPart, waitForRenewedLinks } from '../downloads/download.ts';
+import {
+  downloadToPart,
+  exists,
+  ExpiredUrlError,
+  placeWithoutOverwrite,
+  removeQuietly,
+  sameFile,
+  sizeOf,
+  TransientDownloadError,
+  writeTextPart,
+  waitForRenewedLinks,
+} from '../downloads/download.ts';
 import { extensionOf, outputDirOf, partPathOf, renderName, stemOf, withCollisionSuffix } from '../downloads/naming.ts';
 import { sameFileKey } from '../../../shared/file-names.ts';
 import type { JobRow, JobStore } from '../queue/store.ts';
@@ -16,10 +27,11 @@ export class JobMovedError extends Error {
   override name = 'JobMovedError';
 }
 
-const sleep = (ms: number, signal?: AbortSignal) => new Promise<void>((resolve) => {
-  const t = setTimeout(resolve, ms);
-  signal?.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
-});
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+  });
 
 export interface FetchDeps {
   store: JobStore;
@@ -89,7 +101,14 @@ async function plan(job: JobRow, items: GeneratedItem[], store: JobStore): Promi
   const planned: string[] = [];
   for (let i = 0; i < items.length; i++) {
     const ext = extensionOf(tool.result === 'text' ? null : urlOf(items[i]), typeOf(items[i]), tool.result);
-    const base = join(dir, renderName(job.snapshot.namingTemplate, { name, tool: job.tool, ext, batch: job.batchId, date: new Date(job.createdAt) }, i));
+    const base = join(
+      dir,
+      renderName(
+        job.snapshot.namingTemplate,
+        { name, tool: job.tool, ext, batch: job.batchId, date: new Date(job.createdAt) },
+        i,
+      ),
+    );
     for (let k = 1; ; k++) {
       const p = withCollisionSuffix(base, k);
       if (planned.some((q) => sameFileKey(q) === sameFileKey(p)) || (holder(p) ?? job.id) !== job.id) continue;
@@ -134,7 +153,12 @@ async function fetchHeld(job: JobRow, deps: FetchDeps): Promise<string[]> {
     if (!(await write(() => store.patch(job.id, 'downloading', { generated: items })))) throw new JobMovedError();
   }
   // A resumed job keeps its names (its part file is there), unless a job running now holds one.
-  let planned = job.planned && job.planned.length === (tool.result === 'text' ? 1 : items.length) && hold(job.id, job.planned.slice(job.outputs.length)) ? job.planned : null;
+  let planned =
+    job.planned &&
+    job.planned.length === (tool.result === 'text' ? 1 : items.length) &&
+    hold(job.id, job.planned.slice(job.outputs.length))
+      ? job.planned
+      : null;
   // A name planned just now did not exist a moment ago: no earlier run can have placed a part there.
   const fresh = !planned;
   if (!planned) {
@@ -151,7 +175,8 @@ async function fetchHeld(job: JobRow, deps: FetchDeps): Promise<string[]> {
     const placed = fresh ? null : await placedAs(part, base);
     if (placed) {
       // The last run placed this file but died before recording it.
-      if (!(await write(() => store.patch(job.id, 'downloading', { outputs: [...outputs, placed] })))) throw new JobMovedError();
+      if (!(await write(() => store.patch(job.id, 'downloading', { outputs: [...outputs, placed] }))))
+        throw new JobMovedError();
       outputs.push(placed);
       await removeQuietly(part);
       continue;
@@ -188,7 +213,13 @@ async function placedAs(part: string, base: string): Promise<string | null> {
 export const DEFAULT_RESULT_LIFETIME_MS = 24 * 3_600_000;
 const keptUntil = (job: JobRow) => job.expiresAt ?? (job.submittedAt ?? job.createdAt) + DEFAULT_RESULT_LIFETIME_MS;
 
-async function downloadWithRetries(job: JobRow, i: number, items: GeneratedItem[], part: string, deps: FetchDeps): Promise<GeneratedItem[]> {
+async function downloadWithRetries(
+  job: JobRow,
+  i: number,
+  items: GeneratedItem[],
+  part: string,
+  deps: FetchDeps,
+): Promise<GeneratedItem[]> {
   let lastError: Error | null = null;
   const waitUntil = deps.expiredPatienceMs !== undefined ? Date.now() + deps.expiredPatienceMs : keptUntil(job);
   let expiredRounds = 0;
@@ -211,7 +242,8 @@ async function downloadWithRetries(job: JobRow, i: number, items: GeneratedItem[
         attempt--;
         if (env.generated?.length && urlOf(env.generated[i] ?? '') !== urlOf(items[i])) {
           items = env.generated;
-          if (!(await (deps.write ?? writeNow)(() => deps.store.patch(job.id, 'downloading', { generated: items })))) throw new JobMovedError();
+          if (!(await (deps.write ?? writeNow)(() => deps.store.patch(job.id, 'downloading', { generated: items }))))
+            throw new JobMovedError();
           continue;
         }
         rounds--;

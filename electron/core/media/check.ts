@@ -12,7 +12,15 @@
  * that cannot be probed gets probe: null and an error with rule 'probe'; rules that span several
  * sources (count, combined duration, mentions, keyframes, prompt) sit in the top-level errors.
  */
-import { checkImage, frameFields, validateReferences, type Family, type Probe, type ProbeSummary, type RuleId } from '../../../shared/validation/references.ts';
+import {
+  checkImage,
+  frameFields,
+  validateReferences,
+  type Family,
+  type Probe,
+  type ProbeSummary,
+  type RuleId,
+} from '../../../shared/validation/references.ts';
 import { ProbeError, probeSource } from './probe.ts';
 import { mapLimit } from '../../../shared/concurrency.ts';
 import { isInline, isLocalPath } from '../../../shared/catalogue/index.ts';
@@ -48,15 +56,22 @@ export interface CheckReport {
 /** Probing is I/O bound and references are few; a small limit keeps remote servers polite. */
 const CONCURRENCY = 3;
 
-
 const round = (n: number | null, digits: number) => (n === null ? null : Math.round(n * 10 ** digits) / 10 ** digits);
-const summary = (p: Probe): ReportProbe => ({ container: p.container, durationSec: round(p.durationSec, 3), fps: round(p.fps, 3), width: p.width, height: p.height, bytes: p.bytes });
+const summary = (p: Probe): ReportProbe => ({
+  container: p.container,
+  durationSec: round(p.durationSec, 3),
+  fps: round(p.fps, 3),
+  width: p.width,
+  height: p.height,
+  bytes: p.bytes,
+});
 
 /**
  * A value this machine can measure: a local path, an http(s) URL, or inline data (base64, a data:
  * URI) decoded here; not an upload id, whose bytes only the server has.
  */
-export const isProbeable = (v: unknown): v is string => typeof v === 'string' && (/^https?:\/\//i.test(v) || isLocalPath(v) || isInline(v));
+export const isProbeable = (v: unknown): v is string =>
+  typeof v === 'string' && (/^https?:\/\//i.test(v) || isLocalPath(v) || isInline(v));
 
 /** A source to probe, and what messages call it: a URL or path as given, inline data by where it sits. */
 export interface NamedSource {
@@ -65,11 +80,16 @@ export interface NamedSource {
 }
 
 /** `where` names the place of inline data in the request ('image', 'reference_images 2'); anything else is named as given. */
-export const named = (source: string, where: string): NamedSource => ({ source, name: isInline(source) ? `${where} (inline data)` : source });
+export const named = (source: string, where: string): NamedSource => ({
+  source,
+  name: isInline(source) ? `${where} (inline data)` : source,
+});
 
 /** The frames of a body (start and end frame) that can be probed here: URLs, local paths, inline data. */
 export function framesOf(family: Family, body: Record<string, unknown> = {}): (NamedSource & { field: string })[] {
-  return frameFields(family).flatMap((field) => (isProbeable(body[field]) ? [{ field, ...named(body[field] as string, field) }] : []));
+  return frameFields(family).flatMap((field) =>
+    isProbeable(body[field]) ? [{ field, ...named(body[field] as string, field) }] : [],
+  );
 }
 
 async function probeAll(sources: readonly NamedSource[]) {
@@ -77,7 +97,8 @@ async function probeAll(sources: readonly NamedSource[]) {
     try {
       return { source: name, probe: await probeSource(source, name) };
     } catch (err) {
-      const message = err instanceof ProbeError ? err.message : `${name}: ${err instanceof Error ? err.message : String(err)}`;
+      const message =
+        err instanceof ProbeError ? err.message : `${name}: ${err instanceof Error ? err.message : String(err)}`;
       return { source: name, error: { rule: 'probe' as const, message: `${message} (rule probe)` } };
     }
   });
@@ -88,13 +109,25 @@ async function checkFrames(family: Family, body: Record<string, unknown> | undef
   const frames = framesOf(family, body);
   const probed = await probeAll(frames);
   return probed.map((p, i) => {
-    const errors: ReportIssue[] = p.error ? [p.error] : checkImage(p.probe, family, { field: frames[i].field }).map((e) => ({ rule: e.rule, message: e.message }));
-    return { field: frames[i].field, source: p.source, ok: errors.length === 0, probe: p.probe ? summary(p.probe) : null, errors };
+    const errors: ReportIssue[] = p.error
+      ? [p.error]
+      : checkImage(p.probe, family, { field: frames[i].field }).map((e) => ({ rule: e.rule, message: e.message }));
+    return {
+      field: frames[i].field,
+      source: p.source,
+      ok: errors.length === 0,
+      probe: p.probe ? summary(p.probe) : null,
+      errors,
+    };
   });
 }
 
 /** `sources`: as given (inline data among them named by its place in the list), or named by the caller. */
-export async function checkReferences(opts: { family: Family; sources: readonly (string | NamedSource)[]; body?: Record<string, unknown> }): Promise<CheckReport> {
+export async function checkReferences(opts: {
+  family: Family;
+  sources: readonly (string | NamedSource)[];
+  body?: Record<string, unknown>;
+}): Promise<CheckReport> {
   const sources = opts.sources.map((s, i) => (typeof s === 'string' ? named(s, `reference ${i + 1}`) : s));
   const [probed, frames] = await Promise.all([probeAll(sources), checkFrames(opts.family, opts.body)]);
   const good: Probe[] = [];
@@ -125,5 +158,12 @@ export async function checkReferences(opts: { family: Family; sources: readonly 
     }
   }
   const warnings = result.warnings.map((w) => ({ rule: w.rule, message: w.message }));
-  return { ok: errors.length === 0 && references.every((r) => r.ok) && frames.every((f) => f.ok), family: opts.family, references, frames, errors, warnings };
+  return {
+    ok: errors.length === 0 && references.every((r) => r.ok) && frames.every((f) => f.ok),
+    family: opts.family,
+    references,
+    frames,
+    errors,
+    warnings,
+  };
 }

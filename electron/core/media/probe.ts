@@ -57,21 +57,34 @@ function sniff(b: Uint8Array): Sniffed {
     if (t === 'WEBP') return { kind: 'image' };
     if (t === 'AVI ') return { kind: 'otherVideo', container: 'avi' };
   }
-  if (b[0] === 0x1a && b[1] === 0x45 && b[2] === 0xdf && b[3] === 0xa3) return { kind: 'otherVideo', container: 'webm' };
+  if (b[0] === 0x1a && b[1] === 0x45 && b[2] === 0xdf && b[3] === 0xa3)
+    return { kind: 'otherVideo', container: 'webm' };
   if (b[0] === 0x47 && b.length > 188 && b[188] === 0x47) return { kind: 'otherVideo', container: 'mpegts' };
   if (ascii(b, 0, 3) === 'FLV') return { kind: 'otherVideo', container: 'flv' };
   return { kind: 'unknown' };
 }
 
 export async function probeSource(source: string, name = source): Promise<Probe> {
-  if (/^upl_vid_/.test(source)) throw new ProbeError('unsupported', name, `${name}: an uploaded-video id cannot be probed here; probe the file before uploading it`);
+  if (/^upl_vid_/.test(source))
+    throw new ProbeError(
+      'unsupported',
+      name,
+      `${name}: an uploaded-video id cannot be probed here; probe the file before uploading it`,
+    );
   const inline = isInline(source);
-  if (!inline && /^data:/i.test(source)) throw new ProbeError('unsupported', name, `${name}: a data: URI this app cannot read (it reads data:<type>;base64,...)`);
+  if (!inline && /^data:/i.test(source))
+    throw new ProbeError(
+      'unsupported',
+      name,
+      `${name}: a data: URI this app cannot read (it reads data:<type>;base64,...)`,
+    );
   const src = await openSource(source);
   // libvips reads only the header of a local file; other sources it reads from the bytes read here.
-  const file = inline || isUrl(source) ? undefined : source.toLowerCase().startsWith('file://') ? fileURLToPath(source) : source;
+  const file =
+    inline || isUrl(source) ? undefined : source.toLowerCase().startsWith('file://') ? fileURLToPath(source) : source;
   try {
-    if (src.size === 0) throw new ProbeError('truncated', name, `${name}: ${inline ? 'the data is empty' : 'the file is empty'}`);
+    if (src.size === 0)
+      throw new ProbeError('truncated', name, `${name}: ${inline ? 'the data is empty' : 'the file is empty'}`);
     const head = await src.read(0, HEAD_BYTES);
     const kind = sniff(head);
     switch (kind.kind) {
@@ -80,9 +93,22 @@ export async function probeSource(source: string, name = source): Promise<Probe>
       case 'image':
         return await probeImage(name, src, head, file);
       case 'otherVideo':
-        return { source: name, kind: 'video', container: kind.container, durationSec: null, fps: null, width: null, height: null, bytes: src.size };
+        return {
+          source: name,
+          kind: 'video',
+          container: kind.container,
+          durationSec: null,
+          fps: null,
+          width: null,
+          height: null,
+          bytes: src.size,
+        };
       default:
-        throw new ProbeError('unsupported', name, `${name}: not a video or image this app can read (neither MP4/MOV nor JPG/PNG/WebP)`);
+        throw new ProbeError(
+          'unsupported',
+          name,
+          `${name}: not a video or image this app can read (neither MP4/MOV nor JPG/PNG/WebP)`,
+        );
     }
   } finally {
     await src.close();
@@ -109,14 +135,23 @@ async function probeIso(source: string, src: ByteSource, head: Uint8Array): Prom
     if (info || parseError) break;
     pos = typeof next === 'number' && next > pos ? next : pos + chunk.length;
     if (pos >= src.size) break;
-    if (read > MAX_HEADER_BYTES) throw new ProbeError('invalid', source, `${source}: no complete moov box within ${MAX_HEADER_BYTES} bytes of header data`);
+    if (read > MAX_HEADER_BYTES)
+      throw new ProbeError(
+        'invalid',
+        source,
+        `${source}: no complete moov box within ${MAX_HEADER_BYTES} bytes of header data`,
+      );
     chunk = await src.read(pos, NEXT_CHUNK);
     if (chunk.length === 0) break;
   }
   const movie = info as Movie | null;
   if (!movie) {
     const why = parseError ? ` (${parseError})` : '';
-    throw new ProbeError('truncated', source, `${source}: truncated or damaged MP4/MOV: the moov box (the index) was not found or is incomplete${why}`);
+    throw new ProbeError(
+      'truncated',
+      source,
+      `${source}: truncated or damaged MP4/MOV: the moov box (the index) was not found or is incomplete${why}`,
+    );
   }
   // mp4box lists as video only the sample formats it knows; a QuickTime video track in ProRes or
   // Motion JPEG (what editors export) is a video track all the same, by its handler.
@@ -127,7 +162,12 @@ async function probeIso(source: string, src: ByteSource, head: Uint8Array): Prom
     // With the index first, a copy cut short still has a whole moov: only the samples it points
     // past the end of the file show it, and the service would fail on it after the task is paid for.
     const past = mediaEnd(file.moov?.traks ?? []) - src.size;
-    if (past > 0) throw new ProbeError('truncated', source, `${source}: truncated ${container.toUpperCase()}: its media data ends ${past} bytes past the end of the file (the copy was cut short; copy or export it again)`);
+    if (past > 0)
+      throw new ProbeError(
+        'truncated',
+        source,
+        `${source}: truncated ${container.toUpperCase()}: its media data ends ${past} bytes past the end of the file (the copy was cut short; copy or export it again)`,
+      );
   }
   let trackSec = vt.timescale > 0 ? vt.samples_duration / vt.timescale : 0;
   let samples = vt.nb_samples;
@@ -175,14 +215,24 @@ const WALK_WINDOW = 32 * 1024;
  * top-level boxes by their sizes: each moof is read (its tfhd and trun give the durations) and the
  * media data between them skipped. A box that runs past the end of the file is a truncated file.
  */
-async function sumFragments(source: string, src: ByteSource, trackId: number, trexDuration: number): Promise<{ ticks: number; samples: number }> {
+async function sumFragments(
+  source: string,
+  src: ByteSource,
+  trackId: number,
+  trexDuration: number,
+): Promise<{ ticks: number; samples: number }> {
   let window: Uint8Array = new Uint8Array(0);
   let windowAt = 0;
   let read = 0;
   const bytes = async (at: number, len: number): Promise<DataView> => {
     if (at < windowAt || at + len > windowAt + window.length) {
       read += Math.max(len, WALK_WINDOW);
-      if (read > MAX_FRAGMENT_WALK) throw new ProbeError('invalid', source, `${source}: a fragmented MP4 with more fragments than this app measures; its duration is unknown`);
+      if (read > MAX_FRAGMENT_WALK)
+        throw new ProbeError(
+          'invalid',
+          source,
+          `${source}: a fragmented MP4 with more fragments than this app measures; its duration is unknown`,
+        );
       window = await src.read(at, Math.max(len, WALK_WINDOW));
       windowAt = at;
     }
@@ -197,11 +247,18 @@ async function sumFragments(source: string, src: ByteSource, trackId: number, tr
     const type = String.fromCharCode(h.getUint8(4), h.getUint8(5), h.getUint8(6), h.getUint8(7));
     if (size === 1 && h.byteLength >= 16) size = Number(h.getBigUint64(8));
     else if (size === 0) size = src.size - pos;
-    if (size < 8) throw new ProbeError('invalid', source, `${source}: damaged MP4: a box of ${size} bytes at byte ${pos}`);
-    if (pos + size > src.size) throw new ProbeError('truncated', source, `${source}: truncated MP4: its ${type} box ends ${pos + size - src.size} bytes past the end of the file`);
+    if (size < 8)
+      throw new ProbeError('invalid', source, `${source}: damaged MP4: a box of ${size} bytes at byte ${pos}`);
+    if (pos + size > src.size)
+      throw new ProbeError(
+        'truncated',
+        source,
+        `${source}: truncated MP4: its ${type} box ends ${pos + size - src.size} bytes past the end of the file`,
+      );
     if (type === 'moof') {
       const moof = await bytes(pos, size);
-      if (moof.byteLength < size) throw new ProbeError('truncated', source, `${source}: truncated MP4: a fragment header is cut short`);
+      if (moof.byteLength < size)
+        throw new ProbeError('truncated', source, `${source}: truncated MP4: a fragment header is cut short`);
       const t = trafTicks(moof, 8, size, trackId, trexDuration);
       ticks += t.ticks;
       samples += t.samples;
@@ -222,7 +279,13 @@ function* children(v: DataView, from: number, to: number): Generator<[string, nu
 }
 
 /** Durations of one track's samples in one moof (ISO/IEC 14496-12 tfhd and trun). */
-function trafTicks(moof: DataView, from: number, to: number, trackId: number, trexDuration: number): { ticks: number; samples: number } {
+function trafTicks(
+  moof: DataView,
+  from: number,
+  to: number,
+  trackId: number,
+  trexDuration: number,
+): { ticks: number; samples: number } {
   let ticks = 0;
   let samples = 0;
   for (const [type, at, size] of children(moof, from, to)) {
@@ -259,7 +322,10 @@ async function probeImage(source: string, src: ByteSource, head: Uint8Array, fil
   const sharp = await loadSharp();
   const attempts: Array<() => Promise<Metadata>> = file
     ? [() => sharp(file).metadata()]
-    : [() => sharp(head).metadata(), async () => sharp(await src.read(0, Math.min(src.size, MAX_IMAGE_HEAD))).metadata()];
+    : [
+        () => sharp(head).metadata(),
+        async () => sharp(await src.read(0, Math.min(src.size, MAX_IMAGE_HEAD))).metadata(),
+      ];
   for (const attempt of attempts) {
     try {
       meta = await attempt();
@@ -270,10 +336,24 @@ async function probeImage(source: string, src: ByteSource, head: Uint8Array, fil
     if (src.size <= head.length) break;
   }
   if (!meta?.width || !meta.height || !meta.format) {
-    throw new ProbeError('invalid', source, `${source}: the image header cannot be read (${err instanceof Error ? err.message : 'no dimensions'})`);
+    throw new ProbeError(
+      'invalid',
+      source,
+      `${source}: the image header cannot be read (${err instanceof Error ? err.message : 'no dimensions'})`,
+    );
   }
   const format = String(meta.format);
-  return { source, kind: 'image', container: format, durationSec: null, fps: null, width: meta.width, height: meta.height, bytes: src.size, format };
+  return {
+    source,
+    kind: 'image',
+    container: format,
+    durationSec: null,
+    fps: null,
+    width: meta.width,
+    height: meta.height,
+    bytes: src.size,
+    format,
+  };
 }
 
 export type AudioContainer = 'mp3' | 'wav';
@@ -283,12 +363,18 @@ export type AudioContainer = 'mp3' | 'wav';
  * is refused before it is uploaded or paid for: MP3 (an ID3 tag, or an MPEG audio frame header)
  * or WAV (RIFF/WAVE); otherwise a short name of what it is, for the message.
  */
-export async function sniffAudio(source: string): Promise<{ ok: true; container: AudioContainer } | { ok: false; found: string }> {
+export async function sniffAudio(
+  source: string,
+): Promise<{ ok: true; container: AudioContainer } | { ok: false; found: string }> {
   const src = await openSource(source);
   try {
     if (src.size === 0) return { ok: false, found: 'an empty file' };
     const b = await src.read(0, 64);
-    if (ascii(b, 0, 3) === 'ID3' || (b[0] === 0xff && (b[1] & 0xe0) === 0xe0 && (b[1] & 0x18) !== 0x08 && (b[1] & 0x06) !== 0)) return { ok: true, container: 'mp3' };
+    if (
+      ascii(b, 0, 3) === 'ID3' ||
+      (b[0] === 0xff && (b[1] & 0xe0) === 0xe0 && (b[1] & 0x18) !== 0x08 && (b[1] & 0x06) !== 0)
+    )
+      return { ok: true, container: 'mp3' };
     if (ascii(b, 0, 4) === 'RIFF' && ascii(b, 8, 12) === 'WAVE') return { ok: true, container: 'wav' };
     if (ascii(b, 0, 4) === 'fLaC') return { ok: false, found: 'FLAC audio' };
     if (ascii(b, 0, 4) === 'OggS') return { ok: false, found: 'Ogg audio' };

@@ -45,7 +45,8 @@ const LOOPBACK_HTTP = /^http:\/\/(127\.0\.0\.1|localhost|\[::1\])(:\d+)?\//i;
 export const isUrl = (s: string) => /^[a-z][a-z0-9+.-]*:\/\//i.test(s) && !s.toLowerCase().startsWith('file://');
 
 /** The bytes of a value given inline; null for anything else. */
-export const inlineBytes = (value: string): Buffer | null => (isInline(value) ? Buffer.from(value.replace(/^data:[^,]*;base64,/i, ''), 'base64') : null);
+export const inlineBytes = (value: string): Buffer | null =>
+  isInline(value) ? Buffer.from(value.replace(/^data:[^,]*;base64,/i, ''), 'base64') : null;
 
 function memorySource(bytes: Uint8Array): ByteSource {
   const src: ByteSource = {
@@ -87,7 +88,11 @@ async function openFile(path: string): Promise<ByteSource> {
   } catch (err) {
     if (err instanceof ProbeError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
-    throw new ProbeError('unreachable', path, `${path}: cannot open (${code === 'ENOENT' ? 'no such file' : code ?? String(err)})`);
+    throw new ProbeError(
+      'unreachable',
+      path,
+      `${path}: cannot open (${code === 'ENOENT' ? 'no such file' : (code ?? String(err))})`,
+    );
   }
   const src: ByteSource = {
     size,
@@ -112,21 +117,37 @@ interface RangeResponse {
 async function rangeGet(url: string, start: number, end: number): Promise<RangeResponse> {
   let res: Response;
   try {
-    res = await fetch(url, { headers: { Range: `bytes=${start}-${end}` }, redirect: 'follow', signal: AbortSignal.timeout(HTTP_TIMEOUT_MS) });
+    res = await fetch(url, {
+      headers: { Range: `bytes=${start}-${end}` },
+      redirect: 'follow',
+      signal: AbortSignal.timeout(HTTP_TIMEOUT_MS),
+    });
   } catch (err) {
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-    throw new ProbeError('unreachable', url, `${url}: unreachable (${cause?.code ?? cause?.message ?? (err as Error).message})`);
+    throw new ProbeError(
+      'unreachable',
+      url,
+      `${url}: unreachable (${cause?.code ?? cause?.message ?? (err as Error).message})`,
+    );
   }
   const want = end - start + 1;
   if (res.status === 206) {
     const m = /^bytes\s+(\d+)-(\d+)\/(\d+|\*)$/i.exec(res.headers.get('content-range') ?? '');
     if (!m || m[3] === '*') {
       await res.body?.cancel();
-      throw new ProbeError('no-range', url, `${url}: the server's partial response has no total size in Content-Range, so the file size cannot be checked`);
+      throw new ProbeError(
+        'no-range',
+        url,
+        `${url}: the server's partial response has no total size in Content-Range, so the file size cannot be checked`,
+      );
     }
     if (Number(m[1]) !== start) {
       await res.body?.cancel();
-      throw new ProbeError('no-range', url, `${url}: the server answered bytes ${m[1]}- for a request starting at ${start}`);
+      throw new ProbeError(
+        'no-range',
+        url,
+        `${url}: the server answered bytes ${m[1]}- for a request starting at ${start}`,
+      );
     }
     return { bytes: await readCapped(res, want), size: Number(m[3]) };
   }
@@ -135,10 +156,15 @@ async function rangeGet(url: string, start: number, end: number): Promise<RangeR
     const len = Number(res.headers.get('content-length') ?? NaN);
     if (start === 0 && Number.isFinite(len) && len <= want) return { bytes: await readCapped(res, want), size: len };
     await res.body?.cancel();
-    throw new ProbeError('no-range', url, `${url}: the server does not support Range requests (it answered 200 with the whole file), so it cannot be probed without downloading it`);
+    throw new ProbeError(
+      'no-range',
+      url,
+      `${url}: the server does not support Range requests (it answered 200 with the whole file), so it cannot be probed without downloading it`,
+    );
   }
   await res.body?.cancel();
-  if (res.status === 416) throw new ProbeError('truncated', url, `${url}: the server has no bytes at offset ${start} (HTTP 416)`);
+  if (res.status === 416)
+    throw new ProbeError('truncated', url, `${url}: the server has no bytes at offset ${start} (HTTP 416)`);
   throw new ProbeError('unreachable', url, `${url}: HTTP ${res.status} ${res.statusText}`.trim());
 }
 
@@ -169,7 +195,8 @@ async function openHttp(url: string): Promise<ByteSource> {
       const end = Math.min(start + length, src.size) - 1;
       if (end < start) return new Uint8Array(0);
       // The first read already holds the head: serve it again without another request.
-      if (start >= cache.start && end < cache.start + cache.bytes.length) return cache.bytes.subarray(start - cache.start, end - cache.start + 1);
+      if (start >= cache.start && end < cache.start + cache.bytes.length)
+        return cache.bytes.subarray(start - cache.start, end - cache.start + 1);
       const r = await rangeGet(url, start, end);
       src.bytesRead += r.bytes.length;
       return r.bytes;

@@ -3,7 +3,16 @@
  * as a compare-and-set on the stored state, so two processes (or a cancel racing a download) can
  * never both win.
  */
-export const JOB_STATES = ['queued', 'submitting', 'running', 'downloading', 'done', 'failed', 'canceled', 'needs_attention'] as const;
+export const JOB_STATES = [
+  'queued',
+  'submitting',
+  'running',
+  'downloading',
+  'done',
+  'failed',
+  'canceled',
+  'needs_attention',
+] as const;
 export type JobState = (typeof JOB_STATES)[number];
 
 const MOVES: Record<JobState, readonly JobState[]> = {
@@ -40,4 +49,13 @@ export { ATTENTION } from './job-messages.ts';
  * (an app quit, a CLI run stopped with Ctrl-C). Its work is free, so it is queued again by itself
  * rather than put to the user as a lost, paid task.
  */
-export const REQUEUE_FRESH = { error: null, invalid: null, taskId: null, attemptId: null, generated: null, planned: null, outputs: [] as string[], sandboxOf: null };
+export const REQUEUE_FRESH = {
+  error: null,
+  invalid: null,
+  taskId: null,
+  attemptId: null,
+  generated: null,
+  planned: null,
+  outputs: [] as string[],
+  sandboxOf: null,
+};

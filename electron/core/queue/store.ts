@@ -82,31 +82,87 @@ const COLUMN: Record<keyof JobPatch, { col: string; json: boolean }> = {
 };
 
 interface RawJob {
-  id: string; seq: number; batch_id: string; tool: string; state: string; input_path: string | null; rel_dir: string; out_dir: string;
-  params: string; snapshot: string; attempt_id: string | null; attempts: number; task_id: string | null; generated: string | null;
-  expires_at: number | null; planned: string | null; outputs: string; error: string | null; invalid: string | null;
-  next_poll_at: number | null; submitted_at: number | null; sandbox_of: string | null; created_at: number; updated_at: number;
+  id: string;
+  seq: number;
+  batch_id: string;
+  tool: string;
+  state: string;
+  input_path: string | null;
+  rel_dir: string;
+  out_dir: string;
+  params: string;
+  snapshot: string;
+  attempt_id: string | null;
+  attempts: number;
+  task_id: string | null;
+  generated: string | null;
+  expires_at: number | null;
+  planned: string | null;
+  outputs: string;
+  error: string | null;
+  invalid: string | null;
+  next_poll_at: number | null;
+  submitted_at: number | null;
+  sandbox_of: string | null;
+  created_at: number;
+  updated_at: number;
 }
 
 const parseJson = <T>(s: string | null, fallback: T): T => (s === null ? fallback : (JSON.parse(s) as T));
 
 function toRow(r: RawJob): JobRow {
   return {
-    id: r.id, seq: r.seq, batchId: r.batch_id, tool: r.tool, state: r.state as JobState, inputPath: r.input_path, relDir: r.rel_dir,
-    outDir: r.out_dir, params: JSON.parse(r.params), snapshot: JSON.parse(r.snapshot), attemptId: r.attempt_id, attempts: r.attempts,
-    taskId: r.task_id, generated: parseJson(r.generated, null), expiresAt: r.expires_at, planned: parseJson(r.planned, null),
-    outputs: JSON.parse(r.outputs), error: r.error, invalid: parseJson(r.invalid, []), nextPollAt: r.next_poll_at,
-    submittedAt: r.submitted_at, sandboxOf: r.sandbox_of, createdAt: r.created_at, updatedAt: r.updated_at,
+    id: r.id,
+    seq: r.seq,
+    batchId: r.batch_id,
+    tool: r.tool,
+    state: r.state as JobState,
+    inputPath: r.input_path,
+    relDir: r.rel_dir,
+    outDir: r.out_dir,
+    params: JSON.parse(r.params),
+    snapshot: JSON.parse(r.snapshot),
+    attemptId: r.attempt_id,
+    attempts: r.attempts,
+    taskId: r.task_id,
+    generated: parseJson(r.generated, null),
+    expiresAt: r.expires_at,
+    planned: parseJson(r.planned, null),
+    outputs: JSON.parse(r.outputs),
+    error: r.error,
+    invalid: parseJson(r.invalid, []),
+    nextPollAt: r.next_poll_at,
+    submittedAt: r.submitted_at,
+    sandboxOf: r.sandbox_of,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
   };
 }
 
 /** The public shape of a job (contract), derived from a row. */
 export function toJobRecord(j: JobRow): JobRecord {
-  const text = j.generated && j.tool === 'image-to-prompt' ? j.generated.map((g) => (typeof g === 'string' ? g : g.url)).join('\n') : null;
+  const text =
+    j.generated && j.tool === 'image-to-prompt'
+      ? j.generated.map((g) => (typeof g === 'string' ? g : g.url)).join('\n')
+      : null;
   return {
-    id: j.id, batchId: j.batchId, tool: j.tool, state: j.state, input: j.inputPath, relDir: j.relDir, outDir: j.outDir, params: j.params,
-    taskId: j.taskId, attempts: j.attempts, error: j.error, invalid: j.invalid, outputs: j.outputs, text, resultsExpireAt: j.expiresAt,
-    createdAt: j.createdAt, updatedAt: j.updatedAt,
+    id: j.id,
+    batchId: j.batchId,
+    tool: j.tool,
+    state: j.state,
+    input: j.inputPath,
+    relDir: j.relDir,
+    outDir: j.outDir,
+    params: j.params,
+    taskId: j.taskId,
+    attempts: j.attempts,
+    error: j.error,
+    invalid: j.invalid,
+    outputs: j.outputs,
+    text,
+    resultsExpireAt: j.expiresAt,
+    createdAt: j.createdAt,
+    updatedAt: j.updatedAt,
   };
 }
 
@@ -179,24 +235,42 @@ export class JobStore {
    */
   insertBatch(b: NewBatch): { inserted: NewJob[]; resumed: string[] } {
     const now = this.now();
-    return this.db.transaction(() => {
-      const inserted: NewJob[] = [];
-      const resumed: string[] = [];
-      for (const j of b.jobs) {
-        const open = j.inputPath === null ? null : this.openJobFor(b.tool, j.inputPath, b.outDir, b.backend ?? null);
-        if (open) resumed.push(open.id);
-        else inserted.push(j);
-      }
-      if (inserted.length === 0) return { inserted, resumed };
-      this.stmt('INSERT INTO batches (id, tool, out_dir, params, roots, backend, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
-        .run(b.id, b.tool, b.outDir, JSON.stringify(b.params), JSON.stringify(b.roots), b.backend ?? null, now);
-      const seq0 = (this.stmt('SELECT COALESCE(MAX(seq), 0) AS m FROM jobs').get() as { m: number }).m;
-      const ins = this.stmt(`INSERT INTO jobs (id, seq, batch_id, tool, state, input_path, rel_dir, out_dir, params, snapshot, created_at, updated_at)
+    return this.db
+      .transaction(() => {
+        const inserted: NewJob[] = [];
+        const resumed: string[] = [];
+        for (const j of b.jobs) {
+          const open = j.inputPath === null ? null : this.openJobFor(b.tool, j.inputPath, b.outDir, b.backend ?? null);
+          if (open) resumed.push(open.id);
+          else inserted.push(j);
+        }
+        if (inserted.length === 0) return { inserted, resumed };
+        this.stmt(
+          'INSERT INTO batches (id, tool, out_dir, params, roots, backend, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        ).run(b.id, b.tool, b.outDir, JSON.stringify(b.params), JSON.stringify(b.roots), b.backend ?? null, now);
+        const seq0 = (this.stmt('SELECT COALESCE(MAX(seq), 0) AS m FROM jobs').get() as { m: number }).m;
+        const ins = this
+          .stmt(`INSERT INTO jobs (id, seq, batch_id, tool, state, input_path, rel_dir, out_dir, params, snapshot, created_at, updated_at)
         VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)`);
-      const snap = JSON.stringify(b.snapshot);
-      inserted.forEach((j, i) => ins.run(j.id, seq0 + i + 1, b.id, b.tool, j.inputPath, j.relDir, b.outDir, JSON.stringify(j.params), snap, now, now));
-      return { inserted, resumed };
-    }).immediate();
+        const snap = JSON.stringify(b.snapshot);
+        inserted.forEach((j, i) =>
+          ins.run(
+            j.id,
+            seq0 + i + 1,
+            b.id,
+            b.tool,
+            j.inputPath,
+            j.relDir,
+            b.outDir,
+            JSON.stringify(j.params),
+            snap,
+            now,
+            now,
+          ),
+        );
+        return { inserted, resumed };
+      })
+      .immediate();
   }
 
   /** Folders the user pointed batches at (inputs) or wrote results to: the renderer may show media there. */
@@ -206,22 +280,45 @@ export class JobStore {
   }
 
   batch(id: string): BatchRecord | null {
-    const b = this.stmt('SELECT * FROM batches WHERE id = ?').get(id) as { id: string; tool: string; out_dir: string; params: string; backend: string | null; created_at: number } | undefined;
+    const b = this.stmt('SELECT * FROM batches WHERE id = ?').get(id) as
+      | { id: string; tool: string; out_dir: string; params: string; backend: string | null; created_at: number }
+      | undefined;
     if (!b) return null;
     const counts = Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>;
-    for (const r of this.stmt('SELECT state, COUNT(*) AS n FROM jobs WHERE batch_id = ? GROUP BY state').all(id) as { state: JobState; n: number }[]) counts[r.state] = r.n;
+    for (const r of this.stmt('SELECT state, COUNT(*) AS n FROM jobs WHERE batch_id = ? GROUP BY state').all(id) as {
+      state: JobState;
+      n: number;
+    }[])
+      counts[r.state] = r.n;
     const total = Object.values(counts).reduce((a, n) => a + n, 0);
     const settled = SETTLED_STATES.reduce((a, s) => a + counts[s], 0);
-    return { id: b.id, tool: b.tool, outDir: b.out_dir, params: JSON.parse(b.params), backend: b.backend, createdAt: b.created_at, total, counts, progress: total ? settled / total : 1, finished: settled === total };
+    return {
+      id: b.id,
+      tool: b.tool,
+      outDir: b.out_dir,
+      params: JSON.parse(b.params),
+      backend: b.backend,
+      createdAt: b.created_at,
+      total,
+      counts,
+      progress: total ? settled / total : 1,
+      finished: settled === total,
+    };
   }
 
   /** The backend a batch was started on (Backend.identity), without counting its jobs. */
   backendOf(batchId: string): string | null {
-    return (this.stmt('SELECT backend FROM batches WHERE id = ?').get(batchId) as { backend: string | null } | undefined)?.backend ?? null;
+    return (
+      (this.stmt('SELECT backend FROM batches WHERE id = ?').get(batchId) as { backend: string | null } | undefined)
+        ?.backend ?? null
+    );
   }
 
   batches(limit: number, offset: number): BatchRecord[] {
-    const ids = this.stmt('SELECT id FROM batches ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?').all(limit, offset) as { id: string }[];
+    const ids = this.stmt('SELECT id FROM batches ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?').all(
+      limit,
+      offset,
+    ) as { id: string }[];
     return ids.map((r) => this.batch(r.id)!);
   }
 
@@ -235,14 +332,18 @@ export class JobStore {
   /** A job by its id or an unambiguous prefix of it (the CLI prints 8 characters). */
   resolveId(idOrPrefix: string): string | null {
     if (!/^[0-9a-f-]{4,36}$/i.test(idOrPrefix)) return null;
-    const rows = this.stmt("SELECT id FROM jobs WHERE id LIKE ? || '%' LIMIT 2").all(idOrPrefix.toLowerCase()) as { id: string }[];
+    const rows = this.stmt("SELECT id FROM jobs WHERE id LIKE ? || '%' LIMIT 2").all(idOrPrefix.toLowerCase()) as {
+      id: string;
+    }[];
     return rows.length === 1 ? rows[0].id : null;
   }
 
   /** A batch by its id or a prefix of it: its id, or why not (none, or more than one starts so). */
   resolveBatchId(idOrPrefix: string): { id: string } | { none: true } | { ambiguous: true } {
     if (!/^[0-9a-f-]{1,36}$/i.test(idOrPrefix)) return { none: true };
-    const rows = this.stmt("SELECT id FROM batches WHERE id LIKE ? || '%' LIMIT 2").all(idOrPrefix.toLowerCase()) as { id: string }[];
+    const rows = this.stmt("SELECT id FROM batches WHERE id LIKE ? || '%' LIMIT 2").all(idOrPrefix.toLowerCase()) as {
+      id: string;
+    }[];
     return rows.length === 1 ? { id: rows[0].id } : rows.length ? { ambiguous: true } : { none: true };
   }
 
@@ -251,9 +352,10 @@ export class JobStore {
    * another backend is not followed: its jobs do not move here). Null backend: any.
    */
   openJobFor(tool: string, inputPath: string, outDir: string, backend: string | null = null): JobRow | null {
-    const r = this.stmt(`SELECT j.* FROM jobs j JOIN batches b ON b.id = j.batch_id WHERE j.tool = ? AND j.input_path = ? AND j.out_dir = ?
-      AND j.state IN (${OPEN_STATES.map(() => '?').join(',')}) AND (? IS NULL OR b.backend IS NULL OR b.backend = ?) ORDER BY j.seq DESC LIMIT 1`)
-      .get(tool, inputPath, outDir, ...OPEN_STATES, backend, backend) as RawJob | undefined;
+    const r = this.stmt(
+      `SELECT j.* FROM jobs j JOIN batches b ON b.id = j.batch_id WHERE j.tool = ? AND j.input_path = ? AND j.out_dir = ?
+      AND j.state IN (${OPEN_STATES.map(() => '?').join(',')}) AND (? IS NULL OR b.backend IS NULL OR b.backend = ?) ORDER BY j.seq DESC LIMIT 1`,
+    ).get(tool, inputPath, outDir, ...OPEN_STATES, backend, backend) as RawJob | undefined;
     return r ? toRow(r) : null;
   }
 
@@ -264,13 +366,18 @@ export class JobStore {
    */
   plannedBy(path: string, except: string): boolean {
     const forms = [path, path.normalize('NFC'), path.normalize('NFD')].map((p) => JSON.stringify(p));
-    return this.stmt("SELECT 1 FROM jobs WHERE id != ? AND state != 'done' AND planned IS NOT NULL AND (instr(lower(planned), lower(?)) > 0 OR instr(lower(planned), lower(?)) > 0 OR instr(lower(planned), lower(?)) > 0) LIMIT 1").get(except, ...forms) !== undefined;
+    return (
+      this.stmt(
+        "SELECT 1 FROM jobs WHERE id != ? AND state != 'done' AND planned IS NOT NULL AND (instr(lower(planned), lower(?)) > 0 OR instr(lower(planned), lower(?)) > 0 OR instr(lower(planned), lower(?)) > 0) LIMIT 1",
+      ).get(except, ...forms) !== undefined
+    );
   }
 
   /** Results of finished jobs of a tool into an output folder, both ways: what each input made, and who made each file. */
   doneOutputs(tool: string, outDir: string): DoneOutputs {
-    const rows = this.stmt("SELECT input_path AS input, outputs, input_size AS size, input_sha256 AS sha256 FROM jobs WHERE tool = ? AND out_dir = ? AND state = 'done' AND input_path IS NOT NULL ORDER BY seq")
-      .all(tool, outDir) as { input: string; outputs: string; size: number | null; sha256: string | null }[];
+    const rows = this.stmt(
+      "SELECT input_path AS input, outputs, input_size AS size, input_sha256 AS sha256 FROM jobs WHERE tool = ? AND out_dir = ? AND state = 'done' AND input_path IS NOT NULL ORDER BY seq",
+    ).all(tool, outDir) as { input: string; outputs: string; size: number | null; sha256: string | null }[];
     const byInput = new Map<string, string[]>();
     const byOutput = new Map<string, MadeFrom>();
     for (const r of rows) {
@@ -285,8 +392,9 @@ export class JobStore {
   resultsBelow(root: string): Map<string, string> {
     const prefix = root.endsWith(sep) ? root : root + sep;
     // Lengths counted by SQLite (characters), not by JS (UTF-16 units): an emoji in a path is one to SQLite, two to JS.
-    const rows = this.stmt("SELECT tool, outputs FROM jobs WHERE state = 'done' AND substr(out_dir, 1, length(?)) = ? AND length(out_dir) > length(?)")
-      .all(prefix, prefix, prefix) as { tool: string; outputs: string }[];
+    const rows = this.stmt(
+      "SELECT tool, outputs FROM jobs WHERE state = 'done' AND substr(out_dir, 1, length(?)) = ? AND length(out_dir) > length(?)",
+    ).all(prefix, prefix, prefix) as { tool: string; outputs: string }[];
     return new Map(rows.flatMap((r) => (JSON.parse(r.outputs) as string[]).map((o) => [o, r.tool] as const)));
   }
 
@@ -303,12 +411,18 @@ export class JobStore {
     }
     const w = where.length ? `WHERE ${where.join(' AND ')}` : '';
     const total = (this.stmt(`SELECT COUNT(*) AS n FROM jobs ${w}`).get(...args) as { n: number }).n;
-    const rows = this.stmt(`SELECT * FROM jobs ${w} ORDER BY seq LIMIT ? OFFSET ?`).all(...args, q.limit, q.offset) as RawJob[];
+    const rows = this.stmt(`SELECT * FROM jobs ${w} ORDER BY seq LIMIT ? OFFSET ?`).all(
+      ...args,
+      q.limit,
+      q.offset,
+    ) as RawJob[];
     return { jobs: rows.map(toRow), total };
   }
 
   inState(state: JobState, limit = 1_000_000): JobRow[] {
-    return (this.stmt('SELECT * FROM jobs WHERE state = ? ORDER BY seq LIMIT ?').all(state, limit) as RawJob[]).map(toRow);
+    return (this.stmt('SELECT * FROM jobs WHERE state = ? ORDER BY seq LIMIT ?').all(state, limit) as RawJob[]).map(
+      toRow,
+    );
   }
 
   /**
@@ -319,7 +433,10 @@ export class JobStore {
    */
   adoptUnowned(backend: string): number {
     // Also those recorded before the key was part of an identity: the same server's, now this key's.
-    return this.stmt('UPDATE batches SET backend = ? WHERE backend IS NULL OR backend = ?').run(backend, keylessIdentity(backend)).changes;
+    return this.stmt('UPDATE batches SET backend = ? WHERE backend IS NULL OR backend = ?').run(
+      backend,
+      keylessIdentity(backend),
+    ).changes;
   }
 
   /**
@@ -329,28 +446,43 @@ export class JobStore {
    */
   inStateFor(state: JobState, backend: string | null, limit = 1_000_000): JobRow[] {
     if (backend === null) return this.inState(state, limit);
-    return (this.stmt('SELECT j.* FROM jobs j JOIN batches b ON b.id = j.batch_id WHERE j.state = ? AND (b.backend IS NULL OR b.backend = ?) ORDER BY j.seq LIMIT ?')
-      .all(state, backend, limit) as RawJob[]).map(toRow);
+    return (
+      this.stmt(
+        'SELECT j.* FROM jobs j JOIN batches b ON b.id = j.batch_id WHERE j.state = ? AND (b.backend IS NULL OR b.backend = ?) ORDER BY j.seq LIMIT ?',
+      ).all(state, backend, limit) as RawJob[]
+    ).map(toRow);
   }
 
   byIds(ids: readonly string[]): JobRow[] {
     const out: JobRow[] = [];
     for (let i = 0; i < ids.length; i += 500) {
       const chunk = ids.slice(i, i + 500);
-      out.push(...(this.db.prepare(`SELECT * FROM jobs WHERE id IN (${chunk.map(() => '?').join(',')})`).all(...chunk) as RawJob[]).map(toRow));
+      out.push(
+        ...(
+          this.db
+            .prepare(`SELECT * FROM jobs WHERE id IN (${chunk.map(() => '?').join(',')})`)
+            .all(...chunk) as RawJob[]
+        ).map(toRow),
+      );
     }
     return out;
   }
 
   counts(): Record<JobState, number> {
     const counts = Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>;
-    for (const r of this.stmt('SELECT state, COUNT(*) AS n FROM jobs GROUP BY state').all() as { state: JobState; n: number }[]) counts[r.state] = r.n;
+    for (const r of this.stmt('SELECT state, COUNT(*) AS n FROM jobs GROUP BY state').all() as {
+      state: JobState;
+      n: number;
+    }[])
+      counts[r.state] = r.n;
     return counts;
   }
 
   /** Jobs holding a concurrency slot, per tool. */
   activeByTool(): Map<string, number> {
-    const rows = this.stmt("SELECT tool, COUNT(*) AS n FROM jobs WHERE state IN ('submitting', 'running', 'downloading') GROUP BY tool").all() as { tool: string; n: number }[];
+    const rows = this.stmt(
+      "SELECT tool, COUNT(*) AS n FROM jobs WHERE state IN ('submitting', 'running', 'downloading') GROUP BY tool",
+    ).all() as { tool: string; n: number }[];
     return new Map(rows.map((r) => [r.tool, r.n]));
   }
 
@@ -395,11 +527,16 @@ export class JobStore {
 
   setFlag(key: string, value: string | null): void {
     if (value === null) this.stmt('DELETE FROM queue_flags WHERE key = ?').run(key);
-    else this.stmt('INSERT INTO queue_flags (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value').run(key, value);
+    else
+      this.stmt(
+        'INSERT INTO queue_flags (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value',
+      ).run(key, value);
   }
 
   lease(): Lease | null {
-    return (this.stmt('SELECT owner, pid, host, heartbeat FROM queue_lease WHERE id = 1').get() as Lease | undefined) ?? null;
+    return (
+      (this.stmt('SELECT owner, pid, host, heartbeat FROM queue_lease WHERE id = 1').get() as Lease | undefined) ?? null
+    );
   }
 
   /**
@@ -408,15 +545,19 @@ export class JobStore {
    */
   tryLease(owner: string, staleMs: number): boolean {
     const host = hostname();
-    return this.db.transaction(() => {
-      const cur = this.lease();
-      const now = this.now();
-      const free = !cur || cur.owner === owner || now - cur.heartbeat > staleMs || (cur.host === host && !processAlive(cur.pid));
-      if (!free) return false;
-      this.stmt('INSERT INTO queue_lease (id, owner, pid, host, heartbeat) VALUES (1, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET owner = excluded.owner, pid = excluded.pid, host = excluded.host, heartbeat = excluded.heartbeat')
-        .run(owner, process.pid, host, now);
-      return true;
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        const cur = this.lease();
+        const now = this.now();
+        const free =
+          !cur || cur.owner === owner || now - cur.heartbeat > staleMs || (cur.host === host && !processAlive(cur.pid));
+        if (!free) return false;
+        this.stmt(
+          'INSERT INTO queue_lease (id, owner, pid, host, heartbeat) VALUES (1, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET owner = excluded.owner, pid = excluded.pid, host = excluded.host, heartbeat = excluded.heartbeat',
+        ).run(owner, process.pid, host, now);
+        return true;
+      })
+      .immediate();
   }
 
   releaseLease(owner: string): void {

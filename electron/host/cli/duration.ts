@@ -8,7 +8,8 @@ const MAX_MS = 2 ** 31 - 1;
 export function parseDuration(flag: string, raw: string): number {
   const m = /^(\d+(?:\.\d+)?)([smhd]?)$/.exec(raw.trim());
   const ms = m ? Math.round(Number(m[1]) * UNIT_MS[m[2] || 's']) : NaN;
-  if (!m || !(ms >= 1000)) throw new UsageError(`${flag} must be a duration of at least 1 second, such as 90s, 10m or 2h, got "${raw}"`);
+  if (!m || !(ms >= 1000))
+    throw new UsageError(`${flag} must be a duration of at least 1 second, such as 90s, 10m or 2h, got "${raw}"`);
   if (ms > MAX_MS) throw new UsageError(`${flag} must be at most 24 days, got "${raw}"`);
   return ms;
 }
@@ -17,7 +18,10 @@ export function parseDuration(flag: string, raw: string): number {
 const durationLabel = (raw: string): string => (/^\d+(\.\d+)?$/.test(raw.trim()) ? `${raw.trim()}s` : raw.trim());
 
 /** `--timeout`: stop following after `ms`; `label` is how the user wrote it. */
-export interface TimeLimit { ms: number; label: string }
+export interface TimeLimit {
+  ms: number;
+  label: string;
+}
 
 /** The `--timeout` of a command that follows work; `noWait` (follow nothing) contradicts it. */
 export function timeLimitOf(raw: string | undefined, noWait = false): TimeLimit | undefined {

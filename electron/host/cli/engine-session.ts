@@ -25,7 +25,9 @@ export async function openEngineSession(ctx: CliContext, o: { concurrency?: numb
     // The app's own default when Settings names no output folder: `run` without --out writes where a batch from the app would.
     settings: () => withDefaultOutputDir(services.settings.get(), ctx.env),
     concurrency: o.concurrency,
-    poll: ctx.env.MEDIADESK_POLL_MIN_MS ? { firstMs: Number(ctx.env.MEDIADESK_POLL_MIN_MS), minMs: Number(ctx.env.MEDIADESK_POLL_MIN_MS) } : undefined,
+    poll: ctx.env.MEDIADESK_POLL_MIN_MS
+      ? { firstMs: Number(ctx.env.MEDIADESK_POLL_MIN_MS), minMs: Number(ctx.env.MEDIADESK_POLL_MIN_MS) }
+      : undefined,
   });
   return {
     engine,
@@ -43,7 +45,17 @@ export type Counts = Record<JobState, number>;
  * engine left on one of them (waitingReason), null when none was.
  */
 export function countStates(engine: Engine, ids: readonly string[]): Counts & { waiting: string | null } {
-  const counts = { queued: 0, submitting: 0, running: 0, downloading: 0, done: 0, failed: 0, canceled: 0, needs_attention: 0, waiting: null } as Counts & { waiting: string | null };
+  const counts = {
+    queued: 0,
+    submitting: 0,
+    running: 0,
+    downloading: 0,
+    done: 0,
+    failed: 0,
+    canceled: 0,
+    needs_attention: 0,
+    waiting: null,
+  } as Counts & { waiting: string | null };
   for (const j of engine.jobRows(ids)) {
     counts[j.state]++;
     if (j.state === 'queued') counts.waiting = waitingReason(j.error) ?? counts.waiting;
@@ -73,12 +85,23 @@ export class Progress {
     // The note may quote the server (why a create was refused): escaped, it cannot break the bar's line.
     const note = oneLine(rawNote);
     const settled = settledOf(c);
-    const parts = [`${c.done} done`, c.failed && `${c.failed} failed`, c.needs_attention && `${c.needs_attention} need attention`, c.canceled && `${c.canceled} canceled`,
-      `${c.submitting + c.running} in flight`, c.downloading && `${c.downloading} downloading`, c.queued && `${c.queued} queued`].filter(Boolean).join(', ');
+    const parts = [
+      `${c.done} done`,
+      c.failed && `${c.failed} failed`,
+      c.needs_attention && `${c.needs_attention} need attention`,
+      c.canceled && `${c.canceled} canceled`,
+      `${c.submitting + c.running} in flight`,
+      c.downloading && `${c.downloading} downloading`,
+      c.queued && `${c.queued} queued`,
+    ]
+      .filter(Boolean)
+      .join(', ');
     if (this.redraw) {
       const width = Math.max(10, Math.min(40, (this.out.columns ?? 80) - 60));
       const filled = total ? Math.round((settled / total) * width) : width;
-      this.out.write(`\r\u001b[2K[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${settled}/${total} ${parts}${note ? ` (${note})` : ''}`);
+      this.out.write(
+        `\r\u001b[2K[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${settled}/${total} ${parts}${note ? ` (${note})` : ''}`,
+      );
       return;
     }
     const line = `progress ${settled}/${total}: ${parts}${note ? ` (${note})` : ''}`;
@@ -106,15 +129,26 @@ export function otherBackendNote(engine: Engine, mine: string | null, what: stri
 }
 
 /** Drives (or follows) the queue until every one of `ids` is settled. */
-export async function waitForJobs(engine: Engine, ids: readonly string[], progress: Progress, signal: AbortSignal): Promise<Counts> {
+export async function waitForJobs(
+  engine: Engine,
+  ids: readonly string[],
+  progress: Progress,
+  signal: AbortSignal,
+): Promise<Counts> {
   let counts = countStates(engine, ids);
   const mine = await engine.identity();
   while (settledOf(counts) < ids.length && !signal.aborted) {
     const st = engine.status();
     const other = engine.otherHolds();
     // A server that cannot be reached is not "rate limited": say what the last refused create met.
-    const waiting = counts.waiting ? `waiting to submit again: ${counts.waiting}` : st.rateLimitedUntil ? QUEUE_HELD_BACK : '';
-    const note = otherBackendNote(engine, mine, 'these jobs are') ?? (other ? 'another MediaDesk process is running the queue' : st.paused ? 'queue paused' : waiting);
+    const waiting = counts.waiting
+      ? `waiting to submit again: ${counts.waiting}`
+      : st.rateLimitedUntil
+        ? QUEUE_HELD_BACK
+        : '';
+    const note =
+      otherBackendNote(engine, mine, 'these jobs are') ??
+      (other ? 'another MediaDesk process is running the queue' : st.paused ? 'queue paused' : waiting);
     progress.update(counts, ids.length, note);
     await new Promise((r) => setTimeout(r, 200));
     counts = countStates(engine, ids);

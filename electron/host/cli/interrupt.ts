@@ -9,7 +9,12 @@
  * time is up, and `timedOut()` says which it was: a script that must not wait for a server that
  * cannot be reached gets its shell back, with its work still queued.
  */
-export function interruptible(o: { timeoutMs?: number } = {}): { signal: AbortSignal; timedOut(): boolean; by(): NodeJS.Signals | null; release(): void } {
+export function interruptible(o: { timeoutMs?: number } = {}): {
+  signal: AbortSignal;
+  timedOut(): boolean;
+  by(): NodeJS.Signals | null;
+  release(): void;
+} {
   const stop = new AbortController();
   following.add(stop);
   let timedOut = false;
@@ -29,10 +34,13 @@ export function interruptible(o: { timeoutMs?: number } = {}): { signal: AbortSi
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  const timer = o.timeoutMs === undefined ? undefined : setTimeout(() => {
-    timedOut = !stop.signal.aborted;
-    stop.abort();
-  }, o.timeoutMs);
+  const timer =
+    o.timeoutMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          timedOut = !stop.signal.aborted;
+          stop.abort();
+        }, o.timeoutMs);
   return {
     signal: stop.signal,
     timedOut: () => timedOut,

@@ -9,7 +9,8 @@ function distance(a: string, b: string): number {
   let row = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const next = [i];
-    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    for (let j = 1; j <= b.length; j++)
+      next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
     row = next;
   }
   return row[b.length];
@@ -17,14 +18,23 @@ function distance(a: string, b: string): number {
 
 /** The one name within two edits of `typed` (closest first), or null. */
 function closest(typed: string, names: string[]): string | null {
-  const scored = names.map((n) => [n, distance(typed.toLowerCase(), n)] as const).filter(([, d]) => d <= 2).sort((x, y) => x[1] - y[1]);
+  const scored = names
+    .map((n) => [n, distance(typed.toLowerCase(), n)] as const)
+    .filter(([, d]) => d <= 2)
+    .sort((x, y) => x[1] - y[1]);
   return scored[0]?.[0] ?? null;
 }
 
 async function help(): Promise<string> {
   const all = await Promise.all(COMMANDS.map((c) => c.load()));
   const width = Math.max(...all.map((c) => c.name.length));
-  return ['usage: mediadesk <command> [options]', '', ...all.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`), '', 'mediadesk <command> --help shows a command\'s options.'].join('\n');
+  return [
+    'usage: mediadesk <command> [options]',
+    '',
+    ...all.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    '',
+    "mediadesk <command> --help shows a command's options.",
+  ].join('\n');
 }
 
 export async function runCli(argv: string[], io: Partial<CliContext> = {}): Promise<number> {
@@ -44,8 +54,13 @@ export async function runCli(argv: string[], io: Partial<CliContext> = {}): Prom
   }
   const ref = COMMANDS.find((c) => c.name === name);
   if (!ref) {
-    const near = closest(name, COMMANDS.map((c) => c.name));
-    stderr.write(`mediadesk: unknown command "${oneLine(name)}" (${near ? `did you mean ${near}? ` : ''}try: ${COMMANDS.map((c) => c.name).join(', ')})\n`);
+    const near = closest(
+      name,
+      COMMANDS.map((c) => c.name),
+    );
+    stderr.write(
+      `mediadesk: unknown command "${oneLine(name)}" (${near ? `did you mean ${near}? ` : ''}try: ${COMMANDS.map((c) => c.name).join(', ')})\n`,
+    );
     return 2;
   }
   const cmd = await ref.load();
@@ -56,7 +71,14 @@ export async function runCli(argv: string[], io: Partial<CliContext> = {}): Prom
     return 0;
   }
   const env = io.env ?? process.env;
-  const ctx: CliContext = { argv: rest, stdin: io.stdin ?? process.stdin, stdout, stderr, env, home: io.home ?? dataHome(env) };
+  const ctx: CliContext = {
+    argv: rest,
+    stdin: io.stdin ?? process.stdin,
+    stdout,
+    stderr,
+    env,
+    home: io.home ?? dataHome(env),
+  };
   try {
     if (!ref.standalone) {
       checkApiEnv(env);

@@ -17,7 +17,13 @@ export interface CliServices {
 
 /** The same core services as the desktop app, over the same data folder. */
 export async function openCliServices(ctx: CliContext): Promise<CliServices> {
-  const core = await createCore({ home: ctx.home, host: 'cli', env: ctx.env, runQueue: false, startSandbox: () => startSandbox({ port: 0 }) });
+  const core = await createCore({
+    home: ctx.home,
+    host: 'cli',
+    env: ctx.env,
+    runQueue: false,
+    startSandbox: () => startSandbox({ port: 0 }),
+  });
   return {
     core,
     settings: core.settings,

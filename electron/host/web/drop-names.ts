@@ -28,7 +28,9 @@ export function storedName(name: string): { name: string } | { problem: string }
   const out = `${shortened(stem, MAX_NAME_BYTES - Buffer.byteLength(keep))}${keep}`;
   // Never the other way: a hidden name keeps its dot, and every system file's name is portable already.
   if (isIgnoredName(out) && !isIgnoredName(name)) {
-    return { problem: `"${name}" would be stored as "${out}", the name of a hidden or system file that batches pass over; rename it` };
+    return {
+      problem: `"${name}" would be stored as "${out}", the name of a hidden or system file that batches pass over; rename it`,
+    };
   }
   return { name: out };
 }
@@ -82,13 +84,19 @@ export class DropNames {
       const key = sameFileKey(candidate.join('/'));
       const holder = d.taken.get(key);
       // A file found on disk under this very name, not numbered, is taken for this path's, copied before.
-      const sentAgain = holder && (holder.original === null ? k === 1 && holder.stored === candidate.join('/') : holder.original === original);
+      const sentAgain =
+        holder &&
+        (holder.original === null ? k === 1 && holder.stored === candidate.join('/') : holder.original === original);
       if (sentAgain) {
         return { status: 409, message: 'a file of this path was already copied in this drop' };
       }
       if (holder === undefined) {
         const tooLong = windowsPathProblem(join(this.inbox, drop, ...candidate), this.platform);
-        if (tooLong) return { status: 400, message: `"${parts[parts.length - 1]}" cannot be stored: ${tooLong}; drop it from a folder with fewer or shorter folder names, or shorten its name` };
+        if (tooLong)
+          return {
+            status: 400,
+            message: `"${parts[parts.length - 1]}" cannot be stored: ${tooLong}; drop it from a folder with fewer or shorter folder names, or shorten its name`,
+          };
         d.taken.set(key, { original, stored: candidate.join('/') });
         d.copying++;
         return {

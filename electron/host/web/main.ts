@@ -26,7 +26,13 @@ const status = await host.core.backend.status();
 process.stdout.write(`data folder ${dataHome()}; backend: ${status.reason}\n`);
 // Said once, at start: the Settings screen names them too, but a host started from a script has only this.
 const { unreadable, ignored } = host.core.settings.fileState();
-if (unreadable) process.stderr.write(unreadableSettingsWarning(unreadable, 'using the default settings and leaving the file as it is until a setting is saved'));
+if (unreadable)
+  process.stderr.write(
+    unreadableSettingsWarning(
+      unreadable,
+      'using the default settings and leaving the file as it is until a setting is saved',
+    ),
+  );
 for (const i of ignored) process.stderr.write(ignoredSettingNote(i));
 
 let closing = false;

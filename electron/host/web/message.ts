@@ -19,7 +19,8 @@ export function readSocketRequest(raw: string): { request: SocketRequest } | { r
   } catch {
     return refuse('message is not JSON');
   }
-  if (!msg || typeof msg !== 'object' || Array.isArray(msg)) return refuse('message must be a JSON object {id, cmd, payload}');
+  if (!msg || typeof msg !== 'object' || Array.isArray(msg))
+    return refuse('message must be a JSON object {id, cmd, payload}');
   const { id, cmd, payload } = msg as Record<string, unknown>;
   if (typeof cmd !== 'string' || cmd === '') return refuse('message must name its command in "cmd" (a string)');
   const okId = typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
@@ -43,7 +44,9 @@ export function replyText(id: SocketRequest['id'], cmd: string, reply: Reply): s
     if (text.length <= MAX_REPLY_BYTES) return text;
     why = `is larger than ${MAX_REPLY_BYTES / 1024 / 1024} MB`;
   } catch (err) {
-    why = replyProblem(reply) ?? `could not be written as JSON (${err instanceof Error ? err.message.slice(0, 200) : 'unknown error'})`;
+    why =
+      replyProblem(reply) ??
+      `could not be written as JSON (${err instanceof Error ? err.message.slice(0, 200) : 'unknown error'})`;
   }
   return JSON.stringify({ id, ...unsendable(cmd, why) });
 }

@@ -68,7 +68,8 @@ function readCookie(header: string | undefined, name: string): string | undefine
 /** Why a dropped file could not be written: 409 when the drop's own files are in its way, 400 for a path too long for the disk. */
 function uploadError(e: unknown): Error {
   const code = (e as NodeJS.ErrnoException).code;
-  if (code === 'EEXIST') return Object.assign(new Error('a file of this path was already copied in this drop'), { statusCode: 409 });
+  if (code === 'EEXIST')
+    return Object.assign(new Error('a file of this path was already copied in this drop'), { statusCode: 409 });
   const status = code === 'ENOTDIR' || code === 'EISDIR' ? 409 : code === 'ENAMETOOLONG' ? 400 : 500;
   return Object.assign(new Error(fsWriteWords(e)), { statusCode: status });
 }
@@ -81,7 +82,8 @@ async function linkOnPath(base: string, parts: readonly string[]): Promise<strin
     try {
       if ((await lstat(path)).isSymbolicLink()) return path;
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ENOTDIR')
+        return null;
       throw e;
     }
   }
@@ -116,7 +118,9 @@ export async function startWebHost(o: WebHostOptions): Promise<RunningWebHost> {
   // A token in the query decides alone: a tab holding an old launch's token must hear 401 (and
   // say so) even when another tab has since set this launch's cookie.
   const authorized = (req: FastifyRequest<{ Querystring: { token?: string } }>) =>
-    req.query.token !== undefined ? sameToken(req.query.token, token) : sameToken(readCookie(req.headers.cookie, cookieName()), token);
+    req.query.token !== undefined
+      ? sameToken(req.query.token, token)
+      : sameToken(readCookie(req.headers.cookie, cookieName()), token);
 
   app.addHook('onSend', async (_req, reply, payload) => {
     reply.header('content-security-policy', webCsp(origin));
@@ -136,47 +140,62 @@ export async function startWebHost(o: WebHostOptions): Promise<RunningWebHost> {
     if (!allowedHosts().has(String(req.headers.host))) return reply.code(421).send({ message: 'wrong host' });
   });
 
-  app.get('/ws', {
-    websocket: true,
-    preValidation: async (req: FastifyRequest<{ Querystring: { token?: string } }>, reply: FastifyReply) => {
-      // A browser always sends Origin on a WebSocket, and it must be the page's own: http and the
-      // Host checked above. A page on another local port is same-site, so it carries the cookie;
-      // checked first, a foreign page hears the same refusal whatever token it tries.
-      if (req.headers.origin !== undefined && req.headers.origin !== `http://${req.headers.host}`) {
-        return reply.code(403).send({ message: 'cross-origin socket refused' });
-      }
-      if (!authorized(req)) return reply.code(401).send({ message: 'missing or wrong token' });
-    },
-  }, (socket) => {
-    const off = core.events.onAny((event, payload) => {
-      if (socket.readyState !== socket.OPEN) return;
-      // The bus's emitter is the core's own code: an event that cannot be written is dropped, said on stderr, never thrown into it.
-      const text = eventText(event, payload);
-      if (text === null) process.stderr.write(`mediadesk web: event "${event}" could not be sent to a page: its payload cannot be written as JSON\n`);
-      else socket.send(text);
-    });
-    socket.on('close', off);
-    // Each message is answered, whatever it holds: the dispatcher never rejects, and its reply is
-    // written by replyText, which never throws. The catch is the last guard: an exception here
-    // would be an unhandled rejection, and that ends the host.
-    socket.on('message', async (raw: Buffer) => {
-      let id: SocketRequest['id'] = null;
-      let cmd = '';
-      try {
-        const read = readSocketRequest(raw.toString('utf8'));
-        if ('refusal' in read) {
-          socket.send(JSON.stringify(read.refusal));
-          return;
+  app.get(
+    '/ws',
+    {
+      websocket: true,
+      preValidation: async (req: FastifyRequest<{ Querystring: { token?: string } }>, reply: FastifyReply) => {
+        // A browser always sends Origin on a WebSocket, and it must be the page's own: http and the
+        // Host checked above. A page on another local port is same-site, so it carries the cookie;
+        // checked first, a foreign page hears the same refusal whatever token it tries.
+        if (req.headers.origin !== undefined && req.headers.origin !== `http://${req.headers.host}`) {
+          return reply.code(403).send({ message: 'cross-origin socket refused' });
         }
-        ({ id, cmd } = read.request);
-        const reply = await core.dispatch(cmd, read.request.payload);
-        if (socket.readyState === socket.OPEN) socket.send(replyText(id, cmd, reply));
-      } catch (err) {
-        process.stderr.write(`mediadesk web: a message${cmd ? ` for ${JSON.stringify(cmd.slice(0, 80))}` : ''} failed: ${err instanceof Error ? err.message : String(err)}\n`);
-        if (socket.readyState === socket.OPEN) socket.send(replyText(id, cmd, { ok: false, error: { code: 'internal', message: 'the message could not be answered' } }));
-      }
-    });
-  });
+        if (!authorized(req)) return reply.code(401).send({ message: 'missing or wrong token' });
+      },
+    },
+    (socket) => {
+      const off = core.events.onAny((event, payload) => {
+        if (socket.readyState !== socket.OPEN) return;
+        // The bus's emitter is the core's own code: an event that cannot be written is dropped, said on stderr, never thrown into it.
+        const text = eventText(event, payload);
+        if (text === null)
+          process.stderr.write(
+            `mediadesk web: event "${event}" could not be sent to a page: its payload cannot be written as JSON\n`,
+          );
+        else socket.send(text);
+      });
+      socket.on('close', off);
+      // Each message is answered, whatever it holds: the dispatcher never rejects, and its reply is
+      // written by replyText, which never throws. The catch is the last guard: an exception here
+      // would be an unhandled rejection, and that ends the host.
+      socket.on('message', async (raw: Buffer) => {
+        let id: SocketRequest['id'] = null;
+        let cmd = '';
+        try {
+          const read = readSocketRequest(raw.toString('utf8'));
+          if ('refusal' in read) {
+            socket.send(JSON.stringify(read.refusal));
+            return;
+          }
+          ({ id, cmd } = read.request);
+          const reply = await core.dispatch(cmd, read.request.payload);
+          if (socket.readyState === socket.OPEN) socket.send(replyText(id, cmd, reply));
+        } catch (err) {
+          process.stderr.write(
+            `mediadesk web: a message${cmd ? ` for ${JSON.stringify(cmd.slice(0, 80))}` : ''} failed: ${err instanceof Error ? err.message : String(err)}\n`,
+          );
+          if (socket.readyState === socket.OPEN)
+            socket.send(
+              replyText(id, cmd, {
+                ok: false,
+                error: { code: 'internal', message: 'the message could not be answered' },
+              }),
+            );
+        }
+      });
+    },
+  );
 
   // Local media for <img>/<video>: the token rides in the query (tags cannot send headers), the
   // core's MediaGate decides which files, and @fastify/static answers Range requests for video.
@@ -202,56 +221,64 @@ export async function startWebHost(o: WebHostOptions): Promise<RunningWebHost> {
   await app.register(async (uploads) => {
     uploads.removeAllContentTypeParsers();
     uploads.addContentTypeParser('*', (_req, _payload, done) => done(null));
-    uploads.put('/upload', async (req: FastifyRequest<{ Querystring: { token?: string; drop?: string; rel?: string } }>, reply) => {
-      if (!sameToken(req.query.token, token)) return reply.code(401).send({ message: 'missing or wrong token' });
-      const drop = String(req.query.drop ?? '');
-      const rel = String(req.query.rel ?? '');
-      if (!/^[A-Za-z0-9_-]{6,64}$/.test(drop)) return reply.code(400).send({ message: 'drop must be 6 to 64 letters, digits, _ or -' });
-      const parts = rel.split(/[\\/]+/).filter(Boolean);
-      // The renderer names the file beside each message, so the messages do not repeat its path.
-      if (!parts.length || parts.some((p) => p === '..' || p === '.' || p.includes('\0'))) {
-        return reply.code(400).send({ message: 'not a relative file path inside the drop (a "." or ".." part, or no name)' });
-      }
-      const taken = dropNames.take(drop, parts);
-      if ('status' in taken) return reply.code(taken.status).send({ message: taken.message });
-      const dir = join(o.home, 'inbox', drop);
-      const dest = join(dir, ...taken.parts);
-      let out: WriteStream | undefined;
-      let created = false;
-      // Every folder of a drop is made here, never a link: one found on the way (put there by
-      // another program) would have the file, or the folders made for it, land outside the inbox.
-      let link: string | null;
-      try {
-        link = await linkOnPath(join(o.home, 'inbox'), [drop, ...taken.parts]);
-      } catch (e) {
-        taken.settle(false);
-        throw uploadError(e);
-      }
-      if (link !== null) {
-        taken.settle(false);
-        return reply.code(403).send({ message: `${link} is a link, and a dropped file is written only inside its drop's own folders: not written` });
-      }
-      try {
-        await mkdir(dirname(dest), { recursive: true }).catch((e: NodeJS.ErrnoException) => {
-          // A file where a folder of its path goes: not this path's file, which EEXIST says below.
-          throw e.code === 'EEXIST' ? Object.assign(e, { code: 'ENOTDIR' }) : e;
-        });
-        out = createWriteStream(dest, { flags: 'wx' });
-        out.once('open', () => (created = true));
-        await pipeline(req.raw, out);
-      } catch (e) {
-        // A part of a file is no file: the batch takes the drop's whole folder, so it would run it.
-        // A destroyed stream may still be opening (and then create the file): wait for it to close.
-        // EEXIST never opened: that file is another upload's, and stays.
-        const opening = out;
-        if (opening && !opening.closed) await new Promise<void>((done) => opening.once('close', () => done()));
-        if (created) await rm(dest, { force: true });
-        taken.settle(false);
-        throw uploadError(e);
-      }
-      taken.settle(true);
-      return { path: dest, folder: dir };
-    });
+    uploads.put(
+      '/upload',
+      async (req: FastifyRequest<{ Querystring: { token?: string; drop?: string; rel?: string } }>, reply) => {
+        if (!sameToken(req.query.token, token)) return reply.code(401).send({ message: 'missing or wrong token' });
+        const drop = String(req.query.drop ?? '');
+        const rel = String(req.query.rel ?? '');
+        if (!/^[A-Za-z0-9_-]{6,64}$/.test(drop))
+          return reply.code(400).send({ message: 'drop must be 6 to 64 letters, digits, _ or -' });
+        const parts = rel.split(/[\\/]+/).filter(Boolean);
+        // The renderer names the file beside each message, so the messages do not repeat its path.
+        if (!parts.length || parts.some((p) => p === '..' || p === '.' || p.includes('\0'))) {
+          return reply
+            .code(400)
+            .send({ message: 'not a relative file path inside the drop (a "." or ".." part, or no name)' });
+        }
+        const taken = dropNames.take(drop, parts);
+        if ('status' in taken) return reply.code(taken.status).send({ message: taken.message });
+        const dir = join(o.home, 'inbox', drop);
+        const dest = join(dir, ...taken.parts);
+        let out: WriteStream | undefined;
+        let created = false;
+        // Every folder of a drop is made here, never a link: one found on the way (put there by
+        // another program) would have the file, or the folders made for it, land outside the inbox.
+        let link: string | null;
+        try {
+          link = await linkOnPath(join(o.home, 'inbox'), [drop, ...taken.parts]);
+        } catch (e) {
+          taken.settle(false);
+          throw uploadError(e);
+        }
+        if (link !== null) {
+          taken.settle(false);
+          return reply.code(403).send({
+            message: `${link} is a link, and a dropped file is written only inside its drop's own folders: not written`,
+          });
+        }
+        try {
+          await mkdir(dirname(dest), { recursive: true }).catch((e: NodeJS.ErrnoException) => {
+            // A file where a folder of its path goes: not this path's file, which EEXIST says below.
+            throw e.code === 'EEXIST' ? Object.assign(e, { code: 'ENOTDIR' }) : e;
+          });
+          out = createWriteStream(dest, { flags: 'wx' });
+          out.once('open', () => (created = true));
+          await pipeline(req.raw, out);
+        } catch (e) {
+          // A part of a file is no file: the batch takes the drop's whole folder, so it would run it.
+          // A destroyed stream may still be opening (and then create the file): wait for it to close.
+          // EEXIST never opened: that file is another upload's, and stays.
+          const opening = out;
+          if (opening && !opening.closed) await new Promise<void>((done) => opening.once('close', () => done()));
+          if (created) await rm(dest, { force: true });
+          taken.settle(false);
+          throw uploadError(e);
+        }
+        taken.settle(true);
+        return { path: dest, folder: dir };
+      },
+    );
   });
 
   app.get('/healthz', async () => ({ ok: true, events: Object.keys(EVENTS).length }));
@@ -270,18 +297,33 @@ export async function startWebHost(o: WebHostOptions): Promise<RunningWebHost> {
         return false;
       }
     };
-    await app.register(fastifyStatic, { root: rendererDir, index: false, wildcard: false, serve: true, prefix: '/', decorateReply: false, allowedPath: insideRenderer });
+    await app.register(fastifyStatic, {
+      root: rendererDir,
+      index: false,
+      wildcard: false,
+      serve: true,
+      prefix: '/',
+      decorateReply: false,
+      allowedPath: insideRenderer,
+    });
   }
   app.get('/', async (req: FastifyRequest<{ Querystring: { token?: string } }>, reply) => {
     // The address holds the token: the browser's cache must not keep it.
     reply.header('cache-control', 'no-store');
     if (!authorized(req)) {
-      return reply.code(401).type('text/plain').send('MediaDesk: open the URL printed by `npm run web`; it carries this launch\'s token.\n');
+      return reply
+        .code(401)
+        .type('text/plain')
+        .send("MediaDesk: open the URL printed by `npm run web`; it carries this launch's token.\n");
     }
     if (sameToken(req.query.token, token)) {
       reply.header('set-cookie', `${cookieName()}=${token}; HttpOnly; SameSite=Strict; Path=/`);
     }
-    if (!hasRenderer) return reply.code(503).type('text/plain').send(`MediaDesk: the renderer is not built (${rendererDir}); run npm run build.\n`);
+    if (!hasRenderer)
+      return reply
+        .code(503)
+        .type('text/plain')
+        .send(`MediaDesk: the renderer is not built (${rendererDir}); run npm run build.\n`);
     return reply.sendFile('index.html', rendererDir, { cacheControl: false });
   });
 

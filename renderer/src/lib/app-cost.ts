@@ -4,7 +4,9 @@
  */
 export const UNKNOWN_COST = 'Cost unknown: the server will charge what this app costs.';
 
-export const credits = (cost: number | null): string => (cost === null ? 'cost unknown' : `${cost} credit${cost === 1 ? '' : 's'}`);
+export const credits = (cost: number | null): string =>
+  cost === null ? 'cost unknown' : `${cost} credit${cost === 1 ? '' : 's'}`;
 
 /** The button that spends them: a figure when there is one. */
-export const runFor = (verb: string, cost: number | null): string => (cost === null ? `${verb} (cost unknown)` : `${verb} for ${credits(cost)}`);
+export const runFor = (verb: string, cost: number | null): string =>
+  cost === null ? `${verb} (cost unknown)` : `${verb} for ${credits(cost)}`;

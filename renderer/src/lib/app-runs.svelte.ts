@@ -12,7 +12,9 @@ class AppRunsStore {
   start(): void {
     if (this.started) return;
     this.started = true;
-    call('apps.runs', { limit: 100 }).then((r) => r.runs.forEach((x) => this.upsert(x))).catch(() => {});
+    call('apps.runs', { limit: 100 })
+      .then((r) => r.runs.forEach((x) => this.upsert(x)))
+      .catch(() => {});
     on('apps.changed', (e) => e.runs.forEach((x) => this.upsert(x)));
   }
 

@@ -1,4 +1,15 @@
-import { NO_USER_ID_EMAIL, type AuditFacets, type AuditFilters, type AuditRow, type AuditSort, type AuditStatus, type AuditTimeline, type SyncErrorKind, type SyncProgress, type SyncReport } from '../../../shared/contract/audit.ts';
+import {
+  NO_USER_ID_EMAIL,
+  type AuditFacets,
+  type AuditFilters,
+  type AuditRow,
+  type AuditSort,
+  type AuditStatus,
+  type AuditTimeline,
+  type SyncErrorKind,
+  type SyncProgress,
+  type SyncReport,
+} from '../../../shared/contract/audit.ts';
 import { call, on, errorText } from './bridge.ts';
 import { adoptRunning } from './running.ts';
 import { rangeReversed } from '../../../shared/validation/dates.ts';
@@ -23,7 +34,18 @@ export interface FilterState {
   search: string;
 }
 
-export const emptyFilters = (): FilterState => ({ from: '', to: '', memberIds: [], noUserIdEmails: [], groupIds: [], folderRefs: [], eventTypes: [], requestId: '', correlationId: '', search: '' });
+export const emptyFilters = (): FilterState => ({
+  from: '',
+  to: '',
+  memberIds: [],
+  noUserIdEmails: [],
+  groupIds: [],
+  folderRefs: [],
+  eventTypes: [],
+  requestId: '',
+  correlationId: '',
+  search: '',
+});
 
 export function toFilters(f: FilterState): AuditFilters {
   const out: AuditFilters = {};
@@ -44,7 +66,10 @@ export function toFilters(f: FilterState): AuditFilters {
  * The member dimension of the filters as the facet's values: a user id's digits, or NO_USER_ID_EMAIL
  * and the e-mail of an actor without one. The facet list, the select and the chips share these.
  */
-export const chosenMembers = (f: FilterState): string[] => [...f.memberIds.map(String), ...f.noUserIdEmails.map((e) => NO_USER_ID_EMAIL + e)];
+export const chosenMembers = (f: FilterState): string[] => [
+  ...f.memberIds.map(String),
+  ...f.noUserIdEmails.map((e) => NO_USER_ID_EMAIL + e),
+];
 
 /** Puts the member filter to exactly `values` (facet values; unknown ones are left out). */
 export function chooseMembers(f: FilterState, values: readonly string[]): void {
@@ -69,24 +94,50 @@ export function memberText(value: string, entries: readonly MemberEntry[] | unde
 }
 
 /** A 403 or 429 from the last sync, phrased for the person who has to act on it. */
-export interface Blocker { kind: SyncErrorKind; title: string; text: string }
+export interface Blocker {
+  kind: SyncErrorKind;
+  title: string;
+  text: string;
+}
 
 export function blockerFor(kind: SyncErrorKind, message: string, retryAfter: string | null): Blocker | null {
   switch (kind) {
     case 'forbidden_role':
-      return { kind, title: 'Audit logs need a team admin or owner', text: 'The API key in use belongs to a team member. Ask an admin or owner of the team for a key with that role; the cached events below stay readable.' };
+      return {
+        kind,
+        title: 'Audit logs need a team admin or owner',
+        text: 'The API key in use belongs to a team member. Ask an admin or owner of the team for a key with that role; the cached events below stay readable.',
+      };
     case 'forbidden_plan':
-      return { kind, title: 'Your plan has no audit logs', text: 'Audit-log search is part of the Enterprise plan with audit logs enabled. Imported exports still work offline.' };
+      return {
+        kind,
+        title: 'Your plan has no audit logs',
+        text: 'Audit-log search is part of the Enterprise plan with audit logs enabled. Imported exports still work offline.',
+      };
     case 'forbidden_disabled':
-      return { kind, title: 'Audit logs are turned off for this team', text: 'An owner can enable audit logs in the team settings. Imported exports still work offline.' };
+      return {
+        kind,
+        title: 'Audit logs are turned off for this team',
+        text: 'An owner can enable audit logs in the team settings. Imported exports still work offline.',
+      };
     case 'forbidden':
       return { kind, title: 'The API refused the audit log (403)', text: message };
     case 'unauthorized':
       return { kind, title: 'The API key was not accepted (401)', text: 'Check the key in Settings.' };
     case 'rate_limited':
-      return { kind, title: 'The API asked us to slow down (429)', text: retryAfter ? `Sync is paused until ${fmtDateTime(retryAfter)} UTC; it continues from where it stopped.` : 'Try again in a moment; the sync continues from where it stopped.' };
+      return {
+        kind,
+        title: 'The API asked us to slow down (429)',
+        text: retryAfter
+          ? `Sync is paused until ${fmtDateTime(retryAfter)} UTC; it continues from where it stopped.`
+          : 'Try again in a moment; the sync continues from where it stopped.',
+      };
     case 'budget_exhausted':
-      return { kind, title: "Today's request budget is used up", text: 'The app never exceeds the daily audit request limit. The sync continues tomorrow (UTC) from where it stopped.' };
+      return {
+        kind,
+        title: "Today's request budget is used up",
+        text: 'The app never exceeds the daily audit request limit. The sync continues tomorrow (UTC) from where it stopped.',
+      };
     case 'server':
       return { kind, title: 'The API had a server error', text: message };
     case 'invalid':
@@ -271,7 +322,12 @@ export class AuditStore {
     const prev = this.cursors.get(p - 1);
     const req = prev ? { after: prev } : { offset: p * PAGE };
     try {
-      const res = await call('audit.query', { filters: this.apiFilters, sort: $state.snapshot(this.sort), limit: PAGE, ...req });
+      const res = await call('audit.query', {
+        filters: this.apiFilters,
+        sort: $state.snapshot(this.sort),
+        limit: PAGE,
+        ...req,
+      });
       if (gen !== this.gen) return;
       this.pages.set(p, res.rows);
       this.cursors.set(p, res.next);

@@ -7,7 +7,14 @@ import type { BatchRecord } from '../../../shared/contract/index.ts';
 export function tally(b: BatchRecord) {
   const n = (s: keyof BatchRecord['counts']) => b.counts[s] ?? 0;
   const done = n('done');
-  return { done, canceled: n('canceled'), failed: n('failed'), needs: n('needs_attention'), total: b.total, allDone: b.total > 0 && done === b.total };
+  return {
+    done,
+    canceled: n('canceled'),
+    failed: n('failed'),
+    needs: n('needs_attention'),
+    total: b.total,
+    allDone: b.total > 0 && done === b.total,
+  };
 }
 
 /** "59 done · 231 canceled · 2 failed · 1 need you": the states a finished batch ended in. */

@@ -1,4 +1,14 @@
-import { DeskError, type CommandName, type DeskApi, type DeskErrorData, type EventName, type EventPayload, type Req, type Res, type UploadFailure } from '../../../shared/contract/index.ts';
+import {
+  DeskError,
+  type CommandName,
+  type DeskApi,
+  type DeskErrorData,
+  type EventName,
+  type EventPayload,
+  type Req,
+  type Res,
+  type UploadFailure,
+} from '../../../shared/contract/index.ts';
 import { mapLimit } from '../../../shared/concurrency.ts';
 import { NothingCopied } from './upload.ts';
 
@@ -54,14 +64,27 @@ function webSocketDesk(): DeskApi {
   const connect = () => {
     socket = new WebSocket(`${location.origin.replace(/^http/, 'ws')}/ws?token=${encodeURIComponent(token)}`);
     ready = new Promise((resolve, reject) => {
-      socket.addEventListener('open', () => {
-        setHostUp(true);
-        resolve();
-      }, { once: true });
-      socket.addEventListener('error', () => reject(new DeskError('unavailable', 'cannot reach the MediaDesk host')), { once: true });
+      socket.addEventListener(
+        'open',
+        () => {
+          setHostUp(true);
+          resolve();
+        },
+        { once: true },
+      );
+      socket.addEventListener('error', () => reject(new DeskError('unavailable', 'cannot reach the MediaDesk host')), {
+        once: true,
+      });
     });
     socket.addEventListener('message', (m) => {
-      const msg = JSON.parse(String(m.data)) as { id?: number; ok?: boolean; result?: unknown; error?: DeskErrorData; event?: string; payload?: unknown };
+      const msg = JSON.parse(String(m.data)) as {
+        id?: number;
+        ok?: boolean;
+        result?: unknown;
+        error?: DeskErrorData;
+        event?: string;
+        payload?: unknown;
+      };
       if (msg.event) {
         for (const l of listeners.get(msg.event) ?? []) l(msg.payload);
         return;
@@ -74,7 +97,8 @@ function webSocketDesk(): DeskApi {
     });
     socket.addEventListener('close', () => {
       setHostUp(false);
-      for (const p of pending.values()) p.reject(new DeskError('unavailable', 'the connection to the MediaDesk host closed'));
+      for (const p of pending.values())
+        p.reject(new DeskError('unavailable', 'the connection to the MediaDesk host closed'));
       pending.clear();
       void retry();
     });
@@ -83,7 +107,10 @@ function webSocketDesk(): DeskApi {
   // launch refuses it. A refused WebSocket upgrade only shows as "closed", so the page itself is
   // asked with this tab's token: 401 is a new launch, no answer is a host still gone.
   const retry = async () => {
-    const replaced = await fetch(`/?token=${encodeURIComponent(token)}`, { cache: 'no-store', credentials: 'same-origin' }).then(
+    const replaced = await fetch(`/?token=${encodeURIComponent(token)}`, {
+      cache: 'no-store',
+      credentials: 'same-origin',
+    }).then(
       (r) => r.status === 401,
       () => false,
     );
@@ -103,7 +130,11 @@ function webSocketDesk(): DeskApi {
       await ready;
       // Closed, and not yet trying again (that waits for the check in `retry`): a message sent now
       // would be dropped by the socket without a word, and its caller left waiting for good.
-      if (socket.readyState !== WebSocket.OPEN) throw new DeskError('unavailable', 'the MediaDesk host is not answering (it stopped or is restarting); try again once it is back');
+      if (socket.readyState !== WebSocket.OPEN)
+        throw new DeskError(
+          'unavailable',
+          'the MediaDesk host is not answering (it stopped or is restarting); try again once it is back',
+        );
       const id = nextId++;
       return new Promise((resolve, reject) => {
         pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
@@ -126,18 +157,22 @@ function webSocketDesk(): DeskApi {
       let copied = 0;
       let failed = 0;
       onProgress?.({ copied, failed, total });
-      const outcomes = await mapLimit(files, UPLOAD_CONCURRENCY, async ({ file, relPath }, i): Promise<UploadFailure | null> => {
-        try {
-          ({ folder, path: paths[i] } = await uploadOne(token, drop, file, relPath));
-          copied++;
-          return null;
-        } catch (err) {
-          failed++;
-          return { relPath, message: errorText(err) };
-        } finally {
-          onProgress?.({ copied, failed, total });
-        }
-      });
+      const outcomes = await mapLimit(
+        files,
+        UPLOAD_CONCURRENCY,
+        async ({ file, relPath }, i): Promise<UploadFailure | null> => {
+          try {
+            ({ folder, path: paths[i] } = await uploadOne(token, drop, file, relPath));
+            copied++;
+            return null;
+          } catch (err) {
+            failed++;
+            return { relPath, message: errorText(err) };
+          } finally {
+            onProgress?.({ copied, failed, total });
+          }
+        },
+      );
       const failures = outcomes.filter((o) => o !== null);
       if (!copied) throw new NothingCopied(failures);
       return { folder, paths, failed: failures };
@@ -150,20 +185,36 @@ function webSocketDesk(): DeskApi {
 const UPLOAD_CONCURRENCY = 4;
 
 /** Copies one file into the drop's folder and says where it is; a failure says what happened to this file. */
-async function uploadOne(token: string, drop: string, file: File, relPath: string): Promise<{ folder: string; path: string }> {
+async function uploadOne(
+  token: string,
+  drop: string,
+  file: File,
+  relPath: string,
+): Promise<{ folder: string; path: string }> {
   let res: Response;
   try {
-    res = await fetch(`/upload?token=${encodeURIComponent(token)}&drop=${drop}&rel=${encodeURIComponent(relPath)}`, { method: 'PUT', body: file });
+    res = await fetch(`/upload?token=${encodeURIComponent(token)}&drop=${drop}&rel=${encodeURIComponent(relPath)}`, {
+      method: 'PUT',
+      body: file,
+    });
   } catch {
     // fetch says only "Failed to fetch": reading the file ourselves tells its fault from the host's.
     // Its stream, not a slice: a slice of a file gone from disk reads as empty, without an error.
     const reader = file.stream().getReader();
-    const readable = await reader.read().then(() => true, () => false);
+    const readable = await reader.read().then(
+      () => true,
+      () => false,
+    );
     void reader.cancel().catch(() => {});
-    throw new Error(readable ? 'the connection to the MediaDesk host failed while copying it' : 'the browser could not read it (it may have been moved, changed or deleted since it was dropped)');
+    throw new Error(
+      readable
+        ? 'the connection to the MediaDesk host failed while copying it'
+        : 'the browser could not read it (it may have been moved, changed or deleted since it was dropped)',
+    );
   }
   const body = (await res.json().catch(() => ({}))) as { folder?: string; path?: string; message?: string };
-  if (!res.ok || !body.folder || !body.path) throw new Error(body.message ?? `the host answered ${res.status} ${res.statusText}`.trim());
+  if (!res.ok || !body.folder || !body.path)
+    throw new Error(body.message ?? `the host answered ${res.status} ${res.statusText}`.trim());
   return { folder: body.folder, path: body.path };
 }
 

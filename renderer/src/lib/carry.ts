@@ -7,7 +7,12 @@ import { fieldSchema, type ToolEntry } from '../../../shared/catalogue/index.ts'
  * along, and is not waiting in the other variant's form while this one shows its defaults. A field
  * only one of them has keeps its own value; a value the target does not accept stays behind.
  */
-export function carryValues(from: ToolEntry, to: ToolEntry, fromValues: Record<string, unknown>, toValues: Record<string, unknown>): Record<string, unknown> {
+export function carryValues(
+  from: ToolEntry,
+  to: ToolEntry,
+  fromValues: Record<string, unknown>,
+  toValues: Record<string, unknown>,
+): Record<string, unknown> {
   const out = { ...toValues };
   for (const f of to.fields) {
     const src = from.fields.find((x) => x.name === f.name && x.kind === f.kind);

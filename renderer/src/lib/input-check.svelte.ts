@@ -9,7 +9,11 @@ import { call, errorText, on } from './bridge.ts';
 const CHECK_ID = `studio-${crypto.randomUUID()}`;
 
 /** What the engine says a Start would do with these inputs, asked as soon as they are chosen (batches.check). */
-export interface CheckedInputs { tool: string; inputs: string[]; outDir?: string }
+export interface CheckedInputs {
+  tool: string;
+  inputs: string[];
+  outDir?: string;
+}
 
 /**
  * The Studio's pre-Start check: how many inputs are ready and which will be skipped, and why, so

@@ -22,8 +22,12 @@ export class BatchNews {
       this.seen.set(b.id, b);
       if (!before) continue;
       const t = tally(b);
-      if (b.finished && !before.finished) out.push(`${name(b)}: batch ${t.allDone ? 'done' : 'ended'}, ${t.allDone ? `${t.done} of ${t.total}` : endedParts(b).join(' · ')}.`);
-      else if (!b.finished && t.needs > tally(before).needs) out.push(`${name(b)}: ${plural(t.needs, 'job needs', 'jobs need')} you.`);
+      if (b.finished && !before.finished)
+        out.push(
+          `${name(b)}: batch ${t.allDone ? 'done' : 'ended'}, ${t.allDone ? `${t.done} of ${t.total}` : endedParts(b).join(' · ')}.`,
+        );
+      else if (!b.finished && t.needs > tally(before).needs)
+        out.push(`${name(b)}: ${plural(t.needs, 'job needs', 'jobs need')} you.`);
     }
     return out;
   }
@@ -57,7 +61,9 @@ export function startedNews(r: BatchStartResult): string {
     r.skipped.length ? `${r.skipped.length} skipped` : '',
     r.rejected.length ? `${r.rejected.length} rejected` : '',
   ].filter(Boolean);
-  return r.batch ? `Batch started: ${[`${plural(r.queued, 'job')} queued`, ...parts].join(', ')}.` : `Nothing to run: no job was queued${parts.length ? ` (${parts.join(', ')})` : ''}.`;
+  return r.batch
+    ? `Batch started: ${[`${plural(r.queued, 'job')} queued`, ...parts].join(', ')}.`
+    : `Nothing to run: no job was queued${parts.length ? ` (${parts.join(', ')})` : ''}.`;
 }
 
 /**

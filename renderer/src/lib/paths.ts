@@ -1,5 +1,6 @@
 /** Path helpers for paths the core gave us (POSIX or Windows); the renderer has no `node:path`. */
-export const sepOf = (p: string) => (/^[A-Za-z]:\\|\\\\/.test(p) || (p.includes('\\') && !p.includes('/')) ? '\\' : '/');
+export const sepOf = (p: string) =>
+  /^[A-Za-z]:\\|\\\\/.test(p) || (p.includes('\\') && !p.includes('/')) ? '\\' : '/';
 export const joinPath = (base: string, ...parts: string[]) => {
   const sep = sepOf(base);
   return [base.replace(/[\\/]+$/, ''), ...parts.map((p) => p.replace(/[\\/]+/g, sep))].join(sep);
@@ -10,7 +11,8 @@ export const dirName = (p: string) => {
   return i > 0 ? p.slice(0, i) : p;
 };
 /** `relDir` (the subfolder under a batch's root) with the input path's own separator, to prefix its name; '' at the root. */
-export const subfolderPrefix = (input: string, relDir: string | null | undefined) => (relDir ? `${relDir}${sepOf(input)}` : '');
+export const subfolderPrefix = (input: string, relDir: string | null | undefined) =>
+  relDir ? `${relDir}${sepOf(input)}` : '';
 /** The deepest folder holding every one of `paths` ('' when they share none). */
 export const commonDir = (paths: readonly string[]) => {
   if (!paths.length) return '';
@@ -21,6 +23,8 @@ export const commonDir = (paths: readonly string[]) => {
   return n === 0 ? '' : paths[0].slice(0, first.slice(0, n).join('/').length);
 };
 /** `p` below `dir` (as commonDir gave it), in its own separators; `p` itself when not below it. */
-export const below = (dir: string, p: string) => (dir && p.startsWith(dir) && /[\\/]/.test(p[dir.length] ?? '') ? p.slice(dir.length + 1) : p);
+export const below = (dir: string, p: string) =>
+  dir && p.startsWith(dir) && /[\\/]/.test(p[dir.length] ?? '') ? p.slice(dir.length + 1) : p;
 /** `<outDir> again <date-time>` beside `outDir`: a folder for results made anew, where the earlier ones would be skipped. */
-export const againFolder = (outDir: string) => joinPath(dirName(outDir), `${baseName(outDir)} again ${new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-')}`);
+export const againFolder = (outDir: string) =>
+  joinPath(dirName(outDir), `${baseName(outDir)} again ${new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-')}`);

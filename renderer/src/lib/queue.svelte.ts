@@ -90,7 +90,9 @@ class QueueStore {
     // The server's order, not createdAt: a batch's jobs share one creation time, so that fell back
     // to their random ids. A job seen only by event yet goes last until the next load.
     const at = (j: JobRecord) => this.order.get(j.id) ?? Infinity;
-    return m ? [...m.values()].sort((a, b) => at(a) - at(b) || a.createdAt - b.createdAt || a.id.localeCompare(b.id)) : [];
+    return m
+      ? [...m.values()].sort((a, b) => at(a) - at(b) || a.createdAt - b.createdAt || a.id.localeCompare(b.id))
+      : [];
   }
 
   watch(batch: BatchRecord) {
@@ -111,7 +113,10 @@ class QueueStore {
       // "done" only when every job is: a batch canceled part-way says what it came to.
       const canceled = mine.some((b) => tally(b).canceled > 0);
       const failed = mine.reduce((n, b) => n + tally(b).failed + tally(b).needs, 0);
-      if (canceled) title.set(`batch ended: ${mine.length === 1 ? endedParts(mine[0]).join(', ') : `${mine.reduce((n, b) => n + tally(b).done, 0)} done`}`);
+      if (canceled)
+        title.set(
+          `batch ended: ${mine.length === 1 ? endedParts(mine[0]).join(', ') : `${mine.reduce((n, b) => n + tally(b).done, 0)} done`}`,
+        );
       else title.set(failed ? `batch done, ${failed} need a look` : 'batch done');
     }
   }

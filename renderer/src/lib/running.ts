@@ -21,13 +21,16 @@ type Progress<T extends Task> = EventPayload<(typeof EVENTS)[T]['progress']>;
  * channel, and the core tells the end before it answers), so none is taken for another's.
  * Returns the unsubscribe.
  */
-export function adoptRunning<T extends Task>(task: T, h: {
-  busy: () => boolean;
-  follow: (r: Running<Progress<T>>) => void;
-  progress: (p: Progress<T>) => void;
-  stopping: () => void;
-  done: (d: EventPayload<(typeof EVENTS)[T]['done']>) => void;
-}): () => void {
+export function adoptRunning<T extends Task>(
+  task: T,
+  h: {
+    busy: () => boolean;
+    follow: (r: Running<Progress<T>>) => void;
+    progress: (p: Progress<T>) => void;
+    stopping: () => void;
+    done: (d: EventPayload<(typeof EVENTS)[T]['done']>) => void;
+  },
+): () => void {
   const ev = EVENTS[task];
   let ends = 0;
   let live = true;

@@ -6,7 +6,10 @@ import { InputCheck } from './input-check.svelte.ts';
 /** The tools the Image Studio offers (image and image-to-prompt groups of the catalogue). */
 export const STUDIO_TOOLS: readonly ToolEntry[] = TOOLS.filter((t) => t.group === 'image' || t.group === 'prompt');
 
-export interface Picked { file: File; relPath: string }
+export interface Picked {
+  file: File;
+  relPath: string;
+}
 
 export interface StudioInput {
   /** Absolute path (file or folder) handed to batches.start. */

@@ -11,10 +11,16 @@ const MIN_SPAN: Record<TimelineBucket, number> = { hour: 24 * HOUR, day: 7 * DAY
  * Half a bucket beyond the first and last, so their bars are whole, and at least MIN_SPAN, centred
  * on the data. With no events, the span before `now`.
  */
-export function timelineRange(bucket: TimelineBucket, min: number | null, max: number | null, now: number): [number, number] {
+export function timelineRange(
+  bucket: TimelineBucket,
+  min: number | null,
+  max: number | null,
+  now: number,
+): [number, number] {
   const step = bucket === 'hour' ? HOUR : DAY;
   const want = MIN_SPAN[bucket];
-  if (min === null || max === null || !Number.isFinite(min) || !Number.isFinite(max)) return [Math.floor(now) - want, Math.floor(now)];
+  if (min === null || max === null || !Number.isFinite(min) || !Number.isFinite(max))
+    return [Math.floor(now) - want, Math.floor(now)];
   let lo = min - step / 2;
   let hi = max + step / 2;
   if (hi - lo < want) {

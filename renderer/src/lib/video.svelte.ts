@@ -1,5 +1,12 @@
 import { defaultsOf, getTool, type Encoding, type Field, type ToolEntry } from '../../../shared/catalogue/index.ts';
-import { checkImage, checkVideo, FAMILY_LIMITS, type Family, type Probe, type ProbeSummary } from '../../../shared/validation/references.ts';
+import {
+  checkImage,
+  checkVideo,
+  FAMILY_LIMITS,
+  type Family,
+  type Probe,
+  type ProbeSummary,
+} from '../../../shared/validation/references.ts';
 import { EXT_FORMAT } from '../../../shared/validation/extensions.ts';
 
 /**
@@ -33,13 +40,18 @@ export type MediaField = Extract<Field, { kind: 'media' | 'mediaList' }>;
  * Single image fields (start and end frames) stay in ToolForm, which encodes them itself.
  */
 export function referenceFields(tool: ToolEntry): MediaField[] {
-  return tool.fields.filter((f): f is MediaField => f.kind === 'mediaList' || (f.kind === 'media' && f.media === 'video'));
+  return tool.fields.filter(
+    (f): f is MediaField => f.kind === 'mediaList' || (f.kind === 'media' && f.media === 'video'),
+  );
 }
 
 /** What probing measured, as media.check reports it. */
 export type ProbeData = ProbeSummary;
 
-export interface Shot { prompt: string; duration: number }
+export interface Shot {
+  prompt: string;
+  duration: number;
+}
 
 export interface Ref {
   key: string;
@@ -59,7 +71,12 @@ export const isUploadId = (s: string) => /^upl_vid_[A-Za-z0-9]+$/.test(s);
 export const isUrl = (s: string) => /^https?:\/\//i.test(s);
 
 export const formatOf = (name: string) => {
-  const ext = name.replace(/[?#].*$/, '').split('.').pop()?.toLowerCase() ?? '';
+  const ext =
+    name
+      .replace(/[?#].*$/, '')
+      .split('.')
+      .pop()
+      ?.toLowerCase() ?? '';
   return EXT_FORMAT[ext] ?? ext;
 };
 
@@ -68,12 +85,33 @@ export const formatOf = (name: string) => {
  * the File); duration, fps and pixels stay null until the core's probe answers. `format` is the
  * container the probe measured, when there is one: a URL need not end in .mp4 to be an MP4.
  */
-export function instantIssues(family: Family, kind: Ref['kind'], name: string, bytes: number, field: MediaField, format?: string): string[] {
+export function instantIssues(
+  family: Family,
+  kind: Ref['kind'],
+  name: string,
+  bytes: number,
+  field: MediaField,
+  format?: string,
+): string[] {
   const fmt = format || formatOf(name);
   if (kind === 'audio') {
-    return field.formats && !field.formats.includes(fmt) ? [`${name}: format ${fmt || 'unknown'} is not ${field.formats.map((f) => f.toUpperCase()).join(' or ')} (rule audio.format)`] : [];
+    return field.formats && !field.formats.includes(fmt)
+      ? [
+          `${name}: format ${fmt || 'unknown'} is not ${field.formats.map((f) => f.toUpperCase()).join(' or ')} (rule audio.format)`,
+        ]
+      : [];
   }
-  const probe: Probe = { source: name, kind: kind === 'video' ? 'video' : 'image', container: fmt, format: fmt, durationSec: null, fps: null, width: null, height: null, bytes };
+  const probe: Probe = {
+    source: name,
+    kind: kind === 'video' ? 'video' : 'image',
+    container: fmt,
+    format: fmt,
+    durationSec: null,
+    fps: null,
+    width: null,
+    height: null,
+    bytes,
+  };
   if (kind === 'video') {
     const lim = FAMILY_LIMITS[family].videos;
     return lim ? checkVideo(probe, lim.item).map((i) => i.message) : [];
@@ -99,11 +137,15 @@ class VideoStore {
   familyId = $state(VIDEO_FAMILIES[0].id);
   /** The chosen variant per family. */
   variant = $state<Record<string, string>>(Object.fromEntries(VIDEO_FAMILIES.map((f) => [f.id, f.tools[0]])));
-  values = $state<Record<string, Record<string, unknown>>>(Object.fromEntries(VIDEO_FAMILIES.flatMap((f) => f.tools).map((t) => [t, defaultsOf(getTool(t))])));
+  values = $state<Record<string, Record<string, unknown>>>(
+    Object.fromEntries(VIDEO_FAMILIES.flatMap((f) => f.tools).map((t) => [t, defaultsOf(getTool(t))])),
+  );
   // Filled for every tool up front: reading state in a derived must never write it.
   refs = $state<Record<string, Ref[]>>(Object.fromEntries(VIDEO_FAMILIES.flatMap((f) => f.tools).map((t) => [t, []])));
   /** Errors of a whole reference field from the last probe (counts, combined duration), per tool. */
-  refErrors = $state<Record<string, Record<string, string[]>>>(Object.fromEntries(VIDEO_FAMILIES.flatMap((f) => f.tools).map((t) => [t, {}])));
+  refErrors = $state<Record<string, Record<string, string[]>>>(
+    Object.fromEntries(VIDEO_FAMILIES.flatMap((f) => f.tools).map((t) => [t, {}])),
+  );
   /** Batches started from the builder, newest first: their jobs' 400s come back as job.invalid. */
   started = $state<string[]>([]);
   family = $derived(VIDEO_FAMILIES.find((f) => f.id === this.familyId) ?? VIDEO_FAMILIES[0]);
@@ -115,7 +157,9 @@ export const video = new VideoStore();
 
 class MusicStore {
   toolId = $state(MUSIC_TOOLS[0]);
-  values = $state<Record<string, Record<string, unknown>>>(Object.fromEntries(MUSIC_TOOLS.map((t) => [t, defaultsOf(getTool(t))])));
+  values = $state<Record<string, Record<string, unknown>>>(
+    Object.fromEntries(MUSIC_TOOLS.map((t) => [t, defaultsOf(getTool(t))])),
+  );
   tool = $derived(getTool(this.toolId));
   started = $state<string[]>([]);
 }
@@ -137,4 +181,5 @@ export const fmtDuration = (s: number | null | undefined) => {
   return `${m}:${sec.toFixed(1).padStart(4, '0')}`;
 };
 
-export const fmtBytes = (b: number) => (b >= 1024 * 1024 ? `${(b / (1024 * 1024)).toFixed(1)} MB` : `${Math.max(1, Math.round(b / 1024))} KB`);
+export const fmtBytes = (b: number) =>
+  b >= 1024 * 1024 ? `${(b / (1024 * 1024)).toFixed(1)} MB` : `${Math.max(1, Math.round(b / 1024))} KB`;

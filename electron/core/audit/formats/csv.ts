@@ -1,18 +1,37 @@
 import { MAX_ITEM_CHARS, type Emit, type FormatParser } from './parsed.ts';
 
-const QUOTE = 0x22, COMMA = 0x2c, CR = 0x0d, NL = 0x0a;
+const QUOTE = 0x22,
+  COMMA = 0x2c,
+  CR = 0x0d,
+  NL = 0x0a;
 
 /**
  * The CSV columns of an audit event, in export order: the flattened field paths of api-spec's
  * event, with the free-key objects JSON-encoded in one cell each. Import reads the same header.
  */
 export const CSV_COLUMNS = [
-  'event_id', 'date', 'category',
-  'action.event_type', 'action.verb', 'action.status', 'action.resource_id', 'action.request_id', 'action.correlation_id',
-  'action.duration_ms', 'action.project_name', 'action.folder_name',
-  'action.data', 'action.old_state', 'action.new_state', 'action.context',
-  'member.type', 'member.user_id', 'member.email',
-  'source.project', 'source.platform', 'source.referer',
+  'event_id',
+  'date',
+  'category',
+  'action.event_type',
+  'action.verb',
+  'action.status',
+  'action.resource_id',
+  'action.request_id',
+  'action.correlation_id',
+  'action.duration_ms',
+  'action.project_name',
+  'action.folder_name',
+  'action.data',
+  'action.old_state',
+  'action.new_state',
+  'action.context',
+  'member.type',
+  'member.user_id',
+  'member.email',
+  'source.project',
+  'source.platform',
+  'source.referer',
 ] as const;
 
 /**
@@ -32,8 +51,14 @@ const NUMBER_CELLS = new Set(['member.user_id', 'action.duration_ms']);
 const ACTION_FIELDS = new Set(CSV_COLUMNS.filter((c) => c.startsWith('action.')).map((c) => c.slice(7)));
 /** Short names other tools export (`event_type`, `user_id`, `email`...). */
 const ALIASES: Record<string, string> = {
-  member_id: 'member.user_id', user_id: 'member.user_id', email: 'member.email', member_email: 'member.email', member_type: 'member.type',
-  platform: 'source.platform', referer: 'source.referer', project: 'source.project',
+  member_id: 'member.user_id',
+  user_id: 'member.user_id',
+  email: 'member.email',
+  member_email: 'member.email',
+  member_type: 'member.type',
+  platform: 'source.platform',
+  referer: 'source.referer',
+  project: 'source.project',
 };
 /**
  * An empty cell is no value (null or missing: CSV cannot tell those two apart), a quoted empty
@@ -154,7 +179,11 @@ export class CsvParser implements FormatParser {
   end(emit: Emit): void {
     if (this.failed) return;
     if (this.inQuotes && !this.quotePending) {
-      emit({ kind: 'fatal', line: this.recordLine, reason: `file ends inside a quoted field of the row starting at line ${this.recordLine}: the file looks truncated; the rows before it were read` });
+      emit({
+        kind: 'fatal',
+        line: this.recordLine,
+        reason: `file ends inside a quoted field of the row starting at line ${this.recordLine}: the file looks truncated; the rows before it were read`,
+      });
       return;
     }
     this.inQuotes = false;
@@ -196,7 +225,12 @@ export class CsvParser implements FormatParser {
     }
     if (fields.length !== this.header.length) {
       const reason = `row ${item} has ${fields.length} fields, the header has ${this.header.length}`;
-      if (last && fields.length < this.header.length) emit({ kind: 'fatal', line, reason: `${reason}: the file ends mid-row and looks truncated; the rows before it were read` });
+      if (last && fields.length < this.header.length)
+        emit({
+          kind: 'fatal',
+          line,
+          reason: `${reason}: the file ends mid-row and looks truncated; the rows before it were read`,
+        });
       else emit({ kind: 'reject', line, item, reason });
       return;
     }
@@ -225,7 +259,11 @@ export class CsvParser implements FormatParser {
     const missing = ['event_id', 'date', 'action.event_type'].filter((p) => !paths.includes(p));
     if (missing.length) {
       this.failed = true;
-      emit({ kind: 'fatal', line: this.recordLine, reason: `the header row lacks ${missing.join(', ')}; expected columns like ${CSV_COLUMNS.slice(0, 5).join(',')},...` });
+      emit({
+        kind: 'fatal',
+        line: this.recordLine,
+        reason: `the header row lacks ${missing.join(', ')}; expected columns like ${CSV_COLUMNS.slice(0, 5).join(',')},...`,
+      });
       return;
     }
     const seen = new Set<string>();
@@ -237,7 +275,14 @@ export class CsvParser implements FormatParser {
       }
       if (p) seen.add(p);
     }
-    if (ignored.length) emit({ kind: 'warning', message: `ignored column(s): ${ignored.slice(0, 10).map((s) => JSON.stringify(s.slice(0, 40))).join(', ')}` });
+    if (ignored.length)
+      emit({
+        kind: 'warning',
+        message: `ignored column(s): ${ignored
+          .slice(0, 10)
+          .map((s) => JSON.stringify(s.slice(0, 40)))
+          .join(', ')}`,
+      });
     this.header = paths;
   }
 }

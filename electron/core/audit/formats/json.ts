@@ -1,6 +1,14 @@
 import { MAX_ITEM_CHARS, jsonError, pageItems, type Emit, type FormatParser } from './parsed.ts';
 
-const LBRACE = 0x7b, RBRACE = 0x7d, LBRACK = 0x5b, RBRACK = 0x5d, QUOTE = 0x22, BSLASH = 0x5c, COMMA = 0x2c, COLON = 0x3a, NL = 0x0a;
+const LBRACE = 0x7b,
+  RBRACE = 0x7d,
+  LBRACK = 0x5b,
+  RBRACK = 0x5d,
+  QUOTE = 0x22,
+  BSLASH = 0x5c,
+  COMMA = 0x2c,
+  COLON = 0x3a,
+  NL = 0x0a;
 const isSpace = (c: number) => c === 0x20 || c === NL || c === 0x0d || c === 0x09 || c === 0xfeff;
 
 /**
@@ -93,7 +101,12 @@ export class JsonItemsParser implements FormatParser {
         case RBRACK: {
           const open = this.stack.pop();
           if (open === undefined || (open === LBRACE) !== (c === RBRACE)) {
-            this.fail(emit, open === undefined ? `unexpected "${String.fromCharCode(c)}" outside any value` : `"${String.fromCharCode(open)}" closed by "${String.fromCharCode(c)}": the JSON structure is broken`);
+            this.fail(
+              emit,
+              open === undefined
+                ? `unexpected "${String.fromCharCode(c)}" outside any value`
+                : `"${String.fromCharCode(open)}" closed by "${String.fromCharCode(c)}": the JSON structure is broken`,
+            );
             return;
           }
           const now = this.stack.length;
@@ -126,8 +139,15 @@ export class JsonItemsParser implements FormatParser {
   end(emit: Emit): void {
     if (this.failed) return;
     if (this.stack.length > 0 || this.inString) {
-      const where = this.capturing && this.itemDepth > 0 ? `inside item ${this.item + 1} (line ${this.captureLine})` : `at line ${this.line} with ${this.stack.length} unclosed bracket(s)`;
-      emit({ kind: 'fatal', line: this.line, reason: `file ends ${where}: the file looks truncated; the ${this.item} item(s) before it were read` });
+      const where =
+        this.capturing && this.itemDepth > 0
+          ? `inside item ${this.item + 1} (line ${this.captureLine})`
+          : `at line ${this.line} with ${this.stack.length} unclosed bracket(s)`;
+      emit({
+        kind: 'fatal',
+        line: this.line,
+        reason: `file ends ${where}: the file looks truncated; the ${this.item} item(s) before it were read`,
+      });
     } else if (this.roots === 0) {
       emit({ kind: 'warning', message: 'the file holds no JSON value' });
     }
@@ -190,6 +210,10 @@ export class JsonItemsParser implements FormatParser {
 
   private fail(emit: Emit, reason: string): void {
     this.failed = true;
-    emit({ kind: 'fatal', line: this.line, reason: `line ${this.line}: ${reason}; the ${this.item} item(s) before it were read` });
+    emit({
+      kind: 'fatal',
+      line: this.line,
+      reason: `line ${this.line}: ${reason}; the ${this.item} item(s) before it were read`,
+    });
   }
 }

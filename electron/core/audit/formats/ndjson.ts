@@ -24,7 +24,12 @@ export class NdjsonParser implements FormatParser {
       this.line++;
       if (this.oversize) {
         this.item++;
-        emit({ kind: 'reject', line: this.line, item: this.item, reason: `line is longer than ${MAX_ITEM_CHARS} characters` });
+        emit({
+          kind: 'reject',
+          line: this.line,
+          item: this.item,
+          reason: `line is longer than ${MAX_ITEM_CHARS} characters`,
+        });
         this.oversize = false;
       } else {
         const text = this.carry ? this.carry + chunk.slice(start, nl) : chunk.slice(start, nl);
@@ -38,7 +43,11 @@ export class NdjsonParser implements FormatParser {
   end(emit: Emit): void {
     if (this.oversize) {
       this.line++;
-      emit({ kind: 'fatal', line: this.line, reason: `file ends inside a line longer than ${MAX_ITEM_CHARS} characters (truncated?)` });
+      emit({
+        kind: 'fatal',
+        line: this.line,
+        reason: `file ends inside a line longer than ${MAX_ITEM_CHARS} characters (truncated?)`,
+      });
     } else if (this.carry.trim()) {
       this.line++;
       this.handle(this.carry, emit, true);
@@ -55,7 +64,11 @@ export class NdjsonParser implements FormatParser {
       value = JSON.parse(text);
     } catch (err) {
       if (last) {
-        emit({ kind: 'fatal', line: this.line, reason: `file ends mid-line: line ${this.line} is incomplete (${jsonError(err)}); the file looks truncated` });
+        emit({
+          kind: 'fatal',
+          line: this.line,
+          reason: `file ends mid-line: line ${this.line} is incomplete (${jsonError(err)}); the file looks truncated`,
+        });
         return;
       }
       this.item++;

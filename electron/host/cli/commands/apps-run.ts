@@ -37,11 +37,17 @@ const short = (r: AppRun) => r.id.slice(0, 8);
  * (AppRunStore.requeueGoneSandbox), so nothing "continues on the server".
  */
 function stoppedNote(r: AppRun, ownSandbox: boolean, gaveUpAfter?: string): string {
-  const where = !r.runId ? 'it was not submitted yet and stays queued'
-    : ownSandbox ? 'the built-in Sandbox running it stops with this command, so it is queued again, to be sent again to the Sandbox by itself (free) when the queue next runs there'
-    : r.state === 'downloading' ? 'its download stops, and the part downloaded so far is kept for the next download of it to resume'
-    : 'it continues on the server';
-  const again = ownSandbox && r.runId ? 'Run the same command again to finish it: it follows this run and sends it again, free.' : 'Run the same command again to resume it: it is not submitted or paid again.';
+  const where = !r.runId
+    ? 'it was not submitted yet and stays queued'
+    : ownSandbox
+      ? 'the built-in Sandbox running it stops with this command, so it is queued again, to be sent again to the Sandbox by itself (free) when the queue next runs there'
+      : r.state === 'downloading'
+        ? 'its download stops, and the part downloaded so far is kept for the next download of it to resume'
+        : 'it continues on the server';
+  const again =
+    ownSandbox && r.runId
+      ? 'Run the same command again to finish it: it follows this run and sends it again, free.'
+      : 'Run the same command again to resume it: it is not submitted or paid again.';
   // The runner's reason for a run it will send again (server busy or unreachable), when it has one.
   const waiting = r.state === 'queued' && r.error ? `: ${oneLine(r.error)}` : '';
   const what = gaveUpAfter ? `gave up after ${gaveUpAfter} (--timeout) following run` : 'stopped following run';
@@ -81,9 +87,11 @@ export async function runApp(ctx: CliContext, s: CliServices, def: AppDefinition
     // Still `resume`: a run queued by another process since the question is followed, not doubled.
     ({ resumed, ...run } = await invoke(s.core, 'apps.run', { ...req, resume: !a.fresh }));
   }
-  ctx.stdout.write(resumed
-    ? `run ${short(run)} resumed (${run.state}${run.runId ? ', already submitted' : ''}): following the earlier run; ${run.error === RUN_SANDBOX_GONE ? 'its built-in Sandbox had ended, so it is sent to the Sandbox again, free' : 'it is not submitted or paid again'} (--new starts another)\n`
-    : `run ${short(run)} queued\n`);
+  ctx.stdout.write(
+    resumed
+      ? `run ${short(run)} resumed (${run.state}${run.runId ? ', already submitted' : ''}): following the earlier run; ${run.error === RUN_SANDBOX_GONE ? 'its built-in Sandbox had ended, so it is sent to the Sandbox again, free' : 'it is not submitted or paid again'} (--new starts another)\n`
+      : `run ${short(run)} queued\n`,
+  );
   return follow(ctx, s, run, { resumed, timeout: a.timeout });
 }
 
@@ -92,7 +100,12 @@ export async function runApp(ctx: CliContext, s: CliServices, def: AppDefinition
  * 0 when its results are downloaded, 1 when it failed, was canceled or needs the user, 130 after
  * Ctrl-C and 124 after `--timeout`, which stop following, never the run.
  */
-export async function follow(ctx: CliContext, s: CliServices, start: AppRun, o: { resumed: boolean; timeout?: TimeLimit }): Promise<number> {
+export async function follow(
+  ctx: CliContext,
+  s: CliServices,
+  start: AppRun,
+  o: { resumed: boolean; timeout?: TimeLimit },
+): Promise<number> {
   const stop = interruptible({ timeoutMs: o.timeout?.ms });
   try {
     let run = start;
@@ -102,7 +115,9 @@ export async function follow(ctx: CliContext, s: CliServices, start: AppRun, o: 
     const mine = run.backend ?? (await s.core.backend.identity());
     while (!stop.signal.aborted) {
       run = s.core.apps.one(run.id);
-      const waiting = ['queued', 'running'].includes(run.state) ? otherBackendNote(s.core.engine, mine, 'this run is') : null;
+      const waiting = ['queued', 'running'].includes(run.state)
+        ? otherBackendNote(s.core.engine, mine, 'this run is')
+        : null;
       // The run's status and error are the server's text: escaped, they cannot drive the terminal.
       const line = oneLine(`${run.state}${run.runStatus ? ` (${run.runStatus})` : ''}${waiting ? `: ${waiting}` : ''}`);
       if (line !== last) ctx.stderr.write(`${line}\n`);
@@ -110,7 +125,10 @@ export async function follow(ctx: CliContext, s: CliServices, start: AppRun, o: 
       if (SETTLED_STATES.includes(run.state)) {
         for (const f of run.outputs) ctx.stdout.write(`${oneLine(f)}\n`);
         if (run.error) ctx.stderr.write(`${oneLine(run.error)}\n`);
-        if (o.resumed && run.state === 'needs_attention') ctx.stderr.write(`run ${short(run)} is not sent again without you: check it in the app's Queue, or add --new to start another paid run\n`);
+        if (o.resumed && run.state === 'needs_attention')
+          ctx.stderr.write(
+            `run ${short(run)} is not sent again without you: check it in the app's Queue, or add --new to start another paid run\n`,
+          );
         return run.state === 'done' ? 0 : 1;
       }
       await new Promise((r) => setTimeout(r, 200));
@@ -118,7 +136,13 @@ export async function follow(ctx: CliContext, s: CliServices, start: AppRun, o: 
     // A POST in flight finishes first, so the note says truly whether the run reached the server.
     await s.core.apps.runner.stop();
     const ended = s.core.apps.one(run.id);
-    ctx.stderr.write(stoppedNote(ended, ended.backend === 'sandbox' && s.core.engine.holdsQueue, stop.timedOut() ? o.timeout?.label : undefined));
+    ctx.stderr.write(
+      stoppedNote(
+        ended,
+        ended.backend === 'sandbox' && s.core.engine.holdsQueue,
+        stop.timedOut() ? o.timeout?.label : undefined,
+      ),
+    );
     return stop.timedOut() ? TIMED_OUT : 130;
   } finally {
     stop.release();
@@ -129,11 +153,20 @@ export async function follow(ctx: CliContext, s: CliServices, start: AppRun, o: 
 function runIdOf(s: CliServices, raw: string): string {
   const ids = s.core.apps.store.idsStartingWith(raw);
   if (ids.length === 1) return ids[0];
-  throw new UsageError(ids.length ? `${raw} starts more than one app run id; give more of it` : `no app run ${raw} (\`mediadesk apps runs\` lists them)`);
+  throw new UsageError(
+    ids.length
+      ? `${raw} starts more than one app run id; give more of it`
+      : `no app run ${raw} (\`mediadesk apps runs\` lists them)`,
+  );
 }
 
 /** The UI's own command (apps.cancel / apps.retry); every refusal of the run named is bad input (exit 2). */
-async function act(s: CliServices, name: 'apps.cancel' | 'apps.retry', id: string, confirmedCost?: number | null): Promise<AppRun> {
+async function act(
+  s: CliServices,
+  name: 'apps.cancel' | 'apps.retry',
+  id: string,
+  confirmedCost?: number | null,
+): Promise<AppRun> {
   const reply = await s.core.dispatch(name, confirmedCost === undefined ? { id } : { id, confirmedCost });
   if (!reply.ok) throw refusal(reply.error, ['invalid', 'conflict', 'not_found']);
   return reply.result as AppRun;
@@ -142,7 +175,9 @@ async function act(s: CliServices, name: 'apps.cancel' | 'apps.retry', id: strin
 /** `apps cancel RUN`: stops a run the queue has not finished; one already submitted may still be charged. */
 export async function cancelRun(ctx: CliContext, s: CliServices, raw: string): Promise<number> {
   const run = await act(s, 'apps.cancel', runIdOf(s, raw));
-  ctx.stdout.write(`run ${short(run)} canceled${run.runId ? ' (already submitted: the server may still charge it)' : ' before it was submitted: nothing is charged'}\n`);
+  ctx.stdout.write(
+    `run ${short(run)} canceled${run.runId ? ' (already submitted: the server may still charge it)' : ' before it was submitted: nothing is charged'}\n`,
+  );
   return 0;
 }
 
@@ -151,13 +186,21 @@ export async function cancelRun(ctx: CliContext, s: CliServices, raw: string): P
  * run is never sent again (its results are fetched, or it is polled again): no cost, no --yes.
  * One sent anew is a new paid run, so its cost is shown and must be accepted like `apps run`'s.
  */
-export async function retryRun(ctx: CliContext, s: CliServices, raw: string, o: { yes: boolean; wait: boolean; timeout?: TimeLimit }): Promise<number> {
+export async function retryRun(
+  ctx: CliContext,
+  s: CliServices,
+  raw: string,
+  o: { yes: boolean; wait: boolean; timeout?: TimeLimit },
+): Promise<number> {
   const id = runIdOf(s, raw);
   // A run that cannot be retried (plan null) is refused by the command itself, with its reason.
   const { retry: plan, state, appId } = s.core.apps.one(id);
   let cost: number | null | undefined;
   if (plan === 'submit') {
-    if (state === 'needs_attention') ctx.stderr.write(`run ${id.slice(0, 8)} may already have been created and charged; retrying sends it again as a new run.\n`);
+    if (state === 'needs_attention')
+      ctx.stderr.write(
+        `run ${id.slice(0, 8)} may already have been created and charged; retrying sends it again as a new run.\n`,
+      );
     const def = await invoke(s.core, 'apps.get', { id: appId });
     if (!(await acceptCost(ctx, def, o.yes, 'Send it again?'))) {
       ctx.stderr.write('not retried\n');
@@ -166,7 +209,12 @@ export async function retryRun(ctx: CliContext, s: CliServices, raw: string, o: 
     cost = def.cost;
   }
   const run = await act(s, 'apps.retry', id, cost);
-  const what = plan === 'download' ? 'fetching its results again; nothing is paid again' : plan === 'poll' ? 'following the submitted run again; nothing is paid again' : 'sent again as a new run';
+  const what =
+    plan === 'download'
+      ? 'fetching its results again; nothing is paid again'
+      : plan === 'poll'
+        ? 'following the submitted run again; nothing is paid again'
+        : 'sent again as a new run';
   ctx.stdout.write(`run ${short(run)} retried (${run.state}): ${what}\n`);
   return o.wait ? follow(ctx, s, run, { resumed: false, timeout: o.timeout }) : 0;
 }

@@ -35,7 +35,8 @@ function inputsOf(pairs: string[]): Record<string, string> {
     const eq = pair.indexOf('=');
     if (eq < 1) throw new UsageError(`--input takes id=value, got "${pair}"`);
     // The last one won: a script assembling inputs from two sources ran with one it did not mean.
-    if (Object.hasOwn(inputs, pair.slice(0, eq))) throw new UsageError(`--input ${pair.slice(0, eq)} is given more than once`);
+    if (Object.hasOwn(inputs, pair.slice(0, eq)))
+      throw new UsageError(`--input ${pair.slice(0, eq)} is given more than once`);
     inputs[pair.slice(0, eq)] = pair.slice(eq + 1);
   }
   return inputs;
@@ -43,7 +44,8 @@ function inputsOf(pairs: string[]): Record<string, string> {
 
 function limitOf(raw = '20'): number {
   const n = Number(raw);
-  if (!/^\d+$/.test(raw) || n < 1 || n > 500) throw new UsageError(`--limit must be a whole number from 1 to 500, got "${raw}"`);
+  if (!/^\d+$/.test(raw) || n < 1 || n > 500)
+    throw new UsageError(`--limit must be a whole number from 1 to 500, got "${raw}"`);
   return n;
 }
 
@@ -56,34 +58,66 @@ async function appOf(s: CliServices, id: string): Promise<AppDefinition> {
 }
 
 const when = (ms: number) => new Date(ms).toISOString().slice(0, 16).replace('T', ' ');
-const runRow = (r: AppRun, here: string) => [r.id.slice(0, 8), r.state, when(r.createdAt), r.appName, r.outputs.length, r.outDir, r.error ?? runWaitingFor(r, here) ?? ''];
+const runRow = (r: AppRun, here: string) => [
+  r.id.slice(0, 8),
+  r.state,
+  when(r.createdAt),
+  r.appName,
+  r.outputs.length,
+  r.outDir,
+  r.error ?? runWaitingFor(r, here) ?? '',
+];
 
 export const appsCommand: CliCommand = {
   name: 'apps',
-  summary: 'Workflow apps (Enterprise): list, show inputs and cost, run to downloaded results, earlier runs, cancel, retry.',
+  summary:
+    'Workflow apps (Enterprise): list, show inputs and cost, run to downloaded results, earlier runs, cancel, retry.',
   usage: USAGE,
   async run(ctx) {
     const [sub, ...rest] = ctx.argv;
-    if (!sub || !Object.hasOwn(OPTIONS, sub)) throw new UsageError(sub ? `unknown apps command "${sub}" (list, show, run, runs, cancel, retry)` : 'say list, show ID, run ID, runs, cancel RUN or retry RUN');
+    if (!sub || !Object.hasOwn(OPTIONS, sub))
+      throw new UsageError(
+        sub
+          ? `unknown apps command "${sub}" (list, show, run, runs, cancel, retry)`
+          : 'say list, show ID, run ID, runs, cancel RUN or retry RUN',
+      );
     const o = parseOptions(rest, OPTIONS[sub].valued, OPTIONS[sub].flags);
     const takesId = sub === 'show' || sub === 'run';
     const takesRun = sub === 'cancel' || sub === 'retry';
     if (!takesId && !takesRun && o.positional.length) throw new UsageError(`apps ${sub} takes no arguments`);
     if (takesId && o.positional.length !== 1) throw new UsageError(`apps ${sub} takes one app id`);
-    if (takesRun && o.positional.length !== 1) throw new UsageError(`apps ${sub} takes one run id (\`mediadesk apps runs\` lists them)`);
+    if (takesRun && o.positional.length !== 1)
+      throw new UsageError(`apps ${sub} takes one run id (\`mediadesk apps runs\` lists them)`);
     const inputs = inputsOf([...(o.values.get('--input') ?? []), ...(o.values.get('-i') ?? [])]);
     const limit = sub === 'runs' ? limitOf(o.one('--limit')) : 0;
     const timeout = timeLimitOf(o.one('--timeout'), o.flags.has('--no-wait'));
     const s = await openCliServices(ctx);
     try {
       if (sub === 'cancel') return await cancelRun(ctx, s, o.positional[0]);
-      if (sub === 'retry') return await retryRun(ctx, s, o.positional[0], { yes: o.flags.has('--yes'), wait: !o.flags.has('--no-wait'), timeout });
+      if (sub === 'retry')
+        return await retryRun(ctx, s, o.positional[0], {
+          yes: o.flags.has('--yes'),
+          wait: !o.flags.has('--no-wait'),
+          timeout,
+        });
       if (sub === 'list') {
         const { apps } = await invoke(s.core, 'apps.list', {});
         if (o.flags.has('--json')) ctx.stdout.write(`${terminalJson(apps, 2)}\n`);
         // The service's list says no output kind (its results do): the column only where some app has one.
-        else if (apps.some((a) => a.output)) ctx.stdout.write(table(['ID', 'OUTPUT', 'COST', 'NAME'], apps.map((a) => [a.id, a.output ?? '', a.cost ?? '?', a.name])));
-        else ctx.stdout.write(table(['ID', 'COST', 'NAME'], apps.map((a) => [a.id, a.cost ?? '?', a.name])));
+        else if (apps.some((a) => a.output))
+          ctx.stdout.write(
+            table(
+              ['ID', 'OUTPUT', 'COST', 'NAME'],
+              apps.map((a) => [a.id, a.output ?? '', a.cost ?? '?', a.name]),
+            ),
+          );
+        else
+          ctx.stdout.write(
+            table(
+              ['ID', 'COST', 'NAME'],
+              apps.map((a) => [a.id, a.cost ?? '?', a.name]),
+            ),
+          );
         return 0;
       }
       if (sub === 'runs') {
@@ -93,7 +127,12 @@ export const appsCommand: CliCommand = {
         else if (!runs.length) ctx.stderr.write('no app runs yet\n');
         else {
           const here = (await invoke(s.core, 'app.info', {})).backend.identity;
-          ctx.stdout.write(table(['RUN', 'STATE', 'CREATED (UTC)', 'APP', 'FILES', 'FOLDER', 'NOTE'], runs.map((r) => runRow(r, here))));
+          ctx.stdout.write(
+            table(
+              ['RUN', 'STATE', 'CREATED (UTC)', 'APP', 'FILES', 'FOLDER', 'NOTE'],
+              runs.map((r) => runRow(r, here)),
+            ),
+          );
         }
         return 0;
       }
@@ -101,13 +140,39 @@ export const appsCommand: CliCommand = {
       if (sub === 'show') {
         if (o.flags.has('--json')) ctx.stdout.write(`${terminalJson(def, 2)}\n`);
         else {
-          ctx.stdout.write(`${oneLine(`${def.name} (${def.id})${def.description ? `: ${def.description}` : ''}`)}\ncost: ${def.cost ?? 'unknown'} credits per run${def.output ? `; output: ${oneLine(def.output)}` : ''}\n`);
-          ctx.stdout.write(table(['INPUT', 'TYPE', 'REQUIRED', 'ACCEPTS', 'LABEL'], def.inputs.map((i) => [i.id, i.type, i.required ? 'yes' : 'no',
-            i.type === 'select' ? (i.options ?? []).join('|') : i.type === 'number' ? `${i.min ?? ''}..${i.max ?? ''}` : i.type === 'creation' ? 'file, URL or creation id' : i.maxLength ? `up to ${i.maxLength} chars` : 'text', i.label])));
+          ctx.stdout.write(
+            `${oneLine(`${def.name} (${def.id})${def.description ? `: ${def.description}` : ''}`)}\ncost: ${def.cost ?? 'unknown'} credits per run${def.output ? `; output: ${oneLine(def.output)}` : ''}\n`,
+          );
+          ctx.stdout.write(
+            table(
+              ['INPUT', 'TYPE', 'REQUIRED', 'ACCEPTS', 'LABEL'],
+              def.inputs.map((i) => [
+                i.id,
+                i.type,
+                i.required ? 'yes' : 'no',
+                i.type === 'select'
+                  ? (i.options ?? []).join('|')
+                  : i.type === 'number'
+                    ? `${i.min ?? ''}..${i.max ?? ''}`
+                    : i.type === 'creation'
+                      ? 'file, URL or creation id'
+                      : i.maxLength
+                        ? `up to ${i.maxLength} chars`
+                        : 'text',
+                i.label,
+              ]),
+            ),
+          );
         }
         return 0;
       }
-      return await runApp(ctx, s, def, { inputs, out: o.one('--out'), yes: o.flags.has('--yes'), fresh: o.flags.has('--new'), timeout });
+      return await runApp(ctx, s, def, {
+        inputs,
+        out: o.one('--out'),
+        yes: o.flags.has('--yes'),
+        fresh: o.flags.has('--new'),
+        timeout,
+      });
     } finally {
       await s.close();
     }

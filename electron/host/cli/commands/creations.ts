@@ -12,7 +12,8 @@ export const creationsCommand: CliCommand = {
     const int = (flag: string, def: number, max: number) => {
       const v = o.one(flag);
       if (v === undefined) return def;
-      if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > max) throw new UsageError(`${flag} must be a whole number from 1 to ${max}, got "${v}"`);
+      if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > max)
+        throw new UsageError(`${flag} must be a whole number from 1 to ${max}, got "${v}"`);
       return Number(v);
     };
     const page = int('--page', 1, 1_000_000);
@@ -22,7 +23,18 @@ export const creationsCommand: CliCommand = {
       const r = await invoke(s.core, 'creations.list', { page, perPage, tool: o.one('--tool') });
       if (o.flags.has('--json')) ctx.stdout.write(`${terminalJson(r, 2)}\n`);
       else {
-        ctx.stdout.write(table(['ID', 'CREATED', 'TOOL', 'TYPE', 'NAME'], r.items.map((c) => [c.id, c.createdAt?.slice(0, 16).replace('T', ' ') ?? '', c.toolName ?? '', c.type, c.name])));
+        ctx.stdout.write(
+          table(
+            ['ID', 'CREATED', 'TOOL', 'TYPE', 'NAME'],
+            r.items.map((c) => [
+              c.id,
+              c.createdAt?.slice(0, 16).replace('T', ' ') ?? '',
+              c.toolName ?? '',
+              c.type,
+              c.name,
+            ]),
+          ),
+        );
         ctx.stderr.write(`page ${r.page} of ${r.lastPage}${r.total !== null ? ` (${r.total} creations)` : ''}\n`);
       }
       return 0;

@@ -17,8 +17,15 @@ export const doctorCommand: CliCommand = {
       if (o.flags.has('--json')) ctx.stdout.write(`${terminalJson(r, 2)}\n`);
       else {
         // One line a check, what to do next on the same line: a script greps it, a person reads on.
-        for (const c of r.checks) ctx.stdout.write(`${c.ok ? 'ok  ' : 'FAIL'} ${oneLine(c.name)}: ${oneLine(c.detail)}${c.fix ? ` -> ${oneLine(c.fix)}` : ''}\n`);
-        ctx.stderr.write(failed ? `${failed} of ${r.checks.length} checks failed against ${r.backend}\n` : `all ${r.checks.length} checks passed against ${r.backend}\n`);
+        for (const c of r.checks)
+          ctx.stdout.write(
+            `${c.ok ? 'ok  ' : 'FAIL'} ${oneLine(c.name)}: ${oneLine(c.detail)}${c.fix ? ` -> ${oneLine(c.fix)}` : ''}\n`,
+          );
+        ctx.stderr.write(
+          failed
+            ? `${failed} of ${r.checks.length} checks failed against ${r.backend}\n`
+            : `all ${r.checks.length} checks passed against ${r.backend}\n`,
+        );
       }
       return failed ? 1 : 0;
     } finally {

@@ -21,23 +21,49 @@ const PAGE = 1000;
 
 /** Every option is checked before the database opens: a typo must not print an unfiltered list. */
 function parseArgs(sub: string, rest: string[]) {
-  const o = sub === 'list' ? parseOptions(rest, ['--batch', '--state', '--limit', '--offset'], ['--json', '--all']) : parseOptions(rest, sub === 'retry' ? ['--timeout'] : [], sub === 'retry' ? ['--no-wait'] : []);
+  const o =
+    sub === 'list'
+      ? parseOptions(rest, ['--batch', '--state', '--limit', '--offset'], ['--json', '--all'])
+      : parseOptions(rest, sub === 'retry' ? ['--timeout'] : [], sub === 'retry' ? ['--no-wait'] : []);
   if (sub === 'list') {
     if (o.positional.length) throw new UsageError(`jobs list takes no arguments, got "${o.positional[0]}"`);
     const state = o.one('--state');
-    if (state !== undefined && !isJobState(state)) throw new UsageError(`--state must be one of ${JOB_STATES.join(', ')}, got "${state}"`);
+    if (state !== undefined && !isJobState(state))
+      throw new UsageError(`--state must be one of ${JOB_STATES.join(', ')}, got "${state}"`);
     const all = o.flags.has('--all');
     if (all && o.one('--limit') !== undefined) throw new UsageError('give --limit or --all, not both');
     const rawLimit = o.one('--limit') ?? '100';
     const limit = all ? Infinity : Number(rawLimit);
-    if (!all && (!/^\d+$/.test(rawLimit) || limit < 1 || limit > PAGE)) throw new UsageError(`--limit must be a whole number from 1 to ${PAGE}, got "${rawLimit}" (--all lists every job, --offset N pages)`);
+    if (!all && (!/^\d+$/.test(rawLimit) || limit < 1 || limit > PAGE))
+      throw new UsageError(
+        `--limit must be a whole number from 1 to ${PAGE}, got "${rawLimit}" (--all lists every job, --offset N pages)`,
+      );
     const rawOffset = o.one('--offset') ?? '0';
     if (!/^\d+$/.test(rawOffset)) throw new UsageError(`--offset must be a whole number, got "${rawOffset}"`);
-    return { state, limit, offset: Number(rawOffset), batch: o.one('--batch'), json: o.flags.has('--json'), noWait: false, id: undefined, timeout: undefined };
+    return {
+      state,
+      limit,
+      offset: Number(rawOffset),
+      batch: o.one('--batch'),
+      json: o.flags.has('--json'),
+      noWait: false,
+      id: undefined,
+      timeout: undefined,
+    };
   }
-  if (o.positional.length !== 1) throw new UsageError(o.positional.length ? `jobs ${sub} takes one job id` : `jobs ${sub} needs a job id`);
+  if (o.positional.length !== 1)
+    throw new UsageError(o.positional.length ? `jobs ${sub} takes one job id` : `jobs ${sub} needs a job id`);
   const timeout = timeLimitOf(o.one('--timeout'), o.flags.has('--no-wait'));
-  return { state: undefined, limit: 0, offset: 0, batch: undefined, json: false, noWait: o.flags.has('--no-wait'), id: o.positional[0], timeout };
+  return {
+    state: undefined,
+    limit: 0,
+    offset: 0,
+    batch: undefined,
+    json: false,
+    noWait: o.flags.has('--no-wait'),
+    id: o.positional[0],
+    timeout,
+  };
 }
 
 export const jobsCommand: CliCommand = {
@@ -46,7 +72,10 @@ export const jobsCommand: CliCommand = {
   usage: USAGE,
   async run(ctx: CliContext): Promise<number> {
     const [sub, ...rest] = ctx.argv;
-    if (!sub || !['list', 'retry', 'cancel'].includes(sub)) throw new UsageError(sub ? `unknown jobs command "${sub}" (list, retry, cancel)` : 'say list, retry ID or cancel ID');
+    if (!sub || !['list', 'retry', 'cancel'].includes(sub))
+      throw new UsageError(
+        sub ? `unknown jobs command "${sub}" (list, retry, cancel)` : 'say list, retry ID or cancel ID',
+      );
     const args = parseArgs(sub, rest);
     const session = await openEngineSession(ctx);
     const { engine } = session;
@@ -56,20 +85,26 @@ export const jobsCommand: CliCommand = {
         // Any batch, not only the newest 1000; a prefix two batches share is refused, never guessed.
         const found = batch ? engine.store.resolveBatchId(batch) : undefined;
         if (found && 'none' in found) throw new UsageError(`no batch ${batch}`);
-        if (found && 'ambiguous' in found) throw new UsageError(`${batch} starts more than one batch id; give more of it`);
+        if (found && 'ambiguous' in found)
+          throw new UsageError(`${batch} starts more than one batch id; give more of it`);
         const batchId = found && 'id' in found ? found.id : undefined;
         const q = { batchId, state: state && isJobState(state) ? state : undefined };
         // Page by page, so a queue of any size can be listed (and printed as it is read).
         const jobs: JobRecord[] = [];
         let shown = 0;
         let total = 0;
-        for (let offset = args.offset; ; ) {
+        for (let offset = args.offset; ;) {
           const page = engine.listJobs({ ...q, limit: Math.min(PAGE, limit - shown), offset });
           total = page.total;
           shown += page.jobs.length;
           offset += page.jobs.length;
           if (args.json) jobs.push(...page.jobs);
-          else for (const j of page.jobs) await write(ctx.stdout, `${j.id.slice(0, 8)}  ${j.state.padEnd(15)} ${j.tool.padEnd(18)} ${oneLine(`${j.input ?? '(prompt)'}${j.error ? `  - ${j.error}` : ''}`)}\n`);
+          else
+            for (const j of page.jobs)
+              await write(
+                ctx.stdout,
+                `${j.id.slice(0, 8)}  ${j.state.padEnd(15)} ${j.tool.padEnd(18)} ${oneLine(`${j.input ?? '(prompt)'}${j.error ? `  - ${j.error}` : ''}`)}\n`,
+              );
           if (page.jobs.length < PAGE || shown >= limit) break;
         }
         if (args.json) await write(ctx.stdout, terminalJson({ jobs, total }, 2) + '\n');
@@ -83,8 +118,11 @@ export const jobsCommand: CliCommand = {
       try {
         if (sub === 'cancel') {
           const j = engine.cancelJob(id);
-          const charge = j.taskId ? ' (already submitted: the server may still charge it)'
-            : j.error === canceledMessage('maybe') ? ' (its submission may have reached the server: the task may have been created and charged)' : '';
+          const charge = j.taskId
+            ? ' (already submitted: the server may still charge it)'
+            : j.error === canceledMessage('maybe')
+              ? ' (its submission may have reached the server: the task may have been created and charged)'
+              : '';
           ctx.stdout.write(`${j.id.slice(0, 8)} canceled${charge}\n`);
           return 0;
         }
@@ -100,8 +138,12 @@ export const jobsCommand: CliCommand = {
             // A create in flight finishes first, so the state said is the one the job keeps.
             await engine.stop();
             const { waiting } = countStates(engine, [id]);
-            const why = stop.timedOut() ? `gave up after ${args.timeout!.label} (--timeout) following job` : 'stopped following job';
-            ctx.stderr.write(`${why} ${id.slice(0, 8)} (${engine.job(id).state}${waiting ? `: ${oneLine(waiting)}` : ''}); it stays in the queue and nothing submitted is sent again: it goes on when the queue next runs (the app, or \`mediadesk run\` over its input)\n`);
+            const why = stop.timedOut()
+              ? `gave up after ${args.timeout!.label} (--timeout) following job`
+              : 'stopped following job';
+            ctx.stderr.write(
+              `${why} ${id.slice(0, 8)} (${engine.job(id).state}${waiting ? `: ${oneLine(waiting)}` : ''}); it stays in the queue and nothing submitted is sent again: it goes on when the queue next runs (the app, or \`mediadesk run\` over its input)\n`,
+            );
             return stop.timedOut() ? TIMED_OUT : 130;
           }
           const after = engine.job(id);
@@ -111,7 +153,8 @@ export const jobsCommand: CliCommand = {
           stop.release();
         }
       } catch (err) {
-        if (err instanceof DeskError && (err.code === 'conflict' || err.code === 'not_found')) throw new UsageError(err.message);
+        if (err instanceof DeskError && (err.code === 'conflict' || err.code === 'not_found'))
+          throw new UsageError(err.message);
         throw err;
       }
     } finally {

@@ -51,21 +51,29 @@ async function readSecret(ctx: CliContext): Promise<string | null> {
 export const keyCommand: CliCommand = {
   name: 'key',
   summary: 'API key in the OS keychain: set (from stdin), status, clear',
-  usage: 'mediadesk key set   (reads the key from standard input; at a terminal, typed at a prompt without echo:\n                            Ctrl-C cancels, exit 130; Ctrl-D on an empty line ends with no key, exit 2)\n       mediadesk key status\n       mediadesk key clear',
+  usage:
+    'mediadesk key set   (reads the key from standard input; at a terminal, typed at a prompt without echo:\n                            Ctrl-C cancels, exit 130; Ctrl-D on an empty line ends with no key, exit 2)\n       mediadesk key status\n       mediadesk key clear',
   async run(ctx) {
     const [sub, ...extra] = ctx.argv;
     const secrets = await openSecretStore(ctx.env.MEDIADESK_KEYCHAIN_SERVICE || undefined);
     switch (sub) {
       case 'set': {
-        if (extra.length) throw new UsageError('the key is read from standard input, never from the command line (it would stay in shell history): echo "$KEY" | mediadesk key set');
+        if (extra.length)
+          throw new UsageError(
+            'the key is read from standard input, never from the command line (it would stay in shell history): echo "$KEY" | mediadesk key set',
+          );
         const typed = await readSecret(ctx);
         if (typed === null) {
           ctx.stderr.write('mediadesk key: cancelled; no key stored\n');
           return 130;
         }
-        if (!typed.trim()) throw new UsageError(`no key ${ctx.stdin.isTTY ? 'typed' : 'given (standard input was empty)'}; no key stored`);
+        if (!typed.trim())
+          throw new UsageError(
+            `no key ${ctx.stdin.isTTY ? 'typed' : 'given (standard input was empty)'}; no key stored`,
+          );
         const parsed = COMMANDS['key.set'].request.safeParse({ key: typed });
-        if (!parsed.success) throw new UsageError(`key not stored: ${parsed.error.issues[0]?.message ?? 'invalid key'}`);
+        if (!parsed.success)
+          throw new UsageError(`key not stored: ${parsed.error.issues[0]?.message ?? 'invalid key'}`);
         if (secrets.kind !== 'os') throw new Error(`key not stored: ${secrets.note}`);
         await secrets.set(parsed.data.key);
         ctx.stdout.write(`API key ${keyFingerprint(parsed.data.key)} stored in the OS keychain\n`);
@@ -75,10 +83,18 @@ export const keyCommand: CliCommand = {
         if (extra.length) throw new UsageError('key status takes no arguments');
         // The environment wins over the keychain (Backend's order): say so, or the line below misleads.
         if (ctx.env.MEDIADESK_API_URL && ctx.env.MEDIADESK_API_KEY) {
-          ctx.stderr.write(`MEDIADESK_API_URL and MEDIADESK_API_KEY are set: commands here use ${ctx.env.MEDIADESK_API_URL} with key ${keyFingerprint(ctx.env.MEDIADESK_API_KEY)} from the environment, whatever the keychain holds\n`);
+          ctx.stderr.write(
+            `MEDIADESK_API_URL and MEDIADESK_API_KEY are set: commands here use ${ctx.env.MEDIADESK_API_URL} with key ${keyFingerprint(ctx.env.MEDIADESK_API_KEY)} from the environment, whatever the keychain holds\n`,
+          );
         }
         const key = await secrets.get();
-        ctx.stdout.write(key !== null ? `an API key is set (key ${keyFingerprint(key)}, ${secrets.note})\n` : secrets.kind === 'os' ? 'no API key is set; the app uses the built-in Sandbox\n' : `no API key is set; ${secrets.note}\n`);
+        ctx.stdout.write(
+          key !== null
+            ? `an API key is set (key ${keyFingerprint(key)}, ${secrets.note})\n`
+            : secrets.kind === 'os'
+              ? 'no API key is set; the app uses the built-in Sandbox\n'
+              : `no API key is set; ${secrets.note}\n`,
+        );
         return 0;
       }
       case 'clear':

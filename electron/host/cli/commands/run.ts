@@ -28,7 +28,11 @@ interface RunArgs {
 function parseArgs(argv: string[]): RunArgs {
   // The other commands' parser: `--` ends the options, and an option given twice is refused rather
   // than the last one silently taken (`--out a --out b` wrote to b).
-  const o = parseOptions(argv, ['--param', '-p', '--out', '-o', '--concurrency', '-c', '--timeout'], ['--json', '--check']);
+  const o = parseOptions(
+    argv,
+    ['--param', '-p', '--out', '-o', '--concurrency', '-c', '--timeout'],
+    ['--json', '--check'],
+  );
   const positional = o.positional;
   const pairs = [...(o.values.get('--param') ?? []), ...(o.values.get('-p') ?? [])];
   const out = o.one('--out', '-o');
@@ -37,7 +41,8 @@ function parseArgs(argv: string[]): RunArgs {
   const timeout = timeLimitOf(o.one('--timeout'));
   const rawConcurrency = o.one('--concurrency', '-c');
   const concurrency = rawConcurrency === undefined ? undefined : Number(rawConcurrency);
-  if (concurrency !== undefined && (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000)) throw new UsageError(`--concurrency must be a whole number from 1 to 1000, got "${rawConcurrency}"`);
+  if (concurrency !== undefined && (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000))
+    throw new UsageError(`--concurrency must be a whole number from 1 to 1000, got "${rawConcurrency}"`);
   const [tool, ...inputs] = positional;
   if (!tool) throw new UsageError(`name a tool: ${TOOLS.map((t) => t.id).join(', ')}`);
   const entry = findTool(tool);
@@ -52,7 +57,8 @@ function parseArgs(argv: string[]): RunArgs {
       throw err instanceof UsageError ? err : new UsageError((err as Error).message);
     }
   }
-  if (entry.batchField && inputs.length === 0 && params[entry.batchField] === undefined) throw new UsageError(`${tool} needs input files or folders`);
+  if (entry.batchField && inputs.length === 0 && params[entry.batchField] === undefined)
+    throw new UsageError(`${tool} needs input files or folders`);
   if (check && inputs.length === 0) throw new UsageError('--check needs input files or folders');
   // The catalogue's defaults under the --params, as the Studio's form sends them.
   return { tool, inputs, params: withDefaults(entry, params), out, concurrency, json, timeout, check };
@@ -64,7 +70,8 @@ type Issues = { rejected: { path: string; reason: string }[]; skipped: { path: s
 function nameIssues(ctx: CliContext, r: Issues) {
   for (const x of r.rejected) ctx.stderr.write(`rejected ${oneLine(`${x.path}: ${x.reason}`)}\n`);
   for (const x of r.skipped.slice(0, SKIPS_NAMED)) ctx.stderr.write(`skipped ${oneLine(`${x.path}: ${x.reason}`)}\n`);
-  if (r.skipped.length > SKIPS_NAMED) ctx.stderr.write(`… and ${r.skipped.length - SKIPS_NAMED} more skipped (--json lists every one)\n`);
+  if (r.skipped.length > SKIPS_NAMED)
+    ctx.stderr.write(`… and ${r.skipped.length - SKIPS_NAMED} more skipped (--json lists every one)\n`);
 }
 
 /**
@@ -74,7 +81,12 @@ function nameIssues(ctx: CliContext, r: Issues) {
 async function check(ctx: CliContext, args: RunArgs, engine: Engine): Promise<number> {
   let c;
   try {
-    c = await engine.checkBatch({ tool: args.tool, inputs: args.inputs, params: args.params, outDir: args.out && resolve(args.out) });
+    c = await engine.checkBatch({
+      tool: args.tool,
+      inputs: args.inputs,
+      params: args.params,
+      outDir: args.out && resolve(args.out),
+    });
   } catch (err) {
     if (err instanceof DeskError && err.code === 'invalid') throw new UsageError(err.message);
     throw err;
@@ -85,14 +97,17 @@ async function check(ctx: CliContext, args: RunArgs, engine: Engine): Promise<nu
   }
   nameIssues(ctx, c);
   const skipped = c.rejected.length + c.skipped.length;
-  ctx.stdout.write(`${[`${c.ready} ready`, skipped && `${skipped} will be skipped`, c.resumed && `${c.resumed} queued already`].filter(Boolean).join(', ')}\n`);
+  ctx.stdout.write(
+    `${[`${c.ready} ready`, skipped && `${skipped} will be skipped`, c.resumed && `${c.resumed} queued already`].filter(Boolean).join(', ')}\n`,
+  );
   return 0;
 }
 
 export const runCommand: CliCommand = {
   name: 'run',
   summary: 'Run a tool over files and folders (resumable; exit 0 only when every job is done).',
-  usage: 'mediadesk run <tool> <files or folders...> [--param|-p key=value ...] [--out|-o DIR] [--concurrency|-c N] [--timeout DURATION] [--json] [--check] [-- FILE...]\n         (--check: check the parameters as a run would, then say how many inputs are ready and why the others would be skipped; nothing is queued)\n         (without --out: the output folder of Settings, else ~/MediaDesk or $MEDIADESK_OUTPUT_DIR;\n          --timeout 10m stops following after that long, exit 124, the jobs left stay queued for the next run)',
+  usage:
+    'mediadesk run <tool> <files or folders...> [--param|-p key=value ...] [--out|-o DIR] [--concurrency|-c N] [--timeout DURATION] [--json] [--check] [-- FILE...]\n         (--check: check the parameters as a run would, then say how many inputs are ready and why the others would be skipped; nothing is queued)\n         (without --out: the output folder of Settings, else ~/MediaDesk or $MEDIADESK_OUTPUT_DIR;\n          --timeout 10m stops following after that long, exit 124, the jobs left stay queued for the next run)',
   async run(ctx: CliContext): Promise<number> {
     const args = parseArgs(ctx.argv);
     const session = await openEngineSession(ctx, { concurrency: args.concurrency });
@@ -108,25 +123,52 @@ export const runCommand: CliCommand = {
     try {
       let started;
       try {
-        started = await engine.startBatch({ tool: args.tool, inputs: args.inputs, params: args.params, outDir: args.out && resolve(args.out) });
+        started = await engine.startBatch({
+          tool: args.tool,
+          inputs: args.inputs,
+          params: args.params,
+          outDir: args.out && resolve(args.out),
+        });
       } catch (err) {
         if (err instanceof DeskError && err.code === 'invalid') throw new UsageError(err.message);
         throw err;
       }
       nameIssues(ctx, started);
-      const summary = [started.batch ? `batch ${started.batch.id.slice(0, 8)}: ${started.queued} queued` : 'nothing queued', started.resumed.length && `${started.resumed.length} resumed from an earlier run`,
-        started.skipped.length && `${started.skipped.length} skipped`, started.rejected.length && `${started.rejected.length} rejected`].filter(Boolean).join(', ');
+      const summary = [
+        started.batch ? `batch ${started.batch.id.slice(0, 8)}: ${started.queued} queued` : 'nothing queued',
+        started.resumed.length && `${started.resumed.length} resumed from an earlier run`,
+        started.skipped.length && `${started.skipped.length} skipped`,
+        started.rejected.length && `${started.rejected.length} rejected`,
+      ]
+        .filter(Boolean)
+        .join(', ');
       // With --json, stdout carries the report alone: a script parses it without skipping lines.
       const notes = args.json ? ctx.stderr : ctx.stdout;
       notes.write(`${summary}\n`);
       const report = () => {
         // In the folder walk's order, as the Queue shows them.
-        const jobs = engine.jobRows(started.jobIds).sort((a, b) => a.seq - b.seq).map(toJobRecord);
+        const jobs = engine
+          .jobRows(started.jobIds)
+          .sort((a, b) => a.seq - b.seq)
+          .map(toJobRecord);
         return {
-          batch: started.batch?.id ?? null, tool: args.tool, outDir: started.batch?.outDir ?? null,
-          total: started.jobIds.length, done: jobs.filter((j) => j.state === 'done').length, queued: started.queued, resumed: started.resumed.length,
-          jobs: jobs.map((j) => ({ id: j.id, input: j.input, state: j.state, outputs: j.outputs, text: j.text, error: j.error })),
-          skipped: started.skipped, rejected: started.rejected,
+          batch: started.batch?.id ?? null,
+          tool: args.tool,
+          outDir: started.batch?.outDir ?? null,
+          total: started.jobIds.length,
+          done: jobs.filter((j) => j.state === 'done').length,
+          queued: started.queued,
+          resumed: started.resumed.length,
+          jobs: jobs.map((j) => ({
+            id: j.id,
+            input: j.input,
+            state: j.state,
+            outputs: j.outputs,
+            text: j.text,
+            error: j.error,
+          })),
+          skipped: started.skipped,
+          rejected: started.rejected,
         };
       };
       if (started.jobIds.length === 0) {
@@ -142,19 +184,25 @@ export const runCommand: CliCommand = {
           // refused or could not be reached: the likely reason a limit was set.
           await engine.stop();
           const { waiting } = countStates(engine, started.jobIds);
-          ctx.stderr.write(`gave up after ${args.timeout!.label} (--timeout): ${counts.done} of ${started.jobIds.length} done${waiting ? `; still waiting: ${oneLine(waiting)}` : ''}; `
-            + 'the rest stay queued: run the same command again to resume (nothing is submitted twice)\n');
+          ctx.stderr.write(
+            `gave up after ${args.timeout!.label} (--timeout): ${counts.done} of ${started.jobIds.length} done${waiting ? `; still waiting: ${oneLine(waiting)}` : ''}; ` +
+              'the rest stay queued: run the same command again to resume (nothing is submitted twice)\n',
+          );
           return TIMED_OUT;
         }
         ctx.stderr.write('stopped; run the same command again to resume (nothing is submitted twice)\n');
         return 130;
       }
       for (const j of engine.store.byIds(started.jobIds)) {
-        if (j.state !== 'done') ctx.stderr.write(`${j.state} ${j.id.slice(0, 8)} ${oneLine(`${j.inputPath ?? ''}: ${j.error ?? ''}`)}\n`);
+        if (j.state !== 'done')
+          ctx.stderr.write(`${j.state} ${j.id.slice(0, 8)} ${oneLine(`${j.inputPath ?? ''}: ${j.error ?? ''}`)}\n`);
       }
       if (args.json) ctx.stdout.write(`${terminalJson(report(), 2)}\n`);
       // The folder as the batch has it (full path, the default when no --out): a script can `cd` there.
-      else ctx.stdout.write(`${counts.done} of ${started.jobIds.length} done${started.batch ? `; results in ${oneLine(started.batch.outDir)}` : ''}\n`);
+      else
+        ctx.stdout.write(
+          `${counts.done} of ${started.jobIds.length} done${started.batch ? `; results in ${oneLine(started.batch.outDir)}` : ''}\n`,
+        );
       return counts.done === started.jobIds.length ? 0 : 1;
     } finally {
       stop.release();

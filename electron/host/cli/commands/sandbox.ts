@@ -7,25 +7,31 @@ import { parseOptions } from './team-common.ts';
 
 function intOption(raw: string | undefined, name: string, min: number, max: number): number | undefined {
   if (raw === undefined) return undefined;
-  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) throw new UsageError(`${name} expects an integer from ${min} to ${max}, got "${oneLine(raw)}"`);
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max)
+    throw new UsageError(`${name} expects an integer from ${min} to ${max}, got "${oneLine(raw)}"`);
   return Number(raw);
 }
 
 export const sandboxCommand: CliCommand = {
   name: 'sandbox',
   summary: 'Run the built-in Sandbox API on 127.0.0.1 (demo keys: --print-keys)',
-  usage: 'mediadesk sandbox [--port N] [--seed S] [--task-duration-ms MS] [--print-keys]   (runs until Ctrl-C, exit 130, or SIGTERM, exit 0)',
+  usage:
+    'mediadesk sandbox [--port N] [--seed S] [--task-duration-ms MS] [--print-keys]   (runs until Ctrl-C, exit 130, or SIGTERM, exit 0)',
   async run(ctx) {
     // The other commands' parser: --name=value as well, and a repeated option is refused rather
     // than one of its values silently taken (`--seed 5 --seed 6` printed seed 5's secret).
     const o = parseOptions(ctx.argv, ['--port', '--seed', '--task-duration-ms'], ['--print-keys']);
-    if (o.positional.length) throw new UsageError(`unexpected argument "${oneLine(o.positional[0])}"; usage: ${this.usage}`);
+    if (o.positional.length)
+      throw new UsageError(`unexpected argument "${oneLine(o.positional[0])}"; usage: ${this.usage}`);
     const seed = intOption(o.one('--seed'), '--seed', 0, 2 ** 32 - 1) ?? 1;
     // Checked with --print-keys too: a bad value is a mistake in the script whichever way it runs.
     const port = intOption(o.one('--port'), '--port', 0, 65535) ?? 0;
     const taskDurationMs = intOption(o.one('--task-duration-ms'), '--task-duration-ms', 0, 3_600_000);
     if (o.flags.has('--print-keys')) {
-      for (const k of DEMO_KEYS) ctx.stdout.write(`${k.key.padEnd(18)} ${k.plan.padEnd(10)} ${k.role.padEnd(6)} audit logs ${k.auditLogs ? 'on ' : 'off'}  ${k.description}\n`);
+      for (const k of DEMO_KEYS)
+        ctx.stdout.write(
+          `${k.key.padEnd(18)} ${k.plan.padEnd(10)} ${k.role.padEnd(6)} audit logs ${k.auditLogs ? 'on ' : 'off'}  ${k.description}\n`,
+        );
       ctx.stdout.write(`webhook signing secret (seed ${seed}): ${webhookSecret(seed)}\n`);
       return 0;
     }
@@ -39,7 +45,9 @@ export const sandboxCommand: CliCommand = {
       const sandbox = await startSandbox({ port, seed, taskDurationMs });
       // Scripts wait for this exact first line.
       ctx.stdout.write(`listening on ${sandbox.url}\n`);
-      ctx.stdout.write(`demo keys: ${DEMO_KEYS.map((k) => k.key).join(', ')}; control API: ${sandbox.url}/__sandbox/\n`);
+      ctx.stdout.write(
+        `demo keys: ${DEMO_KEYS.map((k) => k.key).join(', ')}; control API: ${sandbox.url}/__sandbox/\n`,
+      );
       if (!stop.signal.aborted) await once(stop.signal, 'abort');
       await sandbox.close();
     } finally {

@@ -29,9 +29,11 @@ export const settingsCommand: CliCommand = {
     if (sub === 'get') {
       const all = settings.get() as Record<string, unknown>;
       if (args.length > 1) throw new UsageError('settings get takes at most one name');
-      if (args[0] !== undefined && !names.includes(args[0])) throw new UsageError(`unknown setting "${oneLine(args[0])}" (known: ${names.join(', ')})`);
+      if (args[0] !== undefined && !names.includes(args[0]))
+        throw new UsageError(`unknown setting "${oneLine(args[0])}" (known: ${names.join(', ')})`);
       const { unreadable, ignored } = settings.fileState();
-      if (unreadable) ctx.stderr.write(unreadableSettingsWarning(unreadable, 'these are the defaults (the file is left as it is)'));
+      if (unreadable)
+        ctx.stderr.write(unreadableSettingsWarning(unreadable, 'these are the defaults (the file is left as it is)'));
       // The value shown is not the one in the file: said on stderr, so stdout stays the value for scripts.
       for (const i of ignored) if (args[0] === undefined || i.name === args[0]) ctx.stderr.write(ignoredSettingNote(i));
       // A value edited into the file by hand (a folder name with a newline or an escape sequence)
@@ -51,10 +53,14 @@ export const settingsCommand: CliCommand = {
         const eq = a.indexOf('=');
         if (eq <= 0) throw new UsageError(`expected NAME=VALUE, got "${oneLine(a)}"`);
         const name = a.slice(0, eq);
-        if (!names.includes(name)) throw new UsageError(`unknown setting "${oneLine(name)}" (known: ${names.join(', ')})`);
+        if (!names.includes(name))
+          throw new UsageError(`unknown setting "${oneLine(name)}" (known: ${names.join(', ')})`);
         // The last one won: `theme=dark theme=light` saved light and said "saved theme", hiding the slip.
         if (Object.hasOwn(patch, name)) throw new UsageError(`${name} is given more than once`);
-        patch[name] = name === 'baseUrl' || name === 'outputDir' || name === 'namingTemplate' ? a.slice(eq + 1) : parseValue(a.slice(eq + 1));
+        patch[name] =
+          name === 'baseUrl' || name === 'outputDir' || name === 'namingTemplate'
+            ? a.slice(eq + 1)
+            : parseValue(a.slice(eq + 1));
       }
       try {
         settings.set(patch);

@@ -1,9 +1,18 @@
-import { DeskError, type CommandName, type DeskErrorData, type Req, type Res } from '../../../../shared/contract/index.ts';
+import {
+  DeskError,
+  type CommandName,
+  type DeskErrorData,
+  type Req,
+  type Res,
+} from '../../../../shared/contract/index.ts';
 import type { Core } from '../../../core/index.ts';
 import { oneLine, UsageError } from '../command.ts';
 
 /** A refused command as the CLI reports it: the user's own mistakes (and `usage`, when given, codes) exit 2. */
-export function refusal(error: DeskErrorData, usage: readonly DeskErrorData['code'][] = ['invalid', 'conflict']): Error {
+export function refusal(
+  error: DeskErrorData,
+  usage: readonly DeskErrorData['code'][] = ['invalid', 'conflict'],
+): Error {
   const e = DeskError.from(error);
   return usage.includes(e.code) ? new UsageError(e.describe()) : new Error(e.describe());
 }
@@ -48,7 +57,11 @@ export function parseOptions(argv: string[], valued: readonly string[], flags: r
     if (v.length > 1) throw new UsageError(`${n} is given more than once`);
     return v[0];
   };
-  const list = (n: string) => (values.get(n) ?? []).flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+  const list = (n: string) =>
+    (values.get(n) ?? [])
+      .flatMap((v) => v.split(','))
+      .map((v) => v.trim())
+      .filter(Boolean);
   return { values, flags: set, positional, one, list };
 }
 

@@ -20,11 +20,16 @@ export const usageCommand: CliCommand = {
     ...GRANULARITIES.map((g) => `          ${g}: ${DEFAULT_RANGES[g].says}${g === 'year' ? ')' : ''}`),
   ].join('\n'),
   async run(ctx) {
-    const o = parseOptions(ctx.argv, ['--granularity', '--from', '--to', '--group', '--project', '--api-key'], ['--json', '--csv', '--refresh']);
+    const o = parseOptions(
+      ctx.argv,
+      ['--granularity', '--from', '--to', '--group', '--project', '--api-key'],
+      ['--json', '--csv', '--refresh'],
+    );
     if (o.positional.length) throw new UsageError(`unexpected argument "${o.positional[0]}"`);
     const g = o.one('--granularity');
     if (!g) throw new UsageError(`--granularity is required (${GRANULARITIES.join(', ')})`);
-    if (!(GRANULARITIES as readonly string[]).includes(g)) throw new UsageError(`--granularity must be one of ${GRANULARITIES.join(', ')}, got "${g}"`);
+    if (!(GRANULARITIES as readonly string[]).includes(g))
+      throw new UsageError(`--granularity must be one of ${GRANULARITIES.join(', ')}, got "${g}"`);
     if (o.flags.has('--json') && o.flags.has('--csv')) throw new UsageError('choose --json or --csv');
     for (const f of ['--from', '--to']) {
       const v = o.one(f);
@@ -41,11 +46,26 @@ export const usageCommand: CliCommand = {
       const r = await invoke(s.core, 'usage.query', { ...q, refresh: o.flags.has('--refresh') });
       if (o.flags.has('--json')) ctx.stdout.write(`${terminalJson(r, 2)}\n`);
       else if (o.flags.has('--csv')) ctx.stdout.write(usageCsv(r).csv);
-      else ctx.stdout.write(table(['DATE', 'USES', 'CREDITS', 'TOP TOOL'], r.points.map((p) => [p.date, p.uses, p.credits, Object.entries(p.byTool).sort((a, b) => b[1].credits - a[1].credits)[0]?.[0] ?? ''])));
+      else
+        ctx.stdout.write(
+          table(
+            ['DATE', 'USES', 'CREDITS', 'TOP TOOL'],
+            r.points.map((p) => [
+              p.date,
+              p.uses,
+              p.credits,
+              Object.entries(p.byTool).sort((a, b) => b[1].credits - a[1].credits)[0]?.[0] ?? '',
+            ]),
+          ),
+        );
       // On stderr so --json and --csv stay machine-readable.
       // The range said, and why when the user did not choose it: a month of 7 days looked like a month's use.
-      const chosen = q.from ? '' : ` (no --from: ${DEFAULT_RANGES[q.granularity].says}; --from and --to choose another range)`;
-      ctx.stderr.write(`${r.request.start_date} to ${r.request.end_date}${chosen}; ${r.cached ? 'from the local cache (no request spent)' : 'fetched'}; ${r.budget.remaining} of ${r.budget.limit} credit-usage requests left today (UTC)\n`);
+      const chosen = q.from
+        ? ''
+        : ` (no --from: ${DEFAULT_RANGES[q.granularity].says}; --from and --to choose another range)`;
+      ctx.stderr.write(
+        `${r.request.start_date} to ${r.request.end_date}${chosen}; ${r.cached ? 'from the local cache (no request spent)' : 'fetched'}; ${r.budget.remaining} of ${r.budget.limit} credit-usage requests left today (UTC)\n`,
+      );
       return 0;
     } finally {
       await s.close();

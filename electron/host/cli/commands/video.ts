@@ -29,7 +29,8 @@ async function parseBody(raw: string | undefined): Promise<Record<string, unknow
   } catch {
     throw new UsageError('--body must be a JSON object (or @file.json)');
   }
-  if (!v || typeof v !== 'object' || Array.isArray(v)) throw new UsageError('--body must be a JSON object (or @file.json)');
+  if (!v || typeof v !== 'object' || Array.isArray(v))
+    throw new UsageError('--body must be a JSON object (or @file.json)');
   return v as Record<string, unknown>;
 }
 
@@ -39,7 +40,11 @@ async function check(ctx: CliContext, argv: string[]): Promise<number> {
     parsed = parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { family: { type: 'string', short: 'f', default: '2x' }, prompt: { type: 'string' }, body: { type: 'string' } },
+      options: {
+        family: { type: 'string', short: 'f', default: '2x' },
+        prompt: { type: 'string' },
+        body: { type: 'string' },
+      },
       tokens: true,
     });
   } catch (err) {
@@ -60,7 +65,8 @@ async function check(ctx: CliContext, argv: string[]): Promise<number> {
   // Loaded on use: sharp and mp4box need not slow down every other command's start.
   const { checkReferences, framesOf } = await import('../../../core/media/check.ts');
   // A start or end frame in the body is something to check on its own.
-  if (parsed.positionals.length === 0 && framesOf(family, body).length === 0) throw new UsageError(`no SOURCE (or frame in --body) given; usage: ${USAGE}`);
+  if (parsed.positionals.length === 0 && framesOf(family, body).length === 0)
+    throw new UsageError(`no SOURCE (or frame in --body) given; usage: ${USAGE}`);
   const report = await checkReferences({ family, sources: parsed.positionals, body });
   ctx.stdout.write(terminalJson(report, 2) + '\n');
   return report.ok ? 0 : 1;

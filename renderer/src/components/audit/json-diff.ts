@@ -27,12 +27,14 @@ const IDENT = /^[A-Za-z_$][\w$]*$/;
 export function pathLabel(path: readonly Segment[]): string {
   // A scalar state has no field name; the brackets keep this apart from a key named "(value)".
   if (path.length === 0) return '(value)';
-  return path.map((s, i) => {
-    if (typeof s === 'number') return `[${s}]`;
-    if (typeof s === 'object') return `[${s.from}→${s.to}]`;
-    if (IDENT.test(s)) return i === 0 ? s : `.${s}`;
-    return `[${JSON.stringify(s)}]`;
-  }).join('');
+  return path
+    .map((s, i) => {
+      if (typeof s === 'number') return `[${s}]`;
+      if (typeof s === 'object') return `[${s.from}→${s.to}]`;
+      if (IDENT.test(s)) return i === 0 ? s : `.${s}`;
+      return `[${JSON.stringify(s)}]`;
+    })
+    .join('');
 }
 
 export const show = (v: unknown): string => JSON.stringify(v) ?? 'undefined';
@@ -45,7 +47,11 @@ const isBranch = (v: unknown): v is Obj | unknown[] => typeof v === 'object' && 
 /** JSON with sorted keys: two items are equal when these are, whatever their key order. */
 function canon(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canon).join(',')}]`;
-  if (isPlain(v)) return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canon(v[k])}`).join(',')}}`;
+  if (isPlain(v))
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canon(v[k])}`)
+      .join(',')}}`;
   return show(v);
 }
 
@@ -99,7 +105,10 @@ function lcs(a: string[], b: string[]): [number, number][] {
   const len = new Uint32Array((n + 1) * (m + 1));
   for (let i = n - 1; i >= 0; i--) {
     for (let j = m - 1; j >= 0; j--) {
-      len[i * (m + 1) + j] = a[i] === b[j] ? len[(i + 1) * (m + 1) + j + 1] + 1 : Math.max(len[(i + 1) * (m + 1) + j], len[i * (m + 1) + j + 1]);
+      len[i * (m + 1) + j] =
+        a[i] === b[j]
+          ? len[(i + 1) * (m + 1) + j + 1] + 1
+          : Math.max(len[(i + 1) * (m + 1) + j], len[i * (m + 1) + j + 1]);
     }
   }
   const pairs: [number, number][] = [];
@@ -120,7 +129,8 @@ function align(a: unknown[], b: unknown[]): Step[] {
   let head = 0;
   while (head < ka.length && head < kb.length && ka[head] === kb[head]) head++;
   let tail = 0;
-  while (tail < ka.length - head && tail < kb.length - head && ka[ka.length - 1 - tail] === kb[kb.length - 1 - tail]) tail++;
+  while (tail < ka.length - head && tail < kb.length - head && ka[ka.length - 1 - tail] === kb[kb.length - 1 - tail])
+    tail++;
   const midA = ka.slice(head, ka.length - tail);
   const midB = kb.slice(head, kb.length - tail);
   const steps: Step[] = [];
