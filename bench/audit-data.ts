@@ -75,7 +75,7 @@ export function* benchEvents(
       const ok = r() < 0.9;
       yield {
         // Random, as the Sandbox makes them (evt_ + a UUID's hex): ids that rose with the file made
-        // the event_id index look far cheaper than it is (bench/RESULTS.md, seventh round).
+        // the event_id index look far cheaper than it is (bench/history/audit-import.md, seventh round).
         event_id: `evt_${uuidFrom(r).replace(/-/g, '')}`,
         date: new Date(order === 'random' ? t + k : t - k).toISOString(),
         action: {

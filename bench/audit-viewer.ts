@@ -9,10 +9,10 @@ import { startHost } from '../test/e2e/host.ts';
 import { writeNdjson } from './audit-data.ts';
 
 /**
- * The audit viewer over 1,000,000 cached events, in Chromium against the web host: how long the
- * first screen takes, frame timings while wheel-scrolling, how long a jump deep into the table
- * takes until its rows are on screen, and filter/sort/search to rows. Figures go to
- * bench/RESULTS.md. Needs `npx electron-vite build` first (the host serves out/renderer).
+ * The audit viewer over 1,000,000 cached events, in Chromium against the web host: how long the first screen takes,
+ * frame timings while wheel-scrolling, how long a jump deep into the table takes until its rows are on screen, and
+ * filter/sort/search to rows. The round goes at the top of bench/history/audit-viewer.md (its row in RESULTS.md is
+ * updated by hand). Needs `npx electron-vite build` first (the host serves out/renderer).
  *
  * Usage: node bench/audit-viewer.ts [N] [--home DIR] [--no-write]
  *   --home DIR reuses a home whose audit.db already holds the events (the import takes minutes).
@@ -176,10 +176,11 @@ try {
 
   if (!args.includes('--no-write')) {
     const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${Math.round(totalmem() / 2 ** 30)} GB RAM, ${process.platform}, Node ${process.versions.node}, Debian Chromium headless (--disable-gpu)`;
+    const date = new Date().toISOString().slice(0, 10);
     const section = [
-      '## Audit viewer over 1,000,000 events (`node bench/audit-viewer.ts`)',
+      `## ${date} — audit viewer over ${count.toLocaleString('en')} events`,
       '',
-      `${new Date().toISOString().slice(0, 10)}, ${machine}; load average ${result.loadAvg1m} at the end. Web host + renderer build, 1280×800,`,
+      `${date}, ${machine}; load average ${result.loadAvg1m} at the end. Web host + renderer build, 1280×800,`,
       "events imported with the core's streamed import; the table pages through `audit.query` (200 rows, keyset `after` when the",
       'previous page is known, else `offset`) and keeps only the visible rows in the DOM.',
       '',
@@ -196,15 +197,16 @@ try {
       `| full-text search "Lookbook" → rows visible | ${result.searchMs} ms |`,
       '',
     ].join('\n');
-    const path = join(import.meta.dirname, 'RESULTS.md');
+    // Newest first: the new round goes before the first one already there, below the file's title.
+    const path = join(import.meta.dirname, 'history', 'audit-viewer.md');
     const text = readFileSync(path, 'utf8');
-    const start = text.indexOf('## Audit viewer over');
-    const next = start < 0 ? -1 : text.indexOf('\n## ', start + 1);
+    const firstRound = text.indexOf('\n## ');
     const updated =
-      start < 0
+      firstRound < 0
         ? `${text.trimEnd()}\n\n${section}`
-        : `${text.slice(0, start)}${section}${next < 0 ? '' : text.slice(next + 1)}`;
+        : `${text.slice(0, firstRound + 1)}${section}\n${text.slice(firstRound + 1)}`;
     writeFileSync(path, updated.endsWith('\n') ? updated : `${updated}\n`);
+    console.error(`round added to ${path}; update its row in bench/RESULTS.md`);
   }
 } finally {
   await browser.close();

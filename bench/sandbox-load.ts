@@ -2,7 +2,7 @@
  * Sandbox load benchmark: 200 concurrent clients create 10,000 tasks, poll them, read the lists
  * and the audit trail, and download results, while the server runs in a child process whose
  * memory we sample. Run: node bench/sandbox-load.ts [--timeout-ms MS]  (figures go to
- * bench/RESULTS.md by hand).
+ * bench/history/sandbox-load.md and bench/RESULTS.md by hand).
  *
  * It cannot hang silently. Every request must be answered and its body read within --timeout-ms
  * (default 120 s: a download may wait that long for a render slot on a busy machine). Every 10 s

@@ -154,7 +154,7 @@ export const KEEP_ALIVE = { http: new HttpAgent({ keepAlive: true }), https: new
  * volume should not pay a TCP handshake each, and not capped per origin (the queue's concurrency
  * is the cap). undici rather than got: at queue speed got's per-request machinery (options merged
  * and cloned, a duplex stream, hook and timer wrappers) allocated ~94 KB per create, and 10,000
- * creates at 32 in flight peaked at 286 MB RSS (bench/RESULTS.md, engine (b)).
+ * creates at 32 in flight peaked at 286 MB RSS (bench/history/engine-throughput.md, memory round).
  */
 const API_AGENT = new Agent();
 
@@ -350,7 +350,7 @@ class StatusFailure extends Error {
 /**
  * The final answer, whole, as the retry interceptor passes it on. Not undici's `request()`: its
  * stream per answer (a BodyReadable, read back with `.text()`) took the engine bench's peak RSS
- * from 222 to 310-322 MB at 10,000 jobs (bench/RESULTS.md, engine (b), undici).
+ * from 222 to 310-322 MB at 10,000 jobs (bench/history/engine-throughput.md, undici API client).
  */
 class Collect extends Gathered implements Dispatcher.DispatchHandler {
   private readonly resolve: (a: Answer) => void;

@@ -72,14 +72,14 @@ const SNIFF_BYTES = 64 * 1024;
 /**
  * Rows per transaction. Smaller batches die young in V8 instead of being promoted and collected
  * late: 5,000 rows peaked ~60 MB lower than 10,000 over a 1M-event import at about the same time;
- * 2,500 saved ~30 MB more but committed twice as often (bench/RESULTS.md).
+ * 2,500 saved ~30 MB more but committed twice as often (bench/history/audit-import.md, fourth round).
  */
 const BATCH_ROWS = 5000;
 /**
  * Rows per transaction of a staged or bulk load, whose copies are SQL only, so a larger
  * transaction holds no more JS memory. Event ids are random (the API's look like UUIDs), so a transaction touches most
  * pages of the event_id index whatever its size, and each transaction writes them again: 50,000
- * rows took 1,000,000 events with random ids from ~67 s to ~50 s (bench/RESULTS.md).
+ * rows took 1,000,000 events with random ids from ~67 s to ~50 s (bench/history/audit-import.md, seventh round).
  */
 const BULK_BATCH_ROWS = 50_000;
 /**
@@ -92,7 +92,7 @@ const BYTES_PER_EVENT = 1000;
  * A file of more events than this share of the cache's (estimated from its size) is loaded in bulk,
  * a smaller one staged with every index live. Through live indexes an event costs more the larger
  * the cache (random index inserts); a bulk load costs ~35 µs per event plus rebuilding the indexes,
- * ~13 s per 1,000,000 cached. Into 2,000,000 cached events (bench/RESULTS.md, eighth round):
+ * ~13 s per 1,000,000 cached. Into 2,000,000 cached events (bench/history/audit-import.md, eighth round):
  * 250,000 events took 22 s staged and 32-45 s in bulk, 333,000 took 34 and 44 s, 500,000 took 61 and
  * 54 s, and 1,000,000 took 103 s staged and 52-62 s in bulk. Exported events run ~800 bytes, so a
  * sixth by this estimate is about a fifth of the cache's count.
@@ -664,7 +664,8 @@ async function stageRows(
   if (!o.worker || !url) return stageFile(task, emit, signal);
   let worker: Worker;
   try {
-    // Caps the parser's heap: young generations above 16 MB bought no speed, only RSS (bench/RESULTS.md).
+    // Caps the parser's heap: young generations above 16 MB bought no speed, only RSS
+    // (bench/history/audit-import.md, seventh round).
     worker = new Worker(url, {
       workerData: { auditStage: task },
       resourceLimits: { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 16 },

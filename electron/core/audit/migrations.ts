@@ -110,9 +110,9 @@ export const AUDIT_MIGRATIONS: readonly Migration[] = [
     up: (db) => {
       // Searches are words ANDed (filters.ts ftsQuery), never phrases or NEAR, so the token
       // positions a detail=full index stores are never read; without them a bulk import indexes
-      // text faster and the index is smaller. Not detail=none: its prefix queries ("Hero*") walk
-      // every matching term's rowids, 7-8x slower (bench/RESULTS.md). The index is contentless:
-      // its text is derived again from each stored event, in seq order so it is appended to.
+      // text faster and the index is smaller. Not detail=none: its prefix queries ("Hero*") walk every
+      // matching term's rowids, 7-8x slower (bench/history/audit-import.md, fourth round). The index is
+      // contentless: its text is derived again from each stored event, in seq order so it is appended to.
       db.exec(
         `CREATE VIRTUAL TABLE events_fts_new USING fts5 (body, content = '', contentless_delete = 1, detail = column, tokenize = "unicode61 remove_diacritics 2 tokenchars '@._-'")`,
       );
@@ -134,9 +134,9 @@ export const AUDIT_MIGRATIONS: readonly Migration[] = [
     up: (db) => {
       // The UNIQUE column constraint made an index no statement can drop, so a bulk load kept it
       // live, and with random event ids (the API's look like UUIDs) it was the largest cost of
-      // the load (bench/RESULTS.md). As a named index it is set aside with the others and built
-      // sorted at the end; bulk_rows records a load's new rows, so the duplicates it let in are
-      // removed then and the row cached before always stays (store.ts).
+      // the load (bench/history/audit-import.md, seventh round). As a named index it is set aside with
+      // the others and built sorted at the end; bulk_rows records a load's new rows, so the duplicates it
+      // let in are removed then and the row cached before always stays (store.ts).
       const table = db
         .prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'events'")
         .pluck()

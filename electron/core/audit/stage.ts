@@ -95,7 +95,7 @@ class StageWriter {
    * Writes one row into the batch in hand, opening its transaction with the first. Each row is
    * written as it is read, so it dies young in V8: a batch held as 5,000 row objects until its
    * commit outlived every scavenge and was copied and promoted, and collecting it cost the
-   * reading thread ~2 s of a 1,000,000-event load (bench/RESULTS.md, tenth round).
+   * reading thread ~2 s of a 1,000,000-event load (bench/history/audit-import.md, tenth round).
    */
   add(r: EventRow): void {
     if (!this.open) {

@@ -222,7 +222,7 @@ export class AuditStore {
    * FTS5 turns its in-memory term lists into a new segment whenever they pass `hashsize` (1 MB by
    * default), which splits every batch of a bulk load into several small segments that must be
    * merged again. During a bulk load one batch makes one segment (16 MB holds a 5,000-event
-   * batch; more only costs memory: measured, bench/RESULTS.md), and segments are not merged as
+   * batch; more only costs memory: bench/history/audit-import.md, fourth round), and segments are not merged as
    * they come (automerge merges every 4, rewriting the index once per level: about 5 s of a
    * 1,000,000-event load); `restoreIndexes` merges them all in one pass at the end.
    */
@@ -305,7 +305,7 @@ export class AuditStore {
    * Builds the unique index inside buildDeferred's transaction. Built first, since a load of a new
    * export (the usual case) let in no duplicate: the build itself is then the check, and the search
    * for duplicates, one more sort of every cached id, is not run (~1 s of a 1,000,000-event load,
-   * bench/RESULTS.md, tenth round). A build that meets a duplicate fails as a statement and leaves
+   * bench/history/audit-import.md, tenth round). A build that meets a duplicate fails as a statement and leaves
    * the transaction open; the duplicates are then removed and the index built again.
    */
   private buildUnique(sql: string): number {

@@ -66,9 +66,9 @@ export async function scanInputs(
   const walked = new Map<string, string>();
   const isExcluded = (p: string, list: readonly string[]) => list.some((e) => p === e || p.startsWith(e + sep));
 
-  // Files are decided after the walk, when every photo a result's name may point to is known. Each
-  // is held by its identity, not its Stats: 10,000 Stats held through a walk outlived V8's young
-  // generation and made it grow, ~30 MB more RSS for a 10,000-file folder (bench/RESULTS.md).
+  // Files are decided after the walk, when every photo a result's name may point to is known. Each is held by
+  // its identity, not its Stats: 10,000 Stats held through a walk outlived V8's young generation and made it
+  // grow, ~30 MB more RSS for a 10,000-file folder (bench/history/engine-throughput.md, 2026-11-24 17:55).
   const met: { path: string; id: string; relDir: string; root: string | null }[] = [];
   const photosIn = new Map<string, Map<string, string>>();
   const meet = (path: string, st: Stats, relDir: string, root: string | null) => {

@@ -214,8 +214,8 @@ export async function downloadToPart(
  * them and the caller's final fsync has little left to do (bench/engine-download.ts).
  * No write stream and no stream.pipeline: at hundreds of small results a second their
  * per-transfer objects (end-of-stream watchers, an AbortController aborted at every finish) were
- * a large share of the engine's garbage (bench/RESULTS.md, engine (b)). The response is no longer
- * referenced once this settles, so it is not kept alive across the caller's fsync.
+ * a large share of the engine's garbage (bench/history/engine-throughput.md, memory round). The response
+ * is no longer referenced once this settles, so it is not kept alive across the caller's fsync.
  */
 function writeBody(
   response: IncomingMessage,
