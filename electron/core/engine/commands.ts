@@ -121,31 +121,26 @@ export class QueueCommands {
   }
 
   cancelBatch(id: string): BatchRecord {
-    if (!this.store.batch(id)) throw new DeskError('not_found', `no batch ${id}`);
-    for (const state of CANCELABLE) {
-      for (const job of this.store.list({ batchId: id, state, limit: ALL_ROWS, offset: 0 }).jobs) {
-        try {
-          this.cancelJob(job.id);
-        } catch {
-          // finished meanwhile
-        }
-      }
-    }
-    return this.store.batch(id)!;
+    return this.forEachJob(id, CANCELABLE, (jobId) => this.cancelJob(jobId));
   }
 
   retryBatch(id: string, states: readonly RetryableState[] = RETRYABLE): BatchRecord {
-    if (!this.store.batch(id)) throw new DeskError('not_found', `no batch ${id}`);
+    return this.forEachJob(id, states, (jobId) => this.retryJob(jobId));
+  }
+
+  /** Applies `act` to the batch's jobs in `states`; one that fails (the job changed meanwhile) does not stop the rest. */
+  private forEachJob(batchId: string, states: readonly JobState[], act: (jobId: string) => unknown): BatchRecord {
+    if (!this.store.batch(batchId)) throw new DeskError('not_found', `no batch ${batchId}`);
     for (const state of states) {
-      for (const job of this.store.list({ batchId: id, state, limit: ALL_ROWS, offset: 0 }).jobs) {
+      for (const job of this.store.list({ batchId, state, limit: ALL_ROWS, offset: 0 }).jobs) {
         try {
-          this.retryJob(job.id);
+          act(job.id);
         } catch {
-          // moved meanwhile
+          // changed meanwhile
         }
       }
     }
-    return this.store.batch(id)!;
+    return this.store.batch(batchId)!;
   }
 
   /** The job as it stands (the Sandbox rule applied), or not_found. */

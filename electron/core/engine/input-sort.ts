@@ -58,7 +58,7 @@ export async function sortInputs(
   // tool over the shoot must not pay for them again), and this tool's own in the output folder.
   const earlier = new Map<string, string>();
   for (const root of inputs) {
-    for (const [path, by] of store.resultsBelow(root))
+    for (const [path, by] of store.resultsInside(root))
       earlier.set(path, `is a result of an earlier ${by} batch; choose its folder itself to use its results as inputs`);
   }
   for (const path of made?.byOutput.keys() ?? [])

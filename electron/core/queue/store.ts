@@ -392,7 +392,7 @@ export class JobStore {
   }
 
   /** Files finished jobs wrote into folders strictly inside `root` (not `root` itself), each with the tool that made it. */
-  resultsBelow(root: string): Map<string, string> {
+  resultsInside(root: string): Map<string, string> {
     const prefix = root.endsWith(sep) ? root : root + sep;
     // Lengths counted by SQLite (characters), not by JS (UTF-16 units): an emoji in a path is one to SQLite, two to JS.
     const rows = this.stmt(
