@@ -150,11 +150,9 @@ function toInvalidParams(body: unknown): InvalidParam[] {
 export const KEEP_ALIVE = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
 
 /**
- * The API's connections, shared by every ApiClient: kept alive, since polling and creates at
- * volume should not pay a TCP handshake each, and not capped per origin (the queue's concurrency
- * is the cap). undici rather than got: at queue speed got's per-request machinery (options merged
- * and cloned, a duplex stream, hook and timer wrappers) allocated ~94 KB per create, and 10,000
- * creates at 32 in flight peaked at 286 MB RSS (bench/history/engine-throughput.md, memory round).
+ * The API's connections, shared by every ApiClient: kept alive and not capped per origin (the
+ * queue's concurrency is the cap). undici rather than got, whose per-request machinery cost ~94 KB
+ * per create at queue speed (bench/history/engine-throughput.md, memory round).
  */
 const API_AGENT = new Agent();
 
@@ -178,11 +176,9 @@ type RetryContext = {
 };
 
 /**
- * The decision handed to undici's retry interceptor, which does the re-sending. Its built-in one
- * differs from ours where it matters: it waits out (capped) a Retry-After longer than we will
- * wait, where we surface the error at once so the queue can tell when to come back; it honours
- * Retry-After on any status, where only 413/429/503 promise anything; and its backoff has no
- * jitter, so 32 creates refused together by a 429 would all come back together.
+ * The decision handed to undici's retry interceptor. Unlike its built-in one, a Retry-After longer
+ * than we wait surfaces at once (the queue backs off), only 413/429/503 are taken at their word,
+ * and the backoff has jitter, so creates refused together do not all come back together.
  */
 function retryDecision(maxDelayMs: number) {
   return (err: Error, { state, opts }: RetryContext, cb: (err?: Error | null) => void) => {
@@ -244,19 +240,12 @@ class Gathered {
 }
 
 /**
- * One attempt, between undici's connection and its retry handler: own logic for two rules undici's
- * retry cannot express.
- * - One deadline for the whole exchange (got's `timeout.request`). undici's `headersTimeout` and
- *   `bodyTimeout` are per-phase idle timers, and an AbortSignal spans every attempt and its abort
- *   is never retried, where a read that timed out is to be tried again.
- * - The answer goes up only once complete. The retry handler resumes a 2xx body broken off midway
- *   with a Range request, which a JSON API answers with the whole body again and undici then
- *   rejects; held back until whole, a broken answer is a plain failed attempt, sent again.
- * It is also the controller the retry handler sees, so that a deadline fired here reads as a
- * failed attempt, not as the caller's abort (which undici never retries).
+ * One attempt, between undici's connection and its retry handler: one deadline for the whole
+ * exchange (retried, unlike an AbortSignal's abort), and the answer passed up only once complete
+ * (undici resumes a broken 2xx body with a Range request, which a JSON API cannot answer).
  */
 class Attempt extends Gathered implements Dispatcher.DispatchHandler, Dispatcher.DispatchController {
-  private readonly up: Dispatcher.DispatchHandler;
+  private readonly retryHandler: Dispatcher.DispatchHandler;
   private readonly timer: NodeJS.Timeout;
   private conn: Dispatcher.DispatchController | null = null;
   /** The retry handler has this attempt's outcome; whatever the connection reports later is dropped. */
@@ -265,9 +254,9 @@ class Attempt extends Gathered implements Dispatcher.DispatchHandler, Dispatcher
   rawHeaders = null;
   rawTrailers = null;
 
-  constructor(up: Dispatcher.DispatchHandler, timeoutMs: number) {
+  constructor(retryHandler: Dispatcher.DispatchHandler, timeoutMs: number) {
     super();
-    this.up = up;
+    this.retryHandler = retryHandler;
     this.timer = setTimeout(() => this.fail(new TimeoutFailure('the server did not answer in time')), timeoutMs);
   }
 
@@ -292,7 +281,7 @@ class Attempt extends Gathered implements Dispatcher.DispatchHandler, Dispatcher
     this.conn = conn;
     // The deadline passed while the request waited for a connection, and was reported then.
     if (this.settled) return conn.abort(new TimeoutFailure('the server did not answer in time'));
-    this.up.onRequestStart?.(this, context);
+    this.retryHandler.onRequestStart?.(this, context);
   }
 
   onResponseEnd(_conn: Dispatcher.DispatchController, trailers: IncomingHttpHeaders) {
@@ -300,9 +289,9 @@ class Attempt extends Gathered implements Dispatcher.DispatchHandler, Dispatcher
     this.settled = true;
     clearTimeout(this.timer);
     const body = this.takeBody();
-    this.up.onResponseStart?.(this, this.status, this.headers, this.statusMessage);
-    if (body.length > 0) this.up.onResponseData?.(this, body);
-    this.up.onResponseEnd?.(this, trailers);
+    this.retryHandler.onResponseStart?.(this, this.status, this.headers, this.statusMessage);
+    if (body.length > 0) this.retryHandler.onResponseData?.(this, body);
+    this.retryHandler.onResponseEnd?.(this, trailers);
   }
 
   onResponseError(_conn: Dispatcher.DispatchController | undefined, err: Error) {
@@ -315,7 +304,7 @@ class Attempt extends Gathered implements Dispatcher.DispatchHandler, Dispatcher
     clearTimeout(this.timer);
     this.takeBody();
     this.conn?.abort(err);
-    this.up.onResponseError?.(this, err);
+    this.retryHandler.onResponseError?.(this, err);
   }
 }
 
@@ -350,7 +339,7 @@ class StatusFailure extends Error {
 /**
  * The final answer, whole, as the retry interceptor passes it on. Not undici's `request()`: its
  * stream per answer (a BodyReadable, read back with `.text()`) took the engine bench's peak RSS
- * from 222 to 310-322 MB at 10,000 jobs (bench/history/engine-throughput.md, undici API client).
+ * from 222 to 310-322 MB at 10,000 jobs (bench/history/engine-throughput.md, undici round).
  */
 class Collect extends Gathered implements Dispatcher.DispatchHandler {
   private readonly resolve: (a: Answer) => void;
@@ -381,7 +370,7 @@ export class ApiClient {
     this.userAgent = options.userAgent ?? 'MediaDesk/0.1';
     const timeoutMs = options.timeoutMs ?? 30_000;
     const maxDelayMs = options.maxDelayMs ?? 30_000;
-    const via = (policy: RetryPolicy) =>
+    const dispatcherWith = (policy: RetryPolicy) =>
       API_AGENT.compose(
         attempts(timeoutMs, options.onAttempt),
         // throwOnError off: the last answer, retried or not, comes through with its body (the server's message).
@@ -392,8 +381,8 @@ export class ApiClient {
           retry: retryDecision(maxDelayMs),
         }),
       );
-    this.forCreate = via(CREATE_RETRY);
-    this.forRead = via(READ_RETRY);
+    this.forCreate = dispatcherWith(CREATE_RETRY);
+    this.forRead = dispatcherWith(READ_RETRY);
   }
 
   async get<T>(path: string, searchParams?: URLSearchParams | Record<string, string | number>): Promise<T> {
@@ -421,7 +410,7 @@ export class ApiClient {
   private async send<T>(
     method: 'GET' | 'POST',
     path: string,
-    o: {
+    request: {
       json?: unknown;
       body?: Buffer;
       contentType?: string;
@@ -431,14 +420,14 @@ export class ApiClient {
   ): Promise<T> {
     const { baseUrl, apiKey, keyHeader = DEFAULT_KEY_HEADER } = await this.target();
     const url = new URL(path.replace(/^\//, ''), baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`);
-    if (o.searchParams) {
+    if (request.searchParams) {
       const sp =
-        o.searchParams instanceof URLSearchParams
-          ? o.searchParams
-          : new URLSearchParams(Object.entries(o.searchParams).map(([k, v]) => [k, String(v)]));
+        request.searchParams instanceof URLSearchParams
+          ? request.searchParams
+          : new URLSearchParams(Object.entries(request.searchParams).map(([k, v]) => [k, String(v)]));
       url.search = sp.toString();
     }
-    const payload = o.json !== undefined ? JSON.stringify(o.json) : o.body;
+    const payload = request.json !== undefined ? JSON.stringify(request.json) : request.body;
     const headers: Record<string, string> = {
       'user-agent': this.userAgent,
       accept: 'application/json',
@@ -446,23 +435,24 @@ export class ApiClient {
     };
     if (payload !== undefined)
       headers['content-type'] =
-        o.json !== undefined ? 'application/json' : (o.contentType ?? 'application/octet-stream');
-    let a: Answer;
+        request.json !== undefined ? 'application/json' : (request.contentType ?? 'application/octet-stream');
+    let answer: Answer;
     try {
-      a = await new Promise<Answer>((resolve, reject) => {
-        (o.create ? this.forCreate : this.forRead).dispatch(
+      answer = await new Promise<Answer>((resolve, reject) => {
+        (request.create ? this.forCreate : this.forRead).dispatch(
           { origin: url.origin, path: url.pathname + url.search, method, headers, body: payload },
           new Collect(resolve, reject),
         );
       });
     } catch (err) {
-      throw this.toApiError(err, method, path, o.create, apiKey);
+      throw this.toApiError(err, method, path, request.create, apiKey);
     }
-    if (a.status < 200 || a.status >= 300) throw this.toApiError(new StatusFailure(a), method, path, o.create, apiKey);
+    if (answer.status < 200 || answer.status >= 300)
+      throw this.toApiError(new StatusFailure(answer), method, path, request.create, apiKey);
     try {
-      return parseBody(a) as T;
+      return parseBody(answer) as T;
     } catch (err) {
-      throw this.toApiError(err, method, path, o.create, apiKey);
+      throw this.toApiError(err, method, path, request.create, apiKey);
     }
   }
 

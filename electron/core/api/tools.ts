@@ -32,8 +32,10 @@ function readGenerated(v: unknown): GeneratedItem[] | null {
   return v.flatMap((g): GeneratedItem[] => {
     if (typeof g === 'string') return [g];
     if (g && typeof g === 'object' && typeof (g as { url?: unknown }).url === 'string') {
-      const o = g as { url: string; content_type?: unknown };
-      return [typeof o.content_type === 'string' ? { url: o.url, content_type: o.content_type } : { url: o.url }];
+      const item = g as { url: string; content_type?: unknown };
+      return [
+        typeof item.content_type === 'string' ? { url: item.url, content_type: item.content_type } : { url: item.url },
+      ];
     }
     return [];
   });

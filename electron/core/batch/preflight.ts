@@ -70,10 +70,9 @@ export async function checkInput(c: InputCheck, path: string): Promise<string | 
 }
 
 /**
- * The same check over bytes already read: the engine runs it on the exact bytes it is about to
- * send, so a file that changed after it was queued (replaced, still being written, grown past the
- * limit) is refused before it is paid for. The bytes are all in memory, so for a whole PNG or JPEG
- * it decides without an await: it runs once per job, at the batch's full rate.
+ * The same check over the exact bytes about to be sent, so a file that changed since it was queued
+ * is refused before it is paid for. For a whole PNG or JPEG it decides without an await: it runs
+ * once per job, at the batch's full rate.
  */
 export async function checkBytes(c: InputCheck, bytes: Buffer): Promise<string | null> {
   const sized = sizeProblem(c, bytes.length);
@@ -177,13 +176,9 @@ const PNG_IEND = Buffer.from('IEND', 'latin1');
 const JPEG_EOI = Buffer.from([0xff, 0xd9]);
 
 /**
- * Whether the image data is all there. The header alone cannot tell: a photo cut short by an
- * interrupted copy, or one a sync client is still writing, has a perfect header, and the API would
- * be paid for a task that fails (or renders half a picture). Cheap structural checks: a PNG ends
- * with its IEND chunk, a JPEG with its EOI marker (0xFFD9 cannot occur inside the compressed
- * data), a WebP is as long as its RIFF header says. A file that fails them (a JPEG with data
- * appended after the picture, as motion photos have) is decoded by libvips to decide
- * (decodeProblem); other formats have no such check.
+ * Whether the image data is all there (a photo cut short, or still being synced, has a perfect
+ * header): a PNG ends with IEND, a JPEG with EOI, a WebP is as long as its RIFF header says. A file
+ * failing them (a motion photo's appended data) is decoded to decide (decodeProblem).
  */
 function looksWhole(format: string, img: ImageBytes): boolean {
   if (format === 'webp') return img.head.length >= 12 && img.head.readUInt32LE(4) + 8 <= img.size;

@@ -22,13 +22,9 @@ export const fileDigest = (path: string) =>
   });
 
 /**
- * Whether `path` is the photo an earlier job made its result from: the same path, or the same
- * bytes under another path, as when the web host copies a folder dropped a second time into a new
- * inbox folder. Cheapest facts first: sizes (a stat each), so two different photos of one name (two
- * memory cards) are told apart without reading them; then the recorded SHA-256 of what was sent,
- * so only `path` is read (once), and the earlier copy need not exist any more. A job recorded
- * without them is compared by reading both files. False when a file cannot be read. `digestOfPath`
- * lets a caller asking about one path several times read it once.
+ * Whether `path` is the photo an earlier job made its result from: the same path, or the same bytes
+ * elsewhere. Cheapest facts first: sizes, then the recorded SHA-256 (else both files are read);
+ * false when a file cannot be read. `digestOfPath` lets a caller read one path once.
  */
 export async function samePhoto(
   earlier: MadeFrom,

@@ -30,27 +30,14 @@ export function extensionOf(path: string): string {
 const identity = (st: Stats) => `${st.dev}:${st.ino}`;
 
 /**
- * Walks files and folders (recursively), in a stable order. Files whose extension the tool does not
- * take are reported, not silently dropped. `exclude` keeps an output folder inside an input folder
- * from being read back as input on the next run.
- *
- * Links are followed, as a file manager does: a link to a file is that file, a link to a folder is
- * walked as a subfolder. A file reached twice (through a link, a hard link, or two dropped items
- * that overlap) is one input, and the second name is reported as a duplicate; a folder is walked
- * once, so a link to a parent folder cannot loop. A broken link, an unreadable folder, or anything
- * that is not a plain file is reported with its reason; one such entry never stops the walk.
- * `earlier` names results of earlier batches (file to the reason it is not an input): met in the
- * walk they are reported, not taken; a file chosen itself is taken.
- *
- * `readResultName` knows results by name, for those the queue does not know (a fresh data folder,
- * results copied from another machine, a folder the web host copied anew): a file met in a chosen
- * folder whose name is a result's of a photo met in that same folder (`a_upscaler-precision.png`,
- * `sub/a.png` there too) is reported, not taken. The photo must be there, so a photo merely named
- * like a result is taken, and so is a results folder chosen itself.
+ * Walks files and folders in a stable order, following links as a file manager does, and reports
+ * (never silently drops) what is not an input: other extensions, duplicates, unreadable entries, and
+ * results of earlier batches (`earlier`, or by name via `readResultName`) unless chosen themselves.
  */
 export async function scanInputs(
   roots: readonly string[],
   accepts: (ext: string) => boolean,
+  /** Output folders inside input folders, so results are not read back as inputs. */
   exclude: readonly string[] = [],
   earlier: ReadonlyMap<string, string> = new Map(),
   readResultName: (fileName: string) => { name: string; tool: string } | null = () => null,
@@ -66,26 +53,27 @@ export async function scanInputs(
   const walked = new Map<string, string>();
   const isExcluded = (p: string, list: readonly string[]) => list.some((e) => p === e || p.startsWith(e + sep));
 
-  // Files are decided after the walk, when every photo a result's name may point to is known. Each is held by
-  // its identity, not its Stats: 10,000 Stats held through a walk outlived V8's young generation and made it
-  // grow, ~30 MB more RSS for a 10,000-file folder (bench/history/engine-throughput.md, 2026-11-24 17:55).
-  const met: { path: string; id: string; relDir: string; root: string | null }[] = [];
+  // Files are decided after the walk, when every photo a result's name may point to is known. Each
+  // is held by its identity, not its Stats: 10,000 Stats held through a walk outlived V8's young
+  // generation and made it grow, ~30 MB more RSS for a 10,000-file folder (bench/history/engine-throughput.md, 2026-11-24 17:55).
+  const filesFound: { path: string; id: string; relDir: string; root: string | null }[] = [];
   const photosIn = new Map<string, Map<string, string>>();
-  const meet = (path: string, st: Stats, relDir: string, root: string | null) => {
-    met.push({ path, id: identity(st), relDir, root });
+  const recordFile = (path: string, st: Stats, relDir: string, root: string | null) => {
+    filesFound.push({ path, id: identity(st), relDir, root });
     if (root === null) return;
     const names = photosIn.get(root) ?? new Map<string, string>();
     photosIn.set(root, names);
     const name = nameInResults(path);
     if (!names.has(name)) names.set(name, path);
   };
+  // Only beside the photo of that name: a photo merely named like a result is taken.
   const resultByName = (path: string, root: string): string | undefined => {
     const r = readResultName(basename(path));
     const photo = r && photosIn.get(root)?.get(r.name);
     return photo ? `is named as the ${r.tool} result of ${photo}; choose it itself to use it as an input` : undefined;
   };
 
-  const consider = (path: string, id: string, relDir: string, root: string | null) => {
+  const sortFile = (path: string, id: string, relDir: string, root: string | null) => {
     if (seenPaths.has(path)) return;
     seenPaths.add(path);
     // A file chosen itself is taken, even where a chosen folder also holds it.
@@ -156,7 +144,7 @@ export async function scanInputs(
         continue;
       }
       if (target.isDirectory()) await walk(root, p, target, e.isSymbolicLink());
-      else if (target.isFile()) meet(p, target, relative(root, dir), root);
+      else if (target.isFile()) recordFile(p, target, relative(root, dir), root);
       else rejected.push({ path: p, reason: 'is not a regular file (a device, pipe or socket)' });
     }
   };
@@ -171,10 +159,10 @@ export async function scanInputs(
     else if (st.isDirectory()) await walk(root, root, st);
     else if (isIgnoredName(basename(root))) rejected.push({ path: root, reason: 'is a hidden or system file' });
     else if (!st.isFile()) rejected.push({ path: root, reason: 'is not a regular file (a device, pipe or socket)' });
-    else meet(root, st, '', null);
+    else recordFile(root, st, '', null);
   }
-  const chosen = new Set(met.filter((m) => m.root === null).map((m) => m.path));
-  for (const m of met) consider(m.path, m.id, m.relDir, m.root);
+  const chosen = new Set(filesFound.filter((m) => m.root === null).map((m) => m.path));
+  for (const m of filesFound) sortFile(m.path, m.id, m.relDir, m.root);
   return { inputs, rejected, duplicates, results };
 }
 

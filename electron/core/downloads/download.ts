@@ -17,7 +17,6 @@ export class ExpiredUrlError extends Error {
   }
 }
 
-/** A transfer that may succeed when resumed or repeated (reset, truncated body, 5xx). */
 /**
  * A paid result whose links expired and were not renewed is waited for while the service keeps it:
  * waits until `until` (its lifetime's end) growing to a minute a round, and throws past it.
@@ -38,6 +37,7 @@ export async function waitForRenewedLinks(
   });
 }
 
+/** A transfer that may succeed when resumed or repeated (reset, truncated body, 5xx). */
 export class TransientDownloadError extends Error {
   override name = 'TransientDownloadError';
 }
@@ -106,9 +106,8 @@ export interface DownloadResult {
 }
 
 /**
- * A file's stat, or null when nothing is there. Nothing there is the usual answer (a name not
- * taken yet, a part not started), and a rejected stat builds an Error with its stack trace: a few
- * KB of garbage per call, several calls per result at batch rates. Where stat does not know
+ * A file's stat, or null when nothing is there, the usual answer: a rejected stat builds an Error
+ * with its stack, a few KB of garbage per call at batch rates. Where stat does not know
  * `throwIfNoEntry` it still rejects, and that is null too.
  */
 export const statOrNull = async (p: string): Promise<Stats | null> =>
@@ -118,10 +117,9 @@ const NO_ENTRY_IS_NULL = { throwIfNoEntry: false } as StatOptions & { bigint?: f
 export const sizeOf = async (p: string) => (await statOrNull(p))?.size ?? 0;
 
 /**
- * Streams `url` into `partPath` with constant memory, continuing an existing part with a Range
- * request (the server may ignore it: a 200 starts over). Fails with TransientDownloadError when
- * fewer bytes arrive than announced, so the caller resumes instead of keeping a truncated file.
- * The part is flushed to disk before this resolves.
+ * Streams `url` into `partPath` with constant memory, resuming a part with a Range request (a 200
+ * starts over), and flushes it before resolving. Fewer bytes than announced fail with
+ * TransientDownloadError, so the caller resumes instead of keeping a truncated file.
  */
 export async function downloadToPart(
   url: string,
@@ -207,15 +205,9 @@ export async function downloadToPart(
 }
 
 /**
- * Writes a response body through one file handle as it arrives and resolves with the byte count
- * once all of it is written. Chunks that arrive while a write is in flight go out together
- * (writev); the socket pauses while WRITE_BUFFER_BYTES wait. Write-back is started every
- * SYNC_EVERY_BYTES beside the writes, so the kernel never piles up a dirty backlog that throttles
- * them and the caller's final fsync has little left to do (bench/engine-download.ts).
- * No write stream and no stream.pipeline: at hundreds of small results a second their
- * per-transfer objects (end-of-stream watchers, an AbortController aborted at every finish) were
- * a large share of the engine's garbage (bench/history/engine-throughput.md, memory round). The response
- * is no longer referenced once this settles, so it is not kept alive across the caller's fsync.
+ * Writes a response body through one file handle (writev of what arrived meanwhile, pausing past
+ * WRITE_BUFFER_BYTES, write-back every SYNC_EVERY_BYTES) and resolves with the byte count. No
+ * streams: their per-transfer objects were much of the engine's garbage (bench/history/engine-throughput.md, memory round).
  */
 function writeBody(
   response: IncomingMessage,
@@ -320,10 +312,9 @@ const RAW_SLAB_BYTES = 4 << 20;
 const RAW_SLABS = 4;
 
 /**
- * One GET over a bare socket (Connection: close): the status line and headers are parsed here, the
- * body is read into one reused buffer, copied into a few 4 MB slabs and written at explicit offsets
- * (at most RAW_SLABS writes in flight; the socket pauses beyond), with write-back started every
- * SYNC_EVERY_BYTES and one fsync at the end. Memory: about 17 MB whatever the size.
+ * One GET over a bare socket (Connection: close), headers parsed here, the body read into one
+ * reused buffer and written from a few 4 MB slabs at explicit offsets (at most RAW_SLABS in
+ * flight), with periodic write-back and one fsync: about 17 MB of memory whatever the size.
  */
 async function rawDownload(u: URL, partPath: string, have: number, opts: DownloadOptions): Promise<DownloadResult> {
   const readBuf = Buffer.allocUnsafe(RAW_READ_BYTES);
@@ -513,10 +504,9 @@ export async function writeTextPart(partPath: string, text: string): Promise<voi
 }
 
 /**
- * Puts a finished part at `finalPath` without ever replacing an existing file: a hard link fails
- * with EEXIST where a rename would silently overwrite. Returns false on collision. The part is left
- * in place; the caller removes it once the output is recorded, so a crash in between is detectable
- * (part and final share an inode).
+ * Puts a finished part at `finalPath` without replacing a file (a hard link fails with EEXIST where
+ * a rename overwrites); false on collision. The part stays until the caller records the output, so
+ * a crash in between is detectable (part and final share an inode).
  */
 export async function placeWithoutOverwrite(partPath: string, finalPath: string): Promise<boolean> {
   try {

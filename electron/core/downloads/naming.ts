@@ -96,10 +96,9 @@ export function withCollisionSuffix(path: string, k: number): string {
 }
 
 /**
- * The most bytes of an input's name a result's name keeps. Most file systems allow 255 bytes per
- * name; the rest is room for the template's other parts (a template is at most 60 characters), a
- * collision suffix and `.part`. A legal input name of 250 bytes would otherwise make a result name
- * no download can create, after the task was paid for.
+ * The most bytes of an input's name a result's name keeps, of the usual 255 per name: the rest is
+ * room for the template (at most 60 characters), a collision suffix and `.part`, so a long input
+ * name cannot make a result name no download can create, after the task was paid for.
  */
 const MAX_STEM_BYTES = 150;
 
@@ -145,25 +144,30 @@ export const longestExt = (kind: ResultKind) =>
   KIND_EXTS[kind].filter((e) => e !== 'jpeg').reduce((a, b) => (b.length > a.length ? b : a));
 
 /**
- * Why the results of `inputPath` (null: a job without one) would have a path too long for Windows
- * (see windowsPathProblem), or null: its name as the template writes it, with the longest extension
- * the tool's results get. Asked before the batch is queued, as a result that cannot be written is a
- * paid task lost; shortening the name instead would hide it from resultNameReader, and a later run
- * would take the result for a photo.
+ * Why the results of `inputPath` (null: none) would have a path too long for Windows, with the
+ * longest extension the tool's results get, or null. Asked before queuing: an unwritable result is a
+ * paid task lost, and shortening it instead would hide it from resultNameReader.
  */
 export function resultPathProblem(
-  o: { outDir: string; relDir: string; template: string; tool: string; kind: ResultKind; inputPath: string | null },
+  result: {
+    outDir: string;
+    relDir: string;
+    template: string;
+    tool: string;
+    kind: ResultKind;
+    inputPath: string | null;
+  },
   platform: string,
 ): string | null {
   // Asked of every input of a batch: where no limit applies, no name is rendered.
   if (!hasWindowsPathLimit(platform)) return null;
-  const ext = longestExt(o.kind);
+  const ext = longestExt(result.kind);
   const name = renderName(
-    o.template,
-    { name: stemOf(o.inputPath, '00000000'), tool: o.tool, ext, batch: '00000000', date: new Date() },
+    result.template,
+    { name: stemOf(result.inputPath, '00000000'), tool: result.tool, ext, batch: '00000000', date: new Date() },
     0,
   );
-  return windowsPathProblem(join(outputDirOf(o.outDir, o.relDir), name), platform, RESULT_SUFFIX_ROOM);
+  return windowsPathProblem(join(outputDirOf(result.outDir, result.relDir), name), platform, RESULT_SUFFIX_ROOM);
 }
 
 /**
@@ -175,11 +179,9 @@ export const nameInResults = (path: string) => stemOf(path, '').replace(UNSAFE, 
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**
- * Reads a file name back as a result's: the `{name}` and tool a template gave it, with the `_2` of
- * a job's second result and the `-2` of a collision. Only templates that end in `.{ext}` and place
- * both `{name}` and `{tool}` can be read back (`{name}.{ext}` names a result as its photo), and only
- * with an extension that tool's results get. What it reads is a name, not a proof: the caller also
- * wants the photo of that name beside it. The `{name}` it gives is in NFC.
+ * Reads a file name back as a result's `{name}` (in NFC) and tool, with a `_2` or `-2` suffix; only
+ * templates ending in `.{ext}` with both `{name}` and `{tool}` can be read back. A name is no proof:
+ * the caller also wants the photo of that name beside it.
  */
 export function resultNameReader(
   templates: readonly string[],

@@ -11,9 +11,9 @@ export interface OpenEngineOptions extends Omit<EngineOptions, 'db'> {
 }
 
 /** The engine over the shared queue database of a data folder (desktop app and CLI alike). */
-export function openEngine(o: OpenEngineOptions): Engine & { close(): Promise<void> } {
-  const db = openDatabase(dbPaths(o.home).jobs, QUEUE_MIGRATIONS);
-  const engine = new Engine({ ...o, db }) as Engine & { close(): Promise<void> };
+export function openEngine(options: OpenEngineOptions): Engine & { close(): Promise<void> } {
+  const db = openDatabase(dbPaths(options.home).jobs, QUEUE_MIGRATIONS);
+  const engine = new Engine({ ...options, db }) as Engine & { close(): Promise<void> };
   engine.close = async () => {
     await engine.stop();
     db.close();

@@ -114,8 +114,8 @@ export function withPlaceholders(tool: ToolEntry, params: Record<string, unknown
 /** Why a local file cannot go in this field on this backend, or null when it can. */
 export function localFileProblem(tool: ToolEntry, field: MediaField, canUpload: boolean): string | null {
   if (localEncoding(field, canUpload) !== null) return null;
-  const how = field.encodings.includes('upload') ? 'an HTTPS URL or an existing upl_vid_ id' : 'an HTTPS URL';
-  return `${tool.title} takes ${field.name} only as ${how}; a local file cannot be sent to the live service`;
+  const accepted = field.encodings.includes('upload') ? 'an HTTPS URL or an existing upl_vid_ id' : 'an HTTPS URL';
+  return `${tool.title} takes ${field.name} only as ${accepted}; a local file cannot be sent to the live service`;
 }
 
 async function encodeLocal(
@@ -143,11 +143,11 @@ async function encodeLocal(
       { field: field.name, reason: `${path} ${changed}` },
     ]);
   sending?.(bytes);
-  const enc = localEncoding(field, canUpload);
-  if (enc === 'base64') return bytes.toString('base64');
-  if (enc === 'dataUri') return `data:${mimeOfContent(path, bytes)};base64,${bytes.toString('base64')}`;
-  if (enc === 'url') {
-    const up = await client.api
+  const encoding = localEncoding(field, canUpload);
+  if (encoding === 'base64') return bytes.toString('base64');
+  if (encoding === 'dataUri') return `data:${mimeOfContent(path, bytes)};base64,${bytes.toString('base64')}`;
+  if (encoding === 'url') {
+    const uploaded = await client.api
       .upload<{ id: string; url: string }>('/__sandbox/uploads', bytes, mimeOfContent(path, bytes))
       .catch((err: unknown) => {
         // Sending the same bytes again gets the same answer (too large, empty): the job fails, naming
@@ -168,9 +168,9 @@ async function encodeLocal(
       });
     // A reference video travels as the uploaded-file id where the field takes one (as the
     // production service would have it); other fields get the Sandbox's loopback URL.
-    return field.kind === 'mediaList' && field.encodings.includes('upload') && up.id.startsWith('upl_vid_')
-      ? up.id
-      : up.url;
+    return field.kind === 'mediaList' && field.encodings.includes('upload') && uploaded.id.startsWith('upl_vid_')
+      ? uploaded.id
+      : uploaded.url;
   }
   const problem = localFileProblem(tool, field, canUpload)!;
   throw new PreflightError(problem, [
@@ -182,10 +182,9 @@ async function encodeLocal(
 }
 
 /**
- * The body of one job's create: its parameters plus its local input encoded as its field takes
- * it (base64, data URI, or a Sandbox upload for URL-only fields), validated like the server would.
- * Local paths in other media fields (reference lists, keyframes) are encoded the same way.
- * `sending` sees the input's bytes as read (once) for the request.
+ * The body of one job's create: its parameters plus its local inputs (and local paths in other
+ * media fields) encoded as each field takes them, validated like the server would. `sending` sees
+ * the input's bytes as read (once) for the request.
  */
 export async function buildParams(
   tool: ToolEntry,

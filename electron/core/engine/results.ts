@@ -55,11 +55,9 @@ export interface FetchDeps {
 const writeNow = async <T>(fn: () => T): Promise<T> => fn();
 
 /**
- * Output names held by downloads in progress in this process, and by whom. Two jobs whose inputs
- * share a name (photo.jpg and photo.png, to the same folder) finish together often: each must see
- * the other's name as taken from the moment it is planned, before any file exists there, or both
- * stream into one `.part` file and one of them loses its paid result. Keyed by sameFileKey:
- * `Photo_x.png` and `photo_x.png` (from two chosen folders) are one file on macOS and Windows.
+ * Output names held by downloads in progress here, by sameFileKey: two jobs whose inputs share a
+ * name (photo.jpg, photo.png) must see each other's names as taken from planning on, or both
+ * stream into one `.part` file and one paid result is lost.
  */
 const inUse = new Map<string, string>();
 /** The same by job, so a finished job lets go of its names without a walk over every job's. */
@@ -70,8 +68,8 @@ const holder = (path: string) => inUse.get(sameFileKey(path));
 function take(jobId: string, path: string): void {
   const key = sameFileKey(path);
   inUse.set(key, jobId);
-  const mine = heldBy.get(jobId);
-  if (mine) mine.add(key);
+  const held = heldBy.get(jobId);
+  if (held) held.add(key);
   else heldBy.set(jobId, new Set([key]));
 }
 
@@ -227,9 +225,9 @@ async function downloadWithRetries(
   // (bounded overall so a pathological server cannot keep a slot forever).
   for (let attempt = 1, rounds = 0; attempt <= deps.maxAttempts && rounds < 200; attempt++, rounds++) {
     if (deps.signal.aborted) throw new Error('stopped');
-    const before = await sizeOf(part);
+    const partBytes = await sizeOf(part);
     try {
-      await downloadToPart(urlOf(items[i]), part, { signal: deps.signal, onBytes: deps.onBytes, partBytes: before });
+      await downloadToPart(urlOf(items[i]), part, { signal: deps.signal, onBytes: deps.onBytes, partBytes });
       return items;
     } catch (err) {
       if (deps.signal.aborted) throw err;
@@ -251,7 +249,7 @@ async function downloadWithRetries(
         continue;
       } else if (!(err instanceof TransientDownloadError)) {
         throw err;
-      } else if ((await sizeOf(part)) > before) {
+      } else if ((await sizeOf(part)) > partBytes) {
         attempt--;
       }
       await sleep(Math.min(5000, 100 * 2 ** attempt * (0.5 + Math.random())), deps.signal);

@@ -68,8 +68,8 @@ const REFUSED: Record<number, string> = {
 
 /** Why a create the server did not take waits: the server's words kept, after what they mean. */
 export function refusedReason(err: { status?: number; describe(): string }): string {
-  const said = err.describe().replace(/\.$/, '');
-  return err.status ? `${REFUSED[err.status] ?? 'the server refused it for now'} (HTTP ${said})` : said;
+  const described = err.describe().replace(/\.$/, '');
+  return err.status ? `${REFUSED[err.status] ?? 'the server refused it for now'} (HTTP ${described})` : described;
 }
 
 /**

@@ -44,10 +44,9 @@ export const isJobState = (s: string): s is JobState => (JOB_STATES as readonly 
 export { ATTENTION } from './job-messages.ts';
 
 /**
- * Where a job goes when the built-in Sandbox that had its task is gone. That Sandbox runs inside
- * the process that started it: its tasks, and the result URLs they gave, end with that process
- * (an app quit, a CLI run stopped with Ctrl-C). Its work is free, so it is queued again by itself
- * rather than put to the user as a lost, paid task.
+ * Where a job goes when the built-in Sandbox that had its task is gone (it ends with the process
+ * that started it, and its result URLs with it). Its work is free, so it is queued again by
+ * itself rather than put to the user as a lost, paid task.
  */
 export const REQUEUE_FRESH = {
   error: null,

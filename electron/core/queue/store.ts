@@ -228,10 +228,9 @@ export class JobStore {
   // ---- batches ---------------------------------------------------------------------------
 
   /**
-   * Inserts the batch and its jobs in one transaction that holds the write lock from its start. An
-   * input that got an unfinished job meanwhile (the same folder started twice at once, from the app
-   * and a script, or two windows) is not inserted again: its job id is returned as resumed. A batch
-   * left with no job of its own is not inserted at all.
+   * Inserts the batch and its jobs under the write lock: an input that got an unfinished job
+   * meanwhile (the same folder started twice at once) is returned as resumed, not inserted again,
+   * and a batch left with no job of its own is not inserted at all.
    */
   insertBatch(b: NewBatch): { inserted: NewJob[]; resumed: string[] } {
     const now = this.now();
@@ -383,19 +382,23 @@ export class JobStore {
     for (const r of rows) {
       const outs = JSON.parse(r.outputs) as string[];
       byInput.set(r.input, [...(byInput.get(r.input) ?? []), ...outs]);
-      for (const o of outs) byOutput.set(o, { input: r.input, size: r.size, sha256: r.sha256 });
+      for (const output of outs) byOutput.set(output, { input: r.input, size: r.size, sha256: r.sha256 });
     }
-    return { byInput, byOutput, byOutputKey: new Map([...byOutput].map(([o, m]) => [sameFileKey(o), m])) };
+    return {
+      byInput,
+      byOutput,
+      byOutputKey: new Map([...byOutput].map(([output, from]) => [sameFileKey(output), from])),
+    };
   }
 
   /** Files finished jobs wrote into folders strictly inside `root` (not `root` itself), each with the tool that made it. */
-  resultsBelow(root: string): Map<string, string> {
+  resultsInside(root: string): Map<string, string> {
     const prefix = root.endsWith(sep) ? root : root + sep;
     // Lengths counted by SQLite (characters), not by JS (UTF-16 units): an emoji in a path is one to SQLite, two to JS.
     const rows = this.stmt(
       "SELECT tool, outputs FROM jobs WHERE state = 'done' AND substr(out_dir, 1, length(?)) = ? AND length(out_dir) > length(?)",
     ).all(prefix, prefix, prefix) as { tool: string; outputs: string }[];
-    return new Map(rows.flatMap((r) => (JSON.parse(r.outputs) as string[]).map((o) => [o, r.tool] as const)));
+    return new Map(rows.flatMap((r) => (JSON.parse(r.outputs) as string[]).map((output) => [output, r.tool] as const)));
   }
 
   list(q: { batchId?: string; state?: JobState; limit: number; offset: number }): { jobs: JobRow[]; total: number } {
@@ -426,10 +429,9 @@ export class JobStore {
   }
 
   /**
-   * Batches queued before backends were recorded (queue migration 4), or before the key was part
-   * of them (`live <base URL>`, same server), become `backend`'s: the one
-   * in use when the queue is first held after the upgrade, most likely where they were queued. Left
-   * unowned they would run on any backend, and a demo batch could be paid for on the live service.
+   * Batches from before backends (or keys) were recorded become `backend`'s, the one in use when the
+   * queue is first held after the upgrade: left unowned they would run on any backend, and a demo
+   * batch could be paid for on the live service.
    */
   adoptUnowned(backend: string): number {
     // Also those recorded before the key was part of an identity: the same server's, now this key's.
@@ -577,13 +579,9 @@ export class JobStore {
   }
 
   /**
-   * The one rule for work on the built-in Sandbox, applied by every reader of job states (Engine)
-   * before it reads them: a job submitting, running or downloading there whose Sandbox is not the
-   * live holder's is queued again (see REQUEUE_FRESH), with `message`. That Sandbox ended with its
-   * process (an app quit, `mediadesk run` stopped with Ctrl-C, a host killed), and its task with
-   * it: such a job is not running, whoever looks and whether or not anyone holds the queue. Jobs on
-   * the live service are never touched: their tasks really may be running. Returns the rows as
-   * they were (their part files are the caller's to remove).
+   * Applied by every reader of job states: an active job on a built-in Sandbox that is not the live
+   * holder's is queued again (REQUEUE_FRESH) with `message`, as that Sandbox ended with its process.
+   * Live-service jobs are never touched. Returns the rows as they were (parts are the caller's).
    */
   requeueGoneSandbox(message: string, staleMs: number): JobRow[] {
     const gone = sandboxGone({ state: 'j.state', backend: 'b.backend', sandboxOf: 'j.sandbox_of' });

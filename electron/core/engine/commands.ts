@@ -1,0 +1,153 @@
+import { DeskError } from '../../../shared/contract/define.ts';
+import type { BatchRecord, JobRecord, QueueStatus } from '../../../shared/contract/jobs.ts';
+import { canceledMessage } from '../queue/job-messages.ts';
+import { ATTENTION, REQUEUE_FRESH, type JobState } from '../queue/states.ts';
+import { toJobRecord, type JobRow, type JobStore } from '../queue/store.ts';
+import type { QueueLease } from './lease.ts';
+import type { Runner } from './runner.ts';
+
+export type RetryableState = 'failed' | 'canceled' | 'needs_attention';
+const RETRYABLE: readonly RetryableState[] = ['failed', 'canceled', 'needs_attention'];
+/** Failed jobs are finished: they keep the server's reason, and Retry failed stays theirs. */
+const CANCELABLE = ['queued', 'submitting', 'running', 'downloading', 'needs_attention'] as const;
+const ALL_ROWS = 1_000_000;
+
+/** The Queue's commands and reads, any process may run them, holding the queue or not. */
+export class QueueCommands {
+  private readonly store: JobStore;
+  private readonly runner: Runner;
+  private readonly lease: QueueLease;
+
+  constructor(store: JobStore, runner: Runner, lease: QueueLease) {
+    this.store = store;
+    this.runner = runner;
+    this.lease = lease;
+  }
+
+  status(): QueueStatus {
+    this.runner.settleGoneSandbox();
+    const { rateLimitedUntil, heldBack } = this.runner.submitter;
+    const counts = this.store.counts();
+    return {
+      paused: this.store.flag('paused') === '1',
+      rateLimitedUntil: rateLimitedUntil > Date.now() ? rateLimitedUntil : null,
+      // Nothing left to send (the user canceled what waited): nothing waits.
+      heldBack: (counts.queued ?? 0) + (counts.submitting ?? 0) > 0 ? heldBack : null,
+      running: this.lease.isHeld,
+      counts,
+    };
+  }
+
+  pause(): QueueStatus {
+    this.store.setFlag('paused', '1');
+    return this.status();
+  }
+
+  resume(): QueueStatus {
+    this.store.setFlag('paused', null);
+    this.runner.kick();
+    return this.status();
+  }
+
+  jobRows(ids: readonly string[]): JobRow[] {
+    this.runner.settleGoneSandbox();
+    return this.store.byIds(ids);
+  }
+
+  listJobs(query: { batchId?: string; state?: JobState; limit: number; offset: number }): {
+    jobs: JobRecord[];
+    total: number;
+  } {
+    this.runner.settleGoneSandbox();
+    const found = this.store.list(query);
+    return { jobs: found.jobs.map(toJobRecord), total: found.total };
+  }
+
+  listBatches(limit: number, offset: number): BatchRecord[] {
+    this.runner.settleGoneSandbox();
+    return this.store.batches(limit, offset);
+  }
+
+  job(id: string): JobRecord {
+    return toJobRecord(this.currentJob(id));
+  }
+
+  cancelJob(id: string): JobRecord {
+    const job = this.currentJob(id);
+    if (job.state === 'done' || job.state === 'canceled')
+      throw new DeskError('conflict', `job ${id} is ${job.state}; there is nothing to cancel`);
+    // A task already sent keeps running on the server (the API has no cancel); we stop waiting for it.
+    const submitted = job.taskId
+      ? true
+      : job.state === 'needs_attention' || job.state === 'submitting'
+        ? 'maybe'
+        : false;
+    // The attempt id stays only on a job whose create may have reached the server: its Retry asks
+    // first (retryJob). One never sent, or provably refused (429, 503), forgets it.
+    const patch = { error: canceledMessage(submitted), ...(submitted === false && { attemptId: null }) };
+    if (!this.store.move(id, job.state, 'canceled', patch)) return this.cancelJob(id);
+    this.runner.downloads.abort(id);
+    this.runner.poller.forget(id);
+    void this.runner.downloads.removeParts(this.store.get(id)!);
+    return this.job(id);
+  }
+
+  /**
+   * Retry is always the user's act. A task already paid for is never sent again: with its results
+   * known it goes back to downloading, still running on the server it goes back to polling; only a
+   * task that failed, was never created, or may not exist is submitted anew.
+   */
+  retryJob(id: string): JobRecord {
+    const job = this.currentJob(id);
+    if (!(RETRYABLE as readonly JobState[]).includes(job.state))
+      throw new DeskError(
+        'conflict',
+        `job ${id} is ${job.state}; only failed, canceled or needs-attention jobs can be retried`,
+      );
+    let moved: boolean;
+    // Canceled when its create may have reached the server: a Retry (or a batch's Retry failed) puts
+    // it back where the user is asked, never sends it unasked; from there its own Retry sends it.
+    if (job.state === 'canceled' && !job.taskId && job.attemptId)
+      moved = this.store.move(id, job.state, 'needs_attention', { error: ATTENTION.canceledMaybeSent });
+    else if (job.taskId && job.generated?.length)
+      moved = this.store.move(id, job.state, 'downloading', { error: null, invalid: null, outputs: [], planned: null });
+    else if (job.taskId && job.state === 'canceled')
+      moved = this.store.move(id, job.state, 'running', { error: null, nextPollAt: Date.now() });
+    else moved = this.store.move(id, job.state, 'queued', REQUEUE_FRESH);
+    if (!moved) throw new DeskError('conflict', `job ${id} changed while retrying; try again`);
+    this.runner.reconcileSoon();
+    this.runner.kick();
+    return this.job(id);
+  }
+
+  cancelBatch(id: string): BatchRecord {
+    return this.forEachJob(id, CANCELABLE, (jobId) => this.cancelJob(jobId));
+  }
+
+  retryBatch(id: string, states: readonly RetryableState[] = RETRYABLE): BatchRecord {
+    return this.forEachJob(id, states, (jobId) => this.retryJob(jobId));
+  }
+
+  /** Applies `act` to the batch's jobs in `states`; one that fails (the job changed meanwhile) does not stop the rest. */
+  private forEachJob(batchId: string, states: readonly JobState[], act: (jobId: string) => unknown): BatchRecord {
+    if (!this.store.batch(batchId)) throw new DeskError('not_found', `no batch ${batchId}`);
+    for (const state of states) {
+      for (const job of this.store.list({ batchId, state, limit: ALL_ROWS, offset: 0 }).jobs) {
+        try {
+          act(job.id);
+        } catch {
+          // changed meanwhile
+        }
+      }
+    }
+    return this.store.batch(batchId)!;
+  }
+
+  /** The job as it stands (the Sandbox rule applied), or not_found. */
+  private currentJob(id: string): JobRow {
+    this.runner.settleGoneSandbox();
+    const job = this.store.get(id);
+    if (!job) throw new DeskError('not_found', `no job ${id}`);
+    return job;
+  }
+}

@@ -1,0 +1,104 @@
+import type { Slugs } from '../../../shared/catalogue/index.ts';
+import { ApiError } from '../api/client.ts';
+import { fromAnotherSandbox } from '../backend.ts';
+import { removeQuietly } from '../downloads/download.ts';
+import { partPathOf } from '../downloads/naming.ts';
+import { downloadFailed } from '../queue/job-messages.ts';
+import { REQUEUE_FRESH, type JobState } from '../queue/states.ts';
+import type { JobRow } from '../queue/store.ts';
+import { onBuiltInSandbox, type LoopContext } from './context.ts';
+import { fetchResults, JobMovedError } from './results.ts';
+
+const DAY_MS = 86_400_000;
+
+/** The download step: a job's results fetched into its output folder, and the part files it leaves. */
+export class Downloader {
+  private readonly context: LoopContext;
+  private readonly aborts = new Map<string, AbortController>();
+
+  constructor(context: LoopContext) {
+    this.context = context;
+  }
+
+  /** Starts fetching a `downloading` job's results, unless a step of that job is running. */
+  start(job: JobRow): void {
+    const { store, options } = this.context;
+    if (this.context.isBusy(job.id)) return;
+    const abort = new AbortController();
+    this.aborts.set(job.id, abort);
+    this.context.run(job.id, async () => {
+      try {
+        if (await this.resultsGoneWithSandbox(job)) {
+          await this.context.write(() => store.move(job.id, 'downloading', 'queued', REQUEUE_FRESH));
+          return;
+        }
+        await fetchResults(job, {
+          store,
+          tools: this.context.tools,
+          slugs: job.snapshot.slugs as Slugs,
+          signal: abort.signal,
+          maxAttempts: options.downloadAttempts ?? 8,
+          expiredPatienceMs: options.expiredPatienceMs,
+          write: (fn) => this.context.write(fn),
+        });
+        await this.context.write(() => store.move(job.id, 'downloading', 'done', { error: null }));
+      } catch (err) {
+        if (abort.signal.aborted || err instanceof JobMovedError) return;
+        const message = err instanceof ApiError ? err.describe() : (err as Error).message;
+        await this.context.write(() => store.move(job.id, 'downloading', 'failed', { error: downloadFailed(message) }));
+      } finally {
+        this.aborts.delete(job.id);
+      }
+    });
+  }
+
+  /** Stops a job's download; its part files stay and resume next time. */
+  abort(jobId: string): void {
+    this.aborts.get(jobId)?.abort();
+  }
+
+  abortAll(): void {
+    for (const abort of this.aborts.values()) abort.abort();
+  }
+
+  async removeParts(job: JobRow): Promise<void> {
+    for (const path of job.planned ?? []) await removeQuietly(partPathOf(path));
+  }
+
+  /**
+   * Removes `.part` files left by a crash, but only ours: parts of planned outputs of jobs that are
+   * not downloading now (a user's unrelated `.part` file is never touched).
+   */
+  async removeStaleParts(): Promise<void> {
+    const rows = this.context.store.db
+      .prepare("SELECT id, state, planned, outputs FROM jobs WHERE planned IS NOT NULL AND state != 'done'")
+      .all() as { id: string; state: JobState; planned: string; outputs: string }[];
+    for (const row of rows) {
+      const planned = JSON.parse(row.planned) as string[];
+      const doneCount = (JSON.parse(row.outputs) as string[]).length;
+      for (const [i, path] of planned.entries()) {
+        if (row.state === 'downloading' && i >= doneCount) continue;
+        await removeQuietly(partPathOf(path));
+      }
+    }
+    const done = this.context.store.db
+      .prepare("SELECT planned FROM jobs WHERE planned IS NOT NULL AND state = 'done' AND updated_at > ?")
+      .all(Date.now() - DAY_MS) as { planned: string }[];
+    for (const row of done)
+      for (const path of JSON.parse(row.planned) as string[]) await removeQuietly(partPathOf(path));
+  }
+
+  /**
+   * Results of the built-in Sandbox are served by the Sandbox that made them, in one process: URLs
+   * of another one (an earlier run of the app, a stopped CLI) lead nowhere, and retrying them helps
+   * no one. Unknown without builtInSandboxUrl (tests of the queue alone).
+   */
+  private async resultsGoneWithSandbox(job: JobRow): Promise<boolean> {
+    const first = job.generated?.[0];
+    // A text result (image-to-prompt) is the result itself, not a URL.
+    const url = typeof first === 'string' ? first : first?.url;
+    const { options, store } = this.context;
+    if (!options.builtInSandboxUrl || !url || !/^https?:\/\//i.test(url) || !onBuiltInSandbox(store, job)) return false;
+    return fromAnotherSandbox(url, await options.builtInSandboxUrl());
+  }
+}

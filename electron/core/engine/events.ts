@@ -1,0 +1,69 @@
+import type { JobsChanged, QueueStatus } from '../../../shared/contract/jobs.ts';
+import { toJobRecord, type JobStore } from '../queue/store.ts';
+
+export type JobsChangedListener = (event: JobsChanged) => void;
+
+/** Rows per event; more changed since the last one are marked `truncated`. */
+const MAX_ROWS = 500;
+
+/** `jobs.changed` events, throttled: at most one per interval, with the rows changed since the last one. */
+export class JobEvents {
+  private readonly store: JobStore;
+  private readonly status: () => QueueStatus;
+  private readonly listeners = new Set<JobsChangedListener>();
+  private timer: NodeJS.Timeout | null = null;
+  private cursor = 0;
+  /** Ids already sent whose updated_at is the cursor's millisecond. */
+  private readonly sentAtCursor = new Set<string>();
+
+  constructor(store: JobStore, status: () => QueueStatus) {
+    this.store = store;
+    this.status = status;
+  }
+
+  on(listener: JobsChangedListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  start(intervalMs: number): void {
+    this.cursor = Date.now();
+    this.timer = setInterval(() => this.emitChanges(), intervalMs);
+    this.timer.unref?.();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  emitChanges(): void {
+    if (this.listeners.size === 0) {
+      this.cursor = Date.now();
+      return;
+    }
+    // `>=` with the ids already sent at the cursor's millisecond: a row written in that same
+    // millisecond after the query is neither lost nor sent twice.
+    const rows = (
+      this.store.db
+        .prepare('SELECT id, updated_at AS u FROM jobs WHERE updated_at >= ? ORDER BY updated_at LIMIT 1001')
+        .all(this.cursor) as { id: string; u: number }[]
+    ).filter((row) => !(row.u === this.cursor && this.sentAtCursor.has(row.id)));
+    if (rows.length === 0) return;
+    const truncated = rows.length > MAX_ROWS;
+    const sent = rows.slice(0, MAX_ROWS);
+    const jobs = this.store.byIds(sent.map((row) => row.id));
+    const latest = Math.max(...sent.map((row) => row.u));
+    if (latest !== this.cursor) this.sentAtCursor.clear();
+    this.cursor = latest;
+    for (const row of sent) if (row.u === latest) this.sentAtCursor.add(row.id);
+    const batchIds = [...new Set(jobs.map((job) => job.batchId))];
+    const payload: JobsChanged = {
+      batches: batchIds.map((id) => this.store.batch(id)!).filter(Boolean),
+      jobs: jobs.map(toJobRecord),
+      truncated,
+      status: this.status(),
+    };
+    for (const listener of this.listeners) listener(payload);
+  }
+}

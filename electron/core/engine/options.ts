@@ -1,0 +1,34 @@
+import type { Slugs } from '../../../shared/catalogue/index.ts';
+import type { Settings } from '../../../shared/settings.ts';
+import type { ApiTarget, ClientOptions } from '../api/client.ts';
+import type { Db } from '../db/open.ts';
+import type { PollPolicy } from './poll-policy.ts';
+
+export interface EngineOptions {
+  db: Db;
+  target: () => Promise<ApiTarget>;
+  slugs: () => Slugs;
+  settings: () => Settings;
+  /**
+   * Backend.identity(): batches are tagged with it, and only jobs of batches for the backend in use
+   * are submitted and polled. Absent (benchmarks, tests of the queue alone): nothing is tagged.
+   */
+  identity?: () => Promise<string>;
+  /** Backend.builtInSandboxUrl(): this process's built-in Sandbox, null when it has not started one. */
+  builtInSandboxUrl?: () => Promise<string | null>;
+  /** Overrides settings.concurrency (CLI --concurrency, benchmarks). */
+  concurrency?: number;
+  poll?: Partial<PollPolicy>;
+  client?: ClientOptions;
+  /** Throttle of `jobs.changed` events. */
+  eventIntervalMs?: number;
+  /** A holder of the queue that stopped heart-beating this long ago is presumed dead. */
+  leaseStaleMs?: number;
+  downloadAttempts?: number;
+  /** How long expired result links are waited for (FetchDeps.expiredPatienceMs); default: the results' lifetime. */
+  expiredPatienceMs?: number;
+  /** Pause after a create was rate limited and the server named no Retry-After. */
+  defaultBackoffMs?: number;
+  /** Whose path rules results keep (process.platform; see resultPathProblem): tests pass win32. */
+  platform?: string;
+}

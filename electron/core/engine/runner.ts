@@ -1,0 +1,193 @@
+import type { ToolClient } from '../api/tools.ts';
+import { SANDBOX_GONE } from '../queue/job-messages.ts';
+import { ATTENTION, REQUEUE_FRESH } from '../queue/states.ts';
+import type { JobStore } from '../queue/store.ts';
+import { onBuiltInSandbox, type LoopContext } from './context.ts';
+import { Downloader } from './downloader.ts';
+import { HEARTBEAT_MS, type QueueLease } from './lease.ts';
+import type { EngineOptions } from './options.ts';
+import type { PollPolicy } from './poll-policy.ts';
+import { Poller } from './poller.ts';
+import { Submitter } from './submitter.ts';
+import type { WriteBatcher } from './write-batcher.ts';
+
+const RECONCILE_MS = 1500;
+/** Longest wait between ticks when no poll falls due sooner. */
+const IDLE_TICK_MS = 1000;
+const MIN_TICK_MS = 5;
+
+export interface RunnerParts {
+  store: JobStore;
+  tools: ToolClient;
+  options: EngineOptions;
+  poll: PollPolicy;
+  lease: QueueLease;
+  writes: WriteBatcher;
+}
+
+/** The loop: while this process holds the lease, each tick submits queued jobs, polls running ones and downloads results. */
+export class Runner {
+  readonly submitter: Submitter;
+  readonly poller: Poller;
+  readonly downloads: Downloader;
+  private readonly store: JobStore;
+  private readonly options: EngineOptions;
+  private readonly lease: QueueLease;
+  /** The step each job is in (submit or download), at most one per job. */
+  private readonly busy = new Map<string, Promise<void>>();
+  private timer: NodeJS.Timeout | null = null;
+  private running = false;
+  private stopping = false;
+  private lastReconcile = 0;
+  /** The backend in use at the last tick (EngineOptions.identity); null when not told. */
+  private backend: string | null = null;
+
+  constructor(parts: RunnerParts) {
+    this.store = parts.store;
+    this.options = parts.options;
+    this.lease = parts.lease;
+    const context: LoopContext = {
+      store: parts.store,
+      tools: parts.tools,
+      options: parts.options,
+      poll: parts.poll,
+      lease: parts.lease,
+      write: (fn) => parts.writes.write(fn),
+      run: (jobId, step) => this.run(jobId, step),
+      isBusy: (jobId) => this.busy.has(jobId),
+      kick: () => this.kick(),
+      backendInUse: () => this.backend,
+    };
+    this.downloads = new Downloader(context);
+    this.poller = new Poller(context, this.downloads);
+    this.submitter = new Submitter(context, this.poller, this.downloads);
+  }
+
+  get isRunning(): boolean {
+    return this.running;
+  }
+
+  start(): void {
+    this.running = true;
+    this.stopping = false;
+    this.schedule(0);
+  }
+
+  /** Stops ticking and waits for the steps in flight; downloads are aborted, creates already sent are awaited. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.running = false;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.downloads.abortAll();
+    await Promise.allSettled([...this.busy.values()]);
+  }
+
+  kick(): void {
+    if (this.running) this.schedule(0);
+  }
+
+  /** Picks up jobs moved by other processes at the next tick. */
+  reconcileSoon(): void {
+    this.lastReconcile = 0;
+  }
+
+  /**
+   * Applied before every read of job states (the loop, the Queue's commands, the CLI): a job whose
+   * task was in a built-in Sandbox that ended with its process is queued again, its part files
+   * removed (JobStore.requeueGoneSandbox). Any process does it, holding the queue or not.
+   */
+  settleGoneSandbox(): void {
+    for (const job of this.store.requeueGoneSandbox(SANDBOX_GONE, this.lease.staleMs))
+      void this.downloads.removeParts(job);
+  }
+
+  private schedule(ms: number): void {
+    if (!this.running) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.tick(), ms);
+  }
+
+  private async tick(): Promise<void> {
+    this.timer = null;
+    if (!this.running) return;
+    const now = Date.now();
+    try {
+      const beat = this.lease.heartbeat(now);
+      if (beat === 'gained') {
+        // Newly the holder: announce our backend again (learnBackend), whoever held the queue meanwhile.
+        this.backend = null;
+        await this.recover();
+      } else if (beat === 'lost' || beat === 'waiting') {
+        if (beat === 'lost') this.abandon();
+        return this.schedule(HEARTBEAT_MS / 2);
+      }
+      await this.learnBackend();
+      if (now - this.lastReconcile > RECONCILE_MS) this.reconcile();
+      if (!this.stopping) this.submitter.submitQueued();
+      this.poller.pollDue();
+    } catch (err) {
+      // A failure of one tick (disk full, locked DB) must not stop the queue; it is retried.
+      console.error(`mediadesk engine: ${(err as Error).message}`);
+    }
+    this.schedule(Math.max(MIN_TICK_MS, this.poller.msUntilDue(IDLE_TICK_MS)));
+  }
+
+  /**
+   * Which backend is in use now. After a switch, the jobs tracked for the old one stop being
+   * polled here (their task ids mean nothing on the new one) and the new one's are picked up.
+   */
+  private async learnBackend(): Promise<void> {
+    if (!this.options.identity) return;
+    const backend = await this.options.identity();
+    if (backend === this.backend) return;
+    const previous = this.backend;
+    this.backend = backend;
+    this.store.adoptUnowned(backend);
+    this.lease.announceBackend(backend);
+    if (previous !== null) {
+      this.poller.forgetAll();
+      this.lastReconcile = 0;
+    }
+  }
+
+  /** Boot after a crash or kill: each job continues from its stored state. */
+  private async recover(): Promise<void> {
+    // Before anything is tracked: another process's Sandbox, and its tasks, ended with it.
+    this.settleGoneSandbox();
+    for (const job of this.store.inState('submitting')) {
+      // The create may have reached the server: never send it again without the user. Except on the
+      // built-in Sandbox, which stopped with the process that was sending it, and is free.
+      if (onBuiltInSandbox(this.store, job)) this.store.move(job.id, 'submitting', 'queued', REQUEUE_FRESH);
+      else this.store.move(job.id, 'submitting', 'needs_attention', { error: ATTENTION.interruptedSubmit });
+    }
+    await this.downloads.removeStaleParts();
+    this.lastReconcile = 0;
+  }
+
+  /** Another process took the queue (we stalled): stop acting on its jobs. */
+  private abandon(): void {
+    this.downloads.abortAll();
+    this.poller.forgetAll();
+  }
+
+  /** Picks up jobs moved by other processes (retry from the CLI) and running jobs after boot. */
+  private reconcile(): void {
+    this.lastReconcile = Date.now();
+    for (const job of this.store.inStateFor('running', this.backend))
+      if (!this.poller.isTracked(job.id) && !this.busy.has(job.id)) this.poller.track(job);
+    // Downloads go on whatever the backend: result URLs are absolute and lapse.
+    for (const job of this.store.inState('downloading')) if (!this.busy.has(job.id)) this.downloads.start(job);
+    this.poller.forgetSettled();
+  }
+
+  private run(jobId: string, step: () => Promise<void>): void {
+    const done = step()
+      .catch((err) => console.error(`mediadesk engine: job ${jobId}: ${(err as Error).stack ?? err}`))
+      .finally(() => {
+        this.busy.delete(jobId);
+        this.kick();
+      });
+    this.busy.set(jobId, done);
+  }
+}

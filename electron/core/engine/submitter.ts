@@ -1,0 +1,221 @@
+import { randomUUID } from 'node:crypto';
+import { getTool, type Slugs } from '../../../shared/catalogue/index.ts';
+import { ApiError } from '../api/client.ts';
+import { EnvelopeError, type TaskEnvelope } from '../api/tools.ts';
+import { sha256Of } from '../batch/same-bytes.ts';
+import {
+  apiProblem,
+  createRefused,
+  heldBackReason,
+  refusedReason,
+  taskFailed,
+  waitingMessage,
+} from '../queue/job-messages.ts';
+import { ATTENTION, type JobState } from '../queue/states.ts';
+import type { JobPatch, JobRow } from '../queue/store.ts';
+import type { LoopContext } from './context.ts';
+import type { Downloader } from './downloader.ts';
+import { targetTakesLocalFiles } from './params-check.ts';
+import type { Poller } from './poller.ts';
+import { buildParams, PreflightError } from './request.ts';
+
+const HOUR_MS = 3_600_000;
+
+/** The submit step: queued jobs sent as creates, within the concurrency limits and the server's backoff. */
+export class Submitter {
+  private readonly context: LoopContext;
+  private readonly poller: Poller;
+  private readonly downloads: Downloader;
+  private backoffUntil = 0;
+  /**
+   * Why creates wait (heldBackReason), from a create the server provably did not take until one
+   * gets an answer: unlike backoffUntil it stays set across the retries of one wait, so the Queue
+   * says the wait once, and its end once.
+   */
+  private heldBackBy: string | null = null;
+  /** Jobs picked here whose `submitting` is not committed yet (still `queued` on disk), with their tool. */
+  private readonly preparing = new Map<string, string>();
+
+  constructor(context: LoopContext, poller: Poller, downloads: Downloader) {
+    this.context = context;
+    this.poller = poller;
+    this.downloads = downloads;
+  }
+
+  /** Until when creates wait after the server refused one for now (0: no wait). */
+  get rateLimitedUntil(): number {
+    return this.backoffUntil;
+  }
+
+  /** Why creates wait, in a few words; null when they do not. */
+  get heldBack(): string | null {
+    return this.heldBackBy;
+  }
+
+  submitQueued(): void {
+    const { store } = this.context;
+    if (store.flag('paused') === '1' || Date.now() < this.backoffUntil) return;
+    const { global, perTool } = this.limits();
+    const active = store.activeByTool();
+    // They hold a slot already: uncounted, every tick before their commit started another round,
+    // up to three times the concurrency in flight, each with its input in memory and its requests.
+    for (const tool of this.preparing.values()) active.set(tool, (active.get(tool) ?? 0) + 1);
+    let total = [...active.values()].reduce((sum, n) => sum + n, 0);
+    if (total >= global) return;
+    // Jobs being prepared here are still `queued` on disk; read just past them, not the whole queue.
+    const candidates = store.inStateFor(
+      'queued',
+      this.context.backendInUse(),
+      global - total + this.preparing.size + 8,
+    );
+    for (const job of candidates) {
+      if (total >= global) break;
+      if (this.context.isBusy(job.id)) continue;
+      const cap = perTool[job.tool];
+      if (cap !== undefined && (active.get(job.tool) ?? 0) >= cap) continue;
+      active.set(job.tool, (active.get(job.tool) ?? 0) + 1);
+      total++;
+      this.context.run(job.id, () => this.submit(job));
+    }
+  }
+
+  private limits(): { global: number; perTool: Record<string, number> } {
+    const settings = this.context.options.settings();
+    return { global: this.context.options.concurrency ?? settings.concurrency, perTool: settings.perToolConcurrency };
+  }
+
+  /**
+   * One create. `submitting` (with a fresh attempt id) is committed before the request leaves, and
+   * the task_id the moment the answer arrives: a crash in between is found at boot and put to the
+   * user, never re-sent.
+   */
+  private async submit(job: JobRow): Promise<void> {
+    const { store, tools, options, write } = this.context;
+    const tool = getTool(job.tool);
+    const slugs = job.snapshot.slugs as Slugs;
+    let params: Record<string, unknown>;
+    let attempt: JobPatch;
+    let sent: Promise<JobPatch> = Promise.resolve({});
+    this.preparing.set(job.id, job.tool);
+    try {
+      try {
+        const canUpload = await targetTakesLocalFiles(options);
+        // Picked for the backend of the last tick; if it changed since, the next tick picks again.
+        if (options.identity && (await options.identity()) !== this.context.backendInUse()) return;
+        params = await buildParams(tool, job.params, job.inputPath, tools, canUpload, (bytes) => {
+          // What the result is made from, so a later drop of the same photo is known by it (samePhoto);
+          // if hashing fails, such a job is compared by reading both files, as jobs from before schema 5 are.
+          sent = sha256Of(bytes).then(
+            (sha) => ({ inputSize: bytes.length, inputSha256: sha }),
+            () => ({}),
+          );
+        });
+      } catch (err) {
+        if (err instanceof PreflightError) {
+          // Through submitting, so the state machine's one path to failed is kept; nothing was sent.
+          await write(() => {
+            if (store.move(job.id, 'queued', 'submitting', {}))
+              store.move(job.id, 'submitting', 'failed', { error: err.message, invalid: err.invalid });
+          });
+          return;
+        }
+        // An upload failed for now or the backend is unreachable: nothing was paid; the job says
+        // why it waits (the Queue, `mediadesk jobs`) and is tried again shortly.
+        this.backoff(
+          err instanceof ApiError ? err.retryAfterSec : undefined,
+          heldBackReason(err instanceof ApiError ? err : null),
+        );
+        const reason = err instanceof ApiError ? refusedReason(err) : err instanceof Error ? err.message : String(err);
+        await write(() => store.patch(job.id, 'queued', { error: waitingMessage(reason) }));
+        return;
+      }
+      // On the built-in Sandbox the task lives in this process's: recorded, so that once this process
+      // no longer holds the queue, every reader knows the task is gone (JobStore.requeueGoneSandbox).
+      attempt = {
+        attemptId: randomUUID(),
+        attempts: job.attempts + 1,
+        error: null,
+        invalid: null,
+        sandboxOf: this.context.backendInUse() === 'sandbox' ? this.context.lease.owner : null,
+        ...(await sent),
+      };
+      // Committed before the request leaves (write() resolves after the commit).
+      if (!(await write(() => store.move(job.id, 'queued', 'submitting', attempt)))) return;
+    } finally {
+      this.preparing.delete(job.id);
+    }
+    let envelope: TaskEnvelope;
+    try {
+      envelope = await tools.create(job.tool, slugs, params);
+    } catch (err) {
+      await this.onCreateError(job, err);
+      return;
+    }
+    this.serverAnswered();
+    const now = Date.now();
+    const base = {
+      taskId: envelope.taskId,
+      submittedAt: now,
+      expiresAt: tool.resultTtlHours ? now + tool.resultTtlHours * HOUR_MS : null,
+    };
+    let to: JobState;
+    let patch: JobPatch;
+    if (envelope.status === 'COMPLETED' && envelope.generated?.length)
+      [to, patch] = ['downloading', { ...base, generated: envelope.generated }];
+    else if (envelope.status === 'FAILED') [to, patch] = ['failed', { ...base, error: taskFailed(envelope.error) }];
+    else [to, patch] = ['running', { ...base, nextPollAt: now + this.context.poll.firstMs }];
+    const moved = await write(() => {
+      if (store.move(job.id, 'submitting', to, patch)) return true;
+      // Canceled while the create was in flight: keep the task id so the user can find the charge.
+      const current = store.get(job.id);
+      if (current) store.patch(job.id, current.state, { taskId: envelope.taskId });
+      return false;
+    });
+    if (!moved) return;
+    // The row as just committed, without reading it back.
+    const row = { ...job, ...attempt, ...patch, state: to, invalid: [], error: patch.error ?? null } as JobRow;
+    if (row.state === 'running') this.poller.track(row);
+    else if (row.state === 'downloading') this.downloads.start(row);
+  }
+
+  private async onCreateError(job: JobRow, err: unknown): Promise<void> {
+    const { store, write } = this.context;
+    if (
+      err instanceof ApiError &&
+      !err.mayHaveReachedServer &&
+      (err.status === 429 || err.status === 503 || err.kind !== 'http')
+    ) {
+      // Provably not processed: requeue, and pause submissions instead of hammering.
+      this.backoff(err.retryAfterSec, heldBackReason(err));
+      await write(() => store.move(job.id, 'submitting', 'queued', { error: waitingMessage(refusedReason(err)) }));
+      return;
+    }
+    // The server took it or turned it down for good: the queue no longer waits for it.
+    this.serverAnswered();
+    if (err instanceof ApiError && err.kind === 'http' && err.status! >= 400 && err.status! < 500) {
+      await write(() =>
+        store.move(job.id, 'submitting', 'failed', { error: createRefused(err), invalid: err.invalidParams }),
+      );
+    } else {
+      const detail =
+        err instanceof ApiError ? apiProblem(err) : err instanceof EnvelopeError ? err.message : String(err);
+      await write(() =>
+        store.move(job.id, 'submitting', 'needs_attention', { error: ATTENTION.ambiguousCreate(detail) }),
+      );
+    }
+  }
+
+  private backoff(retryAfterSec: number | undefined, why: string): void {
+    this.heldBackBy ??= why;
+    this.backoffUntil = Math.max(
+      this.backoffUntil,
+      Date.now() +
+        (retryAfterSec !== undefined ? retryAfterSec * 1000 : (this.context.options.defaultBackoffMs ?? 2000)),
+    );
+  }
+
+  /** A create got an answer: the wait is over, unless a refusal since put it off (creates sent together). */
+  private serverAnswered(): void {
+    if (Date.now() >= this.backoffUntil) this.heldBackBy = null;
+  }
+}
