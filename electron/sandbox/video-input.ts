@@ -2,20 +2,23 @@ import { ProbeError, probeSource } from '../core/media/probe.ts';
 import {
   checkVideo,
   displayName,
+  familyOfTool,
   FAMILY_LIMITS,
   type FamilyLimits,
   type Probe,
 } from '../../shared/validation/references.ts';
 import { encodingOf } from '../../shared/catalogue/index.ts';
 import type { DiskStore } from './blob-store.ts';
-import { isLoopbackUrl } from './loopback.ts';
+import { isLoopbackUrl } from '../../shared/loopback.ts';
 import type { InvalidParam } from './errors.ts';
 
 type VideoSlot = NonNullable<FamilyLimits['videos']>;
 
 /** The spec's limits on a tool's video field (api-spec "Limits": reference_videos), when it states any. */
 export function videoLimitsOf(toolId: string, field: string): VideoSlot | null {
-  return Object.values(FAMILY_LIMITS).find((l) => l.tool === toolId && l.videos?.field === field)?.videos ?? null;
+  const family = familyOfTool(toolId);
+  const videos = family && FAMILY_LIMITS[family].videos;
+  return videos && videos.field === field ? videos : null;
 }
 
 /** The app's message names the file and its rule ("clip.mp4: … (rule video.duration)"); the field already says which item, and the service's reasons carry no rule ids. */

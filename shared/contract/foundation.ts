@@ -42,9 +42,6 @@ export function backendLabel(identity: string): string {
  * it was queued for, since its task or run ids mean nothing elsewhere and it must not be paid for
  * on another server. Null when `backend` is the one in use (or was not recorded).
  */
-/** States in which queued work is driven by its backend (submitted or polled), so can wait for it. */
-export const WAITING_STATES = ['queued', 'submitting', 'running'] as const;
-
 export function waitingFor(backend: string | null, here: string): string | null {
   if (!backend || backend === here) return null;
   if (otherKeyOnly(backend, here)) {

@@ -13,7 +13,15 @@
  * Every message names the file, the measured value and the rule id, e.g.
  *   "clip.mov: duration 16.2 s is above the 15 s limit (rule video.duration)".
  */
-import { checkRules, findTool, promptTotal, type Field, type Rule, type ToolEntry } from '../catalogue/index.ts';
+import {
+  checkRules,
+  FAMILY_NAMES,
+  promptTotal,
+  toolsOfFamily,
+  type Field,
+  type Rule,
+  type ToolEntry,
+} from '../catalogue/index.ts';
 import { FAMILY_LIMITS, type Family, type VideoItemLimits } from './limits.ts';
 
 export * from './limits.ts';
@@ -183,12 +191,6 @@ function mediaField(tool: ToolEntry | undefined, name: string): Extract<Field, {
   return f && f.kind === 'mediaList' ? f : undefined;
 }
 
-/** Every catalogue tool the family's limits apply to. */
-const toolsOf = (family: Family): ToolEntry[] =>
-  [FAMILY_LIMITS[family].tool, ...(FAMILY_LIMITS[family].variants ?? [])]
-    .map(findTool)
-    .filter((t): t is ToolEntry => !!t);
-
 /**
  * The single image fields of a family's tools: the start and end frames (`image`, `image_end`).
  * Given as a URL or a file they are probed as reference images are, before anything is paid for.
@@ -196,7 +198,7 @@ const toolsOf = (family: Family): ToolEntry[] =>
 export function frameFields(family: Family): string[] {
   return [
     ...new Set(
-      toolsOf(family).flatMap((t) =>
+      toolsOfFamily(family).flatMap((t) =>
         t.fields.filter((f) => f.kind === 'media' && f.media === 'image').map((f) => f.name),
       ),
     ),
@@ -219,7 +221,7 @@ export function imageRulesOf(family: Family, field?: string): ImageRules | null 
   const lim = FAMILY_LIMITS[family].images;
   if (lim && (field === undefined || field === lim.field)) {
     return {
-      formats: mediaField(findTool(FAMILY_LIMITS[family].tool), lim.field)?.formats ?? ['jpeg', 'png'],
+      formats: mediaField(toolsOfFamily(family)[0], lim.field)?.formats ?? ['jpeg', 'png'],
       minSide: lim.minSide,
       maxBytes: lim.maxBytes,
     };
@@ -227,7 +229,7 @@ export function imageRulesOf(family: Family, field?: string): ImageRules | null 
   const frame =
     field === undefined
       ? undefined
-      : toolsOf(family)
+      : toolsOfFamily(family)
           .flatMap((t) => t.fields)
           .find((f) => f.name === field && f.kind === 'media' && f.media === 'image');
   return frame && frame.kind === 'media' ? { formats: frame.formats ?? ['jpeg', 'png'] } : null;
@@ -241,12 +243,10 @@ export function checkImage(p: Probe, family: Family, extra: Partial<Issue> = {})
   const lim = imageRulesOf(family, extra.field);
   if (!lim)
     return [
-      issue(
-        'image.count',
-        displayName(p.source),
-        `the ${FAMILY_LIMITS[family].label} family takes no reference images`,
-        { source: p.source, ...extra },
-      ),
+      issue('image.count', displayName(p.source), `the ${FAMILY_NAMES[family].name} family takes no reference images`, {
+        source: p.source,
+        ...extra,
+      }),
     ];
   return checkImageRules(p, lim, extra);
 }
@@ -315,7 +315,7 @@ export function promptRule(tool: ToolEntry): Extract<Rule, { kind: 'promptTotal'
 
 /** Cross-field rules of the family's catalogue tool, plus the long-prompt warning. */
 export function checkBody(family: Family, body: Record<string, unknown>): { errors: Issue[]; warnings: Issue[] } {
-  const tool = findTool(FAMILY_LIMITS[family].tool);
+  const tool = toolsOfFamily(family)[0];
   if (!tool) return { errors: [], warnings: [] };
   const errors: Issue[] = [];
   // The body may be partial (the builder's probe sends target_fps alone): what is missing from the
@@ -358,7 +358,8 @@ export interface ReferenceInput {
 
 export function validateReferences({ family, references, body = {} }: ReferenceInput): ReferenceResult {
   const lim = FAMILY_LIMITS[family];
-  const tool = findTool(lim.tool);
+  const name = FAMILY_NAMES[family].name;
+  const tool = toolsOfFamily(family)[0];
   const errors: Issue[] = [];
   const videos = references.map((p, index) => ({ p, index })).filter(({ p }) => p.kind === 'video');
   const images = references.map((p, index) => ({ p, index })).filter(({ p }) => p.kind === 'image');
@@ -371,19 +372,16 @@ export function validateReferences({ family, references, body = {} }: ReferenceI
   const asImages = lim.images ? images.concat(lim.videos || videoFamily ? [] : videos) : [];
   if (!lim.videos && !lim.images && references.length) {
     errors.push(
-      issue(
-        'video.count',
-        'references',
-        `the ${lim.label} family takes no reference media (${references.length} given)`,
-        { field: 'references' },
-      ),
+      issue('video.count', 'references', `the ${name} family takes no reference media (${references.length} given)`, {
+        field: 'references',
+      }),
     );
   } else if (!lim.videos && videoFamily && videos.length) {
     errors.push(
       issue(
         'video.count',
         'reference_videos',
-        `the ${lim.label} family takes no reference videos (${videos.length} given)`,
+        `the ${name} family takes no reference videos (${videos.length} given)`,
         { field: 'reference_videos' },
       ),
     );
@@ -395,7 +393,7 @@ export function validateReferences({ family, references, body = {} }: ReferenceI
     if (n > v.max || n < v.min) {
       const bound = n > v.max ? `at most ${v.max}` : `at least ${v.min}`;
       errors.push(
-        issue('video.count', v.field, `${n} video${n === 1 ? '' : 's'} given, ${lim.label} takes ${bound}`, {
+        issue('video.count', v.field, `${n} video${n === 1 ? '' : 's'} given, ${name} takes ${bound}`, {
           field: v.field,
         }),
       );
@@ -441,7 +439,7 @@ export function validateReferences({ family, references, body = {} }: ReferenceI
     if (n > max || n < min) {
       const bound = n > max ? `at most ${max}` : `at least ${min}`;
       errors.push(
-        issue('image.count', lim.images.field, `${n} image${n === 1 ? '' : 's'} given, ${lim.label} takes ${bound}`, {
+        issue('image.count', lim.images.field, `${n} image${n === 1 ? '' : 's'} given, ${name} takes ${bound}`, {
           field: lim.images.field,
         }),
       );
