@@ -156,9 +156,9 @@ export function registerAnalytics(app: FastifyInstance, state: SandboxState): vo
         const t = tools.get(u.tool) ?? tools.set(u.tool, { uses: 0, credits: 0, users: new Map() }).get(u.tool)!;
         t.uses += u.uses;
         t.credits += u.credits;
-        const pu = t.users.get(u.userId) ?? t.users.set(u.userId, { uses: 0, credits: 0 }).get(u.userId)!;
-        pu.uses += u.uses;
-        pu.credits += u.credits;
+        const perUser = t.users.get(u.userId) ?? t.users.set(u.userId, { uses: 0, credits: 0 }).get(u.userId)!;
+        perUser.uses += u.uses;
+        perUser.credits += u.credits;
       }
     }
     const email = new Map(team.members.map((m) => [m.id, m.email]));

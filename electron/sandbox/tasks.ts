@@ -73,8 +73,8 @@ export class TaskStore {
 
   add(task: Task): Task {
     this.byId.set(task.id, task);
-    const lk = `${task.key}\u0000${task.listPath}`;
-    (this.byList.get(lk) ?? this.byList.set(lk, []).get(lk)!).push(task);
+    const listKey = `${task.key}\u0000${task.listPath}`;
+    (this.byList.get(listKey) ?? this.byList.set(listKey, []).get(listKey)!).push(task);
     (this.byKey.get(task.key) ?? this.byKey.set(task.key, []).get(task.key)!).push(task);
     return task;
   }

@@ -26,11 +26,9 @@ export const reasonOf = (message: string, value: string) =>
   message.replace(/ \(rule [\w.]+\)$/, '').replace(`${displayName(value)}: `, '');
 
 /**
- * Measures the videos of one field as the service does before it takes a task, and refuses any
- * out of the spec's limits, naming the item, the value and the limit: a script that talks to the
- * Sandbox directly (not through the app, which checks first) meets the same 400 as on the live
- * service. Uploads are read from disk, URLs by HTTP ranges (loopback only: the Sandbox reaches no
- * further than this machine).
+ * Measures one field's videos as the service does and refuses any out of the spec's limits, naming
+ * item, value and limit, so a script calling the Sandbox directly meets the live 400. Uploads are
+ * read from disk, URLs by HTTP ranges (loopback only).
  */
 export async function checkVideoInputs(
   slot: VideoSlot,

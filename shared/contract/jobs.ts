@@ -82,8 +82,8 @@ export const waitingJobs = (b: Pick<BatchRecord, 'counts'>) =>
   WAITING_STATES.reduce((a, s) => a + (b.counts[s] ?? 0), 0);
 
 /** Why the batch's unfinished jobs do not move (see waitingFor); null when they can. */
-export function batchWaitingFor(b: Pick<BatchRecord, 'counts' | 'backend'>, here: string): string | null {
-  return waitingJobs(b) > 0 ? waitingFor(b.backend, here) : null;
+export function batchWaitingFor(b: Pick<BatchRecord, 'counts' | 'backend'>, inUse: string): string | null {
+  return waitingJobs(b) > 0 ? waitingFor(b.backend, inUse) : null;
 }
 
 export const inputIssueSchema = z.object({ path: z.string(), reason: z.string() });

@@ -72,8 +72,8 @@ export const appRunSchema = z.object({
 export type AppRun = z.infer<typeof appRunSchema>;
 
 /** Why an unfinished run does not move (see waitingFor); null when it can. */
-export function runWaitingFor(r: Pick<AppRun, 'state' | 'backend'>, here: string): string | null {
-  return WAITING_STATES.includes(r.state) ? waitingFor(r.backend, here) : null;
+export function runWaitingFor(r: Pick<AppRun, 'state' | 'backend'>, inUse: string): string | null {
+  return WAITING_STATES.includes(r.state) ? waitingFor(r.backend, inUse) : null;
 }
 
 /** A value per input id. A creation input takes a local file path, a URL or a creation id. */

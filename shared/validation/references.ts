@@ -1,17 +1,7 @@
 /**
- * Reference validation before submission: pure functions over probe results and a request body.
- * No Node APIs, so the renderer runs the very same checks as files are dropped, and the engine
- * and the CLI enforce them before anything is uploaded or paid for.
- *
- * API:
- *   validateReferences({ family, references, body? }) -> { ok, errors, warnings }
- *       `references` are probes in the order the user gave them; videos are cited @Video1.. and
- *       images @Image1.. in that order. Errors with `index` belong to `references[index]`.
- *   checkVideo(probe, limits) / checkImage(probe, family) -> Issue[]   (one file, for instant feedback)
- *   checkBody(family, body) -> { errors, warnings }                     (prompt, keyframes, mentions)
- *
- * Every message names the file, the measured value and the rule id, e.g.
- *   "clip.mov: duration 16.2 s is above the 15 s limit (rule video.duration)".
+ * Reference checks before anything is paid for: pure functions over probes and a body, so the
+ * renderer, the engine and the CLI apply the same rules. A message names the file, the measured
+ * value and the rule ("clip.mov: duration 16.2 s is above the 15 s limit (rule video.duration)").
  */
 import {
   checkRules,
@@ -212,9 +202,8 @@ export interface ImageRules {
 }
 
 /**
- * What an image in `field` of the family must be: the formats its catalogue field lists, and the
- * size limits the spec states for the family's reference images (5.0 edit: 256x256, 10 MB). The
- * spec states none for frames, so a frame is held to its formats (and to being an image). Null
+ * What an image in `field` of the family must be: its catalogue field's formats, plus the size
+ * limits the spec states for reference images (5.0 edit: 256x256, 10 MB; none for frames). Null
  * when the family has no such image field.
  */
 export function imageRulesOf(family: Family, field?: string): ImageRules | null {
@@ -321,8 +310,8 @@ export function checkBody(family: Family, body: Record<string, unknown>): { erro
   // The body may be partial (the builder's probe sends target_fps alone): what is missing from the
   // request is validateRequest's to say, not a reference check's.
   const rules: Rule[] = (tool.rules ?? []).filter((r) => r.kind !== 'promptTotal' && r.kind !== 'anyOf');
-  const pr = promptRule(tool);
-  if (pr) rules.push(pr);
+  const promptBound = promptRule(tool);
+  if (promptBound) rules.push(promptBound);
   for (const r of rules) {
     for (const p of checkRules([r], body))
       errors.push(issue(ruleId(r, p.reason), p.field, p.reason, { field: p.field }));
@@ -330,9 +319,9 @@ export function checkBody(family: Family, body: Record<string, unknown>): { erro
   const warnings: Issue[] = [];
   const promptField = tool.fields.find((x) => x.name === 'prompt');
   const warnAbove = promptField && promptField.kind === 'text' ? promptField.warnAbove : undefined;
-  if (pr && warnAbove !== undefined) {
-    const n = promptTotal(body, pr.fields, pr.shots);
-    if (n > warnAbove && n <= pr.max) {
+  if (promptBound && warnAbove !== undefined) {
+    const n = promptTotal(body, promptBound.fields, promptBound.shots);
+    if (n > warnAbove && n <= promptBound.max) {
       warnings.push(
         issue(
           'prompt.long',
@@ -356,6 +345,7 @@ export interface ReferenceInput {
   body?: Record<string, unknown>;
 }
 
+/** Every reference rule of the family at once; an error with `index` belongs to `references[index]`. */
 export function validateReferences({ family, references, body = {} }: ReferenceInput): ReferenceResult {
   const lim = FAMILY_LIMITS[family];
   const name = FAMILY_NAMES[family].name;
