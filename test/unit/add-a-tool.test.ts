@@ -1,7 +1,6 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { defaultsOf, getTool, TOOLS, validateRequest } from '../../shared/catalogue/index.ts';
@@ -11,6 +10,7 @@ import { runCli } from '../../electron/host/cli/main.ts';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
 import { MUSIC_TOOLS, STUDIO_SECTIONS, STUDIO_TOOLS, VIDEO_FAMILIES } from '../../renderer/src/lib/tool-lists.ts';
 import { NEW_TOOLS } from './fixtures/new-tools.ts';
+import { capture } from '../cli.ts';
 
 /**
  * Adding a tool touches only its catalogue entry and its operations in the reference: the fixture's
@@ -36,17 +36,6 @@ afterAll(async () => {
   await sandbox.close();
   rmSync(home, { recursive: true, force: true });
 });
-
-function capture() {
-  let text = '';
-  const stream = new Writable({
-    write(chunk, _enc, done) {
-      text += String(chunk);
-      done();
-    },
-  });
-  return { stream, text: () => text };
-}
 
 /** `mediadesk …` in this process, so it sees the catalogue this test loaded; against the Sandbox over HTTP. */
 async function cli(argv: string[]) {
