@@ -1,8 +1,7 @@
 /**
- * Names of the files and folders MediaDesk creates from user data (an input's name and folders, the
- * naming template, a creation's or an app's name), so each is valid on Windows, macOS and Linux
- * alike. Linux takes almost any name, so Windows' rules, which exFAT and NTFS drives keep on every
- * system, are ours to keep: a name Linux wrote may land on a USB drive, or be copied to a PC.
+ * Names of files and folders made from user data, valid on Windows, macOS and Linux alike: we keep
+ * Windows' rules everywhere, since exFAT and NTFS drives keep them on every system and a name Linux
+ * wrote may land on a USB drive or a PC.
  */
 
 /** Characters Windows (and exFAT, NTFS) refuses in a name, and control characters. */
@@ -12,10 +11,9 @@ export const UNSAFE_NAME_CHARS = /[\\/:*?"<>|\u0000-\u001f]/g;
 const DEVICE = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|conout\$)(?= *(\.|$))/i;
 
 /**
- * `name` as every system can hold it, else `fallback`: unsafe characters become `_`; trailing dots
- * and spaces go (Windows drops them itself, so `photo.` and `photo` would be one file there); a
- * leading dot becomes `_` (the file would be hidden); a device name gets `_` after it (`con_.png`).
- * A name of nothing but dots and spaces is `fallback`.
+ * `name` as every system holds it: unsafe characters and a leading dot (hidden) become `_`, trailing
+ * dots and spaces go (Windows drops them, merging `photo.` and `photo`), a device name gets `_`
+ * after it (`con_.png`); nothing but dots and spaces gives `fallback`.
  */
 export function portableName(name: string, fallback: string): string {
   const s = name

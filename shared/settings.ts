@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { DEFAULT_SLUGS, SLUG_KEYS, type SlugKey } from './catalogue/index.ts';
 import { DEFAULT_BASE_URL, DEFAULT_KEY_HEADER, KEY_HEADERS, SLUG_RE } from './service-profile.ts';
 import { templateNameProblem } from './file-names.ts';
+import { isLoopbackUrl } from './loopback.ts';
 
 export const DEMO_KEY_NAMES = [
   'sandbox-owner',
@@ -38,10 +39,7 @@ const fields = {
   baseUrl: z
     .string()
     .url('must be a URL')
-    .refine(
-      (u) => u.startsWith('https://') || /^http:\/\/(127\.0\.0\.1|localhost)(:\d+)?(\/|$)/.test(u),
-      'must be https:// (or http:// on 127.0.0.1)',
-    ),
+    .refine((u) => u.startsWith('https://') || isLoopbackUrl(u), 'must be https:// (or http:// on 127.0.0.1)'),
   /** Which demo identity the Sandbox backend uses (plans and roles differ). */
   /** The header the live service reads the key from (the legacy host takes its own). */
   keyHeader: oneOf(KEY_HEADERS),

@@ -1,12 +1,7 @@
 /**
- * What a terminal or a line-reading tool does not show as text, beyond the C0 controls:
- * - DEL and C1 (U+0080..U+009F): some terminals take U+009B as CSI, the start of an escape
- *   sequence, and some tools U+0085 (NEL) as a line break;
- * - U+2028 and U+2029, the line and paragraph separators, which some terminals and tools (Python's
- *   splitlines, editors) take as line breaks: one record would read as two;
- * - the bidirectional controls (U+061C, U+200E, U+200F, U+202A..U+202E, U+2066..U+2069), which
- *   reorder what follows them on screen ("Trojan Source"): a file name could display as another.
- * RTL letters themselves, é, emoji and CJK are text, and are left as they are.
+ * Beyond C0, what terminals and line readers do not show as text: DEL and C1 (U+009B can start an
+ * escape, U+0085 break a line), U+2028/U+2029 (line breaks to splitlines), and the bidi controls
+ * that reorder a name on screen ("Trojan Source"). RTL letters, emoji and CJK are text.
  */
 const BEYOND_C0 = '\\u007f-\\u009f\\u061c\\u200e\\u200f\\u2028-\\u202e\\u2066-\\u2069';
 

@@ -12,10 +12,9 @@ const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', '
 export const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 
 /**
- * What a credit-usage bucket is called. Its date is the bucket's first UTC day as the service
- * sends it (weeks start on Monday), so the label is cut from that text and never goes through
- * the viewer's time zone, which west of UTC turned 2026-11-02 into the evening of 2026-11-01.
- * With the query's range, a bucket the range cuts says which of its days it counts.
+ * A credit-usage bucket's name, cut from the first UTC day the service sends (weeks from Monday),
+ * never through the viewer's time zone (west of UTC a day would read as the one before). With the
+ * query's range, a bucket the range cuts says which of its days it counts.
  */
 export function bucketLabel(date: string, granularity: Granularity, range?: UsageRange): string {
   const part = range ? partialDays(date, granularity, range) : null;
@@ -30,11 +29,9 @@ function baseLabel(date: string, granularity: Granularity): string {
 }
 
 /**
- * The days of the bucket holding `date` that the range covers ("Mar 5–9"), or null when it
- * covers them all. The service counts only the days inside the range, so a first or last week,
- * month or year is smaller than its neighbours without that meaning less use. The bucket is
- * found from the date rather than taken to start on it, in case a service names a cut bucket
- * by its first day in the range.
+ * The days of `date`'s bucket the range covers ("Mar 5–9"), or null for all: the service counts
+ * only days in range, so a cut first or last bucket looks like less use. The bucket is found from
+ * the date, in case a service names a cut bucket by its first day in the range.
  */
 export function partialDays(date: string, granularity: Granularity, range: UsageRange): string | null {
   const c = bucketCover(date, granularity, range);
@@ -69,9 +66,9 @@ function bucketDays(date: string, granularity: Exclude<Granularity, 'day'>): [st
 
 /** "Mar 5", "Mar 5–9" or "Feb 24–Mar 2": English month names from the text, no time zone involved. */
 function daySpan(first: string, last: string): string {
-  const md = (d: string) => `${MONTHS[Number(d.slice(5, 7)) - 1]} ${Number(d.slice(8, 10))}`;
-  if (first === last) return md(first);
+  const monthDay = (d: string) => `${MONTHS[Number(d.slice(5, 7)) - 1]} ${Number(d.slice(8, 10))}`;
+  if (first === last) return monthDay(first);
   return first.slice(0, 7) === last.slice(0, 7)
-    ? `${md(first)}–${Number(last.slice(8, 10))}`
-    : `${md(first)}–${md(last)}`;
+    ? `${monthDay(first)}–${Number(last.slice(8, 10))}`
+    : `${monthDay(first)}–${monthDay(last)}`;
 }

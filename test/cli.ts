@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createReadStream } from 'node:fs';
 import { resolve } from 'node:path';
+import { Writable } from 'node:stream';
 
 /** The command a power user scripts against: the CLI's entry point, run by Node as a child process. */
 export const BIN = resolve(import.meta.dirname, '../bin/mediadesk.js');
@@ -71,4 +72,16 @@ export function interruptWhen(
     else createReadStream(o.input.file).pipe(child.stdin!);
   }
   return new Promise((res) => child.once('exit', (code) => res({ code, out, err })));
+}
+
+/** A stream that keeps what is written to it, for the CLI run in the test's own process. */
+export function capture() {
+  let text = '';
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      text += String(chunk);
+      done();
+    },
+  });
+  return { stream, text: () => text };
 }

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { OPERATIONS } from '../../shared/official/index.ts';
 import { secondsToUtcMidnight } from './audit-route.ts';
 import { sendError, sendInvalid, type InvalidParam } from './errors.ts';
 import type { Caller } from './keys.ts';
@@ -11,16 +12,8 @@ export const CREDIT_USAGE_DEFAULT_DAYS = 7;
 export const CREDIT_USAGE_MAX_DAYS = 365;
 const GRANULARITIES = ['day', 'week', 'month', 'year'] as const;
 type Granularity = (typeof GRANULARITIES)[number];
-const USAGE_TOOLS = [
-  'hires',
-  'upscaler-precision',
-  'skin-faithful',
-  'change-camera',
-  'video-2x',
-  'music',
-  'image-to-prompt',
-  'context-t2i',
-];
+/** The tools seeded usage names: the reference's task endpoints, by their paths under /v1/ai/. */
+const USAGE_TOOLS = OPERATIONS.filter((op) => op.generates).map((op) => op.path.slice('/v1/ai/'.length));
 
 /** One seeded usage record: who used which tool how often, under which project, group and key. */
 interface Usage {
@@ -163,9 +156,9 @@ export function registerAnalytics(app: FastifyInstance, state: SandboxState): vo
         const t = tools.get(u.tool) ?? tools.set(u.tool, { uses: 0, credits: 0, users: new Map() }).get(u.tool)!;
         t.uses += u.uses;
         t.credits += u.credits;
-        const pu = t.users.get(u.userId) ?? t.users.set(u.userId, { uses: 0, credits: 0 }).get(u.userId)!;
-        pu.uses += u.uses;
-        pu.credits += u.credits;
+        const perUser = t.users.get(u.userId) ?? t.users.set(u.userId, { uses: 0, credits: 0 }).get(u.userId)!;
+        perUser.uses += u.uses;
+        perUser.credits += u.credits;
       }
     }
     const email = new Map(team.members.map((m) => [m.id, m.email]));

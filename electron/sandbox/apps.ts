@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { encodingOf } from '../../shared/catalogue/index.ts';
+import type { MediaKind } from '../../shared/official/index.ts';
 import { charCount } from '../../shared/catalogue/chars.ts';
 import { sendError, sendInvalid, VALIDATION_MESSAGE, type InvalidParam } from './errors.ts';
 import { generatedSize } from './render.ts';
@@ -32,7 +33,7 @@ interface AppInput {
 interface App {
   sqid: string;
   name: string;
-  output: 'image' | 'video' | 'audio';
+  output: MediaKind;
   tool: string;
   tool_metadata: ToolMetadata;
   inputs: AppInput[];
@@ -305,7 +306,7 @@ export function registerApps(app: FastifyInstance, state: SandboxState): void {
     const ended = status === 'COMPLETED' && t.appEnding ? t.appEnding : RUN_STATUS[status];
     const final = status === 'COMPLETED' || status === 'FAILED';
     const endedAt = t.createdAt + t.durationMs;
-    const kind = (t.resultKind ?? 'image') as App['output'];
+    const kind = t.resultKind as MediaKind;
     const a = APPS.find((x) => `app:${x.sqid}` === t.toolId);
     const items = Array.from({ length: status === 'COMPLETED' ? deliveredResults(t) : 0 }, (_, i) => ({
       id: `${t.id.slice(0, 8)}-${i + 1}`,

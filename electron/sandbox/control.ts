@@ -79,15 +79,15 @@ export function registerControl(app: FastifyInstance, deps: ControlDeps): void {
       if (!deps.appCosts.set(req.params.appId, cost)) return sendError(reply, 404, `No app ${req.params.appId}`);
       return { id: req.params.appId, cost };
     });
-    // Every task and app run still under way ends now (as if its duration had passed), so a test
-    // can hold work for as long as it needs without waiting out a long duration afterwards.
-    // What a task was made of: the body's fields as the client sent them, and the parameters the
-    // Sandbox worked from (defaults applied). Tests read what a client really sent.
+    // What a task was made of: the body as the client sent it, and the parameters the Sandbox
+    // worked from (defaults applied). Tests read what a client really sent.
     ctl.get('/__sandbox/tasks/:id', async (req: FastifyRequest<{ Params: { id: string } }>, reply) => {
       const t = deps.tasks.get(req.params.id);
       if (!t) return sendError(reply, 404, `No task ${req.params.id}`);
       return { task_id: t.id, tool: t.toolId, key: t.key, sent: t.sent ?? null, params: t.params };
     });
+    // Every task and app run under way ends now, so a test can hold work as long as it needs
+    // without waiting out a long duration afterwards.
     ctl.post('/__sandbox/tasks/finish', async () => ({ finished: deps.tasks.finishAll(deps.now()) }));
     ctl.post('/__sandbox/reset', async () => {
       deps.faults.reset();

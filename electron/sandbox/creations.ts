@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { findTool } from '../../shared/catalogue/index.ts';
 import { sendInvalid, type InvalidParam } from './errors.ts';
-import { resultKindOf, resultPath } from './results.ts';
+import { resultPath } from './results.ts';
 import type { SandboxState } from './server.ts';
 import { statusAt, type Task } from './tasks.ts';
 
@@ -47,7 +47,7 @@ export function registerCreations(app: FastifyInstance, state: SandboxState): vo
         (t) => !t.toolId.startsWith('app:') && (!toolName || t.toolId === toolName) && statusAt(t, now) === 'COMPLETED',
       );
     const items = all.slice((page - 1) * perPage, page * perPage).map((t) => {
-      const kind = resultKindOf(t);
+      const kind = t.resultKind;
       return {
         id: t.id,
         name: nameOf(t),

@@ -18,10 +18,9 @@ export function sendError(
 }
 
 /**
- * 400 (or `status`: workflow apps answer bad input values with 422) as `application/problem+json`
- * in both placements the official description gives: at the top level (its examples) and under
- * `problem` (its schema), items carrying both `field` and `name` (the spec and the description
- * name the key differently). A client that reads either placement reads this.
+ * 400 (apps: 422) as `application/problem+json` in both placements the official description gives,
+ * top level (its examples) and under `problem` (its schema), each item with `field` and `name` (the
+ * spec and the description differ), so a client reading either reads this.
  */
 export function sendInvalid(
   reply: FastifyReply,

@@ -3,7 +3,7 @@ import sharp from 'sharp';
 import { encodingOf, type Field } from '../../shared/catalogue/index.ts';
 import type { DiskStore } from './blob-store.ts';
 import { InvalidParamsError } from './errors.ts';
-import { isLoopbackUrl } from './loopback.ts';
+import { isLoopbackUrl } from '../../shared/loopback.ts';
 import { checkVideoInputs, reasonOf, videoLimitsOf } from './video-input.ts';
 import {
   checkImage,

@@ -126,12 +126,17 @@ async function camera(bytes: Buffer, p: Params): Promise<Sharp> {
       { background: '#202020' },
     );
   let buf = await img.png().toBuffer();
-  const m2 = await sharp(buf).metadata();
+  const turned = await sharp(buf).metadata();
   const factor = 0.75 + zoom * 0.05; // zoom 5 keeps the framing
-  const cw = Math.max(1, Math.min(m2.width!, Math.round(m2.width! / factor)));
-  const ch = Math.max(1, Math.min(m2.height!, Math.round(m2.height! / factor)));
+  const cw = Math.max(1, Math.min(turned.width!, Math.round(turned.width! / factor)));
+  const ch = Math.max(1, Math.min(turned.height!, Math.round(turned.height! / factor)));
   buf = await sharp(buf)
-    .extract({ left: Math.floor((m2.width! - cw) / 2), top: Math.floor((m2.height! - ch) / 2), width: cw, height: ch })
+    .extract({
+      left: Math.floor((turned.width! - cw) / 2),
+      top: Math.floor((turned.height! - ch) / 2),
+      width: cw,
+      height: ch,
+    })
     .png()
     .toBuffer();
   const fit = factor < 1 ? 'contain' : 'cover';

@@ -1,14 +1,12 @@
 import { statSync } from 'node:fs';
 import sharp from 'sharp';
-import { findTool } from '../../shared/catalogue/index.ts';
+import type { ResultKind } from '../../shared/official/index.ts';
 import type { DiskStore } from './blob-store.ts';
 import { bufferSource, fileSource, type ByteSource } from './download.ts';
 import { AUDIO_ASSET, renderImage, VIDEO_ASSET, type Rendered } from './render.ts';
 import type { Task } from './tasks.ts';
 
-export type ResultKind = 'image' | 'video' | 'audio' | 'text';
-
-/** Result URLs live this long unless the tool says otherwise (video 24 h per the spec, apps 12 h). */
+/** Result URLs live this long unless the task says otherwise (tools 24 h per the spec, apps 12 h). */
 export const DEFAULT_RESULT_TTL_HOURS = 24;
 export const APP_RESULT_TTL_HOURS = 12;
 /** Rendered results kept in memory (LRU by bytes); anything else is re-rendered on demand. */
@@ -16,13 +14,9 @@ export const RESULT_CACHE_BYTES = 64 * 1024 * 1024;
 /** Concurrent renders: bounds memory when many clients download 4K results at once. */
 const RENDER_CONCURRENCY = 2;
 
-export function resultKindOf(task: Task): ResultKind {
-  return task.resultKind ?? findTool(task.toolId)?.result ?? 'image';
-}
-
 /** When a completed task's result URLs stop working. */
 export function resultExpiresAt(task: Task): number {
-  const hours = task.ttlHours ?? findTool(task.toolId)?.resultTtlHours ?? DEFAULT_RESULT_TTL_HOURS;
+  const hours = task.ttlHours ?? DEFAULT_RESULT_TTL_HOURS;
   return task.createdAt + task.durationMs + hours * 3_600_000;
 }
 

@@ -8,7 +8,7 @@ import { FAULT_MESSAGES, FaultState } from './faults.ts';
 import { sendError, sendInvalid } from './errors.ts';
 import { callerOf, type Caller } from './keys.ts';
 import { KEY_HEADERS } from '../../shared/service-profile.ts';
-import { RenderAbandonedError, resultExpiresAt, resultKindOf, ResultRenderer, type RenderMode } from './results.ts';
+import { RenderAbandonedError, resultExpiresAt, ResultRenderer, type RenderMode } from './results.ts';
 import { DailyQuota, Stats } from './stats.ts';
 import { buildTeam, type Team } from './team.ts';
 import { statusAt, TaskStore } from './tasks.ts';
@@ -178,7 +178,7 @@ export function buildServer(opts: SandboxOptions): {
     reply.raw.on('close', onClose);
     let src: ByteSource;
     try {
-      src = await state.renderer.source(task, index, resultKindOf(task), gone.signal);
+      src = await state.renderer.source(task, index, task.resultKind, gone.signal);
     } catch (err) {
       if (!(err instanceof RenderAbandonedError)) throw err;
       reply.hijack();

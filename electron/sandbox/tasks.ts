@@ -1,3 +1,4 @@
+import type { ResultKind } from '../../shared/official/index.ts';
 import { rngFrom, seedOf, uuidFrom, type Rng } from './rng.ts';
 
 export const STATUSES = ['CREATED', 'IN_PROGRESS', 'COMPLETED', 'FAILED'] as const;
@@ -26,8 +27,8 @@ export interface Task {
   /** Result text for image-to-prompt, computed at create time from the image. */
   text?: string;
   webhookUrl?: string;
-  /** Set for app runs (their kind is not in the catalogue). */
-  resultKind?: 'image' | 'video' | 'audio' | 'text';
+  /** What the task's `generated` holds: for tools as the reference records it, for app runs the app's output. */
+  resultKind: ResultKind;
   /** App runs only: how a run that does not fail ends (faults.appRunEnding when it was created). */
   appEnding?: 'completed_with_errors' | 'cancelled';
   /** Result URL lifetime; defaults to the tool's (24 h). */
@@ -72,8 +73,8 @@ export class TaskStore {
 
   add(task: Task): Task {
     this.byId.set(task.id, task);
-    const lk = `${task.key}\u0000${task.listPath}`;
-    (this.byList.get(lk) ?? this.byList.set(lk, []).get(lk)!).push(task);
+    const listKey = `${task.key}\u0000${task.listPath}`;
+    (this.byList.get(listKey) ?? this.byList.set(listKey, []).get(listKey)!).push(task);
     (this.byKey.get(task.key) ?? this.byKey.set(task.key, []).get(task.key)!).push(task);
     return task;
   }

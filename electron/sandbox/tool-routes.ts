@@ -7,7 +7,13 @@ import {
   TOOLS,
   type ToolEntry,
 } from '../../shared/catalogue/index.ts';
-import { OPERATIONS, requestProblems, type JsonSchema, type Operation } from '../../shared/official/index.ts';
+import {
+  OPERATIONS,
+  requestProblems,
+  type JsonSchema,
+  type Operation,
+  type ResultKind,
+} from '../../shared/official/index.ts';
 import type { DiskStore } from './blob-store.ts';
 import { InvalidParamsError, sendError, sendInvalid } from './errors.ts';
 import type { FaultState } from './faults.ts';
@@ -15,7 +21,7 @@ import type { Caller } from './keys.ts';
 import { stylingProblems } from './loras.ts';
 import { resolveInputs } from './media-input.ts';
 import { describeImage } from './render.ts';
-import { resultKindOf, resultPath, type ResultKind } from './results.ts';
+import { resultPath } from './results.ts';
 import { UUID_RE } from './rng.ts';
 import type { Stats } from './stats.ts';
 import { statusAt, type Task, type TaskStatus, type TaskStore } from './tasks.ts';
@@ -29,7 +35,9 @@ export const LIST_MAX_ITEMS = 50;
 
 interface CreateRoute {
   op: Operation;
-  /** The app's tool this path belongs to, if any: only for decoding inputs and drawing results, never for validation. */
+  /** What the task's `generated` holds, as the reference records it. */
+  generates: ResultKind;
+  /** The app's tool of this path, if any: only to decode inputs and pick how images are drawn, never to validate. */
   tool: ToolEntry | null;
   pathParams: Record<string, string>;
   listPath: string;
@@ -43,9 +51,9 @@ function listPathOf(create: string, lists: readonly string[]): string | null {
 }
 
 /**
- * Every create and list path of the official reference. The app's catalogue is consulted only to
- * know, for a path it also names, how to decode its inputs and draw its results: what a valid
- * request is comes from the reference alone.
+ * Every create and list path of the official reference. What a valid request is and what a task
+ * generates come from the reference alone; the app's catalogue only says, for a path it also
+ * names, how to decode its inputs and which tool's drawing its images get.
  */
 export function buildToolRoutes() {
   const creates = new Map<string, CreateRoute>();
@@ -69,24 +77,15 @@ export function buildToolRoutes() {
   }
   for (const op of OPERATIONS) {
     if (op.method !== 'POST' || hasParam(op.path) || !op.path.startsWith('/v1/ai/')) continue;
+    const generates = op.generates;
+    if (!generates) throw new Error(`the reference does not say what POST ${op.path} generates`);
     const listPath = listPathOf(op.path, [...lists.keys()]) ?? op.path;
     const k = known.get(op.path);
-    creates.set(op.path, { op, tool: k?.tool ?? null, pathParams: k?.pathParams ?? {}, listPath });
+    creates.set(op.path, { op, generates, tool: k?.tool ?? null, pathParams: k?.pathParams ?? {}, listPath });
   }
   // A create whose collection the reference does not list (a path-only family) still polls there.
   for (const c of creates.values()) if (!lists.has(c.listPath)) lists.set(c.listPath, c.op);
   return { creates, lists: new Map([...lists.keys()].map((l) => [l, true])) };
-}
-
-/** What a create path makes, for the app's tools by their entry, for the others by the path. */
-function resultOf(route: CreateRoute): { kind: ResultKind; ttlHours?: number } {
-  if (route.tool) return { kind: route.tool.result, ttlHours: route.tool.resultTtlHours };
-  const p = route.op.path;
-  if (p.includes('image-to-prompt')) return { kind: 'text' };
-  if (/\/(video|image-to-video|text-to-video|reference-to-video|video-upscaler)/.test(p))
-    return { kind: 'video', ttlHours: 24 };
-  if (p.includes('music-generation')) return { kind: 'audio' };
-  return { kind: 'image' };
 }
 
 /** Defaults the description states for top-level fields: the request as the service would run it. */
@@ -121,7 +120,7 @@ export interface ToolDeps {
 }
 
 export function taskEnvelope(task: Task, status: TaskStatus, baseUrl: string): { data: Record<string, unknown> } {
-  const kind = resultKindOf(task);
+  const kind = task.resultKind;
   let generated: string[] = [];
   if (status === 'COMPLETED') {
     generated =
@@ -179,7 +178,6 @@ export function toolHandler(deps: ToolDeps) {
     const sent = { ...params };
     // Defaults are applied so rendering sees what the service would have used.
     params = { ...withStatedDefaults(route.op.body, params), ...route.pathParams };
-    const result = resultOf(route);
     const task: Task = {
       id: deps.tasks.newId(),
       toolId: route.tool?.id ?? route.op.path,
@@ -193,10 +191,9 @@ export function toolHandler(deps: ToolDeps) {
       sent,
       resultCount: countResults(params),
       reached: 0,
-      resultKind: result.kind,
-      ...(result.ttlHours ? { ttlHours: result.ttlHours } : {}),
+      resultKind: route.generates,
     };
-    if (result.kind === 'text') task.text = await describeImage(String(params.image), deps.disk);
+    if (task.resultKind === 'text') task.text = await describeImage(String(params.image), deps.disk);
     deps.tasks.add(task);
     deps.stats.create(task.toolId, caller.key);
     const hook = params.webhook_url;

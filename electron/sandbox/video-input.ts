@@ -2,20 +2,23 @@ import { ProbeError, probeSource } from '../core/media/probe.ts';
 import {
   checkVideo,
   displayName,
+  familyOfTool,
   FAMILY_LIMITS,
   type FamilyLimits,
   type Probe,
 } from '../../shared/validation/references.ts';
 import { encodingOf } from '../../shared/catalogue/index.ts';
 import type { DiskStore } from './blob-store.ts';
-import { isLoopbackUrl } from './loopback.ts';
+import { isLoopbackUrl } from '../../shared/loopback.ts';
 import type { InvalidParam } from './errors.ts';
 
 type VideoSlot = NonNullable<FamilyLimits['videos']>;
 
 /** The spec's limits on a tool's video field (api-spec "Limits": reference_videos), when it states any. */
 export function videoLimitsOf(toolId: string, field: string): VideoSlot | null {
-  return Object.values(FAMILY_LIMITS).find((l) => l.tool === toolId && l.videos?.field === field)?.videos ?? null;
+  const family = familyOfTool(toolId);
+  const videos = family && FAMILY_LIMITS[family].videos;
+  return videos && videos.field === field ? videos : null;
 }
 
 /** The app's message names the file and its rule ("clip.mp4: … (rule video.duration)"); the field already says which item, and the service's reasons carry no rule ids. */
@@ -23,11 +26,9 @@ export const reasonOf = (message: string, value: string) =>
   message.replace(/ \(rule [\w.]+\)$/, '').replace(`${displayName(value)}: `, '');
 
 /**
- * Measures the videos of one field as the service does before it takes a task, and refuses any
- * out of the spec's limits, naming the item, the value and the limit: a script that talks to the
- * Sandbox directly (not through the app, which checks first) meets the same 400 as on the live
- * service. Uploads are read from disk, URLs by HTTP ranges (loopback only: the Sandbox reaches no
- * further than this machine).
+ * Measures one field's videos as the service does and refuses any out of the spec's limits, naming
+ * item, value and limit, so a script calling the Sandbox directly meets the live 400. Uploads are
+ * read from disk, URLs by HTTP ranges (loopback only).
  */
 export async function checkVideoInputs(
   slot: VideoSlot,

@@ -1,5 +1,5 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import { isLoopbackUrl } from './loopback.ts';
+import { isLoopbackUrl } from '../../shared/loopback.ts';
 import { rngFrom, seedOf } from './rng.ts';
 import { isFinal, statusAt, STATUSES, type Task, type TaskStatus } from './tasks.ts';
 

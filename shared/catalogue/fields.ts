@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { isLoopbackUrl } from '../loopback.ts';
+import type { MediaKind } from './kinds.ts';
 import type { CiteKind } from './rules.ts';
 
 /**
@@ -35,13 +37,13 @@ export type Field =
   | (Base & { kind: 'url'; default?: string })
   | (Base & {
       kind: 'media';
-      media: 'image' | 'video' | 'audio';
+      media: MediaKind;
       encodings: readonly Encoding[];
       formats?: readonly string[];
     })
   | (Base & {
       kind: 'mediaList';
-      media: 'image' | 'video' | 'audio';
+      media: MediaKind;
       encodings: readonly Encoding[];
       formats?: readonly string[];
       min?: number;
@@ -58,19 +60,31 @@ export interface InvalidParam {
   reason: string;
 }
 
-const HTTPS_OR_LOOPBACK = /^(https:\/\/[^\s]+|http:\/\/(127\.0\.0\.1|localhost|\[::1\])(:\d+)?\/[^\s]*)$/i;
+const isHttpsOrLoopback = (value: string) => !/\s/.test(value) && (/^https:\/\/./i.test(value) || isLoopbackUrl(value));
 const DATA_URI = /^data:(image|video|audio)\/[a-z0-9.+-]+;base64,[A-Za-z0-9+/=\s]+$/i;
 const BASE64 = /^[A-Za-z0-9+/=\s]+$/;
 const UPLOAD_ID = /^upl_vid_[A-Za-z0-9]+$/;
 
 /** Which encodings a media string is in; loopback http is accepted so the Sandbox can serve inputs. */
 export function encodingOf(value: string): Encoding | null {
-  if (HTTPS_OR_LOOPBACK.test(value)) return 'url';
+  if (isHttpsOrLoopback(value)) return 'url';
   if (DATA_URI.test(value)) return 'dataUri';
   if (UPLOAD_ID.test(value)) return 'upload';
   if (value.length >= 16 && BASE64.test(value)) return 'base64';
   return null;
 }
+
+/** A value of the field's first encoding the engine produces, standing in for a local file not yet encoded. */
+export function placeholderFor(field: { encodings: readonly Encoding[] }): string {
+  if (field.encodings.includes('base64')) return 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB';
+  if (field.encodings.includes('dataUri')) return 'data:image/png;base64,iVBORw0KGgo=';
+  if (field.encodings.includes('url')) return 'https://example.com/input.png';
+  return 'upl_vid_placeholder';
+}
+
+/** The stand-in as the field holds it (a list of one for a list), so validateRequest judges the rest. */
+export const placeholderValueFor = (field: Extract<Field, { kind: 'media' | 'mediaList' }>): string | string[] =>
+  field.kind === 'mediaList' ? [placeholderFor(field)] : placeholderFor(field);
 
 /** A value given inline: base64, or a data: URI holding it (not a URL, a path or an upload id). */
 export const isInline = (value: unknown): boolean =>
@@ -176,7 +190,7 @@ export function fieldSchema(f: Field): z.ZodType {
     case 'bool':
       return z.boolean({ error: 'must be true or false' });
     case 'url':
-      return z.string().regex(HTTPS_OR_LOOPBACK, 'must be an HTTPS URL');
+      return z.string().refine(isHttpsOrLoopback, 'must be an HTTPS URL');
     case 'media':
       return mediaString(f);
     case 'mediaList': {

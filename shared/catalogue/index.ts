@@ -2,11 +2,15 @@ import { z } from 'zod';
 import { defaultOf, fieldSchema, issuesToParams, type Field, type InvalidParam } from './fields.ts';
 import { charCount } from './chars.ts';
 import { checkRules, present } from './rules.ts';
+import type { Family } from './families.ts';
+import type { ToolGroup } from './kinds.ts';
 import { TOOLS, type ToolEntry } from './tools.ts';
 import { DEFAULT_SLUGS, MODEL_SLUGS, SLUG_KEYS, SLUG_RE, type Basis, type SlugKey } from '../service-profile.ts';
 
 export * from './chars.ts';
+export * from './families.ts';
 export * from './fields.ts';
+export * from './kinds.ts';
 export * from './rules.ts';
 export * from './tools.ts';
 
@@ -35,6 +39,15 @@ export function getTool(id: string): ToolEntry {
   if (!t) throw new Error(`unknown tool "${id}"; known tools: ${TOOLS.map((x) => x.id).join(', ')}`);
   return t;
 }
+
+/** The tools of a screen, in catalogue order. */
+export const toolsOfGroup = (group: ToolGroup): ToolEntry[] => TOOLS.filter((t) => t.group === group);
+
+/** A family's tools in catalogue order; the first one's rules and prompt bound are the family's. */
+export const toolsOfFamily = (family: Family): ToolEntry[] => TOOLS.filter((t) => t.family === family);
+
+/** The family whose limits apply to a catalogue tool, if any. */
+export const familyOfTool = (toolId: string): Family | undefined => byId.get(toolId)?.family;
 
 export const bodyFields = (t: ToolEntry): Field[] => t.fields.filter((f) => f.in !== 'path');
 export const pathFields = (t: ToolEntry): Field[] => t.fields.filter((f) => f.in === 'path');

@@ -1,15 +1,16 @@
+import type { Family } from './families.ts';
 import type { Encoding, Field } from './fields.ts';
+import type { ResultKind, ToolGroup } from './kinds.ts';
 import type { Rule } from './rules.ts';
-
-export type ResultKind = 'image' | 'video' | 'audio' | 'text';
-export type ToolGroup = 'image' | 'video' | 'audio' | 'prompt';
 
 export interface ToolEntry {
   id: string;
   title: string;
   group: ToolGroup;
-  /** Tools of one family share a list endpoint and differ in their create path. */
-  family: string;
+  /** The spec's task endpoint: tools of one endpoint share its list path and differ in their create path. */
+  endpoint: string;
+  /** The model family this tool is a variant in, if any (its reference limits, its Video builder tab). */
+  family?: Family;
   summary: string;
   /** Create path; `{slug}` placeholders come from the model-slug catalogue, others from `in: 'path'` fields. */
   create: string;
@@ -313,7 +314,7 @@ export const TOOLS: readonly ToolEntry[] = [
     id: 'skin-creative',
     title: 'Skin enhancer: creative',
     group: 'image',
-    family: 'skin-enhancer',
+    endpoint: 'skin-enhancer',
     summary: 'Portrait retouching with creative freedom.',
     create: '/v1/ai/skin-enhancer/creative',
     list: '/v1/ai/skin-enhancer',
@@ -326,7 +327,7 @@ export const TOOLS: readonly ToolEntry[] = [
     id: 'skin-faithful',
     title: 'Skin enhancer: faithful',
     group: 'image',
-    family: 'skin-enhancer',
+    endpoint: 'skin-enhancer',
     summary: 'Portrait retouching that keeps the subject as it is.',
     create: '/v1/ai/skin-enhancer/faithful',
     list: '/v1/ai/skin-enhancer',
@@ -343,7 +344,7 @@ export const TOOLS: readonly ToolEntry[] = [
     id: 'skin-flexible',
     title: 'Skin enhancer: flexible',
     group: 'image',
-    family: 'skin-enhancer',
+    endpoint: 'skin-enhancer',
     summary: 'Portrait retouching with an optimisation preset.',
     create: '/v1/ai/skin-enhancer/flexible',
     list: '/v1/ai/skin-enhancer',
@@ -356,7 +357,7 @@ export const TOOLS: readonly ToolEntry[] = [
     id: 'hires',
     title: 'High-resolution generator',
     group: 'image',
-    family: 'hires',
+    endpoint: 'hires',
     summary: 'Photorealistic PNG images at 1K, 2K or 4K, with LoRA styles and characters.',
     create: '/v1/ai/{premium_generator}',
     list: '/v1/ai/{premium_generator}',
@@ -395,7 +396,7 @@ export const TOOLS: readonly ToolEntry[] = [
     id: 'change-camera',
     title: 'Change camera',
     group: 'image',
-    family: 'change-camera',
+    endpoint: 'change-camera',
     summary: 'Re-render an image from another camera angle.',
     create: '/v1/ai/image-change-camera',
     list: '/v1/ai/image-change-camera',
@@ -432,7 +433,7 @@ export const TOOLS: readonly ToolEntry[] = [
     id: 'upscaler-precision',
     title: 'Precision upscaler',
     group: 'image',
-    family: 'upscaler-precision',
+    endpoint: 'upscaler-precision',
     summary: 'Upscale 2x to 16x; priced by output area.',
     create: '/v1/ai/image-upscaler-precision-v2',
     list: '/v1/ai/image-upscaler-precision-v2',
@@ -462,7 +463,7 @@ export const TOOLS: readonly ToolEntry[] = [
     id: 'image-to-prompt',
     title: 'Image to prompt',
     group: 'prompt',
-    family: 'image-to-prompt',
+    endpoint: 'image-to-prompt',
     summary: 'Describe an image as a prompt.',
     create: '/v1/ai/image-to-prompt',
     list: '/v1/ai/image-to-prompt',
@@ -475,7 +476,7 @@ export const TOOLS: readonly ToolEntry[] = [
     id: 'context-t2i',
     title: 'Context-guided text to image',
     group: 'image',
-    family: 'context-t2i',
+    endpoint: 'context-t2i',
     summary: 'Text to image, optionally guided by a reference image.',
     create: '/v1/ai/text-to-image/{context_model}',
     list: '/v1/ai/text-to-image/{context_model}',
@@ -498,7 +499,7 @@ export const TOOLS: readonly ToolEntry[] = [
     id: 'editor',
     title: 'Image editor (4.5 edit)',
     group: 'image',
-    family: 'editor',
+    endpoint: 'editor',
     summary: 'Edit up to 5 images from a text instruction.',
     create: '/v1/ai/text-to-image/{editor_model}',
     list: '/v1/ai/text-to-image/{editor_model}',
@@ -528,7 +529,7 @@ export const TOOLS: readonly ToolEntry[] = [
     id: 'quality-image',
     title: 'Quality-tier image',
     group: 'image',
-    family: 'quality-image',
+    endpoint: 'quality-image',
     summary: 'Text to image at a chosen quality tier; each image billed.',
     create: '/v1/ai/text-to-image/{quality_model}',
     list: '/v1/ai/text-to-image/{quality_model}',
@@ -556,7 +557,7 @@ export const TOOLS: readonly ToolEntry[] = [
     id: 'quality-edit',
     title: 'Quality-tier edit',
     group: 'image',
-    family: 'quality-edit',
+    endpoint: 'quality-edit',
     summary: 'Edit images at a chosen quality tier.',
     create: '/v1/ai/text-to-image/{quality_model}-edit',
     list: '/v1/ai/text-to-image/{quality_model}-edit',
@@ -588,7 +589,7 @@ export const TOOLS: readonly ToolEntry[] = [
     id: 'image50',
     title: '5.0 image',
     group: 'image',
-    family: 'image50',
+    endpoint: 'image50',
     summary: 'Text to image, 5.0 generation.',
     create: '/v1/ai/text-to-image/{image50_model}',
     list: '/v1/ai/text-to-image/{image50_model}',
@@ -606,6 +607,7 @@ export const TOOLS: readonly ToolEntry[] = [
     id: 'image50-edit',
     title: '5.0 image edit',
     group: 'image',
+    endpoint: 'image50-edit',
     family: 'image50-edit',
     summary: 'Edit with 1 to 5 reference images (JPG or PNG, at least 256x256, at most 10 MB).',
     create: '/v1/ai/text-to-image/{image50_model}-edit',
@@ -636,7 +638,7 @@ export const TOOLS: readonly ToolEntry[] = [
     id: 'flex-image',
     title: 'Flexible-size image',
     group: 'image',
-    family: 'flex-image',
+    endpoint: 'flex-image',
     summary: 'Text to image at any size from 256 to 1920 px a side, guided by up to 4 images.',
     create: '/v1/ai/text-to-image/{flex_model}',
     list: '/v1/ai/text-to-image/{flex_model}',
@@ -662,7 +664,8 @@ export const TOOLS: readonly ToolEntry[] = [
     id: 'video-2x',
     title: 'Video 2.x',
     group: 'video',
-    family: 'video-2x',
+    endpoint: 'video-2x',
+    family: '2x',
     summary: 'Text or image to video, 4 to 15 s, with keyframes or reference media.',
     create: '/v1/ai/video/{video2x_model}-{resolution}',
     list: '/v1/ai/video/{video2x_model}',
@@ -680,7 +683,8 @@ export const TOOLS: readonly ToolEntry[] = [
     id: 'video-25',
     title: 'Video 2.5 (multi-shot)',
     group: 'video',
-    family: 'video-25',
+    endpoint: 'video-25',
+    family: '25',
     summary: 'Up to 6 shots, 4 to 30 s, reference images and audio cited as @Image1, @Audio1.',
     create: '/v1/ai/video/{video25_model}-{resolution}',
     list: '/v1/ai/video/{video25_model}-{resolution}',
@@ -705,7 +709,8 @@ export const TOOLS: readonly ToolEntry[] = [
     id: `i2v-endframe${suffix}`,
     title: `Image to video with end frame${suffix ? ' (fast)' : ''}`,
     group: 'video',
-    family: `i2v-endframe${suffix}`,
+    endpoint: `i2v-endframe${suffix}`,
+    family: '1x',
     summary: 'Animate from a start frame to an optional end frame, 4, 6 or 8 s.',
     create: `/v1/ai/image-to-video/{i2v_model}${suffix}`,
     list: `/v1/ai/image-to-video/{i2v_model}${suffix}`,
@@ -739,7 +744,8 @@ export const TOOLS: readonly ToolEntry[] = [
     id: `lite-${kind}`,
     title,
     group: 'video',
-    family: `lite-${kind}`,
+    endpoint: `lite-${kind}`,
+    family: 'lite',
     summary: `Quick ${kind === 't2v' ? 'text' : 'image'}-to-video, 4, 6 or 8 s.`,
     create: `/v1/ai/${path}/{lite_model}`,
     list: `/v1/ai/${path}/{lite_model}`,
@@ -763,7 +769,8 @@ export const TOOLS: readonly ToolEntry[] = [
     id: 'video-upscaler',
     title: 'Video upscaler',
     group: 'video',
-    family: 'video-upscaler',
+    endpoint: 'video-upscaler',
+    family: 'upscaler',
     summary: 'Upscale a video to 720p to 4K, optionally interpolating frames (input at least 15 fps).',
     create: '/v1/ai/video-upscaler-{upscaler_vendor}',
     list: '/v1/ai/video-upscaler-{upscaler_vendor}',
@@ -808,7 +815,7 @@ export const TOOLS: readonly ToolEntry[] = [
     id: 'music',
     title: 'Music generation',
     group: 'audio',
-    family: 'music',
+    endpoint: 'music',
     summary: 'MP3 music from a prompt, 10 to 240 s.',
     create: '/v1/ai/music-generation',
     list: '/v1/ai/music-generation',
@@ -832,7 +839,7 @@ export const TOOLS: readonly ToolEntry[] = [
     id: 'music-instrumental',
     title: 'Instrumental music',
     group: 'audio',
-    family: 'music-instrumental',
+    endpoint: 'music-instrumental',
     summary: 'A fixed 30-second instrumental from a prompt.',
     create: '/v1/ai/music-generation/{instrumental_model}',
     list: '/v1/ai/music-generation/{instrumental_model}',
@@ -849,7 +856,7 @@ export const TOOLS: readonly ToolEntry[] = [
     id: 'music-variants',
     title: 'Music variants',
     group: 'audio',
-    family: 'music-variants',
+    endpoint: 'music-variants',
     summary: 'Music from a prompt of 10 to 2,000 characters, clip or pro, guided by images.',
     create: '/v1/ai/music-generation/{variants_model}',
     list: '/v1/ai/music-generation/{variants_model}',

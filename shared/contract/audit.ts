@@ -202,10 +202,8 @@ export const auditStatusSchema = z.object({
   /** The app's sync and import running now (audit.sync, audit.import); null when none. */
   running: z.object({ sync: runningSchema(syncProgressSchema), import: runningSchema(importProgressSchema) }),
   /**
-   * Another process (the mediadesk CLI, the app's other host) importing into or syncing this
-   * cache now. While an import runs (another's, or this process's own), events, oldest and newest
-   * stay as last counted (before it, or at this process's own last change); they are counted
-   * again once it ends.
+   * Another process (the CLI, the app's other host) importing into or syncing this cache now. While
+   * any import runs, events, oldest and newest stay as last counted, and are counted again after it.
    */
   elsewhere: z.object({ importing: z.boolean(), syncing: z.boolean() }),
 });

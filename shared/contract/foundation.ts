@@ -42,28 +42,25 @@ export function backendLabel(identity: string): string {
  * it was queued for, since its task or run ids mean nothing elsewhere and it must not be paid for
  * on another server. Null when `backend` is the one in use (or was not recorded).
  */
-/** States in which queued work is driven by its backend (submitted or polled), so can wait for it. */
-export const WAITING_STATES = ['queued', 'submitting', 'running'] as const;
-
-export function waitingFor(backend: string | null, here: string): string | null {
-  if (!backend || backend === here) return null;
-  if (otherKeyOnly(backend, here)) {
-    const [theirs, mine] = [LIVE_IDENTITY.exec(backend)!, LIVE_IDENTITY.exec(here)!];
+export function waitingFor(backend: string | null, inUse: string): string | null {
+  if (!backend || backend === inUse) return null;
+  if (otherKeyOnly(backend, inUse)) {
+    const [theirs, mine] = [LIVE_IDENTITY.exec(backend)!, LIVE_IDENTITY.exec(inUse)!];
     return `waiting for the API key ${theirs[2]}, with which it was queued on the live service at ${theirs[1]}: set that key again to continue, or cancel it (the key in use is ${mine[2] ?? 'another'})`;
   }
   return `waiting for ${backendLabel(backend)}, where it was queued: switch back to it to continue, or cancel it`;
 }
 
 /** Whether `backend` is the server in use with another key (another account), not another server. */
-export function otherKeyOnly(backend: string, here: string): boolean {
-  const [theirs, mine] = [LIVE_IDENTITY.exec(backend), LIVE_IDENTITY.exec(here)];
-  return !!theirs?.[2] && !!mine && theirs[1] === mine[1] && backend !== here;
+export function otherKeyOnly(backend: string, inUse: string): boolean {
+  const [theirs, mine] = [LIVE_IDENTITY.exec(backend), LIVE_IDENTITY.exec(inUse)];
+  return !!theirs?.[2] && !!mine && theirs[1] === mine[1] && backend !== inUse;
 }
 
 /** waitingFor in a few words, for a list row: `the Sandbox`, `the live service`, `another API key`. */
-export function waitingForShort(backend: string, here: string): string {
+export function waitingForShort(backend: string, inUse: string): string {
   if (backend === 'sandbox') return 'the Sandbox';
-  return otherKeyOnly(backend, here) ? 'another API key' : 'the live service';
+  return otherKeyOnly(backend, inUse) ? 'another API key' : 'the live service';
 }
 
 /** A value in settings.json that this build did not use. */

@@ -45,10 +45,9 @@ export interface UploadFailure {
   message: string;
 }
 /**
- * `folder` holds every file that arrived; none of those in `failed` (not even a part). `paths` says
- * where each file given is, in their order (null where it failed): at its relative path, each name
- * made one every system can hold (`con.jpg` is `con_.jpg`, of `Photo.JPG` and `photo.jpg` the
- * second is `photo-2.jpg`).
+ * `folder` holds every file that arrived, none of `failed` (not even a part). `paths`: each given
+ * file's place, in order (null where it failed), at its relative path with names every system holds
+ * (`con.jpg` is `con_.jpg`; of `Photo.JPG` and `photo.jpg` the second is `photo-2.jpg`).
  */
 export interface UploadResult {
   folder: string;
@@ -71,10 +70,9 @@ export interface DeskApi {
   /** A URL the page can load for a local media file the core allows (see MediaGate). */
   mediaUrl(path: string): string;
   /**
-   * The browser has no file paths: dropped files are copied into the data folder's inbox, keeping
-   * their relative paths as far as every system allows (see UploadResult), several at a time. A file that fails is named in the result and the rest
-   * still arrive; only a drop of which nothing arrives is an error. Null under Electron, which
-   * reads paths directly.
+   * The browser has no file paths: dropped files are copied into the data folder's inbox (see
+   * UploadResult). A file that fails is named and the rest still arrive; only a drop of which
+   * nothing arrives is an error. Null under Electron, which reads paths directly.
    */
   upload:
     | ((files: { file: File; relPath: string }[], onProgress?: (p: UploadProgress) => void) => Promise<UploadResult>)

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { command, invalidParamSchema } from './define.ts';
-import { WAITING_STATES, waitingFor } from './foundation.ts';
+import { waitingFor } from './foundation.ts';
 
-/** The queue's job states (mirrors electron/core/queue/states.ts, which shared may not import). */
-export const jobStateSchema = z.enum([
+/** The queue's job states; the moves between them are the core's (electron/core/queue/states.ts). */
+export const JOB_STATES = [
   'queued',
   'submitting',
   'running',
@@ -12,8 +12,19 @@ export const jobStateSchema = z.enum([
   'failed',
   'canceled',
   'needs_attention',
-]);
-export type JobStateName = z.infer<typeof jobStateSchema>;
+] as const;
+export type JobState = (typeof JOB_STATES)[number];
+export const jobStateSchema = z.enum(JOB_STATES);
+export const isJobState = (s: string): s is JobState => (JOB_STATES as readonly string[]).includes(s);
+
+/** States in which a job holds a concurrency slot. */
+export const ACTIVE_STATES: readonly JobState[] = ['submitting', 'running', 'downloading'];
+/** States in which a job moves on by itself: waiting for a slot, or holding one. */
+export const MOVING_STATES: readonly JobState[] = ['queued', ...ACTIVE_STATES];
+/** States from which nothing happens without the user. */
+export const SETTLED_STATES: readonly JobState[] = ['done', 'failed', 'canceled', 'needs_attention'];
+/** States in which queued work is driven by its backend (submitted or polled), so can wait for it. */
+export const WAITING_STATES: readonly JobState[] = ['queued', 'submitting', 'running'];
 
 export const jobRecordSchema = z.object({
   id: z.string(),
@@ -71,8 +82,8 @@ export const waitingJobs = (b: Pick<BatchRecord, 'counts'>) =>
   WAITING_STATES.reduce((a, s) => a + (b.counts[s] ?? 0), 0);
 
 /** Why the batch's unfinished jobs do not move (see waitingFor); null when they can. */
-export function batchWaitingFor(b: Pick<BatchRecord, 'counts' | 'backend'>, here: string): string | null {
-  return waitingJobs(b) > 0 ? waitingFor(b.backend, here) : null;
+export function batchWaitingFor(b: Pick<BatchRecord, 'counts' | 'backend'>, inUse: string): string | null {
+  return waitingJobs(b) > 0 ? waitingFor(b.backend, inUse) : null;
 }
 
 export const inputIssueSchema = z.object({ path: z.string(), reason: z.string() });

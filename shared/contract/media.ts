@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { FAMILIES } from '../validation/limits.ts';
+import { FAMILIES } from '../catalogue/families.ts';
 import { command } from './define.ts';
 
 const issueSchema = z.object({ rule: z.string(), message: z.string() });

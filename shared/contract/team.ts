@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { command, invalidParamSchema } from './define.ts';
-import { jobStateSchema } from './jobs.ts';
+import { jobStateSchema, WAITING_STATES } from './jobs.ts';
 import { isoDaySchema } from '../validation/dates.ts';
-import { WAITING_STATES, waitingFor } from './foundation.ts';
+import { waitingFor } from './foundation.ts';
 
 // ---- workflow apps ------------------------------------------------------------------------------
 
@@ -72,8 +72,8 @@ export const appRunSchema = z.object({
 export type AppRun = z.infer<typeof appRunSchema>;
 
 /** Why an unfinished run does not move (see waitingFor); null when it can. */
-export function runWaitingFor(r: Pick<AppRun, 'state' | 'backend'>, here: string): string | null {
-  return (WAITING_STATES as readonly string[]).includes(r.state) ? waitingFor(r.backend, here) : null;
+export function runWaitingFor(r: Pick<AppRun, 'state' | 'backend'>, inUse: string): string | null {
+  return WAITING_STATES.includes(r.state) ? waitingFor(r.backend, inUse) : null;
 }
 
 /** A value per input id. A creation input takes a local file path, a URL or a creation id. */

@@ -1,4 +1,5 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { ResultKind } from '../catalogue/kinds.ts';
 import { checkRules, type Rule } from '../catalogue/rules.ts';
 import imageTools from './image-tools.json' with { type: 'json' };
 import mediaTools from './media-tools.json' with { type: 'json' };
@@ -7,12 +8,10 @@ import docsAndSpec from './docs-and-spec.json' with { type: 'json' };
 import team from './team.json' with { type: 'json' };
 
 /**
- * The project's reference of the live service: request and response facts of every endpoint,
- * read from the official OpenAPI description (file and commit in each file's `source`), or, for
- * the families it does not describe, from the service's public documentation or the spec alone
- * (`basis`). The Sandbox validates requests against it; the app's catalogue is checked against it
- * by the conformance tests. Nothing of the app's own catalogue goes into it.
+ * The project's reference of the live service, one operation per endpoint, each with its `basis`.
+ * The Sandbox serves and validates from it; the conformance tests hold the app's catalogue to it.
  */
+export type { MediaKind, ResultKind } from '../catalogue/kinds.ts';
 
 export type JsonSchema = { [key: string]: unknown };
 export type Basis = 'official' | 'official-path-only' | 'docs' | 'spec';
@@ -31,6 +30,8 @@ export interface Operation {
   query?: JsonSchema;
   body?: JsonSchema;
   rules?: readonly StatedRule[];
+  /** Task creates: what the finished task's `generated` holds (the spec's word for each endpoint). */
+  generates?: ResultKind;
   responses?: Record<string, { schema?: JsonSchema; example?: unknown }>;
 }
 

@@ -1,19 +1,17 @@
 /**
- * Reference validation before submission: pure functions over probe results and a request body.
- * No Node APIs, so the renderer runs the very same checks as files are dropped, and the engine
- * and the CLI enforce them before anything is uploaded or paid for.
- *
- * API:
- *   validateReferences({ family, references, body? }) -> { ok, errors, warnings }
- *       `references` are probes in the order the user gave them; videos are cited @Video1.. and
- *       images @Image1.. in that order. Errors with `index` belong to `references[index]`.
- *   checkVideo(probe, limits) / checkImage(probe, family) -> Issue[]   (one file, for instant feedback)
- *   checkBody(family, body) -> { errors, warnings }                     (prompt, keyframes, mentions)
- *
- * Every message names the file, the measured value and the rule id, e.g.
- *   "clip.mov: duration 16.2 s is above the 15 s limit (rule video.duration)".
+ * Reference checks before anything is paid for: pure functions over probes and a body, so the
+ * renderer, the engine and the CLI apply the same rules. A message names the file, the measured
+ * value and the rule ("clip.mov: duration 16.2 s is above the 15 s limit (rule video.duration)").
  */
-import { checkRules, findTool, promptTotal, type Field, type Rule, type ToolEntry } from '../catalogue/index.ts';
+import {
+  checkRules,
+  FAMILY_NAMES,
+  promptTotal,
+  toolsOfFamily,
+  type Field,
+  type Rule,
+  type ToolEntry,
+} from '../catalogue/index.ts';
 import { FAMILY_LIMITS, type Family, type VideoItemLimits } from './limits.ts';
 
 export * from './limits.ts';
@@ -183,12 +181,6 @@ function mediaField(tool: ToolEntry | undefined, name: string): Extract<Field, {
   return f && f.kind === 'mediaList' ? f : undefined;
 }
 
-/** Every catalogue tool the family's limits apply to. */
-const toolsOf = (family: Family): ToolEntry[] =>
-  [FAMILY_LIMITS[family].tool, ...(FAMILY_LIMITS[family].variants ?? [])]
-    .map(findTool)
-    .filter((t): t is ToolEntry => !!t);
-
 /**
  * The single image fields of a family's tools: the start and end frames (`image`, `image_end`).
  * Given as a URL or a file they are probed as reference images are, before anything is paid for.
@@ -196,7 +188,7 @@ const toolsOf = (family: Family): ToolEntry[] =>
 export function frameFields(family: Family): string[] {
   return [
     ...new Set(
-      toolsOf(family).flatMap((t) =>
+      toolsOfFamily(family).flatMap((t) =>
         t.fields.filter((f) => f.kind === 'media' && f.media === 'image').map((f) => f.name),
       ),
     ),
@@ -210,16 +202,15 @@ export interface ImageRules {
 }
 
 /**
- * What an image in `field` of the family must be: the formats its catalogue field lists, and the
- * size limits the spec states for the family's reference images (5.0 edit: 256x256, 10 MB). The
- * spec states none for frames, so a frame is held to its formats (and to being an image). Null
+ * What an image in `field` of the family must be: its catalogue field's formats, plus the size
+ * limits the spec states for reference images (5.0 edit: 256x256, 10 MB; none for frames). Null
  * when the family has no such image field.
  */
 export function imageRulesOf(family: Family, field?: string): ImageRules | null {
   const lim = FAMILY_LIMITS[family].images;
   if (lim && (field === undefined || field === lim.field)) {
     return {
-      formats: mediaField(findTool(FAMILY_LIMITS[family].tool), lim.field)?.formats ?? ['jpeg', 'png'],
+      formats: mediaField(toolsOfFamily(family)[0], lim.field)?.formats ?? ['jpeg', 'png'],
       minSide: lim.minSide,
       maxBytes: lim.maxBytes,
     };
@@ -227,7 +218,7 @@ export function imageRulesOf(family: Family, field?: string): ImageRules | null 
   const frame =
     field === undefined
       ? undefined
-      : toolsOf(family)
+      : toolsOfFamily(family)
           .flatMap((t) => t.fields)
           .find((f) => f.name === field && f.kind === 'media' && f.media === 'image');
   return frame && frame.kind === 'media' ? { formats: frame.formats ?? ['jpeg', 'png'] } : null;
@@ -241,12 +232,10 @@ export function checkImage(p: Probe, family: Family, extra: Partial<Issue> = {})
   const lim = imageRulesOf(family, extra.field);
   if (!lim)
     return [
-      issue(
-        'image.count',
-        displayName(p.source),
-        `the ${FAMILY_LIMITS[family].label} family takes no reference images`,
-        { source: p.source, ...extra },
-      ),
+      issue('image.count', displayName(p.source), `the ${FAMILY_NAMES[family].name} family takes no reference images`, {
+        source: p.source,
+        ...extra,
+      }),
     ];
   return checkImageRules(p, lim, extra);
 }
@@ -315,14 +304,14 @@ export function promptRule(tool: ToolEntry): Extract<Rule, { kind: 'promptTotal'
 
 /** Cross-field rules of the family's catalogue tool, plus the long-prompt warning. */
 export function checkBody(family: Family, body: Record<string, unknown>): { errors: Issue[]; warnings: Issue[] } {
-  const tool = findTool(FAMILY_LIMITS[family].tool);
+  const tool = toolsOfFamily(family)[0];
   if (!tool) return { errors: [], warnings: [] };
   const errors: Issue[] = [];
   // The body may be partial (the builder's probe sends target_fps alone): what is missing from the
   // request is validateRequest's to say, not a reference check's.
   const rules: Rule[] = (tool.rules ?? []).filter((r) => r.kind !== 'promptTotal' && r.kind !== 'anyOf');
-  const pr = promptRule(tool);
-  if (pr) rules.push(pr);
+  const promptBound = promptRule(tool);
+  if (promptBound) rules.push(promptBound);
   for (const r of rules) {
     for (const p of checkRules([r], body))
       errors.push(issue(ruleId(r, p.reason), p.field, p.reason, { field: p.field }));
@@ -330,9 +319,9 @@ export function checkBody(family: Family, body: Record<string, unknown>): { erro
   const warnings: Issue[] = [];
   const promptField = tool.fields.find((x) => x.name === 'prompt');
   const warnAbove = promptField && promptField.kind === 'text' ? promptField.warnAbove : undefined;
-  if (pr && warnAbove !== undefined) {
-    const n = promptTotal(body, pr.fields, pr.shots);
-    if (n > warnAbove && n <= pr.max) {
+  if (promptBound && warnAbove !== undefined) {
+    const n = promptTotal(body, promptBound.fields, promptBound.shots);
+    if (n > warnAbove && n <= promptBound.max) {
       warnings.push(
         issue(
           'prompt.long',
@@ -356,9 +345,11 @@ export interface ReferenceInput {
   body?: Record<string, unknown>;
 }
 
+/** Every reference rule of the family at once; an error with `index` belongs to `references[index]`. */
 export function validateReferences({ family, references, body = {} }: ReferenceInput): ReferenceResult {
   const lim = FAMILY_LIMITS[family];
-  const tool = findTool(lim.tool);
+  const name = FAMILY_NAMES[family].name;
+  const tool = toolsOfFamily(family)[0];
   const errors: Issue[] = [];
   const videos = references.map((p, index) => ({ p, index })).filter(({ p }) => p.kind === 'video');
   const images = references.map((p, index) => ({ p, index })).filter(({ p }) => p.kind === 'image');
@@ -371,19 +362,16 @@ export function validateReferences({ family, references, body = {} }: ReferenceI
   const asImages = lim.images ? images.concat(lim.videos || videoFamily ? [] : videos) : [];
   if (!lim.videos && !lim.images && references.length) {
     errors.push(
-      issue(
-        'video.count',
-        'references',
-        `the ${lim.label} family takes no reference media (${references.length} given)`,
-        { field: 'references' },
-      ),
+      issue('video.count', 'references', `the ${name} family takes no reference media (${references.length} given)`, {
+        field: 'references',
+      }),
     );
   } else if (!lim.videos && videoFamily && videos.length) {
     errors.push(
       issue(
         'video.count',
         'reference_videos',
-        `the ${lim.label} family takes no reference videos (${videos.length} given)`,
+        `the ${name} family takes no reference videos (${videos.length} given)`,
         { field: 'reference_videos' },
       ),
     );
@@ -395,7 +383,7 @@ export function validateReferences({ family, references, body = {} }: ReferenceI
     if (n > v.max || n < v.min) {
       const bound = n > v.max ? `at most ${v.max}` : `at least ${v.min}`;
       errors.push(
-        issue('video.count', v.field, `${n} video${n === 1 ? '' : 's'} given, ${lim.label} takes ${bound}`, {
+        issue('video.count', v.field, `${n} video${n === 1 ? '' : 's'} given, ${name} takes ${bound}`, {
           field: v.field,
         }),
       );
@@ -441,7 +429,7 @@ export function validateReferences({ family, references, body = {} }: ReferenceI
     if (n > max || n < min) {
       const bound = n > max ? `at most ${max}` : `at least ${min}`;
       errors.push(
-        issue('image.count', lim.images.field, `${n} image${n === 1 ? '' : 's'} given, ${lim.label} takes ${bound}`, {
+        issue('image.count', lim.images.field, `${n} image${n === 1 ? '' : 's'} given, ${name} takes ${bound}`, {
           field: lim.images.field,
         }),
       );

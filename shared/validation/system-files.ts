@@ -1,9 +1,7 @@
 /**
- * Files that are never the user's media, whatever folder they are met in: what macOS, Windows,
- * NAS boxes and zip tools leave beside photos (.DS_Store, ._AppleDouble twins, Thumbs.db,
- * desktop.ini, a Synology's @eaDir thumbnails, __MACOSX), hidden files, and our own downloads in
- * progress (.part). One rule for the engine's folder walk and the screens that copy a dropped
- * folder, so a file the batch would pass over is neither copied nor counted as an input.
+ * Never the user's media: what systems, NAS boxes and zip tools leave beside photos (.DS_Store,
+ * Thumbs.db, @eaDir, __MACOSX), hidden files and our downloads in progress (.part). One rule for the
+ * engine's folder walk and the screens copying a drop, so neither counts a file the other skips.
  */
 const SYSTEM_NAMES = new Set([
   'thumbs.db',

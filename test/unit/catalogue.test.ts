@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_SLUGS,
+  FAMILIES,
+  familyOfTool,
   TOOLS,
+  toolsOfFamily,
   defaultsOf,
   getTool,
   optionLabel,
@@ -38,7 +41,7 @@ describe('tool catalogue', () => {
   });
 
   it('covers every task family of the spec', () => {
-    const families = new Set(TOOLS.map((t) => t.family));
+    const families = new Set(TOOLS.map((t) => t.endpoint));
     for (const f of [
       'skin-enhancer',
       'hires',
@@ -65,6 +68,14 @@ describe('tool catalogue', () => {
     ]) {
       expect(families, f).toContain(f);
     }
+  });
+
+  it('puts every video tool in a model family (its tab of the Video builder), and every family has tools', () => {
+    for (const t of TOOLS.filter((x) => x.group === 'video')) expect(t.family, t.id).toBeDefined();
+    for (const f of FAMILIES) expect(toolsOfFamily(f).length, f).toBeGreaterThan(0);
+    expect(toolsOfFamily('1x').map((t) => t.id)).toEqual(['i2v-endframe', 'i2v-endframe-fast']);
+    expect(familyOfTool('lite-i2v')).toBe('lite');
+    expect(familyOfTool('hires')).toBeUndefined();
   });
 
   it('puts the video resolution in the create path, not the body', () => {

@@ -1,21 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../electron/host/cli/main.ts';
-import { runCli as runBin } from '../cli.ts';
-
-function capture() {
-  let text = '';
-  const stream = new Writable({
-    write(chunk, _enc, done) {
-      text += String(chunk);
-      done();
-    },
-  });
-  return { stream, text: () => text };
-}
+import { capture, runCli as runBin } from '../cli.ts';
 
 async function main(argv: string[]) {
   const out = capture();

@@ -7,6 +7,7 @@ import {
   DEFAULT_SLUGS,
   pathFields,
   resolvePaths,
+  RESULT_KINDS,
   TOOLS,
   validateRequest,
   type Field,
@@ -200,6 +201,15 @@ describe("the app's catalogue conforms to the official reference", () => {
       }
     },
   );
+
+  it('every task create of the reference says what it generates, and each tool returns just that', () => {
+    const creates = OPERATIONS.filter((op) => op.method === 'POST' && /^\/v1\/ai\/[^{]+$/.test(op.path));
+    expect(creates.length).toBeGreaterThan(30);
+    for (const op of creates) expect(RESULT_KINDS, `POST ${op.path}`).toContain(op.generates);
+    for (const tool of TOOLS)
+      for (const { path } of createPaths(tool))
+        expect(findOperation('POST', path)?.generates, `${tool.id} → POST ${path}`).toBe(tool.result);
+  });
 
   it('the list and by-id paths the app polls exist', () => {
     for (const tool of TOOLS) {

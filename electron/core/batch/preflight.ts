@@ -3,7 +3,7 @@ import { basename } from 'node:path';
 import { imageSize } from 'image-size';
 import type { Field, ToolEntry } from '../../../shared/catalogue/index.ts';
 import { EXT_FORMAT } from '../../../shared/validation/extensions.ts';
-import { FAMILY_LIMITS } from '../../../shared/validation/limits.ts';
+import { familyOfTool, FAMILY_LIMITS } from '../../../shared/validation/limits.ts';
 import { loadSharp } from '../media/sharp.ts';
 import { fsErrorWords } from './fs-error.ts';
 
@@ -23,7 +23,8 @@ export interface InputCheck {
 export function inputCheckOf(tool: ToolEntry): InputCheck | null {
   const field = tool.fields.find((f) => f.name === tool.batchField);
   if (!field || (field.kind !== 'media' && field.kind !== 'mediaList')) return null;
-  const fam = Object.values(FAMILY_LIMITS).find((l) => l.tool === tool.id);
+  const family = familyOfTool(tool.id);
+  const fam = family && FAMILY_LIMITS[family];
   const imageLimits = fam?.images?.field === field.name ? fam.images : undefined;
   const videoLimits = fam?.videos?.field === field.name ? fam.videos.item : undefined;
   return {

@@ -3,6 +3,7 @@ import { extname } from 'node:path';
 import { imageSize } from 'image-size';
 import {
   isLocalPath,
+  placeholderFor,
   validateRequest,
   type Encoding,
   type Field,
@@ -62,7 +63,7 @@ export class PreflightError extends Error {
 }
 
 /** The loopback Sandbox accepts uploads; the live service has no upload endpoint for these fields. */
-export const isLoopback = (baseUrl: string) => /^http:\/\/(127\.0\.0\.1|localhost|\[::1\])(:\d+)?(\/|$)/i.test(baseUrl);
+export { isLoopbackUrl as isLoopback } from '../../../shared/loopback.ts';
 
 /** How a local file travels in this field: the first of the field's encodings we can produce. */
 export function localEncoding(field: Field & { encodings: readonly Encoding[] }, canUpload: boolean): Encoding | null {
@@ -72,13 +73,7 @@ export function localEncoding(field: Field & { encodings: readonly Encoding[] },
   return null;
 }
 
-/** A placeholder of the right encoding, to validate a batch's parameters before any file is read. */
-export function placeholderFor(field: Field & { encodings: readonly Encoding[] }): string {
-  if (field.encodings.includes('base64')) return 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB';
-  if (field.encodings.includes('dataUri')) return 'data:image/png;base64,iVBORw0KGgo=';
-  if (field.encodings.includes('url')) return 'https://example.com/input.png';
-  return 'upl_vid_placeholder';
-}
+export { placeholderFor } from '../../../shared/catalogue/index.ts';
 
 export const batchFieldOf = (tool: ToolEntry) => {
   const f = tool.fields.find((x) => x.name === tool.batchField);

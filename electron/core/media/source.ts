@@ -13,6 +13,7 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { isInline } from '../../../shared/catalogue/index.ts';
+import { isLoopbackUrl } from '../../../shared/loopback.ts';
 
 export type ProbeErrorCode = 'unreachable' | 'no-range' | 'truncated' | 'unsupported' | 'invalid';
 
@@ -39,9 +40,6 @@ export interface ByteSource {
 export const HEAD_BYTES = 64 * 1024;
 const HTTP_TIMEOUT_MS = 20_000;
 
-// https, plus loopback http so the Sandbox and tests can serve inputs (as the catalogue allows).
-const LOOPBACK_HTTP = /^http:\/\/(127\.0\.0\.1|localhost|\[::1\])(:\d+)?\//i;
-
 export const isUrl = (s: string) => /^[a-z][a-z0-9+.-]*:\/\//i.test(s) && !s.toLowerCase().startsWith('file://');
 
 /** The bytes of a value given inline; null for anything else. */
@@ -66,7 +64,8 @@ export async function openSource(source: string): Promise<ByteSource> {
   const inline = inlineBytes(source);
   if (inline) return memorySource(inline);
   if (isUrl(source)) {
-    if (!source.toLowerCase().startsWith('https://') && !LOOPBACK_HTTP.test(source)) {
+    // Loopback http too, so the Sandbox and tests can serve inputs (as the catalogue allows).
+    if (!source.toLowerCase().startsWith('https://') && !isLoopbackUrl(source)) {
       throw new ProbeError('unreachable', source, `${source}: only HTTPS URLs are accepted`);
     }
     return openHttp(source);

@@ -3,17 +3,9 @@
  * as a compare-and-set on the stored state, so two processes (or a cancel racing a download) can
  * never both win.
  */
-export const JOB_STATES = [
-  'queued',
-  'submitting',
-  'running',
-  'downloading',
-  'done',
-  'failed',
-  'canceled',
-  'needs_attention',
-] as const;
-export type JobState = (typeof JOB_STATES)[number];
+import type { JobState } from '../../../shared/contract/jobs.ts';
+
+export { ACTIVE_STATES, isJobState, JOB_STATES, SETTLED_STATES, type JobState } from '../../../shared/contract/jobs.ts';
 
 const MOVES: Record<JobState, readonly JobState[]> = {
   queued: ['submitting', 'canceled'],
@@ -32,13 +24,6 @@ const MOVES: Record<JobState, readonly JobState[]> = {
 };
 
 export const canMove = (from: JobState, to: JobState): boolean => MOVES[from].includes(to);
-
-/** States in which a job holds a concurrency slot. */
-export const ACTIVE_STATES: readonly JobState[] = ['submitting', 'running', 'downloading'];
-/** States from which nothing happens without the user. */
-export const SETTLED_STATES: readonly JobState[] = ['done', 'failed', 'canceled', 'needs_attention'];
-
-export const isJobState = (s: string): s is JobState => (JOB_STATES as readonly string[]).includes(s);
 
 /** Explanations stored with needs_attention, shown as they are (worded with the other job messages). */
 export { ATTENTION } from './job-messages.ts';

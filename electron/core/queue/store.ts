@@ -1,6 +1,7 @@
 import type { Statement } from 'better-sqlite3';
 import { hostname } from 'node:os';
 import { sep } from 'node:path';
+import { findTool } from '../../../shared/catalogue/index.ts';
 import { keylessIdentity } from '../../../shared/contract/foundation.ts';
 import { sameFileKey } from '../../../shared/file-names.ts';
 import type { BatchRecord, JobRecord } from '../../../shared/contract/jobs.ts';
@@ -142,7 +143,7 @@ function toRow(r: RawJob): JobRow {
 /** The public shape of a job (contract), derived from a row. */
 export function toJobRecord(j: JobRow): JobRecord {
   const text =
-    j.generated && j.tool === 'image-to-prompt'
+    j.generated && findTool(j.tool)?.result === 'text'
       ? j.generated.map((g) => (typeof g === 'string' ? g : g.url)).join('\n')
       : null;
   return {

@@ -1,4 +1,10 @@
-import type { BatchRecord, BatchStartResult, JobRecord, QueueStatus } from '../../../shared/contract/index.ts';
+import {
+  MOVING_STATES,
+  type BatchRecord,
+  type BatchStartResult,
+  type JobRecord,
+  type QueueStatus,
+} from '../../../shared/contract/index.ts';
 import { endedParts, tally } from './batch-tally.ts';
 import { copyingText } from './upload.ts';
 import type { UploadProgress } from '../../../shared/contract/index.ts';
@@ -81,7 +87,7 @@ export class HeldBackNews {
     if (was === undefined || !was === !s.heldBack) return null;
     if (s.heldBack) return `Queue waiting: ${s.heldBack}. Nothing was charged; the jobs are sent again by themselves.`;
     // Over because nothing is left to send (the waiting jobs canceled) is no going on.
-    const moving = (['queued', 'submitting', 'running', 'downloading'] as const).some((k) => (s.counts[k] ?? 0) > 0);
+    const moving = MOVING_STATES.some((k) => (s.counts[k] ?? 0) > 0);
     return moving ? 'Queue going on: the server takes jobs again.' : 'The queue no longer waits.';
   }
 }

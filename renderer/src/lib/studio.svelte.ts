@@ -1,10 +1,10 @@
-import { defaultsOf, getTool, TOOLS, withDefaults, type ToolEntry } from '../../../shared/catalogue/index.ts';
+import { defaultsOf, getTool, TOOLS, withDefaults } from '../../../shared/catalogue/index.ts';
 import type { BatchStartResult } from '../../../shared/contract/index.ts';
 import { slotOf } from './loras.svelte.ts';
 import { InputCheck } from './input-check.svelte.ts';
+import { STUDIO_TOOLS } from './tool-lists.ts';
 
-/** The tools the Image Studio offers (image and image-to-prompt groups of the catalogue). */
-export const STUDIO_TOOLS: readonly ToolEntry[] = TOOLS.filter((t) => t.group === 'image' || t.group === 'prompt');
+export { STUDIO_TOOLS } from './tool-lists.ts';
 
 export interface Picked {
   file: File;

@@ -1,4 +1,4 @@
-import { defaultsOf, getTool, type Encoding, type Field, type ToolEntry } from '../../../shared/catalogue/index.ts';
+import { defaultsOf, getTool, type Field, type MediaKind, type ToolEntry } from '../../../shared/catalogue/index.ts';
 import {
   checkImage,
   checkVideo,
@@ -8,29 +8,9 @@ import {
   type ProbeSummary,
 } from '../../../shared/validation/references.ts';
 import { EXT_FORMAT } from '../../../shared/validation/extensions.ts';
+import { MUSIC_TOOLS, VIDEO_FAMILIES } from './tool-lists.ts';
 
-/**
- * The video builder's families, as data: each is a group of catalogue tools (variants) plus the
- * reference-rule family of shared/validation. The builder renders one form per tool from the
- * catalogue, so adding a family is a row here, not a new form.
- */
-export interface VideoFamily {
-  id: string;
-  label: string;
-  tools: readonly string[];
-  /** The reference-rule family (`media.check`, `validateReferences`). */
-  check: Family;
-}
-
-export const VIDEO_FAMILIES: readonly VideoFamily[] = [
-  { id: '2x', label: '2.x generation', tools: ['video-2x'], check: '2x' },
-  { id: '25', label: '2.5 multi-shot', tools: ['video-25'], check: '25' },
-  { id: 'endframe', label: 'Image to video, end frame', tools: ['i2v-endframe', 'i2v-endframe-fast'], check: '1x' },
-  { id: 'lite', label: 'Lite', tools: ['lite-t2v', 'lite-i2v'], check: 'lite' },
-  { id: 'upscaler', label: 'Upscaler', tools: ['video-upscaler'], check: 'upscaler' },
-];
-
-export const MUSIC_TOOLS: readonly string[] = ['music', 'music-instrumental', 'music-variants'];
+export { MUSIC_TOOLS, VIDEO_FAMILIES, type VideoFamily } from './tool-lists.ts';
 
 export type MediaField = Extract<Field, { kind: 'media' | 'mediaList' }>;
 
@@ -59,7 +39,7 @@ export interface Ref {
   /** A local path (encoded or uploaded by the engine), an HTTPS URL, or an upl_vid_ id. */
   source: string;
   name: string;
-  kind: 'image' | 'video' | 'audio';
+  kind: MediaKind;
   local: boolean;
   status: 'adding' | 'probing' | 'checked' | 'unprobed';
   probe: ProbeData | null;
@@ -122,14 +102,6 @@ export function instantIssues(
 /** Whether a local file can go in this field on this backend (the engine encodes or uploads it). */
 export function localAllowed(field: MediaField, live: boolean): boolean {
   return field.encodings.includes('base64') || field.encodings.includes('dataUri') || !live;
-}
-
-/** A stand-in of the field's encoding for a local path, so validateRequest judges the rest. */
-export function placeholderOf(encodings: readonly Encoding[]): string {
-  if (encodings.includes('url')) return 'https://example.com/reference';
-  if (encodings.includes('base64')) return 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB';
-  if (encodings.includes('dataUri')) return 'data:image/png;base64,iVBORw0KGgo=';
-  return 'upl_vid_placeholder';
 }
 
 /** Builder state that survives navigation: family, variant, values and references per tool. */

@@ -1,0 +1,35 @@
+import {
+  FAMILIES,
+  FAMILY_NAMES,
+  TOOLS,
+  toolsOfFamily,
+  toolsOfGroup,
+  type Family,
+  type ToolEntry,
+} from '../../../shared/catalogue/index.ts';
+
+/** The tools each screen offers, read from the catalogue's groups and families: a new entry shows up by itself. */
+export const STUDIO_TOOLS: readonly ToolEntry[] = TOOLS.filter((t) => t.group === 'image' || t.group === 'prompt');
+
+/** The Studio's tool picker, by group. */
+export const STUDIO_SECTIONS: readonly { label: string; tools: readonly ToolEntry[] }[] = [
+  { label: 'Image', tools: toolsOfGroup('image') },
+  { label: 'Prompt', tools: toolsOfGroup('prompt') },
+];
+
+/** One tab of the Video builder: a model family, its variant tools, and the family its references are checked as. */
+export interface VideoFamily {
+  id: string;
+  label: string;
+  tools: readonly string[];
+  check: Family;
+}
+
+export const VIDEO_FAMILIES: readonly VideoFamily[] = FAMILIES.flatMap((family) => {
+  const tools = toolsOfFamily(family)
+    .filter((t) => t.group === 'video')
+    .map((t) => t.id);
+  return tools.length ? [{ id: family, label: FAMILY_NAMES[family].title, tools, check: family }] : [];
+});
+
+export const MUSIC_TOOLS: readonly string[] = toolsOfGroup('audio').map((t) => t.id);
