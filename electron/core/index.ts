@@ -12,6 +12,8 @@ import { openEngine } from './engine/open.ts';
 import { engineHandlers } from './engine/handlers.ts';
 import { AuditService } from './audit/service.ts';
 import { auditHandlers } from './audit/handlers.ts';
+import { openAnalyticsDb } from './analytics/store.ts';
+import { openAppRunStore } from './apps/store.ts';
 import { dbPaths, withDefaultOutputDir } from './paths.ts';
 import { checkOpenable, openWithOs } from './open-file.ts';
 import { CachedSecretStore, keyFingerprint, openSecretStore, type SecretStore } from './secrets.ts';
@@ -84,11 +86,15 @@ export async function createCore(o: CoreOptions) {
     void announceBackend();
   });
 
+  // After openEngine: the queue's migrations made the tables these take over.
+  const appRuns = openAppRunStore(dbPaths(o.home).jobs);
+  const analyticsDb = openAnalyticsDb(dbPaths(o.home).jobs);
   const teamDeps = {
     home: o.home,
     client,
     target: () => backend.target(),
-    db: engine.store.db,
+    appRuns,
+    analyticsDb,
     lease: () => engine.holdsQueue,
     backend: () => backend.identity(),
     builtInSandboxUrl: () => backend.builtInSandboxUrl(),
@@ -178,6 +184,8 @@ export async function createCore(o: CoreOptions) {
       await team.apps.runner.stop();
       await engine.close();
       await audit.close();
+      appRuns.close();
+      analyticsDb.close();
       await backend.close();
     },
   };

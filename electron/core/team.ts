@@ -6,7 +6,7 @@ import type { ApiClient, ApiTarget } from './api/client.ts';
 import { AnalyticsService } from './analytics/service.ts';
 import { AppsService } from './apps/service.ts';
 import type { SandboxOwners } from './apps/runner.ts';
-import { AppRunStore, toAppRun } from './apps/store.ts';
+import { toAppRun, type AppRunStore } from './apps/store.ts';
 import { CreationsService } from './creations/service.ts';
 import type { Db } from './db/open.ts';
 import type { EventBus } from './events.ts';
@@ -15,8 +15,10 @@ export interface TeamDeps {
   home: string;
   client: ApiClient;
   target: () => Promise<ApiTarget>;
-  /** mediadesk.db: app runs sit beside the tool jobs, the usage ledger and cache beside them. */
-  db: Db;
+  /** openAppRunStore: the app runs' own connection to mediadesk.db. */
+  appRuns: AppRunStore;
+  /** openAnalyticsDb: the usage ledger and cache's own connection to mediadesk.db. */
+  analyticsDb: Db;
   /** Whether this process holds the queue (the engine's lease). */
   lease: () => boolean;
   /** Backend.identity(): the server app runs are queued for and driven on. */
@@ -45,13 +47,13 @@ export const defaultOutDir = (home: string, s: Settings, sub: string) =>
 export function teamServices(d: TeamDeps) {
   let emitTimer: NodeJS.Timeout | null = null;
   let cursor = Date.now();
-  const store = new AppRunStore(d.db);
+  const store = d.appRuns;
   // Throttled: a burst of state changes becomes one event with the rows changed since the last.
   const onChange = () => {
     if (!d.events || emitTimer) return;
     emitTimer = setTimeout(() => {
       emitTimer = null;
-      if (!d.db.open) return;
+      if (!store.db.open) return;
       const rows = store.changedSince(cursor);
       if (!rows.length) return;
       cursor = Math.max(...rows.map((r) => r.updatedAt));
@@ -71,7 +73,7 @@ export function teamServices(d: TeamDeps) {
     poll: d.poll,
     platform: d.platform,
   });
-  const analytics = new AnalyticsService({ client: d.client, db: d.db, target: d.target });
+  const analytics = new AnalyticsService({ client: d.client, db: d.analyticsDb, target: d.target });
   const creations = new CreationsService(d.client, join(d.home, 'cache', 'creations'), d.platform);
   d.addMediaRoots?.(() => store.outDirs());
   apps.runner.start();

@@ -3,10 +3,11 @@ import type { ResultKind } from '../../../shared/catalogue/index.ts';
 import { keylessIdentity } from '../../../shared/contract/foundation.ts';
 import { portableName } from '../../../shared/file-names.ts';
 import type { AppRun } from '../../../shared/contract/team.ts';
-import type { Db } from '../db/open.ts';
+import { openDatabase, type Db } from '../db/open.ts';
 import { extensionOf, longestExt } from '../downloads/naming.ts';
 import { canMove, type JobState } from '../queue/states.ts';
 import { sandboxGone } from '../queue/store.ts';
+import { APPS_LEDGER, APPS_MIGRATIONS } from './migrations.ts';
 import type { RunResult } from './wire.ts';
 
 export interface AppRunRow {
@@ -217,6 +218,11 @@ export const toAppRun = (r: AppRunRow): AppRun => ({
   retry: RETRYABLE.includes(r.state) ? retryPlan(r) : null,
 });
 
+/** The apps' own connection to mediadesk.db (`dbPaths(home).jobs`), its migrations applied; opened after the queue's. */
+export function openAppRunStore(path: string): AppRunStore {
+  return new AppRunStore(openDatabase(path, APPS_MIGRATIONS, { ledger: APPS_LEDGER }));
+}
+
 /**
  * App runs in mediadesk.db beside the tool jobs. Every state change is a compare-and-set on the
  * stored state (the queue's state machine), so a cancel racing a poll, or two processes, cannot
@@ -226,6 +232,10 @@ export class AppRunStore {
   readonly db: Db;
   constructor(db: Db) {
     this.db = db;
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
   }
 
   insert(r: {
