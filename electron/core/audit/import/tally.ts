@@ -54,7 +54,7 @@ export class Tally {
 }
 
 /** Runs one write of a load once the cache's lock is free (lockWaiter); `signal` ends the wait with its AbortError. */
-export type LoadWrite = <T>(write: () => T, o?: { signal?: AbortSignal; afterwards?: string }) => Promise<T>;
+export type LoadWrite = <T>(write: () => T, opts?: { signal?: AbortSignal; afterwards?: string }) => Promise<T>;
 
 /** A load's writes wait for the lock with this thread free (whenWritable); progress says what is waited for, once per wait. */
 export function lockWaiter(store: AuditStore, tally: Tally, wait: LockWait = APP_LOCK_WAIT): LoadWrite {
