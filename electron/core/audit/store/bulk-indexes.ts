@@ -57,7 +57,7 @@ export class BulkIndexes {
   /**
    * Drops the secondary indexes, keeping their definitions, and records this process as a bulk
    * loader so another process opening the file leaves them alone. `keepUnique` leaves the
-   * event_id index live (import.ts says when).
+   * event_id index live (import/staged.ts says when).
    */
   deferIndexes(opts: { keepUnique?: boolean } = {}): void {
     this.writeTx(() => {
