@@ -41,17 +41,17 @@ const identityOf = (live: ApiTarget | null) =>
  * so the app works out of the box with no key.
  */
 export class Backend {
-  private readonly o: BackendOptions;
+  private readonly opts: BackendOptions;
   private sandbox: Promise<RunningSandboxLike> | null = null;
   /** Why the last start of the built-in Sandbox failed, until one succeeds. */
   private startError: string | null = null;
 
-  constructor(o: BackendOptions) {
-    this.o = o;
+  constructor(opts: BackendOptions) {
+    this.opts = opts;
   }
 
   private get env() {
-    return this.o.env ?? process.env;
+    return this.opts.env ?? process.env;
   }
 
   async status(): Promise<BackendStatus> {
@@ -60,9 +60,9 @@ export class Backend {
   }
 
   private async where(): Promise<Omit<BackendStatus, 'identity'>> {
-    const s = this.o.settings.get();
-    const keySet = (await this.o.secrets.get()) !== null;
-    const keychain = this.o.secrets.kind;
+    const s = this.opts.settings.get();
+    const keySet = (await this.opts.secrets.get()) !== null;
+    const keychain = this.opts.secrets.kind;
     if (this.env.MEDIADESK_API_URL && this.env.MEDIADESK_API_KEY) {
       return {
         effective: 'live',
@@ -110,9 +110,9 @@ export class Backend {
         keyHeader: this.env.MEDIADESK_API_KEY_HEADER || keyHeaderFor(baseUrl),
       };
     }
-    const s = this.o.settings.get();
+    const s = this.opts.settings.get();
     if (s.backend === 'live') {
-      const key = await this.o.secrets.get();
+      const key = await this.opts.secrets.get();
       if (key) return { baseUrl: s.baseUrl, apiKey: key, keyHeader: s.keyHeader };
     }
     return null;
@@ -131,7 +131,7 @@ export class Backend {
     const live = await this.live();
     if (live) return live;
     this.sandbox ??= this.startSandbox();
-    const s = this.o.settings.get();
+    const s = this.opts.settings.get();
     return { baseUrl: (await this.sandbox).url, apiKey: s.sandboxKey, keyHeader: s.keyHeader };
   }
 
@@ -140,7 +140,7 @@ export class Backend {
    * request tries again: otherwise every status read and Sandbox request would fail until restart.
    */
   private startSandbox(): Promise<RunningSandboxLike> {
-    const started = this.o.startSandbox();
+    const started = this.opts.startSandbox();
     started.then(
       () => (this.startError = null),
       (err: unknown) => {
@@ -168,7 +168,7 @@ export class Backend {
   }
 
   slugs(): Slugs {
-    return effectiveSlugs(this.o.settings.get());
+    return effectiveSlugs(this.opts.settings.get());
   }
 
   /** Whether an HTTPS-only input can take a local file by uploading it to the Sandbox. */

@@ -55,12 +55,12 @@ export function modelPaths(slugs: Slugs): PathProbe[] {
 }
 
 /** The header to try instead, and the choices said in words: the other one, or both when the one in use is neither. */
-function headerChoice(h: string, baseUrl: string): { to: string; said: string } {
-  if ((KEY_HEADERS as readonly string[]).includes(h)) {
-    const to = KEY_HEADERS.find((x) => x !== h)!;
-    return { to, said: `the other choice is ${to}` };
+function headerChoice(header: string, baseUrl: string): { to: string; inWords: string } {
+  if ((KEY_HEADERS as readonly string[]).includes(header)) {
+    const to = KEY_HEADERS.find((x) => x !== header)!;
+    return { to, inWords: `the other choice is ${to}` };
   }
-  return { to: keyHeaderFor(baseUrl), said: `the choices are ${KEY_HEADERS.join(' and ')}` };
+  return { to: keyHeaderFor(baseUrl), inWords: `the choices are ${KEY_HEADERS.join(' and ')}` };
 }
 const busy = (e: ApiError) => e.kind === 'http' && (e.status === 429 || e.status === 503);
 const laterFix = (e: ApiError) =>
@@ -68,14 +68,14 @@ const laterFix = (e: ApiError) =>
 const answered = (e: ApiError) => `${e.status} ${e.message}`;
 const reached = (e: unknown): e is ApiError => e instanceof ApiError && (e.kind === 'http' || e.kind === 'parse');
 
-export async function testConnection(d: ConnectionDeps): Promise<ConnectionTest> {
-  const env = d.env;
-  const settings = d.settings();
-  const source = await d.source();
-  const backend = await d.label();
+export async function testConnection(deps: ConnectionDeps): Promise<ConnectionTest> {
+  const env = deps.env;
+  const settings = deps.settings();
+  const source = await deps.source();
+  const backend = await deps.label();
   let target: ApiTarget;
   try {
-    target = await d.target();
+    target = await deps.target();
   } catch (err) {
     // Only the built-in Sandbox is started on demand: a live target is read from settings and the keychain.
     const why = err instanceof Error ? err.message : String(err);
@@ -94,7 +94,7 @@ export async function testConnection(d: ConnectionDeps): Promise<ConnectionTest>
   }
   const baseUrl = target.baseUrl.replace(/\/+$/, '');
   const header = target.keyHeader ?? keyHeaderFor(baseUrl);
-  const client = new ApiClient(() => target, { retries: 0, timeoutMs: d.timeoutMs ?? 10_000 });
+  const client = new ApiClient(() => target, { retries: 0, timeoutMs: deps.timeoutMs ?? 10_000 });
 
   const baseUrlFix =
     source === 'environment'
@@ -117,8 +117,8 @@ export async function testConnection(d: ConnectionDeps): Promise<ConnectionTest>
   const choice = headerChoice(header, baseUrl);
   const headerSetting =
     source === 'environment'
-      ? `MEDIADESK_API_KEY_HEADER (now ${header}${env.MEDIADESK_API_KEY_HEADER ? '' : ', the one of this host when unset'}; ${choice.said})`
-      : `the API key header setting (now ${header}; ${choice.said}): Settings > Backend > API key header, or mediadesk settings set keyHeader=${choice.to}`;
+      ? `MEDIADESK_API_KEY_HEADER (now ${header}${env.MEDIADESK_API_KEY_HEADER ? '' : ', the one of this host when unset'}; ${choice.inWords})`
+      : `the API key header setting (now ${header}; ${choice.inWords}): Settings > Backend > API key header, or mediadesk settings set keyHeader=${choice.to}`;
 
   const checks: ConnectionCheck[] = [];
   // Host and key, from one request.
@@ -154,7 +154,7 @@ export async function testConnection(d: ConnectionDeps): Promise<ConnectionTest>
   // Every family's list path: a plain GET, as the app's polling sends it, without query parameters.
   let stopped: ApiError | null = null;
   const overrides = settings.slugs;
-  const slugs = d.slugs();
+  const slugs = deps.slugs();
   const found = await mapLimit(modelPaths(slugs), PATHS_AT_ONCE, async (p): Promise<ConnectionCheck> => {
     const name = p.titles.join(', ');
     if (stopped)
@@ -214,17 +214,17 @@ export async function testConnection(d: ConnectionDeps): Promise<ConnectionTest>
 
 function keyFinding(
   err: ApiError | null,
-  k: { keyName: string; header: string; replaceKey: string; headerSetting: string; baseUrlFix: string },
+  wording: { keyName: string; header: string; replaceKey: string; headerSetting: string; baseUrlFix: string },
 ): ConnectionCheck {
   const name = 'API key';
-  const sent = `${k.keyName}, sent in ${k.header}`;
+  const sent = `${wording.keyName}, sent in ${wording.header}`;
   if (!err) return { name, ok: true, detail: `${sent}: accepted (GET ${KEY_PATH})` };
   if (err.kind === 'parse')
     return {
       name,
       ok: false,
       detail: `GET ${KEY_PATH} answered with something that is not JSON: this does not look like the service`,
-      fix: k.baseUrlFix,
+      fix: wording.baseUrlFix,
     };
   if (busy(err))
     return {
@@ -239,14 +239,14 @@ function keyFinding(
         name,
         ok: false,
         detail: `${sent}: ${answered(err)}`,
-        fix: `The service found no API key in the header ${k.header}: check ${k.headerSetting}.`,
+        fix: `The service found no API key in the header ${wording.header}: check ${wording.headerSetting}.`,
       };
     }
     return {
       name,
       ok: false,
       detail: `${sent}: refused (${answered(err)})`,
-      fix: `The service refused ${k.keyName} ("${err.message}"), sent in ${k.header}: ${k.replaceKey}.`,
+      fix: `The service refused ${wording.keyName} ("${err.message}"), sent in ${wording.header}: ${wording.replaceKey}.`,
     };
   }
   // The key is known; the catalogue is not for this plan or role. Said, not failed.
@@ -261,13 +261,13 @@ function keyFinding(
       name,
       ok: false,
       detail: `GET ${KEY_PATH}: ${answered(err)}: this does not look like the service`,
-      fix: k.baseUrlFix,
+      fix: wording.baseUrlFix,
     };
   return {
     name,
     ok: false,
     detail: `GET ${KEY_PATH}: ${answered(err)}`,
-    fix: (err.status ?? 0) >= 500 ? laterFix(err) : k.baseUrlFix,
+    fix: (err.status ?? 0) >= 500 ? laterFix(err) : wording.baseUrlFix,
   };
 }
 

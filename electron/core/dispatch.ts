@@ -40,28 +40,28 @@ export function replyProblem(value: unknown): string | null {
         return `holds a ${typeof v}, which a reply cannot carry`;
     }
     if (v === null) return null;
-    const o = v as object;
-    if (ancestors.has(o)) return 'is circular (a value holds itself)';
+    const container = v as object;
+    if (ancestors.has(container)) return 'is circular (a value holds itself)';
     if (depth >= MAX_REPLY_DEPTH) return `is nested deeper than ${MAX_REPLY_DEPTH} levels`;
-    ancestors.add(o);
+    ancestors.add(container);
     try {
-      if (Array.isArray(o)) {
+      if (Array.isArray(container)) {
         budget.left -= 2;
-        for (const x of o) {
+        for (const x of container) {
           const p = walk(x, depth + 1);
           if (p) return p;
         }
         return null;
       }
       budget.left -= 2;
-      for (const k of Object.keys(o)) {
+      for (const k of Object.keys(container)) {
         budget.left -= k.length + 4;
-        const p = walk((o as Record<string, unknown>)[k], depth + 1);
+        const p = walk((container as Record<string, unknown>)[k], depth + 1);
         if (p) return p;
       }
       return null;
     } finally {
-      ancestors.delete(o);
+      ancestors.delete(container);
     }
   };
   return walk(value, 0);

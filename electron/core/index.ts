@@ -12,6 +12,8 @@ import { openEngine } from './engine/open.ts';
 import { engineHandlers } from './engine/handlers.ts';
 import { AuditService } from './audit/service.ts';
 import { auditHandlers } from './audit/handlers.ts';
+import { openAnalyticsDb } from './analytics/store.ts';
+import { openAppRunStore } from './apps/store.ts';
 import { dbPaths, withDefaultOutputDir } from './paths.ts';
 import { checkOpenable, openWithOs } from './open-file.ts';
 import { CachedSecretStore, keyFingerprint, openSecretStore, type SecretStore } from './secrets.ts';
@@ -38,20 +40,20 @@ const VERSION: string = JSON.parse(readFileSync(new URL('../../package.json', im
 export type Core = Awaited<ReturnType<typeof createCore>>;
 
 /** Builds every core service once; each host (Electron, web, CLI) wraps the same object. */
-export async function createCore(o: CoreOptions) {
-  const settings = new SettingsService(o.settingsFile ?? openConfStore(o.home));
-  const secrets = new CachedSecretStore(o.secrets ?? (await openSecretStore()));
-  const backend = new Backend({ settings, secrets, env: o.env, startSandbox: o.startSandbox });
+export async function createCore(opts: CoreOptions) {
+  const settings = new SettingsService(opts.settingsFile ?? openConfStore(opts.home));
+  const secrets = new CachedSecretStore(opts.secrets ?? (await openSecretStore()));
+  const backend = new Backend({ settings, secrets, env: opts.env, startSandbox: opts.startSandbox });
   const events = new EventBus();
   const mediaRoots: (() => string[])[] = [];
-  const media = new MediaGate(o.home, () => mediaRoots.flatMap((f) => f()));
+  const media = new MediaGate(opts.home, () => mediaRoots.flatMap((f) => f()));
 
   const openable = (path: string) => checkOpenable(path, (p) => media.contains(p));
 
   const client = new ApiClient(() => backend.target());
-  const effectiveSettings = () => withDefaultOutputDir(settings.get(), o.env ?? process.env);
+  const effectiveSettings = () => withDefaultOutputDir(settings.get(), opts.env ?? process.env);
   const engine = openEngine({
-    home: o.home,
+    home: opts.home,
     target: () => backend.target(),
     identity: () => backend.identity(),
     builtInSandboxUrl: () => backend.builtInSandboxUrl(),
@@ -61,7 +63,7 @@ export async function createCore(o: CoreOptions) {
   engine.on('jobs.changed', (e) => events.emit('jobs.changed', e));
   mediaRoots.push(() => [...engine.store.mediaRoots(), effectiveSettings().outputDir]);
   const audit = new AuditService({
-    dbPath: dbPaths(o.home).audit,
+    dbPath: dbPaths(opts.home).audit,
     target: () => backend.target(),
     onSyncProgress: (p) => events.emit('audit.syncProgress', p),
     onImportProgress: (p) => events.emit('audit.importProgress', p),
@@ -84,11 +86,15 @@ export async function createCore(o: CoreOptions) {
     void announceBackend();
   });
 
+  // After openEngine: the queue's migrations made the tables these take over.
+  const appRuns = openAppRunStore(dbPaths(opts.home).jobs);
+  const analyticsDb = openAnalyticsDb(dbPaths(opts.home).jobs);
   const teamDeps = {
-    home: o.home,
+    home: opts.home,
     client,
     target: () => backend.target(),
-    db: engine.store.db,
+    appRuns,
+    analyticsDb,
     lease: () => engine.holdsQueue,
     backend: () => backend.identity(),
     builtInSandboxUrl: () => backend.builtInSandboxUrl(),
@@ -102,9 +108,9 @@ export async function createCore(o: CoreOptions) {
   const handlers: Partial<AllHandlers> = {
     'app.info': async () => ({
       version: VERSION,
-      host: o.host,
+      host: opts.host,
       platform: process.platform,
-      dataHome: o.home,
+      dataHome: opts.home,
       outputDir: effectiveSettings().outputDir,
       backend: await backend.status(),
     }),
@@ -132,13 +138,13 @@ export async function createCore(o: CoreOptions) {
         label: async () => backendLabel(await backend.identity()),
         slugs: () => backend.slugs(),
         settings: () => settings.get(),
-        env: o.env ?? process.env,
+        env: opts.env ?? process.env,
       }),
     ...engineHandlers(engine, (p) => events.emit('batches.checkProgress', p)),
     ...teamHandlers(teamDeps, team),
     ...auditHandlers(audit),
     'media.check': ({ family, sources, body }) => checkReferences({ family, sources, body }),
-    'loras.list': async () => ({ loras: await listLoras(client, join(o.home, 'cache', 'loras')) }),
+    'loras.list': async () => ({ loras: await listLoras(client, join(opts.home, 'cache', 'loras')) }),
     'media.thumbnail': async ({ path, size }) => ({ path: await media.thumbnail(path, size) }),
     'shell.open': async ({ path }) => {
       await openWithOs(openable(path));
@@ -148,11 +154,11 @@ export async function createCore(o: CoreOptions) {
       await openWithOs(openable(path), true);
       return { ok: true as const };
     },
-    ...o.overrides,
+    ...opts.overrides,
   };
 
   const dispatch = createDispatcher(handlers);
-  if (o.runQueue !== false) engine.start();
+  if (opts.runQueue !== false) engine.start();
   return {
     settings,
     secrets,
@@ -178,6 +184,8 @@ export async function createCore(o: CoreOptions) {
       await team.apps.runner.stop();
       await engine.close();
       await audit.close();
+      appRuns.close();
+      analyticsDb.close();
       await backend.close();
     },
   };

@@ -6,7 +6,7 @@ import type { ApiClient, ApiTarget } from './api/client.ts';
 import { AnalyticsService } from './analytics/service.ts';
 import { AppsService } from './apps/service.ts';
 import type { SandboxOwners } from './apps/runner.ts';
-import { AppRunStore, toAppRun } from './apps/store.ts';
+import { toAppRun, type AppRunStore } from './apps/store.ts';
 import { CreationsService } from './creations/service.ts';
 import type { Db } from './db/open.ts';
 import type { EventBus } from './events.ts';
@@ -15,8 +15,10 @@ export interface TeamDeps {
   home: string;
   client: ApiClient;
   target: () => Promise<ApiTarget>;
-  /** mediadesk.db: app runs sit beside the tool jobs, the usage ledger and cache beside them. */
-  db: Db;
+  /** openAppRunStore: the app runs' own connection to mediadesk.db. */
+  appRuns: AppRunStore;
+  /** openAnalyticsDb: the usage ledger and cache's own connection to mediadesk.db. */
+  analyticsDb: Db;
   /** Whether this process holds the queue (the engine's lease). */
   lease: () => boolean;
   /** Backend.identity(): the server app runs are queued for and driven on. */
@@ -42,38 +44,38 @@ export const defaultOutDir = (home: string, s: Settings, sub: string) =>
   s.outputDir ? join(s.outputDir, sub) : join(home, 'outputs', sub);
 
 /** The apps, analytics and creations services over one core. */
-export function teamServices(d: TeamDeps) {
+export function teamServices(deps: TeamDeps) {
   let emitTimer: NodeJS.Timeout | null = null;
   let cursor = Date.now();
-  const store = new AppRunStore(d.db);
+  const store = deps.appRuns;
   // Throttled: a burst of state changes becomes one event with the rows changed since the last.
   const onChange = () => {
-    if (!d.events || emitTimer) return;
+    if (!deps.events || emitTimer) return;
     emitTimer = setTimeout(() => {
       emitTimer = null;
-      if (!d.db.open) return;
+      if (!store.db.open) return;
       const rows = store.changedSince(cursor);
       if (!rows.length) return;
       cursor = Math.max(...rows.map((r) => r.updatedAt));
-      d.events!.emit('apps.changed', { runs: rows.map(toAppRun) });
+      deps.events!.emit('apps.changed', { runs: rows.map(toAppRun) });
     }, 200);
     emitTimer.unref?.();
   };
   const apps = new AppsService({
-    client: d.client,
+    client: deps.client,
     store,
-    lease: d.lease,
-    backend: d.backend,
-    builtInSandboxUrl: d.builtInSandboxUrl,
-    sandboxOwners: d.sandboxOwners,
-    defaultOutDir: () => defaultOutDir(d.home, d.settings(), 'apps'),
+    lease: deps.lease,
+    backend: deps.backend,
+    builtInSandboxUrl: deps.builtInSandboxUrl,
+    sandboxOwners: deps.sandboxOwners,
+    defaultOutDir: () => defaultOutDir(deps.home, deps.settings(), 'apps'),
     onChange,
-    poll: d.poll,
-    platform: d.platform,
+    poll: deps.poll,
+    platform: deps.platform,
   });
-  const analytics = new AnalyticsService({ client: d.client, db: d.db, target: d.target });
-  const creations = new CreationsService(d.client, join(d.home, 'cache', 'creations'), d.platform);
-  d.addMediaRoots?.(() => store.outDirs());
+  const analytics = new AnalyticsService({ client: deps.client, db: deps.analyticsDb, target: deps.target });
+  const creations = new CreationsService(deps.client, join(deps.home, 'cache', 'creations'), deps.platform);
+  deps.addMediaRoots?.(() => store.outDirs());
   apps.runner.start();
   return { apps, analytics, creations };
 }
@@ -81,23 +83,26 @@ export function teamServices(d: TeamDeps) {
 export type TeamServices = ReturnType<typeof teamServices>;
 
 /** The renderer's commands of this area; one spread line in createCore wires them. */
-export function teamHandlers(d: TeamDeps, s: TeamServices = teamServices(d)): HandlerMap<typeof teamCommands> {
-  const out = () => defaultOutDir(d.home, d.settings(), 'creations');
+export function teamHandlers(
+  deps: TeamDeps,
+  services: TeamServices = teamServices(deps),
+): HandlerMap<typeof teamCommands> {
+  const out = () => defaultOutDir(deps.home, deps.settings(), 'creations');
   return {
-    'apps.list': async () => ({ apps: await s.apps.list() }),
-    'apps.get': ({ id }) => s.apps.get(id),
-    'apps.check': ({ appId, inputs }) => s.apps.check(appId, inputs),
-    'apps.run': (req) => s.apps.run(req),
-    'apps.runs': ({ limit }) => ({ runs: s.apps.runs(limit) }),
-    'apps.cancel': ({ id }) => s.apps.cancel(id),
-    'apps.retry': async ({ id, confirmedCost }) => s.apps.retry(id, await d.backend(), confirmedCost),
-    'usage.query': ({ refresh, ...q }) => s.analytics.query(q, refresh),
-    'usage.breakdown': ({ by, ...q }) => s.analytics.breakdown(q, by),
-    'usage.budget': () => s.analytics.budget(),
-    'team.directory': () => s.analytics.directory(),
+    'apps.list': async () => ({ apps: await services.apps.list() }),
+    'apps.get': ({ id }) => services.apps.get(id),
+    'apps.check': ({ appId, inputs }) => services.apps.check(appId, inputs),
+    'apps.run': (req) => services.apps.run(req),
+    'apps.runs': ({ limit }) => ({ runs: services.apps.runs(limit) }),
+    'apps.cancel': ({ id }) => services.apps.cancel(id),
+    'apps.retry': async ({ id, confirmedCost }) => services.apps.retry(id, await deps.backend(), confirmedCost),
+    'usage.query': ({ refresh, ...q }) => services.analytics.query(q, refresh),
+    'usage.breakdown': ({ by, ...q }) => services.analytics.breakdown(q, by),
+    'usage.budget': () => services.analytics.budget(),
+    'team.directory': () => services.analytics.directory(),
     'team.export': ({ what, usage, outDir }) =>
-      s.analytics.exportCsv(what, outDir ?? defaultOutDir(d.home, d.settings(), 'exports'), usage),
-    'creations.list': (q) => s.creations.list(q),
-    'creations.download': async ({ id, outDir }) => ({ path: await s.creations.download(id, outDir ?? out()) }),
+      services.analytics.exportCsv(what, outDir ?? defaultOutDir(deps.home, deps.settings(), 'exports'), usage),
+    'creations.list': (q) => services.creations.list(q),
+    'creations.download': async ({ id, outDir }) => ({ path: await services.creations.download(id, outDir ?? out()) }),
   };
 }

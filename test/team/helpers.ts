@@ -6,6 +6,8 @@ import { DEFAULT_SETTINGS } from '../../shared/settings.ts';
 import { ApiClient } from '../../electron/core/api/client.ts';
 import { openDatabase, type Db } from '../../electron/core/db/open.ts';
 import { QUEUE_MIGRATIONS } from '../../electron/core/queue/migrations.ts';
+import { openAnalyticsDb } from '../../electron/core/analytics/store.ts';
+import { openAppRunStore } from '../../electron/core/apps/store.ts';
 import { teamServices, type TeamServices } from '../../electron/core/team.ts';
 import { SETTLED_STATES } from '../../electron/core/queue/states.ts';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
@@ -59,7 +61,10 @@ export async function rig(
 ): Promise<Rig> {
   const sandbox = o.sandbox ?? (await startSandbox({ port: 0, taskDurationMs: 150 }));
   const home = o.home ?? tmp('home');
+  // The stores as createCore opens them: the queue's first, then each area's own connection.
   const db = openDatabase(join(home, 'mediadesk.db'), QUEUE_MIGRATIONS);
+  const appRuns = openAppRunStore(join(home, 'mediadesk.db'));
+  const analyticsDb = openAnalyticsDb(join(home, 'mediadesk.db'));
   const key = { value: o.key ?? 'sandbox-owner' };
   const lease = { held: true };
   const target = async () => ({ baseUrl: sandbox.url, apiKey: key.value });
@@ -68,7 +73,8 @@ export async function rig(
     home,
     client,
     target,
-    db,
+    appRuns,
+    analyticsDb,
     lease: () => lease.held,
     backend: async () => `live ${sandbox.url}`,
     settings: () => ({ ...DEFAULT_SETTINGS, outputDir: join(home, 'out') }),
@@ -85,6 +91,8 @@ export async function rig(
     lease,
     async close() {
       await services.apps.runner.stop();
+      appRuns.close();
+      analyticsDb.close();
       db.close();
       if (!o.sandbox) await sandbox.close();
     },

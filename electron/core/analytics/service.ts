@@ -34,11 +34,9 @@ const monthStart = (day: string, back: number) =>
   utcDay(Date.UTC(Number(day.slice(0, 4)), Number(day.slice(5, 7)) - 1 - back, 1));
 
 /**
- * The range asked for when a query names no `from`, per granularity, ending at `to`. The service's
- * own default (7 days) suits days only: a month or a year of it is one partial bucket. Each of the
- * others starts on a bucket's first day, so only the last bucket, the one holding `to`, is partial,
- * and stays within the service's 365 days: 12 months can be 366 days (ending on Dec 31 or holding
- * Feb 29), then 11 are asked for; a leap year to Dec 31 starts a day late.
+ * The range asked for when a query names no `from`, ending at `to`. The service's 7-day default is one
+ * partial bucket of a month or year, so each range starts on a bucket's first day, within the
+ * service's 365 days (11 months when 12 would be 366 days; a leap year to Dec 31 starts a day late).
  */
 export const DEFAULT_RANGES: Record<Granularity, { says: string; from(to: string): string }> = {
   day: { says: `the last ${DEFAULT_DAYS} days`, from: (to) => utcDay(dayMs(to) - (DEFAULT_DAYS - 1) * DAY) },
@@ -100,18 +98,18 @@ export interface AnalyticsOptions {
 export class AnalyticsService {
   readonly ledger: UsageLedger;
   readonly cache: UsageCache;
-  private readonly o: AnalyticsOptions;
+  private readonly opts: AnalyticsOptions;
   private readonly now: () => number;
 
-  constructor(o: AnalyticsOptions) {
-    this.o = o;
-    this.now = o.now ?? Date.now;
-    this.ledger = new UsageLedger(o.db, { limit: o.limit, now: this.now });
-    this.cache = new UsageCache(o.db);
+  constructor(opts: AnalyticsOptions) {
+    this.opts = opts;
+    this.now = opts.now ?? Date.now;
+    this.ledger = new UsageLedger(opts.db, { limit: opts.limit, now: this.now });
+    this.cache = new UsageCache(opts.db);
   }
 
   private async keyHash(): Promise<string> {
-    return keyHashOf((await this.o.target()).apiKey);
+    return keyHashOf((await this.opts.target()).apiKey);
   }
 
   async budget(): Promise<UsageBudget> {
@@ -151,7 +149,7 @@ export class AnalyticsService {
       );
     }
     try {
-      return await this.o.client.query('/v1/analytics/team-credit-usage', body);
+      return await this.opts.client.query('/v1/analytics/team-credit-usage', body);
     } catch (err) {
       if (err instanceof ApiError && err.status === 429) {
         this.ledger.exhaust(kh);
@@ -244,7 +242,7 @@ export class AnalyticsService {
     try {
       const [m, k, g, p] = await Promise.all(
         ['team-members', 'team-api-keys', 'team-groups', 'team-projects'].map((x) =>
-          this.o.client.get(`/v1/analytics/${x}`),
+          this.opts.client.get(`/v1/analytics/${x}`),
         ),
       );
       return parseDirectory(m, k, g, p);

@@ -42,10 +42,9 @@ async function readHeader(path: string): Promise<Uint8Array> {
 }
 
 /**
- * A creation input accepts an image URL, a base64 image or a creation id (api-spec). A value meant
- * as a local file (dropped or named on the command line) is checked here, for apps.check and the
- * run alike: a missing file, a folder, a file over 20 MB or one that is no image fails before
- * anything is paid. Only its size and first bytes are read. Null: not a file, sent as it is.
+ * A creation input meant as a local file, checked (size and first bytes only) for apps.check and the
+ * run alike, so a missing file, a folder, one over 20 MB or no image fails before anything is paid.
+ * Null: not a file (an image URL, base64 image or creation id, api-spec), sent as it is.
  */
 export async function creationFile(v: string, field: string): Promise<{ abs: string; type: ImageType } | null> {
   if (/^https?:\/\//i.test(v) || v.startsWith('data:')) return null;

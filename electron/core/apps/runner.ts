@@ -61,31 +61,30 @@ async function removeParts(r: AppRunRow, keepFrom = Infinity): Promise<void> {
 }
 
 /**
- * Drives app runs through the queue's state machine, with the tool jobs' crash rules: the
- * `submitting` state and a fresh attempt id are committed before the POST leaves, the run id the
- * moment the 202 arrives; a run found `submitting` when this process takes the queue may have been
- * created and charged, so it goes to needs_attention and is never sent again without the user.
+ * Drives app runs through the queue's state machine with the tool jobs' crash rules: `submitting` and
+ * a fresh attempt id are committed before the POST, the run id on the 202. A run found `submitting`
+ * may have been charged, so it goes to needs_attention and is never sent again without the user.
  */
 export class AppRunner {
-  private readonly o: RunnerOptions;
+  private readonly opts: RunnerOptions;
   private readonly poll: { firstMs: number; minMs: number; maxMs: number };
   private readonly busy = new Map<string, Promise<void>>();
   private readonly aborts = new Map<string, AbortController>();
   private timer: NodeJS.Timeout | null = null;
   private leased = false;
   /** This process's backend (Backend.identity()), asked at most once a second; null until known. */
-  private here: string | null = null;
-  private hereAt = 0;
+  private localBackend: string | null = null;
+  private localBackendAt = 0;
   private asking = false;
 
-  constructor(o: RunnerOptions) {
-    this.o = o;
-    this.poll = o.poll ?? DEFAULT_POLL;
+  constructor(opts: RunnerOptions) {
+    this.opts = opts;
+    this.poll = opts.poll ?? DEFAULT_POLL;
   }
 
   start(): void {
     if (this.timer) return;
-    this.timer = setInterval(() => this.tick(), this.o.tickMs ?? 250);
+    this.timer = setInterval(() => this.tick(), this.opts.tickMs ?? 250);
     this.timer.unref?.();
   }
 
@@ -100,7 +99,7 @@ export class AppRunner {
     for (const a of this.aborts.values()) a.abort();
     await Promise.allSettled([...this.busy.values()]);
     this.leased = false;
-    if (this.o.store.db.open) for (const id of downloads) await this.discardParts(id);
+    if (this.opts.store.db.open) for (const id of downloads) await this.discardParts(id);
   }
 
   kick(): void {
@@ -108,29 +107,29 @@ export class AppRunner {
   }
 
   tick(): void {
-    if (!this.o.store.db.open) return void this.stop();
+    if (!this.opts.store.db.open) return void this.stop();
     try {
       // Every tick, held or not: a Queue that only listens for changes learns of it too.
       this.settleGoneSandbox();
-      const held = this.o.lease();
+      const held = this.opts.lease();
       if (held && !this.leased) this.recover();
       this.leased = held;
       if (!held) return;
       this.learnBackend();
-      const limit = this.o.concurrency ?? 4;
+      const limit = this.opts.concurrency ?? 4;
       let active = [...this.busy.keys()].length;
       // All queued rows, not the first few: runs waiting for another backend must not hold up this one's.
-      for (const r of this.o.store.inState('queued')) {
+      for (const r of this.opts.store.inState('queued')) {
         if (active >= limit) break;
         if (this.busy.has(r.id) || !this.ours(r) || (r.nextPollAt ?? 0) > Date.now()) continue;
         active++;
         this.run(r.id, () => this.submit(r));
       }
       const now = Date.now();
-      for (const r of this.o.store.inState('running'))
+      for (const r of this.opts.store.inState('running'))
         if (!this.busy.has(r.id) && this.ours(r) && (r.nextPollAt ?? 0) <= now) this.run(r.id, () => this.check(r));
       // Downloads go on whatever the backend: the result URLs are absolute and lapse in 12 hours.
-      const downloading = this.o.store.inState('downloading');
+      const downloading = this.opts.store.inState('downloading');
       for (const r of downloading) if (!this.busy.has(r.id)) this.run(r.id, () => this.download(r));
       // Canceled by another process (apps cancel, the app's Queue) while downloading here.
       for (const id of this.aborts.keys())
@@ -142,22 +141,22 @@ export class AppRunner {
   }
 
   private learnBackend(): void {
-    if (this.asking || Date.now() - this.hereAt < 1000) return;
+    if (this.asking || Date.now() - this.localBackendAt < 1000) return;
     this.asking = true;
-    this.o
+    this.opts
       .backend()
       .then(
         (b) => {
-          const changed = b !== this.here;
-          this.here = b;
+          const changed = b !== this.localBackend;
+          this.localBackend = b;
           // A closed or locked file: the next change of backend, or the next process, adopts them.
-          if (changed && this.o.store.db.open)
+          if (changed && this.opts.store.db.open)
             try {
-              this.o.store.adoptUnowned(b);
+              this.opts.store.adoptUnowned(b);
             } catch {
               /* see above */
             }
-          this.hereAt = Date.now();
+          this.localBackendAt = Date.now();
           if (changed) this.kick();
         },
         () => undefined,
@@ -166,18 +165,17 @@ export class AppRunner {
   }
 
   /**
-   * Whether this process may submit or poll the run: it was queued for the backend in use here (a
-   * run id means nothing on another server, and a run confirmed for the Sandbox must not be paid
-   * for on the live service). Runs from before backends were recorded are adopted by the first
-   * backend learnt here (AppRunStore.adoptUnowned); until then they wait.
+   * Whether this process may submit or poll the run: only on the backend it was queued for (a run id
+   * means nothing elsewhere, and a Sandbox run must not be paid for live). Runs from before backends
+   * were recorded wait until AppRunStore.adoptUnowned gives them this one.
    */
   private ours(r: AppRunRow): boolean {
-    return r.backend !== null && r.backend === this.here;
+    return r.backend !== null && r.backend === this.localBackend;
   }
 
   /** The exact check just before a request: the backend may have changed since the last answer. */
   private async stillOurs(r: AppRunRow): Promise<boolean> {
-    return r.backend === null || r.backend === (await this.o.backend());
+    return r.backend === null || r.backend === (await this.opts.backend());
   }
 
   /**
@@ -186,19 +184,19 @@ export class AppRunner {
    * Any process does it, holding the queue or not; the queue's next holder on the Sandbox sends it.
    */
   settleGoneSandbox(): void {
-    const owners = this.o.sandboxOwners;
-    const gone = owners ? this.o.store.requeueGoneSandbox(RUN_SANDBOX_GONE, owners.live()) : [];
+    const owners = this.opts.sandboxOwners;
+    const gone = owners ? this.opts.store.requeueGoneSandbox(RUN_SANDBOX_GONE, owners.live()) : [];
     // Sent again, it gets a new run id and new names: its earlier parts would never be resumed.
     for (const r of gone) void removeParts(r);
-    if (gone.length) this.o.onChange?.();
+    if (gone.length) this.opts.onChange?.();
   }
 
   private recover(): void {
-    for (const r of this.o.store.inState('submitting')) {
+    for (const r of this.opts.store.inState('submitting')) {
       // The built-in Sandbox stopped with the process that was sending (and is free): see REQUEUE_FRESH.
-      if (r.backend === 'sandbox') this.o.store.move(r.id, 'submitting', 'queued', RUN_REQUEUE_FRESH);
+      if (r.backend === 'sandbox') this.opts.store.move(r.id, 'submitting', 'queued', RUN_REQUEUE_FRESH);
       else
-        this.o.store.move(r.id, 'submitting', 'needs_attention', {
+        this.opts.store.move(r.id, 'submitting', 'needs_attention', {
           error: ATTENTION.interruptedSubmit.replace('task', 'run'),
         });
     }
@@ -211,9 +209,9 @@ export class AppRunner {
    * still `downloading` keeps the part of the result it is on: this process resumes it.
    */
   private async removeStaleParts(): Promise<void> {
-    for (const r of this.o.store.withResultsNotDone()) {
+    for (const r of this.opts.store.withResultsNotDone()) {
       // Read again just before: a Retry since the list was read resumes its part.
-      const now = this.o.store.get(r.id);
+      const now = this.opts.store.get(r.id);
       if (now) await removeParts(now, now.state === 'downloading' ? now.outputs.length : Infinity);
     }
   }
@@ -226,8 +224,8 @@ export class AppRunner {
   /** Results of the built-in Sandbox live in the process that ran it; see Engine.resultsGoneWithSandbox. */
   private async resultsGoneWithSandbox(r: AppRunRow): Promise<boolean> {
     const url = r.results?.[0]?.url;
-    if (!this.o.builtInSandboxUrl || !url || r.backend !== 'sandbox') return false;
-    return fromAnotherSandbox(url, await this.o.builtInSandboxUrl());
+    if (!this.opts.builtInSandboxUrl || !url || r.backend !== 'sandbox') return false;
+    return fromAnotherSandbox(url, await this.opts.builtInSandboxUrl());
   }
 
   private run(id: string, fn: () => Promise<void>): void {
@@ -235,7 +233,7 @@ export class AppRunner {
       .catch((err) => console.error(`mediadesk apps: run ${id}: ${(err as Error).stack ?? err}`))
       .finally(() => {
         this.busy.delete(id);
-        this.o.onChange?.();
+        this.opts.onChange?.();
       });
     this.busy.set(id, p);
   }
@@ -244,9 +242,9 @@ export class AppRunner {
     if (!(await this.stillOurs(r))) return;
     // On the built-in Sandbox the run lives in this process's: recorded, so that once this process
     // no longer holds the queue every reader knows the run is gone (AppRunStore.requeueGoneSandbox).
-    const sandboxOf = r.backend === 'sandbox' ? (this.o.sandboxOwners?.here() ?? null) : null;
+    const sandboxOf = r.backend === 'sandbox' ? (this.opts.sandboxOwners?.here() ?? null) : null;
     if (
-      !this.o.store.move(r.id, 'queued', 'submitting', {
+      !this.opts.store.move(r.id, 'queued', 'submitting', {
         attemptId: randomUUID(),
         attempts: r.attempts + 1,
         error: null,
@@ -255,11 +253,11 @@ export class AppRunner {
       })
     )
       return;
-    this.o.onChange?.();
+    this.opts.onChange?.();
     let view: RunView;
     try {
       view = parseRun(
-        await this.o.client.create(`/v1/ai/apps/${encodeURIComponent(r.appId)}/run`, { inputs: r.inputs }),
+        await this.opts.client.create(`/v1/ai/apps/${encodeURIComponent(r.appId)}/run`, { inputs: r.inputs }),
       );
     } catch (err) {
       return this.onCreateError(r, err);
@@ -267,23 +265,23 @@ export class AppRunner {
     const now = Date.now();
     if (!view.runId) {
       // Accepted but unidentifiable: it may run and charge; only the user can decide.
-      this.o.store.move(r.id, 'submitting', 'needs_attention', {
+      this.opts.store.move(r.id, 'submitting', 'needs_attention', {
         error: ATTENTION.ambiguousCreate('the server accepted the run without naming it').replace('task', 'run'),
       });
       return;
     }
-    const moved = this.o.store.move(r.id, 'submitting', 'running', {
+    const moved = this.opts.store.move(r.id, 'submitting', 'running', {
       runId: view.runId,
       runStatus: view.status,
       submittedAt: now,
       nextPollAt: now + this.poll.firstMs,
     });
     // Canceled while the POST was in flight: keep the run id so the charge can be traced.
-    if (!moved) this.o.store.db.prepare('UPDATE app_runs SET run_id = ? WHERE id = ?').run(view.runId, r.id);
+    if (!moved) this.opts.store.db.prepare('UPDATE app_runs SET run_id = ? WHERE id = ?').run(view.runId, r.id);
   }
 
   private onCreateError(r: AppRunRow, err: unknown): void {
-    const s = this.o.store;
+    const s = this.opts.store;
     if (
       err instanceof ApiError &&
       !err.mayHaveReachedServer &&
@@ -309,15 +307,17 @@ export class AppRunner {
     if (!(await this.stillOurs(r))) return;
     let view: RunView;
     try {
-      view = parseRun(await this.o.client.get(`/v1/ai/apps/runs/${encodeURIComponent(r.runId!)}`));
+      view = parseRun(await this.opts.client.get(`/v1/ai/apps/runs/${encodeURIComponent(r.runId!)}`));
     } catch (err) {
       if (err instanceof ApiError && err.status === 404) {
-        if (r.backend === 'sandbox') this.o.store.move(r.id, 'running', 'queued', RUN_REQUEUE_FRESH);
+        if (r.backend === 'sandbox') this.opts.store.move(r.id, 'running', 'queued', RUN_REQUEUE_FRESH);
         else
-          this.o.store.move(r.id, 'running', 'needs_attention', { error: ATTENTION.lostTask.replace(/task/g, 'run') });
+          this.opts.store.move(r.id, 'running', 'needs_attention', {
+            error: ATTENTION.lostTask.replace(/task/g, 'run'),
+          });
       } else if (err instanceof ApiError && err.status === 403)
-        this.o.store.move(r.id, 'running', 'failed', { error: explainAppError(err) });
-      else this.o.store.move(r.id, 'running', 'running', { nextPollAt: Date.now() + this.poll.maxMs });
+        this.opts.store.move(r.id, 'running', 'failed', { error: explainAppError(err) });
+      else this.opts.store.move(r.id, 'running', 'running', { nextPollAt: Date.now() + this.poll.maxMs });
       return;
     }
     const now = Date.now();
@@ -326,7 +326,7 @@ export class AppRunner {
         ? `Some steps failed${view.error ? `: ${view.error}` : ''}; the results that were produced are kept.`
         : null;
     if ((view.status === 'completed' || view.status === 'completed_with_errors') && view.results.length) {
-      this.o.store.move(r.id, 'running', 'downloading', {
+      this.opts.store.move(r.id, 'running', 'downloading', {
         runStatus: view.status,
         results: view.results,
         expiresAt: now + APP_RESULT_TTL_MS,
@@ -346,12 +346,12 @@ export class AppRunner {
             : view.status === 'failed'
               ? 'The run failed on the server.'
               : 'The run finished without results.';
-      this.o.store.move(r.id, 'running', 'failed', { runStatus: view.status, error: why });
+      this.opts.store.move(r.id, 'running', 'failed', { runStatus: view.status, error: why });
     } else {
       // pending / running (or a status this build does not know): keep polling, backing off.
       const age = now - (r.submittedAt ?? now);
       const delay = Math.min(this.poll.maxMs, Math.max(this.poll.minMs, age / 4));
-      this.o.store.move(r.id, 'running', 'running', { runStatus: view.status, nextPollAt: now + delay });
+      this.opts.store.move(r.id, 'running', 'running', { runStatus: view.status, nextPollAt: now + delay });
     }
   }
 
@@ -360,7 +360,7 @@ export class AppRunner {
     this.aborts.set(r.id, ac);
     try {
       if (await this.resultsGoneWithSandbox(r)) {
-        if (this.o.store.move(r.id, 'downloading', 'queued', RUN_REQUEUE_FRESH)) await removeParts(r);
+        if (this.opts.store.move(r.id, 'downloading', 'queued', RUN_REQUEUE_FRESH)) await removeParts(r);
         return;
       }
       await ensureFolder(r.outDir);
@@ -370,8 +370,8 @@ export class AppRunner {
       const outputs = [...r.outputs];
       // The results are kept 12 h from the run's end: until then a lapsed link is worth renewing.
       const keptUntil =
-        this.o.expiredPatienceMs !== undefined
-          ? Date.now() + this.o.expiredPatienceMs
+        this.opts.expiredPatienceMs !== undefined
+          ? Date.now() + this.opts.expiredPatienceMs
           : (r.expiresAt ?? Date.now() + APP_RESULT_TTL_MS);
       for (let i = outputs.length; i < results.length; i++) {
         const base = planned[i];
@@ -383,10 +383,12 @@ export class AppRunner {
           } catch (err) {
             if (!(err instanceof ExpiredUrlError) || ac.signal.aborted) throw err;
             // The links lapsed: the run record gives fresh ones (nothing is paid again).
-            const fresh = parseRun(await this.o.client.get(`/v1/ai/apps/runs/${encodeURIComponent(r.runId!)}`)).results;
+            const fresh = parseRun(
+              await this.opts.client.get(`/v1/ai/apps/runs/${encodeURIComponent(r.runId!)}`),
+            ).results;
             if (fresh[i] && fresh[i].url !== results[i].url) {
               results = fresh;
-              this.o.store.move(r.id, 'downloading', 'downloading', { results });
+              this.opts.store.move(r.id, 'downloading', 'downloading', { results });
             } else {
               await waitForRenewedLinks(err, round, keptUntil, ac.signal);
             }
@@ -399,15 +401,15 @@ export class AppRunner {
         }
         outputs.push(placed);
         // Canceled meanwhile (another process): its part is of no more use either.
-        const recorded = this.o.store.move(r.id, 'downloading', 'downloading', { outputs });
+        const recorded = this.opts.store.move(r.id, 'downloading', 'downloading', { outputs });
         await removeQuietly(part);
         if (!recorded) return;
       }
-      this.o.store.move(r.id, 'downloading', 'done', {});
+      this.opts.store.move(r.id, 'downloading', 'done', {});
     } catch (err) {
       if (ac.signal.aborted) return;
       const msg = err instanceof ApiError ? err.describe() : (err as Error).message;
-      this.o.store.move(r.id, 'downloading', 'failed', {
+      this.opts.store.move(r.id, 'downloading', 'failed', {
         error: `Download failed: ${msg}. The run is paid; Retry downloads it again without a new charge.`,
       });
     } finally {
@@ -425,7 +427,7 @@ export class AppRunner {
       ac.abort();
       await this.busy.get(id);
     }
-    const r = this.o.store.get(id);
+    const r = this.opts.store.get(id);
     if (r && r.state !== 'downloading') await removeParts(r);
   }
 }

@@ -40,7 +40,7 @@ function toDeskError(err: unknown): DeskError {
 export async function prepareInputs(
   def: AppDefinition,
   raw: Record<string, string | number>,
-  o: { check?: boolean } = {},
+  opts: { check?: boolean } = {},
 ): Promise<Record<string, unknown>> {
   const invalid = appInputProblems(def, raw);
   if (invalid.length)
@@ -50,7 +50,7 @@ export async function prepareInputs(
     const v = raw[input.id];
     if (v === undefined || v === '') continue;
     if (input.type === 'number') out[input.id] = Number(v);
-    else if (input.type === 'creation' && o.check) await creationFile(String(v), input.id);
+    else if (input.type === 'creation' && opts.check) await creationFile(String(v), input.id);
     else if (input.type === 'creation') out[input.id] = await creationValue(String(v), input.id);
     else out[input.id] = String(v);
   }
@@ -75,26 +75,26 @@ export interface AppsServiceOptions {
 export class AppsService {
   readonly store: AppRunStore;
   readonly runner: AppRunner;
-  private readonly o: AppsServiceOptions;
+  private readonly opts: AppsServiceOptions;
 
-  constructor(o: AppsServiceOptions) {
-    this.o = o;
-    this.store = o.store;
+  constructor(opts: AppsServiceOptions) {
+    this.opts = opts;
+    this.store = opts.store;
     this.runner = new AppRunner({
-      store: o.store,
-      client: o.client,
-      lease: o.lease,
-      backend: o.backend,
-      builtInSandboxUrl: o.builtInSandboxUrl,
-      sandboxOwners: o.sandboxOwners,
-      onChange: o.onChange,
-      poll: o.poll,
+      store: opts.store,
+      client: opts.client,
+      lease: opts.lease,
+      backend: opts.backend,
+      builtInSandboxUrl: opts.builtInSandboxUrl,
+      sandboxOwners: opts.sandboxOwners,
+      onChange: opts.onChange,
+      poll: opts.poll,
     });
   }
 
   async list(): Promise<AppSummary[]> {
     try {
-      return parseAppList(await this.o.client.get('/v1/ai/apps'));
+      return parseAppList(await this.opts.client.get('/v1/ai/apps'));
     } catch (err) {
       throw toDeskError(err);
     }
@@ -102,7 +102,7 @@ export class AppsService {
 
   async get(id: string): Promise<AppDefinition> {
     try {
-      return parseAppDefinition(await this.o.client.get(`/v1/ai/apps/${encodeURIComponent(id)}`));
+      return parseAppDefinition(await this.opts.client.get(`/v1/ai/apps/${encodeURIComponent(id)}`));
     } catch (err) {
       throw toDeskError(err);
     }
@@ -119,11 +119,9 @@ export class AppsService {
   }
 
   /**
-   * Queues a run. The definition is read again so the cost the user confirmed is the cost now:
-   * if it changed, nothing is queued and the user sees the new figure. With `resume`, a pending
-   * run of the same app, inputs and folder on the same backend is followed instead (nothing is
-   * paid for it again); the lookup and the insert share one write transaction, so two processes
-   * cannot both queue.
+   * Queues a run, unless the cost the user confirmed is no longer the definition's. With `resume`, a
+   * pending run of the same app, inputs, folder and backend is followed instead (not paid again); the
+   * lookup and the insert share one write transaction, so two processes cannot both queue.
    */
   async run(req: {
     appId: string;
@@ -134,12 +132,12 @@ export class AppsService {
   }): Promise<AppRun & { resumed: boolean }> {
     const def = await this.get(req.appId);
     const inputs = await prepareInputs(def, req.inputs);
-    const outDir = resolve(req.outDir ?? this.o.defaultOutDir());
+    const outDir = resolve(req.outDir ?? this.opts.defaultOutDir());
     assertOutputFolder(outDir);
     // A result that cannot be written is a paid run lost: said before it is sent.
     const tooLong = windowsPathProblem(
       longestOutput(outDir, def.name, def.output ?? 'image'),
-      this.o.platform ?? process.platform,
+      this.opts.platform ?? process.platform,
       RESULT_SUFFIX_ROOM,
     );
     if (tooLong)
@@ -148,7 +146,7 @@ export class AppsService {
         `output folder: its results cannot be written: ${tooLong}; choose an output folder with a shorter path`,
         [{ field: 'outDir', reason: tooLong }],
       );
-    const backend = await this.o.backend();
+    const backend = await this.opts.backend();
     // A run it follows is reported as it stands.
     this.runner.settleGoneSandbox();
     const { row, resumed } = this.store.db
@@ -183,7 +181,7 @@ export class AppsService {
     // A paid run whose download failed: fetch its results again (retry never re-sends a paid run).
     if (row.state === 'failed') return { ...(await this.retry(row.id)), resumed };
     this.runner.kick();
-    this.o.onChange?.();
+    this.opts.onChange?.();
     return { ...toAppRun(row), resumed };
   }
 
@@ -210,7 +208,7 @@ export class AppsService {
       ? 'Canceled; the run was already submitted and may still be charged.'
       : 'Canceled before submission.';
     if (!this.store.move(id, r.state, 'canceled', { error: why })) return this.cancel(id);
-    this.o.onChange?.();
+    this.opts.onChange?.();
     await this.runner.discardParts(id);
     return this.one(id);
   }
@@ -249,7 +247,7 @@ export class AppsService {
     else ok = this.store.move(id, r.state, 'queued', { ...RUN_REQUEUE_FRESH, ...(backend ? { backend } : {}) });
     if (!ok) throw new DeskError('conflict', `run ${id} changed while retrying; try again`);
     this.runner.kick();
-    this.o.onChange?.();
+    this.opts.onChange?.();
     return this.one(id);
   }
 }

@@ -3,10 +3,11 @@ import type { ResultKind } from '../../../shared/catalogue/index.ts';
 import { keylessIdentity } from '../../../shared/contract/foundation.ts';
 import { portableName } from '../../../shared/file-names.ts';
 import type { AppRun } from '../../../shared/contract/team.ts';
-import type { Db } from '../db/open.ts';
+import { openDatabase, type Db } from '../db/open.ts';
 import { extensionOf, longestExt } from '../downloads/naming.ts';
 import { canMove, type JobState } from '../queue/states.ts';
 import { sandboxGone } from '../queue/store.ts';
+import { APPS_LEDGER, APPS_MIGRATIONS } from './migrations.ts';
 import type { RunResult } from './wire.ts';
 
 export interface AppRunRow {
@@ -146,10 +147,9 @@ const slug = (s: string) =>
 const kindOf = (k: string): ResultKind => (k === 'video' || k === 'audio' ? k : 'image');
 
 /**
- * Where a run's results go, in order (before a collision suffix): named after the app and the
- * server's run id, in the run's folder, from what the row holds. Downloads write these plus
- * `.part`, and only those are ever removed as a run's parts: never a user's file beside them.
- * Each result's extension follows its own kind (the `result` array it came from), then the app's.
+ * Where a run's results go, in order (before a collision suffix), named after the app and run id with
+ * the extension of each result's kind. Downloads write these plus `.part`, and only those are ever
+ * removed as a run's parts, never a user's file beside them.
  */
 export function plannedOutputs(
   r: Pick<AppRunRow, 'id' | 'appName' | 'runId' | 'outDir' | 'outputKind' | 'results'>,
@@ -217,6 +217,11 @@ export const toAppRun = (r: AppRunRow): AppRun => ({
   retry: RETRYABLE.includes(r.state) ? retryPlan(r) : null,
 });
 
+/** The apps' own connection to mediadesk.db (`dbPaths(home).jobs`), its migrations applied; opened after the queue's. */
+export function openAppRunStore(path: string): AppRunStore {
+  return new AppRunStore(openDatabase(path, APPS_MIGRATIONS, { ledger: APPS_LEDGER }));
+}
+
 /**
  * App runs in mediadesk.db beside the tool jobs. Every state change is a compare-and-set on the
  * stored state (the queue's state machine), so a cancel racing a poll, or two processes, cannot
@@ -226,6 +231,10 @@ export class AppRunStore {
   readonly db: Db;
   constructor(db: Db) {
     this.db = db;
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
   }
 
   insert(r: {
@@ -287,11 +296,9 @@ export class AppRunStore {
   }
 
   /**
-   * The newest run of this app with these inputs (as sent) and folder, for this backend, that is
-   * still pending: not settled, waiting for the user (needs attention), or paid with only its
-   * download failed. Following it instead of queuing another is how a re-run after Ctrl-C never
-   * pays twice. A run of another backend (or of unknown backend) is never followed: its run id
-   * means nothing on this one.
+   * The newest pending run (not settled, needing attention, or paid with only its download failed) of
+   * this app, inputs, folder and backend: followed instead of queuing another, a re-run after Ctrl-C
+   * never pays twice. Never one of another backend, where its run id means nothing.
    */
   unfinished(appId: string, outDir: string, inputs: Record<string, unknown>, backend: string): AppRunRow | null {
     const r = this.db

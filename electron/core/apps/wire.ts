@@ -1,12 +1,9 @@
 import type { AppDefinition, AppInput, AppSummary } from '../../../shared/contract/team.ts';
 
 /**
- * The app endpoints' bodies as the service's official description gives them (api-notes, "The
- * live service"): apps named by `sqid`, inputs `{id, key, type, label, config, required, default}`
- * with each type's limits in `config`, and a run's results under `data.result.{images, videos,
- * audios}`. Everything is still read defensively, with or without the `data` wrapper, and with the
- * earlier field names (`id`, top-level `options`/`min`/`max`/`max_length`, `results`/`generated`)
- * as fallbacks, so a deployment that differs in detail still parses.
+ * The app endpoints' bodies as the official description gives them (api-notes, "The live service"),
+ * read defensively (with or without `data`, earlier field names as fallbacks) so a deployment that
+ * differs in detail still parses.
  */
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
@@ -21,7 +18,7 @@ const num = (v: unknown): number | undefined =>
 const unwrap = (body: unknown): unknown => (obj(body).data !== undefined ? obj(body).data : body);
 /** The first of `keys` that `from` holds as a number. */
 const firstNum = (from: Obj[], ...keys: string[]): number | undefined => {
-  for (const o of from) for (const k of keys) if (num(o[k]) !== undefined) return num(o[k]);
+  for (const source of from) for (const k of keys) if (num(source[k]) !== undefined) return num(source[k]);
   return undefined;
 };
 
@@ -111,9 +108,9 @@ const RESULT_ARRAYS: [string, ResultMedia][] = [
 
 function resultOf(x: unknown, kind?: ResultMedia): RunResult {
   if (typeof x === 'string') return { url: x, ...(kind ? { kind } : {}) };
-  const o = obj(x);
-  const contentType = str(o.content_type) ?? str(o.mime_type);
-  return { url: str(o.url) ?? '', ...(contentType ? { contentType } : {}), ...(kind ? { kind } : {}) };
+  const fields = obj(x);
+  const contentType = str(fields.content_type) ?? str(fields.mime_type);
+  return { url: str(fields.url) ?? '', ...(contentType ? { contentType } : {}), ...(kind ? { kind } : {}) };
 }
 
 /**

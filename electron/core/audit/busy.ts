@@ -2,10 +2,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { AuditStore } from './store.ts';
 
 /**
- * How a process waits for the cache's write lock, which the mediadesk CLI and the app share.
- * better-sqlite3 waits inside the statement, holding the whole thread: in the app's main process
- * every window freezes meanwhile. So a write tries for `attemptMs`, then the wait goes on
- * asynchronously (whenWritable).
+ * How a process waits for the cache's write lock, shared with the CLI. better-sqlite3 waits inside the
+ * statement, freezing every window of the app meanwhile, so a write tries for `attemptMs` and the
+ * wait goes on asynchronously (whenWritable).
  */
 export interface LockWait {
   /** How long one try may hold this thread waiting for the lock (SQLite's busy_timeout). */
@@ -44,22 +43,20 @@ export class CacheBusyError extends Error {
 const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
 
 /**
- * Runs `write` (a store.writeTx or one write statement) once the cache's lock is free: each try
- * holds this thread at most `wait.attemptMs`; between tries this thread is free (backing off to
- * 1 s), `onWait` says what is waited for, and `signal` ends the wait (its AbortError thrown). A
- * write that failed busy never ran: a write transaction's first statement takes the lock. Gives
- * up with CacheBusyError, whose message ends with `afterwards` (what becomes of the task).
+ * Runs `write` (a writeTx, or one statement, which never ran if it failed busy) once the lock is free:
+ * each try holds the thread `attemptMs`, then it is free (backing off to 1 s) until `signal` or the
+ * CacheBusyError that gives up, its message ending with `afterwards` (what becomes of the task).
  */
 export async function whenWritable<T>(
   store: AuditStore,
   write: () => T,
-  o: { wait: LockWait; afterwards: string; signal?: AbortSignal; onWait?: (message: string) => void },
+  opts: { wait: LockWait; afterwards: string; signal?: AbortSignal; onWait?: (message: string) => void },
 ): Promise<T> {
   const started = Date.now();
   let lastImport: number | null = null;
   for (let attempt = 0; ; attempt++) {
     try {
-      return store.tryWrite(write, o.wait.attemptMs);
+      return store.tryWrite(write, opts.wait.attemptMs);
     } catch (err) {
       if (!isBusy(err)) throw err;
     }
@@ -68,16 +65,16 @@ export async function whenWritable<T>(
     if (importing) lastImport = now;
     // Held by anything else, the lock counts from the last sight of an import (a load's end can hand it to a sync there).
     const waited = now - started;
-    if (importing ? waited >= o.wait.giveUpImportMs : now - (lastImport ?? started) >= o.wait.giveUpMs) {
+    if (importing ? waited >= opts.wait.giveUpImportMs : now - (lastImport ?? started) >= opts.wait.giveUpMs) {
       const who =
         lastImport !== null
           ? 'an import in another process (the mediadesk CLI or the app)'
           : 'another process (the mediadesk CLI or the app)';
       throw new CacheBusyError(
-        `the audit cache stayed locked by ${who} for ${seconds(waited)}; nothing already stored was lost: ${o.afterwards}`,
+        `the audit cache stayed locked by ${who} for ${seconds(waited)}; nothing already stored was lost: ${opts.afterwards}`,
       );
     }
-    o.onWait?.(importing ? WAITING_FOR_IMPORT : WAITING_FOR_WRITER);
-    await sleep(Math.min(1000, 25 * 2 ** attempt), undefined, { signal: o.signal });
+    opts.onWait?.(importing ? WAITING_FOR_IMPORT : WAITING_FOR_WRITER);
+    await sleep(Math.min(1000, 25 * 2 ** attempt), undefined, { signal: opts.signal });
   }
 }

@@ -32,11 +32,9 @@ const MAX_ID = 512;
 const MAX_DEPTH = 16;
 const MAX_TEXT = 64 * 1024;
 /**
- * Nesting allowed in a whole event, every field counted (the event object is level 1; its
- * `action.data` is level 3, and the payload limit above keeps what is below it within 19). An
- * event deeper than this is refused at import and sync: a field outside the payload, 5,000 levels
- * deep in a 10 KB line, once passed and then overflowed the stack of whatever serialised the event
- * again (the web host's reply, an export).
+ * Nesting allowed in a whole event (the event is level 1, `action.data` level 3); deeper is refused
+ * at import and sync, since a field 5,000 levels deep overflowed the stack of whatever serialised
+ * the event again (the web host's reply, an export).
  */
 export const MAX_EVENT_DEPTH = 32;
 /**
@@ -51,8 +49,8 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 
 class Reject extends Error {}
 
-function str(o: Obj, key: string, where: string, required = false): string | null {
-  const v = o[key];
+function str(parent: Obj, key: string, where: string, required = false): string | null {
+  const v = parent[key];
   if (v === undefined || v === null || v === '') {
     if (required) throw new Reject(`${where}${key} is missing`);
     return null;
@@ -75,8 +73,8 @@ function intId(v: unknown, where: string): number | null {
   return n;
 }
 
-function optObj(o: Obj, key: string, where: string): Obj | null {
-  const v = o[key];
+function optObj(parent: Obj, key: string, where: string): Obj | null {
+  const v = parent[key];
   if (v === undefined || v === null) return null;
   if (!isObj(v)) throw new Reject(`${where}${key} must be an object, got ${typeName(v)}`);
   return v;
@@ -126,9 +124,9 @@ const tooLarge = (bytes: number) =>
   `the event is ${(bytes / 1024).toFixed(1)} KB, more than the ${MAX_EVENT_BYTES / 1024} KB an event may hold`;
 
 /** JSON.stringify recurses: nesting that JSON.parse accepted can still overflow it. */
-function serialize(e: Obj): string {
+function serialize(event: Obj): string {
   try {
-    return JSON.stringify(e);
+    return JSON.stringify(event);
   } catch (err) {
     if (err instanceof RangeError) throw new Reject('the event is nested too deeply to store');
     throw err;
@@ -139,10 +137,9 @@ function serialize(e: Obj): string {
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/;
 
 /**
- * Epoch ms of an ISO 8601 date-time with an explicit zone, NaN otherwise. The form every API
- * event has (`Date#toISOString`: 2026-03-15T23:59:59.188Z) is read digit by digit, as Date.parse
- * would read it (a day past the month's end rolls over, as there); any other form goes through
- * the pattern and Date.parse. A million-event import parses a million dates.
+ * Epoch ms of an ISO 8601 date-time with an explicit zone, NaN otherwise. The API's form
+ * (2026-03-15T23:59:59.188Z) is read digit by digit, as Date.parse would, since a million-event
+ * import parses a million dates; any other form goes through the pattern and Date.parse.
  */
 export function isoUtcMs(s: string): number {
   if (
@@ -216,10 +213,9 @@ function flattenInto(out: string[], v: unknown, depth: number, budget: { left: n
 }
 
 /**
- * Which group and folder a row belongs to (the API's group_id and folder_id filters offline):
- * the group and folder the event names in its payload, `action.data.group_id` and
- * `action.data.folder_reference` (spec, "Keys seen" of `data`). The actor's own group is not part
- * of an event, so it cannot be used. The project is `data.project_reference`, else `source.project`.
+ * Checks an event and makes its row. Group and folder (the API's filters, offline) are those the
+ * payload names, `action.data.group_id` and `.folder_reference` (the actor's group is not in an
+ * event); the project is `data.project_reference`, else `source.project`.
  */
 export function checkEvent(input: unknown, text?: string): Checked {
   try {
@@ -231,27 +227,27 @@ export function checkEvent(input: unknown, text?: string): Checked {
 }
 
 /** `text` is the event's own JSON text when the file had it: stored as is, so it is not re-serialized. */
-function toRow(e: unknown, text?: string): EventRow {
-  if (!isObj(e)) throw new Reject(`an event must be a JSON object, got ${typeName(e)}`);
+function toRow(event: unknown, text?: string): EventRow {
+  if (!isObj(event)) throw new Reject(`an event must be a JSON object, got ${typeName(event)}`);
   // The whole event, every field: what is stored is served again as it is (the detail drawer, an
   // export, `audit query --json`), so nothing of it may be deeper or larger than those can carry.
   if (text !== undefined) {
     const bytes = text.length > MAX_EVENT_BYTES / 3 ? Buffer.byteLength(text, 'utf8') : text.length;
     if (bytes > MAX_EVENT_BYTES) throw new Reject(tooLarge(bytes));
   }
-  if (deeperThan(e, MAX_EVENT_DEPTH)) throw new Reject(TOO_DEEP);
-  const eventId = str(e, 'event_id', '', true)!;
-  const date = str(e, 'date', '', true)!;
+  if (deeperThan(event, MAX_EVENT_DEPTH)) throw new Reject(TOO_DEEP);
+  const eventId = str(event, 'event_id', '', true)!;
+  const date = str(event, 'date', '', true)!;
   const ts = isoUtcMs(date);
   if (!Number.isFinite(ts)) throw new Reject(`date ${JSON.stringify(date.slice(0, 40))} is not an ISO 8601 date-time`);
-  if (!isObj(e.action))
+  if (!isObj(event.action))
     throw new Reject(
-      e.action === undefined ? 'action is missing' : `action must be an object, got ${typeName(e.action)}`,
+      event.action === undefined ? 'action is missing' : `action must be an object, got ${typeName(event.action)}`,
     );
-  const a = e.action;
+  const a = event.action;
   const eventType = str(a, 'event_type', 'action.', true)!;
-  const member = optObj(e, 'member', '') ?? {};
-  const source = optObj(e, 'source', '') ?? {};
+  const member = optObj(event, 'member', '') ?? {};
+  const source = optObj(event, 'source', '') ?? {};
   const data = optObj(a, 'data', 'action.') ?? {};
   const oldState = optObj(a, 'old_state', 'action.');
   const newState = optObj(a, 'new_state', 'action.');
@@ -271,14 +267,14 @@ function toRow(e: unknown, text?: string): EventRow {
     memberType: str(member, 'type', 'member.'),
     verb: str(a, 'verb', 'action.'),
     status: str(a, 'status', 'action.'),
-    category: str(e, 'category', ''),
+    category: str(event, 'category', ''),
     groupId: intId(data.group_id, 'action.data.group_id'),
     folderRef: typeof folderRef === 'string' && folderRef ? folderRef : null,
     projectRef: typeof projectRef === 'string' && projectRef ? projectRef : str(source, 'project', 'source.'),
     requestId: str(a, 'request_id', 'action.'),
     correlationId: str(a, 'correlation_id', 'action.'),
     resourceId: a.resource_id === undefined || a.resource_id === null ? null : String(a.resource_id),
-    raw: text ?? serialize(e),
+    raw: text ?? serialize(event),
     text: '',
   };
   if (text === undefined && row.raw.length > MAX_EVENT_BYTES / 3) {
@@ -291,7 +287,7 @@ function toRow(e: unknown, text?: string): EventRow {
     eventType,
     a.verb,
     a.status,
-    e.category,
+    event.category,
     memberEmail,
     a.project_name,
     a.folder_name,

@@ -31,19 +31,16 @@ export function csvCell(v: unknown, json: boolean): string {
 }
 
 /**
- * One event as an NDJSON line: its stored JSON text (kept as the file had it, numbers and all) on
- * one line. An event of a pretty-printed JSON array holds line breaks, which in valid JSON stand only
- * between tokens, so they go with the indentation after them; a line separator, C1 or bidi control
- * in a value is written escaped (`\u2028`), so no reader or terminal splits or reorders the line and
- * the event parses to the same value.
+ * One event as an NDJSON line: its stored JSON text, line breaks (only ever between tokens) removed
+ * with their indentation, and line separators, C1 and bidi controls escaped (`\u2028`) so no reader
+ * or terminal splits or reorders the line; it parses to the same value.
  */
 export const ndjsonLine = (raw: string): string => escapeJsonText(raw.replace(/[\r\n][\t\n\r ]*/g, '')) + '\n';
 
 /**
- * A cached event as an export or `audit query --json|--csv` writes it: its stored JSON text, or,
- * for an event beyond the limits of one event (storedEventProblem: cached before import and sync
- * refused such events), a note in its place: its indexed fields and, in `withheld`, why the rest
- * is not written. Written as it is, it would hand the same hostile text on to every reader.
+ * A cached event as an export or `audit query --json|--csv` writes it: its stored JSON text, or for
+ * one beyond an event's limits (cached before they were enforced) its indexed fields and, in
+ * `withheld`, why the rest is not handed on to every reader.
  */
 export function servedEvent(r: DbRow & { raw: string }): { raw: string; withheld: string | null } {
   const problem = storedEventProblem(r.raw);
@@ -80,10 +77,10 @@ export function csvRecord(event: Record<string, unknown>): string {
  */
 export async function exportEvents(
   dbPath: string,
-  o: { format: 'csv' | 'ndjson'; path: string; filters: AuditFilters; sort: AuditSort },
+  opts: { format: 'csv' | 'ndjson'; path: string; filters: AuditFilters; sort: AuditSort },
 ): Promise<{ path: string; rows: number }> {
   const db = new Database(dbPath, { readonly: true, fileMustExist: true });
-  const tmp = `${o.path}.partial-${process.pid}`;
+  const tmp = `${opts.path}.partial-${process.pid}`;
   const out = createWriteStream(tmp, { encoding: 'utf8' });
   const failed = new Promise<never>((_, reject) => out.once('error', reject));
   failed.catch(() => {});
@@ -92,11 +89,11 @@ export async function exportEvents(
     const write = async (s: string) => {
       if (!out.write(s)) await Promise.race([once(out, 'drain'), failed]);
     };
-    if (o.format === 'csv') await write(CSV_COLUMNS.join(',') + '\r\n');
+    if (opts.format === 'csv') await write(CSV_COLUMNS.join(',') + '\r\n');
     let buf = '';
-    for (const r of iterateEvents(db, o.filters, o.sort)) {
+    for (const r of iterateEvents(db, opts.filters, opts.sort)) {
       const { raw } = servedEvent(r);
-      buf += o.format === 'ndjson' ? ndjsonLine(raw) : csvRecord(JSON.parse(raw) as Record<string, unknown>);
+      buf += opts.format === 'ndjson' ? ndjsonLine(raw) : csvRecord(JSON.parse(raw) as Record<string, unknown>);
       rows++;
       if (buf.length > 256 * 1024) {
         await write(buf);
@@ -106,8 +103,8 @@ export async function exportEvents(
     if (buf) await write(buf);
     out.end();
     await Promise.race([once(out, 'finish'), failed]);
-    await rename(tmp, o.path);
-    return { path: o.path, rows };
+    await rename(tmp, opts.path);
+    return { path: opts.path, rows };
   } catch (err) {
     out.destroy();
     await rm(tmp, { force: true });

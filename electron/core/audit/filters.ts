@@ -80,8 +80,8 @@ export interface WhereOptions {
   ftsAsFilter?: boolean;
 }
 
-export function buildWhere(f: AuditFilters, o: WhereOptions = {}): Where {
-  const omit = o.omit;
+export function buildWhere(f: AuditFilters, opts: WhereOptions = {}): Where {
+  const omit = opts.omit;
   const where: string[] = [];
   const params: unknown[] = [];
   const { fromTs, toTsExclusive } = timeRange(f);
@@ -107,7 +107,7 @@ export function buildWhere(f: AuditFilters, o: WhereOptions = {}): Where {
   }
   const match = f.search ? ftsQuery(f.search) : null;
   if (match) {
-    where.push(`${o.ftsAsFilter ? '+seq' : 'seq'} IN (SELECT rowid FROM events_fts WHERE events_fts MATCH ?)`);
+    where.push(`${opts.ftsAsFilter ? '+seq' : 'seq'} IN (SELECT rowid FROM events_fts WHERE events_fts MATCH ?)`);
     params.push(match);
   }
   return { sql: where.length ? `WHERE ${where.join(' AND ')}` : '', params };

@@ -2,14 +2,9 @@ import type { Statement } from 'better-sqlite3';
 import type { Db } from '../db/open.ts';
 
 /**
- * Row keys that follow the event date: `seq = ts * KEY_SLOTS + n`, n the event's place among the
- * events of the same millisecond. Ordering by seq is then ordering by (ts, seq), so the FTS index,
- * whose rowid is seq, gives matches newest first and a page stops at its LIMIT instead of
- * collecting every match before sorting.
- *
- * The rule can only break for a millisecond holding more than KEY_SLOTS events, or for a date
- * beyond the safe-integer range (before 1691 or after 2248): such an event is stored under a free
- * key elsewhere ("spilled") and the cache records it, so queries go back to sorting by (ts, seq).
+ * Row keys follow the event date, `seq = ts * KEY_SLOTS + n`, so the FTS index (rowid = seq) lists
+ * matches in date order and a page stops at its LIMIT. A full millisecond or a date outside 1691-2248
+ * takes a free key elsewhere ("spilled", recorded), and queries then sort by (ts, seq).
  */
 export const KEY_SLOTS = 1024;
 export const MAX_KEY = Number.MAX_SAFE_INTEGER;

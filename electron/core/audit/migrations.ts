@@ -3,12 +3,9 @@ import { checkEvent } from './event.ts';
 import { KeyAllocator } from './keys.ts';
 
 /**
- * audit.db. `seq` is the rowid the FTS index points at; `ts` (epoch ms) is what every query sorts
- * and ranges on, and each filter index ends in ts so "filter + newest first + LIMIT" walks one
- * index without sorting. Columns used as sort keys are NOT NULL ('' for none) so keyset cursors
- * can compare row values without NULL holes. Since migration 3, seq follows ts (keys.ts). Since
- * migration 4 the event as received lives in events_raw under the same seq, so the events table
- * stays narrow (~200 bytes a row instead of ~1 KB) for index builds and filtered scans.
+ * audit.db. Each filter index ends in ts, so "filter + newest first + LIMIT" walks one index without
+ * sorting; sort-key columns are NOT NULL ('' for none) for keyset cursors. seq (the FTS rowid) follows
+ * ts (keys.ts), and the event as received lives in events_raw, keeping events narrow (~200 B a row).
  */
 export const AUDIT_MIGRATIONS: readonly Migration[] = [
   {
@@ -108,11 +105,9 @@ export const AUDIT_MIGRATIONS: readonly Migration[] = [
     version: 5,
     name: 'full-text index without positions',
     up: (db) => {
-      // Searches are words ANDed (filters.ts ftsQuery), never phrases or NEAR, so the token
-      // positions a detail=full index stores are never read; without them a bulk import indexes
-      // text faster and the index is smaller. Not detail=none: its prefix queries ("Hero*") walk every
-      // matching term's rowids, 7-8x slower (bench/history/audit-import.md, fourth round). The index is
-      // contentless: its text is derived again from each stored event, in seq order so it is appended to.
+      // Searches are ANDed words, never phrases, so positions are never read: detail=column indexes
+      // faster and smaller; detail=none made prefix queries 7-8x slower (bench/history/audit-import.md, fourth round). Contentless:
+      // the text is derived again from each stored event, in seq order so it is appended to.
       db.exec(
         `CREATE VIRTUAL TABLE events_fts_new USING fts5 (body, content = '', contentless_delete = 1, detail = column, tokenize = "unicode61 remove_diacritics 2 tokenchars '@._-'")`,
       );
@@ -132,11 +127,9 @@ export const AUDIT_MIGRATIONS: readonly Migration[] = [
     version: 6,
     name: 'event_id uniqueness as an index of its own',
     up: (db) => {
-      // The UNIQUE column constraint made an index no statement can drop, so a bulk load kept it
-      // live, and with random event ids (the API's look like UUIDs) it was the largest cost of
-      // the load (bench/history/audit-import.md, seventh round). As a named index it is set aside with
-      // the others and built sorted at the end; bulk_rows records a load's new rows, so the duplicates it
-      // let in are removed then and the row cached before always stays (store.ts).
+      // A UNIQUE constraint's index cannot be dropped, and with random ids it was a bulk load's largest
+      // cost: as a named index it is set aside and built at the end, where bulk_rows tells the
+      // duplicates the load let in from the rows cached before (store/bulk-indexes.ts).
       const table = db
         .prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'events'")
         .pluck()

@@ -147,10 +147,9 @@ export function queryEvents(db: Db, q: QueryInput): AuditQueryResponse {
 }
 
 /**
- * Full-text search in date order. seq follows the date (keys.ts), so the FTS index itself walks
- * the matches newest (or oldest) first by rowid and the page stops at its LIMIT: a term in every
- * other event costs what a rare one costs. The date range and the cursor become rowid bounds the
- * FTS index seeks to; the other filters are checked on each matching row.
+ * Full-text search in date order: seq follows the date (keys.ts), so the FTS index walks matches by
+ * rowid and a page stops at its LIMIT, a common term costing what a rare one does. Dates and cursor
+ * become rowid bounds; the other filters are checked on each matching row.
  */
 function searchByDate(db: Db, q: QueryInput, match: string): AuditQueryResponse {
   const desc = q.sort.dir !== 'asc';
@@ -262,10 +261,9 @@ export function facets(db: Db, filters: AuditFilters, limit: number): AuditFacet
       `SELECT event_type AS v, count(*) AS n, count(*) OVER () AS d FROM events ${t.sql} GROUP BY event_type ORDER BY n DESC, v LIMIT ?`,
     )
     .all(...t.params, limit) as Group<string>[];
-  // Counts walk the (member_id, ts) index alone; each label is one seek for the member's latest
-  // event. Taking max(member_email) in the same GROUP BY read every row of the table (1.9 s over
-  // 1,000,000 events, the wait behind a sort flip right after clearing the filters). One more than
-  // the limit: the group of actors without a user id is dropped here, and listed per e-mail below.
+  // Counts walk the (member_id, ts) index alone and each label is one seek: max(member_email) in the
+  // GROUP BY read every row (1.9 s at 1M events). One more than the limit: actors without a user id
+  // are dropped here and listed per e-mail below.
   const counts = db
     .prepare(
       `SELECT member_id AS v, count(*) AS n, count(*) OVER () AS d FROM events ${m.sql} GROUP BY member_id ORDER BY n DESC, v LIMIT ?`,

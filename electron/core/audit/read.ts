@@ -34,17 +34,19 @@ export function readingStopped(reason: string): string {
 }
 
 /**
- * Streams the file (or `o.source`) through its format parser and the event check. Memory is one
- * read chunk plus what the sink holds. Once `o.signal` is aborted no more is read, and the text
- * after the last chunk is left unparsed: a cut line is no rejection. `stopped`: the signal ended it
- * before the end of the file (a file read to its end is read, whenever the signal came). `onRead`:
- * the file's bytes read so far, before each chunk is parsed (not for `o.source`, whose size is unknown).
- * `drain`: awaited after each chunk is parsed.
+ * Streams the file (or `source`) through its parser and the event check, one chunk in memory. Once
+ * `signal` aborts nothing more is read or parsed (a cut line is no rejection), and `stopped` says so
+ * unless the file was read to its end. `onRead`: bytes read, before each chunk; `drain`: after it.
  */
 export async function readParsed(
   task: ReadTask,
   sink: RowSink,
-  o: { source?: TextSource; signal?: AbortSignal; onRead?: (bytes: number) => void; drain?: () => Promise<void> } = {},
+  opts: {
+    source?: TextSource;
+    signal?: AbortSignal;
+    onRead?: (bytes: number) => void;
+    drain?: () => Promise<void>;
+  } = {},
 ): Promise<{ stopped: boolean }> {
   let fatal = false;
   let stopped = false;
@@ -68,15 +70,15 @@ export async function readParsed(
     }
   };
   const parser = parserFor(task.format);
-  const stream = o.source ? null : createReadStream(task.path, { encoding: 'utf8', highWaterMark: 1 << 20 });
+  const stream = opts.source ? null : createReadStream(task.path, { encoding: 'utf8', highWaterMark: 1 << 20 });
   try {
-    for await (const chunk of o.source ?? (stream as AsyncIterable<string>)) {
-      if (stream) o.onRead?.(stream.bytesRead);
+    for await (const chunk of opts.source ?? (stream as AsyncIterable<string>)) {
+      if (stream) opts.onRead?.(stream.bytesRead);
       parser.feed(chunk, emit);
       // The sink's writes that must wait (for the cache's lock) are done before the next chunk is read.
-      await o.drain?.();
+      await opts.drain?.();
       if (fatal) break;
-      if (o.signal?.aborted) {
+      if (opts.signal?.aborted) {
         stopped = true;
         break;
       }

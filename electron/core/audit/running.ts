@@ -16,23 +16,22 @@ export class RunningTask<P, R> {
   }
 
   /**
-   * Runs `task` with a signal that `stop()` (or `outer`, a Ctrl-C) aborts, and a `progress` that
-   * keeps the last report for `snapshot()`. The caller checks `busy` first: one runs at a time.
-   * `stopping` is told the moment the signal aborts: the task itself may take a batch or a page
-   * to notice, and windows that did not ask for the stop would show it running on till then.
+   * Runs `task` (one at a time: the caller checks `busy`) with a signal that `stop()` or `outer` aborts,
+   * and a `progress` kept for `snapshot()`. `stopping` is told at once, since the task may take a batch
+   * to notice and other windows would show it running on till then.
    */
   async run(
-    task: (o: { signal: AbortSignal; progress: (p: P) => void }) => Promise<R>,
-    o: { outer?: AbortSignal; stopping?: () => void; ended?: (e: Ended<R>) => void } = {},
+    task: (controls: { signal: AbortSignal; progress: (p: P) => void }) => Promise<R>,
+    opts: { outer?: AbortSignal; stopping?: () => void; ended?: (e: Ended<R>) => void } = {},
   ): Promise<R> {
     const stop = new AbortController();
     const now = {
       progress: null as P | null,
       stop,
-      signal: o.outer ? AbortSignal.any([o.outer, stop.signal]) : stop.signal,
+      signal: opts.outer ? AbortSignal.any([opts.outer, stop.signal]) : stop.signal,
     };
     this.now = now;
-    const stopping = () => o.stopping?.();
+    const stopping = () => opts.stopping?.();
     now.signal.addEventListener('abort', stopping, { once: true });
     let ended: Ended<R>;
     try {
@@ -45,7 +44,7 @@ export class RunningTask<P, R> {
     } finally {
       now.signal.removeEventListener('abort', stopping);
       this.now = null;
-      o.ended?.(ended!);
+      opts.ended?.(ended!);
     }
   }
 

@@ -91,7 +91,7 @@ export class AuditService {
   }
 
   /** One sync at a time: a second caller shares the walk already running (and the first caller's `signal`). */
-  sync(o: { signal?: AbortSignal } = {}): Promise<SyncReport> {
+  sync(request: { signal?: AbortSignal } = {}): Promise<SyncReport> {
     const { onSyncProgress, onSyncStopping, onSyncDone } = this.opts;
     this.running ??= this.syncTask
       .run(
@@ -113,7 +113,11 @@ export class AuditService {
               },
             }),
           ),
-        { outer: o.signal, stopping: onSyncStopping, ended: (e) => onSyncDone?.({ report: e.result, error: e.error }) },
+        {
+          outer: request.signal,
+          stopping: onSyncStopping,
+          ended: (e) => onSyncDone?.({ report: e.result, error: e.error }),
+        },
       )
       .finally(() => {
         this.running = null;
@@ -255,13 +259,13 @@ export class AuditService {
     return timeline(this.store.db, filters, bucket);
   }
 
-  export(o: {
+  export(request: {
     format: 'csv' | 'ndjson';
     path: string;
     filters: AuditFilters;
     sort: AuditSort;
   }): Promise<{ path: string; rows: number }> {
-    return exportEvents(this.opts.dbPath, o);
+    return exportEvents(this.opts.dbPath, request);
   }
 
   async close(): Promise<void> {

@@ -1,9 +1,7 @@
 /**
- * The writing side of a bulk import's stage: the file's accepted rows go into a scratch SQLite
- * file beside the cache, batch by batch, and the cache copies them in with INSERT ... SELECT
- * (store.ts, `StagedRows`). The stage is written by a worker thread (stage-worker.ts), so reading,
- * parsing, checking and binding row values run on one core while the cache's inserts, full-text
- * index and key picking run on the other, without a row ever crossing threads as JS objects.
+ * The writing side of a load's stage: a worker thread (stage-worker.ts) reads, checks and writes the
+ * rows into a scratch SQLite file that the cache copies in by SQL (store/stage-copy.ts), so the two
+ * sides use two cores and no row crosses threads as a JS object.
  */
 import Database from 'better-sqlite3';
 import type { Statement } from 'better-sqlite3';
@@ -92,10 +90,9 @@ class StageWriter {
   }
 
   /**
-   * Writes one row into the batch in hand, opening its transaction with the first. Each row is
-   * written as it is read, so it dies young in V8: a batch held as 5,000 row objects until its
-   * commit outlived every scavenge and was copied and promoted, and collecting it cost the
-   * reading thread ~2 s of a 1,000,000-event load (bench/history/audit-import.md, tenth round).
+   * Writes one row into the batch in hand, opening its transaction with the first. Written as read,
+   * rows die young in V8: 5,000 held until the commit were promoted, and collecting them cost ~2 s of
+   * a 1M-event load (bench/history/audit-import.md, tenth round).
    */
   add(r: EventRow): void {
     if (!this.open) {
@@ -138,10 +135,9 @@ class StageWriter {
   }
 
   /**
-   * Commits the batch in hand (an empty one too): its rows are under ids lo <= id < hi, in file
-   * order. A write that failed mid-batch (a full disk) may have rolled the whole transaction back
-   * already; the batch is then announced empty, and the failure itself reaches the importer as
-   * the reading's stop.
+   * Commits the batch in hand (an empty one too), its rows under ids lo <= id < hi in file order. A
+   * write that failed mid-batch (a full disk) may have rolled it back: it is then announced empty, and
+   * the failure reaches the importer as the reading's stop.
    */
   commit(): Pick<StagedBatch, 'lo' | 'hi' | 'ts'> {
     let lo = this.open ? this.lo : this.nextId;

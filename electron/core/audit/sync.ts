@@ -75,10 +75,8 @@ export function planWindows(nowMs: number, completeThrough: number | null): Wind
 }
 
 /**
- * A walk planned on an earlier day and resumed now: its windows reach back past what the service
- * still keeps (15 days), a `date_from` it may refuse and events it no longer has. Each window is
- * cut to the retention, and one wholly older dropped; its stored cursor stays (a 400 on it restarts
- * the window anyway).
+ * A walk planned on an earlier day may reach past the service's 15-day retention: each window is cut
+ * to it and one wholly older dropped. Its stored cursor stays (a 400 on it restarts the window anyway).
  */
 export function withinRetention(windows: readonly Window[], nowMs: number): Window[] {
   const oldest = dayOf(dayStart(nowMs) - WINDOW_DAYS * DAY_MS);
@@ -105,15 +103,15 @@ const FORBIDDEN_HINT: Partial<Record<SyncErrorKind, string>> = {
  * page's rows and the cursor that follows it are committed together, so a kill at any point
  * resumes at the first page not yet stored, and re-reading a page only meets INSERT OR IGNORE.
  */
-export async function runSync(o: SyncOptions): Promise<SyncReport> {
-  const clock = o.clock ?? (() => new Date());
-  const perPage = o.perPage ?? 100;
-  const attempts = o.attempts ?? 4;
-  const target = await o.target();
+export async function runSync(opts: SyncOptions): Promise<SyncReport> {
+  const clock = opts.clock ?? (() => new Date());
+  const perPage = opts.perPage ?? 100;
+  const attempts = opts.attempts ?? 4;
+  const target = await opts.target();
   const fp = keyFingerprint(target.apiKey);
   // Retries are ours, not the client's: every attempt must pass the ledger first.
-  const client = new ApiClient(() => target, { retries: 0, maxDelayMs: o.maxBackoffMs ?? 30_000 });
-  const state = o.state.load(fp);
+  const client = new ApiClient(() => target, { retries: 0, maxDelayMs: opts.maxBackoffMs ?? 30_000 });
+  const state = opts.state.load(fp);
   const startedAt = clock().getTime();
   const report: SyncReport = { outcome: 'complete', pages: 0, received: 0, inserted: 0, requests: 0, windows: [] };
 
@@ -135,60 +133,60 @@ export async function runSync(o: SyncOptions): Promise<SyncReport> {
     state.walkStartedAt = startedAt;
   }
   report.windows = [...state.windows];
-  const lockWait = o.lockWait ?? APP_LOCK_WAIT;
+  const lockWait = opts.lockWait ?? APP_LOCK_WAIT;
   // A wait for the cache is said once, in the progress, until the write it held back is done.
-  let waitingSaid: string | null = null;
+  let lastWaiting: string | null = null;
   const write = async <T>(f: () => T): Promise<T> => {
-    const r = await whenWritable(o.store, f, {
+    const r = await whenWritable(opts.store, f, {
       wait: lockWait,
-      signal: o.signal,
+      signal: opts.signal,
       afterwards: RESUME_LATER,
       onWait: (waiting) => {
-        if (waiting === waitingSaid || !o.onProgress) return;
-        waitingSaid = waiting;
+        if (waiting === lastWaiting || !opts.onProgress) return;
+        lastWaiting = waiting;
         const window = state.windows[0] ?? report.windows[0];
-        o.onProgress({
+        opts.onProgress({
           window,
           pages: report.pages,
           received: report.received,
           inserted: report.inserted,
-          budgetLeft: o.ledger.usage(fp, clock()).left,
+          budgetLeft: opts.ledger.usage(fp, clock()).left,
           waiting,
         });
       },
     });
-    waitingSaid = null;
+    lastWaiting = null;
     return r;
   };
 
   try {
-    await write(() => o.state.save(state));
-    while (state.windows.length > 0 && !o.signal?.aborted) {
-      await walkWindow(o, client, fp, state, report, { perPage, attempts, clock, write });
+    await write(() => opts.state.save(state));
+    while (state.windows.length > 0 && !opts.signal?.aborted) {
+      await walkWindow(opts, client, fp, state, report, { perPage, attempts, clock, write });
     }
-    if (o.signal?.aborted && state.windows.length > 0) return { ...report, outcome: 'stopped' };
+    if (opts.signal?.aborted && state.windows.length > 0) return { ...report, outcome: 'stopped' };
     state.completeThrough = state.walkStartedAt ?? startedAt;
     state.walkStartedAt = null;
     state.lastSuccessAt = clock().getTime();
     state.lastError = null;
     state.retryAfterUntil = null;
-    await write(() => o.state.save(state));
+    await write(() => opts.state.save(state));
     return report;
   } catch (err) {
     // Interrupted while waiting to retry: the place is saved with each page, and no error was the server's.
-    if (o.signal?.aborted && !(err instanceof SyncStop)) return { ...report, outcome: 'stopped' };
+    if (opts.signal?.aborted && !(err instanceof SyncStop)) return { ...report, outcome: 'stopped' };
     const stop =
       err instanceof SyncStop
         ? err
         : isDiskFull(err)
-          ? new SyncStop('disk_full', diskFullSyncStop(o.store, report.inserted))
+          ? new SyncStop('disk_full', diskFullSyncStop(opts.store, report.inserted))
           : err instanceof CacheBusyError
             ? new SyncStop('busy', err.message)
             : new SyncStop('network', err instanceof Error ? err.message : String(err));
     state.lastError = { kind: stop.kind, message: stop.message, at: clock().getTime() };
     if (stop.retryAfterUntil !== undefined) state.retryAfterUntil = stop.retryAfterUntil;
     try {
-      o.store.tryWrite(() => o.state.save(state), lockWait.attemptMs);
+      opts.store.tryWrite(() => opts.state.save(state), lockWait.attemptMs);
     } catch (saveErr) {
       // On a full disk, or a cache another process still holds, the error cannot be recorded; the
       // walk's place was saved with its last page.
@@ -202,12 +200,12 @@ export async function runSync(o: SyncOptions): Promise<SyncReport> {
 type Write = <T>(f: () => T) => Promise<T>;
 
 async function walkWindow(
-  o: SyncOptions,
+  opts: SyncOptions,
   client: ApiClient,
   fp: string,
   state: SyncState,
   report: SyncReport,
-  c: { perPage: number; attempts: number; clock: () => Date; write: Write },
+  walk: { perPage: number; attempts: number; clock: () => Date; write: Write },
 ): Promise<void> {
   const window = state.windows[0];
   // With newest-first pages, once a page reaches below the already complete instant the rest of
@@ -217,12 +215,12 @@ async function walkWindow(
   let newestFirst = true;
   let restartedCursor = false;
   for (;;) {
-    if (o.signal?.aborted) return;
-    const params = new URLSearchParams({ date_from: window.from, date_to: window.to, per_page: String(c.perPage) });
+    if (opts.signal?.aborted) return;
+    const params = new URLSearchParams({ date_from: window.from, date_to: window.to, per_page: String(walk.perPage) });
     if (state.cursor) params.set('cursor', state.cursor);
     let page: Page;
     try {
-      page = await fetchPage(o, client, fp, params, report, c);
+      page = await fetchPage(opts, client, fp, params, report, walk);
     } catch (err) {
       if (
         err instanceof ApiError &&
@@ -253,9 +251,9 @@ async function walkWindow(
     const reachedKnown = floor !== null && newestFirst && rows.length > 0 && lastTs < floor;
     const windowDone = next === null || reachedKnown;
     // The page's rows and the place after it, committed together; the state moves on only then.
-    const counts = await c.write(() =>
-      o.store.insertBatch(rows, 'sync', () => {
-        o.state.save({
+    const counts = await walk.write(() =>
+      opts.store.insertBatch(rows, 'sync', () => {
+        opts.state.save({
           ...state,
           windows: windowDone ? state.windows.slice(1) : state.windows,
           cursor: windowDone ? null : next,
@@ -269,12 +267,12 @@ async function walkWindow(
     report.pages++;
     report.received += page.data.length;
     report.inserted += counts.inserted;
-    o.onProgress?.({
+    opts.onProgress?.({
       window,
       pages: report.pages,
       received: report.received,
       inserted: report.inserted,
-      budgetLeft: o.ledger.usage(fp, c.clock()).left,
+      budgetLeft: opts.ledger.usage(fp, walk.clock()).left,
     });
     if (windowDone) return;
   }
@@ -298,16 +296,16 @@ function refuse(report: SyncReport, e: unknown, item: number, reason: string): v
 }
 
 async function fetchPage(
-  o: SyncOptions,
+  opts: SyncOptions,
   client: ApiClient,
   fp: string,
   params: URLSearchParams,
   report: SyncReport,
-  c: { attempts: number; clock: () => Date; write: Write },
+  walk: { attempts: number; clock: () => Date; write: Write },
 ): Promise<Page> {
   for (let attempt = 1; ; attempt++) {
     try {
-      await c.write(() => o.ledger.reserve(fp, c.clock()));
+      await walk.write(() => opts.ledger.reserve(fp, walk.clock()));
     } catch (err) {
       if (err instanceof BudgetExhaustedError) throw new SyncStop('budget_exhausted', err.message);
       throw err;
@@ -320,7 +318,7 @@ async function fetchPage(
       const s = err.status;
       if (s === 429) {
         const waitSec = err.retryAfterSec ?? 60;
-        const until = c.clock().getTime() + Math.ceil(waitSec * 1000);
+        const until = walk.clock().getTime() + Math.ceil(waitSec * 1000);
         throw new SyncStop(
           'rate_limited',
           `429 ${err.message}: the API asks to wait ${Math.ceil(waitSec)} s (until ${new Date(until).toISOString()}); the sync stopped and resumes from here next time`,
@@ -337,12 +335,14 @@ async function fetchPage(
         throw new SyncStop('invalid', `the API rejected the request: ${err.describe()}`);
       }
       // 5xx, network, timeout: retry with backoff, each retry paid from the budget.
-      if (attempt >= c.attempts)
+      if (attempt >= walk.attempts)
         throw new SyncStop(
           s ? 'server' : 'network',
           `${err.describe()} (after ${attempt} attempts; the sync resumes from here next time)`,
         );
-      await sleep(backoffDelay(attempt, err.retryAfterSec, o.maxBackoffMs ?? 30_000), undefined, { signal: o.signal });
+      await sleep(backoffDelay(attempt, err.retryAfterSec, opts.maxBackoffMs ?? 30_000), undefined, {
+        signal: opts.signal,
+      });
     }
   }
 }

@@ -1,16 +1,7 @@
 /**
- * Probes reference sources and applies the shared reference rules: the engine's enforcement
- * before submission and the CLI's `video check`.
- *
- *   checkReferences({ family, sources, body? }) -> Promise<CheckReport>
- *
- * Report: { ok, family, references: [{ source, ok, probe, errors }], frames: [{ field, source, ok,
- * probe, errors }], errors, warnings }. Frames are the body's start and end frame when given as a
- * URL, a local path or inline data (base64, a data: URI): probed and held to their field's rules as
- * reference images are. Inline data is checked by its decoded content and named by where it sits
- * ('image (inline data)'), in messages and as the report's source, never by its base64. A source
- * that cannot be probed gets probe: null and an error with rule 'probe'; rules that span several
- * sources (count, combined duration, mentions, keyframes, prompt) sit in the top-level errors.
+ * Probes reference sources and frames and applies the shared reference rules (the engine's check
+ * before submission, the CLI's `video check`). Inline data is named by where it sits, never by its
+ * base64; rules spanning several sources go in the top-level errors.
  */
 import {
   checkImage,

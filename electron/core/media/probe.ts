@@ -1,18 +1,7 @@
 /**
- * Measures a reference file (local path, file:// URL, HTTPS URL, or inline base64 / data: URI)
- * without reading all of it.
- *
- *   probeSource(source, name?) -> Promise<Probe>   (Probe is shared/validation's type)
- *   throws ProbeError { code: 'unreachable' | 'no-range' | 'truncated' | 'unsupported' | 'invalid' }
- *
- * `name` is what messages and the probe call the source (default: the source itself); inline data
- * is named by it, e.g. 'image (inline data)', never by its base64.
- *
- * The kind is decided by content, not by extension. MP4/MOV are parsed with mp4box until the moov
- * box is complete, following mp4box's "next position" so the mdat payload is skipped (a moov at
- * the end costs one extra ranged read of the tail). Images are measured by sharp from the header.
- * Other recognised video containers (WebM, AVI, ...) come back with only their container and size,
- * so the shared rules can reject them with a precise message.
+ * Measures a reference (path, file:// or HTTPS URL, inline data) by content without reading all of
+ * it: MP4/MOV up to the moov box (mp4box, skipping mdat), images by sharp from the header, other video
+ * containers by container and size only, so the shared rules can reject them precisely.
  */
 import { createFile, Log, MP4BoxBuffer, type Movie } from 'mp4box';
 import { fileURLToPath } from 'node:url';

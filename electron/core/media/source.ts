@@ -1,14 +1,7 @@
 /**
- * Random access to the bytes of a local file or an HTTP(S) resource, so probing reads only the
- * container header (and, for MP4/MOV with the moov box at the end, the tail), never the whole file.
- * Inline data (base64 or a data: URI, already in memory) is decoded and read from memory.
- *
- *   openSource(source) -> ByteSource { size, bytesRead, read(start, length), close() }
- *   inlineBytes(value) -> Buffer | null   (isInline is shared/catalogue's, the renderer's too)
- *
- * URLs are read with HTTP Range requests; the size comes from Content-Range. A server that answers
- * a range request with the whole body (200) is rejected rather than downloaded, unless the whole
- * body is no larger than what was asked for.
+ * Random access to a local file, an HTTP(S) resource (Range requests; a 200 with a body larger than
+ * asked for is refused, not downloaded) or inline data, so probing reads only the container header
+ * and, for an MP4 with its moov at the end, the tail.
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';

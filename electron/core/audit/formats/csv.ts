@@ -35,11 +35,9 @@ export const CSV_COLUMNS = [
 ] as const;
 
 /**
- * A cell a spreadsheet would run as a formula begins with one of `=+-@`, a tab or a CR. Opened in
- * a spreadsheet, an exported project name `=HYPERLINK(...)` (any member can set one) would run on
- * the admin's machine, so the export writes such a cell with one leading apostrophe, which
- * spreadsheets show as text, and the import takes one off again. A value that itself begins with
- * apostrophes before such a character gets one more, so every value comes back as it was.
+ * A cell starting with `=+-@`, a tab or a CR would run as a formula on the admin's machine (any member
+ * can name a project `=HYPERLINK(...)`): the export adds one leading apostrophe and the import takes
+ * one off, apostrophes already there included, so every value comes back as it was.
  */
 const FORMULA_START = /^'*[=+\-@\t\r]/;
 const FORMULA_ESCAPED = /^'+[=+\-@\t\r]/;
@@ -61,12 +59,9 @@ const ALIASES: Record<string, string> = {
   project: 'source.project',
 };
 /**
- * An empty cell is no value (null or missing: CSV cannot tell those two apart), a quoted empty
- * cell `""` an empty text, as PostgreSQL's CSV COPY reads them; our export writes them so. A JSON
- * or number cell has no empty text (JSON's "" is the text `""`), so `""` there is no value too: a
- * file that quotes every cell then still imports. Such a file's other empty cells come in as "",
- * what it says; the cache's columns, filters and search take "" as no value, and a required id
- * that is "" is as missing as an absent one.
+ * An empty cell is no value and `""` an empty text, as PostgreSQL's CSV COPY reads them and our export
+ * writes them. A JSON or number cell has no empty text, so `""` there is no value too, and a file that
+ * quotes every cell still imports; elsewhere the cache takes "" as no value (a required id included).
  */
 const TEXT_CAN_BE_EMPTY = (path: string) => !JSON_CELLS.has(path) && !NUMBER_CELLS.has(path);
 const FORBIDDEN_SEGMENTS = new Set(['__proto__', 'prototype', 'constructor']);
@@ -87,13 +82,13 @@ type Obj = Record<string, unknown>;
 
 function setPath(target: Obj, path: string, value: unknown): void {
   const segs = path.split('.');
-  let o = target;
+  let node = target;
   for (const s of segs.slice(0, -1)) {
-    const next = o[s];
-    if (typeof next !== 'object' || next === null || Array.isArray(next)) o[s] = {};
-    o = o[s] as Obj;
+    const next = node[s];
+    if (typeof next !== 'object' || next === null || Array.isArray(next)) node[s] = {};
+    node = node[s] as Obj;
   }
-  o[segs[segs.length - 1]] = value;
+  node[segs[segs.length - 1]] = value;
 }
 
 /** RFC 4180 records, quoted fields with embedded commas, quotes and newlines; then header mapping. */

@@ -12,13 +12,9 @@ const LBRACE = 0x7b,
 const isSpace = (c: number) => c === 0x20 || c === NL || c === 0x0d || c === 0x09 || c === 0xfeff;
 
 /**
- * An incremental scanner for exported JSON that never holds more than one item: it tracks
- * nesting and strings only, cuts out the text of each item and hands it to JSON.parse.
- *
- * Items are the elements of a top-level array (events, or API pages expanded to their events) or
- * of the `data` array of a top-level API page `{data: [...], meta}`. Several top-level values in a
- * row (concatenated pages) are read one after the other. A top-level object without a `data`
- * array is taken as a single event.
+ * An incremental scanner of exported JSON holding one item at most: items are the elements of a
+ * top-level array or of an API page's `data` (pages may follow one another; an object without `data`
+ * is one event). It tracks nesting and strings only, and hands each item's text to JSON.parse.
  */
 export class JsonItemsParser implements FormatParser {
   private readonly stack: number[] = [];
