@@ -1,9 +1,7 @@
 /**
- * Checks a packed app folder (electron-builder's unpacked output, before any installer is made):
- * the bundles are in app.asar, every module the main bundle imports resolves from the packed
- * layout with Node's own resolver, native code is unpacked, the fuses are flipped as configured
- * and the update feed is written. Each problem is one line; an empty list is a good package.
- * Used by test/unit/package-pack.test.ts here and by CI after `npm run package`.
+ * Checks electron-builder's unpacked app folder: bundles in app.asar, the main bundles' imports
+ * resolved by Node from the packed layout, native code unpacked, fuses flipped, update feed written.
+ * One line per problem. Run by test/unit/package-pack.test.ts and by CI after `npm run package`.
  */
 import { spawnSync } from 'node:child_process';
 import { builtinModules } from 'node:module';

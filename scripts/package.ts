@@ -1,8 +1,6 @@
 /**
- * `npm run package [-- electron-builder options]`: builds the bundles, renders the icons from
- * resources/icon.svg, says which signing and notarization the environment allows, then runs
- * electron-builder with electron-builder.config.ts for this system's installers (`--publish never`
- * unless another --publish is given; the release workflow publishes).
+ * `npm run package [-- electron-builder options]`: build, icons from resources/icon.svg, a word on
+ * the signing the environment allows, then electron-builder (`--publish never` unless told otherwise).
  */
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';

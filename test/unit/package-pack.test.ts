@@ -7,10 +7,9 @@ import { checkPackedApp, listArchive } from '../../scripts/package-check.ts';
 import { tempDir } from '../audit/helpers.ts';
 
 /**
- * electron-builder packs the Linux `dir` target for real, from a stand-in Electron folder: the
- * Electron binary cannot be fetched here. The stand-in's `electron` is a shell script carrying a
- * fuse wire (sentinel, version 1, nine fuses at Electron's defaults), which electron-builder
- * renames and flips like the real binary's. `npm test` builds out/ before vitest runs.
+ * electron-builder packs the Linux `dir` target from a stand-in Electron folder (the binary cannot be
+ * fetched here): its `electron` is a script carrying a fuse wire at Electron's defaults, which
+ * electron-builder renames and flips like the real one. `npm test` builds out/ before vitest runs.
  */
 const projectDir = join(import.meta.dirname, '..', '..');
 const tmp = tempDir('md-pack-');
