@@ -55,13 +55,14 @@ const expectations = {
 let electronDist: string;
 let good: Awaited<ReturnType<typeof packLinuxDir>>;
 
-beforeAll(async () => {
-  expect(existsSync(join(projectDir, 'out/main/index.js')), 'out/ is missing: run `npm run build` first').toBe(true);
-  electronDist = standInElectron(join(tmp.dir, 'electron-dist'));
-  good = await packLinuxDir('good');
-}, 300_000);
+// On Windows the stand-in (a shell script) cannot stand in; CI checks the real package there (scripts/package-check.ts).
+describe.skipIf(process.platform === 'win32')('the packed app (Linux dir target)', () => {
+  beforeAll(async () => {
+    expect(existsSync(join(projectDir, 'out/main/index.js')), 'out/ is missing: run `npm run build` first').toBe(true);
+    electronDist = standInElectron(join(tmp.dir, 'electron-dist'));
+    good = await packLinuxDir('good');
+  }, 300_000);
 
-describe('the packed app (Linux dir target)', () => {
   it('holds every bundle, resolves every import, unpacks native code, flips the fuses and names the feed', async () => {
     expect(await checkPackedApp(good, expectations)).toEqual([]);
     const packed = listArchive(join(good.resourcesDir, 'app.asar'));
@@ -74,7 +75,8 @@ describe('the packed app (Linux dir target)', () => {
       expect(packed.has(bundle), bundle).toBe(true);
     const natives = [...packed].filter(([p]) => p.endsWith('.node'));
     // better-sqlite3, sharp and the keychain binding, each unpacked.
-    for (const module of ['better-sqlite3', 'sharp-linux-x64', 'keyring-linux-x64'])
+    const host = `${process.platform}-${process.arch}`;
+    for (const module of ['better-sqlite3', `sharp-${host}`, `keyring-${host}`])
       expect(
         natives.some(([p, e]) => p.includes(module) && e.unpacked),
         module,
