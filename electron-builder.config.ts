@@ -67,6 +67,20 @@ export const SHIPPED_FUSES = {
   enableCookieEncryption: true,
 } as const;
 
+/**
+ * app.asar's files besides package.json and production node_modules: the bundles, the Sandbox's media,
+ * better-sqlite3 without sources or other systems' binaries. Per platform only: a top-level list
+ * becomes a second file matcher, and a file either one takes is packed. */
+export function appFiles(system: 'darwin' | 'win32' | 'linux'): string[] {
+  return [
+    'out/**/*',
+    '!out/**/*.map',
+    'resources/sandbox/**/*',
+    '!node_modules/better-sqlite3/{deps,src,build}/**',
+    `!node_modules/better-sqlite3/prebuilds/!(${system})-*.node`,
+  ];
+}
+
 export function builderConfig(env: Env = process.env): Configuration {
   const macCert = signingCertificate(env, 'mac');
   return {
@@ -75,10 +89,6 @@ export function builderConfig(env: Env = process.env): Configuration {
     executableName: 'mediadesk',
     copyright: 'Copyright © MediaDesk contributors',
     directories: { output: 'dist', buildResources: 'build' },
-    // Only the bundles and what they read at run time; electron-builder adds package.json and the
-    // production node_modules. The Sandbox serves its sample media from resources/sandbox.
-    // better-sqlite3 loads its prebuilt binary: its C sources and any local compile stay out.
-    files: ['out/**/*', '!out/**/*.map', 'resources/sandbox/**/*', '!node_modules/better-sqlite3/{deps,src,build}/**'],
     asar: true,
     // Native code cannot be loaded from inside an archive: every addon, and sharp's libvips beside it.
     asarUnpack: ['**/*.node', 'node_modules/@img/**/*', 'node_modules/sharp/**/*', 'node_modules/@napi-rs/**/*'],
@@ -93,6 +103,7 @@ export function builderConfig(env: Env = process.env): Configuration {
         { target: 'zip', arch: ['arm64', 'x64'] },
       ],
       category: 'public.app-category.graphics-design',
+      files: appFiles('darwin'),
       icon: 'build/icon.icns',
       hardenedRuntime: true,
       gatekeeperAssess: false,
@@ -105,6 +116,7 @@ export function builderConfig(env: Env = process.env): Configuration {
     dmg: { sign: false },
     win: {
       target: [{ target: 'nsis', arch: ['x64', 'arm64'] }],
+      files: appFiles('win32'),
       icon: 'build/icon.ico',
     },
     nsis: {
@@ -116,6 +128,7 @@ export function builderConfig(env: Env = process.env): Configuration {
     },
     linux: {
       target: ['AppImage', 'deb', 'rpm'],
+      files: appFiles('linux'),
       icon: 'build/icons',
       category: 'Graphics',
       synopsis: 'Batch image tools, video builder and audit review for a generative-media API',

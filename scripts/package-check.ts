@@ -39,6 +39,9 @@ const REQUIRED: [path: string, what: string][] = [
   ['resources/sandbox/sample.mp3', "the Sandbox's sample audio"],
 ];
 
+/** All that app.asar may hold at its top. */
+const PACKED_TOP = ['package.json', 'out', 'resources', 'node_modules'];
+
 /** Files the OS loader opens by path: they cannot be read from inside the archive. */
 const NATIVE = /\.(node|dll|dylib|so)(\.\d+)*$/;
 
@@ -167,6 +170,9 @@ export async function checkPackedApp(app: PackedApp, expect: Expectations): Prom
   const packed = listArchive(archive);
 
   for (const [path, what] of REQUIRED) if (!packed.has(path)) problems.push(`${what} (${path}) is not in app.asar`);
+  // Sources, tests and docs have no place in a user's install.
+  const stray = new Set([...packed.keys()].map((p) => p.split('/')[0]).filter((top) => !PACKED_TOP.includes(top)));
+  for (const top of stray) problems.push(`${top} is in app.asar but is not part of the app`);
   for (const f of filesUnder(join(expect.projectDir, 'out'))) {
     const path = `out/${f}`;
     if (!f.endsWith('.map') && !packed.has(path) && !REQUIRED.some(([p]) => p === path))

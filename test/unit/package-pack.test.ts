@@ -38,7 +38,7 @@ async function packLinuxDir(name: string, extraFiles: string[] = []) {
     config: {
       ...base,
       electronDist: electronDist,
-      files: [...(base.files as string[]), ...extraFiles],
+      linux: { ...base.linux, files: [...(base.linux!.files as string[]), ...extraFiles] },
       directories: { ...base.directories, output },
     },
   });
@@ -81,6 +81,8 @@ describe.skipIf(process.platform === 'win32')('the packed app (Linux dir target)
         natives.some(([p, e]) => p.includes(module) && e.unpacked),
         module,
       ).toBe(true);
+    // Only this system's SQLite binaries (appFiles): the others are dead weight in a Linux package.
+    expect(natives.filter(([p]) => /better-sqlite3\/prebuilds\/(?!linux-)/.test(p))).toEqual([]);
     const script = readFileSync(good.executable, 'latin1');
     // RunAsNode, cookies, NODE_OPTIONS, inspect, asar integrity, asar only: 0 1 0 0 1 1; the rest as Electron ships them.
     expect(script).toContain(`${FUSE_SENTINEL}\u0001\u0009010011011`);

@@ -77,6 +77,9 @@ describe('the packaging config', () => {
         'enableNodeOptionsEnvironmentVariable=off onlyLoadAppFromAsar=on runAsNode=off',
     );
     expect(config.asarUnpack).toContain('**/*.node');
+    // A top-level `files` would be a second matcher beside each platform's, taking what they leave out.
+    expect(config.files).toBeUndefined();
+    for (const system of [config.mac, config.win, config.linux]) expect(system?.files).toContain('out/**/*');
     expect(config.npmRebuild).toBe(false);
   });
 
