@@ -67,10 +67,9 @@ export const SHIPPED_FUSES = {
   enableCookieEncryption: true,
 } as const;
 
-/**
- * app.asar's files besides package.json and production node_modules: the bundles, the Sandbox's media,
- * better-sqlite3 without sources or other systems' binaries. Per platform only: a top-level list
- * becomes a second file matcher, and a file either one takes is packed. */
+// app.asar's files besides package.json and production node_modules: the bundles, the Sandbox's media,
+// better-sqlite3 without sources or other systems' binaries. Per platform only: a top-level list
+// becomes a second file matcher, and a file either one takes is packed.
 export function appFiles(system: 'darwin' | 'win32' | 'linux'): string[] {
   return [
     'out/**/*',
