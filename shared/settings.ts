@@ -77,6 +77,8 @@ const fields = {
   ),
   theme: oneOf(['system', 'light', 'dark']),
   slugs: slugOverrides,
+  /** The installed desktop app looks for a new release at start and downloads it in the background. */
+  autoUpdate: z.boolean({ error: 'must be true or false' }),
 };
 
 const DEFAULTS = {
@@ -90,6 +92,7 @@ const DEFAULTS = {
   perToolConcurrency: {},
   theme: 'system',
   slugs: {},
+  autoUpdate: true,
 } as const;
 
 export const settingsSchema = z.object({
@@ -103,6 +106,7 @@ export const settingsSchema = z.object({
   perToolConcurrency: fields.perToolConcurrency.default(DEFAULTS.perToolConcurrency),
   theme: fields.theme.default(DEFAULTS.theme),
   slugs: fields.slugs.default(DEFAULTS.slugs),
+  autoUpdate: fields.autoUpdate.default(DEFAULTS.autoUpdate),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;

@@ -20,6 +20,8 @@ import { CachedSecretStore, keyFingerprint, openSecretStore, type SecretStore } 
 import { teamHandlers, teamServices } from './team.ts';
 import { openConfStore, SettingsService, type JsonFileStore } from './settings.ts';
 import { backendLabel } from '../../shared/contract/foundation.ts';
+import { openLog, type AppLog } from './log/index.ts';
+import { keysKnownTo } from './log/keys.ts';
 
 export interface CoreOptions {
   home: string;
@@ -33,6 +35,8 @@ export interface CoreOptions {
   runQueue?: boolean;
   /** Host-specific implementations (Electron's shell.openPath, for one). */
   overrides?: Partial<AllHandlers>;
+  /** The desktop app opens its log before the core; otherwise the core opens logs/<host>.log. */
+  log?: AppLog;
 }
 
 const VERSION: string = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
@@ -41,8 +45,12 @@ export type Core = Awaited<ReturnType<typeof createCore>>;
 
 /** Builds every core service once; each host (Electron, web, CLI) wraps the same object. */
 export async function createCore(opts: CoreOptions) {
+  const log = opts.log ?? openLog({ home: opts.home, name: opts.host });
+  log.addSecret((opts.env ?? process.env).MEDIADESK_API_KEY);
   const settings = new SettingsService(opts.settingsFile ?? openConfStore(opts.home));
-  const secrets = new CachedSecretStore(opts.secrets ?? (await openSecretStore()));
+  // The Sandbox's demo key is sent like any key: a server echoing it must not write it to the log either.
+  log.addSecret(settings.get().sandboxKey);
+  const secrets = new CachedSecretStore(keysKnownTo(log, opts.secrets ?? (await openSecretStore())));
   const backend = new Backend({ settings, secrets, env: opts.env, startSandbox: opts.startSandbox });
   const events = new EventBus();
   const mediaRoots: (() => string[])[] = [];
@@ -82,6 +90,7 @@ export async function createCore(opts: CoreOptions) {
       () => {},
     );
   settings.on('changed', (s) => {
+    log.addSecret(s.sandboxKey);
     events.emit('settings.changed', s);
     void announceBackend();
   });
@@ -157,8 +166,20 @@ export async function createCore(opts: CoreOptions) {
     ...opts.overrides,
   };
 
-  const dispatch = createDispatcher(handlers);
+  const dispatchCommand = createDispatcher(handlers);
+  const dispatch: typeof dispatchCommand = async (name, payload) => {
+    const reply = await dispatchCommand(name, payload);
+    if (!reply.ok)
+      (reply.error.code === 'internal' ? log.error : log.warn)(
+        `${JSON.stringify(name.slice(0, 80))} failed:`,
+        reply.error,
+      );
+    return reply;
+  };
   if (opts.runQueue !== false) engine.start();
+  log.info(
+    `MediaDesk ${VERSION} (${opts.host}) on ${process.platform}-${process.arch}, Node ${process.versions.node}; data folder ${opts.home}`,
+  );
   return {
     settings,
     secrets,
@@ -178,7 +199,9 @@ export async function createCore(opts: CoreOptions) {
     /** Workflow-app runs: the CLI follows one run to its results. */
     apps: team.apps,
     audit,
+    log,
     async close() {
+      log.info('closing');
       // First, while the database is open: a run POST in flight must store its run id, or the
       // next process finds it `submitting` and cannot tell whether it was paid.
       await team.apps.runner.stop();

@@ -4,17 +4,22 @@ import { pathToFileURL } from 'node:url';
 import ElectronStore from 'electron-store';
 import { apiEnvProblem } from '../core/api-env.ts';
 import { createCore, type Core } from '../core/index.ts';
+import { openLog } from '../core/log/index.ts';
 import { dataHome } from '../core/paths.ts';
 import { GuardedStore, SETTINGS_FILE, type JsonFileStore } from '../core/settings.ts';
 import { startSandbox } from '../sandbox/index.ts';
 import { wireIpc } from './ipc.ts';
 import { wireBatchProgress } from './progress.ts';
 import { buildMenu } from './menu.ts';
+import { logUncaught, recoverWindow } from './recovery.ts';
 import { hardenContents, hardenSessions } from './security.ts';
+import { startUpdater, type Updater } from './updater.ts';
 
 // Same folder as the web host and the CLI (MEDIADESK_HOME honoured), so all three share one database.
 const home = dataHome();
 app.setPath('userData', home);
+const log = openLog({ home, name: 'main', console: !app.isPackaged });
+logUncaught(log);
 // Result files reach the page through this scheme only, never file://; streaming serves video.
 protocol.registerSchemesAsPrivileged([
   { scheme: 'desk-media', privileges: { standard: true, secure: true, stream: true, supportFetchAPI: true } },
@@ -25,6 +30,7 @@ if (!app.requestSingleInstanceLock()) {
 } else {
   let win: BrowserWindow | null = null;
   let core: Core | null = null;
+  let updater: Updater | null = null;
   const rendererUrl =
     process.env.ELECTRON_RENDERER_URL ?? pathToFileURL(join(import.meta.dirname, '../renderer/index.html')).href;
 
@@ -37,16 +43,16 @@ if (!app.requestSingleInstanceLock()) {
 
   hardenContents(rendererUrl);
 
-  app.whenReady().then(async () => {
+  const started = app.whenReady().then(async () => {
     // As the CLI and the web host: a half-set or malformed API target is said and the app not started on it.
     const envProblem = apiEnvProblem(process.env);
     if (envProblem) {
+      log.error(`not started: ${envProblem}`);
       dialog.showErrorBox('MediaDesk cannot start', envProblem);
       app.exit(2);
       return;
     }
     hardenSessions(rendererUrl);
-    Menu.setApplicationMenu(buildMenu());
     // Guarded as the web host's is: an unreadable settings.json starts the app on defaults, kept as it is.
     const store = new GuardedStore(
       join(home, `${SETTINGS_FILE}.json`),
@@ -56,6 +62,7 @@ if (!app.requestSingleInstanceLock()) {
       home,
       host: 'electron',
       settingsFile: store,
+      log,
       startSandbox: () => startSandbox({ port: 0 }),
       overrides: {
         'shell.open': async ({ path }) => {
@@ -69,6 +76,26 @@ if (!app.requestSingleInstanceLock()) {
         },
       },
     });
+
+    const settings = core.settings;
+    updater = startUpdater(log, () => ({
+      packaged: app.isPackaged,
+      env: process.env,
+      autoUpdate: settings.get().autoUpdate,
+    }));
+    const showMenu = () =>
+      Menu.setApplicationMenu(
+        buildMenu({
+          showLogs: () => void shell.openPath(log.dir),
+          checkForUpdates: () => void updater?.checkFromMenu(win),
+          updatesUnavailable: updater?.unavailable ?? null,
+          autoUpdate: settings.get().autoUpdate,
+          setAutoUpdate: (on) => settings.set({ autoUpdate: on }),
+        }),
+      );
+    showMenu();
+    // The menu's checkbox follows the setting, changed from the menu or from Settings.
+    settings.on('changed', showMenu);
 
     protocol.handle('desk-media', (req) => {
       try {
@@ -98,6 +125,7 @@ if (!app.requestSingleInstanceLock()) {
         spellcheck: false,
       },
     });
+    recoverWindow(win, log);
     const unwire = wireIpc(core, win, rendererUrl);
     const unprogress = wireBatchProgress(core, win);
     win.on('closed', () => {
@@ -106,7 +134,13 @@ if (!app.requestSingleInstanceLock()) {
       win = null;
     });
     win.once('ready-to-show', () => win?.show());
-    await win.loadURL(rendererUrl);
+    // A failed load is logged (recovery.ts) and the window stays for View > Reload: not a failed start.
+    await win.loadURL(rendererUrl).catch(() => {});
+  });
+  started.catch((err: unknown) => {
+    log.error('MediaDesk could not start:', err);
+    dialog.showErrorBox('MediaDesk cannot start', `${(err as Error).message}\n\nThe log: ${log.file}`);
+    app.exit(1);
   });
 
   app.on('window-all-closed', () => {

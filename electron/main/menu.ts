@@ -1,7 +1,33 @@
 import { app, Menu, shell, type MenuItemConstructorOptions } from 'electron';
 
-export function buildMenu(): Menu {
+export interface MenuActions {
+  /** Opens the folder of log files in the OS file manager. */
+  showLogs(): void;
+  checkForUpdates(): void;
+  /** Why Check for Updates is unavailable in this process (a development build), or null. */
+  updatesUnavailable: string | null;
+  /** The autoUpdate setting, and how to change it. */
+  autoUpdate: boolean;
+  setAutoUpdate(on: boolean): void;
+}
+
+export function buildMenu(actions: MenuActions): Menu {
   const isMac = process.platform === 'darwin';
+  const updates: MenuItemConstructorOptions[] = [
+    {
+      label: 'Check for Updates…',
+      enabled: actions.updatesUnavailable === null,
+      toolTip: actions.updatesUnavailable ?? undefined,
+      click: () => actions.checkForUpdates(),
+    },
+    {
+      label: 'Update Automatically',
+      type: 'checkbox',
+      checked: actions.autoUpdate,
+      enabled: actions.updatesUnavailable === null,
+      click: (item) => actions.setAutoUpdate(item.checked),
+    },
+  ];
   const template: MenuItemConstructorOptions[] = [
     ...(isMac ? [{ role: 'appMenu' as const }] : []),
     { role: 'fileMenu' },
@@ -22,7 +48,13 @@ export function buildMenu(): Menu {
     { role: 'windowMenu' },
     {
       role: 'help',
-      submenu: [{ label: 'MediaDesk on the web', click: () => void shell.openExternal('https://github.com/') }],
+      submenu: [
+        { label: 'Show Logs', click: () => actions.showLogs() },
+        { type: 'separator' },
+        ...updates,
+        { type: 'separator' },
+        { label: 'MediaDesk on the web', click: () => void shell.openExternal('https://github.com/') },
+      ],
     },
   ];
   return Menu.buildFromTemplate(template);

@@ -19,7 +19,10 @@ function electronBinary(): string | null {
   }
 }
 
-const binary = electronBinary();
+/** CI sets MEDIADESK_PACKAGED_APP to the packed app's executable: the test then runs the app as shipped. */
+const packaged = process.env.MEDIADESK_PACKAGED_APP || null;
+if (packaged && !existsSync(packaged)) throw new Error(`MEDIADESK_PACKAGED_APP=${packaged} does not exist`);
+const binary = packaged ?? electronBinary();
 if (!binary)
   console.log(
     'SKIPPED Electron launch test: the Electron binary is not installed on this machine (it downloads from outside the npm registry)',
@@ -31,8 +34,9 @@ test.describe('Electron shell', () => {
   test('launches one secure window that shows the app over the Sandbox', async () => {
     const app = await electron.launch({
       executablePath: binary!,
-      args: ['.'],
-      env: { ...process.env, MEDIADESK_HOME: newHome() } as Record<string, string>,
+      // The packed app loads its own app.asar; the development binary is told where the app is.
+      args: packaged ? [] : ['.'],
+      env: { ...process.env, MEDIADESK_HOME: newHome(), MEDIADESK_UPDATES: 'off' } as Record<string, string>,
     });
     const win = await app.firstWindow();
     await expect(win.getByRole('navigation', { name: 'Main' })).toBeVisible();

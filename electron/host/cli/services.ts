@@ -24,6 +24,13 @@ export async function openCliServices(ctx: CliContext): Promise<CliServices> {
     runQueue: false,
     startSandbox: () => startSandbox({ port: 0 }),
   });
+  // The command's words only: its arguments may name private files.
+  core.log.info(
+    `cli: mediadesk ${ctx.argv
+      .filter((a) => /^[a-z][a-z-]*$/.test(a))
+      .slice(0, 2)
+      .join(' ')}`,
+  );
   return {
     core,
     settings: core.settings,

@@ -103,6 +103,7 @@ export async function startWebHost(o: WebHostOptions): Promise<RunningWebHost> {
     env: o.env,
     startSandbox: () => startSandbox({ port: 0 }),
   });
+  core.log.addSecret(token);
 
   const app = Fastify({ logger: false, bodyLimit: 1024 * 1024 * 1024 });
   let origin = '';
@@ -329,6 +330,7 @@ export async function startWebHost(o: WebHostOptions): Promise<RunningWebHost> {
 
   const address = await app.listen({ host: '127.0.0.1', port: o.port ?? 0 });
   origin = address.replace('localhost', '127.0.0.1');
+  core.log.info(`web host listening on ${origin}`);
   return {
     url: `${origin}/?token=${token}`,
     origin,

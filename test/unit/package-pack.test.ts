@@ -1,0 +1,101 @@
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Arch, build, Platform } from 'electron-builder';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { builderConfig, releaseRepository, SHIPPED_FUSES } from '../../electron-builder.config.ts';
+import { checkPackedApp, listArchive } from '../../scripts/package-check.ts';
+import { tempDir } from '../audit/helpers.ts';
+
+/**
+ * electron-builder packs the Linux `dir` target from a stand-in Electron folder (the binary cannot be
+ * fetched here): its `electron` is a script carrying a fuse wire at Electron's defaults, which
+ * electron-builder renames and flips like the real one. `npm test` builds out/ before vitest runs.
+ */
+const projectDir = join(import.meta.dirname, '..', '..');
+const tmp = tempDir('md-pack-');
+afterAll(() => tmp.cleanup());
+
+const FUSE_SENTINEL = 'dL7pKGdnNz796PbbjQWNKmHXBZaB9tsX';
+
+function standInElectron(dir: string): string {
+  mkdirSync(dir, { recursive: true });
+  const wire = Buffer.concat([Buffer.from(`# ${FUSE_SENTINEL}`), Buffer.from([1, 9]), Buffer.from('101100011\n')]);
+  const script = Buffer.concat([Buffer.from('#!/bin/sh\n# A stand-in for the Electron binary.\n'), wire]);
+  writeFileSync(join(dir, 'electron'), Buffer.concat([script, Buffer.from('echo "stand-in Electron"\n')]));
+  chmodSync(join(dir, 'electron'), 0o755);
+  writeFileSync(join(dir, 'LICENSE'), 'stand-in\n');
+  return dir;
+}
+
+/** Packs with the shipped config (plus `files` patterns added) and returns the app folder. */
+async function packLinuxDir(name: string, extraFiles: string[] = []) {
+  const base = builderConfig({});
+  const output = join(tmp.dir, name);
+  await build({
+    projectDir,
+    targets: Platform.LINUX.createTarget('dir', Arch.x64),
+    publish: 'never',
+    config: {
+      ...base,
+      electronDist: electronDist,
+      linux: { ...base.linux, files: [...(base.linux!.files as string[]), ...extraFiles] },
+      directories: { ...base.directories, output },
+    },
+  });
+  const appOutDir = join(output, 'linux-unpacked');
+  return { resourcesDir: join(appOutDir, 'resources'), executable: join(appOutDir, 'mediadesk') };
+}
+
+const expectations = {
+  projectDir,
+  fuses: SHIPPED_FUSES,
+  feed: releaseRepository({}),
+};
+
+let electronDist: string;
+let good: Awaited<ReturnType<typeof packLinuxDir>>;
+
+// On Windows the stand-in (a shell script) cannot stand in; CI checks the real package there (scripts/package-check.ts).
+describe.skipIf(process.platform === 'win32')('the packed app (Linux dir target)', () => {
+  beforeAll(async () => {
+    expect(existsSync(join(projectDir, 'out/main/index.js')), 'out/ is missing: run `npm run build` first').toBe(true);
+    electronDist = standInElectron(join(tmp.dir, 'electron-dist'));
+    good = await packLinuxDir('good');
+  }, 300_000);
+
+  it('holds every bundle, resolves every import, unpacks native code, flips the fuses and names the feed', async () => {
+    expect(await checkPackedApp(good, expectations)).toEqual([]);
+    const packed = listArchive(join(good.resourcesDir, 'app.asar'));
+    for (const bundle of [
+      'out/main/index.js',
+      'out/main/stage-worker.js',
+      'out/preload/index.cjs',
+      'out/renderer/index.html',
+    ])
+      expect(packed.has(bundle), bundle).toBe(true);
+    const natives = [...packed].filter(([p]) => p.endsWith('.node'));
+    // better-sqlite3, sharp and the keychain binding, each unpacked.
+    const host = `${process.platform}-${process.arch}`;
+    for (const module of ['better-sqlite3', `sharp-${host}`, `keyring-${host}`])
+      expect(
+        natives.some(([p, e]) => p.includes(module) && e.unpacked),
+        module,
+      ).toBe(true);
+    // Only this system's SQLite binaries (appFiles): the others are dead weight in a Linux package.
+    expect(natives.filter(([p]) => /better-sqlite3\/prebuilds\/(?!linux-)/.test(p))).toEqual([]);
+    const script = readFileSync(good.executable, 'latin1');
+    // RunAsNode, cookies, NODE_OPTIONS, inspect, asar integrity, asar only: 0 1 0 0 1 1; the rest as Electron ships them.
+    expect(script).toContain(`${FUSE_SENTINEL}\u0001\u0009010011011`);
+    expect(readFileSync(join(good.resourcesDir, 'app-update.yml'), 'utf8')).toMatch(/provider: github/);
+  }, 120_000);
+
+  it('reports the worker bundle and a runtime dependency left out of the package', async () => {
+    const broken = await packLinuxDir('broken', ['!out/main/stage-worker.js', '!node_modules/undici/**']);
+    const problems = await checkPackedApp(broken, expectations);
+    expect(problems).toContain("the audit import's worker bundle (out/main/stage-worker.js) is not in app.asar");
+    expect(problems).toContainEqual(
+      expect.stringMatching(/^undici, imported by out\/main\/index\.js, does not resolve/),
+    );
+    expect(problems).toHaveLength(2);
+  }, 300_000);
+});
