@@ -1,23 +1,17 @@
-import { isLocalPath, validateRequest, type ToolEntry } from '../../../shared/catalogue/index.ts';
+import { isLocalPath, placeholderFor, validateRequest, type ToolEntry } from '../../../shared/catalogue/index.ts';
+import { isLoopbackUrl } from '../../../shared/loopback.ts';
 import { DeskError } from '../../../shared/contract/define.ts';
 import { familyOfTool, FAMILY_LIMITS } from '../../../shared/validation/limits.ts';
 import type { ApiTarget } from '../api/client.ts';
 import { checkReferences, framesOf, isProbeable, named, type NamedSource } from '../media/check.ts';
 import { sniffAudio } from '../media/probe.ts';
-import {
-  batchFieldOf,
-  isLoopback,
-  localFileProblem,
-  localMediaFields,
-  placeholderFor,
-  withPlaceholders,
-} from './request.ts';
+import { batchFieldOf, localFileProblem, localMediaFields, withPlaceholders } from './request.ts';
 
 type FieldProblem = { field: string; reason: string };
 
-/** Whether the backend in use takes local files (uploads): only the Sandbox on this machine does. */
+/** Whether the backend in use takes local files: only a Sandbox on this machine has an upload endpoint. */
 export async function targetTakesLocalFiles(options: { target: () => Promise<ApiTarget> }): Promise<boolean> {
-  return isLoopback((await options.target()).baseUrl);
+  return isLoopbackUrl((await options.target()).baseUrl);
 }
 
 /**

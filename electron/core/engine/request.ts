@@ -62,9 +62,6 @@ export class PreflightError extends Error {
   }
 }
 
-/** The loopback Sandbox accepts uploads; the live service has no upload endpoint for these fields. */
-export { isLoopbackUrl as isLoopback } from '../../../shared/loopback.ts';
-
 /** How a local file travels in this field: the first of the field's encodings we can produce. */
 export function localEncoding(field: Field & { encodings: readonly Encoding[] }, canUpload: boolean): Encoding | null {
   if (field.encodings.includes('base64')) return 'base64';
@@ -72,8 +69,6 @@ export function localEncoding(field: Field & { encodings: readonly Encoding[] },
   if (canUpload && (field.encodings.includes('url') || field.encodings.includes('upload'))) return 'url';
   return null;
 }
-
-export { placeholderFor } from '../../../shared/catalogue/index.ts';
 
 export const batchFieldOf = (tool: ToolEntry) => {
   const f = tool.fields.find((x) => x.name === tool.batchField);
