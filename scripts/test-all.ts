@@ -1,6 +1,6 @@
 /**
  * `npm test`: every check a change must pass, in order, each one's own output shown, then a
- * summary. Lint (which enforces that electron/core never imports electron), type checks, the
+ * summary. Formatting (Prettier), lint (which enforces that electron/core never imports electron), type checks, the
  * renderer and Electron bundles, vitest (unit, Sandbox, engine, audit, media, keychain), and
  * Playwright end-to-end tests in Chromium against the web host.
  *
@@ -30,6 +30,7 @@ const vitestJson = join(reports, 'vitest.json');
 const playwrightJson = join(reports, 'playwright.json');
 
 const steps: Step[] = [
+  { name: 'format', cmd: 'npx', args: ['prettier', '--check', '.'] },
   { name: 'lint', cmd: 'npx', args: ['eslint', '.'] },
   { name: 'typecheck', cmd: 'npx', args: ['tsc', '-p', 'tsconfig.json', '--noEmit'] },
   {
