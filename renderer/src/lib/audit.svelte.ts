@@ -215,10 +215,12 @@ export class AuditStore {
   /** Bumped by every refreshStatus: a poll sent before one must not compare against the counts it set. */
   private statusGen = 0;
 
+  /* eslint-disable svelte/prefer-svelte-reactivity -- plain on purpose: `version` says when rows change */
   private pages = new Map<number, AuditRow[]>();
   /** `next` cursor after each loaded page: the following page then costs a keyset seek, not an OFFSET scan. */
   private cursors = new Map<number, string | null>();
   private loading = new Set<number>();
+  /* eslint-enable svelte/prefer-svelte-reactivity */
   /** Bumped on every filter or sort change; answers of an older generation are dropped. */
   private gen = 0;
   /**
