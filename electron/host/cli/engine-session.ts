@@ -128,6 +128,15 @@ export function otherBackendNote(engine: Engine, mine: string | null, what: stri
   return `another MediaDesk process runs the queue on ${backendLabel(theirs)}; ${what} for ${backendLabel(mine)} and wait${what.startsWith('these') ? '' : 's'} until it switches or quits`;
 }
 
+/** Why the queue is not moving, for the progress line; '' when nothing holds it. */
+function queueNote(otherHolds: boolean, paused: boolean, waiting: string | null, heldBack: boolean): string {
+  if (otherHolds) return 'another MediaDesk process is running the queue';
+  if (paused) return 'queue paused';
+  if (waiting) return `waiting to submit again: ${waiting}`;
+  // A server that cannot be reached is not "rate limited": say what the last refused create met.
+  return heldBack ? QUEUE_HELD_BACK : '';
+}
+
 /** Drives (or follows) the queue until every one of `ids` is settled. */
 export async function waitForJobs(
   engine: Engine,
@@ -140,15 +149,9 @@ export async function waitForJobs(
   while (settledOf(counts) < ids.length && !signal.aborted) {
     const st = engine.status();
     const other = engine.otherHolds();
-    // A server that cannot be reached is not "rate limited": say what the last refused create met.
-    const waiting = counts.waiting
-      ? `waiting to submit again: ${counts.waiting}`
-      : st.rateLimitedUntil
-        ? QUEUE_HELD_BACK
-        : '';
     const note =
       otherBackendNote(engine, mine, 'these jobs are') ??
-      (other ? 'another MediaDesk process is running the queue' : st.paused ? 'queue paused' : waiting);
+      queueNote(other, st.paused, counts.waiting, Boolean(st.rateLimitedUntil));
     progress.update(counts, ids.length, note);
     await new Promise((r) => setTimeout(r, 200));
     counts = countStates(engine, ids);

@@ -65,12 +65,14 @@ function readCookie(header: string | undefined, name: string): string | undefine
   return undefined;
 }
 
+const WRITE_ERROR_STATUS: Record<string, number> = { ENOTDIR: 409, EISDIR: 409, ENAMETOOLONG: 400 };
+
 /** Why a dropped file could not be written: 409 when the drop's own files are in its way, 400 for a path too long for the disk. */
 function uploadError(e: unknown): Error {
   const code = (e as NodeJS.ErrnoException).code;
   if (code === 'EEXIST')
     return Object.assign(new Error('a file of this path was already copied in this drop'), { statusCode: 409 });
-  const status = code === 'ENOTDIR' || code === 'EISDIR' ? 409 : code === 'ENAMETOOLONG' ? 400 : 500;
+  const status = WRITE_ERROR_STATUS[code ?? ''] ?? 500;
   return Object.assign(new Error(fsWriteWords(e)), { statusCode: status });
 }
 

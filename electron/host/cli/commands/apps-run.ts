@@ -31,19 +31,28 @@ async function acceptCost(ctx: CliContext, def: AppDefinition, yes: boolean, que
 
 const short = (r: AppRun) => r.id.slice(0, 8);
 
+const RETRY_EFFECT: Record<NonNullable<AppRun['retry']>, string> = {
+  download: 'fetching its results again; nothing is paid again',
+  poll: 'following the submitted run again; nothing is paid again',
+  submit: 'sent again as a new run',
+};
+
 /**
  * `ownSandbox`: the run is on the built-in Sandbox of this command (it holds the queue), which ends
  * with it, and the run with it: the next holder of the queue on the Sandbox sends it again by itself
  * (AppRunStore.requeueGoneSandbox), so nothing "continues on the server".
  */
+function whereStoppedRunIs(r: AppRun, ownSandbox: boolean): string {
+  if (!r.runId) return 'it was not submitted yet and stays queued';
+  if (ownSandbox)
+    return 'the built-in Sandbox running it stops with this command, so it is queued again, to be sent again to the Sandbox by itself (free) when the queue next runs there';
+  if (r.state === 'downloading')
+    return 'its download stops, and the part downloaded so far is kept for the next download of it to resume';
+  return 'it continues on the server';
+}
+
 function stoppedNote(r: AppRun, ownSandbox: boolean, gaveUpAfter?: string): string {
-  const where = !r.runId
-    ? 'it was not submitted yet and stays queued'
-    : ownSandbox
-      ? 'the built-in Sandbox running it stops with this command, so it is queued again, to be sent again to the Sandbox by itself (free) when the queue next runs there'
-      : r.state === 'downloading'
-        ? 'its download stops, and the part downloaded so far is kept for the next download of it to resume'
-        : 'it continues on the server';
+  const where = whereStoppedRunIs(r, ownSandbox);
   const again =
     ownSandbox && r.runId
       ? 'Run the same command again to finish it: it follows this run and sends it again, free.'
@@ -209,12 +218,7 @@ export async function retryRun(
     cost = def.cost;
   }
   const run = await act(s, 'apps.retry', id, cost);
-  const what =
-    plan === 'download'
-      ? 'fetching its results again; nothing is paid again'
-      : plan === 'poll'
-        ? 'following the submitted run again; nothing is paid again'
-        : 'sent again as a new run';
+  const what = RETRY_EFFECT[plan ?? 'submit'];
   ctx.stdout.write(`run ${short(run)} retried (${run.state}): ${what}\n`);
   return o.wait ? follow(ctx, s, run, { resumed: false, timeout: o.timeout }) : 0;
 }

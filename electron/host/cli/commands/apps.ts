@@ -1,4 +1,4 @@
-import { runWaitingFor, type AppDefinition, type AppRun } from '../../../../shared/contract/team.ts';
+import { runWaitingFor, type AppDefinition, type AppInput, type AppRun } from '../../../../shared/contract/team.ts';
 import { oneLine, terminalJson, UsageError, type CliCommand } from '../command.ts';
 import { openCliServices, type CliServices } from '../services.ts';
 import { cancelRun, retryRun, runApp } from './apps-run.ts';
@@ -67,6 +67,14 @@ const runRow = (r: AppRun, here: string) => [
   r.outDir,
   r.error ?? runWaitingFor(r, here) ?? '',
 ];
+
+/** What an input accepts, for the ACCEPTS column of `apps show`. */
+function acceptsOf(i: AppInput): string {
+  if (i.type === 'select') return (i.options ?? []).join('|');
+  if (i.type === 'number') return `${i.min ?? ''}..${i.max ?? ''}`;
+  if (i.type === 'creation') return 'file, URL or creation id';
+  return i.maxLength ? `up to ${i.maxLength} chars` : 'text';
+}
 
 export const appsCommand: CliCommand = {
   name: 'apps',
@@ -146,21 +154,7 @@ export const appsCommand: CliCommand = {
           ctx.stdout.write(
             table(
               ['INPUT', 'TYPE', 'REQUIRED', 'ACCEPTS', 'LABEL'],
-              def.inputs.map((i) => [
-                i.id,
-                i.type,
-                i.required ? 'yes' : 'no',
-                i.type === 'select'
-                  ? (i.options ?? []).join('|')
-                  : i.type === 'number'
-                    ? `${i.min ?? ''}..${i.max ?? ''}`
-                    : i.type === 'creation'
-                      ? 'file, URL or creation id'
-                      : i.maxLength
-                        ? `up to ${i.maxLength} chars`
-                        : 'text',
-                i.label,
-              ]),
+              def.inputs.map((i) => [i.id, i.type, i.required ? 'yes' : 'no', acceptsOf(i), i.label]),
             ),
           );
         }

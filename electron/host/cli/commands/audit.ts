@@ -452,13 +452,7 @@ export const auditCommand: CliCommand = {
             throw new UsageError(
               `audit export writes NDJSON (one event a line) or CSV, not a JSON array: name the file .ndjson or .csv, or add --ndjson to write NDJSON to ${out}`,
             );
-          const format = p.flags.has('--csv')
-            ? 'csv'
-            : p.flags.has('--ndjson')
-              ? 'ndjson'
-              : /\.csv$/i.test(out)
-                ? 'csv'
-                : 'ndjson';
+          const format = p.flags.has('--csv') || (!p.flags.has('--ndjson') && /\.csv$/i.test(out)) ? 'csv' : 'ndjson';
           // `--out -` is standard output, as for most Unix tools (it made a file named "-"); the count goes to stderr.
           if (out === '-') {
             const rows = await streamEvents(ctx, service, {

@@ -118,11 +118,10 @@ export const jobsCommand: CliCommand = {
       try {
         if (sub === 'cancel') {
           const j = engine.cancelJob(id);
-          const charge = j.taskId
-            ? ' (already submitted: the server may still charge it)'
-            : j.error === canceledMessage('maybe')
-              ? ' (its submission may have reached the server: the task may have been created and charged)'
-              : '';
+          let charge = '';
+          if (j.taskId) charge = ' (already submitted: the server may still charge it)';
+          else if (j.error === canceledMessage('maybe'))
+            charge = ' (its submission may have reached the server: the task may have been created and charged)';
           ctx.stdout.write(`${j.id.slice(0, 8)} canceled${charge}\n`);
           return 0;
         }

@@ -88,13 +88,9 @@ export const keyCommand: CliCommand = {
           );
         }
         const key = await secrets.get();
-        ctx.stdout.write(
-          key !== null
-            ? `an API key is set (key ${keyFingerprint(key)}, ${secrets.note})\n`
-            : secrets.kind === 'os'
-              ? 'no API key is set; the app uses the built-in Sandbox\n'
-              : `no API key is set; ${secrets.note}\n`,
-        );
+        if (key !== null) ctx.stdout.write(`an API key is set (key ${keyFingerprint(key)}, ${secrets.note})\n`);
+        else if (secrets.kind === 'os') ctx.stdout.write('no API key is set; the app uses the built-in Sandbox\n');
+        else ctx.stdout.write(`no API key is set; ${secrets.note}\n`);
         return 0;
       }
       case 'clear':
