@@ -1,16 +1,7 @@
 /**
- * `npm test`: every check a change must pass, in order, each one's own output shown, then a
- * summary. Formatting (Prettier), lint (which enforces that electron/core never imports electron), type checks, the
- * renderer and Electron bundles, vitest (unit, Sandbox, engine, audit, media, keychain), and
- * Playwright end-to-end tests in Chromium against the web host.
- *
- * The summary repeats every failed test by name with its first error line, because CI keeps only
- * the tail of a long log: a failure scrolled out of it would otherwise leave no trace.
- *
- * A test that fails is run once more, and one that then passes is named in the summary as flaky:
- * a timing race in a test (or in the code) on a loaded machine must not sink a whole run, and must
- * not pass unseen either. A test that fails twice fails the step. A plain `npx vitest` or
- * `npx playwright test` retries nothing.
+ * `npm test`: every check in order (format, lint, types, build, vitest, Playwright), then a summary
+ * naming each failed test, as CI keeps only a long log's tail. A failed test runs once more: one that
+ * then passes is named flaky, so a timing race neither sinks the run nor passes unseen.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';

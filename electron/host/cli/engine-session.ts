@@ -66,10 +66,8 @@ export function countStates(engine: Engine, ids: readonly string[]): Counts & { 
 export const settledOf = (c: Counts) => SETTLED_STATES.reduce((a, s) => a + c[s], 0);
 
 /**
- * A progress line on stderr, never stdout: `files=$(mediadesk run …)` or `> log` must get the
- * results alone. A bar that redraws in place when stderr is a terminal that can move its cursor,
- * plain lines (on change) otherwise: into a pipe or file, and at a terminal with TERM=dumb (Emacs's
- * shell, some CI consoles), which would show every redraw's codes as text.
+ * Progress on stderr, so `files=$(mediadesk run …)` gets the results alone: a bar redrawn in place
+ * at a terminal, plain lines on change into a pipe, a file or TERM=dumb (which would print the codes).
  */
 export class Progress {
   private readonly out: CliContext['stderr'];

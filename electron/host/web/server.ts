@@ -112,10 +112,8 @@ export async function startWebHost(o: WebHostOptions): Promise<RunningWebHost> {
     const port = new URL(origin).port;
     return new Set([`127.0.0.1:${port}`, `localhost:${port}`]);
   };
-  // The page drops ?token= from the address bar, so a reload asks for `/` without it; the cookie
-  // carries the token instead. Cookies ignore ports, hence the port in the name: two hosts side by
-  // side must not overwrite each other's. HttpOnly keeps it from scripts, SameSite=Strict from
-  // requests another site starts.
+  // A reload after the page drops ?token= asks for `/` with the cookie instead. The port is in its
+  // name since cookies ignore ports; HttpOnly keeps it from scripts, SameSite=Strict from other sites.
   const cookieName = () => `mediadesk-token-${new URL(origin).port}`;
   // A token in the query decides alone: a tab holding an old launch's token must hear 401 (and
   // say so) even when another tab has since set this launch's cookie.
@@ -214,11 +212,9 @@ export async function startWebHost(o: WebHostOptions): Promise<RunningWebHost> {
     return reply.sendFile(basename(abs), dirname(abs));
   });
 
-  // Dropped files in the browser: streamed into <home>/inbox/<drop>/<relative path>, each name as
-  // every system can hold it (see DropNames); the answer's `path` says where. In a context
-  // of its own without Fastify's parsers: the browser sends a file's own type, and the JSON and
-  // text parsers read the body first, so a .json or .txt file arrived empty (or, not being JSON,
-  // failed the whole drop).
+  // Dropped files stream into <home>/inbox/<drop>/<relative path>, names made portable (DropNames).
+  // A context without Fastify's parsers: the JSON and text parsers read the body first, so a .json
+  // or .txt file arrived empty.
   const dropNames = new DropNames(join(o.home, 'inbox'));
   await app.register(async (uploads) => {
     uploads.removeAllContentTypeParsers();

@@ -66,10 +66,9 @@ export async function probeReferences(toolId: string) {
     g.forEach((r, i) => {
       const rep = report.references[i];
       const f = fieldOf(r);
-      // The core classifies by what it measured; a picture dropped in a video list must still be
-      // called out as the wrong container, so the drop-time format check is kept, on the container
-      // measured where there is one (a URL need not end in .mp4 to be an MP4), unless the core
-      // already named that rule for the item.
+      // The core classifies by what it measured, yet a picture in a video list is still the wrong
+      // container: the drop-time format check is kept, on the measured container, unless the core
+      // already named that rule.
       const said = new Set(rep?.errors.map((e) => e.rule) ?? []);
       const keep =
         f && (rep?.probe || !isInline(r.source))

@@ -213,10 +213,8 @@ function printImport(ctx: CliContext, r: ImportReport): void {
 }
 
 /**
- * Every match (or `limit`), streamed to stdout for scripts: one event per line, or CSV records. Resolves to the count.
- * An NDJSON line writes line separators and bidi controls escaped (the same value); a CSV cell holds the
- * data exactly, as the exported file does: CSV has no escapes, and a spreadsheet or `audit import` would
- * read `\u2028` as six characters.
+ * Every match (or `limit`) streamed to stdout, an event a line or CSV records; resolves to the count.
+ * NDJSON escapes line separators and bidi controls; CSV holds the data exactly, having no escapes.
  */
 async function streamEvents(
   ctx: CliContext,

@@ -35,11 +35,9 @@ export const sandboxCommand: CliCommand = {
       ctx.stdout.write(`webhook signing secret (seed ${seed}): ${webhookSecret(seed)}\n`);
       return 0;
     }
-    // A signal is the only way it ends: the server closes (its temporary files go), then Ctrl-C
-    // exits 130, as every other command stopped by it does, and SIGTERM 0, a server's clean stop
-    // (how a supervisor or `kill` ends it; scripts test for it). A second Ctrl-C while it closes ends it at
-    // once. Caught from before the listening line, or a script's Ctrl-C right on seeing it killed
-    // the process before its handler was there, leaving the temporary files behind.
+    // Ends only by a signal: the server closes (its temporary files go), then Ctrl-C exits 130 and
+    // SIGTERM 0, a server's clean stop. Caught before the listening line: a script's Ctrl-C on seeing
+    // it killed the process before the handler was there, leaving the files behind.
     const stop = interruptible();
     try {
       const sandbox = await startSandbox({ port, seed, taskDurationMs });

@@ -1,11 +1,7 @@
 /**
- * old_state → new_state as one line per leaf, for the detail drawer. Pure, so it is unit-tested
- * without a browser (test/audit/json-diff.test.ts).
- *
- * Paths are arrays of segments, and their label quotes any key that is not a plain identifier:
- * a key "a.b" is `["a.b"]` while a key b inside a is `a.b`, so two different fields never share
- * a line. Arrays are aligned on their items (longest common subsequence, by deep equality): an
- * item taken out of the middle is one removal, not a change at every later index.
+ * old_state → new_state as one line per leaf. Labels quote keys that are not plain identifiers, so
+ * `["a.b"]` and `a.b` never share a line; arrays align on their items (LCS), so an item removed from
+ * the middle is one removal, not a change at every later index.
  */
 
 /** An object key, an array index, or an array item that kept its value but moved. */
