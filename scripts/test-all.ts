@@ -70,15 +70,15 @@ function vitestFindings(file: string): { failed: Finding[]; flaky: Finding[] } {
   const failed: Finding[] = [];
   const flaky: Finding[] = [];
   for (const suite of report.testResults) {
-    const where = suite.name.replace(process.cwd() + '/', '');
+    const suitePath = suite.name.replace(process.cwd() + '/', '');
     if (suite.status === 'failed' && suite.assertionResults.every((t) => t.status !== 'failed')) {
-      failed.push({ test: where, error: firstLine(suite.message) });
+      failed.push({ test: suitePath, error: firstLine(suite.message) });
     }
     for (const t of suite.assertionResults) {
       if (t.status === 'failed')
-        failed.push({ test: `${where} › ${t.fullName}`, error: firstLine(t.failureMessages[0]) });
+        failed.push({ test: `${suitePath} › ${t.fullName}`, error: firstLine(t.failureMessages[0]) });
       else if (t.status === 'passed' && (t.retryCount ?? 0) > 0)
-        flaky.push({ test: `${where} › ${t.fullName}`, error: `passed on retry ${t.retryCount}` });
+        flaky.push({ test: `${suitePath} › ${t.fullName}`, error: `passed on retry ${t.retryCount}` });
     }
   }
   return { failed, flaky };
@@ -106,17 +106,17 @@ function playwrightFindings(file: string): { failed: Finding[]; flaky: Finding[]
   }));
   const flaky: Finding[] = [];
   const walk = (suite: PwSuite, path: string[]) => {
-    const here = suite.file === suite.title ? path : [...path, suite.title];
+    const titles = suite.file === suite.title ? path : [...path, suite.title];
     for (const spec of suite.specs ?? []) {
       for (const t of spec.tests) {
-        const name = `test/e2e/${spec.file}:${spec.line} › ${[...here, spec.title].join(' › ')}`;
+        const name = `test/e2e/${spec.file}:${spec.line} › ${[...titles, spec.title].join(' › ')}`;
         const firstError = t.results.find((r) => r.error)?.error?.message;
         if (t.status === 'unexpected') failed.push({ test: name, error: firstLine(firstError) });
         else if (t.status === 'flaky')
           flaky.push({ test: name, error: `passed on retry; first try: ${firstLine(firstError)}` });
       }
     }
-    for (const s of suite.suites ?? []) walk(s, here);
+    for (const s of suite.suites ?? []) walk(s, titles);
   };
   for (const s of report.suites) walk(s, []);
   return { failed, flaky };

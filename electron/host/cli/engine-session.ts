@@ -14,7 +14,10 @@ export interface EngineSession {
 }
 
 /** The engine over the CLI's services: the same database, settings and backend as the desktop app. */
-export async function openEngineSession(ctx: CliContext, o: { concurrency?: number } = {}): Promise<EngineSession> {
+export async function openEngineSession(
+  ctx: CliContext,
+  options: { concurrency?: number } = {},
+): Promise<EngineSession> {
   const services = await openCliServices(ctx);
   const engine = openEngine({
     home: ctx.home,
@@ -24,7 +27,7 @@ export async function openEngineSession(ctx: CliContext, o: { concurrency?: numb
     slugs: () => services.slugs(),
     // The app's own default when Settings names no output folder: `run` without --out writes where a batch from the app would.
     settings: () => withDefaultOutputDir(services.settings.get(), ctx.env),
-    concurrency: o.concurrency,
+    concurrency: options.concurrency,
     poll: ctx.env.MEDIADESK_POLL_MIN_MS
       ? { firstMs: Number(ctx.env.MEDIADESK_POLL_MIN_MS), minMs: Number(ctx.env.MEDIADESK_POLL_MIN_MS) }
       : undefined,

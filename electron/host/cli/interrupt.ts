@@ -6,7 +6,7 @@
  * flight finishes (nothing left "maybe charged"), then exit 130; a second Ctrl-C ends it at once.
  * `timeoutMs` (`--timeout`) stops it the same way, and `timedOut()` says which it was.
  */
-export function interruptible(o: { timeoutMs?: number } = {}): {
+export function interruptible(options: { timeoutMs?: number } = {}): {
   signal: AbortSignal;
   timedOut(): boolean;
   by(): NodeJS.Signals | null;
@@ -30,12 +30,12 @@ export function interruptible(o: { timeoutMs?: number } = {}): {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   const timer =
-    o.timeoutMs === undefined
+    options.timeoutMs === undefined
       ? undefined
       : setTimeout(() => {
           timedOut = !stop.signal.aborted;
           stop.abort();
-        }, o.timeoutMs);
+        }, options.timeoutMs);
   return {
     signal: stop.signal,
     timedOut: () => timedOut,

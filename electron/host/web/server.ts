@@ -96,13 +96,13 @@ async function linkOnPath(base: string, parts: readonly string[]): Promise<strin
  * The web host: the same core as the desktop app, its contract carried over a WebSocket. It binds
  * 127.0.0.1 only, and every request that reaches the core must carry the per-launch token.
  */
-export async function startWebHost(o: WebHostOptions): Promise<RunningWebHost> {
-  const token = o.token ?? randomBytes(24).toString('base64url');
-  const rendererDir = resolve(o.rendererDir ?? 'out/renderer');
+export async function startWebHost(options: WebHostOptions): Promise<RunningWebHost> {
+  const token = options.token ?? randomBytes(24).toString('base64url');
+  const rendererDir = resolve(options.rendererDir ?? 'out/renderer');
   const core = await createCore({
-    home: o.home,
+    home: options.home,
     host: 'web',
-    env: o.env,
+    env: options.env,
     startSandbox: () => startSandbox({ port: 0 }),
   });
 
@@ -215,7 +215,7 @@ export async function startWebHost(o: WebHostOptions): Promise<RunningWebHost> {
   // Dropped files stream into <home>/inbox/<drop>/<relative path>, names made portable (DropNames).
   // A context without Fastify's parsers: the JSON and text parsers read the body first, so a .json
   // or .txt file arrived empty.
-  const dropNames = new DropNames(join(o.home, 'inbox'));
+  const dropNames = new DropNames(join(options.home, 'inbox'));
   await app.register(async (uploads) => {
     uploads.removeAllContentTypeParsers();
     uploads.addContentTypeParser('*', (_req, _payload, done) => done(null));
@@ -236,7 +236,7 @@ export async function startWebHost(o: WebHostOptions): Promise<RunningWebHost> {
         }
         const taken = dropNames.take(drop, parts);
         if ('status' in taken) return reply.code(taken.status).send({ message: taken.message });
-        const dir = join(o.home, 'inbox', drop);
+        const dir = join(options.home, 'inbox', drop);
         const dest = join(dir, ...taken.parts);
         let out: WriteStream | undefined;
         let created = false;
@@ -244,7 +244,7 @@ export async function startWebHost(o: WebHostOptions): Promise<RunningWebHost> {
         // another program) would have the file, or the folders made for it, land outside the inbox.
         let link: string | null;
         try {
-          link = await linkOnPath(join(o.home, 'inbox'), [drop, ...taken.parts]);
+          link = await linkOnPath(join(options.home, 'inbox'), [drop, ...taken.parts]);
         } catch (e) {
           taken.settle(false);
           throw uploadError(e);
@@ -325,7 +325,7 @@ export async function startWebHost(o: WebHostOptions): Promise<RunningWebHost> {
     return reply.sendFile('index.html', rendererDir, { cacheControl: false });
   });
 
-  const address = await app.listen({ host: '127.0.0.1', port: o.port ?? 0 });
+  const address = await app.listen({ host: '127.0.0.1', port: options.port ?? 0 });
   origin = address.replace('localhost', '127.0.0.1');
   return {
     url: `${origin}/?token=${token}`,

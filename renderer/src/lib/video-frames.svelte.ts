@@ -47,7 +47,7 @@ export class FrameChecks {
   });
   private seq = 0;
   /** The frame problems said last: a problem is said once, when it comes. */
-  private told: string[] = [];
+  private announced: string[] = [];
 
   constructor(announcer: Announcer) {
     $effect(() => {
@@ -79,8 +79,8 @@ export class FrameChecks {
       const now = this.issues.map(
         (p) => `${video.tool.fields.find((f) => f.name === p.field)?.label ?? p.field}: ${p.reason}`,
       );
-      const fresh = now.filter((m) => !this.told.includes(m));
-      this.told = now;
+      const fresh = now.filter((m) => !this.announced.includes(m));
+      this.announced = now;
       if (fresh.length) announcer.warn(fresh.join('. '));
     });
   }

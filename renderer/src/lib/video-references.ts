@@ -69,13 +69,13 @@ export async function probeReferences(toolId: string) {
       // The core classifies by what it measured, yet a picture in a video list is still the wrong
       // container: the drop-time format check is kept, on the measured container, unless the core
       // already named that rule.
-      const said = new Set(rep?.errors.map((e) => e.rule) ?? []);
+      const coreRules = new Set(rep?.errors.map((e) => e.rule) ?? []);
       const keep =
         f && (rep?.probe || !isInline(r.source))
           ? instantIssues(fam, r.kind, r.name, rep?.probe?.bytes ?? 0, f, rep?.probe?.container).filter(
               (m) =>
                 /rule (video\.container|image\.format|audio\.format)/.test(m) &&
-                !said.has(/rule ([\w.]+)\)/.exec(m)?.[1] ?? ''),
+                !coreRules.has(/rule ([\w.]+)\)/.exec(m)?.[1] ?? ''),
             )
           : [];
       r.probe = rep?.probe ?? null;

@@ -113,9 +113,9 @@ export async function follow(
   ctx: CliContext,
   s: CliServices,
   start: AppRun,
-  o: { resumed: boolean; timeout?: TimeLimit },
+  options: { resumed: boolean; timeout?: TimeLimit },
 ): Promise<number> {
-  const stop = interruptible({ timeoutMs: o.timeout?.ms });
+  const stop = interruptible({ timeoutMs: options.timeout?.ms });
   try {
     let run = start;
     // This process takes the queue (unless the desktop app holds it and runs it for us).
@@ -134,7 +134,7 @@ export async function follow(
       if (SETTLED_STATES.includes(run.state)) {
         for (const f of run.outputs) ctx.stdout.write(`${oneLine(f)}\n`);
         if (run.error) ctx.stderr.write(`${oneLine(run.error)}\n`);
-        if (o.resumed && run.state === 'needs_attention')
+        if (options.resumed && run.state === 'needs_attention')
           ctx.stderr.write(
             `run ${short(run)} is not sent again without you: check it in the app's Queue, or add --new to start another paid run\n`,
           );
@@ -149,7 +149,7 @@ export async function follow(
       stoppedNote(
         ended,
         ended.backend === 'sandbox' && s.core.engine.holdsQueue,
-        stop.timedOut() ? o.timeout?.label : undefined,
+        stop.timedOut() ? options.timeout?.label : undefined,
       ),
     );
     return stop.timedOut() ? TIMED_OUT : 130;
@@ -199,7 +199,7 @@ export async function retryRun(
   ctx: CliContext,
   s: CliServices,
   raw: string,
-  o: { yes: boolean; wait: boolean; timeout?: TimeLimit },
+  options: { yes: boolean; wait: boolean; timeout?: TimeLimit },
 ): Promise<number> {
   const id = runIdOf(s, raw);
   // A run that cannot be retried (plan null) is refused by the command itself, with its reason.
@@ -211,7 +211,7 @@ export async function retryRun(
         `run ${id.slice(0, 8)} may already have been created and charged; retrying sends it again as a new run.\n`,
       );
     const def = await invoke(s.core, 'apps.get', { id: appId });
-    if (!(await acceptCost(ctx, def, o.yes, 'Send it again?'))) {
+    if (!(await acceptCost(ctx, def, options.yes, 'Send it again?'))) {
       ctx.stderr.write('not retried\n');
       return 1;
     }
@@ -220,5 +220,5 @@ export async function retryRun(
   const run = await act(s, 'apps.retry', id, cost);
   const what = RETRY_EFFECT[plan ?? 'submit'];
   ctx.stdout.write(`run ${short(run)} retried (${run.state}): ${what}\n`);
-  return o.wait ? follow(ctx, s, run, { resumed: false, timeout: o.timeout }) : 0;
+  return options.wait ? follow(ctx, s, run, { resumed: false, timeout: options.timeout }) : 0;
 }

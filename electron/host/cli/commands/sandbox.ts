@@ -20,14 +20,14 @@ export const sandboxCommand: CliCommand = {
   async run(ctx) {
     // The other commands' parser: --name=value as well, and a repeated option is refused rather
     // than one of its values silently taken (`--seed 5 --seed 6` printed seed 5's secret).
-    const o = parseOptions(ctx.argv, ['--port', '--seed', '--task-duration-ms'], ['--print-keys']);
-    if (o.positional.length)
-      throw new UsageError(`unexpected argument "${oneLine(o.positional[0])}"; usage: ${this.usage}`);
-    const seed = intOption(o.one('--seed'), '--seed', 0, 2 ** 32 - 1) ?? 1;
+    const options = parseOptions(ctx.argv, ['--port', '--seed', '--task-duration-ms'], ['--print-keys']);
+    if (options.positional.length)
+      throw new UsageError(`unexpected argument "${oneLine(options.positional[0])}"; usage: ${this.usage}`);
+    const seed = intOption(options.one('--seed'), '--seed', 0, 2 ** 32 - 1) ?? 1;
     // Checked with --print-keys too: a bad value is a mistake in the script whichever way it runs.
-    const port = intOption(o.one('--port'), '--port', 0, 65535) ?? 0;
-    const taskDurationMs = intOption(o.one('--task-duration-ms'), '--task-duration-ms', 0, 3_600_000);
-    if (o.flags.has('--print-keys')) {
+    const port = intOption(options.one('--port'), '--port', 0, 65535) ?? 0;
+    const taskDurationMs = intOption(options.one('--task-duration-ms'), '--task-duration-ms', 0, 3_600_000);
+    if (options.flags.has('--print-keys')) {
       for (const k of DEMO_KEYS)
         ctx.stdout.write(
           `${k.key.padEnd(18)} ${k.plan.padEnd(10)} ${k.role.padEnd(6)} audit logs ${k.auditLogs ? 'on ' : 'off'}  ${k.description}\n`,

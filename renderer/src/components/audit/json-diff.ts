@@ -81,9 +81,9 @@ function walk(a: unknown, b: unknown, path: Segment[], out: DiffLine[]): void {
   } else if (Array.isArray(a) && Array.isArray(b) && filled) {
     arrays(a, b, path, out);
   } else if (!isBranch(a) && !isBranch(b)) {
-    const o = show(a);
-    const n = show(b);
-    out.push({ path, label: pathLabel(path), kind: o === n ? 'same' : 'changed', old: o, new: n });
+    const before = show(a);
+    const after = show(b);
+    out.push({ path, label: pathLabel(path), kind: before === after ? 'same' : 'changed', old: before, new: after });
   } else {
     // An object became a list, a list a number…: what was there went, what is there came.
     leaves(a, path, 'removed', out);
