@@ -65,11 +65,6 @@ export default tseslint.config(
     },
   },
   {
-    // Other branches are reshaping these folders now; their nested ternaries are rewritten after.
-    files: ['electron/core/**/*.ts', 'electron/sandbox/**/*.ts', 'shared/**/*.ts'],
-    rules: { 'no-nested-ternary': 'off' },
-  },
-  {
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },

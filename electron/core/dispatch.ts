@@ -118,6 +118,15 @@ export function createDispatcher(handlers: Partial<AllHandlers>) {
   };
 }
 
+const API_ERROR_CODES: Record<number, DeskErrorData['code']> = {
+  400: 'invalid',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  422: 'invalid',
+  429: 'rate_limited',
+};
+
 export function toErrorData(err: unknown): DeskErrorData {
   if (err instanceof DeskError) return err.toData();
   const e = err as {
@@ -128,18 +137,7 @@ export function toErrorData(err: unknown): DeskErrorData {
     describe?: () => string;
   };
   if (e?.name === 'ApiError') {
-    const code =
-      e.status === 400 || e.status === 422
-        ? 'invalid'
-        : e.status === 401
-          ? 'unauthorized'
-          : e.status === 403
-            ? 'forbidden'
-            : e.status === 404
-              ? 'not_found'
-              : e.status === 429
-                ? 'rate_limited'
-                : 'unavailable';
+    const code = API_ERROR_CODES[e.status ?? 0] ?? 'unavailable';
     return {
       code,
       message: e.describe?.() ?? String(e.message),

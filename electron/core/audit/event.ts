@@ -63,7 +63,8 @@ function str(o: Obj, key: string, where: string, required = false): string | nul
 }
 
 function typeName(v: unknown): string {
-  return v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v;
+  if (v === null) return 'null';
+  return Array.isArray(v) ? 'array' : typeof v;
 }
 
 /** Ids arrive as numbers from the API and as strings from CSV or hand-edited files. */

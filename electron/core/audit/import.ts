@@ -98,6 +98,11 @@ const BYTES_PER_EVENT = 1000;
  * sixth by this estimate is about a fifth of the cache's count.
  */
 const BULK_SHARE_OF_CACHE = 1 / 6;
+
+function loadPathFor(bytes: number, cachedEvents: number): LoadPath {
+  if (bytes < STAGE_MIN_BYTES) return 'rows';
+  return bytes / BYTES_PER_EVENT > cachedEvents * BULK_SHARE_OF_CACHE ? 'bulk' : 'staged';
+}
 /**
  * The format of text whose first bytes are `head`, from a file named `*{ext}` (`''`: standard input):
  * by extension; otherwise by the first bytes (`[` JSON, `{` NDJSON or a JSON page, else CSV).
@@ -151,9 +156,7 @@ export async function importFile(store: AuditStore, path: string, opts: ImportOp
   // goes through the indexes (rebuilding them for it would cost more): staged the same way if it is
   // large enough for a worker thread to pay, else row by row.
   const cached = store.counts().events;
-  const load =
-    opts.load ??
-    (bytes < STAGE_MIN_BYTES ? 'rows' : bytes / BYTES_PER_EVENT > cached * BULK_SHARE_OF_CACHE ? 'bulk' : 'staged');
+  const load = opts.load ?? loadPathFor(bytes, cached);
   const batchSize = opts.batchSize ?? (load === 'rows' ? BATCH_ROWS : BULK_BATCH_ROWS);
   // Refused before anything is written when the disk could not hold it: otherwise a large export
   // would fail minutes in, with the cache's indexes still to rebuild on a full disk.
@@ -270,6 +273,9 @@ async function finishLoad(store: AuditStore, report: ImportReport, load: () => P
   return report;
 }
 
+const UNREADABLE: Record<string, string> = { ENOENT: 'no such file', EISDIR: 'is a folder' };
+const FORMAT_OF_EXT: Record<string, ImportFormat> = { '.csv': 'csv', '.ndjson': 'ndjson', '.jsonl': 'ndjson' };
+
 const NOT_TEXT = 'not a text file (it contains NUL bytes): expected JSON, NDJSON or CSV';
 
 /**
@@ -306,10 +312,10 @@ async function openReport(path: string, format?: ImportFormat): Promise<{ report
     if (format && detected !== 'binary') detected = format;
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    detected = { unreadable: e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'is a folder' : e.message };
+    detected = { unreadable: UNREADABLE[e.code ?? ''] ?? e.message };
   }
   const ext = extname(path).toLowerCase();
-  const byExt: ImportFormat = ext === '.csv' ? 'csv' : ext === '.ndjson' || ext === '.jsonl' ? 'ndjson' : 'json';
+  const byExt: ImportFormat = FORMAT_OF_EXT[ext] ?? 'json';
   const report = emptyReport(path, typeof detected === 'string' && detected !== 'binary' ? detected : byExt);
   if (typeof detected === 'object') report.fatal = `cannot read the file: ${detected.unreadable}`;
   else if (detected === 'binary') report.fatal = NOT_TEXT;

@@ -177,14 +177,7 @@ export async function runSync(o: SyncOptions): Promise<SyncReport> {
   } catch (err) {
     // Interrupted while waiting to retry: the place is saved with each page, and no error was the server's.
     if (o.signal?.aborted && !(err instanceof SyncStop)) return { ...report, outcome: 'stopped' };
-    const stop =
-      err instanceof SyncStop
-        ? err
-        : isDiskFull(err)
-          ? new SyncStop('disk_full', diskFullSyncStop(o.store, report.inserted))
-          : err instanceof CacheBusyError
-            ? new SyncStop('busy', err.message)
-            : new SyncStop('network', err instanceof Error ? err.message : String(err));
+    const stop = syncStopOf(err, () => diskFullSyncStop(o.store, report.inserted));
     state.lastError = { kind: stop.kind, message: stop.message, at: clock().getTime() };
     if (stop.retryAfterUntil !== undefined) state.retryAfterUntil = stop.retryAfterUntil;
     try {
@@ -345,4 +338,12 @@ async function fetchPage(
       await sleep(backoffDelay(attempt, err.retryAfterSec, o.maxBackoffMs ?? 30_000), undefined, { signal: o.signal });
     }
   }
+}
+
+/** What ended a sync, from what it threw; `diskFull` words the stop when the disk filled. */
+function syncStopOf(err: unknown, diskFull: () => string): SyncStop {
+  if (err instanceof SyncStop) return err;
+  if (isDiskFull(err)) return new SyncStop('disk_full', diskFull());
+  if (err instanceof CacheBusyError) return new SyncStop('busy', err.message);
+  return new SyncStop('network', err instanceof Error ? err.message : String(err));
 }

@@ -64,7 +64,7 @@ import {
 } from './request.ts';
 import { checkReferences, framesOf, isProbeable, named, type NamedSource } from '../media/check.ts';
 import { sniffAudio } from '../media/probe.ts';
-import { familyOfTool, FAMILY_LIMITS } from '../../../shared/validation/limits.ts';
+import { familyOfTool, FAMILY_LIMITS, type FamilyLimits } from '../../../shared/validation/limits.ts';
 import { fetchResults, JobMovedError } from './results.ts';
 import { sameFileKey } from '../../../shared/file-names.ts';
 import { join, sep } from 'node:path';
@@ -357,7 +357,8 @@ export class Engine {
     if (j.state === 'done' || j.state === 'canceled')
       throw new DeskError('conflict', `job ${id} is ${j.state}; there is nothing to cancel`);
     // A task already sent keeps running on the server (the API has no cancel); we stop waiting for it.
-    const submitted = j.taskId ? true : j.state === 'needs_attention' || j.state === 'submitting' ? 'maybe' : false;
+    let submitted: boolean | 'maybe' = !!j.taskId;
+    if (!submitted && (j.state === 'needs_attention' || j.state === 'submitting')) submitted = 'maybe';
     // The attempt id stays only on a job whose create may have reached the server: its Retry asks
     // first (retryJob). One never sent, or provably refused (429, 503), forgets it.
     const patch = { error: canceledMessage(submitted), ...(submitted === false && { attemptId: null }) };
@@ -766,18 +767,7 @@ export class Engine {
         ...report.frames.flatMap((f) => f.errors.map((e) => ({ field: f.field, reason: e.message }))),
         ...report.errors
           .filter((e) => !report.references.some((r) => r.errors.some((x) => x.message === e.message)))
-          .map((e) => ({
-            field: e.rule.endsWith('.mention')
-              ? 'prompt'
-              : e.rule.startsWith('video.')
-                ? (lim.videos?.field ?? 'references')
-                : e.rule.startsWith('image.')
-                  ? (lim.images?.field ?? 'references')
-                  : e.rule.startsWith('audio.')
-                    ? 'reference_audios'
-                    : 'prompt',
-            reason: e.message,
-          })),
+          .map((e) => ({ field: fieldOfRule(e.rule, lim), reason: e.message })),
       );
     }
     if (!invalid.length) return;
@@ -1042,7 +1032,8 @@ export class Engine {
           err instanceof ApiError ? err.retryAfterSec : undefined,
           heldBackReason(err instanceof ApiError ? err : null),
         );
-        const reason = err instanceof ApiError ? refusedReason(err) : err instanceof Error ? err.message : String(err);
+        let reason = err instanceof Error ? err.message : String(err);
+        if (err instanceof ApiError) reason = refusedReason(err);
         await this.write(() => this.store.patch(j.id, 'queued', { error: waitingMessage(reason) }));
         return;
       }
@@ -1115,8 +1106,9 @@ export class Engine {
         this.store.move(j.id, 'submitting', 'failed', { error: createRefused(err), invalid: err.invalidParams }),
       );
     } else {
-      const detail =
-        err instanceof ApiError ? apiProblem(err) : err instanceof EnvelopeError ? err.message : String(err);
+      let detail = String(err);
+      if (err instanceof ApiError) detail = apiProblem(err);
+      else if (err instanceof EnvelopeError) detail = err.message;
       await this.write(() =>
         this.store.move(j.id, 'submitting', 'needs_attention', { error: ATTENTION.ambiguousCreate(detail) }),
       );
@@ -1341,6 +1333,15 @@ export class Engine {
 export const isActive = (s: JobState) => ACTIVE_STATES.includes(s);
 
 /** A field that takes one value or a list, as a list. */
+/** The request field a reference rule's error is shown on. */
+function fieldOfRule(rule: string, lim: FamilyLimits): string {
+  if (rule.endsWith('.mention')) return 'prompt';
+  if (rule.startsWith('video.')) return lim.videos?.field ?? 'references';
+  if (rule.startsWith('image.')) return lim.images?.field ?? 'references';
+  return rule.startsWith('audio.') ? 'reference_audios' : 'prompt';
+}
+
 function listOf(v: unknown): unknown[] {
-  return Array.isArray(v) ? v : v === undefined ? [] : [v];
+  if (Array.isArray(v)) return v;
+  return v === undefined ? [] : [v];
 }
