@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
-import { DeskError, type DeskErrorCode } from '../../../shared/contract/define.ts';
+import { DeskError } from '../../../shared/contract/define.ts';
+import { deskErrorCodeOf } from '../dispatch.ts';
 import type { AppDefinition, AppRun, AppSummary } from '../../../shared/contract/team.ts';
 import { appInputProblems } from '../../../shared/validation/app-inputs.ts';
 import { ApiError, type ApiClient } from '../api/client.ts';
@@ -12,21 +13,15 @@ import { AppRunner, explainAppError, type SandboxOwners } from './runner.ts';
 import { AppRunStore, longestOutput, RETRYABLE, retryPlan, RUN_REQUEUE_FRESH, toAppRun } from './store.ts';
 import { parseAppDefinition, parseAppList } from './wire.ts';
 
-const APP_ERROR_CODES: Record<number, DeskErrorCode> = {
-  400: 'invalid',
-  401: 'unauthorized',
-  403: 'forbidden',
-  404: 'not_found',
-  422: 'invalid',
-  429: 'rate_limited',
-};
-
 /** A failed app call as a DeskError: the Enterprise-only 403 in plain words. */
 function toDeskError(err: unknown): DeskError {
   if (err instanceof DeskError) return err;
   if (err instanceof ApiError) {
-    const code = APP_ERROR_CODES[err.status ?? 0] ?? 'unavailable';
-    return new DeskError(code, explainAppError(err), err.invalidParams.length ? err.invalidParams : undefined);
+    return new DeskError(
+      deskErrorCodeOf(err.status),
+      explainAppError(err),
+      err.invalidParams.length ? err.invalidParams : undefined,
+    );
   }
   return new DeskError('internal', (err as Error).message);
 }
