@@ -1,7 +1,5 @@
-// The check both entry points (bin/mediadesk.js, bin/web.js) run before they load any
-// TypeScript: Node 24 strips types itself, and an older Node cannot load the sources at all. It
-// would print a stack trace (ERR_UNKNOWN_FILE_EXTENSION). This file stays plain JavaScript that
-// any Node parses (no top-level await, no recent syntax) so it can say so in one line first.
+// Run by both entry points before any TypeScript loads: an older Node cannot load the sources and
+// would print a stack trace, so this stays plain JavaScript any Node parses, to say so in one line.
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 

@@ -1,16 +1,7 @@
 /**
- * `npm test`: every check a change must pass, in order, each one's own output shown, then a
- * summary. Lint (which enforces that electron/core never imports electron), type checks, the
- * renderer and Electron bundles, vitest (unit, Sandbox, engine, audit, media, keychain), and
- * Playwright end-to-end tests in Chromium against the web host.
- *
- * The summary repeats every failed test by name with its first error line, because CI keeps only
- * the tail of a long log: a failure scrolled out of it would otherwise leave no trace.
- *
- * A test that fails is run once more, and one that then passes is named in the summary as flaky:
- * a timing race in a test (or in the code) on a loaded machine must not sink a whole run, and must
- * not pass unseen either. A test that fails twice fails the step. A plain `npx vitest` or
- * `npx playwright test` retries nothing.
+ * `npm test`: every check in order (format, lint, types, build, vitest, Playwright), then a summary
+ * naming each failed test, as CI keeps only a long log's tail. A failed test runs once more: one that
+ * then passes is named flaky, so a timing race neither sinks the run nor passes unseen.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
@@ -30,6 +21,7 @@ const vitestJson = join(reports, 'vitest.json');
 const playwrightJson = join(reports, 'playwright.json');
 
 const steps: Step[] = [
+  { name: 'format', cmd: 'npx', args: ['prettier', '--check', '.'] },
   { name: 'lint', cmd: 'npx', args: ['eslint', '.'] },
   { name: 'typecheck', cmd: 'npx', args: ['tsc', '-p', 'tsconfig.json', '--noEmit'] },
   {
@@ -78,15 +70,15 @@ function vitestFindings(file: string): { failed: Finding[]; flaky: Finding[] } {
   const failed: Finding[] = [];
   const flaky: Finding[] = [];
   for (const suite of report.testResults) {
-    const where = suite.name.replace(process.cwd() + '/', '');
+    const suitePath = suite.name.replace(process.cwd() + '/', '');
     if (suite.status === 'failed' && suite.assertionResults.every((t) => t.status !== 'failed')) {
-      failed.push({ test: where, error: firstLine(suite.message) });
+      failed.push({ test: suitePath, error: firstLine(suite.message) });
     }
     for (const t of suite.assertionResults) {
       if (t.status === 'failed')
-        failed.push({ test: `${where} › ${t.fullName}`, error: firstLine(t.failureMessages[0]) });
+        failed.push({ test: `${suitePath} › ${t.fullName}`, error: firstLine(t.failureMessages[0]) });
       else if (t.status === 'passed' && (t.retryCount ?? 0) > 0)
-        flaky.push({ test: `${where} › ${t.fullName}`, error: `passed on retry ${t.retryCount}` });
+        flaky.push({ test: `${suitePath} › ${t.fullName}`, error: `passed on retry ${t.retryCount}` });
     }
   }
   return { failed, flaky };
@@ -114,17 +106,17 @@ function playwrightFindings(file: string): { failed: Finding[]; flaky: Finding[]
   }));
   const flaky: Finding[] = [];
   const walk = (suite: PwSuite, path: string[]) => {
-    const here = suite.file === suite.title ? path : [...path, suite.title];
+    const titles = suite.file === suite.title ? path : [...path, suite.title];
     for (const spec of suite.specs ?? []) {
       for (const t of spec.tests) {
-        const name = `test/e2e/${spec.file}:${spec.line} › ${[...here, spec.title].join(' › ')}`;
+        const name = `test/e2e/${spec.file}:${spec.line} › ${[...titles, spec.title].join(' › ')}`;
         const firstError = t.results.find((r) => r.error)?.error?.message;
         if (t.status === 'unexpected') failed.push({ test: name, error: firstLine(firstError) });
         else if (t.status === 'flaky')
           flaky.push({ test: name, error: `passed on retry; first try: ${firstLine(firstError)}` });
       }
     }
-    for (const s of suite.suites ?? []) walk(s, here);
+    for (const s of suite.suites ?? []) walk(s, titles);
   };
   for (const s of report.suites) walk(s, []);
   return { failed, flaky };

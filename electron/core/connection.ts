@@ -96,24 +96,23 @@ export async function testConnection(deps: ConnectionDeps): Promise<ConnectionTe
   const header = target.keyHeader ?? keyHeaderFor(baseUrl);
   const client = new ApiClient(() => target, { retries: 0, timeoutMs: deps.timeoutMs ?? 10_000 });
 
-  const baseUrlFix =
-    source === 'environment'
-      ? `Check MEDIADESK_API_URL (now ${baseUrl}) and this machine's network.`
-      : source === 'keychain'
-        ? `Check the base URL setting (now ${baseUrl}): Settings > Backend > Base URL, or mediadesk settings set baseUrl=URL; and this machine's network.`
-        : `The built-in Sandbox at ${baseUrl} did not answer: restart MediaDesk.`;
-  const keyName =
-    source === 'environment'
-      ? `the API key ${keyFingerprint(target.apiKey)} from MEDIADESK_API_KEY`
-      : source === 'keychain'
-        ? `the API key ${keyFingerprint(target.apiKey)} from the keychain`
-        : `the Sandbox identity ${target.apiKey}`;
-  const replaceKey =
-    source === 'environment'
-      ? 'set MEDIADESK_API_KEY to a valid key'
-      : source === 'keychain'
-        ? 'replace it under Settings > API key, or with echo "$KEY" | mediadesk key set'
-        : 'choose another Sandbox identity in Settings > Backend';
+  const { baseUrlFix, keyName, replaceKey } = {
+    environment: {
+      baseUrlFix: `Check MEDIADESK_API_URL (now ${baseUrl}) and this machine's network.`,
+      keyName: `the API key ${keyFingerprint(target.apiKey)} from MEDIADESK_API_KEY`,
+      replaceKey: 'set MEDIADESK_API_KEY to a valid key',
+    },
+    keychain: {
+      baseUrlFix: `Check the base URL setting (now ${baseUrl}): Settings > Backend > Base URL, or mediadesk settings set baseUrl=URL; and this machine's network.`,
+      keyName: `the API key ${keyFingerprint(target.apiKey)} from the keychain`,
+      replaceKey: 'replace it under Settings > API key, or with echo "$KEY" | mediadesk key set',
+    },
+    sandbox: {
+      baseUrlFix: `The built-in Sandbox at ${baseUrl} did not answer: restart MediaDesk.`,
+      keyName: `the Sandbox identity ${target.apiKey}`,
+      replaceKey: 'choose another Sandbox identity in Settings > Backend',
+    },
+  }[source];
   const choice = headerChoice(header, baseUrl);
   const headerSetting =
     source === 'environment'

@@ -1,5 +1,5 @@
 import { COMMANDS, DeskError, type CommandName, type DeskErrorData } from '../../shared/contract/index.ts';
-import { invalidRequest, type HandlerMap } from '../../shared/contract/define.ts';
+import { invalidRequest, type DeskErrorCode, type HandlerMap } from '../../shared/contract/define.ts';
 
 export type Reply = { ok: true; result: unknown } | { ok: false; error: DeskErrorData };
 
@@ -118,6 +118,19 @@ export function createDispatcher(handlers: Partial<AllHandlers>) {
   };
 }
 
+const API_ERROR_CODES: Record<number, DeskErrorCode> = {
+  400: 'invalid',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  422: 'invalid',
+  429: 'rate_limited',
+};
+
+/** The code an API answer's HTTP status maps to; 'unavailable' for the rest. */
+export const deskErrorCodeOf = (status: number | undefined): DeskErrorCode =>
+  API_ERROR_CODES[status ?? 0] ?? 'unavailable';
+
 export function toErrorData(err: unknown): DeskErrorData {
   if (err instanceof DeskError) return err.toData();
   const e = err as {
@@ -128,18 +141,7 @@ export function toErrorData(err: unknown): DeskErrorData {
     describe?: () => string;
   };
   if (e?.name === 'ApiError') {
-    const code =
-      e.status === 400 || e.status === 422
-        ? 'invalid'
-        : e.status === 401
-          ? 'unauthorized'
-          : e.status === 403
-            ? 'forbidden'
-            : e.status === 404
-              ? 'not_found'
-              : e.status === 429
-                ? 'rate_limited'
-                : 'unavailable';
+    const code = deskErrorCodeOf(e.status);
     return {
       code,
       message: e.describe?.() ?? String(e.message),

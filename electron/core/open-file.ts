@@ -57,12 +57,9 @@ const OPENER_GRACE_MS = 2000;
  */
 export function openWithOs(path: string, reveal = false): Promise<void> {
   const target = reveal ? dirname(path) : path;
-  const [cmd, args] =
-    process.platform === 'darwin'
-      ? ['open', reveal ? ['-R', path] : [path]]
-      : process.platform === 'win32'
-        ? ['explorer', reveal ? [`/select,${path}`] : [path]]
-        : ['xdg-open', [target]];
+  let [cmd, args] = ['xdg-open', [target]];
+  if (process.platform === 'darwin') [cmd, args] = ['open', reveal ? ['-R', path] : [path]];
+  else if (process.platform === 'win32') [cmd, args] = ['explorer', reveal ? [`/select,${path}`] : [path]];
   return new Promise((resolveOpen, reject) => {
     const child = spawn(cmd, args, { detached: true, stdio: 'ignore' });
     const timer = setTimeout(() => {

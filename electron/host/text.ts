@@ -4,11 +4,9 @@ import { escapeJsonText, hexOf, UNSAFE_CHAR } from '../../shared/unsafe-text.ts'
 const ESCAPES: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
 /**
- * Text for one line of output: a file name may hold a newline or other control characters (legal
- * on macOS and Linux), which would split one `rejected PATH: reason` line in two for the script
- * reading it, or move the terminal's cursor; a line separator or a bidi override (UNSAFE_CHAR) would
- * split it or show it reordered. They are shown escaped, as `\n`, `\x1b`, `\u009b` or `\u202e`;
- * other text (é, emoji, CJK, RTL letters) is left as it is.
+ * One line of output: control characters in a file name (legal on macOS and Linux), line separators
+ * and bidi overrides would split or reorder a `rejected PATH: reason` line, so they are shown escaped
+ * (`\n`, `\x1b`, `\u202e`); other text is left as it is.
  */
 export const oneLine = (s: string): string =>
   s.replace(UNSAFE_CHAR, (c) => ESCAPES[c] ?? (c > '\u007f' ? `\\u${hexOf(c, 4)}` : `\\x${hexOf(c, 2)}`));

@@ -16,10 +16,9 @@ export function isOwnRenderer(url: string, rendererUrl: string): boolean {
 }
 
 /**
- * What the page may use. Copy (Results' "Copy prompt") needs clipboard-sanitized-write, and a
- * video's own fullscreen button needs fullscreen; a handler that refused them broke both in the
- * desktop app only. Everything else (camera, microphone, location, notifications: those come
- * from main) is refused, and nothing at all is granted to another page or to a subframe.
+ * What the page may use: clipboard-sanitized-write (Copy prompt) and fullscreen (a video's own
+ * button), whose refusal broke both in the desktop app only. All else is refused, and nothing at all
+ * is granted to another page or a subframe.
  */
 const PAGE_PERMISSIONS = new Set(['clipboard-sanitized-write', 'fullscreen']);
 

@@ -315,13 +315,13 @@ export function registerApps(app: FastifyInstance, state: SandboxState): void {
       ...MEDIA[kind](t),
       created_at: iso(endedAt),
     }));
-    const error_message =
-      status === 'FAILED'
-        ? (state.faults.current.appRunFailureMessage ??
-          'A step of the workflow failed (injected by the Sandbox failure rate).')
-        : ended === 'completed_with_errors'
-          ? 'One step of the workflow failed (injected by the Sandbox); the other results are ready.'
-          : null;
+    let error_message: string | null = null;
+    if (status === 'FAILED')
+      error_message =
+        state.faults.current.appRunFailureMessage ??
+        'A step of the workflow failed (injected by the Sandbox failure rate).';
+    else if (ended === 'completed_with_errors')
+      error_message = 'One step of the workflow failed (injected by the Sandbox); the other results are ready.';
     return {
       data: {
         run_id: t.id,

@@ -259,16 +259,10 @@ export class AuditStore {
         if (!kind.states) return null;
         const s: Dict = {};
         for (const k of kind.states) {
-          s[k] =
-            k === 'member_count'
-              ? intBetween(rng, 2, 20)
-              : k === 'name'
-                ? `${group.name}${old ? '' : ' team'}`
-                : k === 'status'
-                  ? old
-                    ? 'active'
-                    : 'removed'
-                  : values[k];
+          if (k === 'member_count') s[k] = intBetween(rng, 2, 20);
+          else if (k === 'name') s[k] = `${group.name}${old ? '' : ' team'}`;
+          else if (k === 'status') s[k] = old ? 'active' : 'removed';
+          else s[k] = values[k];
         }
         if (kind.states.includes('role')) s.role = old ? target.role : values.role;
         s.internal_plan_id = 'plan_ent_42';
@@ -279,6 +273,10 @@ export class AuditStore {
       const date = t + i;
       const usesFolder = kind.data.includes('folder_reference');
       const usesProject = kind.data.includes('project_reference');
+      let resourceId: string | null = null;
+      if (usesFolder) resourceId = folder.reference;
+      else if (usesProject) resourceId = project.reference;
+      else if (kind.data.includes('target_user_id')) resourceId = String(target.id);
       out.push({
         t: date,
         seq,
@@ -290,13 +288,7 @@ export class AuditStore {
             event_type: kind.type,
             verb: kind.verb,
             status: values.outcome === 'success' ? 'succeeded' : 'failed',
-            resource_id: usesFolder
-              ? folder.reference
-              : usesProject
-                ? project.reference
-                : kind.data.includes('target_user_id')
-                  ? String(target.id)
-                  : null,
+            resource_id: resourceId,
             request_id: requestId,
             correlation_id: correlationId,
             old_state: state(true),

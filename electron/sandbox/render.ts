@@ -81,7 +81,10 @@ export async function drawPrompt(prompt: string, seed: number, width: number, he
 }
 
 type Params = Record<string, unknown>;
-const num = (v: unknown, d: number) => (typeof v === 'number' ? v : typeof v === 'string' && v !== '' ? Number(v) : d);
+function num(v: unknown, d: number): number {
+  if (typeof v === 'number') return v;
+  return typeof v === 'string' && v !== '' ? Number(v) : d;
+}
 
 async function loadInput(ref: unknown, disk: DiskStore): Promise<Buffer> {
   const f = typeof ref === 'string' ? disk.get(ref) : undefined;
@@ -232,19 +235,26 @@ export async function describeImage(ref: string, disk: DiskStore): Promise<strin
     else if (max === g) hue = 60 * ((b - r) / (max - min)) + 120;
     else hue = 60 * ((r - g) / (max - min)) + 240;
   }
-  const colour =
-    max - min < 20
-      ? max < 80
-        ? 'black'
-        : max > 200
-          ? 'white'
-          : 'grey'
-      : COLOR_NAMES.find(([limit]) => hue <= limit)![1];
+  const colour = colourName(min, max, hue);
   const mean = channels.slice(0, 3).reduce((s, c) => s + c.mean, 0) / 3;
   const contrast = channels.slice(0, 3).reduce((s, c) => s + c.stdev, 0) / 3;
-  const orientation = width > height * 1.1 ? 'landscape' : height > width * 1.1 ? 'portrait' : 'square';
+  let orientation = 'square';
+  if (width > height * 1.1) orientation = 'landscape';
+  else if (height > width * 1.1) orientation = 'portrait';
   return (
     `A ${BRIGHTNESS[Math.min(4, Math.floor(mean / 52))]} ${orientation} image (${width}x${height}) dominated by ${colour} tones, ` +
-    `${contrast > 60 ? 'high' : contrast > 30 ? 'moderate' : 'low'} contrast, ${meta.hasAlpha ? 'with transparency, ' : ''}photographic composition, detailed, sharp focus`
+    `${contrastWord(contrast)} contrast, ${meta.hasAlpha ? 'with transparency, ' : ''}photographic composition, detailed, sharp focus`
   );
+}
+
+function colourName(min: number, max: number, hue: number): string {
+  if (max - min >= 20) return COLOR_NAMES.find(([limit]) => hue <= limit)![1];
+  // Too little saturation for a hue: named by lightness.
+  if (max < 80) return 'black';
+  return max > 200 ? 'white' : 'grey';
+}
+
+function contrastWord(contrast: number): string {
+  if (contrast > 60) return 'high';
+  return contrast > 30 ? 'moderate' : 'low';
 }

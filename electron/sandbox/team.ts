@@ -114,7 +114,7 @@ export function buildTeam(seed: number): Team {
       name: f?.name ?? `${first} ${last}`,
       email: f?.email ?? `${first}.${last}.${id}@sandbox.test`.toLowerCase(),
       role: f?.role ?? (rng() < 0.1 ? 'admin' : 'member'),
-      status: f ? 'active' : rng() < 0.9 ? 'active' : rng() < 0.5 ? 'invited' : 'suspended',
+      status: f ? 'active' : randomStatus(rng),
       groupId: groups[(id - 1) % groups.length].id,
     });
   }
@@ -152,4 +152,10 @@ export function buildTeam(seed: number): Team {
     createdAt: new Date(Date.UTC(2024, i, 3 + i)).toISOString(),
   }));
   return { members, groups, projects, folders, apiKeys };
+}
+
+/** Most members are active; of the rest, half invited and half suspended. */
+function randomStatus(rng: () => number): Member['status'] {
+  if (rng() < 0.9) return 'active';
+  return rng() < 0.5 ? 'invited' : 'suspended';
 }

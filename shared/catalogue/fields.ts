@@ -264,7 +264,8 @@ export function imageMimeOf(value: string): string {
   const magic = MAGIC.find(([head]) => value.startsWith(head));
   if (magic) return magic[1];
   const ext = /\.(png|jpe?g|webp)(\?|#|$)/i.exec(value)?.[1].toLowerCase();
-  return ext === 'png' ? 'image/png' : ext === 'webp' ? 'image/webp' : 'image/jpeg';
+  if (ext === 'png') return 'image/png';
+  return ext === 'webp' ? 'image/webp' : 'image/jpeg';
 }
 
 /** One field's value as it goes on the wire. */

@@ -281,11 +281,8 @@ function ruleId(r: Rule, reason: string): RuleId {
       return 'prompt.length';
     case 'citations':
       // The reason starts with the citation it is about ("@Video1 cites …").
-      return reason.startsWith('@Video')
-        ? 'video.mention'
-        : reason.startsWith('@Image')
-          ? 'image.mention'
-          : 'audio.mention';
+      if (reason.startsWith('@Video')) return 'video.mention';
+      return reason.startsWith('@Image') ? 'image.mention' : 'audio.mention';
   }
 }
 

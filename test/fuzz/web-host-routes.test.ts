@@ -196,8 +196,10 @@ const pct = (v: string) =>
         : `%${b.toString(16).toUpperCase().padStart(2, '0')}`,
     )
     .join('');
-const encode = (v: string, how: string) =>
-  how === 'raw' ? v.replace(/[&#]/g, pct) : how === 'twice' ? pct(pct(v)) : pct(v);
+function encode(v: string, how: string): string {
+  if (how === 'raw') return v.replace(/[&#]/g, pct);
+  return how === 'twice' ? pct(pct(v)) : pct(v);
+}
 
 /** Nothing in the outside folder changed; when something did, it is put back first, and the run fails. */
 function outsideUntouched(what: string): void {

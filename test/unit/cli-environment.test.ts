@@ -103,12 +103,11 @@ describe('MEDIADESK_HOME', () => {
   });
 
   // Root writes anywhere; without CAP_DAC_OVERRIDE (setpriv) it is held to the folder's mode like anyone.
-  const asUser =
-    process.getuid?.() !== 0
-      ? []
-      : spawnSync('setpriv', ['--version']).status === 0
-        ? ['setpriv', '--bounding-set=-dac_override,-dac_read_search', '--inh-caps=-dac_override,-dac_read_search']
-        : null;
+  const asUser = (() => {
+    if (process.getuid?.() !== 0) return [];
+    if (spawnSync('setpriv', ['--version']).status !== 0) return null;
+    return ['setpriv', '--bounding-set=-dac_override,-dac_read_search', '--inh-caps=-dac_override,-dac_read_search'];
+  })();
   it.skipIf(asUser === null)(
     'a folder that cannot be written: one line, exit 2 (before: SQLite\'s "unable to open database file", exit 1)',
     () => {

@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 function files(dir: string): string[] {
   return readdirSync(dir).flatMap((n) => {
     const p = join(dir, n);
-    return statSync(p).isDirectory() ? files(p) : p.endsWith('.ts') ? [p] : [];
+    if (statSync(p).isDirectory()) return files(p);
+    return p.endsWith('.ts') ? [p] : [];
   });
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { baseName, below, commonDir, dirName, joinPath, subfolderPrefix } from '../../renderer/src/lib/paths.ts';
+import { baseName, relativeTo, commonDir, dirName, joinPath, subfolderPrefix } from '../../renderer/src/lib/paths.ts';
 
 /** The renderer names files from paths the core gave it; on Windows those are C:\… or \\server\… paths. */
 describe('renderer path helpers, POSIX and Windows', () => {
@@ -24,12 +24,12 @@ describe('renderer path helpers, POSIX and Windows', () => {
   it('names files below the folder they share, so two photo.png in different folders read apart', () => {
     const posix = ['/home/ann/shoot/day 1/photo.png', '/home/ann/shoot/day 2/photo.png', '/home/ann/shoot/x.txt'];
     expect(commonDir(posix)).toBe('/home/ann/shoot');
-    expect(posix.map((p) => below(commonDir(posix), p))).toEqual(['day 1/photo.png', 'day 2/photo.png', 'x.txt']);
+    expect(posix.map((p) => relativeTo(commonDir(posix), p))).toEqual(['day 1/photo.png', 'day 2/photo.png', 'x.txt']);
     const win = ['C:\\Users\\ann\\a\\photo.png', 'C:\\Users\\ann\\b\\photo.png'];
-    expect(win.map((p) => below(commonDir(win), p))).toEqual(['a\\photo.png', 'b\\photo.png']);
+    expect(win.map((p) => relativeTo(commonDir(win), p))).toEqual(['a\\photo.png', 'b\\photo.png']);
     expect(commonDir(['/a/x.png'])).toBe('/a');
-    expect(below(commonDir(['/a/x.png']), '/a/x.png')).toBe('x.png');
+    expect(relativeTo(commonDir(['/a/x.png']), '/a/x.png')).toBe('x.png');
     expect(commonDir(['/a/x.png', 'D:\\y.png'])).toBe('');
-    expect(below('/a/b', '/a/bc/x.png')).toBe('/a/bc/x.png');
+    expect(relativeTo('/a/b', '/a/bc/x.png')).toBe('/a/bc/x.png');
   });
 });

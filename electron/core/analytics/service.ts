@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { DeskError } from '../../../shared/contract/define.ts';
+import { DeskError, type DeskErrorCode } from '../../../shared/contract/define.ts';
 import type {
   BreakdownRow,
   Directory,
@@ -18,6 +18,8 @@ import { keyHashOf, UsageCache, UsageLedger, utcDay } from './ledger.ts';
 import { parseDirectory, parseUsage } from './wire.ts';
 import { ensureFolder } from '../output-folder.ts';
 import { realDay } from '../../../shared/validation/dates.ts';
+
+const USAGE_ERROR_CODES: Record<number, DeskErrorCode> = { 403: 'forbidden', 400: 'invalid' };
 
 const DAY = 86_400_000;
 export const DEFAULT_DAYS = 7;
@@ -160,7 +162,7 @@ export class AnalyticsService {
       }
       if (err instanceof ApiError)
         throw new DeskError(
-          err.status === 403 ? 'forbidden' : err.status === 400 ? 'invalid' : 'unavailable',
+          USAGE_ERROR_CODES[err.status ?? 0] ?? 'unavailable',
           err.describe(),
           err.invalidParams.length ? err.invalidParams : undefined,
         );

@@ -2,10 +2,16 @@ import type { Directory, UsagePoint } from '../../../shared/contract/team.ts';
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
-const arr = (v: unknown): unknown[] =>
-  Array.isArray(v) ? v : Array.isArray(obj(v).data) ? (obj(v).data as unknown[]) : [];
+const listOf = (v: unknown): unknown[] => (v === undefined ? [] : [v]);
+function arr(v: unknown): unknown[] {
+  if (Array.isArray(v)) return v;
+  return Array.isArray(obj(v).data) ? (obj(v).data as unknown[]) : [];
+}
 const n = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : Number(v) || 0);
-const s = (v: unknown, d = '') => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : d);
+function s(v: unknown, d = ''): string {
+  if (typeof v === 'string') return v;
+  return typeof v === 'number' ? String(v) : d;
+}
 
 /**
  * `{data: [{date, consumptions: [{tool, user_uses, user_credits, user_usages: [...]}]}]}`
@@ -45,7 +51,7 @@ export function parseDirectory(members: unknown, keys: unknown, groups: unknown,
         email: s(m.email),
         role: s(m.role),
         status: s(m.status),
-        groupIds: (Array.isArray(m.group_ids) ? m.group_ids : m.group_id !== undefined ? [m.group_id] : []).map(n),
+        groupIds: (Array.isArray(m.group_ids) ? m.group_ids : listOf(m.group_id)).map(n),
       })),
     // The documented names (api_key_id, display_name, group_id, project_reference) beside the short ones.
     apiKeys: arr(keys)

@@ -54,7 +54,7 @@ export function readEnvelope(body: unknown): TaskEnvelope {
   if (typeof taskId !== 'string' || !taskId) throw new EnvelopeError('the server answered without a task_id');
   if (!status || !(TASK_STATUSES as readonly string[]).includes(status))
     throw new EnvelopeError(`the server answered with an unknown task status "${String(d?.status)}"`);
-  const error = typeof d?.error === 'string' ? d.error : typeof d?.message === 'string' ? d.message : undefined;
+  const error = [d?.error, d?.message].find((m): m is string => typeof m === 'string');
   return { taskId, status: status as TaskStatus, generated: readGenerated(d?.generated), ...(error ? { error } : {}) };
 }
 

@@ -338,14 +338,7 @@ export class AppRunner {
       view.status === 'failed' ||
       view.status === 'cancelled'
     ) {
-      const why =
-        view.status === 'cancelled'
-          ? 'The run was cancelled on the server.'
-          : view.error
-            ? `The run failed: ${view.error}`
-            : view.status === 'failed'
-              ? 'The run failed on the server.'
-              : 'The run finished without results.';
+      const why = runFailure(view.status, view.error);
       this.opts.store.move(r.id, 'running', 'failed', { runStatus: view.status, error: why });
     } else {
       // pending / running (or a status this build does not know): keep polling, backing off.
@@ -430,4 +423,11 @@ export class AppRunner {
     const r = this.opts.store.get(id);
     if (r && r.state !== 'downloading') await removeParts(r);
   }
+}
+
+/** Why a finished run counts as failed, for its error. */
+function runFailure(status: string, error: string | null | undefined): string {
+  if (status === 'cancelled') return 'The run was cancelled on the server.';
+  if (error) return `The run failed: ${error}`;
+  return status === 'failed' ? 'The run failed on the server.' : 'The run finished without results.';
 }

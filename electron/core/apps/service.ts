@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { DeskError } from '../../../shared/contract/define.ts';
+import { deskErrorCodeOf } from '../dispatch.ts';
 import type { AppDefinition, AppRun, AppSummary } from '../../../shared/contract/team.ts';
 import { appInputProblems } from '../../../shared/validation/app-inputs.ts';
 import { ApiError, type ApiClient } from '../api/client.ts';
@@ -16,19 +17,11 @@ import { parseAppDefinition, parseAppList } from './wire.ts';
 function toDeskError(err: unknown): DeskError {
   if (err instanceof DeskError) return err;
   if (err instanceof ApiError) {
-    const code =
-      err.status === 403
-        ? 'forbidden'
-        : err.status === 404
-          ? 'not_found'
-          : err.status === 401
-            ? 'unauthorized'
-            : err.status === 429
-              ? 'rate_limited'
-              : err.status === 400 || err.status === 422
-                ? 'invalid'
-                : 'unavailable';
-    return new DeskError(code, explainAppError(err), err.invalidParams.length ? err.invalidParams : undefined);
+    return new DeskError(
+      deskErrorCodeOf(err.status),
+      explainAppError(err),
+      err.invalidParams.length ? err.invalidParams : undefined,
+    );
   }
   return new DeskError('internal', (err as Error).message);
 }

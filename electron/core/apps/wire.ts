@@ -7,14 +7,14 @@ import type { AppDefinition, AppInput, AppSummary } from '../../../shared/contra
  */
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
-const str = (v: unknown): string | undefined =>
-  typeof v === 'string' ? v : typeof v === 'number' ? String(v) : undefined;
-const num = (v: unknown): number | undefined =>
-  typeof v === 'number' && Number.isFinite(v)
-    ? v
-    : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))
-      ? Number(v)
-      : undefined;
+function str(v: unknown): string | undefined {
+  if (typeof v === 'string') return v;
+  return typeof v === 'number' ? String(v) : undefined;
+}
+function num(v: unknown): number | undefined {
+  if (typeof v === 'number' && Number.isFinite(v)) return v;
+  return typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : undefined;
+}
 const unwrap = (body: unknown): unknown => (obj(body).data !== undefined ? obj(body).data : body);
 /** The first of `keys` that `from` holds as a number. */
 const firstNum = (from: Obj[], ...keys: string[]): number | undefined => {
@@ -31,7 +31,7 @@ const appIdOf = (a: Obj): string | undefined => str(a.sqid) ?? str(a.id);
 
 export function parseAppList(body: unknown): AppSummary[] {
   const list = unwrap(body);
-  const items = Array.isArray(list) ? list : Array.isArray(obj(list).apps) ? (obj(list).apps as unknown[]) : [];
+  const items = [list, obj(list).apps].find((l): l is unknown[] => Array.isArray(l)) ?? [];
   return items
     .map(obj)
     .filter((a) => appIdOf(a))
@@ -128,15 +128,7 @@ export function parseRun(body: unknown): RunView {
     );
   } else {
     // Earlier shapes: one list of URLs or `{url, content_type}` items.
-    const raw = Array.isArray(result)
-      ? result
-      : Array.isArray(r.results)
-        ? r.results
-        : Array.isArray(r.generated)
-          ? r.generated
-          : Array.isArray(r.outputs)
-            ? r.outputs
-            : [];
+    const raw = [result, r.results, r.generated, r.outputs].find((l): l is unknown[] => Array.isArray(l)) ?? [];
     results = raw.map((x) => resultOf(x));
   }
   return {

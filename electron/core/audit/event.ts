@@ -61,7 +61,8 @@ function str(parent: Obj, key: string, where: string, required = false): string 
 }
 
 function typeName(v: unknown): string {
-  return v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v;
+  if (v === null) return 'null';
+  return Array.isArray(v) ? 'array' : typeof v;
 }
 
 /** Ids arrive as numbers from the API and as strings from CSV or hand-edited files. */

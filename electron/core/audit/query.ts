@@ -300,7 +300,11 @@ export function facets(db: Db, filters: AuditFilters, limit: number): AuditFacet
   ];
   // Busiest first; on a tie actors without a user id first (as their one entry was), then by e-mail or id.
   const rank = (x: { key: number | string }) => (typeof x.key === 'string' ? 0 : 1);
-  members.sort((a, b) => b.count - a.count || rank(a) - rank(b) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const byKey = (a: { key: number | string }, b: { key: number | string }) => {
+    if (a.key === b.key) return 0;
+    return a.key < b.key ? -1 : 1;
+  };
+  members.sort((a, b) => b.count - a.count || rank(a) - rank(b) || byKey(a, b));
   // The member_id groups counted the one of actors without a user id, which the e-mails split.
   const idGroups = (counts[0]?.d ?? 0) - (emails.length ? 1 : 0);
   return {

@@ -23,7 +23,8 @@ export interface RowSink {
 }
 
 function parserFor(format: ImportReport['format']): FormatParser {
-  return format === 'ndjson' ? new NdjsonParser() : format === 'json' ? new JsonItemsParser() : new CsvParser();
+  if (format === 'ndjson') return new NdjsonParser();
+  return format === 'json' ? new JsonItemsParser() : new CsvParser();
 }
 
 /** How a report's error begins when reading (or a write the reading called) failed mid-file. */

@@ -59,8 +59,11 @@ const PROGRESS_MS = 100;
 
 /** What a window shows of a file going in apart from its counts: which file, whether rows are held back or being added, what it waits for. */
 // The first progress of a file or of a step (rows held back, their adding, a wait) goes at once (throttled).
-const stepOf = (p: ImportProgress) =>
-  `${p.file}:${p.held ? (p.held.adding ? 'adding' : 'held') : ''}:${p.waiting ?? ''}`;
+function stepOf(p: ImportProgress): string {
+  let held = '';
+  if (p.held) held = p.held.adding ? 'adding' : 'held';
+  return `${p.file}:${held}:${p.waiting ?? ''}`;
+}
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 

@@ -175,14 +175,7 @@ export async function runSync(opts: SyncOptions): Promise<SyncReport> {
   } catch (err) {
     // Interrupted while waiting to retry: the place is saved with each page, and no error was the server's.
     if (opts.signal?.aborted && !(err instanceof SyncStop)) return { ...report, outcome: 'stopped' };
-    const stop =
-      err instanceof SyncStop
-        ? err
-        : isDiskFull(err)
-          ? new SyncStop('disk_full', diskFullSyncStop(opts.store, report.inserted))
-          : err instanceof CacheBusyError
-            ? new SyncStop('busy', err.message)
-            : new SyncStop('network', err instanceof Error ? err.message : String(err));
+    const stop = syncStopOf(err, () => diskFullSyncStop(opts.store, report.inserted));
     state.lastError = { kind: stop.kind, message: stop.message, at: clock().getTime() };
     if (stop.retryAfterUntil !== undefined) state.retryAfterUntil = stop.retryAfterUntil;
     try {
@@ -345,4 +338,12 @@ async function fetchPage(
       });
     }
   }
+}
+
+/** The reason a sync stopped, from what was thrown. */
+function syncStopOf(err: unknown, diskFullMessage: () => string): SyncStop {
+  if (err instanceof SyncStop) return err;
+  if (isDiskFull(err)) return new SyncStop('disk_full', diskFullMessage());
+  if (err instanceof CacheBusyError) return new SyncStop('busy', err.message);
+  return new SyncStop('network', err instanceof Error ? err.message : String(err));
 }

@@ -34,9 +34,9 @@ export function inputCheckOf(tool: ToolEntry): InputCheck | null {
   };
 }
 
-export const formatsOf = (c: InputCheck): readonly string[] =>
-  c.field.formats ??
-  (c.field.media === 'image' ? ['jpeg', 'png'] : c.field.media === 'video' ? ['mp4', 'mov'] : ['mp3', 'wav']);
+const DEFAULT_FORMATS = { image: ['jpeg', 'png'], video: ['mp4', 'mov'], audio: ['mp3', 'wav'] } as const;
+
+export const formatsOf = (c: InputCheck): readonly string[] => c.field.formats ?? DEFAULT_FORMATS[c.field.media];
 
 export function acceptsExtension(c: InputCheck, ext: string): boolean {
   const f = EXT_FORMAT[ext.toLowerCase()];

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { DeskError } from '../../../shared/contract/define.ts';
+import { DeskError, type DeskErrorCode } from '../../../shared/contract/define.ts';
 import type { Creation, CreationsPage } from '../../../shared/contract/team.ts';
 import { ApiError, type ApiClient } from '../api/client.ts';
 import { downloadToPart, placeWithoutOverwrite, removeQuietly, sameFile } from '../downloads/download.ts';
@@ -11,7 +11,12 @@ import { portableName, WINDOWS_MAX_PATH, windowsPathProblem } from '../../../sha
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
-const str = (v: unknown) => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : null);
+function str(v: unknown): string | null {
+  if (typeof v === 'string') return v;
+  return typeof v === 'number' ? String(v) : null;
+}
+
+const CREATIONS_ERROR_CODES: Record<number, DeskErrorCode> = { 400: 'invalid', 403: 'forbidden' };
 
 function typeOf(item: Obj, url: string | null): string {
   const t = str(item.type);
@@ -53,14 +58,14 @@ export class CreationsService {
     } catch (err) {
       if (err instanceof ApiError)
         throw new DeskError(
-          err.status === 400 ? 'invalid' : err.status === 403 ? 'forbidden' : 'unavailable',
+          CREATIONS_ERROR_CODES[err.status ?? 0] ?? 'unavailable',
           err.describe(),
           err.invalidParams.length ? err.invalidParams : undefined,
         );
       throw err;
     }
     const b = obj(body);
-    const raw = Array.isArray(b.data) ? b.data : Array.isArray(body) ? (body as unknown[]) : [];
+    const raw = [b.data, body].find((l): l is unknown[] => Array.isArray(l)) ?? [];
     const items = await Promise.all(
       raw
         .map(obj)
@@ -86,9 +91,10 @@ export class CreationsService {
     const pg = obj(obj(b.meta).pagination);
     const perPage = Number(pg.per_page) || q.perPage;
     const total = typeof pg.total === 'number' ? pg.total : null;
-    const lastPage =
-      Number(pg.last_page) ||
-      (total !== null ? Math.max(1, Math.ceil(total / perPage)) : items.length < perPage ? q.page : q.page + 1);
+    let lastPage = Number(pg.last_page);
+    // Unstated: from the total, else a short page is the last one.
+    if (!lastPage && total !== null) lastPage = Math.max(1, Math.ceil(total / perPage));
+    else if (!lastPage) lastPage = items.length < perPage ? q.page : q.page + 1;
     return { items, page: Number(pg.current_page) || q.page, perPage, lastPage, total };
   }
 

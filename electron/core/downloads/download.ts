@@ -176,7 +176,8 @@ export async function downloadToPart(
     }
   }
   // A body without a length is checked against the one the same request was answered with a moment before.
-  const expected = Number.isFinite(length) ? length : opts.stated?.status === status ? opts.stated.length : NaN;
+  let expected = length;
+  if (!Number.isFinite(length)) expected = opts.stated?.status === status ? opts.stated.length : NaN;
   // Listened to from now on, while the part opens: a short body can arrive and its connection
   // close before the open completes.
   const opening = open(partPath, resumed ? 'a' : 'w');

@@ -77,11 +77,8 @@ export class QueueCommands {
     if (job.state === 'done' || job.state === 'canceled')
       throw new DeskError('conflict', `job ${id} is ${job.state}; there is nothing to cancel`);
     // A task already sent keeps running on the server (the API has no cancel); we stop waiting for it.
-    const submitted = job.taskId
-      ? true
-      : job.state === 'needs_attention' || job.state === 'submitting'
-        ? 'maybe'
-        : false;
+    let submitted: boolean | 'maybe' = !!job.taskId;
+    if (!submitted && (job.state === 'needs_attention' || job.state === 'submitting')) submitted = 'maybe';
     // The attempt id stays only on a job whose create may have reached the server: its Retry asks
     // first (retryJob). One never sent, or provably refused (429, 503), forgets it.
     const patch = { error: canceledMessage(submitted), ...(submitted === false && { attemptId: null }) };

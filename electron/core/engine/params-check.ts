@@ -1,7 +1,7 @@
 import { isLocalPath, placeholderFor, validateRequest, type ToolEntry } from '../../../shared/catalogue/index.ts';
 import { isLoopbackUrl } from '../../../shared/loopback.ts';
 import { DeskError } from '../../../shared/contract/define.ts';
-import { familyOfTool, FAMILY_LIMITS } from '../../../shared/validation/limits.ts';
+import { familyOfTool, FAMILY_LIMITS, type FamilyLimits } from '../../../shared/validation/limits.ts';
 import type { ApiTarget } from '../api/client.ts';
 import { checkReferences, framesOf, isProbeable, named, type NamedSource } from '../media/check.ts';
 import { sniffAudio } from '../media/probe.ts';
@@ -92,15 +92,7 @@ async function enforceReferences(tool: ToolEntry, params: Record<string, unknown
       ...report.errors
         .filter((e) => !report.references.some((r) => r.errors.some((x) => x.message === e.message)))
         .map((e) => ({
-          field: e.rule.endsWith('.mention')
-            ? 'prompt'
-            : e.rule.startsWith('video.')
-              ? (limits.videos?.field ?? 'references')
-              : e.rule.startsWith('image.')
-                ? (limits.images?.field ?? 'references')
-                : e.rule.startsWith('audio.')
-                  ? 'reference_audios'
-                  : 'prompt',
+          field: fieldOfRule(e.rule, limits),
           reason: e.message,
         })),
     );
@@ -129,5 +121,14 @@ async function audioProblems(tool: ToolEntry, params: Record<string, unknown>): 
 
 /** A field that takes one value or a list, as a list. */
 function listOf(value: unknown): unknown[] {
-  return Array.isArray(value) ? value : value === undefined ? [] : [value];
+  if (Array.isArray(value)) return value;
+  return value === undefined ? [] : [value];
+}
+
+/** The request field a reference rule's error is shown on. */
+function fieldOfRule(rule: string, limits: FamilyLimits): string {
+  if (rule.endsWith('.mention')) return 'prompt';
+  if (rule.startsWith('video.')) return limits.videos?.field ?? 'references';
+  if (rule.startsWith('image.')) return limits.images?.field ?? 'references';
+  return rule.startsWith('audio.') ? 'reference_audios' : 'prompt';
 }

@@ -125,7 +125,7 @@ export class Submitter {
           err instanceof ApiError ? err.retryAfterSec : undefined,
           heldBackReason(err instanceof ApiError ? err : null),
         );
-        const reason = err instanceof ApiError ? refusedReason(err) : err instanceof Error ? err.message : String(err);
+        const reason = err instanceof ApiError ? refusedReason(err) : messageOf(err);
         await write(() => store.patch(job.id, 'queued', { error: waitingMessage(reason) }));
         return;
       }
@@ -197,8 +197,7 @@ export class Submitter {
         store.move(job.id, 'submitting', 'failed', { error: createRefused(err), invalid: err.invalidParams }),
       );
     } else {
-      const detail =
-        err instanceof ApiError ? apiProblem(err) : err instanceof EnvelopeError ? err.message : String(err);
+      const detail = err instanceof ApiError ? apiProblem(err) : envelopeDetail(err);
       await write(() =>
         store.move(job.id, 'submitting', 'needs_attention', { error: ATTENTION.ambiguousCreate(detail) }),
       );
@@ -219,3 +218,6 @@ export class Submitter {
     if (Date.now() >= this.backoffUntil) this.heldBackBy = null;
   }
 }
+
+const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
+const envelopeDetail = (err: unknown) => (err instanceof EnvelopeError ? err.message : String(err));

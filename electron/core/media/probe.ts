@@ -69,8 +69,8 @@ export async function probeSource(source: string, name = source): Promise<Probe>
     );
   const src = await openSource(source);
   // libvips reads only the header of a local file; other sources it reads from the bytes read here.
-  const file =
-    inline || isUrl(source) ? undefined : source.toLowerCase().startsWith('file://') ? fileURLToPath(source) : source;
+  let file: string | undefined;
+  if (!inline && !isUrl(source)) file = source.toLowerCase().startsWith('file://') ? fileURLToPath(source) : source;
   try {
     if (src.size === 0)
       throw new ProbeError('truncated', name, `${name}: ${inline ? 'the data is empty' : 'the file is empty'}`);

@@ -54,12 +54,16 @@ export const downloadFailed = (reason: string) =>
  * The user canceled the job. `maybe`: its create was sent but no answer came (a job that needs
  * you, or one canceled mid-submission), so the server may have made the task: not "before submission".
  */
-export const canceledMessage = (submitted: boolean | 'maybe') =>
-  submitted === 'maybe'
-    ? 'Canceled; its submission may have reached the server, so the task may have been created and charged. Check recent creations before you retry it.'
-    : submitted
-      ? 'Canceled; the task was already submitted and may still be charged.'
-      : 'Canceled before submission.';
+const CANCELED = {
+  maybe:
+    'Canceled; its submission may have reached the server, so the task may have been created and charged. Check recent creations before you retry it.',
+  yes: 'Canceled; the task was already submitted and may still be charged.',
+  no: 'Canceled before submission.',
+};
+export function canceledMessage(submitted: boolean | 'maybe'): string {
+  if (submitted === 'maybe') return CANCELED.maybe;
+  return submitted ? CANCELED.yes : CANCELED.no;
+}
 
 const REFUSED: Record<number, string> = {
   429: "the server's rate limit was reached",
@@ -79,11 +83,8 @@ export function refusedReason(err: { status?: number; describe(): string }): str
  */
 export function heldBackReason(err: { status?: number; kind?: string } | null): string {
   if (err?.status) return REFUSED[err.status] ?? 'the server refused new tasks for now';
-  return err?.kind === 'timeout'
-    ? 'the server did not answer in time'
-    : err
-      ? 'the server could not be reached'
-      : 'an input could not be sent for now';
+  if (err?.kind === 'timeout') return 'the server did not answer in time';
+  return err ? 'the server could not be reached' : 'an input could not be sent for now';
 }
 
 /** An input that went bad between queuing and sending (deleted, changed): nothing was sent. */

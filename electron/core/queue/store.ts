@@ -82,6 +82,12 @@ const COLUMN: Record<keyof JobPatch, { col: string; json: boolean }> = {
   sandboxOf: { col: 'sandbox_of', json: false },
 };
 
+/** A patch value as its column holds it: JSON columns hold text, and null stays NULL. */
+function columnValue(key: keyof JobPatch, value: unknown): unknown {
+  if (!COLUMN[key].json || value === null) return value;
+  return JSON.stringify(value);
+}
+
 interface RawJob {
   id: string;
   seq: number;
@@ -344,7 +350,8 @@ export class JobStore {
     const rows = this.stmt("SELECT id FROM batches WHERE id LIKE ? || '%' LIMIT 2").all(idOrPrefix.toLowerCase()) as {
       id: string;
     }[];
-    return rows.length === 1 ? { id: rows[0].id } : rows.length ? { ambiguous: true } : { none: true };
+    if (rows.length === 1) return { id: rows[0].id };
+    return rows.length ? { ambiguous: true } : { none: true };
   }
 
   /**
@@ -499,7 +506,7 @@ export class JobStore {
     const keys = Object.keys(patch) as (keyof JobPatch)[];
     const sets = ['state = ?', 'updated_at = ?', ...keys.map((k) => `${COLUMN[k].col} = ?`)];
     const sql = `UPDATE jobs SET ${sets.join(', ')} WHERE id = ? AND state IN (${froms.map(() => '?').join(',')})`;
-    const values = keys.map((k) => (COLUMN[k].json ? (patch[k] === null ? null : JSON.stringify(patch[k])) : patch[k]));
+    const values = keys.map((k) => columnValue(k, patch[k]));
     return this.stmt(sql).run(to, this.now(), ...values, id, ...froms).changes === 1;
   }
 
@@ -508,7 +515,7 @@ export class JobStore {
     const keys = Object.keys(patch) as (keyof JobPatch)[];
     if (keys.length === 0) return true;
     const sql = `UPDATE jobs SET updated_at = ?, ${keys.map((k) => `${COLUMN[k].col} = ?`).join(', ')} WHERE id = ? AND state = ?`;
-    const values = keys.map((k) => (COLUMN[k].json ? (patch[k] === null ? null : JSON.stringify(patch[k])) : patch[k]));
+    const values = keys.map((k) => columnValue(k, patch[k]));
     return this.stmt(sql).run(this.now(), ...values, id, state).changes === 1;
   }
 

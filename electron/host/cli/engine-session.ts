@@ -14,7 +14,10 @@ export interface EngineSession {
 }
 
 /** The engine over the CLI's services: the same database, settings and backend as the desktop app. */
-export async function openEngineSession(ctx: CliContext, o: { concurrency?: number } = {}): Promise<EngineSession> {
+export async function openEngineSession(
+  ctx: CliContext,
+  options: { concurrency?: number } = {},
+): Promise<EngineSession> {
   const services = await openCliServices(ctx);
   const engine = openEngine({
     home: ctx.home,
@@ -24,7 +27,7 @@ export async function openEngineSession(ctx: CliContext, o: { concurrency?: numb
     slugs: () => services.slugs(),
     // The app's own default when Settings names no output folder: `run` without --out writes where a batch from the app would.
     settings: () => withDefaultOutputDir(services.settings.get(), ctx.env),
-    concurrency: o.concurrency,
+    concurrency: options.concurrency,
     poll: ctx.env.MEDIADESK_POLL_MIN_MS
       ? { firstMs: Number(ctx.env.MEDIADESK_POLL_MIN_MS), minMs: Number(ctx.env.MEDIADESK_POLL_MIN_MS) }
       : undefined,
@@ -66,10 +69,8 @@ export function countStates(engine: Engine, ids: readonly string[]): Counts & { 
 export const settledOf = (c: Counts) => SETTLED_STATES.reduce((a, s) => a + c[s], 0);
 
 /**
- * A progress line on stderr, never stdout: `files=$(mediadesk run …)` or `> log` must get the
- * results alone. A bar that redraws in place when stderr is a terminal that can move its cursor,
- * plain lines (on change) otherwise: into a pipe or file, and at a terminal with TERM=dumb (Emacs's
- * shell, some CI consoles), which would show every redraw's codes as text.
+ * Progress on stderr, so `files=$(mediadesk run …)` gets the results alone: a bar redrawn in place
+ * at a terminal, plain lines on change into a pipe, a file or TERM=dumb (which would print the codes).
  */
 export class Progress {
   private readonly out: CliContext['stderr'];
@@ -128,6 +129,15 @@ export function otherBackendNote(engine: Engine, mine: string | null, what: stri
   return `another MediaDesk process runs the queue on ${backendLabel(theirs)}; ${what} for ${backendLabel(mine)} and wait${what.startsWith('these') ? '' : 's'} until it switches or quits`;
 }
 
+/** Why the queue is not moving, for the progress line; '' when nothing holds it. */
+function queueNote(otherHolds: boolean, paused: boolean, waiting: string | null, heldBack: boolean): string {
+  if (otherHolds) return 'another MediaDesk process is running the queue';
+  if (paused) return 'queue paused';
+  if (waiting) return `waiting to submit again: ${waiting}`;
+  // A server that cannot be reached is not "rate limited": say what the last refused create met.
+  return heldBack ? QUEUE_HELD_BACK : '';
+}
+
 /** Drives (or follows) the queue until every one of `ids` is settled. */
 export async function waitForJobs(
   engine: Engine,
@@ -140,15 +150,9 @@ export async function waitForJobs(
   while (settledOf(counts) < ids.length && !signal.aborted) {
     const st = engine.status();
     const other = engine.otherHolds();
-    // A server that cannot be reached is not "rate limited": say what the last refused create met.
-    const waiting = counts.waiting
-      ? `waiting to submit again: ${counts.waiting}`
-      : st.rateLimitedUntil
-        ? QUEUE_HELD_BACK
-        : '';
     const note =
       otherBackendNote(engine, mine, 'these jobs are') ??
-      (other ? 'another MediaDesk process is running the queue' : st.paused ? 'queue paused' : waiting);
+      queueNote(other, st.paused, counts.waiting, Boolean(st.rateLimitedUntil));
     progress.update(counts, ids.length, note);
     await new Promise((r) => setTimeout(r, 200));
     counts = countStates(engine, ids);

@@ -2,14 +2,11 @@
 // audit and sandbox commands stop on it too without loading the engine.
 
 /**
- * Ctrl-C (or SIGTERM) while a command follows work: a request to stop following, not the work.
- * The command winds down (a request in flight finishes, so nothing is left half-sent and put to the
- * user as maybe charged) and exits 130. Released when it ends, so a second Ctrl-C while it closes
- * ends the process at once. With `timeoutMs` (`--timeout`), the same stop comes by itself when that
- * time is up, and `timedOut()` says which it was: a script that must not wait for a server that
- * cannot be reached gets its shell back, with its work still queued.
+ * Ctrl-C (or SIGTERM) while a command follows work stops the following, not the work: a request in
+ * flight finishes (nothing left "maybe charged"), then exit 130; a second Ctrl-C ends it at once.
+ * `timeoutMs` (`--timeout`) stops it the same way, and `timedOut()` says which it was.
  */
-export function interruptible(o: { timeoutMs?: number } = {}): {
+export function interruptible(options: { timeoutMs?: number } = {}): {
   signal: AbortSignal;
   timedOut(): boolean;
   by(): NodeJS.Signals | null;
@@ -23,10 +20,8 @@ export function interruptible(o: { timeoutMs?: number } = {}): {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   };
-  // Let go one turn after the signal, not at once (process.once): when-exit (under the settings
-  // store's atomically) answers the same signal by sending it again to end the process. With this
-  // listener gone first, that killed the command mid-wind-down (exit by signal, nothing said); while
-  // it is here, that echo is caught. A second Ctrl-C later still ends the process at once.
+  // Let go one turn after the signal, not at once: when-exit (under the settings store) sends the
+  // signal again to end the process, which killed the command mid-wind-down unless caught here.
   const onSignal = (signal: NodeJS.Signals) => {
     by ??= signal;
     stop.abort();
@@ -35,12 +30,12 @@ export function interruptible(o: { timeoutMs?: number } = {}): {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   const timer =
-    o.timeoutMs === undefined
+    options.timeoutMs === undefined
       ? undefined
       : setTimeout(() => {
           timedOut = !stop.signal.aborted;
           stop.abort();
-        }, o.timeoutMs);
+        }, options.timeoutMs);
   return {
     signal: stop.signal,
     timedOut: () => timedOut,
@@ -58,10 +53,8 @@ export function interruptible(o: { timeoutMs?: number } = {}): {
 const following = new Set<AbortController>();
 
 /**
- * The reader of stdout went away (`mediadesk run … | true`): what SIGPIPE is to a Unix tool. A
- * command following work stops following as after Ctrl-C (a create in flight finishes, so nothing
- * is left "may have been charged"; the work stays queued) and its exit code says it stopped. True
- * when one did; false when none follows anything, and the caller may just exit.
+ * The reader of stdout went away (`mediadesk run … | true`), SIGPIPE to a Unix tool: a command that
+ * follows work stops as after Ctrl-C, the work staying queued. True when one did; false when none follows.
  */
 export function stopFollowing(): boolean {
   for (const stop of following) stop.abort();

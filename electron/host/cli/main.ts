@@ -96,11 +96,8 @@ export async function runCli(argv: string[], io: Partial<CliContext> = {}): Prom
 }
 
 /**
- * `mediadesk audit query | head`: the reader may close the pipe before the output ends. Unix tools
- * stop quietly then; without this Node reports an unhandled EPIPE with a stack trace. A command that
- * follows work winds down first (stopFollowing), rather than being cut off with a create in flight.
- * Stderr closing (`… 2>&1 | head -1`) is not a reason to stop: progress and notes are lost, the
- * work goes on and the exit code still says how it ended (it crashed mid-run, exit 1, before).
+ * `mediadesk audit query | head`: a closed stdout ends the command quietly, as Unix tools do, not
+ * with an EPIPE stack trace; one that follows work winds down first. A closed stderr stops nothing.
  */
 export function stopQuietlyWhenPipeCloses(): void {
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {

@@ -13,12 +13,9 @@ const MAX_NAME_BYTES = 240;
 const MAX_EXT_BYTES = 16;
 
 /**
- * One name of a dropped path (a folder's or the file's) as the inbox stores it: portable (see
- * portableName) and short enough for the disk, keeping its extension, by which the tools know an
- * image. Hidden or system names are the batch's to pass over by name, and the browser's name
- * decides: so a hidden name keeps its leading dot (`._photo.jpg` stays a Mac's twin, not a photo
- * `__photo.jpg`), and a name that would become a system file's (`Thumbs.db.` is `Thumbs.db` on
- * Windows) is refused, not stored as a file the batch would skip after counting it as an input.
+ * One name of a dropped path as the inbox stores it: portable, short enough for the disk, extension
+ * kept. A hidden name keeps its leading dot, and one that would become a system file's (`Thumbs.db.`)
+ * is refused, so the batch passes over exactly the files the browser named hidden or system.
  */
 export function storedName(name: string): { name: string } | { problem: string } {
   const portable = name.startsWith('.') ? `.${portableName(name.slice(1), '_')}` : portableName(name, '_');
@@ -48,13 +45,9 @@ const DROP_IDLE_MS = 60 * 60 * 1000;
 type Holders = Map<string, { original: string | null; stored: string }>;
 
 /**
- * The stored paths of the files of each drop, so that two files whose stored paths are one file on
- * macOS or Windows (sameFileKey: `Photo.JPG` and `photo.jpg`, or `a:b.png` and `a_b.png` once
- * portable) both arrive, the second as `photo-2.jpg`; while the same path sent twice is refused,
- * as before. Taken synchronously, so files copied side by side cannot take one name. A drop's
- * names start from the files its folder holds, read once when the drop is first met (after a
- * restart or an idle hour too), so a file copied then cannot take a name in another case beside
- * one copied before, which Linux would hold as two files and a Mac or PC as one.
+ * The stored paths of each drop's files: two that are one file on macOS or Windows (`Photo.JPG`,
+ * `photo.jpg`) both arrive, the second as `photo-2.jpg`; the same path twice is refused. Synchronous,
+ * so files copied side by side cannot take one name; seeded once per drop from its folder.
  */
 export class DropNames {
   private readonly drops = new Map<string, { taken: Holders; used: number; copying: number }>();

@@ -32,10 +32,9 @@ function refuse(message: string): { refusal: { id: null } & Reply } {
 }
 
 /**
- * The text sent back for `cmd`'s reply. The dispatcher's replies can already be sent
- * (replyProblem), but this is the last step before the socket, outside any handler's try: should
- * JSON.stringify still throw, or give more than a reply may hold, the answer is an error naming
- * the command, never an exception that ends the host.
+ * The text sent for `cmd`'s reply, the last step before the socket and outside any handler's try:
+ * should JSON.stringify throw or give more than a reply may hold, the answer is an error naming the
+ * command, never an exception that ends the host.
  */
 export function replyText(id: SocketRequest['id'], cmd: string, reply: Reply): string {
   let why: string;

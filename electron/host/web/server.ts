@@ -65,12 +65,14 @@ function readCookie(header: string | undefined, name: string): string | undefine
   return undefined;
 }
 
+const WRITE_ERROR_STATUS: Record<string, number> = { ENOTDIR: 409, EISDIR: 409, ENAMETOOLONG: 400 };
+
 /** Why a dropped file could not be written: 409 when the drop's own files are in its way, 400 for a path too long for the disk. */
 function uploadError(e: unknown): Error {
   const code = (e as NodeJS.ErrnoException).code;
   if (code === 'EEXIST')
     return Object.assign(new Error('a file of this path was already copied in this drop'), { statusCode: 409 });
-  const status = code === 'ENOTDIR' || code === 'EISDIR' ? 409 : code === 'ENAMETOOLONG' ? 400 : 500;
+  const status = WRITE_ERROR_STATUS[code ?? ''] ?? 500;
   return Object.assign(new Error(fsWriteWords(e)), { statusCode: status });
 }
 
@@ -94,13 +96,13 @@ async function linkOnPath(base: string, parts: readonly string[]): Promise<strin
  * The web host: the same core as the desktop app, its contract carried over a WebSocket. It binds
  * 127.0.0.1 only, and every request that reaches the core must carry the per-launch token.
  */
-export async function startWebHost(o: WebHostOptions): Promise<RunningWebHost> {
-  const token = o.token ?? randomBytes(24).toString('base64url');
-  const rendererDir = resolve(o.rendererDir ?? 'out/renderer');
+export async function startWebHost(options: WebHostOptions): Promise<RunningWebHost> {
+  const token = options.token ?? randomBytes(24).toString('base64url');
+  const rendererDir = resolve(options.rendererDir ?? 'out/renderer');
   const core = await createCore({
-    home: o.home,
+    home: options.home,
     host: 'web',
-    env: o.env,
+    env: options.env,
     startSandbox: () => startSandbox({ port: 0 }),
   });
   core.log.addSecret(token);
@@ -111,10 +113,8 @@ export async function startWebHost(o: WebHostOptions): Promise<RunningWebHost> {
     const port = new URL(origin).port;
     return new Set([`127.0.0.1:${port}`, `localhost:${port}`]);
   };
-  // The page drops ?token= from the address bar, so a reload asks for `/` without it; the cookie
-  // carries the token instead. Cookies ignore ports, hence the port in the name: two hosts side by
-  // side must not overwrite each other's. HttpOnly keeps it from scripts, SameSite=Strict from
-  // requests another site starts.
+  // A reload after the page drops ?token= asks for `/` with the cookie instead. The port is in its
+  // name since cookies ignore ports; HttpOnly keeps it from scripts, SameSite=Strict from other sites.
   const cookieName = () => `mediadesk-token-${new URL(origin).port}`;
   // A token in the query decides alone: a tab holding an old launch's token must hear 401 (and
   // say so) even when another tab has since set this launch's cookie.
@@ -213,12 +213,10 @@ export async function startWebHost(o: WebHostOptions): Promise<RunningWebHost> {
     return reply.sendFile(basename(abs), dirname(abs));
   });
 
-  // Dropped files in the browser: streamed into <home>/inbox/<drop>/<relative path>, each name as
-  // every system can hold it (see DropNames); the answer's `path` says where. In a context
-  // of its own without Fastify's parsers: the browser sends a file's own type, and the JSON and
-  // text parsers read the body first, so a .json or .txt file arrived empty (or, not being JSON,
-  // failed the whole drop).
-  const dropNames = new DropNames(join(o.home, 'inbox'));
+  // Dropped files stream into <home>/inbox/<drop>/<relative path>, names made portable (DropNames).
+  // A context without Fastify's parsers: the JSON and text parsers read the body first, so a .json
+  // or .txt file arrived empty.
+  const dropNames = new DropNames(join(options.home, 'inbox'));
   await app.register(async (uploads) => {
     uploads.removeAllContentTypeParsers();
     uploads.addContentTypeParser('*', (_req, _payload, done) => done(null));
@@ -239,7 +237,7 @@ export async function startWebHost(o: WebHostOptions): Promise<RunningWebHost> {
         }
         const taken = dropNames.take(drop, parts);
         if ('status' in taken) return reply.code(taken.status).send({ message: taken.message });
-        const dir = join(o.home, 'inbox', drop);
+        const dir = join(options.home, 'inbox', drop);
         const dest = join(dir, ...taken.parts);
         let out: WriteStream | undefined;
         let created = false;
@@ -247,7 +245,7 @@ export async function startWebHost(o: WebHostOptions): Promise<RunningWebHost> {
         // another program) would have the file, or the folders made for it, land outside the inbox.
         let link: string | null;
         try {
-          link = await linkOnPath(join(o.home, 'inbox'), [drop, ...taken.parts]);
+          link = await linkOnPath(join(options.home, 'inbox'), [drop, ...taken.parts]);
         } catch (e) {
           taken.settle(false);
           throw uploadError(e);
@@ -328,7 +326,7 @@ export async function startWebHost(o: WebHostOptions): Promise<RunningWebHost> {
     return reply.sendFile('index.html', rendererDir, { cacheControl: false });
   });
 
-  const address = await app.listen({ host: '127.0.0.1', port: o.port ?? 0 });
+  const address = await app.listen({ host: '127.0.0.1', port: options.port ?? 0 });
   origin = address.replace('localhost', '127.0.0.1');
   core.log.info(`web host listening on ${origin}`);
   return {

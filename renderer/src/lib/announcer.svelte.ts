@@ -1,8 +1,6 @@
 /**
- * What a screen says aloud of outcomes its own look already shows (a batch started or finished,
- * a job that needs you, a file that passed its checks), for the live regions of `Announcements`.
- * Polite news is said at most once per `gapMs`: what comes meanwhile is said together after it,
- * so a busy queue is a few sentences, not one per job. Alerts (an action refused) are said at once.
+ * Says aloud outcomes the screen already shows, through the live regions of `Announcements`. Polite
+ * news is said at most once per `gapMs`, what came meanwhile together; alerts are said at once.
  */
 export class Announcer {
   polite = $state('');

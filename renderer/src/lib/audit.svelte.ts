@@ -176,10 +176,8 @@ const nf = new Intl.NumberFormat('en');
 export const fmtCount = (n: number) => nf.format(n);
 
 /**
- * The viewer's state: filters and sort, the sparse window of rows the virtualized table shows,
- * facets, timeline, cache status and sync. Rows live in a plain Map of pages (never a deep
- * $state proxy: a million proxied objects would cost more than the table itself); `version`
- * is the one reactive signal that tells the table a page arrived.
+ * The audit viewer's state. Rows live in a plain Map of pages, not a deep $state proxy (a million
+ * proxies would cost more than the table); `version` is the one signal that a page arrived.
  */
 export class AuditStore {
   filters = $state<FilterState>(emptyFilters());
@@ -215,10 +213,12 @@ export class AuditStore {
   /** Bumped by every refreshStatus: a poll sent before one must not compare against the counts it set. */
   private statusGen = 0;
 
+  /* eslint-disable svelte/prefer-svelte-reactivity -- plain on purpose: `version` says when rows change */
   private pages = new Map<number, AuditRow[]>();
   /** `next` cursor after each loaded page: the following page then costs a keyset seek, not an OFFSET scan. */
   private cursors = new Map<number, string | null>();
   private loading = new Set<number>();
+  /* eslint-enable svelte/prefer-svelte-reactivity */
   /** Bumped on every filter or sort change; answers of an older generation are dropped. */
   private gen = 0;
   /**
@@ -385,10 +385,8 @@ export class AuditStore {
   }
 
   /**
-   * Asked every few seconds: whether another process loads the cache, and whether it added events
-   * since the view was loaded. A change while this app's own import or sync runs is its own, and
-   * shown when that ends (as before); a status line whose counts did not change is taken as it is
-   * (a sync elsewhere that found nothing new still moves "Last synced").
+   * Polled: whether another process loads the cache or added events since the view loaded. A change
+   * during this app's own import or sync is its own, shown when that ends.
    */
   async poll(): Promise<void> {
     const gen = this.statusGen;

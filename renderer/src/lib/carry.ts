@@ -1,11 +1,9 @@
 import { fieldSchema, type ToolEntry } from '../../../shared/catalogue/index.ts';
 
 /**
- * The values of `to`'s form after switching to it from `from`, a variant of the same family (lite
- * text or image to video, the end-frame model or its fast one). The variant picker reads as "same
- * form, another model", so what the user wrote in the shared fields (prompt, duration, seed…) goes
- * along, and is not waiting in the other variant's form while this one shows its defaults. A field
- * only one of them has keeps its own value; a value the target does not accept stays behind.
+ * `to`'s form values after switching from `from`, a variant of the same family: what was written in
+ * the fields both have goes along, as the picker reads "same form, another model". A value the target
+ * does not accept stays behind.
  */
 export function carryValues(
   from: ToolEntry,

@@ -12,10 +12,8 @@ export interface CitationEdit {
 }
 
 /**
- * The text after item `removed` (1-based) of the `prefix` list is taken out: later citations move
- * down one so each still names the same file, and citations of the removed item are taken out,
- * since no file is left for them to name. Matching is the mention rule's (`@Image(\d+)`), so what
- * is renumbered is exactly what the rule checks.
+ * `text` once item `removed` (1-based) leaves the `prefix` list: its citations are taken out and later
+ * ones move down one, so each still names the same file. Matches exactly what the mention rule checks.
  */
 export function withoutCitation(text: string, prefix: string, removed: number): CitationEdit {
   let dropped = 0;

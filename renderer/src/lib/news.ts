@@ -93,12 +93,9 @@ export class HeldBackNews {
 }
 
 /**
- * What a drop's copy to the host says while it runs; its result is said when it ends (dropNews).
- * A copy over within `afterMs` says nothing more; a longer one says it started, then how far it is
- * at most once per `everyMs`, and only as files arrive. Not at every count: polite news waits for
- * the reader to pause, but a count every second would talk over the form the user fills meanwhile,
- * and the count on screen (not live) is there to read at any time. One every 15 s tells that a
- * long copy (minutes for a shoot of RAW files) is still going, which the disabled Start does not.
+ * What a drop's copy to the host says while it runs: nothing within `afterMs`, then that it started,
+ * then how far it is at most once per `everyMs`, so a long copy is known to be going without a count
+ * every second talking over the form the user fills meanwhile.
  */
 export class CopyNews {
   private say: (m: string) => void;

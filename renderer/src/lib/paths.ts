@@ -23,7 +23,7 @@ export const commonDir = (paths: readonly string[]) => {
   return n === 0 ? '' : paths[0].slice(0, first.slice(0, n).join('/').length);
 };
 /** `p` below `dir` (as commonDir gave it), in its own separators; `p` itself when not below it. */
-export const below = (dir: string, p: string) =>
+export const relativeTo = (dir: string, p: string) =>
   dir && p.startsWith(dir) && /[\\/]/.test(p[dir.length] ?? '') ? p.slice(dir.length + 1) : p;
 /** `<outDir> again <date-time>` beside `outDir`: a folder for results made anew, where the earlier ones would be skipped. */
 export const againFolder = (outDir: string) =>

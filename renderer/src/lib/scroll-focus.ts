@@ -1,11 +1,9 @@
 import type { Attachment } from 'svelte/attachments';
 
 /**
- * For a box whose height CSS caps (max-height, overflow auto): while its content overflows it
- * is a named region that takes focus, so it scrolls from the keyboard and a screen reader says
- * what it is (axe's scrollable-region-focusable); a value that fits stays a plain box out of the
- * Tab order. The box must be an element that may be named (a div, not a dd). `content` is only
- * read so that new text in the same element measures again.
+ * While a height-capped box overflows it is a named region in the Tab order, so it scrolls from the
+ * keyboard (axe's scrollable-region-focusable); one that fits stays a plain box. `content` is read
+ * only so that new text in the same element measures again.
  */
 export function focusableWhenScrolling(label: string, content: unknown): Attachment<HTMLElement> {
   void content;

@@ -114,13 +114,16 @@ export async function openReport(
     if (format && detected !== 'binary') detected = format;
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    detected = { unreadable: e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'is a folder' : e.message };
+    detected = { unreadable: UNREADABLE_CODES[e.code ?? ''] ?? e.message };
   }
   const ext = extname(path).toLowerCase();
-  const byExt: ImportFormat = ext === '.csv' ? 'csv' : ext === '.ndjson' || ext === '.jsonl' ? 'ndjson' : 'json';
+  const byExt: ImportFormat = FORMAT_OF_EXTENSION[ext] ?? 'json';
   const report = emptyReport(path, typeof detected === 'string' && detected !== 'binary' ? detected : byExt);
   if (typeof detected === 'object') report.fatal = `cannot read the file: ${detected.unreadable}`;
   else if (detected === 'binary') report.fatal = NOT_TEXT;
   else if (blank) report.warnings.push(nothingIn('the file'));
   return { report, blank };
 }
+
+const UNREADABLE_CODES: Record<string, string> = { ENOENT: 'no such file', EISDIR: 'is a folder' };
+const FORMAT_OF_EXTENSION: Record<string, ImportFormat> = { '.csv': 'csv', '.ndjson': 'ndjson', '.jsonl': 'ndjson' };

@@ -26,8 +26,11 @@ export function planLoad(
   cached: number,
   opts: { load?: LoadPath; batchSize?: number },
 ): { load: LoadPath; batchSize: number } {
-  const load =
-    opts.load ??
-    (bytes < STAGE_MIN_BYTES ? 'rows' : bytes / BYTES_PER_EVENT > cached * BULK_SHARE_OF_CACHE ? 'bulk' : 'staged');
+  const load = opts.load ?? loadPathFor(bytes, cached);
   return { load, batchSize: opts.batchSize ?? (load === 'rows' ? BATCH_ROWS : BULK_BATCH_ROWS) };
+}
+
+function loadPathFor(bytes: number, cached: number): LoadPath {
+  if (bytes < STAGE_MIN_BYTES) return 'rows';
+  return bytes / BYTES_PER_EVENT > cached * BULK_SHARE_OF_CACHE ? 'bulk' : 'staged';
 }

@@ -31,19 +31,28 @@ async function acceptCost(ctx: CliContext, def: AppDefinition, yes: boolean, que
 
 const short = (r: AppRun) => r.id.slice(0, 8);
 
+const RETRY_EFFECT: Record<NonNullable<AppRun['retry']>, string> = {
+  download: 'fetching its results again; nothing is paid again',
+  poll: 'following the submitted run again; nothing is paid again',
+  submit: 'sent again as a new run',
+};
+
 /**
  * `ownSandbox`: the run is on the built-in Sandbox of this command (it holds the queue), which ends
  * with it, and the run with it: the next holder of the queue on the Sandbox sends it again by itself
  * (AppRunStore.requeueGoneSandbox), so nothing "continues on the server".
  */
+function whereStoppedRunIs(r: AppRun, ownSandbox: boolean): string {
+  if (!r.runId) return 'it was not submitted yet and stays queued';
+  if (ownSandbox)
+    return 'the built-in Sandbox running it stops with this command, so it is queued again, to be sent again to the Sandbox by itself (free) when the queue next runs there';
+  if (r.state === 'downloading')
+    return 'its download stops, and the part downloaded so far is kept for the next download of it to resume';
+  return 'it continues on the server';
+}
+
 function stoppedNote(r: AppRun, ownSandbox: boolean, gaveUpAfter?: string): string {
-  const where = !r.runId
-    ? 'it was not submitted yet and stays queued'
-    : ownSandbox
-      ? 'the built-in Sandbox running it stops with this command, so it is queued again, to be sent again to the Sandbox by itself (free) when the queue next runs there'
-      : r.state === 'downloading'
-        ? 'its download stops, and the part downloaded so far is kept for the next download of it to resume'
-        : 'it continues on the server';
+  const where = whereStoppedRunIs(r, ownSandbox);
   const again =
     ownSandbox && r.runId
       ? 'Run the same command again to finish it: it follows this run and sends it again, free.'
@@ -104,9 +113,9 @@ export async function follow(
   ctx: CliContext,
   s: CliServices,
   start: AppRun,
-  o: { resumed: boolean; timeout?: TimeLimit },
+  options: { resumed: boolean; timeout?: TimeLimit },
 ): Promise<number> {
-  const stop = interruptible({ timeoutMs: o.timeout?.ms });
+  const stop = interruptible({ timeoutMs: options.timeout?.ms });
   try {
     let run = start;
     // This process takes the queue (unless the desktop app holds it and runs it for us).
@@ -125,7 +134,7 @@ export async function follow(
       if (SETTLED_STATES.includes(run.state)) {
         for (const f of run.outputs) ctx.stdout.write(`${oneLine(f)}\n`);
         if (run.error) ctx.stderr.write(`${oneLine(run.error)}\n`);
-        if (o.resumed && run.state === 'needs_attention')
+        if (options.resumed && run.state === 'needs_attention')
           ctx.stderr.write(
             `run ${short(run)} is not sent again without you: check it in the app's Queue, or add --new to start another paid run\n`,
           );
@@ -140,7 +149,7 @@ export async function follow(
       stoppedNote(
         ended,
         ended.backend === 'sandbox' && s.core.engine.holdsQueue,
-        stop.timedOut() ? o.timeout?.label : undefined,
+        stop.timedOut() ? options.timeout?.label : undefined,
       ),
     );
     return stop.timedOut() ? TIMED_OUT : 130;
@@ -190,7 +199,7 @@ export async function retryRun(
   ctx: CliContext,
   s: CliServices,
   raw: string,
-  o: { yes: boolean; wait: boolean; timeout?: TimeLimit },
+  options: { yes: boolean; wait: boolean; timeout?: TimeLimit },
 ): Promise<number> {
   const id = runIdOf(s, raw);
   // A run that cannot be retried (plan null) is refused by the command itself, with its reason.
@@ -202,19 +211,14 @@ export async function retryRun(
         `run ${id.slice(0, 8)} may already have been created and charged; retrying sends it again as a new run.\n`,
       );
     const def = await invoke(s.core, 'apps.get', { id: appId });
-    if (!(await acceptCost(ctx, def, o.yes, 'Send it again?'))) {
+    if (!(await acceptCost(ctx, def, options.yes, 'Send it again?'))) {
       ctx.stderr.write('not retried\n');
       return 1;
     }
     cost = def.cost;
   }
   const run = await act(s, 'apps.retry', id, cost);
-  const what =
-    plan === 'download'
-      ? 'fetching its results again; nothing is paid again'
-      : plan === 'poll'
-        ? 'following the submitted run again; nothing is paid again'
-        : 'sent again as a new run';
+  const what = RETRY_EFFECT[plan ?? 'submit'];
   ctx.stdout.write(`run ${short(run)} retried (${run.state}): ${what}\n`);
-  return o.wait ? follow(ctx, s, run, { resumed: false, timeout: o.timeout }) : 0;
+  return options.wait ? follow(ctx, s, run, { resumed: false, timeout: options.timeout }) : 0;
 }

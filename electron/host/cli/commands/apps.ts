@@ -1,4 +1,4 @@
-import { runWaitingFor, type AppDefinition, type AppRun } from '../../../../shared/contract/team.ts';
+import { runWaitingFor, type AppDefinition, type AppInput, type AppRun } from '../../../../shared/contract/team.ts';
 import { oneLine, terminalJson, UsageError, type CliCommand } from '../command.ts';
 import { openCliServices, type CliServices } from '../services.ts';
 import { cancelRun, retryRun, runApp } from './apps-run.ts';
@@ -58,15 +58,23 @@ async function appOf(s: CliServices, id: string): Promise<AppDefinition> {
 }
 
 const when = (ms: number) => new Date(ms).toISOString().slice(0, 16).replace('T', ' ');
-const runRow = (r: AppRun, here: string) => [
+const runRow = (r: AppRun, backendInUse: string) => [
   r.id.slice(0, 8),
   r.state,
   when(r.createdAt),
   r.appName,
   r.outputs.length,
   r.outDir,
-  r.error ?? runWaitingFor(r, here) ?? '',
+  r.error ?? runWaitingFor(r, backendInUse) ?? '',
 ];
+
+/** What an input accepts, for the ACCEPTS column of `apps show`. */
+function acceptsOf(i: AppInput): string {
+  if (i.type === 'select') return (i.options ?? []).join('|');
+  if (i.type === 'number') return `${i.min ?? ''}..${i.max ?? ''}`;
+  if (i.type === 'creation') return 'file, URL or creation id';
+  return i.maxLength ? `up to ${i.maxLength} chars` : 'text';
+}
 
 export const appsCommand: CliCommand = {
   name: 'apps',
@@ -81,28 +89,28 @@ export const appsCommand: CliCommand = {
           ? `unknown apps command "${sub}" (list, show, run, runs, cancel, retry)`
           : 'say list, show ID, run ID, runs, cancel RUN or retry RUN',
       );
-    const o = parseOptions(rest, OPTIONS[sub].valued, OPTIONS[sub].flags);
+    const options = parseOptions(rest, OPTIONS[sub].valued, OPTIONS[sub].flags);
     const takesId = sub === 'show' || sub === 'run';
     const takesRun = sub === 'cancel' || sub === 'retry';
-    if (!takesId && !takesRun && o.positional.length) throw new UsageError(`apps ${sub} takes no arguments`);
-    if (takesId && o.positional.length !== 1) throw new UsageError(`apps ${sub} takes one app id`);
-    if (takesRun && o.positional.length !== 1)
+    if (!takesId && !takesRun && options.positional.length) throw new UsageError(`apps ${sub} takes no arguments`);
+    if (takesId && options.positional.length !== 1) throw new UsageError(`apps ${sub} takes one app id`);
+    if (takesRun && options.positional.length !== 1)
       throw new UsageError(`apps ${sub} takes one run id (\`mediadesk apps runs\` lists them)`);
-    const inputs = inputsOf([...(o.values.get('--input') ?? []), ...(o.values.get('-i') ?? [])]);
-    const limit = sub === 'runs' ? limitOf(o.one('--limit')) : 0;
-    const timeout = timeLimitOf(o.one('--timeout'), o.flags.has('--no-wait'));
+    const inputs = inputsOf([...(options.values.get('--input') ?? []), ...(options.values.get('-i') ?? [])]);
+    const limit = sub === 'runs' ? limitOf(options.one('--limit')) : 0;
+    const timeout = timeLimitOf(options.one('--timeout'), options.flags.has('--no-wait'));
     const s = await openCliServices(ctx);
     try {
-      if (sub === 'cancel') return await cancelRun(ctx, s, o.positional[0]);
+      if (sub === 'cancel') return await cancelRun(ctx, s, options.positional[0]);
       if (sub === 'retry')
-        return await retryRun(ctx, s, o.positional[0], {
-          yes: o.flags.has('--yes'),
-          wait: !o.flags.has('--no-wait'),
+        return await retryRun(ctx, s, options.positional[0], {
+          yes: options.flags.has('--yes'),
+          wait: !options.flags.has('--no-wait'),
           timeout,
         });
       if (sub === 'list') {
         const { apps } = await invoke(s.core, 'apps.list', {});
-        if (o.flags.has('--json')) ctx.stdout.write(`${terminalJson(apps, 2)}\n`);
+        if (options.flags.has('--json')) ctx.stdout.write(`${terminalJson(apps, 2)}\n`);
         // The service's list says no output kind (its results do): the column only where some app has one.
         else if (apps.some((a) => a.output))
           ctx.stdout.write(
@@ -123,22 +131,22 @@ export const appsCommand: CliCommand = {
       if (sub === 'runs') {
         // Local records (shared with the desktop app's Queue): no request, nothing paid.
         const { runs } = await invoke(s.core, 'apps.runs', { limit });
-        if (o.flags.has('--json')) ctx.stdout.write(`${terminalJson(runs, 2)}\n`);
+        if (options.flags.has('--json')) ctx.stdout.write(`${terminalJson(runs, 2)}\n`);
         else if (!runs.length) ctx.stderr.write('no app runs yet\n');
         else {
-          const here = (await invoke(s.core, 'app.info', {})).backend.identity;
+          const backendInUse = (await invoke(s.core, 'app.info', {})).backend.identity;
           ctx.stdout.write(
             table(
               ['RUN', 'STATE', 'CREATED (UTC)', 'APP', 'FILES', 'FOLDER', 'NOTE'],
-              runs.map((r) => runRow(r, here)),
+              runs.map((r) => runRow(r, backendInUse)),
             ),
           );
         }
         return 0;
       }
-      const def = await appOf(s, o.positional[0]);
+      const def = await appOf(s, options.positional[0]);
       if (sub === 'show') {
-        if (o.flags.has('--json')) ctx.stdout.write(`${terminalJson(def, 2)}\n`);
+        if (options.flags.has('--json')) ctx.stdout.write(`${terminalJson(def, 2)}\n`);
         else {
           ctx.stdout.write(
             `${oneLine(`${def.name} (${def.id})${def.description ? `: ${def.description}` : ''}`)}\ncost: ${def.cost ?? 'unknown'} credits per run${def.output ? `; output: ${oneLine(def.output)}` : ''}\n`,
@@ -146,21 +154,7 @@ export const appsCommand: CliCommand = {
           ctx.stdout.write(
             table(
               ['INPUT', 'TYPE', 'REQUIRED', 'ACCEPTS', 'LABEL'],
-              def.inputs.map((i) => [
-                i.id,
-                i.type,
-                i.required ? 'yes' : 'no',
-                i.type === 'select'
-                  ? (i.options ?? []).join('|')
-                  : i.type === 'number'
-                    ? `${i.min ?? ''}..${i.max ?? ''}`
-                    : i.type === 'creation'
-                      ? 'file, URL or creation id'
-                      : i.maxLength
-                        ? `up to ${i.maxLength} chars`
-                        : 'text',
-                i.label,
-              ]),
+              def.inputs.map((i) => [i.id, i.type, i.required ? 'yes' : 'no', acceptsOf(i), i.label]),
             ),
           );
         }
@@ -168,9 +162,9 @@ export const appsCommand: CliCommand = {
       }
       return await runApp(ctx, s, def, {
         inputs,
-        out: o.one('--out'),
-        yes: o.flags.has('--yes'),
-        fresh: o.flags.has('--new'),
+        out: options.one('--out'),
+        yes: options.flags.has('--yes'),
+        fresh: options.flags.has('--new'),
         timeout,
       });
     } finally {

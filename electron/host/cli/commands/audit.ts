@@ -39,8 +39,8 @@ const FILTERS: readonly (readonly [option: string, value?: string])[] = [
   ['--correlation-id', 'C'],
   ['--search', 'TEXT'],
 ];
-const FILTER_OPTS = FILTERS.filter(([, v]) => v).map(([o]) => o);
-const FILTER_FLAGS = FILTERS.filter(([, v]) => !v).map(([o]) => o);
+const FILTER_OPTS = FILTERS.filter(([, v]) => v).map(([flag]) => flag);
+const FILTER_FLAGS = FILTERS.filter(([, v]) => !v).map(([flag]) => flag);
 /** The order of `query` and `export` alike: the contract's fields, descending unless --asc. */
 const SORT = `[--sort ${AUDIT_SORT_FIELDS.join('|')}] [--asc]`;
 
@@ -66,7 +66,7 @@ const USAGE = [
   `       mediadesk audit export --out FILE|- [--csv|--ndjson] [query filters] ${SORT}   (- : standard output)`,
   wrap(
     '   query filters:',
-    FILTERS.map(([o, v]) => `[${o}${v ? ` ${v}` : ''}]`),
+    FILTERS.map(([flag, v]) => `[${flag}${v ? ` ${v}` : ''}]`),
     120,
   ),
   `   --sort: by ${AUDIT_SORT_FIELDS[0]} unless told; descending (newest first) unless --asc`,
@@ -87,7 +87,7 @@ type Parsed = ReturnType<typeof parseOptions>;
 
 function parseArgs(sub: string, args: string[]): Parsed {
   const { valued, flags } = OPTIONS[sub];
-  const known = new Set(Object.values(OPTIONS).flatMap((o) => [...o.valued, ...o.flags]));
+  const known = new Set(Object.values(OPTIONS).flatMap((options) => [...options.valued, ...options.flags]));
   for (const a of args) {
     const name = a.startsWith('--') && a.includes('=') ? a.slice(0, a.indexOf('=')) : a;
     if (known.has(name) && !valued.includes(name) && !flags.includes(name))
@@ -213,26 +213,24 @@ function printImport(ctx: CliContext, r: ImportReport): void {
 }
 
 /**
- * Every match (or `limit`), streamed to stdout for scripts: one event per line, or CSV records. Resolves to the count.
- * An NDJSON line writes line separators and bidi controls escaped (the same value); a CSV cell holds the
- * data exactly, as the exported file does: CSV has no escapes, and a spreadsheet or `audit import` would
- * read `\u2028` as six characters.
+ * Every match (or `limit`) streamed to stdout, an event a line or CSV records; resolves to the count.
+ * NDJSON escapes line separators and bidi controls; CSV holds the data exactly, having no escapes.
  */
 async function streamEvents(
   ctx: CliContext,
   service: AuditService,
-  o: { filters: AuditFilters; sort: AuditSort; csv: boolean; limit?: number },
+  options: { filters: AuditFilters; sort: AuditSort; csv: boolean; limit?: number },
 ): Promise<number> {
-  if (o.csv) await write(ctx.stdout, CSV_COLUMNS.join(',') + '\r\n');
+  if (options.csv) await write(ctx.stdout, CSV_COLUMNS.join(',') + '\r\n');
   let n = 0;
-  for (const r of iterateEvents(service.store.db, o.filters, o.sort)) {
-    if (o.limit !== undefined && n >= o.limit) break;
+  for (const r of iterateEvents(service.store.db, options.filters, options.sort)) {
+    if (options.limit !== undefined && n >= options.limit) break;
     const { raw, withheld } = servedEvent(r);
     if (withheld)
       ctx.stderr.write(
         `mediadesk audit: event ${oneLine(r.event_id)}: ${withheld}; written as a note with its indexed fields only\n`,
       );
-    await write(ctx.stdout, o.csv ? csvRecord(JSON.parse(raw) as Record<string, unknown>) : ndjsonLine(raw));
+    await write(ctx.stdout, options.csv ? csvRecord(JSON.parse(raw) as Record<string, unknown>) : ndjsonLine(raw));
     n++;
   }
   return n;
@@ -452,13 +450,7 @@ export const auditCommand: CliCommand = {
             throw new UsageError(
               `audit export writes NDJSON (one event a line) or CSV, not a JSON array: name the file .ndjson or .csv, or add --ndjson to write NDJSON to ${out}`,
             );
-          const format = p.flags.has('--csv')
-            ? 'csv'
-            : p.flags.has('--ndjson')
-              ? 'ndjson'
-              : /\.csv$/i.test(out)
-                ? 'csv'
-                : 'ndjson';
+          const format = p.flags.has('--csv') || (!p.flags.has('--ndjson') && /\.csv$/i.test(out)) ? 'csv' : 'ndjson';
           // `--out -` is standard output, as for most Unix tools (it made a file named "-"); the count goes to stderr.
           if (out === '-') {
             const rows = await streamEvents(ctx, service, {

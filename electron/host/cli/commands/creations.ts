@@ -7,10 +7,10 @@ export const creationsCommand: CliCommand = {
   summary: 'Your recent creations, newest first (free).',
   usage: 'mediadesk creations [--tool NAME] [--page N] [--per-page N] [--json]',
   async run(ctx) {
-    const o = parseOptions(ctx.argv, ['--tool', '--page', '--per-page'], ['--json']);
-    if (o.positional.length) throw new UsageError(`unexpected argument "${o.positional[0]}"`);
+    const options = parseOptions(ctx.argv, ['--tool', '--page', '--per-page'], ['--json']);
+    if (options.positional.length) throw new UsageError(`unexpected argument "${options.positional[0]}"`);
     const int = (flag: string, def: number, max: number) => {
-      const v = o.one(flag);
+      const v = options.one(flag);
       if (v === undefined) return def;
       if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > max)
         throw new UsageError(`${flag} must be a whole number from 1 to ${max}, got "${v}"`);
@@ -20,8 +20,8 @@ export const creationsCommand: CliCommand = {
     const perPage = int('--per-page', 20, 100);
     const s = await openCliServices(ctx);
     try {
-      const r = await invoke(s.core, 'creations.list', { page, perPage, tool: o.one('--tool') });
-      if (o.flags.has('--json')) ctx.stdout.write(`${terminalJson(r, 2)}\n`);
+      const r = await invoke(s.core, 'creations.list', { page, perPage, tool: options.one('--tool') });
+      if (options.flags.has('--json')) ctx.stdout.write(`${terminalJson(r, 2)}\n`);
       else {
         ctx.stdout.write(
           table(

@@ -8,13 +8,13 @@ export const doctorCommand: CliCommand = {
   summary: 'Test the connection: host, API key and every model path, with free calls only',
   usage: 'mediadesk doctor [--json]   (exit 0 when every check passes, 1 when one fails)',
   async run(ctx) {
-    const o = parseOptions(ctx.argv, [], ['--json']);
-    if (o.positional.length) throw new UsageError(`unexpected argument "${oneLine(o.positional[0])}"`);
+    const options = parseOptions(ctx.argv, [], ['--json']);
+    if (options.positional.length) throw new UsageError(`unexpected argument "${oneLine(options.positional[0])}"`);
     const s = await openCliServices(ctx);
     try {
       const r = await invoke(s.core, 'connection.test', {});
       const failed = r.checks.filter((c) => !c.ok).length;
-      if (o.flags.has('--json')) ctx.stdout.write(`${terminalJson(r, 2)}\n`);
+      if (options.flags.has('--json')) ctx.stdout.write(`${terminalJson(r, 2)}\n`);
       else {
         // One line a check, what to do next on the same line: a script greps it, a person reads on.
         for (const c of r.checks)

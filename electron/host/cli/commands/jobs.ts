@@ -21,47 +21,47 @@ const PAGE = 1000;
 
 /** Every option is checked before the database opens: a typo must not print an unfiltered list. */
 function parseArgs(sub: string, rest: string[]) {
-  const o =
+  const options =
     sub === 'list'
       ? parseOptions(rest, ['--batch', '--state', '--limit', '--offset'], ['--json', '--all'])
       : parseOptions(rest, sub === 'retry' ? ['--timeout'] : [], sub === 'retry' ? ['--no-wait'] : []);
   if (sub === 'list') {
-    if (o.positional.length) throw new UsageError(`jobs list takes no arguments, got "${o.positional[0]}"`);
-    const state = o.one('--state');
+    if (options.positional.length) throw new UsageError(`jobs list takes no arguments, got "${options.positional[0]}"`);
+    const state = options.one('--state');
     if (state !== undefined && !isJobState(state))
       throw new UsageError(`--state must be one of ${JOB_STATES.join(', ')}, got "${state}"`);
-    const all = o.flags.has('--all');
-    if (all && o.one('--limit') !== undefined) throw new UsageError('give --limit or --all, not both');
-    const rawLimit = o.one('--limit') ?? '100';
+    const all = options.flags.has('--all');
+    if (all && options.one('--limit') !== undefined) throw new UsageError('give --limit or --all, not both');
+    const rawLimit = options.one('--limit') ?? '100';
     const limit = all ? Infinity : Number(rawLimit);
     if (!all && (!/^\d+$/.test(rawLimit) || limit < 1 || limit > PAGE))
       throw new UsageError(
         `--limit must be a whole number from 1 to ${PAGE}, got "${rawLimit}" (--all lists every job, --offset N pages)`,
       );
-    const rawOffset = o.one('--offset') ?? '0';
+    const rawOffset = options.one('--offset') ?? '0';
     if (!/^\d+$/.test(rawOffset)) throw new UsageError(`--offset must be a whole number, got "${rawOffset}"`);
     return {
       state,
       limit,
       offset: Number(rawOffset),
-      batch: o.one('--batch'),
-      json: o.flags.has('--json'),
+      batch: options.one('--batch'),
+      json: options.flags.has('--json'),
       noWait: false,
       id: undefined,
       timeout: undefined,
     };
   }
-  if (o.positional.length !== 1)
-    throw new UsageError(o.positional.length ? `jobs ${sub} takes one job id` : `jobs ${sub} needs a job id`);
-  const timeout = timeLimitOf(o.one('--timeout'), o.flags.has('--no-wait'));
+  if (options.positional.length !== 1)
+    throw new UsageError(options.positional.length ? `jobs ${sub} takes one job id` : `jobs ${sub} needs a job id`);
+  const timeout = timeLimitOf(options.one('--timeout'), options.flags.has('--no-wait'));
   return {
     state: undefined,
     limit: 0,
     offset: 0,
     batch: undefined,
     json: false,
-    noWait: o.flags.has('--no-wait'),
-    id: o.positional[0],
+    noWait: options.flags.has('--no-wait'),
+    id: options.positional[0],
     timeout,
   };
 }
@@ -118,11 +118,10 @@ export const jobsCommand: CliCommand = {
       try {
         if (sub === 'cancel') {
           const j = engine.cancelJob(id);
-          const charge = j.taskId
-            ? ' (already submitted: the server may still charge it)'
-            : j.error === canceledMessage('maybe')
-              ? ' (its submission may have reached the server: the task may have been created and charged)'
-              : '';
+          let charge = '';
+          if (j.taskId) charge = ' (already submitted: the server may still charge it)';
+          else if (j.error === canceledMessage('maybe'))
+            charge = ' (its submission may have reached the server: the task may have been created and charged)';
           ctx.stdout.write(`${j.id.slice(0, 8)} canceled${charge}\n`);
           return 0;
         }

@@ -22,14 +22,9 @@ async function readSecret(ctx: CliContext): Promise<string | null> {
         stderr.write('\n');
         resolve(result);
       };
-      // Raw mode turns the terminal's line editing off, so the keys it did are done here:
-      //  - DEL and Ctrl-H erase (which one Backspace sends depends on the terminal);
-      //  - Ctrl-D on an empty line is end of input, as the terminal's own line discipline makes
-      //    it: no key, exactly as an empty pipe gives (`mediadesk key set </dev/null`), so the
-      //    same exit 2. Not Ctrl-C's 130, which is 128 + SIGINT, an interruption; EOF is none;
-      //  - Ctrl-D after typed characters is ignored. The line discipline would hand them over
-      //    without a newline, and a reader still waits for its Enter: so getpass(3), sudo and
-      //    ssh ignore it, and a half-typed key is never stored by a stray Ctrl-D.
+      // Raw mode turns line editing off, so it is done here: DEL and Ctrl-H erase; Ctrl-D on an empty
+      // line is end of input (no key, exit 2, as an empty pipe); Ctrl-D after typed characters is
+      // ignored, as getpass(3) does, so a half-typed key is never stored.
       const onData = (buf: Buffer) => {
         for (const ch of buf.toString('utf8')) {
           if (ch === '\r' || ch === '\n') return done(value);
@@ -88,13 +83,9 @@ export const keyCommand: CliCommand = {
           );
         }
         const key = await secrets.get();
-        ctx.stdout.write(
-          key !== null
-            ? `an API key is set (key ${keyFingerprint(key)}, ${secrets.note})\n`
-            : secrets.kind === 'os'
-              ? 'no API key is set; the app uses the built-in Sandbox\n'
-              : `no API key is set; ${secrets.note}\n`,
-        );
+        if (key !== null) ctx.stdout.write(`an API key is set (key ${keyFingerprint(key)}, ${secrets.note})\n`);
+        else if (secrets.kind === 'os') ctx.stdout.write('no API key is set; the app uses the built-in Sandbox\n');
+        else ctx.stdout.write(`no API key is set; ${secrets.note}\n`);
         return 0;
       }
       case 'clear':

@@ -28,18 +28,18 @@ interface RunArgs {
 function parseArgs(argv: string[]): RunArgs {
   // The other commands' parser: `--` ends the options, and an option given twice is refused rather
   // than the last one silently taken (`--out a --out b` wrote to b).
-  const o = parseOptions(
+  const options = parseOptions(
     argv,
     ['--param', '-p', '--out', '-o', '--concurrency', '-c', '--timeout'],
     ['--json', '--check'],
   );
-  const positional = o.positional;
-  const pairs = [...(o.values.get('--param') ?? []), ...(o.values.get('-p') ?? [])];
-  const out = o.one('--out', '-o');
-  const json = o.flags.has('--json');
-  const check = o.flags.has('--check');
-  const timeout = timeLimitOf(o.one('--timeout'));
-  const rawConcurrency = o.one('--concurrency', '-c');
+  const positional = options.positional;
+  const pairs = [...(options.values.get('--param') ?? []), ...(options.values.get('-p') ?? [])];
+  const out = options.one('--out', '-o');
+  const json = options.flags.has('--json');
+  const check = options.flags.has('--check');
+  const timeout = timeLimitOf(options.one('--timeout'));
+  const rawConcurrency = options.one('--concurrency', '-c');
   const concurrency = rawConcurrency === undefined ? undefined : Number(rawConcurrency);
   if (concurrency !== undefined && (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000))
     throw new UsageError(`--concurrency must be a whole number from 1 to 1000, got "${rawConcurrency}"`);

@@ -20,14 +20,14 @@ export const sandboxCommand: CliCommand = {
   async run(ctx) {
     // The other commands' parser: --name=value as well, and a repeated option is refused rather
     // than one of its values silently taken (`--seed 5 --seed 6` printed seed 5's secret).
-    const o = parseOptions(ctx.argv, ['--port', '--seed', '--task-duration-ms'], ['--print-keys']);
-    if (o.positional.length)
-      throw new UsageError(`unexpected argument "${oneLine(o.positional[0])}"; usage: ${this.usage}`);
-    const seed = intOption(o.one('--seed'), '--seed', 0, 2 ** 32 - 1) ?? 1;
+    const options = parseOptions(ctx.argv, ['--port', '--seed', '--task-duration-ms'], ['--print-keys']);
+    if (options.positional.length)
+      throw new UsageError(`unexpected argument "${oneLine(options.positional[0])}"; usage: ${this.usage}`);
+    const seed = intOption(options.one('--seed'), '--seed', 0, 2 ** 32 - 1) ?? 1;
     // Checked with --print-keys too: a bad value is a mistake in the script whichever way it runs.
-    const port = intOption(o.one('--port'), '--port', 0, 65535) ?? 0;
-    const taskDurationMs = intOption(o.one('--task-duration-ms'), '--task-duration-ms', 0, 3_600_000);
-    if (o.flags.has('--print-keys')) {
+    const port = intOption(options.one('--port'), '--port', 0, 65535) ?? 0;
+    const taskDurationMs = intOption(options.one('--task-duration-ms'), '--task-duration-ms', 0, 3_600_000);
+    if (options.flags.has('--print-keys')) {
       for (const k of DEMO_KEYS)
         ctx.stdout.write(
           `${k.key.padEnd(18)} ${k.plan.padEnd(10)} ${k.role.padEnd(6)} audit logs ${k.auditLogs ? 'on ' : 'off'}  ${k.description}\n`,
@@ -35,11 +35,9 @@ export const sandboxCommand: CliCommand = {
       ctx.stdout.write(`webhook signing secret (seed ${seed}): ${webhookSecret(seed)}\n`);
       return 0;
     }
-    // A signal is the only way it ends: the server closes (its temporary files go), then Ctrl-C
-    // exits 130, as every other command stopped by it does, and SIGTERM 0, a server's clean stop
-    // (how a supervisor or `kill` ends it; scripts test for it). A second Ctrl-C while it closes ends it at
-    // once. Caught from before the listening line, or a script's Ctrl-C right on seeing it killed
-    // the process before its handler was there, leaving the temporary files behind.
+    // Ends only by a signal: the server closes (its temporary files go), then Ctrl-C exits 130 and
+    // SIGTERM 0, a server's clean stop. Caught before the listening line: a script's Ctrl-C on seeing
+    // it killed the process before the handler was there, leaving the files behind.
     const stop = interruptible();
     try {
       const sandbox = await startSandbox({ port, seed, taskDurationMs });

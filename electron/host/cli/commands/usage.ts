@@ -20,32 +20,32 @@ export const usageCommand: CliCommand = {
     ...GRANULARITIES.map((g) => `          ${g}: ${DEFAULT_RANGES[g].says}${g === 'year' ? ')' : ''}`),
   ].join('\n'),
   async run(ctx) {
-    const o = parseOptions(
+    const options = parseOptions(
       ctx.argv,
       ['--granularity', '--from', '--to', '--group', '--project', '--api-key'],
       ['--json', '--csv', '--refresh'],
     );
-    if (o.positional.length) throw new UsageError(`unexpected argument "${o.positional[0]}"`);
-    const g = o.one('--granularity');
+    if (options.positional.length) throw new UsageError(`unexpected argument "${options.positional[0]}"`);
+    const g = options.one('--granularity');
     if (!g) throw new UsageError(`--granularity is required (${GRANULARITIES.join(', ')})`);
     if (!(GRANULARITIES as readonly string[]).includes(g))
       throw new UsageError(`--granularity must be one of ${GRANULARITIES.join(', ')}, got "${g}"`);
-    if (o.flags.has('--json') && o.flags.has('--csv')) throw new UsageError('choose --json or --csv');
+    if (options.flags.has('--json') && options.flags.has('--csv')) throw new UsageError('choose --json or --csv');
     for (const f of ['--from', '--to']) {
-      const v = o.one(f);
+      const v = options.one(f);
       if (v !== undefined && !realDay(v)) throw new UsageError(`${f} must be a real date YYYY-MM-DD, got "${v}"`);
     }
     const q: UsageQuery = { granularity: g as UsageQuery['granularity'] };
-    if (o.one('--from')) q.from = o.one('--from');
-    if (o.one('--to')) q.to = o.one('--to');
-    if (o.list('--group').length) q.groupIds = ids(o.list('--group'), '--group');
-    if (o.list('--project').length) q.projectRefs = o.list('--project');
-    if (o.list('--api-key').length) q.apiKeyIds = ids(o.list('--api-key'), '--api-key');
+    if (options.one('--from')) q.from = options.one('--from');
+    if (options.one('--to')) q.to = options.one('--to');
+    if (options.list('--group').length) q.groupIds = ids(options.list('--group'), '--group');
+    if (options.list('--project').length) q.projectRefs = options.list('--project');
+    if (options.list('--api-key').length) q.apiKeyIds = ids(options.list('--api-key'), '--api-key');
     const s = await openCliServices(ctx);
     try {
-      const r = await invoke(s.core, 'usage.query', { ...q, refresh: o.flags.has('--refresh') });
-      if (o.flags.has('--json')) ctx.stdout.write(`${terminalJson(r, 2)}\n`);
-      else if (o.flags.has('--csv')) ctx.stdout.write(usageCsv(r).csv);
+      const r = await invoke(s.core, 'usage.query', { ...q, refresh: options.flags.has('--refresh') });
+      if (options.flags.has('--json')) ctx.stdout.write(`${terminalJson(r, 2)}\n`);
+      else if (options.flags.has('--csv')) ctx.stdout.write(usageCsv(r).csv);
       else
         ctx.stdout.write(
           table(

@@ -1,10 +1,7 @@
 /**
- * `mediadesk video check [--family F] [--prompt TEXT] [--body JSON|@file] [SOURCE...]`
- *
- * Probes local files and HTTPS URLs (header only, via range requests) and prints the JSON report of
- * `checkReferences` on stdout. Frames in the body (`{"image": URL, "image_end": URL}`, or inline
- * base64) are probed too, so SOURCE may be left out when the body has one. Exit 0 when every rule passes, 1 when not,
- * 2 on bad usage.
+ * `mediadesk video check [--family F] [--prompt TEXT] [--body JSON|@file] [SOURCE...]`: probes local
+ * files, HTTPS URLs and the body's frames, and prints checkReferences' JSON report. Exit 0 when every
+ * rule passes, 1 when not, 2 on bad usage.
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';

@@ -1,11 +1,7 @@
 /**
- * old_state → new_state as one line per leaf, for the detail drawer. Pure, so it is unit-tested
- * without a browser (test/audit/json-diff.test.ts).
- *
- * Paths are arrays of segments, and their label quotes any key that is not a plain identifier:
- * a key "a.b" is `["a.b"]` while a key b inside a is `a.b`, so two different fields never share
- * a line. Arrays are aligned on their items (longest common subsequence, by deep equality): an
- * item taken out of the middle is one removal, not a change at every later index.
+ * old_state → new_state as one line per leaf. Labels quote keys that are not plain identifiers, so
+ * `["a.b"]` and `a.b` never share a line; arrays align on their items (LCS), so an item removed from
+ * the middle is one removal, not a change at every later index.
  */
 
 /** An object key, an array index, or an array item that kept its value but moved. */
@@ -85,9 +81,9 @@ function walk(a: unknown, b: unknown, path: Segment[], out: DiffLine[]): void {
   } else if (Array.isArray(a) && Array.isArray(b) && filled) {
     arrays(a, b, path, out);
   } else if (!isBranch(a) && !isBranch(b)) {
-    const o = show(a);
-    const n = show(b);
-    out.push({ path, label: pathLabel(path), kind: o === n ? 'same' : 'changed', old: o, new: n });
+    const before = show(a);
+    const after = show(b);
+    out.push({ path, label: pathLabel(path), kind: before === after ? 'same' : 'changed', old: before, new: after });
   } else {
     // An object became a list, a list a number…: what was there went, what is there came.
     leaves(a, path, 'removed', out);

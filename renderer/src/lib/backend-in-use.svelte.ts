@@ -4,7 +4,7 @@ import { call } from './bridge.ts';
  * The backend in use (app.info's backend.identity), shared by the screens that say what queued
  * work waits for (Queue, app runs, Settings). Each refreshes it when it opens or switches.
  */
-class BackendHere {
+class BackendInUse {
   value = $state<string | null>(null);
 
   async refresh(): Promise<string | null> {
@@ -17,4 +17,4 @@ class BackendHere {
   }
 }
 
-export const backendHere = new BackendHere();
+export const backendInUse = new BackendInUse();
