@@ -7,6 +7,8 @@ export class UsageError extends Error {
 }
 
 export interface CliContext {
+  /** The command's name (`jobs`), for the log; argv holds what follows it. */
+  command?: string;
   argv: string[];
   stdin: Readable & { isTTY?: boolean };
   stdout: Writable;

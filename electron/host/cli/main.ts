@@ -72,6 +72,7 @@ export async function runCli(argv: string[], io: Partial<CliContext> = {}): Prom
   }
   const env = io.env ?? process.env;
   const ctx: CliContext = {
+    command: name,
     argv: rest,
     stdin: io.stdin ?? process.stdin,
     stdout,

@@ -25,12 +25,8 @@ export async function openCliServices(ctx: CliContext): Promise<CliServices> {
     startSandbox: () => startSandbox({ port: 0 }),
   });
   // The command's words only: its arguments may name private files.
-  core.log.info(
-    `cli: mediadesk ${ctx.argv
-      .filter((a) => /^[a-z][a-z-]*$/.test(a))
-      .slice(0, 2)
-      .join(' ')}`,
-  );
+  const subcommand = /^[a-z][a-z-]*$/.test(ctx.argv[0] ?? '') ? ` ${ctx.argv[0]}` : '';
+  core.log.info(`cli: mediadesk ${ctx.command ?? '?'}${subcommand}`);
   return {
     core,
     settings: core.settings,
