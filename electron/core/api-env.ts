@@ -1,12 +1,9 @@
 import { KEY_HEADERS } from '../../shared/service-profile.ts';
 
 /**
- * MEDIADESK_API_URL and MEDIADESK_API_KEY (backend.ts) go together. One without the other (an unset
- * CI secret gives an empty key) used to fall back to the Sandbox or the keychain's key without a
- * word, and a URL that does not parse, or a key with a line end, reached the queue, which put every
- * job to "needs attention: may have been charged". Both empty is the same as both unset. Every host
- * (CLI, web host, desktop app) refuses to start on such an environment, with this reason; null when
- * it is usable.
+ * Why MEDIADESK_API_URL and MEDIADESK_API_KEY cannot be used (one without the other, a URL that does
+ * not parse, a key with a line end), or null. Every host refuses to start with this reason rather
+ * than fall back silently; both empty counts as both unset.
  */
 export function apiEnvProblem(env: NodeJS.ProcessEnv): string | null {
   const url = env.MEDIADESK_API_URL ?? '';

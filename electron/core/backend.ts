@@ -152,11 +152,9 @@ export class Backend {
   }
 
   /**
-   * Which server and account requests go to now, recorded with what is sent there: a run id means
-   * something only on the server that made it, and work queued with one key must not be paid for
-   * with another. `live <base URL> key <fingerprint>` for the live service (or the one the
-   * environment names), `sandbox` for the built-in Sandbox whatever its port (each process starts
-   * its own). Starts nothing.
+   * Which server and account requests go to now (`live <base URL> key <fingerprint>`, or `sandbox`
+   * whatever its port), recorded with what is sent: a run id means something only on the server
+   * that made it, and work queued with one key must not be paid for with another. Starts nothing.
    */
   async identity(): Promise<string> {
     return identityOf(await this.live());

@@ -8,11 +8,9 @@ import { KEY_HEADERS, keyHeaderFor } from '../../shared/service-profile.ts';
 import type { Settings } from '../../shared/settings.ts';
 
 /**
- * "Test connection" and `mediadesk doctor`: free GETs only, against the backend in use, each
- * finding said with what to change. One request finds both whether the host answers and whether
- * it takes the key (the LoRA catalogue, free); then the list path of every tool family (free),
- * at most PATHS_AT_ONCE at a time, never retried: a 429 or 503 ends the round, since asking
- * again at once is what the service asked not to be done.
+ * "Test connection" and `mediadesk doctor`: free GETs only (the LoRA catalogue, then each tool's
+ * list path, PATHS_AT_ONCE at a time), each finding with what to change. Never retried: a 429 or
+ * 503 ends the round, as the service asked.
  */
 export interface ConnectionDeps {
   target: () => Promise<ApiTarget>;

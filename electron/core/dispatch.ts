@@ -14,11 +14,9 @@ export const MAX_REPLY_DEPTH = 64;
 export const MAX_REPLY_BYTES = 64 * 1024 * 1024;
 
 /**
- * Why `value` cannot go out as a reply, or null. Every host sends a reply on: the web host as JSON
- * over its socket, Electron as a structured clone over IPC, and both recurse; a value nested
- * thousands of levels deep overflowed the stack there, outside any handler's try, and the
- * unhandled error ended the host. Walked here with at most MAX_REPLY_DEPTH + 1 frames: too deep or
- * circular, too large, or holding what neither JSON nor a structured clone carries.
+ * Why `value` cannot go out as a reply (too deep, circular, too large, or not JSON/clonable), or
+ * null. Checked here because JSON and structured clone recurse: a deep value would overflow the
+ * stack in the host, outside any handler's try.
  */
 export function replyProblem(value: unknown): string | null {
   const budget = { left: MAX_REPLY_BYTES };
@@ -79,11 +77,8 @@ export function unsendable(name: string, why: string): Reply {
 }
 
 /**
- * The one entry point every transport calls: it validates the payload against the contract,
- * runs the handler and turns any failure into data. Nothing a renderer sends reaches a handler
- * unvalidated, and whatever happens (a handler's error, a schema that overflows the stack on a
- * hostile payload, a result no host could send) the answer is a reply: the promise never rejects,
- * so no host is ended by a command.
+ * The one entry point every transport calls: validates the payload against the contract, runs the
+ * handler and turns any failure into data. The promise never rejects, so no command ends a host.
  */
 export function createDispatcher(handlers: Partial<AllHandlers>) {
   async function run(name: string, payload: unknown): Promise<Reply> {

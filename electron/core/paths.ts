@@ -31,12 +31,9 @@ export const withDefaultOutputDir = <S extends { outputDir: string }>(s: S, env:
   s.outputDir ? s : { ...s, outputDir: defaultOutputDir(env) };
 
 /**
- * A path as the file system names it, so one folder reached two ways is one folder to the queue
- * (queued and paid for once): links resolved, and each name as stored, in its case (macOS,
- * Windows: `~/photos` typed for `~/Photos`) and its Unicode form (NFC typed for the NFD on disk,
- * which a case-sensitive Linux disk does not match by itself). fs/promises' realpath is the
- * native one, which alone returns the stored case. A part that does not exist yet (an output
- * folder to be made) is kept as given, below its nearest existing folder.
+ * A path as the file system names it (links resolved, each name in its stored case and Unicode
+ * form), so one folder reached two ways is queued and paid for once. A part that does not exist
+ * yet is kept as given. fs/promises' realpath is the native one, the only one returning stored case.
  */
 export async function canonicalPath(path: string): Promise<string> {
   const abs = resolve(path);
@@ -53,11 +50,9 @@ export async function canonicalPath(path: string): Promise<string> {
 const nfc = (s: string) => s.normalize('NFC');
 
 /**
- * The existing path that `abs` names up to Unicode normalization, or null. Names written on a Mac
- * reach a Linux disk decomposed ("Cafe" + U+0301) while a name typed or pasted is composed
- * ("Café"): they look the same, differ in bytes, and the folder the user sees "does not exist"
- * (or, as an output folder, is made a second time beside itself). A part missing as given is
- * matched against its folder's entries by composed form; one two entries match is not guessed.
+ * The existing path that `abs` names up to Unicode normalization, or null: a Mac writes names
+ * decomposed, a typed name is composed, and the two differ in bytes. A missing part is matched by
+ * composed form against its folder's entries; an ambiguous match is not guessed.
  */
 async function storedForm(abs: string): Promise<string | null> {
   const { root } = parse(abs);

@@ -2,11 +2,8 @@ import { createHash } from 'node:crypto';
 import { Entry } from '@napi-rs/keyring';
 
 /**
- * Where the API key lives. Only core reads it; the UI and every transport learn only whether one
- * is set, and its fingerprint (keyFingerprint).
- * @napi-rs/keyring is used rather than keytar: keytar is archived upstream and needs libsecret's
- * headers to build, while @napi-rs/keyring ships prebuilt binaries for macOS Keychain, Windows
- * Credential Manager and the Secret Service.
+ * Where the API key lives: only core reads it; the UI learns whether one is set and its fingerprint.
+ * @napi-rs/keyring, not the archived keytar: prebuilt for Keychain, Credential Manager and Secret Service.
  */
 /**
  * 8 hex digits of the key's SHA-256: enough to tell a user's few keys apart, too little to guess
@@ -86,11 +83,9 @@ export async function openSecretStore(
 }
 
 /**
- * The key read from the store at most once per `ttlMs`. Every API request asks for it, and a
- * keychain read is a synchronous round trip to the OS (D-Bus on Linux) on the core's thread: at
- * hundreds of polls a second that would stall the queue. Another process's change (the CLI's
- * `key set`) is seen within `ttlMs`; this process's own set and clear at once. The key stays in
- * this process's memory only, where it has to be to be sent anyway.
+ * The key read from the store at most once per `ttlMs`: a keychain read is a synchronous OS round
+ * trip, which at hundreds of polls a second would stall the queue. Another process's change shows
+ * within `ttlMs`; this process's own set and clear at once.
  */
 export class CachedSecretStore implements SecretStore {
   readonly kind: SecretStore['kind'];

@@ -36,10 +36,8 @@ function unreadableReason(path: string, err: unknown): string {
 }
 
 /**
- * A settings file that may be unreadable (cut off mid-write, edited by hand, wrong permissions),
- * at start-up or later. A read that fails answers no stored settings, so every host runs on the
- * defaults, and says why; the file stays exactly as it is, since nothing in it may be lost to a
- * read. The first save moves it aside (`settings.json.bad-<time>`) before writing a new one.
+ * A settings file that may be unreadable: a failed read runs every host on the defaults and says
+ * why, leaving the file as it is; the first save moves it aside (`settings.json.bad-<time>`).
  */
 export class GuardedStore implements JsonFileStore {
   readonly path: string;
