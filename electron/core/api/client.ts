@@ -1,3 +1,4 @@
+// Over 500 lines: the one API client; retries, backoff, error mapping and redaction are read together.
 import { Agent as HttpAgent, type IncomingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { Agent, interceptors, type Dispatcher } from 'undici';

@@ -1,3 +1,4 @@
+// Over 500 lines: one resumable transfer (ranges, expiry, write-back, its error kinds), read as one.
 import { request as httpRequest, STATUS_CODES, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { connect as netConnect, type NetConnectOpts } from 'node:net';
