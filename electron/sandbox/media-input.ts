@@ -1,3 +1,4 @@
+import { familyOfTool } from '../../shared/catalogue/index.ts';
 import { readFile } from 'node:fs/promises';
 import sharp from 'sharp';
 import { encodingOf, type Field } from '../../shared/catalogue/index.ts';
@@ -8,7 +9,6 @@ import { checkVideoInputs, reasonOf, videoLimitsOf } from './video-input.ts';
 import {
   checkImage,
   checkImageRules,
-  familyOfTool,
   imageRulesOf,
   type Issue,
   type Probe,

@@ -1,8 +1,8 @@
+import { familyOfTool } from '../../shared/catalogue/index.ts';
 import { ProbeError, probeSource } from '../core/media/probe.ts';
 import {
   checkVideo,
   displayName,
-  familyOfTool,
   FAMILY_LIMITS,
   type FamilyLimits,
   type Probe,

@@ -5,9 +5,6 @@
  */
 import type { Family } from '../catalogue/families.ts';
 
-export { FAMILIES, FAMILY_NAMES, isFamily, type Family } from '../catalogue/families.ts';
-export { familyOfTool } from '../catalogue/index.ts';
-
 export interface VideoItemLimits {
   containers: readonly string[];
   durationSec?: readonly [number, number];

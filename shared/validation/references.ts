@@ -12,7 +12,8 @@ import {
   type Rule,
   type ToolEntry,
 } from '../catalogue/index.ts';
-import { FAMILY_LIMITS, type Family, type VideoItemLimits } from './limits.ts';
+import type { Family } from '../catalogue/families.ts';
+import { FAMILY_LIMITS, type VideoItemLimits } from './limits.ts';
 
 export * from './limits.ts';
 

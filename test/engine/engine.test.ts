@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join, relative } from 'node:path';
 import { control, creates, engineFor, engineSuite, makeImages, settle } from './helpers.ts';
 import { LIST_MAX_ITEMS } from '../../electron/sandbox/tool-routes.ts';
-import { SETTLED_STATES } from '../../electron/core/queue/states.ts';
+import { SETTLED_STATES } from '../../shared/contract/jobs.ts';
 
 const sb = engineSuite('eng', 150);
 

@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
 import type { Engine } from '../../electron/core/engine/engine.ts';
-import { ATTENTION } from '../../electron/core/queue/states.ts';
+import { ATTENTION } from '../../electron/core/queue/job-messages.ts';
 import { cleanup, control, creates, engineFor, makeImages, settle, tmp } from './helpers.ts';
 import { until } from '../sandbox/helpers.ts';
 

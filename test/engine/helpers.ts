@@ -8,7 +8,7 @@ import { DEFAULT_SLUGS } from '../../shared/catalogue/index.ts';
 import { DEFAULT_SETTINGS, type Settings } from '../../shared/settings.ts';
 import { openEngine } from '../../electron/core/engine/open.ts';
 import type { Engine } from '../../electron/core/engine/engine.ts';
-import { SETTLED_STATES } from '../../electron/core/queue/states.ts';
+import { SETTLED_STATES } from '../../shared/contract/jobs.ts';
 
 export const tmp = (prefix: string) => mkdtempSync(join(tmpdir(), `mediadesk-engine-${prefix}-`));
 export const cleanup = (dir: string) => rmSync(dir, { recursive: true, force: true });

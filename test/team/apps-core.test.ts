@@ -4,7 +4,7 @@ import { createCore, type Core } from '../../electron/core/index.ts';
 import { openDatabase } from '../../electron/core/db/open.ts';
 import { QUEUE_MIGRATIONS } from '../../electron/core/queue/migrations.ts';
 import { AppRunStore } from '../../electron/core/apps/store.ts';
-import { SETTLED_STATES } from '../../electron/core/queue/states.ts';
+import { SETTLED_STATES } from '../../shared/contract/jobs.ts';
 import { keyFingerprint, MemorySecretStore } from '../../electron/core/secrets.ts';
 import { startSandbox } from '../../electron/sandbox/index.ts';
 import { DeskError, type CommandName, type Req, type Res } from '../../shared/contract/index.ts';

@@ -9,7 +9,7 @@ import { QUEUE_MIGRATIONS } from '../../electron/core/queue/migrations.ts';
 import { openAnalyticsDb } from '../../electron/core/analytics/store.ts';
 import { openAppRunStore } from '../../electron/core/apps/store.ts';
 import { teamServices, type TeamServices } from '../../electron/core/team.ts';
-import { SETTLED_STATES } from '../../electron/core/queue/states.ts';
+import { SETTLED_STATES } from '../../shared/contract/jobs.ts';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
 
 export const tmp = (prefix: string) => mkdtempSync(join(tmpdir(), `mediadesk-team-${prefix}-`));

@@ -11,7 +11,7 @@ import {
   waitForRenewedLinks,
 } from '../downloads/download.ts';
 import { partPathOf, withCollisionSuffix } from '../downloads/naming.ts';
-import { ATTENTION } from '../queue/states.ts';
+import { ATTENTION } from '../queue/job-messages.ts';
 import { apiProblem, refusedReason, RUN_SANDBOX_GONE, waitingMessage } from '../queue/job-messages.ts';
 import { AppRunStore, plannedOutputs, RUN_REQUEUE_FRESH, type AppRunRow } from './store.ts';
 import { parseRun, type RunView } from './wire.ts';

@@ -3,7 +3,8 @@ import { basename } from 'node:path';
 import { imageSize } from 'image-size';
 import type { Field, ToolEntry } from '../../../shared/catalogue/index.ts';
 import { EXT_FORMAT } from '../../../shared/validation/extensions.ts';
-import { familyOfTool, FAMILY_LIMITS } from '../../../shared/validation/limits.ts';
+import { familyOfTool } from '../../../shared/catalogue/index.ts';
+import { FAMILY_LIMITS } from '../../../shared/validation/limits.ts';
 import { loadSharp } from '../media/sharp.ts';
 import { fsErrorWords } from './fs-error.ts';
 

@@ -1,7 +1,9 @@
 import { DeskError } from '../../../shared/contract/define.ts';
 import type { BatchRecord, JobRecord, QueueStatus } from '../../../shared/contract/jobs.ts';
 import { canceledMessage } from '../queue/job-messages.ts';
-import { ATTENTION, REQUEUE_FRESH, type JobState } from '../queue/states.ts';
+import type { JobState } from '../../../shared/contract/jobs.ts';
+import { ATTENTION } from '../queue/job-messages.ts';
+import { REQUEUE_FRESH } from '../queue/states.ts';
 import { toJobRecord, type JobRow, type JobStore } from '../queue/store.ts';
 import type { QueueLease } from './lease.ts';
 import type { Runner } from './runner.ts';

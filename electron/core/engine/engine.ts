@@ -7,7 +7,7 @@ import type {
 } from '../../../shared/contract/jobs.ts';
 import { ApiClient } from '../api/client.ts';
 import { ToolClient } from '../api/tools.ts';
-import { ACTIVE_STATES, type JobState } from '../queue/states.ts';
+import { ACTIVE_STATES, type JobState } from '../../../shared/contract/jobs.ts';
 import { JobStore, type JobRow } from '../queue/store.ts';
 import { QueueCommands, type RetryableState } from './commands.ts';
 import { JobEvents, type JobsChangedListener } from './events.ts';

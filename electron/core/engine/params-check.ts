@@ -1,7 +1,8 @@
 import { isLocalPath, placeholderFor, validateRequest, type ToolEntry } from '../../../shared/catalogue/index.ts';
 import { isLoopbackUrl } from '../../../shared/loopback.ts';
 import { DeskError } from '../../../shared/contract/define.ts';
-import { familyOfTool, FAMILY_LIMITS, type FamilyLimits } from '../../../shared/validation/limits.ts';
+import { familyOfTool } from '../../../shared/catalogue/index.ts';
+import { FAMILY_LIMITS, type FamilyLimits } from '../../../shared/validation/limits.ts';
 import type { ApiTarget } from '../api/client.ts';
 import { checkReferences, framesOf, isProbeable, named, type NamedSource } from '../media/check.ts';
 import { sniffAudio } from '../media/probe.ts';

@@ -2,7 +2,8 @@ import { getTool, resolvePaths, type Slugs } from '../../../shared/catalogue/ind
 import { ApiError } from '../api/client.ts';
 import type { TaskEnvelope } from '../api/tools.ts';
 import { taskFailed } from '../queue/job-messages.ts';
-import { ATTENTION, REQUEUE_FRESH } from '../queue/states.ts';
+import { ATTENTION } from '../queue/job-messages.ts';
+import { REQUEUE_FRESH } from '../queue/states.ts';
 import type { JobRow } from '../queue/store.ts';
 import { onBuiltInSandbox, type LoopContext } from './context.ts';
 import type { Downloader } from './downloader.ts';

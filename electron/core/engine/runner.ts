@@ -1,6 +1,7 @@
 import type { ToolClient } from '../api/tools.ts';
 import { SANDBOX_GONE } from '../queue/job-messages.ts';
-import { ATTENTION, REQUEUE_FRESH } from '../queue/states.ts';
+import { ATTENTION } from '../queue/job-messages.ts';
+import { REQUEUE_FRESH } from '../queue/states.ts';
 import type { JobStore } from '../queue/store.ts';
 import { onBuiltInSandbox, type LoopContext } from './context.ts';
 import { Downloader } from './downloader.ts';

@@ -11,7 +11,8 @@ import {
   taskFailed,
   waitingMessage,
 } from '../queue/job-messages.ts';
-import { ATTENTION, type JobState } from '../queue/states.ts';
+import type { JobState } from '../../../shared/contract/jobs.ts';
+import { ATTENTION } from '../queue/job-messages.ts';
 import type { JobPatch, JobRow } from '../queue/store.ts';
 import type { LoopContext } from './context.ts';
 import type { Downloader } from './downloader.ts';

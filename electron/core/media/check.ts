@@ -3,11 +3,11 @@
  * before submission, the CLI's `video check`). Inline data is named by where it sits, never by its
  * base64; rules spanning several sources go in the top-level errors.
  */
+import type { Family } from '../../../shared/catalogue/families.ts';
 import {
   checkImage,
   frameFields,
   validateReferences,
-  type Family,
   type Probe,
   type ProbeSummary,
   type RuleId,

@@ -5,8 +5,6 @@
  */
 import type { JobState } from '../../../shared/contract/jobs.ts';
 
-export { ACTIVE_STATES, isJobState, JOB_STATES, SETTLED_STATES, type JobState } from '../../../shared/contract/jobs.ts';
-
 const MOVES: Record<JobState, readonly JobState[]> = {
   queued: ['submitting', 'canceled'],
   // queued again only when the server provably did not take the create (429/503, never connected).
@@ -24,9 +22,6 @@ const MOVES: Record<JobState, readonly JobState[]> = {
 };
 
 export const canMove = (from: JobState, to: JobState): boolean => MOVES[from].includes(to);
-
-/** Explanations stored with needs_attention, shown as they are (worded with the other job messages). */
-export { ATTENTION } from './job-messages.ts';
 
 /**
  * Where a job goes when the built-in Sandbox that had its task is gone (it ends with the process

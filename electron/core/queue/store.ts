@@ -8,7 +8,8 @@ import { sameFileKey } from '../../../shared/file-names.ts';
 import type { BatchRecord, JobRecord } from '../../../shared/contract/jobs.ts';
 import type { InvalidParam } from '../api/client.ts';
 import type { Db } from '../db/open.ts';
-import { ACTIVE_STATES, canMove, JOB_STATES, REQUEUE_FRESH, SETTLED_STATES, type JobState } from './states.ts';
+import { ACTIVE_STATES, JOB_STATES, SETTLED_STATES, type JobState } from '../../../shared/contract/jobs.ts';
+import { canMove, REQUEUE_FRESH } from './states.ts';
 
 /** Settings frozen into each job when it is queued, so a later settings change never alters it. */
 export interface JobSnapshot {

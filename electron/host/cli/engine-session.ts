@@ -1,6 +1,6 @@
 import type { Engine } from '../../core/engine/engine.ts';
 import { openEngine } from '../../core/engine/open.ts';
-import { SETTLED_STATES, type JobState } from '../../core/queue/states.ts';
+import { SETTLED_STATES, type JobState } from '../../../shared/contract/jobs.ts';
 import { waitingReason } from '../../core/queue/job-messages.ts';
 import { oneLine, type CliContext } from './command.ts';
 import { backendLabel } from '../../../shared/contract/foundation.ts';

@@ -1,6 +1,6 @@
 import { getTool, isInline } from '../../../shared/catalogue/index.ts';
 import type { CheckReportData } from '../../../shared/contract/index.ts';
-import type { Family } from '../../../shared/validation/references.ts';
+import type { Family } from '../../../shared/catalogue/families.ts';
 import { call, desk, errorText } from './bridge.ts';
 import { looseFiles, NothingCopied } from './upload.ts';
 import {

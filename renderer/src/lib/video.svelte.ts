@@ -1,9 +1,9 @@
+import type { Family } from '../../../shared/catalogue/families.ts';
 import { defaultsOf, getTool, type Field, type MediaKind, type ToolEntry } from '../../../shared/catalogue/index.ts';
 import {
   checkImage,
   checkVideo,
   FAMILY_LIMITS,
-  type Family,
   type Probe,
   type ProbeSummary,
 } from '../../../shared/validation/references.ts';

@@ -1,7 +1,7 @@
 import type { Req, Res } from '../../../../shared/contract/index.ts';
 import type { AppDefinition, AppRun } from '../../../../shared/contract/team.ts';
 import { RUN_SANDBOX_GONE } from '../../../core/queue/job-messages.ts';
-import { SETTLED_STATES } from '../../../core/queue/states.ts';
+import { SETTLED_STATES } from '../../../../shared/contract/jobs.ts';
 import { otherBackendNote } from '../engine-session.ts';
 import { interruptible, TIMED_OUT } from '../interrupt.ts';
 import { oneLine, UsageError, type CliContext } from '../command.ts';

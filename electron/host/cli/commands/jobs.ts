@@ -1,4 +1,4 @@
-import { isJobState, JOB_STATES } from '../../../core/queue/states.ts';
+import { isJobState, JOB_STATES } from '../../../../shared/contract/jobs.ts';
 import { canceledMessage } from '../../../core/queue/job-messages.ts';
 import { DeskError } from '../../../../shared/contract/define.ts';
 import { oneLine, terminalJson, UsageError, write, type CliCommand, type CliContext } from '../command.ts';

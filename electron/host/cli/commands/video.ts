@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { FAMILIES, isFamily } from '../../../../shared/validation/references.ts';
+import { FAMILIES, isFamily } from '../../../../shared/catalogue/families.ts';
 import { terminalJson, UsageError, type CliCommand, type CliContext } from '../command.ts';
 
 const USAGE = `mediadesk video check [--family ${FAMILIES.join('|')}] [--prompt TEXT] [--body JSON|@file.json] [SOURCE...]`;
