@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { COMMANDS } from '../../electron/host/cli/commands/index.ts';
 
 /** The README is for the people who use the app; everything else lives in docs/, linked from it. */
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -89,5 +90,20 @@ describe('README', () => {
     const why = section(readme, 'Dependencies and why');
     const names = [...Object.keys(pkg.dependencies), ...Object.keys(pkg.devDependencies)];
     expect(names.filter((n) => !why.includes(`\`${n}\``))).toEqual([]);
+  });
+});
+
+describe('docs/CLI.md', () => {
+  it("names every command of `mediadesk --help` and every option of each command's --help", async () => {
+    const cliDoc = readFileSync(join(ROOT, 'docs', 'CLI.md'), 'utf8');
+    const missing: string[] = [];
+    for (const ref of COMMANDS) {
+      if (!cliDoc.includes(`\`${ref.name}\``)) missing.push(ref.name);
+      // What `mediadesk <command> --help` prints.
+      const { usage } = await ref.load();
+      for (const o of new Set(usage.match(/--[a-z][a-z-]*/g)))
+        if (!cliDoc.includes(o)) missing.push(`${ref.name} ${o}`);
+    }
+    expect(missing).toEqual([]);
   });
 });
