@@ -21,9 +21,18 @@ export interface HostHandle {
 
 export const newHome = () => mkdtempSync(join(tmpdir(), 'md-e2e-'));
 
-/** Starts `npm run web`'s entry as a real process and reads the URL from its first line. */
-export async function startHost(home: string, env: NodeJS.ProcessEnv = {}, port = 0): Promise<HostHandle> {
-  const child = spawn(process.execPath, ['electron/host/web/main.ts', '--port', String(port)], {
+/**
+ * Starts `npm run web`'s entry as a real process and reads the URL from its first line. `port`:
+ * 0 for any free one (tests run beside each other), null for none given (the default, then the last one used).
+ */
+export async function startHost(
+  home: string,
+  env: NodeJS.ProcessEnv = {},
+  port: number | null = 0,
+  args: string[] = [],
+): Promise<HostHandle> {
+  const portArgs = port === null ? [] : ['--port', String(port)];
+  const child = spawn(process.execPath, ['electron/host/web/main.ts', ...portArgs, ...args], {
     // Results of test runs stay in the test's folder, never in the developer's ~/MediaDesk.
     env: { ...process.env, MEDIADESK_HOME: home, MEDIADESK_OUTPUT_DIR: join(home, 'results'), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
