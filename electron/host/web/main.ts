@@ -5,9 +5,16 @@ import { startWebHost } from './server.ts';
 import { accessToken, portsToTry, readRecord, runningWebHost, writeRecord } from './launch.ts';
 import { ignoredSettingNote, unreadableSettingsWarning } from '../text.ts';
 
-const { values } = parseArgs({
-  options: { port: { type: 'string' }, renderer: { type: 'string' }, 'new-token': { type: 'boolean' } },
-});
+const USAGE = 'mediadesk web [--port N] [--new-token] [--renderer DIR]';
+let values: { port?: string; renderer?: string; 'new-token'?: boolean };
+try {
+  ({ values } = parseArgs({
+    options: { port: { type: 'string' }, renderer: { type: 'string' }, 'new-token': { type: 'boolean' } },
+  }));
+} catch (e) {
+  process.stderr.write(`mediadesk web: ${(e as Error).message}\nusage: ${USAGE}\n`);
+  process.exit(2);
+}
 const port = values.port === undefined ? undefined : Number(values.port);
 if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) {
   process.stderr.write(`mediadesk web: --port must be a whole number from 0 to 65535, got "${values.port}"\n`);

@@ -305,7 +305,7 @@ export async function startWebHost(options: WebHostOptions): Promise<RunningWebH
     }
     reply.header('cache-control', 'no-store');
     reply.header('content-disposition', attachmentHeader(basename(abs)));
-    return reply.sendFile(basename(abs), dirname(abs));
+    return reply.sendFile(basename(abs), dirname(abs), { cacheControl: false });
   });
 
   app.get('/healthz', async () => ({ ok: true, events: Object.keys(EVENTS).length, launch }));
