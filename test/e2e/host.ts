@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import type { Page } from '@playwright/test';
+import { expect, type Page } from '@playwright/test';
 import WebSocket from 'ws';
 
 export interface HostHandle {
@@ -154,6 +154,21 @@ export async function desk<T = unknown>(host: HostHandle, cmd: string, payload: 
   } finally {
     ws.close();
   }
+}
+
+/** One finished image job of the Sandbox, so Recent creations lists one creation. */
+export async function makeOneCreation(host: HostHandle): Promise<void> {
+  await desk(host, 'batches.start', {
+    tool: 'hires',
+    inputs: [],
+    params: { prompt: 'a red chair in a white room', resolution: '1k' },
+    outDir: join(host.home, 'out'),
+  });
+  await expect
+    .poll(async () => (await desk<{ counts: { done?: number } }[]>(host, 'batches.list', {}))[0].counts.done, {
+      timeout: 30_000,
+    })
+    .toBe(1);
 }
 
 /** What `watchLiveRegions` saw: statuses that appeared already saying something, and text put into statuses already there. */

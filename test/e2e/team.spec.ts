@@ -1,7 +1,15 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
-import { holdAnswers, newHome, startHost, watchErrors, watchLiveRegions, type HostHandle } from './host.ts';
+import {
+  holdAnswers,
+  makeOneCreation,
+  newHome,
+  startHost,
+  watchErrors,
+  watchLiveRegions,
+  type HostHandle,
+} from './host.ts';
 import {
   appRunPosts,
   desk,
@@ -956,15 +964,7 @@ test('what an export or a download came to is said each time: downloaded politel
   expect(log.alertBornFull).toEqual([]);
 
   // Recent creations: a download said where it went; one that cannot be saved, an alert.
-  await desk(host, 'batches.start', {
-    tool: 'hires',
-    inputs: [],
-    params: { prompt: 'a red chair in a white room', resolution: '1k' },
-    outDir: join(home, 'out'),
-  });
-  await expect
-    .poll(async () => (await desk<any>(host, 'batches.list', {}))[0].counts.done, { timeout: 30_000 })
-    .toBe(1);
+  await makeOneCreation(host);
   await page.goto(`${host.url}#creations`);
   const card = page.getByTestId('creation-card').first();
   await expect(card).toBeVisible();

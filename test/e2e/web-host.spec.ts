@@ -3,7 +3,7 @@ import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { DEFAULT_WEB_PORT } from '../../electron/host/web/launch.ts';
-import { desk, newHome, startHost, watchErrors, type HostHandle } from './host.ts';
+import { desk, makeOneCreation, newHome, startHost, watchErrors, type HostHandle } from './host.ts';
 
 let host: HostHandle | undefined;
 let blocker: Server | undefined;
@@ -147,17 +147,7 @@ test('in the browser, Download of a creation and an audit Export are browser dow
   const home = newHome();
   host = await startHost(home);
 
-  await desk(host, 'batches.start', {
-    tool: 'hires',
-    inputs: [],
-    params: { prompt: 'a red chair in a white room', resolution: '1k' },
-    outDir: join(home, 'out'),
-  });
-  await expect
-    .poll(async () => (await desk<{ counts: { done?: number } }[]>(host!, 'batches.list', {}))[0].counts.done, {
-      timeout: 30_000,
-    })
-    .toBe(1);
+  await makeOneCreation(host);
   await page.goto(`${host.url}#creations`);
   const card = page.getByTestId('creation-card').first();
   await expect(card).toBeVisible();

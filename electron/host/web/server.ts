@@ -210,17 +210,26 @@ export async function startWebHost(options: WebHostOptions): Promise<RunningWebH
     },
   );
 
-  // Local media for <img>/<video>: the token rides in the query (tags cannot send headers), the
-  // core's MediaGate decides which files, and @fastify/static answers Range requests for video.
-  app.get('/media', async (req: FastifyRequest<{ Querystring: { token?: string; path?: string } }>, reply) => {
-    if (!sameToken(req.query.token, token)) return reply.code(401).send({ message: 'missing or wrong token' });
-    let abs: string;
+  type FileRequest = FastifyRequest<{ Querystring: { token?: string; path?: string } }>;
+  /** A file a route may send: the token first, then `check` (a gate of the core) picks it; else the refusal is sent and null returned. */
+  const gatedFile = (req: FileRequest, reply: FastifyReply, check: (path: string) => string): string | null => {
+    if (!sameToken(req.query.token, token)) {
+      reply.code(401).send({ message: 'missing or wrong token' });
+      return null;
+    }
     try {
-      abs = core.media.check(String(req.query.path ?? ''));
+      return check(String(req.query.path ?? ''));
     } catch (err) {
       const e = toErrorData(err);
-      return reply.code(e.code === 'not_found' ? 404 : 403).send({ message: e.message });
+      reply.code(e.code === 'not_found' ? 404 : 403).send({ message: e.message });
+      return null;
     }
+  };
+  // Local media for <img>/<video>: the token rides in the query (tags cannot send headers), the
+  // core's MediaGate decides which files, and @fastify/static answers Range requests for video.
+  app.get('/media', async (req: FileRequest, reply) => {
+    const abs = gatedFile(req, reply, (p) => core.media.check(p));
+    if (abs === null) return reply;
     reply.header('cache-control', 'private, max-age=60');
     return reply.sendFile(basename(abs), dirname(abs));
   });
@@ -294,15 +303,9 @@ export async function startWebHost(options: WebHostOptions): Promise<RunningWebH
 
   // A file the core saved at the person's request (an export, a saved creation) as a browser
   // download: the host's disk may not be the person's. Only those files (SavedFiles), token first.
-  app.get('/download', async (req: FastifyRequest<{ Querystring: { token?: string; path?: string } }>, reply) => {
-    if (!sameToken(req.query.token, token)) return reply.code(401).send({ message: 'missing or wrong token' });
-    let abs: string;
-    try {
-      abs = core.savedFiles.check(String(req.query.path ?? ''));
-    } catch (err) {
-      const e = toErrorData(err);
-      return reply.code(e.code === 'not_found' ? 404 : 403).send({ message: e.message });
-    }
+  app.get('/download', async (req: FileRequest, reply) => {
+    const abs = gatedFile(req, reply, (p) => core.savedFiles.check(p));
+    if (abs === null) return reply;
     reply.header('cache-control', 'no-store');
     reply.header('content-disposition', attachmentHeader(basename(abs)));
     return reply.sendFile(basename(abs), dirname(abs), { cacheControl: false });
