@@ -46,7 +46,7 @@ if (running) {
   process.exit(0);
 }
 
-const { token, made } = accessToken(home, values['new-token']);
+const { token } = accessToken(home, values['new-token']);
 const ports = portsToTry(port, readRecord(home)?.port);
 let host: Awaited<ReturnType<typeof startWebHost>>;
 try {
@@ -68,7 +68,7 @@ if (port === undefined && passedOver.length)
   process.stderr.write(
     `mediadesk web: ${passedOver.length > 1 ? `ports ${passedOver.join(' and ')} are` : `port ${passedOver[0]} is`} in use by another program, so this launch listens on port ${listening} and tries it first next time; a tab opened on another port must open the URL above\n`,
   );
-if (made && values['new-token'])
+if (values['new-token'])
   process.stderr.write(
     'mediadesk web: a new token was made: tabs opened with an earlier URL must open the URL above\n',
   );

@@ -16,7 +16,7 @@ import { fsWriteWords } from '../../core/batch/fs-error.ts';
 
 export interface WebHostOptions {
   home: string;
-  /** Tried in order, one in use passed over (0: any free port); the last one's failure is thrown. */
+  /** Tried in order, one in use or forbidden passed over (0: any free port); the last one's failure is thrown. */
   ports?: readonly number[];
   /** The built renderer (electron-vite's out/renderer). */
   rendererDir?: string;
@@ -366,7 +366,8 @@ export async function startWebHost(options: WebHostOptions): Promise<RunningWebH
       address = await app.listen({ host: '127.0.0.1', port });
       break;
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE' || i === ports.length - 1) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if ((code !== 'EADDRINUSE' && code !== 'EACCES') || i === ports.length - 1) {
         await app.close();
         await core.close();
         throw e;
