@@ -16,10 +16,12 @@ import { openAnalyticsDb } from './analytics/store.ts';
 import { openAppRunStore } from './apps/store.ts';
 import { dbPaths, withDefaultOutputDir } from './paths.ts';
 import { checkOpenable, openWithOs } from './open-file.ts';
+import { FILE_SAVING_COMMANDS, SavedFiles } from './saved-files.ts';
 import { CachedSecretStore, keyFingerprint, openSecretStore, type SecretStore } from './secrets.ts';
 import { teamHandlers, teamServices } from './team.ts';
 import { openConfStore, SettingsService, type JsonFileStore } from './settings.ts';
 import { backendLabel } from '../../shared/contract/foundation.ts';
+import type { CommandName } from '../../shared/contract/index.ts';
 import { openLog, type AppLog } from './log/index.ts';
 import { keysKnownTo } from './log/keys.ts';
 
@@ -167,8 +169,11 @@ export async function createCore(opts: CoreOptions) {
   };
 
   const dispatchCommand = createDispatcher(handlers);
+  const savedFiles = new SavedFiles();
   const dispatch: typeof dispatchCommand = async (name, payload) => {
     const reply = await dispatchCommand(name, payload);
+    if (reply.ok && FILE_SAVING_COMMANDS.has(name as CommandName))
+      savedFiles.add((reply.result as { path: string }).path);
     if (!reply.ok)
       (reply.error.code === 'internal' ? log.error : log.warn)(
         `${JSON.stringify(name.slice(0, 80))} failed:`,
@@ -189,6 +194,8 @@ export async function createCore(opts: CoreOptions) {
     dispatch,
     client,
     media,
+    /** Files saved at the person's request, which the web host may send as browser downloads. */
+    savedFiles,
     /** The path the OS may open or show for the renderer (a result type, in the app's folders); throws why not. */
     openable,
     /** Folders whose media the renderer may show (batch inputs and outputs); areas register theirs. */

@@ -39,6 +39,7 @@ const desk = {
     return `desk-media://local/?path=${encodeURIComponent(path)}`;
   },
   upload: null,
+  download: null,
 };
 
 contextBridge.exposeInMainWorld('desk', desk);

@@ -77,5 +77,11 @@ export interface DeskApi {
   upload:
     | ((files: { file: File; relPath: string }[], onProgress?: (p: UploadProgress) => void) => Promise<UploadResult>)
     | null;
+  /**
+   * The browser cannot reach the host's disk: a file the core saved at the person's request (an
+   * export, a saved creation) is handed over as a browser download; rejects saying why not. Null
+   * under Electron, where the file stays where it was saved.
+   */
+  download: ((path: string) => Promise<void>) | null;
   readonly host: 'electron' | 'web';
 }

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
 import { dropFiles, holdAnswers, newHome, startHost, type HostHandle, watchErrors, watchLiveRegions } from './host.ts';
@@ -275,30 +275,21 @@ test('sync, filters, search, detail with diff, related events, import report, ho
   await expect.poll(() => countOf(page)).toBe(3);
   await page.getByTestId('audit-clear').click();
 
-  // Export the filtered view to CSV and NDJSON; the files hold exactly the rows of the view.
+  // Export the filtered view to CSV and NDJSON: in the browser each is a download (no path on the
+  // host to type), named for its format, holding exactly the rows of the view.
   await page.getByTestId('audit-event-type').selectOption('team.member.role_changed');
   await expect.poll(() => countOf(page)).toBeLessThan(all);
   const viewRows = await countOf(page);
   await page.getByTestId('audit-open-export').click();
-  const out = join(home, 'exports');
-  mkdirSync(out);
-  // The suggested path follows the format until the user types one of their own.
-  for (const format of ['ndjson', 'csv'] as const) {
-    await page.getByTestId(`audit-format-${format}`).check();
-    await expect(page.getByTestId('audit-export-path')).toHaveValue(
-      new RegExp(`audit-export-\\d{4}-\\d{2}-\\d{2}\\.${format}$`),
-    );
-  }
+  await expect(page.getByTestId('audit-export-path')).toHaveCount(0);
   for (const format of ['csv', 'ndjson'] as const) {
     await page.getByTestId(`audit-format-${format}`).check();
-    const path = join(out, `view.${format}`);
-    await page.getByTestId('audit-export-path').fill(path);
-    await page.getByTestId('audit-export-run').click();
-    await expect(page.getByTestId('audit-export-result')).toContainText(
-      `Wrote ${viewRows.toLocaleString('en')} rows to ${path}`,
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('audit-export-run').click()]);
+    expect(download.suggestedFilename()).toMatch(new RegExp(`^audit-export-\\d{4}-\\d{2}-\\d{2}\\.${format}$`));
+    await expect(page.getByTestId('audit-export-result')).toHaveText(
+      `Downloaded ${download.suggestedFilename()} (${viewRows.toLocaleString('en')} rows): find it in your browser's downloads.`,
     );
-    expect(existsSync(path)).toBe(true);
-    const text = readFileSync(path, 'utf8');
+    const text = readFileSync(await download.path(), 'utf8');
     if (format === 'csv') {
       expect(csvRecords(text)).toBe(viewRows + 1);
     } else {
@@ -371,10 +362,10 @@ test('sync, filters, search, detail with diff, related events, import report, ho
   await page.getByRole('heading', { name: 'Audit log', exact: true, level: 1 }).click();
   await expect(page.getByTestId('audit-import')).toBeHidden();
   await page.getByTestId('audit-open-export').click();
-  await expect(page.getByTestId('audit-export-path')).toBeVisible();
+  await expect(page.getByTestId('audit-export-run')).toBeVisible();
   await page.getByTestId('audit-open-import').focus();
   await page.keyboard.press('Escape');
-  await expect(page.getByTestId('audit-export-path')).toBeHidden();
+  await expect(page.getByTestId('audit-export-run')).toBeHidden();
 
   expect(errors).toEqual([]);
 });
@@ -1168,26 +1159,23 @@ test('the Export message says when the filters changed since, so it never reads 
   const errors = watchErrors(page);
   await hostWith(page, [ev(240), ev(241), ev(242, { action: { event_type: 'team.member.removed' } })]);
   await page.getByTestId('audit-open-export').click();
-  const path = await page.getByTestId('audit-export-path').inputValue();
-  mkdirSync(dirname(path), { recursive: true });
-  await page.getByTestId('audit-export-run').click();
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('audit-export-run').click()]);
+  const said = `Downloaded ${download.suggestedFilename()} (3 rows): find it in your browser's downloads.`;
   const result = page.getByTestId('audit-export-result');
-  await expect(result).toHaveText(`Wrote 3 rows to ${path}`);
+  await expect(result).toHaveText(said);
 
   // Changing the view from outside the popover may close it; the message is read with it open.
   const reopen = async () => {
-    if (!(await page.getByTestId('audit-export-path').isVisible())) await page.getByTestId('audit-open-export').click();
+    if (!(await page.getByTestId('audit-export-run').isVisible())) await page.getByTestId('audit-open-export').click();
   };
   await page.getByTestId('audit-event-type').selectOption('team.member.removed');
   await expect.poll(() => countOf(page)).toBe(1);
   await reopen();
-  await expect(result).toHaveText(
-    `Wrote 3 rows to ${path} (the view before the filters or sort changed, not the one shown now)`,
-  );
+  await expect(result).toHaveText(`${said} (the view before the filters or sort changed, not the one shown now)`);
   // Back to the view that was exported: the message describes it again.
   await page.getByTestId('audit-event-type').selectOption('');
   await expect.poll(() => countOf(page)).toBe(3);
-  await expect(result).toHaveText(`Wrote 3 rows to ${path}`);
+  await expect(result).toHaveText(said);
   // A sort change alone is another view too (the file's row order).
   await page.getByTestId('sort-date').click();
   await expect(page.getByRole('columnheader', { name: /Date/ })).toHaveAttribute('aria-sort', 'ascending');

@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import type { Page } from '@playwright/test';
+import { expect, type Page } from '@playwright/test';
 import WebSocket from 'ws';
 
 export interface HostHandle {
@@ -21,9 +21,18 @@ export interface HostHandle {
 
 export const newHome = () => mkdtempSync(join(tmpdir(), 'md-e2e-'));
 
-/** Starts `npm run web`'s entry as a real process and reads the URL from its first line. */
-export async function startHost(home: string, env: NodeJS.ProcessEnv = {}, port = 0): Promise<HostHandle> {
-  const child = spawn(process.execPath, ['electron/host/web/main.ts', '--port', String(port)], {
+/**
+ * Starts `npm run web`'s entry as a real process and reads the URL from its first line. `port`:
+ * 0 for any free one (tests run beside each other), null for none given (the default, then the last one used).
+ */
+export async function startHost(
+  home: string,
+  env: NodeJS.ProcessEnv = {},
+  port: number | null = 0,
+  args: string[] = [],
+): Promise<HostHandle> {
+  const portArgs = port === null ? [] : ['--port', String(port)];
+  const child = spawn(process.execPath, ['electron/host/web/main.ts', ...portArgs, ...args], {
     // Results of test runs stay in the test's folder, never in the developer's ~/MediaDesk.
     env: { ...process.env, MEDIADESK_HOME: home, MEDIADESK_OUTPUT_DIR: join(home, 'results'), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -145,6 +154,21 @@ export async function desk<T = unknown>(host: HostHandle, cmd: string, payload: 
   } finally {
     ws.close();
   }
+}
+
+/** One finished image job of the Sandbox, so Recent creations lists one creation. */
+export async function makeOneCreation(host: HostHandle): Promise<void> {
+  await desk(host, 'batches.start', {
+    tool: 'hires',
+    inputs: [],
+    params: { prompt: 'a red chair in a white room', resolution: '1k' },
+    outDir: join(host.home, 'out'),
+  });
+  await expect
+    .poll(async () => (await desk<{ counts: { done?: number } }[]>(host, 'batches.list', {}))[0].counts.done, {
+      timeout: 30_000,
+    })
+    .toBe(1);
 }
 
 /** What `watchLiveRegions` saw: statuses that appeared already saying something, and text put into statuses already there. */

@@ -355,36 +355,6 @@ test('a reload keeps working without the token in the address bar; another brows
   }
 });
 
-test('a tab of a host that was restarted says to open the new URL instead of reconnecting forever', async ({
-  page,
-}) => {
-  const home = newHome();
-  host = await startHost(home);
-  await page.goto(`${host.url}#settings`);
-  await expect(page.getByTestId('concurrency')).toBeVisible();
-  await host.stop();
-  await expect(page.getByTestId('host-down')).toHaveText(
-    'The MediaDesk host is not answering: it stopped or is restarting. Reconnecting…',
-  );
-  // A new launch on the same port has a new token: the old tab's is refused.
-  host = await startHost(home, {}, Number(new URL(host.origin).port));
-  await expect(page.getByTestId('host-down')).toHaveText(
-    'The MediaDesk host restarted with a new address: open the URL it printed.',
-  );
-  // It stays that way: no more attempts with the old token.
-  let attempts = 0;
-  page.on('websocket', () => attempts++);
-  await page.waitForTimeout(1500);
-  expect(attempts).toBe(0);
-  await expect(page.getByTestId('host-down')).toHaveText(
-    'The MediaDesk host restarted with a new address: open the URL it printed.',
-  );
-  // The URL it printed brings the tab back.
-  await page.goto(`${host.url}#settings`);
-  await expect(page.getByTestId('concurrency')).toBeVisible();
-  await expect(page.getByTestId('host-down')).toBeHidden();
-});
-
 test('requests without the token are refused', async ({ request }) => {
   host = await startHost(newHome());
   expect((await request.get(`${host.origin}/`)).status()).toBe(401);

@@ -1,7 +1,15 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
-import { holdAnswers, newHome, startHost, watchErrors, watchLiveRegions, type HostHandle } from './host.ts';
+import {
+  holdAnswers,
+  makeOneCreation,
+  newHome,
+  startHost,
+  watchErrors,
+  watchLiveRegions,
+  type HostHandle,
+} from './host.ts';
 import {
   appRunPosts,
   desk,
@@ -428,10 +436,15 @@ test('team analytics: the usage CSV marks the weeks the From/To range cuts, as t
   await page.getByLabel('To (UTC day)', { exact: true }).fill('2025-01-31');
   await page.getByTestId('usage-load').click();
   await expect(page.getByTestId('usage-range')).toHaveText('2025-01-01 to 2025-01-31');
-  await page.getByTestId('export-usage').click();
-  const saved = (await page.getByTestId('usage-note').innerText()).match(/^Saved \d+ rows to (.+)$/);
-  expect(saved).not.toBeNull();
-  const [header, ...rows] = readFileSync(saved![1], 'utf8').trim().split('\r\n');
+  // In the browser the CSV is a download: its content is what is checked.
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('export-usage').click()]);
+  expect(download.suggestedFilename()).toBe('credit-usage-week-2025-01-01_2025-01-31.csv');
+  await expect(page.getByTestId('usage-note')).toHaveText(
+    /^Downloaded credit-usage-week-2025-01-01_2025-01-31\.csv \(\d+ rows\): find it in your browser's downloads\.$/,
+  );
+  const [header, ...rows] = readFileSync(await download.path(), 'utf8')
+    .trim()
+    .split('\r\n');
   expect(header).toBe('date,tool,uses,credits,days_from,days_to,partial');
   const cover = new Map(rows.map((r) => [r.split(',')[0], r.split(',').slice(-3).join(',')]));
   expect([...cover]).toEqual([
@@ -504,7 +517,9 @@ test('team analytics: a breakdown or export that works clears an earlier error, 
   await expect(error).toBeVisible();
   rmSync(exports);
   await page.getByTestId('export-usage').click();
-  await expect(note).toHaveText(/^Saved \d+ rows to /);
+  await expect(note).toHaveText(
+    /^Downloaded credit-usage-[^ ]+\.csv \(\d+ rows\): find it in your browser's downloads\.$/,
+  );
   await expect(error).toHaveCount(0);
 
   // A breakdown that fails (the service refuses the team listing it needs): the error, and the saved note is gone.
@@ -920,7 +935,7 @@ test('what a workflow app run came to is said: queued and its end politely, a re
   expect(errors).toEqual([]);
 });
 
-test('what an export or a download came to is said each time: saved politely, a failure as an alert, in regions already in the page', async ({
+test('what an export or a download came to is said each time: downloaded politely, a failure as an alert, in regions already in the page', async ({
   page,
 }) => {
   const errors = watchErrors(page);
@@ -929,7 +944,7 @@ test('what an export or a download came to is said each time: saved politely, a 
   host = await startHost(home);
   await page.goto(`${host.url}#analytics`);
   await expect(page.getByTestId('usage-range')).toBeVisible();
-  const saved = async () => (await live()).spoke.filter((t) => /^Saved /.test(t)).length;
+  const saved = async () => (await live()).spoke.filter((t) => /^Downloaded /.test(t)).length;
   const alerted = async () => (await live()).alerted;
 
   // Team analytics: the same export twice is said twice; a failed one is an alert, twice too.
@@ -949,21 +964,15 @@ test('what an export or a download came to is said each time: saved politely, a 
   expect(log.alertBornFull).toEqual([]);
 
   // Recent creations: a download said where it went; one that cannot be saved, an alert.
-  await desk(host, 'batches.start', {
-    tool: 'hires',
-    inputs: [],
-    params: { prompt: 'a red chair in a white room', resolution: '1k' },
-    outDir: join(home, 'out'),
-  });
-  await expect
-    .poll(async () => (await desk<any>(host, 'batches.list', {}))[0].counts.done, { timeout: 30_000 })
-    .toBe(1);
+  await makeOneCreation(host);
   await page.goto(`${host.url}#creations`);
   const card = page.getByTestId('creation-card').first();
   await expect(card).toBeVisible();
   const name = await card.getByTestId('creation-name').innerText();
   await card.getByRole('button', { name: `Download ${name}`, exact: true }).click();
-  await expect.poll(async () => (await live()).spoke.join(' ')).toMatch(/Saved to .+/);
+  await expect
+    .poll(async () => (await live()).spoke.join(' '))
+    .toMatch(/Downloaded .+: find it in your browser's downloads\./);
   const creations = join(home, 'results', 'creations');
   rmSync(creations, { recursive: true });
   writeFileSync(creations, 'not a folder');

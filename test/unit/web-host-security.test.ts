@@ -1,6 +1,6 @@
 // The web host as a hostile page or local program meets it: real HTTP and WebSocket requests with
 // forged Host, Origin and paths, against a host serving a renderer folder of the test's own.
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request, type IncomingHttpHeaders } from 'node:http';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -83,6 +83,7 @@ describe('DNS rebinding: only Host 127.0.0.1:PORT or localhost:PORT is served', 
       '/index.html',
       '/assets/app.js',
       `/media?token=${host.token}&path=x.png`,
+      `/download?token=${host.token}&path=x.csv`,
       '/healthz',
     ]) {
       const r = await http(path, evil);
@@ -280,5 +281,38 @@ describe('binding', () => {
     for (const address of others) {
       await expect(http('/healthz', {}, address), address).rejects.toThrow(/ECONNREFUSED|EADDRNOTAVAIL|ENETUNREACH/);
     }
+  });
+});
+
+describe("/download sends only files the app saved at the person's request, as an attachment", () => {
+  const asked = (path: string, token = host.token) =>
+    http(`/download?token=${encodeURIComponent(token)}&path=${encodeURIComponent(path)}`);
+
+  it('a team export: sent with its name, behind the token; any other file on the disk or in the data folder is refused', async () => {
+    const exported = await host.core.dispatch('team.export', { what: 'members', outDir: join(home, 'out, "é"') });
+    expect(exported.ok).toBe(true);
+    const path = (exported as { result: { path: string } }).result.path;
+    const sent = await asked(path);
+    expect(sent.status).toBe(200);
+    expect(sent.headers['content-disposition']).toMatch(
+      /^attachment; filename="team-members-[\d-]+\.csv"; filename\*=UTF-8''team-members-[\d-]+\.csv$/,
+    );
+    expect(sent.headers['cache-control']).toBe('no-store');
+    expect(sent.body.split('\r\n')[0]).toContain('email');
+    expect((await asked(path, 'wrong')).status).toBe(401);
+    expect((await http(`/download?path=${encodeURIComponent(path)}`, { cookie })).status).toBe(401);
+    for (const other of [
+      join(outside, 'secret.txt'),
+      join(home, 'mediadesk.db'),
+      `${path}/../${path.split('/').pop()}x`,
+    ]) {
+      const r = await asked(other);
+      expect([other, r.status, r.body.includes('OUTSIDE-SECRET')]).toEqual([other, 403, false]);
+    }
+    // The saved file swapped for a link since: not followed.
+    renameSync(path, `${path}.moved`);
+    symlinkSync(join(outside, 'secret.txt'), path);
+    const swapped = await asked(path);
+    expect([swapped.status, swapped.body.includes('OUTSIDE-SECRET')]).toEqual([403, false]);
   });
 });

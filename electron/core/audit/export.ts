@@ -1,7 +1,8 @@
 import Database from 'better-sqlite3';
 import { createWriteStream } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
+import { mkdir, rename, rm } from 'node:fs/promises';
 import { once } from 'node:events';
+import { dirname } from 'node:path';
 import type { AuditFilters, AuditSort } from '../../../shared/contract/audit.ts';
 import { escapeJsonText } from '../../../shared/unsafe-text.ts';
 import { CSV_COLUMNS, escapeFormula } from './formats/csv.ts';
@@ -79,6 +80,8 @@ export async function exportEvents(
   dbPath: string,
   opts: { format: 'csv' | 'ndjson'; path: string; filters: AuditFilters; sort: AuditSort },
 ): Promise<{ path: string; rows: number }> {
+  // The suggested file is in the output folder, which may not exist yet (and a browser cannot make it).
+  await mkdir(dirname(opts.path), { recursive: true });
   const db = new Database(dbPath, { readonly: true, fileMustExist: true });
   const tmp = `${opts.path}.partial-${process.pid}`;
   const out = createWriteStream(tmp, { encoding: 'utf8' });

@@ -2,11 +2,21 @@ import { parseArgs } from 'node:util';
 import { apiEnvProblem } from '../../core/api-env.ts';
 import { dataHome } from '../../core/paths.ts';
 import { startWebHost } from './server.ts';
+import { accessToken, portsToTry, readRecord, runningWebHost, writeRecord } from './launch.ts';
 import { ignoredSettingNote, unreadableSettingsWarning } from '../text.ts';
 
-const { values } = parseArgs({ options: { port: { type: 'string' }, renderer: { type: 'string' } } });
-const port = values.port === undefined ? 0 : Number(values.port);
-if (!Number.isInteger(port) || port < 0 || port > 65535) {
+const USAGE = 'mediadesk web [--port N] [--new-token] [--renderer DIR]';
+let values: { port?: string; renderer?: string; 'new-token'?: boolean };
+try {
+  ({ values } = parseArgs({
+    options: { port: { type: 'string' }, renderer: { type: 'string' }, 'new-token': { type: 'boolean' } },
+  }));
+} catch (e) {
+  process.stderr.write(`mediadesk web: ${(e as Error).message}\nusage: ${USAGE}\n`);
+  process.exit(2);
+}
+const port = values.port === undefined ? undefined : Number(values.port);
+if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) {
   process.stderr.write(`mediadesk web: --port must be a whole number from 0 to 65535, got "${values.port}"\n`);
   process.exit(2);
 }
@@ -19,11 +29,51 @@ if (envProblem) {
   process.exit(2);
 }
 
-const host = await startWebHost({ home: dataHome(), port, rendererDir: values.renderer });
+const home = dataHome();
+// One host per data folder: a second would share its queue and files, and leave two URLs to choose from.
+const running = await runningWebHost(home);
+if (running) {
+  if (values['new-token']) {
+    process.stderr.write(
+      `mediadesk web: a web host already runs for the data folder ${home} (port ${running.port}); stop it (Ctrl-C in its terminal) before asking for a new token\n`,
+    );
+    process.exit(2);
+  }
+  process.stdout.write(`http://127.0.0.1:${running.port}/?token=${accessToken(home).token}\n`);
+  process.stderr.write(
+    `mediadesk web: a web host already runs for the data folder ${home}: open its URL above (this one is not started)\n`,
+  );
+  process.exit(0);
+}
+
+const { token } = accessToken(home, values['new-token']);
+const ports = portsToTry(port, readRecord(home)?.port);
+let host: Awaited<ReturnType<typeof startWebHost>>;
+try {
+  host = await startWebHost({ home, ports, token, rendererDir: values.renderer });
+} catch (e) {
+  const code = (e as NodeJS.ErrnoException).code;
+  if (code !== 'EADDRINUSE' && code !== 'EACCES') throw e;
+  process.stderr.write(
+    `mediadesk web: port ${port} ${code === 'EACCES' ? 'needs administrator rights' : 'is in use by another program'}; choose another with --port, or leave --port out to have one picked\n`,
+  );
+  process.exit(2);
+}
+const listening = Number(new URL(host.origin).port);
+writeRecord(home, { port: listening, pid: process.pid, launch: host.launch });
 // The first line is the URL, token included: scripts and tests read it.
 process.stdout.write(`${host.url}\n`);
+const passedOver = ports.slice(0, ports.includes(listening) ? ports.indexOf(listening) : ports.indexOf(0));
+if (port === undefined && passedOver.length)
+  process.stderr.write(
+    `mediadesk web: ${passedOver.length > 1 ? `ports ${passedOver.join(' and ')} are` : `port ${passedOver[0]} is`} in use by another program, so this launch listens on port ${listening} and tries it first next time; a tab opened on another port must open the URL above\n`,
+  );
+if (values['new-token'])
+  process.stderr.write(
+    'mediadesk web: a new token was made: tabs opened with an earlier URL must open the URL above\n',
+  );
 const status = await host.core.backend.status();
-process.stdout.write(`data folder ${dataHome()}; backend: ${status.reason}\n`);
+process.stdout.write(`data folder ${home}; backend: ${status.reason}\n`);
 // Said once, at start: the Settings screen names them too, but a host started from a script has only this.
 const { unreadable, ignored } = host.core.settings.fileState();
 if (unreadable)
@@ -40,6 +90,8 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
   process.on(sig, () => {
     if (closing) return;
     closing = true;
+    // The port stays remembered; the process and launch go, so the next launch does not look for this one.
+    writeRecord(home, { port: listening });
     host.close().finally(() => process.exit(0));
   });
 }

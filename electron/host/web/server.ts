@@ -16,7 +16,8 @@ import { fsWriteWords } from '../../core/batch/fs-error.ts';
 
 export interface WebHostOptions {
   home: string;
-  port?: number;
+  /** Tried in order, one in use or forbidden passed over (0: any free port); the last one's failure is thrown. */
+  ports?: readonly number[];
   /** The built renderer (electron-vite's out/renderer). */
   rendererDir?: string;
   env?: NodeJS.ProcessEnv;
@@ -28,6 +29,8 @@ export interface RunningWebHost {
   url: string;
   origin: string;
   token: string;
+  /** This launch's id, which /healthz answers: another launch on the data folder tells a running host by it. */
+  launch: string;
   core: Core;
   close(): Promise<void>;
 }
@@ -65,6 +68,13 @@ function readCookie(header: string | undefined, name: string): string | undefine
   return undefined;
 }
 
+/** Content-Disposition for a download of `name`: an ASCII fallback, and the real name for browsers that read filename*. */
+export function attachmentHeader(name: string): string {
+  const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  const utf8 = encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${utf8}`;
+}
+
 const WRITE_ERROR_STATUS: Record<string, number> = { ENOTDIR: 409, EISDIR: 409, ENAMETOOLONG: 400 };
 
 /** Why a dropped file could not be written: 409 when the drop's own files are in its way, 400 for a path too long for the disk. */
@@ -94,10 +104,12 @@ async function linkOnPath(base: string, parts: readonly string[]): Promise<strin
 
 /**
  * The web host: the same core as the desktop app, its contract carried over a WebSocket. It binds
- * 127.0.0.1 only, and every request that reaches the core must carry the per-launch token.
+ * 127.0.0.1 only, and every request that reaches the core must carry the token (kept in the data
+ * folder by main.ts, so a tab outlives a restart; a new one per launch when none is given).
  */
 export async function startWebHost(options: WebHostOptions): Promise<RunningWebHost> {
   const token = options.token ?? randomBytes(24).toString('base64url');
+  const launch = randomBytes(9).toString('base64url');
   const rendererDir = resolve(options.rendererDir ?? 'out/renderer');
   const core = await createCore({
     home: options.home,
@@ -116,8 +128,8 @@ export async function startWebHost(options: WebHostOptions): Promise<RunningWebH
   // A reload after the page drops ?token= asks for `/` with the cookie instead. The port is in its
   // name since cookies ignore ports; HttpOnly keeps it from scripts, SameSite=Strict from other sites.
   const cookieName = () => `mediadesk-token-${new URL(origin).port}`;
-  // A token in the query decides alone: a tab holding an old launch's token must hear 401 (and
-  // say so) even when another tab has since set this launch's cookie.
+  // A token in the query decides alone: a tab holding a token since replaced (--new-token) must
+  // hear 401 (and say so) even when another tab has since set the new cookie.
   const authorized = (req: FastifyRequest<{ Querystring: { token?: string } }>) =>
     req.query.token !== undefined
       ? sameToken(req.query.token, token)
@@ -198,17 +210,26 @@ export async function startWebHost(options: WebHostOptions): Promise<RunningWebH
     },
   );
 
-  // Local media for <img>/<video>: the token rides in the query (tags cannot send headers), the
-  // core's MediaGate decides which files, and @fastify/static answers Range requests for video.
-  app.get('/media', async (req: FastifyRequest<{ Querystring: { token?: string; path?: string } }>, reply) => {
-    if (!sameToken(req.query.token, token)) return reply.code(401).send({ message: 'missing or wrong token' });
-    let abs: string;
+  type FileRequest = FastifyRequest<{ Querystring: { token?: string; path?: string } }>;
+  /** A file a route may send: the token first, then `check` (a gate of the core) picks it; else the refusal is sent and null returned. */
+  const gatedFile = (req: FileRequest, reply: FastifyReply, check: (path: string) => string): string | null => {
+    if (!sameToken(req.query.token, token)) {
+      reply.code(401).send({ message: 'missing or wrong token' });
+      return null;
+    }
     try {
-      abs = core.media.check(String(req.query.path ?? ''));
+      return check(String(req.query.path ?? ''));
     } catch (err) {
       const e = toErrorData(err);
-      return reply.code(e.code === 'not_found' ? 404 : 403).send({ message: e.message });
+      reply.code(e.code === 'not_found' ? 404 : 403).send({ message: e.message });
+      return null;
     }
+  };
+  // Local media for <img>/<video>: the token rides in the query (tags cannot send headers), the
+  // core's MediaGate decides which files, and @fastify/static answers Range requests for video.
+  app.get('/media', async (req: FileRequest, reply) => {
+    const abs = gatedFile(req, reply, (p) => core.media.check(p));
+    if (abs === null) return reply;
     reply.header('cache-control', 'private, max-age=60');
     return reply.sendFile(basename(abs), dirname(abs));
   });
@@ -280,7 +301,17 @@ export async function startWebHost(options: WebHostOptions): Promise<RunningWebH
     );
   });
 
-  app.get('/healthz', async () => ({ ok: true, events: Object.keys(EVENTS).length }));
+  // A file the core saved at the person's request (an export, a saved creation) as a browser
+  // download: the host's disk may not be the person's. Only those files (SavedFiles), token first.
+  app.get('/download', async (req: FileRequest, reply) => {
+    const abs = gatedFile(req, reply, (p) => core.savedFiles.check(p));
+    if (abs === null) return reply;
+    reply.header('cache-control', 'no-store');
+    reply.header('content-disposition', attachmentHeader(basename(abs)));
+    return reply.sendFile(basename(abs), dirname(abs), { cacheControl: false });
+  });
+
+  app.get('/healthz', async () => ({ ok: true, events: Object.keys(EVENTS).length, launch }));
 
   // sendFile (for /media, whose files the MediaGate chose) comes from this plugin.
   await app.register(fastifyStatic, { root: resolve('.'), serve: false });
@@ -313,7 +344,9 @@ export async function startWebHost(options: WebHostOptions): Promise<RunningWebH
       return reply
         .code(401)
         .type('text/plain')
-        .send("MediaDesk: open the URL printed by `npm run web`; it carries this launch's token.\n");
+        .send(
+          'MediaDesk: open the URL the web host printed when it started (npm run web); it carries the access token.\n',
+        );
     }
     if (sameToken(req.query.token, token)) {
       reply.header('set-cookie', `${cookieName()}=${token}; HttpOnly; SameSite=Strict; Path=/`);
@@ -326,13 +359,28 @@ export async function startWebHost(options: WebHostOptions): Promise<RunningWebH
     return reply.sendFile('index.html', rendererDir, { cacheControl: false });
   });
 
-  const address = await app.listen({ host: '127.0.0.1', port: options.port ?? 0 });
+  let address = '';
+  const ports = options.ports?.length ? options.ports : [0];
+  for (const [i, port] of ports.entries()) {
+    try {
+      address = await app.listen({ host: '127.0.0.1', port });
+      break;
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if ((code !== 'EADDRINUSE' && code !== 'EACCES') || i === ports.length - 1) {
+        await app.close();
+        await core.close();
+        throw e;
+      }
+    }
+  }
   origin = address.replace('localhost', '127.0.0.1');
   core.log.info(`web host listening on ${origin}`);
   return {
     url: `${origin}/?token=${token}`,
     origin,
     token,
+    launch,
     core,
     async close() {
       await app.close();

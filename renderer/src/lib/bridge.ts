@@ -22,8 +22,8 @@ type Pending = { resolve: (v: unknown) => void; reject: (e: unknown) => void };
 
 /**
  * Whether the host answers: always under Electron; the web host's socket can drop (the process
- * stopped or restarts). `replaced`: a new launch of the host answers, with a token this tab does
- * not have, so waiting will never bring the connection back.
+ * stopped or restarts). `replaced`: the host answers but refuses this tab's token (it was started
+ * with --new-token), so waiting will never bring the connection back.
  */
 const connectionListeners = new Set<(up: boolean, replaced: boolean) => void>();
 let hostUp = true;
@@ -41,6 +41,16 @@ export function onConnection(listener: (up: boolean, replaced: boolean) => void)
   listener(hostUp, hostReplaced);
   return () => connectionListeners.delete(listener);
 }
+
+/** Calls `listener` each time the host answers again after a drop: what was shown may be stale (events were missed). */
+const resumeListeners = new Set<() => void>();
+export function onResume(listener: () => void): () => void {
+  resumeListeners.add(listener);
+  return () => resumeListeners.delete(listener);
+}
+
+/** Waits between attempts to reach a host that went away: quick at first, then at most every five seconds. */
+const RETRY_DELAYS_MS = [250, 500, 1000, 2000, 5000];
 
 /**
  * The same contract over the web host's WebSocket, for the browser. The token comes from the
@@ -61,13 +71,18 @@ function webSocketDesk(): DeskApi {
   let socket: WebSocket;
   let ready: Promise<void>;
 
+  let attempts = 0;
+  let dropped = false;
   const connect = () => {
     socket = new WebSocket(`${location.origin.replace(/^http/, 'ws')}/ws?token=${encodeURIComponent(token)}`);
     ready = new Promise((resolve, reject) => {
       socket.addEventListener(
         'open',
         () => {
+          attempts = 0;
           setHostUp(true);
+          if (dropped) for (const l of resumeListeners) l();
+          dropped = false;
           resolve();
         },
         { once: true },
@@ -76,6 +91,8 @@ function webSocketDesk(): DeskApi {
         once: true,
       });
     });
+    // Nobody may be waiting on it (a drop between commands): an unheard rejection must not reach the console.
+    ready.catch(() => {});
     socket.addEventListener('message', (m) => {
       const msg = JSON.parse(String(m.data)) as {
         id?: number;
@@ -96,16 +113,17 @@ function webSocketDesk(): DeskApi {
       else p.reject(DeskError.from(msg.error ?? { code: 'internal', message: 'failed' }));
     });
     socket.addEventListener('close', () => {
+      dropped = true;
       setHostUp(false);
       for (const p of pending.values())
         p.reject(new DeskError('unavailable', 'the connection to the MediaDesk host closed'));
       pending.clear();
-      void retry();
+      setTimeout(retry, RETRY_DELAYS_MS[Math.min(attempts++, RETRY_DELAYS_MS.length - 1)]);
     });
   };
-  // The host restarting is normal (tests do it): reconnect with the same token, unless a new
-  // launch refuses it. A refused WebSocket upgrade only shows as "closed", so the page itself is
-  // asked with this tab's token: 401 is a new launch, no answer is a host still gone.
+  // The host restarting is normal: it keeps its port and token, so the tab reconnects by itself.
+  // A refused WebSocket upgrade only shows as "closed", so the page itself is asked with this
+  // tab's token: 401 is a host started with a new token, no answer is a host still gone.
   const retry = async () => {
     const replaced = await fetch(`/?token=${encodeURIComponent(token)}`, {
       cache: 'no-store',
@@ -115,7 +133,7 @@ function webSocketDesk(): DeskApi {
       () => false,
     );
     if (replaced) setHostUp(false, true);
-    else setTimeout(connect, 500);
+    else connect();
   };
   connect();
   // While the host is gone, background refreshes fail by the dozen; the banner (onConnection) is
@@ -149,6 +167,18 @@ function webSocketDesk(): DeskApi {
     },
     pathForFile: () => null,
     mediaUrl: (path) => `/media?token=${encodeURIComponent(token)}&path=${encodeURIComponent(path)}`,
+    async download(path) {
+      const url = `/download?token=${encodeURIComponent(token)}&path=${encodeURIComponent(path)}`;
+      // Asked first: a refused link would only show as a failed download in the browser's own list.
+      const res = await fetch(url, { method: 'HEAD', cache: 'no-store' }).catch(() => null);
+      if (!res)
+        throw new DeskError('unavailable', 'the MediaDesk host is not answering, so the file was not downloaded');
+      if (!res.ok) throw new DeskError('forbidden', DOWNLOAD_REFUSALS[res.status] ?? `the host answered ${res.status}`);
+      const link = Object.assign(document.createElement('a'), { href: url, download: '' });
+      document.body.append(link);
+      link.click();
+      link.remove();
+    },
     async upload(files, onProgress) {
       const drop = crypto.randomUUID().replace(/-/g, '');
       const total = files.length;
@@ -179,6 +209,13 @@ function webSocketDesk(): DeskApi {
     },
   };
 }
+
+/** Why the host refused a download, by its status (the body of an answer to HEAD is empty). */
+const DOWNLOAD_REFUSALS: Record<number, string> = {
+  401: 'the host no longer accepts this tab: open the URL it printed, then try again',
+  403: 'the host sends only files MediaDesk saved since it started: save it again, then download',
+  404: 'the file is no longer on the host (moved or deleted since it was saved): save it again',
+};
 
 // Chromium opens at most six connections to a host: four leave room for the page's own requests
 // (thumbnails, media) while a drop is copied, and keep the link busy, which one at a time did not.
@@ -233,6 +270,7 @@ function electronDesk(api: DeskApi): DeskApi {
     pathForFile: (f) => api.pathForFile(f),
     mediaUrl: (path) => api.mediaUrl(path),
     upload: null,
+    download: null,
   };
 }
 

@@ -1,6 +1,6 @@
 import { SvelteMap } from 'svelte/reactivity';
 import type { BatchRecord, JobRecord, QueueStatus } from '../../../shared/contract/index.ts';
-import { call, on, errorText } from './bridge.ts';
+import { call, on, onResume, errorText } from './bridge.ts';
 import { title } from './title.svelte.ts';
 import { endedParts, tally } from './batch-tally.ts';
 
@@ -48,6 +48,11 @@ class QueueStore {
         for (const j of e.jobs) this.jobs.get(j.batchId)?.set(j.id, j);
       }
       this.updateTitle();
+    });
+    // Changes made while the host was away were never sent: everything shown is asked for again.
+    onResume(() => {
+      void this.refresh();
+      for (const id of this.jobs.keys()) void this.loadJobs(id, true);
     });
     void this.refresh();
   }
