@@ -1,8 +1,7 @@
 /**
  * Reference checks before anything is paid for: pure functions over probes and a body, so the
- * renderer, the engine and the CLI apply the same rules. A message names the file, the measured
- * value and the limit ("clip.mov: duration 16.2 s is above the 15 s limit"); the rule's id goes in `rule`,
- * for the CLI's JSON and the logs, never in the words a person reads.
+ * renderer, the engine and the CLI apply the same rules. A message says the file, the measured value
+ * and the limit in words ("clip.mov: duration 16.2 s is above the 15 s limit"); the rule id is `rule`.
  */
 import {
   checkRules,

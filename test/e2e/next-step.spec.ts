@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect, test } from '@playwright/test';
+import { expect, test, type Route } from '@playwright/test';
 import { newHome, startHost, type HostHandle } from './host.ts';
 import {
   desk,
@@ -132,5 +132,27 @@ test('Studio keeps its tool, settings, inputs and output folder across a reload;
   await expect(inputs).toHaveText([new RegExp(`^${kept}`)]);
   await expect(page.getByTestId('input-error')).toHaveText(`${gone} no longer exists: taken out of the inputs`);
   await expect(page.getByTestId('start')).toHaveText('Start batch (2 images)');
+  expect(errors).toEqual([]);
+});
+
+test('"Copying … files" does not stay once the copy is over, even when no file arrived', async ({ page }) => {
+  const errors = watchErrors(page);
+  host = await startHost(newHome());
+  const dir = join(mkdtempSync(join(tmpdir(), 'md-lost-')), 'shoot');
+  await makeImages(dir, 3);
+  await page.goto(`${host.url}#studio`);
+  await page.getByTestId('tool-select').selectOption('upscaler-precision');
+  // The uploads are held past the second after which the copy is said, then refused.
+  const held: Route[] = [];
+  let holding = true;
+  await page.route('**/upload?**', (route) => (holding ? void held.push(route) : route.abort()));
+  await page.getByTestId('pick-folder').setInputFiles(dir);
+  const said = page.getByTestId('studio-said');
+  await expect(said).toHaveText('Copying 3 files to MediaDesk…');
+  holding = false;
+  for (const r of held) await r.abort();
+  await expect(page.getByTestId('input-error')).not.toBeEmpty();
+  await expect(said).not.toContainText('Copying');
+  await expect(page.getByTestId('input-status')).not.toContainText('Copying');
   expect(errors).toEqual([]);
 });
