@@ -21,9 +21,8 @@ export function videoLimitsOf(toolId: string, field: string): VideoSlot | null {
   return videos && videos.field === field ? videos : null;
 }
 
-/** The app's message names the file and its rule ("clip.mp4: … (rule video.duration)"); the field already says which item, and the service's reasons carry no rule ids. */
-export const reasonOf = (message: string, value: string) =>
-  message.replace(/ \(rule [\w.]+\)$/, '').replace(`${displayName(value)}: `, '');
+/** The app's message names the file ("clip.mp4: …"); the field already says which item. */
+export const reasonOf = (message: string, value: string) => message.replace(`${displayName(value)}: `, '');
 
 /**
  * Measures one field's videos as the service does and refuses any out of the spec's limits, naming

@@ -1,7 +1,7 @@
 /**
  * Reference checks before anything is paid for: pure functions over probes and a body, so the
- * renderer, the engine and the CLI apply the same rules. A message names the file, the measured
- * value and the rule ("clip.mov: duration 16.2 s is above the 15 s limit (rule video.duration)").
+ * renderer, the engine and the CLI apply the same rules. A message says the file, the measured value
+ * and the limit in words ("clip.mov: duration 16.2 s is above the 15 s limit"); the rule id is `rule`.
  */
 import {
   checkRules,
@@ -101,7 +101,7 @@ const fmt = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 3 
 const fmtBytes = (b: number) => `${fmt(b)} bytes (${fmt(Math.round((b / (1024 * 1024)) * 100) / 100)} MB)`;
 
 function issue(rule: RuleId, subject: string, text: string, extra: Partial<Issue> = {}): Issue {
-  return { rule, message: `${subject}: ${text} (rule ${rule})`, ...extra };
+  return { rule, message: `${subject}: ${text}`, ...extra };
 }
 
 function range(

@@ -3,7 +3,16 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
-import { dropFiles, holdAnswers, newHome, startHost, type HostHandle, watchErrors, watchLiveRegions } from './host.ts';
+import {
+  desk,
+  dropFiles,
+  holdAnswers,
+  newHome,
+  startHost,
+  type HostHandle,
+  watchErrors,
+  watchLiveRegions,
+} from './host.ts';
 import { setFaults, startSandboxProcess, type SandboxProcess } from './studio-helpers.ts';
 import { writeNdjson, type BenchOrder } from '../../bench/audit-data.ts';
 import { BIN, runCli } from '../cli.ts';
@@ -134,10 +143,16 @@ test('sync, filters, search, detail with diff, related events, import report, ho
   const memberValue = (await memberOpt.getAttribute('value'))!;
   const memberEmail = (await memberOpt.innerText()).replace(/ \(\d+\)$/, '');
   await page.getByTestId('audit-member').selectOption(memberValue);
-  // Some events of a member carry no e-mail (the API's field is nullable): those show the user id.
+  // Some events of a member carry no e-mail (the API's field is nullable, an API key's use): those
+  // show the member's name from the team's directory, never a bare id.
+  const { members } = await desk<{ members: { id: number; name: string }[] }>(host!, 'team.directory', {});
+  const name = members.find((m) => String(m.id) === memberValue)!.name;
   await expect
-    .poll(async () => (await column(page, 3)).every((m) => m === memberEmail || m === `#${memberValue}`))
+    .poll(async () =>
+      (await column(page, 3)).every((m) => m === memberEmail || m === name || m === `${name} (API key)`),
+    )
     .toBe(true);
+  expect((await column(page, 3)).some((m) => /^#\d+$/.test(m))).toBe(false);
 
   // Date range: one UTC day.
   await page.getByTestId('audit-clear').click();

@@ -45,6 +45,9 @@ test('a music task from prompt to a playable file on disk', async ({ page }) => 
   await expect
     .poll(async () => (await live()).spoke)
     .toEqual(['Queued: the track appears below when it is downloaded.', 'Instrumental music: done.']);
+  // The queued line does not outlive its work: it says what the batch came to.
+  await expect(page.getByTestId('music-ended')).toHaveText('Finished: 1 done.');
+  await expect(page.getByTestId('submit-status')).not.toContainText('Queued');
   const path = (await job.getByTestId('result-path').textContent())!.trim();
   expect(path).toMatch(/\.mp3$/);
   expect(existsSync(path)).toBe(true);

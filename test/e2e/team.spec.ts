@@ -77,6 +77,8 @@ test('workflow apps: a form from the app inputs, the cost confirmed, the run to 
   await page.getByTestId('app-run').click();
   await page.getByTestId('app-confirm').click();
   await expect(page.getByTestId('app-run-row').first()).toHaveAttribute('data-state', 'done', { timeout: 30_000 });
+  // "Run queued" does not outlive the run: it says how the run ended.
+  await expect(page.getByTestId('app-message')).toHaveText('Run done: its result is in the runs below.');
   // Its result, from the run's `result.audios`, downloaded as an MP3.
   await expect(page.getByTestId('app-run-row').first().getByTestId('app-run-output')).toHaveAccessibleName(
     /^Open jingle-maker-\w{8}-1\.mp3$/,
@@ -584,11 +586,23 @@ test('recent creations: a generated image is listed and filtered, then used as i
     await expect(cards.first().getByRole('button', { name: `${label} ${name}`, exact: true })).toBeVisible();
   await shot(page, 'creations');
 
-  // Use in app: the creation id fills the first app's creation input.
+  // Use in app: the creation fills the first app's creation input, shown by its name and picture, not its id.
   await cards.first().getByTestId('use-in-app').click();
   await expect(page.getByTestId('screen-apps')).toBeVisible();
-  await expect(page.getByTestId('input-product_image')).not.toHaveValue('');
-  await expect(page.getByTestId('input-product_image')).not.toHaveValue(/^https?:/);
+  await expect(page.getByTestId('chosen-name-product_image')).toHaveText(name);
+  await expect(page.getByTestId('chosen-product_image').locator('img')).toBeVisible();
+  await expect(page.getByTestId('input-product_image')).toHaveCount(0);
+  // The inputs say what they take in words, without type tags.
+  const form = page.getByTestId('screen-apps');
+  await expect(form).toContainText('an image from your recent creations');
+  for (const tag of ['(creation)', '(text)', '(number)', '(select)']) await expect(form).not.toContainText(tag);
+  // Changed, then picked from the recent creations: the name again, never the id.
+  await page.getByRole('button', { name: 'Choose another image for Product photo' }).click();
+  await expect(page.getByTestId('input-product_image')).toHaveValue('');
+  await page.getByTestId('pick-creation').first().click();
+  await expect(page.getByTestId('chosen-name-product_image')).toHaveText(name);
+  const { items } = await desk<any>(host, 'creations.list', { page: 1, perPage: 24 });
+  await expect(form).not.toContainText(items[0].id);
 
   // Use in tool: the creation is downloaded and joins the Studio's inputs.
   await page.getByTestId('nav-creations').click();

@@ -225,9 +225,7 @@ test('video upscaler: a 12 fps input is refused with target_fps (file, rule, mea
   const fake = join(dir, 'still.mp4');
   copyFileSync(startPng, fake);
   await page.getByTestId('pick-video').setInputFiles(fake);
-  await expect(list.getByTestId('ref-error')).toHaveText([
-    'still.mp4: an image (png) is not MP4 or MOV (rule video.container)',
-  ]);
+  await expect(list.getByTestId('ref-error')).toHaveText(['still.mp4: an image (png) is not MP4 or MOV']);
   await list.getByRole('button', { name: 'Remove still.mp4' }).click();
 
   await page.getByTestId('pick-video').setInputFiles([ok, slow]);
@@ -241,7 +239,7 @@ test('video upscaler: a 12 fps input is refused with target_fps (file, rule, mea
   await page.getByTestId('field-target_fps').getByRole('radio', { name: '30' }).check();
   const err = slowItem.getByTestId('ref-error');
   await expect(err).toContainText('clip-12fps.mp4');
-  await expect(err).toContainText('rule upscaler.fps');
+  await expect(err).not.toContainText('(rule ');
   await expect(err).toContainText('12 fps');
   await expect(err).toContainText('15 fps');
   await expect(okItem.getByTestId('ref-error')).toHaveCount(0);

@@ -67,7 +67,7 @@ describe('mediadesk video check', () => {
     const report = JSON.parse(r.stdout);
     expect(report.ok).toBe(false);
     expect(report.references[1].errors).toEqual([
-      { rule: 'video.fps', message: 'fast.mov: frame rate 61 fps is above the 60 fps limit (rule video.fps)' },
+      { rule: 'video.fps', message: 'fast.mov: frame rate 61 fps is above the 60 fps limit' },
     ]);
     expect(report.errors.map((e: { rule: string }) => e.rule)).toEqual(['video.mention']);
     expect(r.stderr).toBe('');
@@ -78,7 +78,7 @@ describe('mediadesk video check', () => {
     expect(r.code).toBe(1);
     expect(JSON.parse(r.stdout).references[0].errors[0]).toEqual({
       rule: 'image.minSize',
-      message: 'small.png: 200x300 is below the 256x256 minimum (rule image.minSize)',
+      message: 'small.png: 200x300 is below the 256x256 minimum',
     });
     const up = await cli(['video', 'check', '--family', 'upscaler', '--body', '{"target_fps": 60}', good]);
     expect(up.code).toBe(0);
@@ -90,7 +90,7 @@ describe('mediadesk video check', () => {
     expect(JSON.parse(r.stdout).errors).toEqual([
       {
         rule: 'video.mention',
-        message: 'prompt: @Video1 cites a reference video, but video 2.5 takes none (rule video.mention)',
+        message: 'prompt: @Video1 cites a reference video, but video 2.5 takes none',
       },
     ]);
     // 40,000 emoji are 160 KB of UTF-8: past what one argument may hold, so the body comes from a file.
@@ -117,7 +117,7 @@ describe('mediadesk video check', () => {
           source: body.image,
           ok: false,
           probe: expect.objectContaining({ container: 'gif', width: 640, height: 480 }),
-          errors: [{ rule: 'image.format', message: 'start.gif: format gif is not JPG or PNG (rule image.format)' }],
+          errors: [{ rule: 'image.format', message: 'start.gif: format gif is not JPG or PNG' }],
         },
         {
           field: 'image_end',
@@ -165,9 +165,7 @@ describe('mediadesk video check', () => {
         source: 'image (inline data)',
         ok: false,
         probe: expect.objectContaining({ container: 'gif', width: 640, height: 480 }),
-        errors: [
-          { rule: 'image.format', message: 'image (inline data): format gif is not JPG or PNG (rule image.format)' },
-        ],
+        errors: [{ rule: 'image.format', message: 'image (inline data): format gif is not JPG or PNG' }],
       },
       {
         field: 'image_end',

@@ -219,10 +219,11 @@ describe('reference videos (2.x) on real files', () => {
     const r = await checkReferences({ family: '2x', sources: [f[name]] });
     expect(refRules(r)).toEqual([rule ? [rule] : []]);
     expect(r.ok).toBe(rule === null);
-    if (rule)
-      expect(r.references[0].errors[0].message).toMatch(
-        new RegExp(`^${basename(f[name]).replace(/\./g, '\\.')}: .*\\(rule ${rule.replace('.', '\\.')}\\)$`),
-      );
+    if (rule) {
+      // Named by the file, in words: the rule's id is in `rule`, not in the message.
+      expect(r.references[0].errors[0].message.startsWith(`${basename(f[name])}: `)).toBe(true);
+      expect(r.references[0].errors[0].message).not.toContain('(rule ');
+    }
   });
 
   it('allows 15 s combined and rejects 15.1 s, up to 3 videos', async () => {

@@ -210,13 +210,17 @@ export class AnalyticsService {
         const users = r.points.flatMap((p) =>
           Object.entries(p.byUser).map(([k, v]) => ({
             key: k,
-            label: v.email ?? `user ${k}`,
+            label: v.email ?? '',
             uses: v.uses,
             credits: v.credits,
           })),
         );
-        if (by === 'user') rows = totals(users);
-        else {
+        if (by === 'user') {
+          // A row without an e-mail (an API key's use) is named by the member's name in the directory.
+          const dir = users.some((u) => !u.label) ? await this.directory().catch(() => null) : null;
+          const names = new Map(dir?.members.map((m) => [String(m.id), m.name || m.email]) ?? []);
+          rows = totals(users.map((u) => ({ ...u, label: u.label || (names.get(u.key) ?? `member ${u.key}`) })));
+        } else {
           const dir = await this.directory();
           const groupsOf = new Map(dir.members.map((m) => [String(m.id), m.groupIds]));
           const names = new Map(dir.groups.map((g) => [g.id, g.name]));

@@ -90,7 +90,7 @@ async function probeAll(sources: readonly NamedSource[]) {
     } catch (err) {
       const message =
         err instanceof ProbeError ? err.message : `${name}: ${err instanceof Error ? err.message : String(err)}`;
-      return { source: name, error: { rule: 'probe' as const, message: `${message} (rule probe)` } };
+      return { source: name, error: { rule: 'probe' as const, message } };
     }
   });
 }

@@ -35,6 +35,12 @@ export class Announcer {
     this.alert = '';
   }
 
+  /** Work said to be going ("Copying 8 files…") is over: its line goes, answered or not. */
+  settle(): void {
+    this.pending = this.pending.filter((m) => !m.endsWith('…'));
+    if (this.polite.endsWith('…')) this.polite = '';
+  }
+
   stop(): void {
     this.calm();
     clearTimeout(this.timer);

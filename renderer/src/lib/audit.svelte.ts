@@ -13,6 +13,7 @@ import {
 import { call, on, errorText } from './bridge.ts';
 import { adoptRunning } from './running.ts';
 import { rangeReversed } from '../../../shared/validation/dates.ts';
+import { memberNames } from './member-names.svelte.ts';
 
 /** Rows per `audit.query` call: big enough that a fast fling costs few round trips, small enough to answer in a frame. */
 export const PAGE = 200;
@@ -88,7 +89,7 @@ type MemberEntry = AuditFacets['members'][number];
 /** How a member facet value reads: a member's e-mail (else its id); an actor without a user id by e-mail and type. */
 export function memberText(value: string, entries: readonly MemberEntry[] | undefined): string {
   const m = entries?.find((x) => x.value === value);
-  if (!value.startsWith(NO_USER_ID_EMAIL)) return m?.label ?? `#${value}`;
+  if (!value.startsWith(NO_USER_ID_EMAIL)) return m?.label ?? memberNames.label(Number(value));
   const email = value.slice(NO_USER_ID_EMAIL.length);
   return `${email || 'no e-mail'} (${m?.actorType ?? 'no user id'})`;
 }

@@ -32,3 +32,19 @@ export function unfinishedParts(b: BatchRecord): string[] {
     t.needs ? `${t.needs} need you` : '',
   ].filter(Boolean);
 }
+
+/**
+ * What batches started together came to, once every one is over ("Finished: 2 done, 1 failed."),
+ * so a "queued" line does not stay after its work ends; null while any still runs.
+ */
+export function finishedLine(batches: readonly BatchRecord[]): string | null {
+  if (!batches.length || batches.some((b) => !b.finished)) return null;
+  const sum = (s: keyof BatchRecord['counts']) => batches.reduce((n, b) => n + (b.counts[s] ?? 0), 0);
+  const parts = [
+    sum('done') ? `${sum('done')} done` : '',
+    sum('canceled') ? `${sum('canceled')} canceled` : '',
+    sum('failed') ? `${sum('failed')} failed` : '',
+    sum('needs_attention') ? `${sum('needs_attention')} need you` : '',
+  ].filter(Boolean);
+  return `Finished: ${parts.join(', ') || 'nothing ran'}.`;
+}

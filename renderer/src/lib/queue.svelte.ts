@@ -14,18 +14,21 @@ class QueueStore {
   jobs = new SvelteMap<string, SvelteMap<string, JobRecord>>();
   status = $state<QueueStatus | null>(null);
   error = $state('');
-  /** The batch another screen sends the user to (Results' "See why in the Queue"): the Queue opens on it once. */
-  private focus: string | null = null;
+  /** The batch (and job) another screen sends the user to ("See why in the Queue"): the Queue opens on it once. */
+  private focus: { batchId: string; jobId: string | null } | null = null;
 
-  showNext(batchId: string): void {
-    this.focus = batchId;
+  showNext(batchId: string, jobId: string | null = null): void {
+    this.focus = { batchId, jobId };
   }
 
-  takeFocus(): string | null {
+  takeFocus(): { batchId: string; jobId: string | null } | null {
     const f = this.focus;
     this.focus = null;
     return f;
   }
+
+  /** Jobs that wait for a decision, across every batch: the Queue's menu item shows the count. */
+  needsYou = $derived(this.status?.counts.needs_attention ?? 0);
   /** Batches started in this window: only those drive the page title. */
   private watched = new Set<string>();
   private started = false;

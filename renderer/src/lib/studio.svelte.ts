@@ -11,6 +11,16 @@ export interface Picked {
   relPath: string;
 }
 
+/** Where the Studio keeps its tool, form values, inputs and output folder across a reload of the window. */
+const SAVED_KEY = 'mediadesk.studio';
+
+interface SavedStudio {
+  toolId: string;
+  values: Record<string, Record<string, unknown>>;
+  inputs: StudioInput[];
+  outDir: string;
+}
+
 export interface StudioInput {
   /** Absolute path (file or folder) handed to batches.start. */
   path: string;
@@ -39,7 +49,54 @@ class StudioStore {
   /** What a Start would do with the inputs, checked as they are chosen; kept across screens, as they are. */
   readonly check = new InputCheck();
 
+  /** Inputs brought back from the last session: taken out once the input check finds them gone. */
+  restoredInputs = new Set<string>();
+
   tool = $derived(getTool(this.toolId));
+
+  /** Brings back what the last window had; a tool or value this build no longer has is left out. */
+  restore(): void {
+    let saved: Partial<SavedStudio>;
+    try {
+      saved = JSON.parse(localStorage.getItem(SAVED_KEY) ?? 'null') ?? {};
+    } catch {
+      return;
+    }
+    if (typeof saved.toolId === 'string' && STUDIO_TOOLS.some((t) => t.id === saved.toolId)) this.toolId = saved.toolId;
+    for (const [id, v] of Object.entries(saved.values ?? {}))
+      if (STUDIO_TOOLS.some((t) => t.id === id) && v && typeof v === 'object')
+        this.values[id] = withDefaults(
+          getTool(id),
+          Object.fromEntries(Object.entries(v).filter(([k]) => getTool(id).fields.some((f) => f.name === k))),
+        );
+    if (Array.isArray(saved.inputs)) {
+      const inputs = saved.inputs.filter(
+        (i) => typeof i?.path === 'string' && typeof i.label === 'string' && Array.isArray(i.files),
+      );
+      this.inputs = inputs;
+      this.restoredInputs = new Set(inputs.map((i) => i.path));
+    }
+    if (typeof saved.outDir === 'string') this.outDir = saved.outDir;
+  }
+
+  /** Saves the Studio's choices as they change (the Studio's tools only: the other screens keep their own). */
+  persist(): void {
+    $effect.root(() => {
+      $effect(() => {
+        const saved: SavedStudio = {
+          toolId: this.toolId,
+          values: Object.fromEntries(STUDIO_TOOLS.map((t) => [t.id, $state.snapshot(this.values[t.id])])),
+          inputs: $state.snapshot(this.inputs),
+          outDir: this.outDir,
+        };
+        try {
+          localStorage.setItem(SAVED_KEY, JSON.stringify(saved));
+        } catch {
+          // Storage full or off: the Studio still works, it only forgets on reload.
+        }
+      });
+    });
+  }
 
   valuesOf(toolId: string): Record<string, unknown> {
     return this.values[toolId];
@@ -75,3 +132,7 @@ class StudioStore {
 }
 
 export const studio = new StudioStore();
+if (typeof localStorage !== 'undefined') {
+  studio.restore();
+  studio.persist();
+}

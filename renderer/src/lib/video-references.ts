@@ -17,6 +17,8 @@ import {
 // The builder's references, held per tool in `video.refs`: added, probed in the core, removed.
 
 let probeSeq = 0;
+/** The drop-time checks kept after a probe: a container or format the field does not take. */
+const FORMAT_RULES = ['video.container', 'image.format', 'audio.format'];
 
 /** Probes every probeable reference of the tool in the core (mp4box/sharp) and applies the shared rules. */
 export async function probeReferences(toolId: string) {
@@ -69,14 +71,12 @@ export async function probeReferences(toolId: string) {
       // The core classifies by what it measured, yet a picture in a video list is still the wrong
       // container: the drop-time format check is kept, on the measured container, unless the core
       // already named that rule.
-      const coreRules = new Set(rep?.errors.map((e) => e.rule) ?? []);
+      const coreRules = new Set<string>(rep?.errors.map((e) => e.rule) ?? []);
       const keep =
         f && (rep?.probe || !isInline(r.source))
-          ? instantIssues(fam, r.kind, r.name, rep?.probe?.bytes ?? 0, f, rep?.probe?.container).filter(
-              (m) =>
-                /rule (video\.container|image\.format|audio\.format)/.test(m) &&
-                !coreRules.has(/rule ([\w.]+)\)/.exec(m)?.[1] ?? ''),
-            )
+          ? instantIssues(fam, r.kind, r.name, rep?.probe?.bytes ?? 0, f, rep?.probe?.container)
+              .filter((i) => FORMAT_RULES.includes(i.rule) && !coreRules.has(i.rule))
+              .map((i) => i.message)
           : [];
       r.probe = rep?.probe ?? null;
       r.errors = [...new Set([...keep, ...(rep?.errors.map((e) => e.message) ?? [])])];
@@ -124,7 +124,7 @@ export async function addReferenceFiles(toolId: string, fam: Family, f: MediaFie
     status: 'adding',
     probe: null,
     // The shared rules on what the browser knows (name, size) answer at once; the probe follows.
-    errors: instantIssues(fam, f.media, file.name, file.size, f),
+    errors: instantIssues(fam, f.media, file.name, file.size, f).map((i) => i.message),
   }));
   video.refs[toolId] = [...video.refs[toolId], ...added];
   try {

@@ -72,12 +72,15 @@ export function instantIssues(
   bytes: number,
   field: MediaField,
   format?: string,
-): string[] {
+): { rule: string; message: string }[] {
   const fmt = format || formatOf(name);
   if (kind === 'audio') {
     return field.formats && !field.formats.includes(fmt)
       ? [
-          `${name}: format ${fmt || 'unknown'} is not ${field.formats.map((f) => f.toUpperCase()).join(' or ')} (rule audio.format)`,
+          {
+            rule: 'audio.format',
+            message: `${name}: format ${fmt || 'unknown'} is not ${field.formats.map((f) => f.toUpperCase()).join(' or ')}`,
+          },
         ]
       : [];
   }
@@ -94,9 +97,9 @@ export function instantIssues(
   };
   if (kind === 'video') {
     const lim = FAMILY_LIMITS[family].videos;
-    return lim ? checkVideo(probe, lim.item).map((i) => i.message) : [];
+    return lim ? checkVideo(probe, lim.item) : [];
   }
-  return FAMILY_LIMITS[family].images ? checkImage(probe, family).map((i) => i.message) : [];
+  return FAMILY_LIMITS[family].images ? checkImage(probe, family) : [];
 }
 
 /** Whether a local file can go in this field on this backend (the engine encodes or uploads it). */
