@@ -28,6 +28,7 @@ const STAGE_COLUMNS = [
   'resourceId',
   'raw',
   'text',
+  'names',
 ] as const;
 
 export function stageTableSql(schema: string): string {
@@ -71,6 +72,8 @@ class StageWriter {
   /** The dates of the batch in hand, in file order. */
   private dates = new Float64Array(1024);
   private count = 0;
+  /** Names already staged by this load: a row carries (as JSON) only those new to it, so the copy adds few. */
+  private readonly staged = new Set<string>();
 
   constructor(path: string) {
     this.db = new Database(path);
@@ -119,6 +122,7 @@ class StageWriter {
       r.resourceId,
       r.raw,
       r.text,
+      this.newNames(r.names),
     );
     this.nextId++;
     if (this.count === this.dates.length) {
@@ -127,6 +131,12 @@ class StageWriter {
       this.dates = grown;
     }
     this.dates[this.count++] = r.ts;
+  }
+
+  private newNames(names: readonly string[]): string | null {
+    const fresh = names.filter((n) => !this.staged.has(n));
+    for (const n of fresh) this.staged.add(n);
+    return fresh.length ? JSON.stringify(fresh) : null;
   }
 
   /** Rows in the batch in hand. */

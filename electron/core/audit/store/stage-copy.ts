@@ -71,6 +71,10 @@ export function openStage(
   const offRule = db.prepare(
     `SELECT 1 FROM temp.keyed_batch WHERE seq IS NULL OR ts <> CAST(ts AS INTEGER) OR seq - CAST(ts AS INTEGER) * ${KEY_SLOTS} >= ${KEY_SLOTS} LIMIT 1`,
   );
+  // The batch's new names (stage.ts stages each once per load), copied in whichever way its rows go.
+  const names = db.prepare(`INSERT OR IGNORE INTO main.search_names (value)
+    SELECT j.value FROM temp.staged_batch AS b JOIN stage.rows AS r ON r.id = b.id, json_each(r.names) AS j
+    WHERE r.names IS NOT NULL`);
   const stagedRows = db.prepare(
     `SELECT r.* FROM temp.staged_batch AS b JOIN stage.rows AS r ON r.id = b.id ORDER BY b.id`,
   );
@@ -105,6 +109,7 @@ export function openStage(
         const { n, lo, hi } = span.get() as { n: number; lo: number | null; hi: number | null };
         if (!n) return { counts: { inserted: 0, duplicates: 0 }, last: null };
         const end = last.raw().get() as [number, number];
+        names.run();
         const loBase = keyBase(lo!);
         const hiBase = keyBase(hi!);
         // Rows of this load removed as duplicates when the unique index is built again here.
