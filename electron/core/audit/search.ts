@@ -1,4 +1,5 @@
 import type { Statement } from 'better-sqlite3';
+import { MIN_SEARCH_PART } from '../../../shared/audit-no-match.ts';
 import type { Db } from '../db/open.ts';
 import { MAX_NAME } from './event.ts';
 
@@ -64,8 +65,6 @@ const quote = (term: string) => `"${term.replaceAll('"', '""')}"`;
 /** Case and accents folded, as both indexes fold them. */
 const fold = (s: string) => s.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase();
 
-/** Shortest part of a word looked for inside names (a trigram); shorter words match whole words only. */
-export const MIN_PART = 3;
 /** Names, and tokens of them, a word may stand for: more would make one word a query of hundreds of terms. */
 const MAX_NAMES = 100;
 const MAX_WORDS = 32;
@@ -86,9 +85,9 @@ export function searchMatch(db: Db | null, search: string): string | null {
     // ("fld/2") is searched as its pieces ANDed instead of as a phrase.
     const pieces = body.split(NOT_TOKEN).filter(hasWordCharacter);
     if (!pieces.length) continue;
-    const typed = pieces.map((p) => `${quote(p)}${star || [...p].length >= MIN_PART ? '*' : ''}`).join(' AND ');
+    const typed = pieces.map((p) => `${quote(p)}${star || [...p].length >= MIN_SEARCH_PART ? '*' : ''}`).join(' AND ');
     const alternatives = new Set([pieces.length > 1 ? `(${typed})` : typed]);
-    if (namesLike && [...body].length >= MIN_PART) for (const a of namesLike(body)) alternatives.add(a);
+    if (namesLike && [...body].length >= MIN_SEARCH_PART) for (const a of namesLike(body)) alternatives.add(a);
     groups.push(alternatives.size > 1 ? `(${[...alternatives].join(' OR ')})` : [...alternatives][0]);
     if (groups.length >= MAX_WORDS) break;
   }
