@@ -14,7 +14,7 @@ import { openService, rowOf, tempDir, walkPages } from './helpers.ts';
  */
 const tmp = tempDir();
 const team = buildTeam(7);
-const events = new SandboxAudit(team, 7, Date.UTC(2026, 10, 27)).events.map(publicEvent) as Ev[];
+const events = new SandboxAudit(team, 7, Date.UTC(2026, 10, 27)).events.map(publicEvent) as unknown as Ev[];
 let service: AuditService;
 
 interface Ev {
