@@ -56,5 +56,5 @@ export function noMatchText(
 }
 
 function joinOr(list: string[]): string {
-  return list.length < 2 ? list.join('') : `${list.slice(0, -1).join(', ')} or ${list[list.length - 1]}`;
+  return list.length < 2 ? list.join('') : `${list.slice(0, -1).join(', ')}, or ${list[list.length - 1]}`;
 }

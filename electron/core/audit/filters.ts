@@ -84,7 +84,8 @@ export function buildWhere(f: AuditFilters, opts: WhereOptions = {}): Where {
     where.push('correlation_id = ?');
     params.push(f.correlationId);
   }
-  const match = f.search ? (opts.match !== undefined ? opts.match : searchMatch(null, f.search)) : null;
+  let match: string | null = null;
+  if (f.search) match = opts.match === undefined ? searchMatch(null, f.search) : opts.match;
   if (match) {
     where.push(`${opts.ftsAsFilter ? '+seq' : 'seq'} IN (SELECT rowid FROM events_fts WHERE events_fts MATCH ?)`);
     params.push(match);

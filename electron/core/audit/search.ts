@@ -4,11 +4,9 @@ import type { Db } from '../db/open.ts';
 import { MAX_NAME } from './event.ts';
 
 /**
- * Search that matches what a person types. The full-text index keeps e-mails, event types and
- * references whole (one token each, migration 1), so a part of one never matched. The cache also
- * keeps every distinct name (event type, e-mail, project and folder name: a few thousand values)
- * in search_names, with a trigram index over them (migration 8): a typed word of 3+ characters
- * finds the names holding it, and their tokens join the word's alternatives in the event index.
+ * The event index keeps e-mails and event types whole, so a part of one never matched. Each distinct
+ * name (event type, e-mail, project, folder) is kept once in search_names with a trigram index
+ * (migration 8): a word of 3+ characters finds the names holding it, whose tokens join its alternatives.
  */
 
 /** The names table and its trigram index; a trigger keeps the index in step with every insert. */
@@ -70,10 +68,8 @@ const MAX_NAMES = 100;
 const MAX_WORDS = 32;
 
 /**
- * The user's search text as an FTS5 query that cannot be a syntax error, words ANDed. A word
- * matches a token that starts with it (3+ characters; shorter ones whole, unless ending in `*`), or
- * a name holding it anywhere: `folder`, `role_changed`, a surname inside an e-mail. Pieces without
- * a letter or digit would be empty terms and are dropped. `db` null: no names (the word index only).
+ * The search text as an FTS5 query that cannot be a syntax error, words ANDed: a word starts a token
+ * (3+ characters; shorter ones whole, unless ending in `*`) or is inside a name. `db` null: no names.
  */
 export function searchMatch(db: Db | null, search: string): string | null {
   const groups: string[] = [];
