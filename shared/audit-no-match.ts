@@ -34,7 +34,7 @@ export function narrowingFilters(f: AuditFilters): string[] {
 export function noMatchText(
   f: AuditFilters,
   cache: { events: number; oldest: string | null; newest: string | null },
-  clearWhat = 'clear the filters',
+  clearWhat = 'clearing the filters',
 ): string {
   if (cache.events === 0) return 'The audit cache holds no events yet: sync or import an export first.';
   const span = cache.oldest && cache.newest ? ` from ${dayText(cache.oldest)} to ${dayText(cache.newest)}` : '';

@@ -24,13 +24,13 @@ interface Ev {
 }
 
 const fold = (s: string) => s.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase();
-/** The rule as a person reads it: a word is inside a name (event type, e-mail, project, folder), or starts a word of the event. */
+/** The rule as a person reads it: a word is inside a name (event type, e-mail, project, folder), or a word of the event (its start, with `*`). */
 function matches(e: Ev, word: string): boolean {
   const row = rowOf(e);
   const w = fold(word.replace(/\*$/, ''));
   if (w.length >= 3 && row.names.some((n) => fold(n).includes(w))) return true;
   const tokens = fold(row.text).split(/[^\p{L}\p{N}@._-]+/u);
-  return tokens.some((t) => (w.length >= 3 || word.endsWith('*') ? t.startsWith(w) : t === w));
+  return tokens.some((t) => (word.endsWith('*') ? t.startsWith(w) : t === w));
 }
 const expected = (search: string) =>
   new Set(events.filter((e) => search.split(/\s+/).every((w) => matches(e, w))).map((e) => e.event_id));

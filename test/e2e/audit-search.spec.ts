@@ -71,7 +71,7 @@ test('sync, then search by parts of names, e-mails and event types; an empty res
   await expect.poll(() => countOf(page)).toBeLessThan(all);
   await search(page, 'zzqxv', all);
   await expect(page.getByTestId('audit-empty')).toContainText(
-    'or clear the filters (1 active: event type team.member.invited).',
+    'or clearing the filters (1 active: event type team.member.invited).',
   );
   await page.getByTestId('audit-clear').click();
   await expect.poll(() => countOf(page)).toBe(all);

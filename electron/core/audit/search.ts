@@ -68,8 +68,8 @@ const MAX_NAMES = 100;
 const MAX_WORDS = 32;
 
 /**
- * The search text as an FTS5 query that cannot be a syntax error, words ANDed: a word starts a token
- * (3+ characters; shorter ones whole, unless ending in `*`) or is inside a name. `db` null: no names.
+ * The search text as an FTS5 query that cannot be a syntax error, words ANDed: a word is a whole token
+ * (a token's start when it ends in `*`) or, at 3+ characters, inside a name. `db` null: no names.
  */
 export function searchMatch(db: Db | null, search: string): string | null {
   const groups: string[] = [];
@@ -81,7 +81,8 @@ export function searchMatch(db: Db | null, search: string): string | null {
     // ("fld/2") is searched as its pieces ANDed instead of as a phrase.
     const pieces = body.split(NOT_TOKEN).filter(hasWordCharacter);
     if (!pieces.length) continue;
-    const typed = pieces.map((p) => `${quote(p)}${star || [...p].length >= MIN_SEARCH_PART ? '*' : ''}`).join(' AND ');
+    // Whole tokens unless starred: a prefix term reads every matching doclist whole, where an exact one stops at the page.
+    const typed = pieces.map((p) => `${quote(p)}${star ? '*' : ''}`).join(' AND ');
     const alternatives = new Set([pieces.length > 1 ? `(${typed})` : typed]);
     if (namesLike && [...body].length >= MIN_SEARCH_PART) for (const a of namesLike(body)) alternatives.add(a);
     groups.push(alternatives.size > 1 ? `(${[...alternatives].join(' OR ')})` : [...alternatives][0]);

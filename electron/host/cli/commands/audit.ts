@@ -276,7 +276,7 @@ async function query(ctx: CliContext, service: AuditService, p: Parsed): Promise
   ctx.stderr.write(`${shown} of ${total} event(s)\n`);
   if (total === 0) {
     const s = await service.status();
-    ctx.stderr.write(`${noMatchText(filters, s, 'drop the filter options')}\n`);
+    ctx.stderr.write(`${noMatchText(filters, s, 'dropping the filter options')}\n`);
   }
   return 0;
 }
