@@ -87,40 +87,53 @@ describe('audit search: parts of names, e-mails and event types', () => {
   });
 });
 
+describe('audit search names on every load path', () => {
+  it('a staged and a bulk import, in a worker or not, keep the names a plain import keeps, and find the same events', async () => {
+    const file = tmp.file('paths.ndjson', events.map((e) => JSON.stringify(e)).join('\n'));
+    const names = (s: AuditService) =>
+      s.store.db.prepare('SELECT value FROM search_names ORDER BY value').pluck().all();
+    const want = names(service);
+    expect(want.length).toBeGreaterThan(50);
+    for (const [load, worker] of [
+      ['staged', true],
+      ['bulk', true],
+      ['bulk', false],
+    ] as const) {
+      const other = openService(join(tmp.dir, `${load}-${worker}.db`));
+      try {
+        const [r] = await other.import([file], { load, worker, batchSize: 700 });
+        expect(r.accepted).toBe(events.length);
+        expect(names(other), `${load}, worker ${worker}`).toEqual(want);
+        expect(new Set(walkPages(other, { search: 'role_chan' }, { field: 'date', dir: 'desc' }, 500))).toEqual(
+          expected('role_chan'),
+        );
+      } finally {
+        await other.close();
+      }
+    }
+  });
+});
+
 describe('audit migration 8: a cache made before it', () => {
   it('gets its names from the events it holds, which stay as they were and become searchable by a part', async () => {
     const path = join(tmp.dir, 'v7.db');
     const db = openDatabase(path, AUDIT_MIGRATIONS.slice(0, 7));
     // Written as version 7's inserter wrote them: the row, the event as received and its text.
     const some = events.slice(0, 400);
-    const put =
-      db.prepare(`INSERT INTO events (seq, event_id, ts, event_type, member_email, member_id, member_type, verb,
-      status, category, group_id, folder_ref, project_ref, request_id, correlation_id, resource_id, origin)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'import')`);
+    const columns = ['eventId', 'ts', 'eventType', 'memberEmail', 'memberId', 'memberType', 'verb', 'status'];
+    const more = ['category', 'groupId', 'folderRef', 'projectRef', 'requestId', 'correlationId', 'resourceId'];
+    const snake = (c: string) => c.replace(/[A-Z]/g, (x) => `_${x.toLowerCase()}`);
+    const put = db.prepare(
+      `INSERT INTO events (seq, ${[...columns, ...more].map(snake).join(', ')}, origin)
+      VALUES (@seq, ${[...columns, ...more].map((c) => `@${c}`).join(', ')}, 'import')`,
+    );
     db.transaction(() => {
       some.forEach((e, i) => {
-        const r = rowOf(e);
+        const { raw, text, names: _names, ...r } = rowOf(e);
         const seq = r.ts * 1024 + (i % 1024);
-        put.run(
-          seq,
-          r.eventId,
-          r.ts,
-          r.eventType,
-          r.memberEmail,
-          r.memberId,
-          r.memberType,
-          r.verb,
-          r.status,
-          r.category,
-          r.groupId,
-          r.folderRef,
-          r.projectRef,
-          r.requestId,
-          r.correlationId,
-          r.resourceId,
-        );
-        db.prepare('INSERT INTO events_raw (seq, raw) VALUES (?, ?)').run(seq, r.raw);
-        db.prepare('INSERT INTO events_fts (rowid, body) VALUES (?, ?)').run(seq, r.text);
+        put.run({ ...r, seq });
+        db.prepare('INSERT INTO events_raw (seq, raw) VALUES (?, ?)').run(seq, raw);
+        db.prepare('INSERT INTO events_fts (rowid, body) VALUES (?, ?)').run(seq, text);
       });
     })();
     const snapshot = (d: typeof db) =>

@@ -198,9 +198,10 @@ function digits(s: string, at: number, n: number): number {
 
 /** The distinct names among `values`; a very long value (a pasted text) is no name. */
 function searchNames(values: unknown[]): string[] {
-  const out = new Set<string>();
-  for (const v of values) if (typeof v === 'string' && v !== '' && v.length <= MAX_NAME) out.add(v);
-  return [...out];
+  const out: string[] = [];
+  for (const v of values)
+    if (typeof v === 'string' && v !== '' && v.length <= MAX_NAME && !out.includes(v)) out.push(v);
+  return out;
 }
 
 function flattenInto(out: string[], v: unknown, depth: number, budget: { left: number; tooDeep: boolean }): void {

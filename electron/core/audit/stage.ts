@@ -28,11 +28,12 @@ const STAGE_COLUMNS = [
   'resourceId',
   'raw',
   'text',
-  'names',
 ] as const;
 
 export function stageTableSql(schema: string): string {
-  return `CREATE TABLE IF NOT EXISTS ${schema}.rows (id INTEGER PRIMARY KEY, ${STAGE_COLUMNS.join(', ')})`;
+  // names: the search names new to this load (search.ts), each once, in the order first met.
+  return `CREATE TABLE IF NOT EXISTS ${schema}.rows (id INTEGER PRIMARY KEY, ${STAGE_COLUMNS.join(', ')});
+    CREATE TABLE IF NOT EXISTS ${schema}.names (id INTEGER PRIMARY KEY, value TEXT NOT NULL)`;
 }
 
 /** What one staged batch tells the importer: the rows are in the stage by then, under ids lo <= id < hi. */
@@ -72,8 +73,9 @@ class StageWriter {
   /** The dates of the batch in hand, in file order. */
   private dates = new Float64Array(1024);
   private count = 0;
-  /** Names already staged by this load: a row carries (as JSON) only those new to it, so the copy adds few. */
+  /** Names already staged by this load: each goes to the stage once, so the copy adds few. */
   private readonly staged = new Set<string>();
+  private readonly putName: Statement;
 
   constructor(path: string) {
     this.db = new Database(path);
@@ -87,6 +89,7 @@ class StageWriter {
     this.nextId = this.db.prepare('SELECT coalesce(max(id) + 1, 0) FROM rows').pluck().get() as number;
     this.begin = this.db.prepare('BEGIN');
     this.end = this.db.prepare('COMMIT');
+    this.putName = this.db.prepare('INSERT INTO names (value) VALUES (?)');
     this.put = this.db.prepare(
       `INSERT INTO rows (id, ${STAGE_COLUMNS.join(', ')}) VALUES (?, ${STAGE_COLUMNS.map(() => '?').join(', ')})`,
     );
@@ -122,8 +125,12 @@ class StageWriter {
       r.resourceId,
       r.raw,
       r.text,
-      this.newNames(r.names),
     );
+    for (const n of r.names) {
+      if (this.staged.has(n)) continue;
+      this.staged.add(n);
+      this.putName.run(n);
+    }
     this.nextId++;
     if (this.count === this.dates.length) {
       const grown = new Float64Array(this.dates.length * 2);
@@ -131,12 +138,6 @@ class StageWriter {
       this.dates = grown;
     }
     this.dates[this.count++] = r.ts;
-  }
-
-  private newNames(names: readonly string[]): string | null {
-    const fresh = names.filter((n) => !this.staged.has(n));
-    for (const n of fresh) this.staged.add(n);
-    return fresh.length ? JSON.stringify(fresh) : null;
   }
 
   /** Rows in the batch in hand. */
