@@ -19,6 +19,8 @@ export const dbPaths = (home: string) => ({
   audit: join(home, 'audit.db'),
   cache: join(home, 'cache'),
   thumbnails: join(home, 'cache', 'thumbnails'),
+  /** The built-in Sandbox's tasks, so its recent creations outlive one CLI command or launch. */
+  sandboxTasks: join(home, 'sandbox-tasks.ndjson'),
 });
 
 /** Where results go when Settings names no output folder: a folder of the user's own, not the app's data folder. */

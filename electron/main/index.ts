@@ -5,7 +5,7 @@ import ElectronStore from 'electron-store';
 import { apiEnvProblem } from '../core/api-env.ts';
 import { createCore, type Core } from '../core/index.ts';
 import { openLog } from '../core/log/index.ts';
-import { dataHome } from '../core/paths.ts';
+import { dataHome, dbPaths } from '../core/paths.ts';
 import { GuardedStore, SETTINGS_FILE, type JsonFileStore } from '../core/settings.ts';
 import { startSandbox } from '../sandbox/index.ts';
 import { wireIpc } from './ipc.ts';
@@ -63,7 +63,7 @@ if (!app.requestSingleInstanceLock()) {
       host: 'electron',
       settingsFile: store,
       log,
-      startSandbox: () => startSandbox({ port: 0 }),
+      startSandbox: () => startSandbox({ port: 0, taskJournal: dbPaths(home).sandboxTasks }),
       overrides: {
         'shell.open': async ({ path }) => {
           const err = await shell.openPath(core!.openable(path));

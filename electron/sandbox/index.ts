@@ -11,6 +11,8 @@ export interface StartSandboxOptions {
   now?: () => number;
   /** Benchmark aid, default `faithful`: `fast` serves a fixed tiny image for every image result. */
   renderMode?: RenderMode;
+  /** A file keeping its tasks (and so the recent creations) across restarts. */
+  taskJournal?: string;
 }
 
 export interface RunningSandbox {
@@ -27,6 +29,7 @@ export async function startSandbox(opts: StartSandboxOptions = {}): Promise<Runn
     taskDurationMs: opts.taskDurationMs,
     now: opts.now ?? Date.now,
     renderMode: opts.renderMode,
+    taskJournal: opts.taskJournal,
   });
   await app.listen({ host: '127.0.0.1', port: opts.port ?? 0 });
   const addr = app.server.address();

@@ -30,6 +30,8 @@ export interface SandboxOptions {
   now: () => number;
   /** Benchmark aid: `fast` serves a fixed tiny image for every image result (README). */
   renderMode?: RenderMode;
+  /** A file keeping the tasks across restarts (TaskStore); none: they live as long as the Sandbox. */
+  taskJournal?: string;
 }
 
 /** Everything one running Sandbox holds; routes get the parts they need. */
@@ -71,7 +73,7 @@ export function buildServer(opts: SandboxOptions): {
     baseUrl: () => base,
     team,
     audit: new AuditStore(team, opts.seed, opts.now()),
-    tasks: new TaskStore(opts.seed),
+    tasks: new TaskStore(opts.seed, opts.taskJournal),
     faults: new FaultState(opts.seed, opts.taskDurationMs),
     appCosts: new AppCosts(),
     stats: new Stats(),

@@ -1,3 +1,5 @@
+import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { ResultKind } from '../../shared/official/index.ts';
 import { rngFrom, seedOf, uuidFrom, type Rng } from './rng.ts';
 
@@ -58,9 +60,18 @@ export class TaskStore {
   /** Per key, every task (recent creations). */
   private byKey = new Map<string, Task[]>();
   private readonly rng: Rng;
+  private readonly journal: string | undefined;
 
-  constructor(seed: number) {
-    this.rng = rngFrom(seedOf(seed, 'tasks'));
+  /**
+   * `journal`: a file the tasks are appended to and read back from, so a Sandbox started again (each
+   * CLI command starts one) still lists the creations made before, as the service would.
+   */
+  constructor(seed: number, journal?: string) {
+    const earlier = journal ? readJournal(journal) : [];
+    // New ids must not repeat the ones read back: the sequence goes on from another seed.
+    this.rng = rngFrom(earlier.length ? seedOf(seed, 'tasks', earlier.length) : seedOf(seed, 'tasks'));
+    for (const t of earlier) if (!this.byId.has(t.id)) this.add(t);
+    this.journal = journal;
   }
 
   get size(): number {
@@ -76,6 +87,7 @@ export class TaskStore {
     const listKey = `${task.key}\u0000${task.listPath}`;
     (this.byList.get(listKey) ?? this.byList.set(listKey, []).get(listKey)!).push(task);
     (this.byKey.get(task.key) ?? this.byKey.set(task.key, []).get(task.key)!).push(task);
+    if (this.journal) appendFileSync(this.journal, JSON.stringify(task) + '\n');
     return task;
   }
 
@@ -103,4 +115,26 @@ export class TaskStore {
   ofKey(key: string): Task[] {
     return [...(this.byKey.get(key) ?? [])].reverse();
   }
+}
+
+/** The tasks a journal holds; a line cut short by a crash is skipped. Makes the file's folder if needed. */
+function readJournal(path: string): Task[] {
+  mkdirSync(dirname(path), { recursive: true });
+  let text = '';
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  const out: Task[] = [];
+  for (const line of text.split('\n')) {
+    if (!line) continue;
+    try {
+      const t = JSON.parse(line) as Task;
+      if (typeof t?.id === 'string' && typeof t.key === 'string' && typeof t.createdAt === 'number') out.push(t);
+    } catch {
+      // A partial last line.
+    }
+  }
+  return out;
 }

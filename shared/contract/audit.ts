@@ -42,6 +42,9 @@ export const auditFiltersSchema = z
   });
 export type AuditFilters = z.infer<typeof auditFiltersSchema>;
 
+/** The search box's examples, shown in its placeholder; a test runs each against the Sandbox's events. */
+export const AUDIT_SEARCH_EXAMPLES = ['role_changed', 'admin folder*'] as const;
+
 export const AUDIT_SORT_FIELDS = ['date', 'event_type', 'member'] as const;
 export const auditSortSchema = z
   .object({

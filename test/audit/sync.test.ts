@@ -171,6 +171,25 @@ describe('sync against the Sandbox', () => {
     }
   });
 
+  it('says when the cache was last synced even while another key is in use (another Sandbox identity)', async () => {
+    const dbPath = join(tmp.dir, `h${++homeN}`, 'audit.db');
+    const owner = service('sandbox-owner', {}, dbPath);
+    let synced: string | null;
+    try {
+      expect((await owner.sync()).outcome).toBe('complete');
+      synced = (await owner.status()).lastSuccessAt;
+      expect(synced).not.toBeNull();
+    } finally {
+      await owner.close();
+    }
+    const admin = service('sandbox-admin', {}, dbPath);
+    try {
+      expect((await admin.status()).lastSuccessAt).toBe(synced);
+    } finally {
+      await admin.close();
+    }
+  });
+
   it('audit.status names the sync running with its last progress, for a window that did not start it; its end comes with the report to every window', async () => {
     const done: SyncDone[] = [];
     const during: Promise<AuditStatus>[] = [];

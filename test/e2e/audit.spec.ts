@@ -218,7 +218,10 @@ test('sync, filters, search, detail with diff, related events, import report, ho
     'From is after To: no event can fall between them.',
   );
   // The table says no event matches (not a refusal from the contract), and the chart is empty.
-  await expect(page.getByTestId('audit-empty')).toHaveText('No events match these filters.');
+  await expect(page.getByTestId('audit-empty')).toContainText('No events match these filters in the ');
+  await expect(page.getByTestId('audit-empty')).toContainText(
+    'Try clearing the filters (dates 10 Mar 2026 to 2 Mar 2026).',
+  );
   expect(await countOf(page)).toBe(0);
   await page.getByTestId('audit-clear').click();
   await expect(page.getByTestId('audit-filter-problem')).toBeHidden();

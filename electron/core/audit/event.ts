@@ -23,6 +23,8 @@ export interface EventRow {
   raw: string;
   /** What the FTS index holds for this event. */
   text: string;
+  /** The event's names a person searches by a part of (search.ts): event type, e-mail, project and folder names. */
+  names: string[];
 }
 
 export type Checked = { ok: true; row: EventRow } | { ok: false; reason: string };
@@ -31,6 +33,8 @@ const MAX_ID = 512;
 /** Payload nesting allowed: real payloads are flat; hostile nesting is rejected before it can blow a stack. */
 const MAX_DEPTH = 16;
 const MAX_TEXT = 64 * 1024;
+/** Longest value kept as a search name (search.ts); migration 8 keeps the same bound. */
+export const MAX_NAME = 200;
 /**
  * Nesting allowed in a whole event (the event is level 1, `action.data` level 3); deeper is refused
  * at import and sync, since a field 5,000 levels deep overflowed the stack of whatever serialised
@@ -192,6 +196,14 @@ function digits(s: string, at: number, n: number): number {
   return v;
 }
 
+/** The distinct names among `values`; a very long value (a pasted text) is no name. */
+function searchNames(values: unknown[]): string[] {
+  const out: string[] = [];
+  for (const v of values)
+    if (typeof v === 'string' && v !== '' && v.length <= MAX_NAME && !out.includes(v)) out.push(v);
+  return out;
+}
+
 function flattenInto(out: string[], v: unknown, depth: number, budget: { left: number; tooDeep: boolean }): void {
   if (budget.left <= 0 || v === null || v === undefined) return;
   if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') {
@@ -277,6 +289,7 @@ function toRow(event: unknown, text?: string): EventRow {
     resourceId: a.resource_id === undefined || a.resource_id === null ? null : String(a.resource_id),
     raw: text ?? serialize(event),
     text: '',
+    names: [],
   };
   if (text === undefined && row.raw.length > MAX_EVENT_BYTES / 3) {
     const bytes = Buffer.byteLength(row.raw, 'utf8');
@@ -302,5 +315,14 @@ function toRow(event: unknown, text?: string): EventRow {
   flattenInto(parts, context, 0, budget);
   if (budget.tooDeep) throw new Reject(`the payload is nested deeper than ${MAX_DEPTH} levels`);
   row.text = parts.join(' ');
+  row.names = searchNames([
+    eventType,
+    memberEmail,
+    a.project_name,
+    a.folder_name,
+    source.project,
+    oldState?.name,
+    newState?.name,
+  ]);
   return row;
 }

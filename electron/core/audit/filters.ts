@@ -1,5 +1,6 @@
 import type { AuditFilters } from '../../../shared/contract/audit.ts';
 import { asUtc } from '../../../shared/validation/dates.ts';
+import { searchMatch } from './search.ts';
 
 /** A WHERE clause and its bound values. User values only ever travel in `params`. */
 export interface Where {
@@ -17,30 +18,6 @@ export function timeRange(f: Pick<AuditFilters, 'from' | 'to'>): { fromTs?: numb
   if (f.to) out.toTsExclusive = isDay(f.to) ? Date.parse(`${f.to}T00:00:00Z`) + DAY_MS : Date.parse(asUtc(f.to)) + 1;
   return out;
 }
-
-/**
- * The user's search text as an FTS5 query that cannot be a syntax error: every word becomes a
- * quoted term (quotes inside doubled), terms are ANDed, and a trailing `*` on a word keeps its
- * meaning as a prefix search. Pieces without a letter or digit would be empty terms and are dropped.
- */
-export function ftsQuery(search: string): string | null {
-  const terms: string[] = [];
-  for (const word of search.split(/\s+/)) {
-    const prefix = word.length > 1 && word.endsWith('*');
-    // The index keeps no token positions (migration 5), so a word the tokenizer would cut in two
-    // ("fld/2") is searched as its pieces ANDed instead of as a phrase.
-    const pieces = (prefix ? word.slice(0, -1) : word).split(NOT_TOKEN).filter((p) => /[\p{L}\p{N}]/u.test(p));
-    pieces.forEach((p, i) => terms.push(`"${p.replaceAll('"', '""')}"${prefix && i === pieces.length - 1 ? '*' : ''}`));
-    if (terms.length >= 32) break;
-  }
-  return terms.length ? terms.slice(0, 32).join(' ') : null;
-}
-
-/**
- * What the index's tokenizer (unicode61, tokenchars '@._-') treats as a separator. Combining marks
- * count as one: a diacritic is folded away by the index anyway, and other marks cut a token there.
- */
-const NOT_TOKEN = /[^\p{L}\p{N}\p{Co}@._-]+/u;
 
 function inList(column: string, values: readonly unknown[], where: string[], params: unknown[]): void {
   if (values.length === 1) {
@@ -78,6 +55,8 @@ export interface WhereOptions {
    * matches, materialized once, stopping at LIMIT. Few matches: driving from them is cheaper.
    */
   ftsAsFilter?: boolean;
+  /** The search as an FTS5 query (search.ts searchMatch, which reads the cache's names); else the words alone. */
+  match?: string | null;
 }
 
 export function buildWhere(f: AuditFilters, opts: WhereOptions = {}): Where {
@@ -105,7 +84,8 @@ export function buildWhere(f: AuditFilters, opts: WhereOptions = {}): Where {
     where.push('correlation_id = ?');
     params.push(f.correlationId);
   }
-  const match = f.search ? ftsQuery(f.search) : null;
+  let match: string | null = null;
+  if (f.search) match = opts.match === undefined ? searchMatch(null, f.search) : opts.match;
   if (match) {
     where.push(`${opts.ftsAsFilter ? '+seq' : 'seq'} IN (SELECT rowid FROM events_fts WHERE events_fts MATCH ?)`);
     params.push(match);

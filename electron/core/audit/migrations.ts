@@ -1,6 +1,7 @@
 import type { Db, Migration } from '../db/open.ts';
 import { checkEvent } from './event.ts';
 import { KeyAllocator } from './keys.ts';
+import { FILL_SEARCH_NAMES_SQL, SEARCH_NAMES_SQL } from './search.ts';
 
 /**
  * audit.db. Each filter index ends in ts, so "filter + newest first + LIMIT" walks one index without
@@ -171,6 +172,12 @@ export const AUDIT_MIGRATIONS: readonly Migration[] = [
         );
       else db.exec(sql);
     },
+  },
+  {
+    version: 8,
+    name: 'names searched by a part of them',
+    // search.ts: the distinct event types, e-mails and project and folder names of the cached events.
+    up: (db) => db.exec(SEARCH_NAMES_SQL + FILL_SEARCH_NAMES_SQL),
   },
 ];
 

@@ -11,7 +11,8 @@ import {
 } from '../../../shared/contract/audit.ts';
 import type { Db } from '../db/open.ts';
 import { storedEventProblem } from './event.ts';
-import { buildWhere, ftsQuery, timeRange, type Where } from './filters.ts';
+import { buildWhere as buildWords, timeRange, type Where, type WhereOptions } from './filters.ts';
+import { searchMatch } from './search.ts';
 import { keyBound, keysFollowDates, MAX_KEY } from './keys.ts';
 
 /** The event as received, from its side table (migration 4). */
@@ -121,9 +122,9 @@ function and(where: Where, cond: string, params: unknown[]): Where {
  * comparison on the sort index, so page 10,000 costs what page 1 costs.
  */
 export function queryEvents(db: Db, q: QueryInput): AuditQueryResponse {
-  const match = q.filters.search ? ftsQuery(q.filters.search) : null;
+  const match = q.filters.search ? searchMatch(db, q.filters.search) : null;
   if (match && q.sort.field === 'date' && keysFollowDates(db)) return searchByDate(db, q, match);
-  let where = buildWhere(q.filters, { ftsAsFilter: manyMatches(db, q.filters.search) });
+  let where = buildWhere(db, q.filters, { ftsAsFilter: manyMatches(db, match), match });
   const keys = SORT_KEYS[q.sort.field];
   if (q.after) {
     const c = decodeCursor(q.after, q.sort);
@@ -162,7 +163,7 @@ function searchByDate(db: Db, q: QueryInput, match: string): AuditQueryResponse 
     if (desc) hi = Math.min(hi, seq - 1);
     else lo = Math.max(lo, seq + 1);
   }
-  const rest = buildWhere({ ...q.filters, search: undefined, from: undefined, to: undefined });
+  const rest = buildWhere(db, { ...q.filters, search: undefined, from: undefined, to: undefined });
   const cond = rest.sql ? `AND ${rest.sql.slice('WHERE '.length)}` : '';
   const offset = q.after ? 0 : (q.offset ?? 0);
   const rows = db
@@ -186,8 +187,7 @@ function searchByDate(db: Db, q: QueryInput, match: string): AuditQueryResponse 
 /** Above this many full-text matches a page is found faster by walking the date index. */
 const FEW_MATCHES = 2000;
 
-function manyMatches(db: Db, search: string | undefined): boolean {
-  const match = search ? ftsQuery(search) : null;
+function manyMatches(db: Db, match: string | null): boolean {
   if (!match) return false;
   const n = db
     .prepare('SELECT count(*) AS n FROM (SELECT rowid FROM events_fts WHERE events_fts MATCH ? LIMIT ?)')
@@ -196,8 +196,14 @@ function manyMatches(db: Db, search: string | undefined): boolean {
 }
 
 export function countEvents(db: Db, filters: AuditFilters): number {
-  const where = buildWhere(filters);
+  const where = buildWhere(db, filters);
   return (db.prepare(`SELECT count(*) AS n FROM events ${where.sql}`).get(...where.params) as { n: number }).n;
+}
+
+/** The filters' WHERE clause, the search matching names too (search.ts). */
+function buildWhere(db: Db, filters: AuditFilters, opts: WhereOptions = {}): Where {
+  const match = opts.match !== undefined || !filters.search ? opts.match : searchMatch(db, filters.search);
+  return buildWords(filters, { ...opts, match });
 }
 
 const RELATED_LIMIT = 200;
@@ -252,8 +258,8 @@ interface Group<V> {
 }
 
 export function facets(db: Db, filters: AuditFilters, limit: number): AuditFacets {
-  const t = buildWhere(filters, { omit: 'eventTypes' });
-  const m = buildWhere(filters, { omit: 'memberIds' });
+  const t = buildWhere(db, filters, { omit: 'eventTypes' });
+  const m = buildWhere(db, filters, { omit: 'memberIds' });
   // `count(*) OVER ()` runs after the GROUP BY: the number of groups (distinct values), so saying
   // "top 50 of N" costs no second scan.
   const types = db
@@ -318,7 +324,7 @@ export function facets(db: Db, filters: AuditFilters, limit: number): AuditFacet
 const BUCKET_MS = { hour: 3_600_000, day: 86_400_000 } as const;
 
 export function timeline(db: Db, filters: AuditFilters, bucket: 'hour' | 'day'): AuditTimeline {
-  const where = buildWhere(filters);
+  const where = buildWhere(db, filters);
   const size = BUCKET_MS[bucket];
   const points = db
     .prepare(`SELECT ts / CAST(? AS INTEGER) AS b, count(*) AS n FROM events ${where.sql} GROUP BY b ORDER BY b`)
@@ -332,7 +338,7 @@ export function iterateEvents(
   filters: AuditFilters,
   sort: AuditSort,
 ): IterableIterator<DbRow & { raw: string }> {
-  const where = buildWhere(filters);
+  const where = buildWhere(db, filters);
   return db
     .prepare(`SELECT ${ROW_COLUMNS}, ${RAW} FROM events ${where.sql} ${orderBy(sort)}`)
     .iterate(...where.params) as IterableIterator<DbRow & { raw: string }>;

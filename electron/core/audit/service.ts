@@ -157,7 +157,8 @@ export class AuditService {
       oldest: iso(c.oldest),
       newest: iso(c.newest),
       lastSyncAt: iso(s?.lastSyncAt ?? null),
-      lastSuccessAt: iso(s?.lastSuccessAt ?? null),
+      // The key in use may not be the one that synced (another Sandbox identity, a key changed since).
+      lastSuccessAt: iso(s?.lastSuccessAt ?? this.syncState.latestSuccess()),
       resumable: (s?.windows.length ?? 0) > 0,
       lastError: s?.lastError
         ? { kind: s.lastError.kind, message: s.lastError.message, at: new Date(s.lastError.at).toISOString() }

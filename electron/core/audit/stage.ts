@@ -31,7 +31,9 @@ const STAGE_COLUMNS = [
 ] as const;
 
 export function stageTableSql(schema: string): string {
-  return `CREATE TABLE IF NOT EXISTS ${schema}.rows (id INTEGER PRIMARY KEY, ${STAGE_COLUMNS.join(', ')})`;
+  // names: the search names new to this load (search.ts), each once, in the order first met.
+  return `CREATE TABLE IF NOT EXISTS ${schema}.rows (id INTEGER PRIMARY KEY, ${STAGE_COLUMNS.join(', ')});
+    CREATE TABLE IF NOT EXISTS ${schema}.names (id INTEGER PRIMARY KEY, value TEXT NOT NULL)`;
 }
 
 /** What one staged batch tells the importer: the rows are in the stage by then, under ids lo <= id < hi. */
@@ -71,6 +73,9 @@ class StageWriter {
   /** The dates of the batch in hand, in file order. */
   private dates = new Float64Array(1024);
   private count = 0;
+  /** Names already staged by this load: each goes to the stage once, so the copy adds few. */
+  private readonly staged = new Set<string>();
+  private readonly putName: Statement;
 
   constructor(path: string) {
     this.db = new Database(path);
@@ -84,6 +89,7 @@ class StageWriter {
     this.nextId = this.db.prepare('SELECT coalesce(max(id) + 1, 0) FROM rows').pluck().get() as number;
     this.begin = this.db.prepare('BEGIN');
     this.end = this.db.prepare('COMMIT');
+    this.putName = this.db.prepare('INSERT INTO names (value) VALUES (?)');
     this.put = this.db.prepare(
       `INSERT INTO rows (id, ${STAGE_COLUMNS.join(', ')}) VALUES (?, ${STAGE_COLUMNS.map(() => '?').join(', ')})`,
     );
@@ -120,6 +126,11 @@ class StageWriter {
       r.raw,
       r.text,
     );
+    for (const n of r.names) {
+      if (this.staged.has(n)) continue;
+      this.staged.add(n);
+      this.putName.run(n);
+    }
     this.nextId++;
     if (this.count === this.dates.length) {
       const grown = new Float64Array(this.dates.length * 2);

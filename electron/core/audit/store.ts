@@ -120,10 +120,15 @@ export class AuditStore {
    * BEGIN IMMEDIATE, which would lock an attached stage too. Nested, `fn` runs in a savepoint.
    */
   writeTx<T>(fn: () => T): T {
-    return this.db.transaction(() => {
-      this.claim.run();
-      return fn();
-    })();
+    try {
+      return this.db.transaction(() => {
+        this.claim.run();
+        return fn();
+      })();
+    } catch (err) {
+      this.inserter.names.forget();
+      throw err;
+    }
   }
 
   /** Runs `write` waiting at most `ms` for the write lock (SQLITE_BUSY after that); the usual wait is back afterwards. */

@@ -89,6 +89,11 @@ export class SyncStateRepo {
     return r ? fromRow(r) : null;
   }
 
+  /** When any key last completed a sync of this cache: the cache's freshness, whichever key is in use now. */
+  latestSuccess(): number | null {
+    return this.db.prepare('SELECT max(last_success_at) FROM sync_state').pluck().get() as number | null;
+  }
+
   save(s: SyncState): void {
     this.db
       .prepare(

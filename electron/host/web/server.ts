@@ -8,6 +8,7 @@ import fastifyStatic from '@fastify/static';
 import fastifyWebsocket from '@fastify/websocket';
 import { createCore, type Core } from '../../core/index.ts';
 import { toErrorData } from '../../core/dispatch.ts';
+import { dbPaths } from '../../core/paths.ts';
 import { startSandbox } from '../../sandbox/index.ts';
 import { EVENTS } from '../../../shared/contract/index.ts';
 import { eventText, readSocketRequest, replyText, type SocketRequest } from './message.ts';
@@ -115,7 +116,7 @@ export async function startWebHost(options: WebHostOptions): Promise<RunningWebH
     home: options.home,
     host: 'web',
     env: options.env,
-    startSandbox: () => startSandbox({ port: 0 }),
+    startSandbox: () => startSandbox({ port: 0, taskJournal: dbPaths(options.home).sandboxTasks }),
   });
   core.log.addSecret(token);
 

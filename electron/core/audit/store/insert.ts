@@ -3,6 +3,7 @@ import type { Db } from '../../db/open.ts';
 import type { EventRow } from '../event.ts';
 import { KEY_SLOTS, KeyAllocator, keyBase } from '../keys.ts';
 import type { InsertCounts, Origin } from '../store.ts';
+import { NameRecorder } from '../search.ts';
 import { UNIQUE_INDEX, type BulkIndexes } from './bulk-indexes.ts';
 
 interface BatchKeys {
@@ -32,6 +33,7 @@ export class RowInserter {
   private readonly keys: KeyAllocator;
   private readonly keysIn: Statement;
   private readonly lastKeyIn: Statement;
+  readonly names: NameRecorder;
 
   constructor(db: Db, indexes: BulkIndexes) {
     this.indexes = indexes;
@@ -45,6 +47,7 @@ export class RowInserter {
       .prepare('SELECT 1 FROM events WHERE seq >= ? AND seq < ? AND event_id = ? LIMIT 1')
       .pluck();
     this.keys = new KeyAllocator(db, 'events');
+    this.names = new NameRecorder(db);
     this.keysIn = db.prepare('SELECT seq FROM events WHERE seq >= ? AND seq < ? LIMIT ?').pluck();
     this.lastKeyIn = db.prepare('SELECT max(seq) FROM events WHERE seq >= ? AND seq < ?').pluck();
   }
@@ -86,6 +89,8 @@ export class RowInserter {
         keys.used(key);
         this.insertRaw.run(key, r.raw);
         this.insertText.run(key, r.text);
+        // A row read back from a stage carries its names as JSON text, copied by the stage's own statement.
+        if (Array.isArray(r.names)) this.names.record(r.names);
         if (tracked) this.trackBulkRow.run(key, process.pid);
       }
     }

@@ -71,6 +71,13 @@ export function openStage(
   const offRule = db.prepare(
     `SELECT 1 FROM temp.keyed_batch WHERE seq IS NULL OR ts <> CAST(ts AS INTEGER) OR seq - CAST(ts AS INTEGER) * ${KEY_SLOTS} >= ${KEY_SLOTS} LIMIT 1`,
   );
+  // The load's new names (stage.ts stages each once), copied with each batch up to the last staged:
+  // a name ahead of its rows matches nothing until they come.
+  const names = db.prepare(
+    'INSERT OR IGNORE INTO main.search_names (value) SELECT value FROM stage.names WHERE id > ? AND id <= ? ORDER BY id',
+  );
+  const lastName = db.prepare('SELECT coalesce(max(id), 0) FROM stage.names').pluck();
+  let namesCopied = 0;
   const stagedRows = db.prepare(
     `SELECT r.* FROM temp.staged_batch AS b JOIN stage.rows AS r ON r.id = b.id ORDER BY b.id`,
   );
@@ -98,9 +105,12 @@ export function openStage(
   const followDates = opts.uniqueByOverlap ? indexes.uniqueFollowingDates() : null;
   const track = db.prepare('INSERT INTO main.bulk_rows (seq, owner) SELECT seq, ? FROM temp.keyed_batch');
   const clear = [db.prepare('DELETE FROM temp.staged_batch'), db.prepare('DELETE FROM temp.keyed_batch')];
-  const copy = (fill: () => void, origin: Origin): { counts: InsertCounts; last: [number, number] | null } =>
-    writeTx(() => {
+  const copy = (fill: () => void, origin: Origin): { counts: InsertCounts; last: [number, number] | null } => {
+    let namesUpTo = namesCopied;
+    const copied = writeTx(() => {
       fill();
+      namesUpTo = lastName.get() as number;
+      names.run(namesCopied, namesUpTo);
       try {
         const { n, lo, hi } = span.get() as { n: number; lo: number | null; hi: number | null };
         if (!n) return { counts: { inserted: 0, duplicates: 0 }, last: null };
@@ -134,6 +144,9 @@ export function openStage(
         for (const c of clear) c.run();
       }
     });
+    namesCopied = namesUpTo;
+    return copied;
+  };
   return {
     path,
     copy: (lo, hi, origin) => copy(() => fillRange.run(lo, hi), origin).counts,

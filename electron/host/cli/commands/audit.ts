@@ -16,6 +16,7 @@ import { CSV_COLUMNS } from '../../../core/audit/formats/csv.ts';
 import { STDIN_NAME } from '../../../core/audit/import.ts';
 import { asUtc } from '../../../../shared/validation/dates.ts';
 import { iterateEvents } from '../../../core/audit/query.ts';
+import { noMatchText } from '../../../../shared/audit-no-match.ts';
 import { AuditService } from '../../../core/audit/service.ts';
 import { dbPaths } from '../../../core/paths.ts';
 import { oneLine, terminalJson, UsageError, write, type CliCommand, type CliContext } from '../command.ts';
@@ -273,6 +274,10 @@ async function query(ctx: CliContext, service: AuditService, p: Parsed): Promise
   } while (after && shown < want);
   // On stderr, as `jobs list` and `creations` put theirs: every stdout line is an event.
   ctx.stderr.write(`${shown} of ${total} event(s)\n`);
+  if (total === 0) {
+    const s = await service.status();
+    ctx.stderr.write(`${noMatchText(filters, s, 'dropping the filter options')}\n`);
+  }
   return 0;
 }
 
