@@ -1,4 +1,4 @@
-import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { ResultKind } from '../../shared/official/index.ts';
 import { rngFrom, seedOf, uuidFrom, type Rng } from './rng.ts';
@@ -117,6 +117,9 @@ export class TaskStore {
   }
 }
 
+/** How many tasks a journal keeps: the newest, rewritten at start, so a long-used Sandbox's file stays small. */
+export const JOURNAL_KEEPS = 5000;
+
 /** The tasks a journal holds; a line cut short by a crash is skipped. Makes the file's folder if needed. */
 function readJournal(path: string): Task[] {
   mkdirSync(dirname(path), { recursive: true });
@@ -136,5 +139,8 @@ function readJournal(path: string): Task[] {
       // A partial last line.
     }
   }
-  return out;
+  if (out.length <= JOURNAL_KEEPS) return out;
+  const kept = out.slice(-JOURNAL_KEEPS);
+  writeFileSync(path, kept.map((t) => JSON.stringify(t) + '\n').join(''));
+  return kept;
 }
