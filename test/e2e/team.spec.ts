@@ -489,7 +489,7 @@ test('team analytics: a breakdown or export that works clears an earlier error, 
   const per = (b: string) => page.getByRole('button', { name: `per ${b}`, exact: true });
 
   // The exports folder is taken by a file: the export fails and says so.
-  const exports = join(home, 'results', 'exports');
+  const exports = join(home, 'results', 'Exports');
   mkdirSync(join(home, 'results'), { recursive: true });
   writeFileSync(exports, 'not a folder');
   await page.getByTestId('export-usage').click();
@@ -937,7 +937,7 @@ test('what an export or a download came to is said each time: saved politely, a 
   await expect.poll(saved).toBe(1);
   await page.getByTestId('export-usage').click();
   await expect.poll(saved).toBe(2);
-  const exports = join(home, 'results', 'exports');
+  const exports = join(home, 'results', 'Exports');
   rmSync(exports, { recursive: true });
   writeFileSync(exports, 'not a folder');
   await page.getByTestId('export-usage').click();

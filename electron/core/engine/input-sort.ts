@@ -148,10 +148,9 @@ export function resultPathTooLong(
 }
 
 /**
- * The result of an earlier run of this input, if there: what the queue knows it made, else a file
- * with the name its result would get, unless made from another input (IMG_0001.jpg of a second
- * memory card, photo.jpg beside photo.png). `done` when made with these settings (or, unknown to
- * the queue, with settings no one knows); `otherSettings` when only with others.
+ * This input's earlier result: what the queue knows it made, else a file of its result's name not
+ * made from another input (a second card's IMG_0001.jpg). `done`: with these settings (or unknown
+ * ones); `otherSettings`: only with others, so the new result gets a free name.
  */
 async function existingOutput(
   tool: ToolEntry,
