@@ -938,6 +938,9 @@ test('what an export or a download came to is said each time: saved politely, a 
   await page.getByTestId('export-usage').click();
   await expect.poll(saved).toBe(2);
   const exports = join(home, 'results', 'Exports');
+  // Where it went, with Open folder.
+  await expect(page.getByTestId('export-folder-path')).toHaveText(exports);
+  await expect(page.getByTestId('export-folder-open')).toBeVisible();
   rmSync(exports, { recursive: true });
   writeFileSync(exports, 'not a folder');
   await page.getByTestId('export-usage').click();
@@ -964,7 +967,8 @@ test('what an export or a download came to is said each time: saved politely, a 
   const name = await card.getByTestId('creation-name').innerText();
   await card.getByRole('button', { name: `Download ${name}`, exact: true }).click();
   await expect.poll(async () => (await live()).spoke.join(' ')).toMatch(/Saved to .+/);
-  const creations = join(home, 'results', 'creations');
+  const creations = join(home, 'results', 'Creations');
+  await expect(page.getByTestId('creations-folder-path')).toHaveText(creations);
   rmSync(creations, { recursive: true });
   writeFileSync(creations, 'not a folder');
   await card.getByRole('button', { name: `Download ${name}`, exact: true }).click();
