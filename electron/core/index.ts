@@ -15,7 +15,7 @@ import { auditHandlers } from './audit/handlers.ts';
 import { openAnalyticsDb } from './analytics/store.ts';
 import { openAppRunStore } from './apps/store.ts';
 import { dbPaths, withDefaultOutputDir } from './paths.ts';
-import { checkOpenable, openWithOs } from './open-file.ts';
+import { checkOpenable, checkOpenableFolder, openWithOs } from './open-file.ts';
 import { FILE_SAVING_COMMANDS, SavedFiles } from './saved-files.ts';
 import { CachedSecretStore, keyFingerprint, openSecretStore, type SecretStore } from './secrets.ts';
 import { teamHandlers, teamServices } from './team.ts';
@@ -59,6 +59,7 @@ export async function createCore(opts: CoreOptions) {
   const media = new MediaGate(opts.home, () => mediaRoots.flatMap((f) => f()));
 
   const openable = (path: string) => checkOpenable(path, (p) => media.contains(p));
+  const outputFolders: (() => string[])[] = [];
 
   const client = new ApiClient(() => backend.target());
   const effectiveSettings = () => withDefaultOutputDir(settings.get(), opts.env ?? process.env);
@@ -72,6 +73,14 @@ export async function createCore(opts: CoreOptions) {
   });
   engine.on('jobs.changed', (e) => events.emit('jobs.changed', e));
   mediaRoots.push(() => [...engine.store.mediaRoots(), effectiveSettings().outputDir]);
+  outputFolders.push(() => [effectiveSettings().outputDir, ...engine.store.batchOutDirs()]);
+  /** A folder the OS may open for the renderer (see checkOpenableFolder); throws why not. */
+  const openableFolder = (path: string) =>
+    checkOpenableFolder(
+      path,
+      outputFolders.flatMap((f) => f()),
+      effectiveSettings().outputDir,
+    );
   const audit = new AuditService({
     dbPath: dbPaths(opts.home).audit,
     target: () => backend.target(),
@@ -113,6 +122,7 @@ export async function createCore(opts: CoreOptions) {
     settings: effectiveSettings,
     events,
     addMediaRoots: (r: () => string[]) => mediaRoots.push(r),
+    addOutputFolders: (r: () => string[]) => outputFolders.push(r),
   };
   const team = teamServices(teamDeps);
 
@@ -162,7 +172,11 @@ export async function createCore(opts: CoreOptions) {
       return { ok: true as const };
     },
     'shell.reveal': async ({ path }) => {
-      await openWithOs(openable(path), true);
+      await openWithOs(openable(path), 'reveal');
+      return { ok: true as const };
+    },
+    'shell.openFolder': async ({ path }) => {
+      await openWithOs(openableFolder(path), 'folder');
       return { ok: true as const };
     },
     ...opts.overrides,
@@ -198,6 +212,7 @@ export async function createCore(opts: CoreOptions) {
     savedFiles,
     /** The path the OS may open or show for the renderer (a result type, in the app's folders); throws why not. */
     openable,
+    openableFolder,
     /** Folders whose media the renderer may show (batch inputs and outputs); areas register theirs. */
     addMediaRoots(roots: () => string[]) {
       mediaRoots.push(roots);

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
-import { statSync } from 'node:fs';
-import { dirname, extname, resolve } from 'node:path';
+import { mkdirSync, statSync } from 'node:fs';
+import { dirname, extname, resolve, sep } from 'node:path';
 import { DeskError } from '../../shared/contract/define.ts';
 
 /** Only results the app makes may be opened: a renderer must never be able to launch a program. */
@@ -50,43 +50,59 @@ export function checkOpenable(path: string, ours: (abs: string) => boolean): str
 /** How long an opener may run before it is taken to have handed the file over (xdg-open waits for some apps). */
 const OPENER_GRACE_MS = 2000;
 
+/** Said when the opener fails: where to go instead, never the opener's exit code. */
+export const couldNotOpen = (what: 'file' | 'folder', path: string) =>
+  what === 'folder'
+    ? `Could not open a file manager here. The folder is: ${path}`
+    : `Could not open an application for this file here. The file is: ${path}`;
+
 /**
- * Outside Electron: the platform's opener, detached. Resolves once it has handed the file over,
- * and fails with the reason when the opener is missing or reports failure, so the screen can say
- * so rather than do nothing.
+ * Outside Electron: the platform's opener, detached. Resolves once it has handed the path over,
+ * and fails with where to go instead when the opener is missing or reports failure. `reveal`
+ * opens the file's folder; `folder` says `path` is a folder.
  */
-export function openWithOs(path: string, reveal = false): Promise<void> {
+export function openWithOs(path: string, how: 'file' | 'reveal' | 'folder' = 'file'): Promise<void> {
+  const reveal = how === 'reveal';
   const target = reveal ? dirname(path) : path;
   let [cmd, args] = ['xdg-open', [target]];
   if (process.platform === 'darwin') [cmd, args] = ['open', reveal ? ['-R', path] : [path]];
   else if (process.platform === 'win32') [cmd, args] = ['explorer', reveal ? [`/select,${path}`] : [path]];
+  const failed = () => new DeskError('unavailable', couldNotOpen(how === 'file' ? 'file' : 'folder', target));
   return new Promise((resolveOpen, reject) => {
     const child = spawn(cmd, args, { detached: true, stdio: 'ignore' });
     const timer = setTimeout(() => {
       child.unref();
       resolveOpen();
     }, OPENER_GRACE_MS);
-    child.on('error', (err: NodeJS.ErrnoException) => {
+    child.on('error', () => {
       clearTimeout(timer);
-      reject(
-        new DeskError(
-          'unavailable',
-          err.code === 'ENOENT'
-            ? `cannot open files here: ${cmd} is not installed (${target})`
-            : `cannot open ${target}: ${err.message}`,
-        ),
-      );
+      reject(failed());
     });
     child.on('exit', (code) => {
       clearTimeout(timer);
       // explorer.exe answers 1 even when it opened the file.
       if (code === 0 || process.platform === 'win32') return resolveOpen();
-      reject(
-        new DeskError(
-          'unavailable',
-          `${cmd} could not open ${target} (exit code ${code}); is an application set up for ${reveal ? 'folders' : `${extname(path) || 'these'} files`}?`,
-        ),
-      );
+      reject(failed());
     });
   });
+}
+
+/**
+ * The absolute path of a folder the renderer may have the OS open: one MediaDesk writes results to
+ * (`outputFolders`: the output folder, batches' and runs' folders) or one inside it. A missing
+ * folder inside `ruleRoot` (the output folder) is made, as its first results would make it.
+ */
+export function checkOpenableFolder(path: string, outputFolders: readonly string[], ruleRoot: string): string {
+  const abs = resolve(path);
+  const inside = (root: string) => abs === root || abs.startsWith(root.endsWith(sep) ? root : root + sep);
+  if (!outputFolders.some((f) => inside(resolve(f))))
+    throw new DeskError('forbidden', `${abs} is not a folder MediaDesk puts results in, so it is not opened`);
+  let st = statSync(abs, { throwIfNoEntry: false });
+  if (!st && inside(resolve(ruleRoot))) {
+    mkdirSync(abs, { recursive: true });
+    st = statSync(abs);
+  }
+  if (!st) throw new DeskError('not_found', `${abs} does not exist (moved or deleted since)`);
+  if (!st.isDirectory()) throw new DeskError('invalid', `${abs} is not a folder`);
+  return abs;
 }

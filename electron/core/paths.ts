@@ -1,6 +1,7 @@
-import { readdir, realpath } from 'node:fs/promises';
+import { readdir, realpath, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, join, parse, resolve, sep } from 'node:path';
+import { resultsFolder } from '../../shared/results-folder.ts';
 
 /**
  * The data folder: the same one Electron's app.getPath('userData') gives for productName
@@ -31,6 +32,24 @@ export function defaultOutputDir(env: NodeJS.ProcessEnv = process.env): string {
 /** Settings as every engine must read them: an empty output folder is the documented default, so a first batch needs no setup. */
 export const withDefaultOutputDir = <S extends { outputDir: string }>(s: S, env: NodeJS.ProcessEnv = process.env): S =>
   s.outputDir ? s : { ...s, outputDir: defaultOutputDir(env) };
+
+/**
+ * RESULTS_RULE's folder of a batch over `inputs` (canonical paths): one folder chosen gives its name,
+ * files alone or several inputs the tool's folder. A drop's own folder in `inbox` (the web host's
+ * copies of loose files) is no name the user gave.
+ */
+export async function batchResultsFolder(
+  outputRoot: string,
+  toolTitle: string,
+  inputs: readonly string[],
+  inbox?: string,
+): Promise<string> {
+  const [only] = inputs;
+  const isFolder = inputs.length === 1 && (await stat(only).catch(() => null))?.isDirectory();
+  const inboxDir = inbox && (await canonicalPath(inbox));
+  const dropped = isFolder && dirname(only) !== inboxDir ? basename(only) : null;
+  return resultsFolder(outputRoot, toolTitle, dropped);
+}
 
 /**
  * A path as the file system names it (links resolved, each name in its stored case and Unicode

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { HandlerMap } from '../../shared/contract/define.ts';
 import type { teamCommands } from '../../shared/contract/team.ts';
 import type { Settings } from '../../shared/settings.ts';
+import { otherResultsFolder, type RESULT_FOLDERS } from '../../shared/results-folder.ts';
 import type { ApiClient, ApiTarget } from './api/client.ts';
 import { AnalyticsService } from './analytics/service.ts';
 import { AppsService } from './apps/service.ts';
@@ -30,18 +31,20 @@ export interface TeamDeps {
   settings: () => Settings;
   events?: EventBus;
   addMediaRoots?: (roots: () => string[]) => void;
+  /** Folders results are written to, which the renderer may have opened (shell.openFolder). */
+  addOutputFolders?: (folders: () => string[]) => void;
   poll?: { firstMs: number; minMs: number; maxMs: number };
   /** Whose path rules written files keep (process.platform): tests pass win32. */
   platform?: string;
 }
 
 /**
- * Where results go when the user named no folder: a subfolder of the output folder (the core hands
- * in Settings with its default applied, ~/MediaDesk), else, for services built without it, one in
- * the data folder.
+ * Where results go when the user named no folder: their folder in the output folder (the core hands
+ * in Settings with its default applied, ~/MediaDesk), else, for services built without it, in the
+ * data folder.
  */
-export const defaultOutDir = (home: string, s: Settings, sub: string) =>
-  s.outputDir ? join(s.outputDir, sub) : join(home, 'outputs', sub);
+export const defaultOutDir = (home: string, s: Settings, what: keyof typeof RESULT_FOLDERS, appName?: string) =>
+  otherResultsFolder(s.outputDir || join(home, 'outputs'), what, appName);
 
 /** The apps, analytics and creations services over one core. */
 export function teamServices(deps: TeamDeps) {
@@ -68,7 +71,7 @@ export function teamServices(deps: TeamDeps) {
     backend: deps.backend,
     builtInSandboxUrl: deps.builtInSandboxUrl,
     sandboxOwners: deps.sandboxOwners,
-    defaultOutDir: () => defaultOutDir(deps.home, deps.settings(), 'apps'),
+    defaultOutDir: (appName) => defaultOutDir(deps.home, deps.settings(), 'apps', appName),
     onChange,
     poll: deps.poll,
     platform: deps.platform,
@@ -76,6 +79,7 @@ export function teamServices(deps: TeamDeps) {
   const analytics = new AnalyticsService({ client: deps.client, db: deps.analyticsDb, target: deps.target });
   const creations = new CreationsService(deps.client, join(deps.home, 'cache', 'creations'), deps.platform);
   deps.addMediaRoots?.(() => store.outDirs());
+  deps.addOutputFolders?.(() => store.outDirs());
   apps.runner.start();
   return { apps, analytics, creations };
 }

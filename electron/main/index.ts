@@ -5,6 +5,7 @@ import ElectronStore from 'electron-store';
 import { apiEnvProblem } from '../core/api-env.ts';
 import { createCore, type Core } from '../core/index.ts';
 import { openLog } from '../core/log/index.ts';
+import { couldNotOpen } from '../core/open-file.ts';
 import { dataHome, dbPaths } from '../core/paths.ts';
 import { GuardedStore, SETTINGS_FILE, type JsonFileStore } from '../core/settings.ts';
 import { startSandbox } from '../sandbox/index.ts';
@@ -72,6 +73,11 @@ if (!app.requestSingleInstanceLock()) {
         },
         'shell.reveal': ({ path }) => {
           shell.showItemInFolder(core!.openable(path));
+          return { ok: true as const };
+        },
+        'shell.openFolder': async ({ path }) => {
+          const folder = core!.openableFolder(path);
+          if (await shell.openPath(folder)) throw new Error(couldNotOpen('folder', folder));
           return { ok: true as const };
         },
       },

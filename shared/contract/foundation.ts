@@ -161,6 +161,11 @@ export const foundationCommands = {
     ok,
     'Show a file in its folder (desktop only).',
   ),
+  'shell.openFolder': command(
+    z.object({ path: z.string().min(1) }).strict(),
+    ok,
+    'Open a folder results go to in the file manager; one that does not exist yet in the output folder is made.',
+  ),
 };
 
 export const foundationEvents = {

@@ -94,7 +94,7 @@ export const batchStartRequestSchema = z
     /** Files or folders; folders are walked recursively. Empty for prompt-only tools (one job). */
     inputs: z.array(z.string().min(1)).default([]),
     params: z.record(z.string(), z.unknown()).default({}),
-    /** Defaults to settings.outputDir. */
+    /** Used as it is; without it, RESULTS_RULE's folder (shared/results-folder.ts). */
     outDir: z.string().min(1).optional(),
   })
   .strict();
@@ -110,8 +110,12 @@ export const batchStartResultSchema = z.object({
   skipped: z.array(inputIssueSchema),
   /** Inputs the tool would not accept, with the reason; nothing was paid for them. */
   rejected: z.array(inputIssueSchema),
+  /** Queued inputs whose earlier result was made with other settings: the new one gets a free name beside it. */
+  renamed: z.array(inputIssueSchema),
   /** Every job this run waits for (new and resumed). */
   jobIds: z.array(z.string()),
+  /** Where the results go (the batch's folder, or the one it would have had). */
+  outDir: z.string(),
 });
 export type BatchStartResult = z.infer<typeof batchStartResultSchema>;
 
@@ -143,6 +147,10 @@ export const batchCheckResultSchema = z.object({
   resumed: z.number().int(),
   skipped: z.array(inputIssueSchema),
   rejected: z.array(inputIssueSchema),
+  /** Ready inputs whose earlier result was made with other settings: written under a free name, nothing overwritten. */
+  renamed: z.array(inputIssueSchema),
+  /** Where Start would put the results; null when no usable folder is known. */
+  outDir: z.string().nullable(),
 });
 export type BatchCheckResult = z.infer<typeof batchCheckResultSchema>;
 

@@ -748,24 +748,22 @@ test('a shoot copied off a Mac, a PC and a NAS: the junk beside the photos is le
   expect(errors).toEqual([]);
 });
 
-test('the same folder started again with another scale factor: the Studio says its results exist (not that the tool cannot use it) and offers a new folder, which makes them', async ({
+test('the same folder started again with another scale factor: the check says they get new names, and Start makes them beside the first ones, overwriting nothing', async ({
   page,
 }) => {
   const errors = watchErrors(page);
-  await upscaleTwoAndANote(page, 300, join(mkdtempSync(join(tmpdir(), 'md-again-')), 'shoot'));
+  const dir = join(mkdtempSync(join(tmpdir(), 'md-again-')), 'shoot');
+  await upscaleTwoAndANote(page, 300, dir);
   await expect(page.getByTestId('last-batch')).toContainText('Batch done', { timeout: 30_000 });
+  const [first] = await desk<{ id: string; outDir: string }[]>(host, 'batches.list', {});
+  // A typed local folder follows the rule too: the tool's folder, then the folder's name.
+  expect(first.outDir).toBe(join(host.home, 'results', 'Precision upscaler', 'shoot'));
+  const before = readdirSync(first.outDir).sort();
+  expect(before).toEqual(['img-00_upscaler-precision.png', 'sub']);
 
   await page.getByTestId('field-scale_factor').fill('4');
-  await page.getByTestId('start').click();
-  await expect(page.getByTestId('last-batch')).toContainText('Nothing to run');
-  await expect(page.getByTestId('last-batch')).not.toContainText('No input can be used');
-  await expect(page.getByTestId('last-batch')).toContainText(
-    'Every input this tool can use already has its result in the output folder (2 skipped); the other 1 it cannot use: no job was queued. To make them again, with other settings say, choose another output folder. Use a new folder',
-  );
-  await page.getByTestId('fresh-out-dir').click();
-  await expect(page.getByTestId('out-dir')).toBeFocused();
-  await expect(page.getByTestId('out-dir')).toHaveValue(
-    /\/shoot \(MediaDesk results\) again \d{4}-\d\d-\d\d-\d\d-\d\d-\d\d$/,
+  await expect(page.getByTestId('check-summary')).toHaveText(
+    '2 images ready, 1 will be skipped, 2 saved under new names (made before with other settings)',
   );
   await page.getByTestId('start').click();
   await expect(page.getByTestId('last-batch')).toContainText('Batch done', { timeout: 30_000 });
@@ -773,7 +771,12 @@ test('the same folder started again with another scale factor: the Studio says i
   expect(again.params.scale_factor).toBe(4);
   const { jobs } = await desk<{ jobs: Job[] }>(host, 'jobs.list', { batchId: again.id });
   expect(jobs.map((j) => j.state)).toEqual(['done', 'done']);
+  expect(jobs.flatMap((j) => j.outputs).map((p) => relative(first.outDir, p))).toEqual([
+    'img-00_upscaler-precision-2.png',
+    join('sub', 'img-01_upscaler-precision-2.png'),
+  ]);
   expect([(await sharp(jobs[0].outputs[0]).metadata()).width]).toEqual([256]);
+  expect([(await sharp(join(first.outDir, before[0])).metadata()).width]).toEqual([128]);
   expect(errors).toEqual([]);
 });
 
@@ -1010,7 +1013,8 @@ for (const size of [
     await page.getByTestId('nav-queue').click();
     await page.getByTestId('batch-row').filter({ hasText: 'Skin enhancer: faithful' }).click();
     const heading = page.locator('#jobs-h');
-    await expect(heading).toContainText(`Skin enhancer: faithful 3 jobs → ${faithful.batch.outDir}`);
+    await expect(heading).toContainText('Skin enhancer: faithful 3 jobs');
+    await expect(page.getByTestId('batch-folder-path')).toHaveText(faithful.batch.outDir);
     const parts = await heading.evaluate((h) => {
       const box = h.getBoundingClientRect();
       const inside = [...h.querySelectorAll('*')].filter((e) => e.getBoundingClientRect().right > box.right + 1);

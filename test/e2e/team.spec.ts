@@ -504,7 +504,7 @@ test('team analytics: a breakdown or export that works clears an earlier error, 
   const per = (b: string) => page.getByRole('button', { name: `per ${b}`, exact: true });
 
   // The exports folder is taken by a file: the export fails and says so.
-  const exports = join(home, 'results', 'exports');
+  const exports = join(home, 'results', 'Exports');
   mkdirSync(join(home, 'results'), { recursive: true });
   writeFileSync(exports, 'not a folder');
   await page.getByTestId('export-usage').click();
@@ -966,7 +966,10 @@ test('what an export or a download came to is said each time: downloaded politel
   await expect.poll(saved).toBe(1);
   await page.getByTestId('export-usage').click();
   await expect.poll(saved).toBe(2);
-  const exports = join(home, 'results', 'exports');
+  const exports = join(home, 'results', 'Exports');
+  // Where it went, with Open folder.
+  await expect(page.getByTestId('export-folder-path')).toHaveText(exports);
+  await expect(page.getByTestId('export-folder-open')).toBeVisible();
   rmSync(exports, { recursive: true });
   writeFileSync(exports, 'not a folder');
   await page.getByTestId('export-usage').click();
@@ -987,7 +990,8 @@ test('what an export or a download came to is said each time: downloaded politel
   await expect
     .poll(async () => (await live()).spoke.join(' '))
     .toMatch(/Downloaded .+: find it in your browser's downloads\./);
-  const creations = join(home, 'results', 'creations');
+  const creations = join(home, 'results', 'Creations');
+  await expect(page.getByTestId('creations-folder-path')).toHaveText(creations);
   rmSync(creations, { recursive: true });
   writeFileSync(creations, 'not a folder');
   await card.getByRole('button', { name: `Download ${name}`, exact: true }).click();

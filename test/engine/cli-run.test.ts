@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -36,7 +36,7 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     expect(readdirSync(join(work, 'results'))).toEqual(['a_upscaler-precision.png']);
   });
 
-  it('without --out, results go to the output folder of Settings, else the default one, as the core does for the app', async () => {
+  it('without --out, results go to the output folder of Settings (else the default one), in the tool’s folder, then the folder given', async () => {
     const input = join(at.dir, 'no-out');
     await makeImages(input, ['a.png']);
     const home = join(at.dir, 'home-no-out');
@@ -44,14 +44,16 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     const env = { ...cliEnv(home, at.url), MEDIADESK_OUTPUT_DIR: fallback };
     const r = await runCli(['run', 'upscaler-precision', input], { env });
     expect(r.code, r.err).toBe(0);
-    expect(r.out.endsWith(`\n1 of 1 done; results in ${fallback}\n`)).toBe(true);
-    expect(readdirSync(fallback)).toEqual(['a_upscaler-precision.png']);
+    const ruled = join(fallback, 'Precision upscaler', 'no-out');
+    expect(r.out.endsWith(`\n1 of 1 done; results in ${ruled}\n`)).toBe(true);
+    expect(readdirSync(ruled)).toEqual(['a_upscaler-precision.png']);
 
+    // A file given alone: straight into the tool's folder.
     const chosen = join(at.dir, 'chosen');
     expect((await runCli(['settings', 'set', `outputDir=${chosen}`], { env })).code).toBe(0);
     await makeImages(input, ['b.png']);
     expect((await runCli(['run', 'upscaler-precision', join(input, 'b.png')], { env })).code).toBe(0);
-    expect(readdirSync(chosen)).toEqual(['b_upscaler-precision.png']);
+    expect(readdirSync(join(chosen, 'Precision upscaler'))).toEqual(['b_upscaler-precision.png']);
   });
 
   it('an empty folder, or only files the tool does not take, says so and exits non-zero without a batch', async () => {
@@ -82,7 +84,7 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     const before = creates(await control(at.url, 'stats'));
     const r = await cli(['run', 'upscaler-precision', shoot, '--out', out, '--check']);
     expect(r.code, r.err).toBe(0);
-    expect(r.out).toBe('2 ready, 1 will be skipped\n');
+    expect(r.out).toBe(`2 ready, 1 will be skipped\nresults go to ${out}\n`);
     expect(notes(r.err)).toEqual([`rejected ${join(shoot, 'photo.png')}: is not a readable image`]);
     const json = await cli(['run', 'upscaler-precision', shoot, '--out', out, '--check', '--json']);
     expect(JSON.parse(json.out)).toEqual({
@@ -90,6 +92,8 @@ describe('mediadesk run: where results go, and nothing to do', () => {
       resumed: 0,
       skipped: [],
       rejected: [{ path: join(shoot, 'photo.png'), reason: 'is not a readable image' }],
+      renamed: [],
+      outDir: out,
     });
     expect(creates(await control(at.url, 'stats'))).toBe(before);
     expect(existsSync(out)).toBe(false);
@@ -125,7 +129,7 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     // A value it takes checks as before.
     const fine = await cli([...args.slice(0, -1), 'scale_factor=4', '--check']);
     expect(fine.code, fine.err).toBe(0);
-    expect(fine.out).toBe('3 ready\n');
+    expect(fine.out).toBe(`3 ready\nresults go to ${out}\n`);
   });
 
   it('a tool run with only some parameters sends the catalogue defaults of the rest, as the Studio form does (music: its length)', async () => {
@@ -365,6 +369,66 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     const lines = again.err.trimEnd().split('\n');
     expect(lines.filter((l) => l.startsWith('skipped '))).toHaveLength(20);
     expect(lines.at(-1)).toBe('… and 3 more skipped (--json lists every one)');
-    expect(again.out).toContain('nothing queued, 23 skipped');
+    expect(again.code, again.err).toBe(0);
+    expect(again.out).toBe(`already done: nothing new to make (23 skipped); results are in ${out}\n`);
+  });
+});
+
+describe('mediadesk run again: the same settings are already done, changed settings are new files', () => {
+  it('a finished batch run again exits 0, says it is already done and where the results are, and pays for nothing', async () => {
+    const shoot = join(at.dir, 'again-shoot');
+    await makeImages(shoot, ['a.png', 'b.png']);
+    const env = {
+      ...cliEnv(join(at.dir, 'home-again'), at.url),
+      MEDIADESK_OUTPUT_DIR: join(at.dir, 'MediaDesk again'),
+    };
+    const results = join(at.dir, 'MediaDesk again', 'Precision upscaler', 'again-shoot');
+    const first = await runCli(['run', 'upscaler-precision', shoot], { env });
+    expect(first.code, first.err).toBe(0);
+    expect(first.out.endsWith(`2 of 2 done; results in ${results}\n`)).toBe(true);
+    const before = creates(await control(at.url, 'stats'));
+    const again = await runCli(['run', 'upscaler-precision', shoot], { env });
+    expect(again.code, again.err).toBe(0);
+    expect(again.out).toBe(`already done: nothing new to make (2 skipped); results are in ${results}\n`);
+    expect(creates(await control(at.url, 'stats'))).toBe(before);
+    const checked = await runCli(['run', 'upscaler-precision', shoot, '--check'], { env });
+    expect(checked.out).toBe(`0 ready, 2 will be skipped\nresults go to ${results}\n`);
+  });
+
+  it('changed settings into the same --out make new files beside the earlier ones, said so; nothing overwritten or skipped', async () => {
+    const shoot = join(at.dir, 'rescale');
+    await makeImages(shoot, ['a.png', 'b.png']);
+    const out = join(at.dir, 'rescale-out');
+    const run = (scale: number, ...more: string[]) =>
+      cli(['run', 'upscaler-precision', shoot, '--out', out, '--param', `scale_factor=${scale}`, ...more]);
+    expect((await run(2)).code).toBe(0);
+    const firstBytes = readdirSync(out).map((f) => readFileSync(join(out, f)));
+    expect(readdirSync(out).sort()).toEqual(['a_upscaler-precision.png', 'b_upscaler-precision.png']);
+
+    const checked = await run(4, '--check');
+    expect(checked.out).toBe(
+      `2 ready, 2 saved under new names (made before with other settings)\nresults go to ${out}\n`,
+    );
+    expect(notes(checked.err)).toEqual([
+      `new name ${join(shoot, 'a.png')}: its result ${join(out, 'a_upscaler-precision.png')} was made with other settings; the new one is saved beside it under a new name`,
+      `new name ${join(shoot, 'b.png')}: its result ${join(out, 'b_upscaler-precision.png')} was made with other settings; the new one is saved beside it under a new name`,
+    ]);
+    const four = await run(4);
+    expect(four.code, four.err).toBe(0);
+    expect(four.out).toMatch(
+      /^batch [0-9a-f]{8}: 2 queued, 2 saved under new names \(made before with other settings\)\n/,
+    );
+    expect(readdirSync(out).sort()).toEqual([
+      'a_upscaler-precision-2.png',
+      'a_upscaler-precision.png',
+      'b_upscaler-precision-2.png',
+      'b_upscaler-precision.png',
+    ]);
+    expect(['a_upscaler-precision.png', 'b_upscaler-precision.png'].map((f) => readFileSync(join(out, f)))).toEqual(
+      firstBytes,
+    );
+    // Each setting is done once: both runs again skip everything as already done.
+    for (const scale of [2, 4])
+      expect((await run(scale)).out).toContain('already done: nothing new to make (2 skipped)');
   });
 });

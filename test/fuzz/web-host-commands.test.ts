@@ -61,6 +61,7 @@ const EFFECTS: Partial<Record<CommandName, string>> = {
   'connection.test': 'probes every model path of the backend (slow)',
   'shell.open': 'opens a file with the OS',
   'shell.reveal': 'opens the OS file manager',
+  'shell.openFolder': 'opens the OS file manager (and makes a folder)',
   'batches.start': 'queues paid work',
   'batches.check': 'walks any folder named',
   'batches.cancel': 'cancels jobs',

@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createCore, type Core } from '../../electron/core/index.ts';
 import { openDatabase } from '../../electron/core/db/open.ts';
@@ -202,7 +202,7 @@ describe('a whole core and its app runs', () => {
     expect(await runPosts(at.url)).toBe(livePosts + 1);
   });
 
-  it('a run with no folder named writes where a batch would: the output folder (~/MediaDesk by default), not the hidden data folder', async () => {
+  it('a run with no folder named writes where a batch would: the output folder (~/MediaDesk by default), in Workflow apps/<app name>', async () => {
     const h = home();
     const out = join(h, 'My results');
     const core = await openCore(h, { MEDIADESK_OUTPUT_DIR: out });
@@ -212,9 +212,10 @@ describe('a whole core and its app runs', () => {
         confirmedCost: 8,
         inputs: { brief: 'where does it go' },
       });
-      expect(run.outDir).toBe(join(out, 'apps'));
+      const folder = join(out, 'Workflow apps', run.appName);
+      expect(run.outDir).toBe(folder);
       const done = await settledIn(core, run.id);
-      expect([done.state, done.outputs.every((f) => f.startsWith(join(out, 'apps')))]).toEqual(['done', true]);
+      expect([done.state, done.outputs.every((f) => f.startsWith(folder + sep))]).toEqual(['done', true]);
     } finally {
       await core.close();
     }

@@ -1,8 +1,8 @@
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openWithOs } from '../../electron/core/open-file.ts';
+import { checkOpenableFolder, openWithOs } from '../../electron/core/open-file.ts';
 
 /**
  * Opening a result with the OS from the web host (Linux: xdg-open). The opener is the one
@@ -31,16 +31,46 @@ describe.runIf(process.platform === 'linux')('opening a result with the OS', () 
     const log = opener(0);
     await openWithOs(file);
     expect(readFileSync(log, 'utf8').trim()).toBe(file);
-    await openWithOs(file, true);
+    await openWithOs(file, 'reveal');
     expect(readFileSync(log, 'utf8').trim()).toBe(dirname(file));
   });
 
-  it('says so when xdg-open fails, or is not installed, instead of doing nothing', async () => {
+  it('says plainly where to go when xdg-open fails, or is not installed, never its exit code', async () => {
     opener(3);
     await expect(openWithOs(file)).rejects.toThrow(
-      `xdg-open could not open ${file} (exit code 3); is an application set up for .png files?`,
+      `Could not open an application for this file here. The file is: ${file}`,
+    );
+    await expect(openWithOs(file, 'reveal')).rejects.toThrow(
+      `Could not open a file manager here. The folder is: ${dirname(file)}`,
     );
     process.env.PATH = mkdtempSync(join(dir, 'empty-'));
-    await expect(openWithOs(file)).rejects.toThrow(`cannot open files here: xdg-open is not installed (${file})`);
+    await expect(openWithOs(dir, 'folder')).rejects.toThrow(
+      `Could not open a file manager here. The folder is: ${dir}`,
+    );
+  });
+});
+
+describe('which folders the renderer may have opened', () => {
+  const root = join(dir, 'MediaDesk');
+  const batchFolder = join(dir, 'typed results');
+  const folders = [root, batchFolder];
+
+  it('the output folder and the folders results go to, and folders inside them; a missing one in the output folder is made', () => {
+    const rule = join(root, 'Precision upscaler', 'shoot');
+    expect(checkOpenableFolder(rule, folders, root)).toBe(rule);
+    expect(statSync(rule).isDirectory()).toBe(true);
+    mkdirSync(batchFolder);
+    expect(checkOpenableFolder(join(batchFolder, '.'), folders, root)).toBe(batchFolder);
+  });
+
+  it('nothing else: not a folder outside them, nor a file, nor one gone from a typed folder', () => {
+    expect(() => checkOpenableFolder(join(root, '..', 'elsewhere'), folders, root)).toThrow(
+      `${join(dir, 'elsewhere')} is not a folder MediaDesk puts results in, so it is not opened`,
+    );
+    expect(() => checkOpenableFolder(join(batchFolder, 'gone'), folders, root)).toThrow(
+      `${join(batchFolder, 'gone')} does not exist (moved or deleted since)`,
+    );
+    writeFileSync(join(root, 'notes.txt'), 'x');
+    expect(() => checkOpenableFolder(join(root, 'notes.txt'), folders, root)).toThrow('is not a folder');
   });
 });

@@ -58,7 +58,8 @@ export interface AppsServiceOptions {
   backend: () => Promise<string>;
   builtInSandboxUrl?: () => Promise<string | null>;
   sandboxOwners?: SandboxOwners;
-  defaultOutDir: () => string;
+  /** The folder of an app's results when the request names none. */
+  defaultOutDir: (appName: string) => string;
   onChange?: () => void;
   poll?: { firstMs: number; minMs: number; maxMs: number };
   /** Whose path rules results keep (process.platform; see windowsPathProblem): tests pass win32. */
@@ -125,7 +126,7 @@ export class AppsService {
   }): Promise<AppRun & { resumed: boolean }> {
     const def = await this.get(req.appId);
     const inputs = await prepareInputs(def, req.inputs);
-    const outDir = resolve(req.outDir ?? this.opts.defaultOutDir());
+    const outDir = resolve(req.outDir ?? this.opts.defaultOutDir(def.name));
     assertOutputFolder(outDir);
     // A result that cannot be written is a paid run lost: said before it is sent.
     const tooLong = windowsPathProblem(

@@ -17,7 +17,7 @@ import {
   stemOf,
 } from '../downloads/naming.ts';
 import { outputFolderProblem } from '../output-folder.ts';
-import type { DoneOutputs, JobStore } from '../queue/store.ts';
+import { settingsKey, type DoneOutputs, type JobStore, type MadeWith } from '../queue/store.ts';
 
 type PathReason = { path: string; reason: string };
 
@@ -27,9 +27,13 @@ export interface SortedInputs {
   resumed: string[];
   skipped: PathReason[];
   rejected: PathReason[];
+  /** Ready inputs whose earlier result was made with other settings: the new one gets a free name. */
+  renamed: PathReason[];
 }
 
 export interface SortHooks {
+  /** The settings the run would send; absent, any earlier result of an input counts as done. */
+  params?: Record<string, unknown>;
   signal?: AbortSignal;
   onChecked?: (checked: number, total: number) => void;
 }
@@ -53,6 +57,8 @@ export async function sortInputs(
   const skipped: PathReason[] = [];
   const resumed: string[] = [];
   const ready: ScannedInput[] = [];
+  const renamed: PathReason[] = [];
+  const settingsNow = hooks.params && settingsKey(hooks.params);
   const made = outDir ? store.doneOutputs(tool.id, outDir) : null;
   // Results met in the walk are not inputs: an earlier batch's in a folder inside a chosen one (a new
   // tool over the shoot must not pay for them again), and this tool's own in the output folder.
@@ -99,9 +105,9 @@ export async function sortInputs(
       resumed.push(open.id);
       continue;
     }
-    const existing = await existingOutput(tool, settings.namingTemplate, outDir, input.relDir, input.path, made);
-    if (existing) {
-      skipped.push({ path: input.path, reason: `its output ${existing} already exists` });
+    const existing = await existingOutput(tool, settings, outDir, input, made, settingsNow);
+    if (existing?.done) {
+      skipped.push({ path: input.path, reason: `its output ${existing.done} already exists` });
       continue;
     }
     // Its results' sub-folder (see outputDirOf), checked as the output folder is, before anything is paid.
@@ -114,9 +120,14 @@ export async function sortInputs(
       rejected.push({ path: input.path, reason: `its results cannot be written: ${folderProblem}` });
       continue;
     }
+    if (existing?.otherSettings)
+      renamed.push({
+        path: input.path,
+        reason: `its result ${existing.otherSettings} was made with other settings; the new one is saved beside it under a new name`,
+      });
     ready.push(input);
   }
-  return { ready, resumed, skipped, rejected };
+  return { ready, resumed, skipped, rejected, renamed };
 }
 
 /** Why this input's results would have a path too long for `platform`, with what to do; null when they fit. */
@@ -137,22 +148,29 @@ export function resultPathTooLong(
 }
 
 /**
- * The result of an earlier run of this input, if there: what the queue knows it made, else a file
- * with the name its result would get, unless that file was made from another input (IMG_0001.jpg of
- * a second memory card, photo.jpg beside photo.png), or such inputs would never be processed.
+ * This input's earlier result: what the queue knows it made, else a file of its result's name not
+ * made from another input (a second card's IMG_0001.jpg). `done`: with these settings (or unknown
+ * ones); `otherSettings`: only with others, so the new result gets a free name.
  */
 async function existingOutput(
   tool: ToolEntry,
-  template: string,
+  settings: Settings,
   outDir: string,
-  relDir: string,
-  inputPath: string,
+  input: ScannedInput,
   made: DoneOutputs,
-): Promise<string | null> {
-  for (const path of made.byInput.get(inputPath) ?? []) if (await exists(path)) return path;
-  const dir = outputDirOf(outDir, relDir);
+  settingsNow: string | undefined,
+): Promise<{ done?: string; otherSettings?: string } | null> {
+  const inputPath = input.path;
+  const sameSettings = (from: MadeWith) => settingsNow === undefined || from.settings === settingsNow;
+  let otherSettings: string | undefined;
+  for (const path of made.byInput.get(inputPath) ?? []) {
+    if (!(await exists(path))) continue;
+    if (sameSettings(made.byOutput.get(path)!)) return { done: path };
+    otherSettings ??= path;
+  }
+  const dir = outputDirOf(outDir, input.relDir);
   const stem = renderName(
-    template,
+    settings.namingTemplate,
     { name: stemOf(inputPath, ''), tool: tool.id, ext: '__EXT__', batch: '', date: new Date() },
     0,
   );
@@ -164,7 +182,10 @@ async function existingOutput(
     // Made from another path, it is the same photo if it holds the same bytes (a folder dropped again in the web host);
     // by its exact name first, else as macOS and Windows match names (another case or Unicode form).
     const from = made.byOutput.get(path) ?? made.byOutputKey.get(sameFileKey(path));
-    if (!from || (await samePhoto(from, inputPath, digestOfInput))) return path;
+    if (!from) return { done: path };
+    if (!(await samePhoto(from, inputPath, digestOfInput))) continue;
+    if (sameSettings(from)) return { done: path };
+    otherSettings ??= path;
   }
-  return null;
+  return otherSettings ? { otherSettings } : null;
 }

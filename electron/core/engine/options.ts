@@ -29,6 +29,8 @@ export interface EngineOptions {
   expiredPatienceMs?: number;
   /** Pause after a create was rate limited and the server named no Retry-After. */
   defaultBackoffMs?: number;
+  /** The web host's folder of browser drops (see batchResultsFolder). */
+  inbox?: string;
   /** Whose path rules results keep (process.platform; see resultPathProblem): tests pass win32. */
   platform?: string;
 }

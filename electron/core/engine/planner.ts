@@ -5,7 +5,7 @@ import { DeskError } from '../../../shared/contract/define.ts';
 import type { BatchCheckResult, BatchStartResult } from '../../../shared/contract/jobs.ts';
 import { isAbsolutePath } from '../../../shared/settings.ts';
 import { assertOutputFolder, outputFolderProblem } from '../output-folder.ts';
-import { canonicalPath } from '../paths.ts';
+import { batchResultsFolder, canonicalPath } from '../paths.ts';
 import type { JobStore, NewJob } from '../queue/store.ts';
 import { resultPathTooLong, sortInputs } from './input-sort.ts';
 import type { EngineOptions } from './options.ts';
@@ -53,6 +53,12 @@ export class BatchPlanner {
     return this.deps.options.platform ?? process.platform;
   }
 
+  /** RESULTS_RULE's folder for a batch given no output folder; '' when Settings name none (the queue alone, in tests). */
+  private async ruleFolder(tool: ToolEntry, inputs: readonly string[]): Promise<string> {
+    const root = this.deps.options.settings().outputDir;
+    return root ? batchResultsFolder(root, tool.title, inputs, this.deps.options.inbox) : '';
+  }
+
   /**
    * Queues a tool over files and folders, after every local check (parameters, each input's format,
    * size and dimensions) and before anything is paid for. Inputs whose output exists are skipped;
@@ -65,7 +71,8 @@ export class BatchPlanner {
     // The batch belongs to the backend in use now; an open job of another backend's batch is not followed.
     const backend = options.identity ? await options.identity() : null;
     this.deps.settleGoneSandbox();
-    const outDirRaw = req.outDir ?? settings.outputDir;
+    const inputs = await Promise.all((req.inputs ?? []).map((input) => canonicalPath(input)));
+    const outDirRaw = req.outDir ?? (await this.ruleFolder(tool, inputs));
     if (!outDirRaw)
       throw new DeskError('invalid', 'choose an output folder (or set one in Settings)', [
         { field: 'outDir', reason: 'is required' },
@@ -78,8 +85,6 @@ export class BatchPlanner {
     const outDir = await canonicalPath(outDirRaw);
     assertOutputFolder(outDir);
     const params = { ...(req.params ?? {}) };
-    // Canonical, as outDir: the open-job and output checks compare paths as strings.
-    const inputs = await Promise.all((req.inputs ?? []).map((input) => canonicalPath(input)));
     const field = batchFieldOf(tool);
     if (inputs.length && !field)
       throw new DeskError('invalid', `${tool.title} takes no input files; give its parameters only`);
@@ -101,8 +106,10 @@ export class BatchPlanner {
     const resumed: string[] = [];
     const newJobs: NewJob[] = [];
     const rejected: { path: string; reason: string }[] = [];
+    const renamed: { path: string; reason: string }[] = [];
     if (field && inputs.length) {
-      const sorted = await sortInputs(store, tool, inputs, outDir, backend, settings, this.platform);
+      const sorted = await sortInputs(store, tool, inputs, outDir, backend, settings, this.platform, { params });
+      renamed.push(...sorted.renamed);
       skipped.push(...sorted.skipped);
       rejected.push(...sorted.rejected);
       resumed.push(...sorted.resumed);
@@ -123,13 +130,13 @@ export class BatchPlanner {
           'invalid',
           `no files to process: ${inputs.length === 1 ? `${inputs[0]} is an empty folder` : 'the folders are empty'}`,
         );
-      return { batch: null, queued: 0, resumed, skipped, rejected, jobIds: [] };
+      return { batch: null, queued: 0, resumed, skipped, rejected, renamed, jobIds: [], outDir };
     }
     if (newJobs.length === 0 && resumed.length > 0) {
       // A re-run that only resumes earlier jobs reports their batch instead of adding an empty one.
       const batch = store.batch(store.get(resumed[0])!.batchId)!;
       this.deps.kick();
-      return { batch, queued: 0, resumed, skipped, rejected, jobIds: resumed };
+      return { batch, queued: 0, resumed, skipped, rejected, renamed, jobIds: resumed, outDir: batch.outDir };
     }
     const batchId = randomUUID();
     // The open-job check above ran before the awaits of the pre-flight; the insert checks again
@@ -153,7 +160,9 @@ export class BatchPlanner {
       resumed,
       skipped,
       rejected,
+      renamed,
       jobIds: [...insert.inserted.map((job) => job.id), ...resumed],
+      outDir: batch.outDir,
     };
   }
 
@@ -181,7 +190,7 @@ export class BatchPlanner {
       const backend = options.identity ? await options.identity() : null;
       const inputs = await Promise.all(req.inputs.map((input) => canonicalPath(input)));
       // A folder Start would refuse is reported at Start; the inputs are still checked.
-      const outDirRaw = req.outDir ?? options.settings().outputDir;
+      const outDirRaw = req.outDir ?? (await this.ruleFolder(tool, inputs));
       const outDir = outDirRaw && isAbsolutePath(outDirRaw) ? await canonicalPath(outDirRaw) : null;
       const usable = outDir && !outputFolderProblem(outDir) ? outDir : null;
       const checkId = req.checkId;
@@ -193,6 +202,7 @@ export class BatchPlanner {
         ? (checked: number, total: number) => emit({ checkId: checkId!, checked, total })
         : undefined;
       const sorted = await sortInputs(store, tool, inputs, usable, backend, options.settings(), this.platform, {
+        params: req.params,
         signal: stop.signal,
         onChecked: progress,
       });
@@ -201,6 +211,8 @@ export class BatchPlanner {
         resumed: sorted.resumed.length,
         skipped: sorted.skipped,
         rejected: sorted.rejected,
+        renamed: sorted.renamed,
+        outDir,
       };
     } finally {
       if (req.checkId && this.checks.get(req.checkId) === stop) this.checks.delete(req.checkId);

@@ -201,11 +201,22 @@ export interface MadeFrom {
   sha256: string | null;
 }
 
+/** A result's input and the job's parameters (settingsKey): made with other settings, it is not "already done". */
+export type MadeWith = MadeFrom & { settings: string };
+
+/** Parameters in one spelling whatever their order, to compare the settings of two runs. */
+export const settingsKey = (params: unknown): string =>
+  JSON.stringify(params, (_, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b, 'en')))
+      : v,
+  );
+
 export interface DoneOutputs {
   byInput: Map<string, string[]>;
-  byOutput: Map<string, MadeFrom>;
+  byOutput: Map<string, MadeWith>;
   /** byOutput by sameFileKey: a file found at a name in another case is that output on macOS and Windows. */
-  byOutputKey: Map<string, MadeFrom>;
+  byOutputKey: Map<string, MadeWith>;
 }
 
 export interface Lease {
@@ -382,17 +393,31 @@ export class JobStore {
     );
   }
 
+  /** Every batch's output folder. */
+  batchOutDirs(): string[] {
+    return (this.stmt('SELECT DISTINCT out_dir AS outDir FROM batches').all() as { outDir: string }[]).map(
+      (r) => r.outDir,
+    );
+  }
+
   /** Results of finished jobs of a tool into an output folder, both ways: what each input made, and who made each file. */
   doneOutputs(tool: string, outDir: string): DoneOutputs {
     const rows = this.stmt(
-      "SELECT input_path AS input, outputs, input_size AS size, input_sha256 AS sha256 FROM jobs WHERE tool = ? AND out_dir = ? AND state = 'done' AND input_path IS NOT NULL ORDER BY seq",
-    ).all(tool, outDir) as { input: string; outputs: string; size: number | null; sha256: string | null }[];
+      "SELECT input_path AS input, outputs, input_size AS size, input_sha256 AS sha256, params FROM jobs WHERE tool = ? AND out_dir = ? AND state = 'done' AND input_path IS NOT NULL ORDER BY seq",
+    ).all(tool, outDir) as {
+      input: string;
+      outputs: string;
+      size: number | null;
+      sha256: string | null;
+      params: string;
+    }[];
     const byInput = new Map<string, string[]>();
-    const byOutput = new Map<string, MadeFrom>();
+    const byOutput = new Map<string, MadeWith>();
     for (const r of rows) {
       const outs = JSON.parse(r.outputs) as string[];
       byInput.set(r.input, [...(byInput.get(r.input) ?? []), ...outs]);
-      for (const output of outs) byOutput.set(output, { input: r.input, size: r.size, sha256: r.sha256 });
+      const settings = settingsKey(JSON.parse(r.params));
+      for (const output of outs) byOutput.set(output, { input: r.input, size: r.size, sha256: r.sha256, settings });
     }
     return {
       byInput,

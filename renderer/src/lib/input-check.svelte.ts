@@ -13,6 +13,7 @@ export interface CheckedInputs {
   tool: string;
   inputs: string[];
   outDir?: string;
+  params?: Record<string, unknown>;
 }
 
 /**

@@ -1,10 +1,7 @@
 /** Path helpers for paths the core gave us (POSIX or Windows); the renderer has no `node:path`. */
-export const sepOf = (p: string) =>
-  /^[A-Za-z]:\\|\\\\/.test(p) || (p.includes('\\') && !p.includes('/')) ? '\\' : '/';
-export const joinPath = (base: string, ...parts: string[]) => {
-  const sep = sepOf(base);
-  return [base.replace(/[\\/]+$/, ''), ...parts.map((p) => p.replace(/[\\/]+/g, sep))].join(sep);
-};
+import { joinPath, sepOf } from '../../../shared/results-folder.ts';
+
+export { joinPath, sepOf };
 export const baseName = (p: string) => p.split(/[\\/]/).filter(Boolean).pop() ?? p;
 export const dirName = (p: string) => {
   const i = Math.max(p.lastIndexOf('/'), p.lastIndexOf('\\'));

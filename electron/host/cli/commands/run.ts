@@ -64,7 +64,8 @@ function parseArgs(argv: string[]): RunArgs {
   return { tool, inputs, params: withDefaults(entry, params), out, concurrency, json, timeout, check };
 }
 
-type Issues = { rejected: { path: string; reason: string }[]; skipped: { path: string; reason: string }[] };
+type PathReason = { path: string; reason: string };
+type Issues = { rejected: PathReason[]; skipped: PathReason[]; renamed: PathReason[] };
 
 /** Every rejected input on stderr; skips, the normal case of a re-run, a few by name, not a line per file of a big folder. */
 function nameIssues(ctx: CliContext, r: Issues) {
@@ -72,7 +73,12 @@ function nameIssues(ctx: CliContext, r: Issues) {
   for (const x of r.skipped.slice(0, SKIPS_NAMED)) ctx.stderr.write(`skipped ${oneLine(`${x.path}: ${x.reason}`)}\n`);
   if (r.skipped.length > SKIPS_NAMED)
     ctx.stderr.write(`… and ${r.skipped.length - SKIPS_NAMED} more skipped (--json lists every one)\n`);
+  for (const x of r.renamed) ctx.stderr.write(`new name ${oneLine(`${x.path}: ${x.reason}`)}\n`);
 }
+
+/** "2 saved under new names": results made again with changed settings, the earlier ones kept. */
+const renamedNote = (n: number) =>
+  n && `${n} saved under new name${n === 1 ? '' : 's'} (made before with other settings)`;
 
 /**
  * `run --check`: the Studio's pre-Start check (batches.check) from a terminal, with the parameters
@@ -97,9 +103,14 @@ async function check(ctx: CliContext, args: RunArgs, engine: Engine): Promise<nu
   }
   nameIssues(ctx, c);
   const skipped = c.rejected.length + c.skipped.length;
-  ctx.stdout.write(
-    `${[`${c.ready} ready`, skipped && `${skipped} will be skipped`, c.resumed && `${c.resumed} queued already`].filter(Boolean).join(', ')}\n`,
-  );
+  const parts = [
+    `${c.ready} ready`,
+    skipped && `${skipped} will be skipped`,
+    c.resumed && `${c.resumed} queued already`,
+    renamedNote(c.renamed.length),
+  ];
+  ctx.stdout.write(`${parts.filter(Boolean).join(', ')}\n`);
+  if (c.outDir) ctx.stdout.write(`results go to ${oneLine(c.outDir)}\n`);
   return 0;
 }
 
@@ -107,7 +118,7 @@ export const runCommand: CliCommand = {
   name: 'run',
   summary: 'Run a tool over files and folders (resumable; exit 0 only when every job is done).',
   usage:
-    'mediadesk run <tool> <files or folders...> [--param|-p key=value ...] [--out|-o DIR] [--concurrency|-c N] [--timeout DURATION] [--json] [--check] [-- FILE...]\n         (--check: check the parameters as a run would, then say how many inputs are ready and why the others would be skipped; nothing is queued)\n         (without --out: the output folder of Settings, else ~/MediaDesk or $MEDIADESK_OUTPUT_DIR;\n          --timeout 10m stops following after that long, exit 124, the jobs left stay queued for the next run)',
+    'mediadesk run <tool> <files or folders...> [--param|-p key=value ...] [--out|-o DIR] [--concurrency|-c N] [--timeout DURATION] [--json] [--check] [-- FILE...]\n         (--check: check the parameters as a run would, then say how many inputs are ready and why the others would be skipped; nothing is queued)\n         (without --out: in the output folder of Settings (else ~/MediaDesk or $MEDIADESK_OUTPUT_DIR), a folder named after the tool, then the folder given: ~/MediaDesk/Precision upscaler/shoot;\n          --timeout 10m stops following after that long, exit 124, the jobs left stay queued for the next run)',
   async run(ctx: CliContext): Promise<number> {
     const args = parseArgs(ctx.argv);
     const session = await openEngineSession(ctx, { concurrency: args.concurrency });
@@ -139,12 +150,19 @@ export const runCommand: CliCommand = {
         started.resumed.length && `${started.resumed.length} resumed from an earlier run`,
         started.skipped.length && `${started.skipped.length} skipped`,
         started.rejected.length && `${started.rejected.length} rejected`,
+        renamedNote(started.renamed.length),
       ]
         .filter(Boolean)
         .join(', ');
       // With --json, stdout carries the report alone: a script parses it without skipping lines.
       const notes = args.json ? ctx.stderr : ctx.stdout;
-      notes.write(`${summary}\n`);
+      // A finished batch run again: nothing is wrong, so it is said as done, with where its results are.
+      const allDone = started.jobIds.length === 0 && !started.rejected.length && started.skipped.length > 0;
+      notes.write(
+        allDone
+          ? `already done: nothing new to make (${started.skipped.length} skipped); results are in ${oneLine(started.outDir)}\n`
+          : `${summary}\n`,
+      );
       const report = () => {
         // In the folder walk's order, as the Queue shows them.
         const jobs = engine
@@ -154,7 +172,7 @@ export const runCommand: CliCommand = {
         return {
           batch: started.batch?.id ?? null,
           tool: args.tool,
-          outDir: started.batch?.outDir ?? null,
+          outDir: started.outDir,
           total: started.jobIds.length,
           done: jobs.filter((j) => j.state === 'done').length,
           queued: started.queued,
@@ -199,10 +217,7 @@ export const runCommand: CliCommand = {
       }
       if (args.json) ctx.stdout.write(`${terminalJson(report(), 2)}\n`);
       // The folder as the batch has it (full path, the default when no --out): a script can `cd` there.
-      else
-        ctx.stdout.write(
-          `${counts.done} of ${started.jobIds.length} done${started.batch ? `; results in ${oneLine(started.batch.outDir)}` : ''}\n`,
-        );
+      else ctx.stdout.write(`${counts.done} of ${started.jobIds.length} done; results in ${oneLine(started.outDir)}\n`);
       return counts.done === started.jobIds.length ? 0 : 1;
     } finally {
       stop.release();
