@@ -7,8 +7,7 @@ import { makeImages } from './studio-helpers.ts';
 
 /**
  * The README's "first five minutes", step by step, in its own words: each step's action and what
- * the README says is seen, on the web host with its built-in Sandbox and no API key. Steps marked
- * "depends on … branch" follow the README for work of issue #30 that lands on that branch.
+ * the README says is seen, on the web host with its built-in Sandbox and no API key.
  */
 
 let hosts: HostHandle[] = [];
@@ -62,7 +61,6 @@ test('a designer: a folder of images through the Image Studio, the Queue and Res
   });
 
   await test.step('4. Read the line "Results go to": it names the folder', async () => {
-    // depends on outputs branch
     await expect(page.getByText(/^Results go to/)).toContainText(join('Precision upscaler', 'shoot'));
   });
 
@@ -82,12 +80,10 @@ test('a designer: a folder of images through the Image Studio, the Queue and Res
     await expect(page.getByTestId('gallery-count')).toHaveText('20 results');
     await page.getByTestId('gallery-item').first().click();
     await expect(page.getByTestId('before-after')).toBeVisible();
-    // depends on outputs branch
     await expect(page.getByRole('button', { name: 'Open folder' })).toBeVisible();
   });
 
   await test.step('Results are in the output folder, then the tool, then the folder dropped', async () => {
-    // depends on outputs branch
     const folder = join(host.home, 'results', 'Precision upscaler', 'shoot');
     expect(existsSync(folder)).toBe(true);
     expect(filesUnder(folder)).toHaveLength(20);
@@ -130,7 +126,6 @@ test('a team admin: sync, narrow, search, one event in detail, export, and the e
 
   await test.step('4. Type in the search box: words match inside names, e-mails and event types', async () => {
     const search = page.getByRole('searchbox');
-    // depends on audit branch
     for (const words of ['folder', 'role_changed', 'novak']) {
       await search.fill(words);
       await expect.poll(() => auditCount(page), { message: words }).toBeGreaterThan(0);
@@ -145,19 +140,19 @@ test('a team admin: sync, narrow, search, one event in detail, export, and the e
     const row = page.getByTestId('audit-row').first();
     const type = await row.locator('[role="gridcell"]:nth-child(2)').innerText();
     await row.click();
-    // depends on audit branch
     const drawer = page.getByRole('dialog', { name: type });
     await expect(drawer).toBeVisible();
     for (const part of ['Action', 'Member', 'Source'])
       await expect(drawer.getByRole('heading', { name: part, exact: true })).toBeVisible();
-    await drawer.getByRole('button', { name: 'Close details' }).click();
+    await expect(row).toBeInViewport();
+    await drawer.getByRole('button', { name: 'Close', exact: true }).click();
+    await expect(drawer).toHaveCount(0);
   });
 
   await test.step('6. Export…, keep CSV, press Export N events: the events as a spreadsheet file', async () => {
     await page.getByRole('button', { name: 'Export…' }).click();
     await expect(page.getByRole('radio', { name: 'CSV' })).toBeChecked();
-    // depends on webhost branch: in a browser, Export is a download (before it, the suggested
-    // path's folder, ~/MediaDesk, does not exist yet on a fresh machine: ENOENT)
+    // In a browser, Export is a download.
     const download = page.waitForEvent('download');
     await page.getByRole('button', { name: `Export ${all.toLocaleString('en')} events` }).click();
     exported = join(host.home, 'downloaded.csv');
