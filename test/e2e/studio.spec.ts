@@ -766,11 +766,14 @@ test('the same folder started again with another scale factor: the check says th
     '2 images ready, 1 will be skipped, 2 saved under new names (made before with other settings)',
   );
   await page.getByTestId('start').click();
-  await expect(page.getByTestId('last-batch')).toContainText('Batch done', { timeout: 30_000 });
+  // The first batch's "Batch done" is still shown until the new batch is in the list.
+  await expect.poll(async () => (await desk<unknown[]>(host, 'batches.list', {})).length).toBe(2);
   const [again] = await desk<{ id: string; params: Record<string, unknown> }[]>(host, 'batches.list', {});
   expect(again.params.scale_factor).toBe(4);
-  const { jobs } = await desk<{ jobs: Job[] }>(host, 'jobs.list', { batchId: again.id });
-  expect(jobs.map((j) => j.state)).toEqual(['done', 'done']);
+  const jobsOf = async () => (await desk<{ jobs: Job[] }>(host, 'jobs.list', { batchId: again.id })).jobs;
+  await expect.poll(async () => (await jobsOf()).map((j) => j.state), { timeout: 30_000 }).toEqual(['done', 'done']);
+  await expect(page.getByTestId('last-batch')).toContainText('Batch done');
+  const jobs = await jobsOf();
   expect(jobs.flatMap((j) => j.outputs).map((p) => relative(first.outDir, p))).toEqual([
     'img-00_upscaler-precision-2.png',
     join('sub', 'img-01_upscaler-precision-2.png'),

@@ -155,7 +155,7 @@ test('in the browser, Download of a creation and an audit Export are browser dow
   const creation = await downloadOf(page, () =>
     card.getByRole('button', { name: `Download ${name}`, exact: true }).click(),
   );
-  const saved = join(home, 'results', 'creations');
+  const saved = join(home, 'results', 'Creations');
   expect(readdirSync(saved)).toEqual([creation.name]);
   expect(creation.bytes.equals(readFileSync(join(saved, creation.name)))).toBe(true);
   expect(creation.bytes.length).toBeGreaterThan(0);
