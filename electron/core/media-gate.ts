@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, realpathSync, statSync } from 'node:fs';
-import { extname, join, resolve, sep } from 'node:path';
+import { extname, join, resolve } from 'node:path';
+import { isWithin } from './paths.ts';
 import { DeskError } from '../../shared/contract/define.ts';
 import { loadSharp } from './media/sharp.ts';
 
@@ -73,9 +74,7 @@ export class MediaGate {
   contains(path: string, real = false): boolean {
     const abs = resolve(path);
     const roots = [this.home, ...this.roots()].map((r) => resolve(r));
-    return [...roots, ...(real ? roots.map(realOrSelf) : [])].some(
-      (root) => abs === root || abs.startsWith(root.endsWith(sep) ? root : root + sep),
-    );
+    return [...roots, ...(real ? roots.map(realOrSelf) : [])].some((root) => isWithin(abs, root));
   }
 
   /** A small WebP of an image, made once per (file, size, mtime) and cached under the data folder. */

@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, statSync } from 'node:fs';
-import { dirname, extname, resolve, sep } from 'node:path';
+import { dirname, extname, resolve } from 'node:path';
 import { DeskError } from '../../shared/contract/define.ts';
+import { isWithin } from './paths.ts';
 
 /** Only results the app makes may be opened: a renderer must never be able to launch a program. */
 const OPENABLE = new Set([
@@ -94,7 +95,7 @@ export function openWithOs(path: string, how: 'file' | 'reveal' | 'folder' = 'fi
  */
 export function checkOpenableFolder(path: string, outputFolders: readonly string[], ruleRoot: string): string {
   const abs = resolve(path);
-  const inside = (root: string) => abs === root || abs.startsWith(root.endsWith(sep) ? root : root + sep);
+  const inside = (root: string) => isWithin(abs, root);
   if (!outputFolders.some((f) => inside(resolve(f))))
     throw new DeskError('forbidden', `${abs} is not a folder MediaDesk puts results in, so it is not opened`);
   let st = statSync(abs, { throwIfNoEntry: false });

@@ -24,6 +24,10 @@ export const dbPaths = (home: string) => ({
   sandboxTasks: join(home, 'sandbox-tasks.ndjson'),
 });
 
+/** Whether absolute `abs` is `root` or lies inside it (a sibling sharing its prefix does not). */
+export const isWithin = (abs: string, root: string): boolean =>
+  abs === root || abs.startsWith(root.endsWith(sep) ? root : root + sep);
+
 /** Where results go when Settings names no output folder: a folder of the user's own, not the app's data folder. */
 export function defaultOutputDir(env: NodeJS.ProcessEnv = process.env): string {
   return env.MEDIADESK_OUTPUT_DIR || join(homedir(), 'MediaDesk');
