@@ -126,6 +126,21 @@ test('Studio keeps its tool, settings, inputs and output folder across a reload;
   await expect(inputs).toHaveText([kept, gone].map((p) => new RegExp(`^${p}`)));
   await expect(page.getByTestId('start')).toHaveText('Start batch (3 images)');
 
+  // A setting typed saves the choices alone: the inputs' file lists are not written again each keystroke.
+  await page.evaluate(() => {
+    const setItem = Storage.prototype.setItem;
+    const writes: string[] = ((window as unknown as { storageWrites: string[] }).storageWrites = []);
+    Storage.prototype.setItem = function (key: string, value: string) {
+      writes.push(value);
+      setItem.call(this, key, value);
+    };
+  });
+  await page.getByTestId('field-scale_factor').fill('3');
+  await page.getByTestId('field-scale_factor').fill('4');
+  const writes = () => page.evaluate(() => (window as unknown as { storageWrites: string[] }).storageWrites);
+  await expect.poll(async () => (await writes()).some((w) => w.includes('"scale_factor":4'))).toBe(true);
+  expect((await writes()).filter((w) => w.includes(kept))).toEqual([]);
+
   // A folder deleted meanwhile: checked again after the reload, it leaves the list.
   rmSync(gone, { recursive: true });
   await page.reload();

@@ -7,4 +7,4 @@ const ON_HOST = {
 
 /** In a browser, Open acts on the computer running MediaDesk, not the browser's: said on each such button. */
 export const onHostTitle = (what: keyof typeof ON_HOST): string | undefined =>
-  desk.upload ? ON_HOST[what] : undefined;
+  desk.download ? ON_HOST[what] : undefined;

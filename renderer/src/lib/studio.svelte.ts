@@ -13,6 +13,8 @@ export interface Picked {
 
 /** Where the Studio keeps its tool, form values, inputs and output folder across a reload of the window. */
 const SAVED_KEY = 'mediadesk.studio';
+/** Apart from the choices: a folder's file list is written again only when the inputs change, not on each keystroke. */
+const SAVED_INPUTS_KEY = 'mediadesk.studio.inputs';
 
 interface SavedStudio {
   toolId: string;
@@ -56,12 +58,10 @@ class StudioStore {
 
   /** Brings back what the last window had; a tool or value this build no longer has is left out. */
   restore(): void {
-    let saved: Partial<SavedStudio>;
-    try {
-      saved = JSON.parse(localStorage.getItem(SAVED_KEY) ?? 'null') ?? {};
-    } catch {
-      return;
-    }
+    const stored = readSaved(SAVED_KEY);
+    const saved = (stored && typeof stored === 'object' ? { ...stored } : {}) as Partial<SavedStudio>;
+    const inputs = readSaved(SAVED_INPUTS_KEY);
+    if (inputs !== undefined) saved.inputs = inputs as StudioInput[];
     if (typeof saved.toolId === 'string' && STUDIO_TOOLS.some((t) => t.id === saved.toolId)) this.toolId = saved.toolId;
     for (const [id, v] of Object.entries(saved.values ?? {}))
       if (STUDIO_TOOLS.some((t) => t.id === id) && v && typeof v === 'object')
@@ -82,19 +82,14 @@ class StudioStore {
   /** Saves the Studio's choices as they change (the Studio's tools only: the other screens keep their own). */
   persist(): void {
     $effect.root(() => {
-      $effect(() => {
-        const saved: SavedStudio = {
+      $effect(() =>
+        save(SAVED_KEY, {
           toolId: this.toolId,
           values: Object.fromEntries(STUDIO_TOOLS.map((t) => [t.id, $state.snapshot(this.values[t.id])])),
-          inputs: $state.snapshot(this.inputs),
           outDir: this.outDir,
-        };
-        try {
-          localStorage.setItem(SAVED_KEY, JSON.stringify(saved));
-        } catch {
-          // Storage full or off: the Studio still works, it only forgets on reload.
-        }
-      });
+        }),
+      );
+      $effect(() => save(SAVED_INPUTS_KEY, $state.snapshot(this.inputs)));
     });
   }
 
@@ -128,6 +123,22 @@ class StudioStore {
     this.values[tool] = v;
     this.toolId = tool;
     return true;
+  }
+}
+
+function readSaved(key: string): unknown {
+  try {
+    return JSON.parse(localStorage.getItem(key) ?? 'null') ?? undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function save(key: string, value: unknown): void {
+  try {
+    localStorage.setItem(key, JSON.stringify(value));
+  } catch {
+    // Storage full or off: the Studio still works, it only forgets on reload.
   }
 }
 
