@@ -58,7 +58,7 @@ class Window {
 
 /**
  * The service's limits as the Sandbox enforces them, per key: every /v1 request counts toward the
- * burst and average windows (refused ones do not), and each accepted create toward its tool's cap.
+ * burst and average windows (ones they refuse do not), and each accepted create toward its tool's cap.
  */
 export class ServiceLimits {
   private option: LimitsOption;

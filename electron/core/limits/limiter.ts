@@ -74,6 +74,8 @@ export class PaceLimiter {
   private readonly safetyMs: number;
   private readonly stmts;
   private readonly grantTx: (req: GrantRequest) => Grant;
+  /** The UTC day this process last dropped a scope's older daily counts: once a day is enough. */
+  private readonly daysPruned = new Map<string, string>();
 
   constructor(db: Db, opts: LimiterOptions = {}) {
     this.rates = opts.rates ?? SERVICE_RATES;
@@ -176,7 +178,10 @@ export class PaceLimiter {
     if (req.kind === 'create') {
       const day = utcDay(now);
       this.stmts.use.run(scope, req.tool!, day);
-      this.stmts.pruneDays.run(scope, day);
+      if (this.daysPruned.get(scope) !== day) {
+        this.stmts.pruneDays.run(scope, day);
+        this.daysPruned.set(scope, day);
+      }
     }
     return { go: true, capLeft };
   }
