@@ -39,7 +39,7 @@ describe('the pacing limiter', () => {
     });
     if (wait.go) return;
     expect(waitMessage(wait)).toBe(
-      "Waiting 5 s: the service's short-term limit of 250 requests in 5 s is reached; sending again at 12:00:05 UTC.",
+      'Waiting 5 s: the service takes at most 250 requests in 5 s; sending again at 12:00:05 UTC.',
     );
     l.advance(4999);
     expect(l.limiter.acquire(poll).go).toBe(false);
@@ -86,8 +86,8 @@ describe('the pacing limiter', () => {
       resetsAt: midnight,
     });
     if (held.go) return;
-    expect(waitMessage(held, 'Precision upscaler creates')).toBe(
-      'Waiting: the daily limit of 3 Precision upscaler creates is reached (0 left today); it resets at 00:00 UTC.',
+    expect(waitMessage(held, 'the Precision upscaler')).toBe(
+      'Waiting: the daily limit of 3 jobs for the Precision upscaler is reached (0 left today); it resets at 00:00 UTC.',
     );
     // Polls go on, and another tool has its own cap (the plan's `*`).
     expect(l.limiter.acquire(poll).go).toBe(true);

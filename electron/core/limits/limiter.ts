@@ -188,12 +188,11 @@ export class PaceLimiter {
 }
 
 /** A wait in plain words, for the Queue and the CLI: which limit, how many are left, when it resets. */
-export function waitMessage(grant: Extract<Grant, { go: false }>, toolTitle = 'creates of this tool'): string {
+export function waitMessage(grant: Extract<Grant, { go: false }>, toolTitle = 'this tool'): string {
   const at = new Date(grant.resetsAt).toISOString();
   if (grant.reason === 'daily_cap')
-    return `Waiting: the daily limit of ${grant.limit} ${toolTitle} is reached (${grant.left} left today); it resets at ${at.slice(11, 16)} UTC.`;
-  const span = grant.reason === 'burst' ? 'short-term' : 'average';
-  return `Waiting ${Math.ceil(grant.waitMs / 1000)} s: the service's ${span} limit of ${grant.limit} requests in ${grant.windowSec} s is reached; sending again at ${at.slice(11, 19)} UTC.`;
+    return `Waiting: the daily limit of ${grant.limit} jobs for ${toolTitle} is reached (${grant.left} left today); it resets at ${at.slice(11, 16)} UTC.`;
+  return `Waiting ${Math.ceil(grant.waitMs / 1000)} s: the service takes at most ${grant.limit} requests in ${grant.windowSec} s; sending again at ${at.slice(11, 19)} UTC.`;
 }
 
 /** A limiter on a data folder's mediadesk.db, on a connection of its own (close it when done). */
