@@ -2,7 +2,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { OPERATIONS } from '../../shared/official/index.ts';
 import { secondsToUtcMidnight } from './audit-route.ts';
 import { sendError, sendInvalid, type InvalidParam } from './errors.ts';
+import { creditsOf } from '../../shared/service-limits.ts';
 import { callerOf, type Caller } from './keys.ts';
+import { buildToolRoutes } from './tool-routes.ts';
 import { intBetween, pick, rngFrom, seedOf } from './rng.ts';
 import type { SandboxState } from './server.ts';
 import type { Team } from './team.ts';
@@ -14,6 +16,17 @@ const GRANULARITIES = ['day', 'week', 'month', 'year'] as const;
 type Granularity = (typeof GRANULARITIES)[number];
 /** The tools seeded usage names: the reference's task endpoints, by their paths under /v1/ai/. */
 const USAGE_TOOLS = OPERATIONS.filter((op) => op.generates).map((op) => op.path.slice('/v1/ai/'.length));
+let pricePerUse: Map<string, number> | undefined;
+/** Credits one use of a usage tool costs by the price table, at its defaults: the history a client learns prices from. */
+function priceOf(tool: string): number {
+  pricePerUse ??= new Map(
+    [...buildToolRoutes().creates].map(([path, c]) => [
+      path.slice('/v1/ai/'.length),
+      creditsOf(c.tool?.id ?? path, {}),
+    ]),
+  );
+  return pricePerUse.get(tool) ?? creditsOf('*', {});
+}
 
 /** One seeded usage record: who used which tool how often, under which project, group and key. */
 interface Usage {
@@ -38,12 +51,13 @@ function usageOfDay(team: Team, seed: number, day: string): Usage[] {
     const m = pick(rng, team.members);
     for (let j = intBetween(rng, 1, 3); j > 0; j--) {
       const uses = intBetween(rng, 1, 40);
+      const tool = pick(rng, USAGE_TOOLS);
       out.push({
         day,
         userId: m.id,
-        tool: pick(rng, USAGE_TOOLS),
+        tool,
         uses,
-        credits: uses * intBetween(rng, 1, 25),
+        credits: uses * priceOf(tool),
         project: pick(rng, team.projects).reference,
         groupId: m.groupId,
         apiKeyId: pick(rng, team.apiKeys).id,

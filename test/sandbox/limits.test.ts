@@ -167,6 +167,24 @@ describe('credits charged', () => {
     ]);
   });
 
+  it("the generated history is priced by the same table, so credits per use in it are the tool's price", async () => {
+    const toolOfUsage = new Map(TOOLS.map((t) => [pathOf(t.id).slice('/v1/ai/'.length), t.id]));
+    const r = await ctx.api.post('/v1/analytics/team-credit-usage', {
+      granularity: 'day',
+      start_date: '2026-01-01',
+      end_date: '2026-02-28',
+    });
+    let checked = 0;
+    for (const bucket of r.body.data)
+      for (const c of bucket.consumptions) {
+        const id = toolOfUsage.get(c.tool);
+        if (!id) continue;
+        expect(c.user_credits, c.tool).toBe(c.user_uses * creditsOf(id, {}));
+        checked++;
+      }
+    expect(checked).toBeGreaterThan(50);
+  });
+
   it('a member key cannot read the team usage (403)', async () => {
     const r = await ctx.api.post('/v1/analytics/team-credit-usage', { granularity: 'day' }, 'sandbox-member');
     expect([r.status, r.body.message]).toEqual([403, "Only team admins and owners can read the team's credit usage."]);
