@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { DailyCaps, PlanTier, RateLimits } from '../../shared/service-limits.ts';
 import {
   DEFAULT_DAILY_CAPS,
   dailyCapOf,
@@ -6,9 +7,6 @@ import {
   PLAN_TIERS,
   SERVICE_RATES,
   utcDay,
-  type DailyCaps,
-  type PlanTier,
-  type RateLimits,
 } from '../../shared/service-limits.ts';
 
 export interface LimitsConfig extends RateLimits {
