@@ -131,7 +131,7 @@ describe('the pacing limiter', () => {
     expect(limiter.acquire(poll).go).toBe(true);
     close();
     const db = openDatabase(path, QUEUE_MIGRATIONS);
-    expect(db.pragma('user_version', { simple: true })).toBe(8);
+    expect(db.pragma('user_version', { simple: true })).toBe(QUEUE_MIGRATIONS.length);
     expect(db.prepare('SELECT id FROM batches').all()).toEqual([{ id: 'b1' }]);
     db.close();
   });

@@ -186,4 +186,23 @@ export const QUEUE_MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 9,
+    name: 'a batch estimate, its budget and why it is held',
+    up: (db) => {
+      // The estimate told before Start (core/limits/estimate.ts): credits, or NULL when the cost
+      // could not be known, with its basis in words. The budget is the user's optional cap in
+      // credits or jobs; held_by says why the batch's queued jobs wait (its budget), NULL when not.
+      // Column by column, as migration 8: a file whose version was set back by hand has them.
+      const has = new Set((db.prepare('PRAGMA table_info(batches)').all() as { name: string }[]).map((c) => c.name));
+      for (const [name, type] of [
+        ['estimate_credits', 'REAL'],
+        ['estimate_basis', 'TEXT'],
+        ['budget_credits', 'REAL'],
+        ['budget_jobs', 'INTEGER'],
+        ['held_by', 'TEXT'],
+      ])
+        if (!has.has(name)) db.exec(`ALTER TABLE batches ADD COLUMN ${name} ${type}`);
+    },
+  },
 ];
