@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli } from '../cli.ts';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
-import { cleanup, control, hugePng, makeImages, tmp } from './helpers.ts';
+import { cleanup, control, makeImages, tmp } from './helpers.ts';
+import { hugePng } from '../huge-png.ts';
 import { creditsOf } from '../../shared/service-limits.ts';
 import type { BatchReport } from '../../shared/contract/report.ts';
 

@@ -5,6 +5,7 @@ import { DeskError } from '../../../shared/contract/define.ts';
 import type { HandlerMap } from '../../../shared/contract/define.ts';
 import type { BatchReport, Charged, ReportCounts, ReportJob, reportCommands } from '../../../shared/contract/report.ts';
 import type { UsageQuery, UsageResult } from '../../../shared/contract/team.ts';
+import { portableName } from '../../../shared/file-names.ts';
 import { toCsv } from '../analytics/csv.ts';
 import { utcDay } from '../analytics/ledger.ts';
 import { ensureFolder } from '../output-folder.ts';
@@ -233,8 +234,9 @@ export async function exportReport(
   const r = await batchReport(deps, idOrPrefix);
   const dir = resolve(outDir ?? deps.exportDir());
   await ensureFolder(dir);
-  const day = utcDay(r.createdAt);
-  const path = join(dir, `batch-report-${r.tool}-${day}-${r.batchId.slice(0, 8)}.csv`);
+  // Named as a person finds it: the tool and when the batch started (UTC), which tells batches apart.
+  const started = new Date(r.createdAt).toISOString().slice(0, 19).replace('T', ' ').replace(/:/g, '-');
+  const path = join(dir, portableName(`${r.toolLabel} report ${started}.csv`, 'batch report.csv'));
   await writeFile(path, reportCsv(r), 'utf8');
   return { path, rows: r.jobs.length };
 }
