@@ -1,6 +1,7 @@
 // A batch's report as `mediadesk report` gives it, against the Sandbox over HTTP with its limits on
 // (so its creates are charged by its price table): some tasks FAIL after create, one input is
 // refused at create; only the former count as charged but failed.
+import Database from 'better-sqlite3';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -98,6 +99,21 @@ describe('mediadesk report', () => {
     const before = (await control(sb.url, 'stats')).requests['POST /v1/analytics/team-credit-usage'];
     expect((await cli(['report', batch], 'admin')).code).toBe(0);
     expect((await control(sb.url, 'stats')).requests['POST /v1/analytics/team-credit-usage']).toBe(before);
+
+    // The estimate told before Start, as batches.start records it: said beside the charges, shared out per job.
+    const db = new Database(join(dir, 'admin', 'mediadesk.db'));
+    db.prepare("UPDATE batches SET estimate_credits = 180, estimate_basis = ? WHERE id LIKE ? || '%'").run(
+      "by your team's usage of this tool over the last 7 days",
+      batch,
+    );
+    db.close();
+    const withEstimate = await cli(['report', batch], 'admin');
+    expect(withEstimate.out).toContain(` · estimate 180 credits · charged about ${charged.credits} credits\n`);
+    expect(withEstimate.out).toContain(
+      "Estimated 180 credits before Start, by your team's usage of this tool over the last 7 days.\n",
+    );
+    const perJob = JSON.parse((await cli(['report', batch, '--json'], 'admin')).out) as BatchReport;
+    expect(new Set(perJob.jobs.map((j) => j.estimateCredits))).toEqual(new Set([20]));
   });
 
   it("says the charges are unknown when the key cannot read the team's usage", async () => {
