@@ -18,7 +18,8 @@ import { dbPaths, withDefaultOutputDir } from './paths.ts';
 import { checkOpenable, checkOpenableFolder, openWithOs } from './open-file.ts';
 import { FILE_SAVING_COMMANDS, SavedFiles } from './saved-files.ts';
 import { CachedSecretStore, keyFingerprint, openSecretStore, type SecretStore } from './secrets.ts';
-import { teamHandlers, teamServices } from './team.ts';
+import { defaultOutDir, teamHandlers, teamServices } from './team.ts';
+import { reportHandlers } from './queue/batch-report.ts';
 import { openConfStore, SettingsService, type JsonFileStore } from './settings.ts';
 import { backendLabel } from '../../shared/contract/foundation.ts';
 import type { CommandName } from '../../shared/contract/index.ts';
@@ -163,6 +164,11 @@ export async function createCore(opts: CoreOptions) {
       }),
     ...engineHandlers(engine, (p) => events.emit('batches.checkProgress', p)),
     ...teamHandlers(teamDeps, team),
+    ...reportHandlers({
+      store: engine.store,
+      usage: (q, refresh) => team.analytics.query(q, refresh),
+      exportDir: () => defaultOutDir(opts.home, effectiveSettings(), 'exports'),
+    }),
     ...auditHandlers(audit),
     'media.check': ({ family, sources, body }) => checkReferences({ family, sources, body }),
     'loras.list': async () => ({ loras: await listLoras(client, join(opts.home, 'cache', 'loras')) }),

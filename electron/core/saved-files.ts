@@ -8,6 +8,7 @@ export const FILE_SAVING_COMMANDS: ReadonlySet<CommandName> = new Set<CommandNam
   'audit.export',
   'team.export',
   'creations.download',
+  'batches.exportReport',
 ]);
 
 /**

@@ -2,7 +2,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { OPERATIONS } from '../../shared/official/index.ts';
 import { secondsToUtcMidnight } from './audit-route.ts';
 import { sendError, sendInvalid, type InvalidParam } from './errors.ts';
-import type { Caller } from './keys.ts';
+import { creditsOf } from '../../shared/service-limits.ts';
+import { callerOf, type Caller } from './keys.ts';
+import { buildToolRoutes } from './tool-routes.ts';
 import { intBetween, pick, rngFrom, seedOf } from './rng.ts';
 import type { SandboxState } from './server.ts';
 import type { Team } from './team.ts';
@@ -14,6 +16,17 @@ const GRANULARITIES = ['day', 'week', 'month', 'year'] as const;
 type Granularity = (typeof GRANULARITIES)[number];
 /** The tools seeded usage names: the reference's task endpoints, by their paths under /v1/ai/. */
 const USAGE_TOOLS = OPERATIONS.filter((op) => op.generates).map((op) => op.path.slice('/v1/ai/'.length));
+let pricePerUse: Map<string, number> | undefined;
+/** Credits one use of a usage tool costs by the price table, at its defaults: the history a client learns prices from. */
+function priceOf(tool: string): number {
+  pricePerUse ??= new Map(
+    [...buildToolRoutes().creates].map(([path, c]) => [
+      path.slice('/v1/ai/'.length),
+      creditsOf(c.tool?.id ?? path, {}),
+    ]),
+  );
+  return pricePerUse.get(tool) ?? creditsOf('*', {});
+}
 
 /** One seeded usage record: who used which tool how often, under which project, group and key. */
 interface Usage {
@@ -38,12 +51,13 @@ function usageOfDay(team: Team, seed: number, day: string): Usage[] {
     const m = pick(rng, team.members);
     for (let j = intBetween(rng, 1, 3); j > 0; j--) {
       const uses = intBetween(rng, 1, 40);
+      const tool = pick(rng, USAGE_TOOLS);
       out.push({
         day,
         userId: m.id,
-        tool: pick(rng, USAGE_TOOLS),
+        tool,
         uses,
-        credits: uses * intBetween(rng, 1, 25),
+        credits: uses * priceOf(tool),
         project: pick(rng, team.projects).reference,
         groupId: m.groupId,
         apiKeyId: pick(rng, team.apiKeys).id,
@@ -111,11 +125,46 @@ function teamOf(caller: Caller, team: Team): Team {
   };
 }
 
+/**
+ * The team's real charges (the tasks its keys created, charged on create whatever their end) as
+ * usage records by day. They carry no project or seeded API key, so those filters leave them out.
+ */
+function chargesByDay(
+  state: SandboxState,
+  caller: Caller,
+  team: Team,
+  from: number,
+  until: number,
+): Map<string, Usage[]> {
+  const out = new Map<string, Usage[]>();
+  const groupOf = new Map(team.members.map((m) => [m.id, m.groupId]));
+  for (const t of state.tasks.all()) {
+    if (!t.charge || t.createdAt < from || t.createdAt >= until) continue;
+    if (callerOf(t.key)?.teamId !== caller.teamId) continue;
+    const day = isoDay(t.createdAt);
+    const records = out.get(day) ?? out.set(day, []).get(day)!;
+    const { tool, credits } = t.charge;
+    records.push({
+      day,
+      userId: t.userId,
+      tool,
+      uses: 1,
+      credits,
+      project: '',
+      groupId: groupOf.get(t.userId) ?? 0,
+      apiKeyId: 0,
+    });
+  }
+  return out;
+}
+
 export function registerAnalytics(app: FastifyInstance, state: SandboxState): void {
   app.post('/v1/analytics/team-credit-usage', async (req, reply) => {
     const caller = state.callerOf(req);
     if (!state.creditQuota.take(caller.key, state.now()))
       return sendError(reply, 429, 'Too many requests', { 'Retry-After': String(secondsToUtcMidnight(state.now())) });
+    if (caller.role !== 'owner' && caller.role !== 'admin')
+      return sendError(reply, 403, "Only team admins and owners can read the team's credit usage.");
     const body = (req.body ?? {}) as Record<string, unknown>;
     if (typeof body !== 'object' || Array.isArray(body))
       return sendInvalid(reply, [{ field: 'body', reason: 'must be a JSON object' }]);
@@ -140,6 +189,7 @@ export function registerAnalytics(app: FastifyInstance, state: SandboxState): vo
     if (bad.length) return sendInvalid(reply, bad);
 
     const team = teamOf(caller, state.team);
+    const charged = chargesByDay(state, caller, team, start, end + DAY);
     const buckets = new Map<
       string,
       Map<string, { uses: number; credits: number; users: Map<number, { uses: number; credits: number }> }>
@@ -148,8 +198,8 @@ export function registerAnalytics(app: FastifyInstance, state: SandboxState): vo
       const day = isoDay(d);
       const bucket = bucketOf(day, granularity);
       const tools = buckets.get(bucket) ?? buckets.set(bucket, new Map()).get(bucket)!;
-      if (caller.teamId !== 1) continue;
-      for (const u of usageOfDay(team, state.seed, day)) {
+      const history = caller.teamId === 1 ? usageOfDay(team, state.seed, day) : [];
+      for (const u of [...history, ...(charged.get(day) ?? [])]) {
         if (groups && !groups.includes(u.groupId)) continue;
         if (keys && !keys.includes(u.apiKeyId)) continue;
         if (projects && !projects.includes(u.project)) continue;

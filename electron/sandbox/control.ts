@@ -5,6 +5,7 @@ import type { DiskStore } from './blob-store.ts';
 import { sendError, sendInvalid } from './errors.ts';
 import { faultsPatchSchema, type FaultState } from './faults.ts';
 import { DEMO_KEYS } from './keys.ts';
+import { limitsOptionSchema, type ServiceLimits } from './limits.ts';
 import type { DailyQuota, Stats } from './stats.ts';
 import type { TaskStore } from './tasks.ts';
 
@@ -17,6 +18,7 @@ export interface ControlDeps {
   appCosts: AppCosts;
   stats: Stats;
   quotas: DailyQuota[];
+  limits: ServiceLimits;
   tasks: TaskStore;
   disk: DiskStore;
   audit: AuditStore;
@@ -69,6 +71,21 @@ export function registerControl(app: FastifyInstance, deps: ControlDeps): void {
         );
       return deps.faults.merge(r.data);
     });
+    ctl.get('/__sandbox/limits', async () => deps.limits.current);
+    ctl.post('/__sandbox/limits', async (req, reply) => {
+      const b = jsonBody(req.body);
+      const r = b.ok ? limitsOptionSchema.safeParse(b.value.limits) : undefined;
+      if (!r?.success)
+        return sendInvalid(reply, [
+          {
+            field: 'limits',
+            reason:
+              'must be "service", "off", or {burstPerSec, burstWindowSec, averagePerSec, averageWindowSec, caps: {business, enterprise}}',
+          },
+        ]);
+      deps.limits.set(r.data);
+      return deps.limits.current;
+    });
     ctl.post('/__sandbox/apps/:appId/cost', async (req: FastifyRequest<{ Params: { appId: string } }>, reply) => {
       const b = jsonBody(req.body);
       const cost = b.ok ? b.value.cost : undefined;
@@ -94,12 +111,15 @@ export function registerControl(app: FastifyInstance, deps: ControlDeps): void {
       deps.appCosts.reset();
       deps.stats.reset();
       for (const q of deps.quotas) q.reset();
+      deps.limits.reset();
       return { ok: true, faults: deps.faults.current };
     });
     ctl.get('/__sandbox/stats', async () => ({
       requests: deps.stats.requests,
       creates: deps.stats.creates,
       listParams: deps.stats.listParams,
+      charges: deps.stats.charges,
+      limited: deps.limits.limited,
       tasks: deps.tasks.size,
       ...(deps.renderer ? { renders: deps.renderer.stats() } : {}),
     }));

@@ -3,6 +3,8 @@ import { buildServer } from './server.ts';
 
 export { DEMO_KEYS, type DemoKey } from './keys.ts';
 export type { RenderMode } from './results.ts';
+export type { LimitsConfig, LimitsOption } from './limits.ts';
+import type { LimitsOption } from './limits.ts';
 
 export interface StartSandboxOptions {
   port?: number;
@@ -13,6 +15,8 @@ export interface StartSandboxOptions {
   renderMode?: RenderMode;
   /** A file keeping its tasks (and so the recent creations) across restarts. */
   taskJournal?: string;
+  /** The service's rates and per-plan daily caps (README, "Limits"); default `off`. */
+  limits?: LimitsOption;
 }
 
 export interface RunningSandbox {
@@ -30,6 +34,7 @@ export async function startSandbox(opts: StartSandboxOptions = {}): Promise<Runn
     now: opts.now ?? Date.now,
     renderMode: opts.renderMode,
     taskJournal: opts.taskJournal,
+    limits: opts.limits,
   });
   await app.listen({ host: '127.0.0.1', port: opts.port ?? 0 });
   const addr = app.server.address();

@@ -18,6 +18,7 @@ import { registerAnalytics } from './analytics.ts';
 import { AppCosts, registerApps } from './apps.ts';
 import { registerCreations } from './creations.ts';
 import { registerLoras } from './loras.ts';
+import { ServiceLimits, type LimitsOption } from './limits.ts';
 
 /** Stated limit: JSON bodies on /v1 (base64 inputs included). */
 export const MAX_JSON_BYTES = 64 * 1024 * 1024;
@@ -32,6 +33,8 @@ export interface SandboxOptions {
   renderMode?: RenderMode;
   /** A file keeping the tasks across restarts (TaskStore); none: they live as long as the Sandbox. */
   taskJournal?: string;
+  /** The service's rates and daily caps: `off` (the default), `service`, or numbers of one's own. */
+  limits?: LimitsOption;
 }
 
 /** Everything one running Sandbox holds; routes get the parts they need. */
@@ -50,6 +53,7 @@ export interface SandboxState {
   webhooks: WebhookDispatcher;
   auditQuota: DailyQuota;
   creditQuota: DailyQuota;
+  limits: ServiceLimits;
   callerOf: (req: FastifyRequest) => Caller;
 }
 
@@ -82,6 +86,7 @@ export function buildServer(opts: SandboxOptions): {
     webhooks: new WebhookDispatcher(secret, opts.now),
     auditQuota: new DailyQuota(AUDIT_DAILY_LIMIT),
     creditQuota: new DailyQuota(CREDIT_USAGE_DAILY_LIMIT),
+    limits: new ServiceLimits(opts.limits),
     callerOf: (req) => {
       const c = callers.get(req);
       if (!c) throw new Error('route reached without authentication');
@@ -119,6 +124,8 @@ export function buildServer(opts: SandboxOptions): {
           `Request with API key ${caller.key} is not valid.`,
         );
       }
+      const pace = state.limits.request(caller.key, state.now());
+      if (!pace.ok) return sendError(reply, 429, FAULT_MESSAGES[429], { 'Retry-After': String(pace.retryAfterSec) });
     }
     // Faults hit the API and downloads only; the control API must keep working to turn them off.
     if (isApi || DOWNLOAD_PREFIXES.some((p) => path.startsWith(p))) {
@@ -211,6 +218,7 @@ export function buildServer(opts: SandboxOptions): {
     appCosts: state.appCosts,
     stats: state.stats,
     quotas: [state.auditQuota, state.creditQuota],
+    limits: state.limits,
     tasks: state.tasks,
     disk,
     audit: state.audit,

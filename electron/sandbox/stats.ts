@@ -6,6 +6,8 @@ export class Stats {
   requests: Record<string, number> = {};
   creates: Record<string, Record<string, number>> = {};
   listParams: Record<string, number> = {};
+  /** Credits charged on accepted creates, per tool: what the credit usage reports beside its history. */
+  charges: Record<string, { uses: number; credits: number }> = {};
 
   request(routeKey: string): void {
     this.requests[routeKey] = (this.requests[routeKey] ?? 0) + 1;
@@ -14,6 +16,12 @@ export class Stats {
   create(toolId: string, key: string): void {
     const perKey = (this.creates[toolId] ??= {});
     perKey[key] = (perKey[key] ?? 0) + 1;
+  }
+
+  charge(toolId: string, credits: number): void {
+    const c = (this.charges[toolId] ??= { uses: 0, credits: 0 });
+    c.uses++;
+    c.credits += credits;
   }
 
   /** One task-list request, with the names of the query parameters it carried. */
@@ -25,6 +33,7 @@ export class Stats {
     this.requests = {};
     this.creates = {};
     this.listParams = {};
+    this.charges = {};
   }
 }
 

@@ -35,6 +35,11 @@ export interface Task {
   appEnding?: 'completed_with_errors' | 'cancelled';
   /** Result URL lifetime; defaults to the tool's (24 h). */
   ttlHours?: number;
+  /**
+   * Tools only: what the create was charged, under the tool name the credit usage reports (its path
+   * under /v1/ai/). Charged once accepted, whether the task then completes or fails.
+   */
+  charge?: { tool: string; credits: number };
   /** Highest status index reached, so a clock that steps back never moves a task backwards. */
   reached: number;
 }
@@ -110,6 +115,11 @@ export class TaskStore {
       n++;
     }
     return n;
+  }
+
+  /** Every task, in creation order. */
+  all(): IterableIterator<Task> {
+    return this.byId.values();
   }
 
   ofKey(key: string): Task[] {

@@ -16,7 +16,9 @@ import {
 } from '../../shared/official/index.ts';
 import type { DiskStore } from './blob-store.ts';
 import { InvalidParamsError, sendError, sendInvalid } from './errors.ts';
-import type { FaultState } from './faults.ts';
+import { creditsOf } from '../../shared/service-limits.ts';
+import { FAULT_MESSAGES, type FaultState } from './faults.ts';
+import type { ServiceLimits } from './limits.ts';
 import type { Caller } from './keys.ts';
 import { stylingProblems } from './loras.ts';
 import { resolveInputs } from './media-input.ts';
@@ -112,6 +114,7 @@ export interface ToolDeps {
   tasks: TaskStore;
   faults: FaultState;
   stats: Stats;
+  limits: ServiceLimits;
   disk: DiskStore;
   webhooks: WebhookDispatcher;
   now: () => number;
@@ -178,9 +181,12 @@ export function toolHandler(deps: ToolDeps) {
     const sent = { ...params };
     // Defaults are applied so rendering sees what the service would have used.
     params = { ...withStatedDefaults(route.op.body, params), ...route.pathParams };
+    const toolId = route.tool?.id ?? route.op.path;
+    const cap = deps.limits.create(caller.key, caller.plan, toolId, deps.now());
+    if (!cap.ok) return sendError(reply, 429, FAULT_MESSAGES[429], { 'Retry-After': String(cap.retryAfterSec) });
     const task: Task = {
       id: deps.tasks.newId(),
-      toolId: route.tool?.id ?? route.op.path,
+      toolId,
       listPath: route.listPath,
       key: caller.key,
       userId: caller.userId,
@@ -192,10 +198,12 @@ export function toolHandler(deps: ToolDeps) {
       resultCount: countResults(params),
       reached: 0,
       resultKind: route.generates,
+      charge: { tool: route.op.path.slice('/v1/ai/'.length), credits: creditsOf(toolId, params) },
     };
     if (task.resultKind === 'text') task.text = await describeImage(String(params.image), deps.disk);
     deps.tasks.add(task);
     deps.stats.create(task.toolId, caller.key);
+    deps.stats.charge(task.toolId, task.charge!.credits);
     const hook = params.webhook_url;
     if (typeof hook === 'string') {
       task.webhookUrl = hook;

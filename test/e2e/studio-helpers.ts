@@ -19,10 +19,10 @@ export interface SandboxProcess {
  * The Sandbox as its own process with a short task duration, so the host can be killed and
  * restarted while tasks stay on the server. The host reaches it through MEDIADESK_API_URL.
  */
-export async function startSandboxProcess(taskDurationMs = 500): Promise<SandboxProcess> {
+export async function startSandboxProcess(taskDurationMs = 500, args: string[] = []): Promise<SandboxProcess> {
   const child = spawn(
     process.execPath,
-    ['bin/mediadesk.js', 'sandbox', '--port', '0', '--task-duration-ms', String(taskDurationMs)],
+    ['bin/mediadesk.js', 'sandbox', '--port', '0', '--task-duration-ms', String(taskDurationMs), ...args],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stderr = '';

@@ -33,6 +33,7 @@ const READS = new Set<CommandName>([
   'media.thumbnail',
   'loras.list',
   'batches.list',
+  'batches.report',
   'jobs.list',
   'jobs.status',
   'apps.list',
@@ -77,6 +78,7 @@ const EFFECTS: Partial<Record<CommandName, string>> = {
   'apps.retry': 'queues a run again',
   'team.export': 'writes a file where it is told',
   'creations.download': 'downloads into a folder it is told',
+  'batches.exportReport': 'writes a file where it is told',
 };
 
 const home = mkdtempSync(join(tmpdir(), 'md-fuzz-cmd-'));

@@ -2,9 +2,10 @@
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { spawn } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { webhookSecret } from '../../electron/sandbox/webhooks.ts';
-import { interruptWhen, runCli } from '../cli.ts';
+import { BIN, interruptWhen, runCli } from '../cli.ts';
 
 const home = mkdtempSync(join(tmpdir(), 'cli-sandbox-'));
 afterAll(() => rmSync(home, { recursive: true, force: true }));
@@ -44,6 +45,37 @@ describe('mediadesk sandbox options', () => {
         `mediadesk sandbox: ${args[1]} expects an integer from 0 to ${args[1] === '--port' ? 65535 : 3600000}, got "${args[2]}"\n`,
       );
     }
+  });
+});
+
+describe('mediadesk sandbox --limits', () => {
+  it('anything but service or off is refused (exit 2)', async () => {
+    const r = await cli(['--print-keys', '--limits', 'sometimes']);
+    expect([r.code, r.out, r.err]).toEqual([
+      2,
+      '',
+      'mediadesk sandbox: --limits expects "service" or "off", got "sometimes"\n',
+    ]);
+  });
+
+  it('--limits service starts the Sandbox with the service limits on', async () => {
+    const child = spawn(process.execPath, [BIN, 'sandbox', '--limits', 'service'], {
+      env: { ...process.env, MEDIADESK_HOME: home },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise((res) => child.once('exit', res));
+    let out = '';
+    const url = await new Promise<string>((res) =>
+      child.stdout.on('data', (d) => {
+        out += d;
+        const m = /^listening on (\S+)$/m.exec(out);
+        if (m) res(m[1]);
+      }),
+    );
+    const limits = await (await fetch(`${url}/__sandbox/limits`)).json();
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(limits.mode).toBe('service');
   });
 });
 

@@ -157,4 +157,52 @@ export const QUEUE_MIGRATIONS: readonly Migration[] = [
       db.exec('ALTER TABLE app_runs ADD COLUMN sandbox_of TEXT');
     },
   },
+  {
+    version: 8,
+    name: 'the pacing limiter: grants, daily uses and the user caps',
+    up: (db) => {
+      // Shared by every process on the data folder (core/limits). `scope` names whose limits:
+      // the backend and a hash of the key, never the key. IF NOT EXISTS: a file whose version
+      // was set back by hand (test/engine/sandbox-gone.test.ts) still has these tables.
+      db.exec(`
+        CREATE TABLE IF NOT EXISTS limiter_grants (
+          scope       TEXT NOT NULL,
+          granted_at  INTEGER NOT NULL             -- ms since the epoch
+        );
+        CREATE INDEX IF NOT EXISTS limiter_grants_by_scope ON limiter_grants (scope, granted_at);
+        CREATE TABLE IF NOT EXISTS limiter_daily_uses (
+          scope  TEXT NOT NULL,
+          tool   TEXT NOT NULL,                    -- catalogue tool id
+          day    TEXT NOT NULL,                    -- UTC day, YYYY-MM-DD
+          uses   INTEGER NOT NULL,
+          PRIMARY KEY (scope, tool, day)
+        );
+        CREATE TABLE IF NOT EXISTS limiter_caps (
+          plan  TEXT NOT NULL,                     -- plan tier: business, enterprise
+          tool  TEXT NOT NULL,                     -- catalogue tool id, or * for every tool not named
+          cap   INTEGER NOT NULL CHECK (cap >= 0), -- creates per UTC day; overrides the default
+          PRIMARY KEY (plan, tool)
+        );
+      `);
+    },
+  },
+  {
+    version: 9,
+    name: 'a batch estimate, its budget and why it is held',
+    up: (db) => {
+      // The estimate told before Start (core/limits/estimate.ts): credits, or NULL when the cost
+      // could not be known, with its basis in words. The budget is the user's optional cap in
+      // credits or jobs; held_by says why the batch's queued jobs wait (its budget), NULL when not.
+      // Column by column, as migration 8: a file whose version was set back by hand has them.
+      const has = new Set((db.prepare('PRAGMA table_info(batches)').all() as { name: string }[]).map((c) => c.name));
+      for (const [name, type] of [
+        ['estimate_credits', 'REAL'],
+        ['estimate_basis', 'TEXT'],
+        ['budget_credits', 'REAL'],
+        ['budget_jobs', 'INTEGER'],
+        ['held_by', 'TEXT'],
+      ])
+        if (!has.has(name)) db.exec(`ALTER TABLE batches ADD COLUMN ${name} ${type}`);
+    },
+  },
 ];

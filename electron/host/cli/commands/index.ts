@@ -12,6 +12,7 @@ export interface CommandRef {
 export const COMMANDS: CommandRef[] = [
   { name: 'run', load: () => import('./run.ts').then((m) => m.runCommand) },
   { name: 'jobs', load: () => import('./jobs.ts').then((m) => m.jobsCommand) },
+  { name: 'report', load: () => import('./report.ts').then((m) => m.reportCommand) },
   { name: 'video', load: () => import('./video.ts').then((m) => m.video), standalone: true },
   { name: 'apps', load: () => import('./apps.ts').then((m) => m.appsCommand) },
   { name: 'usage', load: () => import('./usage.ts').then((m) => m.usageCommand) },

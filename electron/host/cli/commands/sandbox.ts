@@ -16,17 +16,20 @@ export const sandboxCommand: CliCommand = {
   name: 'sandbox',
   summary: 'Run the built-in Sandbox API on 127.0.0.1 (demo keys: --print-keys)',
   usage:
-    'mediadesk sandbox [--port N] [--seed S] [--task-duration-ms MS] [--print-keys]   (runs until Ctrl-C, exit 130, or SIGTERM, exit 0)',
+    'mediadesk sandbox [--port N] [--seed S] [--task-duration-ms MS] [--limits service|off] [--print-keys]   (runs until Ctrl-C, exit 130, or SIGTERM, exit 0)',
   async run(ctx) {
     // The other commands' parser: --name=value as well, and a repeated option is refused rather
     // than one of its values silently taken (`--seed 5 --seed 6` printed seed 5's secret).
-    const options = parseOptions(ctx.argv, ['--port', '--seed', '--task-duration-ms'], ['--print-keys']);
+    const options = parseOptions(ctx.argv, ['--port', '--seed', '--task-duration-ms', '--limits'], ['--print-keys']);
     if (options.positional.length)
       throw new UsageError(`unexpected argument "${oneLine(options.positional[0])}"; usage: ${this.usage}`);
     const seed = intOption(options.one('--seed'), '--seed', 0, 2 ** 32 - 1) ?? 1;
     // Checked with --print-keys too: a bad value is a mistake in the script whichever way it runs.
     const port = intOption(options.one('--port'), '--port', 0, 65535) ?? 0;
     const taskDurationMs = intOption(options.one('--task-duration-ms'), '--task-duration-ms', 0, 3_600_000);
+    const limits = options.one('--limits') ?? 'off';
+    if (limits !== 'service' && limits !== 'off')
+      throw new UsageError(`--limits expects "service" or "off", got "${oneLine(limits)}"`);
     if (options.flags.has('--print-keys')) {
       for (const k of DEMO_KEYS)
         ctx.stdout.write(
@@ -40,7 +43,7 @@ export const sandboxCommand: CliCommand = {
     // it killed the process before the handler was there, leaving the files behind.
     const stop = interruptible();
     try {
-      const sandbox = await startSandbox({ port, seed, taskDurationMs });
+      const sandbox = await startSandbox({ port, seed, taskDurationMs, limits });
       // Scripts wait for this exact first line.
       ctx.stdout.write(`listening on ${sandbox.url}\n`);
       ctx.stdout.write(

@@ -1,0 +1,202 @@
+import { createHash } from 'node:crypto';
+import { openDatabase, type Db } from '../db/open.ts';
+import { dbPaths } from '../paths.ts';
+import { QUEUE_MIGRATIONS } from '../queue/migrations.ts';
+import {
+  DEFAULT_DAILY_CAPS,
+  dailyCapOf,
+  nextUtcMidnight,
+  PLAN_TIERS,
+  SERVICE_RATES,
+  utcDay,
+  type DailyCaps,
+  type PlanTier,
+  type RateLimits,
+} from '../../../shared/service-limits.ts';
+
+export type LimitReason = 'burst' | 'average' | 'daily_cap';
+
+/** A create or poll may go now, or must wait: why, how many are left, and when that resets. */
+export type Grant =
+  | {
+      go: true;
+      /** Creates of this tool left today after this one; null for a poll. */
+      capLeft: number | null;
+    }
+  | {
+      go: false;
+      waitMs: number;
+      reason: LimitReason;
+      /** The limit reached: requests in the window, or creates per day. */
+      limit: number;
+      /** What is left under it now (0: the wait is for it). */
+      left: number;
+      /** When one more fits (ms since the epoch): the window moves on, or 00:00 UTC. */
+      resetsAt: number;
+      /** Rate limits only: the window's length. */
+      windowSec?: number;
+    };
+
+export interface GrantRequest {
+  /** Whose limits (limiterScope): the same backend and key share them across processes. */
+  scope: string;
+  kind: 'create' | 'poll';
+  /** Creates only: the catalogue tool id and the key's plan tier, for the daily cap. */
+  tool?: string;
+  plan?: PlanTier;
+}
+
+export interface LimiterOptions {
+  rates?: RateLimits;
+  now?: () => number;
+  /**
+   * A grant counts this much longer than its window, so requests that reach the server late
+   * (network jitter, another process's slower send) still fall inside the service's limit.
+   */
+  safetyMs?: number;
+}
+
+export const DEFAULT_SAFETY_MS = 250;
+
+/** The scope of a backend and key: the key itself is never stored. */
+export function limiterScope(backendIdentity: string, apiKey: string): string {
+  return `${backendIdentity} ${createHash('sha256').update(apiKey).digest('hex').slice(0, 16)}`;
+}
+
+/**
+ * Paces creates and polls to the rates and daily caps for every process on one data folder: rows
+ * of mediadesk.db (queue migration 8), one BEGIN IMMEDIATE transaction per grant, so two
+ * processes never both take the last place in a window.
+ */
+export class PaceLimiter {
+  readonly rates: RateLimits;
+  private readonly now: () => number;
+  private readonly safetyMs: number;
+  private readonly stmts;
+  private readonly grantTx: (req: GrantRequest) => Grant;
+  /** The UTC day this process last dropped a scope's older daily counts: once a day is enough. */
+  private readonly daysPruned = new Map<string, string>();
+
+  constructor(db: Db, opts: LimiterOptions = {}) {
+    this.rates = opts.rates ?? SERVICE_RATES;
+    this.now = opts.now ?? Date.now;
+    this.safetyMs = opts.safetyMs ?? DEFAULT_SAFETY_MS;
+    this.stmts = {
+      prune: db.prepare('DELETE FROM limiter_grants WHERE scope = ? AND granted_at <= ?'),
+      count: db.prepare('SELECT count(*) AS n FROM limiter_grants WHERE scope = ? AND granted_at > ?').pluck(),
+      nth: db
+        .prepare(
+          'SELECT granted_at FROM limiter_grants WHERE scope = ? AND granted_at > ? ORDER BY granted_at LIMIT 1 OFFSET ?',
+        )
+        .pluck(),
+      insert: db.prepare('INSERT INTO limiter_grants (scope, granted_at) VALUES (?, ?)'),
+      uses: db.prepare('SELECT uses FROM limiter_daily_uses WHERE scope = ? AND tool = ? AND day = ?').pluck(),
+      use: db.prepare(
+        `INSERT INTO limiter_daily_uses (scope, tool, day, uses) VALUES (?, ?, ?, 1)
+         ON CONFLICT (scope, tool, day) DO UPDATE SET uses = uses + 1`,
+      ),
+      pruneDays: db.prepare('DELETE FROM limiter_daily_uses WHERE scope = ? AND day < ?'),
+      caps: db.prepare('SELECT tool, cap FROM limiter_caps WHERE plan = ?'),
+      setCap: db.prepare(
+        'INSERT INTO limiter_caps (plan, tool, cap) VALUES (?, ?, ?) ON CONFLICT (plan, tool) DO UPDATE SET cap = excluded.cap',
+      ),
+      dropCap: db.prepare('DELETE FROM limiter_caps WHERE plan = ? AND tool = ?'),
+    };
+    const tx = db.transaction((req: GrantRequest) => this.grantNow(req));
+    this.grantTx = (req) => tx.immediate(req);
+  }
+
+  /** Takes a place now, or says how long to wait and why; nothing is taken when it must wait. */
+  acquire(req: GrantRequest): Grant {
+    if (req.kind === 'create' && (!req.tool || !req.plan))
+      throw new Error('a create needs its tool and plan for the daily cap');
+    return this.grantTx(req);
+  }
+
+  /** A plan tier's caps: the defaults (DEFAULT_DAILY_CAPS) with the user's own over them. */
+  capsOf(plan: PlanTier): DailyCaps {
+    const own = this.stmts.caps.all(plan) as { tool: string; cap: number }[];
+    return { ...DEFAULT_DAILY_CAPS[plan], ...Object.fromEntries(own.map((r) => [r.tool, r.cap])) };
+  }
+
+  /** Sets the user's cap of a tool (`*`: every tool not named) on a plan; null goes back to the default. */
+  setCap(plan: PlanTier, tool: string, cap: number | null): void {
+    if (!PLAN_TIERS.includes(plan)) throw new Error(`no plan tier "${plan}"; the tiers are ${PLAN_TIERS.join(', ')}`);
+    if (cap === null) return void this.stmts.dropCap.run(plan, tool);
+    if (!Number.isInteger(cap) || cap < 0) throw new Error(`a daily cap is a whole number, 0 or more; got ${cap}`);
+    this.stmts.setCap.run(plan, tool, cap);
+  }
+
+  /** Today's cap of a tool for a scope: how many creates were granted, how many are left, when it resets. */
+  capStatus(
+    scope: string,
+    plan: PlanTier,
+    tool: string,
+  ): { cap: number; used: number; left: number; resetsAt: number } {
+    const now = this.now();
+    const cap = dailyCapOf(this.capsOf(plan), tool);
+    const used = (this.stmts.uses.get(scope, tool, utcDay(now)) as number | undefined) ?? 0;
+    return { cap, used, left: Math.max(0, cap - used), resetsAt: nextUtcMidnight(now) };
+  }
+
+  private grantNow(req: GrantRequest): Grant {
+    const now = this.now();
+    const { scope } = req;
+    let capLeft: number | null = null;
+    if (req.kind === 'create') {
+      const { cap, used, resetsAt } = this.capStatus(scope, req.plan!, req.tool!);
+      if (used >= cap) return { go: false, waitMs: resetsAt - now, reason: 'daily_cap', limit: cap, left: 0, resetsAt };
+      capLeft = cap - used - 1;
+    }
+    const r = this.rates;
+    const longest = Math.max(r.burstWindowSec, r.averageWindowSec) * 1000 + this.safetyMs;
+    this.stmts.prune.run(scope, now - longest);
+    let wait: Grant | null = null;
+    for (const [reason, perSec, windowSec] of [
+      ['burst', r.burstPerSec, r.burstWindowSec],
+      ['average', r.averagePerSec, r.averageWindowSec],
+    ] as const) {
+      const span = windowSec * 1000 + this.safetyMs;
+      const limit = Math.max(1, Math.floor(perSec * windowSec));
+      const count = this.stmts.count.get(scope, now - span) as number;
+      if (count < limit) continue;
+      // The place frees when the grant that many back from the newest leaves the window.
+      const frees = (this.stmts.nth.get(scope, now - span, count - limit) as number) + span;
+      if (!wait || frees - now > wait.waitMs)
+        wait = {
+          go: false,
+          waitMs: Math.max(1, frees - now),
+          reason,
+          limit,
+          left: 0,
+          resetsAt: Math.max(frees, now + 1),
+          windowSec,
+        };
+    }
+    if (wait) return wait;
+    this.stmts.insert.run(scope, now);
+    if (req.kind === 'create') {
+      const day = utcDay(now);
+      this.stmts.use.run(scope, req.tool!, day);
+      if (this.daysPruned.get(scope) !== day) {
+        this.stmts.pruneDays.run(scope, day);
+        this.daysPruned.set(scope, day);
+      }
+    }
+    return { go: true, capLeft };
+  }
+}
+
+/** A wait in plain words, for the Queue and the CLI: which limit, how many are left, when it resets. */
+export function waitMessage(grant: Extract<Grant, { go: false }>, toolTitle = 'this tool'): string {
+  const at = new Date(grant.resetsAt).toISOString();
+  if (grant.reason === 'daily_cap')
+    return `Waiting: the daily limit of ${grant.limit} jobs for ${toolTitle} is reached (${grant.left} left today); it resets at ${at.slice(11, 16)} UTC.`;
+  return `Waiting ${Math.ceil(grant.waitMs / 1000)} s: the service takes at most ${grant.limit} requests in ${grant.windowSec} s; sending again at ${at.slice(11, 19)} UTC.`;
+}
+
+/** A limiter on a data folder's mediadesk.db, on a connection of its own (close it when done). */
+export function openLimiter(home: string, opts: LimiterOptions = {}): { limiter: PaceLimiter; close(): void } {
+  const db = openDatabase(dbPaths(home).jobs, QUEUE_MIGRATIONS);
+  return { limiter: new PaceLimiter(db, opts), close: () => db.close() };
+}
