@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ExifTool, type Tags } from 'exiftool-vendored';
 import sharp from 'sharp';
@@ -163,6 +163,27 @@ describe('a result keeps its source metadata and says how it was made', () => {
       await e.close();
       await slow.close();
     }
+  });
+});
+
+describe('a crash after the copy with metadata was placed', () => {
+  it('is recognised by that copy: the result is recorded once, with no second file and nothing left beside it', async () => {
+    const { home, input, out } = setup();
+    await cameraPhoto(join(input, 'beach.jpg'));
+    const job = await upscale({}, input, out, home);
+    const [result] = job.outputs;
+    // As a process killed between placing the copy and recording it leaves things: the part as
+    // downloaded, the copy linked at the result's name, the job still downloading with no output.
+    writeFileSync(`${result}.part`, 'the part as downloaded');
+    linkSync(result, `${result}.meta`);
+    const e = sb.engine(home);
+    e.store.db.prepare("UPDATE jobs SET state = 'downloading', outputs = '[]' WHERE id = ?").run(job.id);
+    e.start();
+    await settle(e, [job.id]);
+    const [again] = e.store.byIds([job.id]);
+    expect([again.state, again.outputs, again.error]).toEqual(['done', [result], null]);
+    expect(readdirSync(out)).toEqual(['beach_upscaler-precision.png']);
+    expect((await readTags(result))['IFD0:Make']).toBe('Canon');
   });
 });
 
