@@ -89,8 +89,16 @@ export function builderConfig(env: Env = process.env): Configuration {
     copyright: 'Copyright © MediaDesk contributors',
     directories: { output: 'dist', buildResources: 'build' },
     asar: true,
-    // Native code cannot be loaded from inside an archive: every addon, and sharp's libvips beside it.
-    asarUnpack: ['**/*.node', 'node_modules/@img/**/*', 'node_modules/sharp/**/*', 'node_modules/@napi-rs/**/*'],
+    // Native code cannot be loaded from inside an archive: every addon, and sharp's libvips beside it;
+    // nor can exiftool (a Perl script, or an .exe on Windows) be run from there.
+    asarUnpack: [
+      '**/*.node',
+      'node_modules/@img/**/*',
+      'node_modules/sharp/**/*',
+      'node_modules/@napi-rs/**/*',
+      'node_modules/exiftool-vendored.pl/**/*',
+      'node_modules/exiftool-vendored.exe/**/*',
+    ],
     // better-sqlite3, sharp and @napi-rs/keyring are Node-API modules with prebuilt binaries: the
     // ones npm installed load in Electron as they are.
     npmRebuild: false,

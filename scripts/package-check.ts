@@ -44,6 +44,8 @@ const PACKED_TOP = ['package.json', 'out', 'resources', 'node_modules'];
 
 /** Files the OS loader opens by path: they cannot be read from inside the archive. */
 const NATIVE = /\.(node|dll|dylib|so)(\.\d+)*$/;
+/** Programs run by path: exiftool (copies a source's metadata into results), its script and its .exe. */
+const RUN_BY_PATH = /^node_modules\/exiftool-vendored\.(pl|exe)\/bin\/exiftool(\.exe)?$/;
 
 const FUSE_NAMES: Record<string, FuseV1Options> = {
   runAsNode: FuseV1Options.RunAsNode,
@@ -179,8 +181,11 @@ export async function checkPackedApp(app: PackedApp, expect: Expectations): Prom
       problems.push(`${path} is built but not in app.asar`);
   }
   for (const [path, entry] of packed) {
-    if (!NATIVE.test(path)) continue;
-    if (!entry.unpacked) problems.push(`${path} is native code packed inside app.asar: it must be unpacked`);
+    if (!NATIVE.test(path) && !RUN_BY_PATH.test(path)) continue;
+    if (!entry.unpacked)
+      problems.push(
+        `${path} is ${NATIVE.test(path) ? 'native code' : 'a program'} packed inside app.asar: it must be unpacked`,
+      );
     else if (!existsSync(join(`${archive}.unpacked`, path)))
       problems.push(`${path} is marked unpacked but missing from app.asar.unpacked`);
   }

@@ -14,6 +14,8 @@ command -v gnome-keyring-daemon >/dev/null || need+=(gnome-keyring)
 command -v ffmpeg >/dev/null || need+=(ffmpeg)
 command -v Xvfb >/dev/null || need+=(xvfb)
 command -v curl >/dev/null || need+=(curl)
+# exiftool (results keep their metadata) runs on the full perl, not perl-base alone.
+perl -MEncode -MPOSIX -e1 2>/dev/null || need+=(perl)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "[test] installing ${need[*]}"

@@ -79,6 +79,12 @@ const fields = {
   slugs: slugOverrides,
   /** The installed desktop app looks for a new release at start and downloads it in the background. */
   autoUpdate: z.boolean({ error: 'must be true or false' }),
+  /** A result keeps its source's EXIF (orientation, camera, dates), colour profile, IPTC and XMP. */
+  keepMetadata: z.boolean({ error: 'must be true or false' }),
+  /** A result records how it was made (tool, model path, parameters, task, date, app version) in its XMP. */
+  writeProvenance: z.boolean({ error: 'must be true or false' }),
+  /** The same record beside the result, as `<result>.json`. */
+  provenanceSidecar: z.boolean({ error: 'must be true or false' }),
 };
 
 const DEFAULTS = {
@@ -93,6 +99,9 @@ const DEFAULTS = {
   theme: 'system',
   slugs: {},
   autoUpdate: true,
+  keepMetadata: true,
+  writeProvenance: true,
+  provenanceSidecar: false,
 } as const;
 
 export const settingsSchema = z.object({
@@ -107,12 +116,24 @@ export const settingsSchema = z.object({
   theme: fields.theme.default(DEFAULTS.theme),
   slugs: fields.slugs.default(DEFAULTS.slugs),
   autoUpdate: fields.autoUpdate.default(DEFAULTS.autoUpdate),
+  keepMetadata: fields.keepMetadata.default(DEFAULTS.keepMetadata),
+  writeProvenance: fields.writeProvenance.default(DEFAULTS.writeProvenance),
+  provenanceSidecar: fields.provenanceSidecar.default(DEFAULTS.provenanceSidecar),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;
 export const settingsPatchSchema = z.object(fields).partial().strict();
 export type SettingsPatch = z.infer<typeof settingsPatchSchema>;
 export const DEFAULT_SETTINGS: Settings = settingsSchema.parse({});
+
+/** What a result carries besides its pixels: frozen into each job when it is queued. */
+export const METADATA_SETTINGS = ['keepMetadata', 'writeProvenance', 'provenanceSidecar'] as const;
+export type MetadataSettings = Pick<Settings, (typeof METADATA_SETTINGS)[number]>;
+export const metadataSettingsOf = (s: MetadataSettings): MetadataSettings => ({
+  keepMetadata: s.keepMetadata,
+  writeProvenance: s.writeProvenance,
+  provenanceSidecar: s.provenanceSidecar,
+});
 
 export function effectiveSlugs(s: Settings): Record<SlugKey, string> {
   const out = { ...DEFAULT_SLUGS } as Record<SlugKey, string>;

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Backend, type RunningSandboxLike } from './backend.ts';
 import { createDispatcher, type AllHandlers } from './dispatch.ts';
@@ -25,6 +24,7 @@ import { backendLabel } from '../../shared/contract/foundation.ts';
 import type { CommandName } from '../../shared/contract/index.ts';
 import { openLog, type AppLog } from './log/index.ts';
 import { keysKnownTo } from './log/keys.ts';
+import { APP_VERSION } from './app-version.ts';
 
 export interface CoreOptions {
   home: string;
@@ -42,7 +42,7 @@ export interface CoreOptions {
   log?: AppLog;
 }
 
-const VERSION: string = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
+const VERSION = APP_VERSION;
 
 export type Core = Awaited<ReturnType<typeof createCore>>;
 

@@ -15,7 +15,7 @@ function storedSettings(stored: unknown): (args: string[]) => ReturnType<typeof 
   return (args) => runCli(['settings', ...args], { env: { MEDIADESK_HOME: own } });
 }
 const KNOWN =
-  '(known: backend, baseUrl, keyHeader, sandboxKey, outputDir, namingTemplate, concurrency, perToolConcurrency, theme, slugs, autoUpdate)';
+  '(known: backend, baseUrl, keyHeader, sandboxKey, outputDir, namingTemplate, concurrency, perToolConcurrency, theme, slugs, autoUpdate, keepMetadata, writeProvenance, provenanceSidecar)';
 
 describe('mediadesk settings', () => {
   it('a setting named twice in one set is refused (exit 2) and nothing is saved', async () => {
@@ -24,6 +24,26 @@ describe('mediadesk settings', () => {
     const after = await cli(['get']);
     expect(after.code).toBe(0);
     expect(JSON.parse(after.out)).toMatchObject({ theme: 'system', concurrency: 4 });
+  });
+
+  it('switches what results carry: metadata and provenance on by default, the record beside them off', async () => {
+    const own = storedSettings({});
+    expect(JSON.parse((await own(['get'])).out)).toMatchObject({
+      keepMetadata: true,
+      writeProvenance: true,
+      provenanceSidecar: false,
+    });
+    expect(await own(['set', 'keepMetadata=false', 'provenanceSidecar=true'])).toEqual({
+      code: 0,
+      out: 'saved keepMetadata, provenanceSidecar\n',
+      err: '',
+    });
+    expect((await own(['get', 'keepMetadata'])).out).toBe('false\n');
+    const bad = await own(['set', 'writeProvenance=yes']);
+    expect([bad.code, bad.err]).toEqual([
+      2,
+      'mediadesk settings: settings not saved: writeProvenance must be true or false\n',
+    ]);
   });
 
   it('a name with control characters is shown escaped on one line, not raw', async () => {

@@ -81,6 +81,8 @@ describe.skipIf(process.platform === 'win32')('the packed app (Linux dir target)
         natives.some(([p, e]) => p.includes(module) && e.unpacked),
         module,
       ).toBe(true);
+    // exiftool's script, run by Perl from the unpacked folder.
+    expect(packed.get('node_modules/exiftool-vendored.pl/bin/exiftool')?.unpacked).toBe(true);
     // Only this system's SQLite binaries (appFiles): the others are dead weight in a Linux package.
     expect(natives.filter(([p]) => /better-sqlite3\/prebuilds\/(?!linux-)/.test(p))).toEqual([]);
     const script = readFileSync(good.executable, 'latin1');

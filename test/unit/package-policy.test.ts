@@ -77,6 +77,10 @@ describe('the packaging config', () => {
         'enableNodeOptionsEnvironmentVariable=off onlyLoadAppFromAsar=on runAsNode=off',
     );
     expect(config.asarUnpack).toContain('**/*.node');
+    // exiftool runs from a file: its Perl script (and the library beside it), or its .exe.
+    expect(config.asarUnpack).toEqual(
+      expect.arrayContaining(['node_modules/exiftool-vendored.pl/**/*', 'node_modules/exiftool-vendored.exe/**/*']),
+    );
     // A top-level `files` would be a second matcher beside each platform's, taking what they leave out.
     expect(config.files).toBeUndefined();
     for (const system of [config.mac, config.win, config.linux]) expect(system?.files).toContain('out/**/*');

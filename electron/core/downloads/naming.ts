@@ -127,6 +127,8 @@ export function shortened(stem: string, maxBytes = MAX_STEM_BYTES): string {
 }
 
 export const partPathOf = (finalPath: string) => `${finalPath}.part`;
+/** The downloaded part with the source's metadata written in; no longer than the part's name. */
+export const metaPartPathOf = (finalPath: string) => `${finalPath}.meta`;
 
 /**
  * The folder of an input's results: its input's sub-folder (relative to the chosen folder) inside

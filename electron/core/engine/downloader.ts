@@ -2,7 +2,8 @@ import type { Slugs } from '../../../shared/catalogue/index.ts';
 import { ApiError } from '../api/client.ts';
 import { fromAnotherSandbox } from '../backend.ts';
 import { removeQuietly } from '../downloads/download.ts';
-import { partPathOf } from '../downloads/naming.ts';
+import { metaPartPathOf, partPathOf } from '../downloads/naming.ts';
+import { ResultMetadata } from '../metadata/result-metadata.ts';
 import { downloadFailed } from '../queue/job-messages.ts';
 import type { JobState } from '../../../shared/contract/jobs.ts';
 import { REQUEUE_FRESH } from '../queue/states.ts';
@@ -12,10 +13,17 @@ import { fetchResults, JobMovedError } from './results.ts';
 
 const DAY_MS = 86_400_000;
 
+const removePartsOf = async (planned: string) => {
+  await removeQuietly(partPathOf(planned));
+  await removeQuietly(metaPartPathOf(planned));
+};
+
 /** The download step: a job's results fetched into its output folder, and the part files it leaves. */
 export class Downloader {
   private readonly context: LoopContext;
   private readonly aborts = new Map<string, AbortController>();
+  /** One exiftool process for this engine's results, started at first use. */
+  private readonly metadata = new ResultMetadata();
 
   constructor(context: LoopContext) {
     this.context = context;
@@ -33,7 +41,7 @@ export class Downloader {
           await this.context.write(() => store.move(job.id, 'downloading', 'queued', REQUEUE_FRESH));
           return;
         }
-        await fetchResults(job, {
+        const { notes } = await fetchResults(job, {
           store,
           tools: this.context.tools,
           slugs: job.snapshot.slugs as Slugs,
@@ -41,8 +49,10 @@ export class Downloader {
           maxAttempts: options.downloadAttempts ?? 8,
           expiredPatienceMs: options.expiredPatienceMs,
           write: (fn) => this.context.write(fn),
+          metadata: this.metadata,
         });
-        await this.context.write(() => store.move(job.id, 'downloading', 'done', { error: null }));
+        const error = notes.length ? notes.join('; ') : null;
+        await this.context.write(() => store.move(job.id, 'downloading', 'done', { error }));
       } catch (err) {
         if (abort.signal.aborted || err instanceof JobMovedError) return;
         const message = err instanceof ApiError ? err.describe() : (err as Error).message;
@@ -62,8 +72,13 @@ export class Downloader {
     for (const abort of this.aborts.values()) abort.abort();
   }
 
+  /** Ends the exiftool process once no download runs; the next result starts another. */
+  endMetadata(): Promise<void> {
+    return this.metadata.end();
+  }
+
   async removeParts(job: JobRow): Promise<void> {
-    for (const path of job.planned ?? []) await removeQuietly(partPathOf(path));
+    for (const path of job.planned ?? []) await removePartsOf(path);
   }
 
   /**
@@ -79,14 +94,13 @@ export class Downloader {
       const doneCount = (JSON.parse(row.outputs) as string[]).length;
       for (const [i, path] of planned.entries()) {
         if (row.state === 'downloading' && i >= doneCount) continue;
-        await removeQuietly(partPathOf(path));
+        await removePartsOf(path);
       }
     }
     const done = this.context.store.db
       .prepare("SELECT planned FROM jobs WHERE planned IS NOT NULL AND state = 'done' AND updated_at > ?")
       .all(Date.now() - DAY_MS) as { planned: string }[];
-    for (const row of done)
-      for (const path of JSON.parse(row.planned) as string[]) await removeQuietly(partPathOf(path));
+    for (const row of done) for (const path of JSON.parse(row.planned) as string[]) await removePartsOf(path);
   }
 
   /**

@@ -3,7 +3,7 @@ import { getTool, type ToolEntry } from '../../../shared/catalogue/index.ts';
 import { throttled } from '../../../shared/concurrency.ts';
 import { DeskError } from '../../../shared/contract/define.ts';
 import type { BatchCheckResult, BatchStartResult } from '../../../shared/contract/jobs.ts';
-import { isAbsolutePath } from '../../../shared/settings.ts';
+import { isAbsolutePath, metadataSettingsOf } from '../../../shared/settings.ts';
 import { assertOutputFolder, outputFolderProblem } from '../output-folder.ts';
 import { batchResultsFolder, canonicalPath } from '../paths.ts';
 import type { JobStore, NewJob } from '../queue/store.ts';
@@ -147,7 +147,11 @@ export class BatchPlanner {
       outDir,
       params,
       roots: inputs,
-      snapshot: { namingTemplate: settings.namingTemplate, slugs: options.slugs() },
+      snapshot: {
+        namingTemplate: settings.namingTemplate,
+        slugs: options.slugs(),
+        metadata: metadataSettingsOf(settings),
+      },
       backend,
       jobs: newJobs,
     });

@@ -1,6 +1,8 @@
 import { ensureFolder } from '../output-folder.ts';
 import { dirname, join } from 'node:path';
-import { getTool } from '../../../shared/catalogue/index.ts';
+import { getTool, resolvePaths } from '../../../shared/catalogue/index.ts';
+import { DEFAULT_SETTINGS, metadataSettingsOf } from '../../../shared/settings.ts';
+import { provenanceOf, type Provenance, type ResultMetadata } from '../metadata/result-metadata.ts';
 import type { GeneratedItem, ToolClient } from '../api/tools.ts';
 import {
   downloadToPart,
@@ -14,7 +16,15 @@ import {
   writeTextPart,
   waitForRenewedLinks,
 } from '../downloads/download.ts';
-import { extensionOf, outputDirOf, partPathOf, renderName, stemOf, withCollisionSuffix } from '../downloads/naming.ts';
+import {
+  extensionOf,
+  metaPartPathOf,
+  outputDirOf,
+  partPathOf,
+  renderName,
+  stemOf,
+  withCollisionSuffix,
+} from '../downloads/naming.ts';
 import { sameFileKey } from '../../../shared/file-names.ts';
 import type { JobRow, JobStore } from '../queue/store.ts';
 import type { Slugs } from '../../../shared/catalogue/index.ts';
@@ -50,6 +60,14 @@ export interface FetchDeps {
    * event-loop turn into one transaction). Default: at once. Nothing on disk moves until it resolves.
    */
   write?: <T>(fn: () => T) => Promise<T>;
+  /** Copies the source's metadata into results and records how they were made; absent: saved as downloaded. */
+  metadata?: ResultMetadata;
+}
+
+export interface FetchedResults {
+  outputs: string[];
+  /** What was saved but not as asked (its metadata not copied, say), in words for the job. */
+  notes: string[];
 }
 
 const writeNow = async <T>(fn: () => T): Promise<T> => fn();
@@ -130,7 +148,7 @@ async function plan(job: JobRow, items: GeneratedItem[], store: JobStore): Promi
  * linked into place without overwriting anything, recorded, and only then the part removed. Each
  * step is recorded so a crash at any point resumes without a partial or duplicated output.
  */
-export async function fetchResults(job: JobRow, deps: FetchDeps): Promise<string[]> {
+export async function fetchResults(job: JobRow, deps: FetchDeps): Promise<FetchedResults> {
   try {
     return await fetchHeld(job, deps);
   } finally {
@@ -139,7 +157,7 @@ export async function fetchResults(job: JobRow, deps: FetchDeps): Promise<string
   }
 }
 
-async function fetchHeld(job: JobRow, deps: FetchDeps): Promise<string[]> {
+async function fetchHeld(job: JobRow, deps: FetchDeps): Promise<FetchedResults> {
   const { store } = deps;
   const write = deps.write ?? writeNow;
   const tool = getTool(job.tool);
@@ -166,44 +184,80 @@ async function fetchHeld(job: JobRow, deps: FetchDeps): Promise<string[]> {
   // The folders of the names planned (a resumed job's were planned by the build that planned them).
   for (const dir of new Set(planned.slice(job.outputs.length).map((p) => dirname(p)))) await ensureFolder(dir);
   const outputs = [...job.outputs];
+  const notes: string[] = [];
+  const note = (n: string | null) => n && !notes.includes(n) && notes.push(n);
+  const settings = metadataSettingsOf(job.snapshot.metadata ?? DEFAULT_SETTINGS);
+  const provenance = deps.metadata && tool.result !== 'text' ? provenanceFor(job, deps) : null;
   for (let i = outputs.length; i < planned.length; i++) {
     const base = planned[i];
     // The part is named after the planned output and never renamed, so a resumed run finds it.
     const part = partPathOf(base);
-    const placed = fresh ? null : await placedAs(part, base);
+    // The part with the metadata written in: the one placed when there is one.
+    const twin = metaPartPathOf(base);
+    const placed = fresh ? null : await placedAs([part, twin], base);
     if (placed) {
       // The last run placed this file but died before recording it.
       if (!(await write(() => store.patch(job.id, 'downloading', { outputs: [...outputs, placed] }))))
         throw new JobMovedError();
       outputs.push(placed);
+      if (provenance && settings.provenanceSidecar) note(await deps.metadata!.writeSidecar(placed, provenance));
       await removeQuietly(part);
+      await removeQuietly(twin);
       continue;
     }
     if (tool.result === 'text') await writeTextPart(part, items.map(urlOf).join('\n'));
     else items = await downloadWithRetries(job, i, items, part, deps);
+    let finished = part;
+    if (provenance) {
+      const meta = await deps.metadata!.writeInto(part, twin, {
+        final: base,
+        source: job.inputPath,
+        provenance,
+        settings,
+      });
+      note(meta.problem);
+      if (meta.written) finished = twin;
+    }
     let k = 1;
     let final = base;
-    while (!(await placeWithoutOverwrite(part, final))) {
+    while (!(await placeWithoutOverwrite(finished, final))) {
       // A file appeared at our name since we planned it (the user's, or another job's): never replace it.
       final = withCollisionSuffix(base, ++k);
     }
     if (!(await write(() => store.patch(job.id, 'downloading', { outputs: [...outputs, final] })))) {
       await removeQuietly(part);
+      await removeQuietly(twin);
       throw new JobMovedError();
     }
     outputs.push(final);
+    if (provenance && settings.provenanceSidecar) note(await deps.metadata!.writeSidecar(final, provenance));
     await removeQuietly(part);
+    await removeQuietly(twin);
   }
-  return outputs;
+  return { outputs, notes: notes.map((n) => `saved; ${n}`) };
 }
 
-/** Where a part was already linked into place by an earlier run, if anywhere. */
-async function placedAs(part: string, base: string): Promise<string | null> {
-  if (!(await exists(part))) return null;
+function provenanceFor(job: JobRow, deps: FetchDeps): Provenance {
+  const tool = getTool(job.tool);
+  return provenanceOf({
+    tool: tool.id,
+    toolTitle: tool.title,
+    modelPath: resolvePaths(tool, deps.slugs, job.params).create,
+    params: job.params,
+    taskId: job.taskId,
+    inputPath: job.inputPath,
+  });
+}
+
+/** Where one of a result's parts was already linked into place by an earlier run, if anywhere. */
+async function placedAs(parts: string[], base: string): Promise<string | null> {
+  const there: string[] = [];
+  for (const p of parts) if (await exists(p)) there.push(p);
+  if (!there.length) return null;
   for (let k = 1; ; k++) {
     const candidate = withCollisionSuffix(base, k);
     if (!(await exists(candidate))) return null;
-    if (await sameFile(part, candidate)) return candidate;
+    for (const p of there) if (await sameFile(p, candidate)) return candidate;
   }
 }
 

@@ -82,6 +82,7 @@ export class Runner {
     this.timer = null;
     this.downloads.abortAll();
     await Promise.allSettled([...this.busy.values()]);
+    await this.downloads.endMetadata();
   }
 
   kick(): void {

@@ -7,6 +7,7 @@ import { keylessIdentity } from '../../../shared/contract/foundation.ts';
 import { sameFileKey } from '../../../shared/file-names.ts';
 import type { BatchRecord, JobRecord } from '../../../shared/contract/jobs.ts';
 import type { InvalidParam } from '../api/client.ts';
+import type { MetadataSettings } from '../../../shared/settings.ts';
 import type { Db } from '../db/open.ts';
 import { ACTIVE_STATES, JOB_STATES, SETTLED_STATES, type JobState } from '../../../shared/contract/jobs.ts';
 import { canMove, REQUEUE_FRESH } from './states.ts';
@@ -15,6 +16,8 @@ import { canMove, REQUEUE_FRESH } from './states.ts';
 export interface JobSnapshot {
   namingTemplate: string;
   slugs: Record<string, string>;
+  /** Absent in jobs queued before these settings: their defaults. */
+  metadata?: MetadataSettings;
 }
 
 /** A result item as the API gave it (api-notes: strings or `{url, content_type}`). */

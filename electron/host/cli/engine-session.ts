@@ -7,6 +7,7 @@ import { backendLabel } from '../../../shared/contract/foundation.ts';
 import { QUEUE_HELD_BACK } from '../../../shared/contract/jobs.ts';
 import { openCliServices } from './services.ts';
 import { withDefaultOutputDir } from '../../core/paths.ts';
+import type { Settings } from '../../../shared/settings.ts';
 
 export interface EngineSession {
   engine: Engine;
@@ -16,7 +17,7 @@ export interface EngineSession {
 /** The engine over the CLI's services: the same database, settings and backend as the desktop app. */
 export async function openEngineSession(
   ctx: CliContext,
-  options: { concurrency?: number } = {},
+  options: { concurrency?: number; settings?: Partial<Settings> } = {},
 ): Promise<EngineSession> {
   const services = await openCliServices(ctx);
   const engine = openEngine({
@@ -26,7 +27,7 @@ export async function openEngineSession(
     builtInSandboxUrl: () => services.core.backend.builtInSandboxUrl(),
     slugs: () => services.slugs(),
     // The app's own default when Settings names no output folder: `run` without --out writes where a batch from the app would.
-    settings: () => withDefaultOutputDir(services.settings.get(), ctx.env),
+    settings: () => ({ ...withDefaultOutputDir(services.settings.get(), ctx.env), ...options.settings }),
     concurrency: options.concurrency,
     poll: ctx.env.MEDIADESK_POLL_MIN_MS
       ? { firstMs: Number(ctx.env.MEDIADESK_POLL_MIN_MS), minMs: Number(ctx.env.MEDIADESK_POLL_MIN_MS) }

@@ -8,6 +8,7 @@ import { timeLimitOf, type TimeLimit } from '../duration.ts';
 import { toJobRecord } from '../../../core/queue/store.ts';
 import { parseOptions } from './team-common.ts';
 import type { Engine } from '../../../core/engine/engine.ts';
+import type { MetadataSettings } from '../../../../shared/settings.ts';
 
 /** Skipped inputs named one per line on stderr; the rest are counted. */
 const SKIPS_NAMED = 20;
@@ -23,6 +24,8 @@ interface RunArgs {
   timeout?: TimeLimit;
   /** Only say what a run would queue, skip and reject (batches.check); nothing is queued. */
   check: boolean;
+  /** This run's overrides of the metadata settings (--no-metadata, --no-provenance, --sidecar). */
+  metadata: Partial<MetadataSettings>;
 }
 
 function parseArgs(argv: string[]): RunArgs {
@@ -31,13 +34,18 @@ function parseArgs(argv: string[]): RunArgs {
   const options = parseOptions(
     argv,
     ['--param', '-p', '--out', '-o', '--concurrency', '-c', '--timeout'],
-    ['--json', '--check'],
+    ['--json', '--check', '--no-metadata', '--no-provenance', '--sidecar'],
   );
   const positional = options.positional;
   const pairs = [...(options.values.get('--param') ?? []), ...(options.values.get('-p') ?? [])];
   const out = options.one('--out', '-o');
   const json = options.flags.has('--json');
   const check = options.flags.has('--check');
+  const metadata: Partial<MetadataSettings> = {
+    ...(options.flags.has('--no-metadata') ? { keepMetadata: false } : {}),
+    ...(options.flags.has('--no-provenance') ? { writeProvenance: false } : {}),
+    ...(options.flags.has('--sidecar') ? { provenanceSidecar: true } : {}),
+  };
   const timeout = timeLimitOf(options.one('--timeout'));
   const rawConcurrency = options.one('--concurrency', '-c');
   const concurrency = rawConcurrency === undefined ? undefined : Number(rawConcurrency);
@@ -61,7 +69,7 @@ function parseArgs(argv: string[]): RunArgs {
     throw new UsageError(`${tool} needs input files or folders`);
   if (check && inputs.length === 0) throw new UsageError('--check needs input files or folders');
   // The catalogue's defaults under the --params, as the Studio's form sends them.
-  return { tool, inputs, params: withDefaults(entry, params), out, concurrency, json, timeout, check };
+  return { tool, inputs, params: withDefaults(entry, params), out, concurrency, json, timeout, check, metadata };
 }
 
 type PathReason = { path: string; reason: string };
@@ -118,10 +126,10 @@ export const runCommand: CliCommand = {
   name: 'run',
   summary: 'Run a tool over files and folders (resumable; exit 0 only when every job is done).',
   usage:
-    'mediadesk run <tool> <files or folders...> [--param|-p key=value ...] [--out|-o DIR] [--concurrency|-c N] [--timeout DURATION] [--json] [--check] [-- FILE...]\n         (--check: check the parameters as a run would, then say how many inputs are ready and why the others would be skipped; nothing is queued)\n         (without --out: in the output folder of Settings (else ~/MediaDesk or $MEDIADESK_OUTPUT_DIR), a folder named after the tool, then the folder given: ~/MediaDesk/Precision upscaler/shoot;\n          --timeout 10m stops following after that long, exit 124, the jobs left stay queued for the next run)',
+    'mediadesk run <tool> <files or folders...> [--param|-p key=value ...] [--out|-o DIR] [--concurrency|-c N] [--timeout DURATION] [--json] [--check] [--no-metadata] [--no-provenance] [--sidecar] [-- FILE...]\n         (--check: check the parameters as a run would, then say how many inputs are ready and why the others would be skipped; nothing is queued)\n         (this run only, over Settings: --no-metadata copies no EXIF, colour profile, IPTC or XMP from each input into its results; --no-provenance records not in them how they were made; --sidecar also writes that record beside each result as <result>.json)\n         (without --out: in the output folder of Settings (else ~/MediaDesk or $MEDIADESK_OUTPUT_DIR), a folder named after the tool, then the folder given: ~/MediaDesk/Precision upscaler/shoot;\n          --timeout 10m stops following after that long, exit 124, the jobs left stay queued for the next run)',
   async run(ctx: CliContext): Promise<number> {
     const args = parseArgs(ctx.argv);
-    const session = await openEngineSession(ctx, { concurrency: args.concurrency });
+    const session = await openEngineSession(ctx, { concurrency: args.concurrency, settings: args.metadata });
     const { engine } = session;
     if (args.check) {
       try {
@@ -212,7 +220,8 @@ export const runCommand: CliCommand = {
         return 130;
       }
       for (const j of engine.store.byIds(started.jobIds)) {
-        if (j.state !== 'done')
+        // A done job's error is what was saved but not as asked (its metadata not copied).
+        if (j.state !== 'done' || j.error)
           ctx.stderr.write(`${j.state} ${j.id.slice(0, 8)} ${oneLine(`${j.inputPath ?? ''}: ${j.error ?? ''}`)}\n`);
       }
       if (args.json) ctx.stdout.write(`${terminalJson(report(), 2)}\n`);
