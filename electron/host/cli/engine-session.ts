@@ -5,11 +5,12 @@ import { waitingReason } from '../../core/queue/job-messages.ts';
 import { oneLine, type CliContext } from './command.ts';
 import { backendLabel } from '../../../shared/contract/foundation.ts';
 import { QUEUE_HELD_BACK } from '../../../shared/contract/jobs.ts';
-import { openCliServices } from './services.ts';
+import { openCliServices, type CliServices } from './services.ts';
 import { withDefaultOutputDir } from '../../core/paths.ts';
 
 export interface EngineSession {
   engine: Engine;
+  services: CliServices;
   close(): Promise<void>;
 }
 
@@ -34,6 +35,7 @@ export async function openEngineSession(
   });
   return {
     engine,
+    services,
     async close() {
       await engine.close();
       await services.close();
