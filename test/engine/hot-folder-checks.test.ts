@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCore, type Core } from '../../electron/core/index.ts';
 import { MemorySecretStore } from '../../electron/core/secrets.ts';
 import { startSandbox } from '../../electron/sandbox/index.ts';
+import type { Res } from '../../shared/contract/index.ts';
 import { runCli, cliEnv } from '../cli.ts';
 import { sandboxAndFolder } from './helpers.ts';
 
@@ -81,9 +82,8 @@ describe('adding a hot folder refuses, saying why', () => {
       message: `${watched} is already a hot folder (Precision upscaler); remove it first to watch it with other settings`,
     });
     const list = await core.dispatch('hotFolders.list', {});
-    expect(list.ok && list.result.folders.map((f) => [f.folder, f.outDir, f.state])).toEqual([
-      [watched, outDir, 'active'],
-    ]);
+    const { folders } = list.ok ? (list.result as Res<'hotFolders.list'>) : { folders: [] };
+    expect(folders.map((f) => [f.folder, f.outDir, f.state])).toEqual([[watched, outDir, 'active']]);
   });
 
   it('the CLI says the same, exit 2, and --pause, --resume, --remove name the folder', async () => {

@@ -8,6 +8,7 @@ import { HotFolderStore } from '../../electron/core/hot-folders/store.ts';
 import { createCore } from '../../electron/core/index.ts';
 import { MemorySecretStore } from '../../electron/core/secrets.ts';
 import { startSandbox } from '../../electron/sandbox/index.ts';
+import type { Res } from '../../shared/contract/index.ts';
 import { BIN, cliEnv } from '../cli.ts';
 import { control, creates, makeImages, sandboxAndFolder } from './helpers.ts';
 
@@ -158,7 +159,7 @@ describe('hot folders', () => {
         () => JSON.stringify(states()),
       );
       const list = await core.dispatch('hotFolders.list', {});
-      expect(list.ok && list.result.folders[0]).toMatchObject({
+      expect(list.ok && (list.result as Res<'hotFolders.list'>).folders[0]).toMatchObject({
         folder: watched,
         state: 'active',
         watched: true,
