@@ -43,6 +43,7 @@ const READS = new Set<CommandName>([
   'usage.budget',
   'team.directory',
   'creations.list',
+  'hotFolders.list',
 ]);
 
 /**
@@ -77,6 +78,10 @@ const EFFECTS: Partial<Record<CommandName, string>> = {
   'apps.retry': 'queues a run again',
   'team.export': 'writes a file where it is told',
   'creations.download': 'downloads into a folder it is told',
+  'hotFolders.add': 'watches any folder named and queues its images',
+  'hotFolders.pause': 'stops watching a hot folder',
+  'hotFolders.resume': 'watches a hot folder again',
+  'hotFolders.remove': 'forgets a hot folder',
 };
 
 const home = mkdtempSync(join(tmpdir(), 'md-fuzz-cmd-'));
