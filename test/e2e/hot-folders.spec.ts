@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import AxeBuilder from '@axe-core/playwright';
 import { expect, test } from '@playwright/test';
 import { newHome, startHost, watchErrors, type HostHandle } from './host.ts';
 import { makeImages, shot, startSandboxProcess, type SandboxProcess } from './studio-helpers.ts';
@@ -50,6 +51,11 @@ test('a hot folder: added with a tool and its settings, an image dropped in is d
   expect(readdirSync(results)).toHaveLength(1);
   await page.getByRole('heading', { name: 'Hot folders' }).scrollIntoViewIfNeeded();
   await shot(page, 'hot-folders');
+  // With a hot folder listed and a refusal shown before: axe's WCAG A/AA rules, as a11y.spec checks every screen empty.
+  const axe = await new AxeBuilder({ page })
+    .withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'])
+    .analyze();
+  expect(axe.violations.map((v) => `${v.id}: ${v.help}`)).toEqual([]);
 
   await item.getByTestId('hot-folder-pause').click();
   await expect(item.getByTestId('hot-folder-state')).toHaveText('Paused');

@@ -42,10 +42,9 @@ interface Watch {
 }
 
 /**
- * Watches the active hot folders while this process holds the queue's lease (so the app, the web
- * host and the CLI never watch one folder twice), and queues each file that stops growing through
- * batches.start's path. A file is claimed in the database before it is queued, and its job recorded
- * after; a process stopped between the two queues it again on restart, which Start resumes, never doubles.
+ * Watches the active hot folders while this process holds the queue (so no folder is watched twice)
+ * and queues each settled file through batches.start. A file is claimed before it is queued and its
+ * job recorded after: a restart between the two queues it again, which Start resumes, never doubles.
  */
 export class HotFolderWatcher {
   private readonly store: HotFolderStore;
