@@ -172,4 +172,41 @@ describe('hot folders', () => {
     expect(creates(await control(ctx.url, 'stats'))).toBe(3);
     expect(readdirSync(out)).toHaveLength(3);
   }, 120_000);
+
+  it('with the web host running the queue, `mediadesk watch` on the same folder waits: each file is queued once, by the host', async () => {
+    await control(ctx.url, 'reset', {});
+    const root = join(ctx.dir, 'both');
+    const home = join(root, 'home');
+    const watched = join(root, 'drop');
+    const out = join(root, 'results');
+    mkdirSync(watched, { recursive: true });
+    const core = await createCore({
+      home,
+      host: 'web',
+      secrets: new MemorySecretStore(),
+      startSandbox: () => startSandbox({ port: 0 }),
+      env: { MEDIADESK_API_URL: ctx.url, MEDIADESK_API_KEY: 'sandbox-owner' },
+    });
+    let cli: ReturnType<typeof startWatch> | null = null;
+    try {
+      const added = await core.dispatch('hotFolders.add', { folder: watched, tool: 'upscaler-precision', outDir: out });
+      expect(added.ok).toBe(true);
+      cli = startWatch(home, [watched, '--settle', '1s']);
+      await until('the CLI to wait', () => cli!.out().includes('another MediaDesk process runs the queue'), cli.out);
+      const names = ['one.png', 'two.png', 'three.png'];
+      await makeImages(watched, names);
+      await until(
+        'every image done',
+        () => names.every((n) => fileStates(home)[join(watched, n)] === 'done'),
+        () => JSON.stringify(fileStates(home)),
+      );
+    } finally {
+      cli?.child.kill('SIGINT');
+      await cli?.exited;
+      await core.close();
+    }
+    expect(cli!.out()).not.toMatch(/^queued /m);
+    expect(creates(await control(ctx.url, 'stats'))).toBe(3);
+    expect(readdirSync(out)).toHaveLength(3);
+  }, 120_000);
 });
