@@ -114,6 +114,8 @@ describe('hot folders', () => {
     expect(results).toEqual(images.map((n) => n.replace('.png', '_upscaler-precision.png')).sort());
     expect(fileStates(home)[join(watched, 'notes.txt')]).toBe('rejected');
     expect(host.out()).toMatch(/skipped .*notes\.txt: this tool does not take \.txt files/);
+    // A file still being copied is never taken half-written (and refused as a broken image).
+    expect(`${firstRun}${host.out()}`).not.toMatch(/skipped .*slow/);
   }, 120_000);
 
   it('in the app or web host: a hot folder added through the commands survives a restart of the host', async () => {
