@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { findTool, parseParam, TOOLS, withDefaults } from '../../../../shared/catalogue/index.ts';
 import type { HotFolderRecord } from '../../../../shared/contract/hot-folders.ts';
 import { canonicalPath } from '../../../core/paths.ts';
+import { settingsKey } from '../../../core/queue/store.ts';
 import { HotFolderWatcher, type FileEvent } from '../../../core/hot-folders/watcher.ts';
 import { oneLine, UsageError, type CliCommand, type CliContext } from '../command.ts';
 import { parseDuration } from '../duration.ts';
@@ -159,7 +160,7 @@ export const watchCommand: CliCommand = {
         };
         const same =
           hot.tool === wanted.tool &&
-          JSON.stringify(hot.params) === JSON.stringify(wanted.params) &&
+          settingsKey(hot.params) === settingsKey(wanted.params) &&
           (wanted.outDir === undefined || wanted.outDir === hot.outDir);
         if (!same)
           throw new UsageError(
