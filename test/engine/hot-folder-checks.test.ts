@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCore, type Core } from '../../electron/core/index.ts';
@@ -84,6 +84,27 @@ describe('adding a hot folder refuses, saying why', () => {
     const list = await core.dispatch('hotFolders.list', {});
     const { folders } = list.ok ? (list.result as Res<'hotFolders.list'>) : { folders: [] };
     expect(folders.map((f) => [f.folder, f.outDir, f.state])).toEqual([[watched, outDir, 'active']]);
+  });
+
+  it('a watched folder that goes away is named in the list, and watched again once it is back', async () => {
+    const gone = join(ctx.dir, 'unplugged');
+    mkdirSync(gone);
+    const added = await core.dispatch('hotFolders.add', { ...add, folder: gone, outDir: join(ctx.dir, 'out-2') });
+    expect(added.ok).toBe(true);
+    const problem = async () => {
+      const list = await core.dispatch('hotFolders.list', {});
+      return list.ok
+        ? (list.result as Res<'hotFolders.list'>).folders.find((f) => f.folder === gone)!.problem
+        : 'error';
+    };
+    rmSync(gone, { recursive: true });
+    await expect
+      .poll(problem, { timeout: 20_000 })
+      .toBe(
+        `${gone} is not there any more (moved, renamed or its drive unplugged); put it back or remove this hot folder`,
+      );
+    mkdirSync(gone);
+    await expect.poll(problem, { timeout: 20_000 }).toBeNull();
   });
 
   it('the CLI says the same, exit 2, and --pause, --resume, --remove name the folder', async () => {

@@ -14,6 +14,10 @@ import type { FileVersion, HotFolderRow, HotFolderStore, Outcome } from './store
 export const DEFAULT_SETTLE_MS = 2000;
 /** After the queue refused a folder's files (its output folder cannot be written), they are offered again this much later. */
 const RETRY_MS = 30_000;
+/** A hot folder's problems this watcher sets, and clears once they are over. */
+const FOLDER_GONE =
+  'is not there any more (moved, renamed or its drive unplugged); put it back or remove this hot folder';
+const FILES_WAIT = 'its files wait: ';
 
 export interface WatchedEngine extends JobReader {
   readonly holdsQueue: boolean;
@@ -136,15 +140,12 @@ export class HotFolderWatcher {
     for (const row of active.values()) {
       const there = (await stat(row.folder).catch(() => null))?.isDirectory();
       if (!there) {
-        this.store.setProblem(
-          row.id,
-          `${row.folder} is not there any more (moved, renamed or its drive unplugged); put it back or remove this hot folder`,
-        );
+        this.store.setProblem(row.id, `${row.folder} ${FOLDER_GONE}`);
         await this.unwatch(row.id);
         continue;
       }
       if (this.watches.has(row.id)) continue;
-      if (row.problem?.endsWith('put it back or remove this hot folder')) this.store.setProblem(row.id, null);
+      if (row.problem?.endsWith(FOLDER_GONE)) this.store.setProblem(row.id, null);
       this.watchFolder(row);
     }
   }
@@ -249,13 +250,13 @@ export class HotFolderWatcher {
         claimed.map((v) => v.path),
       );
       const message = err instanceof DeskError ? err.describe() : (err as Error).message;
-      this.store.setProblem(row.id, `its files wait: ${message}`);
+      this.store.setProblem(row.id, `${FILES_WAIT}${message}`);
       this.retryAt.set(row.id, Date.now() + RETRY_MS);
       for (const v of claimed) this.candidates.set(key(row.id, v.path), { folderId: row.id, version: v, since: 0 });
       return;
     }
     this.retryAt.delete(row.id);
-    if (row.problem?.startsWith('its files wait:')) this.store.setProblem(row.id, null);
+    if (row.problem?.startsWith(FILES_WAIT)) this.store.setProblem(row.id, null);
     const outcomes = new Map<string, Outcome>();
     const local = (path: string | null) => (path === null ? undefined : (byCanonical.get(path) ?? path));
     for (const job of this.engine.jobRows(started.jobIds)) {
