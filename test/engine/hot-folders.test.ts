@@ -68,14 +68,28 @@ function fileStates(home: string): Record<string, string> {
   }
 }
 
+/** A fresh Sandbox count and a scratch folder with a data folder, a folder to watch and one for results. */
+async function scene(name: string) {
+  await control(ctx.url, 'reset', {});
+  const root = join(ctx.dir, name);
+  const watched = join(root, 'drop');
+  mkdirSync(watched, { recursive: true });
+  return { home: join(root, 'home'), watched, out: join(root, 'results') };
+}
+
+/** The core as the web host builds it (it runs the queue, so it watches), on the test's Sandbox. */
+const openCore = (home: string) =>
+  createCore({
+    home,
+    host: 'web',
+    secrets: new MemorySecretStore(),
+    startSandbox: () => startSandbox({ port: 0 }),
+    env: { MEDIADESK_API_URL: ctx.url, MEDIADESK_API_KEY: 'sandbox-owner' },
+  });
+
 describe('hot folders', () => {
   it('processes each file once: some copied slowly, the watching process killed midway, files arriving while it is down', async () => {
-    await control(ctx.url, 'reset', {});
-    const root = join(ctx.dir, 'killed');
-    const home = join(root, 'home');
-    const watched = join(root, 'drop');
-    const out = join(root, 'results');
-    mkdirSync(watched, { recursive: true });
+    const { home, watched, out } = await scene('killed');
     // There before anything watched: picked up by the first scan.
     await makeImages(watched, ['early-1.png', 'early-2.png']);
     const args = [watched, '--tool', 'upscaler-precision', '--out', out, '--settle', '1s'];
@@ -119,21 +133,8 @@ describe('hot folders', () => {
   }, 120_000);
 
   it('in the app or web host: a hot folder added through the commands survives a restart of the host', async () => {
-    await control(ctx.url, 'reset', {});
-    const root = join(ctx.dir, 'app');
-    const home = join(root, 'home');
-    const watched = join(root, 'drop');
-    const out = join(root, 'results');
-    mkdirSync(watched, { recursive: true });
-    const open = () =>
-      createCore({
-        home,
-        host: 'web',
-        secrets: new MemorySecretStore(),
-        startSandbox: () => startSandbox({ port: 0 }),
-        env: { MEDIADESK_API_URL: ctx.url, MEDIADESK_API_KEY: 'sandbox-owner' },
-      });
-    let core = await open();
+    const { home, watched, out } = await scene('app');
+    let core = await openCore(home);
     const added = await core.dispatch('hotFolders.add', {
       folder: watched,
       tool: 'upscaler-precision',
@@ -153,7 +154,7 @@ describe('hot folders', () => {
     await slow;
     await makeImages(watched, ['while-closed.png']);
 
-    core = await open();
+    core = await openCore(home);
     try {
       await until(
         'every image done',
@@ -176,19 +177,8 @@ describe('hot folders', () => {
   }, 120_000);
 
   it('with the web host running the queue, `mediadesk watch` on the same folder waits: each file is queued once, by the host', async () => {
-    await control(ctx.url, 'reset', {});
-    const root = join(ctx.dir, 'both');
-    const home = join(root, 'home');
-    const watched = join(root, 'drop');
-    const out = join(root, 'results');
-    mkdirSync(watched, { recursive: true });
-    const core = await createCore({
-      home,
-      host: 'web',
-      secrets: new MemorySecretStore(),
-      startSandbox: () => startSandbox({ port: 0 }),
-      env: { MEDIADESK_API_URL: ctx.url, MEDIADESK_API_KEY: 'sandbox-owner' },
-    });
+    const { home, watched, out } = await scene('both');
+    const core = await openCore(home);
     let cli: ReturnType<typeof startWatch> | null = null;
     try {
       const added = await core.dispatch('hotFolders.add', { folder: watched, tool: 'upscaler-precision', outDir: out });
