@@ -13,6 +13,10 @@ import { AuditService } from './audit/service.ts';
 import { auditHandlers } from './audit/handlers.ts';
 import { openAnalyticsDb } from './analytics/store.ts';
 import { openAppRunStore } from './apps/store.ts';
+import { hotFolderHandlers } from './hot-folders/handlers.ts';
+import { HotFolders, openHotFolderDb } from './hot-folders/service.ts';
+import { HotFolderStore } from './hot-folders/store.ts';
+import { HotFolderWatcher } from './hot-folders/watcher.ts';
 import { dbPaths, withDefaultOutputDir } from './paths.ts';
 import { checkOpenable, checkOpenableFolder, openWithOs } from './open-file.ts';
 import { FILE_SAVING_COMMANDS, SavedFiles } from './saved-files.ts';
@@ -126,6 +130,18 @@ export async function createCore(opts: CoreOptions) {
     addOutputFolders: (r: () => string[]) => outputFolders.push(r),
   };
   const team = teamServices(teamDeps);
+  const hotFolderDb = openHotFolderDb(dbPaths(opts.home).hotFolders);
+  const hotFolderStore = new HotFolderStore(hotFolderDb);
+  const hotFolders = new HotFolders({
+    store: hotFolderStore,
+    engine,
+    target: () => backend.target(),
+    settings: effectiveSettings,
+    inbox: join(opts.home, 'inbox'),
+  });
+  // Watches only while this process holds the queue; the CLI's `watch` runs its own over its engine.
+  const hotFolderWatcher = new HotFolderWatcher({ store: hotFolderStore, engine, onProblem: (m) => log.warn(m) });
+  outputFolders.push(() => hotFolderStore.folders().map((f) => f.outDir));
 
   const handlers: Partial<AllHandlers> = {
     'app.info': async () => ({
@@ -170,6 +186,7 @@ export async function createCore(opts: CoreOptions) {
       exportDir: () => defaultOutDir(opts.home, effectiveSettings(), 'exports'),
     }),
     ...auditHandlers(audit),
+    ...hotFolderHandlers(hotFolders),
     'media.check': ({ family, sources, body }) => checkReferences({ family, sources, body }),
     'loras.list': async () => ({ loras: await listLoras(client, join(opts.home, 'cache', 'loras')) }),
     'media.thumbnail': async ({ path, size }) => ({ path: await media.thumbnail(path, size) }),
@@ -201,7 +218,10 @@ export async function createCore(opts: CoreOptions) {
       );
     return reply;
   };
-  if (opts.runQueue !== false) engine.start();
+  if (opts.runQueue !== false) {
+    engine.start();
+    hotFolderWatcher.start();
+  }
   log.info(
     `MediaDesk ${VERSION} (${opts.host}) on ${process.platform}-${process.arch}, Node ${process.versions.node}; data folder ${opts.home}`,
   );
@@ -226,6 +246,8 @@ export async function createCore(opts: CoreOptions) {
     engine,
     /** Workflow-app runs: the CLI follows one run to its results. */
     apps: team.apps,
+    /** The hot folders' records, for a watcher over another engine (the CLI's `watch`). */
+    hotFolderStore,
     audit,
     log,
     async close() {
@@ -233,7 +255,10 @@ export async function createCore(opts: CoreOptions) {
       // First, while the database is open: a run POST in flight must store its run id, or the
       // next process finds it `submitting` and cannot tell whether it was paid.
       await team.apps.runner.stop();
+      // Before the queue closes: a file being queued is recorded with its job.
+      await hotFolderWatcher.stop();
       await engine.close();
+      hotFolderDb.close();
       await audit.close();
       appRuns.close();
       analyticsDb.close();

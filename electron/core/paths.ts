@@ -18,6 +18,7 @@ export function dataHome(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.
 export const dbPaths = (home: string) => ({
   jobs: join(home, 'mediadesk.db'),
   audit: join(home, 'audit.db'),
+  hotFolders: join(home, 'hot-folders.db'),
   cache: join(home, 'cache'),
   thumbnails: join(home, 'cache', 'thumbnails'),
   /** The built-in Sandbox's tasks, so its recent creations outlive one CLI command or launch. */

@@ -5,6 +5,7 @@ import { jobsCommands, jobsEvents } from './jobs.ts';
 import { auditCommands, auditEvents } from './audit.ts';
 import { teamCommands, teamEvents } from './team.ts';
 import { reportCommands } from './report.ts';
+import { hotFoldersCommands } from './hot-folders.ts';
 
 export * from './define.ts';
 export * from './foundation.ts';
@@ -13,6 +14,7 @@ export * from './jobs.ts';
 export * from './audit.ts';
 export * from './team.ts';
 export * from './report.ts';
+export * from './hot-folders.ts';
 
 /** Every command of every area. An area adds its module here; transports derive everything from this. */
 export const COMMANDS = {
@@ -22,6 +24,7 @@ export const COMMANDS = {
   ...auditCommands,
   ...teamCommands,
   ...reportCommands,
+  ...hotFoldersCommands,
 };
 
 export const EVENTS = {

@@ -44,6 +44,7 @@ const READS = new Set<CommandName>([
   'usage.budget',
   'team.directory',
   'creations.list',
+  'hotFolders.list',
 ]);
 
 /**
@@ -79,6 +80,10 @@ const EFFECTS: Partial<Record<CommandName, string>> = {
   'team.export': 'writes a file where it is told',
   'creations.download': 'downloads into a folder it is told',
   'batches.exportReport': 'writes a file where it is told',
+  'hotFolders.add': 'watches any folder named and queues its images',
+  'hotFolders.pause': 'stops watching a hot folder',
+  'hotFolders.resume': 'watches a hot folder again',
+  'hotFolders.remove': 'forgets a hot folder',
 };
 
 const home = mkdtempSync(join(tmpdir(), 'md-fuzz-cmd-'));

@@ -5,12 +5,13 @@ import { waitingReason } from '../../core/queue/job-messages.ts';
 import { oneLine, type CliContext } from './command.ts';
 import { backendLabel } from '../../../shared/contract/foundation.ts';
 import { QUEUE_HELD_BACK } from '../../../shared/contract/jobs.ts';
-import { openCliServices } from './services.ts';
+import { openCliServices, type CliServices } from './services.ts';
 import { withDefaultOutputDir } from '../../core/paths.ts';
 import type { Settings } from '../../../shared/settings.ts';
 
 export interface EngineSession {
   engine: Engine;
+  services: CliServices;
   close(): Promise<void>;
 }
 
@@ -35,6 +36,7 @@ export async function openEngineSession(
   });
   return {
     engine,
+    services,
     async close() {
       await engine.close();
       await services.close();

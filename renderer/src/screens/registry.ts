@@ -10,6 +10,7 @@ import Music from './Music.svelte';
 import Apps from './Apps.svelte';
 import Analytics from './Analytics.svelte';
 import Creations from './Creations.svelte';
+import HotFolders from './HotFolders.svelte';
 
 export interface Screen {
   id: string;
@@ -24,6 +25,7 @@ export const SCREENS: Screen[] = [
   { id: 'studio', label: 'Image Studio', glyph: '◧', component: Studio },
   { id: 'queue', label: 'Queue', glyph: '☰', component: Queue },
   { id: 'results', label: 'Results', glyph: '▦', component: Results },
+  { id: 'hot-folders', label: 'Hot folders', glyph: '◫', component: HotFolders },
   { id: 'loras', label: 'LoRAs', glyph: '✦', component: Loras },
   { id: 'video', label: 'Video', glyph: '▶', component: Video },
   { id: 'music', label: 'Music', glyph: '♪', component: Music },

@@ -11,6 +11,7 @@ export interface CommandRef {
 /** Every CLI command, one module each. Order is the order of `mediadesk --help`. */
 export const COMMANDS: CommandRef[] = [
   { name: 'run', load: () => import('./run.ts').then((m) => m.runCommand) },
+  { name: 'watch', load: () => import('./watch.ts').then((m) => m.watchCommand) },
   { name: 'jobs', load: () => import('./jobs.ts').then((m) => m.jobsCommand) },
   { name: 'report', load: () => import('./report.ts').then((m) => m.reportCommand) },
   { name: 'video', load: () => import('./video.ts').then((m) => m.video), standalone: true },

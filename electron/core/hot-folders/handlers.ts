@@ -1,0 +1,13 @@
+import type { HandlerMap } from '../../../shared/contract/define.ts';
+import type { hotFoldersCommands } from '../../../shared/contract/hot-folders.ts';
+import type { HotFolders } from './service.ts';
+
+export function hotFolderHandlers(hotFolders: HotFolders): HandlerMap<typeof hotFoldersCommands> {
+  return {
+    'hotFolders.list': () => ({ folders: hotFolders.list() }),
+    'hotFolders.add': (req) => hotFolders.add(req),
+    'hotFolders.pause': ({ id }) => hotFolders.pause(id),
+    'hotFolders.resume': ({ id }) => hotFolders.resume(id),
+    'hotFolders.remove': ({ id }) => hotFolders.remove(id),
+  };
+}

@@ -1,0 +1,40 @@
+import type { Migration } from '../db/open.ts';
+
+/**
+ * hot-folders.db: the hot folders and every file each one has seen, in a file of their own (the
+ * queue's migrations are numbered apart). Numbered and immutable once shipped (ARCHITECTURE.md).
+ */
+export const HOT_FOLDER_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'hot_folders and hot_folder_files',
+    up: (db) => {
+      db.exec(`
+        CREATE TABLE hot_folders (
+          id TEXT PRIMARY KEY,
+          folder TEXT NOT NULL UNIQUE,
+          tool TEXT NOT NULL,
+          params TEXT NOT NULL,
+          out_dir TEXT NOT NULL,
+          state TEXT NOT NULL CHECK (state IN ('active', 'paused')),
+          problem TEXT,
+          created_at INTEGER NOT NULL
+        );
+        CREATE TABLE hot_folder_files (
+          folder_id TEXT NOT NULL REFERENCES hot_folders (id) ON DELETE CASCADE,
+          path TEXT NOT NULL,
+          size INTEGER NOT NULL,
+          mtime_ms INTEGER NOT NULL,
+          state TEXT NOT NULL CHECK (state IN ('waiting', 'queuing', 'queued', 'done', 'failed', 'skipped', 'rejected')),
+          job_id TEXT,
+          reason TEXT,
+          output TEXT,
+          updated_at INTEGER NOT NULL,
+          PRIMARY KEY (folder_id, path)
+        );
+        CREATE INDEX hot_folder_files_state ON hot_folder_files (folder_id, state);
+        CREATE INDEX hot_folder_files_updated ON hot_folder_files (folder_id, updated_at);
+      `);
+    },
+  },
+];

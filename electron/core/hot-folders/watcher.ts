@@ -1,0 +1,286 @@
+import { watch, type FSWatcher } from 'chokidar';
+import type { Stats } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { basename, dirname } from 'node:path';
+import { DeskError } from '../../../shared/contract/define.ts';
+import type { BatchStartResult } from '../../../shared/contract/jobs.ts';
+import { isIgnoredName } from '../../../shared/validation/system-files.ts';
+import type { StartRequest } from '../engine/planner.ts';
+import { canonicalPath } from '../paths.ts';
+import { followJobs, type JobReader } from './follow.ts';
+import type { FileVersion, HotFolderRow, HotFolderStore, Outcome } from './store.ts';
+
+/** A file is taken once its size and time stay the same this long: a copy in progress keeps changing them. */
+export const DEFAULT_SETTLE_MS = 2000;
+/** After the queue refused a folder's files (its output folder cannot be written), they are offered again this much later. */
+const RETRY_MS = 30_000;
+/** A hot folder's problems this watcher sets, and clears once they are over. */
+const FOLDER_GONE =
+  'is not there any more (moved, renamed or its drive unplugged); put it back or remove this hot folder';
+const FILES_WAIT = 'its files wait: ';
+
+export interface WatchedEngine extends JobReader {
+  readonly holdsQueue: boolean;
+  startBatch(req: StartRequest): Promise<BatchStartResult>;
+}
+
+/** What happened to a file, for a terminal's log (`mediadesk watch`). */
+export interface FileEvent {
+  folder: string;
+  path: string;
+  state: 'queued' | 'done' | 'failed' | 'skipped';
+  reason: string | null;
+  output: string | null;
+}
+
+interface Candidate {
+  folderId: string;
+  version: FileVersion;
+  /** When its size and time were last seen to change. */
+  since: number;
+}
+
+interface Watch {
+  row: HotFolderRow;
+  watcher: FSWatcher;
+}
+
+/**
+ * Watches the active hot folders while this process holds the queue (so no folder is watched twice)
+ * and queues each settled file through batches.start. A file is claimed before it is queued and its
+ * job recorded after: a restart between the two queues it again, which Start resumes, never doubles.
+ */
+export class HotFolderWatcher {
+  private readonly store: HotFolderStore;
+  private readonly engine: WatchedEngine;
+  private readonly settleMs: number;
+  private readonly watches = new Map<string, Watch>();
+  private readonly candidates = new Map<string, Candidate>();
+  private readonly queuing = new Map<string, Promise<void>>();
+  private readonly retryAt = new Map<string, number>();
+  private readonly listeners = new Set<(e: FileEvent) => void>();
+  private readonly onProblem: (message: string) => void;
+  private timer: NodeJS.Timeout | null = null;
+  private ticking: Promise<void> | null = null;
+
+  constructor(o: {
+    store: HotFolderStore;
+    engine: WatchedEngine;
+    settleMs?: number;
+    onProblem?: (message: string) => void;
+  }) {
+    this.store = o.store;
+    this.engine = o.engine;
+    this.settleMs = o.settleMs ?? DEFAULT_SETTLE_MS;
+    this.onProblem = o.onProblem ?? (() => {});
+  }
+
+  onFile(listener: (e: FileEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** The folders watched now (none while another process holds the queue). */
+  get watching(): string[] {
+    return [...this.watches.values()].map((w) => w.row.folder);
+  }
+
+  start(): void {
+    if (this.timer) return;
+    const every = Math.max(50, Math.min(500, Math.floor(this.settleMs / 4)));
+    this.timer = setInterval(() => void this.tick(), every);
+    void this.tick();
+  }
+
+  /** Stops watching; a queue step in flight finishes first, so its files are recorded as queued. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.ticking;
+    await Promise.allSettled([...this.queuing.values()]);
+    await this.closeAll();
+  }
+
+  private tick(): Promise<void> {
+    if (this.ticking) return this.ticking;
+    this.ticking = this.step()
+      .catch((err) => this.onProblem(`hot folders: ${(err as Error).message}`))
+      .finally(() => (this.ticking = null));
+    return this.ticking;
+  }
+
+  private async step(): Promise<void> {
+    if (!this.engine.holdsQueue) return this.closeAll();
+    await this.syncWatches();
+    for (const c of followJobs(this.store, this.engine)) {
+      const folder = this.watches.get(c.row.folderId)?.row.folder ?? dirname(c.row.path);
+      if (c.state !== 'queued')
+        this.emit({ folder, path: c.row.path, state: c.state, reason: c.reason, output: c.output });
+    }
+    await this.settle();
+  }
+
+  private emit(e: FileEvent): void {
+    for (const l of this.listeners) l(e);
+  }
+
+  /** Watches each active folder that is there, and lets go of paused, removed and vanished ones. */
+  private async syncWatches(): Promise<void> {
+    const active = new Map(
+      this.store
+        .folders()
+        .filter((f) => f.state === 'active')
+        .map((f) => [f.id, f]),
+    );
+    for (const [id, w] of this.watches) {
+      const row = active.get(id);
+      if (!row || row.outDir !== w.row.outDir || row.tool !== w.row.tool) await this.unwatch(id);
+      else w.row = row;
+    }
+    for (const row of active.values()) {
+      const there = (await stat(row.folder).catch(() => null))?.isDirectory();
+      if (!there) {
+        this.store.setProblem(row.id, `${row.folder} ${FOLDER_GONE}`);
+        await this.unwatch(row.id);
+        continue;
+      }
+      if (this.watches.has(row.id)) continue;
+      if (row.problem?.endsWith(FOLDER_GONE)) this.store.setProblem(row.id, null);
+      this.watchFolder(row);
+    }
+  }
+
+  private watchFolder(row: HotFolderRow): void {
+    // depth 0: files placed directly in the folder. The first scan reports the files already there,
+    // those that arrived while no process watched among them.
+    const watcher = watch(row.folder, {
+      depth: 0,
+      ignoreInitial: false,
+      alwaysStat: true,
+      ignored: (path: string) => path !== row.folder && isIgnoredName(basename(path)),
+    });
+    const seen = (path: string, stats?: Stats) => {
+      if (stats && stats.isFile() && dirname(path) === row.folder) this.seen(row.id, path, stats);
+    };
+    watcher.on('add', seen);
+    watcher.on('change', seen);
+    watcher.on('unlink', (path: string) => {
+      this.candidates.delete(key(row.id, path));
+      this.store.forget(row.id, path);
+    });
+    watcher.on('error', (err: unknown) => this.onProblem(`hot folder ${row.folder}: ${(err as Error).message}`));
+    this.watches.set(row.id, { row, watcher });
+    for (const file of this.store.pending(row.id))
+      this.candidates.set(key(row.id, file.path), {
+        folderId: row.id,
+        version: { path: file.path, size: file.size, mtimeMs: file.mtimeMs },
+        since: Date.now(),
+      });
+  }
+
+  private seen(folderId: string, path: string, stats: Stats): void {
+    const version = { path, size: stats.size, mtimeMs: Math.trunc(stats.mtimeMs) };
+    if (!this.store.seen(folderId, version)) return;
+    const k = key(folderId, path);
+    const known = this.candidates.get(k);
+    if (known && sameVersion(known.version, version)) return;
+    this.candidates.set(k, { folderId, version, since: Date.now() });
+  }
+
+  private async unwatch(id: string): Promise<void> {
+    const w = this.watches.get(id);
+    if (!w) return;
+    this.watches.delete(id);
+    for (const [k, c] of this.candidates) if (c.folderId === id) this.candidates.delete(k);
+    await w.watcher.close();
+  }
+
+  private async closeAll(): Promise<void> {
+    await Promise.all([...this.watches.keys()].map((id) => this.unwatch(id)));
+  }
+
+  /** Stats each waiting file; those unchanged for settleMs are queued, one batch per folder. */
+  private async settle(): Promise<void> {
+    const now = Date.now();
+    const ready = new Map<string, FileVersion[]>();
+    for (const [k, c] of [...this.candidates]) {
+      if (this.queuing.has(c.folderId) || (this.retryAt.get(c.folderId) ?? 0) > now) continue;
+      const st = await stat(c.version.path).catch(() => null);
+      if (!st?.isFile()) {
+        this.candidates.delete(k);
+        this.store.forget(c.folderId, c.version.path);
+        continue;
+      }
+      const version = { path: c.version.path, size: st.size, mtimeMs: Math.trunc(st.mtimeMs) };
+      if (!sameVersion(version, c.version)) {
+        this.candidates.set(k, { ...c, version, since: now });
+        this.store.seen(c.folderId, version);
+        continue;
+      }
+      // An empty file is a copy that has not begun: it waits for its bytes.
+      if (version.size === 0 || now - c.since < this.settleMs) continue;
+      ready.set(c.folderId, [...(ready.get(c.folderId) ?? []), version]);
+    }
+    for (const [folderId, versions] of ready) {
+      const w = this.watches.get(folderId);
+      if (!w) continue;
+      const step = this.queue(w.row, versions).finally(() => this.queuing.delete(folderId));
+      this.queuing.set(folderId, step);
+    }
+  }
+
+  private async queue(row: HotFolderRow, versions: FileVersion[]): Promise<void> {
+    const claimed = this.store.claim(row.id, versions);
+    for (const v of versions) this.candidates.delete(key(row.id, v.path));
+    if (!claimed.length) return;
+    // batches.start names inputs as the file system does (links resolved): map them back.
+    const byCanonical = new Map<string, string>();
+    for (const v of claimed) byCanonical.set(await canonicalPath(v.path), v.path);
+    let started: BatchStartResult;
+    try {
+      started = await this.engine.startBatch({
+        tool: row.tool,
+        inputs: [...byCanonical.keys()],
+        params: row.params,
+        outDir: row.outDir,
+      });
+    } catch (err) {
+      this.store.unclaim(
+        row.id,
+        claimed.map((v) => v.path),
+      );
+      const message = err instanceof DeskError ? err.describe() : (err as Error).message;
+      this.store.setProblem(row.id, `${FILES_WAIT}${message}`);
+      this.retryAt.set(row.id, Date.now() + RETRY_MS);
+      for (const v of claimed) this.candidates.set(key(row.id, v.path), { folderId: row.id, version: v, since: 0 });
+      return;
+    }
+    this.retryAt.delete(row.id);
+    if (row.problem?.startsWith(FILES_WAIT)) this.store.setProblem(row.id, null);
+    const outcomes = new Map<string, Outcome>();
+    const local = (path: string | null) => (path === null ? undefined : (byCanonical.get(path) ?? path));
+    for (const job of this.engine.jobRows(started.jobIds)) {
+      const path = local(job.inputPath);
+      if (path) outcomes.set(path, { path, state: 'queued', jobId: job.id });
+    }
+    for (const s of started.skipped)
+      outcomes.set(local(s.path)!, { path: local(s.path)!, state: 'skipped', reason: s.reason });
+    for (const r of started.rejected)
+      outcomes.set(local(r.path)!, { path: local(r.path)!, state: 'rejected', reason: r.reason });
+    for (const v of claimed)
+      if (!outcomes.has(v.path))
+        outcomes.set(v.path, { path: v.path, state: 'rejected', reason: 'the queue did not take it; add it again' });
+    this.store.settleClaims(row.id, [...outcomes.values()]);
+    for (const o of outcomes.values())
+      this.emit({
+        folder: row.folder,
+        path: o.path,
+        state: o.state === 'rejected' ? 'skipped' : o.state,
+        reason: o.state === 'queued' ? null : o.reason,
+        output: null,
+      });
+  }
+}
+
+const key = (folderId: string, path: string) => `${folderId}\u0000${path}`;
+const sameVersion = (a: FileVersion, b: FileVersion) => a.size === b.size && a.mtimeMs === b.mtimeMs;

@@ -1,0 +1,208 @@
+import { resolve } from 'node:path';
+import { findTool, parseParam, TOOLS, withDefaults } from '../../../../shared/catalogue/index.ts';
+import type { HotFolderRecord } from '../../../../shared/contract/hot-folders.ts';
+import { canonicalPath } from '../../../core/paths.ts';
+import { settingsKey } from '../../../core/queue/store.ts';
+import { HotFolderWatcher, type FileEvent } from '../../../core/hot-folders/watcher.ts';
+import { oneLine, UsageError, type CliCommand, type CliContext } from '../command.ts';
+import { parseDuration } from '../duration.ts';
+import { openEngineSession } from '../engine-session.ts';
+import { interruptible } from '../interrupt.ts';
+import { openCliServices, type CliServices } from '../services.ts';
+import { invoke, parseOptions, table } from './team-common.ts';
+
+const toolTitle = (id: string) => findTool(id)?.title ?? id;
+
+const countsOf = (f: HotFolderRecord) =>
+  [
+    `${f.counts.done} done`,
+    f.counts.queued && `${f.counts.queued} queued`,
+    f.counts.waiting && `${f.counts.waiting} waiting`,
+    f.counts.failed && `${f.counts.failed} failed`,
+    f.counts.skipped && `${f.counts.skipped} skipped`,
+  ]
+    .filter(Boolean)
+    .join(', ');
+
+/** The hot folder of `folder` as typed in a shell (relative to its folder, links resolved). */
+async function hotFolderAt(services: CliServices, folder: string): Promise<HotFolderRecord | null> {
+  const path = await canonicalPath(resolve(folder));
+  const { folders } = await invoke(services.core, 'hotFolders.list', {});
+  return folders.find((f) => f.folder === path) ?? null;
+}
+
+async function mustFind(services: CliServices, folder: string): Promise<HotFolderRecord> {
+  const found = await hotFolderAt(services, folder);
+  if (!found) throw new UsageError(`${folder} is not a hot folder (mediadesk watch --list names them)`);
+  return found;
+}
+
+/** --list, --pause, --resume, --remove: quick changes that need no watching. */
+async function manage(ctx: CliContext, action: string, folder: string | undefined): Promise<number> {
+  const services = await openCliServices(ctx);
+  try {
+    if (action === '--list') {
+      const { folders } = await invoke(services.core, 'hotFolders.list', {});
+      if (!folders.length) {
+        ctx.stdout.write('no hot folders; add one with: mediadesk watch <folder> --tool <tool>\n');
+        return 0;
+      }
+      ctx.stdout.write(
+        table(
+          ['STATE', 'TOOL', 'FILES', 'FOLDER', 'RESULTS'],
+          folders.map((f) => [f.state, f.tool, countsOf(f), f.folder, f.outDir]),
+        ),
+      );
+      for (const f of folders) if (f.problem) ctx.stderr.write(`${oneLine(`${f.folder}: ${f.problem}`)}\n`);
+      return 0;
+    }
+    const found = await mustFind(services, folder!);
+    if (action === '--remove') {
+      await invoke(services.core, 'hotFolders.remove', { id: found.id });
+      ctx.stdout.write(`removed ${oneLine(found.folder)}; its files and results stay where they are\n`);
+    } else if (action === '--pause') {
+      await invoke(services.core, 'hotFolders.pause', { id: found.id });
+      ctx.stdout.write(`paused ${oneLine(found.folder)}; files that arrive now wait until it is resumed\n`);
+    } else {
+      await invoke(services.core, 'hotFolders.resume', { id: found.id });
+      ctx.stdout.write(`resumed ${oneLine(found.folder)}\n`);
+    }
+    return 0;
+  } finally {
+    await services.close();
+  }
+}
+
+function describeEvent(e: FileEvent): string {
+  const name = oneLine(e.path);
+  if (e.state === 'done') return `done ${name}${e.output ? ` -> ${oneLine(e.output)}` : ''}`;
+  if (e.state === 'queued') return `queued ${name}`;
+  return `${e.state} ${name}: ${oneLine(e.reason ?? '')}`;
+}
+
+export const watchCommand: CliCommand = {
+  name: 'watch',
+  summary: 'Watch a folder: each image that lands in it is processed with a tool, until Ctrl-C (a hot folder).',
+  usage:
+    'mediadesk watch <folder> [--tool|-t TOOL] [--param|-p key=value ...] [--out|-o DIR] [--settle DURATION] [--concurrency|-c N]\n' +
+    '         mediadesk watch --list | --pause <folder> | --resume <folder> | --remove <folder>\n' +
+    '         (the folder is kept as a hot folder: the app watches it too, and files that arrive while nothing watches are processed next time;\n' +
+    '          --tool is needed the first time; without --out, results go where `run` would put them; --settle 2s: how long a file must stop growing)',
+  async run(ctx: CliContext): Promise<number> {
+    const options = parseOptions(
+      ctx.argv,
+      [
+        '--tool',
+        '-t',
+        '--param',
+        '-p',
+        '--out',
+        '-o',
+        '--settle',
+        '--concurrency',
+        '-c',
+        '--pause',
+        '--resume',
+        '--remove',
+      ],
+      ['--list'],
+    );
+    const actions = ['--pause', '--resume', '--remove'].filter((a) => options.values.has(a));
+    if (options.flags.has('--list')) actions.push('--list');
+    if (actions.length > 1) throw new UsageError(`give one of ${actions.join(', ')}`);
+    const [folder, ...extra] = options.positional;
+    if (actions.length) {
+      if (folder) throw new UsageError(`${actions[0]} takes no other folder`);
+      return manage(ctx, actions[0], actions[0] === '--list' ? undefined : options.one(actions[0]));
+    }
+    if (!folder) throw new UsageError('name the folder to watch: mediadesk watch <folder> --tool <tool>');
+    if (extra.length) throw new UsageError(`watch one folder at a time; got also ${extra.join(' ')}`);
+    const toolId = options.one('--tool', '-t');
+    const pairs = [...(options.values.get('--param') ?? []), ...(options.values.get('-p') ?? [])];
+    const out = options.one('--out', '-o');
+    const rawSettle = options.one('--settle');
+    const settleMs = rawSettle === undefined ? undefined : parseDuration('--settle', rawSettle);
+    const rawConcurrency = options.one('--concurrency', '-c');
+    const concurrency = rawConcurrency === undefined ? undefined : Number(rawConcurrency);
+    if (concurrency !== undefined && (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000))
+      throw new UsageError(`--concurrency must be a whole number from 1 to 1000, got "${rawConcurrency}"`);
+    const tool = toolId === undefined ? undefined : findTool(toolId);
+    if (toolId !== undefined && !tool)
+      throw new UsageError(`unknown tool "${toolId}"; known tools: ${TOOLS.map((t) => t.id).join(', ')}`);
+    if (!tool && (pairs.length || out)) throw new UsageError('--param and --out need --tool');
+    const params: Record<string, unknown> = {};
+    for (const p of pairs) {
+      try {
+        const [k, v] = parseParam(tool!, p);
+        if (Object.hasOwn(params, k)) throw new UsageError(`--param ${k} is given more than once`);
+        params[k] = v;
+      } catch (err) {
+        throw err instanceof UsageError ? err : new UsageError((err as Error).message);
+      }
+    }
+
+    const session = await openEngineSession(ctx, { concurrency });
+    const { services } = session;
+    const stop = interruptible();
+    const watcher = new HotFolderWatcher({
+      store: services.core.hotFolderStore,
+      engine: session.engine,
+      settleMs,
+      onProblem: (m) => ctx.stderr.write(`${oneLine(m)}\n`),
+    });
+    try {
+      let hot = await hotFolderAt(services, folder);
+      if (hot && tool) {
+        const wanted = {
+          tool: tool.id,
+          params: withDefaults(tool, params),
+          outDir: out && (await canonicalPath(resolve(out))),
+        };
+        const same =
+          hot.tool === wanted.tool &&
+          settingsKey(hot.params) === settingsKey(wanted.params) &&
+          (wanted.outDir === undefined || wanted.outDir === hot.outDir);
+        if (!same)
+          throw new UsageError(
+            `${hot.folder} is already a hot folder with ${toolTitle(hot.tool)} into ${hot.outDir}; remove it first (mediadesk watch --remove ${folder}) to watch it with other settings`,
+          );
+      }
+      if (!hot) {
+        if (!tool) throw new UsageError(`${folder} is not a hot folder yet: name a tool with --tool`);
+        hot = await invoke(services.core, 'hotFolders.add', {
+          folder: resolve(folder),
+          tool: tool.id,
+          params: withDefaults(tool, params),
+          outDir: out && resolve(out),
+        });
+        ctx.stdout.write(`added hot folder ${oneLine(hot.folder)}\n`);
+      } else if (hot.state === 'paused') {
+        hot = await invoke(services.core, 'hotFolders.resume', { id: hot.id });
+        ctx.stdout.write(`resumed hot folder ${oneLine(hot.folder)}\n`);
+      }
+      ctx.stdout.write(
+        `watching ${oneLine(hot.folder)} with ${toolTitle(hot.tool)}; results go to ${oneLine(hot.outDir)}; press Ctrl-C to stop\n`,
+      );
+      watcher.onFile((e) => ctx.stdout.write(`${describeEvent(e)}\n`));
+      session.engine.start();
+      watcher.start();
+      let said = false;
+      while (!stop.signal.aborted) {
+        if (!said && session.engine.otherHolds()) {
+          ctx.stderr.write(
+            'another MediaDesk process runs the queue and watches the hot folders; this one takes over when it quits\n',
+          );
+          said = true;
+        }
+        if (session.engine.holdsQueue) said = false;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      ctx.stderr.write('stopped; files that arrive from now on are processed the next time MediaDesk watches\n');
+      return 0;
+    } finally {
+      stop.release();
+      await watcher.stop();
+      await session.close();
+    }
+  },
+};

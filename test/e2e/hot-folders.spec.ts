@@ -1,0 +1,66 @@
+import { mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import AxeBuilder from '@axe-core/playwright';
+import { expect, test } from '@playwright/test';
+import { newHome, startHost, watchErrors, type HostHandle } from './host.ts';
+import { makeImages, shot, startSandboxProcess, type SandboxProcess } from './studio-helpers.ts';
+
+let host: HostHandle;
+let sandbox: SandboxProcess;
+test.afterEach(async () => {
+  await host?.stop();
+  await sandbox?.stop();
+});
+
+test('a hot folder: added with a tool and its settings, an image dropped in is done, then paused and removed', async ({
+  page,
+}) => {
+  const errors = watchErrors(page);
+  sandbox = await startSandboxProcess(200);
+  host = await startHost(newHome(), sandbox.env);
+  const root = mkdtempSync(join(tmpdir(), 'md-hot-'));
+  const watched = join(root, 'drop here');
+  const results = join(root, 'results');
+  mkdirSync(watched);
+
+  await page.goto(`${host.url}#hot-folders`);
+  await expect(page.getByRole('heading', { name: 'Hot folders' })).toBeVisible();
+  await expect(page.getByTestId('hot-folders-empty')).toBeVisible();
+  const form = page.getByTestId('hot-folder-form');
+  // Results inside the watched folder would be processed again: refused, saying so.
+  await form.getByTestId('hot-folder-path').fill(watched);
+  await form.getByTestId('hot-folder-tool').selectOption('upscaler-precision');
+  await form.getByTestId('field-scale_factor').fill('4');
+  await form.getByTestId('hot-folder-out').fill(join(watched, 'out'));
+  await form.getByTestId('hot-folder-add').click();
+  await expect(form.getByTestId('hot-folder-error')).toContainText('is inside the watched folder');
+
+  await form.getByTestId('hot-folder-out').fill(results);
+  await form.getByTestId('hot-folder-add').click();
+  const item = page.getByTestId('hot-folder');
+  await expect(item).toHaveCount(1);
+  await expect(item.getByTestId('hot-folder-state')).toHaveText('Watching');
+  await expect(item).toContainText('Precision upscaler');
+  await expect(item.getByTestId('hot-folder-outdir')).toHaveText(results);
+  await expect(item.getByTestId('hot-folder-settings')).toContainText('Scale factor 4');
+
+  await makeImages(watched, 1);
+  await expect(item.getByTestId('hot-folder-counts')).toHaveText('1 done', { timeout: 30_000 });
+  await expect(item.getByTestId('hot-folder-last')).toContainText('done');
+  expect(readdirSync(results)).toHaveLength(1);
+  await page.getByRole('heading', { name: 'Hot folders' }).scrollIntoViewIfNeeded();
+  await shot(page, 'hot-folders');
+  // With a hot folder listed and a refusal shown before: axe's WCAG A/AA rules, as a11y.spec checks every screen empty.
+  const axe = await new AxeBuilder({ page })
+    .withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'])
+    .analyze();
+  expect(axe.violations.map((v) => `${v.id}: ${v.help}`)).toEqual([]);
+
+  await item.getByTestId('hot-folder-pause').click();
+  await expect(item.getByTestId('hot-folder-state')).toHaveText('Paused');
+  await expect(item.getByTestId('hot-folder-resume')).toBeVisible();
+  await item.getByTestId('hot-folder-remove').click();
+  await expect(page.getByTestId('hot-folders-empty')).toBeVisible();
+  expect(errors).toEqual([]);
+});
