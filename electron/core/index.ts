@@ -10,6 +10,7 @@ import { checkReferences } from './media/check.ts';
 import { MediaGate } from './media-gate.ts';
 import { openEngine } from './engine/open.ts';
 import { engineHandlers } from './engine/handlers.ts';
+import { limitsHandlers } from './limits/handlers.ts';
 import { AuditService } from './audit/service.ts';
 import { auditHandlers } from './audit/handlers.ts';
 import { openAnalyticsDb } from './analytics/store.ts';
@@ -24,6 +25,7 @@ import { backendLabel } from '../../shared/contract/foundation.ts';
 import type { CommandName } from '../../shared/contract/index.ts';
 import { openLog, type AppLog } from './log/index.ts';
 import { keysKnownTo } from './log/keys.ts';
+import { SERVICE_RATES } from '../../shared/service-limits.ts';
 
 export interface CoreOptions {
   home: string;
@@ -70,6 +72,7 @@ export async function createCore(opts: CoreOptions) {
     builtInSandboxUrl: () => backend.builtInSandboxUrl(),
     slugs: () => backend.slugs(),
     settings: effectiveSettings,
+    rates: SERVICE_RATES,
   });
   engine.on('jobs.changed', (e) => events.emit('jobs.changed', e));
   mediaRoots.push(() => [...engine.store.mediaRoots(), effectiveSettings().outputDir]);
@@ -119,6 +122,7 @@ export async function createCore(opts: CoreOptions) {
     backend: () => backend.identity(),
     builtInSandboxUrl: () => backend.builtInSandboxUrl(),
     sandboxOwners: engine.sandboxOwners,
+    pacer: engine.pacer,
     settings: effectiveSettings,
     events,
     addMediaRoots: (r: () => string[]) => mediaRoots.push(r),
@@ -162,6 +166,7 @@ export async function createCore(opts: CoreOptions) {
         env: opts.env ?? process.env,
       }),
     ...engineHandlers(engine, (p) => events.emit('batches.checkProgress', p)),
+    ...limitsHandlers(engine.pacer, engine.store),
     ...teamHandlers(teamDeps, team),
     ...auditHandlers(audit),
     'media.check': ({ family, sources, body }) => checkReferences({ family, sources, body }),

@@ -4,6 +4,7 @@ import { mediaCommands } from './media.ts';
 import { jobsCommands, jobsEvents } from './jobs.ts';
 import { auditCommands, auditEvents } from './audit.ts';
 import { teamCommands, teamEvents } from './team.ts';
+import { limitsCommands } from './limits.ts';
 
 export * from './define.ts';
 export * from './foundation.ts';
@@ -11,6 +12,7 @@ export * from './media.ts';
 export * from './jobs.ts';
 export * from './audit.ts';
 export * from './team.ts';
+export * from './limits.ts';
 
 /** Every command of every area. An area adds its module here; transports derive everything from this. */
 export const COMMANDS = {
@@ -19,6 +21,7 @@ export const COMMANDS = {
   ...jobsCommands,
   ...auditCommands,
   ...teamCommands,
+  ...limitsCommands,
 };
 
 export const EVENTS = {

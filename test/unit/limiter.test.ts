@@ -112,6 +112,24 @@ describe('the pacing limiter', () => {
     l.close();
   });
 
+  it('peeks without taking: a request counted ahead of others, the rates and the cap alike', () => {
+    const l = clocked('2026-03-15T12:00:00Z', { safetyMs: 0 });
+    const create = { scope: 's', kind: 'create', tool: 'upscaler-precision', plan: 'business' } as const;
+    for (let i = 0; i < 240; i++) expect(l.limiter.acquire(poll).go).toBe(true);
+    expect(l.limiter.peek(poll, 9).go).toBe(true);
+    expect(l.limiter.peek(poll, 10)).toMatchObject({ go: false, reason: 'burst', limit: 250 });
+    // Nothing was taken by the peeks: ten more still fit.
+    for (let i = 0; i < 10; i++) expect(l.limiter.acquire(poll).go).toBe(true);
+    l.advance(5000);
+    l.limiter.setCap('business', 'upscaler-precision', 3);
+    expect(l.limiter.acquire(create).go).toBe(true);
+    // Two of the cap left: a peek with two ahead is held, and says so without calling it reached.
+    expect(l.limiter.peek(create, 2)).toMatchObject({ go: false, reason: 'daily_cap', left: 2 });
+    expect(l.limiter.peek(create, 1).go).toBe(true);
+    expect(l.limiter.capStatus('s', 'business', 'upscaler-precision').used).toBe(1);
+    l.close();
+  });
+
   it('keys are never stored: a scope holds a hash of the key', () => {
     const scope = limiterScope('sandbox', 'sandbox-owner');
     expect(scope).toMatch(/^sandbox [0-9a-f]{16}$/);
