@@ -30,9 +30,8 @@ export const DEMO_KEY_PLANS: Readonly<Record<string, PlanTier>> = {
   'sandbox-noaudit': 'enterprise',
 };
 
-/** Whose daily caps apply: a demo key's own plan on the built-in Sandbox, else the plan in Settings. */
-export const planTierOf = (onSandbox: boolean, apiKey: string, settingsPlan: PlanTier): PlanTier =>
-  (onSandbox ? DEMO_KEY_PLANS[apiKey] : undefined) ?? settingsPlan;
+/** Whose daily caps apply: a demo key's own plan (only a Sandbox takes one), else the plan in Settings. */
+export const planTierOf = (apiKey: string, settingsPlan: PlanTier): PlanTier => DEMO_KEY_PLANS[apiKey] ?? settingsPlan;
 
 /** Creates per tool per UTC day, keyed by catalogue tool id; `*` is every tool not named. */
 export type DailyCaps = Record<string, number>;

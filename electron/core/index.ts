@@ -25,7 +25,7 @@ import { backendLabel } from '../../shared/contract/foundation.ts';
 import type { CommandName } from '../../shared/contract/index.ts';
 import { openLog, type AppLog } from './log/index.ts';
 import { keysKnownTo } from './log/keys.ts';
-import { SERVICE_RATES } from '../../shared/service-limits.ts';
+import { pacingRates } from './limits/pacer.ts';
 
 export interface CoreOptions {
   home: string;
@@ -72,7 +72,7 @@ export async function createCore(opts: CoreOptions) {
     builtInSandboxUrl: () => backend.builtInSandboxUrl(),
     slugs: () => backend.slugs(),
     settings: effectiveSettings,
-    rates: SERVICE_RATES,
+    rates: pacingRates(opts.env ?? process.env),
   });
   engine.on('jobs.changed', (e) => events.emit('jobs.changed', e));
   mediaRoots.push(() => [...engine.store.mediaRoots(), effectiveSettings().outputDir]);

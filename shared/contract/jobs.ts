@@ -184,7 +184,7 @@ export function heldMessage(h: HeldBy): string {
   const at = new Date(h.resetsAt);
   const waiting = h.waiting === 1 ? '1 job waits' : `${h.waiting} jobs wait`;
   return (
-    `Held: the daily limit of ${h.limit} jobs for ${h.title} is reached; ${h.left} left today, ` +
+    `Held: the daily limit of ${h.limit} job${h.limit === 1 ? '' : 's'} for ${h.title} is reached; ${h.left} left today, ` +
     `resets at ${twoDigits(at.getHours())}:${twoDigits(at.getMinutes())} your time (${waiting}).`
   );
 }

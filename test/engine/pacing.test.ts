@@ -11,6 +11,10 @@ import { DEFAULT_DAILY_CAPS, type RateLimits } from '../../shared/service-limits
 import { DEFAULT_SETTINGS } from '../../shared/settings.ts';
 import { cleanup, control, creates, makeImages, settle, tmp } from './helpers.ts';
 import { cliEnv, runCli } from '../cli.ts';
+import { createCore } from '../../electron/core/index.ts';
+import { MemorySecretStore } from '../../electron/core/secrets.ts';
+import { DeskError, type CommandName, type Req, type Res } from '../../shared/contract/index.ts';
+import { SETTLED_STATES } from '../../shared/contract/jobs.ts';
 
 const RATES: RateLimits = { burstPerSec: 50, burstWindowSec: 2, averagePerSec: 40, averageWindowSec: 10 };
 const TOOL = 'image-to-prompt';
@@ -124,14 +128,17 @@ describe('mediadesk limits', () => {
     const env = cliEnv(join(dir, 'home-cli'), sb.url);
     const shown = await runCli(['limits'], { env });
     expect(shown.code).toBe(0);
-    // A key from the environment is a live key: the plan in Settings decides, business unless changed.
-    expect(shown.out).toMatch(/^Plan: business \(from Settings \(planTier\)\)$/m);
-    expect(shown.out).toMatch(/^upscaler-precision +200 +default$/m);
+    // A demo key's plan decides (sandbox-owner: enterprise); a live key's is the planTier setting's.
+    expect(shown.out).toMatch(/^Plan: enterprise \(from the Sandbox's demo key\)$/m);
+    expect(shown.out).toMatch(/^upscaler-precision +2000 +default$/m);
     const set = await runCli(['limits', 'set', 'upscaler-precision', '300'], { env });
     expect([set.code, set.err]).toEqual([0, '']);
     expect(set.out).toMatch(/^upscaler-precision +300 +yours$/m);
-    const other = await runCli(['limits', 'set', 'music', '7', '--plan', 'enterprise'], { env });
+    const other = await runCli(['limits', 'set', 'music', '7', '--plan', 'business'], { env });
     expect(other.out).not.toMatch(/^music +7/m);
+    const live = await runCli(['limits'], { env: cliEnv(join(dir, 'home-cli'), sb.url, 'a-live-key') });
+    expect(live.out).toMatch(/^Plan: business \(from Settings \(planTier\)\)$/m);
+    expect(live.out).toMatch(/^music +7 +yours$/m);
     expect(await runCli(['limits', '--json'], { env }).then((r) => JSON.parse(r.out).caps)).toContainEqual({
       tool: 'upscaler-precision',
       title: 'Precision upscaler',
@@ -139,7 +146,7 @@ describe('mediadesk limits', () => {
       own: true,
     });
     const back = await runCli(['limits', 'set', 'upscaler-precision', 'default'], { env });
-    expect(back.out).toMatch(/^upscaler-precision +200 +default$/m);
+    expect(back.out).toMatch(/^upscaler-precision +2000 +default$/m);
     const bad = await runCli(['limits', 'set', 'no-such-tool', '5'], { env });
     expect(bad.code).toBe(2);
     expect(bad.err.trim()).toBe(
@@ -150,5 +157,50 @@ describe('mediadesk limits', () => {
       2,
       'mediadesk limits: the cap is a whole number of jobs a day, 0 or more, or default; got "lots"',
     ]);
+  }, 60_000);
+});
+
+describe('workflow app runs', () => {
+  it("count against their app's own daily cap: a run over it waits, said plainly, and goes once the cap is raised", async () => {
+    await control(sb.url, 'reset', {});
+    const home = join(dir, 'home-apps');
+    const core = await createCore({
+      home,
+      host: 'cli',
+      env: { MEDIADESK_API_URL: sb.url, MEDIADESK_API_KEY: 'sandbox-owner' },
+      secrets: new MemorySecretStore(),
+      startSandbox: () => Promise.reject(new Error('not used')),
+    });
+    const call = async <K extends CommandName>(name: K, req: Req<K>): Promise<Res<K>> => {
+      const reply = await core.dispatch(name, req);
+      if (!reply.ok) throw DeskError.from(reply.error);
+      return reply.result as Res<K>;
+    };
+    const run = (brief: string) =>
+      call('apps.run', { appId: 'jM4nX8sc', confirmedCost: 8, inputs: { brief }, outDir: join(home, 'out') });
+    try {
+      await call('limits.setCap', { tool: 'app:jM4nX8sc', cap: 1 });
+      const first = (await run('one')).id;
+      const second = (await run('two')).id;
+      for (;;) {
+        const [a, b] = [core.apps.one(first), core.apps.one(second)];
+        if (SETTLED_STATES.includes(a.state) && b.error) break;
+        await new Promise((res) => setTimeout(res, 50));
+      }
+      expect(core.apps.one(first).state).toBe('done');
+      expect(core.apps.one(second)).toMatchObject({
+        state: 'queued',
+        error:
+          'Waiting: the daily limit of 1 job for the workflow app Jingle maker is reached (0 left today); it resets at 00:00 UTC.',
+      });
+      await call('limits.setCap', { tool: 'app:jM4nX8sc', cap: 2 });
+      for (;;) {
+        if (SETTLED_STATES.includes(core.apps.one(second).state)) break;
+        await new Promise((res) => setTimeout(res, 50));
+      }
+      expect(core.apps.one(second)).toMatchObject({ state: 'done', error: null });
+    } finally {
+      await core.close();
+    }
   }, 60_000);
 });

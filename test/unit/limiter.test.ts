@@ -9,6 +9,7 @@ import { limiterScope, openLimiter, waitMessage } from '../../electron/core/limi
 import { openDatabase } from '../../electron/core/db/open.ts';
 import { QUEUE_MIGRATIONS } from '../../electron/core/queue/migrations.ts';
 import { DEFAULT_DAILY_CAPS, SERVICE_RATES } from '../../shared/service-limits.ts';
+import { heldMessage } from '../../shared/contract/jobs.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'limiter-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -204,5 +205,17 @@ describe('two processes on one data folder', () => {
     const [a, b] = await Promise.all([child(dir, 'cap', 20_000, fast), child(dir, 'cap', 20_000, fast)]);
     expect([a.capped, b.capped]).toEqual([true, true]);
     expect(a.granted.length + b.granted.length).toBe(137);
+  });
+});
+
+describe('a held batch in plain words (the Queue and the CLI)', () => {
+  it("names the limit, the tool, what is left, when it resets in the reader's own time, and what waits", () => {
+    const held = { tool: 'upscaler-precision', title: 'Precision upscaler', limit: 200, left: 0, waiting: 12 };
+    expect(heldMessage({ ...held, resetsAt: new Date(2026, 10, 28, 1, 0).getTime() })).toBe(
+      'Held: the daily limit of 200 jobs for Precision upscaler is reached; 0 left today, resets at 01:00 your time (12 jobs wait).',
+    );
+    expect(heldMessage({ ...held, limit: 1, waiting: 1, resetsAt: new Date(2026, 10, 28, 13, 5).getTime() })).toBe(
+      'Held: the daily limit of 1 job for Precision upscaler is reached; 0 left today, resets at 13:05 your time (1 job waits).',
+    );
   });
 });

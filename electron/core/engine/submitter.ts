@@ -78,7 +78,7 @@ export class Submitter {
     // Tools at their daily cap, re-checked every tick: their jobs wait, the other tools' go on.
     const capped = new Map<string, string>();
     let pace: PaceScope | null = null;
-    for (let pass = 0; total < global; pass++) {
+    while (total < global) {
       // Jobs being prepared here are still `queued` on disk; read just past them, not the whole queue.
       const candidates = store.inStateFor('queued', backend, global - total + this.preparing.size + 8, [
         ...capped.keys(),
@@ -136,11 +136,6 @@ export class Submitter {
     return { global: this.context.options.concurrency ?? settings.concurrency, perTool: settings.perToolConcurrency };
   }
 
-  /**
-   * One create. `submitting` (with a fresh attempt id) is committed before the request leaves, and
-   * the task_id the moment the answer arrives: a crash in between is found at boot and put to the
-   * user, never re-sent.
-   */
   private preparingOf(tool: string): number {
     let n = 0;
     for (const t of this.preparing.values()) if (t === tool) n++;
@@ -160,6 +155,11 @@ export class Submitter {
     return false;
   }
 
+  /**
+   * One create. `submitting` (with a fresh attempt id) is committed before the request leaves, and
+   * the task_id the moment the answer arrives: a crash in between is found at boot and put to the
+   * user, never re-sent.
+   */
   private async submit(job: JobRow, pace: PaceScope | null = null): Promise<void> {
     const { store, tools, options, write } = this.context;
     const tool = getTool(job.tool);

@@ -223,7 +223,7 @@ export class PaceLimiter {
 export function waitMessage(grant: Extract<Grant, { go: false }>, toolTitle = 'this tool'): string {
   const at = new Date(grant.resetsAt).toISOString();
   if (grant.reason === 'daily_cap')
-    return `Waiting: the daily limit of ${grant.limit} jobs for ${toolTitle} is reached (${grant.left} left today); it resets at ${at.slice(11, 16)} UTC.`;
+    return `Waiting: the daily limit of ${grant.limit} job${grant.limit === 1 ? '' : 's'} for ${toolTitle} is reached (${grant.left} left today); it resets at ${at.slice(11, 16)} UTC.`;
   return `Waiting ${Math.ceil(grant.waitMs / 1000)} s: the service takes at most ${grant.limit} requests in ${grant.windowSec} s; sending again at ${at.slice(11, 19)} UTC.`;
 }
 

@@ -1,6 +1,19 @@
-import { DEMO_KEY_PLANS, planTierOf, type PlanTier } from '../../../shared/service-limits.ts';
+import {
+  DEMO_KEY_PLANS,
+  planTierOf,
+  SERVICE_RATES,
+  type PlanTier,
+  type RateLimits,
+} from '../../../shared/service-limits.ts';
 import type { ApiTarget } from '../api/client.ts';
 import { limiterScope, type Grant, type PaceLimiter } from './limiter.ts';
+
+/**
+ * The rates a host paces to: the service's, unless MEDIADESK_PACING=off (scripts and tests against
+ * a local Sandbox whose limits are off, which would only be slowed).
+ */
+export const pacingRates = (env: NodeJS.ProcessEnv): RateLimits | undefined =>
+  env.MEDIADESK_PACING === 'off' ? undefined : SERVICE_RATES;
 
 /** Whose limits requests count against now: the backend and key's scope, and the plan whose caps apply. */
 export interface PaceScope {
@@ -34,9 +47,8 @@ export class Pacer {
   async scope(): Promise<PaceScope> {
     const target = await this.opts.target();
     const identity = this.opts.identity ? await this.opts.identity() : target.baseUrl;
-    const onSandbox = !identity.startsWith('live ');
-    const plan = planTierOf(onSandbox, target.apiKey, this.opts.planTier());
-    const planFrom = onSandbox && DEMO_KEY_PLANS[target.apiKey] ? 'sandbox' : 'settings';
+    const plan = planTierOf(target.apiKey, this.opts.planTier());
+    const planFrom = DEMO_KEY_PLANS[target.apiKey] ? 'sandbox' : 'settings';
     this.last = { scope: limiterScope(identity, target.apiKey), plan, planFrom };
     return this.last;
   }

@@ -5,7 +5,7 @@ import { waitingReason } from '../../core/queue/job-messages.ts';
 import { oneLine, type CliContext } from './command.ts';
 import { backendLabel } from '../../../shared/contract/foundation.ts';
 import { heldMessage, QUEUE_HELD_BACK, type HeldBy } from '../../../shared/contract/jobs.ts';
-import { SERVICE_RATES } from '../../../shared/service-limits.ts';
+import { pacingRates } from '../../core/limits/pacer.ts';
 import { openCliServices } from './services.ts';
 import { withDefaultOutputDir } from '../../core/paths.ts';
 
@@ -29,7 +29,7 @@ export async function openEngineSession(
     // The app's own default when Settings names no output folder: `run` without --out writes where a batch from the app would.
     settings: () => withDefaultOutputDir(services.settings.get(), ctx.env),
     concurrency: options.concurrency,
-    rates: SERVICE_RATES,
+    rates: pacingRates(ctx.env),
     poll: ctx.env.MEDIADESK_POLL_MIN_MS
       ? { firstMs: Number(ctx.env.MEDIADESK_POLL_MIN_MS), minMs: Number(ctx.env.MEDIADESK_POLL_MIN_MS) }
       : undefined,
