@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_SLUGS } from '../shared/catalogue/index.ts';
 import { DEFAULT_SETTINGS } from '../shared/settings.ts';
+import { PLAN_TIERS } from '../shared/service-limits.ts';
 import { openEngine } from '../electron/core/engine/open.ts';
 import {
   childRssSampler,
@@ -50,8 +51,8 @@ try {
     poll: { firstMs: 20, minMs: 20 },
     rates: PACED ? UNREACHED : undefined,
   });
-  // A live key: the Settings plan's caps (business) would hold the batch at 200.
-  if (PACED) engine.pacer.limiter.setCap(DEFAULT_SETTINGS.planTier, 'upscaler-precision', 1e9);
+  // The plans' daily caps would hold the batch (2,000 upscales a day on enterprise).
+  if (PACED) for (const plan of PLAN_TIERS) engine.pacer.limiter.setCap(plan, 'upscaler-precision', 1e9);
   const t0 = performance.now();
   const r = await engine.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: join(work, 'out') });
   const t1 = performance.now();
