@@ -43,6 +43,7 @@ const READS = new Set<CommandName>([
   'usage.budget',
   'team.directory',
   'creations.list',
+  'limits.status',
 ]);
 
 /**
@@ -56,6 +57,7 @@ const EFFECTS: Partial<Record<CommandName, string>> = {
   'audit.importCancel': 'stops a running import',
   'audit.export': 'writes a file where it is told',
   'settings.set': 'writes the settings file',
+  'limits.setCap': "writes the user's daily caps",
   'key.set': 'writes the OS keychain',
   'key.clear': 'deletes the key from the OS keychain',
   'connection.test': 'probes every model path of the backend (slow)',
