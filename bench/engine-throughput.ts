@@ -3,13 +3,17 @@
  * rename, every state change committed): jobs per second and peak RSS of the engine's process,
  * and the CPU each process used (the box is shared, so CPU per job is the steadier figure).
  * BENCH_RENDER=faithful renders every result for real; the default `fast` serves a fixed tiny image
- * so the engine is measured, not libvips. Run: node bench/engine-throughput.ts
+ * so the engine is measured, not libvips. BENCH_PACED=1 paces every create and poll through the
+ * limiter with rates it never reaches, its 1 s windows holding about as many rows as the service's
+ * 2-minute window does: the limiter's overhead through the real submit and poll paths.
+ * Run: node bench/engine-throughput.ts
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_SLUGS } from '../shared/catalogue/index.ts';
 import { DEFAULT_SETTINGS } from '../shared/settings.ts';
+import { PLAN_TIERS } from '../shared/service-limits.ts';
 import { openEngine } from '../electron/core/engine/open.ts';
 import {
   childRssSampler,
@@ -27,6 +31,8 @@ const N = Number(process.env.BENCH_JOBS ?? 10_000);
 /** The app's own ceiling (Settings allows 1..32); BENCH_CONCURRENCY=256 stresses past it. */
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const RENDER = process.env.BENCH_RENDER === 'faithful' ? 'faithful' : 'fast';
+const PACED = process.env.BENCH_PACED === '1';
+const UNREACHED = { burstPerSec: 100_000, burstWindowSec: 1, averagePerSec: 100_000, averageWindowSec: 1 };
 const sb = await childSandbox(0, RENDER);
 const work = mkdtempSync(join(tmpdir(), 'mediadesk-bench-tp-'));
 try {
@@ -43,7 +49,10 @@ try {
     settings: () => DEFAULT_SETTINGS,
     concurrency: CONCURRENCY,
     poll: { firstMs: 20, minMs: 20 },
+    rates: PACED ? UNREACHED : undefined,
   });
+  // The plans' daily caps would hold the batch (2,000 upscales a day on enterprise).
+  if (PACED) for (const plan of PLAN_TIERS) engine.pacer.limiter.setCap(plan, 'upscaler-precision', 1e9);
   const t0 = performance.now();
   const r = await engine.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: join(work, 'out') });
   const t1 = performance.now();
@@ -85,6 +94,7 @@ try {
       `| CPU of the Sandbox process during the run | ${sbCpu.toFixed(1)} s (${((sbCpu * 1000) / N).toFixed(2)} ms per job), peak RSS ${mb(sbRss.peak())} |`,
       `| /v1 requests: creates, list pages, by-id | ${by(/^POST/)}, ${by(/^GET [^{]*$/)}, ${by(/\{task-id\}/)} |`,
       `| Sandbox result rendering | ${RENDER} |`,
+      `| paced through the limiter (BENCH_PACED) | ${PACED ? 'yes, rates never reached' : 'no'} |`,
       `| load average (1 min) at start / end of the run | ${load0} / ${load1} |`,
       '',
       `Machine: ${machine()}`,

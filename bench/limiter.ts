@@ -4,7 +4,8 @@
  * on per grant), (b) the 2-minute window nearly full (about 1,190 rows, a clock at 10 grants/s),
  * (c) two processes on one data folder at once (one clock 20,000 times the real one, so the windows
  * hold a few hundred rows and none waits); beside (0), the floor: one bare BEGIN IMMEDIATE, INSERT,
- * COMMIT on the same kind of file. BENCH_GRANTS grants per case (20,000).
+ * COMMIT on the same kind of file; (d) as (b) with each create taken as the engine's submitter
+ * takes it (two peeks, then the grant). BENCH_GRANTS grants per case (20,000).
  * Run: node bench/limiter.ts
  */
 import { spawn } from 'node:child_process';
@@ -24,8 +25,11 @@ const stepping = (stepMs: number) => {
 };
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
 
-/** Grants alternately a create and a poll; per-grant times in µs, sorted. Fails if any grant was refused. */
-function run(home: string, opts: Parameters<typeof openLimiter>[1], n: number): number[] {
+/**
+ * Grants alternately a create and a poll; per-grant times in µs, sorted. Fails if any grant was
+ * refused. `submitPath`: each create as the engine's submitter takes it, two peeks then the grant.
+ */
+function run(home: string, opts: Parameters<typeof openLimiter>[1], n: number, submitPath = false): number[] {
   const { limiter, close } = openLimiter(home, opts);
   limiter.setCap('enterprise', '*', 1e9);
   const times: number[] = [];
@@ -33,6 +37,10 @@ function run(home: string, opts: Parameters<typeof openLimiter>[1], n: number): 
     const req: GrantRequest =
       i % 2 ? { scope: 'bench', kind: 'poll' } : { scope: 'bench', kind: 'create', tool: 'editor', plan: 'enterprise' };
     const t0 = process.hrtime.bigint();
+    if (submitPath && req.kind === 'create') {
+      limiter.peek(req, 8);
+      limiter.peek(req, 2);
+    }
     const g = limiter.acquire(req);
     times.push(Number(process.hrtime.bigint() - t0) / 1000);
     if (!g.go) throw new Error(`grant ${i} refused: ${g.reason}`);
@@ -72,6 +80,11 @@ if (process.argv[2] === '--child') {
     line('(0) floor: one bare write transaction', floor(join(work, '0'), GRANTS));
     line('(a) empty windows, one process', run(join(work, 'a'), { now: stepping(130_000) }, GRANTS));
     line('(b) 2-minute window nearly full, one process', run(join(work, 'b'), { now: stepping(101) }, GRANTS));
+    line(
+      '(d) as (b), each create as the submitter takes it (two peeks, then the grant)',
+      // Seven clock readings per create and poll instead of three: the same time per pair as (b).
+      run(join(work, 'd'), { now: stepping((101 * 3) / 7) }, GRANTS, true),
+    );
     const home = join(work, 'c');
     openLimiter(home).close();
     // One origin for both clocks, so each reads the other's grants at the same time.

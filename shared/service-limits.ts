@@ -21,6 +21,18 @@ export const SERVICE_RATES: RateLimits = {
 export const PLAN_TIERS = ['business', 'enterprise'] as const;
 export type PlanTier = (typeof PLAN_TIERS)[number];
 
+/** The built-in Sandbox's demo keys' plans (electron/sandbox/keys.ts serves them). */
+export const DEMO_KEY_PLANS: Readonly<Record<string, PlanTier>> = {
+  'sandbox-owner': 'enterprise',
+  'sandbox-admin': 'enterprise',
+  'sandbox-member': 'enterprise',
+  'sandbox-business': 'business',
+  'sandbox-noaudit': 'enterprise',
+};
+
+/** Whose daily caps apply: a demo key's own plan (only a Sandbox takes one), else the plan in Settings. */
+export const planTierOf = (apiKey: string, settingsPlan: PlanTier): PlanTier => DEMO_KEY_PLANS[apiKey] ?? settingsPlan;
+
 /** Creates per tool per UTC day, keyed by catalogue tool id; `*` is every tool not named. */
 export type DailyCaps = Record<string, number>;
 

@@ -3,6 +3,7 @@ import { DEFAULT_SLUGS, SLUG_KEYS, type SlugKey } from './catalogue/index.ts';
 import { DEFAULT_BASE_URL, DEFAULT_KEY_HEADER, KEY_HEADERS, SLUG_RE } from './service-profile.ts';
 import { templateNameProblem } from './file-names.ts';
 import { isLoopbackUrl } from './loopback.ts';
+import { PLAN_TIERS } from './service-limits.ts';
 
 export const DEMO_KEY_NAMES = [
   'sandbox-owner',
@@ -77,6 +78,10 @@ const fields = {
   ),
   theme: oneOf(['system', 'light', 'dark']),
   slugs: slugOverrides,
+  /** The live account's plan, whose daily caps per tool the queue keeps to (on the Sandbox, the demo key's plan). */
+  planTier: z.enum(PLAN_TIERS, {
+    error: `must be the account's plan: ${PLAN_TIERS.join(' or ')} (it decides the daily limits per tool)`,
+  }),
   /** The installed desktop app looks for a new release at start and downloads it in the background. */
   autoUpdate: z.boolean({ error: 'must be true or false' }),
   /** A result keeps its source's EXIF (orientation, camera, dates), colour profile, IPTC and XMP. */
@@ -98,6 +103,7 @@ const DEFAULTS = {
   perToolConcurrency: {},
   theme: 'system',
   slugs: {},
+  planTier: 'business',
   autoUpdate: true,
   keepMetadata: true,
   writeProvenance: true,
@@ -115,6 +121,7 @@ export const settingsSchema = z.object({
   perToolConcurrency: fields.perToolConcurrency.default(DEFAULTS.perToolConcurrency),
   theme: fields.theme.default(DEFAULTS.theme),
   slugs: fields.slugs.default(DEFAULTS.slugs),
+  planTier: fields.planTier.default(DEFAULTS.planTier),
   autoUpdate: fields.autoUpdate.default(DEFAULTS.autoUpdate),
   keepMetadata: fields.keepMetadata.default(DEFAULTS.keepMetadata),
   writeProvenance: fields.writeProvenance.default(DEFAULTS.writeProvenance),

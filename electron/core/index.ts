@@ -9,6 +9,7 @@ import { checkReferences } from './media/check.ts';
 import { MediaGate } from './media-gate.ts';
 import { openEngine } from './engine/open.ts';
 import { engineHandlers } from './engine/handlers.ts';
+import { limitsHandlers } from './limits/handlers.ts';
 import { AuditService } from './audit/service.ts';
 import { auditHandlers } from './audit/handlers.ts';
 import { openAnalyticsDb } from './analytics/store.ts';
@@ -29,6 +30,7 @@ import type { CommandName } from '../../shared/contract/index.ts';
 import { openLog, type AppLog } from './log/index.ts';
 import { keysKnownTo } from './log/keys.ts';
 import { APP_VERSION } from './app-version.ts';
+import { pacingRates } from './limits/pacer.ts';
 
 export interface CoreOptions {
   home: string;
@@ -75,6 +77,7 @@ export async function createCore(opts: CoreOptions) {
     builtInSandboxUrl: () => backend.builtInSandboxUrl(),
     slugs: () => backend.slugs(),
     settings: effectiveSettings,
+    rates: pacingRates(opts.env ?? process.env),
   });
   engine.on('jobs.changed', (e) => events.emit('jobs.changed', e));
   mediaRoots.push(() => [...engine.store.mediaRoots(), effectiveSettings().outputDir]);
@@ -124,6 +127,7 @@ export async function createCore(opts: CoreOptions) {
     backend: () => backend.identity(),
     builtInSandboxUrl: () => backend.builtInSandboxUrl(),
     sandboxOwners: engine.sandboxOwners,
+    pacer: engine.pacer,
     settings: effectiveSettings,
     events,
     addMediaRoots: (r: () => string[]) => mediaRoots.push(r),
@@ -179,6 +183,7 @@ export async function createCore(opts: CoreOptions) {
         env: opts.env ?? process.env,
       }),
     ...engineHandlers(engine, (p) => events.emit('batches.checkProgress', p)),
+    ...limitsHandlers(engine.pacer, engine.store),
     ...teamHandlers(teamDeps, team),
     ...reportHandlers({
       store: engine.store,

@@ -11,6 +11,7 @@ import { toAppRun, type AppRunStore } from './apps/store.ts';
 import { CreationsService } from './creations/service.ts';
 import type { Db } from './db/open.ts';
 import type { EventBus } from './events.ts';
+import type { Pacer } from './limits/pacer.ts';
 
 export interface TeamDeps {
   home: string;
@@ -34,6 +35,8 @@ export interface TeamDeps {
   /** Folders results are written to, which the renderer may have opened (shell.openFolder). */
   addOutputFolders?: (folders: () => string[]) => void;
   poll?: { firstMs: number; minMs: number; maxMs: number };
+  /** The engine's pacer: app runs and their polls are paced with the tool jobs. */
+  pacer?: Pacer | null;
   /** Whose path rules written files keep (process.platform): tests pass win32. */
   platform?: string;
 }
@@ -74,6 +77,7 @@ export function teamServices(deps: TeamDeps) {
     defaultOutDir: (appName) => defaultOutDir(deps.home, deps.settings(), 'apps', appName),
     onChange,
     poll: deps.poll,
+    pacer: deps.pacer,
     platform: deps.platform,
   });
   const analytics = new AnalyticsService({ client: deps.client, db: deps.analyticsDb, target: deps.target });

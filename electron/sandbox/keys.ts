@@ -1,8 +1,10 @@
+import { DEMO_KEY_PLANS, type PlanTier } from '../../shared/service-limits.ts';
+
 /**
  * The built-in demo keys. Identity, plan and role come from the key alone (the spec: no request
  * carries a user or team id), so each key maps to one fixed user of one team.
  */
-export type Plan = 'enterprise' | 'business';
+export type Plan = PlanTier;
 export type Role = 'owner' | 'admin' | 'member';
 
 export interface DemoKey {
@@ -22,35 +24,35 @@ export interface Caller extends DemoKey {
 export const DEMO_KEYS: readonly DemoKey[] = [
   {
     key: 'sandbox-owner',
-    plan: 'enterprise',
+    plan: DEMO_KEY_PLANS['sandbox-owner'],
     role: 'owner',
     auditLogs: true,
     description: 'Enterprise team owner, audit logs enabled: every endpoint.',
   },
   {
     key: 'sandbox-admin',
-    plan: 'enterprise',
+    plan: DEMO_KEY_PLANS['sandbox-admin'],
     role: 'admin',
     auditLogs: true,
     description: 'Enterprise team admin, audit logs enabled: every endpoint.',
   },
   {
     key: 'sandbox-member',
-    plan: 'enterprise',
+    plan: DEMO_KEY_PLANS['sandbox-member'],
     role: 'member',
     auditLogs: true,
     description: 'Enterprise member: 403 on the audit search.',
   },
   {
     key: 'sandbox-business',
-    plan: 'business',
+    plan: DEMO_KEY_PLANS['sandbox-business'],
     role: 'admin',
     auditLogs: false,
     description: 'Business-plan admin: 403 on the audit search and on workflow apps.',
   },
   {
     key: 'sandbox-noaudit',
-    plan: 'enterprise',
+    plan: DEMO_KEY_PLANS['sandbox-noaudit'],
     role: 'owner',
     auditLogs: false,
     description: 'Enterprise owner with audit logs disabled: 403 on the audit search.',

@@ -162,6 +162,33 @@ export const batchCheckProgressSchema = z.object({
 
 const idRequest = z.object({ id: z.string().min(1) }).strict();
 
+/** A tool whose queued jobs are held at its daily cap until it resets or is raised. */
+export const heldBySchema = z.object({
+  tool: z.string(),
+  /** The tool's name as the screens show it. */
+  title: z.string(),
+  /** The daily cap (jobs per day) and what is left of it today. */
+  limit: z.number().int(),
+  left: z.number().int(),
+  /** When the day's count starts again (00:00 UTC), ms since the epoch. */
+  resetsAt: z.number(),
+  /** Queued jobs of the tool that wait for it. */
+  waiting: z.number().int(),
+});
+export type HeldBy = z.infer<typeof heldBySchema>;
+
+const twoDigits = (n: number) => String(n).padStart(2, '0');
+
+/** A held tool in plain words, the same in the Queue and the CLI; the reset time is the reader's own. */
+export function heldMessage(h: HeldBy): string {
+  const at = new Date(h.resetsAt);
+  const waiting = h.waiting === 1 ? '1 job waits' : `${h.waiting} jobs wait`;
+  return (
+    `Held: the daily limit of ${h.limit} job${h.limit === 1 ? '' : 's'} for ${h.title} is reached; ${h.left} left today, ` +
+    `resets at ${twoDigits(at.getHours())}:${twoDigits(at.getMinutes())} your time (${waiting}).`
+  );
+}
+
 export const queueStatusSchema = z.object({
   paused: z.boolean(),
   /** Set while the queue waits out a server's Retry-After. */
@@ -171,6 +198,8 @@ export const queueStatusSchema = z.object({
    * server did not take until one gets an answer, across the retries in between; null otherwise.
    */
   heldBack: z.string().nullable(),
+  /** Tools whose queued jobs wait for their daily cap (heldMessage says it); they go on by themselves. */
+  heldBy: z.array(heldBySchema),
   /** Whether this process runs the queue (another app or CLI may hold it). */
   running: z.boolean(),
   counts: stateCountsSchema,

@@ -45,6 +45,7 @@ const READS = new Set<CommandName>([
   'team.directory',
   'creations.list',
   'hotFolders.list',
+  'limits.status',
 ]);
 
 /**
@@ -58,6 +59,7 @@ const EFFECTS: Partial<Record<CommandName, string>> = {
   'audit.importCancel': 'stops a running import',
   'audit.export': 'writes a file where it is told',
   'settings.set': 'writes the settings file',
+  'limits.setCap': "writes the user's daily caps",
   'key.set': 'writes the OS keychain',
   'key.clear': 'deletes the key from the OS keychain',
   'connection.test': 'probes every model path of the backend (slow)',

@@ -9,6 +9,7 @@ import { limiterScope, openLimiter, waitMessage } from '../../electron/core/limi
 import { openDatabase } from '../../electron/core/db/open.ts';
 import { QUEUE_MIGRATIONS } from '../../electron/core/queue/migrations.ts';
 import { DEFAULT_DAILY_CAPS, SERVICE_RATES } from '../../shared/service-limits.ts';
+import { heldMessage } from '../../shared/contract/jobs.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'limiter-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -112,6 +113,24 @@ describe('the pacing limiter', () => {
     l.close();
   });
 
+  it('peeks without taking: a request counted ahead of others, the rates and the cap alike', () => {
+    const l = clocked('2026-03-15T12:00:00Z', { safetyMs: 0 });
+    const create = { scope: 's', kind: 'create', tool: 'upscaler-precision', plan: 'business' } as const;
+    for (let i = 0; i < 240; i++) expect(l.limiter.acquire(poll).go).toBe(true);
+    expect(l.limiter.peek(poll, 9).go).toBe(true);
+    expect(l.limiter.peek(poll, 10)).toMatchObject({ go: false, reason: 'burst', limit: 250 });
+    // Nothing was taken by the peeks: ten more still fit.
+    for (let i = 0; i < 10; i++) expect(l.limiter.acquire(poll).go).toBe(true);
+    l.advance(5000);
+    l.limiter.setCap('business', 'upscaler-precision', 3);
+    expect(l.limiter.acquire(create).go).toBe(true);
+    // Two of the cap left: a peek with two ahead is held, and says so without calling it reached.
+    expect(l.limiter.peek(create, 2)).toMatchObject({ go: false, reason: 'daily_cap', left: 2 });
+    expect(l.limiter.peek(create, 1).go).toBe(true);
+    expect(l.limiter.capStatus('s', 'business', 'upscaler-precision').used).toBe(1);
+    l.close();
+  });
+
   it('keys are never stored: a scope holds a hash of the key', () => {
     const scope = limiterScope('sandbox', 'sandbox-owner');
     expect(scope).toMatch(/^sandbox [0-9a-f]{16}$/);
@@ -186,5 +205,17 @@ describe('two processes on one data folder', () => {
     const [a, b] = await Promise.all([child(dir, 'cap', 20_000, fast), child(dir, 'cap', 20_000, fast)]);
     expect([a.capped, b.capped]).toEqual([true, true]);
     expect(a.granted.length + b.granted.length).toBe(137);
+  });
+});
+
+describe('a held batch in plain words (the Queue and the CLI)', () => {
+  it("names the limit, the tool, what is left, when it resets in the reader's own time, and what waits", () => {
+    const held = { tool: 'upscaler-precision', title: 'Precision upscaler', limit: 200, left: 0, waiting: 12 };
+    expect(heldMessage({ ...held, resetsAt: new Date(2026, 10, 28, 1, 0).getTime() })).toBe(
+      'Held: the daily limit of 200 jobs for Precision upscaler is reached; 0 left today, resets at 01:00 your time (12 jobs wait).',
+    );
+    expect(heldMessage({ ...held, limit: 1, waiting: 1, resetsAt: new Date(2026, 10, 28, 13, 5).getTime() })).toBe(
+      'Held: the daily limit of 1 job for Precision upscaler is reached; 0 left today, resets at 13:05 your time (1 job waits).',
+    );
   });
 });

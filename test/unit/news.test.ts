@@ -78,6 +78,7 @@ describe('HeldBackNews: a wait for the server', () => {
     paused: false,
     rateLimitedUntil: null,
     heldBack,
+    heldBy: [],
     running: true,
     counts: counts as QueueStatus['counts'],
   });

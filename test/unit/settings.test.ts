@@ -51,6 +51,26 @@ describe('settings', () => {
     expect(new SettingsService(openConfStore(h)).get().concurrency).toBe(5);
   });
 
+  it("the plan tier is the account's: business by default, enterprise accepted, anything else refused in plain words", () => {
+    const h = home();
+    const s = new SettingsService(openConfStore(h));
+    expect(s.get().planTier).toBe('business');
+    s.set({ planTier: 'enterprise' });
+    let err: unknown;
+    try {
+      s.set({ planTier: 'pro' as never });
+    } catch (e) {
+      err = e;
+    }
+    expect((err as DeskError).invalid).toEqual([
+      {
+        field: 'planTier',
+        reason: "must be the account's plan: business or enterprise (it decides the daily limits per tool)",
+      },
+    ]);
+    expect(new SettingsService(openConfStore(h)).get().planTier).toBe('enterprise');
+  });
+
   it('an output folder must be a full path to a folder that can be written or created', () => {
     const h = home();
     const s = new SettingsService(openConfStore(h));

@@ -15,6 +15,8 @@ import { ATTENTION } from '../queue/job-messages.ts';
 import { apiProblem, refusedReason, RUN_SANDBOX_GONE, waitingMessage } from '../queue/job-messages.ts';
 import { AppRunStore, plannedOutputs, RUN_REQUEUE_FRESH, type AppRunRow } from './store.ts';
 import { parseRun, type RunView } from './wire.ts';
+import { waitMessage } from '../limits/limiter.ts';
+import type { Pacer } from '../limits/pacer.ts';
 
 /** Result URLs of workflow apps are valid 12 hours (api-notes): downloaded at once. */
 export const APP_RESULT_TTL_MS = 12 * 3_600_000;
@@ -51,7 +53,15 @@ export interface RunnerOptions {
   tickMs?: number;
   /** How long lapsed result links are waited for when the run gives no fresh ones; default: until its results' 12 h end. */
   expiredPatienceMs?: number;
+  /** The engine's pacer: runs and their polls count with the tool jobs' (each app's creates against the cap of `app:<id>`). */
+  pacer?: Pacer | null;
 }
+
+/** How soon a run held at its app's daily cap looks again: a cap raised meanwhile lets it go. */
+const CAP_RECHECK_MS = 5000;
+
+/** The daily cap's key of a workflow app: its own line in the caps table, `*` by default. */
+export const appCapKey = (appId: string) => `app:${appId}`;
 
 const DEFAULT_POLL = { firstMs: 1000, minMs: 1000, maxMs: 15_000 };
 
@@ -240,6 +250,18 @@ export class AppRunner {
 
   private async submit(r: AppRunRow): Promise<void> {
     if (!(await this.stillOurs(r))) return;
+    const { pacer } = this.opts;
+    if (pacer) {
+      const grant = pacer.create(await pacer.scope(), appCapKey(r.appId));
+      if (!grant.go) {
+        const capped = grant.reason === 'daily_cap';
+        this.opts.store.move(r.id, 'queued', 'queued', {
+          error: capped ? waitMessage(grant, `the workflow app ${r.appName}`) : r.error,
+          nextPollAt: capped ? Date.now() + CAP_RECHECK_MS : grant.resetsAt,
+        });
+        return;
+      }
+    }
     // On the built-in Sandbox the run lives in this process's: recorded, so that once this process
     // no longer holds the queue every reader knows the run is gone (AppRunStore.requeueGoneSandbox).
     const sandboxOf = r.backend === 'sandbox' ? (this.opts.sandboxOwners?.here() ?? null) : null;
@@ -305,6 +327,10 @@ export class AppRunner {
 
   private async check(r: AppRunRow): Promise<void> {
     if (!(await this.stillOurs(r))) return;
+    const { pacer } = this.opts;
+    const grant = pacer ? pacer.poll(await pacer.scope()) : null;
+    if (grant && !grant.go)
+      return void this.opts.store.move(r.id, 'running', 'running', { nextPollAt: grant.resetsAt });
     let view: RunView;
     try {
       view = parseRun(await this.opts.client.get(`/v1/ai/apps/runs/${encodeURIComponent(r.runId!)}`));

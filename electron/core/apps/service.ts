@@ -5,6 +5,7 @@ import { deskErrorCodeOf } from '../dispatch.ts';
 import type { AppDefinition, AppRun, AppSummary } from '../../../shared/contract/team.ts';
 import { appInputProblems } from '../../../shared/validation/app-inputs.ts';
 import { ApiError, type ApiClient } from '../api/client.ts';
+import type { Pacer } from '../limits/pacer.ts';
 import { assertOutputFolder } from '../output-folder.ts';
 import { RESULT_SUFFIX_ROOM } from '../downloads/naming.ts';
 import { windowsPathProblem } from '../../../shared/file-names.ts';
@@ -62,6 +63,8 @@ export interface AppsServiceOptions {
   defaultOutDir: (appName: string) => string;
   onChange?: () => void;
   poll?: { firstMs: number; minMs: number; maxMs: number };
+  /** The engine's pacer (RunnerOptions.pacer); absent, runs are not paced. */
+  pacer?: Pacer | null;
   /** Whose path rules results keep (process.platform; see windowsPathProblem): tests pass win32. */
   platform?: string;
 }
@@ -83,6 +86,7 @@ export class AppsService {
       sandboxOwners: opts.sandboxOwners,
       onChange: opts.onChange,
       poll: opts.poll,
+      pacer: opts.pacer,
     });
   }
 

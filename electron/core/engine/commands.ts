@@ -1,5 +1,5 @@
 import { DeskError } from '../../../shared/contract/define.ts';
-import type { BatchRecord, JobRecord, QueueStatus } from '../../../shared/contract/jobs.ts';
+import type { BatchRecord, HeldBy, JobRecord, QueueStatus } from '../../../shared/contract/jobs.ts';
 import { canceledMessage } from '../queue/job-messages.ts';
 import type { JobState } from '../../../shared/contract/jobs.ts';
 import { ATTENTION } from '../queue/job-messages.ts';
@@ -20,10 +20,13 @@ export class QueueCommands {
   private readonly runner: Runner;
   private readonly lease: QueueLease;
 
-  constructor(store: JobStore, runner: Runner, lease: QueueLease) {
+  private readonly heldBy: () => HeldBy[];
+
+  constructor(store: JobStore, runner: Runner, lease: QueueLease, heldBy: () => HeldBy[] = () => []) {
     this.store = store;
     this.runner = runner;
     this.lease = lease;
+    this.heldBy = heldBy;
   }
 
   status(): QueueStatus {
@@ -35,6 +38,7 @@ export class QueueCommands {
       rateLimitedUntil: rateLimitedUntil > Date.now() ? rateLimitedUntil : null,
       // Nothing left to send (the user canceled what waited): nothing waits.
       heldBack: (counts.queued ?? 0) + (counts.submitting ?? 0) > 0 ? heldBack : null,
+      heldBy: (counts.queued ?? 0) > 0 ? this.heldBy() : [],
       running: this.lease.isHeld,
       counts,
     };

@@ -1,4 +1,5 @@
 import type { ToolClient } from '../api/tools.ts';
+import type { Pacer } from '../limits/pacer.ts';
 import type { JobRow, JobStore } from '../queue/store.ts';
 import type { QueueLease } from './lease.ts';
 import type { EngineOptions } from './options.ts';
@@ -18,6 +19,8 @@ export interface LoopContext {
   readonly isBusy: (jobId: string) => boolean;
   /** Runs the loop's next tick at once. */
   readonly kick: () => void;
+  /** Paces creates and polls to the service's limits; null when the engine is not paced (EngineOptions.rates). */
+  readonly pacer: Pacer | null;
   /** The backend in use at the last tick (EngineOptions.identity); null when not told. */
   readonly backendInUse: () => string | null;
 }

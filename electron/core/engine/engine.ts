@@ -17,10 +17,18 @@ import { BatchPlanner, type CheckRequest, type StartRequest } from './planner.ts
 import { DEFAULT_POLL, type PollPolicy } from './poll-policy.ts';
 import { Runner } from './runner.ts';
 import { WriteBatcher } from './write-batcher.ts';
+import { PaceLimiter } from '../limits/limiter.ts';
+import { Pacer } from '../limits/pacer.ts';
+import { heldTools } from '../limits/held.ts';
 
 export type { EngineOptions } from './options.ts';
 
 const EVENT_INTERVAL_MS = 250;
+/**
+ * A create's grant is taken before its `submitting` commit, and on a loaded machine its request
+ * can reach the server some hundreds of ms later; the service's windows (5 s, 2 min) barely notice.
+ */
+export const PACE_SAFETY_MS = 1000;
 
 /**
  * The engine: one durable queue in SQLite, driven by whichever process holds the lease. Each job
@@ -32,6 +40,8 @@ export class Engine {
   readonly tools: ToolClient;
   /** Who may hold live work on a built-in Sandbox: this process's queue owner, and the live holder of the queue. */
   readonly sandboxOwners: { here: () => string; live: () => string | null };
+  /** The pacing limiter on this engine's connection, shared through the file with every process (core/limits). */
+  readonly pacer: Pacer;
   private readonly options: EngineOptions;
   private readonly lease: QueueLease;
   private readonly runner: Runner;
@@ -50,14 +60,35 @@ export class Engine {
     };
     this.lease = new QueueLease(this.store, options.leaseStaleMs);
     const writes = new WriteBatcher(this.store);
-    this.runner = new Runner({ store: this.store, tools: this.tools, options, poll, lease: this.lease, writes });
+    this.pacer = new Pacer(
+      new PaceLimiter(options.db, {
+        rates: options.rates,
+        safetyMs: options.paceSafetyMs ?? PACE_SAFETY_MS,
+      }),
+      {
+        target: options.target,
+        identity: options.identity,
+        planTier: () => options.settings().planTier,
+      },
+    );
+    this.runner = new Runner({
+      store: this.store,
+      tools: this.tools,
+      options,
+      poll,
+      lease: this.lease,
+      writes,
+      pacer: options.rates ? this.pacer : null,
+    });
     this.planner = new BatchPlanner({
       store: this.store,
       options,
       settleGoneSandbox: () => this.runner.settleGoneSandbox(),
       kick: () => this.runner.kick(),
     });
-    this.commands = new QueueCommands(this.store, this.runner, this.lease);
+    this.commands = new QueueCommands(this.store, this.runner, this.lease, () =>
+      options.rates ? heldTools(this.pacer, this.store, this.runner.backendInUse) : [],
+    );
     this.events = new JobEvents(this.store, () => this.commands.status());
     this.sandboxOwners = { here: () => this.lease.owner, live: () => this.lease.liveHolder() };
   }
@@ -114,6 +145,12 @@ export class Engine {
   }
 
   status(): QueueStatus {
+    return this.commands.status();
+  }
+
+  /** The status once the backend and key in use are known, so a process that does not drive the queue says what holds it too. */
+  async statusNow(): Promise<QueueStatus> {
+    if (this.options.rates && !this.pacer.lastScope && this.store.counts().queued > 0) await this.pacer.scope();
     return this.commands.status();
   }
 

@@ -17,7 +17,7 @@ export function engineHandlers(
     'jobs.list': (req) => engine.listJobs(req),
     'jobs.pause': () => engine.pause(),
     'jobs.resume': () => engine.resume(),
-    'jobs.status': () => engine.status(),
+    'jobs.status': () => engine.statusNow(),
     'jobs.cancel': ({ id }) => engine.cancelJob(id),
     'jobs.retry': ({ id }) => engine.retryJob(id),
   };

@@ -2,6 +2,7 @@ import type { Slugs } from '../../../shared/catalogue/index.ts';
 import type { Settings } from '../../../shared/settings.ts';
 import type { ApiTarget, ClientOptions } from '../api/client.ts';
 import type { Db } from '../db/open.ts';
+import type { RateLimits } from '../../../shared/service-limits.ts';
 import type { PollPolicy } from './poll-policy.ts';
 
 export interface EngineOptions {
@@ -16,6 +17,13 @@ export interface EngineOptions {
   identity?: () => Promise<string>;
   /** Backend.builtInSandboxUrl(): this process's built-in Sandbox, null when it has not started one. */
   builtInSandboxUrl?: () => Promise<string | null>;
+  /**
+   * The rates creates and polls are paced to, with each tool's daily cap (core/limits): the
+   * service's (SERVICE_RATES) in the app and CLI. Absent (benchmarks, tests of the queue alone): not paced.
+   */
+  rates?: RateLimits;
+  /** How much longer than its window a grant counts (LimiterOptions.safetyMs); default PACE_SAFETY_MS. */
+  paceSafetyMs?: number;
   /** Overrides settings.concurrency (CLI --concurrency, benchmarks). */
   concurrency?: number;
   poll?: Partial<PollPolicy>;

@@ -8,6 +8,7 @@ import type { JobRow } from '../queue/store.ts';
 import { onBuiltInSandbox, type LoopContext } from './context.ts';
 import type { Downloader } from './downloader.ts';
 import { nextPollDelay } from './poll-policy.ts';
+import type { PaceScope } from '../limits/pacer.ts';
 
 /** A running task this process asks the server about. */
 interface TrackedTask {
@@ -75,16 +76,35 @@ export class Poller {
     return wait;
   }
 
-  pollDue(): void {
+  async pollDue(): Promise<void> {
     const now = Date.now();
     const groups = new Map<string, TrackedTask[]>();
     for (const task of this.tracked.values())
       (groups.get(task.listPath) ?? groups.set(task.listPath, []).get(task.listPath)!).push(task);
+    let pace: PaceScope | null = null;
     for (const [listPath, tasks] of groups) {
       if (this.listsInFlight.has(listPath) || !tasks.some((task) => task.nextPollAt <= now)) continue;
-      this.listsInFlight.add(listPath);
       const listable = getTool(tasks[0].tool).listShown;
-      void (listable ? this.pollList(listPath, tasks) : this.pollEach(tasks.filter((task) => task.nextPollAt <= now)))
+      if (this.context.pacer) {
+        pace ??= await this.context.pacer.scope();
+        if (this.listsInFlight.has(listPath)) continue;
+        const grant = listable ? this.context.pacer.poll(pace) : null;
+        // Past a rate: asked when a place frees, never sent for a 429.
+        if (grant && !grant.go) {
+          for (const task of tasks) task.nextPollAt = Math.max(task.nextPollAt, grant.resetsAt);
+          continue;
+        }
+      }
+      this.listsInFlight.add(listPath);
+      const asked = pace;
+      void (
+        listable
+          ? this.pollList(listPath, tasks, asked)
+          : this.pollEach(
+              tasks.filter((task) => task.nextPollAt <= now),
+              asked,
+            )
+      )
         .catch(() => {
           // The client already retried; the next tick tries again.
           for (const task of tasks) task.nextPollAt = Date.now() + this.context.poll.minMs;
@@ -101,7 +121,7 @@ export class Poller {
    * every due task it leaves out (it may show only the newest) or shows COMPLETED without results
    * (older deployments) is asked about by id, so no task is lost however many are in flight.
    */
-  private async pollList(listPath: string, tasks: TrackedTask[]): Promise<void> {
+  private async pollList(listPath: string, tasks: TrackedTask[], pace: PaceScope | null): Promise<void> {
     const wanted = new Set(tasks.map((task) => task.taskId));
     const found = new Map<string, TaskEnvelope>();
     for (const envelope of await this.context.tools.list(listPath))
@@ -111,21 +131,28 @@ export class Poller {
     const needDetail = tasks.filter(
       (task) => found.get(task.taskId)?.status === 'COMPLETED' && !found.get(task.taskId)!.generated?.length,
     );
-    const details = await Promise.all([...missing, ...needDetail].map((task) => this.askById(task)));
+    const details = await Promise.all([...missing, ...needDetail].map((task) => this.askById(task, pace)));
     for (const detail of details) if (detail) found.set(detail.taskId, detail);
     this.apply(tasks, found, now);
   }
 
-  private async pollEach(tasks: TrackedTask[]): Promise<void> {
+  private async pollEach(tasks: TrackedTask[], pace: PaceScope | null): Promise<void> {
     const found = new Map<string, TaskEnvelope>();
-    for (const detail of await Promise.all(tasks.map((task) => this.askById(task))))
+    for (const detail of await Promise.all(tasks.map((task) => this.askById(task, pace))))
       if (detail) found.set(detail.taskId, detail);
     this.apply(tasks, found);
   }
 
-  /** The task's envelope, or null: a task the server no longer knows is settled here. */
-  private async askById(task: TrackedTask): Promise<TaskEnvelope | null> {
-    const { store, tools } = this.context;
+  /** The task's envelope, or null: a task the server no longer knows is settled here; one paced waits its turn. */
+  private async askById(task: TrackedTask, pace: PaceScope | null): Promise<TaskEnvelope | null> {
+    const { store, tools, pacer } = this.context;
+    if (pacer && pace) {
+      const grant = pacer.poll(pace);
+      if (!grant.go) {
+        task.nextPollAt = grant.resetsAt;
+        return null;
+      }
+    }
     try {
       return await tools.byId(task.tool, task.row.snapshot.slugs as Slugs, task.params, task.taskId);
     } catch (err) {
@@ -155,11 +182,11 @@ export class Poller {
         } else if (envelope?.status === 'FAILED') {
           this.tracked.delete(task.jobId);
           store.move(task.jobId, 'running', 'failed', { error: taskFailed(envelope.error) });
-        } else if (envelope || task.nextPollAt <= askedUpTo) {
+        } else if (envelope || (task.nextPollAt <= askedUpTo && task.nextPollAt <= now)) {
           task.nextPollAt = now + nextPollDelay(poll, kind, now - task.submittedAt);
         }
-        // Else nothing was learnt of it (a list that left it out) and its turn stays: else a group
-        // whose younger tasks fall due first would put it off forever.
+        // Else nothing was learnt of it (a list that left it out, or paced to later) and its turn
+        // stays: else a group whose younger tasks fall due first would put it off forever.
       }
     });
     for (const row of toDownload) this.downloads.start(row);

@@ -1,4 +1,5 @@
 import type { ToolClient } from '../api/tools.ts';
+import type { Pacer } from '../limits/pacer.ts';
 import { SANDBOX_GONE } from '../queue/job-messages.ts';
 import { ATTENTION } from '../queue/job-messages.ts';
 import { REQUEUE_FRESH } from '../queue/states.ts';
@@ -24,6 +25,7 @@ export interface RunnerParts {
   poll: PollPolicy;
   lease: QueueLease;
   writes: WriteBatcher;
+  pacer: Pacer | null;
 }
 
 /** The loop: while this process holds the lease, each tick submits queued jobs, polls running ones and downloads results. */
@@ -58,10 +60,16 @@ export class Runner {
       isBusy: (jobId) => this.busy.has(jobId),
       kick: () => this.kick(),
       backendInUse: () => this.backend,
+      pacer: parts.pacer,
     };
     this.downloads = new Downloader(context);
     this.poller = new Poller(context, this.downloads);
     this.submitter = new Submitter(context, this.poller, this.downloads);
+  }
+
+  /** The backend in use at the last tick; null when not told. */
+  get backendInUse(): string | null {
+    return this.backend;
   }
 
   get isRunning(): boolean {
@@ -126,13 +134,16 @@ export class Runner {
       }
       await this.learnBackend();
       if (now - this.lastReconcile > RECONCILE_MS) this.reconcile();
-      if (!this.stopping) this.submitter.submitQueued();
-      this.poller.pollDue();
+      if (!this.stopping) await this.submitter.submitQueued();
+      await this.poller.pollDue();
     } catch (err) {
       // A failure of one tick (disk full, locked DB) must not stop the queue; it is retried.
       console.error(`mediadesk engine: ${(err as Error).message}`);
     }
-    this.schedule(Math.max(MIN_TICK_MS, this.poller.msUntilDue(IDLE_TICK_MS)));
+    // A paced wait for a place in the rate's window ends the idle wait when it frees.
+    const paced = this.submitter.pacedFor - Date.now();
+    const idle = paced > 0 ? Math.min(IDLE_TICK_MS, paced) : IDLE_TICK_MS;
+    this.schedule(Math.max(MIN_TICK_MS, this.poller.msUntilDue(idle)));
   }
 
   /**

@@ -18,6 +18,8 @@ import type { LoopContext } from './context.ts';
 import type { Downloader } from './downloader.ts';
 import { targetTakesLocalFiles } from './params-check.ts';
 import type { Poller } from './poller.ts';
+import { waitMessage } from '../limits/limiter.ts';
+import type { PaceScope } from '../limits/pacer.ts';
 import { buildParams, PreflightError } from './request.ts';
 
 const HOUR_MS = 3_600_000;
@@ -28,12 +30,16 @@ export class Submitter {
   private readonly poller: Poller;
   private readonly downloads: Downloader;
   private backoffUntil = 0;
+  /** Until when creates wait for a place in the service's rate windows (pacing; no server refused anything). */
+  private pacedUntil = 0;
   /**
    * Why creates wait (heldBackReason), from a create the server provably did not take until one
    * gets an answer: unlike backoffUntil it stays set across the retries of one wait, so the Queue
    * says the wait once, and its end once.
    */
   private heldBackBy: string | null = null;
+  /** What the queued jobs of a tool at its daily cap were told (waitMessage), by tool. */
+  private readonly cappedSaid = new Map<string, string>();
   /** Jobs picked here whose `submitting` is not committed yet (still `queued` on disk), with their tool. */
   private readonly preparing = new Map<string, string>();
 
@@ -48,14 +54,19 @@ export class Submitter {
     return this.backoffUntil;
   }
 
+  /** Until when creates wait for a place in the rate windows (0: no wait). */
+  get pacedFor(): number {
+    return this.pacedUntil;
+  }
+
   /** Why creates wait, in a few words; null when they do not. */
   get heldBack(): string | null {
     return this.heldBackBy;
   }
 
-  submitQueued(): void {
+  async submitQueued(): Promise<void> {
     const { store } = this.context;
-    if (store.flag('paused') === '1' || Date.now() < this.backoffUntil) return;
+    if (store.flag('paused') === '1' || Date.now() < Math.max(this.backoffUntil, this.pacedUntil)) return;
     const { global, perTool } = this.limits();
     const active = store.activeByTool();
     // They hold a slot already: uncounted, every tick before their commit started another round,
@@ -63,20 +74,60 @@ export class Submitter {
     for (const tool of this.preparing.values()) active.set(tool, (active.get(tool) ?? 0) + 1);
     let total = [...active.values()].reduce((sum, n) => sum + n, 0);
     if (total >= global) return;
-    // Jobs being prepared here are still `queued` on disk; read just past them, not the whole queue.
-    const candidates = store.inStateFor(
-      'queued',
-      this.context.backendInUse(),
-      global - total + this.preparing.size + 8,
-    );
-    for (const job of candidates) {
-      if (total >= global) break;
-      if (this.context.isBusy(job.id)) continue;
-      const cap = perTool[job.tool];
-      if (cap !== undefined && (active.get(job.tool) ?? 0) >= cap) continue;
-      active.set(job.tool, (active.get(job.tool) ?? 0) + 1);
-      total++;
-      this.context.run(job.id, () => this.submit(job));
+    const backend = this.context.backendInUse();
+    // Tools at their daily cap, re-checked every tick: their jobs wait, the other tools' go on.
+    const capped = new Map<string, string>();
+    let pace: PaceScope | null = null;
+    while (total < global) {
+      // Jobs being prepared here are still `queued` on disk; read just past them, not the whole queue.
+      const candidates = store.inStateFor('queued', backend, global - total + this.preparing.size + 8, [
+        ...capped.keys(),
+      ]);
+      if (candidates.length === 0) break;
+      if (this.context.pacer && !pace) {
+        pace = await this.context.pacer.scope();
+        if (store.flag('paused') === '1') return;
+      }
+      const cappedBefore = capped.size;
+      for (const job of candidates) {
+        if (total >= global) break;
+        if (this.context.isBusy(job.id) || capped.has(job.tool)) continue;
+        const cap = perTool[job.tool];
+        if (cap !== undefined && (active.get(job.tool) ?? 0) >= cap) continue;
+        if (pace) {
+          // Taken by submit() once the input is ready; here only what will fit is started.
+          const grant = this.context.pacer!.peek(pace, job.tool, this.preparing.size, this.preparingOf(job.tool));
+          if (!grant.go && grant.reason === 'daily_cap') {
+            capped.set(job.tool, grant.left === 0 ? waitMessage(grant, getTool(job.tool).title) : '');
+            continue;
+          }
+          if (!grant.go) {
+            this.pacedUntil = Math.max(this.pacedUntil, grant.resetsAt);
+            break;
+          }
+        }
+        active.set(job.tool, (active.get(job.tool) ?? 0) + 1);
+        total++;
+        this.preparing.set(job.id, job.tool);
+        this.context.run(job.id, () => this.submit(job, pace));
+      }
+      if (capped.size === cappedBefore || Date.now() < this.pacedUntil) break;
+    }
+    this.sayCapped(capped, backend);
+  }
+
+  /** Writes a capped tool's wait on its queued jobs, and takes it back from a tool no longer capped. */
+  private sayCapped(capped: Map<string, string>, backend: string | null): void {
+    const { store } = this.context;
+    for (const [tool, said] of this.cappedSaid)
+      if (capped.get(tool) !== said && capped.get(tool) !== '') {
+        store.noteQueuedOfTool(tool, backend, null, said);
+        this.cappedSaid.delete(tool);
+      }
+    for (const [tool, message] of capped) {
+      if (message === '' || this.cappedSaid.get(tool) === message) continue;
+      store.noteQueuedOfTool(tool, backend, message);
+      this.cappedSaid.set(tool, message);
     }
   }
 
@@ -85,12 +136,31 @@ export class Submitter {
     return { global: this.context.options.concurrency ?? settings.concurrency, perTool: settings.perToolConcurrency };
   }
 
+  private preparingOf(tool: string): number {
+    let n = 0;
+    for (const t of this.preparing.values()) if (t === tool) n++;
+    return n;
+  }
+
+  /**
+   * The pacing grant, taken after the input is ready and just before `submitting` is committed, so
+   * the request reaches the server right after it. On a wait nothing was written: the job stays queued.
+   */
+  private paced(job: JobRow, pace: PaceScope | null): boolean {
+    if (!pace) return true;
+    const grant = this.context.pacer!.create(pace, job.tool);
+    if (grant.go) return true;
+    // Past a rate: nothing more is sent until a place frees, so the server never says 429 to pacing.
+    if (grant.reason !== 'daily_cap') this.pacedUntil = Math.max(this.pacedUntil, grant.resetsAt);
+    return false;
+  }
+
   /**
    * One create. `submitting` (with a fresh attempt id) is committed before the request leaves, and
    * the task_id the moment the answer arrives: a crash in between is found at boot and put to the
    * user, never re-sent.
    */
-  private async submit(job: JobRow): Promise<void> {
+  private async submit(job: JobRow, pace: PaceScope | null = null): Promise<void> {
     const { store, tools, options, write } = this.context;
     const tool = getTool(job.tool);
     const slugs = job.snapshot.slugs as Slugs;
@@ -140,6 +210,7 @@ export class Submitter {
         sandboxOf: this.context.backendInUse() === 'sandbox' ? this.context.lease.owner : null,
         ...(await sent),
       };
+      if (!this.paced(job, pace)) return;
       // Committed before the request leaves (write() resolves after the commit).
       if (!(await write(() => store.move(job.id, 'queued', 'submitting', attempt)))) return;
     } finally {

@@ -95,6 +95,7 @@ export class PaceLimiter {
         `INSERT INTO limiter_daily_uses (scope, tool, day, uses) VALUES (?, ?, ?, 1)
          ON CONFLICT (scope, tool, day) DO UPDATE SET uses = uses + 1`,
       ),
+      usedOn: db.prepare('SELECT tool, uses FROM limiter_daily_uses WHERE scope = ? AND day = ?'),
       pruneDays: db.prepare('DELETE FROM limiter_daily_uses WHERE scope = ? AND day < ?'),
       caps: db.prepare('SELECT tool, cap FROM limiter_caps WHERE plan = ?'),
       setCap: db.prepare(
@@ -113,10 +114,23 @@ export class PaceLimiter {
     return this.grantTx(req);
   }
 
+  /**
+   * Whether a request would go now if `pending` more were granted first, taking nothing: lets a
+   * caller prepare only what will fit, then take each place (acquire) right before it sends.
+   */
+  peek(req: GrantRequest, pending = 0): Grant {
+    return this.grantNow(req, pending);
+  }
+
   /** A plan tier's caps: the defaults (DEFAULT_DAILY_CAPS) with the user's own over them. */
   capsOf(plan: PlanTier): DailyCaps {
+    return { ...DEFAULT_DAILY_CAPS[plan], ...this.ownCapsOf(plan) };
+  }
+
+  /** The caps the user set on a plan tier, without the defaults. */
+  ownCapsOf(plan: PlanTier): DailyCaps {
     const own = this.stmts.caps.all(plan) as { tool: string; cap: number }[];
-    return { ...DEFAULT_DAILY_CAPS[plan], ...Object.fromEntries(own.map((r) => [r.tool, r.cap])) };
+    return Object.fromEntries(own.map((r) => [r.tool, r.cap]));
   }
 
   /** Sets the user's cap of a tool (`*`: every tool not named) on a plan; null goes back to the default. */
@@ -139,13 +153,28 @@ export class PaceLimiter {
     return { cap, used, left: Math.max(0, cap - used), resetsAt: nextUtcMidnight(now) };
   }
 
-  private grantNow(req: GrantRequest): Grant {
+  /** Creates granted today per tool for a scope. */
+  usedToday(scope: string): Map<string, number> {
+    const rows = this.stmts.usedOn.all(scope, utcDay(this.now())) as { tool: string; uses: number }[];
+    return new Map(rows.map((r) => [r.tool, r.uses]));
+  }
+
+  /** `pending`: set, nothing is taken and that many more are counted as granted already. */
+  private grantNow(req: GrantRequest, pending: number | null = null): Grant {
     const now = this.now();
     const { scope } = req;
     let capLeft: number | null = null;
     if (req.kind === 'create') {
       const { cap, used, resetsAt } = this.capStatus(scope, req.plan!, req.tool!);
-      if (used >= cap) return { go: false, waitMs: resetsAt - now, reason: 'daily_cap', limit: cap, left: 0, resetsAt };
+      if (used + (pending ?? 0) >= cap)
+        return {
+          go: false,
+          waitMs: resetsAt - now,
+          reason: 'daily_cap',
+          limit: cap,
+          left: Math.max(0, cap - used),
+          resetsAt,
+        };
       capLeft = cap - used - 1;
     }
     const r = this.rates;
@@ -159,9 +188,11 @@ export class PaceLimiter {
       const span = windowSec * 1000 + this.safetyMs;
       const limit = Math.max(1, Math.floor(perSec * windowSec));
       const count = this.stmts.count.get(scope, now - span) as number;
-      if (count < limit) continue;
+      const ahead = count + (pending ?? 0);
+      if (ahead < limit) continue;
       // The place frees when the grant that many back from the newest leaves the window.
-      const frees = (this.stmts.nth.get(scope, now - span, count - limit) as number) + span;
+      const nth = Math.min(count - 1, ahead - limit);
+      const frees = (nth < 0 ? now - span : (this.stmts.nth.get(scope, now - span, nth) as number)) + span;
       if (!wait || frees - now > wait.waitMs)
         wait = {
           go: false,
@@ -174,6 +205,7 @@ export class PaceLimiter {
         };
     }
     if (wait) return wait;
+    if (pending !== null) return { go: true, capLeft };
     this.stmts.insert.run(scope, now);
     if (req.kind === 'create') {
       const day = utcDay(now);
@@ -191,7 +223,7 @@ export class PaceLimiter {
 export function waitMessage(grant: Extract<Grant, { go: false }>, toolTitle = 'this tool'): string {
   const at = new Date(grant.resetsAt).toISOString();
   if (grant.reason === 'daily_cap')
-    return `Waiting: the daily limit of ${grant.limit} jobs for ${toolTitle} is reached (${grant.left} left today); it resets at ${at.slice(11, 16)} UTC.`;
+    return `Waiting: the daily limit of ${grant.limit} job${grant.limit === 1 ? '' : 's'} for ${toolTitle} is reached (${grant.left} left today); it resets at ${at.slice(11, 16)} UTC.`;
   return `Waiting ${Math.ceil(grant.waitMs / 1000)} s: the service takes at most ${grant.limit} requests in ${grant.windowSec} s; sending again at ${at.slice(11, 19)} UTC.`;
 }
 

@@ -484,13 +484,41 @@ export class JobStore {
    * order. Null backend: all, as inState. Walks jobs_state in seq order and stops at `limit`, so a
    * queue with nothing of another backend costs what inState costs.
    */
-  inStateFor(state: JobState, backend: string | null, limit = 1_000_000): JobRow[] {
-    if (backend === null) return this.inState(state, limit);
+  inStateFor(
+    state: JobState,
+    backend: string | null,
+    limit = 1_000_000,
+    exceptTools: readonly string[] = [],
+  ): JobRow[] {
+    if (backend === null && exceptTools.length === 0) return this.inState(state, limit);
     return (
       this.stmt(
-        'SELECT j.* FROM jobs j JOIN batches b ON b.id = j.batch_id WHERE j.state = ? AND (b.backend IS NULL OR b.backend = ?) ORDER BY j.seq LIMIT ?',
-      ).all(state, backend, limit) as RawJob[]
+        `SELECT j.* FROM jobs j JOIN batches b ON b.id = j.batch_id WHERE j.state = ?
+         AND (? IS NULL OR b.backend IS NULL OR b.backend = ?)
+         AND j.tool NOT IN (SELECT value FROM json_each(?)) ORDER BY j.seq LIMIT ?`,
+      ).all(state, backend, backend, JSON.stringify(exceptTools), limit) as RawJob[]
     ).map(toRow);
+  }
+
+  /** Queued jobs per tool (of batches for `backend`, or any when null). */
+  queuedByTool(backend: string | null): Map<string, number> {
+    const rows = this.stmt(
+      `SELECT j.tool, COUNT(*) AS n FROM jobs j JOIN batches b ON b.id = j.batch_id WHERE j.state = 'queued'
+       AND (? IS NULL OR b.backend IS NULL OR b.backend = ?) GROUP BY j.tool`,
+    ).all(backend, backend) as { tool: string; n: number }[];
+    return new Map(rows.map((r) => [r.tool, r.n]));
+  }
+
+  /**
+   * Says why a tool's queued jobs wait (`error`), or takes back what was said (`error` null, `was`
+   * the words to take back); only rows whose words change are written, so the Queue hears it once.
+   */
+  noteQueuedOfTool(tool: string, backend: string | null, error: string | null, was: string | null = null): void {
+    this.stmt(
+      `UPDATE jobs SET error = ?, updated_at = ? WHERE state = 'queued' AND tool = ?
+       AND (? IS NULL OR error IS ?) AND error IS NOT ?
+       AND batch_id IN (SELECT id FROM batches WHERE ? IS NULL OR backend IS NULL OR backend = ?)`,
+    ).run(error, this.now(), tool, was, was, error, backend, backend);
   }
 
   byIds(ids: readonly string[]): JobRow[] {

@@ -4,7 +4,8 @@ import { SETTLED_STATES, type JobState } from '../../../shared/contract/jobs.ts'
 import { waitingReason } from '../../core/queue/job-messages.ts';
 import { oneLine, type CliContext } from './command.ts';
 import { backendLabel } from '../../../shared/contract/foundation.ts';
-import { QUEUE_HELD_BACK } from '../../../shared/contract/jobs.ts';
+import { heldMessage, QUEUE_HELD_BACK, type HeldBy } from '../../../shared/contract/jobs.ts';
+import { pacingRates } from '../../core/limits/pacer.ts';
 import { openCliServices, type CliServices } from './services.ts';
 import { withDefaultOutputDir } from '../../core/paths.ts';
 import type { Settings } from '../../../shared/settings.ts';
@@ -30,6 +31,7 @@ export async function openEngineSession(
     // The app's own default when Settings names no output folder: `run` without --out writes where a batch from the app would.
     settings: () => ({ ...withDefaultOutputDir(services.settings.get(), ctx.env), ...options.settings }),
     concurrency: options.concurrency,
+    rates: pacingRates(ctx.env),
     poll: ctx.env.MEDIADESK_POLL_MIN_MS
       ? { firstMs: Number(ctx.env.MEDIADESK_POLL_MIN_MS), minMs: Number(ctx.env.MEDIADESK_POLL_MIN_MS) }
       : undefined,
@@ -133,9 +135,16 @@ export function otherBackendNote(engine: Engine, mine: string | null, what: stri
 }
 
 /** Why the queue is not moving, for the progress line; '' when nothing holds it. */
-function queueNote(otherHolds: boolean, paused: boolean, waiting: string | null, heldBack: boolean): string {
+function queueNote(
+  otherHolds: boolean,
+  paused: boolean,
+  waiting: string | null,
+  heldBack: boolean,
+  heldBy: HeldBy[],
+): string {
   if (otherHolds) return 'another MediaDesk process is running the queue';
   if (paused) return 'queue paused';
+  if (heldBy.length) return heldBy.map(heldMessage).join(' ');
   if (waiting) return `waiting to submit again: ${waiting}`;
   // A server that cannot be reached is not "rate limited": say what the last refused create met.
   return heldBack ? QUEUE_HELD_BACK : '';
@@ -155,7 +164,7 @@ export async function waitForJobs(
     const other = engine.otherHolds();
     const note =
       otherBackendNote(engine, mine, 'these jobs are') ??
-      queueNote(other, st.paused, counts.waiting, Boolean(st.rateLimitedUntil));
+      queueNote(other, st.paused, counts.waiting, Boolean(st.rateLimitedUntil), st.heldBy);
     progress.update(counts, ids.length, note);
     await new Promise((r) => setTimeout(r, 200));
     counts = countStates(engine, ids);

@@ -16,6 +16,7 @@ export const COMMANDS: CommandRef[] = [
   { name: 'report', load: () => import('./report.ts').then((m) => m.reportCommand) },
   { name: 'video', load: () => import('./video.ts').then((m) => m.video), standalone: true },
   { name: 'apps', load: () => import('./apps.ts').then((m) => m.appsCommand) },
+  { name: 'limits', load: () => import('./limits.ts').then((m) => m.limitsCommand) },
   { name: 'usage', load: () => import('./usage.ts').then((m) => m.usageCommand) },
   { name: 'creations', load: () => import('./creations.ts').then((m) => m.creationsCommand) },
   { name: 'audit', load: () => import('./audit.ts').then((m) => m.auditCommand) },

@@ -1,4 +1,4 @@
-import { isJobState, JOB_STATES } from '../../../../shared/contract/jobs.ts';
+import { heldMessage, isJobState, JOB_STATES } from '../../../../shared/contract/jobs.ts';
 import { canceledMessage } from '../../../core/queue/job-messages.ts';
 import { DeskError } from '../../../../shared/contract/define.ts';
 import { oneLine, terminalJson, UsageError, write, type CliCommand, type CliContext } from '../command.ts';
@@ -110,6 +110,7 @@ export const jobsCommand: CliCommand = {
         if (args.json) await write(ctx.stdout, terminalJson({ jobs, total }, 2) + '\n');
         // A count, not a job: on stdout it would reach `| cut -c1-8 | xargs mediadesk jobs retry` as an id.
         else ctx.stderr.write(`${shown} of ${total} jobs\n`);
+        for (const held of (await engine.statusNow()).heldBy) ctx.stderr.write(`${heldMessage(held)}\n`);
         return 0;
       }
       const raw = args.id!;

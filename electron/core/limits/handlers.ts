@@ -1,0 +1,46 @@
+import type { HandlerMap } from '../../../shared/contract/define.ts';
+import type { LimitsStatus, limitsCommands } from '../../../shared/contract/limits.ts';
+import { dailyCapOf, nextUtcMidnight } from '../../../shared/service-limits.ts';
+import type { JobStore } from '../queue/store.ts';
+import { limitTitle } from './held.ts';
+import type { Pacer } from './pacer.ts';
+
+/** The daily limits' commands over the engine's pacer: the plan, its caps table, today's use. */
+export function limitsHandlers(pacer: Pacer, store: JobStore): HandlerMap<typeof limitsCommands> {
+  const status = async (): Promise<LimitsStatus> => {
+    const at = await pacer.scope();
+    const { limiter } = pacer;
+    const caps = limiter.capsOf(at.plan);
+    const own = limiter.ownCapsOf(at.plan);
+    const used = limiter.usedToday(at.scope);
+    const waiting = store.queuedByTool(null);
+    const resetsAt = nextUtcMidnight(Date.now());
+    const today = [...new Set([...used.keys(), ...waiting.keys()])].sort().map((tool) => {
+      const cap = dailyCapOf(caps, tool);
+      const n = used.get(tool) ?? 0;
+      const finite = Number.isFinite(cap);
+      return {
+        tool,
+        title: limitTitle(tool),
+        cap: finite ? cap : null,
+        used: n,
+        left: finite ? Math.max(0, cap - n) : null,
+        resetsAt,
+        waiting: waiting.get(tool) ?? 0,
+      };
+    });
+    return {
+      plan: at.plan,
+      planFrom: at.planFrom,
+      caps: Object.entries(caps).map(([tool, cap]) => ({ tool, title: limitTitle(tool), cap, own: tool in own })),
+      today,
+    };
+  };
+  return {
+    'limits.status': status,
+    'limits.setCap': async ({ tool, cap, plan }) => {
+      pacer.limiter.setCap(plan ?? (await pacer.scope()).plan, tool, cap);
+      return status();
+    },
+  };
+}

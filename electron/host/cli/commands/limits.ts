@@ -1,0 +1,58 @@
+import type { LimitsStatus } from '../../../../shared/contract/limits.ts';
+import { PLAN_TIERS, type PlanTier } from '../../../../shared/service-limits.ts';
+import { terminalJson, UsageError, type CliCommand } from '../command.ts';
+import { openCliServices } from '../services.ts';
+import { invoke, parseOptions, table } from './team-common.ts';
+
+const localTime = (ms: number) => new Date(ms).toTimeString().slice(0, 5);
+
+function show(r: LimitsStatus): string {
+  const from = r.planFrom === 'sandbox' ? "the Sandbox's demo key" : 'Settings (planTier)';
+  const caps = table(
+    ['TOOL', 'CAP A DAY', ''],
+    r.caps.map((c) => [c.tool, c.cap, c.own ? 'yours' : 'default']),
+  );
+  const today = r.today.length
+    ? table(
+        ['TOOL', 'USED TODAY', 'LEFT', 'WAITING', 'RESETS'],
+        r.today.map((t) => [t.tool, t.used, t.left ?? 'no cap', t.waiting, `${localTime(t.resetsAt)} your time`]),
+      )
+    : 'Nothing sent today.\n';
+  return `Plan: ${r.plan} (from ${from})\n\nDaily caps (jobs per tool per day, * is every other tool):\n${caps}\nToday:\n${today}`;
+}
+
+export const limitsCommand: CliCommand = {
+  name: 'limits',
+  summary: "The daily limits per tool the queue keeps to: the plan's caps, today's use, and your own caps.",
+  usage: [
+    'mediadesk limits [--json]',
+    '       mediadesk limits set TOOL N|default [--plan business|enterprise]',
+    '         (TOOL: a tool id, * for every other tool, or app:ID for a workflow app; default: the plan in use)',
+  ].join('\n'),
+  async run(ctx) {
+    const [sub, ...rest] = ctx.argv;
+    const setting = sub === 'set';
+    const options = parseOptions(setting ? rest : ctx.argv, setting ? ['--plan'] : [], setting ? [] : ['--json']);
+    let change: { tool: string; cap: number | null; plan?: PlanTier } | null = null;
+    if (setting) {
+      const [tool, raw, extra] = options.positional;
+      if (!tool || raw === undefined) throw new UsageError('limits set needs a tool and a number (or default)');
+      if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"`);
+      if (raw !== 'default' && !/^\d+$/.test(raw))
+        throw new UsageError(`the cap is a whole number of jobs a day, 0 or more, or default; got "${raw}"`);
+      const plan = options.one('--plan');
+      if (plan !== undefined && !(PLAN_TIERS as readonly string[]).includes(plan))
+        throw new UsageError(`--plan must be one of ${PLAN_TIERS.join(', ')}, got "${plan}"`);
+      change = { tool, cap: raw === 'default' ? null : Number(raw), ...(plan ? { plan: plan as PlanTier } : {}) };
+    } else if (options.positional.length) throw new UsageError(`unknown limits command "${options.positional[0]}"`);
+    const s = await openCliServices(ctx);
+    try {
+      const r = change ? await invoke(s.core, 'limits.setCap', change) : await invoke(s.core, 'limits.status', {});
+      if (options.flags.has('--json')) ctx.stdout.write(`${terminalJson(r, 2)}\n`);
+      else ctx.stdout.write(show(r));
+      return 0;
+    } finally {
+      await s.close();
+    }
+  },
+};

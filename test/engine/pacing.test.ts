@@ -1,0 +1,206 @@
+// The queue paced by the limiter against the Sandbox with its limits on, over real HTTP and real
+// SQLite: rates scaled down (the same numbers for both) so 2,000 creates take about a minute.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
+import { openEngine } from '../../electron/core/engine/open.ts';
+import { limitsHandlers } from '../../electron/core/limits/handlers.ts';
+import { DEFAULT_SLUGS } from '../../shared/catalogue/index.ts';
+import { heldMessage } from '../../shared/contract/jobs.ts';
+import { DEFAULT_DAILY_CAPS, type RateLimits } from '../../shared/service-limits.ts';
+import { DEFAULT_SETTINGS } from '../../shared/settings.ts';
+import { cleanup, control, creates, makeImages, settle, tmp } from './helpers.ts';
+import { cliEnv, runCli } from '../cli.ts';
+import { createCore } from '../../electron/core/index.ts';
+import { MemorySecretStore } from '../../electron/core/secrets.ts';
+import { DeskError, type CommandName, type Req, type Res } from '../../shared/contract/index.ts';
+import { SETTLED_STATES } from '../../shared/contract/jobs.ts';
+
+const RATES: RateLimits = { burstPerSec: 50, burstWindowSec: 2, averagePerSec: 40, averageWindowSec: 10 };
+const TOOL = 'image-to-prompt';
+
+let sb: RunningSandbox;
+let dir: string;
+beforeAll(async () => {
+  sb = await startSandbox({ port: 0, taskDurationMs: 100, limits: { ...RATES, caps: DEFAULT_DAILY_CAPS } });
+  dir = tmp('pacing');
+});
+afterAll(async () => {
+  await sb?.close();
+  cleanup(dir);
+});
+
+function pacedEngine(home: string) {
+  return openEngine({
+    home,
+    target: async () => ({ baseUrl: sb.url, apiKey: 'sandbox-owner' }),
+    slugs: () => ({ ...DEFAULT_SLUGS }),
+    settings: () => DEFAULT_SETTINGS,
+    rates: RATES,
+    concurrency: 32,
+    poll: { firstMs: 300, minMs: 300, maxMs: { image: 600, text: 600, audio: 600, video: 600 } },
+    client: { maxDelayMs: 2000 },
+  });
+}
+
+describe('pacing to the service limits', () => {
+  it('runs a 2,000-job batch with no 429 at all: the limiter keeps under the rates', async () => {
+    await control(sb.url, 'reset', {});
+    await control(sb.url, 'limits', { limits: { ...RATES, caps: DEFAULT_DAILY_CAPS } });
+    const inputs = await makeImages(
+      join(dir, 'many'),
+      Array.from({ length: 2000 }, (_, i) => `p${i}.png`),
+      8,
+    );
+    const e = pacedEngine(join(dir, 'home-many'));
+    try {
+      const r = await e.startBatch({ tool: TOOL, inputs, outDir: join(dir, 'out-many') });
+      expect(r.queued).toBe(2000);
+      e.start();
+      await settle(e, r.jobIds);
+      const states = new Set(e.store.byIds(r.jobIds).map((j) => j.state));
+      expect(states).toEqual(new Set(['done']));
+      const stats = await control(sb.url, 'stats');
+      expect(creates(stats)).toBe(2000);
+      expect(stats.limited).toEqual({ burst: 0, average: 0, daily_cap: 0 });
+    } finally {
+      await e.close();
+    }
+  }, 240_000);
+
+  it('holds a batch at its daily cap without failing a job, and resumes it by itself when the cap is raised', async () => {
+    await control(sb.url, 'reset', {});
+    const capped = (n: number) => ({ ...DEFAULT_DAILY_CAPS.enterprise, [TOOL]: n });
+    await control(sb.url, 'limits', { limits: { ...RATES, caps: { ...DEFAULT_DAILY_CAPS, enterprise: capped(10) } } });
+    const inputs = await makeImages(
+      join(dir, 'capped'),
+      Array.from({ length: 25 }, (_, i) => `c${i}.png`),
+      8,
+    );
+    const e = pacedEngine(join(dir, 'home-capped'));
+    const limits = limitsHandlers(e.pacer, e.store);
+    try {
+      expect((await limits['limits.setCap']({ tool: TOOL, cap: 10 })).today).toEqual([]);
+      const r = await e.startBatch({ tool: TOOL, inputs, outDir: join(dir, 'out-capped') });
+      e.start();
+      // Held: ten done, the rest queued with the cap's words, nothing failed.
+      for (;;) {
+        const rows = e.store.byIds(r.jobIds);
+        if (rows.filter((j) => j.state === 'done').length === 10 && rows.every((j) => j.state === 'done' || j.error))
+          break;
+        await new Promise((res) => setTimeout(res, 50));
+      }
+      const rows = e.store.byIds(r.jobIds);
+      expect(rows.filter((j) => j.state === 'queued')).toHaveLength(15);
+      expect(rows.find((j) => j.state === 'queued')!.error).toMatch(
+        /^Waiting: the daily limit of 10 jobs for Image to prompt is reached \(0 left today\); it resets at 00:00 UTC\.$/,
+      );
+      const status = await e.statusNow();
+      expect(status.heldBy).toEqual([
+        expect.objectContaining({ tool: TOOL, limit: 10, left: 0, waiting: 15, title: 'Image to prompt' }),
+      ]);
+      expect(heldMessage(status.heldBy[0])).toMatch(
+        /^Held: the daily limit of 10 jobs for Image to prompt is reached; 0 left today, resets at \d\d:\d\d your time \(15 jobs wait\)\.$/,
+      );
+      const today = (await limits['limits.status']({})).today;
+      expect(today).toEqual([expect.objectContaining({ tool: TOOL, cap: 10, used: 10, left: 0, waiting: 15 })]);
+      expect((await control(sb.url, 'stats')).limited.daily_cap).toBe(0);
+
+      // Raised, here and on the service: the held jobs go on with nobody starting them again.
+      await control(sb.url, 'limits', {
+        limits: { ...RATES, caps: { ...DEFAULT_DAILY_CAPS, enterprise: capped(30) } },
+      });
+      await limits['limits.setCap']({ tool: TOOL, cap: 30 });
+      await settle(e, r.jobIds);
+      expect(new Set(e.store.byIds(r.jobIds).map((j) => j.state))).toEqual(new Set(['done']));
+      expect((await e.statusNow()).heldBy).toEqual([]);
+      const stats = await control(sb.url, 'stats');
+      expect(creates(stats)).toBe(25);
+      expect(stats.limited).toEqual({ burst: 0, average: 0, daily_cap: 0 });
+    } finally {
+      await e.close();
+    }
+  }, 120_000);
+});
+
+describe('mediadesk limits', () => {
+  it('shows the plan and its caps, sets a cap of your own and takes it back, and refuses a bad one by name', async () => {
+    const env = cliEnv(join(dir, 'home-cli'), sb.url);
+    const shown = await runCli(['limits'], { env });
+    expect(shown.code).toBe(0);
+    // A demo key's plan decides (sandbox-owner: enterprise); a live key's is the planTier setting's.
+    expect(shown.out).toMatch(/^Plan: enterprise \(from the Sandbox's demo key\)$/m);
+    expect(shown.out).toMatch(/^upscaler-precision +2000 +default$/m);
+    const set = await runCli(['limits', 'set', 'upscaler-precision', '300'], { env });
+    expect([set.code, set.err]).toEqual([0, '']);
+    expect(set.out).toMatch(/^upscaler-precision +300 +yours$/m);
+    const other = await runCli(['limits', 'set', 'music', '7', '--plan', 'business'], { env });
+    expect(other.out).not.toMatch(/^music +7/m);
+    const live = await runCli(['limits'], { env: cliEnv(join(dir, 'home-cli'), sb.url, 'a-live-key') });
+    expect(live.out).toMatch(/^Plan: business \(from Settings \(planTier\)\)$/m);
+    expect(live.out).toMatch(/^music +7 +yours$/m);
+    expect(await runCli(['limits', '--json'], { env }).then((r) => JSON.parse(r.out).caps)).toContainEqual({
+      tool: 'upscaler-precision',
+      title: 'Precision upscaler',
+      cap: 300,
+      own: true,
+    });
+    const back = await runCli(['limits', 'set', 'upscaler-precision', 'default'], { env });
+    expect(back.out).toMatch(/^upscaler-precision +2000 +default$/m);
+    const bad = await runCli(['limits', 'set', 'no-such-tool', '5'], { env });
+    expect(bad.code).toBe(2);
+    expect(bad.err.trim()).toBe(
+      'mediadesk limits: tool must be a tool id (mediadesk run without one lists them), * for every other tool, or app:<app id>',
+    );
+    const notANumber = await runCli(['limits', 'set', 'music', 'lots'], { env });
+    expect([notANumber.code, notANumber.err.trim()]).toEqual([
+      2,
+      'mediadesk limits: the cap is a whole number of jobs a day, 0 or more, or default; got "lots"',
+    ]);
+  }, 60_000);
+});
+
+describe('workflow app runs', () => {
+  it("count against their app's own daily cap: a run over it waits, said plainly, and goes once the cap is raised", async () => {
+    await control(sb.url, 'reset', {});
+    const home = join(dir, 'home-apps');
+    const core = await createCore({
+      home,
+      host: 'cli',
+      env: { MEDIADESK_API_URL: sb.url, MEDIADESK_API_KEY: 'sandbox-owner' },
+      secrets: new MemorySecretStore(),
+      startSandbox: () => Promise.reject(new Error('not used')),
+    });
+    const call = async <K extends CommandName>(name: K, req: Req<K>): Promise<Res<K>> => {
+      const reply = await core.dispatch(name, req);
+      if (!reply.ok) throw DeskError.from(reply.error);
+      return reply.result as Res<K>;
+    };
+    const run = (brief: string) =>
+      call('apps.run', { appId: 'jM4nX8sc', confirmedCost: 8, inputs: { brief }, outDir: join(home, 'out') });
+    try {
+      await call('limits.setCap', { tool: 'app:jM4nX8sc', cap: 1 });
+      const first = (await run('one')).id;
+      const second = (await run('two')).id;
+      for (;;) {
+        const [a, b] = [core.apps.one(first), core.apps.one(second)];
+        if (SETTLED_STATES.includes(a.state) && b.error) break;
+        await new Promise((res) => setTimeout(res, 50));
+      }
+      expect(core.apps.one(first).state).toBe('done');
+      expect(core.apps.one(second)).toMatchObject({
+        state: 'queued',
+        error:
+          'Waiting: the daily limit of 1 job for the workflow app Jingle maker is reached (0 left today); it resets at 00:00 UTC.',
+      });
+      await call('limits.setCap', { tool: 'app:jM4nX8sc', cap: 2 });
+      for (;;) {
+        if (SETTLED_STATES.includes(core.apps.one(second).state)) break;
+        await new Promise((res) => setTimeout(res, 50));
+      }
+      expect(core.apps.one(second)).toMatchObject({ state: 'done', error: null });
+    } finally {
+      await core.close();
+    }
+  }, 60_000);
+});
