@@ -23,6 +23,9 @@ import { openConfStore, SettingsService, type JsonFileStore } from './settings.t
 import { backendLabel } from '../../shared/contract/foundation.ts';
 import type { CommandName } from '../../shared/contract/index.ts';
 import { openLog, type AppLog } from './log/index.ts';
+import { BatchEstimator, type PriceEach } from './limits/estimate.ts';
+import { PaceLimiter } from './limits/limiter.ts';
+import { DeskError } from '../../shared/contract/define.ts';
 import { keysKnownTo } from './log/keys.ts';
 
 export interface CoreOptions {
@@ -125,6 +128,13 @@ export async function createCore(opts: CoreOptions) {
     addOutputFolders: (r: () => string[]) => outputFolders.push(r),
   };
   const team = teamServices(teamDeps);
+  const estimator = new BatchEstimator({
+    recentUsage: () => team.analytics.recentDays(),
+    limiter: new PaceLimiter(engine.store.db),
+    target: () => backend.target(),
+    identity: () => backend.identity(),
+    slugs: () => backend.slugs(),
+  });
 
   const handlers: Partial<AllHandlers> = {
     'app.info': async () => ({
@@ -162,6 +172,21 @@ export async function createCore(opts: CoreOptions) {
         env: opts.env ?? process.env,
       }),
     ...engineHandlers(engine, (p) => events.emit('batches.checkProgress', p)),
+    // The estimate is stored with the batch (and weighs its budget): learned before it is queued.
+    'batches.start': async (req) => {
+      let price: PriceEach | undefined;
+      try {
+        price = await estimator.priceEach(req.tool, req.params);
+      } catch {
+        // An unknown tool or path: the planner refuses it in its own words.
+      }
+      if (req.budget?.credits !== undefined && price && price.creditsEach === null)
+        throw new DeskError('invalid', `a budget in credits needs the batch's cost: ${price.basis}; set a budget in jobs instead`, [
+          { field: 'budget.credits', reason: price.basis },
+        ]);
+      return engine.startBatch({ ...req, estimate: price });
+    },
+    'batches.estimate': ({ tool, params, creates }) => estimator.estimate(tool, params, creates),
     ...teamHandlers(teamDeps, team),
     ...auditHandlers(audit),
     'media.check': ({ family, sources, body }) => checkReferences({ family, sources, body }),

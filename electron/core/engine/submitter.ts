@@ -14,6 +14,7 @@ import {
 import type { JobState } from '../../../shared/contract/jobs.ts';
 import { ATTENTION } from '../queue/job-messages.ts';
 import type { JobPatch, JobRow } from '../queue/store.ts';
+import { BatchBudgets } from '../limits/budget.ts';
 import type { LoopContext } from './context.ts';
 import type { Downloader } from './downloader.ts';
 import { targetTakesLocalFiles } from './params-check.ts';
@@ -36,9 +37,11 @@ export class Submitter {
   private heldBackBy: string | null = null;
   /** Jobs picked here whose `submitting` is not committed yet (still `queued` on disk), with their tool. */
   private readonly preparing = new Map<string, string>();
+  private readonly budgets: BatchBudgets;
 
   constructor(context: LoopContext, poller: Poller, downloads: Downloader) {
     this.context = context;
+    this.budgets = new BatchBudgets(context.store.db);
     this.poller = poller;
     this.downloads = downloads;
   }
@@ -68,12 +71,14 @@ export class Submitter {
       'queued',
       this.context.backendInUse(),
       global - total + this.preparing.size + 8,
+      this.budgets.heldIds(),
     );
     for (const job of candidates) {
       if (total >= global) break;
       if (this.context.isBusy(job.id)) continue;
       const cap = perTool[job.tool];
       if (cap !== undefined && (active.get(job.tool) ?? 0) >= cap) continue;
+      if (!this.budgets.allows(job.batchId, this.preparing.keys())) continue;
       active.set(job.tool, (active.get(job.tool) ?? 0) + 1);
       total++;
       this.context.run(job.id, () => this.submit(job));

@@ -1,0 +1,125 @@
+import { getTool, resolvePaths, type Slugs } from '../../../shared/catalogue/index.ts';
+import { DeskError } from '../../../shared/contract/define.ts';
+import type { CostEstimate } from '../../../shared/contract/jobs.ts';
+import { COST_UNKNOWN, LEARNED_PRICE_DAYS, learnedBasis } from '../../../shared/cost-words.ts';
+import { nextUtcMidnight, type PlanTier } from '../../../shared/service-limits.ts';
+import { DEMO_KEY_NAMES } from '../../../shared/settings.ts';
+import type { UsagePoint } from '../../../shared/contract/team.ts';
+import type { ApiTarget } from '../api/client.ts';
+import { limiterScope, type PaceLimiter } from './limiter.ts';
+
+/** A tool's price per create as far as it can be known, with its basis in words. */
+export interface PriceEach {
+  creditsEach: number | null;
+  basis: string;
+  learnedFrom: { uses: number; days: number } | null;
+}
+
+export interface EstimatorDeps {
+  /** AnalyticsService.recentDays: the team's usage of the last days, by day (cached). */
+  recentUsage: () => Promise<UsagePoint[]>;
+  limiter: PaceLimiter;
+  target: () => Promise<ApiTarget>;
+  identity: () => Promise<string>;
+  slugs: () => Slugs;
+  /** The account's plan tier when the user has set one; else planOf guesses it from the key. */
+  plan?: () => PlanTier | undefined;
+  now?: () => number;
+}
+
+/** An unreadable usage (not a refusal) is not asked again for this long: the day has 100 requests. */
+const RETRY_UNREADABLE_MS = 10 * 60_000;
+
+/** The plan whose daily caps apply: the Sandbox's demo keys have theirs, a live key is taken as Business. */
+export function planOf(apiKey: string): PlanTier {
+  if (!(DEMO_KEY_NAMES as readonly string[]).includes(apiKey)) return 'business';
+  return apiKey === 'sandbox-business' ? 'business' : 'enterprise';
+}
+
+/** The name the credit usage gives a tool: its create path under /v1/ai/, slugs filled in. */
+export function usageToolOf(toolId: string, slugs: Slugs, params: Record<string, unknown>): string {
+  return resolvePaths(getTool(toolId), slugs, params).create.replace(/^\/v1\/ai\//, '');
+}
+
+/** The credits per use of a usage tool over the points given: credits divided by uses. */
+export function learnedPrice(points: readonly UsagePoint[], usageTool: string): PriceEach {
+  let uses = 0;
+  let credits = 0;
+  for (const p of points) {
+    const t = p.byTool[usageTool];
+    if (t) [uses, credits] = [uses + t.uses, credits + t.credits];
+  }
+  if (uses <= 0) return { creditsEach: null, basis: COST_UNKNOWN.unused(), learnedFrom: null };
+  const each = credits / uses;
+  return { creditsEach: each, basis: learnedBasis(each, uses), learnedFrom: { uses, days: LEARNED_PRICE_DAYS } };
+}
+
+/**
+ * Estimates a batch before Start: its paid creates, what they leave of the tool's daily cap, and
+ * its credits learned from the team's own usage. A key that may not read the usage is remembered
+ * until the day ends, so repeated checks do not spend the usage endpoint's daily requests.
+ */
+export class BatchEstimator {
+  private readonly deps: EstimatorDeps;
+  private readonly now: () => number;
+  private readonly unreadable = new Map<string, { until: number; basis: string }>();
+
+  constructor(deps: EstimatorDeps) {
+    this.deps = deps;
+    this.now = deps.now ?? Date.now;
+  }
+
+  private async scope(): Promise<{ scope: string; plan: PlanTier }> {
+    const { apiKey } = await this.deps.target();
+    return {
+      scope: limiterScope(await this.deps.identity(), apiKey),
+      plan: this.deps.plan?.() ?? planOf(apiKey),
+    };
+  }
+
+  /** The tool's credits per create, learned from the team's usage, or why they are unknown. */
+  async priceEach(toolId: string, params: Record<string, unknown>): Promise<PriceEach> {
+    const unknown = (basis: string) => ({ creditsEach: null, basis, learnedFrom: null });
+    const { scope } = await this.scope();
+    const known = this.unreadable.get(scope);
+    if (known && this.now() < known.until) return unknown(known.basis);
+    let points: UsagePoint[];
+    try {
+      points = await this.deps.recentUsage();
+    } catch (err) {
+      const forbidden = err instanceof DeskError && err.code === 'forbidden';
+      const basis = forbidden
+        ? COST_UNKNOWN.forbidden
+        : COST_UNKNOWN.unreadable(err instanceof Error ? err.message : String(err));
+      this.unreadable.set(scope, {
+        until: forbidden ? nextUtcMidnight(this.now()) : this.now() + RETRY_UNREADABLE_MS,
+        basis,
+      });
+      return unknown(basis);
+    }
+    return learnedPrice(points, usageToolOf(toolId, this.deps.slugs(), params));
+  }
+
+  async estimate(toolId: string, params: Record<string, unknown>, creates: number): Promise<CostEstimate> {
+    let tool;
+    try {
+      tool = getTool(toolId);
+    } catch (err) {
+      throw new DeskError('invalid', (err as Error).message);
+    }
+    const { scope, plan } = await this.scope();
+    const price = await this.priceEach(toolId, params);
+    const cap = this.deps.limiter.capStatus(scope, plan, toolId);
+    return {
+      title: tool.title,
+      creates,
+      cap: Number.isFinite(cap.cap)
+        ? { limit: cap.cap, used: cap.used, left: cap.left, resetsAt: cap.resetsAt }
+        : null,
+      credits: price.creditsEach === null ? null : price.creditsEach * creates,
+      creditsEach: price.creditsEach,
+      learnedFrom: price.learnedFrom,
+      basis: price.basis,
+    };
+  }
+}
