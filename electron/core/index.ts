@@ -23,9 +23,8 @@ import { openConfStore, SettingsService, type JsonFileStore } from './settings.t
 import { backendLabel } from '../../shared/contract/foundation.ts';
 import type { CommandName } from '../../shared/contract/index.ts';
 import { openLog, type AppLog } from './log/index.ts';
-import { BatchEstimator, type PriceEach } from './limits/estimate.ts';
+import { BatchEstimator, startEstimated } from './limits/estimate.ts';
 import { PaceLimiter } from './limits/limiter.ts';
-import { DeskError } from '../../shared/contract/define.ts';
 import { keysKnownTo } from './log/keys.ts';
 
 export interface CoreOptions {
@@ -172,20 +171,7 @@ export async function createCore(opts: CoreOptions) {
         env: opts.env ?? process.env,
       }),
     ...engineHandlers(engine, (p) => events.emit('batches.checkProgress', p)),
-    // The estimate is stored with the batch (and weighs its budget): learned before it is queued.
-    'batches.start': async (req) => {
-      let price: PriceEach | undefined;
-      try {
-        price = await estimator.priceEach(req.tool, req.params);
-      } catch {
-        // An unknown tool or path: the planner refuses it in its own words.
-      }
-      if (req.budget?.credits !== undefined && price && price.creditsEach === null)
-        throw new DeskError('invalid', `a budget in credits needs the batch's cost: ${price.basis}; set a budget in jobs instead`, [
-          { field: 'budget.credits', reason: price.basis },
-        ]);
-      return engine.startBatch({ ...req, estimate: price });
-    },
+    'batches.start': (req) => startEstimated(estimator, req, (r) => engine.startBatch(r)),
     'batches.estimate': ({ tool, params, creates }) => estimator.estimate(tool, params, creates),
     ...teamHandlers(teamDeps, team),
     ...auditHandlers(audit),
@@ -243,6 +229,8 @@ export async function createCore(opts: CoreOptions) {
       mediaRoots.push(roots);
     },
     engine,
+    /** The cost of a batch before Start (batches.estimate; the CLI's run stores it with its batch). */
+    estimator,
     /** Workflow-app runs: the CLI follows one run to its results. */
     apps: team.apps,
     audit,

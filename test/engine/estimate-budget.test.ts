@@ -8,6 +8,7 @@ import { DeskError, type CommandName, type Req, type Res } from '../../shared/co
 import { costSentence } from '../../shared/cost-words.ts';
 import { creditsOf, DEFAULT_DAILY_CAPS } from '../../shared/service-limits.ts';
 import { cleanup, control, makeImages, tmp } from './helpers.ts';
+import { cliEnv, runCli } from '../cli.ts';
 
 /**
  * The cost told before Start, against a Sandbox with the service's limits over HTTP: learned from
@@ -100,7 +101,9 @@ describe('the estimate before Start', () => {
       expect(estimate).toMatchObject({ creates: names.length, creditsEach: each, credits: each * names.length });
       expect(estimate.learnedFrom!.uses).toBeGreaterThanOrEqual(2);
       expect(estimate.basis).toMatch(
-        new RegExp(`^about ${each} credits each, from your team's use of this tool in the last 7 days \\(\\d+ uses\\)$`),
+        new RegExp(
+          `^about ${each} credits each, from your team's use of this tool in the last 7 days \\(\\d+ uses\\)$`,
+        ),
       );
       const cap = DEFAULT_DAILY_CAPS.enterprise[tool] ?? DEFAULT_DAILY_CAPS.enterprise['*'];
       expect(estimate.cap).toMatchObject({ limit: cap, left: cap });
@@ -125,7 +128,11 @@ describe('the estimate before Start', () => {
     const member = await coreAs('sandbox-member', 'member');
     const asked = await usageRequests();
     const estimate = await call(member, 'batches.estimate', { tool: 'upscaler-precision', creates: 3 });
-    expect(estimate).toMatchObject({ credits: null, creditsEach: null, basis: "cost unknown: this key cannot read the team's usage" });
+    expect(estimate).toMatchObject({
+      credits: null,
+      creditsEach: null,
+      basis: "cost unknown: this key cannot read the team's usage",
+    });
     expect(costSentence(estimate)).toBe(
       "Sends 3 paid jobs · cost unknown: this key cannot read the team's usage · leaves 1,997 of today's 2,000 for Precision upscaler",
     );
@@ -221,7 +228,11 @@ describe('a budget per batch', () => {
     });
     const other = join(dir, 'other-shoot');
     await makeImages(other, ['o1.png']);
-    const behind = await call(owner, 'batches.start', { tool: 'image-to-prompt', inputs: [other], outDir: join(dir, 'other-out') });
+    const behind = await call(owner, 'batches.start', {
+      tool: 'image-to-prompt',
+      inputs: [other],
+      outDir: join(dir, 'other-out'),
+    });
     await call(owner, 'jobs.resume', {});
     const held = await until(
       () => owner.engine.store.batch(capped.batch!.id)!,
@@ -237,6 +248,55 @@ describe('a budget per batch', () => {
     await until(
       () => owner.engine.store.batch(capped.batch!.id)!,
       (b) => b.finished,
+    );
+  });
+});
+
+describe('mediadesk run --check, --budget-jobs and jobs budget', () => {
+  it('--check says the cost and what it leaves of the cap; a budget pauses the run and `jobs budget` lets it go on', async () => {
+    const shoot = join(dir, 'cli-shoot');
+    await makeImages(shoot, ['x.png', 'y.png']);
+    const out = join(dir, 'cli-out');
+    const env = cliEnv(join(dir, 'cli-home'), sb.url);
+    const checked = await runCli(['run', 'upscaler-precision', shoot, '--check', '--out', out], { env });
+    expect(checked.code, checked.err).toBe(0);
+    expect(checked.out).toBe(
+      `2 ready\nSends 2 paid jobs · about 40 credits (20 each, from your team's use in the last 7 days) · leaves 1,998 of today's 2,000 for Precision upscaler\nresults go to ${out}\n`,
+    );
+    const json = await runCli(['run', 'upscaler-precision', shoot, '--check', '--json', '--out', out], { env });
+    expect(JSON.parse(json.out).estimate).toMatchObject({ creates: 2, credits: 40, creditsEach: 20 });
+    const member = await runCli(['run', 'upscaler-precision', shoot, '--check', '--out', out], {
+      env: cliEnv(join(dir, 'cli-member'), sb.url, 'sandbox-member'),
+    });
+    expect(member.out).toContain("Sends 2 paid jobs · cost unknown: this key cannot read the team's usage · leaves");
+
+    const bad = await runCli(['run', 'upscaler-precision', shoot, '--budget-jobs', '0'], { env });
+    expect([bad.code, bad.err.trim()]).toEqual([
+      2,
+      'mediadesk run: a budget in jobs must be a whole number above 0, got "0"',
+    ]);
+
+    const paused = await runCli(
+      ['run', 'upscaler-precision', shoot, '--out', out, '--budget-jobs', '1', '--timeout', '4s'],
+      {
+        env,
+      },
+    );
+    expect(paused.code).toBe(124);
+    const batch = /batch ([0-9a-f]{8}): 2 queued/.exec(paused.out)![1];
+    expect(paused.err).toContain(
+      `Paused: this batch's budget of 1 job is used. Change it with \`mediadesk jobs budget ${batch}\`.`,
+    );
+    const lifted = await runCli(['jobs', 'budget', batch, '--none'], { env });
+    expect([lifted.code, lifted.out]).toEqual([
+      0,
+      `batch ${batch}: no budget; it goes on by itself while the queue runs (the app, or \`mediadesk run\` over its inputs)\n`,
+    ]);
+    const resumed = await runCli(['run', 'upscaler-precision', shoot, '--out', out], { env });
+    expect(resumed.code, resumed.err).toBe(0);
+    // The paused job is followed, the one done is not paid again.
+    expect(resumed.out).toBe(
+      `batch ${batch}: 0 queued, 1 resumed from an earlier run, 1 skipped\n1 of 1 done; results in ${out}\n`,
     );
   });
 });

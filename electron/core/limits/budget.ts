@@ -27,9 +27,7 @@ export class BatchBudgets {
            FROM batches WHERE id = ?`,
       ),
       sent: db
-        .prepare(
-          `SELECT COUNT(*) FROM jobs WHERE batch_id = ? AND (${SENT} OR id IN (SELECT value FROM json_each(?)))`,
-        )
+        .prepare(`SELECT COUNT(*) FROM jobs WHERE batch_id = ? AND (${SENT} OR id IN (SELECT value FROM json_each(?)))`)
         .pluck(),
       hold: db.prepare('UPDATE batches SET held_by = ? WHERE id = ?'),
       // A job's updated_at moved, so jobs.changed carries the batch and the Queue hears of the hold.
@@ -61,7 +59,8 @@ export class BatchBudgets {
     else if (b.credits !== null) {
       // A batch whose cost was unknown cannot be weighed in credits: it is held at once (setBudget refuses it).
       const each = b.estimate !== null && b.total > 0 ? b.estimate / b.total : Infinity;
-      if ((sent + 1) * each > b.credits + 1e-9) held = BUDGET_HELD.credits(b.credits, sent * (each === Infinity ? 0 : each));
+      if ((sent + 1) * each > b.credits + 1e-9)
+        held = BUDGET_HELD.credits(b.credits, sent * (each === Infinity ? 0 : each));
     }
     if (held !== b.heldBy) {
       this.stmts.hold.run(held, batchId);

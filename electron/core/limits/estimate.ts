@@ -1,6 +1,6 @@
 import { getTool, resolvePaths, type Slugs } from '../../../shared/catalogue/index.ts';
 import { DeskError } from '../../../shared/contract/define.ts';
-import type { CostEstimate } from '../../../shared/contract/jobs.ts';
+import type { BatchBudget, CostEstimate } from '../../../shared/contract/jobs.ts';
 import { COST_UNKNOWN, LEARNED_PRICE_DAYS, learnedBasis } from '../../../shared/cost-words.ts';
 import { nextUtcMidnight, type PlanTier } from '../../../shared/service-limits.ts';
 import { DEMO_KEY_NAMES } from '../../../shared/settings.ts';
@@ -113,13 +113,38 @@ export class BatchEstimator {
     return {
       title: tool.title,
       creates,
-      cap: Number.isFinite(cap.cap)
-        ? { limit: cap.cap, used: cap.used, left: cap.left, resetsAt: cap.resetsAt }
-        : null,
+      cap: Number.isFinite(cap.cap) ? { limit: cap.cap, used: cap.used, left: cap.left, resetsAt: cap.resetsAt } : null,
       credits: price.creditsEach === null ? null : price.creditsEach * creates,
       creditsEach: price.creditsEach,
       learnedFrom: price.learnedFrom,
       basis: price.basis,
     };
   }
+}
+
+/**
+ * batches.start with the tool's price learned first: stored with the batch, it weighs the batch's
+ * budget, and a budget in credits is refused when the cost cannot be known.
+ */
+export async function startEstimated<
+  R extends { tool: string; params?: Record<string, unknown>; budget?: BatchBudget },
+  T,
+>(
+  estimator: BatchEstimator,
+  req: R,
+  start: (req: R & { estimate?: { creditsEach: number | null; basis: string } }) => Promise<T>,
+): Promise<T> {
+  let price: PriceEach | undefined;
+  try {
+    price = await estimator.priceEach(req.tool, req.params ?? {});
+  } catch {
+    // An unknown tool or path: the planner refuses it in its own words.
+  }
+  if (req.budget?.credits !== undefined && price && price.creditsEach === null)
+    throw new DeskError(
+      'invalid',
+      `a budget in credits needs the batch's cost: ${price.basis}; set a budget in jobs instead`,
+      [{ field: 'budget.credits', reason: price.basis }],
+    );
+  return start({ ...req, estimate: price });
 }

@@ -353,9 +353,7 @@ export class JobStore {
       finished: settled === total,
       estimate: b.estimate_basis === null ? null : { credits: b.estimate_credits, basis: b.estimate_basis },
       budget:
-        b.budget_credits === null && b.budget_jobs === null
-          ? null
-          : { credits: b.budget_credits, jobs: b.budget_jobs },
+        b.budget_credits === null && b.budget_jobs === null ? null : { credits: b.budget_credits, jobs: b.budget_jobs },
       heldBy: b.held_by,
     };
   }
@@ -523,7 +521,12 @@ export class JobStore {
    * order. Null backend: all, as inState. Walks jobs_state in seq order and stops at `limit`, so a
    * queue with nothing of another backend costs what inState costs.
    */
-  inStateFor(state: JobState, backend: string | null, limit = 1_000_000, skipBatches: readonly string[] = []): JobRow[] {
+  inStateFor(
+    state: JobState,
+    backend: string | null,
+    limit = 1_000_000,
+    skipBatches: readonly string[] = [],
+  ): JobRow[] {
     if (backend === null) return this.inState(state, limit, skipBatches);
     if (skipBatches.length)
       return (
