@@ -171,7 +171,13 @@ export async function createCore(opts: CoreOptions) {
         env: opts.env ?? process.env,
       }),
     ...engineHandlers(engine, (p) => events.emit('batches.checkProgress', p)),
-    'batches.start': (req) => startEstimated(estimator, req, (r) => engine.startBatch(r)),
+    'batches.start': (req) =>
+      startEstimated(
+        estimator,
+        req,
+        (r) => engine.startBatch(r),
+        (id, p) => engine.store.setEstimate(id, p.creditsEach, p.basis),
+      ),
     'batches.estimate': ({ tool, params, creates }) => estimator.estimate(tool, params, creates),
     ...teamHandlers(teamDeps, team),
     ...auditHandlers(audit),

@@ -122,29 +122,43 @@ export class BatchEstimator {
   }
 }
 
+/** How long a Start waits for the tool's price before it queues without it (written in when it comes). */
+export const PRICE_GRACE_MS = 400;
+
 /**
- * batches.start with the tool's price learned first: stored with the batch, it weighs the batch's
- * budget, and a budget in credits is refused when the cost cannot be known.
+ * batches.start with the tool's price: stored with the batch, it weighs the batch's budget. A
+ * budget in credits waits for it and is refused when the cost cannot be known; otherwise a Start
+ * waits at most PRICE_GRACE_MS (the day's first usage request, a server that cannot be reached)
+ * and `later` writes the estimate into the batch when it comes.
  */
 export async function startEstimated<
   R extends { tool: string; params?: Record<string, unknown>; budget?: BatchBudget },
-  T,
+  T extends { batch: { id: string } | null; queued: number },
 >(
   estimator: BatchEstimator,
   req: R,
   start: (req: R & { estimate?: { creditsEach: number | null; basis: string } }) => Promise<T>,
+  later: (batchId: string, price: PriceEach) => void,
 ): Promise<T> {
-  let price: PriceEach | undefined;
-  try {
-    price = await estimator.priceEach(req.tool, req.params ?? {});
-  } catch {
-    // An unknown tool or path: the planner refuses it in its own words.
-  }
+  // An unknown tool or path: the planner refuses it in its own words.
+  const pricing = estimator.priceEach(req.tool, req.params ?? {}).catch(() => undefined);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const grace = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), PRICE_GRACE_MS);
+  });
+  const price = req.budget?.credits !== undefined ? await pricing : await Promise.race([pricing, grace]);
+  clearTimeout(timer);
   if (req.budget?.credits !== undefined && price && price.creditsEach === null)
     throw new DeskError(
       'invalid',
       `a budget in credits needs the batch's cost: ${price.basis}; set a budget in jobs instead`,
       [{ field: 'budget.credits', reason: price.basis }],
     );
-  return start({ ...req, estimate: price });
+  const result = await start({ ...req, estimate: price });
+  const id = result.batch?.id;
+  if (!price && id && result.queued > 0)
+    void pricing.then((p) => {
+      if (p) later(id, p);
+    });
+  return result;
 }

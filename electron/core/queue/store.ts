@@ -358,6 +358,15 @@ export class JobStore {
     };
   }
 
+  /** The price learned after Start (startEstimated): credits for the batch's jobs; an estimate already there stays. */
+  setEstimate(batchId: string, creditsEach: number | null, basis: string): void {
+    if (!this.db.open) return;
+    this.stmt(
+      `UPDATE batches SET estimate_credits = ? * (SELECT COUNT(*) FROM jobs WHERE batch_id = ?), estimate_basis = ?
+        WHERE id = ? AND estimate_basis IS NULL`,
+    ).run(creditsEach, batchId, basis, batchId);
+  }
+
   /** The backend a batch was started on (Backend.identity), without counting its jobs. */
   backendOf(batchId: string): string | null {
     return (

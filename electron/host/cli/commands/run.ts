@@ -149,7 +149,12 @@ export const runCommand: CliCommand = {
           outDir: args.out && resolve(args.out),
           budget: args.budget,
         };
-        started = await startEstimated(session.services.core.estimator, req, (r) => engine.startBatch(r));
+        started = await startEstimated(
+          session.services.core.estimator,
+          req,
+          (r) => engine.startBatch(r),
+          (id, p) => engine.store.setEstimate(id, p.creditsEach, p.basis),
+        );
       } catch (err) {
         if (err instanceof DeskError && err.code === 'invalid') throw new UsageError(err.message);
         throw err;
