@@ -126,10 +126,8 @@ export class BatchEstimator {
 export const PRICE_GRACE_MS = 400;
 
 /**
- * batches.start with the tool's price: stored with the batch, it weighs the batch's budget. A
- * budget in credits waits for it and is refused when the cost cannot be known; otherwise a Start
- * waits at most PRICE_GRACE_MS (the day's first usage request, a server that cannot be reached)
- * and `later` writes the estimate into the batch when it comes.
+ * batches.start with the tool's price stored in the batch. A budget in credits waits for it (and
+ * is refused when the cost is unknown); else Start waits PRICE_GRACE_MS at most, then `later` writes it.
  */
 export async function startEstimated<
   R extends { tool: string; params?: Record<string, unknown>; budget?: BatchBudget },
