@@ -28,6 +28,7 @@ import { openConfStore, SettingsService, type JsonFileStore } from './settings.t
 import { backendLabel } from '../../shared/contract/foundation.ts';
 import type { CommandName } from '../../shared/contract/index.ts';
 import { openLog, type AppLog } from './log/index.ts';
+import { BatchEstimator, startEstimated } from './limits/estimate.ts';
 import { keysKnownTo } from './log/keys.ts';
 import { APP_VERSION } from './app-version.ts';
 import { pacingRates } from './limits/pacer.ts';
@@ -146,6 +147,11 @@ export async function createCore(opts: CoreOptions) {
   // Watches only while this process holds the queue; the CLI's `watch` runs its own over its engine.
   const hotFolderWatcher = new HotFolderWatcher({ store: hotFolderStore, engine, onProblem: (m) => log.warn(m) });
   outputFolders.push(() => hotFolderStore.folders().map((f) => f.outDir));
+  const estimator = new BatchEstimator({
+    recentUsage: () => team.analytics.recentDays(),
+    pacer: engine.pacer,
+    slugs: () => backend.slugs(),
+  });
 
   const handlers: Partial<AllHandlers> = {
     'app.info': async () => ({
@@ -184,6 +190,14 @@ export async function createCore(opts: CoreOptions) {
       }),
     ...engineHandlers(engine, (p) => events.emit('batches.checkProgress', p)),
     ...limitsHandlers(engine.pacer, engine.store),
+    'batches.start': (req) =>
+      startEstimated(
+        estimator,
+        req,
+        (r) => engine.startBatch(r),
+        (id, p) => engine.store.setEstimate(id, p.creditsEach, p.basis),
+      ),
+    'batches.estimate': ({ tool, params, creates }) => estimator.estimate(tool, params, creates),
     ...teamHandlers(teamDeps, team),
     ...reportHandlers({
       store: engine.store,
@@ -249,6 +263,8 @@ export async function createCore(opts: CoreOptions) {
       mediaRoots.push(roots);
     },
     engine,
+    /** The cost of a batch before Start (batches.estimate; the CLI's run stores it with its batch). */
+    estimator,
     /** Workflow-app runs: the CLI follows one run to its results. */
     apps: team.apps,
     /** The hot folders' records, for a watcher over another engine (the CLI's `watch`). */

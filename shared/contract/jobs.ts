@@ -54,6 +54,46 @@ export type JobRecord = z.infer<typeof jobRecordSchema>;
 
 export const stateCountsSchema = z.record(jobStateSchema, z.number().int());
 
+/**
+ * What a batch (or an app run) will cost, told before Start: its paid creates, what they leave of
+ * the tool's daily cap, and its credits when they can be known (learned from the team's own usage,
+ * or an app's price), with the basis in words (costSentence in shared/cost-words.ts says it all).
+ */
+export const costEstimateSchema = z.object({
+  /** What the jobs are of: a tool's title, or an app's name. */
+  title: z.string(),
+  /** Paid creates (jobs, or app runs) it will send. */
+  creates: z.number().int().min(0),
+  /** The tool's daily cap today for this key's plan; null for apps and tools without one. */
+  cap: z
+    .object({ limit: z.number().int(), used: z.number().int(), left: z.number().int(), resetsAt: z.number() })
+    .nullable(),
+  /** Credits of the whole batch; null when the cost cannot be known (basis says why). */
+  credits: z.number().nullable(),
+  creditsEach: z.number().nullable(),
+  /** A learned price's evidence: the team's uses of the tool over these days; null for an app's own price. */
+  learnedFrom: z.object({ uses: z.number().int(), days: z.number().int() }).nullable(),
+  /** Where the credits come from, or why they are unknown, in plain words. */
+  basis: z.string(),
+});
+export type CostEstimate = z.infer<typeof costEstimateSchema>;
+
+/** A batch's optional spending cap: the submitter holds its next create rather than go past it. */
+export const batchBudgetSchema = z
+  .object({
+    credits: z
+      .number({ error: 'a budget in credits must be a number above 0' })
+      .positive('a budget in credits must be a number above 0')
+      .optional(),
+    jobs: z
+      .number({ error: 'a budget in jobs must be a whole number above 0' })
+      .int('a budget in jobs must be a whole number above 0')
+      .positive('a budget in jobs must be a whole number above 0')
+      .optional(),
+  })
+  .strict();
+export type BatchBudget = z.infer<typeof batchBudgetSchema>;
+
 export const batchRecordSchema = z.object({
   id: z.string(),
   tool: z.string(),
@@ -68,6 +108,12 @@ export const batchRecordSchema = z.object({
   progress: z.number(),
   /** Nothing left to do without the user. */
   finished: z.boolean(),
+  /** The estimate told at Start (credits null: cost unknown, basis says why); null for batches from before it. */
+  estimate: z.object({ credits: z.number().nullable(), basis: z.string() }).nullable(),
+  /** The user's cap on the batch; null when it has none. */
+  budget: z.object({ credits: z.number().nullable(), jobs: z.number().int().nullable() }).nullable(),
+  /** Why its queued jobs wait (its budget), in plain words; null when they do not. */
+  heldBy: z.string().nullable(),
 });
 export type BatchRecord = z.infer<typeof batchRecordSchema>;
 
@@ -96,6 +142,8 @@ export const batchStartRequestSchema = z
     params: z.record(z.string(), z.unknown()).default({}),
     /** Used as it is; without it, RESULTS_RULE's folder (shared/results-folder.ts). */
     outDir: z.string().min(1).optional(),
+    /** Pause the batch before a create would go past this many credits (by the estimate) or jobs. */
+    budget: batchBudgetSchema.optional(),
   })
   .strict();
 
@@ -216,6 +264,23 @@ export const jobsCommands = {
     batchCheckRequestSchema,
     batchCheckResultSchema,
     'What batches.start would queue, skip and reject for these inputs, checked the same way, before anything is paid; nothing is queued. Given params, refuses those Start would refuse (invalid). Progress comes as batches.checkProgress.',
+  ),
+  'batches.estimate': command(
+    z
+      .object({
+        tool: z.string().min(1),
+        params: z.record(z.string(), z.unknown()).default({}),
+        /** Paid creates the batch would send (batches.check's `ready`; 1 for a prompt-only tool). */
+        creates: z.number().int().min(0),
+      })
+      .strict(),
+    costEstimateSchema,
+    "What a batch of this tool would cost before Start: its paid creates, what they leave of today's cap, and its credits learned from the team's usage of the last 7 days (or why they are unknown).",
+  ),
+  'batches.setBudget': command(
+    z.object({ id: z.string().min(1), budget: batchBudgetSchema.nullable() }).strict(),
+    batchRecordSchema,
+    "Change or remove (null) a batch's budget; a batch paused by its budget goes on by itself when the new one allows.",
   ),
   'batches.list': command(
     z

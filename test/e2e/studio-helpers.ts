@@ -73,10 +73,13 @@ export async function appRunPosts(sandboxUrl: string): Promise<number> {
   return (await sandboxRequests(sandboxUrl))['POST /v1/ai/apps/:appId/run'] ?? 0;
 }
 
-/** How many POSTs (creates, uploads, app runs) the Sandbox was sent: anything that could be paid for. */
+/**
+ * How many POSTs (creates, uploads, app runs) the Sandbox was sent: anything that could be paid for.
+ * The team's credit usage, read for the cost estimate, is a POST that charges nothing.
+ */
 export async function sandboxPosts(sandboxUrl: string): Promise<number> {
   return Object.entries(await sandboxRequests(sandboxUrl))
-    .filter(([route]) => route.startsWith('POST '))
+    .filter(([route]) => route.startsWith('POST ') && route !== 'POST /v1/analytics/team-credit-usage')
     .reduce((a, [, n]) => a + n, 0);
 }
 

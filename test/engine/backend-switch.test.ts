@@ -101,8 +101,10 @@ describe('switching backends with work in the queue', () => {
 
   it('a batch queued before batches recorded their backend is adopted by the backend in use when the queue is next held, and is not paid for on live after a switch', async () => {
     const home = join(dir, 'home-legacy');
+    // Both cores share the file's Sandbox: the first (whose Start learned the tool's price from it) must not close it.
+    const shared = { url: builtIn.url, close: async () => {} };
     const open = () =>
-      createCore({ home, host: 'cli', env: {}, secrets: new MemorySecretStore(), startSandbox: async () => builtIn });
+      createCore({ home, host: 'cli', env: {}, secrets: new MemorySecretStore(), startSandbox: async () => shared });
     const shoot = join(dir, 'legacy');
     await makeImages(shoot, ['l.png']);
     const before = await open();

@@ -12,6 +12,20 @@ const at = sandboxAndFolder('cli-run', 100);
 
 const cli = (args: string[], cwd = at.dir) => runCli(args, { env: cliEnv(join(at.dir, 'home'), at.url), cwd });
 
+/**
+ * --check's output without its cost line, checked for its count (its credits depend on the team's
+ * usage so far; the figures are test/engine/estimate-budget.test.ts's).
+ */
+function withoutEstimate(out: string, jobs: number): string {
+  const lines = out.split('\n');
+  const i = lines.findIndex((l) => l.startsWith('Sends '));
+  expect(lines[i]).toMatch(
+    new RegExp(`^Sends ${jobs} paid jobs · .+ · leaves [\\d,]+ of today's [\\d,]+ for Precision upscaler$`),
+  );
+  lines.splice(i, 1);
+  return lines.join('\n');
+}
+
 /** stderr without its progress lines: what the run had to say about the inputs. */
 const notes = (err: string) =>
   err
@@ -84,10 +98,11 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     const before = creates(await control(at.url, 'stats'));
     const r = await cli(['run', 'upscaler-precision', shoot, '--out', out, '--check']);
     expect(r.code, r.err).toBe(0);
-    expect(r.out).toBe(`2 ready, 1 will be skipped\nresults go to ${out}\n`);
+    expect(withoutEstimate(r.out, 2)).toBe(`2 ready, 1 will be skipped\nresults go to ${out}\n`);
     expect(notes(r.err)).toEqual([`rejected ${join(shoot, 'photo.png')}: is not a readable image`]);
     const json = await cli(['run', 'upscaler-precision', shoot, '--out', out, '--check', '--json']);
-    expect(JSON.parse(json.out)).toEqual({
+    const { estimate, ...checked } = JSON.parse(json.out);
+    expect(checked).toEqual({
       ready: 2,
       resumed: 0,
       skipped: [],
@@ -95,6 +110,7 @@ describe('mediadesk run: where results go, and nothing to do', () => {
       renamed: [],
       outDir: out,
     });
+    expect(estimate).toMatchObject({ title: 'Precision upscaler', creates: 2 });
     expect(creates(await control(at.url, 'stats'))).toBe(before);
     expect(existsSync(out)).toBe(false);
     expect(
@@ -129,7 +145,7 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     // A value it takes checks as before.
     const fine = await cli([...args.slice(0, -1), 'scale_factor=4', '--check']);
     expect(fine.code, fine.err).toBe(0);
-    expect(fine.out).toBe(`3 ready\nresults go to ${out}\n`);
+    expect(withoutEstimate(fine.out, 3)).toBe(`3 ready\nresults go to ${out}\n`);
   });
 
   it('a tool run with only some parameters sends the catalogue defaults of the rest, as the Studio form does (music: its length)', async () => {
@@ -406,7 +422,7 @@ describe('mediadesk run again: the same settings are already done, changed setti
     expect(readdirSync(out).sort()).toEqual(['a_upscaler-precision.png', 'b_upscaler-precision.png']);
 
     const checked = await run(4, '--check');
-    expect(checked.out).toBe(
+    expect(withoutEstimate(checked.out, 2)).toBe(
       `2 ready, 2 saved under new names (made before with other settings)\nresults go to ${out}\n`,
     );
     expect(notes(checked.err)).toEqual([

@@ -13,6 +13,9 @@ const batch = (counts: Partial<BatchRecord['counts']>, finished = false, id = 'b
   counts: counts as BatchRecord['counts'],
   progress: 0,
   finished,
+  estimate: null,
+  budget: null,
+  heldBy: null,
 });
 const name = () => 'Upscaler';
 

@@ -1,11 +1,14 @@
 import type {
+  BatchBudget,
   BatchCheckResult,
   BatchRecord,
   BatchStartResult,
   JobRecord,
   QueueStatus,
 } from '../../../shared/contract/jobs.ts';
+import { DeskError } from '../../../shared/contract/define.ts';
 import { ApiClient } from '../api/client.ts';
+import { BatchBudgets } from '../limits/budget.ts';
 import { ToolClient } from '../api/tools.ts';
 import { ACTIVE_STATES, type JobState } from '../../../shared/contract/jobs.ts';
 import { JobStore, type JobRow } from '../queue/store.ts';
@@ -191,6 +194,15 @@ export class Engine {
 
   retryBatch(id: string, states?: readonly RetryableState[]): BatchRecord {
     return this.commands.retryBatch(id, states);
+  }
+
+  /** Changes or removes a batch's budget; a batch its budget held goes on by itself when the new one allows. */
+  setBudget(id: string, budget: BatchBudget | null): BatchRecord {
+    const batch = this.store.batch(id);
+    if (!batch) throw new DeskError('not_found', `no batch ${id}`);
+    new BatchBudgets(this.store.db).set(id, budget, batch.estimate?.credits != null);
+    this.runner.kick();
+    return this.store.batch(id)!;
   }
 
   startBatch(req: StartRequest): Promise<BatchStartResult> {

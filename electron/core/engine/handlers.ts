@@ -3,17 +3,18 @@ import type { jobsCommands } from '../../../shared/contract/jobs.ts';
 import type { EventPayload } from '../../../shared/contract/index.ts';
 import type { Engine } from './engine.ts';
 
-/** The renderer's commands over the engine; transports validate requests and responses. */
+/** The renderer's commands over the engine (createCore adds the estimate); transports validate requests and responses. */
 export function engineHandlers(
   engine: Engine,
   onCheckProgress?: (p: EventPayload<'batches.checkProgress'>) => void,
-): HandlerMap<typeof jobsCommands> {
+): Omit<HandlerMap<typeof jobsCommands>, 'batches.estimate'> {
   return {
     'batches.start': (req) => engine.startBatch(req),
     'batches.check': (req) => engine.checkBatch(req, onCheckProgress),
     'batches.list': (req) => engine.listBatches(req.limit, req.offset),
     'batches.cancel': ({ id }) => engine.cancelBatch(id),
     'batches.retry': ({ id, states }) => engine.retryBatch(id, states),
+    'batches.setBudget': ({ id, budget }) => engine.setBudget(id, budget),
     'jobs.list': (req) => engine.listJobs(req),
     'jobs.pause': () => engine.pause(),
     'jobs.resume': () => engine.resume(),

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { getTool, type ToolEntry } from '../../../shared/catalogue/index.ts';
 import { throttled } from '../../../shared/concurrency.ts';
 import { DeskError } from '../../../shared/contract/define.ts';
-import type { BatchCheckResult, BatchStartResult } from '../../../shared/contract/jobs.ts';
+import type { BatchBudget, BatchCheckResult, BatchStartResult } from '../../../shared/contract/jobs.ts';
 import { isAbsolutePath, metadataSettingsOf } from '../../../shared/settings.ts';
 import { assertOutputFolder, outputFolderProblem } from '../output-folder.ts';
 import { batchResultsFolder, canonicalPath } from '../paths.ts';
@@ -20,6 +20,9 @@ export interface StartRequest {
   inputs?: string[];
   params?: Record<string, unknown>;
   outDir?: string;
+  budget?: BatchBudget;
+  /** The tool's price told before Start (BatchEstimator.priceEach), stored with the batch. */
+  estimate?: { creditsEach: number | null; basis: string };
 }
 
 export interface CheckRequest {
@@ -154,6 +157,8 @@ export class BatchPlanner {
       },
       backend,
       jobs: newJobs,
+      estimate: req.estimate,
+      budget: req.budget,
     });
     resumed.push(...insert.resumed);
     this.deps.kick();

@@ -14,6 +14,7 @@ import {
 import type { JobState } from '../../../shared/contract/jobs.ts';
 import { ATTENTION } from '../queue/job-messages.ts';
 import type { JobPatch, JobRow } from '../queue/store.ts';
+import { BatchBudgets } from '../limits/budget.ts';
 import type { LoopContext } from './context.ts';
 import type { Downloader } from './downloader.ts';
 import { targetTakesLocalFiles } from './params-check.ts';
@@ -42,9 +43,11 @@ export class Submitter {
   private readonly cappedSaid = new Map<string, string>();
   /** Jobs picked here whose `submitting` is not committed yet (still `queued` on disk), with their tool. */
   private readonly preparing = new Map<string, string>();
+  private readonly budgets: BatchBudgets;
 
   constructor(context: LoopContext, poller: Poller, downloads: Downloader) {
     this.context = context;
+    this.budgets = new BatchBudgets(context.store.db);
     this.poller = poller;
     this.downloads = downloads;
   }
@@ -80,9 +83,13 @@ export class Submitter {
     let pace: PaceScope | null = null;
     while (total < global) {
       // Jobs being prepared here are still `queued` on disk; read just past them, not the whole queue.
-      const candidates = store.inStateFor('queued', backend, global - total + this.preparing.size + 8, [
-        ...capped.keys(),
-      ]);
+      const candidates = store.inStateFor(
+        'queued',
+        backend,
+        global - total + this.preparing.size + 8,
+        [...capped.keys()],
+        this.budgets.heldIds(),
+      );
       if (candidates.length === 0) break;
       if (this.context.pacer && !pace) {
         pace = await this.context.pacer.scope();
@@ -94,6 +101,7 @@ export class Submitter {
         if (this.context.isBusy(job.id) || capped.has(job.tool)) continue;
         const cap = perTool[job.tool];
         if (cap !== undefined && (active.get(job.tool) ?? 0) >= cap) continue;
+        if (!this.budgets.allows(job.batchId, this.preparing.keys())) continue;
         if (pace) {
           // Taken by submit() once the input is ready; here only what will fit is started.
           const grant = this.context.pacer!.peek(pace, job.tool, this.preparing.size, this.preparingOf(job.tool));

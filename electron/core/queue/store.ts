@@ -195,6 +195,9 @@ export interface NewBatch {
   /** Backend.identity() of the server the batch is for; null when the caller does not tell (benchmarks). */
   backend?: string | null;
   jobs: NewJob[];
+  /** The price told before Start (core/limits/estimate.ts): stored as credits for the jobs inserted. */
+  estimate?: { creditsEach: number | null; basis: string };
+  budget?: { credits?: number; jobs?: number };
 }
 
 /** The input a finished job made its results from; size and SHA-256 of the bytes sent, when recorded. */
@@ -267,9 +270,23 @@ export class JobStore {
           else inserted.push(j);
         }
         if (inserted.length === 0) return { inserted, resumed };
+        const each = b.estimate?.creditsEach;
         this.stmt(
-          'INSERT INTO batches (id, tool, out_dir, params, roots, backend, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-        ).run(b.id, b.tool, b.outDir, JSON.stringify(b.params), JSON.stringify(b.roots), b.backend ?? null, now);
+          `INSERT INTO batches (id, tool, out_dir, params, roots, backend, created_at, estimate_credits, estimate_basis, budget_credits, budget_jobs)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        ).run(
+          b.id,
+          b.tool,
+          b.outDir,
+          JSON.stringify(b.params),
+          JSON.stringify(b.roots),
+          b.backend ?? null,
+          now,
+          each === undefined || each === null ? null : each * inserted.length,
+          b.estimate?.basis ?? null,
+          b.budget?.credits ?? null,
+          b.budget?.jobs ?? null,
+        );
         const seq0 = (this.stmt('SELECT COALESCE(MAX(seq), 0) AS m FROM jobs').get() as { m: number }).m;
         const ins = this
           .stmt(`INSERT INTO jobs (id, seq, batch_id, tool, state, input_path, rel_dir, out_dir, params, snapshot, created_at, updated_at)
@@ -303,7 +320,19 @@ export class JobStore {
 
   batch(id: string): BatchRecord | null {
     const b = this.stmt('SELECT * FROM batches WHERE id = ?').get(id) as
-      | { id: string; tool: string; out_dir: string; params: string; backend: string | null; created_at: number }
+      | {
+          id: string;
+          tool: string;
+          out_dir: string;
+          params: string;
+          backend: string | null;
+          created_at: number;
+          estimate_credits: number | null;
+          estimate_basis: string | null;
+          budget_credits: number | null;
+          budget_jobs: number | null;
+          held_by: string | null;
+        }
       | undefined;
     if (!b) return null;
     const counts = Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>;
@@ -325,7 +354,20 @@ export class JobStore {
       counts,
       progress: total ? settled / total : 1,
       finished: settled === total,
+      estimate: b.estimate_basis === null ? null : { credits: b.estimate_credits, basis: b.estimate_basis },
+      budget:
+        b.budget_credits === null && b.budget_jobs === null ? null : { credits: b.budget_credits, jobs: b.budget_jobs },
+      heldBy: b.held_by,
     };
+  }
+
+  /** The price learned after Start (startEstimated): credits for the batch's jobs; an estimate already there stays. */
+  setEstimate(batchId: string, creditsEach: number | null, basis: string): void {
+    if (!this.db.open) return;
+    this.stmt(
+      `UPDATE batches SET estimate_credits = ? * (SELECT COUNT(*) FROM jobs WHERE batch_id = ?), estimate_basis = ?
+        WHERE id = ? AND estimate_basis IS NULL`,
+    ).run(creditsEach, batchId, basis, batchId);
   }
 
   /** The backend a batch was started on (Backend.identity), without counting its jobs. */
@@ -460,7 +502,14 @@ export class JobStore {
     return { jobs: rows.map(toRow), total };
   }
 
-  inState(state: JobState, limit = 1_000_000): JobRow[] {
+  /** `skipBatches`: batches whose jobs are held (BatchBudgets.heldIds), left out so they do not hide the others. */
+  inState(state: JobState, limit = 1_000_000, skipBatches: readonly string[] = []): JobRow[] {
+    if (skipBatches.length)
+      return (
+        this.stmt(
+          'SELECT * FROM jobs WHERE state = ? AND batch_id NOT IN (SELECT value FROM json_each(?)) ORDER BY seq LIMIT ?',
+        ).all(state, JSON.stringify(skipBatches), limit) as RawJob[]
+      ).map(toRow);
     return (this.stmt('SELECT * FROM jobs WHERE state = ? ORDER BY seq LIMIT ?').all(state, limit) as RawJob[]).map(
       toRow,
     );
@@ -489,14 +538,16 @@ export class JobStore {
     backend: string | null,
     limit = 1_000_000,
     exceptTools: readonly string[] = [],
+    skipBatches: readonly string[] = [],
   ): JobRow[] {
-    if (backend === null && exceptTools.length === 0) return this.inState(state, limit);
+    if (backend === null && exceptTools.length === 0) return this.inState(state, limit, skipBatches);
     return (
       this.stmt(
         `SELECT j.* FROM jobs j JOIN batches b ON b.id = j.batch_id WHERE j.state = ?
          AND (? IS NULL OR b.backend IS NULL OR b.backend = ?)
-         AND j.tool NOT IN (SELECT value FROM json_each(?)) ORDER BY j.seq LIMIT ?`,
-      ).all(state, backend, backend, JSON.stringify(exceptTools), limit) as RawJob[]
+         AND j.tool NOT IN (SELECT value FROM json_each(?))
+         AND b.id NOT IN (SELECT value FROM json_each(?)) ORDER BY j.seq LIMIT ?`,
+      ).all(state, backend, backend, JSON.stringify(exceptTools), JSON.stringify(skipBatches), limit) as RawJob[]
     ).map(toRow);
   }
 

@@ -156,13 +156,17 @@ export async function waitForJobs(
   ids: readonly string[],
   progress: Progress,
   signal: AbortSignal,
+  /** The batch followed: its budget's hold is said while it lasts. */
+  batchId?: string,
 ): Promise<Counts> {
   let counts = countStates(engine, ids);
   const mine = await engine.identity();
   while (settledOf(counts) < ids.length && !signal.aborted) {
     const st = engine.status();
     const other = engine.otherHolds();
+    const held = batchId ? engine.store.batch(batchId)?.heldBy : null;
     const note =
+      (held ? `${held} Change it with \`mediadesk jobs budget ${batchId!.slice(0, 8)}\`.` : null) ??
       otherBackendNote(engine, mine, 'these jobs are') ??
       queueNote(other, st.paused, counts.waiting, Boolean(st.rateLimitedUntil), st.heldBy);
     progress.update(counts, ids.length, note);

@@ -7,6 +7,8 @@ import { countStates, openEngineSession, Progress, waitForJobs } from '../engine
 import { interruptible, TIMED_OUT } from '../interrupt.ts';
 import { timeLimitOf } from '../duration.ts';
 import { parseOptions } from './team-common.ts';
+import { budgetOf, budgetWords } from '../budget-args.ts';
+import type { BatchBudget } from '../../../../shared/contract/jobs.ts';
 
 const USAGE = [
   'mediadesk jobs list [--batch ID] [--state STATE] [--limit N | --all] [--offset N] [--json]',
@@ -14,6 +16,8 @@ const USAGE = [
   '       mediadesk jobs retry ID [--no-wait | --timeout DURATION]',
   '         (follows the job to its end while the queue runs, or for at most DURATION: 90s, 10m, 2h; exit 124 then)',
   '       mediadesk jobs cancel ID',
+  '       mediadesk jobs budget BATCH (--credits N | --jobs N | --none)',
+  "         (changes or removes a batch's budget; a batch paused by it goes on by itself while the queue runs)",
 ].join('\n');
 
 /** The queue's own page size (jobs.list); --all walks the pages. */
@@ -21,10 +25,13 @@ const PAGE = 1000;
 
 /** Every option is checked before the database opens: a typo must not print an unfiltered list. */
 function parseArgs(sub: string, rest: string[]) {
-  const options =
-    sub === 'list'
-      ? parseOptions(rest, ['--batch', '--state', '--limit', '--offset'], ['--json', '--all'])
-      : parseOptions(rest, sub === 'retry' ? ['--timeout'] : [], sub === 'retry' ? ['--no-wait'] : []);
+  const valued: Record<string, string[]> = {
+    list: ['--batch', '--state', '--limit', '--offset'],
+    retry: ['--timeout'],
+    budget: ['--credits', '--jobs'],
+  };
+  const flags: Record<string, string[]> = { list: ['--json', '--all'], retry: ['--no-wait'], budget: ['--none'] };
+  const options = parseOptions(rest, valued[sub] ?? [], flags[sub] ?? []);
   if (sub === 'list') {
     if (options.positional.length) throw new UsageError(`jobs list takes no arguments, got "${options.positional[0]}"`);
     const state = options.one('--state');
@@ -49,10 +56,20 @@ function parseArgs(sub: string, rest: string[]) {
       noWait: false,
       id: undefined,
       timeout: undefined,
+      budget: undefined,
     };
   }
+  const what = sub === 'budget' ? 'batch id' : 'job id';
   if (options.positional.length !== 1)
-    throw new UsageError(options.positional.length ? `jobs ${sub} takes one job id` : `jobs ${sub} needs a job id`);
+    throw new UsageError(options.positional.length ? `jobs ${sub} takes one ${what}` : `jobs ${sub} needs a ${what}`);
+  let budget: BatchBudget | null | undefined;
+  if (sub === 'budget') {
+    budget = budgetOf(options.one('--credits'), options.one('--jobs'));
+    if (options.flags.has('--none')) {
+      if (budget) throw new UsageError('give --none alone, or --credits/--jobs');
+      budget = null;
+    } else if (!budget) throw new UsageError('give the new budget: --credits N, --jobs N, or --none to remove it');
+  }
   const timeout = timeLimitOf(options.one('--timeout'), options.flags.has('--no-wait'));
   return {
     state: undefined,
@@ -63,18 +80,21 @@ function parseArgs(sub: string, rest: string[]) {
     noWait: options.flags.has('--no-wait'),
     id: options.positional[0],
     timeout,
+    budget,
   };
 }
 
 export const jobsCommand: CliCommand = {
   name: 'jobs',
-  summary: 'List, retry or cancel queued jobs (shared with the desktop app).',
+  summary: "List, retry or cancel queued jobs, or change a batch's budget (shared with the desktop app).",
   usage: USAGE,
   async run(ctx: CliContext): Promise<number> {
     const [sub, ...rest] = ctx.argv;
-    if (!sub || !['list', 'retry', 'cancel'].includes(sub))
+    if (!sub || !['list', 'retry', 'cancel', 'budget'].includes(sub))
       throw new UsageError(
-        sub ? `unknown jobs command "${sub}" (list, retry, cancel)` : 'say list, retry ID or cancel ID',
+        sub
+          ? `unknown jobs command "${sub}" (list, retry, cancel, budget)`
+          : 'say list, retry ID, cancel ID or budget BATCH',
       );
     const args = parseArgs(sub, rest);
     const session = await openEngineSession(ctx);
@@ -112,6 +132,24 @@ export const jobsCommand: CliCommand = {
         else ctx.stderr.write(`${shown} of ${total} jobs\n`);
         for (const held of (await engine.statusNow()).heldBy) ctx.stderr.write(`${heldMessage(held)}\n`);
         return 0;
+      }
+      if (sub === 'budget') {
+        const found = engine.store.resolveBatchId(args.id!);
+        if ('none' in found) throw new UsageError(`no batch ${args.id}`);
+        if ('ambiguous' in found) throw new UsageError(`${args.id} starts more than one batch id; give more of it`);
+        try {
+          const b = engine.setBudget(found.id, args.budget!);
+          const left = b.finished
+            ? ''
+            : '; it goes on by itself while the queue runs (the app, or `mediadesk run` over its inputs)';
+          ctx.stdout.write(
+            `batch ${b.id.slice(0, 8)}: ${b.budget ? `budget ${budgetWords(b.budget)}` : 'no budget'}${left}\n`,
+          );
+          return 0;
+        } catch (err) {
+          if (err instanceof DeskError && err.code === 'invalid') throw new UsageError(err.message);
+          throw err;
+        }
       }
       const raw = args.id!;
       const id = engine.store.resolveId(raw);

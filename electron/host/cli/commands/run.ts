@@ -2,13 +2,16 @@ import { resolve } from 'node:path';
 import { findTool, parseParam, TOOLS, withDefaults } from '../../../../shared/catalogue/index.ts';
 import { DeskError } from '../../../../shared/contract/define.ts';
 import { oneLine, terminalJson, UsageError, type CliCommand, type CliContext } from '../command.ts';
-import { countStates, openEngineSession, Progress, waitForJobs } from '../engine-session.ts';
+import { countStates, openEngineSession, Progress, waitForJobs, type EngineSession } from '../engine-session.ts';
 import { interruptible, TIMED_OUT } from '../interrupt.ts';
 import { timeLimitOf, type TimeLimit } from '../duration.ts';
 import { toJobRecord } from '../../../core/queue/store.ts';
 import { parseOptions } from './team-common.ts';
-import type { Engine } from '../../../core/engine/engine.ts';
 import type { MetadataSettings } from '../../../../shared/settings.ts';
+import type { BatchBudget } from '../../../../shared/contract/jobs.ts';
+import { costSentence } from '../../../../shared/cost-words.ts';
+import { startEstimated } from '../../../core/limits/estimate.ts';
+import { budgetOf } from '../budget-args.ts';
 
 /** Skipped inputs named one per line on stderr; the rest are counted. */
 const SKIPS_NAMED = 20;
@@ -26,6 +29,7 @@ interface RunArgs {
   check: boolean;
   /** This run's overrides of the metadata settings (--no-metadata, --no-provenance, --sidecar). */
   metadata: Partial<MetadataSettings>;
+  budget?: BatchBudget;
 }
 
 function parseArgs(argv: string[]): RunArgs {
@@ -33,7 +37,7 @@ function parseArgs(argv: string[]): RunArgs {
   // than the last one silently taken (`--out a --out b` wrote to b).
   const options = parseOptions(
     argv,
-    ['--param', '-p', '--out', '-o', '--concurrency', '-c', '--timeout'],
+    ['--param', '-p', '--out', '-o', '--concurrency', '-c', '--timeout', '--budget-credits', '--budget-jobs'],
     ['--json', '--check', '--no-metadata', '--no-provenance', '--sidecar'],
   );
   const positional = options.positional;
@@ -47,6 +51,7 @@ function parseArgs(argv: string[]): RunArgs {
     ...(options.flags.has('--sidecar') ? { provenanceSidecar: true } : {}),
   };
   const timeout = timeLimitOf(options.one('--timeout'));
+  const budget = budgetOf(options.one('--budget-credits'), options.one('--budget-jobs'));
   const rawConcurrency = options.one('--concurrency', '-c');
   const concurrency = rawConcurrency === undefined ? undefined : Number(rawConcurrency);
   if (concurrency !== undefined && (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000))
@@ -69,7 +74,18 @@ function parseArgs(argv: string[]): RunArgs {
     throw new UsageError(`${tool} needs input files or folders`);
   if (check && inputs.length === 0) throw new UsageError('--check needs input files or folders');
   // The catalogue's defaults under the --params, as the Studio's form sends them.
-  return { tool, inputs, params: withDefaults(entry, params), out, concurrency, json, timeout, check, metadata };
+  return {
+    tool,
+    inputs,
+    params: withDefaults(entry, params),
+    out,
+    concurrency,
+    json,
+    timeout,
+    check,
+    metadata,
+    budget,
+  };
 }
 
 type PathReason = { path: string; reason: string };
@@ -92,7 +108,8 @@ const renamedNote = (n: number) =>
  * `run --check`: the Studio's pre-Start check (batches.check) from a terminal, with the parameters
  * the run would send: exit 0 once checked, 2 for parameters the run would refuse (as the run does).
  */
-async function check(ctx: CliContext, args: RunArgs, engine: Engine): Promise<number> {
+async function check(ctx: CliContext, args: RunArgs, session: EngineSession): Promise<number> {
+  const { engine } = session;
   let c;
   try {
     c = await engine.checkBatch({
@@ -105,8 +122,9 @@ async function check(ctx: CliContext, args: RunArgs, engine: Engine): Promise<nu
     if (err instanceof DeskError && err.code === 'invalid') throw new UsageError(err.message);
     throw err;
   }
+  const estimate = await session.services.core.estimator.estimate(args.tool, args.params, c.ready);
   if (args.json) {
-    ctx.stdout.write(`${terminalJson(c, 2)}\n`);
+    ctx.stdout.write(`${terminalJson({ ...c, estimate }, 2)}\n`);
     return 0;
   }
   nameIssues(ctx, c);
@@ -118,6 +136,7 @@ async function check(ctx: CliContext, args: RunArgs, engine: Engine): Promise<nu
     renamedNote(c.renamed.length),
   ];
   ctx.stdout.write(`${parts.filter(Boolean).join(', ')}\n`);
+  if (c.ready) ctx.stdout.write(`${costSentence(estimate)}\n`);
   if (c.outDir) ctx.stdout.write(`results go to ${oneLine(c.outDir)}\n`);
   return 0;
 }
@@ -126,14 +145,14 @@ export const runCommand: CliCommand = {
   name: 'run',
   summary: 'Run a tool over files and folders (resumable; exit 0 only when every job is done).',
   usage:
-    'mediadesk run <tool> <files or folders...> [--param|-p key=value ...] [--out|-o DIR] [--concurrency|-c N] [--timeout DURATION] [--json] [--check] [--no-metadata] [--no-provenance] [--sidecar] [-- FILE...]\n         (--check: check the parameters as a run would, then say how many inputs are ready and why the others would be skipped; nothing is queued)\n         (this run only, over Settings: --no-metadata copies no EXIF, colour profile, IPTC or XMP from each input into its results; --no-provenance records not in them how they were made; --sidecar also writes that record beside each result as <result>.json)\n         (without --out: in the output folder of Settings (else ~/MediaDesk or $MEDIADESK_OUTPUT_DIR), a folder named after the tool, then the folder given: ~/MediaDesk/Precision upscaler/shoot;\n          --timeout 10m stops following after that long, exit 124, the jobs left stay queued for the next run)',
+    'mediadesk run <tool> <files or folders...> [--param|-p key=value ...] [--out|-o DIR] [--concurrency|-c N] [--timeout DURATION] [--budget-credits N] [--budget-jobs N] [--json] [--check] [--no-metadata] [--no-provenance] [--sidecar] [-- FILE...]\n         (--check: check the parameters as a run would, then say how many inputs are ready and why the others would be skipped, and what they would cost; nothing is queued)\n         (--budget-credits N, --budget-jobs N: pause the batch before a job would go past that many credits (by the estimate) or jobs; change it with `mediadesk jobs budget`)\n         (this run only, over Settings: --no-metadata copies no EXIF, colour profile, IPTC or XMP from each input into its results; --no-provenance records not in them how they were made; --sidecar also writes that record beside each result as <result>.json)\n         (without --out: in the output folder of Settings (else ~/MediaDesk or $MEDIADESK_OUTPUT_DIR), a folder named after the tool, then the folder given: ~/MediaDesk/Precision upscaler/shoot;\n          --timeout 10m stops following after that long, exit 124, the jobs left stay queued for the next run)',
   async run(ctx: CliContext): Promise<number> {
     const args = parseArgs(ctx.argv);
     const session = await openEngineSession(ctx, { concurrency: args.concurrency, settings: args.metadata });
     const { engine } = session;
     if (args.check) {
       try {
-        return await check(ctx, args, session.engine);
+        return await check(ctx, args, session);
       } finally {
         await session.close();
       }
@@ -142,12 +161,19 @@ export const runCommand: CliCommand = {
     try {
       let started;
       try {
-        started = await engine.startBatch({
+        const req = {
           tool: args.tool,
           inputs: args.inputs,
           params: args.params,
           outDir: args.out && resolve(args.out),
-        });
+          budget: args.budget,
+        };
+        started = await startEstimated(
+          session.services.core.estimator,
+          req,
+          (r) => engine.startBatch(r),
+          (id, p) => engine.store.setEstimate(id, p.creditsEach, p.basis),
+        );
       } catch (err) {
         if (err instanceof DeskError && err.code === 'invalid') throw new UsageError(err.message);
         throw err;
@@ -202,7 +228,7 @@ export const runCommand: CliCommand = {
         return started.rejected.length ? 1 : 0;
       }
       engine.start();
-      const counts = await waitForJobs(engine, started.jobIds, new Progress(ctx), stop.signal);
+      const counts = await waitForJobs(engine, started.jobIds, new Progress(ctx), stop.signal, started.batch?.id);
       if (stop.signal.aborted) {
         if (args.json) ctx.stdout.write(`${terminalJson(report(), 2)}\n`);
         if (stop.timedOut()) {
