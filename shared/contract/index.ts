@@ -6,6 +6,7 @@ import { auditCommands, auditEvents } from './audit.ts';
 import { teamCommands, teamEvents } from './team.ts';
 import { reportCommands } from './report.ts';
 import { hotFoldersCommands } from './hot-folders.ts';
+import { noticesEvents } from './notices.ts';
 
 export * from './define.ts';
 export * from './foundation.ts';
@@ -15,6 +16,7 @@ export * from './audit.ts';
 export * from './team.ts';
 export * from './report.ts';
 export * from './hot-folders.ts';
+export * from './notices.ts';
 
 /** Every command of every area. An area adds its module here; transports derive everything from this. */
 export const COMMANDS = {
@@ -32,6 +34,7 @@ export const EVENTS = {
   ...jobsEvents,
   ...auditEvents,
   ...teamEvents,
+  ...noticesEvents,
 };
 
 export type Commands = typeof COMMANDS;
@@ -89,5 +92,12 @@ export interface DeskApi {
    * under Electron, where the file stays where it was saved.
    */
   download: ((path: string) => Promise<void>) | null;
+  /**
+   * Drags a result MediaDesk wrote out into another app: under Electron main starts the system's
+   * drag of the file (only one inside a folder results go to, core.draggable); null in the browser.
+   */
+  startDrag: ((path: string) => void) | null;
+  /** The browser's address of a result to download (the host's /download, core.draggable); null under Electron. */
+  downloadUrl: ((path: string) => string) | null;
   readonly host: 'electron' | 'web';
 }
