@@ -90,6 +90,8 @@ const fields = {
   writeProvenance: z.boolean({ error: 'must be true or false' }),
   /** The same record beside the result, as `<result>.json`. */
   provenanceSidecar: z.boolean({ error: 'must be true or false' }),
+  /** A system notification when a batch, an app run or a hot folder's files end, or a job needs the person. */
+  notifications: z.boolean({ error: 'must be true or false' }),
 };
 
 const DEFAULTS = {
@@ -108,6 +110,7 @@ const DEFAULTS = {
   keepMetadata: true,
   writeProvenance: true,
   provenanceSidecar: false,
+  notifications: true,
 } as const;
 
 export const settingsSchema = z.object({
@@ -126,6 +129,7 @@ export const settingsSchema = z.object({
   keepMetadata: fields.keepMetadata.default(DEFAULTS.keepMetadata),
   writeProvenance: fields.writeProvenance.default(DEFAULTS.writeProvenance),
   provenanceSidecar: fields.provenanceSidecar.default(DEFAULTS.provenanceSidecar),
+  notifications: fields.notifications.default(DEFAULTS.notifications),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;

@@ -18,8 +18,10 @@ import { hotFolderHandlers } from './hot-folders/handlers.ts';
 import { HotFolders, openHotFolderDb } from './hot-folders/service.ts';
 import { HotFolderStore } from './hot-folders/store.ts';
 import { HotFolderWatcher } from './hot-folders/watcher.ts';
+import { Notices } from './notices/index.ts';
+import { ToldFile } from './notices/told.ts';
 import { dbPaths, withDefaultOutputDir } from './paths.ts';
-import { checkOpenable, checkOpenableFolder, openWithOs } from './open-file.ts';
+import { checkDraggable, checkOpenable, checkOpenableFolder, openWithOs } from './open-file.ts';
 import { FILE_SAVING_COMMANDS, SavedFiles } from './saved-files.ts';
 import { CachedSecretStore, keyFingerprint, openSecretStore, type SecretStore } from './secrets.ts';
 import { defaultOutDir, teamHandlers, teamServices } from './team.ts';
@@ -152,6 +154,25 @@ export async function createCore(opts: CoreOptions) {
     pacer: engine.pacer,
     slugs: () => backend.slugs(),
   });
+  // The hosts a person watches tell them when work ends; the CLI says it in the terminal.
+  const notices =
+    opts.host === 'cli'
+      ? null
+      : new Notices({
+          events,
+          told: new ToldFile(join(opts.home, 'notices-told.json')),
+          hotFolders: () => hotFolders.list(),
+          enabled: () => settings.get().notifications,
+          batches: () => engine.listBatches(500, 0),
+          onProblem: (m) => log.warn(m),
+        });
+  /** A result MediaDesk wrote, inside a folder it puts results in, that may be dragged into another app; throws why not. */
+  const draggable = (path: string) =>
+    checkDraggable(
+      path,
+      outputFolders.flatMap((f) => f()),
+      media,
+    );
 
   const handlers: Partial<AllHandlers> = {
     'app.info': async () => ({
@@ -258,6 +279,9 @@ export async function createCore(opts: CoreOptions) {
     /** The path the OS may open or show for the renderer (a result type, in the app's folders); throws why not. */
     openable,
     openableFolder,
+    draggable,
+    /** What to tell the person when work ends, and the progress of what runs; null in the CLI. */
+    notices,
     /** Folders whose media the renderer may show (batch inputs and outputs); areas register theirs. */
     addMediaRoots(roots: () => string[]) {
       mediaRoots.push(roots);
@@ -273,6 +297,7 @@ export async function createCore(opts: CoreOptions) {
     log,
     async close() {
       log.info('closing');
+      notices?.stop();
       // First, while the database is open: a run POST in flight must store its run id, or the
       // next process finds it `submitting` and cannot tell whether it was paid.
       await team.apps.runner.stop();

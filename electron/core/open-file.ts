@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, statSync } from 'node:fs';
+import { mkdirSync, realpathSync, statSync } from 'node:fs';
 import { dirname, extname, resolve } from 'node:path';
 import { DeskError } from '../../shared/contract/define.ts';
 import { isWithin } from './paths.ts';
@@ -106,4 +106,36 @@ export function checkOpenableFolder(path: string, outputFolders: readonly string
   if (!st) throw new DeskError('not_found', `${abs} does not exist (moved or deleted since)`);
   if (!st.isDirectory()) throw new DeskError('invalid', `${abs} is not a folder`);
   return abs;
+}
+
+const realOrSelf = (p: string) => {
+  try {
+    return realpathSync(p);
+  } catch {
+    return p;
+  }
+};
+
+/**
+ * The real path of a result the renderer may drag into another app or download: a media file
+ * MediaDesk wrote, so inside a folder it puts results in (`outputFolders`). An input, or any other
+ * file a page names, is refused; `gate` (the MediaGate) judges a link by its target.
+ */
+export function checkDraggable(
+  path: string,
+  outputFolders: readonly string[],
+  gate: { check(p: string): string },
+): string {
+  const abs = resolve(path);
+  const roots = outputFolders.map((f) => resolve(f));
+  const inOutput = (p: string) => roots.some((root) => isWithin(p, root) || isWithin(p, realOrSelf(root)));
+  const refused = () =>
+    new DeskError(
+      'forbidden',
+      `${abs} is not a result MediaDesk wrote (only files in the folders it puts results in), so it is not handed out`,
+    );
+  if (!inOutput(abs)) throw refused();
+  const real = gate.check(abs);
+  if (!inOutput(real)) throw refused();
+  return real;
 }

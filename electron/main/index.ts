@@ -11,6 +11,9 @@ import { GuardedStore, SETTINGS_FILE, type JsonFileStore } from '../core/setting
 import { startSandbox } from '../sandbox/index.ts';
 import { wireIpc } from './ipc.ts';
 import { wireBatchProgress } from './progress.ts';
+import { WorkTray } from './tray.ts';
+import { keepsRunningWhenClosed } from '../../shared/work-progress.ts';
+import type { Notice } from '../../shared/contract/notices.ts';
 import { buildMenu } from './menu.ts';
 import { logUncaught, recoverWindow } from './recovery.ts';
 import { hardenContents, hardenSessions } from './security.ts';
@@ -32,15 +35,14 @@ if (!app.requestSingleInstanceLock()) {
   let win: BrowserWindow | null = null;
   let core: Core | null = null;
   let updater: Updater | null = null;
+  let tray: WorkTray | null = null;
+  let unprogress: (() => void) | null = null;
+  /** Opens the window again (from the tray, a second launch, the dock). */
+  let reopen: (() => void) | null = null;
   const rendererUrl =
     process.env.ELECTRON_RENDERER_URL ?? pathToFileURL(join(import.meta.dirname, '../renderer/index.html')).href;
 
-  app.on('second-instance', () => {
-    if (win) {
-      if (win.isMinimized()) win.restore();
-      win.focus();
-    }
-  });
+  app.on('second-instance', () => reopen?.());
 
   hardenContents(rendererUrl);
 
@@ -112,36 +114,59 @@ if (!app.requestSingleInstanceLock()) {
       }
     });
 
-    win = new BrowserWindow({
-      width: 1280,
-      height: 820,
-      // The layout holds down to 600 px wide (nav rail, stacked Studio; test/e2e/layout.spec.ts),
-      // so a half-screen or tiled window works too.
-      minWidth: 600,
-      minHeight: 700,
-      show: false,
-      title: 'MediaDesk',
-      backgroundColor: '#1b1d22',
-      webPreferences: {
-        preload: join(import.meta.dirname, '../preload/index.cjs'),
-        contextIsolation: true,
-        sandbox: true,
-        nodeIntegration: false,
-        webSecurity: true,
-        spellcheck: false,
-      },
-    });
-    recoverWindow(win, log);
-    const unwire = wireIpc(core, win, rendererUrl);
-    const unprogress = wireBatchProgress(core, win);
-    win.on('closed', () => {
-      unwire();
-      unprogress();
-      win = null;
-    });
-    win.once('ready-to-show', () => win?.show());
-    // A failed load is logged (recovery.ts) and the window stays for View > Reload: not a failed start.
-    await win.loadURL(rendererUrl).catch(() => {});
+    const openWindow = async () => {
+      tray?.hide();
+      if (win) {
+        if (win.isMinimized()) win.restore();
+        win.show();
+        win.focus();
+        return;
+      }
+      const w = new BrowserWindow({
+        width: 1280,
+        height: 820,
+        // The layout holds down to 600 px wide (nav rail, stacked Studio; test/e2e/layout.spec.ts),
+        // so a half-screen or tiled window works too.
+        minWidth: 600,
+        minHeight: 700,
+        show: false,
+        title: 'MediaDesk',
+        backgroundColor: '#1b1d22',
+        webPreferences: {
+          preload: join(import.meta.dirname, '../preload/index.cjs'),
+          contextIsolation: true,
+          sandbox: true,
+          nodeIntegration: false,
+          webSecurity: true,
+          spellcheck: false,
+        },
+      });
+      win = w;
+      recoverWindow(w, log);
+      const unwire = wireIpc(core!, w, rendererUrl);
+      w.on('closed', () => {
+        unwire();
+        win = null;
+      });
+      w.once('ready-to-show', () => w.show());
+      // A failed load is logged (recovery.ts) and the window stays for View > Reload: not a failed start.
+      await w.loadURL(rendererUrl).catch(() => {});
+    };
+    /** A notice clicked: the window, on the notice's screen. */
+    const openOn = async (notice: Notice) => {
+      await openWindow();
+      const hash = `#${notice.screen}`;
+      win?.webContents.executeJavaScript(`location.hash = ${JSON.stringify(hash)}`).catch(() => {});
+    };
+    tray = new WorkTray(core, { open: () => void openWindow(), quit: () => app.quit() });
+    unprogress = wireBatchProgress(
+      core,
+      () => win,
+      (n) => void openOn(n),
+    );
+    reopen = () => void openWindow();
+    app.on('activate', reopen);
+    await openWindow();
   });
   started.catch((err: unknown) => {
     log.error('MediaDesk could not start:', err);
@@ -149,10 +174,15 @@ if (!app.requestSingleInstanceLock()) {
     app.exit(1);
   });
 
+  // Closing the window while batches run keeps them running, with the tray to come back or quit.
   app.on('window-all-closed', () => {
-    app.quit();
+    const keep = core && keepsRunningWhenClosed(core.notices?.progress() ?? null, core.engine.status().paused);
+    if (keep) tray?.show();
+    else app.quit();
   });
   app.on('will-quit', () => {
+    unprogress?.();
+    tray?.stop();
     void core?.close();
   });
 }

@@ -1,6 +1,7 @@
 import { ipcMain, type BrowserWindow, type IpcMainEvent, type IpcMainInvokeEvent } from 'electron';
 import { COMMAND_NAMES, EVENT_NAMES } from '../../shared/contract/index.ts';
 import type { Core } from '../core/index.ts';
+import { wireDragOut } from './drag.ts';
 import { trustedIpcSender } from './policy.ts';
 
 /**
@@ -34,8 +35,10 @@ export function wireIpc(core: Core, win: BrowserWindow, rendererUrl: string): ()
   const off = core.events.onAny((name, payload) => {
     if (!win.isDestroyed()) win.webContents.send(`desk:event:${name}`, payload);
   });
+  const offDrag = wireDragOut(core, win, trusted);
   return () => {
     off();
+    offDrag();
     ipcMain.off('desk:contract', onContract);
     for (const name of COMMAND_NAMES) ipcMain.removeHandler(`desk:cmd:${name}`);
   };

@@ -1,36 +1,28 @@
 import { Notification, type BrowserWindow } from 'electron';
+import type { Notice } from '../../shared/contract/notices.ts';
 import type { Core } from '../core/index.ts';
 
 /**
- * Taskbar/dock progress while batches run, and an OS notification when one ends, so a designer
- * can leave a long folder running and come back when it is done.
+ * Taskbar/dock progress over the running batches, and the core's notices (core/notices decides
+ * which, once) as system notifications; clicking one opens the window on its screen.
  */
-export function wireBatchProgress(core: Core, win: BrowserWindow): () => void {
-  const announced = new Set<string>();
+export function wireBatchProgress(
+  core: Core,
+  win: () => BrowserWindow | null,
+  open: (notice: Notice) => void,
+): () => void {
   return core.events.onAny((name, payload) => {
-    if (name !== 'jobs.changed' || win.isDestroyed()) return;
-    const { batches } = payload as {
-      batches: {
-        id: string;
-        tool: string;
-        total: number;
-        progress: number;
-        finished: boolean;
-        counts: Record<string, number>;
-      }[];
-    };
-    const running = batches.filter((b) => !b.finished);
-    win.setProgressBar(running.length ? running.reduce((n, b) => n + b.progress, 0) / running.length : -1);
-    for (const b of batches) {
-      if (!b.finished || announced.has(b.id)) continue;
-      announced.add(b.id);
-      const trouble = (b.counts.failed ?? 0) + (b.counts.needs_attention ?? 0);
-      if (Notification.isSupported()) {
-        new Notification({
-          title: trouble ? 'Batch finished with problems' : 'Batch done',
-          body: `${b.tool}: ${b.counts.done ?? 0} of ${b.total} done${trouble ? `, ${trouble} need a look` : ''}`,
-        }).show();
-      }
+    const w = win();
+    if (name === 'jobs.changed' && w && !w.isDestroyed()) {
+      const p = core.notices?.progress() ?? null;
+      const paused = core.engine.status().paused;
+      w.setProgressBar(p ? p.settled / p.total : -1, { mode: p && paused ? 'paused' : 'normal' });
+    }
+    if (name !== 'notices.show' || !Notification.isSupported()) return;
+    for (const notice of (payload as { notices: Notice[] }).notices) {
+      const shown = new Notification({ title: notice.title, body: notice.body });
+      shown.on('click', () => open(notice));
+      shown.show();
     }
   });
 }

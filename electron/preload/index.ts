@@ -40,6 +40,11 @@ const desk = {
   },
   upload: null,
   download: null,
+  /** Main checks the path (core.draggable) and starts the system's drag of the file. */
+  startDrag(path: string): void {
+    ipcRenderer.send('desk:drag', path);
+  },
+  downloadUrl: null,
 };
 
 contextBridge.exposeInMainWorld('desk', desk);

@@ -7,6 +7,7 @@ import { teamCommands, teamEvents } from './team.ts';
 import { reportCommands } from './report.ts';
 import { hotFoldersCommands } from './hot-folders.ts';
 import { limitsCommands } from './limits.ts';
+import { noticesEvents } from './notices.ts';
 
 export * from './define.ts';
 export * from './foundation.ts';
@@ -17,6 +18,7 @@ export * from './team.ts';
 export * from './report.ts';
 export * from './hot-folders.ts';
 export * from './limits.ts';
+export * from './notices.ts';
 
 /** Every command of every area. An area adds its module here; transports derive everything from this. */
 export const COMMANDS = {
@@ -35,6 +37,7 @@ export const EVENTS = {
   ...jobsEvents,
   ...auditEvents,
   ...teamEvents,
+  ...noticesEvents,
 };
 
 export type Commands = typeof COMMANDS;
@@ -92,5 +95,12 @@ export interface DeskApi {
    * under Electron, where the file stays where it was saved.
    */
   download: ((path: string) => Promise<void>) | null;
+  /**
+   * Drags a result MediaDesk wrote out into another app: under Electron main starts the system's
+   * drag of the file (only one inside a folder results go to, core.draggable); null in the browser.
+   */
+  startDrag: ((path: string) => void) | null;
+  /** The browser's address of a result to download (the host's /download, core.draggable); null under Electron. */
+  downloadUrl: ((path: string) => string) | null;
   readonly host: 'electron' | 'web';
 }

@@ -169,7 +169,7 @@ test('a batch canceled part-way says how many were done and canceled, in the row
   await expect(page.getByTestId('batch-count')).toHaveText(`${done}/6`);
   await expect(page.getByTestId('batch-summary')).toHaveText(`${done} done · ${canceled} canceled`);
   await expect(page.getByTestId('batch-row').getByRole('progressbar')).toHaveAttribute('aria-valuenow', String(done));
-  await expect(page).toHaveTitle(`MediaDesk — batch ended: ${done} done, ${canceled} canceled`);
+  await expect(page).toHaveTitle(`batch ended: ${done} done, ${canceled} canceled · MediaDesk`);
   expect(errors).toEqual([]);
 });
 

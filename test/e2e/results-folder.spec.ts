@@ -48,7 +48,7 @@ test('a dropped folder: "Results go to" its tool and folder before Start, the sa
   await expect(open).toHaveAttribute('title', 'Opens in the file manager of the computer running MediaDesk');
 
   await page.getByTestId('start').click();
-  await expect(page).toHaveTitle('MediaDesk — batch done', { timeout: 60_000 });
+  await expect(page).toHaveTitle('batch done · MediaDesk', { timeout: 60_000 });
   await expect(page.getByTestId('batch-folder')).toContainText('Results are in');
   await expect(page.getByTestId('batch-folder-path')).toHaveText(results);
   expect(readdirSync(results).sort()).toEqual([

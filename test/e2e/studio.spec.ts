@@ -64,12 +64,12 @@ test('a folder of 20 images upscaled x4: live progress, then all 20 results on d
 
   await page.getByTestId('start').click();
   // Live progress: the title counts settled jobs while the batch runs.
-  await expect(page).toHaveTitle(/MediaDesk — ([0-9]|1[0-9])\/20/);
+  await expect(page).toHaveTitle(/^([0-9]|1[0-9])\/20 · MediaDesk$/);
   await page.getByTestId('nav-queue').click();
   await expect(page.getByTestId('batch-row')).toHaveCount(1);
   await expect(page.getByTestId('job-row').first()).toBeVisible();
   await shot(page, 'queue');
-  await expect(page).toHaveTitle('MediaDesk — batch done', { timeout: 60_000 });
+  await expect(page).toHaveTitle('batch done · MediaDesk', { timeout: 60_000 });
   await expect(page.getByTestId('batch-count')).toHaveText('20/20');
 
   const batches = await desk<{ id: string; outDir: string }[]>(host, 'batches.list', {});
@@ -475,7 +475,7 @@ test('a picked folder with a note named photo.png: before Start, 4 images ready 
   expect(await sandboxPosts(sandbox.url)).toBe(0);
 
   await page.getByTestId('start').click();
-  await expect(page).toHaveTitle('MediaDesk — batch done', { timeout: 60_000 });
+  await expect(page).toHaveTitle('batch done · MediaDesk', { timeout: 60_000 });
   const [batch] = await desk<{ id: string; total: number }[]>(host, 'batches.list', {});
   expect(batch.total).toBe(4);
   const { jobs } = await desk<{ jobs: { input: string; state: string }[] }>(host, 'jobs.list', { batchId: batch.id });

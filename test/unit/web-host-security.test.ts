@@ -284,7 +284,7 @@ describe('binding', () => {
   });
 });
 
-describe("/download sends only files the app saved at the person's request, as an attachment", () => {
+describe("/download sends only files the app saved at the person's request (or results it wrote), as an attachment", () => {
   const asked = (path: string, token = host.token) =>
     http(`/download?token=${encodeURIComponent(token)}&path=${encodeURIComponent(path)}`);
 

@@ -303,9 +303,21 @@ export async function startWebHost(options: WebHostOptions): Promise<RunningWebH
   });
 
   // A file the core saved at the person's request (an export, a saved creation) as a browser
-  // download: the host's disk may not be the person's. Only those files (SavedFiles), token first.
+  // download: the host's disk may not be the person's. Only those files (SavedFiles), token first,
+  // and results MediaDesk wrote (core.draggable), which a gallery tile dragged out of the tab downloads.
+  const downloadable = (path: string) => {
+    try {
+      return core.savedFiles.check(path);
+    } catch (notSaved) {
+      try {
+        return core.draggable(path);
+      } catch {
+        throw notSaved;
+      }
+    }
+  };
   app.get('/download', async (req: FileRequest, reply) => {
-    const abs = gatedFile(req, reply, (p) => core.savedFiles.check(p));
+    const abs = gatedFile(req, reply, downloadable);
     if (abs === null) return reply;
     reply.header('cache-control', 'no-store');
     reply.header('content-disposition', attachmentHeader(basename(abs)));

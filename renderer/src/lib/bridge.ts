@@ -142,6 +142,7 @@ function webSocketDesk(): DeskApi {
     if (e.reason instanceof DeskError && e.reason.code === 'unavailable') e.preventDefault();
   });
 
+  const downloadUrl = (path: string) => `/download?token=${encodeURIComponent(token)}&path=${encodeURIComponent(path)}`;
   return {
     host: 'web',
     async invoke(name, req) {
@@ -167,8 +168,10 @@ function webSocketDesk(): DeskApi {
     },
     pathForFile: () => null,
     mediaUrl: (path) => `/media?token=${encodeURIComponent(token)}&path=${encodeURIComponent(path)}`,
+    startDrag: null,
+    downloadUrl,
     async download(path) {
-      const url = `/download?token=${encodeURIComponent(token)}&path=${encodeURIComponent(path)}`;
+      const url = downloadUrl(path);
       // Asked first: a refused link would only show as a failed download in the browser's own list.
       const res = await fetch(url, { method: 'HEAD', cache: 'no-store' }).catch(() => null);
       if (!res)
@@ -271,6 +274,8 @@ function electronDesk(api: DeskApi): DeskApi {
     mediaUrl: (path) => api.mediaUrl(path),
     upload: null,
     download: null,
+    startDrag: (path) => api.startDrag?.(path),
+    downloadUrl: null,
   };
 }
 

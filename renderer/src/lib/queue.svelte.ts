@@ -3,6 +3,7 @@ import type { BatchRecord, JobRecord, QueueStatus } from '../../../shared/contra
 import { call, on, onResume, errorText } from './bridge.ts';
 import { title } from './title.svelte.ts';
 import { endedParts, tally } from './batch-tally.ts';
+import { workProgress } from '../../../shared/work-progress.ts';
 
 /**
  * The live queue, shared by Studio, Queue and Results: one subscription to `jobs.changed` for
@@ -29,7 +30,7 @@ class QueueStore {
 
   /** Jobs that wait for a decision, across every batch: the Queue's menu item shows the count. */
   needsYou = $derived(this.status?.counts.needs_attention ?? 0);
-  /** Batches started in this window: only those drive the page title. */
+  /** Batches started in this window or seen moving since it opened: those drive the page title. */
   private watched = new Set<string>();
   private started = false;
   private loading = new Map<string, Promise<void>>();
@@ -44,7 +45,11 @@ class QueueStore {
     this.started = true;
     on('jobs.changed', (e) => {
       this.status = e.status;
-      for (const b of e.batches) this.batches.set(b.id, b);
+      for (const b of e.batches) {
+        this.batches.set(b.id, b);
+        // Started elsewhere (a hot folder, the CLI), it runs now all the same.
+        if (!b.finished) this.watched.add(b.id);
+      }
       if (e.truncated) {
         for (const id of this.jobs.keys()) void this.loadJobs(id, true);
       } else {
@@ -112,11 +117,9 @@ class QueueStore {
   private updateTitle() {
     const mine = [...this.watched].map((id) => this.batches.get(id)).filter((b): b is BatchRecord => !!b);
     if (mine.length === 0) return;
-    const open = mine.filter((b) => !b.finished);
-    if (open.length) {
-      const total = open.reduce((n, b) => n + b.total, 0);
-      const settled = open.reduce((n, b) => n + Math.round(b.progress * b.total), 0);
-      title.set(`${settled}/${total}`);
+    const running = workProgress(mine);
+    if (running) {
+      title.set(`${running.settled}/${running.total}`);
     } else {
       // "done" only when every job is: a batch canceled part-way says what it came to.
       const canceled = mine.some((b) => tally(b).canceled > 0);

@@ -1,7 +1,7 @@
 /**
- * The window title: "MediaDesk — 12/20" while a batch runs, "MediaDesk — batch done" at the end
- * (or "batch ended: 59 done, 231 canceled" when it was canceled part-way).
- * The web host has no taskbar, so the tab title is where progress shows when the tab is hidden.
+ * The window title: "12/20 · MediaDesk" while batches run, "batch done · MediaDesk" at the end
+ * (or "batch ended: 59 done, 231 canceled · MediaDesk" when it was canceled part-way). Progress
+ * comes first, so a narrow tab still shows it: the web host has no taskbar.
  */
 const BASE = 'MediaDesk';
 
@@ -9,7 +9,7 @@ class TitleStore {
   status = $state('');
   set(status: string) {
     this.status = status;
-    document.title = status ? `${BASE} — ${status}` : BASE;
+    document.title = status ? `${status} · ${BASE}` : BASE;
   }
 }
 

@@ -1,0 +1,210 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { BatchRecord, HotFolderRecord, JobRecord } from '../../shared/contract/index.ts';
+import type { AppRun } from '../../shared/contract/team.ts';
+import { NoticeDecider, type ToldSet } from '../../electron/core/notices/decide.ts';
+import { ToldFile } from '../../electron/core/notices/told.ts';
+import { keepsRunningWhenClosed, trayStatus, workProgress } from '../../shared/work-progress.ts';
+
+const memory = (): ToldSet => {
+  const keys = new Set<string>();
+  return { has: (k) => keys.has(k), add: (ks) => ks.forEach((k) => keys.add(k)) };
+};
+
+function batch(counts: Partial<BatchRecord['counts']>, over: Partial<BatchRecord> = {}): BatchRecord {
+  const total = Object.values(counts).reduce((a, b) => a + b, 0);
+  const settled = (counts.done ?? 0) + (counts.failed ?? 0) + (counts.canceled ?? 0) + (counts.needs_attention ?? 0);
+  return {
+    id: 'b1',
+    tool: 'upscaler-precision',
+    outDir: '/out/upscaled',
+    params: {},
+    backend: 'sandbox',
+    createdAt: 1,
+    total,
+    counts: counts as BatchRecord['counts'],
+    progress: settled / total,
+    finished: settled === total,
+    estimate: null,
+    budget: null,
+    heldBy: null,
+    ...over,
+  };
+}
+
+function job(over: Partial<JobRecord>): JobRecord {
+  return {
+    id: 'j1',
+    batchId: 'b1',
+    tool: 'upscaler-precision',
+    state: 'done',
+    input: '/photos/shoot/a.jpg',
+    relDir: '',
+    outDir: '/out/upscaled',
+    params: {},
+    taskId: null,
+    attempts: 1,
+    error: null,
+    invalid: [],
+    outputs: [],
+    text: null,
+    resultsExpireAt: null,
+    createdAt: 1,
+    updatedAt: 1,
+    ...over,
+  };
+}
+
+function hotFolder(counts: Partial<HotFolderRecord['counts']>): HotFolderRecord {
+  return {
+    id: 'h1',
+    folder: '/photos/drop here',
+    tool: 'upscaler-precision',
+    params: {},
+    outDir: '/out/hot',
+    state: 'active',
+    watched: true,
+    counts: { waiting: 0, queued: 0, done: 0, failed: 0, skipped: 0, ...counts },
+    lastFile: null,
+    problem: null,
+    createdAt: 1,
+  };
+}
+
+const titles = (notices: { title: string }[]) => notices.map((n) => n.title);
+
+describe('which events make which notice, once', () => {
+  it('a batch that ends: all done, then not again for the same end', () => {
+    const d = new NoticeDecider(memory());
+    const running = batch({ done: 12, running: 8 });
+    expect(d.fromJobs({ batches: [running], jobs: [] }, [])).toEqual([]);
+    const done = batch({ done: 20 });
+    const [notice] = d.fromJobs({ batches: [done], jobs: [job({})] }, []);
+    expect(notice).toEqual({
+      key: 'batch:b1:20:0:0:0',
+      title: 'Precision upscaler: 20 images done',
+      body: 'Results are in /out/upscaled',
+      screen: 'queue',
+      batchId: 'b1',
+    });
+    expect(d.fromJobs({ batches: [done], jobs: [job({})] }, [])).toEqual([]);
+    expect(titles(d.fromJobs({ batches: [batch({ done: 1 }, { id: 'b2' })], jobs: [] }, []))).toEqual([
+      'Precision upscaler: 1 image done',
+    ]);
+  });
+
+  it('a batch with failures says how many; one the person canceled whole says nothing', () => {
+    const d = new NoticeDecider(memory());
+    const [notice] = d.fromJobs({ batches: [batch({ done: 18, failed: 2 })], jobs: [] }, []);
+    expect(notice.title).toBe('Precision upscaler: 18 done, 2 failed');
+    expect(notice.body).toBe('See what needs a look in the Queue.');
+    expect(titles(d.fromJobs({ batches: [batch({ done: 3, canceled: 7 }, { id: 'b2' })], jobs: [] }, []))).toEqual([
+      'Precision upscaler: 3 done, 7 canceled',
+    ]);
+    expect(d.fromJobs({ batches: [batch({ canceled: 5 }, { id: 'b3' })], jobs: [] }, [])).toEqual([]);
+  });
+
+  it('a retried batch that ends again otherwise is told again; the same end is not', () => {
+    const d = new NoticeDecider(memory());
+    expect(d.fromJobs({ batches: [batch({ done: 18, failed: 2 })], jobs: [] }, [])).toHaveLength(1);
+    expect(titles(d.fromJobs({ batches: [batch({ done: 20 })], jobs: [] }, []))).toEqual([
+      'Precision upscaler: 20 images done',
+    ]);
+  });
+
+  it('a job that needs the person while its batch runs, once; the batch end counts it', () => {
+    const d = new NoticeDecider(memory());
+    const needs = job({ id: 'j7', state: 'needs_attention', input: '/photos/shoot/sunset.jpg', error: 'was it paid?' });
+    const running = batch({ done: 3, needs_attention: 1, running: 2 });
+    const [notice] = d.fromJobs({ batches: [running], jobs: [needs] }, []);
+    expect(notice.title).toBe('A job needs you: sunset.jpg');
+    expect(notice.body).toBe('Precision upscaler: was it paid?');
+    expect(d.fromJobs({ batches: [running], jobs: [needs] }, [])).toEqual([]);
+    const two = [job({ id: 'j8', state: 'needs_attention' }), job({ id: 'j9', state: 'needs_attention' })];
+    expect(titles(d.fromJobs({ batches: [running], jobs: two }, []))).toEqual(['2 jobs need you: Precision upscaler']);
+    const ended = batch({ done: 5, needs_attention: 1 });
+    expect(titles(d.fromJobs({ batches: [ended], jobs: [needs] }, []))).toEqual([
+      'Precision upscaler: 5 done, 1 needs you',
+    ]);
+  });
+
+  it('a workflow-app run that ends: done, failed, needs you; a canceled one is not told', () => {
+    const d = new NoticeDecider(memory());
+    const run = (state: AppRun['state'], id: string) =>
+      ({
+        id,
+        appName: 'Product shots',
+        state,
+        attempts: 1,
+        outDir: '/out/apps',
+        error: 'the app refused it',
+      }) as AppRun;
+    expect(titles(d.fromApps([run('running', 'r0'), run('done', 'r1'), run('failed', 'r2')]))).toEqual([
+      'Product shots: run finished',
+      'Product shots: run failed',
+    ]);
+    expect(titles(d.fromApps([run('needs_attention', 'r3'), run('canceled', 'r4'), run('done', 'r1')]))).toEqual([
+      'A job needs you: Product shots',
+    ]);
+  });
+
+  it("a hot folder's burst: told when its files all settle, and its batches are not told one by one", () => {
+    const d = new NoticeDecider(memory());
+    expect(d.fromHotFolders([hotFolder({ done: 4 })])).toEqual([]);
+    expect(d.fromHotFolders([hotFolder({ done: 4, waiting: 2, queued: 1 })])).toEqual([]);
+    const fromFolder = job({ input: '/photos/drop here/c.jpg' });
+    const notices = d.fromJobs({ batches: [batch({ done: 3 })], jobs: [fromFolder] }, [hotFolder({ done: 7 })]);
+    expect(notices).toEqual([
+      {
+        key: 'hot:h1:7:0',
+        title: 'Hot folder drop here: 3 images done',
+        body: 'Results are in /out/hot',
+        screen: 'hot-folders',
+        batchId: null,
+      },
+    ]);
+    expect(d.fromHotFolders([hotFolder({ done: 7 })])).toEqual([]);
+    d.fromHotFolders([hotFolder({ done: 7, queued: 2 })]);
+    expect(titles(d.fromHotFolders([hotFolder({ done: 8, failed: 1 })]))).toEqual([
+      'Hot folder drop here: 1 done, 1 failed',
+    ]);
+  });
+});
+
+describe('told notices are remembered in the data folder', () => {
+  it('a restart (a new decider over the same file) does not tell an end again', () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'md-told-')), 'notices-told.json');
+    const done = batch({ done: 20 });
+    expect(new NoticeDecider(new ToldFile(path)).fromJobs({ batches: [done], jobs: [] }, [])).toHaveLength(1);
+    const again = new NoticeDecider(new ToldFile(path));
+    expect(again.fromJobs({ batches: [done], jobs: [] }, [])).toEqual([]);
+    expect(again.fromJobs({ batches: [batch({ done: 2 }, { id: 'b2' })], jobs: [] }, [])).toHaveLength(1);
+  });
+
+  it('two processes on one data folder keep both their keys', () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'md-told-')), 'notices-told.json');
+    const a = new ToldFile(path);
+    const b = new ToldFile(path);
+    a.add(['one']);
+    b.add(['two']);
+    const fresh = new ToldFile(path);
+    expect([fresh.has('one'), fresh.has('two')]).toEqual([true, true]);
+  });
+});
+
+describe('progress outside the window', () => {
+  it('counts unfinished batches only; the tray says it, and the app stays open only while work moves', () => {
+    const p = workProgress([batch({ done: 3, running: 17 }), batch({ done: 5 }, { id: 'b2' })]);
+    expect(p).toEqual({ settled: 3, total: 20 });
+    expect(trayStatus(p, false)).toBe('3 of 20 done');
+    expect(trayStatus(p, true)).toBe('Paused: 3 of 20 done');
+    expect(trayStatus(null, false)).toBe('All done');
+    expect([
+      keepsRunningWhenClosed(p, false),
+      keepsRunningWhenClosed(p, true),
+      keepsRunningWhenClosed(null, false),
+    ]).toEqual([true, false, false]);
+  });
+});
