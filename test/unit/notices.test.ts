@@ -130,6 +130,20 @@ describe('which events make which notice, once', () => {
     ]);
   });
 
+  it('a batch its budget pauses, once per pause; raised and paused again later, told again', () => {
+    const d = new NoticeDecider(memory());
+    const heldBy = "Paused: this batch's budget of 3 jobs is used.";
+    const held = batch({ done: 3, queued: 7 }, { heldBy });
+    const [notice] = d.fromJobs({ batches: [held], jobs: [] }, []);
+    expect(notice).toMatchObject({ title: 'Precision upscaler: paused by its budget', body: heldBy, batchId: 'b1' });
+    expect(d.fromJobs({ batches: [held], jobs: [] }, [])).toEqual([]);
+    expect(d.fromJobs({ batches: [batch({ done: 4, queued: 6 })], jobs: [] }, [])).toEqual([]);
+    const again = batch({ done: 6, queued: 4 }, { heldBy: "Paused: this batch's budget of 6 jobs is used." });
+    expect(titles(d.fromJobs({ batches: [again], jobs: [] }, []))).toEqual([
+      'Precision upscaler: paused by its budget',
+    ]);
+  });
+
   it('a workflow-app run that ends: done, failed, needs you; a canceled one is not told', () => {
     const d = new NoticeDecider(memory());
     const run = (state: AppRun['state'], id: string) =>

@@ -62,7 +62,7 @@ export class NoticeDecider {
     const notices: Notice[] = [];
     for (const b of e.batches) {
       if (b.finished && !hotBatches.has(b.id)) notices.push(...this.batchEnd(b));
-      if (!b.finished) notices.push(...this.needsYou(b, e.jobs));
+      if (!b.finished) notices.push(...this.needsYou(b, e.jobs), ...this.heldByBudget(b));
     }
     return [...notices, ...this.fromHotFolders(hotFolders)];
   }
@@ -84,6 +84,18 @@ export class NoticeDecider {
   }
 
   /** Jobs of a running batch that stopped for a decision; the batch's end notice counts them once it ends. */
+  /** A batch its budget paused waits for the user to raise or remove it: told once per hold. */
+  private heldByBudget(b: BatchRecord): Notice[] {
+    if (!b.heldBy) return [];
+    const sent = Object.entries(b.counts).reduce((n, [state, k]) => (state === 'queued' ? n : n + k), 0);
+    return this.once(`held:${b.id}:${sent}`, {
+      title: `${toolTitle(b.tool)}: paused by its budget`,
+      body: b.heldBy,
+      screen: 'queue',
+      batchId: b.id,
+    });
+  }
+
   private needsYou(b: BatchRecord, jobs: readonly JobRecord[]): Notice[] {
     const fresh = jobs
       .filter((j) => j.batchId === b.id && j.state === 'needs_attention')
