@@ -17,6 +17,8 @@ import { hotFolderHandlers } from './hot-folders/handlers.ts';
 import { HotFolders, openHotFolderDb } from './hot-folders/service.ts';
 import { HotFolderStore } from './hot-folders/store.ts';
 import { HotFolderWatcher } from './hot-folders/watcher.ts';
+import { presetHandlers } from './presets/handlers.ts';
+import { PresetStore } from './presets/store.ts';
 import { dbPaths, withDefaultOutputDir } from './paths.ts';
 import { checkOpenable, checkOpenableFolder, openWithOs } from './open-file.ts';
 import { FILE_SAVING_COMMANDS, SavedFiles } from './saved-files.ts';
@@ -143,6 +145,8 @@ export async function createCore(opts: CoreOptions) {
   const hotFolderWatcher = new HotFolderWatcher({ store: hotFolderStore, engine, onProblem: (m) => log.warn(m) });
   outputFolders.push(() => hotFolderStore.folders().map((f) => f.outDir));
 
+  const presets = new PresetStore(opts.home);
+
   const handlers: Partial<AllHandlers> = {
     'app.info': async () => ({
       version: VERSION,
@@ -187,6 +191,7 @@ export async function createCore(opts: CoreOptions) {
     }),
     ...auditHandlers(audit),
     ...hotFolderHandlers(hotFolders),
+    ...presetHandlers(presets, () => defaultOutDir(opts.home, effectiveSettings(), 'exports')),
     'media.check': ({ family, sources, body }) => checkReferences({ family, sources, body }),
     'loras.list': async () => ({ loras: await listLoras(client, join(opts.home, 'cache', 'loras')) }),
     'media.thumbnail': async ({ path, size }) => ({ path: await media.thumbnail(path, size) }),

@@ -6,6 +6,7 @@ import { auditCommands, auditEvents } from './audit.ts';
 import { teamCommands, teamEvents } from './team.ts';
 import { reportCommands } from './report.ts';
 import { hotFoldersCommands } from './hot-folders.ts';
+import { presetsCommands } from './presets.ts';
 
 export * from './define.ts';
 export * from './foundation.ts';
@@ -15,6 +16,7 @@ export * from './audit.ts';
 export * from './team.ts';
 export * from './report.ts';
 export * from './hot-folders.ts';
+export * from './presets.ts';
 
 /** Every command of every area. An area adds its module here; transports derive everything from this. */
 export const COMMANDS = {
@@ -25,6 +27,7 @@ export const COMMANDS = {
   ...teamCommands,
   ...reportCommands,
   ...hotFoldersCommands,
+  ...presetsCommands,
 };
 
 export const EVENTS = {

@@ -7,6 +7,7 @@ import { interruptible, TIMED_OUT } from '../interrupt.ts';
 import { timeLimitOf, type TimeLimit } from '../duration.ts';
 import { toJobRecord } from '../../../core/queue/store.ts';
 import { parseOptions } from './team-common.ts';
+import { PresetStore } from '../../../core/presets/store.ts';
 import type { Engine } from '../../../core/engine/engine.ts';
 import type { MetadataSettings } from '../../../../shared/settings.ts';
 
@@ -28,12 +29,12 @@ interface RunArgs {
   metadata: Partial<MetadataSettings>;
 }
 
-function parseArgs(argv: string[]): RunArgs {
+function parseArgs(argv: string[], home: string): RunArgs {
   // The other commands' parser: `--` ends the options, and an option given twice is refused rather
   // than the last one silently taken (`--out a --out b` wrote to b).
   const options = parseOptions(
     argv,
-    ['--param', '-p', '--out', '-o', '--concurrency', '-c', '--timeout'],
+    ['--param', '-p', '--preset', '--out', '-o', '--concurrency', '-c', '--timeout'],
     ['--json', '--check', '--no-metadata', '--no-provenance', '--sidecar'],
   );
   const positional = options.positional;
@@ -68,8 +69,33 @@ function parseArgs(argv: string[]): RunArgs {
   if (entry.batchField && inputs.length === 0 && params[entry.batchField] === undefined)
     throw new UsageError(`${tool} needs input files or folders`);
   if (check && inputs.length === 0) throw new UsageError('--check needs input files or folders');
-  // The catalogue's defaults under the --params, as the Studio's form sends them.
-  return { tool, inputs, params: withDefaults(entry, params), out, concurrency, json, timeout, check, metadata };
+  const preset = presetOf(home, entry.id, options.one('--preset'));
+  // The catalogue's defaults under the preset, under the --params, as the Studio's form sends them.
+  return {
+    tool,
+    inputs,
+    params: withDefaults(entry, { ...preset, ...params }),
+    out,
+    concurrency,
+    json,
+    timeout,
+    check,
+    metadata,
+  };
+}
+
+/** A saved preset's settings for this tool; a name not saved, or saved for another tool, is a usage error. */
+function presetOf(home: string, tool: string, name: string | undefined): Record<string, unknown> {
+  if (name === undefined) return {};
+  let found;
+  try {
+    found = new PresetStore(home).find(name);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  if (!found) throw new UsageError(`no preset named "${name}" (mediadesk presets list shows them)`);
+  if (found.tool !== tool) throw new UsageError(`preset "${found.name}" is for ${found.tool}, not ${tool}`);
+  return found.params;
 }
 
 type PathReason = { path: string; reason: string };
@@ -126,9 +152,9 @@ export const runCommand: CliCommand = {
   name: 'run',
   summary: 'Run a tool over files and folders (resumable; exit 0 only when every job is done).',
   usage:
-    'mediadesk run <tool> <files or folders...> [--param|-p key=value ...] [--out|-o DIR] [--concurrency|-c N] [--timeout DURATION] [--json] [--check] [--no-metadata] [--no-provenance] [--sidecar] [-- FILE...]\n         (--check: check the parameters as a run would, then say how many inputs are ready and why the others would be skipped; nothing is queued)\n         (this run only, over Settings: --no-metadata copies no EXIF, colour profile, IPTC or XMP from each input into its results; --no-provenance records not in them how they were made; --sidecar also writes that record beside each result as <result>.json)\n         (without --out: in the output folder of Settings (else ~/MediaDesk or $MEDIADESK_OUTPUT_DIR), a folder named after the tool, then the folder given: ~/MediaDesk/Precision upscaler/shoot;\n          --timeout 10m stops following after that long, exit 124, the jobs left stay queued for the next run)',
+    'mediadesk run <tool> <files or folders...> [--preset NAME] [--param|-p key=value ...] [--out|-o DIR] [--concurrency|-c N] [--timeout DURATION] [--json] [--check] [--no-metadata] [--no-provenance] [--sidecar] [-- FILE...]\n         (--preset NAME: the settings saved under that name (mediadesk presets); a --param given as well wins)\n         (--check: check the parameters as a run would, then say how many inputs are ready and why the others would be skipped; nothing is queued)\n         (this run only, over Settings: --no-metadata copies no EXIF, colour profile, IPTC or XMP from each input into its results; --no-provenance records not in them how they were made; --sidecar also writes that record beside each result as <result>.json)\n         (without --out: in the output folder of Settings (else ~/MediaDesk or $MEDIADESK_OUTPUT_DIR), a folder named after the tool, then the folder given: ~/MediaDesk/Precision upscaler/shoot;\n          --timeout 10m stops following after that long, exit 124, the jobs left stay queued for the next run)',
   async run(ctx: CliContext): Promise<number> {
-    const args = parseArgs(ctx.argv);
+    const args = parseArgs(ctx.argv, ctx.home);
     const session = await openEngineSession(ctx, { concurrency: args.concurrency, settings: args.metadata });
     const { engine } = session;
     if (args.check) {
