@@ -9,7 +9,6 @@ export function presetNameProblem(name: string): string | null {
   const trimmed = name.trim();
   if (!trimmed) return 'a preset needs a name';
   if (trimmed.length > PRESET_NAME_MAX) return `a preset's name is at most ${PRESET_NAME_MAX} characters`;
-  // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(trimmed)) return "a preset's name cannot hold line breaks or control characters";
   return null;
 }
