@@ -84,19 +84,20 @@ describe('mediadesk run --preset', () => {
     await cli(['presets', 'save', 'Four', 'upscaler-precision', '-p', 'scale_factor=4', '-p', 'flavor=sublime']);
     const input = join(at.dir, 'shoot');
     await makeImages(input, ['a.png']);
-    const r = await cli(['run', 'upscaler-precision', input, '--preset', 'four', '-p', 'scale_factor=3']);
+    const out = join(at.dir, 'out');
+    const r = await cli(['run', 'upscaler-precision', input, '--out', out, '--preset', 'four', '-p', 'scale_factor=3']);
     expect(r.code).toBe(0);
     const jobs = JSON.parse((await cli(['jobs', 'list', '--json'])).out);
     expect(jobs.jobs ?? jobs).toEqual([
       expect.objectContaining({ params: expect.objectContaining({ scale_factor: 3, flavor: 'sublime', sharpen: 7 }) }),
     ]);
     const before = creates(await control(at.url, 'stats'));
-    const other = await cli(['run', 'skin-creative', input, '--preset', 'Four']);
+    const other = await cli(['run', 'skin-creative', input, '--out', out, '--preset', 'Four']);
     expect([other.code, other.err]).toEqual([
       2,
       'mediadesk run: preset "Four" is for upscaler-precision, not skin-creative\n',
     ]);
-    const missing = await cli(['run', 'upscaler-precision', input, '--preset', 'Five']);
+    const missing = await cli(['run', 'upscaler-precision', input, '--out', out, '--preset', 'Five']);
     expect([missing.code, missing.err]).toEqual([
       2,
       'mediadesk run: no preset named "Five" (mediadesk presets list shows them)\n',

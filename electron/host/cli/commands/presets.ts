@@ -1,7 +1,7 @@
-import { findTool, parseParam, TOOLS } from '../../../../shared/catalogue/index.ts';
+import { findTool, TOOLS } from '../../../../shared/catalogue/index.ts';
 import { oneLine, terminalJson, UsageError, type CliCommand, type CliContext } from '../command.ts';
 import { openCliServices } from '../services.ts';
-import { invoke, parseOptions, refusal, table } from './team-common.ts';
+import { invoke, paramsOf, parseOptions, refusal, table } from './team-common.ts';
 import type { CommandName, Req, Res } from '../../../../shared/contract/index.ts';
 import type { Core } from '../../../core/index.ts';
 
@@ -23,19 +23,10 @@ const USAGE = [
 ].join('\n');
 
 /** `save`'s settings from --param key=value, typed by the tool's fields as `run` types them. */
-function paramsOf(tool: string, pairs: string[]): Record<string, unknown> {
+function settingsOf(tool: string, pairs: string[]): Record<string, unknown> {
   const entry = findTool(tool);
   if (!entry) throw new UsageError(`unknown tool "${tool}"; known tools: ${TOOLS.map((t) => t.id).join(', ')}`);
-  const params: Record<string, unknown> = {};
-  for (const pair of pairs) {
-    try {
-      const [k, v] = parseParam(entry, pair);
-      params[k] = v;
-    } catch (err) {
-      throw new UsageError((err as Error).message);
-    }
-  }
-  return params;
+  return paramsOf(entry, pairs);
 }
 
 async function presets(ctx: CliContext): Promise<number> {
@@ -75,7 +66,7 @@ async function presets(ctx: CliContext): Promise<number> {
       const p = await invoke(s.core, 'presets.save', {
         name,
         tool,
-        params: paramsOf(tool, pairs),
+        params: settingsOf(tool, pairs),
         replace: options.flags.has('--replace'),
       });
       ctx.stdout.write(`saved preset ${oneLine(p.name)} for ${p.tool}\n`);

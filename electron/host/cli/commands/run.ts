@@ -1,12 +1,12 @@
 import { resolve } from 'node:path';
-import { findTool, parseParam, TOOLS, withDefaults } from '../../../../shared/catalogue/index.ts';
+import { findTool, TOOLS, withDefaults } from '../../../../shared/catalogue/index.ts';
 import { DeskError } from '../../../../shared/contract/define.ts';
 import { oneLine, terminalJson, UsageError, type CliCommand, type CliContext } from '../command.ts';
 import { countStates, openEngineSession, Progress, waitForJobs } from '../engine-session.ts';
 import { interruptible, TIMED_OUT } from '../interrupt.ts';
 import { timeLimitOf, type TimeLimit } from '../duration.ts';
 import { toJobRecord } from '../../../core/queue/store.ts';
-import { parseOptions } from './team-common.ts';
+import { parseOptions, paramsOf } from './team-common.ts';
 import { PresetStore } from '../../../core/presets/store.ts';
 import type { Engine } from '../../../core/engine/engine.ts';
 import type { MetadataSettings } from '../../../../shared/settings.ts';
@@ -56,16 +56,7 @@ function parseArgs(argv: string[], home: string): RunArgs {
   if (!tool) throw new UsageError(`name a tool: ${TOOLS.map((t) => t.id).join(', ')}`);
   const entry = findTool(tool);
   if (!entry) throw new UsageError(`unknown tool "${tool}"; known tools: ${TOOLS.map((t) => t.id).join(', ')}`);
-  const params: Record<string, unknown> = {};
-  for (const p of pairs) {
-    try {
-      const [k, v] = parseParam(entry, p);
-      if (Object.hasOwn(params, k)) throw new UsageError(`--param ${k} is given more than once`);
-      params[k] = v;
-    } catch (err) {
-      throw err instanceof UsageError ? err : new UsageError((err as Error).message);
-    }
-  }
+  const params = paramsOf(entry, pairs);
   if (entry.batchField && inputs.length === 0 && params[entry.batchField] === undefined)
     throw new UsageError(`${tool} needs input files or folders`);
   if (check && inputs.length === 0) throw new UsageError('--check needs input files or folders');
