@@ -5,7 +5,12 @@ export const RESULTS_RULE =
   'Results go to your output folder (Settings, ~/MediaDesk unless you change it), in a folder named after the tool, then the folder you dropped: ~/MediaDesk/Precision upscaler/shoot.';
 
 /** The folders, inside the output folder, of what is not a tool's batch. */
-export const RESULT_FOLDERS = { apps: 'Workflow apps', creations: 'Creations', exports: 'Exports' } as const;
+export const RESULT_FOLDERS = {
+  apps: 'Workflow apps',
+  creations: 'Creations',
+  exports: 'Exports',
+  compare: 'Compare',
+} as const;
 
 /** The separator of a path the core gave (POSIX or Windows): the renderer has no `node:path`. */
 export const sepOf = (p: string) =>

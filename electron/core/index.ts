@@ -20,6 +20,8 @@ import { HotFolderStore } from './hot-folders/store.ts';
 import { HotFolderWatcher } from './hot-folders/watcher.ts';
 import { Notices } from './notices/index.ts';
 import { ToldFile } from './notices/told.ts';
+import { presetHandlers } from './presets/handlers.ts';
+import { PresetStore } from './presets/store.ts';
 import { dbPaths, withDefaultOutputDir } from './paths.ts';
 import { checkDraggable, checkOpenable, checkOpenableFolder, openWithOs } from './open-file.ts';
 import { FILE_SAVING_COMMANDS, SavedFiles } from './saved-files.ts';
@@ -174,6 +176,8 @@ export async function createCore(opts: CoreOptions) {
       media,
     );
 
+  const presets = new PresetStore(opts.home);
+
   const handlers: Partial<AllHandlers> = {
     'app.info': async () => ({
       version: VERSION,
@@ -227,6 +231,7 @@ export async function createCore(opts: CoreOptions) {
     }),
     ...auditHandlers(audit),
     ...hotFolderHandlers(hotFolders),
+    ...presetHandlers(presets, () => defaultOutDir(opts.home, effectiveSettings(), 'exports')),
     'media.check': ({ family, sources, body }) => checkReferences({ family, sources, body }),
     'loras.list': async () => ({ loras: await listLoras(client, join(opts.home, 'cache', 'loras')) }),
     'media.thumbnail': async ({ path, size }) => ({ path: await media.thumbnail(path, size) }),

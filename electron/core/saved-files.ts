@@ -9,6 +9,7 @@ export const FILE_SAVING_COMMANDS: ReadonlySet<CommandName> = new Set<CommandNam
   'team.export',
   'creations.download',
   'batches.exportReport',
+  'presets.export',
 ]);
 
 /**

@@ -8,6 +8,7 @@ import { reportCommands } from './report.ts';
 import { hotFoldersCommands } from './hot-folders.ts';
 import { limitsCommands } from './limits.ts';
 import { noticesEvents } from './notices.ts';
+import { presetsCommands } from './presets.ts';
 
 export * from './define.ts';
 export * from './foundation.ts';
@@ -19,6 +20,7 @@ export * from './report.ts';
 export * from './hot-folders.ts';
 export * from './limits.ts';
 export * from './notices.ts';
+export * from './presets.ts';
 
 /** Every command of every area. An area adds its module here; transports derive everything from this. */
 export const COMMANDS = {
@@ -30,6 +32,7 @@ export const COMMANDS = {
   ...reportCommands,
   ...hotFoldersCommands,
   ...limitsCommands,
+  ...presetsCommands,
 };
 
 export const EVENTS = {

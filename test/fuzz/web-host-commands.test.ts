@@ -47,6 +47,7 @@ const READS = new Set<CommandName>([
   'creations.list',
   'hotFolders.list',
   'limits.status',
+  'presets.list',
 ]);
 
 /**
@@ -88,6 +89,10 @@ const EFFECTS: Partial<Record<CommandName, string>> = {
   'hotFolders.pause': 'stops watching a hot folder',
   'hotFolders.resume': 'watches a hot folder again',
   'hotFolders.remove': 'forgets a hot folder',
+  'presets.save': 'writes the presets file',
+  'presets.remove': 'forgets a preset',
+  'presets.export': 'writes a file where it is told',
+  'presets.import': 'reads any file named into the presets',
 };
 
 const home = mkdtempSync(join(tmpdir(), 'md-fuzz-cmd-'));

@@ -11,6 +11,7 @@ import Apps from './Apps.svelte';
 import Analytics from './Analytics.svelte';
 import Creations from './Creations.svelte';
 import HotFolders from './HotFolders.svelte';
+import Compare from './Compare.svelte';
 
 export interface Screen {
   id: string;
@@ -25,6 +26,7 @@ export const SCREENS: Screen[] = [
   { id: 'studio', label: 'Image Studio', glyph: '◧', component: Studio },
   { id: 'queue', label: 'Queue', glyph: '☰', component: Queue },
   { id: 'results', label: 'Results', glyph: '▦', component: Results },
+  { id: 'compare', label: 'Compare', glyph: '◨', component: Compare },
   { id: 'hot-folders', label: 'Hot folders', glyph: '◫', component: HotFolders },
   { id: 'loras', label: 'LoRAs', glyph: '✦', component: Loras },
   { id: 'video', label: 'Video', glyph: '▶', component: Video },

@@ -14,6 +14,7 @@ export const COMMANDS: CommandRef[] = [
   { name: 'watch', load: () => import('./watch.ts').then((m) => m.watchCommand) },
   { name: 'jobs', load: () => import('./jobs.ts').then((m) => m.jobsCommand) },
   { name: 'report', load: () => import('./report.ts').then((m) => m.reportCommand) },
+  { name: 'presets', load: () => import('./presets.ts').then((m) => m.presetsCommand) },
   { name: 'video', load: () => import('./video.ts').then((m) => m.video), standalone: true },
   { name: 'apps', load: () => import('./apps.ts').then((m) => m.appsCommand) },
   { name: 'limits', load: () => import('./limits.ts').then((m) => m.limitsCommand) },

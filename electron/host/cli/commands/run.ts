@@ -1,12 +1,13 @@
 import { resolve } from 'node:path';
-import { findTool, parseParam, TOOLS, withDefaults } from '../../../../shared/catalogue/index.ts';
+import { findTool, TOOLS, withDefaults } from '../../../../shared/catalogue/index.ts';
 import { DeskError } from '../../../../shared/contract/define.ts';
 import { oneLine, terminalJson, UsageError, type CliCommand, type CliContext } from '../command.ts';
 import { countStates, openEngineSession, Progress, waitForJobs, type EngineSession } from '../engine-session.ts';
 import { interruptible, TIMED_OUT } from '../interrupt.ts';
 import { timeLimitOf, type TimeLimit } from '../duration.ts';
 import { toJobRecord } from '../../../core/queue/store.ts';
-import { parseOptions } from './team-common.ts';
+import { parseOptions, paramsOf } from './team-common.ts';
+import { PresetStore } from '../../../core/presets/store.ts';
 import type { MetadataSettings } from '../../../../shared/settings.ts';
 import type { BatchBudget } from '../../../../shared/contract/jobs.ts';
 import { costSentence } from '../../../../shared/cost-words.ts';
@@ -32,12 +33,23 @@ interface RunArgs {
   budget?: BatchBudget;
 }
 
-function parseArgs(argv: string[]): RunArgs {
+function parseArgs(argv: string[], home: string): RunArgs {
   // The other commands' parser: `--` ends the options, and an option given twice is refused rather
   // than the last one silently taken (`--out a --out b` wrote to b).
   const options = parseOptions(
     argv,
-    ['--param', '-p', '--out', '-o', '--concurrency', '-c', '--timeout', '--budget-credits', '--budget-jobs'],
+    [
+      '--param',
+      '-p',
+      '--preset',
+      '--out',
+      '-o',
+      '--concurrency',
+      '-c',
+      '--timeout',
+      '--budget-credits',
+      '--budget-jobs',
+    ],
     ['--json', '--check', '--no-metadata', '--no-provenance', '--sidecar'],
   );
   const positional = options.positional;
@@ -60,24 +72,16 @@ function parseArgs(argv: string[]): RunArgs {
   if (!tool) throw new UsageError(`name a tool: ${TOOLS.map((t) => t.id).join(', ')}`);
   const entry = findTool(tool);
   if (!entry) throw new UsageError(`unknown tool "${tool}"; known tools: ${TOOLS.map((t) => t.id).join(', ')}`);
-  const params: Record<string, unknown> = {};
-  for (const p of pairs) {
-    try {
-      const [k, v] = parseParam(entry, p);
-      if (Object.hasOwn(params, k)) throw new UsageError(`--param ${k} is given more than once`);
-      params[k] = v;
-    } catch (err) {
-      throw err instanceof UsageError ? err : new UsageError((err as Error).message);
-    }
-  }
+  const params = paramsOf(entry, pairs);
   if (entry.batchField && inputs.length === 0 && params[entry.batchField] === undefined)
     throw new UsageError(`${tool} needs input files or folders`);
   if (check && inputs.length === 0) throw new UsageError('--check needs input files or folders');
-  // The catalogue's defaults under the --params, as the Studio's form sends them.
+  const preset = presetOf(home, entry.id, options.one('--preset'));
+  // The catalogue's defaults under the preset, under the --params, as the Studio's form sends them.
   return {
     tool,
     inputs,
-    params: withDefaults(entry, params),
+    params: withDefaults(entry, { ...preset, ...params }),
     out,
     concurrency,
     json,
@@ -86,6 +90,20 @@ function parseArgs(argv: string[]): RunArgs {
     metadata,
     budget,
   };
+}
+
+/** A saved preset's settings for this tool; a name not saved, or saved for another tool, is a usage error. */
+function presetOf(home: string, tool: string, name: string | undefined): Record<string, unknown> {
+  if (name === undefined) return {};
+  let found;
+  try {
+    found = new PresetStore(home).find(name);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  if (!found) throw new UsageError(`no preset named "${name}" (mediadesk presets list shows them)`);
+  if (found.tool !== tool) throw new UsageError(`preset "${found.name}" is for ${found.tool}, not ${tool}`);
+  return found.params;
 }
 
 type PathReason = { path: string; reason: string };
@@ -145,9 +163,9 @@ export const runCommand: CliCommand = {
   name: 'run',
   summary: 'Run a tool over files and folders (resumable; exit 0 only when every job is done).',
   usage:
-    'mediadesk run <tool> <files or folders...> [--param|-p key=value ...] [--out|-o DIR] [--concurrency|-c N] [--timeout DURATION] [--budget-credits N] [--budget-jobs N] [--json] [--check] [--no-metadata] [--no-provenance] [--sidecar] [-- FILE...]\n         (--check: check the parameters as a run would, then say how many inputs are ready and why the others would be skipped, and what they would cost; nothing is queued)\n         (--budget-credits N, --budget-jobs N: pause the batch before a job would go past that many credits (by the estimate) or jobs; change it with `mediadesk jobs budget`)\n         (this run only, over Settings: --no-metadata copies no EXIF, colour profile, IPTC or XMP from each input into its results; --no-provenance records not in them how they were made; --sidecar also writes that record beside each result as <result>.json)\n         (without --out: in the output folder of Settings (else ~/MediaDesk or $MEDIADESK_OUTPUT_DIR), a folder named after the tool, then the folder given: ~/MediaDesk/Precision upscaler/shoot;\n          --timeout 10m stops following after that long, exit 124, the jobs left stay queued for the next run)',
+    'mediadesk run <tool> <files or folders...> [--preset NAME] [--param|-p key=value ...] [--out|-o DIR] [--concurrency|-c N] [--timeout DURATION] [--budget-credits N] [--budget-jobs N] [--json] [--check] [--no-metadata] [--no-provenance] [--sidecar] [-- FILE...]\n         (--preset NAME: the settings saved under that name (mediadesk presets); a --param given as well wins)\n         (--check: check the parameters as a run would, then say how many inputs are ready and why the others would be skipped, and what they would cost; nothing is queued)\n         (--budget-credits N, --budget-jobs N: pause the batch before a job would go past that many credits (by the estimate) or jobs; change it with `mediadesk jobs budget`)\n         (this run only, over Settings: --no-metadata copies no EXIF, colour profile, IPTC or XMP from each input into its results; --no-provenance records not in them how they were made; --sidecar also writes that record beside each result as <result>.json)\n         (without --out: in the output folder of Settings (else ~/MediaDesk or $MEDIADESK_OUTPUT_DIR), a folder named after the tool, then the folder given: ~/MediaDesk/Precision upscaler/shoot;\n          --timeout 10m stops following after that long, exit 124, the jobs left stay queued for the next run)',
   async run(ctx: CliContext): Promise<number> {
-    const args = parseArgs(ctx.argv);
+    const args = parseArgs(ctx.argv, ctx.home);
     const session = await openEngineSession(ctx, { concurrency: args.concurrency, settings: args.metadata });
     const { engine } = session;
     if (args.check) {

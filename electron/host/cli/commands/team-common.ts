@@ -6,6 +6,7 @@ import {
   type Res,
 } from '../../../../shared/contract/index.ts';
 import type { Core } from '../../../core/index.ts';
+import { parseParam, type ToolEntry } from '../../../../shared/catalogue/index.ts';
 import { oneLine, UsageError } from '../command.ts';
 
 /** A refused command as the CLI reports it: the user's own mistakes (and `usage`, when given, codes) exit 2. */
@@ -74,4 +75,19 @@ export function table(header: string[], rows: (string | number)[][]): string {
   const cells = [header, ...rows.map((r) => r.map((c) => oneLine(String(c))))];
   const w = header.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
   return cells.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(w[i]))).join('  ')).join('\n') + '\n';
+}
+
+/** `--param key=value`s typed by the tool's fields; a key given twice or a value of the wrong kind is a usage error. */
+export function paramsOf(tool: ToolEntry, pairs: readonly string[]): Record<string, unknown> {
+  const params: Record<string, unknown> = {};
+  for (const p of pairs) {
+    try {
+      const [k, v] = parseParam(tool, p);
+      if (Object.hasOwn(params, k)) throw new UsageError(`--param ${k} is given more than once`);
+      params[k] = v;
+    } catch (err) {
+      throw err instanceof UsageError ? err : new UsageError((err as Error).message);
+    }
+  }
+  return params;
 }

@@ -1,0 +1,62 @@
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, test } from '@playwright/test';
+import { desk, newHome, startHost, watchErrors, type HostHandle } from './host.ts';
+import { makeImages, startSandboxProcess, type SandboxProcess } from './studio-helpers.ts';
+
+let host: HostHandle;
+let sandbox: SandboxProcess;
+test.afterEach(async () => {
+  await host?.stop();
+  await sandbox?.stop();
+});
+
+test('compare: one image, three variants side by side, then the chosen one applied to its folder in the Studio', async ({
+  page,
+}) => {
+  const errors = watchErrors(page);
+  sandbox = await startSandboxProcess(200);
+  host = await startHost(newHome(), sandbox.env);
+  const shoot = mkdtempSync(join(tmpdir(), 'md-compare-'));
+  const [image] = await makeImages(shoot, 1);
+  await desk(host, 'presets.save', { name: 'Four', tool: 'upscaler-precision', params: { scale_factor: 4 } });
+
+  await page.goto(`${host.url}#compare`);
+  await expect(page.getByRole('heading', { name: 'Compare', level: 1 })).toBeVisible();
+  await page.getByTestId('compare-image').fill(image);
+  const variants = page.getByTestId('compare-variant');
+  await variants.nth(0).getByTestId('compare-variant-tool').selectOption('upscaler-precision');
+  await variants.nth(1).getByTestId('compare-variant-tool').selectOption('upscaler-precision');
+  await variants.nth(1).getByTestId('compare-variant-preset').selectOption('Four');
+  await page.getByTestId('compare-add').click();
+  await variants.nth(2).getByTestId('compare-variant-tool').selectOption('skin-creative');
+  await expect(page.getByTestId('compare-cost')).toHaveText(
+    'Run sends 3 jobs, one per variant, each charged as one image by the service.',
+  );
+  await page.getByTestId('compare-run').click();
+
+  const results = page.getByTestId('compare-result');
+  await expect(results).toHaveCount(3);
+  await expect(results.getByTestId('compare-result-state')).toHaveText(['Done', 'Done', 'Done'], { timeout: 30_000 });
+  await expect(results).toContainText([
+    'Precision upscaler · Studio settings',
+    'Precision upscaler · Four',
+    /· Studio settings/,
+  ]);
+  await expect(results.locator('img')).toHaveCount(3);
+  // One small batch per variant, each in its own folder under the output folder's Compare.
+  const [run] = readdirSync(join(host.home, 'results', 'Compare'));
+  expect(readdirSync(join(host.home, 'results', 'Compare', run))).toHaveLength(3);
+
+  await results.nth(1).getByRole('button').click();
+  const chosen = page.getByTestId('compare-chosen');
+  await expect(chosen.getByRole('heading', { name: 'Precision upscaler · Four' })).toBeVisible();
+  await expect(chosen.locator('img')).toHaveCount(2);
+  await chosen.getByTestId('compare-apply').click();
+
+  await expect(page.getByTestId('tool-select')).toHaveValue('upscaler-precision');
+  await expect(page.getByTestId('field-scale_factor')).toHaveValue('4');
+  await expect(page.getByRole('list', { name: 'Inputs' }).getByTitle(shoot, { exact: true })).toBeVisible();
+  expect(errors).toEqual([]);
+});
