@@ -26,12 +26,19 @@ export const COST_UNKNOWN = {
  * credits (20 each, from your team's use in the last 7 days) · leaves 189 of today's 200 for
  * Precision upscaler".
  */
+/** ", at ×4 (4 times the area of ×2)": a learned price scaled by output area, said with its factor. */
+function areaWords(scale: { from: number; to: number } | undefined): string {
+  if (!scale || scale.from === scale.to) return '';
+  const times = (scale.to / scale.from) ** 2;
+  return ` at ×${scale.to} (${creditFigure(times)} times the area of ×${scale.from})`;
+}
+
 export function costSentence(e: CostEstimate, unit = 'job'): string {
   const parts = [`Sends ${plural(e.creates, `paid ${unit}`)}`];
   if (e.credits === null) parts.push(e.basis);
   else if (e.learnedFrom)
     parts.push(
-      `about ${plural(Math.round(e.credits), 'credit')} (${creditFigure(e.creditsEach ?? 0)} each, from your team's use in the last ${e.learnedFrom.days} days)`,
+      `about ${plural(Math.round(e.credits), 'credit')} (${creditFigure(e.creditsEach ?? 0)} each${areaWords(e.learnedFrom.areaScale)}, from your team's use in the last ${e.learnedFrom.days} days)`,
     );
   else parts.push(`${plural(e.credits, 'credit')} (${e.basis})`);
   if (e.cap) {

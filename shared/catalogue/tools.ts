@@ -27,6 +27,11 @@ export interface ToolEntry {
   /** Result URLs live this many hours (video 24, per the spec). */
   resultTtlHours?: number;
   /**
+   * Priced by output area (the spec): this field multiplies both sides, so a use costs its square
+   * relative to the field's default. The estimate scales the team's learned price by it.
+   */
+  pricedByArea?: string;
+  /**
    * Values the service accepts and then ignores beside others: `field` (a dotted path) is sent but
    * has no effect when any of `when` is sent too. A warning, not an error: the request is valid.
    */
@@ -436,6 +441,7 @@ export const TOOLS: readonly ToolEntry[] = [
     group: 'image',
     endpoint: 'upscaler-precision',
     summary: 'Upscale 2x to 16x; priced by output area.',
+    pricedByArea: 'scale_factor',
     create: '/v1/ai/image-upscaler-precision-v2',
     list: '/v1/ai/image-upscaler-precision-v2',
     listShown: true,

@@ -72,7 +72,14 @@ export const costEstimateSchema = z.object({
   credits: z.number().nullable(),
   creditsEach: z.number().nullable(),
   /** A learned price's evidence: the team's uses of the tool over these days; null for an app's own price. */
-  learnedFrom: z.object({ uses: z.number().int(), days: z.number().int() }).nullable(),
+  learnedFrom: z
+    .object({
+      uses: z.number().int(),
+      days: z.number().int(),
+      /** For a tool priced by output area: the price was scaled from the usual factor to this one. */
+      areaScale: z.object({ field: z.string(), from: z.number(), to: z.number() }).optional(),
+    })
+    .nullable(),
   /** Where the credits come from, or why they are unknown, in plain words. */
   basis: z.string(),
 });

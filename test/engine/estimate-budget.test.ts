@@ -89,27 +89,34 @@ describe('the estimate before Start', () => {
   });
 
   it("matches the credits the Sandbox charges, for the upscaler at the history's scale and for image-to-prompt", async () => {
-    for (const [tool, names] of [
-      ['upscaler-precision', ['a.png', 'b.png', 'c.png']],
-      ['image-to-prompt', ['d.png', 'e.png']],
+    const sentToday: Record<string, number> = {};
+    for (const [tool, names, params] of [
+      ['upscaler-precision', ['a.png', 'b.png', 'c.png'], {}],
+      ['image-to-prompt', ['d.png', 'e.png'], {}],
     ] as const) {
-      const shoot = join(dir, `shoot-${tool}`);
+      const shoot = join(dir, `shoot-${tool}-${names[0]}`);
       await makeImages(shoot, [...names]);
       const check = await call(owner, 'batches.check', { tool, inputs: [shoot] });
-      const estimate = await call(owner, 'batches.estimate', { tool, params: {}, creates: check.ready });
-      const each = creditsOf(tool, {});
+      const estimate = await call(owner, 'batches.estimate', { tool, params, creates: check.ready });
+      const each = creditsOf(tool, params);
       expect(estimate).toMatchObject({ creates: names.length, creditsEach: each, credits: each * names.length });
       expect(estimate.learnedFrom!.uses).toBeGreaterThanOrEqual(2);
       expect(estimate.basis).toMatch(
         new RegExp(
-          `^about ${each} credits each, from your team's use of this tool in the last 7 days \\(\\d+ uses\\)$`,
+          `^about ${each} credits each, from your team's use of this tool in the last 7 days \\(\\d+ uses\\)${'scale_factor' in params ? ", at ×4: 4 times the area of ×2, taken as your team's usual" : ''}$`,
         ),
       );
       const cap = DEFAULT_DAILY_CAPS.enterprise[tool] ?? DEFAULT_DAILY_CAPS.enterprise['*'];
-      expect(estimate.cap).toMatchObject({ limit: cap, left: cap });
+      expect(estimate.cap).toMatchObject({ limit: cap, left: cap - (sentToday[tool] ?? 0) });
+      sentToday[tool] = (sentToday[tool] ?? 0) + names.length;
 
       const before = await charges(tool);
-      const started = await call(owner, 'batches.start', { tool, inputs: [shoot], outDir: join(dir, `out-${tool}`) });
+      const started = await call(owner, 'batches.start', {
+        tool,
+        inputs: [shoot],
+        params,
+        outDir: join(dir, `out-${tool}-${names[0]}`),
+      });
       expect(started.batch!.estimate).toEqual({ credits: estimate.credits, basis: estimate.basis });
       await until(
         () => owner.engine.store.batch(started.batch!.id)!,
@@ -299,5 +306,34 @@ describe('mediadesk run --check, --budget-jobs and jobs budget', () => {
     expect(resumed.out).toBe(
       `batch ${batch}: 0 queued, 1 resumed from an earlier run, 1 skipped\n1 of 1 done; results in ${out}\n`,
     );
+  });
+});
+
+describe('a tool priced by output area', () => {
+  it("scales the team's learned price by the square of the scale factor, and matches the charge at ×4", async () => {
+    const shoot = join(dir, 'shoot-x4');
+    await makeImages(shoot, ['f.png', 'g.png']);
+    const params = { scale_factor: 4 };
+    const estimate = await call(owner, 'batches.estimate', { tool: 'upscaler-precision', params, creates: 2 });
+    const each = creditsOf('upscaler-precision', params);
+    expect(estimate).toMatchObject({ creditsEach: each, credits: 2 * each });
+    expect(estimate.basis).toMatch(/, at ×4: 4 times the area of ×2, taken as your team's usual$/);
+    expect(costSentence(estimate)).toMatch(
+      /^Sends 2 paid jobs · about 160 credits \(80 each at ×4 \(4 times the area of ×2\), from/,
+    );
+
+    const before = await charges('upscaler-precision');
+    const started = await call(owner, 'batches.start', {
+      tool: 'upscaler-precision',
+      inputs: [shoot],
+      params,
+      outDir: join(dir, 'out-x4'),
+    });
+    await until(
+      () => owner.engine.store.batch(started.batch!.id)!,
+      (b) => b.finished,
+    );
+    const after = await charges('upscaler-precision');
+    expect([after.uses - before.uses, after.credits - before.credits]).toEqual([2, estimate.credits]);
   });
 });

@@ -1,7 +1,7 @@
 import { getTool, resolvePaths, type Slugs } from '../../../shared/catalogue/index.ts';
 import { DeskError } from '../../../shared/contract/define.ts';
 import type { BatchBudget, CostEstimate } from '../../../shared/contract/jobs.ts';
-import { COST_UNKNOWN, LEARNED_PRICE_DAYS, learnedBasis } from '../../../shared/cost-words.ts';
+import { COST_UNKNOWN, creditFigure, LEARNED_PRICE_DAYS, learnedBasis } from '../../../shared/cost-words.ts';
 import { nextUtcMidnight } from '../../../shared/service-limits.ts';
 import type { UsagePoint } from '../../../shared/contract/team.ts';
 import type { Pacer } from './pacer.ts';
@@ -10,7 +10,7 @@ import type { Pacer } from './pacer.ts';
 export interface PriceEach {
   creditsEach: number | null;
   basis: string;
-  learnedFrom: { uses: number; days: number } | null;
+  learnedFrom: CostEstimate['learnedFrom'];
 }
 
 export interface EstimatorDeps {
@@ -41,6 +41,25 @@ export function learnedPrice(points: readonly UsagePoint[], usageTool: string): 
   if (uses <= 0) return { creditsEach: null, basis: COST_UNKNOWN.unused(), learnedFrom: null };
   const each = credits / uses;
   return { creditsEach: each, basis: learnedBasis(each, uses), learnedFrom: { uses, days: LEARNED_PRICE_DAYS } };
+}
+
+/**
+ * A tool priced by output area: the team's uses are taken to be at the field's default factor
+ * (the usage does not say theirs), and this batch's factor scales the price by its square.
+ */
+export function byOutputArea(toolId: string, params: Record<string, unknown>, price: PriceEach): PriceEach {
+  const tool = getTool(toolId);
+  const field = tool.pricedByArea && tool.fields.find((f) => f.name === tool.pricedByArea);
+  if (!field || price.creditsEach === null || !price.learnedFrom || !('default' in field)) return price;
+  const from = Number(field.default);
+  const to = Number(params[field.name] ?? from);
+  if (!(from > 0) || !(to > 0) || to === from) return price;
+  const each = price.creditsEach * (to / from) ** 2;
+  return {
+    creditsEach: each,
+    basis: `${learnedBasis(each, price.learnedFrom.uses)}, at ×${to}: ${creditFigure((to / from) ** 2)} times the area of ×${from}, taken as your team's usual`,
+    learnedFrom: { ...price.learnedFrom, areaScale: { field: field.name, from, to } },
+  };
 }
 
 /**
@@ -78,7 +97,7 @@ export class BatchEstimator {
       });
       return unknown(basis);
     }
-    return learnedPrice(points, usageToolOf(toolId, this.deps.slugs(), params));
+    return byOutputArea(toolId, params, learnedPrice(points, usageToolOf(toolId, this.deps.slugs(), params)));
   }
 
   async estimate(toolId: string, params: Record<string, unknown>, creates: number): Promise<CostEstimate> {
