@@ -223,6 +223,7 @@ export async function createCore(opts: CoreOptions) {
         (id, p) => engine.store.setEstimate(id, p.creditsEach, p.basis),
       ),
     'batches.estimate': ({ tool, params, creates }) => estimator.estimate(tool, params, creates),
+    'apps.estimate': async ({ id, runs }) => estimator.appEstimate(await team.apps.get(id), runs),
     ...teamHandlers(teamDeps, team),
     ...reportHandlers({
       store: engine.store,

@@ -272,6 +272,16 @@ export const jobsCommands = {
     batchCheckResultSchema,
     'What batches.start would queue, skip and reject for these inputs, checked the same way, before anything is paid; nothing is queued. Given params, refuses those Start would refuse (invalid). Progress comes as batches.checkProgress.',
   ),
+  'apps.estimate': command(
+    z
+      .object({
+        id: z.string().min(1),
+        runs: z.number().int('must be a whole number').min(1, 'must be at least 1').max(1000).default(1),
+      })
+      .strict(),
+    costEstimateSchema,
+    "What runs of an app will cost before Run: its price times the runs, and what they leave of the app's daily cap.",
+  ),
   'batches.estimate': command(
     z
       .object({

@@ -337,3 +337,20 @@ describe('a tool priced by output area', () => {
     expect([after.uses - before.uses, after.credits - before.credits]).toEqual([2, estimate.credits]);
   });
 });
+
+describe('a workflow app before Run', () => {
+  it("says its own price times the runs, and what they leave of the app's daily cap", async () => {
+    const teamOwner = await coreAs('sandbox-owner', 'app-owner');
+    const { apps } = await call(teamOwner, 'apps.list', {});
+    const app = apps.find((a) => a.cost !== null)!;
+    const estimate = await call(teamOwner, 'apps.estimate', { id: app.id, runs: 3 });
+    expect(estimate).toMatchObject({ creates: 3, credits: 3 * app.cost!, creditsEach: app.cost, learnedFrom: null });
+    expect(estimate.cap).toMatchObject({ limit: DEFAULT_DAILY_CAPS.enterprise['*'], used: 0 });
+    await call(teamOwner, 'limits.setCap', { tool: `app:${app.id}`, cap: 2 });
+    expect(costSentence(await call(teamOwner, 'apps.estimate', { id: app.id, runs: 3 }), 'run')).toBe(
+      `Sends 3 paid runs · ${3 * app.cost!} credits (the app's price: ${app.cost} credits a run) · only 2 of today's 2 for ${app.name} are left: the rest wait until 00:00 UTC`,
+    );
+    const unknown = await call(teamOwner, 'apps.estimate', { id: 'no-such-app', runs: 1 }).catch((e: DeskError) => e);
+    expect(unknown).toBeInstanceOf(DeskError);
+  });
+});

@@ -35,6 +35,7 @@ const READS = new Set<CommandName>([
   'batches.list',
   'batches.report',
   'batches.estimate',
+  'apps.estimate',
   'jobs.list',
   'jobs.status',
   'apps.list',

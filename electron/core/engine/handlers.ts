@@ -3,11 +3,11 @@ import type { jobsCommands } from '../../../shared/contract/jobs.ts';
 import type { EventPayload } from '../../../shared/contract/index.ts';
 import type { Engine } from './engine.ts';
 
-/** The renderer's commands over the engine (createCore adds the estimate); transports validate requests and responses. */
+/** The renderer's commands over the engine (createCore adds the estimates); transports validate requests and responses. */
 export function engineHandlers(
   engine: Engine,
   onCheckProgress?: (p: EventPayload<'batches.checkProgress'>) => void,
-): Omit<HandlerMap<typeof jobsCommands>, 'batches.estimate'> {
+): Omit<HandlerMap<typeof jobsCommands>, 'batches.estimate' | 'apps.estimate'> {
   return {
     'batches.start': (req) => engine.startBatch(req),
     'batches.check': (req) => engine.checkBatch(req, onCheckProgress),

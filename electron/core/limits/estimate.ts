@@ -1,7 +1,13 @@
 import { getTool, resolvePaths, type Slugs } from '../../../shared/catalogue/index.ts';
 import { DeskError } from '../../../shared/contract/define.ts';
 import type { BatchBudget, CostEstimate } from '../../../shared/contract/jobs.ts';
-import { COST_UNKNOWN, creditFigure, LEARNED_PRICE_DAYS, learnedBasis } from '../../../shared/cost-words.ts';
+import {
+  appRunEstimate,
+  COST_UNKNOWN,
+  creditFigure,
+  LEARNED_PRICE_DAYS,
+  learnedBasis,
+} from '../../../shared/cost-words.ts';
 import { nextUtcMidnight } from '../../../shared/service-limits.ts';
 import type { UsagePoint } from '../../../shared/contract/team.ts';
 import type { Pacer } from './pacer.ts';
@@ -42,6 +48,9 @@ export function learnedPrice(points: readonly UsagePoint[], usageTool: string): 
   const each = credits / uses;
   return { creditsEach: each, basis: learnedBasis(each, uses), learnedFrom: { uses, days: LEARNED_PRICE_DAYS } };
 }
+
+const capOf = (c: { cap: number; used: number; left: number; resetsAt: number }): CostEstimate['cap'] =>
+  Number.isFinite(c.cap) ? { limit: c.cap, used: c.used, left: c.left, resetsAt: c.resetsAt } : null;
 
 /**
  * A tool priced by output area: the team's uses are taken to be at the field's default factor
@@ -100,6 +109,15 @@ export class BatchEstimator {
     return byOutputArea(toolId, params, learnedPrice(points, usageToolOf(toolId, this.deps.slugs(), params)));
   }
 
+  /** Runs of a workflow app: its own price, and what they leave of its daily cap (`app:<id>`). */
+  async appEstimate(app: { id: string; name: string; cost: number | null }, runs: number): Promise<CostEstimate> {
+    const { scope, plan } = await this.deps.pacer.scope();
+    return {
+      ...appRunEstimate(app.name, app.cost, runs),
+      cap: capOf(this.deps.pacer.limiter.capStatus(scope, plan, `app:${app.id}`)),
+    };
+  }
+
   async estimate(toolId: string, params: Record<string, unknown>, creates: number): Promise<CostEstimate> {
     let tool;
     try {
@@ -113,7 +131,7 @@ export class BatchEstimator {
     return {
       title: tool.title,
       creates,
-      cap: Number.isFinite(cap.cap) ? { limit: cap.cap, used: cap.used, left: cap.left, resetsAt: cap.resetsAt } : null,
+      cap: capOf(cap),
       credits: price.creditsEach === null ? null : price.creditsEach * creates,
       creditsEach: price.creditsEach,
       learnedFrom: price.learnedFrom,
