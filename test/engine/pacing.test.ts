@@ -43,6 +43,16 @@ function pacedEngine(home: string) {
   });
 }
 
+/** Waits until `done` of the jobs are done and every other one says why it waits. */
+async function heldAfter(e: ReturnType<typeof openEngine>, ids: readonly string[], done: number): Promise<void> {
+  for (;;) {
+    const rows = e.store.byIds(ids);
+    if (rows.filter((j) => j.state === 'done').length === done && rows.every((j) => j.state === 'done' || j.error))
+      return;
+    await new Promise((res) => setTimeout(res, 50));
+  }
+}
+
 describe('pacing to the service limits', () => {
   it('runs a 2,000-job batch with no 429 at all: the limiter keeps under the rates', async () => {
     await control(sb.url, 'reset', {});
@@ -84,12 +94,7 @@ describe('pacing to the service limits', () => {
       const r = await e.startBatch({ tool: TOOL, inputs, outDir: join(dir, 'out-capped') });
       e.start();
       // Held: ten done, the rest queued with the cap's words, nothing failed.
-      for (;;) {
-        const rows = e.store.byIds(r.jobIds);
-        if (rows.filter((j) => j.state === 'done').length === 10 && rows.every((j) => j.state === 'done' || j.error))
-          break;
-        await new Promise((res) => setTimeout(res, 50));
-      }
+      await heldAfter(e, r.jobIds, 10);
       const rows = e.store.byIds(r.jobIds);
       expect(rows.filter((j) => j.state === 'queued')).toHaveLength(15);
       expect(rows.find((j) => j.state === 'queued')!.error).toMatch(
@@ -150,12 +155,7 @@ describe('the day turning at midnight UTC', () => {
       );
       const r = await e.startBatch({ tool: TOOL, inputs, outDir: join(dir, 'out-midnight') });
       e.start();
-      for (;;) {
-        const rows = e.store.byIds(r.jobIds);
-        if (rows.filter((j) => j.state === 'done').length === 4 && rows.every((j) => j.state === 'done' || j.error))
-          break;
-        await new Promise((res) => setTimeout(res, 50));
-      }
+      await heldAfter(e, r.jobIds, 4);
       expect(e.store.byIds(r.jobIds).filter((j) => j.state === 'queued')).toHaveLength(4);
       expect((await e.statusNow()).heldBy).toEqual([expect.objectContaining({ tool: TOOL, left: 0, waiting: 4 })]);
 
