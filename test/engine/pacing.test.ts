@@ -219,17 +219,21 @@ describe('mediadesk limits', () => {
   }, 60_000);
 });
 
+/** The CLI's core on a data folder, on the shared Sandbox with one of its demo keys. */
+const cliCore = (home: string, key: string) =>
+  createCore({
+    home,
+    host: 'cli',
+    env: { MEDIADESK_API_URL: sb.url, MEDIADESK_API_KEY: key },
+    secrets: new MemorySecretStore(),
+    startSandbox: () => Promise.reject(new Error('not used')),
+  });
+
 describe('workflow app runs', () => {
   it("count against their app's own daily cap: a run over it waits, said plainly, and goes once the cap is raised", async () => {
     await control(sb.url, 'reset', {});
     const home = join(dir, 'home-apps');
-    const core = await createCore({
-      home,
-      host: 'cli',
-      env: { MEDIADESK_API_URL: sb.url, MEDIADESK_API_KEY: 'sandbox-owner' },
-      secrets: new MemorySecretStore(),
-      startSandbox: () => Promise.reject(new Error('not used')),
-    });
+    const core = await cliCore(home, 'sandbox-owner');
     const call = async <K extends CommandName>(name: K, req: Req<K>): Promise<Res<K>> => {
       const reply = await core.dispatch(name, req);
       if (!reply.ok) throw DeskError.from(reply.error);
@@ -266,13 +270,7 @@ describe('workflow app runs', () => {
       await core.close();
     }
     // With a key whose team cannot list apps, the name its runs were queued under names it; an app never run, none.
-    const other = await createCore({
-      home,
-      host: 'cli',
-      env: { MEDIADESK_API_URL: sb.url, MEDIADESK_API_KEY: 'sandbox-business' },
-      secrets: new MemorySecretStore(),
-      startSandbox: () => Promise.reject(new Error('not used')),
-    });
+    const other = await cliCore(home, 'sandbox-business');
     try {
       expect(await other.apps.titlesOf(['jM4nX8sc', 'zQ8gone7x1'])).toEqual(new Map([['jM4nX8sc', 'Jingle maker']]));
     } finally {
