@@ -214,7 +214,7 @@ export async function createCore(opts: CoreOptions) {
         env: opts.env ?? process.env,
       }),
     ...engineHandlers(engine, (p) => events.emit('batches.checkProgress', p)),
-    ...limitsHandlers(engine.pacer, engine.store),
+    ...limitsHandlers(engine.pacer, engine.store, (ids) => team.apps.titlesOf(ids)),
     'batches.start': (req) =>
       startEstimated(
         estimator,

@@ -7,7 +7,7 @@ import { openEngine } from '../../electron/core/engine/open.ts';
 import { limitsHandlers } from '../../electron/core/limits/handlers.ts';
 import { DEFAULT_SLUGS } from '../../shared/catalogue/index.ts';
 import { heldMessage } from '../../shared/contract/jobs.ts';
-import { DEFAULT_DAILY_CAPS, type RateLimits } from '../../shared/service-limits.ts';
+import { DEFAULT_DAILY_CAPS, nextUtcMidnight, type RateLimits } from '../../shared/service-limits.ts';
 import { DEFAULT_SETTINGS } from '../../shared/settings.ts';
 import { cleanup, control, creates, makeImages, settle, tmp } from './helpers.ts';
 import { cliEnv, runCli } from '../cli.ts';
@@ -41,6 +41,16 @@ function pacedEngine(home: string) {
     poll: { firstMs: 300, minMs: 300, maxMs: { image: 600, text: 600, audio: 600, video: 600 } },
     client: { maxDelayMs: 2000 },
   });
+}
+
+/** Waits until `done` of the jobs are done and every other one says why it waits. */
+async function heldAfter(e: ReturnType<typeof openEngine>, ids: readonly string[], done: number): Promise<void> {
+  for (;;) {
+    const rows = e.store.byIds(ids);
+    if (rows.filter((j) => j.state === 'done').length === done && rows.every((j) => j.state === 'done' || j.error))
+      return;
+    await new Promise((res) => setTimeout(res, 50));
+  }
 }
 
 describe('pacing to the service limits', () => {
@@ -84,12 +94,7 @@ describe('pacing to the service limits', () => {
       const r = await e.startBatch({ tool: TOOL, inputs, outDir: join(dir, 'out-capped') });
       e.start();
       // Held: ten done, the rest queued with the cap's words, nothing failed.
-      for (;;) {
-        const rows = e.store.byIds(r.jobIds);
-        if (rows.filter((j) => j.state === 'done').length === 10 && rows.every((j) => j.state === 'done' || j.error))
-          break;
-        await new Promise((res) => setTimeout(res, 50));
-      }
+      await heldAfter(e, r.jobIds, 10);
       const rows = e.store.byIds(r.jobIds);
       expect(rows.filter((j) => j.state === 'queued')).toHaveLength(15);
       expect(rows.find((j) => j.state === 'queued')!.error).toMatch(
@@ -123,6 +128,56 @@ describe('pacing to the service limits', () => {
   }, 120_000);
 });
 
+describe('the day turning at midnight UTC', () => {
+  it('resumes a batch held at its daily cap by itself once the engine and the service reach the next day', async () => {
+    // One clock for the Sandbox and the engine's limiter, set ten minutes before midnight UTC, moved past it below.
+    let shift = nextUtcMidnight(Date.now()) - 10 * 60_000 - Date.now();
+    const clock = () => Date.now() + shift;
+    const caps = { ...DEFAULT_DAILY_CAPS, enterprise: { ...DEFAULT_DAILY_CAPS.enterprise, [TOOL]: 4 } };
+    const service = await startSandbox({ port: 0, taskDurationMs: 100, now: clock, limits: { ...RATES, caps } });
+    const home = join(dir, 'home-midnight');
+    const e = openEngine({
+      home,
+      target: async () => ({ baseUrl: service.url, apiKey: 'sandbox-owner' }),
+      slugs: () => ({ ...DEFAULT_SLUGS }),
+      settings: () => DEFAULT_SETTINGS,
+      rates: RATES,
+      paceClock: clock,
+      poll: { firstMs: 100, minMs: 100, maxMs: { image: 300, text: 300, audio: 300, video: 300 } },
+    });
+    const limits = limitsHandlers(e.pacer, e.store);
+    try {
+      await limits['limits.setCap']({ tool: TOOL, cap: 4 });
+      const inputs = await makeImages(
+        join(dir, 'midnight'),
+        Array.from({ length: 8 }, (_, i) => `m${i}.png`),
+        8,
+      );
+      const r = await e.startBatch({ tool: TOOL, inputs, outDir: join(dir, 'out-midnight') });
+      e.start();
+      await heldAfter(e, r.jobIds, 4);
+      expect(e.store.byIds(r.jobIds).filter((j) => j.state === 'queued')).toHaveLength(4);
+      expect((await e.statusNow()).heldBy).toEqual([expect.objectContaining({ tool: TOOL, left: 0, waiting: 4 })]);
+
+      // Midnight UTC passes: nobody raises the cap or starts anything, the rest of the batch goes.
+      shift += 10 * 60_000 + 1000;
+      await settle(e, r.jobIds);
+      expect(new Set(e.store.byIds(r.jobIds).map((j) => j.state))).toEqual(new Set(['done']));
+      expect(e.store.byIds(r.jobIds).every((j) => j.error === null)).toBe(true);
+      expect((await e.statusNow()).heldBy).toEqual([]);
+      const today = (await limits['limits.status']({})).today;
+      expect(today).toEqual([expect.objectContaining({ tool: TOOL, cap: 4, used: 4, left: 0, waiting: 0 })]);
+      expect(today[0].resetsAt).toBe(nextUtcMidnight(clock()));
+      const stats = await control(service.url, 'stats');
+      expect(creates(stats)).toBe(8);
+      expect(stats.limited.daily_cap).toBe(0);
+    } finally {
+      await e.close();
+      await service.close();
+    }
+  }, 60_000);
+});
+
 describe('mediadesk limits', () => {
   it('shows the plan and its caps, sets a cap of your own and takes it back, and refuses a bad one by name', async () => {
     const env = cliEnv(join(dir, 'home-cli'), sb.url);
@@ -130,23 +185,27 @@ describe('mediadesk limits', () => {
     expect(shown.code).toBe(0);
     // A demo key's plan decides (sandbox-owner: enterprise); a live key's is the planTier setting's.
     expect(shown.out).toMatch(/^Plan: enterprise \(from the Sandbox's demo key\)$/m);
-    expect(shown.out).toMatch(/^upscaler-precision +2000 +default$/m);
+    // Each line names the tool by its title, with the id `limits set` takes.
+    expect(shown.out).toMatch(/^Precision upscaler +upscaler-precision +2000 +default$/m);
+    expect(shown.out).toMatch(/^Every other tool +\* +\d+ +default$/m);
     const set = await runCli(['limits', 'set', 'upscaler-precision', '300'], { env });
     expect([set.code, set.err]).toEqual([0, '']);
-    expect(set.out).toMatch(/^upscaler-precision +300 +yours$/m);
+    expect(set.out).toMatch(/^Precision upscaler +upscaler-precision +300 +yours$/m);
     const other = await runCli(['limits', 'set', 'music', '7', '--plan', 'business'], { env });
-    expect(other.out).not.toMatch(/^music +7/m);
+    expect(other.out).not.toMatch(/ music +7/);
     const live = await runCli(['limits'], { env: cliEnv(join(dir, 'home-cli'), sb.url, 'a-live-key') });
     expect(live.out).toMatch(/^Plan: business \(from Settings \(planTier\)\)$/m);
-    expect(live.out).toMatch(/^music +7 +yours$/m);
-    expect(await runCli(['limits', '--json'], { env }).then((r) => JSON.parse(r.out).caps)).toContainEqual({
-      tool: 'upscaler-precision',
-      title: 'Precision upscaler',
-      cap: 300,
-      own: true,
-    });
+    expect(live.out).toMatch(/^Music generation +music +7 +yours$/m);
+    // A workflow app's cap is named by the app's title from the apps list.
+    const app = await runCli(['limits', 'set', 'app:jM4nX8sc', '5'], { env });
+    expect([app.code, app.err]).toEqual([0, '']);
+    expect(app.out).toMatch(/^Jingle maker +app:jM4nX8sc +5 +yours$/m);
+    expect(app.out).not.toMatch(/^app:/m);
+    const json = await runCli(['limits', '--json'], { env }).then((r) => JSON.parse(r.out).caps);
+    expect(json).toContainEqual({ tool: 'upscaler-precision', title: 'Precision upscaler', cap: 300, own: true });
+    expect(json).toContainEqual({ tool: 'app:jM4nX8sc', title: 'Jingle maker', cap: 5, own: true });
     const back = await runCli(['limits', 'set', 'upscaler-precision', 'default'], { env });
-    expect(back.out).toMatch(/^upscaler-precision +2000 +default$/m);
+    expect(back.out).toMatch(/^Precision upscaler +upscaler-precision +2000 +default$/m);
     const bad = await runCli(['limits', 'set', 'no-such-tool', '5'], { env });
     expect(bad.code).toBe(2);
     expect(bad.err.trim()).toBe(
@@ -160,17 +219,21 @@ describe('mediadesk limits', () => {
   }, 60_000);
 });
 
+/** The CLI's core on a data folder, on the shared Sandbox with one of its demo keys. */
+const cliCore = (home: string, key: string) =>
+  createCore({
+    home,
+    host: 'cli',
+    env: { MEDIADESK_API_URL: sb.url, MEDIADESK_API_KEY: key },
+    secrets: new MemorySecretStore(),
+    startSandbox: () => Promise.reject(new Error('not used')),
+  });
+
 describe('workflow app runs', () => {
   it("count against their app's own daily cap: a run over it waits, said plainly, and goes once the cap is raised", async () => {
     await control(sb.url, 'reset', {});
     const home = join(dir, 'home-apps');
-    const core = await createCore({
-      home,
-      host: 'cli',
-      env: { MEDIADESK_API_URL: sb.url, MEDIADESK_API_KEY: 'sandbox-owner' },
-      secrets: new MemorySecretStore(),
-      startSandbox: () => Promise.reject(new Error('not used')),
-    });
+    const core = await cliCore(home, 'sandbox-owner');
     const call = async <K extends CommandName>(name: K, req: Req<K>): Promise<Res<K>> => {
       const reply = await core.dispatch(name, req);
       if (!reply.ok) throw DeskError.from(reply.error);
@@ -199,8 +262,19 @@ describe('workflow app runs', () => {
         await new Promise((res) => setTimeout(res, 50));
       }
       expect(core.apps.one(second)).toMatchObject({ state: 'done', error: null });
+      // The limits tables name it as the Apps screen does.
+      const limits = await call('limits.status', {});
+      expect(limits.caps).toContainEqual({ tool: 'app:jM4nX8sc', title: 'Jingle maker', cap: 2, own: true });
+      expect(limits.today).toContainEqual(expect.objectContaining({ tool: 'app:jM4nX8sc', title: 'Jingle maker' }));
     } finally {
       await core.close();
+    }
+    // With a key whose team cannot list apps, the name its runs were queued under names it; an app never run, none.
+    const other = await cliCore(home, 'sandbox-business');
+    try {
+      expect(await other.apps.titlesOf(['jM4nX8sc', 'zQ8gone7x1'])).toEqual(new Map([['jM4nX8sc', 'Jingle maker']]));
+    } finally {
+      await other.close();
     }
   }, 60_000);
 });

@@ -10,6 +10,7 @@ import { openDatabase } from '../../electron/core/db/open.ts';
 import { QUEUE_MIGRATIONS } from '../../electron/core/queue/migrations.ts';
 import { DEFAULT_DAILY_CAPS, SERVICE_RATES } from '../../shared/service-limits.ts';
 import { heldMessage } from '../../shared/contract/jobs.ts';
+import { limitTitle } from '../../electron/core/limits/held.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'limiter-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -217,5 +218,13 @@ describe('a held batch in plain words (the Queue and the CLI)', () => {
     expect(heldMessage({ ...held, limit: 1, waiting: 1, resetsAt: new Date(2026, 10, 28, 13, 5).getTime() })).toBe(
       'Held: the daily limit of 1 job for Precision upscaler is reached; 0 left today, resets at 13:05 your time (1 job waits).',
     );
+  });
+
+  it("names a cap by the tool's title, a workflow app's title, or the app plainly when its title is unknown", () => {
+    const titles = new Map([['jM4nX8sc', 'Jingle maker']]);
+    expect(limitTitle('upscaler-precision', titles)).toBe('Precision upscaler');
+    expect(limitTitle('*', titles)).toBe('every other tool');
+    expect(limitTitle('app:jM4nX8sc', titles)).toBe('Jingle maker');
+    expect(limitTitle('app:zQ8gone7x1', titles)).toBe('Workflow app zQ8gone7');
   });
 });

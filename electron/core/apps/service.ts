@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { DeskError } from '../../../shared/contract/define.ts';
 import { deskErrorCodeOf } from '../dispatch.ts';
 import type { AppDefinition, AppRun, AppSummary } from '../../../shared/contract/team.ts';
@@ -69,10 +70,17 @@ export interface AppsServiceOptions {
   platform?: string;
 }
 
+/** How long a title lookup waits for the apps list, and how often it asks for it again. */
+const TITLES_WAIT_MS = 2000;
+const TITLES_RELIST_MS = 60_000;
+
 export class AppsService {
   readonly store: AppRunStore;
   readonly runner: AppRunner;
   private readonly opts: AppsServiceOptions;
+  /** Apps' titles as the Apps screen shows them, by id, from every list and definition read. */
+  private readonly titles = new Map<string, string>();
+  private titlesListedAt = 0;
 
   constructor(opts: AppsServiceOptions) {
     this.opts = opts;
@@ -92,7 +100,9 @@ export class AppsService {
 
   async list(): Promise<AppSummary[]> {
     try {
-      return parseAppList(await this.opts.client.get('/v1/ai/apps'));
+      const apps = parseAppList(await this.opts.client.get('/v1/ai/apps'));
+      for (const a of apps) this.titles.set(a.id, a.name);
+      return apps;
     } catch (err) {
       throw toDeskError(err);
     }
@@ -100,10 +110,27 @@ export class AppsService {
 
   async get(id: string): Promise<AppDefinition> {
     try {
-      return parseAppDefinition(await this.opts.client.get(`/v1/ai/apps/${encodeURIComponent(id)}`));
+      const def = parseAppDefinition(await this.opts.client.get(`/v1/ai/apps/${encodeURIComponent(id)}`));
+      this.titles.set(def.id, def.name);
+      return def;
     } catch (err) {
       throw toDeskError(err);
     }
+  }
+
+  /**
+   * These apps' titles: as last read from the service, else the name a run was queued under, else from the
+   * apps list (asked at most once a minute, waited for briefly: a slow server fills them in for the next ask).
+   */
+  async titlesOf(ids: readonly string[]): Promise<Map<string, string>> {
+    const unknown = () => ids.filter((id) => !this.titles.has(id));
+    for (const [id, name] of this.store.appNames(unknown())) this.titles.set(id, name);
+    if (unknown().length && Date.now() - this.titlesListedAt > TITLES_RELIST_MS) {
+      this.titlesListedAt = Date.now();
+      const listed = this.list().catch(() => undefined);
+      await Promise.race([listed, delay(TITLES_WAIT_MS, undefined, { ref: false })]);
+    }
+    return new Map(ids.flatMap((id) => (this.titles.has(id) ? [[id, this.titles.get(id)!] as const] : [])));
   }
 
   /**

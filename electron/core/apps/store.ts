@@ -292,6 +292,17 @@ export class AppRunStore {
     ).map(fromRaw);
   }
 
+  /** The name each of these apps' newest run was queued under, by app id. */
+  appNames(appIds: readonly string[]): Map<string, string> {
+    if (!appIds.length) return new Map();
+    const rows = this.db
+      .prepare(
+        `SELECT app_id, app_name FROM app_runs WHERE app_id IN (${appIds.map(() => '?').join(',')}) ORDER BY seq`,
+      )
+      .all(...appIds) as { app_id: string; app_name: string }[];
+    return new Map(rows.map((r) => [r.app_id, r.app_name]));
+  }
+
   list(limit: number): AppRunRow[] {
     return (this.db.prepare('SELECT * FROM app_runs ORDER BY seq DESC LIMIT ?').all(limit) as Raw[]).map(fromRaw);
   }

@@ -67,6 +67,7 @@ export class Engine {
       new PaceLimiter(options.db, {
         rates: options.rates,
         safetyMs: options.paceSafetyMs ?? PACE_SAFETY_MS,
+        now: options.paceClock,
       }),
       {
         target: options.target,

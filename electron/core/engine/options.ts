@@ -24,6 +24,8 @@ export interface EngineOptions {
   rates?: RateLimits;
   /** How much longer than its window a grant counts (LimiterOptions.safetyMs); default PACE_SAFETY_MS. */
   paceSafetyMs?: number;
+  /** The clock of the rates' windows and the daily caps' UTC days (LimiterOptions.now); tests move it past midnight. */
+  paceClock?: () => number;
   /** Overrides settings.concurrency (CLI --concurrency, benchmarks). */
   concurrency?: number;
   poll?: Partial<PollPolicy>;

@@ -3,10 +3,13 @@ import type { HeldBy } from '../../../shared/contract/jobs.ts';
 import type { JobStore } from '../queue/store.ts';
 import type { Pacer } from './pacer.ts';
 
-/** A capped tool's name as a person reads it: the catalogue's title, or the workflow app's id said as such. */
-export function limitTitle(tool: string): string {
+/**
+ * A capped tool's name as a person reads it: the catalogue's title, or a workflow app's title as the Apps
+ * screen shows it (`appTitles`, by app id), else the app said as one with the start of its id.
+ */
+export function limitTitle(tool: string, appTitles: ReadonlyMap<string, string> = new Map()): string {
   if (tool === '*') return 'every other tool';
-  if (tool.startsWith('app:')) return `the workflow app ${tool.slice(4)}`;
+  if (tool.startsWith('app:')) return appTitles.get(tool.slice(4)) ?? `Workflow app ${tool.slice(4, 12)}`;
   try {
     return getTool(tool).title;
   } catch {

@@ -70,7 +70,8 @@ export function limiterScope(backendIdentity: string, apiKey: string): string {
  */
 export class PaceLimiter {
   readonly rates: RateLimits;
-  private readonly now: () => number;
+  /** The clock grants and the daily caps' UTC days are counted by (LimiterOptions.now). */
+  readonly now: () => number;
   private readonly safetyMs: number;
   private readonly stmts;
   private readonly grantTx: (req: GrantRequest) => Grant;

@@ -5,17 +5,20 @@ import { openCliServices } from '../services.ts';
 import { invoke, parseOptions, table } from './team-common.ts';
 
 const localTime = (ms: number) => new Date(ms).toTimeString().slice(0, 5);
+/** A row's name: the tool's or app's title as the app shows it; `*` starts its line in capitals. */
+const named = (l: { tool: string; title: string }) =>
+  l.tool === '*' ? l.title[0].toUpperCase() + l.title.slice(1) : l.title;
 
 function show(r: LimitsStatus): string {
   const from = r.planFrom === 'sandbox' ? "the Sandbox's demo key" : 'Settings (planTier)';
   const caps = table(
-    ['TOOL', 'CAP A DAY', ''],
-    r.caps.map((c) => [c.tool, c.cap, c.own ? 'yours' : 'default']),
+    ['TOOL', 'ID', 'CAP A DAY', ''],
+    r.caps.map((c) => [named(c), c.tool, c.cap, c.own ? 'yours' : 'default']),
   );
   const today = r.today.length
     ? table(
         ['TOOL', 'USED TODAY', 'LEFT', 'WAITING', 'RESETS'],
-        r.today.map((t) => [t.tool, t.used, t.left ?? 'no cap', t.waiting, `${localTime(t.resetsAt)} your time`]),
+        r.today.map((t) => [named(t), t.used, t.left ?? 'no cap', t.waiting, `${localTime(t.resetsAt)} your time`]),
       )
     : 'Nothing sent today.\n';
   return `Plan: ${r.plan} (from ${from})\n\nDaily caps (jobs per tool per day, * is every other tool):\n${caps}\nToday:\n${today}`;

@@ -1,0 +1,80 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, test } from '@playwright/test';
+import { newHome, startHost, type HostHandle } from './host.ts';
+import { desk, makeImages, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
+
+let host: HostHandle;
+let sandbox: SandboxProcess;
+test.afterEach(async () => {
+  await host?.stop();
+  await sandbox?.stop();
+});
+
+const sandboxStats = async (url: string) =>
+  (await (await fetch(`${url}/__sandbox/stats`)).json()) as { limited: Record<string, number> };
+
+test('a tool at its daily limit holds its jobs in the Queue, other work goes on, and raising the limit in Settings finishes the batch', async ({
+  page,
+}) => {
+  const errors = watchErrors(page);
+  // The service's rates and the plans' caps; the account's own limit is scaled down to 3 so a batch of 6 reaches it.
+  sandbox = await startSandboxProcess(200, ['--limits', 'service']);
+  host = await startHost(newHome(), sandbox.env);
+  await desk(host, 'limits.setCap', { tool: 'upscaler-precision', cap: 3 });
+  const upscale = mkdtempSync(join(tmpdir(), 'md-limits-'));
+  await makeImages(upscale, 6);
+  await desk(host, 'batches.start', { tool: 'upscaler-precision', inputs: [upscale], params: {} });
+
+  await page.goto(`${host.url}#queue`);
+  const hold = page.getByTestId('queue-held-by');
+  await expect(hold).toContainText(
+    /^Held: the daily limit of 3 jobs for Precision upscaler is reached; 0 left today, resets at \d\d:\d\d your time \(3 jobs wait\)\./,
+    { timeout: 30_000 },
+  );
+  await expect(hold).toContainText('They go on by themselves when the limit resets, or once it is raised in Settings');
+  const jobs = (state: string) => page.locator(`[data-testid=job-row][data-state=${state}]`);
+  await expect(jobs('done')).toHaveCount(3);
+  await expect(jobs('queued')).toHaveCount(3);
+  for (const error of await jobs('queued').getByTestId('job-row-error').allTextContents())
+    expect(error).toBe(
+      'Waiting: the daily limit of 3 jobs for Precision upscaler is reached (0 left today); it resets at 00:00 UTC.',
+    );
+
+  // Another tool's batch, started while the first is held, runs to its end.
+  const describe = mkdtempSync(join(tmpdir(), 'md-limits-other-'));
+  await makeImages(describe, 2);
+  await desk(host, 'batches.start', { tool: 'image-to-prompt', inputs: [describe], params: {} });
+  const otherRow = page.getByTestId('batch-row').filter({ hasText: 'Image to prompt' });
+  await expect(otherRow.getByTestId('batch-count')).toHaveText('2/2', { timeout: 30_000 });
+  await expect(otherRow.getByTestId('batch-summary')).toHaveText('finished');
+  const heldRow = page.getByTestId('batch-row').filter({ hasText: 'Precision upscaler' });
+  await expect(heldRow.getByTestId('batch-count')).toHaveText('3/6');
+  await expect(hold).toContainText('(3 jobs wait)');
+
+  // Settings, Daily limits: today's use beside the limit; raising it lets the held jobs go. A workflow
+  // app's limit is named as the Workflow apps screen names the app.
+  await desk(host, 'limits.setCap', { tool: 'app:jM4nX8sc', cap: 5 });
+  await page.goto(`${host.url}#settings`);
+  const limitsTable = page.getByTestId('limits-table');
+  await expect(limitsTable.getByRole('row').filter({ hasText: 'Jingle maker' })).toHaveCount(1);
+  await expect(page.getByLabel('Jobs a day for Jingle maker')).toHaveValue('5');
+  await expect(limitsTable).not.toContainText('app:');
+  const upscalerLine = limitsTable.getByRole('row').filter({ hasText: 'Precision upscaler' });
+  await expect(upscalerLine.getByRole('cell').nth(2)).toHaveText('3');
+  const limit = page.getByLabel('Jobs a day for Precision upscaler');
+  await expect(limit).toHaveValue('3');
+  await limit.fill('10');
+  await limit.press('Tab');
+  await expect(upscalerLine.getByRole('button', { name: "Back to the plan's" })).toBeVisible();
+
+  await page.goto(`${host.url}#queue`);
+  await page.getByTestId('batch-row').filter({ hasText: 'Precision upscaler' }).click();
+  await expect(heldRow.getByTestId('batch-count')).toHaveText('6/6', { timeout: 30_000 });
+  await expect(jobs('done')).toHaveCount(6);
+  await expect(hold).toHaveCount(0);
+  // Held by the app, never refused by the service.
+  expect((await sandboxStats(sandbox.url)).limited).toEqual({ burst: 0, average: 0, daily_cap: 0 });
+  expect(errors).toEqual([]);
+});
