@@ -25,10 +25,8 @@ const LOCK_STALE_MS = 3000;
 const storedSchema = z.object({ mediadeskPresets: z.literal(PRESET_FILE_VERSION), presets: z.array(presetSchema) });
 
 /**
- * The saved presets: `presets.json` in the data folder, in the same shape as an export. Each
- * change takes `presets.json.lock` (the app, the web host and the CLI may change them at once),
- * reads the file, checks it and replaces it whole (write then rename); a file that cannot be read
- * is left as it is and every change refused, so nothing stored is lost.
+ * `presets.json` in the data folder, shaped as an export. Each change, under `presets.json.lock` (other
+ * processes change it too), reads, checks and replaces it whole; a file it cannot read is left as it is.
  */
 export class PresetStore {
   readonly path: string;
