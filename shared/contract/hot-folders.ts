@@ -9,6 +9,12 @@ import { command, ok } from './define.ts';
 export const HOT_FILE_STATES = ['waiting', 'queued', 'done', 'failed', 'skipped'] as const;
 export type HotFileState = (typeof HOT_FILE_STATES)[number];
 
+/** How long a file must keep its size and time before it is taken, per hot folder: whole seconds. */
+export const SETTLE_SECONDS = { min: 1, max: 60, default: 2 } as const;
+export const SETTLE_SECONDS_RULE = `a whole number of seconds from ${SETTLE_SECONDS.min} to ${SETTLE_SECONDS.max}`;
+export const isSettleSeconds = (n: unknown): n is number =>
+  Number.isInteger(n) && (n as number) >= SETTLE_SECONDS.min && (n as number) <= SETTLE_SECONDS.max;
+
 export const hotFolderSchema = z.object({
   id: z.string(),
   /** The watched folder (full path). Files placed directly in it are processed; sub-folders are not. */
@@ -18,6 +24,8 @@ export const hotFolderSchema = z.object({
   /** Where results are written; never inside `folder`. */
   outDir: z.string(),
   state: z.enum(['active', 'paused']),
+  /** A file is taken once it has stopped changing for this many seconds (a copy in progress keeps changing it). */
+  settleSeconds: z.number().int(),
   /** Whether a MediaDesk process (the one running the queue) watches it now. */
   watched: z.boolean(),
   counts: z.record(z.enum(HOT_FILE_STATES), z.number().int()),
@@ -52,10 +60,17 @@ export const hotFoldersCommands = {
         params: z.record(z.string(), z.unknown()).default({}),
         /** Without it, the folder batches.start would choose for this folder. */
         outDir: z.string().min(1).optional(),
+        /** Without it, SETTLE_SECONDS.default; checked by the core (SETTLE_SECONDS_RULE). */
+        settleSeconds: z.number().optional(),
       })
       .strict(),
     hotFolderSchema,
     'Watch a folder: each image that lands in it and stops growing is checked and queued with the tool and its settings, its result written to outDir. Files already in it are processed too.',
+  ),
+  'hotFolders.setSettle': command(
+    z.object({ id: z.string().min(1), settleSeconds: z.number() }).strict(),
+    hotFolderSchema,
+    'Change how long a file in a hot folder must stop changing before it is taken (whole seconds, 1 to 60).',
   ),
   'hotFolders.pause': command(
     idRequest,

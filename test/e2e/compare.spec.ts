@@ -1,6 +1,7 @@
 import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import AxeBuilder from '@axe-core/playwright';
 import { expect, test } from '@playwright/test';
 import { desk, newHome, startHost, watchErrors, type HostHandle } from './host.ts';
 import { makeImages, startSandboxProcess, type SandboxProcess } from './studio-helpers.ts';
@@ -54,9 +55,76 @@ test('compare: one image, three variants side by side, then the chosen one appli
   await expect(chosen.getByRole('heading', { name: 'Precision upscaler · Four' })).toBeVisible();
   await expect(chosen.locator('img')).toHaveCount(2);
   await chosen.getByTestId('compare-apply').click();
+  // In a browser it asks which folder, starting with the typed image's own.
+  const ask = page.getByTestId('compare-apply-dialog');
+  await expect(ask.getByTestId('compare-apply-folder')).toHaveValue(shoot);
+  await ask.getByTestId('compare-apply-confirm').click();
 
   await expect(page.getByTestId('tool-select')).toHaveValue('upscaler-precision');
   await expect(page.getByTestId('field-scale_factor')).toHaveValue('4');
   await expect(page.getByRole('list', { name: 'Inputs' }).getByTitle(shoot, { exact: true })).toBeVisible();
+  expect(errors).toEqual([]);
+});
+
+test('compare in a browser with a chosen (uploaded) image: Apply asks for the folder and the Studio holds that one, not the copy', async ({
+  page,
+}) => {
+  const errors = watchErrors(page);
+  sandbox = await startSandboxProcess(200);
+  host = await startHost(newHome(), sandbox.env);
+  const shoot = mkdtempSync(join(tmpdir(), 'md-compare-up-'));
+  const [image] = await makeImages(shoot, 1);
+
+  await page.goto(`${host.url}#compare`);
+  await page.getByTestId('compare-image-file').setInputFiles(image);
+  // The browser has no path: the image is the host's copy in its inbox.
+  await expect(page.getByTestId('compare-image')).toHaveValue(new RegExp(`^${host.home}.*inbox`));
+  const uploaded = await page.getByTestId('compare-image').inputValue();
+  await page.getByRole('button', { name: 'Remove variant 2' }).click();
+  await page
+    .getByTestId('compare-variant')
+    .nth(0)
+    .getByTestId('compare-variant-tool')
+    .selectOption('upscaler-precision');
+  await page.getByTestId('compare-run').click();
+  const results = page.getByTestId('compare-result');
+  await expect(results.getByTestId('compare-result-state')).toHaveText(['Done'], { timeout: 30_000 });
+  await results.nth(0).getByRole('button').click();
+  await page.getByTestId('compare-apply').click();
+
+  const ask = page.getByTestId('compare-apply-dialog');
+  await expect(ask).toBeVisible();
+  await expect(ask).toContainText('The image was copied into MediaDesk to compare it');
+  const axe = await new AxeBuilder({ page })
+    .withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'])
+    .analyze();
+  expect(axe.violations.map((v) => `${v.id}: ${v.help}`)).toEqual([]);
+  await expect(ask.getByTestId('compare-apply-folder')).toHaveValue('');
+  await ask.getByTestId('compare-apply-confirm').click();
+  await expect(ask.getByTestId('compare-apply-problem')).toHaveText(
+    'Type the full path of the folder to apply these settings to.',
+  );
+  await ask.getByTestId('compare-apply-folder').fill('shoot');
+  await ask.getByTestId('compare-apply-confirm').click();
+  await expect(ask.getByTestId('compare-apply-problem')).toContainText('shoot is not a full path');
+  // Canceled: nothing changes; asked again, the person's folder is opened in the Studio.
+  await ask.getByTestId('compare-apply-cancel').click();
+  await expect(ask).toBeHidden();
+  await expect(page.getByRole('heading', { name: 'Compare', level: 1 })).toBeVisible();
+  await page.getByTestId('compare-apply').click();
+  await ask.getByTestId('compare-apply-folder').fill(shoot);
+  await ask.getByTestId('compare-apply-confirm').click();
+
+  await expect(page.getByTestId('tool-select')).toHaveValue('upscaler-precision');
+  const inputs = page.getByRole('list', { name: 'Inputs' });
+  await expect(inputs.getByTitle(shoot, { exact: true })).toBeVisible();
+  await expect(inputs.getByTitle(dirname(uploaded), { exact: true })).toHaveCount(0);
+  await expect(page.getByTestId('check-summary')).toContainText('1 image', { timeout: 15_000 });
+
+  // Back in Compare, the folder just applied is offered first.
+  await page.getByTestId('nav-compare').click();
+  await page.getByTestId('compare-result').nth(0).getByRole('button').click();
+  await page.getByTestId('compare-apply').click();
+  await expect(ask.getByTestId('compare-apply-folder')).toHaveValue(shoot);
   expect(errors).toEqual([]);
 });

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test } from '@playwright/test';
-import { newHome, startHost, watchErrors, type HostHandle } from './host.ts';
+import type { Res } from '../../shared/contract/index.ts';
+import { desk, newHome, startHost, watchErrors, type HostHandle } from './host.ts';
 import { makeImages, shot, startSandboxProcess, type SandboxProcess } from './studio-helpers.ts';
 
 let host: HostHandle;
@@ -37,9 +38,19 @@ test('a hot folder: added with a tool and its settings, an image dropped in is d
   await expect(form.getByTestId('hot-folder-error')).toContainText('is inside the watched folder');
 
   await form.getByTestId('hot-folder-out').fill(results);
+  // The wait before a file is taken: 2 s unless chosen, 1 to 60 whole seconds.
+  await expect(form.getByLabel('Wait until a file has stopped changing for')).toHaveValue('2');
+  await form.getByTestId('hot-folder-settle').fill('90');
+  await form.getByTestId('hot-folder-add').click();
+  await expect(form.getByTestId('hot-folder-error')).toContainText(
+    'the wait before a file is taken must be a whole number of seconds from 1 to 60; got 90',
+  );
+  await expect(form.getByTestId('hot-folder-settle')).toHaveAttribute('aria-invalid', 'true');
+  await form.getByTestId('hot-folder-settle').fill('3');
   await form.getByTestId('hot-folder-add').click();
   const item = page.getByTestId('hot-folder');
   await expect(item).toHaveCount(1);
+  await expect(item.getByTestId('hot-folder-settle')).toHaveValue('3');
   await expect(item.getByTestId('hot-folder-state')).toHaveText('Watching');
   await expect(item).toContainText('Precision upscaler');
   await expect(item.getByTestId('hot-folder-outdir')).toHaveText(results);
@@ -56,6 +67,20 @@ test('a hot folder: added with a tool and its settings, an image dropped in is d
     .withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'])
     .analyze();
   expect(axe.violations.map((v) => `${v.id}: ${v.help}`)).toEqual([]);
+
+  // Changed on the screen: refused outside the bounds, kept once saved (read again after a reload).
+  await item.getByTestId('hot-folder-settle').fill('0');
+  await item.getByTestId('hot-folder-settle-save').click();
+  await expect(item.getByTestId('hot-folder-settle-error')).toContainText(
+    'must be a whole number of seconds from 1 to 60; got 0',
+  );
+  await item.getByTestId('hot-folder-settle').fill('10');
+  await item.getByTestId('hot-folder-settle-save').click();
+  await expect(item.getByTestId('hot-folder-settle-save')).toBeHidden();
+  await expect(item.getByTestId('hot-folder-settle-error')).toBeHidden();
+  await page.reload();
+  await expect(item.getByTestId('hot-folder-settle')).toHaveValue('10');
+  expect((await desk<Res<'hotFolders.list'>>(host, 'hotFolders.list', {})).folders[0].settleSeconds).toBe(10);
 
   await item.getByTestId('hot-folder-pause').click();
   await expect(item.getByTestId('hot-folder-state')).toHaveText('Paused');

@@ -9,6 +9,8 @@ import { DEFAULT_SETTINGS, type Settings } from '../../shared/settings.ts';
 import { openEngine } from '../../electron/core/engine/open.ts';
 import type { Engine } from '../../electron/core/engine/engine.ts';
 import { SETTLED_STATES } from '../../shared/contract/jobs.ts';
+import type { HotFolderRecord } from '../../shared/contract/hot-folders.ts';
+import type { Core } from '../../electron/core/index.ts';
 
 export const tmp = (prefix: string) => mkdtempSync(join(tmpdir(), `mediadesk-engine-${prefix}-`));
 export const cleanup = (dir: string) => rmSync(dir, { recursive: true, force: true });
@@ -139,4 +141,10 @@ export function engineSuite(prefix: string, taskDurationMs: number) {
       return e;
     },
   };
+}
+
+/** The hot folder a command answered, or its refusal thrown. */
+export function folderOf(reply: Awaited<ReturnType<Core['dispatch']>>): HotFolderRecord {
+  if (!reply.ok) throw new Error(reply.error.message);
+  return reply.result as HotFolderRecord;
 }

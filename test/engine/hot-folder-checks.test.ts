@@ -1,12 +1,16 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../electron/core/db/open.ts';
+import { HOT_FOLDER_MIGRATIONS } from '../../electron/core/hot-folders/migrations.ts';
+import { openHotFolderDb } from '../../electron/core/hot-folders/service.ts';
+import { HotFolderStore } from '../../electron/core/hot-folders/store.ts';
 import { createCore, type Core } from '../../electron/core/index.ts';
 import { MemorySecretStore } from '../../electron/core/secrets.ts';
 import { startSandbox } from '../../electron/sandbox/index.ts';
 import type { Res } from '../../shared/contract/index.ts';
 import { runCli, cliEnv } from '../cli.ts';
-import { sandboxAndFolder } from './helpers.ts';
+import { folderOf, sandboxAndFolder } from './helpers.ts';
 
 const ctx = sandboxAndFolder('hot-folder-checks', 100);
 let core: Core;
@@ -134,4 +138,67 @@ describe('adding a hot folder refuses, saying why', () => {
     expect(unknown.code).toBe(2);
     expect(unknown.err).toContain('is not a hot folder (mediadesk watch --list names them)');
   }, 60_000);
+});
+
+describe("a hot folder's wait before it takes a file", () => {
+  const rule = 'must be a whole number of seconds from 1 to 60';
+
+  it('is refused outside 1 to 60 whole seconds, when added or changed; a good one is kept with the folder', async () => {
+    const folder = join(ctx.dir, 'waits');
+    mkdirSync(folder);
+    const outDir = join(ctx.dir, 'out-waits');
+    for (const settleSeconds of [0, 61, 1.5])
+      expect(await refusal({ ...add, folder, outDir, settleSeconds })).toMatchObject({
+        code: 'invalid',
+        message: `the wait before a file is taken ${rule}; got ${settleSeconds}`,
+        invalid: [{ field: 'settleSeconds', reason: rule }],
+      });
+    const added = await core.dispatch('hotFolders.add', { ...add, folder, outDir });
+    const record = folderOf(added);
+    expect(record.settleSeconds).toBe(2);
+    const tooLong = await core.dispatch('hotFolders.setSettle', { id: record.id, settleSeconds: 90 });
+    expect(tooLong.ok ? 'accepted' : tooLong.error.message).toBe(`the wait before a file is taken ${rule}; got 90`);
+    const changed = await core.dispatch('hotFolders.setSettle', { id: record.id, settleSeconds: 10 });
+    expect(folderOf(changed).settleSeconds).toBe(10);
+
+    const env = cliEnv(join(ctx.dir, 'home'), ctx.url);
+    for (const raw of ['90', '0', '2.5', '5m']) {
+      const bad = await runCli(['watch', folder, '--settle', raw], { env });
+      expect(bad.code).toBe(2);
+      expect(bad.err).toContain(`--settle ${rule}, such as 5, got "${raw}"`);
+    }
+    const list = await runCli(['watch', '--list'], { env });
+    expect(list.out).toMatch(new RegExp(`active\\s+upscaler-precision\\s+10s\\s+.*${folder}`));
+    await core.dispatch('hotFolders.remove', { id: record.id });
+  }, 60_000);
+
+  it('is 2 seconds for a hot folder saved before it could be chosen (migration 2), its other details kept', () => {
+    const path = join(ctx.dir, 'v1', 'hot-folders.db');
+    const v1 = openDatabase(path, HOT_FOLDER_MIGRATIONS.slice(0, 1));
+    v1.prepare(
+      'INSERT INTO hot_folders (id, folder, tool, params, out_dir, state, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    ).run('h1', '/photos/drop', 'upscaler-precision', '{"scale_factor":4}', '/out', 'paused', 123);
+    v1.close();
+    const db = openHotFolderDb(path);
+    try {
+      const store = new HotFolderStore(db);
+      expect(store.folders()).toEqual([
+        {
+          id: 'h1',
+          folder: '/photos/drop',
+          tool: 'upscaler-precision',
+          params: { scale_factor: 4 },
+          outDir: '/out',
+          state: 'paused',
+          settleSeconds: 2,
+          problem: null,
+          createdAt: 123,
+        },
+      ]);
+      store.setSettleSeconds('h1', 30);
+      expect(store.folder('h1')?.settleSeconds).toBe(30);
+    } finally {
+      db.close();
+    }
+  });
 });

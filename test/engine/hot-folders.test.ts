@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, createWriteStream, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
@@ -10,7 +10,7 @@ import { MemorySecretStore } from '../../electron/core/secrets.ts';
 import { startSandbox } from '../../electron/sandbox/index.ts';
 import type { Res } from '../../shared/contract/index.ts';
 import { BIN, cliEnv } from '../cli.ts';
-import { control, creates, makeImages, sandboxAndFolder } from './helpers.ts';
+import { control, creates, folderOf, makeImages, sandboxAndFolder } from './helpers.ts';
 
 const ctx = sandboxAndFolder('hot-folders', 150);
 
@@ -31,6 +31,14 @@ async function copySlowly(path: string, bytes: Buffer): Promise<void> {
     await new Promise((r) => setTimeout(r, 125));
   }
   await new Promise<void>((res) => out.end(res));
+}
+
+/** Writes the first half of `bytes`, stops for `pauseMs` (a network share that stalls), then the rest. */
+async function copyWithStall(path: string, bytes: Buffer, pauseMs: number): Promise<void> {
+  const half = Math.floor(bytes.length / 2);
+  writeFileSync(path, bytes.subarray(0, half));
+  await new Promise((r) => setTimeout(r, pauseMs));
+  appendFileSync(path, bytes.subarray(half));
 }
 
 /** `mediadesk watch …` as its own process: the host that watches, which the test kills and starts again. */
@@ -200,5 +208,36 @@ describe('hot folders', () => {
     expect(cli!.out()).not.toMatch(/^queued /m);
     expect(creates(await control(ctx.url, 'stats'))).toBe(3);
     expect(readdirSync(out)).toHaveLength(3);
+  }, 120_000);
+
+  it("a folder's longer wait: a copy that stalls for 3 s is taken only once it is whole", async () => {
+    const { home, watched, out } = await scene('stall');
+    const core = await openCore(home);
+    try {
+      const added = await core.dispatch('hotFolders.add', { folder: watched, tool: 'upscaler-precision', outDir: out });
+      expect(folderOf(added).settleSeconds).toBe(2);
+      // Changed after it was added: the watcher takes the new wait for the files that arrive next.
+      const changed = await core.dispatch('hotFolders.setSettle', {
+        id: folderOf(added).id,
+        settleSeconds: 5,
+      });
+      expect(folderOf(changed).settleSeconds).toBe(5);
+      const path = join(watched, 'stalled.png');
+      const copy = copyWithStall(path, await bigPng(4), 3000);
+      // 2.6 s into the stall: past the 2 s a folder waits by default, the file still waits for its rest.
+      await new Promise((r) => setTimeout(r, 2600));
+      expect(fileStates(home)[path]).toBe('waiting');
+      await copy;
+      await until(
+        'the stalled file done',
+        () => ['done', 'failed', 'rejected', 'skipped'].includes(fileStates(home)[path]),
+        () => JSON.stringify(fileStates(home)),
+      );
+      expect(fileStates(home)[path]).toBe('done');
+    } finally {
+      await core.close();
+    }
+    expect(creates(await control(ctx.url, 'stats'))).toBe(1);
+    expect(readdirSync(out)).toEqual(['stalled_upscaler-precision.png']);
   }, 120_000);
 });

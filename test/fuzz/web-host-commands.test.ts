@@ -87,6 +87,7 @@ const EFFECTS: Partial<Record<CommandName, string>> = {
   'creations.download': 'downloads into a folder it is told',
   'batches.exportReport': 'writes a file where it is told',
   'hotFolders.add': 'watches any folder named and queues its images',
+  'hotFolders.setSettle': "changes a hot folder's wait before taking a file",
   'hotFolders.pause': 'stops watching a hot folder',
   'hotFolders.resume': 'watches a hot folder again',
   'hotFolders.remove': 'forgets a hot folder',

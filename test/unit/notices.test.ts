@@ -65,6 +65,7 @@ function hotFolder(counts: Partial<HotFolderRecord['counts']>): HotFolderRecord 
     params: {},
     outDir: '/out/hot',
     state: 'active',
+    settleSeconds: 2,
     watched: true,
     counts: { waiting: 0, queued: 0, done: 0, failed: 0, skipped: 0, ...counts },
     lastFile: null,

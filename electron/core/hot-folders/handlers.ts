@@ -6,6 +6,7 @@ export function hotFolderHandlers(hotFolders: HotFolders): HandlerMap<typeof hot
   return {
     'hotFolders.list': () => ({ folders: hotFolders.list() }),
     'hotFolders.add': (req) => hotFolders.add(req),
+    'hotFolders.setSettle': ({ id, settleSeconds }) => hotFolders.setSettle(id, settleSeconds),
     'hotFolders.pause': ({ id }) => hotFolders.pause(id),
     'hotFolders.resume': ({ id }) => hotFolders.resume(id),
     'hotFolders.remove': ({ id }) => hotFolders.remove(id),

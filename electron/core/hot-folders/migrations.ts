@@ -37,4 +37,12 @@ export const HOT_FOLDER_MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 2,
+    name: 'hot_folders.settle_seconds',
+    // Bounds live in code (SETTLE_SECONDS), not a CHECK: widening them later needs no table rebuild.
+    up: (db) => {
+      db.exec('ALTER TABLE hot_folders ADD COLUMN settle_seconds INTEGER NOT NULL DEFAULT 2');
+    },
+  },
 ];

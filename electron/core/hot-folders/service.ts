@@ -2,7 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { findTool, TOOLS, type ToolEntry } from '../../../shared/catalogue/index.ts';
 import { DeskError } from '../../../shared/contract/define.ts';
-import type { HotFileState, HotFolderRecord } from '../../../shared/contract/hot-folders.ts';
+import {
+  isSettleSeconds,
+  SETTLE_SECONDS,
+  SETTLE_SECONDS_RULE,
+  type HotFileState,
+  type HotFolderRecord,
+} from '../../../shared/contract/hot-folders.ts';
 import { isAbsolutePath, type Settings } from '../../../shared/settings.ts';
 import type { ApiTarget } from '../api/client.ts';
 import { openDatabase, type Db } from '../db/open.ts';
@@ -58,8 +64,10 @@ export class HotFolders {
     tool: string;
     params: Record<string, unknown>;
     outDir?: string;
+    settleSeconds?: number;
   }): Promise<HotFolderRecord> {
     const { store } = this.deps;
+    const settleSeconds = checkedSettle(req.settleSeconds ?? SETTLE_SECONDS.default);
     const folder = await watchedFolder(req.folder);
     const existing = store.folderAt(folder);
     if (existing)
@@ -86,9 +94,15 @@ export class HotFolders {
       params: req.params,
       outDir,
       state: 'active',
+      settleSeconds,
       createdAt: Date.now(),
     });
     return this.record(store.folder(id)!);
+  }
+
+  setSettle(id: string, seconds: number): HotFolderRecord {
+    this.deps.store.setSettleSeconds(this.row(id).id, checkedSettle(seconds));
+    return this.record(this.row(id));
   }
 
   pause(id: string): HotFolderRecord {
@@ -142,6 +156,7 @@ export class HotFolders {
       params: row.params,
       outDir: row.outDir,
       state: row.state,
+      settleSeconds: row.settleSeconds,
       watched: row.state === 'active' && (engine.holdsQueue || engine.otherHolds()),
       counts,
       lastFile: last && {
@@ -158,6 +173,14 @@ export class HotFolders {
 }
 
 const toolTitle = (id: string) => findTool(id)?.title ?? id;
+
+function checkedSettle(seconds: number): number {
+  if (isSettleSeconds(seconds)) return seconds;
+  const reason = `must be ${SETTLE_SECONDS_RULE}`;
+  throw new DeskError('invalid', `the wait before a file is taken ${reason}; got ${seconds}`, [
+    { field: 'settleSeconds', reason },
+  ]);
+}
 
 /** The folder to watch, as the file system names it; refused when it is not a folder there now. */
 async function watchedFolder(given: string): Promise<string> {

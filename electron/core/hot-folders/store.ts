@@ -11,6 +11,8 @@ export interface HotFolderRow {
   params: Record<string, unknown>;
   outDir: string;
   state: HotFolderState;
+  /** A file is taken once it has kept its size and time this long. */
+  settleSeconds: number;
   problem: string | null;
   createdAt: number;
 }
@@ -45,6 +47,7 @@ interface RawFolder {
   params: string;
   out_dir: string;
   state: HotFolderState;
+  settle_seconds: number;
   problem: string | null;
   created_at: number;
 }
@@ -68,6 +71,7 @@ const folderOf = (r: RawFolder): HotFolderRow => ({
   params: JSON.parse(r.params) as Record<string, unknown>,
   outDir: r.out_dir,
   state: r.state,
+  settleSeconds: r.settle_seconds,
   problem: r.problem,
   createdAt: r.created_at,
 });
@@ -114,9 +118,23 @@ export class HotFolderStore {
   insertFolder(row: Omit<HotFolderRow, 'problem'>): void {
     this.db
       .prepare(
-        'INSERT INTO hot_folders (id, folder, tool, params, out_dir, state, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        `INSERT INTO hot_folders (id, folder, tool, params, out_dir, state, settle_seconds, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(row.id, row.folder, row.tool, JSON.stringify(row.params), row.outDir, row.state, row.createdAt);
+      .run(
+        row.id,
+        row.folder,
+        row.tool,
+        JSON.stringify(row.params),
+        row.outDir,
+        row.state,
+        row.settleSeconds,
+        row.createdAt,
+      );
+  }
+
+  setSettleSeconds(id: string, seconds: number): void {
+    this.db.prepare('UPDATE hot_folders SET settle_seconds = ? WHERE id = ?').run(seconds, id);
   }
 
   setState(id: string, state: HotFolderState): void {

@@ -3,6 +3,7 @@ import type { Stats } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { DeskError } from '../../../shared/contract/define.ts';
+import { SETTLE_SECONDS } from '../../../shared/contract/hot-folders.ts';
 import type { BatchStartResult } from '../../../shared/contract/jobs.ts';
 import { isIgnoredName } from '../../../shared/validation/system-files.ts';
 import type { StartRequest } from '../engine/planner.ts';
@@ -10,8 +11,8 @@ import { canonicalPath } from '../paths.ts';
 import { followJobs, type JobReader } from './follow.ts';
 import type { FileVersion, HotFolderRow, HotFolderStore, Outcome } from './store.ts';
 
-/** A file is taken once its size and time stay the same this long: a copy in progress keeps changing them. */
-export const DEFAULT_SETTLE_MS = 2000;
+/** How often waiting files are looked at; a folder's own wait (settleSeconds, at least 1 s) says when one is taken. */
+const TICK_MS = 250;
 /** After the queue refused a folder's files (its output folder cannot be written), they are offered again this much later. */
 const RETRY_MS = 30_000;
 /** A hot folder's problems this watcher sets, and clears once they are over. */
@@ -53,7 +54,6 @@ interface Watch {
 export class HotFolderWatcher {
   private readonly store: HotFolderStore;
   private readonly engine: WatchedEngine;
-  private readonly settleMs: number;
   private readonly watches = new Map<string, Watch>();
   private readonly candidates = new Map<string, Candidate>();
   private readonly queuing = new Map<string, Promise<void>>();
@@ -63,15 +63,9 @@ export class HotFolderWatcher {
   private timer: NodeJS.Timeout | null = null;
   private ticking: Promise<void> | null = null;
 
-  constructor(o: {
-    store: HotFolderStore;
-    engine: WatchedEngine;
-    settleMs?: number;
-    onProblem?: (message: string) => void;
-  }) {
+  constructor(o: { store: HotFolderStore; engine: WatchedEngine; onProblem?: (message: string) => void }) {
     this.store = o.store;
     this.engine = o.engine;
-    this.settleMs = o.settleMs ?? DEFAULT_SETTLE_MS;
     this.onProblem = o.onProblem ?? (() => {});
   }
 
@@ -87,8 +81,7 @@ export class HotFolderWatcher {
 
   start(): void {
     if (this.timer) return;
-    const every = Math.max(50, Math.min(500, Math.floor(this.settleMs / 4)));
-    this.timer = setInterval(() => void this.tick(), every);
+    this.timer = setInterval(() => void this.tick(), TICK_MS);
     void this.tick();
   }
 
@@ -199,7 +192,7 @@ export class HotFolderWatcher {
     await Promise.all([...this.watches.keys()].map((id) => this.unwatch(id)));
   }
 
-  /** Stats each waiting file; those unchanged for settleMs are queued, one batch per folder. */
+  /** Stats each waiting file; those unchanged for their folder's settleSeconds are queued, one batch per folder. */
   private async settle(): Promise<void> {
     const now = Date.now();
     const ready = new Map<string, FileVersion[]>();
@@ -218,7 +211,8 @@ export class HotFolderWatcher {
         continue;
       }
       // An empty file is a copy that has not begun: it waits for its bytes.
-      if (version.size === 0 || now - c.since < this.settleMs) continue;
+      const settleMs = (this.watches.get(c.folderId)?.row.settleSeconds ?? SETTLE_SECONDS.default) * 1000;
+      if (version.size === 0 || now - c.since < settleMs) continue;
       ready.set(c.folderId, [...(ready.get(c.folderId) ?? []), version]);
     }
     for (const [folderId, versions] of ready) {

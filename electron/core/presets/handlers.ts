@@ -9,8 +9,8 @@ export function presetHandlers(store: PresetStore, exportDir: () => string): Han
   return {
     'presets.list': ({ tool }) => ({ presets: store.list(tool) }),
     'presets.save': (req) => store.save(req),
-    'presets.remove': ({ name }) => {
-      store.remove(name);
+    'presets.remove': async ({ name }) => {
+      await store.remove(name);
       return { ok: true as const };
     },
     'presets.export': async ({ names, path }) => {

@@ -1,5 +1,6 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { lock } from 'proper-lockfile';
 import { z } from 'zod';
 import { DeskError } from '../../../shared/contract/define.ts';
 import { presetSchema, type Preset } from '../../../shared/contract/presets.ts';
@@ -15,19 +16,25 @@ import {
 } from '../../../shared/presets.ts';
 
 export const PRESETS_FILE = 'presets.json';
+/** How long a change waits for another process's change to finish before it gives up. */
+const LOCK_WAIT_MS = 5000;
+const LOCK_RETRY_MS = 25;
+/** A lock not refreshed this long is a crashed holder's (the holder refreshes it every half of this). */
+const LOCK_STALE_MS = 3000;
 
 const storedSchema = z.object({ mediadeskPresets: z.literal(PRESET_FILE_VERSION), presets: z.array(presetSchema) });
 
 /**
- * The saved presets: `presets.json` in the data folder, in the same shape as an export. Each
- * change reads the file, checks it and replaces it whole (write then rename); a file that cannot
- * be read is left as it is and every change refused, so nothing stored is lost.
+ * `presets.json` in the data folder, shaped as an export. Each change, under `presets.json.lock` (other
+ * processes change it too), reads, checks and replaces it whole; a file it cannot read is left as it is.
  */
 export class PresetStore {
   readonly path: string;
+  private readonly lockWaitMs: number;
 
-  constructor(home: string) {
+  constructor(home: string, opts: { lockWaitMs?: number } = {}) {
     this.path = join(home, PRESETS_FILE);
+    this.lockWaitMs = opts.lockWaitMs ?? LOCK_WAIT_MS;
   }
 
   list(tool?: string): Preset[] {
@@ -39,7 +46,7 @@ export class PresetStore {
     return this.read().find((p) => sameName(p.name, name));
   }
 
-  save(req: { name: string; tool: string; params: Record<string, unknown>; replace?: boolean }): Preset {
+  async save(req: { name: string; tool: string; params: Record<string, unknown>; replace?: boolean }): Promise<Preset> {
     const nameProblem = presetNameProblem(req.name);
     if (nameProblem) throw new DeskError('invalid', nameProblem, [{ field: 'name', reason: nameProblem }]);
     const tool = findTool(req.tool);
@@ -47,20 +54,21 @@ export class PresetStore {
     const params = presetParams(tool, req.params);
     const problem = presetProblem(tool.id, params);
     if (problem) throw new DeskError('invalid', `${req.name.trim()}: ${problem}`);
-    const all = this.read();
-    const taken = all.find((p) => sameName(p.name, req.name));
-    if (taken && !req.replace)
-      throw new DeskError('conflict', `a preset named "${taken.name}" exists already; choose another name`);
-    const preset: Preset = { name: req.name.trim(), tool: tool.id, params, savedAt: Date.now() };
-    this.write([...all.filter((p) => p !== taken), preset]);
-    return preset;
+    return this.change((all) => {
+      const taken = all.find((p) => sameName(p.name, req.name));
+      if (taken && !req.replace)
+        throw new DeskError('conflict', `a preset named "${taken.name}" exists already; choose another name`);
+      const preset: Preset = { name: req.name.trim(), tool: tool.id, params, savedAt: Date.now() };
+      return { presets: [...all.filter((p) => p !== taken), preset], result: preset };
+    });
   }
 
-  remove(name: string): void {
-    const all = this.read();
-    const found = all.find((p) => sameName(p.name, name));
-    if (!found) throw new DeskError('not_found', `no preset named "${name}"`);
-    this.write(all.filter((p) => p !== found));
+  async remove(name: string): Promise<void> {
+    await this.change((all) => {
+      const found = all.find((p) => sameName(p.name, name));
+      if (!found) throw new DeskError('not_found', `no preset named "${name}"`);
+      return { presets: all.filter((p) => p !== found), result: undefined };
+    });
   }
 
   /** The file an export writes: every preset, or those named (each must exist). */
@@ -77,7 +85,7 @@ export class PresetStore {
   }
 
   /** Adds each good preset of an exported file; a bad one, or a name taken, is refused by name and reason. */
-  importText(text: string, source: string) {
+  async importText(text: string, source: string) {
     let json: unknown;
     try {
       json = JSON.parse(text);
@@ -86,18 +94,43 @@ export class PresetStore {
     }
     const file = presetFileSchema.safeParse(json);
     if (!file.success) throw new DeskError('invalid', `${source} is not a MediaDesk presets file`);
-    const all = this.read();
-    const added: Preset[] = [];
-    const refused: { name: string; reason: string }[] = [];
-    file.data.presets.forEach((entry, i) => {
-      const r = readImportedPreset(entry, i);
-      if (!r.ok) return refused.push({ name: r.name, reason: r.reason });
-      if ([...all, ...added].some((p) => sameName(p.name, r.preset.name)))
-        return refused.push({ name: r.preset.name, reason: 'a preset of that name exists already' });
-      added.push({ ...r.preset, savedAt: Date.now() });
+    return this.change((all) => {
+      const added: Preset[] = [];
+      const refused: { name: string; reason: string }[] = [];
+      file.data.presets.forEach((entry, i) => {
+        const r = readImportedPreset(entry, i);
+        if (!r.ok) return refused.push({ name: r.name, reason: r.reason });
+        if ([...all, ...added].some((p) => sameName(p.name, r.preset.name)))
+          return refused.push({ name: r.preset.name, reason: 'a preset of that name exists already' });
+        added.push({ ...r.preset, savedAt: Date.now() });
+      });
+      return { presets: added.length ? [...all, ...added] : null, result: { added, refused } };
     });
-    if (added.length) this.write([...all, ...added]);
-    return { added, refused };
+  }
+
+  /** Read, change and replace the file under its lock; `presets` null writes nothing. */
+  private async change<T>(edit: (all: Preset[]) => { presets: Preset[] | null; result: T }): Promise<T> {
+    mkdirSync(dirname(this.path), { recursive: true });
+    let lost = false;
+    const release = await lock(this.path, {
+      realpath: false,
+      stale: LOCK_STALE_MS,
+      retries: { retries: Math.ceil(this.lockWaitMs / LOCK_RETRY_MS), minTimeout: LOCK_RETRY_MS, factor: 1 },
+      onCompromised: () => (lost = true),
+    }).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ELOCKED') throw err;
+      throw new DeskError(
+        'unavailable',
+        `the presets were not changed: another MediaDesk (the app, a browser tab's host or a terminal command) is changing them and did not finish within ${+(this.lockWaitMs / 1000).toFixed(1)} seconds; try again`,
+      );
+    });
+    try {
+      const { presets, result } = edit(this.read());
+      if (presets) this.write(presets, () => lost);
+      return result;
+    } finally {
+      await release().catch(() => {});
+    }
   }
 
   private read(): Preset[] {
@@ -117,10 +150,13 @@ export class PresetStore {
     return parsed.data.presets;
   }
 
-  private write(presets: Preset[]): void {
-    mkdirSync(dirname(this.path), { recursive: true });
+  private write(presets: Preset[], lockLost: () => boolean): void {
     const part = `${this.path}.${process.pid}.part`;
     writeFileSync(part, `${JSON.stringify({ mediadeskPresets: PRESET_FILE_VERSION, presets }, null, 2)}\n`);
+    if (lockLost()) {
+      rmSync(part, { force: true });
+      throw new DeskError('unavailable', 'the presets were not changed: their lock was lost while saving; try again');
+    }
     renameSync(part, this.path);
   }
 }

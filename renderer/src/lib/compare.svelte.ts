@@ -53,6 +53,10 @@ class CompareState {
   runs = $state<VariantRun[]>([]);
   /** The image of the last run (the Before of each result). */
   ranImage = $state('');
+  /** The copy a browser made of the image chosen (its own folder is not known); '' when none. */
+  uploadedImage = $state('');
+  /** The folder "Apply to folder…" last filled the Studio with. */
+  private appliedFolder = '';
   running = $state(false);
   error = $state('');
   private timer: ReturnType<typeof setTimeout> | null = null;
@@ -126,9 +130,20 @@ class CompareState {
     if (waiting) this.timer = setTimeout(() => void this.follow(), 800);
   }
 
-  /** "Apply to folder…": the Studio gets the variant's tool and settings and the image's folder, in one step. */
-  apply(run: VariantRun): void {
-    const folder = dirName(this.ranImage);
+  /** Whether the last run's image is a copy the browser uploaded, not a file in the person's own folder. */
+  get ranUploaded(): boolean {
+    return !!this.ranImage && this.ranImage === this.uploadedImage;
+  }
+
+  /** The folder to offer first: the image's own, else the one applied last, else one typed into the Studio. */
+  suggestedFolder(): string {
+    if (this.ranImage && !this.ranUploaded) return dirName(this.ranImage);
+    return this.appliedFolder || (studio.inputs.find((i) => i.files.length === 0)?.path ?? '');
+  }
+
+  /** "Apply to folder…": the Studio gets the variant's tool and settings and the folder (the image's own unless given). */
+  apply(run: VariantRun, folder = dirName(this.ranImage)): void {
+    this.appliedFolder = folder;
     studio.load(run.tool, run.params, [{ path: folder, label: baseName(folder), files: [] }], '');
   }
 }

@@ -24,6 +24,11 @@ class HotFolderList {
     return added;
   }
 
+  async setSettle(id: string, settleSeconds: number): Promise<void> {
+    await call('hotFolders.setSettle', { id, settleSeconds });
+    await this.load();
+  }
+
   async act(action: 'pause' | 'resume' | 'remove', id: string): Promise<void> {
     await call(`hotFolders.${action}`, { id });
     await this.load();

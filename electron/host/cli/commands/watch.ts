@@ -1,11 +1,10 @@
 import { resolve } from 'node:path';
 import { findTool, parseParam, TOOLS, withDefaults } from '../../../../shared/catalogue/index.ts';
-import type { HotFolderRecord } from '../../../../shared/contract/hot-folders.ts';
+import { isSettleSeconds, SETTLE_SECONDS_RULE, type HotFolderRecord } from '../../../../shared/contract/hot-folders.ts';
 import { canonicalPath } from '../../../core/paths.ts';
 import { settingsKey } from '../../../core/queue/store.ts';
 import { HotFolderWatcher, type FileEvent } from '../../../core/hot-folders/watcher.ts';
 import { oneLine, UsageError, type CliCommand, type CliContext } from '../command.ts';
-import { parseDuration } from '../duration.ts';
 import { openEngineSession } from '../engine-session.ts';
 import { interruptible } from '../interrupt.ts';
 import { openCliServices, type CliServices } from '../services.ts';
@@ -23,6 +22,18 @@ const countsOf = (f: HotFolderRecord) =>
   ]
     .filter(Boolean)
     .join(', ');
+
+/** `--settle 5` or `--settle 5s`: the folder's wait, in whole seconds. */
+function parseSettle(raw: string): number {
+  const m = /^(\d+)s?$/.exec(raw.trim());
+  const seconds = m ? Number(m[1]) : NaN;
+  if (!isSettleSeconds(seconds))
+    throw new UsageError(`--settle must be ${SETTLE_SECONDS_RULE}, such as 5, got "${raw}"`);
+  return seconds;
+}
+
+const settleWords = (f: HotFolderRecord) =>
+  `a file is taken once it has stopped changing for ${f.settleSeconds} second${f.settleSeconds === 1 ? '' : 's'}`;
 
 /** The hot folder of `folder` as typed in a shell (relative to its folder, links resolved). */
 async function hotFolderAt(services: CliServices, folder: string): Promise<HotFolderRecord | null> {
@@ -49,8 +60,8 @@ async function manage(ctx: CliContext, action: string, folder: string | undefine
       }
       ctx.stdout.write(
         table(
-          ['STATE', 'TOOL', 'FILES', 'FOLDER', 'RESULTS'],
-          folders.map((f) => [f.state, f.tool, countsOf(f), f.folder, f.outDir]),
+          ['STATE', 'TOOL', 'WAIT', 'FILES', 'FOLDER', 'RESULTS'],
+          folders.map((f) => [f.state, f.tool, `${f.settleSeconds}s`, countsOf(f), f.folder, f.outDir]),
         ),
       );
       for (const f of folders) if (f.problem) ctx.stderr.write(`${oneLine(`${f.folder}: ${f.problem}`)}\n`);
@@ -84,10 +95,11 @@ export const watchCommand: CliCommand = {
   name: 'watch',
   summary: 'Watch a folder: each image that lands in it is processed with a tool, until Ctrl-C (a hot folder).',
   usage:
-    'mediadesk watch <folder> [--tool|-t TOOL] [--param|-p key=value ...] [--out|-o DIR] [--settle DURATION] [--concurrency|-c N]\n' +
+    'mediadesk watch <folder> [--tool|-t TOOL] [--param|-p key=value ...] [--out|-o DIR] [--settle SECONDS] [--concurrency|-c N]\n' +
     '         mediadesk watch --list | --pause <folder> | --resume <folder> | --remove <folder>\n' +
     '         (the folder is kept as a hot folder: the app watches it too, and files that arrive while nothing watches are processed next time;\n' +
-    '          --tool is needed the first time; without --out, results go where `run` would put them; --settle 2s: how long a file must stop growing)',
+    '          --tool is needed the first time; without --out, results go where `run` would put them;\n' +
+    '          --settle 5: take a file once it has stopped changing for 5 seconds, 1 to 60, kept with the folder; 2 unless given)',
   async run(ctx: CliContext): Promise<number> {
     const options = parseOptions(
       ctx.argv,
@@ -121,7 +133,7 @@ export const watchCommand: CliCommand = {
     const pairs = [...(options.values.get('--param') ?? []), ...(options.values.get('-p') ?? [])];
     const out = options.one('--out', '-o');
     const rawSettle = options.one('--settle');
-    const settleMs = rawSettle === undefined ? undefined : parseDuration('--settle', rawSettle);
+    const settleSeconds = rawSettle === undefined ? undefined : parseSettle(rawSettle);
     const rawConcurrency = options.one('--concurrency', '-c');
     const concurrency = rawConcurrency === undefined ? undefined : Number(rawConcurrency);
     if (concurrency !== undefined && (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000))
@@ -147,7 +159,6 @@ export const watchCommand: CliCommand = {
     const watcher = new HotFolderWatcher({
       store: services.core.hotFolderStore,
       engine: session.engine,
-      settleMs,
       onProblem: (m) => ctx.stderr.write(`${oneLine(m)}\n`),
     });
     try {
@@ -174,14 +185,21 @@ export const watchCommand: CliCommand = {
           tool: tool.id,
           params: withDefaults(tool, params),
           outDir: out && resolve(out),
+          settleSeconds,
         });
         ctx.stdout.write(`added hot folder ${oneLine(hot.folder)}\n`);
-      } else if (hot.state === 'paused') {
-        hot = await invoke(services.core, 'hotFolders.resume', { id: hot.id });
-        ctx.stdout.write(`resumed hot folder ${oneLine(hot.folder)}\n`);
+      } else {
+        if (settleSeconds !== undefined && settleSeconds !== hot.settleSeconds) {
+          hot = await invoke(services.core, 'hotFolders.setSettle', { id: hot.id, settleSeconds });
+          ctx.stdout.write(`changed hot folder ${oneLine(hot.folder)}: ${settleWords(hot)}\n`);
+        }
+        if (hot.state === 'paused') {
+          hot = await invoke(services.core, 'hotFolders.resume', { id: hot.id });
+          ctx.stdout.write(`resumed hot folder ${oneLine(hot.folder)}\n`);
+        }
       }
       ctx.stdout.write(
-        `watching ${oneLine(hot.folder)} with ${toolTitle(hot.tool)}; results go to ${oneLine(hot.outDir)}; press Ctrl-C to stop\n`,
+        `watching ${oneLine(hot.folder)} with ${toolTitle(hot.tool)}; results go to ${oneLine(hot.outDir)}; ${settleWords(hot)}; press Ctrl-C to stop\n`,
       );
       watcher.onFile((e) => ctx.stdout.write(`${describeEvent(e)}\n`));
       session.engine.start();
