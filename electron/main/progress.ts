@@ -1,5 +1,6 @@
 import { Notification, type BrowserWindow } from 'electron';
 import type { Notice } from '../../shared/contract/notices.ts';
+import { taskbarProgress } from '../../shared/work-progress.ts';
 import type { Core } from '../core/index.ts';
 
 /**
@@ -14,9 +15,8 @@ export function wireBatchProgress(
   return core.events.onAny((name, payload) => {
     const w = win();
     if (name === 'jobs.changed' && w && !w.isDestroyed()) {
-      const p = core.notices?.progress() ?? null;
-      const paused = core.engine.status().paused;
-      w.setProgressBar(p ? p.settled / p.total : -1, { mode: p && paused ? 'paused' : 'normal' });
+      const { value, mode } = taskbarProgress(core.notices?.progress() ?? null, core.engine.status().paused);
+      w.setProgressBar(value, { mode });
     }
     if (name !== 'notices.show' || !Notification.isSupported()) return;
     for (const notice of (payload as { notices: Notice[] }).notices) {

@@ -1,5 +1,5 @@
 import { Menu, Tray } from 'electron';
-import { trayStatus } from '../../shared/work-progress.ts';
+import { trayLabels } from '../../shared/work-progress.ts';
 import type { Core } from '../core/index.ts';
 import { badgeIcon } from './badge-icon.ts';
 
@@ -51,15 +51,15 @@ export class WorkTray {
   private update(): void {
     if (!this.tray) return;
     const paused = this.core.engine.status().paused;
-    const status = trayStatus(this.core.notices?.progress() ?? null, paused);
-    this.tray.setToolTip(`MediaDesk: ${status}`);
+    const { toolTip, status, toggle } = trayLabels(this.core.notices?.progress() ?? null, paused);
+    this.tray.setToolTip(toolTip);
     this.tray.setContextMenu(
       Menu.buildFromTemplate([
         { label: status, enabled: false },
         { type: 'separator' },
         { label: 'Open MediaDesk', click: () => this.actions.open() },
         {
-          label: paused ? 'Resume queue' : 'Pause queue',
+          label: toggle,
           click: () => {
             if (paused) this.core.engine.resume();
             else this.core.engine.pause();

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test } from '@playwright/test';
 import { desk, newHome, startHost, watchErrors, type HostHandle } from './host.ts';
-import { makeImages, startSandboxProcess, type SandboxProcess } from './studio-helpers.ts';
+import { makeImages, shot, startSandboxProcess, type SandboxProcess } from './studio-helpers.ts';
 
 let host: HostHandle;
 let sandbox: SandboxProcess;
@@ -46,6 +46,17 @@ test('compare: one image, three variants side by side, then the chosen one appli
     /· Studio settings/,
   ]);
   await expect(results.locator('img')).toHaveCount(3);
+  await expect
+    .poll(() =>
+      results.locator('img').evaluateAll((imgs) => imgs.every((i) => (i as HTMLImageElement).naturalWidth > 0)),
+    )
+    .toBe(true);
+  // The variants above, their results side by side below.
+  await results
+    .last()
+    .getByTestId('compare-result-state')
+    .evaluate((el) => el.scrollIntoView({ block: 'end' }));
+  await shot(page, 'compare');
   // One small batch per variant, each in its own folder under the output folder's Compare.
   const [run] = readdirSync(join(host.home, 'results', 'Compare'));
   expect(readdirSync(join(host.home, 'results', 'Compare', run))).toHaveLength(3);

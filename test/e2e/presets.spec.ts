@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import { newHome, startHost, watchErrors, type HostHandle } from './host.ts';
-import { startSandboxProcess, type SandboxProcess } from './studio-helpers.ts';
+import { shot, startSandboxProcess, type SandboxProcess } from './studio-helpers.ts';
 
 let host: HostHandle;
 let sandbox: SandboxProcess;
@@ -40,6 +40,7 @@ test('a preset: saved from the Studio, picked to fill the form, there after a re
   await picker.getByTestId('preset-select').selectOption('Big and sharp');
   await expect(page.getByTestId('field-scale_factor')).toHaveValue('4');
   await expect(picker.getByTestId('preset-status')).toHaveText('Settings of “Big and sharp” filled in.');
+  await shot(page, 'presets');
 
   const download = page.waitForEvent('download');
   await picker.getByRole('button', { name: 'Export presets' }).click();

@@ -6,7 +6,13 @@ import type { BatchRecord, HotFolderRecord, JobRecord } from '../../shared/contr
 import type { AppRun } from '../../shared/contract/team.ts';
 import { NoticeDecider, type ToldSet } from '../../electron/core/notices/decide.ts';
 import { ToldFile } from '../../electron/core/notices/told.ts';
-import { keepsRunningWhenClosed, trayStatus, workProgress } from '../../shared/work-progress.ts';
+import {
+  keepsRunningWhenClosed,
+  taskbarProgress,
+  trayLabels,
+  trayStatus,
+  workProgress,
+} from '../../shared/work-progress.ts';
 
 const memory = (): ToldSet => {
   const keys = new Set<string>();
@@ -221,5 +227,27 @@ describe('progress outside the window', () => {
       keepsRunningWhenClosed(p, true),
       keepsRunningWhenClosed(null, false),
     ]).toEqual([true, false, false]);
+  });
+
+  it('the tray names the progress in its tooltip and menu, and offers to pause or resume', () => {
+    const p = { settled: 3, total: 20 };
+    expect(trayLabels(p, false)).toEqual({
+      toolTip: 'MediaDesk: 3 of 20 done',
+      status: '3 of 20 done',
+      toggle: 'Pause queue',
+    });
+    expect(trayLabels(p, true)).toEqual({
+      toolTip: 'MediaDesk: Paused: 3 of 20 done',
+      status: 'Paused: 3 of 20 done',
+      toggle: 'Resume queue',
+    });
+    expect(trayLabels(null, false).toolTip).toBe('MediaDesk: All done');
+  });
+
+  it('the taskbar bar is the fraction settled, shown paused when the queue is, and removed (-1) when nothing runs', () => {
+    expect(taskbarProgress({ settled: 0, total: 4 }, false)).toEqual({ value: 0, mode: 'normal' });
+    expect(taskbarProgress({ settled: 3, total: 4 }, false)).toEqual({ value: 0.75, mode: 'normal' });
+    expect(taskbarProgress({ settled: 3, total: 4 }, true)).toEqual({ value: 0.75, mode: 'paused' });
+    expect(taskbarProgress(null, true)).toEqual({ value: -1, mode: 'normal' });
   });
 });
