@@ -41,4 +41,6 @@ export interface EngineOptions {
   inbox?: string;
   /** Whose path rules results keep (process.platform; see resultPathProblem): tests pass win32. */
   platform?: string;
+  /** Told when a result is saved without the metadata asked for (the log's warning); default stderr. */
+  warn?: (message: string) => void;
 }
