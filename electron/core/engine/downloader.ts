@@ -27,7 +27,7 @@ export class Downloader {
 
   constructor(context: LoopContext) {
     this.context = context;
-    this.metadata = new ResultMetadata({ warn: context.options.warn });
+    this.metadata = new ResultMetadata({ warn: context.options.warn, maxProcs: context.options.metadataProcs });
   }
 
   /** Starts fetching a `downloading` job's results, unless a step of that job is running. */

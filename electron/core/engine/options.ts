@@ -43,4 +43,6 @@ export interface EngineOptions {
   platform?: string;
   /** Told when a result is saved without the metadata asked for (the log's warning); default stderr. */
   warn?: (message: string) => void;
+  /** exiftool processes writing results' metadata; default DEFAULT_EXIFTOOL_PROCS (benchmarks vary it). */
+  metadataProcs?: number;
 }

@@ -181,6 +181,9 @@ export function creationProvenance(c: { id: string; toolName: string | null; cre
   };
 }
 
+/** exiftool processes an engine writes results with (bench/provenance.ts measured the choice). */
+export const DEFAULT_EXIFTOOL_PROCS = 2;
+
 const reasonOf = (err: unknown) => ((err as Error).message ?? String(err)).split('\n')[0].replace(/^Error: /, '');
 
 /**
@@ -189,11 +192,15 @@ const reasonOf = (err: unknown) => ((err as Error).message ?? String(err)).split
  */
 export class ResultMetadata {
   private exiftool: ExifTool | null = null;
+  private starting: Promise<ExifTool> | null = null;
   private readonly warn: (message: string) => void;
 
+  private readonly maxProcs: number;
+
   /** `warn`: told each time a result is saved without what was asked (the log's warning). */
-  constructor(opts: { warn?: (message: string) => void } = {}) {
+  constructor(opts: { warn?: (message: string) => void; maxProcs?: number } = {}) {
     this.warn = opts.warn ?? ((m) => console.warn(`mediadesk: ${m}`));
+    this.maxProcs = opts.maxProcs ?? DEFAULT_EXIFTOOL_PROCS;
   }
 
   private told(result: string, problem: string | null): string | null {
@@ -201,8 +208,14 @@ export class ResultMetadata {
     return problem;
   }
 
-  private async tool(): Promise<ExifTool> {
-    if (this.exiftool && !this.exiftool.ended) return this.exiftool;
+  /** Results finishing together share one start: each its own ExifTool would leave the others' processes running. */
+  private tool(): Promise<ExifTool> {
+    if (this.exiftool && !this.exiftool.ended) return Promise.resolve(this.exiftool);
+    this.starting ??= this.start().finally(() => (this.starting = null));
+    return this.starting;
+  }
+
+  private async start(): Promise<ExifTool> {
     const config = join(
       tmpdir(),
       `mediadesk-exiftool-${createHash('sha256').update(CONFIG).digest('hex').slice(0, 12)}.config`,
@@ -212,11 +225,15 @@ export class ResultMetadata {
       await writeFile(temp, CONFIG);
       await rename(temp, config);
     }
-    this.exiftool = new ExifTool({ maxProcs: 2, exiftoolArgs: ['-config', config, ...DefaultExiftoolArgs] });
+    this.exiftool = new ExifTool({
+      maxProcs: this.maxProcs,
+      exiftoolArgs: ['-config', config, ...DefaultExiftoolArgs],
+    });
     return this.exiftool;
   }
 
   async end(): Promise<void> {
+    await this.starting?.catch(() => undefined);
     const exiftool = this.exiftool;
     this.exiftool = null;
     await exiftool?.end();
