@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { ExifTool, type Tags } from 'exiftool-vendored';
 import sharp from 'sharp';
@@ -124,6 +124,30 @@ describe('a workflow app run', () => {
       result: basename(result),
     });
     expect(readdirSync(out).sort()).toEqual([basename(result), basename(sidecarPathOf(result))].sort());
+  });
+});
+
+describe('an app run stopped after placing its result with metadata, before recording it', () => {
+  it('is recognised by that copy: recorded once, with no second file and nothing left beside it', async () => {
+    const { core, home } = await openCore();
+    const photo = await cameraPhoto(join(home, 'in', 'product.jpg'));
+    const out = join(home, 'app-out');
+    const run = await runApp(core, {
+      appId: 'pS7kQ2xa',
+      confirmedCost: 12,
+      inputs: { product_image: photo, scene: 'once', variations: 1 },
+      outDir: out,
+    });
+    const [result] = run.outputs;
+    // As a killed process leaves things: the part as downloaded, the copy linked at the result's name.
+    writeFileSync(`${result}.part`, 'the part as downloaded');
+    linkSync(result, `${result}.meta`);
+    core.apps.store.db.prepare("UPDATE app_runs SET state = 'downloading', outputs = '[]' WHERE id = ?").run(run.id);
+    core.apps.runner.kick();
+    for (let r = core.apps.one(run.id); r.state !== 'done'; r = core.apps.one(run.id)) await sleep(30);
+    expect([core.apps.one(run.id).outputs, core.apps.one(run.id).error]).toEqual([[result], null]);
+    expect(readdirSync(out)).toEqual([basename(result)]);
+    expect((await readTags(result))['IFD0:Make']).toBe('Canon');
   });
 });
 
