@@ -1,8 +1,6 @@
 /**
- * Engine throughput with metadata and provenance on or off: small camera JPEGs (EXIF, ICC) through
- * the whole engine, each result written once by exiftool (the source's metadata and the provenance
- * XMP) when on, saved as downloaded when off. Zero-latency tasks, the Sandbox `fast` in its own process.
- * Run: node bench/provenance.ts on|off   (BENCH_JOBS, BENCH_CONCURRENCY, BENCH_EXIFTOOL_PROCS)
+ * Engine throughput with metadata and provenance on or off: camera JPEGs, each result written once by exiftool when
+ * on. Run: node bench/provenance.ts on|off (knobs BENCH_JOBS, BENCH_CONCURRENCY, BENCH_EXIFTOOL_PROCS)
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -61,22 +59,20 @@ try {
   await engine.close();
   rss.stop();
   const s = (t1 - t0) / 1000;
-  console.log(
+  const figures: [string, string][] = [
+    ['run (create, poll, download, metadata, place)', `${s.toFixed(2)} s`],
+    ['jobs per second', (N / s).toFixed(0)],
+    ['done (with a note)', `${b.counts.done} of ${b.total} (${notes})`],
     [
-      `### provenance ${MODE}: ${N} camera JPEGs, concurrency ${CONCURRENCY}, exiftool processes ${PROCS}`,
-      '',
-      '| figure | value |',
-      '|---|---|',
-      `| run (create, poll, download, metadata, place) | ${s.toFixed(2)} s |`,
-      `| jobs per second | ${(N / s).toFixed(0)} |`,
-      `| done (with a note) | ${b.counts.done} of ${b.total} (${notes}) |`,
-      `| CPU of the engine process (exiftool not counted) | ${((((cpu.user + cpu.system) / 1e6) * 1000) / N).toFixed(2)} ms per job |`,
-      `| peak RSS of the engine process | ${mb(rss.peak())} |`,
-      `| load average (1 min) at start / end | ${load0} / ${loadavg1()} |`,
-      '',
-      `Machine: ${machine()}`,
-    ].join('\n'),
-  );
+      'CPU of the engine process (exiftool not counted)',
+      `${((cpu.user + cpu.system) / 1e3 / N).toFixed(2)} ms per job`,
+    ],
+    ['peak RSS of the engine process', mb(rss.peak())],
+    ['load average (1 min) at start / end', `${load0} / ${loadavg1()}`],
+  ];
+  console.log(`### provenance ${MODE}: ${N} camera JPEGs, concurrency ${CONCURRENCY}, exiftool processes ${PROCS}\n`);
+  console.log(['| figure | value |', '|---|---|', ...figures.map(([f, v]) => `| ${f} | ${v} |`)].join('\n'));
+  console.log(`\nMachine: ${machine()}`);
 } finally {
   sb.close();
   rmSync(work, { recursive: true, force: true });

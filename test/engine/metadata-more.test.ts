@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { ExifTool, type Tags } from 'exiftool-vendored';
 import sharp from 'sharp';
+import { exifReader } from './exif-reader.ts';
 import { createCore, type Core } from '../../electron/core/index.ts';
 import { MemorySecretStore } from '../../electron/core/secrets.ts';
 import { sidecarPathOf } from '../../electron/core/metadata/result-metadata.ts';
@@ -16,12 +16,7 @@ import { control, sandboxAndHomes } from '../team/helpers.ts';
 // Whole cores (createCore, as the app and the CLI build them) over one Sandbox and real files.
 const at = sandboxAndHomes('meta-more', 100);
 
-let reader: ExifTool | null = null;
-async function readTags(path: string): Promise<Tags & Record<string, unknown>> {
-  reader ??= new ExifTool({ maxProcs: 1 });
-  return (await reader.read(path, ['-G1', '-n'])) as Tags & Record<string, unknown>;
-}
-afterAll(() => reader?.end());
+const readTags = exifReader();
 
 const cores: Core[] = [];
 afterAll(async () => {

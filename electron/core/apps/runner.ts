@@ -71,7 +71,7 @@ export const appCapKey = (appId: string) => `app:${appId}`;
 
 const DEFAULT_POLL = { firstMs: 1000, minMs: 1000, maxMs: 15_000 };
 
-/** Removes the part files of a run's results (plannedOutputs) and their metadata copies, except those from `keepFrom` on. */
+/** Removes the part files and metadata copies of a run's results (plannedOutputs), except those from `keepFrom` on. */
 async function removeParts(r: AppRunRow, keepFrom = Infinity): Promise<void> {
   for (const [i, p] of plannedOutputs(r).entries())
     if (i < keepFrom) {

@@ -152,20 +152,27 @@ export class CreationsService {
     const twin = metaPartPathOf(base);
     await downloadToPart(c.url, part);
     // No local source: the creation carries only how the service says it was made.
-    const provenance = this.saving && creationProvenance(c);
-    const settings = this.saving && metadataSettingsOf(this.saving.settings());
-    const finished =
-      provenance &&
-      settings &&
-      (await this.saving!.metadata.writeInto(part, twin, { final: base, source: null, provenance, settings })).written
-        ? twin
-        : part;
+    const saving = this.saving && {
+      ...this.saving,
+      provenance: creationProvenance(c),
+      settings: metadataSettingsOf(this.saving.settings()),
+    };
+    const written =
+      saving &&
+      (
+        await saving.metadata.writeInto(part, twin, {
+          final: base,
+          source: null,
+          provenance: saving.provenance,
+          settings: saving.settings,
+        })
+      ).written;
+    const finished = written ? twin : part;
     try {
       for (let k = 1; ; k++) {
         const candidate = withCollisionSuffix(base, k);
         if ((await placeWithoutOverwrite(finished, candidate)) || (await sameFile(finished, candidate))) {
-          if (provenance && settings?.provenanceSidecar)
-            await this.saving!.metadata.writeSidecar(candidate, provenance);
+          if (saving?.settings.provenanceSidecar) await saving.metadata.writeSidecar(candidate, saving.provenance);
           return candidate;
         }
       }
