@@ -11,10 +11,8 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_SLUGS } from '../shared/catalogue/index.ts';
-import { DEFAULT_SETTINGS } from '../shared/settings.ts';
 import { PLAN_TIERS } from '../shared/service-limits.ts';
-import { openEngine } from '../electron/core/engine/open.ts';
+import { benchEngine } from './bench-engine.ts';
 import {
   childRssSampler,
   childSandbox,
@@ -40,15 +38,8 @@ try {
   mkdirSync(input);
   for (let i = 0; i < N; i++) writeFileSync(join(input, `i${i}.png`), TINY_PNG);
   const rss = rssSampler();
-  const engine = openEngine({
-    home: join(work, 'home'),
-    target: async () => ({ baseUrl: sb.url, apiKey: 'sandbox-owner' }),
-    slugs: () => ({ ...DEFAULT_SLUGS }),
-    // As the app runs it: batches tagged with their backend, asked at each tick (migration 4).
-    identity: async () => `live ${sb.url}`,
-    settings: () => DEFAULT_SETTINGS,
+  const engine = benchEngine(join(work, 'home'), sb.url, {
     concurrency: CONCURRENCY,
-    poll: { firstMs: 20, minMs: 20 },
     rates: PACED ? UNREACHED : undefined,
   });
   // The plans' daily caps would hold the batch (2,000 upscales a day on enterprise).

@@ -83,6 +83,7 @@ export async function createCore(opts: CoreOptions) {
     slugs: () => backend.slugs(),
     settings: effectiveSettings,
     rates: pacingRates(opts.env ?? process.env),
+    warn: (m) => log.warn(m),
   });
   engine.on('jobs.changed', (e) => events.emit('jobs.changed', e));
   mediaRoots.push(() => [...engine.store.mediaRoots(), effectiveSettings().outputDir]);
@@ -133,6 +134,7 @@ export async function createCore(opts: CoreOptions) {
     builtInSandboxUrl: () => backend.builtInSandboxUrl(),
     sandboxOwners: engine.sandboxOwners,
     pacer: engine.pacer,
+    metadata: engine.resultMetadata,
     settings: effectiveSettings,
     events,
     addMediaRoots: (r: () => string[]) => mediaRoots.push(r),

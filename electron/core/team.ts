@@ -12,6 +12,7 @@ import { CreationsService } from './creations/service.ts';
 import type { Db } from './db/open.ts';
 import type { EventBus } from './events.ts';
 import type { Pacer } from './limits/pacer.ts';
+import type { ResultMetadata } from './metadata/result-metadata.ts';
 
 export interface TeamDeps {
   home: string;
@@ -39,6 +40,8 @@ export interface TeamDeps {
   pacer?: Pacer | null;
   /** Whose path rules written files keep (process.platform): tests pass win32. */
   platform?: string;
+  /** The engine's (Engine.resultMetadata): app results and creations get their provenance with it. */
+  metadata?: ResultMetadata;
 }
 
 /**
@@ -79,9 +82,16 @@ export function teamServices(deps: TeamDeps) {
     poll: deps.poll,
     pacer: deps.pacer,
     platform: deps.platform,
+    metadata: deps.metadata,
+    metadataSettings: deps.settings,
   });
   const analytics = new AnalyticsService({ client: deps.client, db: deps.analyticsDb, target: deps.target });
-  const creations = new CreationsService(deps.client, join(deps.home, 'cache', 'creations'), deps.platform);
+  const creations = new CreationsService(
+    deps.client,
+    join(deps.home, 'cache', 'creations'),
+    deps.platform,
+    deps.metadata ? { metadata: deps.metadata, settings: deps.settings } : null,
+  );
   deps.addMediaRoots?.(() => store.outDirs());
   deps.addOutputFolders?.(() => store.outDirs());
   apps.runner.start();

@@ -14,6 +14,8 @@ export interface Faults {
   slowDownloadBytesPerSec: number;
   truncateDownloads: boolean;
   expireResultUrls: boolean;
+  /** Video and audio results are served as bytes no player reads, under their usual type and name. */
+  damagedMedia: boolean;
   /**
    * How workflow-app runs created from now on end when they do not fail: the service's other two
    * endings (api-notes: `completed_with_errors`, `cancelled`) on demand.
@@ -51,6 +53,7 @@ export function defaultFaults(taskDurationMs = DEFAULT_TASK_DURATION_MS): Faults
     slowDownloadBytesPerSec: 0,
     truncateDownloads: false,
     expireResultUrls: false,
+    damagedMedia: false,
     appRunEnding: 'completed',
     appRunAnswerDelayMs: 0,
     appDetailDelayMs: 0,
@@ -73,6 +76,7 @@ export const faultsPatchSchema = z
     slowDownloadBytesPerSec: z.number().int().min(0),
     truncateDownloads: z.boolean(),
     expireResultUrls: z.boolean(),
+    damagedMedia: z.boolean(),
     appRunEnding: z.enum(APP_RUN_ENDINGS),
     appRunAnswerDelayMs: z.number().int().min(0).max(600_000),
     appDetailDelayMs: z.number().int().min(0).max(600_000),

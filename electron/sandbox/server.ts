@@ -3,7 +3,7 @@ import { AuditStore } from './audit-store.ts';
 import { registerAuditRoute } from './audit-route.ts';
 import { DiskStore } from './blob-store.ts';
 import { registerControl } from './control.ts';
-import { fileSource, generatedSource, sendBytes, type ByteSource } from './download.ts';
+import { bufferSource, fileSource, generatedSource, sendBytes, type ByteSource } from './download.ts';
 import { FAULT_MESSAGES, FaultState } from './faults.ts';
 import { sendError, sendInvalid } from './errors.ts';
 import { callerOf, type Caller } from './keys.ts';
@@ -187,7 +187,10 @@ export function buildServer(opts: SandboxOptions): {
     reply.raw.on('close', onClose);
     let src: ByteSource;
     try {
-      src = await state.renderer.source(task, index, task.resultKind, gone.signal);
+      const damaged = state.faults.current.damagedMedia && (task.resultKind === 'video' || task.resultKind === 'audio');
+      src = damaged
+        ? bufferSource(Buffer.from('not a playable file'), task.resultKind === 'video' ? 'video/mp4' : 'audio/mpeg')
+        : await state.renderer.source(task, index, task.resultKind, gone.signal);
     } catch (err) {
       if (!(err instanceof RenderAbandonedError)) throw err;
       reply.hijack();

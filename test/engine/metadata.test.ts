@@ -1,8 +1,8 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ExifTool, type Tags } from 'exiftool-vendored';
 import sharp from 'sharp';
+import { exifReader } from './exif-reader.ts';
 import { engineFor, engineSuite, settle } from './helpers.ts';
 import { startSandbox } from '../../electron/sandbox/index.ts';
 import { cliEnv, runCli } from '../cli.ts';
@@ -12,13 +12,7 @@ import { APP_VERSION } from '../../electron/core/app-version.ts';
 
 const sb = engineSuite('meta', 100);
 
-// The reader: the same library as it ships, without the app's namespace declared (any exiftool reads it).
-let reader: ExifTool | null = null;
-async function readTags(path: string): Promise<Tags & Record<string, unknown>> {
-  reader ??= new ExifTool({ maxProcs: 1 });
-  return (await reader.read(path, ['-G1', '-n'])) as Tags & Record<string, unknown>;
-}
-afterAll(() => reader?.end());
+const readTags = exifReader();
 
 /** A camera photo as a phone stores it: landscape pixels turned by EXIF 6, a P3 profile, camera and date. */
 async function cameraPhoto(path: string, format: 'jpeg' | 'png' = 'jpeg'): Promise<string> {

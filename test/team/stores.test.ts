@@ -49,19 +49,16 @@ const ledgerOf = (db: Db) =>
 function folderFromMain(h: string) {
   const db = openDatabase(join(h, 'mediadesk.db'), QUEUE_MIGRATIONS);
   const runs = new AppRunStore(db);
-  const base = { appName: 'Jingle', outputKind: 'audio', cost: 8, outDir: join(h, 'out'), backend: LIVE };
-  const queued = runs.insert({
-    ...base,
-    id: '0a000000-0000-4000-8000-000000000001',
-    appId: 'a1',
-    inputs: { brief: 'one' },
-  });
-  const running = runs.insert({
-    ...base,
-    id: '0a000000-0000-4000-8000-000000000002',
-    appId: 'a2',
-    inputs: { brief: 'two' },
-  });
+  // main's AppRunStore.insert, before apps migration 2 added the runs' sources and metadata settings.
+  const insert = (id: string, seq: number, appId: string, inputs: object) => {
+    db.prepare(
+      `INSERT INTO app_runs (id, seq, app_id, app_name, output_kind, cost, state, inputs, out_dir, backend, created_at, updated_at)
+      VALUES (?, ?, ?, 'Jingle', 'audio', 8, 'queued', ?, ?, ?, ?, ?)`,
+    ).run(id, seq, appId, JSON.stringify(inputs), join(h, 'out'), LIVE, Date.now(), Date.now());
+    return runs.get(id)!;
+  };
+  const queued = insert('0a000000-0000-4000-8000-000000000001', 1, 'a1', { brief: 'one' });
+  const running = insert('0a000000-0000-4000-8000-000000000002', 2, 'a2', { brief: 'two' });
   expect(runs.move(running.id, 'queued', 'submitting', { attemptId: 'att-1', attempts: 1 })).toBe(true);
   expect(runs.move(running.id, 'submitting', 'running', { runId: 'run-2', runStatus: 'in_progress' })).toBe(true);
   const kh = keyHashOf(KEY);
@@ -72,6 +69,12 @@ function folderFromMain(h: string) {
   db.close();
   return { before, ids: [queued.id, running.id] };
 }
+
+/** The rows of `before` as apps migration 2 leaves them: no local images, no settings frozen (the settings now apply). */
+const withMigration2 = (before: ReturnType<typeof dump>) => ({
+  ...before,
+  runs: before.runs.map((r) => ({ ...(r as object), sources: null, metadata: null })),
+});
 
 describe('the apps and analytics stores in mediadesk.db', () => {
   it("a data folder from today's main opens with every app run and usage row intact, each store on its own ledger", async () => {
@@ -111,7 +114,7 @@ describe('the apps and analytics stores in mediadesk.db', () => {
 
     const after = openDatabase(join(h, 'mediadesk.db'), QUEUE_MIGRATIONS);
     try {
-      expect(dump(after)).toEqual(before);
+      expect(dump(after)).toEqual(withMigration2(before));
       expect(ledgerOf(after)).toEqual({
         [APPS_LEDGER]: APPS_MIGRATIONS.length,
         [ANALYTICS_LEDGER]: ANALYTICS_MIGRATIONS.length,
@@ -130,7 +133,7 @@ describe('the apps and analytics stores in mediadesk.db', () => {
       openAnalyticsDb(file).close();
     }
     const db = openDatabase(file, QUEUE_MIGRATIONS);
-    expect(dump(db)).toEqual(before);
+    expect(dump(db)).toEqual(withMigration2(before));
     db.prepare('UPDATE migration_ledger SET version = 99 WHERE owner = ?').run(APPS_LEDGER);
     db.close();
     expect(() => openAppRunStore(file)).toThrow(DatabaseTooNewError);
@@ -148,7 +151,7 @@ describe('the apps and analytics stores in mediadesk.db', () => {
     queue.close();
     const runs = openAppRunStore(file);
     const analytics = openAnalyticsDb(file);
-    expect(ledgerOf(runs.db)).toEqual({ [APPS_LEDGER]: 1, [ANALYTICS_LEDGER]: 1 });
+    expect(ledgerOf(runs.db)).toEqual({ [APPS_LEDGER]: APPS_MIGRATIONS.length, [ANALYTICS_LEDGER]: 1 });
     runs.close();
     analytics.close();
   });

@@ -47,4 +47,12 @@ export const APPS_MIGRATIONS: readonly Migration[] = [
         'the queue migrations make it, so open the queue (openEngine) first',
       ),
   },
+  {
+    version: 2,
+    name: 'app_runs keep the local images sent and the metadata settings of the run',
+    up: (db) => {
+      db.exec('ALTER TABLE app_runs ADD COLUMN sources TEXT');
+      db.exec('ALTER TABLE app_runs ADD COLUMN metadata TEXT');
+    },
+  },
 ];

@@ -5,12 +5,14 @@ import { ApiError, type ApiClient } from '../api/client.ts';
 import {
   downloadToPart,
   ExpiredUrlError,
+  placedAs,
   placeWithoutOverwrite,
   removeQuietly,
-  sameFile,
   waitForRenewedLinks,
 } from '../downloads/download.ts';
-import { partPathOf, withCollisionSuffix } from '../downloads/naming.ts';
+import { metaPartPathOf, partPathOf, withCollisionSuffix } from '../downloads/naming.ts';
+import { appRunProvenance, type ResultMetadata } from '../metadata/result-metadata.ts';
+import { DEFAULT_SETTINGS, metadataSettingsOf, type MetadataSettings } from '../../../shared/settings.ts';
 import { ATTENTION } from '../queue/job-messages.ts';
 import { apiProblem, refusedReason, RUN_SANDBOX_GONE, waitingMessage } from '../queue/job-messages.ts';
 import { AppRunStore, plannedOutputs, RUN_REQUEUE_FRESH, type AppRunRow } from './store.ts';
@@ -55,6 +57,10 @@ export interface RunnerOptions {
   expiredPatienceMs?: number;
   /** The engine's pacer: runs and their polls count with the tool jobs' (each app's creates against the cap of `app:<id>`). */
   pacer?: Pacer | null;
+  /** Writes the local image's metadata and the run's provenance into results; absent: saved as downloaded. */
+  metadata?: ResultMetadata;
+  /** The settings a run queued before they were frozen into it follows. */
+  metadataSettings?: () => MetadataSettings;
 }
 
 /** How soon a run held at its app's daily cap looks again: a cap raised meanwhile lets it go. */
@@ -65,9 +71,13 @@ export const appCapKey = (appId: string) => `app:${appId}`;
 
 const DEFAULT_POLL = { firstMs: 1000, minMs: 1000, maxMs: 15_000 };
 
-/** Removes the `.part` files of a run's results (plannedOutputs), except those from `keepFrom` on. */
+/** Removes the part files and metadata copies of a run's results (plannedOutputs), except those from `keepFrom` on. */
 async function removeParts(r: AppRunRow, keepFrom = Infinity): Promise<void> {
-  for (const [i, p] of plannedOutputs(r).entries()) if (i < keepFrom) await removeQuietly(partPathOf(p));
+  for (const [i, p] of plannedOutputs(r).entries())
+    if (i < keepFrom) {
+      await removeQuietly(partPathOf(p));
+      await removeQuietly(metaPartPathOf(p));
+    }
 }
 
 /**
@@ -392,10 +402,18 @@ export class AppRunner {
         this.opts.expiredPatienceMs !== undefined
           ? Date.now() + this.opts.expiredPatienceMs
           : (r.expiresAt ?? Date.now() + APP_RESULT_TTL_MS);
+      const { metadata } = this.opts;
+      const settings = metadataSettingsOf(r.metadata ?? this.opts.metadataSettings?.() ?? DEFAULT_SETTINGS);
+      const provenance = metadata ? appRunProvenance(r) : null;
+      const notes: string[] = [];
+      const note = (n: string | null) => n && !notes.includes(n) && notes.push(n);
       for (let i = outputs.length; i < results.length; i++) {
         const base = planned[i];
         const part = partPathOf(base);
-        for (let round = 1; ; round++) {
+        const twin = metaPartPathOf(base);
+        // Placed by a run of this process that stopped before recording it.
+        let placed = (await placedAs([part, twin], base)) ?? '';
+        for (let round = 1; !placed; round++) {
           try {
             await downloadToPart(results[i].url, part, { signal: ac.signal });
             break;
@@ -413,18 +431,34 @@ export class AppRunner {
             }
           }
         }
-        let placed = '';
-        for (let k = 1; !placed; k++) {
-          const candidate = withCollisionSuffix(base, k);
-          if ((await placeWithoutOverwrite(part, candidate)) || (await sameFile(part, candidate))) placed = candidate;
+        if (!placed) {
+          let finished = part;
+          if (provenance) {
+            const source = Object.values(r.sources)[0] ?? null;
+            const meta = await metadata!.writeInto(part, twin, { final: base, source, provenance, settings });
+            note(meta.problem);
+            if (meta.written) finished = twin;
+          }
+          for (let k = 1; !placed; k++) {
+            const candidate = withCollisionSuffix(base, k);
+            if (await placeWithoutOverwrite(finished, candidate)) placed = candidate;
+          }
         }
         outputs.push(placed);
+        if (provenance && settings.provenanceSidecar) note(await metadata!.writeSidecar(placed, provenance));
         // Canceled meanwhile (another process): its part is of no more use either.
         const recorded = this.opts.store.move(r.id, 'downloading', 'downloading', { outputs });
         await removeQuietly(part);
+        await removeQuietly(twin);
         if (!recorded) return;
       }
-      this.opts.store.move(r.id, 'downloading', 'done', {});
+      const saved = notes.map((n) => `saved; ${n}`);
+      this.opts.store.move(
+        r.id,
+        'downloading',
+        'done',
+        saved.length ? { error: [r.error, ...saved].filter(Boolean).join(' ') } : {},
+      );
     } catch (err) {
       if (ac.signal.aborted) return;
       const msg = err instanceof ApiError ? err.describe() : (err as Error).message;

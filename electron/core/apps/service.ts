@@ -11,6 +11,8 @@ import { assertOutputFolder } from '../output-folder.ts';
 import { RESULT_SUFFIX_ROOM } from '../downloads/naming.ts';
 import { windowsPathProblem } from '../../../shared/file-names.ts';
 import { creationFile, creationValue } from './creation-input.ts';
+import type { ResultMetadata } from '../metadata/result-metadata.ts';
+import { metadataSettingsOf, type MetadataSettings } from '../../../shared/settings.ts';
 import { AppRunner, explainAppError, type SandboxOwners } from './runner.ts';
 import { AppRunStore, longestOutput, RETRYABLE, retryPlan, RUN_REQUEUE_FRESH, toAppRun } from './store.ts';
 import { parseAppDefinition, parseAppList } from './wire.ts';
@@ -31,11 +33,12 @@ function toDeskError(err: unknown): DeskError {
 /**
  * Checks every value against the app's definition (the form's own rules), before anything is paid.
  * With `check`, a named file is checked and not read (apps.check): the run reads it when it is sent.
+ * `sources` gets the local image each creation input was read from (its results' metadata source).
  */
 export async function prepareInputs(
   def: AppDefinition,
   raw: Record<string, string | number>,
-  opts: { check?: boolean } = {},
+  opts: { check?: boolean; sources?: Record<string, string> } = {},
 ): Promise<Record<string, unknown>> {
   const invalid = appInputProblems(def, raw);
   if (invalid.length)
@@ -46,8 +49,11 @@ export async function prepareInputs(
     if (v === undefined || v === '') continue;
     if (input.type === 'number') out[input.id] = Number(v);
     else if (input.type === 'creation' && opts.check) await creationFile(String(v), input.id);
-    else if (input.type === 'creation') out[input.id] = await creationValue(String(v), input.id);
-    else out[input.id] = String(v);
+    else if (input.type === 'creation') {
+      out[input.id] = await creationValue(String(v), input.id);
+      const file = opts.sources && (await creationFile(String(v), input.id));
+      if (file) opts.sources![input.id] = file.abs;
+    } else out[input.id] = String(v);
   }
   return out;
 }
@@ -68,6 +74,10 @@ export interface AppsServiceOptions {
   pacer?: Pacer | null;
   /** Whose path rules results keep (process.platform; see windowsPathProblem): tests pass win32. */
   platform?: string;
+  /** The engine's: results get the local image's metadata and how the run made them. Absent: saved as downloaded. */
+  metadata?: ResultMetadata;
+  /** The metadata settings a run is queued with (frozen into it, as a batch's jobs are). */
+  metadataSettings?: () => MetadataSettings;
 }
 
 /** How long a title lookup waits for the apps list, and how often it asks for it again. */
@@ -95,6 +105,8 @@ export class AppsService {
       onChange: opts.onChange,
       poll: opts.poll,
       pacer: opts.pacer,
+      metadata: opts.metadata,
+      metadataSettings: opts.metadataSettings,
     });
   }
 
@@ -156,7 +168,8 @@ export class AppsService {
     resume?: boolean | 'only';
   }): Promise<AppRun & { resumed: boolean }> {
     const def = await this.get(req.appId);
-    const inputs = await prepareInputs(def, req.inputs);
+    const sources: Record<string, string> = {};
+    const inputs = await prepareInputs(def, req.inputs, { sources });
     const outDir = resolve(req.outDir ?? this.opts.defaultOutDir(def.name));
     assertOutputFolder(outDir);
     // A result that cannot be written is a paid run lost: said before it is sent.
@@ -198,6 +211,8 @@ export class AppsService {
             inputs,
             outDir,
             backend,
+            sources,
+            metadata: this.opts.metadataSettings && metadataSettingsOf(this.opts.metadataSettings()),
           }),
           resumed: false,
         };

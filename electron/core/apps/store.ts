@@ -6,6 +6,7 @@ import type { AppRun } from '../../../shared/contract/team.ts';
 import { openDatabase, type Db } from '../db/open.ts';
 import { extensionOf, longestExt } from '../downloads/naming.ts';
 import type { JobState } from '../../../shared/contract/jobs.ts';
+import type { MetadataSettings } from '../../../shared/settings.ts';
 import { canMove } from '../queue/states.ts';
 import { sandboxGone } from '../queue/store.ts';
 import { APPS_LEDGER, APPS_MIGRATIONS } from './migrations.ts';
@@ -36,6 +37,10 @@ export interface AppRunRow {
   submittedAt: number | null;
   /** The queue owner whose built-in Sandbox has this run (migration 7); null on the live service. */
   sandboxOf: string | null;
+  /** The local image each creation input was read from, by input id (apps migration 2; {} before). */
+  sources: Record<string, string>;
+  /** The metadata settings the run was queued with (apps migration 2); null before: the settings now. */
+  metadata: MetadataSettings | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -98,6 +103,8 @@ interface Raw {
   next_poll_at: number | null;
   submitted_at: number | null;
   sandbox_of: string | null;
+  sources: string | null;
+  metadata: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -124,6 +131,8 @@ const fromRaw = (r: Raw): AppRunRow => ({
   nextPollAt: r.next_poll_at,
   submittedAt: r.submitted_at,
   sandboxOf: r.sandbox_of,
+  sources: r.sources ? JSON.parse(r.sources) : {},
+  metadata: r.metadata ? JSON.parse(r.metadata) : null,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -247,13 +256,15 @@ export class AppRunStore {
     inputs: Record<string, unknown>;
     outDir: string;
     backend: string;
+    sources?: Record<string, string>;
+    metadata?: MetadataSettings;
   }): AppRunRow {
     const now = Date.now();
     const seq = (this.db.prepare('SELECT COALESCE(MAX(seq), 0) + 1 AS n FROM app_runs').get() as { n: number }).n;
     this.db
       .prepare(
-        `INSERT INTO app_runs (id, seq, app_id, app_name, output_kind, cost, state, inputs, out_dir, backend, created_at, updated_at)
-      VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?)`,
+        `INSERT INTO app_runs (id, seq, app_id, app_name, output_kind, cost, state, inputs, out_dir, backend, sources, metadata, created_at, updated_at)
+      VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         r.id,
@@ -265,6 +276,8 @@ export class AppRunStore {
         JSON.stringify(r.inputs),
         r.outDir,
         r.backend,
+        JSON.stringify(r.sources ?? {}),
+        r.metadata ? JSON.stringify(r.metadata) : null,
         now,
         now,
       );

@@ -5,7 +5,16 @@ import { DeskError, type DeskErrorCode } from '../../../shared/contract/define.t
 import type { Creation, CreationsPage } from '../../../shared/contract/team.ts';
 import { ApiError, type ApiClient } from '../api/client.ts';
 import { downloadToPart, placeWithoutOverwrite, removeQuietly, sameFile } from '../downloads/download.ts';
-import { extensionOf, partPathOf, RESULT_SUFFIX_ROOM, shortened, withCollisionSuffix } from '../downloads/naming.ts';
+import {
+  extensionOf,
+  metaPartPathOf,
+  partPathOf,
+  RESULT_SUFFIX_ROOM,
+  shortened,
+  withCollisionSuffix,
+} from '../downloads/naming.ts';
+import { creationProvenance, type ResultMetadata } from '../metadata/result-metadata.ts';
+import { metadataSettingsOf, type MetadataSettings } from '../../../shared/settings.ts';
 import { ensureFolder } from '../output-folder.ts';
 import { portableName, WINDOWS_MAX_PATH, windowsPathProblem } from '../../../shared/file-names.ts';
 
@@ -41,10 +50,19 @@ export class CreationsService {
   /** Whose path rules saved files keep (process.platform; see windowsPathProblem). */
   private readonly platform: string;
 
-  constructor(client: ApiClient, cacheDir: string, platform: string = process.platform) {
+  /** Writes how a creation was made into it (and beside it) as the settings ask; absent: saved as downloaded. */
+  private readonly saving: { metadata: ResultMetadata; settings: () => MetadataSettings } | null;
+
+  constructor(
+    client: ApiClient,
+    cacheDir: string,
+    platform: string = process.platform,
+    saving: { metadata: ResultMetadata; settings: () => MetadataSettings } | null = null,
+  ) {
     this.client = client;
     this.cacheDir = cacheDir;
     this.platform = platform;
+    this.saving = saving;
   }
 
   async list(q: { page: number; perPage: number; tool?: string; thumbnails?: boolean }): Promise<CreationsPage> {
@@ -131,13 +149,36 @@ export class CreationsService {
     const ext = extensionOf(c.url, undefined, kindOf(c.type));
     const base = join(dir, `${this.fittingStem(dir, portableName(c.name, portableName(id, 'creation')), ext)}.${ext}`);
     const part = partPathOf(base);
+    const twin = metaPartPathOf(base);
     await downloadToPart(c.url, part);
-    for (let k = 1; ; k++) {
-      const candidate = withCollisionSuffix(base, k);
-      if ((await placeWithoutOverwrite(part, candidate)) || (await sameFile(part, candidate))) {
-        await removeQuietly(part);
-        return candidate;
+    // No local source: the creation carries only how the service says it was made.
+    const saving = this.saving && {
+      ...this.saving,
+      provenance: creationProvenance(c),
+      settings: metadataSettingsOf(this.saving.settings()),
+    };
+    const written =
+      saving &&
+      (
+        await saving.metadata.writeInto(part, twin, {
+          final: base,
+          source: null,
+          provenance: saving.provenance,
+          settings: saving.settings,
+        })
+      ).written;
+    const finished = written ? twin : part;
+    try {
+      for (let k = 1; ; k++) {
+        const candidate = withCollisionSuffix(base, k);
+        if ((await placeWithoutOverwrite(finished, candidate)) || (await sameFile(finished, candidate))) {
+          if (saving?.settings.provenanceSidecar) await saving.metadata.writeSidecar(candidate, saving.provenance);
+          return candidate;
+        }
       }
+    } finally {
+      await removeQuietly(part);
+      await removeQuietly(twin);
     }
   }
 

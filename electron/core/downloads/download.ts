@@ -5,6 +5,7 @@ import { connect as netConnect, type NetConnectOpts } from 'node:net';
 import { KEEP_ALIVE, networkWords } from '../api/client.ts';
 import { fsWriteWords } from '../batch/fs-error.ts';
 import { dirname } from 'node:path';
+import { withCollisionSuffix } from './naming.ts';
 import { link, open, stat, unlink, type FileHandle } from 'node:fs/promises';
 import type { StatOptions, Stats } from 'node:fs';
 
@@ -524,6 +525,18 @@ export async function placeWithoutOverwrite(partPath: string, finalPath: string)
 export async function sameFile(a: string, b: string): Promise<boolean> {
   const [x, y] = await Promise.all([statOrNull(a), statOrNull(b)]);
   return !!x && !!y && x.ino === y.ino && x.dev === y.dev;
+}
+
+/** Where one of a result's parts was already linked into place by an earlier run, if anywhere. */
+export async function placedAs(parts: string[], base: string): Promise<string | null> {
+  const there: string[] = [];
+  for (const p of parts) if (await exists(p)) there.push(p);
+  if (!there.length) return null;
+  for (let k = 1; ; k++) {
+    const candidate = withCollisionSuffix(base, k);
+    if (!(await exists(candidate))) return null;
+    for (const p of there) if (await sameFile(p, candidate)) return candidate;
+  }
 }
 
 export const removeQuietly = (p: string) => unlink(p).catch(() => undefined);

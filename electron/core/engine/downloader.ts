@@ -22,11 +22,12 @@ const removePartsOf = async (planned: string) => {
 export class Downloader {
   private readonly context: LoopContext;
   private readonly aborts = new Map<string, AbortController>();
-  /** One exiftool process for this engine's results, started at first use. */
-  private readonly metadata = new ResultMetadata();
+  /** One exiftool process for this engine's results (and the app runs' and creations'), started at first use. */
+  readonly metadata: ResultMetadata;
 
   constructor(context: LoopContext) {
     this.context = context;
+    this.metadata = new ResultMetadata({ warn: context.options.warn, maxProcs: context.options.metadataProcs });
   }
 
   /** Starts fetching a `downloading` job's results, unless a step of that job is running. */

@@ -15,6 +15,7 @@ import { JobStore, type JobRow } from '../queue/store.ts';
 import { QueueCommands, type RetryableState } from './commands.ts';
 import { JobEvents, type JobsChangedListener } from './events.ts';
 import { QueueLease } from './lease.ts';
+import type { ResultMetadata } from '../metadata/result-metadata.ts';
 import type { EngineOptions } from './options.ts';
 import { BatchPlanner, type CheckRequest, type StartRequest } from './planner.ts';
 import { DEFAULT_POLL, type PollPolicy } from './poll-policy.ts';
@@ -116,6 +117,11 @@ export class Engine {
     this.events.emitChanges();
     this.lease.release();
     this.runner.poller.forgetAll();
+  }
+
+  /** Writes metadata and provenance into results, one exiftool for the engine; ended by stop(). */
+  get resultMetadata(): ResultMetadata {
+    return this.runner.downloads.metadata;
   }
 
   get holdsQueue(): boolean {

@@ -43,4 +43,8 @@ export interface EngineOptions {
   inbox?: string;
   /** Whose path rules results keep (process.platform; see resultPathProblem): tests pass win32. */
   platform?: string;
+  /** Told when a result is saved without the metadata asked for (the log's warning); default stderr. */
+  warn?: (message: string) => void;
+  /** exiftool processes writing results' metadata; default DEFAULT_EXIFTOOL_PROCS (benchmarks vary it). */
+  metadataProcs?: number;
 }

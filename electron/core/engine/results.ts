@@ -8,9 +8,9 @@ import {
   downloadToPart,
   exists,
   ExpiredUrlError,
+  placedAs,
   placeWithoutOverwrite,
   removeQuietly,
-  sameFile,
   sizeOf,
   TransientDownloadError,
   writeTextPart,
@@ -247,18 +247,6 @@ function provenanceFor(job: JobRow, deps: FetchDeps): Provenance {
     taskId: job.taskId,
     inputPath: job.inputPath,
   });
-}
-
-/** Where one of a result's parts was already linked into place by an earlier run, if anywhere. */
-async function placedAs(parts: string[], base: string): Promise<string | null> {
-  const there: string[] = [];
-  for (const p of parts) if (await exists(p)) there.push(p);
-  if (!there.length) return null;
-  for (let k = 1; ; k++) {
-    const candidate = withCollisionSuffix(base, k);
-    if (!(await exists(candidate))) return null;
-    for (const p of there) if (await sameFile(p, candidate)) return candidate;
-  }
 }
 
 /** How long the service keeps a job's results: its tool's lifetime, else the spec's 24 h, from its submission. */

@@ -6,19 +6,26 @@ import { DefaultExiftoolArgs, ExifTool, type WriteTags } from 'exiftool-vendored
 import sharp from 'sharp';
 import type { MetadataSettings } from '../../../shared/settings.ts';
 import { isAbsolutePath } from '../../../shared/settings.ts';
+import { findTool } from '../../../shared/catalogue/index.ts';
 import { APP_VERSION } from '../app-version.ts';
 import { resultOrientation } from './orientation.ts';
 
-/** How a result was made, as its XMP (namespace `mediadesk`) and its sidecar record it. */
+/**
+ * How a result was made, as its XMP (namespace `mediadesk`) and its sidecar record it: a tool's
+ * job, a workflow app's run, or a creation downloaded from the service's recent creations.
+ */
 export interface Provenance {
-  /** The catalogue's tool id and title. */
+  origin: 'tool' | 'app' | 'creation';
+  /** The catalogue's tool id and title; an app's id and name; a creation's tool as the service names it. */
   tool: string;
   toolTitle: string;
-  /** The endpoint path the job was sent to. */
-  modelPath: string;
+  /** The endpoint path the job or run was sent to; null for a creation (the service does not say). */
+  modelPath: string | null;
+  /** A tool's parameters or an app's inputs, local files by their name alone; none for a creation. */
   parameters: Record<string, unknown>;
+  /** The task id, the app's run id, or the creation's id. */
   taskId: string | null;
-  /** When the result was saved (ISO 8601). */
+  /** When the result was saved (ISO 8601); for a creation, when the service made it. */
   madeAt: string;
   appVersion: string;
   /** The input's file name (not its folder: the result may be shared). */
@@ -37,15 +44,18 @@ const CONFIG = `%Image::ExifTool::UserDefined = (
   GROUPS => { 0 => 'XMP', 1 => 'XMP-mediadesk', 2 => 'Image' },
   NAMESPACE => { 'mediadesk' => '${PROVENANCE_NAMESPACE}' },
   WRITABLE => 'string',
-  Tool => { }, ToolTitle => { }, ModelPath => { }, Parameters => { }, TaskId => { },
+  Origin => { }, Tool => { }, ToolTitle => { }, ModelPath => { }, Parameters => { }, TaskId => { },
   MadeAt => { }, AppVersion => { }, SourceFile => { },
 );
 1;
 `;
 
 /** Result formats exiftool writes EXIF, ICC and XMP into; of them, those that also hold IPTC. */
-const WRITABLE = new Set(['.jpg', '.jpeg', '.png', '.webp', '.tif', '.tiff']);
+const IMAGES = new Set(['.jpg', '.jpeg', '.png', '.webp', '.tif', '.tiff']);
 const HOLDS_IPTC = new Set(['.jpg', '.jpeg', '.tif', '.tiff']);
+// QuickTime files take the provenance XMP (no source is copied into them). exiftool only reads
+// MP3, WAV, OGG, FLAC, AAC and WebM (its supported file types): those get the sidecar alone.
+const QUICKTIME = new Set(['.mp4', '.mov', '.m4v', '.m4a']);
 
 /** Where a format holds no IPTC, its main fields go to their XMP twins (exiftool's iptc2xmp, abridged). */
 const IPTC_TO_XMP = [
@@ -89,7 +99,10 @@ async function metadataHeldBy(source: string): Promise<'some' | 'none' | 'gone' 
 }
 
 /** Whether a result file can carry metadata here (its format is one exiftool writes). */
-export const canCarryMetadata = (path: string) => WRITABLE.has(extname(path).toLowerCase());
+export const canCarryMetadata = (path: string) => {
+  const ext = extname(path).toLowerCase();
+  return IMAGES.has(ext) || QUICKTIME.has(ext);
+};
 
 /** Parameters as recorded: a local file named by its name alone, not the folders it sits in. */
 export function recordedParameters(params: Record<string, unknown>): Record<string, unknown> {
@@ -109,6 +122,7 @@ export function provenanceOf(job: {
   inputPath: string | null;
 }): Provenance {
   return {
+    origin: 'tool',
     tool: job.tool,
     toolTitle: job.toolTitle,
     modelPath: job.modelPath,
@@ -120,6 +134,56 @@ export function provenanceOf(job: {
   };
 }
 
+const INLINE_IMAGE = 'an image sent inline';
+
+/**
+ * A workflow app run's provenance: its inputs as recorded, a local image (`sources`, by input id)
+ * named by its file name and an image sent inline (a data URI) said in words, never its bytes.
+ */
+export function appRunProvenance(run: {
+  appId: string;
+  appName: string;
+  inputs: Record<string, unknown>;
+  sources: Record<string, string>;
+  runId: string | null;
+}): Provenance {
+  const inputs = Object.entries(run.inputs).map(([k, v]) => {
+    if (run.sources[k]) return [k, basename(run.sources[k])];
+    return [k, typeof v === 'string' && v.startsWith('data:') ? INLINE_IMAGE : v];
+  });
+  const first = Object.values(run.sources)[0];
+  return {
+    origin: 'app',
+    tool: run.appId,
+    toolTitle: run.appName,
+    modelPath: `/v1/ai/apps/${encodeURIComponent(run.appId)}/run`,
+    parameters: recordedParameters(Object.fromEntries(inputs)),
+    taskId: run.runId,
+    madeAt: new Date().toISOString(),
+    appVersion: APP_VERSION,
+    source: first ? basename(first) : null,
+  };
+}
+
+/** A recent creation's provenance: what the service's listing says of it (its tool, id and date). */
+export function creationProvenance(c: { id: string; toolName: string | null; createdAt: string | null }): Provenance {
+  const made = c.createdAt ? new Date(c.createdAt) : null;
+  return {
+    origin: 'creation',
+    tool: c.toolName ?? '',
+    toolTitle: (c.toolName && findTool(c.toolName)?.title) || (c.toolName ?? ''),
+    modelPath: null,
+    parameters: {},
+    taskId: c.id,
+    madeAt: (made && !Number.isNaN(made.getTime()) ? made : new Date()).toISOString(),
+    appVersion: APP_VERSION,
+    source: null,
+  };
+}
+
+/** exiftool processes an engine writes results with (bench/provenance.ts measured the choice). */
+export const DEFAULT_EXIFTOOL_PROCS = 2;
+
 const reasonOf = (err: unknown) => ((err as Error).message ?? String(err)).split('\n')[0].replace(/^Error: /, '');
 
 /**
@@ -128,9 +192,30 @@ const reasonOf = (err: unknown) => ((err as Error).message ?? String(err)).split
  */
 export class ResultMetadata {
   private exiftool: ExifTool | null = null;
+  private starting: Promise<ExifTool> | null = null;
+  private readonly warn: (message: string) => void;
 
-  private async tool(): Promise<ExifTool> {
-    if (this.exiftool && !this.exiftool.ended) return this.exiftool;
+  private readonly maxProcs: number;
+
+  /** `warn`: told each time a result is saved without what was asked (the log's warning). */
+  constructor(opts: { warn?: (message: string) => void; maxProcs?: number } = {}) {
+    this.warn = opts.warn ?? ((m) => console.warn(`mediadesk: ${m}`));
+    this.maxProcs = opts.maxProcs ?? DEFAULT_EXIFTOOL_PROCS;
+  }
+
+  private told(result: string, problem: string | null): string | null {
+    if (problem) this.warn(`${basename(result)} saved; ${problem}`);
+    return problem;
+  }
+
+  /** Results finishing together share one start: each its own ExifTool would leave the others' processes running. */
+  private tool(): Promise<ExifTool> {
+    if (this.exiftool && !this.exiftool.ended) return Promise.resolve(this.exiftool);
+    this.starting ??= this.start().finally(() => (this.starting = null));
+    return this.starting;
+  }
+
+  private async start(): Promise<ExifTool> {
     const config = join(
       tmpdir(),
       `mediadesk-exiftool-${createHash('sha256').update(CONFIG).digest('hex').slice(0, 12)}.config`,
@@ -140,11 +225,15 @@ export class ResultMetadata {
       await writeFile(temp, CONFIG);
       await rename(temp, config);
     }
-    this.exiftool = new ExifTool({ maxProcs: 2, exiftoolArgs: ['-config', config, ...DefaultExiftoolArgs] });
+    this.exiftool = new ExifTool({
+      maxProcs: this.maxProcs,
+      exiftoolArgs: ['-config', config, ...DefaultExiftoolArgs],
+    });
     return this.exiftool;
   }
 
   async end(): Promise<void> {
+    await this.starting?.catch(() => undefined);
     const exiftool = this.exiftool;
     this.exiftool = null;
     await exiftool?.end();
@@ -160,12 +249,23 @@ export class ResultMetadata {
     into: string,
     job: { final: string; source: string | null; provenance: Provenance; settings: MetadataSettings },
   ): Promise<{ written: boolean; problem: string | null }> {
+    const done = await this.write(result, into, job);
+    return { ...done, problem: this.told(job.final, done.problem) };
+  }
+
+  private async write(
+    result: string,
+    into: string,
+    job: { final: string; source: string | null; provenance: Provenance; settings: MetadataSettings },
+  ): Promise<{ written: boolean; problem: string | null }> {
     const { settings, provenance } = job;
     await unlink(into).catch(() => undefined);
     if (!canCarryMetadata(job.final) || (!settings.keepMetadata && !settings.writeProvenance))
       return { written: false, problem: null };
+    const ext = extname(job.final).toLowerCase();
     let problem: string | null = null;
-    let source = settings.keepMetadata ? job.source : null;
+    // A source image's EXIF says nothing true of a video or a sound.
+    let source = settings.keepMetadata && IMAGES.has(ext) ? job.source : null;
     const held = source ? await metadataHeldBy(source) : 'none';
     if (held === 'gone' || held === 'unreadable') {
       const why = held === 'gone' ? 'is no longer there' : 'is no longer an image';
@@ -180,7 +280,6 @@ export class ResultMetadata {
         const orientation = await resultOrientation(source, result).catch(() => null);
         // `#`: the number itself, not its name ("Rotate 90 CW").
         if (orientation !== null) (tags as Record<string, number>)['Orientation#'] = orientation;
-        const ext = extname(job.final).toLowerCase();
         args.push('-tagsFromFile', source);
         if (!HOLDS_IPTC.has(ext)) args.push(...IPTC_TO_XMP, '--IPTC:all');
         args.push('-all:all');
@@ -205,6 +304,10 @@ export class ResultMetadata {
    * with what could not be done.
    */
   async writeSidecar(result: string, provenance: Provenance): Promise<string | null> {
+    return this.told(result, await this.sidecar(result, provenance));
+  }
+
+  private async sidecar(result: string, provenance: Provenance): Promise<string | null> {
     const path = sidecarPathOf(result);
     const record = { ...provenance, result: basename(result) };
     const temp = `${path}.part`;
@@ -233,9 +336,10 @@ export const sidecarPathOf = (result: string) => `${result}.json`;
 function provenanceTags(p: Provenance): WriteTags {
   return {
     'XMP-xmp:CreatorTool': `MediaDesk ${p.appVersion}`,
+    'XMP-mediadesk:Origin': p.origin,
     'XMP-mediadesk:Tool': p.tool,
     'XMP-mediadesk:ToolTitle': p.toolTitle,
-    'XMP-mediadesk:ModelPath': p.modelPath,
+    ...(p.modelPath ? { 'XMP-mediadesk:ModelPath': p.modelPath } : {}),
     'XMP-mediadesk:Parameters': JSON.stringify(p.parameters),
     'XMP-mediadesk:TaskId': p.taskId ?? '',
     'XMP-mediadesk:MadeAt': p.madeAt,
