@@ -6,12 +6,14 @@
  * so the engine is measured, not libvips. BENCH_PACED=1 paces every create and poll through the
  * limiter with rates it never reaches, its 1 s windows holding about as many rows as the service's
  * 2-minute window does: the limiter's overhead through the real submit and poll paths.
+ * Metadata and provenance are off unless BENCH_METADATA=on: bench/provenance.ts measures their cost.
  * Run: node bench/engine-throughput.ts
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PLAN_TIERS } from '../shared/service-limits.ts';
+import { DEFAULT_SETTINGS } from '../shared/settings.ts';
 import { benchEngine } from './bench-engine.ts';
 import {
   childRssSampler,
@@ -30,6 +32,8 @@ const N = Number(process.env.BENCH_JOBS ?? 10_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const RENDER = process.env.BENCH_RENDER === 'faithful' ? 'faithful' : 'fast';
 const PACED = process.env.BENCH_PACED === '1';
+const METADATA = process.env.BENCH_METADATA === 'on';
+const settings = { ...DEFAULT_SETTINGS, keepMetadata: METADATA, writeProvenance: METADATA };
 const UNREACHED = { burstPerSec: 100_000, burstWindowSec: 1, averagePerSec: 100_000, averageWindowSec: 1 };
 const sb = await childSandbox(0, RENDER);
 const work = mkdtempSync(join(tmpdir(), 'mediadesk-bench-tp-'));
@@ -41,6 +45,7 @@ try {
   const engine = benchEngine(join(work, 'home'), sb.url, {
     concurrency: CONCURRENCY,
     rates: PACED ? UNREACHED : undefined,
+    settings: () => settings,
   });
   // The plans' daily caps would hold the batch (2,000 upscales a day on enterprise).
   if (PACED) for (const plan of PLAN_TIERS) engine.pacer.limiter.setCap(plan, 'upscaler-precision', 1e9);

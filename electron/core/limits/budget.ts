@@ -21,9 +21,11 @@ export class BatchBudgets {
           'SELECT id FROM batches WHERE held_by IS NOT NULL AND (budget_credits IS NOT NULL OR budget_jobs IS NOT NULL)',
         )
         .pluck(),
+      // The job count is read only for a batch with a budget: a COUNT per create slowed every batch.
       row: db.prepare(
         `SELECT budget_credits AS credits, budget_jobs AS jobs, estimate_credits AS estimate, held_by AS heldBy,
-                (SELECT COUNT(*) FROM jobs WHERE batch_id = batches.id) AS total
+                CASE WHEN budget_credits IS NULL AND budget_jobs IS NULL THEN 0
+                     ELSE (SELECT COUNT(*) FROM jobs WHERE batch_id = batches.id) END AS total
            FROM batches WHERE id = ?`,
       ),
       sent: db

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { link, rename, stat, unlink, writeFile, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, extname, join } from 'node:path';
-import { DefaultExiftoolArgs, ExifTool, type WriteTags } from 'exiftool-vendored';
+import type { ExifTool, WriteTags } from 'exiftool-vendored';
 import sharp from 'sharp';
 import type { MetadataSettings } from '../../../shared/settings.ts';
 import { isAbsolutePath } from '../../../shared/settings.ts';
@@ -225,6 +225,8 @@ export class ResultMetadata {
       await writeFile(temp, CONFIG);
       await rename(temp, config);
     }
+    // Loaded on first use: the library alone adds about 20 MB to a process that may never write metadata.
+    const { DefaultExiftoolArgs, ExifTool } = await import('exiftool-vendored');
     this.exiftool = new ExifTool({
       maxProcs: this.maxProcs,
       exiftoolArgs: ['-config', config, ...DefaultExiftoolArgs],
