@@ -1,6 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { lock } from 'proper-lockfile';
 import { z } from 'zod';
 import { DeskError } from '../../../shared/contract/define.ts';
 import { presetSchema, type Preset } from '../../../shared/contract/presets.ts';
@@ -112,6 +111,9 @@ export class PresetStore {
   private async change<T>(edit: (all: Preset[]) => { presets: Preset[] | null; result: T }): Promise<T> {
     mkdirSync(dirname(this.path), { recursive: true });
     let lost = false;
+    // Loaded on first change: it brings signal-exit, whose SIGINT handler re-raises the signal and
+    // so ended the CLI's Ctrl-C wind-down (exit 130) in commands that never change a preset.
+    const { lock } = await import('proper-lockfile');
     const release = await lock(this.path, {
       realpath: false,
       stale: LOCK_STALE_MS,
