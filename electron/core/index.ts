@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { Backend, type RunningSandboxLike } from './backend.ts';
-import { createDispatcher, type AllHandlers } from './dispatch.ts';
+import { createDispatcher, toErrorData, type AllHandlers } from './dispatch.ts';
 import { testConnection } from './connection.ts';
 import { EventBus } from './events.ts';
 import { ApiClient } from './api/client.ts';
@@ -22,7 +22,8 @@ import { Notices } from './notices/index.ts';
 import { ToldFile } from './notices/told.ts';
 import { presetHandlers } from './presets/handlers.ts';
 import { PresetStore } from './presets/store.ts';
-import { dbPaths, withDefaultOutputDir } from './paths.ts';
+import { dbPaths, defaultOutputDir, withDefaultOutputDir } from './paths.ts';
+import { PathPolicy } from './path-policy.ts';
 import { checkDraggable, checkOpenable, checkOpenableFolder, openWithOs } from './open-file.ts';
 import { FILE_SAVING_COMMANDS, SavedFiles } from './saved-files.ts';
 import { CachedSecretStore, keyFingerprint, openSecretStore, type SecretStore } from './secrets.ts';
@@ -54,6 +55,9 @@ export interface CoreOptions {
 }
 
 const VERSION = APP_VERSION;
+
+/** The web host's folder (in the data folder) of files saved for the browser to download. */
+export const HAND_OVER = 'hand-over';
 
 export type Core = Awaited<ReturnType<typeof createCore>>;
 
@@ -179,6 +183,18 @@ export async function createCore(opts: CoreOptions) {
     );
 
   const presets = new PresetStore(opts.home);
+  /** Where a file saved at the person's request goes (SAVED_FILES_RULE): the browser downloads it from the data folder. */
+  const savedDir = (what: 'exports' | 'creations') =>
+    opts.host === 'web' ? join(opts.home, HAND_OVER) : defaultOutDir(opts.home, effectiveSettings(), what);
+  // The CLI is the person at their own terminal; a page (socket, IPC) is held to PATH_FIELDS.
+  const pathPolicy =
+    opts.host === 'cli'
+      ? null
+      : new PathPolicy({
+          inbox: join(opts.home, 'inbox'),
+          outputRoot: () => effectiveSettings().outputDir,
+          usedOutputs: () => [defaultOutputDir(opts.env ?? process.env), ...outputFolders.flatMap((f) => f())],
+        });
 
   const handlers: Partial<AllHandlers> = {
     'app.info': async () => ({
@@ -226,15 +242,15 @@ export async function createCore(opts: CoreOptions) {
       ),
     'batches.estimate': ({ tool, params, creates }) => estimator.estimate(tool, params, creates),
     'apps.estimate': async ({ id, runs }) => estimator.appEstimate(await team.apps.get(id), runs),
-    ...teamHandlers(teamDeps, team),
+    ...teamHandlers({ ...teamDeps, savedDir }, team),
     ...reportHandlers({
       store: engine.store,
       usage: (q, refresh) => team.analytics.query(q, refresh),
-      exportDir: () => defaultOutDir(opts.home, effectiveSettings(), 'exports'),
+      exportDir: () => savedDir('exports'),
     }),
-    ...auditHandlers(audit),
+    ...auditHandlers(audit, () => savedDir('exports')),
     ...hotFolderHandlers(hotFolders),
-    ...presetHandlers(presets, () => defaultOutDir(opts.home, effectiveSettings(), 'exports')),
+    ...presetHandlers(presets, () => savedDir('exports')),
     'media.check': ({ family, sources, body }) => checkReferences({ family, sources, body }),
     'loras.list': async () => ({ loras: await listLoras(client, join(opts.home, 'cache', 'loras')) }),
     'media.thumbnail': async ({ path, size }) => ({ path: await media.thumbnail(path, size) }),
@@ -256,7 +272,13 @@ export async function createCore(opts: CoreOptions) {
   const dispatchCommand = createDispatcher(handlers);
   const savedFiles = new SavedFiles();
   const dispatch: typeof dispatchCommand = async (name, payload) => {
-    const reply = await dispatchCommand(name, payload);
+    let reply: Awaited<ReturnType<typeof dispatchCommand>>;
+    try {
+      pathPolicy?.check(name, payload);
+      reply = await dispatchCommand(name, payload);
+    } catch (refused) {
+      reply = { ok: false, error: toErrorData(refused) };
+    }
     if (reply.ok && FILE_SAVING_COMMANDS.has(name as CommandName))
       savedFiles.add((reply.result as { path: string }).path);
     if (!reply.ok)
@@ -284,6 +306,8 @@ export async function createCore(opts: CoreOptions) {
     media,
     /** Files saved at the person's request, which the web host may send as browser downloads. */
     savedFiles,
+    /** Holds a page's paths to PATH_FIELDS; null in the CLI. Electron's main grants the files the person chose. */
+    pathPolicy,
     /** The path the OS may open or show for the renderer (a result type, in the app's folders); throws why not. */
     openable,
     openableFolder,

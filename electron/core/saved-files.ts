@@ -1,5 +1,6 @@
-import { lstatSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, lstatSync } from 'node:fs';
+import { copyFile, mkdir, rename, rm } from 'node:fs/promises';
+import { dirname, extname, join, resolve } from 'node:path';
 import { DeskError } from '../../shared/contract/define.ts';
 import type { CommandName } from '../../shared/contract/index.ts';
 
@@ -41,4 +42,24 @@ export class SavedFiles {
     if (!plainFile) throw new DeskError('forbidden', `${abs} is no longer the file MediaDesk saved, so it is not sent`);
     return abs;
   }
+}
+
+/** `dir/name`, or `dir/stem-2.ext`, `-3`... the first not taken: a saved file never replaces another. */
+export function freePath(dir: string, name: string): string {
+  const ext = extname(name);
+  const stem = name.slice(0, name.length - ext.length);
+  let path = join(dir, name);
+  for (let n = 2; existsSync(path); n++) path = join(dir, `${stem}-${n}${ext}`);
+  return path;
+}
+
+/** The CLI's `--out FILE`: a file the app saved, moved to where the person named (folders made; across disks, copied). */
+export async function moveSavedFile(from: string, to: string): Promise<string> {
+  await mkdir(dirname(to), { recursive: true });
+  await rename(from, to).catch(async (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EXDEV') throw e;
+    await copyFile(from, to);
+    await rm(from, { force: true });
+  });
+  return to;
 }

@@ -42,6 +42,8 @@ export interface TeamDeps {
   platform?: string;
   /** The engine's (Engine.resultMetadata): app results and creations get their provenance with it. */
   metadata?: ResultMetadata;
+  /** Where exports and saved creations go; without it, their folders in the output folder. */
+  savedDir?: (what: 'exports' | 'creations') => string;
 }
 
 /**
@@ -105,7 +107,9 @@ export function teamHandlers(
   deps: TeamDeps,
   services: TeamServices = teamServices(deps),
 ): HandlerMap<typeof teamCommands> {
-  const out = () => defaultOutDir(deps.home, deps.settings(), 'creations');
+  // Where the app saves a file for the person (SAVED_FILES_RULE); the core's hosts choose it, a request never does.
+  const saved = (what: 'exports' | 'creations') =>
+    deps.savedDir ? deps.savedDir(what) : defaultOutDir(deps.home, deps.settings(), what);
   return {
     'apps.list': async () => ({ apps: await services.apps.list() }),
     'apps.get': ({ id }) => services.apps.get(id),
@@ -118,9 +122,8 @@ export function teamHandlers(
     'usage.breakdown': ({ by, ...q }) => services.analytics.breakdown(q, by),
     'usage.budget': () => services.analytics.budget(),
     'team.directory': () => services.analytics.directory(),
-    'team.export': ({ what, usage, outDir }) =>
-      services.analytics.exportCsv(what, outDir ?? defaultOutDir(deps.home, deps.settings(), 'exports'), usage),
+    'team.export': ({ what, usage }) => services.analytics.exportCsv(what, saved('exports'), usage),
     'creations.list': (q) => services.creations.list(q),
-    'creations.download': async ({ id, outDir }) => ({ path: await services.creations.download(id, outDir ?? out()) }),
+    'creations.download': async ({ id }) => ({ path: await services.creations.download(id, saved('creations')) }),
   };
 }

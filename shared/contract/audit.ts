@@ -261,7 +261,6 @@ export const importReportSchema = z.object({
 export const auditExportRequestSchema = z
   .object({
     format: z.enum(['csv', 'ndjson']),
-    path: z.string().min(1),
     filters: auditFiltersSchema.default({}),
     sort: auditSortSchema.default({ field: 'date', dir: 'desc' }),
   })
@@ -318,7 +317,7 @@ export const auditCommands = {
   'audit.export': command(
     auditExportRequestSchema,
     z.object({ path: z.string(), rows: z.number().int() }),
-    'Write the filtered view to a CSV or NDJSON file.',
+    'Write the filtered view to a CSV or NDJSON file the app names, in its folder for saved files (SAVED_FILES_RULE).',
   ),
 };
 

@@ -34,15 +34,13 @@ export const presetsCommands = {
   ),
   'presets.remove': command(z.object({ name: z.string().min(1) }).strict(), ok, 'Forget a saved preset.'),
   'presets.export': command(
-    z.object({ names: z.array(z.string()).optional(), path: z.string().min(1).optional() }).strict(),
+    z.object({ names: z.array(z.string()).optional() }).strict(),
     z.object({ path: z.string(), count: z.number().int() }),
-    'Write the presets (all, or those named) to a JSON file; without a path, in the Exports folder.',
+    'Write the presets (all, or those named) to a JSON file in the app\'s folder for saved files (SAVED_FILES_RULE).',
   ),
   'presets.import': command(
-    z
-      .object({ path: z.string().min(1).optional(), text: z.string().max(5_000_000).optional() })
-      .strict()
-      .refine((r) => (r.path === undefined) !== (r.text === undefined), 'give either a file path or its text'),
+    // The file's text, never its path: the page reads the file the person chose, the CLI its argument. `name`: its name, for messages.
+    z.object({ text: z.string().max(5_000_000), name: z.string().min(1).max(255).optional() }).strict(),
     z.object({ added: z.array(presetSchema), refused: z.array(refusedPresetSchema) }),
     'Add the presets of an exported JSON file: each is checked against its tool; a bad one is refused by name, the rest are kept.',
   ),

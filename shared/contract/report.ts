@@ -108,8 +108,8 @@ export const reportCommands = {
     "A batch's report (by its id or the start of it): what was sent, what made results, what was charged but failed, the estimate beside the charges read from the team's usage.",
   ),
   'batches.exportReport': command(
-    z.object({ id: batchRef, outDir: z.string().min(1).optional() }).strict(),
+    z.object({ id: batchRef }).strict(),
     z.object({ path: z.string(), rows: z.number().int() }),
-    "Write a batch's report as CSV, one row per job.",
+    "Write a batch's report as CSV, one row per job, in the app's folder for saved files (SAVED_FILES_RULE).",
   ),
 };

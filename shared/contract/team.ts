@@ -263,10 +263,10 @@ export const teamCommands = {
   'team.directory': command(none, directorySchema, 'Team members, API keys, groups and projects.'),
   'team.export': command(
     z
-      .object({ what: z.enum(EXPORTABLE), usage: usageQuerySchema.optional(), outDir: z.string().min(1).optional() })
+      .object({ what: z.enum(EXPORTABLE), usage: usageQuerySchema.optional() })
       .strict(),
     z.object({ path: z.string(), rows: z.number().int() }),
-    'Write a listing or the credit usage as CSV.',
+    'Write a listing or the credit usage as CSV, in the app\'s folder for saved files (SAVED_FILES_RULE).',
   ),
   'creations.list': command(
     z
@@ -280,9 +280,9 @@ export const teamCommands = {
     'Recent creations, newest first.',
   ),
   'creations.download': command(
-    z.object({ id: z.string().min(1), outDir: z.string().min(1).optional() }).strict(),
+    z.object({ id: z.string().min(1) }).strict(),
     z.object({ path: z.string() }),
-    'Download a creation into the output folder.',
+    'Download a creation into the app\'s folder for saved files (SAVED_FILES_RULE).',
   ),
 };
 

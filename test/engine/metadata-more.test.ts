@@ -28,7 +28,7 @@ async function openCore(settings: Partial<Settings> = {}): Promise<{ core: Core;
   const core = await createCore({
     home,
     host: 'cli',
-    env: { MEDIADESK_API_URL: at.url, MEDIADESK_API_KEY: 'sandbox-owner' },
+    env: { MEDIADESK_API_URL: at.url, MEDIADESK_API_KEY: 'sandbox-owner', MEDIADESK_OUTPUT_DIR: join(home, 'results') },
     secrets: new MemorySecretStore(),
     startSandbox: () => Promise.reject(new Error('this test uses its own Sandbox')),
   });
@@ -154,7 +154,7 @@ describe('a recent creation downloaded', () => {
     const page = await call(core, 'creations.list', { page: 1, perPage: 20 });
     const creation = page.items.find((c) => c.id === made.taskId)!;
     expect(creation.toolName).toBe('context-t2i');
-    const { path } = await call(core, 'creations.download', { id: creation.id, outDir: join(home, 'saved') });
+    const { path } = await call(core, 'creations.download', { id: creation.id });
     const tags = await readTags(path);
     expect(tags['XMP-mediadesk:Origin']).toBe('creation');
     expect(tags['XMP-mediadesk:Tool']).toBe('context-t2i');
@@ -243,7 +243,6 @@ describe('with every metadata setting off', () => {
     const page = await call(core, 'creations.list', { page: 1, perPage: 20 });
     const { path: creation } = await call(core, 'creations.download', {
       id: page.items.find((c) => c.id === video.taskId)!.id,
-      outDir: join(home, 'saved'),
     });
     expect([run.state, video.state]).toEqual(['done', 'done']);
     for (const file of [run.outputs[0], video.outputs[0], creation]) {

@@ -1,4 +1,5 @@
 import { writeFile } from 'node:fs/promises';
+import { freePath } from '../saved-files.ts';
 import { join, resolve } from 'node:path';
 import { DeskError, type DeskErrorCode } from '../../../shared/contract/define.ts';
 import type {
@@ -300,8 +301,8 @@ export class AnalyticsService {
     }
     const dir = resolve(outDir);
     await ensureFolder(dir);
-    const path = join(dir, name);
-    await writeFile(path, csv, 'utf8');
+    const path = freePath(dir, name);
+    await writeFile(path, csv, { encoding: 'utf8', flag: 'wx' });
     return { path, rows };
   }
 }

@@ -1,4 +1,5 @@
 import { writeFile } from 'node:fs/promises';
+import { freePath } from '../saved-files.ts';
 import { join, resolve } from 'node:path';
 import { findTool, resolvePaths, DEFAULT_SLUGS, type Slugs } from '../../../shared/catalogue/index.ts';
 import { DeskError } from '../../../shared/contract/define.ts';
@@ -236,7 +237,7 @@ export async function exportReport(
   await ensureFolder(dir);
   // Named as a person finds it: the tool and when the batch started (UTC), which tells batches apart.
   const started = new Date(r.createdAt).toISOString().slice(0, 19).replace('T', ' ').replace(/:/g, '-');
-  const path = join(dir, portableName(`${r.toolLabel} report ${started}.csv`, 'batch report.csv'));
+  const path = freePath(dir, portableName(`${r.toolLabel} report ${started}.csv`, 'batch report.csv'));
   await writeFile(path, reportCsv(r), 'utf8');
   return { path, rows: r.jobs.length };
 }
@@ -245,6 +246,6 @@ export async function exportReport(
 export function reportHandlers(deps: ReportDeps): HandlerMap<typeof reportCommands> {
   return {
     'batches.report': ({ id }) => batchReport(deps, id),
-    'batches.exportReport': ({ id, outDir }) => exportReport(deps, id, outDir),
+    'batches.exportReport': ({ id }) => exportReport(deps, id),
   };
 }

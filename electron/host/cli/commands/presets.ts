@@ -1,4 +1,8 @@
+import { readFile } from 'node:fs/promises';
+import { basename, resolve } from 'node:path';
 import { findTool, TOOLS } from '../../../../shared/catalogue/index.ts';
+import { DeskError } from '../../../../shared/contract/define.ts';
+import { moveSavedFile } from '../../../core/saved-files.ts';
 import { oneLine, terminalJson, UsageError, type CliCommand, type CliContext } from '../command.ts';
 import { openCliServices } from '../services.ts';
 import { invoke, paramsOf, parseOptions, refusal, table } from './team-common.ts';
@@ -79,11 +83,17 @@ async function presets(ctx: CliContext): Promise<number> {
     }
     if (verb === 'export') {
       const names = options.values.get('--name');
-      const r = await ask(s.core, 'presets.export', { names, path: args[0] });
+      const r = await ask(s.core, 'presets.export', { names });
+      // The file the person named is theirs to choose (the contract takes no path): moved there from the Exports folder.
+      if (args[0]) r.path = await moveSavedFile(r.path, resolve(args[0]));
       ctx.stdout.write(`wrote ${oneLine(r.path)}: ${r.count} preset${r.count === 1 ? '' : 's'}\n`);
       return 0;
     }
-    const r = await invoke(s.core, 'presets.import', { path: args[0] });
+    const file = resolve(args[0]);
+    const text = await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
+      throw new DeskError('invalid', `${file} cannot be read (${err.code ?? err.message})`);
+    });
+    const r = await invoke(s.core, 'presets.import', { text, name: basename(file) });
     for (const p of r.added) ctx.stdout.write(`added ${oneLine(p.name)} (${p.tool})\n`);
     for (const x of r.refused) ctx.stderr.write(`refused ${oneLine(`${x.name}: ${x.reason}`)}\n`);
     ctx.stdout.write(`${r.added.length} added, ${r.refused.length} refused\n`);

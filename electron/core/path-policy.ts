@@ -1,0 +1,79 @@
+import { readdirSync, realpathSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { DeskError } from '../../shared/contract/define.ts';
+import { PATH_FIELDS, type PathKind } from '../../shared/contract/paths.ts';
+import { isWithin } from './paths.ts';
+
+/** The real path of `p`, or of its nearest existing folder with the rest appended: a link on the way is judged by its target. */
+function realOrNearest(p: string): string {
+  const abs = resolve(p);
+  try {
+    return realpathSync(abs);
+  } catch {
+    const up = dirname(abs);
+    return up === abs ? abs : resolve(realOrNearest(up), abs.slice(up.length + (up.endsWith('/') ? 0 : 1)));
+  }
+}
+
+const insideReal = (p: string, root: string) => isWithin(realOrNearest(p), realOrNearest(root));
+
+export interface PathPolicyOptions {
+  /** The uploads' folder: what a page reads is in it, or was granted. */
+  inbox: string;
+  outputRoot: () => string;
+  /** Folders MediaDesk already put results in: a page may choose one (or a folder inside one) as the output folder. */
+  usedOutputs: () => string[];
+}
+
+/**
+ * Holds a page to PATH_FIELDS (the rule is there). Files the person chose in the desktop app (a
+ * drop, an open dialog: main calls `grant`) may be read as well as uploads.
+ */
+export class PathPolicy {
+  private readonly granted = new Set<string>();
+  private readonly opts: PathPolicyOptions;
+  constructor(opts: PathPolicyOptions) {
+    this.opts = opts;
+  }
+
+  grant(path: string): void {
+    this.granted.add(resolve(path));
+  }
+
+  /** Throws a DeskError (`forbidden`, naming the field) when a page's request breaks the rule. */
+  check(command: string, payload: unknown): void {
+    const fields = Object.hasOwn(PATH_FIELDS, command)
+      ? (PATH_FIELDS as Record<string, Record<string, PathKind>>)[command]
+      : undefined;
+    if (!fields || typeof payload !== 'object' || payload === null) return;
+    for (const [field, kind] of Object.entries(fields)) {
+      const value = (payload as Record<string, unknown>)[field];
+      const paths = typeof value === 'string' ? [value] : Array.isArray(value) ? value : [];
+      for (const p of paths) {
+        if (typeof p !== 'string' || !p) continue;
+        const why = this.problem(kind, p);
+        if (why) throw new DeskError('forbidden', `${field}: ${why}`, [{ field, reason: why }]);
+      }
+    }
+  }
+
+  private problem(kind: PathKind, p: string): string | null {
+    const root = this.opts.outputRoot();
+    if (kind === 'results-folder')
+      return insideReal(p, root)
+        ? null
+        : `${resolve(p)} is outside the output folder (${root}): results go to a folder inside it; choose another output folder in Settings`;
+    if (kind === 'read') {
+      if (this.granted.has(resolve(p)) || insideReal(p, this.opts.inbox)) return null;
+      return `${resolve(p)} is not a file you gave MediaDesk: choose it with Choose files… (or drop it), so it is read`;
+    }
+    if (kind === 'output-folder') {
+      const abs = resolve(p);
+      const st = statSync(abs, { throwIfNoEntry: false });
+      if (!st?.isDirectory() || insideReal(abs, root) || readdirSync(abs).length === 0) return null;
+      if (this.opts.usedOutputs().some((used) => insideReal(abs, used))) return null;
+      return `${abs} already holds files MediaDesk did not write: choose a new or empty folder (or set it with mediadesk settings), so its files are not served`;
+    }
+    return null;
+  }
+}

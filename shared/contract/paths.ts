@@ -1,0 +1,40 @@
+import type { CommandName } from './index.ts';
+
+/**
+ * Paths come from the person, not from the page. What each command's path field is, so the core
+ * can hold a page (the web host's socket, Electron's IPC) to it; the CLI is the person at their own
+ * terminal and is not held. No command takes a path to write a file to: an export, a report or a
+ * saved creation is written where the app chooses (SAVED_FILES_RULE) and handed over from there.
+ *
+ * - `results-folder`: a folder results are written to. From a page, inside the output folder.
+ * - `output-folder`: the output folder itself (Settings). From a page, only a folder that is empty
+ *   or does not exist yet, so a page cannot make a folder of the person's files a results folder.
+ * - `read`: a file the core reads and answers about. From a page, only a file the person gave: an
+ *   upload (the inbox), or one they dropped or chose in the desktop app's open dialog.
+ * - `input`: a run's inputs, read and sent to the service, checked as media before anything is paid.
+ * - `shown`: a file shown or opened for the person; the MediaGate and `checkOpenable` allow only media and
+ *   results inside the folders MediaDesk works with.
+ * - `watched`: a hot folder's watched folder.
+ */
+export type PathKind = 'results-folder' | 'output-folder' | 'read' | 'input' | 'shown' | 'watched';
+
+export const PATH_FIELDS: Partial<Record<CommandName, Record<string, PathKind>>> = {
+  'settings.set': { outputDir: 'output-folder' },
+  'media.thumbnail': { path: 'shown' },
+  'shell.open': { path: 'shown' },
+  'shell.reveal': { path: 'shown' },
+  'shell.openFolder': { path: 'shown' },
+  'batches.start': { inputs: 'input', outDir: 'results-folder' },
+  'batches.check': { inputs: 'input', outDir: 'results-folder' },
+  'apps.check': { inputs: 'input' },
+  'apps.run': { inputs: 'input', outDir: 'results-folder' },
+  'hotFolders.add': { folder: 'watched', outDir: 'results-folder' },
+  'audit.import': { paths: 'read' },
+};
+
+/**
+ * Where the app writes a file it saves at the person's request (an export, a report, a saved creation):
+ * in the desktop app and the CLI, its folder in the output folder (Exports, Creations); in the web host,
+ * the data folder's `hand-over/`, emptied at start, each file removed once the browser has downloaded it.
+ */
+export const SAVED_FILES_RULE = 'saved files go where the app chooses, never to a path a command names';
