@@ -23,6 +23,12 @@ export function wireIpc(core: Core, win: BrowserWindow, rendererUrl: string): ()
     e.returnValue = trusted(e) ? { commands: COMMAND_NAMES, events: EVENT_NAMES } : { commands: [], events: [] };
   };
   ipcMain.on('desk:contract', onContract);
+  // The preload's pathForFile: a file the person dropped or chose, which PATH_FIELDS' `read` then allows.
+  const onChosen = (e: IpcMainEvent, path: unknown) => {
+    if (trusted(e) && typeof path === 'string' && path) core.pathPolicy?.grant(path);
+    e.returnValue = true;
+  };
+  ipcMain.on('desk:chosen', onChosen);
 
   for (const name of COMMAND_NAMES) {
     ipcMain.handle(`desk:cmd:${name}`, async (e, payload: unknown) => {
@@ -40,6 +46,7 @@ export function wireIpc(core: Core, win: BrowserWindow, rendererUrl: string): ()
     off();
     offDrag();
     ipcMain.off('desk:contract', onContract);
+    ipcMain.off('desk:chosen', onChosen);
     for (const name of COMMAND_NAMES) ipcMain.removeHandler(`desk:cmd:${name}`);
   };
 }

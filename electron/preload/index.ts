@@ -31,8 +31,11 @@ const desk = {
       ipcRenderer.off(channel, wrapped);
     };
   },
+  /** A file the person dropped or chose: main is told, so the core reads it (a page cannot make a File of any path). */
   pathForFile(file: File): string | null {
-    return webUtils.getPathForFile(file) || null;
+    const path = webUtils.getPathForFile(file) || null;
+    if (path) ipcRenderer.sendSync('desk:chosen', path);
+    return path;
   },
   /** Served by main's desk-media: protocol, which asks the core's MediaGate first. */
   mediaUrl(path: string): string {

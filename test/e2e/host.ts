@@ -162,7 +162,7 @@ export async function makeOneCreation(host: HostHandle): Promise<void> {
     tool: 'hires',
     inputs: [],
     params: { prompt: 'a red chair in a white room', resolution: '1k' },
-    outDir: join(host.home, 'out'),
+    outDir: join(host.home, 'results', 'out'),
   });
   await expect
     .poll(async () => (await desk<{ counts: { done?: number } }[]>(host, 'batches.list', {}))[0].counts.done, {

@@ -302,7 +302,7 @@ test('a batch started on another backend waits for it and says so, in its row, a
       tool: 'upscaler-precision',
       inputs: [more],
       params: {},
-      outDir: mkdtempSync(join(tmpdir(), 'md-queue-key-out-')),
+      outDir: join(host.home, 'results', 'second key'),
     });
     await desk(host, 'key.set', { key: 'sandbox-admin' });
     await desk(host, 'jobs.resume', {});
@@ -500,7 +500,7 @@ test('a busy queue is said in a few sentences, not job by job: the batch finishi
     tool: 'upscaler-precision',
     inputs: [later],
     params: {},
-    outDir: join(later, 'out'),
+    outDir: join(host.home, 'results', 'later'),
   });
   await expect(page.getByTestId('job-row')).toHaveCount(2);
   await page.getByRole('button', { name: 'Cancel img-00.png' }).click();

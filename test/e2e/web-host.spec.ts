@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:net';
-import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { DEFAULT_WEB_PORT } from '../../electron/host/web/launch.ts';
@@ -155,11 +155,12 @@ test('in the browser, Download of a creation and an audit Export are browser dow
   const creation = await downloadOf(page, () =>
     card.getByRole('button', { name: `Download ${name}`, exact: true }).click(),
   );
-  const saved = join(home, 'results', 'Creations');
-  expect(readdirSync(saved)).toEqual([creation.name]);
-  expect(creation.bytes.equals(readFileSync(join(saved, creation.name)))).toBe(true);
   expect(creation.bytes.length).toBeGreaterThan(0);
   await expect(page.getByText(`Downloaded ${creation.name}: find it in your browser's downloads.`)).toBeVisible();
+  // The host keeps no copy: none in its output folder, and the data folder's hand-over is emptied once downloaded.
+  const handOver = join(home, 'hand-over');
+  expect(existsSync(join(home, 'results', 'Creations'))).toBe(false);
+  await expect.poll(() => readdirSync(handOver)).toEqual([]);
 
   // The audit log, two events imported, exported as CSV: the browser gets the file, no host path is asked for.
   const events = [1, 2].map((i) => ({
@@ -188,12 +189,47 @@ test('in the browser, Download of a creation and an audit Export are browser dow
   await expect(page.getByTestId('audit-export-result')).toHaveText(
     `Downloaded ${csv.name} (2 rows): find it in your browser's downloads.`,
   );
+  expect(readdirSync(join(home, 'results')).filter((f) => f.startsWith('audit-export'))).toEqual([]);
+  await expect.poll(() => readdirSync(handOver)).toEqual([]);
 
   // Only files the app saved are sent, and only with the token.
   const asked = (path: string, token = host!.token) =>
     fetch(`${host!.origin}/download?token=${token}&path=${encodeURIComponent(path)}`).then((r) => r.status);
   expect(await asked(join(home, 'web-token'))).toBe(403);
-  expect(await asked(join(saved, creation.name), 'wrong')).toBe(401);
-  expect(await asked(join(saved, creation.name))).toBe(200);
+  expect(await asked(join(handOver, creation.name), 'wrong')).toBe(401);
+  // Downloaded once, it is gone from the host.
+  expect(await asked(join(handOver, creation.name))).toBe(404);
+  expect(errors).toEqual([]);
+});
+
+test('in the browser, Open shows a result or a creation in a new tab, and Show in folder (the host’s) is not offered', async ({
+  page,
+}) => {
+  const errors = watchErrors(page);
+  const home = newHome();
+  host = await startHost(home);
+  await makeOneCreation(host);
+  const [job] = (await desk<{ jobs: { outputs: string[] }[] }>(host, 'jobs.list', {})).jobs;
+
+  await page.goto(`${host.url}#results`);
+  await expect(page.getByTestId('result-batch')).toContainText('1 of 1 done', { timeout: 30_000 });
+  await expect(page.getByRole('button', { name: 'Show in folder' })).toHaveCount(0);
+  const [tab] = await Promise.all([page.waitForEvent('popup'), page.getByTestId('result-open').click()]);
+  await tab.waitForLoadState();
+  expect(new URL(tab.url()).pathname).toBe('/media');
+  expect(new URL(tab.url()).searchParams.get('path')).toBe(job.outputs[0]);
+  await expect(page.getByText(/in a new tab\.$/)).toBeVisible();
+  await tab.close();
+
+  // A recent creation opened: a tab too, and nothing left in the output folder.
+  await page.goto(`${host.url}#creations`);
+  const card = page.getByTestId('creation-card').first();
+  const name = await card.getByTestId('creation-name').innerText();
+  const [shown] = await Promise.all([
+    page.waitForEvent('popup'),
+    card.getByRole('button', { name: `Open ${name}`, exact: true }).click(),
+  ]);
+  expect(new URL(shown.url()).pathname).toBe('/media');
+  expect(existsSync(join(home, 'results', 'Creations'))).toBe(false);
   expect(errors).toEqual([]);
 });

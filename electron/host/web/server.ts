@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import fastifyStatic from '@fastify/static';
 import fastifyWebsocket from '@fastify/websocket';
-import { createCore, type Core } from '../../core/index.ts';
+import { createCore, HAND_OVER, type Core } from '../../core/index.ts';
 import { toErrorData } from '../../core/dispatch.ts';
 import { dbPaths } from '../../core/paths.ts';
 import { startSandbox } from '../../sandbox/index.ts';
@@ -119,6 +119,9 @@ export async function startWebHost(options: WebHostOptions): Promise<RunningWebH
     startSandbox: () => startSandbox({ port: 0, taskJournal: dbPaths(options.home).sandboxTasks }),
   });
   core.log.addSecret(token);
+  // Files saved for a browser to download are the host's only until downloaded: none outlives a launch.
+  const handOverDir = join(resolve(options.home), HAND_OVER);
+  await rm(handOverDir, { recursive: true, force: true });
 
   const app = Fastify({ logger: false, bodyLimit: 1024 * 1024 * 1024 });
   let origin = '';
@@ -321,6 +324,11 @@ export async function startWebHost(options: WebHostOptions): Promise<RunningWebH
     if (abs === null) return reply;
     reply.header('cache-control', 'no-store');
     reply.header('content-disposition', attachmentHeader(basename(abs)));
+    // Downloaded whole: the host keeps no copy (an answer to HEAD, or one cut short, leaves it for another try).
+    if (req.method === 'GET' && dirname(abs) === handOverDir)
+      reply.raw.once('finish', () => {
+        if (reply.statusCode === 200) void rm(abs, { force: true });
+      });
     return reply.sendFile(basename(abs), dirname(abs), { cacheControl: false });
   });
 

@@ -41,7 +41,7 @@ class PresetsState {
 
   /** A chosen JSON file's presets added; answers what was added and what was refused, and why. */
   async import(file: File): Promise<string> {
-    const r = await call('presets.import', { text: await file.text() });
+    const r = await call('presets.import', { text: await file.text(), name: file.name });
     await this.load();
     const added = r.added.length ? `Added ${r.added.map((p) => `“${p.name}”`).join(', ')}.` : 'No presets added.';
     const refused = r.refused.map((x) => `“${x.name}” not added: ${x.reason}.`);
