@@ -58,9 +58,9 @@ const READS = new Set<CommandName>([
 const EFFECTS: Partial<Record<CommandName, string>> = {
   'audit.sync': 'starts a sync',
   'audit.syncCancel': 'stops a running sync',
-  'audit.import': 'reads any file named into the cache',
+  'audit.import': 'reads an uploaded file into the cache',
   'audit.importCancel': 'stops a running import',
-  'audit.export': 'writes a file where it is told',
+  'audit.export': 'writes an export file',
   'settings.set': 'writes the settings file',
   'limits.setCap': "writes the user's daily caps",
   'key.set': 'writes the OS keychain',
@@ -83,9 +83,9 @@ const EFFECTS: Partial<Record<CommandName, string>> = {
   'apps.run': 'queues a paid run',
   'apps.cancel': 'stops a run',
   'apps.retry': 'queues a run again',
-  'team.export': 'writes a file where it is told',
-  'creations.download': 'downloads into a folder it is told',
-  'batches.exportReport': 'writes a file where it is told',
+  'team.export': 'writes an export file',
+  'creations.download': 'downloads a creation',
+  'batches.exportReport': 'writes a report file',
   'hotFolders.add': 'watches any folder named and queues its images',
   'hotFolders.setSettle': "changes a hot folder's wait before taking a file",
   'hotFolders.pause': 'stops watching a hot folder',
@@ -93,8 +93,8 @@ const EFFECTS: Partial<Record<CommandName, string>> = {
   'hotFolders.remove': 'forgets a hot folder',
   'presets.save': 'writes the presets file',
   'presets.remove': 'forgets a preset',
-  'presets.export': 'writes a file where it is told',
-  'presets.import': 'reads any file named into the presets',
+  'presets.export': 'writes an export file',
+  'presets.import': 'adds presets',
 };
 
 const home = mkdtempSync(join(tmpdir(), 'md-fuzz-cmd-'));
