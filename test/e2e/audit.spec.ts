@@ -690,7 +690,7 @@ async function slowSync(page: Page, beforeSync?: () => Promise<void>): Promise<{
 }
 
 const SYNC_PROGRESS =
-  /^Window \S+ → \S+: [1-9]\d* pages,\s+[\d,]+ received, [\d,]+ new · [\d,]+ requests left today\s*$/;
+  /^Window .+ → .+ UTC: [1-9]\d* pages,\s+[\d,]+ received, [\d,]+ new · [\d,]+ requests left today\s*$/;
 const SYNC_STOPPED =
   /^Sync stopped by you after \d+ requests: the ([\d,]+) new events of [\d,]+ received stay cached, and the next sync goes on from where this one stopped\.$/;
 
