@@ -894,7 +894,7 @@ test.describe('west of UTC', () => {
     expect(made).toMatch(/Z$/);
     const local = new Date(made).toLocaleString('en-US', {
       timeZone: 'America/Los_Angeles',
-      dateStyle: 'short',
+      dateStyle: 'medium',
       timeStyle: 'short',
     });
     await page.goto(`${host.url}#creations`);
