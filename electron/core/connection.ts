@@ -6,6 +6,7 @@ import { mapLimit } from '../../shared/concurrency.ts';
 import type { ConnectionCheck, ConnectionTest } from '../../shared/contract/foundation.ts';
 import { KEY_HEADERS, keyHeaderFor } from '../../shared/service-profile.ts';
 import type { Settings } from '../../shared/settings.ts';
+import { APP_FAMILIES, familyPaths } from './apps/family.ts';
 
 /**
  * "Test connection" and `mediadesk doctor`: free GETs only (the LoRA catalogue, then each tool's
@@ -148,6 +149,8 @@ export async function testConnection(deps: ConnectionDeps): Promise<ConnectionTe
     return { backend, baseUrl, checks };
   }
 
+  checks.push(await appFamilyFinding(client, baseUrlFix));
+
   // Every family's list path: a plain GET, as the app's polling sends it, without query parameters.
   let stopped: ApiError | null = null;
   const overrides = settings.slugs;
@@ -207,6 +210,46 @@ export async function testConnection(deps: ConnectionDeps): Promise<ConnectionTe
   });
   checks.push(...found);
   return { backend, baseUrl, checks };
+}
+
+/** Whether workflow apps answer as flows (the newer description) or as apps (before it): the run path the app will use. */
+async function appFamilyFinding(client: ApiClient, baseUrlFix: string): Promise<ConnectionCheck> {
+  const name = 'Workflow apps';
+  const seen: string[] = [];
+  for (const family of APP_FAMILIES) {
+    const path = familyPaths(family).list;
+    try {
+      await client.get(path);
+      return { name, ok: true, detail: [...seen, `GET ${path}: workflow apps answer as ${family}`].join('; ') };
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      if (err.kind === 'http' && err.status === 404) {
+        seen.push(`GET ${path} answered ${answered(err)}`);
+        continue;
+      }
+      if (err.kind === 'http' && err.status === 403)
+        return {
+          name,
+          ok: true,
+          detail: [
+            ...seen,
+            `GET ${path}: workflow apps answer as ${family}, but not to this key's plan (${answered(err)})`,
+          ].join('; '),
+        };
+      return {
+        name,
+        ok: false,
+        detail: [...seen, `GET ${path}: ${answered(err)}`].join('; '),
+        fix: busy(err) ? laterFix(err) : baseUrlFix,
+      };
+    }
+  }
+  return {
+    name,
+    ok: false,
+    detail: `${seen.join('; ')}: neither flows nor apps are served`,
+    fix: `Workflow apps cannot be run on this backend. If it is not the service, change the base URL. ${baseUrlFix}`,
+  };
 }
 
 function keyFinding(

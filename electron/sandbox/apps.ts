@@ -213,7 +213,11 @@ function deliveredResults(t: Task): number {
   if (t.appEnding === 'cancelled') return 0;
   return t.appEnding === 'completed_with_errors' ? Math.max(1, t.resultCount - 1) : t.resultCount;
 }
+/** Runs are one collection, whichever family made them or asks for them. */
 const RUNS_PATH = '/v1/ai/apps/runs';
+
+/** The newer official description serves apps as `flows`; the earlier one as `apps`. Both are served, same bodies. */
+export const APP_FAMILIES = ['flows', 'apps'] as const;
 
 /**
  * What each app costs on this server now. The service may reprice an app between the moment a
@@ -243,7 +247,7 @@ export class AppCosts {
   }
 }
 
-/** A list item of `GET /v1/ai/apps`: `sqid`, `name`, `tool_metadata` (no `id`, no inputs). */
+/** A list item of `GET /v1/ai/flows` (and `/v1/ai/apps`): `sqid`, `name`, `tool_metadata` (no `id`, no inputs). */
 const listItem = (a: App, costs: AppCosts) => ({ sqid: a.sqid, name: a.name, tool_metadata: costs.metadata(a) });
 /** The definition of `GET /v1/ai/apps/{app-id}`: the list item and its inputs. */
 const definition = (a: App, costs: AppCosts) => ({
@@ -341,69 +345,79 @@ export function registerApps(app: FastifyInstance, state: SandboxState): void {
     };
   };
 
-  app.get('/v1/ai/apps', async (req, reply) => {
-    if (!enterpriseOnly(req, reply)) return reply;
-    return { data: APPS.map((a) => listItem(a, state.appCosts)) };
-  });
-  app.get('/v1/ai/apps/:appId', async (req: FastifyRequest<{ Params: { appId: string } }>, reply) => {
-    if (!enterpriseOnly(req, reply)) return reply;
-    const hold = state.faults.current.appDetailDelayMs;
-    if (hold > 0) await new Promise((res) => setTimeout(res, hold));
-    const a = APPS.find((x) => x.sqid === req.params.appId);
-    return a ? { data: definition(a, state.appCosts) } : sendError(reply, 404, 'App not found');
-  });
-  app.post('/v1/ai/apps/:appId/run', async (req: FastifyRequest<{ Params: { appId: string } }>, reply) => {
-    if (!enterpriseOnly(req, reply)) return reply;
-    const a = APPS.find((x) => x.sqid === req.params.appId);
-    if (!a) return sendError(reply, 404, 'App not found');
-    const caller = state.callerOf(req);
-    const body = (req.body ?? {}) as Record<string, unknown>;
-    // A body the service cannot read is a 400; input values it can read but not accept, a 422.
-    const malformed: InvalidParam[] = [];
-    if (body.inputs === null || typeof body.inputs !== 'object' || Array.isArray(body.inputs))
-      malformed.push({ field: 'inputs', reason: 'must be an object keyed by input id' });
-    if (body.webhook !== undefined && (typeof body.webhook !== 'string' || encodingOf(body.webhook) !== 'url'))
-      malformed.push({ field: 'webhook', reason: 'must be an HTTPS URL' });
-    if (malformed.length) return sendInvalid(reply, malformed);
-    const inputs = body.inputs as Record<string, unknown>;
-    const bad = checkInputs(a, inputs, (id) => state.tasks.get(id)?.key === caller.key);
-    if (bad.length) return sendInvalid(reply, bad, VALIDATION_MESSAGE, 422);
-    const text = a.inputs
-      .filter((i) => i.type === 'text')
-      .map((i) => String(inputs[i.id] ?? ''))
-      .join(' ');
-    const task: Task = {
-      id: state.tasks.newId(),
-      toolId: `app:${a.sqid}`,
-      listPath: RUNS_PATH,
-      key: caller.key,
-      userId: caller.userId,
-      createdAt: state.now(),
-      durationMs: state.faults.current.taskDurationMs,
-      fails: state.faults.failsNext(),
-      params: {
-        prompt: `${a.name}: ${text} ${String(inputs.style ?? '')}`.trim(),
-        resolution: '1k',
-        aspect_ratio: 'square_1_1',
-      },
-      resultCount: typeof inputs.variations === 'number' ? inputs.variations : 1,
-      resultKind: a.output,
-      ttlHours: APP_RESULT_TTL_HOURS,
-      reached: 0,
-      ...(state.faults.current.appRunEnding === 'completed' ? {} : { appEnding: state.faults.current.appRunEnding }),
+  for (const family of APP_FAMILIES) {
+    const base = `/v1/ai/${family}`;
+    const notFound = family === 'flows' ? 'Flow not found' : 'App not found';
+    /** The family answers as a path the server does not have (faults.missingAppFamily), else for Enterprise only. */
+    const served = (req: FastifyRequest, reply: FastifyReply): boolean => {
+      if (state.faults.current.missingAppFamily !== family) return enterpriseOnly(req, reply);
+      sendError(reply, 404, 'Not found');
+      return false;
     };
-    state.tasks.add(task);
-    state.stats.create(task.toolId, caller.key);
-    if (typeof body.webhook === 'string') state.webhooks.watch(task, body.webhook, runView);
-    const hold = state.faults.current.appRunAnswerDelayMs;
-    if (hold > 0) await new Promise((res) => setTimeout(res, hold));
-    return reply.code(202).send({ status: RUN_STATUS.CREATED, workflow_run_identifier: task.id });
-  });
-  app.get('/v1/ai/apps/runs/:runId', async (req: FastifyRequest<{ Params: { runId: string } }>, reply) => {
-    if (!enterpriseOnly(req, reply)) return reply;
-    const t = state.tasks.get(req.params.runId);
-    if (!t || t.listPath !== RUNS_PATH || t.key !== state.callerOf(req).key)
-      return sendError(reply, 404, 'Run not found');
-    return runView(t, statusAt(t, state.now()));
-  });
+    app.get(base, async (req, reply) => {
+      if (!served(req, reply)) return reply;
+      return { data: APPS.map((a) => listItem(a, state.appCosts)) };
+    });
+    app.get(`${base}/:appId`, async (req: FastifyRequest<{ Params: { appId: string } }>, reply) => {
+      if (!served(req, reply)) return reply;
+      const hold = state.faults.current.appDetailDelayMs;
+      if (hold > 0) await new Promise((res) => setTimeout(res, hold));
+      const a = APPS.find((x) => x.sqid === req.params.appId);
+      return a ? { data: definition(a, state.appCosts) } : sendError(reply, 404, notFound);
+    });
+    app.post(`${base}/:appId/run`, async (req: FastifyRequest<{ Params: { appId: string } }>, reply) => {
+      if (!served(req, reply)) return reply;
+      const a = APPS.find((x) => x.sqid === req.params.appId);
+      if (!a) return sendError(reply, 404, notFound);
+      const caller = state.callerOf(req);
+      const body = (req.body ?? {}) as Record<string, unknown>;
+      // A body the service cannot read is a 400; input values it can read but not accept, a 422.
+      const malformed: InvalidParam[] = [];
+      if (body.inputs === null || typeof body.inputs !== 'object' || Array.isArray(body.inputs))
+        malformed.push({ field: 'inputs', reason: 'must be an object keyed by input id' });
+      if (body.webhook !== undefined && (typeof body.webhook !== 'string' || encodingOf(body.webhook) !== 'url'))
+        malformed.push({ field: 'webhook', reason: 'must be an HTTPS URL' });
+      if (malformed.length) return sendInvalid(reply, malformed);
+      const inputs = body.inputs as Record<string, unknown>;
+      const bad = checkInputs(a, inputs, (id) => state.tasks.get(id)?.key === caller.key);
+      if (bad.length) return sendInvalid(reply, bad, VALIDATION_MESSAGE, 422);
+      const text = a.inputs
+        .filter((i) => i.type === 'text')
+        .map((i) => String(inputs[i.id] ?? ''))
+        .join(' ');
+      const task: Task = {
+        id: state.tasks.newId(),
+        toolId: `app:${a.sqid}`,
+        listPath: RUNS_PATH,
+        key: caller.key,
+        userId: caller.userId,
+        createdAt: state.now(),
+        durationMs: state.faults.current.taskDurationMs,
+        fails: state.faults.failsNext(),
+        params: {
+          prompt: `${a.name}: ${text} ${String(inputs.style ?? '')}`.trim(),
+          resolution: '1k',
+          aspect_ratio: 'square_1_1',
+        },
+        resultCount: typeof inputs.variations === 'number' ? inputs.variations : 1,
+        resultKind: a.output,
+        ttlHours: APP_RESULT_TTL_HOURS,
+        reached: 0,
+        ...(state.faults.current.appRunEnding === 'completed' ? {} : { appEnding: state.faults.current.appRunEnding }),
+      };
+      state.tasks.add(task);
+      state.stats.create(task.toolId, caller.key);
+      if (typeof body.webhook === 'string') state.webhooks.watch(task, body.webhook, runView);
+      const hold = state.faults.current.appRunAnswerDelayMs;
+      if (hold > 0) await new Promise((res) => setTimeout(res, hold));
+      return reply.code(202).send({ status: RUN_STATUS.CREATED, workflow_run_identifier: task.id });
+    });
+    app.get(`${base}/runs/:runId`, async (req: FastifyRequest<{ Params: { runId: string } }>, reply) => {
+      if (!served(req, reply)) return reply;
+      const t = state.tasks.get(req.params.runId);
+      if (!t || t.listPath !== RUNS_PATH || t.key !== state.callerOf(req).key)
+        return sendError(reply, 404, 'Run not found');
+      return runView(t, statusAt(t, state.now()));
+    });
+  }
 }

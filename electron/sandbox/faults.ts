@@ -32,6 +32,8 @@ export interface Faults {
   auditDelayMs: number;
   /** The `error_message` of a failed app run, when not the Sandbox's own: a server's text, whatever it holds. */
   appRunFailureMessage: string | null;
+  /** This family of the workflow-app endpoints answers 404 as a path the server lacks: a service before or after flows. */
+  missingAppFamily: 'flows' | 'apps' | null;
   /** Creates answer 400 with the caller's key in the message and a field's reason: a server that echoes the key. */
   echoKey: boolean;
 }
@@ -59,6 +61,7 @@ export function defaultFaults(taskDurationMs = DEFAULT_TASK_DURATION_MS): Faults
     appDetailDelayMs: 0,
     auditDelayMs: 0,
     appRunFailureMessage: null,
+    missingAppFamily: null,
     echoKey: false,
   };
 }
@@ -82,6 +85,7 @@ export const faultsPatchSchema = z
     appDetailDelayMs: z.number().int().min(0).max(600_000),
     auditDelayMs: z.number().int().min(0).max(600_000),
     appRunFailureMessage: z.string().min(1).max(2000).nullable(),
+    missingAppFamily: z.enum(['flows', 'apps']).nullable(),
     echoKey: z.boolean(),
   })
   .partial()

@@ -66,6 +66,7 @@ export function buildToolRoutes() {
       !hasParam(op.path) &&
       op.path.startsWith('/v1/ai/') &&
       !op.path.startsWith('/v1/ai/apps') &&
+      !op.path.startsWith('/v1/ai/flows') &&
       op.path !== '/v1/ai/loras'
     )
       lists.set(op.path, op);

@@ -37,6 +37,11 @@ const countOf = async (page: Page) => Number((await page.getByTestId('audit-coun
 /** The text of one column (1-based) of every row in the DOM. */
 const column = (page: Page, n: number) =>
   page.locator(`[data-testid="audit-row"] [role="gridcell"]:nth-child(${n})`).allInnerTexts();
+/** The rows' instants (ISO, UTC), as their Date cells carry them in `<time datetime>`. */
+const instants = (page: Page) =>
+  page
+    .locator('[data-testid="audit-row"] [role="gridcell"]:nth-child(1) time')
+    .evaluateAll((els) => els.map((e) => e.getAttribute('datetime') ?? ''));
 
 /** The timeline's x axis as drawn, in ms. */
 async function drawnAxis(page: Page): Promise<[number, number]> {
@@ -130,7 +135,7 @@ test('sync, filters, search, detail with diff, related events, import report, ho
   await expect(page.getByTestId('audit-row').first()).toBeVisible();
   expect(await page.getByTestId('audit-row').count()).toBeLessThan(80);
   // Newest first by default.
-  const dates = await column(page, 1);
+  const dates = await instants(page);
   expect([...dates].sort().reverse()).toEqual(dates);
 
   // Event type filter.
@@ -161,7 +166,7 @@ test('sync, filters, search, detail with diff, related events, import report, ho
   await page.getByTestId('audit-from').fill(day);
   await page.getByTestId('audit-to').fill(day);
   await expect.poll(() => countOf(page)).toBeLessThan(all);
-  await expect.poll(async () => (await column(page, 1)).every((d) => d.startsWith(day))).toBe(true);
+  await expect.poll(async () => (await instants(page)).every((d) => d.startsWith(day))).toBe(true);
   // The timeline's axis follows the buckets: one day is one bar in a week of days, and its hours
   // fill the width (uPlot's own guess for a single bar spanned 1,000 days).
   const DAY_MS = 86_400_000;
@@ -193,7 +198,7 @@ test('sync, filters, search, detail with diff, related events, import report, ho
   expect(Date.parse(picked)).toBeLessThan(allTo);
   await expect
     .poll(async () => {
-      const d = await column(page, 1);
+      const d = await instants(page);
       return d.length > 0 && d.every((x) => x.startsWith(picked));
     })
     .toBe(true);
@@ -231,7 +236,7 @@ test('sync, filters, search, detail with diff, related events, import report, ho
   await expect(page.getByRole('columnheader', { name: 'Date (UTC)' })).toHaveAttribute('aria-sort', 'ascending');
   await expect
     .poll(async () => {
-      const d = await column(page, 1);
+      const d = await instants(page);
       return d.length > 0 && d[0] < dates[dates.length - 1] && [...d].sort().join() === d.join();
     })
     .toBe(true);
@@ -690,7 +695,7 @@ async function slowSync(page: Page, beforeSync?: () => Promise<void>): Promise<{
 }
 
 const SYNC_PROGRESS =
-  /^Window \S+ → \S+: [1-9]\d* pages,\s+[\d,]+ received, [\d,]+ new · [\d,]+ requests left today\s*$/;
+  /^Window .+ → .+ UTC: [1-9]\d* pages,\s+[\d,]+ received, [\d,]+ new · [\d,]+ requests left today\s*$/;
 const SYNC_STOPPED =
   /^Sync stopped by you after \d+ requests: the ([\d,]+) new events of [\d,]+ received stay cached, and the next sync goes on from where this one stopped\.$/;
 

@@ -70,7 +70,7 @@ async function sandboxRequests(sandboxUrl: string): Promise<Record<string, numbe
 
 /** How many app runs the Sandbox was sent: what the user paid for. */
 export async function appRunPosts(sandboxUrl: string): Promise<number> {
-  return (await sandboxRequests(sandboxUrl))['POST /v1/ai/apps/:appId/run'] ?? 0;
+  return (await sandboxRequests(sandboxUrl))['POST /v1/ai/flows/:appId/run'] ?? 0;
 }
 
 /**

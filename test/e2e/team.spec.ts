@@ -441,7 +441,7 @@ test('team analytics: the usage CSV marks the weeks the From/To range cuts, as t
   await page.getByLabel('From (UTC day)', { exact: true }).fill('2025-01-01');
   await page.getByLabel('To (UTC day)', { exact: true }).fill('2025-01-31');
   await page.getByTestId('usage-load').click();
-  await expect(page.getByTestId('usage-range')).toHaveText('2025-01-01 to 2025-01-31');
+  await expect(page.getByTestId('usage-range')).toHaveText('Jan 1, 2025 to Jan 31, 2025');
   // In the browser the CSV is a download: its content is what is checked.
   const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('export-usage').click()]);
   expect(download.suggestedFilename()).toBe('credit-usage-week-2025-01-01_2025-01-31.csv');
@@ -473,24 +473,24 @@ test('team analytics: left open past UTC midnight, the UTC note and the From/To 
   const note = page.getByTestId('utc-days');
   const from = page.getByLabel('From (UTC day)', { exact: true });
   const to = page.getByLabel('To (UTC day)', { exact: true });
-  await expect(note).toContainText('today in UTC, 2026-03-10, began at');
+  await expect(note).toContainText('today in UTC, Mar 10, 2026, began at');
   await expect(from).toHaveValue('2026-02-09');
   await expect(to).toHaveValue('2026-03-10');
-  await expect(page.getByTestId('usage-range')).toHaveText('2026-02-09 to 2026-03-10');
+  await expect(page.getByTestId('usage-range')).toHaveText('Feb 9, 2026 to Mar 10, 2026');
 
   await page.clock.fastForward('03:00');
-  await expect(note).toContainText('today in UTC, 2026-03-11, began at');
+  await expect(note).toContainText('today in UTC, Mar 11, 2026, began at');
   await expect(from).toHaveValue('2026-02-10');
   await expect(to).toHaveValue('2026-03-11');
 
   // A day the user chose stays; the one left alone follows today, and Show asks for what is in the fields.
   await from.fill('2026-03-01');
   await page.clock.fastForward('24:00:00');
-  await expect(note).toContainText('today in UTC, 2026-03-12, began at');
+  await expect(note).toContainText('today in UTC, Mar 12, 2026, began at');
   await expect(from).toHaveValue('2026-03-01');
   await expect(to).toHaveValue('2026-03-12');
   await page.getByTestId('usage-load').click();
-  await expect(page.getByTestId('usage-range')).toHaveText('2026-03-01 to 2026-03-12');
+  await expect(page.getByTestId('usage-range')).toHaveText('Mar 1, 2026 to Mar 12, 2026');
   expect(errors).toEqual([]);
 });
 
@@ -758,7 +758,7 @@ test.describe('west of UTC', () => {
     await page.getByLabel('From (UTC day)', { exact: true }).fill('2025-03-03');
     await page.getByLabel('To (UTC day)', { exact: true }).fill('2025-03-09');
     await page.getByTestId('usage-load').click();
-    await expect(page.getByTestId('usage-range')).toHaveText('2025-03-03 to 2025-03-09');
+    await expect(page.getByTestId('usage-range')).toHaveText('Mar 3, 2025 to Mar 9, 2025');
 
     // The same numbers as text, for the keyboard and screen readers the canvas says nothing to.
     await page.getByText('Show as a table').click();
@@ -782,7 +782,7 @@ test.describe('west of UTC', () => {
     await page.getByLabel('From (UTC day)', { exact: true }).fill('2025-02-01');
     await page.getByLabel('To (UTC day)', { exact: true }).fill('2025-03-09');
     await page.getByTestId('usage-load').click();
-    await expect(page.getByTestId('usage-range')).toHaveText('2025-02-01 to 2025-03-09');
+    await expect(page.getByTestId('usage-range')).toHaveText('Feb 1, 2025 to Mar 9, 2025');
     const users = await desk<any>(host, 'usage.breakdown', {
       granularity: 'day',
       from: '2025-02-01',
@@ -817,13 +817,13 @@ test.describe('west of UTC', () => {
     const from = page.getByLabel('From (UTC day)', { exact: true });
     const to = page.getByLabel('To (UTC day)', { exact: true });
     const why =
-      'Days are UTC days, as the service counts them: today in UTC, 2025-03-06, began at 3/5/25, 4:00 PM your time.';
+      'Days are UTC days, as the service counts them: today in UTC, Mar 6, 2025, began at Mar 5, 2025, 4:00 PM your time.';
     await expect(page.getByTestId('utc-days')).toHaveText(why);
     await expect(to).toHaveAccessibleDescription(why);
     // The last 30 UTC days, up to and including the one now under way.
     await expect(to).toHaveValue('2025-03-06');
     await expect(from).toHaveValue('2025-02-05');
-    await expect(page.getByTestId('usage-range')).toHaveText('2025-02-05 to 2025-03-06');
+    await expect(page.getByTestId('usage-range')).toHaveText('Feb 5, 2025 to Mar 6, 2025');
     expect(errors).toEqual([]);
   });
 
@@ -838,7 +838,7 @@ test.describe('west of UTC', () => {
     await page.getByLabel('To (UTC day)', { exact: true }).fill('2025-03-20');
     await page.getByTestId('granularity').selectOption('week');
     await page.getByTestId('usage-load').click();
-    await expect(page.getByTestId('usage-range')).toHaveText('2025-03-05 to 2025-03-20');
+    await expect(page.getByTestId('usage-range')).toHaveText('Mar 5, 2025 to Mar 20, 2025');
     await page.getByText('Show as a table').click();
     const rows = page.getByTestId('usage-table').locator('tbody th');
     await expect(rows).toHaveText([
@@ -862,7 +862,7 @@ test.describe('west of UTC', () => {
     await page.getByLabel('To (UTC day)', { exact: true }).fill('2025-03-31');
     await page.getByTestId('granularity').selectOption('month');
     await page.getByTestId('usage-load').click();
-    await expect(page.getByTestId('usage-range')).toHaveText('2025-02-10 to 2025-03-31');
+    await expect(page.getByTestId('usage-range')).toHaveText('Feb 10, 2025 to Mar 31, 2025');
     await expect(rows).toHaveText(['2025-02 (partial: Feb 10–28 only)', '2025-03']);
     await expect(page.getByTestId('usage-partial')).toHaveText(
       'Partial month: 2025-02 counts Feb 10–28 only. Its total covers only those days, since the range starts or ends inside it.',
@@ -871,7 +871,7 @@ test.describe('west of UTC', () => {
     // Whole buckets only: nothing to say.
     await page.getByLabel('From (UTC day)', { exact: true }).fill('2025-03-01');
     await page.getByTestId('usage-load').click();
-    await expect(page.getByTestId('usage-range')).toHaveText('2025-03-01 to 2025-03-31');
+    await expect(page.getByTestId('usage-range')).toHaveText('Mar 1, 2025 to Mar 31, 2025');
     await expect(rows).toHaveText(['2025-03']);
     await expect(page.getByTestId('usage-partial')).toHaveCount(0);
     expect(errors).toEqual([]);
@@ -894,7 +894,7 @@ test.describe('west of UTC', () => {
     expect(made).toMatch(/Z$/);
     const local = new Date(made).toLocaleString('en-US', {
       timeZone: 'America/Los_Angeles',
-      dateStyle: 'short',
+      dateStyle: 'medium',
       timeStyle: 'short',
     });
     await page.goto(`${host.url}#creations`);

@@ -34,14 +34,15 @@ describe('mediadesk doctor', () => {
     });
     expect(r.code, r.out + r.err).toBe(0);
     const lines = r.out.trimEnd().split('\n');
-    // The host, the key, then one line per distinct family list path: all of them ok.
-    expect(lines).toHaveLength(2 + FAMILY_PATHS);
+    // The host, the key, workflow apps, then one line per distinct family list path: all of them ok.
+    expect(lines).toHaveLength(3 + FAMILY_PATHS);
     expect(lines.every((l) => l.startsWith('ok   '))).toBe(true);
     expect(lines[1]).toBe(
       'ok   API key: the Sandbox identity sandbox-owner, sent in x-magnific-api-key: accepted (GET /v1/ai/loras)',
     );
     expect(r.out).toContain('ok   High-resolution generator: GET /v1/ai/mystic: the model path exists\n');
-    expect(r.err).toBe(`all ${2 + FAMILY_PATHS} checks passed against the built-in Sandbox\n`);
+    expect(lines[2]).toBe('ok   Workflow apps: GET /v1/ai/flows: workflow apps answer as flows');
+    expect(r.err).toBe(`all ${3 + FAMILY_PATHS} checks passed against the built-in Sandbox\n`);
   });
 
   it('against a server named by MEDIADESK_API_URL: free GETs only, one each, and --json gives the same checks', async () => {
@@ -51,9 +52,9 @@ describe('mediadesk doctor', () => {
     const report = json(r.out);
     expect(report.baseUrl).toBe(at.url);
     expect(report.backend).toBe(`the live service at ${at.url} (API key ${keyFingerprint('sandbox-owner')})`);
-    expect(report.checks.map((c) => c.ok)).toEqual(Array(2 + FAMILY_PATHS).fill(true));
+    expect(report.checks.map((c) => c.ok)).toEqual(Array(3 + FAMILY_PATHS).fill(true));
     expect(report.checks.every((c) => c.fix === undefined)).toBe(true);
-    expect((await apiRequests()) - before).toBe(1 + FAMILY_PATHS);
+    expect((await apiRequests()) - before).toBe(2 + FAMILY_PATHS);
     expect((await control(at.url, 'stats')).creates).toEqual({});
   });
 
@@ -133,7 +134,7 @@ describe('mediadesk doctor', () => {
         ` to use the default, or run mediadesk settings set 'slugs={"lite_model":"veo-3-1-lite"}'.`,
     ]);
     expect(r.err).toBe(
-      `1 of ${2 + FAMILY_PATHS} checks failed against the live service at ${at.url} (API key ${keyFingerprint('sandbox-owner')})\n`,
+      `1 of ${3 + FAMILY_PATHS} checks failed against the live service at ${at.url} (API key ${keyFingerprint('sandbox-owner')})\n`,
     );
 
     // The command it gives puts it right (and keeps the other override).

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import { control, creates, engineFor, engineSuite, makeImages, settle } from './helpers.ts';
 import { LIST_MAX_ITEMS } from '../../electron/sandbox/tool-routes.ts';
 import { SETTLED_STATES } from '../../shared/contract/jobs.ts';
@@ -245,6 +245,8 @@ describe('folder batches', () => {
     await settle(e, r.jobIds);
     expect(e.job(r.jobIds[0]).state).toBe('done');
     expect(files(out)).toHaveLength(1);
+    // Named after its prompt (the one naming rule of results), not after the job's id.
+    expect(basename(e.job(r.jobIds[0]).outputs[0])).toMatch(/^a-lighthouse-at-dusk_/);
   });
 });
 

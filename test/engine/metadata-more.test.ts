@@ -96,7 +96,7 @@ describe('a workflow app run', () => {
     expect(tags['XMP-mediadesk:Origin']).toBe('app');
     expect(tags['XMP-mediadesk:Tool']).toBe('pS7kQ2xa');
     expect(tags['XMP-mediadesk:ToolTitle']).toBe(def.name);
-    expect(tags['XMP-mediadesk:ModelPath']).toBe('/v1/ai/apps/pS7kQ2xa/run');
+    expect(tags['XMP-mediadesk:ModelPath']).toBe('/v1/ai/flows/pS7kQ2xa/run');
     expect(tags['XMP-mediadesk:TaskId']).toBe(run.runId);
     expect(tags['XMP-mediadesk:AppVersion']).toBe(APP_VERSION);
     expect(tags['XMP-mediadesk:SourceFile']).toBe('product.jpg');

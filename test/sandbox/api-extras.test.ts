@@ -20,6 +20,10 @@ const V1_ROUTES: [string, string][] = [
   ['GET', '/v1/ai/apps/pS7kQ2xa'],
   ['POST', '/v1/ai/apps/pS7kQ2xa/run'],
   ['GET', '/v1/ai/apps/runs/x'],
+  ['GET', '/v1/ai/flows'],
+  ['GET', '/v1/ai/flows/pS7kQ2xa'],
+  ['POST', '/v1/ai/flows/pS7kQ2xa/run'],
+  ['GET', '/v1/ai/flows/runs/x'],
   ['POST', '/v1/analytics/team-credit-usage'],
   ['GET', '/v1/analytics/team-members'],
   ['GET', '/v1/analytics/team-api-keys'],
@@ -163,6 +167,46 @@ describe('workflow apps', () => {
     expect(byId.scene.config).toEqual({ max_length: 2000 });
     expect(byId.product_image).toMatchObject({ config: { mediaType: 'image' }, required: true, default: null });
     expect((await ctx.api.get('/v1/ai/apps/nope')).status).toBe(404);
+  });
+
+  it('serves the same apps as flows (the newer description); a run made by either family is read by both', async () => {
+    for (const path of ['', '/pS7kQ2xa'])
+      expect((await ctx.api.get(`/v1/ai/flows${path}`)).body).toEqual((await ctx.api.get(`/v1/ai/apps${path}`)).body);
+    expect((await ctx.api.get('/v1/ai/flows/nope')).body).toEqual({ message: 'Flow not found' });
+    const run = await ctx.api.post('/v1/ai/flows/jM4nX8sc/run', { inputs: { brief: 'summer sale' } });
+    expect(run.status).toBe(202);
+    const id = run.body.workflow_run_identifier;
+    const viaFlows = await ctx.api.get(`/v1/ai/flows/runs/${id}`);
+    expect(viaFlows.body.data).toMatchObject({ run_id: id, app_id: 'jM4nX8sc' });
+    expect((await ctx.api.get(`/v1/ai/apps/runs/${id}`)).body).toEqual(viaFlows.body);
+  });
+
+  it('the missingAppFamily fault makes every endpoint of that family answer 404, as a service without it would', async () => {
+    try {
+      for (const family of ['flows', 'apps'] as const) {
+        const other = family === 'flows' ? 'apps' : 'flows';
+        await ctx.api.control('faults', { missingAppFamily: family });
+        const run = await ctx.api.post(`/v1/ai/${other}/jM4nX8sc/run`, { inputs: { brief: 'x' } });
+        expect(run.status).toBe(202);
+        const id = run.body.workflow_run_identifier;
+        for (const [method, path] of [
+          ['GET', ''],
+          ['GET', '/jM4nX8sc'],
+          ['POST', '/jM4nX8sc/run'],
+          ['GET', `/runs/${id}`],
+        ]) {
+          const r = await ctx.api.call(
+            method,
+            `/v1/ai/${family}${path}`,
+            method === 'POST' ? { body: { inputs: { brief: 'x' } } } : {},
+          );
+          expect([r.status, r.body.message], `${method} ${family}${path}`).toEqual([404, 'Not found']);
+        }
+        expect((await ctx.api.get(`/v1/ai/${other}/runs/${id}`)).status).toBe(200);
+      }
+    } finally {
+      await ctx.api.control('faults', { missingAppFamily: null });
+    }
   });
 
   it('runs with 202 {status, workflow_run_identifier}; the run detail is {data: {run_id, status, ..., result: {images, videos, audios}}}, and so is each webhook', async () => {

@@ -36,7 +36,7 @@ async function call<K extends CommandName>(core: Core, name: K, req: Req<K>): Pr
 
 const sleep = (ms: number) => new Promise((res) => setTimeout(res, ms));
 const runPosts = async (url: string): Promise<number> =>
-  (await control(url, 'stats')).requests['POST /v1/ai/apps/:appId/run'] ?? 0;
+  (await control(url, 'stats')).requests['POST /v1/ai/flows/:appId/run'] ?? 0;
 
 /** Waits until the run settles; the test's timeout bounds it. */
 async function settledIn(core: Core, id: string) {

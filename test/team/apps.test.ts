@@ -315,7 +315,7 @@ describe('workflow apps over the Sandbox', () => {
     expect(failed.runStatus).toBe('failed');
     expect(failed.error).toMatch(/A step of the workflow failed/);
     expect(r.services.apps.one(run.id).retry).toBe('submit');
-    const posts = (await control(r.sandbox.url, 'stats')).requests['POST /v1/ai/apps/:appId/run'];
+    const posts = (await control(r.sandbox.url, 'stats')).requests['POST /v1/ai/flows/:appId/run'];
     await expect(r.services.apps.retry(run.id)).rejects.toMatchObject({
       code: 'conflict',
       message: `retrying run ${run.id.slice(0, 8)} sends it again as a new run: Jingle maker costs 8 credits; confirm the cost to retry it`,
@@ -325,7 +325,7 @@ describe('workflow apps over the Sandbox', () => {
       message: 'Jingle maker now costs 8 credits, not 5; confirm the new cost to retry it',
     });
     expect(r.services.apps.one(run.id).state).toBe('failed');
-    expect((await control(r.sandbox.url, 'stats')).requests['POST /v1/ai/apps/:appId/run']).toBe(posts);
+    expect((await control(r.sandbox.url, 'stats')).requests['POST /v1/ai/flows/:appId/run']).toBe(posts);
     await r.services.apps.retry(run.id, undefined, 8);
     expect((await settled(r, run.id)).state).toBe('done');
   });
@@ -437,7 +437,7 @@ describe('workflow apps over the Sandbox', () => {
       inputs: { product_image: image, scene: 'resume me' },
       outDir: out,
     };
-    const posts = async () => (await control(r.sandbox.url, 'stats')).requests['POST /v1/ai/apps/:appId/run'] ?? 0;
+    const posts = async () => (await control(r.sandbox.url, 'stats')).requests['POST /v1/ai/flows/:appId/run'] ?? 0;
     r.lease.held = false;
     // `only` follows a pending run or says there is none; it never queues one (nothing was confirmed).
     const count = r.services.apps.runs(500).length;
@@ -505,7 +505,7 @@ describe('on Windows, results whose path would pass its 259 characters', () => {
     const win = await rig({ sandbox: r.sandbox, platform: 'win32' });
     try {
       const out = deepFolder(240);
-      const posts = async () => (await control(r.sandbox.url, 'stats')).requests['POST /v1/ai/apps/:appId/run'] ?? 0;
+      const posts = async () => (await control(r.sandbox.url, 'stats')).requests['POST /v1/ai/flows/:appId/run'] ?? 0;
       const before = await posts();
       const runs = win.services.apps.runs().length;
       const refused = win.services.apps.run({

@@ -22,7 +22,7 @@ afterAll(async () => {
 const cli = (args: string[], key = 'sandbox-owner', cwd?: string) =>
   runCli(args, { env: cliEnv(home, sandbox.url, key), cwd });
 const posts = async (): Promise<number> =>
-  (await control(sandbox.url, 'stats')).requests['POST /v1/ai/apps/:appId/run'] ?? 0;
+  (await control(sandbox.url, 'stats')).requests['POST /v1/ai/flows/:appId/run'] ?? 0;
 
 describe('mediadesk apps | usage | creations', () => {
   it('apps list, show, and run with --input to downloaded results', async () => {
@@ -119,8 +119,8 @@ describe('mediadesk apps | usage | creations', () => {
       expect(r.out).toBe('');
       expect(r.err.trim().split('\n').at(-1)).toBe(`mediadesk apps: ${message}`);
     }
-    expect((await control(sandbox.url, 'stats')).requests['POST /v1/ai/apps/:appId/run']).toBe(
-      before.requests['POST /v1/ai/apps/:appId/run'],
+    expect((await control(sandbox.url, 'stats')).requests['POST /v1/ai/flows/:appId/run']).toBe(
+      before.requests['POST /v1/ai/flows/:appId/run'],
     );
   });
 
@@ -143,7 +143,7 @@ describe('mediadesk apps | usage | creations', () => {
       '--out',
       join(dir, 'out'),
     ];
-    const posts = async () => (await control(sandbox.url, 'stats')).requests['POST /v1/ai/apps/:appId/run'] ?? 0;
+    const posts = async () => (await control(sandbox.url, 'stats')).requests['POST /v1/ai/flows/:appId/run'] ?? 0;
     const before = await posts();
     // Long enough that the run is still going on the server when Ctrl-C comes.
     await control(sandbox.url, 'faults', { taskDurationMs: 5000 });

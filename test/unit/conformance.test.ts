@@ -301,6 +301,7 @@ describe("the official example responses parse through the app's parsers", () =>
     const tasks = (op: Operation) =>
       op.path.startsWith('/v1/ai/') &&
       !op.path.startsWith('/v1/ai/apps') &&
+      !op.path.startsWith('/v1/ai/flows') &&
       !op.path.startsWith('/v1/ai/me') &&
       op.path !== '/v1/ai/loras';
     const single = examples((op) => tasks(op) && (op.method === 'POST' || op.path.endsWith('{task-id}')));
@@ -326,18 +327,22 @@ describe("the official example responses parse through the app's parsers", () =>
     expect(asArray).toEqual(asObject);
   });
 
-  it('workflow apps: the list, a definition and a run read with their sqid, inputs and results', () => {
-    const list = parseAppList(findOperation('GET', '/v1/ai/apps')!.responses!['200'].example);
-    expect(list.length).toBeGreaterThan(0);
-    expect(list[0].id).toBeTruthy();
-    const def = parseAppDefinition(findOperation('GET', '/v1/ai/apps/x')!.responses!['200'].example);
-    expect(def.id).toBeTruthy();
-    expect(def.inputs.length).toBeGreaterThan(0);
-    const ack = parseRun(findOperation('POST', '/v1/ai/apps/x/run')!.responses!['202'].example);
-    expect(ack.runId).toBeTruthy();
-    const run = parseRun(findOperation('GET', '/v1/ai/apps/runs/x')!.responses!['200'].example);
-    expect(run.runId).toBeTruthy();
-  });
+  it.each(['flows', 'apps'])(
+    'workflow apps (%s): the list, a definition and a run read with their sqid, inputs and results',
+    (family) => {
+      const base = `/v1/ai/${family}`;
+      const list = parseAppList(findOperation('GET', base)!.responses!['200'].example);
+      expect(list.length).toBeGreaterThan(0);
+      expect(list[0].id).toBeTruthy();
+      const def = parseAppDefinition(findOperation('GET', `${base}/x`)!.responses!['200'].example);
+      expect(def.id).toBeTruthy();
+      expect(def.inputs.length).toBeGreaterThan(0);
+      const ack = parseRun(findOperation('POST', `${base}/x/run`)!.responses!['202'].example);
+      expect(ack.runId).toBeTruthy();
+      const run = parseRun(findOperation('GET', `${base}/runs/x`)!.responses!['200'].example);
+      expect(run.runId).toBeTruthy();
+    },
+  );
 
   it('team analytics: members, keys, groups, projects and credit usage', () => {
     const ex = (path: string, method: 'GET' | 'POST' = 'GET') =>

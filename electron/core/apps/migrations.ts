@@ -55,4 +55,12 @@ export const APPS_MIGRATIONS: readonly Migration[] = [
       db.exec('ALTER TABLE app_runs ADD COLUMN metadata TEXT');
     },
   },
+  {
+    version: 3,
+    name: 'app_families: whether flows or apps answered, per backend',
+    up: (db) =>
+      db.exec(
+        "CREATE TABLE app_families (backend TEXT PRIMARY KEY, family TEXT NOT NULL CHECK (family IN ('flows', 'apps')), answered_at INTEGER NOT NULL)",
+      ),
+  },
 ];

@@ -17,6 +17,7 @@ import { ATTENTION } from '../queue/job-messages.ts';
 import { apiProblem, refusedReason, RUN_SANDBOX_GONE, waitingMessage } from '../queue/job-messages.ts';
 import { AppRunStore, plannedOutputs, RUN_REQUEUE_FRESH, type AppRunRow } from './store.ts';
 import { parseRun, type RunView } from './wire.ts';
+import { APP_FAMILIES, familyPaths, type AppFamilies } from './family.ts';
 import { waitMessage } from '../limits/limiter.ts';
 import type { Pacer } from '../limits/pacer.ts';
 
@@ -40,6 +41,8 @@ export interface SandboxOwners {
 
 export interface RunnerOptions {
   store: AppRunStore;
+  /** Which of flows and apps each backend answers with (family.ts). */
+  families: AppFamilies;
   client: ApiClient;
   /** Whether this process holds the queue (the engine's lease): only the holder submits, polls and downloads. */
   lease: () => boolean;
@@ -289,7 +292,9 @@ export class AppRunner {
     let view: RunView;
     try {
       view = parseRun(
-        await this.opts.client.create(`/v1/ai/apps/${encodeURIComponent(r.appId)}/run`, { inputs: r.inputs }),
+        await this.opts.families.call(await this.backendOf(r), (p) =>
+          this.opts.client.create(p.run(r.appId), { inputs: r.inputs }),
+        ),
       );
     } catch (err) {
       return this.onCreateError(r, err);
@@ -335,6 +340,16 @@ export class AppRunner {
     }
   }
 
+  /** The backend a run is for: its own, or (recorded before runs named one) the one in use. */
+  private async backendOf(r: AppRunRow): Promise<string> {
+    return r.backend ?? (await this.opts.backend());
+  }
+
+  /** The run's detail, from the family its backend answers with. */
+  private async runDetail(r: AppRunRow): Promise<unknown> {
+    return this.opts.families.call(await this.backendOf(r), (p) => this.opts.client.get(p.runOf(r.runId!)));
+  }
+
   private async check(r: AppRunRow): Promise<void> {
     if (!(await this.stillOurs(r))) return;
     const { pacer } = this.opts;
@@ -343,7 +358,7 @@ export class AppRunner {
       return void this.opts.store.move(r.id, 'running', 'running', { nextPollAt: grant.resetsAt });
     let view: RunView;
     try {
-      view = parseRun(await this.opts.client.get(`/v1/ai/apps/runs/${encodeURIComponent(r.runId!)}`));
+      view = parseRun(await this.runDetail(r));
     } catch (err) {
       if (err instanceof ApiError && err.status === 404) {
         if (r.backend === 'sandbox') this.opts.store.move(r.id, 'running', 'queued', RUN_REQUEUE_FRESH);
@@ -404,7 +419,8 @@ export class AppRunner {
           : (r.expiresAt ?? Date.now() + APP_RESULT_TTL_MS);
       const { metadata } = this.opts;
       const settings = metadataSettingsOf(r.metadata ?? this.opts.metadataSettings?.() ?? DEFAULT_SETTINGS);
-      const provenance = metadata ? appRunProvenance(r) : null;
+      const family = this.opts.families.known(await this.backendOf(r)) ?? APP_FAMILIES[0];
+      const provenance = metadata ? appRunProvenance({ ...r, runPath: familyPaths(family).run(r.appId) }) : null;
       const notes: string[] = [];
       const note = (n: string | null) => n && !notes.includes(n) && notes.push(n);
       for (let i = outputs.length; i < results.length; i++) {
@@ -420,9 +436,7 @@ export class AppRunner {
           } catch (err) {
             if (!(err instanceof ExpiredUrlError) || ac.signal.aborted) throw err;
             // The links lapsed: the run record gives fresh ones (nothing is paid again).
-            const fresh = parseRun(
-              await this.opts.client.get(`/v1/ai/apps/runs/${encodeURIComponent(r.runId!)}`),
-            ).results;
+            const fresh = parseRun(await this.runDetail(r)).results;
             if (fresh[i] && fresh[i].url !== results[i].url) {
               results = fresh;
               this.opts.store.move(r.id, 'downloading', 'downloading', { results });

@@ -16,6 +16,7 @@ import { metadataSettingsOf, type MetadataSettings } from '../../../shared/setti
 import { AppRunner, explainAppError, type SandboxOwners } from './runner.ts';
 import { AppRunStore, longestOutput, RETRYABLE, retryPlan, RUN_REQUEUE_FRESH, toAppRun } from './store.ts';
 import { parseAppDefinition, parseAppList } from './wire.ts';
+import { AppFamilies } from './family.ts';
 
 /** A failed app call as a DeskError: the Enterprise-only 403 in plain words. */
 function toDeskError(err: unknown): DeskError {
@@ -87,6 +88,7 @@ const TITLES_RELIST_MS = 60_000;
 export class AppsService {
   readonly store: AppRunStore;
   readonly runner: AppRunner;
+  readonly families: AppFamilies;
   private readonly opts: AppsServiceOptions;
   /** Apps' titles as the Apps screen shows them, by id, from every list and definition read. */
   private readonly titles = new Map<string, string>();
@@ -95,7 +97,9 @@ export class AppsService {
   constructor(opts: AppsServiceOptions) {
     this.opts = opts;
     this.store = opts.store;
+    this.families = new AppFamilies(opts.store.db);
     this.runner = new AppRunner({
+      families: this.families,
       store: opts.store,
       client: opts.client,
       lease: opts.lease,
@@ -112,7 +116,8 @@ export class AppsService {
 
   async list(): Promise<AppSummary[]> {
     try {
-      const apps = parseAppList(await this.opts.client.get('/v1/ai/apps'));
+      const backend = await this.opts.backend();
+      const apps = parseAppList(await this.families.call(backend, (p) => this.opts.client.get(p.list)));
       for (const a of apps) this.titles.set(a.id, a.name);
       return apps;
     } catch (err) {
@@ -122,7 +127,8 @@ export class AppsService {
 
   async get(id: string): Promise<AppDefinition> {
     try {
-      const def = parseAppDefinition(await this.opts.client.get(`/v1/ai/apps/${encodeURIComponent(id)}`));
+      const backend = await this.opts.backend();
+      const def = parseAppDefinition(await this.families.call(backend, (p) => this.opts.client.get(p.one(id))));
       this.titles.set(def.id, def.name);
       return def;
     } catch (err) {

@@ -102,9 +102,26 @@ export function withCollisionSuffix(path: string, k: number): string {
  */
 const MAX_STEM_BYTES = 150;
 
-/** The `{name}` of a job's results: its input's name, shortened when long (see MAX_STEM_BYTES). */
-export function stemOf(inputPath: string | null, jobId: string): string {
-  return inputPath ? shortened(basename(inputPath, extname(inputPath))) : `job-${jobId.slice(0, 8)}`;
+/** How much of a prompt names a result made from a prompt alone. */
+const PROMPT_STEM_WORDS = 6;
+const PROMPT_STEM_CHARS = 48;
+
+/** The first words of a prompt as a file name: `a-red-fox-in-fresh-snow`; '' when it has none. */
+function promptStem(prompt: string): string {
+  const words = prompt.normalize('NFC').replace(UNSAFE, ' ').split(/\s+/).filter(Boolean);
+  return [...words.slice(0, PROMPT_STEM_WORDS).join('-')]
+    .slice(0, PROMPT_STEM_CHARS)
+    .join('')
+    .replace(/[-.]+$/, '');
+}
+
+/**
+ * The one naming rule of results (the `{name}` of a job's results): its input's name, shortened
+ * when long (see MAX_STEM_BYTES); made from a prompt alone, the prompt's first words; else the job.
+ */
+export function stemOf(inputPath: string | null, jobId: string, prompt?: unknown): string {
+  if (inputPath) return shortened(basename(inputPath, extname(inputPath)));
+  return (typeof prompt === 'string' && promptStem(prompt)) || `job-${jobId.slice(0, 8)}`;
 }
 
 /**

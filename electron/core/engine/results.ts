@@ -113,7 +113,7 @@ export function release(jobId: string): void {
 async function plan(job: JobRow, items: GeneratedItem[], store: JobStore): Promise<string[]> {
   const tool = getTool(job.tool);
   const dir = outputDirOf(job.outDir, job.relDir);
-  const name = stemOf(job.inputPath, job.id);
+  const name = stemOf(job.inputPath, job.id, job.params.prompt);
   const planned: string[] = [];
   for (let i = 0; i < items.length; i++) {
     const ext = extensionOf(tool.result === 'text' ? null : urlOf(items[i]), typeOf(items[i]), tool.result);

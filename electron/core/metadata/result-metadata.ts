@@ -146,6 +146,8 @@ export function appRunProvenance(run: {
   inputs: Record<string, unknown>;
   sources: Record<string, string>;
   runId: string | null;
+  /** The path the run was sent to (flows or apps, whichever the backend answers with). */
+  runPath: string;
 }): Provenance {
   const inputs = Object.entries(run.inputs).map(([k, v]) => {
     if (run.sources[k]) return [k, basename(run.sources[k])];
@@ -156,7 +158,7 @@ export function appRunProvenance(run: {
     origin: 'app',
     tool: run.appId,
     toolTitle: run.appName,
-    modelPath: `/v1/ai/apps/${encodeURIComponent(run.appId)}/run`,
+    modelPath: run.runPath,
     parameters: recordedParameters(Object.fromEntries(inputs)),
     taskId: run.runId,
     madeAt: new Date().toISOString(),

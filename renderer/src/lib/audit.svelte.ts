@@ -1,3 +1,4 @@
+import { formatDateTime } from '../../../shared/dates.ts';
 import {
   NO_USER_ID_EMAIL,
   type AuditFacets,
@@ -152,10 +153,8 @@ export function blockerFor(kind: SyncErrorKind, message: string, retryAfter: str
   }
 }
 
-/** `2026-03-15 14:03:07` from an ISO instant, in UTC (the API's and the filters' time zone). */
-export function fmtDateTime(iso: string): string {
-  return iso.length >= 19 ? `${iso.slice(0, 10)} ${iso.slice(11, 19)}` : iso;
-}
+/** An ISO instant in the app's date and time format, in UTC (the API's and the filters' time zone). */
+export const fmtDateTime = (iso: string): string => formatDateTime(iso, { utc: true });
 
 export function fmtAgo(iso: string | null, now = Date.now()): string {
   if (!iso) return 'never';
