@@ -34,6 +34,10 @@ export interface Faults {
   appRunFailureMessage: string | null;
   /** Creates answer 400 with the caller's key in the message and a field's reason: a server that echoes the key. */
   echoKey: boolean;
+  /** PUTs to upload URLs that answer 503 before one is stored again (counted down per PUT). */
+  failPuts: number;
+  /** The `asset_url_expires_in` of upload URLs handed out from now on (the service: about a day). */
+  assetUrlExpiresInSec: number;
 }
 
 export const APP_RUN_ENDINGS = ['completed', 'completed_with_errors', 'cancelled'] as const;
@@ -60,6 +64,8 @@ export function defaultFaults(taskDurationMs = DEFAULT_TASK_DURATION_MS): Faults
     auditDelayMs: 0,
     appRunFailureMessage: null,
     echoKey: false,
+    failPuts: 0,
+    assetUrlExpiresInSec: 86_400,
   };
 }
 
@@ -83,6 +89,12 @@ export const faultsPatchSchema = z
     auditDelayMs: z.number().int().min(0).max(600_000),
     appRunFailureMessage: z.string().min(1).max(2000).nullable(),
     echoKey: z.boolean(),
+    failPuts: z.number().int().min(0).max(1000),
+    assetUrlExpiresInSec: z
+      .number()
+      .int()
+      .min(1)
+      .max(7 * 86_400),
   })
   .partial()
   .strict();
