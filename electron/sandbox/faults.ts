@@ -38,6 +38,8 @@ export interface Faults {
   failPuts: number;
   /** The `asset_url_expires_in` of upload URLs handed out from now on (the service: about a day). */
   assetUrlExpiresInSec: number;
+  /** How long the answer to a PUT is held after its bytes are stored: the upload done, the client not told yet. */
+  putAnswerDelayMs: number;
 }
 
 export const APP_RUN_ENDINGS = ['completed', 'completed_with_errors', 'cancelled'] as const;
@@ -66,6 +68,7 @@ export function defaultFaults(taskDurationMs = DEFAULT_TASK_DURATION_MS): Faults
     echoKey: false,
     failPuts: 0,
     assetUrlExpiresInSec: 86_400,
+    putAnswerDelayMs: 0,
   };
 }
 

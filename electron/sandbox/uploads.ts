@@ -100,7 +100,7 @@ export class Uploads {
   }
 
   /** The PUT to a signed upload URL: refused, as a storage host would, with 403 for what the signature does not allow. */
-  put(req: FastifyRequest<{ Params: { fileId: string } }>, reply: FastifyReply) {
+  async put(req: FastifyRequest<{ Params: { fileId: string } }>, reply: FastifyReply) {
     const { stats, faults, now, disk } = this.deps;
     const refuse = (status: number, why: string, message: string) => {
       stats.uploadRefused(why);
@@ -130,6 +130,8 @@ export class Uploads {
     disk.putInput(bytes, f.contentType, f.fileId);
     f.stored = true;
     stats.uploadStored();
+    const hold = faults.current.putAnswerDelayMs;
+    if (hold > 0) await new Promise((r) => setTimeout(r, hold));
     return reply.code(200).send();
   }
 

@@ -386,6 +386,11 @@ export class ApiClient {
     this.forRead = dispatcherWith(READ_RETRY);
   }
 
+  /** Where requests go now (the target's base URL). */
+  async baseUrl(): Promise<string> {
+    return (await this.target()).baseUrl;
+  }
+
   async get<T>(path: string, searchParams?: URLSearchParams | Record<string, string | number>): Promise<T> {
     return this.send<T>('GET', path, { searchParams, create: false });
   }

@@ -183,12 +183,12 @@ export class Submitter {
         // Picked for the backend of the last tick; if it changed since, the next tick picks again.
         if (options.identity && (await options.identity()) !== this.context.backendInUse()) return;
         // Uploads are recorded per backend (Uploader), and their request-url is paced as any request.
-        const scope = `${this.context.backendInUse() ?? ''} ${(await options.target()).baseUrl}`;
         const beforeRequest = () => {
           const grant = pace ? this.context.pacer!.request(pace) : null;
           if (grant && !grant.go) throw new PacedWait(grant.resetsAt);
         };
-        const upload = (bytes: Buffer, type: string) => this.uploader.assetUrl(scope, bytes, type, beforeRequest);
+        const upload = (bytes: Buffer, type: string) =>
+          this.uploader.assetUrl(this.context.backendInUse(), bytes, type, beforeRequest);
         params = await buildParams(tool, job.params, job.inputPath, upload, (bytes) => {
           // What the result is made from, so a later drop of the same photo is known by it (samePhoto);
           // if hashing fails, such a job is compared by reading both files, as jobs from before schema 5 are.

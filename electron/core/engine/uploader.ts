@@ -35,8 +35,17 @@ export class Uploader {
     };
   }
 
-  /** The asset URL to send for these bytes: recorded and fresh enough, or uploaded now. `beforeRequest` paces request-url. */
-  async assetUrl(scope: string, bytes: Buffer, contentType: string, beforeRequest?: () => void): Promise<string> {
+  /**
+   * The asset URL to send for these bytes: recorded for this backend (Backend.identity and base URL)
+   * and fresh enough, or uploaded now. `beforeRequest` paces request-url.
+   */
+  async assetUrl(
+    backend: string | null,
+    bytes: Buffer,
+    contentType: string,
+    beforeRequest?: () => void,
+  ): Promise<string> {
+    const scope = `${backend ?? ''} ${await this.api.baseUrl()}`;
     const sha = createHash('sha256').update(bytes).digest('hex');
     const known = this.stmts.get.get(scope, sha, contentType) as { assetUrl: string; expiresAt: number } | undefined;
     if (known && known.expiresAt - Date.now() > this.marginMs) return known.assetUrl;
