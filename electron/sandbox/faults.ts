@@ -98,6 +98,7 @@ export const faultsPatchSchema = z
       .int()
       .min(1)
       .max(7 * 86_400),
+    putAnswerDelayMs: z.number().int().min(0).max(600_000),
   })
   .partial()
   .strict();
