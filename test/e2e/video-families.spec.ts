@@ -6,6 +6,7 @@ import { expect, test, type Locator, type Page } from '@playwright/test';
 import sharp from 'sharp';
 import { newHome, startHost, type HostHandle } from './host.ts';
 import { setFaults, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
+import { uploadTo } from '../sandbox-upload.ts';
 
 // Every video family of the builder, through the UI, against a Sandbox process with short tasks.
 // One Sandbox and one host for the file (the builder keeps its state per tool); the live-backend
@@ -256,16 +257,9 @@ test('video upscaler: a 12 fps input is refused with target_fps (file, rule, mea
   // One batch of the one valid video: the removed clip was never sent.
   await expect(page.getByTestId('result-job').filter({ hasText: 'clip-12fps.mp4' })).toHaveCount(0);
 
-  // Remote inputs are one job each: an upl_vid_ id and a URL (the Sandbox's own upload, on loopback).
+  // Remote inputs are one job each: an upl_vid_ id and an asset URL (uploaded through the service's flow).
   await list.getByRole('button', { name: 'Remove clip-24fps.mp4' }).click();
-  const up = async () =>
-    (await (
-      await fetch(`${sandbox.url}/__sandbox/uploads`, {
-        method: 'POST',
-        headers: { 'content-type': 'video/mp4' },
-        body: readFileSync(ok),
-      })
-    ).json()) as { id: string; url: string };
+  const up = () => uploadTo(sandbox.url, readFileSync(ok), 'video/mp4');
   const [a, b] = [await up(), await up()];
   expect(a.id).toMatch(/^upl_vid_/);
   await page.getByTestId('url-video').fill(a.id);
