@@ -1,5 +1,5 @@
 import type { InvalidParam } from '../../../shared/catalogue/index.ts';
-import type { MediaField, Ref } from './video.svelte.ts';
+import type { Ref } from './video.svelte.ts';
 
 // The words the video builder shows on a field, from the problems it shows and its references.
 
