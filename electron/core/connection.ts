@@ -1,4 +1,5 @@
 import { ApiClient, ApiError, type ApiTarget } from './api/client.ts';
+import { readUploadTargets, REQUEST_URL_PATH } from './api/uploads.ts';
 import type { KeySource } from './backend.ts';
 import { keyFingerprint } from './secrets.ts';
 import { DEFAULT_SLUGS, resolvePaths, TOOLS, type SlugKey, type Slugs } from '../../shared/catalogue/index.ts';
@@ -9,8 +10,8 @@ import type { Settings } from '../../shared/settings.ts';
 import { APP_FAMILIES, familyPaths } from './apps/family.ts';
 
 /**
- * "Test connection" and `mediadesk doctor`: free GETs only (the LoRA catalogue, then each tool's
- * list path, PATHS_AT_ONCE at a time), each finding with what to change. Never retried: a 429 or
+ * "Test connection" and `mediadesk doctor`: free requests only (the LoRA catalogue, each tool's
+ * list path, PATHS_AT_ONCE at a time, then an upload URL), each finding with what to change. Never retried: a 429 or
  * 503 ends the round, as the service asked.
  */
 export interface ConnectionDeps {
@@ -209,6 +210,7 @@ export async function testConnection(deps: ConnectionDeps): Promise<ConnectionTe
     }
   });
   checks.push(...found);
+  checks.push(await uploadsFinding(client, stopped));
   return { backend, baseUrl, checks };
 }
 
@@ -250,6 +252,38 @@ async function appFamilyFinding(client: ApiClient, baseUrlFix: string): Promise<
     detail: `${seen.join('; ')}: neither flows nor apps are served`,
     fix: `Workflow apps cannot be run on this backend. If it is not the service, change the base URL. ${baseUrlFix}`,
   };
+}
+
+/**
+ * Whether local files can reach URL-only fields: request-url is free and answers a signed URL. No
+ * bytes are PUT: a probe would leave a file on the account for days, and a PUT that fails later is
+ * named on its job, which waits unpaid.
+ */
+async function uploadsFinding(client: ApiClient, stopped: ApiError | null): Promise<ConnectionCheck> {
+  const name = 'Uploads';
+  const what = `POST ${REQUEST_URL_PATH}`;
+  if (stopped)
+    return {
+      name,
+      ok: false,
+      detail: `${what}: not checked, the service answered ${answered(stopped)} before`,
+      fix: laterFix(stopped),
+    };
+  try {
+    const [t] = readUploadTargets(await client.query(REQUEST_URL_PATH, { files: [{ content_type: 'image/png' }] }));
+    return {
+      name,
+      ok: true,
+      detail: `${what}: local files can be uploaded (to ${new URL(t.uploadUrl).host}; asset URLs last ${Math.round(t.assetExpiresInSec / 3600)} h)`,
+    };
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+    const fix =
+      err.kind === 'http' && !busy(err) && err.status! < 500
+        ? 'Local files cannot go to fields that take only a URL (Change camera, the video upscaler, reference videos, workflow-app images) with this key or host; give those fields HTTPS URLs instead.'
+        : laterFix(err);
+    return { name, ok: false, detail: `${what}: ${err.kind === 'http' ? answered(err) : err.message}`, fix };
+  }
 }
 
 function keyFinding(

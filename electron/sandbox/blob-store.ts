@@ -1,11 +1,11 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /**
  * Files the Sandbox keeps on disk rather than in memory: decoded task inputs (deduplicated by
- * content hash) and control-API uploads. One temp folder, removed on close.
+ * content hash) and files PUT to upload URLs (under their file id). One temp folder, removed on close.
  */
 export interface StoredFile {
   path: string;
@@ -29,13 +29,6 @@ export class DiskStore {
   /** Stores bytes under their hash; the same input twice costs one file. */
   putInput(bytes: Buffer, contentType: string, id = this.inputIdOf(bytes)): string {
     if (!this.files.has(id)) this.write(id, bytes, contentType);
-    return id;
-  }
-
-  putUpload(bytes: Buffer, contentType: string): string {
-    const prefix = /^(video\/|application\/mp4)/i.test(contentType) ? 'upl_vid_' : 'upl_';
-    const id = `${prefix}${randomBytes(9).toString('hex')}`;
-    this.write(id, bytes, contentType);
     return id;
   }
 

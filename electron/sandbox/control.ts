@@ -1,16 +1,16 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppCosts } from './apps.ts';
 import type { AuditStore } from './audit-store.ts';
-import type { DiskStore } from './blob-store.ts';
 import { sendError, sendInvalid } from './errors.ts';
 import { faultsPatchSchema, type FaultState } from './faults.ts';
 import { DEMO_KEYS } from './keys.ts';
 import { limitsOptionSchema, type ServiceLimits } from './limits.ts';
 import type { DailyQuota, Stats } from './stats.ts';
 import type { TaskStore } from './tasks.ts';
+import type { Uploads } from './uploads.ts';
 
 /** Stated limits of the control API. */
-export const MAX_UPLOAD_BYTES = 512 * 1024 * 1024;
+export const MAX_CONTROL_BYTES = 1024 * 1024;
 export const MAX_BLOB_BYTES = 64 * 1024 ** 3;
 
 export interface ControlDeps {
@@ -20,13 +20,13 @@ export interface ControlDeps {
   quotas: DailyQuota[];
   limits: ServiceLimits;
   tasks: TaskStore;
-  disk: DiskStore;
   audit: AuditStore;
   blobs: Map<string, number>;
   now: () => number;
   baseUrl: () => string;
   webhookSecret: string;
   renderer?: { stats(): unknown };
+  uploads: Uploads;
 }
 
 const parseJson = (body: unknown): unknown => {
@@ -36,12 +36,12 @@ const parseJson = (body: unknown): unknown => {
 
 /**
  * `/__sandbox/*`: the knobs tests and demos turn. Never authenticated, never faulted. It lives in
- * its own plugin so it can take raw bodies of any type (uploads) without touching `/v1` parsing.
+ * its own plugin so it can take bodies of any type without touching `/v1` parsing.
  */
 export function registerControl(app: FastifyInstance, deps: ControlDeps): void {
   app.register(async (ctl) => {
     ctl.removeAllContentTypeParsers();
-    ctl.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_UPLOAD_BYTES }, (_req, body, done) =>
+    ctl.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_CONTROL_BYTES }, (_req, body, done) =>
       done(null, body),
     );
 
@@ -119,18 +119,14 @@ export function registerControl(app: FastifyInstance, deps: ControlDeps): void {
       creates: deps.stats.creates,
       listParams: deps.stats.listParams,
       charges: deps.stats.charges,
+      uploads: deps.stats.uploads,
       limited: deps.limits.limited,
       tasks: deps.tasks.size,
       ...(deps.renderer ? { renders: deps.renderer.stats() } : {}),
     }));
-    ctl.post('/__sandbox/uploads', async (req, reply) => {
-      const bytes = req.body;
-      if (!Buffer.isBuffer(bytes) || bytes.length === 0)
-        return sendInvalid(reply, [{ field: 'body', reason: 'must be the raw file bytes' }]);
-      const type = String(req.headers['content-type'] ?? 'application/octet-stream').split(';')[0];
-      const id = deps.disk.putUpload(bytes, type);
-      return { id, url: `${deps.baseUrl()}/uploads/${id}`, bytes: bytes.length, content_type: type };
-    });
+    // Every asset URL handed out so far expires now: a queued job's upload must be asked for again.
+    ctl.post('/__sandbox/assets/expire', async () => ({ expired: deps.uploads.expireAssets() }));
+    ctl.get('/__sandbox/requests', async () => ({ requests: deps.stats.log }));
     ctl.post('/__sandbox/blobs', async (req, reply) => {
       const b = jsonBody(req.body);
       const bytes = b.ok ? b.value.bytes : undefined;

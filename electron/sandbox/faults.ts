@@ -36,6 +36,12 @@ export interface Faults {
   missingAppFamily: 'flows' | 'apps' | null;
   /** Creates answer 400 with the caller's key in the message and a field's reason: a server that echoes the key. */
   echoKey: boolean;
+  /** PUTs to upload URLs that answer 503 before one is stored again (counted down per PUT). */
+  failPuts: number;
+  /** The `asset_url_expires_in` of upload URLs handed out from now on (the service: about a day). */
+  assetUrlExpiresInSec: number;
+  /** How long the answer to a PUT is held after its bytes are stored: the upload done, the client not told yet. */
+  putAnswerDelayMs: number;
 }
 
 export const APP_RUN_ENDINGS = ['completed', 'completed_with_errors', 'cancelled'] as const;
@@ -63,6 +69,9 @@ export function defaultFaults(taskDurationMs = DEFAULT_TASK_DURATION_MS): Faults
     appRunFailureMessage: null,
     missingAppFamily: null,
     echoKey: false,
+    failPuts: 0,
+    assetUrlExpiresInSec: 86_400,
+    putAnswerDelayMs: 0,
   };
 }
 
@@ -87,6 +96,13 @@ export const faultsPatchSchema = z
     appRunFailureMessage: z.string().min(1).max(2000).nullable(),
     missingAppFamily: z.enum(['flows', 'apps']).nullable(),
     echoKey: z.boolean(),
+    failPuts: z.number().int().min(0).max(1000),
+    assetUrlExpiresInSec: z
+      .number()
+      .int()
+      .min(1)
+      .max(7 * 86_400),
+    putAnswerDelayMs: z.number().int().min(0).max(600_000),
   })
   .partial()
   .strict();

@@ -3,7 +3,7 @@ import { AuditStore } from './audit-store.ts';
 import { registerAuditRoute } from './audit-route.ts';
 import { DiskStore } from './blob-store.ts';
 import { registerControl } from './control.ts';
-import { bufferSource, fileSource, generatedSource, sendBytes, type ByteSource } from './download.ts';
+import { bufferSource, generatedSource, sendBytes, type ByteSource } from './download.ts';
 import { FAULT_MESSAGES, FaultState } from './faults.ts';
 import { sendError, sendInvalid } from './errors.ts';
 import { callerOf, type Caller } from './keys.ts';
@@ -19,6 +19,7 @@ import { AppCosts, registerApps } from './apps.ts';
 import { registerCreations } from './creations.ts';
 import { registerLoras } from './loras.ts';
 import { ServiceLimits, type LimitsOption } from './limits.ts';
+import { registerUploads, Uploads } from './uploads.ts';
 
 /** Stated limit: JSON bodies on /v1 (base64 inputs included). */
 export const MAX_JSON_BYTES = 64 * 1024 * 1024;
@@ -57,7 +58,7 @@ export interface SandboxState {
   callerOf: (req: FastifyRequest) => Caller;
 }
 
-/** Result downloads suffer the faults too (LoRA previews and uploads do not). */
+/** Result downloads suffer the faults too (LoRA previews and uploads do not: see faults.failPuts). */
 const DOWNLOAD_PREFIXES = ['/results/', '/blobs/'];
 
 export function buildServer(opts: SandboxOptions): {
@@ -108,6 +109,7 @@ export function buildServer(opts: SandboxOptions): {
     const pattern = req.routeOptions.url;
     const key = pattern === '/v1/*' ? toolRouteKey(req.method, path.replace(/\/+$/, ''), tools.routes) : null;
     state.stats.request(key ?? `${req.method} ${pattern ?? '(unmatched)'}`);
+    if (!path.startsWith('/__sandbox/')) state.stats.logRequest(req.method, path);
     const isApi = path.startsWith('/v1/') || path === '/v1';
     if (isApi) {
       // The live service's headers only: a client sending anything else gets the live answer, 401.
@@ -162,6 +164,8 @@ export function buildServer(opts: SandboxOptions): {
   registerApps(app, state);
   registerAnalytics(app, state);
   registerCreations(app, state);
+  const uploads = new Uploads({ ...state });
+  registerUploads(app, uploads);
   app.route({
     method: ['GET', 'POST', 'HEAD', 'PUT', 'DELETE', 'PATCH'],
     url: '/v1/*',
@@ -210,12 +214,6 @@ export function buildServer(opts: SandboxOptions): {
     sendBytes(req, reply, generatedSource(size, size % 1_048_573), state.faults.current);
   });
 
-  app.get('/uploads/:id', async (req: FastifyRequest<{ Params: { id: string } }>, reply) => {
-    const f = state.disk.get(req.params.id);
-    if (!f || !req.params.id.startsWith('upl_')) return sendError(reply, 404, 'No such upload');
-    sendBytes(req, reply, fileSource(f.path, f.size, f.contentType), null);
-  });
-
   registerControl(app, {
     faults: state.faults,
     appCosts: state.appCosts,
@@ -223,13 +221,13 @@ export function buildServer(opts: SandboxOptions): {
     quotas: [state.auditQuota, state.creditQuota],
     limits: state.limits,
     tasks: state.tasks,
-    disk,
     audit: state.audit,
     blobs,
     now: state.now,
     baseUrl: state.baseUrl,
     webhookSecret: secret,
     renderer: state.renderer,
+    uploads,
   });
 
   return {

@@ -1,3 +1,5 @@
+const LOG_MAX = 5000;
+
 /**
  * Counters for `/__sandbox/stats`: requests per route pattern, creates per tool per key, and the
  * query parameters task lists were sent (they declare none, so a client should send none).
@@ -8,9 +10,27 @@ export class Stats {
   listParams: Record<string, number> = {};
   /** Credits charged on accepted creates, per tool: what the credit usage reports beside its history. */
   charges: Record<string, { uses: number; credits: number }> = {};
+  /** Files stored by PUTs to upload URLs, and PUTs refused, by why (api_key, expired, headers, signature, fault, empty). */
+  uploads: { stored: number; refused: Record<string, number> } = { stored: 0, refused: {} };
+  /** The newest requests a client made, `METHOD /path` (no query), control API excluded: what the service would see. */
+  log: string[] = [];
 
   request(routeKey: string): void {
     this.requests[routeKey] = (this.requests[routeKey] ?? 0) + 1;
+  }
+
+  /** One request a client made to the API, the upload host or a download. */
+  logRequest(method: string, path: string): void {
+    this.log.push(`${method} ${path}`);
+    if (this.log.length > LOG_MAX) this.log.splice(0, this.log.length - LOG_MAX);
+  }
+
+  uploadStored(): void {
+    this.uploads.stored++;
+  }
+
+  uploadRefused(why: string): void {
+    this.uploads.refused[why] = (this.uploads.refused[why] ?? 0) + 1;
   }
 
   create(toolId: string, key: string): void {
@@ -34,6 +54,8 @@ export class Stats {
     this.creates = {};
     this.listParams = {};
     this.charges = {};
+    this.uploads = { stored: 0, refused: {} };
+    this.log = [];
   }
 }
 

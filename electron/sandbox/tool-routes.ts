@@ -46,6 +46,12 @@ interface CreateRoute {
 }
 
 const hasParam = (path: string) => path.includes('{');
+/** Paths under /v1/ai/ that are no task tool: workflow apps, the LoRA catalogue, uploads (each its own routes). */
+const notATool = (path: string) =>
+  path.startsWith('/v1/ai/apps') ||
+  path.startsWith('/v1/ai/flows') ||
+  path === '/v1/ai/loras' ||
+  path.startsWith('/v1/ai/uploads');
 /** The collection a create path polls under: itself, or the longest listed path it extends ("-720p", "/turbo"). */
 function listPathOf(create: string, lists: readonly string[]): string | null {
   const fits = lists.filter((l) => create === l || create.startsWith(`${l}/`) || create.startsWith(`${l}-`));
@@ -61,14 +67,7 @@ export function buildToolRoutes() {
   const creates = new Map<string, CreateRoute>();
   const lists = new Map<string, Operation>();
   for (const op of OPERATIONS)
-    if (
-      op.method === 'GET' &&
-      !hasParam(op.path) &&
-      op.path.startsWith('/v1/ai/') &&
-      !op.path.startsWith('/v1/ai/apps') &&
-      !op.path.startsWith('/v1/ai/flows') &&
-      op.path !== '/v1/ai/loras'
-    )
+    if (op.method === 'GET' && !hasParam(op.path) && op.path.startsWith('/v1/ai/') && !notATool(op.path))
       lists.set(op.path, op);
   const known = new Map<string, { tool: ToolEntry; pathParams: Record<string, string> }>();
   for (const tool of TOOLS) {
@@ -79,7 +78,7 @@ export function buildToolRoutes() {
       known.set(resolvePaths(tool, DEFAULT_SLUGS, pathParams).create, { tool, pathParams });
   }
   for (const op of OPERATIONS) {
-    if (op.method !== 'POST' || hasParam(op.path) || !op.path.startsWith('/v1/ai/')) continue;
+    if (op.method !== 'POST' || hasParam(op.path) || !op.path.startsWith('/v1/ai/') || notATool(op.path)) continue;
     const generates = op.generates;
     if (!generates) throw new Error(`the reference does not say what POST ${op.path} generates`);
     const listPath = listPathOf(op.path, [...lists.keys()]) ?? op.path;

@@ -5,6 +5,7 @@ import { expect, test } from '@playwright/test';
 import sharp from 'sharp';
 import { newHome, startHost, type HostHandle } from './host.ts';
 import { makeImages, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
+import { uploadTo } from '../sandbox-upload.ts';
 
 let host: HostHandle;
 let sandbox: SandboxProcess;
@@ -18,12 +19,7 @@ async function teammateUpscales(url: string, n: number) {
   const png = await sharp({ create: { width: 32, height: 32, channels: 3, background: '#808080' } })
     .png()
     .toBuffer();
-  const up = await fetch(`${url}/__sandbox/uploads`, {
-    method: 'POST',
-    headers: { 'content-type': 'image/png' },
-    body: new Uint8Array(png),
-  });
-  const image = (await up.json()).url;
+  const image = (await uploadTo(url, png, 'image/png')).url;
   for (let i = 0; i < n; i++) {
     const res = await fetch(`${url}/v1/ai/image-upscaler-precision-v2`, {
       method: 'POST',

@@ -6,6 +6,7 @@ import { expect, test, type Locator, type Page } from '@playwright/test';
 import sharp from 'sharp';
 import { newHome, startHost, type HostHandle } from './host.ts';
 import { setFaults, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
+import { uploadTo } from '../sandbox-upload.ts';
 
 // Every video family of the builder, through the UI, against a Sandbox process with short tasks.
 // One Sandbox and one host for the file (the builder keeps its state per tool); the live-backend
@@ -256,16 +257,9 @@ test('video upscaler: a 12 fps input is refused with target_fps (file, rule, mea
   // One batch of the one valid video: the removed clip was never sent.
   await expect(page.getByTestId('result-job').filter({ hasText: 'clip-12fps.mp4' })).toHaveCount(0);
 
-  // Remote inputs are one job each: an upl_vid_ id and a URL (the Sandbox's own upload, on loopback).
+  // Remote inputs are one job each: an upl_vid_ id and an asset URL (uploaded through the service's flow).
   await list.getByRole('button', { name: 'Remove clip-24fps.mp4' }).click();
-  const up = async () =>
-    (await (
-      await fetch(`${sandbox.url}/__sandbox/uploads`, {
-        method: 'POST',
-        headers: { 'content-type': 'video/mp4' },
-        body: readFileSync(ok),
-      })
-    ).json()) as { id: string; url: string };
+  const up = () => uploadTo(sandbox.url, readFileSync(ok), 'video/mp4');
   const [a, b] = [await up(), await up()];
   expect(a.id).toMatch(/^upl_vid_/);
   await page.getByTestId('url-video').fill(a.id);
@@ -287,7 +281,7 @@ test('video upscaler: a 12 fps input is refused with target_fps (file, rule, mea
   expect(errors).toEqual([]);
 });
 
-test('live backend: a loopback base URL keeps local video references; a real https one says plainly what it needs', async ({
+test('live backend: local video references are kept on a loopback base URL and a real https one alike (they are uploaded)', async ({
   page,
 }) => {
   const errors = watchErrors(page);
@@ -327,49 +321,28 @@ test('live backend: a loopback base URL keeps local video references; a real htt
     await page.getByLabel('Live service').check();
     await expect(page.getByTestId('backend-badge')).toContainText(`Live · ${new URL(sandbox.url).host}`);
 
-    // Loopback "live" (a Sandbox process): the engine uploads local videos there, so the builder
-    // offers local files and no note.
+    // Loopback "live" (a Sandbox process): the engine uploads local videos through the service's
+    // flow, so the builder offers local files.
     await page.getByTestId('nav-video').click();
     await page.getByTestId('family-picker').getByText('2.x generation', { exact: true }).click();
     await expect(page.getByTestId('pick-reference_videos')).toBeAttached();
-    await expect(page.getByTestId('live-note')).toHaveCount(0);
     await page.getByTestId('field-prompt').fill('Match the motion of @Video1');
     await page.getByTestId('pick-reference_videos').setInputFiles(clip);
     const item = page.getByTestId('refs-reference_videos').getByTestId('ref-item');
     await expect(item.getByTestId('ref-status')).toContainText('passes');
     await expect(page.getByTestId('submit')).toBeEnabled();
 
-    // A real https service: no upload route for these fields. The form says so before anything is sent.
+    // A real https service uploads them the same way: the clip stays, nothing blocks Submit.
     await page.getByTestId('nav-settings').click();
     await page.getByTestId('baseUrl').fill('https://api.example.com');
     await page.getByTestId('baseUrl').blur();
     await expect(page.getByTestId('backend-badge')).toContainText('Live · api.example.com');
     await page.getByTestId('nav-video').click();
-    const refVideos = page.getByTestId('refs-reference_videos');
-    await expect(refVideos.getByTestId('live-note')).toContainText('HTTPS URL or an existing upl_vid_ id');
-    await expect(refVideos.getByTestId('live-note')).toContainText('local files');
-    await expect(page.getByTestId('pick-reference_videos')).toHaveCount(0);
-    // The local clip added while on loopback can no longer be sent: flagged on its field, Submit
-    // blocked, so nothing reaches the service (or the engine's refusal) first.
-    await expect(page.getByTestId('error-reference_videos')).toContainText('clip-live.mp4');
-    await expect(page.getByTestId('error-reference_videos')).toContainText('HTTPS URL or an existing upl_vid_ id');
-    await expect(page.getByTestId('submit')).toBeDisabled();
-    await expect(page.getByTestId('submit-status')).toContainText('1 problem to fix');
-    // Removing it clears the problem; an upl_vid_ id is the way in.
-    await page.getByTestId('refs-reference_videos').getByRole('button', { name: 'Remove clip-live.mp4' }).click();
-    // Its citation goes with it (no file is left for @Video1 to name), so the field has nothing to say.
-    await expect(page.getByTestId('error-reference_videos')).toHaveCount(0);
-    await expect(page.getByTestId('cite-note')).toContainText(
-      'Removed clip-live.mp4: its citation @Video1 was taken out of the prompt',
-    );
-    await page.getByTestId('url-reference_videos').fill('upl_vid_fromearlier1');
-    await page.getByTestId('add-url-reference_videos').click();
-    await expect(item.getByTestId('ref-status')).toContainText('checked by the service');
+    await expect(page.getByTestId('pick-reference_videos')).toBeAttached();
+    await expect(item.getByTestId('ref-status')).toContainText('passes');
     await expect(page.getByTestId('error-reference_videos')).toHaveCount(0);
     await expect(page.getByTestId('submit')).toBeEnabled();
-    // Reference images travel as base64 anyway: still pickable, no note.
     await expect(page.getByTestId('pick-reference_images')).toBeAttached();
-    await expect(page.getByTestId('refs-reference_images').getByTestId('live-note')).toHaveCount(0);
     // A bad URL is named once, on its item, not again under the field as `reference_images.0`.
     await page.getByTestId('url-reference_images').fill('ftp://example.com/a.png');
     await page.getByTestId('add-url-reference_images').click();
@@ -377,12 +350,9 @@ test('live backend: a loopback base URL keeps local video references; a real htt
       'ftp://example.com/a.png: not an HTTPS URL',
     );
     await expect(page.getByTestId('error-reference_images')).toHaveCount(0);
-    // The upscaler's video field says the same.
+    // The upscaler's video field takes a local file too.
     await page.getByTestId('family-picker').getByText('Upscaler', { exact: true }).click();
-    await expect(page.getByTestId('refs-video').getByTestId('live-note')).toContainText(
-      'HTTPS URL or an existing upl_vid_ id',
-    );
-    await expect(page.getByTestId('pick-video')).toHaveCount(0);
+    await expect(page.getByTestId('pick-video')).toBeAttached();
 
     // Leave no entry behind in the keychain of whoever runs the test.
     await page.getByTestId('nav-settings').click();

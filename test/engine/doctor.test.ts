@@ -26,6 +26,8 @@ const apiRequests = async () =>
     .reduce((n, [, v]) => n + v, 0);
 /** Distinct list paths of the catalogue's families with the default slugs: one check each. */
 const FAMILY_PATHS = new Set(TOOLS.map((t) => resolvePaths(t, DEFAULT_SLUGS).list)).size;
+/** The host, the key, one per family list path, and uploads. */
+const CHECKS = 4 + FAMILY_PATHS;
 
 describe('mediadesk doctor', () => {
   it('with the defaults (no key, no setting) every check passes against the built-in Sandbox, exit 0', async () => {
@@ -34,27 +36,31 @@ describe('mediadesk doctor', () => {
     });
     expect(r.code, r.out + r.err).toBe(0);
     const lines = r.out.trimEnd().split('\n');
-    // The host, the key, workflow apps, then one line per distinct family list path: all of them ok.
-    expect(lines).toHaveLength(3 + FAMILY_PATHS);
+    // The host, the key, workflow apps, one line per distinct family list path, then uploads: all ok.
+    expect(lines).toHaveLength(CHECKS);
     expect(lines.every((l) => l.startsWith('ok   '))).toBe(true);
     expect(lines[1]).toBe(
       'ok   API key: the Sandbox identity sandbox-owner, sent in x-magnific-api-key: accepted (GET /v1/ai/loras)',
     );
     expect(r.out).toContain('ok   High-resolution generator: GET /v1/ai/mystic: the model path exists\n');
     expect(lines[2]).toBe('ok   Workflow apps: GET /v1/ai/flows: workflow apps answer as flows');
-    expect(r.err).toBe(`all ${3 + FAMILY_PATHS} checks passed against the built-in Sandbox\n`);
+    // request-url only: nothing is PUT, so nothing is left on the account.
+    expect(lines.at(-1)).toMatch(
+      /^ok {3}Uploads: POST \/v1\/ai\/uploads\/request-url: local files can be uploaded \(to 127\.0\.0\.1:\d+; asset URLs last 24 h\)$/,
+    );
+    expect(r.err).toBe(`all ${CHECKS} checks passed against the built-in Sandbox\n`);
   });
 
-  it('against a server named by MEDIADESK_API_URL: free GETs only, one each, and --json gives the same checks', async () => {
+  it('against a server named by MEDIADESK_API_URL: free requests only, one each, and --json gives the same checks', async () => {
     const before = await apiRequests();
     const r = await runCli(['doctor', '--json'], { env: cliEnv(join(at.dir, 'home-env'), at.url) });
     expect(r.code, r.err).toBe(0);
     const report = json(r.out);
     expect(report.baseUrl).toBe(at.url);
     expect(report.backend).toBe(`the live service at ${at.url} (API key ${keyFingerprint('sandbox-owner')})`);
-    expect(report.checks.map((c) => c.ok)).toEqual(Array(3 + FAMILY_PATHS).fill(true));
+    expect(report.checks.map((c) => c.ok)).toEqual(Array(CHECKS).fill(true));
     expect(report.checks.every((c) => c.fix === undefined)).toBe(true);
-    expect((await apiRequests()) - before).toBe(2 + FAMILY_PATHS);
+    expect((await apiRequests()) - before).toBe(CHECKS - 1);
     expect((await control(at.url, 'stats')).creates).toEqual({});
   });
 
@@ -134,7 +140,7 @@ describe('mediadesk doctor', () => {
         ` to use the default, or run mediadesk settings set 'slugs={"lite_model":"veo-3-1-lite"}'.`,
     ]);
     expect(r.err).toBe(
-      `1 of ${3 + FAMILY_PATHS} checks failed against the live service at ${at.url} (API key ${keyFingerprint('sandbox-owner')})\n`,
+      `1 of ${CHECKS} checks failed against the live service at ${at.url} (API key ${keyFingerprint('sandbox-owner')})\n`,
     );
 
     // The command it gives puts it right (and keeps the other override).

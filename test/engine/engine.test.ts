@@ -234,7 +234,9 @@ describe('folder batches', () => {
     e.start();
     await settle(e, r.jobIds);
     expect(e.job(r.jobIds[0])).toMatchObject({ state: 'done', outputs: [join(out, 'cam_change-camera.png')] });
-    expect((await control(sb.url, 'stats')).requests['POST /__sandbox/uploads']).toBe(1);
+    // Through the service's upload flow: one upload URL asked for, one PUT.
+    const { requests } = await control(sb.url, 'stats');
+    expect([requests['POST /v1/ai/uploads/request-url'], requests['PUT /storage/uploads/:fileId']]).toEqual([1, 1]);
   });
 
   it('runs a prompt-only tool as one job', async () => {

@@ -9,6 +9,7 @@ import { costSentence } from '../../shared/cost-words.ts';
 import { creditsOf, DEFAULT_DAILY_CAPS } from '../../shared/service-limits.ts';
 import { cleanup, control, makeImages, tmp } from './helpers.ts';
 import { cliEnv, runCli } from '../cli.ts';
+import { uploadTo } from '../sandbox-upload.ts';
 
 /**
  * The cost told before Start, against a Sandbox with the service's limits over HTTP: learned from
@@ -77,12 +78,7 @@ let imageUrl: string;
 
 describe('the estimate before Start', () => {
   beforeAll(async () => {
-    const up = await fetch(`${sb.url}/__sandbox/uploads`, {
-      method: 'POST',
-      headers: { 'content-type': 'image/png' },
-      body: new Uint8Array(await (await import('../sandbox/helpers.ts')).testPng()),
-    });
-    imageUrl = (await up.json()).url;
+    imageUrl = (await uploadTo(sb.url, await (await import('../sandbox/helpers.ts')).testPng(), 'image/png')).url;
     await teammateUses('upscaler-precision', { image: imageUrl }, 2);
     await teammateUses('image-to-prompt', { image: imageUrl }, 2);
     owner = await coreAs('sandbox-owner', 'owner');

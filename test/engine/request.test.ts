@@ -5,16 +5,17 @@ import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
 import { getTool } from '../../shared/catalogue/index.ts';
 import { ApiClient } from '../../electron/core/api/client.ts';
-import { ToolClient } from '../../electron/core/api/tools.ts';
+import { readUploadTargets, uploadBytes } from '../../electron/core/api/uploads.ts';
 import { buildParams, PreflightError, withPlaceholders } from '../../electron/core/engine/request.ts';
 import { isLocalPath } from '../../shared/catalogue/index.ts';
 import { startSandbox } from '../../electron/sandbox/index.ts';
 import { makeClip } from '../media/fixtures.ts';
 
-/** How local files in a job's parameters travel: against the real Sandbox's upload route. */
+/** How local files in a job's parameters travel: against the real Sandbox's upload flow. */
 const sandbox = await startSandbox({ port: 0 });
 afterAll(() => sandbox.close());
-const tools = new ToolClient(new ApiClient(() => ({ baseUrl: sandbox.url, apiKey: 'sandbox-owner' })));
+const api = new ApiClient(() => ({ baseUrl: sandbox.url, apiKey: 'sandbox-owner' }));
+const upload = async (bytes: Buffer, type: string) => (await uploadBytes(api, bytes, type)).assetUrl;
 const dir = mkdtempSync(join(tmpdir(), 'md-req-'));
 const png = join(dir, 'ref.png');
 writeFileSync(
@@ -35,15 +36,14 @@ describe('local files in job parameters', () => {
     expect(isLocalPath('upl_vid_abc123')).toBe(false);
   });
 
-  it('on the Sandbox: reference videos become upl_vid_ ids, reference images base64, and the body validates', async () => {
+  it('reference videos become asset URLs of the upload flow, reference images base64, and the body validates', async () => {
     const body = await buildParams(
       getTool('video-2x'),
       { prompt: 'a walk, see @Video1 and @Image1', reference_videos: [mp4], reference_images: [png] },
       null,
-      tools,
-      true,
+      upload,
     );
-    expect(body.reference_videos).toEqual([expect.stringMatching(/^upl_vid_/)]);
+    expect(body.reference_videos).toEqual([expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/uploads\/upl_vid_/)]);
     expect((body.reference_images as string[])[0]).toMatch(/^iVBORw0KGgo/);
     const created = await fetch(`${sandbox.url}/v1/ai/video/seedance-2-pro-720p`, {
       method: 'POST',
@@ -53,23 +53,28 @@ describe('local files in job parameters', () => {
     expect(created.status).toBe(200);
   });
 
-  it("a URL-only input gets the Sandbox upload's loopback URL (change camera)", async () => {
-    const body = await buildParams(getTool('change-camera'), { zoom: 3 }, png, tools, true);
-    expect(body.image).toMatch(/^http:\/\/127\.0\.0\.1:\d+\//);
+  it('a URL-only input gets its asset URL, readable without a key (change camera)', async () => {
+    const body = await buildParams(getTool('change-camera'), { zoom: 3 }, png, upload);
+    expect(body.image).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/uploads\/upl_[0-9a-f]+\?expires=\d+&signature=/);
     expect((await fetch(String(body.image))).status).toBe(200);
   });
 
-  it('on the live service a local video reference is refused before anything is sent, naming the field', async () => {
-    const err = await buildParams(
-      getTool('video-2x'),
-      { prompt: 'x', reference_videos: [mp4] },
-      null,
-      tools,
-      false,
-    ).catch((e) => e);
-    expect(err).toBeInstanceOf(PreflightError);
-    expect(err.invalid).toEqual([{ field: 'reference_videos', reason: 'must be an HTTPS URL or an upl_vid_ id' }]);
-    expect(err.message).toMatch(/local file cannot be sent to the live service/);
+  it('the request-url answer is read unwrapped or under data; a broken field is named', () => {
+    const file = {
+      file_id: 'upl_1',
+      upload_url: 'https://up.example/x?sig=1',
+      headers: { 'Content-Type': 'image/png' },
+      expires_in: 120,
+      asset_url: 'https://cdn.example/x',
+      asset_url_expires_in: 86400,
+    };
+    const read = { fileId: 'upl_1', uploadUrl: file.upload_url, headers: file.headers, expiresInSec: 120 };
+    expect(readUploadTargets({ files: [file] })[0]).toMatchObject(read);
+    expect(readUploadTargets({ data: { files: [file] } })[0]).toMatchObject(read);
+    expect(() => readUploadTargets({ files: [{ ...file, asset_url: 7 }] })).toThrow(
+      'the upload answer is not what the service documents: files.0.asset_url must be a non-empty string',
+    );
+    expect(() => readUploadTargets({ data: [] })).toThrow('files must be a non-empty list');
   });
 
   it('a data URI declares the image’s real type, not its name’s (a JPEG saved as .png)', async () => {
@@ -80,9 +85,9 @@ describe('local files in job parameters', () => {
         .jpeg()
         .toBuffer(),
     );
-    const body = await buildParams(getTool('image-to-prompt'), {}, jpegNamedPng, tools, false);
+    const body = await buildParams(getTool('image-to-prompt'), {}, jpegNamedPng, upload);
     expect(String(body.image)).toMatch(/^data:image\/jpeg;base64,\/9j\//);
-    expect(String((await buildParams(getTool('image-to-prompt'), {}, png, tools, false)).image)).toMatch(
+    expect(String((await buildParams(getTool('image-to-prompt'), {}, png, upload)).image)).toMatch(
       /^data:image\/png;base64,iVBORw0KGgo/,
     );
   });
@@ -92,8 +97,7 @@ describe('local files in job parameters', () => {
       getTool('video-2x'),
       { prompt: 'x', reference_images: [join(dir, 'missing.png')] },
       null,
-      tools,
-      true,
+      upload,
     ).catch((e) => e);
     expect(err).toBeInstanceOf(PreflightError);
     expect(err.invalid[0]).toMatchObject({

@@ -2,6 +2,7 @@ import { request } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_SLUGS, getTool, resolvePaths } from '../../shared/catalogue/index.ts';
 import { bytesOf, start, testPng } from './helpers.ts';
+import { uploadTo } from '../sandbox-upload.ts';
 
 let ctx: Awaited<ReturnType<typeof start>>;
 beforeAll(async () => {
@@ -99,22 +100,12 @@ describe('downloads', () => {
     expect(Date.now() - t0).toBeGreaterThanOrEqual(400);
   });
   it('serves uploads at loopback URLs, with ranges', async () => {
-    const up = await fetch(`${ctx.sb.url}/__sandbox/uploads`, {
-      method: 'POST',
-      headers: { 'content-type': 'video/mp4' },
-      body: new Uint8Array(Buffer.from('0123456789')),
-    });
-    const body = await up.json();
+    const body = await uploadTo(ctx.sb.url, Buffer.from('0123456789'), 'video/mp4');
     expect(body.id).toMatch(/^upl_vid_/);
     expect(body.url.startsWith(ctx.sb.url)).toBe(true);
     const part = await bytesOf(body.url, { range: 'bytes=2-4' });
     expect(part.bytes.toString()).toBe('234');
-    const img = await fetch(`${ctx.sb.url}/__sandbox/uploads`, {
-      method: 'POST',
-      headers: { 'content-type': 'image/png' },
-      body: new Uint8Array(await testPng()),
-    });
-    expect((await img.json()).id).toMatch(/^upl_(?!vid_)/);
+    expect((await uploadTo(ctx.sb.url, await testPng(), 'image/png')).id).toMatch(/^upl_(?!vid_)/);
   });
 });
 

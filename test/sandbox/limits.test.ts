@@ -4,6 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_SLUGS, resolvePaths, TOOLS } from '../../shared/catalogue/index.ts';
 import { creditsOf, DEFAULT_DAILY_CAPS, SERVICE_RATES } from '../../shared/service-limits.ts';
 import { fakeClock, start, testPng } from './helpers.ts';
+import { uploadTo } from '../sandbox-upload.ts';
 
 const clock = fakeClock(Date.parse('2026-03-15T23:58:00Z'));
 let ctx: Awaited<ReturnType<typeof start>>;
@@ -21,12 +22,7 @@ const LIST = '/v1/ai/mystic';
 
 beforeAll(async () => {
   ctx = await start({ now: clock.now, taskDurationMs: 1000 });
-  const res = await fetch(`${ctx.sb.url}/__sandbox/uploads`, {
-    method: 'POST',
-    headers: { 'content-type': 'image/png' },
-    body: new Uint8Array(await testPng()),
-  });
-  imageUrl = (await res.json()).url;
+  imageUrl = (await uploadTo(ctx.sb.url, await testPng(), 'image/png')).url;
 });
 afterAll(() => ctx.sb.close());
 beforeEach(async () => {

@@ -10,6 +10,7 @@ import { LIST_MAX_ITEMS } from '../../electron/sandbox/tool-routes.ts';
 import { bytesOf, fakeClock, start, testPng, until } from './helpers.ts';
 import { makeClip, tempDir } from '../media/fixtures.ts';
 import { serveFolder, type FileServer } from '../media/server.ts';
+import { uploadTo } from '../sandbox-upload.ts';
 
 const clock = fakeClock();
 let ctx: Awaited<ReturnType<typeof start>>;
@@ -22,24 +23,14 @@ const DURATION = 1000;
 
 /** Uploads a file through the control API, as the app's engine uploads a local reference: its `upl_vid_` id. */
 async function upload(bytes: Buffer, type = 'video/mp4'): Promise<string> {
-  const r = await fetch(`${ctx.sb.url}/__sandbox/uploads`, {
-    method: 'POST',
-    headers: { 'content-type': type },
-    body: new Uint8Array(bytes),
-  });
-  return (await r.json()).id;
+  return (await uploadTo(ctx.sb.url, bytes, type)).id;
 }
 
 beforeAll(async () => {
   ctx = await start({ now: clock.now, taskDurationMs: DURATION });
   png = await testPng();
   refPng = await testPng(256, 256);
-  const up = await fetch(`${ctx.sb.url}/__sandbox/uploads`, {
-    method: 'POST',
-    headers: { 'content-type': 'image/png' },
-    body: new Uint8Array(png),
-  });
-  imageUrl = (await up.json()).url;
+  imageUrl = (await uploadTo(ctx.sb.url, png, 'image/png')).url;
   // A clip within every reference-video limit (2-15 s, 24-60 fps, 409,600+ pixels): the Sandbox measures what it is given.
   clips = await tempDir();
   videoId = await upload(await readFile(await makeClip(clips.dir, 'ok', { w: 640, h: 640, fps: 24, sec: 2.5 })));
@@ -256,16 +247,7 @@ describe('validation (400 naming the field)', () => {
     r.status,
     r.body.invalid_params?.map((p) => `${p.field}: ${p.reason}`),
   ];
-  const served = async (bytes: Buffer, type: string) =>
-    (
-      await (
-        await fetch(`${ctx.sb.url}/__sandbox/uploads`, {
-          method: 'POST',
-          headers: { 'content-type': type },
-          body: new Uint8Array(bytes),
-        })
-      ).json()
-    ).url as string;
+  const served = async (bytes: Buffer, type: string) => (await await uploadTo(ctx.sb.url, bytes, type)).url as string;
   it("holds frames and reference images to their field's formats and the stated size limits, by URL or inline", async () => {
     const post = postTo;
     const reasons = statusAndReasons;
@@ -588,14 +570,8 @@ describe('real results', () => {
       (await runTool('upscaler-precision', { image: phone.toString('base64'), scale_factor: 2 })).generated[0],
     );
     expect([up.meta.width, up.meta.height]).toEqual([80, 160]);
-    const uploaded = await fetch(`${ctx.sb.url}/__sandbox/uploads`, {
-      method: 'POST',
-      headers: { 'content-type': 'image/jpeg' },
-      body: new Uint8Array(phone),
-    });
-    const cam = await imageAt(
-      (await runTool('change-camera', { image: (await uploaded.json()).url, zoom: 5 })).generated[0],
-    );
+    const uploaded = await uploadTo(ctx.sb.url, phone, 'image/jpeg');
+    const cam = await imageAt((await runTool('change-camera', { image: uploaded.url, zoom: 5 })).generated[0]);
     expect([cam.meta.width, cam.meta.height]).toEqual([40, 80]);
     const described = await runTool('image-to-prompt', { image: `data:image/jpeg;base64,${phone.toString('base64')}` });
     expect(described.generated[0]).toMatch(/ portrait image \(40x80\) /);

@@ -72,8 +72,17 @@ describe('workflow apps over the Sandbox', () => {
     expect(done.outputs).toHaveLength(2);
     for (const f of done.outputs) expect(statSync(f).size).toBeGreaterThan(0);
     expect(done.expiresAt! - Date.now()).toBeGreaterThan(11 * 3_600_000);
-    // The dropped file went as an image, not as a path.
-    expect(String(done.inputs.product_image)).toMatch(/^data:image\/png;base64,/);
+    // The dropped file went through the upload flow, as the asset URL the input takes; no Sandbox-only path was asked.
+    expect(String(done.inputs.product_image)).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/uploads\/upl_[0-9a-f]+\?expires=/);
+    const { requests } = await control(r.sandbox.url, 'requests');
+    expect(requests.filter((q: string) => q.includes('__sandbox'))).toEqual([]);
+    expect(requests).toEqual(
+      expect.arrayContaining([
+        'POST /v1/ai/uploads/request-url',
+        expect.stringMatching(/^PUT \/storage\/uploads\/upl_/),
+      ]),
+    );
+    expect((await control(r.sandbox.url, 'stats')).uploads).toMatchObject({ stored: 1, refused: {} });
   });
 
   it('a spell of expired result links is waited out: the paid run ends done without a Retry', async () => {

@@ -386,6 +386,11 @@ export class ApiClient {
     this.forRead = dispatcherWith(READ_RETRY);
   }
 
+  /** Where requests go now (the target's base URL). */
+  async baseUrl(): Promise<string> {
+    return (await this.target()).baseUrl;
+  }
+
   async get<T>(path: string, searchParams?: URLSearchParams | Record<string, string | number>): Promise<T> {
     return this.send<T>('GET', path, { searchParams, create: false });
   }
@@ -403,9 +408,25 @@ export class ApiClient {
     return this.send<T>('POST', path, { json: body, create: false });
   }
 
-  /** Raw bytes (Sandbox uploads): free to repeat, so retried like a query. */
-  async upload<T>(path: string, bytes: Buffer, contentType: string): Promise<T> {
-    return this.send<T>('POST', path, { body: bytes, contentType, create: false });
+  /**
+   * The bytes of an upload, PUT to the signed URL the service handed out (on its upload host, not
+   * the API) with exactly its headers and never the key. Free to repeat, so retried like a read.
+   */
+  async put(uploadUrl: string, bytes: Buffer, headers: Record<string, string>): Promise<void> {
+    const url = new URL(uploadUrl);
+    const { apiKey } = await this.target();
+    try {
+      const answer = await new Promise<Answer>((resolve, reject) => {
+        this.forRead.dispatch(
+          { origin: url.origin, path: url.pathname + url.search, method: 'PUT', headers, body: bytes },
+          new Collect(resolve, reject),
+        );
+      });
+      if (answer.status < 200 || answer.status >= 300) throw new StatusFailure(answer);
+    } catch (err) {
+      // Named by its path only: the query is the URL's signature.
+      throw this.toApiError(err, 'PUT', url.pathname, false, apiKey);
+    }
   }
 
   private async send<T>(
@@ -413,8 +434,6 @@ export class ApiClient {
     path: string,
     request: {
       json?: unknown;
-      body?: Buffer;
-      contentType?: string;
       searchParams?: URLSearchParams | Record<string, string | number>;
       create: boolean;
     },
@@ -428,15 +447,13 @@ export class ApiClient {
           : new URLSearchParams(Object.entries(request.searchParams).map(([k, v]) => [k, String(v)]));
       url.search = sp.toString();
     }
-    const payload = request.json !== undefined ? JSON.stringify(request.json) : request.body;
+    const payload = request.json !== undefined ? JSON.stringify(request.json) : undefined;
     const headers: Record<string, string> = {
       'user-agent': this.userAgent,
       accept: 'application/json',
       [keyHeader]: apiKey,
     };
-    if (payload !== undefined)
-      headers['content-type'] =
-        request.json !== undefined ? 'application/json' : (request.contentType ?? 'application/octet-stream');
+    if (payload !== undefined) headers['content-type'] = 'application/json';
     let answer: Answer;
     try {
       answer = await new Promise<Answer>((resolve, reject) => {

@@ -60,9 +60,16 @@ export async function creationFile(v: string, field: string): Promise<{ abs: str
   return { abs, type };
 }
 
-/** The value sent for a creation input: a local file (checked by creationFile) as a data URI, anything else as it is. */
-export async function creationValue(v: string, field: string): Promise<string> {
+/**
+ * The value sent for a creation input: a local file (checked by creationFile) uploaded through the
+ * service's flow and sent as its asset URL (an input takes a URL, api-spec), anything else as it is.
+ */
+export async function creationValue(
+  v: string,
+  field: string,
+  upload: (bytes: Buffer, contentType: string) => Promise<string>,
+): Promise<string> {
   const file = await creationFile(v, field);
   if (!file) return v;
-  return `data:${file.type};base64,${(await readFile(file.abs)).toString('base64')}`;
+  return upload(await readFile(file.abs), file.type);
 }

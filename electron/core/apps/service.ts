@@ -10,6 +10,7 @@ import type { Pacer } from '../limits/pacer.ts';
 import { assertOutputFolder } from '../output-folder.ts';
 import { RESULT_SUFFIX_ROOM } from '../downloads/naming.ts';
 import { windowsPathProblem } from '../../../shared/file-names.ts';
+import { Uploader } from '../engine/uploader.ts';
 import { creationFile, creationValue } from './creation-input.ts';
 import type { ResultMetadata } from '../metadata/result-metadata.ts';
 import { metadataSettingsOf, type MetadataSettings } from '../../../shared/settings.ts';
@@ -39,7 +40,11 @@ function toDeskError(err: unknown): DeskError {
 export async function prepareInputs(
   def: AppDefinition,
   raw: Record<string, string | number>,
-  opts: { check?: boolean; sources?: Record<string, string> } = {},
+  opts: {
+    check?: boolean;
+    sources?: Record<string, string>;
+    upload?: (bytes: Buffer, contentType: string) => Promise<string>;
+  } = {},
 ): Promise<Record<string, unknown>> {
   const invalid = appInputProblems(def, raw);
   if (invalid.length)
@@ -51,13 +56,15 @@ export async function prepareInputs(
     if (input.type === 'number') out[input.id] = Number(v);
     else if (input.type === 'creation' && opts.check) await creationFile(String(v), input.id);
     else if (input.type === 'creation') {
-      out[input.id] = await creationValue(String(v), input.id);
+      out[input.id] = await creationValue(String(v), input.id, opts.upload ?? refuseUpload);
       const file = opts.sources && (await creationFile(String(v), input.id));
       if (file) opts.sources![input.id] = file.abs;
     } else out[input.id] = String(v);
   }
   return out;
 }
+
+const refuseUpload = (): Promise<string> => Promise.reject(new Error('no uploader given for a local file'));
 
 export interface AppsServiceOptions {
   client: ApiClient;
@@ -93,11 +100,13 @@ export class AppsService {
   /** Apps' titles as the Apps screen shows them, by id, from every list and definition read. */
   private readonly titles = new Map<string, string>();
   private titlesListedAt = 0;
+  private readonly uploader: Uploader;
 
   constructor(opts: AppsServiceOptions) {
     this.opts = opts;
     this.store = opts.store;
     this.families = new AppFamilies(opts.store.db);
+    this.uploader = new Uploader(opts.store.db, opts.client);
     this.runner = new AppRunner({
       families: this.families,
       store: opts.store,
@@ -175,7 +184,12 @@ export class AppsService {
   }): Promise<AppRun & { resumed: boolean }> {
     const def = await this.get(req.appId);
     const sources: Record<string, string> = {};
-    const inputs = await prepareInputs(def, req.inputs, { sources });
+    // A local image is uploaded (and recorded: the same file is not sent twice) before anything is paid.
+    const backend = await this.opts.backend();
+    const upload = (bytes: Buffer, type: string) => this.uploader.assetUrl(backend, bytes, type);
+    const inputs = await prepareInputs(def, req.inputs, { sources, upload }).catch((err: unknown) => {
+      throw toDeskError(err);
+    });
     const outDir = resolve(req.outDir ?? this.opts.defaultOutDir(def.name));
     assertOutputFolder(outDir);
     // A result that cannot be written is a paid run lost: said before it is sent.
@@ -190,7 +204,6 @@ export class AppsService {
         `output folder: its results cannot be written: ${tooLong}; choose an output folder with a shorter path`,
         [{ field: 'outDir', reason: tooLong }],
       );
-    const backend = await this.opts.backend();
     // A run it follows is reported as it stands.
     this.runner.settleGoneSandbox();
     const { row, resumed } = this.store.db

@@ -1,19 +1,12 @@
 import { isLocalPath, placeholderFor, validateRequest, type ToolEntry } from '../../../shared/catalogue/index.ts';
-import { isLoopbackUrl } from '../../../shared/loopback.ts';
 import { DeskError } from '../../../shared/contract/define.ts';
 import { familyOfTool } from '../../../shared/catalogue/index.ts';
 import { FAMILY_LIMITS, type FamilyLimits } from '../../../shared/validation/limits.ts';
-import type { ApiTarget } from '../api/client.ts';
 import { checkReferences, framesOf, isProbeable, named, type NamedSource } from '../media/check.ts';
 import { sniffAudio } from '../media/probe.ts';
 import { batchFieldOf, localFileProblem, localMediaFields, withPlaceholders } from './request.ts';
 
 type FieldProblem = { field: string; reason: string };
-
-/** Whether the backend in use takes local files: only a Sandbox on this machine has an upload endpoint. */
-export async function targetTakesLocalFiles(options: { target: () => Promise<ApiTarget> }): Promise<boolean> {
-  return isLoopbackUrl((await options.target()).baseUrl);
-}
 
 /**
  * The parameters as the server would judge them (validateRequest), with the batch field filled per
@@ -24,7 +17,6 @@ export async function assertParams(
   tool: ToolEntry,
   params: Record<string, unknown>,
   withInputs: boolean,
-  options: { target: () => Promise<ApiTarget> },
 ): Promise<void> {
   const field = batchFieldOf(tool);
   if (field && params[field.name] !== undefined && withInputs)
@@ -42,25 +34,10 @@ export async function assertParams(
       `${tool.title}: ${validation.invalid.map((p) => `${p.field} ${p.reason}`).join('; ')}`,
       validation.invalid,
     );
-  const localFields = localMediaFields(tool, params);
-  if (localFields.length) {
-    const canUpload = await targetTakesLocalFiles(options);
-    const problems = localFields
-      .map((f) => ({ field: f.name, reason: localFileProblem(tool, f, canUpload) }))
-      .filter((p): p is FieldProblem => p.reason !== null);
-    if (problems.length)
-      throw new DeskError(
-        'invalid',
-        problems.map((p) => p.reason).join('; '),
-        problems.map((p) => ({
-          field: p.field,
-          reason:
-            p.field === 'reference_videos'
-              ? 'must be an HTTPS URL or an upl_vid_ id (local files only with the Sandbox)'
-              : 'must be an HTTPS URL (local files only with the Sandbox)',
-        })),
-      );
-  }
+  const problems = localMediaFields(tool, params)
+    .map((f) => ({ field: f.name, reason: localFileProblem(tool, f) }))
+    .filter((p): p is FieldProblem => p.reason !== null);
+  if (problems.length) throw new DeskError('invalid', problems.map((p) => p.reason).join('; '), problems);
   await enforceReferences(tool, params);
 }
 

@@ -9,7 +9,7 @@ import { batchResultsFolder, canonicalPath } from '../paths.ts';
 import type { JobStore, NewJob } from '../queue/store.ts';
 import { resultPathTooLong, sortInputs } from './input-sort.ts';
 import type { EngineOptions } from './options.ts';
-import { assertParams, targetTakesLocalFiles } from './params-check.ts';
+import { assertParams } from './params-check.ts';
 import { batchFieldOf } from './request.ts';
 
 /** A check's progress at most every 200 ms, and its last count: thousands of files, not thousands of events. */
@@ -91,19 +91,7 @@ export class BatchPlanner {
     const field = batchFieldOf(tool);
     if (inputs.length && !field)
       throw new DeskError('invalid', `${tool.title} takes no input files; give its parameters only`);
-    await assertParams(tool, params, inputs.length > 0, options);
-    if (
-      field &&
-      inputs.length &&
-      !field.encodings.includes('base64') &&
-      !field.encodings.includes('dataUri') &&
-      !(await targetTakesLocalFiles(options))
-    ) {
-      throw new DeskError(
-        'invalid',
-        `${tool.title} takes ${field.name} only as an HTTPS URL; local files can be sent only to the Sandbox`,
-      );
-    }
+    await assertParams(tool, params, inputs.length > 0);
 
     const skipped: { path: string; reason: string }[] = [];
     const resumed: string[] = [];
@@ -189,7 +177,7 @@ export class BatchPlanner {
     if (!batchFieldOf(tool))
       throw new DeskError('invalid', `${tool.title} takes no input files; give its parameters only`);
     // Parameters Start would refuse are refused here, the same way, before any input is read.
-    if (req.params) await assertParams(tool, req.params, true, options);
+    if (req.params) await assertParams(tool, req.params, true);
     const stop = new AbortController();
     if (req.checkId) {
       this.checks.get(req.checkId)?.abort();

@@ -10,7 +10,6 @@ import {
   type ToolEntry,
 } from '../../../shared/catalogue/index.ts';
 import { ApiError, type InvalidParam } from '../api/client.ts';
-import type { ToolClient } from '../api/tools.ts';
 import { checkBytes, inputCheckOf, type InputCheck } from '../batch/preflight.ts';
 import { fsErrorWords } from '../batch/fs-error.ts';
 import { inputGoneBad, uploadRefused } from '../queue/job-messages.ts';
@@ -62,13 +61,16 @@ export class PreflightError extends Error {
   }
 }
 
-/** How a local file travels in this field: the first of the field's encodings we can produce. */
-export function localEncoding(field: Field & { encodings: readonly Encoding[] }, canUpload: boolean): Encoding | null {
+/** How a local file travels in this field: inline where it takes that, else uploaded and sent as its asset URL. */
+export function localEncoding(field: Field & { encodings: readonly Encoding[] }): Encoding | null {
   if (field.encodings.includes('base64')) return 'base64';
   if (field.encodings.includes('dataUri')) return 'dataUri';
-  if (canUpload && (field.encodings.includes('url') || field.encodings.includes('upload'))) return 'url';
+  if (field.encodings.includes('url') || field.encodings.includes('upload')) return 'url';
   return null;
 }
+
+/** Uploads a local file's bytes through the service's flow and gives the asset URL to send (Uploader). */
+export type UploadInput = (bytes: Buffer, contentType: string) => Promise<string>;
 
 export const batchFieldOf = (tool: ToolEntry) => {
   const f = tool.fields.find((x) => x.name === tool.batchField);
@@ -101,19 +103,17 @@ export function withPlaceholders(tool: ToolEntry, params: Record<string, unknown
   return out;
 }
 
-/** Why a local file cannot go in this field on this backend, or null when it can. */
-export function localFileProblem(tool: ToolEntry, field: MediaField, canUpload: boolean): string | null {
-  if (localEncoding(field, canUpload) !== null) return null;
-  const accepted = field.encodings.includes('upload') ? 'an HTTPS URL or an existing upl_vid_ id' : 'an HTTPS URL';
-  return `${tool.title} takes ${field.name} only as ${accepted}; a local file cannot be sent to the live service`;
+/** Why a local file cannot go in this field, or null when it can. */
+export function localFileProblem(tool: ToolEntry, field: MediaField): string | null {
+  if (localEncoding(field) !== null) return null;
+  return `${tool.title} takes ${field.name} in no form a local file can be sent in`;
 }
 
 async function encodeLocal(
   tool: ToolEntry,
   field: MediaField,
   path: string,
-  client: ToolClient,
-  canUpload: boolean,
+  upload: UploadInput,
   check?: InputCheck,
   sending?: (bytes: Buffer) => void,
 ): Promise<string> {
@@ -133,55 +133,42 @@ async function encodeLocal(
       { field: field.name, reason: `${path} ${changed}` },
     ]);
   sending?.(bytes);
-  const encoding = localEncoding(field, canUpload);
+  const encoding = localEncoding(field);
   if (encoding === 'base64') return bytes.toString('base64');
   if (encoding === 'dataUri') return `data:${mimeOfContent(path, bytes)};base64,${bytes.toString('base64')}`;
   if (encoding === 'url') {
-    const uploaded = await client.api
-      .upload<{ id: string; url: string }>('/__sandbox/uploads', bytes, mimeOfContent(path, bytes))
-      .catch((err: unknown) => {
-        // Sending the same bytes again gets the same answer (too large, empty): the job fails, naming
-        // the file. Anything else (unreachable, busy, 408/429, 5xx) is thrown on, and the job waits.
-        if (
-          err instanceof ApiError &&
-          err.kind === 'http' &&
-          err.status! >= 400 &&
-          err.status! < 500 &&
-          err.status !== 408 &&
-          err.status !== 429
-        ) {
-          throw new PreflightError(uploadRefused(path, err), [
-            { field: field.name, reason: `${path}: its upload was refused (HTTP ${err.describe()})` },
-          ]);
-        }
-        throw err;
-      });
-    // A reference video travels as the uploaded-file id where the field takes one (as the
-    // production service would have it); other fields get the Sandbox's loopback URL.
-    return field.kind === 'mediaList' && field.encodings.includes('upload') && uploaded.id.startsWith('upl_vid_')
-      ? uploaded.id
-      : uploaded.url;
+    return upload(bytes, mimeOfContent(path, bytes)).catch((err: unknown) => {
+      // Sending the same bytes again gets the same answer (too large, a URL that refuses them): the
+      // job fails, naming the file. Anything else (unreachable, busy, 408/429, 5xx) is thrown on, and the job waits.
+      if (
+        err instanceof ApiError &&
+        err.kind === 'http' &&
+        err.status! >= 400 &&
+        err.status! < 500 &&
+        err.status !== 408 &&
+        err.status !== 429
+      ) {
+        throw new PreflightError(uploadRefused(path, err), [
+          { field: field.name, reason: `${path}: its upload was refused (HTTP ${err.describe()})` },
+        ]);
+      }
+      throw err;
+    });
   }
-  const problem = localFileProblem(tool, field, canUpload)!;
-  throw new PreflightError(problem, [
-    {
-      field: field.name,
-      reason: field.encodings.includes('upload') ? 'must be an HTTPS URL or an upl_vid_ id' : 'must be an HTTPS URL',
-    },
-  ]);
+  const problem = localFileProblem(tool, field)!;
+  throw new PreflightError(problem, [{ field: field.name, reason: problem }]);
 }
 
 /**
  * The body of one job's create: its parameters plus its local inputs (and local paths in other
- * media fields) encoded as each field takes them, validated like the server would. `sending` sees
+ * media fields) encoded as each field takes them (uploaded for URL-only fields), validated like the server would. `sending` sees
  * the input's bytes as read (once) for the request.
  */
 export async function buildParams(
   tool: ToolEntry,
   params: Record<string, unknown>,
   inputPath: string | null,
-  client: ToolClient,
-  canUpload: boolean,
+  upload: UploadInput,
   sending?: (bytes: Buffer) => void,
 ): Promise<Record<string, unknown>> {
   const out = { ...params };
@@ -189,22 +176,12 @@ export async function buildParams(
     const v = out[f.name];
     out[f.name] =
       f.kind === 'media'
-        ? await encodeLocal(tool, f, v as string, client, canUpload)
-        : await Promise.all(
-            (v as unknown[]).map((x) => (isLocalPath(x) ? encodeLocal(tool, f, x, client, canUpload) : x)),
-          );
+        ? await encodeLocal(tool, f, v as string, upload)
+        : await Promise.all((v as unknown[]).map((x) => (isLocalPath(x) ? encodeLocal(tool, f, x, upload) : x)));
   }
   const field = batchFieldOf(tool);
   if (inputPath && field) {
-    const value = await encodeLocal(
-      tool,
-      field,
-      inputPath,
-      client,
-      canUpload,
-      inputCheckOf(tool) ?? undefined,
-      sending,
-    );
+    const value = await encodeLocal(tool, field, inputPath, upload, inputCheckOf(tool) ?? undefined, sending);
     out[field.name] = field.kind === 'mediaList' ? [value] : value;
   }
   const v = validateRequest(tool, out);

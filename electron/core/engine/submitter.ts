@@ -17,11 +17,11 @@ import type { JobPatch, JobRow } from '../queue/store.ts';
 import { BatchBudgets } from '../limits/budget.ts';
 import type { LoopContext } from './context.ts';
 import type { Downloader } from './downloader.ts';
-import { targetTakesLocalFiles } from './params-check.ts';
 import type { Poller } from './poller.ts';
 import { waitMessage } from '../limits/limiter.ts';
 import type { PaceScope } from '../limits/pacer.ts';
 import { buildParams, PreflightError } from './request.ts';
+import { Uploader } from './uploader.ts';
 
 const HOUR_MS = 3_600_000;
 
@@ -44,9 +44,11 @@ export class Submitter {
   /** Jobs picked here whose `submitting` is not committed yet (still `queued` on disk), with their tool. */
   private readonly preparing = new Map<string, string>();
   private readonly budgets: BatchBudgets;
+  private readonly uploader: Uploader;
 
   constructor(context: LoopContext, poller: Poller, downloads: Downloader) {
     this.context = context;
+    this.uploader = new Uploader(context.store.db, context.tools.api);
     this.budgets = new BatchBudgets(context.store.db);
     this.poller = poller;
     this.downloads = downloads;
@@ -178,10 +180,16 @@ export class Submitter {
     this.preparing.set(job.id, job.tool);
     try {
       try {
-        const canUpload = await targetTakesLocalFiles(options);
         // Picked for the backend of the last tick; if it changed since, the next tick picks again.
         if (options.identity && (await options.identity()) !== this.context.backendInUse()) return;
-        params = await buildParams(tool, job.params, job.inputPath, tools, canUpload, (bytes) => {
+        // Uploads are recorded per backend (Uploader), and their request-url is paced as any request.
+        const beforeRequest = () => {
+          const grant = pace ? this.context.pacer!.request(pace) : null;
+          if (grant && !grant.go) throw new PacedWait(grant.resetsAt);
+        };
+        const upload = (bytes: Buffer, type: string) =>
+          this.uploader.assetUrl(this.context.backendInUse(), bytes, type, beforeRequest);
+        params = await buildParams(tool, job.params, job.inputPath, upload, (bytes) => {
           // What the result is made from, so a later drop of the same photo is known by it (samePhoto);
           // if hashing fails, such a job is compared by reading both files, as jobs from before schema 5 are.
           sent = sha256Of(bytes).then(
@@ -190,6 +198,11 @@ export class Submitter {
           );
         });
       } catch (err) {
+        if (err instanceof PacedWait) {
+          // The upload waits for a place in the rate windows; nothing was sent and the job stays queued.
+          this.pacedUntil = Math.max(this.pacedUntil, err.resetsAt);
+          return;
+        }
         if (err instanceof PreflightError) {
           // Through submitting, so the state machine's one path to failed is kept; nothing was sent.
           await write(() => {
@@ -296,6 +309,15 @@ export class Submitter {
   /** A create got an answer: the wait is over, unless a refusal since put it off (creates sent together). */
   private serverAnswered(): void {
     if (Date.now() >= this.backoffUntil) this.heldBackBy = null;
+  }
+}
+
+/** An upload's request-url would pass the service's rate: it waits until `resetsAt`. */
+class PacedWait extends Error {
+  readonly resetsAt: number;
+  constructor(resetsAt: number) {
+    super('waiting for a place in the rate windows');
+    this.resetsAt = resetsAt;
   }
 }
 

@@ -84,7 +84,7 @@ export class HotFolders {
       throw new DeskError('invalid', `${tool.title} takes no input files, so it cannot process a folder`, [
         { field: 'tool', reason: 'takes no input files' },
       ]);
-    await assertParams(tool, req.params, true, { target: this.deps.target });
+    await assertParams(tool, req.params, true);
     const outDir = await this.outputFolder(req.outDir, tool, folder);
     const id = randomUUID();
     store.insertFolder({

@@ -31,7 +31,7 @@ export interface PacerOptions {
   planTier: () => PlanTier;
 }
 
-/** Tells where requests go now as a limiter scope, and takes creates and polls through the limiter. */
+/** Tells where requests go now as a limiter scope, and takes creates, polls and other requests through the limiter. */
 export class Pacer {
   readonly limiter: PaceLimiter;
   private readonly opts: PacerOptions;
@@ -70,6 +70,11 @@ export class Pacer {
   }
 
   poll(at: PaceScope): Grant {
+    return this.limiter.acquire({ scope: at.scope, kind: 'poll' });
+  }
+
+  /** Any other API request that counts in the rate windows but is no create (an upload's request-url). */
+  request(at: PaceScope): Grant {
     return this.limiter.acquire({ scope: at.scope, kind: 'poll' });
   }
 }

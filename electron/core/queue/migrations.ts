@@ -205,4 +205,25 @@ export const QUEUE_MIGRATIONS: readonly Migration[] = [
         if (!has.has(name)) db.exec(`ALTER TABLE batches ADD COLUMN ${name} ${type}`);
     },
   },
+  {
+    version: 10,
+    name: 'uploaded inputs, reused by content until their asset URL nears its end',
+    up: (db) => {
+      // A local file sent to a URL-only field is uploaded once (request-url, PUT) and recorded here
+      // before its create is sent, so a restart between the two neither uploads again nor loses it.
+      // `scope` is the backend and base URL it went to; `expires_at` the asset URL's end, in ms.
+      db.exec(`
+        CREATE TABLE IF NOT EXISTS uploads (
+          scope         TEXT NOT NULL,
+          sha256        TEXT NOT NULL,
+          content_type  TEXT NOT NULL,
+          file_id       TEXT NOT NULL,
+          asset_url     TEXT NOT NULL,
+          expires_at    INTEGER NOT NULL,
+          uploaded_at   INTEGER NOT NULL,
+          PRIMARY KEY (scope, sha256, content_type)
+        );
+      `);
+    },
+  },
 ];

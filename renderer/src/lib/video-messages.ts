@@ -1,5 +1,5 @@
 import type { InvalidParam } from '../../../shared/catalogue/index.ts';
-import { localAllowed, type MediaField, type Ref } from './video.svelte.ts';
+import type { Ref } from './video.svelte.ts';
 
 // The words the video builder shows on a field, from the problems it shows and its references.
 
@@ -31,25 +31,4 @@ export function referenceMessages(shown: InvalidParam[], refs: Ref[], name: stri
         }),
     ),
   ];
-}
-
-/**
- * Local files already in a field the backend now in use cannot take them in (added on the
- * Sandbox or a loopback address, then switched to the live service): named, so Submit is
- * blocked before the engine refuses the batch.
- */
-export function unsendableMessages(f: MediaField, refs: Ref[], live: boolean): string[] {
-  if (localAllowed(f, live)) return [];
-  const how = f.encodings.includes('upload') ? 'an HTTPS URL or an existing upl_vid_ id' : 'an HTTPS URL';
-  return refs
-    .filter((r) => r.field === f.name && r.local)
-    .map((r) => `${r.name}: a local file cannot be sent to the live service; remove it and enter ${how}`);
-}
-
-/** What the live service takes in this field, when it takes no local file. */
-export function liveNote(f: MediaField, live: boolean): string {
-  if (!live || localAllowed(f, live)) return '';
-  return f.encodings.includes('upload')
-    ? `The live service takes ${f.label.toLowerCase()} only as an HTTPS URL or an existing upl_vid_ id; local files can be uploaded only to the Sandbox.`
-    : `The live service takes ${f.label.toLowerCase()} only as an HTTPS URL.`;
 }

@@ -102,9 +102,9 @@ export function instantIssues(
   return FAMILY_LIMITS[family].images ? checkImage(probe, family) : [];
 }
 
-/** Whether a local file can go in this field on this backend (the engine encodes or uploads it). */
-export function localAllowed(field: MediaField, live: boolean): boolean {
-  return field.encodings.includes('base64') || field.encodings.includes('dataUri') || !live;
+/** Whether a local file can go in this field: the engine sends it inline or uploads it (live and Sandbox alike). */
+export function localAllowed(field: MediaField): boolean {
+  return field.encodings.length > 0;
 }
 
 /** Builder state that survives navigation: family, variant, values and references per tool. */
