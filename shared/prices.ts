@@ -55,12 +55,12 @@ export const PUBLISHED_PRICES: Readonly<Record<string, PriceEntry>> = Object.fro
       {
         tool: 'upscaler-precision',
         credits: 5,
-        unit: 'an image at ×2 from an input of about 1.2 MP (about 1 credit per output megapixel)',
+        unit: 'an image at ×2 from about 1.2 MP',
         scales: [{ kind: 'area', field: 'scale_factor', from: 2 }],
         source:
           'https://www.bestaiweb.ai/how-to-upscale-images-with-real-esrgan-magnific-v2-and-tiled-comfyui-pipelines-in-2026/',
         checked: PRICES_CHECKED,
-        note: "a review of the service's pricing: about 5 credits for ×2 of a 1450×850 image, about 20 for ×4",
+        note: "a review of the service's pricing: about 5 credits for ×2 of a 1450×850 image, about 20 for ×4 (about 1 credit per output megapixel)",
         reported: true,
       },
       {
@@ -151,12 +151,12 @@ export function priceOfCreate(
     };
   const { times, words } = scaleOf(price, params);
   const each = price.effective * times;
-  const from =
-    price.own !== null
-      ? `your own price of ${creditFigure(price.own)} credits for ${price.unit}`
-      : `${price.reported ? "a review's report of the service's price" : "the service's price"}: ${creditFigure(price.effective)} credits for ${price.unit}, read ${price.checked}`;
+  let by = `the service's published price, read ${price.checked}`;
+  if (price.own !== null) by = 'your own price';
+  else if (price.reported) by = `the service's price as a review reports it, read ${price.checked}`;
+  const scaled = words.length ? `; ${words.join(', ')}` : '';
   return {
     creditsEach: each,
-    basis: `${creditFigure(each)} credits each, by ${from}${words.length ? `, ${words.join(', ')}` : ''}`,
+    basis: `${creditFigure(each)} each by ${by}: ${creditFigure(price.effective)} for ${price.unit}${scaled}`,
   };
 }
