@@ -103,6 +103,9 @@ export class PaceLimiter {
         'INSERT INTO limiter_caps (plan, tool, cap) VALUES (?, ?, ?) ON CONFLICT (plan, tool) DO UPDATE SET cap = excluded.cap',
       ),
       dropCap: db.prepare('DELETE FROM limiter_caps WHERE plan = ? AND tool = ?'),
+      unuse: db.prepare(
+        'UPDATE limiter_daily_uses SET uses = MAX(0, uses - 1) WHERE scope = ? AND tool = ? AND day = ?',
+      ),
       learned: db.prepare('SELECT tool, cap, until FROM limiter_learned_caps WHERE scope = ? AND until > ?'),
       learnedOf: db.prepare('SELECT cap, until FROM limiter_learned_caps WHERE scope = ? AND tool = ? AND until > ?'),
       learn: db.prepare(
@@ -140,12 +143,16 @@ export class PaceLimiter {
   }
 
   /**
-   * A daily limit the service told by a 429 whose reset is `until`: the creates granted today are
-   * all the tool gets until then, whatever the table says, for this scope (its key) only.
+   * A daily limit the service told by a 429 whose reset is `until`: the refused create is given
+   * back, and the creates granted today are all the tool gets until then, whatever the table says,
+   * for this scope (its key) only. Creates refused together each give theirs back, so the last
+   * refusal leaves the cap at what the service took.
    */
   learnCap(scope: string, tool: string, until: number): void {
     const now = this.now();
-    const used = (this.stmts.uses.get(scope, tool, utcDay(now)) as number | undefined) ?? 0;
+    const day = utcDay(now);
+    this.stmts.unuse.run(scope, tool, day);
+    const used = (this.stmts.uses.get(scope, tool, day) as number | undefined) ?? 0;
     this.stmts.learn.run(scope, tool, used, now, until);
   }
 
