@@ -14,13 +14,7 @@ function fromWords(p: PriceRow): string {
 function show(r: PricesList): string {
   const rows = table(
     ['TOOL', 'ID', 'CREDITS', 'FOR', 'FROM'],
-    r.prices.map((p) => [
-      p.title,
-      p.tool,
-      figure(p.effective),
-      p.unit,
-      fromWords(p),
-    ]),
+    r.prices.map((p) => [p.title, p.tool, figure(p.effective), p.unit, fromWords(p)]),
   );
   const notes = r.prices
     .filter((p) => p.own === null)
