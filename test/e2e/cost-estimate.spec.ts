@@ -69,9 +69,9 @@ test('a tool the service publishes no credit price for says so before Start, unt
   await own.fill('12');
   await own.press('Tab');
   await expect(page.getByTestId('price-skin-creative').getByTestId('price-effective')).toHaveText('12');
+  // Back in the Studio, the folder picked before is still there (kept by the page): the estimate has the new price.
   await page.goto(`${host.url}#studio`);
-  await page.getByTestId('tool-select').selectOption('skin-creative');
-  await page.getByTestId('pick-folder').setInputFiles(dir);
+  await expect(page.getByTestId('check-summary')).toHaveText('3 images ready');
   await expect(page.getByTestId('cost-estimate')).toHaveText(
     'Sends 3 paid jobs · 36 credits (12 each by your own price: 12 for an image)',
   );
