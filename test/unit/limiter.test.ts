@@ -5,7 +5,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { limiterScope, openLimiter, waitMessage } from '../../electron/core/limits/limiter.ts';
+import { limiterScope, openLimiter, PaceLimiter, waitMessage } from '../../electron/core/limits/limiter.ts';
+import { PriceBook } from '../../electron/core/limits/prices.ts';
+import { JobStore } from '../../electron/core/queue/store.ts';
 import { openDatabase } from '../../electron/core/db/open.ts';
 import { QUEUE_MIGRATIONS } from '../../electron/core/queue/migrations.ts';
 import { PUBLISHED_DAILY_CAPS } from '../../shared/published-caps.ts';
@@ -199,6 +201,30 @@ describe('the pacing limiter', () => {
     const db = openDatabase(path, QUEUE_MIGRATIONS);
     expect(db.pragma('user_version', { simple: true })).toBe(QUEUE_MIGRATIONS.length);
     expect(db.prepare('SELECT id FROM batches').all()).toEqual([{ id: 'b1' }]);
+    db.close();
+  });
+});
+
+describe('queue migration 10', () => {
+  it("keeps a version-9 file's jobs and the user's own caps, with no earlier charges and no own prices", () => {
+    const dir = home();
+    const path = join(dir, 'mediadesk.db');
+    const old = openDatabase(path, QUEUE_MIGRATIONS.slice(0, 9));
+    old.exec(`
+      INSERT INTO batches (id, tool, out_dir, params, roots, created_at) VALUES ('b1', 'change-camera', '/o', '{}', '[]', 1);
+      INSERT INTO jobs (id, seq, batch_id, tool, state, rel_dir, out_dir, params, snapshot, task_id, created_at, updated_at)
+        VALUES ('j1', 1, 'b1', 'change-camera', 'failed', '', '/o', '{}', '{}', 't1', 1, 1);
+      INSERT INTO limiter_caps (plan, tool, cap) VALUES ('business', 'upscaler-precision', 300);
+    `);
+    old.close();
+    const db = openDatabase(path, QUEUE_MIGRATIONS);
+    const store = new JobStore(db);
+    expect(store.get('j1')).toMatchObject({ taskId: 't1', state: 'failed', earlierCharges: [] });
+    expect(new PaceLimiter(db).capsOf('business')).toEqual({
+      ...PUBLISHED_DAILY_CAPS.premium,
+      'upscaler-precision': 300,
+    });
+    expect(new PriceBook(db).priceOf('upscaler-precision')).toMatchObject({ own: null, effective: 5 });
     db.close();
   });
 });
