@@ -305,7 +305,14 @@ describe('workflow app runs', () => {
       expect(core.apps.one(second)).toMatchObject({ state: 'done', error: null });
       // The limits tables name it as the Apps screen does.
       const limits = await call('limits.status', {});
-      expect(limits.caps).toContainEqual({ tool: 'app:jM4nX8sc', title: 'Jingle maker', cap: 2, own: true });
+      expect(limits.caps).toContainEqual({
+        tool: 'app:jM4nX8sc',
+        title: 'Jingle maker',
+        cap: 2,
+        own: true,
+        from: 'own',
+        until: null,
+      });
       expect(limits.today).toContainEqual(expect.objectContaining({ tool: 'app:jM4nX8sc', title: 'Jingle maker' }));
     } finally {
       await core.close();
