@@ -1,8 +1,8 @@
 /**
  * The service's published pacing limits (api-notes: bursts of about 50 requests/s over 5 s, about
  * 10 requests/s over 2 minutes) and the per-plan daily caps and credit prices the Sandbox serves.
- * The live service publishes no caps or prices, so these are the Sandbox's own, and the defaults a
- * user edits to match the account.
+ * The caps and prices are the Sandbox's own: the app's are shared/published-caps.ts and
+ * shared/prices.ts, kept apart so the Sandbox checks the app rather than mirror its numbers.
  */
 export interface RateLimits {
   burstPerSec: number;

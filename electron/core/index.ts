@@ -34,6 +34,7 @@ import { backendLabel } from '../../shared/contract/foundation.ts';
 import type { CommandName } from '../../shared/contract/index.ts';
 import { openLog, type AppLog } from './log/index.ts';
 import { BatchEstimator, startEstimated } from './limits/estimate.ts';
+import { PriceBook, pricesHandlers } from './limits/prices.ts';
 import { keysKnownTo } from './log/keys.ts';
 import { APP_VERSION } from './app-version.ts';
 import { pacingRates } from './limits/pacer.ts';
@@ -157,11 +158,8 @@ export async function createCore(opts: CoreOptions) {
   // Watches only while this process holds the queue; the CLI's `watch` runs its own over its engine.
   const hotFolderWatcher = new HotFolderWatcher({ store: hotFolderStore, engine, onProblem: (m) => log.warn(m) });
   outputFolders.push(() => hotFolderStore.folders().map((f) => f.outDir));
-  const estimator = new BatchEstimator({
-    recentUsage: () => team.analytics.recentDays(),
-    pacer: engine.pacer,
-    slugs: () => backend.slugs(),
-  });
+  const prices = new PriceBook(engine.store.db);
+  const estimator = new BatchEstimator({ prices, pacer: engine.pacer });
   // The hosts a person watches tell them when work ends; the CLI says it in the terminal.
   const notices =
     opts.host === 'cli'
@@ -233,6 +231,7 @@ export async function createCore(opts: CoreOptions) {
       }),
     ...engineHandlers(engine, (p) => events.emit('batches.checkProgress', p)),
     ...limitsHandlers(engine.pacer, engine.store, (ids) => team.apps.titlesOf(ids)),
+    ...pricesHandlers(prices),
     'batches.start': (req) =>
       startEstimated(
         estimator,
@@ -245,6 +244,7 @@ export async function createCore(opts: CoreOptions) {
     ...teamHandlers({ ...teamDeps, savedDir }, team),
     ...reportHandlers({
       store: engine.store,
+      prices,
       usage: (q, refresh) => team.analytics.query(q, refresh),
       exportDir: () => savedDir('exports'),
     }),

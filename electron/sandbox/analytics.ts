@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { OPERATIONS } from '../../shared/official/index.ts';
 import { secondsToUtcMidnight } from './audit-route.ts';
 import { sendError, sendInvalid, type InvalidParam } from './errors.ts';
-import { creditsOf } from '../../shared/service-limits.ts';
+import { creditsOf, DEMO_KEY_PLANS } from '../../shared/service-limits.ts';
 import { callerOf, type Caller } from './keys.ts';
 import { buildToolRoutes } from './tool-routes.ts';
 import { intBetween, pick, rngFrom, seedOf } from './rng.ts';
@@ -12,6 +12,19 @@ import type { Team } from './team.ts';
 const DAY = 86_400_000;
 export const CREDIT_USAGE_DEFAULT_DAYS = 7;
 export const CREDIT_USAGE_MAX_DAYS = 365;
+/** The reference: "Enterprise up to 365 days, Business up to 180 days". */
+export const CREDIT_USAGE_MAX_DAYS_BUSINESS = 180;
+
+/**
+ * The display name the service reports a use under: a category, never the model ("Tool names are
+ * returned as display names (e.g. "AI Image Models", "Asset Download")"). The video and audio
+ * names are the Sandbox's own: the reference names only those two.
+ */
+export function usageCategoryOf(path: string): string {
+  if (/^(video|image-to-video|text-to-video|video-upscaler)/.test(path)) return 'AI Video Models';
+  if (/^(music|audio|sound)/.test(path)) return 'AI Audio Models';
+  return 'AI Image Models';
+}
 const GRANULARITIES = ['day', 'week', 'month', 'year'] as const;
 type Granularity = (typeof GRANULARITIES)[number];
 /** The tools seeded usage names: the reference's task endpoints, by their paths under /v1/ai/. */
@@ -85,6 +98,14 @@ function intList(v: unknown, field: string, bad: InvalidParam[]): number[] | und
       bad.push({ field: `${field}.${i}`, reason: 'must be an integer of at least 1' });
   });
   return v as number[];
+}
+
+/** `api_key_ids`: the reference's are strings. */
+function idList(v: unknown, field: string, bad: InvalidParam[]): string[] | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (!Array.isArray(v) || v.some((x) => typeof x !== 'string' || x === ''))
+    return (void bad.push({ field, reason: 'must be a list of strings' }), undefined);
+  return v as string[];
 }
 
 function dateField(v: unknown, field: string, bad: InvalidParam[]): number | undefined {
@@ -176,10 +197,11 @@ export function registerAnalytics(app: FastifyInstance, state: SandboxState): vo
     const end = dateField(body.end_date, 'end_date', bad) ?? today;
     const start = dateField(body.start_date, 'start_date', bad) ?? end - (CREDIT_USAGE_DEFAULT_DAYS - 1) * DAY;
     if (start > end) bad.push({ field: 'start_date', reason: 'must not be after end_date' });
-    else if ((end - start) / DAY + 1 > CREDIT_USAGE_MAX_DAYS)
-      bad.push({ field: 'start_date', reason: `the range cannot exceed ${CREDIT_USAGE_MAX_DAYS} days` });
+    const maxDays = DEMO_KEY_PLANS[caller.key] === 'business' ? CREDIT_USAGE_MAX_DAYS_BUSINESS : CREDIT_USAGE_MAX_DAYS;
+    if (start <= end && (end - start) / DAY + 1 > maxDays)
+      bad.push({ field: 'start_date', reason: `the range cannot exceed ${maxDays} days on this plan` });
     const groups = intList(body.group_ids, 'group_ids', bad);
-    const keys = intList(body.api_key_ids, 'api_key_ids', bad);
+    const keys = idList(body.api_key_ids, 'api_key_ids', bad);
     let projects: string[] | undefined;
     if (body.project_references !== undefined) {
       if (!Array.isArray(body.project_references) || body.project_references.some((p) => typeof p !== 'string'))
@@ -201,9 +223,10 @@ export function registerAnalytics(app: FastifyInstance, state: SandboxState): vo
       const history = caller.teamId === 1 ? usageOfDay(team, state.seed, day) : [];
       for (const u of [...history, ...(charged.get(day) ?? [])]) {
         if (groups && !groups.includes(u.groupId)) continue;
-        if (keys && !keys.includes(u.apiKeyId)) continue;
+        if (keys && !keys.includes(String(u.apiKeyId))) continue;
         if (projects && !projects.includes(u.project)) continue;
-        const t = tools.get(u.tool) ?? tools.set(u.tool, { uses: 0, credits: 0, users: new Map() }).get(u.tool)!;
+        const name = usageCategoryOf(u.tool);
+        const t = tools.get(name) ?? tools.set(name, { uses: 0, credits: 0, users: new Map() }).get(name)!;
         t.uses += u.uses;
         t.credits += u.credits;
         const perUser = t.users.get(u.userId) ?? t.users.set(u.userId, { uses: 0, credits: 0 }).get(u.userId)!;

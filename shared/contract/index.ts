@@ -9,6 +9,7 @@ import { hotFoldersCommands } from './hot-folders.ts';
 import { limitsCommands } from './limits.ts';
 import { noticesEvents } from './notices.ts';
 import { presetsCommands } from './presets.ts';
+import { pricesCommands } from './prices.ts';
 
 export * from './define.ts';
 export * from './foundation.ts';
@@ -21,6 +22,7 @@ export * from './hot-folders.ts';
 export * from './limits.ts';
 export * from './notices.ts';
 export * from './presets.ts';
+export * from './prices.ts';
 
 /** Every command of every area. An area adds its module here; transports derive everything from this. */
 export const COMMANDS = {
@@ -33,6 +35,7 @@ export const COMMANDS = {
   ...hotFoldersCommands,
   ...limitsCommands,
   ...presetsCommands,
+  ...pricesCommands,
 };
 
 export const EVENTS = {

@@ -18,14 +18,31 @@ export const limitsStatusSchema = z.object({
   /** The plan whose daily caps apply, and whether the Sandbox's demo key decides it or Settings. */
   plan: planSchema,
   planFrom: z.enum(['sandbox', 'settings']),
-  /** The plan's caps table: each tool named in it (`*`: every other tool), `own` where the user set it. */
-  caps: z.array(z.object({ tool: z.string(), title: z.string(), cap: z.number().int(), own: z.boolean() })),
+  /**
+   * The caps that apply: each tool with one (`*`: every other tool), and where it comes from: the
+   * service's published table, the user's own, or learned from the service's 429 (until its reset).
+   * A tool not listed has no cap.
+   */
+  caps: z.array(
+    z.object({
+      tool: z.string(),
+      title: z.string(),
+      cap: z.number().int(),
+      own: z.boolean(),
+      from: z.enum(['published', 'own', 'learned']),
+      /** A learned cap holds until this time (ms since the epoch); null otherwise. */
+      until: z.number().nullable(),
+    }),
+  ),
+  /** Where the published caps were read, and when. */
+  published: z.object({ source: z.string(), checked: z.string() }),
   /** Tools used today or with jobs waiting: the cap, today's creates, what is left, when it resets. */
   today: z.array(
     z.object({
       tool: z.string(),
       title: z.string(),
       cap: z.number().int().nullable(),
+      capFrom: z.enum(['published', 'own', 'learned']).nullable(),
       used: z.number().int(),
       left: z.number().int().nullable(),
       resetsAt: z.number(),

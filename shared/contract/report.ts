@@ -14,9 +14,11 @@ export const reportJobSchema = z.object({
   state: jobStateSchema,
   taskId: z.string().nullable(),
   charged: z.enum(CHARGED),
+  /** Creates of this job the service accepted, so charged: its attempts before a Retry and its task. */
+  chargedCreates: z.number().int(),
   /** The batch's estimate shared out per job; null when no estimate was made. */
   estimateCredits: z.number().nullable(),
-  /** This job's charge by the team's usage of its day; 0 when not charged; null when unknown. */
+  /** This job's charges (every charged create) by the price table; 0 when not charged; null when unknown. */
   actualCredits: z.number().nullable(),
   outputs: z.array(z.string()),
   error: z.string().nullable(),
@@ -25,11 +27,11 @@ export type ReportJob = z.infer<typeof reportJobSchema>;
 
 export const reportCountsSchema = z.object({
   total: z.number().int(),
-  /** Creates the service accepted (the job has a task): each one charged. */
+  /** Creates the service accepted (a task, or an attempt a Retry replaced): each one charged. */
   sent: z.number().int(),
   /** Done, results written. */
   results: z.number().int(),
-  /** The task was accepted (charged), then FAILED on the service. */
+  /** The task was accepted (charged), then FAILED on the service; an attempt a Retry replaced counts here too. */
   chargedFailed: z.number().int(),
   /** The task completed (charged) but its results did not reach the folder: Retry downloads them. */
   notDownloaded: z.number().int(),
@@ -43,6 +45,18 @@ export const reportCountsSchema = z.object({
 });
 export type ReportCounts = z.infer<typeof reportCountsSchema>;
 
+/** The service's credit usage for the days the batch was charged: category totals, as it reports them. */
+export const serviceUsageSchema = z.object({
+  days: z.array(z.string()),
+  /** Totals over every category on those days (the whole team's use), null when it could not be read. */
+  uses: z.number().nullable(),
+  credits: z.number().nullable(),
+  categories: z.array(z.object({ name: z.string(), uses: z.number(), credits: z.number() })),
+  /** Why it could not be read, or null. */
+  why: z.string().nullable(),
+});
+export type ServiceUsage = z.infer<typeof serviceUsageSchema>;
+
 export const batchReportSchema = z.object({
   batchId: z.string(),
   tool: z.string(),
@@ -55,10 +69,12 @@ export const batchReportSchema = z.object({
     /** Told before Start (null: no estimate was made, or the cost could not be known), with its basis in words. */
     estimate: z.number().nullable(),
     estimateBasis: z.string().nullable(),
-    /** What the accepted creates were charged by the team's usage; null when it cannot be read. */
+    /** What the charged creates cost by the price table; null when the tool's price is unknown. */
     actual: z.number().nullable(),
-    /** "by your team's usage of this tool on 27 Nov", or why the charges are unknown. */
+    /** "29 charged creates at 15 credits each, by …", or why the charges are unknown. */
     actualBasis: z.string(),
+    /** What the service reports for those days, to reconcile with (null: nothing was charged). */
+    service: serviceUsageSchema.nullable(),
   }),
   jobs: z.array(reportJobSchema),
 });
@@ -88,8 +104,28 @@ export function reportSummary(r: Pick<BatchReport, 'counts' | 'credits'>): strin
 /** The charges with their basis: "Charged about 220 credits, by your team's usage of this tool on 27 Nov." */
 export function chargesSentence(r: Pick<BatchReport, 'credits'>): string {
   const { actual, actualBasis } = r.credits;
-  if (actual === null) return `Charges unknown: ${actualBasis}.`;
-  return actual === 0 ? `Nothing charged: ${actualBasis}.` : `Charged about ${credits(actual)}, ${actualBasis}.`;
+  if (actual === null) return `Charges unknown: ${actualBasis.replace(/^cost unknown: /, '')}.`;
+  return actual === 0 ? `Nothing charged: ${actualBasis}.` : `Charged about ${credits(actual)}: ${actualBasis}.`;
+}
+
+const dayWords = (day: string) =>
+  new Date(`${day}T00:00:00Z`).toLocaleDateString('en-GB', { day: 'numeric', month: 'short', timeZone: 'UTC' });
+const listWords = (xs: string[]) => (xs.length < 2 ? xs.join('') : `${xs.slice(0, -1).join(', ')} and ${xs.at(-1)}`);
+
+/**
+ * The reconciliation with what the service reports, said plainly: it reports by category, so its
+ * figure holds every use of the team on those days, this batch among them.
+ */
+export function serviceSentence(r: Pick<BatchReport, 'credits' | 'counts'>): string | null {
+  const s = r.credits.service;
+  if (!s) return null;
+  const on = `on ${listWords(s.days.map(dayWords))}`;
+  if (s.credits === null) return `The service's usage ${on} could not be read: ${s.why}.`;
+  const cats = s.categories.map((c) => `${c.name} ${credits(c.credits)} in ${c.uses} use${c.uses === 1 ? '' : 's'}`);
+  return (
+    `The service reports usage by category, not by tool: ${on} your team used ${credits(s.credits)} in ${s.uses} use${s.uses === 1 ? '' : 's'}` +
+    `${cats.length ? ` (${cats.join('; ')})` : ''}; this batch's ${r.counts.sent} charged create${r.counts.sent === 1 ? '' : 's'} are part of it.`
+  );
 }
 
 /** The estimate with its basis, or that none was made. */

@@ -112,7 +112,8 @@ export const usageQuerySchema = z
     to: isoDaySchema.optional(),
     groupIds: z.array(z.number().int().min(1)).optional(),
     projectRefs: z.array(z.string().min(1)).optional(),
-    apiKeyIds: z.array(z.number().int().min(1)).optional(),
+    /** The service's API key ids are strings; a number is sent as one. */
+    apiKeyIds: z.array(z.union([z.string().min(1), z.number().int().min(1)])).optional(),
   })
   .strict();
 export type UsageQuery = z.infer<typeof usageQuerySchema>;
@@ -144,7 +145,7 @@ export const usageResultSchema = z.object({
     end_date: z.string(),
     group_ids: z.array(z.number()).optional(),
     project_references: z.array(z.string()).optional(),
-    api_key_ids: z.array(z.number()).optional(),
+    api_key_ids: z.array(z.string()).optional(),
   }),
   points: z.array(usagePointSchema),
   /** True when answered from the local cache (no request spent). */

@@ -2,10 +2,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
-import sharp from 'sharp';
 import { newHome, startHost, type HostHandle } from './host.ts';
 import { makeImages, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
-import { uploadTo } from '../sandbox-upload.ts';
 
 let host: HostHandle;
 let sandbox: SandboxProcess;
@@ -13,22 +11,6 @@ test.afterEach(async () => {
   await host?.stop();
   await sandbox?.stop();
 });
-
-/** A teammate's uses of the upscaler (another key of the team), so the team's last 7 days price it. */
-async function teammateUpscales(url: string, n: number) {
-  const png = await sharp({ create: { width: 32, height: 32, channels: 3, background: '#808080' } })
-    .png()
-    .toBuffer();
-  const image = (await uploadTo(url, png, 'image/png')).url;
-  for (let i = 0; i < n; i++) {
-    const res = await fetch(`${url}/v1/ai/image-upscaler-precision-v2`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-magnific-api-key': 'sandbox-admin' },
-      body: JSON.stringify({ image }),
-    });
-    expect(res.status).toBe(200);
-  }
-}
 
 test('Studio says what a batch costs before Start, and the Queue shows its budget holding it until lifted', async ({
   page,
@@ -40,7 +22,7 @@ test('Studio says what a batch costs before Start, and the Queue shows its budge
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ limits: 'service' }),
   });
-  await teammateUpscales(sandbox.url, 2);
+  // A fresh data folder: the price is the table's, no usage is read.
   host = await startHost(newHome(), sandbox.env);
   const dir = join(mkdtempSync(join(tmpdir(), 'md-estimate-')), 'shoot');
   await makeImages(dir, 3);
@@ -50,14 +32,14 @@ test('Studio says what a batch costs before Start, and the Queue shows its budge
   await page.getByTestId('pick-folder').setInputFiles(dir);
   await expect(page.getByTestId('check-summary')).toHaveText('3 images ready');
   await expect(page.getByTestId('cost-estimate')).toHaveText(
-    "Sends 3 paid jobs · about 60 credits (20 each, from your team's use in the last 7 days) · leaves 1,997 of today's 2,000 for Precision upscaler",
+    "Sends 3 paid jobs · 15 credits (5 each by the service's price as a review reports it, read 2026-12-05: 5 for an image at ×2 from about 1.2 MP)",
   );
 
-  await page.getByTestId('budget-credits').fill('30');
+  await page.getByTestId('budget-credits').fill('7');
   await page.getByTestId('start').click();
   await page.goto(`${host.url}#queue`);
   await expect(page.getByTestId('budget-held')).toHaveText(
-    "Paused: the next job would go past this batch's budget of 30 credits (20 spent so far by the estimate).",
+    "Paused: the next job would go past this batch's budget of 7 credits (5 spent so far by the estimate).",
   );
   await expect(page.getByTestId('batch-summary')).toHaveText('paused by its budget');
   await expect(page.getByTestId('batch-count')).toHaveText('1/3');
@@ -65,5 +47,33 @@ test('Studio says what a batch costs before Start, and the Queue shows its budge
   await page.getByTestId('budget-remove').click();
   await expect(page.getByTestId('batch-count')).toHaveText('3/3');
   await expect(page.getByTestId('budget-hold')).toHaveCount(0);
+  expect(errors).toEqual([]);
+});
+
+test('a tool the service publishes no credit price for says so before Start, until you set your own', async ({
+  page,
+}) => {
+  const errors = watchErrors(page);
+  sandbox = await startSandboxProcess(200);
+  host = await startHost(newHome(), sandbox.env);
+  const dir = join(mkdtempSync(join(tmpdir(), 'md-unpriced-')), 'shoot');
+  await makeImages(dir, 3);
+  await page.goto(`${host.url}#studio`);
+  await page.getByTestId('tool-select').selectOption('skin-creative');
+  await page.getByTestId('pick-folder').setInputFiles(dir);
+  await expect(page.getByTestId('cost-estimate')).toHaveText(
+    "Sends 3 paid jobs · cost unknown: the service's pricing pages give no credit price for this tool that could be read; set a price in Settings › Prices or with mediadesk prices set",
+  );
+  await page.goto(`${host.url}#settings`);
+  const own = page.getByLabel('Your own price for Skin enhancer: creative');
+  await own.fill('12');
+  await own.press('Tab');
+  await expect(page.getByTestId('price-skin-creative').getByTestId('price-effective')).toHaveText('12');
+  // Back in the Studio, the folder picked before is still there (kept by the page): the estimate has the new price.
+  await page.goto(`${host.url}#studio`);
+  await expect(page.getByTestId('check-summary')).toHaveText('3 images ready');
+  await expect(page.getByTestId('cost-estimate')).toHaveText(
+    'Sends 3 paid jobs · 36 credits (12 each by your own price: 12 for an image)',
+  );
   expect(errors).toEqual([]);
 });

@@ -2,6 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
+import type { PricesList } from '../../shared/contract/prices.ts';
 import { newHome, startHost, type HostHandle } from './host.ts';
 import { desk, makeImages, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
 
@@ -19,7 +20,7 @@ test('a tool at its daily limit holds its jobs in the Queue, other work goes on,
   page,
 }) => {
   const errors = watchErrors(page);
-  // The service's rates and the plans' caps; the account's own limit is scaled down to 3 so a batch of 6 reaches it.
+  // The service's rates; the account's own limit of 3 (the service publishes none for this tool) is reached by a batch of 6.
   sandbox = await startSandboxProcess(200, ['--limits', 'service']);
   host = await startHost(newHome(), sandbox.env);
   await desk(host, 'limits.setCap', { tool: 'upscaler-precision', cap: 3 });
@@ -62,7 +63,16 @@ test('a tool at its daily limit holds its jobs in the Queue, other work goes on,
   await expect(page.getByLabel('Jobs a day for Jingle maker')).toHaveValue('5');
   await expect(limitsTable).not.toContainText('app:');
   const upscalerLine = limitsTable.getByRole('row').filter({ hasText: 'Precision upscaler' });
-  await expect(upscalerLine.getByRole('cell').nth(2)).toHaveText('3');
+  await expect(upscalerLine.getByTestId('limits-from')).toHaveText('Yours');
+  await expect(upscalerLine.getByRole('cell').nth(3)).toHaveText('3');
+  // Only the caps the service publishes are the plan's, said with their source: no "every other tool".
+  await expect(page.getByTestId('limits-row-hires').getByTestId('limits-from')).toHaveText('Published');
+  await expect(page.getByTestId('limits-source')).toContainText('https://docs.freepik.com/ratelimits');
+  await expect(limitsTable).not.toContainText('Every other tool');
+  // Used today for every tool that sent jobs, capped or not (issue #42: "used today 0" for every other tool).
+  await expect(page.getByTestId('limits-today-image-to-prompt').getByTestId('limits-used')).toHaveText('2');
+  await expect(page.getByTestId('limits-today-image-to-prompt')).toContainText('no cap');
+  await expect(page.getByTestId('limits-today-upscaler-precision').getByTestId('limits-used')).toHaveText('3');
   const limit = page.getByLabel('Jobs a day for Precision upscaler');
   await expect(limit).toHaveValue('3');
   await limit.fill('10');
@@ -76,5 +86,34 @@ test('a tool at its daily limit holds its jobs in the Queue, other work goes on,
   await expect(hold).toHaveCount(0);
   // Held by the app, never refused by the service.
   expect((await sandboxStats(sandbox.url)).limited).toEqual({ burst: 0, average: 0, daily_cap: 0 });
+  expect(errors).toEqual([]);
+});
+
+test('Settings › Prices shows the published price per tool with its source, and your own price goes over it', async ({
+  page,
+}) => {
+  const errors = watchErrors(page);
+  sandbox = await startSandboxProcess(200);
+  host = await startHost(newHome(), sandbox.env);
+  await page.goto(`${host.url}#settings`);
+  const upscaler = page.getByTestId('price-upscaler-precision');
+  await expect(upscaler.getByTestId('price-effective')).toHaveText('5');
+  await expect(upscaler.getByTestId('price-from')).toContainText('Published');
+  await expect(upscaler.getByTestId('price-from')).toContainText('2026-12-05');
+  const hires = page.getByTestId('price-hires');
+  await expect(hires.getByTestId('price-effective')).toHaveText('unknown');
+  await expect(hires.getByTestId('price-from')).toContainText('No published price');
+  await expect(hires.getByTestId('price-from')).toContainText('€0.10 an image at 2K');
+
+  const own = page.getByLabel('Your own price for Precision upscaler');
+  await own.fill('8');
+  await own.press('Tab');
+  await expect(upscaler.getByTestId('price-effective')).toHaveText('8');
+  await expect(upscaler.getByTestId('price-from')).toContainText('Yours');
+  const listed = await desk<PricesList>(host, 'prices.list', {});
+  expect(listed.prices.find((p) => p.tool === 'upscaler-precision')?.own).toBe(8);
+  await own.fill('');
+  await own.press('Tab');
+  await expect(upscaler.getByTestId('price-effective')).toHaveText('5');
   expect(errors).toEqual([]);
 });

@@ -182,9 +182,9 @@ test('workflow apps: the cost dialog asks for the cost the server has now; repri
   );
   await expect(page.getByTestId('app-confirm')).toHaveText('Run for 20 credits');
   await expect(page.getByTestId('app-cost')).toHaveText('Cost per run: 20 credits');
-  // Before Run: the price as now read, and what a run leaves of the app's daily cap.
+  // Before Run: the price as now read; the service publishes no daily cap for an app, so none is said.
   await expect(page.getByTestId('cost-estimate')).toHaveText(
-    "Sends 1 paid run · 20 credits (the app's price: 20 credits a run) · leaves 4,999 of today's 5,000 for Jingle maker",
+    "Sends 1 paid run · 20 credits (the app's price: 20 credits a run)",
   );
   // The service's list says no output kind: the cost alone.
   await expect(page.getByTestId('app-jM4nX8sc').locator('.muted')).toHaveText('20 credits');

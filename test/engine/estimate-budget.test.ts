@@ -3,18 +3,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCore, type Core } from '../../electron/core/index.ts';
 import { MemorySecretStore } from '../../electron/core/secrets.ts';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
-import { DEFAULT_SLUGS, resolvePaths, getTool } from '../../shared/catalogue/index.ts';
 import { DeskError, type CommandName, type Req, type Res } from '../../shared/contract/index.ts';
 import { costSentence } from '../../shared/cost-words.ts';
-import { creditsOf, DEFAULT_DAILY_CAPS } from '../../shared/service-limits.ts';
 import { cleanup, control, makeImages, tmp } from './helpers.ts';
 import { cliEnv, runCli } from '../cli.ts';
-import { uploadTo } from '../sandbox-upload.ts';
 
 /**
- * The cost told before Start, against a Sandbox with the service's limits over HTTP: learned from
- * the team's own usage (credits / uses), it matches what the Sandbox then charges; a key that may
- * not read the usage says "cost unknown"; a budget holds a batch at the right job until raised.
+ * The cost told before Start, against a Sandbox with the service's limits over HTTP: priced by the
+ * app's price table (never the team's usage, which the service reports by category), with the
+ * user's own price over it; a tool with no published price says "cost unknown"; a budget holds a
+ * batch at the right job until raised.
  */
 let sb: RunningSandbox;
 let dir: string;
@@ -60,100 +58,76 @@ const charges = async (tool: string) =>
 const usageRequests = async () =>
   (await control(sb.url, 'stats')).requests['POST /v1/analytics/team-credit-usage'] ?? 0;
 
-/** Uses of a tool by a teammate (another key of the team), so the team's last 7 days name it. */
-async function teammateUses(toolId: string, body: Record<string, unknown>, n: number) {
-  const path = resolvePaths(getTool(toolId), DEFAULT_SLUGS, {}).create;
-  for (let i = 0; i < n; i++) {
-    const res = await fetch(sb.url + path, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-magnific-api-key': 'sandbox-admin' },
-      body: JSON.stringify(body),
-    });
-    expect(res.status).toBe(200);
-  }
-}
-
 let owner: Core;
-let imageUrl: string;
+
+/** The table's price of the precision upscaler at ×2, in the words the estimate says it. */
+const UPSCALE_EACH = 5;
+const UPSCALE_BASIS =
+  "5 each by the service's price as a review reports it, read 2026-12-05: 5 for an image at ×2 from about 1.2 MP";
 
 describe('the estimate before Start', () => {
   beforeAll(async () => {
-    imageUrl = (await uploadTo(sb.url, await (await import('../sandbox/helpers.ts')).testPng(), 'image/png')).url;
-    await teammateUses('upscaler-precision', { image: imageUrl }, 2);
-    await teammateUses('image-to-prompt', { image: imageUrl }, 2);
     owner = await coreAs('sandbox-owner', 'owner');
   });
 
-  it("matches the credits the Sandbox charges, for the upscaler at the history's scale and for image-to-prompt", async () => {
-    const sentToday: Record<string, number> = {};
-    for (const [tool, names, params] of [
-      ['upscaler-precision', ['a.png', 'b.png', 'c.png'], {}],
-      ['image-to-prompt', ['d.png', 'e.png'], {}],
-    ] as const) {
-      const shoot = join(dir, `shoot-${tool}-${names[0]}`);
-      await makeImages(shoot, [...names]);
-      const check = await call(owner, 'batches.check', { tool, inputs: [shoot] });
-      const estimate = await call(owner, 'batches.estimate', { tool, params, creates: check.ready });
-      const each = creditsOf(tool, params);
-      expect(estimate).toMatchObject({ creates: names.length, creditsEach: each, credits: each * names.length });
-      expect(estimate.learnedFrom!.uses).toBeGreaterThanOrEqual(2);
-      expect(estimate.basis).toMatch(
-        new RegExp(
-          `^about ${each} credits each, from your team's use of this tool in the last 7 days \\(\\d+ uses\\)${'scale_factor' in params ? ", at ×4: 4 times the area of ×2, taken as your team's usual" : ''}$`,
-        ),
-      );
-      const cap = DEFAULT_DAILY_CAPS.enterprise[tool] ?? DEFAULT_DAILY_CAPS.enterprise['*'];
-      expect(estimate.cap).toMatchObject({ limit: cap, left: cap - (sentToday[tool] ?? 0) });
-      sentToday[tool] = (sentToday[tool] ?? 0) + names.length;
-
-      const before = await charges(tool);
-      const started = await call(owner, 'batches.start', {
-        tool,
-        inputs: [shoot],
-        params,
-        outDir: join(dir, `out-${tool}-${names[0]}`),
-      });
-      expect(started.batch!.estimate).toEqual({ credits: estimate.credits, basis: estimate.basis });
-      await until(
-        () => owner.engine.store.batch(started.batch!.id)!,
-        (b) => b.finished,
-      );
-      const after = await charges(tool);
-      expect([after.uses - before.uses, after.credits - before.credits]).toEqual([names.length, estimate.credits]);
-    }
-    // The three upscales just sent count against today's cap: 2,000 - 3 - 11.
-    const words = costSentence(await call(owner, 'batches.estimate', { tool: 'upscaler-precision', creates: 11 }));
-    expect(words).toMatch(
-      /^Sends 11 paid jobs · about 220 credits \(20 each, from your team's use in the last 7 days\) · leaves 1,986 of today's 2,000 for Precision upscaler$/,
-    );
-  });
-
-  it('a member key, which may not read the usage, says "cost unknown" plainly, and asks once', async () => {
-    const member = await coreAs('sandbox-member', 'member');
+  it('prices a batch by the price table on a fresh data folder, reading no usage; your own price goes over it', async () => {
     const asked = await usageRequests();
-    const estimate = await call(member, 'batches.estimate', { tool: 'upscaler-precision', creates: 3 });
-    expect(estimate).toMatchObject({
-      credits: null,
-      creditsEach: null,
-      basis: "cost unknown: this key cannot read the team's usage",
-    });
-    expect(costSentence(estimate)).toBe(
-      "Sends 3 paid jobs · cost unknown: this key cannot read the team's usage · leaves 1,997 of today's 2,000 for Precision upscaler",
-    );
-    await call(member, 'batches.estimate', { tool: 'image-to-prompt', creates: 1 });
-    expect((await usageRequests()) - asked).toBe(1);
-    // Without a known cost, a budget in credits cannot be kept: refused by name before anything is queued.
-    const shoot = join(dir, 'member-shoot');
-    await makeImages(shoot, ['m.png']);
-    const refused = await call(member, 'batches.start', {
+    const shoot = join(dir, 'shoot-table');
+    await makeImages(shoot, ['a.png', 'b.png', 'c.png']);
+    const check = await call(owner, 'batches.check', { tool: 'upscaler-precision', inputs: [shoot] });
+    const estimate = await call(owner, 'batches.estimate', { tool: 'upscaler-precision', creates: check.ready });
+    expect(estimate).toMatchObject({ creates: 3, creditsEach: UPSCALE_EACH, credits: 15, learnedFrom: null });
+    expect(estimate.basis).toBe(UPSCALE_BASIS);
+    // No cap is published for the precision upscaler: none is said.
+    expect(estimate.cap).toBeNull();
+    expect(costSentence(estimate)).toBe(`Sends 3 paid jobs · 15 credits (${UPSCALE_BASIS})`);
+    const started = await call(owner, 'batches.start', {
       tool: 'upscaler-precision',
       inputs: [shoot],
-      outDir: join(dir, 'member-out'),
+      outDir: join(dir, 'out-table'),
+    });
+    expect(started.batch!.estimate).toEqual({ credits: 15, basis: UPSCALE_BASIS });
+    await until(
+      () => owner.engine.store.batch(started.batch!.id)!,
+      (b) => b.finished,
+    );
+    // The usage (by category, never per tool) is not asked for a price.
+    expect(await usageRequests()).toBe(asked);
+
+    const own = await call(owner, 'prices.set', { tool: 'upscaler-precision', credits: 8 });
+    expect(own.prices.find((p) => p.tool === 'upscaler-precision')).toMatchObject({
+      published: 5,
+      own: 8,
+      effective: 8,
+    });
+    const mine = await call(owner, 'batches.estimate', { tool: 'upscaler-precision', creates: 2 });
+    expect([mine.credits, mine.basis]).toEqual([
+      16,
+      '8 each by your own price: 8 for an image at ×2 from about 1.2 MP',
+    ]);
+    await call(owner, 'prices.reset', { tool: 'upscaler-precision' });
+    expect((await call(owner, 'batches.estimate', { tool: 'upscaler-precision', creates: 2 })).credits).toBe(10);
+  });
+
+  it('a tool the service publishes no credit price for says so before Start, and a budget in credits is refused', async () => {
+    const estimate = await call(owner, 'batches.estimate', { tool: 'hires', params: { prompt: 'x' }, creates: 3 });
+    expect(estimate).toMatchObject({ credits: null, creditsEach: null });
+    expect(estimate.basis).toBe(
+      'cost unknown: the service publishes €0.10 an image at 2K and €0.32 at 4K, in euros, not credits; set a price in Settings › Prices or with mediadesk prices set',
+    );
+    // The high-resolution generator (mystic) has the published cap of paid plans: 6,000 a day.
+    expect(estimate.cap).toMatchObject({ limit: 6000, used: 0, left: 6000 });
+    const shoot = join(dir, 'unpriced-shoot');
+    await makeImages(shoot, ['m.png']);
+    const refused = await call(owner, 'batches.start', {
+      tool: 'change-camera',
+      inputs: [shoot],
+      outDir: join(dir, 'unpriced-out'),
       budget: { credits: 100 },
     }).catch((e: DeskError) => e);
     expect(refused).toBeInstanceOf(DeskError);
-    expect((refused as DeskError).message).toBe(
-      "a budget in credits needs the batch's cost: cost unknown: this key cannot read the team's usage; set a budget in jobs instead",
+    expect((refused as DeskError).message).toMatch(
+      /^a budget in credits needs the batch's cost: cost unknown: the service's pricing pages give no credit price for this tool that could be read; set a price in Settings › Prices or with mediadesk prices set; set a budget in jobs instead$/,
     );
   });
 });
@@ -183,16 +157,16 @@ describe('a budget per batch', () => {
       tool: 'upscaler-precision',
       inputs: [shoot],
       outDir: join(dir, 'budget-out'),
-      budget: { credits: 50 },
+      budget: { credits: 10 },
     });
     const id = started.batch!.id;
-    expect(started.batch!.budget).toEqual({ credits: 50, jobs: null });
+    expect(started.batch!.budget).toEqual({ credits: 10, jobs: null });
     const held = await until(
       () => owner.engine.store.batch(id)!,
       (b) => b.heldBy !== null && b.counts.done === 2,
     );
     expect(held.heldBy).toBe(
-      "Paused: the next job would go past this batch's budget of 50 credits (40 spent so far by the estimate).",
+      "Paused: the next job would go past this batch's budget of 10 credits (10 spent so far by the estimate).",
     );
     expect(held.counts.queued).toBe(3);
     await sleep(300);
@@ -201,14 +175,14 @@ describe('a budget per batch', () => {
     const listed = (await call(owner, 'batches.list', { limit: 5 })).find((b) => b.id === id)!;
     expect(listed.heldBy).toBe(held.heldBy);
 
-    // Raised to three jobs' worth: one more goes, then it is held again at 60 spent.
-    const raised = await call(owner, 'batches.setBudget', { id, budget: { credits: 60 } });
-    expect([raised.budget, raised.heldBy]).toEqual([{ credits: 60, jobs: null }, null]);
+    // Raised to three jobs' worth: one more goes, then it is held again at 15 spent.
+    const raised = await call(owner, 'batches.setBudget', { id, budget: { credits: 15 } });
+    expect([raised.budget, raised.heldBy]).toEqual([{ credits: 15, jobs: null }, null]);
     const again = await until(
       () => owner.engine.store.batch(id)!,
       (b) => b.heldBy !== null && b.counts.done === 3,
     );
-    expect(again.heldBy).toContain('budget of 60 credits (60 spent so far');
+    expect(again.heldBy).toContain('budget of 15 credits (15 spent so far');
 
     // Without a budget it finishes.
     await call(owner, 'batches.setBudget', { id, budget: null });
@@ -217,7 +191,7 @@ describe('a budget per batch', () => {
       (b) => b.finished,
     );
     expect([done.counts.done, done.budget, done.heldBy]).toEqual([5, null, null]);
-    expect((await charges('upscaler-precision')).credits - before.credits).toBe(100);
+    expect((await charges('upscaler-precision')).uses - before.uses).toBe(5);
   });
 
   it('in jobs: the batch stops after that many creates, and another batch behind it is not held up', async () => {
@@ -264,15 +238,14 @@ describe('mediadesk run --check, --budget-jobs and jobs budget', () => {
     const env = cliEnv(join(dir, 'cli-home'), sb.url);
     const checked = await runCli(['run', 'upscaler-precision', shoot, '--check', '--out', out], { env });
     expect(checked.code, checked.err).toBe(0);
-    expect(checked.out).toBe(
-      `2 ready\nSends 2 paid jobs · about 40 credits (20 each, from your team's use in the last 7 days) · leaves 1,998 of today's 2,000 for Precision upscaler\nresults go to ${out}\n`,
-    );
+    // A fresh data folder, and a key that may not read the team's usage: the cost is known all the same.
+    expect(checked.out).toBe(`2 ready\nSends 2 paid jobs · 10 credits (${UPSCALE_BASIS})\nresults go to ${out}\n`);
     const json = await runCli(['run', 'upscaler-precision', shoot, '--check', '--json', '--out', out], { env });
-    expect(JSON.parse(json.out).estimate).toMatchObject({ creates: 2, credits: 40, creditsEach: 20 });
+    expect(JSON.parse(json.out).estimate).toMatchObject({ creates: 2, credits: 10, creditsEach: 5 });
     const member = await runCli(['run', 'upscaler-precision', shoot, '--check', '--out', out], {
       env: cliEnv(join(dir, 'cli-member'), sb.url, 'sandbox-member'),
     });
-    expect(member.out).toContain("Sends 2 paid jobs · cost unknown: this key cannot read the team's usage · leaves");
+    expect(member.out).toContain(`Sends 2 paid jobs · 10 credits (${UPSCALE_BASIS})`);
 
     const bad = await runCli(['run', 'upscaler-precision', shoot, '--budget-jobs', '0'], { env });
     expect([bad.code, bad.err.trim()]).toEqual([
@@ -306,31 +279,11 @@ describe('mediadesk run --check, --budget-jobs and jobs budget', () => {
 });
 
 describe('a tool priced by output area', () => {
-  it("scales the team's learned price by the square of the scale factor, and matches the charge at ×4", async () => {
-    const shoot = join(dir, 'shoot-x4');
-    await makeImages(shoot, ['f.png', 'g.png']);
+  it('scales the table price by the square of the scale factor', async () => {
     const params = { scale_factor: 4 };
     const estimate = await call(owner, 'batches.estimate', { tool: 'upscaler-precision', params, creates: 2 });
-    const each = creditsOf('upscaler-precision', params);
-    expect(estimate).toMatchObject({ creditsEach: each, credits: 2 * each });
-    expect(estimate.basis).toMatch(/, at ×4: 4 times the area of ×2, taken as your team's usual$/);
-    expect(costSentence(estimate)).toMatch(
-      /^Sends 2 paid jobs · about 160 credits \(80 each at ×4 \(4 times the area of ×2\), from/,
-    );
-
-    const before = await charges('upscaler-precision');
-    const started = await call(owner, 'batches.start', {
-      tool: 'upscaler-precision',
-      inputs: [shoot],
-      params,
-      outDir: join(dir, 'out-x4'),
-    });
-    await until(
-      () => owner.engine.store.batch(started.batch!.id)!,
-      (b) => b.finished,
-    );
-    const after = await charges('upscaler-precision');
-    expect([after.uses - before.uses, after.credits - before.credits]).toEqual([2, estimate.credits]);
+    expect(estimate).toMatchObject({ creditsEach: 20, credits: 40 });
+    expect(estimate.basis).toBe(`20 ${UPSCALE_BASIS.slice(2)}; at ×4: 4 times the area of ×2`);
   });
 });
 
@@ -341,7 +294,8 @@ describe('a workflow app before Run', () => {
     const app = apps.find((a) => a.cost !== null)!;
     const estimate = await call(teamOwner, 'apps.estimate', { id: app.id, runs: 3 });
     expect(estimate).toMatchObject({ creates: 3, credits: 3 * app.cost!, creditsEach: app.cost, learnedFrom: null });
-    expect(estimate.cap).toMatchObject({ limit: DEFAULT_DAILY_CAPS.enterprise['*'], used: 0 });
+    // The service publishes no cap for a workflow app: none until the user sets one.
+    expect(estimate.cap).toBeNull();
     await call(teamOwner, 'limits.setCap', { tool: `app:${app.id}`, cap: 2 });
     expect(costSentence(await call(teamOwner, 'apps.estimate', { id: app.id, runs: 3 }), 'run')).toBe(
       `Sends 3 paid runs · ${3 * app.cost!} credits (the app's price: ${app.cost} credits a run) · only 2 of today's 2 for ${app.name} are left: the rest wait until 00:00 UTC`,

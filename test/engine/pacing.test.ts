@@ -178,6 +178,45 @@ describe('the day turning at midnight UTC', () => {
   }, 60_000);
 });
 
+describe('a daily limit the service tells', () => {
+  it('holds that tool until the reset its 429 gives, says the cap was learned, and lets the other tools go on', async () => {
+    await control(sb.url, 'reset', {});
+    // The Sandbox's own cap of 3 (no cap is published for the tool: the app knows none until told).
+    const caps = { ...DEFAULT_DAILY_CAPS, enterprise: { ...DEFAULT_DAILY_CAPS.enterprise, [TOOL]: 3 } };
+    await control(sb.url, 'limits', { limits: { ...RATES, caps } });
+    const inputs = await makeImages(
+      join(dir, 'learned'),
+      Array.from({ length: 8 }, (_, i) => `l${i}.png`),
+      8,
+    );
+    const e = pacedEngine(join(dir, 'home-learned'));
+    const limits = limitsHandlers(e.pacer, e.store);
+    try {
+      const r = await e.startBatch({ tool: TOOL, inputs, outDir: join(dir, 'out-learned') });
+      e.start();
+      await heldAfter(e, r.jobIds, 3);
+      const rows = e.store.byIds(r.jobIds);
+      expect(rows.filter((j) => j.state === 'failed')).toEqual([]);
+      expect(rows.find((j) => j.state === 'queued')!.error).toMatch(
+        /^Waiting: the daily limit of 3 jobs for Image to prompt is reached \(0 left today\); it resets at 00:00 UTC\.$/,
+      );
+      const status = await limits['limits.status']({});
+      const learned = status.caps.find((c) => c.tool === TOOL)!;
+      expect(learned).toMatchObject({ cap: 3, from: 'learned', own: false });
+      // Until the reset the 429 gave (Retry-After, in whole seconds): midnight UTC.
+      expect(Math.abs(learned.until! - nextUtcMidnight(Date.now()))).toBeLessThan(2000);
+      expect(status.today).toEqual([expect.objectContaining({ tool: TOOL, capFrom: 'learned', used: 3, left: 0 })]);
+      // Another tool is not held by it.
+      const other = await makeImages(join(dir, 'learned-other'), ['o.png'], 8);
+      const o = await e.startBatch({ tool: 'skin-creative', inputs: other, outDir: join(dir, 'out-learned-other') });
+      await settle(e, o.jobIds);
+      expect(e.store.byIds(o.jobIds)[0].state).toBe('done');
+    } finally {
+      await e.close();
+    }
+  }, 60_000);
+});
+
 describe('mediadesk limits', () => {
   it('shows the plan and its caps, sets a cap of your own and takes it back, and refuses a bad one by name', async () => {
     const env = cliEnv(join(dir, 'home-cli'), sb.url);
@@ -185,9 +224,10 @@ describe('mediadesk limits', () => {
     expect(shown.code).toBe(0);
     // A demo key's plan decides (sandbox-owner: enterprise); a live key's is the planTier setting's.
     expect(shown.out).toMatch(/^Plan: enterprise \(from the Sandbox's demo key\)$/m);
-    // Each line names the tool by its title, with the id `limits set` takes.
-    expect(shown.out).toMatch(/^Precision upscaler +upscaler-precision +2000 +default$/m);
-    expect(shown.out).toMatch(/^Every other tool +\* +\d+ +default$/m);
+    // Only the caps the service publishes, named by title with the id `limits set` takes; no `*`.
+    expect(shown.out).toMatch(/^High-resolution generator +hires +6000 +published$/m);
+    expect(shown.out).toContain('published: https://docs.freepik.com/ratelimits');
+    expect(shown.out).not.toMatch(/upscaler-precision|^Every other tool/m);
     const set = await runCli(['limits', 'set', 'upscaler-precision', '300'], { env });
     expect([set.code, set.err]).toEqual([0, '']);
     expect(set.out).toMatch(/^Precision upscaler +upscaler-precision +300 +yours$/m);
@@ -202,10 +242,11 @@ describe('mediadesk limits', () => {
     expect(app.out).toMatch(/^Jingle maker +app:jM4nX8sc +5 +yours$/m);
     expect(app.out).not.toMatch(/^app:/m);
     const json = await runCli(['limits', '--json'], { env }).then((r) => JSON.parse(r.out).caps);
-    expect(json).toContainEqual({ tool: 'upscaler-precision', title: 'Precision upscaler', cap: 300, own: true });
-    expect(json).toContainEqual({ tool: 'app:jM4nX8sc', title: 'Jingle maker', cap: 5, own: true });
+    const own = { own: true, from: 'own', until: null };
+    expect(json).toContainEqual({ tool: 'upscaler-precision', title: 'Precision upscaler', cap: 300, ...own });
+    expect(json).toContainEqual({ tool: 'app:jM4nX8sc', title: 'Jingle maker', cap: 5, ...own });
     const back = await runCli(['limits', 'set', 'upscaler-precision', 'default'], { env });
-    expect(back.out).toMatch(/^Precision upscaler +upscaler-precision +2000 +default$/m);
+    expect(back.out).not.toMatch(/upscaler-precision/);
     const bad = await runCli(['limits', 'set', 'no-such-tool', '5'], { env });
     expect(bad.code).toBe(2);
     expect(bad.err.trim()).toBe(
@@ -264,7 +305,14 @@ describe('workflow app runs', () => {
       expect(core.apps.one(second)).toMatchObject({ state: 'done', error: null });
       // The limits tables name it as the Apps screen does.
       const limits = await call('limits.status', {});
-      expect(limits.caps).toContainEqual({ tool: 'app:jM4nX8sc', title: 'Jingle maker', cap: 2, own: true });
+      expect(limits.caps).toContainEqual({
+        tool: 'app:jM4nX8sc',
+        title: 'Jingle maker',
+        cap: 2,
+        own: true,
+        from: 'own',
+        until: null,
+      });
       expect(limits.today).toContainEqual(expect.objectContaining({ tool: 'app:jM4nX8sc', title: 'Jingle maker' }));
     } finally {
       await core.close();

@@ -49,6 +49,7 @@ const READS = new Set<CommandName>([
   'hotFolders.list',
   'limits.status',
   'presets.list',
+  'prices.list',
 ]);
 
 /**
@@ -63,6 +64,8 @@ const EFFECTS: Partial<Record<CommandName, string>> = {
   'audit.export': 'writes an export file',
   'settings.set': 'writes the settings file',
   'limits.setCap': "writes the user's daily caps",
+  'prices.set': "writes the user's own prices",
+  'prices.reset': "drops the user's own prices",
   'key.set': 'writes the OS keychain',
   'key.clear': 'deletes the key from the OS keychain',
   'connection.test': 'probes every model path of the backend (slow)',

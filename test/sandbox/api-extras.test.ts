@@ -483,7 +483,7 @@ describe('team analytics', () => {
     for (const filter of [
       { group_ids: [101] },
       { project_references: [(await ctx.api.get('/v1/analytics/team-projects')).body.data[0].reference] },
-      { api_key_ids: [9001] },
+      { api_key_ids: ['9001'] },
     ]) {
       const t = total((await usage({ start_date: '2026-02-01', end_date: '2026-03-01', ...filter })).body.data);
       expect(t).toBeGreaterThan(0);
@@ -496,11 +496,17 @@ describe('team analytics', () => {
       [{ start_date: '2024-01-01', end_date: '2026-01-01' }, 'start_date'],
       [{ group_ids: [0] }, 'group_ids.0'],
       [{ end_date: '2026-13-01' }, 'end_date'],
+      // The reference's API key ids are strings.
+      [{ api_key_ids: [9001] }, 'api_key_ids'],
     ] as const) {
       const r = await usage(body);
       expect(r.status).toBe(400);
       expect(r.body.invalid_params.map((p: any) => p.field)).toContain(field);
     }
+    // Business plans may ask at most 180 days; Enterprise 365.
+    const range = { start_date: '2025-06-01', end_date: '2026-01-01' };
+    expect((await usage(range, 'sandbox-business')).status).toBe(400);
+    expect((await usage(range)).status).toBe(200);
   });
   it('allows 100 requests a day per key', async () => {
     await ctx.api.control('reset', {});

@@ -53,7 +53,7 @@ describe('team credit usage', () => {
     }
     expect(g.request.group_ids).toEqual([dir.groups[0].id]);
     expect(p.request.project_references).toEqual([dir.projects[0].reference]);
-    expect(k.request.api_key_ids).toEqual([dir.apiKeys[0].id]);
+    expect(k.request.api_key_ids).toEqual([String(dir.apiKeys[0].id)]);
   });
 
   it('repeated views come from the cache and cost nothing; refresh spends one request', async () => {

@@ -5,10 +5,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { limiterScope, openLimiter, waitMessage } from '../../electron/core/limits/limiter.ts';
+import { limiterScope, openLimiter, PaceLimiter, waitMessage } from '../../electron/core/limits/limiter.ts';
+import { PriceBook } from '../../electron/core/limits/prices.ts';
+import { JobStore } from '../../electron/core/queue/store.ts';
 import { openDatabase } from '../../electron/core/db/open.ts';
 import { QUEUE_MIGRATIONS } from '../../electron/core/queue/migrations.ts';
-import { DEFAULT_DAILY_CAPS, SERVICE_RATES } from '../../shared/service-limits.ts';
+import { PUBLISHED_DAILY_CAPS } from '../../shared/published-caps.ts';
+import { SERVICE_RATES } from '../../shared/service-limits.ts';
 import { heldMessage } from '../../shared/contract/jobs.ts';
 import { limitTitle } from '../../electron/core/limits/held.ts';
 
@@ -70,7 +73,7 @@ describe('the pacing limiter', () => {
   it("holds a tool's creates at its plan's daily cap until midnight UTC; the user's caps are kept", () => {
     const l = clocked('2026-03-15T23:00:00Z');
     const create = { scope: 's', kind: 'create', tool: 'upscaler-precision', plan: 'business' } as const;
-    expect(l.limiter.capsOf('business')).toEqual(DEFAULT_DAILY_CAPS.business);
+    expect(l.limiter.capsOf('business')).toEqual(PUBLISHED_DAILY_CAPS.premium);
     l.limiter.setCap('business', 'upscaler-precision', 3);
     expect([0, 1, 2].map(() => l.limiter.acquire(create))).toEqual([
       { go: true, capLeft: 2 },
@@ -91,9 +94,9 @@ describe('the pacing limiter', () => {
     expect(waitMessage(held, 'the Precision upscaler')).toBe(
       'Waiting: the daily limit of 3 jobs for the Precision upscaler is reached (0 left today); it resets at 00:00 UTC.',
     );
-    // Polls go on, and another tool has its own cap (the plan's `*`).
+    // Polls go on, and another tool has its own cap: none, as the service publishes none for it.
     expect(l.limiter.acquire(poll).go).toBe(true);
-    expect(l.limiter.acquire({ ...create, tool: 'editor' })).toEqual({ go: true, capLeft: 499 });
+    expect(l.limiter.acquire({ ...create, tool: 'editor' })).toEqual({ go: true, capLeft: Infinity });
     expect(l.limiter.capStatus('s', 'business', 'upscaler-precision')).toEqual({
       cap: 3,
       used: 3,
@@ -104,13 +107,58 @@ describe('the pacing limiter', () => {
     expect(l.limiter.acquire(create)).toEqual({ go: true, capLeft: 2 });
     // Back to the default; a bad cap or plan is refused and nothing is stored.
     l.limiter.setCap('business', 'upscaler-precision', null);
-    expect(l.limiter.capsOf('business')['upscaler-precision']).toBe(200);
+    expect(l.limiter.capsOf('business')['upscaler-precision']).toBeUndefined();
     expect(() => l.limiter.setCap('business', 'editor', -1)).toThrow(
       'a daily cap is a whole number, 0 or more; got -1',
     );
     expect(() => l.limiter.setCap('gold' as 'business', 'editor', 5)).toThrow('no plan tier "gold"');
-    expect(l.limiter.capsOf('business')).toEqual(DEFAULT_DAILY_CAPS.business);
+    expect(l.limiter.capsOf('business')).toEqual(PUBLISHED_DAILY_CAPS.premium);
     expect(() => l.limiter.acquire({ scope: 's', kind: 'create' })).toThrow(/tool and plan/);
+    l.close();
+  });
+
+  it('caps only what the service publishes: 1,300 precision upscales on the default plan all go today', () => {
+    // Issue #39: the default plan held the precision upscaler at 200 a day, a cap the service never published.
+    const l = clocked('2026-03-15T01:00:00Z');
+    const create = { scope: 's', kind: 'create', tool: 'upscaler-precision', plan: 'business' } as const;
+    expect(l.limiter.capStatus('s', 'business', 'upscaler-precision').cap).toBe(Infinity);
+    for (let i = 0; i < 1300; i++) {
+      let grant = l.limiter.acquire(create);
+      // Only the rate windows make it wait; the clock moves past them, never to the next day.
+      while (!grant.go) {
+        expect(grant.reason).not.toBe('daily_cap');
+        l.advance(grant.waitMs);
+        grant = l.limiter.acquire(create);
+      }
+    }
+    expect(l.now()).toBeLessThan(Date.parse('2026-03-15T02:00:00Z'));
+    expect(l.limiter.usedToday('s').get('upscaler-precision')).toBe(1300);
+    // The published one holds: the high-resolution generator (mystic) at 6,000 on paid plans.
+    expect(l.limiter.capStatus('s', 'enterprise', 'hires')).toMatchObject({ cap: 6000, left: 6000 });
+    l.close();
+  });
+
+  it('holds a tool at a daily limit the service told by a 429 until the reset it gave, for that key only', () => {
+    const l = clocked('2026-03-15T12:00:00Z');
+    const create = { scope: 's', kind: 'create', tool: 'change-camera', plan: 'business' } as const;
+    // 35 granted, the 35th refused by the service: 34 is what it took.
+    for (let i = 0; i < 35; i++) expect(l.limiter.acquire(create).go).toBe(true);
+    const reset = l.now() + 3 * 3600_000;
+    l.limiter.learnCap('s', 'change-camera', reset);
+    expect(l.limiter.learnedCapsOf('s')).toEqual(new Map([['change-camera', { cap: 34, until: reset }]]));
+    expect(l.limiter.acquire(create)).toMatchObject({
+      go: false,
+      reason: 'daily_cap',
+      limit: 34,
+      left: 0,
+      resetsAt: reset,
+    });
+    // Another key, and another tool, go on.
+    expect(l.limiter.acquire({ ...create, scope: 'other' }).go).toBe(true);
+    expect(l.limiter.acquire({ ...create, tool: 'editor' }).go).toBe(true);
+    l.advance(reset - l.now());
+    expect(l.limiter.acquire(create).go).toBe(true);
+    expect(l.limiter.learnedCapsOf('s').size).toBe(0);
     l.close();
   });
 
@@ -153,6 +201,30 @@ describe('the pacing limiter', () => {
     const db = openDatabase(path, QUEUE_MIGRATIONS);
     expect(db.pragma('user_version', { simple: true })).toBe(QUEUE_MIGRATIONS.length);
     expect(db.prepare('SELECT id FROM batches').all()).toEqual([{ id: 'b1' }]);
+    db.close();
+  });
+});
+
+describe('queue migrations 10 and 11', () => {
+  it("keeps a version-9 file's jobs and the user's own caps, with no earlier charges and no own prices", () => {
+    const dir = home();
+    const path = join(dir, 'mediadesk.db');
+    const old = openDatabase(path, QUEUE_MIGRATIONS.slice(0, 9));
+    old.exec(`
+      INSERT INTO batches (id, tool, out_dir, params, roots, created_at) VALUES ('b1', 'change-camera', '/o', '{}', '[]', 1);
+      INSERT INTO jobs (id, seq, batch_id, tool, state, rel_dir, out_dir, params, snapshot, task_id, created_at, updated_at)
+        VALUES ('j1', 1, 'b1', 'change-camera', 'failed', '', '/o', '{}', '{}', 't1', 1, 1);
+      INSERT INTO limiter_caps (plan, tool, cap) VALUES ('business', 'upscaler-precision', 300);
+    `);
+    old.close();
+    const db = openDatabase(path, QUEUE_MIGRATIONS);
+    const store = new JobStore(db);
+    expect(store.get('j1')).toMatchObject({ taskId: 't1', state: 'failed', earlierCharges: [] });
+    expect(new PaceLimiter(db).capsOf('business')).toEqual({
+      ...PUBLISHED_DAILY_CAPS.premium,
+      'upscaler-precision': 300,
+    });
+    expect(new PriceBook(db).priceOf('upscaler-precision')).toMatchObject({ own: null, effective: 5 });
     db.close();
   });
 });

@@ -83,7 +83,7 @@ export function usageBody(q: UsageQuery, now: number): UsageBody {
   const body: UsageBody = { granularity: q.granularity, start_date: from, end_date: to };
   const g = sorted(q.groupIds);
   const p = sorted(q.projectRefs);
-  const k = sorted(q.apiKeyIds);
+  const k = sorted(q.apiKeyIds?.map(String));
   if (g) body.group_ids = g;
   if (p) body.project_references = p;
   if (k) body.api_key_ids = k;

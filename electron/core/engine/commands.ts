@@ -116,7 +116,13 @@ export class QueueCommands {
       moved = this.store.move(id, job.state, 'downloading', { error: null, invalid: null, outputs: [], planned: null });
     else if (job.taskId && job.state === 'canceled')
       moved = this.store.move(id, job.state, 'running', { error: null, nextPollAt: Date.now() });
-    else moved = this.store.move(id, job.state, 'queued', REQUEUE_FRESH);
+    else {
+      // A task the service accepted was charged, and stays so when the job is sent anew: the report counts it.
+      const earlierCharges = job.taskId
+        ? [...job.earlierCharges, { taskId: job.taskId, at: job.submittedAt ?? job.updatedAt }]
+        : job.earlierCharges;
+      moved = this.store.move(id, job.state, 'queued', { ...REQUEUE_FRESH, earlierCharges });
+    }
     if (!moved) throw new DeskError('conflict', `job ${id} changed while retrying; try again`);
     this.runner.reconcileSoon();
     this.runner.kick();

@@ -278,8 +278,10 @@ export class Submitter {
       !err.mayHaveReachedServer &&
       (err.status === 429 || err.status === 503 || err.kind !== 'http')
     ) {
-      // Provably not processed: requeue, and pause submissions instead of hammering.
-      this.backoff(err.retryAfterSec, heldBackReason(err));
+      // Provably not processed: requeue. A 429 whose reset is further off than any rate window is
+      // a daily limit: the limiter holds that tool until then (a learned cap), the others go on;
+      // else submissions pause instead of hammering.
+      if (!this.learnDailyLimit(job.tool, err)) this.backoff(err.retryAfterSec, heldBackReason(err));
       await write(() => store.move(job.id, 'submitting', 'queued', { error: waitingMessage(refusedReason(err)) }));
       return;
     }
@@ -295,6 +297,16 @@ export class Submitter {
         store.move(job.id, 'submitting', 'needs_attention', { error: ATTENTION.ambiguousCreate(detail) }),
       );
     }
+  }
+
+  private learnDailyLimit(tool: string, err: ApiError): boolean {
+    const { pacer } = this.context;
+    const at = pacer?.lastScope;
+    if (!pacer || !at || err.status !== 429 || err.retryAfterSec === undefined) return false;
+    const r = pacer.limiter.rates;
+    if (err.retryAfterSec <= Math.max(r.burstWindowSec, r.averageWindowSec)) return false;
+    pacer.limiter.learnCap(at.scope, tool, pacer.limiter.now() + err.retryAfterSec * 1000);
+    return true;
   }
 
   private backoff(retryAfterSec: number | undefined, why: string): void {

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { openDatabase, type Db } from '../db/open.ts';
 import { dbPaths } from '../paths.ts';
 import { QUEUE_MIGRATIONS } from '../queue/migrations.ts';
+import { capTierOf, PUBLISHED_DAILY_CAPS } from '../../../shared/published-caps.ts';
 import {
-  DEFAULT_DAILY_CAPS,
   dailyCapOf,
   nextUtcMidnight,
   PLAN_TIERS,
@@ -103,6 +103,15 @@ export class PaceLimiter {
         'INSERT INTO limiter_caps (plan, tool, cap) VALUES (?, ?, ?) ON CONFLICT (plan, tool) DO UPDATE SET cap = excluded.cap',
       ),
       dropCap: db.prepare('DELETE FROM limiter_caps WHERE plan = ? AND tool = ?'),
+      unuse: db.prepare(
+        'UPDATE limiter_daily_uses SET uses = MAX(0, uses - 1) WHERE scope = ? AND tool = ? AND day = ?',
+      ),
+      learned: db.prepare('SELECT tool, cap, until FROM limiter_learned_caps WHERE scope = ? AND until > ?'),
+      learnedOf: db.prepare('SELECT cap, until FROM limiter_learned_caps WHERE scope = ? AND tool = ? AND until > ?'),
+      learn: db.prepare(
+        `INSERT INTO limiter_learned_caps (scope, tool, cap, learned_at, until) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (scope, tool) DO UPDATE SET cap = excluded.cap, learned_at = excluded.learned_at, until = excluded.until`,
+      ),
     };
     const tx = db.transaction((req: GrantRequest) => this.grantNow(req));
     this.grantTx = (req) => tx.immediate(req);
@@ -123,9 +132,34 @@ export class PaceLimiter {
     return this.grantNow(req, pending);
   }
 
-  /** A plan tier's caps: the defaults (DEFAULT_DAILY_CAPS) with the user's own over them. */
+  /** A plan tier's caps: the published ones (PUBLISHED_DAILY_CAPS) with the user's own over them. */
   capsOf(plan: PlanTier): DailyCaps {
-    return { ...DEFAULT_DAILY_CAPS[plan], ...this.ownCapsOf(plan) };
+    return { ...this.publishedCapsOf(plan), ...this.ownCapsOf(plan) };
+  }
+
+  /** The caps the service publishes for a plan tier's column; a tool it names no cap for has none. */
+  publishedCapsOf(plan: PlanTier): DailyCaps {
+    return PUBLISHED_DAILY_CAPS[capTierOf(plan)];
+  }
+
+  /**
+   * A daily limit the service told by a 429 whose reset is `until`: the refused create is given
+   * back, and the creates granted today are all the tool gets until then, whatever the table says,
+   * for this scope (its key) only. Creates refused together each give theirs back, so the last
+   * refusal leaves the cap at what the service took.
+   */
+  learnCap(scope: string, tool: string, until: number): void {
+    const now = this.now();
+    const day = utcDay(now);
+    this.stmts.unuse.run(scope, tool, day);
+    const used = (this.stmts.uses.get(scope, tool, day) as number | undefined) ?? 0;
+    this.stmts.learn.run(scope, tool, used, now, until);
+  }
+
+  /** The caps learned from the service for a scope that still hold, by tool. */
+  learnedCapsOf(scope: string): Map<string, { cap: number; until: number }> {
+    const rows = this.stmts.learned.all(scope, this.now()) as { tool: string; cap: number; until: number }[];
+    return new Map(rows.map((r) => [r.tool, { cap: r.cap, until: r.until }]));
   }
 
   /** The caps the user set on a plan tier, without the defaults. */
@@ -149,9 +183,12 @@ export class PaceLimiter {
     tool: string,
   ): { cap: number; used: number; left: number; resetsAt: number } {
     const now = this.now();
-    const cap = dailyCapOf(this.capsOf(plan), tool);
     const used = (this.stmts.uses.get(scope, tool, utcDay(now)) as number | undefined) ?? 0;
-    return { cap, used, left: Math.max(0, cap - used), resetsAt: nextUtcMidnight(now) };
+    const table = dailyCapOf(this.capsOf(plan), tool);
+    const learned = this.stmts.learnedOf.get(scope, tool, now) as { cap: number; until: number } | undefined;
+    if (learned && learned.cap <= table)
+      return { cap: learned.cap, used, left: Math.max(0, learned.cap - used), resetsAt: learned.until };
+    return { cap: table, used, left: Math.max(0, table - used), resetsAt: nextUtcMidnight(now) };
   }
 
   /** Creates granted today per tool for a scope. */

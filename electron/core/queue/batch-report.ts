@@ -1,10 +1,19 @@
 import { writeFile } from 'node:fs/promises';
 import { freePath } from '../saved-files.ts';
 import { join, resolve } from 'node:path';
-import { findTool, resolvePaths, DEFAULT_SLUGS, type Slugs } from '../../../shared/catalogue/index.ts';
+import { findTool } from '../../../shared/catalogue/index.ts';
 import { DeskError } from '../../../shared/contract/define.ts';
 import type { HandlerMap } from '../../../shared/contract/define.ts';
-import type { BatchReport, Charged, ReportCounts, ReportJob, reportCommands } from '../../../shared/contract/report.ts';
+import type {
+  BatchReport,
+  Charged,
+  ReportCounts,
+  ReportJob,
+  reportCommands,
+  ServiceUsage,
+} from '../../../shared/contract/report.ts';
+import { priceOfCreate } from '../../../shared/prices.ts';
+import type { PriceBook } from '../limits/prices.ts';
 import type { UsageQuery, UsageResult } from '../../../shared/contract/team.ts';
 import { portableName } from '../../../shared/file-names.ts';
 import { toCsv } from '../analytics/csv.ts';
@@ -14,27 +23,17 @@ import { ATTENTION, canceledMessage } from './job-messages.ts';
 import type { JobRow, JobStore } from './store.ts';
 
 const DAY = 86_400_000;
-/** The usage endpoint answers at most 365 days; older days of a batch are left unknown. */
-const MAX_USAGE_DAYS = 365;
+/** The credit usage answers at most 180 days on Business (365 on Enterprise); older days of a batch are left out. */
+const MAX_USAGE_DAYS = 180;
 
 export interface ReportDeps {
   store: JobStore;
+  /** The price table with the user's own prices: what each charged create cost. */
+  prices: Pick<PriceBook, 'priceOf'>;
   /** AnalyticsService.query: the team's credit usage, from its cache when fresh (100 requests a day). */
   usage: (q: UsageQuery, refresh: boolean) => Promise<UsageResult>;
   /** Where an export goes when the caller names no folder. */
   exportDir: () => string;
-}
-
-/** The name the team's usage gives a job's tool: its task endpoint's path under /v1/ai/, slugs filled in. */
-export function usageToolOf(job: Pick<JobRow, 'tool' | 'params' | 'snapshot'>): string | null {
-  const tool = findTool(job.tool);
-  if (!tool) return null;
-  try {
-    const slugs = { ...DEFAULT_SLUGS, ...job.snapshot.slugs } as Slugs;
-    return resolvePaths(tool, slugs, job.params).create.replace(/^\/v1\/ai\//, '');
-  } catch {
-    return null;
-  }
 }
 
 /** Whether a job's create was charged: it has a task (accepted), or may have reached the service unanswered. */
@@ -45,6 +44,13 @@ export function chargedOf(j: Pick<JobRow, 'taskId' | 'state' | 'error'>): Charge
   if (j.state === 'canceled' && (j.error === canceledMessage('maybe') || j.error === ATTENTION.canceledMaybeSent))
     return 'unknown';
   return 'no';
+}
+
+/** When each create of a job the service accepted was charged: its attempts before a Retry, then its task. */
+function chargeTimes(j: JobRow): number[] {
+  const times = j.earlierCharges.map((c) => c.at);
+  if (chargedOf(j) === 'yes') times.push(j.submittedAt ?? j.updatedAt);
+  return times;
 }
 
 function countsOf(jobs: readonly JobRow[]): ReportCounts {
@@ -61,6 +67,9 @@ function countsOf(jobs: readonly JobRow[]): ReportCounts {
     needsAttention: 0,
   };
   for (const j of jobs) {
+    // An attempt a Retry replaced was accepted and then failed on the service: charged all the same.
+    c.sent += j.earlierCharges.length;
+    c.chargedFailed += j.earlierCharges.length;
     if (j.taskId) c.sent++;
     if (j.state === 'done') c.results++;
     else if (j.state === 'failed') {
@@ -76,69 +85,44 @@ function countsOf(jobs: readonly JobRow[]): ReportCounts {
   return c;
 }
 
-const dayWords = (day: string) =>
-  new Date(`${day}T00:00:00Z`).toLocaleDateString('en-GB', { day: 'numeric', month: 'short', timeZone: 'UTC' });
-
-const listWords = (xs: string[]) => (xs.length < 2 ? xs.join('') : `${xs.slice(0, -1).join(', ')} and ${xs.at(-1)}`);
-
-interface Charges {
-  actual: number | null;
-  basis: string;
-  /** Credits per use, by `${day} ${usage tool}`. */
-  perUse: Map<string, number>;
-}
-
-/** The UTC day the service charged a job's create on (its answer's time; a create canceled in flight, its last change). */
-const chargeDay = (j: JobRow) => utcDay(j.submittedAt ?? j.updatedAt);
-const rateKey = (j: JobRow) => `${chargeDay(j)} ${usageToolOf(j) ?? j.tool}`;
-
 /**
- * What the accepted creates were charged: for each day, the batch's creates × that day's credits
- * per use of the tool in the team's usage. A cached answer fetched before the batch's last create
- * cannot hold it, so it is asked again, once.
+ * What the service reports for the days the batch was charged on: its category totals (it names
+ * no tool), asked once more when the cached answer is older than the batch's last create.
  */
-async function chargesOf(deps: ReportDeps, jobs: readonly JobRow[]): Promise<Charges> {
-  const charged = jobs.filter((j) => chargedOf(j) === 'yes');
-  const perUse = new Map<string, number>();
-  if (charged.length === 0) return { actual: 0, basis: 'nothing was sent', perUse };
-  const days = [...new Set(charged.map(chargeDay))].sort();
+async function serviceUsageOf(deps: ReportDeps, times: number[]): Promise<ServiceUsage> {
+  const days = [...new Set(times.map((t) => utcDay(t)))].sort();
   const to = days.at(-1)!;
-  const from =
-    days[0] >= utcDay(Date.parse(to) - (MAX_USAGE_DAYS - 1) * DAY)
-      ? days[0]
-      : utcDay(Date.parse(to) - (MAX_USAGE_DAYS - 1) * DAY);
-  const lastCreate = Math.max(...charged.map((j) => j.submittedAt ?? j.updatedAt));
+  const earliest = utcDay(Date.parse(to) - (MAX_USAGE_DAYS - 1) * DAY);
+  const from = days[0] >= earliest ? days[0] : earliest;
+  const asked = days.filter((d) => d >= from);
+  const unread = (why: string): ServiceUsage => ({ days: asked, uses: null, credits: null, categories: [], why });
   let usage: UsageResult;
   try {
     const q: UsageQuery = { granularity: 'day', from, to };
     usage = await deps.usage(q, false);
-    if (usage.fetchedAt < lastCreate) usage = await deps.usage(q, true);
+    if (usage.fetchedAt < Math.max(...times)) usage = await deps.usage(q, true);
   } catch (err) {
-    if (err instanceof DeskError && err.code === 'forbidden')
-      return { actual: null, basis: "this key cannot read the team's usage", perUse };
+    if (err instanceof DeskError && err.code === 'forbidden') return unread("this key cannot read the team's usage");
     if (err instanceof DeskError && err.code === 'rate_limited')
-      return {
-        actual: null,
-        basis: "today's requests for the team's usage are spent (they renew at 00:00 UTC)",
-        perUse,
-      };
-    return { actual: null, basis: `the team's usage could not be read (${(err as Error).message})`, perUse };
+      return unread("today's requests for the team's usage are spent (they renew at 00:00 UTC)");
+    return unread(`the team's usage could not be read (${(err as Error).message})`);
   }
-  for (const p of usage.points)
-    for (const [tool, t] of Object.entries(p.byTool))
-      if (t.uses > 0) perUse.set(`${p.date} ${tool}`, t.credits / t.uses);
-  const missing = [...new Set(charged.filter((j) => !perUse.has(rateKey(j))).map(chargeDay))].sort();
-  if (missing.length)
-    return {
-      actual: null,
-      basis: `your team's usage shows no use of this tool on ${listWords(missing.map(dayWords))} yet`,
-      perUse,
-    };
-  const actual = charged.reduce((a, j) => a + perUse.get(rateKey(j))!, 0);
+  const byName = new Map<string, { uses: number; credits: number }>();
+  for (const p of usage.points) {
+    if (!asked.includes(p.date)) continue;
+    for (const [name, t] of Object.entries(p.byTool)) {
+      const c = byName.get(name) ?? byName.set(name, { uses: 0, credits: 0 }).get(name)!;
+      c.uses += t.uses;
+      c.credits += t.credits;
+    }
+  }
+  const categories = [...byName].map(([name, t]) => ({ name, ...t })).sort((x, y) => y.credits - x.credits);
   return {
-    actual: Math.round(actual * 100) / 100,
-    basis: `by your team's usage of this tool on ${listWords(days.map(dayWords))}`,
-    perUse,
+    days: asked,
+    uses: categories.reduce((a, c) => a + c.uses, 0),
+    credits: categories.reduce((a, c) => a + c.credits, 0),
+    categories,
+    why: null,
   };
 }
 
@@ -162,26 +146,42 @@ export async function batchReport(deps: ReportDeps, idOrPrefix: string): Promise
     .prepare('SELECT estimate_credits AS credits, estimate_basis AS basis FROM batches WHERE id = ?')
     .get(id) as { credits: number | null; basis: string | null };
   const jobs = deps.store.list({ batchId: id, limit: 1_000_000, offset: 0 }).jobs;
-  const charges = await chargesOf(deps, jobs);
+  const price = priceOfCreate(deps.prices.priceOf(batch.tool), batch.params);
+  const times = jobs.flatMap(chargeTimes);
   const perJobEstimate = estimate.credits === null || jobs.length === 0 ? null : estimate.credits / jobs.length;
+  const round = (n: number) => Math.round(n * 100) / 100;
   const reportJobs: ReportJob[] = jobs.map((j) => {
     const charged = chargedOf(j);
+    const creates = chargeTimes(j).length;
     let actual: number | null = null;
-    if (charged === 'no') actual = 0;
-    else if (charged === 'yes') actual = charges.perUse.get(rateKey(j)) ?? null;
+    if (creates === 0 && charged !== 'unknown') actual = 0;
+    else if (creates > 0) {
+      const each = priceOfCreate(deps.prices.priceOf(j.tool), j.params).creditsEach;
+      actual = each === null ? null : creates * each;
+    }
     return {
       id: j.id,
       input: j.inputPath,
       prompt: promptOf(j),
       state: j.state,
       taskId: j.taskId,
-      charged,
-      estimateCredits: perJobEstimate === null ? null : Math.round(perJobEstimate * 100) / 100,
-      actualCredits: actual === null ? null : Math.round(actual * 100) / 100,
+      charged: creates > 0 ? 'yes' : charged,
+      chargedCreates: creates,
+      estimateCredits: perJobEstimate === null ? null : round(perJobEstimate),
+      actualCredits: actual === null ? null : round(actual),
       outputs: j.outputs,
       error: j.error,
     };
   });
+  const unpriced = reportJobs.some((j) => j.chargedCreates > 0 && j.actualCredits === null);
+  let actual: number | null = 0;
+  let actualBasis = 'nothing was sent';
+  if (times.length && unpriced) [actual, actualBasis] = [null, price.basis];
+  else if (times.length) {
+    actual = round(reportJobs.reduce((a, j) => a + (j.actualCredits ?? 0), 0));
+    actualBasis = `${times.length} charged create${times.length === 1 ? '' : 's'} at ${price.basis}`;
+  }
+  const service = times.length === 0 ? null : await serviceUsageOf(deps, times);
   return {
     batchId: id,
     tool: batch.tool,
@@ -192,8 +192,9 @@ export async function batchReport(deps: ReportDeps, idOrPrefix: string): Promise
     credits: {
       estimate: estimate.credits,
       estimateBasis: estimate.basis,
-      actual: charges.actual,
-      actualBasis: charges.basis,
+      actual,
+      actualBasis,
+      service,
     },
     jobs: reportJobs,
   };
@@ -204,6 +205,7 @@ const CSV_HEADER = [
   'state',
   'task_id',
   'charged',
+  'charged_creates',
   'estimate_credits',
   'actual_credits',
   'outputs',
@@ -219,6 +221,7 @@ export function reportCsv(r: BatchReport): string {
       j.state,
       j.taskId ?? '',
       j.charged,
+      j.chargedCreates,
       j.estimateCredits ?? '',
       j.actualCredits ?? '',
       j.outputs.join('\n'),

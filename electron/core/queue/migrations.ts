@@ -226,4 +226,31 @@ export const QUEUE_MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 11,
+    name: "a retried job's earlier charges, daily caps learned from the service, the user's own prices",
+    up: (db) => {
+      // earlier_charges: the tasks a job had accepted (so charged) before a Retry sent it anew, as
+      // JSON [{taskId, at}]; the report counts them. limiter_learned_caps: a daily cap the service
+      // told by a 429, per scope and tool, until the reset it gave. prices_own: credits per use the
+      // user set over the published price table (shared/prices.ts).
+      const has = new Set((db.prepare('PRAGMA table_info(jobs)').all() as { name: string }[]).map((c) => c.name));
+      if (!has.has('earlier_charges')) db.exec('ALTER TABLE jobs ADD COLUMN earlier_charges TEXT');
+      db.exec(`
+        CREATE TABLE IF NOT EXISTS limiter_learned_caps (
+          scope       TEXT NOT NULL,
+          tool        TEXT NOT NULL,               -- catalogue tool id
+          cap         INTEGER NOT NULL,            -- creates granted that day when the service refused
+          learned_at  INTEGER NOT NULL,            -- ms since the epoch
+          until       INTEGER NOT NULL,            -- the reset the service gave
+          PRIMARY KEY (scope, tool)
+        );
+        CREATE TABLE IF NOT EXISTS prices_own (
+          tool    TEXT PRIMARY KEY,                -- catalogue tool id
+          credits REAL NOT NULL CHECK (credits >= 0),
+          set_at  INTEGER NOT NULL
+        );
+      `);
+    },
+  },
 ];

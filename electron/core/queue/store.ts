@@ -47,8 +47,17 @@ export interface JobRow {
   submittedAt: number | null;
   /** The queue owner whose built-in Sandbox has this job's task (migration 6); null on the live service. */
   sandboxOf: string | null;
+  /** Tasks accepted (so charged) before a Retry sent the job anew (migration 10). */
+  earlierCharges: EarlierCharge[];
   createdAt: number;
   updatedAt: number;
+}
+
+/** A task the service accepted for a job, then replaced by the user's Retry: paid all the same. */
+export interface EarlierCharge {
+  taskId: string;
+  /** When it was accepted (ms since the epoch): the day the service charged it. */
+  at: number;
 }
 
 /** Columns a state change may also set; JSON columns are (de)serialised here and nowhere else. */
@@ -68,6 +77,7 @@ export interface JobPatch {
   inputSize?: number | null;
   inputSha256?: string | null;
   sandboxOf?: string | null;
+  earlierCharges?: EarlierCharge[];
 }
 
 const COLUMN: Record<keyof JobPatch, { col: string; json: boolean }> = {
@@ -85,6 +95,7 @@ const COLUMN: Record<keyof JobPatch, { col: string; json: boolean }> = {
   inputSize: { col: 'input_size', json: false },
   inputSha256: { col: 'input_sha256', json: false },
   sandboxOf: { col: 'sandbox_of', json: false },
+  earlierCharges: { col: 'earlier_charges', json: true },
 };
 
 /** A patch value as its column holds it: JSON columns hold text, and null stays NULL. */
@@ -116,6 +127,7 @@ interface RawJob {
   next_poll_at: number | null;
   submitted_at: number | null;
   sandbox_of: string | null;
+  earlier_charges: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -146,6 +158,7 @@ function toRow(r: RawJob): JobRow {
     nextPollAt: r.next_poll_at,
     submittedAt: r.submitted_at,
     sandboxOf: r.sandbox_of,
+    earlierCharges: parseJson(r.earlier_charges, []),
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };

@@ -18,6 +18,7 @@ export const COMMANDS: CommandRef[] = [
   { name: 'video', load: () => import('./video.ts').then((m) => m.video), standalone: true },
   { name: 'apps', load: () => import('./apps.ts').then((m) => m.appsCommand) },
   { name: 'limits', load: () => import('./limits.ts').then((m) => m.limitsCommand) },
+  { name: 'prices', load: () => import('./prices.ts').then((m) => m.pricesCommand) },
   { name: 'usage', load: () => import('./usage.ts').then((m) => m.usageCommand) },
   { name: 'creations', load: () => import('./creations.ts').then((m) => m.creationsCommand) },
   { name: 'audit', load: () => import('./audit.ts').then((m) => m.auditCommand) },

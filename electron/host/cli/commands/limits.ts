@@ -9,19 +9,34 @@ const localTime = (ms: number) => new Date(ms).toTimeString().slice(0, 5);
 const named = (l: { tool: string; title: string }) =>
   l.tool === '*' ? l.title[0].toUpperCase() + l.title.slice(1) : l.title;
 
+const FROM_WORDS = { published: 'published', own: 'yours', learned: 'learned' } as const;
+
 function show(r: LimitsStatus): string {
   const from = r.planFrom === 'sandbox' ? "the Sandbox's demo key" : 'Settings (planTier)';
-  const caps = table(
-    ['TOOL', 'ID', 'CAP A DAY', ''],
-    r.caps.map((c) => [named(c), c.tool, c.cap, c.own ? 'yours' : 'default']),
-  );
+  const caps = r.caps.length
+    ? table(
+        ['TOOL', 'ID', 'CAP A DAY', 'FROM'],
+        r.caps.map((c) => [
+          named(c),
+          c.tool,
+          c.cap,
+          c.from === 'learned' && c.until !== null
+            ? `learned from the service, until ${localTime(c.until)} your time`
+            : FROM_WORDS[c.from],
+        ]),
+      )
+    : 'None.\n';
   const today = r.today.length
     ? table(
         ['TOOL', 'USED TODAY', 'LEFT', 'WAITING', 'RESETS'],
         r.today.map((t) => [named(t), t.used, t.left ?? 'no cap', t.waiting, `${localTime(t.resetsAt)} your time`]),
       )
     : 'Nothing sent today.\n';
-  return `Plan: ${r.plan} (from ${from})\n\nDaily caps (jobs per tool per day, * is every other tool):\n${caps}\nToday:\n${today}`;
+  return (
+    `Plan: ${r.plan} (from ${from})\n\n` +
+    `Daily caps (jobs per tool per day; published: ${r.published.source}, read ${r.published.checked}; a tool not listed has none):\n${caps}\n` +
+    `Today:\n${today}`
+  );
 }
 
 export const limitsCommand: CliCommand = {

@@ -2,7 +2,12 @@ import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { reportCsv } from '../../../core/queue/batch-report.ts';
 import type { BatchReport } from '../../../../shared/contract/report.ts';
-import { chargesSentence, estimateSentence, reportSummary } from '../../../../shared/contract/report.ts';
+import {
+  chargesSentence,
+  serviceSentence,
+  estimateSentence,
+  reportSummary,
+} from '../../../../shared/contract/report.ts';
 import { oneLine, terminalJson, UsageError, type CliCommand } from '../command.ts';
 import { openCliServices } from '../services.ts';
 import { parseOptions, refusal } from './team-common.ts';
@@ -31,7 +36,8 @@ export const reportCommand: CliCommand = {
       else
         ctx.stdout.write(
           `${r.toolLabel}, batch ${r.batchId.slice(0, 8)}${r.finished ? '' : ' (not finished)'}\n` +
-            `${reportSummary(r)}\n${estimateSentence(r)}\n${chargesSentence(r)}\n`,
+            `${reportSummary(r)}\n${estimateSentence(r)}\n${chargesSentence(r)}\n` +
+            (serviceSentence(r) ? `${serviceSentence(r)}\n` : ''),
         );
       if (csv !== undefined) {
         const target = resolve(csv);

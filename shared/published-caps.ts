@@ -1,0 +1,28 @@
+import type { DailyCaps, PlanTier } from './service-limits.ts';
+
+/**
+ * The daily caps the service publishes (its rate-limits page, "Requests Per Day" by plan), as the
+ * app's limiter keeps them: only the tools the page names, and no cap where it names none. The
+ * page has two columns, Free and Premium; every plan tier the app knows (Business, Enterprise) is a
+ * paid one, so the Premium column applies. Named services that are no catalogue tool (the creative
+ * `image-upscaler`, style-transfer, image-relight at 1,250, the classic generator at 10,000) cap
+ * nothing here: the precision upscaler is another endpoint, with no published cap. The Sandbox's own
+ * caps are shared/service-limits.ts (it checks the app, so it never reads this table).
+ */
+export const PUBLISHED_CAPS_SOURCE = 'https://docs.freepik.com/ratelimits';
+export const PUBLISHED_CAPS_CHECKED = '2026-12-05';
+
+/** The service's plan columns: Free (lower caps or none) and Premium (paid plans). */
+export const SERVICE_CAP_TIERS = ['free', 'premium'] as const;
+export type ServiceCapTier = (typeof SERVICE_CAP_TIERS)[number];
+
+export const PUBLISHED_DAILY_CAPS: Record<ServiceCapTier, DailyCaps> = {
+  // Free: "N/A" for mystic (not offered), so nothing to cap.
+  free: {},
+  // Premium: mystic 6,000 a day at 2K and at 4K; the high-resolution generator is mystic.
+  premium: { hires: 6000 },
+};
+
+/** The service's column a plan tier reads: every tier the app knows is paid. */
+export const capTierOf = (plan: PlanTier): ServiceCapTier =>
+  plan === 'business' || plan === 'enterprise' ? 'premium' : 'free';
