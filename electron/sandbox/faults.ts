@@ -34,6 +34,13 @@ export interface Faults {
   appRunFailureMessage: string | null;
   /** Creates answer 400 with the caller's key in the message and a field's reason: a server that echoes the key. */
   echoKey: boolean;
+  /**
+   * A task list shows only the caller's newest this many tasks of the collection (null: all of them,
+   * as the description says): a service that windows its lists, which declare no paging.
+   */
+  listWindow: number | null;
+  /** List paths whose GET answers 404 (`*`: every list), while their tasks still answer by id. */
+  listNotFound: string[];
 }
 
 export const APP_RUN_ENDINGS = ['completed', 'completed_with_errors', 'cancelled'] as const;
@@ -60,6 +67,8 @@ export function defaultFaults(taskDurationMs = DEFAULT_TASK_DURATION_MS): Faults
     auditDelayMs: 0,
     appRunFailureMessage: null,
     echoKey: false,
+    listWindow: null,
+    listNotFound: [],
   };
 }
 
@@ -83,6 +92,8 @@ export const faultsPatchSchema = z
     auditDelayMs: z.number().int().min(0).max(600_000),
     appRunFailureMessage: z.string().min(1).max(2000).nullable(),
     echoKey: z.boolean(),
+    listWindow: z.number().int().min(0).max(1_000_000).nullable(),
+    listNotFound: z.array(z.string().min(1).max(300)).max(100),
   })
   .partial()
   .strict();

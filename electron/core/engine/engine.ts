@@ -124,6 +124,11 @@ export class Engine {
     return this.runner.downloads.metadata;
   }
 
+  /** Whether running tasks of a collection are polled through its list (false while it does not answer). */
+  listAnswers(listPath: string): boolean {
+    return this.runner.poller.listAnswers(listPath);
+  }
+
   get holdsQueue(): boolean {
     return this.lease.isHeld;
   }

@@ -62,6 +62,11 @@ export class Submitter {
     return this.pacedUntil;
   }
 
+  /** Creates picked whose pacing place is not taken yet: polls leave them those places (creates first). */
+  get preparingCount(): number {
+    return this.preparing.size;
+  }
+
   /** Why creates wait, in a few words; null when they do not. */
   get heldBack(): string | null {
     return this.heldBackBy;

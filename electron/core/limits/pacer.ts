@@ -69,7 +69,13 @@ export class Pacer {
     return this.limiter.peek(req, pendingOfTool);
   }
 
-  poll(at: PaceScope): Grant {
-    return this.limiter.acquire({ scope: at.scope, kind: 'poll' });
+  /** A poll's place, taken only if `reserved` more (creates about to be sent) would still fit after it. */
+  poll(at: PaceScope, reserved = 0): Grant {
+    const req = { scope: at.scope, kind: 'poll' } as const;
+    if (reserved > 0) {
+      const ahead = this.limiter.peek(req, reserved);
+      if (!ahead.go) return ahead;
+    }
+    return this.limiter.acquire(req);
   }
 }
