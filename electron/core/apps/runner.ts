@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { fromAnotherSandbox } from '../backend.ts';
 import { ensureFolder } from '../output-folder.ts';
-import { ApiError, type ApiClient } from '../api/client.ts';
+import { ApiError, placeTaken, type ApiClient } from '../api/client.ts';
 import {
   downloadToPart,
   ExpiredUrlError,
@@ -289,7 +289,9 @@ export class AppRunner {
     let view: RunView;
     try {
       view = parseRun(
-        await this.opts.client.create(`/v1/ai/apps/${encodeURIComponent(r.appId)}/run`, { inputs: r.inputs }),
+        await placeTaken(() =>
+          this.opts.client.create(`/v1/ai/apps/${encodeURIComponent(r.appId)}/run`, { inputs: r.inputs }),
+        ),
       );
     } catch (err) {
       return this.onCreateError(r, err);
@@ -343,7 +345,7 @@ export class AppRunner {
       return void this.opts.store.move(r.id, 'running', 'running', { nextPollAt: grant.resetsAt });
     let view: RunView;
     try {
-      view = parseRun(await this.opts.client.get(`/v1/ai/apps/runs/${encodeURIComponent(r.runId!)}`));
+      view = parseRun(await placeTaken(() => this.opts.client.get(`/v1/ai/apps/runs/${encodeURIComponent(r.runId!)}`)));
     } catch (err) {
       if (err instanceof ApiError && err.status === 404) {
         if (r.backend === 'sandbox') this.opts.store.move(r.id, 'running', 'queued', RUN_REQUEUE_FRESH);

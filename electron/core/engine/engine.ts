@@ -56,7 +56,9 @@ export class Engine {
   constructor(options: EngineOptions) {
     this.options = options;
     this.store = new JobStore(options.db);
-    this.tools = new ToolClient(new ApiClient(options.target, options.client));
+    // Uploads and any other request the steps send without taking a place wait for one here.
+    const pace = options.rates ? () => this.pacer.gate() : undefined;
+    this.tools = new ToolClient(new ApiClient(options.target, { pace, ...options.client }));
     const poll: PollPolicy = {
       ...DEFAULT_POLL,
       ...options.poll,

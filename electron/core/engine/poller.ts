@@ -1,5 +1,5 @@
 import { getTool, resolvePaths, type Slugs } from '../../../shared/catalogue/index.ts';
-import { ApiError } from '../api/client.ts';
+import { ApiError, placeTaken } from '../api/client.ts';
 import type { TaskEnvelope } from '../api/tools.ts';
 import { taskFailed } from '../queue/job-messages.ts';
 import { ATTENTION } from '../queue/job-messages.ts';
@@ -158,7 +158,7 @@ export class Poller {
     const found = new Map<string, TaskEnvelope>();
     let listed: TaskEnvelope[];
     try {
-      listed = await this.context.tools.list(listPath);
+      listed = await placeTaken(() => this.context.tools.list(listPath));
     } catch (err) {
       if (!listDoesNotAnswer(err)) throw err;
       const before = this.listsDown.get(listPath);
@@ -203,7 +203,7 @@ export class Poller {
     const { store, tools } = this.context;
     task.askedAt = Date.now();
     try {
-      return await tools.byId(task.tool, task.row.snapshot.slugs as Slugs, task.params, task.taskId);
+      return await placeTaken(() => tools.byId(task.tool, task.row.snapshot.slugs as Slugs, task.params, task.taskId));
     } catch (err) {
       if (err instanceof ApiError && err.status === 404) {
         this.tracked.delete(task.jobId);

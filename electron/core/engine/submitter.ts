@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { getTool, type Slugs } from '../../../shared/catalogue/index.ts';
-import { ApiError } from '../api/client.ts';
+import { ApiError, placeTaken } from '../api/client.ts';
 import { EnvelopeError, type TaskEnvelope } from '../api/tools.ts';
 import { sha256Of } from '../batch/same-bytes.ts';
 import {
@@ -231,7 +231,8 @@ export class Submitter {
     }
     let envelope: TaskEnvelope;
     try {
-      envelope = await tools.create(job.tool, slugs, params);
+      // Its place was taken above (paced): the client's own pacing must not count it twice.
+      envelope = await placeTaken(() => tools.create(job.tool, slugs, params));
     } catch (err) {
       await this.onCreateError(job, err);
       return;

@@ -69,6 +69,18 @@ export class Pacer {
     return this.limiter.peek(req, pendingOfTool);
   }
 
+  /**
+   * Waits until one more request fits the rate windows and takes its place: ApiClient's `pace`, so
+   * usage, creations, flows, uploads, audit and doctor requests count with the queue's.
+   */
+  async gate(): Promise<void> {
+    for (;;) {
+      const grant = this.poll(await this.scope());
+      if (grant.go) return;
+      await new Promise((res) => setTimeout(res, grant.waitMs));
+    }
+  }
+
   /** A poll's place, taken only if `reserved` more (creates about to be sent) would still fit after it. */
   poll(at: PaceScope, reserved = 0): Grant {
     const req = { scope: at.scope, kind: 'poll' } as const;
