@@ -264,9 +264,11 @@ export class JobStore {
       .transaction(() => {
         const inserted: NewJob[] = [];
         const resumed: string[] = [];
+        // One read for the whole batch: a query per job left kilobytes of garbage per job (bench/queue-memory.ts).
+        const open = this.openJobsIn(b.tool, b.outDir, b.backend ?? null);
         for (const j of b.jobs) {
-          const open = j.inputPath === null ? null : this.openJobFor(b.tool, j.inputPath, b.outDir, b.backend ?? null);
-          if (open) resumed.push(open.id);
+          const openId = j.inputPath === null ? undefined : open.get(j.inputPath);
+          if (openId) resumed.push(openId);
           else inserted.push(j);
         }
         if (inserted.length === 0) return { inserted, resumed };
@@ -292,6 +294,10 @@ export class JobStore {
           .stmt(`INSERT INTO jobs (id, seq, batch_id, tool, state, input_path, rel_dir, out_dir, params, snapshot, created_at, updated_at)
         VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)`);
         const snap = JSON.stringify(b.snapshot);
+        // The jobs of a batch share one params object: written once, not once per job.
+        const paramsJson = new Map<Record<string, unknown>, string>();
+        const paramsOf = (p: Record<string, unknown>) =>
+          paramsJson.get(p) ?? paramsJson.set(p, JSON.stringify(p)).get(p)!;
         inserted.forEach((j, i) =>
           ins.run(
             j.id,
@@ -301,7 +307,7 @@ export class JobStore {
             j.inputPath,
             j.relDir,
             b.outDir,
-            JSON.stringify(j.params),
+            paramsOf(j.params),
             snap,
             now,
             now,
@@ -413,15 +419,18 @@ export class JobStore {
   }
 
   /**
-   * An unfinished job of an earlier run for the same input, if any, on `backend` (a batch of
-   * another backend is not followed: its jobs do not move here). Null backend: any.
+   * The unfinished jobs of earlier runs of a tool into an output folder, by input (the newest of
+   * each), on `backend` (a batch of another backend is not followed: its jobs do not move here).
+   * Null backend: any.
    */
-  openJobFor(tool: string, inputPath: string, outDir: string, backend: string | null = null): JobRow | null {
-    const r = this.stmt(
-      `SELECT j.* FROM jobs j JOIN batches b ON b.id = j.batch_id WHERE j.tool = ? AND j.input_path = ? AND j.out_dir = ?
-      AND j.state IN (${OPEN_STATES.map(() => '?').join(',')}) AND (? IS NULL OR b.backend IS NULL OR b.backend = ?) ORDER BY j.seq DESC LIMIT 1`,
-    ).get(tool, inputPath, outDir, ...OPEN_STATES, backend, backend) as RawJob | undefined;
-    return r ? toRow(r) : null;
+  openJobsIn(tool: string, outDir: string, backend: string | null = null): Map<string, string> {
+    const rows = this.stmt(
+      `SELECT j.input_path AS inputPath, j.id FROM jobs j JOIN batches b ON b.id = j.batch_id
+      WHERE j.tool = ? AND j.out_dir = ? AND j.input_path IS NOT NULL
+      AND j.state IN (${OPEN_STATES.map(() => '?').join(',')}) AND (? IS NULL OR b.backend IS NULL OR b.backend = ?) ORDER BY j.seq`,
+    ).all(tool, outDir, ...OPEN_STATES, backend, backend) as { inputPath: string; id: string }[];
+    // The newest open job of each input wins.
+    return new Map(rows.map((r) => [r.inputPath, r.id]));
   }
 
   /**
