@@ -40,9 +40,11 @@ async function child(n: number, work: string, url: string | undefined): Promise<
   const r = await engine.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: join(work, 'out') });
   if (r.queued !== n) throw new Error(`queued ${r.queued} of ${n}`);
   engine.start();
-  // A few ticks and status reads of the queue as the app makes them, then what stays.
+  // A few ticks, status reads of the queue as the app makes them and the CLI's progress count, then what stays.
+  const progress = (engine.jobStates ?? engine.jobRows).bind(engine);
   for (let i = 0; i < (url ? 33 : 5); i++) {
     engine.status();
+    progress(r.jobIds);
     await new Promise((res) => setTimeout(res, 300));
   }
   gc();

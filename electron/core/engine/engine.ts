@@ -161,6 +161,11 @@ export class Engine {
     return this.commands.jobRows(ids);
   }
 
+  /** As jobRows, only each job's state and error: the CLI's progress over a batch of any size. */
+  jobStates(ids: readonly string[]): Pick<JobRow, 'state' | 'error'>[] {
+    return this.commands.jobStates(ids);
+  }
+
   status(): QueueStatus {
     return this.commands.status();
   }

@@ -581,6 +581,17 @@ export class JobStore {
     ).run(error, this.now(), tool, was, was, error, backend, backend);
   }
 
+  /** Only the state and error of jobs by id: a progress count over a large batch parses no params or snapshots. */
+  statesOf(ids: readonly string[]): Pick<JobRow, 'state' | 'error'>[] {
+    const out: Pick<JobRow, 'state' | 'error'>[] = [];
+    for (let i = 0; i < ids.length; i += 500) {
+      const chunk = ids.slice(i, i + 500);
+      const sql = `SELECT state, error FROM jobs WHERE id IN (${chunk.map(() => '?').join(',')})`;
+      out.push(...(this.db.prepare(sql).all(...chunk) as Pick<JobRow, 'state' | 'error'>[]));
+    }
+    return out;
+  }
+
   byIds(ids: readonly string[]): JobRow[] {
     const out: JobRow[] = [];
     for (let i = 0; i < ids.length; i += 500) {
