@@ -583,28 +583,20 @@ export class JobStore {
 
   /** Only the state and error of jobs by id: a progress count over a large batch parses no params or snapshots. */
   statesOf(ids: readonly string[]): Pick<JobRow, 'state' | 'error'>[] {
-    const out: Pick<JobRow, 'state' | 'error'>[] = [];
-    for (let i = 0; i < ids.length; i += 500) {
-      const chunk = ids.slice(i, i + 500);
-      const sql = `SELECT state, error FROM jobs WHERE id IN (${chunk.map(() => '?').join(',')})`;
-      out.push(...(this.db.prepare(sql).all(...chunk) as Pick<JobRow, 'state' | 'error'>[]));
-    }
-    return out;
+    return this.idsIn('state, error', ids) as Pick<JobRow, 'state' | 'error'>[];
   }
 
   byIds(ids: readonly string[]): JobRow[] {
-    const out: JobRow[] = [];
-    for (let i = 0; i < ids.length; i += 500) {
-      const chunk = ids.slice(i, i + 500);
-      out.push(
-        ...(
-          this.db
-            .prepare(`SELECT * FROM jobs WHERE id IN (${chunk.map(() => '?').join(',')})`)
-            .all(...chunk) as RawJob[]
-        ).map(toRow),
-      );
-    }
-    return out;
+    return (this.idsIn('*', ids) as RawJob[]).map(toRow);
+  }
+
+  /**
+   * Columns of jobs by id through one cached statement (the ids as a JSON array): a statement
+   * prepared per chunk of ids left about 11 MB of native memory per read of 50,000 (bench/queue-memory.ts).
+   */
+  private idsIn(columns: string, ids: readonly string[]): unknown[] {
+    const sql = `SELECT ${columns} FROM jobs WHERE id IN (SELECT value FROM json_each(?))`;
+    return this.stmt(sql).all(JSON.stringify(ids));
   }
 
   counts(): Record<JobState, number> {
