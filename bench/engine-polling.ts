@@ -1,59 +1,68 @@
 /**
- * (a) API requests per completed task with 1, 100 and 1,000 tasks in flight: the engine (list
- * polling) beside a naive per-task poller (by-id every second), same Sandbox, same run.
+ * API requests per completed task with 1, 100 and 1,000 tasks in flight: the engine with lists
+ * that show every task (as the description says) and with lists windowed to the newest 50 (a
+ * Sandbox fault), beside a naive per-task poller (by-id every second), same Sandbox, same run.
  * Counts /v1 requests only (create, list, by-id); result downloads are file transfers.
+ * BENCH_ENGINE_ROOT: another checkout whose engine is measured (its baseline) against this Sandbox.
+ * BENCH_NAIVE=0 skips the naive poller. Run: node bench/engine-polling.ts
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import sharp from 'sharp';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { DEFAULT_SLUGS } from '../shared/catalogue/index.ts';
 import { DEFAULT_SETTINGS } from '../shared/settings.ts';
-import { openEngine } from '../electron/core/engine/open.ts';
 import { ApiClient } from '../electron/core/api/client.ts';
 import { ToolClient } from '../electron/core/api/tools.ts';
-import { childSandbox, control, machine } from './engine-common.ts';
+import { LIST_WINDOW_FAULT } from '../electron/sandbox/tool-routes.ts';
+import { childSandbox, control, loadavg1, machine, TINY_PNG } from './engine-common.ts';
 
 const TASK_MS = 4000;
-const apiRequests = (stats: { requests: Record<string, number> }) =>
-  Object.entries(stats.requests)
-    .filter(([k]) => / \/v1\//.test(k))
-    .reduce((a, [, n]) => a + n, 0);
+const ROOT = resolve(process.env.BENCH_ENGINE_ROOT ?? resolve(import.meta.dirname, '..'));
+const { openEngine } = (await import(
+  pathToFileURL(join(ROOT, 'electron/core/engine/open.ts')).href
+)) as typeof import('../electron/core/engine/open.ts');
 
-async function engineRun(url: string, n: number, work: string): Promise<number> {
-  const input = join(work, `in${n}`);
-  const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#345' } })
-    .png()
-    .toBuffer();
-  const { mkdirSync, writeFileSync } = await import('node:fs');
+type Counts = { creates: number; lists: number; byId: number };
+function countsOf(stats: { requests: Record<string, number> }): Counts {
+  const c = { creates: 0, lists: 0, byId: 0 };
+  for (const [k, n] of Object.entries(stats.requests)) {
+    if (!/ \/v1\//.test(k)) continue;
+    if (k.startsWith('POST')) c.creates += n;
+    else if (k.includes('{task-id}')) c.byId += n;
+    else c.lists += n;
+  }
+  return c;
+}
+const perTask = (c: Counts, n: number) => (c.creates + c.lists + c.byId) / n;
+
+async function engineRun(url: string, n: number, work: string, window: number | null): Promise<Counts> {
+  const tag = `${n}-${window ?? 'all'}`;
+  const input = join(work, `in${tag}`);
   mkdirSync(input, { recursive: true });
-  for (let i = 0; i < n; i++) writeFileSync(join(input, `i${i}.png`), png);
+  for (let i = 0; i < n; i++) writeFileSync(join(input, `i${i}.png`), TINY_PNG);
   const engine = openEngine({
-    home: join(work, `home${n}`),
+    home: join(work, `home${tag}`),
     target: async () => ({ baseUrl: url, apiKey: 'sandbox-owner' }),
     slugs: () => ({ ...DEFAULT_SLUGS }),
     settings: () => DEFAULT_SETTINGS,
     concurrency: n,
   });
-  const r = await engine.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: join(work, `out${n}`) });
+  const r = await engine.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: join(work, `out${tag}`) });
   await control(url, 'reset', {});
-  await control(url, 'faults', { taskDurationMs: TASK_MS });
+  await control(url, 'faults', { taskDurationMs: TASK_MS, listWindow: window });
   engine.start();
   while (!engine.store.batch(r.batch!.id)!.finished) await new Promise((res) => setTimeout(res, 100));
   const stats = await control(url, 'stats');
   await engine.close();
-  return apiRequests(stats) / n;
+  return countsOf(stats);
 }
 
-async function naiveRun(url: string, n: number): Promise<number> {
+async function naiveRun(url: string, n: number): Promise<Counts> {
   await control(url, 'reset', {});
   await control(url, 'faults', { taskDurationMs: TASK_MS });
   const tools = new ToolClient(new ApiClient(async () => ({ baseUrl: url, apiKey: 'sandbox-owner' })));
-  const image = (
-    await sharp({ create: { width: 8, height: 8, channels: 3, background: '#345' } })
-      .png()
-      .toBuffer()
-  ).toString('base64');
+  const image = TINY_PNG.toString('base64');
   await Promise.all(
     Array.from({ length: n }, async () => {
       const t = await tools.create('upscaler-precision', DEFAULT_SLUGS, { image });
@@ -64,18 +73,22 @@ async function naiveRun(url: string, n: number): Promise<number> {
       }
     }),
   );
-  return apiRequests(await control(url, 'stats')) / n;
+  return countsOf(await control(url, 'stats'));
 }
 
 const sb = await childSandbox(TASK_MS);
 const work = mkdtempSync(join(tmpdir(), 'mediadesk-bench-poll-'));
 const rows: string[] = [];
+const started = new Date().toISOString().slice(0, 16).replace('T', ' ');
+const loadAtStart = loadavg1();
+const cell = (c: Counts, n: number) => `${perTask(c, n).toFixed(2)} (${c.lists} lists, ${c.byId} by id)`;
 try {
   for (const n of [1, 100, 1000]) {
-    const engine = await engineRun(sb.url, n, work);
-    const naive = await naiveRun(sb.url, n);
-    rows.push(`| ${n} | ${engine.toFixed(2)} | ${naive.toFixed(2)} |`);
-    console.error(`in flight ${n}: engine ${engine.toFixed(2)} req/task, naive ${naive.toFixed(2)} req/task`);
+    const full = await engineRun(sb.url, n, work, null);
+    const windowed = await engineRun(sb.url, n, work, LIST_WINDOW_FAULT);
+    const naive = process.env.BENCH_NAIVE === '0' ? null : await naiveRun(sb.url, n);
+    rows.push(`| ${n} | ${cell(full, n)} | ${cell(windowed, n)} | ${naive ? perTask(naive, n).toFixed(2) : '-'} |`);
+    console.error(rows.at(-1));
   }
 } finally {
   sb.close();
@@ -83,12 +96,12 @@ try {
 }
 console.log(
   [
-    `### (a) API requests per completed task (task duration ${TASK_MS / 1000} s, default poll policy)`,
+    `### API requests per completed task (task duration ${TASK_MS / 1000} s), engine of ${ROOT}`,
     '',
-    '| tasks in flight | engine (list polling) | naive by-id poller (1 s) |',
-    '|---|---|---|',
+    `| tasks in flight | engine, full list | engine, list of the newest ${LIST_WINDOW_FAULT} | naive by-id poller (1 s) |`,
+    '|---|---|---|---|',
     ...rows,
     '',
-    `Machine: ${machine()}`,
+    `${started} UTC, load ${loadAtStart} at start, ${loadavg1()} at end. Machine: ${machine()}`,
   ].join('\n'),
 );

@@ -37,7 +37,11 @@ const png = (
 const tools = ['upscaler-precision', 'hires', 'music', 'video-2x', 'skin-faithful', 'context-t2i'].map((id) => {
   const tool = getTool(id);
   const p = resolvePaths(tool, DEFAULT_SLUGS, { resolution: '720p' });
-  const body = id === 'upscaler-precision' || id === 'skin-faithful' ? { image: png } : { prompt: `bench ${id}` };
+  const body =
+    id === 'upscaler-precision' || id === 'skin-faithful'
+      ? { image: png }
+      : // The description requires the length of a track.
+        { prompt: `bench ${id}`, ...(id === 'music' ? { music_length_seconds: 30 } : {}) };
   return { id, p, body };
 });
 
@@ -243,3 +247,11 @@ console.log(
     2,
   ),
 );
+// A run with errors is no figure to record: it says so and fails.
+const errorCount = Object.values(errorsByStatus).reduce((s, n) => s + n, 0);
+if (errorCount > 0) {
+  console.error(
+    `${errorCount} requests failed (${JSON.stringify(errorsByStatus)}): fix them before recording this run`,
+  );
+  process.exitCode = 1;
+}

@@ -16,6 +16,8 @@ import { APP_FAMILIES, familyPaths } from './apps/family.ts';
  */
 export interface ConnectionDeps {
   target: () => Promise<ApiTarget>;
+  /** Waits for a place in the service's rate windows before each request (ClientOptions.pace). */
+  pace?: () => Promise<void>;
   source: () => Promise<KeySource>;
   /** backendLabel of the backend in use. */
   label: () => Promise<string>;
@@ -94,7 +96,7 @@ export async function testConnection(deps: ConnectionDeps): Promise<ConnectionTe
   }
   const baseUrl = target.baseUrl.replace(/\/+$/, '');
   const header = target.keyHeader ?? keyHeaderFor(baseUrl);
-  const client = new ApiClient(() => target, { retries: 0, timeoutMs: deps.timeoutMs ?? 10_000 });
+  const client = new ApiClient(() => target, { retries: 0, timeoutMs: deps.timeoutMs ?? 10_000, pace: deps.pace });
 
   const { baseUrlFix, keyName, replaceKey } = {
     environment: {

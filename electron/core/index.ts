@@ -78,7 +78,10 @@ export async function createCore(opts: CoreOptions) {
   const openable = (path: string) => checkOpenable(path, (p) => media.contains(p));
   const outputFolders: (() => string[])[] = [];
 
-  const client = new ApiClient(() => backend.target());
+  const rates = pacingRates(opts.env ?? process.env);
+  // Usage, creations, flows, members: every request counts with the queue's in the rate windows.
+  const pace = rates ? () => engine.pacer.gate() : undefined;
+  const client = new ApiClient(() => backend.target(), { pace });
   const effectiveSettings = () => withDefaultOutputDir(settings.get(), opts.env ?? process.env);
   const engine = openEngine({
     home: opts.home,
@@ -87,7 +90,7 @@ export async function createCore(opts: CoreOptions) {
     builtInSandboxUrl: () => backend.builtInSandboxUrl(),
     slugs: () => backend.slugs(),
     settings: effectiveSettings,
-    rates: pacingRates(opts.env ?? process.env),
+    rates,
     warn: (m) => log.warn(m),
   });
   engine.on('jobs.changed', (e) => events.emit('jobs.changed', e));
@@ -103,6 +106,7 @@ export async function createCore(opts: CoreOptions) {
   const audit = new AuditService({
     dbPath: dbPaths(opts.home).audit,
     target: () => backend.target(),
+    pace,
     onSyncProgress: (p) => events.emit('audit.syncProgress', p),
     onImportProgress: (p) => events.emit('audit.importProgress', p),
     onSyncStopping: () => events.emit('audit.syncStopping', {}),
@@ -223,6 +227,7 @@ export async function createCore(opts: CoreOptions) {
     'connection.test': () =>
       testConnection({
         target: () => backend.target(),
+        pace,
         source: () => backend.keySource(),
         label: async () => backendLabel(await backend.identity()),
         slugs: () => backend.slugs(),

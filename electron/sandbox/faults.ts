@@ -42,6 +42,13 @@ export interface Faults {
   assetUrlExpiresInSec: number;
   /** How long the answer to a PUT is held after its bytes are stored: the upload done, the client not told yet. */
   putAnswerDelayMs: number;
+  /**
+   * A task list shows only the caller's newest this many tasks of the collection (null: all of them,
+   * as the description says): a service that windows its lists, which declare no paging.
+   */
+  listWindow: number | null;
+  /** List paths whose GET answers 404 (`*`: every list), while their tasks still answer by id. */
+  listNotFound: string[];
 }
 
 export const APP_RUN_ENDINGS = ['completed', 'completed_with_errors', 'cancelled'] as const;
@@ -72,6 +79,8 @@ export function defaultFaults(taskDurationMs = DEFAULT_TASK_DURATION_MS): Faults
     failPuts: 0,
     assetUrlExpiresInSec: 86_400,
     putAnswerDelayMs: 0,
+    listWindow: null,
+    listNotFound: [],
   };
 }
 
@@ -103,6 +112,8 @@ export const faultsPatchSchema = z
       .min(1)
       .max(7 * 86_400),
     putAnswerDelayMs: z.number().int().min(0).max(600_000),
+    listWindow: z.number().int().min(0).max(1_000_000).nullable(),
+    listNotFound: z.array(z.string().min(1).max(300)).max(100),
   })
   .partial()
   .strict();

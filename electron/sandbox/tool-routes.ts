@@ -30,10 +30,10 @@ import { statusAt, type Task, type TaskStatus, type TaskStore } from './tasks.ts
 import type { WebhookDispatcher } from './webhooks.ts';
 
 /**
- * A task list shows only the caller's newest tasks of the collection, at most this many, as the
- * live service may: its list endpoints declare no paging, so a client must ask about the rest by id.
+ * A window a service might put on its lists (faults.listWindow; none by default: the description
+ * says a list returns all the caller's tasks), for tests of a client that must ask the rest by id.
  */
-export const LIST_MAX_ITEMS = 50;
+export const LIST_WINDOW_FAULT = 50;
 
 interface CreateRoute {
   op: Operation;
@@ -216,9 +216,11 @@ export function toolHandler(deps: ToolDeps) {
     const caller = deps.callerOf(req);
     const query = req.query as Record<string, unknown>;
     deps.stats.listRequest(Object.keys(query));
+    const { listWindow, listNotFound } = deps.faults.current;
+    if (listNotFound.includes('*') || listNotFound.includes(listPath)) return sendError(reply, 404, 'Not found');
     const bad = pagingProblems(query);
     if (bad.length) return sendInvalid(reply, bad);
-    const items = deps.tasks.newest(caller.key, listPath, LIST_MAX_ITEMS);
+    const items = deps.tasks.newest(caller.key, listPath, listWindow ?? Infinity);
     const now = deps.now();
     return reply.send({ data: items.map((t) => taskEnvelope(t, statusAt(t, now), deps.baseUrl()).data) });
   }

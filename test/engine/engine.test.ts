@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { control, creates, engineFor, engineSuite, makeImages, settle } from './helpers.ts';
-import { LIST_MAX_ITEMS } from '../../electron/sandbox/tool-routes.ts';
+import { LIST_WINDOW_FAULT } from '../../electron/sandbox/tool-routes.ts';
 import { SETTLED_STATES } from '../../shared/contract/jobs.ts';
 
 const sb = engineSuite('eng', 150);
@@ -358,11 +358,11 @@ describe('polling cost', () => {
     expect(lists).toBeLessThan(40);
   });
 
-  it('more tasks in flight than the list shows (it shows the newest only): each one completes, asked about by id, and the list is sent no paging', async () => {
+  it('more tasks in flight than a windowed list shows (the newest only): each one completes, asked about by id, and the list is sent no paging', async () => {
     const { home, input, out } = setup();
-    const n = LIST_MAX_ITEMS + 70;
+    const n = LIST_WINDOW_FAULT + 70;
     // Long enough that all are under way together; ended at once below, when the test has seen that.
-    await control(sb.url, 'faults', { taskDurationMs: 600_000 });
+    await control(sb.url, 'faults', { taskDurationMs: 600_000, listWindow: LIST_WINDOW_FAULT });
     await makeImages(
       input,
       Array.from({ length: n }, (_, i) => `i${i}.png`),
@@ -398,6 +398,6 @@ describe('polling cost', () => {
       .filter(([k]) => k.startsWith('GET') && k.includes('{task-id}'))
       .reduce((a, [, m]) => a + m, 0);
     // At least once each, the oldest were asked about by id: the list never showed them.
-    expect(byId).toBeGreaterThanOrEqual(n - LIST_MAX_ITEMS);
+    expect(byId).toBeGreaterThanOrEqual(n - LIST_WINDOW_FAULT);
   });
 });

@@ -15,6 +15,7 @@ import { createCore } from '../../electron/core/index.ts';
 import { MemorySecretStore } from '../../electron/core/secrets.ts';
 import { DeskError, type CommandName, type Req, type Res } from '../../shared/contract/index.ts';
 import { SETTLED_STATES } from '../../shared/contract/jobs.ts';
+import { ApiClient } from '../../electron/core/api/client.ts';
 
 const RATES: RateLimits = { burstPerSec: 50, burstWindowSec: 2, averagePerSec: 40, averageWindowSec: 10 };
 const TOOL = 'image-to-prompt';
@@ -73,6 +74,56 @@ describe('pacing to the service limits', () => {
       const stats = await control(sb.url, 'stats');
       expect(creates(stats)).toBe(2000);
       expect(stats.limited).toEqual({ burst: 0, average: 0, daily_cap: 0 });
+    } finally {
+      await e.close();
+    }
+  }, 240_000);
+
+  it("paces every request through the client, not only the queue's: reads sent during a batch draw no 429 and each takes one place", async () => {
+    await control(sb.url, 'reset', {});
+    await control(sb.url, 'limits', { limits: { ...RATES, caps: DEFAULT_DAILY_CAPS } });
+    const inputs = await makeImages(
+      join(dir, 'reads'),
+      Array.from({ length: 400 }, (_, i) => `r${i}.png`),
+      8,
+    );
+    const e = pacedEngine(join(dir, 'home-reads'));
+    // Another service's client (usage, creations, uploads...): paced by the engine's pacer, as createCore wires it.
+    const other = new ApiClient(async () => ({ baseUrl: sb.url, apiKey: 'sandbox-owner' }), {
+      pace: () => e.pacer.gate(),
+      maxDelayMs: 2000,
+    });
+    // Counts the places taken (the limiter's table keeps only its windows' rows).
+    let places = 0;
+    const acquire = e.pacer.limiter.acquire.bind(e.pacer.limiter);
+    e.pacer.limiter.acquire = (req) => {
+      const grant = acquire(req);
+      if (grant.go) places++;
+      return grant;
+    };
+    try {
+      const r = await e.startBatch({ tool: TOOL, inputs, outDir: join(dir, 'out-reads') });
+      e.start();
+      // Reads all through the batch, while the queue keeps the windows full.
+      let reads = 0;
+      const reader = (async () => {
+        while (e.store.byIds(r.jobIds).some((j) => !SETTLED_STATES.includes(j.state))) {
+          await other.get('/v1/ai/loras');
+          reads++;
+        }
+      })();
+      await settle(e, r.jobIds);
+      await reader;
+      expect(new Set(e.store.byIds(r.jobIds).map((j) => j.state))).toEqual(new Set(['done']));
+      expect(reads).toBeGreaterThan(20);
+      const stats = await control(sb.url, 'stats');
+      expect(stats.limited).toEqual({ burst: 0, average: 0, daily_cap: 0 });
+      // One place per request the service saw: the queue's own are not counted twice.
+      const seen = Object.entries(stats.requests as Record<string, number>)
+        .filter(([k]) => / \/v1\//.test(k))
+        .reduce((a, [, n]) => a + n, 0);
+      expect(places).toBeGreaterThanOrEqual(seen);
+      expect(places).toBeLessThanOrEqual(seen + 5);
     } finally {
       await e.close();
     }

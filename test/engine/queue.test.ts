@@ -62,8 +62,7 @@ describe('job state machine', () => {
     s.move('j1', 'queued', 'submitting');
     s.move('j1', 'submitting', 'failed', { error: 'bad', invalid: [{ field: 'image', reason: 'too small' }] });
     expect(s.batch('b1')).toMatchObject({ total: 2, progress: 0.5, finished: false, counts: { failed: 1, queued: 1 } });
-    expect(s.openJobFor('upscaler-precision', '/in/b.png', dir)?.id).toBe('j2');
-    expect(s.openJobFor('upscaler-precision', '/in/a.png', dir)).toBeNull();
+    expect(s.openJobsIn('upscaler-precision', dir)).toEqual(new Map([['/in/b.png', 'j2']]));
     expect(s.get('j1')!.invalid).toEqual([{ field: 'image', reason: 'too small' }]);
   });
 

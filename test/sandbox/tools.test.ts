@@ -6,7 +6,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_SLUGS, resolvePaths, TOOLS, type Field, type ToolEntry } from '../../shared/catalogue/index.ts';
 import { UPSCALE_MAX_SIDE } from '../../electron/sandbox/render.ts';
-import { LIST_MAX_ITEMS } from '../../electron/sandbox/tool-routes.ts';
+import { LIST_WINDOW_FAULT } from '../../electron/sandbox/tool-routes.ts';
 import { bytesOf, fakeClock, start, testPng, until } from './helpers.ts';
 import { makeClip, tempDir } from '../media/fixtures.ts';
 import { serveFolder, type FileServer } from '../media/server.ts';
@@ -611,15 +611,19 @@ describe('task lifecycle on a configurable clock', () => {
     await ctx.api.control('reset', {});
     expect((await ctx.api.control('faults')).body).toMatchObject({ failureRate: 0, taskDurationMs: DURATION });
   });
-  it('keeps each caller to its own tasks, lists only its newest ones, newest first, whatever paging is asked', async () => {
+  it('keeps each caller to its own tasks, lists all of them newest first (only the newest under a window fault), whatever paging is asked', async () => {
     const p = pathsOf(TOOLS.find((t) => t.id === 'music-instrumental')!);
     const ids: string[] = [];
     const seen = async (): Promise<Record<string, number>> => (await ctx.api.control('stats')).body.listParams;
     const before = await seen();
-    for (let i = 0; i < LIST_MAX_ITEMS + 5; i++)
+    for (let i = 0; i < LIST_WINDOW_FAULT + 5; i++)
       ids.push((await ctx.api.post(p.create, { prompt: `x${i}` }, 'sandbox-admin')).body.data.task_id);
+    const listed = async () => (await ctx.api.get(p.list, 'sandbox-admin')).body.data.map((t: any) => t.task_id);
+    // As the description says: the status of all the caller's tasks of that model.
+    expect(await listed()).toEqual([...ids].reverse());
+    await ctx.api.control('faults', { listWindow: LIST_WINDOW_FAULT });
     const newest = ids.slice(5).reverse();
-    expect((await ctx.api.get(p.list, 'sandbox-admin')).body.data.map((t: any) => t.task_id)).toEqual(newest);
+    expect(await listed()).toEqual(newest);
     // Undeclared paging changes nothing: the oldest five are never listed, only answered by id.
     for (const qs of ['per_page=2', 'per_page=1000', 'page=2', 'per_page=2&page=3']) {
       expect(
@@ -628,6 +632,11 @@ describe('task lifecycle on a configurable clock', () => {
       ).toEqual(newest);
     }
     expect((await ctx.api.get(p.byId(ids[0]), 'sandbox-admin')).body.data.task_id).toBe(ids[0]);
+    // A list that does not answer at all, while its tasks still do by id.
+    await ctx.api.control('faults', { listNotFound: [p.list] });
+    expect((await ctx.api.get(p.list, 'sandbox-admin')).status).toBe(404);
+    expect((await ctx.api.get(p.byId(ids[0]), 'sandbox-admin')).body.data.task_id).toBe(ids[0]);
+    await ctx.api.control('faults', { listWindow: null, listNotFound: [] });
     // The stats count the query parameters lists were sent (the engine's polling tests read them).
     const after = await seen();
     expect([(after.per_page ?? 0) - (before.per_page ?? 0), (after.page ?? 0) - (before.page ?? 0)]).toEqual([3, 2]);

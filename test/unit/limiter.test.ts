@@ -14,6 +14,7 @@ import { PUBLISHED_DAILY_CAPS } from '../../shared/published-caps.ts';
 import { SERVICE_RATES } from '../../shared/service-limits.ts';
 import { heldMessage } from '../../shared/contract/jobs.ts';
 import { limitTitle } from '../../electron/core/limits/held.ts';
+import { Pacer } from '../../electron/core/limits/pacer.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'limiter-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -253,6 +254,49 @@ function most(times: number[], ms: number): number {
   }
   return best;
 }
+
+describe('the pacer', () => {
+  it('leaves the places creates are about to take to them: a poll goes only if those still fit after it', async () => {
+    const l = clocked('2026-03-15T12:00:00Z', { safetyMs: 0 });
+    const pacer = new Pacer(l.limiter, {
+      target: async () => ({ baseUrl: 'http://127.0.0.1:9', apiKey: 'k' }),
+      planTier: () => 'enterprise',
+    });
+    const at = await pacer.scope();
+    for (let i = 0; i < 247; i++) expect(pacer.poll(at).go).toBe(true);
+    // 3 places left in the burst window: with 3 creates prepared, the poll waits; with 2, it goes.
+    expect(pacer.poll(at, 3)).toMatchObject({ go: false, reason: 'burst' });
+    expect(pacer.poll(at, 2).go).toBe(true);
+    expect(pacer.create(at, 'upscaler-precision').go).toBe(true);
+    expect(pacer.create(at, 'upscaler-precision').go).toBe(true);
+    expect(pacer.poll(at).go).toBe(false);
+    l.close();
+  });
+
+  it('gate() waits for a place and takes it (what the client awaits before any request)', async () => {
+    let t = Date.now();
+    const opened = openLimiter(home(), {
+      now: () => t,
+      safetyMs: 0,
+      rates: { burstPerSec: 2, burstWindowSec: 0.05, averagePerSec: 100, averageWindowSec: 1 },
+    });
+    const pacer = new Pacer(opened.limiter, {
+      target: async () => ({ baseUrl: 'http://127.0.0.1:9', apiKey: 'k' }),
+      planTier: () => 'enterprise',
+    });
+    const at = await pacer.scope();
+    expect(pacer.poll(at).go).toBe(true);
+    let through = false;
+    const gated = pacer.gate().then(() => (through = true));
+    // The window is full until the clock moves: the gate keeps waiting, then goes once it has.
+    await new Promise((res) => setImmediate(res));
+    expect(through).toBe(false);
+    t += 60;
+    await gated;
+    expect(pacer.poll(at).go).toBe(false);
+    opened.close();
+  });
+});
 
 describe('two processes on one data folder', () => {
   it('together stay under the burst and average rates', { timeout: 30_000 }, async () => {

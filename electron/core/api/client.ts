@@ -1,4 +1,5 @@
 // Over 500 lines: the one API client; retries, backoff, error mapping and redaction are read together.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { Agent as HttpAgent, type IncomingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { Agent, interceptors, type Dispatcher } from 'undici';
@@ -112,7 +113,17 @@ export interface ClientOptions {
   /** Called for each HTTP attempt (including retries): request accounting and benchmarks. */
   onAttempt?: (method: string, path: string) => void;
   userAgent?: string;
+  /**
+   * Waits for and takes a place in the service's rate windows (Pacer.gate) before each request, so
+   * every request of this client is paced, whoever adds it; except inside placeTaken(), whose
+   * caller took the place itself (the queue's creates and polls).
+   */
+  pace?: () => Promise<void>;
 }
+
+const placeHeld = new AsyncLocalStorage<true>();
+/** Runs `send` with its requests' pacing places already taken by the caller (ClientOptions.pace skips them). */
+export const placeTaken = <T>(send: () => Promise<T>): Promise<T> => placeHeld.run(true, send);
 
 /** Exponential backoff with full jitter; a server's Retry-After wins when present. */
 export function backoffDelay(
@@ -365,9 +376,11 @@ export class ApiClient {
   /** The shared agent with this client's deadline and retry rules; creates and the rest differ in what may be repeated. */
   private readonly forCreate: Dispatcher;
   private readonly forRead: Dispatcher;
+  private readonly pace: ClientOptions['pace'];
 
   constructor(target: () => ApiTarget | Promise<ApiTarget>, options: ClientOptions = {}) {
     this.target = target;
+    this.pace = options.pace;
     this.userAgent = options.userAgent ?? 'MediaDesk/0.1';
     const timeoutMs = options.timeoutMs ?? 30_000;
     const maxDelayMs = options.maxDelayMs ?? 30_000;
@@ -438,6 +451,7 @@ export class ApiClient {
       create: boolean;
     },
   ): Promise<T> {
+    if (this.pace && !placeHeld.getStore()) await this.pace();
     const { baseUrl, apiKey, keyHeader = DEFAULT_KEY_HEADER } = await this.target();
     const url = new URL(path.replace(/^\//, ''), baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`);
     if (request.searchParams) {

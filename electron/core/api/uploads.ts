@@ -1,4 +1,4 @@
-import { ApiError, type ApiClient } from './client.ts';
+import { ApiError, placeTaken, type ApiClient } from './client.ts';
 
 /** The service's upload flow (docs "Upload files"): ask for a signed URL, PUT the bytes, send the asset URL. */
 export const REQUEST_URL_PATH = '/v1/ai/uploads/request-url';
@@ -76,12 +76,14 @@ export async function uploadBytes(
   api: ApiClient,
   bytes: Buffer,
   contentType: string,
-  beforeRequest: () => void = () => {},
+  beforeRequest?: () => void,
 ): Promise<Uploaded> {
+  const ask = () => api.query(REQUEST_URL_PATH, { files: [{ content_type: contentType }] });
   for (let tries = 0; ; tries++) {
-    beforeRequest();
+    // A caller that took the place itself (the submitter's grant) keeps the client from taking another.
+    beforeRequest?.();
     const asked = Date.now();
-    const [target] = readUploadTargets(await api.query(REQUEST_URL_PATH, { files: [{ content_type: contentType }] }));
+    const [target] = readUploadTargets(await (beforeRequest ? placeTaken(ask) : ask()));
     try {
       await api.put(target.uploadUrl, bytes, target.headers);
     } catch (err) {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { fromAnotherSandbox } from '../backend.ts';
 import { ensureFolder } from '../output-folder.ts';
-import { ApiError, type ApiClient } from '../api/client.ts';
+import { ApiError, placeTaken, type ApiClient } from '../api/client.ts';
 import {
   downloadToPart,
   ExpiredUrlError,
@@ -292,8 +292,10 @@ export class AppRunner {
     let view: RunView;
     try {
       view = parseRun(
-        await this.opts.families.call(await this.backendOf(r), (p) =>
-          this.opts.client.create(p.run(r.appId), { inputs: r.inputs }),
+        await placeTaken(async () =>
+          this.opts.families.call(await this.backendOf(r), (p) =>
+            this.opts.client.create(p.run(r.appId), { inputs: r.inputs }),
+          ),
         ),
       );
     } catch (err) {
@@ -358,7 +360,7 @@ export class AppRunner {
       return void this.opts.store.move(r.id, 'running', 'running', { nextPollAt: grant.resetsAt });
     let view: RunView;
     try {
-      view = parseRun(await this.runDetail(r));
+      view = parseRun(await placeTaken(() => this.runDetail(r)));
     } catch (err) {
       if (err instanceof ApiError && err.status === 404) {
         if (r.backend === 'sandbox') this.opts.store.move(r.id, 'running', 'queued', RUN_REQUEUE_FRESH);

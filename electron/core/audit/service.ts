@@ -33,6 +33,8 @@ export interface AuditServiceOptions {
   dbPath: string;
   /** Where the API is and with which key; resolved by the host (keychain, env, Sandbox), never here. */
   target: () => Promise<ApiTarget>;
+  /** Waits for a place in the service's rate windows before each request (ClientOptions.pace). */
+  pace?: () => Promise<void>;
   clock?: () => Date;
   perPage?: number;
   dailyLimit?: number;
@@ -102,6 +104,7 @@ export class AuditService {
           this.told('sync', () =>
             runSync({
               target: this.opts.target,
+              pace: this.opts.pace,
               store: this.store,
               ledger: this.ledger,
               state: this.syncState,

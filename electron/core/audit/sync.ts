@@ -17,6 +17,7 @@ export const OVERLAP_MS = 15 * 60_000;
 
 export interface SyncOptions {
   target: () => Promise<ApiTarget>;
+  pace?: () => Promise<void>;
   store: AuditStore;
   ledger: RequestLedger;
   state: SyncStateRepo;
@@ -110,7 +111,11 @@ export async function runSync(opts: SyncOptions): Promise<SyncReport> {
   const target = await opts.target();
   const fp = keyFingerprint(target.apiKey);
   // Retries are ours, not the client's: every attempt must pass the ledger first.
-  const client = new ApiClient(() => target, { retries: 0, maxDelayMs: opts.maxBackoffMs ?? 30_000 });
+  const client = new ApiClient(() => target, {
+    retries: 0,
+    maxDelayMs: opts.maxBackoffMs ?? 30_000,
+    pace: opts.pace,
+  });
   const state = opts.state.load(fp);
   const startedAt = clock().getTime();
   const report: SyncReport = { outcome: 'complete', pages: 0, received: 0, inserted: 0, requests: 0, windows: [] };

@@ -60,6 +60,11 @@ export class QueueCommands {
     return this.store.byIds(ids);
   }
 
+  jobStates(ids: readonly string[]): Pick<JobRow, 'state' | 'error'>[] {
+    this.runner.settleGoneSandbox();
+    return this.store.statesOf(ids);
+  }
+
   listJobs(query: { batchId?: string; state?: JobState; limit: number; offset: number }): {
     jobs: JobRecord[];
     total: number;

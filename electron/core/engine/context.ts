@@ -21,6 +21,8 @@ export interface LoopContext {
   readonly kick: () => void;
   /** Paces creates and polls to the service's limits; null when the engine is not paced (EngineOptions.rates). */
   readonly pacer: Pacer | null;
+  /** Creates picked to be sent whose pacing places are not taken yet: polls leave those places to them. */
+  readonly createsPending?: () => number;
   /** The backend in use at the last tick (EngineOptions.identity); null when not told. */
   readonly backendInUse: () => string | null;
 }

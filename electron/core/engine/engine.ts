@@ -56,7 +56,9 @@ export class Engine {
   constructor(options: EngineOptions) {
     this.options = options;
     this.store = new JobStore(options.db);
-    this.tools = new ToolClient(new ApiClient(options.target, options.client));
+    // Uploads and any other request the steps send without taking a place wait for one here.
+    const pace = options.rates ? () => this.pacer.gate() : undefined;
+    this.tools = new ToolClient(new ApiClient(options.target, { pace, ...options.client }));
     const poll: PollPolicy = {
       ...DEFAULT_POLL,
       ...options.poll,
@@ -124,6 +126,11 @@ export class Engine {
     return this.runner.downloads.metadata;
   }
 
+  /** Whether running tasks of a collection are polled through its list (false while it does not answer). */
+  listAnswers(listPath: string): boolean {
+    return this.runner.poller.listAnswers(listPath);
+  }
+
   get holdsQueue(): boolean {
     return this.lease.isHeld;
   }
@@ -152,6 +159,11 @@ export class Engine {
   /** Jobs by id as they stand (the Sandbox rule applied), for the CLI's progress and reports. */
   jobRows(ids: readonly string[]): JobRow[] {
     return this.commands.jobRows(ids);
+  }
+
+  /** As jobRows, only each job's state and error: the CLI's progress over a batch of any size. */
+  jobStates(ids: readonly string[]): Pick<JobRow, 'state' | 'error'>[] {
+    return this.commands.jobStates(ids);
   }
 
   status(): QueueStatus {

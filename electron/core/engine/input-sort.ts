@@ -91,6 +91,7 @@ export async function sortInputs(
     return reason;
   });
   const folderProblems = new Map<string, string | null>();
+  const open = outDir && made ? store.openJobsIn(tool.id, outDir, backend) : new Map<string, string>();
   for (const [n, input] of scan.inputs.entries()) {
     if (reasons[n]) {
       rejected.push({ path: input.path, reason: reasons[n]! });
@@ -100,9 +101,9 @@ export async function sortInputs(
       ready.push(input);
       continue;
     }
-    const open = store.openJobFor(tool.id, input.path, outDir, backend);
-    if (open) {
-      resumed.push(open.id);
+    const openId = open.get(input.path);
+    if (openId) {
+      resumed.push(openId);
       continue;
     }
     const existing = await existingOutput(tool, settings, outDir, input, made, settingsNow);

@@ -10,6 +10,8 @@ export interface PollPolicy {
   maxMs: Record<ResultKind, number>;
   /** The interval grows as this fraction of the task's age. */
   ageFactor: number;
+  /** A list that did not answer is asked again after this, doubling each time up to 5 minutes. */
+  listRetryMs: number;
 }
 
 export const DEFAULT_POLL: PollPolicy = {
@@ -17,8 +19,67 @@ export const DEFAULT_POLL: PollPolicy = {
   minMs: 1000,
   maxMs: { image: 5000, text: 5000, audio: 10_000, video: 20_000 },
   ageFactor: 0.25,
+  listRetryMs: 10_000,
 };
 
 export function nextPollDelay(p: PollPolicy, kind: ResultKind, ageMs: number): number {
   return Math.round(Math.min(p.maxMs[kind], Math.max(p.minMs, ageMs * p.ageFactor)));
+}
+
+/** A task no list shows is asked by id no sooner than this fraction of its age after its last ask. */
+export const BY_ID_AGE_FACTOR = 0.5;
+/** ...and at least once in this many of its kind's longest poll interval, whatever was learned. */
+export const BY_ID_CEILING_TIMES = 6;
+
+/**
+ * How long each tool's tasks usually take, learned from the ones seen finished: the median age
+ * at which the last few were seen done (an upper bound of each, by at most one poll interval).
+ */
+export class UsualDurations {
+  private readonly seen = new Map<string, number[]>();
+  private static readonly KEEP = 15;
+
+  record(tool: string, ageMs: number): void {
+    const list = this.seen.get(tool) ?? this.seen.set(tool, []).get(tool)!;
+    list.push(ageMs);
+    if (list.length > UsualDurations.KEEP) list.shift();
+  }
+
+  /** The median, or null before any task of the tool was seen finished. */
+  of(tool: string): number | null {
+    const list = this.seen.get(tool);
+    if (!list?.length) return null;
+    const sorted = [...list].sort((a, b) => a - b);
+    return sorted[sorted.length >> 1];
+  }
+}
+
+/**
+ * Whether a task that no list shows is to be asked by id now. Before its tool's usual duration is
+ * known only the group's oldest few (`probe`) are asked, on the list's schedule; the rest wait for
+ * what they teach. Then each is asked once its usual duration has passed, and after that less often
+ * as it ages, so a task costs about one request by id however short the list. None waits longer
+ * than a few of its kind's longest intervals.
+ */
+export function byIdDue(
+  p: PollPolicy,
+  kind: ResultKind,
+  task: { submittedAt: number; askedAt: number | null },
+  usualMs: number | null,
+  probe: boolean,
+  now: number,
+): boolean {
+  const since = now - (task.askedAt ?? task.submittedAt);
+  if (since >= p.maxMs[kind] * BY_ID_CEILING_TIMES) return true;
+  if (usualMs === null) {
+    if (!probe) return false;
+    return since >= (task.askedAt === null ? p.firstMs : nextPollDelay(p, kind, task.askedAt - task.submittedAt));
+  }
+  if (now - task.submittedAt < usualMs) return false;
+  if (task.askedAt === null || task.askedAt - task.submittedAt < usualMs) return true;
+  const gap = Math.min(
+    p.maxMs[kind] * BY_ID_CEILING_TIMES,
+    Math.max(p.minMs, (task.askedAt - task.submittedAt) * BY_ID_AGE_FACTOR),
+  );
+  return since >= gap;
 }

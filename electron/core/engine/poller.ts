@@ -1,5 +1,5 @@
 import { getTool, resolvePaths, type Slugs } from '../../../shared/catalogue/index.ts';
-import { ApiError } from '../api/client.ts';
+import { ApiError, placeTaken } from '../api/client.ts';
 import type { TaskEnvelope } from '../api/tools.ts';
 import { taskFailed } from '../queue/job-messages.ts';
 import { ATTENTION } from '../queue/job-messages.ts';
@@ -7,7 +7,7 @@ import { REQUEUE_FRESH } from '../queue/states.ts';
 import type { JobRow } from '../queue/store.ts';
 import { onBuiltInSandbox, type LoopContext } from './context.ts';
 import type { Downloader } from './downloader.ts';
-import { nextPollDelay } from './poll-policy.ts';
+import { byIdDue, nextPollDelay, UsualDurations } from './poll-policy.ts';
 import type { PaceScope } from '../limits/pacer.ts';
 
 /** A running task this process asks the server about. */
@@ -18,17 +18,32 @@ interface TrackedTask {
   listPath: string;
   params: Record<string, unknown>;
   submittedAt: number;
+  /** When its collection's list is next asked for it. */
   nextPollAt: number;
+  /** When it was last asked about by id; null: never (see byIdDue). */
+  askedAt: number | null;
   /** The job as stored when tracking began (saves a re-read when its results arrive). */
   row: JobRow;
 }
 
-/** The poll step: running tasks asked about, one request per collection per tick. */
+/** The longest wait before a list that does not answer is asked again (PollPolicy.listRetryMs doubles up to it). */
+const LIST_RETRY_MAX_MS = 300_000;
+/** Tasks no list shows asked before anything of their tool was seen finished (byIdDue). */
+const PROBES = 3;
+
+/**
+ * The poll step: running tasks asked about, one list request per collection per tick. What a list
+ * does not show (a windowed list, or one that does not answer) is asked by id on a schedule that
+ * follows how long the tool's tasks usually take.
+ */
 export class Poller {
   private readonly context: LoopContext;
   private readonly downloads: Downloader;
   private readonly tracked = new Map<string, TrackedTask>();
   private readonly listsInFlight = new Set<string>();
+  /** Lists that did not answer (404 and the like): by id only until `retryAt`, then the list again. */
+  private readonly listsDown = new Map<string, { retryAt: number; backoffMs: number }>();
+  readonly usual = new UsualDurations();
 
   constructor(context: LoopContext, downloads: Downloader) {
     this.context = context;
@@ -45,6 +60,7 @@ export class Poller {
       submittedAt,
       listPath: resolvePaths(getTool(job.tool), job.snapshot.slugs as Slugs, job.params).list,
       nextPollAt: job.nextPollAt ?? Date.now(),
+      askedAt: null,
       row: job,
     });
   }
@@ -76,6 +92,11 @@ export class Poller {
     return wait;
   }
 
+  /** Whether a list answered and its tasks are polled through it (false while it does not answer). */
+  listAnswers(listPath: string): boolean {
+    return !this.listsDown.has(listPath);
+  }
+
   async pollDue(): Promise<void> {
     const now = Date.now();
     const groups = new Map<string, TrackedTask[]>();
@@ -83,12 +104,15 @@ export class Poller {
       (groups.get(task.listPath) ?? groups.set(task.listPath, []).get(task.listPath)!).push(task);
     let pace: PaceScope | null = null;
     for (const [listPath, tasks] of groups) {
-      if (this.listsInFlight.has(listPath) || !tasks.some((task) => task.nextPollAt <= now)) continue;
-      const listable = getTool(tasks[0].tool).listShown;
+      if (this.listsInFlight.has(listPath)) continue;
+      const down = this.listsDown.get(listPath);
+      const listable = getTool(tasks[0].tool).listShown && (!down || down.retryAt <= now);
+      const byId = listable ? [] : this.dueById(tasks, now);
+      if (listable ? !tasks.some((task) => task.nextPollAt <= now) : byId.length === 0) continue;
       if (this.context.pacer) {
         pace ??= await this.context.pacer.scope();
         if (this.listsInFlight.has(listPath)) continue;
-        const grant = listable ? this.context.pacer.poll(pace) : null;
+        const grant = listable ? this.pollGrant(pace) : null;
         // Past a rate: asked when a place frees, never sent for a 429.
         if (grant && !grant.go) {
           for (const task of tasks) task.nextPollAt = Math.max(task.nextPollAt, grant.resetsAt);
@@ -97,14 +121,7 @@ export class Poller {
       }
       this.listsInFlight.add(listPath);
       const asked = pace;
-      void (
-        listable
-          ? this.pollList(listPath, tasks, asked)
-          : this.pollEach(
-              tasks.filter((task) => task.nextPollAt <= now),
-              asked,
-            )
-      )
+      void (listable ? this.pollList(listPath, tasks, asked) : this.pollEach(byId, asked))
         .catch(() => {
           // The client already retried; the next tick tries again.
           for (const task of tasks) task.nextPollAt = Date.now() + this.context.poll.minMs;
@@ -116,45 +133,77 @@ export class Poller {
     }
   }
 
+  /** A poll's pacing grant; creates being prepared keep their places first (they peeked them). */
+  private pollGrant(pace: PaceScope) {
+    return this.context.pacer!.poll(pace, this.context.createsPending?.() ?? 0);
+  }
+
+  /** Tasks no list shows that are due to be asked by id: the oldest few probe a tool not yet learned. */
+  private dueById(tasks: TrackedTask[], now: number): TrackedTask[] {
+    const { poll } = this.context;
+    const oldest = [...tasks].sort((a, b) => a.submittedAt - b.submittedAt).slice(0, PROBES);
+    return tasks.filter((task) =>
+      byIdDue(poll, getTool(task.tool).result, task, this.usual.of(task.tool), oldest.includes(task), now),
+    );
+  }
+
   /**
    * The list is an optimisation, never the only source: one plain GET (no paging is declared), and
-   * every due task it leaves out (it may show only the newest) or shows COMPLETED without results
-   * (older deployments) is asked about by id, so no task is lost however many are in flight.
+   * every task it leaves out (a window of the newest) or shows COMPLETED without results (older
+   * deployments) is asked about by id (dueById), so no task is lost however many are in flight. A
+   * list that does not answer leaves its tasks to by-id polling and is tried again later.
    */
   private async pollList(listPath: string, tasks: TrackedTask[], pace: PaceScope | null): Promise<void> {
     const wanted = new Set(tasks.map((task) => task.taskId));
     const found = new Map<string, TaskEnvelope>();
-    for (const envelope of await this.context.tools.list(listPath))
-      if (wanted.has(envelope.taskId)) found.set(envelope.taskId, envelope);
+    let listed: TaskEnvelope[];
+    try {
+      listed = await placeTaken(() => this.context.tools.list(listPath));
+    } catch (err) {
+      if (!listDoesNotAnswer(err)) throw err;
+      const before = this.listsDown.get(listPath);
+      const backoffMs = before ? Math.min(LIST_RETRY_MAX_MS, before.backoffMs * 2) : this.context.poll.listRetryMs;
+      this.listsDown.set(listPath, { retryAt: Date.now() + backoffMs, backoffMs });
+      return this.pollEach(this.dueById(tasks, Date.now()), pace);
+    }
+    this.listsDown.delete(listPath);
+    for (const envelope of listed) if (wanted.has(envelope.taskId)) found.set(envelope.taskId, envelope);
     const now = Date.now();
-    const missing = tasks.filter((task) => !found.has(task.taskId) && task.nextPollAt <= now);
+    const missing = this.dueById(
+      tasks.filter((task) => !found.has(task.taskId)),
+      now,
+    );
     const needDetail = tasks.filter(
       (task) => found.get(task.taskId)?.status === 'COMPLETED' && !found.get(task.taskId)!.generated?.length,
     );
-    const details = await Promise.all([...missing, ...needDetail].map((task) => this.askById(task, pace)));
-    for (const detail of details) if (detail) found.set(detail.taskId, detail);
-    this.apply(tasks, found, now);
+    for (const detail of await this.askEach([...needDetail, ...missing], pace))
+      if (detail) found.set(detail.taskId, detail);
+    this.apply(tasks, found, now, true);
   }
 
   private async pollEach(tasks: TrackedTask[], pace: PaceScope | null): Promise<void> {
     const found = new Map<string, TaskEnvelope>();
-    for (const detail of await Promise.all(tasks.map((task) => this.askById(task, pace))))
-      if (detail) found.set(detail.taskId, detail);
-    this.apply(tasks, found);
+    const now = Date.now();
+    for (const detail of await this.askEach(tasks, pace)) if (detail) found.set(detail.taskId, detail);
+    this.apply(tasks, found, now);
   }
 
-  /** The task's envelope, or null: a task the server no longer knows is settled here; one paced waits its turn. */
-  private async askById(task: TrackedTask, pace: PaceScope | null): Promise<TaskEnvelope | null> {
-    const { store, tools, pacer } = this.context;
-    if (pacer && pace) {
-      const grant = pacer.poll(pace);
-      if (!grant.go) {
-        task.nextPollAt = grant.resetsAt;
-        return null;
-      }
+  /** Asks each task by id, as many as the pacing grants now; the rest wait their turn (still due). */
+  private askEach(tasks: TrackedTask[], pace: PaceScope | null): Promise<(TaskEnvelope | null)[]> {
+    let granted = tasks.length;
+    if (this.context.pacer && pace) {
+      granted = 0;
+      while (granted < tasks.length && this.pollGrant(pace).go) granted++;
     }
+    return Promise.all(tasks.slice(0, granted).map((task) => this.askById(task)));
+  }
+
+  /** The task's envelope, or null: a task the server no longer knows is settled here. */
+  private async askById(task: TrackedTask): Promise<TaskEnvelope | null> {
+    const { store, tools } = this.context;
+    task.askedAt = Date.now();
     try {
-      return await tools.byId(task.tool, task.row.snapshot.slugs as Slugs, task.params, task.taskId);
+      return await placeTaken(() => tools.byId(task.tool, task.row.snapshot.slugs as Slugs, task.params, task.taskId));
     } catch (err) {
       if (err instanceof ApiError && err.status === 404) {
         this.tracked.delete(task.jobId);
@@ -165,8 +214,11 @@ export class Poller {
     }
   }
 
-  /** `askedUpTo`: tasks due by then were asked about; a later one the list left out was not. */
-  private apply(tasks: TrackedTask[], found: Map<string, TaskEnvelope>, askedUpTo = Infinity): void {
+  /**
+   * `found`: what was learnt by `askedAt`. `listed`: a list was read for every task of `tasks`
+   * (their next turns move on together, so one list serves them all); else only the due ones were asked.
+   */
+  private apply(tasks: TrackedTask[], found: Map<string, TaskEnvelope>, askedAt: number, listed = false): void {
     const { store, poll } = this.context;
     const now = Date.now();
     const toDownload: JobRow[] = [];
@@ -177,18 +229,28 @@ export class Poller {
         const kind = getTool(task.tool).result;
         if (envelope?.status === 'COMPLETED' && envelope.generated?.length) {
           this.tracked.delete(task.jobId);
+          this.usual.record(task.tool, askedAt - task.submittedAt);
           if (store.move(task.jobId, 'running', 'downloading', { generated: envelope.generated }))
             toDownload.push({ ...task.row, state: 'downloading', generated: envelope.generated });
         } else if (envelope?.status === 'FAILED') {
           this.tracked.delete(task.jobId);
+          this.usual.record(task.tool, askedAt - task.submittedAt);
           store.move(task.jobId, 'running', 'failed', { error: taskFailed(envelope.error) });
-        } else if (envelope || (task.nextPollAt <= askedUpTo && task.nextPollAt <= now)) {
-          task.nextPollAt = now + nextPollDelay(poll, kind, now - task.submittedAt);
+        } else if (listed || task.nextPollAt <= askedAt) {
+          // Not before the tool's tasks usually end: at a few in flight most lists would find nothing.
+          const usual = this.usual.of(task.tool);
+          task.nextPollAt = Math.max(
+            now + nextPollDelay(poll, kind, now - task.submittedAt),
+            usual === null ? 0 : task.submittedAt + usual,
+          );
         }
-        // Else nothing was learnt of it (a list that left it out, or paced to later) and its turn
-        // stays: else a group whose younger tasks fall due first would put it off forever.
       }
     });
     for (const row of toDownload) this.downloads.start(row);
   }
+}
+
+/** A list that is not there (404, 405, 410, 501): its tasks are asked by id until it answers again. */
+function listDoesNotAnswer(err: unknown): boolean {
+  return err instanceof ApiError && err.kind === 'http' && [404, 405, 410, 501].includes(err.status!);
 }

@@ -61,6 +61,7 @@ export class Runner {
       kick: () => this.kick(),
       backendInUse: () => this.backend,
       pacer: parts.pacer,
+      createsPending: () => this.submitter.preparingCount,
     };
     this.downloads = new Downloader(context);
     this.poller = new Poller(context, this.downloads);

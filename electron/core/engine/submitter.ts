@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { getTool, type Slugs } from '../../../shared/catalogue/index.ts';
-import { ApiError } from '../api/client.ts';
+import { ApiError, placeTaken } from '../api/client.ts';
 import { EnvelopeError, type TaskEnvelope } from '../api/tools.ts';
 import { sha256Of } from '../batch/same-bytes.ts';
 import {
@@ -62,6 +62,11 @@ export class Submitter {
   /** Until when creates wait for a place in the rate windows (0: no wait). */
   get pacedFor(): number {
     return this.pacedUntil;
+  }
+
+  /** Creates picked whose pacing place is not taken yet: polls leave them those places (creates first). */
+  get preparingCount(): number {
+    return this.preparing.size;
   }
 
   /** Why creates wait, in a few words; null when they do not. */
@@ -239,7 +244,8 @@ export class Submitter {
     }
     let envelope: TaskEnvelope;
     try {
-      envelope = await tools.create(job.tool, slugs, params);
+      // Its place was taken above (paced): the client's own pacing must not count it twice.
+      envelope = await placeTaken(() => tools.create(job.tool, slugs, params));
     } catch (err) {
       await this.onCreateError(job, err);
       return;

@@ -69,8 +69,26 @@ export class Pacer {
     return this.limiter.peek(req, pendingOfTool);
   }
 
-  poll(at: PaceScope): Grant {
-    return this.limiter.acquire({ scope: at.scope, kind: 'poll' });
+  /**
+   * Waits until one more request fits the rate windows and takes its place: ApiClient's `pace`, so
+   * usage, creations, flows, uploads, audit and doctor requests count with the queue's.
+   */
+  async gate(): Promise<void> {
+    for (;;) {
+      const grant = this.poll(await this.scope());
+      if (grant.go) return;
+      await new Promise((res) => setTimeout(res, grant.waitMs));
+    }
+  }
+
+  /** A poll's place, taken only if `reserved` more (creates about to be sent) would still fit after it. */
+  poll(at: PaceScope, reserved = 0): Grant {
+    const req = { scope: at.scope, kind: 'poll' } as const;
+    if (reserved > 0) {
+      const ahead = this.limiter.peek(req, reserved);
+      if (!ahead.go) return ahead;
+    }
+    return this.limiter.acquire(req);
   }
 
   /** Any other API request that counts in the rate windows but is no create (an upload's request-url). */

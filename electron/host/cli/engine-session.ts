@@ -64,7 +64,7 @@ export function countStates(engine: Engine, ids: readonly string[]): Counts & { 
     needs_attention: 0,
     waiting: null,
   } as Counts & { waiting: string | null };
-  for (const j of engine.jobRows(ids)) {
+  for (const j of engine.jobStates(ids)) {
     counts[j.state]++;
     if (j.state === 'queued') counts.waiting = waitingReason(j.error) ?? counts.waiting;
   }
