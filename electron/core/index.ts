@@ -17,7 +17,7 @@ import { openAppRunStore } from './apps/store.ts';
 import { hotFolderHandlers } from './hot-folders/handlers.ts';
 import { HotFolders, openHotFolderDb } from './hot-folders/service.ts';
 import { HotFolderStore } from './hot-folders/store.ts';
-import { HotFolderWatcher } from './hot-folders/watcher.ts';
+import { guardJobsFrom, HotFolderWatcher } from './hot-folders/watcher.ts';
 import { Notices } from './notices/index.ts';
 import { ToldFile } from './notices/told.ts';
 import { presetHandlers } from './presets/handlers.ts';
@@ -151,7 +151,12 @@ export async function createCore(opts: CoreOptions) {
     inbox: join(opts.home, 'inbox'),
   });
   // Watches only while this process holds the queue; the CLI's `watch` runs its own over its engine.
-  const hotFolderWatcher = new HotFolderWatcher({ store: hotFolderStore, engine, onProblem: (m) => log.warn(m) });
+  const hotFolderWatcher = new HotFolderWatcher({
+    store: hotFolderStore,
+    engine,
+    onProblem: (m) => log.warn(m),
+    guardJobs: guardJobsFrom(opts.env ?? process.env),
+  });
   outputFolders.push(() => hotFolderStore.folders().map((f) => f.outDir));
   const estimator = new BatchEstimator({
     recentUsage: () => team.analytics.recentDays(),
