@@ -34,6 +34,7 @@ import type { CommandName } from '../../shared/contract/index.ts';
 import { openLog, type AppLog } from './log/index.ts';
 import { BatchEstimator, startEstimated } from './limits/estimate.ts';
 import { keysKnownTo } from './log/keys.ts';
+import { logJobFailures } from './log/job-failures.ts';
 import { APP_VERSION } from './app-version.ts';
 import { pacingRates } from './limits/pacer.ts';
 
@@ -86,6 +87,7 @@ export async function createCore(opts: CoreOptions) {
     warn: (m) => log.warn(m),
   });
   engine.on('jobs.changed', (e) => events.emit('jobs.changed', e));
+  logJobFailures(engine, log);
   mediaRoots.push(() => [...engine.store.mediaRoots(), effectiveSettings().outputDir]);
   outputFolders.push(() => [effectiveSettings().outputDir, ...engine.store.batchOutDirs()]);
   /** A folder the OS may open for the renderer (see checkOpenableFolder); throws why not. */

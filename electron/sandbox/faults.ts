@@ -34,6 +34,8 @@ export interface Faults {
   appRunFailureMessage: string | null;
   /** Creates answer 400 with the caller's key in the message and a field's reason: a server that echoes the key. */
   echoKey: boolean;
+  /** Every 2xx answer of the API echoes the caller's key in its texts and URLs (see echo.ts). */
+  echoKeyInAnswers: boolean;
 }
 
 export const APP_RUN_ENDINGS = ['completed', 'completed_with_errors', 'cancelled'] as const;
@@ -60,6 +62,7 @@ export function defaultFaults(taskDurationMs = DEFAULT_TASK_DURATION_MS): Faults
     auditDelayMs: 0,
     appRunFailureMessage: null,
     echoKey: false,
+    echoKeyInAnswers: false,
   };
 }
 
@@ -83,6 +86,7 @@ export const faultsPatchSchema = z
     auditDelayMs: z.number().int().min(0).max(600_000),
     appRunFailureMessage: z.string().min(1).max(2000).nullable(),
     echoKey: z.boolean(),
+    echoKeyInAnswers: z.boolean(),
   })
   .partial()
   .strict();
