@@ -187,7 +187,7 @@ export async function startWebHost(options: WebHostOptions): Promise<RunningWebH
         let id: SocketRequest['id'] = null;
         let cmd = '';
         try {
-          const read = readSocketRequest(raw.toString('utf8'));
+          const read = readSocketRequest(raw);
           if ('refusal' in read) {
             socket.send(JSON.stringify(read.refusal));
             return;
