@@ -1,10 +1,11 @@
+import { existsSync } from 'node:fs';
 import { DeskError } from '../../../shared/contract/define.ts';
 import type { BatchRecord, HeldBy, JobRecord, QueueStatus } from '../../../shared/contract/jobs.ts';
 import { canceledMessage } from '../queue/job-messages.ts';
 import type { JobState } from '../../../shared/contract/jobs.ts';
 import { ATTENTION } from '../queue/job-messages.ts';
 import { REQUEUE_FRESH } from '../queue/states.ts';
-import { toJobRecord, type JobRow, type JobStore } from '../queue/store.ts';
+import { settingsKey, toJobRecord, type JobRow, type JobStore } from '../queue/store.ts';
 import type { QueueLease } from './lease.ts';
 import type { Runner } from './runner.ts';
 
@@ -116,11 +117,31 @@ export class QueueCommands {
       moved = this.store.move(id, job.state, 'downloading', { error: null, invalid: null, outputs: [], planned: null });
     else if (job.taskId && job.state === 'canceled')
       moved = this.store.move(id, job.state, 'running', { error: null, nextPollAt: Date.now() });
-    else moved = this.store.move(id, job.state, 'queued', REQUEUE_FRESH);
+    else {
+      const made = this.madeSince(job);
+      if (made)
+        throw new DeskError(
+          'conflict',
+          `job ${id} is not sent again: a later job already made ${made} from its input with the same settings; delete that result to make it anew`,
+        );
+      moved = this.store.move(id, job.state, 'queued', REQUEUE_FRESH);
+    }
     if (!moved) throw new DeskError('conflict', `job ${id} changed while retrying; try again`);
     this.runner.reconcileSoon();
     this.runner.kick();
     return this.job(id);
+  }
+
+  /** A result still on disk that a finished job made from this job's input, tool, settings and output folder. */
+  private madeSince(job: JobRow): string | null {
+    if (!job.inputPath) return null;
+    const done = this.store.doneOutputs(job.tool, job.outDir);
+    const settings = settingsKey(job.params);
+    return (
+      (done.byInput.get(job.inputPath) ?? []).find(
+        (out) => done.byOutput.get(out)?.settings === settings && existsSync(out),
+      ) ?? null
+    );
   }
 
   cancelBatch(id: string): BatchRecord {
