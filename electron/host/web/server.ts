@@ -196,9 +196,9 @@ export async function startWebHost(options: WebHostOptions): Promise<RunningWebH
           const reply = await core.dispatch(cmd, read.request.payload);
           if (socket.readyState === socket.OPEN) socket.send(replyText(id, cmd, reply));
         } catch (err) {
-          process.stderr.write(
-            `mediadesk web: a message${cmd ? ` for ${JSON.stringify(cmd.slice(0, 80))}` : ''} failed: ${err instanceof Error ? err.message : String(err)}\n`,
-          );
+          const why = `a message${cmd ? ` for ${JSON.stringify(cmd.slice(0, 80))}` : ''} failed:`;
+          process.stderr.write(`mediadesk web: ${why} ${err instanceof Error ? err.message : String(err)}\n`);
+          core.log.error(`web: ${why}`, err);
           if (socket.readyState === socket.OPEN)
             socket.send(
               replyText(id, cmd, {
