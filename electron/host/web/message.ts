@@ -14,9 +14,10 @@ export interface SocketRequest {
  */
 export function readSocketRequest(
   raw: string | Buffer,
-): { request: SocketRequest } | { refusal: { id: null } & Reply } {
+): { request: SocketRequest } | { refusal: { id: SocketRequest['id'] } & Reply } {
   // Before parsing: 16 MB of nesting parsed became some 35 MB of objects a frame, which the host kept.
-  if (nestsDeeper(raw, MAX_MESSAGE_DEPTH)) return refuse(`message is nested deeper than ${MAX_MESSAGE_DEPTH} levels`);
+  if (nestsDeeper(raw, MAX_MESSAGE_DEPTH))
+    return refuse(`message is nested deeper than ${MAX_MESSAGE_DEPTH} levels`, leadingId(raw));
   let msg: unknown;
   try {
     msg = JSON.parse(typeof raw === 'string' ? raw : raw.toString('utf8'));
@@ -55,8 +56,24 @@ export function nestsDeeper(raw: string | Buffer, max: number): boolean {
   return false;
 }
 
-function refuse(message: string): { refusal: { id: null } & Reply } {
-  return { refusal: { id: null, ok: false, error: { code: 'invalid', message } } };
+function refuse(message: string, id: SocketRequest['id'] = null): { refusal: { id: SocketRequest['id'] } & Reply } {
+  return { refusal: { id, ok: false, error: { code: 'invalid', message } } };
+}
+
+// `{"id":7,` or `{"id":"a1",` as the page's bridge starts each message: read without parsing the rest.
+const LEADING_ID = /^\s*\{\s*"id"\s*:\s*(-?\d{1,15}(?:\.\d{1,15})?|"(?:[^"\\\u0000-\u001f]|\\.){0,200}")\s*[,}]/;
+
+/** The id a message opens with, so that a refusal before parsing still answers it; null when it has none there. */
+function leadingId(raw: string | Buffer): SocketRequest['id'] {
+  const head = typeof raw === 'string' ? raw.slice(0, 512) : raw.subarray(0, 512).toString('utf8');
+  const m = LEADING_ID.exec(head);
+  if (!m) return null;
+  try {
+    const id = JSON.parse(m[1]) as unknown;
+    return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : null;
+  } catch {
+    return null;
+  }
 }
 
 /**
