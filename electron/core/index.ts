@@ -17,7 +17,7 @@ import { openAppRunStore } from './apps/store.ts';
 import { hotFolderHandlers } from './hot-folders/handlers.ts';
 import { HotFolders, openHotFolderDb } from './hot-folders/service.ts';
 import { HotFolderStore } from './hot-folders/store.ts';
-import { HotFolderWatcher } from './hot-folders/watcher.ts';
+import { guardJobsFrom, HotFolderWatcher } from './hot-folders/watcher.ts';
 import { Notices } from './notices/index.ts';
 import { ToldFile } from './notices/told.ts';
 import { presetHandlers } from './presets/handlers.ts';
@@ -36,6 +36,7 @@ import { openLog, type AppLog } from './log/index.ts';
 import { BatchEstimator, startEstimated } from './limits/estimate.ts';
 import { PriceBook, pricesHandlers } from './limits/prices.ts';
 import { keysKnownTo } from './log/keys.ts';
+import { logJobFailures } from './log/job-failures.ts';
 import { APP_VERSION } from './app-version.ts';
 import { pacingRates } from './limits/pacer.ts';
 
@@ -94,6 +95,7 @@ export async function createCore(opts: CoreOptions) {
     warn: (m) => log.warn(m),
   });
   engine.on('jobs.changed', (e) => events.emit('jobs.changed', e));
+  logJobFailures(engine, log);
   mediaRoots.push(() => [...engine.store.mediaRoots(), effectiveSettings().outputDir]);
   outputFolders.push(() => [effectiveSettings().outputDir, ...engine.store.batchOutDirs()]);
   /** A folder the OS may open for the renderer (see checkOpenableFolder); throws why not. */
@@ -160,7 +162,12 @@ export async function createCore(opts: CoreOptions) {
     inbox: join(opts.home, 'inbox'),
   });
   // Watches only while this process holds the queue; the CLI's `watch` runs its own over its engine.
-  const hotFolderWatcher = new HotFolderWatcher({ store: hotFolderStore, engine, onProblem: (m) => log.warn(m) });
+  const hotFolderWatcher = new HotFolderWatcher({
+    store: hotFolderStore,
+    engine,
+    onProblem: (m) => log.warn(m),
+    guardJobs: guardJobsFrom(opts.env ?? process.env),
+  });
   outputFolders.push(() => hotFolderStore.folders().map((f) => f.outDir));
   const prices = new PriceBook(engine.store.db);
   const estimator = new BatchEstimator({ prices, pacer: engine.pacer });

@@ -49,6 +49,8 @@ export interface Faults {
   listWindow: number | null;
   /** List paths whose GET answers 404 (`*`: every list), while their tasks still answer by id. */
   listNotFound: string[];
+  /** Every 2xx answer of the API echoes the caller's key in its texts and URLs (see echo.ts). */
+  echoKeyInAnswers: boolean;
 }
 
 export const APP_RUN_ENDINGS = ['completed', 'completed_with_errors', 'cancelled'] as const;
@@ -81,6 +83,7 @@ export function defaultFaults(taskDurationMs = DEFAULT_TASK_DURATION_MS): Faults
     putAnswerDelayMs: 0,
     listWindow: null,
     listNotFound: [],
+    echoKeyInAnswers: false,
   };
 }
 
@@ -114,6 +117,7 @@ export const faultsPatchSchema = z
     putAnswerDelayMs: z.number().int().min(0).max(600_000),
     listWindow: z.number().int().min(0).max(1_000_000).nullable(),
     listNotFound: z.array(z.string().min(1).max(300)).max(100),
+    echoKeyInAnswers: z.boolean(),
   })
   .partial()
   .strict();

@@ -4,6 +4,7 @@ import { registerAuditRoute } from './audit-route.ts';
 import { DiskStore } from './blob-store.ts';
 import { registerControl } from './control.ts';
 import { bufferSource, generatedSource, sendBytes, type ByteSource } from './download.ts';
+import { echoKeyInto } from './echo.ts';
 import { FAULT_MESSAGES, FaultState } from './faults.ts';
 import { sendError, sendInvalid } from './errors.ts';
 import { callerOf, type Caller } from './keys.ts';
@@ -143,6 +144,14 @@ export function buildServer(opts: SandboxOptions): {
         return sendError(reply, fault.status, FAULT_MESSAGES[fault.status], headers);
       }
     }
+  });
+
+  app.addHook('onSend', async (req, reply, payload) => {
+    const caller = callers.get(req);
+    if (!state.faults.current.echoKeyInAnswers || !caller || reply.statusCode >= 300 || typeof payload !== 'string')
+      return payload;
+    if (!String(reply.getHeader('content-type') ?? '').includes('json')) return payload;
+    return JSON.stringify(echoKeyInto(JSON.parse(payload), caller.key));
   });
 
   app.setErrorHandler((err: Error & { statusCode?: number; code?: string }, _req, reply) => {

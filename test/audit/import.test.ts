@@ -106,6 +106,74 @@ describe('import: each format', () => {
   });
 });
 
+describe('import: files from other tools and systems', () => {
+  it("CSV led by Excel's `sep=;` or `sep=,` line: read with that separator, and not reported as stopped", async () => {
+    const semi =
+      'sep=;\r\nevent_id;date;category;action.event_type;action.data\r\n' +
+      'evt_0;2026-03-01T10:00:00Z;a, b;team.member.invited;"{""group_id"":1,""x"":2}"\r\n' +
+      'evt_1;2026-03-01T11:00:00Z;c;team.member.invited;\r\n';
+    expect(await importOne('semi.csv', semi)).toMatchObject({
+      format: 'csv',
+      items: 2,
+      accepted: 2,
+      rejected: 0,
+      fatal: null,
+    });
+    expect(await importOne('comma.csv', `\ufeffsep=,\r\n${csv(events(2, 4))}`)).toMatchObject({
+      items: 2,
+      accepted: 2,
+      fatal: null,
+    });
+    expect(ids()).toEqual(['evt_0', 'evt_1', 'evt_2', 'evt_3']);
+    expect(service.event('evt_0')!.event).toMatchObject({ category: 'a, b', action: { data: { group_id: 1, x: 2 } } });
+  });
+
+  it('a bad header stops the file: no row after it is read, even within the same read chunk', async () => {
+    const r = await importOne('bad-header.csv', `what,ever\r\n${csv(events(0, 2))}`);
+    expect(r).toMatchObject({ items: 0, accepted: 0 });
+    expect(r.fatal).toMatch(/^the header row lacks event_id/);
+    expect(ids()).toEqual([]);
+  });
+
+  it('CR-only line ends (old Mac files) in NDJSON and CSV, with the lines counted right', async () => {
+    const cr = (t: string) => t.replace(/\r?\n/g, '\r');
+    expect(await importOne('mac.ndjson', cr(ndjson(events(0, 3))))).toMatchObject({
+      format: 'ndjson',
+      items: 3,
+      accepted: 3,
+      fatal: null,
+    });
+    expect(await importOne('mac.txt', cr(ndjson(events(3, 5))))).toMatchObject({ format: 'ndjson', accepted: 2 });
+    expect(await importOne('mac.csv', cr(csv(events(5, 7))))).toMatchObject({ format: 'csv', accepted: 2 });
+    const bad = await importOne('mac-bad.ndjson', cr(`${ndjson(events(7, 8))}{oops\n${ndjson(events(8, 9))}`));
+    expect(bad).toMatchObject({ accepted: 2, rejected: 1, fatal: null });
+    expect(bad.rejects[0].line).toBe(2);
+    // CRLF split between two read chunks is one line end, not two.
+    const crlf = await importOne('crlf.ndjson', `${ndjson(events(9, 10)).replace('\n', '\r\n')}{oops\r\n`);
+    expect(crlf.rejects.map((x) => x.line)).toEqual([2]);
+    expect(ids()).toHaveLength(10);
+  });
+
+  it('an event_id with bytes that are not UTF-8 is refused by its line, never merged with another', async () => {
+    const line = (id: Buffer) =>
+      Buffer.concat([
+        Buffer.from('{"event_id":"evt_'),
+        id,
+        Buffer.from('","date":"2026-03-01T10:00:00Z","category":"x","action":{"event_type":"a.b"}}\n'),
+      ]);
+    const r = await importOne(
+      'latin1.ndjson',
+      Buffer.concat([line(Buffer.from([0xff])), line(Buffer.from([0xfe])), line(Buffer.from('ok'))]),
+    );
+    expect(r).toMatchObject({ items: 3, accepted: 1, duplicates: 0, rejected: 2 });
+    expect(r.rejects.map((x) => [x.line, x.reason])).toEqual([
+      [1, 'event_id holds bytes that are not UTF-8 (read as \ufffd), so it cannot be told from another id'],
+      [2, 'event_id holds bytes that are not UTF-8 (read as \ufffd), so it cannot be told from another id'],
+    ]);
+    expect(ids()).toEqual(['evt_ok']);
+  });
+});
+
 describe('import: deduplication and what is already cached', () => {
   it.each([
     { how: 'row by row', load: 'rows' as const },

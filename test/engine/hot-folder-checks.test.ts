@@ -56,11 +56,9 @@ describe('adding a hot folder refuses, saying why', () => {
     const inside = join(watched, 'results');
     expect(await refusal({ ...add, folder: watched, outDir: inside })).toMatchObject({
       code: 'invalid',
-      message: `output folder: ${inside} is inside the watched folder ${watched}, so its results would be processed again; choose a folder outside it`,
+      message: `output folder: ${inside} is inside the watched folder ${watched}, so its results would be processed again; choose a folder outside every hot folder`,
     });
-    expect((await refusal({ ...add, folder: watched, outDir: watched })).message).toContain(
-      'is inside the watched folder',
-    );
+    expect((await refusal({ ...add, folder: watched, outDir: watched })).message).toContain('is the watched folder');
   });
 
   it('an unknown tool, a tool that takes no files, and settings the tool refuses', async () => {

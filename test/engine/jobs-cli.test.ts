@@ -1,4 +1,5 @@
 // `mediadesk jobs list` as a user runs it: a real process over a real queue database and Sandbox.
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
@@ -125,6 +126,45 @@ describe('mediadesk jobs retry', () => {
     expect(r.code, r.err).toBe(0);
     expect(r.out).toBe(`${failed.slice(0, 8)} queued\n`);
     expect(r.err).toMatch(/^progress 1\/1: 1 done, 0 in flight$/m);
+  });
+});
+
+describe('mediadesk jobs retry of an old failed job', () => {
+  it('is not paid again when a later run already made its input with the same settings (no -2 file)', async () => {
+    const input = join(dir, 'later', 'h.png');
+    const engine = engineFor(join(dir, 'home'), sandbox.url);
+    let failed: string;
+    try {
+      engine.start();
+      await control(sandbox.url, 'faults', { failureRate: 1 });
+      const first = await engine.startBatch({
+        tool: 'upscaler-precision',
+        inputs: await makeImages(join(dir, 'later'), ['h.png']),
+        params: {},
+        outDir: join(dir, 'out'),
+      });
+      await settle(engine, first.jobIds);
+      failed = first.jobIds[0];
+      await control(sandbox.url, 'reset', {});
+      const later = await engine.startBatch({
+        tool: 'upscaler-precision',
+        inputs: [input],
+        params: {},
+        outDir: join(dir, 'out'),
+      });
+      await settle(engine, later.jobIds);
+      expect(engine.jobRows(later.jobIds)[0].state).toBe('done');
+    } finally {
+      await engine.close();
+    }
+    await control(sandbox.url, 'reset', {});
+    const r = await cli(['jobs', 'retry', failed.slice(0, 8)]);
+    expect(r.code).toBe(2);
+    expect(r.err.trim()).toBe(
+      `mediadesk jobs: job ${failed} is not sent again: a later job already made ${join(dir, 'out', 'h_upscaler-precision.png')} from its input with the same settings; delete that result to make it anew`,
+    );
+    expect(creates(await control(sandbox.url, 'stats'))).toBe(0);
+    expect(readdirSync(join(dir, 'out')).filter((n) => n.startsWith('h_'))).toEqual(['h_upscaler-precision.png']);
   });
 });
 

@@ -1,10 +1,12 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
-import { redactSecrets } from '../../shared/redact.ts';
+import WebSocket from 'ws';
+import { startWebHost } from '../../electron/host/web/server.ts';
+import { redactDeep, redactSecrets } from '../../shared/redact.ts';
 import { cliEnv, runCli } from '../cli.ts';
 import { control } from './helpers.ts';
 
@@ -39,6 +41,99 @@ describe('a server that echoes the API key in an error', () => {
     } finally {
       await control(sb.url, 'faults', { echoKey: false });
     }
+  });
+});
+
+/** Every file below `dir` (databases with their journals, logs, reports, results' records) that holds `needle`. */
+function filesHolding(dir: string, needle: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name))
+    .filter((p) => readFileSync(p).includes(needle));
+}
+
+async function image(path: string, background: string) {
+  writeFileSync(
+    path,
+    await sharp({ create: { width: 32, height: 32, channels: 3, background } })
+      .png()
+      .toBuffer(),
+  );
+}
+
+describe('a server that echoes the API key in every answer, failed and done (echoKeyInAnswers)', () => {
+  it('keeps the key out of the database, the log, the CLI output, reports and the web host replies', async () => {
+    const key = 'sandbox-owner';
+    const dir = mkdtempSync(join(tmpdir(), 'md-redact-2xx-'));
+    const home = join(dir, 'home');
+    for (const f of ['failing', 'working']) mkdirSync(join(dir, f));
+    await image(join(dir, 'failing', 'a.png'), '#113355');
+    await image(join(dir, 'working', 'b.png'), '#553311');
+    const env = cliEnv(home, sb.url, key);
+    const outputs: string[] = [];
+    const cli = async (args: string[]) => {
+      const r = await runCli(args, { env });
+      outputs.push(`$ ${args.join(' ')}\n${r.out}\n${r.err}`);
+      return r;
+    };
+    try {
+      await control(sb.url, 'faults', { echoKeyInAnswers: true, failureRate: 1 });
+      const failed = await cli([
+        'run',
+        'upscaler-precision',
+        join(dir, 'failing'),
+        '--out',
+        join(dir, 'out'),
+        '--json',
+      ]);
+      expect(failed.code).not.toBe(0);
+      await control(sb.url, 'faults', { failureRate: 0 });
+      const done = await cli(['run', 'upscaler-precision', join(dir, 'working'), '--out', join(dir, 'out'), '--json']);
+      expect(done.code, done.err).toBe(0);
+    } finally {
+      await control(sb.url, 'faults', { echoKeyInAnswers: false, failureRate: 0 });
+    }
+    const listed = await cli(['jobs', 'list', '--all', '--json']);
+    const { jobs } = JSON.parse(listed.out) as { jobs: { batchId: string; state: string; error: string | null }[] };
+    expect(jobs.map((j) => j.state).sort()).toEqual(['done', 'failed']);
+    // The server's words are kept, the key replaced.
+    expect(jobs.find((j) => j.state === 'failed')!.error).toContain('[redacted key]');
+    for (const batch of new Set(jobs.map((j) => j.batchId))) {
+      await cli(['report', batch, '--json']);
+      await cli(['report', batch, '--csv', join(dir, `report-${batch}.csv`)]);
+    }
+    const host = await startWebHost({ home, env });
+    try {
+      const ws = new WebSocket(`${host.origin.replace('http', 'ws')}/ws?token=${host.token}`);
+      const reply = await new Promise<string>((resolve, reject) => {
+        ws.on('message', (m) => {
+          if (!('event' in JSON.parse(String(m)))) resolve(String(m));
+        });
+        ws.once('open', () => ws.send(JSON.stringify({ id: 1, cmd: 'jobs.list', payload: { limit: 50, offset: 0 } })));
+        ws.once('error', reject);
+      });
+      ws.close();
+      expect(reply).toContain('[redacted key]');
+      outputs.push(reply);
+    } finally {
+      await host.close();
+    }
+    expect(outputs.filter((o) => o.includes(key))).toEqual([]);
+    expect(filesHolding(dir, key)).toEqual([]);
+    expect(readdirSync(join(home, 'logs')).length).toBeGreaterThan(0);
+  }, 120_000);
+
+  it('redactDeep replaces the key in every string and name of an answer, and leaves signatures alone', () => {
+    const sig = 'a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6';
+    const answer = { data: { generated: [`https://x/r.png?sig=${sig}&k=KEY1`], error: 'bad KEY1', KEY1: 1, n: 3 } };
+    expect(redactDeep(answer, ['KEY1'])).toEqual({
+      data: {
+        generated: [`https://x/r.png?sig=${sig}&k=[redacted key]`],
+        error: 'bad [redacted key]',
+        '[redacted key]': 1,
+        n: 3,
+      },
+    });
   });
 });
 

@@ -16,6 +16,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { startWebHost } from '../../electron/host/web/server.ts';
 import { DropNames } from '../../electron/host/web/drop-names.ts';
+import { nestsDeeper } from '../../electron/host/web/message.ts';
 import { deepEventLine, makeEvent, rowOf } from '../audit/helpers.ts';
 
 const home = mkdtempSync(join(tmpdir(), 'md-web-'));
@@ -478,6 +479,29 @@ describe('web host socket', () => {
     ws.send(JSON.stringify({ id: 1, cmd: 'settings.get', payload: { pad: 'x'.repeat(17 * 1024 * 1024) } }));
     expect(await closed).toBe(1009);
     expect(replies).toEqual([]);
+  });
+});
+
+describe('web host socket, nested frames', () => {
+  it('refuses a frame of the largest size that nests deeply before parsing it (parsed, 20 of them kept 280 MB), and keeps serving', async () => {
+    const { ws, replies } = await openSocket();
+    const levels = Math.floor((16 * 1024 * 1024 - 100) / 6);
+    const frame = `{"id":1,"cmd":"settings.get","payload":${'{"a":'.repeat(levels)}0${'}'.repeat(levels)}}`;
+    for (let i = 0; i < 3; i++) ws.send(frame);
+    ws.send(JSON.stringify({ id: 'after', cmd: 'settings.get', payload: {}, note: '[[[{{{"]]]' }));
+    await expect.poll(() => replies.length, { timeout: 30_000 }).toBe(4);
+    ws.close();
+    // Answered under the id it opens with, so the page's request does not wait forever.
+    expect(replies.slice(0, 3).map((r) => [r.id, r.error?.message])).toEqual(
+      Array(3).fill([1, 'message is nested deeper than 64 levels']),
+    );
+    expect(replies[3]).toMatchObject({ id: 'after' });
+  });
+
+  it('counts nesting outside strings only', () => {
+    expect(nestsDeeper(`{"a":"${'['.repeat(100)}"}`, 64)).toBe(false);
+    expect(nestsDeeper(`{"a":"\\\\"}${'['.repeat(65)}`, 64)).toBe(true);
+    expect(nestsDeeper(Buffer.from(`${'['.repeat(64)}${']'.repeat(64)}`), 64)).toBe(false);
   });
 });
 

@@ -4,7 +4,7 @@ import { Agent as HttpAgent, type IncomingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { Agent, interceptors, type Dispatcher } from 'undici';
 import { DEFAULT_KEY_HEADER } from '../../../shared/service-profile.ts';
-import { redactSecrets } from '../../../shared/redact.ts';
+import { redactDeep, redactSecrets } from '../../../shared/redact.ts';
 
 /** Where requests go and with which key; read per request so a key change applies at once. */
 export interface ApiTarget {
@@ -482,7 +482,8 @@ export class ApiClient {
     if (answer.status < 200 || answer.status >= 300)
       throw this.toApiError(new StatusFailure(answer), method, path, request.create, apiKey);
     try {
-      return parseBody(answer) as T;
+      // Every answer, not only errors: a 2xx body may echo the key (a failed task's error, a result URL).
+      return redactDeep(parseBody(answer), [apiKey]) as T;
     } catch (err) {
       throw this.toApiError(err, method, path, request.create, apiKey);
     }

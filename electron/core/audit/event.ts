@@ -250,6 +250,9 @@ function toRow(event: unknown, text?: string): EventRow {
   }
   if (deeperThan(event, MAX_EVENT_DEPTH)) throw new Reject(TOO_DEEP);
   const eventId = str(event, 'event_id', '', true)!;
+  // U+FFFD is what bytes that are not UTF-8 are read as: two such ids would merge into one.
+  if (eventId.includes('\ufffd'))
+    throw new Reject('event_id holds bytes that are not UTF-8 (read as \ufffd), so it cannot be told from another id');
   const date = str(event, 'date', '', true)!;
   const ts = isoUtcMs(date);
   if (!Number.isFinite(ts)) throw new Reject(`date ${JSON.stringify(date.slice(0, 40))} is not an ISO 8601 date-time`);

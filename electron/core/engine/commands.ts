@@ -1,10 +1,11 @@
+import { existsSync } from 'node:fs';
 import { DeskError } from '../../../shared/contract/define.ts';
 import type { BatchRecord, HeldBy, JobRecord, QueueStatus } from '../../../shared/contract/jobs.ts';
 import { canceledMessage } from '../queue/job-messages.ts';
 import type { JobState } from '../../../shared/contract/jobs.ts';
 import { ATTENTION } from '../queue/job-messages.ts';
 import { REQUEUE_FRESH } from '../queue/states.ts';
-import { toJobRecord, type JobRow, type JobStore } from '../queue/store.ts';
+import { settingsKey, toJobRecord, type JobRow, type JobStore } from '../queue/store.ts';
 import type { QueueLease } from './lease.ts';
 import type { Runner } from './runner.ts';
 
@@ -122,6 +123,12 @@ export class QueueCommands {
     else if (job.taskId && job.state === 'canceled')
       moved = this.store.move(id, job.state, 'running', { error: null, nextPollAt: Date.now() });
     else {
+      const made = this.madeSince(job);
+      if (made)
+        throw new DeskError(
+          'conflict',
+          `job ${id} is not sent again: a later job already made ${made} from its input with the same settings; delete that result to make it anew`,
+        );
       // A task the service accepted was charged, and stays so when the job is sent anew: the report counts it.
       const earlierCharges = job.taskId
         ? [...job.earlierCharges, { taskId: job.taskId, at: job.submittedAt ?? job.updatedAt }]
@@ -132,6 +139,18 @@ export class QueueCommands {
     this.runner.reconcileSoon();
     this.runner.kick();
     return this.job(id);
+  }
+
+  /** A result still on disk that a finished job made from this job's input, tool, settings and output folder. */
+  private madeSince(job: JobRow): string | null {
+    if (!job.inputPath) return null;
+    const done = this.store.doneOutputs(job.tool, job.outDir);
+    const settings = settingsKey(job.params);
+    return (
+      (done.byInput.get(job.inputPath) ?? []).find(
+        (out) => done.byOutput.get(out)?.settings === settings && existsSync(out),
+      ) ?? null
+    );
   }
 
   cancelBatch(id: string): BatchRecord {

@@ -166,6 +166,11 @@ export class Engine {
     return this.commands.jobStates(ids);
   }
 
+  /** Whether a job or app run of this data folder wrote `path`. */
+  isResult(path: string): boolean {
+    return this.store.isResult(path);
+  }
+
   status(): QueueStatus {
     return this.commands.status();
   }

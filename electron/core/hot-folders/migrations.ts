@@ -45,4 +45,12 @@ export const HOT_FOLDER_MIGRATIONS: readonly Migration[] = [
       db.exec('ALTER TABLE hot_folders ADD COLUMN settle_seconds INTEGER NOT NULL DEFAULT 2');
     },
   },
+  {
+    version: 3,
+    name: 'hot_folders.unsourced_jobs',
+    // The spend guard's count: jobs queued from files that look like MediaDesk's own results.
+    up: (db) => {
+      db.exec('ALTER TABLE hot_folders ADD COLUMN unsourced_jobs INTEGER NOT NULL DEFAULT 0');
+    },
+  },
 ];

@@ -15,7 +15,8 @@ import { openDatabase, type Db } from '../db/open.ts';
 import { assertParams } from '../engine/params-check.ts';
 import { batchFieldOf } from '../engine/request.ts';
 import { assertOutputFolder } from '../output-folder.ts';
-import { batchResultsFolder, canonicalPath, isWithin } from '../paths.ts';
+import { batchResultsFolder, canonicalPath } from '../paths.ts';
+import { loopOf, outputLoop } from './loops.ts';
 import { followJobs, type JobReader } from './follow.ts';
 import { HOT_FOLDER_MIGRATIONS } from './migrations.ts';
 import { HotFolderStore, type FileState, type HotFolderRow } from './store.ts';
@@ -110,8 +111,12 @@ export class HotFolders {
     return this.record(this.row(id));
   }
 
+  /** Refused while its results could feed a watched folder (a folder changed since it was added). */
   resume(id: string): HotFolderRecord {
-    this.deps.store.setState(this.row(id).id, 'active');
+    const row = this.row(id);
+    const loop = loopOf(row, this.deps.store.folders());
+    if (loop) throw new DeskError('invalid', `cannot resume ${row.folder}: ${loop}; remove one of the two hot folders`);
+    this.deps.store.setState(row.id, 'active');
     return this.record(this.row(id));
   }
 
@@ -135,9 +140,16 @@ export class HotFolders {
         { field: 'outDir', reason: 'must be a full path' },
       ]);
     const outDir = await canonicalPath(raw);
-    if (isWithin(outDir, folder)) {
-      const reason = `is inside the watched folder ${folder}, so its results would be processed again; choose a folder outside it`;
+    const others = this.deps.store.folders();
+    const loop = outputLoop(outDir, [folder, ...others.map((f) => f.folder)]);
+    if (loop) {
+      const reason = `${loop}; choose a folder outside every hot folder`;
       throw new DeskError('invalid', `output folder: ${outDir} ${reason}`, [{ field: 'outDir', reason }]);
+    }
+    const feeding = others.find((f) => outputLoop(f.outDir, [folder]));
+    if (feeding) {
+      const reason = `the hot folder ${feeding.folder} writes its results to ${feeding.outDir}, so they would be processed here again`;
+      throw new DeskError('invalid', `folder: ${folder} cannot be watched: ${reason}`, [{ field: 'folder', reason }]);
     }
     assertOutputFolder(outDir);
     return outDir;

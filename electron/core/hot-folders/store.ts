@@ -137,8 +137,25 @@ export class HotFolderStore {
     this.db.prepare('UPDATE hot_folders SET settle_seconds = ? WHERE id = ?').run(seconds, id);
   }
 
+  /** Paused or resumed by a person: the problem and the spend guard's count start again. */
   setState(id: string, state: HotFolderState): void {
-    this.db.prepare('UPDATE hot_folders SET state = ?, problem = NULL WHERE id = ?').run(state, id);
+    this.db.prepare('UPDATE hot_folders SET state = ?, problem = NULL, unsourced_jobs = 0 WHERE id = ?').run(state, id);
+  }
+
+  /** Stopped by the watcher, saying why (the count is kept until a person resumes it). */
+  pauseWithProblem(id: string, problem: string): void {
+    this.db.prepare("UPDATE hot_folders SET state = 'paused', problem = ? WHERE id = ?").run(problem, id);
+  }
+
+  /** The spend guard's count of a folder's jobs from files that look like MediaDesk's results. */
+  unsourcedJobs(id: string): number {
+    const r = this.db.prepare('SELECT unsourced_jobs AS n FROM hot_folders WHERE id = ?').get(id) as
+      { n: number } | undefined;
+    return r?.n ?? 0;
+  }
+
+  addUnsourcedJobs(id: string, n: number): void {
+    if (n > 0) this.db.prepare('UPDATE hot_folders SET unsourced_jobs = unsourced_jobs + ? WHERE id = ?').run(n, id);
   }
 
   setProblem(id: string, problem: string | null): void {

@@ -9,6 +9,7 @@ import { isIgnoredName } from '../../../shared/validation/system-files.ts';
 import type { StartRequest } from '../engine/planner.ts';
 import { canonicalPath } from '../paths.ts';
 import { followJobs, type JobReader } from './follow.ts';
+import { carriesProvenance, looksLikeResult, loopOf } from './loops.ts';
 import type { FileVersion, HotFolderRow, HotFolderStore, Outcome } from './store.ts';
 
 /** How often waiting files are looked at; a folder's own wait (settleSeconds, at least 1 s) says when one is taken. */
@@ -19,10 +20,25 @@ const RETRY_MS = 30_000;
 const FOLDER_GONE =
   'is not there any more (moved, renamed or its drive unplugged); put it back or remove this hot folder';
 const FILES_WAIT = 'its files wait: ';
+const LOOP = 'not watched: ';
+const MADE_HERE = 'MediaDesk made it (a result): a hot folder never processes results again';
+/**
+ * The spend guard: a folder that queues more jobs than this from files named as MediaDesk names
+ * results (files it did not see arrive from outside) is paused until a person resumes it.
+ */
+export const GUARD_JOBS = 20;
+
+/** The guard's limit: MEDIADESK_HOT_FOLDER_GUARD when set to a whole number (tests), else GUARD_JOBS. */
+export function guardJobsFrom(env: NodeJS.ProcessEnv = process.env): number {
+  const n = Number(env.MEDIADESK_HOT_FOLDER_GUARD);
+  return Number.isInteger(n) && n > 0 ? n : GUARD_JOBS;
+}
 
 export interface WatchedEngine extends JobReader {
   readonly holdsQueue: boolean;
   startBatch(req: StartRequest): Promise<BatchStartResult>;
+  /** Whether a job or app run of this data folder wrote the file. */
+  isResult(path: string): boolean;
 }
 
 /** What happened to a file, for a terminal's log (`mediadesk watch`). */
@@ -60,13 +76,20 @@ export class HotFolderWatcher {
   private readonly retryAt = new Map<string, number>();
   private readonly listeners = new Set<(e: FileEvent) => void>();
   private readonly onProblem: (message: string) => void;
+  private readonly guardJobs: number;
   private timer: NodeJS.Timeout | null = null;
   private ticking: Promise<void> | null = null;
 
-  constructor(o: { store: HotFolderStore; engine: WatchedEngine; onProblem?: (message: string) => void }) {
+  constructor(o: {
+    store: HotFolderStore;
+    engine: WatchedEngine;
+    onProblem?: (message: string) => void;
+    guardJobs?: number;
+  }) {
     this.store = o.store;
     this.engine = o.engine;
     this.onProblem = o.onProblem ?? (() => {});
+    this.guardJobs = o.guardJobs ?? GUARD_JOBS;
   }
 
   onFile(listener: (e: FileEvent) => void): () => void {
@@ -119,12 +142,16 @@ export class HotFolderWatcher {
 
   /** Watches each active folder that is there, and lets go of paused, removed and vanished ones. */
   private async syncWatches(): Promise<void> {
-    const active = new Map(
-      this.store
-        .folders()
-        .filter((f) => f.state === 'active')
-        .map((f) => [f.id, f]),
-    );
+    const all = this.store.folders();
+    const active = new Map(all.filter((f) => f.state === 'active').map((f) => [f.id, f]));
+    // Checked on every step, not only when added: a folder added, moved or linked since may close a loop.
+    for (const row of active.values()) {
+      const loop = loopOf(row, all);
+      if (loop) {
+        this.store.setProblem(row.id, `${LOOP}${loop}; remove one of the two hot folders`);
+        active.delete(row.id);
+      } else if (row.problem?.startsWith(LOOP)) this.store.setProblem(row.id, (row.problem = null));
+    }
     for (const [id, w] of this.watches) {
       const row = active.get(id);
       if (!row || row.outDir !== w.row.outDir || row.tool !== w.row.tool) await this.unwatch(id);
@@ -229,7 +256,28 @@ export class HotFolderWatcher {
     if (!claimed.length) return;
     // batches.start names inputs as the file system does (links resolved): map them back.
     const byCanonical = new Map<string, string>();
-    for (const v of claimed) byCanonical.set(await canonicalPath(v.path), v.path);
+    const ours: Outcome[] = [];
+    for (const v of claimed) {
+      const canonical = await canonicalPath(v.path);
+      if (this.engine.isResult(canonical) || (await carriesProvenance(v.path)))
+        ours.push({ path: v.path, state: 'rejected', reason: MADE_HERE });
+      else byCanonical.set(canonical, v.path);
+    }
+    if (ours.length) this.record(row, ours);
+    if (!byCanonical.size) return;
+    const unsourced = [...byCanonical.values()].filter(looksLikeResult).length;
+    if (unsourced && this.store.unsourcedJobs(row.id) + unsourced > this.guardJobs) {
+      this.store.unclaim(row.id, [...byCanonical.values()]);
+      this.store.pauseWithProblem(
+        row.id,
+        `paused by the spend guard: it would queue more than ${this.guardJobs} jobs from files named as MediaDesk names its results, ` +
+          'which it did not see arrive from outside (does something copy results back into it?); resume it once that is fixed',
+      );
+      this.onProblem(`hot folder ${row.folder}: paused by the spend guard`);
+      // Watched afresh when resumed, which offers its waiting files again.
+      await this.unwatch(row.id);
+      return;
+    }
     let started: BatchStartResult;
     try {
       started = await this.engine.startBatch({
@@ -239,14 +287,16 @@ export class HotFolderWatcher {
         outDir: row.outDir,
       });
     } catch (err) {
+      const taken = new Set(byCanonical.values());
+      const waiting = claimed.filter((v) => taken.has(v.path));
       this.store.unclaim(
         row.id,
-        claimed.map((v) => v.path),
+        waiting.map((v) => v.path),
       );
       const message = err instanceof DeskError ? err.describe() : (err as Error).message;
       this.store.setProblem(row.id, `${FILES_WAIT}${message}`);
       this.retryAt.set(row.id, Date.now() + RETRY_MS);
-      for (const v of claimed) this.candidates.set(key(row.id, v.path), { folderId: row.id, version: v, since: 0 });
+      for (const v of waiting) this.candidates.set(key(row.id, v.path), { folderId: row.id, version: v, since: 0 });
       return;
     }
     this.retryAt.delete(row.id);
@@ -261,11 +311,20 @@ export class HotFolderWatcher {
       outcomes.set(local(s.path)!, { path: local(s.path)!, state: 'skipped', reason: s.reason });
     for (const r of started.rejected)
       outcomes.set(local(r.path)!, { path: local(r.path)!, state: 'rejected', reason: r.reason });
-    for (const v of claimed)
-      if (!outcomes.has(v.path))
-        outcomes.set(v.path, { path: v.path, state: 'rejected', reason: 'the queue did not take it; add it again' });
-    this.store.settleClaims(row.id, [...outcomes.values()]);
-    for (const o of outcomes.values())
+    for (const v of byCanonical.values())
+      if (!outcomes.has(v))
+        outcomes.set(v, { path: v, state: 'rejected', reason: 'the queue did not take it; add it again' });
+    this.record(row, [...outcomes.values()]);
+    this.store.addUnsourcedJobs(
+      row.id,
+      [...outcomes.values()].filter((o) => o.state === 'queued' && looksLikeResult(o.path)).length,
+    );
+  }
+
+  /** Records what became of claimed files and tells the listeners. */
+  private record(row: HotFolderRow, outcomes: readonly Outcome[]): void {
+    this.store.settleClaims(row.id, outcomes);
+    for (const o of outcomes)
       this.emit({
         folder: row.folder,
         path: o.path,

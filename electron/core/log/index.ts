@@ -31,6 +31,12 @@ export interface AppLog {
 
 export const logsDir = (home: string) => join(home, 'logs');
 
+/**
+ * The name electron-log would otherwise read from the package.json above the working directory:
+ * without one (the CLI run from a photo folder) it could not name the app and wrote nothing.
+ */
+export const LOG_APP_NAME = 'MediaDesk';
+
 export interface OpenLogOptions {
   home: string;
   /** The file's name without .log: the host. */
@@ -66,6 +72,7 @@ export function openLog(o: OpenLogOptions): AppLog {
   const logger = electronLog.create({ logId: `mediadesk-${o.name}-${++opened}` });
 
   const fileTransport = logger.transports.file;
+  fileTransport.setAppName(LOG_APP_NAME);
   fileTransport.resolvePathFn = () => file;
   fileTransport.maxSize = o.maxBytes ?? LOG_MAX_BYTES;
   fileTransport.level = 'debug';
@@ -89,6 +96,14 @@ export function openLog(o: OpenLogOptions): AppLog {
     // electron-log reports its own trouble (a file it cannot write) there too: not on a CLI's stderr.
     consoleTransport.writeFn = () => {};
   }
+
+  // The library's own trouble (a log it cannot write) is said once on stderr, never swallowed.
+  let toldTrouble = false;
+  (logger as typeof logger & { processInternalErrorFn(err: unknown): void }).processInternalErrorFn = (err) => {
+    if (toldTrouble) return;
+    toldTrouble = true;
+    process.stderr.write(`mediadesk: cannot write the log ${file}: ${(err as Error)?.message ?? String(err)}\n`);
+  };
 
   const at =
     (level: LogLevel) =>

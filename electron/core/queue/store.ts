@@ -493,6 +493,16 @@ export class JobStore {
     };
   }
 
+  /** Whether a job or an app run of this data folder wrote `path` (a hot folder never takes its own results). */
+  isResult(path: string): boolean {
+    const quoted = JSON.stringify(path);
+    const holds = (table: string) =>
+      this.stmt(
+        `SELECT 1 FROM ${table} WHERE instr(outputs, ?) > 0 AND EXISTS (SELECT 1 FROM json_each(${table}.outputs) WHERE value = ?) LIMIT 1`,
+      ).get(quoted, path) !== undefined;
+    return holds('jobs') || holds('app_runs');
+  }
+
   /** Files finished jobs wrote into folders strictly inside `root` (not `root` itself), each with the tool that made it. */
   resultsInside(root: string): Map<string, string> {
     const prefix = root.endsWith(sep) ? root : root + sep;

@@ -1,5 +1,6 @@
 import type { Engine } from '../../core/engine/engine.ts';
 import { openEngine } from '../../core/engine/open.ts';
+import { logJobFailures } from '../../core/log/job-failures.ts';
 import { SETTLED_STATES, type JobState } from '../../../shared/contract/jobs.ts';
 import { waitingReason } from '../../core/queue/job-messages.ts';
 import { oneLine, type CliContext } from './command.ts';
@@ -35,7 +36,9 @@ export async function openEngineSession(
     poll: ctx.env.MEDIADESK_POLL_MIN_MS
       ? { firstMs: Number(ctx.env.MEDIADESK_POLL_MIN_MS), minMs: Number(ctx.env.MEDIADESK_POLL_MIN_MS) }
       : undefined,
+    warn: (m) => services.core.log.warn(m),
   });
+  logJobFailures(engine, services.core.log);
   return {
     engine,
     services,

@@ -1,3 +1,4 @@
+import { openLog } from '../../core/log/index.ts';
 import { dataHome } from '../../core/paths.ts';
 import { oneLine, UsageError, type CliContext } from './command.ts';
 import { COMMANDS } from './commands/index.ts';
@@ -88,11 +89,23 @@ export async function runCli(argv: string[], io: Partial<CliContext> = {}): Prom
     return await cmd.run(ctx);
   } catch (err) {
     const msg = err instanceof Error ? err.message : String(err);
+    if (!(err instanceof UsageError)) logFailure(ctx, err);
     // A usage error quotes what the user typed, which may hold a newline or ESC (`--page "$N"` read
     // with its newline): escaped, it stays one whole line and cannot move the terminal's cursor.
     // Other errors keep only their first line, as before.
     stderr.write(`mediadesk ${name}: ${oneLine(err instanceof UsageError ? msg : msg.split('\n')[0])}\n`);
     return err instanceof UsageError ? 2 : 1;
+  }
+}
+
+/** A command's failure, in logs/cli.log beside what the core logged (the data folder may itself be the trouble). */
+function logFailure(ctx: CliContext, err: unknown): void {
+  try {
+    const log = openLog({ home: ctx.home, name: 'cli' });
+    log.addSecret(ctx.env.MEDIADESK_API_KEY);
+    log.error(`cli: mediadesk ${ctx.command} failed:`, err);
+  } catch {
+    // No log can be written: the error is on stderr already.
   }
 }
 

@@ -190,7 +190,7 @@ export async function startWebHost(options: WebHostOptions): Promise<RunningWebH
         let id: SocketRequest['id'] = null;
         let cmd = '';
         try {
-          const read = readSocketRequest(raw.toString('utf8'));
+          const read = readSocketRequest(raw);
           if ('refusal' in read) {
             socket.send(JSON.stringify(read.refusal));
             return;
@@ -199,9 +199,9 @@ export async function startWebHost(options: WebHostOptions): Promise<RunningWebH
           const reply = await core.dispatch(cmd, read.request.payload);
           if (socket.readyState === socket.OPEN) socket.send(replyText(id, cmd, reply));
         } catch (err) {
-          process.stderr.write(
-            `mediadesk web: a message${cmd ? ` for ${JSON.stringify(cmd.slice(0, 80))}` : ''} failed: ${err instanceof Error ? err.message : String(err)}\n`,
-          );
+          const why = `a message${cmd ? ` for ${JSON.stringify(cmd.slice(0, 80))}` : ''} failed:`;
+          process.stderr.write(`mediadesk web: ${why} ${err instanceof Error ? err.message : String(err)}\n`);
+          core.log.error(`web: ${why}`, err);
           if (socket.readyState === socket.OPEN)
             socket.send(
               replyText(id, cmd, {

@@ -110,6 +110,9 @@ export class CsvParser implements FormatParser {
   private header: (string | null)[] | null = null;
   private failed = false;
   private sawCr = false;
+  /** The field separator: a comma, or what an Excel `sep=;` first line names. */
+  private delimiter = COMMA;
+  private sawSep = false;
 
   feed(chunk: string, emit: Emit): void {
     if (this.failed) return;
@@ -145,7 +148,7 @@ export class CsvParser implements FormatParser {
           continue;
         }
       }
-      if (c === COMMA) {
+      if (c === this.delimiter) {
         this.pushField(chunk.slice(start, i));
         start = i + 1;
       } else if (c === NL || c === CR) {
@@ -200,6 +203,8 @@ export class CsvParser implements FormatParser {
   }
 
   private endRecord(emit: Emit, last: boolean): void {
+    // Stopped by a bad header: the rows after it are not read (they were, later in the same chunk).
+    if (this.failed) return;
     const fields = this.fields;
     const quoted = this.quoted;
     this.fields = [];
@@ -209,6 +214,13 @@ export class CsvParser implements FormatParser {
     this.recordLen = 0;
     if (fields.length === 1 && fields[0] === '') return; // blank line
     if (!this.header) {
+      // Excel's first line `sep=;` names the separator of the rest; it is no header.
+      const sep = this.record === 0 && !this.sawSep && /^\ufeff?sep=([^"\r\n])$/i.exec(fields.join(','));
+      if (sep) {
+        this.sawSep = true;
+        this.delimiter = sep[1].charCodeAt(0);
+        return;
+      }
       this.readHeader(fields, emit);
       return;
     }

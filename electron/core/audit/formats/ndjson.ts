@@ -1,16 +1,29 @@
 import { MAX_ITEM_CHARS, jsonError, pageItems, type Emit, type FormatParser } from './parsed.ts';
 
+const CR = 0x0d;
+const LF = 0x0a;
+
 /** One JSON value per line: an event, or an API page whose `data` events all count as items. */
 export class NdjsonParser implements FormatParser {
   private carry = '';
   private oversize = false;
   private line = 0;
   private item = 0;
+  /** The last line ended with a CR: a LF right after it belongs to that end (CRLF), not to a line of its own. */
+  private sawCr = false;
 
   feed(chunk: string, emit: Emit): void {
     let start = 0;
+    if (this.sawCr && chunk.startsWith('\n')) start = 1;
+    this.sawCr = false;
+    // A line ends at LF, CRLF or a lone CR (old Mac files): JSON never holds a raw CR or LF.
+    // Each found once per chunk (native search), not a scan per line.
+    let lf = chunk.indexOf('\n', start);
+    let cr = chunk.indexOf('\r', start);
     for (;;) {
-      const nl = chunk.indexOf('\n', start);
+      if (lf >= 0 && lf < start) lf = chunk.indexOf('\n', start);
+      if (cr >= 0 && cr < start) cr = chunk.indexOf('\r', start);
+      const nl = cr < 0 || lf < 0 ? Math.max(lf, cr) : Math.min(lf, cr);
       if (nl < 0) {
         if (!this.oversize) {
           this.carry += chunk.slice(start);
@@ -37,6 +50,10 @@ export class NdjsonParser implements FormatParser {
         this.handle(text, emit, false);
       }
       start = nl + 1;
+      if (chunk.charCodeAt(nl) === CR) {
+        if (start === chunk.length) this.sawCr = true;
+        else if (chunk.charCodeAt(start) === LF) start++;
+      }
     }
   }
 

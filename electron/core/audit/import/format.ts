@@ -29,7 +29,7 @@ export function formatOfHead(head: string, ext: string): ImportFormat | 'binary'
   if (!text) return ext === '.json' ? 'json' : 'ndjson';
   if (text.startsWith('[')) return 'json';
   if (text.startsWith('{')) {
-    const firstLine = text.split('\n', 1)[0].trim();
+    const firstLine = text.split(/\r\n?|\n/, 1)[0].trim();
     try {
       JSON.parse(firstLine);
       // A complete object on the first line followed by more lines: one value per line.

@@ -3,7 +3,7 @@ import { findTool, parseParam, TOOLS, withDefaults } from '../../../../shared/ca
 import { isSettleSeconds, SETTLE_SECONDS_RULE, type HotFolderRecord } from '../../../../shared/contract/hot-folders.ts';
 import { canonicalPath } from '../../../core/paths.ts';
 import { settingsKey } from '../../../core/queue/store.ts';
-import { HotFolderWatcher, type FileEvent } from '../../../core/hot-folders/watcher.ts';
+import { guardJobsFrom, HotFolderWatcher, type FileEvent } from '../../../core/hot-folders/watcher.ts';
 import { oneLine, UsageError, type CliCommand, type CliContext } from '../command.ts';
 import { openEngineSession } from '../engine-session.ts';
 import { interruptible } from '../interrupt.ts';
@@ -160,6 +160,7 @@ export const watchCommand: CliCommand = {
       store: services.core.hotFolderStore,
       engine: session.engine,
       onProblem: (m) => ctx.stderr.write(`${oneLine(m)}\n`),
+      guardJobs: guardJobsFrom(ctx.env),
     });
     try {
       let hot = await hotFolderAt(services, folder);
