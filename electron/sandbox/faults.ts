@@ -34,6 +34,11 @@ export interface Faults {
   appRunFailureMessage: string | null;
   /** Creates answer 400 with the caller's key in the message and a field's reason: a server that echoes the key. */
   echoKey: boolean;
+  /**
+   * Requests whose path starts with one of these are taken and never answered (the connection stays
+   * open): a server that hangs. `*` hangs every API and download request. Empty = off.
+   */
+  neverAnswer: string[];
 }
 
 export const APP_RUN_ENDINGS = ['completed', 'completed_with_errors', 'cancelled'] as const;
@@ -60,6 +65,7 @@ export function defaultFaults(taskDurationMs = DEFAULT_TASK_DURATION_MS): Faults
     auditDelayMs: 0,
     appRunFailureMessage: null,
     echoKey: false,
+    neverAnswer: [],
   };
 }
 
@@ -83,6 +89,7 @@ export const faultsPatchSchema = z
     auditDelayMs: z.number().int().min(0).max(600_000),
     appRunFailureMessage: z.string().min(1).max(2000).nullable(),
     echoKey: z.boolean(),
+    neverAnswer: z.array(z.string().regex(/^(\*|\/.*)$/, 'a path starting with / or *')).max(50),
   })
   .partial()
   .strict();
@@ -118,6 +125,11 @@ export class FaultState {
     if (f.rate500 > 0 && this.rng() < f.rate500) return { kind: 'status', status: 500 };
     if (f.rate503 > 0 && this.rng() < f.rate503) return { kind: 'status', status: 503 };
     return null;
+  }
+
+  /** Whether a request to this path is left unanswered (the `neverAnswer` fault). */
+  hangs(path: string): boolean {
+    return this.current.neverAnswer.some((p) => p === '*' || path.startsWith(p));
   }
 
   failsNext(): boolean {
