@@ -1,3 +1,4 @@
+import { NO_ANSWER, NO_ANSWER_MS } from '../../../shared/work-status.ts';
 import { DeskError } from '../../../shared/contract/define.ts';
 import type { BatchRecord, HeldBy, JobRecord, QueueStatus } from '../../../shared/contract/jobs.ts';
 import { canceledMessage } from '../queue/job-messages.ts';
@@ -31,7 +32,8 @@ export class QueueCommands {
 
   status(): QueueStatus {
     this.runner.settleGoneSandbox();
-    const { rateLimitedUntil, heldBack } = this.runner.submitter;
+    const { rateLimitedUntil } = this.runner.submitter;
+    const heldBack = this.heldBack();
     const counts = this.store.counts();
     return {
       paused: this.store.flag('paused') === '1',
@@ -42,6 +44,13 @@ export class QueueCommands {
       running: this.lease.isHeld,
       counts,
     };
+  }
+
+  /** Why creates wait: a refusal's reason, else a create that has gone unanswered for NO_ANSWER_MS. */
+  heldBack(): string | null {
+    const { heldBack, unansweredSince } = this.runner.submitter;
+    if (heldBack) return heldBack;
+    return unansweredSince !== null && Date.now() - unansweredSince >= NO_ANSWER_MS ? NO_ANSWER : null;
   }
 
   pause(): QueueStatus {

@@ -43,6 +43,8 @@ export class Submitter {
   private readonly cappedSaid = new Map<string, string>();
   /** Jobs picked here whose `submitting` is not committed yet (still `queued` on disk), with their tool. */
   private readonly preparing = new Map<string, string>();
+  /** Creates in flight by job id, with when each was sent: a server that does not answer is said while it lasts. */
+  private readonly sending = new Map<string, number>();
   private readonly budgets: BatchBudgets;
 
   constructor(context: LoopContext, poller: Poller, downloads: Downloader) {
@@ -65,6 +67,18 @@ export class Submitter {
   /** Why creates wait, in a few words; null when they do not. */
   get heldBack(): string | null {
     return this.heldBackBy;
+  }
+
+  /** Batches whose budget holds their creates (batches.held_by). */
+  heldBatchIds(): string[] {
+    return this.budgets.heldIds();
+  }
+
+  /** Since when the oldest create in flight has waited for its answer; null when none is in flight. */
+  get unansweredSince(): number | null {
+    let oldest: number | null = null;
+    for (const at of this.sending.values()) oldest = oldest === null ? at : Math.min(oldest, at);
+    return oldest;
   }
 
   async submitQueued(): Promise<void> {
@@ -225,11 +239,14 @@ export class Submitter {
       this.preparing.delete(job.id);
     }
     let envelope: TaskEnvelope;
+    this.sending.set(job.id, Date.now());
     try {
       envelope = await tools.create(job.tool, slugs, params);
     } catch (err) {
       await this.onCreateError(job, err);
       return;
+    } finally {
+      this.sending.delete(job.id);
     }
     this.serverAnswered();
     const now = Date.now();

@@ -3,7 +3,14 @@ import { resolve } from 'node:path';
 import { findTool, TOOLS, withDefaults } from '../../../../shared/catalogue/index.ts';
 import { DeskError } from '../../../../shared/contract/define.ts';
 import { oneLine, terminalJson, UsageError, type CliCommand, type CliContext } from '../command.ts';
-import { countStates, openEngineSession, Progress, waitForJobs, type EngineSession } from '../engine-session.ts';
+import {
+  batchHoldNote,
+  countStates,
+  openEngineSession,
+  Progress,
+  waitForJobs,
+  type EngineSession,
+} from '../engine-session.ts';
 import { interruptible, TIMED_OUT } from '../interrupt.ts';
 import { timeLimitOf, type TimeLimit } from '../duration.ts';
 import { toJobRecord } from '../../../core/queue/store.ts';
@@ -270,11 +277,16 @@ export const runCommand: CliCommand = {
         if (stop.timedOut()) {
           // Creates in flight finish first (as after Ctrl-C); then why it got nowhere, when the server
           // refused or could not be reached: the likely reason a limit was set.
+          // A hold (budget, daily cap) is named with what lifts it: running the same command again does not.
+          const hold = batchHoldNote(engine, started.batch?.id);
           await engine.stop();
           const { waiting } = countStates(engine, started.jobIds);
+          const gaveUp = `gave up after ${args.timeout!.label} (--timeout): ${counts.done} of ${started.jobIds.length} done`;
           ctx.stderr.write(
-            `gave up after ${args.timeout!.label} (--timeout): ${counts.done} of ${started.jobIds.length} done${waiting ? `; still waiting: ${oneLine(waiting)}` : ''}; ` +
-              'the rest stay queued: run the same command again to resume (nothing is submitted twice)\n',
+            hold
+              ? `${gaveUp}; ${oneLine(hold)}\n`
+              : `${gaveUp}${waiting ? `; still waiting: ${oneLine(waiting)}` : ''}; ` +
+                  'the rest stay queued: run the same command again to resume (nothing is submitted twice)\n',
           );
           return TIMED_OUT;
         }
