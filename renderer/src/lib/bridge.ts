@@ -70,6 +70,13 @@ export function onResume(listener: () => void): () => void {
   return () => resumeListeners.delete(listener);
 }
 
+/** Why a command cannot be sent, by who answers at the tab's address. */
+const NOT_REACHED = {
+  gone: 'cannot reach the MediaDesk host',
+  replaced: 'the MediaDesk host was started with a new access link',
+  stranger: 'another program answers at this address, not the MediaDesk host',
+} as const;
+
 /** Waits between attempts to reach a host that went away: quick at first, then at most every five seconds. */
 const RETRY_DELAYS_MS = [250, 500, 1000, 2000, 5000];
 
@@ -152,6 +159,9 @@ function webSocketDesk(): DeskApi {
     const who = await whoAnswers(token);
     if (who === 'ok') return connect();
     setHostUp(false, who === 'gone' ? null : who);
+    // A command sent meanwhile is refused with why, as after a failed socket.
+    ready = Promise.reject(new DeskError('unavailable', NOT_REACHED[who]));
+    ready.catch(() => {});
     // A new token never comes back; a stranger may leave and the host return, asked again without the token.
     if (who !== 'replaced') again();
   };
