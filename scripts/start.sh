@@ -51,6 +51,10 @@ if [ "$(uname)" = Linux ] && [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}
 if [ -n "$electron_bin" ] && [ "$has_display" = 1 ]; then
   exec "$electron_bin" .
 fi
-[ -z "$electron_bin" ] && echo "(the Electron binary is not installed here; starting the web host: open the URL below)" >&2
-[ "$has_display" = 0 ] && [ -n "$electron_bin" ] && echo "(no display; starting the web host: open the URL below)" >&2
+# One reason, the README's first: without a display no window could open, binary or not.
+if [ "$has_display" = 0 ]; then
+  echo "(no display here, so MediaDesk runs in your browser: open the URL below)" >&2
+else
+  echo "(the Electron binary is not installed here (it downloads from outside the npm registry), so MediaDesk runs in your browser: open the URL below)" >&2
+fi
 exec node bin/web.js "$@"

@@ -19,8 +19,14 @@ perl -MEncode -MPOSIX -e1 2>/dev/null || need+=(perl)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "[test] installing ${need[*]}"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+    # apt and debconf warn on stderr as they install (no apt-utils, no dialog): that is not the
+    # tests' output, so it is kept in a log and shown only when the install fails.
+    apt_log=$(mktemp -t mediadesk-apt.XXXXXX)
+    if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"; } >"$apt_log" 2>&1; then
+      cat "$apt_log" >&2
+      echo "[test] installing ${need[*]} failed (above)" >&2
+      exit 1
+    fi
   else
     echo "[test] missing system packages: ${need[*]} (install them with apt-get; continuing)" >&2
   fi
@@ -33,7 +39,6 @@ fi
 
 if command -v dbus-run-session >/dev/null && command -v gnome-keyring-daemon >/dev/null; then
   export MEDIADESK_TEST_KEYRING=1
-  # A throwaway HOME keeps the test keyring away from the user's own.
-  HOME="$(mktemp -d)" exec dbus-run-session -- sh -c 'echo -n pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null; exec npm test'
+  exec bash scripts/keyring-session.sh npm test
 fi
 exec npm test

@@ -3,7 +3,7 @@ import { Backend, type RunningSandboxLike } from './backend.ts';
 import { createDispatcher, toErrorData, type AllHandlers } from './dispatch.ts';
 import { testConnection } from './connection.ts';
 import { EventBus } from './events.ts';
-import { ApiClient } from './api/client.ts';
+import { ApiClient, OPTIONAL_READ_MS } from './api/client.ts';
 import { listLoras } from './loras.ts';
 import { checkReferences } from './media/check.ts';
 import { MediaGate } from './media-gate.ts';
@@ -257,7 +257,7 @@ export async function createCore(opts: CoreOptions) {
     ...reportHandlers({
       store: engine.store,
       prices,
-      usage: (q, refresh) => team.analytics.query(q, refresh),
+      usage: (q, refresh) => team.analytics.query(q, refresh, { deadlineMs: OPTIONAL_READ_MS }),
       exportDir: () => savedDir('exports'),
     }),
     ...auditHandlers(audit, () => savedDir('exports')),
@@ -345,6 +345,8 @@ export async function createCore(opts: CoreOptions) {
       // First, while the database is open: a run POST in flight must store its run id, or the
       // next process finds it `submitting` and cannot tell whether it was paid.
       await team.apps.runner.stop();
+      // A read still waiting (a price, a report's charges) is let go: it must not keep the process alive.
+      client.abortReads();
       // Before the queue closes: a file being queued is recorded with its job.
       await hotFolderWatcher.stop();
       await engine.close();

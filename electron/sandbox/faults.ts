@@ -51,6 +51,11 @@ export interface Faults {
   listNotFound: string[];
   /** Every 2xx answer of the API echoes the caller's key in its texts and URLs (see echo.ts). */
   echoKeyInAnswers: boolean;
+  /**
+   * Requests whose path starts with one of these are taken and never answered (the connection stays
+   * open): a server that hangs. `*` hangs every API and download request. Empty = off.
+   */
+  neverAnswer: string[];
 }
 
 export const APP_RUN_ENDINGS = ['completed', 'completed_with_errors', 'cancelled'] as const;
@@ -84,6 +89,7 @@ export function defaultFaults(taskDurationMs = DEFAULT_TASK_DURATION_MS): Faults
     listWindow: null,
     listNotFound: [],
     echoKeyInAnswers: false,
+    neverAnswer: [],
   };
 }
 
@@ -118,6 +124,7 @@ export const faultsPatchSchema = z
     listWindow: z.number().int().min(0).max(1_000_000).nullable(),
     listNotFound: z.array(z.string().min(1).max(300)).max(100),
     echoKeyInAnswers: z.boolean(),
+    neverAnswer: z.array(z.string().regex(/^(\*|\/.*)$/, 'a path starting with / or *')).max(50),
   })
   .partial()
   .strict();
@@ -153,6 +160,11 @@ export class FaultState {
     if (f.rate500 > 0 && this.rng() < f.rate500) return { kind: 'status', status: 500 };
     if (f.rate503 > 0 && this.rng() < f.rate503) return { kind: 'status', status: 503 };
     return null;
+  }
+
+  /** Whether a request to this path is left unanswered (the `neverAnswer` fault). */
+  hangs(path: string): boolean {
+    return this.current.neverAnswer.some((p) => p === '*' || path.startsWith(p));
   }
 
   failsNext(): boolean {

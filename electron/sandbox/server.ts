@@ -132,6 +132,11 @@ export function buildServer(opts: SandboxOptions): {
     }
     // Faults hit the API and downloads only; the control API must keep working to turn them off.
     if (isApi || DOWNLOAD_PREFIXES.some((p) => path.startsWith(p))) {
+      if (state.faults.hangs(path)) {
+        // Taken and never answered: the socket stays open until the client gives up or the Sandbox closes.
+        reply.hijack();
+        return reply;
+      }
       const fault = state.faults.draw();
       if (fault?.kind === 'reset') {
         reply.hijack();

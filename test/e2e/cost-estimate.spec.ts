@@ -37,11 +37,18 @@ test('Studio says what a batch costs before Start, and the Queue shows its budge
 
   await page.getByTestId('budget-credits').fill('7');
   await page.getByTestId('start').click();
-  await page.goto(`${host.url}#queue`);
+  // The pause is said as the Queue says it, in the Studio and the tab title too.
+  await expect(page.getByTestId('batch-state')).toHaveText('Paused by budget');
+  await expect(page.getByTestId('batch-state-why')).toHaveText(
+    "the next job would go past this batch's budget of 30 credits (20 spent so far by the estimate).",
+  );
+  await expect(page).toHaveTitle('Paused by budget 1/3 · MediaDesk');
+  await page.getByTestId('nav-queue').click();
+  await expect(page.getByTestId('queue-state')).toHaveText('Paused by budget');
   await expect(page.getByTestId('budget-held')).toHaveText(
     "Paused: the next job would go past this batch's budget of 7 credits (5 spent so far by the estimate).",
   );
-  await expect(page.getByTestId('batch-summary')).toHaveText('paused by its budget');
+  await expect(page.getByTestId('batch-summary')).toHaveText('Paused by budget');
   await expect(page.getByTestId('batch-count')).toHaveText('1/3');
 
   await page.getByTestId('budget-remove').click();

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { expect, test } from '@playwright/test';
 import { newHome, startHost, watchErrors, type HostHandle } from './host.ts';
+import { KEY_KEPT, keySetMessage } from '../../shared/contract/foundation.ts';
 
 function filesUnder(dir: string): string[] {
   return readdirSync(dir).flatMap((n) => {
@@ -76,4 +77,27 @@ test('a live key set in the app is used for requests, yet appears in no log, dat
   const settings = JSON.parse(readFileSync(join(home, 'settings.json'), 'utf8'));
   expect(settings).toMatchObject({ backend: 'live', baseUrl: sandboxUrl });
   expect(JSON.stringify(settings)).not.toContain(secret);
+});
+
+test('a key kept in memory (no OS keychain) is said to be for this session only, and the next start is without it', async ({
+  page,
+}) => {
+  const errors = watchErrors(page);
+  // No Secret Service answers on this bus: the host keeps the key in memory.
+  const noKeychain = { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/bus' };
+  const home = newHome();
+  host = await startHost(home, noKeychain);
+  await page.goto(`${host.url}#settings`);
+  await page.locator('#key-input').fill('sandbox-admin');
+  await page.getByRole('button', { name: 'Set', exact: true }).click();
+  await expect(page.getByTestId('key-message')).toHaveText(keySetMessage('memory'));
+  await expect(page.getByTestId('key-message')).not.toContainText('stored');
+  await expect(page.getByTestId('key-status')).toContainText(KEY_KEPT.memory);
+  await host.stop();
+
+  // What the message promised: the next start has no key, and says so.
+  host = await startHost(home, noKeychain);
+  await page.goto(`${host.url}#settings`);
+  await expect(page.getByTestId('key-status')).toHaveText('No API key is set: the app uses the built-in Sandbox.');
+  expect(errors).toEqual([]);
 });

@@ -15,6 +15,7 @@ import {
 } from './studio-helpers.ts';
 import { hugePng } from '../huge-png.ts';
 import type { JobRecord } from '../../shared/contract/index.ts';
+import { NO_ANSWER } from '../../shared/work-status.ts';
 
 let host: HostHandle;
 let sandbox: SandboxProcess;
@@ -425,6 +426,31 @@ test('a create the server refuses for now: the header says the queue waits, the 
   );
   await page.getByTestId('job-name').click();
   await expect(page.getByTestId('job-error')).toHaveText(why);
+  expect(errors).toEqual([]);
+});
+
+test('a service that takes a create and never answers is shown as waiting for it, not as running, in the Studio, the title and the Queue', async ({
+  page,
+}) => {
+  const errors = watchErrors(page);
+  sandbox = await startSandboxProcess(200);
+  host = await startHost(newHome(), sandbox.env);
+  await setFaults(sandbox.url, { neverAnswer: ['/v1/ai/'] });
+  const dir = join(mkdtempSync(join(tmpdir(), 'md-silent-')), 'shoot');
+  await makeImages(dir, 1);
+  await page.goto(`${host.url}#studio`);
+  await page.getByTestId('tool-select').selectOption('upscaler-precision');
+  await page.getByTestId('pick-folder').setInputFiles(dir);
+  await expect(page.getByTestId('check-summary')).toHaveText('1 image ready');
+  await page.getByTestId('start').click();
+  // Past NO_ANSWER_MS, well before the client gives up on the create (30 s).
+  await expect(page.getByTestId('batch-state')).toHaveText('Waiting for the service', { timeout: 25_000 });
+  await expect(page.getByTestId('batch-state-why')).toHaveText(NO_ANSWER);
+  await expect(page).toHaveTitle('Waiting for the service 0/1 · MediaDesk');
+  await page.getByTestId('nav-queue').click();
+  await expect(page.getByTestId('queue-state')).toHaveText('Waiting for the service');
+  await expect(page.getByTestId('queue-held-back')).toHaveText(NO_ANSWER[0].toUpperCase() + NO_ANSWER.slice(1));
+  await expect(page.getByTestId('batch-summary')).toHaveText('Waiting for the service');
   expect(errors).toEqual([]);
 });
 

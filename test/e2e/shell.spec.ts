@@ -234,7 +234,7 @@ test('an API key that cannot be cleared or replaced says so, and the stored key 
     const status = await page.getByTestId('key-status').innerText();
 
     // The host stops: the tab's next attempt to reconnect is refused, and so is every call after it.
-    const reconnecting = page.waitForEvent('websocket');
+    const reconnecting = page.waitForEvent('requestfailed', (r) => r.url().includes('/hello'));
     await host.stop();
     await reconnecting;
     await page.getByRole('button', { name: 'Clear', exact: true }).click();
@@ -311,11 +311,11 @@ test('a change made while the host is gone, before the tab tries it again, is re
   host = await startHost(newHome());
   await page.goto(`${host.url}#settings`);
   await expect(page.getByTestId('concurrency')).toHaveValue('4');
-  // The tab asks the page whether the host came back before it reconnects: held, the tab stays
+  // The tab asks who answers (/hello) before it reconnects: held, the tab stays
   // between "closed" and its next try for as long as the test needs.
   const held: Route[] = [];
   await page.route(
-    (url) => url.pathname === '/' && url.searchParams.has('token'),
+    (url) => url.pathname === '/hello',
     (route) => void held.push(route),
   );
   await host.stop();

@@ -1,3 +1,4 @@
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server } from 'node:net';
 import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -63,16 +64,21 @@ test('a tab open before a restart finds the host again by itself, on the same po
   expect(errors).toEqual([]);
 });
 
+/** A tab open on a host (a fresh data folder, any free port), then the host stops. */
+async function tabThenHostStops(page: Page): Promise<{ home: string; port: number; token: string }> {
+  const home = newHome();
+  const stopped = await startHost(home);
+  host = stopped;
+  await page.goto(`${stopped.url}#settings`);
+  await expect(page.getByTestId('concurrency')).toBeVisible();
+  await stopped.stop();
+  return { home, port: portOf(stopped), token: stopped.token };
+}
+
 test('a host started with --new-token tells an open tab plainly to open the new URL, and stops trying', async ({
   page,
 }) => {
-  const home = newHome();
-  host = await startHost(home);
-  const port = portOf(host);
-  await page.goto(`${host.url}#settings`);
-  await expect(page.getByTestId('concurrency')).toBeVisible();
-  await host.stop();
-  const before = host.token;
+  const { home, port, token: before } = await tabThenHostStops(page);
   host = await startHost(home, {}, port, ['--new-token']);
   expect(host.token).not.toBe(before);
   await expect
@@ -91,7 +97,7 @@ test('a host started with --new-token tells an open tab plainly to open the new 
   await expect(page.getByTestId('host-down')).toBeHidden();
 });
 
-test('the default port taken by another program: another port, said, and tried first next time; one host per data folder', async () => {
+test('the default port taken by another program: another port, said; back on the default once it is free; one host per data folder', async () => {
   await holdPort(DEFAULT_WEB_PORT);
   const home = newHome();
   host = await startHost(home, {}, null);
@@ -100,7 +106,7 @@ test('the default port taken by another program: another port, said, and tried f
   await expect
     .poll(() => host!.stderr())
     .toContain(
-      `port ${DEFAULT_WEB_PORT} is in use by another program, so this launch listens on port ${port} and tries it first next time`,
+      `port ${DEFAULT_WEB_PORT} is in use by another program, so this launch listens on port ${port}; the next launch goes back to ${DEFAULT_WEB_PORT} when it is free`,
     );
 
   // A second launch on the same data folder starts nothing: it says so and prints the running host's URL.
@@ -113,17 +119,53 @@ test('the default port taken by another program: another port, said, and tried f
     .toContain(`a web host already runs for the data folder ${home}: open its URL above`);
   expect((await fetch(`${host.origin}/healthz`)).status).toBe(200);
 
+  // Still taken: the port it had, where its tabs look.
   await host.stop();
   host = await startHost(home, {}, null);
   expect(portOf(host)).toBe(port);
+
+  // Free again: back on the README's address.
+  await host.stop();
+  await new Promise((done) => blocker!.close(done));
+  blocker = undefined;
+  host = await startHost(home, {}, null);
+  expect(portOf(host)).toBe(DEFAULT_WEB_PORT);
   await expect.poll(() => host!.output()).toContain('data folder');
   expect(host.stderr()).not.toContain('in use by another program');
 
   // A port asked for with --port that is taken is not swapped for another: it says so.
+  await holdPort(port);
   const other = newHome();
   await expect(startHost(other, {}, port)).rejects.toThrow(
     `port ${port} is in use by another program; choose another with --port, or leave --port out to have one picked`,
   );
+});
+
+test('a tab whose host has gone sends its token to no other program that takes the port, and says who answers', async ({
+  page,
+}) => {
+  const { port, token } = await tabThenHostStops(page);
+  // Another program takes the port and answers everything, keeping what it is sent.
+  const heard: string[] = [];
+  const stranger = createHttpServer((req, res) => {
+    heard.push(`${req.method} ${req.url} cookie=${req.headers.cookie ?? ''}`);
+    res.setHeader('content-type', 'text/html');
+    res.end('<p>another program</p>');
+  });
+  stranger.on('upgrade', (req, socket) => {
+    heard.push(`UPGRADE ${req.url} cookie=${req.headers.cookie ?? ''}`);
+    socket.destroy();
+  });
+  await new Promise<void>((done) => stranger.listen(port, '127.0.0.1', done));
+  try {
+    await expect(page.getByTestId('host-down')).toContainText('Another program now answers at this address');
+    // Asked again while it waits, never with the token.
+    await expect.poll(() => heard.length, { timeout: 15_000 }).toBeGreaterThan(2);
+    for (const h of heard) expect(h).not.toContain(token);
+    expect(heard.filter((h) => h.startsWith('UPGRADE'))).toEqual([]);
+  } finally {
+    await new Promise((done) => stranger.close(done));
+  }
 });
 
 test('the data folder keeps the access token to its owner', async () => {

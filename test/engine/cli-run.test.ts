@@ -90,6 +90,31 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     expect(JSON.parse(listed.out).jobs.map((j: { input: string }) => j.input)).toEqual([join(at.dir, 'in', 'a.png')]);
   });
 
+  it('a file or folder that does not exist is bad input (exit 2), for a run and a check, before anything is paid', async () => {
+    const gone = join(at.dir, 'no such folder');
+    const before = creates(await control(at.url, 'stats'));
+    for (const extra of [[], ['--check']]) {
+      const r = await cli(['run', 'upscaler-precision', gone, '--out', join(at.dir, 'out-gone'), ...extra]);
+      expect(r.code, r.err).toBe(2);
+      expect(r.err).toContain(`no such file or folder: ${gone}`);
+    }
+    expect(creates(await control(at.url, 'stats'))).toBe(before);
+    expect(existsSync(join(at.dir, 'out-gone'))).toBe(false);
+  });
+
+  it('a finished batch run again ends 0, as its first run did, though its folder holds a file the tool does not take', async () => {
+    const mixed = join(at.dir, 'mixed');
+    await makeImages(mixed, ['a.png']);
+    writeFileSync(join(mixed, 'notes.txt'), 'not an image');
+    const args = ['run', 'upscaler-precision', mixed, '--out', join(at.dir, 'out-mixed')];
+    const first = await cli(args);
+    expect(first.code, first.err).toBe(0);
+    const again = await cli(args);
+    expect(again.code, again.err).toBe(0);
+    expect(again.err).toContain(`rejected ${join(mixed, 'notes.txt')}: this tool does not take .txt files`);
+    expect(again.out).toContain('already done: nothing new to make (1 skipped, 1 rejected); results are in ');
+  });
+
   it('--check says how many inputs are ready and names each one a run would skip, with why, and queues nothing', async () => {
     const shoot = join(at.dir, 'check-shoot');
     await makeImages(shoot, ['a.png', 'b.png']);

@@ -261,9 +261,17 @@ describe('mediadesk run --check, --budget-jobs and jobs budget', () => {
     );
     expect(paused.code).toBe(124);
     const batch = /batch ([0-9a-f]{8}): 2 queued/.exec(paused.out)![1];
-    expect(paused.err).toContain(
-      `Paused: this batch's budget of 1 job is used. Change it with \`mediadesk jobs budget ${batch}\`.`,
-    );
+    // Said as the Studio and the Queue say it, on every line while it lasts, and in the summary with
+    // what lifts it: running the same command again would not.
+    const hold = `Paused by budget: this batch's budget of 1 job is used. Raise or remove it with \`mediadesk jobs budget ${batch}\` (running the same command again does not).`;
+    const lines = paused.err.trimEnd().split('\n');
+    const progress = lines.filter((l) => l.startsWith('progress '));
+    const from = progress.findIndex((l) => l.endsWith(`(${hold})`));
+    expect(from, paused.err).toBeGreaterThanOrEqual(0);
+    expect(progress.slice(from).every((l) => l.endsWith(`(${hold})`))).toBe(true);
+    expect(lines.at(-1)).toMatch(/^gave up after 4s \(--timeout\): [01] of 2 done; Paused by budget: /);
+    expect(lines.at(-1)!.endsWith(hold)).toBe(true);
+    expect(paused.err).not.toContain('run the same command again to resume');
     const lifted = await runCli(['jobs', 'budget', batch, '--none'], { env });
     expect([lifted.code, lifted.out]).toEqual([
       0,

@@ -142,13 +142,36 @@ describe('which events make which notice, once', () => {
     const heldBy = "Paused: this batch's budget of 3 jobs is used.";
     const held = batch({ done: 3, queued: 7 }, { heldBy });
     const [notice] = d.fromJobs({ batches: [held], jobs: [] }, []);
-    expect(notice).toMatchObject({ title: 'Precision upscaler: paused by its budget', body: heldBy, batchId: 'b1' });
+    // The Studio's and the Queue's words: the state's label, then why.
+    expect(notice).toMatchObject({
+      title: 'Precision upscaler: Paused by budget',
+      body: "Paused by budget: this batch's budget of 3 jobs is used.",
+      batchId: 'b1',
+    });
     expect(d.fromJobs({ batches: [held], jobs: [] }, [])).toEqual([]);
     expect(d.fromJobs({ batches: [batch({ done: 4, queued: 6 })], jobs: [] }, [])).toEqual([]);
     const again = batch({ done: 6, queued: 4 }, { heldBy: "Paused: this batch's budget of 6 jobs is used." });
-    expect(titles(d.fromJobs({ batches: [again], jobs: [] }, []))).toEqual([
-      'Precision upscaler: paused by its budget',
-    ]);
+    expect(titles(d.fromJobs({ batches: [again], jobs: [] }, []))).toEqual(['Precision upscaler: Paused by budget']);
+  });
+
+  it('a batch held at its daily cap is told once, in the same words as the Queue; a wait for the service is not told', () => {
+    const d = new NoticeDecider(memory());
+    const queued = batch({ done: 2, queued: 3 });
+    const cap = { tool: 'upscaler-precision', title: 'Precision upscaler', limit: 2, left: 0, resetsAt: 0, waiting: 3 };
+    const status = {
+      paused: false,
+      rateLimitedUntil: null,
+      heldBack: null,
+      heldBy: [cap],
+      running: true,
+      counts: batch({}).counts,
+    };
+    const [notice] = d.fromJobs({ batches: [queued], jobs: [], status }, []);
+    expect(notice.title).toBe('Precision upscaler: Held by a daily cap');
+    expect(notice.body).toMatch(/^Held by a daily cap: the daily limit of 2 jobs for Precision upscaler is reached;/);
+    expect(d.fromJobs({ batches: [queued], jobs: [], status }, [])).toEqual([]);
+    const waiting = { ...status, heldBy: [], heldBack: 'the service has not answered for over 10 s' };
+    expect(d.fromJobs({ batches: [batch({ done: 2, queued: 3 })], jobs: [], status: waiting }, [])).toEqual([]);
   });
 
   it('a workflow-app run that ends: done, failed, needs you; a canceled one is not told', () => {

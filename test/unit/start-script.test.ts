@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, rmSync, statSync, symlinkSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -72,6 +72,44 @@ describe.skipIf(!!skipped)('scripts/start.sh', () => {
     expect(third.err).toContain('Building MediaDesk…');
     expect(statSync(join(scratch, 'out/renderer/index.html')).mtimeMs).toBeGreaterThan(built);
   }, 240_000);
+
+  it('without a display, says so (as the README does) and serves the app to the browser', async () => {
+    const env: NodeJS.ProcessEnv = { ...process.env, MEDIADESK_HOME: join(scratch, 'home') };
+    delete env.DISPLAY;
+    delete env.WAYLAND_DISPLAY;
+    const child = spawn('bash', ['scripts/start.sh', '--port', '0'], { cwd: scratch, env });
+    let out = '';
+    let err = '';
+    child.stderr.on('data', (d) => (err += d));
+    const url = await new Promise<string>((done, fail) => {
+      child.stdout.on('data', (d) => {
+        out += d;
+        const m = /http:\/\/127\.0\.0\.1:\d+\/\S*/.exec(out);
+        if (m) done(m[0]);
+      });
+      child.once('exit', (code) => fail(new Error(`start.sh ended (${code}) before its URL: ${err}`)));
+    });
+    child.kill('SIGINT');
+    expect(url).toContain('token=');
+    expect(err).toContain('(no display here, so MediaDesk runs in your browser: open the URL below)');
+    expect(err).not.toContain('Electron binary');
+    await new Promise((done) => (child.exitCode === null ? child.once('exit', done) : done(null)));
+  }, 60_000);
+
+  it('runs a command in a D-Bus session with a keyring, the daemons saying nothing on its output', () => {
+    const r = spawnSync('bash', ['scripts/keyring-session.sh', 'sh', '-c', 'echo "$DBUS_SESSION_BUS_ADDRESS"'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    if (r.error || /not found/.test(r.stderr)) {
+      console.log('start-script: keyring session skipped, no dbus-run-session or gnome-keyring here');
+      return;
+    }
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^unix:/);
+    expect(r.stderr).toBe('');
+  });
 
   // npm 11 warns after `npm ci` about every install script package.json's allowScripts does not cover.
   it('leaves npm no install script to warn about', (ctx) => {

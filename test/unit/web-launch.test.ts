@@ -37,11 +37,12 @@ describe('the access token kept in the data folder', () => {
 });
 
 describe('the port a launch tries', () => {
-  it('--port alone when given; else the last one used, the default, then any free port', () => {
+  it('--port alone when given; else the default whenever it is free, then the last one used, then any free port', () => {
     expect(portsToTry(5000, 6000)).toEqual([5000]);
     expect(portsToTry(0, 6000)).toEqual([0]);
     expect(portsToTry(undefined, undefined)).toEqual([DEFAULT_WEB_PORT, 0]);
-    expect(portsToTry(undefined, 6000)).toEqual([6000, DEFAULT_WEB_PORT, 0]);
+    // A launch once moved off the default (it was taken) goes back to it: the README's address.
+    expect(portsToTry(undefined, 6000)).toEqual([DEFAULT_WEB_PORT, 6000, 0]);
     expect(portsToTry(undefined, DEFAULT_WEB_PORT)).toEqual([DEFAULT_WEB_PORT, 0]);
   });
 

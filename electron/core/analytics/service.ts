@@ -11,7 +11,7 @@ import type {
   UsageQuery,
   UsageResult,
 } from '../../../shared/contract/team.ts';
-import { ApiError, type ApiClient, type ApiTarget } from '../api/client.ts';
+import { ApiError, type ApiClient, type ApiTarget, type CallOptions } from '../api/client.ts';
 import type { Db } from '../db/open.ts';
 import { toCsv } from './csv.ts';
 import { bucketCover } from '../../../shared/usage-buckets.ts';
@@ -125,7 +125,7 @@ export class AnalyticsService {
   }
 
   /** The credit usage for a query: from the cache when it has it, else one request of today's budget. */
-  async query(q: UsageQuery, refresh = false): Promise<UsageResult> {
+  async query(q: UsageQuery, refresh = false, call: CallOptions = {}): Promise<UsageResult> {
     const body = usageBody(q, this.now());
     const kh = await this.keyHash();
     const hit = this.cache.get(kh, body);
@@ -137,7 +137,7 @@ export class AnalyticsService {
         fetchedAt: hit.fetchedAt,
         budget: this.ledger.budget(kh),
       };
-    const response = await this.fetch(kh, body);
+    const response = await this.fetch(kh, body, call);
     const fetchedAt = this.now();
     this.cache.put(kh, body, response, fetchedAt);
     return { request: body, points: parseUsage(response), cached: false, fetchedAt, budget: this.ledger.budget(kh) };
@@ -147,13 +147,13 @@ export class AnalyticsService {
    * The last DEFAULT_DAYS days by day for the cost estimate: a cached answer of today serves
    * whatever its age, so estimates take at most one of the day's requests per key.
    */
-  async recentDays(): Promise<UsagePoint[]> {
+  async recentDays(call: CallOptions = {}): Promise<UsagePoint[]> {
     const body = usageBody({ granularity: 'day' }, this.now());
     const hit = this.cache.get(await this.keyHash(), body);
-    return hit ? parseUsage(hit.response) : (await this.query({ granularity: 'day' })).points;
+    return hit ? parseUsage(hit.response) : (await this.query({ granularity: 'day' }, false, call)).points;
   }
 
-  private async fetch(kh: string, body: UsageBody): Promise<unknown> {
+  private async fetch(kh: string, body: UsageBody, call: CallOptions = {}): Promise<unknown> {
     if (!this.ledger.take(kh)) {
       const b = this.ledger.budget(kh);
       throw new DeskError(
@@ -162,7 +162,7 @@ export class AnalyticsService {
       );
     }
     try {
-      return await this.opts.client.query('/v1/analytics/team-credit-usage', body);
+      return await this.opts.client.query('/v1/analytics/team-credit-usage', body, call);
     } catch (err) {
       if (err instanceof ApiError && err.status === 429) {
         this.ledger.exhaust(kh);

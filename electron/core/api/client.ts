@@ -108,6 +108,8 @@ export interface ClientOptions {
   /** Retries for safe requests (GET) and for creates rejected before processing (429/503). */
   retries?: number;
   timeoutMs?: number;
+  /** The whole call, every attempt and backoff included: past it the call fails as a timeout. */
+  deadlineMs?: number;
   /** Upper bound of one backoff delay, and of a Retry-After the client will wait for. */
   maxDelayMs?: number;
   /** Called for each HTTP attempt (including retries): request accounting and benchmarks. */
@@ -213,10 +215,33 @@ function retryDecision(maxDelayMs: number) {
   };
 }
 
+/** A call's whole deadline (all its attempts) unless the client or the call sets one. */
+export const CALL_DEADLINE_MS = 45_000;
+/**
+ * Reads whose answer only adds to what is shown (the team's usage behind a price or a report's
+ * charges): they give up sooner than a call the work depends on, and never hold up an exit.
+ */
+export const OPTIONAL_READ_MS = 10_000;
+
+/** What one call may set: its own deadline. */
+export interface CallOptions {
+  deadlineMs?: number;
+}
+
 /** The whole exchange (connect, send, receive) took longer than the client's timeout. */
 class TimeoutFailure extends Error {
   readonly code = 'ETIMEDOUT';
 }
+
+/** The call's whole deadline passed, across its attempts. */
+class DeadlineFailure extends Error {
+  constructor(ms: number) {
+    super(`the server did not answer within ${Math.round(ms / 1000)} s`);
+  }
+}
+
+/** The client let go of the call before an answer came (abortReads). */
+class StoppedFailure extends Error {}
 
 /** A 2xx answer whose body is not JSON. */
 class ParseFailure extends Error {}
@@ -354,12 +379,33 @@ class StatusFailure extends Error {
  * from 222 to 310-322 MB at 10,000 jobs (bench/history/engine-throughput.md, undici round).
  */
 class Collect extends Gathered implements Dispatcher.DispatchHandler {
-  private readonly resolve: (a: Answer) => void;
-  private readonly reject: (err: Error) => void;
-  constructor(resolve: (a: Answer) => void, reject: (err: Error) => void) {
+  /** The complete answer, or why there is none. */
+  readonly answer: Promise<Answer>;
+  private resolve!: (a: Answer) => void;
+  private reject!: (err: Error) => void;
+  private conn: Dispatcher.DispatchController | null = null;
+  private gaveUp: Error | null = null;
+  constructor() {
     super();
-    this.resolve = resolve;
-    this.reject = reject;
+    this.answer = new Promise<Answer>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+  }
+  get givenUp(): boolean {
+    return this.gaveUp !== null;
+  }
+  onRequestStart(conn: Dispatcher.DispatchController) {
+    this.conn = conn;
+    // Given up while the attempt waited for a connection: it goes no further.
+    if (this.gaveUp) conn.abort(this.gaveUp);
+  }
+  /** Ends the call now (its deadline, or the client letting go): the caller gets `err`, the connection is let go. */
+  giveUp(err: Error) {
+    if (this.gaveUp) return;
+    this.gaveUp = err;
+    this.conn?.abort(err);
+    this.reject(err);
   }
   onResponseEnd() {
     const text = this.takeBody().toString('utf8');
@@ -377,6 +423,9 @@ export class ApiClient {
   private readonly forCreate: Dispatcher;
   private readonly forRead: Dispatcher;
   private readonly pace: ClientOptions['pace'];
+  private readonly deadlineMs: number;
+  /** Reads in flight, so that close can let them go (creates are always answered or timed out). */
+  private readonly reads = new Set<Collect>();
 
   constructor(target: () => ApiTarget | Promise<ApiTarget>, options: ClientOptions = {}) {
     this.target = target;
@@ -384,6 +433,7 @@ export class ApiClient {
     this.userAgent = options.userAgent ?? 'MediaDesk/0.1';
     const timeoutMs = options.timeoutMs ?? 30_000;
     const maxDelayMs = options.maxDelayMs ?? 30_000;
+    this.deadlineMs = options.deadlineMs ?? Math.max(CALL_DEADLINE_MS, timeoutMs);
     const dispatcherWith = (policy: RetryPolicy) =>
       API_AGENT.compose(
         attempts(timeoutMs, options.onAttempt),
@@ -404,8 +454,12 @@ export class ApiClient {
     return (await this.target()).baseUrl;
   }
 
-  async get<T>(path: string, searchParams?: URLSearchParams | Record<string, string | number>): Promise<T> {
-    return this.send<T>('GET', path, { searchParams, create: false });
+  async get<T>(
+    path: string,
+    searchParams?: URLSearchParams | Record<string, string | number>,
+    call: CallOptions = {},
+  ): Promise<T> {
+    return this.send<T>('GET', path, { searchParams, create: false, ...call });
   }
 
   /**
@@ -417,8 +471,16 @@ export class ApiClient {
   }
 
   /** A POST that is a query, not a purchase (team credit usage): safe to retry. */
-  async query<T>(path: string, body: unknown): Promise<T> {
-    return this.send<T>('POST', path, { json: body, create: false });
+  async query<T>(path: string, body: unknown, call: CallOptions = {}): Promise<T> {
+    return this.send<T>('POST', path, { json: body, create: false, ...call });
+  }
+
+  /**
+   * Lets go of every read in flight (they fail as stopped); creates are left to be answered. For
+   * the end of a command: a read the result does not wait for must not keep the process alive.
+   */
+  abortReads(): void {
+    for (const c of this.reads) c.giveUp(new StoppedFailure('stopped before the server answered'));
   }
 
   /**
@@ -429,12 +491,12 @@ export class ApiClient {
     const url = new URL(uploadUrl);
     const { apiKey } = await this.target();
     try {
-      const answer = await new Promise<Answer>((resolve, reject) => {
-        this.forRead.dispatch(
-          { origin: url.origin, path: url.pathname + url.search, method: 'PUT', headers, body: bytes },
-          new Collect(resolve, reject),
-        );
-      });
+      const collect = new Collect();
+      this.forRead.dispatch(
+        { origin: url.origin, path: url.pathname + url.search, method: 'PUT', headers, body: bytes },
+        collect,
+      );
+      const answer = await collect.answer;
       if (answer.status < 200 || answer.status >= 300) throw new StatusFailure(answer);
     } catch (err) {
       // Named by its path only: the query is the URL's signature.
@@ -449,35 +511,58 @@ export class ApiClient {
       json?: unknown;
       searchParams?: URLSearchParams | Record<string, string | number>;
       create: boolean;
+      deadlineMs?: number;
     },
   ): Promise<T> {
     if (this.pace && !placeHeld.getStore()) await this.pace();
-    const { baseUrl, apiKey, keyHeader = DEFAULT_KEY_HEADER } = await this.target();
-    const url = new URL(path.replace(/^\//, ''), baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`);
-    if (request.searchParams) {
-      const sp =
-        request.searchParams instanceof URLSearchParams
-          ? request.searchParams
-          : new URLSearchParams(Object.entries(request.searchParams).map(([k, v]) => [k, String(v)]));
-      url.search = sp.toString();
-    }
-    const payload = request.json !== undefined ? JSON.stringify(request.json) : undefined;
-    const headers: Record<string, string> = {
-      'user-agent': this.userAgent,
-      accept: 'application/json',
-      [keyHeader]: apiKey,
-    };
-    if (payload !== undefined) headers['content-type'] = 'application/json';
+    const collect = new Collect();
+    // Registered before the target is known: a read let go meanwhile is never sent.
+    if (!request.create) this.reads.add(collect);
+    let apiKey = '';
     let answer: Answer;
+    let timer: NodeJS.Timeout | undefined;
+    let target: ApiTarget;
     try {
-      answer = await new Promise<Answer>((resolve, reject) => {
+      target = await this.target();
+    } catch (err) {
+      // Not the server's answer (no key, the Sandbox did not start): passed on as it is.
+      this.reads.delete(collect);
+      throw err;
+    }
+    try {
+      apiKey = target.apiKey;
+      const url = new URL(
+        path.replace(/^\//, ''),
+        target.baseUrl.endsWith('/') ? target.baseUrl : `${target.baseUrl}/`,
+      );
+      if (request.searchParams) {
+        const sp =
+          request.searchParams instanceof URLSearchParams
+            ? request.searchParams
+            : new URLSearchParams(Object.entries(request.searchParams).map(([k, v]) => [k, String(v)]));
+        url.search = sp.toString();
+      }
+      const payload = request.json !== undefined ? JSON.stringify(request.json) : undefined;
+      const headers: Record<string, string> = {
+        'user-agent': this.userAgent,
+        accept: 'application/json',
+        [target.keyHeader ?? DEFAULT_KEY_HEADER]: apiKey,
+      };
+      if (payload !== undefined) headers['content-type'] = 'application/json';
+      if (!collect.givenUp) {
+        const deadlineMs = request.deadlineMs ?? this.deadlineMs;
+        timer = setTimeout(() => collect.giveUp(new DeadlineFailure(deadlineMs)), deadlineMs);
         (request.create ? this.forCreate : this.forRead).dispatch(
           { origin: url.origin, path: url.pathname + url.search, method, headers, body: payload },
-          new Collect(resolve, reject),
+          collect,
         );
-      });
+      }
+      answer = await collect.answer;
     } catch (err) {
       throw this.toApiError(err, method, path, request.create, apiKey);
+    } finally {
+      clearTimeout(timer);
+      this.reads.delete(collect);
     }
     if (answer.status < 200 || answer.status >= 300)
       throw this.toApiError(new StatusFailure(answer), method, path, request.create, apiKey);
@@ -514,6 +599,8 @@ export class ApiClient {
       });
     }
     const code = (err as NodeJS.ErrnoException | null)?.code;
+    if (err instanceof DeadlineFailure || err instanceof StoppedFailure)
+      return new ApiError({ kind: 'timeout', message: err.message, method, path, mayHaveReachedServer: create });
     if (err instanceof TimeoutFailure || (code && UNDICI_TIMEOUTS.includes(code)))
       return new ApiError({
         kind: 'timeout',

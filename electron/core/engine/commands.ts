@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { NO_ANSWER, NO_ANSWER_MS } from '../../../shared/work-status.ts';
 import { DeskError } from '../../../shared/contract/define.ts';
 import type { BatchRecord, HeldBy, JobRecord, QueueStatus } from '../../../shared/contract/jobs.ts';
 import { canceledMessage } from '../queue/job-messages.ts';
@@ -32,7 +33,8 @@ export class QueueCommands {
 
   status(): QueueStatus {
     this.runner.settleGoneSandbox();
-    const { rateLimitedUntil, heldBack } = this.runner.submitter;
+    const { rateLimitedUntil } = this.runner.submitter;
+    const heldBack = this.heldBack();
     const counts = this.store.counts();
     return {
       paused: this.store.flag('paused') === '1',
@@ -43,6 +45,13 @@ export class QueueCommands {
       running: this.lease.isHeld,
       counts,
     };
+  }
+
+  /** Why creates wait: a refusal's reason, else a create that has gone unanswered for NO_ANSWER_MS. */
+  heldBack(): string | null {
+    const { heldBack, unansweredSince } = this.runner.submitter;
+    if (heldBack) return heldBack;
+    return unansweredSince !== null && Date.now() - unansweredSince >= NO_ANSWER_MS ? NO_ANSWER : null;
   }
 
   pause(): QueueStatus {

@@ -96,7 +96,11 @@ export class Engine {
     this.commands = new QueueCommands(this.store, this.runner, this.lease, () =>
       options.rates ? heldTools(this.pacer, this.store, this.runner.backendInUse) : [],
     );
-    this.events = new JobEvents(this.store, () => this.commands.status());
+    this.events = new JobEvents(
+      this.store,
+      () => this.commands.status(),
+      () => ({ heldBack: this.commands.heldBack(), heldBatches: this.runner.submitter.heldBatchIds() }),
+    );
     this.sandboxOwners = { here: () => this.lease.owner, live: () => this.lease.liveHolder() };
   }
 

@@ -3,6 +3,12 @@ import { toJobRecord, type JobStore } from '../queue/store.ts';
 
 export type JobsChangedListener = (event: JobsChanged) => void;
 
+/** Why work waits, as JobEvents watches it. */
+interface Waits {
+  heldBack: string | null;
+  heldBatches: string[];
+}
+
 /** Rows per event; more changed since the last one are marked `truncated`. */
 const MAX_ROWS = 500;
 
@@ -16,9 +22,21 @@ export class JobEvents {
   /** Ids already sent whose updated_at is the cursor's millisecond. */
   private readonly sentAtCursor = new Set<string>();
 
-  constructor(store: JobStore, status: () => QueueStatus) {
+  /**
+   * Why work waits, cheap to read (no count): why creates wait, and the batches their budget
+   * holds. A change of it is an event though no job changed, so a wait is said while it lasts.
+   */
+  private readonly waits: () => Waits;
+  private lastWait: Waits = { heldBack: null, heldBatches: [] };
+
+  constructor(
+    store: JobStore,
+    status: () => QueueStatus,
+    waits: () => Waits = () => ({ heldBack: null, heldBatches: [] }),
+  ) {
     this.store = store;
     this.status = status;
+    this.waits = waits;
   }
 
   on(listener: JobsChangedListener): () => void {
@@ -49,15 +67,23 @@ export class JobEvents {
         .prepare('SELECT id, updated_at AS u FROM jobs WHERE updated_at >= ? ORDER BY updated_at LIMIT 1001')
         .all(this.cursor) as { id: string; u: number }[]
     ).filter((row) => !(row.u === this.cursor && this.sentAtCursor.has(row.id)));
-    if (rows.length === 0) return;
+    const wait = this.waits();
+    const before = this.lastWait;
+    this.lastWait = wait;
+    // Batches held or let go since the last event come with it, their held_by changed.
+    const heldMoved = [
+      ...wait.heldBatches.filter((id) => !before.heldBatches.includes(id)),
+      ...before.heldBatches.filter((id) => !wait.heldBatches.includes(id)),
+    ];
+    if (rows.length === 0 && wait.heldBack === before.heldBack && heldMoved.length === 0) return;
     const truncated = rows.length > MAX_ROWS;
     const sent = rows.slice(0, MAX_ROWS);
     const jobs = this.store.byIds(sent.map((row) => row.id));
-    const latest = Math.max(...sent.map((row) => row.u));
+    const latest = sent.length ? Math.max(...sent.map((row) => row.u)) : this.cursor;
     if (latest !== this.cursor) this.sentAtCursor.clear();
     this.cursor = latest;
     for (const row of sent) if (row.u === latest) this.sentAtCursor.add(row.id);
-    const batchIds = [...new Set(jobs.map((job) => job.batchId))];
+    const batchIds = [...new Set([...jobs.map((job) => job.batchId), ...heldMoved])];
     const payload: JobsChanged = {
       batches: batchIds.map((id) => this.store.batch(id)!).filter(Boolean),
       jobs: jobs.map(toJobRecord),

@@ -36,6 +36,7 @@ export class Runner {
   private readonly store: JobStore;
   private readonly options: EngineOptions;
   private readonly lease: QueueLease;
+  private readonly tools: ToolClient;
   /** The step each job is in (submit or download), at most one per job. */
   private readonly busy = new Map<string, Promise<void>>();
   private timer: NodeJS.Timeout | null = null;
@@ -49,6 +50,7 @@ export class Runner {
     this.store = parts.store;
     this.options = parts.options;
     this.lease = parts.lease;
+    this.tools = parts.tools;
     const context: LoopContext = {
       store: parts.store,
       tools: parts.tools,
@@ -90,6 +92,8 @@ export class Runner {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.downloads.abortAll();
+    // Polls in flight are free to ask again next time: a server that does not answer must not hold the stop.
+    this.tools.api.abortReads();
     await Promise.allSettled([...this.busy.values()]);
     await this.downloads.endMetadata();
   }

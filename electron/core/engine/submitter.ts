@@ -43,6 +43,8 @@ export class Submitter {
   private readonly cappedSaid = new Map<string, string>();
   /** Jobs picked here whose `submitting` is not committed yet (still `queued` on disk), with their tool. */
   private readonly preparing = new Map<string, string>();
+  /** Creates in flight (their uploads too) by job id, with when each began: a server that does not answer is said while it lasts. */
+  private readonly sending = new Map<string, number>();
   private readonly budgets: BatchBudgets;
   private readonly uploader: Uploader;
 
@@ -72,6 +74,18 @@ export class Submitter {
   /** Why creates wait, in a few words; null when they do not. */
   get heldBack(): string | null {
     return this.heldBackBy;
+  }
+
+  /** Batches whose budget holds their creates (batches.held_by). */
+  heldBatchIds(): string[] {
+    return this.budgets.heldIds();
+  }
+
+  /** Since when the oldest create in flight (with its uploads) has waited; null when none is in flight. */
+  get unansweredSince(): number | null {
+    let oldest: number | null = null;
+    for (const at of this.sending.values()) oldest = oldest === null ? at : Math.min(oldest, at);
+    return oldest;
   }
 
   async submitQueued(): Promise<void> {
@@ -176,6 +190,16 @@ export class Submitter {
    * user, never re-sent.
    */
   private async submit(job: JobRow, pace: PaceScope | null = null): Promise<void> {
+    // Its uploads and its create: either may be what the service does not answer.
+    this.sending.set(job.id, Date.now());
+    try {
+      await this.submitOne(job, pace);
+    } finally {
+      this.sending.delete(job.id);
+    }
+  }
+
+  private async submitOne(job: JobRow, pace: PaceScope | null): Promise<void> {
     const { store, tools, options, write } = this.context;
     const tool = getTool(job.tool);
     const slugs = job.snapshot.slugs as Slugs;

@@ -1,7 +1,8 @@
 import { basename, dirname } from 'node:path';
 import { findTool } from '../../../shared/catalogue/index.ts';
 import type { HotFolderRecord } from '../../../shared/contract/hot-folders.ts';
-import type { BatchRecord, JobRecord, JobsChanged } from '../../../shared/contract/jobs.ts';
+import type { BatchRecord, JobRecord, JobsChanged, QueueStatus } from '../../../shared/contract/jobs.ts';
+import { batchWorkState, workLine } from '../../../shared/work-status.ts';
 import type { Notice } from '../../../shared/contract/notices.ts';
 import type { AppRun } from '../../../shared/contract/team.ts';
 
@@ -55,14 +56,17 @@ export class NoticeDecider {
   }
 
   /** From a `jobs.changed` event; `hotFolders` as listed now (their batches are told as bursts instead). */
-  fromJobs(e: Pick<JobsChanged, 'batches' | 'jobs'>, hotFolders: readonly HotFolderRecord[]): Notice[] {
+  fromJobs(
+    e: Pick<JobsChanged, 'batches' | 'jobs'> & { status?: QueueStatus },
+    hotFolders: readonly HotFolderRecord[],
+  ): Notice[] {
     const fromHotFolder = (job: JobRecord) =>
       !!job.input && hotFolders.some((f) => f.tool === job.tool && dirname(job.input!) === f.folder);
     const hotBatches = new Set(e.jobs.filter(fromHotFolder).map((j) => j.batchId));
     const notices: Notice[] = [];
     for (const b of e.batches) {
       if (b.finished && !hotBatches.has(b.id)) notices.push(...this.batchEnd(b));
-      if (!b.finished) notices.push(...this.needsYou(b, e.jobs), ...this.heldByBudget(b));
+      if (!b.finished) notices.push(...this.needsYou(b, e.jobs), ...this.held(b, e.status));
     }
     return [...notices, ...this.fromHotFolders(hotFolders)];
   }
@@ -84,13 +88,17 @@ export class NoticeDecider {
   }
 
   /** Jobs of a running batch that stopped for a decision; the batch's end notice counts them once it ends. */
-  /** A batch its budget paused waits for the user to raise or remove it: told once per hold. */
-  private heldByBudget(b: BatchRecord): Notice[] {
-    if (!b.heldBy) return [];
-    const sent = Object.entries(b.counts).reduce((n, [state, k]) => (state === 'queued' ? n : n + k), 0);
-    return this.once(`held:${b.id}:${sent}`, {
-      title: `${toolTitle(b.tool)}: paused by its budget`,
-      body: b.heldBy,
+  /**
+   * A batch its budget paused, or held at its tool's daily cap: told once per hold, in the words of
+   * the Studio and the Queue (shared/work-status.ts). A wait for the service passes by itself: not told.
+   */
+  private held(b: BatchRecord, status: QueueStatus | undefined): Notice[] {
+    const state = batchWorkState(b, status ?? null);
+    if (state?.kind !== 'budget' && state?.kind !== 'capped') return [];
+    const sent = Object.entries(b.counts).reduce((n, [s, k]) => (s === 'queued' ? n : n + k), 0);
+    return this.once(`${state.kind === 'budget' ? 'held' : 'capped'}:${b.id}:${sent}`, {
+      title: `${toolTitle(b.tool)}: ${state.label}`,
+      body: workLine(state),
       screen: 'queue',
       batchId: b.id,
     });

@@ -6,6 +6,7 @@ import { waitingReason } from '../../core/queue/job-messages.ts';
 import { oneLine, type CliContext } from './command.ts';
 import { backendLabel } from '../../../shared/contract/foundation.ts';
 import { heldMessage, QUEUE_HELD_BACK, type HeldBy } from '../../../shared/contract/jobs.ts';
+import { batchWorkState, NO_ANSWER, WORK_STATE_LABEL, workLine } from '../../../shared/work-status.ts';
 import { pacingRates } from '../../core/limits/pacer.ts';
 import { openCliServices, type CliServices } from './services.ts';
 import { withDefaultOutputDir } from '../../core/paths.ts';
@@ -142,15 +143,29 @@ function queueNote(
   otherHolds: boolean,
   paused: boolean,
   waiting: string | null,
-  heldBack: boolean,
+  heldBack: string | null,
   heldBy: HeldBy[],
 ): string {
   if (otherHolds) return 'another MediaDesk process is running the queue';
   if (paused) return 'queue paused';
   if (heldBy.length) return heldBy.map(heldMessage).join(' ');
   if (waiting) return `waiting to submit again: ${waiting}`;
-  // A server that cannot be reached is not "rate limited": say what the last refused create met.
+  // A server that has not answered yet, or one that cannot be reached (not "rate limited").
+  if (heldBack === NO_ANSWER) return workLine({ kind: 'waiting', label: WORK_STATE_LABEL.waiting, why: NO_ANSWER });
   return heldBack ? QUEUE_HELD_BACK : '';
+}
+
+/**
+ * Why the followed batch does not move, when it is held (its budget, a daily cap), in the words of
+ * the Studio and the Queue, with what lifts the hold; null while it is not held.
+ */
+export function batchHoldNote(engine: Engine, batchId: string | undefined): string | null {
+  const batch = batchId ? engine.store.batch(batchId) : null;
+  const state = batch ? batchWorkState(batch, engine.status()) : null;
+  if (state?.kind === 'budget')
+    return `${workLine(state)} Raise or remove it with \`mediadesk jobs budget ${batchId!.slice(0, 8)}\` (running the same command again does not).`;
+  if (state?.kind === 'capped') return `${workLine(state)} It goes on by itself while a queue runs.`;
+  return null;
 }
 
 /** Drives (or follows) the queue until every one of `ids` is settled. */
@@ -163,20 +178,21 @@ export async function waitForJobs(
   batchId?: string,
 ): Promise<Counts> {
   let counts = countStates(engine, ids);
+  let note = '';
   const mine = await engine.identity();
   while (settledOf(counts) < ids.length && !signal.aborted) {
     const st = engine.status();
     const other = engine.otherHolds();
-    const held = batchId ? engine.store.batch(batchId)?.heldBy : null;
-    const note =
-      (held ? `${held} Change it with \`mediadesk jobs budget ${batchId!.slice(0, 8)}\`.` : null) ??
+    note =
+      batchHoldNote(engine, batchId) ??
       otherBackendNote(engine, mine, 'these jobs are') ??
-      queueNote(other, st.paused, counts.waiting, Boolean(st.rateLimitedUntil), st.heldBy);
+      queueNote(other, st.paused, counts.waiting, st.heldBack, st.heldBy);
     progress.update(counts, ids.length, note);
     await new Promise((r) => setTimeout(r, 200));
     counts = countStates(engine, ids);
   }
-  progress.update(counts, ids.length);
+  // The last line keeps why it stopped moving (a --timeout or Ctrl-C during a hold), not only the counts.
+  progress.update(counts, ids.length, settledOf(counts) < ids.length ? note : '');
   progress.end();
   return counts;
 }

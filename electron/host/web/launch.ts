@@ -88,8 +88,11 @@ export async function runningWebHost(home: string): Promise<WebHostRecord | null
   }
 }
 
-/** The ports to try, in order: `--port` alone when given; else the last one used, the default, then any free one. */
+/**
+ * The ports to try, in order: `--port` alone when given; else the default (the README's address)
+ * whenever it is free, then the last one used (where tabs of a launch that was moved off it look), then any.
+ */
 export function portsToTry(explicit: number | undefined, remembered: number | undefined): number[] {
   if (explicit !== undefined) return [explicit];
-  return [...new Set([remembered ?? DEFAULT_WEB_PORT, DEFAULT_WEB_PORT]), 0];
+  return [...new Set([DEFAULT_WEB_PORT, remembered ?? DEFAULT_WEB_PORT]), 0];
 }

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { apiEnvProblem } from '../../core/api-env.ts';
 import { dataHome } from '../../core/paths.ts';
 import { startWebHost } from './server.ts';
-import { accessToken, portsToTry, readRecord, runningWebHost, writeRecord } from './launch.ts';
+import { accessToken, DEFAULT_WEB_PORT, portsToTry, readRecord, runningWebHost, writeRecord } from './launch.ts';
 import { ignoredSettingNote, unreadableSettingsWarning } from '../text.ts';
 
 const USAGE = 'mediadesk web [--port N] [--new-token] [--renderer DIR]';
@@ -66,7 +66,7 @@ process.stdout.write(`${host.url}\n`);
 const passedOver = ports.slice(0, ports.includes(listening) ? ports.indexOf(listening) : ports.indexOf(0));
 if (port === undefined && passedOver.length)
   process.stderr.write(
-    `mediadesk web: ${passedOver.length > 1 ? `ports ${passedOver.join(' and ')} are` : `port ${passedOver[0]} is`} in use by another program, so this launch listens on port ${listening} and tries it first next time; a tab opened on another port must open the URL above\n`,
+    `mediadesk web: ${passedOver.length > 1 ? `ports ${passedOver.join(' and ')} are` : `port ${passedOver[0]} is`} in use by another program, so this launch listens on port ${listening}; the next launch goes back to ${DEFAULT_WEB_PORT} when it is free. A tab opened on another port must open the URL above\n`,
   );
 if (values['new-token'])
   process.stderr.write(

@@ -1,4 +1,5 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { HOST_APP, HOST_PROOF_PATH, hostProof, NONCE_PATTERN } from '../../../shared/host-proof.ts';
 import { createWriteStream, existsSync, realpathSync, type WriteStream } from 'node:fs';
 import { lstat, mkdir, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve, sep } from 'node:path';
@@ -155,6 +156,14 @@ export async function startWebHost(options: WebHostOptions): Promise<RunningWebH
   // a refused one is ended (before it, a refused upgrade was left open, and host.close() waited on it).
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
     if (!allowedHosts().has(String(req.headers.host))) return reply.code(421).send({ message: 'wrong host' });
+  });
+
+  // Asked by a tab before it sends its token (shared/host-proof.ts): no token here, only the proof of holding it.
+  app.get(HOST_PROOF_PATH, async (req: FastifyRequest<{ Querystring: { nonce?: string } }>, reply) => {
+    const nonce = String(req.query.nonce ?? '');
+    if (!NONCE_PATTERN.test(nonce)) return reply.code(400).send({ message: 'nonce must be 32 to 128 hex digits' });
+    reply.header('cache-control', 'no-store');
+    return { app: HOST_APP, proof: await hostProof(token, nonce) };
   });
 
   app.get(

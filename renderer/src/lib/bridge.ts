@@ -11,6 +11,7 @@ import {
 } from '../../../shared/contract/index.ts';
 import { mapLimit } from '../../../shared/concurrency.ts';
 import { NothingCopied } from './upload.ts';
+import { HOST_APP, HOST_PROOF_PATH, hostProof, newNonce } from '../../../shared/host-proof.ts';
 
 declare global {
   interface Window {
@@ -21,25 +22,45 @@ declare global {
 type Pending = { resolve: (v: unknown) => void; reject: (e: unknown) => void };
 
 /**
- * Whether the host answers: always under Electron; the web host's socket can drop (the process
- * stopped or restarts). `replaced`: the host answers but refuses this tab's token (it was started
- * with --new-token), so waiting will never bring the connection back.
+ * Why the host is not reached, beyond "gone" (it stopped or restarts): `replaced`, a MediaDesk host
+ * with another token (started with --new-token), so waiting will never bring the connection back;
+ * `stranger`, another program now answers at this address and could not prove it holds the token.
  */
-const connectionListeners = new Set<(up: boolean, replaced: boolean) => void>();
+export type HostLost = 'replaced' | 'stranger' | null;
+
+/** Whether the host answers: always under Electron; the web host's socket can drop. */
+const connectionListeners = new Set<(up: boolean, lost: HostLost) => void>();
 let hostUp = true;
-let hostReplaced = false;
-function setHostUp(up: boolean, replaced = false): void {
-  if (up === hostUp && replaced === hostReplaced) return;
+let hostLost: HostLost = null;
+function setHostUp(up: boolean, lost: HostLost = null): void {
+  if (up === hostUp && lost === hostLost) return;
   hostUp = up;
-  hostReplaced = replaced;
-  for (const l of connectionListeners) l(up, replaced);
+  hostLost = lost;
+  for (const l of connectionListeners) l(up, lost);
 }
 
 /** Calls `listener` whenever the host stops or starts answering; returns the unsubscribe. */
-export function onConnection(listener: (up: boolean, replaced: boolean) => void): () => void {
+export function onConnection(listener: (up: boolean, lost: HostLost) => void): () => void {
   connectionListeners.add(listener);
-  listener(hostUp, hostReplaced);
+  listener(hostUp, hostLost);
   return () => connectionListeners.delete(listener);
+}
+
+/**
+ * Who answers at this address, asked without the token (shared/host-proof.ts): `ok` only for a
+ * program that proves it holds this tab's token; the token is sent nowhere before that.
+ */
+async function whoAnswers(token: string): Promise<'ok' | 'gone' | 'replaced' | 'stranger'> {
+  const nonce = newNonce();
+  let body: { app?: unknown; proof?: unknown } | null;
+  try {
+    const r = await fetch(`${HOST_PROOF_PATH}?nonce=${nonce}`, { cache: 'no-store', credentials: 'omit' });
+    body = r.ok ? ((await r.json().catch(() => null)) as typeof body) : null;
+  } catch {
+    return 'gone';
+  }
+  if (body && typeof body.proof === 'string' && body.proof === (await hostProof(token, nonce))) return 'ok';
+  return body?.app === HOST_APP ? 'replaced' : 'stranger';
 }
 
 /** Calls `listener` each time the host answers again after a drop: what was shown may be stale (events were missed). */
@@ -48,6 +69,13 @@ export function onResume(listener: () => void): () => void {
   resumeListeners.add(listener);
   return () => resumeListeners.delete(listener);
 }
+
+/** Why a command cannot be sent, by who answers at the tab's address. */
+const NOT_REACHED = {
+  gone: 'cannot reach the MediaDesk host',
+  replaced: 'the MediaDesk host was started with a new access link',
+  stranger: 'another program answers at this address, not the MediaDesk host',
+} as const;
 
 /** Waits between attempts to reach a host that went away: quick at first, then at most every five seconds. */
 const RETRY_DELAYS_MS = [250, 500, 1000, 2000, 5000];
@@ -68,15 +96,18 @@ function webSocketDesk(): DeskApi {
   const listeners = new Map<string, Set<(p: unknown) => void>>();
   const pending = new Map<number, Pending>();
   let nextId = 1;
-  let socket: WebSocket;
+  // Unset until whoever answers has proved it is the host.
+  let socket: WebSocket | undefined;
   let ready: Promise<void>;
 
   let attempts = 0;
   let dropped = false;
+  const again = () => setTimeout(retry, RETRY_DELAYS_MS[Math.min(attempts++, RETRY_DELAYS_MS.length - 1)]);
   const connect = () => {
-    socket = new WebSocket(`${location.origin.replace(/^http/, 'ws')}/ws?token=${encodeURIComponent(token)}`);
+    const ws = new WebSocket(`${location.origin.replace(/^http/, 'ws')}/ws?token=${encodeURIComponent(token)}`);
+    socket = ws;
     ready = new Promise((resolve, reject) => {
-      socket.addEventListener(
+      ws.addEventListener(
         'open',
         () => {
           attempts = 0;
@@ -87,13 +118,13 @@ function webSocketDesk(): DeskApi {
         },
         { once: true },
       );
-      socket.addEventListener('error', () => reject(new DeskError('unavailable', 'cannot reach the MediaDesk host')), {
+      ws.addEventListener('error', () => reject(new DeskError('unavailable', 'cannot reach the MediaDesk host')), {
         once: true,
       });
     });
     // Nobody may be waiting on it (a drop between commands): an unheard rejection must not reach the console.
     ready.catch(() => {});
-    socket.addEventListener('message', (m) => {
+    ws.addEventListener('message', (m) => {
       const msg = JSON.parse(String(m.data)) as {
         id?: number;
         ok?: boolean;
@@ -112,30 +143,41 @@ function webSocketDesk(): DeskApi {
       if (msg.ok) p.resolve(msg.result);
       else p.reject(DeskError.from(msg.error ?? { code: 'internal', message: 'failed' }));
     });
-    socket.addEventListener('close', () => {
+    ws.addEventListener('close', () => {
       dropped = true;
       setHostUp(false);
       for (const p of pending.values())
         p.reject(new DeskError('unavailable', 'the connection to the MediaDesk host closed'));
       pending.clear();
-      setTimeout(retry, RETRY_DELAYS_MS[Math.min(attempts++, RETRY_DELAYS_MS.length - 1)]);
+      again();
     });
   };
-  // The host restarting is normal: it keeps its port and token, so the tab reconnects by itself.
-  // A refused WebSocket upgrade only shows as "closed", so the page itself is asked with this
-  // tab's token: 401 is a host started with a new token, no answer is a host still gone.
+  // The host restarting is normal: it keeps its token, so the tab reconnects by itself. Whoever
+  // answers at this address proves first that it holds the token (whoAnswers): a MediaDesk host
+  // with a new token is said once, another program that took the port is never sent the token.
   const retry = async () => {
-    const replaced = await fetch(`/?token=${encodeURIComponent(token)}`, {
-      cache: 'no-store',
-      credentials: 'same-origin',
-    }).then(
-      (r) => r.status === 401,
-      () => false,
-    );
-    if (replaced) setHostUp(false, true);
-    else connect();
+    const who = await whoAnswers(token);
+    if (who === 'ok') return connect();
+    setHostUp(false, who === 'gone' ? null : who);
+    // A command sent meanwhile is refused with why, as after a failed socket.
+    ready = Promise.reject(new DeskError('unavailable', NOT_REACHED[who]));
+    ready.catch(() => {});
+    // A new token never comes back; a stranger may leave and the host return, asked again without the token.
+    if (who !== 'replaced') again();
   };
-  connect();
+  // Until the first check answers, commands wait for it as they wait for the socket.
+  let opened: () => void = () => {};
+  ready = new Promise((resolve) => (opened = resolve));
+  void whoAnswers(token).then((who) => {
+    if (who !== 'ok') {
+      setHostUp(false, who === 'gone' ? null : who);
+      if (who !== 'replaced') again();
+      // Nothing is connected: commands are told so rather than left waiting.
+      return opened();
+    }
+    connect();
+    void ready.then(opened, opened);
+  });
   // While the host is gone, background refreshes fail by the dozen; the banner (onConnection) is
   // how the user learns it, so those failures are not reported again one by one.
   addEventListener('unhandledrejection', (e) => {
@@ -149,7 +191,7 @@ function webSocketDesk(): DeskApi {
       await ready;
       // Closed, and not yet trying again (that waits for the check in `retry`): a message sent now
       // would be dropped by the socket without a word, and its caller left waiting for good.
-      if (socket.readyState !== WebSocket.OPEN)
+      if (socket?.readyState !== WebSocket.OPEN)
         throw new DeskError(
           'unavailable',
           'the MediaDesk host is not answering (it stopped or is restarting); try again once it is back',
@@ -157,7 +199,7 @@ function webSocketDesk(): DeskApi {
       const id = nextId++;
       return new Promise((resolve, reject) => {
         pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
-        socket.send(JSON.stringify({ id, cmd: name, payload: req }));
+        socket!.send(JSON.stringify({ id, cmd: name, payload: req }));
       });
     },
     on(name, listener) {

@@ -4,6 +4,7 @@ import { call, on, onResume, errorText } from './bridge.ts';
 import { title } from './title.svelte.ts';
 import { endedParts, tally } from './batch-tally.ts';
 import { workProgress } from '../../../shared/work-progress.ts';
+import { workState, workTitle } from '../../../shared/work-status.ts';
 
 /**
  * The live queue, shared by Studio, Queue and Results: one subscription to `jobs.changed` for
@@ -118,8 +119,9 @@ class QueueStore {
     const mine = [...this.watched].map((id) => this.batches.get(id)).filter((b): b is BatchRecord => !!b);
     if (mine.length === 0) return;
     const running = workProgress(mine);
-    if (running) {
-      title.set(`${running.settled}/${running.total}`);
+    const state = workState(mine, this.status);
+    if (running && state) {
+      title.set(workTitle(state, running));
     } else {
       // "done" only when every job is: a batch canceled part-way says what it came to.
       const canceled = mine.some((b) => tally(b).canceled > 0);

@@ -1,8 +1,16 @@
+import { lstatSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { findTool, TOOLS, withDefaults } from '../../../../shared/catalogue/index.ts';
 import { DeskError } from '../../../../shared/contract/define.ts';
 import { oneLine, terminalJson, UsageError, type CliCommand, type CliContext } from '../command.ts';
-import { countStates, openEngineSession, Progress, waitForJobs, type EngineSession } from '../engine-session.ts';
+import {
+  batchHoldNote,
+  countStates,
+  openEngineSession,
+  Progress,
+  waitForJobs,
+  type EngineSession,
+} from '../engine-session.ts';
 import { interruptible, TIMED_OUT } from '../interrupt.ts';
 import { timeLimitOf, type TimeLimit } from '../duration.ts';
 import { toJobRecord } from '../../../core/queue/store.ts';
@@ -13,6 +21,17 @@ import type { BatchBudget } from '../../../../shared/contract/jobs.ts';
 import { costSentence } from '../../../../shared/cost-words.ts';
 import { startEstimated } from '../../../core/limits/estimate.ts';
 import { budgetOf } from '../budget-args.ts';
+
+/** Whether anything is at the path, a dangling link included (the walk says why it cannot be read). */
+function lexists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return code !== 'ENOENT' && code !== 'ENOTDIR';
+  }
+}
 
 /** Skipped inputs named one per line on stderr; the rest are counted. */
 const SKIPS_NAMED = 20;
@@ -76,6 +95,10 @@ function parseArgs(argv: string[], home: string): RunArgs {
   if (entry.batchField && inputs.length === 0 && params[entry.batchField] === undefined)
     throw new UsageError(`${tool} needs input files or folders`);
   if (check && inputs.length === 0) throw new UsageError('--check needs input files or folders');
+  // A path that is not there is a typo, refused as bad input before anything is queued or paid.
+  const missing = inputs.filter((p) => !lexists(p));
+  if (missing.length)
+    throw new UsageError(`no such file or folder: ${missing.map((p) => oneLine(resolve(p))).join(', ')}`);
   const preset = presetOf(home, entry.id, options.one('--preset'));
   // The catalogue's defaults under the preset, under the --params, as the Studio's form sends them.
   return {
@@ -209,10 +232,12 @@ export const runCommand: CliCommand = {
       // With --json, stdout carries the report alone: a script parses it without skipping lines.
       const notes = args.json ? ctx.stderr : ctx.stdout;
       // A finished batch run again: nothing is wrong, so it is said as done, with where its results are.
-      const allDone = started.jobIds.length === 0 && !started.rejected.length && started.skipped.length > 0;
+      // Inputs the tool does not take were rejected the first time too, which then ended 0 as well.
+      const allDone = started.jobIds.length === 0 && started.skipped.length > 0;
+      const rejectedToo = started.rejected.length ? `, ${started.rejected.length} rejected` : '';
       notes.write(
         allDone
-          ? `already done: nothing new to make (${started.skipped.length} skipped); results are in ${oneLine(started.outDir)}\n`
+          ? `already done: nothing new to make (${started.skipped.length} skipped${rejectedToo}); results are in ${oneLine(started.outDir)}\n`
           : `${summary}\n`,
       );
       const report = () => {
@@ -243,7 +268,7 @@ export const runCommand: CliCommand = {
       };
       if (started.jobIds.length === 0) {
         if (args.json) ctx.stdout.write(`${terminalJson(report(), 2)}\n`);
-        return started.rejected.length ? 1 : 0;
+        return allDone || !started.rejected.length ? 0 : 1;
       }
       engine.start();
       const counts = await waitForJobs(engine, started.jobIds, new Progress(ctx), stop.signal, started.batch?.id);
@@ -252,11 +277,16 @@ export const runCommand: CliCommand = {
         if (stop.timedOut()) {
           // Creates in flight finish first (as after Ctrl-C); then why it got nowhere, when the server
           // refused or could not be reached: the likely reason a limit was set.
+          // A hold (budget, daily cap) is named with what lifts it: running the same command again does not.
+          const hold = batchHoldNote(engine, started.batch?.id);
           await engine.stop();
           const { waiting } = countStates(engine, started.jobIds);
+          const gaveUp = `gave up after ${args.timeout!.label} (--timeout): ${counts.done} of ${started.jobIds.length} done`;
           ctx.stderr.write(
-            `gave up after ${args.timeout!.label} (--timeout): ${counts.done} of ${started.jobIds.length} done${waiting ? `; still waiting: ${oneLine(waiting)}` : ''}; ` +
-              'the rest stay queued: run the same command again to resume (nothing is submitted twice)\n',
+            hold
+              ? `${gaveUp}; ${oneLine(hold)}\n`
+              : `${gaveUp}${waiting ? `; still waiting: ${oneLine(waiting)}` : ''}; ` +
+                  'the rest stay queued: run the same command again to resume (nothing is submitted twice)\n',
           );
           return TIMED_OUT;
         }
