@@ -25,7 +25,7 @@ beforeAll(async () => {
     host: 'web',
     secrets: new MemorySecretStore(),
     startSandbox: () => startSandbox({ port: 0 }),
-    env: { MEDIADESK_API_URL: ctx.url, MEDIADESK_API_KEY: 'sandbox-owner' },
+    env: { MEDIADESK_API_URL: ctx.url, MEDIADESK_API_KEY: 'sandbox-owner', MEDIADESK_OUTPUT_DIR: ctx.dir },
   });
 });
 afterAll(() => core?.close());

@@ -92,7 +92,7 @@ const openCore = (home: string) =>
     host: 'web',
     secrets: new MemorySecretStore(),
     startSandbox: () => startSandbox({ port: 0 }),
-    env: { MEDIADESK_API_URL: ctx.url, MEDIADESK_API_KEY: 'sandbox-owner' },
+    env: { MEDIADESK_API_URL: ctx.url, MEDIADESK_API_KEY: 'sandbox-owner', MEDIADESK_OUTPUT_DIR: ctx.dir },
   });
 
 describe('hot folders', () => {

@@ -134,7 +134,7 @@ describe('jobs whose built-in Sandbox has ended', () => {
       await desk(host, 'batches.start', {
         tool: 'upscaler-precision',
         inputs: [shoot],
-        outDir: join(dir, 'out-web'),
+        outDir: join(home, 'results', 'out-web'),
         params: {},
       });
       const inShoot = (jobs: JobRecord[]) => jobs.filter((j) => j.input?.startsWith(shoot));
