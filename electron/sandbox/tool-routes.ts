@@ -65,7 +65,7 @@ export function buildToolRoutes() {
       op.method === 'GET' &&
       !hasParam(op.path) &&
       op.path.startsWith('/v1/ai/') &&
-      !op.path.startsWith('/v1/ai/apps') &&
+      !/^\/v1\/ai\/(apps|flows|me)(\/|$)/.test(op.path) &&
       op.path !== '/v1/ai/loras'
     )
       lists.set(op.path, op);
