@@ -147,9 +147,22 @@ function responsesOf(doc: Json, raw: Json | undefined): Json {
     if (type && type !== 'application/json') entry.contentType = type;
     if (media?.schema) entry.schema = schemaOf(doc, media.schema);
     const named = Object.entries((media?.examples ?? {}) as Json).map(([n, e]) => [n, exampleValue(doc, e)] as const);
+    // Some answers give their example on the schema itself (recent creations, the team directory).
+    const schemaExample = (deref(doc, media?.schema) as Json | undefined)?.example;
     if (media?.example !== undefined) entry.example = media.example;
     else if (named.length) entry.example = named[0][1];
+    else if (schemaExample !== undefined) entry.example = schemaExample;
     if (named.length > 1) entry.examples = Object.fromEntries(named);
+    // The same status may also answer as problem+json (invalid_params nested under `problem`).
+    const problem = type === 'application/json' ? content['application/problem+json'] : undefined;
+    if (problem) {
+      const ex = Object.values((problem.examples ?? {}) as Json).map((e) => exampleValue(doc, e));
+      entry.problemJson = {
+        contentType: 'application/problem+json',
+        ...(problem.schema ? { schema: schemaOf(doc, problem.schema) } : {}),
+        ...(problem.example !== undefined || ex.length ? { example: problem.example ?? ex[0] } : {}),
+      };
+    }
     out[status] = entry;
   }
   return out;

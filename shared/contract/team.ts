@@ -163,14 +163,15 @@ export const breakdownRowSchema = z.object({
 export type BreakdownRow = z.infer<typeof breakdownRowSchema>;
 
 export const memberSchema = z.object({
-  id: z.number(),
+  /** The service's directory names members by e-mail only: null there (the Sandbox's audit ids aside). */
+  id: z.number().nullable(),
   name: z.string(),
   email: z.string(),
   role: z.string(),
   status: z.string(),
   groupIds: z.array(z.number()),
 });
-export const apiKeySchema = z.object({ id: z.number(), name: z.string(), status: z.string() });
+export const apiKeySchema = z.object({ id: z.string(), name: z.string(), status: z.string() });
 export const groupSchema = z.object({ id: z.number(), name: z.string(), memberCount: z.number() });
 export const projectSchema = z.object({ reference: z.string(), name: z.string() });
 export const directorySchema = z.object({

@@ -46,14 +46,14 @@ describe('team credit usage', () => {
     const credits = (p: { points: { credits: number }[] }) => p.points.reduce((a, x) => a + x.credits, 0);
     const g = await r.services.analytics.query({ ...q, groupIds: [dir.groups[0].id] });
     const p = await r.services.analytics.query({ ...q, projectRefs: [dir.projects[0].reference] });
-    const k = await r.services.analytics.query({ ...q, apiKeyIds: [dir.apiKeys[0].id] });
+    const k = await r.services.analytics.query({ ...q, apiKeyIds: [Number(dir.apiKeys[0].id)] });
     for (const f of [g, p, k]) {
       expect(credits(f)).toBeGreaterThan(0);
       expect(credits(f)).toBeLessThan(credits(all));
     }
     expect(g.request.group_ids).toEqual([dir.groups[0].id]);
     expect(p.request.project_references).toEqual([dir.projects[0].reference]);
-    expect(k.request.api_key_ids).toEqual([dir.apiKeys[0].id]);
+    expect(k.request.api_key_ids).toEqual([Number(dir.apiKeys[0].id)]);
   });
 
   it('repeated views come from the cache and cost nothing; refresh spends one request', async () => {
