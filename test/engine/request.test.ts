@@ -9,7 +9,6 @@ import { ToolClient } from '../../electron/core/api/tools.ts';
 import { buildParams, PreflightError, withPlaceholders } from '../../electron/core/engine/request.ts';
 import { isLocalPath } from '../../shared/catalogue/index.ts';
 import { startSandbox } from '../../electron/sandbox/index.ts';
-import { makeClip } from '../media/fixtures.ts';
 
 /** How local files in a job's parameters travel: against the real Sandbox's upload route. */
 const sandbox = await startSandbox({ port: 0 });
@@ -23,8 +22,6 @@ writeFileSync(
     .png()
     .toBuffer(),
 );
-// Within the reference-video limits the Sandbox measures (2-15 s, 24-60 fps, at least 409,600 pixels).
-const mp4 = await makeClip(dir, 'reference', { w: 640, h: 640, fps: 24, sec: 2.5 });
 
 describe('local files in job parameters', () => {
   it('tells a local path from a base64 string that happens to start with a slash', () => {
@@ -35,17 +32,16 @@ describe('local files in job parameters', () => {
     expect(isLocalPath('upl_vid_abc123')).toBe(false);
   });
 
-  it('on the Sandbox: reference videos become upl_vid_ ids, reference images base64, and the body validates', async () => {
+  it('on the Sandbox: reference images become base64, and the body validates (video 2.5)', async () => {
     const body = await buildParams(
-      getTool('video-2x'),
-      { prompt: 'a walk, see @Video1 and @Image1', reference_videos: [mp4], reference_images: [png] },
+      getTool('video-25'),
+      { prompt: 'a walk, see @Image1', reference_images: [png] },
       null,
       tools,
       true,
     );
-    expect(body.reference_videos).toEqual([expect.stringMatching(/^upl_vid_/)]);
     expect((body.reference_images as string[])[0]).toMatch(/^iVBORw0KGgo/);
-    const created = await fetch(`${sandbox.url}/v1/ai/video/seedance-2-pro-720p`, {
+    const created = await fetch(`${sandbox.url}/v1/ai/video/seedance-2-5-pro-720p`, {
       method: 'POST',
       headers: { 'x-magnific-api-key': 'sandbox-owner', 'content-type': 'application/json' },
       body: JSON.stringify(body),
@@ -59,20 +55,16 @@ describe('local files in job parameters', () => {
     expect((await fetch(String(body.image))).status).toBe(200);
   });
 
-  it('on the live service a local video reference is refused before anything is sent, naming the field', async () => {
-    const err = await buildParams(
-      getTool('video-2x'),
-      { prompt: 'x', reference_videos: [mp4] },
-      null,
-      tools,
-      false,
-    ).catch((e) => e);
+  it('on the live service a local file in a URL-only field is refused before anything is sent, naming the field', async () => {
+    const err = await buildParams(getTool('context-t2i'), { prompt: 'x', input_image: png }, null, tools, false).catch(
+      (e) => e,
+    );
     expect(err).toBeInstanceOf(PreflightError);
-    expect(err.invalid).toEqual([{ field: 'reference_videos', reason: 'must be an HTTPS URL or an upl_vid_ id' }]);
+    expect(err.invalid).toEqual([{ field: 'input_image', reason: 'must be an HTTPS URL' }]);
     expect(err.message).toMatch(/local file cannot be sent to the live service/);
   });
 
-  it('a data URI declares the image’s real type, not its name’s (a JPEG saved as .png)', async () => {
+  it('image-to-prompt sends a file as plain base64, as the description says, and the Sandbox takes it', async () => {
     const jpegNamedPng = join(dir, 'really-a-jpeg.png');
     writeFileSync(
       jpegNamedPng,
@@ -81,15 +73,21 @@ describe('local files in job parameters', () => {
         .toBuffer(),
     );
     const body = await buildParams(getTool('image-to-prompt'), {}, jpegNamedPng, tools, false);
-    expect(String(body.image)).toMatch(/^data:image\/jpeg;base64,\/9j\//);
+    expect(String(body.image)).toMatch(/^\/9j\//);
     expect(String((await buildParams(getTool('image-to-prompt'), {}, png, tools, false)).image)).toMatch(
-      /^data:image\/png;base64,iVBORw0KGgo/,
+      /^iVBORw0KGgo/,
     );
+    const created = await fetch(`${sandbox.url}/v1/ai/image-to-prompt`, {
+      method: 'POST',
+      headers: { 'x-magnific-api-key': 'sandbox-owner', 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    expect(created.status, await created.clone().text()).toBe(200);
   });
 
   it('an unreadable local file is a clear error on its field', async () => {
     const err = await buildParams(
-      getTool('video-2x'),
+      getTool('video-25'),
       { prompt: 'x', reference_images: [join(dir, 'missing.png')] },
       null,
       tools,
@@ -103,12 +101,13 @@ describe('local files in job parameters', () => {
   });
 
   it('validation before reading any file sees stand-ins of the right encoding', () => {
-    const p = withPlaceholders(getTool('video-2x'), {
+    const p = withPlaceholders(getTool('video-25'), {
       prompt: 'x',
-      reference_videos: [mp4, 'upl_vid_keep'],
-      image: png,
+      reference_images: [png, 'https://example.com/keep.png'],
     });
-    expect(p.reference_videos).toEqual(['https://example.com/input.png', 'upl_vid_keep']);
-    expect(p.image).toMatch(/^iVBOR/);
+    expect(p.reference_images).toEqual([expect.stringMatching(/^iVBOR/), 'https://example.com/keep.png']);
+    expect(withPlaceholders(getTool('context-t2i'), { prompt: 'x', input_image: png }).input_image).toBe(
+      'https://example.com/input.png',
+    );
   });
 });
