@@ -212,6 +212,8 @@ export function registerAnalytics(app: FastifyInstance, state: SandboxState): vo
       }
     }
     const email = new Map(team.members.map((m) => [m.id, m.email]));
+    const groupNames = new Map(team.groups.map((g) => [g.id, g.name]));
+    const groupName = new Map(team.members.map((m) => [m.id, groupNames.get(m.groupId)]));
     return {
       data: [...buckets].map(([date, tools]) => ({
         date,
@@ -224,6 +226,11 @@ export function registerAnalytics(app: FastifyInstance, state: SandboxState): vo
             email: email.get(id) ?? null,
             uses: u.uses,
             credits: u.credits,
+            // The description's per-user fields beside the Sandbox's own.
+            user_email: email.get(id) ?? null,
+            user_uses: u.uses,
+            user_credits: u.credits,
+            group_name: groupName.get(id) ?? null,
           })),
         })),
       })),

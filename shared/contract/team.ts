@@ -131,8 +131,11 @@ export const usagePointSchema = z.object({
   uses: z.number(),
   credits: z.number(),
   byTool: z.record(z.string(), amount),
-  /** Keyed by user id (as a string); email when the server gave one. */
-  byUser: z.record(z.string(), amount.extend({ email: z.string().nullable() })),
+  /** Keyed by user id (as a string); email and group name (`group_name`) when the server gave them. */
+  byUser: z.record(
+    z.string(),
+    amount.extend({ email: z.string().nullable(), group: z.string().nullable().optional() }),
+  ),
 });
 export type UsagePoint = z.infer<typeof usagePointSchema>;
 

@@ -100,7 +100,7 @@ describe('team credit usage', () => {
   it('lists members (email, role, status), API keys, groups (member count) and projects, and exports CSV', async () => {
     const d = await r.services.analytics.directory();
     expect(d.members[0]).toMatchObject({ email: 'owner@sandbox.test', role: 'owner', status: 'active' });
-    expect(d.apiKeys.some((k) => k.status === 'revoked')).toBe(true);
+    expect(d.apiKeys.some((k) => k.status === 'inactive')).toBe(true);
     expect(d.groups.reduce((a, g) => a + g.memberCount, 0)).toBe(d.members.length);
     expect(d.projects[0].name).toBeTruthy();
     const out = tmp('csv');

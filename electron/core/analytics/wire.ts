@@ -33,7 +33,12 @@ export function parseUsage(body: unknown): UsagePoint[] {
       for (const u of arr(c.user_usages).map(obj)) {
         const id = s(u.user_id ?? u.id ?? u.user_email ?? u.email, 'unknown');
         const email = u.user_email ?? u.email;
-        const e = (p.byUser[id] ??= { uses: 0, credits: 0, email: typeof email === 'string' ? email : null });
+        const e = (p.byUser[id] ??= {
+          uses: 0,
+          credits: 0,
+          email: typeof email === 'string' ? email : null,
+          ...(typeof u.group_name === 'string' ? { group: u.group_name } : {}),
+        });
         e.uses += n(u.uses ?? u.user_uses);
         e.credits += n(u.credits ?? u.user_credits);
       }
