@@ -412,7 +412,7 @@ export function creationMisreads(body: unknown, parse = creationOf): string[] {
     const read = parse(raw);
     if (!read) return [`creations.${i}: not read at all`];
     return misread(`creations.${i}`, [
-      ['id', read.creation.id, item.id],
+      ['id', read.creation.id, item.reference ?? item.id],
       ['name', read.creation.name, item.name],
       ['toolName', read.creation.toolName, item.tool_name],
       ['url', read.creation.url, c.url],

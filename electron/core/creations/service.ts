@@ -44,7 +44,8 @@ function typeOf(item: Obj, family: string | null, url: string | null): string {
 export function creationOf(raw: unknown): { creation: Omit<Creation, 'thumbPath'>; thumbUrl: string | null } | null {
   const i = obj(raw);
   const c = obj(i.creation);
-  const id = str(i.id) ?? str(i.reference) ?? str(c.identifier);
+  // The uuid reference names a creation for good (flows take it as an input); the integer id is the fallback.
+  const id = str(i.reference) ?? str(i.id) ?? str(c.identifier);
   if (!id) return null;
   const url = str(c.url) ?? str(c.raw) ?? str(i.url);
   const type = typeOf(i, str(c.family), url);
