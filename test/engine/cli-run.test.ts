@@ -180,12 +180,23 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     const home = join(at.dir, 'home-endframe');
     const [start, end] = await makeImages(join(at.dir, 'frames'), ['start.png', 'end.png'], 512);
     const r = await runCli(
-      ['run', 'i2v-endframe', start, '-p', `image_end=${end}`, '-p', 'prompt=the tide comes in', '--json'],
+      [
+        'run',
+        'i2v-endframe',
+        start,
+        '-p',
+        `image_end=${end}`,
+        '-p',
+        'prompt=the tide comes in',
+        '--out',
+        join(at.dir, 'endframe-out'),
+        '--json',
+      ],
       { env: cliEnv(home, at.url), cwd: at.dir },
     );
     expect(r.code, r.err).toBe(0);
     const [job] = JSON.parse(r.out).jobs;
-    expect(job.state).toBe('done');
+    expect(job?.state, r.out).toBe('done');
     const { taskId } = JSON.parse(
       (await runCli(['jobs', 'list', '--json'], { env: cliEnv(home, at.url) })).out,
     ).jobs.find((j: { id: string }) => j.id === job.id);
