@@ -42,7 +42,7 @@ export const MODEL_SLUGS = {
   quality_model: { slug: 'gpt-image-2', basis: 'docs' },
   image50_model: { slug: 'seedream-v5-lite', basis: 'official' },
   flex_model: { slug: 'flux-2-flex', basis: 'docs' },
-  video2x_model: { slug: 'seedance-2-pro', basis: 'spec' },
+  video2x_model: { slug: 'seedance-2-pro', basis: 'official' },
   video25_model: { slug: 'seedance-2-5-pro', basis: 'spec' },
   i2v_model: { slug: 'veo-3-1', basis: 'official' },
   lite_model: { slug: 'veo-3-1-lite', basis: 'docs' },

@@ -235,6 +235,8 @@ export function registerAnalytics(app: FastifyInstance, state: SandboxState): vo
       }
     }
     const email = new Map(team.members.map((m) => [m.id, m.email]));
+    const groupNames = new Map(team.groups.map((g) => [g.id, g.name]));
+    const groupName = new Map(team.members.map((m) => [m.id, groupNames.get(m.groupId)]));
     return {
       data: [...buckets].map(([date, tools]) => ({
         date,
@@ -247,6 +249,11 @@ export function registerAnalytics(app: FastifyInstance, state: SandboxState): vo
             email: email.get(id) ?? null,
             uses: u.uses,
             credits: u.credits,
+            // The description's per-user fields beside the Sandbox's own.
+            user_email: email.get(id) ?? null,
+            user_uses: u.uses,
+            user_credits: u.credits,
+            group_name: groupName.get(id) ?? null,
           })),
         })),
       })),
@@ -255,33 +262,26 @@ export function registerAnalytics(app: FastifyInstance, state: SandboxState): vo
 
   const listing = (path: string, view: (team: Team) => unknown[]) =>
     app.get(path, async (req: FastifyRequest) => ({ data: view(teamOf(state.callerOf(req), state.team)) }));
+  // The description's shapes: members by e-mail only, keys by a string id.
   listing('/v1/analytics/team-members', (t) =>
-    t.members.map((m) => ({
-      id: m.id,
-      name: m.name,
-      email: m.email,
-      role: m.role,
-      status: m.status,
-      group_ids: m.groupId ? [m.groupId] : [],
-    })),
+    t.members.map((m) => ({ email: m.email, role: m.role, status: m.status === 'suspended' ? 'inactive' : m.status })),
   );
   listing('/v1/analytics/team-api-keys', (t) =>
     t.apiKeys.map((k) => ({
-      id: k.id,
-      name: k.name,
-      status: k.status,
-      owner_user_id: k.ownerId,
+      api_key_id: String(k.id),
+      display_name: k.name,
+      status: k.status === 'revoked' ? 'inactive' : k.status,
       created_at: k.createdAt,
     })),
   );
   listing('/v1/analytics/team-groups', (t) =>
-    t.groups.map((g) => ({ id: g.id, name: g.name, member_count: t.members.filter((m) => m.groupId === g.id).length })),
+    t.groups.map((g) => ({
+      group_id: g.id,
+      name: g.name,
+      member_count: t.members.filter((m) => m.groupId === g.id).length,
+    })),
   );
   listing('/v1/analytics/team-projects', (t) =>
-    t.projects.map((p) => ({
-      reference: p.reference,
-      name: p.name,
-      folder_count: t.folders.filter((f) => f.projectReference === p.reference).length,
-    })),
+    t.projects.map((p) => ({ project_reference: p.reference, name: p.name })),
   );
 }

@@ -21,7 +21,47 @@ function nameOf(t: Task): string {
   return `${findTool(t.toolId)?.title ?? t.toolId} ${new Date(t.createdAt).toISOString().slice(0, 16).replace('T', ' ')}`;
 }
 
-/** Recent creations: the caller's completed task results, newest first (api-notes item shape). */
+/** A numeric id of a task, stable across listings: the description's creations carry integers. */
+const numericId = (uuid: string) => Number.parseInt(uuid.replace(/-/g, '').slice(0, 12), 16);
+
+/**
+ * One creation in the description's shape: the listing's own fields, its thumbnail, and the file
+ * under `creation` (its `url` and `family`). A text result (a prompt) has no file: its text is
+ * in `creation.metadata`, an object the description leaves open.
+ */
+function creationItem(state: SandboxState, t: Task, userId: number) {
+  const kind = t.resultKind;
+  const url = kind === 'text' ? null : state.baseUrl() + resultPath(t, 0, kind);
+  const at = new Date(t.createdAt).toISOString();
+  return {
+    id: numericId(t.id),
+    reference: t.id,
+    user_id: userId,
+    folder_id: null,
+    folder_reference: null,
+    name: nameOf(t),
+    external_id: null,
+    thumbnail: kind === 'image' ? { url } : null,
+    tool_name: t.toolId,
+    created_at: at,
+    updated_at: at,
+    creation: {
+      id: numericId(t.id),
+      identifier: t.id,
+      family: kind,
+      tool: t.toolId,
+      url,
+      public: false,
+      nsfw: false,
+      status: 'completed',
+      user_id: userId,
+      created_at: at,
+      metadata: kind === 'text' ? { text: t.text } : {},
+    },
+  };
+}
+
+/** Recent creations: the caller's completed task results, newest first. */
 export function registerCreations(app: FastifyInstance, state: SandboxState): void {
   app.get('/v1/creations/recent', async (req, reply) => {
     const caller = state.callerOf(req);
@@ -46,19 +86,7 @@ export function registerCreations(app: FastifyInstance, state: SandboxState): vo
       .filter(
         (t) => !t.toolId.startsWith('app:') && (!toolName || t.toolId === toolName) && statusAt(t, now) === 'COMPLETED',
       );
-    const items = all.slice((page - 1) * perPage, page * perPage).map((t) => {
-      const kind = t.resultKind;
-      return {
-        id: t.id,
-        name: nameOf(t),
-        reference: t.id,
-        created_at: new Date(t.createdAt).toISOString(),
-        url: kind === 'text' ? null : state.baseUrl() + resultPath(t, 0, kind),
-        ...(kind === 'text' ? { text: t.text } : {}),
-        tool_name: t.toolId,
-        type: kind,
-      };
-    });
+    const items = all.slice((page - 1) * perPage, page * perPage).map((t) => creationItem(state, t, caller.userId));
     return {
       data: items,
       meta: {

@@ -47,11 +47,7 @@ interface CreateRoute {
 
 const hasParam = (path: string) => path.includes('{');
 /** Paths under /v1/ai/ that are no task tool: workflow apps, the LoRA catalogue, uploads (each its own routes). */
-const notATool = (path: string) =>
-  path.startsWith('/v1/ai/apps') ||
-  path.startsWith('/v1/ai/flows') ||
-  path === '/v1/ai/loras' ||
-  path.startsWith('/v1/ai/uploads');
+const notATool = (path: string) => /^\/v1\/ai\/(apps|flows|me|uploads)(\/|$)/.test(path) || path === '/v1/ai/loras';
 /** The collection a create path polls under: itself, or the longest listed path it extends ("-720p", "/turbo"). */
 function listPathOf(create: string, lists: readonly string[]): string | null {
   const fits = lists.filter((l) => create === l || create.startsWith(`${l}/`) || create.startsWith(`${l}-`));

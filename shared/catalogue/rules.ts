@@ -12,6 +12,10 @@ export type Rule =
   | { kind: 'anyOf'; fields: readonly string[]; reason: string }
   /** No field of `a` may be combined with a field of `b` (keyframes vs reference media). */
   | { kind: 'exclusive'; a: readonly string[]; b: readonly string[]; reason: string }
+  /** `field`, when sent, must be `value` (a switch the description says standard keys cannot turn off). */
+  | { kind: 'fixed'; field: string; value: unknown; reason: string }
+  /** `field` takes base64 or a URL as the description words it; a `data:` URI is not one of them. */
+  | { kind: 'noDataUri'; field: string; reason: string }
   /** The prompt plus every shot's prompt stays within `max` characters. */
   | { kind: 'promptTotal'; fields: readonly string[]; shots?: string; max: number }
   /**
@@ -92,6 +96,13 @@ export function checkRules(rules: readonly Rule[], body: Record<string, unknown>
           for (const f of a) out.push({ field: f, reason: `${r.reason} (${b.join(', ')} also given)` });
         break;
       }
+      case 'fixed':
+        if (body[r.field] !== undefined && body[r.field] !== r.value) out.push({ field: r.field, reason: r.reason });
+        break;
+      case 'noDataUri':
+        if (typeof body[r.field] === 'string' && /^data:/i.test(body[r.field] as string))
+          out.push({ field: r.field, reason: r.reason });
+        break;
       case 'promptTotal': {
         const total = promptTotal(body, r.fields, r.shots);
         if (total > r.max)

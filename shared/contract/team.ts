@@ -132,8 +132,11 @@ export const usagePointSchema = z.object({
   uses: z.number(),
   credits: z.number(),
   byTool: z.record(z.string(), amount),
-  /** Keyed by user id (as a string); email when the server gave one. */
-  byUser: z.record(z.string(), amount.extend({ email: z.string().nullable() })),
+  /** Keyed by user id (as a string); email and group name (`group_name`) when the server gave them. */
+  byUser: z.record(
+    z.string(),
+    amount.extend({ email: z.string().nullable(), group: z.string().nullable().optional() }),
+  ),
 });
 export type UsagePoint = z.infer<typeof usagePointSchema>;
 
@@ -164,14 +167,15 @@ export const breakdownRowSchema = z.object({
 export type BreakdownRow = z.infer<typeof breakdownRowSchema>;
 
 export const memberSchema = z.object({
-  id: z.number(),
+  /** The service's directory names members by e-mail only: null there (the Sandbox's audit ids aside). */
+  id: z.number().nullable(),
   name: z.string(),
   email: z.string(),
   role: z.string(),
   status: z.string(),
   groupIds: z.array(z.number()),
 });
-export const apiKeySchema = z.object({ id: z.number(), name: z.string(), status: z.string() });
+export const apiKeySchema = z.object({ id: z.string(), name: z.string(), status: z.string() });
 export const groupSchema = z.object({ id: z.number(), name: z.string(), memberCount: z.number() });
 export const projectSchema = z.object({ reference: z.string(), name: z.string() });
 export const directorySchema = z.object({

@@ -3,6 +3,7 @@ import type { ResultKind } from '../catalogue/kinds.ts';
 import { checkRules, type Rule } from '../catalogue/rules.ts';
 import imageTools from './image-tools.json' with { type: 'json' };
 import mediaTools from './media-tools.json' with { type: 'json' };
+import flows from './flows.json' with { type: 'json' };
 import apps from './apps.json' with { type: 'json' };
 import docsAndSpec from './docs-and-spec.json' with { type: 'json' };
 import team from './team.json' with { type: 'json' };
@@ -22,27 +23,39 @@ export type StatedRule = Rule;
 export interface Operation {
   operationId?: string;
   method: 'GET' | 'POST';
-  /** A template: {task-id}, {app-id} and {run-id} stand for path parameters. */
+  /** A template: {task-id}, {app-id}, {flow-id} and {run-id} stand for path parameters. */
   path: string;
   basis: Basis;
   /** Where a `docs` or `spec` fact was read, or which operation's schema a path-only one shares. */
   basisSource?: string;
+  /** The official description an `official` operation was read from (`scripts/reference-update.ts`). */
+  source?: ReferenceSource;
   query?: JsonSchema;
   body?: JsonSchema;
   rules?: readonly StatedRule[];
   /** Task creates: what the finished task's `generated` holds (the spec's word for each endpoint). */
   generates?: ResultKind;
-  responses?: Record<string, { schema?: JsonSchema; example?: unknown }>;
+  /** By status: the schema, its first example, and every named example where there are several. */
+  responses?: Record<string, { schema?: JsonSchema; example?: unknown; examples?: Record<string, unknown> }>;
+}
+
+export interface ReferenceSource {
+  repo: string;
+  path: string;
+  commit: string;
+  /** The commit's date, where it was recorded. */
+  date?: string;
 }
 
 export interface ReferenceFile {
-  source: { repo: string; path: string; commit: string };
+  source: ReferenceSource;
   operations: Operation[];
 }
 
 export const REFERENCE_FILES: readonly ReferenceFile[] = [
   imageTools,
   mediaTools,
+  flows,
   apps,
   team,
   docsAndSpec,

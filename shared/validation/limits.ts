@@ -45,10 +45,7 @@ export const REFERENCE_VIDEO: Required<VideoItemLimits> = {
 };
 
 export const FAMILY_LIMITS: Record<Family, FamilyLimits> = {
-  '2x': {
-    videos: { field: 'reference_videos', min: 0, max: 3, item: REFERENCE_VIDEO, totalDurationMax: 15 },
-    images: { field: 'reference_images' },
-  },
+  '2x': { videos: null, images: null },
   '25': { videos: null, images: { field: 'reference_images' } },
   '1x': { videos: null, images: null },
   lite: { videos: null, images: null },

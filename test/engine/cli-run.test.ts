@@ -201,6 +201,34 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     expect(task.sent.music_length_seconds).toBe(30);
   });
 
+  it('an end frame given as a local file with -p runs with the start frame of each input (i2v-endframe)', async () => {
+    const home = join(at.dir, 'home-endframe');
+    const [start, end] = await makeImages(join(at.dir, 'frames'), ['start.png', 'end.png'], 512);
+    const r = await runCli(
+      [
+        'run',
+        'i2v-endframe',
+        start,
+        '-p',
+        `image_end=${end}`,
+        '-p',
+        'prompt=the tide comes in',
+        '--out',
+        join(at.dir, 'endframe-out'),
+        '--json',
+      ],
+      { env: cliEnv(home, at.url), cwd: at.dir },
+    );
+    expect(r.code, r.err).toBe(0);
+    const [job] = JSON.parse(r.out).jobs;
+    expect(job?.state, r.out).toBe('done');
+    const { taskId } = JSON.parse(
+      (await runCli(['jobs', 'list', '--json'], { env: cliEnv(home, at.url) })).out,
+    ).jobs.find((j: { id: string }) => j.id === job.id);
+    const task = await control(at.url, `tasks/${taskId}`);
+    expect(Object.keys(task.sent)).toEqual(expect.arrayContaining(['image', 'image_end', 'prompt']));
+  });
+
   it('--json prints one report on stdout, per input in walk order with its result files; progress goes to stderr', async () => {
     const input = join(at.dir, 'json-in');
     await makeImages(input, ['b.png', 'sub/a.png']);

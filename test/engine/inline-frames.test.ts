@@ -54,7 +54,7 @@ describe('inline frames and reference images are probed by their content before 
     const png = await base64(picture('#664422').png());
     const gif = `data:image/gif;base64,${await base64(picture('#226644').gif())}`;
     expect(
-      await refusal({ prompt: 'a walk like @Image1 and @Image2', reference_images: [png, gif] }, 'video-2x'),
+      await refusal({ prompt: 'a walk like @Image1 and @Image2', reference_images: [png, gif] }, 'video-25'),
     ).toEqual([
       {
         field: 'reference_images',

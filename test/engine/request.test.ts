@@ -9,7 +9,6 @@ import { readUploadTargets, uploadBytes } from '../../electron/core/api/uploads.
 import { buildParams, PreflightError, withPlaceholders } from '../../electron/core/engine/request.ts';
 import { isLocalPath } from '../../shared/catalogue/index.ts';
 import { startSandbox } from '../../electron/sandbox/index.ts';
-import { makeClip } from '../media/fixtures.ts';
 
 /** How local files in a job's parameters travel: against the real Sandbox's upload flow. */
 const sandbox = await startSandbox({ port: 0 });
@@ -24,8 +23,6 @@ writeFileSync(
     .png()
     .toBuffer(),
 );
-// Within the reference-video limits the Sandbox measures (2-15 s, 24-60 fps, at least 409,600 pixels).
-const mp4 = await makeClip(dir, 'reference', { w: 640, h: 640, fps: 24, sec: 2.5 });
 
 describe('local files in job parameters', () => {
   it('tells a local path from a base64 string that happens to start with a slash', () => {
@@ -36,16 +33,15 @@ describe('local files in job parameters', () => {
     expect(isLocalPath('upl_vid_abc123')).toBe(false);
   });
 
-  it('reference videos become asset URLs of the upload flow, reference images base64, and the body validates', async () => {
+  it('reference images become base64, and the body validates (video 2.5)', async () => {
     const body = await buildParams(
-      getTool('video-2x'),
-      { prompt: 'a walk, see @Video1 and @Image1', reference_videos: [mp4], reference_images: [png] },
+      getTool('video-25'),
+      { prompt: 'a walk, see @Image1', reference_images: [png] },
       null,
       upload,
     );
-    expect(body.reference_videos).toEqual([expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/uploads\/upl_vid_/)]);
     expect((body.reference_images as string[])[0]).toMatch(/^iVBORw0KGgo/);
-    const created = await fetch(`${sandbox.url}/v1/ai/video/seedance-2-pro-720p`, {
+    const created = await fetch(`${sandbox.url}/v1/ai/video/seedance-2-5-pro-720p`, {
       method: 'POST',
       headers: { 'x-magnific-api-key': 'sandbox-owner', 'content-type': 'application/json' },
       body: JSON.stringify(body),
@@ -77,7 +73,7 @@ describe('local files in job parameters', () => {
     expect(() => readUploadTargets({ data: [] })).toThrow('files must be a non-empty list');
   });
 
-  it('a data URI declares the image’s real type, not its name’s (a JPEG saved as .png)', async () => {
+  it('image-to-prompt sends a file as plain base64, as the description says, and the Sandbox takes it', async () => {
     const jpegNamedPng = join(dir, 'really-a-jpeg.png');
     writeFileSync(
       jpegNamedPng,
@@ -86,15 +82,19 @@ describe('local files in job parameters', () => {
         .toBuffer(),
     );
     const body = await buildParams(getTool('image-to-prompt'), {}, jpegNamedPng, upload);
-    expect(String(body.image)).toMatch(/^data:image\/jpeg;base64,\/9j\//);
-    expect(String((await buildParams(getTool('image-to-prompt'), {}, png, upload)).image)).toMatch(
-      /^data:image\/png;base64,iVBORw0KGgo/,
-    );
+    expect(String(body.image)).toMatch(/^\/9j\//);
+    expect(String((await buildParams(getTool('image-to-prompt'), {}, png, upload)).image)).toMatch(/^iVBORw0KGgo/);
+    const created = await fetch(`${sandbox.url}/v1/ai/image-to-prompt`, {
+      method: 'POST',
+      headers: { 'x-magnific-api-key': 'sandbox-owner', 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    expect(created.status, await created.clone().text()).toBe(200);
   });
 
   it('an unreadable local file is a clear error on its field', async () => {
     const err = await buildParams(
-      getTool('video-2x'),
+      getTool('video-25'),
       { prompt: 'x', reference_images: [join(dir, 'missing.png')] },
       null,
       upload,
@@ -107,12 +107,13 @@ describe('local files in job parameters', () => {
   });
 
   it('validation before reading any file sees stand-ins of the right encoding', () => {
-    const p = withPlaceholders(getTool('video-2x'), {
+    const p = withPlaceholders(getTool('video-25'), {
       prompt: 'x',
-      reference_videos: [mp4, 'upl_vid_keep'],
-      image: png,
+      reference_images: [png, 'https://example.com/keep.png'],
     });
-    expect(p.reference_videos).toEqual(['https://example.com/input.png', 'upl_vid_keep']);
-    expect(p.image).toMatch(/^iVBOR/);
+    expect(p.reference_images).toEqual([expect.stringMatching(/^iVBOR/), 'https://example.com/keep.png']);
+    expect(withPlaceholders(getTool('context-t2i'), { prompt: 'x', input_image: png }).input_image).toBe(
+      'https://example.com/input.png',
+    );
   });
 });

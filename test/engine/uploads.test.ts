@@ -30,12 +30,12 @@ async function expectOnlyServicePaths() {
 
 async function videoBatch(url: string | null) {
   const dir = suite.folder();
-  // Within the reference-video limits the batch measures (2-15 s, 24-60 fps, at least 409,600 pixels).
   const clip = await makeClip(dir, 'reference', { w: 640, h: 640, fps: 24, sec: 2.5 });
   const e = url ? engineFor(join(dir, 'home'), url) : suite.engine(join(dir, 'home'));
   const r = await e.startBatch({
-    tool: 'video-2x',
-    params: { prompt: 'a walk, like @Video1', reference_videos: [clip] },
+    tool: 'video-upscaler',
+    inputs: [clip],
+    params: { enhancement_model: 'starlight_precise_2_5' },
     outDir: join(dir, 'out'),
   });
   return { e, r, clip };
@@ -166,7 +166,7 @@ describe('uploads of local inputs', () => {
     }
   });
 
-  it('an upload the service refuses for good (the file emptied since it was queued) fails the job, naming the file and the answer, unpaid', async () => {
+  it('an input emptied since it was queued fails the job before its upload, naming the file, unpaid', async () => {
     const { e, r, clip } = await videoBatch(null);
     // Checked when queued; a sync or an editor empties it before the engine sends it.
     truncateSync(clip, 0);
@@ -174,8 +174,8 @@ describe('uploads of local inputs', () => {
     await settle(e, r.jobIds);
     expect(e.job(r.jobIds[0])).toMatchObject({
       state: 'failed',
-      error: `The server refused the upload of the input ${clip} (HTTP 400 The upload has no bytes); no task was created and nothing was paid. Fix or replace the file, then Retry (or Cancel the job).`,
-      invalid: [{ field: 'reference_videos', reason: expect.stringContaining(clip) }],
+      error: `The input ${clip} is empty (checked again before sending); nothing was sent or paid. Restore or fix the file, then Retry (or Cancel the job).`,
+      invalid: [{ field: 'video', reason: expect.stringContaining(clip) }],
     });
     expect(creates(await stats())).toBe(0);
   });

@@ -93,41 +93,22 @@ describe('video item rules', () => {
   });
 });
 
-describe('validateReferences (2.x)', () => {
-  it('counts up to 3 videos and their combined duration up to 15 s', () => {
-    expect(validateReferences({ family: '2x', references: [vid(), vid(), vid()] }).ok).toBe(true);
-    expect(
-      rules(validateReferences({ family: '2x', references: [vid(), vid(), vid(), vid({ durationSec: 2 })] })),
-    ).toEqual(['video.count', 'video.totalDuration']);
-    expect(
-      validateReferences({ family: '2x', references: [vid({ durationSec: 7.5 }), vid({ durationSec: 7.5 })] }).ok,
-    ).toBe(true);
-    const over = validateReferences({
-      family: '2x',
-      references: [vid({ durationSec: 7.5 }), vid({ durationSec: 7.6 })],
-    });
-    expect(rules(over)).toEqual(['video.totalDuration']);
-    expect(over.errors[0].message).toContain('combined duration 15.1 s is above the 15 s limit');
+describe('validateReferences (2.x, 2.5)', () => {
+  it('2.x takes no reference media in the newer description: a video or an image given is counted out', () => {
+    expect(rules(validateReferences({ family: '2x', references: [vid()] }))).toEqual(['video.count']);
+    expect(validateReferences({ family: '2x', references: [] }).ok).toBe(true);
   });
 
-  it('tags per-file errors with their position', () => {
-    const r = validateReferences({ family: '2x', references: [vid(), vid({ fps: 61 })] });
-    expect(r.errors).toMatchObject([{ rule: 'video.fps', index: 1, field: 'reference_videos' }]);
-  });
-
-  it('checks @Video mentions against the videos given, in order', () => {
+  it('checks @Image mentions against the images given, in order (2.5)', () => {
     expect(
-      validateReferences({ family: '2x', references: [vid(), vid()], body: { prompt: 'mix @Video1 and @Video2' } }).ok,
+      validateReferences({ family: '25', references: [img(), img()], body: { prompt: 'mix @Image1 and @Image2' } }).ok,
     ).toBe(true);
-    const r = validateReferences({ family: '2x', references: [vid(), vid()], body: { prompt: 'use @Video3' } });
-    expect(rules(r)).toEqual(['video.mention']);
+    const r = validateReferences({ family: '25', references: [img(), img()], body: { prompt: 'use @Image3' } });
+    expect(rules(r)).toEqual(['image.mention']);
     expect(r.errors[0]).toMatchObject({
       field: 'prompt',
-      message: 'prompt: @Video3 cites reference video 3, but only 2 are given',
+      message: 'prompt: @Image3 cites reference image 3, but only 2 are given',
     });
-    expect(rules(validateReferences({ family: '2x', references: [], body: { prompt: '@Image1 please' } }))).toEqual([
-      'image.mention',
-    ]);
   });
 
   it('flags a citation of a kind the family takes none of, on the prompt that holds it', () => {
@@ -148,49 +129,16 @@ describe('validateReferences (2.x)', () => {
       ['audio.mention', 'shots.1.prompt', 'shots.1.prompt: @Audio1 cites a reference audio, but none is given'],
       ['image.mention', 'shots.1.prompt', 'shots.1.prompt: @Image3 cites reference image 3, but only 2 are given'],
     ]);
-    const two = validateReferences({
-      family: '2x',
-      references: [vid()],
-      body: { prompt: 'as @Video1 with the sound of @Audio1' },
-    });
+    const two = validateReferences({ family: '2x', references: [], body: { prompt: 'with the sound of @Audio1' } });
     expect(two.errors.map((e) => e.message)).toEqual([
       'prompt: @Audio1 cites a reference audio, but video 2.x takes none',
     ]);
-  });
-
-  it('keeps keyframes apart from reference media (catalogue rule)', () => {
-    const r = validateReferences({ family: '2x', references: [vid()], body: { image: 'https://x/a.png' } });
-    expect(rules(r)).toEqual(['keyframes.exclusive']);
-    expect(r.errors[0].message).toMatch(/^image: keyframes .* \(reference_videos also given\)$/);
-    expect(
-      rules(
-        validateReferences({
-          family: '2x',
-          references: [img()],
-          body: { image_end: 'https://x/b.png', image: 'https://x/a.png' },
-        }),
-      ),
-    ).toEqual(['keyframes.exclusive', 'keyframes.exclusive']);
-    expect(
-      validateReferences({
-        family: '2x',
-        references: [],
-        body: { image: 'https://x/a.png', image_end: 'https://x/b.png' },
-      }).ok,
-    ).toBe(true);
   });
 
   it('needs image for image_end (2.x and 1.x)', () => {
     expect(rules(checkBody('2x', { image_end: 'https://x/b.png' }))).toEqual(['image_end.requires_image']);
     expect(rules(checkBody('1x', { image_end: 'https://x/b.png' }))).toEqual(['image_end.requires_image']);
     expect(checkBody('1x', { image: 'https://x/a.png', image_end: 'https://x/b.png' }).errors).toEqual([]);
-  });
-
-  it('allows reference images beside videos (up to the catalogue list size)', () => {
-    expect(validateReferences({ family: '2x', references: [vid(), img()] }).ok).toBe(true);
-    expect(rules(validateReferences({ family: '2x', references: [img(), img(), img(), img(), img()] }))).toEqual([
-      'image.count',
-    ]);
   });
 
   it('takes no reference videos in other families', () => {
@@ -202,14 +150,11 @@ describe('validateReferences (2.x)', () => {
 
 describe('prompt limits per family', () => {
   const p = (n: number) => 'x'.repeat(n);
-  it('2.x: 40,000 characters, warning above 5,000', () => {
-    expect(checkBody('2x', { prompt: p(5000) })).toEqual({ errors: [], warnings: [] });
-    expect(checkBody('2x', { prompt: p(5001) }).warnings.map((w) => w.rule)).toEqual(['prompt.long']);
-    expect(checkBody('2x', { prompt: p(40000) }).errors).toEqual([]);
-    const over = checkBody('2x', { prompt: p(40001) });
+  it('2.x: 2,000 characters (the newer description), no warning below', () => {
+    expect(checkBody('2x', { prompt: p(2000) })).toEqual({ errors: [], warnings: [] });
+    const over = checkBody('2x', { prompt: p(2001) });
     expect(rules(over)).toEqual(['prompt.length']);
-    expect(over.errors[0].message).toMatch(/at most 40000 characters \(found 40001\)/);
-    expect(over.warnings).toEqual([]);
+    expect(over.errors[0].message).toMatch(/at most 2000 characters \(found 2001\)/);
   });
   it('2.5: per-shot prompts count toward the 40,000', () => {
     const shots = [
@@ -291,7 +236,7 @@ describe('start and end frames', () => {
     expect(frame({ source: '/tmp/start.webp', format: 'webp', container: 'webp' })).toEqual([
       'start.webp: format webp is not JPG or PNG',
     ]);
-    expect(checkImage(img({ format: 'webp', container: 'webp' }), '2x', { field: 'reference_images' })).toEqual([]);
+    expect(checkImage(img({ format: 'webp', container: 'webp' }), '25', { field: 'reference_images' })).toEqual([]);
     expect(checkImage(vid(), '1x', { field: 'image_end' }).map((e) => e.rule)).toEqual(['image.format']);
     // The spec states no size limits for frames: a small frame is the service's to judge.
     expect(frame({ width: 64, height: 48, bytes: 30 * MB })).toEqual([]);

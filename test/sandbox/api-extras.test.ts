@@ -482,7 +482,7 @@ describe('team analytics', () => {
     const all = total((await usage({ start_date: '2026-02-01', end_date: '2026-03-01' })).body.data);
     for (const filter of [
       { group_ids: [101] },
-      { project_references: [(await ctx.api.get('/v1/analytics/team-projects')).body.data[0].reference] },
+      { project_references: [(await ctx.api.get('/v1/analytics/team-projects')).body.data[0].project_reference] },
       { api_key_ids: ['9001'] },
     ]) {
       const t = total((await usage({ start_date: '2026-02-01', end_date: '2026-03-01', ...filter })).body.data);
@@ -515,17 +515,18 @@ describe('team analytics', () => {
     expect(r.status).toBe(429);
     expect(r.headers.get('retry-after')).toMatch(/^\d+$/);
   });
-  it('lists members, API keys, groups and projects with the named attributes', async () => {
+  it('lists members, API keys, groups and projects in the shapes of the description, nothing more', async () => {
     const m = (await ctx.api.get('/v1/analytics/team-members')).body.data;
     expect(m.length).toBeGreaterThanOrEqual(50);
-    expect(m[0]).toMatchObject({ email: expect.any(String), role: expect.any(String), status: expect.any(String) });
-    expect((await ctx.api.get('/v1/analytics/team-api-keys')).body.data[0]).toMatchObject({
-      name: expect.any(String),
-      status: expect.any(String),
-    });
+    expect(Object.keys(m[0]).sort()).toEqual(['email', 'role', 'status']);
+    const keys = (await ctx.api.get('/v1/analytics/team-api-keys')).body.data;
+    expect(Object.keys(keys[0]).sort()).toEqual(['api_key_id', 'created_at', 'display_name', 'status']);
+    expect(keys[0].api_key_id).toEqual(expect.any(String));
     const groups = (await ctx.api.get('/v1/analytics/team-groups')).body.data;
+    expect(Object.keys(groups[0]).sort()).toEqual(['group_id', 'member_count', 'name']);
     expect(groups.reduce((s: number, g: any) => s + g.member_count, 0)).toBe(m.length);
-    expect((await ctx.api.get('/v1/analytics/team-projects')).body.data[0]).toMatchObject({ name: expect.any(String) });
+    const projects = (await ctx.api.get('/v1/analytics/team-projects')).body.data;
+    expect(Object.keys(projects[0]).sort()).toEqual(['name', 'project_reference']);
   });
 });
 
@@ -543,19 +544,24 @@ describe('recent creations', () => {
     expect((await ctx.api.get('/v1/creations/recent', 'sandbox-admin')).body.data).toEqual([]);
     clock.advance(200);
     const all = await ctx.api.get('/v1/creations/recent', 'sandbox-admin');
-    expect(all.body.data.map((x: any) => x.id)).toEqual([c, b, a]);
+    expect(all.body.data.map((x: any) => x.reference)).toEqual([c, b, a]);
+    // The description's item: the file under creation (url, family), an image's thumbnail beside it.
     expect(all.body.data[0]).toMatchObject({
+      id: expect.any(Number),
       name: expect.any(String),
       reference: c,
       created_at: expect.any(String),
-      url: expect.stringMatching(/^http/),
+      thumbnail: { url: expect.stringMatching(/^http/) },
       tool_name: 'upscaler-precision',
+      creation: { url: expect.stringMatching(/^http/), family: 'image', tool: 'upscaler-precision' },
     });
+    expect(all.body.data[0]).not.toHaveProperty('url');
+    expect(all.body.data[1]).toMatchObject({ thumbnail: null, creation: { family: 'audio' } });
     const filtered = await ctx.api.get(
       '/v1/creations/recent?tool_name=upscaler-precision&per_page=1&page=2',
       'sandbox-admin',
     );
-    expect(filtered.body.data.map((x: any) => x.id)).toEqual([a]);
+    expect(filtered.body.data.map((x: any) => x.reference)).toEqual([a]);
     expect(filtered.body.meta.pagination).toMatchObject({ total: 2, last_page: 2 });
     expect((await ctx.api.get('/v1/creations/recent', 'sandbox-member')).body.data).toEqual([]);
     expect((await ctx.api.get('/v1/creations/recent?per_page=0', 'sandbox-admin')).status).toBe(400);

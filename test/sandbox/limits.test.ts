@@ -160,7 +160,16 @@ describe('credits charged', () => {
     expect(now.uses - baseline.uses).toBe(2);
     expect(now.credits - baseline.credits).toBe(2 * price);
     expect(now.users).toEqual([
-      { user_id: 501, email: 'admin@business.sandbox.test', uses: now.uses, credits: now.credits },
+      {
+        user_id: 501,
+        email: 'admin@business.sandbox.test',
+        uses: now.uses,
+        credits: now.credits,
+        user_email: 'admin@business.sandbox.test',
+        user_uses: now.uses,
+        user_credits: now.credits,
+        group_name: null,
+      },
     ]);
   });
 

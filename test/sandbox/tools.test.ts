@@ -4,7 +4,15 @@ import { createServer } from 'node:http';
 import { crc32, deflateSync } from 'node:zlib';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_SLUGS, resolvePaths, TOOLS, type Field, type ToolEntry } from '../../shared/catalogue/index.ts';
+import {
+  DEFAULT_SLUGS,
+  defaultsOf,
+  resolvePaths,
+  TOOLS,
+  type Field,
+  type ToolEntry,
+} from '../../shared/catalogue/index.ts';
+import { bodyOf } from '../../electron/core/api/tools.ts';
 import { UPSCALE_MAX_SIDE } from '../../electron/sandbox/render.ts';
 import { LIST_WINDOW_FAULT } from '../../electron/sandbox/tool-routes.ts';
 import { bytesOf, fakeClock, start, testPng, until } from './helpers.ts';
@@ -167,15 +175,6 @@ describe('validation (400 naming the field)', () => {
   it('rejects the video input combinations at creation', async () => {
     const b64 = png.toString('base64');
     await expectInvalid('video-2x', { prompt: 'x', image_end: b64 }, 'image_end', { resolution: '720p' });
-    await expectInvalid('video-2x', { prompt: 'x', image: b64, reference_images: [b64] }, 'image', {
-      resolution: '720p',
-    });
-    await expectInvalid(
-      'video-2x',
-      { prompt: 'x', image: b64, image_end: b64, reference_videos: [videoId] },
-      'image_end',
-      { resolution: '720p' },
-    );
     await expectInvalid('i2v-endframe', { prompt: 'x', image_end: b64 }, 'image');
     await expectInvalid('i2v-endframe-fast', { prompt: 'x', image_end: b64 }, 'image');
   });
@@ -197,9 +196,26 @@ describe('validation (400 naming the field)', () => {
         reference_images: [b64, b64],
       }),
     ).toEqual(['shots.0.prompt: @Image3 cites reference image 3, but only 2 are given']);
-    expect(await reasons('video-2x', { prompt: 'to the beat of @Audio1' })).toEqual([
-      'prompt: @Audio1 cites a reference audio, but video 2.x takes none',
+  });
+  it('holds video 2.x to its schema in the newer description: 5 or 10 s, 2,000 characters, no sound or reference fields', async () => {
+    const at = { resolution: '720p' };
+    const post = (body: Record<string, unknown>) => postTo('video-2x', body, at);
+    expect((await post({ prompt: 'x'.repeat(2000), duration: 10 })).status).toBe(200);
+    expect(statusAndReasons(await post({ prompt: 'x', duration: 4 }))).toEqual([
+      400,
+      ['duration: must be one of 5, 10'],
     ]);
+    expect(statusAndReasons(await post({ prompt: 'x'.repeat(2001) }))).toEqual([
+      400,
+      ['prompt: must be at most 2000 characters'],
+    ]);
+    for (const field of ['sound_effects', 'no_music', 'reference_images', 'reference_videos'])
+      expect(
+        statusAndReasons(await post({ prompt: 'x', [field]: field.startsWith('ref') ? [imageUrl] : true })),
+      ).toEqual([400, [`${field}: is not a parameter of this endpoint`]]);
+    // What the app sends by default is what the schema takes.
+    const defaults = bodyOf(tool('video-2x'), { ...defaultsOf(tool('video-2x')), prompt: 'a pier at dawn' });
+    expect((await post(defaults)).status, JSON.stringify(defaults)).toBe(200);
   });
   it('counts prompt characters as code points: 40,000 emoji over prompt and shots fit the 2.5 limit, 40,001 do not', async () => {
     const clapper = '\u{1F3AC}';
@@ -276,11 +292,11 @@ describe('validation (400 naming the field)', () => {
       400,
       ['image: is not a readable image (JPEG, PNG or WebP)'],
     ]);
-    // Reference images of 2.x take WebP; the 5.0 edit's are held to 256x256 (api-spec).
+    // Reference images of 2.5 take WebP; the 5.0 edit's are held to 256x256 (api-spec).
     expect(
       (
         await post(
-          'video-2x',
+          'video-25',
           { prompt: 'x', reference_images: [await served(webp, 'image/webp')] },
           { resolution: '720p' },
         )
@@ -315,9 +331,10 @@ describe('validation (400 naming the field)', () => {
       400,
       ['image: format gif is not JPG or PNG or WebP'],
     ]);
-    expect(
-      statusAndReasons(await postTo('image-to-prompt', { image: `data:image/gif;base64,${gif.toString('base64')}` })),
-    ).toEqual([400, ['image: format gif is not JPG or PNG or WebP']]);
+    expect(statusAndReasons(await postTo('image-to-prompt', { image: gif.toString('base64') }))).toEqual([
+      400,
+      ['image: format gif is not JPG or PNG or WebP'],
+    ]);
     const withMime = (b: Buffer, mime: string) => ({ image: b.toString('base64'), mime_type: mime });
     expect(
       statusAndReasons(
@@ -329,67 +346,8 @@ describe('validation (400 naming the field)', () => {
     ).toEqual([400, ['reference_images.1: format gif is not PNG or JPG or WebP']]);
     // What the spec lets through still goes through.
     expect((await postTo('change-camera', { image: webpUrl })).status).toBe(200);
-    expect(
-      (await postTo('image-to-prompt', { image: `data:image/webp;base64,${webp.toString('base64')}` })).status,
-    ).toBe(200);
+    expect((await postTo('image-to-prompt', { image: webp.toString('base64') })).status).toBe(200);
     expect((await postTo('skin-flexible', { image: png.toString('base64') })).status).toBe(200);
-  });
-  it('measures reference videos as the service does: each limit named per item, the combined duration, URLs by range, loopback only', async () => {
-    const post = (id: string, body: Record<string, unknown>, params: Record<string, unknown> = {}) =>
-      ctx.api.post(resolvePaths(tool(id), DEFAULT_SLUGS, params).create, body);
-    const reasons = (r: { body: { invalid_params: { field: string; reason: string }[] } }) =>
-      r.body.invalid_params.map((p) => `${p.field}: ${p.reason}`);
-    const short = await upload(
-      await readFile(await makeClip(clips.dir, 'short-20fps', { w: 640, h: 640, fps: 20, sec: 1.5 })),
-    );
-    await makeClip(clips.dir, 'small', { w: 320, h: 240, fps: 24, sec: 3 });
-    const six = await upload(await readFile(await makeClip(clips.dir, 'six', { w: 640, h: 640, fps: 24, sec: 6 })));
-    const notVideo = await upload(Buffer.from('these bytes are no video at all'));
-    const server: FileServer = await serveFolder(clips.dir);
-    try {
-      const v2 = { resolution: '720p' };
-      const a = await post(
-        'video-2x',
-        { prompt: 'x @Video1 @Video2 @Video3', reference_videos: [videoId, short, `${server.url}/small.mp4`] },
-        v2,
-      );
-      expect(a.status).toBe(400);
-      expect(reasons(a)).toEqual([
-        'reference_videos.1: duration 1.5 s is below the 2 s minimum',
-        'reference_videos.1: frame rate 20 fps is below the 24 fps minimum',
-        'reference_videos.2: 320x240 = 76,800 pixels is below the 409,600 minimum',
-      ]);
-      // Read by ranges, not whole: the index is all the check needs.
-      expect(server.requests.every((r) => r.startsWith('bytes='))).toBe(true);
-
-      // 6 + 6 + 2.5 s is within the combined 15 s; a third 6 s clip is not.
-      expect((await post('video-2x', { prompt: 'x', reference_videos: [six, six, videoId] }, v2)).status).toBe(200);
-      const c = await post('video-2x', { prompt: 'x', reference_videos: [six, six, six] }, v2);
-      expect(reasons(c)).toEqual(['reference_videos: combined duration 18 s is above the 15 s limit']);
-
-      const d = await post(
-        'video-2x',
-        { prompt: 'x', reference_videos: [notVideo, 'https://example.com/clip.mp4'] },
-        v2,
-      );
-      expect(reasons(d)).toEqual([
-        expect.stringMatching(
-          new RegExp(
-            `^reference_videos\\.0: could not be read as an MP4 or MOV video \\(${notVideo}: not a video or image`,
-          ),
-        ),
-        'reference_videos.1: the Sandbox fetches URL inputs from loopback (127.0.0.1, localhost) only; upload the video or use a loopback URL',
-      ]);
-
-      // The upscaler interpolates only from 15 fps up, and only when target_fps is asked for.
-      const slow = await upload(await readFile(await makeClip(clips.dir, 'slow', { w: 320, h: 240, fps: 10, sec: 2 })));
-      const e = await post('video-upscaler', { video: slow, enhancement_model: 'starlight_fast_2', target_fps: 60 });
-      expect(reasons(e)).toEqual(['video: frame rate 10 fps is below the 15 fps target_fps needs']);
-      expect((await post('video-upscaler', { video: slow, enhancement_model: 'starlight_fast_2' })).status).toBe(200);
-      expect((await post('video-2x', { prompt: 'x @Video1', reference_videos: [videoId] }, v2)).status).toBe(200);
-    } finally {
-      await server.close();
-    }
   });
   it('names its pixel limit instead of calling a large image unreadable', async () => {
     // A PNG that declares 20000 x 15000 (a stitched panorama) with one row of data: the header is what is read.
@@ -518,11 +476,24 @@ describe('real results', () => {
     const four = await runTool('quality-image', { prompt: 'p', num_images: 3 });
     expect(four.generated).toHaveLength(3);
   });
-  it('image-to-prompt derives the prompt from the image (data URI and URL alike)', async () => {
+  it('image-to-prompt derives the prompt from the image (base64 and URL alike; a data URI is refused)', async () => {
     const red = await sharp({ create: { width: 90, height: 40, channels: 3, background: '#e01010' } })
       .png()
       .toBuffer();
-    const r = await runTool('image-to-prompt', { image: `data:image/png;base64,${red.toString('base64')}` });
+    const dataUri = await ctx.api.post(
+      resolvePaths(
+        TOOLS.find((t) => t.id === 'image-to-prompt')!,
+        DEFAULT_SLUGS,
+      ).create,
+      {
+        image: `data:image/png;base64,${red.toString('base64')}`,
+      },
+    );
+    expect([dataUri.status, dataUri.body.invalid_params?.[0]?.reason]).toEqual([
+      400,
+      'must be base64 or a URL, as the description says (not a data: URI)',
+    ]);
+    const r = await runTool('image-to-prompt', { image: red.toString('base64') });
     expect(r.generated[0]).toMatch(/red/);
     expect(r.generated[0]).toMatch(/landscape/);
     expect(r.generated[0]).toMatch(/90x40/);
@@ -532,9 +503,8 @@ describe('real results', () => {
   it('image-to-prompt judges tone and colour alike for 16-bit, CMYK and grey-with-alpha images as for 8-bit RGB', async () => {
     const solid = (r: number, g: number, b: number) =>
       sharp({ create: { width: 64, height: 48, channels: 3, background: { r, g, b } } });
-    const describe = async (bytes: Buffer, type: string) =>
-      (await runTool('image-to-prompt', { image: `data:image/${type};base64,${bytes.toString('base64')}` }))
-        .generated[0];
+    const describe = async (bytes: Buffer, _type: string) =>
+      (await runTool('image-to-prompt', { image: bytes.toString('base64') })).generated[0];
     const dark = 'A very dark landscape image (64x48) dominated by black tones, low contrast, ';
     // A 16-bit PNG's channels run to 65535: read as 8-bit it was "high-key".
     const png16 = await solid(40, 40, 40).toColourspace('rgb16').png().toBuffer();
@@ -573,7 +543,7 @@ describe('real results', () => {
     const uploaded = await uploadTo(ctx.sb.url, phone, 'image/jpeg');
     const cam = await imageAt((await runTool('change-camera', { image: uploaded.url, zoom: 5 })).generated[0]);
     expect([cam.meta.width, cam.meta.height]).toEqual([40, 80]);
-    const described = await runTool('image-to-prompt', { image: `data:image/jpeg;base64,${phone.toString('base64')}` });
+    const described = await runTool('image-to-prompt', { image: phone.toString('base64') });
     expect(described.generated[0]).toMatch(/ portrait image \(40x80\) /);
   });
   it('video tools return an MP4 and music tools an MP3', async () => {

@@ -46,7 +46,7 @@ describe('team credit usage', () => {
     const credits = (p: { points: { credits: number }[] }) => p.points.reduce((a, x) => a + x.credits, 0);
     const g = await r.services.analytics.query({ ...q, groupIds: [dir.groups[0].id] });
     const p = await r.services.analytics.query({ ...q, projectRefs: [dir.projects[0].reference] });
-    const k = await r.services.analytics.query({ ...q, apiKeyIds: [dir.apiKeys[0].id] });
+    const k = await r.services.analytics.query({ ...q, apiKeyIds: [Number(dir.apiKeys[0].id)] });
     for (const f of [g, p, k]) {
       expect(credits(f)).toBeGreaterThan(0);
       expect(credits(f)).toBeLessThan(credits(all));
@@ -100,7 +100,7 @@ describe('team credit usage', () => {
   it('lists members (email, role, status), API keys, groups (member count) and projects, and exports CSV', async () => {
     const d = await r.services.analytics.directory();
     expect(d.members[0]).toMatchObject({ email: 'owner@sandbox.test', role: 'owner', status: 'active' });
-    expect(d.apiKeys.some((k) => k.status === 'revoked')).toBe(true);
+    expect(d.apiKeys.some((k) => k.status === 'inactive')).toBe(true);
     expect(d.groups.reduce((a, g) => a + g.memberCount, 0)).toBe(d.members.length);
     expect(d.projects[0].name).toBeTruthy();
     const out = tmp('csv');

@@ -143,11 +143,12 @@ describe('tool catalogue', () => {
       field: 'image_end',
       reason: 'image_end requires image (the start frame)',
     });
-    const both = validateRequest(t, { prompt: 'x', image: png, reference_images: [png] }).invalid;
-    expect(both.map((p) => p.field)).toContain('image');
-    expect(both[0].reason).toMatch(/cannot be combined/);
-    expect(validateRequest(t, { prompt: 'see @Video2', reference_videos: ['upl_vid_abc'] }).invalid).toEqual([
-      { field: 'prompt', reason: '@Video2 cites reference video 2, but only 1 is given' },
+    // The newer description's 2.x takes no reference media: a citation of one is refused on the prompt.
+    expect(validateRequest(t, { prompt: 'see @Video1', image: png }).invalid).toEqual([
+      { field: 'prompt', reason: '@Video1 cites a reference video, but video 2.x takes none' },
+    ]);
+    expect(validateRequest(t, { prompt: 'x', duration: 4 }).invalid).toEqual([
+      { field: 'duration', reason: expect.stringMatching(/5.*10/) },
     ]);
   });
 
@@ -162,9 +163,11 @@ describe('tool catalogue', () => {
     expect(validateRequest(t25, { shots: [{ prompt: 'hum @Audio2', duration: 4 }], duration: 4 }).invalid).toEqual([
       { field: 'shots.0.prompt', reason: '@Audio2 cites a reference audio, but none is given' },
     ]);
-    expect(validateRequest(getTool('video-2x'), { prompt: 'with @Audio1 and @Video0' }).invalid).toEqual([
+    expect(validateRequest(t25, { prompt: 'with @Image0', reference_images: [png] }).invalid).toEqual([
+      { field: 'prompt', reason: '@Image0 cites no reference image: they are numbered from @Image1' },
+    ]);
+    expect(validateRequest(getTool('video-2x'), { prompt: 'with @Audio1' }).invalid).toEqual([
       { field: 'prompt', reason: '@Audio1 cites a reference audio, but video 2.x takes none' },
-      { field: 'prompt', reason: '@Video0 cites no reference video: they are numbered from @Video1' },
     ]);
     expect(
       validateRequest(t25, {
@@ -190,8 +193,10 @@ describe('tool catalogue', () => {
     expect(validateRequest(getTool('music-variants'), { prompt: clapper.repeat(9) }).invalid).toEqual([
       { field: 'prompt', reason: 'must be at least 10 characters' },
     ]);
-    expect(validateRequest(getTool('video-2x'), { prompt: clapper.repeat(5000) }).warnings).toEqual([]);
-    expect(validateRequest(getTool('video-2x'), { prompt: clapper.repeat(5001) }).warnings).toHaveLength(1);
+    expect(validateRequest(getTool('video-2x'), { prompt: clapper.repeat(2000) }).ok).toBe(true);
+    expect(validateRequest(getTool('video-2x'), { prompt: clapper.repeat(2001) }).invalid).toEqual([
+      { field: 'prompt', reason: 'must be at most 2000 characters' },
+    ]);
   });
 
   it('wants a 2.5 prompt or shots, and an end-frame start frame and prompt: a request that describes nothing is refused', () => {
@@ -254,10 +259,11 @@ describe('tool catalogue', () => {
       output_format: 'png',
     });
     expect(defaultsOf(getTool('skin-faithful'))).toMatchObject({ sharpen: 0, smart_grain: 2, skin_detail: 80 });
-    expect(defaultsOf(getTool('video-2x'))).toMatchObject({
+    expect(defaultsOf(getTool('video-2x'))).toEqual({
+      resolution: '720p',
+      duration: 5,
       aspect_ratio: 'widescreen_16_9',
-      sound_effects: true,
-      no_music: false,
+      camera_fixed: false,
     });
   });
 
@@ -266,6 +272,6 @@ describe('tool catalogue', () => {
     expect(parseParam(t, 'scale_factor=4')).toEqual(['scale_factor', 4]);
     expect(() => parseParam(t, 'scale_factor=four')).toThrow('scale_factor must be a number, got "four"');
     expect(() => parseParam(t, 'nope=1')).toThrow(/has no parameter "nope"/);
-    expect(parseParam(getTool('video-2x'), 'sound_effects=false')).toEqual(['sound_effects', false]);
+    expect(parseParam(getTool('video-2x'), 'camera_fixed=true')).toEqual(['camera_fixed', true]);
   });
 });

@@ -20,8 +20,8 @@ describe('withoutCitation', () => {
     expect(r).toEqual({ text: 'Move like in the style of @Image2 and @Video1', dropped: 1, moved: 0 });
   });
 
-  it('keeps a prompt valid against the list that is left (the mention rule of 2.x)', () => {
-    const tool = getTool('video-2x');
+  it('keeps a prompt valid against the list that is left (the mention rule of 2.5)', () => {
+    const tool = getTool('video-25');
     const refs = ['a.png', 'b.png', 'c.png'];
     const prompt = 'Car from @Image3, mood of @Image1';
     const left = refs.filter((_, i) => i !== 0);

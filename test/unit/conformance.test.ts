@@ -24,6 +24,8 @@ import {
 } from '../../shared/official/index.ts';
 import { MODEL_SLUGS } from '../../shared/service-profile.ts';
 import { bodyOf, readEnvelope } from '../../electron/core/api/tools.ts';
+import { toInvalidParams } from '../../electron/core/api/client.ts';
+import { creationOf } from '../../electron/core/creations/service.ts';
 import { loraGroups } from '../../electron/core/loras.ts';
 import { parseAppDefinition, parseAppList, parseRun } from '../../electron/core/apps/wire.ts';
 import { parseDirectory, parseUsage } from '../../electron/core/analytics/wire.ts';
@@ -291,33 +293,170 @@ describe("the app's catalogue conforms to the official reference", () => {
   });
 });
 
-describe("the official example responses parse through the app's parsers", () => {
-  const examples = (pred: (op: Operation) => boolean) =>
-    OPERATIONS.filter(pred).flatMap((op) =>
-      Object.entries(op.responses ?? {})
-        .filter(([status, r]) => status.startsWith('2') && r.example !== undefined)
-        .map(([, r]) => [op, r.example] as const),
-    );
+type Answer = { schema?: JsonSchema; example?: unknown; examples?: Record<string, unknown> };
 
-  it('task creates and by-ids read as task envelopes; lists as lists of them', () => {
-    const tasks = (op: Operation) =>
-      op.path.startsWith('/v1/ai/') &&
-      !op.path.startsWith('/v1/ai/apps') &&
-      !op.path.startsWith('/v1/ai/flows') &&
-      !op.path.startsWith('/v1/ai/me') &&
-      op.path !== '/v1/ai/loras';
-    const single = examples((op) => tasks(op) && (op.method === 'POST' || op.path.endsWith('{task-id}')));
-    const lists = examples((op) => tasks(op) && op.method === 'GET' && !op.path.includes('{'));
-    expect(single.length).toBeGreaterThan(20);
-    for (const [op, ex] of single) {
-      const e = readEnvelope(ex);
-      expect(e.taskId, `${op.method} ${op.path}`).toBeTruthy();
+/** Every example an answer gives (its named ones, else its one), then a sample built from its schema. */
+function answersOf(r: Answer): [string, unknown][] {
+  const one: [string, unknown][] = r.example === undefined ? [] : [['example', r.example]];
+  return [
+    ...(r.examples ? Object.entries(r.examples) : one),
+    ...(r.schema && Object.keys(r.schema).length ? [['schema sample', sampleFrom(r.schema)] as [string, unknown]] : []),
+  ];
+}
+
+/** A value with every property the schema names, each with a value of its type (its first enum value, a URI for a uri). */
+function sampleFrom(schema: JsonSchema, name = ''): unknown {
+  const branch = ((schema.allOf as JsonSchema[] | undefined) ?? []).length
+    ? Object.assign({}, ...(schema.allOf as JsonSchema[]).map((p) => sampleFrom(p, name) as object))
+    : undefined;
+  if (branch) return branch;
+  const alt = (schema.oneOf ?? schema.anyOf) as JsonSchema[] | undefined;
+  if (alt) return sampleFrom(alt.find((b) => b.type !== 'null') ?? alt[0], name);
+  if (Array.isArray(schema.enum)) return schema.enum.find((v) => v !== null);
+  const type = [schema.type].flat().find((t) => t !== 'null');
+  if (type === 'object' || schema.properties)
+    return Object.fromEntries(
+      Object.entries((schema.properties ?? {}) as Record<string, JsonSchema>).map(([k, v]) => [k, sampleFrom(v, k)]),
+    );
+  if (type === 'array') return [sampleFrom((schema.items ?? {}) as JsonSchema, name)];
+  if (type === 'integer' || type === 'number') return (schema.minimum as number | undefined) ?? 7;
+  if (type === 'boolean') return false;
+  if (schema.format === 'uri') return `https://example.com/${name || 'file'}.png`;
+  if (schema.format === 'uuid') return '0b5a4d5e-7c1f-4a8e-9c55-2f0d8f0b7a11';
+  if (schema.format === 'date-time') return '2026-06-29T10:00:00Z';
+  if (name.includes('email')) return 'someone@example.com';
+  return `${name || 'text'} value`;
+}
+
+type Obj = Record<string, unknown>;
+const o = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
+const list = (v: unknown): unknown[] => (Array.isArray(o(v).data) ? (o(v).data as unknown[]) : []);
+
+/** Fields the app read otherwise than the answer gives them, each named (`members.0.email: read "" where …`). */
+function misread(what: string, pairs: [string, unknown, unknown][]): string[] {
+  return pairs
+    .filter(([, read, given]) => given !== undefined && given !== null && String(read) !== String(given))
+    .map(
+      ([field, read, given]) =>
+        `${what}.${field}: read ${JSON.stringify(read)} where the answer says ${JSON.stringify(given)}`,
+    );
+}
+
+const responsesOf = (method: 'GET' | 'POST', path: string, status = '200'): [string, unknown][] => {
+  const op = findOperation(method, path);
+  expect(op, `${method} ${path} is in the reference`).toBeDefined();
+  return answersOf((op!.responses?.[status] ?? {}) as Answer);
+};
+
+/** What the app reads of the team directory, against each answer's fields. */
+export function directoryMisreads(
+  members: unknown,
+  keys: unknown,
+  groups: unknown,
+  projects: unknown,
+  parse = parseDirectory,
+): string[] {
+  const dir = parse(members, keys, groups, projects);
+  const out: string[] = [];
+  list(members)
+    .map(o)
+    .forEach((m, i) => {
+      out.push(
+        ...misread(`members.${i}`, [
+          ['email', dir.members[i]?.email, m.email],
+          ['role', dir.members[i]?.role, m.role],
+          ['status', dir.members[i]?.status, m.status],
+        ]),
+      );
+      if (!dir.members[i]?.name) out.push(`members.${i}.name: read blank where the answer says ${String(m.email)}`);
+      if (dir.members[i]?.id === 0) out.push(`members.${i}.id: read 0 where the answer gives none`);
+    });
+  list(keys)
+    .map(o)
+    .forEach((k, i) =>
+      out.push(
+        ...misread(`apiKeys.${i}`, [
+          ['id', dir.apiKeys[i]?.id, k.api_key_id],
+          ['name', dir.apiKeys[i]?.name, k.display_name],
+          ['status', dir.apiKeys[i]?.status, k.status],
+        ]),
+      ),
+    );
+  list(groups)
+    .map(o)
+    .forEach((g, i) =>
+      out.push(
+        ...misread(`groups.${i}`, [
+          ['id', dir.groups[i]?.id, g.group_id],
+          ['name', dir.groups[i]?.name, g.name],
+          ['memberCount', dir.groups[i]?.memberCount, g.member_count],
+        ]),
+      ),
+    );
+  list(projects)
+    .map(o)
+    .forEach((p, i) =>
+      out.push(
+        ...misread(`projects.${i}`, [
+          ['reference', dir.projects[i]?.reference, p.project_reference],
+          ['name', dir.projects[i]?.name, p.name],
+        ]),
+      ),
+    );
+  return out;
+}
+
+/** What the app reads of a page of recent creations, against the answer's items. */
+export function creationMisreads(body: unknown, parse = creationOf): string[] {
+  return list(body).flatMap((raw, i) => {
+    const item = o(raw);
+    const c = o(item.creation);
+    const read = parse(raw);
+    if (!read) return [`creations.${i}: not read at all`];
+    return misread(`creations.${i}`, [
+      ['id', read.creation.id, item.reference ?? item.id],
+      ['name', read.creation.name, item.name],
+      ['toolName', read.creation.toolName, item.tool_name],
+      ['url', read.creation.url, c.url],
+      [
+        'type',
+        read.creation.type,
+        ['image', 'video', 'audio', 'text'].includes(String(c.family)) ? c.family : undefined,
+      ],
+      ['thumbnail', read.thumbUrl, o(item.thumbnail).url],
+    ]);
+  });
+}
+
+describe("the official answers read through the app's parsers", () => {
+  const isTaskPath = (op: Operation) =>
+    op.path.startsWith('/v1/ai/') && !/^\/v1\/ai\/(apps|flows|me|loras|uploads)(\/|$)/.test(op.path);
+
+  it('task creates and by-ids read as task envelopes; lists as lists of them (every example and each schema)', () => {
+    let read = 0;
+    for (const op of OPERATIONS.filter(isTaskPath)) {
+      const single = op.method === 'POST' || op.path.endsWith('{task-id}');
+      for (const [status, r] of Object.entries(op.responses ?? {})) {
+        if (!status.startsWith('2')) continue;
+        for (const [label, body] of answersOf(r as Answer)) {
+          const at = `${op.method} ${op.path} (${label})`;
+          const items = single ? [body] : list(body).map((item) => ({ data: item }));
+          if (!single) expect(Array.isArray(o(body).data), `${at}: data is a list`).toBe(true);
+          for (const item of items) {
+            let e;
+            try {
+              e = readEnvelope(item);
+            } catch (err) {
+              throw new Error(`${at}: ${(err as Error).message}`);
+            }
+            expect(e.taskId, `${at}: task_id`).toBe(o(o(item).data).task_id);
+            expect(e.status, `${at}: status`).toBe(String(o(o(item).data).status).toUpperCase());
+            read++;
+          }
+        }
+      }
     }
-    for (const [op, ex] of lists) {
-      const items = (ex as { data: unknown[] }).data;
-      expect(Array.isArray(items), op.path).toBe(true);
-      for (const item of items) expect(readEnvelope(item).taskId).toBeTruthy();
-    }
+    expect(read).toBeGreaterThan(100);
   });
 
   it('the LoRA catalogue reads in both of its shapes: the declared array and the example object', () => {
@@ -329,49 +468,121 @@ describe("the official example responses parse through the app's parsers", () =>
     expect(asArray).toEqual(asObject);
   });
 
-  it.each(['flows', 'apps'])(
-    'workflow apps (%s): the list, a definition and a run read with their sqid, inputs and results',
-    (family) => {
-      const base = `/v1/ai/${family}`;
-      const list = parseAppList(findOperation('GET', base)!.responses!['200'].example);
-      expect(list.length).toBeGreaterThan(0);
-      expect(list[0].id).toBeTruthy();
-      const def = parseAppDefinition(findOperation('GET', `${base}/x`)!.responses!['200'].example);
-      expect(def.id).toBeTruthy();
-      expect(def.inputs.length).toBeGreaterThan(0);
-      const ack = parseRun(findOperation('POST', `${base}/x/run`)!.responses!['202'].example);
-      expect(ack.runId).toBeTruthy();
-      const run = parseRun(findOperation('GET', `${base}/runs/x`)!.responses!['200'].example);
-      expect(run.runId).toBeTruthy();
+  it.each(['apps', 'flows'])(
+    'workflow %s: the list, a definition and a run read with their sqid, inputs and results',
+    (word) => {
+      const id = word === 'apps' ? '{app-id}' : '{flow-id}';
+      for (const path of [`/v1/ai/${word}`, `/v1/ai/me/${word}`])
+        for (const [label, body] of responsesOf('GET', path)) {
+          const apps = parseAppList(body);
+          expect(apps.length, `${path} (${label})`).toBeGreaterThan(0);
+          expect(apps[0].id, `${path} (${label}): sqid`).toBe(o(list(body)[0]).sqid);
+        }
+      for (const [label, body] of responsesOf('GET', `/v1/ai/${word}/${id}`).filter(([l]) => l !== 'schema sample')) {
+        const def = parseAppDefinition(body);
+        expect(def.id, `${word} definition (${label}): sqid`).toBe(o(o(body).data).sqid);
+        expect(def.inputs.length, `${word} definition (${label}): inputs`).toBeGreaterThan(0);
+      }
+      for (const [label, body] of responsesOf('POST', `/v1/ai/${word}/${id}/run`, '202'))
+        expect(parseRun(body).runId, `${word} run (${label}): workflow_run_identifier`).toBe(
+          o(body).workflow_run_identifier ?? o(o(body).data).run_id,
+        );
+      for (const [label, body] of responsesOf('GET', `/v1/ai/${word}/runs/{run-id}`))
+        expect(parseRun(body).runId, `${word} run detail (${label}): run_id`).toBe(o(o(body).data).run_id);
     },
   );
 
-  it('team analytics: members, keys, groups, projects and credit usage', () => {
-    const ex = (path: string, method: 'GET' | 'POST' = 'GET') =>
-      findOperation(method, path)?.responses?.['200']?.example;
-    const dir = parseDirectory(
-      ex('/v1/analytics/team-members'),
-      ex('/v1/analytics/team-api-keys'),
-      ex('/v1/analytics/team-groups'),
-      ex('/v1/analytics/team-projects'),
-    );
-    expect(dir.members[0].email).toMatch(/@/);
-    expect(dir.apiKeys[0].name).toBeTruthy();
-    expect(dir.groups[0]).toMatchObject({ id: 10, name: 'Design Team', memberCount: 5 });
-    expect(dir.projects[0]).toMatchObject({
-      reference: 'a1b2c3d4-1111-4000-8000-000000000001',
-      name: 'Marketing Campaign Q4',
-    });
-    const usage = parseUsage(ex('/v1/analytics/team-credit-usage', 'POST'));
-    expect(usage.length).toBeGreaterThan(0);
+  it('recent creations: each item read with its file URL, its kind and its thumbnail', () => {
+    const answers = responsesOf('GET', '/v1/creations/recent');
+    expect(answers.length).toBeGreaterThan(1);
+    for (const [label, body] of answers) {
+      expect(creationMisreads(body), label).toEqual([]);
+      expect(creationOf(list(body)[0])!.creation.url, label).toMatch(/^https:/);
+    }
   });
 
-  it('every reference file names where it was read', () => {
+  it('team directory: members, API keys, groups and projects read field by field', () => {
+    const paths = ['team-members', 'team-api-keys', 'team-groups', 'team-projects'].map((p) => `/v1/analytics/${p}`);
+    const [members, keys, groups, projects] = paths.map((p) => responsesOf('GET', p));
+    for (let i = 0; i < 2; i++) {
+      const pick = (a: [string, unknown][]) => a[Math.min(i, a.length - 1)][1];
+      expect(directoryMisreads(pick(members), pick(keys), pick(groups), pick(projects)), `answer ${i}`).toEqual([]);
+    }
+  });
+
+  it('team credit usage: each day read with its tools, uses, credits and members', () => {
+    for (const [label, body] of responsesOf('POST', '/v1/analytics/team-credit-usage')) {
+      const points = parseUsage(body);
+      const days = list(body).map(o);
+      expect(points.length, label).toBe(days.length);
+      days.forEach((day, i) => {
+        const consumptions = (day.consumptions as Obj[]) ?? [];
+        const credits = consumptions.reduce((a, c) => a + Number(c.user_credits ?? 0), 0);
+        expect(points[i].credits, `${label}: day ${i} credits`).toBe(credits);
+        for (const c of consumptions) expect(points[i].byTool, `${label}: tool`).toHaveProperty([String(c.tool)]);
+        const emails = consumptions.flatMap((c) => ((c.user_usages as Obj[]) ?? []).map((u) => u.user_email));
+        for (const e of emails)
+          expect(
+            Object.values(points[i].byUser).map((u) => u.email),
+            `${label}: user_email`,
+          ).toContain(e);
+      });
+    }
+  });
+
+  it('errors: every 4xx answer that names invalid parameters reads with their names and reasons', () => {
+    let read = 0;
+    for (const op of OPERATIONS)
+      for (const [status, r] of Object.entries(op.responses ?? {})) {
+        if (!status.startsWith('4')) continue;
+        const alt = (r as { problemJson?: Answer }).problemJson;
+        for (const [label, body] of [...answersOf(r as Answer), ...(alt ? answersOf(alt) : [])]) {
+          const given = (o(body).invalid_params ?? o(o(body).problem).invalid_params) as Obj[] | undefined;
+          if (!Array.isArray(given)) continue;
+          expect(toInvalidParams(body), `${op.method} ${op.path} ${status} (${label})`).toEqual(
+            given.map((p) => ({ field: String(p.name ?? p.field), reason: String(p.reason) })),
+          );
+          read++;
+        }
+      }
+    expect(read).toBeGreaterThan(10);
+  });
+
+  it('a misread field is named: creations read flat (no URL, no thumbnail), members with id 0 and no name', () => {
+    const [, page] = responsesOf('GET', '/v1/creations/recent')[0];
+    // As the app read them before: a top-level url and type, which the description's items do not have.
+    const flat = (raw: unknown) => {
+      const i = o(raw);
+      const url = typeof i.url === 'string' ? i.url : null;
+      const read = creationOf(raw)!;
+      return { creation: { ...read.creation, url, type: url ? 'image' : 'text' }, thumbUrl: url };
+    };
+    expect(creationMisreads(page, flat).slice(0, 3)).toEqual([
+      'creations.0.url: read null where the answer says "https://cdn.freepik.com/creations/8421.png"',
+      'creations.0.type: read "text" where the answer says "image"',
+      'creations.0.thumbnail: read null where the answer says "https://cdn.freepik.com/thumbnails/8421.jpg"',
+    ]);
+    const [, members] = responsesOf('GET', '/v1/analytics/team-members')[0];
+    const byIdAndName: typeof parseDirectory = (...a) => {
+      const d = parseDirectory(...a);
+      return { ...d, members: d.members.map((m) => ({ ...m, id: 0, name: '' })) };
+    };
+    expect(directoryMisreads(members, {}, {}, {}, byIdAndName).slice(0, 2)).toEqual([
+      'members.0.name: read blank where the answer says designer@company.com',
+      'members.0.id: read 0 where the answer gives none',
+    ]);
+  });
+
+  it('every operation names where it was read: official ones their description and date, the others their basis', () => {
     for (const f of REFERENCE_FILES) {
       for (const op of f.operations) {
-        if (op.basis === 'official') expect(f.source.commit, op.path).toMatch(/^[0-9a-f]{40}$/);
-        else expect(op.basisSource, `${op.method} ${op.path}`).toBeTruthy();
+        if (op.basis === 'official') {
+          expect(op.source?.commit, `${op.method} ${op.path}`).toMatch(/^[0-9a-f]{40}$/);
+          expect(op.source?.repo, `${op.method} ${op.path}`).toBeTruthy();
+        } else expect(op.basisSource, `${op.method} ${op.path}`).toBeTruthy();
       }
     }
+    const dated = OPERATIONS.filter((op) => op.source?.date);
+    expect(dated.length).toBeGreaterThan(50);
   });
 });

@@ -232,11 +232,19 @@ export class AnalyticsService {
           const names = new Map(dir?.members.map((m) => [String(m.id), m.name || m.email]) ?? []);
           rows = totals(users.map((u) => ({ ...u, label: u.label || (names.get(u.key) ?? `member ${u.key}`) })));
         } else {
-          const dir = await this.directory();
-          const groupsOf = new Map(dir.members.map((m) => [String(m.id), m.groupIds]));
-          const names = new Map(dir.groups.map((g) => [g.id, g.name]));
+          // The service names each member's group in the usage itself (group_name); the directory's
+          // members carry no ids to join on, so it is only the fallback for an answer without names.
+          const groupOf = new Map(
+            r.points.flatMap((p) => Object.entries(p.byUser).flatMap(([k, v]) => (v.group ? [[k, v.group]] : []))),
+          );
+          const dir = groupOf.size ? null : await this.directory();
+          const groupsOf = new Map(dir?.members.map((m) => [String(m.id), m.groupIds]) ?? []);
+          const names = new Map(dir?.groups.map((g) => [g.id, g.name]) ?? []);
           rows = totals(
             users.flatMap((u) => {
+              const group = groupOf.get(u.key);
+              if (groupOf.size)
+                return [{ key: group ?? 'none', label: group ?? 'No group', uses: u.uses, credits: u.credits }];
               const gs = groupsOf.get(u.key) ?? [];
               return gs.length
                 ? gs.map((g) => ({

@@ -31,8 +31,14 @@ export function parseUsage(body: unknown): UsagePoint[] {
       t.uses += uses;
       t.credits += credits;
       for (const u of arr(c.user_usages).map(obj)) {
-        const id = s(u.user_id ?? u.id ?? u.email, 'unknown');
-        const e = (p.byUser[id] ??= { uses: 0, credits: 0, email: typeof u.email === 'string' ? u.email : null });
+        const id = s(u.user_id ?? u.id ?? u.user_email ?? u.email, 'unknown');
+        const email = u.user_email ?? u.email;
+        const e = (p.byUser[id] ??= {
+          uses: 0,
+          credits: 0,
+          email: typeof email === 'string' ? email : null,
+          ...(typeof u.group_name === 'string' ? { group: u.group_name } : {}),
+        });
         e.uses += n(u.uses ?? u.user_uses);
         e.credits += n(u.credits ?? u.user_credits);
       }
@@ -41,27 +47,31 @@ export function parseUsage(body: unknown): UsagePoint[] {
   });
 }
 
+/**
+ * The team directory as the description shapes it: members `{email, role, status}` (no id or name:
+ * a member is known by e-mail), keys `{api_key_id, display_name, status}` with string ids, groups
+ * `{group_id, name, member_count}`, projects `{project_reference, name}`; the short names beside.
+ */
 export function parseDirectory(members: unknown, keys: unknown, groups: unknown, projects: unknown): Directory {
   return {
     members: arr(members)
       .map(obj)
       .map((m) => ({
-        id: n(m.id),
-        name: s(m.name),
+        id: m.id === undefined || m.id === null ? null : n(m.id),
+        name: s(m.name) || s(m.email),
         email: s(m.email),
         role: s(m.role),
         status: s(m.status),
         groupIds: (Array.isArray(m.group_ids) ? m.group_ids : listOf(m.group_id)).map(n),
       })),
-    // The documented names (api_key_id, display_name, group_id, project_reference) beside the short ones.
     apiKeys: arr(keys)
       .map(obj)
-      .map((k) => ({ id: n(k.id ?? k.api_key_id), name: s(k.name ?? k.display_name), status: s(k.status) })),
+      .map((k) => ({ id: s(k.api_key_id ?? k.id), name: s(k.display_name ?? k.name), status: s(k.status) })),
     groups: arr(groups)
       .map(obj)
-      .map((g) => ({ id: n(g.id ?? g.group_id), name: s(g.name), memberCount: n(g.member_count ?? g.members_count) })),
+      .map((g) => ({ id: n(g.group_id ?? g.id), name: s(g.name), memberCount: n(g.member_count ?? g.members_count) })),
     projects: arr(projects)
       .map(obj)
-      .map((p) => ({ reference: s(p.reference ?? p.project_reference ?? p.id), name: s(p.name) })),
+      .map((p) => ({ reference: s(p.project_reference ?? p.reference ?? p.id), name: s(p.name) })),
   };
 }

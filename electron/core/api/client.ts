@@ -149,7 +149,7 @@ function parseRetryAfter(v: string | string[] | undefined): number | undefined {
   return Number.isFinite(t) ? Math.max(0, (t - Date.now()) / 1000) : undefined;
 }
 
-function toInvalidParams(body: unknown): InvalidParam[] {
+export function toInvalidParams(body: unknown): InvalidParam[] {
   const src = body as { invalid_params?: unknown; problem?: { invalid_params?: unknown } } | null;
   // The schema nests these under `problem`, the example does not (api-spec, Error body): read both.
   const list = src?.invalid_params ?? src?.problem?.invalid_params;

@@ -27,8 +27,8 @@ function str(v: unknown): string | null {
 
 const CREATIONS_ERROR_CODES: Record<number, DeskErrorCode> = { 400: 'invalid', 403: 'forbidden' };
 
-function typeOf(item: Obj, url: string | null): string {
-  const t = str(item.type);
+function typeOf(item: Obj, family: string | null, url: string | null): string {
+  const t = str(item.type) ?? (family && ['image', 'video', 'audio', 'text'].includes(family) ? family : null);
   if (t) return t;
   if (!url) return 'text';
   if (/\.(mp4|mov|webm)(\?|$)/i.test(url)) return 'video';
@@ -36,11 +36,39 @@ function typeOf(item: Obj, url: string | null): string {
   return 'image';
 }
 
+/**
+ * One recent creation in the description's shape (`{id, reference, name, thumbnail: {url},
+ * tool_name, created_at, creation: {url, family, tool, metadata}}`), or the flat one (`url`, `type`).
+ * Its thumbnail URL beside it: the listing's own, else the file's for an image.
+ */
+export function creationOf(raw: unknown): { creation: Omit<Creation, 'thumbPath'>; thumbUrl: string | null } | null {
+  const i = obj(raw);
+  const c = obj(i.creation);
+  // The uuid reference names a creation for good (flows take it as an input); the integer id is the fallback.
+  const id = str(i.reference) ?? str(i.id) ?? str(c.identifier);
+  if (!id) return null;
+  const url = str(c.url) ?? str(c.raw) ?? str(i.url);
+  const type = typeOf(i, str(c.family), url);
+  const text = str(i.text) ?? str(obj(c.metadata).text);
+  const thumbUrl = str(obj(i.thumbnail).url) ?? str(c.preview) ?? (type === 'image' ? url : null);
+  return {
+    creation: {
+      id,
+      name: str(i.name) ?? id,
+      createdAt: str(i.created_at) ?? str(c.created_at),
+      toolName: str(i.tool_name) ?? str(c.tool),
+      type,
+      url,
+      text,
+    },
+    thumbUrl,
+  };
+}
+
 const kindOf = (t: string) => (t === 'video' || t === 'audio' || t === 'text' ? t : 'image');
 
 /**
- * Recent creations (free, newest first). The item shape is unconfirmed (api-notes): read
- * defensively. Image thumbnails are copied into the data folder: the renderer's CSP loads no
+ * Recent creations (free, newest first), read as the description shapes them (creationOf). Image thumbnails are copied into the data folder: the renderer's CSP loads no
  * remote images, and a creation's URL may expire.
  */
 export class CreationsService {
@@ -86,23 +114,17 @@ export class CreationsService {
     const raw = [b.data, body].find((l): l is unknown[] => Array.isArray(l)) ?? [];
     const items = await Promise.all(
       raw
-        .map(obj)
-        .filter((i) => str(i.id) ?? str(i.reference))
-        .map(async (i): Promise<Creation> => {
-          const id = (str(i.id) ?? str(i.reference))!;
-          const url = str(i.url);
-          const type = typeOf(i, url);
+        .map(creationOf)
+        .filter((x) => x !== null)
+        .map(async ({ creation, thumbUrl }): Promise<Creation> => {
           const c: Creation = {
-            id,
-            name: str(i.name) ?? id,
-            createdAt: str(i.created_at),
-            toolName: str(i.tool_name),
-            type,
-            url,
-            text: str(i.text),
-            thumbPath: q.thumbnails !== false && type === 'image' && url ? await this.thumbnail(id, url) : null,
+            ...creation,
+            thumbPath:
+              q.thumbnails !== false && creation.type === 'image' && thumbUrl
+                ? await this.thumbnail(creation.id, thumbUrl)
+                : null,
           };
-          this.seen.set(id, c);
+          this.seen.set(c.id, c);
           return c;
         }),
     );

@@ -38,7 +38,7 @@ export async function assertParams(
     .map((f) => ({ field: f.name, reason: localFileProblem(tool, f) }))
     .filter((p): p is FieldProblem => p.reason !== null);
   if (problems.length) throw new DeskError('invalid', problems.map((p) => p.reason).join('; '), problems);
-  await enforceReferences(tool, params);
+  await enforceReferences(tool, params, field && withInputs ? [field.name] : []);
 }
 
 /**
@@ -46,7 +46,11 @@ export async function assertParams(
  * the request cites, probed before anything is uploaded or paid for. The renderer runs the same
  * shared rules for instant feedback; this is the enforcement.
  */
-async function enforceReferences(tool: ToolEntry, params: Record<string, unknown>): Promise<void> {
+async function enforceReferences(
+  tool: ToolEntry,
+  params: Record<string, unknown>,
+  filledLater: readonly string[],
+): Promise<void> {
   const family = familyOfTool(tool.id);
   if (!family) return;
   const limits = FAMILY_LIMITS[family];
@@ -62,7 +66,9 @@ async function enforceReferences(tool: ToolEntry, params: Record<string, unknown
   const invalid = await audioProblems(tool, params);
   // Frames (image, image_end) given as a URL, a path or inline data are probed from the body by checkReferences.
   const report =
-    sources.length || framesOf(family, params).length ? await checkReferences({ family, sources, body: params }) : null;
+    sources.length || framesOf(family, params).length
+      ? await checkReferences({ family, sources, body: params, filledLater })
+      : null;
   if (report && !report.ok) {
     invalid.push(
       ...report.references.flatMap((r, i) => r.errors.map((e) => ({ field: sources[i].field, reason: e.message }))),

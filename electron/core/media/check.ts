@@ -118,6 +118,8 @@ export async function checkReferences(opts: {
   family: Family;
   sources: readonly (string | NamedSource)[];
   body?: Record<string, unknown>;
+  /** Fields each input fills later (a batch's start frame): present for the rules, not probed here. */
+  filledLater?: readonly string[];
 }): Promise<CheckReport> {
   const sources = opts.sources.map((s, i) => (typeof s === 'string' ? named(s, `reference ${i + 1}`) : s));
   const [probed, frames] = await Promise.all([probeAll(sources), checkFrames(opts.family, opts.body)]);
@@ -131,7 +133,10 @@ export async function checkReferences(opts: {
   });
   // A source that failed to probe already fails the report; whether it was meant as a video or an
   // image is unknown, so the cross-source rules (counts, mentions) see only the measured ones.
-  const result = validateReferences({ family: opts.family, references: good, body: opts.body });
+  const ruleBody = opts.filledLater?.length
+    ? { ...opts.body, ...Object.fromEntries(opts.filledLater.map((f) => [f, true])) }
+    : opts.body;
+  const result = validateReferences({ family: opts.family, references: good, body: ruleBody });
   const references: ReferenceReport[] = probed.map((p) => ({
     source: p.source,
     ok: !p.error,

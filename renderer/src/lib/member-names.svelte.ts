@@ -14,7 +14,7 @@ class MemberNames {
     this.asked = true;
     call('team.directory', {})
       .then((d) => {
-        for (const m of d.members) this.names.set(m.id, m.name || m.email);
+        for (const m of d.members) if (m.id !== null) this.names.set(m.id, m.name || m.email);
       })
       .catch(() => {});
   }

@@ -1,0 +1,100 @@
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+/** `npm run reference:update` as a maintainer runs it, on a small description and its next version. */
+const fixtures = join(import.meta.dirname, 'fixtures', 'reference-update');
+const BEFORE = 'a'.repeat(40);
+const AFTER = 'b'.repeat(40);
+
+function update(dir: string, file: string, commit: string, date: string): string[] {
+  const r = spawnSync(
+    process.execPath,
+    [
+      'scripts/reference-update.ts',
+      join(fixtures, file),
+      '--repo',
+      'vendor/api',
+      '--path',
+      'api.yaml',
+      '--commit',
+      commit,
+      '--date',
+      date,
+      '--out',
+      dir,
+    ],
+    { encoding: 'utf8' },
+  );
+  expect(r.status, r.stderr).toBe(0);
+  return r.stdout.trim().split('\n');
+}
+const read = (dir: string, name: string) => JSON.parse(readFileSync(join(dir, name), 'utf8'));
+const op = (file: { operations: { method: string; path: string }[] }, key: string) =>
+  file.operations.find((o) => `${o.method} ${o.path}` === key) as Record<string, any> | undefined;
+
+describe('reference:update', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'md-refupd-'));
+  for (const f of ['manifest.json', 'docs-and-spec.json']) copyFileSync(join(fixtures, f), join(dir, f));
+
+  it('generates the operations the manifest lists from a YAML description, each with its source and date, facts only', () => {
+    const report = update(dir, 'before.yaml', BEFORE, '2026-01-01');
+    expect(report[0]).toBe('Reference from vendor/api/api.yaml@aaaaaaa (2026-01-01): 4 operations described.');
+    expect(report).toContain('POST /v1/ai/widget: added');
+    const widget = op(read(dir, 'tools.json'), 'POST /v1/ai/widget')!;
+    expect(widget).toMatchObject({
+      operationId: 'create_widget',
+      basis: 'official',
+      source: { repo: 'vendor/api', path: 'api.yaml', commit: BEFORE, date: '2026-01-01' },
+      generates: 'image',
+    });
+    expect(widget.body.properties.prompt).toEqual({ type: 'string', maxLength: 1000 });
+    expect(widget.body.properties.seed).toEqual({ type: ['integer', 'null'] });
+    expect(widget.responses['200'].example).toEqual({
+      data: { task_id: '046b6c7f-0b8a-43b9-b35d-6489e6daee91', status: 'CREATED' },
+    });
+  });
+
+  it('reports what the next description changed, moves what it now covers out of the hand-kept file, keeps what it lost', () => {
+    const report = update(dir, 'after.json', AFTER, '2026-02-01');
+    expect(report).toEqual(
+      expect.arrayContaining([
+        'POST /v1/ai/sprocket: now described; moved from docs-and-spec.json (was docs) into media-tools.json',
+        'POST /v1/ai/widget: body field added: shade',
+        'POST /v1/ai/widget: style: enum adds matte',
+        'POST /v1/ai/widget: style: enum drops glossy',
+        'POST /v1/ai/widget: size: maximum 4 -> 8',
+        'POST /v1/ai/widget: body now requires size',
+        'POST /v1/ai/widget-old: not in this description; kept from vendor/api@aaaaaaa',
+        'POST /v1/ai/text-to-image/brand-new-model: new in the description, not used by the app (a model the app has never seen)',
+        'POST /v1/ai/gadget: gone from the description',
+      ]),
+    );
+    // The hand-kept file keeps what the description does not cover (the uploads entry), and no more.
+    expect(read(dir, 'docs-and-spec.json').operations.map((o: { path: string }) => o.path)).toEqual([
+      '/v1/ai/uploads/request-url',
+    ]);
+    const sprocket = op(read(dir, 'media-tools.json'), 'POST /v1/ai/sprocket')!;
+    expect(sprocket).toMatchObject({ basis: 'official', generates: 'audio', source: { commit: AFTER } });
+    expect(sprocket.rules).toEqual([
+      { kind: 'requires', field: 'loud', needs: 'prompt', reason: 'loud requires prompt' },
+    ]);
+    expect(op(read(dir, 'tools.json'), 'POST /v1/ai/widget-old')!.source.commit).toBe(BEFORE);
+    expect(read(dir, 'manifest.json').files['media-tools']).toEqual([
+      { method: 'POST', path: '/v1/ai/sprocket', generates: 'audio', rules: sprocket.rules },
+    ]);
+  });
+
+  it('run again on the same description, reproduces the same files and reports no change', () => {
+    const files = ['tools.json', 'media-tools.json', 'docs-and-spec.json', 'manifest.json'];
+    const before = files.map((f) => readFileSync(join(dir, f), 'utf8'));
+    const report = update(dir, 'after.json', AFTER, '2026-02-01');
+    expect(files.map((f) => readFileSync(join(dir, f), 'utf8'))).toEqual(before);
+    expect(report).toEqual([
+      'Reference from vendor/api/api.yaml@bbbbbbb (2026-02-01): 4 operations described.',
+      'POST /v1/ai/widget-old: not in this description; kept from vendor/api@aaaaaaa',
+    ]);
+  });
+});
