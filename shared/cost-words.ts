@@ -1,4 +1,5 @@
 import type { CostEstimate } from './contract/jobs.ts';
+import { formatTime } from './dates.ts';
 
 /** Days of the team's usage a tool's price is learned from. */
 export const LEARNED_PRICE_DAYS = 7;
@@ -46,7 +47,7 @@ export function costSentence(e: CostEstimate, unit = 'job'): string {
     parts.push(
       e.creates <= left
         ? `leaves ${(left - e.creates).toLocaleString('en-US')} of today's ${limit.toLocaleString('en-US')} for ${e.title}`
-        : `only ${left.toLocaleString('en-US')} of today's ${limit.toLocaleString('en-US')} for ${e.title} are left: the rest wait until ${new Date(e.cap.resetsAt).toISOString().slice(11, 16)} UTC`,
+        : `only ${left.toLocaleString('en-US')} of today's ${limit.toLocaleString('en-US')} for ${e.title} are left: the rest wait until ${formatTime(e.cap.resetsAt, { utc: true })} UTC`,
     );
   }
   return parts.join(' · ');

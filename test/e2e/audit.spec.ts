@@ -225,7 +225,7 @@ test('sync, filters, search, detail with diff, related events, import report, ho
   // The table says no event matches (not a refusal from the contract), and the chart is empty.
   await expect(page.getByTestId('audit-empty')).toContainText('No events match these filters in the ');
   await expect(page.getByTestId('audit-empty')).toContainText(
-    'Try clearing the filters (dates 10 Mar 2026 to 2 Mar 2026).',
+    'Try clearing the filters (dates Mar 10, 2026 to Mar 2, 2026).',
   );
   expect(await countOf(page)).toBe(0);
   await page.getByTestId('audit-clear').click();
