@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { freePath } from '../saved-files.ts';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { DeskError, type DeskErrorCode } from '../../../shared/contract/define.ts';
 import type {
   BreakdownRow,
