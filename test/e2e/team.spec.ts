@@ -81,7 +81,7 @@ test('workflow apps: a form from the app inputs, the cost confirmed, the run to 
   await expect(page.getByTestId('app-message')).toHaveText('Run done: its result is in the runs below.');
   // Its result, from the run's `result.audios`, downloaded as an MP3.
   await expect(page.getByTestId('app-run-row').first().getByTestId('app-run-output')).toHaveAccessibleName(
-    /^Open a-jingle-for-a-coffee-brand_jingle-maker(-\d+)?\.mp3$/,
+    /^Open A-jingle-for-a-coffee-brand_jingle-maker(-\d+)?\.mp3$/,
   );
   await page.getByTestId('app-pS7kQ2xa').click();
   await expect(page.getByTestId('drop-product_image')).toBeVisible();
