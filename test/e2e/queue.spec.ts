@@ -16,6 +16,7 @@ import {
 import { hugePng } from '../huge-png.ts';
 import type { JobRecord } from '../../shared/contract/index.ts';
 import { getTool } from '../../shared/catalogue/index.ts';
+import { formatDate } from '../../shared/dates.ts';
 
 let host: HostHandle;
 let sandbox: SandboxProcess;
@@ -554,7 +555,7 @@ test("a finished batch's Report says what was sent, made results and charged but
   await expect(page.getByTestId('batch-report-summary')).toHaveText(
     `Sent 6 · ${done} made results · ${failedAfterCreate} charged but failed · 1 refused, not charged · estimate ${7 * 20} credits · charged about ${credits} credits`,
   );
-  const day = new Date().toLocaleDateString('en-GB', { day: 'numeric', month: 'short', timeZone: 'UTC' });
+  const day = formatDate(new Date().toISOString().slice(0, 10));
   await expect(page.getByTestId('batch-report-credits')).toContainText(
     `Charged about ${credits} credits, by your team's usage of this tool on ${day}.`,
   );

@@ -11,6 +11,7 @@ import { cleanup, control, makeImages, tmp } from './helpers.ts';
 import { hugePng } from '../huge-png.ts';
 import { creditsOf } from '../../shared/service-limits.ts';
 import type { BatchReport } from '../../shared/contract/report.ts';
+import { formatDate } from '../../shared/dates.ts';
 
 let sb: RunningSandbox;
 let dir: string;
@@ -75,7 +76,7 @@ describe('mediadesk report', () => {
 
     const text = await cli(['report', batch.slice(0, 6), '--csv', join(dir, 'report.csv')], 'admin');
     expect(text.code, text.err).toBe(0);
-    const day = new Date().toLocaleDateString('en-GB', { day: 'numeric', month: 'short', timeZone: 'UTC' });
+    const day = formatDate(new Date().toISOString().slice(0, 10));
     expect(text.out).toContain(
       `Sent 8 · ${done} made results · ${failedAfterCreate} charged but failed · 1 refused, not charged · no estimate · charged about ${charged.credits} credits\n`,
     );

@@ -1,3 +1,4 @@
+import { formatDate } from '../../../shared/dates.ts';
 import { shownPath } from '../../../shared/uploaded.ts';
 import { writeFile } from 'node:fs/promises';
 import { freePath } from '../saved-files.ts';
@@ -77,8 +78,8 @@ function countsOf(jobs: readonly JobRow[]): ReportCounts {
   return c;
 }
 
-const dayWords = (day: string) =>
-  new Date(`${day}T00:00:00Z`).toLocaleDateString('en-GB', { day: 'numeric', month: 'short', timeZone: 'UTC' });
+/** A UTC charge day in the one date format (shared/dates.ts). */
+const dayWords = (day: string) => formatDate(day);
 
 const listWords = (xs: string[]) => (xs.length < 2 ? xs.join('') : `${xs.slice(0, -1).join(', ')} and ${xs.at(-1)}`);
 
