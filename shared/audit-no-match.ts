@@ -1,16 +1,11 @@
 import type { AuditFilters } from './contract/audit.ts';
+import { formatDate } from './dates.ts';
 
 /** Shortest word matched inside names, e-mails and event types; shorter words match whole words (core audit/search.ts). */
 export const MIN_SEARCH_PART = 3;
 
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-
-/** `1 Oct 2026` from an ISO date or instant, in UTC. */
-export function dayText(iso: string): string {
-  const d = new Date(iso.length === 10 ? `${iso}T00:00:00Z` : iso);
-  if (Number.isNaN(d.getTime())) return iso;
-  return `${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()}`;
-}
+/** A day of the audit log (which counts in UTC) from an ISO date or instant, in the one date format. */
+const dayText = (iso: string): string => formatDate(iso, { utc: true });
 
 /** The filters other than the search, as a person names them: what narrows the events besides the words. */
 export function narrowingFilters(f: AuditFilters): string[] {

@@ -1,4 +1,5 @@
 import type { CostEstimate } from './contract/jobs.ts';
+import { formatTime } from './dates.ts';
 
 /** A number of credits as people read it: whole when it is, else one decimal. */
 export const creditFigure = (n: number): string =>
@@ -23,7 +24,7 @@ export function costSentence(e: CostEstimate, unit = 'job'): string {
     parts.push(
       e.creates <= left
         ? `leaves ${(left - e.creates).toLocaleString('en-US')} of today's ${limit.toLocaleString('en-US')} for ${e.title}`
-        : `only ${left.toLocaleString('en-US')} of today's ${limit.toLocaleString('en-US')} for ${e.title} are left: the rest wait until ${new Date(e.cap.resetsAt).toISOString().slice(11, 16)} UTC`,
+        : `only ${left.toLocaleString('en-US')} of today's ${limit.toLocaleString('en-US')} for ${e.title} are left: the rest wait until ${formatTime(e.cap.resetsAt, { utc: true })} UTC`,
     );
   }
   return parts.join(' · ');

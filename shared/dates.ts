@@ -39,3 +39,20 @@ export const formatTime = (at: When | null | undefined, o: { utc?: boolean } = {
 /** The date format and the time format together, as the locale joins them. */
 export const formatDateTime = (at: When | null | undefined, o: { utc?: boolean } = {}): string =>
   shown(at, { ...DATE, ...TIME }, o.utc);
+
+/** A month of the year ("Mar 2025"), for axes and buckets that span months. */
+export const formatMonth = (at: When | null | undefined, o: { utc?: boolean } = {}): string =>
+  shown(
+    at,
+    { month: 'short', year: 'numeric' },
+    o.utc ?? (typeof at === 'string' && /^\d{4}-\d{2}(-\d{2})?$/.test(at)),
+  );
+
+/** The days from `first` to `last` in the date format, as the locale joins a range ("Mar 5 – 9, 2025"). */
+export function formatDateRange(first: When, last: When, o: { utc?: boolean } = {}): string {
+  const [a, b] = [instant(first), instant(last)];
+  const utc = o.utc ?? (typeof first === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(first));
+  if (!a || !b) return `${formatDate(first, o)} – ${formatDate(last, o)}`;
+  const f = formatter(DATE, utc);
+  return formatDate(a, { utc }) === formatDate(b, { utc }) ? f.format(a) : f.formatRange(a, b);
+}

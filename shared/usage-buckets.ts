@@ -1,4 +1,5 @@
 import type { Granularity } from './contract/team.ts';
+import { formatDate, formatDateRange, formatMonth } from './dates.ts';
 
 /** The UTC days a usage query asked for, as the service echoes them (inclusive). */
 export interface UsageRange {
@@ -7,7 +8,6 @@ export interface UsageRange {
 }
 
 const DAY = 86_400_000;
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 /** The UTC day of a moment, YYYY-MM-DD: the days credit usage is asked for and counted in. */
 export const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 
@@ -23,9 +23,15 @@ export function bucketLabel(date: string, granularity: Granularity, range?: Usag
 
 function baseLabel(date: string, granularity: Granularity): string {
   if (granularity === 'year') return date.slice(0, 4);
-  if (granularity === 'month') return date.slice(0, 7);
-  if (granularity === 'week') return `week of ${date}`;
-  return date;
+  if (granularity === 'month') return formatMonth(date.slice(0, 7));
+  if (granularity === 'week') return `week of ${formatDate(date)}`;
+  return formatDate(date);
+}
+
+/** An x-axis tick of the usage chart (seconds, UTC days) in the one date format, as coarse as the buckets. */
+export function usageTick(t: number, granularity: Granularity): string {
+  if (granularity === 'year') return utcDay(t * 1000).slice(0, 4);
+  return granularity === 'month' ? formatMonth(t * 1000, { utc: true }) : formatDate(t * 1000, { utc: true });
 }
 
 /**
@@ -35,7 +41,7 @@ function baseLabel(date: string, granularity: Granularity): string {
  */
 export function partialDays(date: string, granularity: Granularity, range: UsageRange): string | null {
   const c = bucketCover(date, granularity, range);
-  return c.partial ? daySpan(c.first, c.last) : null;
+  return c.partial ? formatDateRange(c.first, c.last) : null;
 }
 
 /** The first and last UTC day of the bucket holding `date` that the range covers, and whether the range cuts the bucket. */
@@ -60,15 +66,7 @@ function bucketDays(date: string, granularity: Exclude<Granularity, 'day'>): [st
     return [utcDay(monday), utcDay(monday + 6 * DAY)];
   }
   if (granularity === 'month')
-    return [`${date.slice(0, 7)}-01`, utcDay(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 0))];
+    // Day 0 of the next month (months count from 0) is this month's last.
+    return [`${date.slice(0, 7)}-01`, utcDay(Date.UTC(Number(date.slice(0, 4)), Number(date.slice(5, 7)), 0))];
   return [`${date.slice(0, 4)}-01-01`, `${date.slice(0, 4)}-12-31`];
-}
-
-/** "Mar 5", "Mar 5–9" or "Feb 24–Mar 2": English month names from the text, no time zone involved. */
-function daySpan(first: string, last: string): string {
-  const monthDay = (d: string) => `${MONTHS[Number(d.slice(5, 7)) - 1]} ${Number(d.slice(8, 10))}`;
-  if (first === last) return monthDay(first);
-  return first.slice(0, 7) === last.slice(0, 7)
-    ? `${monthDay(first)}–${Number(last.slice(8, 10))}`
-    : `${monthDay(first)}–${monthDay(last)}`;
 }

@@ -66,6 +66,8 @@ export const auditRowSchema = z.object({
   memberType: z.string().nullable(),
   groupId: z.number().nullable(),
   folderRef: z.string().nullable(),
+  /** The name the events of that folder carry (`action.folder_name`), or null where none names it. */
+  folderName: z.string().nullable(),
   projectRef: z.string().nullable(),
   requestId: z.string().nullable(),
   correlationId: z.string().nullable(),

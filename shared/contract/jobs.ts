@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { command, invalidParamSchema } from './define.ts';
 import { waitingFor } from './foundation.ts';
+import { formatTime } from '../dates.ts';
 
 /** The queue's job states; the moves between them are the core's (electron/core/queue/states.ts). */
 export const JOB_STATES = [
@@ -232,15 +233,12 @@ export const heldBySchema = z.object({
 });
 export type HeldBy = z.infer<typeof heldBySchema>;
 
-const twoDigits = (n: number) => String(n).padStart(2, '0');
-
 /** A held tool in plain words, the same in the Queue and the CLI; the reset time is the reader's own. */
 export function heldMessage(h: HeldBy): string {
-  const at = new Date(h.resetsAt);
   const waiting = h.waiting === 1 ? '1 job waits' : `${h.waiting} jobs wait`;
   return (
     `Held: the daily limit of ${h.limit} job${h.limit === 1 ? '' : 's'} for ${h.title} is reached; ${h.left} left today, ` +
-    `resets at ${twoDigits(at.getHours())}:${twoDigits(at.getMinutes())} your time (${waiting}).`
+    `resets at ${formatTime(h.resetsAt)} your time (${waiting}).`
   );
 }
 

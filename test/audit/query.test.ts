@@ -496,3 +496,34 @@ describe('export and the command handlers', () => {
     expect(st.events).toBe(COUNT);
   });
 });
+
+describe('folders by the name their events carry', () => {
+  it('a row shows its folder by name: its own event’s, else the name another event of that folder carries; none, null', async () => {
+    const s = openService(join(tmp.dir, 'folder-names.db'));
+    try {
+      const inFolder = (i: number, folder: string, name: string | undefined) => {
+        const e = makeEvent(i) as E;
+        e.action.data.folder_reference = folder;
+        if (name === undefined) delete e.action.folder_name;
+        else e.action.folder_name = name;
+        return e;
+      };
+      const events = [
+        inFolder(1, 'fld_vw4_3', 'Podcast art / Hero shots'),
+        inFolder(2, 'fld_vw4_3', undefined),
+        inFolder(3, 'fld_lonely', undefined),
+      ];
+      const [r] = await s.import([tmp.file('folders.ndjson', events.map((e) => JSON.stringify(e)).join('\n'))]);
+      expect(r.accepted).toBe(3);
+      const rows = s.query({ filters: {}, sort: dateDesc, limit: 10 }).rows;
+      expect(rows.map((x) => [x.eventId, x.folderRef, x.folderName])).toEqual([
+        ['evt_3', 'fld_lonely', null],
+        ['evt_2', 'fld_vw4_3', 'Podcast art / Hero shots'],
+        ['evt_1', 'fld_vw4_3', 'Podcast art / Hero shots'],
+      ]);
+      expect(s.event('evt_2')!.row.folderName).toBe('Podcast art / Hero shots');
+    } finally {
+      await s.close();
+    }
+  });
+});

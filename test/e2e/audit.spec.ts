@@ -225,7 +225,7 @@ test('sync, filters, search, detail with diff, related events, import report, ho
   // The table says no event matches (not a refusal from the contract), and the chart is empty.
   await expect(page.getByTestId('audit-empty')).toContainText('No events match these filters in the ');
   await expect(page.getByTestId('audit-empty')).toContainText(
-    'Try clearing the filters (dates 10 Mar 2026 to 2 Mar 2026).',
+    'Try clearing the filters (dates Mar 10, 2026 to Mar 2, 2026).',
   );
   expect(await countOf(page)).toBe(0);
   await page.getByTestId('audit-clear').click();
@@ -1060,6 +1060,46 @@ test('a facet cut to its top 50 says of how many, and actors without a user id a
   expect(errors).toEqual([]);
 });
 
+test('folders by the name their events carry, and event details in words: ids and keys only as tooltips and in the raw event', async ({
+  page,
+}) => {
+  const errors = watchErrors(page);
+  await hostWith(page, [
+    ev(300, {
+      action: { folder_name: 'Podcast art / Hero shots', data: { folder_reference: 'fld_vw4_3', role: 'admin' } },
+    }),
+    // The service resolves the name; an event without it still shows the name its folder's others carry.
+    ev(301, { action: { folder_name: undefined, data: { folder_reference: 'fld_vw4_3' } } }),
+    ev(302, { action: { folder_name: undefined, data: { folder_reference: 'fld_nameless' } } }),
+  ]);
+  const cell = (id: number) => page.locator(`[data-event-id="evt_e2e_${id}"]`).getByTestId('audit-folder-cell');
+  await expect(cell(300)).toHaveText('Podcast art / Hero shots');
+  await expect(cell(300)).toHaveAttribute('title', 'Podcast art / Hero shots (folder id fld_vw4_3)');
+  await expect(cell(301)).toHaveText('Podcast art / Hero shots');
+  // No event names it: its id is all there is.
+  await expect(cell(302)).toHaveText('fld_nameless');
+
+  await page.locator('[data-event-id="evt_e2e_300"]').dblclick();
+  const drawer = page.getByTestId('audit-drawer');
+  await expect(drawer.locator('section').first().locator('dt')).toHaveText([
+    'Event type',
+    'Verb',
+    'Status',
+    'Resource',
+    'Request ID',
+    'Correlation ID',
+    'Duration (ms)',
+    'Project',
+    'Folder',
+  ]);
+  await expect(drawer.locator('dt', { hasText: 'Request ID' })).toHaveAttribute('title', 'request_id');
+  await expect(drawer.getByTestId('audit-data').locator('dt')).toHaveText(['Folder ID', 'Role']);
+  // The raw keys and values stay a click away.
+  await drawer.getByText('Raw event (JSON)').click();
+  await expect(drawer.getByTestId('audit-raw')).toContainText('"folder_reference": "fld_vw4_3"');
+  expect(errors).toEqual([]);
+});
+
 test('"All events of this request" and of a correlation list all of them even when a group or folder filter was set', async ({
   page,
 }) => {
@@ -1239,7 +1279,7 @@ test("a very long value scrolls in a box of its own, from the keyboard too, and 
   const member = (await drawer.getByRole('heading', { name: 'Member', exact: true }).boundingBox())!;
   expect(member.y - (box.y + box.height)).toBeLessThan(50);
   // It is a named region that scrolls from the keyboard; a short value is no Tab stop.
-  const region = drawer.getByRole('region', { name: 'folder_name (scrolls)' });
+  const region = drawer.getByRole('region', { name: 'Folder (scrolls)' });
   await expect(region).toHaveAttribute('tabindex', '0');
   await expect(drawer.getByTestId('audit-field-project_name').locator('[tabindex]')).toHaveCount(0);
   await region.focus();

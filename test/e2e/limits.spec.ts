@@ -31,7 +31,7 @@ test('a tool at its daily limit holds its jobs in the Queue, other work goes on,
   await page.goto(`${host.url}#queue`);
   const hold = page.getByTestId('queue-held-by');
   await expect(hold).toContainText(
-    /^Held: the daily limit of 3 jobs for Precision upscaler is reached; 0 left today, resets at \d\d:\d\d your time \(3 jobs wait\)\./,
+    /^Held: the daily limit of 3 jobs for Precision upscaler is reached; 0 left today, resets at \d{1,2}:\d\d(\s[AP]M)? your time \(3 jobs wait\)\./,
     { timeout: 30_000 },
   );
   await expect(hold).toContainText('They go on by themselves when the limit resets, or once it is raised in Settings');

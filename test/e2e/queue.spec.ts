@@ -16,6 +16,8 @@ import {
 import { hugePng } from '../huge-png.ts';
 import type { JobRecord } from '../../shared/contract/index.ts';
 import { NO_ANSWER } from '../../shared/work-status.ts';
+import { getTool } from '../../shared/catalogue/index.ts';
+import { formatDate } from '../../shared/dates.ts';
 
 let host: HostHandle;
 let sandbox: SandboxProcess;
@@ -579,7 +581,7 @@ test("a finished batch's Report says what was sent, made results and charged but
   await expect(page.getByTestId('batch-report-summary')).toHaveText(
     `Sent 6 · ${done} made results · ${failedAfterCreate} charged but failed · 1 refused, not charged · estimate ${7 * 20} credits · charged about ${credits} credits`,
   );
-  const day = new Date().toLocaleDateString('en-GB', { day: 'numeric', month: 'short', timeZone: 'UTC' });
+  const day = formatDate(new Date().toISOString().slice(0, 10));
   await expect(page.getByTestId('batch-report-credits')).toContainText(
     `Charged about ${credits} credits, by your team's usage of this tool on ${day}.`,
   );
@@ -599,5 +601,41 @@ test("a finished batch's Report says what was sent, made results and charged but
   expect(rows).toHaveLength(8);
   expect(rows.filter((r) => /,failed,[0-9a-f-]{36},yes,20,20,,/.test(r))).toHaveLength(failedAfterCreate);
   expect(rows.filter((r) => r.startsWith(`${join(dir, 'huge.png')},failed,,no,20,0,,`))).toHaveLength(1);
+  expect(errors).toEqual([]);
+});
+
+test("a job's details name its input, tool and state; its ids are labelled, for support, and out of the way", async ({
+  page,
+}) => {
+  const errors = watchErrors(page);
+  sandbox = await startSandboxProcess(200);
+  host = await startHost(newHome(), sandbox.env);
+  const dir = mkdtempSync(join(tmpdir(), 'md-detail-'));
+  await makeImages(dir, 1);
+  await desk(host, 'batches.start', { tool: 'context-t2i', params: { prompt: 'a lighthouse at dusk' } });
+  await desk(host, 'batches.start', { tool: 'upscaler-precision', inputs: [dir], params: { scale_factor: 4 } });
+  await page.goto(`${host.url}#queue`);
+  const done = page.locator('[data-testid=job-row][data-state=done]');
+  await expect(done).toHaveCount(1, { timeout: 30_000 });
+  await done.getByTestId('job-name').click();
+  const detail = page.getByTestId('job-detail');
+  await expect(detail.getByTestId('job-detail-title')).toHaveText('img-00.png · Done');
+  await expect(detail.getByTestId('job-detail-tool')).toHaveText('Precision upscaler');
+  // Settings by their labels in the Studio, the key as a tooltip.
+  await expect(detail.locator('dt[title=scale_factor]')).toHaveText('Scale factor');
+  // The task's id (a UUID) is not in the reading: it waits, labelled, behind "For support".
+  const taskId = detail.getByTestId('job-task-id');
+  await expect(taskId).toBeHidden();
+  await detail.getByText('For support').click();
+  await expect(taskId).toHaveText(/^[0-9a-f-]{36}$/);
+
+  // A job without an input file is named by its prompt.
+  await page
+    .getByTestId('batch-row')
+    .filter({ hasText: getTool('context-t2i').title })
+    .click();
+  await expect(done).toHaveCount(1, { timeout: 30_000 });
+  await done.getByTestId('job-name').click();
+  await expect(detail.getByTestId('job-detail-title')).toHaveText('“a lighthouse at dusk” · Done');
   expect(errors).toEqual([]);
 });

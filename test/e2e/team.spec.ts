@@ -81,7 +81,7 @@ test('workflow apps: a form from the app inputs, the cost confirmed, the run to 
   await expect(page.getByTestId('app-message')).toHaveText('Run done: its result is in the runs below.');
   // Its result, from the run's `result.audios`, downloaded as an MP3.
   await expect(page.getByTestId('app-run-row').first().getByTestId('app-run-output')).toHaveAccessibleName(
-    /^Open jingle-maker-\w{8}-1\.mp3$/,
+    /^Open A-jingle-for-a-coffee-brand_jingle-maker(-\d+)?\.mp3$/,
   );
   await page.getByTestId('app-pS7kQ2xa').click();
   await expect(page.getByTestId('drop-product_image')).toBeVisible();
@@ -762,7 +762,8 @@ test.describe('west of UTC', () => {
 
     // The same numbers as text, for the keyboard and screen readers the canvas says nothing to.
     await page.getByText('Show as a table').click();
-    const days = ['2025-03-03', '2025-03-04', '2025-03-05', '2025-03-06', '2025-03-07', '2025-03-08', '2025-03-09'];
+    // Days in the one date format (shared/dates.ts), as UTC days.
+    const days = [3, 4, 5, 6, 7, 8, 9].map((d) => `Mar ${d}, 2025`);
     await expect(page.getByTestId('usage-table').locator('tbody th')).toHaveText(days);
     // The legend names the bucket under the cursor: the first one at the plot's left edge.
     await page
@@ -770,12 +771,12 @@ test.describe('west of UTC', () => {
       .locator('.u-over')
       .hover({ position: { x: 1, y: 20 } });
     await expect(page.getByTestId('usage-chart').locator('.u-legend .u-series').first().locator('.u-value')).toHaveText(
-      '2025-03-03',
+      'Mar 3, 2025',
     );
     await page.getByTestId('granularity').selectOption('week');
     await page.getByTestId('usage-load').click();
     // Weeks start on Monday (the service's buckets), named by their first day.
-    await expect(page.getByTestId('usage-table').locator('tbody th')).toHaveText(['week of 2025-03-03']);
+    await expect(page.getByTestId('usage-table').locator('tbody th')).toHaveText(['week of Mar 3, 2025']);
 
     // 60 members over a month: more users than the 25 bars, and the screen says so.
     await page.getByTestId('granularity').selectOption('day');
@@ -842,12 +843,12 @@ test.describe('west of UTC', () => {
     await page.getByText('Show as a table').click();
     const rows = page.getByTestId('usage-table').locator('tbody th');
     await expect(rows).toHaveText([
-      'week of 2025-03-03 (partial: Mar 5–9 only)',
-      'week of 2025-03-10',
-      'week of 2025-03-17 (partial: Mar 17–20 only)',
+      'week of Mar 3, 2025 (partial: Mar 5 – 9, 2025 only)',
+      'week of Mar 10, 2025',
+      'week of Mar 17, 2025 (partial: Mar 17 – 20, 2025 only)',
     ]);
     await expect(page.getByTestId('usage-partial')).toHaveText(
-      'Partial weeks: week of 2025-03-03 counts Mar 5–9 only; week of 2025-03-17 counts Mar 17–20 only. Their totals cover only those days, since the range starts or ends inside them.',
+      'Partial weeks: week of Mar 3, 2025 counts Mar 5 – 9, 2025 only; week of Mar 17, 2025 counts Mar 17 – 20, 2025 only. Their totals cover only those days, since the range starts or ends inside them.',
     );
     // The legend names the bucket under the cursor the same way: the first one at the plot's left edge.
     await page
@@ -855,7 +856,7 @@ test.describe('west of UTC', () => {
       .locator('.u-over')
       .hover({ position: { x: 1, y: 20 } });
     await expect(page.getByTestId('usage-chart').locator('.u-legend .u-series').first().locator('.u-value')).toHaveText(
-      'week of 2025-03-03 (partial: Mar 5–9 only)',
+      'week of Mar 3, 2025 (partial: Mar 5 – 9, 2025 only)',
     );
 
     await page.getByLabel('From (UTC day)', { exact: true }).fill('2025-02-10');
@@ -863,9 +864,9 @@ test.describe('west of UTC', () => {
     await page.getByTestId('granularity').selectOption('month');
     await page.getByTestId('usage-load').click();
     await expect(page.getByTestId('usage-range')).toHaveText('Feb 10, 2025 to Mar 31, 2025');
-    await expect(rows).toHaveText(['2025-02 (partial: Feb 10–28 only)', '2025-03']);
+    await expect(rows).toHaveText(['Feb 2025 (partial: Feb 10 – 28, 2025 only)', 'Mar 2025']);
     await expect(page.getByTestId('usage-partial')).toHaveText(
-      'Partial month: 2025-02 counts Feb 10–28 only. Its total covers only those days, since the range starts or ends inside it.',
+      'Partial month: Feb 2025 counts Feb 10 – 28, 2025 only. Its total covers only those days, since the range starts or ends inside it.',
     );
 
     // Whole buckets only: nothing to say.

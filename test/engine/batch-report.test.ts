@@ -9,6 +9,7 @@ import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.
 import { cleanup, control, makeImages, tmp } from './helpers.ts';
 import { hugePng } from '../huge-png.ts';
 import type { BatchReport } from '../../shared/contract/report.ts';
+import { formatDate } from '../../shared/dates.ts';
 
 let sb: RunningSandbox;
 let dir: string;
@@ -93,7 +94,7 @@ describe('mediadesk report', () => {
 
     const text = await cli(['report', batch.slice(0, 6), '--csv', join(dir, 'report.csv')], 'admin');
     expect(text.code, text.err).toBe(0);
-    const day = new Date().toLocaleDateString('en-GB', { day: 'numeric', month: 'short', timeZone: 'UTC' });
+    const day = formatDate(new Date().toISOString().slice(0, 10));
     expect(text.out).toContain(
       `Sent 8 · ${done} made results · ${failedAfterCreate} charged but failed · 1 refused, not charged · estimate 45 credits · charged about 40 credits\n`,
     );

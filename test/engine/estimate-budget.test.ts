@@ -5,6 +5,7 @@ import { MemorySecretStore } from '../../electron/core/secrets.ts';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
 import { DeskError, type CommandName, type Req, type Res } from '../../shared/contract/index.ts';
 import { costSentence } from '../../shared/cost-words.ts';
+import { formatTime } from '../../shared/dates.ts';
 import { cleanup, control, makeImages, tmp } from './helpers.ts';
 import { cliEnv, runCli } from '../cli.ts';
 
@@ -306,7 +307,7 @@ describe('a workflow app before Run', () => {
     expect(estimate.cap).toBeNull();
     await call(teamOwner, 'limits.setCap', { tool: `app:${app.id}`, cap: 2 });
     expect(costSentence(await call(teamOwner, 'apps.estimate', { id: app.id, runs: 3 }), 'run')).toBe(
-      `Sends 3 paid runs · ${3 * app.cost!} credits (the app's price: ${app.cost} credits a run) · only 2 of today's 2 for ${app.name} are left: the rest wait until 00:00 UTC`,
+      `Sends 3 paid runs · ${3 * app.cost!} credits (the app's price: ${app.cost} credits a run) · only 2 of today's 2 for ${app.name} are left: the rest wait until ${formatTime(0, { utc: true })} UTC`,
     );
     const unknown = await call(teamOwner, 'apps.estimate', { id: 'no-such-app', runs: 1 }).catch((e: DeskError) => e);
     expect(unknown).toBeInstanceOf(DeskError);

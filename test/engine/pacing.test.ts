@@ -156,7 +156,7 @@ describe('pacing to the service limits', () => {
         expect.objectContaining({ tool: TOOL, limit: 10, left: 0, waiting: 15, title: 'Image to prompt' }),
       ]);
       expect(heldMessage(status.heldBy[0])).toMatch(
-        /^Held: the daily limit of 10 jobs for Image to prompt is reached; 0 left today, resets at \d\d:\d\d your time \(15 jobs wait\)\.$/,
+        /^Held: the daily limit of 10 jobs for Image to prompt is reached; 0 left today, resets at \d{1,2}:\d\d(\s[AP]M)? your time \(15 jobs wait\)\.$/,
       );
       const today = (await limits['limits.status']({})).today;
       expect(today).toEqual([expect.objectContaining({ tool: TOOL, cap: 10, used: 10, left: 0, waiting: 15 })]);

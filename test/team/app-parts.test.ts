@@ -3,8 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createCore, type Core } from '../../electron/core/index.ts';
-import { plannedOutputs } from '../../electron/core/apps/store.ts';
-import { partPathOf } from '../../electron/core/downloads/naming.ts';
+import { plannedOutputs, runParts } from '../../electron/core/apps/store.ts';
 import { MemorySecretStore } from '../../electron/core/secrets.ts';
 import { startSandbox } from '../../electron/sandbox/index.ts';
 import { AUDIO_ASSET } from '../../electron/sandbox/render.ts';
@@ -23,11 +22,13 @@ const STALLED = { slowDownloadBytesPerSec: 1000 };
 const size = (p: string) => (existsSync(p) ? statSync(p).size : 0);
 
 /** Waits until the run's first result has a part with bytes in it; the test's timeout bounds it. */
-async function partOf(read: () => Parameters<typeof plannedOutputs>[0] | null): Promise<string> {
+async function partOf(
+  read: () => (Parameters<typeof plannedOutputs>[0] & Parameters<typeof runParts>[0]) | null,
+): Promise<string> {
   for (;;) {
     const r = read();
     const planned = r ? plannedOutputs(r) : [];
-    if (planned.length && size(partPathOf(planned[0])) > 0) return partPathOf(planned[0]);
+    if (planned.length && size(runParts(r!, planned[0]).part) > 0) return runParts(r!, planned[0]).part;
     await sleep(25);
   }
 }
@@ -65,7 +66,7 @@ async function stoppedMidDownload(h: string, args: string[], signal: NodeJS.Sign
     child.stderr!.on('data', (d) => (stderr += d));
     const exited = new Promise<number | null>((res) => child.once('exit', res));
     for (;;) {
-      const found = readdirSync(out).find((f) => f.endsWith('.mp3.part'));
+      const found = readdirSync(out).find((f) => /\.mp3\.[\w-]+\.part$/.test(f));
       if (found && size(join(out, found)) >= minBytes) {
         child.kill(signal);
         return { code: await exited, out: stdout, err: stderr, part: join(out, found) };
@@ -158,7 +159,7 @@ describe('parts of app-run downloads', () => {
       });
       const failed = await settled(a, run.id);
       expect([failed.state, failed.error]).toEqual(['failed', expect.stringMatching(/^Download failed: /)]);
-      part = partPathOf(plannedOutputs(failed)[0]);
+      part = runParts(failed, plannedOutputs(failed)[0]).part;
       expect(size(part)).toBeGreaterThan(0);
     } finally {
       await control(at.url, 'faults', { truncateDownloads: false });

@@ -254,19 +254,19 @@ describe('where results go', () => {
         },
       }),
     );
-    const names = plannedOutputs({
-      id: 'local-id',
-      appName: 'Sketch to Realism',
-      runId: 'omps2OH829',
-      outDir: '/out',
-      outputKind: 'image',
-      results,
-    }).map((p) => p.replace(/^.*[\\/]/, ''));
-    expect(names).toEqual([
-      'sketch-to-realism-omps2OH8-1.png',
-      'sketch-to-realism-omps2OH8-2.mp4',
-      'sketch-to-realism-omps2OH8-3.mp3',
-    ]);
+    const run1 = { id: 'local-id', appName: 'Sketch to Realism', outDir: '/out', outputKind: 'image', results };
+    const names = (inputs: Record<string, unknown>, sources: Record<string, string> = {}) =>
+      plannedOutputs({ ...run1, inputs, sources }).map((p) => p.replace(/^.*[\\/]/, ''));
+    // Named by the one naming rule of results: with no input, after the app.
+    expect(names({})).toEqual(['sketch-to-realism.png', 'sketch-to-realism_2.mp4', 'sketch-to-realism_3.mp3']);
+    // After the first words of a text input, then the app, as a tool's results.
+    expect(names({ brief: 'a pencil sketch of a red barn at noon', n: 2 })[0]).toBe(
+      'a-pencil-sketch-of-a-red_sketch-to-realism.png',
+    );
+    // After the local image a creation input was read from (its value is the image's bytes).
+    expect(names({ sketch: 'data:image/png;base64,AAAA', brief: 'barn' }, { sketch: '/in/barn sketch.png' })[0]).toBe(
+      'barn sketch_sketch-to-realism.png',
+    );
   });
 });
 

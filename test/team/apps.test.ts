@@ -148,7 +148,7 @@ describe('workflow apps over the Sandbox', () => {
     expect(jingle.results).toEqual([{ url: expect.stringMatching(/\.mp3$/), kind: 'audio' }]);
     expect(shot.outputs).toHaveLength(2);
     for (const f of shot.outputs) {
-      expect(f).toMatch(/^.*\/product-shot-studio-\w{8}-\d\.png$/);
+      expect(f).toMatch(/^.*\/product_product-shot-studio(_2)?\.png$/);
       expect(
         readFileSync(f)
           .subarray(0, 8)
@@ -156,9 +156,10 @@ describe('workflow apps over the Sandbox', () => {
       ).toBe(true);
       expect(await sharp(f).metadata()).toMatchObject({ format: 'png', width: 1024, height: 1024 });
     }
-    expect(teaser.outputs).toEqual([expect.stringMatching(/\/teaser-video-\w{8}-1\.mp4$/)]);
+    expect(teaser.outputs).toEqual([expect.stringMatching(/\/product_teaser-video\.mp4$/)]);
     expect(readFileSync(teaser.outputs[0]).equals(readFileSync(VIDEO_ASSET))).toBe(true);
-    expect(jingle.outputs).toEqual([expect.stringMatching(/\/jingle-maker-\w{8}-1\.mp3$/)]);
+    // Named by the one naming rule of results: after the input image, or the brief's first words.
+    expect(jingle.outputs).toEqual([expect.stringMatching(/\/a-bright-jingle_jingle-maker\.mp3$/)]);
     expect(readFileSync(jingle.outputs[0]).equals(readFileSync(AUDIO_ASSET))).toBe(true);
 
     // The same run as the server gives it: its results are under data.result, and a reader of one
@@ -525,7 +526,7 @@ describe('on Windows, results whose path would pass its 259 characters', () => {
       });
       await expect(refused).rejects.toMatchObject({ code: 'invalid' });
       await expect(refused).rejects.toThrow(
-        /^output folder: its results cannot be written: .*deep\/d+\/product-shot-studio-xxxxxxxx-99\.webp would be \d+ characters long, more than 253 .*; choose an output folder with a shorter path$/,
+        /^output folder: its results cannot be written: .*deep\/d+\/product_product-shot-studio_99\.webp would be \d+ characters long, more than 244 .*; choose an output folder with a shorter path$/,
       );
       expect(win.services.apps.runs().length).toBe(runs);
       expect(await posts()).toBe(before);

@@ -50,7 +50,7 @@ describe('mediadesk apps | usage | creations', () => {
     ]);
     expect(r.code).toBe(0);
     expect(r.err).toMatch(/costs 8 credits/);
-    expect(r.out.trim().split('\n').at(-1)).toMatch(/jingle-maker-.*\.mp3$/);
+    expect(r.out.trim().split('\n').at(-1)).toMatch(/\/a-jingle_jingle-maker(-\d+)?\.mp3$/);
   });
 
   it('bad input exits 2 with one line; the Business key gets the plain Enterprise message', async () => {
@@ -185,7 +185,8 @@ describe('mediadesk apps | usage | creations', () => {
     );
     expect(again.err).not.toMatch(/costs|credits/);
     const file = again.out.trim().split('\n').at(-1)!;
-    expect(file).toMatch(/product-shot-studio-.*\.png$/);
+    // Named after the input image, as a tool's results are.
+    expect(file).toMatch(/\/product_product-shot-studio(_\d+)?(-\d+)?\.png$/);
     expect(existsSync(file)).toBe(true);
     expect(await posts()).toBe(before + 1);
     expect((await cli(['apps', 'runs'])).out).toMatch(new RegExp(`^${id}  done `, 'm'));
@@ -274,7 +275,7 @@ describe('mediadesk apps | usage | creations', () => {
       new RegExp(`^run ${id} retried \\(running\\): following the submitted run again; nothing is paid again$`, 'm'),
     );
     expect(retry.err).not.toMatch(/costs|credits/);
-    expect(retry.out.trim().split('\n').at(-1)).toMatch(/jingle-maker-.*\.mp3$/);
+    expect(retry.out.trim().split('\n').at(-1)).toMatch(/\/cancel-me_jingle-maker\.mp3$/);
     expect(await posts()).toBe(before + 1);
     expect((await cli(['apps', 'runs'])).out).toMatch(new RegExp(`^${id}  done `, 'm'));
   });
@@ -397,7 +398,7 @@ describe('mediadesk apps | usage | creations', () => {
     expect(app.code, app.err).toBe(0);
     expect(app.out).not.toMatch(/[\u2028\u202e]/);
     expect(app.out.trim().split('\n').at(-1)).toMatch(
-      new RegExp(`/app\\\\u2028x\\\\u202egnp\\.exe/jingle-maker-.*\\.mp3$`),
+      new RegExp(`/app\\\\u2028x\\\\u202egnp\\.exe/a-jingle_jingle-maker(-\\d+)?\\.mp3$`),
     );
     // Another key's creation: the creations tests below count the owner's.
     const made = await cli(

@@ -34,7 +34,7 @@ describe('the one date and time format (shared/dates.ts)', () => {
   });
 });
 
-/** Every file of the renderer, as the scan reads it. */
+/** Every file of a folder, as the scan reads it. */
 function files(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
     if (e.isDirectory()) return files(join(dir, e.name));
@@ -49,13 +49,14 @@ const AD_HOC: [RegExp, string][] = [
   [/Intl\.DateTimeFormat|dateStyle|timeStyle/, 'Intl.DateTimeFormat options'],
   [/get(UTC)?(Hours|Minutes|Date|Month|FullYear)\(\)/, 'a date assembled from its parts'],
   // An ISO instant cut into its day and clock time for people to read (file names and input values aside).
-  [/(?<!\$)\{[^}]*\.slice\(0, ?10\)\}|\.slice\(11, ?19\)/, 'an ISO text cut for display'],
+  [/(?<!\$)\{[^}]*\.slice\(0, ?10\)\}|\.slice\(11, ?19\)|\.slice\(11, ?16\)\}/, 'an ISO text cut for display'],
+  [/'Jan', ?'Feb'|\bMONTHS\b/, 'month names written by hand'],
 ];
 
-describe('no date or time is formatted by hand in the renderer', () => {
-  it('renderer/src uses shared/dates.ts for every date and time it shows', () => {
+describe('no date or time is formatted by hand in the renderer or in shared/', () => {
+  it.each(['renderer/src', 'shared'])('%s uses shared/dates.ts for every date and time it shows', (dir) => {
     const found: string[] = [];
-    for (const file of files(join(ROOT, 'renderer/src')))
+    for (const file of files(join(ROOT, dir)).filter((f) => !f.endsWith(join('shared', 'dates.ts'))))
       readFileSync(file, 'utf8')
         .split('\n')
         .forEach((line, i) => {

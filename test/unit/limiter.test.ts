@@ -13,6 +13,7 @@ import { QUEUE_MIGRATIONS } from '../../electron/core/queue/migrations.ts';
 import { PUBLISHED_DAILY_CAPS } from '../../shared/published-caps.ts';
 import { SERVICE_RATES } from '../../shared/service-limits.ts';
 import { heldMessage } from '../../shared/contract/jobs.ts';
+import { formatTime } from '../../shared/dates.ts';
 import { limitTitle } from '../../electron/core/limits/held.ts';
 import { Pacer } from '../../electron/core/limits/pacer.ts';
 
@@ -328,12 +329,17 @@ describe('two processes on one data folder', () => {
 describe('a held batch in plain words (the Queue and the CLI)', () => {
   it("names the limit, the tool, what is left, when it resets in the reader's own time, and what waits", () => {
     const held = { tool: 'upscaler-precision', title: 'Precision upscaler', limit: 200, left: 0, waiting: 12 };
-    expect(heldMessage({ ...held, resetsAt: new Date(2026, 10, 28, 1, 0).getTime() })).toBe(
-      'Held: the daily limit of 200 jobs for Precision upscaler is reached; 0 left today, resets at 01:00 your time (12 jobs wait).',
+    const one = new Date(2026, 10, 28, 1, 0).getTime();
+    const five = new Date(2026, 10, 28, 13, 5).getTime();
+    // The time in the one time format (shared/dates.ts), in the reader's zone.
+    expect(heldMessage({ ...held, resetsAt: one })).toBe(
+      `Held: the daily limit of 200 jobs for Precision upscaler is reached; 0 left today, resets at ${formatTime(one)} your time (12 jobs wait).`,
     );
-    expect(heldMessage({ ...held, limit: 1, waiting: 1, resetsAt: new Date(2026, 10, 28, 13, 5).getTime() })).toBe(
-      'Held: the daily limit of 1 job for Precision upscaler is reached; 0 left today, resets at 13:05 your time (1 job waits).',
+    expect(heldMessage({ ...held, limit: 1, waiting: 1, resetsAt: five })).toBe(
+      `Held: the daily limit of 1 job for Precision upscaler is reached; 0 left today, resets at ${formatTime(five)} your time (1 job waits).`,
     );
+    if (new Intl.DateTimeFormat().resolvedOptions().locale === 'en-US')
+      expect(heldMessage({ ...held, resetsAt: five }).replace(/\s/g, ' ')).toContain('resets at 1:05 PM your time');
   });
 
   it("names a cap by the tool's title, a workflow app's title, or the app plainly when its title is unknown", () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { timelineRange, timelineTick } from '../../renderer/src/lib/timeline-scale.ts';
+import { formatDate, formatMonth, formatTime } from '../../shared/dates.ts';
 
 const DAY = 86_400;
 const t = (iso: string) => Date.parse(iso) / 1000;
@@ -10,9 +11,9 @@ describe('audit timeline x axis', () => {
     const [lo, hi] = timelineRange('day', d, d, t('2026-11-22T00:00:00Z'));
     expect(hi - lo).toBe(7 * DAY);
     expect((lo + hi) / 2).toBe(d);
-    // The ticks stay within those days, month and day.
-    expect(timelineTick('day', lo, hi - lo)).toBe('02-25');
-    expect(timelineTick('day', hi, hi - lo)).toBe('03-04');
+    // The ticks stay within those days, in the one date format, in UTC.
+    expect(timelineTick('day', lo, hi - lo)).toBe(formatDate('2026-02-25'));
+    expect(timelineTick('day', hi, hi - lo)).toBe(formatDate('2026-03-04'));
   });
 
   it('keeps the first and last bars whole: half a bucket beyond each end', () => {
@@ -32,9 +33,15 @@ describe('audit timeline x axis', () => {
   });
 
   it('labels hours within a day, days across days, and months with the year across half a year', () => {
-    expect(timelineTick('hour', t('2026-03-01T13:00:00Z'), DAY)).toBe('13:00');
-    expect(timelineTick('hour', t('2026-03-02T00:00:00Z'), DAY)).toBe('03-02');
-    expect(timelineTick('day', t('2026-03-02T00:00:00Z'), 15 * DAY)).toBe('03-02');
-    expect(timelineTick('day', t('2025-07-01T00:00:00Z'), 400 * DAY)).toBe('2025-07');
+    const h = t('2026-03-01T13:00:00Z');
+    expect(timelineTick('hour', h, DAY)).toBe(formatTime(h * 1000, { utc: true }));
+    expect(timelineTick('hour', t('2026-03-02T00:00:00Z'), DAY)).toBe(formatDate('2026-03-02'));
+    expect(timelineTick('day', t('2026-03-02T00:00:00Z'), 15 * DAY)).toBe(formatDate('2026-03-02'));
+    expect(timelineTick('day', t('2025-07-01T00:00:00Z'), 400 * DAY)).toBe(formatMonth('2025-07'));
+    if (new Intl.DateTimeFormat().resolvedOptions().locale !== 'en-US') return;
+    expect([
+      timelineTick('hour', h, DAY).replace(/\s/g, ' '),
+      timelineTick('day', t('2026-03-02T00:00:00Z'), DAY),
+    ]).toEqual(['1:00 PM', 'Mar 2, 2026']);
   });
 });

@@ -425,6 +425,7 @@ describe('web host socket', () => {
         category: null,
         groupId: null,
         folderRef: null,
+        folderName: null,
         projectRef: null,
         requestId: null,
         correlationId: null,

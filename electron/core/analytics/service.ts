@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { freePath } from '../saved-files.ts';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { DeskError, type DeskErrorCode } from '../../../shared/contract/define.ts';
 import type {
   BreakdownRow,
@@ -15,6 +15,7 @@ import { ApiError, type ApiClient, type ApiTarget, type CallOptions } from '../a
 import type { Db } from '../db/open.ts';
 import { toCsv } from './csv.ts';
 import { bucketCover } from '../../../shared/usage-buckets.ts';
+import { usageToolName } from '../../../shared/usage-tools.ts';
 import { keyHashOf, UsageCache, UsageLedger, utcDay } from './ledger.ts';
 import { parseDirectory, parseUsage } from './wire.ts';
 import { ensureFolder } from '../output-folder.ts';
@@ -216,7 +217,12 @@ export class AnalyticsService {
     } else {
       const r = await this.query(q);
       if (by === 'tool')
-        rows = totals(r.points.flatMap((p) => Object.entries(p.byTool).map(([k, v]) => ({ key: k, label: k, ...v }))));
+        // Named as the catalogue names the tool; the usage's own name (its API path) stays the key.
+        rows = totals(
+          r.points.flatMap((p) =>
+            Object.entries(p.byTool).map(([k, v]) => ({ key: k, label: usageToolName(k), ...v })),
+          ),
+        );
       else {
         const users = r.points.flatMap((p) =>
           Object.entries(p.byUser).map(([k, v]) => ({

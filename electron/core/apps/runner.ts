@@ -10,12 +10,12 @@ import {
   removeQuietly,
   waitForRenewedLinks,
 } from '../downloads/download.ts';
-import { metaPartPathOf, partPathOf, withCollisionSuffix } from '../downloads/naming.ts';
+import { withCollisionSuffix } from '../downloads/naming.ts';
 import { appRunProvenance, type ResultMetadata } from '../metadata/result-metadata.ts';
 import { DEFAULT_SETTINGS, metadataSettingsOf, type MetadataSettings } from '../../../shared/settings.ts';
 import { ATTENTION } from '../queue/job-messages.ts';
 import { apiProblem, refusedReason, RUN_SANDBOX_GONE, waitingMessage } from '../queue/job-messages.ts';
-import { AppRunStore, plannedOutputs, RUN_REQUEUE_FRESH, type AppRunRow } from './store.ts';
+import { AppRunStore, plannedOutputs, runParts, RUN_REQUEUE_FRESH, type AppRunRow } from './store.ts';
 import { parseRun, type RunView } from './wire.ts';
 import { APP_FAMILIES, familyPaths, type AppFamilies } from './family.ts';
 import { waitMessage } from '../limits/limiter.ts';
@@ -78,8 +78,9 @@ const DEFAULT_POLL = { firstMs: 1000, minMs: 1000, maxMs: 15_000 };
 async function removeParts(r: AppRunRow, keepFrom = Infinity): Promise<void> {
   for (const [i, p] of plannedOutputs(r).entries())
     if (i < keepFrom) {
-      await removeQuietly(partPathOf(p));
-      await removeQuietly(metaPartPathOf(p));
+      const { part, twin } = runParts(r, p);
+      await removeQuietly(part);
+      await removeQuietly(twin);
     }
 }
 
@@ -427,8 +428,7 @@ export class AppRunner {
       const note = (n: string | null) => n && !notes.includes(n) && notes.push(n);
       for (let i = outputs.length; i < results.length; i++) {
         const base = planned[i];
-        const part = partPathOf(base);
-        const twin = metaPartPathOf(base);
+        const { part, twin } = runParts(r, base);
         // Placed by a run of this process that stopped before recording it.
         let placed = (await placedAs([part, twin], base)) ?? '';
         for (let round = 1; !placed; round++) {

@@ -15,7 +15,16 @@ import { creationFile, creationValue } from './creation-input.ts';
 import type { ResultMetadata } from '../metadata/result-metadata.ts';
 import { metadataSettingsOf, type MetadataSettings } from '../../../shared/settings.ts';
 import { AppRunner, explainAppError, type SandboxOwners } from './runner.ts';
-import { AppRunStore, longestOutput, RETRYABLE, retryPlan, RUN_REQUEUE_FRESH, toAppRun } from './store.ts';
+import {
+  AppRunStore,
+  appStem,
+  longestOutput,
+  RUN_PART_ROOM,
+  RETRYABLE,
+  retryPlan,
+  RUN_REQUEUE_FRESH,
+  toAppRun,
+} from './store.ts';
 import { parseAppDefinition, parseAppList } from './wire.ts';
 import { AppFamilies } from './family.ts';
 
@@ -194,9 +203,9 @@ export class AppsService {
     assertOutputFolder(outDir);
     // A result that cannot be written is a paid run lost: said before it is sent.
     const tooLong = windowsPathProblem(
-      longestOutput(outDir, def.name, def.output ?? 'image'),
+      longestOutput(outDir, appStem({ id: '', appName: def.name, inputs, sources }), def.output ?? 'image'),
       this.opts.platform ?? process.platform,
-      RESULT_SUFFIX_ROOM,
+      RESULT_SUFFIX_ROOM + RUN_PART_ROOM,
     );
     if (tooLong)
       throw new DeskError(

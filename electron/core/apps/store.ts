@@ -4,7 +4,7 @@ import { keylessIdentity } from '../../../shared/contract/foundation.ts';
 import { portableName } from '../../../shared/file-names.ts';
 import type { AppRun } from '../../../shared/contract/team.ts';
 import { openDatabase, type Db } from '../db/open.ts';
-import { extensionOf, longestExt } from '../downloads/naming.ts';
+import { extensionOf, longestExt, metaPartPathOf, partPathOf, stemOf } from '../downloads/naming.ts';
 import type { JobState } from '../../../shared/contract/jobs.ts';
 import type { MetadataSettings } from '../../../shared/settings.ts';
 import { canMove } from '../queue/states.ts';
@@ -157,35 +157,55 @@ const slug = (s: string) =>
 const kindOf = (k: string): ResultKind => (k === 'video' || k === 'audio' ? k : 'image');
 
 /**
- * Where a run's results go, in order (before a collision suffix), named after the app and run id with
- * the extension of each result's kind. Downloads write these plus `.part`, and only those are ever
- * removed as a run's parts, never a user's file beside them.
+ * The name a run's results start with: by the one naming rule (stemOf), the local image a creation
+ * input was read from, else the first text input (a brief, a prompt), then the app's name as a
+ * tool's results carry the tool's (`product_product-shot-studio`); with neither, the app's name.
+ */
+export function appStem(r: Pick<AppRunRow, 'id' | 'appName' | 'inputs' | 'sources'>): string {
+  const text = Object.entries(r.inputs).find(
+    ([id, v]) => typeof v === 'string' && !(id in r.sources) && !/^(https?|data):/i.test(v),
+  )?.[1];
+  const stem = stemOf(Object.values(r.sources)[0] ?? null, r.id, text, { fallback: '' });
+  return stem ? `${stem}_${slug(r.appName)}` : slug(r.appName);
+}
+
+/**
+ * Where a run's results go, in order (before a collision suffix): `<stem>.<ext>`, later ones `_2`,
+ * `_3`, as a tool's results are named. Downloads write each through its runParts, and only those
+ * are ever removed as a run's parts, never a user's file beside them.
  */
 export function plannedOutputs(
-  r: Pick<AppRunRow, 'id' | 'appName' | 'runId' | 'outDir' | 'outputKind' | 'results'>,
+  r: Pick<AppRunRow, 'id' | 'appName' | 'outDir' | 'outputKind' | 'results' | 'inputs' | 'sources'>,
 ): string[] {
+  const stem = appStem(r);
   return (r.results ?? []).map((res, i) =>
-    outputPath(
-      r.outDir,
-      r.appName,
-      r.runId ?? r.id,
-      i + 1,
-      extensionOf(res.url, res.contentType, kindOf(res.kind ?? r.outputKind)),
-    ),
+    outputPath(r.outDir, stem, i + 1, extensionOf(res.url, res.contentType, kindOf(res.kind ?? r.outputKind))),
   );
 }
 
-// The run id is the server's: portable whatever it holds.
-const outputPath = (outDir: string, appName: string, runRef: string, n: number, ext: string) =>
-  join(outDir, portableName(`${slug(appName)}-${runRef.slice(0, 8)}-${n}.${ext}`, `app-${n}.${ext}`));
+const outputPath = (outDir: string, stem: string, n: number, ext: string) =>
+  join(outDir, portableName(`${stem}${n > 1 ? `_${n}` : ''}.${ext}`, `app-${n}.${ext}`));
 
 /**
- * The longest path plannedOutputs can give a run of this app in `outDir` (an 8-character run id,
- * up to 99 results, the kind's longest extension): what the path rules are checked on before the
- * run is paid for.
+ * A result's part file and metadata copy, tagged with the run (its server id once known): two runs
+ * with the same input name their results alike, and must not write into one part. A retry is sent
+ * anew with a new run id, so its earlier parts are never resumed.
  */
-export const longestOutput = (outDir: string, appName: string, outputKind: string) =>
-  outputPath(outDir, appName, 'x'.repeat(8), 99, longestExt(kindOf(outputKind)));
+export function runParts(r: Pick<AppRunRow, 'id' | 'runId'>, final: string): { part: string; twin: string } {
+  const tag = (r.runId ?? r.id).slice(0, 8).replace(/[^A-Za-z0-9_-]/g, '_');
+  return { part: partPathOf(`${final}.${tag}`), twin: metaPartPathOf(`${final}.${tag}`) };
+}
+
+/**
+ * The longest path plannedOutputs can give a run of this app with this stem in `outDir` (up to 99
+ * results, the kind's longest extension): what the path rules are checked on before the run is
+ * paid for, with RUN_PART_ROOM more for its part files.
+ */
+export const longestOutput = (outDir: string, stem: string, outputKind: string) =>
+  outputPath(outDir, stem, 99, longestExt(kindOf(outputKind)));
+
+/** What runParts adds to a result's path beyond `.part`: the run's tag. */
+export const RUN_PART_ROOM = '.xxxxxxxx'.length;
 
 /** States a user may retry a run from. */
 export const RETRYABLE: readonly AppRun['state'][] = ['failed', 'canceled', 'needs_attention'];

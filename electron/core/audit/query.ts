@@ -40,7 +40,7 @@ export interface DbRow {
   resource_id: string | null;
 }
 
-export function toAuditRow(r: DbRow): AuditRow {
+export function toAuditRow(r: DbRow, folderName: string | null = null): AuditRow {
   return {
     eventId: r.event_id,
     date: new Date(r.ts).toISOString(),
@@ -53,11 +53,47 @@ export function toAuditRow(r: DbRow): AuditRow {
     memberType: r.member_type,
     groupId: r.group_id,
     folderRef: r.folder_ref,
+    folderName,
     projectRef: r.project_ref,
     requestId: r.request_id,
     correlationId: r.correlation_id,
     resourceId: r.resource_id,
   };
+}
+
+/** An event's folder name, from its stored text; null where it has none (or the text cannot be read as JSON). */
+const FOLDER_NAME = "CASE WHEN json_valid(r.raw) THEN json_extract(r.raw, '$.action.folder_name') END";
+/** How many of a folder's newest events are looked at for its name when a row's own event has none. */
+const NAME_LOOKBACK = 50;
+
+/**
+ * Rows for people: each folder by the name the events carry (the service resolves it from the
+ * reference): the row's own event's, else one of the folder's newest events that has one.
+ */
+export function withFolderNames(db: Db, rows: DbRow[]): AuditRow[] {
+  const inFolder = rows.filter((r) => r.folder_ref !== null);
+  if (!inFolder.length) return rows.map((r) => toAuditRow(r));
+  const own = new Map(
+    (
+      db
+        .prepare(
+          `SELECT r.seq AS seq, ${FOLDER_NAME} AS name FROM events_raw AS r WHERE r.seq IN (${inFolder.map(() => '?').join(', ')})`,
+        )
+        .all(...inFolder.map((r) => r.seq)) as { seq: number; name: unknown }[]
+    ).map((x) => [x.seq, typeof x.name === 'string' && x.name ? x.name : null]),
+  );
+  const newest = db
+    .prepare(
+      `SELECT ${FOLDER_NAME} AS name FROM (SELECT seq FROM events WHERE folder_ref = ? ORDER BY ts DESC LIMIT ${NAME_LOOKBACK}) AS e
+       JOIN events_raw AS r ON r.seq = e.seq WHERE typeof(${FOLDER_NAME}) = 'text' AND ${FOLDER_NAME} != '' LIMIT 1`,
+    )
+    .pluck();
+  const byRef = new Map<string, string | null>();
+  const nameOf = (ref: string): string | null => {
+    if (!byRef.has(ref)) byRef.set(ref, (newest.get(ref) as string | undefined) ?? null);
+    return byRef.get(ref)!;
+  };
+  return rows.map((r) => toAuditRow(r, r.folder_ref === null ? null : (own.get(r.seq) ?? nameOf(r.folder_ref))));
 }
 
 /** The sort key columns per sort field; ts and seq always end it so the order is total. */
@@ -140,7 +176,7 @@ export function queryEvents(db: Db, q: QueryInput): AuditQueryResponse {
   if (more) rows.pop();
   const last = rows[rows.length - 1];
   const res: AuditQueryResponse = {
-    rows: rows.map(toAuditRow),
+    rows: withFolderNames(db, rows),
     next: more && last ? encodeCursor({ f: q.sort.field, d: q.sort.dir, k: keys.of(last) }) : null,
   };
   if (q.withTotal) res.total = countEvents(db, q.filters);
@@ -177,7 +213,7 @@ function searchByDate(db: Db, q: QueryInput, match: string): AuditQueryResponse 
   if (more) rows.pop();
   const last = rows[rows.length - 1];
   const res: AuditQueryResponse = {
-    rows: rows.map(toAuditRow),
+    rows: withFolderNames(db, rows),
     next: more && last ? encodeCursor({ f: q.sort.field, d: q.sort.dir, k: SORT_KEYS.date.of(last) }) : null,
   };
   if (q.withTotal) res.total = countEvents(db, q.filters);
@@ -221,7 +257,7 @@ function related(
     rows.length < RELATED_LIMIT
       ? rows.length
       : (db.prepare(`SELECT count(*) AS n FROM events WHERE ${column} = ?`).get(value) as { n: number }).n;
-  return { rows: rows.map(toAuditRow), count };
+  return { rows: withFolderNames(db, rows), count };
 }
 
 /** The detail drawer: every field as received, and the events it links to. */
@@ -240,7 +276,7 @@ export function eventDetail(db: Db, eventId: string): AuditEventDetail | null {
   const byRequest = related(db, 'request_id', r.request_id);
   const byCorrelation = related(db, 'correlation_id', r.correlation_id);
   return {
-    row: toAuditRow(r),
+    row: withFolderNames(db, [r])[0],
     event: JSON.parse(r.raw) as Record<string, unknown>,
     origin: r.origin,
     sameRequest: byRequest.rows,

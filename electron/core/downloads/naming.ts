@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { extname, basename, join, sep } from 'node:path';
-import type { ResultKind } from '../../../shared/catalogue/index.ts';
+import type { ResultKind, ToolEntry } from '../../../shared/catalogue/index.ts';
+import { isLocalPath } from '../../../shared/catalogue/fields.ts';
 import {
   hasWindowsPathLimit,
   portableName,
@@ -116,12 +117,39 @@ function promptStem(prompt: string): string {
 }
 
 /**
- * The one naming rule of results (the `{name}` of a job's results): its input's name, shortened
- * when long (see MAX_STEM_BYTES); made from a prompt alone, the prompt's first words; else the job.
+ * The one naming rule of results (the `{name}` of a job's or an app run's results): its input's
+ * name, shortened when long (see MAX_STEM_BYTES); without one, the prompt's first words; then a
+ * reference file's name; else `fallback` (by default the job: `job-<id>`).
  */
-export function stemOf(inputPath: string | null, jobId: string, prompt?: unknown): string {
-  if (inputPath) return shortened(basename(inputPath, extname(inputPath)));
-  return (typeof prompt === 'string' && promptStem(prompt)) || `job-${jobId.slice(0, 8)}`;
+export function stemOf(
+  inputPath: string | null,
+  jobId: string,
+  prompt?: unknown,
+  more: { reference?: string | null; fallback?: string } = {},
+): string {
+  const fileStem = (p: string) => shortened(basename(p, extname(p)));
+  if (inputPath) return fileStem(inputPath);
+  return (
+    (typeof prompt === 'string' && promptStem(prompt)) ||
+    (more.reference && fileStem(more.reference)) ||
+    (more.fallback ?? `job-${jobId.slice(0, 8)}`)
+  );
+}
+
+/**
+ * The `{name}` of a job's results: its batch input, else the local file of its parameters' single
+ * media field (the video to upscale, a start frame), else its prompt, else a local reference file.
+ */
+export function jobStem(
+  tool: Pick<ToolEntry, 'fields'>,
+  job: { id: string; inputPath: string | null; params: Record<string, unknown> },
+): string {
+  const local = (kind: 'media' | 'mediaList') =>
+    tool.fields
+      .filter((f) => f.kind === kind && f.in !== 'path')
+      .flatMap((f) => [job.params[f.name]].flat())
+      .find(isLocalPath) ?? null;
+  return stemOf(job.inputPath ?? local('media'), job.id, job.params.prompt, { reference: local('mediaList') });
 }
 
 /**

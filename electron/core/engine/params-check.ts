@@ -1,3 +1,4 @@
+import { shownPath } from '../../../shared/uploaded.ts';
 import { isLocalPath, placeholderFor, validateRequest, type ToolEntry } from '../../../shared/catalogue/index.ts';
 import { DeskError } from '../../../shared/contract/define.ts';
 import { familyOfTool } from '../../../shared/catalogue/index.ts';
@@ -97,7 +98,10 @@ async function audioProblems(tool: ToolEntry, params: Record<string, unknown>): 
         found: `unreadable (${err instanceof Error ? err.message : String(err)})`,
       }));
       if (!sniffed.ok)
-        problems.push({ field: f.name, reason: `${value}: not an MP3 or WAV file (its content is ${sniffed.found})` });
+        problems.push({
+          field: f.name,
+          reason: `${shownPath(value)}: not an MP3 or WAV file (its content is ${sniffed.found})`,
+        });
     }
   }
   return problems;

@@ -22,7 +22,7 @@ import {
   outputDirOf,
   partPathOf,
   renderName,
-  stemOf,
+  jobStem,
   withCollisionSuffix,
 } from '../downloads/naming.ts';
 import { sameFileKey } from '../../../shared/file-names.ts';
@@ -113,7 +113,7 @@ export function release(jobId: string): void {
 async function plan(job: JobRow, items: GeneratedItem[], store: JobStore): Promise<string[]> {
   const tool = getTool(job.tool);
   const dir = outputDirOf(job.outDir, job.relDir);
-  const name = stemOf(job.inputPath, job.id, job.params.prompt);
+  const name = jobStem(tool, job);
   const planned: string[] = [];
   for (let i = 0; i < items.length; i++) {
     const ext = extensionOf(tool.result === 'text' ? null : urlOf(items[i]), typeOf(items[i]), tool.result);

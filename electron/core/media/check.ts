@@ -14,6 +14,7 @@ import {
 } from '../../../shared/validation/references.ts';
 import { ProbeError, probeSource } from './probe.ts';
 import { mapLimit } from '../../../shared/concurrency.ts';
+import { shownPath } from '../../../shared/uploaded.ts';
 import { isInline, isLocalPath } from '../../../shared/catalogue/index.ts';
 
 export interface ReportIssue {
@@ -70,10 +71,10 @@ export interface NamedSource {
   name: string;
 }
 
-/** `where` names the place of inline data in the request ('image', 'reference_images 2'); anything else is named as given. */
+/** `where` names the place of inline data in the request ('image', 'reference_images 2'); a browser upload by its name; anything else as given. */
 export const named = (source: string, where: string): NamedSource => ({
   source,
-  name: isInline(source) ? `${where} (inline data)` : source,
+  name: isInline(source) ? `${where} (inline data)` : shownPath(source),
 });
 
 /** The frames of a body (start and end frame) that can be probed here: URLs, local paths, inline data. */

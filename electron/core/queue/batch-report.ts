@@ -1,6 +1,7 @@
+import { shownPath } from '../../../shared/uploaded.ts';
 import { writeFile } from 'node:fs/promises';
 import { freePath } from '../saved-files.ts';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { findTool } from '../../../shared/catalogue/index.ts';
 import { DeskError } from '../../../shared/contract/define.ts';
 import type { HandlerMap } from '../../../shared/contract/define.ts';
@@ -212,12 +213,18 @@ const CSV_HEADER = [
   'error',
 ] as const;
 
+/** A job's input for the CSV: a browser upload by its own name (shownPath), a prompt job by its prompt. */
+const inputCell = (j: ReportJob): string => {
+  if (j.input !== null) return shownPath(j.input);
+  return j.prompt === null ? '' : `prompt: ${j.prompt}`;
+};
+
 /** One row per job; several outputs of a job in one cell, one per line. */
 export function reportCsv(r: BatchReport): string {
   return toCsv(
     [...CSV_HEADER],
     r.jobs.map((j) => [
-      j.input ?? (j.prompt === null ? '' : `prompt: ${j.prompt}`),
+      inputCell(j),
       j.state,
       j.taskId ?? '',
       j.charged,

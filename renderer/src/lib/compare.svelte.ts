@@ -55,6 +55,8 @@ class CompareState {
   ranImage = $state('');
   /** The copy a browser made of the image chosen (its own folder is not known); '' when none. */
   uploadedImage = $state('');
+  /** That file's own name, as the person chose it (the copy's folder is the host's, its id meaningless). */
+  uploadedName = $state('');
   /** The folder "Apply to folder…" last filled the Studio with. */
   private appliedFolder = '';
   running = $state(false);

@@ -1,4 +1,5 @@
 /** The audit timeline's x axis (seconds, UTC): its range and tick labels, apart from the chart so they can be tested. */
+import { formatDate, formatMonth, formatTime } from '../../../shared/dates.ts';
 
 export type TimelineBucket = 'hour' | 'day';
 
@@ -31,9 +32,9 @@ export function timelineRange(
   return [lo, hi];
 }
 
-/** HH:00 inside a day of hours, MM-DD across days, YYYY-MM once the axis spans half a year. */
+/** In UTC, in the one date format: the hour inside a day of hours, the day across days, the month once the axis spans half a year. */
 export function timelineTick(bucket: TimelineBucket, t: number, span: number): string {
-  const iso = new Date(t * 1000).toISOString();
-  if (span >= 180 * DAY) return iso.slice(0, 7);
-  return bucket === 'hour' && iso.slice(11, 13) !== '00' ? `${iso.slice(11, 13)}:00` : iso.slice(5, 10);
+  const ms = t * 1000;
+  if (span >= 180 * DAY) return formatMonth(ms, { utc: true });
+  return bucket === 'hour' && ms % (DAY * 1000) !== 0 ? formatTime(ms, { utc: true }) : formatDate(ms, { utc: true });
 }
