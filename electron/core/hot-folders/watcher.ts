@@ -1,4 +1,4 @@
-import { watch, type FSWatcher } from 'chokidar';
+import type { FSWatcher } from 'chokidar';
 import type { Stats } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
@@ -19,6 +19,9 @@ const RETRY_MS = 30_000;
 const FOLDER_GONE =
   'is not there any more (moved, renamed or its drive unplugged); put it back or remove this hot folder';
 const FILES_WAIT = 'its files wait: ';
+
+/** Loaded when a folder is first watched: a process that opens the core without watching never loads it. */
+let chokidar: Promise<typeof import('chokidar')> | undefined;
 
 export interface WatchedEngine extends JobReader {
   readonly holdsQueue: boolean;
@@ -139,11 +142,11 @@ export class HotFolderWatcher {
       }
       if (this.watches.has(row.id)) continue;
       if (row.problem?.endsWith(FOLDER_GONE)) this.store.setProblem(row.id, null);
-      this.watchFolder(row);
+      this.watchFolder(row, (await (chokidar ??= import('chokidar'))).watch);
     }
   }
 
-  private watchFolder(row: HotFolderRow): void {
+  private watchFolder(row: HotFolderRow, watch: typeof import('chokidar').watch): void {
     // depth 0: files placed directly in the folder. The first scan reports the files already there,
     // those that arrived while no process watched among them.
     const watcher = watch(row.folder, {
