@@ -65,11 +65,13 @@ try {
       }
     });
   const cpu = (xs: number[]) => (xs.length ? `${median(xs).toFixed(2)} CPU-s` : 'CPU unknown');
+  const cpuRatio = (xs: number[]) =>
+    xs.length && median(bare.cpu) > 0 ? `, CPU ${(median(xs) / median(bare.cpu)).toFixed(1)} times` : '';
   console.log(`node -e 0: median ${median(bare.wall).toFixed(3)} s wall, ${cpu(bare.cpu)}`);
   commands.forEach((c, k) =>
     console.log(
       `${c.label}: median ${median(rows[k].wall).toFixed(3)} s wall, ${cpu(rows[k].cpu)}; ` +
-        `${median(rows[k].wallRatio).toFixed(1)} times node -e 0 (median of the pairs, goal at most 4)`,
+        `wall ${median(rows[k].wallRatio).toFixed(1)} times node -e 0 (median of the pairs)${cpuRatio(rows[k].cpu)}; goal at most 4`,
     ),
   );
   console.log(`load ${loadavg1()} at the end`);

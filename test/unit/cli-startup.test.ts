@@ -47,4 +47,13 @@ describe('what a short command loads', () => {
     expect(HEAVY.filter((p) => p !== 'better-sqlite3' && packages.has(p))).toEqual([]);
     expect(ours.filter((u) => u.startsWith('electron/sandbox/') || u === 'electron/core/index.ts')).toEqual([]);
   });
+
+  it('`mediadesk settings get` reads the settings file alone', async () => {
+    const { run, packages, ours } = await loadedBy(['settings', 'get', 'concurrency'], {
+      MEDIADESK_HOME: join(dir, 'home'),
+    });
+    expect(run.code).toBe(0);
+    expect(ours).toContain('electron/core/settings.ts');
+    expect(HEAVY.filter((p) => packages.has(p))).toEqual([]);
+  });
 });
