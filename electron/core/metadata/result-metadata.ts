@@ -91,9 +91,8 @@ const NOT_COPIED = [
 /** Whether a source is still there and holds metadata to copy (read by sharp: its header only). */
 async function metadataHeldBy(source: string): Promise<'some' | 'none' | 'gone' | 'unreadable'> {
   if (!(await stat(source).catch(() => null))) return 'gone';
-  const m = await (
-    await loadSharp()
-  )(source)
+  const sharp = await loadSharp();
+  const m = await sharp(source)
     .metadata()
     .catch(() => null);
   if (!m) return 'unreadable';
