@@ -48,7 +48,7 @@ export class PathPolicy {
     if (!fields || typeof payload !== 'object' || payload === null) return;
     for (const [field, kind] of Object.entries(fields)) {
       const value = (payload as Record<string, unknown>)[field];
-      const paths = typeof value === 'string' ? [value] : Array.isArray(value) ? value : [];
+      const paths: unknown[] = Array.isArray(value) ? value : [value];
       for (const p of paths) {
         if (typeof p !== 'string' || !p) continue;
         const why = this.problem(kind, p);

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Entry } from '@napi-rs/keyring';
+import type { Entry } from '@napi-rs/keyring';
 
 /**
  * Where the API key lives: only core reads it; the UI learns whether one is set and its fingerprint.
@@ -27,23 +27,31 @@ const ACCOUNT = 'api-key';
 export class KeychainStore implements SecretStore {
   readonly kind = 'os' as const;
   readonly note = 'stored in the OS keychain';
-  private readonly entry: Entry;
+  private readonly service: string;
+  private opened?: Promise<Entry>;
   constructor(service = KEYCHAIN_SERVICE) {
-    // On Linux pin the Secret Service: the kernel keyring fallback forgets the key at reboot.
-    this.entry = new Entry(
-      service,
-      ACCOUNT,
-      process.platform === 'linux' ? { linux: { store: 'secret-service' } } : undefined,
-    );
+    this.service = service;
+  }
+  /** The native module is loaded at the first read, not with the core: `mediadesk jobs list` never reads the key. */
+  private entry(): Promise<Entry> {
+    return (this.opened ??= import('@napi-rs/keyring').then(
+      // On Linux pin the Secret Service: the kernel keyring fallback forgets the key at reboot.
+      ({ Entry }) =>
+        new Entry(
+          this.service,
+          ACCOUNT,
+          process.platform === 'linux' ? { linux: { store: 'secret-service' } } : undefined,
+        ),
+    ));
   }
   async get() {
-    return this.entry.getPassword() ?? null;
+    return (await this.entry()).getPassword() ?? null;
   }
   async set(value: string) {
-    this.entry.setPassword(value);
+    (await this.entry()).setPassword(value);
   }
   async clear() {
-    this.entry.deletePassword();
+    (await this.entry()).deletePassword();
   }
 }
 

@@ -36,7 +36,7 @@ export const presetsCommands = {
   'presets.export': command(
     z.object({ names: z.array(z.string()).optional() }).strict(),
     z.object({ path: z.string(), count: z.number().int() }),
-    'Write the presets (all, or those named) to a JSON file in the app\'s folder for saved files (SAVED_FILES_RULE).',
+    "Write the presets (all, or those named) to a JSON file in the app's folder for saved files (SAVED_FILES_RULE).",
   ),
   'presets.import': command(
     // The file's text, never its path: the page reads the file the person chose, the CLI its argument. `name`: its name, for messages.

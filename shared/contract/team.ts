@@ -267,11 +267,9 @@ export const teamCommands = {
   'usage.budget': command(none, usageBudgetSchema, 'Credit-usage requests left today.'),
   'team.directory': command(none, directorySchema, 'Team members, API keys, groups and projects.'),
   'team.export': command(
-    z
-      .object({ what: z.enum(EXPORTABLE), usage: usageQuerySchema.optional() })
-      .strict(),
+    z.object({ what: z.enum(EXPORTABLE), usage: usageQuerySchema.optional() }).strict(),
     z.object({ path: z.string(), rows: z.number().int() }),
-    'Write a listing or the credit usage as CSV, in the app\'s folder for saved files (SAVED_FILES_RULE).',
+    "Write a listing or the credit usage as CSV, in the app's folder for saved files (SAVED_FILES_RULE).",
   ),
   'creations.list': command(
     z
@@ -287,7 +285,7 @@ export const teamCommands = {
   'creations.download': command(
     z.object({ id: z.string().min(1) }).strict(),
     z.object({ path: z.string() }),
-    'Download a creation into the app\'s folder for saved files (SAVED_FILES_RULE).',
+    "Download a creation into the app's folder for saved files (SAVED_FILES_RULE).",
   ),
 };
 

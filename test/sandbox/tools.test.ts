@@ -17,7 +17,6 @@ import { UPSCALE_MAX_SIDE } from '../../electron/sandbox/render.ts';
 import { LIST_WINDOW_FAULT } from '../../electron/sandbox/tool-routes.ts';
 import { bytesOf, fakeClock, start, testPng, until } from './helpers.ts';
 import { makeClip, tempDir } from '../media/fixtures.ts';
-import { serveFolder, type FileServer } from '../media/server.ts';
 import { uploadTo } from '../sandbox-upload.ts';
 
 const clock = fakeClock();

@@ -1,8 +1,7 @@
 // Over 500 lines: the one API client; retries, backoff, error mapping and redaction are read together.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { Agent as HttpAgent, type IncomingHttpHeaders } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
-import { Agent, interceptors, type Dispatcher } from 'undici';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Agent, Dispatcher } from 'undici';
 import { DEFAULT_KEY_HEADER } from '../../../shared/service-profile.ts';
 import { redactDeep, redactSecrets } from '../../../shared/redact.ts';
 
@@ -161,14 +160,22 @@ export function toInvalidParams(body: unknown): InvalidParam[] {
 }
 
 /** node:http agents of the downloads, which write bodies to disk from node:http responses (downloads/download.ts). */
-export const KEEP_ALIVE = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
+// process.getBuiltinModule, not `import … from 'node:http'`: the import's ESM facade reads every
+// export, which loads Node's bundled undici (~35 ms of each CLI command's start-up) for nothing.
+export const KEEP_ALIVE = {
+  http: new (process.getBuiltinModule('node:http').Agent)({ keepAlive: true }),
+  https: new (process.getBuiltinModule('node:https').Agent)({ keepAlive: true }),
+};
 
 /**
  * The API's connections, shared by every ApiClient: kept alive and not capped per origin (the
  * queue's concurrency is the cap). undici rather than got, whose per-request machinery cost ~94 KB
  * per create at queue speed (bench/history/engine-throughput.md, memory round).
  */
-const API_AGENT = new Agent();
+let apiAgent: Promise<{ agent: Agent; interceptors: typeof import('undici').interceptors }> | undefined;
+/** undici is loaded with the first request, not with the core: `mediadesk jobs list` sends none. */
+const loadApiAgent = () =>
+  (apiAgent ??= import('undici').then(({ Agent, interceptors }) => ({ agent: new Agent(), interceptors })));
 
 interface RetryPolicy {
   statusCodes: number[];
@@ -420,8 +427,7 @@ export class ApiClient {
   private readonly target: () => ApiTarget | Promise<ApiTarget>;
   private readonly userAgent: string;
   /** The shared agent with this client's deadline and retry rules; creates and the rest differ in what may be repeated. */
-  private readonly forCreate: Dispatcher;
-  private readonly forRead: Dispatcher;
+  private readonly dispatchers: () => Promise<{ forCreate: Dispatcher; forRead: Dispatcher }>;
   private readonly pace: ClientOptions['pace'];
   private readonly deadlineMs: number;
   /** Reads in flight, so that close can let them go (creates are always answered or timed out). */
@@ -434,19 +440,22 @@ export class ApiClient {
     const timeoutMs = options.timeoutMs ?? 30_000;
     const maxDelayMs = options.maxDelayMs ?? 30_000;
     this.deadlineMs = options.deadlineMs ?? Math.max(CALL_DEADLINE_MS, timeoutMs);
-    const dispatcherWith = (policy: RetryPolicy) =>
-      API_AGENT.compose(
-        attempts(timeoutMs, options.onAttempt),
-        // throwOnError off: the last answer, retried or not, comes through with its body (the server's message).
-        interceptors.retry({
-          ...policy,
-          maxRetries: options.retries ?? 4,
-          throwOnError: false,
-          retry: retryDecision(maxDelayMs),
-        }),
-      );
-    this.forCreate = dispatcherWith(CREATE_RETRY);
-    this.forRead = dispatcherWith(READ_RETRY);
+    let built: Promise<{ forCreate: Dispatcher; forRead: Dispatcher }> | undefined;
+    this.dispatchers = () =>
+      (built ??= loadApiAgent().then(({ agent, interceptors }) => {
+        const dispatcherWith = (policy: RetryPolicy) =>
+          agent.compose(
+            attempts(timeoutMs, options.onAttempt),
+            // throwOnError off: the last answer, retried or not, comes through with its body (the server's message).
+            interceptors.retry({
+              ...policy,
+              maxRetries: options.retries ?? 4,
+              throwOnError: false,
+              retry: retryDecision(maxDelayMs),
+            }),
+          );
+        return { forCreate: dispatcherWith(CREATE_RETRY), forRead: dispatcherWith(READ_RETRY) };
+      }));
   }
 
   /** Where requests go now (the target's base URL). */
@@ -491,8 +500,9 @@ export class ApiClient {
     const url = new URL(uploadUrl);
     const { apiKey } = await this.target();
     try {
+      const { forRead } = await this.dispatchers();
       const collect = new Collect();
-      this.forRead.dispatch(
+      forRead.dispatch(
         { origin: url.origin, path: url.pathname + url.search, method: 'PUT', headers, body: bytes },
         collect,
       );
@@ -549,10 +559,11 @@ export class ApiClient {
         [target.keyHeader ?? DEFAULT_KEY_HEADER]: apiKey,
       };
       if (payload !== undefined) headers['content-type'] = 'application/json';
+      const { forCreate, forRead } = await this.dispatchers();
       if (!collect.givenUp) {
         const deadlineMs = request.deadlineMs ?? this.deadlineMs;
         timer = setTimeout(() => collect.giveUp(new DeadlineFailure(deadlineMs)), deadlineMs);
-        (request.create ? this.forCreate : this.forRead).dispatch(
+        (request.create ? forCreate : forRead).dispatch(
           { origin: url.origin, path: url.pathname + url.search, method, headers, body: payload },
           collect,
         );

@@ -1,6 +1,5 @@
 // Over 500 lines: one resumable transfer (ranges, expiry, write-back, its error kinds), read as one.
-import { request as httpRequest, STATUS_CODES, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import type { IncomingMessage } from 'node:http';
 import { connect as netConnect, type NetConnectOpts } from 'node:net';
 import { KEEP_ALIVE, networkWords } from '../api/client.ts';
 import { fsWriteWords } from '../batch/fs-error.ts';
@@ -8,6 +7,10 @@ import { dirname } from 'node:path';
 import { withCollisionSuffix } from './naming.ts';
 import { link, open, stat, unlink, type FileHandle } from 'node:fs/promises';
 import type { StatOptions, Stats } from 'node:fs';
+
+// Not `import … from 'node:http'`: see KEEP_ALIVE (api/client.ts).
+const { request: httpRequest, STATUS_CODES } = process.getBuiltinModule('node:http');
+const { request: httpsRequest } = process.getBuiltinModule('node:https');
 
 /** The result URL no longer works (410/403/404): re-read the task for a fresh one. */
 export class ExpiredUrlError extends Error {

@@ -1,4 +1,4 @@
-import { watch, type FSWatcher } from 'chokidar';
+import type { FSWatcher } from 'chokidar';
 import type { Stats } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
@@ -33,6 +33,9 @@ export function guardJobsFrom(env: NodeJS.ProcessEnv = process.env): number {
   const n = Number(env.MEDIADESK_HOT_FOLDER_GUARD);
   return Number.isInteger(n) && n > 0 ? n : GUARD_JOBS;
 }
+
+/** Loaded when a folder is first watched: a process that opens the core without watching never loads it. */
+let chokidar: Promise<typeof import('chokidar')> | undefined;
 
 export interface WatchedEngine extends JobReader {
   readonly holdsQueue: boolean;
@@ -166,11 +169,11 @@ export class HotFolderWatcher {
       }
       if (this.watches.has(row.id)) continue;
       if (row.problem?.endsWith(FOLDER_GONE)) this.store.setProblem(row.id, null);
-      this.watchFolder(row);
+      this.watchFolder(row, (await (chokidar ??= import('chokidar'))).watch);
     }
   }
 
-  private watchFolder(row: HotFolderRow): void {
+  private watchFolder(row: HotFolderRow, watch: typeof import('chokidar').watch): void {
     // depth 0: files placed directly in the folder. The first scan reports the files already there,
     // those that arrived while no process watched among them.
     const watcher = watch(row.folder, {

@@ -3,7 +3,7 @@
  * it: MP4/MOV up to the moov box (mp4box, skipping mdat), images by sharp from the header, other video
  * containers by container and size only, so the shared rules can reject them precisely.
  */
-import { createFile, Log, MP4BoxBuffer, type Movie } from 'mp4box';
+import type { Movie } from 'mp4box';
 import { fileURLToPath } from 'node:url';
 import type { Metadata } from 'sharp';
 import type { Probe } from '../../../shared/validation/references.ts';
@@ -19,13 +19,20 @@ const NEXT_CHUNK = 256 * 1024;
 /** JPEG headers can sit behind large EXIF/ICC segments. */
 const MAX_IMAGE_HEAD = 4 * 1024 * 1024;
 
-// QuickTime files carry user-data atoms (e.g. ffmpeg's '©swr') that mp4box logs as errors on stderr
-// while parsing them fine. Drop exactly that message; everything else still reaches its handler.
-const logError = Log.error.bind(Log);
-Log.error = (module: string, msg?: string, isofile?: Parameters<typeof Log.error>[2]) => {
-  if (module === 'BoxParser' && typeof msg === 'string' && msg.startsWith('Invalid box type')) return;
-  logError(module, msg, isofile);
-};
+let mp4box: Promise<typeof import('mp4box')> | undefined;
+/** Loaded with the first video probed, not with the engine: a command that reads the queue never parses one. */
+const loadMp4box = () =>
+  (mp4box ??= import('mp4box').then((m) => {
+    // QuickTime files carry user-data atoms (e.g. ffmpeg's '©swr') that mp4box logs as errors on stderr
+    // while parsing them fine. Drop exactly that message; everything else still reaches its handler.
+    const { Log } = m;
+    const logError = Log.error.bind(Log);
+    Log.error = (module: string, msg?: string, isofile?: Parameters<typeof Log.error>[2]) => {
+      if (module === 'BoxParser' && typeof msg === 'string' && msg.startsWith('Invalid box type')) return;
+      logError(module, msg, isofile);
+    };
+    return m;
+  }));
 
 type Sniffed = { kind: 'iso' } | { kind: 'image' } | { kind: 'otherVideo'; container: string } | { kind: 'unknown' };
 
@@ -105,6 +112,7 @@ export async function probeSource(source: string, name = source): Promise<Probe>
 }
 
 async function probeIso(source: string, src: ByteSource, head: Uint8Array): Promise<Probe> {
+  const { createFile, MP4BoxBuffer } = await loadMp4box();
   const file = createFile(false);
   let info: Movie | null = null;
   let parseError: string | null = null;

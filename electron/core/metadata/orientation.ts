@@ -1,4 +1,5 @@
-import sharp, { type Sharp } from 'sharp';
+import type { Sharp } from 'sharp';
+import { loadSharp } from '../media/sharp.ts';
 
 /** EXIF orientations that swap width and height when shown. */
 const TURNS_SIDES = new Set([5, 6, 7, 8]);
@@ -17,6 +18,7 @@ const ratioGap = (a: number, b: number) => Math.abs(Math.log(a) - Math.log(b));
  * would turn them a second time); null when the source carries none.
  */
 export async function resultOrientation(source: string, result: string): Promise<number | null> {
+  const sharp = await loadSharp();
   const s = await sharp(source).metadata();
   const orientation = s.orientation ?? 1;
   if (orientation === 1) return null;

@@ -3,7 +3,7 @@ import { link, rename, stat, unlink, writeFile, readFile } from 'node:fs/promise
 import { tmpdir } from 'node:os';
 import { basename, extname, join } from 'node:path';
 import type { ExifTool, WriteTags } from 'exiftool-vendored';
-import sharp from 'sharp';
+import { loadSharp } from '../media/sharp.ts';
 import type { MetadataSettings } from '../../../shared/settings.ts';
 import { isAbsolutePath } from '../../../shared/settings.ts';
 import { findTool } from '../../../shared/catalogue/index.ts';
@@ -91,6 +91,7 @@ const NOT_COPIED = [
 /** Whether a source is still there and holds metadata to copy (read by sharp: its header only). */
 async function metadataHeldBy(source: string): Promise<'some' | 'none' | 'gone' | 'unreadable'> {
   if (!(await stat(source).catch(() => null))) return 'gone';
+  const sharp = await loadSharp();
   const m = await sharp(source)
     .metadata()
     .catch(() => null);
@@ -288,7 +289,7 @@ export class ResultMetadata {
         if (!HOLDS_IPTC.has(ext)) args.push(...IPTC_TO_XMP, '--IPTC:all');
         args.push('-all:all');
         // The result's own profile says what its numbers mean; without one they are the source's.
-        if (!(await sharp(result).metadata()).icc) args.push('-ICC_Profile');
+        if (!(await (await loadSharp())(result).metadata()).icc) args.push('-ICC_Profile');
         args.push(...NOT_COPIED);
       }
       if (settings.writeProvenance) Object.assign(tags, provenanceTags(provenance));

@@ -21,14 +21,14 @@ export interface CliContext {
 
 export interface CliCommand {
   name: string;
-  summary: string;
+  /** Its --help; the one-line summary is in the command table (commands/index.ts). */
   usage: string;
   /** Resolves to the process exit code. Throw UsageError for bad input. */
   run(ctx: CliContext): Promise<number>;
 }
 
 // Shared with the web host, which prints the same notes on stderr.
-export { oneLine, terminalJson } from '../text.ts';
+export { oneLine, terminalJson } from '../terminal-text.ts';
 
 /** Waits while the reader is behind: thousands of rows into a slow pipe are not all held in memory. */
 export async function write(out: Writable, s: string): Promise<void> {

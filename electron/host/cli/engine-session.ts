@@ -8,7 +8,7 @@ import { backendLabel } from '../../../shared/contract/foundation.ts';
 import { heldMessage, QUEUE_HELD_BACK, type HeldBy } from '../../../shared/contract/jobs.ts';
 import { batchWorkState, NO_ANSWER, WORK_STATE_LABEL, workLine } from '../../../shared/work-status.ts';
 import { pacingRates } from '../../core/limits/pacer.ts';
-import { openCliServices, type CliServices } from './services.ts';
+import type { CliServices } from './services.ts';
 import { withDefaultOutputDir } from '../../core/paths.ts';
 import type { Settings } from '../../../shared/settings.ts';
 
@@ -18,34 +18,51 @@ export interface EngineSession {
   close(): Promise<void>;
 }
 
-/** The engine over the CLI's services: the same database, settings and backend as the desktop app. */
+/**
+ * The engine over the CLI's services: the same database, settings and backend as the desktop app.
+ * `readOnly` (a listing): the services (the whole core: settings, keychain, log, backend) open only
+ * if the engine asks where requests go, so a read of the queue loads the queue alone.
+ */
 export async function openEngineSession(
   ctx: CliContext,
-  options: { concurrency?: number; settings?: Partial<Settings> } = {},
+  options: { concurrency?: number; settings?: Partial<Settings>; readOnly?: boolean } = {},
 ): Promise<EngineSession> {
-  const services = await openCliServices(ctx);
+  let services: CliServices | undefined;
+  let opening: Promise<CliServices> | undefined;
+  const open = () => (opening ??= import('./services.ts').then(async (m) => (services = await m.openCliServices(ctx))));
+  if (!options.readOnly) await open();
+  /** Asked synchronously (settings, slugs) only after a request's target: the services are open by then. */
+  const opened = (): CliServices => {
+    if (!services) throw new Error('the CLI services were read before they were opened');
+    return services;
+  };
+  // A read-only session logs nothing until its services open (only work to do opens them).
+  const warn = (m: string) => services?.core.log.warn(m);
   const engine = openEngine({
     home: ctx.home,
-    target: () => services.target(),
-    identity: () => services.identity(),
-    builtInSandboxUrl: () => services.core.backend.builtInSandboxUrl(),
-    slugs: () => services.slugs(),
+    target: async () => (await open()).target(),
+    identity: async () => (await open()).identity(),
+    // Null until they are open: only this process's core could have started a built-in Sandbox.
+    builtInSandboxUrl: async () => (services ? services.core.backend.builtInSandboxUrl() : null),
+    slugs: () => opened().slugs(),
     // The app's own default when Settings names no output folder: `run` without --out writes where a batch from the app would.
-    settings: () => ({ ...withDefaultOutputDir(services.settings.get(), ctx.env), ...options.settings }),
+    settings: () => ({ ...withDefaultOutputDir(opened().settings.get(), ctx.env), ...options.settings }),
     concurrency: options.concurrency,
     rates: pacingRates(ctx.env),
     poll: ctx.env.MEDIADESK_POLL_MIN_MS
       ? { firstMs: Number(ctx.env.MEDIADESK_POLL_MIN_MS), minMs: Number(ctx.env.MEDIADESK_POLL_MIN_MS) }
       : undefined,
-    warn: (m) => services.core.log.warn(m),
+    warn: (m) => warn(m),
   });
-  logJobFailures(engine, services.core.log);
+  logJobFailures(engine, { warn: (m: string) => warn(m) });
   return {
     engine,
-    services,
+    get services() {
+      return opened();
+    },
     async close() {
       await engine.close();
-      await services.close();
+      await (await opening?.catch(() => undefined))?.close();
     },
   };
 }

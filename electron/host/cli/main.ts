@@ -26,13 +26,13 @@ function closest(typed: string, names: string[]): string | null {
   return scored[0]?.[0] ?? null;
 }
 
-async function help(): Promise<string> {
-  const all = await Promise.all(COMMANDS.map((c) => c.load()));
-  const width = Math.max(...all.map((c) => c.name.length));
+/** From the command table alone: loading every command would load the engine, the Sandbox and sharp. */
+function help(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.name.length));
   return [
     'usage: mediadesk <command> [options]',
     '',
-    ...all.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
     "mediadesk <command> --help shows a command's options.",
   ].join('\n');
@@ -44,13 +44,13 @@ export async function runCli(argv: string[], io: Partial<CliContext> = {}): Prom
   const [name, ...rest] = argv;
   // Help asked for is the output (stdout, 0); no command at all is a usage error (stderr, 2).
   if (!name) {
-    stderr.write((await help()) + '\n');
+    stderr.write(help() + '\n');
     return 2;
   }
   // `mediadesk help run` is `mediadesk run --help`, as git and npm take it.
   if (name === 'help' && rest.length) return runCli([rest[0], '--help'], io);
   if (name === '--help' || name === '-h' || name === 'help') {
-    stdout.write((await help()) + '\n');
+    stdout.write(help() + '\n');
     return 0;
   }
   const ref = COMMANDS.find((c) => c.name === name);

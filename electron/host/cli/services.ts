@@ -1,6 +1,5 @@
 import { createCore, type Core } from '../../core/index.ts';
 import { dbPaths } from '../../core/paths.ts';
-import { startSandbox } from '../../sandbox/index.ts';
 import type { ApiTarget } from '../../core/api/client.ts';
 import type { Slugs } from '../../../shared/catalogue/index.ts';
 import type { CliContext } from './command.ts';
@@ -23,7 +22,11 @@ export async function openCliServices(ctx: CliContext): Promise<CliServices> {
     host: 'cli',
     env: ctx.env,
     runQueue: false,
-    startSandbox: () => startSandbox({ port: 0, taskJournal: dbPaths(ctx.home).sandboxTasks }),
+    // Loaded when it starts (no key anywhere): fastify and the official description are heavy.
+    startSandbox: () =>
+      import('../../sandbox/index.ts').then((m) =>
+        m.startSandbox({ port: 0, taskJournal: dbPaths(ctx.home).sandboxTasks }),
+      ),
   });
   // The command's words only: its arguments may name private files.
   const subcommand = /^[a-z][a-z-]*$/.test(ctx.argv[0] ?? '') ? ` ${ctx.argv[0]}` : '';

@@ -78,8 +78,6 @@ function acceptsOf(i: AppInput): string {
 
 export const appsCommand: CliCommand = {
   name: 'apps',
-  summary:
-    'Workflow apps (Enterprise): list, show inputs and cost, run to downloaded results, earlier runs, cancel, retry.',
   usage: USAGE,
   async run(ctx) {
     const [sub, ...rest] = ctx.argv;

@@ -283,7 +283,6 @@ async function query(ctx: CliContext, service: AuditService, p: Parsed): Promise
 
 export const auditCommand: CliCommand = {
   name: 'audit',
-  summary: 'Sync, import and search the offline audit-log cache',
   usage: USAGE,
   async run(ctx) {
     const [sub, ...rest] = ctx.argv;

@@ -4,7 +4,6 @@ import { invoke, parseOptions, table } from './team-common.ts';
 
 export const creationsCommand: CliCommand = {
   name: 'creations',
-  summary: 'Your recent creations, newest first (free).',
   usage: 'mediadesk creations [--tool NAME] [--page N] [--per-page N] [--json]',
   async run(ctx) {
     const options = parseOptions(ctx.argv, ['--tool', '--page', '--per-page'], ['--json']);

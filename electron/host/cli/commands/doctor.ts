@@ -5,7 +5,6 @@ import { invoke, parseOptions } from './team-common.ts';
 /** Settings' "Test connection" from a terminal: the same checks, through the same command. */
 export const doctorCommand: CliCommand = {
   name: 'doctor',
-  summary: 'Test the connection: host, API key and every model path, with free calls only',
   usage: 'mediadesk doctor [--json]   (exit 0 when every check passes, 1 when one fails)',
   async run(ctx) {
     const options = parseOptions(ctx.argv, [], ['--json']);

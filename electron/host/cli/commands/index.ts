@@ -2,6 +2,8 @@ import type { CliCommand } from '../command.ts';
 
 export interface CommandRef {
   name: string;
+  /** The line of `mediadesk --help`: here, so the list is printed without loading any command. */
+  summary: string;
   /** Loaded only when the command runs: `mediadesk key status` must not pay for sharp, the engine or the Sandbox. */
   load: () => Promise<CliCommand>;
   /** Uses neither the data folder nor MEDIADESK_API_URL/KEY, so neither is checked before it runs. */
@@ -10,20 +12,87 @@ export interface CommandRef {
 
 /** Every CLI command, one module each. Order is the order of `mediadesk --help`. */
 export const COMMANDS: CommandRef[] = [
-  { name: 'run', load: () => import('./run.ts').then((m) => m.runCommand) },
-  { name: 'watch', load: () => import('./watch.ts').then((m) => m.watchCommand) },
-  { name: 'jobs', load: () => import('./jobs.ts').then((m) => m.jobsCommand) },
-  { name: 'report', load: () => import('./report.ts').then((m) => m.reportCommand) },
-  { name: 'presets', load: () => import('./presets.ts').then((m) => m.presetsCommand) },
-  { name: 'video', load: () => import('./video.ts').then((m) => m.video), standalone: true },
-  { name: 'apps', load: () => import('./apps.ts').then((m) => m.appsCommand) },
-  { name: 'limits', load: () => import('./limits.ts').then((m) => m.limitsCommand) },
-  { name: 'prices', load: () => import('./prices.ts').then((m) => m.pricesCommand) },
-  { name: 'usage', load: () => import('./usage.ts').then((m) => m.usageCommand) },
-  { name: 'creations', load: () => import('./creations.ts').then((m) => m.creationsCommand) },
-  { name: 'audit', load: () => import('./audit.ts').then((m) => m.auditCommand) },
-  { name: 'key', load: () => import('./key.ts').then((m) => m.keyCommand) },
-  { name: 'doctor', load: () => import('./doctor.ts').then((m) => m.doctorCommand) },
-  { name: 'settings', load: () => import('./settings.ts').then((m) => m.settingsCommand) },
-  { name: 'sandbox', load: () => import('./sandbox.ts').then((m) => m.sandboxCommand), standalone: true },
+  {
+    name: 'run',
+    summary: 'Run a tool over files and folders (resumable; exit 0 only when every job is done).',
+    load: () => import('./run.ts').then((m) => m.runCommand),
+  },
+  {
+    name: 'watch',
+    summary: 'Watch a folder: each image that lands in it is processed with a tool, until Ctrl-C (a hot folder).',
+    load: () => import('./watch.ts').then((m) => m.watchCommand),
+  },
+  {
+    name: 'jobs',
+    summary: "List, retry or cancel queued jobs, or change a batch's budget (shared with the desktop app).",
+    load: () => import('./jobs.ts').then((m) => m.jobsCommand),
+  },
+  {
+    name: 'report',
+    summary: "A batch's report: what was sent, made results, was charged but failed; estimate beside the charges.",
+    load: () => import('./report.ts').then((m) => m.reportCommand),
+  },
+  {
+    name: 'presets',
+    summary: "Save a tool's settings under a name, list, remove, export and import them as JSON.",
+    load: () => import('./presets.ts').then((m) => m.presetsCommand),
+  },
+  {
+    name: 'video',
+    summary: 'Video helpers: `video check` validates reference files and URLs before submission.',
+    load: () => import('./video.ts').then((m) => m.video),
+    standalone: true,
+  },
+  {
+    name: 'apps',
+    summary:
+      'Workflow apps (Enterprise): list, show inputs and cost, run to downloaded results, earlier runs, cancel, retry.',
+    load: () => import('./apps.ts').then((m) => m.appsCommand),
+  },
+  {
+    name: 'limits',
+    summary: "The daily limits per tool the queue keeps to: the plan's caps, today's use, and your own caps.",
+    load: () => import('./limits.ts').then((m) => m.limitsCommand),
+  },
+  {
+    name: 'prices',
+    summary: "The price per tool the estimate, budgets and reports use: the service's published price, or your own.",
+    load: () => import('./prices.ts').then((m) => m.pricesCommand),
+  },
+  {
+    name: 'usage',
+    summary: 'Team credit usage over time (cached; at most 100 requests a day, the budget is shown).',
+    load: () => import('./usage.ts').then((m) => m.usageCommand),
+  },
+  {
+    name: 'creations',
+    summary: 'Your recent creations, newest first (free).',
+    load: () => import('./creations.ts').then((m) => m.creationsCommand),
+  },
+  {
+    name: 'audit',
+    summary: 'Sync, import and search the offline audit-log cache',
+    load: () => import('./audit.ts').then((m) => m.auditCommand),
+  },
+  {
+    name: 'key',
+    summary: 'API key in the OS keychain: set (from stdin), status, clear',
+    load: () => import('./key.ts').then((m) => m.keyCommand),
+  },
+  {
+    name: 'doctor',
+    summary: 'Test the connection: host, API key and every model path, with free calls only',
+    load: () => import('./doctor.ts').then((m) => m.doctorCommand),
+  },
+  {
+    name: 'settings',
+    summary: 'Read or change settings shared with the desktop app',
+    load: () => import('./settings.ts').then((m) => m.settingsCommand),
+  },
+  {
+    name: 'sandbox',
+    summary: 'Run the built-in Sandbox API on 127.0.0.1 (demo keys: --print-keys)',
+    load: () => import('./sandbox.ts').then((m) => m.sandboxCommand),
+    standalone: true,
+  },
 ];

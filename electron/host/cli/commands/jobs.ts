@@ -86,7 +86,6 @@ function parseArgs(sub: string, rest: string[]) {
 
 export const jobsCommand: CliCommand = {
   name: 'jobs',
-  summary: "List, retry or cancel queued jobs, or change a batch's budget (shared with the desktop app).",
   usage: USAGE,
   async run(ctx: CliContext): Promise<number> {
     const [sub, ...rest] = ctx.argv;
@@ -97,7 +96,7 @@ export const jobsCommand: CliCommand = {
           : 'say list, retry ID, cancel ID or budget BATCH',
       );
     const args = parseArgs(sub, rest);
-    const session = await openEngineSession(ctx);
+    const session = await openEngineSession(ctx, { readOnly: sub === 'list' });
     const { engine } = session;
     try {
       if (sub === 'list') {

@@ -45,7 +45,6 @@ async function readSecret(ctx: CliContext): Promise<string | null> {
 
 export const keyCommand: CliCommand = {
   name: 'key',
-  summary: 'API key in the OS keychain: set (from stdin), status, clear',
   usage:
     'mediadesk key set   (reads the key from standard input; at a terminal, typed at a prompt without echo:\n                            Ctrl-C cancels, exit 130; Ctrl-D on an empty line ends with no key, exit 2)\n       mediadesk key status\n       mediadesk key clear',
   async run(ctx) {

@@ -41,7 +41,6 @@ function show(r: LimitsStatus): string {
 
 export const limitsCommand: CliCommand = {
   name: 'limits',
-  summary: "The daily limits per tool the queue keeps to: the plan's caps, today's use, and your own caps.",
   usage: [
     'mediadesk limits [--json]',
     '       mediadesk limits set TOOL N|default [--plan business|enterprise]',

@@ -105,7 +105,6 @@ async function presets(ctx: CliContext): Promise<number> {
 
 export const presetsCommand: CliCommand = {
   name: 'presets',
-  summary: "Save a tool's settings under a name, list, remove, export and import them as JSON.",
   usage: USAGE,
   run: presets,
 };

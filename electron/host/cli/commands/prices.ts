@@ -25,7 +25,6 @@ function show(r: PricesList): string {
 
 export const pricesCommand: CliCommand = {
   name: 'prices',
-  summary: "The price per tool the estimate, budgets and reports use: the service's published price, or your own.",
   usage: [
     'mediadesk prices [--json]',
     '       mediadesk prices set TOOL CREDITS     (your own credits per job, at the unit the table names)',

@@ -14,7 +14,6 @@ import { parseOptions, refusal } from './team-common.ts';
 
 export const reportCommand: CliCommand = {
   name: 'report',
-  summary: "A batch's report: what was sent, made results, was charged but failed; estimate beside the charges.",
   usage: [
     'mediadesk report BATCH [--csv FILE] [--json]',
     '         (BATCH: its id or the start of it, as `mediadesk run` prints it; --csv writes one row per job to FILE;',

@@ -14,7 +14,6 @@ function intOption(raw: string | undefined, name: string, min: number, max: numb
 
 export const sandboxCommand: CliCommand = {
   name: 'sandbox',
-  summary: 'Run the built-in Sandbox API on 127.0.0.1 (demo keys: --print-keys)',
   usage:
     'mediadesk sandbox [--port N] [--seed S] [--task-duration-ms MS] [--limits service|off] [--print-keys]   (runs until Ctrl-C, exit 130, or SIGTERM, exit 0)',
   async run(ctx) {

@@ -20,7 +20,6 @@ function parseValue(raw: string): unknown {
 
 export const settingsCommand: CliCommand = {
   name: 'settings',
-  summary: 'Read or change settings shared with the desktop app',
   usage: 'mediadesk settings get [NAME]\n       mediadesk settings set NAME=VALUE [NAME=VALUE ...]',
   async run(ctx) {
     const [sub, ...args] = ctx.argv;

@@ -1,10 +1,6 @@
-import {
-  DeskError,
-  type CommandName,
-  type DeskErrorData,
-  type Req,
-  type Res,
-} from '../../../../shared/contract/index.ts';
+import { DeskError } from '../../../../shared/contract/define.ts';
+// Types only: the contract's index builds every command's schema, which `jobs list` does not need.
+import type { CommandName, DeskErrorData, Req, Res } from '../../../../shared/contract/index.ts';
 import type { Core } from '../../../core/index.ts';
 import { parseParam, type ToolEntry } from '../../../../shared/catalogue/index.ts';
 import { oneLine, UsageError } from '../command.ts';

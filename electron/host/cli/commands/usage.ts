@@ -13,7 +13,6 @@ const ids = (raw: string[], flag: string) =>
 
 export const usageCommand: CliCommand = {
   name: 'usage',
-  summary: 'Team credit usage over time (cached; at most 100 requests a day, the budget is shown).',
   usage: [
     'mediadesk usage --granularity day|week|month|year [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--group ID] [--project REF] [--api-key ID] [--refresh] [--json|--csv]',
     '         (UTC days, at most 365; --to defaults to today; without --from the range up to --to is, by granularity:',

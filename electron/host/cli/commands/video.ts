@@ -71,7 +71,6 @@ async function check(ctx: CliContext, argv: string[]): Promise<number> {
 
 export const video: CliCommand = {
   name: 'video',
-  summary: 'Video helpers: `video check` validates reference files and URLs before submission.',
   usage: USAGE,
   async run(ctx) {
     const [sub, ...rest] = ctx.argv;

@@ -93,7 +93,6 @@ function describeEvent(e: FileEvent): string {
 
 export const watchCommand: CliCommand = {
   name: 'watch',
-  summary: 'Watch a folder: each image that lands in it is processed with a tool, until Ctrl-C (a hot folder).',
   usage:
     'mediadesk watch <folder> [--tool|-t TOOL] [--param|-p key=value ...] [--out|-o DIR] [--settle SECONDS] [--concurrency|-c N]\n' +
     '         mediadesk watch --list | --pause <folder> | --resume <folder> | --remove <folder>\n' +
