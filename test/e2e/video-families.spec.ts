@@ -88,7 +88,7 @@ test('2.x with a start and an end frame: expiry while generating, then a file pa
   await expect(page.getByTestId('video-form')).toHaveAttribute('data-tool', 'video-2x');
   const prompt = 'Keyframes: a blue dusk turns to an orange dawn';
   await page.getByTestId('field-prompt').fill(prompt);
-  await page.getByTestId('field-duration').fill('4');
+  await page.getByTestId('field-duration').getByRole('radio', { name: '10' }).check();
   await pickFrame(page, 'image', startPng);
   await pickFrame(page, 'image_end', endPng);
   await expect(page.getByTestId('error-image_end')).toHaveCount(0);
@@ -281,7 +281,7 @@ test('video upscaler: a 12 fps input is refused with target_fps (file, rule, mea
   expect(errors).toEqual([]);
 });
 
-test('live backend: local video references are kept on a loopback base URL and a real https one alike (they are uploaded)', async ({
+test('live backend: a local video is kept on a loopback base URL and a real https one alike (it is uploaded)', async ({
   page,
 }) => {
   const errors = watchErrors(page);
@@ -324,11 +324,10 @@ test('live backend: local video references are kept on a loopback base URL and a
     // Loopback "live" (a Sandbox process): the engine uploads local videos through the service's
     // flow, so the builder offers local files.
     await page.getByTestId('nav-video').click();
-    await page.getByTestId('family-picker').getByText('2.x generation', { exact: true }).click();
-    await expect(page.getByTestId('pick-reference_videos')).toBeAttached();
-    await page.getByTestId('field-prompt').fill('Match the motion of @Video1');
-    await page.getByTestId('pick-reference_videos').setInputFiles(clip);
-    const item = page.getByTestId('refs-reference_videos').getByTestId('ref-item');
+    await page.getByTestId('family-picker').getByText('Upscaler', { exact: true }).click();
+    await expect(page.getByTestId('pick-video')).toBeAttached();
+    await page.getByTestId('pick-video').setInputFiles(clip);
+    const item = page.getByTestId('refs-video').getByTestId('ref-item');
     await expect(item.getByTestId('ref-status')).toContainText('passes');
     await expect(page.getByTestId('submit')).toBeEnabled();
 
@@ -338,11 +337,14 @@ test('live backend: local video references are kept on a loopback base URL and a
     await page.getByTestId('baseUrl').blur();
     await expect(page.getByTestId('backend-badge')).toContainText('Live · api.example.com');
     await page.getByTestId('nav-video').click();
-    await expect(page.getByTestId('pick-reference_videos')).toBeAttached();
+    await expect(page.getByTestId('pick-video')).toBeAttached();
     await expect(item.getByTestId('ref-status')).toContainText('passes');
-    await expect(page.getByTestId('error-reference_videos')).toHaveCount(0);
+    await expect(page.getByTestId('error-video')).toHaveCount(0);
     await expect(page.getByTestId('submit')).toBeEnabled();
+    // 2.5's reference images take local files there too (sent inline).
+    await page.getByTestId('family-picker').getByText('2.5 multi-shot', { exact: true }).click();
     await expect(page.getByTestId('pick-reference_images')).toBeAttached();
+    await expect(page.getByTestId('pick-reference_audios')).toBeAttached();
     // A bad URL is named once, on its item, not again under the field as `reference_images.0`.
     await page.getByTestId('url-reference_images').fill('ftp://example.com/a.png');
     await page.getByTestId('add-url-reference_images').click();
@@ -350,9 +352,6 @@ test('live backend: local video references are kept on a loopback base URL and a
       'ftp://example.com/a.png: not an HTTPS URL',
     );
     await expect(page.getByTestId('error-reference_images')).toHaveCount(0);
-    // The upscaler's video field takes a local file too.
-    await page.getByTestId('family-picker').getByText('Upscaler', { exact: true }).click();
-    await expect(page.getByTestId('pick-video')).toBeAttached();
 
     // Leave no entry behind in the keychain of whoever runs the test.
     await page.getByTestId('nav-settings').click();
