@@ -16,19 +16,11 @@ export function redactSecrets(text: string, secrets: readonly string[] = []): st
 }
 
 /**
- * A parsed answer of the service with each of `secrets` replaced in every string, however deep: a
- * 2xx body may echo the key too (a failed task's error, a result URL). Only the secrets themselves:
- * key-shaped runs are left alone here, since result URLs carry signatures of that shape.
+ * An answer's JSON text with each of `secrets` replaced before it is parsed, so every string and name
+ * of it, however deep, is clean: a 2xx body may echo the key too (a failed task's error, a result
+ * URL). Only the secrets themselves (result URLs carry key-shaped signatures); the marker holds no
+ * quote or backslash, so the text stays the JSON it was, and no depth of nesting costs a stack.
  */
-export function redactDeep<T>(value: T, secrets: readonly string[]): T {
-  const used = usable(secrets);
-  if (!used.length) return value;
-  const walk = (v: unknown): unknown => {
-    if (typeof v === 'string') return replaceSecrets(v, used);
-    if (Array.isArray(v)) return v.map(walk);
-    if (v && typeof v === 'object')
-      return Object.fromEntries(Object.entries(v).map(([k, x]) => [replaceSecrets(k, used), walk(x)]));
-    return v;
-  };
-  return walk(value) as T;
+export function redactJsonText(text: string, secrets: readonly string[]): string {
+  return replaceSecrets(text, usable(secrets));
 }

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
 import WebSocket from 'ws';
 import { startWebHost } from '../../electron/host/web/server.ts';
-import { redactDeep, redactSecrets } from '../../shared/redact.ts';
+import { redactJsonText, redactSecrets } from '../../shared/redact.ts';
 import { cliEnv, runCli } from '../cli.ts';
 import { control } from './helpers.ts';
 
@@ -123,10 +123,13 @@ describe('a server that echoes the API key in every answer, failed and done (ech
     expect(readdirSync(join(home, 'logs')).length).toBeGreaterThan(0);
   }, 120_000);
 
-  it('redactDeep replaces the key in every string and name of an answer, and leaves signatures alone', () => {
+  it('redactJsonText replaces the key in every string and name of an answer, leaves signatures alone, at any depth', () => {
     const sig = 'a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6';
     const answer = { data: { generated: [`https://x/r.png?sig=${sig}&k=KEY1`], error: 'bad KEY1', KEY1: 1, n: 3 } };
-    expect(redactDeep(answer, ['KEY1'])).toEqual({
+    // 5,000 levels: a walk over the parsed value would run out of stack here.
+    const deep = `${'{"a":'.repeat(5000)}"KEY1"${'}'.repeat(5000)}`;
+    expect(redactJsonText(deep, ['KEY1'])).toBe(deep.replace('KEY1', '[redacted key]'));
+    expect(JSON.parse(redactJsonText(JSON.stringify(answer), ['KEY1']))).toEqual({
       data: {
         generated: [`https://x/r.png?sig=${sig}&k=[redacted key]`],
         error: 'bad [redacted key]',

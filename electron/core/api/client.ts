@@ -3,7 +3,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Agent, Dispatcher } from 'undici';
 import { DEFAULT_KEY_HEADER } from '../../../shared/service-profile.ts';
-import { redactDeep, redactSecrets } from '../../../shared/redact.ts';
+import { redactJsonText, redactSecrets } from '../../../shared/redact.ts';
 
 /** Where requests go and with which key; read per request so a key change applies at once. */
 export interface ApiTarget {
@@ -579,7 +579,7 @@ export class ApiClient {
       throw this.toApiError(new StatusFailure(answer), method, path, request.create, apiKey);
     try {
       // Every answer, not only errors: a 2xx body may echo the key (a failed task's error, a result URL).
-      return redactDeep(parseBody(answer), [apiKey]) as T;
+      return parseBody({ ...answer, text: redactJsonText(answer.text, [apiKey]) }) as T;
     } catch (err) {
       throw this.toApiError(err, method, path, request.create, apiKey);
     }
