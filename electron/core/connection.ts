@@ -282,7 +282,7 @@ async function uploadsFinding(client: ApiClient, stopped: ApiError | null): Prom
     if (!(err instanceof ApiError)) throw err;
     const fix =
       err.kind === 'http' && !busy(err) && err.status! < 500
-        ? 'Local files cannot go to fields that take only a URL (Change camera, the video upscaler, reference videos, workflow-app images) with this key or host; give those fields HTTPS URLs instead.'
+        ? 'Local files cannot go to fields that take only a URL (Change camera, the video upscaler, workflow-app images) with this key or host; give those fields HTTPS URLs instead.'
         : laterFix(err);
     return { name, ok: false, detail: `${what}: ${err.kind === 'http' ? answered(err) : err.message}`, fix };
   }

@@ -14,7 +14,7 @@ import type { InvalidParam } from './errors.ts';
 
 type VideoSlot = NonNullable<FamilyLimits['videos']>;
 
-/** The spec's limits on a tool's video field (api-spec "Limits": reference_videos), when it states any. */
+/** The spec's limits on a tool's video field (the upscaler's `video`), when it states any. */
 export function videoLimitsOf(toolId: string, field: string): VideoSlot | null {
   const family = familyOfTool(toolId);
   const videos = family && FAMILY_LIMITS[family].videos;
@@ -38,7 +38,6 @@ export async function checkVideoInputs(
   const { disk, list, body } = o;
   const interpolates = body.target_fps !== undefined && body.target_fps !== null && body.target_fps !== '';
   const invalid: InvalidParam[] = [];
-  const probes: Probe[] = [];
   for (const [i, value] of values.entries()) {
     const at = list ? `${field}.${i}` : field;
     let source: string;
@@ -64,7 +63,6 @@ export async function checkVideoInputs(
       invalid.push({ field: at, reason: `could not be read as an MP4 or MOV video (${why})` });
       continue;
     }
-    probes.push(probe);
     for (const issue of checkVideo(probe, slot.item))
       invalid.push({ field: at, reason: reasonOf(issue.message, value) });
     // The upscaler interpolates frames only from a clip of at least this rate (api-spec: "needs at least 15 fps").
@@ -79,13 +77,6 @@ export async function checkVideoInputs(
         reason: `frame rate ${Math.round(probe.fps * 100) / 100} fps is below the ${slot.minFpsWithTargetFps} fps target_fps needs`,
       });
     }
-  }
-  const total = probes.reduce((s, p) => s + (p.durationSec ?? 0), 0);
-  if (slot.totalDurationMax !== undefined && Math.round(total * 1000) / 1000 > slot.totalDurationMax) {
-    invalid.push({
-      field,
-      reason: `combined duration ${Math.round(total * 1000) / 1000} s is above the ${slot.totalDurationMax} s limit`,
-    });
   }
   return invalid;
 }

@@ -212,16 +212,13 @@ export const CAMERA_MOTIONS: readonly string[] = [
   'tracking_right',
 ];
 
-/** Rules shared by the video families whose spec rejects keyframes with references. */
-const KEYFRAME_RULES: readonly Rule[] = [
-  { kind: 'requires', field: 'image_end', needs: 'image', reason: 'image_end requires image (the start frame)' },
-  {
-    kind: 'exclusive',
-    a: ['image', 'image_end'],
-    b: ['reference_images', 'reference_videos'],
-    reason: 'keyframes (image, image_end) cannot be combined with reference images or videos',
-  },
-];
+/** An end frame only with a start frame (video 2.x). */
+const IMAGE_END_NEEDS_IMAGE: Rule = {
+  kind: 'requires',
+  field: 'image_end',
+  needs: 'image',
+  reason: 'image_end requires image (the start frame)',
+};
 
 /** The video families carry resolution in the create path ({model}-{resolution}), not the body. */
 const resolutionInPath = (fields: Field[]): Field[] =>
@@ -659,7 +656,7 @@ export const TOOLS: readonly ToolEntry[] = [
     list: '/v1/ai/video/{video2x_model}',
     listShown: true,
     fields: VIDEO_2X_FIELDS,
-    rules: [KEYFRAME_RULES[0], citations('video 2.x', VIDEO_2X_FIELDS)],
+    rules: [IMAGE_END_NEEDS_IMAGE, citations('video 2.x', VIDEO_2X_FIELDS)],
     result: 'video',
     resultTtlHours: 24,
   },

@@ -7,11 +7,6 @@ import type { Family } from '../catalogue/families.ts';
 
 export interface VideoItemLimits {
   containers: readonly string[];
-  durationSec?: readonly [number, number];
-  fps?: readonly [number, number];
-  maxBytes?: number;
-  pixels?: readonly [number, number];
-  aspect?: readonly [number, number];
 }
 
 export interface FamilyLimits {
@@ -21,7 +16,6 @@ export interface FamilyLimits {
     min: number;
     max: number;
     item: VideoItemLimits;
-    totalDurationMax?: number;
     /** The upscaler interpolates only from at least this frame rate (when target_fps is set). */
     minFpsWithTargetFps?: number;
   };
@@ -31,19 +25,8 @@ export interface FamilyLimits {
 
 const MB = 1024 * 1024;
 
-/**
- * "50 MB" and "10 MB" are read as binary megabytes: the spec does not say which, and file managers
- * on Windows and macOS Finder's "Get Info" disagree, so we pick the figure users most often see.
- */
-export const REFERENCE_VIDEO: Required<VideoItemLimits> = {
-  containers: ['mp4', 'mov'],
-  durationSec: [2, 15],
-  fps: [24, 60],
-  maxBytes: 50 * MB,
-  pixels: [409_600, 2_086_876],
-  aspect: [0.4, 2.5],
-};
-
+// "10 MB" is read as binary megabytes: the spec does not say which, and file managers on Windows and
+// macOS Finder's "Get Info" disagree, so we pick the figure users most often see.
 export const FAMILY_LIMITS: Record<Family, FamilyLimits> = {
   '2x': { videos: null, images: null },
   '25': { videos: null, images: { field: 'reference_images' } },

@@ -1,7 +1,7 @@
 /**
  * Reference checks before anything is paid for: pure functions over probes and a body, so the
  * renderer, the engine and the CLI apply the same rules. A message says the file, the measured value
- * and the limit in words ("clip.mov: duration 16.2 s is above the 15 s limit"); the rule id is `rule`.
+ * and the limit in words ("clip.mov: frame rate 14 fps is below the 15 fps needed ..."); the rule id is `rule`.
  */
 import {
   checkRules,
@@ -20,12 +20,6 @@ export * from './limits.ts';
 export const RULE_IDS = [
   'video.count',
   'video.container',
-  'video.duration',
-  'video.fps',
-  'video.bytes',
-  'video.pixels',
-  'video.aspect',
-  'video.totalDuration',
   'video.mention',
   'image.mention',
   'audio.mention',
@@ -68,7 +62,7 @@ export interface Issue {
   source?: string;
   /** Position in the `references` list given to validateReferences. */
   index?: number;
-  /** The request field the issue is about (e.g. reference_videos, prompt). */
+  /** The request field the issue is about (e.g. reference_images, prompt). */
   field?: string;
 }
 
@@ -93,9 +87,7 @@ function safeDecode(s: string): string {
   }
 }
 
-// Containers report durations like 1.99999 and fps like 29.97002997: compare at the precision a
-// person reads, so a 2.000 s clip is not rejected for a rounding residue.
-const ms = (s: number) => Math.round(s * 1000) / 1000;
+// Containers report fps like 29.97002997: compare at the precision a person reads.
 const cent = (n: number) => Math.round(n * 100) / 100;
 const fmt = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 3 });
 const fmtBytes = (b: number) => `${fmt(b)} bytes (${fmt(Math.round((b / (1024 * 1024)) * 100) / 100)} MB)`;
@@ -104,75 +96,12 @@ function issue(rule: RuleId, subject: string, text: string, extra: Partial<Issue
   return { rule, message: `${subject}: ${text}`, ...extra };
 }
 
-function range(
-  rule: RuleId,
-  subject: string,
-  what: string,
-  value: number,
-  [lo, hi]: readonly [number, number],
-  unit: string,
-  extra: Partial<Issue>,
-): Issue[] {
-  if (value < lo)
-    return [issue(rule, subject, `${what} ${fmt(value)}${unit} is below the ${fmt(lo)}${unit} minimum`, extra)];
-  if (value > hi)
-    return [issue(rule, subject, `${what} ${fmt(value)}${unit} is above the ${fmt(hi)}${unit} limit`, extra)];
-  return [];
-}
-
-/** Per-file checks of one video against a family's item limits (duration, fps, size, pixels, aspect). */
+/** Per-file check of one video against a family's item limits: the container. */
 export function checkVideo(p: Probe, limits: VideoItemLimits, extra: Partial<Issue> = {}): Issue[] {
-  const name = displayName(p.source);
-  const at = { source: p.source, ...extra };
-  if (p.kind !== 'video' || !limits.containers.includes(p.container)) {
-    const what = p.kind === 'image' ? `an image (${p.container})` : `container ${p.container}`;
-    return [
-      issue(
-        'video.container',
-        name,
-        `${what} is not ${limits.containers.map((c) => c.toUpperCase()).join(' or ')}`,
-        at,
-      ),
-    ];
-  }
-  const out: Issue[] = [];
-  if (limits.durationSec && p.durationSec !== null)
-    out.push(...range('video.duration', name, 'duration', ms(p.durationSec), limits.durationSec, ' s', at));
-  if (limits.fps && p.fps !== null)
-    out.push(...range('video.fps', name, 'frame rate', cent(p.fps), limits.fps, ' fps', at));
-  if (limits.maxBytes !== undefined && p.bytes > limits.maxBytes) {
-    out.push(
-      issue('video.bytes', name, `size ${fmtBytes(p.bytes)} is above the ${fmtBytes(limits.maxBytes)} limit`, at),
-    );
-  }
-  if (p.width !== null && p.height !== null && p.width > 0 && p.height > 0) {
-    const px = p.width * p.height;
-    if (limits.pixels) {
-      const [lo, hi] = limits.pixels;
-      if (px < lo || px > hi) {
-        const side = px < lo ? `below the ${fmt(lo)} minimum` : `above the ${fmt(hi)} limit`;
-        out.push(issue('video.pixels', name, `${p.width}x${p.height} = ${fmt(px)} pixels is ${side}`, at));
-      }
-    }
-    if (limits.aspect) {
-      // A small tolerance so an exact 2:5 frame is not rejected for float residue of 0.4.
-      const [lo, hi] = limits.aspect;
-      const ratio = p.width / p.height;
-      const tooNarrow = ratio < lo - 1e-9;
-      const tooWide = ratio > hi + 1e-9;
-      if (tooNarrow || tooWide) {
-        out.push(
-          issue(
-            'video.aspect',
-            name,
-            `aspect ratio ${p.width}:${p.height} = ${ratio.toFixed(4)} is ${tooNarrow ? `below ${lo}` : `above ${hi}`} (allowed ${lo} to ${hi})`,
-            at,
-          ),
-        );
-      }
-    }
-  }
-  return out;
+  if (p.kind === 'video' && limits.containers.includes(p.container)) return [];
+  const what = p.kind === 'image' ? `an image (${p.container})` : `container ${p.container}`;
+  const words = limits.containers.map((c) => c.toUpperCase()).join(' or ');
+  return [issue('video.container', displayName(p.source), `${what} is not ${words}`, { source: p.source, ...extra })];
 }
 
 const FORMAT_WORDS: Record<string, string> = { jpeg: 'JPG', png: 'PNG', webp: 'WebP' };
@@ -389,21 +318,6 @@ export function validateReferences({ family, references, body = {} }: ReferenceI
       );
     }
     for (const { p, index } of asVideos) errors.push(...checkVideo(p, v.item, { index, field: v.field }));
-    if (v.totalDurationMax !== undefined) {
-      const total = ms(
-        asVideos.reduce((s, { p }) => s + (p.kind === 'video' && p.durationSec !== null ? ms(p.durationSec) : 0), 0),
-      );
-      if (total > v.totalDurationMax) {
-        errors.push(
-          issue(
-            'video.totalDuration',
-            v.field,
-            `combined duration ${fmt(total)} s is above the ${fmt(v.totalDurationMax)} s limit`,
-            { field: v.field },
-          ),
-        );
-      }
-    }
     const target = body.target_fps;
     if (v.minFpsWithTargetFps !== undefined && target !== undefined && target !== null && target !== '') {
       for (const { p, index } of asVideos) {
@@ -437,11 +351,9 @@ export function validateReferences({ family, references, body = {} }: ReferenceI
     for (const { p, index } of asImages) errors.push(...checkImage(p, family, { index, field: lim.images.field }));
   }
 
-  // Cross-field rules see the references as the request will carry them, so @Video3 with two
-  // videos is caught even when the caller passed only the prompt.
+  // Cross-field rules see the references as the request will carry them, so @Image3 with two
+  // images is caught even when the caller passed only the prompt.
   const effective: Record<string, unknown> = { ...body };
-  if (lim.videos && lim.videos.field !== 'video' && videos.length)
-    effective[lim.videos.field] = videos.map(({ p }) => p.source);
   if (lim.images && images.length) effective[lim.images.field] = images.map(({ p }) => p.source);
   const b = checkBody(family, effective);
   errors.push(...b.errors);

@@ -11,15 +11,17 @@ const BIN = join(import.meta.dirname, '..', '..', 'bin', 'mediadesk.js');
 let dir = '';
 let cleanup = async () => {};
 let good = '';
-let fast = '';
+let slow = '';
 let small = '';
+let still = '';
 
 beforeAll(async () => {
   ({ dir, cleanup } = await tempDir());
-  [good, fast, small] = await Promise.all([
+  [good, slow, small, still] = await Promise.all([
     makeClip(dir, 'good', { w: 640, h: 640, fps: 30, sec: 2, faststart: true }),
-    makeClip(dir, 'fast', { w: 640, h: 640, fps: 61, sec: 2, ext: 'mov' }),
+    makeClip(dir, 'slow', { w: 320, h: 240, fps: 14, sec: 2, ext: 'mov' }),
     makeImage(dir, 'small', 200, 300, 'png'),
+    makeImage(dir, 'still', 320, 240, 'gif'),
   ]);
 });
 
@@ -43,7 +45,7 @@ function cli(args: string[]): Promise<{ code: number | null; stdout: string; std
 
 describe('mediadesk video check', () => {
   it('exits 0 with an ok report', async () => {
-    const r = await cli(['video', 'check', good]);
+    const r = await cli(['video', 'check', '--family', 'upscaler', good]);
     expect(r.code).toBe(0);
     const report = JSON.parse(r.stdout);
     expect(report).toMatchObject({
@@ -62,15 +64,23 @@ describe('mediadesk video check', () => {
   });
 
   it('exits 1 and names file, rule and value when a rule fails', async () => {
-    const r = await cli(['video', 'check', '--family', '2x', '--prompt', 'blend @Video1 with @Video3', good, fast]);
+    const r = await cli(['video', 'check', '--family', '25', '--prompt', 'blend @Image1 with @Image3', small, still]);
     expect(r.code).toBe(1);
     const report = JSON.parse(r.stdout);
     expect(report.ok).toBe(false);
     expect(report.references[1].errors).toEqual([
-      { rule: 'video.fps', message: 'fast.mov: frame rate 61 fps is above the 60 fps limit' },
+      { rule: 'image.format', message: 'still.gif: format gif is not JPG or PNG or WebP' },
     ]);
-    expect(report.errors.map((e: { rule: string }) => e.rule)).toEqual(['video.mention']);
+    expect(report.errors.map((e: { rule: string }) => e.rule)).toEqual(['image.mention']);
     expect(r.stderr).toBe('');
+    const up = await cli(['video', 'check', '--family', 'upscaler', '--body', '{"target_fps": 60}', slow]);
+    expect(up.code).toBe(1);
+    expect(JSON.parse(up.stdout).references[0].errors).toEqual([
+      {
+        rule: 'upscaler.fps',
+        message: 'slow.mov: frame rate 14 fps is below the 15 fps needed when target_fps is set',
+      },
+    ]);
   });
 
   it('checks image-edit references with --family image50-edit and a body', async () => {

@@ -27,10 +27,9 @@ export function inputCheckOf(tool: ToolEntry): InputCheck | null {
   const family = familyOfTool(tool.id);
   const fam = family && FAMILY_LIMITS[family];
   const imageLimits = fam?.images?.field === field.name ? fam.images : undefined;
-  const videoLimits = fam?.videos?.field === field.name ? fam.videos.item : undefined;
   return {
     field,
-    maxBytes: imageLimits?.maxBytes ?? videoLimits?.maxBytes ?? DEFAULT_MAX_INPUT_BYTES,
+    maxBytes: imageLimits?.maxBytes ?? DEFAULT_MAX_INPUT_BYTES,
     minSide: imageLimits?.minSide,
   };
 }
