@@ -68,12 +68,14 @@ describe('mediadesk audit import - (standard input)', () => {
     const r = await pipeInto(['audit', 'import', '-', '--format', 'ndjson'], envOf(), {
       text: ndjson(200, 2) + '\u001b[2J\rall fine\n',
     });
-    // Exit 1: a line was rejected.
+    // Exit 1: lines were rejected. A lone CR ends a line (an NDJSON file from an old Mac tool), so
+    // the ESC's line and "all fine" are two lines, each rejected on its own.
     expect(r.code, r.err).toBe(1);
     const lines = r.out.trimEnd().split('\n');
     expect(lines).toEqual([
-      'standard input (ndjson): 3 item(s), 2 added, 0 already cached, 1 rejected',
+      'standard input (ndjson): 4 item(s), 2 added, 0 already cached, 2 rejected',
       expect.stringMatching(/^ {2}line 3, item 3: not valid JSON .*\\x1b\[2J/),
+      expect.stringMatching(/^ {2}line 4, item 4: not valid JSON .*"all fine"/),
     ]);
     expect(r.out).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f]/);
   });

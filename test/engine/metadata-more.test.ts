@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { runParts } from '../../electron/core/apps/store.ts';
 import sharp from 'sharp';
 import { exifReader } from './exif-reader.ts';
 import { createCore, type Core } from '../../electron/core/index.ts';
@@ -135,8 +136,9 @@ describe('an app run stopped after placing its result with metadata, before reco
     });
     const [result] = run.outputs;
     // As a killed process leaves things: the part as downloaded, the copy linked at the result's name.
-    writeFileSync(`${result}.part`, 'the part as downloaded');
-    linkSync(result, `${result}.meta`);
+    const { part, twin } = runParts(core.apps.store.get(run.id)!, result);
+    writeFileSync(part, 'the part as downloaded');
+    linkSync(result, twin);
     core.apps.store.db.prepare("UPDATE app_runs SET state = 'downloading', outputs = '[]' WHERE id = ?").run(run.id);
     core.apps.runner.kick();
     for (let r = core.apps.one(run.id); r.state !== 'done'; r = core.apps.one(run.id)) await sleep(30);
@@ -167,7 +169,7 @@ describe('a recent creation downloaded', () => {
     expect(tags['XMP-mediadesk:ModelPath']).toBeUndefined();
     expect(tags['XMP-mediadesk:SourceFile']).toBeUndefined();
     // No sidecar unless asked, and no part or copy left behind.
-    expect(readdirSync(join(home, 'saved'))).toEqual([basename(path)]);
+    expect(readdirSync(dirname(path))).toEqual([basename(path)]);
   });
 });
 
