@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { formatDate } from '../dates.ts';
 import { command } from './define.ts';
 import { jobStateSchema } from './jobs.ts';
 
@@ -108,8 +109,8 @@ export function chargesSentence(r: Pick<BatchReport, 'credits'>): string {
   return actual === 0 ? `Nothing charged: ${actualBasis}.` : `Charged about ${credits(actual)}: ${actualBasis}.`;
 }
 
-const dayWords = (day: string) =>
-  new Date(`${day}T00:00:00Z`).toLocaleDateString('en-GB', { day: 'numeric', month: 'short', timeZone: 'UTC' });
+/** A UTC charge day (`YYYY-MM-DD`) in the one date format. */
+const dayWords = (day: string) => formatDate(`${day}T00:00:00Z`, { utc: true });
 const listWords = (xs: string[]) => (xs.length < 2 ? xs.join('') : `${xs.slice(0, -1).join(', ')} and ${xs.at(-1)}`);
 
 /**

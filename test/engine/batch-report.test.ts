@@ -10,6 +10,7 @@ import { cleanup, control, makeImages, tmp } from './helpers.ts';
 import { hugePng } from '../huge-png.ts';
 import type { BatchReport } from '../../shared/contract/report.ts';
 import { formatDate } from '../../shared/dates.ts';
+import { utcDay } from '../../shared/service-limits.ts';
 
 let sb: RunningSandbox;
 let dir: string;
@@ -145,7 +146,7 @@ describe('mediadesk report', () => {
     const r = await cli(['report', batch], 'member', 'sandbox-member');
     expect(r.code, r.err).toBe(0);
     expect(r.out).toContain(' · estimate 45 credits · charged about 40 credits\n');
-    const day = new Date().toLocaleDateString('en-GB', { day: 'numeric', month: 'short', timeZone: 'UTC' });
+    const day = formatDate(`${utcDay(Date.now())}T00:00:00Z`, { utc: true });
     expect(r.out).toContain(
       `The service's usage on ${day} could not be read: this key cannot read the team's usage.\n`,
     );
