@@ -61,6 +61,9 @@ describe('mediadesk video check', () => {
       ],
     });
     expect(r.stderr).toBe('');
+    // Without --family: the upscaler's, the one family that takes a video file.
+    const unnamed = await cli(['video', 'check', good]);
+    expect([unnamed.code, unnamed.stdout]).toEqual([0, r.stdout]);
   });
 
   it('exits 1 and names file, rule and value when a rule fails', async () => {

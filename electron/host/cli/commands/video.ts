@@ -38,7 +38,8 @@ async function check(ctx: CliContext, argv: string[]): Promise<number> {
       args: argv,
       allowPositionals: true,
       options: {
-        family: { type: 'string', short: 'f', default: '2x' },
+        // The video upscaler's is the one family that takes a video file now (2.x takes frames only).
+        family: { type: 'string', short: 'f', default: 'upscaler' },
         prompt: { type: 'string' },
         body: { type: 'string' },
       },
