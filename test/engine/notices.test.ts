@@ -44,7 +44,7 @@ describe('notices from the core', () => {
       folder: watched,
       tool: 'upscaler-precision',
       params: {},
-      outDir: join(ctx.dir, 'hot-results'),
+      outDir: join(ctx.dir, 'results', 'hot-results'),
     });
     expect(added.ok).toBe(true);
     await makeImages(watched, ['a.png', 'b.png']);
