@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { AuditStore } from '../electron/core/audit/store.ts';
 import { importFile } from '../electron/core/audit/import.ts';
+import { stageFile } from '../electron/core/audit/stage.ts';
 import { writeNdjson, type BenchOrder } from './audit-data.ts';
 
 /**
@@ -12,7 +13,10 @@ import { writeNdjson, type BenchOrder } from './audit-data.ts';
  * the API pages them (an export), else in random date order (the staged path). `--cached-windows K`
  * first imports, untimed, N events of each of the K spans before (other ids), oldest first, and
  * then times the import into that cache: the next month's export into a cache holding the last K.
- * Usage: node bench/audit-import.ts [N] [--keep DIR] [--order random|newest-first] [--cached-windows K]
+ * `--bare`: the floor instead: the same rows, staged first untimed by the import's own reader, then
+ * timed as they go into the same tables (events, events_raw, events_fts) of a fresh cache with every
+ * index but the rowid dropped, by plain INSERT ... SELECT in transactions of 50,000.
+ * Usage: node bench/audit-import.ts [N] [--keep DIR] [--order random|newest-first] [--cached-windows K] [--bare]
  */
 const args = process.argv.slice(2);
 if (args[0] === '--write') {
@@ -23,6 +27,8 @@ const count = Number(args.find((a) => /^\d+$/.test(a)) ?? 1_000_000);
 const keep = args.includes('--keep') ? args[args.indexOf('--keep') + 1] : null;
 const order: BenchOrder = args.includes('--order') ? (args[args.indexOf('--order') + 1] as BenchOrder) : 'random';
 const cachedWindows = args.includes('--cached-windows') ? Number(args[args.indexOf('--cached-windows') + 1]) : 0;
+const bare = args.includes('--bare');
+const BARE_BATCH = 50_000;
 const dir = keep ?? mkdtempSync(join(tmpdir(), 'md-audit-bench-'));
 mkdirSync(dir, { recursive: true });
 const write = (window: number): string => {
@@ -48,9 +54,22 @@ const cachedBefore = store.counts().events;
 // The file's pages are still being written back to disk after a fresh write; the import would
 // compete with that I/O, so it waits for it, and the clock measures the import alone.
 spawnSync('sync');
+let stageRows = 0;
+if (bare) {
+  const stagePath = join(dir, 'bare-stage.db');
+  rmSync(stagePath, { force: true });
+  await stageFile({ path: file, format: 'ndjson', stagePath, batchSize: BARE_BATCH }, (b) => void (stageRows = b.hi));
+  for (const idx of store.db
+    .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND tbl_name = 'events'")
+    .pluck()
+    .all() as string[])
+    store.db.exec(`DROP INDEX ${idx}`);
+  store.db.exec(`ATTACH DATABASE '${stagePath.replaceAll("'", "''")}' AS stage`);
+  spawnSync('sync');
+}
 const t0 = performance.now();
 const c0 = process.cpuUsage();
-const report = await importFile(store, file);
+const report = bare ? bareInsert(stageRows) : await importFile(store, file);
 const seconds = (performance.now() - t0) / 1000;
 const c1 = process.cpuUsage(c0);
 const cpuSeconds = (c1.user + c1.system) / 1e6;
@@ -71,5 +90,26 @@ const result = {
   rejected: report.rejected,
   fatal: report.fatal,
 };
-console.log(JSON.stringify(result));
+console.log(JSON.stringify(bare ? { ...result, bare: true } : result));
 if (!keep) rmSync(dir, { recursive: true, force: true });
+
+/** The staged rows into the cache's tables, indexes dropped: what any import of them must at least do. */
+function bareInsert(rows: number) {
+  const events = store.db.prepare(`INSERT INTO events
+    (seq, event_id, ts, event_type, member_email, member_id, member_type, verb, status, category, group_id, folder_ref, project_ref, request_id, correlation_id, resource_id, origin)
+    SELECT id, eventId, ts, eventType, memberEmail, memberId, memberType, verb, status, category, groupId, folderRef, projectRef, requestId, correlationId, resourceId, 'import'
+    FROM stage.rows WHERE id >= ? AND id < ?`);
+  const raw = store.db.prepare(
+    'INSERT INTO events_raw (seq, raw) SELECT id, raw FROM stage.rows WHERE id >= ? AND id < ?',
+  );
+  const text = store.db.prepare(
+    'INSERT INTO events_fts (rowid, body) SELECT id, text FROM stage.rows WHERE id >= ? AND id < ?',
+  );
+  for (let lo = 0; lo <= rows; lo += BARE_BATCH)
+    store.db.transaction(() => {
+      for (const s of [events, raw, text]) s.run(lo, lo + BARE_BATCH);
+    })();
+  const stored = store.db.prepare('SELECT count(*) FROM events').pluck().get() as number;
+  if (stored !== count) throw new Error(`the bare insert stored ${stored} of ${count} events`);
+  return { accepted: stored, rejected: 0, fatal: null };
+}

@@ -1,6 +1,7 @@
 /**
- * Engine throughput with metadata and provenance on or off: camera JPEGs, each result written once by exiftool when
- * on. Run: node bench/provenance.ts on|off (knobs BENCH_JOBS, BENCH_CONCURRENCY, BENCH_EXIFTOOL_PROCS)
+ * Engine throughput with metadata and provenance on, provenance alone, or both off: camera JPEGs, each result written
+ * by exiftool in batches when on. Run: node bench/provenance.ts on|provenance|off (knobs BENCH_JOBS,
+ * BENCH_CONCURRENCY, BENCH_EXIFTOOL_PROCS)
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,7 +13,8 @@ import { DEFAULT_EXIFTOOL_PROCS } from '../electron/core/metadata/result-metadat
 import { childSandbox, loadavg1, machine, mb, rssSampler } from './engine-common.ts';
 
 const MODE = process.argv[2];
-if (MODE !== 'on' && MODE !== 'off') throw new Error('usage: node bench/provenance.ts on|off');
+if (MODE !== 'on' && MODE !== 'provenance' && MODE !== 'off')
+  throw new Error('usage: node bench/provenance.ts on|provenance|off');
 const N = Number(process.env.BENCH_JOBS ?? 500);
 /** The app's default number of jobs in flight (Settings → concurrency). */
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? DEFAULT_SETTINGS.concurrency);
@@ -20,7 +22,7 @@ const PROCS = Number(process.env.BENCH_EXIFTOOL_PROCS ?? DEFAULT_EXIFTOOL_PROCS)
 const settings =
   MODE === 'on'
     ? { ...DEFAULT_SETTINGS, keepMetadata: true, writeProvenance: true }
-    : { ...DEFAULT_SETTINGS, keepMetadata: false, writeProvenance: false };
+    : { ...DEFAULT_SETTINGS, keepMetadata: false, writeProvenance: MODE === 'provenance' };
 
 const sb = await childSandbox(0, 'fast');
 const work = mkdtempSync(join(tmpdir(), 'mediadesk-bench-prov-'));
@@ -56,6 +58,7 @@ try {
   const cpu = process.cpuUsage(cpu0);
   const b = engine.store.batch(r.batch!.id)!;
   const notes = engine.store.byIds(r.jobIds).filter((j) => j.error).length;
+  const calls = engine.resultMetadata.exiftoolCalls;
   await engine.close();
   rss.stop();
   const s = (t1 - t0) / 1000;
@@ -67,6 +70,7 @@ try {
       'CPU of the engine process (exiftool not counted)',
       `${((cpu.user + cpu.system) / 1e3 / N).toFixed(2)} ms per job`,
     ],
+    ['exiftool calls (results per call)', `${calls} (${calls ? (N / calls).toFixed(1) : '-'})`],
     ['peak RSS of the engine process', mb(rss.peak())],
     ['load average (1 min) at start / end', `${load0} / ${loadavg1()}`],
   ];

@@ -239,4 +239,67 @@ describe('ResultMetadata on its own', () => {
       await meta.end();
     }
   });
+
+  it('writes results finishing together in shared calls, each with its own source and record', async () => {
+    const dir = sb.folder();
+    const camera = async (path: string, make: string) => {
+      mkdirSync(join(path, '..'), { recursive: true });
+      await sharp({ create: { width: 30, height: 20, channels: 3, background: '#6a8' } })
+        .withExif({ IFD0: { Make: make, Model: 'M' } })
+        .jpeg()
+        .toFile(path);
+      return path;
+    };
+    // Two results of one name in two folders, and a video exiftool cannot write among them.
+    const jobs = await Promise.all(
+      ['a/photo', 'b/photo', 'c/one', 'c/two', 'c/three', 'c/four'].map(async (name, i) => {
+        const source = await camera(join(dir, 'in', `${name}.jpg`), `Make ${i}`);
+        const result = join(dir, 'out', `${name}.png.part`);
+        mkdirSync(join(result, '..'), { recursive: true });
+        await sharp({ create: { width: 8, height: 8, channels: 3, background: '#123' } })
+          .png()
+          .toFile(result);
+        return { result, final: result.replace(/\.part$/, ''), source, taskId: `t-${i}` };
+      }),
+    );
+    const video = join(dir, 'out', 'c', 'take.mp4.part');
+    writeFileSync(video, 'not a playable file');
+    jobs.push({ result: video, final: video.replace(/\.part$/, ''), source: null!, taskId: 't-video' });
+    const meta = new ResultMetadata({ warn: () => undefined });
+    try {
+      const done = await Promise.all(
+        jobs.map((j) =>
+          meta.writeInto(j.result, j.final + '.meta', {
+            final: j.final,
+            source: j.source,
+            settings: DEFAULT_SETTINGS,
+            provenance: provenanceOf({
+              tool: 'upscaler-precision',
+              toolTitle: 'Precision upscaler',
+              modelPath: '/v1/ai/image-upscaler-precision-v2',
+              params: {},
+              taskId: j.taskId,
+              inputPath: j.source,
+            }),
+          }),
+        ),
+      );
+      expect(meta.exiftoolCalls).toBeLessThan(jobs.length);
+      for (const [i, j] of jobs.slice(0, -1).entries()) {
+        expect(done[i]).toEqual({ written: true, problem: null });
+        const tags = await readTags(j.final + '.meta');
+        expect(tags['IFD0:Make']).toBe(`Make ${i}`);
+        expect(tags['XMP-mediadesk:TaskId']).toBe(j.taskId);
+        expect(tags['XMP-mediadesk:SourceFile']).toBe(j.source.split('/').pop());
+      }
+      expect(done.at(-1)).toEqual({
+        written: false,
+        problem: expect.stringMatching(/^how it was made could not be recorded in it: .+/),
+      });
+      expect(existsSync(`${video.replace(/\.part$/, '')}.meta`)).toBe(false);
+      expect(readFileSync(video, 'utf8')).toBe('not a playable file');
+    } finally {
+      await meta.end();
+    }
+  });
 });

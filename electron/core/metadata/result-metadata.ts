@@ -1,7 +1,19 @@
 import { createHash } from 'node:crypto';
-import { link, rename, stat, unlink, writeFile, readFile } from 'node:fs/promises';
+import {
+  copyFile,
+  link,
+  mkdir,
+  mkdtemp,
+  rename,
+  rm,
+  stat,
+  symlink,
+  unlink,
+  writeFile,
+  readFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { basename, extname, join } from 'node:path';
+import { basename, dirname, extname, join, resolve } from 'node:path';
 import type { ExifTool, WriteTags } from 'exiftool-vendored';
 import { loadSharp } from '../media/sharp.ts';
 import type { MetadataSettings } from '../../../shared/settings.ts';
@@ -184,8 +196,38 @@ export function creationProvenance(c: { id: string; toolName: string | null; cre
   };
 }
 
-/** exiftool processes an engine writes results with (bench/provenance.ts measured the choice). */
+/** exiftool processes an engine writes results with, each fed batches (bench/provenance.ts measured the choice). */
 export const DEFAULT_EXIFTOOL_PROCS = 2;
+
+/** Results written by one exiftool call at most: a call of large files stays well within exiftool-vendored's task timeout. */
+const MAX_BATCH = 16;
+
+/** One result's write waiting for the next batched call. */
+interface QueuedWrite {
+  result: string;
+  /** The source its metadata is copied from; null: provenance (and orientation) alone. */
+  source: string | null;
+  /** The copy's arguments after `-tagsFromFile`: results with the same go in one call. */
+  copyArgs: string[];
+  tags: Record<string, string | number>;
+  done: (written: boolean) => void;
+}
+
+/**
+ * The name exiftool's `%d%f.meta` gives the copy of `result`: a batched call names every copy by
+ * that pattern, so only a copy named so can go in one.
+ */
+const batchedName = (result: string) => {
+  const name = basename(result);
+  const dot = name.lastIndexOf('.');
+  return join(dirname(result), `${dot > 0 ? name.slice(0, dot) : name}.meta`);
+};
+/** exiftool's `%f`: the name without its last extension, under which a call links the result's source. */
+const stemName = (result: string) => basename(batchedName(result)).slice(0, -'.meta'.length);
+
+/** A tag value as exiftool's JSON import reads it literally (it decodes a value starting `base64:`). */
+const literal = (v: string | number) =>
+  typeof v === 'string' && v.startsWith('base64:') ? `base64:${Buffer.from(v).toString('base64')}` : v;
 
 const reasonOf = (err: unknown) => ((err as Error).message ?? String(err)).split('\n')[0].replace(/^Error: /, '');
 
@@ -196,6 +238,19 @@ const reasonOf = (err: unknown) => ((err as Error).message ?? String(err)).split
 export class ResultMetadata {
   private exiftool: ExifTool | null = null;
   private starting: Promise<ExifTool> | null = null;
+  /** Writes waiting for a call in progress to end; then all of them go in the next one. */
+  private queue: QueuedWrite[] = [];
+  /** Calls in progress, one per exiftool process at most. */
+  private readonly draining = new Set<Promise<void>>();
+  /** A folder of this process's own: each call's sources linked by the results' names, and its tags. */
+  private staging: Promise<string> | null = null;
+  private calls = 0;
+  private singles = 0;
+
+  /** exiftool calls made so far, batched or alone (tests and bench/provenance.ts read it). */
+  get exiftoolCalls(): number {
+    return this.calls + this.singles;
+  }
   private readonly warn: (message: string) => void;
 
   private readonly maxProcs: number;
@@ -238,10 +293,85 @@ export class ResultMetadata {
   }
 
   async end(): Promise<void> {
+    await Promise.all(this.draining);
     await this.starting?.catch(() => undefined);
     const exiftool = this.exiftool;
     this.exiftool = null;
     await exiftool?.end();
+    const staging = this.staging;
+    this.staging = null;
+    if (staging) await rm(await staging, { recursive: true, force: true }).catch(() => undefined);
+  }
+
+  /** Resolves with whether the copy was written, by a call shared with the results queued meanwhile. */
+  private batched(write: Omit<QueuedWrite, 'done'>): Promise<boolean> {
+    return new Promise((done) => {
+      this.queue.push({ ...write, done });
+      if (this.draining.size >= this.maxProcs) return;
+      const drain: Promise<void> = this.drain().finally(() => this.draining.delete(drain));
+      this.draining.add(drain);
+    });
+  }
+
+  private async drain(): Promise<void> {
+    while (this.queue.length) {
+      const batch = this.queue.splice(0, MAX_BATCH);
+      // Results with the same arguments and no two of one name (a source is linked by it) share a call.
+      const calls = new Map<string, QueuedWrite[][]>();
+      for (const w of batch) {
+        const shape = `${w.source ? 'copy' : 'none'}\n${w.copyArgs.join('\n')}`;
+        const same = calls.get(shape) ?? [];
+        calls.set(shape, same);
+        const free = same.find((c) => !c.some((o) => stemName(o.result) === stemName(w.result)));
+        if (free) free.push(w);
+        else same.push([w]);
+      }
+      for (const call of [...calls.values()].flat()) {
+        const written = await this.writeBatch(call).catch(() => call.map(() => false));
+        call.forEach((w, i) => w.done(written[i]));
+      }
+    }
+  }
+
+  /** One exiftool call writing each result's copy; resolves with which were written. */
+  private async writeBatch(call: QueuedWrite[]): Promise<boolean[]> {
+    this.staging ??= mkdtemp(join(tmpdir(), 'mediadesk-exiftool-'));
+    const dir = join(await this.staging, String(++this.calls));
+    await mkdir(dir);
+    try {
+      const copies = call[0].source ? ['-tagsFromFile', join(dir, '%f.src'), ...call[0].copyArgs] : [];
+      for (const w of call) {
+        const named = join(dir, `${stemName(w.result)}.src`);
+        // A copy where links are not allowed (Windows without the right to make them).
+        if (w.source) await symlink(resolve(w.source), named).catch(() => copyFile(w.source!, named));
+      }
+      const tags = call.map((w) => ({
+        SourceFile: w.result,
+        // `#`, values as they are: it also keeps exiftool from skipping a tag named SourceFile as the key.
+        ...Object.fromEntries(Object.entries(w.tags).map(([k, v]) => [k.endsWith('#') ? k : `${k}#`, literal(v)])),
+      }));
+      await writeFile(join(dir, 'tags.json'), JSON.stringify(tags));
+      const exiftool = await this.tool();
+      const { ExifToolTask } = await import('exiftool-vendored');
+      // Each file's problems are in its own write's words when it is tried alone; here only what was made counts.
+      class BatchWrite extends ExifToolTask<void> {
+        protected parse(): void {}
+      }
+      const args = ['-charset', 'filename=utf8', `-j=${join(dir, 'tags.json')}`, ...copies, '-o', '%d%f.meta'];
+      await exiftool.enqueueTask(
+        () => new BatchWrite([...args, ...call.map((w) => w.result)], { ignoreMinorErrors: true }),
+      );
+      return await Promise.all(
+        call.map((w) =>
+          stat(batchedName(w.result)).then(
+            () => true,
+            () => false,
+          ),
+        ),
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+    }
   }
 
   /**
@@ -278,24 +408,30 @@ export class ResultMetadata {
     }
     if (held !== 'some') source = null;
     if (!source && !settings.writeProvenance) return { written: false, problem };
-    const tags: WriteTags = {};
-    const args: string[] = [];
+    const tags: Record<string, string | number> = {};
+    const copyArgs: string[] = [];
     try {
       if (source) {
         const orientation = await resultOrientation(source, result).catch(() => null);
         // `#`: the number itself, not its name ("Rotate 90 CW").
-        if (orientation !== null) (tags as Record<string, number>)['Orientation#'] = orientation;
-        args.push('-tagsFromFile', source);
-        if (!HOLDS_IPTC.has(ext)) args.push(...IPTC_TO_XMP, '--IPTC:all');
-        args.push('-all:all');
+        if (orientation !== null) tags['Orientation#'] = orientation;
+        if (!HOLDS_IPTC.has(ext)) copyArgs.push(...IPTC_TO_XMP, '--IPTC:all');
+        copyArgs.push('-all:all');
         // The result's own profile says what its numbers mean; without one they are the source's.
-        if (!(await (await loadSharp())(result).metadata()).icc) args.push('-ICC_Profile');
-        args.push(...NOT_COPIED);
+        if (!(await (await loadSharp())(result).metadata()).icc) copyArgs.push('-ICC_Profile');
+        copyArgs.push(...NOT_COPIED);
       }
       if (settings.writeProvenance) Object.assign(tags, provenanceTags(provenance));
+      // By its full name: exiftool gives a file the tags whose SourceFile is the name it was given.
+      if (batchedName(result) === into && (await this.batched({ result: resolve(result), source, copyArgs, tags })))
+        return { written: true, problem };
+      // Alone: a copy named otherwise, or one the batch did not make, with what exiftool says of it.
+      await unlink(into).catch(() => undefined);
+      const args = source ? ['-tagsFromFile', source, ...copyArgs] : [];
       args.push('-o', into);
       const exiftool = await this.tool();
-      await exiftool.write(result, tags, { writeArgs: args, useMWG: false, ignoreMinorErrors: true });
+      this.singles++;
+      await exiftool.write(result, tags as WriteTags, { writeArgs: args, useMWG: false, ignoreMinorErrors: true });
       return { written: true, problem };
     } catch (err) {
       await unlink(into).catch(() => undefined);
@@ -338,7 +474,7 @@ export class ResultMetadata {
 
 export const sidecarPathOf = (result: string) => `${result}.json`;
 
-function provenanceTags(p: Provenance): WriteTags {
+function provenanceTags(p: Provenance): Record<string, string> {
   return {
     'XMP-xmp:CreatorTool': `MediaDesk ${p.appVersion}`,
     'XMP-mediadesk:Origin': p.origin,
@@ -350,5 +486,5 @@ function provenanceTags(p: Provenance): WriteTags {
     'XMP-mediadesk:MadeAt': p.madeAt,
     'XMP-mediadesk:AppVersion': p.appVersion,
     ...(p.source ? { 'XMP-mediadesk:SourceFile': p.source } : {}),
-  } as WriteTags;
+  };
 }
