@@ -149,7 +149,7 @@ describe('pacing to the service limits', () => {
       const rows = e.store.byIds(r.jobIds);
       expect(rows.filter((j) => j.state === 'queued')).toHaveLength(15);
       expect(rows.find((j) => j.state === 'queued')!.error).toMatch(
-        /^Waiting: the daily limit of 10 jobs for Image to prompt is reached \(0 left today\); it resets at 00:00 UTC\.$/,
+        /^Waiting: the daily limit of 10 jobs for Image to prompt is reached \(0 left today\); it resets at \d{1,2}:\d\d(\s[AP]M)? your time\.$/,
       );
       const status = await e.statusNow();
       expect(status.heldBy).toEqual([
@@ -249,7 +249,7 @@ describe('a daily limit the service tells', () => {
       const rows = e.store.byIds(r.jobIds);
       expect(rows.filter((j) => j.state === 'failed')).toEqual([]);
       expect(rows.find((j) => j.state === 'queued')!.error).toMatch(
-        /^Waiting: the daily limit of 3 jobs for Image to prompt is reached \(0 left today\); it resets at 00:00 UTC\.$/,
+        /^Waiting: the daily limit of 3 jobs for Image to prompt is reached \(0 left today\); it resets at \d{1,2}:\d\d(\s[AP]M)? your time\.$/,
       );
       const status = await limits['limits.status']({});
       const learned = status.caps.find((c) => c.tool === TOOL)!;
@@ -345,8 +345,9 @@ describe('workflow app runs', () => {
       expect(core.apps.one(first).state).toBe('done');
       expect(core.apps.one(second)).toMatchObject({
         state: 'queued',
-        error:
-          'Waiting: the daily limit of 1 job for the workflow app Jingle maker is reached (0 left today); it resets at 00:00 UTC.',
+        error: expect.stringMatching(
+          /^Waiting: the daily limit of 1 job for the workflow app Jingle maker is reached \(0 left today\); it resets at \d{1,2}:\d\d(\s[AP]M)? your time\.$/,
+        ),
       });
       await call('limits.setCap', { tool: 'app:jM4nX8sc', cap: 2 });
       for (;;) {

@@ -45,9 +45,7 @@ describe('the pacing limiter', () => {
       windowSec: 5,
     });
     if (wait.go) return;
-    expect(waitMessage(wait)).toBe(
-      'Waiting 5 s: the service takes at most 250 requests in 5 s; sending again at 12:00:05 UTC.',
-    );
+    expect(waitMessage(wait)).toBe('Waiting 5 s: the service takes at most 250 requests in 5 s.');
     l.advance(4999);
     expect(l.limiter.acquire(poll).go).toBe(false);
     l.advance(1);
@@ -94,7 +92,7 @@ describe('the pacing limiter', () => {
     });
     if (held.go) return;
     expect(waitMessage(held, 'the Precision upscaler')).toBe(
-      'Waiting: the daily limit of 3 jobs for the Precision upscaler is reached (0 left today); it resets at 00:00 UTC.',
+      `Waiting: the daily limit of 3 jobs for the Precision upscaler is reached (0 left today); it resets at ${formatTime(midnight)} your time.`,
     );
     // Polls go on, and another tool has its own cap: none, as the service publishes none for it.
     expect(l.limiter.acquire(poll).go).toBe(true);

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { formatTime } from '../../../shared/dates.ts';
 import { openDatabase, type Db } from '../db/open.ts';
 import { dbPaths } from '../paths.ts';
 import { QUEUE_MIGRATIONS } from '../queue/migrations.ts';
@@ -259,10 +260,10 @@ export class PaceLimiter {
 
 /** A wait in plain words, for the Queue and the CLI: which limit, how many are left, when it resets. */
 export function waitMessage(grant: Extract<Grant, { go: false }>, toolTitle = 'this tool'): string {
-  const at = new Date(grant.resetsAt).toISOString();
+  // The one time format, in the person's own time, as the batch's held line says it.
   if (grant.reason === 'daily_cap')
-    return `Waiting: the daily limit of ${grant.limit} job${grant.limit === 1 ? '' : 's'} for ${toolTitle} is reached (${grant.left} left today); it resets at ${at.slice(11, 16)} UTC.`;
-  return `Waiting ${Math.ceil(grant.waitMs / 1000)} s: the service takes at most ${grant.limit} requests in ${grant.windowSec} s; sending again at ${at.slice(11, 19)} UTC.`;
+    return `Waiting: the daily limit of ${grant.limit} job${grant.limit === 1 ? '' : 's'} for ${toolTitle} is reached (${grant.left} left today); it resets at ${formatTime(grant.resetsAt)} your time.`;
+  return `Waiting ${Math.ceil(grant.waitMs / 1000)} s: the service takes at most ${grant.limit} requests in ${grant.windowSec} s.`;
 }
 
 /** A limiter on a data folder's mediadesk.db, on a connection of its own (close it when done). */
