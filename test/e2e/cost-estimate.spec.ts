@@ -40,7 +40,7 @@ test('Studio says what a batch costs before Start, and the Queue shows its budge
   // The pause is said as the Queue says it, in the Studio and the tab title too.
   await expect(page.getByTestId('batch-state')).toHaveText('Paused by budget');
   await expect(page.getByTestId('batch-state-why')).toHaveText(
-    "the next job would go past this batch's budget of 30 credits (20 spent so far by the estimate).",
+    "the next job would go past this batch's budget of 7 credits (5 spent so far by the estimate).",
   );
   await expect(page).toHaveTitle('Paused by budget 1/3 · MediaDesk');
   await page.getByTestId('nav-queue').click();

@@ -1,5 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test } from '@playwright/test';
@@ -20,10 +19,11 @@ test('a hot folder: added with a tool and its settings, an image dropped in is d
   const errors = watchErrors(page);
   sandbox = await startSandboxProcess(200);
   host = await startHost(newHome(), sandbox.env);
-  const root = mkdtempSync(join(tmpdir(), 'md-hot-'));
+  // Inside the host's output folder: a page's results folders must lie there.
+  const root = join(host.home, 'results', 'hot');
   const watched = join(root, 'drop here');
   const results = join(root, 'results');
-  mkdirSync(watched);
+  mkdirSync(watched, { recursive: true });
 
   await page.goto(`${host.url}#hot-folders`);
   await expect(page.getByRole('heading', { name: 'Hot folders' })).toBeVisible();

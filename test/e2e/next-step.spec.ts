@@ -106,7 +106,8 @@ test('Studio keeps its tool, settings, inputs and output folder across a reload;
   const gone = join(root, 'gone');
   await makeImages(kept, 2);
   await makeImages(gone, 1);
-  const out = join(root, 'out');
+  // Inside the host's output folder: a page's results folders must lie there.
+  const out = join(host.home, 'results', 'kept-out');
 
   await page.goto(`${host.url}#studio`);
   await page.getByTestId('tool-select').selectOption('upscaler-precision');

@@ -17,7 +17,6 @@ import { hugePng } from '../huge-png.ts';
 import type { JobRecord } from '../../shared/contract/index.ts';
 import { NO_ANSWER } from '../../shared/work-status.ts';
 import { getTool } from '../../shared/catalogue/index.ts';
-import { formatDate } from '../../shared/dates.ts';
 
 let host: HostHandle;
 let sandbox: SandboxProcess;
@@ -415,7 +414,7 @@ test('a create the server refuses for now: the header says the queue waits, the 
   sandbox = await startSandboxProcess(200);
   host = await startHost(newHome(), sandbox.env);
   // Longer than the client waits out by itself, so the refusal reaches the queue at once.
-  await setFaults(sandbox.url, { rate429: 1, retryAfterSec: 600 });
+  await setFaults(sandbox.url, { rate429: 1, retryAfterSec: 100 });
   const dir = mkdtempSync(join(tmpdir(), 'md-429-'));
   await makeImages(dir, 1);
   await desk(host, 'batches.start', { tool: 'upscaler-precision', inputs: [dir], params: {} });
@@ -576,14 +575,14 @@ test("a finished batch's Report says what was sent, made results and charged but
 
   await page.getByTestId('batch-report-toggle').click();
   await expect(page.getByTestId('batch-report-toggle')).toHaveAttribute('aria-expanded', 'true');
-  // Estimated before Start for the 7 queued (20 each, learned from the Sandbox's usage); the huge one was refused unpaid.
-  const credits = 6 * 20;
+  // Estimated before Start for the 7 queued at the price table's 5 each; the huge one was refused unpaid.
+  const each = 5;
+  const credits = 6 * each;
   await expect(page.getByTestId('batch-report-summary')).toHaveText(
-    `Sent 6 · ${done} made results · ${failedAfterCreate} charged but failed · 1 refused, not charged · estimate ${7 * 20} credits · charged about ${credits} credits`,
+    `Sent 6 · ${done} made results · ${failedAfterCreate} charged but failed · 1 refused, not charged · estimate ${7 * each} credits · charged about ${credits} credits`,
   );
-  const day = formatDate(new Date().toISOString().slice(0, 10));
   await expect(page.getByTestId('batch-report-credits')).toContainText(
-    `Charged about ${credits} credits, by your team's usage of this tool on ${day}.`,
+    `Charged about ${credits} credits: 6 charged creates at ${each} each`,
   );
 
   const [download] = await Promise.all([
@@ -597,10 +596,10 @@ test("a finished batch's Report says what was sent, made results and charged but
   const rows = readFileSync(await download.path(), 'utf8')
     .trimEnd()
     .split('\r\n');
-  expect(rows[0]).toBe('input,state,task_id,charged,estimate_credits,actual_credits,outputs,error');
+  expect(rows[0]).toBe('input,state,task_id,charged,charged_creates,estimate_credits,actual_credits,outputs,error');
   expect(rows).toHaveLength(8);
-  expect(rows.filter((r) => /,failed,[0-9a-f-]{36},yes,20,20,,/.test(r))).toHaveLength(failedAfterCreate);
-  expect(rows.filter((r) => r.startsWith(`${join(dir, 'huge.png')},failed,,no,20,0,,`))).toHaveLength(1);
+  expect(rows.filter((r) => /,failed,[0-9a-f-]{36},yes,1,5,5,,/.test(r))).toHaveLength(failedAfterCreate);
+  expect(rows.filter((r) => r.startsWith(`${join(dir, 'huge.png')},failed,,no,0,5,0,,`))).toHaveLength(1);
   expect(errors).toEqual([]);
 });
 
