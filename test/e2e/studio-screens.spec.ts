@@ -86,6 +86,9 @@ test('each tool says beside its form how far its request is verified against the
   await page.getByTestId('tool-select').selectOption('quality-image');
   await expect(basis).toHaveText("Follows the service's public documentation; not in its official API description.");
   await page.goto(`${host.url}#video`);
+  // Video 2.x is in the 2026-06-29 description; 2.5 follows the API spec alone.
+  await expect(page.getByTestId('tool-basis')).toHaveAttribute('data-basis', 'official');
+  await page.getByTestId('family-picker').getByText('2.5 multi-shot', { exact: true }).click();
   await expect(page.getByTestId('tool-basis')).toHaveAttribute('data-basis', 'spec');
   await expect(page.getByTestId('tool-basis')).toContainText('Follows the API spec alone');
   expect(errors).toEqual([]);

@@ -905,7 +905,9 @@ test('what a drop, a Start and its batch came to is said by a status already in 
   const dir = join(mkdtempSync(join(tmpdir(), 'md-said-')), 'shoot');
   await makeImages(dir, 6);
   writeFileSync(join(dir, '.DS_Store'), 'not a photo');
-  const file = join(dir, '..', 'results');
+  // Inside the host's output folder, where a page's results folders must lie.
+  const file = join(host.home, 'results', 'not a folder');
+  mkdirSync(join(host.home, 'results'), { recursive: true });
   writeFileSync(file, 'a file where the folder should be');
   await page.goto(`${host.url}#studio`);
   await page.getByTestId('tool-select').selectOption('upscaler-precision');
@@ -933,7 +935,7 @@ test('what a drop, a Start and its batch came to is said by a status already in 
   await expect.poll(alerted).toContain(`output folder: ${file} is a file, not a folder`);
 
   // Started, run, done: two sentences, not one per job.
-  await page.getByTestId('out-dir').fill(join(dir, '..', 'out'));
+  await page.getByTestId('out-dir').fill(join(host.home, 'results', 'out'));
   await page.getByTestId('start').click();
   await expect.poll(said).toContain('Batch started: 6 jobs queued.');
   await expect(page.getByTestId('last-batch')).toContainText('Batch done', { timeout: 60_000 });
