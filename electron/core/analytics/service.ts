@@ -144,16 +144,6 @@ export class AnalyticsService {
     return { request: body, points: parseUsage(response), cached: false, fetchedAt, budget: this.ledger.budget(kh) };
   }
 
-  /**
-   * The last DEFAULT_DAYS days by day for the cost estimate: a cached answer of today serves
-   * whatever its age, so estimates take at most one of the day's requests per key.
-   */
-  async recentDays(call: CallOptions = {}): Promise<UsagePoint[]> {
-    const body = usageBody({ granularity: 'day' }, this.now());
-    const hit = this.cache.get(await this.keyHash(), body);
-    return hit ? parseUsage(hit.response) : (await this.query({ granularity: 'day' }, false, call)).points;
-  }
-
   private async fetch(kh: string, body: UsageBody, call: CallOptions = {}): Promise<unknown> {
     if (!this.ledger.take(kh)) {
       const b = this.ledger.budget(kh);
