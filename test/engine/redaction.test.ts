@@ -62,7 +62,7 @@ async function image(path: string, background: string) {
 }
 
 describe('a server that echoes the API key in every answer, failed and done (echoKeyInAnswers)', () => {
-  it('keeps the key out of the database, the log, the CLI output, reports and the web host replies', async () => {
+  it('keeps the key out of the database, the log, the CLI output, reports, audit and app runs and the web host replies', async () => {
     const key = 'sandbox-owner';
     const dir = mkdtempSync(join(tmpdir(), 'md-redact-2xx-'));
     const home = join(dir, 'home');
@@ -90,6 +90,23 @@ describe('a server that echoes the API key in every answer, failed and done (ech
       await control(sb.url, 'faults', { failureRate: 0 });
       const done = await cli(['run', 'upscaler-precision', join(dir, 'working'), '--out', join(dir, 'out'), '--json']);
       expect(done.code, done.err).toBe(0);
+      // Every other family of answers: apps and their runs, usage, creations, the audit log, members, doctor.
+      for (const args of [
+        ['apps', 'list', '--json'],
+        ['apps', 'show', 'jM4nX8sc', '--json'],
+        ['apps', 'run', 'jM4nX8sc', '--yes', '--input', 'brief=an echo', '--out', join(dir, 'apps')],
+        ['apps', 'runs', '--json'],
+        ['usage', '--granularity', 'day', '--json'],
+        ['creations', '--json'],
+        ['audit', 'sync'],
+        ['doctor', '--json'],
+      ]) {
+        const r = await cli(args);
+        expect(r.code, `${args.join(' ')}: ${r.err}`).toBe(0);
+      }
+      await control(sb.url, 'faults', { failureRate: 1 });
+      const failedRun = await cli(['apps', 'run', 'jM4nX8sc', '--yes', '--new', '--input', 'brief=a failing echo']);
+      expect(failedRun.code).not.toBe(0);
     } finally {
       await control(sb.url, 'faults', { echoKeyInAnswers: false, failureRate: 0 });
     }
@@ -98,6 +115,11 @@ describe('a server that echoes the API key in every answer, failed and done (ech
     expect(jobs.map((j) => j.state).sort()).toEqual(['done', 'failed']);
     // The server's words are kept, the key replaced.
     expect(jobs.find((j) => j.state === 'failed')!.error).toContain('[redacted key]');
+    const audit = await cli(['audit', 'query', '--limit', '1000', '--json']);
+    // The synced events keep the server's words, the key replaced.
+    expect(audit.out, audit.err).toContain('[redacted key]');
+    await cli(['audit', 'export', '--out', join(dir, 'audit.csv'), '--csv']);
+    expect((await cli(['apps', 'runs', '--json'])).out).toContain('[redacted key]');
     for (const batch of new Set(jobs.map((j) => j.batchId))) {
       await cli(['report', batch, '--json']);
       await cli(['report', batch, '--csv', join(dir, `report-${batch}.csv`)]);
