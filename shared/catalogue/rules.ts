@@ -10,8 +10,6 @@ export type Rule =
   | { kind: 'requires'; field: string; needs: string; reason: string }
   /** At least one of `fields` must be sent; the error sits on the first (a 2.5 video needs a prompt or shots). */
   | { kind: 'anyOf'; fields: readonly string[]; reason: string }
-  /** No field of `a` may be combined with a field of `b` (keyframes vs reference media). */
-  | { kind: 'exclusive'; a: readonly string[]; b: readonly string[]; reason: string }
   /** `field`, when sent, must be `value` (a switch the description says standard keys cannot turn off). */
   | { kind: 'fixed'; field: string; value: unknown; reason: string }
   /** `field` takes base64 or a URL as the description words it; a `data:` URI is not one of them. */
@@ -89,13 +87,6 @@ export function checkRules(rules: readonly Rule[], body: Record<string, unknown>
       case 'anyOf':
         if (!r.fields.some((f) => present(body[f]))) out.push({ field: r.fields[0], reason: r.reason });
         break;
-      case 'exclusive': {
-        const a = r.a.filter((f) => present(body[f]));
-        const b = r.b.filter((f) => present(body[f]));
-        if (a.length && b.length)
-          for (const f of a) out.push({ field: f, reason: `${r.reason} (${b.join(', ')} also given)` });
-        break;
-      }
       case 'fixed':
         if (body[r.field] !== undefined && body[r.field] !== r.value) out.push({ field: r.field, reason: r.reason });
         break;

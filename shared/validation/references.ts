@@ -23,7 +23,6 @@ export const RULE_IDS = [
   'video.mention',
   'image.mention',
   'audio.mention',
-  'keyframes.exclusive',
   'image_end.requires_image',
   'field.requires',
   'prompt.length',
@@ -207,8 +206,6 @@ function ruleId(r: Rule, reason: string): RuleId {
     case 'fixed':
     case 'noDataUri':
       return 'field.requires';
-    case 'exclusive':
-      return 'keyframes.exclusive';
     case 'promptTotal':
       return 'prompt.length';
     case 'citations':
