@@ -221,7 +221,7 @@ async function listJobs(ctx: CliContext, args: ListArgs): Promise<number> {
     const jobs: JobRecord[] = [];
     let shown = 0;
     let total = 0;
-    for (let offset = args.offset; ; ) {
+    for (let offset = args.offset; ;) {
       const page = listing.listJobs({ ...q, limit: Math.min(PAGE, limit - shown), offset });
       total = page.total;
       shown += page.jobs.length;
