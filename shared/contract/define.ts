@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ERROR_CODES } from './errors.ts';
 
 /**
  * A command is defined once: its request and response schemas. Every transport (Electron IPC,
@@ -24,21 +25,9 @@ export type HandlerMap<C extends CommandMap> = {
   [K in keyof C]: (req: z.output<C[K]['request']>) => Promise<z.input<C[K]['response']>> | z.input<C[K]['response']>;
 };
 
+export { DeskError, ERROR_CODES, invalidRequest, type DeskErrorCode } from './errors.ts';
 export const empty = z.object({}).strict();
 export const ok = z.object({ ok: z.literal(true) });
-
-/** Errors cross every transport as data, never as thrown strings. */
-export const ERROR_CODES = [
-  'invalid',
-  'not_found',
-  'forbidden',
-  'unauthorized',
-  'rate_limited',
-  'unavailable',
-  'conflict',
-  'internal',
-] as const;
-export type DeskErrorCode = (typeof ERROR_CODES)[number];
 
 export const invalidParamSchema = z.object({ field: z.string(), reason: z.string() });
 
@@ -48,43 +37,3 @@ export const deskErrorSchema = z.object({
   invalid: z.array(invalidParamSchema).optional(),
 });
 export type DeskErrorData = z.infer<typeof deskErrorSchema>;
-
-export class DeskError extends Error {
-  readonly code: DeskErrorCode;
-  readonly invalid?: { field: string; reason: string }[];
-  constructor(code: DeskErrorCode, message: string, invalid?: { field: string; reason: string }[]) {
-    super(message);
-    this.name = 'DeskError';
-    this.code = code;
-    this.invalid = invalid;
-  }
-  toData(): DeskErrorData {
-    return { code: this.code, message: this.message, ...(this.invalid ? { invalid: this.invalid } : {}) };
-  }
-  static from(data: DeskErrorData): DeskError {
-    return new DeskError(data.code, data.message, data.invalid);
-  }
-
-  /**
-   * The message, then each field problem it does not state already: one whose reason it quotes,
-   * or whose field it names with its own reason ("from: 2025-13-45 is not a date"), is left out.
-   * The CLI prints this and the app shows it, so both say a thing once.
-   */
-  describe(): string {
-    const m = this.message;
-    const extra = (this.invalid ?? [])
-      .filter((p) => !m.includes(p.reason) && !(p.field && m.includes(`${p.field}:`)))
-      .map((p) => (p.field ? `${p.field} ${p.reason}` : p.reason));
-    return extra.length ? `${m}: ${[...new Set(extra)].join('; ')}` : m;
-  }
-}
-
-/** A request that broke a command's schema: the message is its problems, since the command's name means nothing to a user. */
-export function invalidRequest(issues: readonly { path: readonly PropertyKey[]; message: string }[]): DeskErrorData {
-  const invalid = issues.map((i) => ({ field: i.path.map(String).join('.'), reason: i.message }));
-  return {
-    code: 'invalid',
-    message: invalid.map((p) => (p.field ? `${p.field} ${p.reason}` : p.reason)).join('; '),
-    invalid,
-  };
-}

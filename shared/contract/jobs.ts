@@ -1,31 +1,10 @@
 import { z } from 'zod';
 import { command, invalidParamSchema } from './define.ts';
-import { waitingFor } from './foundation.ts';
-import { formatTime } from '../dates.ts';
+import { waitingFor } from './backend-identity.ts';
+import { JOB_STATES, WAITING_STATES } from './job-states.ts';
 
-/** The queue's job states; the moves between them are the core's (electron/core/queue/states.ts). */
-export const JOB_STATES = [
-  'queued',
-  'submitting',
-  'running',
-  'downloading',
-  'done',
-  'failed',
-  'canceled',
-  'needs_attention',
-] as const;
-export type JobState = (typeof JOB_STATES)[number];
+export * from './job-states.ts';
 export const jobStateSchema = z.enum(JOB_STATES);
-export const isJobState = (s: string): s is JobState => (JOB_STATES as readonly string[]).includes(s);
-
-/** States in which a job holds a concurrency slot. */
-export const ACTIVE_STATES: readonly JobState[] = ['submitting', 'running', 'downloading'];
-/** States in which a job moves on by itself: waiting for a slot, or holding one. */
-export const MOVING_STATES: readonly JobState[] = ['queued', ...ACTIVE_STATES];
-/** States from which nothing happens without the user. */
-export const SETTLED_STATES: readonly JobState[] = ['done', 'failed', 'canceled', 'needs_attention'];
-/** States in which queued work is driven by its backend (submitted or polled), so can wait for it. */
-export const WAITING_STATES: readonly JobState[] = ['queued', 'submitting', 'running'];
 
 export const jobRecordSchema = z.object({
   id: z.string(),
@@ -124,12 +103,6 @@ export const batchRecordSchema = z.object({
   heldBy: z.string().nullable(),
 });
 export type BatchRecord = z.infer<typeof batchRecordSchema>;
-
-/**
- * Why the queue holds its creates back when no job says more: a refused create (429/503) and an
- * unreachable server both set the wait, so neither is named alone. The Queue and the CLI say it.
- */
-export const QUEUE_HELD_BACK = 'waiting to submit again: the server is busy or could not be reached';
 
 /** Jobs of the batch its backend still has to submit or poll. */
 export const waitingJobs = (b: Pick<BatchRecord, 'counts'>) =>
@@ -232,15 +205,6 @@ export const heldBySchema = z.object({
   waiting: z.number().int(),
 });
 export type HeldBy = z.infer<typeof heldBySchema>;
-
-/** A held tool in plain words, the same in the Queue and the CLI; the reset time is the reader's own. */
-export function heldMessage(h: HeldBy): string {
-  const waiting = h.waiting === 1 ? '1 job waits' : `${h.waiting} jobs wait`;
-  return (
-    `Held: the daily limit of ${h.limit} job${h.limit === 1 ? '' : 's'} for ${h.title} is reached; ${h.left} left today, ` +
-    `resets at ${formatTime(h.resetsAt)} your time (${waiting}).`
-  );
-}
 
 export const queueStatusSchema = z.object({
   paused: z.boolean(),

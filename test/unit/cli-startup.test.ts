@@ -46,6 +46,9 @@ describe('what a short command loads', () => {
     expect(packages.has('better-sqlite3')).toBe(true);
     expect(HEAVY.filter((p) => p !== 'better-sqlite3' && packages.has(p))).toEqual([]);
     expect(ours.filter((u) => u.startsWith('electron/sandbox/') || u === 'electron/core/index.ts')).toEqual([]);
+    // The queue alone answers it (nothing queued, no Sandbox job to settle): not the schemas, the engine or the log.
+    expect(['zod', 'electron-log', 'image-size'].filter((p) => packages.has(p))).toEqual([]);
+    expect(ours.filter((u) => u.startsWith('electron/core/engine/') && !u.endsWith('/lease.ts'))).toEqual([]);
   });
 
   it('`mediadesk settings get` reads the settings file alone', async () => {

@@ -80,8 +80,7 @@ export class QueueCommands {
     total: number;
   } {
     this.runner.settleGoneSandbox();
-    const found = this.store.list(query);
-    return { jobs: found.jobs.map(toJobRecord), total: found.total };
+    return this.store.listRecords(query);
   }
 
   listBatches(limit: number, offset: number): BatchRecord[] {

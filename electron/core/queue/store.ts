@@ -2,14 +2,15 @@
 import type { Statement } from 'better-sqlite3';
 import { hostname } from 'node:os';
 import { sep } from 'node:path';
-import { findTool } from '../../../shared/catalogue/index.ts';
-import { keylessIdentity } from '../../../shared/contract/foundation.ts';
+// Zod-free modules only: `mediadesk jobs list` reads the store without building the contract's schemas.
+import { TOOLS } from '../../../shared/catalogue/tools.ts';
+import { keylessIdentity } from '../../../shared/contract/backend-identity.ts';
 import { sameFileKey } from '../../../shared/file-names.ts';
 import type { BatchRecord, JobRecord } from '../../../shared/contract/jobs.ts';
 import type { InvalidParam } from '../api/client.ts';
 import type { MetadataSettings } from '../../../shared/settings.ts';
 import type { Db } from '../db/open.ts';
-import { ACTIVE_STATES, JOB_STATES, SETTLED_STATES, type JobState } from '../../../shared/contract/jobs.ts';
+import { ACTIVE_STATES, JOB_STATES, SETTLED_STATES, type JobState } from '../../../shared/contract/job-states.ts';
 import { canMove, REQUEUE_FRESH } from './states.ts';
 
 /** Settings frozen into each job when it is queued, so a later settings change never alters it. */
@@ -164,10 +165,13 @@ function toRow(r: RawJob): JobRow {
   };
 }
 
+/** Tools whose results are text (image-to-prompt): a job's text is its generated items. */
+const TEXT_TOOLS = new Set(TOOLS.filter((t) => t.result === 'text').map((t) => t.id));
+
 /** The public shape of a job (contract), derived from a row. */
 export function toJobRecord(j: JobRow): JobRecord {
   const text =
-    j.generated && findTool(j.tool)?.result === 'text'
+    j.generated && TEXT_TOOLS.has(j.tool)
       ? j.generated.map((g) => (typeof g === 'string' ? g : g.url)).join('\n')
       : null;
   return {
@@ -534,6 +538,15 @@ export class JobStore {
     return { jobs: rows.map(toRow), total };
   }
 
+  /** list, in the contract's shape (jobs.list). */
+  listRecords(q: { batchId?: string; state?: JobState; limit: number; offset: number }): {
+    jobs: JobRecord[];
+    total: number;
+  } {
+    const found = this.list(q);
+    return { jobs: found.jobs.map(toJobRecord), total: found.total };
+  }
+
   /** `skipBatches`: batches whose jobs are held (BatchBudgets.heldIds), left out so they do not hide the others. */
   inState(state: JobState, limit = 1_000_000, skipBatches: readonly string[] = []): JobRow[] {
     if (skipBatches.length)
@@ -736,14 +749,17 @@ export class JobStore {
    * Live-service jobs are never touched. Returns the rows as they were (parts are the caller's).
    */
   requeueGoneSandbox(message: string, staleMs: number): JobRow[] {
-    const gone = sandboxGone({ state: 'j.state', backend: 'b.backend', sandboxOf: 'j.sandbox_of' });
-    const sql = `SELECT j.* FROM jobs j JOIN batches b ON b.id = j.batch_id WHERE ${gone.where} ORDER BY j.seq`;
     // Read first: the write lock is taken only when there is something to move, which is rare.
-    if (this.stmt(`${sql} LIMIT 1`).get(...gone.args(this.liveHolder(staleMs))) === undefined) return [];
+    if (!this.hasGoneSandbox(staleMs)) return [];
     return this.transaction(() => {
-      const rows = (this.stmt(sql).all(...gone.args(this.liveHolder(staleMs))) as RawJob[]).map(toRow);
+      const rows = (this.stmt(GONE_SQL).all(...GONE.args(this.liveHolder(staleMs))) as RawJob[]).map(toRow);
       return rows.filter((j) => this.move(j.id, j.state, 'queued', { ...REQUEUE_FRESH, error: message }));
     }, true);
+  }
+
+  /** Whether requeueGoneSandbox would move a job (a read, no lock). */
+  hasGoneSandbox(staleMs: number): boolean {
+    return this.stmt(`${GONE_SQL} LIMIT 1`).get(...GONE.args(this.liveHolder(staleMs))) !== undefined;
   }
 }
 
@@ -758,6 +774,9 @@ export function sandboxGone(col: { state: string; backend: string; sandboxOf: st
     args: (holder: string | null) => [...ACTIVE_STATES, holder],
   };
 }
+
+const GONE = sandboxGone({ state: 'j.state', backend: 'b.backend', sandboxOf: 'j.sandbox_of' });
+const GONE_SQL = `SELECT j.* FROM jobs j JOIN batches b ON b.id = j.batch_id WHERE ${GONE.where} ORDER BY j.seq`;
 
 function processAlive(pid: number): boolean {
   if (pid === process.pid) return true;

@@ -1,4 +1,3 @@
-import { openLog } from '../../core/log/index.ts';
 import { dataHome } from '../../core/paths.ts';
 import { oneLine, UsageError, type CliContext } from './command.ts';
 import { COMMANDS } from './commands/index.ts';
@@ -89,7 +88,7 @@ export async function runCli(argv: string[], io: Partial<CliContext> = {}): Prom
     return await cmd.run(ctx);
   } catch (err) {
     const msg = err instanceof Error ? err.message : String(err);
-    if (!(err instanceof UsageError)) logFailure(ctx, err);
+    if (!(err instanceof UsageError)) await logFailure(ctx, err);
     // A usage error quotes what the user typed, which may hold a newline or ESC (`--page "$N"` read
     // with its newline): escaped, it stays one whole line and cannot move the terminal's cursor.
     // Other errors keep only their first line, as before.
@@ -98,9 +97,13 @@ export async function runCli(argv: string[], io: Partial<CliContext> = {}): Prom
   }
 }
 
-/** A command's failure, in logs/cli.log beside what the core logged (the data folder may itself be the trouble). */
-function logFailure(ctx: CliContext, err: unknown): void {
+/**
+ * A command's failure, in logs/cli.log beside what the core logged (the data folder may itself be the
+ * trouble). The log's library is loaded here, at a failure: a command that succeeds without it is spared it.
+ */
+async function logFailure(ctx: CliContext, err: unknown): Promise<void> {
   try {
+    const { openLog } = await import('../../core/log/index.ts');
     const log = openLog({ home: ctx.home, name: 'cli' });
     log.addSecret(ctx.env.MEDIADESK_API_KEY);
     log.error(`cli: mediadesk ${ctx.command} failed:`, err);

@@ -1,14 +1,16 @@
-import { heldMessage, isJobState, JOB_STATES } from '../../../../shared/contract/jobs.ts';
+import { heldMessage, isJobState, JOB_STATES } from '../../../../shared/contract/job-states.ts';
 import { canceledMessage } from '../../../core/queue/job-messages.ts';
-import { DeskError } from '../../../../shared/contract/define.ts';
+import { DeskError } from '../../../../shared/contract/errors.ts';
 import { oneLine, terminalJson, UsageError, write, type CliCommand, type CliContext } from '../command.ts';
-import type { JobRecord } from '../../../../shared/contract/jobs.ts';
-import { countStates, openEngineSession, Progress, waitForJobs } from '../engine-session.ts';
+import type { BatchBudget, HeldBy, JobRecord, JobState } from '../../../../shared/contract/jobs.ts';
+import type { JobStore } from '../../../core/queue/store.ts';
 import { interruptible, TIMED_OUT } from '../interrupt.ts';
 import { timeLimitOf } from '../duration.ts';
-import { parseOptions } from './team-common.ts';
-import { budgetOf, budgetWords } from '../budget-args.ts';
-import type { BatchBudget } from '../../../../shared/contract/jobs.ts';
+import { parseOptions } from '../parse-options.ts';
+import { openQueueForReading } from '../queue-read.ts';
+
+// `jobs list` loads neither zod nor the engine when the queue alone answers it (openQueueForReading):
+// the engine, the contract's schemas and the budget's parser are imported by the commands that use them.
 
 const USAGE = [
   'mediadesk jobs list [--batch ID] [--state STATE] [--limit N | --all] [--offset N] [--json]',
@@ -24,7 +26,7 @@ const USAGE = [
 const PAGE = 1000;
 
 /** Every option is checked before the database opens: a typo must not print an unfiltered list. */
-function parseArgs(sub: string, rest: string[]) {
+async function parseArgs(sub: string, rest: string[]) {
   const valued: Record<string, string[]> = {
     list: ['--batch', '--state', '--limit', '--offset'],
     retry: ['--timeout'],
@@ -64,6 +66,7 @@ function parseArgs(sub: string, rest: string[]) {
     throw new UsageError(options.positional.length ? `jobs ${sub} takes one ${what}` : `jobs ${sub} needs a ${what}`);
   let budget: BatchBudget | null | undefined;
   if (sub === 'budget') {
+    const { budgetOf } = await import('../budget-args.ts');
     budget = budgetOf(options.one('--credits'), options.one('--jobs'));
     if (options.flags.has('--none')) {
       if (budget) throw new UsageError('give --none alone, or --credits/--jobs');
@@ -95,49 +98,19 @@ export const jobsCommand: CliCommand = {
           ? `unknown jobs command "${sub}" (list, retry, cancel, budget)`
           : 'say list, retry ID, cancel ID or budget BATCH',
       );
-    const args = parseArgs(sub, rest);
-    const session = await openEngineSession(ctx, { readOnly: sub === 'list' });
+    const args = await parseArgs(sub, rest);
+    if (sub === 'list') return listJobs(ctx, args);
+    const { countStates, openEngineSession, Progress, waitForJobs } = await import('../engine-session.ts');
+    const session = await openEngineSession(ctx);
     const { engine } = session;
     try {
-      if (sub === 'list') {
-        const { state, limit, batch } = args;
-        // Any batch, not only the newest 1000; a prefix two batches share is refused, never guessed.
-        const found = batch ? engine.store.resolveBatchId(batch) : undefined;
-        if (found && 'none' in found) throw new UsageError(`no batch ${batch}`);
-        if (found && 'ambiguous' in found)
-          throw new UsageError(`${batch} starts more than one batch id; give more of it`);
-        const batchId = found && 'id' in found ? found.id : undefined;
-        const q = { batchId, state: state && isJobState(state) ? state : undefined };
-        // Page by page, so a queue of any size can be listed (and printed as it is read).
-        const jobs: JobRecord[] = [];
-        let shown = 0;
-        let total = 0;
-        for (let offset = args.offset; ;) {
-          const page = engine.listJobs({ ...q, limit: Math.min(PAGE, limit - shown), offset });
-          total = page.total;
-          shown += page.jobs.length;
-          offset += page.jobs.length;
-          if (args.json) jobs.push(...page.jobs);
-          else
-            for (const j of page.jobs)
-              await write(
-                ctx.stdout,
-                `${j.id.slice(0, 8)}  ${j.state.padEnd(15)} ${j.tool.padEnd(18)} ${oneLine(`${j.input ?? '(prompt)'}${j.error ? `  - ${j.error}` : ''}`)}\n`,
-              );
-          if (page.jobs.length < PAGE || shown >= limit) break;
-        }
-        if (args.json) await write(ctx.stdout, terminalJson({ jobs, total }, 2) + '\n');
-        // A count, not a job: on stdout it would reach `| cut -c1-8 | xargs mediadesk jobs retry` as an id.
-        else ctx.stderr.write(`${shown} of ${total} jobs\n`);
-        for (const held of (await engine.statusNow()).heldBy) ctx.stderr.write(`${heldMessage(held)}\n`);
-        return 0;
-      }
       if (sub === 'budget') {
         const found = engine.store.resolveBatchId(args.id!);
         if ('none' in found) throw new UsageError(`no batch ${args.id}`);
         if ('ambiguous' in found) throw new UsageError(`${args.id} starts more than one batch id; give more of it`);
         try {
           const b = engine.setBudget(found.id, args.budget!);
+          const { budgetWords } = await import('../budget-args.ts');
           const left = b.finished
             ? ''
             : '; it goes on by itself while the queue runs (the app, or `mediadesk run` over its inputs)';
@@ -199,3 +172,75 @@ export const jobsCommand: CliCommand = {
     }
   },
 };
+
+type ListArgs = Awaited<ReturnType<typeof parseArgs>>;
+
+/** What `jobs list` reads from: the queue's store alone when it answers (openQueueForReading), else the engine. */
+interface Listing {
+  store: Pick<JobStore, 'resolveBatchId'>;
+  listJobs(q: { batchId?: string; state?: JobState; limit: number; offset: number }): {
+    jobs: JobRecord[];
+    total: number;
+  };
+  heldBy(): Promise<HeldBy[]>;
+  close(): Promise<void>;
+}
+
+async function openListing(ctx: CliContext): Promise<Listing> {
+  const queue = openQueueForReading(ctx.home);
+  if (queue)
+    return {
+      store: queue.store,
+      listJobs: (q) => queue.store.listRecords(q),
+      // Nothing queued, so nothing held (QueueStatus.heldBy).
+      heldBy: async () => [],
+      close: async () => queue.close(),
+    };
+  const { openEngineSession } = await import('../engine-session.ts');
+  const session = await openEngineSession(ctx, { readOnly: true });
+  const { engine } = session;
+  return {
+    store: engine.store,
+    listJobs: (q) => engine.listJobs(q),
+    heldBy: async () => (await engine.statusNow()).heldBy,
+    close: () => session.close(),
+  };
+}
+
+async function listJobs(ctx: CliContext, args: ListArgs): Promise<number> {
+  const listing = await openListing(ctx);
+  try {
+    const { state, limit, batch } = args;
+    // Any batch, not only the newest 1000; a prefix two batches share is refused, never guessed.
+    const found = batch ? listing.store.resolveBatchId(batch) : undefined;
+    if (found && 'none' in found) throw new UsageError(`no batch ${batch}`);
+    if (found && 'ambiguous' in found) throw new UsageError(`${batch} starts more than one batch id; give more of it`);
+    const batchId = found && 'id' in found ? found.id : undefined;
+    const q = { batchId, state: state && isJobState(state) ? state : undefined };
+    // Page by page, so a queue of any size can be listed (and printed as it is read).
+    const jobs: JobRecord[] = [];
+    let shown = 0;
+    let total = 0;
+    for (let offset = args.offset; ;) {
+      const page = listing.listJobs({ ...q, limit: Math.min(PAGE, limit - shown), offset });
+      total = page.total;
+      shown += page.jobs.length;
+      offset += page.jobs.length;
+      if (args.json) jobs.push(...page.jobs);
+      else
+        for (const j of page.jobs)
+          await write(
+            ctx.stdout,
+            `${j.id.slice(0, 8)}  ${j.state.padEnd(15)} ${j.tool.padEnd(18)} ${oneLine(`${j.input ?? '(prompt)'}${j.error ? `  - ${j.error}` : ''}`)}\n`,
+          );
+      if (page.jobs.length < PAGE || shown >= limit) break;
+    }
+    if (args.json) await write(ctx.stdout, terminalJson({ jobs, total }, 2) + '\n');
+    // A count, not a job: on stdout it would reach `| cut -c1-8 | xargs mediadesk jobs retry` as an id.
+    else ctx.stderr.write(`${shown} of ${total} jobs\n`);
+    for (const held of await listing.heldBy()) ctx.stderr.write(`${heldMessage(held)}\n`);
+    return 0;
+  } finally {
+    await listing.close();
+  }
+}
