@@ -1,6 +1,6 @@
 /**
  * Engine throughput with metadata and provenance on, provenance alone, or both off: camera JPEGs, each result written
- * by exiftool in batches when on. Run: node bench/provenance.ts on|provenance|off (knobs BENCH_JOBS,
+ * in process (embed.ts) when on, exiftool in batches for what that does not take. Run: node bench/provenance.ts on|provenance|off (knobs BENCH_JOBS,
  * BENCH_CONCURRENCY, BENCH_EXIFTOOL_PROCS)
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -59,6 +59,7 @@ try {
   const b = engine.store.batch(r.batch!.id)!;
   const notes = engine.store.byIds(r.jobIds).filter((j) => j.error).length;
   const calls = engine.resultMetadata.exiftoolCalls;
+  const inProcess = engine.resultMetadata.writtenInProcess;
   await engine.close();
   rss.stop();
   const s = (t1 - t0) / 1000;
@@ -70,7 +71,8 @@ try {
       'CPU of the engine process (exiftool not counted)',
       `${((cpu.user + cpu.system) / 1e3 / N).toFixed(2)} ms per job`,
     ],
-    ['exiftool calls (results per call)', `${calls} (${calls ? (N / calls).toFixed(1) : '-'})`],
+    ['written in process (without exiftool)', String(inProcess)],
+    ['exiftool calls (results per call)', `${calls} (${calls ? ((N - inProcess) / calls).toFixed(1) : '-'})`],
     ['peak RSS of the engine process', mb(rss.peak())],
     ['load average (1 min) at start / end', `${load0} / ${loadavg1()}`],
   ];
