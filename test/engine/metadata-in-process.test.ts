@@ -1,5 +1,5 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp, { type Sharp } from 'sharp';
 import { ExifTool } from 'exiftool-vendored';
@@ -135,6 +135,62 @@ describe('metadata written in process, without exiftool', () => {
       }
     },
   );
+
+  it('edits a big-endian EXIF with a maker note in place: the thumbnail zeroed, every offset still right', async () => {
+    // IFD0 (Make, Orientation 6, ExifIFD) at 8, Make's text at 50, ExifIFD (MakerNote, pixel size) at 56,
+    // the maker note at 98, IFD1 at 108 and its thumbnail at 138, as a camera lays them out.
+    const t = Buffer.alloc(154);
+    t.write('MM\0\x2a', 0, 'latin1');
+    t.writeUInt32BE(8, 4);
+    const entry = (at: number, tag: number, type: number, count: number, value: number) => {
+      t.writeUInt16BE(tag, at);
+      t.writeUInt16BE(type, at + 2);
+      t.writeUInt32BE(count, at + 4);
+      if (type === 3 && count === 1) t.writeUInt16BE(value, at + 8);
+      else t.writeUInt32BE(value, at + 8);
+    };
+    t.writeUInt16BE(3, 8);
+    entry(10, 0x10f, 2, 5, 50);
+    entry(22, 0x112, 3, 1, 6);
+    entry(34, 0x8769, 4, 1, 56);
+    t.writeUInt32BE(108, 46);
+    t.write('Acme\0', 50, 'latin1');
+    t.writeUInt16BE(3, 56);
+    entry(58, 0x927c, 7, 10, 98);
+    entry(70, 0xa002, 4, 1, 60);
+    entry(82, 0xa003, 4, 1, 40);
+    t.write('ACMENOTE10', 98, 'latin1');
+    t.writeUInt16BE(2, 108);
+    entry(110, 0x201, 4, 1, 138);
+    entry(122, 0x202, 4, 1, 16);
+    t.write('THUMBTHUMBTHUMB!', 138, 'latin1');
+    const dir = folder();
+    mkdirSync(join(dir, 'in'), { recursive: true });
+    const source = join(dir, 'in', 'acme.jpg');
+    const plain = await sharp({ create: { width: 60, height: 40, channels: 3, background: '#7a3' } })
+      .jpeg()
+      .toBuffer();
+    const app1 = Buffer.concat([Buffer.from([0xff, 0xe1, 0, 0]), Buffer.from('Exif\0\0', 'latin1'), t]);
+    app1.writeUInt16BE(app1.length - 2, 2);
+    writeFileSync(source, Buffer.concat([plain.subarray(0, 2), app1, plain.subarray(2)]));
+    const part = await result(dir, 'png');
+    const meta = new ResultMetadata({ warn: () => undefined });
+    try {
+      const { into, done } = await writeInto(meta, source, part);
+      expect(done).toEqual({ written: true, problem: null });
+      expect(meta.writtenInProcess).toBe(1);
+      const tags = await readTags(into);
+      expect(tags['IFD0:Make']).toBe('Acme');
+      expect(tags['IFD0:Orientation']).toBe(6);
+      expect(tags['ExifIFD:ExifImageWidth']).toBeUndefined();
+      expect(tags['IFD1:ThumbnailImage']).toBeUndefined();
+      const out = readFileSync(into);
+      expect(out.includes(Buffer.from('ACMENOTE10'))).toBe(true);
+      expect(out.includes(Buffer.from('THUMB'))).toBe(false);
+    } finally {
+      await meta.end();
+    }
+  });
 
   it('a result with a profile of its own keeps it; an upright source leaves no orientation', async () => {
     const dir = folder();
