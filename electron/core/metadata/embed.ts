@@ -4,8 +4,8 @@ import { crc32, deflateSync, inflateSync } from 'node:zlib';
 /**
  * A result's metadata written in this process for JPEG, PNG and WebP, its image data copied byte
  * for byte (never re-encoded). It takes only the common case: a source with EXIF and ICC alone
- * (no XMP, IPTC or comments) and a result with no EXIF or XMP of its own; anything else returns
- * null and goes to exiftool, which merges and converts what this does not.
+ * (no XMP, IPTC or comments) and a result with no EXIF or XMP of its own; anything else is
+ * declined and goes to exiftool, which merges and converts what this does not.
  */
 
 /** What is written: the source's EXIF (a TIFF block, IFD0 first) and ICC profile, and our XMP packet. */

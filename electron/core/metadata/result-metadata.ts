@@ -251,7 +251,6 @@ export class ResultMetadata {
   private staging: Promise<string> | null = null;
   private calls = 0;
   private singles = 0;
-
   private embedded = 0;
 
   /** exiftool calls made so far, batched or alone (tests and bench/provenance.ts read it). */
