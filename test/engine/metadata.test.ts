@@ -242,10 +242,15 @@ describe('ResultMetadata on its own', () => {
 
   it('writes results finishing together in shared calls, each with its own source and record', async () => {
     const dir = sb.folder();
+    // With XMP of their own: what only exiftool copies (a camera's plain EXIF is written in process).
     const camera = async (path: string, make: string) => {
       mkdirSync(join(path, '..'), { recursive: true });
       await sharp({ create: { width: 30, height: 20, channels: 3, background: '#6a8' } })
         .withExif({ IFD0: { Make: make, Model: 'M' } })
+        .withXmp(
+          `<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">` +
+            `<rdf:Description rdf:about="" xmlns:xmp="http://ns.adobe.com/xap/1.0/" xmp:Rating="3"/></rdf:RDF></x:xmpmeta>`,
+        )
         .jpeg()
         .toFile(path);
       return path;
@@ -284,6 +289,7 @@ describe('ResultMetadata on its own', () => {
           }),
         ),
       );
+      expect(meta.writtenInProcess).toBe(0);
       expect(meta.exiftoolCalls).toBeLessThan(jobs.length);
       for (const [i, j] of jobs.slice(0, -1).entries()) {
         expect(done[i]).toEqual({ written: true, problem: null });

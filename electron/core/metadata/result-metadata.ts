@@ -21,6 +21,7 @@ import { isAbsolutePath } from '../../../shared/settings.ts';
 import { findTool } from '../../../shared/catalogue/index.ts';
 import { APP_VERSION } from '../app-version.ts';
 import { resultOrientation } from './orientation.ts';
+import { embedInProcess, readSource, xmpPacket, type SourceMetadata } from './embed.ts';
 
 /**
  * How a result was made, as its XMP (namespace `mediadesk`) and its sidecar record it: a tool's
@@ -45,6 +46,8 @@ export interface Provenance {
 }
 
 export const PROVENANCE_NAMESPACE = 'https://mediadesk.app/ns/provenance/1.0/';
+/** The prefixes provenanceTags() writes, as exiftool declares them. */
+const XMP_NAMESPACES = { mediadesk: PROVENANCE_NAMESPACE, xmp: 'http://ns.adobe.com/xap/1.0/' };
 
 // exiftool's user-defined XMP namespace, read from a file at its start (`-config`).
 const CONFIG = `%Image::ExifTool::UserDefined = (
@@ -65,6 +68,8 @@ const CONFIG = `%Image::ExifTool::UserDefined = (
 /** Result formats exiftool writes EXIF, ICC and XMP into; of them, those that also hold IPTC. */
 const IMAGES = new Set(['.jpg', '.jpeg', '.png', '.webp', '.tif', '.tiff']);
 const HOLDS_IPTC = new Set(['.jpg', '.jpeg', '.tif', '.tiff']);
+/** Of them, those written in this process in the common case (embed.ts), exiftool kept for the rest. */
+const IN_PROCESS = new Set(['.jpg', '.jpeg', '.png', '.webp']);
 // QuickTime files take the provenance XMP (no source is copied into them). exiftool only reads
 // MP3, WAV, OGG, FLAC, AAC and WebM (its supported file types): those get the sidecar alone.
 const QUICKTIME = new Set(['.mp4', '.mov', '.m4v', '.m4a']);
@@ -246,10 +251,16 @@ export class ResultMetadata {
   private staging: Promise<string> | null = null;
   private calls = 0;
   private singles = 0;
+  private embedded = 0;
 
   /** exiftool calls made so far, batched or alone (tests and bench/provenance.ts read it). */
   get exiftoolCalls(): number {
     return this.calls + this.singles;
+  }
+
+  /** Results whose metadata was written in this process, without exiftool. */
+  get writtenInProcess(): number {
+    return this.embedded;
   }
   private readonly warn: (message: string) => void;
 
@@ -401,7 +412,11 @@ export class ResultMetadata {
     let problem: string | null = null;
     // A source image's EXIF says nothing true of a video or a sound.
     let source = settings.keepMetadata && IMAGES.has(ext) ? job.source : null;
-    const held = source ? await metadataHeldBy(source) : 'none';
+    // Read here for a result written here (a JPEG, PNG or WebP source), else by sharp.
+    const read = source && IN_PROCESS.has(ext) ? await readSource(source).catch(() => null) : null;
+    let held: Awaited<ReturnType<typeof metadataHeldBy>> = 'none';
+    if (read) held = read.any ? 'some' : 'none';
+    else if (source) held = await metadataHeldBy(source);
     if (held === 'gone' || held === 'unreadable') {
       const why = held === 'gone' ? 'is no longer there' : 'is no longer an image';
       problem = `its metadata could not be copied: the source ${basename(source!)} ${why}`;
@@ -411,8 +426,17 @@ export class ResultMetadata {
     const tags: Record<string, string | number> = {};
     const copyArgs: string[] = [];
     try {
+      // An upright source (most) needs no look at the result's pixels.
+      const upright = !source || read?.orientation === 1;
+      const orientation = upright ? null : await resultOrientation(source!, result).catch(() => null);
+      const here = IN_PROCESS.has(ext) && (read || !source);
+      const inProcess = {
+        source: source ? read : null,
+        orientation,
+        provenance: settings.writeProvenance && provenance,
+      };
+      if (here && (await this.inProcess(result, into, inProcess))) return { written: true, problem };
       if (source) {
-        const orientation = await resultOrientation(source, result).catch(() => null);
         // `#`: the number itself, not its name ("Rotate 90 CW").
         if (orientation !== null) tags['Orientation#'] = orientation;
         if (!HOLDS_IPTC.has(ext)) copyArgs.push(...IPTC_TO_XMP, '--IPTC:all');
@@ -437,6 +461,26 @@ export class ResultMetadata {
       await unlink(into).catch(() => undefined);
       const what = source ? 'its metadata could not be copied' : 'how it was made could not be recorded in it';
       return { written: false, problem: `${what}: ${reasonOf(err)}` };
+    }
+  }
+
+  /** Whether the copy was written here, without exiftool (embed.ts says which cases it takes). */
+  private async inProcess(
+    result: string,
+    into: string,
+    job: { source: SourceMetadata | null; orientation: number | null; provenance: Provenance | false },
+  ): Promise<boolean> {
+    const xmp = job.provenance ? xmpPacket(provenanceTags(job.provenance), XMP_NAMESPACES) : null;
+    if (job.provenance && !xmp) return false;
+    try {
+      if (!(await embedInProcess(result, into, { source: job.source, orientation: job.orientation, xmp })))
+        return false;
+      this.embedded++;
+      return true;
+    } catch {
+      // A file this reader does not follow: exiftool tries it and says what is wrong.
+      await unlink(into).catch(() => undefined);
+      return false;
     }
   }
 
