@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { AuditStore } from '../electron/core/audit/store.ts';
 import { importFile } from '../electron/core/audit/import.ts';
-import { stageFile } from '../electron/core/audit/stage.ts';
+import { STAGE_COLUMNS, stageFile } from '../electron/core/audit/stage.ts';
 import { writeNdjson, type BenchOrder } from './audit-data.ts';
+import { KEY_SLOTS } from '../electron/core/audit/keys.ts';
 
 /**
  * Import of N NDJSON events into a fresh audit.db: wall time and peak RSS. The file is written by
@@ -13,10 +14,12 @@ import { writeNdjson, type BenchOrder } from './audit-data.ts';
  * the API pages them (an export), else in random date order (the staged path). `--cached-windows K`
  * first imports, untimed, N events of each of the K spans before (other ids), oldest first, and
  * then times the import into that cache: the next month's export into a cache holding the last K.
- * `--bare`: the floor instead: the same rows, staged first untimed by the import's own reader, then
- * timed as they go into the same tables (events, events_raw, events_fts) of a fresh cache with every
- * index but the rowid dropped, by plain INSERT ... SELECT in transactions of 50,000.
- * Usage: node bench/audit-import.ts [N] [--keep DIR] [--order random|newest-first] [--cached-windows K] [--bare]
+ * `--bare`: the floor instead: the same rows, staged first untimed by the import's own reader and
+ * laid out in insertion order with the keys the import gives them, then timed as they go into the
+ * same tables (events, events_raw, events_fts) of a fresh cache with every index but the rowid
+ * dropped, by plain INSERT ... SELECT in the import's transactions of 50,000. `--stage-ids` (with
+ * `--bare`): under the staged ids instead, so every batch appends; the import cannot store them so.
+ * Usage: node bench/audit-import.ts [N] [--keep DIR] [--order random|newest-first] [--cached-windows K] [--bare [--stage-ids]]
  */
 const args = process.argv.slice(2);
 if (args[0] === '--write') {
@@ -28,6 +31,8 @@ const keep = args.includes('--keep') ? args[args.indexOf('--keep') + 1] : null;
 const order: BenchOrder = args.includes('--order') ? (args[args.indexOf('--order') + 1] as BenchOrder) : 'random';
 const cachedWindows = args.includes('--cached-windows') ? Number(args[args.indexOf('--cached-windows') + 1]) : 0;
 const bare = args.includes('--bare');
+// The floor's rows under the staged ids (appended in rising order) instead of the import's date keys.
+const bareStageIds = args.includes('--stage-ids');
 const BARE_BATCH = 50_000;
 const dir = keep ?? mkdtempSync(join(tmpdir(), 'md-audit-bench-'));
 mkdirSync(dir, { recursive: true });
@@ -55,6 +60,7 @@ const cachedBefore = store.counts().events;
 // compete with that I/O, so it waits for it, and the clock measures the import alone.
 spawnSync('sync');
 let stageRows = 0;
+let bareBatches: [number, number][] = [];
 if (bare) {
   const stagePath = join(dir, 'bare-stage.db');
   rmSync(stagePath, { force: true });
@@ -65,11 +71,12 @@ if (bare) {
     .all() as string[])
     store.db.exec(`DROP INDEX ${idx}`);
   store.db.exec(`ATTACH DATABASE '${stagePath.replaceAll("'", "''")}' AS stage`);
+  bareBatches = bareRows(stageRows);
   spawnSync('sync');
 }
 const t0 = performance.now();
 const c0 = process.cpuUsage();
-const report = bare ? bareInsert(stageRows) : await importFile(store, file);
+const report = bare ? bareInsert() : await importFile(store, file);
 const seconds = (performance.now() - t0) / 1000;
 const c1 = process.cpuUsage(c0);
 const cpuSeconds = (c1.user + c1.system) / 1e6;
@@ -93,21 +100,50 @@ const result = {
 console.log(JSON.stringify(bare ? { ...result, bare: true } : result));
 if (!keep) rmSync(dir, { recursive: true, force: true });
 
+/**
+ * Untimed: the staged rows copied into `stage.bare_rows` in the order the insert takes them, each
+ * with the key the import gives it (keys.ts: the date's millisecond times 1024 plus its place
+ * among that millisecond's rows in file order), batch by batch in key order: a newest-first file
+ * puts each batch below the ones before, as the import must. Returns each batch's span of positions.
+ */
+function bareRows(rows: number): [number, number][] {
+  const key = bareStageIds
+    ? 'id'
+    : `CAST(ts AS INTEGER) * ${KEY_SLOTS} + row_number() OVER (PARTITION BY ts ORDER BY id) - 1`;
+  // The keys sorted alone, then the wide rows copied in their order: sorting the rows themselves took ~250 MB more.
+  const columns = STAGE_COLUMNS.join(', ');
+  store.db.exec(`CREATE TEMP TABLE bare_keys (pos INTEGER PRIMARY KEY, batch, id, seq);
+    INSERT INTO temp.bare_keys (batch, id, seq) SELECT id / ${BARE_BATCH}, id, ${key} FROM stage.rows ORDER BY 1, 3;
+    CREATE TABLE stage.bare_rows (pos INTEGER PRIMARY KEY, batch, seq, ${columns});
+    INSERT INTO stage.bare_rows (pos, batch, seq, ${columns})
+      SELECT k.pos, k.batch, k.seq, ${STAGE_COLUMNS.map((c) => `r.${c}`).join(', ')}
+      FROM temp.bare_keys AS k JOIN stage.rows AS r ON r.id = k.id ORDER BY k.pos;
+    DROP TABLE temp.bare_keys`);
+  const off = store.db
+    .prepare(
+      `SELECT count(*) FROM stage.bare_rows WHERE seq - CAST(ts AS INTEGER) * ${KEY_SLOTS} NOT BETWEEN 0 AND ${KEY_SLOTS - 1}`,
+    )
+    .pluck()
+    .get() as number;
+  if (off && !bareStageIds) throw new Error(`${off} staged rows have no date key: not a bench file`);
+  const spans = store.db.prepare('SELECT min(pos), max(pos) + 1 FROM stage.bare_rows GROUP BY batch ORDER BY batch');
+  const out = spans.raw().all() as [number, number][];
+  if (out.reduce((n, [lo, hi]) => n + hi - lo, 0) !== rows) throw new Error("the floor's rows miss staged ones");
+  return out;
+}
+
 /** The staged rows into the cache's tables, indexes dropped: what any import of them must at least do. */
-function bareInsert(rows: number) {
+function bareInsert() {
+  const from = 'FROM stage.bare_rows WHERE pos >= ? AND pos < ?';
   const events = store.db.prepare(`INSERT INTO events
     (seq, event_id, ts, event_type, member_email, member_id, member_type, verb, status, category, group_id, folder_ref, project_ref, request_id, correlation_id, resource_id, origin)
-    SELECT id, eventId, ts, eventType, memberEmail, memberId, memberType, verb, status, category, groupId, folderRef, projectRef, requestId, correlationId, resourceId, 'import'
-    FROM stage.rows WHERE id >= ? AND id < ?`);
-  const raw = store.db.prepare(
-    'INSERT INTO events_raw (seq, raw) SELECT id, raw FROM stage.rows WHERE id >= ? AND id < ?',
-  );
-  const text = store.db.prepare(
-    'INSERT INTO events_fts (rowid, body) SELECT id, text FROM stage.rows WHERE id >= ? AND id < ?',
-  );
-  for (let lo = 0; lo <= rows; lo += BARE_BATCH)
+    SELECT seq, eventId, ts, eventType, memberEmail, memberId, memberType, verb, status, category, groupId, folderRef, projectRef, requestId, correlationId, resourceId, 'import'
+    ${from}`);
+  const raw = store.db.prepare(`INSERT INTO events_raw (seq, raw) SELECT seq, raw ${from}`);
+  const text = store.db.prepare(`INSERT INTO events_fts (rowid, body) SELECT seq, text ${from}`);
+  for (const [lo, hi] of bareBatches)
     store.db.transaction(() => {
-      for (const s of [events, raw, text]) s.run(lo, lo + BARE_BATCH);
+      for (const s of [events, raw, text]) s.run(lo, hi);
     })();
   const stored = store.db.prepare('SELECT count(*) FROM events').pluck().get() as number;
   if (stored !== count) throw new Error(`the bare insert stored ${stored} of ${count} events`);

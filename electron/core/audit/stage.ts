@@ -10,7 +10,7 @@ import type { EventRow } from './event.ts';
 import { readParsed, type ReadTask } from './read.ts';
 
 /** Stage columns (untyped: values are kept exactly), named as EventRow's fields so a staged row reads back as one. */
-const STAGE_COLUMNS = [
+export const STAGE_COLUMNS = [
   'ts',
   'eventId',
   'eventType',
