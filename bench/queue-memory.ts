@@ -41,7 +41,9 @@ async function child(n: number, work: string, url: string | undefined): Promise<
   if (r.queued !== n) throw new Error(`queued ${r.queued} of ${n}`);
   engine.start();
   // A few ticks, status reads of the queue as the app makes them and the CLI's progress count, then what stays.
-  const progress = (engine.jobStates ?? engine.jobRows).bind(engine);
+  // The engine measured may be older: the CLI's read as that engine makes it (stateCounts, jobStates, jobRows).
+  const older = engine as unknown as { jobStates?: (ids: readonly string[]) => unknown };
+  const progress = (engine.stateCounts ?? older.jobStates ?? engine.jobRows).bind(engine);
   for (let i = 0; i < (url ? 33 : 5); i++) {
     engine.status();
     progress(r.jobIds);

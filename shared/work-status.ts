@@ -1,5 +1,5 @@
 import { heldMessage, type BatchRecord, type QueueStatus } from './contract/jobs.ts';
-import type { WorkProgress } from './work-progress.ts';
+import { progressWords, workProgress, type WorkProgress } from './work-progress.ts';
 
 /**
  * What unfinished work is doing, defined once and said the same way by the Studio, the Queue, the
@@ -75,3 +75,40 @@ export function workTitle(s: WorkState, p: WorkProgress): string {
 
 /** One line for a note or a notification: "Paused by budget: why". */
 export const workLine = (s: WorkState) => (s.why ? `${s.label}: ${s.why}` : s.label);
+
+type TrayBatch = BatchPart & Pick<BatchRecord, 'total' | 'progress'>;
+
+/** What the tray and the taskbar show while the window is closed, said in the one model's words. */
+export interface DesktopWork {
+  /** The tray's tooltip: "MediaDesk: Paused by budget: 3 of 20 done", and why on a line of its own. */
+  toolTip: string;
+  /** The status line of the tray's menu: "3 of 20 done" while it runs, else the state's label before it. */
+  status: string;
+  /** Why it does not run (WorkState.why), for a second line of the menu; null while it runs. */
+  why: string | null;
+  toggle: 'Pause queue' | 'Resume queue';
+  /** The taskbar/dock bar as Electron's setProgressBar takes it: the fraction settled, or -1 to remove it. */
+  bar: { value: number; mode: 'normal' | 'paused' };
+  /** Closing the window keeps MediaDesk in the tray while work is left that the person did not pause. */
+  keepsRunning: boolean;
+}
+
+/** The tray's and the taskbar's view of the batches not finished and the queue's status. */
+export function desktopWork(batches: Iterable<TrayBatch>, status: StatusPart): DesktopWork {
+  const list = [...batches];
+  const p = workProgress(list);
+  const s = p ? workState(list, status) : null;
+  let line = 'All done';
+  if (p && s) line = s.kind === 'running' ? progressWords(p) : `${s.label}: ${progressWords(p)}`;
+  const why = s?.kind === 'running' ? null : (s?.why ?? null);
+  return {
+    toolTip: `MediaDesk: ${line}${why ? `\n${why}` : ''}`,
+    status: line,
+    why,
+    toggle: status.paused ? 'Resume queue' : 'Pause queue',
+    bar: !p
+      ? { value: -1, mode: 'normal' }
+      : { value: p.settled / p.total, mode: s?.kind === 'running' ? 'normal' : 'paused' },
+    keepsRunning: s !== null && s.kind !== 'paused',
+  };
+}

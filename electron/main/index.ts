@@ -12,7 +12,7 @@ import { startSandbox } from '../sandbox/index.ts';
 import { wireIpc } from './ipc.ts';
 import { wireBatchProgress } from './progress.ts';
 import { WorkTray } from './tray.ts';
-import { keepsRunningWhenClosed } from '../../shared/work-progress.ts';
+import { desktopWork } from '../../shared/work-status.ts';
 import type { Notice } from '../../shared/contract/notices.ts';
 import { buildMenu } from './menu.ts';
 import { logUncaught, recoverWindow } from './recovery.ts';
@@ -176,7 +176,7 @@ if (!app.requestSingleInstanceLock()) {
 
   // Closing the window while batches run keeps them running, with the tray to come back or quit.
   app.on('window-all-closed', () => {
-    const keep = core && keepsRunningWhenClosed(core.notices?.progress() ?? null, core.engine.status().paused);
+    const keep = core && desktopWork(core.notices?.unfinished() ?? [], core.engine.status()).keepsRunning;
     if (keep) tray?.show();
     else app.quit();
   });

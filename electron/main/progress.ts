@@ -1,6 +1,6 @@
 import { Notification, type BrowserWindow } from 'electron';
 import type { Notice } from '../../shared/contract/notices.ts';
-import { taskbarProgress } from '../../shared/work-progress.ts';
+import { desktopWork } from '../../shared/work-status.ts';
 import type { Core } from '../core/index.ts';
 
 /**
@@ -15,7 +15,7 @@ export function wireBatchProgress(
   return core.events.onAny((name, payload) => {
     const w = win();
     if (name === 'jobs.changed' && w && !w.isDestroyed()) {
-      const { value, mode } = taskbarProgress(core.notices?.progress() ?? null, core.engine.status().paused);
+      const { value, mode } = desktopWork(core.notices?.unfinished() ?? [], core.engine.status()).bar;
       w.setProgressBar(value, { mode });
     }
     if (name !== 'notices.show' || !Notification.isSupported()) return;

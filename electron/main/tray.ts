@@ -1,5 +1,5 @@
 import { Menu, Tray } from 'electron';
-import { trayLabels } from '../../shared/work-progress.ts';
+import { desktopWork } from '../../shared/work-status.ts';
 import type { Core } from '../core/index.ts';
 import { badgeIcon } from './badge-icon.ts';
 
@@ -9,8 +9,8 @@ export interface TrayActions {
 }
 
 /**
- * The tray (menu-bar) icon while work runs with the window closed: "3 of 20 done", Open MediaDesk,
- * Pause or Resume queue, Quit. It follows the queue's events until the window opens again.
+ * The tray (menu-bar) icon while work runs with the window closed: "3 of 20 done" or the state it
+ * is held in and why (shared/work-status), Open MediaDesk, Pause or Resume queue, Quit. It follows the queue's events until the window opens again.
  */
 export class WorkTray {
   private readonly core: Core;
@@ -50,18 +50,19 @@ export class WorkTray {
 
   private update(): void {
     if (!this.tray) return;
-    const paused = this.core.engine.status().paused;
-    const { toolTip, status, toggle } = trayLabels(this.core.notices?.progress() ?? null, paused);
+    const queue = this.core.engine.status();
+    const { toolTip, status, why, toggle } = desktopWork(this.core.notices?.unfinished() ?? [], queue);
     this.tray.setToolTip(toolTip);
     this.tray.setContextMenu(
       Menu.buildFromTemplate([
         { label: status, enabled: false },
+        ...(why ? [{ label: why, enabled: false }] : []),
         { type: 'separator' },
         { label: 'Open MediaDesk', click: () => this.actions.open() },
         {
           label: toggle,
           click: () => {
-            if (paused) this.core.engine.resume();
+            if (queue.paused) this.core.engine.resume();
             else this.core.engine.pause();
             this.update();
           },

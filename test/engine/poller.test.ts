@@ -110,4 +110,39 @@ describe('a list that shows only the newest tasks', () => {
       await e.close();
     }
   }, 60_000);
+
+  it('while the list shows some of its tasks, probes the duration with one task left out, not three', async () => {
+    const dir = sb.folder();
+    const n = LIST_WINDOW_FAULT + 10;
+    // Tasks that outlast the test, and a ceiling (6 x maxMs) beyond it: nothing is learned, no task is due by age.
+    await control(sb.url, 'faults', { listWindow: LIST_WINDOW_FAULT, taskDurationMs: 120_000 });
+    const inputs = await makeImages(
+      join(dir, 'in'),
+      Array.from({ length: n }, (_, i) => `p${i}.png`),
+      8,
+    );
+    const e = openEngine({
+      home: join(dir, 'home'),
+      target: async () => ({ baseUrl: sb.url, apiKey: 'sandbox-owner' }),
+      slugs: () => ({ ...DEFAULT_SLUGS }),
+      settings: () => DEFAULT_SETTINGS,
+      concurrency: n,
+      poll: { firstMs: 40, minMs: 40, maxMs: { image: 20_000, text: 20_000, audio: 20_000, video: 20_000 } },
+    });
+    let before: { lists: number; byId: number } | null = null;
+    try {
+      await e.startBatch({ tool: 'upscaler-precision', inputs, outDir: join(dir, 'out') });
+      e.start();
+      // Once every task is created, the list leaves the oldest 10 out.
+      await until(() => e.status().counts.running === n);
+      before = await requests();
+      await until(async () => (await requests()).lists >= before!.lists + 8);
+    } finally {
+      await e.close();
+    }
+    // Each list read asks the one probe at most (three probes: about three asks a list).
+    const after = await requests();
+    expect(after.byId - before!.byId).toBeGreaterThan(0);
+    expect(after.byId - before!.byId).toBeLessThanOrEqual(after.lists - before!.lists + 1);
+  }, 60_000);
 });

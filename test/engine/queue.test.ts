@@ -11,6 +11,15 @@ import { cleanup, tmp } from './helpers.ts';
 const dirs: string[] = [];
 afterEach(() => dirs.splice(0).forEach(cleanup));
 
+const batchOf = (id: string) => ({
+  id,
+  tool: 'upscaler-precision',
+  outDir: '/out',
+  params: {},
+  roots: [],
+  snapshot: { namingTemplate: '{name}_{tool}.{ext}', slugs: {} },
+});
+
 function store() {
   const dir = tmp('queue');
   dirs.push(dir);
@@ -64,6 +73,34 @@ describe('job state machine', () => {
     expect(s.batch('b1')).toMatchObject({ total: 2, progress: 0.5, finished: false, counts: { failed: 1, queued: 1 } });
     expect(s.openJobsIn('upscaler-precision', dir)).toEqual(new Map([['/in/b.png', 'j2']]));
     expect(s.get('j1')!.invalid).toEqual([{ field: 'image', reason: 'too small' }]);
+  });
+
+  it("counts a batch's states in a row per state, not per job, with why its queued jobs wait", () => {
+    const { s } = store();
+    const jobs = Array.from({ length: 300 }, (_, i) => ({
+      id: `k${i}`,
+      inputPath: `/in/k${i}.png`,
+      relDir: '',
+      params: {},
+    }));
+    s.insertBatch({ ...batchOf('b2'), jobs });
+    const ids = jobs.map((j) => j.id);
+    s.move('k0', 'queued', 'submitting');
+    s.move('k1', 'queued', 'canceled');
+    s.patch('k2', 'queued', { error: 'waiting: the service is busy' });
+    const groups = s.stateCounts(ids);
+    expect(groups).toHaveLength(4);
+    expect(groups).toEqual(
+      expect.arrayContaining([
+        { state: 'queued', error: null, n: 297 },
+        { state: 'queued', error: 'waiting: the service is busy', n: 1 },
+        { state: 'submitting', error: null, n: 1 },
+        { state: 'canceled', error: null, n: 1 },
+      ]),
+    );
+    // The same list read again after it grew in place is read whole, not as it was first.
+    ids.push('j1');
+    expect(s.stateCounts(ids).reduce((sum, g) => sum + g.n, 0)).toBe(301);
   });
 
   it('gives the lease to one owner, and takes it over from a dead process', () => {

@@ -6,13 +6,8 @@ import type { BatchRecord, HotFolderRecord, JobRecord } from '../../shared/contr
 import type { AppRun } from '../../shared/contract/team.ts';
 import { NoticeDecider, type ToldSet } from '../../electron/core/notices/decide.ts';
 import { ToldFile } from '../../electron/core/notices/told.ts';
-import {
-  keepsRunningWhenClosed,
-  taskbarProgress,
-  trayLabels,
-  trayStatus,
-  workProgress,
-} from '../../shared/work-progress.ts';
+import { workProgress } from '../../shared/work-progress.ts';
+import { desktopWork, NO_ANSWER } from '../../shared/work-status.ts';
 
 const memory = (): ToldSet => {
   const keys = new Set<string>();
@@ -239,38 +234,60 @@ describe('told notices are remembered in the data folder', () => {
 });
 
 describe('progress outside the window', () => {
-  it('counts unfinished batches only; the tray says it, and the app stays open only while work moves', () => {
-    const p = workProgress([batch({ done: 3, running: 17 }), batch({ done: 5 }, { id: 'b2' })]);
-    expect(p).toEqual({ settled: 3, total: 20 });
-    expect(trayStatus(p, false)).toBe('3 of 20 done');
-    expect(trayStatus(p, true)).toBe('Paused: 3 of 20 done');
-    expect(trayStatus(null, false)).toBe('All done');
-    expect([
-      keepsRunningWhenClosed(p, false),
-      keepsRunningWhenClosed(p, true),
-      keepsRunningWhenClosed(null, false),
-    ]).toEqual([true, false, false]);
+  const status = { paused: false, heldBack: null, heldBy: [] };
+  const moving = () => [batch({ done: 3, running: 1, queued: 16 }), batch({ done: 5 }, { id: 'b2' })];
+
+  it('counts unfinished batches only', () => {
+    expect(workProgress(moving())).toEqual({ settled: 3, total: 20 });
   });
 
-  it('the tray names the progress in its tooltip and menu, and offers to pause or resume', () => {
-    const p = { settled: 3, total: 20 };
-    expect(trayLabels(p, false)).toEqual({
+  it('the tray and the taskbar say the work as it runs, and nothing once all is done', () => {
+    expect(desktopWork(moving(), status)).toEqual({
       toolTip: 'MediaDesk: 3 of 20 done',
       status: '3 of 20 done',
+      why: null,
       toggle: 'Pause queue',
+      bar: { value: 0.15, mode: 'normal' },
+      keepsRunning: true,
     });
-    expect(trayLabels(p, true)).toEqual({
-      toolTip: 'MediaDesk: Paused: 3 of 20 done',
-      status: 'Paused: 3 of 20 done',
-      toggle: 'Resume queue',
+    expect(desktopWork([batch({ done: 5 })], status)).toMatchObject({
+      toolTip: 'MediaDesk: All done',
+      bar: { value: -1, mode: 'normal' },
+      keepsRunning: false,
     });
-    expect(trayLabels(null, false).toolTip).toBe('MediaDesk: All done');
   });
 
-  it('the taskbar bar is the fraction settled, shown paused when the queue is, and removed (-1) when nothing runs', () => {
-    expect(taskbarProgress({ settled: 0, total: 4 }, false)).toEqual({ value: 0, mode: 'normal' });
-    expect(taskbarProgress({ settled: 3, total: 4 }, false)).toEqual({ value: 0.75, mode: 'normal' });
-    expect(taskbarProgress({ settled: 3, total: 4 }, true)).toEqual({ value: 0.75, mode: 'paused' });
-    expect(taskbarProgress(null, true)).toEqual({ value: -1, mode: 'normal' });
+  it('a paused queue is said as the Queue says it, offers Resume, and lets the app quit on close', () => {
+    expect(desktopWork(moving(), { ...status, paused: true })).toEqual({
+      toolTip: 'MediaDesk: Paused: 3 of 20 done\nthe queue is paused; Resume queue goes on',
+      status: 'Paused: 3 of 20 done',
+      why: 'the queue is paused; Resume queue goes on',
+      toggle: 'Resume queue',
+      bar: { value: 0.15, mode: 'paused' },
+      keepsRunning: false,
+    });
+  });
+
+  it('a budget, a daily cap and a silent service are named with why, not said as running or paused', () => {
+    const held = [batch({ done: 3, queued: 17 }, { heldBy: 'Paused: the budget of 10 credits is spent' })];
+    expect(desktopWork(held, status)).toMatchObject({
+      status: 'Paused by budget: 3 of 20 done',
+      why: 'the budget of 10 credits is spent',
+      toggle: 'Pause queue',
+      bar: { mode: 'paused' },
+      keepsRunning: true,
+    });
+    const cap = { tool: 'upscaler-precision', title: 'Upscaler', limit: 5, left: 0, resetsAt: 0, waiting: 17 };
+    const capped = desktopWork([batch({ done: 3, queued: 17 })], { ...status, heldBy: [cap] });
+    expect(capped.status).toBe('Held by a daily cap: 3 of 20 done');
+    expect(capped.why).toMatch(/^the daily limit of 5 jobs for Upscaler is reached/);
+    expect(desktopWork(moving(), { ...status, heldBack: NO_ANSWER })).toMatchObject({
+      toolTip: `MediaDesk: Waiting for the service: 3 of 20 done\n${NO_ANSWER}`,
+      bar: { mode: 'paused' },
+    });
+    // One batch that runs is what the tray says, whatever holds another.
+    expect(desktopWork([...held, batch({ running: 2 }, { id: 'b3', tool: 'other' })], status).status).toBe(
+      '3 of 22 done',
+    );
   });
 });

@@ -70,9 +70,9 @@ export class QueueCommands {
     return this.store.byIds(ids);
   }
 
-  jobStates(ids: readonly string[]): Pick<JobRow, 'state' | 'error'>[] {
+  stateCounts(ids: readonly string[]): { state: JobState; error: string | null; n: number }[] {
     this.runner.settleGoneSandbox();
-    return this.store.statesOf(ids);
+    return this.store.stateCounts(ids);
   }
 
   listJobs(query: { batchId?: string; state?: JobState; limit: number; offset: number }): {

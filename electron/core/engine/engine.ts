@@ -165,9 +165,12 @@ export class Engine {
     return this.commands.jobRows(ids);
   }
 
-  /** As jobRows, only each job's state and error: the CLI's progress over a batch of any size. */
-  jobStates(ids: readonly string[]): Pick<JobRow, 'state' | 'error'>[] {
-    return this.commands.jobStates(ids);
+  /**
+   * How many of `ids` are in each state, and the distinct errors of the queued ones: the CLI's
+   * progress over a batch of any size, in memory by state, not by job.
+   */
+  stateCounts(ids: readonly string[]): { state: JobState; error: string | null; n: number }[] {
+    return this.commands.stateCounts(ids);
   }
 
   /** Whether a job or app run of this data folder wrote `path`. */

@@ -28,8 +28,13 @@ interface TrackedTask {
 
 /** The longest wait before a list that does not answer is asked again (PollPolicy.listRetryMs doubles up to it). */
 const LIST_RETRY_MAX_MS = 300_000;
-/** Tasks no list shows asked before anything of their tool was seen finished (byIdDue). */
+/**
+ * Tasks no list shows asked before anything of their tool was seen finished (byIdDue). One while
+ * the list shows some of them: those seen ending teach the duration too, so a hung probe holds
+ * nothing up, and each more probe costs a request per poll interval until the first ends.
+ */
 const PROBES = 3;
+const PROBES_BESIDE_LIST = 1;
 
 /**
  * The poll step: running tasks asked about, one list request per collection per tick. What a list
@@ -139,9 +144,9 @@ export class Poller {
   }
 
   /** Tasks no list shows that are due to be asked by id: the oldest few probe a tool not yet learned. */
-  private dueById(tasks: TrackedTask[], now: number): TrackedTask[] {
+  private dueById(tasks: TrackedTask[], now: number, probes = PROBES): TrackedTask[] {
     const { poll } = this.context;
-    const oldest = [...tasks].sort((a, b) => a.submittedAt - b.submittedAt).slice(0, PROBES);
+    const oldest = [...tasks].sort((a, b) => a.submittedAt - b.submittedAt).slice(0, probes);
     return tasks.filter((task) =>
       byIdDue(poll, getTool(task.tool).result, task, this.usual.of(task.tool), oldest.includes(task), now),
     );
@@ -172,6 +177,7 @@ export class Poller {
     const missing = this.dueById(
       tasks.filter((task) => !found.has(task.taskId)),
       now,
+      found.size > 0 ? PROBES_BESIDE_LIST : PROBES,
     );
     const needDetail = tasks.filter(
       (task) => found.get(task.taskId)?.status === 'COMPLETED' && !found.get(task.taskId)!.generated?.length,

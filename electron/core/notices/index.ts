@@ -2,7 +2,6 @@ import type { EventName } from '../../../shared/contract/index.ts';
 import type { HotFolderRecord } from '../../../shared/contract/hot-folders.ts';
 import type { BatchRecord, JobsChanged } from '../../../shared/contract/jobs.ts';
 import type { AppRun } from '../../../shared/contract/team.ts';
-import { workProgress, type WorkProgress } from '../../../shared/work-progress.ts';
 import type { EventBus } from '../events.ts';
 import { NoticeDecider, type ToldSet } from './decide.ts';
 
@@ -34,9 +33,9 @@ export class Notices {
     this.off = deps.events.onAny((name, payload) => this.take(name, payload));
   }
 
-  /** Jobs settled of the batches not finished; null when none runs. */
-  progress(): WorkProgress | null {
-    return workProgress(this.running.values());
+  /** The batches not finished, as their last event told: the tray's and the taskbar's work (desktopWork). */
+  unfinished(): BatchRecord[] {
+    return [...this.running.values()];
   }
 
   stop(): void {

@@ -85,9 +85,9 @@ export function countStates(engine: Engine, ids: readonly string[]): Counts & { 
     needs_attention: 0,
     waiting: null,
   } as Counts & { waiting: string | null };
-  for (const j of engine.jobStates(ids)) {
-    counts[j.state]++;
-    if (j.state === 'queued') counts.waiting = waitingReason(j.error) ?? counts.waiting;
+  for (const group of engine.stateCounts(ids)) {
+    counts[group.state] += group.n;
+    if (group.state === 'queued') counts.waiting = waitingReason(group.error) ?? counts.waiting;
   }
   return counts;
 }
