@@ -29,3 +29,52 @@ describe('layering', () => {
     expect(offenders).toEqual([]);
   });
 });
+
+/** Each table's statements live in its owner's store; the queue's shipped migrations made some of the others' tables. */
+const TABLE_HOMES: Record<string, string[]> = {
+  jobs: ['queue/store.ts', 'queue/migrations.ts'],
+  batches: ['queue/store.ts', 'queue/migrations.ts'],
+  queue_flags: ['queue/store.ts', 'queue/migrations.ts'],
+  queue_lease: ['queue/store.ts', 'queue/migrations.ts'],
+  app_runs: ['apps/store.ts', 'apps/migrations.ts', 'queue/migrations.ts'],
+  app_families: ['apps/family.ts', 'apps/migrations.ts'],
+  uploads: ['engine/uploader.ts', 'queue/migrations.ts'],
+  prices_own: ['limits/prices.ts', 'queue/migrations.ts'],
+  usage_ledger: ['analytics/ledger.ts', 'queue/migrations.ts'],
+  usage_cache: ['analytics/ledger.ts', 'queue/migrations.ts'],
+  limiter_grants: ['limits/limiter.ts', 'limits/migrations.ts', 'queue/migrations.ts'],
+  limiter_daily_uses: ['limits/limiter.ts', 'limits/migrations.ts', 'queue/migrations.ts'],
+  limiter_caps: ['limits/limiter.ts', 'limits/migrations.ts', 'queue/migrations.ts'],
+  limiter_learned_caps: ['limits/limiter.ts', 'limits/migrations.ts', 'queue/migrations.ts'],
+  hot_folders: ['hot-folders/store.ts', 'hot-folders/migrations.ts'],
+  hot_folder_files: ['hot-folders/store.ts', 'hot-folders/migrations.ts'],
+  deferred_indexes: ['audit/store/bulk-indexes.ts', 'audit/migrations.ts'],
+};
+
+/** The tables a source's SQL names (FROM, INTO, UPDATE, JOIN, TABLE). */
+function tablesIn(source: string): Set<string> {
+  return new Set([...source.matchAll(/\b(?:FROM|INTO|UPDATE|JOIN|TABLE|EXISTS)\s+([a-z_]+)\b/g)].map((m) => m[1]));
+}
+
+describe('one home for each table', () => {
+  it("every statement on a table is in its owner's store (or its shipped migrations)", () => {
+    const strays = files('electron').flatMap((f) => {
+      const rel = f
+        .split(/[\\/]/)
+        .join('/')
+        .replace(/^electron\/core\//, '');
+      return [...tablesIn(readFileSync(f, 'utf8'))]
+        .filter((t) => TABLE_HOMES[t] && !TABLE_HOMES[t].includes(rel))
+        .map((t) => `${t} in ${rel}`);
+    });
+    expect(strays).toEqual([]);
+  });
+
+  it('the check itself recognises a statement', () => {
+    expect([...tablesIn("db.prepare('UPDATE jobs SET x = 1 WHERE id IN (SELECT id FROM batches)')")]).toEqual([
+      'jobs',
+      'batches',
+    ]);
+    expect(tablesIn('// jobs from batches').size).toBe(0);
+  });
+});

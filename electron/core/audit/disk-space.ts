@@ -56,7 +56,7 @@ export function diskFullStop(store: AuditStore, accepted: number): string {
   const dir = dirname(store.db.name);
   let pending = false;
   try {
-    pending = (store.db.prepare('SELECT count(*) FROM deferred_indexes').pluck().get() as number) > 0;
+    pending = store.indexesPending();
   } catch {
     // Read only to word the message.
   }

@@ -84,6 +84,11 @@ export class AuditStore {
     this.records.registerLoad();
   }
 
+  /** Whether indexes set aside by a bulk load are still to be built. */
+  indexesPending(): boolean {
+    return this.indexes.pending();
+  }
+
   beginBulk(): void {
     this.indexes.beginBulk();
   }

@@ -228,7 +228,7 @@ export class Engine {
   setBudget(id: string, budget: BatchBudget | null): BatchRecord {
     const batch = this.store.batch(id);
     if (!batch) throw new DeskError('not_found', `no batch ${id}`);
-    new BatchBudgets(this.store.db).set(id, budget, batch.estimate?.credits != null);
+    new BatchBudgets(this.store).set(id, budget, batch.estimate?.credits != null);
     this.runner.kick();
     return this.store.batch(id)!;
   }

@@ -62,11 +62,9 @@ export class JobEvents {
     }
     // `>=` with the ids already sent at the cursor's millisecond: a row written in that same
     // millisecond after the query is neither lost nor sent twice.
-    const rows = (
-      this.store.db
-        .prepare('SELECT id, updated_at AS u FROM jobs WHERE updated_at >= ? ORDER BY updated_at LIMIT 1001')
-        .all(this.cursor) as { id: string; u: number }[]
-    ).filter((row) => !(row.u === this.cursor && this.sentAtCursor.has(row.id)));
+    const rows = this.store
+      .changedSince(this.cursor, 1001)
+      .filter((row) => !(row.u === this.cursor && this.sentAtCursor.has(row.id)));
     const wait = this.waits();
     const before = this.lastWait;
     this.lastWait = wait;

@@ -103,6 +103,11 @@ export class BulkIndexes {
     return ix ? this.buildDeferred(ix) : 0;
   }
 
+  /** Whether indexes set aside by a bulk load are still to be built. */
+  pending(): boolean {
+    return (this.db.prepare('SELECT count(*) FROM deferred_indexes').pluck().get() as number) > 0;
+  }
+
   indexExists(name: string): boolean {
     return !!this.indexNamed.get(name);
   }
