@@ -24,6 +24,11 @@ describe('layering', () => {
     expect(IMPORTS_ELECTRON.test("import x from 'electron-store'")).toBe(false);
   });
 
+  it.each(['electron/sandbox', 'electron/media'])('%s never imports the core, a host or the shell', (dir) => {
+    const offenders = files(dir).filter((f) => /from\s+['"](\.\.?\/)+(core|host|main)\//.test(readFileSync(f, 'utf8')));
+    expect(offenders).toEqual([]);
+  });
+
   it('shared never imports Node built-ins (it runs in the renderer)', () => {
     const offenders = files('shared').filter((f) => /from\s+['"](node:|fs['"]|path['"])/.test(readFileSync(f, 'utf8')));
     expect(offenders).toEqual([]);

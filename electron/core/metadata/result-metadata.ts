@@ -15,7 +15,7 @@ import {
 import { tmpdir } from 'node:os';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import type { ExifTool, WriteTags } from 'exiftool-vendored';
-import { loadSharp } from '../media/sharp.ts';
+import { loadSharp } from '../../media/sharp.ts';
 import type { MetadataSettings } from '../../../shared/settings.ts';
 import { isAbsolutePath } from '../../../shared/settings.ts';
 import { findTool } from '../../../shared/catalogue/index.ts';
