@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, normalize } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 function files(dir: string): string[] {
@@ -81,5 +81,39 @@ describe('one home for each table', () => {
       'batches',
     ]);
     expect(tablesIn('// jobs from batches').size).toBe(0);
+  });
+});
+
+/** A chain of relative imports (type-only too) that comes back to its start, or null. */
+function importCycle(dir: string): string[] | null {
+  const graph = new Map(
+    files(dir).map((f) => [
+      normalize(f),
+      [...readFileSync(f, 'utf8').matchAll(/^(?:import|export)\s[^;]*?from\s+'(\.[^']+)'/gms)].map((m) =>
+        join(dirname(f), m[1]),
+      ),
+    ]),
+  );
+  const done = new Set<string>();
+  const visit = (f: string, path: string[]): string[] | null => {
+    if (path.includes(f)) return [...path.slice(path.indexOf(f)), f];
+    if (done.has(f) || !graph.has(f)) return null;
+    for (const next of graph.get(f)!) {
+      const found = visit(next, [...path, f]);
+      if (found) return found;
+    }
+    done.add(f);
+    return null;
+  };
+  for (const f of graph.keys()) {
+    const found = visit(f, []);
+    if (found) return found;
+  }
+  return null;
+}
+
+describe('no import cycles', () => {
+  it('electron/core imports in one direction (a types.ts holds what a facade and its parts share)', () => {
+    expect(importCycle('electron/core')).toBeNull();
   });
 });

@@ -5,7 +5,7 @@
  */
 import { statfs } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { LoadPath } from './import.ts';
+import type { LoadPath } from './import/types.ts';
 import type { AuditStore } from './store.ts';
 
 /**

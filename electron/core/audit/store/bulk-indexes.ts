@@ -1,6 +1,6 @@
 import type { Db } from '../../db/open.ts';
 import { KEY_SLOTS } from '../keys.ts';
-import type { WriteTx } from '../store.ts';
+import type { WriteTx } from './types.ts';
 import type { ProcessRecords } from './records.ts';
 
 /** The index that keeps event_id unique (migration 6): set aside during a bulk load like the others. */
