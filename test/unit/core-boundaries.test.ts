@@ -117,3 +117,17 @@ describe('no import cycles', () => {
     expect(importCycle('electron/core')).toBeNull();
   });
 });
+
+describe('one whole-file writer', () => {
+  it('the core writes a file beside and renames it only through write-whole.ts (streams aside)', () => {
+    const STREAMED = ['electron/core/downloads/download.ts', 'electron/core/audit/export.ts'];
+    const offenders = files('electron/core')
+      .map((f) => f.split(/[\\/]/).join('/'))
+      .filter((f) => f !== 'electron/core/write-whole.ts' && !STREAMED.includes(f))
+      .filter((f) => {
+        const text = readFileSync(f, 'utf8');
+        return /\bwriteFile(Sync)?\(/.test(text) && /\brename(Sync)?\(/.test(text);
+      });
+    expect(offenders).toEqual([]);
+  });
+});

@@ -1,17 +1,5 @@
 import { createHash } from 'node:crypto';
-import {
-  copyFile,
-  link,
-  mkdir,
-  mkdtemp,
-  rename,
-  rm,
-  stat,
-  symlink,
-  unlink,
-  writeFile,
-  readFile,
-} from 'node:fs/promises';
+import { copyFile, link, mkdir, mkdtemp, rm, stat, symlink, unlink, writeFile, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import type { ExifTool, WriteTags } from 'exiftool-vendored';
@@ -20,6 +8,7 @@ import type { MetadataSettings } from '../../../shared/settings.ts';
 import { isAbsolutePath } from '../../../shared/settings.ts';
 import { findTool } from '../../../shared/catalogue/index.ts';
 import { APP_VERSION } from '../app-version.ts';
+import { writeWholeAsync } from '../write-whole.ts';
 import { resultOrientation } from './orientation.ts';
 
 /**
@@ -278,11 +267,7 @@ export class ResultMetadata {
       tmpdir(),
       `mediadesk-exiftool-${createHash('sha256').update(CONFIG).digest('hex').slice(0, 12)}.config`,
     );
-    if (!(await stat(config).catch(() => null))) {
-      const temp = `${config}.${process.pid}`;
-      await writeFile(temp, CONFIG);
-      await rename(temp, config);
-    }
+    if (!(await stat(config).catch(() => null))) await writeWholeAsync(config, CONFIG);
     // Loaded on first use: the library alone adds about 20 MB to a process that may never write metadata.
     const { DefaultExiftoolArgs, ExifTool } = await import('exiftool-vendored');
     this.exiftool = new ExifTool({
