@@ -35,7 +35,7 @@ function batch(counts: Partial<BatchRecord['counts']>, over: Partial<BatchRecord
     finished: settled === total,
     estimate: null,
     budget: null,
-    heldBy: null,
+    budgetHold: null,
     ...over,
   };
 }
@@ -139,8 +139,8 @@ describe('which events make which notice, once', () => {
 
   it('a batch its budget pauses, once per pause; raised and paused again later, told again', () => {
     const d = new NoticeDecider(memory());
-    const heldBy = "Paused: this batch's budget of 3 jobs is used.";
-    const held = batch({ done: 3, queued: 7 }, { heldBy });
+    const budgetHold = "Paused: this batch's budget of 3 jobs is used.";
+    const held = batch({ done: 3, queued: 7 }, { budgetHold });
     const [notice] = d.fromJobs({ batches: [held], jobs: [] }, []);
     // The Studio's and the Queue's words: the state's label, then why.
     expect(notice).toMatchObject({
@@ -150,7 +150,7 @@ describe('which events make which notice, once', () => {
     });
     expect(d.fromJobs({ batches: [held], jobs: [] }, [])).toEqual([]);
     expect(d.fromJobs({ batches: [batch({ done: 4, queued: 6 })], jobs: [] }, [])).toEqual([]);
-    const again = batch({ done: 6, queued: 4 }, { heldBy: "Paused: this batch's budget of 6 jobs is used." });
+    const again = batch({ done: 6, queued: 4 }, { budgetHold: "Paused: this batch's budget of 6 jobs is used." });
     expect(titles(d.fromJobs({ batches: [again], jobs: [] }, []))).toEqual(['Precision upscaler: Paused by budget']);
   });
 
@@ -161,8 +161,8 @@ describe('which events make which notice, once', () => {
     const status = {
       paused: false,
       rateLimitedUntil: null,
-      heldBack: null,
-      heldBy: [cap],
+      serviceWait: null,
+      capHolds: [cap],
       running: true,
       counts: batch({}).counts,
     };
@@ -170,7 +170,7 @@ describe('which events make which notice, once', () => {
     expect(notice.title).toBe('Precision upscaler: Held by a daily cap');
     expect(notice.body).toMatch(/^Held by a daily cap: the daily limit of 2 jobs for Precision upscaler is reached;/);
     expect(d.fromJobs({ batches: [queued], jobs: [], status }, [])).toEqual([]);
-    const waiting = { ...status, heldBy: [], heldBack: 'the service has not answered for over 10 s' };
+    const waiting = { ...status, capHolds: [], serviceWait: 'the service has not answered for over 10 s' };
     expect(d.fromJobs({ batches: [batch({ done: 2, queued: 3 })], jobs: [], status: waiting }, [])).toEqual([]);
   });
 

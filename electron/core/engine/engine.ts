@@ -99,7 +99,7 @@ export class Engine {
     this.events = new JobEvents(
       this.store,
       () => this.commands.status(),
-      () => ({ heldBack: this.commands.heldBack(), heldBatches: this.runner.submitter.heldBatchIds() }),
+      () => ({ serviceWait: this.commands.serviceWait(), heldBatches: this.runner.submitter.heldBatchIds() }),
     );
     this.sandboxOwners = { here: () => this.lease.owner, live: () => this.lease.liveHolder() };
   }

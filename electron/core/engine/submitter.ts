@@ -72,7 +72,7 @@ export class Submitter {
   }
 
   /** Why creates wait, in a few words; null when they do not. */
-  get heldBack(): string | null {
+  get serviceWait(): string | null {
     return this.heldBackBy;
   }
 

@@ -37,7 +37,7 @@ export class BatchBudgets {
       if ((sent + 1) * each > b.credits + 1e-9)
         held = BUDGET_HELD.credits(b.credits, sent * (each === Infinity ? 0 : each));
     }
-    if (held !== b.heldBy) this.store.setHeldBy(batchId, held);
+    if (held !== b.budgetHold) this.store.setBudgetHold(batchId, held);
     return held === null;
   }
 

@@ -253,7 +253,7 @@ export interface BudgetRow {
   credits: number | null;
   jobs: number | null;
   estimate: number | null;
-  heldBy: string | null;
+  budgetHold: string | null;
   total: number;
 }
 
@@ -388,7 +388,7 @@ export class JobStore {
       estimate: b.estimate_basis === null ? null : { credits: b.estimate_credits, basis: b.estimate_basis },
       budget:
         b.budget_credits === null && b.budget_jobs === null ? null : { credits: b.budget_credits, jobs: b.budget_jobs },
-      heldBy: b.held_by,
+      budgetHold: b.held_by,
     };
   }
 
@@ -431,7 +431,7 @@ export class JobStore {
   /** A batch's budget and hold; its job count is read only when it has a budget (a COUNT per create slowed every batch). */
   budgetOf(batchId: string): BudgetRow | undefined {
     return this.stmt(
-      `SELECT budget_credits AS credits, budget_jobs AS jobs, estimate_credits AS estimate, held_by AS heldBy,
+      `SELECT budget_credits AS credits, budget_jobs AS jobs, estimate_credits AS estimate, held_by AS budgetHold,
               CASE WHEN budget_credits IS NULL AND budget_jobs IS NULL THEN 0
                    ELSE (SELECT COUNT(*) FROM jobs WHERE batch_id = batches.id) END AS total
          FROM batches WHERE id = ?`,
@@ -448,8 +448,8 @@ export class JobStore {
   }
 
   /** Holds a batch with why (null lets it go). */
-  setHeldBy(batchId: string, heldBy: string | null): void {
-    this.stmt('UPDATE batches SET held_by = ? WHERE id = ?').run(heldBy, batchId);
+  setBudgetHold(batchId: string, budgetHold: string | null): void {
+    this.stmt('UPDATE batches SET held_by = ? WHERE id = ?').run(budgetHold, batchId);
     this.touchBatch(batchId);
   }
 

@@ -129,7 +129,7 @@ export const jobsCommand: CliCommand = {
         if (args.json) await write(ctx.stdout, terminalJson({ jobs, total }, 2) + '\n');
         // A count, not a job: on stdout it would reach `| cut -c1-8 | xargs mediadesk jobs retry` as an id.
         else ctx.stderr.write(`${shown} of ${total} jobs\n`);
-        for (const held of (await engine.statusNow()).heldBy) ctx.stderr.write(`${heldMessage(held)}\n`);
+        for (const held of (await engine.statusNow()).capHolds) ctx.stderr.write(`${heldMessage(held)}\n`);
         return 0;
       }
       if (sub === 'budget') {
