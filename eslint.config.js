@@ -31,7 +31,7 @@ export default tseslint.config(
   },
   {
     // The engine is plain Node: the web host and CLI run it with no Electron at all.
-    files: ['electron/core/**/*.ts', 'electron/sandbox/**/*.ts', 'electron/host/**/*.ts'],
+    files: ['electron/core/**/*.ts', 'electron/host/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -41,6 +41,26 @@ export default tseslint.config(
               name: 'electron',
               message:
                 'electron/core, sandbox and host must stay free of Electron; put Electron code in electron/main.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The Sandbox checks the app, so it shares none of its code: only shared/ and the media probe.
+    // electron/media/ is plain Node under both core and Sandbox: it imports neither.
+    files: ['electron/sandbox/**/*.ts', 'electron/media/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: 'electron', message: 'the Sandbox and the media probe must stay free of Electron.' }],
+          patterns: [
+            {
+              group: ['**/core/*', '**/core/**', '**/host/**', '**/main/**'],
+              message:
+                'the Sandbox may not import the core (or a host); shared code goes in shared/ or electron/media/.',
             },
           ],
         },

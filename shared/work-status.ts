@@ -27,7 +27,7 @@ export interface WorkState {
 
 /** How long a request may go unanswered before the work is said to wait for the service (as Test connection). */
 export const NO_ANSWER_MS = 10_000;
-/** QueueStatus.heldBack while a request has gone unanswered for NO_ANSWER_MS. */
+/** QueueStatus.serviceWait while a request has gone unanswered for NO_ANSWER_MS. */
 export const NO_ANSWER = `the service has not answered for over ${NO_ANSWER_MS / 1000} s`;
 
 const state = (kind: WorkStateKind, why: string | null = null): WorkState => ({
@@ -36,8 +36,8 @@ const state = (kind: WorkStateKind, why: string | null = null): WorkState => ({
   why,
 });
 
-type BatchPart = Pick<BatchRecord, 'finished' | 'heldBy' | 'counts' | 'tool'>;
-type StatusPart = Pick<QueueStatus, 'paused' | 'heldBack' | 'heldBy'>;
+type BatchPart = Pick<BatchRecord, 'finished' | 'budgetHold' | 'counts' | 'tool'>;
+type StatusPart = Pick<QueueStatus, 'paused' | 'serviceWait' | 'capHolds'>;
 
 /** A batch's state; null once it is finished. A hold comes before "waiting": it does not end by itself. */
 export function batchWorkState(b: BatchPart, status: StatusPart | null): WorkState | null {
@@ -45,10 +45,10 @@ export function batchWorkState(b: BatchPart, status: StatusPart | null): WorkSta
   const queued = b.counts.queued ?? 0;
   if (status?.paused) return state('paused', 'the queue is paused; Resume queue goes on');
   // The hold's own words without their lead ("Paused: ", "Held: "): the label says that.
-  if (b.heldBy && queued > 0) return state('budget', b.heldBy.replace(/^Paused: /, ''));
-  const cap = queued > 0 ? status?.heldBy.find((h) => h.tool === b.tool) : undefined;
+  if (b.budgetHold && queued > 0) return state('budget', b.budgetHold.replace(/^Paused: /, ''));
+  const cap = queued > 0 ? status?.capHolds.find((h) => h.tool === b.tool) : undefined;
   if (cap) return state('capped', heldMessage(cap).replace(/^Held: /, ''));
-  if (status?.heldBack && queued + (b.counts.submitting ?? 0) > 0) return state('waiting', status.heldBack);
+  if (status?.serviceWait && queued + (b.counts.submitting ?? 0) > 0) return state('waiting', status.serviceWait);
   return state('running');
 }
 

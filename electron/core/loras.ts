@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import { mkdir, rename, stat, writeFile } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { writeWholeAsync } from './write-whole.ts';
 import type { ApiClient } from './api/client.ts';
 import type { Lora } from '../../shared/contract/media.ts';
 
@@ -36,9 +37,7 @@ async function cachePreview(url: string, dir: string, key: string): Promise<stri
       const res = await fetch(url, { signal: AbortSignal.timeout(15_000) });
       if (!res.ok || !(res.headers.get('content-type') ?? '').startsWith('image/')) return null;
       await mkdir(dir, { recursive: true });
-      const tmp = `${file}.part`;
-      await writeFile(tmp, Buffer.from(await res.arrayBuffer()));
-      await rename(tmp, file);
+      await writeWholeAsync(file, Buffer.from(await res.arrayBuffer()));
       return file;
     } catch {
       return null;

@@ -3,7 +3,7 @@ import { mkdirSync, realpathSync, statSync } from 'node:fs';
 import { extname, join, resolve } from 'node:path';
 import { isWithin } from './paths.ts';
 import { DeskError } from '../../shared/contract/define.ts';
-import { loadSharp } from './media/sharp.ts';
+import { loadSharp } from '../media/sharp.ts';
 
 const MEDIA_TYPES: Record<string, string> = {
   '.png': 'image/png',

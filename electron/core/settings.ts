@@ -13,7 +13,7 @@ import { DeskError } from '../../shared/contract/define.ts';
 import type { IgnoredSetting } from '../../shared/contract/foundation.ts';
 import { outputFolderProblem } from './output-folder.ts';
 
-/** What electron-store and conf both are: a JSON file with a whole-object getter and setter. */
+/** What conf is: a JSON file with a whole-object getter and setter. */
 export interface JsonFileStore {
   store: Record<string, unknown>;
   readonly path: string;
@@ -53,7 +53,7 @@ export class GuardedStore implements JsonFileStore {
 
   get store(): Record<string, unknown> {
     try {
-      // conf and electron-store read the file in their constructors too, so opening is a read.
+      // conf reads the file in its constructor too, so opening is a read.
       this.inner ??= this.open();
       const stored = this.inner.store;
       this.unreadable = null;
@@ -80,8 +80,8 @@ export class GuardedStore implements JsonFileStore {
 }
 
 /**
- * The settings file is shared by the desktop app (electron-store) and the web host and CLI (conf,
- * electron-store's underlying store): one file, same name, same folder.
+ * The settings file of every host (desktop app, web host, CLI), through conf alone: one file, same
+ * name, same folder, same format as the electron-store (over conf) the app once used.
  */
 export function openConfStore(home: string): GuardedStore {
   return new GuardedStore(

@@ -1,13 +1,12 @@
 import { app, BrowserWindow, dialog, Menu, net, protocol, shell } from 'electron';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import ElectronStore from 'electron-store';
 import { apiEnvProblem } from '../core/api-env.ts';
 import { createCore, type Core } from '../core/index.ts';
 import { openLog } from '../core/log/index.ts';
 import { couldNotOpen } from '../core/open-file.ts';
 import { dataHome, dbPaths } from '../core/paths.ts';
-import { GuardedStore, SETTINGS_FILE, type JsonFileStore } from '../core/settings.ts';
+import { openConfStore } from '../core/settings.ts';
 import { startSandbox } from '../sandbox/index.ts';
 import { wireIpc } from './ipc.ts';
 import { wireBatchProgress } from './progress.ts';
@@ -57,10 +56,7 @@ if (!app.requestSingleInstanceLock()) {
     }
     hardenSessions(rendererUrl);
     // Guarded as the web host's is: an unreadable settings.json starts the app on defaults, kept as it is.
-    const store = new GuardedStore(
-      join(home, `${SETTINGS_FILE}.json`),
-      () => new ElectronStore<Record<string, unknown>>({ cwd: home, name: SETTINGS_FILE }) as unknown as JsonFileStore,
-    );
+    const store = openConfStore(home);
     core = await createCore({
       home,
       host: 'electron',

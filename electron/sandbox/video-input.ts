@@ -1,5 +1,5 @@
 import { familyOfTool } from '../../shared/catalogue/index.ts';
-import { ProbeError, probeSource } from '../core/media/probe.ts';
+import { ProbeError, probeSource } from '../media/probe.ts';
 import {
   checkVideo,
   displayName,

@@ -1,7 +1,7 @@
 // The job states and the words said about them, without zod: `mediadesk jobs list` and the queue's
 // store read them without building the contract's schemas (jobs.ts builds them from these).
 import { formatTime } from '../dates.ts';
-import type { HeldBy } from './jobs.ts';
+import type { CapHold } from './jobs.ts';
 
 /** The queue's job states; the moves between them are the core's (electron/core/queue/states.ts). */
 export const JOB_STATES = [
@@ -33,7 +33,7 @@ export const WAITING_STATES: readonly JobState[] = ['queued', 'submitting', 'run
 export const QUEUE_HELD_BACK = 'waiting to submit again: the server is busy or could not be reached';
 
 /** A held tool in plain words, the same in the Queue and the CLI; the reset time is the reader's own. */
-export function heldMessage(h: HeldBy): string {
+export function heldMessage(h: CapHold): string {
   const waiting = h.waiting === 1 ? '1 job waits' : `${h.waiting} jobs wait`;
   return (
     `Held: the daily limit of ${h.limit} job${h.limit === 1 ? '' : 's'} for ${h.title} is reached; ${h.left} left today, ` +

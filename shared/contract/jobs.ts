@@ -100,7 +100,7 @@ export const batchRecordSchema = z.object({
   /** The user's cap on the batch; null when it has none. */
   budget: z.object({ credits: z.number().nullable(), jobs: z.number().int().nullable() }).nullable(),
   /** Why its queued jobs wait (its budget), in plain words; null when they do not. */
-  heldBy: z.string().nullable(),
+  budgetHold: z.string().nullable(),
 });
 export type BatchRecord = z.infer<typeof batchRecordSchema>;
 
@@ -192,7 +192,7 @@ export const batchCheckProgressSchema = z.object({
 const idRequest = z.object({ id: z.string().min(1) }).strict();
 
 /** A tool whose queued jobs are held at its daily cap until it resets or is raised. */
-export const heldBySchema = z.object({
+export const capHoldSchema = z.object({
   tool: z.string(),
   /** The tool's name as the screens show it. */
   title: z.string(),
@@ -204,7 +204,7 @@ export const heldBySchema = z.object({
   /** Queued jobs of the tool that wait for it. */
   waiting: z.number().int(),
 });
-export type HeldBy = z.infer<typeof heldBySchema>;
+export type CapHold = z.infer<typeof capHoldSchema>;
 
 export const queueStatusSchema = z.object({
   paused: z.boolean(),
@@ -214,9 +214,9 @@ export const queueStatusSchema = z.object({
    * Why creates wait, in a few words ("the server's rate limit was reached"), from a create the
    * server did not take until one gets an answer, across the retries in between; null otherwise.
    */
-  heldBack: z.string().nullable(),
+  serviceWait: z.string().nullable(),
   /** Tools whose queued jobs wait for their daily cap (heldMessage says it); they go on by themselves. */
-  heldBy: z.array(heldBySchema),
+  capHolds: z.array(capHoldSchema),
   /** Whether this process runs the queue (another app or CLI may hold it). */
   running: z.boolean(),
   counts: stateCountsSchema,

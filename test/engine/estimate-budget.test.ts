@@ -164,9 +164,9 @@ describe('a budget per batch', () => {
     expect(started.batch!.budget).toEqual({ credits: 10, jobs: null });
     const held = await until(
       () => owner.engine.store.batch(id)!,
-      (b) => b.heldBy !== null && b.counts.done === 2,
+      (b) => b.budgetHold !== null && b.counts.done === 2,
     );
-    expect(held.heldBy).toBe(
+    expect(held.budgetHold).toBe(
       "Paused: the next job would go past this batch's budget of 10 credits (10 spent so far by the estimate).",
     );
     expect(held.counts.queued).toBe(3);
@@ -174,16 +174,16 @@ describe('a budget per batch', () => {
     expect((await charges('upscaler-precision')).uses - before.uses).toBe(2);
     // The Queue's batch list carries the hold.
     const listed = (await call(owner, 'batches.list', { limit: 5 })).find((b) => b.id === id)!;
-    expect(listed.heldBy).toBe(held.heldBy);
+    expect(listed.budgetHold).toBe(held.budgetHold);
 
     // Raised to three jobs' worth: one more goes, then it is held again at 15 spent.
     const raised = await call(owner, 'batches.setBudget', { id, budget: { credits: 15 } });
-    expect([raised.budget, raised.heldBy]).toEqual([{ credits: 15, jobs: null }, null]);
+    expect([raised.budget, raised.budgetHold]).toEqual([{ credits: 15, jobs: null }, null]);
     const again = await until(
       () => owner.engine.store.batch(id)!,
-      (b) => b.heldBy !== null && b.counts.done === 3,
+      (b) => b.budgetHold !== null && b.counts.done === 3,
     );
-    expect(again.heldBy).toContain('budget of 15 credits (15 spent so far');
+    expect(again.budgetHold).toContain('budget of 15 credits (15 spent so far');
 
     // Without a budget it finishes.
     await call(owner, 'batches.setBudget', { id, budget: null });
@@ -191,7 +191,7 @@ describe('a budget per batch', () => {
       () => owner.engine.store.batch(id)!,
       (b) => b.finished,
     );
-    expect([done.counts.done, done.budget, done.heldBy]).toEqual([5, null, null]);
+    expect([done.counts.done, done.budget, done.budgetHold]).toEqual([5, null, null]);
     expect((await charges('upscaler-precision')).uses - before.uses).toBe(5);
   });
 
@@ -215,9 +215,9 @@ describe('a budget per batch', () => {
     await call(owner, 'jobs.resume', {});
     const held = await until(
       () => owner.engine.store.batch(capped.batch!.id)!,
-      (b) => b.heldBy !== null && b.counts.done === 1,
+      (b) => b.budgetHold !== null && b.counts.done === 1,
     );
-    expect(held.heldBy).toBe("Paused: this batch's budget of 1 job is used.");
+    expect(held.budgetHold).toBe("Paused: this batch's budget of 1 job is used.");
     await until(
       () => owner.engine.store.batch(behind.batch!.id)!,
       (b) => b.finished,

@@ -81,7 +81,7 @@ describe('faults of the Sandbox', () => {
     e.start();
     while (e.job(id).state !== 'done') {
       const st = e.status();
-      if (st.heldBack !== said.at(-1)) said.push(st.heldBack);
+      if (st.serviceWait !== said.at(-1)) said.push(st.serviceWait);
       if (!refused && e.job(id).attempts >= 2 && e.job(id).state === 'queued' && e.job(id).error) {
         refused = true;
         await control(sb.url, 'faults', { rate503: 0 });

@@ -152,10 +152,10 @@ describe('pacing to the service limits', () => {
         /^Waiting: the daily limit of 10 jobs for Image to prompt is reached \(0 left today\); it resets at \d{1,2}:\d\d(\s[AP]M)? your time\.$/,
       );
       const status = await e.statusNow();
-      expect(status.heldBy).toEqual([
+      expect(status.capHolds).toEqual([
         expect.objectContaining({ tool: TOOL, limit: 10, left: 0, waiting: 15, title: 'Image to prompt' }),
       ]);
-      expect(heldMessage(status.heldBy[0])).toMatch(
+      expect(heldMessage(status.capHolds[0])).toMatch(
         /^Held: the daily limit of 10 jobs for Image to prompt is reached; 0 left today, resets at \d{1,2}:\d\d(\s[AP]M)? your time \(15 jobs wait\)\.$/,
       );
       const today = (await limits['limits.status']({})).today;
@@ -169,7 +169,7 @@ describe('pacing to the service limits', () => {
       await limits['limits.setCap']({ tool: TOOL, cap: 30 });
       await settle(e, r.jobIds);
       expect(new Set(e.store.byIds(r.jobIds).map((j) => j.state))).toEqual(new Set(['done']));
-      expect((await e.statusNow()).heldBy).toEqual([]);
+      expect((await e.statusNow()).capHolds).toEqual([]);
       const stats = await control(sb.url, 'stats');
       expect(creates(stats)).toBe(25);
       expect(stats.limited).toEqual({ burst: 0, average: 0, daily_cap: 0 });
@@ -208,14 +208,14 @@ describe('the day turning at midnight UTC', () => {
       e.start();
       await heldAfter(e, r.jobIds, 4);
       expect(e.store.byIds(r.jobIds).filter((j) => j.state === 'queued')).toHaveLength(4);
-      expect((await e.statusNow()).heldBy).toEqual([expect.objectContaining({ tool: TOOL, left: 0, waiting: 4 })]);
+      expect((await e.statusNow()).capHolds).toEqual([expect.objectContaining({ tool: TOOL, left: 0, waiting: 4 })]);
 
       // Midnight UTC passes: nobody raises the cap or starts anything, the rest of the batch goes.
       shift += 10 * 60_000 + 1000;
       await settle(e, r.jobIds);
       expect(new Set(e.store.byIds(r.jobIds).map((j) => j.state))).toEqual(new Set(['done']));
       expect(e.store.byIds(r.jobIds).every((j) => j.error === null)).toBe(true);
-      expect((await e.statusNow()).heldBy).toEqual([]);
+      expect((await e.statusNow()).capHolds).toEqual([]);
       const today = (await limits['limits.status']({})).today;
       expect(today).toEqual([expect.objectContaining({ tool: TOOL, cap: 4, used: 4, left: 0, waiting: 0 })]);
       expect(today[0].resetsAt).toBe(nextUtcMidnight(clock()));

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCore } from '../../electron/core/index.ts';
@@ -35,6 +35,21 @@ afterAll(async () => {
 });
 
 /** The CLI with no API key in its environment: it starts its own built-in Sandbox. */
+/**
+ * A new file at queue schema `version` (its first migrations), holding the batches, jobs and app
+ * runs of `from` in the columns that version had: a data folder as that build left it.
+ */
+function atQueueVersion(path: string, version: number, from: string) {
+  const db = openDatabase(path, QUEUE_MIGRATIONS.slice(0, version));
+  db.prepare('ATTACH ? AS src').run(from);
+  for (const table of ['batches', 'jobs', 'app_runs']) {
+    const cols = (db.pragma(`main.table_info(${table})`) as { name: string }[]).map((c) => c.name).join(', ');
+    db.exec(`INSERT INTO main.${table} (${cols}) SELECT ${cols} FROM src.${table}`);
+  }
+  db.exec('DETACH src');
+  return db;
+}
+
 const sandboxEnv = (home: string): NodeJS.ProcessEnv => ({
   MEDIADESK_HOME: home,
   MEDIADESK_API_URL: undefined,
@@ -211,9 +226,13 @@ describe('jobs whose built-in Sandbox has ended', () => {
       const stopped = await interruptWhen(args, { env: e, until });
       expect(stopped.code, stopped.err).toBe(130);
     }
-    // The file as the version before migrations 6 and 7 left it: no owner recorded on any row.
+    // The file as the version before migrations 6 and 7 left it: made by the queue's first five
+    // migrations, holding the rows just written in the columns that version had.
     const file = join(home, 'mediadesk.db');
-    const old = openDatabase(file, QUEUE_MIGRATIONS);
+    const written = join(dir, 'written-upgrade.db');
+    openDatabase(file, QUEUE_MIGRATIONS).close(); // the last connection closed: its WAL is in the file
+    renameSync(file, written);
+    const old = atQueueVersion(file, 5, written);
     const rows = (db: typeof old) => ({
       jobs: db
         .prepare('SELECT id, batch_id, input_path, out_dir, params, state, task_id FROM jobs ORDER BY seq')
@@ -221,11 +240,10 @@ describe('jobs whose built-in Sandbox has ended', () => {
       runs: db.prepare('SELECT id, app_id, inputs, out_dir, cost, state FROM app_runs ORDER BY seq').all() as {
         state: string;
       }[],
-      batches: db.prepare('SELECT * FROM batches ORDER BY created_at').all(),
+      batches: db
+        .prepare('SELECT id, tool, out_dir, params, roots, created_at, backend FROM batches ORDER BY created_at')
+        .all(),
     });
-    old.exec(
-      'ALTER TABLE jobs DROP COLUMN sandbox_of; ALTER TABLE app_runs DROP COLUMN sandbox_of; PRAGMA user_version = 5',
-    );
     const before = rows(old);
     old.close();
     expect(before.jobs.map((j) => [j.state, j.task_id !== null])).toEqual([

@@ -5,7 +5,7 @@ import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkReferences, type CheckReport } from '../../electron/core/media/check.ts';
-import { ProbeError, probeSource } from '../../electron/core/media/probe.ts';
+import { ProbeError, probeSource } from '../../electron/media/probe.ts';
 import { limited, makeClip, makeImage, padTo, tempDir, type ClipSpec } from './fixtures.ts';
 import { serveFolder, type FileServer } from './server.ts';
 

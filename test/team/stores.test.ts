@@ -5,6 +5,7 @@ import { ANALYTICS_LEDGER, ANALYTICS_MIGRATIONS } from '../../electron/core/anal
 import { usageBody } from '../../electron/core/analytics/service.ts';
 import { openAnalyticsDb } from '../../electron/core/analytics/store.ts';
 import { APPS_LEDGER, APPS_MIGRATIONS } from '../../electron/core/apps/migrations.ts';
+import { LIMITER_LEDGER, LIMITER_MIGRATIONS } from '../../electron/core/limits/migrations.ts';
 import { AppRunStore, openAppRunStore } from '../../electron/core/apps/store.ts';
 import { DatabaseTooNewError, openDatabase, type Db } from '../../electron/core/db/open.ts';
 import { createCore } from '../../electron/core/index.ts';
@@ -118,6 +119,7 @@ describe('the apps and analytics stores in mediadesk.db', () => {
       expect(ledgerOf(after)).toEqual({
         [APPS_LEDGER]: APPS_MIGRATIONS.length,
         [ANALYTICS_LEDGER]: ANALYTICS_MIGRATIONS.length,
+        [LIMITER_LEDGER]: LIMITER_MIGRATIONS.length,
       });
     } finally {
       after.close();

@@ -16,6 +16,7 @@ import { heldMessage } from '../../shared/contract/jobs.ts';
 import { formatTime } from '../../shared/dates.ts';
 import { limitTitle } from '../../electron/core/limits/held.ts';
 import { Pacer } from '../../electron/core/limits/pacer.ts';
+import { LIMITER_MIGRATIONS } from '../../electron/core/limits/migrations.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'limiter-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -201,6 +202,56 @@ describe('the pacing limiter', () => {
     const db = openDatabase(path, QUEUE_MIGRATIONS);
     expect(db.pragma('user_version', { simple: true })).toBe(QUEUE_MIGRATIONS.length);
     expect(db.prepare('SELECT id FROM batches').all()).toEqual([{ id: 'b1' }]);
+    db.close();
+  });
+});
+
+describe("the limiter's own migrations", () => {
+  it('take over the tables a file of the queue migrations alone holds, every row kept', () => {
+    const dir = home();
+    const path = join(dir, 'mediadesk.db');
+    // As the build before the limiter had its own list left it: the queue's migrations and rows in each table.
+    const old = openDatabase(path, QUEUE_MIGRATIONS);
+    const at = Date.parse('2026-03-15T12:00:00Z');
+    old.exec(`
+      INSERT INTO limiter_grants (scope, granted_at) VALUES ('s', ${at - 1000}), ('s', ${at - 500});
+      INSERT INTO limiter_daily_uses (scope, tool, day, uses) VALUES ('s', 'upscaler-precision', '2026-03-15', 7);
+      INSERT INTO limiter_caps (plan, tool, cap) VALUES ('business', 'upscaler-precision', 8);
+      INSERT INTO limiter_learned_caps (scope, tool, cap, learned_at, until)
+        VALUES ('s', 'change-camera', 3, ${at - 1000}, ${at + 3_600_000});
+    `);
+    const tables = (db: typeof old) =>
+      ['limiter_grants', 'limiter_daily_uses', 'limiter_caps', 'limiter_learned_caps'].map((t) =>
+        db.prepare(`SELECT * FROM ${t} ORDER BY rowid`).all(),
+      );
+    const before = tables(old);
+    expect(old.prepare("SELECT 1 FROM sqlite_master WHERE name = 'migration_ledger'").get()).toBeUndefined();
+    old.close();
+
+    const { limiter, close } = openLimiter(dir, { now: () => at });
+    expect(limiter.capsOf('business')['upscaler-precision']).toBe(8);
+    // 7 of the cap of 8 used today: one more create goes, the next waits for tomorrow.
+    const create = { scope: 's', kind: 'create', tool: 'upscaler-precision', plan: 'business' } as const;
+    expect(limiter.acquire(create).go).toBe(true);
+    expect(limiter.acquire(create)).toMatchObject({ go: false, reason: 'daily_cap' });
+    close();
+
+    const db = openDatabase(path, QUEUE_MIGRATIONS);
+    expect(db.prepare("SELECT version FROM migration_ledger WHERE owner = 'limiter'").pluck().get()).toBe(
+      LIMITER_MIGRATIONS.length,
+    );
+    expect(db.pragma('user_version', { simple: true })).toBe(QUEUE_MIGRATIONS.length);
+    const [grants, uses, caps, learned] = tables(db);
+    expect(grants.slice(0, 2)).toEqual(before[0]);
+    expect(uses).toEqual([{ ...(before[1][0] as object), uses: 8 }]);
+    expect(caps).toEqual(before[2]);
+    expect(learned).toEqual(before[3]);
+    db.close();
+  });
+
+  it('refuses, saying what runs first, a file the queue migrations have not made the tables in', () => {
+    const db = openDatabase(join(home(), 'mediadesk.db'), QUEUE_MIGRATIONS.slice(0, 7));
+    expect(() => new PaceLimiter(db)).toThrow(/no limiter_grants table yet: the queue migrations make it/);
     db.close();
   });
 });

@@ -15,7 +15,7 @@ const batch = (counts: Partial<BatchRecord['counts']>, finished = false, id = 'b
   finished,
   estimate: null,
   budget: null,
-  heldBy: null,
+  budgetHold: null,
 });
 const name = () => 'Upscaler';
 
@@ -77,11 +77,11 @@ describe('startedNews', () => {
 });
 
 describe('HeldBackNews: a wait for the server', () => {
-  const st = (heldBack: string | null, counts: Partial<QueueStatus['counts']> = { queued: 2 }): QueueStatus => ({
+  const st = (serviceWait: string | null, counts: Partial<QueueStatus['counts']> = { queued: 2 }): QueueStatus => ({
     paused: false,
     rateLimitedUntil: null,
-    heldBack,
-    heldBy: [],
+    serviceWait,
+    capHolds: [],
     running: true,
     counts: counts as QueueStatus['counts'],
   });

@@ -30,7 +30,7 @@ function batch(counts: Partial<BatchRecord['counts']>, over: Partial<BatchRecord
     finished: settled === total,
     estimate: null,
     budget: null,
-    heldBy: null,
+    budgetHold: null,
     ...over,
   };
 }
@@ -134,8 +134,8 @@ describe('which events make which notice, once', () => {
 
   it('a batch its budget pauses, once per pause; raised and paused again later, told again', () => {
     const d = new NoticeDecider(memory());
-    const heldBy = "Paused: this batch's budget of 3 jobs is used.";
-    const held = batch({ done: 3, queued: 7 }, { heldBy });
+    const budgetHold = "Paused: this batch's budget of 3 jobs is used.";
+    const held = batch({ done: 3, queued: 7 }, { budgetHold });
     const [notice] = d.fromJobs({ batches: [held], jobs: [] }, []);
     // The Studio's and the Queue's words: the state's label, then why.
     expect(notice).toMatchObject({
@@ -145,7 +145,7 @@ describe('which events make which notice, once', () => {
     });
     expect(d.fromJobs({ batches: [held], jobs: [] }, [])).toEqual([]);
     expect(d.fromJobs({ batches: [batch({ done: 4, queued: 6 })], jobs: [] }, [])).toEqual([]);
-    const again = batch({ done: 6, queued: 4 }, { heldBy: "Paused: this batch's budget of 6 jobs is used." });
+    const again = batch({ done: 6, queued: 4 }, { budgetHold: "Paused: this batch's budget of 6 jobs is used." });
     expect(titles(d.fromJobs({ batches: [again], jobs: [] }, []))).toEqual(['Precision upscaler: Paused by budget']);
   });
 
@@ -156,8 +156,8 @@ describe('which events make which notice, once', () => {
     const status = {
       paused: false,
       rateLimitedUntil: null,
-      heldBack: null,
-      heldBy: [cap],
+      serviceWait: null,
+      capHolds: [cap],
       running: true,
       counts: batch({}).counts,
     };
@@ -165,7 +165,7 @@ describe('which events make which notice, once', () => {
     expect(notice.title).toBe('Precision upscaler: Held by a daily cap');
     expect(notice.body).toMatch(/^Held by a daily cap: the daily limit of 2 jobs for Precision upscaler is reached;/);
     expect(d.fromJobs({ batches: [queued], jobs: [], status }, [])).toEqual([]);
-    const waiting = { ...status, heldBy: [], heldBack: 'the service has not answered for over 10 s' };
+    const waiting = { ...status, capHolds: [], serviceWait: 'the service has not answered for over 10 s' };
     expect(d.fromJobs({ batches: [batch({ done: 2, queued: 3 })], jobs: [], status: waiting }, [])).toEqual([]);
   });
 
@@ -234,7 +234,7 @@ describe('told notices are remembered in the data folder', () => {
 });
 
 describe('progress outside the window', () => {
-  const status = { paused: false, heldBack: null, heldBy: [] };
+  const status = { paused: false, serviceWait: null, capHolds: [] };
   const moving = () => [batch({ done: 3, running: 1, queued: 16 }), batch({ done: 5 }, { id: 'b2' })];
 
   it('counts unfinished batches only', () => {
@@ -269,7 +269,7 @@ describe('progress outside the window', () => {
   });
 
   it('a budget, a daily cap and a silent service are named with why, not said as running or paused', () => {
-    const held = [batch({ done: 3, queued: 17 }, { heldBy: 'Paused: the budget of 10 credits is spent' })];
+    const held = [batch({ done: 3, queued: 17 }, { budgetHold: 'Paused: the budget of 10 credits is spent' })];
     expect(desktopWork(held, status)).toMatchObject({
       status: 'Paused by budget: 3 of 20 done',
       why: 'the budget of 10 credits is spent',
@@ -278,10 +278,10 @@ describe('progress outside the window', () => {
       keepsRunning: true,
     });
     const cap = { tool: 'upscaler-precision', title: 'Upscaler', limit: 5, left: 0, resetsAt: 0, waiting: 17 };
-    const capped = desktopWork([batch({ done: 3, queued: 17 })], { ...status, heldBy: [cap] });
+    const capped = desktopWork([batch({ done: 3, queued: 17 })], { ...status, capHolds: [cap] });
     expect(capped.status).toBe('Held by a daily cap: 3 of 20 done');
     expect(capped.why).toMatch(/^the daily limit of 5 jobs for Upscaler is reached/);
-    expect(desktopWork(moving(), { ...status, heldBack: NO_ANSWER })).toMatchObject({
+    expect(desktopWork(moving(), { ...status, serviceWait: NO_ANSWER })).toMatchObject({
       toolTip: `MediaDesk: Waiting for the service: 3 of 20 done\n${NO_ANSWER}`,
       bar: { mode: 'paused' },
     });

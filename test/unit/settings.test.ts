@@ -1,6 +1,6 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openConfStore, SettingsService } from '../../electron/core/settings.ts';
 import { DeskError } from '../../shared/contract/define.ts';
@@ -21,6 +21,28 @@ describe('settings', () => {
     const again = new SettingsService(openConfStore(h));
     expect(again.get()).toMatchObject({ concurrency: 6, theme: 'dark' });
     expect(JSON.parse(readFileSync(join(h, 'settings.json'), 'utf8')).concurrency).toBe(6);
+  });
+
+  it('reads a settings.json the desktop app wrote through electron-store unchanged, and writes it back in its format', () => {
+    // Written by electron-store 12 (over conf 16) as MediaDesk 0.1's desktop app did: tabs, no final newline.
+    const written = readFileSync(resolve(import.meta.dirname, 'fixtures/settings-written-by-0.1.json'), 'utf8');
+    const h = home();
+    writeFileSync(join(h, 'settings.json'), written);
+    const s = new SettingsService(openConfStore(h));
+    expect(s.get()).toMatchObject({
+      outputDir: '/Users/ana/Fotos — Résultats',
+      concurrency: 3,
+      planTier: 'enterprise',
+      perToolConcurrency: { image: 2 },
+    });
+    expect(s.fileState()).toMatchObject({ unreadable: null, keptAs: null });
+    expect(readFileSync(join(h, 'settings.json'), 'utf8')).toBe(written);
+    s.set({ concurrency: 3 });
+    expect(readFileSync(join(h, 'settings.json'), 'utf8')).toBe(written);
+    s.set({ theme: 'dark' });
+    expect(readFileSync(join(h, 'settings.json'), 'utf8')).toBe(
+      JSON.stringify({ ...JSON.parse(written), theme: 'dark' }, undefined, '\t'),
+    );
   });
 
   it('a change of one setting leaves every other setting as it was', () => {

@@ -317,7 +317,7 @@ export class AppRunner {
       nextPollAt: now + this.poll.firstMs,
     });
     // Canceled while the POST was in flight: keep the run id so the charge can be traced.
-    if (!moved) this.opts.store.db.prepare('UPDATE app_runs SET run_id = ? WHERE id = ?').run(view.runId, r.id);
+    if (!moved) this.opts.store.setRunId(r.id, view.runId);
   }
 
   private onCreateError(r: AppRunRow, err: unknown): void {

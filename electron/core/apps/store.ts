@@ -402,6 +402,11 @@ export class AppRunStore {
       .immediate();
   }
 
+  /** Records the run id the service gave, whatever the run's state (a cancel may have moved it meanwhile). */
+  setRunId(id: string, runId: string): void {
+    this.db.prepare('UPDATE app_runs SET run_id = ? WHERE id = ?').run(runId, id);
+  }
+
   /** Moves `from` → `to` only if the row is still in `from`; returns whether it did. */
   move(id: string, from: JobState, to: JobState, patch: RunPatch = {}): boolean {
     if (from !== to && !canMove(from, to)) throw new Error(`an app run cannot go from ${from} to ${to}`);

@@ -5,7 +5,7 @@
  */
 import { statfs } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { LoadPath } from './import.ts';
+import type { LoadPath } from './import/types.ts';
 import type { AuditStore } from './store.ts';
 
 /**
@@ -56,7 +56,7 @@ export function diskFullStop(store: AuditStore, accepted: number): string {
   const dir = dirname(store.db.name);
   let pending = false;
   try {
-    pending = (store.db.prepare('SELECT count(*) FROM deferred_indexes').pluck().get() as number) > 0;
+    pending = store.indexesPending();
   } catch {
     // Read only to word the message.
   }

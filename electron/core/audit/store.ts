@@ -7,30 +7,10 @@ import { BulkIndexes, CACHE_KIB } from './store/bulk-indexes.ts';
 import { RowInserter } from './store/insert.ts';
 import { ProcessRecords } from './store/records.ts';
 import { openStage, removeDeadStages, type StagedRows } from './store/stage-copy.ts';
+import type { CacheCounts, Elsewhere, InsertCounts, Origin, WriteTx } from './store/types.ts';
 
 export type { StagedRows } from './store/stage-copy.ts';
-
-export type Origin = 'sync' | 'import';
-
-export interface CacheCounts {
-  events: number;
-  oldest: number | null;
-  newest: number | null;
-}
-
-/** What processes other than this one are doing to the cache now. */
-export interface Elsewhere {
-  importing: boolean;
-  syncing: boolean;
-}
-
-export interface InsertCounts {
-  inserted: number;
-  duplicates: number;
-}
-
-/** Runs a function as one write transaction holding the cache's lock (AuditStore.writeTx). */
-export type WriteTx = <T>(fn: () => T) => T;
+export type { CacheCounts, Elsewhere, InsertCounts, Origin, WriteTx } from './store/types.ts';
 
 /**
  * The events table, events_raw (the event as received, same seq) and the FTS index, written only
@@ -82,6 +62,11 @@ export class AuditStore {
   /** Records this process as loading through a stage, until restoreIndexes. */
   registerLoad(): void {
     this.records.registerLoad();
+  }
+
+  /** Whether indexes set aside by a bulk load are still to be built. */
+  indexesPending(): boolean {
+    return this.indexes.pending();
   }
 
   beginBulk(): void {

@@ -5,7 +5,7 @@ import type { Field, ToolEntry } from '../../../shared/catalogue/index.ts';
 import { EXT_FORMAT } from '../../../shared/validation/extensions.ts';
 import { familyOfTool } from '../../../shared/catalogue/index.ts';
 import { FAMILY_LIMITS } from '../../../shared/validation/limits.ts';
-import { loadSharp } from '../media/sharp.ts';
+import { loadSharp } from '../../media/sharp.ts';
 import { fsErrorWords } from './fs-error.ts';
 
 /**

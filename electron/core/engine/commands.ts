@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { NO_ANSWER, NO_ANSWER_MS } from '../../../shared/work-status.ts';
 import { DeskError } from '../../../shared/contract/define.ts';
-import type { BatchRecord, HeldBy, JobRecord, QueueStatus } from '../../../shared/contract/jobs.ts';
+import type { BatchRecord, CapHold, JobRecord, QueueStatus } from '../../../shared/contract/jobs.ts';
 import { canceledMessage } from '../queue/job-messages.ts';
 import type { JobState } from '../../../shared/contract/jobs.ts';
 import { ATTENTION } from '../queue/job-messages.ts';
@@ -22,35 +22,35 @@ export class QueueCommands {
   private readonly runner: Runner;
   private readonly lease: QueueLease;
 
-  private readonly heldBy: () => HeldBy[];
+  private readonly capHolds: () => CapHold[];
 
-  constructor(store: JobStore, runner: Runner, lease: QueueLease, heldBy: () => HeldBy[] = () => []) {
+  constructor(store: JobStore, runner: Runner, lease: QueueLease, capHolds: () => CapHold[] = () => []) {
     this.store = store;
     this.runner = runner;
     this.lease = lease;
-    this.heldBy = heldBy;
+    this.capHolds = capHolds;
   }
 
   status(): QueueStatus {
     this.runner.settleGoneSandbox();
     const { rateLimitedUntil } = this.runner.submitter;
-    const heldBack = this.heldBack();
+    const serviceWait = this.serviceWait();
     const counts = this.store.counts();
     return {
       paused: this.store.flag('paused') === '1',
       rateLimitedUntil: rateLimitedUntil > Date.now() ? rateLimitedUntil : null,
       // Nothing left to send (the user canceled what waited): nothing waits.
-      heldBack: (counts.queued ?? 0) + (counts.submitting ?? 0) > 0 ? heldBack : null,
-      heldBy: (counts.queued ?? 0) > 0 ? this.heldBy() : [],
+      serviceWait: (counts.queued ?? 0) + (counts.submitting ?? 0) > 0 ? serviceWait : null,
+      capHolds: (counts.queued ?? 0) > 0 ? this.capHolds() : [],
       running: this.lease.isHeld,
       counts,
     };
   }
 
   /** Why creates wait: a refusal's reason, else a create that has gone unanswered for NO_ANSWER_MS. */
-  heldBack(): string | null {
-    const { heldBack, unansweredSince } = this.runner.submitter;
-    if (heldBack) return heldBack;
+  serviceWait(): string | null {
+    const { serviceWait, unansweredSince } = this.runner.submitter;
+    if (serviceWait) return serviceWait;
     return unansweredSince !== null && Date.now() - unansweredSince >= NO_ANSWER_MS ? NO_ANSWER : null;
   }
 

@@ -5,7 +5,6 @@ import { removeQuietly } from '../downloads/download.ts';
 import { metaPartPathOf, partPathOf } from '../downloads/naming.ts';
 import { ResultMetadata } from '../metadata/result-metadata.ts';
 import { downloadFailed } from '../queue/job-messages.ts';
-import type { JobState } from '../../../shared/contract/jobs.ts';
 import { REQUEUE_FRESH } from '../queue/states.ts';
 import type { JobRow } from '../queue/store.ts';
 import { onBuiltInSandbox, type LoopContext } from './context.ts';
@@ -87,21 +86,15 @@ export class Downloader {
    * not downloading now (a user's unrelated `.part` file is never touched).
    */
   async removeStaleParts(): Promise<void> {
-    const rows = this.context.store.db
-      .prepare("SELECT id, state, planned, outputs FROM jobs WHERE planned IS NOT NULL AND state != 'done'")
-      .all() as { id: string; state: JobState; planned: string; outputs: string }[];
-    for (const row of rows) {
-      const planned = JSON.parse(row.planned) as string[];
-      const doneCount = (JSON.parse(row.outputs) as string[]).length;
-      for (const [i, path] of planned.entries()) {
+    for (const row of this.context.store.unfinishedPlans()) {
+      const doneCount = row.outputs.length;
+      for (const [i, path] of row.planned.entries()) {
         if (row.state === 'downloading' && i >= doneCount) continue;
         await removePartsOf(path);
       }
     }
-    const done = this.context.store.db
-      .prepare("SELECT planned FROM jobs WHERE planned IS NOT NULL AND state = 'done' AND updated_at > ?")
-      .all(Date.now() - DAY_MS) as { planned: string }[];
-    for (const row of done) for (const path of JSON.parse(row.planned) as string[]) await removePartsOf(path);
+    const done = this.context.store.plansDoneSince(Date.now() - DAY_MS);
+    for (const planned of done) for (const path of planned) await removePartsOf(path);
   }
 
   /**

@@ -99,7 +99,7 @@ export class Engine {
     this.events = new JobEvents(
       this.store,
       () => this.commands.status(),
-      () => ({ heldBack: this.commands.heldBack(), heldBatches: this.runner.submitter.heldBatchIds() }),
+      () => ({ serviceWait: this.commands.serviceWait(), heldBatches: this.runner.submitter.heldBatchIds() }),
     );
     this.sandboxOwners = { here: () => this.lease.owner, live: () => this.lease.liveHolder() };
   }
@@ -231,7 +231,7 @@ export class Engine {
   setBudget(id: string, budget: BatchBudget | null): BatchRecord {
     const batch = this.store.batch(id);
     if (!batch) throw new DeskError('not_found', `no batch ${id}`);
-    new BatchBudgets(this.store.db).set(id, budget, batch.estimate?.credits != null);
+    new BatchBudgets(this.store).set(id, budget, batch.estimate?.credits != null);
     this.runner.kick();
     return this.store.batch(id)!;
   }

@@ -5,7 +5,7 @@ export type JobsChangedListener = (event: JobsChanged) => void;
 
 /** Why work waits, as JobEvents watches it. */
 interface Waits {
-  heldBack: string | null;
+  serviceWait: string | null;
   heldBatches: string[];
 }
 
@@ -27,12 +27,12 @@ export class JobEvents {
    * holds. A change of it is an event though no job changed, so a wait is said while it lasts.
    */
   private readonly waits: () => Waits;
-  private lastWait: Waits = { heldBack: null, heldBatches: [] };
+  private lastWait: Waits = { serviceWait: null, heldBatches: [] };
 
   constructor(
     store: JobStore,
     status: () => QueueStatus,
-    waits: () => Waits = () => ({ heldBack: null, heldBatches: [] }),
+    waits: () => Waits = () => ({ serviceWait: null, heldBatches: [] }),
   ) {
     this.store = store;
     this.status = status;
@@ -62,11 +62,9 @@ export class JobEvents {
     }
     // `>=` with the ids already sent at the cursor's millisecond: a row written in that same
     // millisecond after the query is neither lost nor sent twice.
-    const rows = (
-      this.store.db
-        .prepare('SELECT id, updated_at AS u FROM jobs WHERE updated_at >= ? ORDER BY updated_at LIMIT 1001')
-        .all(this.cursor) as { id: string; u: number }[]
-    ).filter((row) => !(row.u === this.cursor && this.sentAtCursor.has(row.id)));
+    const rows = this.store
+      .changedSince(this.cursor, 1001)
+      .filter((row) => !(row.u === this.cursor && this.sentAtCursor.has(row.id)));
     const wait = this.waits();
     const before = this.lastWait;
     this.lastWait = wait;
@@ -75,7 +73,7 @@ export class JobEvents {
       ...wait.heldBatches.filter((id) => !before.heldBatches.includes(id)),
       ...before.heldBatches.filter((id) => !wait.heldBatches.includes(id)),
     ];
-    if (rows.length === 0 && wait.heldBack === before.heldBack && heldMoved.length === 0) return;
+    if (rows.length === 0 && wait.serviceWait === before.serviceWait && heldMoved.length === 0) return;
     const truncated = rows.length > MAX_ROWS;
     const sent = rows.slice(0, MAX_ROWS);
     const jobs = this.store.byIds(sent.map((row) => row.id));

@@ -4,7 +4,7 @@ import { DeskError } from '../../../shared/contract/define.ts';
 import { familyOfTool } from '../../../shared/catalogue/index.ts';
 import { FAMILY_LIMITS, type FamilyLimits } from '../../../shared/validation/limits.ts';
 import { checkReferences, framesOf, isProbeable, named, type NamedSource } from '../media/check.ts';
-import { sniffAudio } from '../media/probe.ts';
+import { sniffAudio } from '../../media/probe.ts';
 import { batchFieldOf, localFileProblem, localMediaFields, withPlaceholders } from './request.ts';
 
 type FieldProblem = { field: string; reason: string };

@@ -51,7 +51,7 @@ export class Submitter {
   constructor(context: LoopContext, poller: Poller, downloads: Downloader) {
     this.context = context;
     this.uploader = new Uploader(context.store.db, context.tools.api);
-    this.budgets = new BatchBudgets(context.store.db);
+    this.budgets = new BatchBudgets(context.store);
     this.poller = poller;
     this.downloads = downloads;
   }
@@ -72,7 +72,7 @@ export class Submitter {
   }
 
   /** Why creates wait, in a few words; null when they do not. */
-  get heldBack(): string | null {
+  get serviceWait(): string | null {
     return this.heldBackBy;
   }
 

@@ -1,5 +1,5 @@
 import { getTool } from '../../../shared/catalogue/index.ts';
-import type { HeldBy } from '../../../shared/contract/jobs.ts';
+import type { CapHold } from '../../../shared/contract/jobs.ts';
 import type { JobStore } from '../queue/store.ts';
 import type { Pacer } from './pacer.ts';
 
@@ -18,10 +18,10 @@ export function limitTitle(tool: string, appTitles: ReadonlyMap<string, string> 
 }
 
 /** Tools with queued jobs whose daily cap is spent for the scope in use; none before the scope is known. */
-export function heldTools(pacer: Pacer, store: JobStore, backend: string | null): HeldBy[] {
+export function heldTools(pacer: Pacer, store: JobStore, backend: string | null): CapHold[] {
   const at = pacer.lastScope;
   if (!at) return [];
-  const held: HeldBy[] = [];
+  const held: CapHold[] = [];
   for (const [tool, waiting] of store.queuedByTool(backend)) {
     const cap = pacer.limiter.capStatus(at.scope, at.plan, tool);
     if (cap.left > 0) continue;

@@ -3,6 +3,7 @@ import { formatTime } from '../../../shared/dates.ts';
 import { openDatabase, type Db } from '../db/open.ts';
 import { dbPaths } from '../paths.ts';
 import { QUEUE_MIGRATIONS } from '../queue/migrations.ts';
+import { migrateLimiter } from './migrations.ts';
 import { capTierOf, PUBLISHED_DAILY_CAPS } from '../../../shared/published-caps.ts';
 import {
   dailyCapOf,
@@ -80,6 +81,8 @@ export class PaceLimiter {
   private readonly daysPruned = new Map<string, string>();
 
   constructor(db: Db, opts: LimiterOptions = {}) {
+    // Its tables' versions are its own (limits/migrations.ts), whichever connection it is given.
+    migrateLimiter(db);
     this.rates = opts.rates ?? SERVICE_RATES;
     this.now = opts.now ?? Date.now;
     this.safetyMs = opts.safetyMs ?? DEFAULT_SAFETY_MS;
@@ -268,6 +271,7 @@ export function waitMessage(grant: Extract<Grant, { go: false }>, toolTitle = 't
 
 /** A limiter on a data folder's mediadesk.db, on a connection of its own (close it when done). */
 export function openLimiter(home: string, opts: LimiterOptions = {}): { limiter: PaceLimiter; close(): void } {
+  // The queue's shipped migrations 8 and 11 made the limiter's tables; the limiter's own take them over.
   const db = openDatabase(dbPaths(home).jobs, QUEUE_MIGRATIONS);
   return { limiter: new PaceLimiter(db, opts), close: () => db.close() };
 }

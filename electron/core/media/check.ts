@@ -12,7 +12,7 @@ import {
   type ProbeSummary,
   type RuleId,
 } from '../../../shared/validation/references.ts';
-import { ProbeError, probeSource } from './probe.ts';
+import { ProbeError, probeSource } from '../../media/probe.ts';
 import { mapLimit } from '../../../shared/concurrency.ts';
 import { shownPath } from '../../../shared/uploaded.ts';
 import { isInline, isLocalPath } from '../../../shared/catalogue/index.ts';

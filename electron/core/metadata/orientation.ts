@@ -1,5 +1,5 @@
 import type { Sharp } from 'sharp';
-import { loadSharp } from '../media/sharp.ts';
+import { loadSharp } from '../../media/sharp.ts';
 
 /** EXIF orientations that swap width and height when shown. */
 const TURNS_SIDES = new Set([5, 6, 7, 8]);

@@ -1,25 +1,14 @@
 import { createHash } from 'node:crypto';
-import {
-  copyFile,
-  link,
-  mkdir,
-  mkdtemp,
-  rename,
-  rm,
-  stat,
-  symlink,
-  unlink,
-  writeFile,
-  readFile,
-} from 'node:fs/promises';
+import { copyFile, link, mkdir, mkdtemp, rm, stat, symlink, unlink, writeFile, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import type { ExifTool, WriteTags } from 'exiftool-vendored';
-import { loadSharp } from '../media/sharp.ts';
+import { loadSharp } from '../../media/sharp.ts';
 import type { MetadataSettings } from '../../../shared/settings.ts';
 import { isAbsolutePath } from '../../../shared/settings.ts';
 import { findTool } from '../../../shared/catalogue/index.ts';
 import { APP_VERSION } from '../app-version.ts';
+import { writeWholeAsync } from '../write-whole.ts';
 import { resultOrientation } from './orientation.ts';
 import { embedInProcess, readSource, xmpPacket, type SourceMetadata } from './embed.ts';
 
@@ -289,11 +278,7 @@ export class ResultMetadata {
       tmpdir(),
       `mediadesk-exiftool-${createHash('sha256').update(CONFIG).digest('hex').slice(0, 12)}.config`,
     );
-    if (!(await stat(config).catch(() => null))) {
-      const temp = `${config}.${process.pid}`;
-      await writeFile(temp, CONFIG);
-      await rename(temp, config);
-    }
+    if (!(await stat(config).catch(() => null))) await writeWholeAsync(config, CONFIG);
     // Loaded on first use: the library alone adds about 20 MB to a process that may never write metadata.
     const { DefaultExiftoolArgs, ExifTool } = await import('exiftool-vendored');
     this.exiftool = new ExifTool({

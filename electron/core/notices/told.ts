@@ -1,4 +1,5 @@
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { writeJsonWhole } from '../write-whole.ts';
 import type { ToldSet } from './decide.ts';
 
 /** The newest keys kept: enough for every batch a person could have ended recently. */
@@ -25,10 +26,8 @@ export class ToldFile implements ToldSet {
   add(keys: readonly string[]): void {
     const merged = [...new Set([...this.read(), ...this.keys, ...keys])];
     this.keys = new Set(merged.slice(-KEEP));
-    const tmp = `${this.path}.${process.pid}.tmp`;
     try {
-      writeFileSync(tmp, JSON.stringify({ told: [...this.keys] }));
-      renameSync(tmp, this.path);
+      writeJsonWhole(this.path, { told: [...this.keys] });
     } catch {
       // A file that cannot be written (a full disk) still leaves this process telling each end once.
     }

@@ -1,5 +1,6 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { writeJsonWhole } from '../write-whole.ts';
 import { z } from 'zod';
 import { DeskError } from '../../../shared/contract/define.ts';
 import { presetSchema, type Preset } from '../../../shared/contract/presets.ts';
@@ -153,12 +154,18 @@ export class PresetStore {
   }
 
   private write(presets: Preset[], lockLost: () => boolean): void {
-    const part = `${this.path}.${process.pid}.part`;
-    writeFileSync(part, `${JSON.stringify({ mediadeskPresets: PRESET_FILE_VERSION, presets }, null, 2)}\n`);
-    if (lockLost()) {
-      rmSync(part, { force: true });
-      throw new DeskError('unavailable', 'the presets were not changed: their lock was lost while saving; try again');
-    }
-    renameSync(part, this.path);
+    writeJsonWhole(
+      this.path,
+      { mediadeskPresets: PRESET_FILE_VERSION, presets },
+      {
+        beforeRename: () => {
+          if (lockLost())
+            throw new DeskError(
+              'unavailable',
+              'the presets were not changed: their lock was lost while saving; try again',
+            );
+        },
+      },
+    );
   }
 }

@@ -143,9 +143,7 @@ function batchIdOf(store: JobStore, idOrPrefix: string): string {
 export async function batchReport(deps: ReportDeps, idOrPrefix: string): Promise<BatchReport> {
   const id = batchIdOf(deps.store, idOrPrefix);
   const batch = deps.store.batch(id)!;
-  const estimate = deps.store.db
-    .prepare('SELECT estimate_credits AS credits, estimate_basis AS basis FROM batches WHERE id = ?')
-    .get(id) as { credits: number | null; basis: string | null };
+  const estimate = batch.estimate ?? { credits: null, basis: null };
   const jobs = deps.store.list({ batchId: id, limit: 1_000_000, offset: 0 }).jobs;
   const price = priceOfCreate(deps.prices.priceOf(batch.tool), batch.params);
   const times = jobs.flatMap(chargeTimes);

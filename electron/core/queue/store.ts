@@ -249,6 +249,18 @@ export interface Lease {
   heartbeat: number;
 }
 
+/** States of a job whose create was sent (or may have been): what a budget counts as spent. */
+const SENT = "task_id IS NOT NULL OR state IN ('submitting', 'running', 'downloading', 'done', 'needs_attention')";
+
+/** A batch's budget as BatchBudgets weighs it. */
+export interface BudgetRow {
+  credits: number | null;
+  jobs: number | null;
+  estimate: number | null;
+  budgetHold: string | null;
+  total: number;
+}
+
 /** Inputs of unfinished jobs are not queued again: those jobs are resumed instead. */
 const OPEN_STATES: readonly JobState[] = ['queued', 'submitting', 'running', 'downloading', 'needs_attention'];
 
@@ -381,7 +393,7 @@ export class JobStore {
       estimate: b.estimate_basis === null ? null : { credits: b.estimate_credits, basis: b.estimate_basis },
       budget:
         b.budget_credits === null && b.budget_jobs === null ? null : { credits: b.budget_credits, jobs: b.budget_jobs },
-      heldBy: b.held_by,
+      budgetHold: b.held_by,
     };
   }
 
@@ -408,6 +420,59 @@ export class JobStore {
       offset,
     ) as { id: string }[];
     return ids.map((r) => this.batch(r.id)!);
+  }
+
+  // ---- budgets (core/limits/budget.ts decides; these read and write) ----------------------
+
+  /** Batches held by their budget: their queued jobs are left out of the submitter's picks. */
+  budgetHeldBatches(): string[] {
+    return this.stmt(
+      'SELECT id FROM batches WHERE held_by IS NOT NULL AND (budget_credits IS NOT NULL OR budget_jobs IS NOT NULL)',
+    )
+      .pluck()
+      .all() as string[];
+  }
+
+  /** A batch's budget and hold; its job count is read only when it has a budget (a COUNT per create slowed every batch). */
+  budgetOf(batchId: string): BudgetRow | undefined {
+    return this.stmt(
+      `SELECT budget_credits AS credits, budget_jobs AS jobs, estimate_credits AS estimate, held_by AS budgetHold,
+              CASE WHEN budget_credits IS NULL AND budget_jobs IS NULL THEN 0
+                   ELSE (SELECT COUNT(*) FROM jobs WHERE batch_id = batches.id) END AS total
+         FROM batches WHERE id = ?`,
+    ).get(batchId) as BudgetRow | undefined;
+  }
+
+  /** The batch's jobs whose create was sent (or may have been), with `preparing` (picked, still queued on disk). */
+  sentCount(batchId: string, preparing: readonly string[]): number {
+    return this.stmt(
+      `SELECT COUNT(*) FROM jobs WHERE batch_id = ? AND (${SENT} OR id IN (SELECT value FROM json_each(?)))`,
+    )
+      .pluck()
+      .get(batchId, JSON.stringify(preparing)) as number;
+  }
+
+  /** Holds a batch with why (null lets it go). */
+  setBudgetHold(batchId: string, budgetHold: string | null): void {
+    this.stmt('UPDATE batches SET held_by = ? WHERE id = ?').run(budgetHold, batchId);
+    this.touchBatch(batchId);
+  }
+
+  /** Sets or removes (nulls) a batch's budget and lifts its hold. */
+  setBudget(batchId: string, credits: number | null, jobs: number | null): void {
+    this.stmt('UPDATE batches SET budget_credits = ?, budget_jobs = ?, held_by = NULL WHERE id = ?').run(
+      credits,
+      jobs,
+      batchId,
+    );
+    this.touchBatch(batchId);
+  }
+
+  /** A job's updated_at moved, so jobs.changed carries the batch and the Queue hears of the hold. */
+  private touchBatch(batchId: string): void {
+    this.stmt(
+      "UPDATE jobs SET updated_at = ? WHERE id = (SELECT id FROM jobs WHERE batch_id = ? AND state = 'queued' ORDER BY seq LIMIT 1)",
+    ).run(Date.now(), batchId);
   }
 
   // ---- jobs ------------------------------------------------------------------------------
@@ -628,6 +693,30 @@ export class JobStore {
       `SELECT state, CASE WHEN state = 'queued' THEN error END AS error, COUNT(*) AS n FROM jobs
        WHERE id IN (SELECT value FROM json_each(?)) GROUP BY 1, 2`,
     ).all(this.idsJson(ids)) as { state: JobState; error: string | null; n: number }[];
+  }
+
+  /** Jobs changed at or after `since` (ms), oldest first: what jobs.changed tells. */
+  changedSince(since: number, limit: number): { id: string; u: number }[] {
+    return this.stmt('SELECT id, updated_at AS u FROM jobs WHERE updated_at >= ? ORDER BY updated_at LIMIT ?').all(
+      since,
+      limit,
+    ) as { id: string; u: number }[];
+  }
+
+  /** Planned outputs of jobs not done: the `.part` files a crash may have left. */
+  unfinishedPlans(): { id: string; state: JobState; planned: string[]; outputs: string[] }[] {
+    const rows = this.stmt(
+      "SELECT id, state, planned, outputs FROM jobs WHERE planned IS NOT NULL AND state != 'done'",
+    ).all() as { id: string; state: JobState; planned: string; outputs: string }[];
+    return rows.map((r) => ({ ...r, planned: JSON.parse(r.planned), outputs: JSON.parse(r.outputs) }));
+  }
+
+  /** Planned outputs of jobs done since `since` (ms). */
+  plansDoneSince(since: number): string[][] {
+    const rows = this.stmt(
+      "SELECT planned FROM jobs WHERE planned IS NOT NULL AND state = 'done' AND updated_at > ?",
+    ).all(since) as { planned: string }[];
+    return rows.map((r) => JSON.parse(r.planned) as string[]);
   }
 
   /**

@@ -5,7 +5,7 @@ import { SETTLED_STATES, type JobState } from '../../../shared/contract/jobs.ts'
 import { waitingReason } from '../../core/queue/job-messages.ts';
 import { oneLine, type CliContext } from './command.ts';
 import { backendLabel } from '../../../shared/contract/foundation.ts';
-import { heldMessage, QUEUE_HELD_BACK, type HeldBy } from '../../../shared/contract/jobs.ts';
+import { heldMessage, QUEUE_HELD_BACK, type CapHold } from '../../../shared/contract/jobs.ts';
 import { batchWorkState, NO_ANSWER, WORK_STATE_LABEL, workLine } from '../../../shared/work-status.ts';
 import { pacingRates } from '../../core/limits/pacer.ts';
 import type { CliServices } from './services.ts';
@@ -160,16 +160,16 @@ function queueNote(
   otherHolds: boolean,
   paused: boolean,
   waiting: string | null,
-  heldBack: string | null,
-  heldBy: HeldBy[],
+  serviceWait: string | null,
+  capHolds: CapHold[],
 ): string {
   if (otherHolds) return 'another MediaDesk process is running the queue';
   if (paused) return 'queue paused';
-  if (heldBy.length) return heldBy.map(heldMessage).join(' ');
+  if (capHolds.length) return capHolds.map(heldMessage).join(' ');
   if (waiting) return `waiting to submit again: ${waiting}`;
   // A server that has not answered yet, or one that cannot be reached (not "rate limited").
-  if (heldBack === NO_ANSWER) return workLine({ kind: 'waiting', label: WORK_STATE_LABEL.waiting, why: NO_ANSWER });
-  return heldBack ? QUEUE_HELD_BACK : '';
+  if (serviceWait === NO_ANSWER) return workLine({ kind: 'waiting', label: WORK_STATE_LABEL.waiting, why: NO_ANSWER });
+  return serviceWait ? QUEUE_HELD_BACK : '';
 }
 
 /**
@@ -203,7 +203,7 @@ export async function waitForJobs(
     note =
       batchHoldNote(engine, batchId) ??
       otherBackendNote(engine, mine, 'these jobs are') ??
-      queueNote(other, st.paused, counts.waiting, st.heldBack, st.heldBy);
+      queueNote(other, st.paused, counts.waiting, st.serviceWait, st.capHolds);
     progress.update(counts, ids.length, note);
     await new Promise((r) => setTimeout(r, 200));
     counts = countStates(engine, ids);

@@ -73,8 +73,8 @@ export function startedNews(r: BatchStartResult): string {
 }
 
 /**
- * News of the queue's wait for the server (QueueStatus.heldBack): once as it starts, with why, and
- * once as it ends; never at the retries in between, which heldBack outlasts. A wait already on
+ * News of the queue's wait for the server (QueueStatus.serviceWait): once as it starts, with why, and
+ * once as it ends; never at the retries in between, which serviceWait outlasts. A wait already on
  * when the screen opens is no news: the header shows it.
  */
 export class HeldBackNews {
@@ -83,9 +83,10 @@ export class HeldBackNews {
   of(s: QueueStatus | null): string | null {
     if (!s) return null;
     const was = this.was;
-    this.was = s.heldBack;
-    if (was === undefined || !was === !s.heldBack) return null;
-    if (s.heldBack) return `Queue waiting: ${s.heldBack}. Nothing was charged; the jobs are sent again by themselves.`;
+    this.was = s.serviceWait;
+    if (was === undefined || !was === !s.serviceWait) return null;
+    if (s.serviceWait)
+      return `Queue waiting: ${s.serviceWait}. Nothing was charged; the jobs are sent again by themselves.`;
     // Over because nothing is left to send (the waiting jobs canceled) is no going on.
     const moving = MOVING_STATES.some((k) => (s.counts[k] ?? 0) > 0);
     return moving ? 'Queue going on: the server takes jobs again.' : 'The queue no longer waits.';

@@ -1,4 +1,4 @@
-import type { LoadPath } from '../import.ts';
+import type { LoadPath } from './types.ts';
 
 /**
  * Rows per transaction of a row-by-row load: smaller batches die young in V8. 5,000 peaked ~60 MB

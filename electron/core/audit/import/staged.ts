@@ -1,5 +1,5 @@
 import type { LockWait } from '../busy.ts';
-import type { ImportOptions } from '../import.ts';
+import type { ImportOptions } from './types.ts';
 import { keysFollowDates } from '../keys.ts';
 import type { ReadTask } from '../read.ts';
 import { stageRows } from '../stage-thread.ts';

@@ -1,6 +1,6 @@
 import type { ImportProgress, ImportReport } from '../../../../shared/contract/audit.ts';
 import { APP_LOCK_WAIT, whenWritable, type LockWait } from '../busy.ts';
-import type { ImportOptions } from '../import.ts';
+import type { ImportOptions } from './types.ts';
 import type { AuditStore, InsertCounts } from '../store.ts';
 
 /** What an import that gave up waiting for the cache says becomes of it. */

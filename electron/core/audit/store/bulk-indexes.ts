@@ -1,6 +1,6 @@
 import type { Db } from '../../db/open.ts';
 import { KEY_SLOTS } from '../keys.ts';
-import type { WriteTx } from '../store.ts';
+import type { WriteTx } from './types.ts';
 import type { ProcessRecords } from './records.ts';
 
 /** The index that keeps event_id unique (migration 6): set aside during a bulk load like the others. */
@@ -101,6 +101,11 @@ export class BulkIndexes {
     const ix = this.db.prepare('SELECT name, sql FROM deferred_indexes WHERE name = ?').get(UNIQUE_INDEX) as
       DeferredIndex | undefined;
     return ix ? this.buildDeferred(ix) : 0;
+  }
+
+  /** Whether indexes set aside by a bulk load are still to be built. */
+  pending(): boolean {
+    return (this.db.prepare('SELECT count(*) FROM deferred_indexes').pluck().get() as number) > 0;
   }
 
   indexExists(name: string): boolean {

@@ -2,7 +2,7 @@ import type { Statement } from 'better-sqlite3';
 import type { Db } from '../../db/open.ts';
 import type { EventRow } from '../event.ts';
 import { KEY_SLOTS, KeyAllocator, keyBase } from '../keys.ts';
-import type { InsertCounts, Origin } from '../store.ts';
+import type { InsertCounts, Origin } from './types.ts';
 import { NameRecorder } from '../search.ts';
 import { UNIQUE_INDEX, type BulkIndexes } from './bulk-indexes.ts';
 

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/open.ts';
-import type { Elsewhere, WriteTx } from '../store.ts';
+import type { Elsewhere, WriteTx } from './types.ts';
 
 /** audit_meta key of a process loading through a stage (a staged or bulk load), followed by its pid. */
 export const LOAD_OWNER = 'bulk_owner_';

@@ -4,7 +4,7 @@ import type { Db } from '../../db/open.ts';
 import type { EventRow } from '../event.ts';
 import { KEY_SLOTS, keyBase } from '../keys.ts';
 import { stageTableSql } from '../stage.ts';
-import type { InsertCounts, Origin, WriteTx } from '../store.ts';
+import type { InsertCounts, Origin, WriteTx } from './types.ts';
 import { UNIQUE_INDEX, type BulkIndexes } from './bulk-indexes.ts';
 import type { RowInserter } from './insert.ts';
 import { isAlive } from './records.ts';

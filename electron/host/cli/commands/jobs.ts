@@ -2,7 +2,7 @@ import { heldMessage, isJobState, JOB_STATES } from '../../../../shared/contract
 import { canceledMessage } from '../../../core/queue/job-messages.ts';
 import { DeskError } from '../../../../shared/contract/errors.ts';
 import { oneLine, terminalJson, UsageError, write, type CliCommand, type CliContext } from '../command.ts';
-import type { BatchBudget, HeldBy, JobRecord, JobState } from '../../../../shared/contract/jobs.ts';
+import type { BatchBudget, CapHold, JobRecord, JobState } from '../../../../shared/contract/jobs.ts';
 import type { JobStore } from '../../../core/queue/store.ts';
 import { interruptible, TIMED_OUT } from '../interrupt.ts';
 import { timeLimitOf } from '../duration.ts';
@@ -182,7 +182,7 @@ interface Listing {
     jobs: JobRecord[];
     total: number;
   };
-  heldBy(): Promise<HeldBy[]>;
+  capHolds(): Promise<CapHold[]>;
   close(): Promise<void>;
 }
 
@@ -192,8 +192,8 @@ async function openListing(ctx: CliContext): Promise<Listing> {
     return {
       store: queue.store,
       listJobs: (q) => queue.store.listRecords(q),
-      // Nothing queued, so nothing held (QueueStatus.heldBy).
-      heldBy: async () => [],
+      // Nothing queued, so nothing held (QueueStatus.capHolds).
+      capHolds: async () => [],
       close: async () => queue.close(),
     };
   const { openEngineSession } = await import('../engine-session.ts');
@@ -202,7 +202,7 @@ async function openListing(ctx: CliContext): Promise<Listing> {
   return {
     store: engine.store,
     listJobs: (q) => engine.listJobs(q),
-    heldBy: async () => (await engine.statusNow()).heldBy,
+    capHolds: async () => (await engine.statusNow()).capHolds,
     close: () => session.close(),
   };
 }
@@ -238,7 +238,7 @@ async function listJobs(ctx: CliContext, args: ListArgs): Promise<number> {
     if (args.json) await write(ctx.stdout, terminalJson({ jobs, total }, 2) + '\n');
     // A count, not a job: on stdout it would reach `| cut -c1-8 | xargs mediadesk jobs retry` as an id.
     else ctx.stderr.write(`${shown} of ${total} jobs\n`);
-    for (const held of await listing.heldBy()) ctx.stderr.write(`${heldMessage(held)}\n`);
+    for (const held of await listing.capHolds()) ctx.stderr.write(`${heldMessage(held)}\n`);
     return 0;
   } finally {
     await listing.close();

@@ -5,8 +5,8 @@
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { isInline } from '../../../shared/catalogue/index.ts';
-import { isLoopbackUrl } from '../../../shared/loopback.ts';
+import { isInline } from '../../shared/catalogue/index.ts';
+import { isLoopbackUrl } from '../../shared/loopback.ts';
 
 export type ProbeErrorCode = 'unreachable' | 'no-range' | 'truncated' | 'unsupported' | 'invalid';
 

@@ -6,8 +6,8 @@
 import type { Movie } from 'mp4box';
 import { fileURLToPath } from 'node:url';
 import type { Metadata } from 'sharp';
-import type { Probe } from '../../../shared/validation/references.ts';
-import { isInline } from '../../../shared/catalogue/index.ts';
+import type { Probe } from '../../shared/validation/references.ts';
+import { isInline } from '../../shared/catalogue/index.ts';
 import { HEAD_BYTES, ProbeError, isUrl, openSource, type ByteSource } from './source.ts';
 import { loadSharp } from './sharp.ts';
 
