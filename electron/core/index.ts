@@ -44,7 +44,7 @@ export interface CoreOptions {
   home: string;
   host: 'electron' | 'web' | 'cli';
   env?: NodeJS.ProcessEnv;
-  /** electron-store under Electron; conf (the same file format) elsewhere. */
+  /** The settings file, opened with conf by every host (`openConfStore`). */
   settingsFile?: JsonFileStore;
   secrets?: SecretStore;
   startSandbox: () => Promise<RunningSandboxLike>;

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { writeWhole } from '../../core/write-whole.ts';
 
 /** The port the web host tries first on a data folder it has not run on; `--port` overrides it. */
 export const DEFAULT_WEB_PORT = 47810;
@@ -15,13 +16,6 @@ export interface WebHostRecord {
   pid?: number;
   /** A random id per launch, which /healthz answers, so a reused pid or port is not taken for our host. */
   launch?: string;
-}
-
-/** Written beside, then renamed: a host stopped mid-write leaves the old file, never half of one. */
-function writeWhole(path: string, text: string, mode?: number): void {
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, text, mode === undefined ? undefined : { mode });
-  renameSync(tmp, path);
 }
 
 /**
@@ -44,7 +38,7 @@ export function accessToken(home: string, renew = false): { token: string; made:
   }
   const token = randomBytes(24).toString('base64url');
   mkdirSync(home, { recursive: true });
-  writeWhole(path, `${token}\n`, 0o600);
+  writeWhole(path, `${token}\n`, { mode: 0o600 });
   return { token, made: true };
 }
 
