@@ -1,25 +1,24 @@
 import { existsSync, statSync } from 'node:fs';
-import { expect, test, type Page } from '@playwright/test';
-import { newHome, startHost, watchLiveRegions, type HostHandle } from './host.ts';
-import {
-  expectRefusalFocusesPrompt,
-  shot,
-  startSandboxProcess,
-  watchErrors,
-  type SandboxProcess,
-} from './studio-helpers.ts';
+import type { Page } from '@playwright/test';
+import { expect, test, type Launch, type SandboxAt } from './fixtures.ts';
+import { newHome, watchLiveRegions, type HostHandle } from './host.ts';
+import { expectRefusalFocusesPrompt, shot, watchErrors, type SandboxProcess } from './studio-helpers.ts';
+
+let launch: Launch;
+let sandboxAt: SandboxAt;
+// The helpers below start hosts and Sandboxes through the test's fixtures.
+test.beforeEach(({ launch: l, sandboxAt: s }) => {
+  launch = l;
+  sandboxAt = s;
+});
 
 let host: HostHandle;
 let sandbox: SandboxProcess;
-test.afterEach(async () => {
-  await host?.stop();
-  await sandbox?.stop();
-});
 
 /** A Sandbox with short tasks, a host on it, and the Music screen. */
 async function openMusic(page: Page) {
-  sandbox = await startSandboxProcess(500);
-  host = await startHost(newHome(), sandbox.env);
+  sandbox = await sandboxAt(500);
+  host = await launch(newHome(), sandbox.env);
   await page.goto(`${host.url}#music`);
 }
 

@@ -101,7 +101,14 @@ export async function makeImages(dir: string, count: number): Promise<string[]> 
 
 export { watchErrors } from './host.ts';
 
-export const shot = (page: Page, name: string) => page.screenshot({ path: join('docs', 'screenshots', `${name}.png`) });
+/** Screenshots for the docs are taken only when asked (`MEDIADESK_SCREENSHOTS=1`), never on an ordinary run. */
+export const SCREENSHOTS = process.env.MEDIADESK_SCREENSHOTS === '1';
+
+export async function shot(page: Page, name: string): Promise<void> {
+  if (!SCREENSHOTS) return;
+  mkdirSync(join('docs', 'screenshots'), { recursive: true });
+  await page.screenshot({ path: join('docs', 'screenshots', `${name}.png`) });
+}
 
 /**
  * Presses Enter on a screen's submit button with a required prompt left empty: the refusal marks

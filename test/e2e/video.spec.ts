@@ -1,7 +1,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect, test, type Page, type Route } from '@playwright/test';
+import type { Page, Route } from '@playwright/test';
+import { expect, test } from './fixtures.ts';
 import sharp from 'sharp';
 import { dropFiles, newHome, startHost, watchLiveRegions, type HostHandle } from './host.ts';
 import {
