@@ -43,6 +43,7 @@ for (const { width, theme } of SIZES) {
     for (const id of ids) {
       await page.getByTestId(`nav-${id}`).click();
       await expect(page.getByTestId(`screen-${id}`)).toBeVisible();
+      // Kept: a screen's late-loading parts widen it with no event to wait on; 150 ms lets them land.
       await page.waitForTimeout(150);
       const overflow = await page.evaluate(() => {
         const doc = document.documentElement.scrollWidth;

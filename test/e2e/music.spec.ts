@@ -107,6 +107,7 @@ test('Enter in a field does not start a paid task; the Generate button does', as
   // Typing a value and pressing Enter to "set" it, as in many apps: HTML would submit the form.
   await page.getByTestId('field-negative_prompt').fill('vocals');
   await page.getByTestId('field-negative_prompt').press('Enter');
+  // Kept: a submit that must not happen has no event; 500 ms is ample for its request to go out.
   await page.waitForTimeout(500);
   await expect(page.getByTestId('result-job')).toHaveCount(0);
   const stats = (await (await fetch(`${sandbox.url}/__sandbox/stats`)).json()) as { creates: Record<string, unknown> };

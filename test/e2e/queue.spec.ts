@@ -103,6 +103,7 @@ test('Cancel batch asks first, counting the jobs it ends and those that may stil
   await page.keyboard.press('Escape');
   await expect(dialog).toBeHidden();
   await expect(cancel).toBeFocused();
+  // Kept: a cancel that must not be sent has no event; 500 ms is ample for it to reach the host.
   await page.waitForTimeout(500);
   expect(await states()).toEqual(['queued', 'queued', 'queued', 'queued']);
   expect(await counts()).toMatchObject({ queued: 4 });
@@ -481,6 +482,7 @@ test('a queue waiting for the server says so once, with why, however often it re
   host = await launch(newHome(), sandbox.env);
   await page.goto(`${host.url}#queue`);
   await expect(page.getByTestId('pause-toggle')).toBeEnabled();
+  // Kept: lets the live regions settle empty before what is counted begins.
   await page.waitForTimeout(300);
   // Every create refused, with Retry-After 0: the queue sends it again and again, each retry a
   // change of the job and of the header's counts.
@@ -499,6 +501,7 @@ test('a queue waiting for the server says so once, with why, however often it re
   await expect
     .poll(async () => (await live()).spoke.join(' '))
     .toContain('Queue going on: the server takes jobs again.');
+  // Kept: proves nothing more is said after the end; a late sentence would come within 2 s.
   await page.waitForTimeout(2000);
   const log = await live();
   const all = log.spoke.join(' ');
@@ -523,6 +526,7 @@ test('a busy queue is said in a few sentences, not job by job: the batch finishi
   await expect(page.getByTestId('pause-toggle')).toBeEnabled();
   // The regions are in the page, empty, before anything is said.
   await expect(page.getByTestId('queue-said')).toBeEmpty();
+  // Kept: lets the live regions settle empty before what is counted begins.
   await page.waitForTimeout(300);
 
   // Eight jobs run through the queue while it is open, two at a time: each changes state three or
@@ -532,6 +536,7 @@ test('a busy queue is said in a few sentences, not job by job: the batch finishi
   await desk(host, 'batches.start', { tool: 'upscaler-precision', inputs: [dir], params: {} });
   await expect(page.getByTestId('batch-count')).toHaveText('8/8', { timeout: 60_000 });
   await expect.poll(async () => (await live()).spoke).toContain('Precision upscaler: batch done, 8 of 8.');
+  // Kept: proves nothing more is said after the end; a late sentence would come within 2 s.
   await page.waitForTimeout(2000);
   let log = await live();
   expect(log.spoke, log.spoke.join(' | ')).toEqual(['Precision upscaler: batch done, 8 of 8.']);

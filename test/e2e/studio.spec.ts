@@ -902,6 +902,7 @@ test('a drop that takes a while to copy says so once, then what it came to, neve
   await makeImages(dir, 8);
   await page.goto(`${host.url}#studio`);
   await page.getByTestId('tool-select').selectOption('upscaler-precision');
+  // Kept: lets the live regions settle empty before what is counted begins.
   await page.waitForTimeout(300);
   // The uploads are held in the browser (then sent on, unchanged): a copy still going after a second.
   const held: Route[] = [];
@@ -913,10 +914,12 @@ test('a drop that takes a while to copy says so once, then what it came to, neve
   // One at a time, so the count on screen moves eight times.
   for (const r of held) {
     await r.continue();
+    // Kept: one copy answer at a time, so each shows on screen before the next.
     await page.waitForTimeout(100);
   }
   await expect(page.getByTestId('input-status')).toHaveText('1 input, 8 files');
   await expect.poll(async () => (await live()).spoke.join(' ')).toContain('Added shoot: 8 files.');
+  // Kept: proves nothing more is said after the end; a late sentence would come within 2 s.
   await page.waitForTimeout(2000);
   const log = await live();
   expect(log.spoke).toEqual(['Copying 8 files to MediaDesk…', 'Added shoot: 8 files.']);
@@ -943,6 +946,7 @@ test('what a drop, a Start and its batch came to is said by a status already in 
   writeFileSync(file, 'a file where the folder should be');
   await page.goto(`${host.url}#studio`);
   await page.getByTestId('tool-select').selectOption('upscaler-precision');
+  // Kept: lets the live regions settle empty before what is counted begins.
   await page.waitForTimeout(300);
   // What came meanwhile is said together (at most one sentence every 1.5 s): looked for in the whole.
   const said = async () => (await live()).spoke.join(' ');
@@ -972,6 +976,7 @@ test('what a drop, a Start and its batch came to is said by a status already in 
   await expect.poll(said).toContain('Batch started: 6 jobs queued.');
   await expect(page.getByTestId('last-batch')).toContainText('Batch done', { timeout: 60_000 });
   await expect.poll(said).toContain('Precision upscaler: batch done, 6 of 6.');
+  // Kept: proves nothing more is said after the end; a late sentence would come within 2 s.
   await page.waitForTimeout(2000);
   const log = await live();
   expect(log.spoke.join(' ')).toBe(

@@ -969,6 +969,7 @@ test('what a workflow app run came to is said: queued and its end politely, a re
   await page.getByTestId('app-confirm').click();
   await expect(page.locator('[data-testid=app-run-row][data-state=failed]')).toHaveCount(1, { timeout: 30_000 });
   await expect.poll(said).toMatch(/Jingle maker run: failed: .+\.$/);
+  // Kept: proves nothing more is said after the end; a late sentence would come within 2 s.
   await page.waitForTimeout(2000);
   const log = await live();
   expect(log.spoke.join(' '), log.spoke.join(' | ')).not.toMatch(/running|submitting|downloading/);

@@ -92,6 +92,7 @@ test('a host started with --new-token tells an open tab plainly to open the new 
   );
   let attempts = 0;
   page.on('websocket', () => attempts++);
+  // Kept: a tab that wrongly retried would open a socket within its first retry delays (bridge.ts); none may.
   await page.waitForTimeout(1500);
   expect(attempts).toBe(0);
   // The URL it printed brings the tab back.
