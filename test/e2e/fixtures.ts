@@ -12,7 +12,7 @@
  */
 import { test as base, expect } from '@playwright/test';
 import { startHost, newHome, type HostHandle } from './host.ts';
-import { startSandboxProcess, type SandboxProcess } from './studio-helpers.ts';
+import { resetSandbox, setFaults, startSandboxProcess, type SandboxProcess } from './studio-helpers.ts';
 
 export { expect };
 
@@ -23,15 +23,6 @@ export type Launch = (
   port?: number | null,
   args?: string[],
 ) => Promise<HostHandle>;
-
-async function control(url: string, route: string, body: unknown): Promise<void> {
-  const res = await fetch(`${url}/__sandbox/${route}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  if (!res.ok) throw new Error(`sandbox ${route}: ${res.status} ${await res.text()}`);
-}
 
 export const test = base.extend<
   { sandboxAt: SandboxAt; launch: Launch; sharedHost: HostHandle },
@@ -61,8 +52,8 @@ export const test = base.extend<
         own.push(sandbox);
         return sandbox;
       }
-      await control(workerSandbox.url, 'reset', { tasks: true });
-      await control(workerSandbox.url, 'faults', { taskDurationMs });
+      await resetSandbox(workerSandbox.url);
+      await setFaults(workerSandbox.url, { taskDurationMs });
       // The worker's Sandbox outlives the test: a spec's own stop() leaves it running.
       return { ...workerSandbox, stop: async () => {} };
     });

@@ -58,6 +58,9 @@ async function sandboxControl(sandboxUrl: string, route: string, body: unknown) 
 export const setFaults = (sandboxUrl: string, patch: Record<string, unknown>) =>
   sandboxControl(sandboxUrl, 'faults', patch);
 
+/** Faults, limits, stats, quotas and tasks back to a fresh Sandbox's (tests sharing one). */
+export const resetSandbox = (sandboxUrl: string) => sandboxControl(sandboxUrl, 'reset', { tasks: true });
+
 /** The service reprices an app (null: serves it with no cost at all). */
 export const setAppCost = (sandboxUrl: string, appId: string, cost: number | null) =>
   sandboxControl(sandboxUrl, `apps/${appId}/cost`, { cost });
