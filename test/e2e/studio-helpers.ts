@@ -39,7 +39,8 @@ export async function startSandboxProcess(taskDurationMs = 500, args: string[] =
     child,
     stop: () =>
       new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve();
+        // Ended already, by a code or a signal (a test's SIGKILL): a second stop returns at once.
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
         child.once('exit', () => resolve());
         child.kill('SIGTERM');
       }),
@@ -78,11 +79,17 @@ export async function appRunPosts(sandboxUrl: string): Promise<number> {
 
 /**
  * How many POSTs (creates, uploads, app runs) the Sandbox was sent: anything that could be paid for.
- * The team's credit usage, read for the cost estimate, is a POST that charges nothing.
+ * The team's credit usage, read for the cost estimate, and the test's own control calls are POSTs that charge nothing.
  */
 export async function sandboxPosts(sandboxUrl: string): Promise<number> {
   return Object.entries(await sandboxRequests(sandboxUrl))
-    .filter(([route]) => route.startsWith('POST ') && route !== 'POST /v1/analytics/team-credit-usage')
+    .filter(
+      ([route]) =>
+        route.startsWith('POST ') &&
+        route !== 'POST /v1/analytics/team-credit-usage' &&
+        // The test's own control calls (faults, reset) pay for nothing.
+        !route.startsWith('POST /__sandbox/'),
+    )
     .reduce((a, [, n]) => a + n, 0);
 }
 
