@@ -10,6 +10,7 @@ import { hugePng } from '../huge-png.ts';
 import type { JobRecord } from '../../shared/contract/index.ts';
 import { NO_ANSWER } from '../../shared/work-status.ts';
 import { getTool } from '../../shared/catalogue/index.ts';
+import { HOST_PROOF_PATH } from '../../shared/host-proof.ts';
 
 let launch: Launch;
 let sandboxAt: SandboxAt;
@@ -562,13 +563,20 @@ test('a busy queue is said in a few sentences, not job by job: the batch finishi
   await page.getByTestId('batch-retry').click();
   await expect.poll(async () => (await live()).spoke.at(-1)).toBe('Precision upscaler: 2 jobs queued again.');
 
-  // An action that fails says why at once, in an alert that was there before.
+  // An action that fails says why at once, in an alert that was there before. Clicked once the tab's
+  // first check of who answers has failed (so the reason is the same however fast the host stops).
+  const checked = page.waitForEvent('requestfailed', (r) => r.url().includes(HOST_PROOF_PATH));
   await host.stop();
+  await checked;
   await page.getByTestId('pause-toggle').click();
-  await expect.poll(async () => (await live()).alerted).toContainEqual(expect.stringContaining('not answering'));
+  await expect
+    .poll(async () => (await live()).alerted)
+    .toContainEqual(expect.stringContaining('cannot reach the MediaDesk host'));
   log = await live();
   expect(log.alertBornFull.filter((t) => !/^The MediaDesk host/.test(t))).toEqual([]);
-  expect(errors.filter((e) => !/not answering|closed|ERR_CONNECTION_REFUSED|WebSocket/.test(e))).toEqual([]);
+  expect(errors.filter((e) => !/not answering|cannot reach|closed|ERR_CONNECTION_REFUSED|WebSocket/.test(e))).toEqual(
+    [],
+  );
 });
 
 test("a finished batch's Report says what was sent, made results and charged but failed, and Export CSV downloads it", async ({
