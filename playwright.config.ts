@@ -5,7 +5,8 @@ export default defineConfig({
   testDir: 'test/e2e',
   timeout: 120_000,
   expect: { timeout: 15_000 },
-  workers: 1,
+  // Two workers: every host and Sandbox listens on a free port and every data folder is new (fixtures.ts).
+  workers: 2,
   reporter: [['list']],
   outputDir: 'test-results',
   use: {

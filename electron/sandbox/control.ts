@@ -106,7 +106,13 @@ export function registerControl(app: FastifyInstance, deps: ControlDeps): void {
     // Every task and app run under way ends now, so a test can hold work as long as it needs
     // without waiting out a long duration afterwards.
     ctl.post('/__sandbox/tasks/finish', async () => ({ finished: deps.tasks.finishAll(deps.now()) }));
-    ctl.post('/__sandbox/reset', async () => {
+    // `{"tasks": true}` forgets the tasks too, so tests sharing one Sandbox each start with empty lists.
+    ctl.post('/__sandbox/reset', async (req, reply) => {
+      const b = jsonBody(req.body);
+      const tasks = b.ok ? b.value.tasks : undefined;
+      if (tasks !== undefined && typeof tasks !== 'boolean')
+        return sendInvalid(reply, [{ field: 'tasks', reason: 'must be true or false' }]);
+      if (tasks) deps.tasks.clear();
       deps.faults.reset();
       deps.appCosts.reset();
       deps.stats.reset();

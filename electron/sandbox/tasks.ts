@@ -117,6 +117,13 @@ export class TaskStore {
     return n;
   }
 
+  /** Forgets every task (a reset between tests sharing one Sandbox); the journal file is left alone. */
+  clear(): void {
+    this.byId.clear();
+    this.byList.clear();
+    this.byKey.clear();
+  }
+
   /** Every task, in creation order. */
   all(): IterableIterator<Task> {
     return this.byId.values();

@@ -2,8 +2,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
-import { expect, test, type Page } from '@playwright/test';
-import { desk, newHome, startHost, watchErrors, watchLiveRegions, type HostHandle } from './host.ts';
+import type { Page } from '@playwright/test';
+import { expect, test } from './fixtures.ts';
+import { desk, newHome, watchErrors, watchLiveRegions, type HostHandle } from './host.ts';
 import { makeImages } from './studio-helpers.ts';
 
 /**
@@ -11,10 +12,6 @@ import { makeImages } from './studio-helpers.ts';
  * violation of any impact. A rule axe cannot decide (contrast over an image) is not a violation.
  */
 let host: HostHandle | undefined;
-test.afterEach(async () => {
-  await host?.stop();
-  host = undefined;
-});
 
 async function violations(page: Page, where: string): Promise<string[]> {
   const r = await new AxeBuilder({ page })
@@ -30,11 +27,11 @@ async function violations(page: Page, where: string): Promise<string[]> {
 }
 
 for (const theme of ['light', 'dark'] as const) {
-  test(`every screen passes axe in the ${theme} theme`, async ({ page }) => {
+  test(`every screen passes axe in the ${theme} theme`, async ({ page, launch }) => {
     const errors = watchErrors(page);
     const home = newHome();
     writeFileSync(join(home, 'settings.json'), JSON.stringify({ theme }));
-    host = await startHost(home);
+    host = await launch(home);
     const live = await watchLiveRegions(page);
     await page.goto(host.url);
     await expect(page.locator('html')).toHaveAttribute('data-theme', theme);

@@ -1,6 +1,7 @@
-import { expect, test, type Page } from '@playwright/test';
+import type { Page } from '@playwright/test';
+import { expect, test } from './fixtures.ts';
 import { AUDIT_SEARCH_EXAMPLES } from '../../shared/contract/audit.ts';
-import { newHome, startHost, watchErrors, type HostHandle } from './host.ts';
+import { newHome, watchErrors, type HostHandle } from './host.ts';
 
 /**
  * A team admin's first minutes in the audit screen: sync from the Sandbox, search as a person
@@ -8,10 +9,6 @@ import { newHome, startHost, watchErrors, type HostHandle } from './host.ts';
  * nothing matched, and open an event's detail with one click, beside the table.
  */
 let host: HostHandle | undefined;
-test.afterEach(async () => {
-  await host?.stop();
-  host = undefined;
-});
 
 const countOf = async (page: Page) => Number((await page.getByTestId('audit-count').innerText()).replace(/[^\d]/g, ''));
 const column = (page: Page, n: number) =>
@@ -26,11 +23,12 @@ async function search(page: Page, text: string, all: number): Promise<number> {
 
 test('sync, then search by parts of names, e-mails and event types; an empty result says why; one click shows an event beside the table', async ({
   page,
+  launch,
 }) => {
   test.setTimeout(120_000);
   const errors = watchErrors(page);
   await page.setViewportSize({ width: 1440, height: 900 });
-  host = await startHost(newHome());
+  host = await launch(newHome());
   await page.goto(`${host.url}#audit`);
   await page.getByTestId('audit-sync').click();
   await expect(page.getByTestId('audit-sync-report')).toContainText('Sync complete', { timeout: 60_000 });

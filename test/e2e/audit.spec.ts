@@ -2,20 +2,20 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
-import { expect, test, type Page } from '@playwright/test';
-import {
-  desk,
-  dropFiles,
-  holdAnswers,
-  newHome,
-  startHost,
-  type HostHandle,
-  watchErrors,
-  watchLiveRegions,
-} from './host.ts';
-import { setFaults, startSandboxProcess, type SandboxProcess } from './studio-helpers.ts';
+import type { Page } from '@playwright/test';
+import { expect, test, type Launch, type SandboxAt } from './fixtures.ts';
+import { desk, dropFiles, holdAnswers, newHome, type HostHandle, watchErrors, watchLiveRegions } from './host.ts';
+import { setFaults, shot, type SandboxProcess } from './studio-helpers.ts';
 import { writeNdjson, type BenchOrder } from '../../bench/audit-data.ts';
 import { BIN, runCli } from '../cli.ts';
+
+let launch: Launch;
+let sandboxAt: SandboxAt;
+// The helpers below start hosts and Sandboxes through the test's fixtures.
+test.beforeEach(({ launch: l, sandboxAt: s }) => {
+  launch = l;
+  sandboxAt = s;
+});
 
 /**
  * The audit viewer end to end: the web host as a real process on the in-process Sandbox
@@ -25,12 +25,6 @@ import { BIN, runCli } from '../cli.ts';
 let host: HostHandle | undefined;
 /** A Sandbox of the test's own, for tests that turn its controls (a slow audit search). */
 let sandbox: SandboxProcess | undefined;
-test.afterEach(async () => {
-  await host?.stop();
-  host = undefined;
-  await sandbox?.stop();
-  sandbox = undefined;
-});
 
 const countOf = async (page: Page) => Number((await page.getByTestId('audit-count').innerText()).replace(/[^\d]/g, ''));
 
@@ -103,7 +97,7 @@ async function openNextRow(page: Page): Promise<void> {
 
 async function hostWith(page: Page, events: ReturnType<typeof ev>[]): Promise<void> {
   const home = newHome();
-  host = await startHost(home);
+  host = await launch(home);
   const file = join(home, 'events.ndjson');
   writeFileSync(file, events.map((e) => JSON.stringify(e)).join('\n') + '\n');
   await page.goto(`${host.url}#audit`);
@@ -116,10 +110,11 @@ async function hostWith(page: Page, events: ReturnType<typeof ev>[]): Promise<vo
 
 test('sync, filters, search, detail with diff, related events, import report, hostile text, export', async ({
   page,
+  launch,
 }) => {
   const errors = watchErrors(page);
   const home = newHome();
-  host = await startHost(home);
+  host = await launch(home);
   await page.goto(`${host.url}#audit`);
   await expect(page.getByTestId('screen-audit')).toBeVisible();
 
@@ -349,8 +344,7 @@ test('sync, filters, search, detail with diff, related events, import report, ho
   // The screenshot for the docs: a row open in the drawer.
   await page.getByTestId('audit-row').nth(2).dblclick();
   await expect(page.getByTestId('audit-diff').or(drawer.getByText('No state recorded'))).toBeVisible();
-  mkdirSync('docs/screenshots', { recursive: true });
-  await page.screenshot({ path: 'docs/screenshots/audit.png' });
+  await shot(page, 'audit');
   await page.keyboard.press('Escape');
 
   // A JSON export and a file named .json that is not JSON, picked together: the browser sends
@@ -403,7 +397,7 @@ async function importGenerated(
   beforeImport?: () => Promise<void>,
 ): Promise<void> {
   const home = newHome();
-  host = await startHost(home);
+  host = await launch(home);
   const file = join(home, name);
   await writeNdjson(file, total, order);
   await beforeImport?.();
@@ -681,13 +675,13 @@ test('a large file not in date order says rows are held back while the count add
  * before the page is loaded, the host up).
  */
 async function slowSync(page: Page, beforeSync?: () => Promise<void>): Promise<{ total: number }> {
-  sandbox = await startSandboxProcess();
+  sandbox = await sandboxAt();
   await setFaults(sandbox.url, { auditDelayMs: 1500 });
   const all = await fetch(`${sandbox.url}/v1/analytics/audit-logs/events?per_page=1`, {
     headers: { 'x-magnific-api-key': 'sandbox-owner' },
   });
   const total = ((await all.json()) as { meta: { pagination: { total: number } } }).meta.pagination.total;
-  host = await startHost(newHome(), sandbox.env);
+  host = await launch(newHome(), sandbox.env);
   await beforeSync?.();
   await page.goto(`${host.url}#audit`);
   await page.getByTestId('audit-sync').click();
@@ -888,11 +882,11 @@ test('an import by the mediadesk CLI into the same cache: the screen says one ru
   expect(errors).toEqual([]);
 });
 
-test('a member key gets the 403 state that says who can see audit logs', async ({ page }) => {
+test('a member key gets the 403 state that says who can see audit logs', async ({ page, launch }) => {
   const errors = watchErrors(page);
   const home = newHome();
   writeFileSync(join(home, 'settings.json'), JSON.stringify({ sandboxKey: 'sandbox-member' }));
-  host = await startHost(home);
+  host = await launch(home);
   await page.goto(`${host.url}#audit`);
   await page.getByTestId('audit-sync').click();
   const blocker = page.getByTestId('audit-blocker-forbidden');
@@ -904,9 +898,12 @@ test('a member key gets the 403 state that says who can see audit logs', async (
   expect(errors).toEqual([]);
 });
 
-test('Tab from Import… or Export… goes into its panel; Escape brings focus back to the button', async ({ page }) => {
+test('Tab from Import… or Export… goes into its panel; Escape brings focus back to the button', async ({
+  page,
+  launch,
+}) => {
   const errors = watchErrors(page);
-  host = await startHost(newHome());
+  host = await launch(newHome());
   await page.goto(`${host.url}#audit`);
   for (const which of ['import', 'export'] as const) {
     const button = page.getByTestId(`audit-open-${which}`);
@@ -925,10 +922,11 @@ test('Tab from Import… or Export… goes into its panel; Escape brings focus b
 
 test('audit files dropped in the browser: two of one name both import, and one the browser cannot read is named while the rest import', async ({
   page,
+  launch,
 }) => {
   const errors = watchErrors(page);
   const home = newHome();
-  host = await startHost(home);
+  host = await launch(home);
   const files = ['a', 'b'].map((dir, i) => {
     mkdirSync(join(home, dir));
     writeFileSync(join(home, dir, 'export.json'), JSON.stringify([ev(70 + i)]));

@@ -2,23 +2,21 @@ import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
-import { expect, test } from '@playwright/test';
-import { desk, newHome, startHost, watchErrors, type HostHandle } from './host.ts';
-import { makeImages, shot, startSandboxProcess, type SandboxProcess } from './studio-helpers.ts';
+import { expect, test } from './fixtures.ts';
+import { desk, newHome, watchErrors, type HostHandle } from './host.ts';
+import { makeImages, shot, type SandboxProcess } from './studio-helpers.ts';
 
 let host: HostHandle;
 let sandbox: SandboxProcess;
-test.afterEach(async () => {
-  await host?.stop();
-  await sandbox?.stop();
-});
 
 test('compare: one image, three variants side by side, then the chosen one applied to its folder in the Studio', async ({
   page,
+  launch,
+  sandboxAt,
 }) => {
   const errors = watchErrors(page);
-  sandbox = await startSandboxProcess(200);
-  host = await startHost(newHome(), sandbox.env);
+  sandbox = await sandboxAt(200);
+  host = await launch(newHome(), sandbox.env);
   const shoot = mkdtempSync(join(tmpdir(), 'md-compare-'));
   const [image] = await makeImages(shoot, 1);
   await desk(host, 'presets.save', { name: 'Four', tool: 'upscaler-precision', params: { scale_factor: 4 } });
@@ -79,10 +77,12 @@ test('compare: one image, three variants side by side, then the chosen one appli
 
 test('compare in a browser with a chosen (uploaded) image: Apply asks for the folder and the Studio holds that one, not the copy', async ({
   page,
+  launch,
+  sandboxAt,
 }) => {
   const errors = watchErrors(page);
-  sandbox = await startSandboxProcess(200);
-  host = await startHost(newHome(), sandbox.env);
+  sandbox = await sandboxAt(200);
+  host = await launch(newHome(), sandbox.env);
   const shoot = mkdtempSync(join(tmpdir(), 'md-compare-up-'));
   const [image] = await makeImages(shoot, 1);
 

@@ -1,17 +1,15 @@
 import AxeBuilder from '@axe-core/playwright';
-import { expect, test } from '@playwright/test';
-import { newHome, startHost, watchErrors, watchLiveRegions, type HostHandle } from './host.ts';
+import { expect, test } from './fixtures.ts';
+import { newHome, watchErrors, watchLiveRegions, type HostHandle } from './host.ts';
 
 let host: HostHandle;
-test.afterEach(async () => {
-  await host?.stop();
-});
 
 test('Settings: Test connection checks the backend in use, and names a model path segment the service does not know', async ({
   page,
+  launch,
 }) => {
   const errors = watchErrors(page);
-  host = await startHost(newHome());
+  host = await launch(newHome());
   const live = await watchLiveRegions(page);
   await page.goto(`${host.url}#settings`);
 

@@ -1,29 +1,27 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect, test } from '@playwright/test';
-import { newHome, startHost, type HostHandle } from './host.ts';
-import { makeImages, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
+import { expect, test } from './fixtures.ts';
+import { newHome, type HostHandle } from './host.ts';
+import { makeImages, watchErrors, type SandboxProcess } from './studio-helpers.ts';
 
 let host: HostHandle;
 let sandbox: SandboxProcess;
-test.afterEach(async () => {
-  await host?.stop();
-  await sandbox?.stop();
-});
 
 test('Studio says what a batch costs before Start, and the Queue shows its budget holding it until lifted', async ({
   page,
+  launch,
+  sandboxAt,
 }) => {
   const errors = watchErrors(page);
-  sandbox = await startSandboxProcess(200);
+  sandbox = await sandboxAt(200);
   await fetch(`${sandbox.url}/__sandbox/limits`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ limits: 'service' }),
   });
   // A fresh data folder: the price is the table's, no usage is read.
-  host = await startHost(newHome(), sandbox.env);
+  host = await launch(newHome(), sandbox.env);
   const dir = join(mkdtempSync(join(tmpdir(), 'md-estimate-')), 'shoot');
   await makeImages(dir, 3);
 
@@ -59,10 +57,12 @@ test('Studio says what a batch costs before Start, and the Queue shows its budge
 
 test('a tool the service publishes no credit price for says so before Start, until you set your own', async ({
   page,
+  launch,
+  sandboxAt,
 }) => {
   const errors = watchErrors(page);
-  sandbox = await startSandboxProcess(200);
-  host = await startHost(newHome(), sandbox.env);
+  sandbox = await sandboxAt(200);
+  host = await launch(newHome(), sandbox.env);
   const dir = join(mkdtempSync(join(tmpdir(), 'md-unpriced-')), 'shoot');
   await makeImages(dir, 3);
   await page.goto(`${host.url}#studio`);

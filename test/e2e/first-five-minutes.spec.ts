@@ -1,26 +1,23 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect, test, type Page } from '@playwright/test';
-import { desk, newHome, startHost, watchErrors, type HostHandle } from './host.ts';
+import type { Page } from '@playwright/test';
+import { expect, test, type Launch } from './fixtures.ts';
+import { desk, watchErrors, type HostHandle } from './host.ts';
 import { makeImages } from './studio-helpers.ts';
+
+let launch: Launch;
+// The helpers below start hosts and Sandboxes through the test's fixtures.
+test.beforeEach(({ launch: l }) => {
+  launch = l;
+});
 
 /**
  * The README's "first five minutes", step by step, in its own words: each step's action and what
  * the README says is seen, on the web host with its built-in Sandbox and no API key.
  */
 
-let hosts: HostHandle[] = [];
-test.afterEach(async () => {
-  for (const h of hosts) await h.stop();
-  hosts = [];
-});
-
-async function start(): Promise<HostHandle> {
-  const host = await startHost(newHome());
-  hosts.push(host);
-  return host;
-}
+const start = (): Promise<HostHandle> => launch();
 
 const nav = (page: Page, label: string) =>
   page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: label, exact: true });

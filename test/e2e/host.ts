@@ -60,7 +60,8 @@ export async function startHost(
     stderr: () => stderr,
     stop: (signal = 'SIGTERM') =>
       new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve();
+        // Ended already, by a code or a signal (a test's SIGKILL): a second stop returns at once.
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
         child.once('exit', () => resolve());
         child.kill(signal);
       }),

@@ -1,24 +1,22 @@
 import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
-import { expect, test } from '@playwright/test';
+import { expect, test } from './fixtures.ts';
 import type { Res } from '../../shared/contract/index.ts';
-import { desk, newHome, startHost, watchErrors, type HostHandle } from './host.ts';
-import { makeImages, shot, startSandboxProcess, type SandboxProcess } from './studio-helpers.ts';
+import { desk, newHome, watchErrors, type HostHandle } from './host.ts';
+import { makeImages, shot, type SandboxProcess } from './studio-helpers.ts';
 
 let host: HostHandle;
 let sandbox: SandboxProcess;
-test.afterEach(async () => {
-  await host?.stop();
-  await sandbox?.stop();
-});
 
 test('a hot folder: added with a tool and its settings, an image dropped in is done, then paused and removed', async ({
   page,
+  launch,
+  sandboxAt,
 }) => {
   const errors = watchErrors(page);
-  sandbox = await startSandboxProcess(200);
-  host = await startHost(newHome(), sandbox.env);
+  sandbox = await sandboxAt(200);
+  host = await launch(newHome(), sandbox.env);
   // Inside the host's output folder: a page's results folders must lie there.
   const root = join(host.home, 'results', 'hot');
   const watched = join(root, 'drop here');

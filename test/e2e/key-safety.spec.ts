@@ -3,8 +3,8 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { expect, test } from '@playwright/test';
-import { newHome, startHost, watchErrors, type HostHandle } from './host.ts';
+import { expect, test } from './fixtures.ts';
+import { newHome, watchErrors, type HostHandle } from './host.ts';
 import { KEY_KEPT, keySetMessage } from '../../shared/contract/foundation.ts';
 
 function filesUnder(dir: string): string[] {
@@ -23,6 +23,7 @@ test.afterEach(async () => {
 
 test('a live key set in the app is used for requests, yet appears in no log, database or settings file', async ({
   page,
+  launch,
 }) => {
   const errors = watchErrors(page);
   sandbox = spawn(process.execPath, ['bin/mediadesk.js', 'sandbox', '--port', '0'], {
@@ -35,7 +36,7 @@ test('a live key set in the app is used for requests, yet appears in no log, dat
 
   const home = newHome();
   // A keychain entry of this test's own, so a developer's real key is never touched.
-  host = await startHost(home, { MEDIADESK_KEYCHAIN_SERVICE: `MediaDesk-e2e-${process.pid}` });
+  host = await launch(home, { MEDIADESK_KEYCHAIN_SERVICE: `MediaDesk-e2e-${process.pid}` });
   await page.goto(`${host.url}#settings`);
   const secret = 'sandbox-admin';
   await page.locator('#key-input').fill(secret);
@@ -81,12 +82,13 @@ test('a live key set in the app is used for requests, yet appears in no log, dat
 
 test('a key kept in memory (no OS keychain) is said to be for this session only, and the next start is without it', async ({
   page,
+  launch,
 }) => {
   const errors = watchErrors(page);
   // No Secret Service answers on this bus: the host keeps the key in memory.
   const noKeychain = { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/bus' };
   const home = newHome();
-  host = await startHost(home, noKeychain);
+  host = await launch(home, noKeychain);
   await page.goto(`${host.url}#settings`);
   await page.locator('#key-input').fill('sandbox-admin');
   await page.getByRole('button', { name: 'Set', exact: true }).click();
@@ -96,7 +98,7 @@ test('a key kept in memory (no OS keychain) is said to be for this session only,
   await host.stop();
 
   // What the message promised: the next start has no key, and says so.
-  host = await startHost(home, noKeychain);
+  host = await launch(home, noKeychain);
   await page.goto(`${host.url}#settings`);
   await expect(page.getByTestId('key-status')).toHaveText('No API key is set: the app uses the built-in Sandbox.');
   expect(errors).toEqual([]);

@@ -1,28 +1,26 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect, test } from '@playwright/test';
+import { expect, test } from './fixtures.ts';
 import type { PricesList } from '../../shared/contract/prices.ts';
-import { newHome, startHost, type HostHandle } from './host.ts';
-import { desk, makeImages, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
+import { newHome, type HostHandle } from './host.ts';
+import { desk, makeImages, watchErrors, type SandboxProcess } from './studio-helpers.ts';
 
 let host: HostHandle;
 let sandbox: SandboxProcess;
-test.afterEach(async () => {
-  await host?.stop();
-  await sandbox?.stop();
-});
 
 const sandboxStats = async (url: string) =>
   (await (await fetch(`${url}/__sandbox/stats`)).json()) as { limited: Record<string, number> };
 
 test('a tool at its daily limit holds its jobs in the Queue, other work goes on, and raising the limit in Settings finishes the batch', async ({
   page,
+  launch,
+  sandboxAt,
 }) => {
   const errors = watchErrors(page);
   // The service's rates; the account's own limit of 3 (the service publishes none for this tool) is reached by a batch of 6.
-  sandbox = await startSandboxProcess(200, ['--limits', 'service']);
-  host = await startHost(newHome(), sandbox.env);
+  sandbox = await sandboxAt(200, ['--limits', 'service']);
+  host = await launch(newHome(), sandbox.env);
   await desk(host, 'limits.setCap', { tool: 'upscaler-precision', cap: 3 });
   const upscale = mkdtempSync(join(tmpdir(), 'md-limits-'));
   await makeImages(upscale, 6);
@@ -91,10 +89,12 @@ test('a tool at its daily limit holds its jobs in the Queue, other work goes on,
 
 test('Settings › Prices shows the published price per tool with its source, and your own price goes over it', async ({
   page,
+  launch,
+  sandboxAt,
 }) => {
   const errors = watchErrors(page);
-  sandbox = await startSandboxProcess(200);
-  host = await startHost(newHome(), sandbox.env);
+  sandbox = await sandboxAt(200);
+  host = await launch(newHome(), sandbox.env);
   await page.goto(`${host.url}#settings`);
   const upscaler = page.getByTestId('price-upscaler-precision');
   await expect(upscaler.getByTestId('price-effective')).toHaveText('5');

@@ -1,14 +1,14 @@
-import { expect, test } from '@playwright/test';
-import { desk, newHome, startHost, watchErrors, type HostHandle } from './host.ts';
+import { expect, test } from './fixtures.ts';
+import { desk, newHome, watchErrors, type HostHandle } from './host.ts';
 
 let host: HostHandle;
-test.afterEach(async () => {
-  await host?.stop();
-});
 
-test('Settings, Metadata: three switches, each said in one line, saved for the next batch', async ({ page }) => {
+test('Settings, Metadata: three switches, each said in one line, saved for the next batch', async ({
+  page,
+  launch,
+}) => {
   const errors = watchErrors(page);
-  host = await startHost(newHome());
+  host = await launch(newHome());
   await page.goto(`${host.url}#settings`);
   const section = page.getByTestId('metadata-settings');
   await expect(section.getByRole('heading', { name: 'Metadata' })).toBeVisible();

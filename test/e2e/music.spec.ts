@@ -1,25 +1,24 @@
 import { existsSync, statSync } from 'node:fs';
-import { expect, test, type Page } from '@playwright/test';
-import { newHome, startHost, watchLiveRegions, type HostHandle } from './host.ts';
-import {
-  expectRefusalFocusesPrompt,
-  shot,
-  startSandboxProcess,
-  watchErrors,
-  type SandboxProcess,
-} from './studio-helpers.ts';
+import type { Page } from '@playwright/test';
+import { expect, test, type Launch, type SandboxAt } from './fixtures.ts';
+import { newHome, watchLiveRegions, type HostHandle } from './host.ts';
+import { expectRefusalFocusesPrompt, shot, watchErrors, type SandboxProcess } from './studio-helpers.ts';
+
+let launch: Launch;
+let sandboxAt: SandboxAt;
+// The helpers below start hosts and Sandboxes through the test's fixtures.
+test.beforeEach(({ launch: l, sandboxAt: s }) => {
+  launch = l;
+  sandboxAt = s;
+});
 
 let host: HostHandle;
 let sandbox: SandboxProcess;
-test.afterEach(async () => {
-  await host?.stop();
-  await sandbox?.stop();
-});
 
 /** A Sandbox with short tasks, a host on it, and the Music screen. */
 async function openMusic(page: Page) {
-  sandbox = await startSandboxProcess(500);
-  host = await startHost(newHome(), sandbox.env);
+  sandbox = await sandboxAt(500);
+  host = await launch(newHome(), sandbox.env);
   await page.goto(`${host.url}#music`);
 }
 
@@ -108,6 +107,7 @@ test('Enter in a field does not start a paid task; the Generate button does', as
   // Typing a value and pressing Enter to "set" it, as in many apps: HTML would submit the form.
   await page.getByTestId('field-negative_prompt').fill('vocals');
   await page.getByTestId('field-negative_prompt').press('Enter');
+  // Kept: a submit that must not happen has no event; 500 ms is ample for its request to go out.
   await page.waitForTimeout(500);
   await expect(page.getByTestId('result-job')).toHaveCount(0);
   const stats = (await (await fetch(`${sandbox.url}/__sandbox/stats`)).json()) as { creates: Record<string, unknown> };

@@ -1,17 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect, test, type Route } from '@playwright/test';
-import { newHome, startHost, type HostHandle } from './host.ts';
-import {
-  desk,
-  makeImages,
-  sandboxPosts,
-  setFaults,
-  startSandboxProcess,
-  watchErrors,
-  type SandboxProcess,
-} from './studio-helpers.ts';
+import type { Route } from '@playwright/test';
+import { expect, test } from './fixtures.ts';
+import { newHome, type HostHandle } from './host.ts';
+import { desk, makeImages, sandboxPosts, setFaults, watchErrors, type SandboxProcess } from './studio-helpers.ts';
 
 interface Job {
   id: string;
@@ -20,17 +13,15 @@ interface Job {
 
 let host: HostHandle;
 let sandbox: SandboxProcess;
-test.afterEach(async () => {
-  await host?.stop();
-  await sandbox?.stop();
-});
 
 test('after a batch with failures, Studio offers Retry and Review first, Start says it is a new batch, and the Queue carries a badge', async ({
   page,
+  launch,
+  sandboxAt,
 }) => {
   const errors = watchErrors(page);
-  sandbox = await startSandboxProcess(200);
-  host = await startHost(newHome(), sandbox.env);
+  sandbox = await sandboxAt(200);
+  host = await launch(newHome(), sandbox.env);
   await setFaults(sandbox.url, { failureRate: 1 });
   const dir = join(mkdtempSync(join(tmpdir(), 'md-next-')), 'shoot');
   await makeImages(dir, 3);
@@ -97,10 +88,12 @@ test('after a batch with failures, Studio offers Retry and Review first, Start s
 
 test('Studio keeps its tool, settings, inputs and output folder across a reload; an input gone since is taken out, saying so', async ({
   page,
+  launch,
+  sandboxAt,
 }) => {
   const errors = watchErrors(page);
-  sandbox = await startSandboxProcess(200);
-  host = await startHost(newHome(), sandbox.env);
+  sandbox = await sandboxAt(200);
+  host = await launch(newHome(), sandbox.env);
   const root = mkdtempSync(join(tmpdir(), 'md-keep-'));
   const kept = join(root, 'kept');
   const gone = join(root, 'gone');
@@ -151,9 +144,9 @@ test('Studio keeps its tool, settings, inputs and output folder across a reload;
   expect(errors).toEqual([]);
 });
 
-test('"Copying … files" does not stay once the copy is over, even when no file arrived', async ({ page }) => {
+test('"Copying … files" does not stay once the copy is over, even when no file arrived', async ({ page, launch }) => {
   const errors = watchErrors(page);
-  host = await startHost(newHome());
+  host = await launch(newHome());
   const dir = join(mkdtempSync(join(tmpdir(), 'md-lost-')), 'shoot');
   await makeImages(dir, 3);
   await page.goto(`${host.url}#studio`);

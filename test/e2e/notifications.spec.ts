@@ -1,16 +1,13 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect, test, type Page } from '@playwright/test';
-import { desk, newHome, startHost, type HostHandle } from './host.ts';
-import { makeImages, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
+import type { Page } from '@playwright/test';
+import { expect, test } from './fixtures.ts';
+import { desk, newHome, type HostHandle } from './host.ts';
+import { makeImages, watchErrors, type SandboxProcess } from './studio-helpers.ts';
 
 let host: HostHandle;
 let sandbox: SandboxProcess;
-test.afterEach(async () => {
-  await host?.stop();
-  await sandbox?.stop();
-});
 
 interface Shown {
   title: string;
@@ -43,10 +40,12 @@ async function recordNotifications(page: Page) {
 test('a batch that ends is told once by a browser notification, with the progress in the tab title', async ({
   page,
   context,
+  launch,
+  sandboxAt,
 }) => {
   const errors = watchErrors(page);
-  sandbox = await startSandboxProcess(1500);
-  host = await startHost(newHome(), sandbox.env);
+  sandbox = await sandboxAt(1500);
+  host = await launch(newHome(), sandbox.env);
   await context.grantPermissions(['notifications'], { origin: host.origin });
   await recordNotifications(page);
   const dir = join(mkdtempSync(join(tmpdir(), 'md-notify-')), 'shoot');
@@ -106,9 +105,13 @@ test('a batch that ends is told once by a browser notification, with the progres
   expect(errors).toEqual([]);
 });
 
-test('a browser that blocks notifications is said so plainly, and the setting turns them off', async ({ page }) => {
-  sandbox = await startSandboxProcess(200);
-  host = await startHost(newHome(), sandbox.env);
+test('a browser that blocks notifications is said so plainly, and the setting turns them off', async ({
+  page,
+  launch,
+  sandboxAt,
+}) => {
+  sandbox = await sandboxAt(200);
+  host = await launch(newHome(), sandbox.env);
   // A browser whose person answers "Block" when asked.
   await page.addInitScript(() => {
     let permission: NotificationPermission = 'default';

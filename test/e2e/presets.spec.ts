@@ -1,22 +1,20 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { expect, test } from '@playwright/test';
-import { newHome, startHost, watchErrors, type HostHandle } from './host.ts';
-import { shot, startSandboxProcess, type SandboxProcess } from './studio-helpers.ts';
+import { expect, test } from './fixtures.ts';
+import { newHome, watchErrors, type HostHandle } from './host.ts';
+import { shot, type SandboxProcess } from './studio-helpers.ts';
 
 let host: HostHandle;
 let sandbox: SandboxProcess;
-test.afterEach(async () => {
-  await host?.stop();
-  await sandbox?.stop();
-});
 
 test('a preset: saved from the Studio, picked to fill the form, there after a reload, exported and imported into a fresh data folder', async ({
   page,
+  launch,
+  sandboxAt,
 }) => {
   const errors = watchErrors(page);
-  sandbox = await startSandboxProcess(200);
-  host = await startHost(newHome(), sandbox.env);
+  sandbox = await sandboxAt(200);
+  host = await launch(newHome(), sandbox.env);
   await page.goto(`${host.url}#studio`);
   await page.getByTestId('tool-select').selectOption('upscaler-precision');
   const picker = page.getByTestId('preset-picker');
@@ -52,7 +50,7 @@ test('a preset: saved from the Studio, picked to fill the form, there after a re
   writeFileSync(file, JSON.stringify(exported));
 
   await host.stop();
-  host = await startHost(newHome(), sandbox.env);
+  host = await launch(newHome(), sandbox.env);
   await page.goto(`${host.url}#studio`);
   await page.getByTestId('tool-select').selectOption('upscaler-precision');
   await expect(picker.getByTestId('preset-select').locator('option')).toHaveText(['No presets for this tool yet']);

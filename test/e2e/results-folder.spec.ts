@@ -1,16 +1,12 @@
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect, test } from '@playwright/test';
-import { desk, newHome, startHost, type HostHandle } from './host.ts';
-import { makeImages, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
+import { expect, test } from './fixtures.ts';
+import { desk, newHome, type HostHandle } from './host.ts';
+import { makeImages, watchErrors, type SandboxProcess } from './studio-helpers.ts';
 
 let host: HostHandle;
 let sandbox: SandboxProcess;
-test.afterEach(async () => {
-  await host?.stop();
-  await sandbox?.stop();
-});
 
 /** A computer with no file manager (as this container): its xdg-open answers 3, as the real one does here. */
 function noFileManager(): string {
@@ -25,11 +21,13 @@ function noFileManager(): string {
 
 test('a dropped folder: "Results go to" its tool and folder before Start, the same folder with Open folder after', async ({
   page,
+  launch,
+  sandboxAt,
 }) => {
   const errors = watchErrors(page);
-  sandbox = await startSandboxProcess(300);
+  sandbox = await sandboxAt(300);
   const home = newHome();
-  host = await startHost(home, { ...sandbox.env, PATH: noFileManager() });
+  host = await launch(home, { ...sandbox.env, PATH: noFileManager() });
   const shoot = join(mkdtempSync(join(tmpdir(), 'md-drop-')), 'shoot');
   await makeImages(shoot, 3);
   // The output folder of Settings (the host's test default); the rule adds the tool, then the folder dropped.
@@ -73,9 +71,11 @@ test('a dropped folder: "Results go to" its tool and folder before Start, the sa
   expect(errors).toEqual([]);
 });
 
-test('Open folder opens only folders results go to; one not made yet in the output folder is made', async () => {
+test('Open folder opens only folders results go to; one not made yet in the output folder is made', async ({
+  launch,
+}) => {
   const home = newHome();
-  host = await startHost(home, { PATH: noFileManager() });
+  host = await launch(home, { PATH: noFileManager() });
   const tool = join(home, 'results', 'Music generation');
   await expect(desk(host, 'shell.openFolder', { path: tool })).rejects.toThrow(
     `Could not open a file manager here. The folder is: ${tool}`,

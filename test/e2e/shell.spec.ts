@@ -1,23 +1,21 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { expect, test, type Route } from '@playwright/test';
+import type { Route } from '@playwright/test';
+import { expect, test } from './fixtures.ts';
 import WebSocket from 'ws';
-import { newHome, startHost, watchErrors, type HostHandle } from './host.ts';
+import { newHome, watchErrors, type HostHandle } from './host.ts';
 import { desk } from './studio-helpers.ts';
 
 let host: HostHandle;
-test.afterEach(async () => {
-  await host?.stop();
-});
 
-test('the app shell loads on the Sandbox backend, and every navigation entry opens', async ({ page }) => {
+test('the app shell loads on the Sandbox backend, and every navigation entry opens', async ({ page, launch }) => {
   const errors = watchErrors(page);
   // Every request the page makes is answered (the icon included: a missing one was a 404 on each load).
   const failed: string[] = [];
   page.on('response', (r) => {
     if (r.status() >= 400) failed.push(`${r.status()} ${new URL(r.url()).pathname}`);
   });
-  host = await startHost(newHome());
+  host = await launch(newHome());
   await page.goto(host.url);
   await expect
     .poll(() => page.evaluate(() => document.querySelector<HTMLLinkElement>('link[rel=icon]')?.href ?? ''))
@@ -40,9 +38,12 @@ test('the app shell loads on the Sandbox backend, and every navigation entry ope
   expect(errors).toEqual([]);
 });
 
-test('a settings change goes through the bridge into the core and survives a restart of the host', async ({ page }) => {
+test('a settings change goes through the bridge into the core and survives a restart of the host', async ({
+  page,
+  launch,
+}) => {
   const home = newHome();
-  host = await startHost(home);
+  host = await launch(home);
   await page.goto(`${host.url}#settings`);
   const concurrency = page.getByTestId('concurrency');
   await concurrency.fill('7');
@@ -92,7 +93,7 @@ test('a settings change goes through the bridge into the core and survives a res
   await expect(page.getByTestId('outputDir-error')).toBeHidden();
 
   await host.stop();
-  host = await startHost(home);
+  host = await launch(home);
   await page.goto(`${host.url}#settings`);
   await expect(page.getByTestId('concurrency')).toHaveValue('7');
   await expect(page.getByTestId('theme')).toHaveValue('dark');
@@ -101,10 +102,11 @@ test('a settings change goes through the bridge into the core and survives a res
 
 test('at 1024x700, an empty or refused Jobs at once names the stored value still in use, and a save is confirmed in sight', async ({
   page,
+  launch,
 }) => {
   const errors = watchErrors(page);
   const home = newHome();
-  host = await startHost(home);
+  host = await launch(home);
   await desk(host, 'settings.set', { concurrency: 7 });
   await page.setViewportSize({ width: 1024, height: 700 });
   await page.goto(`${host.url}#settings`);
@@ -142,10 +144,13 @@ test('at 1024x700, an empty or refused Jobs at once names the stored value still
   expect(errors).toEqual([]);
 });
 
-test('settings that cannot be read say why and offer Try again instead of loading forever', async ({ page }) => {
+test('settings that cannot be read say why and offer Try again instead of loading forever', async ({
+  page,
+  launch,
+}) => {
   const errors = watchErrors(page);
   const home = newHome();
-  host = await startHost(home);
+  host = await launch(home);
   // Broken after start-up: every read of it now fails, and each says so (the test above breaks it before).
   await expect.poll(() => host.output()).toContain('data folder');
   // A settings file cut off mid-write (or broken by hand): every read of it fails until it is fixed.
@@ -163,13 +168,14 @@ test('settings that cannot be read say why and offer Try again instead of loadin
 
 test('a stored value this build cannot use is named on the Settings screen with why and that the default is in use, until a save replaces it', async ({
   page,
+  launch,
 }) => {
   const errors = watchErrors(page);
   const home = newHome();
   const file = join(home, 'settings.json');
   // Edited by hand, or written by a newer build: 99 jobs at once is over this build's limit.
   writeFileSync(file, JSON.stringify({ concurrency: 99, theme: 'dark' }));
-  host = await startHost(home);
+  host = await launch(home);
   await page.goto(`${host.url}#settings`);
   await expect(page.getByTestId('settings-ignored-item')).toHaveText([
     'concurrency: the stored value 99 was not used (must be at most 32); the default is in use.',
@@ -187,13 +193,14 @@ test('a stored value this build cannot use is named on the Settings screen with 
 
 test('a host started over an unreadable settings.json runs on the defaults, says why, and keeps the file until a save puts it aside', async ({
   page,
+  launch,
 }) => {
   const errors = watchErrors(page);
   const home = newHome();
   const file = join(home, 'settings.json');
   const broken = '{ "concurrency": 7, "theme": "dark",';
   writeFileSync(file, broken);
-  host = await startHost(home);
+  host = await launch(home);
   await page.goto(`${host.url}#settings`);
   const notice = page.getByTestId('settings-error');
   await expect(notice).toContainText(`The settings could not be read: ${file} is not valid JSON (`);
@@ -220,12 +227,13 @@ test('a host started over an unreadable settings.json runs on the defaults, says
 
 test('an API key that cannot be cleared or replaced says so, and the stored key stays shown as stored', async ({
   page,
+  launch,
 }) => {
   const errors = watchErrors(page);
   // A keychain entry of this test's own, so a developer's real key is never touched.
   const keychain = { MEDIADESK_KEYCHAIN_SERVICE: `MediaDesk-e2e-keyfail-${process.pid}` };
   const home = newHome();
-  host = await startHost(home, keychain);
+  host = await launch(home, keychain);
   try {
     await page.goto(`${host.url}#settings`);
     await page.locator('#key-input').fill('sandbox-admin');
@@ -254,17 +262,18 @@ test('an API key that cannot be cleared or replaced says so, and the stored key 
     expect(errors).toEqual([]);
   } finally {
     // Leave no entry behind in the keychain of whoever runs the test.
-    host = await startHost(home, keychain);
+    host = await launch(home, keychain);
     await desk(host, 'key.clear');
   }
 });
 
 test('a key removed is said to be removed even when the status read after it fails; that failure is said apart', async ({
   page,
+  launch,
 }) => {
   const errors = watchErrors(page);
   const keychain = { MEDIADESK_KEYCHAIN_SERVICE: `MediaDesk-e2e-keyreread-${process.pid}` };
-  host = await startHost(newHome(), keychain);
+  host = await launch(newHome(), keychain);
   // The tab's socket runs through the test: once armed, its keychain status read is answered with
   // the failure a keychain that stops answering gives; everything else reaches the real host.
   let failStatus = false;
@@ -306,9 +315,10 @@ test('a key removed is said to be removed even when the status read after it fai
 
 test('a change made while the host is gone, before the tab tries it again, is refused at once and says why: never left waiting', async ({
   page,
+  launch,
 }) => {
   const errors = watchErrors(page);
-  host = await startHost(newHome());
+  host = await launch(newHome());
   await page.goto(`${host.url}#settings`);
   await expect(page.getByTestId('concurrency')).toHaveValue('4');
   // The tab asks who answers (/hello) before it reconnects: held, the tab stays
@@ -333,8 +343,9 @@ test('a change made while the host is gone, before the tab tries it again, is re
 test('a reload keeps working without the token in the address bar; another browser without it is refused', async ({
   page,
   browser,
+  launch,
 }) => {
-  host = await startHost(newHome());
+  host = await launch(newHome());
   await page.goto(`${host.url}#settings`);
   await expect(page.getByTestId('concurrency')).toBeVisible();
   expect(new URL(page.url()).searchParams.get('token')).toBeNull();
@@ -355,8 +366,8 @@ test('a reload keeps working without the token in the address bar; another brows
   }
 });
 
-test('requests without the token are refused', async ({ request }) => {
-  host = await startHost(newHome());
+test('requests without the token are refused', async ({ request, launch }) => {
+  host = await launch(newHome());
   expect((await request.get(`${host.origin}/`)).status()).toBe(401);
   expect((await request.get(`${host.origin}/?token=wrong`)).status()).toBe(401);
   expect((await request.get(host.url)).status()).toBe(200);
@@ -386,8 +397,8 @@ test('requests without the token are refused', async ({ request }) => {
   expect(await attempt(`${wsBase}/ws?token=${host.token}x`, { cookie })).toBe('refused:401');
 });
 
-test('a payload that breaks the contract is refused with the field named', async () => {
-  host = await startHost(newHome());
+test('a payload that breaks the contract is refused with the field named', async ({ launch }) => {
+  host = await launch(newHome());
   const ws = new WebSocket(`${host.origin.replace('http', 'ws')}/ws?token=${host.token}`);
   await new Promise((r) => ws.on('open', r));
   const reply = await new Promise<{ ok: boolean; error: { code: string; invalid: { field: string }[] } }>((resolve) => {

@@ -39,7 +39,8 @@ export async function startSandboxProcess(taskDurationMs = 500, args: string[] =
     child,
     stop: () =>
       new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve();
+        // Ended already, by a code or a signal (a test's SIGKILL): a second stop returns at once.
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
         child.once('exit', () => resolve());
         child.kill('SIGTERM');
       }),
@@ -58,6 +59,9 @@ async function sandboxControl(sandboxUrl: string, route: string, body: unknown) 
 export const setFaults = (sandboxUrl: string, patch: Record<string, unknown>) =>
   sandboxControl(sandboxUrl, 'faults', patch);
 
+/** Faults, limits, stats, quotas and tasks back to a fresh Sandbox's (tests sharing one). */
+export const resetSandbox = (sandboxUrl: string) => sandboxControl(sandboxUrl, 'reset', { tasks: true });
+
 /** The service reprices an app (null: serves it with no cost at all). */
 export const setAppCost = (sandboxUrl: string, appId: string, cost: number | null) =>
   sandboxControl(sandboxUrl, `apps/${appId}/cost`, { cost });
@@ -75,11 +79,17 @@ export async function appRunPosts(sandboxUrl: string): Promise<number> {
 
 /**
  * How many POSTs (creates, uploads, app runs) the Sandbox was sent: anything that could be paid for.
- * The team's credit usage, read for the cost estimate, is a POST that charges nothing.
+ * The team's credit usage, read for the cost estimate, and the test's own control calls are POSTs that charge nothing.
  */
 export async function sandboxPosts(sandboxUrl: string): Promise<number> {
   return Object.entries(await sandboxRequests(sandboxUrl))
-    .filter(([route]) => route.startsWith('POST ') && route !== 'POST /v1/analytics/team-credit-usage')
+    .filter(
+      ([route]) =>
+        route.startsWith('POST ') &&
+        route !== 'POST /v1/analytics/team-credit-usage' &&
+        // The test's own control calls (faults, reset) pay for nothing.
+        !route.startsWith('POST /__sandbox/'),
+    )
     .reduce((a, [, n]) => a + n, 0);
 }
 
@@ -101,7 +111,14 @@ export async function makeImages(dir: string, count: number): Promise<string[]> 
 
 export { watchErrors } from './host.ts';
 
-export const shot = (page: Page, name: string) => page.screenshot({ path: join('docs', 'screenshots', `${name}.png`) });
+/** Screenshots for the docs are taken only when asked (`MEDIADESK_SCREENSHOTS=1`), never on an ordinary run. */
+export const SCREENSHOTS = process.env.MEDIADESK_SCREENSHOTS === '1';
+
+export async function shot(page: Page, name: string): Promise<void> {
+  if (!SCREENSHOTS) return;
+  mkdirSync(join('docs', 'screenshots'), { recursive: true });
+  await page.screenshot({ path: join('docs', 'screenshots', `${name}.png`) });
+}
 
 /**
  * Presses Enter on a screen's submit button with a required prompt left empty: the refusal marks

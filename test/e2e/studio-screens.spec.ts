@@ -1,19 +1,18 @@
 import { join } from 'node:path';
-import { expect, test } from '@playwright/test';
+import { expect, test } from './fixtures.ts';
 import sharp from 'sharp';
-import { newHome, startHost, type HostHandle } from './host.ts';
+import type { HostHandle } from './host.ts';
 import { expectRefusalFocusesPrompt, shot, watchErrors } from './studio-helpers.ts';
 
+// These tests change nothing the host keeps: they share the worker's host.
 let host: HostHandle;
-test.afterEach(async () => {
-  await host?.stop();
-});
 
 test('change camera: a visual, keyboard-driven control; the studio fits 1024x700 in the dark theme', async ({
   page,
+  sharedHost,
 }) => {
   const errors = watchErrors(page);
-  host = await startHost(newHome());
+  host = sharedHost;
   await page.goto(`${host.url}#studio`);
   await page.getByTestId('tool-select').selectOption('change-camera');
   const dial = page.getByTestId('camera-horizontal');
@@ -43,18 +42,21 @@ test('change camera: a visual, keyboard-driven control; the studio fits 1024x700
   expect(errors).toEqual([]);
 });
 
-test('Start with a field to fix takes the keyboard to that field', async ({ page }) => {
+test('Start with a field to fix takes the keyboard to that field', async ({ page, sharedHost }) => {
   const errors = watchErrors(page);
-  host = await startHost(newHome());
+  host = sharedHost;
   await page.goto(`${host.url}#studio`);
   await page.getByTestId('tool-select').selectOption('hires');
   await expectRefusalFocusesPrompt(page, 'start');
   expect(errors).toEqual([]);
 });
 
-test('a LoRA style used beside a reference image is flagged: the service ignores it there', async ({ page }) => {
+test('a LoRA style used beside a reference image is flagged: the service ignores it there', async ({
+  page,
+  sharedHost,
+}) => {
   const errors = watchErrors(page);
-  host = await startHost(newHome());
+  host = sharedHost;
   const ref = join(host.home, 'look.png');
   await sharp({ create: { width: 256, height: 256, channels: 3, background: '#8a5' } })
     .png()
@@ -76,9 +78,12 @@ test('a LoRA style used beside a reference image is flagged: the service ignores
   expect(errors).toEqual([]);
 });
 
-test('each tool says beside its form how far its request is verified against the live service', async ({ page }) => {
+test('each tool says beside its form how far its request is verified against the live service', async ({
+  page,
+  sharedHost,
+}) => {
   const errors = watchErrors(page);
-  host = await startHost(newHome());
+  host = sharedHost;
   await page.goto(`${host.url}#studio`);
   const basis = page.getByTestId('tool-basis');
   await page.getByTestId('tool-select').selectOption('upscaler-precision');

@@ -10,19 +10,19 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, relative } from 'node:path';
-import { expect, test, type Page, type Route } from '@playwright/test';
+import type { Page, Route } from '@playwright/test';
+import { expect, test, type Launch, type SandboxAt } from './fixtures.ts';
 import sharp from 'sharp';
-import { dropFiles, newHome, startHost, watchLiveRegions, type HostHandle } from './host.ts';
-import {
-  desk,
-  makeImages,
-  sandboxPosts,
-  setFaults,
-  shot,
-  startSandboxProcess,
-  watchErrors,
-  type SandboxProcess,
-} from './studio-helpers.ts';
+import { dropFiles, newHome, watchLiveRegions, type HostHandle } from './host.ts';
+import { desk, makeImages, sandboxPosts, setFaults, shot, watchErrors, type SandboxProcess } from './studio-helpers.ts';
+
+let launch: Launch;
+let sandboxAt: SandboxAt;
+// The helpers below start hosts and Sandboxes through the test's fixtures.
+test.beforeEach(({ launch: l, sandboxAt: s }) => {
+  launch = l;
+  sandboxAt = s;
+});
 
 interface Job {
   state: string;
@@ -34,17 +34,15 @@ interface Job {
 
 let host: HostHandle;
 let sandbox: SandboxProcess;
-test.afterEach(async () => {
-  await host?.stop();
-  await sandbox?.stop();
-});
 
 test('a folder of 20 images upscaled x4: live progress, then all 20 results on disk and in the gallery', async ({
   page,
+  launch,
+  sandboxAt,
 }) => {
   const errors = watchErrors(page);
-  sandbox = await startSandboxProcess(500);
-  host = await startHost(newHome(), sandbox.env);
+  sandbox = await sandboxAt(500);
+  host = await launch(newHome(), sandbox.env);
   // More jobs at once keeps the suite quick; the queue's behaviour is the same.
   await desk(host, 'settings.set', { concurrency: 10 });
   const dir = join(mkdtempSync(join(tmpdir(), 'md-shoot-')), 'shoot');
@@ -95,10 +93,12 @@ test('a folder of 20 images upscaled x4: live progress, then all 20 results on d
 
 test("a bad parameter: the catalogue bound shows at once, and the server's 400 shows beside its field", async ({
   page,
+  launch,
+  sandboxAt,
 }) => {
   const errors = watchErrors(page);
-  sandbox = await startSandboxProcess(300);
-  host = await startHost(newHome(), sandbox.env);
+  sandbox = await sandboxAt(300);
+  host = await launch(newHome(), sandbox.env);
   await page.goto(`${host.url}#studio`);
 
   // Instant: a value outside the spec's bounds, before anything is sent.
@@ -128,10 +128,12 @@ test("a bad parameter: the catalogue bound shows at once, and the server's 400 s
 
 test('the LoRA catalogue down (503): the gallery says so and offers to try again, which loads it once it is back', async ({
   page,
+  launch,
+  sandboxAt,
 }) => {
   const errors = watchErrors(page);
-  sandbox = await startSandboxProcess(300);
-  host = await startHost(newHome(), sandbox.env);
+  sandbox = await sandboxAt(300);
+  host = await launch(newHome(), sandbox.env);
   await setFaults(sandbox.url, { rate503: 1 });
   await page.goto(`${host.url}#loras`);
   // The client's own retries come first; then the failure, with no "0 of 0" as if the catalogue were empty.
@@ -146,10 +148,12 @@ test('the LoRA catalogue down (503): the gallery says so and offers to try again
 
 test('the LoRA gallery filters, and "use" puts a LoRA into the generator, whose task then completes', async ({
   page,
+  launch,
+  sandboxAt,
 }) => {
   const errors = watchErrors(page);
-  sandbox = await startSandboxProcess(300);
-  host = await startHost(newHome(), sandbox.env);
+  sandbox = await sandboxAt(300);
+  host = await launch(newHome(), sandbox.env);
   await page.goto(`${host.url}#loras`);
   const cards = page.getByTestId('lora-card');
   await expect(cards.first()).toBeVisible();
@@ -226,11 +230,15 @@ test('the LoRA gallery filters, and "use" puts a LoRA into the generator, whose 
   expect(errors).toEqual([]);
 });
 
-test('a job killed mid-run shows up correctly after a restart of the host, then completes', async ({ page }) => {
+test('a job killed mid-run shows up correctly after a restart of the host, then completes', async ({
+  page,
+  launch,
+  sandboxAt,
+}) => {
   const errors = watchErrors(page);
-  sandbox = await startSandboxProcess(4000);
+  sandbox = await sandboxAt(4000);
   const home = newHome();
-  host = await startHost(home, sandbox.env);
+  host = await launch(home, sandbox.env);
   const dir = mkdtempSync(join(tmpdir(), 'md-kill-'));
   await makeImages(dir, 2);
   await page.goto(`${host.url}#studio`);
@@ -263,7 +271,7 @@ test('a job killed mid-run shows up correctly after a restart of the host, then 
   // The page says the host is gone (its background calls fail quietly meanwhile), and recovers.
   await expect(page.getByTestId('host-down')).toContainText('The MediaDesk host is not answering');
 
-  host = await startHost(home, sandbox.env);
+  host = await launch(home, sandbox.env);
   await page.goto(`${host.url}#queue`);
   await expect(page.getByTestId('batch-row')).toHaveCount(1);
   const states = page.getByTestId('job-row');
@@ -283,10 +291,10 @@ test('a job killed mid-run shows up correctly after a restart of the host, then 
   expect(errors).toEqual([]);
 });
 
-test('a folder with nothing to run says so, and leaves no empty batch in the queue', async ({ page }) => {
+test('a folder with nothing to run says so, and leaves no empty batch in the queue', async ({ page, launch }) => {
   const errors = watchErrors(page);
   const home = newHome();
-  host = await startHost(home);
+  host = await launch(home);
   const empty = mkdtempSync(join(tmpdir(), 'md-empty-'));
   const notes = mkdtempSync(join(tmpdir(), 'md-notes-'));
   writeFileSync(join(notes, 'notes.txt'), 'not an image');
@@ -318,9 +326,10 @@ test('a folder with nothing to run says so, and leaves no empty batch in the que
 
 test('removing an input moves focus to the next Remove button, then the previous, then the path field', async ({
   page,
+  launch,
 }) => {
   const errors = watchErrors(page);
-  host = await startHost(newHome());
+  host = await launch(newHome());
   const root = mkdtempSync(join(tmpdir(), 'md-remove-'));
   const [a, b, c] = ['a', 'b', 'c'].map((n) => join(root, n));
   await page.goto(`${host.url}#studio`);
@@ -344,10 +353,11 @@ test('removing an input moves focus to the next Remove button, then the previous
 
 test('a dropped folder with a file the host refuses: the others become the input, four copied at a time with a count, and the refused one is named', async ({
   page,
+  launch,
 }) => {
   const errors = watchErrors(page);
   const home = newHome();
-  host = await startHost(home);
+  host = await launch(home);
   const dir = join(mkdtempSync(join(tmpdir(), 'md-refused-')), 'shoot');
   await makeImages(dir, 8);
   // A legal name on Linux; the browser reads its backslash as a separator, so the path it sends
@@ -419,9 +429,10 @@ test('a dropped folder with a file the host refuses: the others become the input
 
 test('dropped files the browser can no longer read, or a second of one name: the others are added and each failed one named; when none can be read, the drop is an error', async ({
   page,
+  launch,
 }) => {
   const errors = watchErrors(page);
-  host = await startHost(newHome());
+  host = await launch(newHome());
   const imgs = await makeImages(mkdtempSync(join(tmpdir(), 'md-gone-')), 4);
   await page.goto(`${host.url}#studio`);
   await page.getByTestId('tool-select').selectOption('upscaler-precision');
@@ -457,10 +468,12 @@ test('dropped files the browser can no longer read, or a second of one name: the
 
 test('a picked folder with a note named photo.png: before Start, 4 images ready and the note skipped with its reason; Start sends only the 4 to the Sandbox', async ({
   page,
+  launch,
+  sandboxAt,
 }) => {
   const errors = watchErrors(page);
-  sandbox = await startSandboxProcess(300);
-  host = await startHost(newHome(), sandbox.env);
+  sandbox = await sandboxAt(300);
+  host = await launch(newHome(), sandbox.env);
   const dir = join(mkdtempSync(join(tmpdir(), 'md-check-')), 'shoot');
   const good = await makeImages(dir, 4);
   writeFileSync(join(dir, 'photo.png'), 'shopping list: milk, eggs');
@@ -490,9 +503,10 @@ test('a picked folder with a note named photo.png: before Start, 4 images ready 
 
 test('a typed folder of many files says it is checking, and a newer selection replaces the older check', async ({
   page,
+  launch,
 }) => {
   const errors = watchErrors(page);
-  host = await startHost(newHome());
+  host = await launch(newHome());
   const root = mkdtempSync(join(tmpdir(), 'md-check-many-'));
   const many = join(root, 'many');
   await makeImages(many, 300);
@@ -516,8 +530,8 @@ test('a typed folder of many files says it is checking, and a newer selection re
 
 /** Two images and a note (which the upscaler rejects) in `dir`, typed into the Studio and started on a Sandbox of this task duration. */
 async function upscaleTwoAndANote(page: Page, taskDurationMs: number, dir: string) {
-  sandbox = await startSandboxProcess(taskDurationMs);
-  host = await startHost(newHome(), sandbox.env);
+  sandbox = await sandboxAt(taskDurationMs);
+  host = await launch(newHome(), sandbox.env);
   await makeImages(dir, 2);
   writeFileSync(join(dir, 'notes.txt'), 'not an image');
   await page.goto(`${host.url}#studio`);
@@ -546,10 +560,12 @@ test("the last Start's progress and its rejected files are still shown after a l
 
 test("before/after of a portrait photo edited to a square: the original fills the result's frame, and the slider works by keyboard", async ({
   page,
+  launch,
+  sandboxAt,
 }) => {
   const errors = watchErrors(page);
-  sandbox = await startSandboxProcess(300);
-  host = await startHost(newHome(), sandbox.env);
+  sandbox = await sandboxAt(300);
+  host = await launch(newHome(), sandbox.env);
   const dir = mkdtempSync(join(tmpdir(), 'md-aspect-'));
   await sharp({ create: { width: 60, height: 120, channels: 3, background: { r: 220, g: 20, b: 20 } } })
     .png()
@@ -599,9 +615,10 @@ test("before/after of a portrait photo edited to a square: the original fills th
 
 test('an output folder that cannot be used is said once, beside that field, and goes with the next Start', async ({
   page,
+  launch,
 }) => {
   const errors = watchErrors(page);
-  host = await startHost(newHome());
+  host = await launch(newHome());
   // Inside the output folder: a page chooses a results folder only there.
   const dir = join(host.home, 'results');
   await makeImages(join(dir, 'in'), 1);
@@ -628,9 +645,9 @@ test('an output folder that cannot be used is said once, beside that field, and 
   expect(errors).toEqual([]);
 });
 
-test('opening a result deleted since says so as an alert, naming the file', async ({ page }) => {
+test('opening a result deleted since says so as an alert, naming the file', async ({ page, launch }) => {
   const errors = watchErrors(page);
-  host = await startHost(newHome());
+  host = await launch(newHome());
   const dir = mkdtempSync(join(tmpdir(), 'md-gone-'));
   await makeImages(join(dir, 'in'), 1);
   const r = await desk<{ batch: { id: string } }>(host, 'batches.start', {
@@ -651,10 +668,14 @@ test('opening a result deleted since says so as an alert, naming the file', asyn
   expect(errors).toEqual([]);
 });
 
-test('a batch whose jobs all failed is in Results, saying what is missing and where to see why', async ({ page }) => {
+test('a batch whose jobs all failed is in Results, saying what is missing and where to see why', async ({
+  page,
+  launch,
+  sandboxAt,
+}) => {
   const errors = watchErrors(page);
-  sandbox = await startSandboxProcess(200);
-  host = await startHost(newHome(), sandbox.env);
+  sandbox = await sandboxAt(200);
+  host = await launch(newHome(), sandbox.env);
   await setFaults(sandbox.url, { failureRate: 1 });
   const dir = mkdtempSync(join(tmpdir(), 'md-failed-'));
   await makeImages(dir, 2);
@@ -687,10 +708,12 @@ test('a batch whose jobs all failed is in Results, saying what is missing and wh
 
 test('a shoot copied off a Mac, a PC and a NAS: the junk beside the photos is left out by name, not counted as inputs that never run', async ({
   page,
+  launch,
+  sandboxAt,
 }) => {
   const errors = watchErrors(page);
-  sandbox = await startSandboxProcess(300);
-  host = await startHost(newHome(), sandbox.env);
+  sandbox = await sandboxAt(300);
+  host = await launch(newHome(), sandbox.env);
   const dir = join(mkdtempSync(join(tmpdir(), 'md-shoot-')), 'shoot');
   await makeImages(dir, 4);
   // What Finder, Explorer and a Synology leave there: none of it is a photo the user shot.
@@ -787,10 +810,12 @@ test('the same folder started again with another scale factor: the check says th
 
 test("a folder whose names Windows refuses, from a Linux disk: its photos are copied under names every system holds, shown under the user's names, and run", async ({
   page,
+  launch,
+  sandboxAt,
 }) => {
   const errors = watchErrors(page);
-  sandbox = await startSandboxProcess(300);
-  host = await startHost(newHome(), sandbox.env);
+  sandbox = await sandboxAt(300);
+  host = await launch(newHome(), sandbox.env);
   // `con` and `aux` are Windows devices, `:` a character it refuses; two names one file on a Mac.
   const dir = join(mkdtempSync(join(tmpdir(), 'md-names-')), 'con');
   mkdirSync(dir);
@@ -829,10 +854,12 @@ test("a folder whose names Windows refuses, from a Linux disk: its photos are co
 // test/engine/scan.test.ts. Here: a picked folder full of links copies its real photos and ends.
 test('the browser folder picker over a folder holding links: its real photos are copied and run, the links left out by the browser', async ({
   page,
+  launch,
+  sandboxAt,
 }) => {
   const errors = watchErrors(page);
-  sandbox = await startSandboxProcess(300);
-  host = await startHost(newHome(), sandbox.env);
+  sandbox = await sandboxAt(300);
+  host = await launch(newHome(), sandbox.env);
   const root = mkdtempSync(join(tmpdir(), 'md-links-'));
   const dir = join(root, 'shoot');
   await makeImages(dir, 2);
@@ -864,14 +891,18 @@ test('the browser folder picker over a folder holding links: its real photos are
   rmSync(root, { recursive: true, force: true });
 });
 
-test('a drop that takes a while to copy says so once, then what it came to, never each count', async ({ page }) => {
+test('a drop that takes a while to copy says so once, then what it came to, never each count', async ({
+  page,
+  launch,
+}) => {
   const errors = watchErrors(page);
   const live = await watchLiveRegions(page);
-  host = await startHost(newHome());
+  host = await launch(newHome());
   const dir = join(mkdtempSync(join(tmpdir(), 'md-slow-')), 'shoot');
   await makeImages(dir, 8);
   await page.goto(`${host.url}#studio`);
   await page.getByTestId('tool-select').selectOption('upscaler-precision');
+  // Kept: lets the live regions settle empty before what is counted begins.
   await page.waitForTimeout(300);
   // The uploads are held in the browser (then sent on, unchanged): a copy still going after a second.
   const held: Route[] = [];
@@ -883,10 +914,12 @@ test('a drop that takes a while to copy says so once, then what it came to, neve
   // One at a time, so the count on screen moves eight times.
   for (const r of held) {
     await r.continue();
+    // Kept: one copy answer at a time, so each shows on screen before the next.
     await page.waitForTimeout(100);
   }
   await expect(page.getByTestId('input-status')).toHaveText('1 input, 8 files');
   await expect.poll(async () => (await live()).spoke.join(' ')).toContain('Added shoot: 8 files.');
+  // Kept: proves nothing more is said after the end; a late sentence would come within 2 s.
   await page.waitForTimeout(2000);
   const log = await live();
   expect(log.spoke).toEqual(['Copying 8 files to MediaDesk…', 'Added shoot: 8 files.']);
@@ -896,11 +929,13 @@ test('a drop that takes a while to copy says so once, then what it came to, neve
 
 test('what a drop, a Start and its batch came to is said by a status already in the page, once; a refused Start or add is an alert', async ({
   page,
+  launch,
+  sandboxAt,
 }) => {
   const errors = watchErrors(page);
   const live = await watchLiveRegions(page);
-  sandbox = await startSandboxProcess(300);
-  host = await startHost(newHome(), sandbox.env);
+  sandbox = await sandboxAt(300);
+  host = await launch(newHome(), sandbox.env);
   await desk(host, 'settings.set', { concurrency: 2 });
   const dir = join(mkdtempSync(join(tmpdir(), 'md-said-')), 'shoot');
   await makeImages(dir, 6);
@@ -911,6 +946,7 @@ test('what a drop, a Start and its batch came to is said by a status already in 
   writeFileSync(file, 'a file where the folder should be');
   await page.goto(`${host.url}#studio`);
   await page.getByTestId('tool-select').selectOption('upscaler-precision');
+  // Kept: lets the live regions settle empty before what is counted begins.
   await page.waitForTimeout(300);
   // What came meanwhile is said together (at most one sentence every 1.5 s): looked for in the whole.
   const said = async () => (await live()).spoke.join(' ');
@@ -940,6 +976,7 @@ test('what a drop, a Start and its batch came to is said by a status already in 
   await expect.poll(said).toContain('Batch started: 6 jobs queued.');
   await expect(page.getByTestId('last-batch')).toContainText('Batch done', { timeout: 60_000 });
   await expect.poll(said).toContain('Precision upscaler: batch done, 6 of 6.');
+  // Kept: proves nothing more is said after the end; a late sentence would come within 2 s.
   await page.waitForTimeout(2000);
   const log = await live();
   expect(log.spoke.join(' ')).toBe(
@@ -961,11 +998,13 @@ for (const size of [
 ]) {
   test(`at ${size.width}x${size.height} batches of one tool read apart in Results and the Queue, and every result tile names its file`, async ({
     page,
+    launch,
+    sandboxAt,
   }) => {
     const errors = watchErrors(page);
     await page.setViewportSize(size);
-    sandbox = await startSandboxProcess(200);
-    host = await startHost(newHome(), sandbox.env);
+    sandbox = await sandboxAt(200);
+    host = await launch(newHome(), sandbox.env);
     await desk(host, 'settings.set', { concurrency: 6 });
     const dir = mkdtempSync(join(tmpdir(), 'md-names-'));
     await makeImages(dir, 2);

@@ -2,7 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { expect, test, type Locator, type Page } from '@playwright/test';
+import type { Locator, Page } from '@playwright/test';
+import { expect, test } from './fixtures.ts';
 import sharp from 'sharp';
 import { newHome, startHost, type HostHandle } from './host.ts';
 import { setFaults, startSandboxProcess, watchErrors, type SandboxProcess } from './studio-helpers.ts';
@@ -283,6 +284,7 @@ test('video upscaler: a 12 fps input is refused with target_fps (file, rule, mea
 
 test('live backend: a local video is kept on a loopback base URL and a real https one alike (it is uploaded)', async ({
   page,
+  launch,
 }) => {
   const errors = watchErrors(page);
   const clip = join(dir, 'clip-live.mp4');
@@ -305,7 +307,7 @@ test('live backend: a local video is kept on a loopback base URL and a real http
   const home = newHome();
   // A keychain entry of this test's own, so a developer's real key is never touched. No API env:
   // the backend comes from Settings only.
-  const live = await startHost(home, {
+  const live = await launch(home, {
     MEDIADESK_KEYCHAIN_SERVICE: `MediaDesk-e2e-vf-${process.pid}`,
     MEDIADESK_API_URL: '',
     MEDIADESK_API_KEY: '',

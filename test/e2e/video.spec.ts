@@ -1,7 +1,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect, test, type Page, type Route } from '@playwright/test';
+import type { Page, Route } from '@playwright/test';
+import { expect, test } from './fixtures.ts';
 import sharp from 'sharp';
 import { dropFiles, newHome, startHost, watchLiveRegions, type HostHandle } from './host.ts';
 import {
@@ -667,6 +668,7 @@ test('what adding a reference and Submit came to is said by regions already in t
   const bad = join(dir, 'said-hum.ogg');
   writeFileSync(bad, 'OggS');
   await openFamily(page, '2.5 multi-shot');
+  // Kept: lets the live regions settle empty before what is counted begins.
   await page.waitForTimeout(300);
   const said = async () => (await live()).spoke.join(' ');
   const alerted = async () => (await live()).alerted.join(' ');
@@ -688,6 +690,7 @@ test('what adding a reference and Submit came to is said by regions already in t
   await expect(page.getByTestId('result-job').first()).toHaveAttribute('data-state', 'done', { timeout: 60_000 });
   // The job's way through its states is not said step by step; its end is, once.
   await expect.poll(said).toMatch(/1 job queued\. .*: done\.$/);
+  // Kept: a late sentence would come within 2 s.
   await page.waitForTimeout(2000);
   const log = await live();
   expect(log.spoke.length, log.spoke.join(' | ')).toBeLessThanOrEqual(3);

@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createCore, type Core } from '../../electron/core/index.ts';
+import { DEFAULT_POLL } from '../../electron/core/engine/poll-policy.ts';
 import { keyFingerprint, MemorySecretStore } from '../../electron/core/secrets.ts';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
 import { DeskError, type CommandName, type Req, type Res } from '../../shared/contract/index.ts';
@@ -47,9 +48,7 @@ const call = <K extends CommandName>(name: K, req: Req<K>) => callOn(core, name,
 const OWNER = keyFingerprint('sandbox-owner');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const states = (ids: string[]) => core.engine.store.byIds(ids).map((j) => j.state);
-async function until(ok: () => boolean) {
-  while (!ok()) await sleep(30);
-}
+const until = (ok: () => boolean) => vi.waitFor(() => expect(ok()).toBe(true), { timeout: 30_000, interval: 30 });
 const toLive = async () => {
   await call('settings.set', { backend: 'live', baseUrl: live.url });
   await call('key.set', { key: 'sandbox-owner' });
@@ -91,7 +90,9 @@ describe('switching backends with work in the queue', () => {
     expect(creates(await control(builtIn.url, 'stats'))).toBe(2);
     const pollsBefore = await livePolls();
     await toLive();
-    await sleep(2500);
+    // Nothing on live marks when a wrong poll would go out: it falls due within the first poll interval.
+    await sleep(DEFAULT_POLL.minMs);
+    await core.engine.settled();
     expect(states(demoJobs)).toEqual(['running', 'running']);
     expect(await livePolls()).toBe(pollsBefore);
     await toSandbox();
@@ -133,7 +134,7 @@ describe('switching backends with work in the queue', () => {
       await after.dispatch('settings.set', { backend: 'live', baseUrl: live.url });
       await after.dispatch('key.set', { key: 'sandbox-owner' });
       await after.dispatch('jobs.resume', {});
-      await sleep(1500);
+      await after.engine.settled();
       expect(after.engine.store.byIds(jobIds).map((j) => j.state)).toEqual(['queued']);
       expect(creates(await control(live.url, 'stats'))).toBe(livePaid);
       await after.dispatch('settings.set', { backend: 'sandbox' });
@@ -181,7 +182,7 @@ describe('switching backends with work in the queue', () => {
       const livePaid = creates(await control(live.url, 'stats'));
       await c.dispatch('key.set', { key: 'sandbox-admin' });
       await c.dispatch('jobs.resume', {});
-      await sleep(1500);
+      await c.engine.settled();
       expect(c.engine.store.byIds([...mine.jobIds, ...legacy.jobIds]).map((j) => j.state)).toEqual([
         'queued',
         'queued',

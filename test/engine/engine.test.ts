@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { control, creates, engineFor, engineSuite, makeImages, settle } from './helpers.ts';
@@ -322,7 +322,8 @@ describe('queue control', () => {
     const r = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: out });
     e.start();
     await settle(e, r.jobIds);
-    await new Promise((res) => setTimeout(res, 400));
+    // The throttled event that tells the batch finished.
+    await vi.waitFor(() => expect(events.at(-1)?.batches.find((b) => b.id === r.batch!.id)?.finished).toBe(true));
     const { jobsChangedSchema } = await import('../../shared/contract/jobs.ts');
     for (const ev of events) jobsChangedSchema.parse(ev);
     const last = events.at(-1)!;

@@ -170,7 +170,7 @@ describe('a budget per batch', () => {
       "Paused: the next job would go past this batch's budget of 10 credits (10 spent so far by the estimate).",
     );
     expect(held.counts.queued).toBe(3);
-    await sleep(300);
+    await owner.engine.settled();
     expect((await charges('upscaler-precision')).uses - before.uses).toBe(2);
     // The Queue's batch list carries the hold.
     const listed = (await call(owner, 'batches.list', { limit: 5 })).find((b) => b.id === id)!;

@@ -176,4 +176,14 @@ describe('stats', () => {
     expect(s2.tasks).toBe(tasks);
     expect((await ctx.api.get(p.byId(c.body.data.task_id), 'sandbox-admin')).status).toBe(200);
   });
+
+  it('a reset with tasks: true forgets the tasks as well, so lists start empty; a bad value is named', async () => {
+    const p = resolvePaths(getTool('music'), DEFAULT_SLUGS);
+    const c = await ctx.api.post(p.create, { prompt: 'x', music_length_seconds: 30 }, 'sandbox-admin');
+    expect((await ctx.api.control('reset', { tasks: 'yes' })).body.invalid_params[0].field).toBe('tasks');
+    await ctx.api.control('reset', { tasks: true });
+    expect((await ctx.api.control('stats')).body.tasks).toBe(0);
+    expect((await ctx.api.get(p.byId(c.body.data.task_id), 'sandbox-admin')).status).toBe(404);
+    expect((await ctx.api.get(p.list, 'sandbox-admin')).body.data).toEqual([]);
+  });
 });

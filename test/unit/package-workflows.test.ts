@@ -46,6 +46,19 @@ describe('the GitHub workflows', () => {
     expect([...order].sort((a, b) => a - b)).toEqual(order);
   });
 
+  it('CI on Linux runs what .ci/run runs, format check and the web-host Playwright suite included, before the pack', () => {
+    const ci = workflow('ci.yml');
+    const step = ci.indexOf('run: xvfb-run -a bash .ci/run');
+    expect(step).toBeGreaterThan(ci.indexOf('npm ci'));
+    expect(step).toBeLessThan(ci.indexOf('--dir'));
+    expect(ci).toContain("if: matrix.tests == 'all'");
+    expect(ci).toMatch(/name: Linux\n\s+os: ubuntu-latest\n(\s+#.*\n)*\s+tests: all\n/);
+    expect(readFileSync(join(root, '.ci', 'run'), 'utf8')).toContain('exec bash scripts/test.sh');
+    const all = readFileSync(join(root, 'scripts', 'test-all.ts'), 'utf8');
+    for (const cmd of ["'prettier', '--check'", "'eslint'", "'vitest', 'run'", "'playwright', 'test'"])
+      expect(all).toContain(cmd);
+  });
+
   it('a v* tag drafts a release, publishes the installers into it and then makes it public', () => {
     const release = workflow('release.yml');
     expect(release).toMatch(/tags: \['v\*'\]/);

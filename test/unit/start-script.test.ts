@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, rmSync, statSync, symlinkSync, utimesSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -29,6 +29,18 @@ const installed = join(ROOT, 'node_modules', '.package-lock.json');
 const scratch = mkdtempSync(join(tmpdir(), 'md-start-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
+/** Whether anything under `paths` is newer than `ms` (start.sh's own test, `find -newer`). */
+function newerThan(paths: string[], ms: number): boolean {
+  return paths.some(
+    (p) =>
+      statSync(p).mtimeMs > ms ||
+      (statSync(p).isDirectory() &&
+        readdirSync(p, { recursive: true, withFileTypes: true }).some(
+          (e) => statSync(join(e.parentPath, e.name)).mtimeMs > ms,
+        )),
+  );
+}
+
 function startBuildOnly() {
   const r = spawnSync('bash', ['scripts/start.sh', '--build-only'], {
     cwd: scratch,
@@ -49,16 +61,42 @@ const skipped = skipReason();
 if (skipped) console.log(`start-script: skipped, ${skipped}`);
 
 describe.skipIf(!!skipped)('scripts/start.sh', () => {
-  it('builds on a first launch, not on a second with nothing changed, and again once a source changes', () => {
-    for (const name of COPIED) cpSync(join(ROOT, name), join(scratch, name), { recursive: true });
+  it('builds on a first launch (unless the build is up to date), not on a second with nothing changed, and again once a source changes', () => {
+    // Timestamps kept, so the build `npm test` made just before (out/) is reused when it is up to date.
+    const copy = (name: string) => {
+      cpSync(join(ROOT, name), join(scratch, name), { recursive: true, preserveTimestamps: true });
+      // Folders too (filling one touched it): start.sh's `find -newer` sees them.
+      const dirs = statSync(join(ROOT, name)).isDirectory()
+        ? readdirSync(join(ROOT, name), { recursive: true, withFileTypes: true })
+            .filter((e) => e.isDirectory())
+            .map((e) => join(e.parentPath, e.name))
+            .concat(join(ROOT, name))
+        : [];
+      for (const d of dirs) {
+        const st = statSync(d);
+        utimesSync(join(scratch, d.slice(ROOT.length)), st.atime, st.mtime);
+      }
+    };
+    for (const name of COPIED) copy(name);
+    if (existsSync(join(ROOT, 'out'))) copy('out');
     symlinkSync(join(ROOT, 'node_modules'), join(scratch, 'node_modules'));
     // Older than what is installed: start.sh must not run `npm ci` into this checkout's node_modules.
     const old = new Date(statSync(installed).mtimeMs - 60_000);
     utimesSync(join(scratch, 'package-lock.json'), old, old);
 
+    const outputs = ['out/main/index.js', 'out/preload/index.cjs', 'out/renderer/index.html'].map((f) =>
+      join(scratch, f),
+    );
+    const upToDate =
+      outputs.every((f) => existsSync(f)) &&
+      !newerThan(
+        [...COPIED.filter((n) => !['.ci', 'scripts', 'bin'].includes(n)).map((n) => join(scratch, n)), installed],
+        Math.min(...outputs.map((f) => statSync(f).mtimeMs)),
+      );
     const first = startBuildOnly();
     expect(first.code, first.err).toBe(0);
-    expect(first.err).toContain('Building MediaDesk…');
+    if (upToDate) expect([first.out, first.err]).toEqual(['', '']);
+    else expect(first.err).toContain('Building MediaDesk…');
     const built = statSync(join(scratch, 'out/renderer/index.html')).mtimeMs;
 
     const second = startBuildOnly();

@@ -113,6 +113,11 @@ export class Engine {
     this.events.start(this.options.eventIntervalMs ?? EVENT_INTERVAL_MS);
   }
 
+  /** Resolves when the loop has done all it will about the state of now (Runner.settled). */
+  settled(): Promise<void> {
+    return this.runner.settled();
+  }
+
   /**
    * Stops without losing anything: downloads are aborted (their parts resume next time), but a
    * create already sent is awaited so its task_id is stored rather than left ambiguous.

@@ -45,6 +45,8 @@ export class Runner {
   private lastReconcile = 0;
   /** The backend in use at the last tick (EngineOptions.identity); null when not told. */
   private backend: string | null = null;
+  /** Called at the end of the next tick that starts after they were added (settled()). */
+  private tickWaiters: (() => void)[] = [];
 
   constructor(parts: RunnerParts) {
     this.store = parts.store;
@@ -91,6 +93,7 @@ export class Runner {
     this.running = false;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    for (const w of this.tickWaiters.splice(0)) w();
     this.downloads.abortAll();
     // Polls in flight are free to ask again next time: a server that does not answer must not hold the stop.
     this.tools.api.abortReads();
@@ -100,6 +103,23 @@ export class Runner {
 
   kick(): void {
     if (this.running) this.schedule(0);
+  }
+
+  /**
+   * Resolves once a whole tick that began after the call ended with no step in flight: the loop
+   * has done all it will about the state of now. Tests wait on this, not on time, to show that
+   * something did not happen.
+   */
+  async settled(): Promise<void> {
+    for (;;) {
+      if (this.running)
+        await new Promise<void>((resolve) => {
+          this.tickWaiters.push(resolve);
+          this.kick();
+        });
+      if (this.busy.size === 0) return;
+      await Promise.allSettled([...this.busy.values()]);
+    }
   }
 
   /** Picks up jobs moved by other processes at the next tick. */
@@ -126,6 +146,15 @@ export class Runner {
   private async tick(): Promise<void> {
     this.timer = null;
     if (!this.running) return;
+    const waiters = this.tickWaiters.splice(0);
+    try {
+      await this.tickOnce();
+    } finally {
+      for (const w of waiters) w();
+    }
+  }
+
+  private async tickOnce(): Promise<void> {
     const now = Date.now();
     try {
       const beat = this.lease.heartbeat(now);

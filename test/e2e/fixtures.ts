@@ -1,0 +1,72 @@
+/**
+ * The Playwright fixtures every spec starts from (import `test` and `expect` from here):
+ *
+ * - `sandboxAt(taskDurationMs?, args?)`: the worker's one Sandbox process, reset before the test
+ *   (faults, limits, stats and tasks) with tasks taking `taskDurationMs`. Given start-up `args`
+ *   (`--limits`, `--seed`), a Sandbox of the test's own instead. Stopped for you.
+ * - `launch(home?, env?, port?, args?)`: a web host of the test's own, on a fresh data folder unless
+ *   `home` is given; every host launched is stopped after the test.
+ * - `sharedHost`: one host per worker for tests that change nothing in its data folder.
+ *
+ * Workers run beside each other: every port is 0 (any free one) and every data folder is new.
+ */
+import { test as base, expect } from '@playwright/test';
+import { startHost, newHome, type HostHandle } from './host.ts';
+import { resetSandbox, setFaults, startSandboxProcess, type SandboxProcess } from './studio-helpers.ts';
+
+export { expect };
+
+export type SandboxAt = (taskDurationMs?: number, args?: string[]) => Promise<SandboxProcess>;
+export type Launch = (
+  home?: string,
+  env?: NodeJS.ProcessEnv,
+  port?: number | null,
+  args?: string[],
+) => Promise<HostHandle>;
+
+export const test = base.extend<
+  { sandboxAt: SandboxAt; launch: Launch; sharedHost: HostHandle },
+  { workerSandbox: SandboxProcess; workerHost: HostHandle }
+>({
+  workerSandbox: [
+    async ({}, use) => {
+      const sandbox = await startSandboxProcess();
+      await use(sandbox);
+      await sandbox.stop();
+    },
+    { scope: 'worker' },
+  ],
+  workerHost: [
+    async ({}, use) => {
+      const host = await startHost(newHome());
+      await use(host);
+      await host.stop();
+    },
+    { scope: 'worker' },
+  ],
+  sandboxAt: async ({ workerSandbox }, use) => {
+    const own: SandboxProcess[] = [];
+    await use(async (taskDurationMs = 500, args = []) => {
+      if (args.length) {
+        const sandbox = await startSandboxProcess(taskDurationMs, args);
+        own.push(sandbox);
+        return sandbox;
+      }
+      await resetSandbox(workerSandbox.url);
+      await setFaults(workerSandbox.url, { taskDurationMs });
+      // The worker's Sandbox outlives the test: a spec's own stop() leaves it running.
+      return { ...workerSandbox, stop: async () => {} };
+    });
+    for (const s of own) await s.stop();
+  },
+  launch: async ({}, use) => {
+    const hosts: HostHandle[] = [];
+    await use(async (home = newHome(), env = {}, port = 0, args = []) => {
+      const host = await startHost(home, env, port, args);
+      hosts.push(host);
+      return host;
+    });
+    for (const h of hosts) await h.stop();
+  },
+  sharedHost: async ({ workerHost }, use) => use(workerHost),
+});
