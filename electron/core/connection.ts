@@ -70,6 +70,7 @@ const laterFix = (e: ApiError) =>
 const answered = (e: ApiError) => `${e.status} ${e.message}`;
 const reached = (e: unknown): e is ApiError => e instanceof ApiError && (e.kind === 'http' || e.kind === 'parse');
 
+// eslint-disable-next-line max-lines-per-function -- one connection test's checks (host, key, families, uploads) in the order they are run
 export async function testConnection(deps: ConnectionDeps): Promise<ConnectionTest> {
   const env = deps.env;
   const settings = deps.settings();

@@ -64,6 +64,7 @@ export const HAND_OVER = 'hand-over';
 export type Core = Awaited<ReturnType<typeof createCore>>;
 
 /** Builds every core service once; each host (Electron, web, CLI) wraps the same object. */
+// eslint-disable-next-line max-lines-per-function -- the composition root: each service is built once here, in dependency order
 export async function createCore(opts: CoreOptions) {
   const log = opts.log ?? openLog({ home: opts.home, name: opts.host });
   log.addSecret((opts.env ?? process.env).MEDIADESK_API_KEY);

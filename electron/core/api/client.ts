@@ -1,4 +1,4 @@
-// Over 500 lines: the one API client; retries, backoff, error mapping and redaction are read together.
+/* eslint-disable max-lines -- Over 500 lines: the one API client; retries, backoff, error mapping and redaction are read together. */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Agent, Dispatcher } from 'undici';

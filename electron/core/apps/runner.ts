@@ -1,3 +1,4 @@
+/* eslint-disable max-lines -- Over 500 lines: one app run from start to saved results (poll, caps, expiry, download), read as one. */
 import { randomUUID } from 'node:crypto';
 import { fromAnotherSandbox } from '../backend.ts';
 import { ensureFolder } from '../output-folder.ts';

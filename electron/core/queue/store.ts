@@ -1,4 +1,4 @@
-// Over 500 lines: every statement on the jobs, batches and lease tables, so each compare-and-set reads beside the others.
+/* eslint-disable max-lines -- Over 500 lines: every statement on the jobs, batches and lease tables, so each compare-and-set reads beside the others. */
 import type { Statement } from 'better-sqlite3';
 import { hostname } from 'node:os';
 import { sep } from 'node:path';

@@ -109,6 +109,7 @@ async function linkOnPath(base: string, parts: readonly string[]): Promise<strin
  * 127.0.0.1 only, and every request that reaches the core must carry the token (kept in the data
  * folder by main.ts, so a tab outlives a restart; a new one per launch when none is given).
  */
+// eslint-disable-next-line max-lines-per-function -- the web host's composition: routes, token check and socket share one server's state
 export async function startWebHost(options: WebHostOptions): Promise<RunningWebHost> {
   const token = options.token ?? randomBytes(24).toString('base64url');
   const launch = randomBytes(9).toString('base64url');

@@ -84,6 +84,7 @@ const RETRY_DELAYS_MS = [250, 500, 1000, 2000, 5000];
  * The same contract over the web host's WebSocket, for the browser. The token comes from the
  * launch URL once and is kept for this tab only (sessionStorage), then removed from the address bar.
  */
+// eslint-disable-next-line max-lines-per-function -- one socket's pending calls, listeners and reconnects share state; DeskApi's methods are a few lines each
 function webSocketDesk(): DeskApi {
   const params = new URLSearchParams(location.search);
   const fromUrl = params.get('token');

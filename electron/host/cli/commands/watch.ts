@@ -99,6 +99,7 @@ export const watchCommand: CliCommand = {
     '         (the folder is kept as a hot folder: the app watches it too, and files that arrive while nothing watches are processed next time;\n' +
     '          --tool is needed the first time; without --out, results go where `run` would put them;\n' +
     '          --settle 5: take a file once it has stopped changing for 5 seconds, 1 to 60, kept with the folder; 2 unless given)',
+  // eslint-disable-next-line max-lines-per-function -- one command: --list, --pause, --resume, --remove and watching share the parsed flags
   async run(ctx: CliContext): Promise<number> {
     const options = parseOptions(
       ctx.argv,
