@@ -150,6 +150,7 @@ export async function createCore(opts: CoreOptions) {
     events,
     addMediaRoots: (r: () => string[]) => mediaRoots.push(r),
     addOutputFolders: (r: () => string[]) => outputFolders.push(r),
+    confine: (field: string, path: string) => pathPolicy?.checkInput(field, path),
   };
   const team = teamServices(teamDeps);
   const hotFolderDb = openHotFolderDb(dbPaths(opts.home).hotFolders);
@@ -203,6 +204,7 @@ export async function createCore(opts: CoreOptions) {
           inbox: join(opts.home, 'inbox'),
           outputRoot: () => effectiveSettings().outputDir,
           usedOutputs: () => [defaultOutputDir(opts.env ?? process.env), ...outputFolders.flatMap((f) => f())],
+          watched: () => hotFolderStore.folders().map((f) => f.folder),
         });
 
   const handlers: Partial<AllHandlers> = {

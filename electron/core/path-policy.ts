@@ -23,11 +23,14 @@ export interface PathPolicyOptions {
   outputRoot: () => string;
   /** Folders MediaDesk already put results in: a page may choose one (or a folder inside one) as the output folder. */
   usedOutputs: () => string[];
+  /** The hot folders' watched folders: the person added them, so a page may name inputs inside them. */
+  watched?: () => string[];
 }
 
 /**
- * Holds a page to PATH_FIELDS (the rule is there). Files the person chose in the desktop app (a
- * drop, an open dialog: main calls `grant`) may be read as well as uploads.
+ * Holds a page to PATH_FIELDS (the rule is there). Files and folders the person chose in the desktop
+ * app (a drop, a picker: the preload tells main, which calls `grant`) may be read and sent as well
+ * as uploads; the web host grants nothing, its inputs are uploads.
  */
 export class PathPolicy {
   private readonly granted = new Set<string>();
@@ -38,6 +41,16 @@ export class PathPolicy {
 
   grant(path: string): void {
     this.granted.add(resolve(path));
+  }
+
+  /**
+   * Throws a DeskError (`forbidden`) unless `path`, an input a page named to be read and sent to the
+   * service, is one the person gave: an upload, inside a file or folder they dropped or chose (granted),
+   * inside a hot folder they watch, or a result in the output folder. A link is judged by its target.
+   */
+  checkInput(field: string, path: string): void {
+    const why = this.problem('input', path);
+    if (why) throw new DeskError('forbidden', `${field}: ${why}`, [{ field, reason: why }]);
   }
 
   /** Throws a DeskError (`forbidden`, naming the field) when a page's request breaks the rule. */
@@ -66,6 +79,11 @@ export class PathPolicy {
     if (kind === 'read') {
       if (this.granted.has(resolve(p)) || insideReal(p, this.opts.inbox)) return null;
       return `${resolve(p)} is not a file you gave MediaDesk: choose it with Choose files… (or drop it), so it is read`;
+    }
+    if (kind === 'input') {
+      const given = [this.opts.inbox, this.opts.outputRoot(), ...(this.opts.watched?.() ?? []), ...this.granted];
+      if (given.some((root) => insideReal(p, root))) return null;
+      return `${resolve(p)} is not a file or folder you gave MediaDesk: drop it or choose it (Choose a folder…, Choose files…), or add it as a hot folder, so it is sent; a path typed in a page is not read (the mediadesk command takes one)`;
     }
     if (kind === 'output-folder') {
       const abs = resolve(p);
