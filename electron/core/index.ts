@@ -1,4 +1,5 @@
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { DeskError } from '../../shared/contract/define.ts';
 import { Backend, type RunningSandboxLike } from './backend.ts';
 import { createDispatcher, toErrorData, type AllHandlers } from './dispatch.ts';
 import { testConnection } from './connection.ts';
@@ -36,7 +37,7 @@ import { openLog, type AppLog } from './log/index.ts';
 import { BatchEstimator, startEstimated } from './limits/estimate.ts';
 import { PriceBook, pricesHandlers } from './limits/prices.ts';
 import { keysKnownTo } from './log/keys.ts';
-import { logJobFailures } from './log/job-failures.ts';
+import { logAppRunFailures, logJobFailures } from './log/job-failures.ts';
 import { APP_VERSION } from './app-version.ts';
 import { pacingRates } from './limits/pacer.ts';
 
@@ -60,6 +61,8 @@ const VERSION = APP_VERSION;
 
 /** The web host's folder (in the data folder) of files saved for the browser to download. */
 export const HAND_OVER = 'hand-over';
+/** The reason core.draggable gives for a file in a results folder that no job or app run recorded. */
+export const NOT_RECORDED = 'not a result MediaDesk recorded';
 
 export type Core = Awaited<ReturnType<typeof createCore>>;
 
@@ -96,6 +99,7 @@ export async function createCore(opts: CoreOptions) {
   });
   engine.on('jobs.changed', (e) => events.emit('jobs.changed', e));
   logJobFailures(engine, log);
+  logAppRunFailures(events, log);
   mediaRoots.push(() => [...engine.store.mediaRoots(), effectiveSettings().outputDir]);
   outputFolders.push(() => [effectiveSettings().outputDir, ...engine.store.batchOutDirs()]);
   /** A folder the OS may open for the renderer (see checkOpenableFolder); throws why not. */
@@ -184,13 +188,21 @@ export async function createCore(opts: CoreOptions) {
           batches: () => engine.listBatches(500, 0),
           onProblem: (m) => log.warn(m),
         });
-  /** A result MediaDesk wrote, inside a folder it puts results in, that may be dragged into another app; throws why not. */
-  const draggable = (path: string) =>
-    checkDraggable(
+  /**
+   * A result MediaDesk wrote, inside a folder it puts results in, that may be dragged into another app
+   * (or downloaded from the web host); throws why not. Recorded as a job's or an app run's output: a
+   * file put in a results folder by hand is not handed out.
+   */
+  const draggable = (path: string) => {
+    const real = checkDraggable(
       path,
       outputFolders.flatMap((f) => f()),
       media,
     );
+    if (engine.store.isResult(resolve(path)) || engine.store.isResult(real)) return real;
+    const why = `${resolve(path)} is in a results folder but MediaDesk did not make it (no job or app run recorded it), so it is not handed out`;
+    throw new DeskError('forbidden', why, [{ field: 'path', reason: NOT_RECORDED }]);
+  };
 
   const presets = new PresetStore(opts.home);
   /** Where a file saved at the person's request goes (SAVED_FILES_RULE): the browser downloads it from the data folder. */

@@ -6,7 +6,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { startWebHost } from '../../electron/host/web/server.ts';
 import { PathPolicy } from '../../electron/core/path-policy.ts';
@@ -157,5 +157,51 @@ describe('the desktop app grants what the preload took from a real File', () => 
     expect(
       (COMMAND_NAMES as readonly string[]).some((c) => c === CHOSEN_CHANNEL || `desk:cmd:${c}` === CHOSEN_CHANNEL),
     ).toBe(false);
+  });
+});
+
+/** GET /download of `path` behind the token: status and body. */
+function download(path: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const q = new URLSearchParams({ token: host.token, path });
+    request(`${host.origin}/download?${q}`, (res) => {
+      let body = '';
+      res.on('data', (d) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
+describe('/download sends a result only when the queue recorded it', () => {
+  it('a result a job wrote is sent; a media file put beside it by hand is refused, saying why', async () => {
+    const started = await send('batches.start', {
+      tool: 'hires',
+      inputs: [],
+      params: { prompt: 'a red chair in a white room', resolution: '1k' },
+      outDir: join(outputRoot, 'chairs'),
+    });
+    expect([started.ok, started.error]).toEqual([true, undefined]);
+    const batchId = (started.result as { batch: { id: string } }).batch.id;
+    let outputs: string[] = [];
+    await vi.waitFor(
+      async () => {
+        const r = (await send('jobs.list', { batchId })).result as { jobs: { state: string; outputs: string[] }[] };
+        expect(r.jobs.map((j) => j.state)).toEqual(['done']);
+        outputs = r.jobs[0]!.outputs;
+      },
+      { timeout: 60_000, interval: 200 },
+    );
+    const result = outputs[0]!;
+    expect((await download(result)).status).toBe(200);
+
+    const byHand = join(outputRoot, 'chairs', 'dropped-by-hand.png');
+    writeFileSync(byHand, png);
+    const refused = await download(byHand);
+    expect(refused.status).toBe(403);
+    expect(JSON.parse(refused.body).message).toBe(
+      `${byHand} is in a results folder but MediaDesk did not make it (no job or app run recorded it), so it is not handed out`,
+    );
   });
 });

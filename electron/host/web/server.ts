@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import fastifyStatic from '@fastify/static';
 import fastifyWebsocket from '@fastify/websocket';
-import { createCore, HAND_OVER, type Core } from '../../core/index.ts';
+import { createCore, HAND_OVER, NOT_RECORDED, type Core } from '../../core/index.ts';
 import { toErrorData } from '../../core/dispatch.ts';
 import { dbPaths } from '../../core/paths.ts';
 import { startSandbox } from '../../sandbox/index.ts';
@@ -323,8 +323,9 @@ export async function startWebHost(options: WebHostOptions): Promise<RunningWebH
     } catch (notSaved) {
       try {
         return core.draggable(path);
-      } catch {
-        throw notSaved;
+      } catch (notResult) {
+        // A file in a results folder that no job recorded is told as such; anything else as not saved.
+        throw toErrorData(notResult).invalid?.[0]?.reason === NOT_RECORDED ? notResult : notSaved;
       }
     }
   };
