@@ -24,7 +24,7 @@ import { ToldFile } from './notices/told.ts';
 import { presetHandlers } from './presets/handlers.ts';
 import { PresetStore } from './presets/store.ts';
 import { dbPaths, defaultOutputDir, withDefaultOutputDir } from './paths.ts';
-import { PathPolicy } from './path-policy.ts';
+import { GIVE_IN_DESKTOP, GIVE_IN_WEB, PathPolicy } from './path-policy.ts';
 import { checkDraggable, checkOpenable, checkOpenableFolder, openWithOs } from './open-file.ts';
 import { FILE_SAVING_COMMANDS, SavedFiles } from './saved-files.ts';
 import { CachedSecretStore, keyFingerprint, openSecretStore, type SecretStore } from './secrets.ts';
@@ -77,7 +77,16 @@ export async function createCore(opts: CoreOptions) {
   const backend = new Backend({ settings, secrets, env: opts.env, startSandbox: opts.startSandbox });
   const events = new EventBus();
   const mediaRoots: (() => string[])[] = [];
-  const media = new MediaGate(opts.home, () => mediaRoots.flatMap((f) => f()));
+  // A page's host shows recorded results and inputs, and what the person gave; the CLI shows what it is asked.
+  const shownToPage = (p: string) =>
+    engine.store.isResult(p) || engine.store.isInput(p) || (pathPolicy?.gave(p) ?? false);
+  const media = new MediaGate(
+    opts.home,
+    () => mediaRoots.flatMap((f) => f()),
+    opts.host === 'cli' ? undefined : shownToPage,
+  );
+  // Any media file in the folders the app works with: `draggable` then asks the queue whether it is a result.
+  const mediaInRoots = new MediaGate(opts.home, () => mediaRoots.flatMap((f) => f()));
 
   const openable = (path: string) => checkOpenable(path, (p) => media.contains(p));
   const outputFolders: (() => string[])[] = [];
@@ -197,7 +206,7 @@ export async function createCore(opts: CoreOptions) {
     const real = checkDraggable(
       path,
       outputFolders.flatMap((f) => f()),
-      media,
+      mediaInRoots,
     );
     if (engine.store.isResult(resolve(path)) || engine.store.isResult(real)) return real;
     const why = `${resolve(path)} is in a results folder but MediaDesk did not make it (no job or app run recorded it), so it is not handed out`;
@@ -217,6 +226,7 @@ export async function createCore(opts: CoreOptions) {
           outputRoot: () => effectiveSettings().outputDir,
           usedOutputs: () => [defaultOutputDir(opts.env ?? process.env), ...outputFolders.flatMap((f) => f())],
           watched: () => hotFolderStore.folders().map((f) => f.folder),
+          howToGive: opts.host === 'web' ? GIVE_IN_WEB : GIVE_IN_DESKTOP,
         });
 
   const handlers: Partial<AllHandlers> = {

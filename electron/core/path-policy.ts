@@ -25,7 +25,16 @@ export interface PathPolicyOptions {
   usedOutputs: () => string[];
   /** The hot folders' watched folders: the person added them, so a page may name inputs inside them. */
   watched?: () => string[];
+  /** How the person gives this host a file or folder, ending a refusal (the desktop app's chooser, the web host's --folder). */
+  howToGive?: string;
 }
+
+/** How the web host's person gives it a path: a browser sends files, not paths; the host takes folders when started. */
+export const GIVE_IN_WEB =
+  'drop the files on the page (they are copied to the host), or restart the web host with --folder and a folder that holds it (mediadesk web --folder DIR), so it is read; a path typed in a page is read only inside such a folder';
+/** How a desktop page's person gives MediaDesk a path: the chooser or a drop. */
+export const GIVE_IN_DESKTOP =
+  'choose it with Choose… (or drop it), so it is read; a path typed in a page is read only inside a file or folder you chose';
 
 /**
  * Holds a page to PATH_FIELDS (the rule is there). Files and folders the person chose in the desktop
@@ -39,8 +48,19 @@ export class PathPolicy {
     this.opts = opts;
   }
 
+  /** A file or folder the person gave (a drop, a native chooser, the web host's --folder): inputs inside it may be read. */
   grant(path: string): void {
     this.granted.add(resolve(path));
+  }
+
+  /** Whether `p` lies in what the person gave: an upload, a granted file or folder, a watched hot folder. */
+  gave(p: string): boolean {
+    return [this.opts.inbox, ...(this.opts.watched?.() ?? []), ...this.granted].some((root) => insideReal(p, root));
+  }
+
+  /** Why `p` is refused as a file or folder the person did not give: names it and how to give one. */
+  private notGiven(p: string): string {
+    return `${resolve(p)} is not a file or folder you gave MediaDesk: ${this.opts.howToGive ?? GIVE_IN_DESKTOP}`;
   }
 
   /**
@@ -82,9 +102,11 @@ export class PathPolicy {
     }
     if (kind === 'input') {
       const given = [this.opts.inbox, this.opts.outputRoot(), ...(this.opts.watched?.() ?? []), ...this.granted];
-      if (given.some((root) => insideReal(p, root))) return null;
-      return `${resolve(p)} is not a file or folder you gave MediaDesk: drop it or choose it (Choose a folder…, Choose files…), or add it as a hot folder, so it is sent; a path typed in a page is not read (the mediadesk command takes one)`;
+      return given.some((root) => insideReal(p, root)) ? null : this.notGiven(p);
     }
+    // A hot folder's files are sent as they arrive: only a folder the person gave (or a drop) is watched.
+    if (kind === 'watched')
+      return [this.opts.inbox, ...this.granted].some((root) => insideReal(p, root)) ? null : this.notGiven(p);
     if (kind === 'output-folder') {
       const abs = resolve(p);
       const st = statSync(abs, { throwIfNoEntry: false });

@@ -10,6 +10,7 @@ import { dataHome, dbPaths } from '../core/paths.ts';
 import { GuardedStore, SETTINGS_FILE, type JsonFileStore } from '../core/settings.ts';
 import { startSandbox } from '../sandbox/index.ts';
 import { wireIpc } from './ipc.ts';
+import { chooseFiles } from './choose.ts';
 import { wireBatchProgress } from './progress.ts';
 import { WorkTray } from './tray.ts';
 import { keepsRunningWhenClosed } from '../../shared/work-progress.ts';
@@ -82,6 +83,10 @@ if (!app.requestSingleInstanceLock()) {
           if (await shell.openPath(folder)) throw new Error(couldNotOpen('folder', folder));
           return { ok: true as const };
         },
+        'files.choose': chooseFiles(
+          (o) => (win ? dialog.showOpenDialog(win, o) : dialog.showOpenDialog(o)),
+          (p) => core!.pathPolicy?.grant(p),
+        ),
       },
     });
 

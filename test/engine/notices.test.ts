@@ -5,7 +5,7 @@ import { createCore, type Core } from '../../electron/core/index.ts';
 import { MemorySecretStore } from '../../electron/core/secrets.ts';
 import { startSandbox } from '../../electron/sandbox/index.ts';
 import type { Notice } from '../../shared/contract/index.ts';
-import { makeImages, sandboxAndFolder } from './helpers.ts';
+import { makeImages, givenFolder, sandboxAndFolder } from './helpers.ts';
 
 /** The notices a web host's core emits, over the Sandbox with real files: what a tab or the desktop app shows. */
 const ctx = sandboxAndFolder('notices', 100);
@@ -24,7 +24,7 @@ beforeAll(async () => {
       MEDIADESK_API_KEY: 'sandbox-owner',
       MEDIADESK_OUTPUT_DIR: join(ctx.dir, 'results'),
     },
-  });
+  }).then(givenFolder(ctx.dir));
   core.events.onAny((name, payload) => {
     if (name === 'notices.show') told.push(...(payload as { notices: Notice[] }).notices);
   });

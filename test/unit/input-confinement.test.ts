@@ -4,13 +4,15 @@
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { startWebHost } from '../../electron/host/web/server.ts';
-import { PathPolicy } from '../../electron/core/path-policy.ts';
+import { GIVE_IN_WEB, PathPolicy } from '../../electron/core/path-policy.ts';
 import { CHOSEN_CHANNEL, chosenPath } from '../../electron/main/policy.ts';
+import { chooseFiles } from '../../electron/main/choose.ts';
+import { givenFolders, WEB_FOLDERS_ENV } from '../../electron/host/web/launch.ts';
 import { COMMAND_NAMES } from '../../shared/contract/index.ts';
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'md-confine-')));
@@ -19,20 +21,24 @@ const outputRoot = join(home, 'results');
 // The person's own files, never given to MediaDesk.
 const ssh = join(root, 'user', '.ssh');
 const photos = join(root, 'user', 'photos');
+// A folder the person named when starting the web host (--folder).
+const given = join(root, 'user', 'given');
 mkdirSync(ssh, { recursive: true });
 mkdirSync(photos, { recursive: true });
+mkdirSync(join(given, 'shoot'), { recursive: true });
 mkdirSync(outputRoot, { recursive: true });
 const png = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#c33' } })
   .png()
   .toBuffer();
 writeFileSync(join(ssh, 'id_rsa'), '-----BEGIN OPENSSH PRIVATE KEY-----\n');
 writeFileSync(join(photos, 'private.png'), png);
+writeFileSync(join(given, 'shoot', 'b.png'), png);
 // A result MediaDesk's output folder holds, and a link in it out to the person's photos.
 mkdirSync(join(outputRoot, 'Precision upscaler', 'shoot'), { recursive: true });
 writeFileSync(join(outputRoot, 'Precision upscaler', 'shoot', 'a_upscaled.png'), png);
 symlinkSync(photos, join(outputRoot, 'link-out'));
 
-const host = await startWebHost({ home, env: { MEDIADESK_OUTPUT_DIR: outputRoot } });
+const host = await startWebHost({ home, env: { MEDIADESK_OUTPUT_DIR: outputRoot }, folders: [given] });
 const ws = new WebSocket(`${host.origin.replace('http', 'ws')}/ws?token=${host.token}`, { origin: host.origin });
 await new Promise((ok, fail) => ws.once('open', ok).once('error', fail));
 afterAll(async () => {
@@ -100,7 +106,7 @@ describe('a page names inputs only the person gave', () => {
       );
       expect([cmd, r.ok, r.error?.code]).toEqual([cmd, false, 'forbidden']);
       expect(r.error?.message).toBe(
-        `product_image: ${join(photos, 'private.png')} is not a file or folder you gave MediaDesk: drop it or choose it (Choose a folder…, Choose files…), or add it as a hot folder, so it is sent; a path typed in a page is not read (the mediadesk command takes one)`,
+        `product_image: ${join(photos, 'private.png')} is not a file or folder you gave MediaDesk: ${GIVE_IN_WEB}`,
       );
     }
     const runs = (await send('apps.runs', { limit: 10 })).result as { runs: unknown[] };
@@ -117,7 +123,7 @@ describe('a page names inputs only the person gave', () => {
     const started = await send('batches.start', batch([join(up.folder, 'shoot')]));
     expect([started.ok, started.error]).toEqual([true, undefined]);
 
-    const watched = join(root, 'user', 'watched');
+    const watched = join(given, 'watched');
     mkdirSync(watched);
     const added = await send('hotFolders.add', { folder: watched, tool: 'upscaler-precision', params: {} });
     expect(added.ok).toBe(true);
@@ -160,11 +166,11 @@ describe('the desktop app grants what the preload took from a real File', () => 
   });
 });
 
-/** GET /download of `path` behind the token: status and body. */
-function download(path: string): Promise<{ status: number; body: string }> {
+/** GET `route` (/download, /media) of `path` behind the token: status and body. */
+function fetchFile(route: string, path: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const q = new URLSearchParams({ token: host.token, path });
-    request(`${host.origin}/download?${q}`, (res) => {
+    request(`${host.origin}${route}?${q}`, (res) => {
       let body = '';
       res.on('data', (d) => (body += d));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
@@ -173,27 +179,33 @@ function download(path: string): Promise<{ status: number; body: string }> {
       .end();
   });
 }
+const download = (path: string) => fetchFile('/download', path);
+
+/** A result a job of a batch started from the page wrote (one 1k image of `prompt`, into `outDir`). */
+async function madeResult(prompt: string, outDir: string): Promise<string> {
+  const started = await send('batches.start', {
+    tool: 'hires',
+    inputs: [],
+    params: { prompt, resolution: '1k' },
+    outDir,
+  });
+  expect([started.ok, started.error]).toEqual([true, undefined]);
+  const batchId = (started.result as { batch: { id: string } }).batch.id;
+  let result = '';
+  await vi.waitFor(
+    async () => {
+      const r = (await send('jobs.list', { batchId })).result as { jobs: { state: string; outputs: string[] }[] };
+      expect(r.jobs.map((j) => j.state)).toEqual(['done']);
+      result = r.jobs[0]!.outputs[0]!;
+    },
+    { timeout: 60_000, interval: 200 },
+  );
+  return result;
+}
 
 describe('/download sends a result only when the queue recorded it', () => {
   it('a result a job wrote is sent; a media file put beside it by hand is refused, saying why', async () => {
-    const started = await send('batches.start', {
-      tool: 'hires',
-      inputs: [],
-      params: { prompt: 'a red chair in a white room', resolution: '1k' },
-      outDir: join(outputRoot, 'chairs'),
-    });
-    expect([started.ok, started.error]).toEqual([true, undefined]);
-    const batchId = (started.result as { batch: { id: string } }).batch.id;
-    let outputs: string[] = [];
-    await vi.waitFor(
-      async () => {
-        const r = (await send('jobs.list', { batchId })).result as { jobs: { state: string; outputs: string[] }[] };
-        expect(r.jobs.map((j) => j.state)).toEqual(['done']);
-        outputs = r.jobs[0]!.outputs;
-      },
-      { timeout: 60_000, interval: 200 },
-    );
-    const result = outputs[0]!;
+    const result = await madeResult('a red chair in a white room', join(outputRoot, 'chairs'));
     expect((await download(result)).status).toBe(200);
 
     const byHand = join(outputRoot, 'chairs', 'dropped-by-hand.png');
@@ -203,5 +215,87 @@ describe('/download sends a result only when the queue recorded it', () => {
     expect(JSON.parse(refused.body).message).toBe(
       `${byHand} is in a results folder but MediaDesk did not make it (no job or app run recorded it), so it is not handed out`,
     );
+  });
+});
+
+describe("the web host's folders the person named at start (--folder, MEDIADESK_WEB_FOLDERS)", () => {
+  it('a typed path inside one is taken; one outside is refused, saying to drop the files or restart with --folder', async () => {
+    const inside = await send('batches.check', batch([join(given, 'shoot')]));
+    expect([inside.ok, inside.error]).toEqual([true, undefined]);
+    const outside = await send('batches.check', batch([photos]));
+    expect(outside.error).toMatchObject({
+      code: 'forbidden',
+      message: `inputs: ${photos} is not a file or folder you gave MediaDesk: ${GIVE_IN_WEB}`,
+    });
+    expect(GIVE_IN_WEB).toMatch(/drop the files on the page .*restart the web host with --folder/);
+  });
+
+  it('are read from each --folder and the variable (split as PATH is), resolved; one that is not a folder is named', () => {
+    const env = { [WEB_FOLDERS_ENV]: [photos, '', join(given, 'shoot')].join(delimiter) };
+    expect(givenFolders([given, `${given}/./`], env)).toEqual([given, photos, join(given, 'shoot')]);
+    expect(() => givenFolders([join(root, 'nowhere')], {})).toThrow(
+      `--folder ${join(root, 'nowhere')}: no such folder`,
+    );
+    expect(() => givenFolders([], { [WEB_FOLDERS_ENV]: join(ssh, 'id_rsa') })).toThrow(
+      `${WEB_FOLDERS_ENV} ${join(ssh, 'id_rsa')}: is a file, not a folder`,
+    );
+  });
+});
+
+describe('a hot folder added from a page is one the person gave', () => {
+  it('refuses a folder not given (nothing is watched), takes one inside a given folder', async () => {
+    const refused = await send('hotFolders.add', { folder: photos, tool: 'upscaler-precision', params: {} });
+    expect(refused.error).toMatchObject({
+      code: 'forbidden',
+      message: `folder: ${photos} is not a file or folder you gave MediaDesk: ${GIVE_IN_WEB}`,
+    });
+    const listed = (await send('hotFolders.list', {})).result as { folders: { folder: string }[] };
+    expect(listed.folders.map((f) => f.folder)).not.toContain(photos);
+    const inGiven = join(given, 'hot');
+    mkdirSync(inGiven);
+    const added = await send('hotFolders.add', { folder: inGiven, tool: 'upscaler-precision', params: {} });
+    expect([added.ok, added.error]).toEqual([true, undefined]);
+  });
+});
+
+describe("the desktop app's own chooser (files.choose, served by main alone)", () => {
+  it('grants what the person chose in the dialog, nothing when they cancel; the web host does not offer it', async () => {
+    const policy = new PathPolicy({ inbox: join(home, 'inbox'), outputRoot: () => outputRoot, usedOutputs: () => [] });
+    const asked: unknown[] = [];
+    let answer = { canceled: true, filePaths: [photos] };
+    const choose = chooseFiles(
+      async (o) => (asked.push(o), answer),
+      (p) => policy.grant(p),
+    );
+    expect(await choose({ kind: 'folder' })).toEqual({ paths: [] });
+    expect(() => policy.checkInput('inputs', join(photos, 'private.png'))).toThrow(/is not a file or folder you gave/);
+    answer = { canceled: false, filePaths: [photos] };
+    expect(await choose({ kind: 'folder' })).toEqual({ paths: [photos] });
+    policy.checkInput('inputs', join(photos, 'private.png'));
+    policy.check('hotFolders.add', { folder: photos });
+    expect(asked).toEqual([
+      { title: 'Choose a folder', properties: ['openDirectory'] },
+      { title: 'Choose a folder', properties: ['openDirectory'] },
+    ]);
+    await choose({ kind: 'files' });
+    expect(asked[2]).toEqual({ title: 'Choose files', properties: ['openFile', 'multiSelections'] });
+
+    const web = await send('files.choose', { kind: 'folder' });
+    expect(web.error).toEqual({ code: 'unavailable', message: '"files.choose" is not available in this host' });
+  });
+});
+
+const media = async (path: string) => (await fetchFile('/media', path)).status;
+
+describe('/media shows recorded results and what the person gave, not any media in a folder the app uses', () => {
+  it('a recorded result and a given file are served; a file dropped by hand in the output folder or beside a batch input is not', async () => {
+    const result = await madeResult('a blue lamp on a desk', join(outputRoot, 'lamps'));
+    expect(await media(result)).toBe(200);
+    expect(await media(join(given, 'shoot', 'b.png'))).toBe(200);
+
+    const byHand = join(outputRoot, 'lamps', 'dropped-by-hand.png');
+    writeFileSync(byHand, png);
+    expect(await media(byHand)).toBe(403);
+    expect(await media(join(outputRoot, 'Precision upscaler', 'shoot', 'a_upscaled.png'))).toBe(403);
   });
 });

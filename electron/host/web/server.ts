@@ -24,6 +24,8 @@ export interface WebHostOptions {
   rendererDir?: string;
   env?: NodeJS.ProcessEnv;
   token?: string;
+  /** Folders the person named when starting the host (--folder, MEDIADESK_WEB_FOLDERS): a page may name inputs inside them. */
+  folders?: readonly string[];
 }
 
 export interface RunningWebHost {
@@ -120,6 +122,8 @@ export async function startWebHost(options: WebHostOptions): Promise<RunningWebH
     startSandbox: () => startSandbox({ port: 0, taskJournal: dbPaths(options.home).sandboxTasks }),
   });
   core.log.addSecret(token);
+  // A browser sends files, never paths: folders the person named at start are the paths a page may type.
+  for (const folder of options.folders ?? []) core.pathPolicy?.grant(folder);
   // Files saved for a browser to download are the host's only until downloaded: none outlives a launch.
   const handOverDir = join(resolve(options.home), HAND_OVER);
   await rm(handOverDir, { recursive: true, force: true });
