@@ -1,4 +1,5 @@
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { DeskError } from '../../shared/contract/define.ts';
 import { Backend, type RunningSandboxLike } from './backend.ts';
 import { createDispatcher, toErrorData, type AllHandlers } from './dispatch.ts';
 import { testConnection } from './connection.ts';
@@ -23,7 +24,7 @@ import { ToldFile } from './notices/told.ts';
 import { presetHandlers } from './presets/handlers.ts';
 import { PresetStore } from './presets/store.ts';
 import { dbPaths, defaultOutputDir, withDefaultOutputDir } from './paths.ts';
-import { PathPolicy } from './path-policy.ts';
+import { GIVE_IN_DESKTOP, GIVE_IN_WEB, PathPolicy } from './path-policy.ts';
 import { checkDraggable, checkOpenable, checkOpenableFolder, openWithOs } from './open-file.ts';
 import { FILE_SAVING_COMMANDS, SavedFiles } from './saved-files.ts';
 import { CachedSecretStore, keyFingerprint, openSecretStore, type SecretStore } from './secrets.ts';
@@ -36,7 +37,7 @@ import { openLog, type AppLog } from './log/index.ts';
 import { BatchEstimator, startEstimated } from './limits/estimate.ts';
 import { PriceBook, pricesHandlers } from './limits/prices.ts';
 import { keysKnownTo } from './log/keys.ts';
-import { logJobFailures } from './log/job-failures.ts';
+import { logAppRunFailures, logJobFailures } from './log/job-failures.ts';
 import { APP_VERSION } from './app-version.ts';
 import { pacingRates } from './limits/pacer.ts';
 
@@ -60,6 +61,8 @@ const VERSION = APP_VERSION;
 
 /** The web host's folder (in the data folder) of files saved for the browser to download. */
 export const HAND_OVER = 'hand-over';
+/** The reason core.draggable gives for a file in a results folder that no job or app run recorded. */
+export const NOT_RECORDED = 'not a result MediaDesk recorded';
 
 export type Core = Awaited<ReturnType<typeof createCore>>;
 
@@ -75,7 +78,16 @@ export async function createCore(opts: CoreOptions) {
   const backend = new Backend({ settings, secrets, env: opts.env, startSandbox: opts.startSandbox });
   const events = new EventBus();
   const mediaRoots: (() => string[])[] = [];
-  const media = new MediaGate(opts.home, () => mediaRoots.flatMap((f) => f()));
+  // A page's host shows recorded results and inputs, and what the person gave; the CLI shows what it is asked.
+  const shownToPage = (p: string) =>
+    engine.store.isResult(p) || engine.store.isInput(p) || (pathPolicy?.gave(p) ?? false);
+  const media = new MediaGate(
+    opts.home,
+    () => mediaRoots.flatMap((f) => f()),
+    opts.host === 'cli' ? undefined : shownToPage,
+  );
+  // Any media file in the folders the app works with: `draggable` then asks the queue whether it is a result.
+  const mediaInRoots = new MediaGate(opts.home, () => mediaRoots.flatMap((f) => f()));
 
   const openable = (path: string) => checkOpenable(path, (p) => media.contains(p));
   const outputFolders: (() => string[])[] = [];
@@ -97,6 +109,7 @@ export async function createCore(opts: CoreOptions) {
   });
   engine.on('jobs.changed', (e) => events.emit('jobs.changed', e));
   logJobFailures(engine, log);
+  logAppRunFailures(events, log);
   mediaRoots.push(() => [...engine.store.mediaRoots(), effectiveSettings().outputDir]);
   outputFolders.push(() => [effectiveSettings().outputDir, ...engine.store.batchOutDirs()]);
   /** A folder the OS may open for the renderer (see checkOpenableFolder); throws why not. */
@@ -151,6 +164,7 @@ export async function createCore(opts: CoreOptions) {
     events,
     addMediaRoots: (r: () => string[]) => mediaRoots.push(r),
     addOutputFolders: (r: () => string[]) => outputFolders.push(r),
+    confine: (field: string, path: string) => pathPolicy?.checkInput(field, path),
   };
   const team = teamServices(teamDeps);
   const hotFolderDb = openHotFolderDb(dbPaths(opts.home).hotFolders);
@@ -184,13 +198,21 @@ export async function createCore(opts: CoreOptions) {
           batches: () => engine.listBatches(500, 0),
           onProblem: (m) => log.warn(m),
         });
-  /** A result MediaDesk wrote, inside a folder it puts results in, that may be dragged into another app; throws why not. */
-  const draggable = (path: string) =>
-    checkDraggable(
+  /**
+   * A result MediaDesk wrote, inside a folder it puts results in, that may be dragged into another app
+   * (or downloaded from the web host); throws why not. Recorded as a job's or an app run's output: a
+   * file put in a results folder by hand is not handed out.
+   */
+  const draggable = (path: string) => {
+    const real = checkDraggable(
       path,
       outputFolders.flatMap((f) => f()),
-      media,
+      mediaInRoots,
     );
+    if (engine.store.isResult(resolve(path)) || engine.store.isResult(real)) return real;
+    const why = `${resolve(path)} is in a results folder but MediaDesk did not make it (no job or app run recorded it), so it is not handed out`;
+    throw new DeskError('forbidden', why, [{ field: 'path', reason: NOT_RECORDED }]);
+  };
 
   const presets = new PresetStore(opts.home);
   /** Where a file saved at the person's request goes (SAVED_FILES_RULE): the browser downloads it from the data folder. */
@@ -204,6 +226,8 @@ export async function createCore(opts: CoreOptions) {
           inbox: join(opts.home, 'inbox'),
           outputRoot: () => effectiveSettings().outputDir,
           usedOutputs: () => [defaultOutputDir(opts.env ?? process.env), ...outputFolders.flatMap((f) => f())],
+          watched: () => hotFolderStore.folders().map((f) => f.folder),
+          howToGive: opts.host === 'web' ? GIVE_IN_WEB : GIVE_IN_DESKTOP,
         });
 
   const handlers: Partial<AllHandlers> = {

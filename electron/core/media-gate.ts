@@ -42,10 +42,25 @@ export class MediaGate {
   private readonly roots: () => string[];
   private readonly thumbDir: string;
 
-  constructor(home: string, roots: () => string[] = () => []) {
+  private readonly served?: (path: string) => boolean;
+
+  /**
+   * `served`: a page's host (not the CLI) shows only files the person gave or MediaDesk recorded (a
+   * job's result or input, a granted input), besides uploads and the app's caches in the data folder;
+   * without it, any media file under the data folder and `roots`.
+   */
+  constructor(home: string, roots: () => string[] = () => [], served?: (path: string) => boolean) {
     this.home = resolve(home);
     this.roots = roots;
+    this.served = served;
     this.thumbDir = join(this.home, 'cache', 'thumbnails');
+  }
+
+  /** Whether the renderer may be shown `path`: see the constructor; `real` as in `contains`. */
+  private shows(path: string, real = false): boolean {
+    if (!this.served) return this.contains(path, real);
+    const own = [join(this.home, 'inbox'), join(this.home, 'cache')];
+    return [...own, ...(real ? own.map(realOrSelf) : [])].some((root) => isWithin(path, root)) || this.served(path);
   }
 
   /**
@@ -56,7 +71,13 @@ export class MediaGate {
     const abs = resolve(path);
     if (!mediaType(abs))
       throw new DeskError('forbidden', `${extname(abs) || 'this file'} is not a media file the app shows`);
-    if (!this.contains(abs)) throw new DeskError('forbidden', `${abs} is outside the folders MediaDesk works with`);
+    if (!this.shows(abs))
+      throw new DeskError(
+        'forbidden',
+        this.served
+          ? `${abs} is not a result MediaDesk recorded nor a file you gave it, so it is not shown`
+          : `${abs} is outside the folders MediaDesk works with`,
+      );
     let real: string;
     try {
       real = realpathSync(abs);
@@ -64,7 +85,7 @@ export class MediaGate {
     } catch {
       throw new DeskError('not_found', `${abs} does not exist`);
     }
-    if (real !== abs && (!mediaType(real) || !this.contains(real, true))) {
+    if (real !== abs && (!mediaType(real) || !this.shows(real, true))) {
       throw new DeskError('forbidden', `${abs} is a link to a file outside the folders MediaDesk works with`);
     }
     return real;

@@ -13,6 +13,7 @@ import type { Db } from './db/open.ts';
 import type { EventBus } from './events.ts';
 import type { Pacer } from './limits/pacer.ts';
 import type { ResultMetadata } from './metadata/result-metadata.ts';
+import type { InputConfine } from './apps/creation-input.ts';
 
 export interface TeamDeps {
   home: string;
@@ -44,6 +45,8 @@ export interface TeamDeps {
   metadata?: ResultMetadata;
   /** Where exports and saved creations go; without it, their folders in the output folder. */
   savedDir?: (what: 'exports' | 'creations') => string;
+  /** A page's core: an app run's local files must be ones the person gave (PathPolicy.checkInput). */
+  confine?: InputConfine;
 }
 
 /**
@@ -86,6 +89,7 @@ export function teamServices(deps: TeamDeps) {
     platform: deps.platform,
     metadata: deps.metadata,
     metadataSettings: deps.settings,
+    confine: deps.confine,
   });
   const analytics = new AnalyticsService({ client: deps.client, db: deps.analyticsDb, target: deps.target });
   const creations = new CreationsService(

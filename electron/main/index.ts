@@ -9,6 +9,7 @@ import { dataHome, dbPaths } from '../core/paths.ts';
 import { openConfStore } from '../core/settings.ts';
 import { startSandbox } from '../sandbox/index.ts';
 import { wireIpc } from './ipc.ts';
+import { chooseFiles } from './choose.ts';
 import { wireBatchProgress } from './progress.ts';
 import { WorkTray } from './tray.ts';
 import { desktopWork } from '../../shared/work-status.ts';
@@ -78,6 +79,10 @@ if (!app.requestSingleInstanceLock()) {
           if (await shell.openPath(folder)) throw new Error(couldNotOpen('folder', folder));
           return { ok: true as const };
         },
+        'files.choose': chooseFiles(
+          (o) => (win ? dialog.showOpenDialog(win, o) : dialog.showOpenDialog(o)),
+          (p) => core!.pathPolicy?.grant(p),
+        ),
       },
     });
 

@@ -2,7 +2,7 @@ import { ipcMain, type BrowserWindow, type IpcMainEvent, type IpcMainInvokeEvent
 import { COMMAND_NAMES, EVENT_NAMES } from '../../shared/contract/index.ts';
 import type { Core } from '../core/index.ts';
 import { wireDragOut } from './drag.ts';
-import { trustedIpcSender } from './policy.ts';
+import { CHOSEN_CHANNEL, chosenPath, trustedIpcSender } from './policy.ts';
 
 /**
  * One channel per contract command, each validated by the core's dispatcher. Messages from any
@@ -23,12 +23,13 @@ export function wireIpc(core: Core, win: BrowserWindow, rendererUrl: string): ()
     e.returnValue = trusted(e) ? { commands: COMMAND_NAMES, events: EVENT_NAMES } : { commands: [], events: [] };
   };
   ipcMain.on('desk:contract', onContract);
-  // The preload's pathForFile: a file the person dropped or chose, which PATH_FIELDS' `read` then allows.
+  // The preload's pathForFile: a file or folder the person dropped or chose, which PATH_FIELDS' `read` and `input` then allow.
   const onChosen = (e: IpcMainEvent, path: unknown) => {
-    if (trusted(e) && typeof path === 'string' && path) core.pathPolicy?.grant(path);
+    const granted = chosenPath(trusted(e), path);
+    if (granted) core.pathPolicy?.grant(granted);
     e.returnValue = true;
   };
-  ipcMain.on('desk:chosen', onChosen);
+  ipcMain.on(CHOSEN_CHANNEL, onChosen);
 
   for (const name of COMMAND_NAMES) {
     ipcMain.handle(`desk:cmd:${name}`, async (e, payload: unknown) => {
@@ -46,7 +47,7 @@ export function wireIpc(core: Core, win: BrowserWindow, rendererUrl: string): ()
     off();
     offDrag();
     ipcMain.off('desk:contract', onContract);
-    ipcMain.off('desk:chosen', onChosen);
+    ipcMain.off(CHOSEN_CHANNEL, onChosen);
     for (const name of COMMAND_NAMES) ipcMain.removeHandler(`desk:cmd:${name}`);
   };
 }

@@ -52,3 +52,16 @@ export function trustedIpcSender(
 ): boolean {
   return sender.ourWindow && sender.mainFrame && sender.url !== null && isOwnRenderer(sender.url, rendererUrl);
 }
+
+/**
+ * The preload's own channel: a path it took from a real File the person dropped or picked
+ * (webUtils.getPathForFile), which main grants for the session (PathPolicy.grant). Not a contract
+ * command, so a page cannot name one; a page's File made in script has no path.
+ */
+export const CHOSEN_CHANNEL = 'desk:chosen';
+
+/** The path main grants for a message on CHOSEN_CHANNEL: only our own main frame's, only an absolute path; else null. */
+export function chosenPath(trusted: boolean, path: unknown): string | null {
+  if (!trusted || typeof path !== 'string' || !path || path.includes('\0')) return null;
+  return /^([A-Za-z]:[\\/]|[\\/])/.test(path) ? path : null;
+}

@@ -1,4 +1,5 @@
 import { contextBridge, ipcRenderer, webUtils } from 'electron';
+import { CHOSEN_CHANNEL } from '../main/policy.ts';
 
 /**
  * The renderer's only door to the app: the contract's commands and events, nothing else.
@@ -34,7 +35,7 @@ const desk = {
   /** A file the person dropped or chose: main is told, so the core reads it (a page cannot make a File of any path). */
   pathForFile(file: File): string | null {
     const path = webUtils.getPathForFile(file) || null;
-    if (path) ipcRenderer.sendSync('desk:chosen', path);
+    if (path) ipcRenderer.sendSync(CHOSEN_CHANNEL, path);
     return path;
   },
   /** Served by main's desk-media: protocol, which asks the core's MediaGate first. */

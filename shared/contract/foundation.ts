@@ -137,6 +137,11 @@ export const foundationCommands = {
     ok,
     'Open a folder results go to in the file manager; one that does not exist yet in the output folder is made.',
   ),
+  'files.choose': command(
+    z.object({ kind: z.enum(['folder', 'files']), title: z.string().max(200).optional() }).strict(),
+    z.object({ paths: z.array(z.string()) }),
+    "Desktop only (served by Electron's main process; other hosts answer `unavailable`): the system's open dialog for a folder or files. What the person chose (nothing when they cancel) may then be named as inputs and hot folders.",
+  ),
 };
 
 export const foundationEvents = {

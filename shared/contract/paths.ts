@@ -11,10 +11,13 @@ import type { CommandName } from './index.ts';
  *   or does not exist yet, so a page cannot make a folder of the person's files a results folder.
  * - `read`: a file the core reads and answers about. From a page, only a file the person gave: an
  *   upload (the inbox), or one they dropped or chose in the desktop app's open dialog.
- * - `input`: a run's inputs, read and sent to the service, checked as media before anything is paid.
+ * - `input`: a run's inputs, read and sent to the service, checked as media before anything is paid. From
+ *   a page, only what the person gave: an upload, a result, inside a hot folder, a drop or `files.choose` in
+ *   the desktop app, or inside a folder named when the web host started (`--folder`).
  * - `shown`: a file shown or opened for the person; the MediaGate and `checkOpenable` allow only media and
  *   results inside the folders MediaDesk works with.
- * - `watched`: a hot folder's watched folder.
+ * - `watched`: a hot folder's watched folder. From a page, only a folder the person gave (as `input`, not
+ *   the output folder) or one inside it.
  */
 export type PathKind = 'results-folder' | 'output-folder' | 'read' | 'input' | 'shown' | 'watched';
 

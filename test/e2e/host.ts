@@ -32,7 +32,9 @@ export async function startHost(
   args: string[] = [],
 ): Promise<HostHandle> {
   const portArgs = port === null ? [] : ['--port', String(port)];
-  const child = spawn(process.execPath, ['electron/host/web/main.ts', ...portArgs, ...args], {
+  // Specs type paths of folders they make in the temp root: given to the host as its person would (--folder).
+  const folderArgs = args.includes('--folder') ? [] : ['--folder', tmpdir()];
+  const child = spawn(process.execPath, ['electron/host/web/main.ts', ...portArgs, ...folderArgs, ...args], {
     // Results of test runs stay in the test's folder, never in the developer's ~/MediaDesk.
     env: { ...process.env, MEDIADESK_HOME: home, MEDIADESK_OUTPUT_DIR: join(home, 'results'), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

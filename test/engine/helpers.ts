@@ -148,3 +148,14 @@ export function folderOf(reply: Awaited<ReturnType<Core['dispatch']>>): HotFolde
   if (!reply.ok) throw new Error(reply.error.message);
   return reply.result as HotFolderRecord;
 }
+
+/**
+ * Grants `folder` to a page's core as the web host's --folder (or the desktop app's chooser) does, so
+ * the test may name inputs and hot folders inside it (PathPolicy); returns the core.
+ */
+export const givenFolder =
+  (folder: string) =>
+  <C extends { pathPolicy: { grant(path: string): void } | null }>(core: C): C => {
+    core.pathPolicy?.grant(folder);
+    return core;
+  };

@@ -10,7 +10,7 @@ import { MemorySecretStore } from '../../electron/core/secrets.ts';
 import { startSandbox } from '../../electron/sandbox/index.ts';
 import type { Res } from '../../shared/contract/index.ts';
 import { runCli, cliEnv } from '../cli.ts';
-import { folderOf, sandboxAndFolder } from './helpers.ts';
+import { folderOf, givenFolder, sandboxAndFolder } from './helpers.ts';
 
 const ctx = sandboxAndFolder('hot-folder-checks', 100);
 let core: Core;
@@ -26,7 +26,7 @@ beforeAll(async () => {
     secrets: new MemorySecretStore(),
     startSandbox: () => startSandbox({ port: 0 }),
     env: { MEDIADESK_API_URL: ctx.url, MEDIADESK_API_KEY: 'sandbox-owner', MEDIADESK_OUTPUT_DIR: ctx.dir },
-  });
+  }).then(givenFolder(ctx.dir));
 });
 afterAll(() => core?.close());
 

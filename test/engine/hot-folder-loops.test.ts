@@ -8,7 +8,7 @@ import { MemorySecretStore } from '../../electron/core/secrets.ts';
 import { startSandbox } from '../../electron/sandbox/index.ts';
 import type { Res } from '../../shared/contract/index.ts';
 import { cliEnv, runCli } from '../cli.ts';
-import { control, creates, folderOf, makeImages, sandboxAndFolder } from './helpers.ts';
+import { control, creates, folderOf, makeImages, givenFolder, sandboxAndFolder } from './helpers.ts';
 
 const ctx = sandboxAndFolder('hot-folder-loops', 150);
 
@@ -28,7 +28,7 @@ const openCore = (home: string, env: Record<string, string> = {}) =>
     startSandbox: () => startSandbox({ port: 0 }),
     // Every scene's folders lie in ctx.dir: a page's results folders must be inside the output folder.
     env: { MEDIADESK_API_URL: ctx.url, MEDIADESK_API_KEY: 'sandbox-owner', MEDIADESK_OUTPUT_DIR: ctx.dir, ...env },
-  });
+  }).then(givenFolder(ctx.dir));
 
 /** The hot folder files' states by path, read from the database as any process would. */
 function fileStates(home: string): Record<string, { state: string; reason: string | null }> {

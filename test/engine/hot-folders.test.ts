@@ -10,7 +10,7 @@ import { MemorySecretStore } from '../../electron/core/secrets.ts';
 import { startSandbox } from '../../electron/sandbox/index.ts';
 import type { Res } from '../../shared/contract/index.ts';
 import { BIN, cliEnv } from '../cli.ts';
-import { control, creates, folderOf, makeImages, sandboxAndFolder } from './helpers.ts';
+import { control, creates, folderOf, makeImages, givenFolder, sandboxAndFolder } from './helpers.ts';
 
 const ctx = sandboxAndFolder('hot-folders', 150);
 
@@ -93,7 +93,7 @@ const openCore = (home: string) =>
     secrets: new MemorySecretStore(),
     startSandbox: () => startSandbox({ port: 0 }),
     env: { MEDIADESK_API_URL: ctx.url, MEDIADESK_API_KEY: 'sandbox-owner', MEDIADESK_OUTPUT_DIR: ctx.dir },
-  });
+  }).then(givenFolder(ctx.dir));
 
 describe('hot folders', () => {
   it('processes each file once: some copied slowly, the watching process killed midway, files arriving while it is down', async () => {

@@ -5,7 +5,7 @@ import { createCore, type Core } from '../../electron/core/index.ts';
 import { MemorySecretStore } from '../../electron/core/secrets.ts';
 import { startSandbox } from '../../electron/sandbox/index.ts';
 import type { Notice } from '../../shared/contract/index.ts';
-import { makeImages, sandboxAndFolder } from './helpers.ts';
+import { makeImages, givenFolder, sandboxAndFolder } from './helpers.ts';
 
 /** The notices a web host's core emits, over the Sandbox with real files: what a tab or the desktop app shows. */
 const ctx = sandboxAndFolder('notices', 100);
@@ -24,7 +24,7 @@ beforeAll(async () => {
       MEDIADESK_API_KEY: 'sandbox-owner',
       MEDIADESK_OUTPUT_DIR: join(ctx.dir, 'results'),
     },
-  });
+  }).then(givenFolder(ctx.dir));
   core.events.onAny((name, payload) => {
     if (name === 'notices.show') told.push(...(payload as { notices: Notice[] }).notices);
   });
@@ -55,7 +55,8 @@ describe('notices from the core', () => {
 
   it('a batch started by hand is told when it ends; with the setting off, nothing is', async () => {
     told.length = 0;
-    const inputs = join(ctx.dir, 'shoot');
+    // As a browser's drop arrives: a page names only inputs the person gave (PathPolicy).
+    const inputs = join(ctx.dir, 'home', 'inbox', 'drop-notices', 'shoot');
     await makeImages(inputs, ['c.png'], 40);
     const start = async () => {
       const r = await core.dispatch('batches.start', { tool: 'upscaler-precision', inputs: [inputs], params: {} });
@@ -68,10 +69,10 @@ describe('notices from the core', () => {
 
     core.settings.set({ notifications: false });
     told.length = 0;
-    await makeImages(join(ctx.dir, 'shoot2'), ['d.png'], 48);
+    await makeImages(join(ctx.dir, 'home', 'inbox', 'drop-notices', 'shoot2'), ['d.png'], 48);
     const r = await core.dispatch('batches.start', {
       tool: 'upscaler-precision',
-      inputs: [join(ctx.dir, 'shoot2')],
+      inputs: [join(ctx.dir, 'home', 'inbox', 'drop-notices', 'shoot2')],
       params: {},
     });
     if (!r.ok) throw new Error(r.error.message);

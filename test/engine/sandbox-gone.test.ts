@@ -127,7 +127,8 @@ describe('jobs whose built-in Sandbox has ended', () => {
 
   it("a web host killed mid-batch: the next look at the queue, by a host that does not hold it and by `mediadesk jobs list`, says queued; the live service's task stays running", async () => {
     const home = join(dir, 'home-web');
-    const shoot = join(dir, 'shoot');
+    // As a browser's drop arrives: a page names only inputs the person gave (PathPolicy).
+    const shoot = join(home, 'inbox', 'drop-gone', 'shoot');
     await makeImages(shoot, ['c.png', 'd.png']);
     const paid = join(dir, 'paid');
     await makeImages(paid, ['e.png']);

@@ -72,6 +72,7 @@ const EFFECTS: Partial<Record<CommandName, string>> = {
   'shell.open': 'opens a file with the OS',
   'shell.reveal': 'opens the OS file manager',
   'shell.openFolder': 'opens the OS file manager (and makes a folder)',
+  'files.choose': "opens the desktop app's open dialog (not served here)",
   'batches.start': 'queues paid work',
   'batches.check': 'walks any folder named',
   'batches.cancel': 'cancels jobs',

@@ -153,6 +153,38 @@ describe('random paths from a page are held to the rule', () => {
     expect(readdirSync(outside)).toEqual(['authorized_keys']);
   });
 
+  it('an input the person did not give is refused in a batch and an app run, and nothing is queued or sent', async () => {
+    // Written as a path (a separator, a leading dot): a bare name is an app's creation id, sent as it is.
+    const appPath = outsidePath.filter((p) => p.includes('/') || p.startsWith('.'));
+    const INPUTS: [CommandName, fc.Arbitrary<string>, (p: string) => unknown][] = [
+      [
+        'batches.start',
+        outsidePath,
+        (p) => ({ tool: 'upscaler-precision', inputs: [join(home, 'inbox'), p], params: {} }),
+      ],
+      ['batches.check', outsidePath, (p) => ({ tool: 'upscaler-precision', inputs: [p], params: {} })],
+      [
+        'apps.run',
+        appPath,
+        (p) => ({ appId: 'pS7kQ2xa', confirmedCost: 12, inputs: { product_image: p, scene: 'x' } }),
+      ],
+      ['apps.check', appPath, (p) => ({ appId: 'pS7kQ2xa', inputs: { product_image: p, scene: 'x' } })],
+    ];
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...INPUTS).chain(([cmd, paths, req]) => fc.tuple(fc.constant(cmd), paths, fc.constant(req))),
+        async ([cmd, path, req]) => {
+          const r = await send(cmd, req(path));
+          expect([cmd, path, r.ok, r.error?.code]).toEqual([cmd, path, false, 'forbidden']);
+          expect(r.error?.message).toContain('is not a file or folder you gave MediaDesk');
+          expect(r.error?.message).not.toContain('ssh-ed25519');
+        },
+      ),
+    );
+    expect((await send('batches.list', {})) as unknown).toMatchObject({ ok: true, result: [] });
+    expect((await send('apps.runs', { limit: 10 })) as unknown).toMatchObject({ ok: true, result: { runs: [] } });
+  });
+
   it('an output folder that already holds the person’s files is refused; a new one is taken', async () => {
     const r = await send('settings.set', { outputDir: outside });
     expect([r.ok, r.error?.code]).toEqual([false, 'forbidden']);

@@ -53,7 +53,8 @@ writeFileSync(join(renderer, 'assets', 'app.js'), 'export {};');
 symlinkSync(join(outside, 'secret.txt'), join(renderer, 'assets', 'leak.txt'));
 symlinkSync(outside, join(renderer, 'assets', 'leakdir'));
 
-const host = await startWebHost({ home, env: {}, rendererDir: renderer });
+// The person named it when starting the host (--folder): /media serves its files, a link judged by its target.
+const host = await startWebHost({ home, env: {}, rendererDir: renderer, folders: [join(home, 'outputs')] });
 const port = new URL(host.origin).port;
 afterAll(async () => {
   await host.close();

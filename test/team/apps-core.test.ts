@@ -1,5 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { join, sep } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createCore, type Core } from '../../electron/core/index.ts';
 import { openDatabase } from '../../electron/core/db/open.ts';
 import { QUEUE_MIGRATIONS } from '../../electron/core/queue/migrations.ts';
@@ -217,6 +218,33 @@ describe('a whole core and its app runs', () => {
       const done = await settledIn(core, run.id);
       expect([done.state, done.outputs.every((f) => f.startsWith(folder + sep))]).toEqual(['done', true]);
     } finally {
+      await core.close();
+    }
+  });
+});
+
+describe('the log', () => {
+  it('says a failed app run with its reason, as it says a failed job', async () => {
+    const h = home();
+    await control(at.url, 'faults', { failureRate: 1, appRunFailureMessage: 'the model could not read the brief' });
+    const core = await openCore(h, envFor(at.url));
+    try {
+      const run = await call(core, 'apps.run', {
+        appId: 'jM4nX8sc',
+        confirmedCost: 8,
+        inputs: { brief: 'A jingle for a coffee brand' },
+      });
+      expect((await settledIn(core, run.id)).state).toBe('failed');
+      const logged = () => readFileSync(join(h, 'logs', 'cli.log'), 'utf8');
+      await vi.waitFor(
+        () =>
+          expect(logged()).toMatch(
+            new RegExp(`\\[warn\\] +app run ${run.id} \\(Jingle maker\\) failed: .*the model could not read the brief`),
+          ),
+        { timeout: 10_000 },
+      );
+    } finally {
+      await control(at.url, 'faults', { failureRate: 0, appRunFailureMessage: null });
       await core.close();
     }
   });

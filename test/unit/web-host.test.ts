@@ -313,7 +313,9 @@ describe('web host file routes', () => {
     writeFileSync(outside, 'not really');
     const r = await fetch(`${host.origin}/media?${q({ token: host.token, path: outside })}`);
     expect(r.status).toBe(403);
-    expect(((await r.json()) as { message: string }).message).toMatch(/outside the folders MediaDesk works with/);
+    expect(((await r.json()) as { message: string }).message).toMatch(
+      /is not a result MediaDesk recorded nor a file you gave it/,
+    );
     expect((await fetch(`${host.origin}/media?${q({ token: host.token, path: '/etc/passwd' })}`)).status).toBe(403);
     expect(
       (await fetch(`${host.origin}/media?${q({ path: join(home, 'inbox', 'drop123abc', 'shoot', 'day1', 'a.png') })}`))
@@ -324,7 +326,8 @@ describe('web host file routes', () => {
   it('judges a link by its target: a media-named link in the data folder to a file outside it is refused, one to a file inside is served', async () => {
     const secret = join(mkdtempSync(join(tmpdir(), 'md-outside-')), 'passwd');
     writeFileSync(secret, 'root:x:0:0:OUTSIDE-SECRET');
-    const dir = join(home, 'outputs', 'links');
+    // In the inbox: the data folder's only files /media serves that no job recorded.
+    const dir = join(home, 'inbox', 'drop-links');
     mkdirSync(dir, { recursive: true });
     symlinkSync(secret, join(dir, 'leak.png'));
     symlinkSync('/etc/passwd', join(dir, 'passwd.png'));

@@ -41,16 +41,25 @@ async function readHeader(path: string): Promise<Uint8Array> {
   }
 }
 
+/** PathPolicy.checkInput of a page's core: throws unless the person gave this file; absent for the CLI. */
+export type InputConfine = (field: string, path: string) => void;
+
 /**
  * A creation input meant as a local file, checked (size and first bytes only) for apps.check and the
  * run alike, so a missing file, a folder, one over 20 MB or no image fails before anything is paid.
  * Null: not a file (an image URL, base64 image or creation id, api-spec), sent as it is.
  */
-export async function creationFile(v: string, field: string): Promise<{ abs: string; type: ImageType } | null> {
+export async function creationFile(
+  v: string,
+  field: string,
+  confine?: InputConfine,
+): Promise<{ abs: string; type: ImageType } | null> {
   if (/^https?:\/\//i.test(v) || v.startsWith('data:')) return null;
   const abs = resolve(v);
   const st = await stat(abs).catch(() => null);
   if (!isPathLike(v, st !== null)) return null;
+  // Before anything is said of the file: a page learns nothing of a path the person did not give.
+  confine?.(field, abs);
   if (!st) throw refuse(field, 'names a file that does not exist', abs);
   if (st.isDirectory()) throw refuse(field, `is a folder, not ${ACCEPTED}`, abs);
   if (!st.isFile()) throw refuse(field, `is not ${ACCEPTED}`, abs);
@@ -68,8 +77,9 @@ export async function creationValue(
   v: string,
   field: string,
   upload: (bytes: Buffer, contentType: string) => Promise<string>,
+  confine?: InputConfine,
 ): Promise<string> {
-  const file = await creationFile(v, field);
+  const file = await creationFile(v, field, confine);
   if (!file) return v;
   return upload(await readFile(file.abs), file.type);
 }

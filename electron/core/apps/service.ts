@@ -11,7 +11,7 @@ import { assertOutputFolder } from '../output-folder.ts';
 import { RESULT_SUFFIX_ROOM } from '../downloads/naming.ts';
 import { windowsPathProblem } from '../../../shared/file-names.ts';
 import { Uploader } from '../engine/uploader.ts';
-import { creationFile, creationValue } from './creation-input.ts';
+import { creationFile, creationValue, type InputConfine } from './creation-input.ts';
 import type { ResultMetadata } from '../metadata/result-metadata.ts';
 import { metadataSettingsOf, type MetadataSettings } from '../../../shared/settings.ts';
 import { AppRunner, explainAppError, type SandboxOwners } from './runner.ts';
@@ -53,6 +53,8 @@ export async function prepareInputs(
     check?: boolean;
     sources?: Record<string, string>;
     upload?: (bytes: Buffer, contentType: string) => Promise<string>;
+    /** A page's core: a local file must be one the person gave (PathPolicy.checkInput). */
+    confine?: InputConfine;
   } = {},
 ): Promise<Record<string, unknown>> {
   const invalid = appInputProblems(def, raw);
@@ -63,9 +65,9 @@ export async function prepareInputs(
     const v = raw[input.id];
     if (v === undefined || v === '') continue;
     if (input.type === 'number') out[input.id] = Number(v);
-    else if (input.type === 'creation' && opts.check) await creationFile(String(v), input.id);
+    else if (input.type === 'creation' && opts.check) await creationFile(String(v), input.id, opts.confine);
     else if (input.type === 'creation') {
-      out[input.id] = await creationValue(String(v), input.id, opts.upload ?? refuseUpload);
+      out[input.id] = await creationValue(String(v), input.id, opts.upload ?? refuseUpload, opts.confine);
       const file = opts.sources && (await creationFile(String(v), input.id));
       if (file) opts.sources![input.id] = file.abs;
     } else out[input.id] = String(v);
@@ -95,6 +97,8 @@ export interface AppsServiceOptions {
   metadata?: ResultMetadata;
   /** The metadata settings a run is queued with (frozen into it, as a batch's jobs are). */
   metadataSettings?: () => MetadataSettings;
+  /** A page's core: each local file an input names must be one the person gave; absent for the CLI. */
+  confine?: InputConfine;
 }
 
 /** How long a title lookup waits for the apps list, and how often it asks for it again. */
@@ -175,7 +179,7 @@ export class AppsService {
    */
   async check(appId: string, inputs: Record<string, string | number>): Promise<AppDefinition> {
     const def = await this.get(appId);
-    await prepareInputs(def, inputs, { check: true });
+    await prepareInputs(def, inputs, { check: true, confine: this.opts.confine });
     return def;
   }
 
@@ -196,9 +200,11 @@ export class AppsService {
     // A local image is uploaded (and recorded: the same file is not sent twice) before anything is paid.
     const backend = await this.opts.backend();
     const upload = (bytes: Buffer, type: string) => this.uploader.assetUrl(backend, bytes, type);
-    const inputs = await prepareInputs(def, req.inputs, { sources, upload }).catch((err: unknown) => {
-      throw toDeskError(err);
-    });
+    const inputs = await prepareInputs(def, req.inputs, { sources, upload, confine: this.opts.confine }).catch(
+      (err: unknown) => {
+        throw toDeskError(err);
+      },
+    );
     const outDir = resolve(req.outDir ?? this.opts.defaultOutDir(def.name));
     assertOutputFolder(outDir);
     // A result that cannot be written is a paid run lost: said before it is sent.

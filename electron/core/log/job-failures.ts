@@ -1,7 +1,28 @@
 import type { JobsChanged } from '../../../shared/contract/jobs.ts';
+import type { AppRun } from '../../../shared/contract/team.ts';
+import type { EventBus } from '../events.ts';
 import type { AppLog } from './index.ts';
 
 const ENDED_BADLY = new Set(['failed', 'needs_attention']);
+
+/** Logs each item that ends failed or needing attention, once per state it reaches; `say` words the line. */
+function failureLogger<T extends { id: string; state: string; error: string | null }>(
+  log: Pick<AppLog, 'warn'>,
+  say: (item: T, state: string) => string,
+): (items: readonly T[]) => void {
+  const told = new Map<string, string>();
+  return (items) => {
+    for (const item of items) {
+      if (!ENDED_BADLY.has(item.state)) {
+        told.delete(item.id);
+        continue;
+      }
+      if (told.get(item.id) === item.state) continue;
+      told.set(item.id, item.state);
+      log.warn(`${say(item, item.state.replace('_', ' '))}: ${item.error ?? 'no reason given'}`);
+    }
+  };
+}
 
 /**
  * Logs each job that ends failed or needing attention, once per state it reaches, with its
@@ -11,16 +32,14 @@ export function logJobFailures(
   engine: { on(event: 'jobs.changed', listener: (e: JobsChanged) => void): () => void },
   log: Pick<AppLog, 'warn'>,
 ): () => void {
-  const told = new Map<string, string>();
-  return engine.on('jobs.changed', (e) => {
-    for (const job of e.jobs) {
-      if (!ENDED_BADLY.has(job.state)) {
-        told.delete(job.id);
-        continue;
-      }
-      if (told.get(job.id) === job.state) continue;
-      told.set(job.id, job.state);
-      log.warn(`job ${job.id} (${job.tool}) ${job.state.replace('_', ' ')}: ${job.error ?? 'no reason given'}`);
-    }
+  const tell = failureLogger<JobsChanged['jobs'][number]>(log, (job, state) => `job ${job.id} (${job.tool}) ${state}`);
+  return engine.on('jobs.changed', (e) => tell(e.jobs));
+}
+
+/** As logJobFailures, for workflow app runs (their changes reach the bus as `apps.changed`). */
+export function logAppRunFailures(events: EventBus, log: Pick<AppLog, 'warn'>): () => void {
+  const tell = failureLogger<AppRun>(log, (run, state) => `app run ${run.id} (${run.appName}) ${state}`);
+  return events.onAny((name, payload) => {
+    if (name === 'apps.changed') tell((payload as { runs: AppRun[] }).runs);
   });
 }

@@ -573,6 +573,11 @@ export class JobStore {
     return holds('jobs') || holds('app_runs');
   }
 
+  /** Whether a job was queued with `path` as its input (given by the person when the batch started). */
+  isInput(path: string): boolean {
+    return this.stmt('SELECT 1 FROM jobs WHERE input_path = ? LIMIT 1').get(path) !== undefined;
+  }
+
   /** Files finished jobs wrote into folders strictly inside `root` (not `root` itself), each with the tool that made it. */
   resultsInside(root: string): Map<string, string> {
     const prefix = root.endsWith(sep) ? root : root + sep;

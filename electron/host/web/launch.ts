@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { delimiter, join, resolve } from 'node:path';
 import { writeWhole } from '../../core/write-whole.ts';
 
 /** The port the web host tries first on a data folder it has not run on; `--port` overrides it. */
@@ -89,4 +89,34 @@ export async function runningWebHost(home: string): Promise<WebHostRecord | null
 export function portsToTry(explicit: number | undefined, remembered: number | undefined): number[] {
   if (explicit !== undefined) return [explicit];
   return [...new Set([DEFAULT_WEB_PORT, remembered ?? DEFAULT_WEB_PORT]), 0];
+}
+
+/** The environment variable naming folders the web host may read, separated as PATH is (`:`, `;` on Windows). */
+export const WEB_FOLDERS_ENV = 'MEDIADESK_WEB_FOLDERS';
+
+/**
+ * The folders the person gave the web host when starting it: each `--folder`, then MEDIADESK_WEB_FOLDERS,
+ * resolved from the working directory. Throws, naming it, when one is not an existing folder.
+ */
+export function givenFolders(flags: readonly string[], env: NodeJS.ProcessEnv): string[] {
+  const named = [
+    ...flags.map((f) => ({ f, from: '--folder' })),
+    ...(env[WEB_FOLDERS_ENV] ?? '')
+      .split(delimiter)
+      .filter(Boolean)
+      .map((f) => ({ f, from: WEB_FOLDERS_ENV })),
+  ];
+  return [
+    ...new Set(
+      named.map(({ f, from }) => {
+        const abs = resolve(f);
+        const st = statSync(abs, { throwIfNoEntry: false });
+        if (!st?.isDirectory())
+          throw new Error(
+            `${from} ${f}: ${st ? 'is a file, not a folder' : 'no such folder'} (${abs}); name a folder that exists`,
+          );
+        return abs;
+      }),
+    ),
+  ];
 }

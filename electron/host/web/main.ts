@@ -2,15 +2,30 @@ import { parseArgs } from 'node:util';
 import { apiEnvProblem } from '../../core/api-env.ts';
 import { dataHome } from '../../core/paths.ts';
 import { startWebHost } from './server.ts';
-import { accessToken, DEFAULT_WEB_PORT, portsToTry, readRecord, runningWebHost, writeRecord } from './launch.ts';
+import {
+  accessToken,
+  DEFAULT_WEB_PORT,
+  givenFolders,
+  portsToTry,
+  readRecord,
+  runningWebHost,
+  writeRecord,
+} from './launch.ts';
 import { ignoredSettingNote, unreadableSettingsWarning } from '../text.ts';
 
-const USAGE = 'mediadesk web [--port N] [--new-token] [--renderer DIR]';
-let values: { port?: string; renderer?: string; 'new-token'?: boolean };
+const USAGE = 'mediadesk web [--port N] [--new-token] [--renderer DIR] [--folder DIR]...';
+let values: { port?: string; renderer?: string; 'new-token'?: boolean; folder?: string[] };
+let folders: string[];
 try {
   ({ values } = parseArgs({
-    options: { port: { type: 'string' }, renderer: { type: 'string' }, 'new-token': { type: 'boolean' } },
+    options: {
+      port: { type: 'string' },
+      renderer: { type: 'string' },
+      'new-token': { type: 'boolean' },
+      folder: { type: 'string', multiple: true },
+    },
   }));
+  folders = givenFolders(values.folder ?? [], process.env);
 } catch (e) {
   process.stderr.write(`mediadesk web: ${(e as Error).message}\nusage: ${USAGE}\n`);
   process.exit(2);
@@ -50,7 +65,7 @@ const { token } = accessToken(home, values['new-token']);
 const ports = portsToTry(port, readRecord(home)?.port);
 let host: Awaited<ReturnType<typeof startWebHost>>;
 try {
-  host = await startWebHost({ home, ports, token, rendererDir: values.renderer });
+  host = await startWebHost({ home, ports, token, rendererDir: values.renderer, folders });
 } catch (e) {
   const code = (e as NodeJS.ErrnoException).code;
   if (code !== 'EADDRINUSE' && code !== 'EACCES') throw e;
@@ -74,6 +89,12 @@ if (values['new-token'])
   );
 const status = await host.core.backend.status();
 process.stdout.write(`data folder ${home}; backend: ${status.reason}\n`);
+// A page may type paths inside these only; the person is told which, since a browser cannot pick a path.
+process.stdout.write(
+  folders.length
+    ? `folders a page may name: ${folders.join(', ')}\n`
+    : 'folders a page may name: none (drop files on the page, or restart with --folder DIR)\n',
+);
 // Said once, at start: the Settings screen names them too, but a host started from a script has only this.
 const { unreadable, ignored } = host.core.settings.fileState();
 if (unreadable)

@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import fastifyStatic from '@fastify/static';
 import fastifyWebsocket from '@fastify/websocket';
-import { createCore, HAND_OVER, type Core } from '../../core/index.ts';
+import { createCore, HAND_OVER, NOT_RECORDED, type Core } from '../../core/index.ts';
 import { toErrorData } from '../../core/dispatch.ts';
 import { dbPaths } from '../../core/paths.ts';
 import { startSandbox } from '../../sandbox/index.ts';
@@ -24,6 +24,8 @@ export interface WebHostOptions {
   rendererDir?: string;
   env?: NodeJS.ProcessEnv;
   token?: string;
+  /** Folders the person named when starting the host (--folder, MEDIADESK_WEB_FOLDERS): a page may name inputs inside them. */
+  folders?: readonly string[];
 }
 
 export interface RunningWebHost {
@@ -121,6 +123,8 @@ export async function startWebHost(options: WebHostOptions): Promise<RunningWebH
     startSandbox: () => startSandbox({ port: 0, taskJournal: dbPaths(options.home).sandboxTasks }),
   });
   core.log.addSecret(token);
+  // A browser sends files, never paths: folders the person named at start are the paths a page may type.
+  for (const folder of options.folders ?? []) core.pathPolicy?.grant(folder);
   // Files saved for a browser to download are the host's only until downloaded: none outlives a launch.
   const handOverDir = join(resolve(options.home), HAND_OVER);
   await rm(handOverDir, { recursive: true, force: true });
@@ -324,8 +328,9 @@ export async function startWebHost(options: WebHostOptions): Promise<RunningWebH
     } catch (notSaved) {
       try {
         return core.draggable(path);
-      } catch {
-        throw notSaved;
+      } catch (notResult) {
+        // A file in a results folder that no job recorded is told as such; anything else as not saved.
+        throw toErrorData(notResult).invalid?.[0]?.reason === NOT_RECORDED ? notResult : notSaved;
       }
     }
   };

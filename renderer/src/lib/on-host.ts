@@ -38,3 +38,6 @@ export async function openResult(path: string): Promise<'opened' | 'tab' | 'down
   await desk.download(path);
   return 'downloaded';
 }
+
+/** The system's open dialog (`files.choose`): served by the desktop app's main process only, as Show in folder is. */
+export const canChoose = (): boolean => desk.download === null;
