@@ -339,7 +339,8 @@ describe('every contract command under hostile payloads', () => {
           // A closed socket leaves its ask unanswered: its timeout is no failure of its own here.
           const answered = ask(cmd, `{"pad":"${pad}"}`).catch((e: Error) => e.message);
           const outcome = await Promise.race([answered, closed]);
-          if (size > MAX_MESSAGE_BYTES) expect(outcome, `${size} bytes`).toBe(1009);
+          // 1006 when the host ends the socket while this side is still writing: closed unread all the same.
+          if (size > MAX_MESSAGE_BYTES) expect([1009, 1006], `${size} bytes`).toContain(outcome);
           else checkAnswer(cmd, outcome as Answer, reachesHandler(cmd, { pad: JSON.parse(`"${pad}"`) }));
           ws.close();
           const next = await openSocket();

@@ -484,7 +484,8 @@ describe('web host socket', () => {
     // One byte over: 16 MB frames were read whole (more than the largest command needs).
     const pad = 'x'.repeat(MAX_MESSAGE_BYTES + 1 - head.length);
     ws.send(JSON.stringify({ id: 1, cmd: 'settings.get', payload: { pad } }));
-    expect(await closed).toBe(1009);
+    // 1006 when the host ends the socket while this side is still writing the frame: closed unread all the same.
+    expect([1009, 1006]).toContain(await closed);
     expect(replies).toEqual([]);
     const again = await openSocket();
     again.ws.send(JSON.stringify({ id: 'after', cmd: 'settings.get', payload: {} }));
