@@ -1,7 +1,7 @@
 // Property-based: every contract command, sent random, malformed, deep and huge payloads over the
 // real WebSocket of a started web host, and through the dispatcher in-process as the CLI calls it.
-// Each is answered (an error, or a valid answer), the host stays up, and a valid command is still
-// served afterwards. FC_SEED=<n> replays a run; the seed is printed as the file starts.
+// Each within the size limit is answered (an error, or a valid answer), one over it closes its socket
+// with 1009, the host stays up, and a valid command is still served afterwards. FC_SEED=<n> replays a run; the seed is printed as the file starts.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +11,7 @@ import WebSocket from 'ws';
 import { z } from 'zod';
 import { startWebHost } from '../../electron/host/web/server.ts';
 import { COMMAND_NAMES, COMMANDS, ERROR_CODES, type CommandName } from '../../shared/contract/index.ts';
+import { MAX_MESSAGE_BYTES } from '../../shared/socket-limit.ts';
 import { deepEventLine, makeEvent, rowOf } from '../audit/helpers.ts';
 import { deepText, fuzzRuns, hostileString, hostileValue } from './fuzz.ts';
 
@@ -321,6 +322,36 @@ describe('every contract command under hostile payloads', () => {
     }
     expect((await fetch(`${host.origin}/healthz`)).status).toBe(200);
   }, 50_000);
+
+  it('over the socket, around the size limit: a message up to it is answered, one over it closes the socket with 1009, and a new socket is served', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...READS),
+        fc.integer({ min: -64 * 1024, max: 64 * 1024 }),
+        fc.constantFrom('x', '\\n', '界'),
+        async (cmd, over, unit) => {
+          const { ws, ask } = await openSocket();
+          ws.on('error', () => {});
+          const envelope = Buffer.byteLength(`{"id":1,"cmd":${JSON.stringify(cmd)},"payload":{"pad":""}}`);
+          const unitBytes = Buffer.byteLength(unit);
+          const pad = unit.repeat(Math.floor((MAX_MESSAGE_BYTES + over - envelope) / unitBytes));
+          const size = envelope + pad.length * (unitBytes / unit.length);
+          const closed = new Promise<number>((resolve) => ws.once('close', resolve));
+          // A closed socket leaves its ask unanswered: its timeout is no failure of its own here.
+          const answered = ask(cmd, `{"pad":"${pad}"}`).catch((e: Error) => e.message);
+          const outcome = await Promise.race([answered, closed]);
+          // 1006 when the host ends the socket while this side is still writing: closed unread all the same.
+          if (size > MAX_MESSAGE_BYTES) expect([1009, 1006], `${size} bytes`).toContain(outcome);
+          else checkAnswer(cmd, outcome as Answer, reachesHandler(cmd, { pad: JSON.parse(`"${pad}"`) }));
+          ws.close();
+          const next = await openSocket();
+          expect(await next.ask('settings.get', '{}')).toMatchObject({ ok: true });
+          next.ws.close();
+        },
+      ),
+      { numRuns: 6 },
+    );
+  }, 120_000);
 
   it('through the dispatcher in-process, as the CLI calls it: values built deep (not via JSON) are answered too', async () => {
     const deepValue = fc.tuple(fc.integer({ min: 100, max: 50_000 }), fc.boolean()).map(([n, arrays]) => {

@@ -17,6 +17,7 @@ import WebSocket from 'ws';
 import { startWebHost } from '../../electron/host/web/server.ts';
 import { DropNames } from '../../electron/host/web/drop-names.ts';
 import { nestsDeeper } from '../../electron/host/web/message.ts';
+import { MAX_MESSAGE_BYTES, overLimit, PRESET_TEXT_MAX_CHARS } from '../../shared/socket-limit.ts';
 import { deepEventLine, makeEvent, rowOf } from '../audit/helpers.ts';
 
 const home = mkdtempSync(join(tmpdir(), 'md-web-'));
@@ -476,20 +477,57 @@ describe('web host socket', () => {
     ]);
   });
 
-  it('closes a socket that sends a message over the size limit, without reading it into a command', async () => {
+  it('closes a socket that sends a message over the size limit with 1009, unread, and answers on a new socket', async () => {
     const { ws, replies } = await openSocket();
-    const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
+    const closed = new Promise<number | string>((resolve) => {
+      ws.once('close', (code) => resolve(code)).once('message', () => resolve('answered'));
+    });
     ws.on('error', () => {});
-    ws.send(JSON.stringify({ id: 1, cmd: 'settings.get', payload: { pad: 'x'.repeat(17 * 1024 * 1024) } }));
-    expect(await closed).toBe(1009);
+    const head = JSON.stringify({ id: 1, cmd: 'settings.get', payload: { pad: '' } });
+    // One byte over: 16 MB frames were read whole (more than the largest command needs).
+    const pad = 'x'.repeat(MAX_MESSAGE_BYTES + 1 - head.length);
+    ws.send(JSON.stringify({ id: 1, cmd: 'settings.get', payload: { pad } }));
+    // 1006 when the host ends the socket while this side is still writing the frame: closed unread all the same.
+    expect([1009, 1006]).toContain(await closed);
     expect(replies).toEqual([]);
+    const again = await openSocket();
+    again.ws.send(JSON.stringify({ id: 'after', cmd: 'settings.get', payload: {} }));
+    await expect.poll(() => again.replies.length).toBe(1);
+    again.ws.close();
+    expect(again.replies[0]).toMatchObject({ id: 'after', ok: true });
+  });
+
+  it('takes a presets file of the most characters presets.import takes, each 3 bytes as sent', async () => {
+    const { ws, replies } = await openSocket();
+    const file = (filler: string) =>
+      JSON.stringify(
+        {
+          mediadeskPresets: 1,
+          presets: [
+            { name: 'Big file', tool: 'upscaler-precision', params: {} },
+            { name: filler, tool: 'upscaler-precision', params: {} },
+          ],
+        },
+        null,
+        2,
+      );
+    const text = file('界'.repeat(PRESET_TEXT_MAX_CHARS - file('').length));
+    expect(text.length).toBe(PRESET_TEXT_MAX_CHARS);
+    const message = JSON.stringify({ id: 'big', cmd: 'presets.import', payload: { text, name: '界'.repeat(255) } });
+    expect(Buffer.byteLength(message)).toBeGreaterThan(PRESET_TEXT_MAX_CHARS * 3);
+    expect(overLimit(message)).toBeNull();
+    ws.send(message);
+    await expect.poll(() => replies.length, { timeout: 30_000 }).toBe(1);
+    ws.close();
+    const reply = replies[0] as unknown as { ok: boolean; result: { added: { name: string }[] } };
+    expect([reply.ok, reply.result.added.map((p) => p.name)]).toEqual([true, ['Big file']]);
   });
 });
 
 describe('web host socket, nested frames', () => {
   it('refuses a frame of the largest size that nests deeply before parsing it (parsed, 20 of them kept 280 MB), and keeps serving', async () => {
     const { ws, replies } = await openSocket();
-    const levels = Math.floor((16 * 1024 * 1024 - 100) / 6);
+    const levels = Math.floor((MAX_MESSAGE_BYTES - 100) / 6);
     const frame = `{"id":1,"cmd":"settings.get","payload":${'{"a":'.repeat(levels)}0${'}'.repeat(levels)}}`;
     for (let i = 0; i < 3; i++) ws.send(frame);
     ws.send(JSON.stringify({ id: 'after', cmd: 'settings.get', payload: {}, note: '[[[{{{"]]]' }));
@@ -500,6 +538,14 @@ describe('web host socket, nested frames', () => {
       Array(3).fill([1, 'message is nested deeper than 64 levels']),
     );
     expect(replies[3]).toMatchObject({ id: 'after' });
+  });
+
+  it("counts a message's bytes as the socket sends them, before the page sends one over the limit", () => {
+    for (const text of ['a', 'é', '€', '😀', '\ud800x', '\udc00', 'a😀é€\ud83dz'])
+      expect([text, overLimit(text, 0)]).toEqual([text, Buffer.byteLength(text)]);
+    expect(overLimit('x'.repeat(MAX_MESSAGE_BYTES))).toBeNull();
+    const over = Math.floor(MAX_MESSAGE_BYTES / 3) + 1;
+    expect([overLimit('界'.repeat(over - 1)), overLimit('界'.repeat(over))]).toEqual([null, over * 3]);
   });
 
   it('counts nesting outside strings only', () => {

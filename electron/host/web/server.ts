@@ -12,6 +12,7 @@ import { toErrorData } from '../../core/dispatch.ts';
 import { dbPaths } from '../../core/paths.ts';
 import { startSandbox } from '../../sandbox/index.ts';
 import { EVENTS } from '../../../shared/contract/index.ts';
+import { MAX_MESSAGE_BYTES } from '../../../shared/socket-limit.ts';
 import { eventText, readSocketRequest, replyText, type SocketRequest } from './message.ts';
 import { DropNames } from './drop-names.ts';
 import { fsWriteWords } from '../../core/batch/fs-error.ts';
@@ -155,7 +156,8 @@ export async function startWebHost(options: WebHostOptions): Promise<RunningWebH
     return payload;
   });
 
-  await app.register(fastifyWebsocket, { options: { maxPayload: 16 * 1024 * 1024 } });
+  // A longer frame is refused by its header before it is read (closed with 1009): 16 MB frames read whole held memory.
+  await app.register(fastifyWebsocket, { options: { maxPayload: MAX_MESSAGE_BYTES } });
   // DNS rebinding: a page on another site that resolves its name to 127.0.0.1 still sends its own Host.
   // Added after the socket plugin: its own onRequest hook marks an upgrade, so that the socket of
   // a refused one is ended (before it, a refused upgrade was left open, and host.close() waited on it).

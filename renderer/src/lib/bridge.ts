@@ -12,6 +12,7 @@ import {
 import { mapLimit } from '../../../shared/concurrency.ts';
 import { NothingCopied } from './upload.ts';
 import { HOST_APP, HOST_PROOF_PATH, hostProof, newNonce } from '../../../shared/host-proof.ts';
+import { MAX_MESSAGE_BYTES, overLimit } from '../../../shared/socket-limit.ts';
 
 declare global {
   interface Window {
@@ -144,11 +145,15 @@ function webSocketDesk(): DeskApi {
       if (msg.ok) p.resolve(msg.result);
       else p.reject(DeskError.from(msg.error ?? { code: 'internal', message: 'failed' }));
     });
-    ws.addEventListener('close', () => {
+    ws.addEventListener('close', (e) => {
       dropped = true;
       setHostUp(false);
-      for (const p of pending.values())
-        p.reject(new DeskError('unavailable', 'the connection to the MediaDesk host closed'));
+      // 1009: the host refused a message by its size (one this page did not stop: a host of another version).
+      const why =
+        e.code === 1009
+          ? `the MediaDesk host closed the connection: a message was larger than it takes (${megabytes(MAX_MESSAGE_BYTES)}); it reconnects by itself`
+          : 'the connection to the MediaDesk host closed';
+      for (const p of pending.values()) p.reject(new DeskError('unavailable', why));
       pending.clear();
       again();
     });
@@ -198,9 +203,17 @@ function webSocketDesk(): DeskApi {
           'the MediaDesk host is not answering (it stopped or is restarting); try again once it is back',
         );
       const id = nextId++;
+      const text = JSON.stringify({ id, cmd: name, payload: req });
+      // Said here rather than sent: the host closes the socket on a message over its limit.
+      const bytes = overLimit(text);
+      if (bytes !== null)
+        throw new DeskError(
+          'invalid',
+          `${name}: the request is ${megabytes(bytes)} as sent, more than the ${megabytes(MAX_MESSAGE_BYTES)} the MediaDesk host takes in one message`,
+        );
       return new Promise((resolve, reject) => {
         pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
-        socket!.send(JSON.stringify({ id, cmd: name, payload: req }));
+        socket!.send(text);
       });
     },
     on(name, listener) {
@@ -255,6 +268,8 @@ function webSocketDesk(): DeskApi {
     },
   };
 }
+
+const megabytes = (bytes: number) => `${(bytes / 1_000_000).toFixed(1)} MB`;
 
 /** Why the host refused a download, by its status (the body of an answer to HEAD is empty). */
 const DOWNLOAD_REFUSALS: Record<number, string> = {
