@@ -121,15 +121,18 @@ export async function holdAnswers(
     (url) => url.pathname === '/ws',
     (ws) => {
       const server = ws.connectToServer();
-      const asked = new Set<number>();
+      const asked = new Map<number, { cmd: string; payload: Record<string, unknown> }>();
       ws.onMessage((m) => {
         const msg = JSON.parse(String(m)) as { id: number; cmd: string; payload: Record<string, unknown> };
-        if (hold(msg.cmd, msg.payload ?? {})) asked.add(msg.id);
+        asked.set(msg.id, { cmd: msg.cmd, payload: msg.payload ?? {} });
         server.send(m);
       });
+      // Judged when the answer comes: one that arrives after the test stopped holding goes straight on.
       server.onMessage((m) => {
         const msg = JSON.parse(String(m)) as { id?: number };
-        if (msg.id !== undefined && asked.has(msg.id)) held.push(() => ws.send(m));
+        const q = msg.id !== undefined ? asked.get(msg.id) : undefined;
+        if (q && msg.id !== undefined) asked.delete(msg.id);
+        if (q && hold(q.cmd, q.payload)) held.push(() => ws.send(m));
         else ws.send(m);
       });
     },
