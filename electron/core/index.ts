@@ -1,7 +1,7 @@
 import { join, resolve } from 'node:path';
 import { DeskError } from '../../shared/contract/define.ts';
 import { Backend, type RunningSandboxLike } from './backend.ts';
-import { createDispatcher, toErrorData, type AllHandlers } from './dispatch.ts';
+import { createCoreDispatch, type AllHandlers } from './dispatch.ts';
 import { foundationHandlers } from './foundation-handlers.ts';
 import { applyOverrides, mergeHandlers } from './merge-handlers.ts';
 import { EventBus } from './events.ts';
@@ -26,12 +26,11 @@ import { PresetStore } from './presets/store.ts';
 import { dbPaths, defaultOutputDir, withDefaultOutputDir } from './paths.ts';
 import { GIVE_IN_DESKTOP, GIVE_IN_WEB, PathPolicy } from './path-policy.ts';
 import { checkDraggable, checkOpenable, checkOpenableFolder } from './open-file.ts';
-import { FILE_SAVING_COMMANDS, SavedFiles } from './saved-files.ts';
+import { SavedFiles } from './saved-files.ts';
 import { CachedSecretStore, openSecretStore, type SecretStore } from './secrets.ts';
 import { defaultOutDir, teamHandlers, teamServices } from './team.ts';
 import { reportHandlers } from './queue/batch-report.ts';
 import { openConfStore, SettingsService, type JsonFileStore } from './settings.ts';
-import type { CommandName } from '../../shared/contract/index.ts';
 import { openLog, type AppLog } from './log/index.ts';
 import { BatchEstimator } from './limits/estimate.ts';
 import { PriceBook, pricesHandlers } from './limits/prices.ts';
@@ -268,25 +267,12 @@ export async function createCore(opts: CoreOptions) {
     opts.overrides,
   );
 
-  const dispatchCommand = createDispatcher(handlers);
   const savedFiles = new SavedFiles();
-  const dispatch: typeof dispatchCommand = async (name, payload) => {
-    let reply: Awaited<ReturnType<typeof dispatchCommand>>;
-    try {
-      pathPolicy?.check(name, payload);
-      reply = await dispatchCommand(name, payload);
-    } catch (refused) {
-      reply = { ok: false, error: toErrorData(refused) };
-    }
-    if (reply.ok && FILE_SAVING_COMMANDS.has(name as CommandName))
-      savedFiles.add((reply.result as { path: string }).path);
-    if (!reply.ok)
-      (reply.error.code === 'internal' ? log.error : log.warn)(
-        `${JSON.stringify(name.slice(0, 80))} failed:`,
-        reply.error,
-      );
-    return reply;
-  };
+  const dispatch = createCoreDispatch(handlers, {
+    checkPaths: pathPolicy ? (name, payload) => pathPolicy.check(name, payload) : undefined,
+    savedFiles,
+    log,
+  });
   if (opts.runQueue !== false) {
     engine.start();
     hotFolderWatcher.start();
