@@ -1,5 +1,7 @@
 import { COMMANDS, DeskError, type CommandName, type DeskErrorData } from '../../shared/contract/index.ts';
 import { invalidRequest, type DeskErrorCode, type HandlerMap } from '../../shared/contract/define.ts';
+import type { AppLog } from './log/index.ts';
+import { FILE_SAVING_COMMANDS, type SavedFiles } from './saved-files.ts';
 
 export type Reply = { ok: true; result: unknown } | { ok: false; error: DeskErrorData };
 
@@ -147,3 +149,33 @@ export function toErrorData(err: unknown): DeskErrorData {
 }
 
 export type Dispatch = ReturnType<typeof createDispatcher>;
+
+export interface CoreDispatchDeps {
+  /** Holds a page's paths to PATH_FIELDS (PathPolicy.check); absent in the CLI. */
+  checkPaths?: (name: string, payload: unknown) => void;
+  /** Where each file a command saved at the person's request is recorded (FILE_SAVING_COMMANDS). */
+  savedFiles: Pick<SavedFiles, 'add'>;
+  log: Pick<AppLog, 'error' | 'warn'>;
+}
+
+/** The core's dispatch for every host: a page's paths checked first, saved files told, failures logged. */
+export function createCoreDispatch(handlers: Partial<AllHandlers>, deps: CoreDispatchDeps): Dispatch {
+  const dispatchCommand = createDispatcher(handlers);
+  return async (name, payload) => {
+    let reply: Reply;
+    try {
+      deps.checkPaths?.(name, payload);
+      reply = await dispatchCommand(name, payload);
+    } catch (refused) {
+      reply = { ok: false, error: toErrorData(refused) };
+    }
+    if (reply.ok && FILE_SAVING_COMMANDS.has(name as CommandName))
+      deps.savedFiles.add((reply.result as { path: string }).path);
+    if (!reply.ok)
+      (reply.error.code === 'internal' ? deps.log.error : deps.log.warn)(
+        `${JSON.stringify(name.slice(0, 80))} failed:`,
+        reply.error,
+      );
+    return reply;
+  };
+}

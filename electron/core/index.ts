@@ -1,12 +1,12 @@
 import { join, resolve } from 'node:path';
 import { DeskError } from '../../shared/contract/define.ts';
 import { Backend, type RunningSandboxLike } from './backend.ts';
-import { createDispatcher, toErrorData, type AllHandlers } from './dispatch.ts';
-import { testConnection } from './connection.ts';
+import { createCoreDispatch, type AllHandlers } from './dispatch.ts';
+import { foundationHandlers } from './foundation-handlers.ts';
+import { applyOverrides, mergeHandlers } from './merge-handlers.ts';
 import { EventBus } from './events.ts';
 import { ApiClient, OPTIONAL_READ_MS } from './api/client.ts';
-import { listLoras } from './loras.ts';
-import { checkReferences } from './media/check.ts';
+import { mediaHandlers } from './media/handlers.ts';
 import { MediaGate } from './media-gate.ts';
 import { openEngine } from './engine/open.ts';
 import { engineHandlers } from './engine/handlers.ts';
@@ -25,16 +25,14 @@ import { presetHandlers } from './presets/handlers.ts';
 import { PresetStore } from './presets/store.ts';
 import { dbPaths, defaultOutputDir, withDefaultOutputDir } from './paths.ts';
 import { GIVE_IN_DESKTOP, GIVE_IN_WEB, PathPolicy } from './path-policy.ts';
-import { checkDraggable, checkOpenable, checkOpenableFolder, openWithOs } from './open-file.ts';
-import { FILE_SAVING_COMMANDS, SavedFiles } from './saved-files.ts';
-import { CachedSecretStore, keyFingerprint, openSecretStore, type SecretStore } from './secrets.ts';
+import { checkDraggable, checkOpenable, checkOpenableFolder } from './open-file.ts';
+import { SavedFiles } from './saved-files.ts';
+import { CachedSecretStore, openSecretStore, type SecretStore } from './secrets.ts';
 import { defaultOutDir, teamHandlers, teamServices } from './team.ts';
 import { reportHandlers } from './queue/batch-report.ts';
 import { openConfStore, SettingsService, type JsonFileStore } from './settings.ts';
-import { backendLabel } from '../../shared/contract/foundation.ts';
-import type { CommandName } from '../../shared/contract/index.ts';
 import { openLog, type AppLog } from './log/index.ts';
-import { BatchEstimator, startEstimated } from './limits/estimate.ts';
+import { BatchEstimator } from './limits/estimate.ts';
 import { PriceBook, pricesHandlers } from './limits/prices.ts';
 import { keysKnownTo } from './log/keys.ts';
 import { logAppRunFailures, logJobFailures } from './log/job-failures.ts';
@@ -51,7 +49,7 @@ export interface CoreOptions {
   startSandbox: () => Promise<RunningSandboxLike>;
   /** Whether this process drives the queue (the CLI's run and jobs commands drive their own). */
   runQueue?: boolean;
-  /** Host-specific implementations (Electron's shell.openPath, for one). */
+  /** The commands the host serves itself (Electron's shell.openPath, its open dialog): each must be a contract command. */
   overrides?: Partial<AllHandlers>;
   /** The desktop app opens its log before the core; otherwise the core opens logs/<host>.log. */
   log?: AppLog;
@@ -230,101 +228,51 @@ export async function createCore(opts: CoreOptions) {
           howToGive: opts.host === 'web' ? GIVE_IN_WEB : GIVE_IN_DESKTOP,
         });
 
-  const handlers: Partial<AllHandlers> = {
-    'app.info': async () => ({
-      version: VERSION,
-      host: opts.host,
-      platform: process.platform,
-      dataHome: opts.home,
-      outputDir: effectiveSettings().outputDir,
-      backend: await backend.status(),
-    }),
-    'settings.get': () => settings.get(),
-    'settings.set': (patch) => settings.set(patch),
-    'settings.file': () => settings.fileState(),
-    'key.status': async () => {
-      const key = await secrets.get();
-      return { set: key !== null, keychain: secrets.kind, fingerprint: key === null ? null : keyFingerprint(key) };
-    },
-    'key.set': async ({ key }) => {
-      await secrets.set(key);
-      await announceBackend();
-      return { ok: true as const };
-    },
-    'key.clear': async () => {
-      await secrets.clear();
-      await announceBackend();
-      return { ok: true as const };
-    },
-    'connection.test': () =>
-      testConnection({
-        target: () => backend.target(),
-        pace,
-        source: () => backend.keySource(),
-        label: async () => backendLabel(await backend.identity()),
-        slugs: () => backend.slugs(),
-        settings: () => settings.get(),
+  const handlers = applyOverrides(
+    mergeHandlers(
+      foundationHandlers({
+        version: VERSION,
+        host: opts.host,
+        home: opts.home,
         env: opts.env ?? process.env,
+        settings,
+        outputDir: () => effectiveSettings().outputDir,
+        secrets,
+        backend,
+        announceBackend,
+        pace,
+        media,
+        openable,
+        openableFolder,
       }),
-    ...engineHandlers(engine, (p) => events.emit('batches.checkProgress', p)),
-    ...limitsHandlers(engine.pacer, engine.store, (ids) => team.apps.titlesOf(ids)),
-    ...pricesHandlers(prices),
-    'batches.start': (req) =>
-      startEstimated(
+      mediaHandlers(client, join(opts.home, 'cache', 'loras')),
+      engineHandlers(engine, {
         estimator,
-        req,
-        (r) => engine.startBatch(r),
-        (id, p) => engine.store.setEstimate(id, p.creditsEach, p.basis),
-      ),
-    'batches.estimate': ({ tool, params, creates }) => estimator.estimate(tool, params, creates),
-    'apps.estimate': async ({ id, runs }) => estimator.appEstimate(await team.apps.get(id), runs),
-    ...teamHandlers({ ...teamDeps, savedDir }, team),
-    ...reportHandlers({
-      store: engine.store,
-      prices,
-      usage: (q, refresh) => team.analytics.query(q, refresh, { deadlineMs: OPTIONAL_READ_MS }),
-      exportDir: () => savedDir('exports'),
-    }),
-    ...auditHandlers(audit, () => savedDir('exports')),
-    ...hotFolderHandlers(hotFolders),
-    ...presetHandlers(presets, () => savedDir('exports')),
-    'media.check': ({ family, sources, body }) => checkReferences({ family, sources, body }),
-    'loras.list': async () => ({ loras: await listLoras(client, join(opts.home, 'cache', 'loras')) }),
-    'media.thumbnail': async ({ path, size }) => ({ path: await media.thumbnail(path, size) }),
-    'shell.open': async ({ path }) => {
-      await openWithOs(openable(path));
-      return { ok: true as const };
-    },
-    'shell.reveal': async ({ path }) => {
-      await openWithOs(openable(path), 'reveal');
-      return { ok: true as const };
-    },
-    'shell.openFolder': async ({ path }) => {
-      await openWithOs(openableFolder(path), 'folder');
-      return { ok: true as const };
-    },
-    ...opts.overrides,
-  };
+        appOf: (id) => team.apps.get(id),
+        onCheckProgress: (p) => events.emit('batches.checkProgress', p),
+      }),
+      limitsHandlers(engine.pacer, engine.store, (ids) => team.apps.titlesOf(ids)),
+      pricesHandlers(prices),
+      teamHandlers({ ...teamDeps, savedDir }, team),
+      reportHandlers({
+        store: engine.store,
+        prices,
+        usage: (q, refresh) => team.analytics.query(q, refresh, { deadlineMs: OPTIONAL_READ_MS }),
+        exportDir: () => savedDir('exports'),
+      }),
+      auditHandlers(audit, () => savedDir('exports')),
+      hotFolderHandlers(hotFolders),
+      presetHandlers(presets, () => savedDir('exports')),
+    ),
+    opts.overrides,
+  );
 
-  const dispatchCommand = createDispatcher(handlers);
   const savedFiles = new SavedFiles();
-  const dispatch: typeof dispatchCommand = async (name, payload) => {
-    let reply: Awaited<ReturnType<typeof dispatchCommand>>;
-    try {
-      pathPolicy?.check(name, payload);
-      reply = await dispatchCommand(name, payload);
-    } catch (refused) {
-      reply = { ok: false, error: toErrorData(refused) };
-    }
-    if (reply.ok && FILE_SAVING_COMMANDS.has(name as CommandName))
-      savedFiles.add((reply.result as { path: string }).path);
-    if (!reply.ok)
-      (reply.error.code === 'internal' ? log.error : log.warn)(
-        `${JSON.stringify(name.slice(0, 80))} failed:`,
-        reply.error,
-      );
-    return reply;
-  };
+  const dispatch = createCoreDispatch(handlers, {
+    checkPaths: pathPolicy ? (name, payload) => pathPolicy.check(name, payload) : undefined,
+    savedFiles,
+    log,
+  });
   if (opts.runQueue !== false) {
     engine.start();
     hotFolderWatcher.start();

@@ -5,6 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
 import { createDispatcher } from '../../electron/core/dispatch.ts';
 import { engineHandlers } from '../../electron/core/engine/handlers.ts';
+import type { Engine } from '../../electron/core/engine/engine.ts';
+import { BatchEstimator } from '../../electron/core/limits/estimate.ts';
+import { PriceBook } from '../../electron/core/limits/prices.ts';
 import { cleanup, engineFor, makeImages, tmp } from './helpers.ts';
 
 /**
@@ -21,6 +24,14 @@ afterAll(async () => {
   await sb?.close();
   if (dir) cleanup(dir);
 });
+
+/** The jobs area's handlers as createCore wires them (apps.estimate is not used here). */
+const jobsHandlers = (engine: Engine, onCheckProgress?: Parameters<typeof engineHandlers>[1]['onCheckProgress']) =>
+  engineHandlers(engine, {
+    estimator: new BatchEstimator({ prices: new PriceBook(engine.store.db), pacer: engine.pacer }),
+    appOf: () => Promise.reject(new Error('no workflow apps in this test')),
+    onCheckProgress,
+  });
 
 /** A folder a designer might drop: two good photos and one of each kind of file Start refuses. */
 async function messyShoot(root: string) {
@@ -69,7 +80,7 @@ describe('batches.check', () => {
   it('names each file a Start would refuse, with its reason, counts the rest as ready, and queues nothing; Start then agrees', async () => {
     const home = tmp('check-home');
     const engine = engineFor(home, sb.url);
-    const dispatch = createDispatcher(engineHandlers(engine));
+    const dispatch = createDispatcher(jobsHandlers(engine));
     try {
       const root = join(dir, 'shoot');
       await messyShoot(root);
@@ -149,7 +160,7 @@ describe('batches.check', () => {
     const home = tmp('check-supersede');
     const progress: { checkId: string; checked: number; total: number }[] = [];
     const engine = engineFor(home, sb.url);
-    const dispatch = createDispatcher(engineHandlers(engine, (p) => progress.push(p)));
+    const dispatch = createDispatcher(jobsHandlers(engine, (p) => progress.push(p)));
     try {
       const many = join(dir, 'many');
       await makeImages(
@@ -187,7 +198,7 @@ describe('batches.check', () => {
     const home = tmp('check-prompt');
     const engine = engineFor(home, sb.url);
     try {
-      const reply = await createDispatcher(engineHandlers(engine))('batches.check', { tool: 'hires', inputs: [dir] });
+      const reply = await createDispatcher(jobsHandlers(engine))('batches.check', { tool: 'hires', inputs: [dir] });
       expect(reply).toMatchObject({
         ok: false,
         error: { code: 'invalid', message: expect.stringContaining('takes no input files') },
@@ -201,7 +212,7 @@ describe('batches.check', () => {
   it('with the parameters a Start would send, refuses those Start refuses, the same way, each naming its field', async () => {
     const home = tmp('check-params');
     const engine = engineFor(home, sb.url);
-    const dispatch = createDispatcher(engineHandlers(engine));
+    const dispatch = createDispatcher(jobsHandlers(engine));
     try {
       const root = join(dir, 'params');
       await makeImages(root, ['a.png'], 300);

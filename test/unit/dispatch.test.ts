@@ -10,6 +10,8 @@ import { startSandbox } from '../../electron/sandbox/index.ts';
 import { DeskError } from '../../shared/contract/define.ts';
 import { MAX_REPLY_BYTES, MAX_REPLY_DEPTH, replyProblem } from '../../electron/core/dispatch.ts';
 import { eventText, replyText } from '../../electron/host/web/message.ts';
+import { HOST_ONLY_COMMANDS } from '../../electron/core/merge-handlers.ts';
+import { COMMAND_NAMES } from '../../shared/contract/index.ts';
 
 const core = await createCore({
   home: mkdtempSync(join(tmpdir(), 'md-core-')),
@@ -21,6 +23,13 @@ const core = await createCore({
 afterAll(() => core.close());
 
 describe('the dispatcher every transport calls', () => {
+  it('serves every command of the contract, each from one area, but those only a host serves', () => {
+    const served = Object.keys(core.handlers).sort();
+    expect(served).toEqual(COMMAND_NAMES.filter((c) => !HOST_ONLY_COMMANDS.includes(c)).sort());
+    // The host-only ones are real commands (a renamed one would leave a stale name here).
+    for (const c of HOST_ONLY_COMMANDS) expect(COMMAND_NAMES).toContain(c);
+  });
+
   it('refuses an unknown command', async () => {
     expect(await core.dispatch('settings.drop', {})).toEqual({
       ok: false,
