@@ -188,3 +188,27 @@ export function grantHandOff<H extends HandOff>(h: H, grant: (path: string) => v
   if (h.screen === 'studio') for (const i of h.inputs) grant(i.path);
   return h;
 }
+
+/**
+ * Hand-offs that came together as one: macOS sends `open-file` once per file of a single Open
+ * with, so following Studio hand-offs join (their inputs and refusals; the last tool or preset named).
+ */
+export function mergeHandOffs(hs: readonly HandOff[]): HandOff[] {
+  const out: HandOff[] = [];
+  for (const h of hs) {
+    const last = out.at(-1);
+    if (h.screen !== 'studio' || last?.screen !== 'studio') {
+      out.push(h);
+      continue;
+    }
+    const seen = new Set(last.inputs.map((i) => i.path));
+    out[out.length - 1] = {
+      screen: 'studio',
+      tool: h.tool ?? last.tool,
+      preset: h.preset ?? last.preset,
+      inputs: [...last.inputs, ...h.inputs.filter((i) => !seen.has(i.path))],
+      refused: [...last.refused, ...h.refused],
+    };
+  }
+  return out;
+}

@@ -11,6 +11,7 @@ import {
   handOffFromArgv,
   HANDOFF_EXTENSIONS,
   linkHandOff,
+  mergeHandOffs,
   parseLink,
 } from '../../electron/core/handoff.ts';
 import { PathPolicy } from '../../electron/core/path-policy.ts';
@@ -174,6 +175,28 @@ describe('mediadesk:// links', () => {
   it('links on the command line (Windows and Linux deliver them so) follow the files', () => {
     const hs = handOffFromArgv([packedExe, 'mediadesk://queue?batch=b1', folderLink], { packed: true, cwd: root });
     expect(hs.map((h) => h.screen)).toEqual(['queue', 'studio']);
+  });
+});
+
+describe('hand-offs that come together', () => {
+  it("macOS's open-file, once per file, joins into one Studio hand-off; a link between keeps its place", () => {
+    const one = (p: string) => handOffFiles([p], shoot);
+    const merged = mergeHandOffs([
+      one('beach day.JPG'),
+      one('clip.mp4'),
+      one('notes.txt'),
+      one('clip.mp4'),
+      parseLink('mediadesk://queue?batch=b1'),
+      one('beach day.JPG'),
+    ]);
+    expect(merged.map((h) => h.screen)).toEqual(['studio', 'queue', 'studio']);
+    expect(merged[0]).toMatchObject({
+      inputs: [
+        { path: join(shoot, 'beach day.JPG'), kind: 'file' },
+        { path: join(shoot, 'clip.mp4'), kind: 'file' },
+      ],
+      refused: [{ path: join(shoot, 'notes.txt') }],
+    });
   });
 });
 
