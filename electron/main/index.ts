@@ -10,6 +10,7 @@ import { openConfStore } from '../core/settings.ts';
 import { startSandbox } from '../sandbox/index.ts';
 import { wireIpc } from './ipc.ts';
 import { chooseFiles } from './choose.ts';
+import { wireHandOffs } from './handed.ts';
 import { wireBatchProgress } from './progress.ts';
 import { WorkTray } from './tray.ts';
 import { desktopWork } from '../../shared/work-status.ts';
@@ -42,7 +43,7 @@ if (!app.requestSingleInstanceLock()) {
   const rendererUrl =
     process.env.ELECTRON_RENDERER_URL ?? pathToFileURL(join(import.meta.dirname, '../renderer/index.html')).href;
 
-  app.on('second-instance', () => reopen?.());
+  const startHandOffs = wireHandOffs(() => reopen?.());
 
   hardenContents(rendererUrl);
 
@@ -168,6 +169,11 @@ if (!app.requestSingleInstanceLock()) {
     reopen = () => void openWindow();
     app.on('activate', reopen);
     await openWindow();
+    startHandOffs(
+      openWindow,
+      () => win,
+      (p) => core!.pathPolicy?.grant(p),
+    );
   });
   started.catch((err: unknown) => {
     log.error('MediaDesk could not start:', err);

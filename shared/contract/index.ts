@@ -8,6 +8,7 @@ import { reportCommands } from './report.ts';
 import { hotFoldersCommands } from './hot-folders.ts';
 import { limitsCommands } from './limits.ts';
 import { noticesEvents } from './notices.ts';
+import { handOffEvents } from './handoff.ts';
 import { presetsCommands } from './presets.ts';
 import { pricesCommands } from './prices.ts';
 
@@ -21,6 +22,7 @@ export * from './report.ts';
 export * from './hot-folders.ts';
 export * from './limits.ts';
 export * from './notices.ts';
+export * from './handoff.ts';
 export * from './presets.ts';
 export * from './prices.ts';
 
@@ -44,6 +46,7 @@ export const EVENTS = {
   ...auditEvents,
   ...teamEvents,
   ...noticesEvents,
+  ...handOffEvents,
 };
 
 export type Commands = typeof COMMANDS;

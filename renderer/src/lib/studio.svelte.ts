@@ -51,6 +51,9 @@ class StudioStore {
   /** What a Start would do with the inputs, checked as they are chosen; kept across screens, as they are. */
   readonly check = new InputCheck();
 
+  /** What a hand-off from outside the window (Open with, a link) did not take, and why; '' when all was taken. */
+  handedNote = $state('');
+
   /** Inputs brought back from the last session: taken out once the input check finds them gone. */
   restoredInputs = new Set<string>();
 

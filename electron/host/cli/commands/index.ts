@@ -90,6 +90,12 @@ export const COMMANDS: CommandRef[] = [
     load: () => import('./settings.ts').then((m) => m.settingsCommand),
   },
   {
+    name: 'open',
+    summary: 'Hand files and folders to the running desktop app: its Studio shows them; nothing starts.',
+    load: () => import('./open.ts').then((m) => m.openCommand),
+    standalone: true,
+  },
+  {
     name: 'sandbox',
     summary: 'Run the built-in Sandbox API on 127.0.0.1 (demo keys: --print-keys)',
     load: () => import('./sandbox.ts').then((m) => m.sandboxCommand),
