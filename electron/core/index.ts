@@ -9,6 +9,7 @@ import { ApiClient, OPTIONAL_READ_MS } from './api/client.ts';
 import { mediaHandlers } from './media/handlers.ts';
 import { MediaGate } from './media-gate.ts';
 import { openEngine } from './engine/open.ts';
+import { pollFromEnv } from './engine/poll-policy.ts';
 import { engineHandlers } from './engine/handlers.ts';
 import { limitsHandlers } from './limits/handlers.ts';
 import { AuditService } from './audit/service.ts';
@@ -31,11 +32,12 @@ import { CachedSecretStore, openSecretStore, type SecretStore } from './secrets.
 import { defaultOutDir, teamHandlers, teamServices } from './team.ts';
 import { reportHandlers } from './queue/batch-report.ts';
 import { openConfStore, SettingsService, type JsonFileStore } from './settings.ts';
+import type { Settings } from '../../shared/settings.ts';
 import { openLog, type AppLog } from './log/index.ts';
 import { BatchEstimator } from './limits/estimate.ts';
 import { PriceBook, pricesHandlers } from './limits/prices.ts';
 import { keysKnownTo } from './log/keys.ts';
-import { logAppRunFailures, logJobFailures } from './log/job-failures.ts';
+import { logAppRunFailures, logEngineErrors, logJobFailures } from './log/job-failures.ts';
 import { APP_VERSION } from './app-version.ts';
 import { pacingRates } from './limits/pacer.ts';
 
@@ -47,8 +49,10 @@ export interface CoreOptions {
   settingsFile?: JsonFileStore;
   secrets?: SecretStore;
   startSandbox: () => Promise<RunningSandboxLike>;
-  /** Whether this process drives the queue (the CLI's run and jobs commands drive their own). */
+  /** Whether this process drives the queue (the CLI's run, jobs and watch start the core's engine themselves). */
   runQueue?: boolean;
+  /** Over Settings for the queue alone: the CLI's flags (`--concurrency`, `run --metadata`). */
+  queueSettings?: Partial<Settings>;
   /** The commands the host serves itself (Electron's shell.openPath, its open dialog): each must be a contract command. */
   overrides?: Partial<AllHandlers>;
   /** The desktop app opens its log before the core; otherwise the core opens logs/<host>.log. */
@@ -101,9 +105,11 @@ export async function createCore(opts: CoreOptions) {
     identity: () => backend.identity(),
     builtInSandboxUrl: () => backend.builtInSandboxUrl(),
     slugs: () => backend.slugs(),
-    settings: effectiveSettings,
+    settings: opts.queueSettings ? () => ({ ...effectiveSettings(), ...opts.queueSettings }) : effectiveSettings,
     rates,
+    poll: pollFromEnv(opts.env ?? process.env),
     warn: (m) => log.warn(m),
+    error: logEngineErrors(log),
   });
   engine.on('jobs.changed', (e) => events.emit('jobs.changed', e));
   logJobFailures(engine, log);
@@ -308,7 +314,7 @@ export async function createCore(opts: CoreOptions) {
     estimator,
     /** Workflow-app runs: the CLI follows one run to its results. */
     apps: team.apps,
-    /** The hot folders' records, for a watcher over another engine (the CLI's `watch`). */
+    /** The hot folders' records, for the CLI's `watch`, which runs its own watcher over this engine. */
     hotFolderStore,
     audit,
     log,

@@ -45,6 +45,8 @@ export interface EngineOptions {
   platform?: string;
   /** Told when a result is saved without the metadata asked for (the log's warning); default stderr. */
   warn?: (message: string) => void;
+  /** Told when a runner's tick or a job's step fails unexpectedly (it is retried); default stderr. */
+  error?: (message: string) => void;
   /** exiftool processes writing results' metadata; default DEFAULT_EXIFTOOL_PROCS (benchmarks vary it). */
   metadataProcs?: number;
 }

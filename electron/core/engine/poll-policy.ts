@@ -22,6 +22,12 @@ export const DEFAULT_POLL: PollPolicy = {
   listRetryMs: 10_000,
 };
 
+/** MEDIADESK_POLL_MIN_MS: tests ask tasks' states sooner, in every host alike; undefined when unset. */
+export function pollFromEnv(env: NodeJS.ProcessEnv): Partial<PollPolicy> | undefined {
+  const ms = Number(env.MEDIADESK_POLL_MIN_MS);
+  return env.MEDIADESK_POLL_MIN_MS && ms > 0 ? { firstMs: ms, minMs: ms } : undefined;
+}
+
 export function nextPollDelay(p: PollPolicy, kind: ResultKind, ageMs: number): number {
   return Math.round(Math.min(p.maxMs[kind], Math.max(p.minMs, ageMs * p.ageFactor)));
 }

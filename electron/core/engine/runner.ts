@@ -172,7 +172,7 @@ export class Runner {
       await this.poller.pollDue();
     } catch (err) {
       // A failure of one tick (disk full, locked DB) must not stop the queue; it is retried.
-      console.error(`mediadesk engine: ${(err as Error).message}`);
+      this.failed((err as Error).message);
     }
     // A paced wait for a place in the rate's window ends the idle wait when it frees.
     const paced = this.submitter.pacedFor - Date.now();
@@ -228,9 +228,13 @@ export class Runner {
     this.poller.forgetSettled();
   }
 
+  private failed(message: string): void {
+    (this.options.error ?? ((m) => console.error(`mediadesk engine: ${m}`)))(message);
+  }
+
   private run(jobId: string, step: () => Promise<void>): void {
     const done = step()
-      .catch((err) => console.error(`mediadesk engine: job ${jobId}: ${(err as Error).stack ?? err}`))
+      .catch((err) => this.failed(`job ${jobId}: ${(err as Error).stack ?? err}`))
       .finally(() => {
         this.busy.delete(jobId);
         this.kick();

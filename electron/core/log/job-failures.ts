@@ -43,3 +43,11 @@ export function logAppRunFailures(events: EventBus, log: Pick<AppLog, 'warn'>): 
     if (name === 'apps.changed') tell((payload as { runs: AppRun[] }).runs);
   });
 }
+
+/** The engine's unexpected failures (EngineOptions.error): in the log, and on stderr as before. */
+export function logEngineErrors(log: Pick<AppLog, 'error'>): (message: string) => void {
+  return (message) => {
+    log.error(`engine: ${message}`);
+    console.error(`mediadesk engine: ${message}`);
+  };
+}

@@ -1,15 +1,11 @@
 import type { Engine } from '../../core/engine/engine.ts';
-import { openEngine } from '../../core/engine/open.ts';
-import { logJobFailures } from '../../core/log/job-failures.ts';
 import { SETTLED_STATES, type JobState } from '../../../shared/contract/jobs.ts';
 import { waitingReason } from '../../core/queue/job-messages.ts';
 import { oneLine, type CliContext } from './command.ts';
 import { backendLabel } from '../../../shared/contract/foundation.ts';
 import { heldMessage, QUEUE_HELD_BACK, type CapHold } from '../../../shared/contract/jobs.ts';
 import { batchWorkState, NO_ANSWER, WORK_STATE_LABEL, workLine } from '../../../shared/work-status.ts';
-import { pacingRates } from '../../core/limits/pacer.ts';
-import type { CliServices } from './services.ts';
-import { withDefaultOutputDir } from '../../core/paths.ts';
+import { openCliServices, type CliServices } from './services.ts';
 import type { Settings } from '../../../shared/settings.ts';
 
 export interface EngineSession {
@@ -19,52 +15,16 @@ export interface EngineSession {
 }
 
 /**
- * The engine over the CLI's services: the same database, settings and backend as the desktop app.
- * `readOnly` (a listing): the services (the whole core: settings, keychain, log, backend) open only
- * if the engine asks where requests go, so a read of the queue loads the queue alone.
+ * The engine of the core the CLI opens (the same database, settings, backend and log as the desktop
+ * app): one engine per process. `concurrency` and `settings` (the command's flags) apply to the queue alone.
  */
 export async function openEngineSession(
   ctx: CliContext,
-  options: { concurrency?: number; settings?: Partial<Settings>; readOnly?: boolean } = {},
+  options: { concurrency?: number; settings?: Partial<Settings> } = {},
 ): Promise<EngineSession> {
-  let services: CliServices | undefined;
-  let opening: Promise<CliServices> | undefined;
-  const open = () => (opening ??= import('./services.ts').then(async (m) => (services = await m.openCliServices(ctx))));
-  if (!options.readOnly) await open();
-  /** Asked synchronously (settings, slugs) only after a request's target: the services are open by then. */
-  const opened = (): CliServices => {
-    if (!services) throw new Error('the CLI services were read before they were opened');
-    return services;
-  };
-  // A read-only session logs nothing until its services open (only work to do opens them).
-  const warn = (m: string) => services?.core.log.warn(m);
-  const engine = openEngine({
-    home: ctx.home,
-    target: async () => (await open()).target(),
-    identity: async () => (await open()).identity(),
-    // Null until they are open: only this process's core could have started a built-in Sandbox.
-    builtInSandboxUrl: async () => (services ? services.core.backend.builtInSandboxUrl() : null),
-    slugs: () => opened().slugs(),
-    // The app's own default when Settings names no output folder: `run` without --out writes where a batch from the app would.
-    settings: () => ({ ...withDefaultOutputDir(opened().settings.get(), ctx.env), ...options.settings }),
-    concurrency: options.concurrency,
-    rates: pacingRates(ctx.env),
-    poll: ctx.env.MEDIADESK_POLL_MIN_MS
-      ? { firstMs: Number(ctx.env.MEDIADESK_POLL_MIN_MS), minMs: Number(ctx.env.MEDIADESK_POLL_MIN_MS) }
-      : undefined,
-    warn: (m) => warn(m),
-  });
-  logJobFailures(engine, { warn: (m: string) => warn(m) });
-  return {
-    engine,
-    get services() {
-      return opened();
-    },
-    async close() {
-      await engine.close();
-      await (await opening?.catch(() => undefined))?.close();
-    },
-  };
+  const { concurrency, settings } = options;
+  const services = await openCliServices(ctx, { ...settings, ...(concurrency === undefined ? {} : { concurrency }) });
+  return { engine: services.core.engine, services, close: () => services.close() };
 }
 
 export type Counts = Record<JobState, number>;

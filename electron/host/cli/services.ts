@@ -3,6 +3,7 @@ import { dbPaths } from '../../core/paths.ts';
 import type { ApiTarget } from '../../core/api/client.ts';
 import type { Slugs } from '../../../shared/catalogue/index.ts';
 import type { CliContext } from './command.ts';
+import type { Settings } from '../../../shared/settings.ts';
 
 export interface CliServices {
   core: Core;
@@ -15,13 +16,17 @@ export interface CliServices {
   close(): Promise<void>;
 }
 
-/** The same core services as the desktop app, over the same data folder. */
-export async function openCliServices(ctx: CliContext): Promise<CliServices> {
+/**
+ * The same core services as the desktop app, over the same data folder. Its engine is the CLI's one
+ * engine: `queueSettings` (the command's flags) apply to the queue alone; commands start it themselves.
+ */
+export async function openCliServices(ctx: CliContext, queueSettings?: Partial<Settings>): Promise<CliServices> {
   const core = await createCore({
     home: ctx.home,
     host: 'cli',
     env: ctx.env,
     runQueue: false,
+    queueSettings,
     // Loaded when it starts (no key anywhere): fastify and the official description are heavy.
     startSandbox: () =>
       import('../../sandbox/index.ts').then((m) =>

@@ -197,7 +197,7 @@ async function openListing(ctx: CliContext): Promise<Listing> {
       close: async () => queue.close(),
     };
   const { openEngineSession } = await import('../engine-session.ts');
-  const session = await openEngineSession(ctx, { readOnly: true });
+  const session = await openEngineSession(ctx);
   const { engine } = session;
   return {
     store: engine.store,
