@@ -40,6 +40,7 @@ import { keysKnownTo } from './log/keys.ts';
 import { logAppRunFailures, logJobFailures } from './log/job-failures.ts';
 import { APP_VERSION } from './app-version.ts';
 import { pacingRates } from './limits/pacer.ts';
+import { buildProblemReport } from './problem-report.ts';
 
 export interface CoreOptions {
   home: string;
@@ -288,6 +289,17 @@ export async function createCore(opts: CoreOptions) {
     ...auditHandlers(audit, () => savedDir('exports')),
     ...hotFolderHandlers(hotFolders),
     ...presetHandlers(presets, () => savedDir('exports')),
+    'support.report': async () => {
+      const r = await buildProblemReport({
+        home: opts.home,
+        host: opts.host,
+        settings: effectiveSettings,
+        // A keychain that cannot be read now leaves the key-shaped rule, which every line passes too.
+        secrets: async () => [await secrets.get().catch(() => null), (opts.env ?? process.env).MEDIADESK_API_KEY],
+        saveDir: () => savedDir('exports'),
+      });
+      return { path: r.path, entries: r.entries, crashDump: r.crashDump !== null };
+    },
     'media.check': ({ family, sources, body }) => checkReferences({ family, sources, body }),
     'loras.list': async () => ({ loras: await listLoras(client, join(opts.home, 'cache', 'loras')) }),
     'media.thumbnail': async ({ path, size }) => ({ path: await media.thumbnail(path, size) }),

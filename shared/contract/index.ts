@@ -10,6 +10,7 @@ import { limitsCommands } from './limits.ts';
 import { noticesEvents } from './notices.ts';
 import { presetsCommands } from './presets.ts';
 import { pricesCommands } from './prices.ts';
+import { supportCommands } from './support.ts';
 
 export * from './define.ts';
 export * from './foundation.ts';
@@ -23,6 +24,7 @@ export * from './limits.ts';
 export * from './notices.ts';
 export * from './presets.ts';
 export * from './prices.ts';
+export * from './support.ts';
 
 /** Every command of every area. An area adds its module here; transports derive everything from this. */
 export const COMMANDS = {
@@ -36,6 +38,7 @@ export const COMMANDS = {
   ...limitsCommands,
   ...presetsCommands,
   ...pricesCommands,
+  ...supportCommands,
 };
 
 export const EVENTS = {
