@@ -109,7 +109,7 @@ const README = (crash: string | null) =>
     '  anything shaped like a key replaced by [redacted], and data runs (a file in text) removed.',
     '  They name files and folders you worked with, never what is in them.',
     crash
-      ? `- crash/${basename(crash)}: the last crash dump (a minidump: the program's state when it crashed,\n  with the key overwritten), for the developers' debugger`
+      ? `- crash/${basename(crash)}: the last crash dump (a minidump: the program's threads and some of its\n  memory when it crashed, with the key overwritten), for the developers' debugger. Memory may hold bits\n  of what it was working on: remove crash/ from the zip if that worries you.`
       : '- no crash dump: MediaDesk has not crashed (or its dumps were removed)',
     '',
     'Not in it: the API key, your images, videos or other files, the queue and audit databases.',
