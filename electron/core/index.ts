@@ -40,6 +40,7 @@ import { keysKnownTo } from './log/keys.ts';
 import { logAppRunFailures, logEngineErrors, logJobFailures } from './log/job-failures.ts';
 import { APP_VERSION } from './app-version.ts';
 import { pacingRates } from './limits/pacer.ts';
+import { supportHandlers } from './problem-report.ts';
 
 export interface CoreOptions {
   home: string;
@@ -269,6 +270,14 @@ export async function createCore(opts: CoreOptions) {
       auditHandlers(audit, () => savedDir('exports')),
       hotFolderHandlers(hotFolders),
       presetHandlers(presets, () => savedDir('exports')),
+      supportHandlers({
+        home: opts.home,
+        host: opts.host,
+        settings: effectiveSettings,
+        // A keychain that cannot be read now leaves the key-shaped rule, which every line passes too.
+        secrets: async () => [await secrets.get().catch(() => null), (opts.env ?? process.env).MEDIADESK_API_KEY],
+        saveDir: () => savedDir('exports'),
+      }),
     ),
     opts.overrides,
   );

@@ -11,6 +11,7 @@ export const FILE_SAVING_COMMANDS: ReadonlySet<CommandName> = new Set<CommandNam
   'creations.download',
   'batches.exportReport',
   'presets.export',
+  'support.report',
 ]);
 
 /**

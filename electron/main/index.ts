@@ -19,12 +19,14 @@ import { buildMenu } from './menu.ts';
 import { logUncaught, recoverWindow } from './recovery.ts';
 import { hardenContents, hardenSessions } from './security.ts';
 import { startUpdater, type Updater } from './updater.ts';
+import { keepCrashDumps, reportProblem } from './report-problem.ts';
 
 // Same folder as the web host and the CLI (MEDIADESK_HOME honoured), so all three share one database.
 const home = dataHome();
 app.setPath('userData', home);
 const log = openLog({ home, name: 'main', console: !app.isPackaged });
 logUncaught(log);
+keepCrashDumps(home);
 // Result files reach the page through this scheme only, never file://; streaming serves video.
 protocol.registerSchemesAsPrivileged([
   { scheme: 'desk-media', privileges: { standard: true, secure: true, stream: true, supportFetchAPI: true } },
@@ -97,6 +99,7 @@ if (!app.requestSingleInstanceLock()) {
       Menu.setApplicationMenu(
         buildMenu({
           showLogs: () => void shell.openPath(log.dir),
+          reportProblem: () => void reportProblem(core!, win, log),
           checkForUpdates: () => void updater?.checkFromMenu(win),
           updatesUnavailable: updater?.unavailable ?? null,
           autoUpdate: settings.get().autoUpdate,

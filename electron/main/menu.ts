@@ -3,6 +3,8 @@ import { app, Menu, shell, type MenuItemConstructorOptions } from 'electron';
 export interface MenuActions {
   /** Opens the folder of log files in the OS file manager. */
   showLogs(): void;
+  /** Builds the problem report's zip and shows it (support.report). */
+  reportProblem(): void;
   checkForUpdates(): void;
   /** Why Check for Updates is unavailable in this process (a development build), or null. */
   updatesUnavailable: string | null;
@@ -50,6 +52,7 @@ export function buildMenu(actions: MenuActions): Menu {
       role: 'help',
       submenu: [
         { label: 'Show Logs', click: () => actions.showLogs() },
+        { label: 'Report a Problem…', click: () => actions.reportProblem() },
         { type: 'separator' },
         ...updates,
         { type: 'separator' },

@@ -11,6 +11,7 @@ import { noticesEvents } from './notices.ts';
 import { handOffEvents } from './handoff.ts';
 import { presetsCommands } from './presets.ts';
 import { pricesCommands } from './prices.ts';
+import { supportCommands } from './support.ts';
 
 export * from './define.ts';
 export * from './foundation.ts';
@@ -25,6 +26,7 @@ export * from './notices.ts';
 export * from './handoff.ts';
 export * from './presets.ts';
 export * from './prices.ts';
+export * from './support.ts';
 
 /** Every command of every area. An area adds its module here; transports derive everything from this. */
 export const COMMANDS = {
@@ -38,6 +40,7 @@ export const COMMANDS = {
   ...limitsCommands,
   ...presetsCommands,
   ...pricesCommands,
+  ...supportCommands,
 };
 
 export const EVENTS = {

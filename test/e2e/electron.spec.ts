@@ -224,4 +224,25 @@ test.describe('Electron shell', () => {
     });
     expect(await exited).toBe(0);
   });
+
+  test('crash dumps stay in the data folder, sent nowhere; Help > Report a Problem… makes the zip and shows it', async () => {
+    const home = newHome();
+    app = await launch({ MEDIADESK_HOME: home, MEDIADESK_OUTPUT_DIR: join(home, 'out') });
+    await app.firstWindow();
+    expect(await app.evaluate(({ app }) => app.getPath('crashDumps'))).toBe(join(home, 'crashes'));
+    // The file manager is not opened in a test: what it was asked to show is recorded instead.
+    await app.evaluate(({ Menu, shell }) => {
+      const shown: string[] = [];
+      (globalThis as unknown as { shown: string[] }).shown = shown;
+      shell.showItemInFolder = (path) => void shown.push(path);
+      const help = Menu.getApplicationMenu()!.items.find((i) => i.role === 'help' || i.label === 'Help')!;
+      help.submenu!.items.find((i) => i.label === 'Report a Problem…')!.click();
+    });
+    const shown = () => app!.evaluate(() => (globalThis as unknown as { shown: string[] }).shown);
+    await expect.poll(async () => (await shown()).length).toBe(1);
+    const [zip] = await shown();
+    expect(dirname(zip)).toBe(join(home, 'out', 'Exports'));
+    expect(basename(zip)).toMatch(/^MediaDesk problem report .+\.zip$/);
+    expect(existsSync(zip)).toBe(true);
+  });
 });

@@ -100,6 +100,7 @@ const EFFECTS: Partial<Record<CommandName, string>> = {
   'presets.remove': 'forgets a preset',
   'presets.export': 'writes an export file',
   'presets.import': 'adds presets',
+  'support.report': 'writes a problem report zip',
 };
 
 const home = mkdtempSync(join(tmpdir(), 'md-fuzz-cmd-'));

@@ -137,6 +137,7 @@ describe('random paths from a page are held to the rule', () => {
       ['batches.exportReport', { id: 'b' }],
       ['team.export', { what: 'members' }],
       ['creations.download', { id: 'c' }],
+      ['support.report', {}],
     ];
     expect(SAVERS.map(([c]) => c).sort()).toEqual([...FILE_SAVING_COMMANDS].sort());
     await fc.assert(

@@ -85,6 +85,11 @@ export const COMMANDS: CommandRef[] = [
     load: () => import('./doctor.ts').then((m) => m.doctorCommand),
   },
   {
+    name: 'report-problem',
+    summary: 'A zip of redacted logs, versions, settings and the last crash, to attach to an issue (nothing is sent).',
+    load: () => import('./report-problem.ts').then((m) => m.reportProblemCommand),
+  },
+  {
     name: 'settings',
     summary: 'Read or change settings shared with the desktop app',
     load: () => import('./settings.ts').then((m) => m.settingsCommand),
