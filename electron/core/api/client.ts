@@ -432,6 +432,7 @@ export class ApiClient {
   private readonly deadlineMs: number;
   /** Reads in flight, so that close can let them go (creates are always answered or timed out). */
   private readonly reads = new Set<Collect>();
+  private sending = 0;
 
   constructor(target: () => ApiTarget | Promise<ApiTarget>, options: ClientOptions = {}) {
     this.target = target;
@@ -488,6 +489,11 @@ export class ApiClient {
    * Lets go of every read in flight (they fail as stopped); creates are left to be answered. For
    * the end of a command: a read the result does not wait for must not keep the process alive.
    */
+  /** Requests sent (past their pacing) and not yet answered: a test's clock moves only while none is. */
+  get inFlight(): number {
+    return this.sending;
+  }
+
   abortReads(): void {
     for (const c of this.reads) c.giveUp(new StoppedFailure('stopped before the server answered'));
   }
@@ -525,6 +531,24 @@ export class ApiClient {
     },
   ): Promise<T> {
     if (this.pace && !placeHeld.getStore()) await this.pace();
+    this.sending++;
+    try {
+      return await this.sendPaced<T>(method, path, request);
+    } finally {
+      this.sending--;
+    }
+  }
+
+  private async sendPaced<T>(
+    method: 'GET' | 'POST',
+    path: string,
+    request: {
+      json?: unknown;
+      searchParams?: URLSearchParams | Record<string, string | number>;
+      create: boolean;
+      deadlineMs?: number;
+    },
+  ): Promise<T> {
     const collect = new Collect();
     // Registered before the target is known: a read let go meanwhile is never sent.
     if (!request.create) this.reads.add(collect);
