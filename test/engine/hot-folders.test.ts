@@ -108,6 +108,7 @@ describe('hot folders', () => {
     await until('a file queued', () => /queued .*early/.test(host.out()), host.out);
     slow.push(copySlowly(join(watched, 'slow-2.png'), await bigPng(2)));
     // Killed while slow-2 is still being written: it finishes arriving while nothing watches.
+    // Stays: the watch runs in its own process on real time; 400 ms lands mid-way through the 1.5 s copy.
     await new Promise((r) => setTimeout(r, 400));
     host.child.kill('SIGKILL');
     await host.exited;
@@ -225,6 +226,7 @@ describe('hot folders', () => {
       const path = join(watched, 'stalled.png');
       const copy = copyWithStall(path, await bigPng(4), 3000);
       // 2.6 s into the stall: past the 2 s a folder waits by default, the file still waits for its rest.
+      // Stays: the core's watcher keeps real time (createCore takes no clock for it yet).
       await new Promise((r) => setTimeout(r, 2600));
       expect(fileStates(home)[path]).toBe('waiting');
       await copy;
