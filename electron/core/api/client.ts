@@ -423,6 +423,13 @@ class Collect extends Gathered implements Dispatcher.DispatchHandler {
   }
 }
 
+interface SendRequest {
+  json?: unknown;
+  searchParams?: URLSearchParams | Record<string, string | number>;
+  create: boolean;
+  deadlineMs?: number;
+}
+
 export class ApiClient {
   private readonly target: () => ApiTarget | Promise<ApiTarget>;
   private readonly userAgent: string;
@@ -520,16 +527,7 @@ export class ApiClient {
     }
   }
 
-  private async send<T>(
-    method: 'GET' | 'POST',
-    path: string,
-    request: {
-      json?: unknown;
-      searchParams?: URLSearchParams | Record<string, string | number>;
-      create: boolean;
-      deadlineMs?: number;
-    },
-  ): Promise<T> {
+  private async send<T>(method: 'GET' | 'POST', path: string, request: SendRequest): Promise<T> {
     if (this.pace && !placeHeld.getStore()) await this.pace();
     this.sending++;
     try {
@@ -539,16 +537,7 @@ export class ApiClient {
     }
   }
 
-  private async sendPaced<T>(
-    method: 'GET' | 'POST',
-    path: string,
-    request: {
-      json?: unknown;
-      searchParams?: URLSearchParams | Record<string, string | number>;
-      create: boolean;
-      deadlineMs?: number;
-    },
-  ): Promise<T> {
+  private async sendPaced<T>(method: 'GET' | 'POST', path: string, request: SendRequest): Promise<T> {
     const collect = new Collect();
     // Registered before the target is known: a read let go meanwhile is never sent.
     if (!request.create) this.reads.add(collect);
