@@ -36,8 +36,7 @@ beforeAll(async () => {
 });
 afterAll(() => core?.close());
 
-const until = (what: () => boolean) =>
-  vi.waitFor(() => expect(what()).toBe(true), { timeout: 30_000, interval: 50 });
+const until = (what: () => boolean) => vi.waitFor(() => expect(what()).toBe(true), { timeout: 30_000, interval: 50 });
 
 describe('notices from the core', () => {
   it("a hot folder's files are told once when they are all done, not batch by batch", async () => {
