@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Entry } from '@napi-rs/keyring';
+import { realClock, type Clock } from './clock.ts';
 
 /**
  * Where the API key lives: only core reads it; the UI learns whether one is set and its fingerprint.
@@ -100,31 +101,33 @@ export class CachedSecretStore implements SecretStore {
   readonly note: string;
   private readonly inner: SecretStore;
   private readonly ttlMs: number;
+  private readonly clock: Pick<Clock, 'now'>;
   private cached: { value: string | null; at: number } | null = null;
 
-  constructor(inner: SecretStore, ttlMs = 2000) {
+  constructor(inner: SecretStore, ttlMs = 2000, clock: Pick<Clock, 'now'> = realClock) {
     this.inner = inner;
     this.ttlMs = ttlMs;
+    this.clock = clock;
     this.kind = inner.kind;
     this.note = inner.note;
   }
 
   async get() {
-    if (this.cached && Date.now() - this.cached.at < this.ttlMs) return this.cached.value;
+    if (this.cached && this.clock.now() - this.cached.at < this.ttlMs) return this.cached.value;
     const value = await this.inner.get();
-    this.cached = { value, at: Date.now() };
+    this.cached = { value, at: this.clock.now() };
     return value;
   }
 
   async set(value: string) {
     this.cached = null;
     await this.inner.set(value);
-    this.cached = { value, at: Date.now() };
+    this.cached = { value, at: this.clock.now() };
   }
 
   async clear() {
     this.cached = null;
     await this.inner.clear();
-    this.cached = { value: null, at: Date.now() };
+    this.cached = { value: null, at: this.clock.now() };
   }
 }

@@ -213,11 +213,17 @@ describe('faults of the Sandbox', () => {
 
   it('a window of expired result URLs: paid results are waited for, not given up; every job ends done without a Retry', async () => {
     await control(sb.url, 'faults', { expireResultUrls: true });
-    const { e, r, out } = await batchOf(4);
+    const { e, r, out } = await batchOf(4, { downloadAttempts: 2 });
     e.start();
-    // Every task completes and meets expired links for a while, beyond the 8 download tries.
+    // Every task completes and meets expired links, each fetched more often than its 2 download tries.
     await until(async () => e.store.byIds(r.jobIds).every((j) => j.state === 'downloading'), 20_000);
-    await new Promise((res) => setTimeout(res, 3000));
+    const fetches = async (taskId: string) =>
+      ((await control(sb.url, 'requests')).requests as string[]).filter((l) => l.startsWith(`GET /results/${taskId}/`))
+        .length;
+    await until(async () => {
+      for (const j of e.store.byIds(r.jobIds)) if ((await fetches(j.taskId!)) <= 2) return false;
+      return true;
+    }, 20_000);
     expect(e.store.byIds(r.jobIds).map((j) => j.state)).toEqual([
       'downloading',
       'downloading',

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, createWriteStream, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { openHotFolderDb } from '../../electron/core/hot-folders/service.ts';
@@ -31,14 +31,6 @@ async function copySlowly(path: string, bytes: Buffer): Promise<void> {
     await new Promise((r) => setTimeout(r, 125));
   }
   await new Promise<void>((res) => out.end(res));
-}
-
-/** Writes the first half of `bytes`, stops for `pauseMs` (a network share that stalls), then the rest. */
-async function copyWithStall(path: string, bytes: Buffer, pauseMs: number): Promise<void> {
-  const half = Math.floor(bytes.length / 2);
-  writeFileSync(path, bytes.subarray(0, half));
-  await new Promise((r) => setTimeout(r, pauseMs));
-  appendFileSync(path, bytes.subarray(half));
 }
 
 /** `mediadesk watch …` as its own process: the host that watches, which the test kills and starts again. */
@@ -108,6 +100,7 @@ describe('hot folders', () => {
     await until('a file queued', () => /queued .*early/.test(host.out()), host.out);
     slow.push(copySlowly(join(watched, 'slow-2.png'), await bigPng(2)));
     // Killed while slow-2 is still being written: it finishes arriving while nothing watches.
+    // Stays: the watch runs in its own process on real time; 400 ms lands mid-way through the 1.5 s copy.
     await new Promise((r) => setTimeout(r, 400));
     host.child.kill('SIGKILL');
     await host.exited;
@@ -210,7 +203,7 @@ describe('hot folders', () => {
     expect(readdirSync(out)).toHaveLength(3);
   }, 120_000);
 
-  it("a folder's longer wait: a copy that stalls for 3 s is taken only once it is whole", async () => {
+  it("a folder's longer wait: a copy that stalls is taken only once it is whole, past the default wait", async () => {
     const { home, watched, out } = await scene('stall');
     const core = await openCore(home);
     try {
@@ -223,11 +216,32 @@ describe('hot folders', () => {
       });
       expect(folderOf(changed).settleSeconds).toBe(5);
       const path = join(watched, 'stalled.png');
-      const copy = copyWithStall(path, await bigPng(4), 3000);
-      // 2.6 s into the stall: past the 2 s a folder waits by default, the file still waits for its rest.
-      await new Promise((r) => setTimeout(r, 2600));
+      const bytes = await bigPng(4);
+      // A copy that stalls half way (a network share): its first half now, the rest once shown waiting.
+      writeFileSync(path, bytes.subarray(0, Math.floor(bytes.length / 2)));
+      await until(
+        'the stalled file seen',
+        () => fileStates(home)[path] === 'waiting',
+        () => JSON.stringify(fileStates(home)),
+      );
+      // A folder at the default 2 s whose whole file arrives after: once it is taken, the stalled one has sat longer.
+      const other = join(dirname(watched), 'other');
+      mkdirSync(other);
+      const second = await core.dispatch('hotFolders.add', {
+        folder: other,
+        tool: 'upscaler-precision',
+        outDir: join(dirname(out), 'other-results'),
+      });
+      expect(folderOf(second).settleSeconds).toBe(2);
+      await makeImages(other, ['whole.png']);
+      const whole = join(other, 'whole.png');
+      await until(
+        'the whole file taken',
+        () => ![undefined, 'waiting'].includes(fileStates(home)[whole]),
+        () => JSON.stringify(fileStates(home)),
+      );
       expect(fileStates(home)[path]).toBe('waiting');
-      await copy;
+      appendFileSync(path, bytes.subarray(Math.floor(bytes.length / 2)));
       await until(
         'the stalled file done',
         () => ['done', 'failed', 'rejected', 'skipped'].includes(fileStates(home)[path]),
@@ -237,7 +251,7 @@ describe('hot folders', () => {
     } finally {
       await core.close();
     }
-    expect(creates(await control(ctx.url, 'stats'))).toBe(1);
+    expect(creates(await control(ctx.url, 'stats'))).toBe(2);
     expect(readdirSync(out)).toEqual(['stalled_upscaler-precision.png']);
   }, 120_000);
 });

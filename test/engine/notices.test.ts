@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createCore, type Core } from '../../electron/core/index.ts';
 import { MemorySecretStore } from '../../electron/core/secrets.ts';
 import { startSandbox } from '../../electron/sandbox/index.ts';
@@ -11,6 +11,8 @@ import { makeImages, givenFolder, sandboxAndFolder } from './helpers.ts';
 const ctx = sandboxAndFolder('notices', 100);
 let core: Core;
 const told: Notice[] = [];
+/** Batches a jobs.changed event told finished; heard after the notices' own listener, so they were decided on. */
+const toldFinished = new Set<string>();
 
 beforeAll(async () => {
   core = await createCore({
@@ -27,14 +29,14 @@ beforeAll(async () => {
   }).then(givenFolder(ctx.dir));
   core.events.onAny((name, payload) => {
     if (name === 'notices.show') told.push(...(payload as { notices: Notice[] }).notices);
+    if (name === 'jobs.changed')
+      for (const b of (payload as { batches: { id: string; finished: boolean }[] }).batches)
+        if (b.finished) toldFinished.add(b.id);
   });
 });
 afterAll(() => core?.close());
 
-const until = async (what: () => boolean) => {
-  for (let i = 0; i < 300 && !what(); i++) await new Promise((r) => setTimeout(r, 100));
-  expect(what()).toBe(true);
-};
+const until = (what: () => boolean) => vi.waitFor(() => expect(what()).toBe(true), { timeout: 30_000, interval: 50 });
 
 describe('notices from the core', () => {
   it("a hot folder's files are told once when they are all done, not batch by batch", async () => {
@@ -49,7 +51,8 @@ describe('notices from the core', () => {
     expect(added.ok).toBe(true);
     await makeImages(watched, ['a.png', 'b.png']);
     await until(() => told.length > 0);
-    await new Promise((r) => setTimeout(r, 1500));
+    // Every batch's end was heard: a notice per batch would have been told by now.
+    await until(() => core.engine.listBatches(10, 0).every((b) => toldFinished.has(b.id)));
     expect(told.map((n) => [n.title, n.screen])).toEqual([['Hot folder Incoming: 2 images done', 'hot-folders']]);
   });
 
@@ -77,8 +80,7 @@ describe('notices from the core', () => {
     });
     if (!r.ok) throw new Error(r.error.message);
     const second = (r.result as { batch: { id: string } }).batch.id;
-    await until(() => core.engine.listBatches(10, 0).some((b) => b.id === second && b.finished));
-    await new Promise((r) => setTimeout(r, 1000));
+    await until(() => toldFinished.has(second));
     expect(told).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 // The queue paced by the limiter against the Sandbox with its limits on, over real HTTP and real
-// SQLite: rates scaled down (the same numbers for both) so 2,000 creates take about a minute.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// SQLite: rates scaled down (the same numbers for both) so a batch's pacing takes seconds; the
+// 2,000-job batch runs at the service's own rates on a TestClock the engine and the Sandbox share.
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { join } from 'node:path';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
 import { openEngine } from '../../electron/core/engine/open.ts';
@@ -16,6 +17,9 @@ import { MemorySecretStore } from '../../electron/core/secrets.ts';
 import { DeskError, type CommandName, type Req, type Res } from '../../shared/contract/index.ts';
 import { SETTLED_STATES } from '../../shared/contract/jobs.ts';
 import { ApiClient } from '../../electron/core/api/client.ts';
+import { realClock, type Clock } from '../../electron/core/clock.ts';
+import { SERVICE_RATES } from '../../shared/service-limits.ts';
+import { TestClock } from '../clock.ts';
 
 const RATES: RateLimits = { burstPerSec: 50, burstWindowSec: 2, averagePerSec: 40, averageWindowSec: 10 };
 const TOOL = 'image-to-prompt';
@@ -31,13 +35,17 @@ afterAll(async () => {
   cleanup(dir);
 });
 
-function pacedEngine(home: string) {
+function pacedEngine(
+  home: string,
+  at: { url: string; rates: RateLimits; clock?: Clock } = { url: sb.url, rates: RATES },
+) {
   return openEngine({
     home,
-    target: async () => ({ baseUrl: sb.url, apiKey: 'sandbox-owner' }),
+    target: async () => ({ baseUrl: at.url, apiKey: 'sandbox-owner' }),
     slugs: () => ({ ...DEFAULT_SLUGS }),
     settings: () => DEFAULT_SETTINGS,
-    rates: RATES,
+    rates: at.rates,
+    clock: at.clock,
     concurrency: 32,
     poll: { firstMs: 300, minMs: 300, maxMs: { image: 600, text: 600, audio: 600, video: 600 } },
     client: { maxDelayMs: 2000 },
@@ -46,50 +54,71 @@ function pacedEngine(home: string) {
 
 /** Waits until `done` of the jobs are done and every other one says why it waits. */
 async function heldAfter(e: ReturnType<typeof openEngine>, ids: readonly string[], done: number): Promise<void> {
-  for (;;) {
-    const rows = e.store.byIds(ids);
-    if (rows.filter((j) => j.state === 'done').length === done && rows.every((j) => j.state === 'done' || j.error))
-      return;
-    await new Promise((res) => setTimeout(res, 50));
-  }
+  await vi.waitFor(
+    () => {
+      const rows = e.store.byIds(ids);
+      expect(rows.filter((j) => j.state === 'done')).toHaveLength(done);
+      expect(rows.every((j) => j.state === 'done' || j.error)).toBe(true);
+    },
+    { timeout: 60_000, interval: 50 },
+  );
 }
 
 describe('pacing to the service limits', () => {
-  it('runs a 2,000-job batch with no 429 at all: the limiter keeps under the rates', async () => {
-    await control(sb.url, 'reset', {});
-    await control(sb.url, 'limits', { limits: { ...RATES, caps: DEFAULT_DAILY_CAPS } });
+  it("runs a 2,000-job batch at the service's rates with no 429 at all: the limiter keeps under them", async () => {
+    // Time moves only while no request is in flight, to the next timer: minutes of pacing in seconds.
+    const clock = new TestClock();
+    const service = await startSandbox({
+      port: 0,
+      taskDurationMs: 100,
+      now: clock.now,
+      limits: { ...SERVICE_RATES, caps: DEFAULT_DAILY_CAPS },
+    });
     const inputs = await makeImages(
       join(dir, 'many'),
       Array.from({ length: 2000 }, (_, i) => `p${i}.png`),
       8,
     );
-    const e = pacedEngine(join(dir, 'home-many'));
+    const e = pacedEngine(join(dir, 'home-many'), { url: service.url, rates: SERVICE_RATES, clock });
+    const stopClock = clock.autoAdvance(() => e.tools.api.inFlight === 0);
     try {
+      const started = clock.now();
       const r = await e.startBatch({ tool: TOOL, inputs, outDir: join(dir, 'out-many') });
       expect(r.queued).toBe(2000);
       e.start();
       await settle(e, r.jobIds);
       const states = new Set(e.store.byIds(r.jobIds).map((j) => j.state));
       expect(states).toEqual(new Set(['done']));
-      const stats = await control(sb.url, 'stats');
+      const stats = await control(service.url, 'stats');
       expect(creates(stats)).toBe(2000);
       expect(stats.limited).toEqual({ burst: 0, average: 0, daily_cap: 0 });
+      // Held back, not sent at once: 2,000 creates are more than one average window takes.
+      const { averagePerSec, averageWindowSec } = SERVICE_RATES;
+      expect(averagePerSec * averageWindowSec).toBeLessThan(2000);
+      expect(clock.now() - started).toBeGreaterThan(averageWindowSec * 1000);
     } finally {
+      stopClock();
       await e.close();
+      await service.close();
     }
   }, 240_000);
 
   it("paces every request through the client, not only the queue's: reads sent during a batch draw no 429 and each takes one place", async () => {
-    await control(sb.url, 'reset', {});
-    await control(sb.url, 'limits', { limits: { ...RATES, caps: DEFAULT_DAILY_CAPS } });
+    const clock = new TestClock();
+    const service = await startSandbox({
+      port: 0,
+      taskDurationMs: 100,
+      now: clock.now,
+      limits: { ...RATES, caps: DEFAULT_DAILY_CAPS },
+    });
     const inputs = await makeImages(
       join(dir, 'reads'),
       Array.from({ length: 400 }, (_, i) => `r${i}.png`),
       8,
     );
-    const e = pacedEngine(join(dir, 'home-reads'));
+    const e = pacedEngine(join(dir, 'home-reads'), { url: service.url, rates: RATES, clock });
     // Another service's client (usage, creations, uploads...): paced by the engine's pacer, as createCore wires it.
-    const other = new ApiClient(async () => ({ baseUrl: sb.url, apiKey: 'sandbox-owner' }), {
+    const other = new ApiClient(async () => ({ baseUrl: service.url, apiKey: 'sandbox-owner' }), {
       pace: () => e.pacer.gate(),
       maxDelayMs: 2000,
     });
@@ -101,6 +130,7 @@ describe('pacing to the service limits', () => {
       if (grant.go) places++;
       return grant;
     };
+    const stopClock = clock.autoAdvance(() => e.tools.api.inFlight === 0 && other.inFlight === 0);
     try {
       const r = await e.startBatch({ tool: TOOL, inputs, outDir: join(dir, 'out-reads') });
       e.start();
@@ -116,7 +146,7 @@ describe('pacing to the service limits', () => {
       await reader;
       expect(new Set(e.store.byIds(r.jobIds).map((j) => j.state))).toEqual(new Set(['done']));
       expect(reads).toBeGreaterThan(20);
-      const stats = await control(sb.url, 'stats');
+      const stats = await control(service.url, 'stats');
       expect(stats.limited).toEqual({ burst: 0, average: 0, daily_cap: 0 });
       // One place per request the service saw: the queue's own are not counted twice.
       const seen = Object.entries(stats.requests as Record<string, number>)
@@ -125,7 +155,9 @@ describe('pacing to the service limits', () => {
       expect(places).toBeGreaterThanOrEqual(seen);
       expect(places).toBeLessThanOrEqual(seen + 5);
     } finally {
+      stopClock();
       await e.close();
+      await service.close();
     }
   }, 240_000);
 
@@ -193,7 +225,7 @@ describe('the day turning at midnight UTC', () => {
       slugs: () => ({ ...DEFAULT_SLUGS }),
       settings: () => DEFAULT_SETTINGS,
       rates: RATES,
-      paceClock: clock,
+      clock: { ...realClock, now: clock },
       poll: { firstMs: 100, minMs: 100, maxMs: { image: 300, text: 300, audio: 300, video: 300 } },
     });
     const limits = limitsHandlers(e.pacer, e.store);
@@ -337,11 +369,14 @@ describe('workflow app runs', () => {
       await call('limits.setCap', { tool: 'app:jM4nX8sc', cap: 1 });
       const first = (await run('one')).id;
       const second = (await run('two')).id;
-      for (;;) {
-        const [a, b] = [core.apps.one(first), core.apps.one(second)];
-        if (SETTLED_STATES.includes(a.state) && b.error) break;
-        await new Promise((res) => setTimeout(res, 50));
-      }
+      await vi.waitFor(
+        () =>
+          expect([SETTLED_STATES.includes(core.apps.one(first).state), !!core.apps.one(second).error]).toEqual([
+            true,
+            true,
+          ]),
+        { timeout: 30_000, interval: 50 },
+      );
       expect(core.apps.one(first).state).toBe('done');
       expect(core.apps.one(second)).toMatchObject({
         state: 'queued',
@@ -350,10 +385,10 @@ describe('workflow app runs', () => {
         ),
       });
       await call('limits.setCap', { tool: 'app:jM4nX8sc', cap: 2 });
-      for (;;) {
-        if (SETTLED_STATES.includes(core.apps.one(second).state)) break;
-        await new Promise((res) => setTimeout(res, 50));
-      }
+      await vi.waitFor(() => expect(SETTLED_STATES).toContain(core.apps.one(second).state), {
+        timeout: 30_000,
+        interval: 50,
+      });
       expect(core.apps.one(second)).toMatchObject({ state: 'done', error: null });
       // The limits tables name it as the Apps screen does.
       const limits = await call('limits.status', {});

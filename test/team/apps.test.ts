@@ -102,8 +102,13 @@ describe('workflow apps over the Sandbox', () => {
         expect(row.state).not.toBe('failed');
         await new Promise((res) => setTimeout(res, 25));
       }
-      // Several renewals that give the same lapsed link: still downloading, not failed.
-      await new Promise((res) => setTimeout(res, 2500));
+      // Several renewals that give the same lapsed link (the Sandbox saw them): still downloading, not failed.
+      const fetches = async () =>
+        ((await control(r.sandbox.url, 'requests')).requests as string[]).filter((l) =>
+          /^GET \/(results|blobs)\//.test(l),
+        ).length;
+      const before = await fetches();
+      await vi.waitFor(async () => expect(await fetches()).toBeGreaterThanOrEqual(before + 3), { timeout: 20_000 });
       expect(r.services.apps.store.get(run.id)!.state).toBe('downloading');
       await control(r.sandbox.url, 'faults', { expireResultUrls: false });
       const done = await settled(r, run.id);
@@ -209,9 +214,11 @@ describe('workflow apps over the Sandbox', () => {
     const task = await r.client.create<{ data: { task_id: string } }>('/v1/ai/text-to-image/flux-kontext-pro', {
       prompt: 'a lighthouse',
     });
-    await new Promise((res) => setTimeout(res, 400));
-    const page = await r.services.creations.list({ page: 1, perPage: 10, thumbnails: false });
-    expect(page.items[0].id).toBe(task.data.task_id);
+    const page = await vi.waitFor(async () => {
+      const listed = await r.services.creations.list({ page: 1, perPage: 10, thumbnails: false });
+      expect(listed.items[0]?.id).toBe(task.data.task_id);
+      return listed;
+    });
     const byId = await r.services.apps.run({
       appId: 'tV3mW9rb',
       confirmedCost: 40,
@@ -397,6 +404,7 @@ describe('workflow apps over the Sandbox', () => {
     const row = r.services.apps.store.get(run.id)!;
     expect(row.state).toBe('needs_attention');
     expect(row.error).toMatch(/may have been created and charged/);
+    // Stays: the app runner has no settled(); a submit its tick started would reach the Sandbox within this.
     await new Promise((res) => setTimeout(res, 300));
     expect(JSON.stringify((await control(r.sandbox.url, 'stats')).creates)).toBe(creates);
     r.services.apps.cancel(run.id);
@@ -550,10 +558,12 @@ describe('on Windows, results whose path would pass its 259 characters', () => {
     try {
       const prompt = 'a lighthouse on a granite cliff at dawn, waves breaking below, gulls, long exposure';
       await win.client.create('/v1/ai/text-to-image/flux-kontext-pro', { prompt });
-      await new Promise((res) => setTimeout(res, 400));
-      const page = await win.services.creations.list({ page: 1, perPage: 10, thumbnails: false });
-      const c = page.items.find((i) => i.url && i.name?.startsWith('a lighthouse on a granite'));
-      expect(c).toBeDefined();
+      const c = await vi.waitFor(async () => {
+        const page = await win.services.creations.list({ page: 1, perPage: 10, thumbnails: false });
+        const found = page.items.find((i) => i.url && i.name?.startsWith('a lighthouse on a granite'));
+        expect(found).toBeDefined();
+        return found;
+      });
       const out = deepFolder(200);
       const saved = await win.services.creations.download(c!.id, out);
       expect(saved.startsWith(`${out}/`)).toBe(true);

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCore, type Core } from '../../electron/core/index.ts';
-import { keyFingerprint, MemorySecretStore } from '../../electron/core/secrets.ts';
+import { CachedSecretStore, keyFingerprint, MemorySecretStore } from '../../electron/core/secrets.ts';
+import { TestClock } from '../clock.ts';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
 
 /** The OS keychain's stand-in, counting reads: each one is a synchronous round trip to the OS. */
@@ -49,11 +50,15 @@ describe('the API key, read from the keychain', () => {
     expect((await info()).effective).toBe('sandbox');
   });
 
-  it("a key another process stores (the CLI's key set) is seen within two seconds", async () => {
-    await core.dispatch('settings.set', { backend: 'live', baseUrl: sb.url });
-    expect((await info()).effective).toBe('sandbox');
+  it("a key another process stores (the CLI's key set) is seen within two seconds, and not read again sooner", async () => {
+    const keychain = new CountingStore();
+    const clock = new TestClock();
+    const cached = new CachedSecretStore(keychain, 2000, clock);
+    expect(await cached.get()).toBe(null);
     await keychain.set('sandbox-owner');
-    await new Promise((r) => setTimeout(r, 2100));
-    expect((await info()).effective).toBe('live');
+    clock.advance(1999);
+    expect([await cached.get(), keychain.reads]).toEqual([null, 1]);
+    clock.advance(1);
+    expect([await cached.get(), keychain.reads]).toEqual(['sandbox-owner', 2]);
   });
 });

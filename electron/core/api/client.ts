@@ -423,6 +423,13 @@ class Collect extends Gathered implements Dispatcher.DispatchHandler {
   }
 }
 
+interface SendRequest {
+  json?: unknown;
+  searchParams?: URLSearchParams | Record<string, string | number>;
+  create: boolean;
+  deadlineMs?: number;
+}
+
 export class ApiClient {
   private readonly target: () => ApiTarget | Promise<ApiTarget>;
   private readonly userAgent: string;
@@ -432,6 +439,7 @@ export class ApiClient {
   private readonly deadlineMs: number;
   /** Reads in flight, so that close can let them go (creates are always answered or timed out). */
   private readonly reads = new Set<Collect>();
+  private sending = 0;
 
   constructor(target: () => ApiTarget | Promise<ApiTarget>, options: ClientOptions = {}) {
     this.target = target;
@@ -488,6 +496,11 @@ export class ApiClient {
    * Lets go of every read in flight (they fail as stopped); creates are left to be answered. For
    * the end of a command: a read the result does not wait for must not keep the process alive.
    */
+  /** Requests sent (past their pacing) and not yet answered: a test's clock moves only while none is. */
+  get inFlight(): number {
+    return this.sending;
+  }
+
   abortReads(): void {
     for (const c of this.reads) c.giveUp(new StoppedFailure('stopped before the server answered'));
   }
@@ -514,17 +527,17 @@ export class ApiClient {
     }
   }
 
-  private async send<T>(
-    method: 'GET' | 'POST',
-    path: string,
-    request: {
-      json?: unknown;
-      searchParams?: URLSearchParams | Record<string, string | number>;
-      create: boolean;
-      deadlineMs?: number;
-    },
-  ): Promise<T> {
+  private async send<T>(method: 'GET' | 'POST', path: string, request: SendRequest): Promise<T> {
     if (this.pace && !placeHeld.getStore()) await this.pace();
+    this.sending++;
+    try {
+      return await this.sendPaced<T>(method, path, request);
+    } finally {
+      this.sending--;
+    }
+  }
+
+  private async sendPaced<T>(method: 'GET' | 'POST', path: string, request: SendRequest): Promise<T> {
     const collect = new Collect();
     // Registered before the target is known: a read let go meanwhile is never sent.
     if (!request.create) this.reads.add(collect);

@@ -38,7 +38,7 @@ export class QueueCommands {
     const counts = this.store.counts();
     return {
       paused: this.store.flag('paused') === '1',
-      rateLimitedUntil: rateLimitedUntil > Date.now() ? rateLimitedUntil : null,
+      rateLimitedUntil: rateLimitedUntil > this.runner.clock.now() ? rateLimitedUntil : null,
       // Nothing left to send (the user canceled what waited): nothing waits.
       serviceWait: (counts.queued ?? 0) + (counts.submitting ?? 0) > 0 ? serviceWait : null,
       capHolds: (counts.queued ?? 0) > 0 ? this.capHolds() : [],
@@ -51,7 +51,7 @@ export class QueueCommands {
   serviceWait(): string | null {
     const { serviceWait, unansweredSince } = this.runner.submitter;
     if (serviceWait) return serviceWait;
-    return unansweredSince !== null && Date.now() - unansweredSince >= NO_ANSWER_MS ? NO_ANSWER : null;
+    return unansweredSince !== null && this.runner.clock.now() - unansweredSince >= NO_ANSWER_MS ? NO_ANSWER : null;
   }
 
   pause(): QueueStatus {
@@ -129,7 +129,7 @@ export class QueueCommands {
     else if (job.taskId && job.generated?.length)
       moved = this.store.move(id, job.state, 'downloading', { error: null, invalid: null, outputs: [], planned: null });
     else if (job.taskId && job.state === 'canceled')
-      moved = this.store.move(id, job.state, 'running', { error: null, nextPollAt: Date.now() });
+      moved = this.store.move(id, job.state, 'running', { error: null, nextPollAt: this.runner.clock.now() });
     else {
       const made = this.madeSince(job);
       if (made)

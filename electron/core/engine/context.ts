@@ -4,6 +4,7 @@ import type { JobRow, JobStore } from '../queue/store.ts';
 import type { QueueLease } from './lease.ts';
 import type { EngineOptions } from './options.ts';
 import type { PollPolicy } from './poll-policy.ts';
+import type { Clock } from '../clock.ts';
 
 /** What the loop's steps (submit, poll, download) share; the Runner provides it. */
 export interface LoopContext {
@@ -11,6 +12,8 @@ export interface LoopContext {
   readonly tools: ToolClient;
   readonly options: EngineOptions;
   readonly poll: PollPolicy;
+  /** EngineOptions.clock, or real time. */
+  readonly clock: Clock;
   readonly lease: QueueLease;
   /** WriteBatcher.write: settles once the change is committed. */
   readonly write: <T>(fn: () => T) => Promise<T>;

@@ -24,6 +24,7 @@ import { WriteBatcher } from './write-batcher.ts';
 import { PaceLimiter } from '../limits/limiter.ts';
 import { Pacer } from '../limits/pacer.ts';
 import { heldTools } from '../limits/held.ts';
+import { realClock } from '../clock.ts';
 
 export type { EngineOptions } from './options.ts';
 
@@ -66,16 +67,18 @@ export class Engine {
     };
     this.lease = new QueueLease(this.store, options.leaseStaleMs);
     const writes = new WriteBatcher(this.store);
+    const clock = options.clock ?? realClock;
     this.pacer = new Pacer(
       new PaceLimiter(options.db, {
         rates: options.rates,
         safetyMs: options.paceSafetyMs ?? PACE_SAFETY_MS,
-        now: options.paceClock,
+        now: clock.now,
       }),
       {
         target: options.target,
         identity: options.identity,
         planTier: () => options.settings().planTier,
+        clock,
       },
     );
     this.runner = new Runner({

@@ -4,6 +4,7 @@ import type { ApiTarget, ClientOptions } from '../api/client.ts';
 import type { Db } from '../db/open.ts';
 import type { RateLimits } from '../../../shared/service-limits.ts';
 import type { PollPolicy } from './poll-policy.ts';
+import type { Clock } from '../clock.ts';
 
 export interface EngineOptions {
   db: Db;
@@ -24,8 +25,11 @@ export interface EngineOptions {
   rates?: RateLimits;
   /** How much longer than its window a grant counts (LimiterOptions.safetyMs); default PACE_SAFETY_MS. */
   paceSafetyMs?: number;
-  /** The clock of the rates' windows and the daily caps' UTC days (LimiterOptions.now); tests move it past midnight. */
-  paceClock?: () => number;
+  /**
+   * The time of the loop's waits, the poll schedule, the rates' windows and the daily caps' UTC days;
+   * default realClock. Tests move it (past midnight, or through a paced batch at once).
+   */
+  clock?: Clock;
   /** Overrides settings.concurrency (CLI --concurrency, benchmarks). */
   concurrency?: number;
   poll?: Partial<PollPolicy>;

@@ -56,7 +56,7 @@ export class Poller {
   }
 
   track(job: JobRow): void {
-    const submittedAt = job.submittedAt ?? Date.now();
+    const submittedAt = job.submittedAt ?? this.context.clock.now();
     this.tracked.set(job.id, {
       jobId: job.id,
       tool: job.tool,
@@ -64,7 +64,7 @@ export class Poller {
       params: job.params,
       submittedAt,
       listPath: resolvePaths(getTool(job.tool), job.snapshot.slugs as Slugs, job.params).list,
-      nextPollAt: job.nextPollAt ?? Date.now(),
+      nextPollAt: job.nextPollAt ?? this.context.clock.now(),
       askedAt: null,
       row: job,
     });
@@ -93,7 +93,7 @@ export class Poller {
   /** How long until a tracked task is due, at most `ceilingMs`. */
   msUntilDue(ceilingMs: number): number {
     let wait = ceilingMs;
-    for (const task of this.tracked.values()) wait = Math.min(wait, task.nextPollAt - Date.now());
+    for (const task of this.tracked.values()) wait = Math.min(wait, task.nextPollAt - this.context.clock.now());
     return wait;
   }
 
@@ -103,7 +103,7 @@ export class Poller {
   }
 
   async pollDue(): Promise<void> {
-    const now = Date.now();
+    const now = this.context.clock.now();
     const groups = new Map<string, TrackedTask[]>();
     for (const task of this.tracked.values())
       (groups.get(task.listPath) ?? groups.set(task.listPath, []).get(task.listPath)!).push(task);
@@ -129,7 +129,7 @@ export class Poller {
       void (listable ? this.pollList(listPath, tasks, asked) : this.pollEach(byId, asked))
         .catch(() => {
           // The client already retried; the next tick tries again.
-          for (const task of tasks) task.nextPollAt = Date.now() + this.context.poll.minMs;
+          for (const task of tasks) task.nextPollAt = this.context.clock.now() + this.context.poll.minMs;
         })
         .finally(() => {
           this.listsInFlight.delete(listPath);
@@ -168,12 +168,12 @@ export class Poller {
       if (!listDoesNotAnswer(err)) throw err;
       const before = this.listsDown.get(listPath);
       const backoffMs = before ? Math.min(LIST_RETRY_MAX_MS, before.backoffMs * 2) : this.context.poll.listRetryMs;
-      this.listsDown.set(listPath, { retryAt: Date.now() + backoffMs, backoffMs });
-      return this.pollEach(this.dueById(tasks, Date.now()), pace);
+      this.listsDown.set(listPath, { retryAt: this.context.clock.now() + backoffMs, backoffMs });
+      return this.pollEach(this.dueById(tasks, this.context.clock.now()), pace);
     }
     this.listsDown.delete(listPath);
     for (const envelope of listed) if (wanted.has(envelope.taskId)) found.set(envelope.taskId, envelope);
-    const now = Date.now();
+    const now = this.context.clock.now();
     const missing = this.dueById(
       tasks.filter((task) => !found.has(task.taskId)),
       now,
@@ -189,7 +189,7 @@ export class Poller {
 
   private async pollEach(tasks: TrackedTask[], pace: PaceScope | null): Promise<void> {
     const found = new Map<string, TaskEnvelope>();
-    const now = Date.now();
+    const now = this.context.clock.now();
     for (const detail of await this.askEach(tasks, pace)) if (detail) found.set(detail.taskId, detail);
     this.apply(tasks, found, now);
   }
@@ -207,7 +207,7 @@ export class Poller {
   /** The task's envelope, or null: a task the server no longer knows is settled here. */
   private async askById(task: TrackedTask): Promise<TaskEnvelope | null> {
     const { store, tools } = this.context;
-    task.askedAt = Date.now();
+    task.askedAt = this.context.clock.now();
     try {
       return await placeTaken(() => tools.byId(task.tool, task.row.snapshot.slugs as Slugs, task.params, task.taskId));
     } catch (err) {
@@ -226,7 +226,7 @@ export class Poller {
    */
   private apply(tasks: TrackedTask[], found: Map<string, TaskEnvelope>, askedAt: number, listed = false): void {
     const { store, poll } = this.context;
-    const now = Date.now();
+    const now = this.context.clock.now();
     const toDownload: JobRow[] = [];
     store.transaction(() => {
       for (const task of tasks) {

@@ -12,6 +12,7 @@ import type { PollPolicy } from './poll-policy.ts';
 import { Poller } from './poller.ts';
 import { Submitter } from './submitter.ts';
 import type { WriteBatcher } from './write-batcher.ts';
+import { realClock, type Clock, type ClockTimer } from '../clock.ts';
 
 const RECONCILE_MS = 1500;
 /** Longest wait between ticks when no poll falls due sooner. */
@@ -33,13 +34,15 @@ export class Runner {
   readonly submitter: Submitter;
   readonly poller: Poller;
   readonly downloads: Downloader;
+  /** The time the loop waits on and polls and paces by (EngineOptions.clock); the lease keeps real time. */
+  readonly clock: Clock;
   private readonly store: JobStore;
   private readonly options: EngineOptions;
   private readonly lease: QueueLease;
   private readonly tools: ToolClient;
   /** The step each job is in (submit or download), at most one per job. */
   private readonly busy = new Map<string, Promise<void>>();
-  private timer: NodeJS.Timeout | null = null;
+  private timer: ClockTimer | null = null;
   private running = false;
   private stopping = false;
   private lastReconcile = 0;
@@ -53,11 +56,13 @@ export class Runner {
     this.options = parts.options;
     this.lease = parts.lease;
     this.tools = parts.tools;
+    this.clock = parts.options.clock ?? realClock;
     const context: LoopContext = {
       store: parts.store,
       tools: parts.tools,
       options: parts.options,
       poll: parts.poll,
+      clock: this.clock,
       lease: parts.lease,
       write: (fn) => parts.writes.write(fn),
       run: (jobId, step) => this.run(jobId, step),
@@ -91,7 +96,7 @@ export class Runner {
   async stop(): Promise<void> {
     this.stopping = true;
     this.running = false;
-    if (this.timer) clearTimeout(this.timer);
+    if (this.timer) this.clock.clearTimeout(this.timer);
     this.timer = null;
     for (const w of this.tickWaiters.splice(0)) w();
     this.downloads.abortAll();
@@ -139,8 +144,8 @@ export class Runner {
 
   private schedule(ms: number): void {
     if (!this.running) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.tick(), ms);
+    if (this.timer) this.clock.clearTimeout(this.timer);
+    this.timer = this.clock.setTimeout(() => void this.tick(), ms);
   }
 
   private async tick(): Promise<void> {
@@ -175,7 +180,7 @@ export class Runner {
       this.failed((err as Error).message);
     }
     // A paced wait for a place in the rate's window ends the idle wait when it frees.
-    const paced = this.submitter.pacedFor - Date.now();
+    const paced = this.submitter.pacedFor - this.clock.now();
     const idle = paced > 0 ? Math.min(IDLE_TICK_MS, paced) : IDLE_TICK_MS;
     this.schedule(Math.max(MIN_TICK_MS, this.poller.msUntilDue(idle)));
   }

@@ -90,7 +90,7 @@ export class Submitter {
 
   async submitQueued(): Promise<void> {
     const { store } = this.context;
-    if (store.flag('paused') === '1' || Date.now() < Math.max(this.backoffUntil, this.pacedUntil)) return;
+    if (store.flag('paused') === '1' || this.context.clock.now() < Math.max(this.backoffUntil, this.pacedUntil)) return;
     const { global, perTool } = this.limits();
     const active = store.activeByTool();
     // They hold a slot already: uncounted, every tick before their commit started another round,
@@ -140,7 +140,7 @@ export class Submitter {
         this.preparing.set(job.id, job.tool);
         this.context.run(job.id, () => this.submit(job, pace));
       }
-      if (capped.size === cappedBefore || Date.now() < this.pacedUntil) break;
+      if (capped.size === cappedBefore || this.context.clock.now() < this.pacedUntil) break;
     }
     this.sayCapped(capped, backend);
   }
@@ -191,7 +191,7 @@ export class Submitter {
    */
   private async submit(job: JobRow, pace: PaceScope | null = null): Promise<void> {
     // Its uploads and its create: either may be what the service does not answer.
-    this.sending.set(job.id, Date.now());
+    this.sending.set(job.id, this.context.clock.now());
     try {
       await this.submitOne(job, pace);
     } finally {
@@ -275,7 +275,7 @@ export class Submitter {
       return;
     }
     this.serverAnswered();
-    const now = Date.now();
+    const now = this.context.clock.now();
     const base = {
       taskId: envelope.taskId,
       submittedAt: now,
@@ -343,14 +343,14 @@ export class Submitter {
     this.heldBackBy ??= why;
     this.backoffUntil = Math.max(
       this.backoffUntil,
-      Date.now() +
+      this.context.clock.now() +
         (retryAfterSec !== undefined ? retryAfterSec * 1000 : (this.context.options.defaultBackoffMs ?? 2000)),
     );
   }
 
   /** A create got an answer: the wait is over, unless a refusal since put it off (creates sent together). */
   private serverAnswered(): void {
-    if (Date.now() >= this.backoffUntil) this.heldBackBy = null;
+    if (this.context.clock.now() >= this.backoffUntil) this.heldBackBy = null;
   }
 }
 

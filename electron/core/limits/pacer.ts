@@ -7,6 +7,7 @@ import {
 } from '../../../shared/service-limits.ts';
 import type { ApiTarget } from '../api/client.ts';
 import { limiterScope, type Grant, type PaceLimiter } from './limiter.ts';
+import { realClock, sleepOn, type Clock } from '../clock.ts';
 
 /**
  * The rates a host paces to: the service's, unless MEDIADESK_PACING=off (scripts and tests against
@@ -29,6 +30,8 @@ export interface PacerOptions {
   identity?: () => Promise<string>;
   /** The plan in Settings, for a live key; a Sandbox demo key has its own. */
   planTier: () => PlanTier;
+  /** What gate() waits on; default realClock. */
+  clock?: Clock;
 }
 
 /** Tells where requests go now as a limiter scope, and takes creates, polls and other requests through the limiter. */
@@ -77,7 +80,7 @@ export class Pacer {
     for (;;) {
       const grant = this.poll(await this.scope());
       if (grant.go) return;
-      await new Promise((res) => setTimeout(res, grant.waitMs));
+      await sleepOn(this.opts.clock ?? realClock, grant.waitMs);
     }
   }
 
