@@ -515,8 +515,13 @@ test('team analytics: a breakdown or export that works clears an earlier error, 
 
   // The folder the web host hands files over from is taken by a file: the export fails and says so.
   const exports = join(home, 'hand-over');
-  rmSync(exports, { recursive: true, force: true });
-  writeFileSync(exports, 'not a folder');
+  // The host may still be clearing its hand-over folder after a download: retried until a file takes its place.
+  const blockExports = () =>
+    expect(() => {
+      rmSync(exports, { recursive: true, force: true });
+      writeFileSync(exports, 'not a folder');
+    }).toPass();
+  await blockExports();
   await page.getByTestId('export-usage').click();
   await expect(error).toBeVisible();
   // A breakdown that works (from the local cache) leaves no old error behind.
@@ -551,8 +556,7 @@ test('team analytics: a breakdown or export that works clears an earlier error, 
   // An export that fails after one that worked: the error alone.
   await page.getByTestId('export-usage').click();
   await expect(note).toBeVisible();
-  rmSync(exports, { recursive: true });
-  writeFileSync(exports, 'not a folder');
+  await blockExports();
   await page.getByTestId('export-usage').click();
   await expect(error).toBeVisible();
   await expect(note).toHaveCount(0);
@@ -1000,8 +1004,13 @@ test('what an export or a download came to is said each time: downloaded politel
   await expect.poll(saved).toBe(2);
   // In a browser the file is handed over from the data folder's hand-over/ and kept nowhere else.
   const exports = join(home, 'hand-over');
-  rmSync(exports, { recursive: true, force: true });
-  writeFileSync(exports, 'not a folder');
+  // The host may still be clearing its hand-over folder after a download: retried until a file takes its place.
+  const blockExports = () =>
+    expect(() => {
+      rmSync(exports, { recursive: true, force: true });
+      writeFileSync(exports, 'not a folder');
+    }).toPass();
+  await blockExports();
   await page.getByTestId('export-usage').click();
   await expect.poll(async () => (await alerted()).length).toBe(1);
   await page.getByTestId('export-usage').click();
