@@ -13,6 +13,13 @@ import {
   type SandboxProcess,
 } from './studio-helpers.ts';
 
+/** A file in place of the host's hand-over folder, so exports fail; retried while the host may still be clearing it. */
+const blockHandOver = (folder: string) =>
+  expect(() => {
+    rmSync(folder, { recursive: true, force: true });
+    writeFileSync(folder, 'not a folder');
+  }).toPass();
+
 let launch: Launch;
 let sandboxAt: SandboxAt;
 // The helpers below start hosts and Sandboxes through the test's fixtures.
@@ -515,12 +522,7 @@ test('team analytics: a breakdown or export that works clears an earlier error, 
 
   // The folder the web host hands files over from is taken by a file: the export fails and says so.
   const exports = join(home, 'hand-over');
-  // The host may still be clearing its hand-over folder after a download: retried until a file takes its place.
-  const blockExports = () =>
-    expect(() => {
-      rmSync(exports, { recursive: true, force: true });
-      writeFileSync(exports, 'not a folder');
-    }).toPass();
+  const blockExports = () => blockHandOver(exports);
   await blockExports();
   await page.getByTestId('export-usage').click();
   await expect(error).toBeVisible();
@@ -1004,12 +1006,7 @@ test('what an export or a download came to is said each time: downloaded politel
   await expect.poll(saved).toBe(2);
   // In a browser the file is handed over from the data folder's hand-over/ and kept nowhere else.
   const exports = join(home, 'hand-over');
-  // The host may still be clearing its hand-over folder after a download: retried until a file takes its place.
-  const blockExports = () =>
-    expect(() => {
-      rmSync(exports, { recursive: true, force: true });
-      writeFileSync(exports, 'not a folder');
-    }).toPass();
+  const blockExports = () => blockHandOver(exports);
   await blockExports();
   await page.getByTestId('export-usage').click();
   await expect.poll(async () => (await alerted()).length).toBe(1);

@@ -8,6 +8,7 @@ import { join, relative } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { askOver } from '../ws-ask.ts';
 import { z } from 'zod';
 import { startWebHost } from '../../electron/host/web/server.ts';
 import { FILE_SAVING_COMMANDS } from '../../electron/core/saved-files.ts';
@@ -65,20 +66,7 @@ afterAll(async () => {
   rmSync(outside, { recursive: true, force: true });
 });
 
-let seq = 0;
-function send(cmd: string, payload: unknown): Promise<{ ok: boolean; error?: { code: string; message: string } }> {
-  const id = ++seq;
-  return new Promise((done) => {
-    const on = (raw: Buffer) => {
-      const m = JSON.parse(raw.toString()) as { id?: number };
-      if (m.id !== id) return;
-      ws.off('message', on);
-      done(m as never);
-    };
-    ws.on('message', on);
-    ws.send(JSON.stringify({ id, cmd, payload }));
-  });
-}
+const send = askOver(ws);
 
 /** Paths that do not lie in the output folder (nor the inbox): absolute, relative, climbing out, through a link. */
 const name = fc.stringMatching(/^[a-z0-9 ._-]{1,12}$/).filter((n) => n !== '.' && n !== '..');

@@ -8,6 +8,7 @@ import { delimiter, join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
+import { askOver } from '../ws-ask.ts';
 import { startWebHost } from '../../electron/host/web/server.ts';
 import { GIVE_IN_WEB, PathPolicy } from '../../electron/core/path-policy.ts';
 import { CHOSEN_CHANNEL, chosenPath } from '../../electron/main/policy.ts';
@@ -46,21 +47,7 @@ afterAll(async () => {
   await host.close();
 });
 
-type Reply = { ok: boolean; result?: unknown; error?: { code: string; message: string } };
-let seq = 0;
-function send(cmd: string, payload: unknown): Promise<Reply> {
-  const id = ++seq;
-  return new Promise((done) => {
-    const on = (raw: Buffer) => {
-      const m = JSON.parse(raw.toString()) as { id?: number };
-      if (m.id !== id) return;
-      ws.off('message', on);
-      done(m as Reply);
-    };
-    ws.on('message', on);
-    ws.send(JSON.stringify({ id, cmd, payload }));
-  });
-}
+const send = askOver(ws);
 
 /** A file dropped in the browser, as the renderer's upload sends it. */
 function upload(drop: string, rel: string, body: Buffer): Promise<{ path: string; folder: string }> {
