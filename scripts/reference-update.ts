@@ -35,6 +35,8 @@ interface ManifestEntry {
 }
 interface Manifest {
   files: Record<string, ManifestEntry[]>;
+  /** The file that takes every other described operation under /v1/ai/, so each tool of the service is in the reference. */
+  rest?: string;
 }
 
 interface Operation extends Json {
@@ -224,6 +226,30 @@ function withSource(op: Operation, source: Source): Operation & { source: Source
   return out as Operation & { source: Source };
 }
 
+/**
+ * What a create makes, read from its path, for the operations no manifest entry speaks for: a newly
+ * published model needs no hand-kept fact to become a tool. None for what is not a media create.
+ */
+export function inferredGenerates(method: Method, path: string): string | undefined {
+  if (method !== 'POST' || path.includes('{') || /\/(loras|flows|apps|uploads)(\/|$)/.test(path)) return undefined;
+  if (/image-to-prompt|improve-prompt|classifier/.test(path)) return 'text';
+  if (/sound-effects|audio|music|voiceover/.test(path)) return 'audio';
+  if (/video|lip-sync/.test(path)) return 'video';
+  return 'image';
+}
+
+/** The described operations under /v1/ai/ that neither the manifest's files nor the hand-kept file hold. */
+function restEntries(described: Map<string, unknown>, listed: Set<string>): ManifestEntry[] {
+  return [...described.keys()]
+    .filter((k) => !listed.has(k) && / \/v1\/ai\//.test(k))
+    .sort()
+    .map((k) => {
+      const [method, path] = k.split(' ') as [Method, string];
+      const generates = inferredGenerates(method, path);
+      return { method, path, ...(generates ? { generates } : {}) };
+    });
+}
+
 // ---- what changed ------------------------------------------------------------------------
 
 const BOUNDS = [
@@ -333,7 +359,14 @@ export async function updateReference(descriptionFile: string, source: Source, d
   const previousHand = new Map(hand.operations.map((op) => [keyOf(op), op]));
 
   const used = new Set<string>();
-  for (const [file, entries] of Object.entries(manifest.files)) {
+  const files = Object.entries(manifest.files);
+  if (manifest.rest) {
+    const listed = new Set(files.flatMap(([, entries]) => entries.map(keyOf)));
+    for (const op of stay) listed.add(keyOf(op));
+    files.push([manifest.rest, restEntries(described, listed)]);
+  }
+  const rest = new Set(manifest.rest ? files.at(-1)![1].map(keyOf) : []);
+  for (const [file, entries] of files) {
     const path = join(dir, `${file}.json`);
     const earlier = readJson<ReferenceFile | null>(path, null);
     const earlierOps = new Map((earlier?.operations ?? []).map((op) => [keyOf(op), op]));
@@ -368,14 +401,17 @@ export async function updateReference(descriptionFile: string, source: Source, d
   // The description's operations the app does not use, against the last run: new models show here.
   const indexFile = join(dir, 'description-operations.json');
   const lastIndex = readJson<{ operations: string[] } | null>(indexFile, null);
-  const unused = [...described.keys()].filter((k) => !used.has(k)).sort();
+  const unused = [...described.keys()].filter((k) => !used.has(k) || rest.has(k)).sort();
   if (lastIndex) {
     const last = new Set(lastIndex.operations);
     const now = new Set(described.keys());
+    const seen = (k: string) => (/^POST \/v1\/ai\/[^{]+$/.test(k) ? ' (a model the app has never seen)' : '');
     for (const k of unused)
       if (!last.has(k))
         report.push(
-          `${k}: new in the description, not used by the app${/^POST \/v1\/ai\/[^{]+$/.test(k) ? ' (a model the app has never seen)' : ''}`,
+          rest.has(k)
+            ? `${k}: new in the description, in ${manifest.rest}.json${seen(k)}`
+            : `${k}: new in the description, not used by the app${seen(k)}`,
         );
     for (const k of lastIndex.operations) if (!now.has(k)) report.push(`${k}: gone from the description`);
   } else report.push(`${unused.length} described operations the app does not use (no earlier index to compare)`);

@@ -47,11 +47,15 @@ interface CreateRoute {
 
 const hasParam = (path: string) => path.includes('{');
 /** Paths under /v1/ai/ that are no task tool: workflow apps, the LoRA catalogue, uploads (each its own routes). */
-const notATool = (path: string) => /^\/v1\/ai\/(apps|flows|me|uploads)(\/|$)/.test(path) || path === '/v1/ai/loras';
-/** The collection a create path polls under: itself, or the longest listed path it extends ("-720p", "/turbo"). */
-function listPathOf(create: string, lists: readonly string[]): string | null {
+const notATool = (path: string) => /^\/v1\/ai\/(apps|flows|me|uploads|loras)(\/|$)/.test(path);
+/**
+ * The collection a create path polls under: itself, or the longest listed path it extends ("-720p",
+ * "/turbo"), a list with a by-id first (a per-resolution list beside its family's has none).
+ */
+function listPathOf(create: string, lists: readonly string[], withById: ReadonlySet<string>): string | null {
   const fits = lists.filter((l) => create === l || create.startsWith(`${l}/`) || create.startsWith(`${l}-`));
-  return fits.sort((a, b) => b.length - a.length)[0] ?? null;
+  const rank = (l: string) => (withById.has(l) ? 1e6 : 0) + l.length;
+  return fits.sort((a, b) => rank(b) - rank(a))[0] ?? null;
 }
 
 /**
@@ -65,6 +69,11 @@ export function buildToolRoutes() {
   for (const op of OPERATIONS)
     if (op.method === 'GET' && !hasParam(op.path) && op.path.startsWith('/v1/ai/') && !notATool(op.path))
       lists.set(op.path, op);
+  const withById = new Set(
+    OPERATIONS.filter((op) => op.method === 'GET' && op.path.endsWith('/{task-id}')).map((op) =>
+      op.path.slice(0, -'/{task-id}'.length),
+    ),
+  );
   const known = new Map<string, { tool: ToolEntry; pathParams: Record<string, string> }>();
   for (const tool of TOOLS) {
     let combos: Record<string, string>[] = [{}];
@@ -77,7 +86,7 @@ export function buildToolRoutes() {
     if (op.method !== 'POST' || hasParam(op.path) || !op.path.startsWith('/v1/ai/') || notATool(op.path)) continue;
     const generates = op.generates;
     if (!generates) throw new Error(`the reference does not say what POST ${op.path} generates`);
-    const listPath = listPathOf(op.path, [...lists.keys()]) ?? op.path;
+    const listPath = listPathOf(op.path, [...lists.keys()], withById) ?? op.path;
     const k = known.get(op.path);
     creates.set(op.path, { op, generates, tool: k?.tool ?? null, pathParams: k?.pathParams ?? {}, listPath });
   }

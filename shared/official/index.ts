@@ -7,6 +7,7 @@ import flows from './flows.json' with { type: 'json' };
 import apps from './apps.json' with { type: 'json' };
 import docsAndSpec from './docs-and-spec.json' with { type: 'json' };
 import team from './team.json' with { type: 'json' };
+import described from './described.json' with { type: 'json' };
 
 /**
  * The project's reference of the live service, one operation per endpoint, each with its `basis`.
@@ -59,8 +60,11 @@ export const REFERENCE_FILES: readonly ReferenceFile[] = [
   apps,
   team,
   docsAndSpec,
+  described,
 ] as unknown as ReferenceFile[];
 export const OPERATIONS: readonly Operation[] = REFERENCE_FILES.flatMap((f) => f.operations);
+/** The described operations no manifest entry names (`described.json`): every other tool of the service. */
+export const RESTED: ReadonlySet<Operation> = new Set((described as unknown as ReferenceFile).operations);
 
 const PARAM = /\{[a-z-]+\}/g;
 const matcherOf = (template: string) =>
@@ -72,6 +76,19 @@ export function findOperation(method: string, path: string): Operation | undefin
   const hits = OPERATIONS.filter((op) => op.method === method && matchers.get(op)!.test(path));
   const params = (op: Operation) => op.path.match(PARAM)?.length ?? 0;
   return hits.sort((a, b) => params(a) - params(b))[0];
+}
+
+/**
+ * A create that answers its result at once (background removal, the classifier, the classic
+ * text-to-image): its success answer has a schema and no task_id. An empty schema (the Kling
+ * creates' answers point at a response object, not a schema) is read as a task.
+ */
+export function answersAtOnce(op: Operation): boolean {
+  if (op.method !== 'POST') return false;
+  return Object.entries(op.responses ?? {}).some(
+    ([status, r]) =>
+      status.startsWith('2') && Object.keys(r.schema ?? {}).length > 0 && !JSON.stringify(r).includes('"task_id"'),
+  );
 }
 
 export interface InvalidParam {

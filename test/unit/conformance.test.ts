@@ -14,10 +14,12 @@ import {
   type ToolEntry,
 } from '../../shared/catalogue/index.ts';
 import {
+  answersAtOnce,
   bodyObject,
   findOperation,
   OPERATIONS,
   REFERENCE_FILES,
+  RESTED,
   requestProblems,
   type JsonSchema,
   type Operation,
@@ -206,7 +208,8 @@ describe("the app's catalogue conforms to the official reference", () => {
 
   it('every task create of the reference says what it generates, and each tool returns just that', () => {
     const creates = OPERATIONS.filter(
-      (op) => op.method === 'POST' && /^\/v1\/ai\/[^{]+$/.test(op.path) && !op.path.startsWith('/v1/ai/uploads/'),
+      (op) =>
+        op.method === 'POST' && /^\/v1\/ai\/[^{]+$/.test(op.path) && !/^\/v1\/ai\/(uploads|loras)\//.test(op.path),
     );
     expect(creates.length).toBeGreaterThan(30);
     for (const op of creates) expect(RESULT_KINDS, `POST ${op.path}`).toContain(op.generates);
@@ -434,7 +437,9 @@ describe("the official answers read through the app's parsers", () => {
 
   it('task creates and by-ids read as task envelopes; lists as lists of them (every example and each schema)', () => {
     let read = 0;
-    for (const op of OPERATIONS.filter(isTaskPath)) {
+    // The operations the manifest names; the rest (described.json) are read by the generated tools' test.
+    const named = OPERATIONS.filter((op) => !RESTED.has(op));
+    for (const op of named.filter((op) => isTaskPath(op) && !answersAtOnce(op))) {
       const single = op.method === 'POST' || op.path.endsWith('{task-id}');
       for (const [status, r] of Object.entries(op.responses ?? {})) {
         if (!status.startsWith('2')) continue;
@@ -449,8 +454,10 @@ describe("the official answers read through the app's parsers", () => {
             } catch (err) {
               throw new Error(`${at}: ${(err as Error).message}`);
             }
-            expect(e.taskId, `${at}: task_id`).toBe(o(o(item).data).task_id);
-            expect(e.status, `${at}: status`).toBe(String(o(o(item).data).status).toUpperCase());
+            // A few schemas describe the task without its `data` wrapper (reimagine-flux).
+            const task = o(o(item).data ?? item);
+            expect(e.taskId, `${at}: task_id`).toBe(task.task_id);
+            expect(e.status, `${at}: status`).toBe(String(task.status).toUpperCase());
             read++;
           }
         }

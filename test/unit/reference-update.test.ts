@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -96,5 +96,24 @@ describe('reference:update', () => {
       'Reference from vendor/api/api.yaml@bbbbbbb (2026-02-01): 4 operations described.',
       'POST /v1/ai/widget-old: not in this description; kept from vendor/api@aaaaaaa',
     ]);
+  });
+});
+
+describe('reference:update with a rest file', () => {
+  it('puts every other described operation into it, a new model with what it makes read from its path', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'md-refrest-'));
+    copyFileSync(join(fixtures, 'docs-and-spec.json'), join(dir, 'docs-and-spec.json'));
+    const manifest = JSON.parse(readFileSync(join(fixtures, 'manifest.json'), 'utf8'));
+    writeFileSync(join(dir, 'manifest.json'), JSON.stringify({ ...manifest, rest: 'described' }));
+    update(dir, 'before.yaml', BEFORE, '2026-01-01');
+    const report = update(dir, 'after.json', AFTER, '2026-02-01');
+    expect(report).toContain(
+      'POST /v1/ai/text-to-image/brand-new-model: new in the description, in described.json (a model the app has never seen)',
+    );
+    const model = op(read(dir, 'described.json'), 'POST /v1/ai/text-to-image/brand-new-model')!;
+    expect(model).toMatchObject({ basis: 'official', generates: 'image', source: { commit: AFTER } });
+    // What the manifest names stays in its own file, never twice.
+    expect(op(read(dir, 'described.json'), 'POST /v1/ai/widget')).toBeUndefined();
+    expect(read(dir, 'manifest.json').rest).toBe('described');
   });
 });
