@@ -1,4 +1,6 @@
 import type { Configuration } from 'electron-builder';
+import { IMAGE_EXTENSIONS, LINUX_MIME_TYPES } from './electron/core/os-integration.ts';
+import { LINK_SCHEME } from './shared/contract/handoff.ts';
 
 /**
  * How `npm run package` turns the electron-vite build (out/) into installers. scripts/package.ts
@@ -80,6 +82,10 @@ export function appFiles(system: 'darwin' | 'win32' | 'linux'): string[] {
   ];
 }
 
+/** The per-user installer's include, written by scripts/integrations.ts before packing: verbs, Send To, the scheme. */
+export const NSIS_INCLUDE = 'build/installer.nsh';
+const LINK_PROTOCOL = { name: 'MediaDesk link', schemes: [LINK_SCHEME] };
+
 export function builderConfig(env: Env = process.env): Configuration {
   const macCert = signingCertificate(env, 'mac');
   return {
@@ -119,6 +125,10 @@ export function builderConfig(env: Env = process.env): Configuration {
       // No certificate: ad hoc, so the arm64 binary (its fuses flipped) still runs.
       identity: macCert ? undefined : '-',
       notarize: notarizeCredentials(env) !== null,
+      // Info.plist: CFBundleDocumentTypes (Open With, dropped on the Dock icon) and CFBundleURLTypes.
+      // An alternate viewer only: the Mac's own default for images is left alone.
+      fileAssociations: [{ ext: IMAGE_EXTENSIONS, name: 'Image', role: 'Viewer', rank: 'Alternate' }],
+      protocols: [LINK_PROTOCOL],
     },
     dmg: { sign: false },
     win: {
@@ -132,6 +142,8 @@ export function builderConfig(env: Env = process.env): Configuration {
       allowToChangeInstallationDirectory: true,
       // The data folder (queue, audit cache, settings, logs) is the user's: an uninstall keeps it.
       deleteAppDataOnUninstall: false,
+      // Not fileAssociations: NSIS would make MediaDesk every image's default; the verbs sit beside it.
+      include: NSIS_INCLUDE,
     },
     linux: {
       target: ['AppImage', 'deb', 'rpm'],
@@ -140,6 +152,9 @@ export function builderConfig(env: Env = process.env): Configuration {
       category: 'Graphics',
       synopsis: 'Batch image tools, video builder and audit review for a generative-media API',
       maintainer: 'MediaDesk contributors <mediadesk@users.noreply.github.com>',
+      // The .desktop entry: Exec ends in %U (electron-builder's default), MimeType lists these and the scheme.
+      mimeTypes: LINUX_MIME_TYPES,
+      protocols: [LINK_PROTOCOL],
     },
   };
 }

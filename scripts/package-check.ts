@@ -11,6 +11,15 @@ import { dirname, join, posix, relative, sep } from 'node:path';
 import * as asar from '@electron/asar';
 import { FuseV1Options, getCurrentFuseWire } from '@electron/fuses';
 import { init as initLexer, parse as parseImports } from 'es-module-lexer';
+import type { Configuration } from 'electron-builder';
+import {
+  IMAGE_EXTENSIONS,
+  IMAGE_MIME_TYPES,
+  nsisInclude,
+  SEND_TO_NAME,
+  VERB,
+} from '../electron/core/os-integration.ts';
+import { LINK_SCHEME } from '../shared/contract/handoff.ts';
 
 export interface PackedApp {
   /** The folder holding app.asar, app.asar.unpacked and app-update.yml. */
@@ -246,6 +255,77 @@ export async function checkPackedApp(app: PackedApp, expect: Expectations): Prom
   return problems;
 }
 
+/** What the installers carry for one system's integrations: the NSIS include's text, the .desktop entry's. */
+export interface InstallerIntegrations {
+  nsisInclude?: string | null;
+  desktopEntry?: string | null;
+}
+
+const asList = <T>(v: T | T[] | null | undefined): T[] => [v ?? []].flat() as T[];
+
+/**
+ * The right-click verbs, Send To, the link scheme and the file types each system's installer
+ * registers (os-integration.ts), checked in the config electron-builder packs from and in the
+ * files it packs: the NSIS include on Windows, the .desktop entry on Linux, Info.plist's types on macOS.
+ */
+export function integrationProblems(
+  system: 'darwin' | 'win32' | 'linux',
+  config: Configuration,
+  found: InstallerIntegrations,
+): string[] {
+  const problems: string[] = [];
+  if (system === 'win32') {
+    if (!config.nsis?.include)
+      return ['nsis.include is not set: the installer writes no context menu, Send To or link'];
+    const nsh = found.nsisInclude;
+    if (nsh == null) return [`${config.nsis.include} (the NSIS include) was not written`];
+    if (nsh !== nsisInclude()) problems.push(`${config.nsis.include} is not the one os-integration.ts makes now`);
+    const install = /!macro customInstall([\s\S]*?)!macroend/.exec(nsh)?.[1] ?? '';
+    const uninstall = /!macro customUnInstall([\s\S]*?)!macroend/.exec(nsh)?.[1] ?? '';
+    for (const ext of IMAGE_EXTENSIONS)
+      if (!install.includes(`SystemFileAssociations\\.${ext}\\shell\\MediaDesk.Process" "" "${VERB}"`))
+        problems.push(`the installer adds no "${VERB}" on .${ext} files`);
+    if (!install.includes(`Classes\\Directory\\shell\\MediaDesk.Process" "" "${VERB}"`))
+      problems.push(`the installer adds no "${VERB}" on folders`);
+    if (!install.includes(`Classes\\${LINK_SCHEME}" "URL Protocol"`))
+      problems.push(`the installer registers no ${LINK_SCHEME}:// scheme`);
+    if (!install.includes(`CreateShortCut "$SENDTO\\${SEND_TO_NAME}"`))
+      problems.push('the installer makes no Send To shortcut');
+    if (!uninstall.includes(`Delete "$SENDTO\\${SEND_TO_NAME}"`))
+      problems.push('the uninstaller leaves the Send To shortcut');
+    if (!uninstall.includes(`DeleteRegKey HKCU "Software\\Classes\\${LINK_SCHEME}"`))
+      problems.push(`the uninstaller leaves the ${LINK_SCHEME}:// scheme`);
+  } else if (system === 'darwin') {
+    const exts = asList(config.mac?.fileAssociations).flatMap((a) => asList(a.ext));
+    for (const ext of IMAGE_EXTENSIONS)
+      if (!exts.includes(ext)) problems.push(`Info.plist's CFBundleDocumentTypes lack .${ext} (mac.fileAssociations)`);
+    const schemes = asList(config.mac?.protocols ?? config.protocols).flatMap((p) => asList(p.schemes));
+    if (!schemes.includes(LINK_SCHEME))
+      problems.push(`Info.plist's CFBundleURLTypes lack ${LINK_SCHEME} (mac.protocols)`);
+  } else {
+    const entry = found.desktopEntry;
+    if (entry == null) return ['the .desktop entry was not found'];
+    const key = (k: string) => new RegExp(`^${k}=(.*)$`, 'm').exec(entry)?.[1] ?? null;
+    const exec = key('Exec');
+    if (!exec?.endsWith(' %U'))
+      problems.push(`the .desktop entry's Exec (${exec ?? 'none'}) does not take files and links (%U)`);
+    const mime = (key('MimeType') ?? '').split(';');
+    for (const m of [...IMAGE_MIME_TYPES, 'inode/directory', `x-scheme-handler/${LINK_SCHEME}`])
+      if (!mime.includes(m)) problems.push(`the .desktop entry's MimeType lacks ${m}`);
+  }
+  return problems;
+}
+
+/** The .desktop entry a .deb installs (dpkg-deb reads it), or null where there is none or no dpkg-deb. */
+export function desktopEntryOfDeb(deb: string): string | null {
+  const r = spawnSync(
+    'sh',
+    ['-c', 'dpkg-deb --fsys-tarfile "$1" | tar -xOf - ./usr/share/applications/mediadesk.desktop', 'sh', deb],
+    { encoding: 'utf8' },
+  );
+  return r.status === 0 && r.stdout ? r.stdout : null;
+}
+
 /** Where electron-builder leaves the unpacked app of `platform`/`arch` in its output folder. */
 export function packedAppIn(distDir: string, platform: NodeJS.Platform, arch: string): PackedApp {
   if (platform === 'darwin') {
@@ -259,14 +339,25 @@ export function packedAppIn(distDir: string, platform: NodeJS.Platform, arch: st
 
 // `node scripts/package-check.ts [dist]`: checks this system's packed app after `npm run package`.
 if (import.meta.main) {
-  const { releaseRepository, SHIPPED_FUSES } = await import('../electron-builder.config.ts');
+  const { builderConfig, releaseRepository, SHIPPED_FUSES } = await import('../electron-builder.config.ts');
   const projectDir = join(import.meta.dirname, '..');
-  const app = packedAppIn(process.argv[2] ?? join(projectDir, 'dist'), process.platform, process.arch);
+  const dist = process.argv[2] ?? join(projectDir, 'dist');
+  const app = packedAppIn(dist, process.platform, process.arch);
   const problems = await checkPackedApp(app, {
     projectDir,
     fuses: SHIPPED_FUSES,
     feed: releaseRepository(process.env),
   });
+  const system = process.platform === 'win32' || process.platform === 'darwin' ? process.platform : 'linux';
+  const config = builderConfig(process.env);
+  const include = config.nsis?.include ? join(projectDir, config.nsis.include) : null;
+  const deb = existsSync(dist) ? readdirSync(dist).find((f) => f.endsWith('.deb')) : undefined;
+  problems.push(
+    ...integrationProblems(system, config, {
+      nsisInclude: include && existsSync(include) ? readFileSync(include, 'utf8') : null,
+      desktopEntry: deb ? desktopEntryOfDeb(join(dist, deb)) : null,
+    }),
+  );
   for (const p of problems) console.error(`package problem: ${p}`);
   console.log(
     `${app.executable}: ${problems.length === 0 ? 'the package is complete' : `${problems.length} problems`}`,

@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { signingNotes } from '../electron-builder.config.ts';
 import { renderIcons } from './icons.ts';
+import { writeInstallerIncludes } from './integrations.ts';
 
 const root = join(import.meta.dirname, '..');
 const args = process.argv.slice(2);
@@ -26,5 +27,6 @@ function run(cmd: string, cmdArgs: string[]): void {
 if (!skipBuild) run('npx', ['electron-vite', 'build']);
 const icons = await renderIcons(join(root, 'build'));
 console.log(`[package] ${icons.length} icon files rendered into build/ from resources/icon.svg`);
+for (const f of writeInstallerIncludes(root)) console.log(`[package] ${f} written (context menu, Send To, links)`);
 for (const note of signingNotes(process.env, process.platform)) console.log(`[package] ${note}`);
 run('npx', ['electron-builder', '--config', 'electron-builder.config.ts', ...builderArgs]);

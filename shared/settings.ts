@@ -92,6 +92,14 @@ const fields = {
   provenanceSidecar: z.boolean({ error: 'must be true or false' }),
   /** A system notification when a batch, an app run or a hot folder's files end, or a job needs the person. */
   notifications: z.boolean({ error: 'must be true or false' }),
+  /** "Process with MediaDesk" in the file manager's menu (Windows Explorer, Nautilus, Dolphin, Nemo). */
+  osContextMenu: z.boolean({ error: 'must be true or false' }),
+  /** Windows: MediaDesk in Explorer's Send To menu. */
+  osSendTo: z.boolean({ error: 'must be true or false' }),
+  /** macOS: the Finder Quick Action "Process with MediaDesk". */
+  osQuickAction: z.boolean({ error: 'must be true or false' }),
+  /** mediadesk:// links open the app (they never start work by themselves). */
+  osLinks: z.boolean({ error: 'must be true or false' }),
 };
 
 const DEFAULTS = {
@@ -111,6 +119,10 @@ const DEFAULTS = {
   writeProvenance: true,
   provenanceSidecar: false,
   notifications: true,
+  osContextMenu: true,
+  osSendTo: true,
+  osQuickAction: true,
+  osLinks: true,
 } as const;
 
 export const settingsSchema = z.object({
@@ -130,6 +142,10 @@ export const settingsSchema = z.object({
   writeProvenance: fields.writeProvenance.default(DEFAULTS.writeProvenance),
   provenanceSidecar: fields.provenanceSidecar.default(DEFAULTS.provenanceSidecar),
   notifications: fields.notifications.default(DEFAULTS.notifications),
+  osContextMenu: fields.osContextMenu.default(DEFAULTS.osContextMenu),
+  osSendTo: fields.osSendTo.default(DEFAULTS.osSendTo),
+  osQuickAction: fields.osQuickAction.default(DEFAULTS.osQuickAction),
+  osLinks: fields.osLinks.default(DEFAULTS.osLinks),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;
