@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { dirname } from 'node:path';
 import {
   installedPaths,
@@ -8,6 +9,13 @@ import {
   type IntegrationStep,
   type IntegrationSwitches,
 } from './os-integration.ts';
+
+/** This machine's place for the integrations of the app at `exe` (HOME and APPDATA honoured, as the file managers read them). */
+export function integrationPlace(exe: string, env: NodeJS.ProcessEnv, platform = process.platform): IntegrationPlace {
+  const system = platform === 'win32' || platform === 'darwin' ? platform : 'linux';
+  const home = (system === 'win32' ? env.USERPROFILE : env.HOME) || homedir();
+  return { system, exe, home, ...(env.APPDATA ? { appData: env.APPDATA } : {}) };
+}
 
 /** One step's outcome, in words: `wrote PATH`, `removed PATH`, `ran reg add …`, or why it failed. */
 export interface StepOutcome {

@@ -1,6 +1,7 @@
 import { app, type BrowserWindow } from 'electron';
-import { grantHandOff, handOffFiles, handOffFromArgv, linkHandOff, mergeHandOffs } from '../core/handoff.ts';
-import { handOffSchema, LINK_SCHEME, type HandOff } from '../../shared/contract/handoff.ts';
+import { givenArgs, grantHandOff, handOffFiles, linkHandOff, mergeHandOffs } from '../core/handoff.ts';
+import type { Core } from '../core/index.ts';
+import { handOffSchema, type HandOff } from '../../shared/contract/handoff.ts';
 
 /**
  * Files, folders and links handed to the app (its argv, a second start, Open with, mediadesk://),
@@ -9,17 +10,23 @@ import { handOffSchema, LINK_SCHEME, type HandOff } from '../../shared/contract/
  * macOS sends open-file and open-url at launch.
  */
 export function wireHandOffs(reopen: () => void) {
-  const handed: HandOff[] = [];
+  // Each with whether a link brought it: Settings > System can turn links off.
+  const handed: { h: HandOff; link: boolean }[] = [];
   let take: (() => void) | null = null;
-  const handOver = (hs: HandOff[]) => {
-    handed.push(...hs);
+  const handOver = (hs: HandOff[], link = false) => {
+    handed.push(...hs.map((h) => ({ h, link })));
     if (hs.length) take?.();
+  };
+  const fromArgv = (argv: readonly string[], cwd: string) => {
+    const given = givenArgs(argv, packed);
+    if (given.paths.length || given.tool !== null) handOver([handOffFiles(given.paths, cwd, given.tool)]);
+    handOver(given.links.map(linkHandOff), true);
   };
   // In development argv is `electron APP ...` (process.defaultApp); packed, the executable then the args.
   const packed = !process.defaultApp;
-  handOver(handOffFromArgv(process.argv, { packed, cwd: process.cwd() }));
+  fromArgv(process.argv, process.cwd());
   app.on('second-instance', (_e, argv, cwd) => {
-    handOver(handOffFromArgv(argv, { packed, cwd }));
+    fromArgv(argv, cwd);
     reopen();
   });
   app.on('open-file', (e, path) => {
@@ -28,17 +35,22 @@ export function wireHandOffs(reopen: () => void) {
   });
   app.on('open-url', (e, url) => {
     e.preventDefault();
-    handOver([linkHandOff(url)]);
+    handOver([linkHandOff(url)], true);
   });
-  // A development build would register the bare Electron binary: only the packed app claims the scheme.
-  if (app.isPackaged) app.setAsDefaultProtocolClient(LINK_SCHEME);
 
   /** Once the core and window are up: sends what is held, and what comes later as it comes. */
-  return (openWindow: () => Promise<void>, win: () => BrowserWindow | null, grant: (path: string) => void) => {
+  return (openWindow: () => Promise<void>, win: () => BrowserWindow | null, core: Core) => {
+    const grant = (path: string) => core.pathPolicy?.grant(path);
+    const linksOn = () => core.settings.get().osLinks;
     const send = () => {
       const w = win();
       if (!w || w.webContents.isLoading()) return;
-      for (const h of mergeHandOffs(handed.splice(0)))
+      const taken = handed.splice(0).filter((x) => {
+        if (x.link && !linksOn())
+          core.log.info('a mediadesk:// link was not opened: links are off in Settings > System');
+        return !x.link || linksOn();
+      });
+      for (const h of mergeHandOffs(taken.map((x) => x.h)))
         w.webContents.send('desk:event:studio.handOff', handOffSchema.parse(grantHandOff(h, grant)));
     };
     // macOS sends open-file once per file: a moment's wait takes one Open with as one hand-off.

@@ -20,6 +20,7 @@ import { logUncaught, recoverWindow } from './recovery.ts';
 import { hardenContents, hardenSessions } from './security.ts';
 import { startUpdater, type Updater } from './updater.ts';
 import { keepCrashDumps, reportProblem } from './report-problem.ts';
+import { followIntegrationSwitches, integrateFromMenu, integrationsUnavailable } from './integrations.ts';
 
 // Same folder as the web host and the CLI (MEDIADESK_HOME honoured), so all three share one database.
 const home = dataHome();
@@ -104,11 +105,14 @@ if (!app.requestSingleInstanceLock()) {
           updatesUnavailable: updater?.unavailable ?? null,
           autoUpdate: settings.get().autoUpdate,
           setAutoUpdate: (on) => settings.set({ autoUpdate: on }),
+          integrate: (remove) => void integrateFromMenu(settings.get(), remove, win, log),
+          integrationUnavailable: integrationsUnavailable(),
         }),
       );
     showMenu();
     // The menu's checkbox follows the setting, changed from the menu or from Settings.
     settings.on('changed', showMenu);
+    followIntegrationSwitches(settings, log);
 
     protocol.handle('desk-media', (req) => {
       try {
@@ -172,11 +176,7 @@ if (!app.requestSingleInstanceLock()) {
     reopen = () => void openWindow();
     app.on('activate', reopen);
     await openWindow();
-    startHandOffs(
-      openWindow,
-      () => win,
-      (p) => core!.pathPolicy?.grant(p),
-    );
+    startHandOffs(openWindow, () => win, core);
   });
   started.catch((err: unknown) => {
     log.error('MediaDesk could not start:', err);

@@ -11,6 +11,10 @@ export interface MenuActions {
   /** The autoUpdate setting, and how to change it. */
   autoUpdate: boolean;
   setAutoUpdate(on: boolean): void;
+  /** Adds (or with `remove`, takes away) the Finder Quick Action or the file-manager actions. */
+  integrate(remove: boolean): void;
+  /** Why that is unavailable in this process (a development build), or null. */
+  integrationUnavailable: string | null;
 }
 
 export function buildMenu(actions: MenuActions): Menu {
@@ -30,9 +34,27 @@ export function buildMenu(actions: MenuActions): Menu {
       click: (item) => actions.setAutoUpdate(item.checked),
     },
   ];
+  // Windows' installer adds the verbs and Send To; macOS and Linux add them from here (or `mediadesk integrate`).
+  const integrate: MenuItemConstructorOptions[] =
+    process.platform === 'win32'
+      ? []
+      : [
+          {
+            label: isMac ? 'Add Finder Quick Action' : 'Add to the File Manager',
+            enabled: actions.integrationUnavailable === null,
+            toolTip: actions.integrationUnavailable ?? undefined,
+            click: () => actions.integrate(false),
+          },
+          {
+            label: isMac ? 'Remove Finder Quick Action' : 'Remove from the File Manager',
+            enabled: actions.integrationUnavailable === null,
+            click: () => actions.integrate(true),
+          },
+          { type: 'separator' },
+        ];
   const template: MenuItemConstructorOptions[] = [
     ...(isMac ? [{ role: 'appMenu' as const }] : []),
-    { role: 'fileMenu' },
+    { label: 'File', submenu: [...integrate, isMac ? { role: 'close' as const } : { role: 'quit' as const }] },
     { role: 'editMenu' },
     {
       label: 'View',

@@ -101,6 +101,12 @@ export const COMMANDS: CommandRef[] = [
     standalone: true,
   },
   {
+    name: 'integrate',
+    summary: 'Add "Process with MediaDesk" to the file manager and mediadesk:// links (--remove: take them away).',
+    load: () => import('./integrate.ts').then((m) => m.integrateCommand),
+    standalone: true,
+  },
+  {
     name: 'sandbox',
     summary: 'Run the built-in Sandbox API on 127.0.0.1 (demo keys: --print-keys)',
     load: () => import('./sandbox.ts').then((m) => m.sandboxCommand),
