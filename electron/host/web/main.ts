@@ -12,9 +12,25 @@ import {
   writeRecord,
 } from './launch.ts';
 import { ignoredSettingNote, unreadableSettingsWarning } from '../text.ts';
+import { HAND_OFF_TOKEN_HEADER } from './hand-off.ts';
 
-const USAGE = 'mediadesk web [--port N] [--new-token] [--renderer DIR] [--folder DIR]...';
-let values: { port?: string; renderer?: string; 'new-token'?: boolean; folder?: string[] };
+/** Hands `args` to the host running on `port`; says what became of them. */
+async function handOver(port: number, token: string, args: string[]): Promise<string> {
+  try {
+    const r = await fetch(`http://127.0.0.1:${port}/hand-off`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [HAND_OFF_TOKEN_HEADER]: token },
+      body: JSON.stringify({ args, cwd: process.cwd() }),
+    });
+    if (!r.ok) return `the running host refused the hand-off (${r.status}: ${(await r.text()).slice(0, 200)})`;
+    return `handed ${args.length} to the running host's pages`;
+  } catch (e) {
+    return `the running host could not be reached: ${(e as Error).message}`;
+  }
+}
+
+const USAGE = 'mediadesk web [--port N] [--new-token] [--renderer DIR] [--folder DIR]... [--open PATH|LINK]...';
+let values: { port?: string; renderer?: string; 'new-token'?: boolean; folder?: string[]; open?: string[] };
 let folders: string[];
 try {
   ({ values } = parseArgs({
@@ -23,6 +39,7 @@ try {
       renderer: { type: 'string' },
       'new-token': { type: 'boolean' },
       folder: { type: 'string', multiple: true },
+      open: { type: 'string', multiple: true },
     },
   }));
   folders = givenFolders(values.folder ?? [], process.env);
@@ -55,6 +72,12 @@ if (running) {
     process.exit(2);
   }
   process.stdout.write(`http://127.0.0.1:${running.port}/?token=${accessToken(home).token}\n`);
+  // As a second start of the desktop app: what --open names goes to the running host's pages.
+  if (values.open?.length) {
+    const said = await handOver(running.port, accessToken(home).token, values.open);
+    process.stderr.write(`mediadesk web: ${said}\n`);
+    process.exit(said.startsWith('handed') ? 0 : 1);
+  }
   process.stderr.write(
     `mediadesk web: a web host already runs for the data folder ${home}: open its URL above (this one is not started)\n`,
   );
@@ -65,7 +88,7 @@ const { token } = accessToken(home, values['new-token']);
 const ports = portsToTry(port, readRecord(home)?.port);
 let host: Awaited<ReturnType<typeof startWebHost>>;
 try {
-  host = await startWebHost({ home, ports, token, rendererDir: values.renderer, folders });
+  host = await startWebHost({ home, ports, token, rendererDir: values.renderer, folders, open: values.open });
 } catch (e) {
   const code = (e as NodeJS.ErrnoException).code;
   if (code !== 'EADDRINUSE' && code !== 'EACCES') throw e;

@@ -16,6 +16,7 @@ import { serveFiles } from './files.ts';
 import { serveUploads } from './uploads.ts';
 import { serveRenderer } from './renderer.ts';
 import { listenOnFirstFree } from './listen.ts';
+import { WebHandOffs } from './hand-off.ts';
 
 export { webCsp } from './guard.ts';
 export { attachmentHeader } from './files.ts';
@@ -30,6 +31,8 @@ export interface WebHostOptions {
   token?: string;
   /** Folders the person named when starting the host (--folder, MEDIADESK_WEB_FOLDERS): a page may name inputs inside them. */
   folders?: readonly string[];
+  /** Files, folders and links given at start (--open), for the first page: its Studio, Queue or Audit shows them. */
+  open?: readonly string[];
 }
 
 export interface RunningWebHost {
@@ -73,7 +76,10 @@ export async function startWebHost(options: WebHostOptions): Promise<RunningWebH
   await app.register(fastifyWebsocket, { options: { maxPayload: MAX_MESSAGE_BYTES } });
   refuseForeignHosts(app, access);
   serveProbes(app, token, launch);
-  serveSocket(app, core, access);
+  const handOffs = new WebHandOffs(core);
+  if (options.open?.length) handOffs.give(options.open, process.cwd());
+  handOffs.serve(app, access);
+  serveSocket(app, core, access, handOffs);
   serveFiles(app, core, access, handOverDir);
   await serveUploads(app, options.home, access);
   // sendFile (for /media, /download and index.html) comes from this plugin.

@@ -3,9 +3,10 @@ import type { WebSocket } from '@fastify/websocket';
 import type { Core } from '../../core/index.ts';
 import { eventText, readSocketRequest, replyText, type SocketRequest } from './message.ts';
 import type { TokenRequest, WebAccess } from './access.ts';
+import type { WebHandOffs } from './hand-off.ts';
 
 /** The contract over `/ws`: a socket of this host's own page holding the token; the frame limit is the plugin's (server.ts). */
-export function serveSocket(app: FastifyInstance, core: Core, access: WebAccess): void {
+export function serveSocket(app: FastifyInstance, core: Core, access: WebAccess, handOffs?: WebHandOffs): void {
   app.get(
     '/ws',
     {
@@ -22,8 +23,17 @@ export function serveSocket(app: FastifyInstance, core: Core, access: WebAccess)
     },
     (socket) => {
       const off = fanOutEvents(core, socket);
-      socket.on('close', off);
-      socket.on('message', (raw: Buffer) => answer(core, socket, raw));
+      let gone: (() => void) | null = null;
+      socket.on('close', () => {
+        off();
+        gone?.();
+      });
+      socket.on('message', (raw: Buffer) =>
+        answer(core, socket, raw).then(() => {
+          // Its first message came after its listeners were set: hand-offs held for a page go now.
+          if (!gone && socket.readyState === socket.OPEN) gone = handOffs?.pageSpoke() ?? (() => {});
+        }),
+      );
     },
   );
 }

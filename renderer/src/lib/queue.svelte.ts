@@ -16,8 +16,11 @@ class QueueStore {
   jobs = new SvelteMap<string, SvelteMap<string, JobRecord>>();
   status = $state<QueueStatus | null>(null);
   error = $state('');
-  /** The batch (and job) another screen sends the user to ("See why in the Queue"): the Queue opens on it once. */
-  private focus: { batchId: string; jobId: string | null } | null = null;
+  /**
+   * The batch (and job) another screen or a mediadesk:// link sends the user to ("See why in the
+   * Queue"): the Queue opens on it once, or moves to it when already open.
+   */
+  focus = $state<{ batchId: string; jobId: string | null } | null>(null);
 
   showNext(batchId: string, jobId: string | null = null): void {
     this.focus = { batchId, jobId };
