@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
@@ -30,11 +31,12 @@ if (!binary)
     'SKIPPED Electron launch test: the Electron binary is not installed on this machine (it downloads from outside the npm registry)',
   );
 
-/** The packed app loads its own app.asar; the development binary is told where the app is. */
-const launch = (env: Record<string, string>) =>
+/** The packed app loads its own app.asar; the development binary is told where the app is. `given`: files and links. */
+const appArgs = (given: string[]) => (packaged ? given : ['.', ...given]);
+const launch = (env: Record<string, string>, given: string[] = []) =>
   electron.launch({
     executablePath: binary!,
-    args: packaged ? [] : ['.'],
+    args: appArgs(given),
     env: { ...process.env, MEDIADESK_UPDATES: 'off', ...env } as Record<string, string>,
   });
 
@@ -244,5 +246,30 @@ test.describe('Electron shell', () => {
     expect(dirname(zip)).toBe(join(home, 'out', 'Exports'));
     expect(basename(zip)).toMatch(/^MediaDesk problem report .+\.zip$/);
     expect(existsSync(zip)).toBe(true);
+  });
+
+  test('started with a folder, the Studio shows it; a second start with a link fills it again, nothing started', async () => {
+    const home = newHome();
+    const shoot = mkdtempSync(join(tmpdir(), 'md-electron shoot é-'));
+    const more = mkdtempSync(join(tmpdir(), 'md-electron-more-'));
+    await makeImages(shoot, 3);
+    await makeImages(more, 2);
+    const env = { MEDIADESK_HOME: home, MEDIADESK_OUTPUT_DIR: join(home, 'out') };
+    app = await launch(env, [shoot]);
+    const win = await app.firstWindow();
+    await expect(win.getByTestId('screen-studio')).toBeVisible();
+    await expect(win.getByTestId('check-summary')).toHaveText('3 images ready');
+
+    // The second start hands its argv to the running app through Electron's single-instance lock, then quits.
+    const link = `mediadesk://studio?${new URLSearchParams({ tool: 'upscaler-precision', folder: more })}`;
+    const second = spawn(binary!, appArgs([link]), {
+      env: { ...process.env, MEDIADESK_UPDATES: 'off', ...env },
+      stdio: 'ignore',
+    });
+    const exited = new Promise<number | null>((done) => second.once('exit', done));
+    await expect(win.getByTestId('check-summary')).toHaveText('2 images ready');
+    await expect(win.getByTestId('tool-select')).toHaveValue('upscaler-precision');
+    expect(await exited).toBe(0);
+    expect(await invoke(win, 'batches.list', {})).toEqual([]);
   });
 });
