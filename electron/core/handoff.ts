@@ -212,3 +212,18 @@ export function mergeHandOffs(hs: readonly HandOff[]): HandOff[] {
   }
   return out;
 }
+
+/** A hand-off held until the window is up, with whether a mediadesk:// link brought it. */
+export interface HeldHandOff {
+  h: HandOff;
+  link: boolean;
+}
+
+/**
+ * What is told to the window of what was held: joined as one Open with (mergeHandOffs), less the
+ * links while Settings > System turns links off (`dropped` counts those, for the log).
+ */
+export function handOffsToSend(held: readonly HeldHandOff[], linksOn: boolean): { send: HandOff[]; dropped: number } {
+  const kept = held.filter((x) => linksOn || !x.link);
+  return { send: mergeHandOffs(kept.map((x) => x.h)), dropped: held.length - kept.length };
+}

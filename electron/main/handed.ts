@@ -1,5 +1,12 @@
 import { app, type BrowserWindow } from 'electron';
-import { givenArgs, grantHandOff, handOffFiles, linkHandOff, mergeHandOffs } from '../core/handoff.ts';
+import {
+  givenArgs,
+  grantHandOff,
+  handOffFiles,
+  handOffsToSend,
+  linkHandOff,
+  type HeldHandOff,
+} from '../core/handoff.ts';
 import type { Core } from '../core/index.ts';
 import { handOffSchema, type HandOff } from '../../shared/contract/handoff.ts';
 
@@ -11,7 +18,7 @@ import { handOffSchema, type HandOff } from '../../shared/contract/handoff.ts';
  */
 export function wireHandOffs(reopen: () => void) {
   // Each with whether a link brought it: Settings > System can turn links off.
-  const handed: { h: HandOff; link: boolean }[] = [];
+  const handed: HeldHandOff[] = [];
   let take: (() => void) | null = null;
   const handOver = (hs: HandOff[], link = false) => {
     handed.push(...hs.map((h) => ({ h, link })));
@@ -41,17 +48,12 @@ export function wireHandOffs(reopen: () => void) {
   /** Once the core and window are up: sends what is held, and what comes later as it comes. */
   return (openWindow: () => Promise<void>, win: () => BrowserWindow | null, core: Core) => {
     const grant = (path: string) => core.pathPolicy?.grant(path);
-    const linksOn = () => core.settings.get().osLinks;
     const send = () => {
       const w = win();
       if (!w || w.webContents.isLoading()) return;
-      const taken = handed.splice(0).filter((x) => {
-        if (x.link && !linksOn())
-          core.log.info('a mediadesk:// link was not opened: links are off in Settings > System');
-        return !x.link || linksOn();
-      });
-      for (const h of mergeHandOffs(taken.map((x) => x.h)))
-        w.webContents.send('desk:event:studio.handOff', handOffSchema.parse(grantHandOff(h, grant)));
+      const { send: hs, dropped } = handOffsToSend(handed.splice(0), core.settings.get().osLinks);
+      if (dropped) core.log.info(`${dropped} mediadesk:// link(s) not opened: links are off in Settings > System`);
+      for (const h of hs) w.webContents.send('desk:event:studio.handOff', handOffSchema.parse(grantHandOff(h, grant)));
     };
     // macOS sends open-file once per file: a moment's wait takes one Open with as one hand-off.
     let timer: ReturnType<typeof setTimeout> | undefined;

@@ -11,6 +11,7 @@ import {
   handOffFromArgv,
   HANDOFF_EXTENSIONS,
   linkHandOff,
+  handOffsToSend,
   mergeHandOffs,
   parseLink,
 } from '../../electron/core/handoff.ts';
@@ -197,6 +198,22 @@ describe('hand-offs that come together', () => {
       ],
       refused: [{ path: join(shoot, 'notes.txt') }],
     });
+  });
+
+  it('with links off in Settings > System, a link is dropped and counted; files still go', () => {
+    const held = [
+      { h: handOffFiles(['beach day.JPG'], shoot), link: false },
+      { h: linkHandOff(`mediadesk://studio?folder=${encodeURIComponent(cyr)}`), link: true },
+      { h: parseLink('mediadesk://queue?batch=b1'), link: true },
+    ];
+    const off = handOffsToSend(held, false);
+    expect(off.dropped).toBe(2);
+    expect(off.send).toEqual([held[0].h]);
+    const on = handOffsToSend(held, true);
+    expect(on.dropped).toBe(0);
+    // The link's folder joins the files' Studio hand-off, as one Open with.
+    expect(on.send.map((h) => h.screen)).toEqual(['studio', 'queue']);
+    expect(on.send[0]).toMatchObject({ inputs: [{ kind: 'file' }, { path: cyr, kind: 'folder' }] });
   });
 });
 
