@@ -128,3 +128,31 @@ test('a hostile link is refused in the Studio, saying why; the host takes no han
   });
   expect(refused.status).toBe(401);
 });
+
+test('Settings, System: a switch per integration, each said in one line, saved', async ({ page, launch }) => {
+  const errors = watchErrors(page);
+  const host = await launch();
+  await page.goto(`${host.url}#settings`);
+  const section = page.getByTestId('system-settings');
+  await expect(section.getByRole('heading', { name: 'System' })).toBeVisible();
+  const menu = section.getByRole('checkbox', { name: '“Process with MediaDesk” in the file manager' });
+  const links = section.getByRole('checkbox', { name: 'Open mediadesk:// links' });
+  for (const name of ['MediaDesk in Send To (Windows)', 'Finder Quick Action (macOS)'])
+    await expect(section.getByRole('checkbox', { name })).toBeChecked();
+  await expect(links).toHaveAccessibleDescription(
+    'A link opens a tool with a folder, a batch in the Queue or an audit event. A link never starts work.',
+  );
+  await menu.uncheck();
+  await expect(page.getByTestId('saved')).toHaveText('Saved: Process with MediaDesk in the file manager.');
+  await links.uncheck();
+  await expect(page.getByTestId('saved')).toHaveText('Saved: mediadesk:// links.');
+  expect(await desk(host, 'settings.get')).toMatchObject({
+    osContextMenu: false,
+    osSendTo: true,
+    osQuickAction: true,
+    osLinks: false,
+  });
+  await page.reload();
+  await expect(menu).not.toBeChecked();
+  expect(errors).toEqual([]);
+});
