@@ -271,5 +271,18 @@ test.describe('Electron shell', () => {
     await expect(win.getByTestId('tool-select')).toHaveValue('upscaler-precision');
     expect(await exited).toBe(0);
     expect(await invoke(win, 'batches.list', {})).toEqual([]);
+
+    // macOS and Linux add the right-click from the File menu; only the installed app may (it registers itself).
+    const fileMenu = await app.evaluate(({ Menu }) =>
+      (Menu.getApplicationMenu()?.items.find((i) => i.label === 'File')?.submenu?.items ?? []).map((i) => ({
+        label: i.label,
+        enabled: i.enabled,
+      })),
+    );
+    if (process.platform !== 'win32')
+      expect(fileMenu[0]).toEqual({
+        label: process.platform === 'darwin' ? 'Add Finder Quick Action' : 'Add to the File Manager',
+        enabled: packaged !== null,
+      });
   });
 });
