@@ -159,8 +159,8 @@ function chargesByDay(
 ): Map<string, Usage[]> {
   const out = new Map<string, Usage[]>();
   const groupOf = new Map(team.members.map((m) => [m.id, m.groupId]));
-  for (const t of state.tasks.all()) {
-    if (!t.charge || t.createdAt < from || t.createdAt >= until) continue;
+  for (const t of state.tasks.charged()) {
+    if (t.createdAt < from || t.createdAt >= until) continue;
     if (callerOf(t.key)?.teamId !== caller.teamId) continue;
     const day = isoDay(t.createdAt);
     const records = out.get(day) ?? out.set(day, []).get(day)!;

@@ -171,6 +171,7 @@ export async function renderImage(
   params: Params,
   index: number,
   disk: DiskStore,
+  inputImage?: string,
 ): Promise<Rendered> {
   const op = IMAGE_OPS[toolId] ?? 'generate';
   const format = params.output_format === 'jpeg' ? 'jpeg' : 'png';
@@ -185,6 +186,11 @@ export async function renderImage(
       .rotate()
       .resize(width, height, { fit: 'cover' })
       .modulate({ hue: seedOf(params.prompt, index) % 90, saturation: 1.1 });
+  } else if (inputImage) {
+    // A tool the catalogue does not name, with an image input: that image, recoloured by prompt and index.
+    img = sharp(await loadInput(inputImage, disk))
+      .rotate()
+      .modulate({ hue: seedOf(params.prompt, index) % 90, saturation: 1.1 });
   } else {
     const { width, height } = generatedSize(params);
     const seed = typeof params.seed === 'number' ? params.seed : seedOf(taskId);
@@ -195,6 +201,17 @@ export async function renderImage(
       ? await img.jpeg({ quality: 85 }).toBuffer()
       : await img.png({ compressionLevel: 1, adaptiveFiltering: false }).toBuffer();
   return { bytes, contentType: `image/${format}` };
+}
+
+/** Improve-prompt: the prompt with the detail a generator of its type does well with, deterministic. */
+export function improvePrompt(prompt: string, type: unknown, language: unknown): string {
+  const base = prompt.trim().replace(/[.\s]+$/, '') || 'An untitled scene';
+  const detail =
+    type === 'video'
+      ? 'smooth camera motion, natural pacing, consistent lighting across the shot, cinematic framing'
+      : 'balanced composition, soft natural light, rich detail, sharp focus, high resolution';
+  const lang = typeof language === 'string' && language !== 'en' ? ` (written for language "${language}")` : '';
+  return `${base}, ${detail}${lang}.`;
 }
 
 const BRIGHTNESS = ['very dark', 'dim', 'softly lit', 'bright', 'high-key'];

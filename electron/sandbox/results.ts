@@ -119,7 +119,15 @@ export class ResultRenderer {
     }
     const r = await this.rendered(
       key,
-      () => renderImage(task.toolId.startsWith('app:') ? 'app' : task.toolId, task.id, task.params, index, this.disk),
+      () =>
+        renderImage(
+          task.toolId.startsWith('app:') ? 'app' : task.toolId,
+          task.id,
+          task.params,
+          index,
+          this.disk,
+          task.inputImage,
+        ),
       signal,
     );
     return bufferSource(r.bytes, r.contentType, `"${key}"`);

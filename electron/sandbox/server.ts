@@ -105,6 +105,10 @@ export function buildServer(opts: SandboxOptions): {
     routerOptions: { maxParamLength: 500 },
   });
   const tools = toolHandler({ ...state });
+  // Background removal's body is a form, as its description says; fields arrive as strings.
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) =>
+    done(null, Object.fromEntries(new URLSearchParams(String(body)))),
+  );
 
   app.addHook('onRequest', async (req, reply) => {
     const path = req.url.split('?')[0];
@@ -220,6 +224,9 @@ export function buildServer(opts: SandboxOptions): {
     sendBytes(req, reply, src, state.faults.current);
   };
   app.get('/results/:taskId/:file', serveResult);
+  app.get('/beta-images/:id/:file', (req: FastifyRequest<{ Params: { id: string; file: string } }>, reply) =>
+    tools.atOnce.serve(req, reply),
+  );
 
   app.get('/blobs/:id', async (req: FastifyRequest<{ Params: { id: string } }>, reply) => {
     const size = blobs.get(req.params.id);

@@ -91,6 +91,14 @@ export function answersAtOnce(op: Operation): boolean {
   );
 }
 
+/**
+ * The content type a create's body travels in: JSON, except where the description says otherwise
+ * (background removal takes a form); `scripts/reference-update.ts` does not record it.
+ */
+export function bodyContentTypeOf(op: Operation): 'application/json' | 'application/x-www-form-urlencoded' {
+  return op.path === '/v1/ai/beta/remove-background' ? 'application/x-www-form-urlencoded' : 'application/json';
+}
+
 export interface InvalidParam {
   field: string;
   reason: string;
