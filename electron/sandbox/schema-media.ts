@@ -6,7 +6,7 @@ import { mediaBytes, storeImage } from './media-input.ts';
 
 /**
  * Media inputs of an operation the app's catalogue does not name, found from its request schema
- * alone: a string field whose name says image, video, audio, frame, voice or reference (or a `url`
+ * alone: a string field whose name says image, mask, video, audio, frame, voice or reference (or a `url`
  * / `uri` inside such an object or list), wherever it sits (nested objects, lists, alternatives).
  */
 export interface MediaSlot {
@@ -16,7 +16,8 @@ export interface MediaSlot {
   media: MediaKind | 'byType';
 }
 
-const MEDIA_NAME = /(image|video|audio|frame|voice|reference|refer_|character|element|tail|_end$|url$|urls$|uri$)/;
+const MEDIA_NAME =
+  /(image|mask|lightmap|video|audio|frame|voice|reference|refer_|character|element|tail|_end$|url$|urls$|uri$)/;
 const NOT_MEDIA =
   /(webhook|prompt|mime|type$|size|orientation|setting|mode$|format|language|voice_id|description|name$)/;
 const GENERIC = /^(url|uri)$/;
@@ -119,7 +120,8 @@ async function bytesOf(value: string, field: string, disk: DiskStore): Promise<B
 }
 
 /**
- * Replaces every media input of a validated body (found by `mediaSlotsOf`) by a stored input's id,
+ * Replaces every media input of a validated body (found by `mediaSlotsOf`; the top-level fields in
+ * `decoded` are the catalogue's, decoded already) by a stored input's id,
  * refusing one that cannot be fetched or read as its kind with a 400 naming its field. Returns the
  * body so resolved and the first image, which results are drawn from.
  */
@@ -127,11 +129,13 @@ export async function resolveSchemaMedia(
   op: Operation,
   body: Record<string, unknown>,
   disk: DiskStore,
+  decoded: ReadonlySet<string> = new Set(),
 ): Promise<{ params: Record<string, unknown>; firstImage?: string }> {
   const params = structuredClone(body);
   const invalid: InvalidParam[] = [];
   let firstImage: string | undefined;
   for (const slot of mediaSlotsOf(op)) {
+    if (decoded.has(slot.path[0])) continue;
     for (const { holder, key, value, field } of valuesAt(params, slot.path)) {
       if (typeof value !== 'string' || value === '') continue;
       const typed = holder.type === 'video' || holder.type === 'audio' ? holder.type : 'image';

@@ -183,6 +183,18 @@ function pagingProblems(query: Record<string, unknown>): { field: string; reason
   return bad;
 }
 
+/**
+ * A body's media inputs as stored inputs: the catalogue's media fields by its rules, any other the
+ * schema has by the schema. `firstImage`: a create the catalogue does not name draws from it.
+ */
+async function decodeInputs(route: CreateRoute, body: Record<string, unknown>, disk: DiskStore) {
+  if (!route.tool) return resolveSchemaMedia(route.op, body, disk);
+  const fields = bodyFields(route.tool);
+  const decoded = new Set(fields.filter((f) => f.kind === 'media' || f.kind === 'mediaList').map((f) => f.name));
+  const params = await resolveInputs(route.tool.id, fields, body, disk);
+  return { params: (await resolveSchemaMedia(route.op, params, disk, decoded)).params, firstImage: undefined };
+}
+
 /** The text a finished text task holds: a prompt read from its image, or its prompt improved. */
 async function textOf(params: Record<string, unknown>, firstImage: string | undefined, disk: DiskStore) {
   const image = typeof params.image === 'string' && disk.get(params.image) ? params.image : firstImage;
@@ -240,8 +252,7 @@ export function toolHandler(deps: ToolDeps) {
     let params: Record<string, unknown>;
     let firstImage: string | undefined;
     try {
-      if (route.tool) params = await resolveInputs(route.tool.id, bodyFields(route.tool), body, deps.disk);
-      else ({ params, firstImage } = await resolveSchemaMedia(route.op, body, deps.disk));
+      ({ params, firstImage } = await decodeInputs(route, body, deps.disk));
     } catch (err) {
       if (err instanceof InvalidParamsError) return sendInvalid(reply, err.params);
       throw err;

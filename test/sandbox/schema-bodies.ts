@@ -17,7 +17,7 @@ export interface MediaValues {
 
 type Mode = 'min' | 'full';
 
-const MEDIA = /(image|video|audio|frame|voice|refer|character|element|tail|_end$|url$|urls$|uri$)/;
+const MEDIA = /(image|mask|lightmap|video|audio|frame|voice|refer|character|element|tail|_end$|url$|urls$|uri$)/;
 const NOT_MEDIA =
   /(webhook|prompt|mime|type$|size|orientation|setting|mode$|format|language|voice_id|description|name$)/;
 
