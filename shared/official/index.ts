@@ -159,9 +159,13 @@ export function bodyObject(op: Operation): JsonSchema | null {
   return op.body ? (mergedAllOf(op.body) ?? op.body) : null;
 }
 
-function validatorOf(schema: JsonSchema): ValidateFunction {
-  let v = compiled.get(schema);
-  if (!v) compiled.set(schema, (v = ajv.compile(closed(schema) as JsonSchema)));
+const compiledOpen = new WeakMap<JsonSchema, ValidateFunction>();
+
+/** `open`: objects take fields the schema does not name (an answer may carry more than its schema says). */
+function validatorOf(schema: JsonSchema, open = false): ValidateFunction {
+  const cache = open ? compiledOpen : compiled;
+  let v = cache.get(schema);
+  if (!v) cache.set(schema, (v = ajv.compile(open ? schema : (closed(schema) as JsonSchema))));
   return v;
 }
 
@@ -217,9 +221,12 @@ function reasonOf(e: ErrorObject): InvalidParam {
   }
 }
 
-/** Problems of a value against a schema, one per field; alternatives (oneOf/anyOf) report their own first. */
-export function problemsOf(schema: JsonSchema, value: unknown): InvalidParam[] {
-  const v = validatorOf(schema);
+/**
+ * Problems of a value against a schema, one per field; alternatives (oneOf/anyOf) report their own
+ * first. Objects are closed (a field the schema does not name is a problem) unless `open`.
+ */
+export function problemsOf(schema: JsonSchema, value: unknown, open = false): InvalidParam[] {
+  const v = validatorOf(schema, open);
   if (v(value)) return [];
   const seen = new Map<string, InvalidParam>();
   for (const e of v.errors ?? []) {
