@@ -32,6 +32,11 @@ export const IMAGE_OPS: Record<string, ImageOp> = {
   'image50-edit': 'edit',
 };
 
+/** The image format a task asked for (`output_format`): JPEG or WebP where named, else PNG. */
+export function imageFormatOf(params: Record<string, unknown>): 'png' | 'jpeg' | 'webp' {
+  return params.output_format === 'jpeg' || params.output_format === 'webp' ? params.output_format : 'png';
+}
+
 const RESOLUTION_SIDE: Record<string, number> = { '1k': 1024, '1.5k': 1536, '2k': 2048, '4k': 4096 };
 
 /** `widescreen_16_9`, `16:9` or `smartphone_vertical_9_20` -> width/height ratio. */
@@ -174,7 +179,7 @@ export async function renderImage(
   inputImage?: string,
 ): Promise<Rendered> {
   const op = IMAGE_OPS[toolId] ?? 'generate';
-  const format = params.output_format === 'jpeg' ? 'jpeg' : 'png';
+  const format = imageFormatOf(params);
   let img: Sharp;
   if (op === 'skin') img = skin(sharp(await loadInput(params.image, disk)).rotate(), toolId, params);
   else if (op === 'camera') img = await camera(await loadInput(params.image, disk), params);
@@ -196,10 +201,12 @@ export async function renderImage(
     const seed = typeof params.seed === 'number' ? params.seed : seedOf(taskId);
     img = await drawPrompt(String(params.prompt ?? ''), seed + index, width, height);
   }
-  const bytes =
-    format === 'jpeg'
-      ? await img.jpeg({ quality: 85 }).toBuffer()
-      : await img.png({ compressionLevel: 1, adaptiveFiltering: false }).toBuffer();
+  const encoded = {
+    jpeg: () => img.jpeg({ quality: 85 }),
+    webp: () => img.webp({ quality: 85 }),
+    png: () => img.png({ compressionLevel: 1, adaptiveFiltering: false }),
+  }[format]();
+  const bytes = await encoded.toBuffer();
   return { bytes, contentType: `image/${format}` };
 }
 

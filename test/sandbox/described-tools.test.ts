@@ -165,6 +165,18 @@ describe('media inputs of a create the catalogue does not name are found from it
   });
 });
 
+describe('results of the kind and format asked', () => {
+  it('an image create that offers WebP makes a WebP file when asked', async () => {
+    const made = await ctx.api.post('/v1/ai/text-to-image/gpt-image-2', { prompt: 'a kite', output_format: 'webp' });
+    expect(made.status).toBe(200);
+    await ctx.api.control('tasks/finish', {});
+    const done = await ctx.api.get(`/v1/ai/text-to-image/gpt-image-2/${made.body.data.task_id}`);
+    const url: string = done.body.data.generated[0];
+    expect(url).toMatch(/\.webp$/);
+    expect((await sharp((await bytesOf(url)).bytes).metadata()).format).toBe('webp');
+  });
+});
+
 describe('a task is read wherever the description reads it', () => {
   const ids = async (path: string) =>
     (await ctx.api.get(path)).body.data.map((t: { task_id: string }) => t.task_id) as string[];

@@ -114,7 +114,7 @@ async function kindOfFile(bytes: Buffer): Promise<string> {
   const meta = await sharp(bytes)
     .metadata()
     .catch(() => null);
-  return meta && ['png', 'jpeg'].includes(meta.format!) ? 'image' : 'unknown';
+  return meta && ['png', 'jpeg', 'webp'].includes(meta.format!) ? 'image' : 'unknown';
 }
 
 interface Made {
