@@ -1,11 +1,13 @@
 // The described operations the app's catalogue does not curate, over real HTTP: the synchronous
 // creates in their documented shapes, media inputs found from the schema, the lists and shared
 // by-ids a task is read from, and what an uncurated create is charged and capped at.
+import { readFileSync } from 'node:fs';
 import sharp from 'sharp';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { findOperation, problemsOf } from '../../shared/official/index.ts';
 import { CREDIT_PRICES } from '../../shared/service-limits.ts';
 import { CUTOUT_URL_TTL_MS, PREVIEW_PIXELS } from '../../electron/sandbox/at-once.ts';
+import { AUDIO_ASSET, VIDEO_ASSET } from '../../electron/sandbox/render.ts';
 import { uploadTo } from '../sandbox-upload.ts';
 import { bytesOf, fakeClock, start, testPng, type Answer } from './helpers.ts';
 
@@ -17,7 +19,7 @@ beforeAll(async () => {
 });
 afterAll(() => ctx.sb.close());
 beforeEach(async () => {
-  await ctx.api.control('reset', {});
+  await ctx.api.control('reset', { tasks: true });
 });
 
 /** An 800x600 product shot: a blue square on a white ground. */
@@ -222,5 +224,20 @@ describe('prices and caps cover the creates the catalogue does not name', () => 
     expect((await ctx.api.post('/v1/ai/improve-prompt', body)).status).toBe(429);
     const stats = (await ctx.api.control('stats')).body;
     expect(stats.charges['/v1/ai/improve-prompt']).toEqual({ uses: 1, credits: CREDIT_PRICES['*'] });
+  });
+
+  it('reports each in the credit usage under what it generates (voiceover: audio, lip-sync: video)', async () => {
+    const video = await uploadTo(ctx.sb.url, readFileSync(VIDEO_ASSET), 'video/mp4');
+    const audio = await uploadTo(ctx.sb.url, readFileSync(AUDIO_ASSET), 'audio/mpeg');
+    const key = 'sandbox-business';
+    const voice = await ctx.api.post('/v1/ai/voiceover/elevenlabs-turbo-v2-5', { text: 'hello', voice_id: 'v1' }, key);
+    const lips = await ctx.api.post('/v1/ai/lip-sync/latent-sync', { video_url: video.url, audio_url: audio.url }, key);
+    expect([voice.status, lips.status]).toEqual([200, 200]);
+    const day = new Date(clock.now()).toISOString().slice(0, 10);
+    const usage = await ctx.api.post('/v1/analytics/team-credit-usage', { start_date: day, end_date: day }, key);
+    const tools = usage.body.data.flatMap((d: { consumptions: { tool: string }[] }) =>
+      d.consumptions.map((c) => c.tool),
+    );
+    expect(tools.sort()).toEqual(['AI Audio Models', 'AI Video Models']);
   });
 });
