@@ -18,6 +18,7 @@ import { webhookSecret, WebhookDispatcher } from './webhooks.ts';
 import { registerAnalytics } from './analytics.ts';
 import { AppCosts, registerApps } from './apps.ts';
 import { registerCreations } from './creations.ts';
+import { registerIconRender } from './icon-render.ts';
 import { registerLoras } from './loras.ts';
 import { ServiceLimits, type LimitsOption } from './limits.ts';
 import { registerUploads, Uploads } from './uploads.ts';
@@ -183,6 +184,7 @@ export function buildServer(opts: SandboxOptions): {
   registerApps(app, state);
   registerAnalytics(app, state);
   registerCreations(app, state);
+  registerIconRender(app, state);
   const uploads = new Uploads({ ...state });
   registerUploads(app, uploads);
   app.route({

@@ -2,6 +2,8 @@
 // creates in their documented shapes, media inputs found from the schema, the lists and shared
 // by-ids a task is read from, and what an uncurated create is charged and capped at.
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import sharp from 'sharp';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { findOperation, problemsOf } from '../../shared/official/index.ts';
@@ -176,6 +178,31 @@ describe('results of the kind and format asked', () => {
     const url: string = done.body.data.generated[0];
     expect(url).toMatch(/\.webp$/);
     expect((await sharp((await bytesOf(url)).bytes).metadata()).format).toBe('webp');
+  });
+});
+
+describe('the icon render of a finished text-to-icon task', () => {
+  it('answers the task with its icon as PNG or SVG, and refuses another format or an unfinished task', async () => {
+    const hooks = createServer((_req, res) => res.end('ok'));
+    await new Promise<void>((r) => hooks.listen(0, '127.0.0.1', r));
+    const webhook_url = `http://127.0.0.1:${(hooks.address() as AddressInfo).port}/hook`;
+    const made = await ctx.api.post('/v1/ai/text-to-icon', { prompt: 'a paper plane', webhook_url });
+    expect(made.status).toBe(200);
+    const render = (format: string, key?: string) =>
+      ctx.api.call('POST', `/v1/ai/text-to-icon/${made.body.data.task_id}/render/${format}`, { key });
+    const early = await render('svg');
+    expect([early.status, named(early)]).toEqual([400, ['task-id']]);
+    await ctx.api.control('tasks/finish', {});
+    const svg = await render('svg');
+    expect(svg.body.data).toMatchObject({ task_id: made.body.data.task_id, status: 'COMPLETED' });
+    const file = await bytesOf(svg.body.data.generated[0]);
+    expect([file.status, file.headers.get('content-type')]).toEqual([200, 'image/svg+xml']);
+    expect((await sharp(file.bytes).metadata()).format).toBe('svg');
+    const png = await render('png');
+    expect((await sharp((await bytesOf(png.body.data.generated[0])).bytes).metadata()).format).toBe('png');
+    expect(named(await render('gif'))).toEqual(['format']);
+    expect((await render('png', 'sandbox-admin')).status).toBe(404);
+    hooks.close();
   });
 });
 

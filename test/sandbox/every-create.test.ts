@@ -41,6 +41,13 @@ const NOT_FROM_THE_SCHEMA: Record<string, { field: string; why: string }> = {
   '/v1/ai/mystic': { field: 'styling', why: "names LoRAs of the caller's catalogue (GET /v1/ai/loras)" },
 };
 
+/** Operations of the reference the Sandbox does not serve yet, each with why. */
+const NOT_SERVED: Record<string, string> = {
+  'GET /v1/ai/me/apps': "the caller's own workflow apps: the Sandbox's apps are the team's (GET /v1/ai/apps)",
+  'GET /v1/ai/me/flows': "the caller's own flows: as GET /v1/ai/me/apps",
+  'POST /v1/ai/loras/characters': 'LoRA training: the Sandbox serves a fixed LoRA catalogue',
+  'POST /v1/ai/loras/styles': 'LoRA training: as POST /v1/ai/loras/characters',
+};
 /** Creates whose answer schema the Sandbox answers otherwise, as their examples do. */
 const ANSWER_QUIRKS: Record<string, string> = {
   '/v1/ai/beta/text-to-image/reimagine-flux': 'its schema leaves out the `data` wrapper its example has',
@@ -122,6 +129,27 @@ interface Made {
   mode: 'min' | 'full';
   taskId: string;
 }
+
+describe('every operation of the reference, over HTTP against one Sandbox', () => {
+  it('has a route: none answers the 404 of a path the Sandbox does not serve', async () => {
+    const unrouted: string[] = [];
+    for (const op of OPERATIONS) {
+      const path = op.path
+        .replace('{task-id}', '00000000-0000-4000-8000-000000000000')
+        .replace('{format}', 'png')
+        .replace(/\{[a-z-]+\}/g, 'x1');
+      const a = op.method === 'POST' ? await ctx.api.post(path, {}) : await ctx.api.get(path);
+      if (a.status === 404 && a.body?.message === 'Not found') unrouted.push(`${op.method} ${op.path}`);
+    }
+    console.log(
+      `every operation: ${OPERATIONS.length - unrouted.length} of ${OPERATIONS.length} routed; not served: ` +
+        Object.entries(NOT_SERVED)
+          .map(([op, why]) => `${op} (${why})`)
+          .join('; '),
+    );
+    expect(unrouted.sort()).toEqual(Object.keys(NOT_SERVED).sort());
+  });
+});
 
 describe('every create of the reference, over HTTP against one Sandbox', () => {
   it('takes a minimal and a full body, refuses what breaks the schema by name, and ends with a result of its kind', async () => {
