@@ -1,4 +1,6 @@
-import { readFile } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
+import { encodingOf } from '../../shared/catalogue/index.ts';
+import { isLoopbackUrl } from '../../shared/loopback.ts';
 import type { JsonSchema, MediaKind, Operation } from '../../shared/official/index.ts';
 import type { DiskStore } from './blob-store.ts';
 import { InvalidParamsError, type InvalidParam } from './errors.ts';
@@ -113,15 +115,39 @@ const WORDS: Record<MediaKind, string> = {
   audio: 'a readable audio file (MP3, WAV, M4A, OGG or FLAC)',
 };
 
-/** Bytes of a video or audio value: an upload's file id, a URL (the upload flow's asset URLs among them) or base64. */
-async function bytesOf(value: string, field: string, disk: DiskStore): Promise<Buffer> {
+/** Enough of a file's start to tell its kind. */
+const HEAD_BYTES = 64;
+
+/**
+ * The first bytes of a video or audio upload (its file id) or URL (the upload flow's asset URLs
+ * among them, read by a range), so a long clip is never copied.
+ */
+async function headOf(value: string, field: string, disk: DiskStore): Promise<Buffer> {
   const stored = disk.get(value);
-  return stored ? readFile(stored.path) : mediaBytes(value, field, disk);
+  if (stored) {
+    const f = await open(stored.path);
+    try {
+      const { buffer, bytesRead } = await f.read(Buffer.alloc(HEAD_BYTES), 0, HEAD_BYTES, 0);
+      return buffer.subarray(0, bytesRead);
+    } finally {
+      await f.close();
+    }
+  }
+  if (!isLoopbackUrl(value)) return mediaBytes(value, field, disk);
+  let res: Response;
+  try {
+    res = await fetch(value, { headers: { range: `bytes=0-${HEAD_BYTES - 1}` }, signal: AbortSignal.timeout(15_000) });
+  } catch (err) {
+    throw new InvalidParamsError([{ field, reason: `could not be fetched (${(err as Error).message})` }]);
+  }
+  if (!res.ok) throw new InvalidParamsError([{ field, reason: `could not be fetched (HTTP ${res.status})` }]);
+  return Buffer.from(await res.arrayBuffer()).subarray(0, HEAD_BYTES);
 }
 
 /**
- * Replaces every media input of a validated body (found by `mediaSlotsOf`; the top-level fields in
- * `decoded` are the catalogue's, decoded already) by a stored input's id,
+ * Replaces the media inputs of a validated body (found by `mediaSlotsOf`; the top-level fields in
+ * `decoded` are the catalogue's, decoded already) by stored inputs' ids: every image, and video or
+ * audio sent inline (a URL or upload of one stays as sent, its first bytes read for its kind),
  * refusing one that cannot be fetched or read as its kind with a 400 naming its field. Returns the
  * body so resolved and the first image, which results are drawn from.
  */
@@ -146,12 +172,15 @@ export async function resolveSchemaMedia(
           firstImage ??= holder[key] as string;
           continue;
         }
-        const bytes = await bytesOf(value, field, disk);
+        const enc = encodingOf(value);
+        const inline = enc !== 'url' && enc !== 'upload' && !disk.get(value);
+        const bytes = inline ? await mediaBytes(value, field, disk) : await headOf(value, field, disk);
         const is = sniffMedia(bytes);
         // An audio track may come in a video container (audio isolation takes either).
         if (is !== media && !(media === 'audio' && is === 'video'))
           throw new InvalidParamsError([{ field, reason: `is not ${WORDS[media]}` }]);
-        holder[key] = disk.putInput(bytes, `${media}/*`);
+        // Base64 is stored (a task record stays small); a URL or an upload stays as sent.
+        if (inline) holder[key] = disk.putInput(bytes, `${media}/*`);
       } catch (err) {
         if (!(err instanceof InvalidParamsError)) throw err;
         invalid.push(...err.params);

@@ -150,6 +150,15 @@ describe('media inputs of a create the catalogue does not name are found from it
     ]);
   });
 
+  it('reads a video URL for its kind by its first bytes: a clip past the 25 MB image limit is taken', async () => {
+    const sample = readFileSync(VIDEO_ASSET);
+    const long = Buffer.concat([sample, Buffer.alloc(26 * 1024 * 1024 - sample.length)]);
+    const video = await uploadTo(ctx.sb.url, long, 'video/mp4');
+    const made = await ctx.api.post('/v1/ai/video-edit/wan-2-7', { video_url: video.url, prompt: 'snow' });
+    expect(made.status).toBe(200);
+    expect((await ctx.api.get(`/__sandbox/tasks/${made.body.data.task_id}`, null)).body.sent.video_url).toBe(video.url);
+  });
+
   it('draws an image result from the input image, and answers an improved prompt as text', async () => {
     const input = await testPng(320, 200);
     const mask = await testPng(320, 200);
