@@ -216,8 +216,6 @@ export function toolHandler(deps: ToolDeps) {
   async function createAtOnce(req: FastifyRequest, reply: FastifyReply, route: CreateRoute, caller: Caller) {
     const body = req.body as Record<string, unknown>;
     const toolId = route.tool?.id ?? route.op.path;
-    const cap = deps.limits.create(caller.key, caller.plan, toolId, deps.now());
-    if (!cap.ok) return sendError(reply, 429, FAULT_MESSAGES[429], { 'Retry-After': String(cap.retryAfterSec) });
     let answer: unknown;
     try {
       answer = await atOnce.answer(route.op.path, withStatedDefaults(route.op.body, body));
@@ -225,6 +223,9 @@ export function toolHandler(deps: ToolDeps) {
       if (err instanceof InvalidParamsError) return sendInvalid(reply, err.params);
       throw err;
     }
+    // Taken from the day's cap only once the input proved good: a 400 takes nothing.
+    const cap = deps.limits.create(caller.key, caller.plan, toolId, deps.now());
+    if (!cap.ok) return sendError(reply, 429, FAULT_MESSAGES[429], { 'Retry-After': String(cap.retryAfterSec) });
     const charge = { tool: route.op.path.slice('/v1/ai/'.length), credits: creditsOf(toolId, body) };
     deps.tasks.chargeInstant({ key: caller.key, userId: caller.userId, createdAt: deps.now(), charge });
     deps.stats.create(toolId, caller.key);

@@ -246,16 +246,15 @@ describe('a task is read wherever the description reads it', () => {
 
 describe('prices and caps cover the creates the catalogue does not name', () => {
   it('charges the default price, and a cap set for its path applies', async () => {
-    await ctx.api.control('limits', {
-      limits: {
-        burstPerSec: 1000,
-        burstWindowSec: 1,
-        averagePerSec: 1000,
-        averageWindowSec: 1,
-        caps: { business: {}, enterprise: { '*': 100, '/v1/ai/improve-prompt': 1 } },
-      },
-    });
+    const limitsOn = { burstPerSec: 1000, burstWindowSec: 1, averagePerSec: 1000, averageWindowSec: 1 };
     const body = { prompt: 'a cat', type: 'image' };
+    // A synchronous create's bad input takes nothing from its cap either.
+    const caps = { business: {}, enterprise: { '*': 100, '/v1/ai/improve-prompt': 1, '/v1/ai/classifier/image': 1 } };
+    await ctx.api.control('limits', { limits: { ...limitsOn, caps } });
+    expect((await ctx.api.post('/v1/ai/classifier/image', { image: 'bm90IGFuIGltYWdl' })).status).toBe(400);
+    const image = (await testPng(32, 32)).toString('base64');
+    expect((await ctx.api.post('/v1/ai/classifier/image', { image })).status).toBe(200);
+    expect((await ctx.api.post('/v1/ai/classifier/image', { image })).status).toBe(429);
     expect((await ctx.api.post('/v1/ai/improve-prompt', body)).status).toBe(200);
     expect((await ctx.api.post('/v1/ai/improve-prompt', body)).status).toBe(429);
     const stats = (await ctx.api.control('stats')).body;
