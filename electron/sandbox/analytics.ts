@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { OPERATIONS } from '../../shared/official/index.ts';
+import { findOperation, OPERATIONS } from '../../shared/official/index.ts';
 import { secondsToUtcMidnight } from './audit-route.ts';
 import { sendError, sendInvalid, type InvalidParam } from './errors.ts';
 import { creditsOf, DEMO_KEY_PLANS } from '../../shared/service-limits.ts';
@@ -17,14 +17,20 @@ export const CREDIT_USAGE_MAX_DAYS_BUSINESS = 180;
 
 /**
  * The display name the service reports a use under: a category, never the model ("Tool names are
- * returned as display names (e.g. "AI Image Models", "Asset Download")"). The video and audio
- * names are the Sandbox's own: the reference names only those two.
+ * returned as display names (e.g. "AI Image Models", "Asset Download")"), by what the create
+ * generates (lip-sync and voiceover too). The video and audio names are the Sandbox's own: the
+ * reference names only those two.
  */
 export function usageCategoryOf(path: string): string {
-  if (/^(video|image-to-video|text-to-video|video-upscaler)/.test(path)) return 'AI Video Models';
-  if (/^(music|audio|sound)/.test(path)) return 'AI Audio Models';
-  return 'AI Image Models';
+  let name = categories.get(path);
+  if (!name) {
+    const made = findOperation('POST', `/v1/ai/${path}`)?.generates;
+    name = { video: 'AI Video Models', audio: 'AI Audio Models' }[made as string] ?? 'AI Image Models';
+    categories.set(path, name);
+  }
+  return name;
 }
+const categories = new Map<string, string>();
 const GRANULARITIES = ['day', 'week', 'month', 'year'] as const;
 type Granularity = (typeof GRANULARITIES)[number];
 /** The tools seeded usage names: the reference's task endpoints, by their paths under /v1/ai/. */
@@ -159,8 +165,8 @@ function chargesByDay(
 ): Map<string, Usage[]> {
   const out = new Map<string, Usage[]>();
   const groupOf = new Map(team.members.map((m) => [m.id, m.groupId]));
-  for (const t of state.tasks.all()) {
-    if (!t.charge || t.createdAt < from || t.createdAt >= until) continue;
+  for (const t of state.tasks.charged()) {
+    if (t.createdAt < from || t.createdAt >= until) continue;
     if (callerOf(t.key)?.teamId !== caller.teamId) continue;
     const day = isoDay(t.createdAt);
     const records = out.get(day) ?? out.set(day, []).get(day)!;

@@ -32,6 +32,11 @@ export const IMAGE_OPS: Record<string, ImageOp> = {
   'image50-edit': 'edit',
 };
 
+/** The image format a task asked for (`output_format`): JPEG or WebP where named, else PNG. */
+export function imageFormatOf(params: Record<string, unknown>): 'png' | 'jpeg' | 'webp' {
+  return params.output_format === 'jpeg' || params.output_format === 'webp' ? params.output_format : 'png';
+}
+
 const RESOLUTION_SIDE: Record<string, number> = { '1k': 1024, '1.5k': 1536, '2k': 2048, '4k': 4096 };
 
 /** `widescreen_16_9`, `16:9` or `smartphone_vertical_9_20` -> width/height ratio. */
@@ -171,9 +176,10 @@ export async function renderImage(
   params: Params,
   index: number,
   disk: DiskStore,
+  inputImage?: string,
 ): Promise<Rendered> {
   const op = IMAGE_OPS[toolId] ?? 'generate';
-  const format = params.output_format === 'jpeg' ? 'jpeg' : 'png';
+  const format = imageFormatOf(params);
   let img: Sharp;
   if (op === 'skin') img = skin(sharp(await loadInput(params.image, disk)).rotate(), toolId, params);
   else if (op === 'camera') img = await camera(await loadInput(params.image, disk), params);
@@ -185,16 +191,34 @@ export async function renderImage(
       .rotate()
       .resize(width, height, { fit: 'cover' })
       .modulate({ hue: seedOf(params.prompt, index) % 90, saturation: 1.1 });
+  } else if (inputImage) {
+    // A tool the catalogue does not name, with an image input: that image, recoloured by prompt and index.
+    img = sharp(await loadInput(inputImage, disk))
+      .rotate()
+      .modulate({ hue: seedOf(params.prompt, index) % 90, saturation: 1.1 });
   } else {
     const { width, height } = generatedSize(params);
     const seed = typeof params.seed === 'number' ? params.seed : seedOf(taskId);
     img = await drawPrompt(String(params.prompt ?? ''), seed + index, width, height);
   }
-  const bytes =
-    format === 'jpeg'
-      ? await img.jpeg({ quality: 85 }).toBuffer()
-      : await img.png({ compressionLevel: 1, adaptiveFiltering: false }).toBuffer();
+  const encoded = {
+    jpeg: () => img.jpeg({ quality: 85 }),
+    webp: () => img.webp({ quality: 85 }),
+    png: () => img.png({ compressionLevel: 1, adaptiveFiltering: false }),
+  }[format]();
+  const bytes = await encoded.toBuffer();
   return { bytes, contentType: `image/${format}` };
+}
+
+/** Improve-prompt: the prompt with the detail a generator of its type does well with, deterministic. */
+export function improvePrompt(prompt: string, type: unknown, language: unknown): string {
+  const base = prompt.trim().replace(/[.\s]+$/, '') || 'An untitled scene';
+  const detail =
+    type === 'video'
+      ? 'smooth camera motion, natural pacing, consistent lighting across the shot, cinematic framing'
+      : 'balanced composition, soft natural light, rich detail, sharp focus, high resolution';
+  const lang = typeof language === 'string' && language !== 'en' ? ` (written for language "${language}")` : '';
+  return `${base}, ${detail}${lang}.`;
 }
 
 const BRIGHTNESS = ['very dark', 'dim', 'softly lit', 'bright', 'high-key'];

@@ -3,7 +3,7 @@ import sharp from 'sharp';
 import type { ResultKind } from '../../shared/official/index.ts';
 import type { DiskStore } from './blob-store.ts';
 import { bufferSource, fileSource, type ByteSource } from './download.ts';
-import { AUDIO_ASSET, renderImage, VIDEO_ASSET, type Rendered } from './render.ts';
+import { AUDIO_ASSET, imageFormatOf, renderImage, VIDEO_ASSET, type Rendered } from './render.ts';
 import type { Task } from './tasks.ts';
 
 /** Result URLs live this long unless the task says otherwise (tools 24 h per the spec, apps 12 h). */
@@ -23,7 +23,8 @@ export function resultExpiresAt(task: Task): number {
 export function extensionOf(kind: ResultKind, params: Record<string, unknown>): string {
   if (kind === 'video') return params.output_format === 'mov' ? 'mov' : 'mp4';
   if (kind === 'audio') return 'mp3';
-  return params.output_format === 'jpeg' ? 'jpg' : 'png';
+  const format = imageFormatOf(params);
+  return format === 'jpeg' ? 'jpg' : format;
 }
 
 export function resultPath(task: Task, index: number, kind: ResultKind): string {
@@ -44,11 +45,12 @@ export type RenderMode = 'faithful' | 'fast';
 const fastImages = new Map<string, Promise<Rendered>>();
 /** The fixed 8x8 image `fast` mode serves for every image result (rendered once per format). */
 function fastImage(params: Record<string, unknown>): Promise<Rendered> {
-  const format = params.output_format === 'jpeg' ? 'jpeg' : 'png';
+  const format = imageFormatOf(params);
   let p = fastImages.get(format);
   if (!p) {
     const img = sharp({ create: { width: 8, height: 8, channels: 3, background: '#3a6ea5' } });
-    p = (format === 'jpeg' ? img.jpeg() : img.png())
+    p = img
+      .toFormat(format)
       .toBuffer()
       .then((bytes) => ({ bytes, contentType: `image/${format}` }));
     fastImages.set(format, p);
@@ -119,7 +121,15 @@ export class ResultRenderer {
     }
     const r = await this.rendered(
       key,
-      () => renderImage(task.toolId.startsWith('app:') ? 'app' : task.toolId, task.id, task.params, index, this.disk),
+      () =>
+        renderImage(
+          task.toolId.startsWith('app:') ? 'app' : task.toolId,
+          task.id,
+          task.params,
+          index,
+          this.disk,
+          task.inputImage,
+        ),
       signal,
     );
     return bufferSource(r.bytes, r.contentType, `"${key}"`);

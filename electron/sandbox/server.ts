@@ -18,6 +18,7 @@ import { webhookSecret, WebhookDispatcher } from './webhooks.ts';
 import { registerAnalytics } from './analytics.ts';
 import { AppCosts, registerApps } from './apps.ts';
 import { registerCreations } from './creations.ts';
+import { registerIconRender } from './icon-render.ts';
 import { registerLoras } from './loras.ts';
 import { ServiceLimits, type LimitsOption } from './limits.ts';
 import { registerUploads, Uploads } from './uploads.ts';
@@ -105,6 +106,10 @@ export function buildServer(opts: SandboxOptions): {
     routerOptions: { maxParamLength: 500 },
   });
   const tools = toolHandler({ ...state });
+  // Background removal's body is a form, as its description says; fields arrive as strings.
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) =>
+    done(null, Object.fromEntries(new URLSearchParams(String(body)))),
+  );
 
   app.addHook('onRequest', async (req, reply) => {
     const path = req.url.split('?')[0];
@@ -179,6 +184,7 @@ export function buildServer(opts: SandboxOptions): {
   registerApps(app, state);
   registerAnalytics(app, state);
   registerCreations(app, state);
+  registerIconRender(app, state);
   const uploads = new Uploads({ ...state });
   registerUploads(app, uploads);
   app.route({
@@ -220,6 +226,9 @@ export function buildServer(opts: SandboxOptions): {
     sendBytes(req, reply, src, state.faults.current);
   };
   app.get('/results/:taskId/:file', serveResult);
+  app.get('/beta-images/:id/:file', (req: FastifyRequest<{ Params: { id: string; file: string } }>, reply) =>
+    tools.atOnce.serve(req, reply),
+  );
 
   app.get('/blobs/:id', async (req: FastifyRequest<{ Params: { id: string } }>, reply) => {
     const size = blobs.get(req.params.id);

@@ -16,6 +16,11 @@ export interface Task {
   toolId: string;
   /** The collection path it is listed under (tools of one family share it). */
   listPath: string;
+  /**
+   * Every list and by-id prefix that covers its create path (a family's list and a per-resolution
+   * one, a shared by-id such as kling-elements); absent: `listPath` alone.
+   */
+  pollPaths?: string[];
   key: string;
   userId: number;
   createdAt: number;
@@ -26,6 +31,8 @@ export interface Task {
   /** The body's fields as sent, before the Sandbox applied defaults (media as in `params`); tools only. */
   sent?: Record<string, unknown>;
   resultCount: number;
+  /** A create the catalogue does not name: its first image input (a stored input's id), which its images are drawn from. */
+  inputImage?: string;
   /** Result text for image-to-prompt, computed at create time from the image. */
   text?: string;
   webhookUrl?: string;
@@ -44,6 +51,9 @@ export interface Task {
   reached: number;
 }
 
+/** A charged create, as the credit usage reads it. */
+export type Charged = Pick<Task, 'key' | 'userId' | 'createdAt'> & { charge: NonNullable<Task['charge']> };
+
 /** CREATED for the first fifth of the duration, IN_PROGRESS until it ends, then the fate. */
 export function statusAt(task: Task, nowMs: number): TaskStatus {
   const elapsed = nowMs - task.createdAt;
@@ -56,6 +66,9 @@ export function statusAt(task: Task, nowMs: number): TaskStatus {
   return STATUSES[idx];
 }
 
+/** The lists a task appears in and the by-id prefixes that find it. */
+export const pollPathsOf = (task: Task): readonly string[] => task.pollPaths ?? [task.listPath];
+
 export const isFinal = (s: TaskStatus) => s === 'COMPLETED' || s === 'FAILED';
 
 export class TaskStore {
@@ -64,6 +77,8 @@ export class TaskStore {
   private byList = new Map<string, Task[]>();
   /** Per key, every task (recent creations). */
   private byKey = new Map<string, Task[]>();
+  /** Charges of creates that answered at once (no task): the credit usage counts them beside the tasks'. */
+  private instant: Charged[] = [];
   private readonly rng: Rng;
   private readonly journal: string | undefined;
 
@@ -89,8 +104,10 @@ export class TaskStore {
 
   add(task: Task): Task {
     this.byId.set(task.id, task);
-    const listKey = `${task.key}\u0000${task.listPath}`;
-    (this.byList.get(listKey) ?? this.byList.set(listKey, []).get(listKey)!).push(task);
+    for (const path of pollPathsOf(task)) {
+      const listKey = `${task.key}\u0000${path}`;
+      (this.byList.get(listKey) ?? this.byList.set(listKey, []).get(listKey)!).push(task);
+    }
     (this.byKey.get(task.key) ?? this.byKey.set(task.key, []).get(task.key)!).push(task);
     if (this.journal) appendFileSync(this.journal, JSON.stringify(task) + '\n');
     return task;
@@ -117,11 +134,23 @@ export class TaskStore {
     return n;
   }
 
+  /** A create that answered its result at once, charged as a task is. */
+  chargeInstant(c: Charged): void {
+    this.instant.push(c);
+  }
+
+  /** Everything charged: every task with a charge, then the creates that answered at once. */
+  *charged(): IterableIterator<Charged> {
+    for (const t of this.byId.values()) if (t.charge) yield t as Charged;
+    yield* this.instant;
+  }
+
   /** Forgets every task (a reset between tests sharing one Sandbox); the journal file is left alone. */
   clear(): void {
     this.byId.clear();
     this.byList.clear();
     this.byKey.clear();
+    this.instant = [];
   }
 
   /** Every task, in creation order. */

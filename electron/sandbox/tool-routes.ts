@@ -8,12 +8,15 @@ import {
   type ToolEntry,
 } from '../../shared/catalogue/index.ts';
 import {
+  answersAtOnce,
+  bodyContentTypeOf,
   OPERATIONS,
   requestProblems,
   type JsonSchema,
   type Operation,
   type ResultKind,
 } from '../../shared/official/index.ts';
+import { AtOnce } from './at-once.ts';
 import type { DiskStore } from './blob-store.ts';
 import { InvalidParamsError, sendError, sendInvalid } from './errors.ts';
 import { creditsOf } from '../../shared/service-limits.ts';
@@ -22,11 +25,12 @@ import type { ServiceLimits } from './limits.ts';
 import type { Caller } from './keys.ts';
 import { stylingProblems } from './loras.ts';
 import { resolveInputs } from './media-input.ts';
-import { describeImage } from './render.ts';
+import { describeImage, improvePrompt } from './render.ts';
 import { resultPath } from './results.ts';
 import { UUID_RE } from './rng.ts';
+import { resolveSchemaMedia } from './schema-media.ts';
 import type { Stats } from './stats.ts';
-import { statusAt, type Task, type TaskStatus, type TaskStore } from './tasks.ts';
+import { pollPathsOf, statusAt, type Task, type TaskStatus, type TaskStore } from './tasks.ts';
 import type { WebhookDispatcher } from './webhooks.ts';
 
 /**
@@ -43,19 +47,35 @@ interface CreateRoute {
   tool: ToolEntry | null;
   pathParams: Record<string, string>;
   listPath: string;
+  /** Every list and by-id prefix that covers the create path: its tasks are listed and found under each. */
+  pollPaths: string[];
+  /** A create that answers its result at once (`answersAtOnce`): no task, no list. */
+  atOnce: boolean;
 }
 
 const hasParam = (path: string) => path.includes('{');
+/** A list or by-id prefix covers a create path that is itself or a variant of it ("-720p", "/turbo", "-pro"). */
+export const covers = (prefix: string, create: string) =>
+  create === prefix || create.startsWith(`${prefix}/`) || create.startsWith(`${prefix}-`);
 /** Paths under /v1/ai/ that are no task tool: workflow apps, the LoRA catalogue, uploads (each its own routes). */
 const notATool = (path: string) => /^\/v1\/ai\/(apps|flows|me|uploads|loras)(\/|$)/.test(path);
 /**
- * The collection a create path polls under: itself, or the longest listed path it extends ("-720p",
- * "/turbo"), a list with a by-id first (a per-resolution list beside its family's has none).
+ * Where a create's tasks are listed and found: its most specific covering by-id (kling-v2-1 for
+ * kling-v2-1-pro, kling-elements for kling-elements-pro, seedance-2-pro for seedance-2-pro-720p),
+ * and every covering list at least as specific (the family's and the per-resolution one), never a
+ * broader family's (music-generation is a model of its own beside music-generation/lyria-3).
+ * `listPath` is the most specific of those lists, or the create path where none is described.
  */
-function listPathOf(create: string, lists: readonly string[], withById: ReadonlySet<string>): string | null {
-  const fits = lists.filter((l) => create === l || create.startsWith(`${l}/`) || create.startsWith(`${l}-`));
-  const rank = (l: string) => (withById.has(l) ? 1e6 : 0) + l.length;
-  return fits.sort((a, b) => rank(b) - rank(a))[0] ?? null;
+function pollingOf(
+  create: string,
+  lists: readonly string[],
+  byIds: readonly string[],
+): { listPath: string; pollPaths: string[] } {
+  const longestFirst = (a: string, b: string) => b.length - a.length || a.localeCompare(b);
+  const byId = byIds.filter((p) => covers(p, create)).sort(longestFirst)[0];
+  const own = lists.filter((l) => covers(l, create) && (!byId || l.length >= byId.length)).sort(longestFirst);
+  const listPath = own[0] ?? create;
+  return { listPath, pollPaths: [...new Set([listPath, ...own, ...(byId ? [byId] : [])])].sort() };
 }
 
 /**
@@ -86,13 +106,19 @@ export function buildToolRoutes() {
     if (op.method !== 'POST' || hasParam(op.path) || !op.path.startsWith('/v1/ai/') || notATool(op.path)) continue;
     const generates = op.generates;
     if (!generates) throw new Error(`the reference does not say what POST ${op.path} generates`);
-    const listPath = listPathOf(op.path, [...lists.keys()], withById) ?? op.path;
+    const atOnce = answersAtOnce(op);
+    const { listPath, pollPaths } = atOnce
+      ? { listPath: op.path, pollPaths: [] }
+      : pollingOf(op.path, [...lists.keys()], [...withById]);
     const k = known.get(op.path);
-    creates.set(op.path, { op, generates, tool: k?.tool ?? null, pathParams: k?.pathParams ?? {}, listPath });
+    const tool = k?.tool ?? null;
+    creates.set(op.path, { op, generates, tool, pathParams: k?.pathParams ?? {}, listPath, pollPaths, atOnce });
   }
   // A create whose collection the reference does not list (a path-only family) still polls there.
-  for (const c of creates.values()) if (!lists.has(c.listPath)) lists.set(c.listPath, c.op);
-  return { creates, lists: new Map([...lists.keys()].map((l) => [l, true])) };
+  for (const c of creates.values()) if (!c.atOnce && !lists.has(c.listPath)) lists.set(c.listPath, c.op);
+  // By id under every list, and under the by-ids the reference has without a list (kling-elements).
+  const byIds = new Set([...lists.keys(), ...withById]);
+  return { creates, lists: new Map([...lists.keys()].map((l) => [l, true])), byIds };
 }
 
 /** Defaults the description states for top-level fields: the request as the service would run it. */
@@ -111,7 +137,7 @@ export function toolRouteKey(method: string, path: string, routes: ReturnType<ty
   if (method !== 'GET' && method !== 'HEAD') return null;
   if (routes.lists.has(path)) return `GET ${path}`;
   const cut = path.lastIndexOf('/');
-  if (routes.lists.has(path.slice(0, cut))) return `GET ${path.slice(0, cut)}/{task-id}`;
+  if (routes.byIds.has(path.slice(0, cut))) return `GET ${path.slice(0, cut)}/{task-id}`;
   return null;
 }
 
@@ -158,6 +184,25 @@ function pagingProblems(query: Record<string, unknown>): { field: string; reason
 }
 
 /**
+ * A body's media inputs as stored inputs: the catalogue's media fields by its rules, any other the
+ * schema has by the schema. `firstImage`: a create the catalogue does not name draws from it.
+ */
+async function decodeInputs(route: CreateRoute, body: Record<string, unknown>, disk: DiskStore) {
+  if (!route.tool) return resolveSchemaMedia(route.op, body, disk);
+  const fields = bodyFields(route.tool);
+  const decoded = new Set(fields.filter((f) => f.kind === 'media' || f.kind === 'mediaList').map((f) => f.name));
+  const params = await resolveInputs(route.tool.id, fields, body, disk);
+  return { params: (await resolveSchemaMedia(route.op, params, disk, decoded)).params, firstImage: undefined };
+}
+
+/** The text a finished text task holds: a prompt read from its image, or its prompt improved. */
+async function textOf(params: Record<string, unknown>, firstImage: string | undefined, disk: DiskStore) {
+  const image = typeof params.image === 'string' && disk.get(params.image) ? params.image : firstImage;
+  if (image) return describeImage(image, disk);
+  return improvePrompt(String(params.prompt ?? ''), params.type, params.language);
+}
+
+/**
  * One handler for every task tool: the reference says which paths exist and what a valid body is,
  * so tools are data here.
  */
@@ -165,20 +210,50 @@ export function toolHandler(deps: ToolDeps) {
   const routes = buildToolRoutes();
   // Only the quality tiers make several images per request (num_images).
   const countResults = (body: Record<string, unknown>) => (typeof body.num_images === 'number' ? body.num_images : 1);
+  const atOnce = new AtOnce(deps);
+
+  /** A synchronous create: charged and counted like a task, answered with its result in the documented shape. */
+  async function createAtOnce(req: FastifyRequest, reply: FastifyReply, route: CreateRoute, caller: Caller) {
+    const body = req.body as Record<string, unknown>;
+    const toolId = route.tool?.id ?? route.op.path;
+    let answer: unknown;
+    try {
+      answer = await atOnce.answer(route.op.path, withStatedDefaults(route.op.body, body));
+    } catch (err) {
+      if (err instanceof InvalidParamsError) return sendInvalid(reply, err.params);
+      throw err;
+    }
+    // Taken from the day's cap only once the input proved good: a 400 takes nothing.
+    const cap = deps.limits.create(caller.key, caller.plan, toolId, deps.now());
+    if (!cap.ok) return sendError(reply, 429, FAULT_MESSAGES[429], { 'Retry-After': String(cap.retryAfterSec) });
+    const charge = { tool: route.op.path.slice('/v1/ai/'.length), credits: creditsOf(toolId, body) };
+    deps.tasks.chargeInstant({ key: caller.key, userId: caller.userId, createdAt: deps.now(), charge });
+    deps.stats.create(toolId, caller.key);
+    deps.stats.charge(toolId, charge.credits);
+    return reply.code(200).send(answer);
+  }
 
   async function create(req: FastifyRequest, reply: FastifyReply, route: CreateRoute) {
     const caller = deps.callerOf(req);
     const raw = req.body;
+    const form = bodyContentTypeOf(route.op) === 'application/x-www-form-urlencoded';
+    const sentType = String(req.headers['content-type'] ?? '')
+      .split(';')[0]
+      .trim();
+    if (form && sentType !== 'application/x-www-form-urlencoded')
+      return sendInvalid(reply, [{ field: 'body', reason: 'must be application/x-www-form-urlencoded, as described' }]);
     if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
       return sendInvalid(reply, [{ field: 'body', reason: 'must be a JSON object' }]);
     const problems = requestProblems(route.op, raw);
     if (problems.length) return sendInvalid(reply, problems);
+    if (route.atOnce) return createAtOnce(req, reply, route, caller);
     const body = raw as Record<string, unknown>;
     const loras = 'styling' in body ? stylingProblems(caller.key, body.styling, 'styling') : [];
     if (loras.length) return sendInvalid(reply, loras);
     let params: Record<string, unknown>;
+    let firstImage: string | undefined;
     try {
-      params = route.tool ? await resolveInputs(route.tool.id, bodyFields(route.tool), body, deps.disk) : { ...body };
+      ({ params, firstImage } = await decodeInputs(route, body, deps.disk));
     } catch (err) {
       if (err instanceof InvalidParamsError) return sendInvalid(reply, err.params);
       throw err;
@@ -193,6 +268,7 @@ export function toolHandler(deps: ToolDeps) {
       id: deps.tasks.newId(),
       toolId,
       listPath: route.listPath,
+      pollPaths: route.pollPaths,
       key: caller.key,
       userId: caller.userId,
       createdAt: deps.now(),
@@ -204,8 +280,9 @@ export function toolHandler(deps: ToolDeps) {
       reached: 0,
       resultKind: route.generates,
       charge: { tool: route.op.path.slice('/v1/ai/'.length), credits: creditsOf(toolId, params) },
+      ...(firstImage ? { inputImage: firstImage } : {}),
     };
-    if (task.resultKind === 'text') task.text = await describeImage(String(params.image), deps.disk);
+    if (task.resultKind === 'text') task.text = await textOf(params, firstImage, deps.disk);
     deps.tasks.add(task);
     deps.stats.create(task.toolId, caller.key);
     deps.stats.charge(task.toolId, task.charge!.credits);
@@ -234,12 +311,14 @@ export function toolHandler(deps: ToolDeps) {
     const caller = deps.callerOf(req);
     const task = UUID_RE.test(id) ? deps.tasks.get(id) : undefined;
     // Another caller's task is indistinguishable from a missing one (no cross-user access).
-    if (!task || task.key !== caller.key || task.listPath !== listPath) return sendError(reply, 404, 'Task not found');
+    if (!task || task.key !== caller.key || !pollPathsOf(task).includes(listPath))
+      return sendError(reply, 404, 'Task not found');
     return reply.send(taskEnvelope(task, statusAt(task, deps.now()), deps.baseUrl()));
   }
 
   return {
     routes,
+    atOnce,
     async handle(req: FastifyRequest, reply: FastifyReply) {
       const path = decodeURI(new URL(req.url, 'http://sandbox').pathname).replace(/\/+$/, '');
       if (req.method === 'POST') {
@@ -249,7 +328,7 @@ export function toolHandler(deps: ToolDeps) {
         if (routes.lists.has(path)) return list(req, reply, path);
         const cut = path.lastIndexOf('/');
         const prefix = path.slice(0, cut);
-        if (routes.lists.has(prefix)) return byId(req, reply, prefix, path.slice(cut + 1));
+        if (routes.byIds.has(prefix)) return byId(req, reply, prefix, path.slice(cut + 1));
       }
       return sendError(reply, 404, 'Not found');
     },

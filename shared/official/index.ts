@@ -91,6 +91,14 @@ export function answersAtOnce(op: Operation): boolean {
   );
 }
 
+/**
+ * The content type a create's body travels in: JSON, except where the description says otherwise
+ * (background removal takes a form); `scripts/reference-update.ts` does not record it.
+ */
+export function bodyContentTypeOf(op: Operation): 'application/json' | 'application/x-www-form-urlencoded' {
+  return op.path === '/v1/ai/beta/remove-background' ? 'application/x-www-form-urlencoded' : 'application/json';
+}
+
 export interface InvalidParam {
   field: string;
   reason: string;
@@ -111,26 +119,38 @@ function closed(schema: unknown, inAllOf = false): unknown {
   if (merged) return closed(merged, inAllOf);
   const out: JsonSchema = {};
   for (const [k, v] of Object.entries(schema)) {
+    // The description has `anyOf: []` (wan-2-7): no alternatives constrain nothing, and ajv refuses to compile it.
+    if (['allOf', 'anyOf', 'oneOf'].includes(k) && Array.isArray(v) && v.length === 0) continue;
     if (k === 'properties')
       out[k] = Object.fromEntries(Object.entries(v as JsonSchema).map(([p, s]) => [p, closed(s)]));
     else if (k === 'default' || k === 'enum' || k === 'const') out[k] = v;
+    // Read as anyOf: the description's alternatives overlap (`image` a string of format byte, uri or
+    // binary; frames with or without a last one), and a request valid by two of them is still valid.
+    else if (k === 'oneOf') out.anyOf = closed(v);
     else out[k] = closed(v, k === 'allOf');
   }
   if (out.properties && out.additionalProperties === undefined && !inAllOf) out.additionalProperties = false;
   return out;
 }
 
-/** An allOf of plain objects (a base body plus a few fields) read as the one object it describes. */
+/**
+ * An allOf of plain objects (a base body plus a few fields, parts nested in parts) read as the one
+ * object it describes, its own `required` kept beside its parts'.
+ */
 function mergedAllOf(schema: JsonSchema): JsonSchema | null {
-  const parts = schema.allOf as JsonSchema[] | undefined;
-  if (!parts || !parts.every((p) => p.type === 'object' && p.properties && !p.allOf && !p.oneOf && !p.anyOf))
-    return null;
+  const raw = schema.allOf as JsonSchema[] | undefined;
+  if (!raw) return null;
+  const parts = raw.map((p) => mergedAllOf(p) ?? p);
+  const plain = (p: JsonSchema) =>
+    (p.type === 'object' || p.type === undefined) && !p.allOf && !p.oneOf && !p.anyOf && (p.properties || p.required);
+  if (!parts.every(plain)) return null;
   const { allOf: _parts, ...rest } = schema;
+  const requiredOf = (p: JsonSchema) => (p.required as string[] | undefined) ?? [];
   return {
     ...rest,
     type: 'object',
-    properties: Object.assign({}, ...parts.map((p) => p.properties)),
-    required: [...new Set(parts.flatMap((p) => (p.required as string[] | undefined) ?? []))],
+    properties: Object.assign({}, rest.properties, ...parts.map((p) => p.properties ?? {})),
+    required: [...new Set([...requiredOf(rest), ...parts.flatMap(requiredOf)])],
   };
 }
 
@@ -139,9 +159,13 @@ export function bodyObject(op: Operation): JsonSchema | null {
   return op.body ? (mergedAllOf(op.body) ?? op.body) : null;
 }
 
-function validatorOf(schema: JsonSchema): ValidateFunction {
-  let v = compiled.get(schema);
-  if (!v) compiled.set(schema, (v = ajv.compile(closed(schema) as JsonSchema)));
+const compiledOpen = new WeakMap<JsonSchema, ValidateFunction>();
+
+/** `open`: objects take fields the schema does not name (an answer may carry more than its schema says). */
+function validatorOf(schema: JsonSchema, open = false): ValidateFunction {
+  const cache = open ? compiledOpen : compiled;
+  let v = cache.get(schema);
+  if (!v) cache.set(schema, (v = ajv.compile(open ? schema : (closed(schema) as JsonSchema))));
   return v;
 }
 
@@ -197,9 +221,12 @@ function reasonOf(e: ErrorObject): InvalidParam {
   }
 }
 
-/** Problems of a value against a schema, one per field; alternatives (oneOf/anyOf) report their own first. */
-export function problemsOf(schema: JsonSchema, value: unknown): InvalidParam[] {
-  const v = validatorOf(schema);
+/**
+ * Problems of a value against a schema, one per field; alternatives (oneOf/anyOf) report their own
+ * first. Objects are closed (a field the schema does not name is a problem) unless `open`.
+ */
+export function problemsOf(schema: JsonSchema, value: unknown, open = false): InvalidParam[] {
+  const v = validatorOf(schema, open);
   if (v(value)) return [];
   const seen = new Map<string, InvalidParam>();
   for (const e of v.errors ?? []) {

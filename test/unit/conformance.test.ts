@@ -31,6 +31,7 @@ import { creationOf } from '../../electron/core/creations/service.ts';
 import { loraGroups } from '../../electron/core/loras.ts';
 import { parseAppDefinition, parseAppList, parseRun } from '../../electron/core/apps/wire.ts';
 import { parseDirectory, parseUsage } from '../../electron/core/analytics/wire.ts';
+import { answersOf, type Answer } from './reference-answers.ts';
 
 /**
  * The app's catalogue against the project's reference of the live service: every request the app
@@ -295,41 +296,6 @@ describe("the app's catalogue conforms to the official reference", () => {
     }
   });
 });
-
-type Answer = { schema?: JsonSchema; example?: unknown; examples?: Record<string, unknown> };
-
-/** Every example an answer gives (its named ones, else its one), then a sample built from its schema. */
-function answersOf(r: Answer): [string, unknown][] {
-  const one: [string, unknown][] = r.example === undefined ? [] : [['example', r.example]];
-  return [
-    ...(r.examples ? Object.entries(r.examples) : one),
-    ...(r.schema && Object.keys(r.schema).length ? [['schema sample', sampleFrom(r.schema)] as [string, unknown]] : []),
-  ];
-}
-
-/** A value with every property the schema names, each with a value of its type (its first enum value, a URI for a uri). */
-function sampleFrom(schema: JsonSchema, name = ''): unknown {
-  const branch = ((schema.allOf as JsonSchema[] | undefined) ?? []).length
-    ? Object.assign({}, ...(schema.allOf as JsonSchema[]).map((p) => sampleFrom(p, name) as object))
-    : undefined;
-  if (branch) return branch;
-  const alt = (schema.oneOf ?? schema.anyOf) as JsonSchema[] | undefined;
-  if (alt) return sampleFrom(alt.find((b) => b.type !== 'null') ?? alt[0], name);
-  if (Array.isArray(schema.enum)) return schema.enum.find((v) => v !== null);
-  const type = [schema.type].flat().find((t) => t !== 'null');
-  if (type === 'object' || schema.properties)
-    return Object.fromEntries(
-      Object.entries((schema.properties ?? {}) as Record<string, JsonSchema>).map(([k, v]) => [k, sampleFrom(v, k)]),
-    );
-  if (type === 'array') return [sampleFrom((schema.items ?? {}) as JsonSchema, name)];
-  if (type === 'integer' || type === 'number') return (schema.minimum as number | undefined) ?? 7;
-  if (type === 'boolean') return false;
-  if (schema.format === 'uri') return `https://example.com/${name || 'file'}.png`;
-  if (schema.format === 'uuid') return '0b5a4d5e-7c1f-4a8e-9c55-2f0d8f0b7a11';
-  if (schema.format === 'date-time') return '2026-06-29T10:00:00Z';
-  if (name.includes('email')) return 'someone@example.com';
-  return `${name || 'text'} value`;
-}
 
 type Obj = Record<string, unknown>;
 const o = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
