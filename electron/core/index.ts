@@ -41,6 +41,7 @@ import { logAppRunFailures, logEngineErrors, logJobFailures } from './log/job-fa
 import { APP_VERSION } from './app-version.ts';
 import { pacingRates } from './limits/pacer.ts';
 import { supportHandlers } from './problem-report.ts';
+import type { Clock } from './clock.ts';
 
 export interface CoreOptions {
   home: string;
@@ -58,6 +59,8 @@ export interface CoreOptions {
   overrides?: Partial<AllHandlers>;
   /** The desktop app opens its log before the core; otherwise the core opens logs/<host>.log. */
   log?: AppLog;
+  /** The time hot folders' waits and workflow-app runs' polls are on (tests pass a TestClock); real time by default. */
+  clocks?: { hotFolders?: Clock; appRuns?: Clock };
 }
 
 const VERSION = APP_VERSION;
@@ -170,6 +173,7 @@ export async function createCore(opts: CoreOptions) {
     addMediaRoots: (r: () => string[]) => mediaRoots.push(r),
     addOutputFolders: (r: () => string[]) => outputFolders.push(r),
     confine: (field: string, path: string) => pathPolicy?.checkInput(field, path),
+    clock: opts.clocks?.appRuns,
   };
   const team = teamServices(teamDeps);
   const hotFolderDb = openHotFolderDb(dbPaths(opts.home).hotFolders);
@@ -187,6 +191,7 @@ export async function createCore(opts: CoreOptions) {
     engine,
     onProblem: (m) => log.warn(m),
     guardJobs: guardJobsFrom(opts.env ?? process.env),
+    clock: opts.clocks?.hotFolders,
   });
   outputFolders.push(() => hotFolderStore.folders().map((f) => f.outDir));
   const prices = new PriceBook(engine.store.db);
