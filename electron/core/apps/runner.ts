@@ -134,6 +134,11 @@ export class AppRunner {
     if (this.opts.store.db.open) for (const id of downloads) await this.discardParts(id);
   }
 
+  /** Resolves once no step this runner started (a submit, a poll, a download) is in flight. */
+  async settled(): Promise<void> {
+    while (this.busy.size) await Promise.allSettled([...this.busy.values()]);
+  }
+
   kick(): void {
     if (this.timer) setImmediate(() => this.tick());
   }
