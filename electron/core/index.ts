@@ -4,7 +4,7 @@ import { createCoreDispatch, type AllHandlers } from './dispatch.ts';
 import { foundationHandlers } from './foundation-handlers.ts';
 import { applyOverrides, mergeHandlers } from './merge-handlers.ts';
 import { EventBus } from './events.ts';
-import { ApiClient, OPTIONAL_READ_MS } from './api/client.ts';
+import { ApiClient, optionalReadMs } from './api/client.ts';
 import { mediaHandlers } from './media/handlers.ts';
 import { openEngine } from './engine/open.ts';
 import { pollFromEnv } from './engine/poll-policy.ts';
@@ -208,7 +208,7 @@ export async function createCore(opts: CoreOptions) {
       reportHandlers({
         store: engine.store,
         prices,
-        usage: (q, refresh) => team.analytics.query(q, refresh, { deadlineMs: OPTIONAL_READ_MS }),
+        usage: (q, refresh) => team.analytics.query(q, refresh, { deadlineMs: optionalReadMs(env) }),
         exportDir: () => savedDir('exports'),
       }),
       auditHandlers(audit, () => savedDir('exports')),
