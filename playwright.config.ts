@@ -1,4 +1,9 @@
+import { join } from 'node:path';
 import { defineConfig } from '@playwright/test';
+
+// Node's cache of compiled modules, for the web hosts and Sandboxes specs start: each starts on what
+// the last one compiled instead of stripping and compiling its TypeScript again.
+process.env.NODE_COMPILE_CACHE ??= join(import.meta.dirname, 'node_modules', '.cache', 'node-compile-cache');
 
 /** Debian's Chromium, headless; Playwright's own browser download is not reachable from here. */
 export default defineConfig({
