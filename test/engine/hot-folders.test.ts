@@ -50,13 +50,13 @@ function startWatch(home: string, args: string[]): { child: ChildProcess; out: (
   return { child, out: () => out, exited };
 }
 
-async function until(what: string, test: () => boolean, log: () => string): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (!test()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; output:\n${log()}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const until = (what: string, test: () => boolean, log: () => string): Promise<void> =>
+  vi.waitFor(
+    () => {
+      if (!test()) throw new Error(`waiting for ${what}; output:\n${log()}`);
+    },
+    { timeout: 60_000, interval: 100 },
+  );
 
 /** The hot folder's files by state, read from its database as any process would. */
 function fileStates(home: string): Record<string, string> {
