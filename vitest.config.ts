@@ -13,6 +13,8 @@ export default defineConfig({
     pool: 'forks',
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    maxWorkers: 2,
+    // Four on two cores: a test file keeps about half a core busy (the rest waits on the Sandbox,
+    // child processes and files: 50 CPU-s for test/team's 90 s), so two workers left a core idle.
+    maxWorkers: 4,
   },
 });
