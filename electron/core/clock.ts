@@ -21,3 +21,6 @@ export const realClock: Clock = {
 /** Resolves after `ms` on `clock`. */
 export const sleepOn = (clock: Clock, ms: number): Promise<void> =>
   new Promise((resolve) => clock.setTimeout(resolve, ms));
+
+/** Lets the process exit while `timer` is pending, as Node's `unref` (a TestClock's timers hold nothing). */
+export const unrefTimer = (timer: ClockTimer): ClockTimer => ((timer as Partial<NodeJS.Timeout>).unref?.(), timer);

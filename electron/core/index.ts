@@ -1,32 +1,27 @@
-import { join, resolve } from 'node:path';
-import { DeskError } from '../../shared/contract/define.ts';
+import { join } from 'node:path';
 import { Backend, type RunningSandboxLike } from './backend.ts';
 import { createCoreDispatch, type AllHandlers } from './dispatch.ts';
 import { foundationHandlers } from './foundation-handlers.ts';
 import { applyOverrides, mergeHandlers } from './merge-handlers.ts';
 import { EventBus } from './events.ts';
-import { ApiClient, OPTIONAL_READ_MS } from './api/client.ts';
+import { ApiClient, optionalReadMs } from './api/client.ts';
 import { mediaHandlers } from './media/handlers.ts';
-import { MediaGate } from './media-gate.ts';
 import { openEngine } from './engine/open.ts';
 import { pollFromEnv } from './engine/poll-policy.ts';
 import { engineHandlers } from './engine/handlers.ts';
 import { limitsHandlers } from './limits/handlers.ts';
-import { AuditService } from './audit/service.ts';
+import { AuditService, auditEvents } from './audit/service.ts';
 import { auditHandlers } from './audit/handlers.ts';
 import { openAnalyticsDb } from './analytics/store.ts';
 import { openAppRunStore } from './apps/store.ts';
 import { hotFolderHandlers } from './hot-folders/handlers.ts';
-import { HotFolders, openHotFolderDb } from './hot-folders/service.ts';
-import { HotFolderStore } from './hot-folders/store.ts';
-import { guardJobsFrom, HotFolderWatcher } from './hot-folders/watcher.ts';
+import { openHotFolders } from './hot-folders/open.ts';
 import { Notices } from './notices/index.ts';
 import { ToldFile } from './notices/told.ts';
 import { presetHandlers } from './presets/handlers.ts';
 import { PresetStore } from './presets/store.ts';
-import { dbPaths, defaultOutputDir, withDefaultOutputDir } from './paths.ts';
-import { GIVE_IN_DESKTOP, GIVE_IN_WEB, PathPolicy } from './path-policy.ts';
-import { checkDraggable, checkOpenable, checkOpenableFolder } from './open-file.ts';
+import { dbPaths, withDefaultOutputDir } from './paths.ts';
+import { fileAccess } from './file-access.ts';
 import { SavedFiles } from './saved-files.ts';
 import { CachedSecretStore, openSecretStore, type SecretStore } from './secrets.ts';
 import { defaultOutDir, teamHandlers, teamServices } from './team.ts';
@@ -41,6 +36,7 @@ import { logAppRunFailures, logEngineErrors, logJobFailures } from './log/job-fa
 import { APP_VERSION } from './app-version.ts';
 import { pacingRates } from './limits/pacer.ts';
 import { supportHandlers } from './problem-report.ts';
+import type { Clock } from './clock.ts';
 
 export interface CoreOptions {
   home: string;
@@ -58,48 +54,36 @@ export interface CoreOptions {
   overrides?: Partial<AllHandlers>;
   /** The desktop app opens its log before the core; otherwise the core opens logs/<host>.log. */
   log?: AppLog;
+  /** The time hot folders' waits and workflow-app runs' polls are on (tests pass a TestClock); real time by default. */
+  clocks?: { hotFolders?: Clock; appRuns?: Clock };
 }
 
 const VERSION = APP_VERSION;
 
 /** The web host's folder (in the data folder) of files saved for the browser to download. */
 export const HAND_OVER = 'hand-over';
-/** The reason core.draggable gives for a file in a results folder that no job or app run recorded. */
-export const NOT_RECORDED = 'not a result MediaDesk recorded';
+export { NOT_RECORDED } from './file-access.ts';
 
 export type Core = Awaited<ReturnType<typeof createCore>>;
 
 /** Builds every core service once; each host (Electron, web, CLI) wraps the same object. */
 // eslint-disable-next-line max-lines-per-function -- the composition root: each service is built once here, in dependency order
 export async function createCore(opts: CoreOptions) {
+  const env = opts.env ?? process.env;
   const log = opts.log ?? openLog({ home: opts.home, name: opts.host });
-  log.addSecret((opts.env ?? process.env).MEDIADESK_API_KEY);
+  log.addSecret(env.MEDIADESK_API_KEY);
   const settings = new SettingsService(opts.settingsFile ?? openConfStore(opts.home));
   // The Sandbox's demo key is sent like any key: a server echoing it must not write it to the log either.
   log.addSecret(settings.get().sandboxKey);
   const secrets = new CachedSecretStore(keysKnownTo(log, opts.secrets ?? (await openSecretStore())));
   const backend = new Backend({ settings, secrets, env: opts.env, startSandbox: opts.startSandbox });
   const events = new EventBus();
-  const mediaRoots: (() => string[])[] = [];
-  // A page's host shows recorded results and inputs, and what the person gave; the CLI shows what it is asked.
-  const shownToPage = (p: string) =>
-    engine.store.isResult(p) || engine.store.isInput(p) || (pathPolicy?.gave(p) ?? false);
-  const media = new MediaGate(
-    opts.home,
-    () => mediaRoots.flatMap((f) => f()),
-    opts.host === 'cli' ? undefined : shownToPage,
-  );
-  // Any media file in the folders the app works with: `draggable` then asks the queue whether it is a result.
-  const mediaInRoots = new MediaGate(opts.home, () => mediaRoots.flatMap((f) => f()));
 
-  const openable = (path: string) => checkOpenable(path, (p) => media.contains(p));
-  const outputFolders: (() => string[])[] = [];
-
-  const rates = pacingRates(opts.env ?? process.env);
+  const rates = pacingRates(env);
   // Usage, creations, flows, members: every request counts with the queue's in the rate windows.
   const pace = rates ? () => engine.pacer.gate() : undefined;
   const client = new ApiClient(() => backend.target(), { pace });
-  const effectiveSettings = () => withDefaultOutputDir(settings.get(), opts.env ?? process.env);
+  const effectiveSettings = () => withDefaultOutputDir(settings.get(), env);
   const engine = openEngine({
     home: opts.home,
     target: () => backend.target(),
@@ -108,32 +92,18 @@ export async function createCore(opts: CoreOptions) {
     slugs: () => backend.slugs(),
     settings: opts.queueSettings ? () => ({ ...effectiveSettings(), ...opts.queueSettings }) : effectiveSettings,
     rates,
-    poll: pollFromEnv(opts.env ?? process.env),
+    poll: pollFromEnv(env),
     warn: (m) => log.warn(m),
     error: logEngineErrors(log),
   });
   engine.on('jobs.changed', (e) => events.emit('jobs.changed', e));
   logJobFailures(engine, log);
   logAppRunFailures(events, log);
-  mediaRoots.push(() => [...engine.store.mediaRoots(), effectiveSettings().outputDir]);
-  outputFolders.push(() => [effectiveSettings().outputDir, ...engine.store.batchOutDirs()]);
-  /** A folder the OS may open for the renderer (see checkOpenableFolder); throws why not. */
-  const openableFolder = (path: string) =>
-    checkOpenableFolder(
-      path,
-      outputFolders.flatMap((f) => f()),
-      effectiveSettings().outputDir,
-    );
   const audit = new AuditService({
     dbPath: dbPaths(opts.home).audit,
     target: () => backend.target(),
     pace,
-    onSyncProgress: (p) => events.emit('audit.syncProgress', p),
-    onImportProgress: (p) => events.emit('audit.importProgress', p),
-    onSyncStopping: () => events.emit('audit.syncStopping', {}),
-    onImportStopping: () => events.emit('audit.importStopping', {}),
-    onSyncDone: (d) => events.emit('audit.syncDone', d),
-    onImportDone: (d) => events.emit('audit.importDone', d),
+    ...auditEvents(events),
   });
 
   // Follows a change that is already made (a key stored or removed, a setting saved): a status
@@ -153,6 +123,23 @@ export async function createCore(opts: CoreOptions) {
   // After openEngine: the queue's migrations made the tables these take over.
   const appRuns = openAppRunStore(dbPaths(opts.home).jobs);
   const analyticsDb = openAnalyticsDb(dbPaths(opts.home).jobs);
+  const hot = openHotFolders({
+    home: opts.home,
+    engine,
+    target: () => backend.target(),
+    settings: effectiveSettings,
+    env,
+    onProblem: (m) => log.warn(m),
+    clock: opts.clocks?.hotFolders,
+  });
+  const files = fileAccess({
+    home: opts.home,
+    host: opts.host,
+    env,
+    outputDir: () => effectiveSettings().outputDir,
+    queue: engine.store,
+    hotFolders: () => hot.store.folders(),
+  });
   const teamDeps = {
     home: opts.home,
     client,
@@ -167,28 +154,12 @@ export async function createCore(opts: CoreOptions) {
     metadata: engine.resultMetadata,
     settings: effectiveSettings,
     events,
-    addMediaRoots: (r: () => string[]) => mediaRoots.push(r),
-    addOutputFolders: (r: () => string[]) => outputFolders.push(r),
-    confine: (field: string, path: string) => pathPolicy?.checkInput(field, path),
+    addMediaRoots: files.addMediaRoots,
+    addOutputFolders: files.addOutputFolders,
+    confine: (field: string, path: string) => files.pathPolicy?.checkInput(field, path),
+    clock: opts.clocks?.appRuns,
   };
   const team = teamServices(teamDeps);
-  const hotFolderDb = openHotFolderDb(dbPaths(opts.home).hotFolders);
-  const hotFolderStore = new HotFolderStore(hotFolderDb);
-  const hotFolders = new HotFolders({
-    store: hotFolderStore,
-    engine,
-    target: () => backend.target(),
-    settings: effectiveSettings,
-    inbox: join(opts.home, 'inbox'),
-  });
-  // Watches only while this process holds the queue; the CLI's `watch` runs its own over its engine.
-  const hotFolderWatcher = new HotFolderWatcher({
-    store: hotFolderStore,
-    engine,
-    onProblem: (m) => log.warn(m),
-    guardJobs: guardJobsFrom(opts.env ?? process.env),
-  });
-  outputFolders.push(() => hotFolderStore.folders().map((f) => f.outDir));
   const prices = new PriceBook(engine.store.db);
   const estimator = new BatchEstimator({ prices, pacer: engine.pacer });
   // The hosts a person watches tell them when work ends; the CLI says it in the terminal.
@@ -198,42 +169,15 @@ export async function createCore(opts: CoreOptions) {
       : new Notices({
           events,
           told: new ToldFile(join(opts.home, 'notices-told.json')),
-          hotFolders: () => hotFolders.list(),
+          hotFolders: () => hot.service.list(),
           enabled: () => settings.get().notifications,
           batches: () => engine.listBatches(500, 0),
           onProblem: (m) => log.warn(m),
         });
-  /**
-   * A result MediaDesk wrote, inside a folder it puts results in, that may be dragged into another app
-   * (or downloaded from the web host); throws why not. Recorded as a job's or an app run's output: a
-   * file put in a results folder by hand is not handed out.
-   */
-  const draggable = (path: string) => {
-    const real = checkDraggable(
-      path,
-      outputFolders.flatMap((f) => f()),
-      mediaInRoots,
-    );
-    if (engine.store.isResult(resolve(path)) || engine.store.isResult(real)) return real;
-    const why = `${resolve(path)} is in a results folder but MediaDesk did not make it (no job or app run recorded it), so it is not handed out`;
-    throw new DeskError('forbidden', why, [{ field: 'path', reason: NOT_RECORDED }]);
-  };
-
   const presets = new PresetStore(opts.home);
   /** Where a file saved at the person's request goes (SAVED_FILES_RULE): the browser downloads it from the data folder. */
   const savedDir = (what: 'exports' | 'creations') =>
     opts.host === 'web' ? join(opts.home, HAND_OVER) : defaultOutDir(opts.home, effectiveSettings(), what);
-  // The CLI is the person at their own terminal; a page (socket, IPC) is held to PATH_FIELDS.
-  const pathPolicy =
-    opts.host === 'cli'
-      ? null
-      : new PathPolicy({
-          inbox: join(opts.home, 'inbox'),
-          outputRoot: () => effectiveSettings().outputDir,
-          usedOutputs: () => [defaultOutputDir(opts.env ?? process.env), ...outputFolders.flatMap((f) => f())],
-          watched: () => hotFolderStore.folders().map((f) => f.folder),
-          howToGive: opts.host === 'web' ? GIVE_IN_WEB : GIVE_IN_DESKTOP,
-        });
 
   const handlers = applyOverrides(
     mergeHandlers(
@@ -241,16 +185,16 @@ export async function createCore(opts: CoreOptions) {
         version: VERSION,
         host: opts.host,
         home: opts.home,
-        env: opts.env ?? process.env,
+        env,
         settings,
         outputDir: () => effectiveSettings().outputDir,
         secrets,
         backend,
         announceBackend,
         pace,
-        media,
-        openable,
-        openableFolder,
+        media: files.media,
+        openable: files.openable,
+        openableFolder: files.openableFolder,
       }),
       mediaHandlers(client, join(opts.home, 'cache', 'loras')),
       engineHandlers(engine, {
@@ -264,18 +208,18 @@ export async function createCore(opts: CoreOptions) {
       reportHandlers({
         store: engine.store,
         prices,
-        usage: (q, refresh) => team.analytics.query(q, refresh, { deadlineMs: OPTIONAL_READ_MS }),
+        usage: (q, refresh) => team.analytics.query(q, refresh, { deadlineMs: optionalReadMs(env) }),
         exportDir: () => savedDir('exports'),
       }),
       auditHandlers(audit, () => savedDir('exports')),
-      hotFolderHandlers(hotFolders),
+      hotFolderHandlers(hot.service),
       presetHandlers(presets, () => savedDir('exports')),
       supportHandlers({
         home: opts.home,
         host: opts.host,
         settings: effectiveSettings,
         // A keychain that cannot be read now leaves the key-shaped rule, which every line passes too.
-        secrets: async () => [await secrets.get().catch(() => null), (opts.env ?? process.env).MEDIADESK_API_KEY],
+        secrets: async () => [await secrets.get().catch(() => null), env.MEDIADESK_API_KEY],
         saveDir: () => savedDir('exports'),
       }),
     ),
@@ -284,13 +228,13 @@ export async function createCore(opts: CoreOptions) {
 
   const savedFiles = new SavedFiles();
   const dispatch = createCoreDispatch(handlers, {
-    checkPaths: pathPolicy ? (name, payload) => pathPolicy.check(name, payload) : undefined,
+    checkPaths: files.pathPolicy ? (name, payload) => files.pathPolicy!.check(name, payload) : undefined,
     savedFiles,
     log,
   });
   if (opts.runQueue !== false) {
     engine.start();
-    hotFolderWatcher.start();
+    hot.watcher.start();
   }
   log.info(
     `MediaDesk ${VERSION} (${opts.host}) on ${process.platform}-${process.arch}, Node ${process.versions.node}; data folder ${opts.home}`,
@@ -303,28 +247,24 @@ export async function createCore(opts: CoreOptions) {
     handlers,
     dispatch,
     client,
-    media,
+    media: files.media,
     /** Files saved at the person's request, which the web host may send as browser downloads. */
     savedFiles,
     /** Holds a page's paths to PATH_FIELDS; null in the CLI. Electron's main grants the files the person chose. */
-    pathPolicy,
-    /** The path the OS may open or show for the renderer (a result type, in the app's folders); throws why not. */
-    openable,
-    openableFolder,
-    draggable,
+    pathPolicy: files.pathPolicy,
+    openable: files.openable,
+    openableFolder: files.openableFolder,
+    draggable: files.draggable,
     /** What to tell the person when work ends, and the progress of what runs; null in the CLI. */
     notices,
-    /** Folders whose media the renderer may show (batch inputs and outputs); areas register theirs. */
-    addMediaRoots(roots: () => string[]) {
-      mediaRoots.push(roots);
-    },
+    addMediaRoots: files.addMediaRoots,
     engine,
     /** The cost of a batch before Start (batches.estimate; the CLI's run stores it with its batch). */
     estimator,
     /** Workflow-app runs: the CLI follows one run to its results. */
     apps: team.apps,
     /** The hot folders' records, for the CLI's `watch`, which runs its own watcher over this engine. */
-    hotFolderStore,
+    hotFolderStore: hot.store,
     audit,
     log,
     async close() {
@@ -336,9 +276,9 @@ export async function createCore(opts: CoreOptions) {
       // A read still waiting (a price, a report's charges) is let go: it must not keep the process alive.
       client.abortReads();
       // Before the queue closes: a file being queued is recorded with its job.
-      await hotFolderWatcher.stop();
+      await hot.watcher.stop();
       await engine.close();
-      hotFolderDb.close();
+      hot.db.close();
       await audit.close();
       appRuns.close();
       analyticsDb.close();

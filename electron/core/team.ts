@@ -12,6 +12,7 @@ import { CreationsService } from './creations/service.ts';
 import type { Db } from './db/open.ts';
 import type { EventBus } from './events.ts';
 import type { Pacer } from './limits/pacer.ts';
+import type { Clock } from './clock.ts';
 import type { ResultMetadata } from './metadata/result-metadata.ts';
 import type { InputConfine } from './apps/creation-input.ts';
 
@@ -37,6 +38,8 @@ export interface TeamDeps {
   /** Folders results are written to, which the renderer may have opened (shell.openFolder). */
   addOutputFolders?: (folders: () => string[]) => void;
   poll?: { firstMs: number; minMs: number; maxMs: number };
+  /** The app runner's time (RunnerOptions.clock); real time by default. */
+  clock?: Clock;
   /** The engine's pacer: app runs and their polls are paced with the tool jobs. */
   pacer?: Pacer | null;
   /** Whose path rules written files keep (process.platform): tests pass win32. */
@@ -90,6 +93,7 @@ export function teamServices(deps: TeamDeps) {
     metadata: deps.metadata,
     metadataSettings: deps.settings,
     confine: deps.confine,
+    clock: deps.clock,
   });
   const analytics = new AnalyticsService({ client: deps.client, db: deps.analyticsDb, target: deps.target });
   const creations = new CreationsService(

@@ -69,6 +69,7 @@ test('a batch that ends is told once by a browser notification, with the progres
     .poll(() => page.evaluate(() => window.shownNotices))
     .toEqual([{ title: 'Precision upscaler: 3 images done', body: expect.stringMatching(/^Results are in \//) }]);
   // Once: later events (a thumbnail, the gallery's reads) tell nothing more.
+  // Kept: a second notice has no event to wait on; the events after an end all come within 1.5 s.
   await page.waitForTimeout(1500);
   expect(await page.evaluate(() => window.shownNotices.length)).toBe(1);
 
@@ -80,6 +81,7 @@ test('a batch that ends is told once by a browser notification, with the progres
   await page.reload();
   await expect(page.getByTestId('nav-queue')).toHaveAttribute('aria-current', 'page');
   await desk(host, 'jobs.status', {});
+  // Kept: a notice told again would come with the first events after the reload, within 1.5 s.
   await page.waitForTimeout(1500);
   expect(await page.evaluate(() => window.shownNotices)).toEqual([]);
 

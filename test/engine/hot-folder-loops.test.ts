@@ -1,6 +1,6 @@
 import { copyFileSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { openHotFolderDb } from '../../electron/core/hot-folders/service.ts';
 import { HotFolderStore } from '../../electron/core/hot-folders/store.ts';
 import { createCore, type Core } from '../../electron/core/index.ts';
@@ -45,13 +45,13 @@ function fileStates(home: string): Record<string, { state: string; reason: strin
   }
 }
 
-async function until(what: string, test: () => boolean | Promise<boolean>, log: () => string): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (!(await test())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; ${log()}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const until = (what: string, test: () => boolean | Promise<boolean>, log: () => string): Promise<void> =>
+  vi.waitFor(
+    async () => {
+      if (!(await test())) throw new Error(`waiting for ${what}; ${log()}`);
+    },
+    { timeout: 60_000, interval: 100 },
+  );
 
 async function listed(core: Core): Promise<Res<'hotFolders.list'>['folders']> {
   const list = await core.dispatch('hotFolders.list', {});

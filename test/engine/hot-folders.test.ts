@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, createWriteStream, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import sharp from 'sharp';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { openHotFolderDb } from '../../electron/core/hot-folders/service.ts';
 import { HotFolderStore } from '../../electron/core/hot-folders/store.ts';
 import { createCore } from '../../electron/core/index.ts';
@@ -10,9 +10,13 @@ import { MemorySecretStore } from '../../electron/core/secrets.ts';
 import { startSandbox } from '../../electron/sandbox/index.ts';
 import type { Res } from '../../shared/contract/index.ts';
 import { BIN, cliEnv } from '../cli.ts';
+import { TestClock } from '../clock.ts';
 import { control, creates, folderOf, makeImages, givenFolder, sandboxAndFolder } from './helpers.ts';
 
 const ctx = sandboxAndFolder('hot-folders', 150);
+/** How often the watcher looks at waiting files (watcher.ts): a clock moved by this gives it one look. */
+const TICK_MS = 250;
+const WAIT = { timeout: 30_000, interval: 20 };
 
 /** A PNG of some 300 KB (noise does not compress), so a slow copy takes many writes. */
 const bigPng = (seed: number) =>
@@ -46,13 +50,13 @@ function startWatch(home: string, args: string[]): { child: ChildProcess; out: (
   return { child, out: () => out, exited };
 }
 
-async function until(what: string, test: () => boolean, log: () => string): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (!test()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; output:\n${log()}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const until = (what: string, test: () => boolean, log: () => string): Promise<void> =>
+  vi.waitFor(
+    () => {
+      if (!test()) throw new Error(`waiting for ${what}; output:\n${log()}`);
+    },
+    { timeout: 60_000, interval: 100 },
+  );
 
 /** The hot folder's files by state, read from its database as any process would. */
 function fileStates(home: string): Record<string, string> {
@@ -78,14 +82,26 @@ async function scene(name: string) {
 }
 
 /** The core as the web host builds it (it runs the queue, so it watches), on the test's Sandbox. */
-const openCore = (home: string) =>
+const openCore = (home: string, hotFolders?: TestClock) =>
   createCore({
     home,
     host: 'web',
     secrets: new MemorySecretStore(),
     startSandbox: () => startSandbox({ port: 0 }),
     env: { MEDIADESK_API_URL: ctx.url, MEDIADESK_API_KEY: 'sandbox-owner', MEDIADESK_OUTPUT_DIR: ctx.dir },
+    clocks: { hotFolders },
   }).then(givenFolder(ctx.dir));
+
+/** The size the hot folder last saw of a file (its row), read from its database. */
+function seenSize(home: string, path: string): number | undefined {
+  const db = openHotFolderDb(join(home, 'hot-folders.db'));
+  try {
+    return (db.prepare('SELECT size FROM hot_folder_files WHERE path = ?').get(path) as { size: number } | undefined)
+      ?.size;
+  } finally {
+    db.close();
+  }
+}
 
 describe('hot folders', () => {
   it('processes each file once: some copied slowly, the watching process killed midway, files arriving while it is down', async () => {
@@ -205,7 +221,10 @@ describe('hot folders', () => {
 
   it("a folder's longer wait: a copy that stalls is taken only once it is whole, past the default wait", async () => {
     const { home, watched, out } = await scene('stall');
-    const core = await openCore(home);
+    // The watcher's time stands still until the test moves it: each wait is passed exactly, not slept.
+    const clock = new TestClock();
+    const core = await openCore(home, clock);
+    const state = (path: string) => fileStates(home)[path];
     try {
       const added = await core.dispatch('hotFolders.add', { folder: watched, tool: 'upscaler-precision', outDir: out });
       expect(folderOf(added).settleSeconds).toBe(2);
@@ -217,14 +236,13 @@ describe('hot folders', () => {
       expect(folderOf(changed).settleSeconds).toBe(5);
       const path = join(watched, 'stalled.png');
       const bytes = await bigPng(4);
+      const half = Math.floor(bytes.length / 2);
       // A copy that stalls half way (a network share): its first half now, the rest once shown waiting.
-      writeFileSync(path, bytes.subarray(0, Math.floor(bytes.length / 2)));
-      await until(
-        'the stalled file seen',
-        () => fileStates(home)[path] === 'waiting',
-        () => JSON.stringify(fileStates(home)),
-      );
-      // A folder at the default 2 s whose whole file arrives after: once it is taken, the stalled one has sat longer.
+      writeFileSync(path, bytes.subarray(0, half));
+      clock.advance(TICK_MS);
+      await vi.waitFor(() => expect(state(path)).toBe('waiting'), WAIT);
+      // A folder at the default 2 s whose whole file arrives a second later: taken at 2 s, when the
+      // stalled one has sat 3 s, past the default wait but not its folder's 5 s.
       const other = join(dirname(watched), 'other');
       mkdirSync(other);
       const second = await core.dispatch('hotFolders.add', {
@@ -235,19 +253,17 @@ describe('hot folders', () => {
       expect(folderOf(second).settleSeconds).toBe(2);
       await makeImages(other, ['whole.png']);
       const whole = join(other, 'whole.png');
-      await until(
-        'the whole file taken',
-        () => ![undefined, 'waiting'].includes(fileStates(home)[whole]),
-        () => JSON.stringify(fileStates(home)),
-      );
-      expect(fileStates(home)[path]).toBe('waiting');
-      appendFileSync(path, bytes.subarray(Math.floor(bytes.length / 2)));
-      await until(
-        'the stalled file done',
-        () => ['done', 'failed', 'rejected', 'skipped'].includes(fileStates(home)[path]),
-        () => JSON.stringify(fileStates(home)),
-      );
-      expect(fileStates(home)[path]).toBe('done');
+      clock.advance(1000);
+      await vi.waitFor(() => expect(state(whole)).toBe('waiting'), WAIT);
+      clock.advance(2000);
+      // The same look that takes the whole file leaves the half one waiting.
+      await vi.waitFor(() => expect(['queued', 'done']).toContain(state(whole)), WAIT);
+      expect(state(path)).toBe('waiting');
+      appendFileSync(path, bytes.subarray(half));
+      await vi.waitFor(() => expect(seenSize(home, path)).toBe(bytes.length), WAIT);
+      clock.advance(5000);
+      await vi.waitFor(() => expect(['done', 'failed', 'rejected', 'skipped']).toContain(state(path)), WAIT);
+      expect(state(path)).toBe('done');
     } finally {
       await core.close();
     }

@@ -344,20 +344,29 @@ describe('mediadesk limits', () => {
 });
 
 /** The CLI's core on a data folder, on the shared Sandbox with one of its demo keys. */
-const cliCore = (home: string, key: string) =>
+const cliCore = (home: string, key: string, appRuns?: TestClock) =>
   createCore({
     home,
     host: 'cli',
     env: { MEDIADESK_API_URL: sb.url, MEDIADESK_API_KEY: key },
     secrets: new MemorySecretStore(),
     startSandbox: () => Promise.reject(new Error('not used')),
+    clocks: { appRuns },
   });
 
 describe('workflow app runs', () => {
   it("count against their app's own daily cap: a run over it waits, said plainly, and goes once the cap is raised", async () => {
     await control(sb.url, 'reset', {});
     const home = join(dir, 'home-apps');
-    const core = await cliCore(home, 'sandbox-owner');
+    // The runner's time moves a tick (250 ms) at each look: its recheck of a cap 5 s later takes 20 looks.
+    const clock = new TestClock();
+    const core = await cliCore(home, 'sandbox-owner', clock);
+    const moving = { timeout: 30_000, interval: 20 };
+    const waitMoving = (check: () => void) =>
+      vi.waitFor(() => {
+        clock.advance(250);
+        check();
+      }, moving);
     const call = async <K extends CommandName>(name: K, req: Req<K>): Promise<Res<K>> => {
       const reply = await core.dispatch(name, req);
       if (!reply.ok) throw DeskError.from(reply.error);
@@ -369,13 +378,11 @@ describe('workflow app runs', () => {
       await call('limits.setCap', { tool: 'app:jM4nX8sc', cap: 1 });
       const first = (await run('one')).id;
       const second = (await run('two')).id;
-      await vi.waitFor(
-        () =>
-          expect([SETTLED_STATES.includes(core.apps.one(first).state), !!core.apps.one(second).error]).toEqual([
-            true,
-            true,
-          ]),
-        { timeout: 30_000, interval: 50 },
+      await waitMoving(() =>
+        expect([SETTLED_STATES.includes(core.apps.one(first).state), !!core.apps.one(second).error]).toEqual([
+          true,
+          true,
+        ]),
       );
       expect(core.apps.one(first).state).toBe('done');
       expect(core.apps.one(second)).toMatchObject({
@@ -385,10 +392,7 @@ describe('workflow app runs', () => {
         ),
       });
       await call('limits.setCap', { tool: 'app:jM4nX8sc', cap: 2 });
-      await vi.waitFor(() => expect(SETTLED_STATES).toContain(core.apps.one(second).state), {
-        timeout: 30_000,
-        interval: 50,
-      });
+      await waitMoving(() => expect(SETTLED_STATES).toContain(core.apps.one(second).state));
       expect(core.apps.one(second)).toMatchObject({ state: 'done', error: null });
       // The limits tables name it as the Apps screen does.
       const limits = await call('limits.status', {});

@@ -193,8 +193,8 @@ describe('parts of app-run downloads', () => {
       const canceled = await r.services.apps.cancel(run.id);
       expect(canceled.state).toBe('canceled');
       expect(existsSync(part)).toBe(false);
-      // Nothing writes it again after the answer.
-      await sleep(300);
+      // Nothing writes it again after the answer: the download it stopped has ended.
+      await r.services.apps.runner.settled();
       expect(existsSync(part)).toBe(false);
       expect(existsSync(other)).toBe(true);
     } finally {

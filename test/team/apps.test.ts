@@ -404,8 +404,8 @@ describe('workflow apps over the Sandbox', () => {
     const row = r.services.apps.store.get(run.id)!;
     expect(row.state).toBe('needs_attention');
     expect(row.error).toMatch(/may have been created and charged/);
-    // Stays: the app runner has no settled(); a submit its tick started would reach the Sandbox within this.
-    await new Promise((res) => setTimeout(res, 300));
+    // A submit either tick started has reached the Sandbox once the runner is settled.
+    await r.services.apps.runner.settled();
     expect(JSON.stringify((await control(r.sandbox.url, 'stats')).creates)).toBe(creates);
     r.services.apps.cancel(run.id);
   });

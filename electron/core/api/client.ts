@@ -230,6 +230,12 @@ export const CALL_DEADLINE_MS = 45_000;
  */
 export const OPTIONAL_READ_MS = 10_000;
 
+/** OPTIONAL_READ_MS, or MEDIADESK_OPTIONAL_READ_MS when set to a number of ms above 0 (tests shorten it). */
+export function optionalReadMs(env: NodeJS.ProcessEnv): number {
+  const ms = Number(env.MEDIADESK_OPTIONAL_READ_MS);
+  return env.MEDIADESK_OPTIONAL_READ_MS && ms > 0 ? ms : OPTIONAL_READ_MS;
+}
+
 /** What one call may set: its own deadline. */
 export interface CallOptions {
   deadlineMs?: number;

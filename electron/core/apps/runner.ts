@@ -21,6 +21,7 @@ import { parseRun, type RunView } from './wire.ts';
 import { APP_FAMILIES, familyPaths, type AppFamilies } from './family.ts';
 import { waitMessage } from '../limits/limiter.ts';
 import type { Pacer } from '../limits/pacer.ts';
+import { realClock, unrefTimer, type Clock, type ClockTimer } from '../clock.ts';
 
 /** Result URLs of workflow apps are valid 12 hours (api-notes): downloaded at once. */
 export const APP_RESULT_TTL_MS = 12 * 3_600_000;
@@ -65,6 +66,8 @@ export interface RunnerOptions {
   metadata?: ResultMetadata;
   /** The settings a run queued before they were frozen into it follows. */
   metadataSettings?: () => MetadataSettings;
+  /** The time runs are polled, rechecked and retried on, and the ticks' timer; real time by default. */
+  clock?: Clock;
 }
 
 /** How soon a run held at its app's daily cap looks again: a cap raised meanwhile lets it go. */
@@ -95,7 +98,8 @@ export class AppRunner {
   private readonly poll: { firstMs: number; minMs: number; maxMs: number };
   private readonly busy = new Map<string, Promise<void>>();
   private readonly aborts = new Map<string, AbortController>();
-  private timer: NodeJS.Timeout | null = null;
+  private readonly clock: Clock;
+  private timer: ClockTimer | null = null;
   private leased = false;
   /** This process's backend (Backend.identity()), asked at most once a second; null until known. */
   private localBackend: string | null = null;
@@ -105,12 +109,15 @@ export class AppRunner {
   constructor(opts: RunnerOptions) {
     this.opts = opts;
     this.poll = opts.poll ?? DEFAULT_POLL;
+    this.clock = opts.clock ?? realClock;
   }
 
   start(): void {
     if (this.timer) return;
-    this.timer = setInterval(() => this.tick(), this.opts.tickMs ?? 250);
-    this.timer.unref?.();
+    // Unref'd: the runner alone does not keep a process alive.
+    const next = () =>
+      (this.timer = unrefTimer(this.clock.setTimeout(() => (next(), this.tick()), this.opts.tickMs ?? 250)));
+    next();
   }
 
   /**
@@ -118,13 +125,18 @@ export class AppRunner {
    * flight so its run id is stored. A download whose run was canceled meanwhile leaves no part.
    */
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
+    if (this.timer) this.clock.clearTimeout(this.timer);
     this.timer = null;
     const downloads = [...this.aborts.keys()];
     for (const a of this.aborts.values()) a.abort();
     await Promise.allSettled([...this.busy.values()]);
     this.leased = false;
     if (this.opts.store.db.open) for (const id of downloads) await this.discardParts(id);
+  }
+
+  /** Resolves once no step this runner started (a submit, a poll, a download) is in flight. */
+  async settled(): Promise<void> {
+    while (this.busy.size) await Promise.allSettled([...this.busy.values()]);
   }
 
   kick(): void {
@@ -146,11 +158,11 @@ export class AppRunner {
       // All queued rows, not the first few: runs waiting for another backend must not hold up this one's.
       for (const r of this.opts.store.inState('queued')) {
         if (active >= limit) break;
-        if (this.busy.has(r.id) || !this.ours(r) || (r.nextPollAt ?? 0) > Date.now()) continue;
+        if (this.busy.has(r.id) || !this.ours(r) || (r.nextPollAt ?? 0) > this.clock.now()) continue;
         active++;
         this.run(r.id, () => this.submit(r));
       }
-      const now = Date.now();
+      const now = this.clock.now();
       for (const r of this.opts.store.inState('running'))
         if (!this.busy.has(r.id) && this.ours(r) && (r.nextPollAt ?? 0) <= now) this.run(r.id, () => this.check(r));
       // Downloads go on whatever the backend: the result URLs are absolute and lapse in 12 hours.
@@ -166,7 +178,7 @@ export class AppRunner {
   }
 
   private learnBackend(): void {
-    if (this.asking || Date.now() - this.localBackendAt < 1000) return;
+    if (this.asking || this.clock.now() - this.localBackendAt < 1000) return;
     this.asking = true;
     this.opts
       .backend()
@@ -181,7 +193,7 @@ export class AppRunner {
             } catch {
               /* see above */
             }
-          this.localBackendAt = Date.now();
+          this.localBackendAt = this.clock.now();
           if (changed) this.kick();
         },
         () => undefined,
@@ -272,7 +284,7 @@ export class AppRunner {
         const capped = grant.reason === 'daily_cap';
         this.opts.store.move(r.id, 'queued', 'queued', {
           error: capped ? waitMessage(grant, `the workflow app ${r.appName}`) : r.error,
-          nextPollAt: capped ? Date.now() + CAP_RECHECK_MS : grant.resetsAt,
+          nextPollAt: capped ? this.clock.now() + CAP_RECHECK_MS : grant.resetsAt,
         });
         return;
       }
@@ -303,7 +315,7 @@ export class AppRunner {
     } catch (err) {
       return this.onCreateError(r, err);
     }
-    const now = Date.now();
+    const now = this.clock.now();
     if (!view.runId) {
       // Accepted but unidentifiable: it may run and charge; only the user can decide.
       this.opts.store.move(r.id, 'submitting', 'needs_attention', {
@@ -330,7 +342,7 @@ export class AppRunner {
     ) {
       s.move(r.id, 'submitting', 'queued', {
         error: waitingMessage(refusedReason(err)),
-        nextPollAt: Date.now() + 2000,
+        nextPollAt: this.clock.now() + 2000,
       });
     } else if (err instanceof ApiError && err.kind === 'http' && err.status! >= 400 && err.status! < 500) {
       s.move(r.id, 'submitting', 'failed', { error: explainAppError(err), invalid: err.invalidParams });
@@ -372,10 +384,10 @@ export class AppRunner {
           });
       } else if (err instanceof ApiError && err.status === 403)
         this.opts.store.move(r.id, 'running', 'failed', { error: explainAppError(err) });
-      else this.opts.store.move(r.id, 'running', 'running', { nextPollAt: Date.now() + this.poll.maxMs });
+      else this.opts.store.move(r.id, 'running', 'running', { nextPollAt: this.clock.now() + this.poll.maxMs });
       return;
     }
-    const now = Date.now();
+    const now = this.clock.now();
     const partial =
       view.status === 'completed_with_errors'
         ? `Some steps failed${view.error ? `: ${view.error}` : ''}; the results that were produced are kept.`
@@ -419,8 +431,8 @@ export class AppRunner {
       // The results are kept 12 h from the run's end: until then a lapsed link is worth renewing.
       const keptUntil =
         this.opts.expiredPatienceMs !== undefined
-          ? Date.now() + this.opts.expiredPatienceMs
-          : (r.expiresAt ?? Date.now() + APP_RESULT_TTL_MS);
+          ? this.clock.now() + this.opts.expiredPatienceMs
+          : (r.expiresAt ?? this.clock.now() + APP_RESULT_TTL_MS);
       const { metadata } = this.opts;
       const settings = metadataSettingsOf(r.metadata ?? this.opts.metadataSettings?.() ?? DEFAULT_SETTINGS);
       const family = this.opts.families.known(await this.backendOf(r)) ?? APP_FAMILIES[0];
@@ -444,7 +456,7 @@ export class AppRunner {
               results = fresh;
               this.opts.store.move(r.id, 'downloading', 'downloading', { results });
             } else {
-              await waitForRenewedLinks(err, round, keptUntil, ac.signal);
+              await waitForRenewedLinks(err, round, keptUntil, ac.signal, this.clock);
             }
           }
         }

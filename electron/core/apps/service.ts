@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import type { Clock } from '../clock.ts';
 import { DeskError } from '../../../shared/contract/define.ts';
 import { deskErrorCodeOf } from '../dispatch.ts';
 import type { AppDefinition, AppRun, AppSummary } from '../../../shared/contract/team.ts';
@@ -99,6 +100,8 @@ export interface AppsServiceOptions {
   metadataSettings?: () => MetadataSettings;
   /** A page's core: each local file an input names must be one the person gave; absent for the CLI. */
   confine?: InputConfine;
+  /** The runner's time (RunnerOptions.clock); real time by default. */
+  clock?: Clock;
 }
 
 /** How long a title lookup waits for the apps list, and how often it asks for it again. */
@@ -133,6 +136,7 @@ export class AppsService {
       pacer: opts.pacer,
       metadata: opts.metadata,
       metadataSettings: opts.metadataSettings,
+      clock: opts.clock,
     });
   }
 

@@ -17,6 +17,7 @@ import {
 import { DeskError } from '../../../shared/contract/define.ts';
 import { throttled } from '../../../shared/concurrency.ts';
 import type { ApiTarget } from '../api/client.ts';
+import type { EventBus } from '../events.ts';
 import { APP_LOCK_WAIT, isBusy, whenWritable, type LockWait } from './busy.ts';
 import { exportEvents } from './export.ts';
 import { isDiskFull } from './disk-space.ts';
@@ -55,6 +56,17 @@ export interface AuditServiceOptions {
    */
   lockWait?: LockWait;
 }
+
+/** The audit service's progress, stops and ends told as the core's events, for every window to hear. */
+export const auditEvents = (events: EventBus) =>
+  ({
+    onSyncProgress: (p) => events.emit('audit.syncProgress', p),
+    onImportProgress: (p) => events.emit('audit.importProgress', p),
+    onSyncStopping: () => events.emit('audit.syncStopping', {}),
+    onImportStopping: () => events.emit('audit.importStopping', {}),
+    onSyncDone: (d) => events.emit('audit.syncDone', d),
+    onImportDone: (d) => events.emit('audit.importDone', d),
+  }) satisfies Partial<AuditServiceOptions>;
 
 /** A batch can take a few ms: without a floor a fast import would send the app hundreds of events a second. */
 const PROGRESS_MS = 100;

@@ -7,6 +7,7 @@ import { dirname } from 'node:path';
 import { withCollisionSuffix } from './naming.ts';
 import { link, open, stat, unlink, type FileHandle } from 'node:fs/promises';
 import type { StatOptions, Stats } from 'node:fs';
+import { realClock, type Clock } from '../clock.ts';
 
 // Not `import … from 'node:http'`: see KEEP_ALIVE (api/client.ts).
 const { request: httpRequest, STATUS_CODES } = process.getBuiltinModule('node:http');
@@ -31,16 +32,20 @@ export async function waitForRenewedLinks(
   round: number,
   until: number,
   signal: AbortSignal,
+  clock: Clock = realClock,
 ): Promise<void> {
-  const left = until - Date.now();
+  const left = until - clock.now();
   if (left <= 0)
     throw new Error(`${err.message} and the server gave no fresh one before ${new Date(until).toISOString()}`);
-  const ms = Math.min(60_000, left, 250 * 2 ** Math.min(round, 8) * (0.5 + Math.random()));
-  await new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
-  });
+  await retryWait(Math.min(60_000, left, 250 * 2 ** Math.min(round, 8) * (0.5 + Math.random())), signal, clock);
 }
+
+/** Resolves after `ms` on `clock`, or at once when `signal` aborts: a transfer's wait before it tries again. */
+export const retryWait = (ms: number, signal: AbortSignal | undefined, clock: Clock): Promise<void> =>
+  new Promise<void>((resolve) => {
+    const t = clock.setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => (clock.clearTimeout(t), resolve()), { once: true });
+  });
 
 /** A transfer that may succeed when resumed or repeated (reset, truncated body, 5xx). */
 export class TransientDownloadError extends Error {

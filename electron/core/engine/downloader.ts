@@ -50,6 +50,7 @@ export class Downloader {
           expiredPatienceMs: options.expiredPatienceMs,
           write: (fn) => this.context.write(fn),
           metadata: this.metadata,
+          clock: this.context.clock,
         });
         const error = notes.length ? notes.join('; ') : null;
         await this.context.write(() => store.move(job.id, 'downloading', 'done', { error }));

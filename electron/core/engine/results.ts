@@ -14,8 +14,10 @@ import {
   sizeOf,
   TransientDownloadError,
   writeTextPart,
+  retryWait,
   waitForRenewedLinks,
 } from '../downloads/download.ts';
+import { realClock, type Clock } from '../clock.ts';
 import {
   extensionOf,
   metaPartPathOf,
@@ -37,12 +39,6 @@ export class JobMovedError extends Error {
   override name = 'JobMovedError';
 }
 
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
-  });
-
 export interface FetchDeps {
   store: JobStore;
   tools: ToolClient;
@@ -62,6 +58,8 @@ export interface FetchDeps {
   write?: <T>(fn: () => T) => Promise<T>;
   /** Copies the source's metadata into results and records how they were made; absent: saved as downloaded. */
   metadata?: ResultMetadata;
+  /** The time retries wait on (EngineOptions.clock); real time by default. */
+  clock?: Clock;
 }
 
 export interface FetchedResults {
@@ -261,7 +259,8 @@ async function downloadWithRetries(
   deps: FetchDeps,
 ): Promise<GeneratedItem[]> {
   let lastError: Error | null = null;
-  const waitUntil = deps.expiredPatienceMs !== undefined ? Date.now() + deps.expiredPatienceMs : keptUntil(job);
+  const clock = deps.clock ?? realClock;
+  const waitUntil = deps.expiredPatienceMs !== undefined ? clock.now() + deps.expiredPatienceMs : keptUntil(job);
   let expiredRounds = 0;
   // Attempts that moved bytes do not count: a flaky link that keeps delivering is worth following
   // (bounded overall so a pathological server cannot keep a slot forever).
@@ -287,14 +286,14 @@ async function downloadWithRetries(
           continue;
         }
         rounds--;
-        await waitForRenewedLinks(err, ++expiredRounds, waitUntil, deps.signal);
+        await waitForRenewedLinks(err, ++expiredRounds, waitUntil, deps.signal, clock);
         continue;
       } else if (!(err instanceof TransientDownloadError)) {
         throw err;
       } else if ((await sizeOf(part)) > partBytes) {
         attempt--;
       }
-      await sleep(Math.min(5000, 100 * 2 ** attempt * (0.5 + Math.random())), deps.signal);
+      await retryWait(Math.min(5000, 100 * 2 ** attempt * (0.5 + Math.random())), deps.signal, clock);
     }
   }
   throw new Error(`${lastError?.message ?? 'the transfer did not complete'}; tried ${deps.maxAttempts} times`);

@@ -8,6 +8,7 @@ import type { BatchStartResult } from '../../../shared/contract/jobs.ts';
 import { isIgnoredName } from '../../../shared/validation/system-files.ts';
 import type { StartRequest } from '../engine/planner.ts';
 import { canonicalPath } from '../paths.ts';
+import { realClock, type Clock, type ClockTimer } from '../clock.ts';
 import { followJobs, type JobReader } from './follow.ts';
 import { carriesProvenance, looksLikeResult, loopOf } from './loops.ts';
 import type { FileVersion, HotFolderRow, HotFolderStore, Outcome } from './store.ts';
@@ -80,7 +81,8 @@ export class HotFolderWatcher {
   private readonly listeners = new Set<(e: FileEvent) => void>();
   private readonly onProblem: (message: string) => void;
   private readonly guardJobs: number;
-  private timer: NodeJS.Timeout | null = null;
+  private readonly clock: Clock;
+  private timer: ClockTimer | null = null;
   private ticking: Promise<void> | null = null;
 
   constructor(o: {
@@ -88,11 +90,14 @@ export class HotFolderWatcher {
     engine: WatchedEngine;
     onProblem?: (message: string) => void;
     guardJobs?: number;
+    /** The time a file's wait is measured on, and its ticks' timer; real time by default. */
+    clock?: Clock;
   }) {
     this.store = o.store;
     this.engine = o.engine;
     this.onProblem = o.onProblem ?? (() => {});
     this.guardJobs = o.guardJobs ?? GUARD_JOBS;
+    this.clock = o.clock ?? realClock;
   }
 
   onFile(listener: (e: FileEvent) => void): () => void {
@@ -107,13 +112,14 @@ export class HotFolderWatcher {
 
   start(): void {
     if (this.timer) return;
-    this.timer = setInterval(() => void this.tick(), TICK_MS);
+    const next = () => (this.timer = this.clock.setTimeout(() => (next(), void this.tick()), TICK_MS));
+    next();
     void this.tick();
   }
 
   /** Stops watching; a queue step in flight finishes first, so its files are recorded as queued. */
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
+    if (this.timer) this.clock.clearTimeout(this.timer);
     this.timer = null;
     await this.ticking;
     await Promise.allSettled([...this.queuing.values()]);
@@ -197,7 +203,7 @@ export class HotFolderWatcher {
       this.candidates.set(key(row.id, file.path), {
         folderId: row.id,
         version: { path: file.path, size: file.size, mtimeMs: file.mtimeMs },
-        since: Date.now(),
+        since: this.clock.now(),
       });
   }
 
@@ -207,7 +213,7 @@ export class HotFolderWatcher {
     const k = key(folderId, path);
     const known = this.candidates.get(k);
     if (known && sameVersion(known.version, version)) return;
-    this.candidates.set(k, { folderId, version, since: Date.now() });
+    this.candidates.set(k, { folderId, version, since: this.clock.now() });
   }
 
   private async unwatch(id: string): Promise<void> {
@@ -224,7 +230,7 @@ export class HotFolderWatcher {
 
   /** Stats each waiting file; those unchanged for their folder's settleSeconds are queued, one batch per folder. */
   private async settle(): Promise<void> {
-    const now = Date.now();
+    const now = this.clock.now();
     const ready = new Map<string, FileVersion[]>();
     for (const [k, c] of [...this.candidates]) {
       if (this.queuing.has(c.folderId) || (this.retryAt.get(c.folderId) ?? 0) > now) continue;
@@ -298,7 +304,7 @@ export class HotFolderWatcher {
       );
       const message = err instanceof DeskError ? err.describe() : (err as Error).message;
       this.store.setProblem(row.id, `${FILES_WAIT}${message}`);
-      this.retryAt.set(row.id, Date.now() + RETRY_MS);
+      this.retryAt.set(row.id, this.clock.now() + RETRY_MS);
       for (const v of waiting) this.candidates.set(key(row.id, v.path), { folderId: row.id, version: v, since: 0 });
       return;
     }

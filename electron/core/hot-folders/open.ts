@@ -1,0 +1,40 @@
+import { join } from 'node:path';
+import type { Settings } from '../../../shared/settings.ts';
+import type { ApiTarget } from '../api/client.ts';
+import type { Clock } from '../clock.ts';
+import { dbPaths } from '../paths.ts';
+import { HotFolders, openHotFolderDb, type HotFolderDeps } from './service.ts';
+import { HotFolderStore } from './store.ts';
+import { guardJobsFrom, HotFolderWatcher, type WatchedEngine } from './watcher.ts';
+
+/**
+ * A data folder's hot folders: their records (hot-folders.db), the service behind their commands,
+ * and the watcher, which watches only while this process holds the queue.
+ */
+export function openHotFolders(o: {
+  home: string;
+  engine: WatchedEngine & HotFolderDeps['engine'];
+  target: () => Promise<ApiTarget>;
+  settings: () => Settings;
+  env: NodeJS.ProcessEnv;
+  onProblem: (message: string) => void;
+  clock?: Clock;
+}) {
+  const db = openHotFolderDb(dbPaths(o.home).hotFolders);
+  const store = new HotFolderStore(db);
+  const service = new HotFolders({
+    store,
+    engine: o.engine,
+    target: o.target,
+    settings: o.settings,
+    inbox: join(o.home, 'inbox'),
+  });
+  const watcher = new HotFolderWatcher({
+    store,
+    engine: o.engine,
+    onProblem: o.onProblem,
+    guardJobs: guardJobsFrom(o.env),
+    clock: o.clock,
+  });
+  return { db, store, service, watcher };
+}
