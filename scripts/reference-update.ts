@@ -125,8 +125,10 @@ function schemaOf(doc: Json, raw: unknown, seen: readonly string[] = []): Json {
       out[k] = Object.fromEntries(Object.entries(v as Json).map(([p, ps]) => [p, schemaOf(doc, ps, seen)]));
     else if (k === 'items' || k === 'not' || (k === 'additionalProperties' && typeof v === 'object'))
       out[k] = schemaOf(doc, v, seen);
-    else if (k === 'allOf' || k === 'oneOf' || k === 'anyOf')
-      out[k] = (v as unknown[]).map((x) => schemaOf(doc, x, seen));
+    else if (k === 'allOf' || k === 'oneOf' || k === 'anyOf') {
+      // An empty list (the description has `anyOf: []`) says nothing, and no validator compiles it.
+      if ((v as unknown[]).length) out[k] = (v as unknown[]).map((x) => schemaOf(doc, x, seen));
+    }
     else out[k] = v;
   }
   if (s.nullable === true) {
