@@ -14,7 +14,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as prettier from 'prettier';
 import { parse as parseYaml } from 'yaml';
-import { deriveCatalogue, proseOf, type RefOperation } from './tool-derive.ts';
+import { deref, deriveCatalogue, pointer, proseOf, type RefOperation } from './tool-derive.ts';
 
 type Json = Record<string, unknown>;
 type Method = 'GET' | 'POST';
@@ -94,23 +94,6 @@ function readDescription(file: string): Json {
   return (/^\s*[{[]/.test(text) ? JSON.parse(text) : parseYaml(text, { maxAliasCount: -1 })) as Json;
 }
 
-function pointer(doc: Json, ref: string): unknown {
-  if (!ref.startsWith('#/')) throw new Error(`only local references are read: ${ref}`);
-  return ref
-    .slice(2)
-    .split('/')
-    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .reduce<unknown>((at, k) => (at as Json | undefined)?.[k], doc);
-}
-
-/** Follows `$ref`s until a value is reached. */
-function deref(doc: Json, v: unknown): unknown {
-  let at = v;
-  for (let i = 0; at && typeof at === 'object' && '$ref' in at && i < 32; i++)
-    at = pointer(doc, (at as Json).$ref as string);
-  return at;
-}
-
 /** A schema with every reference inlined, nullable written as JSON Schema, prose left out. */
 function schemaOf(doc: Json, raw: unknown, seen: readonly string[] = []): Json {
   if (!raw || typeof raw !== 'object') return {};
@@ -128,8 +111,7 @@ function schemaOf(doc: Json, raw: unknown, seen: readonly string[] = []): Json {
     else if (k === 'allOf' || k === 'oneOf' || k === 'anyOf') {
       // An empty list (the description has `anyOf: []`) says nothing, and no validator compiles it.
       if ((v as unknown[]).length) out[k] = (v as unknown[]).map((x) => schemaOf(doc, x, seen));
-    }
-    else out[k] = v;
+    } else out[k] = v;
   }
   if (s.nullable === true) {
     if (typeof out.type === 'string') out.type = [out.type, 'null'];

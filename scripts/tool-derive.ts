@@ -43,31 +43,35 @@ export function shortText(text: unknown): string | undefined {
 
 // ---- reading the description's prose ----------------------------------------------------------
 
-function pointer(doc: Json, ref: string): unknown {
+export function pointer(doc: Json, ref: string): unknown {
+  if (!ref.startsWith('#/')) throw new Error(`only local references are read: ${ref}`);
   return ref
     .slice(2)
     .split('/')
     .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
     .reduce<unknown>((at, k) => (at as Json | undefined)?.[k], doc);
 }
-function deref(doc: Json, v: unknown): Json {
+
+/** Follows `$ref`s until a value is reached. */
+export function deref(doc: Json, v: unknown): unknown {
   let at = v;
   for (let i = 0; at && typeof at === 'object' && '$ref' in at && i < 32; i++)
     at = pointer(doc, (at as Json).$ref as string);
-  return (at ?? {}) as Json;
+  return at;
 }
+const objectAt = (doc: Json, v: unknown) => (deref(doc, v) ?? {}) as Json;
 
 /** Every property of a body schema (its allOf parts and oneOf/anyOf branches too) with its own words. */
 function propertyWords(doc: Json, raw: unknown, out: Record<string, string>, depth = 0): void {
-  const s = deref(doc, raw);
+  const s = objectAt(doc, raw);
   if (depth > 8) return;
   for (const k of ['allOf', 'oneOf', 'anyOf'])
     for (const part of (s[k] as unknown[] | undefined) ?? []) propertyWords(doc, part, out, depth + 1);
   for (const [name, p0] of Object.entries((s.properties ?? {}) as Json)) {
     if (out[name]) continue;
     const own = (p0 as Json | undefined)?.description;
-    const p = deref(doc, p0);
-    const branch = [p, ...((p.allOf ?? p.oneOf ?? p.anyOf ?? []) as unknown[]).map((b) => deref(doc, b))].find(
+    const p = objectAt(doc, p0);
+    const branch = [p, ...((p.allOf ?? p.oneOf ?? p.anyOf ?? []) as unknown[]).map((b) => objectAt(doc, b))].find(
       (b) => typeof b.description === 'string',
     );
     const words = shortText(own ?? branch?.description);
@@ -79,9 +83,9 @@ function propertyWords(doc: Json, raw: unknown, out: Record<string, string>, dep
 export function proseOf(doc: Json): Prose {
   const out: Prose = {};
   for (const [path, item0] of Object.entries((doc.paths ?? {}) as Json)) {
-    const op = deref(doc, item0).post as Json | undefined;
+    const op = objectAt(doc, item0).post as Json | undefined;
     if (!op || !path.startsWith('/v1/ai/')) continue;
-    const content = (deref(doc, op.requestBody).content ?? {}) as Record<string, Json>;
+    const content = (objectAt(doc, op.requestBody).content ?? {}) as Record<string, Json>;
     const media = content['application/json'] ?? Object.values(content)[0];
     const help: Record<string, string> = {};
     if (media?.schema) propertyWords(doc, media.schema, help);
