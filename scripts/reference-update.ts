@@ -7,7 +7,7 @@
  *
  *   npm run reference:update -- FILE --repo OWNER/NAME --path FILE_IN_REPO --commit SHA --date YYYY-MM-DD [--out DIR] [--catalogue FILE]
  *
- * It also writes every create as a tool (`shared/catalogue/generated.json`, scripts/tool-derive.ts).
+ * It also writes every create as a tool (`shared/catalogue/generated-data.ts`, scripts/tool-derive.ts).
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -316,6 +316,30 @@ async function writeJson(file: string, value: unknown) {
   );
 }
 
+/**
+ * The generated tools as a module holding one JSON text, a tool a line: a bundler keeps a string as
+ * it is (an object literal it would print again, indented, three times the size). A `.json` target
+ * (a trial run's) is written as JSON.
+ */
+async function writeCatalogue(file: string, cat: { source: unknown; tools: unknown[] }) {
+  if (file.endsWith('.json')) return writeJson(file, cat);
+  const json = [
+    `{"source":${JSON.stringify(cat.source)},"tools":[`,
+    cat.tools.map((t) => JSON.stringify(t)).join(',\n'),
+    ']}',
+  ].join('\n');
+  const text = json.replaceAll('\\', '\\\\').replaceAll('`', '\\`').replaceAll('${', '\\${');
+  const source = [
+    '// Written by `npm run reference:update` (scripts/tool-derive.ts) from the reference: do not edit.',
+    "import type { GeneratedCatalogue } from './generated.ts';",
+    '',
+    `export const CATALOGUE = JSON.parse(\`${text}\`) as GeneratedCatalogue;`,
+    '',
+  ].join('\n');
+  const options = (await prettier.resolveConfig(file)) ?? {};
+  writeFileSync(file, await prettier.format(source, { ...options, filepath: file }));
+}
+
 const readJson = <T>(file: string, fallback: T): T =>
   existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as T) : fallback;
 
@@ -417,7 +441,7 @@ export async function updateReference(
     // Every create as a tool (scripts/tool-derive.ts): what the catalogue loads, no code per tool.
     const cat = deriveCatalogue(written as unknown as RefOperation[], proseOf(doc), source);
     const before = existsSync(catalogueFile) ? readFileSync(catalogueFile, 'utf8') : null;
-    await writeJson(catalogueFile, cat);
+    await writeCatalogue(catalogueFile, cat);
     if (readFileSync(catalogueFile, 'utf8') !== before)
       report.push(`${cat.tools.length} creates written as tools to ${catalogueFile}`);
   }
@@ -450,7 +474,7 @@ async function main() {
     values.catalogue ??
       (values.out
         ? join(dir, 'generated-tools.json')
-        : join(import.meta.dirname, '..', 'shared', 'catalogue', 'generated.json')),
+        : join(import.meta.dirname, '..', 'shared', 'catalogue', 'generated-data.ts')),
   );
   const lines = await updateReference(
     file,

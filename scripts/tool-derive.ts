@@ -1,7 +1,7 @@
 /**
  * The tools of every create the reference holds, derived from its request schema (facts) and the
  * description's words (summary, field help): `reference:update` writes them to
- * `shared/catalogue/generated.json`, which the catalogue loads; `test/unit/generated-tools.test.ts`
+ * `shared/catalogue/generated-data.ts`, which the catalogue loads; `test/unit/generated-tools.test.ts`
  * holds that file equal to what this derives from the committed reference.
  */
 import type { GeneratedCatalogue, GeneratedField, GeneratedOp } from '../shared/catalogue/generated.ts';

@@ -1,10 +1,10 @@
 import type { Field } from './fields.ts';
 import type { ResultKind, ToolGroup } from './kinds.ts';
 import type { ToolEntry } from './tools.ts';
-import catalogue from './generated.json' with { type: 'json' };
+import { CATALOGUE } from './generated-data.ts';
 
 /**
- * A field as `generated.json` holds it: a catalogue field without its label (made from its name
+ * A field as `generated-data.ts` holds it: a catalogue field without its label (made from its name
  * here, to keep the file small). Written by `npm run reference:update` (scripts/tool-derive.ts).
  */
 export type GeneratedField = { name: string; kind: Field['kind'] } & Record<string, unknown>;
@@ -81,4 +81,4 @@ export function generatedTools(
     .map((op) => toolOfGenerated(op, curatedIds.has(toolIdOf(op.path)) ? `${toolIdOf(op.path)}-model` : undefined));
 }
 
-export const GENERATED_CATALOGUE = catalogue as unknown as GeneratedCatalogue;
+export const GENERATED_CATALOGUE: GeneratedCatalogue = CATALOGUE;

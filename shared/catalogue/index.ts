@@ -90,7 +90,7 @@ function curatedCreates(): Set<string> {
   return out;
 }
 
-/** The tools of every other create of the reference, generated from its schemas (generated.json). */
+/** The tools of every other create of the reference, generated from its schemas (generated-data.ts). */
 export const GENERATED_TOOLS: readonly ToolEntry[] = generatedTools(
   GENERATED_CATALOGUE,
   curatedCreates(),

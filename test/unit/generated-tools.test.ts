@@ -23,7 +23,7 @@ import { assertParams } from '../../electron/core/engine/params-check.ts';
  * facts always; its words (summary, help) from the description when MEDIADESK_DESCRIPTION names it
  * (the file the reference's source records), else as the file holds them.
  */
-describe('shared/catalogue/generated.json', () => {
+describe('shared/catalogue/generated-data.ts', () => {
   const described = process.env.MEDIADESK_DESCRIPTION;
 
   it('equals what the script derives from the committed reference', () => {
