@@ -137,8 +137,9 @@ function encodingsOf(formats: readonly string[], help: string, media: string): (
   return ['url'];
 }
 
+/** A media input by its name: `image`, `video_url`, `image_tail`, `input_image_2` (a numbered one too). */
 const isMediaName = (name: string) =>
-  MEDIA_TOKENS.test(name) && !/^(reference|character)_(type|orientation)$/.test(name);
+  MEDIA_TOKENS.test(name.replace(/_\d+$/, '')) && !/^(reference|character)_(type|orientation)$/.test(name);
 
 function fieldOf(name: string, p0: Json, required: boolean, help: string | undefined): GeneratedField {
   const p = shapeOf(p0);
@@ -264,9 +265,14 @@ function answersAtOnce(op: RefOperation): boolean {
 
 const hasParam = (path: string) => path.includes('{');
 
-/** The collection a create polls under: itself, or the longest list it extends, one with a by-id first (as the Sandbox). */
+/**
+ * The collection a create polls under: itself, or the longest collection it extends, one with a by-id
+ * first (`kling-v2-1-pro` is asked about under `kling-v2-1/{task-id}`, which has no list of its own).
+ */
 function listOf(create: string, lists: readonly string[], withById: ReadonlySet<string>): string | null {
-  const fits = lists.filter((l) => create === l || create.startsWith(`${l}/`) || create.startsWith(`${l}-`));
+  const fits = [...new Set([...lists, ...withById])].filter(
+    (l) => create === l || create.startsWith(`${l}/`) || create.startsWith(`${l}-`),
+  );
   const rank = (l: string) => (withById.has(l) ? 1e6 : 0) + l.length;
   return fits.sort((a, b) => rank(b) - rank(a))[0] ?? null;
 }
@@ -318,7 +324,7 @@ export function deriveCatalogue(ops: readonly RefOperation[], prose: Prose, sour
       ...(words.summary ? { summary: words.summary } : {}),
       result: op.generates as GeneratedOp['result'],
       list: list ?? op.path,
-      ...(list ? {} : { listShown: false }),
+      ...(list && gets.includes(list) ? {} : { listShown: false }),
       ...(sync ? { sync: true } : {}),
       ...(op.requestType && op.requestType !== 'application/json' ? { form: true } : {}),
       ...(batch ? { batch } : {}),

@@ -6,7 +6,7 @@ import type { Engine } from '../../electron/core/engine/engine.ts';
 import { ALL_TOOLS, DEFAULT_SLUGS, pathFields, resolvePaths, type ToolEntry } from '../../shared/catalogue/index.ts';
 import { OPERATIONS } from '../../shared/official/index.ts';
 import { cleanup, engineFor, settle, tmp } from './helpers.ts';
-import { makeSamples, requestFor, type Samples } from './tool-requests.ts';
+import { makeSamples, requestFor, uploadSamples, type Samples } from './tool-requests.ts';
 
 /**
  * Every create of the reference run through the engine against the Sandbox over HTTP, with the
@@ -45,11 +45,13 @@ let sb: RunningSandbox;
 let engine: Engine & { close(): Promise<void> };
 let dir = '';
 let samples: Samples;
+let urls: Samples;
 
 beforeAll(async () => {
   sb = await startSandbox({ port: 0, taskDurationMs: 30 });
   dir = tmp('every-tool');
   samples = await makeSamples(dir);
+  urls = await uploadSamples(sb.url, samples);
   engine = engineFor(join(dir, 'home'), sb.url, { concurrency: 12 });
   engine.start();
 });
@@ -77,7 +79,7 @@ describe('every create of the reference, through the engine', () => {
       for (const full of [false, true]) {
         const at = Object.values(pathParams ?? {}).join('-');
         const label = `${tool.id}${at ? ` ${at}` : ''} ${full ? 'full' : 'least'}`;
-        const req = requestFor(tool, full, samples, `${sb.url}/__sandbox/health`, pathParams);
+        const req = requestFor(tool, full, samples, urls, pathParams);
         const out = join(dir, 'out', label.replaceAll(' ', '_'));
         try {
           const r = await engine.startBatch({

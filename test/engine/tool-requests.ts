@@ -6,7 +6,7 @@
  * them or sends them inline, as each field takes them.
  */
 import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
@@ -20,6 +20,7 @@ import {
   type ToolEntry,
   validateRequest,
 } from '../../shared/catalogue/index.ts';
+import { uploadTo } from '../sandbox-upload.ts';
 import { bodyObject, findOperation, requestProblems, type JsonSchema } from '../../shared/official/index.ts';
 
 export type Samples = Record<MediaKind, string>;
@@ -56,35 +57,52 @@ export async function makeSamples(dir: string): Promise<Samples> {
 
 const PROMPT = 'a red fox walking through fresh snow at dawn, soft light';
 
-/** A value of a schema the description allows: its default, first option, least length or count. */
-function sampleOf(s: JsonSchema | undefined, url: string): unknown {
+/** The medium a value named `key` holds, by its name (`video_url`, `mask`, `reference_audios`), if any. */
+function mediumOf(key: string): MediaKind | null {
+  if (/video/.test(key)) return 'video';
+  if (/audio|voice/.test(key)) return 'audio';
+  return /image|mask|frame|ur[il]$|^uri$/.test(key) ? 'image' : null;
+}
+
+/**
+ * A value of a schema the description allows: its default, first option, least length or count.
+ * A media string is the uploaded sample of the medium its path names (`video_urls.url`), or its
+ * object's `type` says (`{type: 'video', uri}`).
+ */
+function sampleOf(s: JsonSchema | undefined, urls: Samples, key = '', hint?: MediaKind): unknown {
   if (!s) return 'x';
   const branch = ((s.oneOf ?? s.anyOf) as JsonSchema[] | undefined)?.[0];
-  if (branch) return sampleOf({ ...s, oneOf: undefined, anyOf: undefined, ...branch }, url);
+  if (branch) return sampleOf({ ...s, oneOf: undefined, anyOf: undefined, ...branch }, urls, key, hint);
   if (s.default !== undefined && s.default !== null) return s.default;
   if (Array.isArray(s.enum)) return s.enum.find((v) => v !== null);
   const type = [s.type].flat().find((t) => t !== 'null');
   switch (type) {
     case 'object': {
       const props = (s.properties ?? {}) as Record<string, JsonSchema>;
-      const required = (s.required as string[] | undefined) ?? Object.keys(props).slice(0, 1);
-      return Object.fromEntries(required.filter((k) => props[k]).map((k) => [k, sampleOf(props[k], url)]));
+      const required = ((s.required as string[] | undefined) ?? Object.keys(props).slice(0, 1)).filter((k) => props[k]);
+      const kind = props.type ? sampleOf(props.type, urls) : undefined;
+      const inner = (['image', 'video', 'audio'] as const).find((k) => k === kind);
+      return Object.fromEntries(required.map((k) => [k, sampleOf(props[k], urls, `${key}.${k}`, inner)]));
     }
     case 'array':
-      return Array.from({ length: Math.max(1, Number(s.minItems ?? 1)) }, () => sampleOf(s.items as JsonSchema, url));
+      return Array.from({ length: Math.max(1, Number(s.minItems ?? 1)) }, () =>
+        sampleOf(s.items as JsonSchema, urls, key, hint),
+      );
     case 'integer':
     case 'number':
       return s.minimum ?? (typeof s.exclusiveMinimum === 'number' ? s.exclusiveMinimum + 1 : 1);
     case 'boolean':
       return false;
-    default:
-      if (s.format === 'uri') return url;
+    default: {
+      const medium = hint ?? mediumOf(key) ?? (s.format === 'uri' ? 'image' : null);
+      if (medium) return urls[medium];
       return 'a'.repeat(Math.max(1, Number(s.minLength ?? 1)));
+    }
   }
 }
 
 /** A field's value: `full` picks a value inside its bounds other than the default where there is one. */
-function valueOf(f: Field, full: boolean, samples: Samples, schema: JsonSchema | undefined, url: string): unknown {
+function valueOf(f: Field, full: boolean, samples: Samples, schema: JsonSchema | undefined, urls: Samples): unknown {
   const d = defaultOf(f);
   switch (f.kind) {
     case 'text': {
@@ -104,7 +122,7 @@ function valueOf(f: Field, full: boolean, samples: Samples, schema: JsonSchema |
     case 'bool':
       return full ? !(d ?? false) : (d ?? false);
     case 'url':
-      return url;
+      return urls.image;
     case 'media':
       return samples[f.media];
     case 'mediaList':
@@ -114,7 +132,7 @@ function valueOf(f: Field, full: boolean, samples: Samples, schema: JsonSchema |
     case 'styling':
       return {};
     case 'json':
-      return sampleOf(schema, url);
+      return sampleOf(schema, urls, f.name);
   }
 }
 
@@ -165,12 +183,19 @@ function propertiesOf(schema: JsonSchema | null): Record<string, JsonSchema> {
   return out;
 }
 
+/** Each sample put on the Sandbox through its upload flow: the asset URL a URL inside an object-shaped field takes. */
+export async function uploadSamples(baseUrl: string, samples: Samples): Promise<Samples> {
+  const type: Samples = { image: 'image/png', video: 'video/mp4', audio: 'audio/wav' };
+  const up = async (k: MediaKind) => (await uploadTo(baseUrl, readFileSync(samples[k]), type[k])).url;
+  return { image: await up('image'), video: await up('video'), audio: await up('audio') };
+}
+
 /** A request for `tool` at its create `path` (a path-field value given in `pathParams`): `full` sets every optional field the description allows together. */
 export function requestFor(
   tool: ToolEntry,
   full: boolean,
   samples: Samples,
-  url: string,
+  urls: Samples,
   pathParams: Record<string, unknown> = {},
 ): ToolRequest {
   const op = findOperation('POST', resolvePaths(tool, DEFAULT_SLUGS, pathParams).create);
@@ -182,7 +207,7 @@ export function requestFor(
   const usable = tool.fields.filter((f) => f.name !== 'webhook_url' && f.name !== batch && f.in !== 'path');
   for (const f of usable)
     if (f.required || (full && (!branch || branch.has(f.name))))
-      params[f.name] = valueOf(f, full, samples, props[f.name], url);
+      params[f.name] = valueOf(f, full, samples, props[f.name], urls);
   const dropped: string[] = [];
   const input = batch ? samples[(tool.fields.find((f) => f.name === batch) as { media: MediaKind }).media] : null;
   // Held to the schema: a field it needs (a branch's) is added, one it refuses beside the rest dropped.
@@ -209,7 +234,7 @@ export function requestFor(
       seen.add(top);
       const f = tool.fields.find((x) => x.name === top);
       if (/required/.test(p.reason) && f && params[top] === undefined && top !== batch) {
-        params[top] = valueOf(f, false, samples, props[top], url);
+        params[top] = valueOf(f, false, samples, props[top], urls);
         changed = true;
       } else if (params[top] !== undefined && !f?.required && top !== batch) {
         delete params[top];
