@@ -75,6 +75,31 @@ describe('shared/catalogue/generated-data.ts', () => {
     ).toEqual([{ field: 'light_transfer_strength', reason: 'must be at most 100' }]);
   });
 
+  it('polls each task under a by-id the reference describes; numbered image inputs are media', () => {
+    const unasked = GENERATED_TOOLS.filter(
+      (t) => !t.sync && !OPERATIONS.some((op) => op.method === 'GET' && op.path === `${t.list}/{task-id}`),
+    );
+    // The description shows no by-id for these (reimagine answers its result in the create's answer):
+    // they are asked about at their create path.
+    expect(unasked.map((t) => t.id)).toEqual([
+      'beta-text-to-image-reimagine-flux',
+      'text-to-icon',
+      'text-to-icon-preview',
+      'video-kling-v2-6-motion-control-pro',
+      'video-kling-v2-6-motion-control-std',
+    ]);
+    expect(unasked.every((t) => t.list === t.create && t.listShown === false)).toBe(true);
+    expect(getTool('image-to-video-kling-v2-1-pro')).toMatchObject({
+      list: '/v1/ai/image-to-video/kling-v2-1',
+      listShown: false,
+    });
+    expect(getTool('text-to-image-flux-2-klein').fields.find((f) => f.name === 'input_image_2')).toMatchObject({
+      kind: 'media',
+      media: 'image',
+      encodings: ['base64'],
+    });
+  });
+
   it('lists the creates a desktop app cannot run with the reason, and the engine refuses them saying it', async () => {
     const icon = getTool('text-to-icon');
     expect(icon.unusable).toMatch(/webhook_url/);
