@@ -27,6 +27,12 @@ describe('mediadesk tools', () => {
     const text = await cli(['tools']);
     expect(text.out).toMatch(/^image-relight +Image relight +image +\/v1\/ai\/image-relight$/m);
     expect(text.out).toContain(`${ALL_TOOLS.length} tools`);
+    const found = await cli(['tools', '--search', 'Upscaler VIDEO', '--json']);
+    expect(JSON.parse(found.out).map((t: { id: string }) => t.id)).toEqual(
+      ALL_TOOLS.filter((t) => /upscaler/i.test(t.title + t.id) && t.result === 'video').map((t) => t.id),
+    );
+    expect(JSON.parse(found.out).length).toBeGreaterThanOrEqual(3);
+    expect((await cli(['tools', '--search', 'no such words'])).code).toBe(1);
   });
 
   it('shows a tool’s fields: type, bounds, default, required, help; and why one cannot run', async () => {

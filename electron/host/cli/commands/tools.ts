@@ -102,11 +102,12 @@ function show(t: ToolEntry): string {
 export const toolsCommand: CliCommand = {
   name: 'tools',
   usage: [
-    'mediadesk tools [--json]          (every tool: curated and generated from the service description)',
+    'mediadesk tools [--search WORDS] [--json]  (every tool: curated and generated from the service description;',
+    '                                           --search keeps those whose id, name, kind, path or input hold every word)',
     '       mediadesk tools show ID [--json]  (its fields: type, bounds, default, required, help)',
   ].join('\n'),
   async run(ctx) {
-    const options = parseOptions(ctx.argv, [], ['--json']);
+    const options = parseOptions(ctx.argv, ['--search'], ['--json']);
     const json = options.flags.has('--json');
     const [sub, id, extra] = options.positional;
     if (sub === 'show') {
@@ -122,7 +123,11 @@ export const toolsCommand: CliCommand = {
       return 0;
     }
     if (sub !== undefined) throw new UsageError(`unknown tools command "${sub}"`);
-    const all = ALL_TOOLS.map(summaryOf);
+    const words = (options.one('--search') ?? '').toLowerCase().split(/\s+/).filter(Boolean);
+    const all = ALL_TOOLS.map(summaryOf).filter((t) => {
+      const text = [t.id, t.name, t.kind, t.path, t.takes ?? ''].join(' ').toLowerCase();
+      return words.every((w) => text.includes(w));
+    });
     if (json) {
       ctx.stdout.write(`${terminalJson(all, 2)}\n`);
       return 0;
@@ -134,6 +139,6 @@ export const toolsCommand: CliCommand = {
       ),
     );
     ctx.stdout.write(`${all.length} tools; mediadesk tools show ID for one's fields\n`);
-    return 0;
+    return all.length ? 0 : 1;
   },
 };
