@@ -4,6 +4,7 @@ import { DEFAULT_BASE_URL, DEFAULT_KEY_HEADER, KEY_HEADERS, SLUG_RE } from './se
 import { templateNameProblem } from './file-names.ts';
 import { isLoopbackUrl } from './loopback.ts';
 import { PLAN_TIERS } from './service-limits.ts';
+import { sinksSchema } from './audit-sinks.ts';
 
 export const DEMO_KEY_NAMES = [
   'sandbox-owner',
@@ -92,6 +93,10 @@ const fields = {
   provenanceSidecar: z.boolean({ error: 'must be true or false' }),
   /** A system notification when a batch, an app run or a hot folder's files end, or a job needs the person. */
   notifications: z.boolean({ error: 'must be true or false' }),
+  /** Where the audit log is forwarded from the cache (audit-sinks.ts); tokens are in the keychain. */
+  auditSinks: sinksSchema,
+  /** Forward to every enabled sink after each audit sync or import. */
+  forwardAfterAuditSync: z.boolean({ error: 'must be true or false' }),
 };
 
 const DEFAULTS = {
@@ -111,6 +116,8 @@ const DEFAULTS = {
   writeProvenance: true,
   provenanceSidecar: false,
   notifications: true,
+  auditSinks: [],
+  forwardAfterAuditSync: false,
 } as const;
 
 export const settingsSchema = z.object({
@@ -130,6 +137,8 @@ export const settingsSchema = z.object({
   writeProvenance: fields.writeProvenance.default(DEFAULTS.writeProvenance),
   provenanceSidecar: fields.provenanceSidecar.default(DEFAULTS.provenanceSidecar),
   notifications: fields.notifications.default(DEFAULTS.notifications),
+  auditSinks: fields.auditSinks.default([]),
+  forwardAfterAuditSync: fields.forwardAfterAuditSync.default(DEFAULTS.forwardAfterAuditSync),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;

@@ -14,6 +14,8 @@ import { engineHandlers } from './engine/handlers.ts';
 import { limitsHandlers } from './limits/handlers.ts';
 import { AuditService } from './audit/service.ts';
 import { auditHandlers } from './audit/handlers.ts';
+import { forwardHandlers } from './audit/forward/handlers.ts';
+import { AuditForwarder } from './audit/forward/service.ts';
 import { openAnalyticsDb } from './analytics/store.ts';
 import { openAppRunStore } from './apps/store.ts';
 import { hotFolderHandlers } from './hot-folders/handlers.ts';
@@ -28,7 +30,7 @@ import { dbPaths, defaultOutputDir, withDefaultOutputDir } from './paths.ts';
 import { GIVE_IN_DESKTOP, GIVE_IN_WEB, PathPolicy } from './path-policy.ts';
 import { checkDraggable, checkOpenable, checkOpenableFolder } from './open-file.ts';
 import { SavedFiles } from './saved-files.ts';
-import { CachedSecretStore, openSecretStore, type SecretStore } from './secrets.ts';
+import { CachedSecretStore, openSecretStore, SinkSecrets, type SecretStore } from './secrets.ts';
 import { defaultOutDir, teamHandlers, teamServices } from './team.ts';
 import { reportHandlers } from './queue/batch-report.ts';
 import { openConfStore, SettingsService, type JsonFileStore } from './settings.ts';
@@ -132,8 +134,21 @@ export async function createCore(opts: CoreOptions) {
     onImportProgress: (p) => events.emit('audit.importProgress', p),
     onSyncStopping: () => events.emit('audit.syncStopping', {}),
     onImportStopping: () => events.emit('audit.importStopping', {}),
-    onSyncDone: (d) => events.emit('audit.syncDone', d),
-    onImportDone: (d) => events.emit('audit.importDone', d),
+    onSyncDone: (d) => {
+      events.emit('audit.syncDone', d);
+      forwarder.afterSync();
+    },
+    onImportDone: (d) => {
+      events.emit('audit.importDone', d);
+      forwarder.afterSync();
+    },
+  });
+  const forwarder = new AuditForwarder({
+    db: audit.store.db,
+    settings: () => settings.get(),
+    saveSinks: (auditSinks) => settings.set({ auditSinks }),
+    secrets: new SinkSecrets(opts.env ?? process.env),
+    onSecret: (s) => log.addSecret(s),
   });
 
   // Follows a change that is already made (a key stored or removed, a setting saved): a status
@@ -268,6 +283,7 @@ export async function createCore(opts: CoreOptions) {
         exportDir: () => savedDir('exports'),
       }),
       auditHandlers(audit, () => savedDir('exports')),
+      forwardHandlers(forwarder),
       hotFolderHandlers(hotFolders),
       presetHandlers(presets, () => savedDir('exports')),
       supportHandlers({

@@ -351,25 +351,21 @@ export function registerSiem(app: FastifyInstance, deps: { faults: FaultState; s
     for (const url of ['/services/collector', '/services/collector/event', '/services/collector/event/1.0'])
       s.post(url, (req, reply) => handleHec(siem, faults, req, reply));
     s.post('/services/collector/ack', (req, reply) => handleAck(siem, faults, req, reply));
-    s.post('/_bulk', (req, reply) =>
-      handleBulk(siem, faults, req as FastifyRequest<{ Params: { index?: string } }>, reply),
-    );
-    s.put('/_bulk', (req, reply) =>
-      handleBulk(siem, faults, req as FastifyRequest<{ Params: { index?: string } }>, reply),
-    );
-    s.post('/:index/_bulk', (req, reply) =>
-      handleBulk(siem, faults, req as FastifyRequest<{ Params: { index?: string } }>, reply),
-    );
+    // OpenSearch's client sends PUT, Elasticsearch's POST: the API takes both.
+    for (const url of ['/_bulk', '/:index/_bulk'])
+      s.route({
+        method: ['POST', 'PUT'],
+        url,
+        handler: (req, reply) => handleBulk(siem, faults, req as FastifyRequest<{ Params: { index?: string } }>, reply),
+      });
     // What a client may ask first (cluster info).
     s.get('/', async (_req, reply) =>
-      reply
-        .header('X-Elastic-Product', 'Elasticsearch')
-        .send({
-          name: 'sandbox',
-          cluster_name: 'sandbox',
-          version: { number: '8.15.0' },
-          tagline: 'You Know, for Search',
-        }),
+      reply.header('X-Elastic-Product', 'Elasticsearch').send({
+        name: 'sandbox',
+        cluster_name: 'sandbox',
+        version: { number: '8.15.0' },
+        tagline: 'You Know, for Search',
+      }),
     );
     s.get('/__sandbox/siem', async () => siem.summary());
     s.get('/__sandbox/siem/hec/envelopes', async () => ({ envelopes: siem.hecEnvelopes }));
