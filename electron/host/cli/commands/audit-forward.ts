@@ -32,6 +32,20 @@ export function openForwarder(ctx: CliContext, service: AuditService): AuditForw
   });
 }
 
+/** After `audit sync` or `audit import`, when the setting forwardAfterAuditSync asks: each sink's outcome on stderr. */
+export async function forwardAfter(ctx: CliContext, service: AuditService): Promise<void> {
+  if (!new SettingsService(openConfStore(ctx.home)).get().forwardAfterAuditSync) return;
+  const stop = interruptible();
+  try {
+    for (const r of await openForwarder(ctx, service).forward({ signal: stop.signal }))
+      ctx.stderr.write(
+        `forwarded to ${r.sinkId}: ${r.outcome}, ${r.delivered} delivered, ${r.refused} refused${r.error ? `; ${oneLine(r.error)}` : ''}\n`,
+      );
+  } finally {
+    stop.release();
+  }
+}
+
 /** The request as the contract checks it, a mistake named like any usage error. */
 function checked<K extends keyof typeof auditForwardCommands>(name: K, req: unknown) {
   const r = auditForwardCommands[name].request.safeParse(req);

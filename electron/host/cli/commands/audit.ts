@@ -22,7 +22,7 @@ import { dbPaths } from '../../../core/paths.ts';
 import { oneLine, terminalJson, UsageError, write, type CliCommand, type CliContext } from '../command.ts';
 import { interruptible } from '../interrupt.ts';
 import { parseOptions } from './team-common.ts';
-import { FORWARD_USAGE, runForward } from './audit-forward.ts';
+import { FORWARD_USAGE, forwardAfter, runForward } from './audit-forward.ts';
 
 /**
  * The filters of `query` and `export`, as the help lists them: each option with the name of its
@@ -357,6 +357,7 @@ export const auditCommand: CliCommand = {
             ctx.stderr.write(`mediadesk audit sync: ${r.error.kind}: ${oneLine(r.error.message)}\n`);
             return 1;
           }
+          await forwardAfter(ctx, service);
           return 0;
         }
         case 'status': {
@@ -443,6 +444,7 @@ export const auditCommand: CliCommand = {
           }
           if (p.flags.has('--json')) ctx.stdout.write(terminalJson(reports, 2) + '\n');
           else for (const r of reports) printImport(ctx, r);
+          if (!stop.signal.aborted) await forwardAfter(ctx, service);
           const cut = reports.some((r) => r.interrupted) || reports.length < (fromStdin ? 1 : p.positional.length);
           if (stop.signal.aborted && !cut)
             ctx.stderr.write(
