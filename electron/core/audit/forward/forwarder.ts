@@ -6,8 +6,8 @@ import type { DeadLetter, Watermarks } from './watermarks.ts';
 /** The bounds of one request (issue #46): at most 1,000 events or 5 MB. */
 export const MAX_BATCH_EVENTS = 1000;
 export const MAX_BATCH_BYTES = 5 * 1024 * 1024;
-/** Events read from the archive at a time: a few requests' worth. */
-const CHUNK = 5 * MAX_BATCH_EVENTS;
+/** Events read from the archive at a time: one request's worth; 5,000 held the forwarder at 600 MB over 1,000,000 events against 220 MB. */
+const CHUNK = MAX_BATCH_EVENTS;
 const BACKOFF_BASE_MS = 500;
 const BACKOFF_CAP_MS = 60_000;
 /** Failed attempts in a row (429, 5xx, the network) before a run gives up on a sink; the next run tries again. */
@@ -33,6 +33,8 @@ export interface ForwardRun {
   signal?: AbortSignal;
   maxAttempts?: number;
   onBatch?: (r: ForwardReport) => void;
+  /** A request failed and is sent again after `waitMs`. */
+  onRetry?: (sinkId: string, error: string, waitMs: number) => void;
 }
 
 class GaveUp extends Error {}
@@ -106,7 +108,9 @@ export async function forwardSink(run: ForwardRun): Promise<ForwardReport> {
     report.error = err.message;
     if (!err.retryable || attempt >= maxAttempts) throw new GaveUp(err.message);
     report.retries++;
-    await waitOn(clock, backoffMs(attempt, err.retryAfterMs, random), signal);
+    const wait = backoffMs(attempt, err.retryAfterMs, random);
+    run.onRetry?.(sink.id, err.message, wait);
+    await waitOn(clock, wait, signal);
   };
 
   const deliver = async (batch: OutEvent[], behind: boolean) => {

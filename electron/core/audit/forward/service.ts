@@ -30,6 +30,7 @@ export interface ForwarderOptions {
   /** Each secret read, so the log never writes it. */
   onSecret?: (secret: string) => void;
   onBatch?: (r: ForwardReport) => void;
+  onRetry?: (sinkId: string, error: string, waitMs: number) => void;
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -108,6 +109,7 @@ export class AuditForwarder {
               random: this.opts.random,
               signal: request.signal,
               onBatch: this.opts.onBatch,
+              onRetry: this.opts.onRetry,
             }),
           );
         } finally {

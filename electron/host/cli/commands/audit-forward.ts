@@ -29,6 +29,8 @@ export function openForwarder(ctx: CliContext, service: AuditService): AuditForw
     secrets: new SinkSecrets(ctx.env),
     onBatch: (r) =>
       ctx.stderr.write(`sink ${r.sinkId}: ${r.delivered} delivered, ${r.refused} refused, ${r.requests} request(s)\n`),
+    onRetry: (id, error, ms) =>
+      ctx.stderr.write(`sink ${id}: ${oneLine(error)}; trying again in ${(ms / 1000).toFixed(1)} s\n`),
   });
 }
 
