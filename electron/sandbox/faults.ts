@@ -63,6 +63,8 @@ export interface Faults {
   siemRefuse: string[];
   /** The HEC stand-in has indexer acknowledgement on: a channel is required and each batch gets an ackId. */
   hecAck: boolean;
+  /** The share of HEC batches whose ack is never confirmed (the events lost before indexing). */
+  hecAckLoss: number;
 }
 
 export const APP_RUN_ENDINGS = ['completed', 'completed_with_errors', 'cancelled'] as const;
@@ -101,6 +103,7 @@ export function defaultFaults(taskDurationMs = DEFAULT_TASK_DURATION_MS): Faults
     siemRate503: 0,
     siemRefuse: [],
     hecAck: true,
+    hecAckLoss: 0,
   };
 }
 
@@ -140,6 +143,7 @@ export const faultsPatchSchema = z
     siemRate503: rate,
     siemRefuse: z.array(z.string().min(1).max(500)).max(10_000),
     hecAck: z.boolean(),
+    hecAckLoss: rate,
   })
   .partial()
   .strict();
@@ -188,6 +192,11 @@ export class FaultState {
     if (f.siemRate429 > 0 && this.rng() < f.siemRate429) return 429;
     if (f.siemRate503 > 0 && this.rng() < f.siemRate503) return 503;
     return null;
+  }
+
+  /** Whether this HEC batch is lost before indexing (hecAckLoss): its ack never comes. */
+  losesAck(): boolean {
+    return this.current.hecAckLoss > 0 && this.rng() < this.current.hecAckLoss;
   }
 
   failsNext(): boolean {

@@ -62,11 +62,11 @@ export class SiemStandIns {
     this.pendingAcks.clear();
   }
 
-  issueAck(channel: string): number {
+  issueAck(channel: string, lost = false): number {
     const id = this.nextAck++;
     let acks = this.pendingAcks.get(channel);
     if (!acks) this.pendingAcks.set(channel, (acks = new Map()));
-    acks.set(id, 0);
+    if (!lost) acks.set(id, 0);
     this.hecAcks.issued++;
     return id;
   }
@@ -212,9 +212,11 @@ function handleHec(siem: SiemStandIns, faults: FaultState, req: FastifyRequest, 
     }
     envelopes.push(env as Record<string, unknown>);
   }
-  for (const e of envelopes) keepHec(siem, e);
+  // A batch lost before indexing (hecAckLoss) is answered as taken, and its ack never confirmed.
+  const lost = faults.current.hecAck && faults.losesAck();
+  if (!lost) for (const e of envelopes) keepHec(siem, e);
   const answer: Record<string, unknown> = { text: 'Success', code: 0 };
-  if (faults.current.hecAck && channel) answer.ackId = siem.issueAck(channel);
+  if (faults.current.hecAck && channel) answer.ackId = siem.issueAck(channel, lost);
   return hecAnswer(reply, 200, answer);
 }
 

@@ -135,6 +135,24 @@ describe('audit forwarding', () => {
     t.cleanup();
   });
 
+  it('sends again the batches whose HEC ack never comes, while others are in flight', async () => {
+    await reset();
+    await json(`${sandbox.url}/__sandbox/faults`, { hecAckLoss: 0.3 });
+    const t = tempDir();
+    const service = fillArchive(join(t.dir, 'audit.db'), 20_000);
+    const clock = new TestClock();
+    const stop = clock.autoAdvance(() => true);
+    const f = forwarderOver(service.store.db, [{ kind: 'splunk-hec', id: 'hec', url: sandbox.url }], clock);
+    const [r] = await f.forward();
+    stop();
+    expect(r).toMatchObject({ outcome: 'complete', delivered: 20_000, refused: 0 });
+    expect(r.retries).toBeGreaterThan(0);
+    const got = await json<{ ids: string[] }>(`${sandbox.url}/__sandbox/siem/hec/ids`);
+    expect(got.ids.length).toBe(20_000);
+    service.store.close();
+    t.cleanup();
+  });
+
   it('writes gzipped NDJSON files by hour that read back as the archive export', async () => {
     const t = tempDir();
     const service = fillArchive(join(t.dir, 'audit.db'), 12_000);

@@ -12,6 +12,8 @@ const BACKOFF_BASE_MS = 500;
 const BACKOFF_CAP_MS = 60_000;
 /** Failed attempts in a row (429, 5xx, the network) before a run gives up on a sink; the next run tries again. */
 export const MAX_ATTEMPTS = 10;
+/** Requests sent while the oldest awaits its confirmation (HEC's indexer ack takes seconds on a real server). */
+const IN_FLIGHT = 8;
 
 export interface ForwardReport {
   sinkId: string;
@@ -38,6 +40,15 @@ export interface ForwardRun {
 }
 
 class GaveUp extends Error {}
+/** A confirmation failed: read again from the watermark. */
+class Resend extends Error {}
+
+interface Flight {
+  batch: OutEvent[];
+  behind: boolean;
+  dead: DeadLetter[];
+  confirm: Promise<void>;
+}
 
 /** How long to wait before attempt `attempt` (1 = the first retry): the server's Retry-After, else exponential with jitter. */
 export function backoffMs(attempt: number, retryAfter: number | null, random: () => number): number {
@@ -90,15 +101,8 @@ export async function forwardSink(run: ForwardRun): Promise<ForwardReport> {
   const { sink, reader, marks, clock, signal } = run;
   const random = run.random ?? Math.random;
   const maxAttempts = run.maxAttempts ?? MAX_ATTEMPTS;
-  const report: ForwardReport = {
-    sinkId: sink.id,
-    outcome: 'complete',
-    delivered: 0,
-    refused: 0,
-    requests: 0,
-    retries: 0,
-    error: null,
-  };
+  // prettier-ignore
+  const report: ForwardReport = { sinkId: sink.id, outcome: 'complete', delivered: 0, refused: 0, requests: 0, retries: 0, error: null };
   let attempt = 0;
 
   /** Records a failed request, then waits its backoff, or gives up (not retryable, too many in a row). */
@@ -113,9 +117,46 @@ export async function forwardSink(run: ForwardRun): Promise<ForwardReport> {
     await waitOn(clock, wait, signal);
   };
 
+  const acknowledge = (f: Flight) => {
+    const last = f.batch[f.batch.length - 1];
+    marks.acknowledged(
+      sink.id,
+      {
+        to: f.behind ? null : { ts: last.ts, eventId: last.eventId },
+        behindSeqs: f.behind ? f.batch.map((e) => e.seq) : [],
+        delivered: f.batch.length - f.dead.length,
+        refused: f.dead,
+      },
+      clock.now(),
+    );
+    report.delivered += f.batch.length - f.dead.length;
+    report.refused += f.dead.length;
+    run.onBatch?.(report);
+  };
+
+  /** Requests the server took whose confirmation (HEC's indexer ack) is awaited, oldest first. */
+  const inflight: Flight[] = [];
+  /**
+   * The watermark moves for the oldest in flight once it is confirmed. One not confirmed sends
+   * everything after the watermark again (the server holds the later ones at most twice).
+   */
+  const settleOldest = async () => {
+    const f = inflight.shift()!;
+    try {
+      await f.confirm;
+    } catch (err) {
+      await Promise.allSettled(inflight.splice(0).map((x) => x.confirm));
+      if (!(err instanceof SinkFailure)) throw err;
+      await failed(err);
+      throw new Resend();
+    }
+    acknowledge(f);
+  };
+
   const deliver = async (batch: OutEvent[], behind: boolean) => {
     let pending = batch.map((_, i) => i);
     const dead: DeadLetter[] = [];
+    const confirms: Promise<void>[] = [];
     while (pending.length) {
       if (signal?.aborted) throw signal.reason;
       const sent = pending.map((i) => batch[i]);
@@ -128,6 +169,7 @@ export async function forwardSink(run: ForwardRun): Promise<ForwardReport> {
         await failed(err);
         continue;
       }
+      if (r.confirm) confirms.push(r.confirm());
       for (const [i, reason] of r.refused) dead.push({ eventId: sent[i].eventId, ts: sent[i].ts, reason });
       const next = r.retry.map((i) => pending[i]);
       // Items the server could not take now (429, 5xx) wait; those beside a refused one go again at once.
@@ -137,34 +179,45 @@ export async function forwardSink(run: ForwardRun): Promise<ForwardReport> {
     }
     attempt = 0;
     report.error = null;
-    const last = batch[batch.length - 1];
-    marks.acknowledged(
-      sink.id,
-      {
-        to: behind ? null : { ts: last.ts, eventId: last.eventId },
-        behindSeqs: behind ? batch.map((e) => e.seq) : [],
-        delivered: batch.length - dead.length,
-        refused: dead,
-      },
-      clock.now(),
-    );
-    report.delivered += batch.length - dead.length;
-    report.refused += dead.length;
-    run.onBatch?.(report);
+    const confirm = Promise.all(confirms).then(() => {});
+    confirm.catch(() => {});
+    inflight.push({ batch, behind, dead, confirm });
+    // Late events go one at a time; the others keep up to IN_FLIGHT requests waiting for their confirmation.
+    while (inflight.length >= (behind || !confirms.length ? 1 : IN_FLIGHT)) await settleOldest();
+  };
+
+  const drain = async () => {
+    while (inflight.length) await settleOldest();
   };
 
   try {
+    // Where reading goes on: the last request sent, ahead of the watermark while requests are in flight.
+    let cursor = marks.state(sink.id).watermark;
     for (;;) {
-      const late = reader.behindOf(sink.id, MAX_BATCH_EVENTS);
-      if (late.length) {
-        for (const batch of requests(sink, late)) await deliver(batch, true);
-        continue;
+      try {
+        const late = reader.behindOf(sink.id, MAX_BATCH_EVENTS);
+        if (late.length) {
+          await drain();
+          for (const batch of requests(sink, late)) await deliver(batch, true);
+          continue;
+        }
+        const events = reader.after(cursor, CHUNK);
+        if (!events.length) {
+          await drain();
+          break;
+        }
+        for (const batch of requests(sink, events)) {
+          await deliver(batch, false);
+          const last = batch[batch.length - 1];
+          cursor = { ts: last.ts, eventId: last.eventId };
+        }
+      } catch (err) {
+        if (!(err instanceof Resend)) throw err;
+        cursor = marks.state(sink.id).watermark;
       }
-      const events = reader.after(marks.state(sink.id).watermark, CHUNK);
-      if (!events.length) break;
-      for (const batch of requests(sink, events)) await deliver(batch, false);
     }
   } catch (err) {
+    await Promise.allSettled(inflight.map((x) => x.confirm));
     if (err instanceof GaveUp) {
       report.outcome = 'failed';
       report.error = err.message;

@@ -6,6 +6,8 @@ export interface SendResult {
   refused: Map<number, string>;
   /** Indexes the sink did not take this time (an item's 429 or 5xx): sent again after a wait. */
   retry: number[];
+  /** Resolves once the server confirms the events it took are stored (HEC's indexer ack); rejects with a SinkFailure. */
+  confirm?: () => Promise<void>;
 }
 
 /** A whole request that failed: `retryable` (429, 5xx, the network) waits and tries again; otherwise the sink stops. */

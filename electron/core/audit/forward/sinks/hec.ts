@@ -14,7 +14,8 @@ const ACK_TIMEOUT_MS = 120_000;
  * Splunk HTTP Event Collector: events as concatenated JSON envelopes {time, host, source,
  * sourcetype, event} to /services/collector/event, `Authorization: Splunk <token>`. Each request
  * carries a channel; when the server answers with an ackId (indexer acknowledgement on), the batch
- * counts as delivered only once /services/collector/ack confirms it.
+ * counts as delivered only once /services/collector/ack confirms it (the forwarder sends the next
+ * ones meanwhile).
  */
 export class HecSink implements Sink {
   readonly id: string;
@@ -96,7 +97,8 @@ export class HecSink implements Sink {
         retryableStatus(r.status),
         retryAfterMs(r.headers.get('retry-after'), this.clock.now()),
       );
-    if (typeof r.json.ackId === 'number') await this.awaitAck(r.json.ackId, signal);
+    const ackId = r.json.ackId;
+    if (typeof ackId === 'number') return { ...allTaken(), confirm: () => this.awaitAck(ackId, signal) };
     return allTaken();
   }
 
