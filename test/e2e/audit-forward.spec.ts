@@ -1,4 +1,4 @@
-import { readdirSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test } from './fixtures.ts';
 import { newHome, watchErrors } from './host.ts';
@@ -32,5 +32,10 @@ test('shows a sink behind by the cached events, then up to date after Forward no
   await expect(sink.getByTestId('audit-sink-state')).toHaveText('Up to date');
   await expect(sink).toContainText('5 delivered');
   expect(readdirSync(join(folder, '2026', '03', '01', '10'))).toHaveLength(1);
+  // The setting that forwards after each sync or import, saved in the one settings file.
+  await page.getByTestId('audit-forward-after-sync').check();
+  await expect
+    .poll(async () => JSON.parse(readFileSync(join(home, 'settings.json'), 'utf8')).forwardAfterAuditSync)
+    .toBe(true);
   expect(errors).toEqual([]);
 });
