@@ -4,6 +4,7 @@ import { DEFAULT_BASE_URL, DEFAULT_KEY_HEADER, KEY_HEADERS, SLUG_RE } from './se
 import { templateNameProblem } from './file-names.ts';
 import { isLoopbackUrl } from './loopback.ts';
 import { PLAN_TIERS } from './service-limits.ts';
+import { sinksSchema } from './audit-sinks.ts';
 
 export const DEMO_KEY_NAMES = [
   'sandbox-owner',
@@ -100,6 +101,10 @@ const fields = {
   osQuickAction: z.boolean({ error: 'must be true or false' }),
   /** mediadesk:// links open the app (they never start work by themselves). */
   osLinks: z.boolean({ error: 'must be true or false' }),
+  /** Where the audit log is forwarded from the cache (audit-sinks.ts); tokens are in the keychain. */
+  auditSinks: sinksSchema,
+  /** Forward to every enabled sink after each audit sync or import. */
+  forwardAfterAuditSync: z.boolean({ error: 'must be true or false' }),
 };
 
 const DEFAULTS = {
@@ -123,6 +128,8 @@ const DEFAULTS = {
   osSendTo: true,
   osQuickAction: true,
   osLinks: true,
+  auditSinks: [],
+  forwardAfterAuditSync: false,
 } as const;
 
 export const settingsSchema = z.object({
@@ -146,6 +153,8 @@ export const settingsSchema = z.object({
   osSendTo: fields.osSendTo.default(DEFAULTS.osSendTo),
   osQuickAction: fields.osQuickAction.default(DEFAULTS.osQuickAction),
   osLinks: fields.osLinks.default(DEFAULTS.osLinks),
+  auditSinks: fields.auditSinks.default([]),
+  forwardAfterAuditSync: fields.forwardAfterAuditSync.default(DEFAULTS.forwardAfterAuditSync),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;

@@ -12,6 +12,8 @@ import { engineHandlers } from './engine/handlers.ts';
 import { limitsHandlers } from './limits/handlers.ts';
 import { AuditService, auditEvents } from './audit/service.ts';
 import { auditHandlers } from './audit/handlers.ts';
+import { forwardHandlers } from './audit/forward/handlers.ts';
+import { AuditForwarder } from './audit/forward/service.ts';
 import { openAnalyticsDb } from './analytics/store.ts';
 import { openAppRunStore } from './apps/store.ts';
 import { hotFolderHandlers } from './hot-folders/handlers.ts';
@@ -23,7 +25,7 @@ import { PresetStore } from './presets/store.ts';
 import { dbPaths, withDefaultOutputDir } from './paths.ts';
 import { fileAccess } from './file-access.ts';
 import { SavedFiles } from './saved-files.ts';
-import { CachedSecretStore, openSecretStore, type SecretStore } from './secrets.ts';
+import { CachedSecretStore, openSecretStore, SinkSecrets, type SecretStore } from './secrets.ts';
 import { defaultOutDir, teamHandlers, teamServices } from './team.ts';
 import { reportHandlers } from './queue/batch-report.ts';
 import { openConfStore, SettingsService, type JsonFileStore } from './settings.ts';
@@ -103,7 +105,14 @@ export async function createCore(opts: CoreOptions) {
     dbPath: dbPaths(opts.home).audit,
     target: () => backend.target(),
     pace,
-    ...auditEvents(events),
+    ...auditEvents(events, () => forwarder.afterSync()),
+  });
+  const forwarder = new AuditForwarder({
+    db: audit.store.db,
+    settings: () => settings.get(),
+    saveSinks: (auditSinks) => settings.set({ auditSinks }),
+    secrets: new SinkSecrets(opts.env ?? process.env),
+    onSecret: (s) => log.addSecret(s),
   });
 
   // Follows a change that is already made (a key stored or removed, a setting saved): a status
@@ -212,6 +221,7 @@ export async function createCore(opts: CoreOptions) {
         exportDir: () => savedDir('exports'),
       }),
       auditHandlers(audit, () => savedDir('exports')),
+      forwardHandlers(forwarder),
       hotFolderHandlers(hot.service),
       presetHandlers(presets, () => savedDir('exports')),
       supportHandlers({

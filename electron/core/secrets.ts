@@ -29,9 +29,11 @@ export class KeychainStore implements SecretStore {
   readonly kind = 'os' as const;
   readonly note = 'stored in the OS keychain';
   private readonly service: string;
+  private readonly account: string;
   private opened?: Promise<Entry>;
-  constructor(service = KEYCHAIN_SERVICE) {
+  constructor(service = KEYCHAIN_SERVICE, account = ACCOUNT) {
     this.service = service;
+    this.account = account;
   }
   /** The native module is loaded at the first read, not with the core: `mediadesk jobs list` never reads the key. */
   private entry(): Promise<Entry> {
@@ -40,7 +42,7 @@ export class KeychainStore implements SecretStore {
       ({ Entry }) =>
         new Entry(
           this.service,
-          ACCOUNT,
+          this.account,
           process.platform === 'linux' ? { linux: { store: 'secret-service' } } : undefined,
         ),
     ));
@@ -129,5 +131,59 @@ export class CachedSecretStore implements SecretStore {
     this.cached = null;
     await this.inner.clear();
     this.cached = { value: null, at: this.clock.now() };
+  }
+}
+
+/** The env variable that gives a sink's secret instead of the keychain (tests, scripts): MEDIADESK_AUDIT_SINK_SECRET_<ID>. */
+export const sinkSecretEnv = (id: string) =>
+  `MEDIADESK_AUDIT_SINK_SECRET_${id.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
+
+/**
+ * The audit sinks' tokens and passwords: the OS keychain (account `audit-sink:<id>`) beside the API
+ * key, or for this session only when no keychain answers; an env variable (sinkSecretEnv) wins.
+ */
+export class SinkSecrets {
+  private readonly service: string;
+  private readonly env: NodeJS.ProcessEnv;
+  private readonly memory = new Map<string, string>();
+  private keychain: Promise<boolean> | undefined;
+
+  constructor(env: NodeJS.ProcessEnv = process.env, service = env.MEDIADESK_KEYCHAIN_SERVICE || KEYCHAIN_SERVICE) {
+    this.env = env;
+    this.service = service;
+  }
+
+  private store(id: string) {
+    return new KeychainStore(this.service, `audit-sink:${id}`);
+  }
+
+  /** Whether the OS keychain answers (asked once). */
+  private usesKeychain(): Promise<boolean> {
+    return (this.keychain ??= this.store('probe')
+      .get()
+      .then(
+        () => true,
+        () => false,
+      ));
+  }
+
+  async get(id: string): Promise<string | null> {
+    const fromEnv = this.env[sinkSecretEnv(id)];
+    if (fromEnv) return fromEnv;
+    if (!(await this.usesKeychain())) return this.memory.get(id) ?? null;
+    return this.store(id).get();
+  }
+
+  async set(id: string, secret: string): Promise<void> {
+    if (await this.usesKeychain()) await this.store(id).set(secret);
+    else this.memory.set(id, secret);
+  }
+
+  async clear(id: string): Promise<void> {
+    this.memory.delete(id);
+    if (await this.usesKeychain())
+      await this.store(id)
+        .clear()
+        .catch(() => {});
   }
 }

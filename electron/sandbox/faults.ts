@@ -56,6 +56,15 @@ export interface Faults {
    * open): a server that hangs. `*` hangs every API and download request. Empty = off.
    */
   neverAnswer: string[];
+  /** The SIEM stand-ins (siem.ts): the share of their requests answered 429 (with retryAfterSec) or 503. */
+  siemRate429: number;
+  siemRate503: number;
+  /** Events (by event_id) the SIEM stand-ins refuse with 400, each time they are sent. */
+  siemRefuse: string[];
+  /** The HEC stand-in has indexer acknowledgement on: a channel is required and each batch gets an ackId. */
+  hecAck: boolean;
+  /** The share of HEC batches whose ack is never confirmed (the events lost before indexing). */
+  hecAckLoss: number;
 }
 
 export const APP_RUN_ENDINGS = ['completed', 'completed_with_errors', 'cancelled'] as const;
@@ -90,6 +99,11 @@ export function defaultFaults(taskDurationMs = DEFAULT_TASK_DURATION_MS): Faults
     listNotFound: [],
     echoKeyInAnswers: false,
     neverAnswer: [],
+    siemRate429: 0,
+    siemRate503: 0,
+    siemRefuse: [],
+    hecAck: true,
+    hecAckLoss: 0,
   };
 }
 
@@ -125,6 +139,11 @@ export const faultsPatchSchema = z
     listNotFound: z.array(z.string().min(1).max(300)).max(100),
     echoKeyInAnswers: z.boolean(),
     neverAnswer: z.array(z.string().regex(/^(\*|\/.*)$/, 'a path starting with / or *')).max(50),
+    siemRate429: rate,
+    siemRate503: rate,
+    siemRefuse: z.array(z.string().min(1).max(500)).max(10_000),
+    hecAck: z.boolean(),
+    hecAckLoss: rate,
   })
   .partial()
   .strict();
@@ -165,6 +184,19 @@ export class FaultState {
   /** Whether a request to this path is left unanswered (the `neverAnswer` fault). */
   hangs(path: string): boolean {
     return this.current.neverAnswer.some((p) => p === '*' || path.startsWith(p));
+  }
+
+  /** One draw per request to a SIEM stand-in: 429, 503 or none. */
+  siemDraw(): 429 | 503 | null {
+    const f = this.current;
+    if (f.siemRate429 > 0 && this.rng() < f.siemRate429) return 429;
+    if (f.siemRate503 > 0 && this.rng() < f.siemRate503) return 503;
+    return null;
+  }
+
+  /** Whether this HEC batch is lost before indexing (hecAckLoss): its ack never comes. */
+  losesAck(): boolean {
+    return this.current.hecAckLoss > 0 && this.rng() < this.current.hecAckLoss;
   }
 
   failsNext(): boolean {

@@ -22,6 +22,7 @@ import { registerIconRender } from './icon-render.ts';
 import { registerLoras } from './loras.ts';
 import { ServiceLimits, type LimitsOption } from './limits.ts';
 import { registerUploads, Uploads } from './uploads.ts';
+import { registerSiem, SiemStandIns } from './siem.ts';
 
 /** Stated limit: JSON bodies on /v1 (base64 inputs included). */
 export const MAX_JSON_BYTES = 64 * 1024 * 1024;
@@ -238,6 +239,7 @@ export function buildServer(opts: SandboxOptions): {
     sendBytes(req, reply, generatedSource(size, size % 1_048_573), state.faults.current);
   });
 
+  registerSiem(app, { faults: state.faults, siem: new SiemStandIns() });
   registerControl(app, {
     faults: state.faults,
     appCosts: state.appCosts,

@@ -3,6 +3,7 @@ import { foundationCommands, foundationEvents } from './foundation.ts';
 import { mediaCommands } from './media.ts';
 import { jobsCommands, jobsEvents } from './jobs.ts';
 import { auditCommands, auditEvents } from './audit.ts';
+import { auditForwardCommands } from './audit-forward.ts';
 import { teamCommands, teamEvents } from './team.ts';
 import { reportCommands } from './report.ts';
 import { hotFoldersCommands } from './hot-folders.ts';
@@ -18,6 +19,7 @@ export * from './foundation.ts';
 export * from './media.ts';
 export * from './jobs.ts';
 export * from './audit.ts';
+export * from './audit-forward.ts';
 export * from './team.ts';
 export * from './report.ts';
 export * from './hot-folders.ts';
@@ -34,6 +36,7 @@ export const COMMANDS = {
   ...mediaCommands,
   ...jobsCommands,
   ...auditCommands,
+  ...auditForwardCommands,
   ...teamCommands,
   ...reportCommands,
   ...hotFoldersCommands,

@@ -179,6 +179,40 @@ export const AUDIT_MIGRATIONS: readonly Migration[] = [
     // search.ts: the distinct event types, e-mails and project and folder names of the cached events.
     up: (db) => db.exec(SEARCH_NAMES_SQL + FILL_SEARCH_NAMES_SQL),
   },
+  {
+    version: 9,
+    name: 'forwarding to SIEM sinks',
+    // forward/watermarks.ts: each sink's watermark in the archive's order (ts, event_id), updated
+    // only after the sink acknowledged a batch. An event cached later behind a watermark (an import
+    // of older events) is listed for that sink by the trigger, so it is delivered all the same.
+    up: (db) =>
+      db.exec(`
+        CREATE TABLE forward_sinks (
+          sink_id TEXT PRIMARY KEY,
+          wm_ts INTEGER,
+          wm_event_id TEXT,
+          delivered INTEGER NOT NULL DEFAULT 0,
+          attempts INTEGER NOT NULL DEFAULT 0,
+          failing_since INTEGER,
+          last_error TEXT,
+          last_success_at INTEGER
+        );
+        CREATE TABLE forward_behind (sink_id TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (sink_id, seq)) WITHOUT ROWID;
+        CREATE TABLE forward_dead (
+          sink_id TEXT NOT NULL,
+          event_id TEXT NOT NULL,
+          ts INTEGER NOT NULL,
+          reason TEXT NOT NULL,
+          at INTEGER NOT NULL,
+          PRIMARY KEY (sink_id, event_id)
+        ) WITHOUT ROWID;
+        CREATE TRIGGER events_forward_behind AFTER INSERT ON events BEGIN
+          INSERT OR IGNORE INTO forward_behind (sink_id, seq)
+            SELECT sink_id, NEW.seq FROM forward_sinks
+            WHERE wm_ts > NEW.ts OR (wm_ts = NEW.ts AND wm_event_id >= NEW.event_id);
+        END;
+      `),
+  },
 ];
 
 const EVENT_COLUMNS =

@@ -58,14 +58,21 @@ export interface AuditServiceOptions {
 }
 
 /** The audit service's progress, stops and ends told as the core's events, for every window to hear. */
-export const auditEvents = (events: EventBus) =>
+/** The audit service's hooks as events on the bus; `afterDone` runs after each sync or import (forwarding). */
+export const auditEvents = (events: EventBus, afterDone: () => void = () => {}) =>
   ({
     onSyncProgress: (p) => events.emit('audit.syncProgress', p),
     onImportProgress: (p) => events.emit('audit.importProgress', p),
     onSyncStopping: () => events.emit('audit.syncStopping', {}),
     onImportStopping: () => events.emit('audit.importStopping', {}),
-    onSyncDone: (d) => events.emit('audit.syncDone', d),
-    onImportDone: (d) => events.emit('audit.importDone', d),
+    onSyncDone: (d) => {
+      events.emit('audit.syncDone', d);
+      afterDone();
+    },
+    onImportDone: (d) => {
+      events.emit('audit.importDone', d);
+      afterDone();
+    },
   }) satisfies Partial<AuditServiceOptions>;
 
 /** A batch can take a few ms: without a floor a fast import would send the app hundreds of events a second. */

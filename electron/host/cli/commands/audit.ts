@@ -22,6 +22,7 @@ import { dbPaths } from '../../../core/paths.ts';
 import { oneLine, terminalJson, UsageError, write, type CliCommand, type CliContext } from '../command.ts';
 import { interruptible } from '../interrupt.ts';
 import { parseOptions } from './team-common.ts';
+import { FORWARD_USAGE, forwardAfter, runForward } from './audit-forward.ts';
 
 /**
  * The filters of `query` and `export`, as the help lists them: each option with the name of its
@@ -65,6 +66,7 @@ const USAGE = [
   '       mediadesk audit import FILE...|- [--format ndjson|json|csv] [--json]   (- : standard input)',
   `       mediadesk audit query [query filters] ${SORT} [--limit N] [--json|--csv]`,
   `       mediadesk audit export --out FILE|- [--csv|--ndjson] [query filters] ${SORT}   (- : standard output)`,
+  FORWARD_USAGE,
   wrap(
     '   query filters:',
     FILTERS.map(([flag, v]) => `[${flag}${v ? ` ${v}` : ''}]`),
@@ -287,9 +289,21 @@ export const auditCommand: CliCommand = {
   // eslint-disable-next-line max-lines-per-function -- one case per sub-command (sync, status, import, query, export) over the flags parsed once
   async run(ctx) {
     const [sub, ...rest] = ctx.argv;
-    if (!sub) throw new UsageError('say sync, status, import, query or export');
+    if (!sub) throw new UsageError('say sync, status, import, query, export, forward or sinks');
+    if (sub === 'forward' || sub === 'sinks') {
+      const service = new AuditService({
+        dbPath: dbPaths(ctx.home).audit,
+        target: lazyTarget(ctx).target,
+        lockWait: CLI_LOCK_WAIT,
+      });
+      try {
+        return await runForward(ctx, service, sub, rest);
+      } finally {
+        await service.close();
+      }
+    }
     if (!['sync', 'status', 'import', 'query', 'export'].includes(sub))
-      throw new UsageError(`unknown audit command "${sub}" (sync, status, import, query, export)`);
+      throw new UsageError(`unknown audit command "${sub}" (sync, status, import, query, export, forward, sinks)`);
     const p = parseArgs(sub, rest);
     if (sub === 'import' && p.positional.length === 0) throw new UsageError('audit import needs at least one FILE');
     if (sub !== 'import' && p.positional.length) throw new UsageError(`unexpected argument "${p.positional[0]}"`);
@@ -343,6 +357,7 @@ export const auditCommand: CliCommand = {
             ctx.stderr.write(`mediadesk audit sync: ${r.error.kind}: ${oneLine(r.error.message)}\n`);
             return 1;
           }
+          await forwardAfter(ctx, service);
           return 0;
         }
         case 'status': {
@@ -429,6 +444,7 @@ export const auditCommand: CliCommand = {
           }
           if (p.flags.has('--json')) ctx.stdout.write(terminalJson(reports, 2) + '\n');
           else for (const r of reports) printImport(ctx, r);
+          if (!stop.signal.aborted) await forwardAfter(ctx, service);
           const cut = reports.some((r) => r.interrupted) || reports.length < (fromStdin ? 1 : p.positional.length);
           if (stop.signal.aborted && !cut)
             ctx.stderr.write(
