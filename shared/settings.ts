@@ -24,6 +24,21 @@ const slugOverrides = z
   )
   .strict();
 
+/** Why a team server URL cannot be used, or null: postgres:// or postgresql://, a host, a database, no password in it. */
+export function teamServerUrlProblem(raw: string): string | null {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    return 'must be a URL such as postgres://user@db.studio.lan/mediadesk';
+  }
+  if (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:') return 'must start with postgres:// or postgresql://';
+  if (!u.hostname) return 'must name the server (postgres://user@HOST/database)';
+  if (u.pathname.length <= 1) return 'must name the database (postgres://user@host/DATABASE)';
+  if (u.password) return 'must not hold the password: it is kept in the keychain (mediadesk team connect)';
+  return null;
+}
+
 /** POSIX, drive-letter and UNC forms: the renderer checks it too, without node:path. */
 export const isAbsolutePath = (p: string) => /^(\/|[A-Za-z]:[\\/]|\\\\)/.test(p);
 
@@ -92,6 +107,11 @@ const fields = {
   provenanceSidecar: z.boolean({ error: 'must be true or false' }),
   /** A system notification when a batch, an app run or a hot folder's files end, or a job needs the person. */
   notifications: z.boolean({ error: 'must be true or false' }),
+  /** The team server (PostgreSQL) shared by the studio's machines, without its password (kept in the keychain); empty: none. */
+  teamServer: z.string().superRefine((u, ctx) => {
+    const problem = u === '' ? null : teamServerUrlProblem(u);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  }),
 };
 
 const DEFAULTS = {
@@ -111,6 +131,7 @@ const DEFAULTS = {
   writeProvenance: true,
   provenanceSidecar: false,
   notifications: true,
+  teamServer: '',
 } as const;
 
 export const settingsSchema = z.object({
@@ -130,6 +151,7 @@ export const settingsSchema = z.object({
   writeProvenance: fields.writeProvenance.default(DEFAULTS.writeProvenance),
   provenanceSidecar: fields.provenanceSidecar.default(DEFAULTS.provenanceSidecar),
   notifications: fields.notifications.default(DEFAULTS.notifications),
+  teamServer: fields.teamServer.default(DEFAULTS.teamServer),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;

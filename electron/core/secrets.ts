@@ -29,9 +29,11 @@ export class KeychainStore implements SecretStore {
   readonly kind = 'os' as const;
   readonly note = 'stored in the OS keychain';
   private readonly service: string;
+  private readonly account: string;
   private opened?: Promise<Entry>;
-  constructor(service = KEYCHAIN_SERVICE) {
+  constructor(service = KEYCHAIN_SERVICE, account = ACCOUNT) {
     this.service = service;
+    this.account = account;
   }
   /** The native module is loaded at the first read, not with the core: `mediadesk jobs list` never reads the key. */
   private entry(): Promise<Entry> {
@@ -40,7 +42,7 @@ export class KeychainStore implements SecretStore {
       ({ Entry }) =>
         new Entry(
           this.service,
-          ACCOUNT,
+          this.account,
           process.platform === 'linux' ? { linux: { store: 'secret-service' } } : undefined,
         ),
     ));
@@ -78,9 +80,11 @@ export class MemorySecretStore implements SecretStore {
 /** The OS keychain when it answers, else a memory store that says why. */
 export async function openSecretStore(
   service = process.env.MEDIADESK_KEYCHAIN_SERVICE || KEYCHAIN_SERVICE,
+  /** Another secret beside the API key (the team server's password). */
+  account = ACCOUNT,
 ): Promise<SecretStore> {
   try {
-    const store = new KeychainStore(service);
+    const store = new KeychainStore(service, account);
     await store.get();
     return store;
   } catch (err) {

@@ -6,7 +6,7 @@ import {
   type RateLimits,
 } from '../../../shared/service-limits.ts';
 import type { ApiTarget } from '../api/client.ts';
-import { limiterScope, type Grant, type PaceLimiter } from './limiter.ts';
+import { limiterScope, type Grant, type GrantRequest, type PaceLimiter } from './limiter.ts';
 import { realClock, sleepOn, type Clock } from '../clock.ts';
 
 /**
@@ -34,12 +34,57 @@ export interface PacerOptions {
   clock?: Clock;
 }
 
+/** Grants shared beyond this data folder (core/team-server's TeamPacing): asked instead of the local limiter. */
+export interface SharedPacing {
+  acquire(req: GrantRequest): Promise<Grant>;
+  peek(req: GrantRequest, pending: number): Promise<Grant>;
+  /** Creates granted today per tool, every machine's. */
+  usedToday(scope: string): Map<string, number>;
+  /** Why pacing is local now though shared pacing is set; null when it is shared. */
+  readonly fallbackMessage: string | null;
+}
+
 /** Tells where requests go now as a limiter scope, and takes creates, polls and other requests through the limiter. */
 export class Pacer {
   readonly limiter: PaceLimiter;
   private readonly opts: PacerOptions;
   /** The scope last resolved, for the readers that cannot wait (the queue's status). */
   private last: PaceScope | null = null;
+  private shared: SharedPacing | null = null;
+
+  /** Paces with the team server's shared limits (null: this data folder's alone). */
+  share(shared: SharedPacing | null): void {
+    this.shared = shared;
+  }
+
+  get team(): SharedPacing | null {
+    return this.shared;
+  }
+
+  private acquire(req: GrantRequest): Promise<Grant> {
+    return this.shared ? this.shared.acquire(req) : Promise.resolve(this.limiter.acquire(req));
+  }
+
+  private peekAt(req: GrantRequest, pending: number): Promise<Grant> {
+    return this.shared ? this.shared.peek(req, pending) : Promise.resolve(this.limiter.peek(req, pending));
+  }
+
+  /** Today's cap of a tool: the limiter's cap, with the team's creates when shared. */
+  capStatus(
+    scope: string,
+    plan: PlanTier,
+    tool: string,
+  ): { cap: number; used: number; left: number; resetsAt: number } {
+    const c = this.limiter.capStatus(scope, plan, tool);
+    if (!this.shared) return c;
+    const used = this.shared.usedToday(scope).get(tool) ?? 0;
+    return { ...c, used, left: Math.max(0, c.cap - used) };
+  }
+
+  /** Creates granted today per tool: this data folder's, or the team's when shared. */
+  usedToday(scope: string): Map<string, number> {
+    return this.shared ? this.shared.usedToday(scope) : this.limiter.usedToday(scope);
+  }
 
   constructor(limiter: PaceLimiter, opts: PacerOptions) {
     this.limiter = limiter;
@@ -60,16 +105,16 @@ export class Pacer {
     return this.last;
   }
 
-  create(at: PaceScope, tool: string): Grant {
-    return this.limiter.acquire({ scope: at.scope, kind: 'create', tool, plan: at.plan });
+  create(at: PaceScope, tool: string): Promise<Grant> {
+    return this.acquire({ scope: at.scope, kind: 'create', tool, plan: at.plan });
   }
 
   /** Whether a create would go if `pending` more (`pendingOfTool` of this tool) were sent first; takes nothing. */
-  peek(at: PaceScope, tool: string, pending: number, pendingOfTool: number): Grant {
+  async peek(at: PaceScope, tool: string, pending: number, pendingOfTool: number): Promise<Grant> {
     const req = { scope: at.scope, kind: 'create', tool, plan: at.plan } as const;
-    const rate = this.limiter.peek(req, pending);
-    if (!rate.go && rate.reason !== 'daily_cap') return rate;
-    return this.limiter.peek(req, pendingOfTool);
+    const rate = await this.peekAt(req, pending);
+    if (!rate.go && rate.reason !== 'daily_cap' && rate.reason !== 'team_budget') return rate;
+    return this.peekAt(req, pendingOfTool);
   }
 
   /**
@@ -78,24 +123,24 @@ export class Pacer {
    */
   async gate(): Promise<void> {
     for (;;) {
-      const grant = this.poll(await this.scope());
+      const grant = await this.poll(await this.scope());
       if (grant.go) return;
       await sleepOn(this.opts.clock ?? realClock, grant.waitMs);
     }
   }
 
   /** A poll's place, taken only if `reserved` more (creates about to be sent) would still fit after it. */
-  poll(at: PaceScope, reserved = 0): Grant {
+  async poll(at: PaceScope, reserved = 0): Promise<Grant> {
     const req = { scope: at.scope, kind: 'poll' } as const;
     if (reserved > 0) {
-      const ahead = this.limiter.peek(req, reserved);
+      const ahead = await this.peekAt(req, reserved);
       if (!ahead.go) return ahead;
     }
-    return this.limiter.acquire(req);
+    return this.acquire(req);
   }
 
   /** Any other API request that counts in the rate windows but is no create (an upload's request-url). */
-  request(at: PaceScope): Grant {
-    return this.limiter.acquire({ scope: at.scope, kind: 'poll' });
+  request(at: PaceScope): Promise<Grant> {
+    return this.acquire({ scope: at.scope, kind: 'poll' });
   }
 }
