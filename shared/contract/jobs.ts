@@ -217,8 +217,8 @@ export const queueStatusSchema = z.object({
   serviceWait: z.string().nullable(),
   /** Tools whose queued jobs wait for their daily cap (heldMessage says it); they go on by themselves. */
   capHolds: z.array(capHoldSchema),
-  /** Why pacing is this machine's alone now though a team server is set (it cannot be reached); null otherwise. */
-  teamFallback: z.string().nullable().optional(),
+  /** What the team server holds: it cannot be reached (pacing is this machine's share alone), or the team budget is spent; null otherwise. */
+  teamNote: z.string().nullable().optional(),
   /** Whether this process runs the queue (another app or CLI may hold it). */
   running: z.boolean(),
   counts: stateCountsSchema,

@@ -24,16 +24,16 @@ export class QueueCommands {
 
   private readonly capHolds: () => CapHold[];
 
-  private readonly teamFallback: () => string | null;
+  private readonly teamNote: () => string | null;
 
   constructor(
     store: JobStore,
     runner: Runner,
     lease: QueueLease,
     capHolds: () => CapHold[] = () => [],
-    teamFallback: () => string | null = () => null,
+    teamNote: () => string | null = () => null,
   ) {
-    this.teamFallback = teamFallback;
+    this.teamNote = teamNote;
     this.store = store;
     this.runner = runner;
     this.lease = lease;
@@ -51,7 +51,7 @@ export class QueueCommands {
       // Nothing left to send (the user canceled what waited): nothing waits.
       serviceWait: (counts.queued ?? 0) + (counts.submitting ?? 0) > 0 ? serviceWait : null,
       capHolds: (counts.queued ?? 0) > 0 ? this.capHolds() : [],
-      teamFallback: this.teamFallback(),
+      teamNote: this.teamNote(),
       running: this.lease.isHeld,
       counts,
     };

@@ -101,7 +101,7 @@ export class Engine {
       this.runner,
       this.lease,
       () => (options.rates ? heldTools(this.pacer, this.store, this.runner.backendInUse) : []),
-      () => this.pacer.team?.fallbackMessage ?? null,
+      () => this.pacer.team?.note ?? null,
     );
     this.events = new JobEvents(
       this.store,

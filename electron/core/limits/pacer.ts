@@ -13,8 +13,31 @@ import { realClock, sleepOn, type Clock } from '../clock.ts';
  * The rates a host paces to: the service's, unless MEDIADESK_PACING=off (scripts and tests against
  * a local Sandbox whose limits are off, which would only be slowed).
  */
-export const pacingRates = (env: NodeJS.ProcessEnv): RateLimits | undefined =>
-  env.MEDIADESK_PACING === 'off' ? undefined : SERVICE_RATES;
+export function pacingRates(env: NodeJS.ProcessEnv): RateLimits | undefined {
+  if (env.MEDIADESK_PACING === 'off') return undefined;
+  return env.MEDIADESK_PACING_RATES ? ratesOf(env.MEDIADESK_PACING_RATES) : SERVICE_RATES;
+}
+
+const RATE_KEYS = ['burstPerSec', 'burstWindowSec', 'averagePerSec', 'averageWindowSec'] as const;
+
+/**
+ * MEDIADESK_PACING_RATES: other windows than the service's, as JSON with the four numbers of
+ * RateLimits, for a Sandbox whose limits were set to the same (scripts and tests).
+ */
+function ratesOf(raw: string): RateLimits {
+  let v: Record<string, unknown>;
+  try {
+    v = JSON.parse(raw) as Record<string, unknown>;
+  } catch {
+    v = {};
+  }
+  const bad = RATE_KEYS.filter((k) => typeof v?.[k] !== 'number' || !((v[k] as number) > 0));
+  if (bad.length)
+    throw new Error(
+      `MEDIADESK_PACING_RATES must be JSON with positive numbers ${RATE_KEYS.join(', ')}; ${bad.join(', ')} ${bad.length === 1 ? 'is' : 'are'} missing or not positive`,
+    );
+  return Object.fromEntries(RATE_KEYS.map((k) => [k, v[k]])) as unknown as RateLimits;
+}
 
 /** Whose limits requests count against now: the backend and key's scope, and the plan whose caps apply. */
 export interface PaceScope {
@@ -40,8 +63,8 @@ export interface SharedPacing {
   peek(req: GrantRequest, pending: number): Promise<Grant>;
   /** Creates granted today per tool, every machine's. */
   usedToday(scope: string): Map<string, number>;
-  /** Why pacing is local now though shared pacing is set; null when it is shared. */
-  readonly fallbackMessage: string | null;
+  /** What the Queue says of it: why pacing is local now, or a shared budget spent; null otherwise. */
+  readonly note: string | null;
 }
 
 /** Tells where requests go now as a limiter scope, and takes creates, polls and other requests through the limiter. */

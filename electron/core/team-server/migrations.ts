@@ -21,7 +21,7 @@ export const TEAM_MIGRATIONS: readonly TeamMigration[] = [
         id text PRIMARY KEY, name text NOT NULL, first_seen bigint NOT NULL, last_seen bigint NOT NULL);
       CREATE TABLE mediadesk.grants (
         id bigserial PRIMARY KEY, scope text NOT NULL, granted_at bigint NOT NULL, machine text NOT NULL,
-        kind text NOT NULL);
+        kind text NOT NULL, ref uuid NOT NULL UNIQUE);
       CREATE INDEX grants_scope_at ON mediadesk.grants (scope, granted_at);
       CREATE TABLE mediadesk.daily_uses (
         scope text NOT NULL, tool text NOT NULL, day text NOT NULL, uses integer NOT NULL,

@@ -1,7 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import type { PoolClient } from 'pg';
 import { formatTime } from '../../../shared/dates.ts';
 import { nextUtcMidnight, utcDay } from '../../../shared/service-limits.ts';
-import { windowWait, type Grant, type GrantRequest, type PaceLimiter } from '../limits/limiter.ts';
+import { waitMessage, windowWait, type Grant, type GrantRequest, type PaceLimiter } from '../limits/limiter.ts';
 import { describe, isUnreachable, type TeamServer } from './connection.ts';
 
 /** Machines seen within this long count in the fallback share. */
@@ -9,6 +10,11 @@ const MACHINES_SEEN_MS = 10 * 60_000;
 /** A process that never reached the team server assumes this many machines share the limits. */
 export const UNKNOWN_MACHINES = 4;
 const HEARTBEAT_MS = 5000;
+/**
+ * Added to the limiter's safety margin: a team grant is timed by the server before its commit's
+ * round trip, so its request reaches the service later than a local grant's would.
+ */
+export const TEAM_LATENESS_MS = 250;
 
 export interface TeamPacingOptions {
   server: TeamServer;
@@ -33,6 +39,8 @@ interface Seen {
 }
 
 interface FallbackGrant {
+  /** The grant's own id: one the server took before it went (its commit unanswered) is not sent again. */
+  ref: string;
   scope: string;
   at: number;
   kind: 'create' | 'poll';
@@ -47,10 +55,17 @@ export class TeamPacing {
   private down: { since: number; why: string; retryAt: number; grants: FallbackGrant[]; machines: number } | null =
     null;
   private lastBeat = 0;
+  /** The last create refused by the team budget, said until one is granted again. */
+  private budgetHeld: string | null = null;
+  private reconciling: Promise<void> | null = null;
   private machines = 0;
 
   constructor(opts: TeamPacingOptions) {
     this.opts = opts;
+  }
+
+  private get safetyMs(): number {
+    return this.local.safetyMs + TEAM_LATENESS_MS;
   }
 
   private get local(): PaceLimiter {
@@ -76,6 +91,11 @@ export class TeamPacing {
     return out;
   }
 
+  /** What the Queue says of the team: the server is gone, or the team budget is spent; null otherwise. */
+  get note(): string | null {
+    return this.fallbackMessage ?? this.budgetHeld;
+  }
+
   /** The Queue's line while the server cannot be reached; null while it can. */
   get fallbackMessage(): string | null {
     const d = this.down;
@@ -84,15 +104,22 @@ export class TeamPacing {
   }
 
   private async decide(req: GrantRequest, pending: number | null): Promise<Grant> {
+    const grant = await this.grantOrFallback(req, pending);
+    if (req.kind === 'create') {
+      if (!grant.go && grant.reason === 'team_budget') this.budgetHeld = waitMessage(grant);
+      else if (grant.go && pending === null) this.budgetHeld = null;
+    }
+    return grant;
+  }
+
+  private async grantOrFallback(req: GrantRequest, pending: number | null): Promise<Grant> {
     const now = Date.now();
-    if (this.down && now < this.down.retryAt) return this.fallback(req, pending, now);
+    const ref = randomUUID();
+    if (this.down && now < this.down.retryAt) return this.fallback(req, pending, now, ref);
     try {
-      const grant = await this.opts.server.tx(async (c) => {
-        if (this.down) await this.reconcile(c);
-        return this.onServer(c, req, pending);
-      });
-      this.down = null;
-      return grant;
+      // One sends the grants made alone; the others wait for it, so none is sent twice.
+      if (this.down) await (this.reconciling ??= this.reconcile().finally(() => (this.reconciling = null)));
+      return await this.opts.server.tx((c) => this.onServer(c, req, pending, ref));
     } catch (err) {
       if (!isUnreachable(err)) throw err;
       const machines = this.machines || UNKNOWN_MACHINES;
@@ -103,12 +130,12 @@ export class TeamPacing {
         grants: this.down?.grants ?? [],
         machines: this.down?.machines ?? machines,
       };
-      return this.fallback(req, pending, now);
+      return this.fallback(req, pending, now, ref);
     }
   }
 
   /** The grant in one transaction under the scope's advisory lock (and the budget's, for a create). */
-  private async onServer(c: PoolClient, req: GrantRequest, pending: number | null): Promise<Grant> {
+  private async onServer(c: PoolClient, req: GrantRequest, pending: number | null, ref: string): Promise<Grant> {
     const { scope } = req;
     const local = this.local;
     const localNow = Date.now();
@@ -123,7 +150,7 @@ export class TeamPacing {
     const now = Number(clock.rows[0].now);
     await this.beat(c, now);
     const r = local.rates;
-    const span = (sec: number) => sec * 1000 + local.safetyMs;
+    const span = (sec: number) => sec * 1000 + this.safetyMs;
     const longest = Math.max(span(r.burstWindowSec), span(r.averageWindowSec));
     const day = utcDay(now);
     if (take)
@@ -166,15 +193,16 @@ export class TeamPacing {
     const burstLimit = Math.max(1, Math.floor(r.burstPerSec * r.burstWindowSec));
     if (seen.inWindow + (pending ?? 0) >= Math.min(burstLimit, Math.floor(r.averagePerSec * r.averageWindowSec)))
       times = await readTimes();
-    const wait = windowWait(r, local.safetyMs, now, pending ?? 0, arrayCounts(times ?? []));
+    const wait = windowWait(r, this.safetyMs, now, pending ?? 0, arrayCounts(times ?? []));
     if (wait) return { ...wait, resetsAt: localNow + wait.waitMs };
     const capLeft = this.capLeft(req, uses.get(req.tool ?? '') ?? 0);
     if (!take) return { go: true, capLeft };
-    await c.query('INSERT INTO mediadesk.grants (scope, granted_at, machine, kind) VALUES ($1, $2, $3, $4)', [
+    await c.query('INSERT INTO mediadesk.grants (scope, granted_at, machine, kind, ref) VALUES ($1, $2, $3, $4, $5)', [
       scope,
       now,
       this.opts.server.machine,
       req.kind,
+      ref,
     ]);
     seen.inWindow++;
     if (req.kind === 'create') {
@@ -265,13 +293,13 @@ export class TeamPacing {
    * and of the budget when it was last seen, N the machines seen then. The grants seen in the
    * window count as made at that moment, so a window the team had filled is not filled twice.
    */
-  private fallback(req: GrantRequest, pending: number | null, now: number): Grant {
+  private fallback(req: GrantRequest, pending: number | null, now: number, ref: string): Grant {
     const d = this.down!;
     const seen = this.seen.get(req.scope);
     const share = 1 / d.machines;
     const r = this.local.rates;
     const mine = d.grants.filter((g) => g.scope === req.scope);
-    const span = Math.max(r.burstWindowSec, r.averageWindowSec) * 1000 + this.local.safetyMs;
+    const span = Math.max(r.burstWindowSec, r.averageWindowSec) * 1000 + this.safetyMs;
     // Never seen: the window counts as full when the server went.
     const before = seen
       ? Array(seen.inWindow).fill(seen.at)
@@ -292,10 +320,11 @@ export class TeamPacing {
       mine.filter((g) => utcDay(g.at) === today).reduce((sum, g) => sum + g.credits, 0),
     );
     if (held) return held;
-    const wait = windowWait(r, this.local.safetyMs, now, pending ?? 0, arrayCounts(times), share);
+    const wait = windowWait(r, this.safetyMs, now, pending ?? 0, arrayCounts(times), share);
     if (wait) return wait;
     if (pending === null)
       d.grants.push({
+        ref,
         scope: req.scope,
         at: now,
         kind: req.kind,
@@ -305,22 +334,34 @@ export class TeamPacing {
     return { go: true, capLeft: null };
   }
 
-  /** The grants made alone, sent when the server is back (their times moved to its clock), so the counts add up. */
-  private async reconcile(c: PoolClient): Promise<void> {
-    const grants = this.down?.grants ?? [];
+  /**
+   * The grants made alone, sent when the server is back (their times moved to its clock), so the
+   * counts add up; then pacing is shared again.
+   */
+  private async reconcile(): Promise<void> {
+    const down = this.down;
+    if (!down) return;
+    await this.opts.server.tx((c) => this.sendAlone(c, down.grants));
+    if (this.down === down) this.down = null;
+  }
+
+  private async sendAlone(c: PoolClient, grants: FallbackGrant[]): Promise<void> {
     if (!grants.length) return;
     const clock = await c.query<{ now: string }>(
       'SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now',
     );
     const skew = Number(clock.rows[0].now) - Date.now();
+    const taken = await c.query<{ ref: string }>('SELECT ref FROM mediadesk.grants WHERE ref = ANY($1::uuid[])', [
+      grants.map((g) => g.ref),
+    ]);
+    const known = new Set(taken.rows.map((r) => r.ref));
     for (const g of grants) {
+      if (known.has(g.ref)) continue;
       const at = g.at + skew;
-      await c.query('INSERT INTO mediadesk.grants (scope, granted_at, machine, kind) VALUES ($1, $2, $3, $4)', [
-        g.scope,
-        at,
-        this.opts.server.machine,
-        g.kind,
-      ]);
+      await c.query(
+        'INSERT INTO mediadesk.grants (scope, granted_at, machine, kind, ref) VALUES ($1, $2, $3, $4, $5)',
+        [g.scope, at, this.opts.server.machine, g.kind, g.ref],
+      );
       if (!g.tool) continue;
       await c.query(
         `INSERT INTO mediadesk.daily_uses (scope, tool, day, uses) VALUES ($1, $2, $3, 1)

@@ -165,7 +165,7 @@ export async function waitForJobs(
       otherBackendNote(engine, mine, 'these jobs are') ??
       queueNote(other, st.paused, counts.waiting, st.serviceWait, st.capHolds);
     // Work goes on without the team server: said beside whatever else holds it.
-    if (st.teamFallback) note = note ? `${st.teamFallback} ${note}` : st.teamFallback;
+    if (st.teamNote) note = note ? `${st.teamNote} ${note}` : st.teamNote;
     progress.update(counts, ids.length, note);
     await new Promise((r) => setTimeout(r, 200));
     counts = countStates(engine, ids);
