@@ -108,7 +108,8 @@ async function until(what: () => boolean | Promise<boolean>, ms = 60_000): Promi
   }
 }
 
-describe.skipIf(missing)('a studio on one team server', () => {
+// Three processes and their batches on a shared machine: minutes, not seconds, under load.
+describe.skipIf(missing)('a studio on one team server', { timeout: 240_000 }, () => {
   it('three processes at once draw no 429 and stay within the daily cap together', async () => {
     const db = await fresh('limits');
     const ms = await Promise.all([0, 1, 2].map((i) => machine(`limits${i}`, db, 5)));

@@ -113,8 +113,10 @@ export class TeamServer {
         max: 4,
         application_name: `mediadesk ${this.machineName}`.slice(0, 63),
       });
-      // An idle connection the server ended: the pool drops it; the next query says whether it is back.
+      // A connection the server ended (idle in the pool, or held between queries): dropped; the next
+      // query says whether the server is back. Unlistened, the client's 'error' would end the process.
       pool.on('error', () => {});
+      pool.on('connect', (client) => client.on('error', () => {}));
       return pool;
     };
     const entry = { url: target.connect, pool: make(mode !== 'disable'), tls: mode !== 'disable', ready: null! };
