@@ -16,7 +16,7 @@ if (missing) console.log(`team server tests skipped: ${missing}`);
 const TOOL = 'upscaler-precision';
 const CREATE = 'POST /v1/ai/image-upscaler-precision-v2';
 /** Small windows, so three processes fill them in seconds: the Sandbox refuses past them, the app paces to them. */
-const RATES = { burstPerSec: 3, burstWindowSec: 3, averagePerSec: 2, averageWindowSec: 15 };
+const RATES = { burstPerSec: 4, burstWindowSec: 3, averagePerSec: 3, averageWindowSec: 10 };
 const CAP = 10;
 const caps = { '*': 1000, [TOOL]: CAP };
 
