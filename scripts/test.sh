@@ -14,6 +14,8 @@ command -v gnome-keyring-daemon >/dev/null || need+=(gnome-keyring)
 command -v ffmpeg >/dev/null || need+=(ffmpeg)
 command -v Xvfb >/dev/null || need+=(xvfb)
 command -v curl >/dev/null || need+=(curl)
+# The team server's tests start a real PostgreSQL (test/pg.ts) as the postgres user.
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 # exiftool (results keep their metadata) runs on the full perl, not perl-base alone.
 perl -MEncode -MPOSIX -e1 2>/dev/null || need+=(perl)
 if [ ${#need[@]} -gt 0 ]; then

@@ -25,6 +25,21 @@ const slugOverrides = z
   )
   .strict();
 
+/** Why a team server URL cannot be used, or null: postgres:// or postgresql://, a host, a database, no password in it. */
+export function teamServerUrlProblem(raw: string): string | null {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    return 'must be a URL such as postgres://user@db.studio.lan/mediadesk';
+  }
+  if (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:') return 'must start with postgres:// or postgresql://';
+  if (!u.hostname) return 'must name the server (postgres://user@HOST/database)';
+  if (u.pathname.length <= 1) return 'must name the database (postgres://user@host/DATABASE)';
+  if (u.password) return 'must not hold the password: it is kept in the keychain (mediadesk team connect)';
+  return null;
+}
+
 /** POSIX, drive-letter and UNC forms: the renderer checks it too, without node:path. */
 export const isAbsolutePath = (p: string) => /^(\/|[A-Za-z]:[\\/]|\\\\)/.test(p);
 
@@ -105,6 +120,11 @@ const fields = {
   auditSinks: sinksSchema,
   /** Forward to every enabled sink after each audit sync or import. */
   forwardAfterAuditSync: z.boolean({ error: 'must be true or false' }),
+  /** The team server (PostgreSQL) shared by the studio's machines, without its password (kept in the keychain); empty: none. */
+  teamServer: z.string().superRefine((u, ctx) => {
+    const problem = u === '' ? null : teamServerUrlProblem(u);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  }),
 };
 
 const DEFAULTS = {
@@ -130,6 +150,7 @@ const DEFAULTS = {
   osLinks: true,
   auditSinks: [],
   forwardAfterAuditSync: false,
+  teamServer: '',
 } as const;
 
 export const settingsSchema = z.object({
@@ -155,6 +176,7 @@ export const settingsSchema = z.object({
   osLinks: fields.osLinks.default(DEFAULTS.osLinks),
   auditSinks: fields.auditSinks.default([]),
   forwardAfterAuditSync: fields.forwardAfterAuditSync.default(DEFAULTS.forwardAfterAuditSync),
+  teamServer: fields.teamServer.default(DEFAULTS.teamServer),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;

@@ -39,6 +39,8 @@ import { APP_VERSION } from './app-version.ts';
 import { pacingRates } from './limits/pacer.ts';
 import { supportHandlers } from './problem-report.ts';
 import type { Clock } from './clock.ts';
+import { openTeamServer } from './team-server/index.ts';
+import { TEAM_PASSWORD_ACCOUNT } from './team-server/config.ts';
 
 export interface CoreOptions {
   home: string;
@@ -47,6 +49,8 @@ export interface CoreOptions {
   /** The settings file, opened with conf by every host (`openConfStore`). */
   settingsFile?: JsonFileStore;
   secrets?: SecretStore;
+  /** The team server's password (tests); default the OS keychain's entry beside the key. */
+  teamSecrets?: SecretStore;
   startSandbox: () => Promise<RunningSandboxLike>;
   /** Whether this process drives the queue (the CLI's run, jobs and watch start the core's engine themselves). */
   runQueue?: boolean;
@@ -170,6 +174,21 @@ export async function createCore(opts: CoreOptions) {
   };
   const team = teamServices(teamDeps);
   const prices = new PriceBook(engine.store.db);
+  let teamPassword: Promise<SecretStore> | null = null;
+  const teamServer = openTeamServer({
+    home: opts.home,
+    env: opts.env ?? process.env,
+    settings,
+    password: () =>
+      (teamPassword ??= opts.teamSecrets
+        ? Promise.resolve(opts.teamSecrets)
+        : openSecretStore(undefined, TEAM_PASSWORD_ACCOUNT)),
+    pacer: engine.pacer,
+    priceOf: (tool) => prices.priceOf(tool).effective,
+  });
+  // Before the queue starts: with a team server set, its first create is paced with the team's.
+  await teamServer.apply();
+  settings.on('changed', () => void teamServer.apply().catch((err) => log.warn(`team server: ${String(err)}`)));
   const estimator = new BatchEstimator({ prices, pacer: engine.pacer });
   // The hosts a person watches tell them when work ends; the CLI says it in the terminal.
   const notices =
@@ -213,6 +232,7 @@ export async function createCore(opts: CoreOptions) {
       }),
       limitsHandlers(engine.pacer, engine.store, (ids) => team.apps.titlesOf(ids)),
       pricesHandlers(prices),
+      teamServer.handlers,
       teamHandlers({ ...teamDeps, savedDir }, team),
       reportHandlers({
         store: engine.store,
@@ -277,6 +297,8 @@ export async function createCore(opts: CoreOptions) {
     hotFolderStore: hot.store,
     audit,
     log,
+    /** The team server (PostgreSQL) and its shared pacing; not connected until first used. */
+    teamServer: teamServer.server,
     async close() {
       log.info('closing');
       notices?.stop();
@@ -292,6 +314,7 @@ export async function createCore(opts: CoreOptions) {
       await audit.close();
       appRuns.close();
       analyticsDb.close();
+      await teamServer.close();
       await backend.close();
     },
   };

@@ -80,9 +80,11 @@ export class MemorySecretStore implements SecretStore {
 /** The OS keychain when it answers, else a memory store that says why. */
 export async function openSecretStore(
   service = process.env.MEDIADESK_KEYCHAIN_SERVICE || KEYCHAIN_SERVICE,
+  /** Another secret beside the API key (the team server's password). */
+  account = ACCOUNT,
 ): Promise<SecretStore> {
   try {
-    const store = new KeychainStore(service);
+    const store = new KeychainStore(service, account);
     await store.get();
     return store;
   } catch (err) {

@@ -13,6 +13,7 @@ import { handOffEvents } from './handoff.ts';
 import { presetsCommands } from './presets.ts';
 import { pricesCommands } from './prices.ts';
 import { supportCommands } from './support.ts';
+import { teamServerCommands } from './team-server.ts';
 
 export * from './define.ts';
 export * from './foundation.ts';
@@ -29,6 +30,7 @@ export * from './handoff.ts';
 export * from './presets.ts';
 export * from './prices.ts';
 export * from './support.ts';
+export * from './team-server.ts';
 
 /** Every command of every area. An area adds its module here; transports derive everything from this. */
 export const COMMANDS = {
@@ -44,6 +46,7 @@ export const COMMANDS = {
   ...presetsCommands,
   ...pricesCommands,
   ...supportCommands,
+  ...teamServerCommands,
 };
 
 export const EVENTS = {

@@ -217,6 +217,8 @@ export const queueStatusSchema = z.object({
   serviceWait: z.string().nullable(),
   /** Tools whose queued jobs wait for their daily cap (heldMessage says it); they go on by themselves. */
   capHolds: z.array(capHoldSchema),
+  /** What the team server holds: it cannot be reached (pacing is this machine's share alone), or the team budget is spent; null otherwise. */
+  teamNote: z.string().nullable().optional(),
   /** Whether this process runs the queue (another app or CLI may hold it). */
   running: z.boolean(),
   counts: stateCountsSchema,

@@ -313,13 +313,13 @@ describe('the pacer', () => {
       planTier: () => 'enterprise',
     });
     const at = await pacer.scope();
-    for (let i = 0; i < 247; i++) expect(pacer.poll(at).go).toBe(true);
+    for (let i = 0; i < 247; i++) expect((await pacer.poll(at)).go).toBe(true);
     // 3 places left in the burst window: with 3 creates prepared, the poll waits; with 2, it goes.
-    expect(pacer.poll(at, 3)).toMatchObject({ go: false, reason: 'burst' });
-    expect(pacer.poll(at, 2).go).toBe(true);
-    expect(pacer.create(at, 'upscaler-precision').go).toBe(true);
-    expect(pacer.create(at, 'upscaler-precision').go).toBe(true);
-    expect(pacer.poll(at).go).toBe(false);
+    expect(await pacer.poll(at, 3)).toMatchObject({ go: false, reason: 'burst' });
+    expect((await pacer.poll(at, 2)).go).toBe(true);
+    expect((await pacer.create(at, 'upscaler-precision')).go).toBe(true);
+    expect((await pacer.create(at, 'upscaler-precision')).go).toBe(true);
+    expect((await pacer.poll(at)).go).toBe(false);
     l.close();
   });
 
@@ -335,7 +335,7 @@ describe('the pacer', () => {
       planTier: () => 'enterprise',
     });
     const at = await pacer.scope();
-    expect(pacer.poll(at).go).toBe(true);
+    expect((await pacer.poll(at)).go).toBe(true);
     let through = false;
     const gated = pacer.gate().then(() => (through = true));
     // The window is full until the clock moves: the gate keeps waiting, then goes once it has.
@@ -343,7 +343,7 @@ describe('the pacer', () => {
     expect(through).toBe(false);
     t += 60;
     await gated;
-    expect(pacer.poll(at).go).toBe(false);
+    expect((await pacer.poll(at)).go).toBe(false);
     opened.close();
   });
 });

@@ -76,12 +76,12 @@ export async function uploadBytes(
   api: ApiClient,
   bytes: Buffer,
   contentType: string,
-  beforeRequest?: () => void,
+  beforeRequest?: () => void | Promise<void>,
 ): Promise<Uploaded> {
   const ask = () => api.query(REQUEST_URL_PATH, { files: [{ content_type: contentType }] });
   for (let tries = 0; ; tries++) {
     // A caller that took the place itself (the submitter's grant) keeps the client from taking another.
-    beforeRequest?.();
+    await beforeRequest?.();
     const asked = Date.now();
     const [target] = readUploadTargets(await (beforeRequest ? placeTaken(ask) : ask()));
     try {

@@ -279,9 +279,9 @@ export class AppRunner {
     if (!(await this.stillOurs(r))) return;
     const { pacer } = this.opts;
     if (pacer) {
-      const grant = pacer.create(await pacer.scope(), appCapKey(r.appId));
+      const grant = await pacer.create(await pacer.scope(), appCapKey(r.appId));
       if (!grant.go) {
-        const capped = grant.reason === 'daily_cap';
+        const capped = grant.reason === 'daily_cap' || grant.reason === 'team_budget';
         this.opts.store.move(r.id, 'queued', 'queued', {
           error: capped ? waitMessage(grant, `the workflow app ${r.appName}`) : r.error,
           nextPollAt: capped ? this.clock.now() + CAP_RECHECK_MS : grant.resetsAt,
@@ -369,7 +369,7 @@ export class AppRunner {
   private async check(r: AppRunRow): Promise<void> {
     if (!(await this.stillOurs(r))) return;
     const { pacer } = this.opts;
-    const grant = pacer ? pacer.poll(await pacer.scope()) : null;
+    const grant = pacer ? await pacer.poll(await pacer.scope()) : null;
     if (grant && !grant.go)
       return void this.opts.store.move(r.id, 'running', 'running', { nextPollAt: grant.resetsAt });
     let view: RunView;

@@ -24,7 +24,16 @@ export class QueueCommands {
 
   private readonly capHolds: () => CapHold[];
 
-  constructor(store: JobStore, runner: Runner, lease: QueueLease, capHolds: () => CapHold[] = () => []) {
+  private readonly teamNote: () => string | null;
+
+  constructor(
+    store: JobStore,
+    runner: Runner,
+    lease: QueueLease,
+    capHolds: () => CapHold[] = () => [],
+    teamNote: () => string | null = () => null,
+  ) {
+    this.teamNote = teamNote;
     this.store = store;
     this.runner = runner;
     this.lease = lease;
@@ -42,6 +51,7 @@ export class QueueCommands {
       // Nothing left to send (the user canceled what waited): nothing waits.
       serviceWait: (counts.queued ?? 0) + (counts.submitting ?? 0) > 0 ? serviceWait : null,
       capHolds: (counts.queued ?? 0) > 0 ? this.capHolds() : [],
+      teamNote: this.teamNote(),
       running: this.lease.isHeld,
       counts,
     };

@@ -96,8 +96,12 @@ export class Engine {
       settleGoneSandbox: () => this.runner.settleGoneSandbox(),
       kick: () => this.runner.kick(),
     });
-    this.commands = new QueueCommands(this.store, this.runner, this.lease, () =>
-      options.rates ? heldTools(this.pacer, this.store, this.runner.backendInUse) : [],
+    this.commands = new QueueCommands(
+      this.store,
+      this.runner,
+      this.lease,
+      () => (options.rates ? heldTools(this.pacer, this.store, this.runner.backendInUse) : []),
+      () => this.pacer.team?.note ?? null,
     );
     this.events = new JobEvents(
       this.store,

@@ -117,7 +117,7 @@ export class Poller {
       if (this.context.pacer) {
         pace ??= await this.context.pacer.scope();
         if (this.listsInFlight.has(listPath)) continue;
-        const grant = listable ? this.pollGrant(pace) : null;
+        const grant = listable ? await this.pollGrant(pace) : null;
         // Past a rate: asked when a place frees, never sent for a 429.
         if (grant && !grant.go) {
           for (const task of tasks) task.nextPollAt = Math.max(task.nextPollAt, grant.resetsAt);
@@ -195,11 +195,11 @@ export class Poller {
   }
 
   /** Asks each task by id, as many as the pacing grants now; the rest wait their turn (still due). */
-  private askEach(tasks: TrackedTask[], pace: PaceScope | null): Promise<(TaskEnvelope | null)[]> {
+  private async askEach(tasks: TrackedTask[], pace: PaceScope | null): Promise<(TaskEnvelope | null)[]> {
     let granted = tasks.length;
     if (this.context.pacer && pace) {
       granted = 0;
-      while (granted < tasks.length && this.pollGrant(pace).go) granted++;
+      while (granted < tasks.length && (await this.pollGrant(pace)).go) granted++;
     }
     return Promise.all(tasks.slice(0, granted).map((task) => this.askById(task)));
   }

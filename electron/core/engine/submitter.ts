@@ -125,8 +125,8 @@ export class Submitter {
         if (!this.budgets.allows(job.batchId, this.preparing.keys())) continue;
         if (pace) {
           // Taken by submit() once the input is ready; here only what will fit is started.
-          const grant = this.context.pacer!.peek(pace, job.tool, this.preparing.size, this.preparingOf(job.tool));
-          if (!grant.go && grant.reason === 'daily_cap') {
+          const grant = await this.context.pacer!.peek(pace, job.tool, this.preparing.size, this.preparingOf(job.tool));
+          if (!grant.go && (grant.reason === 'daily_cap' || grant.reason === 'team_budget')) {
             capped.set(job.tool, grant.left === 0 ? waitMessage(grant, getTool(job.tool).title) : '');
             continue;
           }
@@ -175,12 +175,13 @@ export class Submitter {
    * The pacing grant, taken after the input is ready and just before `submitting` is committed, so
    * the request reaches the server right after it. On a wait nothing was written: the job stays queued.
    */
-  private paced(job: JobRow, pace: PaceScope | null): boolean {
+  private async paced(job: JobRow, pace: PaceScope | null): Promise<boolean> {
     if (!pace) return true;
-    const grant = this.context.pacer!.create(pace, job.tool);
+    const grant = await this.context.pacer!.create(pace, job.tool);
     if (grant.go) return true;
     // Past a rate: nothing more is sent until a place frees, so the server never says 429 to pacing.
-    if (grant.reason !== 'daily_cap') this.pacedUntil = Math.max(this.pacedUntil, grant.resetsAt);
+    if (grant.reason !== 'daily_cap' && grant.reason !== 'team_budget')
+      this.pacedUntil = Math.max(this.pacedUntil, grant.resetsAt);
     return false;
   }
 
@@ -212,8 +213,8 @@ export class Submitter {
         // Picked for the backend of the last tick; if it changed since, the next tick picks again.
         if (options.identity && (await options.identity()) !== this.context.backendInUse()) return;
         // Uploads are recorded per backend (Uploader), and their request-url is paced as any request.
-        const beforeRequest = () => {
-          const grant = pace ? this.context.pacer!.request(pace) : null;
+        const beforeRequest = async () => {
+          const grant = pace ? await this.context.pacer!.request(pace) : null;
           if (grant && !grant.go) throw new PacedWait(grant.resetsAt);
         };
         const upload = (bytes: Buffer, type: string) =>
@@ -260,7 +261,7 @@ export class Submitter {
         sandboxOf: this.context.backendInUse() === 'sandbox' ? this.context.lease.owner : null,
         ...(await sent),
       };
-      if (!this.paced(job, pace)) return;
+      if (!(await this.paced(job, pace))) return;
       // Committed before the request leaves (write() resolves after the commit).
       if (!(await write(() => store.move(job.id, 'queued', 'submitting', attempt)))) return;
     } finally {

@@ -43,7 +43,7 @@ export class Uploader {
     backend: string | null,
     bytes: Buffer,
     contentType: string,
-    beforeRequest?: () => void,
+    beforeRequest?: () => void | Promise<void>,
   ): Promise<string> {
     const scope = `${backend ?? ''} ${await this.api.baseUrl()}`;
     const sha = createHash('sha256').update(bytes).digest('hex');

@@ -17,7 +17,7 @@ export interface EstimatorDeps {
   /** The price table with the user's own prices (the service's usage is by category: no tool's price is in it). */
   prices: Pick<PriceBook, 'priceOf'>;
   /** The engine's pacer: whose limits (scope and plan, as the queue paces them) and their daily caps. */
-  pacer: Pick<Pacer, 'scope' | 'limiter'>;
+  pacer: Pick<Pacer, 'scope' | 'capStatus'>;
 }
 
 const capOf = (c: { cap: number; used: number; left: number; resetsAt: number }): CostEstimate['cap'] =>
@@ -45,7 +45,7 @@ export class BatchEstimator {
     const { scope, plan } = await this.deps.pacer.scope();
     return {
       ...appRunEstimate(app.name, app.cost, runs),
-      cap: capOf(this.deps.pacer.limiter.capStatus(scope, plan, `app:${app.id}`)),
+      cap: capOf(this.deps.pacer.capStatus(scope, plan, `app:${app.id}`)),
     };
   }
 
@@ -58,7 +58,7 @@ export class BatchEstimator {
     }
     const { scope, plan } = await this.deps.pacer.scope();
     const price = await this.priceEach(toolId, params);
-    const cap = this.deps.pacer.limiter.capStatus(scope, plan, toolId);
+    const cap = this.deps.pacer.capStatus(scope, plan, toolId);
     return {
       title: tool.title,
       creates,

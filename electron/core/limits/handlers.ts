@@ -22,7 +22,7 @@ export function limitsHandlers(
     const published = limiter.publishedCapsOf(at.plan);
     const own = limiter.ownCapsOf(at.plan);
     const learned = limiter.learnedCapsOf(at.scope);
-    const used = limiter.usedToday(at.scope);
+    const used = pacer.usedToday(at.scope);
     const waiting = store.queuedByTool(null);
     const named = [...new Set([...Object.keys(published), ...Object.keys(own), ...learned.keys()])];
     const apps = [...named, ...used.keys()].filter((t) => t.startsWith('app:')).map((t) => t.slice(4));
@@ -36,7 +36,7 @@ export function limitsHandlers(
       return tool in own || (!(tool in published) && '*' in own) ? 'own' : 'published';
     };
     const caps = named.sort().map((tool) => {
-      const c = limiter.capStatus(at.scope, at.plan, tool);
+      const c = pacer.capStatus(at.scope, at.plan, tool);
       const from = tool === '*' ? 'own' : (fromOf(tool, c.cap, c.resetsAt) ?? 'published');
       const cap = tool === '*' ? own['*'] : c.cap;
       return {
@@ -49,7 +49,7 @@ export function limitsHandlers(
       };
     });
     const today = [...new Set([...used.keys(), ...waiting.keys()])].sort().map((tool) => {
-      const c = limiter.capStatus(at.scope, at.plan, tool);
+      const c = pacer.capStatus(at.scope, at.plan, tool);
       const finite = Number.isFinite(c.cap);
       return {
         tool,

@@ -23,7 +23,7 @@ export function heldTools(pacer: Pacer, store: JobStore, backend: string | null)
   if (!at) return [];
   const held: CapHold[] = [];
   for (const [tool, waiting] of store.queuedByTool(backend)) {
-    const cap = pacer.limiter.capStatus(at.scope, at.plan, tool);
+    const cap = pacer.capStatus(at.scope, at.plan, tool);
     if (cap.left > 0) continue;
     held.push({ tool, title: limitTitle(tool), limit: cap.cap, left: cap.left, resetsAt: cap.resetsAt, waiting });
   }

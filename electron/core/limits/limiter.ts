@@ -16,7 +16,8 @@ import {
   type RateLimits,
 } from '../../../shared/service-limits.ts';
 
-export type LimitReason = 'burst' | 'average' | 'daily_cap';
+/** team_budget: the team server's budget of credits a day is spent (core/team-server). */
+export type LimitReason = 'burst' | 'average' | 'daily_cap' | 'team_budget';
 
 /** A create or poll may go now, or must wait: why, how many are left, and when that resets. */
 export type Grant =
@@ -74,7 +75,7 @@ export class PaceLimiter {
   readonly rates: RateLimits;
   /** The clock grants and the daily caps' UTC days are counted by (LimiterOptions.now). */
   readonly now: () => number;
-  private readonly safetyMs: number;
+  readonly safetyMs: number;
   private readonly stmts;
   private readonly grantTx: (req: GrantRequest) => Grant;
   /** The UTC day this process last dropped a scope's older daily counts: once a day is enough. */
@@ -222,30 +223,10 @@ export class PaceLimiter {
     const r = this.rates;
     const longest = Math.max(r.burstWindowSec, r.averageWindowSec) * 1000 + this.safetyMs;
     this.stmts.prune.run(scope, now - longest);
-    let wait: Grant | null = null;
-    for (const [reason, perSec, windowSec] of [
-      ['burst', r.burstPerSec, r.burstWindowSec],
-      ['average', r.averagePerSec, r.averageWindowSec],
-    ] as const) {
-      const span = windowSec * 1000 + this.safetyMs;
-      const limit = Math.max(1, Math.floor(perSec * windowSec));
-      const count = this.stmts.count.get(scope, now - span) as number;
-      const ahead = count + (pending ?? 0);
-      if (ahead < limit) continue;
-      // The place frees when the grant that many back from the newest leaves the window.
-      const nth = Math.min(count - 1, ahead - limit);
-      const frees = (nth < 0 ? now - span : (this.stmts.nth.get(scope, now - span, nth) as number)) + span;
-      if (!wait || frees - now > wait.waitMs)
-        wait = {
-          go: false,
-          waitMs: Math.max(1, frees - now),
-          reason,
-          limit,
-          left: 0,
-          resetsAt: Math.max(frees, now + 1),
-          windowSec,
-        };
-    }
+    const wait = windowWait(r, this.safetyMs, now, pending ?? 0, {
+      count: (since) => this.stmts.count.get(scope, since) as number,
+      nth: (since, n) => this.stmts.nth.get(scope, since, n) as number,
+    });
     if (wait) return wait;
     if (pending !== null) return { go: true, capLeft };
     this.stmts.insert.run(scope, now);
@@ -261,9 +242,56 @@ export class PaceLimiter {
   }
 }
 
+/** The grants in a window: how many since a time, and the time of the nth of them (oldest first). */
+export interface WindowCounts {
+  count(since: number): number;
+  nth(since: number, n: number): number;
+}
+
+/**
+ * The wait the burst and average windows impose on one more request with `pending` more counted as
+ * granted first, or null when it fits; `share` (0-1] scales the limits (a team's fallback share).
+ */
+export function windowWait(
+  r: RateLimits,
+  safetyMs: number,
+  now: number,
+  pending: number,
+  grants: WindowCounts,
+  share = 1,
+): Extract<Grant, { go: false }> | null {
+  let wait: Extract<Grant, { go: false }> | null = null;
+  for (const [reason, perSec, windowSec] of [
+    ['burst', r.burstPerSec, r.burstWindowSec],
+    ['average', r.averagePerSec, r.averageWindowSec],
+  ] as const) {
+    const span = windowSec * 1000 + safetyMs;
+    const limit = Math.max(1, Math.floor(perSec * windowSec * share));
+    const count = grants.count(now - span);
+    const ahead = count + pending;
+    if (ahead < limit) continue;
+    // The place frees when the grant that many back from the newest leaves the window.
+    const nth = Math.min(count - 1, ahead - limit);
+    const frees = (nth < 0 ? now - span : grants.nth(now - span, nth)) + span;
+    if (!wait || frees - now > wait.waitMs)
+      wait = {
+        go: false,
+        waitMs: Math.max(1, frees - now),
+        reason,
+        limit,
+        left: 0,
+        resetsAt: Math.max(frees, now + 1),
+        windowSec,
+      };
+  }
+  return wait;
+}
+
 /** A wait in plain words, for the Queue and the CLI: which limit, how many are left, when it resets. */
 export function waitMessage(grant: Extract<Grant, { go: false }>, toolTitle = 'this tool'): string {
   // The one time format, in the person's own time, as the batch's held line says it.
+  if (grant.reason === 'team_budget')
+    return `Waiting: the team's budget of ${grant.limit} credits a day is spent (${grant.left} left today); it resets at ${formatTime(grant.resetsAt)} your time, or raise it with mediadesk team budget.`;
   if (grant.reason === 'daily_cap')
     return `Waiting: the daily limit of ${grant.limit} job${grant.limit === 1 ? '' : 's'} for ${toolTitle} is reached (${grant.left} left today); it resets at ${formatTime(grant.resetsAt)} your time.`;
   return `Waiting ${Math.ceil(grant.waitMs / 1000)} s: the service takes at most ${grant.limit} requests in ${grant.windowSec} s.`;

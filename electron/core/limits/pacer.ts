@@ -6,15 +6,38 @@ import {
   type RateLimits,
 } from '../../../shared/service-limits.ts';
 import type { ApiTarget } from '../api/client.ts';
-import { limiterScope, type Grant, type PaceLimiter } from './limiter.ts';
+import { limiterScope, type Grant, type GrantRequest, type PaceLimiter } from './limiter.ts';
 import { realClock, sleepOn, type Clock } from '../clock.ts';
 
 /**
  * The rates a host paces to: the service's, unless MEDIADESK_PACING=off (scripts and tests against
  * a local Sandbox whose limits are off, which would only be slowed).
  */
-export const pacingRates = (env: NodeJS.ProcessEnv): RateLimits | undefined =>
-  env.MEDIADESK_PACING === 'off' ? undefined : SERVICE_RATES;
+export function pacingRates(env: NodeJS.ProcessEnv): RateLimits | undefined {
+  if (env.MEDIADESK_PACING === 'off') return undefined;
+  return env.MEDIADESK_PACING_RATES ? ratesOf(env.MEDIADESK_PACING_RATES) : SERVICE_RATES;
+}
+
+const RATE_KEYS = ['burstPerSec', 'burstWindowSec', 'averagePerSec', 'averageWindowSec'] as const;
+
+/**
+ * MEDIADESK_PACING_RATES: other windows than the service's, as JSON with the four numbers of
+ * RateLimits, for a Sandbox whose limits were set to the same (scripts and tests).
+ */
+function ratesOf(raw: string): RateLimits {
+  let v: Record<string, unknown>;
+  try {
+    v = JSON.parse(raw) as Record<string, unknown>;
+  } catch {
+    v = {};
+  }
+  const bad = RATE_KEYS.filter((k) => typeof v?.[k] !== 'number' || !((v[k] as number) > 0));
+  if (bad.length)
+    throw new Error(
+      `MEDIADESK_PACING_RATES must be JSON with positive numbers ${RATE_KEYS.join(', ')}; ${bad.join(', ')} ${bad.length === 1 ? 'is' : 'are'} missing or not positive`,
+    );
+  return Object.fromEntries(RATE_KEYS.map((k) => [k, v[k]])) as unknown as RateLimits;
+}
 
 /** Whose limits requests count against now: the backend and key's scope, and the plan whose caps apply. */
 export interface PaceScope {
@@ -34,12 +57,57 @@ export interface PacerOptions {
   clock?: Clock;
 }
 
+/** Grants shared beyond this data folder (core/team-server's TeamPacing): asked instead of the local limiter. */
+export interface SharedPacing {
+  acquire(req: GrantRequest): Promise<Grant>;
+  peek(req: GrantRequest, pending: number): Promise<Grant>;
+  /** Creates granted today per tool, every machine's. */
+  usedToday(scope: string): Map<string, number>;
+  /** What the Queue says of it: why pacing is local now, or a shared budget spent; null otherwise. */
+  readonly note: string | null;
+}
+
 /** Tells where requests go now as a limiter scope, and takes creates, polls and other requests through the limiter. */
 export class Pacer {
   readonly limiter: PaceLimiter;
   private readonly opts: PacerOptions;
   /** The scope last resolved, for the readers that cannot wait (the queue's status). */
   private last: PaceScope | null = null;
+  private shared: SharedPacing | null = null;
+
+  /** Paces with the team server's shared limits (null: this data folder's alone). */
+  share(shared: SharedPacing | null): void {
+    this.shared = shared;
+  }
+
+  get team(): SharedPacing | null {
+    return this.shared;
+  }
+
+  private acquire(req: GrantRequest): Promise<Grant> {
+    return this.shared ? this.shared.acquire(req) : Promise.resolve(this.limiter.acquire(req));
+  }
+
+  private peekAt(req: GrantRequest, pending: number): Promise<Grant> {
+    return this.shared ? this.shared.peek(req, pending) : Promise.resolve(this.limiter.peek(req, pending));
+  }
+
+  /** Today's cap of a tool: the limiter's cap, with the team's creates when shared. */
+  capStatus(
+    scope: string,
+    plan: PlanTier,
+    tool: string,
+  ): { cap: number; used: number; left: number; resetsAt: number } {
+    const c = this.limiter.capStatus(scope, plan, tool);
+    if (!this.shared) return c;
+    const used = this.shared.usedToday(scope).get(tool) ?? 0;
+    return { ...c, used, left: Math.max(0, c.cap - used) };
+  }
+
+  /** Creates granted today per tool: this data folder's, or the team's when shared. */
+  usedToday(scope: string): Map<string, number> {
+    return this.shared ? this.shared.usedToday(scope) : this.limiter.usedToday(scope);
+  }
 
   constructor(limiter: PaceLimiter, opts: PacerOptions) {
     this.limiter = limiter;
@@ -60,16 +128,16 @@ export class Pacer {
     return this.last;
   }
 
-  create(at: PaceScope, tool: string): Grant {
-    return this.limiter.acquire({ scope: at.scope, kind: 'create', tool, plan: at.plan });
+  create(at: PaceScope, tool: string): Promise<Grant> {
+    return this.acquire({ scope: at.scope, kind: 'create', tool, plan: at.plan });
   }
 
   /** Whether a create would go if `pending` more (`pendingOfTool` of this tool) were sent first; takes nothing. */
-  peek(at: PaceScope, tool: string, pending: number, pendingOfTool: number): Grant {
+  async peek(at: PaceScope, tool: string, pending: number, pendingOfTool: number): Promise<Grant> {
     const req = { scope: at.scope, kind: 'create', tool, plan: at.plan } as const;
-    const rate = this.limiter.peek(req, pending);
-    if (!rate.go && rate.reason !== 'daily_cap') return rate;
-    return this.limiter.peek(req, pendingOfTool);
+    const rate = await this.peekAt(req, pending);
+    if (!rate.go && rate.reason !== 'daily_cap' && rate.reason !== 'team_budget') return rate;
+    return this.peekAt(req, pendingOfTool);
   }
 
   /**
@@ -78,24 +146,24 @@ export class Pacer {
    */
   async gate(): Promise<void> {
     for (;;) {
-      const grant = this.poll(await this.scope());
+      const grant = await this.poll(await this.scope());
       if (grant.go) return;
       await sleepOn(this.opts.clock ?? realClock, grant.waitMs);
     }
   }
 
   /** A poll's place, taken only if `reserved` more (creates about to be sent) would still fit after it. */
-  poll(at: PaceScope, reserved = 0): Grant {
+  async poll(at: PaceScope, reserved = 0): Promise<Grant> {
     const req = { scope: at.scope, kind: 'poll' } as const;
     if (reserved > 0) {
-      const ahead = this.limiter.peek(req, reserved);
+      const ahead = await this.peekAt(req, reserved);
       if (!ahead.go) return ahead;
     }
-    return this.limiter.acquire(req);
+    return this.acquire(req);
   }
 
   /** Any other API request that counts in the rate windows but is no create (an upload's request-url). */
-  request(at: PaceScope): Grant {
-    return this.limiter.acquire({ scope: at.scope, kind: 'poll' });
+  request(at: PaceScope): Promise<Grant> {
+    return this.acquire({ scope: at.scope, kind: 'poll' });
   }
 }

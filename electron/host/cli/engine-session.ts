@@ -164,6 +164,8 @@ export async function waitForJobs(
       batchHoldNote(engine, batchId) ??
       otherBackendNote(engine, mine, 'these jobs are') ??
       queueNote(other, st.paused, counts.waiting, st.serviceWait, st.capHolds);
+    // Work goes on without the team server: said beside whatever else holds it.
+    if (st.teamNote) note = note ? `${st.teamNote} ${note}` : st.teamNote;
     progress.update(counts, ids.length, note);
     await new Promise((r) => setTimeout(r, 200));
     counts = countStates(engine, ids);

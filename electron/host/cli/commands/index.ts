@@ -81,6 +81,11 @@ export const COMMANDS: CommandRef[] = [
     load: () => import('./audit.ts').then((m) => m.auditCommand),
   },
   {
+    name: 'team',
+    summary: 'The team server (PostgreSQL) the studio shares limits and budget on: connect, status, test, budget.',
+    load: () => import('./team.ts').then((m) => m.teamCommand),
+  },
+  {
     name: 'key',
     summary: 'API key in the OS keychain: set (from stdin), status, clear',
     load: () => import('./key.ts').then((m) => m.keyCommand),

@@ -1,0 +1,73 @@
+import type { PoolClient } from 'pg';
+
+/** One step of the team schema. Numbered and immutable once shipped: a change is a new entry at the end. */
+export interface TeamMigration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const TEAM_SCHEMA = 'mediadesk';
+
+/** Taken while migrating (pg_advisory_lock), so two machines starting at once migrate one after the other. */
+const MIGRATION_LOCK = 0x6d6564_01;
+
+export const TEAM_MIGRATIONS: readonly TeamMigration[] = [
+  {
+    version: 1,
+    name: 'machines, pacing grants, daily uses per tool, the team budget and its spend',
+    sql: `
+      CREATE TABLE mediadesk.machines (
+        id text PRIMARY KEY, name text NOT NULL, first_seen bigint NOT NULL, last_seen bigint NOT NULL);
+      CREATE TABLE mediadesk.grants (
+        id bigserial PRIMARY KEY, scope text NOT NULL, granted_at bigint NOT NULL, machine text NOT NULL,
+        kind text NOT NULL, ref uuid NOT NULL UNIQUE);
+      CREATE INDEX grants_scope_at ON mediadesk.grants (scope, granted_at);
+      CREATE TABLE mediadesk.daily_uses (
+        scope text NOT NULL, tool text NOT NULL, day text NOT NULL, uses integer NOT NULL,
+        PRIMARY KEY (scope, tool, day));
+      CREATE TABLE mediadesk.budgets (
+        name text PRIMARY KEY, credits numeric NOT NULL, set_at bigint NOT NULL, set_by text NOT NULL);
+      CREATE TABLE mediadesk.spend (
+        day text NOT NULL, machine text NOT NULL, credits numeric NOT NULL DEFAULT 0,
+        creates integer NOT NULL DEFAULT 0, PRIMARY KEY (day, machine));
+    `,
+  },
+];
+
+export class TeamSchemaTooNewError extends Error {}
+
+/**
+ * Brings the `mediadesk` schema to the last migration, each in its own transaction with its version
+ * row, under a session advisory lock; a schema newer than this build is refused, never touched.
+ */
+export async function migrateTeam(c: PoolClient, list: readonly TeamMigration[] = TEAM_MIGRATIONS): Promise<number> {
+  await c.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+  try {
+    await c.query(`CREATE SCHEMA IF NOT EXISTS ${TEAM_SCHEMA}`);
+    await c.query(
+      `CREATE TABLE IF NOT EXISTS ${TEAM_SCHEMA}.migrations (
+         version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+    );
+    const { rows } = await c.query<{ v: number | null }>(`SELECT max(version) AS v FROM ${TEAM_SCHEMA}.migrations`);
+    const at = rows[0].v ?? 0;
+    if (at > list.length)
+      throw new TeamSchemaTooNewError(
+        `the team server's schema is at version ${at}, newer than this MediaDesk knows (${list.length}): update MediaDesk`,
+      );
+    for (const m of list.slice(at)) {
+      await c.query('BEGIN');
+      try {
+        await c.query(m.sql);
+        await c.query(`INSERT INTO ${TEAM_SCHEMA}.migrations (version, name) VALUES ($1, $2)`, [m.version, m.name]);
+        await c.query('COMMIT');
+      } catch (err) {
+        await c.query('ROLLBACK');
+        throw err;
+      }
+    }
+    return list.length;
+  } finally {
+    await c.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+  }
+}
