@@ -5,6 +5,7 @@
  * holds that file equal to what this derives from the committed reference.
  */
 import type { GeneratedCatalogue, GeneratedField, GeneratedOp } from '../shared/catalogue/generated.ts';
+import { answersAtOnceAmong } from '../shared/official/at-once.ts';
 
 type Json = Record<string, unknown>;
 
@@ -255,14 +256,6 @@ function batchFieldOf(fields: readonly GeneratedField[]): string | undefined {
   return (pool.find((f) => MAIN_INPUTS.includes(f.name)) ?? (pool.length === 1 ? pool[0] : undefined))?.name;
 }
 
-/** A create answered at once: a success answer with a schema and no task id (as `answersAtOnce`). */
-function answersAtOnce(op: RefOperation): boolean {
-  return Object.entries(op.responses ?? {}).some(
-    ([status, r]) =>
-      status.startsWith('2') && Object.keys(r.schema ?? {}).length > 0 && !JSON.stringify(r).includes('"task_id"'),
-  );
-}
-
 const hasParam = (path: string) => path.includes('{');
 
 /**
@@ -317,7 +310,7 @@ export function deriveCatalogue(ops: readonly RefOperation[], prose: Prose, sour
     const fields = Object.entries(props).map(([n, p]) => fieldOf(n, p, required.has(n), words.help[n]));
     const list = listOf(op.path, gets, withById);
     const batch = batchFieldOf(fields);
-    const sync = answersAtOnce(op);
+    const sync = answersAtOnceAmong(op, ops);
     return {
       path: op.path,
       title: titleOf(op.path),

@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { ResultKind } from '../catalogue/kinds.ts';
 import { checkRules, type Rule } from '../catalogue/rules.ts';
+import { answersAtOnceAmong } from './at-once.ts';
 import imageTools from './image-tools.json' with { type: 'json' };
 import mediaTools from './media-tools.json' with { type: 'json' };
 import flows from './flows.json' with { type: 'json' };
@@ -33,6 +34,8 @@ export interface Operation {
   source?: ReferenceSource;
   query?: JsonSchema;
   body?: JsonSchema;
+  /** The body's content type where the description gives no JSON one (`reference:update` records it). */
+  requestType?: string;
   rules?: readonly StatedRule[];
   /** Task creates: what the finished task's `generated` holds (the spec's word for each endpoint). */
   generates?: ResultKind;
@@ -78,25 +81,12 @@ export function findOperation(method: string, path: string): Operation | undefin
   return hits.sort((a, b) => params(a) - params(b))[0];
 }
 
-/**
- * A create that answers its result at once (background removal, the classifier, the classic
- * text-to-image): its success answer has a schema and no task_id. An empty schema (the Kling
- * creates' answers point at a response object, not a schema) is read as a task.
- */
-export function answersAtOnce(op: Operation): boolean {
-  if (op.method !== 'POST') return false;
-  return Object.entries(op.responses ?? {}).some(
-    ([status, r]) =>
-      status.startsWith('2') && Object.keys(r.schema ?? {}).length > 0 && !JSON.stringify(r).includes('"task_id"'),
-  );
-}
+/** A create that answers its result at once, judged among the whole reference (see at-once.ts). */
+export const answersAtOnce = (op: Operation): boolean => answersAtOnceAmong(op, OPERATIONS);
 
-/**
- * The content type a create's body travels in: JSON, except where the description says otherwise
- * (background removal takes a form); `scripts/reference-update.ts` does not record it.
- */
+/** The content type a create's body travels in: JSON, unless the description names another (background removal takes a form). */
 export function bodyContentTypeOf(op: Operation): 'application/json' | 'application/x-www-form-urlencoded' {
-  return op.path === '/v1/ai/beta/remove-background' ? 'application/x-www-form-urlencoded' : 'application/json';
+  return op.requestType === 'application/x-www-form-urlencoded' ? op.requestType : 'application/json';
 }
 
 export interface InvalidParam {
