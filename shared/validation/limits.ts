@@ -32,6 +32,9 @@ export const FAMILY_LIMITS: Record<Family, FamilyLimits> = {
   '25': { videos: null, images: { field: 'reference_images' } },
   '1x': { videos: null, images: null },
   lite: { videos: null, images: null },
+  // The description: an image of at most 10 MB.
+  kling: { videos: null, images: { field: 'image', maxBytes: 10 * MB } },
+  'lip-sync': { videos: { field: 'video_url', min: 1, max: 1, item: { containers: ['mp4', 'mov'] } }, images: null },
   upscaler: {
     videos: { field: 'video', min: 1, max: 1, item: { containers: ['mp4', 'mov'] }, minFpsWithTargetFps: 15 },
     images: null,
