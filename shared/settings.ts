@@ -92,6 +92,12 @@ const fields = {
   provenanceSidecar: z.boolean({ error: 'must be true or false' }),
   /** A system notification when a batch, an app run or a hot folder's files end, or a job needs the person. */
   notifications: z.boolean({ error: 'must be true or false' }),
+  /** The tools the person starred, in the order starred: every tool list shows them first. */
+  favouriteTools: z
+    .array(z.string().min(1, 'must be a tool id').max(120, 'must be a tool id'), {
+      error: 'must be a list of tool ids',
+    })
+    .max(500, 'at most 500 tools'),
 };
 
 const DEFAULTS = {
@@ -130,6 +136,7 @@ export const settingsSchema = z.object({
   writeProvenance: fields.writeProvenance.default(DEFAULTS.writeProvenance),
   provenanceSidecar: fields.provenanceSidecar.default(DEFAULTS.provenanceSidecar),
   notifications: fields.notifications.default(DEFAULTS.notifications),
+  favouriteTools: fields.favouriteTools.default([]),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;

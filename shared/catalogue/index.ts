@@ -12,6 +12,7 @@ export * from './families.ts';
 export * from './fields.ts';
 export * from './kinds.ts';
 export * from './rules.ts';
+export * from './search.ts';
 export * from './tools.ts';
 
 export { DEFAULT_SLUGS, SLUG_KEYS, type SlugKey } from '../service-profile.ts';

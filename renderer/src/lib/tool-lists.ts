@@ -17,6 +17,21 @@ export const STUDIO_SECTIONS: readonly { label: string; tools: readonly ToolEntr
   { label: 'Prompt', tools: toolsOfGroup('prompt') },
 ];
 
+/** The Studio's sections with the favourites (in the order starred) and the recently used ahead of them. */
+export function sectionsFirst(favourites: readonly string[], recent: readonly string[]) {
+  const pick = (ids: readonly string[]) => ids.flatMap((id) => STUDIO_TOOLS.filter((t) => t.id === id));
+  const fav = pick(favourites);
+  const used = pick(recent.filter((id) => !favourites.includes(id)));
+  const ahead = new Set([...fav, ...used]);
+  return [
+    ...(fav.length ? [{ label: 'Favourites', tools: fav }] : []),
+    ...(used.length ? [{ label: 'Recently used', tools: used }] : []),
+    ...STUDIO_SECTIONS.map((s) => ({ ...s, tools: s.tools.filter((t) => !ahead.has(t)) })).filter(
+      (s) => s.tools.length,
+    ),
+  ];
+}
+
 /** One tab of the Video builder: a model family, its variant tools, and the family its references are checked as. */
 export interface VideoFamily {
   id: string;
@@ -31,5 +46,10 @@ export const VIDEO_FAMILIES: readonly VideoFamily[] = FAMILIES.flatMap((family) 
     .map((t) => t.id);
   return tools.length ? [{ id: family, label: FAMILY_NAMES[family].title, tools, check: family }] : [];
 });
+
+/** Every tool the Video builder offers, in tab order. */
+export const VIDEO_TOOLS: readonly ToolEntry[] = VIDEO_FAMILIES.flatMap((f) =>
+  f.tools.map((id) => TOOLS.find((t) => t.id === id)!),
+);
 
 export const MUSIC_TOOLS: readonly string[] = toolsOfGroup('audio').map((t) => t.id);
