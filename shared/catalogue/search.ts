@@ -37,25 +37,43 @@ export function searchText(tool: ToolEntry): string {
     tool.create.replace(/[{}]/g, ' '),
     tool.family ?? '',
     ...options,
-    `makes ${WORDS[tool.result]}`,
-    ...takesOf(tool).map((k) => `takes ${WORDS[k]}`),
+    WORDS[tool.result],
+    ...takesOf(tool).map((k) => WORDS[k]),
   ]
     .join(' ')
     .toLowerCase()
     .replace(/[-_/]+/g, ' ');
 }
 
-/** The tools whose words hold every word of the query (in any order, any part of a word). */
+/** A word with its ending let go, so "isolate" finds isolation and "upscaling" the upscalers. */
+function stem(w: string): string {
+  const s = w.replace(/(ing|ed|es|e|s)$/, '');
+  return s.length >= 5 ? s : w;
+}
+
+/**
+ * The tools whose words hold every word of the query (in any order, any part of a word); "makes X"
+ * and "takes X" ask what a tool makes or takes.
+ */
 export function searchTools<T extends ToolEntry>(tools: readonly T[], query: string): T[] {
-  const words = query
+  const asks: { makes: boolean; word: string }[] = [];
+  const rest = query
     .toLowerCase()
+    .replace(/\b(makes|takes)\s+(\S+)/g, (_, verb: string, word: string) => {
+      asks.push({ makes: verb === 'makes', word: stem(word) });
+      return ' ';
+    })
     .replace(/[-_/]+/g, ' ')
     .split(/\s+/)
-    .filter(Boolean);
-  if (!words.length) return [...tools];
+    .filter(Boolean)
+    .map(stem);
+  const kindFits = (kind: keyof typeof WORDS, word: string) => WORDS[kind].split(' ').some((w) => w.startsWith(word));
   return tools.filter((t) => {
     const text = searchText(t);
-    return words.every((w) => text.includes(w));
+    return (
+      rest.every((w) => text.includes(w)) &&
+      asks.every((a) => (a.makes ? [t.result] : takesOf(t)).some((k) => kindFits(k, a.word)))
+    );
   });
 }
 

@@ -34,7 +34,8 @@ export const FAMILY_LIMITS: Record<Family, FamilyLimits> = {
   lite: { videos: null, images: null },
   // The description: an image of at most 10 MB.
   kling: { videos: null, images: { field: 'image', maxBytes: 10 * MB } },
-  'lip-sync': { videos: { field: 'video_url', min: 1, max: 1, item: { containers: ['mp4', 'mov'] } }, images: null },
+  // At least none: the talking portrait, of this family, takes an image instead (the video's own tool requires it).
+  'lip-sync': { videos: { field: 'video_url', min: 0, max: 1, item: { containers: ['mp4', 'mov'] } }, images: null },
   upscaler: {
     videos: { field: 'video', min: 1, max: 1, item: { containers: ['mp4', 'mov'] }, minFpsWithTargetFps: 15 },
     images: null,

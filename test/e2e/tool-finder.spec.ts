@@ -31,10 +31,11 @@ test('the Studio finds the creative upscaler by "upscale" and by "magnific", by 
   await expect(page.getByTestId('field-creativity')).toHaveValue('0');
   await expect(page.getByTestId('field-engine')).toHaveValue('automatic');
 
-  // What it takes and makes: "video from image" finds the image-to-video tools on the Video builder.
+  // What it makes and what it takes, on the Video builder: image-to-video tools, no text-to-video.
   await page.goto(`${sharedHost.url}#video`);
-  await page.getByTestId('tool-search').fill('kling');
-  await results(page).first().getByTestId('tool-pick').click();
+  await page.getByTestId('tool-search').fill('takes image makes video');
+  await expect(page.locator('[data-testid="tool-result"][data-tool="lite-t2v"]')).toHaveCount(0);
+  await page.locator('[data-testid="tool-result"][data-tool="kling-i2v"]').getByTestId('tool-pick').click();
   await expect(page.getByTestId('video-form')).toHaveAttribute('data-tool', 'kling-i2v');
   expect(errors).toEqual([]);
 });
