@@ -63,6 +63,10 @@ test('creative upscaler: scale, creativity, resemblance, HDR and engine go with 
   const errors = watchErrors(page);
   const host = await openTool(page, 'magnific', 'upscaler-creative');
   await expect(page.getByTestId('field-scale_factor')).toHaveValue('2x');
+  // A suggested starting point fills the form; the settings are then the person's to change.
+  await page.getByTestId('preset-select').selectOption({ label: 'Portrait, true to the face' });
+  await expect(page.getByTestId('field-engine')).toHaveValue('magnific_sharpy');
+  await expect(page.getByTestId('field-resemblance')).toHaveValue('5');
   await page.getByTestId('field-scale_factor').selectOption('4x');
   await page.getByTestId('field-optimized_for').selectOption('films_n_photography');
   await page.getByTestId('field-creativity').fill('3');

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { makesWords, rankTools, searchTools, TOOLS } from '../../shared/catalogue/index.ts';
+import { presetNameProblem, presetProblem, STARTER_PRESETS } from '../../shared/presets.ts';
 
 const ids = (query: string) => searchTools(TOOLS, query).map((t) => t.id);
 
@@ -25,5 +26,18 @@ describe('finding a tool by the words a person types', () => {
     const ranked = rankTools(TOOLS, ['relight', 'music'], ['hires', 'relight', 'editor']).map((t) => t.id);
     expect(ranked.slice(0, 4)).toEqual(['relight', 'music', 'hires', 'editor']);
     expect(ranked.slice(4)).toEqual(TOOLS.map((t) => t.id).filter((id) => !ranked.slice(0, 4).includes(id)));
+  });
+});
+
+describe('starter presets of the favourites', () => {
+  it('each is a valid setting of a Studio tool, named once', () => {
+    for (const p of STARTER_PRESETS) {
+      expect(presetProblem(p.tool, p.params), `${p.tool}: ${p.name}`).toBeNull();
+      expect(presetNameProblem(p.name), p.name).toBeNull();
+      expect(['image', 'prompt']).toContain(TOOLS.find((t) => t.id === p.tool)?.group);
+    }
+    expect(new Set(STARTER_PRESETS.map((p) => p.name)).size).toBe(STARTER_PRESETS.length);
+    // A preset that does not fit is caught by the same check.
+    expect(presetProblem('upscaler-creative', { creativity: 11 })).toBe('creativity must be at most 10');
   });
 });
