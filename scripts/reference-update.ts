@@ -122,8 +122,10 @@ function schemaOf(doc: Json, raw: unknown, seen: readonly string[] = []): Json {
       out[k] = Object.fromEntries(Object.entries(v as Json).map(([p, ps]) => [p, schemaOf(doc, ps, seen)]));
     else if (k === 'items' || k === 'not' || (k === 'additionalProperties' && typeof v === 'object'))
       out[k] = schemaOf(doc, v, seen);
-    else if (k === 'allOf' || k === 'oneOf' || k === 'anyOf')
-      out[k] = (v as unknown[]).map((x) => schemaOf(doc, x, seen));
+    else if (k === 'allOf' || k === 'oneOf' || k === 'anyOf') {
+      // An empty list (WAN 2.7's anyOf) is no JSON Schema at all: read as the constraint it fails to state.
+      if ((v as unknown[]).length) out[k] = (v as unknown[]).map((x) => schemaOf(doc, x, seen));
+    }
     else out[k] = v;
   }
   if (s.nullable === true) {

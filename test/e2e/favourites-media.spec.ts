@@ -90,6 +90,16 @@ test('Kling image to video: a model, an image, a prompt and 10 s', async ({ page
   expect(errors).toEqual([]);
 });
 
+test('WAN image to video: a first frame uploaded, 1080p, 8 s', async ({ page }) => {
+  const errors = watchErrors(page);
+  await openTool(page, 'video', 'wan', 'wan-i2v');
+  await pickInto(page, 'start_image_url', await portrait());
+  await page.getByTestId('field-prompt').fill('WAN: a slow push in on the face');
+  await page.getByTestId('field-duration').fill('8');
+  await expectDone(page, 'submit', /\.mp4$/, 'WAN image to video');
+  expect(errors).toEqual([]);
+});
+
 test('lip-sync: a clip and a voice track, both uploaded', async ({ page }) => {
   const errors = watchErrors(page);
   await openTool(page, 'video', 'lip', 'lip-sync');

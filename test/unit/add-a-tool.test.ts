@@ -78,6 +78,7 @@ describe('a new image, video and audio tool: a catalogue entry and a reference e
       'Image to video, end frame',
       'Lite',
       'Kling',
+      'WAN',
       'Lip-sync',
       'Upscaler',
     ]);
