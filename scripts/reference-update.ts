@@ -5,13 +5,16 @@
  * a hand-kept entry of `docs-and-spec.json` that the description now covers moves into the
  * generated files. Usage (see docs/ARCHITECTURE.md):
  *
- *   npm run reference:update -- FILE --repo OWNER/NAME --path FILE_IN_REPO --commit SHA --date YYYY-MM-DD [--out DIR]
+ *   npm run reference:update -- FILE --repo OWNER/NAME --path FILE_IN_REPO --commit SHA --date YYYY-MM-DD [--out DIR] [--catalogue FILE]
+ *
+ * It also writes every create as a tool (`shared/catalogue/generated-data.ts`, scripts/tool-derive.ts).
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as prettier from 'prettier';
 import { parse as parseYaml } from 'yaml';
+import { deref, deriveCatalogue, pointer, proseOf, type RefOperation } from './tool-derive.ts';
 
 type Json = Record<string, unknown>;
 type Method = 'GET' | 'POST';
@@ -91,23 +94,6 @@ function readDescription(file: string): Json {
   return (/^\s*[{[]/.test(text) ? JSON.parse(text) : parseYaml(text, { maxAliasCount: -1 })) as Json;
 }
 
-function pointer(doc: Json, ref: string): unknown {
-  if (!ref.startsWith('#/')) throw new Error(`only local references are read: ${ref}`);
-  return ref
-    .slice(2)
-    .split('/')
-    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .reduce<unknown>((at, k) => (at as Json | undefined)?.[k], doc);
-}
-
-/** Follows `$ref`s until a value is reached. */
-function deref(doc: Json, v: unknown): unknown {
-  let at = v;
-  for (let i = 0; at && typeof at === 'object' && '$ref' in at && i < 32; i++)
-    at = pointer(doc, (at as Json).$ref as string);
-  return at;
-}
-
 /** A schema with every reference inlined, nullable written as JSON Schema, prose left out. */
 function schemaOf(doc: Json, raw: unknown, seen: readonly string[] = []): Json {
   if (!raw || typeof raw !== 'object') return {};
@@ -123,10 +109,9 @@ function schemaOf(doc: Json, raw: unknown, seen: readonly string[] = []): Json {
     else if (k === 'items' || k === 'not' || (k === 'additionalProperties' && typeof v === 'object'))
       out[k] = schemaOf(doc, v, seen);
     else if (k === 'allOf' || k === 'oneOf' || k === 'anyOf') {
-      // An empty list (WAN 2.7's anyOf) is no JSON Schema at all: read as the constraint it fails to state.
+      // An empty list (the description has `anyOf: []`) says nothing, and no validator compiles it.
       if ((v as unknown[]).length) out[k] = (v as unknown[]).map((x) => schemaOf(doc, x, seen));
-    }
-    else out[k] = v;
+    } else out[k] = v;
   }
   if (s.nullable === true) {
     if (typeof out.type === 'string') out.type = [out.type, 'null'];
@@ -196,6 +181,7 @@ function operationsOf(doc: Json): Map<string, { item: Json; op: Json }> {
 function generated(doc: Json, entry: ManifestEntry, found: { item: Json; op: Json }, source: Source): Operation {
   const { item, op } = found;
   const media = (deref(doc, op.requestBody) as Json | undefined)?.content as Record<string, Json> | undefined;
+  const requestType = media && !media['application/json'] ? Object.keys(media)[0] : undefined;
   const bodyMedia = media?.['application/json'] ?? (media ? Object.values(media)[0] : undefined);
   let body = bodyMedia?.schema ? schemaOf(doc, bodyMedia.schema) : undefined;
   if (body && entry.addBody) body = { ...body, properties: { ...(body.properties as Json), ...entry.addBody } };
@@ -210,6 +196,8 @@ function generated(doc: Json, entry: ManifestEntry, found: { item: Json; op: Jso
   };
   if (query) out.query = query;
   if (body) out.body = body;
+  // A body the service takes form-encoded (background removal), not as JSON.
+  if (body && requestType) out.requestType = requestType;
   if (entry.rules) out.rules = entry.rules;
   if (entry.generates) out.generates = entry.generates;
   out.responses = responsesOf(doc, op.responses as Json);
@@ -328,10 +316,39 @@ async function writeJson(file: string, value: unknown) {
   );
 }
 
+/**
+ * The generated tools as a module holding one JSON text, a tool a line: a bundler keeps a string as
+ * it is (an object literal it would print again, indented, three times the size). A `.json` target
+ * (a trial run's) is written as JSON.
+ */
+async function writeCatalogue(file: string, cat: { source: unknown; tools: unknown[] }) {
+  if (file.endsWith('.json')) return writeJson(file, cat);
+  const json = [
+    `{"source":${JSON.stringify(cat.source)},"tools":[`,
+    cat.tools.map((t) => JSON.stringify(t)).join(',\n'),
+    ']}',
+  ].join('\n');
+  const text = json.replaceAll('\\', '\\\\').replaceAll('`', '\\`').replaceAll('${', '\\${');
+  const source = [
+    '// Written by `npm run reference:update` (scripts/tool-derive.ts) from the reference: do not edit.',
+    "import type { GeneratedCatalogue } from './generated.ts';",
+    '',
+    `export const CATALOGUE = JSON.parse(\`${text}\`) as GeneratedCatalogue;`,
+    '',
+  ].join('\n');
+  const options = (await prettier.resolveConfig(file)) ?? {};
+  writeFileSync(file, await prettier.format(source, { ...options, filepath: file }));
+}
+
 const readJson = <T>(file: string, fallback: T): T =>
   existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as T) : fallback;
 
-export async function updateReference(descriptionFile: string, source: Source, dir: string): Promise<string[]> {
+export async function updateReference(
+  descriptionFile: string,
+  source: Source,
+  dir: string,
+  catalogueFile?: string,
+): Promise<string[]> {
   const doc = readDescription(descriptionFile);
   const described = operationsOf(doc);
   const manifestFile = join(dir, 'manifest.json');
@@ -361,6 +378,7 @@ export async function updateReference(descriptionFile: string, source: Source, d
   const previousHand = new Map(hand.operations.map((op) => [keyOf(op), op]));
 
   const used = new Set<string>();
+  const written: Operation[] = [...stay];
   const files = Object.entries(manifest.files);
   if (manifest.rest) {
     const listed = new Set(files.flatMap(([, entries]) => entries.map(keyOf)));
@@ -396,6 +414,7 @@ export async function updateReference(descriptionFile: string, source: Source, d
     }
     for (const key of earlierOps.keys()) if (!used.has(key)) report.push(`${key}: gone from the manifest, dropped`);
     await writeJson(path, { source, operations: ops });
+    written.push(...ops);
   }
   await writeJson(handFile, { ...hand, operations: stay });
   await writeJson(manifestFile, manifest);
@@ -418,6 +437,14 @@ export async function updateReference(descriptionFile: string, source: Source, d
     for (const k of lastIndex.operations) if (!now.has(k)) report.push(`${k}: gone from the description`);
   } else report.push(`${unused.length} described operations the app does not use (no earlier index to compare)`);
   await writeJson(indexFile, { source, operations: [...described.keys()].sort() });
+  if (catalogueFile) {
+    // Every create as a tool (scripts/tool-derive.ts): what the catalogue loads, no code per tool.
+    const cat = deriveCatalogue(written as unknown as RefOperation[], proseOf(doc), source);
+    const before = existsSync(catalogueFile) ? readFileSync(catalogueFile, 'utf8') : null;
+    await writeCatalogue(catalogueFile, cat);
+    if (readFileSync(catalogueFile, 'utf8') !== before)
+      report.push(`${cat.tools.length} creates written as tools to ${catalogueFile}`);
+  }
   return report;
 }
 
@@ -430,21 +457,30 @@ async function main() {
       commit: { type: 'string' },
       date: { type: 'string' },
       out: { type: 'string' },
+      catalogue: { type: 'string' },
     },
   });
   const [file] = positionals;
   if (!file || !values.repo || !values.path || !values.commit || !values.date) {
     console.error(
-      'Usage: npm run reference:update -- FILE --repo OWNER/NAME --path FILE_IN_REPO --commit SHA --date YYYY-MM-DD [--out DIR]',
+      'Usage: npm run reference:update -- FILE --repo OWNER/NAME --path FILE_IN_REPO --commit SHA --date YYYY-MM-DD [--out DIR] [--catalogue FILE]',
     );
     process.exit(2);
   }
   if (!/^[0-9a-f]{40}$/.test(values.commit)) throw new Error('--commit must be the 40-digit commit of the description');
   const dir = resolve(values.out ?? join(import.meta.dirname, '..', 'shared', 'official'));
+  // The generated tools go beside the catalogue; with --out (a trial run), into that folder.
+  const catalogue = resolve(
+    values.catalogue ??
+      (values.out
+        ? join(dir, 'generated-tools.json')
+        : join(import.meta.dirname, '..', 'shared', 'catalogue', 'generated-data.ts')),
+  );
   const lines = await updateReference(
     file,
     { repo: values.repo, path: values.path, commit: values.commit, date: values.date },
     dir,
+    catalogue,
   );
   console.log(lines.join('\n'));
 }

@@ -1,16 +1,33 @@
+import { ALL_TOOLS } from './catalogue/index.ts';
 import type { DailyCaps, PlanTier } from './service-limits.ts';
 
 /**
  * The daily caps the service publishes (its rate-limits page, "Requests Per Day" by plan), as the
  * app's limiter keeps them: only the tools the page names, and no cap where it names none. The
  * page has two columns, Free and Premium; every plan tier the app knows (Business, Enterprise) is a
- * paid one, so the Premium column applies. Named services that are no catalogue tool (the creative
- * `image-upscaler`, style-transfer, image-relight at 1,250, the classic generator at 10,000) cap
- * nothing here: the precision upscaler is another endpoint, with no published cap. The Sandbox's own
+ * paid one, so the Premium column applies. The creative `image-upscaler`, style-transfer and
+ * image-relight (1,250) and the classic generator (10,000) are tools generated from the reference;
+ * the precision upscaler is another endpoint, with no published cap. The Sandbox's own
  * caps are shared/service-limits.ts (it checks the app, so it never reads this table).
  */
 export const PUBLISHED_CAPS_SOURCE = 'https://docs.freepik.com/ratelimits';
 export const PUBLISHED_CAPS_CHECKED = '2026-12-05';
+
+/**
+ * Premium caps the page names by service, kept by create path: whichever tool makes that create
+ * (a curated one or one generated from the reference) gets the cap.
+ */
+function capsByPath(): DailyCaps {
+  const byPath: Record<string, number> = {
+    '/v1/ai/image-upscaler': 1250,
+    '/v1/ai/image-style-transfer': 1250,
+    '/v1/ai/image-relight': 1250,
+    '/v1/ai/text-to-image': 10000,
+  };
+  return Object.fromEntries(
+    ALL_TOOLS.filter((t) => byPath[t.create] !== undefined).map((t) => [t.id, byPath[t.create]]),
+  );
+}
 
 /** The service's plan columns: Free (lower caps or none) and Premium (paid plans). */
 export const SERVICE_CAP_TIERS = ['free', 'premium'] as const;
@@ -20,7 +37,7 @@ export const PUBLISHED_DAILY_CAPS: Record<ServiceCapTier, DailyCaps> = {
   // Free: "N/A" for mystic (not offered), so nothing to cap.
   free: {},
   // Premium: mystic 6,000 a day at 2K and at 4K; the high-resolution generator is mystic.
-  premium: { hires: 6000 },
+  premium: { hires: 6000, ...capsByPath() },
 };
 
 /** The service's column a plan tier reads: every tier the app knows is paid. */

@@ -53,7 +53,9 @@ export type Field =
       wire?: 'imageWithMime';
     })
   | (Base & { kind: 'shots'; max: number; promptMax: number; durationMin: number; durationMax: number })
-  | (Base & { kind: 'styling' });
+  | (Base & { kind: 'styling' })
+  /** A value the description shapes as an object or a list of objects: given as JSON, checked by the service. */
+  | (Base & { kind: 'json' });
 
 export interface InvalidParam {
   field: string;
@@ -220,6 +222,8 @@ export function fieldSchema(f: Field): z.ZodType {
         .max(f.max, `at most ${f.max} shots`);
     case 'styling':
       return stylingSchema;
+    case 'json':
+      return z.unknown().refine((v) => v !== undefined, 'is required');
   }
 }
 

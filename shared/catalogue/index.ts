@@ -5,6 +5,7 @@ import { checkRules, present } from './rules.ts';
 import type { Family } from './families.ts';
 import type { ToolGroup } from './kinds.ts';
 import { TOOLS, type ToolEntry } from './tools.ts';
+import { GENERATED_CATALOGUE, generatedTools } from './generated.ts';
 import { DEFAULT_SLUGS, MODEL_SLUGS, SLUG_KEYS, SLUG_RE, type Basis, type SlugKey } from '../service-profile.ts';
 
 export * from './chars.ts';
@@ -14,6 +15,8 @@ export * from './kinds.ts';
 export * from './rules.ts';
 export * from './search.ts';
 export * from './tools.ts';
+export { labelOf, toolIdOf, toolOfGenerated, generatedTools, GENERATED_CATALOGUE } from './generated.ts';
+export type { GeneratedCatalogue, GeneratedOp, GeneratedField } from './generated.ts';
 
 export { DEFAULT_SLUGS, SLUG_KEYS, type SlugKey } from '../service-profile.ts';
 export type Slugs = Record<SlugKey, string>;
@@ -22,8 +25,6 @@ export const slugsSchema = z.object(
     SLUG_KEYS.map((k) => [k, z.string().regex(SLUG_RE, 'must be a path segment (letters, digits, . _ -)')]),
   ) as Record<SlugKey, z.ZodString>,
 );
-
-const byId = new Map(TOOLS.map((t) => [t.id, t]));
 
 /** Where a tool's request was verified: its model path's basis, or the official description for the fixed paths. */
 export function basisOf(t: ToolEntry): Basis {
@@ -37,7 +38,7 @@ export function findTool(id: string): ToolEntry | undefined {
 
 export function getTool(id: string): ToolEntry {
   const t = byId.get(id);
-  if (!t) throw new Error(`unknown tool "${id}"; known tools: ${TOOLS.map((x) => x.id).join(', ')}`);
+  if (!t) throw new Error(`unknown tool "${id}"; \`mediadesk tools\` lists the ${ALL_TOOLS.length} known tools`);
   return t;
 }
 
@@ -75,6 +76,31 @@ export function resolvePaths(t: ToolEntry, slugs: Slugs, params: Record<string, 
   const list = fill(t.list, slugs, withDefaults);
   return { create: fill(t.create, slugs, withDefaults), list, byId: (id) => `${list}/${encodeURIComponent(id)}` };
 }
+
+/** Every create path a curated tool makes (each value of its path fields), which no generated tool repeats. */
+function curatedCreates(): Set<string> {
+  const out = new Set<string>();
+  for (const t of TOOLS) {
+    let combos: Record<string, unknown>[] = [{}];
+    for (const f of pathFields(t))
+      combos = combos.flatMap((c) =>
+        (f.kind === 'enum' ? f.options : [defaultOf(f)]).map((o) => ({ ...c, [f.name]: o })),
+      );
+    for (const c of combos) out.add(resolvePaths(t, DEFAULT_SLUGS, c).create);
+  }
+  return out;
+}
+
+/** The tools of every other create of the reference, generated from its schemas (generated-data.ts). */
+export const GENERATED_TOOLS: readonly ToolEntry[] = generatedTools(
+  GENERATED_CATALOGUE,
+  curatedCreates(),
+  new Set(TOOLS.map((t) => t.id)),
+);
+/** Curated tools first, then the generated ones: what `mediadesk tools` lists and any tool id names. */
+export const ALL_TOOLS: readonly ToolEntry[] = [...TOOLS, ...GENERATED_TOOLS];
+
+const byId = new Map(ALL_TOOLS.map((t) => [t.id, t]));
 
 /** The body schema: every field optional unless required; unknown keys rejected so typos surface. */
 export function bodySchema(t: ToolEntry) {
@@ -187,6 +213,7 @@ export function parseParam(t: ToolEntry, pair: string): [string, unknown] {
       return [key, raw.split(',').filter(Boolean)];
     case 'shots':
     case 'styling':
+    case 'json':
       try {
         return [key, JSON.parse(raw)];
       } catch {

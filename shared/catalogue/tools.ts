@@ -36,6 +36,14 @@ export interface ToolEntry {
    * has no effect when any of `when` is sent too. A warning, not an error: the request is valid.
    */
   ignored?: readonly { field: string; when: readonly string[]; reason: string }[];
+  /** Derived from the reference by `reference:update` (generated.ts), not curated here. */
+  generated?: true;
+  /** Answers its result at once (no task to poll): the engine stores the answer's result. */
+  sync?: true;
+  /** Its body is sent form-encoded (the service's background removal). */
+  form?: true;
+  /** Why it cannot be run from a desktop app (a required webhook, say); listed with it, never hidden. */
+  unusable?: string;
 }
 
 // ---- shared field shapes --------------------------------------------------------------

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { TOOLS } from '../catalogue/index.ts';
+import { findTool } from '../catalogue/index.ts';
 import { PLAN_TIERS } from '../service-limits.ts';
 import { command, empty } from './define.ts';
 
@@ -10,7 +10,7 @@ export const capToolSchema = z
   .string()
   .min(1)
   .refine(
-    (t) => t === '*' || (t.startsWith('app:') && t.length > 4) || TOOLS.some((tool) => tool.id === t),
+    (t) => t === '*' || (t.startsWith('app:') && t.length > 4) || findTool(t) !== undefined,
     'must be a tool id (mediadesk run without one lists them), * for every other tool, or app:<app id>',
   );
 

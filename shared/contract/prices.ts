@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { TOOLS } from '../catalogue/index.ts';
+import { findTool } from '../catalogue/index.ts';
 import { command, empty } from './define.ts';
 
 const priceToolSchema = z
   .string()
   .min(1)
-  .refine((t) => TOOLS.some((tool) => tool.id === t), 'must be a tool id (mediadesk prices lists them)');
+  .refine((t) => findTool(t) !== undefined, 'must be a tool id (mediadesk prices lists them)');
 
 export const priceRowSchema = z.object({
   tool: z.string(),

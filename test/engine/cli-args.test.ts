@@ -60,6 +60,6 @@ describe('an unknown command', () => {
   it('suggests the command a typo is closest to', async () => {
     const r = await cli(['rnu', 'upscaler-precision']);
     expect([r.code, r.out]).toEqual([2, '']);
-    expect(r.err).toMatch(/^mediadesk: unknown command "rnu" \(did you mean run\? try: run, watch, jobs, /);
+    expect(r.err).toMatch(/^mediadesk: unknown command "rnu" \(did you mean run\? try: run, tools, watch, jobs, /);
   });
 });

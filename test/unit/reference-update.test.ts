@@ -3,6 +3,14 @@ import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import {
+  toolOfGenerated,
+  validateRequest,
+  withDefaults,
+  type GeneratedCatalogue,
+} from '../../shared/catalogue/index.ts';
+import { requestProblems, type ReferenceFile } from '../../shared/official/index.ts';
+import { bodyOf } from '../../electron/core/api/tools.ts';
 
 /** `npm run reference:update` as a maintainer runs it, on a small description and its next version. */
 const fixtures = join(import.meta.dirname, 'fixtures', 'reference-update');
@@ -116,5 +124,69 @@ describe('reference:update with a rest file', () => {
     // What the manifest names stays in its own file, never twice.
     expect(op(read(dir, 'described.json'), 'POST /v1/ai/widget')).toBeUndefined();
     expect(read(dir, 'manifest.json').rest).toBe('described');
+  });
+});
+
+describe('reference:update and a model the app has never seen', () => {
+  it('makes it a working tool with no code: fields from its schema, a body its own schema accepts', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'md-newmodel-'));
+    writeFileSync(join(dir, 'manifest.json'), JSON.stringify({ files: {}, rest: 'described' }));
+    const report = update(dir, 'new-model.yaml', AFTER, '2026-03-01');
+    expect(report).toContain('1 creates written as tools to ' + join(dir, 'generated-tools.json'));
+    const cat = read(dir, 'generated-tools.json') as GeneratedCatalogue;
+    const tool = toolOfGenerated(cat.tools[0]);
+    expect(tool).toMatchObject({
+      id: 'image-to-video-aurora-9',
+      title: 'Aurora 9 · image to video',
+      summary: 'Aurora 9 - Animate a still image',
+      group: 'video',
+      result: 'video',
+      create: '/v1/ai/image-to-video/aurora-9',
+      list: '/v1/ai/image-to-video/aurora-9',
+      listShown: true,
+      batchField: 'image',
+      generated: true,
+    });
+    expect(tool.fields).toEqual([
+      {
+        name: 'image',
+        label: 'Image',
+        kind: 'media',
+        media: 'image',
+        required: true,
+        encodings: ['url', 'base64'],
+        help: 'Base64 or URL of the image to animate.',
+      },
+      {
+        name: 'prompt',
+        label: 'Prompt',
+        kind: 'text',
+        maxLength: 500,
+        multiline: true,
+        help: 'What should move, and how.',
+      },
+      {
+        name: 'duration',
+        label: 'Duration',
+        kind: 'enum',
+        options: ['5', '10'],
+        default: '5',
+        help: 'Length of the video in seconds.',
+      },
+      { name: 'motion', label: 'Motion', kind: 'int', min: 0, max: 10, default: 4 },
+      { name: 'loop', label: 'Loop', kind: 'bool', default: false },
+      { name: 'webhook_url', label: 'Webhook url', kind: 'url', advanced: true },
+    ]);
+    // The request a form or `--param`s make of it, as the engine sends it, passes the model's own
+    // schema as the Sandbox judges it; a value out of its bounds is refused before anything is paid.
+    const params = withDefaults(tool, { image: 'https://example.com/still.png', prompt: 'leaves drift' });
+    expect(validateRequest(tool, params).invalid).toEqual([]);
+    const op = (read(dir, 'described.json') as ReferenceFile).operations.find(
+      (o) => o.method === 'POST' && o.path === tool.create,
+    )!;
+    expect(requestProblems(op, bodyOf(tool, params))).toEqual([]);
+    expect(validateRequest(tool, { ...params, motion: 11 }).invalid).toEqual([
+      { field: 'motion', reason: 'must be at most 10' },
+    ]);
   });
 });

@@ -425,6 +425,8 @@ class Collect extends Gathered implements Dispatcher.DispatchHandler {
 
 interface SendRequest {
   json?: unknown;
+  /** A body sent form-encoded instead of as JSON. */
+  form?: Record<string, string>;
   searchParams?: URLSearchParams | Record<string, string | number>;
   create: boolean;
   deadlineMs?: number;
@@ -485,6 +487,11 @@ export class ApiClient {
    */
   async create<T>(path: string, body: unknown): Promise<T> {
     return this.send<T>('POST', path, { json: body, create: true });
+  }
+
+  /** A create whose body the service takes form-encoded (background removal); retried as `create` is. */
+  async createForm<T>(path: string, fields: Record<string, string>): Promise<T> {
+    return this.send<T>('POST', path, { form: fields, create: true });
   }
 
   /** A POST that is a query, not a purchase (team credit usage): safe to retry. */
@@ -565,13 +572,15 @@ export class ApiClient {
             : new URLSearchParams(Object.entries(request.searchParams).map(([k, v]) => [k, String(v)]));
         url.search = sp.toString();
       }
-      const payload = request.json !== undefined ? JSON.stringify(request.json) : undefined;
+      let payload = request.json !== undefined ? JSON.stringify(request.json) : undefined;
+      if (request.form !== undefined) payload = new URLSearchParams(request.form).toString();
       const headers: Record<string, string> = {
         'user-agent': this.userAgent,
         accept: 'application/json',
         [target.keyHeader ?? DEFAULT_KEY_HEADER]: apiKey,
       };
-      if (payload !== undefined) headers['content-type'] = 'application/json';
+      if (payload !== undefined)
+        headers['content-type'] = request.form ? 'application/x-www-form-urlencoded' : 'application/json';
       const { forCreate, forRead } = await this.dispatchers();
       if (!collect.givenUp) {
         const deadlineMs = request.deadlineMs ?? this.deadlineMs;

@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import {
   getTool,
+  imageMimeOf,
   resolvePaths,
   wireValue,
   type ResolvedPaths,
@@ -60,6 +62,45 @@ export function readEnvelope(body: unknown): TaskEnvelope {
   return { taskId, status: status as TaskStatus, generated: readGenerated(d?.generated), ...(error ? { error } : {}) };
 }
 
+/**
+ * A synchronous create's answer (background removal, the classifier, the classic text-to-image) as
+ * a finished task: its base64 images as data URIs, its result URLs (the one named `url` where there
+ * is one: the others are the input and a preview), or for text each answer item as a line. An answer
+ * that is a task after all is read as one.
+ */
+export function syncEnvelope(tool: ToolEntry, body: unknown): TaskEnvelope {
+  if (JSON.stringify(body ?? null).includes('"task_id"')) return readEnvelope(body);
+  const outer = body as { data?: unknown } | null;
+  const data = outer && typeof outer === 'object' && 'data' in outer ? outer.data : body;
+  const taskId = `sync-${randomUUID()}`;
+  if (tool.result === 'text') {
+    const items = Array.isArray(data) ? data : [data];
+    const line = (v: unknown) =>
+      v && typeof v === 'object' ? Object.values(v).map(String).join(' ') : String(v ?? '');
+    return { taskId, status: 'COMPLETED', generated: [items.map(line).join('\n')] };
+  }
+  const inline: GeneratedItem[] = [];
+  const urls: string[] = [];
+  let named: string | null = null;
+  const walk = (v: unknown, key: string, depth: number) => {
+    if (depth > 6) return;
+    if (typeof v === 'string') {
+      if (key === 'base64') inline.push({ url: `data:${imageMimeOf(v)};base64,${v}`, content_type: imageMimeOf(v) });
+      else if (/^https?:\/\//.test(v)) {
+        if (key === 'url' && depth <= 2) named ??= v;
+        urls.push(v);
+      }
+    } else if (Array.isArray(v)) v.forEach((x) => walk(x, key, depth + 1));
+    else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, k, depth + 1);
+  };
+  walk(data, '', 0);
+  let generated: GeneratedItem[] = urls;
+  if (inline.length) generated = inline;
+  else if (named) generated = [named];
+  if (!generated.length) throw new EnvelopeError('the server answered without a result');
+  return { taskId, status: 'COMPLETED', generated };
+}
+
 /** The create body: only body fields, the catalogue's path fields fill the URL instead. */
 export function bodyOf(tool: ToolEntry, params: Record<string, unknown>): Record<string, unknown> {
   const fields = new Map(tool.fields.map((f) => [f.name, f]));
@@ -69,6 +110,10 @@ export function bodyOf(tool: ToolEntry, params: Record<string, unknown>): Record
       .map(([k, v]) => [k, fields.has(k) ? wireValue(fields.get(k)!, v) : v]),
   );
 }
+
+/** A body as form fields: strings as they are, anything else as its JSON. */
+const formOf = (body: Record<string, unknown>): Record<string, string> =>
+  Object.fromEntries(Object.entries(body).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
 
 /**
  * The typed client of every task tool, generated from the catalogue: one entry per tool gives its
@@ -87,8 +132,12 @@ export class ToolClient {
   /** Sends a create. Never retried by the caller unless the error proves it was not processed. */
   async create(toolId: string, slugs: Slugs, params: Record<string, unknown>): Promise<TaskEnvelope> {
     const tool = getTool(toolId);
-    const body = await this.api.create<unknown>(resolvePaths(tool, slugs, params).create, bodyOf(tool, params));
-    return readEnvelope(body);
+    const path = resolvePaths(tool, slugs, params).create;
+    const body = bodyOf(tool, params);
+    const answer = tool.form
+      ? await this.api.createForm<unknown>(path, formOf(body))
+      : await this.api.create<unknown>(path, body);
+    return tool.sync ? syncEnvelope(tool, answer) : readEnvelope(answer);
   }
 
   async byId(toolId: string, slugs: Slugs, params: Record<string, unknown>, taskId: string): Promise<TaskEnvelope> {

@@ -131,6 +131,8 @@ export async function downloadToPart(
   partPath: string,
   opts: DownloadOptions = {},
 ): Promise<DownloadResult> {
+  // A synchronous create's inline result (syncEnvelope): its bytes are in the URL itself.
+  if (url.startsWith('data:')) return writeDataUri(url, partPath);
   const have = opts.partBytes ?? (await sizeOf(partPath));
   // Plain node:http (no client library): a multi-gigabyte body should cost no more than the socket
   // and the disk (got's stream layers cost two thirds of curl's throughput in bench/engine-download.ts).
@@ -500,6 +502,20 @@ function headerOf(r: IncomingMessage, name: string): string | undefined {
 }
 
 /** Writes a small text result into a part file, flushed, with the same rename step as downloads. */
+async function writeDataUri(uri: string, partPath: string): Promise<DownloadResult> {
+  const m = /^data:([^;,]+)?(;base64)?,(.*)$/s.exec(uri);
+  if (!m) throw new Error('the result is a data URI that cannot be read');
+  const bytes = m[2] ? Buffer.from(m[3], 'base64') : Buffer.from(decodeURIComponent(m[3]));
+  const fh = await open(partPath, 'w');
+  try {
+    await fh.writeFile(bytes);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  return { bytes: bytes.length, contentType: m[1], resumed: false };
+}
+
 export async function writeTextPart(partPath: string, text: string): Promise<void> {
   const fh = await open(partPath, 'w');
   try {

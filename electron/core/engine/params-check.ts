@@ -19,6 +19,7 @@ export async function assertParams(
   params: Record<string, unknown>,
   withInputs: boolean,
 ): Promise<void> {
+  if (tool.unusable) throw new DeskError('invalid', `${tool.title} cannot be run from MediaDesk: ${tool.unusable}`);
   const field = batchFieldOf(tool);
   if (field && params[field.name] !== undefined && withInputs)
     throw new DeskError('invalid', `${field.name} is filled from the input files; do not also pass it as a parameter`);

@@ -1,6 +1,6 @@
 import type { HandlerMap } from '../../../shared/contract/define.ts';
 import type { PriceRow, PricesList, pricesCommands } from '../../../shared/contract/prices.ts';
-import { TOOLS } from '../../../shared/catalogue/index.ts';
+import { ALL_TOOLS } from '../../../shared/catalogue/index.ts';
 import { toolPriceOf, type PriceScale, type ToolPrice } from '../../../shared/prices.ts';
 import type { Db } from '../db/open.ts';
 
@@ -33,7 +33,7 @@ export class PriceBook {
 
   list(): PricesList {
     const own = new Map((this.stmts.all.all() as { tool: string; credits: number }[]).map((r) => [r.tool, r.credits]));
-    const prices: PriceRow[] = TOOLS.map((t) => {
+    const prices: PriceRow[] = ALL_TOOLS.map((t) => {
       const p = toolPriceOf(t.id, own.get(t.id) ?? null);
       return {
         tool: t.id,

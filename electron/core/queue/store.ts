@@ -3,7 +3,7 @@ import type { Statement } from 'better-sqlite3';
 import { hostname } from 'node:os';
 import { sep } from 'node:path';
 // Zod-free modules only: `mediadesk jobs list` reads the store without building the contract's schemas.
-import { TOOLS } from '../../../shared/catalogue/tools.ts';
+import { ALL_TOOLS } from '../../../shared/catalogue/index.ts';
 import { keylessIdentity } from '../../../shared/contract/backend-identity.ts';
 import { sameFileKey } from '../../../shared/file-names.ts';
 import type { BatchRecord, JobRecord } from '../../../shared/contract/jobs.ts';
@@ -166,7 +166,7 @@ function toRow(r: RawJob): JobRow {
 }
 
 /** Tools whose results are text (image-to-prompt): a job's text is its generated items. */
-const TEXT_TOOLS = new Set(TOOLS.filter((t) => t.result === 'text').map((t) => t.id));
+const TEXT_TOOLS = new Set(ALL_TOOLS.filter((t) => t.result === 'text').map((t) => t.id));
 
 /** The public shape of a job (contract), derived from a row. */
 export function toJobRecord(j: JobRow): JobRecord {

@@ -18,6 +18,12 @@ export const COMMANDS: CommandRef[] = [
     load: () => import('./run.ts').then((m) => m.runCommand),
   },
   {
+    name: 'tools',
+    summary: 'Every tool, curated and generated from the service description: id, name, kind, path; `tools show ID`.',
+    load: () => import('./tools.ts').then((m) => m.toolsCommand),
+    standalone: true,
+  },
+  {
     name: 'watch',
     summary: 'Watch a folder: each image that lands in it is processed with a tool, until Ctrl-C (a hot folder).',
     load: () => import('./watch.ts').then((m) => m.watchCommand),

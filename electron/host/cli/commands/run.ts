@@ -1,6 +1,6 @@
 import { lstatSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { findTool, TOOLS, withDefaults } from '../../../../shared/catalogue/index.ts';
+import { findTool, withDefaults } from '../../../../shared/catalogue/index.ts';
 import { DeskError } from '../../../../shared/contract/define.ts';
 import { oneLine, terminalJson, UsageError, type CliCommand, type CliContext } from '../command.ts';
 import {
@@ -88,9 +88,9 @@ function parseArgs(argv: string[], home: string): RunArgs {
   if (concurrency !== undefined && (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000))
     throw new UsageError(`--concurrency must be a whole number from 1 to 1000, got "${rawConcurrency}"`);
   const [tool, ...inputs] = positional;
-  if (!tool) throw new UsageError(`name a tool: ${TOOLS.map((t) => t.id).join(', ')}`);
+  if (!tool) throw new UsageError('name a tool (mediadesk tools lists them)');
   const entry = findTool(tool);
-  if (!entry) throw new UsageError(`unknown tool "${tool}"; known tools: ${TOOLS.map((t) => t.id).join(', ')}`);
+  if (!entry) throw new UsageError(`unknown tool "${tool}" (mediadesk tools lists them)`);
   const params = paramsOf(entry, pairs);
   if (entry.batchField && inputs.length === 0 && params[entry.batchField] === undefined)
     throw new UsageError(`${tool} needs input files or folders`);

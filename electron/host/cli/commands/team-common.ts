@@ -2,7 +2,9 @@ import { DeskError } from '../../../../shared/contract/define.ts';
 // Types only: the contract's index builds every command's schema, which `jobs list` does not need.
 import type { CommandName, DeskErrorData, Req, Res } from '../../../../shared/contract/index.ts';
 import type { Core } from '../../../core/index.ts';
-import { parseParam, type ToolEntry } from '../../../../shared/catalogue/index.ts';
+import { existsSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+import { encodingOf, parseParam, type ToolEntry } from '../../../../shared/catalogue/index.ts';
 import { oneLine, UsageError } from '../command.ts';
 
 // Here for the commands that import it with the rest; its own module keeps `jobs list` free of the catalogue.
@@ -36,13 +38,29 @@ export function table(header: string[], rows: (string | number)[][]): string {
 }
 
 /** `--param key=value`s typed by the tool's fields; a key given twice or a value of the wrong kind is a usage error. */
+/**
+ * A media field's value as the engine takes it: a URL or an encoding as given, a file named
+ * relative to the shell's folder as its full path (sent as the field takes files: uploaded or inline).
+ */
+function withLocalPaths(tool: ToolEntry, key: string, value: unknown): unknown {
+  const field = tool.fields.find((f) => f.name === key);
+  if (field?.kind !== 'media' && field?.kind !== 'mediaList') return value;
+  const one = (v: unknown) => {
+    if (typeof v !== 'string' || encodingOf(v) !== null) return v;
+    const full = isAbsolute(v) ? v : resolve(v);
+    if (!existsSync(full)) throw new UsageError(`--param ${key}: no such file: ${oneLine(full)} (or give a URL)`);
+    return full;
+  };
+  return Array.isArray(value) ? value.map(one) : one(value);
+}
+
 export function paramsOf(tool: ToolEntry, pairs: readonly string[]): Record<string, unknown> {
   const params: Record<string, unknown> = {};
   for (const p of pairs) {
     try {
       const [k, v] = parseParam(tool, p);
       if (Object.hasOwn(params, k)) throw new UsageError(`--param ${k} is given more than once`);
-      params[k] = v;
+      params[k] = withLocalPaths(tool, k, v);
     } catch (err) {
       throw err instanceof UsageError ? err : new UsageError((err as Error).message);
     }

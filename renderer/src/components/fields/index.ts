@@ -4,6 +4,7 @@ import type { ControlEntry, ControlProps } from './control.ts';
 import BoolControl from './BoolControl.svelte';
 import EnumControl from './EnumControl.svelte';
 import IntChoiceControl from './IntChoiceControl.svelte';
+import JsonControl from './JsonControl.svelte';
 import MediaControl from './MediaControl.svelte';
 import MediaListControl from './MediaListControl.svelte';
 import NumberControl from './NumberControl.svelte';
@@ -25,6 +26,7 @@ export const CONTROLS: { [K in Field['kind']]: ControlEntry<K> } = {
   mediaList: { control: MediaListControl },
   shots: { control: ShotsControl },
   styling: { control: StylingControl },
+  json: { control: JsonControl },
 };
 
 /** The control for a field, typed for any field (the map pairs each kind with its own). */
