@@ -1,6 +1,8 @@
 import {
   FAMILIES,
   FAMILY_NAMES,
+  GENERATED_TOOLS,
+  makesWords,
   TOOLS,
   toolsOfFamily,
   toolsOfGroup,
@@ -8,13 +10,30 @@ import {
   type ToolEntry,
 } from '../../../shared/catalogue/index.ts';
 
-/** The tools each screen offers, read from the catalogue's groups and families: a new entry shows up by itself. */
-export const STUDIO_TOOLS: readonly ToolEntry[] = TOOLS.filter((t) => t.group === 'image' || t.group === 'prompt');
+/** The generated tools (every other create of the reference) the Studio offers beside its curated ones. */
+const STUDIO_GENERATED = GENERATED_TOOLS.filter((t) => t.group === 'image' || t.group === 'prompt');
 
-/** The Studio's tool picker, by group. */
+/** The tools each screen offers, read from the catalogue's groups and families: a new entry shows up by itself. */
+export const STUDIO_TOOLS: readonly ToolEntry[] = [
+  ...TOOLS.filter((t) => t.group === 'image' || t.group === 'prompt'),
+  ...STUDIO_GENERATED,
+];
+
+/** Generated tools by what they make from what ("image from text"), in the order first met. */
+function byMakes(tools: readonly ToolEntry[]): { label: string; tools: ToolEntry[] }[] {
+  const groups = new Map<string, ToolEntry[]>();
+  for (const t of tools) {
+    const label = `More: ${makesWords(t)}`;
+    groups.set(label, [...(groups.get(label) ?? []), t]);
+  }
+  return [...groups].map(([label, list]) => ({ label, tools: list }));
+}
+
+/** The Studio's tool picker, by group, then the generated tools by what they make and take. */
 export const STUDIO_SECTIONS: readonly { label: string; tools: readonly ToolEntry[] }[] = [
   { label: 'Image', tools: toolsOfGroup('image') },
   { label: 'Prompt', tools: toolsOfGroup('prompt') },
+  ...byMakes(STUDIO_GENERATED),
 ];
 
 /** The Studio's sections with the favourites (in the order starred) and the recently used ahead of them. */
