@@ -71,3 +71,53 @@ export function readImportedPreset(
   if (problem) return { ok: false, name: named, reason: problem };
   return { ok: true, preset: { ...parsed.data, name: parsed.data.name.trim() } };
 }
+
+/**
+ * Starting points for the service's own image tools, offered beside the saved presets in the
+ * Studio (never stored, so never lost or exported): the settings designers reach for first.
+ */
+export const STARTER_PRESETS: readonly Omit<Preset, 'savedAt'>[] = [
+  {
+    name: 'Portrait, true to the face',
+    tool: 'upscaler-creative',
+    params: { optimized_for: 'soft_portraits', creativity: -3, resemblance: 5, hdr: 0, engine: 'magnific_sharpy' },
+  },
+  {
+    name: 'Illustration, more invented detail',
+    tool: 'upscaler-creative',
+    params: { optimized_for: 'art_n_illustration', creativity: 6, resemblance: 0, hdr: 3, engine: 'magnific_illusio' },
+  },
+  {
+    name: 'Landscape print, 4x',
+    tool: 'upscaler-creative',
+    params: {
+      scale_factor: '4x',
+      optimized_for: 'nature_n_landscapes',
+      creativity: 2,
+      hdr: 4,
+      engine: 'magnific_sparkle',
+    },
+  },
+  {
+    name: 'Golden hour',
+    tool: 'relight',
+    params: { prompt: 'warm golden hour sunlight from the side, long soft shadows', style: 'brighter' },
+  },
+  {
+    name: 'Product on a clean set',
+    tool: 'relight',
+    params: { prompt: 'soft studio light, white seamless backdrop', style: 'clean', preserve_details: true },
+  },
+  {
+    name: 'Portrait, pop',
+    tool: 'style-transfer',
+    params: { is_portrait: true, portrait_style: 'pop', style_strength: 80, structure_strength: 70 },
+  },
+  {
+    name: 'Keep the structure',
+    tool: 'style-transfer',
+    params: { style_strength: 60, structure_strength: 90, flavor: 'faithful' },
+  },
+  { name: 'Widen for a banner', tool: 'image-expand', params: { left: 512, right: 512, top: 0, bottom: 0 } },
+  { name: 'Taller for a story', tool: 'image-expand', params: { left: 0, right: 0, top: 512, bottom: 512 } },
+];

@@ -125,6 +125,12 @@ const fields = {
     const problem = u === '' ? null : teamServerUrlProblem(u);
     if (problem) ctx.addIssue({ code: 'custom', message: problem });
   }),
+  /** The tools the person starred, in the order starred: every tool list shows them first. */
+  favouriteTools: z
+    .array(z.string().min(1, 'must be a tool id').max(120, 'must be a tool id'), {
+      error: 'must be a list of tool ids',
+    })
+    .max(500, 'at most 500 tools'),
 };
 
 const DEFAULTS = {
@@ -177,6 +183,7 @@ export const settingsSchema = z.object({
   auditSinks: fields.auditSinks.default([]),
   forwardAfterAuditSync: fields.forwardAfterAuditSync.default(DEFAULTS.forwardAfterAuditSync),
   teamServer: fields.teamServer.default(DEFAULTS.teamServer),
+  favouriteTools: fields.favouriteTools.default([]),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;

@@ -13,6 +13,7 @@ export * from './families.ts';
 export * from './fields.ts';
 export * from './kinds.ts';
 export * from './rules.ts';
+export * from './search.ts';
 export * from './tools.ts';
 export { labelOf, toolIdOf, toolOfGenerated, generatedTools, GENERATED_CATALOGUE } from './generated.ts';
 export type { GeneratedCatalogue, GeneratedOp, GeneratedField } from './generated.ts';

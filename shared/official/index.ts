@@ -8,6 +8,7 @@ import flows from './flows.json' with { type: 'json' };
 import apps from './apps.json' with { type: 'json' };
 import docsAndSpec from './docs-and-spec.json' with { type: 'json' };
 import team from './team.json' with { type: 'json' };
+import favourites from './favourites.json' with { type: 'json' };
 import described from './described.json' with { type: 'json' };
 
 /**
@@ -63,6 +64,7 @@ export const REFERENCE_FILES: readonly ReferenceFile[] = [
   apps,
   team,
   docsAndSpec,
+  favourites,
   described,
 ] as unknown as ReferenceFile[];
 export const OPERATIONS: readonly Operation[] = REFERENCE_FILES.flatMap((f) => f.operations);

@@ -32,6 +32,12 @@ export const FAMILY_LIMITS: Record<Family, FamilyLimits> = {
   '25': { videos: null, images: { field: 'reference_images' } },
   '1x': { videos: null, images: null },
   lite: { videos: null, images: null },
+  // The description: an image of at most 10 MB.
+  kling: { videos: null, images: { field: 'image', maxBytes: 10 * MB } },
+  // The description: first and last frames of 240 to 8000 px a side, at most 20 MB.
+  wan: { videos: null, images: { field: 'start_image_url', minSide: 240, maxBytes: 20 * MB } },
+  // At least none: the talking portrait, of this family, takes an image instead (the video's own tool requires it).
+  'lip-sync': { videos: { field: 'video_url', min: 0, max: 1, item: { containers: ['mp4', 'mov'] } }, images: null },
   upscaler: {
     videos: { field: 'video', min: 1, max: 1, item: { containers: ['mp4', 'mov'] }, minFpsWithTargetFps: 15 },
     images: null,

@@ -17,15 +17,18 @@ describe('mediadesk tools', () => {
     expect(r.code, r.err).toBe(0);
     const tools = JSON.parse(r.out) as { id: string; name: string; kind: string; path: string; generated: boolean }[];
     expect(tools.map((t) => t.id)).toEqual(ALL_TOOLS.map((t) => t.id));
-    expect(tools.find((t) => t.id === 'image-relight')).toMatchObject({
-      name: 'Image relight',
+    expect(tools.find((t) => t.id === 'image-upscaler-precision')).toMatchObject({
+      name: 'Image upscaler precision',
       kind: 'image',
-      path: '/v1/ai/image-relight',
+      path: '/v1/ai/image-upscaler-precision',
       generated: true,
     });
+    expect(tools.find((t) => t.id === 'relight')).toMatchObject({ generated: false, path: '/v1/ai/image-relight' });
     expect(tools.find((t) => t.id === 'upscaler-precision')).toMatchObject({ generated: false, kind: 'image' });
     const text = await cli(['tools']);
-    expect(text.out).toMatch(/^image-relight +Image relight +image +\/v1\/ai\/image-relight$/m);
+    expect(text.out).toMatch(
+      /^image-upscaler-precision +Image upscaler precision +image +\/v1\/ai\/image-upscaler-precision$/m,
+    );
     expect(text.out).toContain(`${ALL_TOOLS.length} tools`);
     const found = await cli(['tools', '--search', 'Upscaler VIDEO', '--json']);
     expect(JSON.parse(found.out).map((t: { id: string }) => t.id)).toEqual(
@@ -36,19 +39,19 @@ describe('mediadesk tools', () => {
   });
 
   it('shows a tool’s fields: type, bounds, default, required, help; and why one cannot run', async () => {
-    const r = await cli(['tools', 'show', 'image-relight', '--json']);
+    const r = await cli(['tools', 'show', 'image-upscaler-precision', '--json']);
     expect(r.code, r.err).toBe(0);
     const shown = JSON.parse(r.out);
-    expect(shown.fields.find((f: { name: string }) => f.name === 'light_transfer_strength')).toEqual({
-      name: 'light_transfer_strength',
+    expect(shown.fields.find((f: { name: string }) => f.name === 'sharpen')).toEqual({
+      name: 'sharpen',
       type: 'int',
       bounds: '>= 0, <= 100',
-      default: 100,
+      default: 50,
       required: false,
-      help: expect.stringMatching(/level of light transfer/),
+      help: expect.stringMatching(/Sharpen the image/),
     });
-    const text = await cli(['tools', 'show', 'image-relight']);
-    expect(text.out).toMatch(/^image +image \(a file: sent inline; or a URL\) +yes +Base64 or URL/m);
+    const text = await cli(['tools', 'show', 'image-upscaler-precision']);
+    expect(text.out).toMatch(/^image +image \(a file: sent inline; or a URL\) +yes +Base64 image to upscale/m);
     expect(text.out).toContain('price: no published price');
     const icon = await cli(['tools', 'show', 'text-to-icon']);
     expect(icon.out).toMatch(/cannot be run from MediaDesk: the service answers it only by calling its webhook_url/);
@@ -64,13 +67,13 @@ describe('mediadesk tools', () => {
     const out = join(at.dir, 'relit');
     const r = await cli([
       'run',
-      'image-relight',
+      'image-upscaler-precision',
       '--param',
       'image=photo.png',
       '--param',
-      'light_transfer_strength=60',
+      'sharpen=60',
       '--param',
-      'style=clean',
+      'filter_nsfw=true',
       '--out',
       out,
     ]);
@@ -81,20 +84,12 @@ describe('mediadesk tools', () => {
 
     // A video batch input beside an audio file that only travels as a URL: uploaded first.
     const synced = join(at.dir, 'synced');
-    const lip = await cli([
-      'run',
-      'lip-sync-latent-sync',
-      samples.video,
-      '--param',
-      'audio_url=voice.wav',
-      '--out',
-      synced,
-    ]);
+    const lip = await cli(['run', 'lip-sync', samples.video, '--param', 'audio_url=voice.wav', '--out', synced]);
     expect(lip.code, lip.err).toBe(0);
     const video = filesIn(synced);
     expect(readFileSync(join(video[0].parentPath, video[0].name)).subarray(4, 8).toString()).toBe('ftyp');
 
-    const missing = await cli(['run', 'image-relight', '--param', 'image=nope.png', '--out', out]);
+    const missing = await cli(['run', 'image-upscaler-precision', '--param', 'image=nope.png', '--out', out]);
     expect(missing.code).toBe(2);
     expect(missing.err).toContain('--param image: no such file:');
     const icon = await cli(['run', 'text-to-icon', '--param', 'prompt=a cat', '--out', out]);

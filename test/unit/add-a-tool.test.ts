@@ -77,9 +77,20 @@ describe('a new image, video and audio tool: a catalogue entry and a reference e
       '2.5 multi-shot',
       'Image to video, end frame',
       'Lite',
+      'Kling',
+      'WAN',
+      'Lip-sync',
       'Upscaler',
     ]);
-    expect(MUSIC_TOOLS).toEqual(['music', 'music-instrumental', 'music-variants', 'fixture-jingle']);
+    expect(MUSIC_TOOLS).toEqual([
+      'music',
+      'music-instrumental',
+      'music-variants',
+      'sound-effects',
+      'voiceover',
+      'audio-isolation',
+      'fixture-jingle',
+    ]);
   });
 
   it('the Sandbox accepts a valid request and refuses a bad field, by the reference', async () => {

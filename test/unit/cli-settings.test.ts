@@ -15,7 +15,7 @@ function storedSettings(stored: unknown): (args: string[]) => ReturnType<typeof 
   return (args) => runCli(['settings', ...args], { env: { MEDIADESK_HOME: own } });
 }
 const KNOWN =
-  '(known: backend, baseUrl, keyHeader, sandboxKey, outputDir, namingTemplate, concurrency, perToolConcurrency, theme, slugs, planTier, autoUpdate, keepMetadata, writeProvenance, provenanceSidecar, notifications, osContextMenu, osSendTo, osQuickAction, osLinks, auditSinks, forwardAfterAuditSync, teamServer)';
+  '(known: backend, baseUrl, keyHeader, sandboxKey, outputDir, namingTemplate, concurrency, perToolConcurrency, theme, slugs, planTier, autoUpdate, keepMetadata, writeProvenance, provenanceSidecar, notifications, osContextMenu, osSendTo, osQuickAction, osLinks, auditSinks, forwardAfterAuditSync, teamServer, favouriteTools)';
 
 describe('mediadesk settings', () => {
   it('a setting named twice in one set is refused (exit 2) and nothing is saved', async () => {

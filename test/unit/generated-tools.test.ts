@@ -10,6 +10,7 @@ import {
   GENERATED_TOOLS,
   TOOLS,
   getTool,
+  toolOfGenerated,
   validateRequest,
 } from '../../shared/catalogue/index.ts';
 import { answersAtOnce, OPERATIONS, REFERENCE_FILES } from '../../shared/official/index.ts';
@@ -48,7 +49,9 @@ describe('shared/catalogue/generated-data.ts', () => {
   });
 
   it('reads fields from the request schema: kinds, bounds, enums, defaults, required, help, the batch field', () => {
-    const relight = getTool('image-relight');
+    // Relight and lip-sync are curated favourites now; their derivation is still what is read here.
+    const derived = (path: string) => toolOfGenerated(GENERATED_CATALOGUE.tools.find((t) => t.path === path)!);
+    const relight = derived('/v1/ai/image-relight');
     expect(relight).toMatchObject({ group: 'image', result: 'image', batchField: 'image', generated: true });
     const field = (name: string) => relight.fields.find((f) => f.name === name);
     expect(field('image')).toMatchObject({
@@ -63,7 +66,7 @@ describe('shared/catalogue/generated-data.ts', () => {
     expect(field('prompt')!.help).toMatch(/descriptive prompt/);
     expect(field('webhook_url')).toMatchObject({ kind: 'url', advanced: true });
     expect(field('advanced_settings')).toMatchObject({ kind: 'json' });
-    expect(getTool('lip-sync-latent-sync').fields.find((f) => f.name === 'audio_url')).toMatchObject({
+    expect(derived('/v1/ai/lip-sync/latent-sync').fields.find((f) => f.name === 'audio_url')).toMatchObject({
       kind: 'media',
       media: 'audio',
       encodings: ['url'],

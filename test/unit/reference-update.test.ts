@@ -60,6 +60,7 @@ describe('reference:update', () => {
     });
     expect(widget.body.properties.prompt).toEqual({ type: 'string', maxLength: 1000 });
     expect(widget.body.properties.seed).toEqual({ type: ['integer', 'null'] });
+    expect(widget.body).not.toHaveProperty('anyOf');
     expect(widget.responses['200'].example).toEqual({
       data: { task_id: '046b6c7f-0b8a-43b9-b35d-6489e6daee91', status: 'CREATED' },
     });

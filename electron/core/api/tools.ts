@@ -52,10 +52,12 @@ export function readEnvelope(body: unknown): TaskEnvelope {
       : outer
   ) as Record<string, unknown> | null;
   const taskId = d?.task_id;
-  const status = typeof d?.status === 'string' ? d.status.toUpperCase() : undefined;
+  // The style transfer's create is described answering `task_status` where every other says `status`.
+  const said = d?.status ?? d?.task_status;
+  const status = typeof said === 'string' ? said.toUpperCase() : undefined;
   if (typeof taskId !== 'string' || !taskId) throw new EnvelopeError('the server answered without a task_id');
   if (!status || !(TASK_STATUSES as readonly string[]).includes(status))
-    throw new EnvelopeError(`the server answered with an unknown task status "${String(d?.status)}"`);
+    throw new EnvelopeError(`the server answered with an unknown task status "${String(said)}"`);
   const error = [d?.error, d?.message].find((m): m is string => typeof m === 'string');
   return { taskId, status: status as TaskStatus, generated: readGenerated(d?.generated), ...(error ? { error } : {}) };
 }

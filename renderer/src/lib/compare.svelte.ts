@@ -10,7 +10,7 @@ import { studio } from './studio.svelte.ts';
 import { STUDIO_TOOLS } from './tool-lists.ts';
 
 /** The tools a variant may use: the Studio's tools that take one image. */
-export const COMPARE_TOOLS = STUDIO_TOOLS.filter((t) => t.batchField && t.result === 'image');
+export const COMPARE_TOOLS = STUDIO_TOOLS.filter((t) => t.batchField && t.result === 'image' && !t.generated);
 
 /** One way to make the image: a tool with its Studio settings (`preset` empty) or with a saved preset. */
 export interface Variant {

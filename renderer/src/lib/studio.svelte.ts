@@ -40,7 +40,9 @@ class StudioStore {
   toolId = $state(STUDIO_TOOLS[0].id);
   /** Form values per tool: switching tools and back keeps what was typed. */
   // Filled for every tool up front: reading a form must never write state (derived reads do).
-  values = $state<Record<string, Record<string, unknown>>>(Object.fromEntries(TOOLS.map((t) => [t.id, defaultsOf(t)])));
+  values = $state<Record<string, Record<string, unknown>>>(
+    Object.fromEntries([...TOOLS, ...STUDIO_TOOLS].map((t) => [t.id, defaultsOf(t)])),
+  );
   inputs = $state<StudioInput[]>([]);
   outDir = $state('');
   /**

@@ -10,7 +10,7 @@ import {
 import { EXT_FORMAT } from '../../../shared/validation/extensions.ts';
 import { MUSIC_TOOLS, VIDEO_FAMILIES } from './tool-lists.ts';
 
-export { MUSIC_TOOLS, VIDEO_FAMILIES, type VideoFamily } from './tool-lists.ts';
+export { MUSIC_TOOLS, VIDEO_FAMILIES, VIDEO_TOOLS, type VideoFamily } from './tool-lists.ts';
 
 export type MediaField = Extract<Field, { kind: 'media' | 'mediaList' }>;
 
