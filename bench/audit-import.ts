@@ -19,11 +19,49 @@ import { KEY_SLOTS } from '../electron/core/audit/keys.ts';
  * same tables (events, events_raw, events_fts) of a fresh cache with every index but the rowid
  * dropped, by plain INSERT ... SELECT in the import's transactions of 50,000. `--stage-ids` (with
  * `--bare`): under the staged ids instead, so every batch appends; the import cannot store them so.
- * Usage: node bench/audit-import.ts [N] [--keep DIR] [--order random|newest-first] [--cached-windows K] [--bare [--stage-ids]]
+ * `--paired P`: P pairs, import then floor, each a child process of this script with the other
+ * arguments, alternated so both see the same load; prints each run and the medians of the ratios.
+ * Usage: node bench/audit-import.ts [N] [--keep DIR] [--order random|newest-first] [--cached-windows K] [--bare [--stage-ids]] [--paired P]
  */
 const args = process.argv.slice(2);
 if (args[0] === '--write') {
   await writeNdjson(args[1], Number(args[2]), args[3] as BenchOrder, Number(args[4]));
+  process.exit(0);
+}
+if (args.includes('--paired')) {
+  const at = args.indexOf('--paired');
+  const pairs = Number(args[at + 1]);
+  const rest = args.filter((_, i) => i !== at && i !== at + 1);
+  const run = (extra: string[]): { seconds: number; cpuSeconds: number; peakRssMb: number } => {
+    const r = spawnSync(process.execPath, [import.meta.filename, ...rest, ...extra], { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`bench run failed: ${r.stderr}`);
+    const line = r.stdout.trim().split('\n').pop()!;
+    console.log(line);
+    return JSON.parse(line);
+  };
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
+  const wall: number[] = [];
+  const cpu: number[] = [];
+  const rss: number[] = [];
+  for (let p = 0; p < pairs; p++) {
+    const imp = run([]);
+    const floor = run(['--bare']);
+    wall.push(imp.seconds / floor.seconds);
+    cpu.push(imp.cpuSeconds / floor.cpuSeconds);
+    rss.push(imp.peakRssMb);
+  }
+  const fix = (xs: number[]) => xs.map((x) => +x.toFixed(2));
+  console.log(
+    JSON.stringify({
+      pairs,
+      wallRatios: fix(wall),
+      cpuRatios: fix(cpu),
+      medianWallRatio: +median(wall).toFixed(2),
+      medianCpuRatio: +median(cpu).toFixed(2),
+      importPeakRssMb: rss,
+      loadAvg1m: +(await import('node:os')).loadavg()[0].toFixed(1),
+    }),
+  );
   process.exit(0);
 }
 const count = Number(args.find((a) => /^\d+$/.test(a)) ?? 1_000_000);
