@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import type { Statement } from 'better-sqlite3';
 import type { AuditFilters, AuditSort } from '../../shared/contract/audit.ts';
 import type { AuditService } from '../../electron/core/audit/service.ts';
 import { SPILL_FLAG } from '../../electron/core/audit/keys.ts';
 import { makeEvent, openService, tempDir, walkPages } from './helpers.ts';
+import { planOf as planIn, statementsOf } from '../query-plans.ts';
 
 // Migration 9 dropped the date from every index (the row key follows it): the Audit screen's
 // queries must still seek or walk an index, never read the whole table to sort it, and give the
@@ -46,32 +46,7 @@ const SORTS: AuditSort[] = [
   { field: 'member', dir: 'desc' },
 ];
 
-/** Every statement the service runs on its database while `fn` runs, with its values. */
-function statementsOf(fn: () => void): { sql: string; params: unknown[] }[] {
-  const db = service.store.db;
-  const prepare = db.prepare.bind(db);
-  const seen: { sql: string; params: unknown[] }[] = [];
-  db.prepare = ((sql: string) => {
-    const st = prepare(sql) as Statement;
-    for (const m of ['all', 'get', 'iterate'] as const) {
-      const run = (st[m] as (...a: unknown[]) => unknown).bind(st);
-      (st as unknown as Record<string, unknown>)[m] = (...params: unknown[]) => {
-        seen.push({ sql, params });
-        return run(...params);
-      };
-    }
-    return st;
-  }) as typeof db.prepare;
-  try {
-    fn();
-  } finally {
-    db.prepare = prepare as typeof db.prepare;
-  }
-  return seen;
-}
-
-const planOf = (sql: string, params: unknown[]) =>
-  (service.store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail);
+const planOf = (sql: string, params: unknown[]) => planIn(service.store.db, sql, params);
 
 /** What the screen asks for one filter and sort: pages walked by cursor, a page by offset, the total, facets, timeline. */
 function screen(filters: AuditFilters, sort: AuditSort) {
@@ -100,7 +75,9 @@ describe('audit queries over indexes without dates (migration 9)', () => {
   it('filters, date ranges, search and paging read through an index and never sort the whole table', () => {
     for (const filters of FILTERS)
       for (const sort of SORTS) {
-        const ran = statementsOf(() => screen(filters, sort)).filter((s) => /\bFROM events\b/.test(s.sql));
+        const ran = statementsOf(service.store.db, () => screen(filters, sort)).filter((s) =>
+          /\bFROM events\b/.test(s.sql),
+        );
         expect(ran.length).toBeGreaterThan(0);
         for (const { sql, params } of ran) {
           const plan = planOf(sql, params);

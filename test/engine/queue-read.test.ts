@@ -9,7 +9,7 @@ import { openQueueForReading } from '../../electron/host/cli/queue-read.ts';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
 import { utcDay } from '../../shared/service-limits.ts';
 import { cliEnv, runCli } from '../cli.ts';
-import { cleanup, control, creates, tmp } from './helpers.ts';
+import { cleanup, control, creates, queueBatch, tmp } from './helpers.ts';
 
 // `mediadesk jobs list` reads the queue's store alone, whatever it holds: no engine, nothing sent.
 const dirs: string[] = [];
@@ -24,16 +24,11 @@ afterAll(async () => sandbox.close());
 function queued(home: string, n: number): void {
   const db = openDatabase(dbPaths(home).jobs, QUEUE_MIGRATIONS);
   try {
-    new JobStore(db).insertBatch({
-      id: 'b1',
-      tool: 'upscaler-precision',
-      outDir: home,
-      params: {},
-      roots: [],
-      snapshot: { namingTemplate: '{name}_{tool}.{ext}', slugs: {} },
-      backend: 'sandbox',
-      jobs: Array.from({ length: n }, (_, i) => ({ id: `j${i}`, inputPath: `/in/${i}.png`, relDir: '', params: {} })),
-    });
+    queueBatch(
+      new JobStore(db),
+      home,
+      Array.from({ length: n }, (_, i) => `/in/${i}.png`),
+    );
   } finally {
     db.close();
   }
