@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
 import { openDatabase } from '../../electron/core/db/open.ts';
-import { PACE_SCOPE_FLAG } from '../../electron/core/limits/held.ts';
+import { PACE_SCOPE_FLAG } from '../../electron/core/limits/held-at.ts';
 import { dbPaths } from '../../electron/core/paths.ts';
 import { QUEUE_MIGRATIONS } from '../../electron/core/queue/migrations.ts';
 import { JobStore } from '../../electron/core/queue/store.ts';

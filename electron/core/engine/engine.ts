@@ -23,7 +23,8 @@ import { Runner } from './runner.ts';
 import { WriteBatcher } from './write-batcher.ts';
 import { PaceLimiter } from '../limits/limiter.ts';
 import { Pacer } from '../limits/pacer.ts';
-import { heldTools, PACE_SCOPE_FLAG } from '../limits/held.ts';
+import { heldTools } from '../limits/held.ts';
+import { PACE_SCOPE_FLAG } from '../limits/held-at.ts';
 import { realClock } from '../clock.ts';
 
 export type { EngineOptions } from './options.ts';

@@ -27,16 +27,20 @@ export function openQueueForReading(home: string, env: NodeJS.ProcessEnv = proce
     store,
     capHolds: async () => {
       if (!store.counts().queued) return [];
-      // Loaded only with queued jobs: the limiter and the catalogue's titles.
-      const [{ pacingRates }, { PaceLimiter }, held] = await Promise.all([
+      // Loaded only with queued jobs: the limiter; the catalogue (zod) only for a held tool's title.
+      const [{ pacingRates }, { PaceLimiter }, { heldFor, rememberedScope }] = await Promise.all([
         import('../../core/limits/pacer.ts'),
         import('../../core/limits/limiter.ts'),
-        import('../../core/limits/held.ts'),
+        import('../../core/limits/held-at.ts'),
       ]);
       const rates = pacingRates(env);
-      if (!rates) return [];
-      const at = held.rememberedScope(store);
-      return at ? held.heldFor(new PaceLimiter(db, { rates }), at, store, new QueueLease(store).holderBackend()) : [];
+      const at = rememberedScope(store);
+      if (!rates || !at) return [];
+      const backend = new QueueLease(store).holderBackend();
+      const holds = heldFor(new PaceLimiter(db, { rates }), at, store, backend, () => '');
+      if (!holds.length) return [];
+      const { limitTitle } = await import('../../core/limits/held.ts');
+      return holds.map((h) => ({ ...h, title: limitTitle(h.tool) }));
     },
     close: () => db.close(),
   };
