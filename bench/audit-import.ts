@@ -19,11 +19,56 @@ import { KEY_SLOTS } from '../electron/core/audit/keys.ts';
  * same tables (events, events_raw, events_fts) of a fresh cache with every index but the rowid
  * dropped, by plain INSERT ... SELECT in the import's transactions of 50,000. `--stage-ids` (with
  * `--bare`): under the staged ids instead, so every batch appends; the import cannot store them so.
- * Usage: node bench/audit-import.ts [N] [--keep DIR] [--order random|newest-first] [--cached-windows K] [--bare [--stage-ids]]
+ * `--paired P`: P pairs, import then floor, each a child process of this script with the other
+ * arguments, alternated so both see the same load; prints each run and the medians of the ratios.
+ * Usage: node bench/audit-import.ts [N] [--keep DIR] [--order random|newest-first] [--cached-windows K] [--bare [--stage-ids]] [--paired P]
  */
 const args = process.argv.slice(2);
 if (args[0] === '--write') {
   await writeNdjson(args[1], Number(args[2]), args[3] as BenchOrder, Number(args[4]));
+  process.exit(0);
+}
+if (args.includes('--paired')) {
+  const at = args.indexOf('--paired');
+  const pairs = Number(args[at + 1]);
+  const rest = args.filter((_, i) => i !== at && i !== at + 1);
+  const run = (
+    extra: string[],
+  ): { seconds: number; cpuSeconds: number; mainThreadCpuSeconds: number; peakRssMb: number } => {
+    const r = spawnSync(process.execPath, [import.meta.filename, ...rest, ...extra], { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`bench run failed: ${r.stderr}`);
+    const line = r.stdout.trim().split('\n').pop()!;
+    console.log(line);
+    return JSON.parse(line);
+  };
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
+  const wall: number[] = [];
+  const cpu: number[] = [];
+  const mainCpu: number[] = [];
+  const rss: number[] = [];
+  for (let p = 0; p < pairs; p++) {
+    const imp = run([]);
+    const floor = run(['--bare']);
+    wall.push(imp.seconds / floor.seconds);
+    cpu.push(imp.cpuSeconds / floor.cpuSeconds);
+    mainCpu.push(imp.mainThreadCpuSeconds / floor.cpuSeconds);
+    rss.push(imp.peakRssMb);
+  }
+  const fix = (xs: number[]) => xs.map((x) => +x.toFixed(2));
+  console.log(
+    JSON.stringify({
+      pairs,
+      wallRatios: fix(wall),
+      cpuRatios: fix(cpu),
+      medianWallRatio: +median(wall).toFixed(2),
+      medianCpuRatio: +median(cpu).toFixed(2),
+      // The import's own thread against the floor's CPU: the ratio where the reading thread has a free core.
+      mainThreadCpuRatios: fix(mainCpu),
+      medianMainThreadCpuRatio: +median(mainCpu).toFixed(2),
+      importPeakRssMb: rss,
+      loadAvg1m: +(await import('node:os')).loadavg()[0].toFixed(1),
+    }),
+  );
   process.exit(0);
 }
 const count = Number(args.find((a) => /^\d+$/.test(a)) ?? 1_000_000);
@@ -76,9 +121,12 @@ if (bare) {
 }
 const t0 = performance.now();
 const c0 = process.cpuUsage();
+// This thread alone: the import's critical path where the reading thread has a core of its own.
+const m0 = process.threadCpuUsage();
 const report = bare ? bareInsert() : await importFile(store, file);
 const seconds = (performance.now() - t0) / 1000;
 const c1 = process.cpuUsage(c0);
+const m1 = process.threadCpuUsage(m0);
 const cpuSeconds = (c1.user + c1.system) / 1e6;
 store.db.pragma('optimize');
 store.close();
@@ -90,6 +138,7 @@ const result = {
   cachedBefore,
   seconds: +seconds.toFixed(2),
   cpuSeconds: +cpuSeconds.toFixed(2),
+  mainThreadCpuSeconds: +((m1.user + m1.system) / 1e6).toFixed(2),
   loadAvg1m: +(await import('node:os')).loadavg()[0].toFixed(1),
   eventsPerSec: Math.round(count / seconds),
   peakRssMb: Math.round(peakMb),

@@ -5,7 +5,7 @@
  * BENCH_RUNNING=1 the queue runs against a Sandbox (its own process) for 10 s instead, at the
  * default concurrency, so nearly all of them wait queued while some are sent. Prints the peak
  * RSS over the whole process, the RSS and heap after a few ticks and a GC, and the database's size.
- * BENCH_ENGINE_ROOT: another checkout whose engine is measured (its baseline).
+ * BENCH_ENGINE_ROOT: another checkout whose engine is measured (its baseline; it must have stateCounts).
  * Run: node --expose-gc bench/queue-memory.ts
  */
 import { spawn } from 'node:child_process';
@@ -40,13 +40,10 @@ async function child(n: number, work: string, url: string | undefined): Promise<
   const r = await engine.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: join(work, 'out') });
   if (r.queued !== n) throw new Error(`queued ${r.queued} of ${n}`);
   engine.start();
-  // A few ticks, status reads of the queue as the app makes them and the CLI's progress count, then what stays.
-  // The engine measured may be older: the CLI's read as that engine makes it (stateCounts, jobStates, jobRows).
-  const older = engine as unknown as { jobStates?: (ids: readonly string[]) => unknown };
-  const progress = (engine.stateCounts ?? older.jobStates ?? engine.jobRows).bind(engine);
+  // A few ticks, status reads of the queue as the app makes them and the CLI's progress count (stateCounts), then what stays.
   for (let i = 0; i < (url ? 33 : 5); i++) {
     engine.status();
-    progress(r.jobIds);
+    engine.stateCounts(r.jobIds);
     await new Promise((res) => setTimeout(res, 300));
   }
   gc();

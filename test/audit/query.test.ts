@@ -290,20 +290,20 @@ describe('query: facets, timeline, detail', () => {
         .map((r) => r.detail)
         .join('; ');
     const page = (f: AuditFilters) => {
-      const w = buildWhere(f);
-      return plan(`SELECT seq FROM events ${w.sql} ORDER BY ts DESC, seq DESC LIMIT 100`, w.params);
+      const w = buildWhere(f, { byKey: true });
+      return plan(`SELECT seq FROM events ${w.sql} ORDER BY seq DESC LIMIT 100`, w.params);
     };
     // One e-mail: its events alone, newest first, straight from the index.
     expect(page({ noUserIdEmails: ['ci-key@example.test'] })).toBe(
-      'SEARCH events USING COVERING INDEX events_noid_email_ts (member_id=? AND member_email=?)',
+      'SEARCH events USING COVERING INDEX events_noid_email (member_id=? AND member_email=?)',
     );
     for (const f of [
       { noUserIdEmails: ['ci-key@example.test', ''], from: '2026-03-02' },
       { noUserIdEmails: ['ci-key@example.test'], memberIds: [2, 3] },
     ]) {
-      // The planner may seek each choice or walk the date index to the page's end; never read the whole table.
-      expect(page(f), JSON.stringify(f)).toMatch(/(SEARCH|SCAN) events USING (COVERING )?INDEX/);
-      expect(page(f), JSON.stringify(f)).not.toMatch(/SCAN events(?! USING)/);
+      // The planner may seek each choice (and sort those), or walk the rows in key (date) order to
+      // the page's end; never read the whole table to sort it.
+      expect(page(f), JSON.stringify(f)).toMatch(/^(SEARCH events USING|SCAN events$)/);
     }
     // The facet's count per e-mail reads that index alone, already in e-mail order.
     expect(
@@ -311,7 +311,7 @@ describe('query: facets, timeline, detail', () => {
         'SELECT member_email AS v, count(*) AS n, count(*) OVER () AS d FROM events WHERE member_id IS NULL GROUP BY member_email ORDER BY n DESC, v LIMIT 50',
       ),
     ).toMatch(
-      /SEARCH events USING COVERING INDEX events_noid_email_ts \(member_id=\?\); SCAN \(subquery-\d\); USE TEMP B-TREE FOR ORDER BY$/,
+      /SEARCH events USING COVERING INDEX events_noid_email \(member_id=\?\); SCAN \(subquery-\d\); USE TEMP B-TREE FOR ORDER BY$/,
     );
   });
 

@@ -8,6 +8,7 @@ import { DEFAULT_SLUGS } from '../../shared/catalogue/index.ts';
 import { DEFAULT_SETTINGS, type Settings } from '../../shared/settings.ts';
 import { openEngine } from '../../electron/core/engine/open.ts';
 import type { Engine } from '../../electron/core/engine/engine.ts';
+import type { JobStore } from '../../electron/core/queue/store.ts';
 import { SETTLED_STATES } from '../../shared/contract/jobs.ts';
 import type { HotFolderRecord } from '../../shared/contract/hot-folders.ts';
 import type { Core } from '../../electron/core/index.ts';
@@ -159,3 +160,17 @@ export const givenFolder =
     core.pathPolicy?.grant(folder);
     return core;
   };
+
+/** One batch `b1` of upscaler jobs `j0`, `j1`… over `inputs`, queued in `store` as startBatch would leave them. */
+export function queueBatch(store: JobStore, outDir: string, inputs: readonly string[]): void {
+  store.insertBatch({
+    id: 'b1',
+    tool: 'upscaler-precision',
+    outDir,
+    params: {},
+    roots: [],
+    snapshot: { namingTemplate: '{name}_{tool}.{ext}', slugs: {} },
+    backend: 'sandbox',
+    jobs: inputs.map((inputPath, i) => ({ id: `j${i}`, inputPath, relDir: '', params: {} })),
+  });
+}

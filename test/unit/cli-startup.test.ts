@@ -3,7 +3,12 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../electron/core/db/open.ts';
+import { dbPaths } from '../../electron/core/paths.ts';
+import { QUEUE_MIGRATIONS } from '../../electron/core/queue/migrations.ts';
+import { JobStore } from '../../electron/core/queue/store.ts';
 import { runCli } from '../cli.ts';
+import { queueBatch } from '../engine/helpers.ts';
 
 // What a short command loads, not how long it takes (the time is bench/cli-startup.ts's): the
 // modules that made `--help` take a second must stay in the commands that use them.
@@ -48,6 +53,19 @@ describe('what a short command loads', () => {
     expect(ours.filter((u) => u.startsWith('electron/sandbox/') || u === 'electron/core/index.ts')).toEqual([]);
     // The queue alone answers it (nothing queued, no Sandbox job to settle): not the schemas, the engine or the log.
     expect(['zod', 'electron-log', 'image-size'].filter((p) => packages.has(p))).toEqual([]);
+    expect(ours.filter((u) => u.startsWith('electron/core/engine/') && !u.endsWith('/lease.ts'))).toEqual([]);
+  });
+
+  it('`mediadesk jobs list` over queued jobs reads the same modules: no engine, no zod, no core', async () => {
+    const home = join(dir, 'home-queued');
+    const db = openDatabase(dbPaths(home).jobs, QUEUE_MIGRATIONS);
+    queueBatch(new JobStore(db), home, ['/in/a.png', '/in/b.png']);
+    db.close();
+    const { run, packages, ours } = await loadedBy(['jobs', 'list'], { MEDIADESK_HOME: home });
+    expect([run.code, run.err]).toEqual([0, '2 of 2 jobs\n']);
+    expect(HEAVY.filter((p) => p !== 'better-sqlite3' && packages.has(p))).toEqual([]);
+    expect(['zod', 'electron-log', 'image-size'].filter((p) => packages.has(p))).toEqual([]);
+    expect(ours.filter((u) => u.startsWith('electron/sandbox/') || u === 'electron/core/index.ts')).toEqual([]);
     expect(ours.filter((u) => u.startsWith('electron/core/engine/') && !u.endsWith('/lease.ts'))).toEqual([]);
   });
 

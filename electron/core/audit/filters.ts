@@ -1,6 +1,7 @@
 import type { AuditFilters } from '../../../shared/contract/audit.ts';
 import { asUtc } from '../../../shared/validation/dates.ts';
 import { searchMatch } from './search.ts';
+import { keyBound } from './keys.ts';
 
 /** A WHERE clause and its bound values. User values only ever travel in `params`. */
 export interface Where {
@@ -55,6 +56,8 @@ export interface WhereOptions {
    * matches, materialized once, stopping at LIMIT. Few matches: driving from them is cheaper.
    */
   ftsAsFilter?: boolean;
+  /** Every row key follows its date (keys.ts keysFollowDates): a date range is a range of keys, read without an index of dates. */
+  byKey?: boolean;
   /** The search as an FTS5 query (search.ts searchMatch, which reads the cache's names); else the words alone. */
   match?: string | null;
 }
@@ -64,13 +67,14 @@ export function buildWhere(f: AuditFilters, opts: WhereOptions = {}): Where {
   const where: string[] = [];
   const params: unknown[] = [];
   const { fromTs, toTsExclusive } = timeRange(f);
+  const dated = (ts: number) => (opts.byKey ? keyBound(ts) : ts);
   if (fromTs !== undefined) {
-    where.push('ts >= ?');
-    params.push(fromTs);
+    where.push(opts.byKey ? 'seq >= ?' : 'ts >= ?');
+    params.push(dated(fromTs));
   }
   if (toTsExclusive !== undefined) {
-    where.push('ts < ?');
-    params.push(toTsExclusive);
+    where.push(opts.byKey ? 'seq < ?' : 'ts < ?');
+    params.push(dated(toTsExclusive));
   }
   if (omit !== 'memberIds') members(f, where, params);
   if (f.groupIds?.length) inList('group_id', f.groupIds, where, params);

@@ -59,7 +59,10 @@ export class KeyAllocator {
   }
 }
 
+/** SQL: whether some row's key does not follow its date. */
+export const KEYS_SPILLED = `EXISTS (SELECT 1 FROM audit_meta WHERE key = '${SPILL_FLAG}' AND value = 1)`;
+
 /** True when every row's key follows its date (no spill recorded). */
 export function keysFollowDates(db: Db): boolean {
-  return !db.prepare('SELECT 1 FROM audit_meta WHERE key = ? AND value = 1').get(SPILL_FLAG);
+  return !db.prepare(`SELECT ${KEYS_SPILLED}`).pluck().get();
 }

@@ -4,8 +4,8 @@ import { KeyAllocator } from './keys.ts';
 import { FILL_SEARCH_NAMES_SQL, SEARCH_NAMES_SQL } from './search.ts';
 
 /**
- * audit.db. Each filter index ends in ts, so "filter + newest first + LIMIT" walks one index without
- * sorting; sort-key columns are NOT NULL ('' for none) for keyset cursors. seq (the FTS rowid) follows
+ * audit.db. Each filter index ends in the rowid seq, which follows ts (migration 10), so "filter +
+ * newest first + LIMIT" walks one index without sorting; sort-key columns are NOT NULL ('' for none) for keyset cursors. seq (the FTS rowid) follows
  * ts (keys.ts), and the event as received lives in events_raw, keeping events narrow (~200 B a row).
  */
 export const AUDIT_MIGRATIONS: readonly Migration[] = [
@@ -213,7 +213,44 @@ export const AUDIT_MIGRATIONS: readonly Migration[] = [
         END;
       `),
   },
+  {
+    version: 10,
+    name: 'filter indexes without the date: the row key follows it',
+    up: (db) => dropDateFromIndexes(db),
+  },
 ];
+
+/**
+ * Migration 10: each filter index that ended in ts, by what replaces it. events_ts stays: the SIEM
+ * forwarder reads the archive in (ts, event_id) order by it (forward/read.ts), spilled keys or not.
+ */
+const DATED_INDEXES: Record<string, string | null> = {
+  events_type_ts: 'CREATE INDEX events_type ON events (event_type)',
+  events_member_ts: 'CREATE INDEX events_member ON events (member_id)',
+  events_email_ts: 'CREATE INDEX events_email ON events (member_email)',
+  events_group_ts: 'CREATE INDEX events_group ON events (group_id)',
+  events_folder_ts: 'CREATE INDEX events_folder ON events (folder_ref)',
+  // member_id (always NULL here) keeps the index covering for `member_id IS NULL AND member_email = ?`.
+  events_noid_email_ts: 'CREATE INDEX events_noid_email ON events (member_id, member_email) WHERE member_id IS NULL',
+};
+
+/**
+ * seq is ts * 1024 + n (keys.ts) and every index ends in the rowid, so (x) is already in (x, date)
+ * order and a date range is a range of row keys: the ts columns repeated the key, and building
+ * them was most of a bulk import's index work. A cache whose keys spilled sorts by (ts, seq) instead.
+ */
+function dropDateFromIndexes(db: Db): void {
+  // A bulk load set the indexes aside (a crash, or another process loading now): the new ones wait with them.
+  const loading = (db.prepare('SELECT count(*) FROM deferred_indexes').pluck().get() as number) > 0;
+  const defer = db.prepare('INSERT OR REPLACE INTO deferred_indexes (name, sql) VALUES (?, ?)');
+  for (const [old, sql] of Object.entries(DATED_INDEXES)) {
+    db.exec(`DROP INDEX IF EXISTS ${old}`);
+    db.prepare('DELETE FROM deferred_indexes WHERE name = ?').run(old);
+    if (!sql) continue;
+    if (loading) defer.run(/^CREATE INDEX (\w+)/.exec(sql)![1], sql);
+    else db.exec(sql);
+  }
+}
 
 const EVENT_COLUMNS =
   'event_id, ts, event_type, member_email, member_id, member_type, verb, status, category, group_id, folder_ref, project_ref, request_id, correlation_id, resource_id, origin, raw';

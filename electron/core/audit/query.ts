@@ -13,7 +13,7 @@ import type { Db } from '../db/open.ts';
 import { storedEventProblem } from './event.ts';
 import { buildWhere as buildWords, timeRange, type Where, type WhereOptions } from './filters.ts';
 import { searchMatch } from './search.ts';
-import { keyBound, keysFollowDates, MAX_KEY } from './keys.ts';
+import { KEY_SLOTS, keyBound, keysFollowDates, MAX_KEY } from './keys.ts';
 
 /** The event as received, from its side table (migration 4). */
 const RAW = '(SELECT r.raw FROM events_raw AS r WHERE r.seq = events.seq) AS raw';
@@ -63,6 +63,11 @@ export function toAuditRow(r: DbRow, folderName: string | null = null): AuditRow
 
 /** An event's folder name, from its stored text; null where it has none (or the text cannot be read as JSON). */
 const FOLDER_NAME = "CASE WHEN json_valid(r.raw) THEN json_extract(r.raw, '$.action.folder_name') END";
+/** Date order: by key alone where every key follows its date (migration 10 left the filter indexes without dates), else by (ts, seq). */
+function dateOrder(byKey: boolean, dir: 'ASC' | 'DESC'): string {
+  return byKey ? `seq ${dir}` : `ts ${dir}, seq ${dir}`;
+}
+
 /** How many of a folder's newest events are looked at for its name when a row's own event has none. */
 const NAME_LOOKBACK = 50;
 
@@ -84,7 +89,7 @@ export function withFolderNames(db: Db, rows: DbRow[]): AuditRow[] {
   );
   const newest = db
     .prepare(
-      `SELECT ${FOLDER_NAME} AS name FROM (SELECT seq FROM events WHERE folder_ref = ? ORDER BY ts DESC LIMIT ${NAME_LOOKBACK}) AS e
+      `SELECT ${FOLDER_NAME} AS name FROM (SELECT seq FROM events WHERE folder_ref = ? ORDER BY ${dateOrder(keysFollowDates(db), 'DESC')} LIMIT ${NAME_LOOKBACK}) AS e
        JOIN events_raw AS r ON r.seq = e.seq WHERE typeof(${FOLDER_NAME}) = 'text' AND ${FOLDER_NAME} != '' LIMIT 1`,
     )
     .pluck();
@@ -103,9 +108,17 @@ const SORT_KEYS: Record<AuditSort['field'], { cols: string[]; of: (r: DbRow) => 
   member: { cols: ['member_email', 'ts', 'seq'], of: (r) => [r.member_email, r.ts, r.seq] },
 };
 
-export function orderBy(sort: AuditSort): string {
+/** The sort's columns, without ts where the keys follow the dates (seq then orders by date alone). */
+function sortCols(sort: AuditSort, byKey: boolean): string[] {
+  const cols = SORT_KEYS[sort.field].cols;
+  return byKey ? cols.filter((c) => c !== 'ts') : cols;
+}
+
+export function orderBy(sort: AuditSort, byKey = false): string {
   const dir = sort.dir === 'asc' ? 'ASC' : 'DESC';
-  return `ORDER BY ${SORT_KEYS[sort.field].cols.map((c) => `${c} ${dir}`).join(', ')}`;
+  return `ORDER BY ${sortCols(sort, byKey)
+    .map((c) => `${c} ${dir}`)
+    .join(', ')}`;
 }
 
 interface Cursor {
@@ -160,17 +173,21 @@ function and(where: Where, cond: string, params: unknown[]): Where {
 export function queryEvents(db: Db, q: QueryInput): AuditQueryResponse {
   const match = q.filters.search ? searchMatch(db, q.filters.search) : null;
   if (match && q.sort.field === 'date' && keysFollowDates(db)) return searchByDate(db, q, match);
-  let where = buildWhere(db, q.filters, { ftsAsFilter: manyMatches(db, match), match });
+  const byKey = keysFollowDates(db);
+  let where = buildWhere(db, q.filters, { ftsAsFilter: manyMatches(db, match), match, byKey });
   const keys = SORT_KEYS[q.sort.field];
   if (q.after) {
     const c = decodeCursor(q.after, q.sort);
     const op = q.sort.dir === 'asc' ? '>' : '<';
-    where = and(where, `(${keys.cols.join(', ')}) ${op} (${keys.cols.map(() => '?').join(', ')})`, c.k);
+    const cols = sortCols(q.sort, byKey);
+    // The cursor always carries ts (its shape does not depend on the cache); by key it is left out.
+    const values = byKey ? c.k.filter((_, i) => i !== c.k.length - 2) : c.k;
+    where = and(where, `(${cols.join(', ')}) ${op} (${cols.map(() => '?').join(', ')})`, values);
   }
   const offset = q.after ? 0 : (q.offset ?? 0);
   // One extra row tells whether a next page exists without counting.
   const rows = db
-    .prepare(`SELECT ${ROW_COLUMNS} FROM events ${where.sql} ${orderBy(q.sort)} LIMIT ? OFFSET ?`)
+    .prepare(`SELECT ${ROW_COLUMNS} FROM events ${where.sql} ${orderBy(q.sort, byKey)} LIMIT ? OFFSET ?`)
     .all(...where.params, q.limit + 1, offset) as DbRow[];
   const more = rows.length > q.limit;
   if (more) rows.pop();
@@ -199,7 +216,7 @@ function searchByDate(db: Db, q: QueryInput, match: string): AuditQueryResponse 
     if (desc) hi = Math.min(hi, seq - 1);
     else lo = Math.max(lo, seq + 1);
   }
-  const rest = buildWhere(db, { ...q.filters, search: undefined, from: undefined, to: undefined });
+  const rest = buildWhere(db, { ...q.filters, search: undefined, from: undefined, to: undefined }, { byKey: true });
   const cond = rest.sql ? `AND ${rest.sql.slice('WHERE '.length)}` : '';
   const offset = q.after ? 0 : (q.offset ?? 0);
   const rows = db
@@ -236,10 +253,10 @@ export function countEvents(db: Db, filters: AuditFilters): number {
   return (db.prepare(`SELECT count(*) AS n FROM events ${where.sql}`).get(...where.params) as { n: number }).n;
 }
 
-/** The filters' WHERE clause, the search matching names too (search.ts). */
+/** The filters' WHERE clause, the search matching names too (search.ts), dates as keys where they can be. */
 function buildWhere(db: Db, filters: AuditFilters, opts: WhereOptions = {}): Where {
   const match = opts.match !== undefined || !filters.search ? opts.match : searchMatch(db, filters.search);
-  return buildWords(filters, { ...opts, match });
+  return buildWords(filters, { ...opts, match, byKey: opts.byKey ?? keysFollowDates(db) });
 }
 
 const RELATED_LIMIT = 200;
@@ -251,7 +268,9 @@ function related(
 ): { rows: AuditRow[]; count: number } {
   if (!value) return { rows: [], count: 0 };
   const rows = db
-    .prepare(`SELECT ${ROW_COLUMNS} FROM events WHERE ${column} = ? ORDER BY ts, seq LIMIT ?`)
+    .prepare(
+      `SELECT ${ROW_COLUMNS} FROM events WHERE ${column} = ? ORDER BY ${dateOrder(keysFollowDates(db), 'ASC')} LIMIT ?`,
+    )
     .all(value, RELATED_LIMIT) as DbRow[];
   const count =
     rows.length < RELATED_LIMIT
@@ -294,8 +313,9 @@ interface Group<V> {
 }
 
 export function facets(db: Db, filters: AuditFilters, limit: number): AuditFacets {
-  const t = buildWhere(db, filters, { omit: 'eventTypes' });
-  const m = buildWhere(db, filters, { omit: 'memberIds' });
+  const keyed = keysFollowDates(db);
+  const t = buildWhere(db, filters, { omit: 'eventTypes', byKey: keyed });
+  const m = buildWhere(db, filters, { omit: 'memberIds', byKey: keyed });
   // `count(*) OVER ()` runs after the GROUP BY: the number of groups (distinct values), so saying
   // "top 50 of N" costs no second scan.
   const types = db
@@ -311,9 +331,11 @@ export function facets(db: Db, filters: AuditFilters, limit: number): AuditFacet
       `SELECT member_id AS v, count(*) AS n, count(*) OVER () AS d FROM events ${m.sql} GROUP BY member_id ORDER BY n DESC, v LIMIT ?`,
     )
     .all(...m.params, limit + 1) as Group<number | null>[];
-  const labelOf = db.prepare('SELECT member_email FROM events WHERE member_id = ? ORDER BY ts DESC LIMIT 1').pluck();
+  const labelOf = db
+    .prepare(`SELECT member_email FROM events WHERE member_id = ? ORDER BY ${dateOrder(keyed, 'DESC')} LIMIT 1`)
+    .pluck();
   // Actors without a user id (API keys, the system) are told apart by e-mail: the partial index
-  // events_noid_email_ts (migration 7) holds only their events, in e-mail order, and is all these read.
+  // events_noid_email (migrations 7, 9) holds only their events, in e-mail order, and is all these read.
   const noId = and(m, 'member_id IS NULL', []);
   const emails = db
     .prepare(
@@ -321,7 +343,9 @@ export function facets(db: Db, filters: AuditFilters, limit: number): AuditFacet
     )
     .all(...noId.params, limit) as Group<string>[];
   const typeOf = db
-    .prepare('SELECT member_type FROM events WHERE member_id IS NULL AND member_email = ? ORDER BY ts DESC LIMIT 1')
+    .prepare(
+      `SELECT member_type FROM events WHERE member_id IS NULL AND member_email = ? ORDER BY ${dateOrder(keyed, 'DESC')} LIMIT 1`,
+    )
     .pluck();
   const members: (AuditFacets['members'][number] & { key: number | string })[] = [
     ...counts
@@ -360,10 +384,13 @@ export function facets(db: Db, filters: AuditFilters, limit: number): AuditFacet
 const BUCKET_MS = { hour: 3_600_000, day: 86_400_000 } as const;
 
 export function timeline(db: Db, filters: AuditFilters, bucket: 'hour' | 'day'): AuditTimeline {
-  const where = buildWhere(db, filters);
+  const byKey = keysFollowDates(db);
+  const where = buildWhere(db, filters, { byKey });
   const size = BUCKET_MS[bucket];
+  // By key, the date is the key shifted (seq >> 10 = ts, keys.ts), so a filter's index alone answers.
+  const ts = byKey ? `(seq >> ${Math.log2(KEY_SLOTS)})` : 'ts';
   const points = db
-    .prepare(`SELECT ts / CAST(? AS INTEGER) AS b, count(*) AS n FROM events ${where.sql} GROUP BY b ORDER BY b`)
+    .prepare(`SELECT ${ts} / CAST(? AS INTEGER) AS b, count(*) AS n FROM events ${where.sql} GROUP BY b ORDER BY b`)
     .all(size, ...where.params) as { b: number; n: number }[];
   return { bucket, points: points.map((p) => ({ start: new Date(p.b * size).toISOString(), count: p.n })) };
 }
@@ -374,8 +401,9 @@ export function iterateEvents(
   filters: AuditFilters,
   sort: AuditSort,
 ): IterableIterator<DbRow & { raw: string }> {
-  const where = buildWhere(db, filters);
+  const byKey = keysFollowDates(db);
+  const where = buildWhere(db, filters, { byKey });
   return db
-    .prepare(`SELECT ${ROW_COLUMNS}, ${RAW} FROM events ${where.sql} ${orderBy(sort)}`)
+    .prepare(`SELECT ${ROW_COLUMNS}, ${RAW} FROM events ${where.sql} ${orderBy(sort, byKey)}`)
     .iterate(...where.params) as IterableIterator<DbRow & { raw: string }>;
 }

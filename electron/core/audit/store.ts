@@ -2,6 +2,7 @@ import type { Statement } from 'better-sqlite3';
 import { availableParallelism } from 'node:os';
 import { openDatabase, type Db } from '../db/open.ts';
 import type { EventRow } from './event.ts';
+import { KEYS_SPILLED } from './keys.ts';
 import { AUDIT_MIGRATIONS } from './migrations.ts';
 import { BulkIndexes, CACHE_KIB } from './store/bulk-indexes.ts';
 import { RowInserter } from './store/insert.ts';
@@ -43,10 +44,12 @@ export class AuditStore {
     this.records = new ProcessRecords(this.db, this.boundWriteTx);
     this.indexes = new BulkIndexes(this.db, this.boundWriteTx, this.records);
     this.inserter = new RowInserter(this.db, this.indexes);
-    // Three subqueries: min(ts) or max(ts) alone is one seek of the ts index, where the three
-    // aggregates in one SELECT scanned all of it (~55-110 ms at 1,000,000 events against ~0.1 ms).
+    // Three subqueries, each one seek: the first and last keys' dates where keys follow dates, else
+    // min(ts) and max(ts) by events_ts.
+    const ends = (dir: 'ASC' | 'DESC', agg: string) =>
+      `CASE WHEN ${KEYS_SPILLED} THEN (SELECT ${agg}(ts) FROM events) ELSE (SELECT ts FROM events ORDER BY seq ${dir} LIMIT 1) END`;
     this.countAll = this.db.prepare(
-      'SELECT (SELECT count(*) FROM events) AS n, (SELECT min(ts) FROM events) AS lo, (SELECT max(ts) FROM events) AS hi',
+      `SELECT (SELECT count(*) FROM events) AS n, ${ends('ASC', 'min')} AS lo, ${ends('DESC', 'max')} AS hi`,
     );
     this.ownChanges = this.db.prepare('SELECT total_changes()').pluck();
     this.dataVersion = this.db.prepare('PRAGMA data_version').pluck();

@@ -24,6 +24,7 @@ import { WriteBatcher } from './write-batcher.ts';
 import { PaceLimiter } from '../limits/limiter.ts';
 import { Pacer } from '../limits/pacer.ts';
 import { heldTools } from '../limits/held.ts';
+import { PACE_SCOPE_FLAG } from '../limits/held-at.ts';
 import { realClock } from '../clock.ts';
 
 export type { EngineOptions } from './options.ts';
@@ -79,6 +80,7 @@ export class Engine {
         identity: options.identity,
         planTier: () => options.settings().planTier,
         clock,
+        remember: (at) => this.store.setFlag(PACE_SCOPE_FLAG, JSON.stringify(at)),
       },
     );
     this.runner = new Runner({

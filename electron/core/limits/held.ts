@@ -1,6 +1,7 @@
 import { getTool } from '../../../shared/catalogue/index.ts';
 import type { CapHold } from '../../../shared/contract/jobs.ts';
 import type { JobStore } from '../queue/store.ts';
+import { heldFor } from './held-at.ts';
 import type { Pacer } from './pacer.ts';
 
 /**
@@ -19,13 +20,5 @@ export function limitTitle(tool: string, appTitles: ReadonlyMap<string, string> 
 
 /** Tools with queued jobs whose daily cap is spent for the scope in use; none before the scope is known. */
 export function heldTools(pacer: Pacer, store: JobStore, backend: string | null): CapHold[] {
-  const at = pacer.lastScope;
-  if (!at) return [];
-  const held: CapHold[] = [];
-  for (const [tool, waiting] of store.queuedByTool(backend)) {
-    const cap = pacer.capStatus(at.scope, at.plan, tool);
-    if (cap.left > 0) continue;
-    held.push({ tool, title: limitTitle(tool), limit: cap.cap, left: cap.left, resetsAt: cap.resetsAt, waiting });
-  }
-  return held;
+  return heldFor(pacer, pacer.lastScope, store, backend, limitTitle);
 }

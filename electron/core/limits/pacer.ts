@@ -55,6 +55,8 @@ export interface PacerOptions {
   planTier: () => PlanTier;
   /** What gate() waits on; default realClock. */
   clock?: Clock;
+  /** Told each scope that differs from the last one, so readers without the key can say what is held. */
+  remember?: (at: PaceScope) => void;
 }
 
 /** Grants shared beyond this data folder (core/team-server's TeamPacing): asked instead of the local limiter. */
@@ -120,8 +122,12 @@ export class Pacer {
     const identity = this.opts.identity ? await this.opts.identity() : target.baseUrl;
     const plan = planTierOf(target.apiKey, this.opts.planTier());
     const planFrom = DEMO_KEY_PLANS[target.apiKey] ? 'sandbox' : 'settings';
-    this.last = { scope: limiterScope(identity, target.apiKey), plan, planFrom };
-    return this.last;
+    const next = { scope: limiterScope(identity, target.apiKey), plan, planFrom } as const;
+    const last = this.last;
+    this.last = next;
+    if (!last || last.scope !== next.scope || last.plan !== next.plan || last.planFrom !== next.planFrom)
+      this.opts.remember?.(next);
+    return next;
   }
 
   get lastScope(): PaceScope | null {

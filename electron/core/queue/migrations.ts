@@ -253,4 +253,41 @@ export const QUEUE_MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 12,
+    name: 'the files jobs and app runs wrote and were given, each found by an index',
+    up: (db) => {
+      // The web host's /media asks for each file whether the queue recorded it: a scan of every
+      // job's outputs (instr over JSON) and of input_path, per request. result_paths holds each
+      // output path once per row that wrote it, kept by triggers whoever writes outputs.
+      const owned = (table: string, tag: string) => `
+        CREATE TRIGGER ${table}_outputs_insert AFTER INSERT ON ${table} WHEN json_valid(NEW.outputs) BEGIN
+          INSERT OR IGNORE INTO result_paths (path, owner)
+            SELECT value, '${tag}' || NEW.id FROM json_each(NEW.outputs) WHERE type = 'text';
+        END;
+        CREATE TRIGGER ${table}_outputs_update AFTER UPDATE OF outputs ON ${table} BEGIN
+          DELETE FROM result_paths WHERE owner = '${tag}' || OLD.id;
+          INSERT OR IGNORE INTO result_paths (path, owner)
+            SELECT value, '${tag}' || NEW.id FROM json_each(CASE WHEN json_valid(NEW.outputs) THEN NEW.outputs ELSE '[]' END)
+            WHERE type = 'text';
+        END;
+        CREATE TRIGGER ${table}_outputs_delete AFTER DELETE ON ${table} BEGIN
+          DELETE FROM result_paths WHERE owner = '${tag}' || OLD.id;
+        END;
+        INSERT OR IGNORE INTO result_paths (path, owner)
+          SELECT j.value, '${tag}' || t.id FROM ${table} AS t, json_each(t.outputs) AS j
+          WHERE json_valid(t.outputs) AND j.type = 'text';`;
+      db.exec(`
+        CREATE INDEX IF NOT EXISTS jobs_input_path ON jobs(input_path);
+        CREATE TABLE result_paths (
+          path   TEXT NOT NULL,                  -- a file a job or an app run wrote
+          owner  TEXT NOT NULL,                  -- 'j:' job id or 'a:' app run id
+          PRIMARY KEY (path, owner)
+        ) WITHOUT ROWID;
+        CREATE INDEX result_paths_owner ON result_paths(owner);
+        ${owned('jobs', 'j:')}
+        ${owned('app_runs', 'a:')}
+      `);
+    },
+  },
 ];

@@ -565,15 +565,11 @@ export class JobStore {
 
   /** Whether a job or an app run of this data folder wrote `path` (a hot folder never takes its own results). */
   isResult(path: string): boolean {
-    const quoted = JSON.stringify(path);
-    const holds = (table: string) =>
-      this.stmt(
-        `SELECT 1 FROM ${table} WHERE instr(outputs, ?) > 0 AND EXISTS (SELECT 1 FROM json_each(${table}.outputs) WHERE value = ?) LIMIT 1`,
-      ).get(quoted, path) !== undefined;
-    return holds('jobs') || holds('app_runs');
+    // result_paths (queue migration 12) holds every path in jobs' and app runs' outputs.
+    return this.stmt('SELECT 1 FROM result_paths WHERE path = ? LIMIT 1').get(path) !== undefined;
   }
 
-  /** Whether a job was queued with `path` as its input (given by the person when the batch started). */
+  /** Whether a job was queued with `path` as its input (given by the person when the batch started); jobs_input_path (migration 12). */
   isInput(path: string): boolean {
     return this.stmt('SELECT 1 FROM jobs WHERE input_path = ? LIMIT 1').get(path) !== undefined;
   }

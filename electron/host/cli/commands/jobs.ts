@@ -2,15 +2,15 @@ import { heldMessage, isJobState, JOB_STATES } from '../../../../shared/contract
 import { canceledMessage } from '../../../core/queue/job-messages.ts';
 import { DeskError } from '../../../../shared/contract/errors.ts';
 import { oneLine, terminalJson, UsageError, write, type CliCommand, type CliContext } from '../command.ts';
-import type { BatchBudget, CapHold, JobRecord, JobState } from '../../../../shared/contract/jobs.ts';
-import type { JobStore } from '../../../core/queue/store.ts';
+import type { BatchBudget, JobRecord } from '../../../../shared/contract/jobs.ts';
 import { interruptible, TIMED_OUT } from '../interrupt.ts';
 import { timeLimitOf } from '../duration.ts';
 import { parseOptions } from '../parse-options.ts';
 import { openQueueForReading } from '../queue-read.ts';
 
-// `jobs list` loads neither zod nor the engine when the queue alone answers it (openQueueForReading):
-// the engine, the contract's schemas and the budget's parser are imported by the commands that use them.
+// `jobs list` loads neither zod nor the engine: the queue's store answers it (openQueueForReading),
+// whatever it holds. The engine, the contract's schemas and the budget's parser are imported by the
+// commands that use them.
 
 const USAGE = [
   'mediadesk jobs list [--batch ID] [--state STATE] [--limit N | --all] [--offset N] [--json]',
@@ -175,44 +175,12 @@ export const jobsCommand: CliCommand = {
 
 type ListArgs = Awaited<ReturnType<typeof parseArgs>>;
 
-/** What `jobs list` reads from: the queue's store alone when it answers (openQueueForReading), else the engine. */
-interface Listing {
-  store: Pick<JobStore, 'resolveBatchId'>;
-  listJobs(q: { batchId?: string; state?: JobState; limit: number; offset: number }): {
-    jobs: JobRecord[];
-    total: number;
-  };
-  capHolds(): Promise<CapHold[]>;
-  close(): Promise<void>;
-}
-
-async function openListing(ctx: CliContext): Promise<Listing> {
-  const queue = openQueueForReading(ctx.home);
-  if (queue)
-    return {
-      store: queue.store,
-      listJobs: (q) => queue.store.listRecords(q),
-      // Nothing queued, so nothing held (QueueStatus.capHolds).
-      capHolds: async () => [],
-      close: async () => queue.close(),
-    };
-  const { openEngineSession } = await import('../engine-session.ts');
-  const session = await openEngineSession(ctx);
-  const { engine } = session;
-  return {
-    store: engine.store,
-    listJobs: (q) => engine.listJobs(q),
-    capHolds: async () => (await engine.statusNow()).capHolds,
-    close: () => session.close(),
-  };
-}
-
 async function listJobs(ctx: CliContext, args: ListArgs): Promise<number> {
-  const listing = await openListing(ctx);
+  const queue = openQueueForReading(ctx.home, ctx.env);
   try {
     const { state, limit, batch } = args;
     // Any batch, not only the newest 1000; a prefix two batches share is refused, never guessed.
-    const found = batch ? listing.store.resolveBatchId(batch) : undefined;
+    const found = batch ? queue.store.resolveBatchId(batch) : undefined;
     if (found && 'none' in found) throw new UsageError(`no batch ${batch}`);
     if (found && 'ambiguous' in found) throw new UsageError(`${batch} starts more than one batch id; give more of it`);
     const batchId = found && 'id' in found ? found.id : undefined;
@@ -222,7 +190,7 @@ async function listJobs(ctx: CliContext, args: ListArgs): Promise<number> {
     let shown = 0;
     let total = 0;
     for (let offset = args.offset; ;) {
-      const page = listing.listJobs({ ...q, limit: Math.min(PAGE, limit - shown), offset });
+      const page = queue.store.listRecords({ ...q, limit: Math.min(PAGE, limit - shown), offset });
       total = page.total;
       shown += page.jobs.length;
       offset += page.jobs.length;
@@ -238,9 +206,9 @@ async function listJobs(ctx: CliContext, args: ListArgs): Promise<number> {
     if (args.json) await write(ctx.stdout, terminalJson({ jobs, total }, 2) + '\n');
     // A count, not a job: on stdout it would reach `| cut -c1-8 | xargs mediadesk jobs retry` as an id.
     else ctx.stderr.write(`${shown} of ${total} jobs\n`);
-    for (const held of await listing.capHolds()) ctx.stderr.write(`${heldMessage(held)}\n`);
+    for (const held of await queue.capHolds()) ctx.stderr.write(`${heldMessage(held)}\n`);
     return 0;
   } finally {
-    await listing.close();
+    queue.close();
   }
 }
