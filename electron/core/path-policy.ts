@@ -17,6 +17,19 @@ function realOrNearest(p: string): string {
 
 const insideReal = (p: string, root: string) => isWithin(realOrNearest(p), realOrNearest(root));
 
+/** The values at a PATH_FIELDS name: `a.b` reads inside an object, `a[].b` in each of a list's items. */
+function valuesAt(payload: unknown, field: string): unknown[] {
+  let at: unknown[] = [payload];
+  for (const part of field.split('.')) {
+    const name = part.replace(/\[\]$/, '');
+    at = at.flatMap((v) => {
+      const value = v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[name] : undefined;
+      return Array.isArray(value) ? value : [value];
+    });
+  }
+  return at;
+}
+
 export interface PathPolicyOptions {
   /** The uploads' folder: what a page reads is in it, or was granted. */
   inbox: string;
@@ -80,9 +93,7 @@ export class PathPolicy {
       : undefined;
     if (!fields || typeof payload !== 'object' || payload === null) return;
     for (const [field, kind] of Object.entries(fields)) {
-      const value = (payload as Record<string, unknown>)[field];
-      const paths: unknown[] = Array.isArray(value) ? value : [value];
-      for (const p of paths) {
+      for (const p of valuesAt(payload, field)) {
         if (typeof p !== 'string' || !p) continue;
         const why = this.problem(kind, p);
         if (why) throw new DeskError('forbidden', `${field}: ${why}`, [{ field, reason: why }]);

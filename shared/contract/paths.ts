@@ -16,13 +16,14 @@ import type { CommandName } from './index.ts';
  *   the desktop app, or inside a folder named when the web host started (`--folder`).
  * - `shown`: a file shown or opened for the person; the MediaGate and `checkOpenable` allow only media and
  *   results inside the folders MediaDesk works with.
+ * A name `a.b` is a field inside `a`; `a[].b` the field of each item of the list `a`.
  * - `watched`: a hot folder's watched folder. From a page, only a folder the person gave (as `input`, not
  *   the output folder) or one inside it.
  */
 export type PathKind = 'results-folder' | 'output-folder' | 'read' | 'input' | 'shown' | 'watched';
 
 export const PATH_FIELDS: Partial<Record<CommandName, Record<string, PathKind>>> = {
-  'settings.set': { outputDir: 'output-folder' },
+  'settings.set': { outputDir: 'output-folder', 'auditSinks[].folder': 'results-folder' },
   'media.thumbnail': { path: 'shown' },
   'shell.open': { path: 'shown' },
   'shell.reveal': { path: 'shown' },
@@ -33,6 +34,8 @@ export const PATH_FIELDS: Partial<Record<CommandName, Record<string, PathKind>>>
   'apps.run': { inputs: 'input', outDir: 'results-folder' },
   'hotFolders.add': { folder: 'watched', outDir: 'results-folder' },
   'audit.import': { paths: 'read' },
+  // A file sink writes the forwarded audit log there: from a page, only inside the output folder.
+  'audit.sinkSave': { 'sink.folder': 'results-folder' },
 };
 
 /**

@@ -286,3 +286,18 @@ describe('/media shows recorded results and what the person gave, not any media 
     expect(await media(join(outputRoot, 'Precision upscaler', 'shoot', 'a_upscaled.png'))).toBe(403);
   });
 });
+
+describe("an audit file sink's folder named from a page is inside the output folder", () => {
+  it('audit.sinkSave and settings.set refuse a folder elsewhere, naming it; one inside the output folder is taken', async () => {
+    const sink = (folder: string) => ({ id: 'archive', kind: 'file', folder, enabled: true });
+    const refused = await send('audit.sinkSave', { sink: sink(ssh) });
+    expect(refused.error).toMatchObject({ code: 'forbidden' });
+    expect(refused.error?.message).toContain(`sink.folder: ${ssh} is outside the output folder`);
+    const viaSettings = await send('settings.set', { auditSinks: [sink(photos)] });
+    expect(viaSettings.error?.message).toContain(`auditSinks[].folder: ${photos} is outside the output folder`);
+    const listed = (await send('audit.forwardStatus', {})).result as { sinks: { id: string }[] };
+    expect(listed.sinks.map((s) => s.id)).not.toContain('archive');
+    const inside = await send('audit.sinkSave', { sink: sink(join(outputRoot, 'audit-archive')) });
+    expect([inside.ok, inside.error]).toEqual([true, undefined]);
+  });
+});
