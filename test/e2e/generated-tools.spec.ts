@@ -10,6 +10,7 @@ import { rngFrom } from '../../electron/sandbox/rng.ts';
 import { expect, test } from './fixtures.ts';
 import { newHome } from './host.ts';
 import { desk, makeImages, watchErrors, type SandboxProcess } from './studio-helpers.ts';
+import { makeClip } from '../media/fixtures.ts';
 
 // Ten tools derived from the service's description (no code of their own), chosen by a seed that is
 // printed: a failure names the seed, and MEDIADESK_SEED=<seed> runs the same ten again.
@@ -94,22 +95,8 @@ test('ten generated tools, chosen by a printed seed, filled and run in the Studi
     .png()
     .toBuffer();
   writeFileSync(picture, bytes);
-  const clip = join(host.home, 'clip.mp4');
+  const clip = await makeClip(host.home, 'clip', { w: 320, h: 240, fps: 24, sec: 1 });
   const voice = join(host.home, 'voice.wav');
-  execFileSync('ffmpeg', [
-    '-v',
-    'error',
-    '-y',
-    '-f',
-    'lavfi',
-    '-i',
-    'testsrc=size=320x240:rate=24',
-    '-t',
-    '1',
-    '-pix_fmt',
-    'yuv420p',
-    clip,
-  ]);
   execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=1', voice]);
   mediaUrl.image = await hostMedia(sandbox, bytes, 'image/png');
   mediaUrl.video = await hostMedia(sandbox, readFileSync(clip), 'video/mp4');
