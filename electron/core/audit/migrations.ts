@@ -184,7 +184,7 @@ export const AUDIT_MIGRATIONS: readonly Migration[] = [
     name: 'forwarding to SIEM sinks',
     // forward/watermarks.ts: each sink's watermark in the archive's order (ts, event_id), updated
     // only after the sink acknowledged a batch. An event cached later behind a watermark (an import
-    // of older events) is listed for that sink by the trigger, so it is delivered all the same.
+    // of older events) is listed for that sink by a trigger watermarks.ts keeps while a sink exists.
     up: (db) =>
       db.exec(`
         CREATE TABLE forward_sinks (
@@ -206,11 +206,6 @@ export const AUDIT_MIGRATIONS: readonly Migration[] = [
           at INTEGER NOT NULL,
           PRIMARY KEY (sink_id, event_id)
         ) WITHOUT ROWID;
-        CREATE TRIGGER events_forward_behind AFTER INSERT ON events BEGIN
-          INSERT OR IGNORE INTO forward_behind (sink_id, seq)
-            SELECT sink_id, NEW.seq FROM forward_sinks
-            WHERE wm_ts > NEW.ts OR (wm_ts = NEW.ts AND wm_event_id >= NEW.event_id);
-        END;
       `),
   },
   {

@@ -26,6 +26,18 @@ export interface DeadLetter {
   reason: string;
 }
 
+/**
+ * Lists an event cached behind a sink's watermark (an import of older events) for that sink. Kept
+ * only while a sink exists: with it in place, the app's sync beside a CLI bulk load into the same
+ * cache failed with SQLITE_FULL (test/audit/cli-busy.test.ts).
+ */
+const BEHIND_TRIGGER = `
+  CREATE TRIGGER IF NOT EXISTS events_forward_behind AFTER INSERT ON events BEGIN
+    INSERT OR IGNORE INTO forward_behind (sink_id, seq)
+      SELECT sink_id, NEW.seq FROM forward_sinks
+      WHERE wm_ts > NEW.ts OR (wm_ts = NEW.ts AND wm_event_id >= NEW.event_id);
+  END;`;
+
 /** Each sink's watermark and health in audit.db (migration 9), and its refused events. */
 export class Watermarks {
   private readonly db: Db;
@@ -57,7 +69,7 @@ export class Watermarks {
   }
 
   state(sinkId: string): SinkState {
-    this.ensureRow.run(sinkId);
+    if (this.ensureRow.run(sinkId).changes) this.db.exec(BEHIND_TRIGGER);
     const r = this.get.get(sinkId) as {
       sink_id: string;
       wm_ts: number | null;
@@ -123,6 +135,8 @@ export class Watermarks {
     this.db.transaction(() => {
       for (const t of ['forward_sinks', 'forward_behind', 'forward_dead'])
         this.db.prepare(`DELETE FROM ${t} WHERE sink_id = ?`).run(sinkId);
+      if (!this.db.prepare('SELECT count(*) FROM forward_sinks').pluck().get())
+        this.db.exec('DROP TRIGGER IF EXISTS events_forward_behind');
     })();
   }
 }
