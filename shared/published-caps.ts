@@ -1,4 +1,5 @@
-import { ALL_TOOLS } from './catalogue/index.ts';
+import { TOOLS } from './catalogue/tools.ts';
+import { GENERATED_CATALOGUE, toolIdOf } from './catalogue/generated.ts';
 import type { DailyCaps, PlanTier } from './service-limits.ts';
 
 /**
@@ -24,9 +25,15 @@ function capsByPath(): DailyCaps {
     '/v1/ai/image-relight': 1250,
     '/v1/ai/text-to-image': 10000,
   };
-  return Object.fromEntries(
-    ALL_TOOLS.filter((t) => byPath[t.create] !== undefined).map((t) => [t.id, byPath[t.create]]),
+  // The zod-free parts of the catalogue: the limiter loads this in `mediadesk jobs list`.
+  const curated = TOOLS.filter((t) => byPath[t.create] !== undefined);
+  const generated = GENERATED_CATALOGUE.tools.filter(
+    (op) => byPath[op.path] !== undefined && !curated.some((t) => t.create === op.path),
   );
+  return Object.fromEntries([
+    ...curated.map((t) => [t.id, byPath[t.create]]),
+    ...generated.map((op) => [toolIdOf(op.path), byPath[op.path]]),
+  ]);
 }
 
 /** The service's plan columns: Free (lower caps or none) and Premium (paid plans). */

@@ -190,7 +190,10 @@ function pagingProblems(query: Record<string, unknown>): { field: string; reason
 async function decodeInputs(route: CreateRoute, body: Record<string, unknown>, disk: DiskStore) {
   if (!route.tool) return resolveSchemaMedia(route.op, body, disk);
   const fields = bodyFields(route.tool);
-  const decoded = new Set(fields.filter((f) => f.kind === 'media' || f.kind === 'mediaList').map((f) => f.name));
+  // resolveInputs decodes images and videos; an audio field is left to the schema's check.
+  const decoded = new Set(
+    fields.filter((f) => (f.kind === 'media' || f.kind === 'mediaList') && f.media !== 'audio').map((f) => f.name),
+  );
   const params = await resolveInputs(route.tool.id, fields, body, disk);
   return { params: (await resolveSchemaMedia(route.op, params, disk, decoded)).params, firstImage: undefined };
 }

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +9,7 @@ import { rngFrom } from '../../electron/sandbox/rng.ts';
 import { expect, test } from './fixtures.ts';
 import { newHome } from './host.ts';
 import { desk, makeImages, watchErrors, type SandboxProcess } from './studio-helpers.ts';
-import { makeClip } from '../media/fixtures.ts';
+import { makeClip, makeVoice } from '../media/fixtures.ts';
 
 // Ten tools derived from the service's description (no code of their own), chosen by a seed that is
 // printed: a failure names the seed, and MEDIADESK_SEED=<seed> runs the same ten again.
@@ -96,8 +95,7 @@ test('ten generated tools, chosen by a printed seed, filled and run in the Studi
     .toBuffer();
   writeFileSync(picture, bytes);
   const clip = await makeClip(host.home, 'clip', { w: 320, h: 240, fps: 24, sec: 1 });
-  const voice = join(host.home, 'voice.wav');
-  execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=1', voice]);
+  const voice = await makeVoice(host.home);
   mediaUrl.image = await hostMedia(sandbox, bytes, 'image/png');
   mediaUrl.video = await hostMedia(sandbox, readFileSync(clip), 'video/mp4');
   mediaUrl.audio = await hostMedia(sandbox, readFileSync(voice), 'audio/wav');

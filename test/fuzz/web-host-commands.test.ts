@@ -51,6 +51,9 @@ const READS = new Set<CommandName>([
   'limits.status',
   'presets.list',
   'prices.list',
+  'audit.forwardStatus',
+  'audit.sinkRefused',
+  'teamServer.status',
 ]);
 
 /**
@@ -64,6 +67,13 @@ const EFFECTS: Partial<Record<CommandName, string>> = {
   'audit.importCancel': 'stops a running import',
   'audit.export': 'writes an export file',
   'settings.set': 'writes the settings file',
+  'audit.forward': 'sends the cached audit log to every sink',
+  'audit.sinkSave': 'writes a sink to the settings and its secret to the keychain',
+  'audit.sinkRemove': 'forgets a sink and its secret',
+  'teamServer.test': 'connects to the team server and migrates its schema',
+  'teamServer.connect': 'writes the team server to the settings and its password to the keychain',
+  'teamServer.disconnect': 'forgets the team server and its password',
+  'teamServer.setBudget': "writes the team's budget on the team server",
   'limits.setCap': "writes the user's daily caps",
   'prices.set': "writes the user's own prices",
   'prices.reset': "drops the user's own prices",

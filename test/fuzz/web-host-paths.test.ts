@@ -88,6 +88,8 @@ const RESULTS_FOLDERS: [CommandName, (p: string) => unknown][] = [
   ['batches.check', (p) => ({ tool: 'upscaler-precision', inputs: [], params: {}, outDir: p })],
   ['apps.run', (p) => ({ appId: 'pS7kQ2xa', inputs: {}, outDir: p })],
   ['hotFolders.add', (p) => ({ folder: join(home, 'inbox'), tool: 'upscaler-precision', params: {}, outDir: p })],
+  ['audit.sinkSave', (p) => ({ sink: { id: 'files', kind: 'file', folder: p } })],
+  ['settings.set', (p) => ({ auditSinks: [{ id: 'files', kind: 'file', folder: p }] })],
 ];
 
 describe('random paths from a page are held to the rule', () => {

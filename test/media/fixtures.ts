@@ -52,6 +52,13 @@ export async function makeClip(dir: string, name: string, s: ClipSpec): Promise<
   return out;
 }
 
+/** A second of a 440 Hz tone as WAV: a voice or a sound for the tools that take audio. */
+export async function makeVoice(dir: string, name = 'voice'): Promise<string> {
+  const out = join(dir, `${name}.wav`);
+  await run('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=1', out]);
+  return out;
+}
+
 export async function makeImage(
   dir: string,
   name: string,

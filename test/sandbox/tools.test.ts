@@ -16,7 +16,7 @@ import { bodyOf } from '../../electron/core/api/tools.ts';
 import { UPSCALE_MAX_SIDE } from '../../electron/sandbox/render.ts';
 import { LIST_WINDOW_FAULT } from '../../electron/sandbox/tool-routes.ts';
 import { bytesOf, fakeClock, start, testPng, until } from './helpers.ts';
-import { makeClip, tempDir } from '../media/fixtures.ts';
+import { makeClip, makeVoice, tempDir } from '../media/fixtures.ts';
 import { uploadTo } from '../sandbox-upload.ts';
 
 const clock = fakeClock();
@@ -24,7 +24,10 @@ let ctx: Awaited<ReturnType<typeof start>>;
 let png: Buffer;
 let refPng: Buffer;
 let imageUrl: string;
+let refImageUrl: string;
 let videoId: string;
+let videoUrl: string;
+let audioUrl: string;
 let clips: Awaited<ReturnType<typeof tempDir>>;
 const DURATION = 1000;
 
@@ -38,9 +41,14 @@ beforeAll(async () => {
   png = await testPng();
   refPng = await testPng(256, 256);
   imageUrl = (await uploadTo(ctx.sb.url, png, 'image/png')).url;
+  // 256x256: above the least any tool takes (WAN's 240x240 start frame).
+  refImageUrl = (await uploadTo(ctx.sb.url, refPng, 'image/png')).url;
   // A clip within every reference-video limit (2-15 s, 24-60 fps, 409,600+ pixels): the Sandbox measures what it is given.
   clips = await tempDir();
-  videoId = await upload(await readFile(await makeClip(clips.dir, 'ok', { w: 640, h: 640, fps: 24, sec: 2.5 })));
+  const clip = await readFile(await makeClip(clips.dir, 'ok', { w: 640, h: 640, fps: 24, sec: 2.5 }));
+  videoId = await upload(clip);
+  videoUrl = (await uploadTo(ctx.sb.url, clip, 'video/mp4')).url;
+  audioUrl = (await uploadTo(ctx.sb.url, await readFile(await makeVoice(clips.dir)), 'audio/wav')).url;
 });
 afterAll(async () => {
   await ctx.sb.close();
@@ -51,10 +59,11 @@ afterAll(async () => {
 function minimalBody(tool: ToolEntry): Record<string, unknown> {
   const body: Record<string, unknown> = {};
   const media = (f: Extract<Field, { kind: 'media' | 'mediaList' }>) => {
-    if (f.media === 'video') return f.encodings.includes('upload') ? videoId : imageUrl;
+    if (f.media === 'video') return f.encodings.includes('upload') ? videoId : videoUrl;
+    if (f.media === 'audio') return audioUrl;
     // 256x256: the least the spec lets through anywhere (5.0 edit references).
     if (f.encodings.includes('base64')) return refPng.toString('base64');
-    if (f.encodings.includes('url')) return imageUrl;
+    if (f.encodings.includes('url')) return refImageUrl;
     return `data:image/png;base64,${png.toString('base64')}`;
   };
   for (const f of tool.fields) {

@@ -50,7 +50,7 @@ describe('what the user typed, quoted in an error', () => {
     const cases: [string[], string][] = [
       [
         ['nope\u001b[2J'],
-        'mediadesk: unknown command "nope\\x1b[2J" (try: run, tools, watch, jobs, report, presets, video, apps, limits, prices, usage, creations, audit, key, doctor, report-problem, settings, open, integrate, sandbox)',
+        'mediadesk: unknown command "nope\\x1b[2J" (try: run, tools, watch, jobs, report, presets, video, apps, limits, prices, usage, creations, audit, team, key, doctor, report-problem, settings, open, integrate, sandbox)',
       ],
       [
         ['creations', '--page', '1\n'],
@@ -63,7 +63,7 @@ describe('what the user typed, quoted in an error', () => {
       [['key', 'se\u001bt'], 'mediadesk key: unknown key command "se\\x1bt" (set, status, clear)'],
       [
         ['video', 'check', '--family', '2x\r', 'clip.mp4'],
-        'mediadesk video: --family must be one of 2x, 25, 1x, lite, upscaler, image50-edit, got "2x\\r"',
+        'mediadesk video: --family must be one of 2x, 25, 1x, lite, kling, wan, lip-sync, upscaler, image50-edit, got "2x\\r"',
       ],
     ];
     for (const [args, line] of cases) {

@@ -8,10 +8,8 @@ import { answersOf, type Answer } from './reference-answers.ts';
  * (`described.json`), read by the app's task parser: creates and by-ids as one envelope, lists as
  * a list of them. What the parser cannot read is a quirk of the description, each with its reason.
  */
-const QUIRKS: Record<string, string> = {
-  'POST /v1/ai/image-style-transfer 200 schema sample':
-    'the schema names the status `task_status` (its example says `status`): the parser reads the example, and the Sandbox answers `status`',
-};
+/** Answers the parser cannot read, each with why (style transfer's `task_status` is curated now, and read). */
+const QUIRKS: Record<string, string> = {};
 
 const isTaskPath = (op: Operation) =>
   op.path.startsWith('/v1/ai/') && !/^\/v1\/ai\/(apps|flows|me|loras|uploads)(\/|$)/.test(op.path);

@@ -3,7 +3,8 @@ import type { Statement } from 'better-sqlite3';
 import { hostname } from 'node:os';
 import { sep } from 'node:path';
 // Zod-free modules only: `mediadesk jobs list` reads the store without building the contract's schemas.
-import { ALL_TOOLS } from '../../../shared/catalogue/index.ts';
+import { TOOLS } from '../../../shared/catalogue/tools.ts';
+import { GENERATED_CATALOGUE, toolIdOf } from '../../../shared/catalogue/generated.ts';
 import { keylessIdentity } from '../../../shared/contract/backend-identity.ts';
 import { sameFileKey } from '../../../shared/file-names.ts';
 import type { BatchRecord, JobRecord } from '../../../shared/contract/jobs.ts';
@@ -166,7 +167,13 @@ function toRow(r: RawJob): JobRow {
 }
 
 /** Tools whose results are text (image-to-prompt): a job's text is its generated items. */
-const TEXT_TOOLS = new Set(ALL_TOOLS.filter((t) => t.result === 'text').map((t) => t.id));
+// From the zod-free parts of the catalogue; a generated id a curated tool holds gets "-model" (generated.ts).
+const TEXT_TOOLS = new Set([
+  ...TOOLS.filter((t) => t.result === 'text').map((t) => t.id),
+  ...GENERATED_CATALOGUE.tools
+    .filter((op) => op.result === 'text')
+    .flatMap((op) => [toolIdOf(op.path), `${toolIdOf(op.path)}-model`]),
+]);
 
 /** The public shape of a job (contract), derived from a row. */
 export function toJobRecord(j: JobRow): JobRecord {
