@@ -240,7 +240,16 @@ function propertiesOf(body: Json | undefined): { props: Record<string, Json>; re
     for (const r of inner.required) required.add(r);
   }
   const branches = ((body.oneOf ?? body.anyOf ?? []) as Json[]).map(propertiesOf);
-  for (const b of branches) for (const [k, v] of Object.entries(b.props)) props[k] ??= v;
+  for (const b of branches)
+    for (const [k, v] of Object.entries(b.props)) {
+      // A field only some branches take is sent only when set: its default would make a body match none
+      // (kling-v2-1-master: aspect_ratio is text-to-video's, beside image-to-video's image).
+      const everywhere = branches.every((o) => k in o.props);
+      props[k] ??=
+        everywhere || v.default === undefined
+          ? v
+          : Object.fromEntries(Object.entries(v).filter(([n]) => n !== 'default'));
+    }
   for (const r of branches[0]?.required ?? []) if (branches.every((b) => b.required.has(r))) required.add(r);
   return { props, required };
 }

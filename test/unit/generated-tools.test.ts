@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { deriveCatalogue, proseOf, proseOfCatalogue, type RefOperation } from '../../scripts/tool-derive.ts';
 import {
   ALL_TOOLS,
+  defaultsOf,
   GENERATED_CATALOGUE,
   GENERATED_TOOLS,
   TOOLS,
@@ -13,7 +14,13 @@ import {
   toolOfGenerated,
   validateRequest,
 } from '../../shared/catalogue/index.ts';
-import { answersAtOnce, OPERATIONS, REFERENCE_FILES } from '../../shared/official/index.ts';
+import {
+  answersAtOnce,
+  findOperation,
+  OPERATIONS,
+  REFERENCE_FILES,
+  requestProblems,
+} from '../../shared/official/index.ts';
 import { syncEnvelope } from '../../electron/core/api/tools.ts';
 import { downloadToPart } from '../../electron/core/downloads/download.ts';
 import { priceOfCreate, toolPriceOf } from '../../shared/prices.ts';
@@ -76,6 +83,18 @@ describe('shared/catalogue/generated-data.ts', () => {
     expect(
       validateRequest(relight, { image: 'https://example.com/a.png', light_transfer_strength: 101 }).invalid,
     ).toEqual([{ field: 'light_transfer_strength', reason: 'must be at most 100' }]);
+  });
+
+  it("sends a field only some of a body's branches take only when set: its defaults fit one branch", () => {
+    // kling-v2-1-master's body is image-to-video (image) or text-to-video (aspect_ratio, default 16:9).
+    const master = getTool('image-to-video-kling-v2-1-master');
+    expect(master.fields.find((f) => f.name === 'aspect_ratio')).not.toHaveProperty('default');
+    const unknown = GENERATED_TOOLS.flatMap((t) =>
+      requestProblems(findOperation('POST', t.create)!, defaultsOf(t))
+        .filter((p) => /not a parameter/.test(p.reason))
+        .map((p) => `${t.id}: ${p.field}`),
+    );
+    expect(unknown).toEqual([]);
   });
 
   it('polls each task under a by-id the reference describes; numbered image inputs are media', () => {
