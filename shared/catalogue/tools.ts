@@ -54,6 +54,17 @@ const webhook: Field = {
   advanced: true,
   help: 'Notified on each status change; the app polls either way.',
 };
+/** The video the creative, turbo and precision video upscalers take, by address (a local file is uploaded). */
+const videoByUrl: Field = {
+  kind: 'media',
+  media: 'video',
+  name: 'video',
+  label: 'Video',
+  encodings: ['url'],
+  formats: ['mp4', 'mov'],
+  required: true,
+};
+
 const slider = (name: string, label: string, def: number, help?: string): Field => ({
   kind: 'int',
   name,
@@ -955,15 +966,7 @@ export const TOOLS: readonly ToolEntry[] = [
     list: '/v1/ai/video-upscaler',
     listShown: true,
     fields: [
-      {
-        kind: 'media',
-        media: 'video',
-        name: 'video',
-        label: 'Video',
-        encodings: ['url'],
-        formats: ['mp4', 'mov'],
-        required: true,
-      },
+      videoByUrl,
       enumOf('resolution', 'Resolution', ['720p', '1k', '2k', '4k'], '2k'),
       slider('creativity', 'Creativity', 0),
       enumOf('flavor', 'Flavor', ['vivid', 'natural'], 'vivid'),
@@ -987,15 +990,7 @@ export const TOOLS: readonly ToolEntry[] = [
     list: '/v1/ai/video-upscaler-precision',
     listShown: true,
     fields: [
-      {
-        kind: 'media',
-        media: 'video',
-        name: 'video',
-        label: 'Video',
-        encodings: ['url'],
-        formats: ['mp4', 'mov'],
-        required: true,
-      },
+      videoByUrl,
       enumOf('resolution', 'Resolution', ['720p', '1k', '2k', '4k'], '2k'),
       slider('strength', 'Strength', 60, '0 returns the original, 100 the fully upscaled video.'),
       slider('sharpen', 'Sharpen', 0),
