@@ -1,5 +1,5 @@
 import { TOOLS } from './catalogue/tools.ts';
-import { GENERATED_CATALOGUE, toolIdOf } from './catalogue/generated.ts';
+import { GENERATED_CATALOGUE, generatedIdOf } from './catalogue/generated.ts';
 import type { DailyCaps, PlanTier } from './service-limits.ts';
 
 /**
@@ -32,7 +32,7 @@ function capsByPath(): DailyCaps {
   );
   return Object.fromEntries([
     ...curated.map((t) => [t.id, byPath[t.create]]),
-    ...generated.map((op) => [toolIdOf(op.path), byPath[op.path]]),
+    ...generated.map((op) => [generatedIdOf(op, new Set(TOOLS.map((t) => t.id))), byPath[op.path]]),
   ]);
 }
 

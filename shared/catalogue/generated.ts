@@ -67,10 +67,11 @@ export function toolOfGenerated(op: GeneratedOp, id = toolIdOf(op.path)): ToolEn
   };
 }
 
-/**
- * The generated tools of a catalogue file, less those whose create a curated tool already makes;
- * an id a curated tool holds gets "-model" after it.
- */
+/** A generated operation's tool id: from its path, with "-model" after it where a curated tool holds that id. */
+export const generatedIdOf = (op: GeneratedOp, curatedIds: ReadonlySet<string>) =>
+  curatedIds.has(toolIdOf(op.path)) ? `${toolIdOf(op.path)}-model` : toolIdOf(op.path);
+
+/** The generated tools of a catalogue file, less those whose create a curated tool already makes. */
 export function generatedTools(
   cat: GeneratedCatalogue,
   curatedPaths: ReadonlySet<string>,
@@ -78,7 +79,7 @@ export function generatedTools(
 ): ToolEntry[] {
   return cat.tools
     .filter((op) => !curatedPaths.has(op.path))
-    .map((op) => toolOfGenerated(op, curatedIds.has(toolIdOf(op.path)) ? `${toolIdOf(op.path)}-model` : undefined));
+    .map((op) => toolOfGenerated(op, generatedIdOf(op, curatedIds)));
 }
 
 export const GENERATED_CATALOGUE: GeneratedCatalogue = CATALOGUE;

@@ -5,6 +5,7 @@ import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.
 import { BIN, cliEnv, runCli, type CliRun } from '../cli.ts';
 import { cleanup, control, makeImages, tmp } from '../engine/helpers.ts';
 import { pgMissing, startPg, type TestPg } from '../pg.ts';
+import { pgRelay } from './relay.ts';
 
 /**
  * Three CLI processes, three data folders, one team server (a real PostgreSQL) and one Sandbox
@@ -164,6 +165,23 @@ describe.skipIf(missing)('a studio on one team server', { timeout: 240_000 }, ()
     const s = await stats();
     expect(s.creates).toBe(9 - unsure);
     expect(s.limited).toEqual({ burst: 0, average: 0, daily_cap: 0 });
+  });
+
+  it('over a slow line to the server, each grant taken is a create sent: no job is picked twice', async () => {
+    const db = await fresh('slow');
+    // Every answer of the server 40 ms late: a tick still asking about a job when another begins.
+    const relay = await pgRelay(pg.port, { delayMs: 40 });
+    const m = await machine('slow0', relay.through(db), 8);
+    const done = await runCli(runArgs(m, ['--concurrency', '4']), { env: m.env });
+    expect(done.code, done.err).toBe(0);
+    expect((await stats()).creates).toBe(8);
+    await relay.close();
+    const { default: pgLib } = await import('pg');
+    const c = new pgLib.Client(db);
+    await c.connect();
+    const used = await c.query('SELECT sum(uses)::int AS n FROM mediadesk.daily_uses WHERE tool = $1', [TOOL]);
+    await c.end();
+    expect(used.rows[0].n).toBe(8);
   });
 
   it('with the server stopped mid-batch, work goes on within the fallback share and says why; counts reconcile', async () => {

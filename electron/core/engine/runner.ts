@@ -50,6 +50,9 @@ export class Runner {
   private backend: string | null = null;
   /** Called at the end of the next tick that starts after they were added (settled()). */
   private tickWaiters: (() => void)[] = [];
+  /** A tick is running: a timer that fires meanwhile asks for another after it, never a second at once. */
+  private ticking = false;
+  private tickAgain = false;
 
   constructor(parts: RunnerParts) {
     this.store = parts.store;
@@ -151,11 +154,22 @@ export class Runner {
   private async tick(): Promise<void> {
     this.timer = null;
     if (!this.running) return;
+    // Two at once would both pick a job whose pacing grant is still being asked for, and pay a grant twice.
+    if (this.ticking) {
+      this.tickAgain = true;
+      return;
+    }
+    this.ticking = true;
     const waiters = this.tickWaiters.splice(0);
     try {
       await this.tickOnce();
     } finally {
+      this.ticking = false;
       for (const w of waiters) w();
+      if (this.tickAgain) {
+        this.tickAgain = false;
+        this.schedule(0);
+      }
     }
   }
 

@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import { sep } from 'node:path';
 // Zod-free modules only: `mediadesk jobs list` reads the store without building the contract's schemas.
 import { TOOLS } from '../../../shared/catalogue/tools.ts';
-import { GENERATED_CATALOGUE, toolIdOf } from '../../../shared/catalogue/generated.ts';
+import { GENERATED_CATALOGUE, generatedIdOf } from '../../../shared/catalogue/generated.ts';
 import { keylessIdentity } from '../../../shared/contract/backend-identity.ts';
 import { sameFileKey } from '../../../shared/file-names.ts';
 import type { BatchRecord, JobRecord } from '../../../shared/contract/jobs.ts';
@@ -167,12 +167,11 @@ function toRow(r: RawJob): JobRow {
 }
 
 /** Tools whose results are text (image-to-prompt): a job's text is its generated items. */
-// From the zod-free parts of the catalogue; a generated id a curated tool holds gets "-model" (generated.ts).
+// From the zod-free parts of the catalogue: `mediadesk jobs list` loads this module.
+const CURATED_IDS = new Set(TOOLS.map((t) => t.id));
 const TEXT_TOOLS = new Set([
   ...TOOLS.filter((t) => t.result === 'text').map((t) => t.id),
-  ...GENERATED_CATALOGUE.tools
-    .filter((op) => op.result === 'text')
-    .flatMap((op) => [toolIdOf(op.path), `${toolIdOf(op.path)}-model`]),
+  ...GENERATED_CATALOGUE.tools.filter((op) => op.result === 'text').map((op) => generatedIdOf(op, CURATED_IDS)),
 ]);
 
 /** The public shape of a job (contract), derived from a row. */

@@ -48,12 +48,23 @@ interface FallbackGrant {
   credits: number;
 }
 
+/** A grant the server may have taken before it went (its commit unanswered) and this machine did not use. */
+type UnsureGrant = Omit<FallbackGrant, 'at'>;
+
+interface Down {
+  since: number;
+  why: string;
+  retryAt: number;
+  grants: FallbackGrant[];
+  unsure: UnsureGrant[];
+  machines: number;
+}
+
 /** Limits shared by every machine of a team on its PostgreSQL; the local share when it cannot be reached. */
 export class TeamPacing {
   private readonly opts: TeamPacingOptions;
   private readonly seen = new Map<string, Seen>();
-  private down: { since: number; why: string; retryAt: number; grants: FallbackGrant[]; machines: number } | null =
-    null;
+  private down: Down | null = null;
   private lastBeat = 0;
   /** The last create refused by the team budget, said until one is granted again. */
   private budgetHeld: string | null = null;
@@ -128,9 +139,16 @@ export class TeamPacing {
         why: describe(err),
         retryAt: now + (this.opts.retryMs ?? 5000),
         grants: this.down?.grants ?? [],
+        unsure: this.down?.unsure ?? [],
         machines: this.down?.machines ?? machines,
       };
-      return this.fallback(req, pending, now, ref);
+      const grant = this.fallback(req, pending, now, ref);
+      if (pending === null && !grant.go) {
+        const create = req.kind === 'create';
+        const credits = create ? (this.opts.priceOf(req.tool!) ?? 0) : 0;
+        this.down.unsure.push({ ref, scope: req.scope, kind: req.kind, tool: create ? req.tool! : null, credits });
+      }
+      return grant;
     }
   }
 
@@ -341,8 +359,35 @@ export class TeamPacing {
   private async reconcile(): Promise<void> {
     const down = this.down;
     if (!down) return;
-    await this.opts.server.tx((c) => this.sendAlone(c, down.grants));
+    await this.opts.server.tx(async (c) => {
+      await this.takeBackUnused(c, down.unsure);
+      await this.sendAlone(c, down.grants);
+    });
     if (this.down === down) this.down = null;
+  }
+
+  /** Grants the server took whose answer was lost, and that no create or poll used: their counts undone. */
+  private async takeBackUnused(c: PoolClient, unsure: UnsureGrant[]): Promise<void> {
+    if (!unsure.length) return;
+    const byRef = new Map(unsure.map((u) => [u.ref, u]));
+    const gone = await c.query<{ ref: string; at: string }>(
+      'DELETE FROM mediadesk.grants WHERE ref = ANY($1::uuid[]) RETURNING ref, granted_at AS at',
+      [[...byRef.keys()]],
+    );
+    for (const row of gone.rows) {
+      const u = byRef.get(row.ref)!;
+      if (!u.tool) continue;
+      const day = utcDay(Number(row.at));
+      await c.query(
+        'UPDATE mediadesk.daily_uses SET uses = uses - 1 WHERE scope = $1 AND tool = $2 AND day = $3 AND uses > 0',
+        [u.scope, u.tool, day],
+      );
+      await c.query(
+        `UPDATE mediadesk.spend SET credits = credits - $1, creates = creates - 1
+         WHERE day = $2 AND machine = $3 AND creates > 0`,
+        [u.credits, day, this.opts.server.machine],
+      );
+    }
   }
 
   private async sendAlone(c: PoolClient, grants: FallbackGrant[]): Promise<void> {
