@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -21,7 +21,10 @@ import { KEY_SLOTS } from '../electron/core/audit/keys.ts';
  * `--bare`): under the staged ids instead, so every batch appends; the import cannot store them so.
  * `--paired P`: P pairs, import then floor, each a child process of this script with the other
  * arguments, alternated so both see the same load; prints each run and the medians of the ratios.
- * Usage: node bench/audit-import.ts [N] [--keep DIR] [--order random|newest-first] [--cached-windows K] [--bare [--stage-ids]] [--paired P]
+ * `--keep DIR --prepare`: writes the file and lays out the floor's rows in DIR, untimed, and exits;
+ * then `--keep DIR --reuse` (with or without `--bare`) reuses them, so a whole process is the import
+ * or the floor and nothing else, for timing from outside.
+ * Usage: node bench/audit-import.ts [N] [--keep DIR [--prepare | --reuse]] [--order random|newest-first] [--cached-windows K] [--bare [--stage-ids]] [--paired P]
  */
 const args = process.argv.slice(2);
 if (args[0] === '--write') {
@@ -75,7 +78,9 @@ const count = Number(args.find((a) => /^\d+$/.test(a)) ?? 1_000_000);
 const keep = args.includes('--keep') ? args[args.indexOf('--keep') + 1] : null;
 const order: BenchOrder = args.includes('--order') ? (args[args.indexOf('--order') + 1] as BenchOrder) : 'random';
 const cachedWindows = args.includes('--cached-windows') ? Number(args[args.indexOf('--cached-windows') + 1]) : 0;
-const bare = args.includes('--bare');
+const prepare = args.includes('--prepare');
+const reuse = args.includes('--reuse');
+const bare = args.includes('--bare') || prepare;
 // The floor's rows under the staged ids (appended in rising order) instead of the import's date keys.
 const bareStageIds = args.includes('--stage-ids');
 const BARE_BATCH = 50_000;
@@ -83,6 +88,7 @@ const dir = keep ?? mkdtempSync(join(tmpdir(), 'md-audit-bench-'));
 mkdirSync(dir, { recursive: true });
 const write = (window: number): string => {
   const file = join(dir, `events-${count}-${order}${window ? `-window${window}` : ''}.ndjson`);
+  if (reuse && existsSync(file)) return file;
   const w = spawnSync(process.execPath, [import.meta.filename, '--write', file, String(count), order, String(window)], {
     stdio: 'inherit',
   });
@@ -107,17 +113,25 @@ spawnSync('sync');
 let stageRows = 0;
 let bareBatches: [number, number][] = [];
 if (bare) {
-  const stagePath = join(dir, 'bare-stage.db');
-  rmSync(stagePath, { force: true });
-  await stageFile({ path: file, format: 'ndjson', stagePath, batchSize: BARE_BATCH }, (b) => void (stageRows = b.hi));
+  const stagePath = join(dir, `bare-stage-${count}-${order}${bareStageIds ? '-ids' : ''}.db`);
+  const laidOut = reuse && existsSync(stagePath);
+  if (!laidOut) {
+    rmSync(stagePath, { force: true });
+    await stageFile({ path: file, format: 'ndjson', stagePath, batchSize: BARE_BATCH }, (b) => void (stageRows = b.hi));
+  }
   for (const idx of store.db
     .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND tbl_name = 'events'")
     .pluck()
     .all() as string[])
     store.db.exec(`DROP INDEX ${idx}`);
   store.db.exec(`ATTACH DATABASE '${stagePath.replaceAll("'", "''")}' AS stage`);
-  bareBatches = bareRows(stageRows);
+  bareBatches = laidOut ? batchSpans(count) : bareRows(stageRows);
   spawnSync('sync');
+  if (prepare) {
+    store.close();
+    console.log(JSON.stringify({ prepared: dir, file, stage: stagePath }));
+    process.exit(0);
+  }
 }
 const t0 = performance.now();
 const c0 = process.cpuUsage();
@@ -139,6 +153,8 @@ const result = {
   seconds: +seconds.toFixed(2),
   cpuSeconds: +cpuSeconds.toFixed(2),
   mainThreadCpuSeconds: +((m1.user + m1.system) / 1e6).toFixed(2),
+  // The reading thread and SQLite's sorting helpers.
+  otherThreadsCpuSeconds: +(cpuSeconds - (m1.user + m1.system) / 1e6).toFixed(2),
   loadAvg1m: +(await import('node:os')).loadavg()[0].toFixed(1),
   eventsPerSec: Math.round(count / seconds),
   peakRssMb: Math.round(peakMb),
@@ -175,6 +191,11 @@ function bareRows(rows: number): [number, number][] {
     .pluck()
     .get() as number;
   if (off && !bareStageIds) throw new Error(`${off} staged rows have no date key: not a bench file`);
+  return batchSpans(rows);
+}
+
+/** Each batch's span of positions in `stage.bare_rows`, checked to cover all `rows`. */
+function batchSpans(rows: number): [number, number][] {
   const spans = store.db.prepare('SELECT min(pos), max(pos) + 1 FROM stage.bare_rows GROUP BY batch ORDER BY batch');
   const out = spans.raw().all() as [number, number][];
   if (out.reduce((n, [lo, hi]) => n + hi - lo, 0) !== rows) throw new Error("the floor's rows miss staged ones");

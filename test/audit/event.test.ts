@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkEvent, isoUtcMs } from '../../electron/core/audit/event.ts';
+import { checkEvent, isoUtcMs, MAX_EVENT_DEPTH } from '../../electron/core/audit/event.ts';
 
 /** What the cache accepted before the digit-by-digit fast path: the ISO pattern, then Date.parse. */
 const PATTERN = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/;
@@ -47,5 +47,26 @@ describe('event dates', () => {
   it('rejects a date that is not an ISO date-time, naming it', () => {
     const r = checkEvent({ event_id: 'e1', date: '15/03/2026', action: { event_type: 'a.b.c' } });
     expect(r).toEqual({ ok: false, reason: 'date "15/03/2026" is not an ISO 8601 date-time' });
+  });
+});
+
+describe('event depth', () => {
+  const nested = (levels: number) => `${'{"x":'.repeat(levels)}1${'}'.repeat(levels)}`;
+  const event = (extra: string) =>
+    `{"event_id":"evt_1","date":"2026-03-15T23:59:59.188Z","action":{"event_type":"a.b.c"},"extra":${extra}}`;
+  const check = (text: string) => checkEvent(JSON.parse(text), text);
+
+  it('judges depth by the value, whatever brackets its strings hold and whether the text is given', () => {
+    // 40 brackets in strings: more than the limit counted in the text, but the event is 2 levels deep.
+    const shallow = event(JSON.stringify('{['.repeat(20)));
+    expect(check(shallow).ok).toBe(true);
+    expect(checkEvent(JSON.parse(shallow)).ok).toBe(true);
+    // The event is level 1, so `extra` nesting MAX_EVENT_DEPTH - 1 objects reaches the limit exactly.
+    expect(check(event(nested(MAX_EVENT_DEPTH - 1))).ok).toBe(true);
+    for (const text of [event(nested(MAX_EVENT_DEPTH)), event(`[${nested(MAX_EVENT_DEPTH - 1)}]`)]) {
+      const reason = `the event is nested deeper than ${MAX_EVENT_DEPTH} levels`;
+      expect(check(text)).toEqual({ ok: false, reason });
+      expect(checkEvent(JSON.parse(text))).toEqual({ ok: false, reason });
+    }
   });
 });

@@ -98,6 +98,19 @@ function deeperThan(v: unknown, levels: number): boolean {
 }
 
 /**
+ * Whether the JSON text holds at most `levels` opening brackets: then its value cannot nest deeper
+ * (each level of nesting opens one; brackets inside strings only count extra). A native search per
+ * bracket, so an ordinary event skips the walk over its parsed value.
+ */
+function fewBrackets(text: string, levels: number): boolean {
+  let n = 0;
+  for (const bracket of ['{', '[']) {
+    for (let i = text.indexOf(bracket); i >= 0; i = text.indexOf(bracket, i + 1)) if (++n > levels) return false;
+  }
+  return true;
+}
+
+/**
  * Why an event's JSON text (as stored, or as read) is beyond the limits of one event, or null. It
  * scans the text without parsing it, so an event stored before the limits, of any depth, is
  * judged without a stack at risk.
@@ -239,7 +252,7 @@ export function checkEvent(input: unknown, text?: string): Checked {
   }
 }
 
-/** `text` is the event's own JSON text when the file had it: stored as is, so it is not re-serialized. */
+/** `text` is the event's own JSON text (that `event` was parsed from) when the file had it: stored as is, so it is not re-serialized. */
 function toRow(event: unknown, text?: string): EventRow {
   if (!isObj(event)) throw new Reject(`an event must be a JSON object, got ${typeName(event)}`);
   // The whole event, every field: what is stored is served again as it is (the detail drawer, an
@@ -248,7 +261,8 @@ function toRow(event: unknown, text?: string): EventRow {
     const bytes = text.length > MAX_EVENT_BYTES / 3 ? Buffer.byteLength(text, 'utf8') : text.length;
     if (bytes > MAX_EVENT_BYTES) throw new Reject(tooLarge(bytes));
   }
-  if (deeperThan(event, MAX_EVENT_DEPTH)) throw new Reject(TOO_DEEP);
+  if (!(text !== undefined && fewBrackets(text, MAX_EVENT_DEPTH)) && deeperThan(event, MAX_EVENT_DEPTH))
+    throw new Reject(TOO_DEEP);
   const eventId = str(event, 'event_id', '', true)!;
   // U+FFFD is what bytes that are not UTF-8 are read as: two such ids would merge into one.
   if (eventId.includes('\ufffd'))
