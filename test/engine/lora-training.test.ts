@@ -2,7 +2,7 @@
 // HTTP, on a real mediadesk.db: a training followed to its new LoRA, a bad one refused before
 // anything is sent, and a process killed mid-training resumed by the next without a second create.
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCore, type Core } from '../../electron/core/index.ts';
@@ -10,6 +10,7 @@ import { MemorySecretStore } from '../../electron/core/secrets.ts';
 import { openTrainingStore } from '../../electron/core/lora-training/store.ts';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
 import { DeskError, type CommandName, type LoraTraining, type Req, type Res } from '../../shared/contract/index.ts';
+import { uploadTo } from '../sandbox-upload.ts';
 import { cleanup, control, makeImages, tmp } from './helpers.ts';
 
 const BIN = resolve(import.meta.dirname, '../../bin/mediadesk.js');
@@ -56,6 +57,34 @@ const reaches = (core: Core, id: string, state: LoraTraining['state']) =>
       }
     });
   });
+
+/** `mediadesk loras train` in its own process, SIGKILLed once its stderr says it reached `state`. */
+async function trainKilledAt(home: string, name: string, folder: string, state: string): Promise<void> {
+  const child = spawn(process.execPath, [BIN, 'loras', 'train', '--kind', 'style', '--name', name, folder], {
+    env: { ...process.env, ...env(), MEDIADESK_HOME: home },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let said = '';
+  const exited = new Promise((res) => child.once('exit', res));
+  await new Promise<void>((res, rej) => {
+    child.stderr.on('data', (d) => {
+      said += d;
+      if (new RegExp(`^${state}( \\(|$)`, 'm').test(said)) res();
+    });
+    child.once('exit', () => rej(new Error(`the CLI ended first: ${said}`)));
+  });
+  child.kill('SIGKILL');
+  await exited;
+}
+
+const storedTraining = (home: string) => {
+  const store = openTrainingStore(join(home, 'mediadesk.db'));
+  try {
+    return store.list()[0];
+  } finally {
+    store.close();
+  }
+};
 
 const posts = async (path: string): Promise<number> => (await control(sb.url, 'stats')).requests[`POST ${path}`] ?? 0;
 
@@ -141,23 +170,8 @@ describe('LoRA training through the core', () => {
     const folder = join(dir, 'kill-shoot');
     await makeImages(folder, ['1.png', '2.png', '3.png', '4.png', '5.png', '6.png'], 28);
     const creates = await posts('/v1/ai/loras/styles');
-    const child = spawn(process.execPath, [BIN, 'loras', 'train', '--kind', 'style', '--name', 'survivor', folder], {
-      env: { ...process.env, ...env(), MEDIADESK_HOME: home },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let said = '';
-    child.stderr.on('data', (d) => (said += d));
-    const exited = new Promise((res) => child.once('exit', res));
-    // Killed once its create is answered and stored (`training` on disk).
-    await new Promise<void>((res, rej) => {
-      child.stderr.on('data', () => /^training( \(|$)/m.test(said) && res());
-      child.once('exit', () => rej(new Error(`the CLI ended first: ${said}`)));
-    });
-    child.kill('SIGKILL');
-    await exited;
-    const store = openTrainingStore(join(home, 'mediadesk.db'));
-    const [row] = store.list();
-    store.close();
+    await trainKilledAt(home, 'survivor', folder, 'training');
+    const row = storedTraining(home);
     expect(row.state).toBe('training');
     expect(await posts('/v1/ai/loras/styles')).toBe(creates + 1);
 
@@ -172,5 +186,45 @@ describe('LoRA training through the core', () => {
     } finally {
       await core.close();
     }
+  });
+
+  it('a process killed while its create hung: the next one follows the LoRA the service made, or leaves it to the user', async () => {
+    const folder = join(dir, 'hung');
+    const files = await makeImages(folder, ['1.png', '2.png', '3.png', '4.png', '5.png', '6.png'], 26);
+    await control(sb.url, 'faults', { neverAnswer: ['/v1/ai/loras/styles'] });
+    await trainKilledAt(join(dir, 'hung-taken'), 'answer-lost', folder, 'submitting');
+    await trainKilledAt(join(dir, 'hung-lost'), 'never-taken', folder, 'submitting');
+    await control(sb.url, 'faults', { neverAnswer: [] });
+    // The service took the first create (its answer was what got lost): the LoRA is in its catalogue.
+    const images: string[] = [];
+    for (const f of files) images.push((await uploadTo(sb.url, readFileSync(f), 'image/png')).url);
+    const taken = await fetch(`${sb.url}/v1/ai/loras/styles`, {
+      method: 'POST',
+      headers: { 'x-magnific-api-key': 'sandbox-owner', 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'answer-lost', quality: 'high', images }),
+    });
+    expect(taken.status).toBe(200);
+    const creates = await posts('/v1/ai/loras/styles');
+
+    const a = await openCore(join(dir, 'hung-taken'));
+    try {
+      const row = storedTraining(join(dir, 'hung-taken'));
+      expect(row.state).toBe('submitting');
+      const done = reaches(a, row.id, 'done');
+      ahead += 60_000;
+      const lora = (await call(a, 'loras.list', {})).loras.find((l) => l.name === 'answer-lost')!;
+      expect((await done).loraId).toBe(lora.id);
+    } finally {
+      await a.close();
+    }
+    const b = await openCore(join(dir, 'hung-lost'));
+    try {
+      const row = storedTraining(join(dir, 'hung-lost'));
+      const attention = await reaches(b, row.id, 'needs_attention');
+      expect(attention.error).toMatch(/may have been created and charged/);
+    } finally {
+      await b.close();
+    }
+    expect(await posts('/v1/ai/loras/styles')).toBe(creates);
   });
 });
