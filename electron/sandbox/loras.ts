@@ -127,6 +127,10 @@ export class TrainedLoras {
     return this.of(key).filter((t) => statusAt(t.task, now) === 'COMPLETED');
   }
 
+  reset(): void {
+    this.byKey.clear();
+  }
+
   /** A generator's `styling` checked against the caller's catalogue, its trained LoRAs included. */
   stylingProblems(key: string, styling: unknown, now: number): InvalidParam[] {
     return stylingProblems(key, styling, 'styling', this.usable(key, now));

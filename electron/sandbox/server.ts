@@ -250,6 +250,7 @@ export function buildServer(opts: SandboxOptions): {
     quotas: [state.auditQuota, state.creditQuota],
     limits: state.limits,
     tasks: state.tasks,
+    loras: state.loras,
     audit: state.audit,
     blobs,
     now: state.now,

@@ -80,6 +80,12 @@ describe('LoRA training on the Sandbox', () => {
     const again = await ctx.api.post('/v1/ai/loras/styles', { name: 'brand-look', quality: 'high', images });
     expect(again.status).toBe(400);
     expect(again.body.invalid_params[0]).toMatchObject({ name: 'name' });
+    // A reset that forgets the tasks forgets the LoRAs trained too: the name is free again.
+    await ctx.api.control('reset', { tasks: true });
+    expect((await customs()).some((l) => l.name === 'brand-look')).toBe(false);
+    expect((await ctx.api.post('/v1/ai/loras/styles', { name: 'brand-look', quality: 'high', images })).status).toBe(
+      200,
+    );
   });
 
   it('lists the caller’s own flows, drafts included, in the described shape', async () => {
