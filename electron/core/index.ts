@@ -27,6 +27,9 @@ import { fileAccess } from './file-access.ts';
 import { SavedFiles } from './saved-files.ts';
 import { CachedSecretStore, openSecretStore, SinkSecrets, type SecretStore } from './secrets.ts';
 import { defaultOutDir, teamHandlers, teamServices } from './team.ts';
+import { openTrainingStore } from './lora-training/store.ts';
+import { LoraTrainer } from './lora-training/service.ts';
+import { loraTrainingHandlers } from './lora-training/handlers.ts';
 import { reportHandlers } from './queue/batch-report.ts';
 import { openConfStore, SettingsService, type JsonFileStore } from './settings.ts';
 import type { Settings } from '../../shared/settings.ts';
@@ -174,6 +177,23 @@ export async function createCore(opts: CoreOptions) {
   };
   const team = teamServices(teamDeps);
   const prices = new PriceBook(engine.store.db);
+  const trainings = openTrainingStore(dbPaths(opts.home).jobs);
+  let trainingsTold: NodeJS.Timeout | null = null;
+  const trainer = new LoraTrainer({
+    store: trainings,
+    client,
+    lease: () => engine.holdsQueue,
+    backend: () => backend.identity(),
+    priceOf: (tool) => prices.priceOf(tool),
+    poll: pollFromEnv(env),
+    // Throttled as apps.changed is: a burst of moves is one event.
+    onChange: () =>
+      (trainingsTold ??= setTimeout(() => {
+        trainingsTold = null;
+        if (trainings.db.open) events.emit('loras.changed', { trainings: trainer.list() });
+      }, 200)).unref(),
+  });
+  trainer.start();
   let teamPassword: Promise<SecretStore> | null = null;
   const teamServer = openTeamServer({
     home: opts.home,
@@ -225,6 +245,7 @@ export async function createCore(opts: CoreOptions) {
         openableFolder: files.openableFolder,
       }),
       mediaHandlers(client, join(opts.home, 'cache', 'loras')),
+      loraTrainingHandlers(trainer),
       engineHandlers(engine, {
         estimator,
         appOf: (id) => team.apps.get(id),
@@ -291,6 +312,8 @@ export async function createCore(opts: CoreOptions) {
     engine,
     /** The cost of a batch before Start (batches.estimate; the CLI's run stores it with its batch). */
     estimator,
+    /** LoRA trainings: the CLI follows one to its new LoRA. */
+    trainer,
     /** Workflow-app runs: the CLI follows one run to its results. */
     apps: team.apps,
     /** The hot folders' records, for the CLI's `watch`, which runs its own watcher over this engine. */
@@ -305,6 +328,7 @@ export async function createCore(opts: CoreOptions) {
       // First, while the database is open: a run POST in flight must store its run id, or the
       // next process finds it `submitting` and cannot tell whether it was paid.
       await team.apps.runner.stop();
+      await trainer.stop();
       // A read still waiting (a price, a report's charges) is let go: it must not keep the process alive.
       client.abortReads();
       // Before the queue closes: a file being queued is recorded with its job.
@@ -313,6 +337,7 @@ export async function createCore(opts: CoreOptions) {
       hot.db.close();
       await audit.close();
       appRuns.close();
+      trainings.close();
       analyticsDb.close();
       await teamServer.close();
       await backend.close();

@@ -120,6 +120,7 @@ export function teamHandlers(
     deps.savedDir ? deps.savedDir(what) : defaultOutDir(deps.home, deps.settings(), what);
   return {
     'apps.list': async () => ({ apps: await services.apps.list() }),
+    'apps.mine': async () => ({ flows: await services.apps.mine() }),
     'apps.get': ({ id }) => services.apps.get(id),
     'apps.check': ({ appId, inputs }) => services.apps.check(appId, inputs),
     'apps.run': (req) => services.apps.run(req),

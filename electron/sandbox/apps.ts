@@ -295,7 +295,26 @@ function checkInputs(app: App, values: Record<string, unknown>, callerTasks: (id
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
+/**
+ * Flows the caller made but never published as tools: `GET /v1/ai/me/flows` lists them with the
+ * published ones ("including drafts and unpublished workflows"), `{sqid, name}` each.
+ */
+const DRAFT_FLOWS: readonly { sqid: string; name: string }[] = [
+  { sqid: 'uqzQLDr2Aw', name: 'My Custom Sketch to Image' },
+  { sqid: 'dF6hK3nq', name: 'Catalogue cut-outs (work in progress)' },
+];
+
+/** The caller's own flows, drafts included; the description opens them to subscription plans as well as Enterprise. */
+function registerOwnFlows(app: FastifyInstance, state: SandboxState): void {
+  for (const family of APP_FAMILIES)
+    app.get(`/v1/ai/me/${family}`, async (_req, reply) => {
+      if (state.faults.current.missingAppFamily === family) return sendError(reply, 404, 'Not found');
+      return { data: [...APPS.map((a) => ({ sqid: a.sqid, name: a.name })), ...DRAFT_FLOWS] };
+    });
+}
+
 export function registerApps(app: FastifyInstance, state: SandboxState): void {
+  registerOwnFlows(app, state);
   const enterpriseOnly = (req: FastifyRequest, reply: FastifyReply): boolean => {
     if (state.callerOf(req).plan === 'enterprise') return true;
     sendError(reply, 403, 'Workflow apps are available to Enterprise customers only.');

@@ -1,3 +1,4 @@
+import type { TrainedLoras } from './loras.ts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppCosts } from './apps.ts';
 import type { AuditStore } from './audit-store.ts';
@@ -20,6 +21,8 @@ export interface ControlDeps {
   quotas: DailyQuota[];
   limits: ServiceLimits;
   tasks: TaskStore;
+  /** LoRAs trained here: forgotten with the tasks. */
+  loras: TrainedLoras;
   audit: AuditStore;
   blobs: Map<string, number>;
   now: () => number;
@@ -112,7 +115,10 @@ export function registerControl(app: FastifyInstance, deps: ControlDeps): void {
       const tasks = b.ok ? b.value.tasks : undefined;
       if (tasks !== undefined && typeof tasks !== 'boolean')
         return sendInvalid(reply, [{ field: 'tasks', reason: 'must be true or false' }]);
-      if (tasks) deps.tasks.clear();
+      if (tasks) {
+        deps.tasks.clear();
+        deps.loras.reset();
+      }
       deps.faults.reset();
       deps.appCosts.reset();
       deps.stats.reset();

@@ -83,7 +83,18 @@ function valuesAt(value: unknown, path: readonly string[], trail: string[] = [])
   if (!value || typeof value !== 'object') return out;
   const [head, ...rest] = path;
   if (head === '*') {
-    if (Array.isArray(value)) value.forEach((v, i) => out.push(...valuesAt(v, rest, [...trail, String(i)])));
+    if (!Array.isArray(value)) return out;
+    // A list of plain values (LoRA training's `images`): each item is the value, the list its holder.
+    if (rest.length === 0)
+      value.forEach((v, i) =>
+        out.push({
+          holder: value as unknown as Record<string, unknown>,
+          key: String(i),
+          value: v,
+          field: [...trail, String(i)].join('.'),
+        }),
+      );
+    else value.forEach((v, i) => out.push(...valuesAt(v, rest, [...trail, String(i)])));
     return out;
   }
   const holder = value as Record<string, unknown>;

@@ -19,7 +19,7 @@ import { registerAnalytics } from './analytics.ts';
 import { AppCosts, registerApps } from './apps.ts';
 import { registerCreations } from './creations.ts';
 import { registerIconRender } from './icon-render.ts';
-import { registerLoras } from './loras.ts';
+import { registerLoras, TrainedLoras } from './loras.ts';
 import { ServiceLimits, type LimitsOption } from './limits.ts';
 import { registerUploads, Uploads } from './uploads.ts';
 import { registerSiem, SiemStandIns } from './siem.ts';
@@ -51,6 +51,8 @@ export interface SandboxState {
   tasks: TaskStore;
   faults: FaultState;
   appCosts: AppCosts;
+  /** LoRAs callers trained here (POST /v1/ai/loras/styles and characters). */
+  loras: TrainedLoras;
   stats: Stats;
   disk: DiskStore;
   renderer: ResultRenderer;
@@ -85,6 +87,7 @@ export function buildServer(opts: SandboxOptions): {
     tasks: new TaskStore(opts.seed, opts.taskJournal),
     faults: new FaultState(opts.seed, opts.taskDurationMs),
     appCosts: new AppCosts(),
+    loras: new TrainedLoras(),
     stats: new Stats(),
     disk,
     renderer: new ResultRenderer(disk, opts.renderMode),
@@ -247,6 +250,7 @@ export function buildServer(opts: SandboxOptions): {
     quotas: [state.auditQuota, state.creditQuota],
     limits: state.limits,
     tasks: state.tasks,
+    loras: state.loras,
     audit: state.audit,
     blobs,
     now: state.now,

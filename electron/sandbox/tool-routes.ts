@@ -23,7 +23,7 @@ import { creditsOf } from '../../shared/service-limits.ts';
 import { FAULT_MESSAGES, type FaultState } from './faults.ts';
 import type { ServiceLimits } from './limits.ts';
 import type { Caller } from './keys.ts';
-import { stylingProblems } from './loras.ts';
+import type { TrainedLoras } from './loras.ts';
 import { resolveInputs } from './media-input.ts';
 import { describeImage, improvePrompt } from './render.ts';
 import { resultPath } from './results.ts';
@@ -151,6 +151,7 @@ export interface ToolDeps {
   now: () => number;
   baseUrl: () => string;
   callerOf: (req: FastifyRequest) => Caller;
+  loras: TrainedLoras;
 }
 
 export function taskEnvelope(task: Task, status: TaskStatus, baseUrl: string): { data: Record<string, unknown> } {
@@ -251,7 +252,7 @@ export function toolHandler(deps: ToolDeps) {
     if (problems.length) return sendInvalid(reply, problems);
     if (route.atOnce) return createAtOnce(req, reply, route, caller);
     const body = raw as Record<string, unknown>;
-    const loras = 'styling' in body ? stylingProblems(caller.key, body.styling, 'styling') : [];
+    const loras = 'styling' in body ? deps.loras.stylingProblems(caller.key, body.styling, deps.now()) : [];
     if (loras.length) return sendInvalid(reply, loras);
     let params: Record<string, unknown>;
     let firstImage: string | undefined;

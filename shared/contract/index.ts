@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { foundationCommands, foundationEvents } from './foundation.ts';
 import { mediaCommands } from './media.ts';
+import { lorasCommands, lorasEvents } from './loras.ts';
 import { jobsCommands, jobsEvents } from './jobs.ts';
 import { auditCommands, auditEvents } from './audit.ts';
 import { auditForwardCommands } from './audit-forward.ts';
@@ -18,6 +19,7 @@ import { teamServerCommands } from './team-server.ts';
 export * from './define.ts';
 export * from './foundation.ts';
 export * from './media.ts';
+export * from './loras.ts';
 export * from './jobs.ts';
 export * from './audit.ts';
 export * from './audit-forward.ts';
@@ -36,6 +38,7 @@ export * from './team-server.ts';
 export const COMMANDS = {
   ...foundationCommands,
   ...mediaCommands,
+  ...lorasCommands,
   ...jobsCommands,
   ...auditCommands,
   ...auditForwardCommands,
@@ -54,6 +57,7 @@ export const EVENTS = {
   ...jobsEvents,
   ...auditEvents,
   ...teamEvents,
+  ...lorasEvents,
   ...noticesEvents,
   ...handOffEvents,
 };

@@ -32,6 +32,8 @@ export const PATH_FIELDS: Partial<Record<CommandName, Record<string, PathKind>>>
   'batches.check': { inputs: 'input', outDir: 'results-folder' },
   'apps.check': { inputs: 'input' },
   'apps.run': { inputs: 'input', outDir: 'results-folder' },
+  'loras.trainCheck': { inputs: 'input' },
+  'loras.train': { inputs: 'input' },
   'hotFolders.add': { folder: 'watched', outDir: 'results-folder' },
   'audit.import': { paths: 'read' },
   // A file sink writes the forwarded audit log there: from a page, only inside the output folder.

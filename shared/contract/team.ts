@@ -228,6 +228,13 @@ export const teamCommands = {
     z.object({ apps: z.array(appSummarySchema) }),
     'Workflow apps available to the team (Enterprise only).',
   ),
+  'apps.mine': command(
+    none,
+    z.object({
+      flows: z.array(z.object({ id: z.string(), name: z.string(), draft: z.boolean() })),
+    }),
+    "The user's own flows (GET /v1/ai/me/flows), drafts (not published as apps) marked.",
+  ),
   'apps.get': command(idRequest, appDefinitionSchema, 'An app definition: its inputs and its cost.'),
   'apps.check': command(
     appCheckRequestSchema,

@@ -42,12 +42,7 @@ const NOT_FROM_THE_SCHEMA: Record<string, { field: string; why: string }> = {
 };
 
 /** Operations of the reference the Sandbox does not serve yet, each with why. */
-const NOT_SERVED: Record<string, string> = {
-  'GET /v1/ai/me/apps': "the caller's own workflow apps: the Sandbox's apps are the team's (GET /v1/ai/apps)",
-  'GET /v1/ai/me/flows': "the caller's own flows: as GET /v1/ai/me/apps",
-  'POST /v1/ai/loras/characters': 'LoRA training: the Sandbox serves a fixed LoRA catalogue',
-  'POST /v1/ai/loras/styles': 'LoRA training: as POST /v1/ai/loras/characters',
-};
+const NOT_SERVED: Record<string, string> = {};
 /** Creates whose answer schema the Sandbox answers otherwise, as their examples do. */
 const ANSWER_QUIRKS: Record<string, string> = {
   '/v1/ai/beta/text-to-image/reimagine-flux': 'its schema leaves out the `data` wrapper its example has',

@@ -43,6 +43,7 @@ const TABLE_HOMES: Record<string, string[]> = {
   queue_lease: ['queue/store.ts', 'queue/migrations.ts'],
   app_runs: ['apps/store.ts', 'apps/migrations.ts', 'queue/migrations.ts'],
   app_families: ['apps/family.ts', 'apps/migrations.ts'],
+  lora_trainings: ['lora-training/store.ts', 'lora-training/migrations.ts'],
   uploads: ['engine/uploader.ts', 'queue/migrations.ts'],
   prices_own: ['limits/prices.ts', 'queue/migrations.ts'],
   usage_ledger: ['analytics/ledger.ts', 'queue/migrations.ts'],

@@ -124,6 +124,17 @@ export interface ClientOptions {
 
 const placeHeld = new AsyncLocalStorage<true>();
 /** Runs `send` with its requests' pacing places already taken by the caller (ClientOptions.pace skips them). */
+/**
+ * What a failed create means for the work it was for: `wait`, the server provably did not take it
+ * (busy, unreachable), so it is sent again; `refused`, it answered a 4xx, nothing was made; else
+ * `unknown`: it may have been made and charged, and only the user can decide.
+ */
+export function createFailure(err: unknown): 'wait' | 'refused' | 'unknown' {
+  if (!(err instanceof ApiError)) return 'unknown';
+  if (!err.mayHaveReachedServer && (err.status === 429 || err.status === 503 || err.kind !== 'http')) return 'wait';
+  return err.kind === 'http' && err.status! >= 400 && err.status! < 500 ? 'refused' : 'unknown';
+}
+
 export const placeTaken = <T>(send: () => Promise<T>): Promise<T> => placeHeld.run(true, send);
 
 /** Exponential backoff with full jitter; a server's Retry-After wins when present. */

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { fromAnotherSandbox } from '../backend.ts';
 import { ensureFolder } from '../output-folder.ts';
-import { ApiError, placeTaken, type ApiClient } from '../api/client.ts';
+import { ApiError, createFailure, placeTaken, type ApiClient } from '../api/client.ts';
 import {
   downloadToPart,
   ExpiredUrlError,
@@ -335,16 +335,13 @@ export class AppRunner {
 
   private onCreateError(r: AppRunRow, err: unknown): void {
     const s = this.opts.store;
-    if (
-      err instanceof ApiError &&
-      !err.mayHaveReachedServer &&
-      (err.status === 429 || err.status === 503 || err.kind !== 'http')
-    ) {
+    const failure = createFailure(err);
+    if (failure === 'wait' && err instanceof ApiError) {
       s.move(r.id, 'submitting', 'queued', {
         error: waitingMessage(refusedReason(err)),
         nextPollAt: this.clock.now() + 2000,
       });
-    } else if (err instanceof ApiError && err.kind === 'http' && err.status! >= 400 && err.status! < 500) {
+    } else if (failure === 'refused' && err instanceof ApiError) {
       s.move(r.id, 'submitting', 'failed', { error: explainAppError(err), invalid: err.invalidParams });
     } else {
       s.move(r.id, 'submitting', 'needs_attention', {

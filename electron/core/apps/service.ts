@@ -151,6 +151,24 @@ export class AppsService {
     }
   }
 
+  /**
+   * The user's own flows (`/v1/ai/me/flows`, or `me/apps` where the backend answers as apps), each
+   * marked a draft when the published list does not hold it; unmarked when that list cannot be read.
+   */
+  async mine(): Promise<{ id: string; name: string; draft: boolean }[]> {
+    try {
+      const backend = await this.opts.backend();
+      const own = parseAppList(await this.families.call(backend, (p) => this.opts.client.get(`/v1/ai/me/${p.family}`)));
+      const published = await this.list().then(
+        (apps) => new Set(apps.map((a) => a.id)),
+        () => null,
+      );
+      return own.map((f) => ({ id: f.id, name: f.name, draft: published ? !published.has(f.id) : false }));
+    } catch (err) {
+      throw toDeskError(err);
+    }
+  }
+
   async get(id: string): Promise<AppDefinition> {
     try {
       const backend = await this.opts.backend();

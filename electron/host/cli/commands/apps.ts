@@ -7,6 +7,7 @@ import { invoke, parseOptions, refusal, table } from './team-common.ts';
 
 const USAGE = [
   'mediadesk apps list [--json]',
+  '       mediadesk apps mine [--json]   (your own flows, drafts included and marked)',
   '       mediadesk apps show ID [--json]',
   '       mediadesk apps run ID --input|-i id=value [--input id=value ...] [--out DIR] [--yes] [--new] [--timeout DURATION]',
   '         (a creation input takes an image file, an image URL or a creation id; --yes accepts the cost;',
@@ -22,6 +23,7 @@ const USAGE = [
 /** Options per subcommand: one that does not apply is refused, not ignored. */
 const OPTIONS: Record<string, { valued: string[]; flags: string[] }> = {
   list: { valued: [], flags: ['--json'] },
+  mine: { valued: [], flags: ['--json'] },
   show: { valued: [], flags: ['--json'] },
   run: { valued: ['--input', '-i', '--out', '--timeout'], flags: ['--yes', '--new'] },
   runs: { valued: ['--limit'], flags: ['--json'] },
@@ -84,8 +86,8 @@ export const appsCommand: CliCommand = {
     if (!sub || !Object.hasOwn(OPTIONS, sub))
       throw new UsageError(
         sub
-          ? `unknown apps command "${sub}" (list, show, run, runs, cancel, retry)`
-          : 'say list, show ID, run ID, runs, cancel RUN or retry RUN',
+          ? `unknown apps command "${sub}" (list, mine, show, run, runs, cancel, retry)`
+          : 'say list, mine, show ID, run ID, runs, cancel RUN or retry RUN',
       );
     const options = parseOptions(rest, OPTIONS[sub].valued, OPTIONS[sub].flags);
     const takesId = sub === 'show' || sub === 'run';
@@ -122,6 +124,18 @@ export const appsCommand: CliCommand = {
             table(
               ['ID', 'COST', 'NAME'],
               apps.map((a) => [a.id, a.cost ?? '?', a.name]),
+            ),
+          );
+        return 0;
+      }
+      if (sub === 'mine') {
+        const { flows } = await invoke(s.core, 'apps.mine', {});
+        if (options.flags.has('--json')) ctx.stdout.write(`${terminalJson(flows, 2)}\n`);
+        else
+          ctx.stdout.write(
+            table(
+              ['ID', 'DRAFT', 'NAME'],
+              flows.map((f) => [f.id, f.draft ? 'draft' : '', f.name]),
             ),
           );
         return 0;

@@ -52,8 +52,13 @@ export const COMMANDS: CommandRef[] = [
   {
     name: 'apps',
     summary:
-      'Workflow apps (Enterprise): list, show inputs and cost, run to downloaded results, earlier runs, cancel, retry.',
+      'Workflow apps (Enterprise): list, your own flows, show inputs and cost, run to downloaded results, earlier runs, cancel, retry.',
     load: () => import('./apps.ts').then((m) => m.appsCommand),
+  },
+  {
+    name: 'loras',
+    summary: 'The LoRA catalogue, and training a style or character LoRA from a folder of images.',
+    load: () => import('./loras.ts').then((m) => m.lorasCommand),
   },
   {
     name: 'limits',
