@@ -189,6 +189,8 @@ describe("a hot folder's wait before it takes a file", () => {
           outDir: '/out',
           state: 'paused',
           settleSeconds: 2,
+          shared: false,
+          teamKey: null,
           problem: null,
           createdAt: 123,
         },
