@@ -129,6 +129,37 @@ describe.skipIf(missing)('a shared hot folder watched by three machines', { time
     expect(existsSync(join(drop, '.mediadesk-hot-folder'))).toBe(true);
   });
 
+  it('without the team server its files wait, saying why, and are processed once it is back', async () => {
+    await control(sb.url, 'reset', { tasks: true });
+    const db = await pg.createDb('hot_down');
+    const drop = join(dir, 'drop-down');
+    mkdirSync(drop);
+    const w = watcher('down', drop, db);
+    await until(
+      () => /shared with the team/.test(w.out_),
+      () => w.out_ + w.err,
+    );
+    await pg.stop();
+    const names = ['down-0.png', 'down-1.png'];
+    try {
+      await makeImages(drop, names);
+      await until(
+        () => /shared with the team, so its files wait: the team server cannot be reached/.test(w.err),
+        () => w.out_ + w.err,
+      );
+      // Said once the claim was refused for want of the server: nothing was queued, nothing sent.
+      expect(w.out_).not.toMatch(/^queued /m);
+      expect(await creates()).toBe(0);
+    } finally {
+      await pg.start();
+    }
+    await until(
+      () => doneHere(w, names).length === names.length,
+      () => w.out_ + w.err,
+    );
+    expect(await creates()).toBe(names.length);
+  });
+
   it('a machine SIGKILLed mid-way: the files it claimed but had not sent are taken over, none is sent twice', async () => {
     await control(sb.url, 'reset', { tasks: true });
     await control(sb.url, 'faults', { taskDurationMs: 1500 });
