@@ -37,6 +37,11 @@ test('Settings > Team: connect, Test connection says what answered, a wrong pass
   await expect(status).toHaveText(`${url}: answers, schema version 2, 1 machine in the last 10 minutes.`);
   await expect(team.getByLabel('Team server URL')).toHaveValue('');
 
+  // With a team server set, a new hot folder is shared by default.
+  await page.goto(`${host.url}#hot-folders`);
+  await expect(page.getByRole('checkbox', { name: /^Share with the team/ })).toBeChecked();
+  await page.goto(`${host.url}#settings`);
+
   // Another machine of the studio asks the same server: Test connection connects afresh and counts it.
   const other = await runCli(['team', 'status'], {
     env: { MEDIADESK_HOME: join(newHome(), 'other'), MEDIADESK_TEAM_DB: url },
@@ -58,5 +63,7 @@ test('Settings > Team: connect, Test connection says what answered, a wrong pass
   await team.getByRole('button', { name: 'Disconnect', exact: true }).click();
   await expect(status).toHaveText('No team server: this machine paces alone.');
   await expect(team.getByRole('button', { name: 'Test connection' })).toHaveCount(0);
+  await page.goto(`${host.url}#hot-folders`);
+  await expect(page.getByRole('checkbox', { name: /^Share with the team/ })).not.toBeChecked();
   expect(errors).toEqual([]);
 });
