@@ -27,6 +27,8 @@ const LOOP = 'not watched: ';
 const MADE_HERE = 'MediaDesk made it (a result): a hot folder never processes results again';
 /** A shared folder's files wait while the team server cannot say which machine takes each (docs/TEAM.md). */
 const SHARED_WAIT = 'shared with the team, so its files wait: ';
+/** How soon a shared folder's files are offered again after the team server could not be asked. */
+const SHARED_RETRY_MS = 5000;
 /**
  * The spend guard: a folder that queues more jobs than this from files named as MediaDesk names
  * results (files it did not see arrive from outside) is paused until a person resumes it.
@@ -293,7 +295,7 @@ export class HotFolderWatcher {
         claimed.map((v) => v.path),
       );
       this.store.setProblem(row.id, `${SHARED_WAIT}${why}`);
-      this.retryAt.set(row.id, this.clock.now() + 5000);
+      this.retryAt.set(row.id, this.clock.now() + SHARED_RETRY_MS);
       for (const v of claimed) this.candidates.set(key(row.id, v.path), { folderId: row.id, version: v, since: 0 });
       return null;
     };
