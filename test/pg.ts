@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +11,8 @@ import { join } from 'node:path';
 export interface TestPg {
   /** A database made for the caller: `postgres://postgres@127.0.0.1:PORT/NAME`. */
   createDb(name: string): Promise<string>;
+  /** A user who must give its password (unlike `postgres`), owning a database of its own: its URL without the password. */
+  createUser(name: string, password: string): Promise<string>;
   /** Stops the server (fast shutdown: connections are ended), keeping its data; start() brings it back. */
   stop(): Promise<void>;
   start(): Promise<void>;
@@ -68,6 +70,11 @@ export async function startPg(): Promise<TestPg> {
   const data = join(dir, 'data');
   if (process.getuid?.() === 0) run(['chown', 'postgres:postgres', dir]);
   run(asPostgres(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8']));
+  // `postgres` is let in on trust; every other user gives its password, so a wrong one is refused.
+  writeFileSync(
+    join(data, 'pg_hba.conf'),
+    'local all all trust\nhost all postgres 127.0.0.1/32 trust\nhost all all 127.0.0.1/32 scram-sha-256\n',
+  );
   const port = await freePort();
   let server: ChildProcess | null = null;
   const start = async () => {
@@ -124,6 +131,18 @@ export async function startPg(): Promise<TestPg> {
         await c.end();
       }
       return `postgres://postgres@127.0.0.1:${port}/${name}`;
+    },
+    async createUser(name, password) {
+      const c = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', database: 'postgres' });
+      await c.connect();
+      try {
+        const ident = `"${name.replace(/"/g, '')}"`;
+        await c.query(`CREATE ROLE ${ident} LOGIN PASSWORD '${password.replace(/'/g, "''")}'`);
+        await c.query(`CREATE DATABASE ${ident} OWNER ${ident}`);
+      } finally {
+        await c.end();
+      }
+      return `postgres://${encodeURIComponent(name)}@127.0.0.1:${port}/${encodeURIComponent(name)}`;
     },
     stop,
     start,

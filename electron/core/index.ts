@@ -101,6 +101,8 @@ export async function createCore(opts: CoreOptions) {
     slugs: () => backend.slugs(),
     settings: opts.queueSettings ? () => ({ ...effectiveSettings(), ...opts.queueSettings }) : effectiveSettings,
     rates,
+    // A shared hot folder's file is sent only once the team server says this process has it.
+    beforeCreate: (job) => hot.shared.beforeCreate(job),
     poll: pollFromEnv(env),
     warn: (m) => log.warn(m),
     error: logEngineErrors(log),
@@ -147,6 +149,7 @@ export async function createCore(opts: CoreOptions) {
     env,
     onProblem: (m) => log.warn(m),
     clock: opts.clocks?.hotFolders,
+    team: () => teamServer?.server ?? null,
   });
   const files = fileAccess({
     home: opts.home,
@@ -195,7 +198,9 @@ export async function createCore(opts: CoreOptions) {
   });
   trainer.start();
   let teamPassword: Promise<SecretStore> | null = null;
-  const teamServer = openTeamServer({
+  // eslint-disable-next-line prefer-const -- asked for by the hot folders, which are made first
+  let teamServer: ReturnType<typeof openTeamServer> | undefined;
+  teamServer = openTeamServer({
     home: opts.home,
     env: opts.env ?? process.env,
     settings,
@@ -318,6 +323,8 @@ export async function createCore(opts: CoreOptions) {
     apps: team.apps,
     /** The hot folders' records, for the CLI's `watch`, which runs its own watcher over this engine. */
     hotFolderStore: hot.store,
+    /** The shared hot folders' claims on the team server, for the CLI's `watch`. */
+    hotFolderShared: hot.shared,
     audit,
     log,
     /** The team server (PostgreSQL) and its shared pacing; not connected until first used. */

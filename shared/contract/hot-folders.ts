@@ -26,6 +26,11 @@ export const hotFolderSchema = z.object({
   state: z.enum(['active', 'paused']),
   /** A file is taken once it has stopped changing for this many seconds (a copy in progress keeps changing it). */
   settleSeconds: z.number().int(),
+  /**
+   * Watched by several machines of a team: each file is claimed on the team server first, so one
+   * machine alone takes it; without the team server its files wait (docs/TEAM.md).
+   */
+  shared: z.boolean(),
   /** Whether a MediaDesk process (the one running the queue) watches it now. */
   watched: z.boolean(),
   counts: z.record(z.enum(HOT_FILE_STATES), z.number().int()),
@@ -62,6 +67,8 @@ export const hotFoldersCommands = {
         outDir: z.string().min(1).optional(),
         /** Without it, SETTLE_SECONDS.default; checked by the core (SETTLE_SECONDS_RULE). */
         settleSeconds: z.number().optional(),
+        /** Without it: shared when a team server is set. */
+        shared: z.boolean().optional(),
       })
       .strict(),
     hotFolderSchema,
@@ -71,6 +78,11 @@ export const hotFoldersCommands = {
     z.object({ id: z.string().min(1), settleSeconds: z.number() }).strict(),
     hotFolderSchema,
     'Change how long a file in a hot folder must stop changing before it is taken (whole seconds, 1 to 60).',
+  ),
+  'hotFolders.setShared': command(
+    z.object({ id: z.string().min(1), shared: z.boolean() }).strict(),
+    hotFolderSchema,
+    'Share a hot folder with the team (each file is claimed on the team server, so one machine takes it) or watch it alone.',
   ),
   'hotFolders.pause': command(
     idRequest,

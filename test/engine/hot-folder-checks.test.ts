@@ -10,7 +10,7 @@ import { MemorySecretStore } from '../../electron/core/secrets.ts';
 import { startSandbox } from '../../electron/sandbox/index.ts';
 import type { Res } from '../../shared/contract/index.ts';
 import { runCli, cliEnv } from '../cli.ts';
-import { folderOf, givenFolder, sandboxAndFolder } from './helpers.ts';
+import { folderOf, givenFolder, makeImages, sandboxAndFolder } from './helpers.ts';
 
 const ctx = sandboxAndFolder('hot-folder-checks', 100);
 let core: Core;
@@ -189,6 +189,8 @@ describe("a hot folder's wait before it takes a file", () => {
           outDir: '/out',
           state: 'paused',
           settleSeconds: 2,
+          shared: false,
+          teamKey: null,
           problem: null,
           createdAt: 123,
         },
@@ -199,4 +201,31 @@ describe("a hot folder's wait before it takes a file", () => {
       db.close();
     }
   });
+});
+
+describe('a shared hot folder without a team server', () => {
+  it('is not shared unless asked; shared, its files wait and it says why, until it is not shared', async () => {
+    const folder = join(ctx.dir, 'shared-drop');
+    mkdirSync(folder);
+    const added = folderOf(await core.dispatch('hotFolders.add', { ...add, folder, outDir: join(ctx.dir, 'out-sh') }));
+    expect(added.shared).toBe(false);
+    const shared = folderOf(await core.dispatch('hotFolders.setShared', { id: added.id, shared: true }));
+    expect(shared.shared).toBe(true);
+    await makeImages(folder, ['s.png']);
+    const record = async () => {
+      const list = await core.dispatch('hotFolders.list', {});
+      if (!list.ok) throw new Error(list.error.message);
+      return (list.result as Res<'hotFolders.list'>).folders.find((f) => f.id === added.id)!;
+    };
+    await expect
+      .poll(async () => (await record()).problem, { timeout: 30_000 })
+      .toBe(
+        'shared with the team, so its files wait: no team server is set (Settings > Team, mediadesk team connect URL); or stop sharing it to process it here alone',
+      );
+    expect((await record()).counts).toMatchObject({ waiting: 1, queued: 0, done: 0 });
+    await core.dispatch('hotFolders.setShared', { id: added.id, shared: false });
+    await expect.poll(async () => (await record()).counts.done, { timeout: 60_000 }).toBe(1);
+    expect((await record()).problem).toBeNull();
+    await core.dispatch('hotFolders.remove', { id: added.id });
+  }, 90_000);
 });

@@ -107,6 +107,7 @@ const EFFECTS: Partial<Record<CommandName, string>> = {
   'batches.exportReport': 'writes a report file',
   'hotFolders.add': 'watches any folder named and queues its images',
   'hotFolders.setSettle': "changes a hot folder's wait before taking a file",
+  'hotFolders.setShared': 'shares a hot folder with the team, or stops',
   'hotFolders.pause': 'stops watching a hot folder',
   'hotFolders.resume': 'watches a hot folder again',
   'hotFolders.remove': 'forgets a hot folder',

@@ -67,6 +67,7 @@ function hotFolder(counts: Partial<HotFolderRecord['counts']>): HotFolderRecord 
     outDir: '/out/hot',
     state: 'active',
     settleSeconds: 2,
+    shared: false,
     watched: true,
     counts: { waiting: 0, queued: 0, done: 0, failed: 0, skipped: 0, ...counts },
     lastFile: null,

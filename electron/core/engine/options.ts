@@ -2,6 +2,7 @@ import type { Slugs } from '../../../shared/catalogue/index.ts';
 import type { Settings } from '../../../shared/settings.ts';
 import type { ApiTarget, ClientOptions } from '../api/client.ts';
 import type { Db } from '../db/open.ts';
+import type { JobRow } from '../queue/store.ts';
 import type { RateLimits } from '../../../shared/service-limits.ts';
 import type { PollPolicy } from './poll-policy.ts';
 import type { Clock } from '../clock.ts';
@@ -51,6 +52,11 @@ export interface EngineOptions {
   warn?: (message: string) => void;
   /** Told when a runner's tick or a job's step fails unexpectedly (it is retried); default stderr. */
   error?: (message: string) => void;
+  /**
+   * Asked just before a queued job's create is prepared: null sends it, `wait` leaves it queued saying
+   * why, `cancel` cancels it unsent (a shared hot folder's file another machine took).
+   */
+  beforeCreate?: (job: JobRow) => Promise<null | { wait: string } | { cancel: string }>;
   /** exiftool processes writing results' metadata; default DEFAULT_EXIFTOOL_PROCS (benchmarks vary it). */
   metadataProcs?: number;
 }

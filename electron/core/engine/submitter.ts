@@ -212,6 +212,16 @@ export class Submitter {
       try {
         // Picked for the backend of the last tick; if it changed since, the next tick picks again.
         if (options.identity && (await options.identity()) !== this.context.backendInUse()) return;
+        const gate = options.beforeCreate ? await options.beforeCreate(job) : null;
+        if (gate) {
+          if ('wait' in gate && job.error === waitingMessage(gate.wait)) return;
+          await write(() =>
+            'wait' in gate
+              ? store.patch(job.id, 'queued', { error: waitingMessage(gate.wait) })
+              : store.move(job.id, 'queued', 'canceled', { error: gate.cancel }),
+          );
+          return;
+        }
         // Uploads are recorded per backend (Uploader), and their request-url is paced as any request.
         const beforeRequest = async () => {
           const grant = pace ? await this.context.pacer!.request(pace) : null;

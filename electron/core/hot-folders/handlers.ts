@@ -7,6 +7,7 @@ export function hotFolderHandlers(hotFolders: HotFolders): HandlerMap<typeof hot
     'hotFolders.list': () => ({ folders: hotFolders.list() }),
     'hotFolders.add': (req) => hotFolders.add(req),
     'hotFolders.setSettle': ({ id, settleSeconds }) => hotFolders.setSettle(id, settleSeconds),
+    'hotFolders.setShared': ({ id, shared }) => hotFolders.setShared(id, shared),
     'hotFolders.pause': ({ id }) => hotFolders.pause(id),
     'hotFolders.resume': ({ id }) => hotFolders.resume(id),
     'hotFolders.remove': ({ id }) => hotFolders.remove(id),

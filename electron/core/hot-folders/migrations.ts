@@ -53,4 +53,16 @@ export const HOT_FOLDER_MIGRATIONS: readonly Migration[] = [
       db.exec('ALTER TABLE hot_folders ADD COLUMN unsourced_jobs INTEGER NOT NULL DEFAULT 0');
     },
   },
+  {
+    version: 4,
+    name: 'hot_folders.shared and team_key; hot_folder_files by job',
+    // shared: each file is claimed on the team server first; team_key: the folder's id there.
+    up: (db) => {
+      db.exec(`
+        ALTER TABLE hot_folders ADD COLUMN shared INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE hot_folders ADD COLUMN team_key TEXT;
+        CREATE INDEX hot_folder_files_job ON hot_folder_files (job_id) WHERE job_id IS NOT NULL;
+      `);
+    },
+  },
 ];

@@ -4,6 +4,8 @@ import type { ApiTarget } from '../api/client.ts';
 import type { Clock } from '../clock.ts';
 import { dbPaths } from '../paths.ts';
 import { HotFolders, openHotFolderDb, type HotFolderDeps } from './service.ts';
+import type { TeamServer } from '../team-server/connection.ts';
+import { claimLeaseFrom, SharedClaims, SharedHotFolders } from './shared.ts';
 import { HotFolderStore } from './store.ts';
 import { guardJobsFrom, HotFolderWatcher, type WatchedEngine } from './watcher.ts';
 
@@ -19,15 +21,23 @@ export function openHotFolders(o: {
   env: NodeJS.ProcessEnv;
   onProblem: (message: string) => void;
   clock?: Clock;
+  /** The team server, for shared hot folders (made after the hot folders, hence asked for). */
+  team: () => TeamServer | null;
 }) {
   const db = openHotFolderDb(dbPaths(o.home).hotFolders);
   const store = new HotFolderStore(db);
+  const shared = new SharedHotFolders(store, new SharedClaims(o.team, claimLeaseFrom(o.env)));
   const service = new HotFolders({
     store,
     engine: o.engine,
     target: o.target,
     settings: o.settings,
     inbox: join(o.home, 'inbox'),
+    teamServerSet: async () =>
+      (await o
+        .team()
+        ?.configured()
+        .catch(() => false)) ?? false,
   });
   const watcher = new HotFolderWatcher({
     store,
@@ -35,6 +45,7 @@ export function openHotFolders(o: {
     onProblem: o.onProblem,
     guardJobs: guardJobsFrom(o.env),
     clock: o.clock,
+    shared,
   });
-  return { db, store, service, watcher };
+  return { db, store, service, watcher, shared };
 }

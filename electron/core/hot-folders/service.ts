@@ -45,6 +45,8 @@ export interface HotFolderDeps {
   settings: () => Settings;
   /** The web host's folder of browser drops (see batchResultsFolder). */
   inbox?: string;
+  /** Whether a team server is set: a new hot folder is shared when one is. */
+  teamServerSet?: () => Promise<boolean>;
 }
 
 /** hotFolders.list / add / pause / resume / remove: checked here, whichever process watches. */
@@ -66,6 +68,7 @@ export class HotFolders {
     params: Record<string, unknown>;
     outDir?: string;
     settleSeconds?: number;
+    shared?: boolean;
   }): Promise<HotFolderRecord> {
     const { store } = this.deps;
     const settleSeconds = checkedSettle(req.settleSeconds ?? SETTLE_SECONDS.default);
@@ -87,8 +90,10 @@ export class HotFolders {
       ]);
     await assertParams(tool, req.params, true);
     const outDir = await this.outputFolder(req.outDir, tool, folder);
+    const shared = req.shared ?? (await this.deps.teamServerSet?.()) ?? false;
     const id = randomUUID();
     store.insertFolder({
+      shared,
       id,
       folder,
       tool: tool.id,
@@ -103,6 +108,13 @@ export class HotFolders {
 
   setSettle(id: string, seconds: number): HotFolderRecord {
     this.deps.store.setSettleSeconds(this.row(id).id, checkedSettle(seconds));
+    return this.record(this.row(id));
+  }
+
+  /** Its problem is cleared: a shared folder's wait for the team server is said again if it still waits. */
+  setShared(id: string, shared: boolean): HotFolderRecord {
+    this.deps.store.setShared(this.row(id).id, shared);
+    this.deps.store.setProblem(id, null);
     return this.record(this.row(id));
   }
 
@@ -169,6 +181,7 @@ export class HotFolders {
       outDir: row.outDir,
       state: row.state,
       settleSeconds: row.settleSeconds,
+      shared: row.shared,
       watched: row.state === 'active' && (engine.holdsQueue || engine.otherHolds()),
       counts,
       lastFile: last && {

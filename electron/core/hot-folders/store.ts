@@ -13,6 +13,10 @@ export interface HotFolderRow {
   state: HotFolderState;
   /** A file is taken once it has kept its size and time this long. */
   settleSeconds: number;
+  /** Each file is claimed on the team server before it is queued, so one machine of the team takes it. */
+  shared: boolean;
+  /** The folder's id on the team server (FOLDER_ID_FILE); null until first read. */
+  teamKey: string | null;
   problem: string | null;
   createdAt: number;
 }
@@ -48,6 +52,8 @@ interface RawFolder {
   out_dir: string;
   state: HotFolderState;
   settle_seconds: number;
+  shared: number;
+  team_key: string | null;
   problem: string | null;
   created_at: number;
 }
@@ -72,6 +78,8 @@ const folderOf = (r: RawFolder): HotFolderRow => ({
   outDir: r.out_dir,
   state: r.state,
   settleSeconds: r.settle_seconds,
+  shared: r.shared === 1,
+  teamKey: r.team_key,
   problem: r.problem,
   createdAt: r.created_at,
 });
@@ -115,11 +123,11 @@ export class HotFolderStore {
     return r ? folderOf(r) : null;
   }
 
-  insertFolder(row: Omit<HotFolderRow, 'problem'>): void {
+  insertFolder(row: Omit<HotFolderRow, 'problem' | 'teamKey' | 'shared'> & { shared?: boolean }): void {
     this.db
       .prepare(
-        `INSERT INTO hot_folders (id, folder, tool, params, out_dir, state, settle_seconds, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO hot_folders (id, folder, tool, params, out_dir, state, settle_seconds, created_at, shared)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         row.id,
@@ -130,7 +138,28 @@ export class HotFolderStore {
         row.state,
         row.settleSeconds,
         row.createdAt,
+        row.shared ? 1 : 0,
       );
+  }
+
+  setShared(id: string, shared: boolean): void {
+    this.db.prepare('UPDATE hot_folders SET shared = ? WHERE id = ?').run(shared ? 1 : 0, id);
+  }
+
+  setTeamKey(id: string, teamKey: string): void {
+    this.db.prepare('UPDATE hot_folders SET team_key = ? WHERE id = ?').run(teamKey, id);
+  }
+
+  /** The shared hot folder's id and the file version a job was queued for; null for any other job. */
+  sharedFileOfJob(jobId: string): { teamKey: string; version: FileVersion } | null {
+    const r = this.db
+      .prepare(
+        `SELECT h.team_key, f.path, f.size, f.mtime_ms FROM hot_folder_files f
+         JOIN hot_folders h ON h.id = f.folder_id WHERE f.job_id = ? AND h.shared = 1 AND h.team_key IS NOT NULL`,
+      )
+      .get(jobId) as { team_key: string; path: string; size: number; mtime_ms: number } | undefined;
+    if (!r) return null;
+    return { teamKey: r.team_key, version: { path: r.path, size: r.size, mtimeMs: r.mtime_ms } };
   }
 
   setSettleSeconds(id: string, seconds: number): void {

@@ -11,6 +11,8 @@ import { canonicalPath } from '../paths.ts';
 import { realClock, type Clock, type ClockTimer } from '../clock.ts';
 import { followJobs, type JobReader } from './follow.ts';
 import { carriesProvenance, looksLikeResult, loopOf } from './loops.ts';
+import { isUnreachable, describe as describeTeamError } from '../team-server/connection.ts';
+import { claimKeyOf, folderKeyOf, NoTeamServerError, type ClaimKey, type SharedHotFolders } from './shared.ts';
 import type { FileVersion, HotFolderRow, HotFolderStore, Outcome } from './store.ts';
 
 /** How often waiting files are looked at; a folder's own wait (settleSeconds, at least 1 s) says when one is taken. */
@@ -23,6 +25,10 @@ const FOLDER_GONE =
 const FILES_WAIT = 'its files wait: ';
 const LOOP = 'not watched: ';
 const MADE_HERE = 'MediaDesk made it (a result): a hot folder never processes results again';
+/** A shared folder's files wait while the team server cannot say which machine takes each (docs/TEAM.md). */
+const SHARED_WAIT = 'shared with the team, so its files wait: ';
+/** How soon a shared folder's files are offered again after the team server could not be asked. */
+const SHARED_RETRY_MS = 5000;
 /**
  * The spend guard: a folder that queues more jobs than this from files named as MediaDesk names
  * results (files it did not see arrive from outside) is paused until a person resumes it.
@@ -84,6 +90,8 @@ export class HotFolderWatcher {
   private readonly clock: Clock;
   private timer: ClockTimer | null = null;
   private ticking: Promise<void> | null = null;
+  private readonly shared: SharedHotFolders | null;
+  private renewedAt = 0;
 
   constructor(o: {
     store: HotFolderStore;
@@ -92,7 +100,10 @@ export class HotFolderWatcher {
     guardJobs?: number;
     /** The time a file's wait is measured on, and its ticks' timer; real time by default. */
     clock?: Clock;
+    /** The team server's claims, for shared hot folders; without it their files wait. */
+    shared?: SharedHotFolders | null;
   }) {
+    this.shared = o.shared ?? null;
     this.store = o.store;
     this.engine = o.engine;
     this.onProblem = o.onProblem ?? (() => {});
@@ -137,6 +148,7 @@ export class HotFolderWatcher {
   private async step(): Promise<void> {
     if (!this.engine.holdsQueue) return this.closeAll();
     await this.syncWatches();
+    await this.renewClaims();
     for (const c of followJobs(this.store, this.engine)) {
       const folder = this.watches.get(c.row.folderId)?.row.folder ?? dirname(c.row.path);
       if (c.state !== 'queued')
@@ -259,9 +271,86 @@ export class HotFolderWatcher {
     }
   }
 
+  /** Keeps this process's claims on shared folders' files alive while their jobs wait in the queue. */
+  private async renewClaims(): Promise<void> {
+    const claims = this.shared?.claims;
+    if (!claims || this.clock.now() - this.renewedAt < claims.leaseMs / 3) return;
+    if (![...this.watches.values()].some((w) => w.row.shared)) return;
+    this.renewedAt = this.clock.now();
+    // Unrenewed, a claim may be taken over; its create is then not sent here (SharedHotFolders.beforeCreate).
+    await claims.renew().catch(() => {});
+  }
+
+  /**
+   * Of a shared folder's files claimed here, those the team server gives this process; files another
+   * machine settled are recorded as skipped, those it still holds wait. Null: none may go now.
+   */
+  private async claimForTeam(
+    row: HotFolderRow,
+    claimed: FileVersion[],
+  ): Promise<{ mine: FileVersion[]; keys: Map<string, ClaimKey> } | null> {
+    const wait = (why: string) => {
+      this.store.unclaim(
+        row.id,
+        claimed.map((v) => v.path),
+      );
+      this.store.setProblem(row.id, `${SHARED_WAIT}${why}`);
+      this.retryAt.set(row.id, this.clock.now() + SHARED_RETRY_MS);
+      for (const v of claimed) this.candidates.set(key(row.id, v.path), { folderId: row.id, version: v, since: 0 });
+      return null;
+    };
+    if (!this.shared) return wait('this process does not reach the team server');
+    let keys: ClaimKey[];
+    let answers;
+    try {
+      let teamKey = row.teamKey;
+      if (!teamKey) this.store.setTeamKey(row.id, (teamKey = row.teamKey = await folderKeyOf(row.folder)));
+      keys = claimed.map((v) => claimKeyOf(teamKey!, v));
+      answers = await this.shared.claims.claim(keys);
+    } catch (err) {
+      if (err instanceof NoTeamServerError) return wait(`${err.message}; or stop sharing it to process it here alone`);
+      if (isUnreachable(err)) return wait(`the team server cannot be reached (${describeTeamError(err)})`);
+      return wait((err as Error).message);
+    }
+    if (row.problem?.startsWith(SHARED_WAIT)) this.store.setProblem(row.id, (row.problem = null));
+    const mine: FileVersion[] = [];
+    const elsewhere: Outcome[] = [];
+    const held: FileVersion[] = [];
+    claimed.forEach((v, i) => {
+      const a = answers[i];
+      if (a.mine) mine.push(v);
+      else if (a.settled)
+        elsewhere.push({ path: v.path, state: 'rejected', reason: `taken by ${a.by} (a shared hot folder)` });
+      else held.push(v);
+    });
+    if (elsewhere.length) this.record(row, elsewhere);
+    if (held.length) {
+      // Held by a machine that is still there: asked again once its lease may have ended.
+      this.store.unclaim(
+        row.id,
+        held.map((v) => v.path),
+      );
+      const later = this.clock.now() + this.shared.claims.leaseMs / 2;
+      for (const v of held) this.candidates.set(key(row.id, v.path), { folderId: row.id, version: v, since: later });
+    }
+    return { mine, keys: new Map(mine.map((v) => [v.path, keys[claimed.indexOf(v)]])) };
+  }
+
+  /** Shared files this process will not send (not to be run, or given back): settled or released on the team server. */
+  private async endClaims(keys: Map<string, ClaimKey>, paths: readonly string[], how: 'settle' | 'release') {
+    const mine = paths.map((p) => keys.get(p)).filter((k): k is ClaimKey => !!k);
+    if (!mine.length || !this.shared) return;
+    await this.shared.claims[how](mine).catch((err) => this.onProblem(`shared hot folder: ${(err as Error).message}`));
+  }
+
   private async queue(row: HotFolderRow, versions: FileVersion[]): Promise<void> {
-    const claimed = this.store.claim(row.id, versions);
+    let claimed = this.store.claim(row.id, versions);
     for (const v of versions) this.candidates.delete(key(row.id, v.path));
+    let teamKeys = new Map<string, ClaimKey>();
+    if (claimed.length && row.shared) {
+      const team = await this.claimForTeam(row, claimed);
+      [claimed, teamKeys] = team ? [team.mine, team.keys] : [[], teamKeys];
+    }
     if (!claimed.length) return;
     // batches.start names inputs as the file system does (links resolved): map them back.
     const byCanonical = new Map<string, string>();
@@ -272,11 +361,19 @@ export class HotFolderWatcher {
         ours.push({ path: v.path, state: 'rejected', reason: MADE_HERE });
       else byCanonical.set(canonical, v.path);
     }
-    if (ours.length) this.record(row, ours);
+    if (ours.length) {
+      this.record(row, ours);
+      await this.endClaims(
+        teamKeys,
+        ours.map((o) => o.path),
+        'settle',
+      );
+    }
     if (!byCanonical.size) return;
     const unsourced = [...byCanonical.values()].filter(looksLikeResult).length;
     if (unsourced && this.store.unsourcedJobs(row.id) + unsourced > this.guardJobs) {
       this.store.unclaim(row.id, [...byCanonical.values()]);
+      await this.endClaims(teamKeys, [...byCanonical.values()], 'release');
       this.store.pauseWithProblem(
         row.id,
         `paused by the spend guard: it would queue more than ${this.guardJobs} jobs from files named as MediaDesk names its results, ` +
@@ -288,6 +385,10 @@ export class HotFolderWatcher {
       return;
     }
     let started: BatchStartResult;
+    // Until the jobs are recorded with their files, the engine's gate finds a shared file by its job's path.
+    const queued = this.shared?.queuingNow(
+      new Map([...byCanonical].filter(([, p]) => teamKeys.has(p)).map(([c, p]) => [c, teamKeys.get(p)!])),
+    );
     try {
       started = await this.engine.startBatch({
         tool: row.tool,
@@ -301,6 +402,12 @@ export class HotFolderWatcher {
       this.store.unclaim(
         row.id,
         waiting.map((v) => v.path),
+      );
+      queued?.();
+      await this.endClaims(
+        teamKeys,
+        waiting.map((v) => v.path),
+        'release',
       );
       const message = err instanceof DeskError ? err.describe() : (err as Error).message;
       this.store.setProblem(row.id, `${FILES_WAIT}${message}`);
@@ -324,6 +431,12 @@ export class HotFolderWatcher {
       if (!outcomes.has(v))
         outcomes.set(v, { path: v, state: 'rejected', reason: 'the queue did not take it; add it again' });
     this.record(row, [...outcomes.values()]);
+    queued?.();
+    await this.endClaims(
+      teamKeys,
+      [...outcomes.values()].filter((o) => o.state !== 'queued').map((o) => o.path),
+      'settle',
+    );
     this.store.addUnsourcedJobs(
       row.id,
       [...outcomes.values()].filter((o) => o.state === 'queued' && looksLikeResult(o.path)).length,

@@ -188,6 +188,12 @@ export class TeamServer {
       };
     try {
       const { version, machines } = await this.with(async (c) => {
+        // Asking counts: this process is one of the team's machines from its first contact.
+        await c.query(
+          `INSERT INTO mediadesk.machines (id, name, first_seen, last_seen) VALUES ($1, $2, $3, $3)
+           ON CONFLICT (id) DO UPDATE SET last_seen = $3`,
+          [this.machine, this.machineName, Date.now()],
+        );
         const v = await c.query<{ v: number }>('SELECT max(version) AS v FROM mediadesk.migrations');
         const m = await c.query<{ n: string }>('SELECT count(*) AS n FROM mediadesk.machines WHERE last_seen > $1', [
           Date.now() - 10 * 60_000,
@@ -230,7 +236,8 @@ export function describe(err: unknown): string {
   const e = err as { code?: string; message?: string };
   if (e?.code === 'ECONNREFUSED')
     return 'the server refused the connection (is PostgreSQL running and listening there?)';
-  if (e?.code === '28P01') return 'the password was refused (mediadesk team connect URL sets it)';
+  if (e?.code === '28P01')
+    return 'the team server refused the password (Settings > Team or mediadesk team connect URL sets it)';
   if (e?.code === '3D000') return `the database does not exist: ${e.message}`;
   if (e?.code === 'ENOTFOUND') return 'the server name was not found';
   return e?.message ?? String(err);

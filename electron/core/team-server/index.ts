@@ -10,6 +10,26 @@ import { splitTeamUrl, teamTarget } from './config.ts';
 import { describe, TeamServer } from './connection.ts';
 import { TeamPacing } from './pacing.ts';
 
+/**
+ * Refuses a URL whose user or password the server turns away, before anything is saved: kept, it
+ * would only fail later on every machine's first create. A server that does not answer now is kept.
+ */
+async function refusedLogin(connect: string): Promise<void> {
+  const probe = new TeamServer({ target: async () => ({ connect, shown: connect, from: 'settings' }) });
+  try {
+    await probe.with((c) => c.query('SELECT 1'));
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    // 28P01: a wrong password; 28000: a user the server does not let in.
+    if (code === '28P01' || code === '28000') {
+      const reason = `${describe(err)}; PostgreSQL said: ${(err as Error).message}`;
+      throw new DeskError('invalid', `not connected, nothing was saved: ${reason}`, [{ field: 'url', reason }]);
+    }
+  } finally {
+    await probe.close();
+  }
+}
+
 export interface TeamServerDeps {
   home: string;
   env: NodeJS.ProcessEnv;
@@ -63,6 +83,7 @@ export function openTeamServer(deps: TeamServerDeps) {
       } catch (err) {
         throw new DeskError('invalid', (err as Error).message, [{ field: 'url', reason: (err as Error).message }]);
       }
+      await refusedLogin(url);
       if (parts.password !== null) {
         const store = await deps.password();
         if (store.kind !== 'os')

@@ -33,6 +33,22 @@ export const TEAM_MIGRATIONS: readonly TeamMigration[] = [
         creates integer NOT NULL DEFAULT 0, PRIMARY KEY (day, machine));
     `,
   },
+  {
+    version: 2,
+    name: 'hot_claims: which machine takes each file of a shared hot folder',
+    // A file version is keyed by its folder's marker id, its name, size and whole-second mtime (the
+    // precision every client of a network share agrees on). 'claimed' may be taken over once its
+    // lease ends; 'settled' (sent to the service, or not to be run) never is.
+    sql: `
+      CREATE TABLE mediadesk.hot_claims (
+        folder text NOT NULL, path text NOT NULL, size bigint NOT NULL, mtime_s bigint NOT NULL,
+        state text NOT NULL CHECK (state IN ('claimed', 'settled')),
+        machine text NOT NULL, machine_name text NOT NULL, lease_until bigint NOT NULL,
+        claimed_at bigint NOT NULL, settled_at bigint,
+        PRIMARY KEY (folder, path, size, mtime_s));
+      CREATE INDEX hot_claims_machine ON mediadesk.hot_claims (machine, state);
+    `,
+  },
 ];
 
 export class TeamSchemaTooNewError extends Error {}

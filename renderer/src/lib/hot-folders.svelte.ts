@@ -29,6 +29,11 @@ class HotFolderList {
     await this.load();
   }
 
+  async setShared(id: string, shared: boolean): Promise<void> {
+    await call('hotFolders.setShared', { id, shared });
+    await this.load();
+  }
+
   async act(action: 'pause' | 'resume' | 'remove', id: string): Promise<void> {
     await call(`hotFolders.${action}`, { id });
     await this.load();

@@ -35,6 +35,9 @@ function parseSettle(raw: string): number {
 const settleWords = (f: HotFolderRecord) =>
   `a file is taken once it has stopped changing for ${f.settleSeconds} second${f.settleSeconds === 1 ? '' : 's'}`;
 
+const sharedWords = (f: HotFolderRecord) =>
+  f.shared ? 'shared with the team: each file is taken by one machine' : 'not shared: this machine takes every file';
+
 /** The hot folder of `folder` as typed in a shell (relative to its folder, links resolved). */
 async function hotFolderAt(services: CliServices, folder: string): Promise<HotFolderRecord | null> {
   const path = await canonicalPath(resolve(folder));
@@ -60,8 +63,16 @@ async function manage(ctx: CliContext, action: string, folder: string | undefine
       }
       ctx.stdout.write(
         table(
-          ['STATE', 'TOOL', 'WAIT', 'FILES', 'FOLDER', 'RESULTS'],
-          folders.map((f) => [f.state, f.tool, `${f.settleSeconds}s`, countsOf(f), f.folder, f.outDir]),
+          ['STATE', 'TOOL', 'WAIT', 'FILES', 'FOLDER', 'RESULTS', 'SHARED'],
+          folders.map((f) => [
+            f.state,
+            f.tool,
+            `${f.settleSeconds}s`,
+            countsOf(f),
+            f.folder,
+            f.outDir,
+            f.shared ? 'with the team' : 'no',
+          ]),
         ),
       );
       for (const f of folders) if (f.problem) ctx.stderr.write(`${oneLine(`${f.folder}: ${f.problem}`)}\n`);
@@ -94,11 +105,13 @@ function describeEvent(e: FileEvent): string {
 export const watchCommand: CliCommand = {
   name: 'watch',
   usage:
-    'mediadesk watch <folder> [--tool|-t TOOL] [--param|-p key=value ...] [--out|-o DIR] [--settle SECONDS] [--concurrency|-c N]\n' +
+    'mediadesk watch <folder> [--tool|-t TOOL] [--param|-p key=value ...] [--out|-o DIR] [--settle SECONDS] [--shared|--alone] [--concurrency|-c N]\n' +
     '         mediadesk watch --list | --pause <folder> | --resume <folder> | --remove <folder>\n' +
     '         (the folder is kept as a hot folder: the app watches it too, and files that arrive while nothing watches are processed next time;\n' +
     '          --tool is needed the first time; without --out, results go where `run` would put them;\n' +
-    '          --settle 5: take a file once it has stopped changing for 5 seconds, 1 to 60, kept with the folder; 2 unless given)',
+    '          --settle 5: take a file once it has stopped changing for 5 seconds, 1 to 60, kept with the folder; 2 unless given;\n' +
+    '          --shared: machines of the team watching it take each file once, through the team server (new folders are shared when one is set);\n' +
+    '          --alone: this machine processes every file itself)',
   // eslint-disable-next-line max-lines-per-function -- one command: --list, --pause, --resume, --remove and watching share the parsed flags
   async run(ctx: CliContext): Promise<number> {
     const options = parseOptions(
@@ -117,8 +130,11 @@ export const watchCommand: CliCommand = {
         '--resume',
         '--remove',
       ],
-      ['--list'],
+      ['--list', '--shared', '--alone'],
     );
+    if (options.flags.has('--shared') && options.flags.has('--alone'))
+      throw new UsageError('give --shared or --alone, not both');
+    const sharedFlag = options.flags.has('--shared') || (options.flags.has('--alone') ? false : undefined);
     const actions = ['--pause', '--resume', '--remove'].filter((a) => options.values.has(a));
     if (options.flags.has('--list')) actions.push('--list');
     if (actions.length > 1) throw new UsageError(`give one of ${actions.join(', ')}`);
@@ -161,6 +177,7 @@ export const watchCommand: CliCommand = {
       engine: session.engine,
       onProblem: (m) => ctx.stderr.write(`${oneLine(m)}\n`),
       guardJobs: guardJobsFrom(ctx.env),
+      shared: services.core.hotFolderShared,
     });
     try {
       let hot = await hotFolderAt(services, folder);
@@ -187,6 +204,7 @@ export const watchCommand: CliCommand = {
           params: withDefaults(tool, params),
           outDir: out && resolve(out),
           settleSeconds,
+          shared: sharedFlag,
         });
         ctx.stdout.write(`added hot folder ${oneLine(hot.folder)}\n`);
       } else {
@@ -194,18 +212,23 @@ export const watchCommand: CliCommand = {
           hot = await invoke(services.core, 'hotFolders.setSettle', { id: hot.id, settleSeconds });
           ctx.stdout.write(`changed hot folder ${oneLine(hot.folder)}: ${settleWords(hot)}\n`);
         }
+        if (sharedFlag !== undefined && sharedFlag !== hot.shared) {
+          hot = await invoke(services.core, 'hotFolders.setShared', { id: hot.id, shared: sharedFlag });
+          ctx.stdout.write(`changed hot folder ${oneLine(hot.folder)}: ${sharedWords(hot)}\n`);
+        }
         if (hot.state === 'paused') {
           hot = await invoke(services.core, 'hotFolders.resume', { id: hot.id });
           ctx.stdout.write(`resumed hot folder ${oneLine(hot.folder)}\n`);
         }
       }
       ctx.stdout.write(
-        `watching ${oneLine(hot.folder)} with ${toolTitle(hot.tool)}; results go to ${oneLine(hot.outDir)}; ${settleWords(hot)}; press Ctrl-C to stop\n`,
+        `watching ${oneLine(hot.folder)} with ${toolTitle(hot.tool)}; results go to ${oneLine(hot.outDir)}; ${settleWords(hot)}; ${sharedWords(hot)}; press Ctrl-C to stop\n`,
       );
       watcher.onFile((e) => ctx.stdout.write(`${describeEvent(e)}\n`));
       session.engine.start();
       watcher.start();
       let said = false;
+      let saidProblem: string | null = null;
       while (!stop.signal.aborted) {
         if (!said && session.engine.otherHolds()) {
           ctx.stderr.write(
@@ -214,6 +237,10 @@ export const watchCommand: CliCommand = {
           said = true;
         }
         if (session.engine.holdsQueue) said = false;
+        // Why its files wait (a shared folder without its team server, an output folder it cannot write).
+        const problem = services.core.hotFolderStore.folder(hot.id)?.problem ?? null;
+        if (problem && problem !== saidProblem) ctx.stderr.write(`${oneLine(`${hot.folder}: ${problem}`)}\n`);
+        saidProblem = problem;
         await new Promise((r) => setTimeout(r, 200));
       }
       ctx.stderr.write('stopped; files that arrive from now on are processed the next time MediaDesk watches\n');
