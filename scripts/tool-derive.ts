@@ -256,11 +256,17 @@ function propertiesOf(body: Json | undefined): { props: Record<string, Json>; re
 
 const MAIN_INPUTS = ['image', 'image_url', 'video', 'video_url', 'start_image_url', 'first_frame', 'input_image'];
 
-/** The field a dropped file fills in a folder batch: the one image or video input (the required one, or the main one). */
+/**
+ * The field a dropped file fills in a folder batch: the one required image or video input, else the
+ * one required audio input, else the main image or video input (an optional audio guide is no batch's).
+ */
 function batchFieldOf(fields: readonly GeneratedField[]): string | undefined {
-  const single = fields.filter((f) => f.kind === 'media' && f.media !== 'audio');
+  const media = fields.filter((f) => f.kind === 'media');
+  const single = media.filter((f) => f.media !== 'audio');
   const required = single.filter((f) => f.required);
   if (required.length === 1) return required[0].name;
+  const requiredAudio = media.filter((f) => f.required && f.media === 'audio');
+  if (!required.length && requiredAudio.length === 1) return requiredAudio[0].name;
   const pool = required.length ? required : single;
   return (pool.find((f) => MAIN_INPUTS.includes(f.name)) ?? (pool.length === 1 ? pool[0] : undefined))?.name;
 }

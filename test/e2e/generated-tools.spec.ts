@@ -18,10 +18,16 @@ const SEED = Number(process.env.MEDIADESK_SEED ?? Date.now() % 1_000_000);
 /** A required field given as JSON typed by the person (an object of the description): not filled here; every-tool.test.ts runs these. */
 const jsonTyped = (t: ToolEntry) => t.fields.find((f) => f.required && f.kind === 'json')?.name;
 
+/** This test's one folder is of images: tools batching over videos or audio run in generated-media-batch.spec.ts. */
+const takesImagesOrNothing = (t: ToolEntry) => {
+  const batch = t.fields.find((f) => f.name === t.batchField);
+  return !batch || (batch.kind === 'media' && batch.media === 'image');
+};
+
 /** The Studio's generated tools that can run from the app, ten of them in the seed's order. */
 function chosen(): ToolEntry[] {
   const next = rngFrom(SEED);
-  return STUDIO_GENERATED.filter((t) => !t.unusable && !jsonTyped(t))
+  return STUDIO_GENERATED.filter((t) => !t.unusable && !jsonTyped(t) && takesImagesOrNothing(t))
     .map((t) => ({ t, r: next() }))
     .sort((a, b) => a.r - b.r)
     .slice(0, 10)

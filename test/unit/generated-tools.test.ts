@@ -97,6 +97,26 @@ describe('shared/catalogue/generated-data.ts', () => {
     expect(unknown).toEqual([]);
   });
 
+  it('batches a model whose one required input is audio over audio files; an optional audio guide is no batch', () => {
+    const op = (props: Record<string, unknown>, required: string[]) =>
+      ({
+        method: 'POST',
+        path: '/v1/ai/voice-changer/new-model',
+        basis: 'official',
+        generates: 'audio',
+        body: { type: 'object', properties: props, required },
+      }) as unknown as RefOperation;
+    const uri = { type: 'string', format: 'uri' };
+    const [voice] = deriveCatalogue([op({ audio_url: uri, prompt: { type: 'string' } }, ['audio_url'])], {}, {}).tools;
+    expect(voice.batch).toBe('audio_url');
+    const tool = toolOfGenerated(voice);
+    expect(tool.fields.find((f) => f.name === tool.batchField)).toMatchObject({ kind: 'media', media: 'audio' });
+    const [guided] = deriveCatalogue([op({ audio_url: uri, image_url: uri }, ['image_url'])], {}, {}).tools;
+    expect(guided.batch).toBe('image_url');
+    const [optional] = deriveCatalogue([op({ audio_url: uri, prompt: { type: 'string' } }, ['prompt'])], {}, {}).tools;
+    expect(optional.batch).toBeUndefined();
+  });
+
   it('polls each task under a by-id the reference describes; numbered image inputs are media', () => {
     const unasked = GENERATED_TOOLS.filter(
       (t) => !t.sync && !OPERATIONS.some((op) => op.method === 'GET' && op.path === `${t.list}/{task-id}`),
