@@ -6,6 +6,7 @@
  */
 import type { GeneratedCatalogue, GeneratedField, GeneratedOp } from '../shared/catalogue/generated.ts';
 import { answersAtOnceAmong } from '../shared/official/at-once.ts';
+import type { Rule } from '../shared/catalogue/rules.ts';
 
 type Json = Record<string, unknown>;
 
@@ -15,6 +16,8 @@ export interface RefOperation {
   generates?: string;
   body?: Json;
   requestType?: string;
+  /** Rules the description states in words (the manifest's), carried into the tool. */
+  rules?: readonly Rule[];
   responses?: Record<string, { schema?: Json }>;
 }
 
@@ -336,6 +339,7 @@ export function deriveCatalogue(ops: readonly RefOperation[], prose: Prose, sour
       ...(sync ? { sync: true } : {}),
       ...(op.requestType && op.requestType !== 'application/json' ? { form: true } : {}),
       ...(batch ? { batch } : {}),
+      ...(op.rules?.length ? { rules: [...op.rules] } : {}),
       ...(required.has('webhook_url') ? { unusable: WEBHOOK_ONLY } : {}),
       fields,
     };

@@ -1,5 +1,6 @@
 import type { Field } from './fields.ts';
 import type { ResultKind, ToolGroup } from './kinds.ts';
+import type { Rule } from './rules.ts';
 import type { ToolEntry } from './tools.ts';
 import { CATALOGUE } from './generated-data.ts';
 
@@ -25,6 +26,8 @@ export interface GeneratedOp {
   batch?: string;
   /** Why it cannot be run from a desktop app; listed, never hidden. */
   unusable?: string;
+  /** Rules the description states only in words (the reference's, from the manifest): checked before Submit. */
+  rules?: Rule[];
   fields: GeneratedField[];
 }
 
@@ -64,6 +67,7 @@ export function toolOfGenerated(op: GeneratedOp, id = toolIdOf(op.path)): ToolEn
     ...(op.sync ? { sync: true } : {}),
     ...(op.form ? { form: true } : {}),
     ...(op.unusable ? { unusable: op.unusable } : {}),
+    ...(op.rules ? { rules: op.rules } : {}),
   };
 }
 
