@@ -145,7 +145,32 @@ function encodingsOf(formats: readonly string[], help: string, media: string): (
 const isMediaName = (name: string) =>
   MEDIA_TOKENS.test(name.replace(/_\d+$/, '')) && !/^(reference|character)_(type|orientation)$/.test(name);
 
-function fieldOf(name: string, p0: Json, required: boolean, help: string | undefined): GeneratedField {
+/** How deep a nested form goes: an object's properties, and one object more inside them. */
+const FORM_DEPTH = 2;
+
+/** An object of the description as a nested form of its properties, or JSON saying why a form cannot hold it. */
+function objectFieldOf(base: GeneratedField, p: Json, depth: number): GeneratedField {
+  const json = (why: string): GeneratedField => ({ ...base, kind: 'json', why });
+  const props = p.properties as Record<string, Json> | undefined;
+  if (p.oneOf || p.anyOf) return json('its shape is one of several alternatives');
+  if (!props || !Object.keys(props).length) return json('the description names none of its properties');
+  if (depth >= FORM_DEPTH) return json('it nests deeper than a form shows');
+  const required = new Set((p.required as string[] | undefined) ?? []);
+  const fields: GeneratedField[] = [];
+  for (const [n, sub] of Object.entries(props)) {
+    const f = fieldOf(n, sub, required.has(n), undefined, depth + 1);
+    const encodings = f.encodings as string[] | undefined;
+    // A file inside an object is given by its address; one sent inline only as JSON.
+    if (f.kind === 'media' && encodings?.includes('url'))
+      fields.push({ name: n, kind: 'url', ...(f.required ? { required: true } : {}) });
+    else if (f.kind === 'media' || f.kind === 'mediaList') return json(`its ${n} is a file sent inline`);
+    else if (f.kind === 'json') return json(`its ${n}: ${String(f.why)}`);
+    else fields.push(f);
+  }
+  return { ...base, kind: 'object', fields };
+}
+
+function fieldOf(name: string, p0: Json, required: boolean, help: string | undefined, depth = 0): GeneratedField {
   const p = shapeOf(p0);
   const formats = p.formats as string[];
   const base: GeneratedField = {
@@ -224,10 +249,12 @@ function fieldOf(name: string, p0: Json, required: boolean, help: string | undef
           max: typeof p.maxItems === 'number' ? p.maxItems : 10,
         };
       }
-      return base;
+      return { ...base, why: items.type === 'object' ? 'a list of objects' : 'a list of values' };
     }
+    case 'object':
+      return objectFieldOf(base, p, depth);
     default:
-      return base;
+      return { ...base, why: 'the description gives it no one type' };
   }
 }
 

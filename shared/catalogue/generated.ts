@@ -44,6 +44,14 @@ export const labelOf = (name: string) => {
   return w[0].toUpperCase() + w.slice(1);
 };
 
+/** A generated field with its label, and its nested form's fields labelled too. */
+const labelled = (f: GeneratedField): Field =>
+  ({
+    ...f,
+    label: labelOf(f.name),
+    ...(Array.isArray(f.fields) ? { fields: (f.fields as GeneratedField[]).map(labelled) } : {}),
+  }) as unknown as Field;
+
 /** The tool id of a create path: the path under /v1/ai/, its slashes as dashes. */
 export const toolIdOf = (path: string) => path.replace(/^\/v1\/ai\//, '').replaceAll('/', '-');
 
@@ -58,7 +66,7 @@ export function toolOfGenerated(op: GeneratedOp, id = toolIdOf(op.path)): ToolEn
     create: op.path,
     list: op.list,
     listShown: op.listShown ?? true,
-    fields: op.fields.map((f) => ({ ...f, label: labelOf(f.name) }) as unknown as Field),
+    fields: op.fields.map(labelled),
     result: op.result,
     ...(op.batch ? { batchField: op.batch } : {}),
     // Video results live 24 h (the spec); the service says no other lifetime for the rest.

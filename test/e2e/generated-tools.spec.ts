@@ -76,6 +76,17 @@ async function fill(page: Page, f: Field, picture: string) {
         await control.getByLabel(`${f.label} ${i + 1}`, { exact: true }).fill(mediaUrl[f.media]);
       }
       return undefined;
+    case 'object': {
+      // A nested form: each required property as its own control; an address of the medium its `type` names.
+      let medium: keyof typeof mediaUrl = 'image';
+      for (const x of f.fields.filter((x) => x.required)) {
+        const name = `${f.name}.${x.name}`;
+        if (x.kind === 'enum' && x.options[0] in mediaUrl) medium = x.options[0];
+        if (x.kind === 'url') await page.getByTestId(`field-${name}`).fill(mediaUrl[medium]);
+        else await fill(page, { ...x, name } as Field, picture);
+      }
+      return undefined;
+    }
     default:
       return undefined;
   }
@@ -139,5 +150,59 @@ test('ten generated tools, chosen by a printed seed, filled and run in the Studi
   }
   await page.getByTestId('nav-queue').click();
   await expect(page.getByTestId('batch-row')).toHaveCount(10);
+  expect(errors).toEqual([]);
+});
+
+test('a required object of the description is a nested form: runway act two filled and run', async ({
+  page,
+  sandboxAt,
+  launch,
+}) => {
+  const errors = watchErrors(page);
+  const sandbox = await sandboxAt(150);
+  const host = await launch(newHome(), sandbox.env);
+  const clip = await makeClip(host.home, 'clip', { w: 320, h: 240, fps: 24, sec: 1 });
+  mediaUrl.video = await hostMedia(sandbox, readFileSync(clip), 'video/mp4');
+  const tool = STUDIO_GENERATED.find((t) => t.id === 'video-runway-act-two')!;
+  await page.goto(`${host.url}#studio`);
+  await page.getByTestId('tool-search').fill(tool.title);
+  await page.locator(`[data-testid="tool-result"][data-tool="${tool.id}"]`).getByTestId('tool-pick').click();
+  // Each property is a control of its own, not a JSON box: the type a choice, the address a URL field.
+  const character = page.getByTestId('field-character');
+  await expect(character.getByRole('combobox', { name: 'Type' })).toBeVisible();
+  await expect(page.getByTestId('field-character.uri')).toHaveAttribute('type', 'url');
+  await expect(page.locator('textarea[data-testid="field-character"]')).toHaveCount(0);
+  // A part left out is said beside the object it belongs to once Start is pressed.
+  await page.getByTestId('field-character.type').selectOption('video');
+  await page.getByTestId('start').click();
+  await expect(page.getByTestId('error-character')).toContainText('uri: is required');
+  await expect.poll(async () => (await desk<unknown[]>(host, 'batches.list', {})).length).toBe(0);
+  await page.getByTestId('field-character.uri').fill(mediaUrl.video);
+  await fill(
+    page,
+    tool.fields.find((f) => f.name === 'reference')!,
+    '',
+  );
+  await page.getByTestId('start').click();
+  await expect.poll(async () => (await desk<unknown[]>(host, 'batches.list', {})).length).toBe(1);
+  const [batch] = await desk<{ id: string }[]>(host, 'batches.list', {});
+  await expect
+    .poll(
+      async () =>
+        (
+          await desk<{ jobs: { state: string; error: string | null; params: Record<string, unknown> }[] }>(
+            host,
+            'jobs.list',
+            { batchId: batch.id },
+          )
+        ).jobs.map((j) => (j.state === 'done' ? j.params : `${j.state}: ${j.error ?? ''}`)),
+      { timeout: 30_000 },
+    )
+    .toEqual([
+      expect.objectContaining({
+        character: { type: 'video', uri: mediaUrl.video },
+        reference: { type: 'video', uri: mediaUrl.video },
+      }),
+    ]);
   expect(errors).toEqual([]);
 });
