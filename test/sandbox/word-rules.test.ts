@@ -104,3 +104,25 @@ describe('word-only rules of WAN 2.7', () => {
     expect(getTool('wan-i2v').fields.some((f) => f.name === 'video_url')).toBe(false);
   });
 });
+
+describe('word-only rules of the favourites', () => {
+  it('relight: a lightmap or a light reference, never both, in the reference and the curated tool alike', async () => {
+    const path = '/v1/ai/image-relight';
+    expect(getTool('relight').rules).toEqual(findOperation('POST', path)!.rules);
+    const both = await verdicts(path, 'relight', {
+      image,
+      transfer_light_from_reference_image: image,
+      transfer_light_from_lightmap: image,
+    });
+    expect(both).toMatchObject({
+      reference: ['transfer_light_from_lightmap'],
+      app: ['transfer_light_from_lightmap'],
+      status: 400,
+    });
+    expect(await verdicts(path, 'relight', { image, transfer_light_from_lightmap: image })).toMatchObject({
+      reference: [],
+      app: [],
+      status: 200,
+    });
+  });
+});
