@@ -16,7 +16,12 @@ import { makeClip, makeVoice } from '../media/fixtures.ts';
 const SEED = Number(process.env.MEDIADESK_SEED ?? Date.now() % 1_000_000);
 
 /** A required field given as JSON typed by the person (an object of the description): not filled here; every-tool.test.ts runs these. */
-const jsonTyped = (t: ToolEntry) => t.fields.find((f) => f.required && f.kind === 'json')?.name;
+/** Fields a run must fill: the required ones, and the first of each "one of these" rule (a word-only rule too). */
+const needed = (t: ToolEntry) => {
+  const first = new Set((t.rules ?? []).flatMap((r) => (r.kind === 'anyOf' ? [r.fields[0]] : [])));
+  return t.fields.filter((f) => (f.required || first.has(f.name)) && !f.advanced && f.name !== t.batchField);
+};
+const jsonTyped = (t: ToolEntry) => needed(t).find((f) => f.kind === 'json')?.name;
 
 /** This test's one folder is of images: tools batching over videos or audio run in generated-media-batch.spec.ts. */
 const takesImagesOrNothing = (t: ToolEntry) => {
@@ -124,8 +129,7 @@ test('ten generated tools, chosen by a printed seed, filled and run in the Studi
     await page.getByTestId('tool-search').fill(tool.title);
     await page.locator(`[data-testid="tool-result"][data-tool="${tool.id}"]`).getByTestId('tool-pick').click();
     await expect(page.getByTestId('tool-select'), at).toHaveValue(tool.id);
-    for (const f of tool.fields)
-      if (f.required && !f.advanced && f.name !== tool.batchField) await fill(page, f, picture);
+    for (const f of needed(tool)) await fill(page, f, picture);
     // The Studio keeps its inputs from tool to tool: the folder is added once.
     if (tool.batchField && !added) {
       await page.getByTestId('pick-folder').setInputFiles(dir);
