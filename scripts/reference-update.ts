@@ -40,6 +40,11 @@ interface Manifest {
   files: Record<string, ManifestEntry[]>;
   /** The file that takes every other described operation under /v1/ai/, so each tool of the service is in the reference. */
   rest?: string;
+  /**
+   * Rules the description states only in words, for operations of the rest file, by "METHOD path":
+   * the Sandbox checks them with the schema, the generated tools carry them into the form and the engine.
+   */
+  restRules?: Record<string, unknown[]>;
 }
 
 interface Operation extends Json {
@@ -229,15 +234,22 @@ export function inferredGenerates(method: Method, path: string): string | undefi
 }
 
 /** The described operations under /v1/ai/ that neither the manifest's files nor the hand-kept file hold. */
-function restEntries(described: Map<string, unknown>, listed: Set<string>): ManifestEntry[] {
-  return [...described.keys()]
+function restEntries(
+  described: Map<string, unknown>,
+  listed: Set<string>,
+  rules: Record<string, unknown[]> = {},
+): ManifestEntry[] {
+  const entries = [...described.keys()]
     .filter((k) => !listed.has(k) && / \/v1\/ai\//.test(k))
     .sort()
     .map((k) => {
       const [method, path] = k.split(' ') as [Method, string];
       const generates = inferredGenerates(method, path);
-      return { method, path, ...(generates ? { generates } : {}) };
+      return { method, path, ...(generates ? { generates } : {}), ...(rules[k] ? { rules: rules[k] } : {}) };
     });
+  const stale = Object.keys(rules).filter((k) => !entries.some((e) => keyOf(e) === k));
+  if (stale.length) throw new Error(`manifest.json restRules: not operations of the rest file: ${stale.join(', ')}`);
+  return entries;
 }
 
 // ---- what changed ------------------------------------------------------------------------
@@ -383,7 +395,7 @@ export async function updateReference(
   if (manifest.rest) {
     const listed = new Set(files.flatMap(([, entries]) => entries.map(keyOf)));
     for (const op of stay) listed.add(keyOf(op));
-    files.push([manifest.rest, restEntries(described, listed)]);
+    files.push([manifest.rest, restEntries(described, listed, manifest.restRules)]);
   }
   const rest = new Set(manifest.rest ? files.at(-1)![1].map(keyOf) : []);
   for (const [file, entries] of files) {

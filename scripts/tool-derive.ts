@@ -6,6 +6,7 @@
  */
 import type { GeneratedCatalogue, GeneratedField, GeneratedOp } from '../shared/catalogue/generated.ts';
 import { answersAtOnceAmong } from '../shared/official/at-once.ts';
+import type { Rule } from '../shared/catalogue/rules.ts';
 
 type Json = Record<string, unknown>;
 
@@ -15,6 +16,8 @@ export interface RefOperation {
   generates?: string;
   body?: Json;
   requestType?: string;
+  /** Rules the description states in words (the manifest's), carried into the tool. */
+  rules?: readonly Rule[];
   responses?: Record<string, { schema?: Json }>;
 }
 
@@ -142,7 +145,32 @@ function encodingsOf(formats: readonly string[], help: string, media: string): (
 const isMediaName = (name: string) =>
   MEDIA_TOKENS.test(name.replace(/_\d+$/, '')) && !/^(reference|character)_(type|orientation)$/.test(name);
 
-function fieldOf(name: string, p0: Json, required: boolean, help: string | undefined): GeneratedField {
+/** How deep a nested form goes: an object's properties, and one object more inside them. */
+const FORM_DEPTH = 2;
+
+/** An object of the description as a nested form of its properties, or JSON saying why a form cannot hold it. */
+function objectFieldOf(base: GeneratedField, p: Json, depth: number): GeneratedField {
+  const json = (why: string): GeneratedField => ({ ...base, kind: 'json', why });
+  const props = p.properties as Record<string, Json> | undefined;
+  if (p.oneOf || p.anyOf) return json('its shape is one of several alternatives');
+  if (!props || !Object.keys(props).length) return json('the description names none of its properties');
+  if (depth >= FORM_DEPTH) return json('it nests deeper than a form shows');
+  const required = new Set((p.required as string[] | undefined) ?? []);
+  const fields: GeneratedField[] = [];
+  for (const [n, sub] of Object.entries(props)) {
+    const f = fieldOf(n, sub, required.has(n), undefined, depth + 1);
+    const encodings = f.encodings as string[] | undefined;
+    // A file inside an object is given by its address; one sent inline only as JSON.
+    if (f.kind === 'media' && encodings?.includes('url'))
+      fields.push({ name: n, kind: 'url', ...(f.required ? { required: true } : {}) });
+    else if (f.kind === 'media' || f.kind === 'mediaList') return json(`its ${n} is a file sent inline`);
+    else if (f.kind === 'json') return json(`its ${n}: ${String(f.why)}`);
+    else fields.push(f);
+  }
+  return { ...base, kind: 'object', fields };
+}
+
+function fieldOf(name: string, p0: Json, required: boolean, help: string | undefined, depth = 0): GeneratedField {
   const p = shapeOf(p0);
   const formats = p.formats as string[];
   const base: GeneratedField = {
@@ -221,10 +249,12 @@ function fieldOf(name: string, p0: Json, required: boolean, help: string | undef
           max: typeof p.maxItems === 'number' ? p.maxItems : 10,
         };
       }
-      return base;
+      return { ...base, why: items.type === 'object' ? 'a list of objects' : 'a list of values' };
     }
+    case 'object':
+      return objectFieldOf(base, p, depth);
     default:
-      return base;
+      return { ...base, why: 'the description gives it no one type' };
   }
 }
 
@@ -256,11 +286,17 @@ function propertiesOf(body: Json | undefined): { props: Record<string, Json>; re
 
 const MAIN_INPUTS = ['image', 'image_url', 'video', 'video_url', 'start_image_url', 'first_frame', 'input_image'];
 
-/** The field a dropped file fills in a folder batch: the one image or video input (the required one, or the main one). */
+/**
+ * The field a dropped file fills in a folder batch: the one required image or video input, else the
+ * one required audio input, else the main image or video input (an optional audio guide is no batch's).
+ */
 function batchFieldOf(fields: readonly GeneratedField[]): string | undefined {
-  const single = fields.filter((f) => f.kind === 'media' && f.media !== 'audio');
+  const media = fields.filter((f) => f.kind === 'media');
+  const single = media.filter((f) => f.media !== 'audio');
   const required = single.filter((f) => f.required);
   if (required.length === 1) return required[0].name;
+  const requiredAudio = media.filter((f) => f.required && f.media === 'audio');
+  if (!required.length && requiredAudio.length === 1) return requiredAudio[0].name;
   const pool = required.length ? required : single;
   return (pool.find((f) => MAIN_INPUTS.includes(f.name)) ?? (pool.length === 1 ? pool[0] : undefined))?.name;
 }
@@ -330,6 +366,7 @@ export function deriveCatalogue(ops: readonly RefOperation[], prose: Prose, sour
       ...(sync ? { sync: true } : {}),
       ...(op.requestType && op.requestType !== 'application/json' ? { form: true } : {}),
       ...(batch ? { batch } : {}),
+      ...(op.rules?.length ? { rules: [...op.rules] } : {}),
       ...(required.has('webhook_url') ? { unusable: WEBHOOK_ONLY } : {}),
       fields,
     };

@@ -54,8 +54,13 @@ export type Field =
     })
   | (Base & { kind: 'shots'; max: number; promptMax: number; durationMin: number; durationMax: number })
   | (Base & { kind: 'styling' })
-  /** A value the description shapes as an object or a list of objects: given as JSON, checked by the service. */
-  | (Base & { kind: 'json' });
+  /** An object of the description given as a nested form of its properties; sent only once one is set. */
+  | (Base & { kind: 'object'; fields: readonly Field[] })
+  /**
+   * A value the description shapes so a form cannot (a list of objects, alternatives): given as JSON,
+   * checked by the service; `why` says what the form could not express.
+   */
+  | (Base & { kind: 'json'; why?: string });
 
 export interface InvalidParam {
   field: string;
@@ -222,6 +227,13 @@ export function fieldSchema(f: Field): z.ZodType {
         .max(f.max, `at most ${f.max} shots`);
     case 'styling':
       return stylingSchema;
+    case 'object':
+      return z
+        .object(
+          Object.fromEntries(f.fields.map((x) => [x.name, x.required ? fieldSchema(x) : fieldSchema(x).optional()])),
+          { error: 'must be an object' },
+        )
+        .strict();
     case 'json':
       return z.unknown().refine((v) => v !== undefined, 'is required');
   }

@@ -1,5 +1,6 @@
 import type { Field } from './fields.ts';
 import type { ResultKind, ToolGroup } from './kinds.ts';
+import type { Rule } from './rules.ts';
 import type { ToolEntry } from './tools.ts';
 import { CATALOGUE } from './generated-data.ts';
 
@@ -25,6 +26,8 @@ export interface GeneratedOp {
   batch?: string;
   /** Why it cannot be run from a desktop app; listed, never hidden. */
   unusable?: string;
+  /** Rules the description states only in words (the reference's, from the manifest): checked before Submit. */
+  rules?: Rule[];
   fields: GeneratedField[];
 }
 
@@ -41,6 +44,14 @@ export const labelOf = (name: string) => {
   return w[0].toUpperCase() + w.slice(1);
 };
 
+/** A generated field with its label, and its nested form's fields labelled too. */
+const labelled = (f: GeneratedField): Field =>
+  ({
+    ...f,
+    label: labelOf(f.name),
+    ...(Array.isArray(f.fields) ? { fields: (f.fields as GeneratedField[]).map(labelled) } : {}),
+  }) as unknown as Field;
+
 /** The tool id of a create path: the path under /v1/ai/, its slashes as dashes. */
 export const toolIdOf = (path: string) => path.replace(/^\/v1\/ai\//, '').replaceAll('/', '-');
 
@@ -55,7 +66,7 @@ export function toolOfGenerated(op: GeneratedOp, id = toolIdOf(op.path)): ToolEn
     create: op.path,
     list: op.list,
     listShown: op.listShown ?? true,
-    fields: op.fields.map((f) => ({ ...f, label: labelOf(f.name) }) as unknown as Field),
+    fields: op.fields.map(labelled),
     result: op.result,
     ...(op.batch ? { batchField: op.batch } : {}),
     // Video results live 24 h (the spec); the service says no other lifetime for the rest.
@@ -64,6 +75,7 @@ export function toolOfGenerated(op: GeneratedOp, id = toolIdOf(op.path)): ToolEn
     ...(op.sync ? { sync: true } : {}),
     ...(op.form ? { form: true } : {}),
     ...(op.unusable ? { unusable: op.unusable } : {}),
+    ...(op.rules ? { rules: op.rules } : {}),
   };
 }
 

@@ -213,6 +213,7 @@ export function parseParam(t: ToolEntry, pair: string): [string, unknown] {
       return [key, raw.split(',').filter(Boolean)];
     case 'shots':
     case 'styling':
+    case 'object':
     case 'json':
       try {
         return [key, JSON.parse(raw)];

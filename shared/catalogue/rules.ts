@@ -10,6 +10,10 @@ export type Rule =
   | { kind: 'requires'; field: string; needs: string; reason: string }
   /** At least one of `fields` must be sent; the error sits on the first (a 2.5 video needs a prompt or shots). */
   | { kind: 'anyOf'; fields: readonly string[]; reason: string }
+  /** No field of `a` beside one of `b` (two modes worded as alternatives); the error sits on the first of `b` sent. */
+  | { kind: 'exclusive'; a: readonly string[]; b: readonly string[]; reason: string }
+  /** The lists `fields` hold at most `max` items together; the error sits on the first list sent. */
+  | { kind: 'maxTotal'; fields: readonly string[]; max: number; reason: string }
   /** `field`, when sent, must be `value` (a switch the description says standard keys cannot turn off). */
   | { kind: 'fixed'; field: string; value: unknown; reason: string }
   /** `field` takes base64 or a URL as the description words it; a `data:` URI is not one of them. */
@@ -87,6 +91,17 @@ export function checkRules(rules: readonly Rule[], body: Record<string, unknown>
       case 'anyOf':
         if (!r.fields.some((f) => present(body[f]))) out.push({ field: r.fields[0], reason: r.reason });
         break;
+      case 'exclusive': {
+        const beside = r.b.find((f) => present(body[f]));
+        if (beside && r.a.some((f) => present(body[f]))) out.push({ field: beside, reason: r.reason });
+        break;
+      }
+      case 'maxTotal': {
+        const lists = r.fields.filter((f) => Array.isArray(body[f]) && (body[f] as unknown[]).length);
+        const total = lists.reduce((n, f) => n + (body[f] as unknown[]).length, 0);
+        if (total > r.max) out.push({ field: lists[0], reason: `${r.reason} (found ${total})` });
+        break;
+      }
       case 'fixed':
         if (body[r.field] !== undefined && body[r.field] !== r.value) out.push({ field: r.field, reason: r.reason });
         break;

@@ -109,6 +109,22 @@ const enumOf = (name: string, label: string, options: readonly string[], def?: s
 });
 const bool = (name: string, label: string, def?: boolean): Field => ({ kind: 'bool', name, label, default: def });
 
+/** Audio isolation's box around the sound source in a video: its four edges, as the description names them. */
+const SOUND_BOX = [
+  ['x1', 'Sound source box: left edge'],
+  ['y1', 'Sound source box: top edge'],
+  ['x2', 'Sound source box: right edge'],
+  ['y2', 'Sound source box: bottom edge'],
+] as const;
+
+/** Relight's light comes from a reference image or a lightmap: the description says the two are incompatible. */
+const RELIGHT_ONE_LIGHT_SOURCE = {
+  kind: 'exclusive',
+  a: ['transfer_light_from_reference_image'],
+  b: ['transfer_light_from_lightmap'],
+  reason: 'cannot be sent beside a light reference: the description says the two are incompatible',
+} as const;
+
 export const HIRES_ASPECTS = [
   'square_1_1',
   'classic_4_3',
@@ -517,6 +533,10 @@ export const TOOLS: readonly ToolEntry[] = [
       image('image', 'Image', ['url', 'base64']),
       { kind: 'text', name: 'prompt', label: 'Light', multiline: true, help: 'Such as "golden hour from the left".' },
       image('transfer_light_from_reference_image', 'Light reference', ['url', 'base64'], false),
+      {
+        ...image('transfer_light_from_lightmap', 'Lightmap', ['url', 'base64'], false),
+        help: 'A lightmap to take the light from, in place of a light reference.',
+      },
       slider('light_transfer_strength', 'Light transfer strength', 100),
       enumOf(
         'style',
@@ -527,8 +547,55 @@ export const TOOLS: readonly ToolEntry[] = [
       bool('change_background', 'Change background', true),
       bool('preserve_details', 'Preserve details', true),
       bool('interpolate_from_original', 'Interpolate from original', false),
+      {
+        kind: 'object',
+        name: 'advanced_settings',
+        label: 'Advanced settings',
+        help: 'Sent only once one is changed; the others keep the service defaults shown.',
+        fields: [
+          slider('whites', 'Whites', 50),
+          slider('blacks', 'Blacks', 50),
+          slider('brightness', 'Brightness', 50),
+          slider('contrast', 'Contrast', 50),
+          slider('saturation', 'Saturation', 50),
+          enumOf(
+            'engine',
+            'Engine',
+            ['automatic', 'balanced', 'cool', 'real', 'illusio', 'fairy', 'colorful_anime', 'hard_transform', 'softy'],
+            'automatic',
+          ),
+          enumOf(
+            'transfer_light_a',
+            'Light transfer intensity',
+            ['automatic', 'low', 'medium', 'normal', 'high', 'high_on_faces'],
+            'automatic',
+          ),
+          enumOf(
+            'transfer_light_b',
+            'Light transfer curve',
+            [
+              'automatic',
+              'composition',
+              'straight',
+              'smooth_in',
+              'smooth_out',
+              'smooth_both',
+              'reverse_both',
+              'soft_in',
+              'soft_out',
+              'soft_mid',
+              'strong_mid',
+              'style_shift',
+              'strong_shift',
+            ],
+            'automatic',
+          ),
+          bool('fixed_generation', 'Fixed generation (same settings, same image)', false),
+        ],
+      },
       webhook,
     ],
+    rules: [RELIGHT_ONE_LIGHT_SOURCE],
     result: 'image',
     batchField: 'image',
   },
@@ -1303,9 +1370,32 @@ export const TOOLS: readonly ToolEntry[] = [
         help: 'Higher is better and slower.',
       },
       bool('predict_spans', 'Predict spans', false),
+      ...SOUND_BOX.map(([name, label]): Field => ({
+        kind: 'int',
+        name,
+        label,
+        min: 0,
+        help: 'Where the sound comes from in the video, in pixels; leave all four empty for the whole frame.',
+      })),
+      {
+        kind: 'number',
+        name: 'sample_fps',
+        label: 'Video frames looked at per second',
+        min: 1,
+        max: 5,
+        step: 0.5,
+        default: 2,
+        help: 'Higher follows the sound source more closely and takes longer.',
+      },
       webhook,
     ],
     rules: [{ kind: 'anyOf', fields: ['audio', 'video'], reason: 'is required (an audio file, or a video)' }],
+    // The description: the box is "only applicable for video input".
+    ignored: SOUND_BOX.map(([field]) => ({
+      field,
+      when: ['audio'],
+      reason: 'the sound source box applies to a video only; it is ignored with an audio file',
+    })),
     result: 'audio',
     batchField: 'audio',
   },

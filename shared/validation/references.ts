@@ -203,6 +203,8 @@ function ruleId(r: Rule, reason: string): RuleId {
     case 'requires':
       return r.field === 'image_end' ? 'image_end.requires_image' : 'field.requires';
     case 'anyOf':
+    case 'exclusive':
+    case 'maxTotal':
     case 'fixed':
     case 'noDataUri':
       return 'field.requires';

@@ -93,6 +93,37 @@ test('relight: a light prompt and a style, over a folder', async ({ page }) => {
   expect(errors).toEqual([]);
 });
 
+test('relight: a lightmap and advanced settings go with each image; a lightmap and a light reference do not mix', async ({
+  page,
+}) => {
+  const errors = watchErrors(page);
+  const host = await openTool(page, 'relight', 'relight');
+  const light = join(host.home, 'lightmap.png');
+  await sharp({ create: { width: 256, height: 256, channels: 3, background: '#fc8' } })
+    .png()
+    .toFile(light);
+  const pick = (field: string) =>
+    page.getByTestId('tool-form').locator(`[data-field="${field}"] input[type="file"]`).setInputFiles(light);
+  // The advanced settings are a form of their own, showing the service's defaults until changed.
+  await expect(page.getByTestId('field-advanced_settings.contrast')).toHaveValue('50');
+  await expect(page.getByTestId('field-advanced_settings.engine')).toHaveValue('automatic');
+  await pick('transfer_light_from_lightmap');
+  await pick('transfer_light_from_reference_image');
+  await expect(page.getByTestId('error-transfer_light_from_lightmap')).toContainText('incompatible');
+  await page.getByRole('button', { name: 'Clear Light reference' }).click();
+  await expect(page.getByTestId('error-transfer_light_from_lightmap')).toHaveCount(0);
+  await page.getByTestId('field-advanced_settings.contrast').fill('70');
+  await page.getByTestId('field-advanced_settings.engine').selectOption('cool');
+  await page.getByTestId('field-advanced_settings.fixed_generation').check();
+  const params = await runFolder(page, host, 'Relight');
+  expect(params).toMatchObject({ advanced_settings: { contrast: 70, engine: 'cool', fixed_generation: true } });
+  expect(Object.keys(params.advanced_settings as object).sort()).toEqual(['contrast', 'engine', 'fixed_generation']);
+  expect(String(params.transfer_light_from_lightmap).length).toBeGreaterThan(100);
+  expect(params).not.toHaveProperty('transfer_light_from_reference_image');
+  expect(await createsOn('/v1/ai/image-relight')).toBe(2);
+  expect(errors).toEqual([]);
+});
+
 test('style transfer: one style reference applied to every image of a folder', async ({ page }) => {
   const errors = watchErrors(page);
   const host = await openTool(page, 'style', 'style-transfer');

@@ -6,7 +6,7 @@ import type { Page } from '@playwright/test';
 import sharp from 'sharp';
 import { expect, test, type Launch, type SandboxAt } from './fixtures.ts';
 import { newHome } from './host.ts';
-import { watchErrors } from './studio-helpers.ts';
+import { desk, watchErrors } from './studio-helpers.ts';
 
 // The service's own video and audio tools, each found by a word on its screen, filled and run.
 let launch: Launch;
@@ -42,6 +42,7 @@ async function openTool(page: Page, screen: 'video' | 'music', query: string, to
   await page.locator(`[data-testid="tool-result"][data-tool="${tool}"]`).getByTestId('tool-pick').click();
   if (screen === 'video') await expect(page.getByTestId('video-form')).toHaveAttribute('data-tool', tool);
   else await expect(page.getByTestId(`music-${tool}`)).toBeChecked();
+  return host;
 }
 
 /** A file into a media field of the settings form; the form then holds it. */
@@ -144,5 +145,32 @@ test('audio isolation: one sound out of a local track', async ({ page }) => {
   await page.getByTestId('field-description').fill('the tone');
   await pickInto(page, 'audio', voice());
   await expectDone(page, 'submit', /\.(mp3|wav)$/, 'Audio isolation');
+  expect(errors).toEqual([]);
+});
+
+test('audio isolation: a sound out of a video, found by a box around its source', async ({ page }) => {
+  const errors = watchErrors(page);
+  const host = await openTool(page, 'music', 'isolate', 'audio-isolation');
+  await page.getByTestId('field-description').fill('the tone');
+  await pickInto(page, 'video', clip());
+  await expect(page.getByTestId('field-sample_fps')).toHaveValue('2');
+  for (const [edge, px] of [
+    ['x1', 8],
+    ['y1', 8],
+    ['x2', 200],
+    ['y2', 160],
+  ] as const)
+    await page.getByTestId(`field-${edge}`).fill(String(px));
+  await page.getByTestId('field-sample_fps').fill('3');
+  await expectDone(page, 'submit', /\.(mp3|wav)$/, 'Audio isolation');
+  const [batch] = await desk<{ id: string }[]>(host, 'batches.list', {});
+  const { jobs } = await desk<{ jobs: { params: Record<string, unknown> }[] }>(host, 'jobs.list', {
+    batchId: batch.id,
+  });
+  expect(jobs[0].params).toMatchObject({ x1: 8, y1: 8, x2: 200, y2: 160, sample_fps: 3 });
+  // The description: the box is only for a video; beside an audio file the form says it is ignored.
+  await page.getByTestId('nav-music').click();
+  await pickInto(page, 'audio', voice());
+  await expect(page.getByTestId('warning-x1')).toContainText('applies to a video only');
   expect(errors).toEqual([]);
 });

@@ -16,12 +16,23 @@ import { makeClip, makeVoice } from '../media/fixtures.ts';
 const SEED = Number(process.env.MEDIADESK_SEED ?? Date.now() % 1_000_000);
 
 /** A required field given as JSON typed by the person (an object of the description): not filled here; every-tool.test.ts runs these. */
-const jsonTyped = (t: ToolEntry) => t.fields.find((f) => f.required && f.kind === 'json')?.name;
+/** Fields a run must fill: the required ones, and the first of each "one of these" rule (a word-only rule too). */
+const needed = (t: ToolEntry) => {
+  const first = new Set((t.rules ?? []).flatMap((r) => (r.kind === 'anyOf' ? [r.fields[0]] : [])));
+  return t.fields.filter((f) => (f.required || first.has(f.name)) && !f.advanced && f.name !== t.batchField);
+};
+const jsonTyped = (t: ToolEntry) => needed(t).find((f) => f.kind === 'json')?.name;
+
+/** This test's one folder is of images: tools batching over videos or audio run in generated-media-batch.spec.ts. */
+const takesImagesOrNothing = (t: ToolEntry) => {
+  const batch = t.fields.find((f) => f.name === t.batchField);
+  return !batch || (batch.kind === 'media' && batch.media === 'image');
+};
 
 /** The Studio's generated tools that can run from the app, ten of them in the seed's order. */
 function chosen(): ToolEntry[] {
   const next = rngFrom(SEED);
-  return STUDIO_GENERATED.filter((t) => !t.unusable && !jsonTyped(t))
+  return STUDIO_GENERATED.filter((t) => !t.unusable && !jsonTyped(t) && takesImagesOrNothing(t))
     .map((t) => ({ t, r: next() }))
     .sort((a, b) => a.r - b.r)
     .slice(0, 10)
@@ -70,6 +81,17 @@ async function fill(page: Page, f: Field, picture: string) {
         await control.getByLabel(`${f.label} ${i + 1}`, { exact: true }).fill(mediaUrl[f.media]);
       }
       return undefined;
+    case 'object': {
+      // A nested form: each required property as its own control; an address of the medium its `type` names.
+      let medium: keyof typeof mediaUrl = 'image';
+      for (const x of f.fields.filter((x) => x.required)) {
+        const name = `${f.name}.${x.name}`;
+        if (x.kind === 'enum' && x.options[0] in mediaUrl) medium = x.options[0];
+        if (x.kind === 'url') await page.getByTestId(`field-${name}`).fill(mediaUrl[medium]);
+        else await fill(page, { ...x, name } as Field, picture);
+      }
+      return undefined;
+    }
     default:
       return undefined;
   }
@@ -107,8 +129,7 @@ test('ten generated tools, chosen by a printed seed, filled and run in the Studi
     await page.getByTestId('tool-search').fill(tool.title);
     await page.locator(`[data-testid="tool-result"][data-tool="${tool.id}"]`).getByTestId('tool-pick').click();
     await expect(page.getByTestId('tool-select'), at).toHaveValue(tool.id);
-    for (const f of tool.fields)
-      if (f.required && !f.advanced && f.name !== tool.batchField) await fill(page, f, picture);
+    for (const f of needed(tool)) await fill(page, f, picture);
     // The Studio keeps its inputs from tool to tool: the folder is added once.
     if (tool.batchField && !added) {
       await page.getByTestId('pick-folder').setInputFiles(dir);
@@ -133,5 +154,59 @@ test('ten generated tools, chosen by a printed seed, filled and run in the Studi
   }
   await page.getByTestId('nav-queue').click();
   await expect(page.getByTestId('batch-row')).toHaveCount(10);
+  expect(errors).toEqual([]);
+});
+
+test('a required object of the description is a nested form: runway act two filled and run', async ({
+  page,
+  sandboxAt,
+  launch,
+}) => {
+  const errors = watchErrors(page);
+  const sandbox = await sandboxAt(150);
+  const host = await launch(newHome(), sandbox.env);
+  const clip = await makeClip(host.home, 'clip', { w: 320, h: 240, fps: 24, sec: 1 });
+  mediaUrl.video = await hostMedia(sandbox, readFileSync(clip), 'video/mp4');
+  const tool = STUDIO_GENERATED.find((t) => t.id === 'video-runway-act-two')!;
+  await page.goto(`${host.url}#studio`);
+  await page.getByTestId('tool-search').fill(tool.title);
+  await page.locator(`[data-testid="tool-result"][data-tool="${tool.id}"]`).getByTestId('tool-pick').click();
+  // Each property is a control of its own, not a JSON box: the type a choice, the address a URL field.
+  const character = page.getByTestId('field-character');
+  await expect(character.getByRole('combobox', { name: 'Type' })).toBeVisible();
+  await expect(page.getByTestId('field-character.uri')).toHaveAttribute('type', 'url');
+  await expect(page.locator('textarea[data-testid="field-character"]')).toHaveCount(0);
+  // A part left out is said beside the object it belongs to once Start is pressed.
+  await page.getByTestId('field-character.type').selectOption('video');
+  await page.getByTestId('start').click();
+  await expect(page.getByTestId('error-character')).toContainText('uri: is required');
+  await expect.poll(async () => (await desk<unknown[]>(host, 'batches.list', {})).length).toBe(0);
+  await page.getByTestId('field-character.uri').fill(mediaUrl.video);
+  await fill(
+    page,
+    tool.fields.find((f) => f.name === 'reference')!,
+    '',
+  );
+  await page.getByTestId('start').click();
+  await expect.poll(async () => (await desk<unknown[]>(host, 'batches.list', {})).length).toBe(1);
+  const [batch] = await desk<{ id: string }[]>(host, 'batches.list', {});
+  await expect
+    .poll(
+      async () =>
+        (
+          await desk<{ jobs: { state: string; error: string | null; params: Record<string, unknown> }[] }>(
+            host,
+            'jobs.list',
+            { batchId: batch.id },
+          )
+        ).jobs.map((j) => (j.state === 'done' ? j.params : `${j.state}: ${j.error ?? ''}`)),
+      { timeout: 30_000 },
+    )
+    .toEqual([
+      expect.objectContaining({
+        character: { type: 'video', uri: mediaUrl.video },
+        reference: { type: 'video', uri: mediaUrl.video },
+      }),
+    ]);
   expect(errors).toEqual([]);
 });

@@ -131,6 +131,7 @@ function valueOf(f: Field, full: boolean, samples: Samples, schema: JsonSchema |
       return [{ prompt: PROMPT.slice(0, f.promptMax), duration: f.durationMin }];
     case 'styling':
       return {};
+    case 'object':
     case 'json':
       return sampleOf(schema, urls, f.name);
   }

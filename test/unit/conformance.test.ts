@@ -131,6 +131,9 @@ function sampleOf(f: Field): unknown {
     case 'int':
     case 'number':
       return f.min ?? 1;
+    case 'object':
+      // Every property set, each to its own sample: the nested form's fullest object.
+      return Object.fromEntries(f.fields.map((x) => [x.name, sampleOf(x)]));
     case 'shots':
       return [{ prompt: 'a pier at dawn', duration: 4 }];
     case 'styling':

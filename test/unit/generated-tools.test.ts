@@ -16,6 +16,7 @@ import {
 } from '../../shared/catalogue/index.ts';
 import {
   answersAtOnce,
+  bodyObject,
   findOperation,
   OPERATIONS,
   REFERENCE_FILES,
@@ -25,6 +26,15 @@ import { syncEnvelope } from '../../electron/core/api/tools.ts';
 import { downloadToPart } from '../../electron/core/downloads/download.ts';
 import { priceOfCreate, toolPriceOf } from '../../shared/prices.ts';
 import { assertParams } from '../../electron/core/engine/params-check.ts';
+
+/** A body's properties, its branches' (oneOf, anyOf, allOf) too. */
+function propertiesOfBody(s: Record<string, unknown> | null): Record<string, Record<string, unknown>> {
+  const out: Record<string, Record<string, unknown>> = {};
+  if (!s) return out;
+  for (const b of [...((s.allOf ?? []) as []), ...((s.oneOf ?? s.anyOf ?? []) as [])])
+    Object.assign(out, propertiesOfBody(b));
+  return Object.assign(out, s.properties ?? {});
+}
 
 /**
  * The generated catalogue is what `reference:update` derives from the committed reference: its
@@ -72,7 +82,7 @@ describe('shared/catalogue/generated-data.ts', () => {
     expect(field('style')!.help).toBeUndefined();
     expect(field('prompt')!.help).toMatch(/descriptive prompt/);
     expect(field('webhook_url')).toMatchObject({ kind: 'url', advanced: true });
-    expect(field('advanced_settings')).toMatchObject({ kind: 'json' });
+    expect(field('advanced_settings')).toMatchObject({ kind: 'object' });
     expect(derived('/v1/ai/lip-sync/latent-sync').fields.find((f) => f.name === 'audio_url')).toMatchObject({
       kind: 'media',
       media: 'audio',
@@ -85,6 +95,51 @@ describe('shared/catalogue/generated-data.ts', () => {
     ).toEqual([{ field: 'light_transfer_strength', reason: 'must be at most 100' }]);
   });
 
+  it('makes each object of a generated tool a nested form of its properties, or JSON saying why it cannot', () => {
+    const shapes: string[] = [];
+    for (const t of GENERATED_TOOLS) {
+      const props = propertiesOfBody(bodyObject(findOperation('POST', t.create)!));
+      for (const f of t.fields) {
+        const p = props[f.name] ?? {};
+        const types = [p.type].flat();
+        const items = (p.items ?? {}) as Record<string, unknown>;
+        const objectShaped = types.includes('object') || (types.includes('array') && items.type === 'object');
+        if (f.kind === 'json') {
+          expect(f.why, `${t.id}.${f.name}`).toMatch(/\w/);
+          shapes.push(`${t.id}.${f.name}: JSON, ${f.why}`);
+        } else if (objectShaped) {
+          expect(f.kind, `${t.id}.${f.name}`).toBe('object');
+          // Every property of the description is a control, with its bounds, options, defaults and required.
+          const sub = (p.properties ?? {}) as Record<string, Record<string, unknown>>;
+          const fields = (f as Extract<typeof f, { kind: 'object' }>).fields;
+          expect(fields.map((x) => x.name).sort(), `${t.id}.${f.name}`).toEqual(Object.keys(sub).sort());
+          for (const x of fields) {
+            expect(x.label, `${t.id}.${f.name}.${x.name}`).toMatch(/^[A-Z]/);
+            expect(!!x.required).toBe(((p.required as string[] | undefined) ?? []).includes(x.name));
+            if ('min' in x && x.min !== undefined) expect(x.min).toBe(sub[x.name].minimum);
+            if ('max' in x && x.max !== undefined) expect(x.max).toBe(sub[x.name].maximum);
+            if (x.kind === 'enum') expect(x.options).toEqual(sub[x.name].enum);
+            if ('default' in x && x.default !== undefined) expect(x.default).toBe(sub[x.name].default);
+          }
+          shapes.push(`${t.id}.${f.name}: form of ${fields.length}`);
+        }
+      }
+    }
+    console.log(`object-shaped fields of generated tools:\n  ${shapes.join('\n  ')}`);
+    // The two required objects of the reference are forms: runway act two's character and reference.
+    const act = getTool('video-runway-act-two');
+    for (const name of ['character', 'reference']) {
+      const f = act.fields.find((x) => x.name === name)!;
+      expect(f).toMatchObject({ kind: 'object', required: true });
+      expect(validateRequest(act, { ...defaultsOf(act), [name]: { type: 'nope' } }).invalid).toEqual(
+        expect.arrayContaining([
+          { field: `${name}.type`, reason: expect.stringMatching(/must be one of/) },
+          { field: `${name}.uri`, reason: 'is required' },
+        ]),
+      );
+    }
+  });
+
   it("sends a field only some of a body's branches take only when set: its defaults fit one branch", () => {
     // kling-v2-1-master's body is image-to-video (image) or text-to-video (aspect_ratio, default 16:9).
     const master = getTool('image-to-video-kling-v2-1-master');
@@ -95,6 +150,26 @@ describe('shared/catalogue/generated-data.ts', () => {
         .map((p) => `${t.id}: ${p.field}`),
     );
     expect(unknown).toEqual([]);
+  });
+
+  it('batches a model whose one required input is audio over audio files; an optional audio guide is no batch', () => {
+    const op = (props: Record<string, unknown>, required: string[]) =>
+      ({
+        method: 'POST',
+        path: '/v1/ai/voice-changer/new-model',
+        basis: 'official',
+        generates: 'audio',
+        body: { type: 'object', properties: props, required },
+      }) as unknown as RefOperation;
+    const uri = { type: 'string', format: 'uri' };
+    const [voice] = deriveCatalogue([op({ audio_url: uri, prompt: { type: 'string' } }, ['audio_url'])], {}, {}).tools;
+    expect(voice.batch).toBe('audio_url');
+    const tool = toolOfGenerated(voice);
+    expect(tool.fields.find((f) => f.name === tool.batchField)).toMatchObject({ kind: 'media', media: 'audio' });
+    const [guided] = deriveCatalogue([op({ audio_url: uri, image_url: uri }, ['image_url'])], {}, {}).tools;
+    expect(guided.batch).toBe('image_url');
+    const [optional] = deriveCatalogue([op({ audio_url: uri, prompt: { type: 'string' } }, ['prompt'])], {}, {}).tools;
+    expect(optional.batch).toBeUndefined();
   });
 
   it('polls each task under a by-id the reference describes; numbered image inputs are media', () => {

@@ -125,6 +125,25 @@ describe('reference:update with a rest file', () => {
     expect(op(read(dir, 'described.json'), 'POST /v1/ai/widget')).toBeUndefined();
     expect(read(dir, 'manifest.json').rest).toBe('described');
   });
+
+  it('gives a rest operation the rules its description words only in prose, and refuses rules for one it lacks', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'md-refrules-'));
+    copyFileSync(join(fixtures, 'docs-and-spec.json'), join(dir, 'docs-and-spec.json'));
+    const manifest = JSON.parse(readFileSync(join(fixtures, 'manifest.json'), 'utf8'));
+    const rule = { kind: 'anyOf', fields: ['prompt'], reason: 'is required (the description says so in words)' };
+    const write = (restRules: Record<string, unknown[]>) =>
+      writeFileSync(join(dir, 'manifest.json'), JSON.stringify({ ...manifest, rest: 'described', restRules }));
+    write({ 'POST /v1/ai/gadget': [rule] });
+    update(dir, 'before.yaml', BEFORE, '2026-01-01');
+    expect(op(read(dir, 'described.json'), 'POST /v1/ai/gadget')!.rules).toEqual([rule]);
+    write({ 'POST /v1/ai/no-such-model': [rule] });
+    const args = ['--repo', 'v/a', '--path', 'a.yaml', '--commit', BEFORE, '--date', '2026-01-01', '--out', dir];
+    const r = spawnSync(process.execPath, ['scripts/reference-update.ts', join(fixtures, 'before.yaml'), ...args], {
+      encoding: 'utf8',
+    });
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain('restRules: not operations of the rest file: POST /v1/ai/no-such-model');
+  });
 });
 
 describe('reference:update and a model the app has never seen', () => {

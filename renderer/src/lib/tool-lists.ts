@@ -10,19 +10,12 @@ import {
   type ToolEntry,
 } from '../../../shared/catalogue/index.ts';
 
-/** Whether a tool batches over images (or takes no folder at all): the Studio's inputs are image folders. */
-const takesImagesOrNothing = (t: ToolEntry) => {
-  const batch = t.fields.find((f) => f.name === t.batchField);
-  return !batch || (batch.kind === 'media' && batch.media === 'image');
-};
-
 /**
  * The generated tools (every other create of the reference) the Studio offers beside its curated
- * ones: image and prompt tools, and video, audio or text made from an image folder or from words.
+ * ones: each batches over a folder of what its batch field takes (images, videos or audio), or
+ * takes no folder at all.
  */
-export const STUDIO_GENERATED: readonly ToolEntry[] = GENERATED_TOOLS.filter(
-  (t) => t.group === 'image' || t.group === 'prompt' || takesImagesOrNothing(t),
-);
+export const STUDIO_GENERATED: readonly ToolEntry[] = GENERATED_TOOLS;
 
 /** The tools each screen offers, read from the catalogue's groups and families: a new entry shows up by itself. */
 export const STUDIO_TOOLS: readonly ToolEntry[] = [

@@ -45,8 +45,10 @@ function typeOf(f: Field): string {
       return `${f.media} (a file: ${f.encodings.includes('base64') || f.encodings.includes('dataUri') ? 'sent inline' : 'uploaded'}; or a URL)`;
     case 'mediaList':
       return `list of ${f.media}s (comma-separated files or URLs)`;
+    case 'object':
+      return `JSON object of ${f.fields.map((x) => `${x.name}${x.required ? '' : '?'}: ${typeOf(x)}`).join(', ')}`;
     case 'json':
-      return 'JSON';
+      return f.why ? `JSON (${f.why})` : 'JSON';
     default:
       return f.kind;
   }

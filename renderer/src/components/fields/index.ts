@@ -8,6 +8,7 @@ import JsonControl from './JsonControl.svelte';
 import MediaControl from './MediaControl.svelte';
 import MediaListControl from './MediaListControl.svelte';
 import NumberControl from './NumberControl.svelte';
+import ObjectControl from './ObjectControl.svelte';
 import ShotsControl from './ShotsControl.svelte';
 import StylingControl from './StylingControl.svelte';
 import TextControl from './TextControl.svelte';
@@ -26,6 +27,7 @@ export const CONTROLS: { [K in Field['kind']]: ControlEntry<K> } = {
   mediaList: { control: MediaListControl },
   shots: { control: ShotsControl },
   styling: { control: StylingControl },
+  object: { control: ObjectControl, ownLabel: true },
   json: { control: JsonControl },
 };
 
