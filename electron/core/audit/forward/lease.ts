@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../../db/open.ts';
+import { isAlive } from '../store/records.ts';
 
 /** How long a lease holds without renewal: a holder that stops (killed, frozen) hands over after it. */
 export const LEASE_MS = 30_000;
@@ -13,16 +14,6 @@ export interface LeaseHolder {
   host: string;
   pid: number;
   expiresAt: number;
-}
-
-/** Whether a process of this machine is alive (signal 0 tests without sending; EPERM: alive, not ours). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /**
@@ -56,7 +47,7 @@ export class ForwardLeases {
   holder(sinkId: string, now: number): LeaseHolder | null {
     const r = this.read.get(sinkId) as { host: string; pid: number; token: string; expires_at: number } | undefined;
     if (!r || r.token === this.token || r.expires_at <= now) return null;
-    if (r.host === this.host && !alive(r.pid)) return null;
+    if (r.host === this.host && !isAlive(r.pid)) return null;
     return { host: r.host, pid: r.pid, expiresAt: r.expires_at };
   }
 
