@@ -18,6 +18,10 @@ const serverUrl = z
   .url('must be a URL')
   .refine((u) => u.startsWith('https://') || isLoopbackUrl(u), 'must be https:// (or http:// on 127.0.0.1)');
 const name = z.string().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
+/** Splunk's rule for index names. */
+const splunkIndex = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9_-]{0,199}$/, 'must be a Splunk index name (lowercase letters, digits, _ -)');
 const indexName = z
   .string()
   .regex(/^[a-z0-9][a-z0-9._-]{0,199}$/, 'must be a lowercase index name (letters, digits, . _ -)');
@@ -32,7 +36,7 @@ export const sinkSchema = z.discriminatedUnion('kind', [
       host: name.optional(),
       source: name.default('mediadesk'),
       sourcetype: name.default('mediadesk:audit'),
-      index: name.optional(),
+      index: splunkIndex.optional(),
       enabled: z.boolean().default(true),
     })
     .strict(),
@@ -70,4 +74,65 @@ export function sinkTarget(s: SinkConfig): string {
   if (s.kind === 'file') return s.folder;
   if (s.kind === 'splunk-hec') return s.url;
   return `${s.url} (index ${s.index})`;
+}
+
+/** What the sink's keychain secret is called, by kind (a file sink has none). */
+export const SINK_SECRET_LABEL: Record<SinkKind, string | null> = {
+  'splunk-hec': 'HEC token',
+  opensearch: 'Password',
+  elasticsearch: 'API key (or the user’s password)',
+  file: null,
+};
+
+const TEXT_FIELDS = ['id', 'url', 'index', 'host', 'source', 'sourcetype', 'username', 'folder'] as const;
+/** A sink as a form holds it: every field text, empty for "not set". */
+export type SinkDraft = { kind: SinkKind; enabled: boolean } & Record<(typeof TEXT_FIELDS)[number], string>;
+
+export const emptyDraft = (kind: SinkKind): SinkDraft => ({
+  kind,
+  enabled: true,
+  ...(Object.fromEntries(TEXT_FIELDS.map((f) => [f, ''])) as Record<(typeof TEXT_FIELDS)[number], string>),
+});
+
+const DRAFT_FIELDS: Record<SinkKind, readonly (typeof TEXT_FIELDS)[number][]> = {
+  'splunk-hec': ['id', 'url', 'index', 'host', 'source', 'sourcetype'],
+  opensearch: ['id', 'url', 'index', 'username'],
+  elasticsearch: ['id', 'url', 'index', 'username'],
+  file: ['id', 'folder'],
+};
+
+/** The draft as audit.sinkSave takes it: the kind's fields only, trimmed, an empty optional one left out. */
+export function sinkFromDraft(d: SinkDraft): SinkInput {
+  const out: Record<string, unknown> = { kind: d.kind, enabled: d.enabled };
+  for (const f of DRAFT_FIELDS[d.kind]) {
+    const v = String(d[f]).trim();
+    if (v !== '' || f === 'id' || f === 'url' || f === 'folder') out[f] = v;
+  }
+  return out as SinkInput;
+}
+
+/** A stored sink back into a form's draft. */
+export function draftOf(s: SinkConfig): SinkDraft {
+  const d = { ...emptyDraft(s.kind), enabled: s.enabled };
+  for (const f of TEXT_FIELDS) if (f in s) d[f] = String((s as Record<string, unknown>)[f]);
+  return d;
+}
+
+/**
+ * Each field's problem (field name -> reason), by the same schema the core checks a save with;
+ * `secret` when a Splunk sink has no token typed or stored. Empty: the draft can be saved.
+ */
+export function sinkDraftProblems(
+  d: SinkDraft,
+  secret: { typed: string; stored: boolean },
+  /** Ids other sinks already have (adding: the new one must differ). */
+  taken: readonly string[] = [],
+): Record<string, string> {
+  const problems: Record<string, string> = {};
+  if (taken.includes(d.id.trim())) problems.id = `must differ from the other sinks' (${d.id.trim()} is taken)`;
+  const r = sinkSchema.safeParse(sinkFromDraft(d));
+  if (!r.success) for (const i of r.error.issues) problems[String(i.path[0] ?? 'kind')] ??= i.message;
+  if (d.kind === 'splunk-hec' && !secret.stored && secret.typed.trim() === '')
+    problems.secret = 'must be the HEC token the collector gave (it is kept in the keychain)';
+  return problems;
 }

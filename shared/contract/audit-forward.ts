@@ -26,11 +26,14 @@ export const sinkStatusSchema = z.object({
   failingSince: z.string().nullable(),
   lastError: z.string().nullable(),
   lastSuccessAt: z.string().nullable(),
+  /** Another process forwarding this sink now (its lease), or null. */
+  heldBy: z.object({ pid: z.number().int(), host: z.string() }).nullable(),
 });
 
 export const forwardReportSchema = z.object({
   sinkId: z.string(),
-  outcome: z.enum(['complete', 'failed', 'stopped']),
+  /** busy: another process forwards this sink now; nothing was sent (error names its pid). */
+  outcome: z.enum(['complete', 'failed', 'stopped', 'busy']),
   delivered: z.number().int(),
   refused: z.number().int(),
   requests: z.number().int(),

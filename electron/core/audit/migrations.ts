@@ -213,6 +213,21 @@ export const AUDIT_MIGRATIONS: readonly Migration[] = [
     name: 'filter indexes without the date: the row key follows it',
     up: (db) => dropDateFromIndexes(db),
   },
+  {
+    version: 11,
+    name: 'one process forwards a sink at a time',
+    // forward/lease.ts: who forwards each sink now (machine, pid), until when unless renewed.
+    up: (db) =>
+      db.exec(`
+        CREATE TABLE forward_leases (
+          sink_id TEXT PRIMARY KEY,
+          host TEXT NOT NULL,
+          pid INTEGER NOT NULL,
+          token TEXT NOT NULL,
+          expires_at INTEGER NOT NULL
+        );
+      `),
+  },
 ];
 
 /**

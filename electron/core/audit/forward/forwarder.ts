@@ -17,7 +17,8 @@ const IN_FLIGHT = 8;
 
 export interface ForwardReport {
   sinkId: string;
-  outcome: 'complete' | 'failed' | 'stopped';
+  /** busy: another process forwards this sink now (lease.ts); nothing was sent. */
+  outcome: 'complete' | 'failed' | 'stopped' | 'busy';
   delivered: number;
   refused: number;
   requests: number;

@@ -4,6 +4,7 @@ import { DeskError } from '../../../../shared/contract/define.ts';
 import { realClock, type Clock } from '../../clock.ts';
 import type { Db } from '../../db/open.ts';
 import { forwardSink, type ForwardReport } from './forwarder.ts';
+import { ForwardLeases, heldText, LEASE_RENEW_MS } from './lease.ts';
 import { ArchiveReader } from './read.ts';
 import type { Sink } from './sink.ts';
 import { BulkSink } from './sinks/bulk.ts';
@@ -41,6 +42,7 @@ export class AuditForwarder {
   private readonly clock: Clock;
   private readonly reader: ArchiveReader;
   private readonly marks: Watermarks;
+  private readonly leases: ForwardLeases;
   private running: Promise<ForwardReport[]> | null = null;
 
   constructor(opts: ForwarderOptions) {
@@ -48,6 +50,7 @@ export class AuditForwarder {
     this.clock = opts.clock ?? realClock;
     this.reader = new ArchiveReader(opts.db);
     this.marks = new Watermarks(opts.db);
+    this.leases = new ForwardLeases(opts.db);
   }
 
   private sinkNamed(id: string): SinkConfig {
@@ -82,39 +85,8 @@ export class AuditForwarder {
     this.running ??= (async () => {
       const reports: ForwardReport[] = [];
       for (const cfg of sinks) {
-        let sink: Sink;
-        try {
-          sink = await this.open(cfg);
-        } catch (err) {
-          const message = err instanceof Error ? err.message : String(err);
-          this.marks.failure(cfg.id, message, this.clock.now());
-          reports.push({
-            sinkId: cfg.id,
-            outcome: 'failed',
-            delivered: 0,
-            refused: 0,
-            requests: 0,
-            retries: 0,
-            error: message,
-          });
-          continue;
-        }
-        try {
-          reports.push(
-            await forwardSink({
-              sink,
-              reader: this.reader,
-              marks: this.marks,
-              clock: this.clock,
-              random: this.opts.random,
-              signal: request.signal,
-              onBatch: this.opts.onBatch,
-              onRetry: this.opts.onRetry,
-            }),
-          );
-        } finally {
-          await sink.close();
-        }
+        const report = await this.forwardLeased(cfg, request.signal);
+        reports.push(report);
         if (request.signal?.aborted) break;
       }
       return reports;
@@ -122,6 +94,59 @@ export class AuditForwarder {
       this.running = null;
     });
     return this.running;
+  }
+
+  /**
+   * One sink, holding its lease (lease.ts) while it runs: another process forwarding it is said
+   * (outcome busy, with its pid) and nothing is sent; a lease taken over meanwhile stops this run.
+   */
+  private async forwardLeased(cfg: SinkConfig, signal: AbortSignal | undefined): Promise<ForwardReport> {
+    const ended = (outcome: ForwardReport['outcome'], error: string): ForwardReport => ({
+      sinkId: cfg.id,
+      outcome,
+      delivered: 0,
+      refused: 0,
+      requests: 0,
+      retries: 0,
+      error,
+    });
+    // Wall time, never the forwarder's clock: the lease is read by other processes.
+    const other = this.leases.acquire(cfg.id, Date.now());
+    if (other) return ended('busy', heldText(cfg.id, other));
+    const lost = new AbortController();
+    const renew = setInterval(() => {
+      if (!this.leases.renew(cfg.id, Date.now())) lost.abort(new Error('lease taken over'));
+    }, LEASE_RENEW_MS).unref();
+    try {
+      let sink: Sink;
+      try {
+        sink = await this.open(cfg);
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        this.marks.failure(cfg.id, message, this.clock.now());
+        return ended('failed', message);
+      }
+      try {
+        const report = await forwardSink({
+          sink,
+          reader: this.reader,
+          marks: this.marks,
+          clock: this.clock,
+          random: this.opts.random,
+          signal: signal ? AbortSignal.any([signal, lost.signal]) : lost.signal,
+          onBatch: this.opts.onBatch,
+          onRetry: this.opts.onRetry,
+        });
+        if (lost.signal.aborted && !signal?.aborted)
+          report.error = `another process took over forwarding to sink ${cfg.id}; what was acknowledged is kept`;
+        return report;
+      } finally {
+        await sink.close();
+      }
+    } finally {
+      clearInterval(renew);
+      this.leases.release(cfg.id);
+    }
   }
 
   /** After an audit sync or import, when the setting asks for it; what fails is in each sink's status. */
@@ -135,6 +160,7 @@ export class AuditForwarder {
     const sinks: SinkStatus[] = [];
     for (const cfg of auditSinks) {
       const st = this.marks.state(cfg.id);
+      const held = this.leases.holder(cfg.id, Date.now());
       const behind = this.reader.pending(cfg.id, st.watermark);
       let state: SinkStatus['state'] = behind ? 'behind' : 'up-to-date';
       if (st.failingSince !== null) state = 'failing';
@@ -155,6 +181,7 @@ export class AuditForwarder {
         failingSince: iso(st.failingSince),
         lastError: st.lastError,
         lastSuccessAt: iso(st.lastSuccessAt),
+        heldBy: held && { pid: held.pid, host: held.host },
       });
     }
     return { sinks, forwardAfterSync: forwardAfterAuditSync, running: this.running !== null };

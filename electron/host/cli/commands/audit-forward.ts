@@ -68,6 +68,8 @@ function printStatus(ctx: CliContext, s: ForwardStatus): void {
       `${x.id.padEnd(16)} ${x.kind.padEnd(13)} ${state}; ${x.delivered} delivered, ${x.refused} refused  ${oneLine(x.target)}\n`,
     );
     if (x.lastError && x.state === 'failing') ctx.stdout.write(`  last error: ${oneLine(x.lastError)}\n`);
+    if (x.heldBy)
+      ctx.stdout.write(`  another process (pid ${x.heldBy.pid} on ${x.heldBy.host}) is forwarding it now\n`);
     if (!x.secretSet) ctx.stdout.write('  no secret stored: mediadesk audit sinks add … --secret-stdin\n');
   }
   ctx.stdout.write(`forward after each audit sync or import: ${s.forwardAfterSync ? 'on' : 'off'}\n`);
@@ -109,7 +111,11 @@ export async function runForward(ctx: CliContext, service: AuditService, sub: st
           );
           return 130;
         }
-        return reports.every((r) => r.outcome === 'complete') ? 0 : 1;
+        const busy = reports.filter((r) => r.outcome === 'busy');
+        for (const r of busy) ctx.stderr.write(`${r.error}: run the same command again once it ends\n`);
+        if (reports.every((r) => r.outcome === 'complete')) return 0;
+        // EX_TEMPFAIL: only sinks another process is forwarding now were left; a scheduler tries again later.
+        return reports.every((r) => r.outcome === 'complete' || r.outcome === 'busy') ? 75 : 1;
       } finally {
         stop.release();
       }
