@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
 import { BIN, cliEnv, runCli, type CliRun } from '../cli.ts';
 import { cleanup, control, makeImages, tmp } from '../engine/helpers.ts';
+import { until } from '../wait.ts';
 import { pgMissing, startPg, type TestPg } from '../pg.ts';
 
 /**
@@ -98,14 +99,6 @@ function start(args: string[], env: NodeJS.ProcessEnv) {
     },
     exit,
   };
-}
-
-async function until(what: () => boolean | Promise<boolean>, ms = 60_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await what())) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 // Three processes and their batches on a shared machine: minutes, not seconds, under load.
