@@ -85,3 +85,13 @@ export class TestClock implements Clock {
     });
   }
 }
+
+/**
+ * A clock on which every wait is over on the next turn: for the API client's retry waits in tests
+ * that look at what is retried, not for how long (test/engine/client.test.ts measures the waits).
+ */
+export const waitsAtOnce: Clock = {
+  now: () => Date.now(),
+  setTimeout: (fn) => setImmediate(fn) as unknown as ClockTimer,
+  clearTimeout: (timer) => clearImmediate(timer as unknown as NodeJS.Immediate),
+};

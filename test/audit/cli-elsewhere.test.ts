@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { dbPaths } from '../../electron/core/paths.ts';
 import { BIN, runCli } from '../cli.ts';
+import { until } from '../wait.ts';
 import { makeEvent, openService, tempDir } from './helpers.ts';
 
 // The app's service in this process, the real CLI (or another service) in its own, one cache file.
@@ -12,14 +13,9 @@ afterAll(() => tmp.cleanup());
 const ndjson = (from: number, n: number) =>
   Array.from({ length: n }, (_, i) => JSON.stringify(makeEvent(from + i))).join('\n') + '\n';
 
-/** Polls `f` until it returns true (the other process has got that far), failing after `ms`. */
-async function until(f: () => boolean | Promise<boolean>, what: string, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await f())) {
-    if (Date.now() > end) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** Waits until `f` returns true (the other process has got that far), failing after `ms`. */
+const untilThere = (f: () => boolean | Promise<boolean>, what: string, ms = 20_000) =>
+  until(f, { what, timeout: ms, interval: 50 });
 
 describe('audit.status while another process loads the cache', () => {
   it('says so while the CLI imports, keeps the counts it had until that import ends, then counts its events and says nothing runs', async () => {
@@ -41,8 +37,8 @@ describe('audit.status while another process loads the cache', () => {
       const exited = new Promise<number | null>((resolve) => cli.once('exit', resolve));
       // One batch of 5,000 committed, 1,000 more held by the CLI: the cache has changed under the app.
       cli.stdin.write(ndjson(10, 6000));
-      await until(async () => (await app.status()).elsewhere.importing, 'the app sees the import');
-      await until(
+      await untilThere(async () => (await app.status()).elsewhere.importing, 'the app sees the import');
+      await untilThere(
         () => (app.store.db.prepare('SELECT count(*) FROM events').pluck().get() as number) > 10,
         'the first batch is in',
       );

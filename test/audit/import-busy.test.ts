@@ -6,6 +6,7 @@ import { writeNdjson } from '../../bench/audit-data.ts';
 import { WAITING_FOR_WRITER, type LockWait } from '../../electron/core/audit/busy.ts';
 import type { AuditService } from '../../electron/core/audit/service.ts';
 import type { ImportProgress, ImportReport } from '../../shared/contract/audit.ts';
+import { until as waitUntil } from '../wait.ts';
 import { EVENT_INDEXES, makeEvent, openService, tempDir } from './helpers.ts';
 
 // The app's import of a large export (the staged and bulk paths) while another process holds the
@@ -94,11 +95,8 @@ function tickGaps(): { stop: () => number } {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Resolves once `seen()` holds, or after `ms` (the test then fails on what it asserts next). */
-async function until(seen: () => boolean, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!seen() && Date.now() < end) await sleep(20);
-}
+/** Resolves once `seen()` holds; fails after `ms`. */
+const until = (seen: () => boolean, ms = 10_000) => waitUntil(seen, { timeout: ms, interval: 20 });
 
 /** The cache as a load leaves it when it is over: every index built, no load recorded, no stage file. */
 function expectWhole(app: AuditService, dbPath: string): void {

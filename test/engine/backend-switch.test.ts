@@ -2,7 +2,6 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createCore, type Core } from '../../electron/core/index.ts';
-import { DEFAULT_POLL } from '../../electron/core/engine/poll-policy.ts';
 import { keyFingerprint, MemorySecretStore } from '../../electron/core/secrets.ts';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
 import { DeskError, type CommandName, type Req, type Res } from '../../shared/contract/index.ts';
@@ -15,6 +14,9 @@ import { cleanup, control, creates, makeImages, tmp } from './helpers.ts';
  * (here a second Sandbox over HTTP). A batch belongs to the backend it was started on: a demo
  * batch must not be paid for on live, and a task id is polled only where it was made.
  */
+/** Tasks are asked after this long, not the app's default second: the demo tasks finish sooner. */
+const POLL_MS = 200;
+const POLL_ENV = { MEDIADESK_POLL_MIN_MS: String(POLL_MS) };
 let builtIn: RunningSandbox;
 let live: RunningSandbox;
 let dir: string;
@@ -27,7 +29,7 @@ beforeAll(async () => {
   core = await createCore({
     home: join(dir, 'home'),
     host: 'cli',
-    env: {},
+    env: POLL_ENV,
     secrets: new MemorySecretStore(),
     startSandbox: async () => builtIn,
   });
@@ -90,8 +92,8 @@ describe('switching backends with work in the queue', () => {
     expect(creates(await control(builtIn.url, 'stats'))).toBe(2);
     const pollsBefore = await livePolls();
     await toLive();
-    // Nothing on live marks when a wrong poll would go out: it falls due within the first poll interval.
-    await sleep(DEFAULT_POLL.minMs);
+    // Nothing on live marks when a wrong poll would go out: it falls due within twice the first poll interval.
+    await sleep(2 * POLL_MS);
     await core.engine.settled();
     expect(states(demoJobs)).toEqual(['running', 'running']);
     expect(await livePolls()).toBe(pollsBefore);
@@ -105,7 +107,13 @@ describe('switching backends with work in the queue', () => {
     // Both cores share the file's Sandbox: the first (whose Start learned the tool's price from it) must not close it.
     const shared = { url: builtIn.url, close: async () => {} };
     const open = () =>
-      createCore({ home, host: 'cli', env: {}, secrets: new MemorySecretStore(), startSandbox: async () => shared });
+      createCore({
+        home,
+        host: 'cli',
+        env: POLL_ENV,
+        secrets: new MemorySecretStore(),
+        startSandbox: async () => shared,
+      });
     const shoot = join(dir, 'legacy');
     await makeImages(shoot, ['l.png']);
     const before = await open();
@@ -147,7 +155,7 @@ describe('switching backends with work in the queue', () => {
   it("another API key on the same server is another account: work queued with one key waits for it, and says so; work from before keys were recorded is the key in use's", async () => {
     const home = join(dir, 'home-keys');
     const secrets = new MemorySecretStore();
-    const open = () => createCore({ home, host: 'cli', env: {}, secrets, startSandbox: async () => builtIn });
+    const open = () => createCore({ home, host: 'cli', env: POLL_ENV, secrets, startSandbox: async () => builtIn });
     const shoot = join(dir, 'keys');
     await makeImages(shoot, ['k.png']);
     const old = join(dir, 'keys-old');
@@ -207,7 +215,7 @@ describe('switching backends with work in the queue', () => {
     const holder = await createCore({
       home,
       host: 'web',
-      env: {},
+      env: POLL_ENV,
       secrets: new MemorySecretStore(),
       startSandbox: async () => builtIn,
     });

@@ -6,6 +6,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it, vi } from 'vitest';
 import { BIN, cliEnv } from '../cli.ts';
 import { control, makeImages, sandboxAndFolder } from './helpers.ts';
+import { until } from '../wait.ts';
 import { dbPaths } from '../../electron/core/paths.ts';
 
 // Counts the engines a command builds; each is still the real one.
@@ -35,16 +36,8 @@ const sink = () => {
 };
 
 /** Resolves when `read()` (output so far, or a file) matches `re`. */
-function until(read: () => string, re: RegExp): Promise<void> {
-  return new Promise((res) => {
-    const timer = setInterval(() => {
-      if (re.test(read())) {
-        clearInterval(timer);
-        res();
-      }
-    }, 100);
-  });
-}
+const untilSaid = (read: () => string, re: RegExp) =>
+  until(() => re.test(read()), { what: String(re), log: read, interval: 100 });
 
 describe('the CLI', () => {
   it('runs `mediadesk run` on the one engine of its core', async () => {
@@ -75,17 +68,20 @@ describe('the CLI', () => {
     child.stderr.on('data', (d) => (stderr += d));
     const exited = new Promise((res) => child.once('exit', res));
     try {
-      await until(() => stderr, /1 in flight/);
+      await untilSaid(() => stderr, /1 in flight/);
       const db = new Database(dbPaths(home).jobs);
       db.exec('BEGIN IMMEDIATE');
       const log = join(home, 'logs', 'cli.log');
       try {
-        await until(() => (existsSync(log) ? readFileSync(log, 'utf8') : ''), /\[error\] +engine: database is locked/);
+        await untilSaid(
+          () => (existsSync(log) ? readFileSync(log, 'utf8') : ''),
+          /\[error\] +engine: database is locked/,
+        );
       } finally {
         db.exec('ROLLBACK');
         db.close();
       }
-      await until(() => stderr, /mediadesk engine: database is locked/);
+      await untilSaid(() => stderr, /mediadesk engine: database is locked/);
     } finally {
       child.kill('SIGINT');
       await exited;

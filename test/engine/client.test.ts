@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApiClient, ApiError } from '../../electron/core/api/client.ts';
+import { TestClock } from '../clock.ts';
 
 /** A scripted server: each request takes the next answer of `script` (the last one repeats). */
 type Step = (req: IncomingMessage, body: string, res: ServerResponse) => void;
@@ -31,13 +32,25 @@ beforeAll(async () => {
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
 afterAll(() => new Promise<void>((r) => server.close(() => r())));
+// The retries' waits run on a clock that jumps to each one: none costs real time, and each is measured.
+let clock: TestClock;
+let stopClock: () => void;
 beforeEach(() => {
   script = [];
   seen = [];
+  clock = new TestClock();
+  stopClock = clock.autoAdvance(() => true);
 });
+afterEach(() => stopClock());
+/** Clock time a call took: the waits between its attempts. */
+const waited = async (call: Promise<unknown>) => {
+  const t0 = clock.now();
+  await call.catch(() => undefined);
+  return clock.now() - t0;
+};
 
 const client = (o: ConstructorParameters<typeof ApiClient>[1] = {}) =>
-  new ApiClient(() => ({ baseUrl: url, apiKey: 'key-1' }), { maxDelayMs: 2000, ...o });
+  new ApiClient(() => ({ baseUrl: url, apiKey: 'key-1' }), { maxDelayMs: 2000, clock, ...o });
 const failure = (p: Promise<unknown>) =>
   p.then(
     () => {
@@ -91,8 +104,12 @@ describe('API client', () => {
   });
 
   it('a create rejected with 429 is retried after Retry-After; a 500 on a create is not retried and may have reached the server', async () => {
-    script = [json(429, { message: 'slow down' }, { 'retry-after': '0' }), json(201, { data: { id: 'x' } })];
-    expect(await client().create('/v1/c', {})).toEqual({ data: { id: 'x' } });
+    script = [json(429, { message: 'slow down' }, { 'retry-after': '1' }), json(201, { data: { id: 'x' } })];
+    const created = client().create('/v1/c', {});
+    // The Retry-After's second, plus at most 250 ms of jitter.
+    const w = await waited(created);
+    expect([w >= 1000, w < 1250]).toEqual([true, true]);
+    expect(await created).toEqual({ data: { id: 'x' } });
     expect(seen).toHaveLength(2);
     seen = [];
     script = [json(500, { message: 'boom', invalid_params: [{ field: 'a', reason: 'bad' }] })];
@@ -117,7 +134,11 @@ describe('API client', () => {
 
   it('reads are retried on 5xx up to the limit; a 4xx is not retried', async () => {
     script = [json(502, {}), json(503, {}), json(200, { fine: true })];
-    expect(await client().get('/v1/x')).toEqual({ fine: true });
+    const read = client().get('/v1/x');
+    // Two backoffs of at least 50 ms each, the second under its cap of 1 s.
+    const w = await waited(read);
+    expect([w >= 100, w < 500 + 1000]).toEqual([true, true]);
+    expect(await read).toEqual({ fine: true });
     expect(seen).toHaveLength(3);
     seen = [];
     script = [json(500, {})];
@@ -159,9 +180,11 @@ describe('API client', () => {
 
   it('a Retry-After on a 500 is no promise: the read backs off instead of waiting it out or giving up', async () => {
     script = [json(500, {}, { 'retry-after': '120' }), json(200, { fine: true })];
-    const t0 = Date.now();
-    expect(await client().get('/v1/x')).toEqual({ fine: true });
-    expect(Date.now() - t0).toBeLessThan(2000);
+    const read = client().get('/v1/x');
+    // A backoff (at least 50 ms, within the first cap of 500 ms), not the 120 s it asked for.
+    const w = await waited(read);
+    expect([w >= 50, w < 500]).toEqual([true, true]);
+    expect(await read).toEqual({ fine: true });
     expect(seen).toHaveLength(2);
   });
 

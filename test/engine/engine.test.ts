@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
+import { until } from '../wait.ts';
 import { control, creates, engineFor, engineSuite, makeImages, settle } from './helpers.ts';
 import { LIST_WINDOW_FAULT } from '../../electron/sandbox/tool-routes.ts';
 import { SETTLED_STATES } from '../../shared/contract/jobs.ts';
@@ -377,18 +378,17 @@ describe('polling cost', () => {
       Object.entries((await control(sb.url, 'stats')).requests as Record<string, number>)
         .filter(([k]) => k === 'GET /v1/ai/image-upscaler-precision-v2')
         .reduce((a, [, m]) => a + m, 0);
-    const wait = async (ok: () => boolean | Promise<boolean>, ms: number) => {
-      for (const end = Date.now() + ms; Date.now() < end && !(await ok());)
-        await new Promise((res) => setTimeout(res, 30));
-    };
-    await wait(() => states().every((s) => s === 'running'), 30_000);
+    await until(() => states().every((s) => s === 'running'), { what: 'every job running', timeout: 30_000 });
     expect(states().filter((s) => s === 'running')).toHaveLength(n);
     // A few rounds of polling with every task in flight, then every task ends.
     const before = await lists();
-    await wait(async () => (await lists()) >= before + 3, 10_000);
+    await until(async () => (await lists()) >= before + 3, { what: 'three rounds of polling', timeout: 10_000 });
     await control(sb.url, 'tasks/finish', {});
     // Bounded: a task the list never shows and no one asks about by id would wait forever.
-    await wait(() => states().every((s) => SETTLED_STATES.includes(s)), 30_000);
+    await until(() => states().every((s) => SETTLED_STATES.includes(s)), {
+      what: 'every job settled',
+      timeout: 30_000,
+    });
     expect(states().filter((s) => s !== 'done')).toEqual([]);
     expect(files(out)).toHaveLength(n);
     const stats = await control(sb.url, 'stats');

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createCore, type Core } from '../../electron/core/index.ts';
 import { MemorySecretStore } from '../../electron/core/secrets.ts';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
@@ -45,15 +45,16 @@ async function call<K extends CommandName>(core: Core, name: K, req: Req<K>): Pr
   if (!reply.ok) throw DeskError.from(reply.error);
   return reply.result as Res<K>;
 }
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function until<T>(what: () => T | Promise<T>, ok: (v: T) => boolean): Promise<T> {
-  for (let i = 0; i < 400; i++) {
-    const v = await what();
-    if (ok(v)) return v;
-    await sleep(25);
-  }
-  throw new Error('timed out');
-}
+/** `what()` once `ok` holds of it, within 10 s. */
+const until = <T>(what: () => T | Promise<T>, ok: (v: T) => boolean): Promise<T> =>
+  vi.waitFor(
+    async () => {
+      const v = await what();
+      if (!ok(v)) throw new Error('the value waited for did not come');
+      return v;
+    },
+    { timeout: 10_000, interval: 25 },
+  );
 const charges = async (tool: string) =>
   ((await control(sb.url, 'stats')).charges[tool] ?? { uses: 0, credits: 0 }) as { uses: number; credits: number };
 const usageRequests = async () =>

@@ -6,6 +6,7 @@ import type { Engine } from '../../electron/core/engine/engine.ts';
 import { ATTENTION } from '../../electron/core/queue/job-messages.ts';
 import { cleanup, control, creates, engineFor, makeImages, settle, tmp } from './helpers.ts';
 import { until } from '../sandbox/helpers.ts';
+import { until as waitUntil } from '../wait.ts';
 
 let sb: RunningSandbox;
 const dirs: string[] = [];
@@ -59,8 +60,7 @@ describe('faults of the Sandbox', () => {
       await control(sb.url, 'faults', faults);
       const { e, r } = await batchOf(1);
       e.start();
-      // No timed assertion: waits for the engine to record the refusal (the test's timeout bounds it).
-      while (!e.job(r.jobIds[0]).error) await new Promise((res) => setTimeout(res, 20));
+      await waitUntil(() => e.job(r.jobIds[0]).error, { what: 'the refusal recorded' });
       expect(e.job(r.jobIds[0])).toMatchObject({
         state: 'queued',
         error: `Waiting: ${reason}. It is sent again by itself; nothing was charged.`,
@@ -79,15 +79,19 @@ describe('faults of the Sandbox', () => {
     const said: (string | null)[] = [null];
     let refused = false;
     e.start();
-    while (e.job(id).state !== 'done') {
-      const st = e.status();
-      if (st.serviceWait !== said.at(-1)) said.push(st.serviceWait);
-      if (!refused && e.job(id).attempts >= 2 && e.job(id).state === 'queued' && e.job(id).error) {
-        refused = true;
-        await control(sb.url, 'faults', { rate503: 0 });
-      }
-      await new Promise((res) => setTimeout(res, 20));
-    }
+    // Each look notes the wait said, as the Queue's status would show it.
+    await waitUntil(
+      async () => {
+        const st = e.status();
+        if (st.serviceWait !== said.at(-1)) said.push(st.serviceWait);
+        if (!refused && e.job(id).attempts >= 2 && e.job(id).state === 'queued' && e.job(id).error) {
+          refused = true;
+          await control(sb.url, 'faults', { rate503: 0 });
+        }
+        return e.job(id).state === 'done';
+      },
+      { what: 'the job done', interval: 20 },
+    );
     expect(said).toEqual([null, 'the server is unavailable for now', null]);
     // Sent three times (two refused): one wait said, where rateLimitedUntil lapsed at each retry.
     expect(e.job(id).attempts).toBeGreaterThanOrEqual(3);
@@ -146,7 +150,7 @@ describe('faults of the Sandbox', () => {
     // One never sent is canceled before submission; one whose create went out without an answer is not.
     expect(e.cancelJob(second)).toMatchObject({ state: 'canceled', error: 'Canceled before submission.' });
     e.start();
-    while (e.job(first).state !== 'needs_attention') await new Promise((res) => setTimeout(res, 20));
+    await waitUntil(() => e.job(first).state === 'needs_attention', { what: 'the first job needing attention' });
     expect(e.cancelJob(first)).toMatchObject({
       state: 'canceled',
       error:

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import sharp from 'sharp';
-import { afterAll, afterEach, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll, vi } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
 import { DEFAULT_SLUGS } from '../../shared/catalogue/index.ts';
 import { DEFAULT_SETTINGS, type Settings } from '../../shared/settings.ts';
@@ -12,6 +12,7 @@ import type { JobStore } from '../../electron/core/queue/store.ts';
 import { SETTLED_STATES } from '../../shared/contract/jobs.ts';
 import type { HotFolderRecord } from '../../shared/contract/hot-folders.ts';
 import type { Core } from '../../electron/core/index.ts';
+import { waitsAtOnce } from '../clock.ts';
 
 export const tmp = (prefix: string) => mkdtempSync(join(tmpdir(), `mediadesk-engine-${prefix}-`));
 export const cleanup = (dir: string) => rmSync(dir, { recursive: true, force: true });
@@ -52,7 +53,7 @@ export function engineFor(
     settings: () => settings,
     concurrency: o.concurrency,
     poll: { firstMs: 40, minMs: 40, maxMs: { image: 200, text: 200, audio: 200, video: 200 } },
-    client: { maxDelayMs: 2000 },
+    client: { maxDelayMs: 2000, clock: waitsAtOnce },
     defaultBackoffMs: 200,
     downloadAttempts: o.downloadAttempts,
     expiredPatienceMs: o.expiredPatienceMs,
@@ -60,13 +61,16 @@ export function engineFor(
   });
 }
 
-/** Waits until every job is settled; the test's own timeout bounds it (no timed assertion). */
+/** Waits until every job is settled, within the tests' timeout (no timed assertion). */
 export async function settle(engine: Engine, ids: readonly string[]): Promise<void> {
-  for (;;) {
-    const rows = engine.store.byIds(ids);
-    if (rows.length === ids.length && rows.every((r) => SETTLED_STATES.includes(r.state))) return;
-    await new Promise((r) => setTimeout(r, 30));
-  }
+  await vi.waitFor(
+    () => {
+      const rows = engine.store.byIds(ids);
+      if (rows.length !== ids.length || !rows.every((r) => SETTLED_STATES.includes(r.state)))
+        throw new Error(`jobs not settled: ${rows.map((r) => r.state).join(', ')}`);
+    },
+    { timeout: 60_000, interval: 30 },
+  );
 }
 
 export async function control(url: string, path: string, body?: unknown): Promise<any> {

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, createWriteStream, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, createWriteStream, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import Database from 'better-sqlite3';
 import sharp from 'sharp';
 import { describe, expect, it, vi } from 'vitest';
 import { openHotFolderDb } from '../../electron/core/hot-folders/service.ts';
@@ -59,6 +60,16 @@ const until = (what: string, test: () => boolean, log: () => string): Promise<vo
   );
 
 /** The hot folder's files by state, read from its database as any process would. */
+/** Jobs whose create the watching process may have sent without an answer yet. */
+function submitting(home: string): number {
+  const db = new Database(join(home, 'mediadesk.db'), { readonly: true, fileMustExist: true });
+  try {
+    return db.prepare("SELECT count(*) FROM jobs WHERE state = 'submitting'").pluck().get() as number;
+  } finally {
+    db.close();
+  }
+}
+
 function fileStates(home: string): Record<string, string> {
   const db = openHotFolderDb(join(home, 'hot-folders.db'));
   try {
@@ -114,10 +125,18 @@ describe('hot folders', () => {
     await makeImages(watched, ['quick-1.png', 'quick-2.png']);
     const slow = [copySlowly(join(watched, 'slow-1.png'), await bigPng(1))];
     await until('a file queued', () => /queued .*early/.test(host.out()), host.out);
-    slow.push(copySlowly(join(watched, 'slow-2.png'), await bigPng(2)));
-    // Killed while slow-2 is still being written: it finishes arriving while nothing watches.
-    // Stays: the watch runs in its own process on real time; 400 ms lands mid-way through the 1.5 s copy.
-    await new Promise((r) => setTimeout(r, 400));
+    const slow2 = await bigPng(2);
+    slow.push(copySlowly(join(watched, 'slow-2.png'), slow2));
+    // Killed while slow-2 is still being written (a quarter of it there): it finishes arriving while
+    // nothing watches. Not while a create is out: that job would rightly need the user (maybe paid).
+    await vi.waitFor(
+      () => {
+        expect(statSync(join(watched, 'slow-2.png')).size).toBeGreaterThanOrEqual(slow2.length / 4);
+        expect(submitting(home)).toBe(0);
+      },
+      { timeout: 10_000, interval: 10 },
+    );
+    expect(statSync(join(watched, 'slow-2.png')).size).toBeLessThan(slow2.length);
     host.child.kill('SIGKILL');
     await host.exited;
     const firstRun = host.out();

@@ -12,6 +12,7 @@ import { AUDIO_ASSET, VIDEO_ASSET } from '../../electron/sandbox/render.ts';
 import { DeskError, type CommandName, type Req, type Res } from '../../shared/contract/index.ts';
 import { SETTLED_STATES } from '../../shared/contract/jobs.ts';
 import type { Settings } from '../../shared/settings.ts';
+import { until } from '../wait.ts';
 import { control, sandboxAndHomes } from '../team/helpers.ts';
 
 // Whole cores (createCore, as the app and the CLI build them) over one Sandbox and real files.
@@ -44,25 +45,21 @@ async function call<K extends CommandName>(core: Core, name: K, req: Req<K>): Pr
   return reply.result as Res<K>;
 }
 
-const sleep = (ms: number) => new Promise((res) => setTimeout(res, ms));
-
 async function runApp(core: Core, req: Req<'apps.run'>) {
   const { id } = await call(core, 'apps.run', req);
-  for (;;) {
+  return until(() => {
     const run = core.apps.one(id);
-    if (SETTLED_STATES.includes(run.state)) return run;
-    await sleep(30);
-  }
+    return SETTLED_STATES.includes(run.state) && run;
+  });
 }
 
 /** Runs one prompt-only job of `tool` to its end through the core, as the Studio's Start does. */
 async function runTool(core: Core, tool: string, params: Record<string, unknown>, outDir: string) {
   const { jobIds } = await call(core, 'batches.start', { tool, inputs: [], params, outDir });
-  for (;;) {
+  return until(() => {
     const [job] = core.engine.store.byIds(jobIds);
-    if (SETTLED_STATES.includes(job.state)) return job;
-    await sleep(30);
-  }
+    return SETTLED_STATES.includes(job.state) && job;
+  });
 }
 
 /** A phone photo: camera, date and a P3 profile, its pixels turned by EXIF 6. */
@@ -141,7 +138,7 @@ describe('an app run stopped after placing its result with metadata, before reco
     linkSync(result, twin);
     core.apps.store.db.prepare("UPDATE app_runs SET state = 'downloading', outputs = '[]' WHERE id = ?").run(run.id);
     core.apps.runner.kick();
-    for (let r = core.apps.one(run.id); r.state !== 'done'; r = core.apps.one(run.id)) await sleep(30);
+    await until(() => core.apps.one(run.id).state === 'done', { what: 'the run done again' });
     expect([core.apps.one(run.id).outputs, core.apps.one(run.id).error]).toEqual([[result], null]);
     expect(readdirSync(out)).toEqual([basename(result)]);
     expect((await readTags(result))['IFD0:Make']).toBe('Canon');
@@ -221,9 +218,13 @@ describe('video and audio results', () => {
       const [mp4] = job.outputs;
       expect(readFileSync(mp4, 'utf8')).toBe('not a playable file');
       expect(readdirSync(join(home, 'video'))).toEqual([basename(mp4)]);
-      let logged = '';
-      for (let i = 0; i < 100 && !logged.includes(basename(mp4)); i++, await sleep(20))
-        logged = existsSync(core.log.file) ? readFileSync(core.log.file, 'utf8') : '';
+      const logged = await until(
+        () =>
+          existsSync(core.log.file) &&
+          readFileSync(core.log.file, 'utf8').includes(basename(mp4)) &&
+          readFileSync(core.log.file, 'utf8'),
+        { what: 'the log line', timeout: 5000 },
+      );
       expect(logged).toContain(`${basename(mp4)} saved; how it was made could not be recorded in it`);
     } finally {
       await control(at.url, 'faults', { damagedMedia: false });

@@ -8,6 +8,7 @@ import { startSandbox } from '../../electron/sandbox/index.ts';
 import { cliEnv, runCli } from '../cli.ts';
 import { ResultMetadata, provenanceOf, sidecarPathOf } from '../../electron/core/metadata/result-metadata.ts';
 import { DEFAULT_SETTINGS, type Settings } from '../../shared/settings.ts';
+import { until } from '../wait.ts';
 import { APP_VERSION } from '../../electron/core/app-version.ts';
 
 const sb = engineSuite('meta', 100);
@@ -142,7 +143,7 @@ describe('a result keeps its source metadata and says how it was made', () => {
     try {
       const r = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], params: {}, outDir: out });
       e.start();
-      while (e.store.byIds(r.jobIds)[0].state !== 'running') await new Promise((ok) => setTimeout(ok, 20));
+      await until(() => e.store.byIds(r.jobIds)[0].state === 'running', { what: 'the job running' });
       writeFileSync(photo, 'no longer a photo');
       await settle(e, r.jobIds);
       const [job] = e.store.byIds(r.jobIds);

@@ -5,6 +5,7 @@ import { DEFAULT_SLUGS } from '../../shared/catalogue/index.ts';
 import { DEFAULT_SETTINGS } from '../../shared/settings.ts';
 import { openEngine } from '../../electron/core/engine/open.ts';
 import { LIST_WINDOW_FAULT } from '../../electron/sandbox/tool-routes.ts';
+import { until } from '../wait.ts';
 import { control, creates, engineSuite, makeImages, settle } from './helpers.ts';
 
 const sb = engineSuite('poller', 300);
@@ -36,10 +37,6 @@ async function requests(): Promise<{ lists: number; byId: number }> {
     .reduce((a, [, n]) => a + n, 0);
   return { lists: r[`GET ${LIST}`] ?? 0, byId };
 }
-
-const until = async (ok: () => Promise<boolean> | boolean) => {
-  while (!(await ok())) await new Promise((res) => setTimeout(res, 30));
-};
 
 describe('a list that does not answer', () => {
   it('collects its tasks by id, asks the list again only after doubling waits, and goes back to it once it answers', async () => {

@@ -4,6 +4,7 @@ import { createCore, type Core } from '../../electron/core/index.ts';
 import { MemorySecretStore } from '../../electron/core/secrets.ts';
 import { startSandbox } from '../../electron/sandbox/index.ts';
 import { DeskError, type CommandName, type Req, type Res } from '../../shared/contract/index.ts';
+import { until } from '../wait.ts';
 import { cleanup, control, creates, makeImages, tmp } from './helpers.ts';
 
 /**
@@ -29,10 +30,6 @@ async function call<K extends CommandName>(c: Core, name: K, req: Req<K>): Promi
   const reply = await c.dispatch(name, req);
   if (!reply.ok) throw DeskError.from(reply.error);
   return reply.result as Res<K>;
-}
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function until(ok: () => boolean) {
-  while (!ok()) await sleep(30);
 }
 
 describe('the built-in Sandbox stops with its process', () => {

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { makeClip } from '../media/fixtures.ts';
 import { BIN, cliEnv, runCli } from '../cli.ts';
+import { until } from '../wait.ts';
 import { control, creates, engineFor, engineSuite, makeImages, settle } from './helpers.ts';
 
 /**
@@ -135,7 +136,7 @@ describe('uploads of local inputs', () => {
     await control(suite.url, 'faults', { putAnswerDelayMs: 60_000 });
     const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: 'ignore' });
     const exited = new Promise((res) => child.once('exit', res));
-    while ((await stats()).uploads.stored < 1) await new Promise((res) => setTimeout(res, 25));
+    await until(async () => (await stats()).uploads.stored >= 1, { what: 'the upload stored' });
     child.kill('SIGKILL');
     await exited;
     expect(creates(await stats())).toBe(0);
@@ -154,8 +155,7 @@ describe('uploads of local inputs', () => {
     const { e, r } = await videoBatch(`http://127.0.0.1:${port}`);
     try {
       e.start();
-      // No timed assertion: waits for the engine to record why (the test's timeout bounds it).
-      while (!e.job(r.jobIds[0]).error) await new Promise((res) => setTimeout(res, 20));
+      await until(() => e.job(r.jobIds[0]).error, { what: 'why the job waits' });
       expect(e.job(r.jobIds[0])).toMatchObject({
         state: 'queued',
         error:

@@ -1,4 +1,5 @@
 import sharp from 'sharp';
+import { until as waitUntil } from '../wait.ts';
 import { startSandbox, type RunningSandbox, type StartSandboxOptions } from '../../electron/sandbox/index.ts';
 
 export interface Answer {
@@ -72,14 +73,6 @@ export async function start(opts: StartSandboxOptions = {}) {
   return { sb, api: client(sb) };
 }
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-export async function until<T>(fn: () => Promise<T | undefined | false>, timeoutMs = 5000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await sleep(20);
-  }
-}
+/** Resolves with `fn`'s first truthy answer, failing after `timeoutMs`. */
+export const until = <T>(fn: () => Promise<T | undefined | false>, timeoutMs = 5000): Promise<T> =>
+  waitUntil(fn, { timeout: timeoutMs, interval: 20 }) as Promise<T>;

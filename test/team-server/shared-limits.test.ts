@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
 import { BIN, cliEnv, runCli, type CliRun } from '../cli.ts';
 import { cleanup, control, makeImages, tmp } from '../engine/helpers.ts';
+import { until as waitUntil } from '../wait.ts';
 import { pgMissing, startPg, type TestPg } from '../pg.ts';
 import { pgRelay } from './relay.ts';
 
@@ -15,6 +16,7 @@ const missing = pgMissing();
 if (missing) console.log(`team server tests skipped: ${missing}`);
 
 const TOOL = 'upscaler-precision';
+const until = (what: () => boolean | Promise<boolean>) => waitUntil(what, { interval: 50 });
 const CREATE = 'POST /v1/ai/image-upscaler-precision-v2';
 /** Small windows, so three processes fill them in seconds: the Sandbox refuses past them, the app paces to them. */
 const RATES = { burstPerSec: 4, burstWindowSec: 3, averagePerSec: 3, averageWindowSec: 10 };
@@ -99,14 +101,6 @@ function start(args: string[], env: NodeJS.ProcessEnv) {
     },
     exit,
   };
-}
-
-async function until(what: () => boolean | Promise<boolean>, ms = 60_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await what())) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 // Three processes and their batches on a shared machine: minutes, not seconds, under load.

@@ -9,6 +9,7 @@ import { startSandbox } from '../../electron/sandbox/index.ts';
 import { AUDIO_ASSET } from '../../electron/sandbox/render.ts';
 import { DeskError, type CommandName, type Req, type Res } from '../../shared/contract/index.ts';
 import { BIN, cliEnv, runCli } from '../cli.ts';
+import { until } from '../wait.ts';
 import { control, rig, sandboxAndHomes, settled } from './helpers.ts';
 
 // The `.part` files of workflow-app downloads: resumed by the next attempt or removed, never left
@@ -16,27 +17,27 @@ import { control, rig, sandboxAndHomes, settled } from './helpers.ts';
 
 const at = sandboxAndHomes('parts', 100);
 const home = (name: string) => at.home(name);
-const sleep = (ms: number) => new Promise((res) => setTimeout(res, ms));
 /** The jingle (18 KB) arrives in about 18 s: a download still under way when the test stops it. */
 const STALLED = { slowDownloadBytesPerSec: 1000 };
 const size = (p: string) => (existsSync(p) ? statSync(p).size : 0);
 
-/** Waits until the run's first result has a part with bytes in it; the test's timeout bounds it. */
-async function partOf(
+/** Waits until the run's first result has a part with bytes in it. */
+function partOf(
   read: () => (Parameters<typeof plannedOutputs>[0] & Parameters<typeof runParts>[0]) | null,
 ): Promise<string> {
-  for (;;) {
-    const r = read();
-    const planned = r ? plannedOutputs(r) : [];
-    if (planned.length && size(runParts(r!, planned[0]).part) > 0) return runParts(r!, planned[0]).part;
-    await sleep(25);
-  }
+  return until(
+    () => {
+      const r = read();
+      const planned = r ? plannedOutputs(r) : [];
+      return planned.length > 0 && size(runParts(r!, planned[0]).part) > 0 && runParts(r!, planned[0]).part;
+    },
+    { what: "a part of the run's first result" },
+  );
 }
 
-/** Removal goes on beside the start: waited for, up to 10 s (the test's timeout bounds it too). */
+/** Removal goes on beside the start: waited for, up to 10 s. */
 async function gone(p: string): Promise<void> {
-  for (let i = 0; existsSync(p) && i < 400; i++) await sleep(25);
-  expect(existsSync(p), p).toBe(false);
+  await until(() => !existsSync(p), { what: `${p} removed`, timeout: 10_000 });
 }
 
 /** A user's unrelated part file in the same folder: it must survive every clean-up. */
@@ -65,14 +66,15 @@ async function stoppedMidDownload(h: string, args: string[], signal: NodeJS.Sign
     child.stdout!.on('data', (d) => (stdout += d));
     child.stderr!.on('data', (d) => (stderr += d));
     const exited = new Promise<number | null>((res) => child.once('exit', res));
-    for (;;) {
-      const found = readdirSync(out).find((f) => /\.mp3\.[\w-]+\.part$/.test(f));
-      if (found && size(join(out, found)) >= minBytes) {
-        child.kill(signal);
-        return { code: await exited, out: stdout, err: stderr, part: join(out, found) };
-      }
-      await sleep(25);
-    }
+    const part = await until(
+      () => {
+        const found = readdirSync(out).find((f) => /\.mp3\.[\w-]+\.part$/.test(f));
+        return found && size(join(out, found)) >= minBytes && join(out, found);
+      },
+      { what: `a part of ${minBytes} bytes`, log: () => stderr },
+    );
+    child.kill(signal);
+    return { code: await exited, out: stdout, err: stderr, part };
   } finally {
     await control(at.url, 'faults', { slowDownloadBytesPerSec: 0 });
   }
@@ -128,13 +130,10 @@ describe('parts of app-run downloads', () => {
       // the same run id), and the part of the lost results is removed before anything resumes it.
       await gone(part);
       next.engine.start();
-      const done = await (async () => {
-        for (;;) {
-          const r = next.apps.one(id);
-          if (r.state === 'done' || r.state === 'failed') return r;
-          await sleep(50);
-        }
-      })();
+      const done = await until(() => {
+        const r = next.apps.one(id);
+        return (r.state === 'done' || r.state === 'failed') && r;
+      });
       expect(done.state, done.error ?? '').toBe('done');
       expect(readFileSync(done.outputs[0]).equals(readFileSync(AUDIO_ASSET))).toBe(true);
       expect(existsSync(part)).toBe(false);

@@ -11,6 +11,7 @@ import { startSandbox } from '../../electron/sandbox/index.ts';
 import { DeskError, type CommandName, type Req, type Res } from '../../shared/contract/index.ts';
 import { runWaitingFor } from '../../shared/contract/team.ts';
 import { runCli } from '../cli.ts';
+import { until } from '../wait.ts';
 import { control, sandboxAndHomes } from './helpers.ts';
 
 // Whole cores (createCore, as the CLI and the app build them) over real Sandboxes and a real mediadesk.db.
@@ -35,17 +36,15 @@ async function call<K extends CommandName>(core: Core, name: K, req: Req<K>): Pr
   return reply.result as Res<K>;
 }
 
-const sleep = (ms: number) => new Promise((res) => setTimeout(res, ms));
 const runPosts = async (url: string): Promise<number> =>
   (await control(url, 'stats')).requests['POST /v1/ai/flows/:appId/run'] ?? 0;
 
-/** Waits until the run settles; the test's timeout bounds it. */
-async function settledIn(core: Core, id: string) {
-  for (;;) {
+/** Waits until the run settles. */
+function settledIn(core: Core, id: string) {
+  return until(() => {
     const r = core.apps.one(id);
-    if (SETTLED_STATES.includes(r.state)) return r;
-    await sleep(50);
-  }
+    return SETTLED_STATES.includes(r.state) && r;
+  });
 }
 
 function storedRun(h: string, id: string) {
@@ -76,7 +75,7 @@ describe('a whole core and its app runs', () => {
           outDir: join(h, 'out'),
         })
       ).id;
-      while ((await runPosts(at.url)) === before) await sleep(10);
+      await until(async () => (await runPosts(at.url)) > before, { interval: 10 });
       expect(a.apps.store.get(id)!.state).toBe('submitting');
       await a.close();
       closed = true;

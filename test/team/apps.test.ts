@@ -94,14 +94,14 @@ describe('workflow apps over the Sandbox', () => {
         inputs: { brief: 'a short bright jingle' },
         outDir: join(dir, 'expired-spell'),
       });
-      for (
-        let row = r.services.apps.store.get(run.id)!;
-        row.state !== 'downloading';
-        row = r.services.apps.store.get(run.id)!
-      ) {
-        expect(row.state).not.toBe('failed');
-        await new Promise((res) => setTimeout(res, 25));
-      }
+      await vi.waitFor(
+        () => {
+          const row = r.services.apps.store.get(run.id)!;
+          expect(row.state).not.toBe('failed');
+          expect(row.state).toBe('downloading');
+        },
+        { timeout: 60_000, interval: 25 },
+      );
       // Several renewals that give the same lapsed link (the Sandbox saw them): still downloading, not failed.
       const fetches = async () =>
         ((await control(r.sandbox.url, 'requests')).requests as string[]).filter((l) =>

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, vi } from 'vitest';
 import { DEFAULT_SETTINGS } from '../../shared/settings.ts';
 import { ApiClient } from '../../electron/core/api/client.ts';
 import { openDatabase, type Db } from '../../electron/core/db/open.ts';
@@ -99,13 +99,16 @@ export async function rig(
   };
 }
 
-/** Waits until the run settles; the test's timeout bounds it (no timed assertion). */
-export async function settled(r: Rig, id: string) {
-  for (;;) {
-    const row = r.services.apps.store.get(id)!;
-    if (SETTLED_STATES.includes(row.state)) return row;
-    await new Promise((res) => setTimeout(res, 25));
-  }
+/** Waits until the run settles, within the tests' timeout (no timed assertion). */
+export function settled(r: Rig, id: string) {
+  return vi.waitFor(
+    () => {
+      const row = r.services.apps.store.get(id)!;
+      if (!SETTLED_STATES.includes(row.state)) throw new Error(`run ${id} is ${row.state}`);
+      return row;
+    },
+    { timeout: 60_000, interval: 25 },
+  );
 }
 
 export async function control(url: string, path: string, body?: unknown): Promise<any> {

@@ -4,6 +4,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Agent, Dispatcher } from 'undici';
 import { DEFAULT_KEY_HEADER } from '../../../shared/service-profile.ts';
 import { redactJsonText, redactSecrets } from '../../../shared/redact.ts';
+import { realClock, type Clock } from '../clock.ts';
 
 /** Where requests go and with which key; read per request so a key change applies at once. */
 export interface ApiTarget {
@@ -120,6 +121,8 @@ export interface ClientOptions {
    * caller took the place itself (the queue's creates and polls).
    */
   pace?: () => Promise<void>;
+  /** What the waits between retries (backoff, Retry-After) are timed on: real time unless a test moves one. */
+  clock?: Clock;
 }
 
 const placeHeld = new AsyncLocalStorage<true>();
@@ -212,7 +215,7 @@ type RetryContext = {
  * than we wait surfaces at once (the queue backs off), only 413/429/503 are taken at their word,
  * and the backoff has jitter, so creates refused together do not all come back together.
  */
-function retryDecision(maxDelayMs: number) {
+function retryDecision(maxDelayMs: number, clock: Clock) {
   return (err: Error, { state, opts }: RetryContext, cb: (err?: Error | null) => void) => {
     const { statusCodes = [], errorCodes = [], maxRetries = 0 } = opts.retryOptions ?? {};
     const e = err as Error & { statusCode?: number; headers?: IncomingHttpHeaders; code?: string };
@@ -228,8 +231,8 @@ function retryDecision(maxDelayMs: number) {
       if (!errorCodes.includes(e.code ?? CODELESS)) return cb(err);
       delay = backoffDelay(attempt, undefined, maxDelayMs);
     }
-    // Returned so that undici can cancel the wait if the request is aborted.
-    return setTimeout(() => cb(null), delay);
+    // Returned so that undici can cancel the wait if the request is aborted (a real timer; a test clock's waits run out).
+    return clock.setTimeout(() => cb(null), delay);
   };
 }
 
@@ -478,7 +481,7 @@ export class ApiClient {
               ...policy,
               maxRetries: options.retries ?? 4,
               throwOnError: false,
-              retry: retryDecision(maxDelayMs),
+              retry: retryDecision(maxDelayMs, options.clock ?? realClock),
             }),
           );
         return { forCreate: dispatcherWith(CREATE_RETRY), forRead: dispatcherWith(READ_RETRY) };
