@@ -28,6 +28,9 @@ import { AuditStore } from './store.ts';
 import { RunningTask } from './running.ts';
 import { runSync } from './sync.ts';
 import { SyncStateRepo, type SyncState } from './sync-state.ts';
+import { describe } from '../team-server/connection.ts';
+import type { TeamAuditArchive } from '../team-server/audit-archive.ts';
+import { teamSync } from './team-sync.ts';
 
 export interface AuditServiceOptions {
   /** `dbPaths(home).audit`. */
@@ -55,6 +58,11 @@ export interface AuditServiceOptions {
    * other host) holds the cache (busy.ts): the app's way, a short try then an async wait, by default.
    */
   lockWait?: LockWait;
+  /**
+   * The team's audit archive while a team server is set (null: none is): the sync takes its lease
+   * or follows its holder, the cache is filled from it, and a search uses its full-text index.
+   */
+  team?: () => Promise<TeamAuditArchive | null>;
 }
 
 /** The audit service's progress, stops and ends told as the core's events, for every window to hear. */
@@ -120,24 +128,39 @@ export class AuditService {
     this.running ??= this.syncTask
       .run(
         ({ signal, progress }) =>
-          this.told('sync', () =>
-            runSync({
-              target: this.opts.target,
-              pace: this.opts.pace,
+          this.told('sync', async () => {
+            const onProgress = (p: SyncProgress) => {
+              progress(p);
+              onSyncProgress?.(p);
+            };
+            const runLocal = (extra: Pick<Parameters<typeof runSync>[0], 'beforePage' | 'signal'>) =>
+              runSync({
+                target: this.opts.target,
+                pace: this.opts.pace,
+                store: this.store,
+                ledger: this.ledger,
+                state: this.syncState,
+                clock: this.opts.clock,
+                perPage: this.opts.perPage,
+                maxBackoffMs: this.opts.maxBackoffMs,
+                signal,
+                lockWait: this.lockWait,
+                onProgress,
+                ...extra,
+              });
+            const archive = await this.teamArchive();
+            if (!archive) return runLocal({});
+            return teamSync({
+              archive,
               store: this.store,
-              ledger: this.ledger,
               state: this.syncState,
-              clock: this.opts.clock,
-              perPage: this.opts.perPage,
-              maxBackoffMs: this.opts.maxBackoffMs,
-              signal,
               lockWait: this.lockWait,
-              onProgress: (p) => {
-                progress(p);
-                onSyncProgress?.(p);
-              },
-            }),
-          ),
+              signal,
+              onProgress,
+              fingerprint: async () => keyFingerprint((await this.opts.target()).apiKey),
+              runLocal,
+            });
+          }),
         {
           outer: request.signal,
           stopping: onSyncStopping,
@@ -148,6 +171,11 @@ export class AuditService {
         this.running = null;
       });
     return this.running;
+  }
+
+  /** The team archive when a team server is set; a setting that cannot be read counts as none. */
+  private async teamArchive(): Promise<TeamAuditArchive | null> {
+    return (await this.opts.team?.().catch(() => null)) ?? null;
   }
 
   /**
@@ -271,6 +299,35 @@ export class AuditService {
 
   query(q: QueryInput): AuditQueryResponse {
     return queryEvents(this.store.db, q);
+  }
+
+  /**
+   * A query whose search words are looked up in the team archive's full-text index when a team
+   * server is set and answers (the rows still come from this cache, filled from the archive); this
+   * cache's own index otherwise. The answer says which.
+   */
+  async querySearched(q: QueryInput): Promise<AuditQueryResponse> {
+    const search = q.filters.search;
+    const archive = search ? await this.teamArchive() : null;
+    if (!search || !archive) return this.query(q);
+    let found: Awaited<ReturnType<TeamAuditArchive['search']>>;
+    try {
+      found = await archive.search(search);
+    } catch (err) {
+      const note = `the team server cannot be reached (${describe(err)}): searched this machine's cache`;
+      return { ...this.query(q), searchedIn: { where: 'local', note } };
+    }
+    if (!found) return { ...this.query(q), searchedIn: { where: 'local', note: null } };
+    const db = this.store.db;
+    db.exec('CREATE TEMP TABLE IF NOT EXISTS team_matches (event_id TEXT PRIMARY KEY)');
+    const put = db.prepare('INSERT OR IGNORE INTO temp.team_matches (event_id) VALUES (?)');
+    const res = db.transaction(() => {
+      db.exec('DELETE FROM temp.team_matches');
+      for (const id of found.ids) put.run(id);
+      return queryEvents(db, { ...q, filters: { ...q.filters, search: undefined }, inTable: 'temp.team_matches' });
+    })();
+    const note = found.capped ? `the first ${found.ids.length} matches of the team archive` : null;
+    return { ...res, searchedIn: { where: 'team', note } };
   }
 
   event(eventId: string): AuditEventDetail | null {
