@@ -5,7 +5,7 @@ import type { LeaseHolder, TeamAuditArchive, TeamWalk } from '../team-server/aud
 import { CacheBusyError, whenWritable, type LockWait } from './busy.ts';
 import { checkEvent, type EventRow } from './event.ts';
 import type { AuditStore } from './store.ts';
-import type { SyncState, SyncStateRepo } from './sync-state.ts';
+import { freshSyncState, type SyncState, type SyncStateRepo } from './sync-state.ts';
 
 /** How often a process that leaves the sync to the lease's holder looks for the events it archived. */
 const FOLLOW_MS = 500;
@@ -133,19 +133,7 @@ async function asHolder(deps: TeamSyncDeps, filledBefore: number): Promise<SyncR
   const fp = await deps.fingerprint();
   const walk = await archive.walk();
   // The team's walk, whoever made it; none yet: the whole retention, so the archive holds all of it.
-  const teamWalk: SyncState = walk
-    ? { ...walk, fingerprint: fp }
-    : {
-        fingerprint: fp,
-        windows: [],
-        cursor: null,
-        walkStartedAt: null,
-        completeThrough: null,
-        lastSyncAt: null,
-        lastSuccessAt: null,
-        lastError: null,
-        retryAfterUntil: null,
-      };
+  const teamWalk: SyncState = walk ? { ...walk, fingerprint: fp } : freshSyncState(fp);
   await whenWritable(deps.store, () => state.save(teamWalk), {
     wait: deps.lockWait,
     signal: deps.signal,
@@ -192,6 +180,11 @@ async function asHolder(deps: TeamSyncDeps, filledBefore: number): Promise<SyncR
   const filled = filledBefore + (await fillFromArchive({ ...deps, signal: deps.signal }).catch(() => 0));
   return {
     ...report,
-    team: { role: 'syncer', holder: archive.server.machineName, filled, note: `${note}. This cache took ${filled} more event(s) from the team archive.` },
+    team: {
+      role: 'syncer',
+      holder: archive.server.machineName,
+      filled,
+      note: `${note}. This cache took ${filled} more event(s) from the team archive.`,
+    },
   };
 }

@@ -9,7 +9,6 @@ import {
   type ImportReport,
   type SyncReport,
 } from '../../../../shared/contract/audit.ts';
-import type { ApiTarget } from '../../../core/api/client.ts';
 import { CLI_LOCK_WAIT } from '../../../core/audit/busy.ts';
 import { csvRecord, ndjsonLine, servedEvent } from '../../../core/audit/export.ts';
 import { CSV_COLUMNS } from '../../../core/audit/formats/csv.ts';
@@ -19,8 +18,7 @@ import { iterateEvents } from '../../../core/audit/query.ts';
 import { noMatchText } from '../../../../shared/audit-no-match.ts';
 import { AuditService } from '../../../core/audit/service.ts';
 import { dbPaths } from '../../../core/paths.ts';
-import type { TeamAuditArchive } from '../../../core/team-server/audit-archive.ts';
-import type { CliServices } from '../services.ts';
+import { lazyTarget } from './audit-services.ts';
 import { oneLine, terminalJson, UsageError, write, type CliCommand, type CliContext } from '../command.ts';
 import { interruptible } from '../interrupt.ts';
 import { parseOptions } from './team-common.ts';
@@ -190,26 +188,6 @@ function limitOf(p: Parsed): number | undefined {
 }
 
 const PROGRESS_EVERY_MS = 1000;
-
-/**
- * The API target: the lead's CLI services (env MEDIADESK_API_URL + MEDIADESK_API_KEY, the
- * keychain, else an in-process Sandbox), opened only when a command really talks to the API.
- */
-function lazyTarget(ctx: CliContext): {
-  target: () => Promise<ApiTarget>;
-  team: () => Promise<TeamAuditArchive | null>;
-  close: () => Promise<void>;
-} {
-  let services: Promise<CliServices> | undefined;
-  const open = () => (services ??= import('../services.ts').then((m) => m.openCliServices(ctx)));
-  return {
-    target: async () => (await open()).target(),
-    team: async () => (await open()).core.teamAuditArchive(),
-    close: async () => {
-      if (services) await (await services).close();
-    },
-  };
-}
 
 function printImport(ctx: CliContext, r: ImportReport): void {
   ctx.stdout.write(
