@@ -5,6 +5,11 @@ import { cliEnv, runCli, startCli } from '../cli.ts';
 import { cleanup, control, tmp } from '../engine/helpers.ts';
 import { pgMissing, startPg, type TestPg } from '../pg.ts';
 import { until } from '../sandbox/helpers.ts';
+import { makeEvent } from '../audit/helpers.ts';
+import { checkEvent, type EventRow } from '../../electron/core/audit/event.ts';
+import { TeamServer } from '../../electron/core/team-server/connection.ts';
+import { TeamAuditArchive } from '../../electron/core/team-server/audit-archive.ts';
+import { freshSyncState } from '../../electron/core/audit/sync-state.ts';
 
 /**
  * Two admins' processes (two data folders, two keys of one team) on one team server and one
@@ -61,7 +66,8 @@ const cached = async (env: NodeJS.ProcessEnv) => {
   expect(r.code, r.err).toBe(0);
   return (JSON.parse(r.out) as { events: number }).events;
 };
-const archived = async (db: string) => Number((await sql<{ n: string }>(db, 'SELECT count(*) AS n FROM mediadesk.audit_events'))[0].n);
+const archived = async (db: string) =>
+  Number((await sql<{ n: string }>(db, 'SELECT count(*) AS n FROM mediadesk.audit_events'))[0].n);
 const searches = async () => (await control(sb.url, 'stats')).auditSearches as Record<string, number>;
 const requestsOf = (out: string) => Number(/(\d+) request\(s\)/.exec(out)?.[1] ?? NaN);
 
@@ -85,6 +91,9 @@ describe.skipIf(missing)('one audit archive for the team', { timeout: 240_000 },
     expect(total).toBeGreaterThan(1000);
     expect(await cached(a.env)).toBe(total);
     expect(await cached(b.env)).toBe(total);
+    // The reader's cache is as fresh as the team's walk, though it never called the service.
+    const fresh = await runCli(['audit', 'status'], { env: (runs.indexOf(reader) === 0 ? a : b).env });
+    expect(fresh.out).not.toContain('last successful sync: never');
 
     // Events the service adds later reach the other admin's cache through the archive, by its watermark.
     await control(sb.url, 'audit/events', { count: 7 });
@@ -171,6 +180,44 @@ describe.skipIf(missing)('one audit archive for the team', { timeout: 240_000 },
       expect(sync.out).toMatch(/team archive: The team server cannot be reached .*synced its own cache alone/);
     } finally {
       await pg.start();
+    }
+  });
+
+  it('the archive search: words ANDed, a starred word a prefix, any text a clear answer; a process without the lease writes nothing', async () => {
+    const db = await pg.createDb('words');
+    const server = new TeamServer({ target: async () => ({ connect: db, shown: db, from: 'env' }) });
+    const other = new TeamServer({ target: async () => ({ connect: db, shown: db, from: 'env' }) });
+    try {
+      const archive = new TeamAuditArchive(server, 60_000);
+      const row = (i: number, over: Record<string, unknown> = {}) => {
+        const c = checkEvent(makeEvent(i, over));
+        if (!c.ok) throw new Error(c.reason);
+        return c.row;
+      };
+      const rows: EventRow[] = [
+        row(1, { member: { type: 'user', user_id: 1, email: 'ana@studio.test' } }),
+        row(2, { category: 'Zebrafish' }),
+        row(3, { category: "o'brien \\ quote" }),
+      ];
+      const { fingerprint: _none, ...walk } = freshSyncState('');
+      expect(await archive.take()).toEqual({ taken: true });
+      await archive.put(rows, walk);
+      const ids = async (q: string) => (await archive.search(q))?.ids.sort() ?? null;
+      expect(await ids('zebrafish')).toEqual(['evt_2']);
+      expect(await ids('zebra*')).toEqual(['evt_2']);
+      expect(await ids('zebra')).toEqual([]);
+      expect(await ids('ana@studio.test')).toEqual(['evt_1']);
+      expect(await ids("o'brien*")).toEqual(['evt_3']);
+      expect(await ids("o'brien zebrafish")).toEqual([]);
+      expect(await ids("\\ ' :* & | !")).toBeNull();
+      // Another process cannot take a live lease, and a page from a holder whose lease lapsed is refused.
+      const second = new TeamAuditArchive(other, 60_000);
+      expect(await second.take()).toMatchObject({ taken: false, holder: { mine: false } });
+      await expect(second.put([row(9)], walk)).rejects.toThrow(/lease lapsed/);
+      expect(await archive.count()).toBe(3);
+    } finally {
+      await server.close();
+      await other.close();
     }
   });
 });

@@ -88,6 +88,7 @@ export async function teamSync(deps: TeamSyncDeps): Promise<SyncReport> {
       filled += await fillFromArchive(deps);
       if (!h.syncing || deps.signal?.aborted) {
         filled += await fillFromArchive(deps);
+        await adoptWalk(deps);
         const held = await archive.holder();
         return {
           ...empty,
@@ -125,6 +126,21 @@ export async function teamSync(deps: TeamSyncDeps): Promise<SyncReport> {
       },
     };
   }
+}
+
+/**
+ * The team's walk kept as this key's too, so the cache's freshness (audit.status) is the team's and a
+ * sync made alone later (the server gone) goes on from there. Without a key, nothing is kept.
+ */
+async function adoptWalk(deps: TeamSyncDeps): Promise<void> {
+  const walk = await deps.archive.walk();
+  const fp = walk && (await deps.fingerprint().catch(() => null));
+  if (!walk || !fp) return;
+  await whenWritable(deps.store, () => deps.state.save({ ...walk, fingerprint: fp }), {
+    wait: deps.lockWait,
+    signal: deps.signal,
+    afterwards: 'the events are cached; the sync state is taken from the team server next time',
+  });
 }
 
 /** The lease is this process's: the walk goes on from the team's place, renewed as it goes, each page archived first. */
