@@ -111,6 +111,7 @@ export async function createCore(opts: CoreOptions) {
     pace,
     ...auditEvents(events, () => forwarder.afterSync()),
     team: () => teamServer.auditArchive(),
+    teamFillMs: 15_000,
   });
   const forwarder = new AuditForwarder({
     db: audit.store.db,

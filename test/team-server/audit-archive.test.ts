@@ -10,6 +10,7 @@ import { checkEvent, type EventRow } from '../../electron/core/audit/event.ts';
 import { TeamServer } from '../../electron/core/team-server/connection.ts';
 import { TeamAuditArchive } from '../../electron/core/team-server/audit-archive.ts';
 import { freshSyncState } from '../../electron/core/audit/sync-state.ts';
+import { AuditService } from '../../electron/core/audit/service.ts';
 
 /**
  * Two admins' processes (two data folders, two keys of one team) on one team server and one
@@ -215,6 +216,18 @@ describe.skipIf(missing)('one audit archive for the team', { timeout: 240_000 },
       expect(await second.take()).toMatchObject({ taken: false, holder: { mine: false } });
       await expect(second.put([row(9)], walk)).rejects.toThrow(/lease lapsed/);
       expect(await archive.count()).toBe(3);
+      // The app's cache takes them in between syncs, as its Audit screen polls the status.
+      const app = new AuditService({
+        dbPath: join(dir, 'words-audit.db'),
+        target: () => Promise.reject(new Error('no service: the archive alone fills this cache')),
+        team: async () => archive,
+        teamFillMs: 1,
+      });
+      try {
+        await until(async () => (await app.status()).events === 3, 30_000);
+      } finally {
+        await app.close();
+      }
     } finally {
       await server.close();
       await other.close();

@@ -28,9 +28,9 @@ import { AuditStore } from './store.ts';
 import { RunningTask } from './running.ts';
 import { runSync } from './sync.ts';
 import { SyncStateRepo, type SyncState } from './sync-state.ts';
-import { describe } from '../team-server/connection.ts';
+import { describe, isUnreachable } from '../team-server/connection.ts';
 import type { TeamAuditArchive } from '../team-server/audit-archive.ts';
-import { teamSync } from './team-sync.ts';
+import { fillFromArchive, teamSync } from './team-sync.ts';
 
 export interface AuditServiceOptions {
   /** `dbPaths(home).audit`. */
@@ -63,6 +63,11 @@ export interface AuditServiceOptions {
    * or follows its holder, the cache is filled from it, and a search uses its full-text index.
    */
   team?: () => Promise<TeamAuditArchive | null>;
+  /**
+   * The app: between syncs, status (which a window polls) takes the team archive's new events into
+   * the cache at most this often, so every admin's Audit screen sees them. Unset: only a sync does.
+   */
+  teamFillMs?: number;
 }
 
 /** The audit service's progress, stops and ends told as the core's events, for every window to hear. */
@@ -104,6 +109,8 @@ export class AuditService {
   private readonly ledger: RequestLedger;
   private readonly syncState: SyncStateRepo;
   private running: Promise<SyncReport> | null = null;
+  private filling: Promise<void> | null = null;
+  private lastFill = 0;
   /** The imports asked for so far, one after another: each load assumes it is this connection's only one. */
   private importing: Promise<unknown> = Promise.resolve();
   /** The app's sync, which cancelSync stops, and its import (importTracked), which cancelImport stops. */
@@ -173,6 +180,20 @@ export class AuditService {
     return this.running;
   }
 
+  /** Takes the team archive's new events in, unawaited, when teamFillMs has passed and no sync runs. */
+  private fillInBackground(): void {
+    const every = this.opts.teamFillMs;
+    if (!every || this.filling || this.running || Date.now() - this.lastFill < every) return;
+    this.lastFill = Date.now();
+    this.filling = (async () => {
+      const archive = await this.teamArchive();
+      if (archive) await fillFromArchive({ archive, store: this.store, lockWait: this.lockWait });
+    })()
+      // The next sync says why the server cannot be used; a poll has no one to tell.
+      .catch(() => {})
+      .finally(() => (this.filling = null));
+  }
+
   /** The team archive when a team server is set; a setting that cannot be read counts as none. */
   private async teamArchive(): Promise<TeamAuditArchive | null> {
     return (await this.opts.team?.().catch(() => null)) ?? null;
@@ -187,6 +208,7 @@ export class AuditService {
   }
 
   async status(): Promise<AuditStatus> {
+    this.fillInBackground();
     const now = this.now();
     let fp: string | null = null;
     try {
@@ -314,7 +336,8 @@ export class AuditService {
     try {
       found = await archive.search(search);
     } catch (err) {
-      const note = `the team server cannot be reached (${describe(err)}): searched this machine's cache`;
+      const why = isUnreachable(err) ? 'cannot be reached' : 'could not be used';
+      const note = `the team server ${why} (${describe(err)}): searched this machine's cache`;
       return { ...this.query(q), searchedIn: { where: 'local', note } };
     }
     if (!found) return { ...this.query(q), searchedIn: { where: 'local', note: null } };
@@ -353,6 +376,7 @@ export class AuditService {
 
   async close(): Promise<void> {
     await this.running?.catch(() => {});
+    await this.filling;
     await this.importing;
     this.store.close();
   }

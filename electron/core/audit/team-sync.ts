@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SyncProgress, SyncReport } from '../../../shared/contract/audit.ts';
-import { describe } from '../team-server/connection.ts';
+import { describe, isUnreachable } from '../team-server/connection.ts';
 import type { LeaseHolder, TeamAuditArchive, TeamWalk } from '../team-server/audit-archive.ts';
 import { CacheBusyError, whenWritable, type LockWait } from './busy.ts';
 import { checkEvent, type EventRow } from './event.ts';
@@ -122,7 +122,7 @@ export async function teamSync(deps: TeamSyncDeps): Promise<SyncReport> {
         role: 'local',
         holder: null,
         filled,
-        note: `The team server cannot be reached (${describe(err)}): this process synced its own cache alone, from the service; these events are not in the team archive.`,
+        note: `The team server ${isUnreachable(err) ? 'cannot be reached' : 'could not be used'} (${describe(err)}): this process synced its own cache alone, from the service; these events are not in the team archive.`,
       },
     };
   }
