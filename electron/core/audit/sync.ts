@@ -263,9 +263,7 @@ async function walkWindow(
         throw new SyncStop('team_server', `the team archive did not take the page: ${(err as Error).message ?? err}`);
       });
     // The page's rows and the place after it, committed together; the state moves on only then.
-    const counts = await walk.write(() =>
-      opts.store.insertBatch(rows, 'sync', () => opts.state.save(after)),
-    );
+    const counts = await walk.write(() => opts.store.insertBatch(rows, 'sync', () => opts.state.save(after)));
     if (windowDone) {
       state.windows.shift();
       state.cursor = null;

@@ -110,7 +110,13 @@ export class TeamAuditArchive {
   }
 
   private async holderOn(c: PoolClient): Promise<LeaseHolder | null> {
-    const r = await c.query<{ holder: string; holder_name: string; expires_at: string; syncing: boolean; synced_at: string | null }>(
+    const r = await c.query<{
+      holder: string;
+      holder_name: string;
+      expires_at: string;
+      syncing: boolean;
+      synced_at: string | null;
+    }>(
       `SELECT holder, holder_name, expires_at, syncing, synced_at FROM mediadesk.audit_sync_lease
        WHERE name = 'audit' AND expires_at > ${NOW_MS}`,
     );
@@ -149,10 +155,10 @@ export class TeamAuditArchive {
         throw new LeaseLostError(
           "this process's audit sync lease lapsed and another process may hold it now: stopped, without writing the page",
         );
-      await c.query(`UPDATE mediadesk.audit_sync_lease SET expires_at = ${NOW_MS} + $2 WHERE name = 'audit' AND holder = $1`, [
-        this.server.machine,
-        this.leaseMs,
-      ]);
+      await c.query(
+        `UPDATE mediadesk.audit_sync_lease SET expires_at = ${NOW_MS} + $2 WHERE name = 'audit' AND holder = $1`,
+        [this.server.machine, this.leaseMs],
+      );
       if (rows.length)
         await c.query(
           `INSERT INTO mediadesk.audit_events (event_id, ts, event_type, member_email, body, raw, archived_by)
@@ -209,7 +215,9 @@ export class TeamAuditArchive {
   async search(search: string, limit = TEAM_SEARCH_MAX): Promise<{ ids: string[]; capped: boolean } | null> {
     const queries = teamSearchQueries(search);
     if (!queries.length) return null;
-    const where = queries.map((q, i) => `search @@ ${q.prefix ? 'to_tsquery' : 'plainto_tsquery'}('simple', $${i + 1})`);
+    const where = queries.map(
+      (q, i) => `search @@ ${q.prefix ? 'to_tsquery' : 'plainto_tsquery'}('simple', $${i + 1})`,
+    );
     return this.server.with(async (c) => {
       const r = await c.query<{ event_id: string }>(
         `SELECT event_id FROM mediadesk.audit_events WHERE ${where.join(' AND ')} LIMIT $${queries.length + 1}`,
