@@ -33,6 +33,19 @@ export function runCli(args: readonly string[], o: { env: NodeJS.ProcessEnv; cwd
   return new Promise((res) => child.once('exit', (code) => res({ code, out, err })));
 }
 
+/** `mediadesk args…` started as its own process: its output so far (read live), the child, and its exit. */
+export function startCli(args: readonly string[], o: { env: NodeJS.ProcessEnv }) {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: { ...process.env, ...o.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const run = { out: '', err: '', child, exit: null as unknown as Promise<CliRun> };
+  child.stdout!.on('data', (d) => (run.out += d));
+  child.stderr!.on('data', (d) => (run.err += d));
+  run.exit = new Promise<CliRun>((res) => child.once('exit', (code) => res({ code, out: run.out, err: run.err })));
+  return run;
+}
+
 /**
  * Runs `mediadesk args…` and presses Ctrl-C (SIGINT) once its stderr (or with `watch`, its stdout)
  * matches `until`, as a user at the terminal would on seeing that line; then waits for its exit.

@@ -115,6 +115,8 @@ export async function createCore(opts: CoreOptions) {
     target: () => backend.target(),
     pace,
     ...auditEvents(events, () => forwarder.afterSync()),
+    team: () => teamServer.auditArchive(),
+    teamFillMs: 15_000,
   });
   const forwarder = new AuditForwarder({
     db: audit.store.db,
@@ -329,6 +331,8 @@ export async function createCore(opts: CoreOptions) {
     log,
     /** The team server (PostgreSQL) and its shared pacing; not connected until first used. */
     teamServer: teamServer.server,
+    /** The team's audit archive while a team server is set (the CLI's audit sync takes its lease). */
+    teamAuditArchive: teamServer.auditArchive,
     async close() {
       log.info('closing');
       notices?.stop();

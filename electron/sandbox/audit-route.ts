@@ -103,6 +103,8 @@ export interface AuditRouteDeps {
   callerOf: (req: unknown) => Caller;
   /** The auditDelayMs fault, read per request. */
   delayMs: () => number;
+  /** Counts each audit search per key (`/__sandbox/stats` auditSearches): which callers the service saw. */
+  counted?: (key: string) => void;
 }
 
 export function registerAuditRoute(app: FastifyInstance, deps: AuditRouteDeps): void {
@@ -110,6 +112,7 @@ export function registerAuditRoute(app: FastifyInstance, deps: AuditRouteDeps): 
     const hold = deps.delayMs();
     if (hold > 0) await new Promise((res) => setTimeout(res, hold));
     const caller = deps.callerOf(req);
+    deps.counted?.(caller.key);
     if (caller.plan !== 'enterprise')
       return sendError(reply, 403, 'Audit logs are available on Enterprise plans only.');
     if (!caller.auditLogs) return sendError(reply, 403, 'Audit logs are not enabled for this team.');

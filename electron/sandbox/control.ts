@@ -129,6 +129,7 @@ export function registerControl(app: FastifyInstance, deps: ControlDeps): void {
     ctl.get('/__sandbox/stats', async () => ({
       requests: deps.stats.requests,
       creates: deps.stats.creates,
+      auditSearches: deps.stats.auditSearches,
       listParams: deps.stats.listParams,
       charges: deps.stats.charges,
       uploads: deps.stats.uploads,

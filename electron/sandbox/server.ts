@@ -183,6 +183,7 @@ export function buildServer(opts: SandboxOptions): {
     now: state.now,
     callerOf: state.callerOf as (r: unknown) => Caller,
     delayMs: () => state.faults.current.auditDelayMs,
+    counted: (key) => state.stats.auditSearch(key),
   });
   registerLoras(app, state);
   registerApps(app, state);

@@ -12,6 +12,8 @@ export class Stats {
   charges: Record<string, { uses: number; credits: number }> = {};
   /** Files stored by PUTs to upload URLs, and PUTs refused, by why (api_key, expired, headers, signature, fault, empty). */
   uploads: { stored: number; refused: Record<string, number> } = { stored: 0, refused: {} };
+  /** Audit-log searches per API key: two admins' processes tell apart by their keys. */
+  auditSearches: Record<string, number> = {};
   /** The newest requests a client made, `METHOD /path` (no query), control API excluded: what the service would see. */
   log: string[] = [];
 
@@ -33,6 +35,10 @@ export class Stats {
     this.uploads.refused[why] = (this.uploads.refused[why] ?? 0) + 1;
   }
 
+  auditSearch(key: string): void {
+    this.auditSearches[key] = (this.auditSearches[key] ?? 0) + 1;
+  }
+
   create(toolId: string, key: string): void {
     const perKey = (this.creates[toolId] ??= {});
     perKey[key] = (perKey[key] ?? 0) + 1;
@@ -52,6 +58,7 @@ export class Stats {
   reset(): void {
     this.requests = {};
     this.creates = {};
+    this.auditSearches = {};
     this.listParams = {};
     this.charges = {};
     this.uploads = { stored: 0, refused: {} };

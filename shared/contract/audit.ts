@@ -97,6 +97,11 @@ export const auditQueryResponseSchema = z.object({
   /** Cursor for the next page; null at the end. */
   next: z.string().nullable(),
   total: z.number().int().optional(),
+  /**
+   * With a search and a team server set: where the words were looked up, the team archive's
+   * full-text index ('team') or this machine's cache ('local'), and why when not the team's.
+   */
+  searchedIn: z.object({ where: z.enum(['team', 'local']), note: z.string().nullable() }).optional(),
 });
 
 export const auditEventDetailSchema = z.object({
@@ -150,6 +155,8 @@ export const syncErrorKindSchema = z.enum([
   'invalid',
   'disk_full',
   'busy',
+  /** The team archive did not take a page (the team server went away, or the sync lease was lost). */
+  'team_server',
 ]);
 
 export const syncProgressSchema = z.object({
@@ -231,6 +238,19 @@ export const syncReportSchema = z.object({
     .array(
       z.object({ eventId: z.string().nullable(), page: z.number().int(), item: z.number().int(), reason: z.string() }),
     )
+    .optional(),
+  /**
+   * With a team server set: whether this process synced the service's log into the team archive
+   * ('syncer'), left it to the lease's holder ('reader'), or synced alone, the server unreachable
+   * ('local'); the events the cache took from the archive, and the sentence that says so.
+   */
+  team: z
+    .object({
+      role: z.enum(['syncer', 'reader', 'local']),
+      holder: z.string().nullable(),
+      filled: z.number().int(),
+      note: z.string(),
+    })
     .optional(),
 });
 

@@ -18,6 +18,13 @@ export const teamServerStatusSchema = z.object({
   fallback: z.string().nullable(),
   /** The team's budget of credits a day (null: none) and what the whole team has spent today. */
   budget: z.object({ creditsPerDay: z.number().nullable(), spentToday: z.number() }).nullable(),
+  /** Who holds the audit sync lease (the one process calling the service's audit API) and until when; null: nobody. */
+  auditLease: z
+    .object({ holder: z.string(), until: z.string(), syncing: z.boolean(), syncedAt: z.string().nullable() })
+    .nullable()
+    .optional(),
+  /** Events in the team's audit archive; null when unknown. */
+  auditArchived: z.number().int().nullable().optional(),
 });
 export type TeamServerStatus = z.infer<typeof teamServerStatusSchema>;
 

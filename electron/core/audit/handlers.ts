@@ -27,7 +27,7 @@ export function auditHandlers(
       }
     },
     'audit.importCancel': () => ({ stopped: service.cancelImport() }),
-    'audit.query': (req) => service.query(req),
+    'audit.query': (req) => service.querySearched(req),
     'audit.event': ({ eventId }) => service.event(eventId),
     'audit.facets': ({ filters, limit }) => service.facets(filters, limit),
     'audit.timeline': ({ filters, bucket }) => service.timeline(filters, bucket),

@@ -160,6 +160,8 @@ export interface QueryInput {
   offset?: number;
   after?: string;
   withTotal?: boolean;
+  /** Only the events whose ids a table holds (the team archive's matches of a search, service.ts). */
+  inTable?: string;
 }
 
 function and(where: Where, cond: string, params: unknown[]): Where {
@@ -175,6 +177,8 @@ export function queryEvents(db: Db, q: QueryInput): AuditQueryResponse {
   if (match && q.sort.field === 'date' && keysFollowDates(db)) return searchByDate(db, q, match);
   const byKey = keysFollowDates(db);
   let where = buildWhere(db, q.filters, { ftsAsFilter: manyMatches(db, match), match, byKey });
+  const only = q.inTable ? `event_id IN (SELECT event_id FROM ${q.inTable})` : null;
+  if (only) where = and(where, only, []);
   const keys = SORT_KEYS[q.sort.field];
   if (q.after) {
     const c = decodeCursor(q.after, q.sort);
@@ -196,7 +200,7 @@ export function queryEvents(db: Db, q: QueryInput): AuditQueryResponse {
     rows: withFolderNames(db, rows),
     next: more && last ? encodeCursor({ f: q.sort.field, d: q.sort.dir, k: keys.of(last) }) : null,
   };
-  if (q.withTotal) res.total = countEvents(db, q.filters);
+  if (q.withTotal) res.total = countEvents(db, q.filters, only);
   return res;
 }
 
@@ -248,8 +252,9 @@ function manyMatches(db: Db, match: string | null): boolean {
   return n.n > FEW_MATCHES;
 }
 
-export function countEvents(db: Db, filters: AuditFilters): number {
-  const where = buildWhere(db, filters);
+export function countEvents(db: Db, filters: AuditFilters, only: string | null = null): number {
+  let where = buildWhere(db, filters);
+  if (only) where = and(where, only, []);
   return (db.prepare(`SELECT count(*) AS n FROM events ${where.sql}`).get(...where.params) as { n: number }).n;
 }
 

@@ -28,6 +28,9 @@ import { AuditStore } from './store.ts';
 import { RunningTask } from './running.ts';
 import { runSync } from './sync.ts';
 import { SyncStateRepo, type SyncState } from './sync-state.ts';
+import { describe, isUnreachable } from '../team-server/connection.ts';
+import type { TeamAuditArchive } from '../team-server/audit-archive.ts';
+import { fillFromArchive, teamSync } from './team-sync.ts';
 
 export interface AuditServiceOptions {
   /** `dbPaths(home).audit`. */
@@ -55,6 +58,16 @@ export interface AuditServiceOptions {
    * other host) holds the cache (busy.ts): the app's way, a short try then an async wait, by default.
    */
   lockWait?: LockWait;
+  /**
+   * The team's audit archive while a team server is set (null: none is): the sync takes its lease
+   * or follows its holder, the cache is filled from it, and a search uses its full-text index.
+   */
+  team?: () => Promise<TeamAuditArchive | null>;
+  /**
+   * The app: between syncs, status (which a window polls) takes the team archive's new events into
+   * the cache at most this often, so every admin's Audit screen sees them. Unset: only a sync does.
+   */
+  teamFillMs?: number;
 }
 
 /** The audit service's progress, stops and ends told as the core's events, for every window to hear. */
@@ -96,6 +109,8 @@ export class AuditService {
   private readonly ledger: RequestLedger;
   private readonly syncState: SyncStateRepo;
   private running: Promise<SyncReport> | null = null;
+  private filling: Promise<void> | null = null;
+  private lastFill = 0;
   /** The imports asked for so far, one after another: each load assumes it is this connection's only one. */
   private importing: Promise<unknown> = Promise.resolve();
   /** The app's sync, which cancelSync stops, and its import (importTracked), which cancelImport stops. */
@@ -120,24 +135,39 @@ export class AuditService {
     this.running ??= this.syncTask
       .run(
         ({ signal, progress }) =>
-          this.told('sync', () =>
-            runSync({
-              target: this.opts.target,
-              pace: this.opts.pace,
+          this.told('sync', async () => {
+            const onProgress = (p: SyncProgress) => {
+              progress(p);
+              onSyncProgress?.(p);
+            };
+            const runLocal = (extra: Pick<Parameters<typeof runSync>[0], 'beforePage' | 'signal'>) =>
+              runSync({
+                target: this.opts.target,
+                pace: this.opts.pace,
+                store: this.store,
+                ledger: this.ledger,
+                state: this.syncState,
+                clock: this.opts.clock,
+                perPage: this.opts.perPage,
+                maxBackoffMs: this.opts.maxBackoffMs,
+                signal,
+                lockWait: this.lockWait,
+                onProgress,
+                ...extra,
+              });
+            const archive = await this.teamArchive();
+            if (!archive) return runLocal({});
+            return teamSync({
+              archive,
               store: this.store,
-              ledger: this.ledger,
               state: this.syncState,
-              clock: this.opts.clock,
-              perPage: this.opts.perPage,
-              maxBackoffMs: this.opts.maxBackoffMs,
-              signal,
               lockWait: this.lockWait,
-              onProgress: (p) => {
-                progress(p);
-                onSyncProgress?.(p);
-              },
-            }),
-          ),
+              signal,
+              onProgress,
+              fingerprint: async () => keyFingerprint((await this.opts.target()).apiKey),
+              runLocal,
+            });
+          }),
         {
           outer: request.signal,
           stopping: onSyncStopping,
@@ -150,6 +180,25 @@ export class AuditService {
     return this.running;
   }
 
+  /** Takes the team archive's new events in, unawaited, when teamFillMs has passed and no sync runs. */
+  private fillInBackground(): void {
+    const every = this.opts.teamFillMs;
+    if (!every || this.filling || this.running || Date.now() - this.lastFill < every) return;
+    this.lastFill = Date.now();
+    this.filling = (async () => {
+      const archive = await this.teamArchive();
+      if (archive) await fillFromArchive({ archive, store: this.store, lockWait: this.lockWait });
+    })()
+      // The next sync says why the server cannot be used; a poll has no one to tell.
+      .catch(() => {})
+      .finally(() => (this.filling = null));
+  }
+
+  /** The team archive when a team server is set; a setting that cannot be read counts as none. */
+  private async teamArchive(): Promise<TeamAuditArchive | null> {
+    return (await this.opts.team?.().catch(() => null)) ?? null;
+  }
+
   /**
    * Stops the app's sync after the page in hand (a wait to retry ends at once); its report says
    * stopped and the walk's place stays for the next sync. False when none runs.
@@ -159,6 +208,7 @@ export class AuditService {
   }
 
   async status(): Promise<AuditStatus> {
+    this.fillInBackground();
     const now = this.now();
     let fp: string | null = null;
     try {
@@ -273,6 +323,36 @@ export class AuditService {
     return queryEvents(this.store.db, q);
   }
 
+  /**
+   * A query whose search words are looked up in the team archive's full-text index when a team
+   * server is set and answers (the rows still come from this cache, filled from the archive); this
+   * cache's own index otherwise. The answer says which.
+   */
+  async querySearched(q: QueryInput): Promise<AuditQueryResponse> {
+    const search = q.filters.search;
+    const archive = search ? await this.teamArchive() : null;
+    if (!search || !archive) return this.query(q);
+    let found: Awaited<ReturnType<TeamAuditArchive['search']>>;
+    try {
+      found = await archive.search(search);
+    } catch (err) {
+      const why = isUnreachable(err) ? 'cannot be reached' : 'could not be used';
+      const note = `the team server ${why} (${describe(err)}): searched this machine's cache`;
+      return { ...this.query(q), searchedIn: { where: 'local', note } };
+    }
+    if (!found) return { ...this.query(q), searchedIn: { where: 'local', note: null } };
+    const db = this.store.db;
+    db.exec('CREATE TEMP TABLE IF NOT EXISTS team_matches (event_id TEXT PRIMARY KEY)');
+    const put = db.prepare('INSERT OR IGNORE INTO temp.team_matches (event_id) VALUES (?)');
+    const res = db.transaction(() => {
+      db.exec('DELETE FROM temp.team_matches');
+      for (const id of found.ids) put.run(id);
+      return queryEvents(db, { ...q, filters: { ...q.filters, search: undefined }, inTable: 'temp.team_matches' });
+    })();
+    const note = found.capped ? `the first ${found.ids.length} matches of the team archive` : null;
+    return { ...res, searchedIn: { where: 'team', note } };
+  }
+
   event(eventId: string): AuditEventDetail | null {
     return eventDetail(this.store.db, eventId);
   }
@@ -296,6 +376,7 @@ export class AuditService {
 
   async close(): Promise<void> {
     await this.running?.catch(() => {});
+    await this.filling;
     await this.importing;
     this.store.close();
   }

@@ -57,6 +57,19 @@ function fromRow(r: Row): SyncState {
   };
 }
 
+/** A key that never synced: no walk, nothing complete. */
+export const freshSyncState = (fingerprint: string): SyncState => ({
+  fingerprint,
+  windows: [],
+  cursor: null,
+  walkStartedAt: null,
+  completeThrough: null,
+  lastSyncAt: null,
+  lastSuccessAt: null,
+  lastError: null,
+  retryAfterUntil: null,
+});
+
 /** The sync_state table: where a walk stands, so a killed sync continues instead of starting over. */
 export class SyncStateRepo {
   private readonly db: Db;
@@ -67,19 +80,7 @@ export class SyncStateRepo {
 
   load(fingerprint: string): SyncState {
     const r = this.db.prepare('SELECT * FROM sync_state WHERE fingerprint = ?').get(fingerprint) as Row | undefined;
-    return r
-      ? fromRow(r)
-      : {
-          fingerprint,
-          windows: [],
-          cursor: null,
-          walkStartedAt: null,
-          completeThrough: null,
-          lastSyncAt: null,
-          lastSuccessAt: null,
-          lastError: null,
-          retryAfterUntil: null,
-        };
+    return r ? fromRow(r) : freshSyncState(fingerprint);
   }
 
   /** The most recently used key's state, for a status shown when no key can be resolved. */

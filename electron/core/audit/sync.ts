@@ -35,6 +35,11 @@ export interface SyncOptions {
   signal?: AbortSignal;
   /** How a write waits while another process holds the cache (busy.ts); the app's way by default. */
   lockWait?: LockWait;
+  /**
+   * Each page's events and the walk's place after it, before the cache stores them: the team
+   * archive (team-sync.ts). A throw stops the sync (team_server) and the page is not stored here either.
+   */
+  beforePage?: (rows: readonly EventRow[], next: SyncState) => Promise<void>;
 }
 
 /** What a sync that gave up waiting for the cache says becomes of it. */
@@ -248,16 +253,17 @@ async function walkWindow(
     const next = typeof page.meta?.next_cursor === 'string' && page.meta.next_cursor ? page.meta.next_cursor : null;
     const reachedKnown = floor !== null && newestFirst && rows.length > 0 && lastTs < floor;
     const windowDone = next === null || reachedKnown;
+    const after: SyncState = {
+      ...state,
+      windows: windowDone ? state.windows.slice(1) : state.windows,
+      cursor: windowDone ? null : next,
+    };
+    if (opts.beforePage)
+      await opts.beforePage(rows, after).catch((err: unknown) => {
+        throw new SyncStop('team_server', `the team archive did not take the page: ${(err as Error).message ?? err}`);
+      });
     // The page's rows and the place after it, committed together; the state moves on only then.
-    const counts = await walk.write(() =>
-      opts.store.insertBatch(rows, 'sync', () => {
-        opts.state.save({
-          ...state,
-          windows: windowDone ? state.windows.slice(1) : state.windows,
-          cursor: windowDone ? null : next,
-        });
-      }),
-    );
+    const counts = await walk.write(() => opts.store.insertBatch(rows, 'sync', () => opts.state.save(after)));
     if (windowDone) {
       state.windows.shift();
       state.cursor = null;

@@ -9,6 +9,7 @@ import type { SettingsService } from '../settings.ts';
 import { splitTeamUrl, teamTarget } from './config.ts';
 import { describe, TeamServer } from './connection.ts';
 import { TeamPacing } from './pacing.ts';
+import { auditLeaseMs, TeamAuditArchive } from './audit-archive.ts';
 
 /**
  * Refuses a URL whose user or password the server turns away, before anything is saved: kept, it
@@ -48,6 +49,9 @@ export function openTeamServer(deps: TeamServerDeps) {
     machineName: `${hostname()} ${deps.home}`,
   });
   const pacing = new TeamPacing({ server, local: deps.pacer.limiter, priceOf: deps.priceOf });
+  const archive = new TeamAuditArchive(server, auditLeaseMs(deps.env));
+  /** The team's audit archive while a team server is set. */
+  const auditArchive = async () => ((await server.configured()) ? archive : null);
   /** Shared pacing while a team server is set, this data folder's alone otherwise. */
   const apply = async () => deps.pacer.share((await server.configured()) ? pacing : null);
 
@@ -66,7 +70,19 @@ export function openTeamServer(deps: TeamServerDeps) {
           return { creditsPerDay: row.credits === null ? null : Number(row.credits), spentToday: Number(row.spent) };
         })
         .catch(() => null);
-    return { ...s, fallback: deps.pacer.team ? pacing.fallbackMessage : null, budget };
+    let auditLease: TeamServerStatus['auditLease'] = null;
+    let auditArchived: number | null = null;
+    if (s.reachable) {
+      const h = await archive.holder().catch(() => null);
+      auditLease = h && {
+        holder: h.mine ? `${h.name} (this process)` : h.name,
+        until: new Date(h.until).toISOString(),
+        syncing: h.syncing,
+        syncedAt: h.syncedAt === null ? null : new Date(h.syncedAt).toISOString(),
+      };
+      auditArchived = await archive.count().catch(() => null);
+    }
+    return { ...s, fallback: deps.pacer.team ? pacing.fallbackMessage : null, budget, auditLease, auditArchived };
   };
 
   const handlers: HandlerMap<typeof teamServerCommands> = {
@@ -123,5 +139,5 @@ export function openTeamServer(deps: TeamServerDeps) {
       return status();
     },
   };
-  return { server, pacing, apply, handlers, close: () => server.close() };
+  return { server, pacing, apply, handlers, auditArchive, close: () => server.close() };
 }

@@ -49,6 +49,28 @@ export const TEAM_MIGRATIONS: readonly TeamMigration[] = [
       CREATE INDEX hot_claims_machine ON mediadesk.hot_claims (machine, state);
     `,
   },
+  {
+    version: 3,
+    name: 'the audit archive: events once with full-text search, the sync lease and the walk',
+    // audit-archive.ts. seq is the order events were archived in, each process's fill watermark;
+    // writers take the lease row FOR UPDATE first, so seqs commit in order.
+    sql: `
+      CREATE TABLE mediadesk.audit_archive (id text PRIMARY KEY);
+      INSERT INTO mediadesk.audit_archive (id) VALUES (md5(random()::text || clock_timestamp()::text));
+      CREATE TABLE mediadesk.audit_sync_lease (
+        name text PRIMARY KEY, holder text NOT NULL, holder_name text NOT NULL, taken_at bigint NOT NULL,
+        expires_at bigint NOT NULL, syncing boolean NOT NULL, synced_at bigint);
+      CREATE TABLE mediadesk.audit_sync_state (
+        name text PRIMARY KEY, state jsonb NOT NULL, saved_at bigint NOT NULL, saved_by text NOT NULL);
+      CREATE TABLE mediadesk.audit_events (
+        event_id text PRIMARY KEY, seq bigserial NOT NULL UNIQUE, ts bigint NOT NULL, event_type text NOT NULL,
+        member_email text NOT NULL, body text NOT NULL, raw text NOT NULL, archived_by text NOT NULL,
+        search tsvector GENERATED ALWAYS AS
+          (to_tsvector('simple'::regconfig, event_type || ' ' || member_email || ' ' || body)) STORED);
+      CREATE INDEX audit_events_search ON mediadesk.audit_events USING gin (search);
+      CREATE INDEX audit_events_ts ON mediadesk.audit_events (ts);
+    `,
+  },
 ];
 
 export class TeamSchemaTooNewError extends Error {}

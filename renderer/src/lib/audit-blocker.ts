@@ -54,6 +54,8 @@ export function blockerFor(kind: SyncErrorKind, message: string, retryAfter: str
       return { kind, title: 'The disk holding the audit cache is full', text: message };
     case 'busy':
       return { kind, title: 'Another process kept the audit cache busy', text: message };
+    case 'team_server':
+      return { kind, title: 'The team archive did not take the sync', text: message };
     default:
       return null;
   }

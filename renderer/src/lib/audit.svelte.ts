@@ -3,6 +3,7 @@ import {
   NO_USER_ID_EMAIL,
   type AuditFacets,
   type AuditFilters,
+  type AuditQueryResponse,
   type AuditRow,
   type AuditSort,
   type AuditStatus,
@@ -141,6 +142,8 @@ export class AuditStore {
   syncStopping = $state(false);
   progress = $state<SyncProgress | null>(null);
   lastReport = $state<SyncReport | null>(null);
+  /** With a search and a team server set: whether the team archive's index or this cache's answered it. */
+  searchedIn = $state<AuditQueryResponse['searchedIn'] | null>(null);
   online = $state(typeof navigator === 'undefined' ? true : navigator.onLine);
   /** Another process importing into or syncing the cache now (audit.status, asked every few seconds). */
   elsewhere = $state<AuditStatus['elsewhere']>({ importing: false, syncing: false });
@@ -216,6 +219,7 @@ export class AuditStore {
       if (gen !== this.gen) return;
       this.pages.set(0, res.rows);
       this.cursors.set(0, res.next);
+      this.searchedIn = res.searchedIn ?? null;
       if (!sameFilters) this.total = res.total ?? res.rows.length;
       this.countedKey = key;
       this.queryError = '';

@@ -9,7 +9,6 @@ import {
   type ImportReport,
   type SyncReport,
 } from '../../../../shared/contract/audit.ts';
-import type { ApiTarget } from '../../../core/api/client.ts';
 import { CLI_LOCK_WAIT } from '../../../core/audit/busy.ts';
 import { csvRecord, ndjsonLine, servedEvent } from '../../../core/audit/export.ts';
 import { CSV_COLUMNS } from '../../../core/audit/formats/csv.ts';
@@ -19,6 +18,7 @@ import { iterateEvents } from '../../../core/audit/query.ts';
 import { noMatchText } from '../../../../shared/audit-no-match.ts';
 import { AuditService } from '../../../core/audit/service.ts';
 import { dbPaths } from '../../../core/paths.ts';
+import { lazyTarget } from './audit-services.ts';
 import { oneLine, terminalJson, UsageError, write, type CliCommand, type CliContext } from '../command.ts';
 import { interruptible } from '../interrupt.ts';
 import { parseOptions } from './team-common.ts';
@@ -189,23 +189,6 @@ function limitOf(p: Parsed): number | undefined {
 
 const PROGRESS_EVERY_MS = 1000;
 
-/**
- * The API target: the lead's CLI services (env MEDIADESK_API_URL + MEDIADESK_API_KEY, the
- * keychain, else an in-process Sandbox), opened only when a command really talks to the API.
- */
-function lazyTarget(ctx: CliContext): { target: () => Promise<ApiTarget>; close: () => Promise<void> } {
-  let services: Promise<{ target(): Promise<ApiTarget>; close(): Promise<void> }> | undefined;
-  return {
-    target: async () => {
-      services ??= import('../services.ts').then((m) => m.openCliServices(ctx));
-      return (await services).target();
-    },
-    close: async () => {
-      if (services) await (await services).close();
-    },
-  };
-}
-
 function printImport(ctx: CliContext, r: ImportReport): void {
   ctx.stdout.write(
     `${r.path === STDIN_NAME ? 'standard input' : oneLine(r.path)} (${r.format}): ${r.items} item(s), ${r.accepted} added, ${r.duplicates} already cached, ${r.rejected} rejected${r.notAdded ? `, ${r.notAdded} read but not added (interrupted)` : ''}\n`,
@@ -254,7 +237,7 @@ async function query(ctx: CliContext, service: AuditService, p: Parsed): Promise
   let total: number | undefined;
   let after: string | undefined;
   do {
-    const page = service.query({
+    const page = await service.querySearched({
       filters,
       sort,
       limit: Math.min(want - shown, 1000),
@@ -262,6 +245,12 @@ async function query(ctx: CliContext, service: AuditService, p: Parsed): Promise
       after,
     });
     total ??= page.total;
+    if (page.searchedIn && after === undefined)
+      ctx.stderr.write(
+        page.searchedIn.where === 'team'
+          ? `searched the team archive's full-text index${page.searchedIn.note ? ` (${oneLine(page.searchedIn.note)})` : ''}\n`
+          : `searched this machine's cache${page.searchedIn.note ? `: ${oneLine(page.searchedIn.note)}` : ''}\n`,
+      );
     for (const r of page.rows) {
       // An imported file's text is not trusted: a newline would split an event over two lines, an
       // escape sequence would drive the terminal. Shown escaped, as `\n` or `\x1b`.
@@ -314,16 +303,22 @@ export const auditCommand: CliCommand = {
     if (perPageRaw !== undefined && (!/^\d+$/.test(perPageRaw) || Number(perPageRaw) < 1 || Number(perPageRaw) > 100))
       throw new UsageError(`--per-page takes 1 to 100, got "${perPageRaw}"`);
     const api = lazyTarget(ctx);
+    let lastWaiting = '';
     const service = new AuditService({
       dbPath: dbPaths(ctx.home).audit,
       target: api.target,
+      team: api.team,
       perPage: perPageRaw === undefined ? undefined : Number(perPageRaw),
-      onSyncProgress: (x) =>
+      onSyncProgress: (x) => {
+        // Following the team archive repeats its line every half second: said again only when it changes.
+        if (x.waiting && x.waiting === lastWaiting) return;
+        lastWaiting = x.waiting ?? '';
         ctx.stderr.write(
           x.waiting
             ? `${x.waiting}\n`
             : `window ${x.window.from}..${x.window.to}: page ${x.pages}, ${x.received} received, ${x.inserted} new, budget left ${x.budgetLeft}\n`,
-        ),
+        );
+      },
       // Not a UI: each write may hold the command as long as it takes another process to let go.
       lockWait: CLI_LOCK_WAIT,
     });
@@ -347,6 +342,7 @@ export const auditCommand: CliCommand = {
             );
           if (r.rejected && r.rejects && r.rejected > r.rejects.length)
             ctx.stdout.write(`  ${r.rejected - r.rejects.length} more refused event(s) not listed\n`);
+          if (r.team) ctx.stdout.write(`team archive: ${oneLine(r.team.note)}\n`);
           if (stop.signal.aborted && r.outcome === 'stopped' && !r.error) {
             ctx.stderr.write(
               `interrupted: the ${r.inserted} new event(s) are kept and the place in the walk is saved; run mediadesk audit sync to resume from there\n`,

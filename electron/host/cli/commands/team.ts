@@ -18,6 +18,13 @@ function show(s: TeamServerStatus): string {
         ? `Team budget: none (${s.budget.spentToday} credits spent today by the team)`
         : `Team budget: ${s.budget.creditsPerDay} credits a day; ${s.budget.spentToday} spent today by the team`,
     );
+  if (s.auditLease)
+    lines.push(
+      `Audit sync lease: ${s.auditLease.holder}, until ${s.auditLease.until}${s.auditLease.syncing ? ', syncing now' : ''}${s.auditLease.syncedAt ? `; last synced ${s.auditLease.syncedAt}` : ''}`,
+    );
+  else if (s.reachable) lines.push('Audit sync lease: free (the next audit sync takes it)');
+  if (s.auditArchived !== null && s.auditArchived !== undefined)
+    lines.push(`Audit archive: ${s.auditArchived} event(s)`);
   return lines.join('\n') + '\n';
 }
 
