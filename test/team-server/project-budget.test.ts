@@ -1,7 +1,10 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCore, type Core } from '../../electron/core/index.ts';
+import { openLimiter, waitMessage, type GrantRequest } from '../../electron/core/limits/limiter.ts';
 import { MemorySecretStore } from '../../electron/core/secrets.ts';
+import { TeamServer } from '../../electron/core/team-server/connection.ts';
+import { TeamPacing } from '../../electron/core/team-server/pacing.ts';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
 import { DeskError, type CommandName, type Req, type Res } from '../../shared/contract/index.ts';
 import type { TeamSpend } from '../../shared/contract/team-server.ts';
@@ -175,6 +178,42 @@ describe.skipIf(missing)('budgets per project on the team server', { timeout: 24
       );
     } finally {
       await pg.start();
+    }
+  });
+
+  it('with the server gone, a machine takes 1/N of what was left of the project budget, and names the project', async () => {
+    const db = await pg.createDb('fallback');
+    const server = new TeamServer({ target: async () => ({ connect: db, shown: db, from: 'env' }) });
+    const { limiter, close } = openLimiter(join(dir, 'fallback'));
+    const pacing = new TeamPacing({ server, local: limiter, priceOf: () => 5, retryMs: 60_000 });
+    try {
+      const req: GrantRequest = { scope: 's', kind: 'create', tool: TOOL, plan: 'business', project: 'Acme' };
+      await server.with(async (c) => {
+        await c.query(
+          `INSERT INTO mediadesk.project_budgets (project, credits, set_at, set_by) VALUES ('Acme', 25, 0, 'test')`,
+        );
+        // Another machine seen lately: two share what is left when the server goes.
+        await c.query(
+          `INSERT INTO mediadesk.machines (id, name, first_seen, last_seen) VALUES ('other', 'b', $1, $1)`,
+          [Date.now()],
+        );
+      });
+      expect(await pacing.acquire(req)).toMatchObject({ go: true });
+      await pg.stop();
+      // 20 left, half of it this machine's: two creates of 5, then the project holds.
+      expect(await pacing.acquire(req)).toMatchObject({ go: true });
+      expect(await pacing.acquire(req)).toMatchObject({ go: true });
+      const held = await pacing.acquire(req);
+      expect(held).toMatchObject({ go: false, reason: 'project_budget', project: 'Acme', limit: 25, left: 0 });
+      if (held.go) throw new Error('held');
+      expect(waitMessage(held)).toContain('the project "Acme" has spent its team budget of 25 credits a day');
+      expect(pacing.note).toMatch(/team server cannot be reached/);
+      // Without a project the team has no budget here: it goes on within its share of the windows.
+      expect(await pacing.acquire({ ...req, project: null })).toMatchObject({ go: true });
+    } finally {
+      await pg.start();
+      await server.close();
+      close();
     }
   });
 });
