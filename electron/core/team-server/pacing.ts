@@ -243,19 +243,17 @@ export class TeamPacing {
     return { go: true, capLeft };
   }
 
-  /** One create's credits on the team's day, and on its project's ('' for none), as this machine's. */
+  /** One create's credits on the team's day, and on its project's ('' for none), as this machine's: one round trip. */
   private async addSpend(c: PoolClient, day: string, credits: number, project: string): Promise<void> {
-    const machine = this.opts.server.machine;
     await c.query(
-      `INSERT INTO mediadesk.spend (day, machine, credits, creates) VALUES ($1, $2, $3, 1)
-       ON CONFLICT (day, machine) DO UPDATE SET credits = mediadesk.spend.credits + $3, creates = mediadesk.spend.creates + 1`,
-      [day, machine, credits],
-    );
-    await c.query(
-      `INSERT INTO mediadesk.project_spend (day, project, machine, credits, creates) VALUES ($1, $2, $3, $4, 1)
+      `WITH team AS (
+         INSERT INTO mediadesk.spend (day, machine, credits, creates) VALUES ($1, $2, $3, 1)
+         ON CONFLICT (day, machine) DO UPDATE
+           SET credits = mediadesk.spend.credits + $3, creates = mediadesk.spend.creates + 1)
+       INSERT INTO mediadesk.project_spend (day, project, machine, credits, creates) VALUES ($1, $4, $2, $3, 1)
        ON CONFLICT (day, project, machine) DO UPDATE
-         SET credits = mediadesk.project_spend.credits + $4, creates = mediadesk.project_spend.creates + 1`,
-      [day, project, machine, credits],
+         SET credits = mediadesk.project_spend.credits + $3, creates = mediadesk.project_spend.creates + 1`,
+      [day, this.opts.server.machine, credits, project],
     );
   }
 
