@@ -94,9 +94,10 @@ describe.skipIf(missing)('budgets per project on the team server', { timeout: 24
     expect(set.code, set.err).toBe(0);
     expect(set.out).toContain('Project "Acme": 17 credits a day; 0 spent today by the team');
     const runs = await Promise.all(
-      [a, b].map((m) => runCli(runArgs(m, ['--project', 'Acme', '--timeout', '15s']), { env: m.env })),
+      [a, b].map((m) => runCli(runArgs(m, ['--project', 'Acme', '--timeout', '30s']), { env: m.env })),
     );
-    expect(await creates()).toBe(3);
+    // Load on a shared machine may slow a process's start: the count says which stopped where.
+    expect(await creates(), runs.map((r) => `${r.code}: ${r.err}`).join('\n---\n')).toBe(3);
     expect(
       runs.some((r) => /project "Acme" has spent its team budget of 17 credits a day/.test(r.err)),
       runs.map((r) => r.err).join('\n---\n'),
