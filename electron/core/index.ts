@@ -216,7 +216,7 @@ export async function createCore(opts: CoreOptions) {
   // Before the queue starts: with a team server set, its first create is paced with the team's.
   await teamServer.apply();
   settings.on('changed', () => void teamServer.apply().catch((err) => log.warn(`team server: ${String(err)}`)));
-  const estimator = new BatchEstimator({ prices, pacer: engine.pacer });
+  const estimator = new BatchEstimator({ prices, pacer: engine.pacer, team: teamServer.today });
   // The hosts a person watches tell them when work ends; the CLI says it in the terminal.
   const notices =
     opts.host === 'cli'
@@ -267,6 +267,7 @@ export async function createCore(opts: CoreOptions) {
         prices,
         usage: (q, refresh) => team.analytics.query(q, refresh, { deadlineMs: optionalReadMs(env) }),
         exportDir: () => savedDir('exports'),
+        teamSpend: teamServer.spend,
       }),
       auditHandlers(audit, () => savedDir('exports')),
       forwardHandlers(forwarder),

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { command, invalidParamSchema } from './define.ts';
 import { waitingFor } from './backend-identity.ts';
 import { JOB_STATES, WAITING_STATES } from './job-states.ts';
+import { projectNameSchema } from './team-server.ts';
 
 export * from './job-states.ts';
 export const jobStateSchema = z.enum(JOB_STATES);
@@ -35,6 +36,22 @@ export type JobRecord = z.infer<typeof jobRecordSchema>;
 export const stateCountsSchema = z.record(jobStateSchema, z.number().int());
 
 /**
+ * What the studio spent today on the team server, and what is left of the team's budget and the
+ * project's (null: no budget); reachable false (with why) when the server could not be read.
+ */
+export const teamTodaySchema = z.object({
+  reachable: z.boolean(),
+  why: z.string().nullable(),
+  spentToday: z.number(),
+  budget: z.number().nullable(),
+  left: z.number().nullable(),
+  project: z
+    .object({ name: z.string(), budget: z.number().nullable(), spentToday: z.number(), left: z.number().nullable() })
+    .nullable(),
+});
+export type TeamToday = z.infer<typeof teamTodaySchema>;
+
+/**
  * What a batch (or an app run) will cost, told before Start: its paid creates, what they leave of
  * the tool's daily cap, and its credits when they can be known (learned from the team's own usage,
  * or an app's price), with the basis in words (costSentence in shared/cost-words.ts says it all).
@@ -62,6 +79,8 @@ export const costEstimateSchema = z.object({
     .nullable(),
   /** Where the credits come from, or why they are unknown, in plain words. */
   basis: z.string(),
+  /** With a team server: what the whole studio spent today and what is left of its budgets; absent without one. */
+  team: teamTodaySchema.nullable().optional(),
 });
 export type CostEstimate = z.infer<typeof costEstimateSchema>;
 
@@ -101,6 +120,8 @@ export const batchRecordSchema = z.object({
   budget: z.object({ credits: z.number().nullable(), jobs: z.number().int().nullable() }).nullable(),
   /** Why its queued jobs wait (its budget), in plain words; null when they do not. */
   budgetHold: z.string().nullable(),
+  /** The project its creates count against (a team budget per project); null when none. */
+  project: z.string().nullable(),
 });
 export type BatchRecord = z.infer<typeof batchRecordSchema>;
 
@@ -125,6 +146,8 @@ export const batchStartRequestSchema = z
     outDir: z.string().min(1).optional(),
     /** Pause the batch before a create would go past this many credits (by the estimate) or jobs. */
     budget: batchBudgetSchema.optional(),
+    /** The project its creates count against: the team server's budget for it, the team's spend per project. */
+    project: projectNameSchema.optional(),
   })
   .strict();
 
@@ -253,6 +276,8 @@ export const jobsCommands = {
         params: z.record(z.string(), z.unknown()).default({}),
         /** Paid creates the batch would send (batches.check's `ready`; 1 for a prompt-only tool). */
         creates: z.number().int().min(0),
+        /** The batch's project: what is left of its team budget is told too. */
+        project: projectNameSchema.optional(),
       })
       .strict(),
     costEstimateSchema,

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { formatDate } from '../dates.ts';
 import { command } from './define.ts';
 import { jobStateSchema } from './jobs.ts';
+import { teamSpendSchema, type TeamSpend } from './team-server.ts';
 
 /** Whether a job's create was charged: accepted by the service (yes), never sent or refused (no), or cannot be told. */
 export const CHARGED = ['yes', 'no', 'unknown'] as const;
@@ -78,6 +79,8 @@ export const batchReportSchema = z.object({
     service: serviceUsageSchema.nullable(),
   }),
   jobs: z.array(reportJobSchema),
+  /** With a team server: what the whole studio spent on the batch's days, per machine and per project. */
+  team: teamSpendSchema.optional(),
 });
 export type BatchReport = z.infer<typeof batchReportSchema>;
 
@@ -150,3 +153,21 @@ export const reportCommands = {
     "Write a batch's report as CSV, one row per job, in the app's folder for saved files (SAVED_FILES_RULE).",
   ),
 };
+
+/**
+ * The studio's spend from the team server, said plainly: per machine and per project, or that it
+ * could not be read and the report is this machine's alone.
+ */
+export function teamSpendSentence(t: TeamSpend): string {
+  const days = listWords(t.days.map(dayWords));
+  if (!t.reachable)
+    return `Team spend (team server) on ${days} could not be read (${t.why}): this report counts this machine's batch alone.`;
+  const each = (xs: TeamSpend['byMachine'], none: string) =>
+    xs
+      .map((x) => `${x.name || none} ${credits(x.credits)} (${x.creates} create${x.creates === 1 ? '' : 's'})`)
+      .join(', ');
+  const parts = [`Team spend (team server, every machine) on ${days}: ${credits(t.credits)} in ${t.creates} creates`];
+  if (t.byMachine.length) parts.push(`by machine: ${each(t.byMachine, '(unknown)')}`);
+  if (t.byProject.length) parts.push(`by project: ${each(t.byProject, '(no project)')}`);
+  return `${parts.join('; ')}.`;
+}

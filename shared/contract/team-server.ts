@@ -1,6 +1,41 @@
 import { z } from 'zod';
 import { command } from './define.ts';
 
+/** A batch's project: the label its creates are counted under (a team budget per project, the team's spend). */
+export const projectNameSchema = z
+  .string({ error: 'a project name must be text' })
+  .trim()
+  .min(1, 'a project name must not be empty')
+  .max(60, 'a project name is at most 60 characters')
+  .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), 'a project name must be one line of plain text');
+
+/** A project's budget of credits a day on the team server (null: none) and what the team spent on it today. */
+export const projectBudgetSchema = z.object({
+  project: z.string(),
+  creditsPerDay: z.number().nullable(),
+  spentToday: z.number(),
+});
+export type ProjectBudget = z.infer<typeof projectBudgetSchema>;
+
+/** Credits and creates spent by the team over some days, from the team server. */
+export const teamSpendRowSchema = z.object({ name: z.string(), credits: z.number(), creates: z.number().int() });
+
+/**
+ * What the whole studio spent on some UTC days, from the team server: per machine (host and data
+ * folder) and per project; `reachable` false (with why) when it could not be read.
+ */
+export const teamSpendSchema = z.object({
+  days: z.array(z.string()),
+  reachable: z.boolean(),
+  why: z.string().nullable(),
+  credits: z.number(),
+  creates: z.number().int(),
+  byMachine: z.array(teamSpendRowSchema),
+  /** "" is the creates of batches without a project. */
+  byProject: z.array(teamSpendRowSchema),
+});
+export type TeamSpend = z.infer<typeof teamSpendSchema>;
+
 /** The team server (PostgreSQL) as Settings > Team and `mediadesk team status` show it. */
 export const teamServerStatusSchema = z.object({
   configured: z.boolean(),
@@ -25,6 +60,8 @@ export const teamServerStatusSchema = z.object({
     .optional(),
   /** Events in the team's audit archive; null when unknown. */
   auditArchived: z.number().int().nullable().optional(),
+  /** Projects with a budget or spend today; null when the server cannot be read. */
+  projects: z.array(projectBudgetSchema).nullable(),
 });
 export type TeamServerStatus = z.infer<typeof teamServerStatusSchema>;
 
@@ -56,9 +93,24 @@ export const teamServerCommands = {
       .object({
         /** Credits a day for the whole team; null removes the budget. */
         creditsPerDay: z.number({ error: 'must be a number' }).min(0, 'must be 0 or more').nullable(),
+        /** A project's budget instead of the whole team's. */
+        project: projectNameSchema.optional(),
       })
       .strict(),
     teamServerStatusSchema,
-    "Set the team's budget of credits a day, checked by every machine before each create (null: none).",
+    "Set the team's budget of credits a day, or a project's, checked by every machine before each create (null: none).",
+  ),
+  'teamServer.spend': command(
+    z
+      .object({
+        /** UTC days, YYYY-MM-DD; today when none. */
+        days: z
+          .array(z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a day, YYYY-MM-DD'))
+          .max(366)
+          .default([]),
+      })
+      .strict(),
+    teamSpendSchema,
+    'What the whole studio spent on those days, per machine and per project, from the team server.',
   ),
 };

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { TEAM_MIGRATIONS } from '../../electron/core/team-server/migrations.ts';
 import { runCli } from '../cli.ts';
 import { pgMissing, startPg, type TestPg } from '../pg.ts';
 import { expect, test } from './fixtures.ts';
@@ -34,7 +35,7 @@ test('Settings > Team: connect, Test connection says what answered, a wrong pass
 
   await team.getByLabel('Team server URL').fill(url);
   await team.getByRole('button', { name: 'Connect', exact: true }).click();
-  await expect(status).toHaveText(`${url}: answers, schema version 2, 1 machine in the last 10 minutes.`);
+  await expect(status).toHaveText(`${url}: answers, schema version ${TEAM_MIGRATIONS.length}, 1 machine in the last 10 minutes.`);
   await expect(team.getByLabel('Team server URL')).toHaveValue('');
 
   // With a team server set, a new hot folder is shared by default.
@@ -48,7 +49,7 @@ test('Settings > Team: connect, Test connection says what answered, a wrong pass
   });
   expect(other.code, other.err).toBe(0);
   await team.getByRole('button', { name: 'Test connection' }).click();
-  await expect(status).toHaveText(`${url}: answers, schema version 2, 2 machines in the last 10 minutes.`);
+  await expect(status).toHaveText(`${url}: answers, schema version ${TEAM_MIGRATIONS.length}, 2 machines in the last 10 minutes.`);
 
   // A wrong password: refused with what the server said, and the server in use is kept.
   await team.getByLabel('Team server URL').fill(studio.replace('studio@', 'studio:wrong-pw@'));

@@ -13,6 +13,7 @@ import { SETTLED_STATES } from '../../shared/contract/jobs.ts';
 import type { HotFolderRecord } from '../../shared/contract/hot-folders.ts';
 import type { Core } from '../../electron/core/index.ts';
 import { waitsAtOnce } from '../clock.ts';
+import { DeskError, type CommandName, type Req, type Res } from '../../shared/contract/index.ts';
 
 export const tmp = (prefix: string) => mkdtempSync(join(tmpdir(), `mediadesk-engine-${prefix}-`));
 export const cleanup = (dir: string) => rmSync(dir, { recursive: true, force: true });
@@ -177,4 +178,11 @@ export function queueBatch(store: JobStore, outDir: string, inputs: readonly str
     backend: 'sandbox',
     jobs: inputs.map((inputPath, i) => ({ id: `j${i}`, inputPath, relDir: '', params: {} })),
   });
+}
+
+/** A contract command through a core's dispatcher, as a host sends it: its answer, or its refusal thrown. */
+export async function callCore<K extends CommandName>(core: Core, name: K, req: Req<K>): Promise<Res<K>> {
+  const reply = await core.dispatch(name, req);
+  if (!reply.ok) throw DeskError.from(reply.error);
+  return reply.result as Res<K>;
 }

@@ -56,6 +56,7 @@ const READS = new Set<CommandName>([
   'audit.forwardStatus',
   'audit.sinkRefused',
   'teamServer.status',
+  'teamServer.spend',
 ]);
 
 /**
@@ -75,7 +76,7 @@ const EFFECTS: Partial<Record<CommandName, string>> = {
   'teamServer.test': 'connects to the team server and migrates its schema',
   'teamServer.connect': 'writes the team server to the settings and its password to the keychain',
   'teamServer.disconnect': 'forgets the team server and its password',
-  'teamServer.setBudget': "writes the team's budget on the team server",
+  'teamServer.setBudget': "writes the team's or a project's budget on the team server",
   'limits.setCap': "writes the user's daily caps",
   'prices.set': "writes the user's own prices",
   'prices.reset': "drops the user's own prices",

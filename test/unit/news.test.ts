@@ -16,6 +16,7 @@ const batch = (counts: Partial<BatchRecord['counts']>, finished = false, id = 'b
   estimate: null,
   budget: null,
   budgetHold: null,
+  project: null,
 });
 const name = () => 'Upscaler';
 

@@ -31,6 +31,7 @@ function batch(counts: Partial<BatchRecord['counts']>, over: Partial<BatchRecord
     estimate: null,
     budget: null,
     budgetHold: null,
+    project: null,
     ...over,
   };
 }

@@ -19,7 +19,7 @@ import { apiProblem, refusedReason, RUN_SANDBOX_GONE, waitingMessage } from '../
 import { AppRunStore, plannedOutputs, runParts, RUN_REQUEUE_FRESH, type AppRunRow } from './store.ts';
 import { parseRun, type RunView } from './wire.ts';
 import { APP_FAMILIES, familyPaths, type AppFamilies } from './family.ts';
-import { waitMessage } from '../limits/limiter.ts';
+import { isDayHold, waitMessage } from '../limits/limiter.ts';
 import type { Pacer } from '../limits/pacer.ts';
 import { realClock, unrefTimer, type Clock, type ClockTimer } from '../clock.ts';
 
@@ -281,7 +281,7 @@ export class AppRunner {
     if (pacer) {
       const grant = await pacer.create(await pacer.scope(), appCapKey(r.appId));
       if (!grant.go) {
-        const capped = grant.reason === 'daily_cap' || grant.reason === 'team_budget';
+        const capped = isDayHold(grant.reason);
         this.opts.store.move(r.id, 'queued', 'queued', {
           error: capped ? waitMessage(grant, `the workflow app ${r.appName}`) : r.error,
           nextPollAt: capped ? this.clock.now() + CAP_RECHECK_MS : grant.resetsAt,

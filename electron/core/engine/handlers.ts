@@ -24,7 +24,7 @@ export function engineHandlers(engine: Engine, deps: JobsHandlerDeps): HandlerMa
         (id, p) => engine.store.setEstimate(id, p.creditsEach, p.basis),
       ),
     'batches.check': (req) => engine.checkBatch(req, deps.onCheckProgress),
-    'batches.estimate': ({ tool, params, creates }) => estimator.estimate(tool, params, creates),
+    'batches.estimate': ({ tool, params, creates, project }) => estimator.estimate(tool, params, creates, project),
     'apps.estimate': async ({ id, runs }) => estimator.appEstimate(await deps.appOf(id), runs),
     'batches.list': (req) => engine.listBatches(req.limit, req.offset),
     'batches.cancel': ({ id }) => engine.cancelBatch(id),

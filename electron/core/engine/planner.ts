@@ -21,6 +21,8 @@ export interface StartRequest {
   params?: Record<string, unknown>;
   outDir?: string;
   budget?: BatchBudget;
+  /** The project its creates count against (a team budget per project). */
+  project?: string;
   /** The tool's price told before Start (BatchEstimator.priceEach), stored with the batch. */
   estimate?: { creditsEach: number | null; basis: string };
 }
@@ -147,6 +149,7 @@ export class BatchPlanner {
       jobs: newJobs,
       estimate: req.estimate,
       budget: req.budget,
+      project: req.project ?? null,
     });
     resumed.push(...insert.resumed);
     this.deps.kick();

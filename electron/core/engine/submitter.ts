@@ -18,7 +18,7 @@ import { BatchBudgets } from '../limits/budget.ts';
 import type { LoopContext } from './context.ts';
 import type { Downloader } from './downloader.ts';
 import type { Poller } from './poller.ts';
-import { waitMessage } from '../limits/limiter.ts';
+import { isDayHold, waitMessage } from '../limits/limiter.ts';
 import type { PaceScope } from '../limits/pacer.ts';
 import { buildParams, PreflightError } from './request.ts';
 import { Uploader } from './uploader.ts';
@@ -41,6 +41,8 @@ export class Submitter {
   private heldBackBy: string | null = null;
   /** What the queued jobs of a tool at its daily cap were told (waitMessage), by tool. */
   private readonly cappedSaid = new Map<string, string>();
+  /** The same, for the queued jobs of a project whose team budget is spent, by project. */
+  private readonly projectSaid = new Map<string, string>();
   /** Jobs picked here whose `submitting` is not committed yet (still `queued` on disk), with their tool. */
   private readonly preparing = new Map<string, string>();
   /** Creates in flight (their uploads too) by job id, with when each began: a server that does not answer is said while it lasts. */
@@ -101,6 +103,9 @@ export class Submitter {
     const backend = this.context.backendInUse();
     // Tools at their daily cap, re-checked every tick: their jobs wait, the other tools' go on.
     const capped = new Map<string, string>();
+    // Projects whose team budget is spent: their batches wait, other projects' jobs of the same tool go on.
+    const heldProjects = new Map<string, string>();
+    const projectOf = new Map<string, string | null>();
     let pace: PaceScope | null = null;
     while (total < global) {
       // Jobs being prepared here are still `queued` on disk; read just past them, not the whole queue.
@@ -109,24 +114,37 @@ export class Submitter {
         backend,
         global - total + this.preparing.size + 8,
         [...capped.keys()],
-        this.budgets.heldIds(),
+        [...this.budgets.heldIds(), ...[...heldProjects.keys()].flatMap((p) => store.queuedBatchesOfProject(p))],
       );
       if (candidates.length === 0) break;
       if (this.context.pacer && !pace) {
         pace = await this.context.pacer.scope();
         if (store.flag('paused') === '1') return;
       }
-      const cappedBefore = capped.size;
+      const heldBefore = capped.size + heldProjects.size;
       for (const job of candidates) {
         if (total >= global) break;
         if (this.context.isBusy(job.id) || capped.has(job.tool)) continue;
         const cap = perTool[job.tool];
         if (cap !== undefined && (active.get(job.tool) ?? 0) >= cap) continue;
         if (!this.budgets.allows(job.batchId, this.preparing.keys())) continue;
+        if (!projectOf.has(job.batchId)) projectOf.set(job.batchId, store.projectOf(job.batchId));
+        const project = projectOf.get(job.batchId)!;
+        if (project !== null && heldProjects.has(project)) continue;
         if (pace) {
           // Taken by submit() once the input is ready; here only what will fit is started.
-          const grant = await this.context.pacer!.peek(pace, job.tool, this.preparing.size, this.preparingOf(job.tool));
-          if (!grant.go && (grant.reason === 'daily_cap' || grant.reason === 'team_budget')) {
+          const grant = await this.context.pacer!.peek(
+            pace,
+            job.tool,
+            this.preparing.size,
+            this.preparingOf(job.tool),
+            project,
+          );
+          if (!grant.go && grant.reason === 'project_budget' && project !== null) {
+            heldProjects.set(project, grant.left === 0 ? waitMessage(grant) : '');
+            continue;
+          }
+          if (!grant.go && isDayHold(grant.reason)) {
             capped.set(job.tool, grant.left === 0 ? waitMessage(grant, getTool(job.tool).title) : '');
             continue;
           }
@@ -140,23 +158,32 @@ export class Submitter {
         this.preparing.set(job.id, job.tool);
         this.context.run(job.id, () => this.submit(job, pace));
       }
-      if (capped.size === cappedBefore || this.context.clock.now() < this.pacedUntil) break;
+      if (capped.size + heldProjects.size === heldBefore || this.context.clock.now() < this.pacedUntil) break;
     }
-    this.sayCapped(capped, backend);
+    this.sayHeld(capped, this.cappedSaid, (tool, error, was) => store.noteQueuedOfTool(tool, backend, error, was));
+    this.sayHeld(heldProjects, this.projectSaid, (project, error, was) =>
+      store.noteQueuedOfProject(project, backend, error, was),
+    );
   }
 
-  /** Writes a capped tool's wait on its queued jobs, and takes it back from a tool no longer capped. */
-  private sayCapped(capped: Map<string, string>, backend: string | null): void {
-    const { store } = this.context;
-    for (const [tool, said] of this.cappedSaid)
-      if (capped.get(tool) !== said && capped.get(tool) !== '') {
-        store.noteQueuedOfTool(tool, backend, null, said);
-        this.cappedSaid.delete(tool);
+  /**
+   * Writes a held tool's (or project's) wait on its queued jobs, and takes it back from one no
+   * longer held; `said` remembers what each was told, `note` writes it (the store's noteQueuedOf…).
+   */
+  private sayHeld(
+    held: Map<string, string>,
+    said: Map<string, string>,
+    note: (key: string, error: string | null, was?: string | null) => void,
+  ): void {
+    for (const [key, was] of said)
+      if (held.get(key) !== was && held.get(key) !== '') {
+        note(key, null, was);
+        said.delete(key);
       }
-    for (const [tool, message] of capped) {
-      if (message === '' || this.cappedSaid.get(tool) === message) continue;
-      store.noteQueuedOfTool(tool, backend, message);
-      this.cappedSaid.set(tool, message);
+    for (const [key, message] of held) {
+      if (message === '' || said.get(key) === message) continue;
+      note(key, message);
+      said.set(key, message);
     }
   }
 
@@ -177,11 +204,10 @@ export class Submitter {
    */
   private async paced(job: JobRow, pace: PaceScope | null): Promise<boolean> {
     if (!pace) return true;
-    const grant = await this.context.pacer!.create(pace, job.tool);
+    const grant = await this.context.pacer!.create(pace, job.tool, this.context.store.projectOf(job.batchId));
     if (grant.go) return true;
     // Past a rate: nothing more is sent until a place frees, so the server never says 429 to pacing.
-    if (grant.reason !== 'daily_cap' && grant.reason !== 'team_budget')
-      this.pacedUntil = Math.max(this.pacedUntil, grant.resetsAt);
+    if (!isDayHold(grant.reason)) this.pacedUntil = Math.max(this.pacedUntil, grant.resetsAt);
     return false;
   }
 

@@ -1,6 +1,6 @@
 import { getTool } from '../../../shared/catalogue/index.ts';
 import { DeskError } from '../../../shared/contract/define.ts';
-import type { BatchBudget, CostEstimate } from '../../../shared/contract/jobs.ts';
+import type { BatchBudget, CostEstimate, TeamToday } from '../../../shared/contract/jobs.ts';
 import { appRunEstimate } from '../../../shared/cost-words.ts';
 import { priceOfCreate } from '../../../shared/prices.ts';
 import type { Pacer } from './pacer.ts';
@@ -18,6 +18,8 @@ export interface EstimatorDeps {
   prices: Pick<PriceBook, 'priceOf'>;
   /** The engine's pacer: whose limits (scope and plan, as the queue paces them) and their daily caps. */
   pacer: Pick<Pacer, 'scope' | 'capStatus'>;
+  /** With a team server: the studio's spend today and what is left of its budgets (null: none is set). */
+  team?: (project: string | null) => Promise<TeamToday | null>;
 }
 
 const capOf = (c: { cap: number; used: number; left: number; resetsAt: number }): CostEstimate['cap'] =>
@@ -46,10 +48,21 @@ export class BatchEstimator {
     return {
       ...appRunEstimate(app.name, app.cost, runs),
       cap: capOf(this.deps.pacer.capStatus(scope, plan, `app:${app.id}`)),
+      ...(await this.team(null)),
     };
   }
 
-  async estimate(toolId: string, params: Record<string, unknown>, creates: number): Promise<CostEstimate> {
+  private async team(project: string | null): Promise<{ team?: TeamToday }> {
+    const team = await this.deps.team?.(project);
+    return team ? { team } : {};
+  }
+
+  async estimate(
+    toolId: string,
+    params: Record<string, unknown>,
+    creates: number,
+    project: string | null = null,
+  ): Promise<CostEstimate> {
     let tool;
     try {
       tool = getTool(toolId);
@@ -67,6 +80,7 @@ export class BatchEstimator {
       creditsEach: price.creditsEach,
       learnedFrom: price.learnedFrom,
       basis: price.basis,
+      ...(await this.team(project)),
     };
   }
 }

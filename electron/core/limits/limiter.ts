@@ -16,8 +16,12 @@ import {
   type RateLimits,
 } from '../../../shared/service-limits.ts';
 
-/** team_budget: the team server's budget of credits a day is spent (core/team-server). */
-export type LimitReason = 'burst' | 'average' | 'daily_cap' | 'team_budget';
+/** team_budget, project_budget: the team server's budget of credits a day, or a project's, is spent (core/team-server). */
+export type LimitReason = 'burst' | 'average' | 'daily_cap' | 'team_budget' | 'project_budget';
+
+/** Reasons that hold creates until a day's count resets or a limit is raised, not until a window moves. */
+export const isDayHold = (reason: LimitReason) =>
+  reason === 'daily_cap' || reason === 'team_budget' || reason === 'project_budget';
 
 /** A create or poll may go now, or must wait: why, how many are left, and when that resets. */
 export type Grant =
@@ -38,6 +42,8 @@ export type Grant =
       resetsAt: number;
       /** Rate limits only: the window's length. */
       windowSec?: number;
+      /** project_budget only: whose budget. */
+      project?: string;
     };
 
 export interface GrantRequest {
@@ -47,6 +53,8 @@ export interface GrantRequest {
   /** Creates only: the catalogue tool id and the key's plan tier, for the daily cap. */
   tool?: string;
   plan?: PlanTier;
+  /** Creates only: the batch's project, whose team budget it counts against; absent or null: none. */
+  project?: string | null;
 }
 
 export interface LimiterOptions {
@@ -290,6 +298,8 @@ export function windowWait(
 /** A wait in plain words, for the Queue and the CLI: which limit, how many are left, when it resets. */
 export function waitMessage(grant: Extract<Grant, { go: false }>, toolTitle = 'this tool'): string {
   // The one time format, in the person's own time, as the batch's held line says it.
+  if (grant.reason === 'project_budget')
+    return `Waiting: the project "${grant.project}" has spent its team budget of ${grant.limit} credits a day (${grant.left} left today); it resets at ${formatTime(grant.resetsAt)} your time, or raise it with mediadesk team budget --project.`;
   if (grant.reason === 'team_budget')
     return `Waiting: the team's budget of ${grant.limit} credits a day is spent (${grant.left} left today); it resets at ${formatTime(grant.resetsAt)} your time, or raise it with mediadesk team budget.`;
   if (grant.reason === 'daily_cap')

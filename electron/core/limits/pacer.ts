@@ -6,7 +6,7 @@ import {
   type RateLimits,
 } from '../../../shared/service-limits.ts';
 import type { ApiTarget } from '../api/client.ts';
-import { limiterScope, type Grant, type GrantRequest, type PaceLimiter } from './limiter.ts';
+import { isDayHold, limiterScope, type Grant, type GrantRequest, type PaceLimiter } from './limiter.ts';
 import { realClock, sleepOn, type Clock } from '../clock.ts';
 
 /**
@@ -134,15 +134,22 @@ export class Pacer {
     return this.last;
   }
 
-  create(at: PaceScope, tool: string): Promise<Grant> {
-    return this.acquire({ scope: at.scope, kind: 'create', tool, plan: at.plan });
+  /** A create's place; `project` (the batch's) is weighed against its team budget too. */
+  create(at: PaceScope, tool: string, project: string | null = null): Promise<Grant> {
+    return this.acquire({ scope: at.scope, kind: 'create', tool, plan: at.plan, project });
   }
 
   /** Whether a create would go if `pending` more (`pendingOfTool` of this tool) were sent first; takes nothing. */
-  async peek(at: PaceScope, tool: string, pending: number, pendingOfTool: number): Promise<Grant> {
-    const req = { scope: at.scope, kind: 'create', tool, plan: at.plan } as const;
+  async peek(
+    at: PaceScope,
+    tool: string,
+    pending: number,
+    pendingOfTool: number,
+    project: string | null = null,
+  ): Promise<Grant> {
+    const req = { scope: at.scope, kind: 'create', tool, plan: at.plan, project } as const;
     const rate = await this.peekAt(req, pending);
-    if (!rate.go && rate.reason !== 'daily_cap' && rate.reason !== 'team_budget') return rate;
+    if (!rate.go && !isDayHold(rate.reason)) return rate;
     return this.peekAt(req, pendingOfTool);
   }
 

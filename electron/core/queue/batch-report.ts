@@ -16,6 +16,7 @@ import type {
 import { priceOfCreate } from '../../../shared/prices.ts';
 import type { PriceBook } from '../limits/prices.ts';
 import type { UsageQuery, UsageResult } from '../../../shared/contract/team.ts';
+import type { TeamSpend } from '../../../shared/contract/team-server.ts';
 import { portableName } from '../../../shared/file-names.ts';
 import { toCsv } from '../analytics/csv.ts';
 import { utcDay } from '../analytics/ledger.ts';
@@ -35,6 +36,8 @@ export interface ReportDeps {
   usage: (q: UsageQuery, refresh: boolean) => Promise<UsageResult>;
   /** Where an export goes when the caller names no folder. */
   exportDir: () => string;
+  /** With a team server: the studio's spend on those days (null: none is set). */
+  teamSpend?: (days: string[]) => Promise<TeamSpend | null>;
 }
 
 /** Whether a job's create was charged: it has a task (accepted), or may have reached the service unanswered. */
@@ -181,6 +184,7 @@ export async function batchReport(deps: ReportDeps, idOrPrefix: string): Promise
     actualBasis = `${times.length} charged create${times.length === 1 ? '' : 's'} at ${price.basis}`;
   }
   const service = times.length === 0 ? null : await serviceUsageOf(deps, times);
+  const team = await deps.teamSpend?.([...new Set((times.length ? times : [batch.createdAt]).map(utcDay))].sort());
   return {
     batchId: id,
     tool: batch.tool,
@@ -196,6 +200,7 @@ export async function batchReport(deps: ReportDeps, idOrPrefix: string): Promise
       service,
     },
     jobs: reportJobs,
+    ...(team ? { team } : {}),
   };
 }
 

@@ -290,4 +290,11 @@ export const QUEUE_MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 13,
+    name: "a batch's project, whose team budget its creates count against",
+    up: (db) => {
+      db.exec('ALTER TABLE batches ADD COLUMN project TEXT');
+    },
+  },
 ];

@@ -221,6 +221,8 @@ export interface NewBatch {
   /** The price told before Start (core/limits/estimate.ts): stored as credits for the jobs inserted. */
   estimate?: { creditsEach: number | null; basis: string };
   budget?: { credits?: number; jobs?: number };
+  /** The project its creates count against (a team budget per project); absent: none. */
+  project?: string | null;
 }
 
 /** The input a finished job made its results from; size and SHA-256 of the bytes sent, when recorded. */
@@ -310,8 +312,8 @@ export class JobStore {
         if (inserted.length === 0) return { inserted, resumed };
         const each = b.estimate?.creditsEach;
         this.stmt(
-          `INSERT INTO batches (id, tool, out_dir, params, roots, backend, created_at, estimate_credits, estimate_basis, budget_credits, budget_jobs)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          `INSERT INTO batches (id, tool, out_dir, params, roots, backend, created_at, estimate_credits, estimate_basis, budget_credits, budget_jobs, project)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         ).run(
           b.id,
           b.tool,
@@ -324,6 +326,7 @@ export class JobStore {
           b.estimate?.basis ?? null,
           b.budget?.credits ?? null,
           b.budget?.jobs ?? null,
+          b.project ?? null,
         );
         const seq0 = (this.stmt('SELECT COALESCE(MAX(seq), 0) AS m FROM jobs').get() as { m: number }).m;
         const ins = this
@@ -374,6 +377,7 @@ export class JobStore {
           budget_credits: number | null;
           budget_jobs: number | null;
           held_by: string | null;
+          project: string | null;
         }
       | undefined;
     if (!b) return null;
@@ -400,7 +404,22 @@ export class JobStore {
       budget:
         b.budget_credits === null && b.budget_jobs === null ? null : { credits: b.budget_credits, jobs: b.budget_jobs },
       budgetHold: b.held_by,
+      project: b.project,
     };
+  }
+
+  /** The project a batch's creates count against; null when it has none. */
+  projectOf(batchId: string): string | null {
+    return (this.stmt('SELECT project FROM batches WHERE id = ?').pluck().get(batchId) as string | null) ?? null;
+  }
+
+  /** Batches of a project that still have queued jobs: left out of the submitter's picks while its budget holds. */
+  queuedBatchesOfProject(project: string): string[] {
+    return this.stmt(
+      `SELECT id FROM batches WHERE project = ? AND EXISTS (SELECT 1 FROM jobs WHERE batch_id = batches.id AND state = 'queued')`,
+    )
+      .pluck()
+      .all(project) as string[];
   }
 
   /** The price learned after Start (startEstimated): credits for the batch's jobs; an estimate already there stays. */
@@ -682,6 +701,15 @@ export class JobStore {
    * Says why a tool's queued jobs wait (`error`), or takes back what was said (`error` null, `was`
    * the words to take back); only rows whose words change are written, so the Queue hears it once.
    */
+  /** As noteQueuedOfTool, for the queued jobs of a project's batches (its team budget holds them). */
+  noteQueuedOfProject(project: string, backend: string | null, error: string | null, was: string | null = null): void {
+    this.stmt(
+      `UPDATE jobs SET error = ?, updated_at = ? WHERE state = 'queued'
+       AND (? IS NULL OR error IS ?) AND error IS NOT ?
+       AND batch_id IN (SELECT id FROM batches WHERE project = ? AND (? IS NULL OR backend IS NULL OR backend = ?))`,
+    ).run(error, this.now(), was, was, error, project, backend, backend);
+  }
+
   noteQueuedOfTool(tool: string, backend: string | null, error: string | null, was: string | null = null): void {
     this.stmt(
       `UPDATE jobs SET error = ?, updated_at = ? WHERE state = 'queued' AND tool = ?

@@ -1,7 +1,8 @@
 import { hostname } from 'node:os';
 import type { HandlerMap } from '../../../shared/contract/define.ts';
 import { DeskError } from '../../../shared/contract/define.ts';
-import type { TeamServerStatus, teamServerCommands } from '../../../shared/contract/team-server.ts';
+import type { TeamToday } from '../../../shared/contract/jobs.ts';
+import type { TeamServerStatus, TeamSpend, teamServerCommands } from '../../../shared/contract/team-server.ts';
 import { utcDay } from '../../../shared/service-limits.ts';
 import type { Pacer } from '../limits/pacer.ts';
 import type { SecretStore } from '../secrets.ts';
@@ -30,6 +31,7 @@ async function refusedLogin(connect: string): Promise<void> {
     await probe.close();
   }
 }
+import { projectBudgets, setProjectBudget, teamDay, teamSpend, teamToday } from './spend.ts';
 
 export interface TeamServerDeps {
   home: string;
@@ -58,18 +60,14 @@ export function openTeamServer(deps: TeamServerDeps) {
   const status = async (): Promise<TeamServerStatus> => {
     const s = await server.status();
     let budget: TeamServerStatus['budget'] = null;
+    let projects: TeamServerStatus['projects'] = null;
     if (s.reachable)
-      budget = await server
+      [budget, projects] = await server
         .with(async (c) => {
-          const r = await c.query<{ credits: string | null; spent: string }>(
-            `SELECT (SELECT credits FROM mediadesk.budgets WHERE name = 'day') AS credits,
-                    (SELECT coalesce(sum(credits), 0) FROM mediadesk.spend WHERE day = $1) AS spent`,
-            [utcDay(Date.now())],
-          );
-          const row = r.rows[0];
-          return { creditsPerDay: row.credits === null ? null : Number(row.credits), spentToday: Number(row.spent) };
+          const day = utcDay(Date.now());
+          return [await teamDay(c, day), await projectBudgets(c, day)] as const;
         })
-        .catch(() => null);
+        .catch(() => [null, null] as const);
     let auditLease: TeamServerStatus['auditLease'] = null;
     let auditArchived: number | null = null;
     if (s.reachable) {
@@ -82,7 +80,34 @@ export function openTeamServer(deps: TeamServerDeps) {
       };
       auditArchived = await archive.count().catch(() => null);
     }
-    return { ...s, fallback: deps.pacer.team ? pacing.fallbackMessage : null, budget, auditLease, auditArchived };
+    return {
+      ...s,
+      fallback: deps.pacer.team ? pacing.fallbackMessage : null,
+      budget,
+      projects,
+      auditLease,
+      auditArchived,
+    };
+  };
+
+  /** The team's spend today and what is left of its budgets, for the estimate; null without a team server. */
+  const today = async (project: string | null): Promise<TeamToday | null> => {
+    if (!(await server.configured())) return null;
+    try {
+      return await server.with((c) => teamToday(c, utcDay(Date.now()), project));
+    } catch (err) {
+      return { reachable: false, why: describe(err), spentToday: 0, budget: null, left: null, project: null };
+    }
+  };
+
+  /** The studio's spend on those days; null without a team server, reachable false (with why) when it cannot be read. */
+  const spend = async (days: string[]): Promise<TeamSpend | null> => {
+    if (!(await server.configured())) return null;
+    try {
+      return await server.with((c) => teamSpend(c, days));
+    } catch (err) {
+      return { days, reachable: false, why: describe(err), credits: 0, creates: 0, byMachine: [], byProject: [] };
+    }
   };
 
   const handlers: HandlerMap<typeof teamServerCommands> = {
@@ -122,10 +147,16 @@ export function openTeamServer(deps: TeamServerDeps) {
       await apply();
       return status();
     },
-    'teamServer.setBudget': async ({ creditsPerDay }) => {
+    'teamServer.spend': async ({ days }) => {
+      const r = await spend(days.length ? days : [utcDay(Date.now())]);
+      if (!r) throw new DeskError('unavailable', 'no team server is set (Settings > Team, mediadesk team connect URL)');
+      return r;
+    },
+    'teamServer.setBudget': async ({ creditsPerDay, project }) => {
       try {
         await server.with(async (c) => {
-          if (creditsPerDay === null) await c.query("DELETE FROM mediadesk.budgets WHERE name = 'day'");
+          if (project !== undefined) await setProjectBudget(c, project, creditsPerDay, server.machineName);
+          else if (creditsPerDay === null) await c.query("DELETE FROM mediadesk.budgets WHERE name = 'day'");
           else
             await c.query(
               `INSERT INTO mediadesk.budgets (name, credits, set_at, set_by) VALUES ('day', $1, $2, $3)
@@ -134,10 +165,13 @@ export function openTeamServer(deps: TeamServerDeps) {
             );
         });
       } catch (err) {
-        throw new DeskError('unavailable', `the team budget was not set: ${describe(err)}`);
+        throw new DeskError(
+          'unavailable',
+          `the ${project === undefined ? 'team' : `project "${project}"'s`} budget was not set: ${describe(err)}`,
+        );
       }
       return status();
     },
   };
-  return { server, pacing, apply, handlers, auditArchive, close: () => server.close() };
+  return { server, pacing, apply, handlers, auditArchive, today, spend, close: () => server.close() };
 }

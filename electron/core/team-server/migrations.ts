@@ -71,6 +71,17 @@ export const TEAM_MIGRATIONS: readonly TeamMigration[] = [
       CREATE INDEX audit_events_ts ON mediadesk.audit_events (ts);
     `,
   },
+  {
+    version: 4,
+    name: 'budgets per project and the spend per project and machine',
+    sql: `
+      CREATE TABLE mediadesk.project_budgets (
+        project text PRIMARY KEY, credits numeric NOT NULL, set_at bigint NOT NULL, set_by text NOT NULL);
+      CREATE TABLE mediadesk.project_spend (
+        day text NOT NULL, project text NOT NULL, machine text NOT NULL, credits numeric NOT NULL DEFAULT 0,
+        creates integer NOT NULL DEFAULT 0, PRIMARY KEY (day, project, machine));
+    `,
+  },
 ];
 
 export class TeamSchemaTooNewError extends Error {}

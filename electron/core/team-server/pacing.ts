@@ -36,6 +36,18 @@ interface Seen {
   day: string;
   spent: number;
   budget: number | null;
+  /** Budgets and today's spend of the projects asked about, every machine's. */
+  projects: Map<string, { budget: number | null; spent: number }>;
+}
+
+/** A budget a create is weighed against: the team's, or its project's. */
+interface BudgetCheck {
+  budget: number | null;
+  /** Spent today by every machine, as last read. */
+  spent: number;
+  /** Spent alone since (the fallback). */
+  own: number;
+  project: string | null;
 }
 
 interface FallbackGrant {
@@ -46,6 +58,7 @@ interface FallbackGrant {
   kind: 'create' | 'poll';
   tool: string | null;
   credits: number;
+  project: string;
 }
 
 /** A grant the server may have taken before it went (its commit unanswered) and this machine did not use. */
@@ -117,7 +130,8 @@ export class TeamPacing {
   private async decide(req: GrantRequest, pending: number | null): Promise<Grant> {
     const grant = await this.grantOrFallback(req, pending);
     if (req.kind === 'create') {
-      if (!grant.go && grant.reason === 'team_budget') this.budgetHeld = waitMessage(grant);
+      if (!grant.go && (grant.reason === 'team_budget' || grant.reason === 'project_budget'))
+        this.budgetHeld = waitMessage(grant);
       else if (grant.go && pending === null) this.budgetHeld = null;
     }
     return grant;
@@ -186,6 +200,7 @@ export class TeamPacing {
     const uses = new Map(usesRows.rows.map((u) => [u.tool, u.uses]));
     const budget = q.rows[0].budget === null ? null : Number(q.rows[0].budget);
     const spent = Number(q.rows[0].spent);
+    const before = this.seen.get(scope);
     const seen: Seen = {
       at: localNow,
       inWindow: Number(q.rows[0].inwindow),
@@ -194,10 +209,18 @@ export class TeamPacing {
       day,
       spent,
       budget,
+      projects: before?.day === day ? before.projects : new Map(),
     };
     this.seen.set(scope, seen);
+    const project = req.kind === 'create' && req.project ? req.project : null;
+    const checks: BudgetCheck[] = [{ budget, spent, own: 0, project: null }];
+    if (project) {
+      const p = await projectToday(c, project, day);
+      seen.projects.set(project, p);
+      checks.push({ ...p, own: 0, project });
+    }
     const price = req.kind === 'create' ? this.opts.priceOf(req.tool!) : 0;
-    const held = this.capOrBudget(req, pending ?? 0, uses.get(req.tool ?? '') ?? 0, budget, spent, price, 1);
+    const held = this.capOrBudget(req, pending ?? 0, uses.get(req.tool ?? '') ?? 0, checks, price, 1);
     if (held) return held;
     // The windows: the grants' times read only when a window may be full.
     let times: number[] | null = null;
@@ -230,17 +253,25 @@ export class TeamPacing {
         [scope, req.tool, day],
       );
       uses.set(req.tool!, (uses.get(req.tool!) ?? 0) + 1);
-      await this.addSpend(c, day, price ?? 0, 1);
+      await this.addSpend(c, day, price ?? 0, project ?? '');
       seen.spent += price ?? 0;
+      const p = project ? seen.projects.get(project) : undefined;
+      if (p) p.spent += price ?? 0;
     }
     return { go: true, capLeft };
   }
 
-  private async addSpend(c: PoolClient, day: string, credits: number, creates: number): Promise<void> {
+  /** One create's credits on the team's day, and on its project's ('' for none), as this machine's: one round trip. */
+  private async addSpend(c: PoolClient, day: string, credits: number, project: string): Promise<void> {
     await c.query(
-      `INSERT INTO mediadesk.spend (day, machine, credits, creates) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (day, machine) DO UPDATE SET credits = mediadesk.spend.credits + $3, creates = mediadesk.spend.creates + $4`,
-      [day, this.opts.server.machine, credits, creates],
+      `WITH team AS (
+         INSERT INTO mediadesk.spend (day, machine, credits, creates) VALUES ($1, $2, $3, 1)
+         ON CONFLICT (day, machine) DO UPDATE
+           SET credits = mediadesk.spend.credits + $3, creates = mediadesk.spend.creates + 1)
+       INSERT INTO mediadesk.project_spend (day, project, machine, credits, creates) VALUES ($1, $4, $2, $3, 1)
+       ON CONFLICT (day, project, machine) DO UPDATE
+         SET credits = mediadesk.project_spend.credits + $3, creates = mediadesk.project_spend.creates + 1`,
+      [day, this.opts.server.machine, credits, project],
     );
   }
 
@@ -259,17 +290,15 @@ export class TeamPacing {
     this.machines = Math.max(1, Number(m.rows[0].n));
   }
 
-  /** The daily cap's or the team budget's refusal of a create, or null; `share` scales what is left (the fallback). */
+  /** The daily cap's, the team budget's or the project budget's refusal of a create, or null; `share` scales what is left (the fallback). */
   private capOrBudget(
     req: GrantRequest,
     pending: number,
     used: number,
-    budget: number | null,
-    spent: number,
+    budgets: BudgetCheck[],
     price: number | null,
     share: number,
     ownUsed = 0,
-    ownSpent = 0,
   ): Grant | null {
     if (req.kind !== 'create') return null;
     const { cap, resetsAt } = this.local.capStatus(req.scope, req.plan!, req.tool!);
@@ -283,18 +312,19 @@ export class TeamPacing {
         left: Math.max(0, capLeft),
         resetsAt,
       };
-    if (budget === null) return null;
-    const left = Math.max(0, budget - spent) * share - ownSpent;
-    const each = price ?? Infinity;
-    if ((pending + 1) * each > left + 1e-9) {
+    for (const { budget, spent, own, project } of budgets) {
+      if (budget === null) continue;
+      const left = Math.max(0, budget - spent) * share - own;
+      if ((pending + 1) * (price ?? Infinity) <= left + 1e-9) continue;
       const midnight = nextUtcMidnight(Date.now());
       return {
         go: false,
         waitMs: midnight - Date.now(),
-        reason: 'team_budget',
+        reason: project === null ? 'team_budget' : 'project_budget',
         limit: budget,
         left: Math.max(0, Math.floor(left)),
         resetsAt: midnight,
+        ...(project === null ? {} : { project }),
       };
     }
     return null;
@@ -326,16 +356,23 @@ export class TeamPacing {
     const today = utcDay(now);
     const fresh = seen && seen.day === today;
     const price = req.kind === 'create' ? this.opts.priceOf(req.tool!) : 0;
+    const todays = mine.filter((g) => utcDay(g.at) === today);
+    const ownSpent = (project?: string) =>
+      todays.filter((g) => project === undefined || g.project === project).reduce((sum, g) => sum + g.credits, 0);
+    const checks: BudgetCheck[] = [
+      { budget: seen?.budget ?? null, spent: fresh ? seen.spent : 0, own: ownSpent(), project: null },
+    ];
+    const project = req.kind === 'create' && req.project ? req.project : null;
+    const p = fresh && project ? seen.projects.get(project) : undefined;
+    if (project && p) checks.push({ budget: p.budget, spent: p.spent, own: ownSpent(project), project });
     const held = this.capOrBudget(
       req,
       pending ?? 0,
       fresh ? (seen.uses.get(req.tool ?? '') ?? 0) : 0,
-      seen?.budget ?? null,
-      fresh ? seen.spent : 0,
+      checks,
       price,
       share,
-      mine.filter((g) => g.tool === req.tool && utcDay(g.at) === today).length,
-      mine.filter((g) => utcDay(g.at) === today).reduce((sum, g) => sum + g.credits, 0),
+      todays.filter((g) => g.tool === req.tool).length,
     );
     if (held) return held;
     const wait = windowWait(r, this.safetyMs, now, pending ?? 0, arrayCounts(times), share);
@@ -348,6 +385,7 @@ export class TeamPacing {
         kind: req.kind,
         tool: req.kind === 'create' ? req.tool! : null,
         credits: req.kind === 'create' ? (price ?? 0) : 0,
+        project: (req.kind === 'create' && req.project) || '',
       });
     return { go: true, capLeft: null };
   }
@@ -413,9 +451,23 @@ export class TeamPacing {
          ON CONFLICT (scope, tool, day) DO UPDATE SET uses = mediadesk.daily_uses.uses + 1`,
         [g.scope, g.tool, utcDay(at)],
       );
-      await this.addSpend(c, utcDay(at), g.credits, 1);
+      await this.addSpend(c, utcDay(at), g.credits, g.project);
     }
   }
+}
+
+/** A project's budget and what every machine spent on it on `day`. */
+export async function projectToday(
+  c: PoolClient,
+  project: string,
+  day: string,
+): Promise<{ budget: number | null; spent: number }> {
+  const r = await c.query<{ budget: string | null; spent: string }>(
+    `SELECT (SELECT credits FROM mediadesk.project_budgets WHERE project = $1) AS budget,
+            (SELECT coalesce(sum(credits), 0) FROM mediadesk.project_spend WHERE day = $2 AND project = $1) AS spent`,
+    [project, day],
+  );
+  return { budget: r.rows[0].budget === null ? null : Number(r.rows[0].budget), spent: Number(r.rows[0].spent) };
 }
 
 /** Window counts over sorted times. */

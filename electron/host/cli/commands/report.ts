@@ -7,6 +7,7 @@ import {
   serviceSentence,
   estimateSentence,
   reportSummary,
+  teamSpendSentence,
 } from '../../../../shared/contract/report.ts';
 import { oneLine, terminalJson, UsageError, type CliCommand } from '../command.ts';
 import { openCliServices } from '../services.ts';
@@ -36,7 +37,8 @@ export const reportCommand: CliCommand = {
         ctx.stdout.write(
           `${r.toolLabel}, batch ${r.batchId.slice(0, 8)}${r.finished ? '' : ' (not finished)'}\n` +
             `${reportSummary(r)}\n${estimateSentence(r)}\n${chargesSentence(r)}\n` +
-            (serviceSentence(r) ? `${serviceSentence(r)}\n` : ''),
+            (serviceSentence(r) ? `${serviceSentence(r)}\n` : '') +
+            (r.team ? `${teamSpendSentence(r.team)}\n` : ''),
         );
       if (csv !== undefined) {
         const target = resolve(csv);

@@ -18,6 +18,7 @@ import { parseOptions, paramsOf } from './team-common.ts';
 import { PresetStore } from '../../../core/presets/store.ts';
 import type { MetadataSettings } from '../../../../shared/settings.ts';
 import type { BatchBudget } from '../../../../shared/contract/jobs.ts';
+import { projectNameSchema } from '../../../../shared/contract/team-server.ts';
 import { costSentence } from '../../../../shared/cost-words.ts';
 import { startEstimated } from '../../../core/limits/estimate.ts';
 import { budgetOf } from '../budget-args.ts';
@@ -50,6 +51,16 @@ interface RunArgs {
   /** This run's overrides of the metadata settings (--no-metadata, --no-provenance, --sidecar). */
   metadata: Partial<MetadataSettings>;
   budget?: BatchBudget;
+  /** The project its creates count against (a team budget per project). */
+  project?: string;
+}
+
+/** --project NAME, checked as the contract checks it. */
+function projectOf(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  const r = projectNameSchema.safeParse(raw);
+  if (!r.success) throw new UsageError(`--project: ${r.error.issues[0].message}`);
+  return r.data;
 }
 
 function parseArgs(argv: string[], home: string): RunArgs {
@@ -68,6 +79,7 @@ function parseArgs(argv: string[], home: string): RunArgs {
       '--timeout',
       '--budget-credits',
       '--budget-jobs',
+      '--project',
     ],
     ['--json', '--check', '--no-metadata', '--no-provenance', '--sidecar'],
   );
@@ -112,6 +124,7 @@ function parseArgs(argv: string[], home: string): RunArgs {
     check,
     metadata,
     budget,
+    project: projectOf(options.one('--project')),
   };
 }
 
@@ -163,7 +176,12 @@ async function check(ctx: CliContext, args: RunArgs, session: EngineSession): Pr
     if (err instanceof DeskError && err.code === 'invalid') throw new UsageError(err.message);
     throw err;
   }
-  const estimate = await session.services.core.estimator.estimate(args.tool, args.params, c.ready);
+  const estimate = await session.services.core.estimator.estimate(
+    args.tool,
+    args.params,
+    c.ready,
+    args.project ?? null,
+  );
   if (args.json) {
     ctx.stdout.write(`${terminalJson({ ...c, estimate }, 2)}\n`);
     return 0;
@@ -185,7 +203,7 @@ async function check(ctx: CliContext, args: RunArgs, session: EngineSession): Pr
 export const runCommand: CliCommand = {
   name: 'run',
   usage:
-    'mediadesk run <tool> <files or folders...> [--preset NAME] [--param|-p key=value ...] [--out|-o DIR] [--concurrency|-c N] [--timeout DURATION] [--budget-credits N] [--budget-jobs N] [--json] [--check] [--no-metadata] [--no-provenance] [--sidecar] [-- FILE...]\n         (--preset NAME: the settings saved under that name (mediadesk presets); a --param given as well wins)\n         (--check: check the parameters as a run would, then say how many inputs are ready and why the others would be skipped, and what they would cost; nothing is queued)\n         (--budget-credits N, --budget-jobs N: pause the batch before a job would go past that many credits (by the estimate) or jobs; change it with `mediadesk jobs budget`)\n         (this run only, over Settings: --no-metadata copies no EXIF, colour profile, IPTC or XMP from each input into its results; --no-provenance records not in them how they were made; --sidecar also writes that record beside each result as <result>.json)\n         (without --out: in the output folder of Settings (else ~/MediaDesk or $MEDIADESK_OUTPUT_DIR), a folder named after the tool, then the folder given: ~/MediaDesk/Precision upscaler/shoot;\n          --timeout 10m stops following after that long, exit 124, the jobs left stay queued for the next run)',
+    'mediadesk run <tool> <files or folders...> [--preset NAME] [--param|-p key=value ...] [--out|-o DIR] [--concurrency|-c N] [--timeout DURATION] [--budget-credits N] [--budget-jobs N] [--project NAME] [--json] [--check] [--no-metadata] [--no-provenance] [--sidecar] [-- FILE...]\n         (--preset NAME: the settings saved under that name (mediadesk presets); a --param given as well wins)\n         (--check: check the parameters as a run would, then say how many inputs are ready and why the others would be skipped, and what they would cost; nothing is queued)\n         (--budget-credits N, --budget-jobs N: pause the batch before a job would go past that many credits (by the estimate) or jobs; change it with `mediadesk jobs budget`)\n         (--project NAME: its creates count against the team budget of that project (mediadesk team budget --project NAME CREDITS) and in the team spend per project)\n         (this run only, over Settings: --no-metadata copies no EXIF, colour profile, IPTC or XMP from each input into its results; --no-provenance records not in them how they were made; --sidecar also writes that record beside each result as <result>.json)\n         (without --out: in the output folder of Settings (else ~/MediaDesk or $MEDIADESK_OUTPUT_DIR), a folder named after the tool, then the folder given: ~/MediaDesk/Precision upscaler/shoot;\n          --timeout 10m stops following after that long, exit 124, the jobs left stay queued for the next run)',
   async run(ctx: CliContext): Promise<number> {
     const args = parseArgs(ctx.argv, ctx.home);
     const session = await openEngineSession(ctx, { concurrency: args.concurrency, settings: args.metadata });
@@ -207,6 +225,7 @@ export const runCommand: CliCommand = {
           params: args.params,
           outDir: args.out && resolve(args.out),
           budget: args.budget,
+          project: args.project,
         };
         started = await startEstimated(
           session.services.core.estimator,

@@ -1,3 +1,4 @@
+import { teamSpendSentence } from '../../../../shared/contract/report.ts';
 import type { TeamServerStatus } from '../../../../shared/contract/team-server.ts';
 import { terminalJson, UsageError, type CliCommand } from '../command.ts';
 import { openCliServices } from '../services.ts';
@@ -18,6 +19,10 @@ function show(s: TeamServerStatus): string {
         ? `Team budget: none (${s.budget.spentToday} credits spent today by the team)`
         : `Team budget: ${s.budget.creditsPerDay} credits a day; ${s.budget.spentToday} spent today by the team`,
     );
+  for (const p of s.projects ?? [])
+    lines.push(
+      `Project "${p.project}": ${p.creditsPerDay === null ? 'no budget' : `${p.creditsPerDay} credits a day`}; ${p.spentToday} spent today by the team`,
+    );
   if (s.auditLease)
     lines.push(
       `Audit sync lease: ${s.auditLease.holder}, until ${s.auditLease.until}${s.auditLease.syncing ? ', syncing now' : ''}${s.auditLease.syncedAt ? `; last synced ${s.auditLease.syncedAt}` : ''}`,
@@ -34,12 +39,26 @@ export const teamCommand: CliCommand = {
     'mediadesk team status|test [--json]',
     '       mediadesk team connect postgres://USER:PASSWORD@HOST[:PORT]/DATABASE[?sslmode=...]',
     '       mediadesk team disconnect',
-    '       mediadesk team budget CREDITS|none',
+    '       mediadesk team budget [--project NAME] CREDITS|none',
+    '       mediadesk team spend [--day YYYY-MM-DD ...] [--json]',
   ].join('\n'),
   async run(ctx) {
-    const options = parseOptions(ctx.argv, [], ['--json']);
+    const options = parseOptions(ctx.argv, ['--project', '--day'], ['--json']);
     const [sub, arg, extra] = options.positional;
     if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"`);
+    const project = options.one('--project');
+    if (project !== undefined && sub !== 'budget') throw new UsageError('--project is for team budget');
+    if (options.list('--day').length && sub !== 'spend') throw new UsageError('--day is for team spend');
+    if (sub === 'spend') {
+      const s = await openCliServices(ctx);
+      try {
+        const r = await invoke(s.core, 'teamServer.spend', { days: options.list('--day') });
+        ctx.stdout.write(options.flags.has('--json') ? `${terminalJson(r, 2)}\n` : `${teamSpendSentence(r)}\n`);
+        return r.reachable ? 0 : 1;
+      } finally {
+        await s.close();
+      }
+    }
     let call: (core: Parameters<typeof invoke>[0]) => Promise<TeamServerStatus>;
     if (sub === 'status' || sub === undefined) call = (core) => invoke(core, 'teamServer.status', {});
     else if (sub === 'test') call = (core) => invoke(core, 'teamServer.test', {});
@@ -50,7 +69,9 @@ export const teamCommand: CliCommand = {
     } else if (sub === 'budget') {
       if (!arg || !(arg === 'none' || /^\d+(\.\d+)?$/.test(arg)))
         throw new UsageError(`team budget needs credits a day (a number) or none; got "${arg ?? ''}"`);
-      call = (core) => invoke(core, 'teamServer.setBudget', { creditsPerDay: arg === 'none' ? null : Number(arg) });
+      const creditsPerDay = arg === 'none' ? null : Number(arg);
+      call = (core) =>
+        invoke(core, 'teamServer.setBudget', project === undefined ? { creditsPerDay } : { creditsPerDay, project });
     } else throw new UsageError(`unknown team command "${sub}"`);
     const s = await openCliServices(ctx);
     try {
