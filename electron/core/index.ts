@@ -115,7 +115,7 @@ export async function createCore(opts: CoreOptions) {
     target: () => backend.target(),
     pace,
     ...auditEvents(events, () => forwarder.afterSync()),
-    team: () => teamServer.auditArchive(),
+    team: () => teamServer!.auditArchive(),
     teamFillMs: 15_000,
   });
   const forwarder = new AuditForwarder({

@@ -160,7 +160,15 @@ export class TeamPacing {
       if (pending === null && !grant.go) {
         const create = req.kind === 'create';
         const credits = create ? (this.opts.priceOf(req.tool!) ?? 0) : 0;
-        this.down.unsure.push({ ref, scope: req.scope, kind: req.kind, tool: create ? req.tool! : null, credits });
+        const project = (create && req.project) || '';
+        this.down.unsure.push({
+          ref,
+          scope: req.scope,
+          kind: req.kind,
+          tool: create ? req.tool! : null,
+          credits,
+          project,
+        });
       }
       return grant;
     }
@@ -421,9 +429,11 @@ export class TeamPacing {
         [u.scope, u.tool, day],
       );
       await c.query(
-        `UPDATE mediadesk.spend SET credits = credits - $1, creates = creates - 1
-         WHERE day = $2 AND machine = $3 AND creates > 0`,
-        [u.credits, day, this.opts.server.machine],
+        `WITH team AS (UPDATE mediadesk.spend SET credits = credits - $1, creates = creates - 1
+                       WHERE day = $2 AND machine = $3 AND creates > 0)
+         UPDATE mediadesk.project_spend SET credits = credits - $1, creates = creates - 1
+         WHERE day = $2 AND machine = $3 AND project = $4 AND creates > 0`,
+        [u.credits, day, this.opts.server.machine, u.project],
       );
     }
   }
