@@ -48,7 +48,7 @@ test('shows a sink behind by the cached events, then up to date after Forward no
 });
 
 /** The forwarding form: a Splunk HEC sink added, forwarded to, changed and removed from the app. */
-test('adds an HEC sink at the Sandbox, forwards, edits it and removes it; a bad URL is refused on its field', async ({
+test('adds an HEC sink at the Sandbox, forwards, edits it, removes it in Settings; a bad URL is refused on its field', async ({
   page,
   launch,
   sandboxAt,
@@ -106,6 +106,11 @@ test('adds an HEC sink at the Sandbox, forwards, edits it and removes it; a bad 
     .toEqual([expect.objectContaining({ id: 'splunk', kind: 'splunk-hec', sourcetype: 'mediadesk:e2e' })]);
   await expect(sink).not.toContainText('No token or password');
 
+  // Settings > Audit forwarding is the same panel: the sink is there, and is removed from there.
+  await page.goto(`${host.url}#settings`);
+  const inSettings = page.getByTestId('settings-audit-forward');
+  await expect(inSettings.getByRole('heading', { name: 'Audit forwarding' })).toBeVisible();
+  await expect(inSettings.locator('[data-sink="splunk"]').getByTestId('audit-sink-state')).toHaveText('Up to date');
   await sink.getByTestId('audit-sink-remove').click();
   await page.getByTestId('sink-remove-confirm').click();
   await expect(sink).toHaveCount(0);
