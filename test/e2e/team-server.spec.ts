@@ -35,7 +35,9 @@ test('Settings > Team: connect, Test connection says what answered, a wrong pass
 
   await team.getByLabel('Team server URL').fill(url);
   await team.getByRole('button', { name: 'Connect', exact: true }).click();
-  await expect(status).toHaveText(`${url}: answers, schema version ${TEAM_MIGRATIONS.length}, 1 machine in the last 10 minutes.`);
+  await expect(status).toHaveText(
+    `${url}: answers, schema version ${TEAM_MIGRATIONS.length}, 1 machine in the last 10 minutes.`,
+  );
   await expect(team.getByLabel('Team server URL')).toHaveValue('');
 
   // With a team server set, a new hot folder is shared by default.
@@ -49,7 +51,9 @@ test('Settings > Team: connect, Test connection says what answered, a wrong pass
   });
   expect(other.code, other.err).toBe(0);
   await team.getByRole('button', { name: 'Test connection' }).click();
-  await expect(status).toHaveText(`${url}: answers, schema version ${TEAM_MIGRATIONS.length}, 2 machines in the last 10 minutes.`);
+  await expect(status).toHaveText(
+    `${url}: answers, schema version ${TEAM_MIGRATIONS.length}, 2 machines in the last 10 minutes.`,
+  );
 
   // A wrong password: refused with what the server said, and the server in use is kept.
   await team.getByLabel('Team server URL').fill(studio.replace('studio@', 'studio:wrong-pw@'));

@@ -79,6 +79,19 @@ const runArgs = (m: { shoot: string; out: string }, extra: string[] = []) => [
   ...extra,
 ];
 
+/** The tool's creates today as the team server counts them (its daily uses), every machine's. */
+async function teamUses(db: string): Promise<number> {
+  const { default: pgLib } = await import('pg');
+  const c = new pgLib.Client(db);
+  await c.connect();
+  try {
+    const used = await c.query('SELECT sum(uses)::int AS n FROM mediadesk.daily_uses WHERE tool = $1', [TOOL]);
+    return used.rows[0].n;
+  } finally {
+    await c.end();
+  }
+}
+
 async function stats() {
   const s = await control(sb.url, 'stats');
   return { creates: (s.requests[CREATE] ?? 0) as number, limited: s.limited as Record<string, number> };
@@ -170,12 +183,7 @@ describe.skipIf(missing)('a studio on one team server', { timeout: 240_000 }, ()
     expect(done.code, done.err).toBe(0);
     expect((await stats()).creates).toBe(8);
     await relay.close();
-    const { default: pgLib } = await import('pg');
-    const c = new pgLib.Client(db);
-    await c.connect();
-    const used = await c.query('SELECT sum(uses)::int AS n FROM mediadesk.daily_uses WHERE tool = $1', [TOOL]);
-    await c.end();
-    expect(used.rows[0].n).toBe(8);
+    expect(await teamUses(db)).toBe(8);
   });
 
   it('with the server stopped mid-batch, work goes on within the fallback share and says why; counts reconcile', async () => {
@@ -196,11 +204,6 @@ describe.skipIf(missing)('a studio on one team server', { timeout: 240_000 }, ()
     // The creates made alone were sent to the server when it came back.
     const status = await runCli(['team', 'status', '--json'], { env: m.env });
     expect(status.code, status.err).toBe(0);
-    const { default: pgLib } = await import('pg');
-    const c = new pgLib.Client(db);
-    await c.connect();
-    const used = await c.query('SELECT sum(uses)::int AS n FROM mediadesk.daily_uses WHERE tool = $1', [TOOL]);
-    await c.end();
-    expect(used.rows[0].n).toBe(8);
+    expect(await teamUses(db)).toBe(8);
   });
 });

@@ -44,6 +44,22 @@ export interface TeamServerDeps {
   priceOf: (tool: string) => number | null;
 }
 
+/** Who holds the audit sync lease and how many events the team's archive holds, as the status shows them. */
+async function archiveStatus(
+  archive: TeamAuditArchive,
+): Promise<Pick<TeamServerStatus, 'auditLease' | 'auditArchived'>> {
+  const h = await archive.holder().catch(() => null);
+  return {
+    auditLease: h && {
+      holder: h.mine ? `${h.name} (this process)` : h.name,
+      until: new Date(h.until).toISOString(),
+      syncing: h.syncing,
+      syncedAt: h.syncedAt === null ? null : new Date(h.syncedAt).toISOString(),
+    },
+    auditArchived: await archive.count().catch(() => null),
+  };
+}
+
 /** The team server of a core: its connection, the shared pacing it lends the engine's pacer, and its commands. */
 export function openTeamServer(deps: TeamServerDeps) {
   const server = new TeamServer({
@@ -68,26 +84,8 @@ export function openTeamServer(deps: TeamServerDeps) {
           return [await teamDay(c, day), await projectBudgets(c, day)] as const;
         })
         .catch(() => [null, null] as const);
-    let auditLease: TeamServerStatus['auditLease'] = null;
-    let auditArchived: number | null = null;
-    if (s.reachable) {
-      const h = await archive.holder().catch(() => null);
-      auditLease = h && {
-        holder: h.mine ? `${h.name} (this process)` : h.name,
-        until: new Date(h.until).toISOString(),
-        syncing: h.syncing,
-        syncedAt: h.syncedAt === null ? null : new Date(h.syncedAt).toISOString(),
-      };
-      auditArchived = await archive.count().catch(() => null);
-    }
-    return {
-      ...s,
-      fallback: deps.pacer.team ? pacing.fallbackMessage : null,
-      budget,
-      projects,
-      auditLease,
-      auditArchived,
-    };
+    const lease = s.reachable ? await archiveStatus(archive) : { auditLease: null, auditArchived: null };
+    return { ...s, fallback: deps.pacer.team ? pacing.fallbackMessage : null, budget, projects, ...lease };
   };
 
   /** The team's spend today and what is left of its budgets, for the estimate; null without a team server. */
