@@ -63,14 +63,14 @@ export function engineFor(
 }
 
 /** Waits until every job is settled, within the tests' timeout (no timed assertion). */
-export async function settle(engine: Engine, ids: readonly string[]): Promise<void> {
+export async function settle(engine: Engine, ids: readonly string[], timeout = 60_000): Promise<void> {
   await vi.waitFor(
     () => {
       const rows = engine.store.byIds(ids);
       if (rows.length !== ids.length || !rows.every((r) => SETTLED_STATES.includes(r.state)))
         throw new Error(`jobs not settled: ${rows.map((r) => r.state).join(', ')}`);
     },
-    { timeout: 60_000, interval: 30 },
+    { timeout, interval: 30 },
   );
 }
 

@@ -86,7 +86,7 @@ describe('pacing to the service limits', () => {
       const r = await e.startBatch({ tool: TOOL, inputs, outDir: join(dir, 'out-many') });
       expect(r.queued).toBe(2000);
       e.start();
-      await settle(e, r.jobIds);
+      await settle(e, r.jobIds, 230_000);
       const states = new Set(e.store.byIds(r.jobIds).map((j) => j.state));
       expect(states).toEqual(new Set(['done']));
       const stats = await control(service.url, 'stats');

@@ -56,8 +56,19 @@ describe('the files the queue recorded, each found by an index', () => {
     const home = tmp('result-paths-v11');
     dirs.push(home);
     const old = openDatabase(dbPaths(home).jobs, QUEUE_MIGRATIONS.slice(0, 11));
-    queueBatch(new JobStore(old), home, ['/in/a.png']);
-    old.prepare('UPDATE jobs SET outputs = ? WHERE id = ?').run(JSON.stringify(['/out/kept.png']), 'j0');
+    // Written as a build of schema 11 wrote it: today's store writes columns later migrations made.
+    old
+      .prepare(
+        `INSERT INTO batches (id, tool, out_dir, params, roots, backend, created_at)
+         VALUES ('b1', 'upscaler-precision', ?, '{}', '[]', 'sandbox', 0)`,
+      )
+      .run(home);
+    old
+      .prepare(
+        `INSERT INTO jobs (id, seq, batch_id, tool, state, input_path, rel_dir, out_dir, params, snapshot, created_at, updated_at, outputs)
+         VALUES ('j0', 1, 'b1', 'upscaler-precision', 'done', '/in/a.png', '', ?, '{}', '{}', 0, 0, ?)`,
+      )
+      .run(home, JSON.stringify(['/out/kept.png']));
     old.close();
     const db = openDatabase(dbPaths(home).jobs, QUEUE_MIGRATIONS);
     try {

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { keyHashOf, UsageCache, UsageLedger } from '../../electron/core/analytics/ledger.ts';
 import { ANALYTICS_LEDGER, ANALYTICS_MIGRATIONS } from '../../electron/core/analytics/migrations.ts';
+import { TRAINING_LEDGER, TRAINING_MIGRATIONS } from '../../electron/core/lora-training/migrations.ts';
 import { usageBody } from '../../electron/core/analytics/service.ts';
 import { openAnalyticsDb } from '../../electron/core/analytics/store.ts';
 import { APPS_LEDGER, APPS_MIGRATIONS } from '../../electron/core/apps/migrations.ts';
@@ -14,7 +15,7 @@ import { MemorySecretStore } from '../../electron/core/secrets.ts';
 import { DeskError } from '../../shared/contract/index.ts';
 import { cleanup, tmp } from './helpers.ts';
 
-// The apps and analytics stores share mediadesk.db with the queue, each with its own migration ledger.
+// The apps, analytics, limiter and LoRA training stores share mediadesk.db with the queue, each with its own migration ledger.
 
 const homes: string[] = [];
 const home = (name: string) => {
@@ -120,6 +121,7 @@ describe('the apps and analytics stores in mediadesk.db', () => {
         [APPS_LEDGER]: APPS_MIGRATIONS.length,
         [ANALYTICS_LEDGER]: ANALYTICS_MIGRATIONS.length,
         [LIMITER_LEDGER]: LIMITER_MIGRATIONS.length,
+        [TRAINING_LEDGER]: TRAINING_MIGRATIONS.length,
       });
     } finally {
       after.close();

@@ -50,7 +50,7 @@ describe('what the user typed, quoted in an error', () => {
     const cases: [string[], string][] = [
       [
         ['nope\u001b[2J'],
-        'mediadesk: unknown command "nope\\x1b[2J" (try: run, tools, watch, jobs, report, presets, video, apps, limits, prices, usage, creations, audit, team, key, doctor, report-problem, settings, open, integrate, sandbox)',
+        'mediadesk: unknown command "nope\\x1b[2J" (try: run, tools, watch, jobs, report, presets, video, apps, loras, limits, prices, usage, creations, audit, team, key, doctor, report-problem, settings, open, integrate, sandbox)',
       ],
       [
         ['creations', '--page', '1\n'],
