@@ -111,9 +111,12 @@ test('a team admin: sync, narrow, search, one event in detail, export, and the e
 
   await test.step('3. The table lists the events newest first under a timeline; narrow by event type', async () => {
     await expect(page.getByTestId('audit-timeline')).toBeVisible();
-    const dates = await page.locator('[data-testid="audit-row"] [role="gridcell"]:nth-child(1)').allInnerTexts();
+    // By each row's machine-readable time: the shown "9:56 PM" sorts after "10:21 PM" as text.
+    const times = page.locator('[data-testid="audit-row"] [role="gridcell"]:nth-child(1) time');
+    const dates = (await times.evaluateAll((els) => els.map((e) => e.getAttribute('datetime') ?? ''))).map(Date.parse);
     expect(dates.length).toBeGreaterThan(1);
-    expect([...dates].sort().reverse()).toEqual(dates);
+    expect(dates.every((d) => !Number.isNaN(d))).toBe(true);
+    expect([...dates].sort((a, b) => b - a)).toEqual(dates);
     await page.getByTestId('audit-event-type').selectOption('team.member.role_changed');
     await expect.poll(() => auditCount(page)).toBeLessThan(all);
     await expect.poll(() => auditCount(page)).toBeGreaterThan(0);
