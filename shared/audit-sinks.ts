@@ -94,8 +94,11 @@ export const emptyDraft = (kind: SinkKind): SinkDraft => ({
   ...(Object.fromEntries(TEXT_FIELDS.map((f) => [f, ''])) as Record<(typeof TEXT_FIELDS)[number], string>),
 });
 
-const DRAFT_FIELDS: Record<SinkKind, readonly (typeof TEXT_FIELDS)[number][]> = {
-  'splunk-hec': ['id', 'url', 'index', 'host', 'source', 'sourcetype'],
+export type SinkDraftField = (typeof TEXT_FIELDS)[number];
+
+/** The fields each kind of sink takes, in the order the form shows them. */
+export const DRAFT_FIELDS: Record<SinkKind, readonly SinkDraftField[]> = {
+  'splunk-hec': ['id', 'url', 'index', 'source', 'sourcetype', 'host'],
   opensearch: ['id', 'url', 'index', 'username'],
   elasticsearch: ['id', 'url', 'index', 'username'],
   file: ['id', 'folder'],
