@@ -69,6 +69,13 @@ describe('what a short command loads', () => {
     expect(ours.filter((u) => u.startsWith('electron/core/engine/') && !u.endsWith('/lease.ts'))).toEqual([]);
   });
 
+  it("a command that opens the core leaves the audit sinks' OpenSearch and Elasticsearch clients unloaded", async () => {
+    const { run, packages, ours } = await loadedBy(['presets', 'list'], { MEDIADESK_HOME: join(dir, 'presets-home') });
+    expect(run.code).toBe(0);
+    expect(ours).toContain('electron/core/index.ts');
+    expect(['@opensearch-project/opensearch', '@elastic/elasticsearch'].filter((p) => packages.has(p))).toEqual([]);
+  });
+
   it('`mediadesk settings get` reads the settings file alone', async () => {
     const { run, packages, ours } = await loadedBy(['settings', 'get', 'concurrency'], {
       MEDIADESK_HOME: join(dir, 'home'),

@@ -7,7 +7,6 @@ import { forwardSink, type ForwardReport } from './forwarder.ts';
 import { ForwardLeases, heldText, LEASE_RENEW_MS } from './lease.ts';
 import { ArchiveReader } from './read.ts';
 import type { Sink } from './sink.ts';
-import { BulkSink } from './sinks/bulk.ts';
 import { FileSink } from './sinks/file.ts';
 import { HecSink } from './sinks/hec.ts';
 import { Watermarks } from './watermarks.ts';
@@ -71,6 +70,9 @@ export class AuditForwarder {
         );
       return new HecSink(cfg, secret, this.clock);
     }
+    // The OpenSearch and Elasticsearch clients are ~800 modules: loaded by the forward that needs them,
+    // not by every command and host that opens the core.
+    const { BulkSink } = await import('./sinks/bulk.ts');
     return new BulkSink(cfg, secret, this.clock);
   }
 
