@@ -28,9 +28,8 @@ const stoppedBatch = (reason: string): StagedBatch => ({
 });
 
 /**
- * Stages the file from a worker thread (stage-worker.ts), calling `emit` here for each staged
- * batch in order. Where the worker cannot start (a build without the worker file), the file is
- * staged in this thread instead, through the same code.
+ * Reads the file in a worker thread (stage-worker.ts), calling `emit` here for each batch in order. Where the worker cannot start (a build without the worker file), the file is
+ * read in this thread instead, through the same code.
  */
 export async function stageRows(
   task: StageTask,
@@ -84,6 +83,8 @@ function deliverBatches(
       } catch (err) {
         return finish({ failed: err });
       }
+      // The reading thread holds few batches of rows beyond those taken (stage-worker.ts).
+      if (b.rows) worker.postMessage(null);
       if (b.done) finish('done');
     };
     // One batch per turn of the event loop: delivered in one go, a reading thread far ahead held the
