@@ -28,8 +28,9 @@ const stoppedBatch = (reason: string): StagedBatch => ({
 });
 
 /**
- * Reads the file in a worker thread (stage-worker.ts), calling `emit` here for each batch in order. Where the worker cannot start (a build without the worker file), the file is
- * read in this thread instead, through the same code.
+ * Stages the file from a worker thread (stage-worker.ts), calling `emit` here for each staged
+ * batch in order. Where the worker cannot start (a build without the worker file), the file is
+ * staged in this thread instead, through the same code.
  */
 export async function stageRows(
   task: StageTask,
@@ -83,8 +84,6 @@ function deliverBatches(
       } catch (err) {
         return finish({ failed: err });
       }
-      // The reading thread holds few batches of rows beyond those taken (stage-worker.ts).
-      if (b.rows) worker.postMessage(null);
       if (b.done) finish('done');
     };
     // One batch per turn of the event loop: delivered in one go, a reading thread far ahead held the

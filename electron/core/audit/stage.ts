@@ -1,14 +1,12 @@
 /**
- * The reading side of a staged or bulk load: a worker thread (stage-worker.ts) reads and checks the
- * file and hands rows in date order over packed (PackedRows), each written once, by the importer.
- * From the first batch that lands among the dates before, the rest goes to a scratch SQLite file
- * (the stage) that the cache moves in by date at the end (store/stage-copy.ts).
+ * The writing side of a load's stage: a worker thread (stage-worker.ts) reads, checks and writes the
+ * rows into a scratch SQLite file that the cache copies in by SQL (store/stage-copy.ts), so the two
+ * sides use two cores and no row crosses threads as a JS object.
  */
 import Database from 'better-sqlite3';
 import type { Statement } from 'better-sqlite3';
 import type { ImportReject } from '../../../shared/contract/audit.ts';
 import type { EventRow } from './event.ts';
-import { inOrder, widen, type DateSpan } from './date-order.ts';
 import { readParsed, type ReadTask } from './read.ts';
 
 /** Stage columns (untyped: values are kept exactly), named as EventRow's fields so a staged row reads back as one. */
@@ -38,30 +36,11 @@ export function stageTableSql(schema: string): string {
     CREATE TABLE IF NOT EXISTS ${schema}.names (id INTEGER PRIMARY KEY, value TEXT NOT NULL)`;
 }
 
-/** STAGE_COLUMNS but the date, in order: one row's values in PackedRows.values. */
-export const PACKED_COLUMNS = STAGE_COLUMNS.slice(1);
-const WIDTH = PACKED_COLUMNS.length;
-
-/**
- * Rows as the reading thread hands them over: no object per row (cloning one cost ~4 times a flat
- * array's values, bench/history/audit-import.md). Row i's values are values[i * WIDTH ...].
- */
-export interface PackedRows {
-  ts: Float64Array;
-  values: unknown[];
-  /** The search names first met in these rows. */
-  names: string[];
-}
-
-/**
- * What one batch tells the importer: its rows are in `rows`, or in the stage under ids
- * lo <= id < hi (none when lo = hi).
- */
+/** What one staged batch tells the importer: the rows are in the stage by then, under ids lo <= id < hi. */
 export interface StagedBatch {
   kind: 'batch';
   lo: number;
   hi: number;
-  rows?: PackedRows;
   /** The batch's dates, ascending (its rows take ids in file order). */
   ts: Float64Array;
   /** Items read since the previous batch, rejected ones included. */
@@ -80,60 +59,6 @@ export interface StageTask extends ReadTask {
   stagePath: string;
   /** Rows per staged batch (one transaction of the stage, one message to the importer). */
   batchSize: number;
-  /** Batches in date order are handed over as PackedRows, staged only from the first that is not. */
-  direct?: boolean;
-}
-
-/** Rows packed as read, for one PackedRows. */
-class Packer {
-  private values: unknown[] = [];
-  private ts = new Float64Array(1024);
-  private names: string[] = [];
-  private readonly seen = new Set<string>();
-  count = 0;
-
-  add(r: EventRow): void {
-    // PACKED_COLUMNS' order.
-    this.values.push(
-      r.eventId,
-      r.eventType,
-      r.memberEmail,
-      r.memberId,
-      r.memberType,
-      r.verb,
-      r.status,
-      r.category,
-      r.groupId,
-      r.folderRef,
-      r.projectRef,
-      r.requestId,
-      r.correlationId,
-      r.resourceId,
-      r.raw,
-      r.text,
-    );
-    if (this.count === this.ts.length) this.ts = grow(this.ts);
-    this.ts[this.count++] = r.ts;
-    for (const n of r.names) {
-      if (this.seen.has(n)) continue;
-      this.seen.add(n);
-      this.names.push(n);
-    }
-  }
-
-  take(): PackedRows {
-    const p = { ts: this.ts.slice(0, this.count), values: this.values, names: this.names };
-    this.values = [];
-    this.names = [];
-    this.count = 0;
-    return p;
-  }
-}
-
-function grow(a: Float64Array): Float64Array<ArrayBuffer> {
-  const grown = new Float64Array(a.length * 2);
-  grown.set(a);
-  return grown;
 }
 
 class StageWriter {
@@ -176,7 +101,11 @@ class StageWriter {
    * a 1M-event load (bench/history/audit-import.md, tenth round).
    */
   add(r: EventRow): void {
-    this.opening();
+    if (!this.open) {
+      this.begin.run();
+      this.open = true;
+      this.lo = this.nextId;
+    }
     this.put.run(
       this.nextId,
       r.ts,
@@ -197,36 +126,18 @@ class StageWriter {
       r.raw,
       r.text,
     );
-    this.added(r.ts, r.names);
-  }
-
-  /** Stages packed rows as add() stages each (a load's first batch out of date order). */
-  addPacked(p: PackedRows): void {
-    for (let i = 0; i < p.ts.length; i++) {
-      this.opening();
-      this.put.run(this.nextId, p.ts[i], ...p.values.slice(i * WIDTH, (i + 1) * WIDTH));
-      this.added(p.ts[i], i ? [] : p.names);
-    }
-  }
-
-  /** Opens the batch's transaction with its first row. */
-  private opening(): void {
-    if (this.open) return;
-    this.begin.run();
-    this.open = true;
-    this.lo = this.nextId;
-  }
-
-  /** After a row of date `ts` was put: its names staged (each once), its id taken. */
-  private added(ts: number, names: readonly string[]): void {
-    for (const n of names) {
+    for (const n of r.names) {
       if (this.staged.has(n)) continue;
       this.staged.add(n);
       this.putName.run(n);
     }
     this.nextId++;
-    if (this.count === this.dates.length) this.dates = grow(this.dates);
-    this.dates[this.count++] = ts;
+    if (this.count === this.dates.length) {
+      const grown = new Float64Array(this.dates.length * 2);
+      grown.set(this.dates);
+      this.dates = grown;
+    }
+    this.dates[this.count++] = r.ts;
   }
 
   /** Rows in the batch in hand. */
@@ -261,8 +172,8 @@ class StageWriter {
 }
 
 /**
- * Reads, parses and checks the file, handing accepted rows over packed (task.direct) or writing them
- * to the stage, and calling `emit` once per batch (and once at the end, `done`), in file order. An `emit` that returns a promise
+ * Reads, parses and checks the file, writing accepted rows to the stage and calling `emit` once per
+ * committed batch (and once at the end, `done`), in file order. An `emit` that returns a promise
  * (a copy waiting for the cache's lock, in this thread) holds the reading until it settles.
  */
 export async function stageFile(
@@ -271,20 +182,16 @@ export async function stageFile(
   signal?: AbortSignal,
 ): Promise<void> {
   const writer = new StageWriter(task.stagePath);
-  // Null once a batch fell among the dates before (or from the start without `direct`): rows are staged.
-  let packer = task.direct ? new Packer() : null;
-  let span: DateSpan = null;
   try {
     let items = 0;
     let rejects: ImportReject[] = [];
     let warnings: string[] = [];
     let fatal: string | null = null;
     let bytesRead = 0;
-    const send = (done: boolean, stopped = false, rows?: PackedRows, ts?: Float64Array) => {
+    const send = (done: boolean, stopped = false) => {
       const b: StagedBatch = {
         kind: 'batch',
         ...writer.commit(),
-        ...(rows && { rows, ts: ts! }),
         items,
         rejects,
         warnings,
@@ -311,29 +218,13 @@ export async function stageFile(
         throw err;
       }
     };
-    const sendPacked = () => {
-      const rows = packer!.take();
-      const ts = rows.ts.slice().sort();
-      if (inOrder(ts, span)) {
-        span = widen(ts, span);
-        return send(false, false, rows, ts);
-      }
-      packer = null;
-      writer.addPacked(rows);
-      send(false);
-    };
     const { stopped } = await readParsed(
       task,
       {
         row: (r) => {
           items++;
-          if (packer) {
-            packer.add(r);
-            if (packer.count >= task.batchSize) sendPacked();
-          } else {
-            writer.add(r);
-            if (writer.pending >= task.batchSize) send(false);
-          }
+          writer.add(r);
+          if (writer.pending >= task.batchSize) send(false);
         },
         reject: (r) => {
           items++;
@@ -345,7 +236,6 @@ export async function stageFile(
       { signal, onRead: (b) => (bytesRead = b), drain },
     );
     if ('error' in failed) throw failed.error;
-    if (packer?.count) sendPacked();
     send(true, stopped);
     await drain();
   } finally {

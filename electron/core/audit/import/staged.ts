@@ -3,13 +3,16 @@ import type { ImportOptions } from './types.ts';
 import { keysFollowDates } from '../keys.ts';
 import type { ReadTask } from '../read.ts';
 import { stageRows } from '../stage-thread.ts';
-import type { PackedRows, StagedBatch } from '../stage.ts';
+import type { StagedBatch } from '../stage.ts';
 import type { AuditStore, StagedRows } from '../store.ts';
 import { BATCH_ROWS, BYTES_PER_EVENT } from './plan.ts';
 import { IMPORT_LATER, lockWaiter, STOPPED, unlessStopped, type Tally } from './tally.ts';
 
 /** The same as IMPORT_LATER when it gave up at the end of a staged or bulk load, with indexes still to build. */
 const RESTORE_LATER = `${IMPORT_LATER}; the cache's indexes are built again by its next large import, or when it is next opened once this process has ended`;
+
+/** Rows inside the dates already written: a few (a file nearly in order) are cheap, many are random writes. */
+const OUT_OF_ORDER_SHARE = 0.01;
 
 export interface StagedLoad {
   /** Indexes set aside and built at the end; otherwise every index stays live. */
@@ -27,9 +30,8 @@ export interface StagedLoad {
 }
 
 /**
- * Read in a worker thread and inserted here, batch by batch; what comes out of date order is staged
- * and moved in by date at the end: a staged or a bulk load. Each write waits for the lock with this
- * thread free; a Stop ends a wait, the rows it held back not
+ * Read (in a worker thread) into a stage, then copied in by SQL: a staged or a bulk load. Each
+ * write waits for the lock with this thread free; a Stop ends a wait, the rows it held back not
  * added, but never the indexes' building at the end.
  */
 export async function loadStaged(store: AuditStore, task: ReadTask, tally: Tally, opts: StagedLoad): Promise<void> {
@@ -62,30 +64,29 @@ export async function loadStaged(store: AuditStore, task: ReadTask, tally: Tally
   try {
     staged = store.openStage({ uniqueByOverlap: byDates });
     const stage = staged;
-    // A file in date order is handed over as read and inserted, each batch at one end of the dates
-    // written; from the first batch that would land among them, the reading thread stages the rest
-    // to go in by date at the end.
+    // A file in date order is copied in as staged, each batch at one end of the dates written; from
+    // the first batch that would land among them, the rest waits in the stage to go in by date.
+    let span: { lo: number; hi: number } | null = null;
     let heldFrom: number | null = null;
     // The end of the staged ids: the rows held back are heldFrom <= id < stagedTo.
     let stagedTo = 0;
-    // Rows handed over and not inserted yet: they go in as one transaction of about batchSize.
-    let pending: PackedRows[] = [];
-    let pendingRows = 0;
+    // Staged batches in order not copied yet: their ids run on, so they go in as one range.
+    let pending: { lo: number; hi: number } | null = null;
     // The last batch came, and the signal did not cut the reading short: the whole file was read.
     let readAll = false;
     // Stopped while waiting for the lock, the rows in hand stay pending: not added.
-    const insertPending = async () => {
-      if (!pendingRows) return;
-      const rows = joinPacked(pending);
+    const copyPending = async () => {
+      if (!pending) return;
+      const { lo, hi } = pending;
       const counts = await unlessStopped(
-        write(() => stage.insert(rows, 'import'), { signal }),
+        write(() => stage.copy(lo, hi, 'import'), { signal }),
         signal,
       );
       if (counts === STOPPED) return;
-      pending = [];
-      pendingRows = 0;
+      pending = null;
       tally.counted(counts);
     };
+    const notCopied = () => (pending ? pending.hi - pending.lo : 0);
     const onStaged = async (b: StagedBatch) => {
       report.items += b.items;
       tally.bytesRead = Math.max(tally.bytesRead, b.bytesRead);
@@ -94,12 +95,14 @@ export async function loadStaged(store: AuditStore, task: ReadTask, tally: Tally
       if (b.fatal) report.fatal ??= b.fatal;
       stagedTo = Math.max(stagedTo, b.hi);
       if (b.done && !b.stopped) readAll = true;
-      if (b.rows) {
-        pending.push(b.rows);
-        pendingRows += b.rows.ts.length;
+      if (b.hi > b.lo && heldFrom === null && inOrder(b.ts, span)) {
+        span = widen(b.ts, span);
+        pending = { lo: pending?.lo ?? b.lo, hi: b.hi };
+        if (pending.hi - pending.lo >= batchSize || b.done) await copyPending();
+        else tally.progress();
+        return;
       }
-      if (b.rows && pendingRows < batchSize && !b.done) return tally.progress();
-      await insertPending();
+      await copyPending();
       if (b.hi > b.lo && heldFrom === null) {
         heldFrom = b.lo;
         // The batch's first item: its rows are the first held back.
@@ -110,14 +113,13 @@ export async function loadStaged(store: AuditStore, task: ReadTask, tally: Tally
       if (tally.held && heldFrom !== null) tally.held.rows = stagedTo - heldFrom;
       tally.progress();
     };
-    // The reading side reports every BATCH_ROWS rows, so inserting or holding back follows the file closely.
-    const reading = { ...task, stagePath: stage.path, batchSize: Math.min(batchSize, BATCH_ROWS), direct: true };
-    await stageRows(reading, onStaged, opts);
-    await insertPending();
+    // The reading side reports every BATCH_ROWS rows, so copying or holding back follows the file closely.
+    await stageRows({ ...task, stagePath: stage.path, batchSize: Math.min(batchSize, BATCH_ROWS) }, onStaged, opts);
+    await copyPending();
     // Interrupted, rows held back or found waiting for the lock stay out (moving them could take as
     // long as the load so far); the report counts them so its items add up.
-    if (signal?.aborted && (heldFrom !== null || pendingRows))
-      report.notAdded = pendingRows + (heldFrom !== null ? stagedTo - heldFrom : 0);
+    if (signal?.aborted && (heldFrom !== null || notCopied()))
+      report.notAdded = notCopied() + (heldFrom !== null ? stagedTo - heldFrom : 0);
     else if (heldFrom !== null) {
       // The last step: a Ctrl-C from here on is seen only once the file is all in.
       opts.onSort?.({ path: report.path, rows: stagedTo - heldFrom });
@@ -145,18 +147,6 @@ export async function loadStaged(store: AuditStore, task: ReadTask, tally: Tally
   }
 }
 
-/** Consecutive batches of packed rows as one. */
-function joinPacked(list: readonly PackedRows[]): PackedRows {
-  if (list.length === 1) return list[0];
-  const ts = new Float64Array(list.reduce((n, p) => n + p.ts.length, 0));
-  let at = 0;
-  for (const p of list) {
-    ts.set(p.ts, at);
-    at += p.ts.length;
-  }
-  return { ts, values: list.flatMap((p) => p.values), names: list.flatMap((p) => p.names) };
-}
-
 /**
  * store.restoreIndexes, each of its writes made through `write` (waiting for the cache's lock with
  * this thread free). Returns how many of this process's bulk-loaded rows were removed as duplicates.
@@ -168,4 +158,20 @@ export async function restoreIndexes(
   let removed = 0;
   for (let step = store.nextRestore(); step; step = store.nextRestore()) removed += await write(step);
   return removed;
+}
+
+function inOrder(ts: Float64Array, span: { lo: number; hi: number } | null): boolean {
+  if (!span) return true;
+  let inside = 0;
+  for (const t of ts) if (t > span.lo && t < span.hi) inside++;
+  return inside <= ts.length * OUT_OF_ORDER_SHARE;
+}
+
+/** The batch's dates, a few stray ones at either end left out so they do not block the rest of the file. */
+function widen(ts: Float64Array, span: { lo: number; hi: number } | null): { lo: number; hi: number } {
+  const skip = Math.floor(ts.length * OUT_OF_ORDER_SHARE);
+  return {
+    lo: Math.min(span?.lo ?? Infinity, ts[skip]),
+    hi: Math.max(span?.hi ?? -Infinity, ts[ts.length - 1 - skip]),
+  };
 }

@@ -3,7 +3,7 @@ import { basename, dirname, join } from 'node:path';
 import type { Db } from '../../db/open.ts';
 import type { EventRow } from '../event.ts';
 import { KEY_SLOTS, keyBase } from '../keys.ts';
-import { stageTableSql, type PackedRows } from '../stage.ts';
+import { stageTableSql } from '../stage.ts';
 import type { InsertCounts, Origin, WriteTx } from './types.ts';
 import { UNIQUE_INDEX, type BulkIndexes } from './bulk-indexes.ts';
 import type { RowInserter } from './insert.ts';
@@ -12,8 +12,8 @@ import { isAlive } from './records.ts';
 export interface StagedRows {
   /** The stage file, for the connection that writes it (stage.ts). */
   readonly path: string;
-  /** Inserts rows handed over by the reading thread (never staged) as one committed batch. */
-  insert(rows: PackedRows, origin: Origin): InsertCounts;
+  /** Copies the staged rows lo <= id < hi (consecutive staged batches) into the cache as one committed batch. */
+  copy(lo: number, hi: number, origin: Origin): InsertCounts;
   /**
    * Moves the staged rows from id `from` on into the cache in date order: each call of the returned
    * function commits the next batch (null when none is left). A failed call wrote nothing; the next retries it.
@@ -31,10 +31,9 @@ interface CopyParts {
 }
 
 /**
- * Attaches a staged or bulk load's stage, a scratch file the reading side (stage.ts) fills with the
- * rows that came out of date order, and moves them in by date (merge) with INSERT ... SELECT; the
- * rows in order are inserted as handed over (insert). The stage needs no journal: losing it loses
- * nothing cached. `uniqueByOverlap` lets the unique index follow the file's dates.
+ * Attaches a staged or bulk load's stage, a scratch file the reading side (stage.ts) fills, and
+ * copies its rows in with INSERT ... SELECT, batch by batch. The stage needs no journal: losing it
+ * loses nothing cached. `uniqueByOverlap` lets the unique index follow the file's dates.
  */
 export function openStage(
   { db, writeTx, inserter, indexes }: CopyParts,
@@ -51,6 +50,9 @@ export function openStage(
   // The batch again in key order (pos), keys picked: ordered by seq from staged_batch instead, SQLite
   // sorted every copied row, spilling to disk each batch (a third of the copy's time).
   db.exec('CREATE TEMP TABLE IF NOT EXISTS keyed_batch (pos INTEGER PRIMARY KEY, id INTEGER, ts, seq INTEGER)');
+  const fillRange = db.prepare(
+    'INSERT INTO temp.staged_batch (id, ts) SELECT id, ts FROM stage.rows WHERE id >= ? AND id < ?',
+  );
   const fillPage = db.prepare(
     'INSERT INTO temp.staged_batch (id, ts) SELECT id, ts FROM stage.rows WHERE id >= ? AND (ts, id) > (?, ?) ORDER BY ts, id LIMIT ?',
   );
@@ -147,20 +149,7 @@ export function openStage(
   };
   return {
     path,
-    insert: (rows, origin) =>
-      writeTx(() => {
-        const n = rows.ts.length;
-        let lo = Infinity;
-        let hi = -Infinity;
-        for (const t of rows.ts) {
-          if (t < lo) lo = t;
-          if (t > hi) hi = t;
-        }
-        let removed = 0;
-        if (followDates && n) ({ removed, uniqueLive } = followDates(n, keyBase(lo), keyBase(hi), uniqueLive));
-        const counts = inserter.insertPacked(rows, origin, !uniqueLive);
-        return { inserted: counts.inserted - removed, duplicates: counts.duplicates + removed };
-      }),
+    copy: (lo, hi, origin) => copy(() => fillRange.run(lo, hi), origin).counts,
     merge: (from, origin, batchSize) => {
       db.exec('CREATE INDEX IF NOT EXISTS stage.rows_ts ON rows (ts, id)');
       let after: [number, number] = [-Number.MAX_VALUE, 0];
