@@ -1,4 +1,4 @@
-import { afterAll, beforeEach, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, afterEach, describe, expect, it, vi } from 'vitest';
 import { readdirSync, rmSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { csvRecord } from '../../electron/core/audit/export.ts';
@@ -316,6 +316,35 @@ describe('import: bulk loads', () => {
     expect(ftsSegments()).toBe(1);
     expect(ftsSettings()).toEqual(EVERYDAY_FTS);
     expect(found('fld_0 user1@example.test')).toEqual(Array.from({ length: 100 }, (_, k) => `evt_${k * 30}`));
+  });
+
+  it('a bulk load builds each index set aside in this thread, at the smallest sort runs, and puts the connection back as it was', async () => {
+    const db = service.store.db;
+    const usual = { threads: db.pragma('threads', { simple: true }), cache: db.pragma('cache_size', { simple: true }) };
+    const builds: { sql: string; threads: unknown; cache: unknown }[] = [];
+    const exec = db.exec.bind(db);
+    // Observed, not replaced: each CREATE INDEX runs on the real connection, its settings read first.
+    const spy = vi.spyOn(db, 'exec').mockImplementation((sql: string) => {
+      if (/^CREATE (UNIQUE )?INDEX/i.test(sql))
+        builds.push({
+          sql,
+          threads: db.pragma('threads', { simple: true }),
+          cache: db.pragma('cache_size', { simple: true }),
+        });
+      return exec(sql);
+    });
+    try {
+      const [r] = await service.import([tmp.file(`${n}-sorts.ndjson`, ndjson(events(0, 2000)))], { load: 'bulk' });
+      expect(r.accepted).toBe(2000);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(builds.length).toBe(EVENT_INDEXES);
+    expect(builds.every((b) => b.threads === 0 && b.cache === -4096)).toBe(true);
+    expect({
+      threads: db.pragma('threads', { simple: true }),
+      cache: db.pragma('cache_size', { simple: true }),
+    }).toEqual(usual);
   });
 });
 

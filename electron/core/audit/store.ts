@@ -38,7 +38,7 @@ export class AuditStore {
     this.db.pragma(`cache_size = -${CACHE_KIB}`);
     // Sorts larger than the cache (an index build over 1M rows) spill to a file the OS caches, not to this process.
     this.db.pragma('temp_store = FILE');
-    // Index builds (the end of a bulk import) sort on helper threads too: the file is read by then, so cores are free.
+    // Large query sorts use helper threads too (an index build does not: BulkIndexes.sortingToBuild).
     this.db.pragma(`threads = ${Math.max(1, Math.min(4, availableParallelism() - 1))}`);
     this.claim = this.db.prepare('DELETE FROM main.audit_meta WHERE 0');
     this.records = new ProcessRecords(this.db, this.boundWriteTx);

@@ -12,6 +12,15 @@ export const BATCH_ROWS = 5000;
 const BULK_BATCH_ROWS = 50_000;
 /** A file is staged from about 50,000 events (exported events run 500 to 1,500 bytes); a smaller one goes row by row. */
 const STAGE_MIN_BYTES = 48 * 1024 * 1024;
+
+/**
+ * `fallback`, or the environment's `name` when set to a whole number above 0: tests load a file of
+ * a few MB through the staged and bulk paths (MEDIADESK_AUDIT_STAGE_MIN_BYTES, ..._BULK_BATCH_ROWS).
+ */
+function tunedByTests(name: string, fallback: number): number {
+  const n = Number(process.env[name]);
+  return Number.isSafeInteger(n) && n > 0 ? n : fallback;
+}
 export const BYTES_PER_EVENT = 1000;
 /**
  * A file of more events than this share of the cache's is loaded in bulk, a smaller one staged with
@@ -27,10 +36,11 @@ export function planLoad(
   opts: { load?: LoadPath; batchSize?: number },
 ): { load: LoadPath; batchSize: number } {
   const load = opts.load ?? loadPathFor(bytes, cached);
-  return { load, batchSize: opts.batchSize ?? (load === 'rows' ? BATCH_ROWS : BULK_BATCH_ROWS) };
+  const bulkRows = tunedByTests('MEDIADESK_AUDIT_BULK_BATCH_ROWS', BULK_BATCH_ROWS);
+  return { load, batchSize: opts.batchSize ?? (load === 'rows' ? BATCH_ROWS : bulkRows) };
 }
 
 function loadPathFor(bytes: number, cached: number): LoadPath {
-  if (bytes < STAGE_MIN_BYTES) return 'rows';
+  if (bytes < tunedByTests('MEDIADESK_AUDIT_STAGE_MIN_BYTES', STAGE_MIN_BYTES)) return 'rows';
   return bytes / BYTES_PER_EVENT > cached * BULK_SHARE_OF_CACHE ? 'bulk' : 'staged';
 }
