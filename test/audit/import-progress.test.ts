@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createDispatcher, type Reply } from '../../electron/core/dispatch.ts';
@@ -212,16 +212,23 @@ describe('a large file not in date order', () => {
   });
 
   it('a large file staged by the reading thread still hears a Stop sent between its batches, when the reading is far ahead of the copies', async () => {
-    // Over 48 MB, so a worker thread reads and stages it, in 5,000-row batches, while this thread
-    // copies them in 50,000 at a time: the reading ends long before the copies do. The batches it
+    // Loaded as a file over 48 MB is (plan.ts's seams, as import-busy does): a worker thread reads and
+    // stages it in 5,000-row batches while this thread copies them 20,000 at a time (50,000 in the
+    // app; 200,000 events before the seams): the reading ends long before the copies do. The batches it
     // sent meanwhile wait for this thread; handed over all at once, they held the event loop until
     // the last one, and a Stop (a WebSocket message, an IPC call, a timer) came after the end.
     // Three copies still to come after the first: the batches between two copies take well under
     // the timer's millisecond, so with one copy left the Stop could come after the end (it did, 1
     // run in 3 on a loaded machine), and then the test would say nothing about the fix.
-    const total = 200_000;
+    const total = 80_000;
     const file = join(tmp.dir, 'staged.ndjson');
     await writeNdjson(file, total, 'newest-first');
+    process.env.MEDIADESK_AUDIT_STAGE_MIN_BYTES = String(1024 * 1024);
+    process.env.MEDIADESK_AUDIT_BULK_BATCH_ROWS = '20000';
+    onTestFinished(() => {
+      delete process.env.MEDIADESK_AUDIT_STAGE_MIN_BYTES;
+      delete process.env.MEDIADESK_AUDIT_BULK_BATCH_ROWS;
+    });
     const copied = new Promise<void>((resolve) => {
       const seen = setInterval(() => {
         if (progress.some((p) => p.accepted > 0)) {
