@@ -3,6 +3,7 @@ import { SINK_KINDS, type SinkConfig } from '../../../../shared/audit-sinks.ts';
 import { auditForwardCommands, type ForwardStatus } from '../../../../shared/contract/audit-forward.ts';
 import { DeskError } from '../../../../shared/contract/define.ts';
 import { forwardHandlers } from '../../../core/audit/forward/handlers.ts';
+import { batchEventsFromEnv } from '../../../core/audit/forward/forwarder.ts';
 import { AuditForwarder } from '../../../core/audit/forward/service.ts';
 import type { AuditService } from '../../../core/audit/service.ts';
 import { SinkSecrets } from '../../../core/secrets.ts';
@@ -31,6 +32,7 @@ export function openForwarder(ctx: CliContext, service: AuditService): AuditForw
       ctx.stderr.write(`sink ${r.sinkId}: ${r.delivered} delivered, ${r.refused} refused, ${r.requests} request(s)\n`),
     onRetry: (id, error, ms) =>
       ctx.stderr.write(`sink ${id}: ${oneLine(error)}; trying again in ${(ms / 1000).toFixed(1)} s\n`),
+    maxBatchEvents: batchEventsFromEnv(ctx.env),
   });
 }
 
