@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { createReadStream } from 'node:fs';
 import { resolve } from 'node:path';
 import { Writable } from 'node:stream';
+import { until } from './wait.ts';
 
 /** The command a power user scripts against: the CLI's entry point, run by Node as a child process. */
 export const BIN = resolve(import.meta.dirname, '../bin/mediadesk.js');
@@ -44,6 +45,24 @@ export function startCli(args: readonly string[], o: { env: NodeJS.ProcessEnv })
   child.stderr!.on('data', (d) => (run.err += d));
   run.exit = new Promise<CliRun>((res) => child.once('exit', (code) => res({ code, out: run.out, err: run.err })));
   return run;
+}
+
+/**
+ * Ctrl-C to runs whose remaining jobs wait for a daily reset (a cap, a budget), once `enough()` holds
+ * and each has exited or said `held`: a --timeout there only waited on the clock. Resolves with their exits.
+ */
+export async function interruptOnceHeld(
+  runs: ReturnType<typeof startCli>[],
+  held: RegExp,
+  enough: () => Promise<boolean>,
+): Promise<CliRun[]> {
+  await until(async () => (await enough()) && runs.every((r) => r.child.exitCode !== null || held.test(r.err)), {
+    what: `each run done or held (${held.source})`,
+    interval: 50,
+    log: () => runs.map((r) => r.err).join('\n---\n'),
+  });
+  for (const r of runs) if (r.child.exitCode === null) r.child.kill('SIGINT');
+  return Promise.all(runs.map((r) => r.exit));
 }
 
 /**

@@ -181,12 +181,12 @@ export class AuditStore {
   private readonly rng: Rng;
   private readonly team: Team;
 
-  constructor(team: Team, seed: number, nowMs: number) {
+  constructor(team: Team, seed: number, nowMs: number, seededEvents = SEEDED_EVENT_COUNT) {
     this.team = team;
     this.rng = rngFrom(seedOf(seed, 'audit'));
     // Requests emit 1..4 events each; keep going until the floor is reached.
     const seeded: StoredEvent[] = [];
-    while (seeded.length < SEEDED_EVENT_COUNT) {
+    while (seeded.length < seededEvents) {
       const t = nowMs - Math.floor(this.rng() * (RETENTION_DAYS * DAY - 60_000)) - 1000;
       seeded.push(...this.request(t));
     }

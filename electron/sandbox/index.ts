@@ -17,6 +17,8 @@ export interface StartSandboxOptions {
   taskJournal?: string;
   /** The service's rates and per-plan daily caps (README, "Limits"); default `off`. */
   limits?: LimitsOption;
+  /** Audit events seeded at the start, at least (default SEEDED_EVENT_COUNT): fewer for tests that walk them all often. */
+  auditEvents?: number;
 }
 
 export interface RunningSandbox {
@@ -35,6 +37,7 @@ export async function startSandbox(opts: StartSandboxOptions = {}): Promise<Runn
     renderMode: opts.renderMode,
     taskJournal: opts.taskJournal,
     limits: opts.limits,
+    auditEvents: opts.auditEvents,
   });
   await app.listen({ host: '127.0.0.1', port: opts.port ?? 0 });
   const addr = app.server.address();

@@ -39,6 +39,8 @@ export interface SandboxOptions {
   taskJournal?: string;
   /** The service's rates and daily caps: `off` (the default), `service`, or numbers of one's own. */
   limits?: LimitsOption;
+  /** Audit events seeded at the start, at least (AuditStore); SEEDED_EVENT_COUNT when not given. */
+  auditEvents?: number;
 }
 
 /** Everything one running Sandbox holds; routes get the parts they need. */
@@ -83,7 +85,7 @@ export function buildServer(opts: SandboxOptions): {
     now: opts.now,
     baseUrl: () => base,
     team,
-    audit: new AuditStore(team, opts.seed, opts.now()),
+    audit: new AuditStore(team, opts.seed, opts.now(), opts.auditEvents),
     tasks: new TaskStore(opts.seed, opts.taskJournal),
     faults: new FaultState(opts.seed, opts.taskDurationMs),
     appCosts: new AppCosts(),

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ImportReport } from '../../shared/contract/audit.ts';
 import { interruptWhen, runCli } from '../cli.ts';
-import { makeEvent, shuffle, tempDir } from './helpers.ts';
+import { cachedEvents, makeEvent, shuffle, tempDir } from './helpers.ts';
 
 // The real CLI in its own process over a real SQLite cache, stopped by Ctrl-C (SIGINT); no API is reached.
 const tmp = tempDir('md-audit-interrupt-');
@@ -44,8 +44,7 @@ describe('mediadesk audit import, Ctrl-C', () => {
     });
     expect(stopped.code, stopped.err).toBe(130);
     const [r] = JSON.parse(stopped.out) as ImportReport[];
-    const cached = (JSON.parse((await runCli(['audit', 'status', '--json'], { env })).out) as { events: number })
-      .events;
+    const cached = await cachedEvents(env.MEDIADESK_HOME);
     expect(r.accepted).toBe(cached);
     expect(r.interrupted).toBe(true);
     expect(r.notAdded).toBeGreaterThan(0);
@@ -81,8 +80,6 @@ describe('mediadesk audit import, Ctrl-C', () => {
     expect(r).toMatchObject({ items: total, accepted: total, duplicates: 0, rejected: 0 });
     expect(r.interrupted).toBeUndefined();
     expect(r.notAdded).toBeUndefined();
-    expect((JSON.parse((await runCli(['audit', 'status', '--json'], { env })).out) as { events: number }).events).toBe(
-      total,
-    );
+    expect(await cachedEvents(env.MEDIADESK_HOME)).toBe(total);
   }, 180_000);
 });

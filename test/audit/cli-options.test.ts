@@ -1,5 +1,6 @@
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../cli.ts';
 import { makeEvent, tempDir } from './helpers.ts';
@@ -21,6 +22,21 @@ beforeAll(async () => {
   expect(r.code, r.err).toBe(0);
 }, 60_000);
 afterAll(() => tmp.cleanup());
+
+describe('what mediadesk audit query loads', () => {
+  it('reads the cache without the settings library (conf, ajv, semver) or the core: only forwarding needs them', async () => {
+    const list = join(tmp.dir, 'modules.txt');
+    const hook = pathToFileURL(resolve(import.meta.dirname, '../loaded-modules-hook.ts')).href;
+    const r = await runCli(['audit', 'query', '--limit', '3', '--json'], {
+      env: { ...env, MEDIADESK_TEST_MODULE_LIST: list, NODE_OPTIONS: `--import=${hook}` },
+    });
+    expect(r.code, r.err).toBe(0);
+    expect(r.out.trim().split('\n')).toHaveLength(3);
+    const urls = readFileSync(list, 'utf8').trim().split('\n');
+    expect(urls.filter((u) => /\/node_modules\/(conf|ajv|semver)\//.test(u))).toEqual([]);
+    expect(urls.filter((u) => /\/electron\/core\/(index|settings)\.ts$/.test(u))).toEqual([]);
+  });
+});
 
 describe('mediadesk audit --help', () => {
   it('lists the sort options on both the query and the export line, and the filters they share once', async () => {

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { interruptWhen, runCli, type CliRun } from '../cli.ts';
-import { makeEvent, tempDir } from './helpers.ts';
+import { cachedEvents, makeEvent, tempDir } from './helpers.ts';
 
 // The real CLI in its own process over a real SQLite cache; no API is reached.
 const tmp = tempDir('md-audit-stdin-');
@@ -24,8 +24,7 @@ const pipeInto = (
 
 const ndjson = (from: number, n: number) =>
   Array.from({ length: n }, (_, i) => JSON.stringify(makeEvent(from + i))).join('\n') + '\n';
-const cachedCount = async (env: NodeJS.ProcessEnv) =>
-  (JSON.parse((await runCli(['audit', 'status', '--json'], { env })).out) as { events: number }).events;
+const cachedCount = (env: NodeJS.ProcessEnv) => cachedEvents(env.MEDIADESK_HOME!);
 
 describe('mediadesk audit import - (standard input)', () => {
   it('imports NDJSON, a JSON array and CSV piped in, each format told from its first bytes', async () => {

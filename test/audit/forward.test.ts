@@ -24,7 +24,12 @@ const memorySecrets = (values: Record<string, string>): SinkSecretStore => ({
   clear: async (id) => void delete values[id],
 });
 
-function forwarderOver(db: ConstructorParameters<typeof AuditForwarder>[0]['db'], sinks: unknown[], clock?: TestClock) {
+function forwarderOver(
+  db: ConstructorParameters<typeof AuditForwarder>[0]['db'],
+  sinks: unknown[],
+  clock?: TestClock,
+  maxBatchEvents?: number,
+) {
   let list = sinks.map((s) => sinkSchema.parse(s));
   return new AuditForwarder({
     db,
@@ -32,6 +37,7 @@ function forwarderOver(db: ConstructorParameters<typeof AuditForwarder>[0]['db']
     saveSinks: (s: SinkConfig[]) => void (list = s),
     secrets: memorySecrets({ hec: SANDBOX_HEC_TOKEN }),
     clock,
+    maxBatchEvents,
   });
 }
 
@@ -139,16 +145,18 @@ describe('audit forwarding', () => {
     await reset();
     await json(`${sandbox.url}/__sandbox/faults`, { hecAckLoss: 0.3 });
     const t = tempDir();
-    const service = fillArchive(join(t.dir, 'audit.db'), 20_000);
+    // 20 requests of 100 events, as 20,000 events make at 1,000 a request: as many acks to lose.
+    const service = fillArchive(join(t.dir, 'audit.db'), 2000);
     const clock = new TestClock();
     const stop = clock.autoAdvance(() => true);
-    const f = forwarderOver(service.store.db, [{ kind: 'splunk-hec', id: 'hec', url: sandbox.url }], clock);
+    const f = forwarderOver(service.store.db, [{ kind: 'splunk-hec', id: 'hec', url: sandbox.url }], clock, 100);
     const [r] = await f.forward();
     stop();
-    expect(r).toMatchObject({ outcome: 'complete', delivered: 20_000, refused: 0 });
+    expect(r).toMatchObject({ outcome: 'complete', delivered: 2000, refused: 0 });
     expect(r.retries).toBeGreaterThan(0);
     const got = await json<{ ids: string[] }>(`${sandbox.url}/__sandbox/siem/hec/ids`);
-    expect(got.ids.length).toBe(20_000);
+    expect(got.ids.length).toBe(2000);
+    expect((await json<{ hec: { maxBatch: number } }>(`${sandbox.url}/__sandbox/siem`)).hec.maxBatch).toBe(100);
     service.store.close();
     t.cleanup();
   });

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { checkEvent, type EventRow } from '../../electron/core/audit/event.ts';
 import { AuditService } from '../../electron/core/audit/service.ts';
 import type { ApiTarget } from '../../electron/core/api/client.ts';
+import { dbPaths } from '../../electron/core/paths.ts';
 import type { TestContext } from 'vitest';
 import type { AuditFilters, AuditSort } from '../../shared/contract/audit.ts';
 import type { createDispatcher, Reply } from '../../electron/core/dispatch.ts';
@@ -38,6 +39,16 @@ export function openService(
   o: Partial<ConstructorParameters<typeof AuditService>[0]> = {},
 ): AuditService {
   return new AuditService({ dbPath, target: noApi, ...o });
+}
+
+/** The events a data folder's audit cache holds, read from its file: no CLI process spent on a count. */
+export async function cachedEvents(home: string): Promise<number> {
+  const service = openService(dbPaths(home).audit);
+  try {
+    return service.store.counts().events;
+  } finally {
+    await service.close();
+  }
 }
 
 /** A dispatcher's answer, or its error thrown with its code. */

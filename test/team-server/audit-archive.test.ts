@@ -5,7 +5,7 @@ import { cliEnv, runCli, startCli } from '../cli.ts';
 import { cleanup, control, tmp } from '../engine/helpers.ts';
 import { pgMissing, startPg, type TestPg } from '../pg.ts';
 import { until } from '../sandbox/helpers.ts';
-import { makeEvent } from '../audit/helpers.ts';
+import { cachedEvents, makeEvent } from '../audit/helpers.ts';
 import { checkEvent, type EventRow } from '../../electron/core/audit/event.ts';
 import { TeamServer } from '../../electron/core/team-server/connection.ts';
 import { TeamAuditArchive } from '../../electron/core/team-server/audit-archive.ts';
@@ -30,7 +30,8 @@ let dir: string;
 beforeAll(async () => {
   if (missing) return;
   pg = await startPg();
-  sb = await startSandbox({ port: 0 });
+  // 1,500 audit events, not 6,000: still over a thousand, and 30 pages of 50 for the kill and takeover.
+  sb = await startSandbox({ port: 0, auditEvents: 1500 });
   dir = tmp('archive');
 });
 afterAll(async () => {
@@ -62,11 +63,7 @@ async function sql<T>(db: string, text: string, params: unknown[] = []): Promise
   }
 }
 
-const cached = async (env: NodeJS.ProcessEnv) => {
-  const r = await runCli(['audit', 'status', '--json'], { env });
-  expect(r.code, r.err).toBe(0);
-  return (JSON.parse(r.out) as { events: number }).events;
-};
+const cached = (env: NodeJS.ProcessEnv) => cachedEvents(env.MEDIADESK_HOME!);
 const archived = async (db: string) =>
   Number((await sql<{ n: string }>(db, 'SELECT count(*) AS n FROM mediadesk.audit_events'))[0].n);
 const searches = async () => (await control(sb.url, 'stats')).auditSearches as Record<string, number>;

@@ -8,7 +8,7 @@ import { TeamPacing } from '../../electron/core/team-server/pacing.ts';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
 import type { TeamSpend } from '../../shared/contract/team-server.ts';
 import { costSentence } from '../../shared/cost-words.ts';
-import { cliEnv, runCli } from '../cli.ts';
+import { cliEnv, interruptOnceHeld, runCli, startCli } from '../cli.ts';
 import { callCore, cleanup, control, makeImages, tmp } from '../engine/helpers.ts';
 import { pgMissing, startPg, type TestPg } from '../pg.ts';
 
@@ -93,8 +93,11 @@ describe.skipIf(missing)('budgets per project on the team server', { timeout: 24
     const set = await runCli(['team', 'budget', '--project', 'Acme', '17'], { env: a.env });
     expect(set.code, set.err).toBe(0);
     expect(set.out).toContain('Project "Acme": 17 credits a day; 0 spent today by the team');
-    const runs = await Promise.all(
-      [a, b].map((m) => runCli(runArgs(m, ['--project', 'Acme', '--timeout', '30s']), { env: m.env })),
+    // Three of the six are held at the budget (till tomorrow), where each run is stopped.
+    const runs = await interruptOnceHeld(
+      [a, b].map((m) => startCli(runArgs(m, ['--project', 'Acme']), { env: m.env })),
+      /project "Acme" has spent its team budget of 17 credits a day/,
+      async () => (await creates()) >= 3,
     );
     // Load on a shared machine may slow a process's start: the count says which stopped where.
     expect(await creates(), runs.map((r) => `${r.code}: ${r.err}`).join('\n---\n')).toBe(3);

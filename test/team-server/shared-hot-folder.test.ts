@@ -2,7 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { dbPaths } from '../../electron/core/paths.ts';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
 import { BIN, cliEnv, runCli } from '../cli.ts';
 import { cleanup, control, makeImages, tmp } from '../engine/helpers.ts';
@@ -207,8 +209,17 @@ describe.skipIf(missing)('a shared hot folder watched by three machines', { time
       const list = await runCli(['jobs', 'list', '--json', '--all'], { env: again.env });
       return (JSON.parse(list.out) as { jobs: { state: string; error: string | null }[] }).jobs;
     };
+    // Waited for in its data folder's file, not by a CLI process each poll; the CLI lists them once settled.
+    const statesOf = () => {
+      const db = new Database(dbPaths(again.home).jobs, { readonly: true });
+      try {
+        return db.prepare('SELECT state FROM jobs').pluck().all() as string[];
+      } finally {
+        db.close();
+      }
+    };
     await until(
-      async () => (await jobsOf()).every((j) => ['done', 'canceled', 'needs_attention', 'failed'].includes(j.state)),
+      () => statesOf().every((s) => ['done', 'canceled', 'needs_attention', 'failed'].includes(s)),
       () => again.out_ + again.err,
     );
     const jobs = await jobsOf();

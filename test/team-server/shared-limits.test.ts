@@ -1,8 +1,9 @@
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
-import { BIN, cliEnv, runCli, type CliRun } from '../cli.ts';
+import { openLimiter } from '../../electron/core/limits/limiter.ts';
+import { PLAN_TIERS } from '../../shared/service-limits.ts';
+import { cliEnv, interruptOnceHeld, runCli, startCli } from '../cli.ts';
 import { cleanup, control, makeImages, tmp } from '../engine/helpers.ts';
 import { until as waitUntil } from '../wait.ts';
 import { pgMissing, startPg, type TestPg } from '../pg.ts';
@@ -62,10 +63,14 @@ async function machine(name: string, teamDb: string | null, images: number) {
     shoot,
     Array.from({ length: images }, (_, i) => `${name}-${i}.png`),
   );
-  const env = envOf(home, teamDb);
-  const set = await runCli(['limits', 'set', TOOL, String(CAP)], { env });
-  expect(set.code, set.err).toBe(0);
-  return { home, shoot, env, out: join(dir, name, 'out') };
+  // Set through the limiter's own store, as `mediadesk limits set` does (test/engine covers that command).
+  const { limiter, close } = openLimiter(home);
+  try {
+    for (const plan of PLAN_TIERS) limiter.setCap(plan, TOOL, CAP);
+  } finally {
+    close();
+  }
+  return { home, shoot, env: envOf(home, teamDb), out: join(dir, name, 'out') };
 }
 
 const runArgs = (m: { shoot: string; out: string }, extra: string[] = []) => [
@@ -97,32 +102,17 @@ async function stats() {
   return { creates: (s.requests[CREATE] ?? 0) as number, limited: s.limited as Record<string, number> };
 }
 
-/** A CLI run as its own process, with its stderr so far and its exit. */
-function start(args: string[], env: NodeJS.ProcessEnv) {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const run = { out: '', err: '', child };
-  child.stdout!.on('data', (d) => (run.out += d));
-  child.stderr!.on('data', (d) => (run.err += d));
-  const exit = new Promise<CliRun>((res) => child.once('exit', (code) => res({ code, out: run.out, err: run.err })));
-  return {
-    ...run,
-    get err() {
-      return run.err;
-    },
-    exit,
-  };
-}
-
 // Three processes and their batches on a shared machine: minutes, not seconds, under load.
 describe.skipIf(missing)('a studio on one team server', { timeout: 240_000 }, () => {
   it('three processes at once draw no 429 and stay within the daily cap together', async () => {
     const db = await fresh('limits');
     const ms = await Promise.all([0, 1, 2].map((i) => machine(`limits${i}`, db, 5)));
-    // 15 images for a cap of 10: the last five are held at the cap, so each run stops at its timeout.
-    const runs = await Promise.all(ms.map((m) => runCli(runArgs(m, ['--timeout', '25s']), { env: m.env })));
+    // 15 images for a cap of 10: the last five are held at the cap (till tomorrow), where each run is stopped.
+    const runs = await interruptOnceHeld(
+      ms.map((m) => startCli(runArgs(m), { env: m.env })),
+      /daily limit of 10 jobs/,
+      async () => (await stats()).creates >= CAP,
+    );
     const s = await stats();
     expect(s.limited).toEqual({ burst: 0, average: 0, daily_cap: 0 });
     expect(s.creates).toBe(CAP);
@@ -133,9 +123,16 @@ describe.skipIf(missing)('a studio on one team server', { timeout: 240_000 }, ()
   it('without the team server the same three draw 429s (what the shared windows prevent)', async () => {
     await fresh('alone');
     const ms = await Promise.all([0, 1, 2].map((i) => machine(`alone${i}`, null, 5)));
-    await Promise.all(ms.map((m) => runCli(runArgs(m, ['--timeout', '25s']), { env: m.env })));
-    const s = await stats();
-    expect(s.limited.burst + s.limited.average + s.limited.daily_cap).toBeGreaterThan(0);
+    const limited = async () => {
+      const { burst, average, daily_cap } = (await stats()).limited;
+      return burst + average + daily_cap > 0;
+    };
+    // The first 429 is what this test waits for: the runs are stopped then, not at a timeout.
+    const runs = ms.map((m) => startCli(runArgs(m), { env: m.env }));
+    await until(async () => (await limited()) || runs.every((r) => r.child.exitCode !== null));
+    for (const r of runs) if (r.child.exitCode === null) r.child.kill('SIGINT');
+    await Promise.all(runs.map((r) => r.exit));
+    expect(await limited()).toBe(true);
   });
 
   it('a team budget holds across the three', async () => {
@@ -144,7 +141,11 @@ describe.skipIf(missing)('a studio on one team server', { timeout: 240_000 }, ()
     // 5 credits a create (the price table's precision upscaler): 22 credits buy four.
     const set = await runCli(['team', 'budget', '22'], { env: ms[0].env });
     expect(set.out).toContain('Team budget: 22 credits a day');
-    const runs = await Promise.all(ms.map((m) => runCli(runArgs(m, ['--timeout', '15s']), { env: m.env })));
+    const runs = await interruptOnceHeld(
+      ms.map((m) => startCli(runArgs(m), { env: m.env })),
+      /team's budget of 22 credits a day is spent/,
+      async () => (await stats()).creates >= 4,
+    );
     expect((await stats()).creates).toBe(4);
     expect(
       runs.some((r) => /team's budget of 22 credits a day is spent/.test(r.err)),
@@ -157,7 +158,7 @@ describe.skipIf(missing)('a studio on one team server', { timeout: 240_000 }, ()
   it('one killed mid-batch: nothing is sent twice, and its rerun finishes the rest', async () => {
     const db = await fresh('kill');
     const ms = await Promise.all([0, 1, 2].map((i) => machine(`kill${i}`, db, 3)));
-    const victim = start(runArgs(ms[0]), ms[0].env);
+    const victim = startCli(runArgs(ms[0]), { env: ms[0].env });
     const others = ms.slice(1).map((m) => runCli(runArgs(m), { env: m.env }));
     await until(() => /progress [1-9]/.test(victim.err) || victim.child.exitCode !== null);
     victim.child.kill('SIGKILL');
@@ -190,7 +191,7 @@ describe.skipIf(missing)('a studio on one team server', { timeout: 240_000 }, ()
     const db = await fresh('down');
     const m = await machine('down0', db, 8);
     await control(sb.url, 'faults', { taskDurationMs: 1500 });
-    const run = start(runArgs(m, ['--concurrency', '2']), m.env);
+    const run = startCli(runArgs(m, ['--concurrency', '2']), { env: m.env });
     await until(async () => (await stats()).creates >= 2);
     await pg.stop();
     await until(() => /team server cannot be reached/.test(run.err) || run.child.exitCode !== null);

@@ -6,8 +6,14 @@ import type { DeadLetter, Watermarks } from './watermarks.ts';
 /** The bounds of one request (issue #46): at most 1,000 events or 5 MB. */
 export const MAX_BATCH_EVENTS = 1000;
 export const MAX_BATCH_BYTES = 5 * 1024 * 1024;
-/** Events read from the archive at a time: one request's worth; 5,000 held the forwarder at 600 MB over 1,000,000 events against 220 MB. */
-const CHUNK = MAX_BATCH_EVENTS;
+/**
+ * MEDIADESK_AUDIT_FORWARD_BATCH: fewer events a request (never more than MAX_BATCH_EVENTS), so tests
+ * cross as many requests, failures and kills with fewer events; undefined when unset.
+ */
+export function batchEventsFromEnv(env: NodeJS.ProcessEnv): number | undefined {
+  const n = Number(env.MEDIADESK_AUDIT_FORWARD_BATCH);
+  return Number.isInteger(n) && n > 0 ? Math.min(n, MAX_BATCH_EVENTS) : undefined;
+}
 const BACKOFF_BASE_MS = 500;
 const BACKOFF_CAP_MS = 60_000;
 /** Failed attempts in a row (429, 5xx, the network) before a run gives up on a sink; the next run tries again. */
@@ -38,6 +44,8 @@ export interface ForwardRun {
   onBatch?: (r: ForwardReport) => void;
   /** A request failed and is sent again after `waitMs`. */
   onRetry?: (sinkId: string, error: string, waitMs: number) => void;
+  /** Events a request at most, and read from the archive at a time (5,000 held 600 MB over 1,000,000 against 220). */
+  maxBatchEvents?: number;
 }
 
 class GaveUp extends Error {}
@@ -74,14 +82,18 @@ function waitOn(clock: Clock, ms: number, signal: AbortSignal | undefined): Prom
 }
 
 /** Cuts events (in order) into requests within the bounds, never mixing two of the sink's groups. */
-export function* requests(sink: Sink, events: readonly OutEvent[]): Generator<OutEvent[]> {
+export function* requests(
+  sink: Sink,
+  events: readonly OutEvent[],
+  maxEvents = MAX_BATCH_EVENTS,
+): Generator<OutEvent[]> {
   let batch: OutEvent[] = [];
   let bytes = 0;
   let group: string | undefined;
   for (const e of events) {
     const size = sink.sizeOf(e);
     const g = sink.groupOf?.(e);
-    if (batch.length && (batch.length >= MAX_BATCH_EVENTS || bytes + size > MAX_BATCH_BYTES || g !== group)) {
+    if (batch.length && (batch.length >= maxEvents || bytes + size > MAX_BATCH_BYTES || g !== group)) {
       yield batch;
       batch = [];
       bytes = 0;
@@ -102,6 +114,7 @@ export async function forwardSink(run: ForwardRun): Promise<ForwardReport> {
   const { sink, reader, marks, clock, signal } = run;
   const random = run.random ?? Math.random;
   const maxAttempts = run.maxAttempts ?? MAX_ATTEMPTS;
+  const chunk = run.maxBatchEvents ?? MAX_BATCH_EVENTS;
   // prettier-ignore
   const report: ForwardReport = { sinkId: sink.id, outcome: 'complete', delivered: 0, refused: 0, requests: 0, retries: 0, error: null };
   let attempt = 0;
@@ -196,18 +209,18 @@ export async function forwardSink(run: ForwardRun): Promise<ForwardReport> {
     let cursor = marks.state(sink.id).watermark;
     for (;;) {
       try {
-        const late = reader.behindOf(sink.id, MAX_BATCH_EVENTS);
+        const late = reader.behindOf(sink.id, chunk);
         if (late.length) {
           await drain();
-          for (const batch of requests(sink, late)) await deliver(batch, true);
+          for (const batch of requests(sink, late, chunk)) await deliver(batch, true);
           continue;
         }
-        const events = reader.after(cursor, CHUNK);
+        const events = reader.after(cursor, chunk);
         if (!events.length) {
           await drain();
           break;
         }
-        for (const batch of requests(sink, events)) {
+        for (const batch of requests(sink, events, chunk)) {
           await deliver(batch, false);
           const last = batch[batch.length - 1];
           cursor = { ts: last.ts, eventId: last.eventId };

@@ -31,6 +31,8 @@ export interface ForwarderOptions {
   onSecret?: (secret: string) => void;
   onBatch?: (r: ForwardReport) => void;
   onRetry?: (sinkId: string, error: string, waitMs: number) => void;
+  /** Events a request at most (batchEventsFromEnv); MAX_BATCH_EVENTS when not given. */
+  maxBatchEvents?: number;
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -138,6 +140,7 @@ export class AuditForwarder {
           signal: signal ? AbortSignal.any([signal, lost.signal]) : lost.signal,
           onBatch: this.opts.onBatch,
           onRetry: this.opts.onRetry,
+          maxBatchEvents: this.opts.maxBatchEvents,
         });
         if (lost.signal.aborted && !signal?.aborted)
           report.error = `another process took over forwarding to sink ${cfg.id}; what was acknowledged is kept`;

@@ -3,10 +3,11 @@ import { SINK_KINDS, type SinkConfig } from '../../../../shared/audit-sinks.ts';
 import { auditForwardCommands, type ForwardStatus } from '../../../../shared/contract/audit-forward.ts';
 import { DeskError } from '../../../../shared/contract/define.ts';
 import { forwardHandlers } from '../../../core/audit/forward/handlers.ts';
+import { batchEventsFromEnv } from '../../../core/audit/forward/forwarder.ts';
 import { AuditForwarder } from '../../../core/audit/forward/service.ts';
 import type { AuditService } from '../../../core/audit/service.ts';
 import { SinkSecrets } from '../../../core/secrets.ts';
-import { openConfStore, SettingsService } from '../../../core/settings.ts';
+import type { SettingsService } from '../../../core/settings.ts';
 import { oneLine, terminalJson, UsageError, write, type CliContext } from '../command.ts';
 import { interruptible } from '../interrupt.ts';
 import { parseOptions } from './team-common.ts';
@@ -19,9 +20,18 @@ export const FORWARD_USAGE = [
   '   --secret-stdin: the HEC token, API key or password, read from standard input, stored in the keychain',
 ].join('\n');
 
+/**
+ * The settings file, loaded by the commands that forward: its library (conf, with ajv and semver) is
+ * a third of what `audit query` or `export` would load otherwise.
+ */
+async function settingsOf(ctx: CliContext): Promise<SettingsService> {
+  const { openConfStore, SettingsService } = await import('../../../core/settings.ts');
+  return new SettingsService(openConfStore(ctx.home));
+}
+
 /** The forwarder over the CLI's audit cache, the settings file and the keychain, as the app builds it. */
-export function openForwarder(ctx: CliContext, service: AuditService): AuditForwarder {
-  const settings = new SettingsService(openConfStore(ctx.home));
+export async function openForwarder(ctx: CliContext, service: AuditService): Promise<AuditForwarder> {
+  const settings = await settingsOf(ctx);
   return new AuditForwarder({
     db: service.store.db,
     settings: () => settings.get(),
@@ -31,15 +41,16 @@ export function openForwarder(ctx: CliContext, service: AuditService): AuditForw
       ctx.stderr.write(`sink ${r.sinkId}: ${r.delivered} delivered, ${r.refused} refused, ${r.requests} request(s)\n`),
     onRetry: (id, error, ms) =>
       ctx.stderr.write(`sink ${id}: ${oneLine(error)}; trying again in ${(ms / 1000).toFixed(1)} s\n`),
+    maxBatchEvents: batchEventsFromEnv(ctx.env),
   });
 }
 
 /** After `audit sync` or `audit import`, when the setting forwardAfterAuditSync asks: each sink's outcome on stderr. */
 export async function forwardAfter(ctx: CliContext, service: AuditService): Promise<void> {
-  if (!new SettingsService(openConfStore(ctx.home)).get().forwardAfterAuditSync) return;
+  if (!(await settingsOf(ctx)).get().forwardAfterAuditSync) return;
   const stop = interruptible();
   try {
-    for (const r of await openForwarder(ctx, service).forward({ signal: stop.signal }))
+    for (const r of await (await openForwarder(ctx, service)).forward({ signal: stop.signal }))
       ctx.stderr.write(
         `forwarded to ${r.sinkId}: ${r.outcome}, ${r.delivered} delivered, ${r.refused} refused${r.error ? `; ${oneLine(r.error)}` : ''}\n`,
       );
@@ -83,7 +94,7 @@ async function readStdin(ctx: CliContext): Promise<string> {
 
 /** `audit forward` and `audit sinks …`: the contract's forwarding commands, served here as in the app. */
 export async function runForward(ctx: CliContext, service: AuditService, sub: string, args: string[]): Promise<number> {
-  const forwarder = openForwarder(ctx, service);
+  const forwarder = await openForwarder(ctx, service);
   const h = forwardHandlers(forwarder);
   try {
     if (sub === 'forward') {
