@@ -10,9 +10,7 @@ import { defaultsOf, getTool } from '../../shared/catalogue/index.ts';
 /** `mediadesk run` as a script runs it: a child process against the Sandbox over HTTP. */
 const at = sandboxAndFolder('cli-run', 100);
 
-// Tasks asked about every 50 ms, not after the service's first second: the same answers, sooner.
-const envOf = (home: string, url = at.url) => ({ ...cliEnv(home, url), MEDIADESK_POLL_MIN_MS: '50' });
-const cli = (args: string[], cwd = at.dir) => runCli(args, { env: envOf(join(at.dir, 'home')), cwd });
+const cli = (args: string[], cwd = at.dir) => runCli(args, { env: cliEnv(join(at.dir, 'home'), at.url), cwd });
 
 /**
  * --check's output without its cost line, checked for its count and credits (the price table's
@@ -55,7 +53,7 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     await makeImages(input, ['a.png']);
     const home = join(at.dir, 'home-no-out');
     const fallback = join(at.dir, 'MediaDesk ü');
-    const env = { ...envOf(home), MEDIADESK_OUTPUT_DIR: fallback };
+    const env = { ...cliEnv(home, at.url), MEDIADESK_OUTPUT_DIR: fallback };
     const r = await runCli(['run', 'upscaler-precision', input], { env });
     expect(r.code, r.err).toBe(0);
     const ruled = join(fallback, 'Precision upscaler', 'no-out');
@@ -166,7 +164,7 @@ describe('mediadesk run: where results go, and nothing to do', () => {
 
   it('a tool run with only some parameters sends the catalogue defaults of the rest, as the Studio form does (music: its length)', async () => {
     // A home of its own: the other tests' job lists hold inputs only.
-    const own = (args: string[]) => runCli(args, { env: envOf(join(at.dir, 'home-music')), cwd: at.dir });
+    const own = (args: string[]) => runCli(args, { env: cliEnv(join(at.dir, 'home-music'), at.url), cwd: at.dir });
     const r = await own([
       'run',
       'music',
@@ -206,7 +204,7 @@ describe('mediadesk run: where results go, and nothing to do', () => {
         join(at.dir, 'endframe-out'),
         '--json',
       ],
-      { env: envOf(home), cwd: at.dir },
+      { env: cliEnv(home, at.url), cwd: at.dir },
     );
     expect(r.code, r.err).toBe(0);
     const [job] = JSON.parse(r.out).jobs;
@@ -326,7 +324,7 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     const unreachable = await interruptWhen(
       ['run', 'upscaler-precision', input, '--out', join(at.dir, 'out-waiting')],
       {
-        env: envOf(join(at.dir, 'home-unreachable'), `http://127.0.0.1:${port}`),
+        env: cliEnv(join(at.dir, 'home-unreachable'), `http://127.0.0.1:${port}`),
         until: WAIT_NOTE,
       },
     );
@@ -339,7 +337,7 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     await control(at.url, 'faults', { rate429: 1, retryAfterSec: 1 });
     try {
       const limited = await interruptWhen(['run', 'upscaler-precision', input, '--out', join(at.dir, 'out-waiting')], {
-        env: envOf(join(at.dir, 'home-429')),
+        env: cliEnv(join(at.dir, 'home-429'), at.url),
         until: WAIT_NOTE,
       });
       expect(limited.code).toBe(130);
@@ -361,7 +359,7 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     const home = join(at.dir, 'home-timeout');
     const out = join(at.dir, 'out-timeout');
     const gaveUp = await runCli(['run', 'upscaler-precision', input, '--out', out, '--timeout', '1s'], {
-      env: envOf(home, `http://127.0.0.1:${port}`),
+      env: cliEnv(home, `http://127.0.0.1:${port}`),
     });
     expect(gaveUp.code).toBe(124);
     expect(notes(gaveUp.err).at(-1)).toBe(
@@ -374,7 +372,7 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     const back = await startSandbox({ port, taskDurationMs: 100 });
     try {
       const resumed = await runCli(['run', 'upscaler-precision', input, '--out', out, '--timeout', '5m'], {
-        env: envOf(home, back.url),
+        env: cliEnv(home, back.url),
       });
       expect(resumed.code, resumed.err).toBe(0);
       expect(resumed.out).toMatch(/^batch [0-9a-f]{8}: 0 queued, 2 resumed from an earlier run$/m);
@@ -432,7 +430,7 @@ describe('mediadesk run again: the same settings are already done, changed setti
     const shoot = join(at.dir, 'again-shoot');
     await makeImages(shoot, ['a.png', 'b.png']);
     const env = {
-      ...envOf(join(at.dir, 'home-again')),
+      ...cliEnv(join(at.dir, 'home-again'), at.url),
       MEDIADESK_OUTPUT_DIR: join(at.dir, 'MediaDesk again'),
     };
     const results = join(at.dir, 'MediaDesk again', 'Precision upscaler', 'again-shoot');

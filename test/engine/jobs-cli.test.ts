@@ -40,9 +40,7 @@ afterAll(async () => {
   cleanup(dir);
 });
 
-// Tasks asked about every 50 ms, not after the service's first second: the same answers, sooner.
-const cli = (args: string[]) =>
-  runCli(args, { env: { ...cliEnv(join(dir, 'home'), sandbox.url), MEDIADESK_POLL_MIN_MS: '50' } });
+const cli = (args: string[]) => runCli(args, { env: cliEnv(join(dir, 'home'), sandbox.url) });
 
 const jobLines = (out: string) => out.trim().split('\n');
 

@@ -7,9 +7,7 @@ import { control, creates, makeImages, sandboxAndFolder } from './helpers.ts';
 /** Presets from a terminal, as a child process against the Sandbox over HTTP, on real files. */
 const at = sandboxAndFolder('presets-cli', 30);
 
-// Tasks asked about every 50 ms, not after the service's first second: the same answers, sooner.
-const cli = (args: string[], home = 'home') =>
-  runCli(args, { env: { ...cliEnv(join(at.dir, home), at.url), MEDIADESK_POLL_MIN_MS: '50' }, cwd: at.dir });
+const cli = (args: string[], home = 'home') => runCli(args, { env: cliEnv(join(at.dir, home), at.url), cwd: at.dir });
 
 describe('mediadesk presets', () => {
   it('saves, lists, refuses a taken name and a bad value, removes', async () => {

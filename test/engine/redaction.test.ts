@@ -29,7 +29,7 @@ describe('a server that echoes the API key in an error', () => {
     );
     await control(sb.url, 'faults', { echoKey: true });
     try {
-      const env = { ...cliEnv(join(dir, 'home'), sb.url, 'sandbox-owner'), MEDIADESK_POLL_MIN_MS: '50' };
+      const env = cliEnv(join(dir, 'home'), sb.url, 'sandbox-owner');
       const run = await runCli(['run', 'upscaler-precision', shoot, '--out', join(dir, 'out')], { env });
       // The server's refusal is reported, its words kept, the key replaced.
       expect(run.err).toContain('[redacted key]');
@@ -69,8 +69,7 @@ describe('a server that echoes the API key in every answer, failed and done (ech
     for (const f of ['failing', 'working']) mkdirSync(join(dir, f));
     await image(join(dir, 'failing', 'a.png'), '#113355');
     await image(join(dir, 'working', 'b.png'), '#553311');
-    // Tasks asked about every 50 ms, not after the service's first second: the same answers, sooner.
-    const env = { ...cliEnv(home, sb.url, key), MEDIADESK_POLL_MIN_MS: '50' };
+    const env = cliEnv(home, sb.url, key);
     const outputs: string[] = [];
     const cli = async (args: string[]) => {
       const r = await runCli(args, { env });
