@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli } from '../cli.ts';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
-import { cleanup, control, makeImages, tmp } from './helpers.ts';
+import { cleanup, control, jobsIn, makeImages, tmp } from './helpers.ts';
 import { hugePng } from '../huge-png.ts';
 import type { BatchReport } from '../../shared/contract/report.ts';
 import { formatDate } from '../../shared/dates.ts';
@@ -47,12 +47,7 @@ describe('mediadesk report', () => {
     const batch = await runBatch('admin');
     await control(sb.url, 'faults', { failureRate: 0 });
 
-    const listed = JSON.parse((await cli(['jobs', 'list', '--batch', batch, '--json'], 'admin')).out).jobs as {
-      id: string;
-      state: string;
-      taskId: string | null;
-      input: string;
-    }[];
+    const listed = jobsIn(join(dir, 'admin')).filter((j) => j.batchId.startsWith(batch));
     const failed = listed.filter((j) => j.state === 'failed' && j.taskId);
     const failedAfterCreate = failed.length;
     const done = listed.filter((j) => j.state === 'done').length;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cliEnv, interruptWhen, runCli } from '../cli.ts';
 import { startSandbox } from '../../electron/sandbox/index.ts';
-import { control, creates, makeImages, sandboxAndFolder } from './helpers.ts';
+import { control, creates, jobsIn, makeImages, sandboxAndFolder } from './helpers.ts';
 import { defaultsOf, getTool } from '../../shared/catalogue/index.ts';
 
 /** `mediadesk run` as a script runs it: a child process against the Sandbox over HTTP. */
@@ -83,9 +83,8 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     expect(rejected.err).toContain(`rejected ${join(texts, 'notes.txt')}: this tool does not take .txt files`);
     expect(rejected.out.trim()).toBe('nothing queued, 1 rejected');
     expect(existsSync(join(at.dir, 'out2'))).toBe(false);
-    const listed = await cli(['jobs', 'list', '--json']);
     // Only the first test's job: neither refusal left a job or an empty batch behind.
-    expect(JSON.parse(listed.out).jobs.map((j: { input: string }) => j.input)).toEqual([join(at.dir, 'in', 'a.png')]);
+    expect(jobsIn(join(at.dir, 'home')).map((j) => j.inputPath)).toEqual([join(at.dir, 'in', 'a.png')]);
   });
 
   it('a file or folder that does not exist is bad input (exit 2), for a run and a check, before anything is paid', async () => {
@@ -136,11 +135,7 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     expect(estimate).toMatchObject({ title: 'Precision upscaler', creates: 2 });
     expect(creates(await control(at.url, 'stats'))).toBe(before);
     expect(existsSync(out)).toBe(false);
-    expect(
-      JSON.parse((await cli(['jobs', 'list', '--json'])).out).jobs.filter((j: { input: string }) =>
-        j.input.startsWith(shoot),
-      ),
-    ).toEqual([]);
+    expect(jobsIn(join(at.dir, 'home')).filter((j) => j.inputPath!.startsWith(shoot))).toEqual([]);
   });
 
   it('--check checks the parameters as the run does: one the tool refuses is named with its reason, exit 2, nothing queued', async () => {
@@ -160,11 +155,7 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     expect(checked.err).toBe(ran.err);
     expect(creates(await control(at.url, 'stats'))).toBe(before);
     expect(existsSync(out)).toBe(false);
-    expect(
-      JSON.parse((await cli(['jobs', 'list', '--json'])).out).jobs.filter((j: { input: string }) =>
-        j.input.startsWith(shoot),
-      ),
-    ).toEqual([]);
+    expect(jobsIn(join(at.dir, 'home')).filter((j) => j.inputPath!.startsWith(shoot))).toEqual([]);
     // A value it takes checks as before.
     const fine = await cli([...args.slice(0, -1), 'scale_factor=4', '--check']);
     expect(fine.code, fine.err).toBe(0);
@@ -186,9 +177,7 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     expect(r.code, r.err).toBe(0);
     const [job] = JSON.parse(r.out).jobs;
     expect(job.state).toBe('done');
-    const { taskId } = JSON.parse((await own(['jobs', 'list', '--json'])).out).jobs.find(
-      (j: { id: string }) => j.id === job.id,
-    );
+    const { taskId } = jobsIn(join(at.dir, 'home-music')).find((j) => j.id === job.id)!;
     // The create body as the Sandbox received it, before it applies defaults of its own.
     const task = await control(at.url, `tasks/${taskId}`);
     expect(task.tool).toBe('music');
@@ -220,9 +209,7 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     expect(r.code, r.err).toBe(0);
     const [job] = JSON.parse(r.out).jobs;
     expect(job?.state, r.out).toBe('done');
-    const { taskId } = JSON.parse(
-      (await runCli(['jobs', 'list', '--json'], { env: cliEnv(home, at.url) })).out,
-    ).jobs.find((j: { id: string }) => j.id === job.id);
+    const { taskId } = jobsIn(home).find((j) => j.id === job.id)!;
     const task = await control(at.url, `tasks/${taskId}`);
     expect(Object.keys(task.sent)).toEqual(expect.arrayContaining(['image', 'image_end', 'prompt']));
   });
@@ -371,12 +358,12 @@ describe('mediadesk run: where results go, and nothing to do', () => {
     await new Promise((res) => closed.close(res));
     const home = join(at.dir, 'home-timeout');
     const out = join(at.dir, 'out-timeout');
-    const gaveUp = await runCli(['run', 'upscaler-precision', input, '--out', out, '--timeout', '2s'], {
+    const gaveUp = await runCli(['run', 'upscaler-precision', input, '--out', out, '--timeout', '1s'], {
       env: cliEnv(home, `http://127.0.0.1:${port}`),
     });
     expect(gaveUp.code).toBe(124);
     expect(notes(gaveUp.err).at(-1)).toBe(
-      'gave up after 2s (--timeout): 0 of 2 done; still waiting: cannot reach the server: it refused the connection (ECONNREFUSED); ' +
+      'gave up after 1s (--timeout): 0 of 2 done; still waiting: cannot reach the server: it refused the connection (ECONNREFUSED); ' +
         'the rest stay queued: run the same command again to resume (nothing is submitted twice)',
     );
     expect(existsSync(out)).toBe(false);
@@ -418,10 +405,7 @@ describe('mediadesk run: where results go, and nothing to do', () => {
       expect(r.err.trim()).toBe(`mediadesk run: ${message}`);
     }
     expect(existsSync(join(at.dir, 'out-timeout-bad'))).toBe(false);
-    const listed = await cli(['jobs', 'list', '--json']);
-    expect(
-      (JSON.parse(listed.out) as { jobs: { input: string }[] }).jobs.some((j) => j.input.includes('timeout-bad')),
-    ).toBe(false);
+    expect(jobsIn(join(at.dir, 'home')).some((j) => j.inputPath!.includes('timeout-bad'))).toBe(false);
   });
 
   it('a re-run of a big folder names the first 20 skipped files and counts the rest', async () => {

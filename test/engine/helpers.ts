@@ -8,7 +8,10 @@ import { DEFAULT_SLUGS } from '../../shared/catalogue/index.ts';
 import { DEFAULT_SETTINGS, type Settings } from '../../shared/settings.ts';
 import { openEngine } from '../../electron/core/engine/open.ts';
 import type { Engine } from '../../electron/core/engine/engine.ts';
-import type { JobStore } from '../../electron/core/queue/store.ts';
+import { JobStore, type JobRow } from '../../electron/core/queue/store.ts';
+import { openDatabase } from '../../electron/core/db/open.ts';
+import { dbPaths } from '../../electron/core/paths.ts';
+import { QUEUE_MIGRATIONS } from '../../electron/core/queue/migrations.ts';
 import { SETTLED_STATES } from '../../shared/contract/jobs.ts';
 import type { HotFolderRecord } from '../../shared/contract/hot-folders.ts';
 import type { Core } from '../../electron/core/index.ts';
@@ -178,6 +181,16 @@ export function queueBatch(store: JobStore, outDir: string, inputs: readonly str
     backend: 'sandbox',
     jobs: inputs.map((inputPath, i) => ({ id: `j${i}`, inputPath, relDir: '', params: {} })),
   });
+}
+
+/** Every job of a data folder's queue, in queue order, read from its database as `jobs list --all` reads it. */
+export function jobsIn(home: string): JobRow[] {
+  const db = openDatabase(dbPaths(home).jobs, QUEUE_MIGRATIONS);
+  try {
+    return new JobStore(db).list({ limit: 1_000_000, offset: 0 }).jobs;
+  } finally {
+    db.close();
+  }
 }
 
 /** A contract command through a core's dispatcher, as a host sends it: its answer, or its refusal thrown. */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
 import { cliEnv, interruptWhen, runCli } from '../cli.ts';
-import { cleanup, control, creates, engineFor, makeImages, settle, tmp } from './helpers.ts';
+import { cleanup, control, creates, engineFor, jobsIn, makeImages, settle, tmp } from './helpers.ts';
 
 let sandbox: RunningSandbox;
 let dir: string;
@@ -196,20 +196,15 @@ describe('mediadesk jobs retry, interrupted', () => {
       expect((await cli(['jobs', 'retry', id.slice(0, 8), '--timeout', '1', '--no-wait'])).err.trim()).toBe(
         'mediadesk jobs: give --no-wait or --timeout, not both',
       );
-      const r = await cli(['jobs', 'retry', id.slice(0, 8), '--timeout', '2']);
+      const r = await cli(['jobs', 'retry', id.slice(0, 8), '--timeout', '1']);
       expect(r.code, r.err).toBe(124);
       expect(r.err).toMatch(
         new RegExp(
-          `^gave up after 2s \\(--timeout\\) following job ${id.slice(0, 8)} \\(running\\); it stays in the queue and nothing submitted is sent again: `,
+          `^gave up after 1s \\(--timeout\\) following job ${id.slice(0, 8)} \\(running\\); it stays in the queue and nothing submitted is sent again: `,
           'm',
         ),
       );
-      const job = (
-        JSON.parse((await cli(['jobs', 'list', '--state', 'running', '--json'])).out).jobs as {
-          id: string;
-          taskId: string | null;
-        }[]
-      ).find((j) => j.id === id);
+      const job = jobsIn(join(dir, 'home')).find((j) => j.id === id && j.state === 'running');
       expect(job?.taskId).toBeTruthy();
       expect(creates(await control(sandbox.url, 'stats'))).toBe(1);
     } finally {
@@ -233,12 +228,7 @@ describe('mediadesk jobs retry, interrupted', () => {
         'm',
       ),
     );
-    const job = (
-      JSON.parse((await cli(['jobs', 'list', '--state', 'running', '--json'])).out).jobs as {
-        id: string;
-        taskId: string | null;
-      }[]
-    ).find((j) => j.id === id);
+    const job = jobsIn(join(dir, 'home')).find((j) => j.id === id && j.state === 'running');
     expect(job?.taskId).toBeTruthy();
 
     await control(sandbox.url, 'faults', { taskDurationMs: 50 });

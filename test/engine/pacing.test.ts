@@ -1,6 +1,6 @@
 // The queue paced by the limiter against the Sandbox with its limits on, over real HTTP and real
 // SQLite: rates scaled down (the same numbers for both) so a batch's pacing takes seconds; the
-// 2,000-job batch runs at the service's own rates on a TestClock the engine and the Sandbox share.
+// batches past both windows run on a TestClock the engine and the Sandbox share.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { join } from 'node:path';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
@@ -65,36 +65,44 @@ async function heldAfter(e: ReturnType<typeof openEngine>, ids: readonly string[
 }
 
 describe('pacing to the service limits', () => {
-  it("runs a 2,000-job batch at the service's rates with no 429 at all: the limiter keeps under them", async () => {
+  it("runs a batch past both of the service's windows with no 429 at all: the limiter keeps under them", async () => {
     // Time moves only while no request is in flight, to the next timer: minutes of pacing in seconds.
     const clock = new TestClock();
+    // The service's windows with a tenth of its rates: 200 jobs cross them as 2,000 do at full rates.
+    const rates = {
+      ...SERVICE_RATES,
+      burstPerSec: SERVICE_RATES.burstPerSec / 10,
+      averagePerSec: SERVICE_RATES.averagePerSec / 10,
+    };
+    const jobs = 200;
     const service = await startSandbox({
       port: 0,
       taskDurationMs: 100,
       now: clock.now,
-      limits: { ...SERVICE_RATES, caps: DEFAULT_DAILY_CAPS },
+      limits: { ...rates, caps: DEFAULT_DAILY_CAPS },
     });
     const inputs = await makeImages(
       join(dir, 'many'),
-      Array.from({ length: 2000 }, (_, i) => `p${i}.png`),
+      Array.from({ length: jobs }, (_, i) => `p${i}.png`),
       8,
     );
-    const e = pacedEngine(join(dir, 'home-many'), { url: service.url, rates: SERVICE_RATES, clock });
+    const e = pacedEngine(join(dir, 'home-many'), { url: service.url, rates, clock });
     const stopClock = clock.autoAdvance(() => e.tools.api.inFlight === 0);
     try {
       const started = clock.now();
       const r = await e.startBatch({ tool: TOOL, inputs, outDir: join(dir, 'out-many') });
-      expect(r.queued).toBe(2000);
+      expect(r.queued).toBe(jobs);
       e.start();
       await settle(e, r.jobIds, 230_000);
       const states = new Set(e.store.byIds(r.jobIds).map((j) => j.state));
       expect(states).toEqual(new Set(['done']));
       const stats = await control(service.url, 'stats');
-      expect(creates(stats)).toBe(2000);
+      expect(creates(stats)).toBe(jobs);
       expect(stats.limited).toEqual({ burst: 0, average: 0, daily_cap: 0 });
-      // Held back, not sent at once: 2,000 creates are more than one average window takes.
-      const { averagePerSec, averageWindowSec } = SERVICE_RATES;
-      expect(averagePerSec * averageWindowSec).toBeLessThan(2000);
+      // Held back, not sent at once: the batch is more than one burst window and one average window take.
+      const { burstPerSec, burstWindowSec, averagePerSec, averageWindowSec } = rates;
+      expect(burstPerSec * burstWindowSec).toBeLessThan(jobs);
+      expect(averagePerSec * averageWindowSec).toBeLessThan(jobs);
       expect(clock.now() - started).toBeGreaterThan(averageWindowSec * 1000);
     } finally {
       stopClock();
@@ -105,18 +113,20 @@ describe('pacing to the service limits', () => {
 
   it("paces every request through the client, not only the queue's: reads sent during a batch draw no 429 and each takes one place", async () => {
     const clock = new TestClock();
+    // A quarter of RATES and of its 400 jobs: the batch still fills both windows while the reads go.
+    const rates = { ...RATES, burstPerSec: 12, averagePerSec: 10 };
     const service = await startSandbox({
       port: 0,
       taskDurationMs: 100,
       now: clock.now,
-      limits: { ...RATES, caps: DEFAULT_DAILY_CAPS },
+      limits: { ...rates, caps: DEFAULT_DAILY_CAPS },
     });
     const inputs = await makeImages(
       join(dir, 'reads'),
-      Array.from({ length: 400 }, (_, i) => `r${i}.png`),
+      Array.from({ length: 100 }, (_, i) => `r${i}.png`),
       8,
     );
-    const e = pacedEngine(join(dir, 'home-reads'), { url: service.url, rates: RATES, clock });
+    const e = pacedEngine(join(dir, 'home-reads'), { url: service.url, rates, clock });
     // Another service's client (usage, creations, uploads...): paced by the engine's pacer, as createCore wires it.
     const other = new ApiClient(async () => ({ baseUrl: service.url, apiKey: 'sandbox-owner' }), {
       pace: () => e.pacer.gate(),
