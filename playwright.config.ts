@@ -11,8 +11,10 @@ export default defineConfig({
   timeout: 120_000,
   expect: { timeout: 15_000 },
   // Every host and Sandbox listens on a free port and every data folder is new (fixtures.ts), so workers
-  // never meet. Four on two cores: a spec keeps about a quarter of a core busy (queue and layout specs:
+  // never meet, and tests of one file spread over them too (a file that needs order says so with
+  // test.describe.configure). Four on two cores: a spec keeps about a quarter of a core busy (queue and layout specs:
   // 44 CPU-s for 170 s of tests), the rest is waiting on the page, the host and the Sandbox.
+  fullyParallel: true,
   workers: 4,
   reporter: [['list']],
   outputDir: 'test-results',
