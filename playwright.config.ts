@@ -5,6 +5,10 @@ import { defineConfig } from '@playwright/test';
 // the last one compiled instead of stripping and compiling its TypeScript again.
 process.env.NODE_COMPILE_CACHE ??= join(import.meta.dirname, 'node_modules', '.cache', 'node-compile-cache');
 
+// One seed for the run, set here before the workers start: generated-tools.spec.ts's two halves, in
+// different workers, pick from the same ten.
+process.env.MEDIADESK_SEED ??= String(Date.now() % 1_000_000);
+
 /** Debian's Chromium, headless; Playwright's own browser download is not reachable from here. */
 export default defineConfig({
   testDir: 'test/e2e',

@@ -37,16 +37,29 @@ const themedHome = (theme: Theme) => {
   return home;
 };
 
-// The empty screens only look: one host per theme and worker serves them all, as one host once served the whole walk.
-const test = base.extend<object, { themedHost: (theme: Theme) => Promise<HostHandle> }>({
-  themedHost: [
-    async ({}, use) => {
-      const hosts = new Map<Theme, Promise<HostHandle>>();
+type Opened = { page: Page; errors: string[]; live: () => Promise<{ bornFull: string[] }> };
+
+// The empty screens only look: per theme and worker one host and one page serve them all, as one page
+// once walked every screen (a page load per screen test would cost more than its axe run).
+const test = base.extend<object, { themed: (theme: Theme) => Promise<Opened> }>({
+  themed: [
+    async ({ browser }, use) => {
+      const opened = new Map<Theme, Promise<Opened>>();
+      const hosts: HostHandle[] = [];
       await use((theme) => {
-        if (!hosts.has(theme)) hosts.set(theme, startHost(themedHome(theme)));
-        return hosts.get(theme)!;
+        if (!opened.has(theme))
+          opened.set(
+            theme,
+            (async () => {
+              const host = await startHost(themedHome(theme));
+              hosts.push(host);
+              const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+              return { page, ...(await open(page, host, theme)) };
+            })(),
+          );
+        return opened.get(theme)!;
       });
-      for (const h of hosts.values()) await (await h).stop();
+      for (const h of hosts) await h.stop();
     },
     { scope: 'worker' },
   ],
@@ -90,8 +103,8 @@ async function expectClean(found: string[], live: () => Promise<{ bornFull: stri
 
 for (const theme of THEMES) {
   for (const id of SCREENS) {
-    test(`the ${id} screen passes axe in the ${theme} theme`, async ({ page, themedHost }) => {
-      const { errors, live } = await open(page, await themedHost(theme), theme);
+    test(`the ${id} screen passes axe in the ${theme} theme`, async ({ themed }) => {
+      const { page, errors, live } = await themed(theme);
       await page.getByTestId(`nav-${id}`).click();
       await expect(page.getByTestId(`screen-${id}`)).toBeVisible();
       // Lists and charts that load after the screen opens are part of what is checked.
@@ -102,6 +115,8 @@ for (const theme of THEMES) {
   }
 
   test(`a synced audit log with an event open passes axe in the ${theme} theme`, async ({ page, launch }) => {
+    // A sync of 6,000 events, then axe over the filled screen: past two minutes on the loaded 2-core machine.
+    test.slow();
     const { errors, live } = await open(page, await launch(themedHome(theme)), theme);
     await page.getByTestId('nav-audit').click();
     await page.getByTestId('audit-sync').click();
