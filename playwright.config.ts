@@ -16,8 +16,9 @@ export default defineConfig({
   expect: { timeout: 15_000 },
   // Every host and Sandbox listens on a free port and every data folder is new (fixtures.ts), so workers
   // never meet, and tests of one file spread over them too (a file that needs order says so with
-  // test.describe.configure). Four on two cores: a spec keeps about a quarter of a core busy (queue and layout specs:
-  // 44 CPU-s for 170 s of tests), the rest is waiting on the page, the host and the Sandbox.
+  // test.describe.configure). Four on two cores: whole runs of 2026-12-06 at load 19-33 from other builds took
+  // 18.5 min and 678 CPU-s with four workers, 20.7 min and 886 CPU-s with six (one test lost its host there).
+  // A spec keeps about a quarter of a core busy; the rest is waiting on the page, the host and the Sandbox.
   fullyParallel: true,
   workers: 4,
   reporter: [['list']],
