@@ -5,14 +5,21 @@ import { defineConfig } from '@playwright/test';
 // the last one compiled instead of stripping and compiling its TypeScript again.
 process.env.NODE_COMPILE_CACHE ??= join(import.meta.dirname, 'node_modules', '.cache', 'node-compile-cache');
 
+// One seed for the run, set here before the workers start: generated-tools.spec.ts's two halves, in
+// different workers, pick from the same ten.
+process.env.MEDIADESK_SEED ??= String(Date.now() % 1_000_000);
+
 /** Debian's Chromium, headless; Playwright's own browser download is not reachable from here. */
 export default defineConfig({
   testDir: 'test/e2e',
   timeout: 120_000,
   expect: { timeout: 15_000 },
   // Every host and Sandbox listens on a free port and every data folder is new (fixtures.ts), so workers
-  // never meet. Four on two cores: a spec keeps about a quarter of a core busy (queue and layout specs:
-  // 44 CPU-s for 170 s of tests), the rest is waiting on the page, the host and the Sandbox.
+  // never meet, and tests of one file spread over them too (a file that needs order says so with
+  // test.describe.configure). Four on two cores: whole runs of 2026-12-06 at load 19-33 from other builds took
+  // 18.5 min and 678 CPU-s with four workers, 20.7 min and 886 CPU-s with six (one test lost its host there).
+  // A spec keeps about a quarter of a core busy; the rest is waiting on the page, the host and the Sandbox.
+  fullyParallel: true,
   workers: 4,
   reporter: [['list']],
   outputDir: 'test-results',

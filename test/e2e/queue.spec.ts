@@ -470,6 +470,8 @@ test('a service that takes a create and never answers is shown as waiting for it
   await expect(page.getByTestId('queue-held-back')).toHaveText(NO_ANSWER[0].toUpperCase() + NO_ANSWER.slice(1));
   await expect(page.getByTestId('batch-summary')).toHaveText('Waiting for the service');
   expect(errors).toEqual([]);
+  // A graceful stop would wait out the create the Sandbox never answers (about 20 s): nothing here checks it.
+  await host.stop('SIGKILL');
 });
 
 test('a queue waiting for the server says so once, with why, however often it retries, and once when it goes on', async ({

@@ -8,14 +8,15 @@ import { desk } from './studio-helpers.ts';
 
 let host: HostHandle;
 
-test('the app shell loads on the Sandbox backend, and every navigation entry opens', async ({ page, launch }) => {
+// Tests that only look share the worker's host (sharedHost); those that change or stop it launch their own.
+test('the app shell loads on the Sandbox backend, and every navigation entry opens', async ({ page, sharedHost }) => {
   const errors = watchErrors(page);
   // Every request the page makes is answered (the icon included: a missing one was a 404 on each load).
   const failed: string[] = [];
   page.on('response', (r) => {
     if (r.status() >= 400) failed.push(`${r.status()} ${new URL(r.url()).pathname}`);
   });
-  host = await launch(newHome());
+  host = sharedHost;
   await page.goto(host.url);
   await expect
     .poll(() => page.evaluate(() => document.querySelector<HTMLLinkElement>('link[rel=icon]')?.href ?? ''))
@@ -343,9 +344,9 @@ test('a change made while the host is gone, before the tab tries it again, is re
 test('a reload keeps working without the token in the address bar; another browser without it is refused', async ({
   page,
   browser,
-  launch,
+  sharedHost,
 }) => {
-  host = await launch(newHome());
+  host = sharedHost;
   await page.goto(`${host.url}#settings`);
   await expect(page.getByTestId('concurrency')).toBeVisible();
   expect(new URL(page.url()).searchParams.get('token')).toBeNull();
@@ -366,8 +367,8 @@ test('a reload keeps working without the token in the address bar; another brows
   }
 });
 
-test('requests without the token are refused', async ({ request, launch }) => {
-  host = await launch(newHome());
+test('requests without the token are refused', async ({ request, sharedHost }) => {
+  host = sharedHost;
   expect((await request.get(`${host.origin}/`)).status()).toBe(401);
   expect((await request.get(`${host.origin}/?token=wrong`)).status()).toBe(401);
   expect((await request.get(host.url)).status()).toBe(200);
@@ -397,8 +398,8 @@ test('requests without the token are refused', async ({ request, launch }) => {
   expect(await attempt(`${wsBase}/ws?token=${host.token}x`, { cookie })).toBe('refused:401');
 });
 
-test('a payload that breaks the contract is refused with the field named', async ({ launch }) => {
-  host = await launch(newHome());
+test('a payload that breaks the contract is refused with the field named', async ({ sharedHost }) => {
+  host = sharedHost;
   const ws = new WebSocket(`${host.origin.replace('http', 'ws')}/ws?token=${host.token}`);
   await new Promise((r) => ws.on('open', r));
   const reply = await new Promise<{ ok: boolean; error: { code: string; invalid: { field: string }[] } }>((resolve) => {

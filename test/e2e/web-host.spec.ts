@@ -30,40 +30,91 @@ function holdPort(port: number): Promise<boolean> {
   });
 }
 
-test('a tab open before a restart finds the host again by itself, on the same port, and keeps working', async ({
-  page,
-  launch,
-}) => {
-  const errors = watchErrors(page);
-  const home = newHome();
-  // As a person starts it: no --port.
-  host = await launch(home, {}, null);
-  const port = portOf(host);
-  await page.goto(`${host.url}#settings`);
-  await expect(page.getByTestId('concurrency')).toBeVisible();
-  const address = page.url();
-  await page.evaluate(() => ((window as unknown as { sameTab: boolean }).sameTab = true));
+// Both launch on the default port (no --port): they take turns in one worker, in this order.
+test.describe('on the default port', () => {
+  test.describe.configure({ mode: 'default' });
 
-  await host.stop();
-  await expect(page.getByTestId('host-down')).toHaveText(
-    'The MediaDesk host is not answering: it stopped or is restarting. Reconnecting…',
-  );
-  host = await launch(home, {}, null);
-  expect(portOf(host)).toBe(port);
-  await expect(page.getByTestId('host-down')).toBeHidden();
-  // The same tab, never reloaded nor sent to another address, talks to the new launch.
-  expect(page.url()).toBe(address);
-  expect(await page.evaluate(() => (window as unknown as { sameTab?: boolean }).sameTab)).toBe(true);
-  const concurrency = page.getByTestId('concurrency');
-  await concurrency.fill('5');
-  await concurrency.blur();
-  await expect(page.getByTestId('saved')).toHaveText('Saved: jobs at once.');
-  expect((await desk<{ concurrency: number }>(host, 'settings.get')).concurrency).toBe(5);
-  // Another screen loads its data through the same connection.
-  await page.getByTestId('nav-queue').click();
-  await expect(page.getByTestId('screen-queue')).toBeVisible();
-  await expect(page.getByTestId('host-down')).toBeHidden();
-  expect(errors).toEqual([]);
+  test('a tab open before a restart finds the host again by itself, on the same port, and keeps working', async ({
+    page,
+    launch,
+  }) => {
+    const errors = watchErrors(page);
+    const home = newHome();
+    // As a person starts it: no --port.
+    host = await launch(home, {}, null);
+    const port = portOf(host);
+    await page.goto(`${host.url}#settings`);
+    await expect(page.getByTestId('concurrency')).toBeVisible();
+    const address = page.url();
+    await page.evaluate(() => ((window as unknown as { sameTab: boolean }).sameTab = true));
+
+    await host.stop();
+    await expect(page.getByTestId('host-down')).toHaveText(
+      'The MediaDesk host is not answering: it stopped or is restarting. Reconnecting…',
+    );
+    host = await launch(home, {}, null);
+    expect(portOf(host)).toBe(port);
+    await expect(page.getByTestId('host-down')).toBeHidden();
+    // The same tab, never reloaded nor sent to another address, talks to the new launch.
+    expect(page.url()).toBe(address);
+    expect(await page.evaluate(() => (window as unknown as { sameTab?: boolean }).sameTab)).toBe(true);
+    const concurrency = page.getByTestId('concurrency');
+    await concurrency.fill('5');
+    await concurrency.blur();
+    await expect(page.getByTestId('saved')).toHaveText('Saved: jobs at once.');
+    expect((await desk<{ concurrency: number }>(host, 'settings.get')).concurrency).toBe(5);
+    // Another screen loads its data through the same connection.
+    await page.getByTestId('nav-queue').click();
+    await expect(page.getByTestId('screen-queue')).toBeVisible();
+    await expect(page.getByTestId('host-down')).toBeHidden();
+    expect(errors).toEqual([]);
+  });
+
+  test('the default port taken by another program: another port, said; back on the default once it is free; one host per data folder', async ({
+    launch,
+  }) => {
+    await holdPort(DEFAULT_WEB_PORT);
+    const home = newHome();
+    host = await launch(home, {}, null);
+    const port = portOf(host);
+    expect(port).not.toBe(DEFAULT_WEB_PORT);
+    await expect
+      .poll(() => host!.stderr())
+      .toContain(
+        `port ${DEFAULT_WEB_PORT} is in use by another program, so this launch listens on port ${port}; the next launch goes back to ${DEFAULT_WEB_PORT} when it is free`,
+      );
+
+    // A second launch on the same data folder starts nothing: it says so and prints the running host's URL.
+    const second = await launch(home, {}, null);
+    expect(second.url).toBe(host.url);
+    await new Promise((done) => (second.child.exitCode === null ? second.child.once('exit', done) : done(null)));
+    expect(second.child.exitCode).toBe(0);
+    await expect
+      .poll(() => second.stderr())
+      .toContain(`a web host already runs for the data folder ${home}: open its URL above`);
+    expect((await fetch(`${host.origin}/healthz`)).status).toBe(200);
+
+    // Still taken: the port it had, where its tabs look.
+    await host.stop();
+    host = await launch(home, {}, null);
+    expect(portOf(host)).toBe(port);
+
+    // Free again: back on the README's address.
+    await host.stop();
+    await new Promise((done) => blocker!.close(done));
+    blocker = undefined;
+    host = await launch(home, {}, null);
+    expect(portOf(host)).toBe(DEFAULT_WEB_PORT);
+    await expect.poll(() => host!.output()).toContain('data folder');
+    expect(host.stderr()).not.toContain('in use by another program');
+
+    // A port asked for with --port that is taken is not swapped for another: it says so.
+    await holdPort(port);
+    const other = newHome();
+    await expect(launch(other, {}, port)).rejects.toThrow(
+      `port ${port} is in use by another program; choose another with --port, or leave --port out to have one picked`,
+    );
+  });
 });
 
 /** A tab open on a host (a fresh data folder, any free port), then the host stops. */
@@ -99,52 +150,6 @@ test('a host started with --new-token tells an open tab plainly to open the new 
   await page.goto(`${host.url}#settings`);
   await expect(page.getByTestId('concurrency')).toBeVisible();
   await expect(page.getByTestId('host-down')).toBeHidden();
-});
-
-test('the default port taken by another program: another port, said; back on the default once it is free; one host per data folder', async ({
-  launch,
-}) => {
-  await holdPort(DEFAULT_WEB_PORT);
-  const home = newHome();
-  host = await launch(home, {}, null);
-  const port = portOf(host);
-  expect(port).not.toBe(DEFAULT_WEB_PORT);
-  await expect
-    .poll(() => host!.stderr())
-    .toContain(
-      `port ${DEFAULT_WEB_PORT} is in use by another program, so this launch listens on port ${port}; the next launch goes back to ${DEFAULT_WEB_PORT} when it is free`,
-    );
-
-  // A second launch on the same data folder starts nothing: it says so and prints the running host's URL.
-  const second = await launch(home, {}, null);
-  expect(second.url).toBe(host.url);
-  await new Promise((done) => (second.child.exitCode === null ? second.child.once('exit', done) : done(null)));
-  expect(second.child.exitCode).toBe(0);
-  await expect
-    .poll(() => second.stderr())
-    .toContain(`a web host already runs for the data folder ${home}: open its URL above`);
-  expect((await fetch(`${host.origin}/healthz`)).status).toBe(200);
-
-  // Still taken: the port it had, where its tabs look.
-  await host.stop();
-  host = await launch(home, {}, null);
-  expect(portOf(host)).toBe(port);
-
-  // Free again: back on the README's address.
-  await host.stop();
-  await new Promise((done) => blocker!.close(done));
-  blocker = undefined;
-  host = await launch(home, {}, null);
-  expect(portOf(host)).toBe(DEFAULT_WEB_PORT);
-  await expect.poll(() => host!.output()).toContain('data folder');
-  expect(host.stderr()).not.toContain('in use by another program');
-
-  // A port asked for with --port that is taken is not swapped for another: it says so.
-  await holdPort(port);
-  const other = newHome();
-  await expect(launch(other, {}, port)).rejects.toThrow(
-    `port ${port} is in use by another program; choose another with --port, or leave --port out to have one picked`,
-  );
 });
 
 test('a tab whose host has gone sends its token to no other program that takes the port, and says who answers', async ({
