@@ -1,11 +1,10 @@
 /**
- * `npm test`: every check (format, lint, types, build; two at a time), then vitest and Playwright, then a summary
+ * `npm test`: every check in order (format, lint, types, build, vitest, Playwright), then a summary
  * naming each failed test, as CI keeps only a long log's tail. A failed test runs once more: one that
  * then passes is named flaky, so a timing race neither sinks the run nor passes unseen.
  */
-import { spawn } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 
 interface Step {
@@ -126,54 +125,16 @@ function playwrightFindings(file: string): { failed: Finding[]; flaky: Finding[]
 const only = process.argv.slice(2);
 rmSync(reports, { recursive: true, force: true });
 mkdirSync(reports, { recursive: true });
-
-/** Runs a step; with `quiet` its output is held and printed whole when it ends, so two at once do not interleave. */
-function run(step: Step, quiet: boolean): Promise<{ ok: boolean; verdict: string }> {
-  const t0 = Date.now();
-  const header = `\n=== ${step.name}: ${step.cmd} ${step.args.join(' ')}\n`;
-  if (!quiet) process.stdout.write(header);
-  const child = spawn(step.cmd, step.args, {
-    stdio: quiet ? ['ignore', 'pipe', 'pipe'] : 'inherit',
-    env: { ...process.env, ...step.env },
-  });
-  const held: Buffer[] = [];
-  child.stdout?.on('data', (d: Buffer) => held.push(d));
-  child.stderr?.on('data', (d: Buffer) => held.push(d));
-  return new Promise((done) =>
-    child.once('close', (code, signal) => {
-      const ok = code === 0;
-      const verdict = ok ? 'passed' : `FAILED (exit ${code ?? signal})`;
-      if (quiet) process.stdout.write(header + Buffer.concat(held).toString());
-      process.stdout.write(`=== ${step.name} ${verdict} in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
-      done({ ok, verdict });
-    }),
-  );
-}
-
-/** Runs steps `width` at a time (one alone streams its output), in their order of completion. */
-async function runAll(list: Step[], width: number) {
-  const results = new Map<Step, { ok: boolean; verdict: string }>();
-  const queue = [...list];
-  const lane = async () => {
-    for (let step = queue.shift(); step; step = queue.shift()) results.set(step, await run(step, list.length > 1));
-  };
-  await Promise.all(Array.from({ length: Math.min(width, list.length) }, lane));
-  return results;
-}
-
-const chosen = steps.filter((s) => only.length === 0 || only.includes(s.name));
-// The checks and the build are one thread each (the build mostly): two at a time keep both cores busy.
-const results = await runAll(
-  chosen.filter((s) => !s.report),
-  Math.max(1, Math.min(2, availableParallelism())),
-);
-for (const step of chosen.filter((s) => s.report)) for (const [k, v] of await runAll([step], 1)) results.set(k, v);
-
 const lines: string[] = [];
 let passed = 0;
 let failed = 0;
-for (const step of chosen) {
-  const { ok, verdict } = results.get(step)!;
+for (const step of steps.filter((s) => only.length === 0 || only.includes(s.name))) {
+  const t0 = Date.now();
+  process.stdout.write(`\n=== ${step.name}: ${step.cmd} ${step.args.join(' ')}\n`);
+  const r = spawnSync(step.cmd, step.args, { stdio: 'inherit', env: { ...process.env, ...step.env } });
+  const ok = r.status === 0;
+  const verdict = ok ? 'passed' : `FAILED (exit ${r.status ?? r.signal})`;
+  process.stdout.write(`=== ${step.name} ${verdict} in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
   lines.push(`${step.name}: ${verdict}`);
   if (step.report) {
     try {
