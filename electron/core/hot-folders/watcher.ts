@@ -9,6 +9,7 @@ import { isIgnoredName } from '../../../shared/validation/system-files.ts';
 import type { StartRequest } from '../engine/planner.ts';
 import { canonicalPath } from '../paths.ts';
 import { realClock, type Clock, type ClockTimer } from '../clock.ts';
+import { wholeNumberFromEnv } from '../env-number.ts';
 import { followJobs, type JobReader } from './follow.ts';
 import { carriesProvenance, looksLikeResult, loopOf } from './loops.ts';
 import { isUnreachable, describe as describeTeamError } from '../team-server/connection.ts';
@@ -37,8 +38,7 @@ export const GUARD_JOBS = 20;
 
 /** The guard's limit: MEDIADESK_HOT_FOLDER_GUARD when set to a whole number (tests), else GUARD_JOBS. */
 export function guardJobsFrom(env: NodeJS.ProcessEnv = process.env): number {
-  const n = Number(env.MEDIADESK_HOT_FOLDER_GUARD);
-  return Number.isInteger(n) && n > 0 ? n : GUARD_JOBS;
+  return wholeNumberFromEnv(env, 'MEDIADESK_HOT_FOLDER_GUARD') ?? GUARD_JOBS;
 }
 
 /** Loaded when a folder is first watched: a process that opens the core without watching never loads it. */

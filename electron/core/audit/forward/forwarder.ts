@@ -1,4 +1,5 @@
 import type { Clock } from '../../clock.ts';
+import { wholeNumberFromEnv } from '../../env-number.ts';
 import type { OutEvent, ArchiveReader } from './read.ts';
 import { SinkFailure, type SendResult, type Sink } from './sink.ts';
 import type { DeadLetter, Watermarks } from './watermarks.ts';
@@ -11,8 +12,8 @@ export const MAX_BATCH_BYTES = 5 * 1024 * 1024;
  * cross as many requests, failures and kills with fewer events; undefined when unset.
  */
 export function batchEventsFromEnv(env: NodeJS.ProcessEnv): number | undefined {
-  const n = Number(env.MEDIADESK_AUDIT_FORWARD_BATCH);
-  return Number.isInteger(n) && n > 0 ? Math.min(n, MAX_BATCH_EVENTS) : undefined;
+  const n = wholeNumberFromEnv(env, 'MEDIADESK_AUDIT_FORWARD_BATCH');
+  return n === undefined ? undefined : Math.min(n, MAX_BATCH_EVENTS);
 }
 const BACKOFF_BASE_MS = 500;
 const BACKOFF_CAP_MS = 60_000;

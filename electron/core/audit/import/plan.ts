@@ -1,3 +1,4 @@
+import { wholeNumberFromEnv } from '../../env-number.ts';
 import type { LoadPath } from './types.ts';
 
 /**
@@ -17,10 +18,7 @@ const STAGE_MIN_BYTES = 48 * 1024 * 1024;
  * `fallback`, or the environment's `name` when set to a whole number above 0: tests load a file of
  * a few MB through the staged and bulk paths (MEDIADESK_AUDIT_STAGE_MIN_BYTES, ..._BULK_BATCH_ROWS).
  */
-function tunedByTests(name: string, fallback: number): number {
-  const n = Number(process.env[name]);
-  return Number.isSafeInteger(n) && n > 0 ? n : fallback;
-}
+const tunedByTests = (name: string, fallback: number): number => wholeNumberFromEnv(process.env, name) ?? fallback;
 export const BYTES_PER_EVENT = 1000;
 /**
  * A file of more events than this share of the cache's is loaded in bulk, a smaller one staged with

@@ -30,8 +30,12 @@ async function settingsOf(ctx: CliContext): Promise<SettingsService> {
 }
 
 /** The forwarder over the CLI's audit cache, the settings file and the keychain, as the app builds it. */
-export async function openForwarder(ctx: CliContext, service: AuditService): Promise<AuditForwarder> {
-  const settings = await settingsOf(ctx);
+export async function openForwarder(
+  ctx: CliContext,
+  service: AuditService,
+  opened?: SettingsService,
+): Promise<AuditForwarder> {
+  const settings = opened ?? (await settingsOf(ctx));
   return new AuditForwarder({
     db: service.store.db,
     settings: () => settings.get(),
@@ -47,10 +51,11 @@ export async function openForwarder(ctx: CliContext, service: AuditService): Pro
 
 /** After `audit sync` or `audit import`, when the setting forwardAfterAuditSync asks: each sink's outcome on stderr. */
 export async function forwardAfter(ctx: CliContext, service: AuditService): Promise<void> {
-  if (!(await settingsOf(ctx)).get().forwardAfterAuditSync) return;
+  const settings = await settingsOf(ctx);
+  if (!settings.get().forwardAfterAuditSync) return;
   const stop = interruptible();
   try {
-    for (const r of await (await openForwarder(ctx, service)).forward({ signal: stop.signal }))
+    for (const r of await (await openForwarder(ctx, service, settings)).forward({ signal: stop.signal }))
       ctx.stderr.write(
         `forwarded to ${r.sinkId}: ${r.outcome}, ${r.delivered} delivered, ${r.refused} refused${r.error ? `; ${oneLine(r.error)}` : ''}\n`,
       );
