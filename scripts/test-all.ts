@@ -2,9 +2,14 @@
  * `npm test`: every check in order (format, lint, types, build, vitest, Playwright), then a summary
  * naming each failed test, as CI keeps only a long log's tail. A failed test runs once more: one that
  * then passes is named flaky, so a timing race neither sinks the run nor passes unseen.
+ *
+ * Each step runs in a process group of its own, with a time limit: a step over it, and any process a
+ * step leaves running, is named with what it runs and ended, so a hang fails the run saying where
+ * instead of holding CI's output open until its own limit.
  */
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
 import { join } from 'node:path';
 
 interface Step {
@@ -13,6 +18,8 @@ interface Step {
   args: string[];
   env?: Record<string, string>;
   report?: string;
+  /** Minutes the step may take (MEDIADESK_STEP_MINUTES overrides every step's). */
+  minutes: number;
 }
 
 // Not under test-results/, which Playwright empties as it starts.
@@ -21,25 +28,28 @@ const vitestJson = join(reports, 'vitest.json');
 const playwrightJson = join(reports, 'playwright.json');
 
 const steps: Step[] = [
-  { name: 'format', cmd: 'npx', args: ['prettier', '--check', '.'] },
-  { name: 'lint', cmd: 'npx', args: ['eslint', '.'] },
-  { name: 'typecheck', cmd: 'npx', args: ['tsc', '-p', 'tsconfig.json', '--noEmit'] },
+  { name: 'format', cmd: 'npx', args: ['prettier', '--check', '.'], minutes: 5 },
+  { name: 'lint', cmd: 'npx', args: ['eslint', '.'], minutes: 5 },
+  { name: 'typecheck', cmd: 'npx', args: ['tsc', '-p', 'tsconfig.json', '--noEmit'], minutes: 8 },
   {
     name: 'svelte-check',
     cmd: 'npx',
     args: ['svelte-check', '--tsconfig', './tsconfig.json', '--threshold', 'error', '--output', 'human'],
+    minutes: 8,
   },
-  { name: 'build', cmd: 'npx', args: ['electron-vite', 'build'] },
+  { name: 'build', cmd: 'npx', args: ['electron-vite', 'build'], minutes: 5 },
   {
     name: 'vitest',
     cmd: 'npx',
     report: vitestJson,
+    minutes: 25,
     args: ['vitest', 'run', '--retry=1', '--reporter=default', '--reporter=json', `--outputFile.json=${vitestJson}`],
   },
   {
     name: 'playwright',
     cmd: 'npx',
     report: playwrightJson,
+    minutes: 35,
     args: ['playwright', 'test', '--retries=1', '--reporter=list,json'],
     env: { PLAYWRIGHT_JSON_OUTPUT_NAME: playwrightJson },
   },
@@ -122,6 +132,72 @@ function playwrightFindings(file: string): { failed: Finding[]; flaky: Finding[]
   return { failed, flaky };
 }
 
+/** `pid args` of each live process in group `pgid`, read from `ps` (the step's leader among them while it runs). */
+function processesIn(pgid: number): string[] {
+  let table = '';
+  try {
+    table = execFileSync('ps', ['-eo', 'pid=,pgid=,stat=,args='], { encoding: 'utf8' });
+  } catch {
+    return [];
+  }
+  return table
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/))
+    // A zombie (Z) has ended already; it waits only for its parent to read its exit.
+    .filter(([pid, group, stat]) => pid && Number(group) === pgid && !stat.startsWith('Z'))
+    .map(([pid, , , ...args]) => `${pid} ${args.join(' ').slice(0, 240)}`);
+}
+
+function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // the group is gone already
+  }
+}
+
+interface StepRun {
+  status: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  /** Processes the step started that were still running once it ended (then ended by us). */
+  leftRunning: string[];
+}
+
+/** Runs a step in a process group of its own, ended at its time limit; what it leaves running is ended too. */
+async function runStep(step: Step): Promise<StepRun> {
+  const env = { ...process.env, ...step.env };
+  if (process.platform === 'win32') {
+    const r = spawnSync(step.cmd, step.args, { stdio: 'inherit', env, shell: true });
+    return { status: r.status, signal: r.signal, timedOut: false, leftRunning: [] };
+  }
+  const minutes = Number(process.env.MEDIADESK_STEP_MINUTES) || step.minutes;
+  const child = spawn(step.cmd, step.args, { stdio: 'inherit', env, detached: true });
+  const pgid = child.pid!;
+  const forward = (signal: NodeJS.Signals) => signalGroup(pgid, signal);
+  process.on('SIGINT', forward).on('SIGTERM', forward);
+  let timedOut = false;
+  const limit = setTimeout(() => {
+    timedOut = true;
+    const running = processesIn(pgid);
+    process.stdout.write(
+      `\n=== ${step.name} is over its ${minutes} min; ending it. Still running:\n` +
+        running
+          .slice(0, 80)
+          .map((p) => `  ${p}\n`)
+          .join(''),
+    );
+    signalGroup(pgid, 'SIGTERM');
+    setTimeout(() => signalGroup(pgid, 'SIGKILL'), 15_000).unref();
+  }, minutes * 60_000);
+  const [status, signal] = (await once(child, 'exit')) as [number | null, string | null];
+  clearTimeout(limit);
+  process.off('SIGINT', forward).off('SIGTERM', forward);
+  const leftRunning = processesIn(pgid);
+  if (leftRunning.length) signalGroup(pgid, 'SIGKILL');
+  return { status, signal, timedOut, leftRunning };
+}
+
 const only = process.argv.slice(2);
 rmSync(reports, { recursive: true, force: true });
 mkdirSync(reports, { recursive: true });
@@ -131,11 +207,16 @@ let failed = 0;
 for (const step of steps.filter((s) => only.length === 0 || only.includes(s.name))) {
   const t0 = Date.now();
   process.stdout.write(`\n=== ${step.name}: ${step.cmd} ${step.args.join(' ')}\n`);
-  const r = spawnSync(step.cmd, step.args, { stdio: 'inherit', env: { ...process.env, ...step.env } });
-  const ok = r.status === 0;
-  const verdict = ok ? 'passed' : `FAILED (exit ${r.status ?? r.signal})`;
+  const r = await runStep(step);
+  const ok = r.status === 0 && !r.timedOut;
+  let verdict = ok ? 'passed' : `FAILED (exit ${r.status ?? r.signal})`;
+  if (r.timedOut) verdict = 'FAILED (over its time limit; what still ran is listed above, where it was ended)';
   process.stdout.write(`=== ${step.name} ${verdict} in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
   lines.push(`${step.name}: ${verdict}`);
+  if (r.leftRunning.length) {
+    const said = r.leftRunning.slice(0, 20).map((p) => `    ${p}`);
+    lines.push(`  left running after it ended, now ended (${r.leftRunning.length}):\n${said.join('\n')}`);
+  }
   if (step.report) {
     try {
       const found = step.name === 'vitest' ? vitestFindings(step.report) : playwrightFindings(step.report);
