@@ -12,7 +12,7 @@ const sb = engineSuite('poller', 300);
 const LIST = '/v1/ai/image-upscaler-precision-v2';
 const LIST_RETRY_MS = 300;
 
-function engine(home: string, concurrency = 100) {
+function engine(home: string, concurrency = 100, maxMs = 1000) {
   return openEngine({
     home,
     target: async () => ({ baseUrl: sb.url, apiKey: 'sandbox-owner' }),
@@ -23,7 +23,7 @@ function engine(home: string, concurrency = 100) {
       firstMs: 40,
       minMs: 40,
       // A task no list shows waits at most 6 of these before it is asked by id (byIdDue).
-      maxMs: { image: 1000, text: 1000, audio: 1000, video: 1000 },
+      maxMs: { image: maxMs, text: maxMs, audio: maxMs, video: maxMs },
       listRetryMs: LIST_RETRY_MS,
     },
     client: { maxDelayMs: 2000 },
@@ -87,16 +87,20 @@ describe('a list that shows only the newest tasks', () => {
   it('asks each task it leaves out about once by id, after the usual duration learned from the first', async () => {
     const dir = sb.folder();
     const n = LIST_WINDOW_FAULT + 150;
-    await control(sb.url, 'faults', { listWindow: LIST_WINDOW_FAULT, taskDurationMs: 1500 });
+    // The tasks finish together once all are made, so the list never shows the oldest 150 however long
+    // making them takes; no task reaches the ceiling (6 x 5 s) meanwhile.
+    await control(sb.url, 'faults', { listWindow: LIST_WINDOW_FAULT, taskDurationMs: 600_000 });
     const inputs = await makeImages(
       join(dir, 'in'),
       Array.from({ length: n }, (_, i) => `w${i}.png`),
       8,
     );
-    const e = engine(join(dir, 'home'), n);
+    const e = engine(join(dir, 'home'), n, 5000);
     try {
       const r = await e.startBatch({ tool: 'upscaler-precision', inputs, outDir: join(dir, 'out') });
       e.start();
+      await until(() => e.status().counts.running === n);
+      await control(sb.url, 'tasks/finish', {});
       await settle(e, r.jobIds);
       expect(new Set(e.store.byIds(r.jobIds).map((j) => j.state))).toEqual(new Set(['done']));
       const { byId } = await requests();
