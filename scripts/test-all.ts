@@ -140,12 +140,14 @@ function processesIn(pgid: number): string[] {
   } catch {
     return [];
   }
-  return table
-    .split('\n')
-    .map((l) => l.trim().split(/\s+/))
-    // A zombie (Z) has ended already; it waits only for its parent to read its exit.
-    .filter(([pid, group, stat]) => pid && Number(group) === pgid && !stat.startsWith('Z'))
-    .map(([pid, , , ...args]) => `${pid} ${args.join(' ').slice(0, 240)}`);
+  return (
+    table
+      .split('\n')
+      .map((l) => l.trim().split(/\s+/))
+      // A zombie (Z) has ended already; it waits only for its parent to read its exit.
+      .filter(([pid, group, stat]) => pid && Number(group) === pgid && !stat.startsWith('Z'))
+      .map(([pid, , , ...args]) => `${pid} ${args.join(' ').slice(0, 240)}`)
+  );
 }
 
 function signalGroup(pgid: number, signal: NodeJS.Signals): void {
@@ -155,6 +157,8 @@ function signalGroup(pgid: number, signal: NodeJS.Signals): void {
     // the group is gone already
   }
 }
+
+let interruptedBy: NodeJS.Signals | null = null;
 
 interface StepRun {
   status: number | null;
@@ -174,7 +178,11 @@ async function runStep(step: Step): Promise<StepRun> {
   const minutes = Number(process.env.MEDIADESK_STEP_MINUTES) || step.minutes;
   const child = spawn(step.cmd, step.args, { stdio: 'inherit', env, detached: true });
   const pgid = child.pid!;
-  const forward = (signal: NodeJS.Signals) => signalGroup(pgid, signal);
+  // Ctrl-C (or CI's stop) reaches the step's group, then ends the run: no step after it starts.
+  const forward = (signal: NodeJS.Signals) => {
+    interruptedBy = signal;
+    signalGroup(pgid, signal);
+  };
   process.on('SIGINT', forward).on('SIGTERM', forward);
   let timedOut = false;
   const limit = setTimeout(() => {
@@ -228,6 +236,10 @@ for (const step of steps.filter((s) => only.length === 0 || only.includes(s.name
   }
   if (ok) passed++;
   else failed++;
+  if (interruptedBy) {
+    lines.push(`stopped by ${interruptedBy}: the steps after ${step.name} did not run`);
+    break;
+  }
 }
 process.stdout.write(`\n${lines.join('\n')}\nsteps: ${passed} passed, ${failed} failed\n`);
-process.exitCode = failed ? 1 : 0;
+process.exitCode = failed || interruptedBy ? 1 : 0;
