@@ -18,6 +18,7 @@ import { openAnalyticsDb } from './analytics/store.ts';
 import { openAppRunStore } from './apps/store.ts';
 import { hotFolderHandlers } from './hot-folders/handlers.ts';
 import { openHotFolders } from './hot-folders/open.ts';
+import type { FolderWatch } from './hot-folders/watcher.ts';
 import { Notices } from './notices/index.ts';
 import { ToldFile } from './notices/told.ts';
 import { presetHandlers } from './presets/handlers.ts';
@@ -65,6 +66,8 @@ export interface CoreOptions {
   log?: AppLog;
   /** The time hot folders' waits and workflow-app runs' polls are on (tests pass a TestClock); real time by default. */
   clocks?: { hotFolders?: Clock; appRuns?: Clock };
+  /** How hot folders are watched: chokidar's watch unless a test gives its own (one that misses a file). */
+  watchFolder?: FolderWatch;
 }
 
 const VERSION = APP_VERSION;
@@ -151,6 +154,7 @@ export async function createCore(opts: CoreOptions) {
     env,
     onProblem: (m) => log.warn(m),
     clock: opts.clocks?.hotFolders,
+    watch: opts.watchFolder,
     team: () => teamServer?.server ?? null,
   });
   const files = fileAccess({

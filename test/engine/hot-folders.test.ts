@@ -1,11 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, createWriteStream, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
+import { watch as chokidarWatch } from 'chokidar';
 import sharp from 'sharp';
 import { describe, expect, it, vi } from 'vitest';
 import { openHotFolderDb } from '../../electron/core/hot-folders/service.ts';
 import { HotFolderStore } from '../../electron/core/hot-folders/store.ts';
+import type { FolderWatch } from '../../electron/core/hot-folders/watcher.ts';
 import { createCore } from '../../electron/core/index.ts';
 import { MemorySecretStore } from '../../electron/core/secrets.ts';
 import { startSandbox } from '../../electron/sandbox/index.ts';
@@ -93,7 +95,7 @@ async function scene(name: string) {
 }
 
 /** The core as the web host builds it (it runs the queue, so it watches), on the test's Sandbox. */
-const openCore = (home: string, hotFolders?: TestClock) =>
+const openCore = (home: string, hotFolders?: TestClock, watchFolder?: FolderWatch) =>
   createCore({
     home,
     host: 'web',
@@ -101,7 +103,26 @@ const openCore = (home: string, hotFolders?: TestClock) =>
     startSandbox: () => startSandbox({ port: 0 }),
     env: { MEDIADESK_API_URL: ctx.url, MEDIADESK_API_KEY: 'sandbox-owner', MEDIADESK_OUTPUT_DIR: ctx.dir },
     clocks: { hotFolders },
+    watchFolder,
   }).then(givenFolder(ctx.dir));
+
+/**
+ * chokidar's watch, whose first read of the folder does not report `name`: as when the file lands after
+ * chokidar read the folder and before it watched it. Nothing changes in the folder afterwards.
+ */
+const missedByFirstRead =
+  (name: string): FolderWatch =>
+  (paths, options) => {
+    const watcher = chokidarWatch(paths, options);
+    const emit = watcher.emit.bind(watcher) as (event: string, ...args: unknown[]) => boolean;
+    let ready = false;
+    watcher.emit = ((event: string, ...args: unknown[]) => {
+      if (event === 'ready') ready = true;
+      else if (!ready && event === 'add' && basename(String(args[0])) === name) return false;
+      return emit(event, ...args);
+    }) as typeof watcher.emit;
+    return watcher;
+  };
 
 /** The size the hot folder last saw of a file (its row), read from its database. */
 function seenSize(home: string, path: string): number | undefined {
@@ -237,6 +258,24 @@ describe('hot folders', () => {
     expect(creates(await control(ctx.url, 'stats'))).toBe(3);
     expect(readdirSync(out)).toHaveLength(3);
   }, 120_000);
+
+  it('a file that lands while the folder is first read, and nothing after it, is still taken', async () => {
+    const { home, watched, out } = await scene('between');
+    await makeImages(watched, ['between.png']);
+    const core = await openCore(home, undefined, missedByFirstRead('between.png'));
+    try {
+      await core.dispatch('hotFolders.add', { folder: watched, tool: 'upscaler-precision', outDir: out });
+      await until(
+        'between.png done',
+        () => fileStates(home)[join(watched, 'between.png')] === 'done',
+        () => JSON.stringify(fileStates(home)),
+      );
+    } finally {
+      await core.close();
+    }
+    expect(creates(await control(ctx.url, 'stats'))).toBe(1);
+    expect(readdirSync(out)).toEqual(['between_upscaler-precision.png']);
+  }, 60_000);
 
   it("a folder's longer wait: a copy that stalls is taken only once it is whole, past the default wait", async () => {
     const { home, watched, out } = await scene('stall');

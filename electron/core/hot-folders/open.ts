@@ -7,7 +7,7 @@ import { HotFolders, openHotFolderDb, type HotFolderDeps } from './service.ts';
 import type { TeamServer } from '../team-server/connection.ts';
 import { claimLeaseFrom, SharedClaims, SharedHotFolders } from './shared.ts';
 import { HotFolderStore } from './store.ts';
-import { guardJobsFrom, HotFolderWatcher, type WatchedEngine } from './watcher.ts';
+import { guardJobsFrom, HotFolderWatcher, type FolderWatch, type WatchedEngine } from './watcher.ts';
 
 /**
  * A data folder's hot folders: their records (hot-folders.db), the service behind their commands,
@@ -21,6 +21,7 @@ export function openHotFolders(o: {
   env: NodeJS.ProcessEnv;
   onProblem: (message: string) => void;
   clock?: Clock;
+  watch?: FolderWatch;
   /** The team server, for shared hot folders (made after the hot folders, hence asked for). */
   team: () => TeamServer | null;
 }) {
@@ -45,6 +46,7 @@ export function openHotFolders(o: {
     onProblem: o.onProblem,
     guardJobs: guardJobsFrom(o.env),
     clock: o.clock,
+    watch: o.watch,
     shared,
   });
   return { db, store, service, watcher, shared };

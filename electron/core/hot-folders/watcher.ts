@@ -1,7 +1,7 @@
 import type { FSWatcher } from 'chokidar';
 import type { Stats } from 'node:fs';
-import { stat } from 'node:fs/promises';
-import { basename, dirname } from 'node:path';
+import { readdir, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { DeskError } from '../../../shared/contract/define.ts';
 import { SETTLE_SECONDS } from '../../../shared/contract/hot-folders.ts';
 import type { BatchStartResult } from '../../../shared/contract/jobs.ts';
@@ -43,6 +43,9 @@ export function guardJobsFrom(env: NodeJS.ProcessEnv = process.env): number {
 
 /** Loaded when a folder is first watched: a process that opens the core without watching never loads it. */
 let chokidar: Promise<typeof import('chokidar')> | undefined;
+
+/** Watches one folder: chokidar's `watch`, or a test's own. */
+export type FolderWatch = typeof import('chokidar').watch;
 
 export interface WatchedEngine extends JobReader {
   readonly holdsQueue: boolean;
@@ -92,6 +95,7 @@ export class HotFolderWatcher {
   private ticking: Promise<void> | null = null;
   private readonly shared: SharedHotFolders | null;
   private renewedAt = 0;
+  private readonly watch: FolderWatch | null;
 
   constructor(o: {
     store: HotFolderStore;
@@ -102,7 +106,10 @@ export class HotFolderWatcher {
     clock?: Clock;
     /** The team server's claims, for shared hot folders; without it their files wait. */
     shared?: SharedHotFolders | null;
+    /** How a folder is watched: chokidar's `watch` by default. */
+    watch?: FolderWatch;
   }) {
+    this.watch = o.watch ?? null;
     this.shared = o.shared ?? null;
     this.store = o.store;
     this.engine = o.engine;
@@ -187,11 +194,11 @@ export class HotFolderWatcher {
       }
       if (this.watches.has(row.id)) continue;
       if (row.problem?.endsWith(FOLDER_GONE)) this.store.setProblem(row.id, null);
-      this.watchFolder(row, (await (chokidar ??= import('chokidar'))).watch);
+      this.watchFolder(row, this.watch ?? (await (chokidar ??= import('chokidar'))).watch);
     }
   }
 
-  private watchFolder(row: HotFolderRow, watch: typeof import('chokidar').watch): void {
+  private watchFolder(row: HotFolderRow, watch: FolderWatch): void {
     // depth 0: files placed directly in the folder. The first scan reports the files already there,
     // those that arrived while no process watched among them.
     const watcher = watch(row.folder, {
@@ -210,6 +217,9 @@ export class HotFolderWatcher {
       this.store.forget(row.id, path);
     });
     watcher.on('error', (err: unknown) => this.onProblem(`hot folder ${row.folder}: ${(err as Error).message}`));
+    // chokidar reads the folder before it starts watching it: a file that lands in between is in neither,
+    // and waits for the folder's next change. One more look once it watches takes it.
+    watcher.once('ready', () => void this.lookAgain(row.id, watcher, seen));
     this.watches.set(row.id, { row, watcher });
     for (const file of this.store.pending(row.id))
       this.candidates.set(key(row.id, file.path), {
@@ -217,6 +227,18 @@ export class HotFolderWatcher {
         version: { path: file.path, size: file.size, mtimeMs: file.mtimeMs },
         since: this.clock.now(),
       });
+  }
+
+  private async lookAgain(id: string, watcher: FSWatcher, seen: (path: string, stats?: Stats) => void): Promise<void> {
+    const folder = this.watches.get(id)?.row.folder;
+    if (!folder) return;
+    // A folder gone meanwhile: the next step says so.
+    for (const name of await readdir(folder).catch(() => [])) {
+      if (isIgnoredName(name)) continue;
+      const stats = await stat(join(folder, name)).catch(() => undefined);
+      if (this.watches.get(id)?.watcher !== watcher) return;
+      seen(join(folder, name), stats);
+    }
   }
 
   private seen(folderId: string, path: string, stats: Stats): void {
