@@ -15,11 +15,10 @@ export default defineConfig({
   timeout: 120_000,
   expect: { timeout: 15_000 },
   // Every host and Sandbox listens on a free port and every data folder is new (fixtures.ts), so workers
-  // never meet, and tests of one file spread over them too (a file that needs order says so with
-  // test.describe.configure). Four on two cores: whole runs of 2026-12-06 at load 19-33 from other builds took
-  // 18.5 min and 678 CPU-s with four workers, 20.7 min and 886 CPU-s with six (one test lost its host there).
-  // A spec keeps about a quarter of a core busy; the rest is waiting on the page, the host and the Sandbox.
-  fullyParallel: true,
+  // never meet. Files, not tests, are spread over them: with fullyParallel each test took 1.4 times as long
+  // (docs/TESTING.md: the same tests, 3,966 s against 2,508 s of test time), and the run with it.
+  // Four workers on two cores: a spec keeps about a quarter of a core busy, waiting on the page and the host.
+  fullyParallel: false,
   workers: 4,
   reporter: [['list']],
   outputDir: 'test-results',
