@@ -3,9 +3,23 @@
 # Service for the keychain test), in a throwaway HOME so the test keyring stays away from the
 # user's own. The daemons' own chatter (dbus-daemon's "Failed to set fd limit" as root in a
 # container, service activations) is not the tests' output: it goes to a log, $MEDIADESK_SESSION_LOG.
+# The keyring runs in the foreground of the session and ends with the command (as a daemon it
+# outlived the session); the command starts once the keyring answers on the bus.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 export MEDIADESK_SESSION_LOG="${MEDIADESK_SESSION_LOG:-$(mktemp -t mediadesk-dbus.XXXXXX)}"
-HOME="$(mktemp -d)" exec dbus-run-session --dbus-daemon="$here/dbus-daemon-logged.sh" -- sh -c \
-  'echo -n pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null 2>>"$MEDIADESK_SESSION_LOG"; exec "$@"' \
-  sh "$@"
+HOME="$(mktemp -d)" exec dbus-run-session --dbus-daemon="$here/dbus-daemon-logged.sh" -- sh -c '
+  echo -n pw | gnome-keyring-daemon --foreground --unlock --components=secrets >/dev/null 2>>"$MEDIADESK_SESSION_LOG" &
+  keyring=$!
+  tries=0
+  until dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus \
+    org.freedesktop.DBus.NameHasOwner string:org.freedesktop.secrets 2>/dev/null | grep -q "boolean true"; do
+    tries=$((tries + 1))
+    [ "$tries" -ge 200 ] && break
+    sleep 0.05
+  done
+  status=0
+  "$@" || status=$?
+  kill "$keyring" 2>/dev/null || true
+  wait "$keyring" 2>/dev/null || true
+  exit "$status"' sh "$@"

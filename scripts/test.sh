@@ -10,6 +10,8 @@ source .ci/env.sh
 need=()
 command -v chromium >/dev/null || need+=(chromium)
 command -v dbus-run-session >/dev/null || need+=(dbus)
+# dbus-send: the keyring session waits until the keyring answers on the bus.
+command -v dbus-send >/dev/null || need+=(dbus-bin)
 command -v gnome-keyring-daemon >/dev/null || need+=(gnome-keyring)
 command -v ffmpeg >/dev/null || need+=(ffmpeg)
 command -v Xvfb >/dev/null || need+=(xvfb)
