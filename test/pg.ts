@@ -18,7 +18,7 @@ import { join } from 'node:path';
  * (initdb refuses root), listening on 127.0.0.1 and a free port, trusting local connections.
  */
 export interface TestPg {
-  /** A database made for the caller: `postgres://postgres@127.0.0.1:PORT/NAME`. */
+  /** A database made for the caller: `postgres://postgres@127.0.0.1:PORT/NAME` (`NAME_2`... when asked again). */
   createDb(name: string): Promise<string>;
   /** A user who must give its password (unlike `postgres`), owning a database of its own: its URL without the password. */
   createUser(name: string, password: string): Promise<string>;
@@ -162,11 +162,19 @@ export async function startPg(): Promise<TestPg> {
       const c = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', database: 'postgres' });
       await c.connect();
       try {
-        await c.query(`CREATE DATABASE "${name.replace(/"/g, '')}"`);
+        // A retried test asks for its database again: it gets a new one beside the first (name_2, ...).
+        for (let n = 1; ; n++) {
+          const db = n === 1 ? name.replace(/"/g, '') : `${name.replace(/"/g, '')}_${n}`;
+          try {
+            await c.query(`CREATE DATABASE "${db}"`);
+            return `postgres://postgres@127.0.0.1:${port}/${db}`;
+          } catch (err) {
+            if ((err as { code?: string }).code !== '42P04') throw err; // 42P04: duplicate_database
+          }
+        }
       } finally {
         await c.end();
       }
-      return `postgres://postgres@127.0.0.1:${port}/${name}`;
     },
     async createUser(name, password) {
       const c = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', database: 'postgres' });
