@@ -16,7 +16,7 @@ export default defineConfig({
   expect: { timeout: 15_000 },
   // Every host and Sandbox listens on a free port and every data folder is new (fixtures.ts), so workers
   // never meet. Files, not tests, are spread over them: with fullyParallel each test took 1.4 times as long
-  // (docs/TESTING.md: the same tests, 3,966 s against 2,508 s of test time), and the run with it.
+  // (docs/TESTING.md: the same 235 tests, 3,966 s against 3,025 s of test time), and the run with it.
   // Four workers on two cores: a spec keeps about a quarter of a core busy, waiting on the page and the host.
   fullyParallel: false,
   workers: 4,

@@ -163,8 +163,9 @@ export async function startPg(): Promise<TestPg> {
       await c.connect();
       try {
         // A retried test asks for its database again: it gets a new one beside the first (name_2, ...).
+        const base = name.replace(/"/g, '');
         for (let n = 1; ; n++) {
-          const db = n === 1 ? name.replace(/"/g, '') : `${name.replace(/"/g, '')}_${n}`;
+          const db = n === 1 ? base : `${base}_${n}`;
           try {
             await c.query(`CREATE DATABASE "${db}"`);
             return `postgres://postgres@127.0.0.1:${port}/${db}`;

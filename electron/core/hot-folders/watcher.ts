@@ -219,7 +219,7 @@ export class HotFolderWatcher {
     watcher.on('error', (err: unknown) => this.onProblem(`hot folder ${row.folder}: ${(err as Error).message}`));
     // chokidar reads the folder before it starts watching it: a file that lands in between is in neither,
     // and waits for the folder's next change. One more look once it watches takes it.
-    watcher.once('ready', () => void this.lookAgain(row.id, watcher, seen));
+    watcher.once('ready', () => void this.lookAgain(row, watcher, seen));
     this.watches.set(row.id, { row, watcher });
     for (const file of this.store.pending(row.id))
       this.candidates.set(key(row.id, file.path), {
@@ -229,15 +229,15 @@ export class HotFolderWatcher {
       });
   }
 
-  private async lookAgain(id: string, watcher: FSWatcher, seen: (path: string, stats?: Stats) => void): Promise<void> {
-    const folder = this.watches.get(id)?.row.folder;
-    if (!folder) return;
+  private async lookAgain(row: HotFolderRow, watcher: FSWatcher, seen: (path: string, stats?: Stats) => void) {
     // A folder gone meanwhile: the next step says so.
-    for (const name of await readdir(folder).catch(() => [])) {
+    for (const name of await readdir(row.folder).catch(() => [])) {
       if (isIgnoredName(name)) continue;
-      const stats = await stat(join(folder, name)).catch(() => undefined);
-      if (this.watches.get(id)?.watcher !== watcher) return;
-      seen(join(folder, name), stats);
+      const path = join(row.folder, name);
+      const stats = await stat(path).catch(() => undefined);
+      // Unwatched (paused, removed) while it looked: nothing more is taken.
+      if (this.watches.get(row.id)?.watcher !== watcher) return;
+      seen(path, stats);
     }
   }
 
