@@ -20,6 +20,8 @@ import { ApiClient } from '../../electron/core/api/client.ts';
 import { realClock, type Clock } from '../../electron/core/clock.ts';
 import { SERVICE_RATES } from '../../shared/service-limits.ts';
 import { TestClock } from '../clock.ts';
+import { until } from '../wait.ts';
+import type { SharedPacing } from '../../electron/core/limits/pacer.ts';
 
 const RATES: RateLimits = { burstPerSec: 50, burstWindowSec: 2, averagePerSec: 40, averageWindowSec: 10 };
 const TOOL = 'image-to-prompt';
@@ -219,6 +221,81 @@ describe('pacing to the service limits', () => {
       await e.close();
     }
   }, 120_000);
+});
+
+describe("a create's place is taken only for a create sent", () => {
+  it('a job canceled while its input uploads takes none', async () => {
+    await control(sb.url, 'reset', {});
+    const home = join(dir, 'home-cancel-upload');
+    const [img] = await makeImages(join(home, 'in'), ['c.png'], 300);
+    const e = pacedEngine(home);
+    try {
+      // change-camera takes its image by URL: the local file is uploaded first, its answer held.
+      await control(sb.url, 'faults', { putAnswerDelayMs: 1500 });
+      const r = await e.startBatch({ tool: 'change-camera', inputs: [img], params: { zoom: 3 }, outDir: home });
+      e.start();
+      await until(async () => (await control(sb.url, 'stats')).uploads.stored >= 1, { what: 'the upload stored' });
+      e.cancelJob(r.jobIds[0]);
+      // Waits for the steps in flight: the upload's answer, and what the job does next.
+      await e.stop();
+      expect(e.job(r.jobIds[0]).state).toBe('canceled');
+      expect(creates(await control(sb.url, 'stats'))).toBe(0);
+      expect(e.pacer.usedToday(e.pacer.lastScope!.scope).get('change-camera') ?? 0).toBe(0);
+    } finally {
+      await control(sb.url, 'faults', { putAnswerDelayMs: 0 });
+      await e.close();
+    }
+  });
+
+  it("a job sent while the queue awaited another project's answer is not started again from its old row", async () => {
+    await control(sb.url, 'reset', {});
+    const home = join(dir, 'home-stale');
+    const [held, beta] = await makeImages(join(home, 'in'), ['held.png', 'beta.png'], 8);
+    const e = pacedEngine(home);
+    // The team server's seam, over this folder's limiter: project Acme is out of budget. Beta's
+    // grant is answered only once the queue asks about Acme again, and that answer comes once
+    // Beta's job has been sent and its step ended: the queue's row of it is stale by then.
+    let betaGrants = 0;
+    let betaWaits: (() => void) | null = null;
+    const betaJob = () => e.store.byIds(b.jobIds)[0];
+    const team: SharedPacing = {
+      acquire: async (req) => {
+        if (req.kind === 'create' && req.project === 'Beta') {
+          betaGrants++;
+          await new Promise<void>((res) => (betaWaits = res));
+        }
+        return e.pacer.limiter.acquire(req);
+      },
+      peek: async (req, pending) => {
+        if (req.project !== 'Acme') return e.pacer.limiter.peek(req, pending);
+        const release = betaWaits;
+        if (release) {
+          betaWaits = null;
+          release();
+          await until(() => !['queued', 'submitting'].includes(betaJob().state), { what: 'Beta sent' });
+          await new Promise((res) => setImmediate(res));
+        }
+        const resetsAt = Date.now() + 60_000;
+        return { go: false, waitMs: 60_000, reason: 'project_budget', limit: 10, left: 0, resetsAt, project: 'Acme' };
+      },
+      usedToday: (scope) => e.pacer.limiter.usedToday(scope),
+      note: null,
+    };
+    e.pacer.share(team);
+    const a = await e.startBatch({ tool: TOOL, inputs: [held], outDir: join(home, 'out'), project: 'Acme' });
+    const b = await e.startBatch({ tool: TOOL, inputs: [beta], outDir: join(home, 'out'), project: 'Beta' });
+    try {
+      e.start();
+      await settle(e, b.jobIds);
+      await e.stop();
+      expect(betaJob().state).toBe('done');
+      expect(e.store.byIds(a.jobIds)[0].state).toBe('queued');
+      expect(creates(await control(sb.url, 'stats'))).toBe(1);
+      expect(betaGrants).toBe(1);
+    } finally {
+      await e.close();
+    }
+  });
 });
 
 describe('the day turning at midnight UTC', () => {

@@ -153,6 +153,8 @@ export class Submitter {
             break;
           }
         }
+        // The peek awaited: the row may be stale by now, the job sent (or canceled) meanwhile.
+        if (pace && (this.context.isBusy(job.id) || !this.stillQueued(job))) continue;
         active.set(job.tool, (active.get(job.tool) ?? 0) + 1);
         total++;
         this.preparing.set(job.id, job.tool);
@@ -190,6 +192,11 @@ export class Submitter {
   private limits(): { global: number; perTool: Record<string, number> } {
     const settings = this.context.options.settings();
     return { global: this.context.options.concurrency ?? settings.concurrency, perTool: settings.perToolConcurrency };
+  }
+
+  /** Whether the job is still queued on disk: a row read before an await may have been sent or canceled since. */
+  private stillQueued(job: JobRow): boolean {
+    return this.context.store.get(job.id)?.state === 'queued';
   }
 
   private preparingOf(tool: string): number {
@@ -297,7 +304,8 @@ export class Submitter {
         sandboxOf: this.context.backendInUse() === 'sandbox' ? this.context.lease.owner : null,
         ...(await sent),
       };
-      if (!(await this.paced(job, pace))) return;
+      // Canceled while its input was read or uploaded: no create's place is taken for it.
+      if (!this.stillQueued(job) || !(await this.paced(job, pace))) return;
       // Committed before the request leaves (write() resolves after the commit).
       if (!(await write(() => store.move(job.id, 'queued', 'submitting', attempt)))) return;
     } finally {
