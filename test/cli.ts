@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createReadStream } from 'node:fs';
 import { resolve } from 'node:path';
 import { Writable } from 'node:stream';
@@ -45,6 +45,19 @@ export function startCli(args: readonly string[], o: { env: NodeJS.ProcessEnv })
   child.stderr!.on('data', (d) => (run.err += d));
   run.exit = new Promise<CliRun>((res) => child.once('exit', (code) => res({ code, out: run.out, err: run.err })));
   return run;
+}
+
+/**
+ * Ends a child a test started and waits for its exit: SIGTERM (its own wind-down), then SIGKILL
+ * past `graceMs`, so no process outlives the test to talk to a server the file has closed.
+ */
+export async function endChild(child: ChildProcess, graceMs = 10_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((res) => child.once('exit', res));
+  child.kill('SIGTERM');
+  const late = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(late);
 }
 
 /**

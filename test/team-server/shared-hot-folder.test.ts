@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { dbPaths } from '../../electron/core/paths.ts';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
-import { BIN, cliEnv, runCli } from '../cli.ts';
+import { BIN, cliEnv, endChild, runCli } from '../cli.ts';
 import { cleanup, control, makeImages, tmp } from '../engine/helpers.ts';
 import { pgMissing, startPg, type TestPg } from '../pg.ts';
 
@@ -46,7 +46,7 @@ beforeAll(async () => {
   dir = tmp('team-hot');
 });
 afterEach(async () => {
-  for (const w of running.splice(0)) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill();
+  await Promise.all(running.splice(0).map((w) => endChild(w.child)));
 });
 afterAll(async () => {
   if (missing) return;

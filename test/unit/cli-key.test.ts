@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { keyFingerprint } from '../../electron/core/secrets.ts';
-import { BIN, runCli } from '../cli.ts';
+import { BIN, endChild, runCli } from '../cli.ts';
 
 const home = mkdtempSync(join(tmpdir(), 'cli-key-'));
 afterAll(() => rmSync(home, { recursive: true, force: true }));
@@ -17,8 +17,8 @@ const env = { MEDIADESK_HOME: home, MEDIADESK_KEYCHAIN_SERVICE: `mediadesk-test-
 
 /** Terminals still open when a test ends, as after a prompt that never returned: closed, so the run ends. */
 const running = new Set<ReturnType<typeof spawn>>();
-afterEach(() => {
-  for (const child of running) child.kill();
+afterEach(async () => {
+  await Promise.all([...running].map((child) => endChild(child)));
 });
 
 /** Runs `mediadesk args…` on a terminal, types `keys` once the prompt shows, and waits for its exit. */
