@@ -1,7 +1,8 @@
 /**
- * `npm test`: every check in order (format, lint, types, build, vitest, Playwright), then a summary
- * naming each failed test, as CI keeps only a long log's tail. A failed test runs once more: one that
- * then passes is named flaky, so a timing race neither sinks the run nor passes unseen.
+ * `npm test`: the checks (format, lint, types, build) in two lanes side by side, then vitest, then
+ * Playwright, then a summary naming each failed test, as CI keeps only a long log's tail. A failed
+ * test runs once more: one that then passes is named flaky, so a timing race neither sinks the run
+ * nor passes unseen.
  *
  * Each step runs in a process group of its own, with a time limit: a step over it, and any process a
  * step leaves running, is named with what it runs and ended, so a hang fails the run saying where
@@ -20,6 +21,11 @@ interface Step {
   report?: string;
   /** Minutes the step may take (MEDIADESK_STEP_MINUTES overrides every step's). */
   minutes: number;
+  /**
+   * The checks run in two lanes side by side (each mostly one core), a lane's steps in order; their
+   * output is held and printed whole as each ends. A step without a lane runs alone, printed live.
+   */
+  lane?: 'a' | 'b';
 }
 
 // Not under test-results/, which Playwright empties as it starts.
@@ -28,16 +34,17 @@ const vitestJson = join(reports, 'vitest.json');
 const playwrightJson = join(reports, 'playwright.json');
 
 const steps: Step[] = [
-  { name: 'format', cmd: 'npx', args: ['prettier', '--check', '.'], minutes: 5 },
-  { name: 'lint', cmd: 'npx', args: ['eslint', '.'], minutes: 5 },
-  { name: 'typecheck', cmd: 'npx', args: ['tsc', '-p', 'tsconfig.json', '--noEmit'], minutes: 8 },
+  { name: 'format', cmd: 'npx', args: ['prettier', '--check', '.'], minutes: 5, lane: 'a' },
+  { name: 'typecheck', cmd: 'npx', args: ['tsc', '-p', 'tsconfig.json', '--noEmit'], minutes: 8, lane: 'b' },
+  { name: 'lint', cmd: 'npx', args: ['eslint', '.'], minutes: 5, lane: 'a' },
   {
     name: 'svelte-check',
     cmd: 'npx',
     args: ['svelte-check', '--tsconfig', './tsconfig.json', '--threshold', 'error', '--output', 'human'],
     minutes: 8,
+    lane: 'b',
   },
-  { name: 'build', cmd: 'npx', args: ['electron-vite', 'build'], minutes: 5 },
+  { name: 'build', cmd: 'npx', args: ['electron-vite', 'build'], minutes: 5, lane: 'a' },
   {
     name: 'vitest',
     cmd: 'npx',
@@ -166,6 +173,8 @@ interface StepRun {
   timedOut: boolean;
   /** Processes the step started that were still running once it ended (then ended by us). */
   leftRunning: string[];
+  /** What a step in a lane printed, held until it ended; empty for a step printed live. */
+  output: string;
 }
 
 /** Runs a step in a process group of its own, ended at its time limit; what it leaves running is ended too. */
@@ -173,11 +182,18 @@ async function runStep(step: Step): Promise<StepRun> {
   const env = { ...process.env, ...step.env };
   if (process.platform === 'win32') {
     const r = spawnSync(step.cmd, step.args, { stdio: 'inherit', env, shell: true });
-    return { status: r.status, signal: r.signal, timedOut: false, leftRunning: [] };
+    return { status: r.status, signal: r.signal, timedOut: false, leftRunning: [], output: '' };
   }
   const minutes = Number(process.env.MEDIADESK_STEP_MINUTES) || step.minutes;
-  const child = spawn(step.cmd, step.args, { stdio: 'inherit', env, detached: true });
+  const child = spawn(step.cmd, step.args, {
+    stdio: step.lane ? ['ignore', 'pipe', 'pipe'] : 'inherit',
+    env,
+    detached: true,
+  });
   const pgid = child.pid!;
+  let output = '';
+  child.stdout?.on('data', (d) => (output += d));
+  child.stderr?.on('data', (d) => (output += d));
   // Ctrl-C (or CI's stop) reaches the step's group, then ends the run: no step after it starts.
   const forward = (signal: NodeJS.Signals) => {
     interruptedBy = signal;
@@ -203,7 +219,7 @@ async function runStep(step: Step): Promise<StepRun> {
   process.off('SIGINT', forward).off('SIGTERM', forward);
   const leftRunning = processesIn(pgid);
   if (leftRunning.length) signalGroup(pgid, 'SIGKILL');
-  return { status, signal, timedOut, leftRunning };
+  return { status, signal, timedOut, leftRunning, output };
 }
 
 const only = process.argv.slice(2);
@@ -212,14 +228,21 @@ mkdirSync(reports, { recursive: true });
 const lines: string[] = [];
 let passed = 0;
 let failed = 0;
-for (const step of steps.filter((s) => only.length === 0 || only.includes(s.name))) {
+const ran = new Set<string>();
+
+const header = (step: Step) => `\n=== ${step.name}: ${step.cmd} ${step.args.join(' ')}\n`;
+
+/** Runs one step and records its verdict (and its report's failed and flaky tests) for the summary. */
+async function runAndRecord(step: Step): Promise<void> {
+  ran.add(step.name);
   const t0 = Date.now();
-  process.stdout.write(`\n=== ${step.name}: ${step.cmd} ${step.args.join(' ')}\n`);
+  if (!step.lane) process.stdout.write(header(step));
   const r = await runStep(step);
   const ok = r.status === 0 && !r.timedOut;
   let verdict = ok ? 'passed' : `FAILED (exit ${r.status ?? r.signal})`;
   if (r.timedOut) verdict = 'FAILED (over its time limit; what still ran is listed above, where it was ended)';
-  process.stdout.write(`=== ${step.name} ${verdict} in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
+  const ended = `=== ${step.name} ${verdict} in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`;
+  process.stdout.write(step.lane ? header(step) + r.output + ended : ended);
   lines.push(`${step.name}: ${verdict}`);
   if (r.leftRunning.length) {
     const said = r.leftRunning.slice(0, 20).map((p) => `    ${p}`);
@@ -236,10 +259,23 @@ for (const step of steps.filter((s) => only.length === 0 || only.includes(s.name
   }
   if (ok) passed++;
   else failed++;
-  if (interruptedBy) {
-    lines.push(`stopped by ${interruptedBy}: the steps after ${step.name} did not run`);
-    break;
-  }
 }
+
+const chosen = steps.filter((s) => only.length === 0 || only.includes(s.name));
+for (let i = 0; i < chosen.length && !interruptedBy;) {
+  // The steps with a lane next to each other: each lane in order, the lanes side by side.
+  let end = i + 1;
+  if (chosen[i].lane) while (end < chosen.length && chosen[end].lane) end++;
+  const group = chosen.slice(i, end);
+  const lanes = [...new Set(group.map((s) => s.lane))].map((lane) => group.filter((s) => s.lane === lane));
+  await Promise.all(
+    lanes.map(async (lane) => {
+      for (const step of lane) if (!interruptedBy) await runAndRecord(step);
+    }),
+  );
+  i = end;
+}
+const notRun = chosen.filter((s) => !ran.has(s.name)).map((s) => s.name);
+if (interruptedBy) lines.push(`stopped by ${interruptedBy}: ${notRun.join(', ') || 'no step'} did not run`);
 process.stdout.write(`\n${lines.join('\n')}\nsteps: ${passed} passed, ${failed} failed\n`);
 process.exitCode = failed || interruptedBy ? 1 : 0;
