@@ -706,8 +706,9 @@ const SYNC_STOPPED =
 async function stopSync(page: Page, total: number): Promise<number> {
   const stop = page.getByTestId('audit-sync-stop');
   await expect(stop).toHaveText('Stop sync');
-  // Pressed just after a page came in, so the next one is ~1.5 s away (slowSync) and the stopping
-  // state stays up long enough to be read: pressed as a page arrives, the sync ends at once.
+  // The next page asked for is held by the Sandbox until let go, so the stopping state stays up
+  // until it has been read: pressed as a page arrives, the sync would end at once.
+  await setFaults(sandbox!.url, { auditDelayMs: 600_000 });
   const progress = page.getByTestId('audit-progress');
   const before = await progress.innerText();
   await expect.poll(() => progress.innerText(), { timeout: 10_000, intervals: [20] }).not.toBe(before);
@@ -715,6 +716,7 @@ async function stopSync(page: Page, total: number): Promise<number> {
   await expect(stop).toBeDisabled();
   await expect(stop).toHaveText('Stopping…');
   await expect(page.getByTestId('audit-progress')).toContainText('· stopping after the page in hand…');
+  await setFaults(sandbox!.url, { auditDelayMs: 1500 });
   const report = page.getByTestId('audit-sync-report');
   await expect(report).toHaveText(SYNC_STOPPED, { timeout: 30_000 });
   const kept = Number(SYNC_STOPPED.exec(await report.innerText())![1].replace(/,/g, ''));
