@@ -3,6 +3,7 @@ import { encodingOf } from '../../shared/catalogue/index.ts';
 import type { MediaKind } from '../../shared/official/index.ts';
 import { charCount } from '../../shared/catalogue/chars.ts';
 import { sendError, sendInvalid, VALIDATION_MESSAGE, type InvalidParam } from './errors.ts';
+import { holdAnswer } from './faults.ts';
 import { generatedSize } from './render.ts';
 import { APP_RESULT_TTL_HOURS, resultPath } from './results.ts';
 import { UUID_RE } from './rng.ts';
@@ -379,8 +380,7 @@ export function registerApps(app: FastifyInstance, state: SandboxState): void {
     });
     app.get(`${base}/:appId`, async (req: FastifyRequest<{ Params: { appId: string } }>, reply) => {
       if (!served(req, reply)) return reply;
-      const hold = state.faults.current.appDetailDelayMs;
-      if (hold > 0) await new Promise((res) => setTimeout(res, hold));
+      await holdAnswer(() => state.faults.current.appDetailDelayMs);
       const a = APPS.find((x) => x.sqid === req.params.appId);
       return a ? { data: definition(a, state.appCosts) } : sendError(reply, 404, notFound);
     });
@@ -427,8 +427,7 @@ export function registerApps(app: FastifyInstance, state: SandboxState): void {
       state.tasks.add(task);
       state.stats.create(task.toolId, caller.key);
       if (typeof body.webhook === 'string') state.webhooks.watch(task, body.webhook, runView);
-      const hold = state.faults.current.appRunAnswerDelayMs;
-      if (hold > 0) await new Promise((res) => setTimeout(res, hold));
+      await holdAnswer(() => state.faults.current.appRunAnswerDelayMs);
       return reply.code(202).send({ status: RUN_STATUS.CREATED, workflow_run_identifier: task.id });
     });
     app.get(`${base}/runs/:runId`, async (req: FastifyRequest<{ Params: { runId: string } }>, reply) => {

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { publicEvent, RETENTION_DAYS, type AuditFilter, type AuditStore, type StoredEvent } from './audit-store.ts';
 import { sendError, sendInvalid, type InvalidParam } from './errors.ts';
+import { holdAnswer } from './faults.ts';
 import type { Caller } from './keys.ts';
 import type { DailyQuota } from './stats.ts';
 
@@ -107,20 +108,9 @@ export interface AuditRouteDeps {
   counted?: (key: string) => void;
 }
 
-/**
- * Holds an answer for the delay set when it came in, or less once the fault is lowered: a test
- * holds a page in flight (a long delay) and lets it go (0) when it has seen what it waits for.
- */
-async function heldWhile(delayMs: () => number): Promise<void> {
-  const start = Date.now();
-  const hold = delayMs();
-  while (Date.now() - start < Math.min(hold, delayMs()))
-    await new Promise((res) => setTimeout(res, Math.min(25, hold)));
-}
-
 export function registerAuditRoute(app: FastifyInstance, deps: AuditRouteDeps): void {
   app.get('/v1/analytics/audit-logs/events', async (req, reply) => {
-    await heldWhile(deps.delayMs);
+    await holdAnswer(deps.delayMs);
     const caller = deps.callerOf(req);
     deps.counted?.(caller.key);
     if (caller.plan !== 'enterprise')

@@ -1,6 +1,17 @@
 import { z } from 'zod';
 import { rngFrom, seedOf, type Rng } from './rng.ts';
 
+/**
+ * Holds an answer for the delay its fault gives when it came in, or less once the fault is lowered:
+ * a test holds a request in flight (a long delay) and lets it go (0) once it has seen what it waits for.
+ */
+export async function holdAnswer(delayMs: () => number): Promise<void> {
+  const start = Date.now();
+  const hold = delayMs();
+  while (Date.now() - start < Math.min(hold, delayMs()))
+    await new Promise((res) => setTimeout(res, Math.min(25, hold)));
+}
+
 /** Faults on demand (control API). Probabilities are drawn from a seeded stream. */
 export interface Faults {
   taskDurationMs: number;

@@ -5,7 +5,7 @@ import { KEY_HEADERS } from '../../shared/service-profile.ts';
 import type { DiskStore } from './blob-store.ts';
 import { fileSource, sendBytes } from './download.ts';
 import { sendError, sendInvalid } from './errors.ts';
-import type { FaultState } from './faults.ts';
+import { holdAnswer, type FaultState } from './faults.ts';
 import type { Stats } from './stats.ts';
 
 /** The service's stated limits (docs "Upload files"): files up to 1 GiB, the PUT URL about 120 s, the asset about a day. */
@@ -130,8 +130,7 @@ export class Uploads {
     disk.putInput(bytes, f.contentType, f.fileId);
     f.stored = true;
     stats.uploadStored();
-    const hold = faults.current.putAnswerDelayMs;
-    if (hold > 0) await new Promise((r) => setTimeout(r, hold));
+    await holdAnswer(() => faults.current.putAnswerDelayMs);
     return reply.code(200).send();
   }
 

@@ -677,6 +677,9 @@ test.describe('large imports', () => {
   });
 });
 
+/** How long the Sandbox holds each page of a slow sync's audit search. */
+const SLOW_PAGE_MS = 1500;
+
 /**
  * A host on a Sandbox of the test's own whose audit search holds each page's answer 1.5 s, so a
  * sync walks its ~60 pages slowly enough to stop; Sync pressed, its first page in (`beforeSync` runs
@@ -684,7 +687,7 @@ test.describe('large imports', () => {
  */
 async function slowSync(page: Page, beforeSync?: () => Promise<void>): Promise<{ total: number }> {
   sandbox = await sandboxAt();
-  await setFaults(sandbox.url, { auditDelayMs: 1500 });
+  await setFaults(sandbox.url, { auditDelayMs: SLOW_PAGE_MS });
   const all = await fetch(`${sandbox.url}/v1/analytics/audit-logs/events?per_page=1`, {
     headers: { 'x-magnific-api-key': 'sandbox-owner' },
   });
@@ -716,7 +719,7 @@ async function stopSync(page: Page, total: number): Promise<number> {
   await expect(stop).toBeDisabled();
   await expect(stop).toHaveText('Stopping…');
   await expect(page.getByTestId('audit-progress')).toContainText('· stopping after the page in hand…');
-  await setFaults(sandbox!.url, { auditDelayMs: 1500 });
+  await setFaults(sandbox!.url, { auditDelayMs: SLOW_PAGE_MS });
   const report = page.getByTestId('audit-sync-report');
   await expect(report).toHaveText(SYNC_STOPPED, { timeout: 30_000 });
   const kept = Number(SYNC_STOPPED.exec(await report.innerText())![1].replace(/,/g, ''));

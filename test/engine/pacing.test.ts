@@ -230,12 +230,13 @@ describe("a create's place is taken only for a create sent", () => {
     const [img] = await makeImages(join(home, 'in'), ['c.png'], 300);
     const e = pacedEngine(home);
     try {
-      // change-camera takes its image by URL: the local file is uploaded first, its answer held.
-      await control(sb.url, 'faults', { putAnswerDelayMs: 1500 });
+      // change-camera takes its image by URL: the local file is uploaded first, its answer held till let go.
+      await control(sb.url, 'faults', { putAnswerDelayMs: 600_000 });
       const r = await e.startBatch({ tool: 'change-camera', inputs: [img], params: { zoom: 3 }, outDir: home });
       e.start();
       await until(async () => (await control(sb.url, 'stats')).uploads.stored >= 1, { what: 'the upload stored' });
       e.cancelJob(r.jobIds[0]);
+      await control(sb.url, 'faults', { putAnswerDelayMs: 0 });
       // Waits for the steps in flight: the upload's answer, and what the job does next.
       await e.stop();
       expect(e.job(r.jobIds[0]).state).toBe('canceled');

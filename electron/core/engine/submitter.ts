@@ -154,7 +154,7 @@ export class Submitter {
           }
         }
         // The peek awaited: the row may be stale by now, the job sent (or canceled) meanwhile.
-        if (pace && (this.context.isBusy(job.id) || !this.stillQueued(job))) continue;
+        if (pace && !this.stillQueued(job)) continue;
         active.set(job.tool, (active.get(job.tool) ?? 0) + 1);
         total++;
         this.preparing.set(job.id, job.tool);
