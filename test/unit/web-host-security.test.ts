@@ -1,6 +1,6 @@
 // The web host as a hostile page or local program meets it: real HTTP and WebSocket requests with
 // forged Host, Origin and paths, against a host serving a renderer folder of the test's own.
-import { existsSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request, type IncomingHttpHeaders } from 'node:http';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -314,5 +314,39 @@ describe("/download sends only files the app saved at the person's request (or r
     symlinkSync(join(outside, 'secret.txt'), path);
     const swapped = await asked(path);
     expect([swapped.status, swapped.body.includes('OUTSIDE-SECRET')]).toEqual([403, false]);
+  });
+
+  it('a download whose hand-over folder is replaced while it is sent ends, and the host goes on serving', async () => {
+    const folder = join(home, 'hand-over');
+    mkdirSync(folder, { recursive: true });
+    const path = join(folder, 'large-export.csv');
+    // Larger than the socket's buffers: the answer cannot finish until the test reads it.
+    writeFileSync(path, Buffer.alloc(32 * 1024 * 1024, 'a'));
+    host.core.savedFiles.add(path);
+    const received = await new Promise<number>((resolve, reject) => {
+      const req = request({
+        host: '127.0.0.1',
+        port,
+        path: `/download?token=${host.token}&path=${encodeURIComponent(path)}`,
+      });
+      req.on('response', (res) => {
+        res.pause();
+        rmSync(folder, { recursive: true, force: true });
+        writeFileSync(folder, 'not a folder');
+        let bytes = 0;
+        res.on('data', (d: Buffer) => (bytes += d.length));
+        res.on('end', () => resolve(bytes));
+        res.resume();
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(received).toBe(32 * 1024 * 1024);
+    // Its folder gone, the file cannot be removed: the log says so, nothing is thrown.
+    await vi.waitFor(() =>
+      expect(readFileSync(host.core.log.file, 'utf8')).toMatch(/could not remove .*large-export\.csv/),
+    );
+    expect((await http('/healthz')).status).toBe(200);
+    rmSync(folder);
   });
 });

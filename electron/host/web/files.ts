@@ -50,7 +50,11 @@ export function serveFiles(app: FastifyInstance, core: Core, access: WebAccess, 
     // Downloaded whole: the host keeps no copy (an answer to HEAD, or one cut short, leaves it for another try).
     if (req.method === 'GET' && dirname(abs) === handOverDir)
       reply.raw.once('finish', () => {
-        if (reply.statusCode === 200) void rm(abs, { force: true });
+        // Its folder replaced meanwhile (ENOTDIR), the file is left: said in the log, never thrown.
+        if (reply.statusCode === 200)
+          rm(abs, { force: true }).catch((err: Error) =>
+            core.log.warn(`download: could not remove ${abs}: ${err.message}`),
+          );
       });
     return reply.sendFile(basename(abs), dirname(abs), { cacheControl: false });
   });
