@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { defineConfig } from '@playwright/test';
+import { headlessShell, launchOptions } from './test/e2e/browser.ts';
 
 // Node's cache of compiled modules, for the web hosts and Sandboxes specs start: each starts on what
 // the last one compiled instead of stripping and compiling its TypeScript again.
@@ -9,7 +10,7 @@ process.env.NODE_COMPILE_CACHE ??= join(import.meta.dirname, 'node_modules', '.c
 // different workers, pick from the same ten.
 process.env.MEDIADESK_SEED ??= String(Date.now() % 1_000_000);
 
-/** Debian's Chromium, headless; Playwright's own browser download is not reachable from here. */
+/** Debian's Chromium's headless shell (test/e2e/browser.ts). */
 export default defineConfig({
   testDir: 'test/e2e',
   timeout: 120_000,
@@ -25,18 +26,7 @@ export default defineConfig({
   use: {
     browserName: 'chromium',
     viewport: { width: 1280, height: 800 },
-    launchOptions: {
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-        '--disable-quic',
-      ],
-    },
+    launchOptions: launchOptions(headlessShell),
     screenshot: 'only-on-failure',
     trace: 'off',
   },

@@ -4,19 +4,10 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startHost } from '../test/e2e/host.ts';
+import { desktopChromium, launchOptions } from '../test/e2e/browser.ts';
 
 const host = await startHost(mkdtempSync(join(tmpdir(), 'md-shot-')));
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  args: [
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-    '--no-first-run',
-  ],
-});
+const browser = await chromium.launch(launchOptions(desktopChromium));
 const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
 await page.goto(`${host.url}#${process.argv[2] ?? 'settings'}`);
 await page.getByTestId('backend-badge').getByText('Sandbox').waitFor();

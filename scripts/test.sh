@@ -8,6 +8,9 @@ cd "$(dirname "$0")/.."
 source .ci/env.sh
 
 need=()
+# Playwright drives Chromium's headless shell (far less CPU than the desktop browser), and the desktop
+# one where the shell differs (notifications).
+command -v chromium-headless-shell >/dev/null || need+=(chromium-headless-shell)
 command -v chromium >/dev/null || need+=(chromium)
 command -v dbus-run-session >/dev/null || need+=(dbus)
 # dbus-send: the keyring session waits until the keyring answers on the bus.

@@ -3,8 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from '@playwright/test';
 import { expect, test } from './fixtures.ts';
+import { desktopChromium, launchOptions } from './browser.ts';
 import { desk, newHome, type HostHandle } from './host.ts';
 import { makeImages, watchErrors, type SandboxProcess } from './studio-helpers.ts';
+
+// Browser notifications are the desktop Chromium's: the headless shell denies them whatever is granted.
+test.use({ launchOptions: launchOptions(desktopChromium) });
 
 let host: HostHandle;
 let sandbox: SandboxProcess;
