@@ -1,12 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import {
-  bodyObject,
-  findOperation,
-  requestProblems,
-  type JsonSchema,
-  type Operation,
-} from '../../../shared/official/index.ts';
+import type { JsonSchema, Operation } from '../../../shared/official/index.ts';
 import { DeskError } from '../../../shared/contract/define.ts';
 import type { LoraKind, LoraTrainRequest, TrainCheck } from '../../../shared/contract/loras.ts';
 import type { ToolPrice } from '../../../shared/prices.ts';
@@ -33,8 +27,14 @@ export const TRAINING_PATH: Record<LoraKind, string> = {
 /** The tool id a training's price is kept under (Settings › Prices, the price table). */
 export const trainingPriceId = (kind: LoraKind) => `lora-${kind}`;
 
-const operationOf = (kind: LoraKind): Operation => {
-  const op = findOperation('POST', TRAINING_PATH[kind]);
+// The reference (2.5 MB of JSON and its validator) is read when a training is first checked, not
+// by every process that opens the core.
+const reference = () => import('../../../shared/official/index.ts');
+
+type Reference = Awaited<ReturnType<typeof reference>>;
+
+const operationOf = (ref: Reference, kind: LoraKind): Operation => {
+  const op = ref.findOperation('POST', TRAINING_PATH[kind]);
   if (!op) throw new Error(`the reference has no POST ${TRAINING_PATH[kind]}`);
   return op;
 };
@@ -61,8 +61,8 @@ function helpOf(name: string, s: JsonSchema, limits: { min: number; max: number 
   return '';
 }
 
-function formOf(op: Operation) {
-  const body = bodyObject(op)!;
+function formOf(ref: Reference, op: Operation) {
+  const body = ref.bodyObject(op)!;
   const props = body.properties as Record<string, JsonSchema>;
   const required = new Set((body.required as string[]) ?? []);
   const images = props.images;
@@ -133,8 +133,9 @@ export class LoraTrainer {
 
   /** Every problem of a training request, the images read and counted; nothing is sent. */
   async check(req: LoraTrainRequest): Promise<TrainCheck & { body: Record<string, unknown> }> {
-    const op = operationOf(req.kind);
-    const { fields, limits } = formOf(op);
+    const ref = await reference();
+    const op = operationOf(ref, req.kind);
+    const { fields, limits } = formOf(ref, op);
     const scan = await scanInputs(req.inputs, (ext) => acceptsExtension(IMAGE_CHECK, ext));
     const reasons = await mapLimit(scan.inputs, 8, (i) => checkInput(IMAGE_CHECK, i.path));
     const skipped = [...scan.rejected, ...scan.duplicates, ...scan.results];
@@ -144,7 +145,7 @@ export class LoraTrainer {
     );
     const body = bodyOf(req, fields);
     const stand = images.map((_, i) => `https://example.com/training-${i + 1}.png`);
-    const problems = requestProblems(op, { ...body, images: stand }).map((p) =>
+    const problems = ref.requestProblems(op, { ...body, images: stand }).map((p) =>
       p.field === 'images'
         ? { field: 'images', reason: `must be ${limits.min} to ${limits.max} images; ${images.length} can be sent` }
         : p,
