@@ -145,11 +145,13 @@ export class LoraTrainer {
     );
     const body = bodyOf(req, fields);
     const stand = images.map((_, i) => `https://example.com/training-${i + 1}.png`);
-    const problems = ref.requestProblems(op, { ...body, images: stand }).map((p) =>
-      p.field === 'images'
-        ? { field: 'images', reason: `must be ${limits.min} to ${limits.max} images; ${images.length} can be sent` }
-        : p,
-    );
+    const problems = ref
+      .requestProblems(op, { ...body, images: stand })
+      .map((p) =>
+        p.field === 'images'
+          ? { field: 'images', reason: `must be ${limits.min} to ${limits.max} images; ${images.length} can be sent` }
+          : p,
+      );
     const named = this.opts.store.openNamed(req.kind, req.name);
     if (named)
       problems.push({
