@@ -7,7 +7,7 @@ import { openLog } from '../core/log/index.ts';
 import { couldNotOpen } from '../core/open-file.ts';
 import { dataHome, dbPaths } from '../core/paths.ts';
 import { openConfStore } from '../core/settings.ts';
-import { startSandbox } from '../sandbox/index.ts';
+import { startBuiltInSandbox } from '../sandbox/built-in.ts';
 import { wireIpc } from './ipc.ts';
 import { chooseFiles } from './choose.ts';
 import { wireHandOffs } from './handed.ts';
@@ -67,7 +67,7 @@ if (!app.requestSingleInstanceLock()) {
       host: 'electron',
       settingsFile: store,
       log,
-      startSandbox: () => startSandbox({ port: 0, taskJournal: dbPaths(home).sandboxTasks }),
+      startSandbox: () => startBuiltInSandbox(dbPaths(home).sandboxTasks),
       overrides: {
         'shell.open': async ({ path }) => {
           const err = await shell.openPath(core!.openable(path));

@@ -1,5 +1,6 @@
 import { createCore, type Core } from '../../core/index.ts';
 import { dbPaths } from '../../core/paths.ts';
+import { startBuiltInSandbox } from '../../sandbox/built-in.ts';
 import type { ApiTarget } from '../../core/api/client.ts';
 import type { Slugs } from '../../../shared/catalogue/index.ts';
 import type { CliContext } from './command.ts';
@@ -27,11 +28,7 @@ export async function openCliServices(ctx: CliContext, queueSettings?: Partial<S
     env: ctx.env,
     runQueue: false,
     queueSettings,
-    // Loaded when it starts (no key anywhere): fastify and the official description are heavy.
-    startSandbox: () =>
-      import('../../sandbox/index.ts').then((m) =>
-        m.startSandbox({ port: 0, taskJournal: dbPaths(ctx.home).sandboxTasks }),
-      ),
+    startSandbox: () => startBuiltInSandbox(dbPaths(ctx.home).sandboxTasks),
   });
   // The command's words only: its arguments may name private files.
   const subcommand = /^[a-z][a-z-]*$/.test(ctx.argv[0] ?? '') ? ` ${ctx.argv[0]}` : '';

@@ -6,6 +6,7 @@ import fastifyStatic from '@fastify/static';
 import fastifyWebsocket from '@fastify/websocket';
 import { createCore, HAND_OVER, type Core } from '../../core/index.ts';
 import { dbPaths } from '../../core/paths.ts';
+import { startBuiltInSandbox } from '../../sandbox/built-in.ts';
 import { MAX_MESSAGE_BYTES } from '../../../shared/socket-limit.ts';
 import { webAccess } from './access.ts';
 import { addSecurityHeaders, refuseForeignHosts } from './guard.ts';
@@ -58,11 +59,7 @@ export async function startWebHost(options: WebHostOptions): Promise<RunningWebH
     home: options.home,
     host: 'web',
     env: options.env,
-    // Loaded when it starts (no key, no MEDIADESK_API_URL): the official description is heavy to load.
-    startSandbox: () =>
-      import('../../sandbox/index.ts').then((m) =>
-        m.startSandbox({ port: 0, taskJournal: dbPaths(options.home).sandboxTasks }),
-      ),
+    startSandbox: () => startBuiltInSandbox(dbPaths(options.home).sandboxTasks),
   });
   core.log.addSecret(token);
   // A browser sends files, never paths: folders the person named at start are the paths a page may type.
