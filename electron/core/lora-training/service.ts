@@ -27,8 +27,8 @@ export const TRAINING_PATH: Record<LoraKind, string> = {
 /** The tool id a training's price is kept under (Settings › Prices, the price table). */
 export const trainingPriceId = (kind: LoraKind) => `lora-${kind}`;
 
-// The reference (2.5 MB of JSON and its validator) is read when a training is first checked, not
-// by every process that opens the core.
+// The reference (2.5 MB of JSON) is read when a training is first checked, not by every process
+// that opens the core.
 const reference = () => import('../../../shared/official/index.ts');
 
 type Reference = Awaited<ReturnType<typeof reference>>;
