@@ -33,45 +33,37 @@ const reports = join(process.cwd(), '.tmp', 'test-summary');
 const vitestJson = join(reports, 'vitest.json');
 const playwrightJson = join(reports, 'playwright.json');
 
+const npmTestSteps: Step[] = [
+  { name: 'format', cmd: 'npx', args: ['prettier', '--check', '.'], minutes: 5, lane: 'a' },
+  { name: 'typecheck', cmd: 'npx', args: ['tsc', '-p', 'tsconfig.json', '--noEmit'], minutes: 8, lane: 'b' },
+  { name: 'lint', cmd: 'npx', args: ['eslint', '.'], minutes: 5, lane: 'a' },
+  {
+    name: 'svelte-check',
+    cmd: 'npx',
+    args: ['svelte-check', '--tsconfig', './tsconfig.json', '--threshold', 'error', '--output', 'human'],
+    minutes: 8,
+    lane: 'b',
+  },
+  { name: 'build', cmd: 'npx', args: ['electron-vite', 'build'], minutes: 5, lane: 'a' },
+  {
+    name: 'vitest',
+    cmd: 'npx',
+    report: vitestJson,
+    minutes: 25,
+    args: ['vitest', 'run', '--retry=1', '--reporter=default', '--reporter=json', `--outputFile.json=${vitestJson}`],
+  },
+  {
+    name: 'playwright',
+    cmd: 'npx',
+    report: playwrightJson,
+    minutes: 35,
+    args: ['playwright', 'test', '--retries=1', '--reporter=list,json'],
+    env: { PLAYWRIGHT_JSON_OUTPUT_NAME: playwrightJson },
+  },
+];
 // MEDIADESK_TEST_ALL_STEPS: a JSON file of steps run instead (test/unit/test-all.test.ts).
 const stepsFile = process.env.MEDIADESK_TEST_ALL_STEPS;
-const steps: Step[] = stepsFile
-  ? (JSON.parse(readFileSync(stepsFile, 'utf8')) as Step[])
-  : [
-      { name: 'format', cmd: 'npx', args: ['prettier', '--check', '.'], minutes: 5, lane: 'a' },
-      { name: 'typecheck', cmd: 'npx', args: ['tsc', '-p', 'tsconfig.json', '--noEmit'], minutes: 8, lane: 'b' },
-      { name: 'lint', cmd: 'npx', args: ['eslint', '.'], minutes: 5, lane: 'a' },
-      {
-        name: 'svelte-check',
-        cmd: 'npx',
-        args: ['svelte-check', '--tsconfig', './tsconfig.json', '--threshold', 'error', '--output', 'human'],
-        minutes: 8,
-        lane: 'b',
-      },
-      { name: 'build', cmd: 'npx', args: ['electron-vite', 'build'], minutes: 5, lane: 'a' },
-      {
-        name: 'vitest',
-        cmd: 'npx',
-        report: vitestJson,
-        minutes: 25,
-        args: [
-          'vitest',
-          'run',
-          '--retry=1',
-          '--reporter=default',
-          '--reporter=json',
-          `--outputFile.json=${vitestJson}`,
-        ],
-      },
-      {
-        name: 'playwright',
-        cmd: 'npx',
-        report: playwrightJson,
-        minutes: 35,
-        args: ['playwright', 'test', '--retries=1', '--reporter=list,json'],
-        env: { PLAYWRIGHT_JSON_OUTPUT_NAME: playwrightJson },
-      },
-    ];
+const steps: Step[] = stepsFile ? (JSON.parse(readFileSync(stepsFile, 'utf8')) as Step[]) : npmTestSteps;
 
 interface Finding {
   test: string;
