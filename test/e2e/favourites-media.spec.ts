@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Page } from '@playwright/test';
 import sharp from 'sharp';
 import { expect, test, type Launch, type SandboxAt } from './fixtures.ts';
-import { newHome } from './host.ts';
+import { holdAnswers, newHome } from './host.ts';
 import { desk, watchErrors } from './studio-helpers.ts';
 
 // The service's own video and audio tools, each found by a word on its screen, filled and run.
@@ -98,6 +98,24 @@ test('WAN image to video: a first frame uploaded, 1080p, 8 s', async ({ page }) 
   await page.getByTestId('field-prompt').fill('WAN: a slow push in on the face');
   await page.getByTestId('field-duration').fill('8');
   await expectDone(page, 'submit', /\.mp4$/, 'WAN image to video');
+  expect(errors).toEqual([]);
+});
+
+test('a Submit that lands while a picked frame is still probed waits for the probe, then is sent', async ({ page }) => {
+  const errors = watchErrors(page);
+  let holding = false;
+  const held = await holdAnswers(page, (cmd) => holding && cmd === 'media.check');
+  await openTool(page, 'video', 'wan', 'wan-i2v');
+  await page.getByTestId('field-prompt').fill('WAN: a slow push in on the face');
+  holding = true;
+  await pickInto(page, 'start_image_url', await portrait());
+  await expect(page.getByTestId('submit')).toHaveText('Checking references…');
+  // As a press that lands as the probe starts, before the button reads disabled.
+  await page.getByTestId('video-form').evaluate((form: HTMLFormElement) => form.requestSubmit());
+  await expect.poll(() => held.length).toBe(1);
+  holding = false;
+  held.pop()!();
+  await expect(page.getByTestId('result-job').first()).toHaveAttribute('data-state', 'done', { timeout: 30_000 });
   expect(errors).toEqual([]);
 });
 
