@@ -1,10 +1,8 @@
 import { existsSync } from 'node:fs';
 import type { LaunchOptions } from '@playwright/test';
 
-/**
- * The browsers specs run in: Debian's Chromium, headless (Playwright's own download is not reachable
- * from here). `CHROMIUM_PATH` names one for both (CI's runners use Google Chrome).
- */
+// The browsers specs run in: Debian's Chromium, headless (Playwright's own download is not reachable
+// from here). `CHROMIUM_PATH` names one for both (CI's runners use Google Chrome).
 
 /** The headless shell (package chromium-headless-shell): the same Blink and V8 without the desktop
  * browser around them, about 40 % less CPU a test (docs/TESTING.md); the desktop one where it is absent. */
