@@ -1,7 +1,7 @@
 /* eslint-disable max-lines -- Over 500 lines: the one API client; retries, backoff, error mapping and redaction are read together. */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Agent, Dispatcher } from 'undici';
+import type { Agent, Dispatcher, interceptors } from 'undici';
 import { DEFAULT_KEY_HEADER } from '../../../shared/service-profile.ts';
 import { redactJsonText, redactSecrets } from '../../../shared/redact.ts';
 import { realClock, type Clock } from '../clock.ts';
@@ -186,10 +186,16 @@ export const KEEP_ALIVE = {
  * queue's concurrency is the cap). undici rather than got, whose per-request machinery cost ~94 KB
  * per create at queue speed (bench/history/engine-throughput.md, memory round).
  */
-let apiAgent: Promise<{ agent: Agent; interceptors: typeof import('undici').interceptors }> | undefined;
-/** undici is loaded with the first request, not with the core: `mediadesk jobs list` sends none. */
+let apiAgent: Promise<{ agent: Agent; retry: typeof interceptors.retry }> | undefined;
+/**
+ * Loaded with the first request, not with the core: `mediadesk jobs list` sends none. Only the Agent
+ * and the retry interceptor: undici's index also loads fetch, WebSocket, caches and mocks (109 modules
+ * against 24, ~0.1 CPU-s of a command that sends a request). undici-parts.d.ts types both files.
+ */
 const loadApiAgent = () =>
-  (apiAgent ??= import('undici').then(({ Agent, interceptors }) => ({ agent: new Agent(), interceptors })));
+  (apiAgent ??= Promise.all([import('undici/lib/dispatcher/agent.js'), import('undici/lib/interceptor/retry.js')]).then(
+    ([{ default: UndiciAgent }, { default: retry }]) => ({ agent: new UndiciAgent(), retry }),
+  ));
 
 interface RetryPolicy {
   statusCodes: number[];
@@ -472,12 +478,12 @@ export class ApiClient {
     this.deadlineMs = options.deadlineMs ?? Math.max(CALL_DEADLINE_MS, timeoutMs);
     let built: Promise<{ forCreate: Dispatcher; forRead: Dispatcher }> | undefined;
     this.dispatchers = () =>
-      (built ??= loadApiAgent().then(({ agent, interceptors }) => {
+      (built ??= loadApiAgent().then(({ agent, retry }) => {
         const dispatcherWith = (policy: RetryPolicy) =>
           agent.compose(
             attempts(timeoutMs, options.onAttempt),
             // throwOnError off: the last answer, retried or not, comes through with its body (the server's message).
-            interceptors.retry({
+            retry({
               ...policy,
               maxRetries: options.retries ?? 4,
               throwOnError: false,
