@@ -32,7 +32,7 @@ import { openTrainingStore } from './lora-training/store.ts';
 import { LoraTrainer } from './lora-training/service.ts';
 import { loraTrainingHandlers } from './lora-training/handlers.ts';
 import { reportHandlers } from './queue/batch-report.ts';
-import { openConfStore, SettingsService, type JsonFileStore } from './settings.ts';
+import { openSettingsFile, SettingsService, type JsonFileStore } from './settings.ts';
 import type { Settings } from '../../shared/settings.ts';
 import { openLog, type AppLog } from './log/index.ts';
 import { BatchEstimator } from './limits/estimate.ts';
@@ -50,7 +50,7 @@ export interface CoreOptions {
   home: string;
   host: 'electron' | 'web' | 'cli';
   env?: NodeJS.ProcessEnv;
-  /** The settings file, opened with conf by every host (`openConfStore`). */
+  /** The settings file every host opens (`openSettingsFile`). */
   settingsFile?: JsonFileStore;
   secrets?: SecretStore;
   /** The team server's password (tests); default the OS keychain's entry beside the key. */
@@ -84,7 +84,7 @@ export async function createCore(opts: CoreOptions) {
   const env = opts.env ?? process.env;
   const log = opts.log ?? openLog({ home: opts.home, name: opts.host });
   log.addSecret(env.MEDIADESK_API_KEY);
-  const settings = new SettingsService(opts.settingsFile ?? openConfStore(opts.home));
+  const settings = new SettingsService(opts.settingsFile ?? openSettingsFile(opts.home));
   // The Sandbox's demo key is sent like any key: a server echoing it must not write it to the log either.
   log.addSecret(settings.get().sandboxKey);
   const secrets = new CachedSecretStore(keysKnownTo(log, opts.secrets ?? (await openSecretStore())));

@@ -1,7 +1,6 @@
-import { existsSync, renameSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { EventEmitter } from 'node:events';
-import Conf from 'conf';
 import {
   DEFAULT_SETTINGS,
   settingsPatchSchema,
@@ -12,8 +11,9 @@ import {
 import { DeskError } from '../../shared/contract/define.ts';
 import type { IgnoredSetting } from '../../shared/contract/foundation.ts';
 import { outputFolderProblem } from './output-folder.ts';
+import { writeWhole } from './write-whole.ts';
 
-/** What conf is: a JSON file with a whole-object getter and setter. */
+/** A JSON file with a whole-object getter and setter. */
 export interface JsonFileStore {
   store: Record<string, unknown>;
   readonly path: string;
@@ -25,10 +25,14 @@ export interface JsonFileStore {
 
 export const SETTINGS_FILE = 'settings';
 
+/** A settings file whose JSON is not an object: a list, a string, a number or null. */
+class NotAnObject extends Error {}
+
 /** Why a settings file could not be read, in words: `path is not valid JSON (…)`, `… cannot be read: permission denied`. */
 function unreadableReason(path: string, err: unknown): string {
   const code = (err as NodeJS.ErrnoException | null)?.code;
   const message = err instanceof Error ? err.message.replace(/\s+/g, ' ') : String(err);
+  if (err instanceof NotAnObject) return `${path} does not hold a JSON object (${message})`;
   if (err instanceof SyntaxError) return `${path} is not valid JSON (${message})`;
   if (code === 'EACCES' || code === 'EPERM') return `${path} cannot be read: permission denied`;
   if (code === 'EISDIR') return `${path} cannot be read: it is a folder`;
@@ -53,7 +57,6 @@ export class GuardedStore implements JsonFileStore {
 
   get store(): Record<string, unknown> {
     try {
-      // conf reads the file in its constructor too, so opening is a read.
       this.inner ??= this.open();
       const stored = this.inner.store;
       this.unreadable = null;
@@ -80,14 +83,46 @@ export class GuardedStore implements JsonFileStore {
 }
 
 /**
- * The settings file of every host (desktop app, web host, CLI), through conf alone: one file, same
- * name, same folder, same format as the electron-store (over conf) the app once used.
+ * settings.json in the format electron-store and conf wrote it for the desktop app (tab-indented, no
+ * final newline): read at each access, as another host may have changed it; replaced whole.
  */
-export function openConfStore(home: string): GuardedStore {
-  return new GuardedStore(
-    join(home, `${SETTINGS_FILE}.json`),
-    () => new Conf<Record<string, unknown>>({ cwd: home, configName: SETTINGS_FILE, clearInvalidConfig: false }),
-  );
+class SettingsFile implements JsonFileStore {
+  readonly path: string;
+
+  constructor(path: string) {
+    this.path = path;
+  }
+
+  get store(): Record<string, unknown> {
+    let text: string;
+    try {
+      text = readFileSync(this.path, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      // No file yet: the data folder is made now, so a folder that cannot be is said at the first read.
+      mkdirSync(dirname(this.path), { recursive: true });
+      return {};
+    }
+    const value: unknown = JSON.parse(text.replace(/^\uFEFF/, ''));
+    if (Array.isArray(value)) throw new NotAnObject('it holds a list');
+    if (value === null || typeof value !== 'object') throw new NotAnObject(`it holds ${JSON.stringify(value)}`);
+    return value as Record<string, unknown>;
+  }
+
+  set store(value: Record<string, unknown>) {
+    mkdirSync(dirname(this.path), { recursive: true });
+    writeWhole(this.path, JSON.stringify(value, undefined, '\t'));
+  }
+}
+
+/**
+ * The settings file of every host (desktop app, web host, CLI): one file, same name, same folder, same
+ * format as the electron-store (over conf) the app once used. Not conf itself: its schema validator
+ * and migrations, which settings do not use, were ~0.15 CPU-s of every command's start.
+ */
+export function openSettingsFile(home: string): GuardedStore {
+  const path = join(home, `${SETTINGS_FILE}.json`);
+  return new GuardedStore(path, () => new SettingsFile(path));
 }
 
 /** A stored value as the user would find it in the file: JSON, on one line, cut short. */

@@ -6,7 +6,7 @@ import { createCore, type Core } from '../core/index.ts';
 import { openLog } from '../core/log/index.ts';
 import { couldNotOpen } from '../core/open-file.ts';
 import { dataHome, dbPaths } from '../core/paths.ts';
-import { openConfStore } from '../core/settings.ts';
+import { openSettingsFile } from '../core/settings.ts';
 import { startBuiltInSandbox } from '../sandbox/built-in.ts';
 import { wireIpc } from './ipc.ts';
 import { chooseFiles } from './choose.ts';
@@ -61,7 +61,7 @@ if (!app.requestSingleInstanceLock()) {
     }
     hardenSessions(rendererUrl);
     // Guarded as the web host's is: an unreadable settings.json starts the app on defaults, kept as it is.
-    const store = openConfStore(home);
+    const store = openSettingsFile(home);
     core = await createCore({
       home,
       host: 'electron',

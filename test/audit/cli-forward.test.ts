@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { openConfStore, SettingsService } from '../../electron/core/settings.ts';
+import { openSettingsFile, SettingsService } from '../../electron/core/settings.ts';
 import { runCli } from '../cli.ts';
 import { makeEvent, tempDir } from './helpers.ts';
 
@@ -17,7 +17,7 @@ it(
     const folder = join(t.dir, 'siem');
     const added = await cli('audit', 'sinks', 'add', 'files', '--kind', 'file', '--folder', folder);
     expect(added).toMatchObject({ code: 0, out: 'sink files saved\n' });
-    new SettingsService(openConfStore(env.MEDIADESK_HOME)).set({ forwardAfterAuditSync: true });
+    new SettingsService(openSettingsFile(env.MEDIADESK_HOME)).set({ forwardAfterAuditSync: true });
 
     const file = t.file('events.ndjson', [0, 1, 2, 3, 4].map((i) => JSON.stringify(makeEvent(i))).join('\n') + '\n');
     const imported = await cli('audit', 'import', file);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { comparePlaces } from '../../electron/core/audit/forward/read.ts';
-import { openConfStore, SettingsService } from '../../electron/core/settings.ts';
+import { openSettingsFile, SettingsService } from '../../electron/core/settings.ts';
 import { sinkSecretEnv } from '../../electron/core/secrets.ts';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
 import { SANDBOX_HEC_TOKEN } from '../../electron/sandbox/siem.ts';
@@ -61,7 +61,7 @@ it(
   async () => {
     const dbPath = join(t.dir, 'audit.db');
     fillArchive(dbPath, EVENTS).store.close();
-    new SettingsService(openConfStore(t.dir)).set({
+    new SettingsService(openSettingsFile(t.dir)).set({
       auditSinks: [
         {
           kind: 'splunk-hec',

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { ForwardLeases, LEASE_MS } from '../../electron/core/audit/forward/lease.ts';
-import { openConfStore, SettingsService } from '../../electron/core/settings.ts';
+import { openSettingsFile, SettingsService } from '../../electron/core/settings.ts';
 import { sinkSecretEnv } from '../../electron/core/secrets.ts';
 import { startSandbox, type RunningSandbox } from '../../electron/sandbox/index.ts';
 import { SANDBOX_HEC_TOKEN } from '../../electron/sandbox/siem.ts';
@@ -46,7 +46,7 @@ it(
   async () => {
     const dbPath = join(t.dir, 'audit.db');
     fillArchive(dbPath, EVENTS).store.close();
-    new SettingsService(openConfStore(t.dir)).set({
+    new SettingsService(openSettingsFile(t.dir)).set({
       auditSinks: [
         { kind: 'splunk-hec', id: 'hec', url: sandbox.url, source: 'mediadesk', sourcetype: 'x', enabled: true },
       ],

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openConfStore, SettingsService } from '../../electron/core/settings.ts';
+import { openSettingsFile, SettingsService } from '../../electron/core/settings.ts';
 import { DeskError } from '../../shared/contract/define.ts';
 
 const home = () => mkdtempSync(join(tmpdir(), 'md-settings-'));
@@ -10,7 +10,7 @@ const home = () => mkdtempSync(join(tmpdir(), 'md-settings-'));
 describe('settings', () => {
   it('starts from defaults and persists a change to settings.json', () => {
     const h = home();
-    const s = new SettingsService(openConfStore(h));
+    const s = new SettingsService(openSettingsFile(h));
     expect(s.get()).toMatchObject({
       backend: 'sandbox',
       concurrency: 4,
@@ -18,7 +18,7 @@ describe('settings', () => {
       theme: 'system',
     });
     s.set({ concurrency: 6, theme: 'dark' });
-    const again = new SettingsService(openConfStore(h));
+    const again = new SettingsService(openSettingsFile(h));
     expect(again.get()).toMatchObject({ concurrency: 6, theme: 'dark' });
     expect(JSON.parse(readFileSync(join(h, 'settings.json'), 'utf8')).concurrency).toBe(6);
   });
@@ -28,7 +28,7 @@ describe('settings', () => {
     const written = readFileSync(resolve(import.meta.dirname, 'fixtures/settings-written-by-0.1.json'), 'utf8');
     const h = home();
     writeFileSync(join(h, 'settings.json'), written);
-    const s = new SettingsService(openConfStore(h));
+    const s = new SettingsService(openSettingsFile(h));
     expect(s.get()).toMatchObject({
       outputDir: '/Users/ana/Fotos — Résultats',
       concurrency: 3,
@@ -46,7 +46,7 @@ describe('settings', () => {
   });
 
   it('a change of one setting leaves every other setting as it was', () => {
-    const s = new SettingsService(openConfStore(home()));
+    const s = new SettingsService(openSettingsFile(home()));
     s.set({ concurrency: 7 });
     s.set({ theme: 'dark' });
     s.set({ outputDir: '/tmp/out' });
@@ -55,7 +55,7 @@ describe('settings', () => {
 
   it('rejects a bad value with the field named, and keeps what was stored', () => {
     const h = home();
-    const s = new SettingsService(openConfStore(h));
+    const s = new SettingsService(openSettingsFile(h));
     s.set({ concurrency: 5 });
     let err: unknown;
     try {
@@ -70,12 +70,12 @@ describe('settings', () => {
         { field: 'namingTemplate', reason: 'must contain {name} or {n} so results do not collide' },
       ]),
     );
-    expect(new SettingsService(openConfStore(h)).get().concurrency).toBe(5);
+    expect(new SettingsService(openSettingsFile(h)).get().concurrency).toBe(5);
   });
 
   it("the plan tier is the account's: business by default, enterprise accepted, anything else refused in plain words", () => {
     const h = home();
-    const s = new SettingsService(openConfStore(h));
+    const s = new SettingsService(openSettingsFile(h));
     expect(s.get().planTier).toBe('business');
     s.set({ planTier: 'enterprise' });
     let err: unknown;
@@ -90,12 +90,12 @@ describe('settings', () => {
         reason: "must be the account's plan: business or enterprise (it decides the daily limits per tool)",
       },
     ]);
-    expect(new SettingsService(openConfStore(h)).get().planTier).toBe('enterprise');
+    expect(new SettingsService(openSettingsFile(h)).get().planTier).toBe('enterprise');
   });
 
   it('an output folder must be a full path to a folder that can be written or created', () => {
     const h = home();
-    const s = new SettingsService(openConfStore(h));
+    const s = new SettingsService(openSettingsFile(h));
     s.set({ outputDir: join(h, 'results') });
     const file = join(h, 'a-file');
     writeFileSync(file, 'not a folder');
@@ -116,7 +116,7 @@ describe('settings', () => {
       { field: 'outputDir', reason: `${join(file, 'inside')} cannot be created: ${file} is a file` },
     ]);
     // Nothing of a refused change is stored.
-    expect(new SettingsService(openConfStore(h)).get()).toMatchObject({
+    expect(new SettingsService(openSettingsFile(h)).get()).toMatchObject({
       outputDir: join(h, 'results'),
       theme: 'system',
     });
@@ -126,7 +126,7 @@ describe('settings', () => {
   });
 
   it('a naming template is a file name: no folders, not hidden, nothing Windows refuses in every name', () => {
-    const s = new SettingsService(openConfStore(home()));
+    const s = new SettingsService(openSettingsFile(home()));
     for (const [namingTemplate, reason] of [
       ['../../esc_{name}.{ext}', 'must be a file name, without / or \\ (results go in the output folder)'],
       ['sub\\{name}.{ext}', 'must be a file name, without / or \\ (results go in the output folder)'],
@@ -155,7 +155,7 @@ describe('settings', () => {
   it('a hand-broken value falls back alone; the other settings survive', () => {
     const h = home();
     writeFileSync(join(h, 'settings.json'), JSON.stringify({ concurrency: 'lots', theme: 'dark' }));
-    const s = new SettingsService(openConfStore(h));
+    const s = new SettingsService(openSettingsFile(h));
     expect(s.get()).toMatchObject({ concurrency: 4, theme: 'dark' });
     expect(s.fileState().ignored).toEqual([
       { name: 'concurrency', stored: '"lots"', reason: 'must be a number', known: true },
@@ -174,7 +174,7 @@ describe('settings', () => {
       namingTemplate: '{name}.{ext}',
     };
     writeFileSync(join(h, 'settings.json'), JSON.stringify(stored));
-    const s = new SettingsService(openConfStore(h));
+    const s = new SettingsService(openSettingsFile(h));
     expect(s.get()).toMatchObject({ theme: 'system', concurrency: 3 });
     expect(s.set({ concurrency: 6 })).toMatchObject({
       theme: 'system',
@@ -195,7 +195,7 @@ describe('settings', () => {
     const h = home();
     const file = join(h, 'settings.json');
     writeFileSync(file, '{"theme": "dark",');
-    const s = new SettingsService(openConfStore(h));
+    const s = new SettingsService(openSettingsFile(h));
     expect(s.get().theme).toBe('system');
     expect(s.fileState()).toEqual({
       path: file,
@@ -216,7 +216,7 @@ describe('settings', () => {
 
   it('a settings file broken while running is read as defaults, and read again once fixed', () => {
     const h = home();
-    const s = new SettingsService(openConfStore(h));
+    const s = new SettingsService(openSettingsFile(h));
     s.set({ concurrency: 6 });
     writeFileSync(join(h, 'settings.json'), '{ "concurrency": ');
     expect(s.get().concurrency).toBe(4);
@@ -226,10 +226,37 @@ describe('settings', () => {
     expect(s.fileState()).toMatchObject({ unreadable: null, keptAs: null });
   });
 
+  it('a settings file holding JSON that is not an object is unreadable, untouched, until a save keeps it aside', () => {
+    const h = home();
+    const file = join(h, 'settings.json');
+    for (const [text, held] of [
+      ['["dark"]', 'a list'],
+      ['7', '7'],
+      ['null', 'null'],
+    ]) {
+      writeFileSync(file, text);
+      const s = new SettingsService(openSettingsFile(h));
+      expect(s.get().concurrency).toBe(4);
+      expect(s.fileState().unreadable).toBe(`${file} does not hold a JSON object (it holds ${held})`);
+      expect(readFileSync(file, 'utf8')).toBe(text);
+    }
+    const s = new SettingsService(openSettingsFile(h));
+    s.set({ concurrency: 6 });
+    expect(readFileSync(s.fileState().keptAs!, 'utf8')).toBe('null');
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ concurrency: 6 });
+  });
+
+  it('reading the settings of a data folder not made yet makes it, and writes no file', () => {
+    const h = join(home(), 'not', 'yet');
+    const s = new SettingsService(openSettingsFile(h));
+    expect(s.get().concurrency).toBe(4);
+    expect(readdirSync(h)).toEqual([]);
+  });
+
   it('a settings path that is a folder says so', () => {
     const h = home();
     mkdirSync(join(h, 'settings.json'));
-    const s = new SettingsService(openConfStore(h));
+    const s = new SettingsService(openSettingsFile(h));
     expect(s.get().concurrency).toBe(4);
     expect(s.fileState().unreadable).toBe(`${join(h, 'settings.json')} cannot be read: it is a folder`);
   });

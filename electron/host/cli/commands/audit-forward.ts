@@ -21,12 +21,12 @@ export const FORWARD_USAGE = [
 ].join('\n');
 
 /**
- * The settings file, loaded by the commands that forward: its library (conf, with ajv and semver) is
- * a third of what `audit query` or `export` would load otherwise.
+ * The settings file, loaded by the commands that forward alone: `audit query` and `export` need
+ * neither it nor the settings' schema.
  */
 async function settingsOf(ctx: CliContext): Promise<SettingsService> {
-  const { openConfStore, SettingsService } = await import('../../../core/settings.ts');
-  return new SettingsService(openConfStore(ctx.home));
+  const { openSettingsFile, SettingsService } = await import('../../../core/settings.ts');
+  return new SettingsService(openSettingsFile(ctx.home));
 }
 
 /** The forwarder over the CLI's audit cache, the settings file and the keychain, as the app builds it. */

@@ -1,6 +1,6 @@
 import { applyIntegrationPlan, integrationPlace } from '../../../core/os-integration-apply.ts';
 import { integrationPlan } from '../../../core/os-integration.ts';
-import { openConfStore, SettingsService } from '../../../core/settings.ts';
+import { openSettingsFile, SettingsService } from '../../../core/settings.ts';
 import { UsageError, type CliCommand } from '../command.ts';
 import { parseOptions } from '../parse-options.ts';
 import { appExecutable } from './open.ts';
@@ -28,7 +28,7 @@ export const integrateCommand: CliCommand = {
       );
       return 1;
     }
-    const settings = new SettingsService(openConfStore(ctx.home)).get();
+    const settings = new SettingsService(openSettingsFile(ctx.home)).get();
     const done = await applyIntegrationPlan(integrationPlan(integrationPlace(exe, ctx.env), settings, remove));
     for (const d of done) (d.ok ? ctx.stdout : ctx.stderr).write(`${d.ok ? '' : 'mediadesk integrate: '}${d.said}\n`);
     return done.every((d) => d.ok) ? 0 : 1;

@@ -1,5 +1,5 @@
 import { oneLine, UsageError, type CliCommand } from '../command.ts';
-import { openConfStore, SettingsService } from '../../../core/settings.ts';
+import { openSettingsFile, SettingsService } from '../../../core/settings.ts';
 import { DeskError } from '../../../../shared/contract/define.ts';
 import { settingsSchema } from '../../../../shared/settings.ts';
 import { ignoredSettingNote, terminalJson, unreadableSettingsWarning } from '../../text.ts';
@@ -23,7 +23,7 @@ export const settingsCommand: CliCommand = {
   usage: 'mediadesk settings get [NAME]\n       mediadesk settings set NAME=VALUE [NAME=VALUE ...]',
   async run(ctx) {
     const [sub, ...args] = ctx.argv;
-    const settings = new SettingsService(openConfStore(ctx.home));
+    const settings = new SettingsService(openSettingsFile(ctx.home));
     const names = Object.keys(settingsSchema.shape);
     if (sub === 'get') {
       const all = settings.get() as Record<string, unknown>;
