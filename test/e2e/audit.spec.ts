@@ -138,10 +138,16 @@ test('sync, filters, search, detail with diff, related events, import report, ho
   await expect.poll(() => countOf(page)).toBeLessThan(all);
   await expect.poll(async () => new Set(await column(page, 2))).toEqual(new Set(['team.member.role_changed']));
 
-  // Member filter (the first member the facets offer), combined with the type.
-  const memberOpt = page.getByTestId('audit-member').locator('option').nth(1);
-  const memberValue = (await memberOpt.getAttribute('value'))!;
-  const memberEmail = (await memberOpt.innerText()).replace(/ \(\d+\)$/, '');
+  // Member filter (the first member the facets offer), combined with the type. The facets come after
+  // the table: once in, the members listed count no more events than the type has (the whole cache's
+  // count thousands). Value and label are read at once, so a list replaced meanwhile cannot pair one
+  // member's value with another's label.
+  const ofType = await countOf(page);
+  const memberOptions = page.getByTestId('audit-member').locator('option:not([disabled])');
+  const counted = (labels: string[]) => labels.reduce((n, t) => n + Number(/\((\d+)\)$/.exec(t)?.[1] ?? 0), 0);
+  await expect.poll(async () => counted(await memberOptions.allInnerTexts())).toBeLessThanOrEqual(ofType);
+  const [memberValue, memberLabel] = await memberOptions.nth(1).evaluate((o: HTMLOptionElement) => [o.value, o.text]);
+  const memberEmail = memberLabel.replace(/ \(\d+\)$/, '');
   await page.getByTestId('audit-member').selectOption(memberValue);
   // Some events of a member carry no e-mail (the API's field is nullable, an API key's use): those
   // show the member's name from the team's directory, never a bare id.
