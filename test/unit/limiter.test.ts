@@ -281,17 +281,36 @@ describe('queue migrations 10 and 11', () => {
 });
 
 const CHILD = resolve(import.meta.dirname, 'fixtures/limiter-child.ts');
-function child(dir: string, mode: 'rates' | 'cap', runMs: number, rates: object) {
+/** A limiter process on `dir`, started; `go()` sets it taking grants, and resolves with what it took. */
+async function child(dir: string, mode: 'rates' | 'cap', runMs: number, rates: object) {
   const p = spawn(process.execPath, [CHILD, dir, mode, String(runMs), JSON.stringify(rates)], {
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
   let out = '';
   let err = '';
-  p.stdout.on('data', (d) => (out += d));
   p.stderr.on('data', (d) => (err += d));
-  return new Promise<{ granted: number[]; capped: boolean }>((res, rej) =>
-    p.once('exit', (code) => (code === 0 ? res(JSON.parse(out)) : rej(new Error(`child exited ${code}: ${err}`)))),
+  const exited = new Promise<{ granted: number[]; capped: boolean }>((res, rej) =>
+    p.once('exit', (code) =>
+      code === 0 ? res(JSON.parse(out.split('\n')[1])) : rej(new Error(`child exited ${code}: ${err}`)),
+    ),
   );
+  await new Promise<void>((ready, rej) => {
+    p.stdout.on('data', (d) => {
+      out += d;
+      if (out.startsWith('ready\n')) ready();
+    });
+    exited.catch(rej);
+  });
+  return () => {
+    p.stdin.end('go\n');
+    return exited;
+  };
+}
+
+/** Both children started and ready, then set going together. */
+async function together(...children: Promise<() => Promise<{ granted: number[]; capped: boolean }>>[]) {
+  const goes = await Promise.all(children);
+  return Promise.all(goes.map((go) => go()));
 }
 
 /** The most grants in any window of `ms` (ending at a grant). */
@@ -353,7 +372,7 @@ describe('two processes on one data folder', () => {
     const dir = home();
     openLimiter(dir).close();
     const rates = { burstPerSec: 40, burstWindowSec: 1, averagePerSec: 20, averageWindowSec: 3 };
-    const [a, b] = await Promise.all([child(dir, 'rates', 4000, rates), child(dir, 'rates', 4000, rates)]);
+    const [a, b] = await together(child(dir, 'rates', 4000, rates), child(dir, 'rates', 4000, rates));
     const all = [...a.granted, ...b.granted];
     expect(a.granted.length).toBeGreaterThan(0);
     expect(b.granted.length).toBeGreaterThan(0);
@@ -369,7 +388,7 @@ describe('two processes on one data folder', () => {
     limiter.setCap('business', 'upscaler-precision', 137);
     close();
     const fast = { ...SERVICE_RATES, burstPerSec: 1e6, averagePerSec: 1e6 };
-    const [a, b] = await Promise.all([child(dir, 'cap', 20_000, fast), child(dir, 'cap', 20_000, fast)]);
+    const [a, b] = await together(child(dir, 'cap', 20_000, fast), child(dir, 'cap', 20_000, fast));
     expect([a.capped, b.capped]).toEqual([true, true]);
     expect(a.granted.length + b.granted.length).toBe(137);
   });
