@@ -24,8 +24,8 @@ export default defineConfig({
     // child processes and files: 50 CPU-s for test/team's 90 s), so two workers left a core idle.
     maxWorkers: 4,
     projects: [
-      // A worker runs file after file, its imports loaded once: a fresh worker per file cost
-      // ~230 of vitest's ~1,100 CPU-s here. Tests restore what they change in the process.
+      // A worker runs file after file, its imports loaded once: a fresh worker per file cost 130-200
+      // of vitest's ~1,100 CPU-s here. Tests restore what they change in the process.
       {
         extends: true,
         test: { name: 'shared', include: [testFiles], exclude: [...notHere, ...replacesModules], isolate: false },

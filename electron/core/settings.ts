@@ -116,9 +116,9 @@ class SettingsFile implements JsonFileStore {
 }
 
 /**
- * The settings file of every host (desktop app, web host, CLI): one file, same name, same folder, same
- * format as the electron-store (over conf) the app once used. Not conf itself: its schema validator
- * and migrations, which settings do not use, were ~0.15 CPU-s of every command's start.
+ * The settings file of every host (desktop app, web host, CLI), where the app always kept it. Not conf
+ * itself: its schema validator and migrations, which settings do not use, were ~0.15 CPU-s of every
+ * command's start.
  */
 export function openSettingsFile(home: string): GuardedStore {
   const path = join(home, `${SETTINGS_FILE}.json`);

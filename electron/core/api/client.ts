@@ -190,7 +190,7 @@ let apiAgent: Promise<{ agent: Agent; retry: typeof interceptors.retry }> | unde
 /**
  * Loaded with the first request, not with the core: `mediadesk jobs list` sends none. Only the Agent
  * and the retry interceptor: undici's index also loads fetch, WebSocket, caches and mocks (109 modules
- * against 24, ~0.1 CPU-s of a command that sends a request). undici-parts.d.ts types both files.
+ * against 24; a one-image `mediadesk run` took 1.06 times the CPU with it). undici-parts.d.ts types both.
  */
 const loadApiAgent = () =>
   (apiAgent ??= Promise.all([import('undici/lib/dispatcher/agent.js'), import('undici/lib/interceptor/retry.js')]).then(
