@@ -88,6 +88,8 @@ export class GuardedStore implements JsonFileStore {
  */
 class SettingsFile implements JsonFileStore {
   readonly path: string;
+  /** The data folder was made by a read: every request and engine tick reads, so once is enough. */
+  private folderMade = false;
 
   constructor(path: string) {
     this.path = path;
@@ -100,7 +102,8 @@ class SettingsFile implements JsonFileStore {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       // No file yet: the data folder is made now, so a folder that cannot be is said at the first read.
-      mkdirSync(dirname(this.path), { recursive: true });
+      if (!this.folderMade) mkdirSync(dirname(this.path), { recursive: true });
+      this.folderMade = true;
       return {};
     }
     const value: unknown = JSON.parse(text.replace(/^\uFEFF/, ''));
