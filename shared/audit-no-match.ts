@@ -1,5 +1,6 @@
 import type { AuditFilters } from './contract/audit.ts';
 import { formatDate } from './dates.ts';
+import { numberText } from './number-text.ts';
 
 /** Shortest word matched inside names, e-mails and event types; shorter words match whole words (core audit/search.ts). */
 export const MIN_SEARCH_PART = 3;
@@ -34,7 +35,7 @@ export function noMatchText(
   if (cache.events === 0) return 'The audit cache holds no events yet: sync or import an export first.';
   const span = cache.oldest && cache.newest ? ` from ${dayText(cache.oldest)} to ${dayText(cache.newest)}` : '';
   const what = f.search ? `“${f.search}”` : 'these filters';
-  const cached = `${cache.events.toLocaleString('en')} cached ${cache.events === 1 ? 'event' : 'events'}`;
+  const cached = `${numberText(cache.events)} cached ${cache.events === 1 ? 'event' : 'events'}`;
   const tries: string[] = [];
   if (f.search) {
     const words = f.search.split(/\s+/).filter(Boolean);

@@ -1,11 +1,11 @@
 import type { CostEstimate } from './contract/jobs.ts';
 import { formatTime } from './dates.ts';
+import { numberText } from './number-text.ts';
 
 /** A number of credits as people read it: whole when it is, else one decimal. */
-export const creditFigure = (n: number): string =>
-  Number.isInteger(n) ? n.toLocaleString('en-US') : (Math.round(n * 10) / 10).toLocaleString('en-US');
+export const creditFigure = (n: number): string => numberText(Number.isInteger(n) ? n : Math.round(n * 10) / 10);
 
-const plural = (n: number, one: string, many = `${one}s`) => `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
+const plural = (n: number, one: string, many = `${one}s`) => `${numberText(n)} ${n === 1 ? one : many}`;
 
 export const COST_UNKNOWN = {
   app: 'cost unknown: the server will charge what this app costs',
@@ -23,8 +23,8 @@ export function costSentence(e: CostEstimate, unit = 'job'): string {
     const { limit, left } = e.cap;
     parts.push(
       e.creates <= left
-        ? `leaves ${(left - e.creates).toLocaleString('en-US')} of today's ${limit.toLocaleString('en-US')} for ${e.title}`
-        : `only ${left.toLocaleString('en-US')} of today's ${limit.toLocaleString('en-US')} for ${e.title} are left: the rest wait until ${formatTime(e.cap.resetsAt, { utc: true })} UTC`,
+        ? `leaves ${numberText(left - e.creates)} of today's ${numberText(limit)} for ${e.title}`
+        : `only ${numberText(left)} of today's ${numberText(limit)} for ${e.title} are left: the rest wait until ${formatTime(e.cap.resetsAt, { utc: true })} UTC`,
     );
   }
   const team = teamWords(e);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { formatDate } from '../dates.ts';
+import { numberText } from '../number-text.ts';
 import { command } from './define.ts';
 import { jobStateSchema } from './jobs.ts';
 import { teamSpendSchema, type TeamSpend } from './team-server.ts';
@@ -85,7 +86,7 @@ export const batchReportSchema = z.object({
 export type BatchReport = z.infer<typeof batchReportSchema>;
 
 /** Rounded for people ("about 220"); the report keeps the exact figure. */
-const credits = (n: number) => `${Math.round(n).toLocaleString('en-US')} credit${Math.round(n) === 1 ? '' : 's'}`;
+const credits = (n: number) => `${numberText(Math.round(n))} credit${Math.round(n) === 1 ? '' : 's'}`;
 
 /** The report in one line, as the Queue and the CLI say it: "Sent 11 · 10 made results · 1 charged but failed · …". */
 export function reportSummary(r: Pick<BatchReport, 'counts' | 'credits'>): string {

@@ -14,6 +14,7 @@ import {
 } from '../catalogue/index.ts';
 import type { Family } from '../catalogue/families.ts';
 import { FAMILY_LIMITS, type VideoItemLimits } from './limits.ts';
+import { numberText } from '../number-text.ts';
 
 export * from './limits.ts';
 
@@ -88,7 +89,7 @@ function safeDecode(s: string): string {
 
 // Containers report fps like 29.97002997: compare at the precision a person reads.
 const cent = (n: number) => Math.round(n * 100) / 100;
-const fmt = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 3 });
+const fmt = numberText;
 const fmtBytes = (b: number) => `${fmt(b)} bytes (${fmt(Math.round((b / (1024 * 1024)) * 100) / 100)} MB)`;
 
 function issue(rule: RuleId, subject: string, text: string, extra: Partial<Issue> = {}): Issue {
