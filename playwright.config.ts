@@ -13,6 +13,7 @@ process.env.MEDIADESK_SEED ??= String(Date.now() % 1_000_000);
 /** Debian's Chromium's headless shell (test/e2e/browser.ts). */
 export default defineConfig({
   testDir: 'test/e2e',
+  globalSetup: './test/bundle-setup.ts',
   timeout: 120_000,
   expect: { timeout: 15_000 },
   // Every host and Sandbox listens on a free port and every data folder is new (fixtures.ts), so workers

@@ -18,6 +18,7 @@ export default defineConfig({
   test: {
     // Native modules (better-sqlite3, sharp) and real servers: forks, whose workers can be ended.
     pool: 'forks',
+    globalSetup: ['test/bundle-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Four on two cores: a test file keeps about half a core busy (the rest waits on the Sandbox,

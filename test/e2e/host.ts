@@ -34,7 +34,7 @@ export async function startHost(
   const portArgs = port === null ? [] : ['--port', String(port)];
   // Specs type paths of folders they make in the temp root: given to the host as its person would (--folder).
   const folderArgs = args.includes('--folder') ? [] : ['--folder', tmpdir()];
-  const child = spawn(process.execPath, ['electron/host/web/main.ts', ...portArgs, ...folderArgs, ...args], {
+  const child = spawn(process.execPath, ['bin/web.js', ...portArgs, ...folderArgs, ...args], {
     // Results of test runs stay in the test's folder, never in the developer's ~/MediaDesk.
     env: { ...process.env, MEDIADESK_HOME: home, MEDIADESK_OUTPUT_DIR: join(home, 'results'), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -20,7 +20,8 @@ let runs = 0;
 async function loadedBy(args: string[], env: NodeJS.ProcessEnv = {}) {
   const list = join(dir, `modules-${++runs}.txt`);
   const run = await runCli(args, {
-    env: { ...env, MEDIADESK_TEST_MODULE_LIST: list, NODE_OPTIONS: `--import=${HOOK}` },
+    // The sources' module graph, which the bundle's chunks follow: what a command imports, and when.
+    env: { ...env, MEDIADESK_TEST_MODULE_LIST: list, NODE_OPTIONS: `--import=${HOOK}`, MEDIADESK_FROM_SOURCE: '1' },
   });
   const urls = readFileSync(list, 'utf8').trim().split('\n');
   const packages = new Set(urls.flatMap((u) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(u)?.[1] ?? []));
