@@ -1,12 +1,13 @@
 /**
  * The CLI and the web host as one bundle of their modules (rolldown), which `bin/launch.js` runs when
- * it is as new as every source it was built from. Loading some 600 modules one by one cost a third of
- * a short command's CPU and of a web host's start (0.76 against 0.55 CPU-s for a one-image `run`, 2026-12-06).
+ * it is as new as every source it was built from. Loading some 600 modules one by one cost a fifth to
+ * a third of a command's CPU (a one-image `run` 0.84 against 0.64 CPU-s, `settings get` 0.31 against
+ * 0.21) and of a web host's start (bench/history/cli-startup.md, 2026-12-06).
  *
  * Each build gets a folder of its own and is made current by renaming one small file, so a process
  * that starts while another builds, or that loads a lazy chunk long after a rebuild, reads a whole build.
  */
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type Plugin } from 'rolldown';
@@ -98,16 +99,7 @@ function removeOldBuilds(keep: string): void {
   }
 }
 
-/** The current build's manifest, or null when there is none. */
-export function currentManifest(): BundleManifest | null {
-  try {
-    return JSON.parse(readFileSync(join(BUNDLE_FOLDER, 'current.json'), 'utf8')) as BundleManifest;
-  } catch {
-    return null;
-  }
-}
-
 if (import.meta.main) {
   const m = await buildBundle();
-  console.log(`bundled ${m.inputs.length} files into ${join(BUNDLE_FOLDER, m.dir)}`);
+  console.log(`bundled ${Object.keys(m.inputs).length} files into ${join(BUNDLE_FOLDER, m.dir)}`);
 }
