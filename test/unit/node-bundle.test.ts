@@ -6,6 +6,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   rmSync,
   symlinkSync,
   utimesSync,
@@ -25,7 +26,8 @@ const made: string[] = [];
 afterAll(() => made.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
 async function checkout({ bundler = true } = {}) {
-  const root = mkdtempSync(join(tmpdir(), 'md-bundle-'));
+  // The real path, as Node names a module it loads (macOS's temp folder is behind /var -> /private/var).
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'md-bundle-')));
   made.push(root);
   for (const f of [
     'bin/launch.js',
