@@ -153,7 +153,8 @@ export function builderConfig(env: Env = process.env): Configuration {
       synopsis: 'Batch image tools, video builder and audit review for a generative-media API',
       maintainer: 'MediaDesk contributors <mediadesk@users.noreply.github.com>',
       // The .desktop entry: Exec ends in %U (electron-builder's default), MimeType lists these and the scheme.
-      mimeTypes: LINUX_MIME_TYPES,
+      // A copy: electron-builder adds the link scheme to the list it is given.
+      mimeTypes: [...LINUX_MIME_TYPES],
       protocols: [LINK_PROTOCOL],
     },
   };

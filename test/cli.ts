@@ -1,7 +1,8 @@
+import { AsyncLocalStorage, createHook } from 'node:async_hooks';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createReadStream } from 'node:fs';
 import { resolve } from 'node:path';
-import { Writable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
 import { until } from './wait.ts';
 
 /** The command a power user scripts against: the CLI's entry point, run by Node as a child process. */
@@ -20,8 +21,24 @@ export const cliEnv = (home: string, apiUrl: string, key = 'sandbox-owner'): Nod
   MEDIADESK_API_KEY: key,
 });
 
-/** Runs `mediadesk args…` to its exit, as a shell would: its own process, its output collected. */
-export function runCli(args: readonly string[], o: { env: NodeJS.ProcessEnv; cwd?: string }): Promise<CliRun> {
+/**
+ * Runs `mediadesk args…` to its exit and collects its output. By default in this process, through the
+ * CLI's own entry (`runCli` in electron/host/cli/main.ts) with the environment and working folder it
+ * would have had: a process of its own costs ~0.5 CPU-s of start-up each, some 600 times a run. A
+ * command still running here, `ownProcess`, or MEDIADESK_TEST_CLI=process gives it a process of its
+ * own, as a shell would. What a command leaves open after it returns fails the call (see lettingGo).
+ */
+export function runCli(
+  args: readonly string[],
+  o: { env: NodeJS.ProcessEnv; cwd?: string; ownProcess?: boolean },
+): Promise<CliRun> {
+  const processOnly = PROCESS_ONLY.some((name) => o.env[name] !== undefined);
+  if (o.ownProcess || processOnly || process.env.MEDIADESK_TEST_CLI === 'process' || inProcess)
+    return spawnCli(args, o);
+  return runInProcess(args, o);
+}
+
+function spawnCli(args: readonly string[], o: { env: NodeJS.ProcessEnv; cwd?: string }): Promise<CliRun> {
   const child = spawn(process.execPath, [BIN, ...args], {
     cwd: o.cwd,
     env: { ...process.env, ...o.env },
@@ -32,6 +49,71 @@ export function runCli(args: readonly string[], o: { env: NodeJS.ProcessEnv; cwd
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (err += d));
   return new Promise((res) => child.once('exit', (code) => res({ code, out, err })));
+}
+
+/** Variables only a new process honours: Node's options, and the launcher's choice of the sources. */
+const PROCESS_ONLY = ['NODE_OPTIONS', 'MEDIADESK_FROM_SOURCE'];
+
+/** One command at a time runs here: it borrows the process's environment and working folder. */
+let inProcess = false;
+
+async function runInProcess(args: readonly string[], o: { env: NodeJS.ProcessEnv; cwd?: string }): Promise<CliRun> {
+  inProcess = true;
+  // The variables and folder are set on the process too, for code that reads them there (as in a shell).
+  const saved = Object.keys(o.env).map((k) => [k, process.env[k]] as const);
+  const folder = process.cwd();
+  const out = capture();
+  const err = capture();
+  try {
+    for (const [k, v] of Object.entries(o.env)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+    if (o.cwd) process.chdir(o.cwd);
+    const { runCli: main } = await import('../electron/host/cli/main.ts');
+    const io = { env: { ...process.env }, stdin: Readable.from([]), stdout: out.stream, stderr: err.stream };
+    const code = await lettingGo(`mediadesk ${args.join(' ')}`, () => main([...args], io));
+    return { code, out: out.text(), err: err.text() };
+  } finally {
+    process.chdir(folder);
+    for (const [k, v] of saved) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+    inProcess = false;
+  }
+}
+
+const calls = new AsyncLocalStorage<symbol>();
+
+/**
+ * `work()`'s answer, once it has let go of what it opened (timers, sockets, watchers, child processes
+ * that hold a process open): a command that returns with one still held would never exit in its own
+ * process. Sockets close a few turns after it returns, so each turn is looked at up to `withinMs`
+ * (setImmediate: a timer of this check's own would count against it).
+ */
+export async function lettingGo<T>(what: string, work: () => Promise<T>, withinMs = 10_000): Promise<T> {
+  const call = Symbol(what);
+  const opened = new Map<number, { type: string; resource: { hasRef?: () => boolean } }>();
+  const hook = createHook({
+    init(id, type, _trigger, resource) {
+      if (type !== 'PROMISE' && calls.getStore() === call) opened.set(id, { type, resource });
+    },
+    destroy: (id) => opened.delete(id),
+  });
+  hook.enable();
+  try {
+    const answer = await calls.run(call, work);
+    const holding = () => [...opened.values()].filter((r) => r.resource.hasRef?.() === true).map((r) => r.type);
+    const giveUp = Date.now() + withinMs;
+    while (holding().length > 0) {
+      if (Date.now() > giveUp) throw new Error(`${what} returned but left open: ${holding().join(', ')}`);
+      await new Promise((res) => setImmediate(res));
+    }
+    return answer;
+  } finally {
+    hook.disable();
+  }
 }
 
 /** `mediadesk args…` started as its own process: its output so far (read live), the child, and its exit. */

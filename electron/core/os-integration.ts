@@ -19,7 +19,9 @@ const APP_ID = 'app.mediadesk.desktop';
 export const IMAGE_EXTENSIONS = [...HANDOFF_EXTENSIONS].filter((e) =>
   ['jpeg', 'png', 'webp', 'gif'].includes(EXT_FORMAT[e]),
 );
-export const IMAGE_MIME_TYPES = [...new Set(IMAGE_EXTENSIONS.map((e) => `image/${EXT_FORMAT[e]}`))];
+export const IMAGE_MIME_TYPES: readonly string[] = Object.freeze([
+  ...new Set(IMAGE_EXTENSIONS.map((e) => `image/${EXT_FORMAT[e]}`)),
+]);
 
 /** The switches of Settings > System, one per integration. */
 export const INTEGRATION_SETTINGS = ['osContextMenu', 'osSendTo', 'osQuickAction', 'osLinks'] as const;
@@ -182,7 +184,7 @@ export function quickActionBundle(exe: string): Record<string, string> {
 const execWord = (s: string) => (/^[A-Za-z0-9/._-]+$/.test(s) ? s : `"${s.replace(/(["`$\\])/g, '\\$1')}"`);
 
 export const DESKTOP_FILE = 'mediadesk.desktop';
-export const LINUX_MIME_TYPES = [...IMAGE_MIME_TYPES, 'inode/directory'];
+export const LINUX_MIME_TYPES: readonly string[] = Object.freeze([...IMAGE_MIME_TYPES, 'inode/directory']);
 
 /** The app's .desktop entry: `%U` takes files and links; the link scheme only while links are on. */
 export function desktopEntry(exe: string, links: boolean): string {
