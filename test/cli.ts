@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createReadStream } from 'node:fs';
 import { resolve } from 'node:path';
 import { Readable, Writable } from 'node:stream';
+import { lendEnvironment } from './process-env.ts';
 import { until } from './wait.ts';
 
 /** The command a power user scripts against: the CLI's entry point, run by Node as a child process. */
@@ -59,16 +60,12 @@ let inProcess = false;
 
 async function runInProcess(args: readonly string[], o: { env: NodeJS.ProcessEnv; cwd?: string }): Promise<CliRun> {
   inProcess = true;
-  // The variables and folder are set on the process too, for code that reads them there (as in a shell).
-  const saved = Object.keys(o.env).map((k) => [k, process.env[k]] as const);
   const folder = process.cwd();
   const out = capture();
   const err = capture();
+  // The variables and folder are set on the process too, for code that reads them there (as in a shell).
+  const putBack = lendEnvironment(o.env);
   try {
-    for (const [k, v] of Object.entries(o.env)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
     if (o.cwd) process.chdir(o.cwd);
     const { runCli: main } = await import('../electron/host/cli/main.ts');
     const io = { env: { ...process.env }, stdin: Readable.from([]), stdout: out.stream, stderr: err.stream };
@@ -76,10 +73,7 @@ async function runInProcess(args: readonly string[], o: { env: NodeJS.ProcessEnv
     return { code, out: out.text(), err: err.text() };
   } finally {
     process.chdir(folder);
-    for (const [k, v] of saved) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
+    putBack();
     inProcess = false;
   }
 }

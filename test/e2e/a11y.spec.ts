@@ -51,7 +51,7 @@ const test = base.extend<object, { themed: (theme: Theme) => Promise<Opened> }>(
           opened.set(
             theme,
             (async () => {
-              const host = await startHost(themedHome(theme));
+              const host = await startHost(themedHome(theme), {}, 0, [], { ownProcess: true });
               hosts.push(host);
               const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
               return { page, ...(await open(page, host, theme)) };

@@ -4,8 +4,9 @@
  * - `sandboxAt(taskDurationMs?, args?)`: the worker's one Sandbox process, reset before the test
  *   (faults, limits, stats and tasks) with tasks taking `taskDurationMs`. Given start-up `args`
  *   (`--limits`, `--seed`), a Sandbox of the test's own instead. Stopped for you.
- * - `launch(home?, env?, port?, args?)`: a web host of the test's own, on a fresh data folder unless
- *   `home` is given; every host launched is stopped after the test.
+ * - `launch(home?, env?, port?, args?, { ownProcess }?)`: a web host of the test's own, on a fresh
+ *   data folder unless `home` is given, in the test's process unless a process of its own is needed
+ *   (startHost); every host launched is stopped after the test.
  * - `sharedHost`: one host per worker for tests that change nothing in its data folder.
  *
  * Workers run beside each other: every port is 0 (any free one) and every data folder is new.
@@ -22,6 +23,7 @@ export type Launch = (
   env?: NodeJS.ProcessEnv,
   port?: number | null,
   args?: string[],
+  options?: { ownProcess?: boolean },
 ) => Promise<HostHandle>;
 
 export const test = base.extend<
@@ -38,7 +40,8 @@ export const test = base.extend<
   ],
   workerHost: [
     async ({}, use) => {
-      const host = await startHost(newHome());
+      // Its own process: a host here for the worker's life would send every test's host to one.
+      const host = await startHost(newHome(), {}, 0, [], { ownProcess: true });
       await use(host);
       await host.stop();
     },
@@ -61,8 +64,8 @@ export const test = base.extend<
   },
   launch: async ({}, use) => {
     const hosts: HostHandle[] = [];
-    await use(async (home = newHome(), env = {}, port = 0, args = []) => {
-      const host = await startHost(home, env, port, args);
+    await use(async (home = newHome(), env = {}, port = 0, args = [], options = {}) => {
+      const host = await startHost(home, env, port, args, options);
       hosts.push(host);
       return host;
     });

@@ -5,12 +5,14 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { expect, type Page } from '@playwright/test';
 import WebSocket from 'ws';
+import { lendEnvironment } from '../process-env.ts';
 
 export interface HostHandle {
   url: string;
   origin: string;
   token: string;
   home: string;
+  /** The host's process; a host in the test's process (see startHost) has none, and says so. */
   child: ChildProcess;
   /** Everything the host printed (stdout and stderr), for tests that check what never appears in a log. */
   output(): string;
@@ -22,21 +24,112 @@ export interface HostHandle {
 export const newHome = () => mkdtempSync(join(tmpdir(), 'md-e2e-'));
 
 /**
- * Starts `npm run web`'s entry as a real process and reads the URL from its first line. `port`:
- * 0 for any free one (tests run beside each other), null for none given (the default, then the last one used).
+ * A web host on `home`, with the URL its entry prints. `port`: 0 for any free one (tests run beside
+ * each other), null for none given (the default, then the last one used). In the test's process by
+ * default (a process of its own cost ~0.65 CPU-s to start, some 180 times a run): the same server and
+ * core, started as `bin/web.js` starts them, over real HTTP. A port, `args`, `ownProcess`, a second
+ * host while one runs here, a data folder another host holds, or MEDIADESK_TEST_HOST=process give
+ * it a process of its own: what a test of the entry itself, its output or its signals needs.
  */
 export async function startHost(
   home: string,
   env: NodeJS.ProcessEnv = {},
   port: number | null = 0,
   args: string[] = [],
+  { ownProcess = false } = {},
+): Promise<HostHandle> {
+  if (ownProcess || port !== 0 || args.length > 0 || inProcess || process.env.MEDIADESK_TEST_HOST === 'process')
+    return hostProcess(home, env, port, args);
+  const launch = await import('../../electron/host/web/launch.ts');
+  if (await launch.runningWebHost(home)) return hostProcess(home, env, port, args);
+  return hostHere(home, env, launch);
+}
+
+/** What a spec's host needs beside its data folder: its results in that folder, never in ~/MediaDesk. */
+const hostVars = (home: string, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv => ({
+  MEDIADESK_HOME: home,
+  MEDIADESK_OUTPUT_DIR: join(home, 'results'),
+  ...env,
+});
+const hostEnv = (home: string, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv => ({
+  ...process.env,
+  ...hostVars(home, env),
+});
+
+/** The one host running in this process: it lends the process its environment while it runs. */
+let inProcess = false;
+
+async function hostHere(
+  home: string,
+  env: NodeJS.ProcessEnv,
+  launch: typeof import('../../electron/host/web/launch.ts'),
+): Promise<HostHandle> {
+  const { apiEnvProblem } = await import('../../electron/core/api-env.ts');
+  const { startWebHost } = await import('../../electron/host/web/server.ts');
+  const full = hostEnv(home, env);
+  const problem = apiEnvProblem(full);
+  if (problem) throw new Error(`web host: ${problem}`);
+  inProcess = true;
+  // Set on the process too, for code that reads its environment there, as in the host's own process.
+  const putBack = lendEnvironment(hostVars(home, env));
+  const restore = () => {
+    putBack();
+    inProcess = false;
+  };
+  try {
+    const { token } = launch.accessToken(home);
+    const host = await startWebHost({
+      home,
+      ports: [0],
+      token,
+      folders: launch.givenFolders([tmpdir()], full),
+      env: full,
+    });
+    const port = Number(new URL(host.origin).port);
+    launch.writeRecord(home, { port, pid: process.pid, launch: host.launch });
+    const url = new URL(host.url);
+    let stopped: Promise<void> | null = null;
+    const notHere = (what: string) => () => {
+      throw new Error(`this host runs in the test's process: ${what} needs startHost(…, { ownProcess: true })`);
+    };
+    return {
+      url: host.url,
+      origin: url.origin,
+      token: url.searchParams.get('token') ?? '',
+      home,
+      get child(): ChildProcess {
+        return notHere('its process')();
+      },
+      output: notHere('its output'),
+      stderr: notHere('its output'),
+      stop: (signal = 'SIGTERM') => {
+        if (signal !== 'SIGTERM' && signal !== 'SIGINT') return notHere(`stopping it with ${signal}`)();
+        // As its entry on SIGTERM: the port stays remembered, the process and launch go.
+        stopped ??= host
+          .close()
+          .then(() => launch.writeRecord(home, { port }))
+          .finally(restore);
+        return stopped;
+      },
+    };
+  } catch (e) {
+    restore();
+    throw e;
+  }
+}
+
+/** `npm run web`'s entry as a real process, the URL read from its first line. */
+async function hostProcess(
+  home: string,
+  env: NodeJS.ProcessEnv,
+  port: number | null,
+  args: string[],
 ): Promise<HostHandle> {
   const portArgs = port === null ? [] : ['--port', String(port)];
   // Specs type paths of folders they make in the temp root: given to the host as its person would (--folder).
   const folderArgs = args.includes('--folder') ? [] : ['--folder', tmpdir()];
   const child = spawn(process.execPath, ['bin/web.js', ...portArgs, ...folderArgs, ...args], {
-    // Results of test runs stay in the test's folder, never in the developer's ~/MediaDesk.
-    env: { ...process.env, MEDIADESK_HOME: home, MEDIADESK_OUTPUT_DIR: join(home, 'results'), ...env },
+    env: hostEnv(home, env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';

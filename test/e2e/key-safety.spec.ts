@@ -36,7 +36,9 @@ test('a live key set in the app is used for requests, yet appears in no log, dat
 
   const home = newHome();
   // A keychain entry of this test's own, so a developer's real key is never touched.
-  host = await launch(home, { MEDIADESK_KEYCHAIN_SERVICE: `MediaDesk-e2e-${process.pid}` });
+  host = await launch(home, { MEDIADESK_KEYCHAIN_SERVICE: `MediaDesk-e2e-${process.pid}` }, 0, [], {
+    ownProcess: true,
+  });
   await page.goto(`${host.url}#settings`);
   const secret = 'sandbox-admin';
   await page.locator('#key-input').fill(secret);

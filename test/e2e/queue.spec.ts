@@ -452,7 +452,7 @@ test('a service that takes a create and never answers is shown as waiting for it
 }) => {
   const errors = watchErrors(page);
   sandbox = await sandboxAt(200);
-  host = await launch(newHome(), sandbox.env);
+  host = await launch(newHome(), sandbox.env, 0, [], { ownProcess: true });
   await setFaults(sandbox.url, { neverAnswer: ['/v1/ai/'] });
   const dir = join(mkdtempSync(join(tmpdir(), 'md-silent-')), 'shoot');
   await makeImages(dir, 1);

@@ -151,7 +151,7 @@ test('settings that cannot be read say why and offer Try again instead of loadin
 }) => {
   const errors = watchErrors(page);
   const home = newHome();
-  host = await launch(home);
+  host = await launch(home, {}, 0, [], { ownProcess: true });
   // Broken after start-up: every read of it now fails, and each says so (the test above breaks it before).
   await expect.poll(() => host.output()).toContain('data folder');
   // A settings file cut off mid-write (or broken by hand): every read of it fails until it is fixed.
@@ -201,7 +201,7 @@ test('a host started over an unreadable settings.json runs on the defaults, says
   const file = join(home, 'settings.json');
   const broken = '{ "concurrency": 7, "theme": "dark",';
   writeFileSync(file, broken);
-  host = await launch(home);
+  host = await launch(home, {}, 0, [], { ownProcess: true });
   await page.goto(`${host.url}#settings`);
   const notice = page.getByTestId('settings-error');
   await expect(notice).toContainText(`The settings could not be read: ${file} is not valid JSON (`);

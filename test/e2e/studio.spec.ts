@@ -238,7 +238,7 @@ test('a job killed mid-run shows up correctly after a restart of the host, then 
   const errors = watchErrors(page);
   sandbox = await sandboxAt(4000);
   const home = newHome();
-  host = await launch(home, sandbox.env);
+  host = await launch(home, sandbox.env, 0, [], { ownProcess: true });
   const dir = mkdtempSync(join(tmpdir(), 'md-kill-'));
   await makeImages(dir, 2);
   await page.goto(`${host.url}#studio`);

@@ -27,7 +27,7 @@ test('Settings > Team: connect, Test connection says what answered, a wrong pass
   const errors = watchErrors(page);
   const url = await pg.createDb('settings_team');
   const studio = await pg.createUser('studio', 'right-pw');
-  const host = await launch(newHome());
+  const host = await launch(newHome(), {}, 0, [], { ownProcess: true });
   await page.goto(`${host.url}#settings`);
   const team = page.getByTestId('team-server');
   const status = team.getByTestId('team-server-status');
