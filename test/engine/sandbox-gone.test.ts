@@ -140,7 +140,9 @@ describe('jobs whose built-in Sandbox has ended', () => {
     expect(liveRun.code, liveRun.err).toBe(130);
     const livePaid = creates(await control(live.url, 'stats'));
 
-    const host = await startHost(home, { MEDIADESK_API_URL: undefined, MEDIADESK_API_KEY: undefined });
+    const host = await startHost(home, { MEDIADESK_API_URL: undefined, MEDIADESK_API_KEY: undefined }, 0, [], {
+      ownProcess: true,
+    });
     try {
       // Its tasks must outlast a CLI's start below (seconds on a busy machine), not the default 3 s:
       // the host's built-in Sandbox, started by a first request, is told so through its control API.

@@ -17,6 +17,7 @@ import { LinuxTargetHelper } from 'app-builder-lib/out/targets/LinuxTargetHelper
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { builderConfig, releaseRepository, SHIPPED_FUSES } from '../../electron-builder.config.ts';
 import { checkPackedApp, integrationProblems, listArchive } from '../../scripts/package-check.ts';
+import { IMAGE_MIME_TYPES, LINUX_MIME_TYPES } from '../../electron/core/os-integration.ts';
 import { tempDir } from '../audit/helpers.ts';
 
 /**
@@ -155,6 +156,8 @@ describe.skipIf(process.platform === 'win32')('the packed app (Linux dir target)
       /^MimeType=image\/jpeg;image\/png;image\/webp;inode\/directory;x-scheme-handler\/mediadesk;$/m,
     );
     expect(integrationProblems('linux', builderConfig({}), { desktopEntry: good.desktopEntry })).toEqual([]);
+    // electron-builder adds the scheme to the list it is given: the app's own list is left as it was.
+    expect(LINUX_MIME_TYPES).toEqual([...IMAGE_MIME_TYPES, 'inode/directory']);
   });
 
   it('reports the worker bundle and a runtime dependency left out of the package', async () => {

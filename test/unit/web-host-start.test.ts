@@ -24,7 +24,7 @@ describe('web host start', () => {
     const home = newHome();
     const stored = { concurrency: 99, theme: 'dark', exportFormat: { kind: 'xlsx' } };
     writeFileSync(join(home, 'settings.json'), JSON.stringify(stored));
-    host = await startHost(home);
+    host = await startHost(home, {}, 0, [], { ownProcess: true });
     const notes =
       'note: concurrency: the stored value 99 was not used (must be at most 32); the default is in use\n' +
       'note: exportFormat: the stored value {"kind":"xlsx"} was not used (not a setting of this version of MediaDesk, perhaps of a newer one); it is left in the file\n';
@@ -42,7 +42,7 @@ describe('web host start', () => {
   it('says nothing on stderr when every stored value is used', async () => {
     const home = newHome();
     writeFileSync(join(home, 'settings.json'), JSON.stringify({ concurrency: 6, theme: 'dark' }));
-    host = await startHost(home);
+    host = await startHost(home, {}, 0, [], { ownProcess: true });
     await expect.poll(() => host!.output(), { timeout: 10_000 }).toContain('data folder ');
     // A command answered: the host is past its start-up lines.
     expect(await desk(host, 'settings.get')).toMatchObject({ concurrency: 6 });
@@ -52,7 +52,7 @@ describe('web host start', () => {
   it('an unreadable settings file in a folder whose name holds control characters: the warning names it escaped, on one line', async () => {
     const home = newHome('md-web-start-\u001b[31m\n-');
     writeFileSync(join(home, 'settings.json'), '{"theme": "dark",');
-    host = await startHost(home);
+    host = await startHost(home, {}, 0, [], { ownProcess: true });
     await expect
       .poll(() => host!.stderr(), { timeout: 10_000 })
       .toMatch(
