@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createReadStream } from 'node:fs';
 import { resolve } from 'node:path';
 import { Readable, Writable } from 'node:stream';
-import { lendEnvironment } from './process-env.ts';
+import { lendEnvironment, needsOwnProcess } from './process-env.ts';
 import { until } from './wait.ts';
 
 /** The command a power user scripts against: the CLI's entry point, run by Node as a child process. */
@@ -33,8 +33,7 @@ export function runCli(
   args: readonly string[],
   o: { env: NodeJS.ProcessEnv; cwd?: string; ownProcess?: boolean },
 ): Promise<CliRun> {
-  const processOnly = PROCESS_ONLY.some((name) => o.env[name] !== undefined);
-  if (o.ownProcess || processOnly || process.env.MEDIADESK_TEST_CLI === 'process' || inProcess)
+  if (o.ownProcess || needsOwnProcess(o.env) || process.env.MEDIADESK_TEST_CLI === 'process' || inProcess)
     return spawnCli(args, o);
   return runInProcess(args, o);
 }
@@ -51,9 +50,6 @@ function spawnCli(args: readonly string[], o: { env: NodeJS.ProcessEnv; cwd?: st
   child.stderr!.on('data', (d) => (err += d));
   return new Promise((res) => child.once('exit', (code) => res({ code, out, err })));
 }
-
-/** Variables only a new process honours: Node's options, and the launcher's choice of the sources. */
-const PROCESS_ONLY = ['NODE_OPTIONS', 'MEDIADESK_FROM_SOURCE'];
 
 /** One command at a time runs here: it borrows the process's environment and working folder. */
 let inProcess = false;

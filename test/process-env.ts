@@ -13,3 +13,13 @@ export function lendEnvironment(vars: NodeJS.ProcessEnv): () => void {
   set(Object.entries(vars));
   return () => set(saved);
 }
+
+/**
+ * Variables a process reads once, at its start or at its first use of a native module, so that a
+ * command or host given one needs a process of its own: Node's options, the launcher's choice of the
+ * sources, and the D-Bus session the keychain module connects to (kept for the process's life).
+ */
+export const PROCESS_ONLY = ['NODE_OPTIONS', 'MEDIADESK_FROM_SOURCE', 'DBUS_SESSION_BUS_ADDRESS'];
+
+/** Whether `env` sets one of PROCESS_ONLY. */
+export const needsOwnProcess = (env: NodeJS.ProcessEnv) => PROCESS_ONLY.some((name) => name in env);

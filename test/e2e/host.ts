@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { expect, type Page } from '@playwright/test';
 import WebSocket from 'ws';
-import { lendEnvironment } from '../process-env.ts';
+import { lendEnvironment, needsOwnProcess } from '../process-env.ts';
 
 export interface HostHandle {
   url: string;
@@ -27,7 +27,8 @@ export const newHome = () => mkdtempSync(join(tmpdir(), 'md-e2e-'));
  * A web host on `home`, with the URL its entry prints. `port`: 0 for any free one (tests run beside
  * each other), null for none given (the default, then the last one used). In the test's process by
  * default (a process of its own cost ~0.65 CPU-s to start, some 180 times a run): the same server and
- * core, started as `bin/web.js` starts them, over real HTTP. A port, `args`, `ownProcess`, a second
+ * core, started as `bin/web.js` starts them, over real HTTP. A port, `args`, a variable only a new
+ * process honours (PROCESS_ONLY: the keychain's D-Bus session), `ownProcess`, a second
  * host while one runs here, a data folder another host holds, or MEDIADESK_TEST_HOST=process give
  * it a process of its own: what a test of the entry itself, its output or its signals needs.
  */
@@ -38,7 +39,8 @@ export async function startHost(
   args: string[] = [],
   { ownProcess = false } = {},
 ): Promise<HostHandle> {
-  if (ownProcess || port !== 0 || args.length > 0 || inProcess || process.env.MEDIADESK_TEST_HOST === 'process')
+  const processOnly = needsOwnProcess(env) || port !== 0 || args.length > 0;
+  if (ownProcess || processOnly || inProcess || process.env.MEDIADESK_TEST_HOST === 'process')
     return hostProcess(home, env, port, args);
   const launch = await import('../../electron/host/web/launch.ts');
   if (await launch.runningWebHost(home)) return hostProcess(home, env, port, args);
