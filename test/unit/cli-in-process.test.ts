@@ -15,7 +15,7 @@ describe('a command run in the test process must let go of what it opened', () =
       lettingGo(
         'mediadesk x',
         async () => {
-          timer = setInterval(() => {}, 60_000);
+          timer = setInterval(() => {}, 60_000); // not a wait: a timer left set for the check to find
         },
         200,
       ),
@@ -51,7 +51,7 @@ describe('a command run in the test process must let go of what it opened', () =
     await expect(
       lettingGo(
         'mediadesk w',
-        async () => void (child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)'])),
+        async () => void (child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)'])), // not a wait: a child left running, killed below
         200,
       ),
     ).rejects.toThrow('left open: PROCESSWRAP');
