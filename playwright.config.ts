@@ -1,10 +1,14 @@
 import { join } from 'node:path';
 import { defineConfig } from '@playwright/test';
 import { headlessShell, launchOptions } from './test/e2e/browser.ts';
+import { useRunTemp } from './test/run-temp.ts';
 
 // Node's cache of compiled modules, for the web hosts and Sandboxes specs start: each starts on what
 // the last one compiled instead of stripping and compiling its TypeScript again.
 process.env.NODE_COMPILE_CACHE ??= join(import.meta.dirname, 'node_modules', '.cache', 'node-compile-cache');
+
+// Data folders, hosts' files and browser profiles go in one temp folder, removed at the end (test/run-temp.ts).
+useRunTemp('e2e');
 
 // One seed for the run, set here before the workers start: generated-tools.spec.ts's two halves, in
 // different workers, pick from the same ten.

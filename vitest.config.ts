@@ -1,10 +1,14 @@
 import { globSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
+import { useRunTemp } from './test/run-temp.ts';
 
 // Node's cache of compiled modules, for the workers and the processes tests start (CLI, web host,
 // Sandbox): each starts on what the last one compiled instead of stripping and compiling it again.
 process.env.NODE_COMPILE_CACHE ??= join(import.meta.dirname, 'node_modules', '.cache', 'node-compile-cache');
+
+// What the tests make in the temp root goes in one folder, removed at the end (test/run-temp.ts).
+useRunTemp('vitest');
 
 const testFiles = 'test/**/*.test.ts';
 const notHere = ['test/e2e/**', 'node_modules/**'];
