@@ -9,7 +9,8 @@ import { makeImages } from './studio-helpers.ts';
 
 /**
  * axe-core's WCAG 2.x A/AA rules over every screen in the light theme, and its rules of colour in the
- * dark one, empty and with content: no violation of any impact. A rule axe cannot decide (contrast over an image) is not a violation.
+ * dark one, empty and with content: no violation of any impact. A rule axe cannot decide (contrast
+ * over an image) is not a violation.
  * One test per screen and theme (they run beside each other); each checks that the menu lists
  * exactly SCREENS, so a new screen fails here until it has its own test.
  */
