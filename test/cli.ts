@@ -39,16 +39,7 @@ export function runCli(
 }
 
 function spawnCli(args: readonly string[], o: { env: NodeJS.ProcessEnv; cwd?: string }): Promise<CliRun> {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    cwd: o.cwd,
-    env: { ...process.env, ...o.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (err += d));
-  return new Promise((res) => child.once('exit', (code) => res({ code, out, err })));
+  return startCli(args, o).exit;
 }
 
 /** One command at a time runs here: it borrows the process's environment and working folder. */
@@ -106,11 +97,15 @@ export async function lettingGo<T>(what: string, work: () => Promise<T>, withinM
   }
 }
 
-/** `mediadesk args…` started as its own process: its output so far (read live), the child, and its exit. */
-export function startCli(args: readonly string[], o: { env: NodeJS.ProcessEnv }) {
+/**
+ * `mediadesk args…` started as its own process: its output so far (read live), the child, and its exit.
+ * `stdin: 'pipe'` leaves its standard input open for the test to write; otherwise it has none.
+ */
+export function startCli(args: readonly string[], o: { env: NodeJS.ProcessEnv; cwd?: string; stdin?: 'pipe' }) {
   const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: o.cwd,
     env: { ...process.env, ...o.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [o.stdin ?? 'ignore', 'pipe', 'pipe'],
   });
   const run = { out: '', err: '', child, exit: null as unknown as Promise<CliRun> };
   child.stdout!.on('data', (d) => (run.out += d));
@@ -164,31 +159,22 @@ export function interruptWhen(
     input?: { text: string } | { file: string };
   },
 ): Promise<CliRun> {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: { ...process.env, ...o.env },
-    stdio: [o.input ? 'pipe' : 'ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
+  const run = startCli(args, { env: o.env, stdin: o.input ? 'pipe' : undefined });
+  const { child } = run;
   let sent = false;
+  // After startCli's own listeners, so each chunk is in run.out or run.err when looked at.
   const check = () => {
-    if (o.until && !sent && o.until.test(o.watch === 'stdout' ? out : err)) sent = child.kill('SIGINT');
+    if (o.until && !sent && o.until.test(o.watch === 'stdout' ? run.out : run.err)) sent = child.kill('SIGINT');
   };
-  child.stdout!.on('data', (d) => {
-    out += d;
-    check();
-  });
-  child.stderr!.on('data', (d) => {
-    err += d;
-    check();
-  });
+  child.stdout!.on('data', check);
+  child.stderr!.on('data', check);
   if (o.input) {
     // A command that stops reading (Ctrl-C) closes the pipe under the writer, as `cat` would meet it.
     child.stdin!.on('error', () => {});
     if ('text' in o.input) child.stdin!.end(o.input.text);
     else createReadStream(o.input.file).pipe(child.stdin!);
   }
-  return new Promise((res) => child.once('exit', (code) => res({ code, out, err })));
+  return run.exit;
 }
 
 /** A stream that keeps what is written to it, for the CLI run in the test's own process. */
