@@ -166,11 +166,19 @@ async function hostProcess(
 }
 
 /**
- * Collects console errors that name the CSP (no inline styles, no {@html}) and uncaught page
- * errors (a Svelte effect loop, a throw in a handler): a spec fails if any appear.
+ * Collects console errors that name the CSP (no inline styles, no {@html}), the page's CSP violations
+ * (an eval refused inside a try logs nothing) and uncaught page errors (a Svelte effect loop, a throw
+ * in a handler): a spec fails if any appear. Violations are seen from the page's next load on.
  */
 export function watchErrors(page: Page): string[] {
   const errors: string[] = [];
+  page
+    .addInitScript(() =>
+      document.addEventListener('securitypolicyviolation', (e) =>
+        console.error(`Content Security Policy violation: ${e.violatedDirective} refused ${e.blockedURI || 'inline'}`),
+      ),
+    )
+    .catch(() => {});
   page.on('console', (m) => {
     if (m.type() === 'error' && /Content Security Policy/i.test(m.text())) errors.push(m.text());
   });
