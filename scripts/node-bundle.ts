@@ -25,7 +25,11 @@ export interface BundleManifest {
   inputs: Record<string, number>;
 }
 
-const ENTRIES = { cli: 'electron/host/cli/main.ts', web: 'electron/host/web/main.ts' };
+const ENTRIES = {
+  cli: 'electron/host/cli/main.ts',
+  web: 'electron/host/web/main.ts',
+  embed: 'electron/host/web/embed.ts',
+};
 
 // Native modules and packages that find files beside their own (a binary, a Perl script) stay in node_modules.
 const EXTERNAL = ['better-sqlite3', 'sharp', '@napi-rs/keyring', 'exiftool-vendored', 'electron', 'fsevents'];

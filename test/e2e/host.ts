@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { expect, type Page } from '@playwright/test';
 import WebSocket from 'ws';
+import { entryUrl } from '../../bin/launch.js';
 import { lendEnvironment, needsOwnProcess } from '../process-env.ts';
 
 export interface HostHandle {
@@ -42,10 +43,22 @@ export async function startHost(
   const processOnly = needsOwnProcess(env) || port !== 0 || args.length > 0;
   if (ownProcess || processOnly || inProcess || process.env.MEDIADESK_TEST_HOST === 'process')
     return hostProcess(home, env, port, args);
-  const launch = await import('../../electron/host/web/launch.ts');
-  if (await launch.runningWebHost(home)) return hostProcess(home, env, port, args);
-  return hostHere(home, env, launch);
+  const embedded = await webHostModules();
+  if (await embedded.runningWebHost(home)) return hostProcess(home, env, port, args);
+  return hostHere(home, env, embedded);
 }
+
+type WebHostModules = typeof import('../../electron/host/web/embed.ts');
+
+/**
+ * The web host's modules from the node bundle, as `bin/web.js` runs them: from source, every worker
+ * compiled some 200 modules through Playwright's Babel (3.3 CPU-s a worker).
+ */
+let modules: Promise<WebHostModules> | undefined;
+const webHostModules = (): Promise<WebHostModules> =>
+  (modules ??= entryUrl('embed', new URL('../../electron/host/web/embed.ts', import.meta.url).href).then(
+    (url) => import(url) as Promise<WebHostModules>,
+  ));
 
 /** What a spec's host needs beside its data folder: its results in that folder, never in ~/MediaDesk. */
 const hostVars = (home: string, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv => ({
@@ -64,10 +77,8 @@ let inProcess = false;
 async function hostHere(
   home: string,
   env: NodeJS.ProcessEnv,
-  launch: typeof import('../../electron/host/web/launch.ts'),
+  { apiEnvProblem, startWebHost, ...launch }: WebHostModules,
 ): Promise<HostHandle> {
-  const { apiEnvProblem } = await import('../../electron/core/api-env.ts');
-  const { startWebHost } = await import('../../electron/host/web/server.ts');
   const full = hostEnv(home, env);
   const problem = apiEnvProblem(full);
   if (problem) throw new Error(`web host: ${problem}`);

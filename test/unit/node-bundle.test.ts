@@ -53,6 +53,7 @@ async function checkout({ bundler = true } = {}) {
   mkdirSync(cli, { recursive: true });
   mkdirSync(join(root, 'electron/host/web'), { recursive: true });
   writeFileSync(join(root, 'electron/host/web/main.ts'), "console.log('web');\n");
+  writeFileSync(join(root, 'electron/host/web/embed.ts'), 'export const startWebHost = () => {};\n');
   writeFileSync(
     join(cli, 'main.ts'),
     [
