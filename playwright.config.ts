@@ -1,3 +1,4 @@
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defineConfig } from '@playwright/test';
 import { headlessShell, launchOptions } from './test/e2e/browser.ts';
@@ -6,6 +7,13 @@ import { useRunTemp } from './test/run-temp.ts';
 // Node's cache of compiled modules, for the web hosts and Sandboxes specs start: each starts on what
 // the last one compiled instead of stripping and compiling its TypeScript again.
 process.env.NODE_COMPILE_CACHE ??= join(import.meta.dirname, 'node_modules', '.cache', 'node-compile-cache');
+
+// Workers read the specs' compiled code from the runner's cache but never write it: the runner keeps it in
+// the temp folder (Playwright's default path), which useRunTemp moves, so the workers are pointed at it.
+process.env.PLAYWRIGHT_TRANSFORM_CACHE_DIR ??= join(
+  tmpdir(),
+  `playwright-transform-cache-${process.geteuid?.() ?? ''}`,
+);
 
 // Data folders, hosts' files and browser profiles go in one temp folder, removed at the end (test/run-temp.ts).
 useRunTemp('e2e');
