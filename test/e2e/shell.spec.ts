@@ -39,6 +39,23 @@ test('the app shell loads on the Sandbox backend, and every navigation entry ope
   expect(errors).toEqual([]);
 });
 
+test('a screen whose code cannot be fetched (a tab left open across an upgrade) says so in an alert; the others still open', async ({
+  page,
+  sharedHost,
+}) => {
+  // Each screen but the Studio is a chunk of its own, fetched when first shown.
+  await page.route(/\/assets\/Queue-[\w-]+\.js$/, (route) => route.fulfill({ status: 404, body: 'gone' }));
+  await page.goto(sharedHost.url);
+  await expect(page.getByTestId('screen-studio').getByRole('heading', { level: 1 })).toBeVisible();
+  await page.getByTestId('nav-queue').click();
+  await expect(page.getByTestId('screen-queue').getByRole('alert')).toHaveText(
+    /^This screen could not be loaded \(.*Queue-[\w-]+\.js.*\): reload the window\.$/,
+  );
+  await page.getByTestId('nav-results').click();
+  await expect(page.getByTestId('screen-results').getByRole('heading', { level: 1 })).toBeVisible();
+  await expect(page.getByText('This screen could not be loaded')).toHaveCount(0);
+});
+
 test('a settings change goes through the bridge into the core and survives a restart of the host', async ({
   page,
   launch,
