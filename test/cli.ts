@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createReadStream } from 'node:fs';
 import { resolve } from 'node:path';
 import { Readable, Writable } from 'node:stream';
+import { entryUrl } from '../bin/launch.js';
 import { lendEnvironment, needsOwnProcess } from './process-env.ts';
 import { until } from './wait.ts';
 
@@ -42,6 +43,21 @@ function spawnCli(args: readonly string[], o: { env: NodeJS.ProcessEnv; cwd?: st
   return startCli(args, o).exit;
 }
 
+type CliEntry = typeof import('../electron/host/cli/main.ts');
+
+/**
+ * The CLI's entry: from source under vitest; in a Playwright worker (TEST_WORKER_INDEX), which compiles
+ * every TypeScript module with Babel (2.8 CPU-s for the CLI's), from the node bundle as
+ * `bin/mediadesk.js` runs it, sharing its modules with the specs' in-process hosts.
+ */
+let bundled: Promise<CliEntry> | undefined;
+const cliEntry = (): Promise<CliEntry> =>
+  process.env.TEST_WORKER_INDEX === undefined
+    ? import('../electron/host/cli/main.ts')
+    : (bundled ??= entryUrl('cli', new URL('../electron/host/cli/main.ts', import.meta.url).href).then(
+        (url) => import(url) as Promise<CliEntry>,
+      ));
+
 /** One command at a time runs here: it borrows the process's environment and working folder. */
 let inProcess = false;
 
@@ -54,7 +70,7 @@ async function runInProcess(args: readonly string[], o: { env: NodeJS.ProcessEnv
   const putBack = lendEnvironment(o.env);
   try {
     if (o.cwd) process.chdir(o.cwd);
-    const { runCli: main } = await import('../electron/host/cli/main.ts');
+    const { runCli: main } = await cliEntry();
     const io = { env: { ...process.env }, stdin: Readable.from([]), stdout: out.stream, stderr: err.stream };
     const code = await lettingGo(`mediadesk ${args.join(' ')}`, () => main([...args], io));
     return { code, out: out.text(), err: err.text() };
