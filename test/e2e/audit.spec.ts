@@ -395,7 +395,6 @@ test('sync, filters, search, detail with diff, related events, import report, ho
   expect(errors).toEqual([]);
 });
 
-/** A fresh host, and a generated export of `total` events picked in its Import panel. */
 /** Files of generated events, written once a worker (200,000 events take 3.4 CPU-s and 155 MB): imports only read them. */
 const generatedFiles = new Map<string, Promise<string>>();
 function generated(name: string, total: number, order: BenchOrder): Promise<string> {
@@ -409,6 +408,7 @@ function generated(name: string, total: number, order: BenchOrder): Promise<stri
   return file;
 }
 
+/** A fresh host, and a generated export of `total` events picked in its Import panel. */
 async function importGenerated(
   page: Page,
   name: string,
