@@ -17,6 +17,8 @@ export function useRunTemp(label: string): string {
   process.env.MEDIADESK_RUN_TMP = dir;
   process.env.MEDIADESK_RUN_TMP_OWNER = String(process.pid);
   process.env.TMPDIR = dir;
+  // A run that ends before its teardown (`playwright test --list`, a config error) leaves nothing either.
+  process.once('exit', removeRunTemp);
   return dir;
 }
 

@@ -37,6 +37,15 @@ describe("a test run's temp folder", () => {
     expect(seen.afterOwn).toBe(false);
   });
 
+  it('goes when the process that made it exits without its teardown, with what was put in it', () => {
+    const seen = inNode(`out.dir = rt.useRunTemp('e'); (await import('node:fs')).mkdirSync(out.dir + '/md-left');`, {
+      PATH: process.env.PATH,
+      TMPDIR: root,
+    });
+    expect(String(seen.dir)).toMatch(new RegExp(`^${root}/mediadesk-e-`));
+    expect(existsSync(String(seen.dir))).toBe(false);
+  });
+
   it('is kept with MEDIADESK_KEEP_TMP=1', () => {
     const seen = inNode(`out.dir = rt.useRunTemp('k'); rt.removeRunTemp();`, {
       PATH: process.env.PATH,
