@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createReadStream } from 'node:fs';
 import { resolve } from 'node:path';
 import { Readable, Writable } from 'node:stream';
-import { entryUrl } from '../bin/launch.js';
+import { bundleEntry } from './bundle-entry.ts';
 import { lendEnvironment, needsOwnProcess } from './process-env.ts';
 import { until } from './wait.ts';
 
@@ -45,18 +45,11 @@ function spawnCli(args: readonly string[], o: { env: NodeJS.ProcessEnv; cwd?: st
 
 type CliEntry = typeof import('../electron/host/cli/main.ts');
 
-/**
- * The CLI's entry: from source under vitest; in a Playwright worker (TEST_WORKER_INDEX), which compiles
- * every TypeScript module with Babel (2.8 CPU-s for the CLI's), from the node bundle as
- * `bin/mediadesk.js` runs it, sharing its modules with the specs' in-process hosts.
- */
-let bundled: Promise<CliEntry> | undefined;
+/** The CLI's entry: from source under vitest, from the node bundle in a Playwright worker (TEST_WORKER_INDEX). */
 const cliEntry = (): Promise<CliEntry> =>
   process.env.TEST_WORKER_INDEX === undefined
     ? import('../electron/host/cli/main.ts')
-    : (bundled ??= entryUrl('cli', new URL('../electron/host/cli/main.ts', import.meta.url).href).then(
-        (url) => import(url) as Promise<CliEntry>,
-      ));
+    : bundleEntry<CliEntry>('cli', new URL('../electron/host/cli/main.ts', import.meta.url));
 
 /** One command at a time runs here: it borrows the process's environment and working folder. */
 let inProcess = false;

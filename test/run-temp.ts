@@ -4,8 +4,8 @@ import { join } from 'node:path';
 
 /**
  * One temporary folder for a whole test run: the run's TMPDIR, so every folder a test, host, browser
- * or database makes in the temp root lands in it, and removeRunTemp() takes it all away at the end
- * (a run left gigabytes of data folders in /tmp). Processes the run starts inherit it; a run inside
+ * or database makes in the temp root lands in it, and the process that made it takes it all away as it
+ * exits (a run left gigabytes of data folders in /tmp). Processes the run starts inherit it; a run inside
  * a run (test-all.test.ts) uses its parent's and leaves it to the parent to remove.
  */
 export function useRunTemp(label: string): string {
@@ -17,7 +17,7 @@ export function useRunTemp(label: string): string {
   process.env.MEDIADESK_RUN_TMP = dir;
   process.env.MEDIADESK_RUN_TMP_OWNER = String(process.pid);
   process.env.TMPDIR = dir;
-  // A run that ends before its teardown (`playwright test --list`, a config error) leaves nothing either.
+  // As it exits, whether the run ended or stopped early (`playwright test --list`, a config error).
   process.once('exit', removeRunTemp);
   return dir;
 }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { expect, type Page } from '@playwright/test';
 import WebSocket from 'ws';
-import { entryUrl } from '../../bin/launch.js';
+import { bundleEntry } from '../bundle-entry.ts';
 import { lendEnvironment, needsOwnProcess } from '../process-env.ts';
 
 export interface HostHandle {
@@ -50,15 +50,9 @@ export async function startHost(
 
 type WebHostModules = typeof import('../../electron/host/web/embed.ts');
 
-/**
- * The web host's modules from the node bundle, as `bin/web.js` runs them: from source, every worker
- * compiled some 200 modules through Playwright's Babel (3.3 CPU-s a worker).
- */
-let modules: Promise<WebHostModules> | undefined;
+/** The web host's modules, from the node bundle as `bin/web.js` runs them. */
 const webHostModules = (): Promise<WebHostModules> =>
-  (modules ??= entryUrl('embed', new URL('../../electron/host/web/embed.ts', import.meta.url).href).then(
-    (url) => import(url) as Promise<WebHostModules>,
-  ));
+  bundleEntry<WebHostModules>('embed', new URL('../../electron/host/web/embed.ts', import.meta.url));
 
 /** What a spec's host needs beside its data folder: its results in that folder, never in ~/MediaDesk. */
 const hostVars = (home: string, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv => ({
