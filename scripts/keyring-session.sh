@@ -1,33 +1,44 @@
 #!/usr/bin/env bash
 # Runs a command inside its own D-Bus session with an unlocked gnome-keyring (a real Secret
-# Service for the keychain test), in a throwaway HOME so the test keyring stays away from the
+# Service for the keychain tests), in a throwaway HOME so the test keyring stays away from the
 # user's own. The daemons' own chatter (dbus-daemon's "Failed to set fd limit" as root in a
 # container, service activations) is not the tests' output: it goes to a log, $MEDIADESK_SESSION_LOG.
-# The keyring runs in the foreground of the session and ends with the command (as a daemon it
-# outlived the session); the command starts once the keyring answers on the bus. The session's HOME
-# is removed as it ends, and its log too unless the command failed.
+# gnome-keyring 42-50 aborts when clients connect and leave quickly side by side (upstream
+# gnome-keyring#196); D-Bus then starts it again for the next call, and its own service file would
+# start it locked. This session's service file starts it unlocked, first and after any such crash.
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
 if [ -z "${MEDIADESK_SESSION_LOG:-}" ]; then
   MEDIADESK_SESSION_LOG="$(mktemp -t mediadesk-dbus.XXXXXX)"
   export MEDIADESK_SESSION_LOG_OURS=1
 fi
 export MEDIADESK_SESSION_LOG
-HOME="$(mktemp -d)" exec dbus-run-session --dbus-daemon="$here/dbus-daemon-logged.sh" -- sh -c '
-  echo -n pw | gnome-keyring-daemon --foreground --unlock --components=secrets >/dev/null 2>>"$MEDIADESK_SESSION_LOG" &
-  keyring=$!
-  tries=0
-  until dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus \
-    org.freedesktop.DBus.NameHasOwner string:org.freedesktop.secrets 2>/dev/null | grep -q "boolean true"; do
-    tries=$((tries + 1))
-    [ "$tries" -ge 200 ] && break
-    sleep 0.05
-  done
-  status=0
-  "$@" || status=$?
-  kill "$keyring" 2>/dev/null || true
-  wait "$keyring" 2>/dev/null || true
-  # The throwaway HOME (its keyring) goes with the session; the log stays only if the command failed.
-  rm -rf "$HOME"
-  if [ "$status" -eq 0 ] && [ -n "${MEDIADESK_SESSION_LOG_OURS:-}" ]; then rm -f "$MEDIADESK_SESSION_LOG"; fi
-  exit "$status"' sh "$@"
+here="$(cd "$(dirname "$0")" && pwd)"
+session_home="$(mktemp -d)"
+mkdir "$session_home/services"
+cat >"$session_home/keyring.sh" <<SCRIPT
+#!/bin/sh
+printf pw | exec gnome-keyring-daemon --foreground --unlock --components=secrets >/dev/null 2>>"\$MEDIADESK_SESSION_LOG"
+SCRIPT
+chmod +x "$session_home/keyring.sh"
+printf '[D-BUS Service]\nName=org.freedesktop.secrets\nExec=%s\n' "$session_home/keyring.sh" \
+  >"$session_home/services/org.freedesktop.secrets.service"
+# The session bus as Debian configures it, with this session's services found first.
+cat >"$session_home/session.conf" <<CONF
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <servicedir>$session_home/services</servicedir>
+  <include>/usr/share/dbus-1/session.conf</include>
+</busconfig>
+CONF
+# The throwaway HOME (its keyring) goes with the session; the log stays only if the command failed.
+trap 'rm -rf "$session_home"' EXIT
+status=0
+HOME="$session_home" dbus-run-session --config-file="$session_home/session.conf" \
+  --dbus-daemon="$here/dbus-daemon-logged.sh" -- sh -c '
+  # Started before the command, so its first call meets an unlocked keyring rather than starting one.
+  dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus \
+    org.freedesktop.DBus.StartServiceByName string:org.freedesktop.secrets uint32:0 >/dev/null 2>>"$MEDIADESK_SESSION_LOG" || true
+  exec "$@"' sh "$@" || status=$?
+if [ "$status" -eq 0 ] && [ -n "${MEDIADESK_SESSION_LOG_OURS:-}" ]; then rm -f "$MEDIADESK_SESSION_LOG"; fi
+exit "$status"

@@ -30,31 +30,50 @@ export class KeychainStore implements SecretStore {
   readonly note = 'stored in the OS keychain';
   private readonly service: string;
   private readonly account: string;
-  private opened?: Promise<Entry>;
+  private opened?: Entry;
   constructor(service = KEYCHAIN_SERVICE, account = ACCOUNT) {
     this.service = service;
     this.account = account;
   }
-  /** The native module is loaded at the first read, not with the core: `mediadesk jobs list` never reads the key. */
-  private entry(): Promise<Entry> {
-    return (this.opened ??= import('@napi-rs/keyring').then(
-      // On Linux pin the Secret Service: the kernel keyring fallback forgets the key at reboot.
-      ({ Entry }) =>
-        new Entry(
-          this.service,
-          this.account,
-          process.platform === 'linux' ? { linux: { store: 'secret-service' } } : undefined,
-        ),
+  /**
+   * The native module is loaded at the first read, not with the core: `mediadesk jobs list` never reads
+   * the key. An entry holds its D-Bus session, so one is kept until a call over it fails on D-Bus.
+   */
+  private async entry(): Promise<Entry> {
+    const { Entry } = await import('@napi-rs/keyring');
+    // On Linux pin the Secret Service: the kernel keyring fallback forgets the key at reboot.
+    return (this.opened ??= new Entry(
+      this.service,
+      this.account,
+      process.platform === 'linux' ? { linux: { store: 'secret-service' } } : undefined,
     ));
   }
+  /**
+   * gnome-keyring 42-50 aborts when clients come and go quickly side by side (gnome-keyring#196), and
+   * D-Bus starts another for the next call: the call in flight got no reply, and an entry opened
+   * before it has a session the new daemon does not know. So after a D-Bus failure the call is made
+   * once more on a new entry (each call here may be repeated); a refusal (a locked keychain, a prompt
+   * dismissed) is not repeated.
+   */
+  private async call<T>(op: (entry: Entry) => T): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return op(await this.entry());
+      } catch (err) {
+        if (!(err instanceof Error && /DBus error/.test(err.message))) throw err;
+        this.opened = undefined;
+        if (attempt === 2) throw err;
+      }
+    }
+  }
   async get() {
-    return (await this.entry()).getPassword() ?? null;
+    return this.call((entry) => entry.getPassword() ?? null);
   }
   async set(value: string) {
-    (await this.entry()).setPassword(value);
+    await this.call((entry) => entry.setPassword(value));
   }
   async clear() {
-    (await this.entry()).deletePassword();
+    await this.call((entry) => entry.deletePassword());
   }
 }
 
