@@ -11,7 +11,9 @@
  *
  * Workers run beside each other: every port is 0 (any free one) and every data folder is new.
  */
-import { test as base, expect } from '@playwright/test';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { test as base, expect, type TestInfo } from '@playwright/test';
 import { startHost, newHome, type HostHandle } from './host.ts';
 import { resetSandbox, setFaults, startSandboxProcess, type SandboxProcess } from './studio-helpers.ts';
 
@@ -25,6 +27,22 @@ export type Launch = (
   args?: string[],
   options?: { ownProcess?: boolean },
 ) => Promise<HostHandle>;
+
+/** What each host of a failed test wrote, its logs and (a host process's) output, beside the failure in the report. */
+async function attachHostLogs(testInfo: TestInfo, hosts: HostHandle[]): Promise<void> {
+  for (const [i, h] of hosts.entries()) {
+    const logs = join(h.home, 'logs');
+    for (const name of existsSync(logs) ? readdirSync(logs) : [])
+      await testInfo.attach(`host ${i + 1} ${name}`, { path: join(logs, name), contentType: 'text/plain' });
+    let output: string | null = null;
+    try {
+      output = h.output();
+    } catch {
+      // A host in the test's process printed into the test's own output.
+    }
+    if (output !== null) await testInfo.attach(`host ${i + 1} output`, { body: output, contentType: 'text/plain' });
+  }
+}
 
 export const test = base.extend<
   { sandboxAt: SandboxAt; launch: Launch; sharedHost: HostHandle },
@@ -62,7 +80,7 @@ export const test = base.extend<
     });
     for (const s of own) await s.stop();
   },
-  launch: async ({}, use) => {
+  launch: async ({}, use, testInfo) => {
     const hosts: HostHandle[] = [];
     await use(async (home = newHome(), env = {}, port = 0, args = [], options = {}) => {
       const host = await startHost(home, env, port, args, options);
@@ -70,6 +88,7 @@ export const test = base.extend<
       return host;
     });
     for (const h of hosts) await h.stop();
+    if (testInfo.status !== testInfo.expectedStatus) await attachHostLogs(testInfo, hosts);
   },
   sharedHost: async ({ workerHost }, use) => use(workerHost),
 });
