@@ -42,7 +42,12 @@ export function foundationHandlers(d: FoundationDeps): Omit<HandlerMap<typeof fo
     'settings.file': () => d.settings.fileState(),
     'key.status': async () => {
       const key = await d.secrets.get();
-      return { set: key !== null, keychain: d.secrets.kind, fingerprint: key === null ? null : keyFingerprint(key) };
+      return {
+        set: key !== null,
+        keychain: d.secrets.kind,
+        fingerprint: key === null ? null : keyFingerprint(key),
+        keychainProblem: d.secrets.problem,
+      };
     },
     'key.set': async ({ key }) => {
       await d.secrets.set(key);

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Entry } from '@napi-rs/keyring';
+import { DeskError } from '../../shared/contract/errors.ts';
 import { realClock, type Clock } from './clock.ts';
 
 /**
@@ -15,8 +16,10 @@ export const keyFingerprint = (key: string): string =>
 
 export interface SecretStore {
   readonly kind: 'os' | 'memory';
-  /** Why the store is what it is (shown in Settings when the OS keychain is unavailable). */
+  /** Where the key is kept, as the CLI says it ("stored in the OS keychain"). */
   readonly note: string;
+  /** Why the OS keychain is not the store, in the person's words; null when it is. */
+  readonly problem: string | null;
   get(): Promise<string | null>;
   set(value: string): Promise<void>;
   clear(): Promise<void>;
@@ -28,6 +31,7 @@ const ACCOUNT = 'api-key';
 export class KeychainStore implements SecretStore {
   readonly kind = 'os' as const;
   readonly note = 'stored in the OS keychain';
+  readonly problem = null;
   private readonly service: string;
   private readonly account: string;
   private opened?: Entry;
@@ -60,9 +64,9 @@ export class KeychainStore implements SecretStore {
       try {
         return op(await this.entry());
       } catch (err) {
-        if (!(err instanceof Error && /DBus error/.test(err.message))) throw err;
+        if (!(err instanceof Error && /DBus error/.test(err.message))) throw keychainProblem(err);
         this.opened = undefined;
-        if (attempt === 2) throw err;
+        if (attempt === 2) throw keychainProblem(err);
       }
     }
   }
@@ -77,13 +81,36 @@ export class KeychainStore implements SecretStore {
   }
 }
 
+/** What a keychain library's failure means, in the person's words, and what to do where there is something. */
+const KEYCHAIN_PROBLEMS: [RegExp, string][] = [
+  [
+    /unlock prompt was dismissed/i,
+    'the OS keychain is locked, and the prompt to unlock it was dismissed or could not be shown: unlock it (on Linux, the "login" keyring) and try again',
+  ],
+  [
+    /no result found/i,
+    'the OS keychain has no default keyring to keep the key in: create one (on Linux, a "login" keyring, in Passwords and Keys) and try again',
+  ],
+  [/DBus error/i, 'the OS keychain is unavailable: it did not answer'],
+];
+
+/** A keychain failure as KEYCHAIN_PROBLEMS says it, the library's own text after it. */
+export function keychainProblem(err: unknown): DeskError {
+  if (err instanceof DeskError) return err;
+  const raw = (err instanceof Error ? err.message : String(err)).split('\n')[0];
+  const plain = KEYCHAIN_PROBLEMS.find(([pattern]) => pattern.test(raw))?.[1] ?? 'the OS keychain refused';
+  return new DeskError('unavailable', `${plain} (${raw})`);
+}
+
 /** Used only when no OS keychain answers: the key lives for this process and is never written anywhere. */
 export class MemorySecretStore implements SecretStore {
   readonly kind = 'memory' as const;
   readonly note: string;
+  readonly problem: string;
   private value: string | null = null;
-  constructor(note = 'no OS keychain is available; the key is kept in memory for this session only') {
-    this.note = note;
+  constructor(problem = 'no OS keychain is available') {
+    this.problem = problem;
+    this.note = `${problem}; the key is kept in memory for this session only`;
   }
   async get() {
     return this.value;
@@ -107,10 +134,7 @@ export async function openSecretStore(
     await store.get();
     return store;
   } catch (err) {
-    const why = err instanceof Error ? err.message.split('\n')[0] : String(err);
-    return new MemorySecretStore(
-      `the OS keychain is unavailable (${why}); the key is kept in memory for this session only`,
-    );
+    return new MemorySecretStore(keychainProblem(err).message);
   }
 }
 
@@ -122,6 +146,7 @@ export async function openSecretStore(
 export class CachedSecretStore implements SecretStore {
   readonly kind: SecretStore['kind'];
   readonly note: string;
+  readonly problem: string | null;
   private readonly inner: SecretStore;
   private readonly ttlMs: number;
   private readonly clock: Pick<Clock, 'now'>;
@@ -133,6 +158,7 @@ export class CachedSecretStore implements SecretStore {
     this.clock = clock;
     this.kind = inner.kind;
     this.note = inner.note;
+    this.problem = inner.problem;
   }
 
   async get() {

@@ -11,7 +11,7 @@ export * from './backend-identity.ts';
 export const KEY_KEPT = {
   os: 'in the OS keychain; it is used again at the next start',
   memory:
-    'for this session only: there is no OS keychain here, so it is not saved, and at the next start MediaDesk is back on the built-in Sandbox until you set it again',
+    'for this session only: the OS keychain cannot be used, so it is not saved, and at the next start MediaDesk is back on the built-in Sandbox until you set it again',
 } as const;
 
 /** What Set says once the key is taken: "Key stored in the OS keychain; …" or "Key set for this session only: …". */
@@ -103,6 +103,8 @@ export const foundationCommands = {
       keychain: z.enum(['os', 'memory']),
       /** 8 hex digits of the key's SHA-256, to tell keys apart (as backend identities do); null when none is set. */
       fingerprint: z.string().nullable(),
+      /** Why the OS keychain is not in use (keychain `memory`), in the person's words; null when it is. */
+      keychainProblem: z.string().nullable(),
     }),
     'Whether an API key is stored, and its fingerprint; never the key.',
   ),

@@ -76,6 +76,7 @@ describe.skipIf(missing)('on a real PostgreSQL', () => {
     const teamSecrets: SecretStore = {
       kind: 'os',
       note: 'a keychain for the test',
+      problem: null,
       get: () => keychain.get(),
       set: (v) => keychain.set(v),
       clear: () => keychain.clear(),

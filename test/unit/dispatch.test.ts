@@ -156,6 +156,7 @@ describe('the dispatcher every transport calls', () => {
         set: true,
         keychain: 'memory',
         fingerprint: createHash('sha256').update('sk-secret-value-1').digest('hex').slice(0, 8),
+        keychainProblem: 'no OS keychain is available',
       },
     });
     const info = await core.dispatch('app.info', {});

@@ -87,7 +87,7 @@ describe.skipIf(!hasBus)('the core over the OS keychain', () => {
       expect(await new KeychainStore(service).get()).toBeNull();
       expect(await core.dispatch('key.status', {})).toEqual({
         ok: true,
-        result: { set: false, keychain: 'os', fingerprint: null },
+        result: { set: false, keychain: 'os', fingerprint: null, keychainProblem: null },
       });
     } finally {
       await new KeychainStore(service).clear().catch(() => {});
@@ -120,7 +120,9 @@ describe.skipIf(process.platform !== 'linux')('the CLI without an OS keychain', 
     expect(set.stderr).toMatch(/^mediadesk key: key not stored: the OS keychain is unavailable/);
     const clear = cli(['key', 'clear']);
     expect(clear.stdout).toBe('');
-    expect(clear.stderr).toMatch(/^mediadesk key: key not cleared: the OS keychain is unavailable \(.+\)/);
+    expect(clear.stderr).toMatch(
+      /^mediadesk key: key not cleared: the OS keychain is unavailable: it did not answer \(.+\)/,
+    );
     expect(clear.status).toBe(1);
   });
 
@@ -161,5 +163,31 @@ describe.skipIf(!process.env.MEDIADESK_TEST_KEYRING)('a keychain daemon that end
       afterRestart: { value: 'sk-survives-the-daemon' },
       inFlight: { value: 'sk-survives-the-daemon' },
     });
+  });
+});
+
+describe.skipIf(!process.env.MEDIADESK_TEST_KEYRING)('a keychain that is locked, or has no keyring', () => {
+  it("mediadesk key says so in plain words and what to do, and keeps the library's own words after", () => {
+    const r = spawnSync('bash', ['scripts/keyring-session.sh', 'bash', 'test/unit/fixtures/keychain-locked.sh'], {
+      encoding: 'utf8',
+      env: { ...process.env, NODE: process.execPath },
+      timeout: 60_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    const locked =
+      'the OS keychain is locked, and the prompt to unlock it was dismissed or could not be shown: unlock it (on Linux, the "login" keyring) and try again (Couldn\'t access platform storage: Secret Service: unlock prompt was dismissed)';
+    expect(r.stdout.split('\n')).toEqual([
+      `API key ${keyFingerprint('sk-unlocked-12345')} stored in the OS keychain`,
+      'exit 0',
+      `mediadesk key: key not stored: ${locked}`,
+      'exit 1',
+      `no API key can be read: ${locked}`,
+      'exit 0',
+      `mediadesk key: key not cleared: ${locked}`,
+      'exit 1',
+      'mediadesk key: key not stored: the OS keychain has no default keyring to keep the key in: create one (on Linux, a "login" keyring, in Passwords and Keys) and try again (Couldn\'t access platform storage: Secret Service: no result found)',
+      'exit 1',
+      '',
+    ]);
   });
 });

@@ -6,6 +6,7 @@ export function keysKnownTo(log: AppLog, store: SecretStore): SecretStore {
   return {
     kind: store.kind,
     note: store.note,
+    problem: store.problem,
     async get() {
       const key = await store.get();
       log.addSecret(key);

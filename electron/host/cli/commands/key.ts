@@ -68,8 +68,10 @@ export const keyCommand: CliCommand = {
         const parsed = COMMANDS['key.set'].request.safeParse({ key: typed });
         if (!parsed.success)
           throw new UsageError(`key not stored: ${parsed.error.issues[0]?.message ?? 'invalid key'}`);
-        if (secrets.kind !== 'os') throw new Error(`key not stored: ${secrets.note}`);
-        await secrets.set(parsed.data.key);
+        if (secrets.problem !== null) throw new Error(`key not stored: ${secrets.problem}`);
+        await secrets.set(parsed.data.key).catch((err: Error) => {
+          throw new Error(`key not stored: ${err.message}`);
+        });
         ctx.stdout.write(`API key ${keyFingerprint(parsed.data.key)} stored in the OS keychain\n`);
         return 0;
       }
@@ -84,14 +86,16 @@ export const keyCommand: CliCommand = {
         const key = await secrets.get();
         if (key !== null) ctx.stdout.write(`an API key is set (key ${keyFingerprint(key)}, ${secrets.note})\n`);
         else if (secrets.kind === 'os') ctx.stdout.write('no API key is set; the app uses the built-in Sandbox\n');
-        else ctx.stdout.write(`no API key is set; ${secrets.note}\n`);
+        else ctx.stdout.write(`no API key can be read: ${secrets.problem}\n`);
         return 0;
       }
       case 'clear':
         if (extra.length) throw new UsageError('key clear takes no arguments');
         // The memory store would "clear" a key only this process could see: saying removed would be false.
-        if (secrets.kind !== 'os') throw new Error(`key not cleared: ${secrets.note}`);
-        await secrets.clear();
+        if (secrets.problem !== null) throw new Error(`key not cleared: ${secrets.problem}`);
+        await secrets.clear().catch((err: Error) => {
+          throw new Error(`key not cleared: ${err.message}`);
+        });
         ctx.stdout.write('API key removed from the keychain\n');
         return 0;
       default:
