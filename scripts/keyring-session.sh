@@ -7,9 +7,11 @@
 # gnome-keyring#196); D-Bus then starts it again for the next call, and its own service file would
 # start it locked. This session's service file starts it unlocked, first and after any such crash.
 set -euo pipefail
+# A session inside another's writes to its log, and leaves it to that one to remove.
+log_ours=''
 if [ -z "${MEDIADESK_SESSION_LOG:-}" ]; then
   MEDIADESK_SESSION_LOG="$(mktemp -t mediadesk-dbus.XXXXXX)"
-  export MEDIADESK_SESSION_LOG_OURS=1
+  log_ours=1
 fi
 export MEDIADESK_SESSION_LOG
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -45,5 +47,5 @@ HOME="$session_home" dbus-run-session --config-file="$session_home/session.conf"
   dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus \
     org.freedesktop.DBus.StartServiceByName string:org.freedesktop.secrets uint32:0 >/dev/null 2>>"$MEDIADESK_SESSION_LOG" || true
   exec "$@"' sh "$@" || status=$?
-if [ "$status" -eq 0 ] && [ -n "${MEDIADESK_SESSION_LOG_OURS:-}" ]; then rm -f "$MEDIADESK_SESSION_LOG"; fi
+if [ "$status" -eq 0 ] && [ -n "$log_ours" ]; then rm -f "$MEDIADESK_SESSION_LOG"; fi
 exit "$status"
