@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Entry } from '@napi-rs/keyring';
+import type { AsyncEntry } from '@napi-rs/keyring';
 import { DeskError } from '../../shared/contract/errors.ts';
 import { realClock, type Clock } from './clock.ts';
 
@@ -34,19 +34,20 @@ export class KeychainStore implements SecretStore {
   readonly problem = null;
   private readonly service: string;
   private readonly account: string;
-  private opened?: Entry;
+  private opened?: AsyncEntry;
   constructor(service = KEYCHAIN_SERVICE, account = ACCOUNT) {
     this.service = service;
     this.account = account;
   }
   /**
    * The native module is loaded at the first read, not with the core: `mediadesk jobs list` never reads
-   * the key. An entry holds its D-Bus session, so one is kept until a call over it fails on D-Bus.
+   * the key. An entry holds its D-Bus session, so one is kept until a call over it fails on D-Bus. Its
+   * calls run off this thread: one may wait for the person at an unlock prompt.
    */
-  private async entry(): Promise<Entry> {
-    const { Entry } = await import('@napi-rs/keyring');
+  private async entry(): Promise<AsyncEntry> {
+    const { AsyncEntry } = await import('@napi-rs/keyring');
     // On Linux pin the Secret Service: the kernel keyring fallback forgets the key at reboot.
-    return (this.opened ??= new Entry(
+    return (this.opened ??= new AsyncEntry(
       this.service,
       this.account,
       process.platform === 'linux' ? { linux: { store: 'secret-service' } } : undefined,
@@ -59,10 +60,10 @@ export class KeychainStore implements SecretStore {
    * once more on a new entry (each call here may be repeated); a refusal (a locked keychain, a prompt
    * dismissed) is not repeated.
    */
-  private async call<T>(op: (entry: Entry) => T): Promise<T> {
+  private async call<T>(op: (entry: AsyncEntry) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return op(await this.entry());
+        return await op(await this.entry());
       } catch (err) {
         if (!(err instanceof Error && /DBus error/.test(err.message))) throw keychainProblem(err);
         this.opened = undefined;
@@ -71,7 +72,7 @@ export class KeychainStore implements SecretStore {
     }
   }
   async get() {
-    return this.call((entry) => entry.getPassword() ?? null);
+    return (await this.call((entry) => entry.getPassword())) ?? null;
   }
   async set(value: string) {
     await this.call((entry) => entry.setPassword(value));

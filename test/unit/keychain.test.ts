@@ -149,7 +149,7 @@ if (!process.env.MEDIADESK_TEST_KEYRING) {
   console.warn('SKIPPED keychain daemon restart: run the tests through scripts/test.sh, which has gnome-keyring');
 }
 describe.skipIf(!process.env.MEDIADESK_TEST_KEYRING)('a keychain daemon that ends and is started again', () => {
-  it('the next call, and the call it had in flight, read the key stored before', () => {
+  it('the next call, and the call it had in flight, read the key stored before; a call waiting on it holds no thread', () => {
     const r = spawnSync(
       'bash',
       ['scripts/keyring-session.sh', process.execPath, 'test/unit/fixtures/keychain-daemon-ends.ts'],
@@ -162,6 +162,7 @@ describe.skipIf(!process.env.MEDIADESK_TEST_KEYRING)('a keychain daemon that end
     expect(JSON.parse(r.stdout)).toEqual({
       afterRestart: { value: 'sk-survives-the-daemon' },
       inFlight: { value: 'sk-survives-the-daemon' },
+      whileWaiting: { value: 'sk-survives-the-daemon' },
     });
   });
 });
