@@ -143,7 +143,8 @@ describe.skipIf(process.platform !== 'linux')('the CLI without an OS keychain', 
  * gnome-keyring aborts when clients come and go side by side (gnome-keyring#196), and D-Bus starts
  * another: a key in use goes on working. In a keyring session of its own (scripts/keyring-session.sh,
  * whose D-Bus starts the daemon unlocked), the daemon is killed between two calls of one store, then
- * with another process's read in flight.
+ * with another process's read in flight; then stopped while a read waits on it, which must leave the
+ * event loop turning (in the desktop app the core shares Electron's main thread).
  */
 if (!process.env.MEDIADESK_TEST_KEYRING) {
   console.warn('SKIPPED keychain daemon restart: run the tests through scripts/test.sh, which has gnome-keyring');
