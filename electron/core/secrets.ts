@@ -194,6 +194,11 @@ export class SinkSecrets {
   private readonly service: string;
   private readonly env: NodeJS.ProcessEnv;
   private readonly memory = new Map<string, string>();
+  /**
+   * One store a sink, which keeps its keychain session: a new one each read (a status refresh reads
+   * every sink's) is the connect-and-leave churn that crashes gnome-keyring.
+   */
+  private readonly stores = new Map<string, KeychainStore>();
   private keychain: Promise<boolean> | undefined;
 
   constructor(env: NodeJS.ProcessEnv = process.env, service = env.MEDIADESK_KEYCHAIN_SERVICE || KEYCHAIN_SERVICE) {
@@ -201,8 +206,10 @@ export class SinkSecrets {
     this.service = service;
   }
 
-  private store(id: string) {
-    return new KeychainStore(this.service, `audit-sink:${id}`);
+  private store(id: string): KeychainStore {
+    let store = this.stores.get(id);
+    if (!store) this.stores.set(id, (store = new KeychainStore(this.service, `audit-sink:${id}`)));
+    return store;
   }
 
   /** Whether the OS keychain answers (asked once). */
