@@ -8,7 +8,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { request } from 'node:http';
+import { Agent, request, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import sharp from 'sharp';
@@ -363,6 +363,30 @@ async function openSocket() {
   await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
   return { ws, replies };
 }
+
+describe('web host close', () => {
+  it('ends a download still being read and its kept-alive connection when it closes, instead of waiting for them', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'md-web-close-'));
+    const closing = await startWebHost({ home: dir, env: {} });
+    mkdirSync(join(dir, 'inbox', 'drop-big'), { recursive: true });
+    const path = join(dir, 'inbox', 'drop-big', 'big.mp4');
+    // Far more than the socket buffers hold, so the answer cannot end while the reader waits.
+    writeFileSync(path, Buffer.alloc(32 * 1024 * 1024, 7));
+    const agent = new Agent({ keepAlive: true });
+    const res = await new Promise<IncomingMessage>((resolve, reject) =>
+      request(`${closing.origin}/media?${q({ token: closing.token, path })}`, { agent }, resolve)
+        .on('error', reject)
+        .end(),
+    );
+    expect(res.statusCode).toBe(200);
+    res.pause();
+    const ended = new Promise<boolean>((resolve) => res.once('close', () => resolve(res.complete)));
+    // Before, close() waited on this connection until the reader let go (and after that for its keep-alive).
+    await closing.close();
+    expect(await ended).toBe(false);
+    agent.destroy();
+  });
+});
 
 describe('web host socket', () => {
   it('answers a message that is JSON but no request with why, and keeps serving (null once ended the host)', async () => {

@@ -68,7 +68,9 @@ export async function startWebHost(options: WebHostOptions): Promise<RunningWebH
   const handOverDir = join(resolve(options.home), HAND_OVER);
   await rm(handOverDir, { recursive: true, force: true });
 
-  const app = Fastify({ logger: false, bodyLimit: 1024 * 1024 * 1024 });
+  // Closing ends every connection: one a tab was still using when close began stayed open for the
+  // keep-alive timeout after its answer (72 s), and the host's process with it.
+  const app = Fastify({ logger: false, bodyLimit: 1024 * 1024 * 1024, forceCloseConnections: true });
   let origin = '';
   const access = webAccess(token, () => origin);
   addSecurityHeaders(app, () => origin);
