@@ -156,6 +156,42 @@ describe('batches.check', () => {
     }
   });
 
+  it('names what is wrong with each of many cut JPEGs checked beside files that are no image at all', async () => {
+    const home = tmp('check-cut-home');
+    const engine = engineFor(home, sb.url);
+    try {
+      const root = join(dir, 'many-cut');
+      mkdirSync(root, { recursive: true });
+      const whole = await sharp({
+        create: {
+          width: 400,
+          height: 300,
+          channels: 3,
+          background: '#000',
+          noise: { type: 'gaussian', mean: 128, sigma: 40 },
+        },
+      })
+        .jpeg()
+        .toBuffer();
+      for (let i = 0; i < 12; i++) {
+        writeFileSync(join(root, `cut-${i}.jpg`), whole.subarray(0, Math.floor(whole.length / 2)));
+        writeFileSync(join(root, `note-${i}.png`), `note ${i}`);
+      }
+      const check = await engine.checkBatch({ tool: 'image50-edit', inputs: [root], outDir: join(dir, 'many-out') });
+      const reasons = reasonsOf(check.rejected, root);
+      for (let i = 0; i < 12; i++) {
+        expect([i, reasons[`cut-${i}.jpg`]]).toEqual([
+          i,
+          'is truncated or damaged: the image data ends early (VipsJpeg: premature end of JPEG image); was it still being copied?',
+        ]);
+        expect(reasons[`note-${i}.png`]).toBe('is not a readable image');
+      }
+    } finally {
+      await engine.close();
+      cleanup(home);
+    }
+  });
+
   it('a newer check under the same id stops the older one, which answers conflict; progress is told along the way', async () => {
     const home = tmp('check-supersede');
     const progress: { checkId: string; checked: number; total: number }[] = [];

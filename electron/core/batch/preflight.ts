@@ -162,9 +162,20 @@ function headerOf(head: Buffer): Header | null {
 }
 
 /** The last resort for a header image-size cannot read: sharp. */
+// The files the cheap checks cannot settle go to sharp one at a time: two failing side by side wrote
+// over each other's message in libvips's one buffer, so a cut file's reason lost its detail now and
+// then (seen with a non-image beside it in one check), and a check and its Start could disagree.
+let sharpTurn: Promise<unknown> = Promise.resolve();
+function oneAtATime<T>(work: () => Promise<T>): Promise<T> {
+  const turn = sharpTurn.then(work);
+  sharpTurn = turn.catch(() => {});
+  return turn;
+}
+
 async function decodedHeader(decodable: string | Buffer): Promise<Header | null> {
   try {
-    const m = await (await loadSharp())(decodable).metadata();
+    const sharp = await loadSharp();
+    const m = await oneAtATime(() => sharp(decodable).metadata());
     return { format: m.format, width: m.width, height: m.height };
   } catch {
     return null;
@@ -203,10 +214,12 @@ export function libvipsDetail(message: string, own: string | null): string | nul
 async function decodeProblem(decodable: string | Buffer): Promise<string | null> {
   try {
     const sharp = await loadSharp();
-    await sharp(decodable, { failOn: 'truncated', limitInputPixels: false, sequentialRead: true })
-      .resize(64, 64, { fit: 'inside' })
-      .raw()
-      .toBuffer();
+    await oneAtATime(() =>
+      sharp(decodable, { failOn: 'truncated', limitInputPixels: false, sequentialRead: true })
+        .resize(64, 64, { fit: 'inside' })
+        .raw()
+        .toBuffer(),
+    );
     return null;
   } catch (err) {
     const detail = libvipsDetail((err as Error).message, typeof decodable === 'string' ? decodable : null);
