@@ -4,6 +4,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  rmSync,
   statSync,
   symlinkSync,
   writeFileSync,
@@ -385,6 +386,7 @@ describe('web host close', () => {
     await closing.close();
     expect(await ended).toBe(false);
     agent.destroy();
+    rmSync(dir, { recursive: true, force: true });
   });
 });
 

@@ -161,7 +161,6 @@ function headerOf(head: Buffer): Header | null {
   }
 }
 
-/** The last resort for a header image-size cannot read: sharp. */
 // The files the cheap checks cannot settle go to sharp one at a time: two failing side by side wrote
 // over each other's message in libvips's one buffer, so a cut file's reason lost its detail now and
 // then (seen with a non-image beside it in one check), and a check and its Start could disagree.
@@ -172,6 +171,7 @@ function oneAtATime<T>(work: () => Promise<T>): Promise<T> {
   return turn;
 }
 
+/** The last resort for a header image-size cannot read: sharp. */
 async function decodedHeader(decodable: string | Buffer): Promise<Header | null> {
   try {
     const sharp = await loadSharp();
