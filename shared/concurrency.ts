@@ -33,3 +33,19 @@ export async function mapLimit<T, R>(
   );
   return out;
 }
+
+/** Work run one piece after another: each starts once the one before has ended, whether it failed or not. */
+export function oneAfterAnother(): { run<T>(work: () => Promise<T>): Promise<T>; idle(): Promise<void> } {
+  let last: Promise<unknown> = Promise.resolve();
+  return {
+    run(work) {
+      const turn = last.then(work);
+      last = turn.catch(() => {});
+      return turn;
+    },
+    /** Settles once everything handed over so far has ended. */
+    async idle() {
+      await last;
+    },
+  };
+}

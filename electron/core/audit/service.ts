@@ -15,7 +15,7 @@ import {
   type SyncReport,
 } from '../../../shared/contract/audit.ts';
 import { DeskError } from '../../../shared/contract/define.ts';
-import { throttled } from '../../../shared/concurrency.ts';
+import { oneAfterAnother, throttled } from '../../../shared/concurrency.ts';
 import type { ApiTarget } from '../api/client.ts';
 import type { EventBus } from '../events.ts';
 import { APP_LOCK_WAIT, isBusy, whenWritable, type LockWait } from './busy.ts';
@@ -112,7 +112,7 @@ export class AuditService {
   private filling: Promise<void> | null = null;
   private lastFill = 0;
   /** The imports asked for so far, one after another: each load assumes it is this connection's only one. */
-  private importing: Promise<unknown> = Promise.resolve();
+  private readonly imports = oneAfterAnother();
   /** The app's sync, which cancelSync stops, and its import (importTracked), which cancelImport stops. */
   private readonly syncTask = new RunningTask<SyncProgress, SyncReport>();
   private readonly importTask = new RunningTask<ImportProgress, ImportReport[]>();
@@ -283,7 +283,7 @@ export class AuditService {
   }
 
   private queuedImport(load: () => Promise<ImportReport[]>): Promise<ImportReport[]> {
-    const run = this.importing.then(() =>
+    return this.imports.run(() =>
       this.told('import', async () => {
         // Indexes an earlier load here could not build (the disk was full, the cache stayed locked) are built first.
         await restoreIndexes(this.store, (step) =>
@@ -304,8 +304,6 @@ export class AuditService {
         return reports;
       }),
     );
-    this.importing = run.catch(() => {});
-    return run;
   }
 
   /** Runs `task` recorded in the cache as this process's import or sync, which other processes' status tells (elsewhere). */
@@ -377,7 +375,7 @@ export class AuditService {
   async close(): Promise<void> {
     await this.running?.catch(() => {});
     await this.filling;
-    await this.importing;
+    await this.imports.idle();
     this.store.close();
   }
 }

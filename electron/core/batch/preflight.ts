@@ -7,6 +7,7 @@ import { familyOfTool } from '../../../shared/catalogue/index.ts';
 import { FAMILY_LIMITS } from '../../../shared/validation/limits.ts';
 import { loadSharp } from '../../media/sharp.ts';
 import { fsErrorWords } from './fs-error.ts';
+import { oneAfterAnother } from '../../../shared/concurrency.ts';
 
 /**
  * Our own ceiling for a local input sent inline (base64 inflates it by a third). The spec states no
@@ -164,18 +165,13 @@ function headerOf(head: Buffer): Header | null {
 // The files the cheap checks cannot settle go to sharp one at a time: two failing side by side wrote
 // over each other's message in libvips's one buffer, so a cut file's reason lost its detail now and
 // then (seen with a non-image beside it in one check), and a check and its Start could disagree.
-let sharpTurn: Promise<unknown> = Promise.resolve();
-function oneAtATime<T>(work: () => Promise<T>): Promise<T> {
-  const turn = sharpTurn.then(work);
-  sharpTurn = turn.catch(() => {});
-  return turn;
-}
+const sharpTurns = oneAfterAnother();
 
 /** The last resort for a header image-size cannot read: sharp. */
 async function decodedHeader(decodable: string | Buffer): Promise<Header | null> {
   try {
     const sharp = await loadSharp();
-    const m = await oneAtATime(() => sharp(decodable).metadata());
+    const m = await sharpTurns.run(() => sharp(decodable).metadata());
     return { format: m.format, width: m.width, height: m.height };
   } catch {
     return null;
@@ -214,7 +210,7 @@ export function libvipsDetail(message: string, own: string | null): string | nul
 async function decodeProblem(decodable: string | Buffer): Promise<string | null> {
   try {
     const sharp = await loadSharp();
-    await oneAtATime(() =>
+    await sharpTurns.run(() =>
       sharp(decodable, { failOn: 'truncated', limitInputPixels: false, sequentialRead: true })
         .resize(64, 64, { fit: 'inside' })
         .raw()
