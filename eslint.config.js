@@ -5,7 +5,15 @@ import svelteConfig from './svelte.config.js';
 
 export default tseslint.config(
   {
-    ignores: ['.tmp/**', 'out/**', 'node_modules/**', 'test-results/**', 'playwright-report/**', 'bench/.data/**'],
+    ignores: [
+      '.tmp/**',
+      'out/**',
+      'node_modules/**',
+      'test-results/**',
+      'playwright-report/**',
+      'bench/.data/**',
+      '.svelte-check/**',
+    ],
   },
   ...tseslint.configs.recommended,
   ...svelte.configs.recommended,

@@ -37,10 +37,11 @@ const npmTestSteps: Step[] = [
   { name: 'format', cmd: 'npx', args: ['prettier', '--check', '.'], minutes: 5, lane: 'a' },
   {
     // svelte-check type-checks every file tsconfig.json includes, .ts as well as .svelte: tsc beside it
-    // checked the same files a second time (30 CPU-s).
+    // checked the same files a second time (30 CPU-s). Through TypeScript 7's native compiler (--tsgo):
+    // 23 CPU-s and 13 s against 36 and 25.
     name: 'types',
     cmd: 'npx',
-    args: ['svelte-check', '--tsconfig', './tsconfig.json', '--threshold', 'error', '--output', 'human'],
+    args: ['svelte-check', '--tsconfig', './tsconfig.json', '--threshold', 'error', '--output', 'human', '--tsgo'],
     minutes: 8,
     lane: 'b',
   },
