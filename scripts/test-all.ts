@@ -1,8 +1,8 @@
 /**
- * `npm test`: the checks (format, lint, types, build) in two lanes side by side, then vitest, then
- * Playwright, then a summary naming each failed test, as CI keeps only a long log's tail. A failed
- * test runs once more: one that then passes is named flaky, so a timing race neither sinks the run
- * nor passes unseen.
+ * `npm test`: the checks (format, types, lint) one after another beside the build, then vitest and
+ * Playwright side by side once the build is made, then a summary naming each failed test, as CI keeps
+ * only a long log's tail. A failed test runs once more: one that then passes is named flaky, so a
+ * timing race neither sinks the run nor passes unseen.
  *
  * Each step runs in a process group of its own, with a time limit: a step over it, and any process a
  * step leaves running, is named with what it runs and ended, so a hang fails the run saying where
@@ -12,6 +12,8 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { finished } from 'node:stream/promises';
 
 interface Step {
   name: string;
@@ -21,11 +23,13 @@ interface Step {
   report?: string;
   /** Minutes the step may take (MEDIADESK_STEP_MINUTES overrides every step's). */
   minutes: number;
+  /** The steps this one starts after (by name; those not run are not waited for). Steps run side by side. */
+  after?: string[];
   /**
-   * The checks run in two lanes side by side (each mostly one core), a lane's steps in order; their
-   * output is held and printed whole as each ends. A step without a lane runs alone, printed live.
+   * Output held and printed whole as the step ends (the short checks); otherwise printed live, each
+   * line after the step's name, as steps beside each other print at once.
    */
-  lane?: 'a' | 'b';
+  held?: boolean;
 }
 
 // Not under test-results/, which Playwright empties as it starts.
@@ -33,8 +37,12 @@ const reports = join(process.cwd(), '.tmp', 'test-summary');
 const vitestJson = join(reports, 'vitest.json');
 const playwrightJson = join(reports, 'playwright.json');
 
+// The checks in two lanes, each mostly a core's work (tsgo takes two for a few seconds), then vitest,
+// then Playwright. vitest beside Playwright took 10 % more CPU than one after the other, and no less
+// time: the run is bound by CPU, and two suites' workers on two cores cost more in switching than the
+// cores' idle time they fill (docs/TESTING.md); their tests also share the temp folder's state.
 const npmTestSteps: Step[] = [
-  { name: 'format', cmd: 'npx', args: ['prettier', '--check', '.'], minutes: 5, lane: 'a' },
+  { name: 'format', cmd: 'npx', args: ['prettier', '--check', '.'], minutes: 5, held: true },
   {
     // svelte-check type-checks every file tsconfig.json includes, .ts as well as .svelte: tsc beside it
     // checked the same files a second time (30 CPU-s). Through TypeScript 7's native compiler (--tsgo):
@@ -43,15 +51,17 @@ const npmTestSteps: Step[] = [
     cmd: 'npx',
     args: ['svelte-check', '--tsconfig', './tsconfig.json', '--threshold', 'error', '--output', 'human', '--tsgo'],
     minutes: 8,
-    lane: 'b',
+    held: true,
+    after: ['lint'],
   },
-  { name: 'lint', cmd: 'npx', args: ['eslint', '.'], minutes: 5, lane: 'a' },
-  { name: 'build', cmd: 'npx', args: ['electron-vite', 'build'], minutes: 5, lane: 'b' },
+  { name: 'lint', cmd: 'npx', args: ['eslint', '.'], minutes: 5, held: true },
+  { name: 'build', cmd: 'npx', args: ['electron-vite', 'build'], minutes: 5, held: true, after: ['format'] },
   {
     name: 'vitest',
     cmd: 'npx',
     report: vitestJson,
     minutes: 25,
+    after: ['format', 'types', 'lint', 'build'],
     args: ['vitest', 'run', '--retry=1', '--reporter=default', '--reporter=json', `--outputFile.json=${vitestJson}`],
   },
   {
@@ -59,6 +69,7 @@ const npmTestSteps: Step[] = [
     cmd: 'npx',
     report: playwrightJson,
     minutes: 35,
+    after: ['vitest'],
     args: ['playwright', 'test', '--retries=1', '--reporter=list,json'],
     env: { PLAYWRIGHT_JSON_OUTPUT_NAME: playwrightJson },
   },
@@ -178,7 +189,7 @@ interface StepRun {
   timedOut: boolean;
   /** Processes the step started that were still running once it ended (then ended by us). */
   leftRunning: string[];
-  /** What a step in a lane printed, held until it ended; empty for a step printed live. */
+  /** What a held step printed, held until it ended; empty for a step printed live. */
   output: string;
 }
 
@@ -190,15 +201,13 @@ async function runStep(step: Step): Promise<StepRun> {
     return { status: r.status, signal: r.signal, timedOut: false, leftRunning: [], output: '' };
   }
   const minutes = Number(process.env.MEDIADESK_STEP_MINUTES) || step.minutes;
-  const child = spawn(step.cmd, step.args, {
-    stdio: step.lane ? ['ignore', 'pipe', 'pipe'] : 'inherit',
-    env,
-    detached: true,
-  });
+  const child = spawn(step.cmd, step.args, { stdio: ['ignore', 'pipe', 'pipe'], env, detached: true });
   const pgid = child.pid!;
   let output = '';
-  child.stdout?.on('data', (d) => (output += d));
-  child.stderr?.on('data', (d) => (output += d));
+  for (const stream of [child.stdout, child.stderr]) {
+    if (step.held) stream.on('data', (d) => (output += d));
+    else createInterface({ input: stream, crlfDelay: Infinity }).on('line', (l) => console.log(`[${step.name}] ${l}`));
+  }
   // Ctrl-C (or CI's stop) reaches the step's group, then ends the run: no step after it starts.
   const forward = (signal: NodeJS.Signals) => {
     interruptedBy = signal;
@@ -224,6 +233,10 @@ async function runStep(step: Step): Promise<StepRun> {
   process.off('SIGINT', forward).off('SIGTERM', forward);
   const leftRunning = processesIn(pgid);
   if (leftRunning.length) signalGroup(pgid, 'SIGKILL');
+  // Its last lines, read once whatever held its output open has ended too (a process outside its
+  // group could hold it for ever: not past 10 s).
+  const outputEnded = Promise.all([finished(child.stdout!), finished(child.stderr!)]).catch(() => {});
+  await Promise.race([outputEnded, new Promise((res) => setTimeout(res, 10_000).unref())]);
   return { status, signal, timedOut, leftRunning, output };
 }
 
@@ -241,13 +254,13 @@ const header = (step: Step) => `\n=== ${step.name}: ${step.cmd} ${step.args.join
 async function runAndRecord(step: Step): Promise<void> {
   ran.add(step.name);
   const t0 = Date.now();
-  if (!step.lane) process.stdout.write(header(step));
+  if (!step.held) process.stdout.write(header(step));
   const r = await runStep(step);
   const ok = r.status === 0 && !r.timedOut;
   let verdict = ok ? 'passed' : `FAILED (exit ${r.status ?? r.signal})`;
   if (r.timedOut) verdict = 'FAILED (over its time limit; what still ran is listed above, where it was ended)';
   const ended = `=== ${step.name} ${verdict} in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`;
-  process.stdout.write(step.lane ? header(step) + r.output + ended : ended);
+  process.stdout.write(step.held ? header(step) + r.output + ended : ended);
   lines.push(`${step.name}: ${verdict}`);
   if (r.leftRunning.length) {
     const said = r.leftRunning.slice(0, 20).map((p) => `    ${p}`);
@@ -267,19 +280,19 @@ async function runAndRecord(step: Step): Promise<void> {
 }
 
 const chosen = steps.filter((s) => only.length === 0 || only.includes(s.name));
-for (let i = 0; i < chosen.length && !interruptedBy;) {
-  // The steps with a lane next to each other: each lane in order, the lanes side by side.
-  let end = i + 1;
-  if (chosen[i].lane) while (end < chosen.length && chosen[end].lane) end++;
-  const group = chosen.slice(i, end);
-  const lanes = [...new Set(group.map((s) => s.lane))].map((lane) => group.filter((s) => s.lane === lane));
-  await Promise.all(
-    lanes.map(async (lane) => {
-      for (const step of lane) if (!interruptedBy) await runAndRecord(step);
-    }),
-  );
-  i = end;
-}
+// Each step as soon as the steps it comes after have ended (those not chosen are not waited for).
+const byName = new Map(chosen.map((s) => [s.name, s]));
+const ends = new Map<string, Promise<void>>();
+const endOf = (step: Step): Promise<void> => {
+  let end = ends.get(step.name);
+  if (!end) {
+    const before = (step.after ?? []).flatMap((name) => (byName.has(name) ? [endOf(byName.get(name)!)] : []));
+    end = Promise.all(before).then(() => (interruptedBy ? undefined : runAndRecord(step)));
+    ends.set(step.name, end);
+  }
+  return end;
+};
+await Promise.all(chosen.map(endOf));
 const notRun = chosen.filter((s) => !ran.has(s.name)).map((s) => s.name);
 if (interruptedBy) lines.push(`stopped by ${interruptedBy}: ${notRun.join(', ') || 'no step'} did not run`);
 process.stdout.write(`\n${lines.join('\n')}\nsteps: ${passed} passed, ${failed} failed\n`);

@@ -1,5 +1,6 @@
-// `npm test`'s runner (scripts/test-all.ts) over steps of the test's own: lanes side by side, each
-// step's output whole, time limits, processes left behind, and an interrupt.
+// `npm test`'s runner (scripts/test-all.ts) over steps of the test's own: steps side by side once the
+// steps they come after end, held output whole, live output by line, time limits, processes left behind,
+// and an interrupt.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,7 +15,8 @@ interface Step {
   cmd: string;
   args: string[];
   minutes: number;
-  lane?: 'a' | 'b';
+  after?: string[];
+  held?: boolean;
 }
 
 const node = (name: string, code: string, extra: Partial<Step> = {}): Step => ({
@@ -55,42 +57,48 @@ const alive = (pid: number) => {
 };
 
 describe('npm test runner (scripts/test-all.ts)', () => {
-  it("runs the lanes side by side, prints each step's output whole, names failures, and ends what a step leaves or overruns", async () => {
+  it('runs steps side by side once those they come after end, prints held output whole, names failures, and ends what a step leaves or overruns', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'md-test-all-meet-'));
     const [a, b] = [join(dir, 'a-started'), join(dir, 'b-started')];
     const leftPid = join(dir, 'left.pid');
-    // Each lane's first step waits for the other's: they pass only if both run at once.
+    // Each of the first two waits for the other: they pass only if both run at once.
     const steps: Step[] = [
       node(
         'meet-a',
         `require('fs').writeFileSync('${a}','');console.log('a says one');${waitFor(b, "console.log('a says two')")}`,
-        { lane: 'a' },
+        { held: true },
       ),
       node(
         'meet-b',
         `require('fs').writeFileSync('${b}','');console.log('b says one');${waitFor(a, "console.log('b says two')")}`,
-        { lane: 'b' },
+        { held: true },
       ),
-      node('fails', 'process.exit(3)', { lane: 'a' }),
+      node('fails', 'process.exit(3)', { held: true, after: ['meet-a'] }),
       node(
         'leaves-one',
         `const c=require('child_process').spawn('sleep',['600'],{stdio:'ignore'});require('fs').writeFileSync('${leftPid}',String(c.pid));c.unref()`,
-        { lane: 'b' },
+        { held: true, after: ['meet-b'] },
       ),
-      { name: 'overruns', cmd: 'sleep', args: ['600'], minutes: 0.02 },
-      node('last', "console.log('last ran')"),
+      { name: 'overruns', cmd: 'sleep', args: ['600'], minutes: 0.02, after: ['fails', 'leaves-one'] },
+      node('last', "console.log('last ran');console.error('and said so')", { after: ['overruns'] }),
     ];
     const { done } = startRunner(steps);
     const { code, out } = await done;
 
     expect(code).toBe(1);
-    // Held and printed whole: a lane's lines are never split by the other lane's.
+    // Held and printed whole: a held step's lines are never split by another's.
     expect(out).toMatch(/=== meet-a: [^\n]+\na says one\na says two\n=== meet-a passed/);
     expect(out).toMatch(/=== meet-b: [^\n]+\nb says one\nb says two\n=== meet-b passed/);
     expect(out).toContain('=== fails FAILED (exit 3)');
     expect(out).toMatch(/=== overruns is over its 0\.02 min; ending it\. Still running:\n {2}\d+ sleep 600\n/);
     expect(out).toContain('overruns: FAILED (over its time limit');
-    expect(out).toContain('last ran');
+    // Printed live, each line after its step's name, stderr too.
+    expect(out).toMatch(/=== last: [^\n]+\n/);
+    expect(out).toContain('[last] last ran\n');
+    expect(out).toContain('[last] and said so\n');
+    // Each step after those it comes after: overruns only once fails and leaves-one ended.
+    expect(out.indexOf('=== overruns is over')).toBeGreaterThan(out.indexOf('=== fails FAILED'));
+    expect(out.indexOf('=== overruns is over')).toBeGreaterThan(out.indexOf('=== leaves-one passed'));
     expect(out).toMatch(/leaves-one: passed\n {2}left running after it ended, now ended \(1\):\n {4}\d+ sleep 600/);
     const pid = Number(readFileSync(leftPid, 'utf8'));
     await until(() => !alive(pid), { what: `the sleep leaves-one left (${pid}) to be ended` });
@@ -102,9 +110,9 @@ describe('npm test runner (scripts/test-all.ts)', () => {
     const started = join(dir, 'started');
     const { child, done } = startRunner([
       node('first', "console.log('first ran')"),
-      node('long', `require('fs').writeFileSync('${started}','');setInterval(()=>{},1000)`),
-      node('after', "console.log('after ran')"),
-      node('later', "console.log('later ran')"),
+      node('long', `require('fs').writeFileSync('${started}','');setInterval(()=>{},1000)`, { after: ['first'] }),
+      node('after', "console.log('after ran')", { after: ['long'] }),
+      node('later', "console.log('later ran')", { after: ['after'] }),
     ]);
     await until(() => existsSync(started), { what: 'the long step to start' });
     child.kill('SIGTERM');
