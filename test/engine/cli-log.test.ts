@@ -17,7 +17,7 @@ function packageAbove(dir: string): boolean {
 describe('the log', () => {
   it('is written when the CLI runs from a photo folder with no package.json above it, with the runners and commands that failed', async () => {
     const photos = join(ctx.dir, 'photos');
-    mkdirSync(photos);
+    mkdirSync(photos, { recursive: true });
     await makeImages(photos, ['a.png']);
     expect(packageAbove(photos)).toBe(false);
     const home = join(ctx.dir, 'home');
