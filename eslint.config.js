@@ -3,6 +3,17 @@ import svelte from 'eslint-plugin-svelte';
 import globals from 'globals';
 import svelteConfig from './svelte.config.js';
 
+// The contract's modules that import no zod (each re-exported by the module of its area).
+const ZOD_FREE_CONTRACT = [
+  'errors.ts',
+  'job-states.ts',
+  'backend-identity.ts',
+  'hot-folder-settle.ts',
+  'lora-kinds.ts',
+  'audit-words.ts',
+  'report-words.ts',
+];
+
 export default tseslint.config(
   {
     ignores: [
@@ -89,6 +100,44 @@ export default tseslint.config(
             {
               group: ['node:*', 'fs', 'path', 'electron'],
               message: 'shared/ runs in the renderer as well; keep it free of Node and Electron.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // A page load would build every command's schemas (~70 ms of the renderer's main thread) for the
+    // few constants and sentences the screens use: those come from the contract's modules without zod.
+    files: ['renderer/**/*.ts', 'renderer/**/*.svelte'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/shared/contract/*', ...ZOD_FREE_CONTRACT.map((file) => `!**/shared/contract/${file}`)],
+              allowTypeImports: true,
+              message: `the renderer takes only types from the contract's schema modules; values come from ${ZOD_FREE_CONTRACT.join(', ')}.`,
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // What the renderer takes them for: they stay free of zod and of the modules that build schemas.
+    files: ZOD_FREE_CONTRACT.map((file) => `shared/contract/${file}`),
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: 'zod', message: 'this module is one the renderer loads without zod (ZOD_FREE_CONTRACT).' }],
+          patterns: [
+            {
+              group: ['./*', ...ZOD_FREE_CONTRACT.map((file) => `!./${file}`)],
+              allowTypeImports: true,
+              message: `only types from the contract's schema modules here; values from ${ZOD_FREE_CONTRACT.join(', ')}.`,
             },
           ],
         },

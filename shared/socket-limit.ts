@@ -1,7 +1,8 @@
-import { COMMANDS } from './contract/index.ts';
-
-/** The most characters of text presets.import takes (its schema's own bound): the largest payload a command has. */
-export const PRESET_TEXT_MAX_CHARS = COMMANDS['presets.import'].request.shape.text.maxLength ?? 0;
+/**
+ * The most characters of text presets.import takes (its schema's bound, contract/presets.ts): the
+ * largest payload a command has. Here, not read from the schema, so the page loads no schemas for it.
+ */
+export const PRESET_TEXT_MAX_CHARS = 5_000_000;
 
 /**
  * The largest message, in bytes, the web host's socket reads (ws refuses a longer frame by its

@@ -1,5 +1,8 @@
-import type { Granularity } from './contract/team.ts';
 import { formatDate, formatDateRange, formatMonth } from './dates.ts';
+
+/** The buckets credit usage is asked for in (the contract's `granularity`, team.ts). */
+export const GRANULARITIES = ['day', 'week', 'month', 'year'] as const;
+export type Granularity = (typeof GRANULARITIES)[number];
 
 /** The UTC days a usage query asked for, as the service echoes them (inclusive). */
 export interface UsageRange {

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { command, empty } from './define.ts';
 import { dayOrInstantSchema, rangeReversed } from '../validation/dates.ts';
 
+export * from './audit-words.ts';
+
 /**
  * The offline audit cache: sync from the API, import of exported files, and the queries the
  * audit viewer runs. Everything here reads the local cache except `audit.sync`.
@@ -41,9 +43,6 @@ export const auditFiltersSchema = z
     path: ['from'],
   });
 export type AuditFilters = z.infer<typeof auditFiltersSchema>;
-
-/** The search box's examples, shown in its placeholder; a test runs each against the Sandbox's events. */
-export const AUDIT_SEARCH_EXAMPLES = ['role_changed', 'admin folder*'] as const;
 
 export const AUDIT_SORT_FIELDS = ['date', 'event_type', 'member'] as const;
 export const auditSortSchema = z
@@ -123,11 +122,6 @@ export const facetCountSchema = z.object({
   /** Member facet, an actor without a user id: its type as the API gives it (api_key, system…). */
   actorType: z.string().nullable().optional(),
 });
-/**
- * The member facet's value for an actor without a user id is this prefix and its e-mail ('' : none),
- * which filters.noUserIdEmails takes; a member's value is its user id, digits, so the two never meet.
- */
-export const NO_USER_ID_EMAIL = 'no-user-id:';
 export const auditFacetsSchema = z.object({
   eventTypes: z.array(facetCountSchema),
   members: z.array(facetCountSchema),
@@ -342,9 +336,6 @@ export const auditCommands = {
     'Write the filtered view to a CSV or NDJSON file the app names, in its folder for saved files (SAVED_FILES_RULE).',
   ),
 };
-
-/** Why an `audit.import` asked for while another runs is refused (the app says the same of a second drop). */
-export const IMPORT_RUNNING = 'An import is already running: wait for it to finish, or stop it, then import again.';
 
 /**
  * The end of the app's import and sync, told to every window: only the one that asked gets the

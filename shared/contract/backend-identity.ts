@@ -1,5 +1,6 @@
-// Backend identities in words, without zod: the queue's store and `mediadesk jobs list` read them
-// without building the contract's schemas (foundation.ts re-exports them).
+// Backend identities and keys in words, without zod: the queue's store, `mediadesk jobs list` and the
+// renderer read them without building the contract's schemas (foundation.ts re-exports them).
+import type { IgnoredSetting } from './foundation.ts';
 
 const LIVE_IDENTITY = /^live (\S+)(?: key ([0-9a-f]{8}))?$/;
 
@@ -45,3 +46,21 @@ export function waitingForShort(backend: string, inUse: string): string {
   if (backend === 'sandbox') return 'the Sandbox';
   return otherKeyOnly(backend, inUse) ? 'another API key' : 'the live service';
 }
+
+/**
+ * Where a set key is kept and what the next start finds, in the same words wherever it is said:
+ * the OS keychain keeps it; the memory store (no OS keychain) loses it when MediaDesk ends.
+ */
+export const KEY_KEPT = {
+  os: 'in the OS keychain; it is used again at the next start',
+  memory:
+    'for this session only: the OS keychain cannot be used, so it is not saved, and at the next start MediaDesk is back on the built-in Sandbox until you set it again',
+} as const;
+
+/** What Set says once the key is taken: "Key stored in the OS keychain; …" or "Key set for this session only: …". */
+export const keySetMessage = (keychain: 'os' | 'memory') =>
+  `${keychain === 'os' ? 'Key stored' : 'Key set'} ${KEY_KEPT[keychain]}.`;
+
+/** Said the same by the Settings screen and `mediadesk settings get`. */
+export const ignoredSettingText = (i: IgnoredSetting): string =>
+  `${i.name}: the stored value ${i.stored} was not used (${i.reason}); ${i.known ? 'the default is in use' : 'it is left in the file'}`;

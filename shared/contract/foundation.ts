@@ -4,20 +4,6 @@ import { command, empty, ok } from './define.ts';
 
 export * from './backend-identity.ts';
 
-/**
- * Where a set key is kept and what the next start finds, in the same words wherever it is said:
- * the OS keychain keeps it; the memory store (no OS keychain) loses it when MediaDesk ends.
- */
-export const KEY_KEPT = {
-  os: 'in the OS keychain; it is used again at the next start',
-  memory:
-    'for this session only: the OS keychain cannot be used, so it is not saved, and at the next start MediaDesk is back on the built-in Sandbox until you set it again',
-} as const;
-
-/** What Set says once the key is taken: "Key stored in the OS keychain; …" or "Key set for this session only: …". */
-export const keySetMessage = (keychain: 'os' | 'memory') =>
-  `${keychain === 'os' ? 'Key stored' : 'Key set'} ${KEY_KEPT[keychain]}.`;
-
 export const backendStatusSchema = z.object({
   /** What is actually in use: the Sandbox is used whenever live is chosen but no key is set. */
   effective: z.enum(['sandbox', 'live']),
@@ -44,10 +30,6 @@ export const ignoredSettingSchema = z.object({
   known: z.boolean(),
 });
 export type IgnoredSetting = z.infer<typeof ignoredSettingSchema>;
-
-/** Said the same by the Settings screen and `mediadesk settings get`. */
-export const ignoredSettingText = (i: IgnoredSetting): string =>
-  `${i.name}: the stored value ${i.stored} was not used (${i.reason}); ${i.known ? 'the default is in use' : 'it is left in the file'}`;
 
 export const appInfoSchema = z.object({
   version: z.string(),

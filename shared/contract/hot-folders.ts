@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { command, ok } from './define.ts';
 
+export * from './hot-folder-settle.ts';
+
 /**
  * A file's place in a hot folder: `waiting` (seen, still growing or not yet queued), `queued` (a job
  * in the queue), `done`, `failed` (its job failed), `skipped` (not run: not an image the tool takes,
@@ -8,12 +10,6 @@ import { command, ok } from './define.ts';
  */
 export const HOT_FILE_STATES = ['waiting', 'queued', 'done', 'failed', 'skipped'] as const;
 export type HotFileState = (typeof HOT_FILE_STATES)[number];
-
-/** How long a file must keep its size and time before it is taken, per hot folder: whole seconds. */
-export const SETTLE_SECONDS = { min: 1, max: 60, default: 2 } as const;
-export const SETTLE_SECONDS_RULE = `a whole number of seconds from ${SETTLE_SECONDS.min} to ${SETTLE_SECONDS.max}`;
-export const isSettleSeconds = (n: unknown): n is number =>
-  Number.isInteger(n) && (n as number) >= SETTLE_SECONDS.min && (n as number) <= SETTLE_SECONDS.max;
 
 export const hotFolderSchema = z.object({
   id: z.string(),

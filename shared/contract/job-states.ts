@@ -1,7 +1,9 @@
 // The job states and the words said about them, without zod: `mediadesk jobs list` and the queue's
 // store read them without building the contract's schemas (jobs.ts builds them from these).
 import { formatTime } from '../dates.ts';
-import type { CapHold } from './jobs.ts';
+import { waitingFor } from './backend-identity.ts';
+import type { BatchRecord, CapHold } from './jobs.ts';
+import type { AppRun } from './team.ts';
 
 /** The queue's job states; the moves between them are the core's (electron/core/queue/states.ts). */
 export const JOB_STATES = [
@@ -39,4 +41,18 @@ export function heldMessage(h: CapHold): string {
     `Held: the daily limit of ${h.limit} job${h.limit === 1 ? '' : 's'} for ${h.title} is reached; ${h.left} left today, ` +
     `resets at ${formatTime(h.resetsAt)} your time (${waiting}).`
   );
+}
+
+/** Jobs of the batch its backend still has to submit or poll. */
+export const waitingJobs = (b: Pick<BatchRecord, 'counts'>) =>
+  WAITING_STATES.reduce((a, s) => a + (b.counts[s] ?? 0), 0);
+
+/** Why the batch's unfinished jobs do not move (see waitingFor); null when they can. */
+export function batchWaitingFor(b: Pick<BatchRecord, 'counts' | 'backend'>, inUse: string): string | null {
+  return waitingJobs(b) > 0 ? waitingFor(b.backend, inUse) : null;
+}
+
+/** Why an unfinished run does not move (see waitingFor); null when it can. */
+export function runWaitingFor(r: Pick<AppRun, 'state' | 'backend'>, inUse: string): string | null {
+  return WAITING_STATES.includes(r.state) ? waitingFor(r.backend, inUse) : null;
 }

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { command, invalidParamSchema } from './define.ts';
-import { waitingFor } from './backend-identity.ts';
-import { JOB_STATES, WAITING_STATES } from './job-states.ts';
+import { JOB_STATES } from './job-states.ts';
 import { projectNameSchema } from './team-server.ts';
 
 export * from './job-states.ts';
@@ -124,15 +123,6 @@ export const batchRecordSchema = z.object({
   project: z.string().nullable(),
 });
 export type BatchRecord = z.infer<typeof batchRecordSchema>;
-
-/** Jobs of the batch its backend still has to submit or poll. */
-export const waitingJobs = (b: Pick<BatchRecord, 'counts'>) =>
-  WAITING_STATES.reduce((a, s) => a + (b.counts[s] ?? 0), 0);
-
-/** Why the batch's unfinished jobs do not move (see waitingFor); null when they can. */
-export function batchWaitingFor(b: Pick<BatchRecord, 'counts' | 'backend'>, inUse: string): string | null {
-  return waitingJobs(b) > 0 ? waitingFor(b.backend, inUse) : null;
-}
 
 export const inputIssueSchema = z.object({ path: z.string(), reason: z.string() });
 

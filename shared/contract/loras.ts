@@ -1,9 +1,8 @@
 import { z } from 'zod';
 import { command, invalidParamSchema } from './define.ts';
+import { LORA_KINDS } from './lora-kinds.ts';
 
-/** What a LoRA is trained as: the service's two training operations (`/v1/ai/loras/styles`, `/characters`). */
-export const LORA_KINDS = ['style', 'character'] as const;
-export type LoraKind = (typeof LORA_KINDS)[number];
+export * from './lora-kinds.ts';
 
 /** A training's states: the queue's, with `training` for the service's task under way. */
 export const TRAINING_STATES = ['queued', 'submitting', 'training', 'done', 'failed', 'needs_attention'] as const;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { command, ok } from './define.ts';
+import { PRESET_TEXT_MAX_CHARS } from '../socket-limit.ts';
 
 export const presetSchema = z.object({
   name: z.string(),
@@ -40,7 +41,7 @@ export const presetsCommands = {
   ),
   'presets.import': command(
     // The file's text, never its path: the page reads the file the person chose, the CLI its argument. `name`: its name, for messages.
-    z.object({ text: z.string().max(5_000_000), name: z.string().min(1).max(255).optional() }).strict(),
+    z.object({ text: z.string().max(PRESET_TEXT_MAX_CHARS), name: z.string().min(1).max(255).optional() }).strict(),
     z.object({ added: z.array(presetSchema), refused: z.array(refusedPresetSchema) }),
     'Add the presets of an exported JSON file: each is checked against its tool; a bad one is refused by name, the rest are kept.',
   ),

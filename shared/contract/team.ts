@@ -1,8 +1,11 @@
 import { z } from 'zod';
 import { command, invalidParamSchema } from './define.ts';
-import { jobStateSchema, WAITING_STATES } from './jobs.ts';
+import { jobStateSchema } from './jobs.ts';
 import { isoDaySchema } from '../validation/dates.ts';
-import { waitingFor } from './foundation.ts';
+import { GRANULARITIES } from '../usage-buckets.ts';
+
+export { runWaitingFor } from './job-states.ts';
+export { GRANULARITIES, type Granularity } from '../usage-buckets.ts';
 
 // ---- workflow apps ------------------------------------------------------------------------------
 
@@ -71,11 +74,6 @@ export const appRunSchema = z.object({
 });
 export type AppRun = z.infer<typeof appRunSchema>;
 
-/** Why an unfinished run does not move (see waitingFor); null when it can. */
-export function runWaitingFor(r: Pick<AppRun, 'state' | 'backend'>, inUse: string): string | null {
-  return WAITING_STATES.includes(r.state) ? waitingFor(r.backend, inUse) : null;
-}
-
 /** A value per input id. A creation input takes a local file path, a URL or a creation id. */
 export const appRunRequestSchema = z
   .object({
@@ -100,9 +98,7 @@ export const appCheckRequestSchema = z
 
 // ---- analytics ----------------------------------------------------------------------------------
 
-export const GRANULARITIES = ['day', 'week', 'month', 'year'] as const;
 export const granularitySchema = z.enum(GRANULARITIES);
-export type Granularity = z.infer<typeof granularitySchema>;
 
 export const usageQuerySchema = z
   .object({

@@ -1,16 +1,16 @@
 import { formatDateTime } from '../../../shared/dates.ts';
-import {
-  NO_USER_ID_EMAIL,
-  type AuditFacets,
-  type AuditFilters,
-  type AuditQueryResponse,
-  type AuditRow,
-  type AuditSort,
-  type AuditStatus,
-  type AuditTimeline,
-  type SyncProgress,
-  type SyncReport,
+import type {
+  AuditFacets,
+  AuditFilters,
+  AuditQueryResponse,
+  AuditRow,
+  AuditSort,
+  AuditStatus,
+  AuditTimeline,
+  SyncProgress,
+  SyncReport,
 } from '../../../shared/contract/audit.ts';
+import { NO_USER_ID_EMAIL } from '../../../shared/contract/audit-words.ts';
 import { call, on, errorText } from './bridge.ts';
 import { adoptRunning } from './running.ts';
 import { rangeReversed } from '../../../shared/validation/dates.ts';

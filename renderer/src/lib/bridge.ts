@@ -1,14 +1,14 @@
-import {
-  DeskError,
-  type CommandName,
-  type DeskApi,
-  type DeskErrorData,
-  type EventName,
-  type EventPayload,
-  type Req,
-  type Res,
-  type UploadFailure,
+import type {
+  CommandName,
+  DeskApi,
+  DeskErrorData,
+  EventName,
+  EventPayload,
+  Req,
+  Res,
+  UploadFailure,
 } from '../../../shared/contract/index.ts';
+import { DeskError } from '../../../shared/contract/errors.ts';
 import { mapLimit } from '../../../shared/concurrency.ts';
 import { NothingCopied } from './upload.ts';
 import { HOST_APP, HOST_PROOF_PATH, hostProof, newNonce } from '../../../shared/host-proof.ts';

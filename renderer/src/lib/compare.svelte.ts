@@ -1,5 +1,6 @@
 import { getTool, withDefaults } from '../../../shared/catalogue/index.ts';
-import { SETTLED_STATES, type JobRecord } from '../../../shared/contract/index.ts';
+import type { JobRecord } from '../../../shared/contract/index.ts';
+import { SETTLED_STATES } from '../../../shared/contract/job-states.ts';
 import { presetParams } from '../../../shared/presets.ts';
 import { otherResultsFolder } from '../../../shared/results-folder.ts';
 import { portableName } from '../../../shared/file-names.ts';

@@ -1,5 +1,6 @@
 import type { InvalidParam } from '../../../shared/catalogue/index.ts';
-import { DeskError, type BatchCheckResult } from '../../../shared/contract/index.ts';
+import type { BatchCheckResult } from '../../../shared/contract/index.ts';
+import { DeskError } from '../../../shared/contract/errors.ts';
 import { call, errorText, on } from './bridge.ts';
 
 /**

@@ -1,13 +1,13 @@
-import {
-  MOVING_STATES,
-  type BatchRecord,
-  type BatchStartResult,
-  type JobRecord,
-  type QueueStatus,
+import type {
+  BatchRecord,
+  BatchStartResult,
+  JobRecord,
+  QueueStatus,
+  UploadProgress,
 } from '../../../shared/contract/index.ts';
+import { MOVING_STATES } from '../../../shared/contract/job-states.ts';
 import { endedParts, tally } from './batch-tally.ts';
 import { copyingText } from './upload.ts';
-import type { UploadProgress } from '../../../shared/contract/index.ts';
 
 /* What is news of batches and jobs, in the words an Announcer says. */
 

@@ -1,4 +1,4 @@
-import { DeskError } from '../../../shared/contract/define.ts';
+import { DeskError } from '../../../shared/contract/errors.ts';
 import { call, desk } from './bridge.ts';
 
 const ON_HOST = {

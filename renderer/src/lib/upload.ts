@@ -1,4 +1,5 @@
-import { DeskError, type UploadFailure, type UploadProgress } from '../../../shared/contract/index.ts';
+import type { UploadFailure, UploadProgress } from '../../../shared/contract/index.ts';
+import { DeskError } from '../../../shared/contract/errors.ts';
 
 /** How many failed files a note names before "and N more": enough to see a pattern, short enough to read. */
 export const FAILED_SHOWN = 3;
