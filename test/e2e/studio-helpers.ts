@@ -120,6 +120,15 @@ export async function shot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: join('docs', 'screenshots', `${name}.png`) });
 }
 
+/** `shot`, then the same page in the dark theme as `NAME-dark.png`. */
+export async function shotInBothThemes(page: Page, name: string): Promise<void> {
+  if (!SCREENSHOTS) return;
+  await shot(page, name);
+  await page.evaluate(() => (document.documentElement.dataset.theme = 'dark'));
+  await page.screenshot({ path: join('docs', 'screenshots', `${name}-dark.png`) });
+  await page.evaluate(() => delete document.documentElement.dataset.theme);
+}
+
 /**
  * Presses Enter on a screen's submit button with a required prompt left empty: the refusal marks
  * the prompt and takes the keyboard there (not left on the button, the error out of sight).
