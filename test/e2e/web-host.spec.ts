@@ -73,7 +73,8 @@ test.describe('on the default port', () => {
   test('the default port taken by another program: another port, said; back on the default once it is free; one host per data folder', async ({
     launch,
   }) => {
-    await holdPort(DEFAULT_WEB_PORT);
+    // Held by the test itself, to be freed later: held by anything else, the test cannot say where a host goes.
+    expect(await holdPort(DEFAULT_WEB_PORT), `port ${DEFAULT_WEB_PORT} is in use before the test: free it`).toBe(true);
     const home = newHome();
     host = await launch(home, {}, null);
     const port = portOf(host);
