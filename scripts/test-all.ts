@@ -1,8 +1,8 @@
 /**
- * `npm test`: the checks (format, types, lint) one after another beside the build, then vitest and
- * Playwright side by side once the build is made, then a summary naming each failed test, as CI keeps
- * only a long log's tail. A failed test runs once more: one that then passes is named flaky, so a
- * timing race neither sinks the run nor passes unseen.
+ * `npm test`: the checks in two lanes side by side (format then the build, lint then the types), then
+ * vitest, then Playwright, each step once those it comes after have ended; then a summary naming each
+ * failed test, as CI keeps only a long log's tail. A failed test runs once more: one that then passes
+ * is named flaky, so a timing race neither sinks the run nor passes unseen.
  *
  * Each step runs in a process group of its own, with a time limit: a step over it, and any process a
  * step leaves running, is named with what it runs and ended, so a hang fails the run saying where
