@@ -3,7 +3,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test } from './fixtures.ts';
 import { makeOneCreation, newHome, watchErrors, watchLiveRegions, type HostHandle } from './host.ts';
-import { desk, setFaults, shotInBothThemes as shot, type SandboxProcess } from './studio-helpers.ts';
+import { desk, setFaults, shotInBothThemes as shot } from './studio-helpers.ts';
 
 /** A file in place of the host's hand-over folder, so exports fail; retried while the host may still be clearing it. */
 const blockHandOver = (folder: string) =>
@@ -13,7 +13,6 @@ const blockHandOver = (folder: string) =>
   }).toPass();
 
 let host: HostHandle;
-let sandbox: SandboxProcess | undefined;
 
 test('team analytics: chart, budget, breakdown and tables', async ({ page, launch }) => {
   const errors = watchErrors(page);
@@ -129,7 +128,7 @@ test('team analytics: a breakdown or export that works clears an earlier error, 
   sandboxAt,
 }) => {
   const errors = watchErrors(page);
-  sandbox = await sandboxAt(100);
+  const sandbox = await sandboxAt(100);
   const home = newHome();
   host = await launch(home, sandbox.env);
   await page.goto(`${host.url}#analytics`);
