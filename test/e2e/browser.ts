@@ -23,7 +23,7 @@ export const launchOptions = (executablePath: string | undefined): LaunchOptions
     '--no-first-run',
     '--disable-quic',
     // Ignition alone: a test's page lives seconds, too short for V8's optimising compilers to pay back
-    // their compile time (about a tenth less CPU in paired runs, axe's walks included; docs/TESTING.md).
+    // their compile time (less CPU in most paired runs, axe's walks included; docs/TESTING.md).
     '--js-flags=--max-opt=0',
   ],
 });
