@@ -1,6 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Page } from '@playwright/test';
 import { expect, test } from './fixtures.ts';
 import { newHome, type HostHandle } from './host.ts';
 import { makeImages, watchErrors, type SandboxProcess } from './studio-helpers.ts';
@@ -84,3 +85,27 @@ test('a tool the service publishes no credit price for says so before Start, unt
   );
   expect(errors).toEqual([]);
 });
+
+// A button that moves between press and release under the pointer never gets the click: the
+// estimate's line, which comes and goes as it asks, must not move the button it prices.
+for (const [screen, button, complete] of [
+  ['studio', 'start', (page: Page) => page.getByTestId('field-prompt').fill('a lighthouse at dusk')],
+  ['music', 'submit', (page: Page) => page.getByTestId('field-prompt').fill('Warm synth pads, slow arpeggio')],
+  ['video', 'submit', (page: Page) => page.getByTestId('field-prompt').fill('A paper boat down a rain gutter')],
+  ['apps', 'app-run', async () => {}],
+] as const)
+  test(`${screen}: ${button} stays where it is while the cost is asked and told`, async ({ page, launch }) => {
+    const errors = watchErrors(page);
+    host = await launch(newHome());
+    await page.goto(`${host.url}#${screen}`);
+    if (screen === 'studio') await page.getByTestId('tool-select').selectOption('flex-image');
+    if (screen === 'video') await page.getByTestId('family-picker').getByText('Lite', { exact: true }).click();
+    if (screen === 'apps') await page.getByTestId('app-jM4nX8sc').click();
+    const pressed = page.getByTestId(button);
+    await expect(pressed).toBeVisible();
+    const before = await pressed.boundingBox();
+    await complete(page);
+    await expect(page.getByTestId('cost-estimate')).toHaveText(/^(?!Estimating)./);
+    expect(await pressed.boundingBox()).toEqual(before);
+    expect(errors).toEqual([]);
+  });
