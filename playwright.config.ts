@@ -40,6 +40,10 @@ export default defineConfig({
     browserName: 'chromium',
     viewport: { width: 1280, height: 800 },
     launchOptions: launchOptions(headlessShell),
+    // One context and page a worker, reset between tests (fixtures.ts): a new context's page costs
+    // Chromium ~0.6 CPU-s more to load the app than a page that loaded it before (docs/TESTING.md).
+    // MEDIADESK_TEST_CONTEXT=fresh gives each test a context of its own.
+    reuseContext: process.env.MEDIADESK_TEST_CONTEXT !== 'fresh',
     screenshot: 'only-on-failure',
     trace: 'off',
   },

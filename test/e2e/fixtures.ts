@@ -8,6 +8,9 @@
  *   data folder unless `home` is given, in the test's process unless a process of its own is needed
  *   (startHost); every host launched is stopped after the test.
  * - `sharedHost`: one host per worker for tests that change nothing in its data folder.
+ * - `page`: the worker's one page (`reuseContext` in playwright.config.ts), reset by Playwright
+ *   before each test; after it, every page of the context is left for `about:blank` before the
+ *   test's hosts stop, so no app keeps reconnecting to a port, and permissions granted are cleared.
  *
  * Workers run beside each other: every port is 0 (any free one) and every data folder is new.
  */
@@ -91,4 +94,10 @@ export const test = base.extend<
     if (testInfo.status !== testInfo.expectedStatus) await attachHostLogs(testInfo, hosts);
   },
   sharedHost: async ({ workerHost }, use) => use(workerHost),
+  // Depending on `launch` makes it end after this: the pages leave the app while its hosts still run.
+  page: async ({ page, context, launch: _hostsStopAfter }, use) => {
+    await use(page);
+    for (const p of context.pages()) await (p === page ? p.goto('about:blank') : p.close()).catch(() => {});
+    await context.clearPermissions();
+  },
 });
