@@ -1,8 +1,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import AxeBuilder from '@axe-core/playwright';
 import type { Page } from '@playwright/test';
+import { axeViolations } from './axe.ts';
 import { expect, test as base } from './fixtures.ts';
 import { desk, newHome, startHost, watchErrors, watchLiveRegions, type HostHandle } from './host.ts';
 import { makeImages } from './studio-helpers.ts';
@@ -72,17 +72,8 @@ const test = base.extend<object, { themed: (theme: Theme) => Promise<Opened> }>(
 const RULES_OF_COLOUR = ['color-contrast', 'link-in-text-block'];
 
 async function violations(page: Page, where: string, theme: Theme): Promise<string[]> {
-  const axe = new AxeBuilder({ page });
-  if (theme === 'dark') axe.withRules(RULES_OF_COLOUR);
-  else axe.withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']);
-  const r = await axe.analyze();
-  return r.violations.map(
-    (v) =>
-      `${where}: ${v.id} (${v.impact}) ${v.help} at ${v.nodes
-        .slice(0, 3)
-        .map((n) => n.target.join(' '))
-        .join('; ')}`,
-  );
+  const found = await axeViolations(page, theme === 'dark' ? { rules: RULES_OF_COLOUR } : {});
+  return found.map((v) => `${where}: ${v}`);
 }
 
 /** Opens the app in `theme`, checks the menu lists SCREENS; returns the live-region log's reader and the page's errors. */

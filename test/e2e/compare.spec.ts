@@ -1,7 +1,7 @@
 import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import AxeBuilder from '@axe-core/playwright';
+import { axeViolations } from './axe.ts';
 import { expect, test } from './fixtures.ts';
 import { desk, newHome, watchErrors, type HostHandle } from './host.ts';
 import { makeImages, shot, type SandboxProcess } from './studio-helpers.ts';
@@ -113,10 +113,7 @@ test('compare in a browser with a chosen (uploaded) image: Apply asks for the fo
   const ask = page.getByTestId('compare-apply-dialog');
   await expect(ask).toBeVisible();
   await expect(ask).toContainText('The image was copied into MediaDesk to compare it');
-  const axe = await new AxeBuilder({ page })
-    .withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'])
-    .analyze();
-  expect(axe.violations.map((v) => `${v.id}: ${v.help}`)).toEqual([]);
+  expect(await axeViolations(page)).toEqual([]);
   await expect(ask.getByTestId('compare-apply-folder')).toHaveValue('');
   await ask.getByTestId('compare-apply-confirm').click();
   await expect(ask.getByTestId('compare-apply-problem')).toHaveText(

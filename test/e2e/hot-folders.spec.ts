@@ -1,6 +1,6 @@
 import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import AxeBuilder from '@axe-core/playwright';
+import { axeViolations } from './axe.ts';
 import { expect, test } from './fixtures.ts';
 import type { Res } from '../../shared/contract/index.ts';
 import { desk, newHome, watchErrors, type HostHandle } from './host.ts';
@@ -61,10 +61,7 @@ test('a hot folder: added with a tool and its settings, an image dropped in is d
   await page.getByRole('heading', { name: 'Hot folders' }).scrollIntoViewIfNeeded();
   await shot(page, 'hot-folders');
   // With a hot folder listed and a refusal shown before: axe's WCAG A/AA rules, as a11y.spec checks every screen empty.
-  const axe = await new AxeBuilder({ page })
-    .withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'])
-    .analyze();
-  expect(axe.violations.map((v) => `${v.id}: ${v.help}`)).toEqual([]);
+  expect(await axeViolations(page)).toEqual([]);
 
   // Changed on the screen: refused outside the bounds, kept once saved (read again after a reload).
   await item.getByTestId('hot-folder-settle').fill('0');

@@ -1,18 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import AxeBuilder from '@axe-core/playwright';
-import type { Page } from '@playwright/test';
 import sharp from 'sharp';
+import { axeViolations } from './axe.ts';
 import { expect, test } from './fixtures.ts';
 import { newHome, watchErrors } from './host.ts';
-
-/** axe-core's WCAG 2.x A/AA rules over the page as it is now (a11y.spec.ts holds every screen to them). */
-async function violations(page: Page): Promise<string[]> {
-  const r = await new AxeBuilder({ page })
-    .withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'])
-    .analyze();
-  return r.violations.map((v) => `${v.id}: ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join('; ')}`);
-}
 
 /** Distinct small PNGs, as a designer's folder of training images. */
 async function trainingImages(dir: string, n: number): Promise<string[]> {
@@ -51,7 +42,7 @@ test('a style LoRA trained from the gallery: checked before Start, queued, and i
   await expect(page.getByTestId('lora-train-price')).toContainText('Price unknown');
   await expect(page.getByTestId('lora-train-start')).toBeDisabled();
   // The form with its problems said passes axe's WCAG rules, as every screen must.
-  expect(await violations(page)).toEqual([]);
+  expect(await axeViolations(page)).toEqual([]);
 
   await page.getByTestId('lora-train-name').fill('studio-look');
   await page.getByTestId('lora-train-files').setInputFiles(images);
@@ -67,7 +58,7 @@ test('a style LoRA trained from the gallery: checked before Start, queued, and i
   );
   await expect(page.locator('[data-testid="lora-card"][data-lora="studio-look"]')).toBeVisible();
   await expect(page.locator('[data-testid="lora-card"][data-lora="studio-look"]')).toContainText('mine');
-  expect(await violations(page)).toEqual([]);
+  expect(await axeViolations(page)).toEqual([]);
   expect(errors).toEqual([]);
 });
 
@@ -80,6 +71,6 @@ test('My flows lists the user’s own flows with drafts marked', async ({ page, 
   await expect(mine.filter({ hasText: 'My Custom Sketch to Image' })).toHaveAttribute('data-draft', 'true');
   await expect(mine.filter({ hasText: 'Product shot studio' })).toHaveAttribute('data-draft', 'false');
   await expect(mine.filter({ hasText: 'My Custom Sketch to Image' }).locator('.tag')).toHaveText('draft');
-  expect(await violations(page)).toEqual([]);
+  expect(await axeViolations(page)).toEqual([]);
   expect(errors).toEqual([]);
 });
