@@ -65,6 +65,40 @@ describe('web host file routes', () => {
     expect([meta.format, meta.width, meta.height]).toEqual(['webp', 32, 24]);
   });
 
+  it('a 404 never repeats the query, which holds the token; a file gone between the gate and its sending is said as the gate says it', async () => {
+    const unknown = await fetch(`${host.origin}/nothing-here?${q({ token: host.token })}`);
+    expect(unknown.status).toBe(404);
+    const said = await unknown.text();
+    expect(said).not.toContain(host.token);
+    expect(JSON.parse(said)).toEqual({ message: 'GET /nothing-here not found' });
+
+    const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#c63' } })
+      .png()
+      .toBuffer();
+    const up = await fetch(`${host.origin}/upload?${q({ token: host.token, drop: 'drop404abc', rel: 'gone.png' })}`, {
+      method: 'PUT',
+      body: png,
+    });
+    const { path } = (await up.json()) as { path: string };
+    // Deleted right after the gate let it through, as a person deleting it while it is opened would.
+    const gate = host.core.media;
+    const check = gate.check.bind(gate);
+    const deleting = vi.spyOn(gate, 'check').mockImplementation((p) => {
+      const real = check(p);
+      rmSync(real);
+      return real;
+    });
+    try {
+      const gone = await fetch(`${host.origin}/media?${q({ token: host.token, path })}`);
+      expect(gone.status).toBe(404);
+      const text = await gone.text();
+      expect(text).not.toContain(host.token);
+      expect(JSON.parse(text)).toEqual({ message: `${path} does not exist` });
+    } finally {
+      deleting.mockRestore();
+    }
+  });
+
   it('stores each dropped file byte for byte whatever type the browser gives it: JSON, text, and a .json file that is not JSON', async () => {
     const files = [
       {

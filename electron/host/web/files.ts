@@ -1,5 +1,5 @@
 import { rm } from 'node:fs/promises';
-import { basename, dirname } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { NOT_RECORDED, type Core } from '../../core/index.ts';
 import { toErrorData } from '../../core/dispatch.ts';
@@ -76,4 +76,21 @@ function downloadable(core: Core, path: string): string {
       throw toErrorData(notResult).invalid?.[0]?.reason === NOT_RECORDED ? notResult : notSaved;
     }
   }
+}
+
+/**
+ * What a 404 says, never the query (it holds the token): Fastify's own repeats the whole URL. A file
+ * /media or /download let through and gone by the time it was sent (deleted meanwhile) is said as
+ * the gate says it.
+ */
+export function answerNotFound(app: FastifyInstance): void {
+  app.setNotFoundHandler((req, reply) => {
+    const url = new URL(req.url, 'http://host');
+    const path = url.searchParams.get('path');
+    const message =
+      path && ['/media', '/download'].includes(url.pathname)
+        ? `${resolve(path)} does not exist`
+        : `${req.method} ${url.pathname} not found`;
+    return reply.code(404).send({ message });
+  });
 }

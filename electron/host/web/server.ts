@@ -12,7 +12,7 @@ import { webAccess } from './access.ts';
 import { addSecurityHeaders, refuseForeignHosts } from './guard.ts';
 import { serveProbes } from './probes.ts';
 import { serveSocket } from './socket.ts';
-import { serveFiles } from './files.ts';
+import { answerNotFound, serveFiles } from './files.ts';
 import { serveUploads } from './uploads.ts';
 import { serveRenderer } from './renderer.ts';
 import { listenOnFirstFree } from './listen.ts';
@@ -83,6 +83,7 @@ export async function startWebHost(options: WebHostOptions): Promise<RunningWebH
   handOffs.serve(app, access);
   serveSocket(app, core, access, handOffs);
   serveFiles(app, core, access, handOverDir);
+  answerNotFound(app);
   await serveUploads(app, options.home, access);
   // sendFile (for /media, /download and index.html) comes from this plugin.
   await app.register(fastifyStatic, { root: resolve('.'), serve: false });
