@@ -84,13 +84,14 @@ function downloadable(core: Core, path: string): string {
  * the gate says it.
  */
 export function answerNotFound(app: FastifyInstance): void {
-  app.setNotFoundHandler((req, reply) => {
-    const url = new URL(req.url, 'http://host');
-    const path = url.searchParams.get('path');
+  app.setNotFoundHandler((req: FileRequest, reply) => {
+    // Split by hand: a hostile path such as /\ is no URL at all, and the query alone holds `path`.
+    const pathname = req.url.split('?')[0];
+    const path = req.query.path;
     const message =
-      path && ['/media', '/download'].includes(url.pathname)
+      typeof path === 'string' && path && ['/media', '/download'].includes(pathname)
         ? `${resolve(path)} does not exist`
-        : `${req.method} ${url.pathname} not found`;
+        : `${req.method} ${pathname} not found`;
     return reply.code(404).send({ message });
   });
 }
