@@ -5,7 +5,16 @@
  */
 import { spawnSync } from 'node:child_process';
 import { builtinModules } from 'node:module';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, posix, relative, sep } from 'node:path';
 import * as asar from '@electron/asar';
@@ -199,10 +208,18 @@ export async function checkPackedApp(app: PackedApp, expect: Expectations): Prom
       problems.push(`${path} is marked unpacked but missing from app.asar.unpacked`);
   }
 
-  // Node's own resolver, over the archive as extracted (unpacked files included).
+  // Node's own resolver, over what it reads of the archive extracted (unpacked files included): the
+  // main bundles, every package.json, and the files of the packages the bundles import.
   const root = mkdtempSync(join(tmpdir(), 'md-packed-'));
   try {
-    asar.extractAll(archive, root);
+    const extract = (paths: string[]) => {
+      for (const path of paths) {
+        mkdirSync(dirname(join(root, path)), { recursive: true });
+        writeFileSync(join(root, path), asar.extractFile(archive, path));
+      }
+    };
+    const archived = [...packed.keys()];
+    extract(archived.filter((p) => p.startsWith('out/main/')));
     const mainDir = join(root, 'out', 'main');
     const bundles = filesUnder(mainDir).filter((f) => f.endsWith('.js'));
     const bare = new Map<string, string>();
@@ -217,6 +234,12 @@ export async function checkPackedApp(app: PackedApp, expect: Expectations): Prom
       }
     }
     if (bare.size === 0) problems.push('the main bundle imports no package at all: the bundles were not read');
+    const imported = [...new Set([...bare.keys()].map((spec) => `node_modules/${packageName(spec)}/`))];
+    extract(
+      archived.filter(
+        (p) => !p.startsWith('out/main/') && (p.endsWith('/package.json') || imported.some((dir) => p.startsWith(dir))),
+      ),
+    );
     for (const { spec, why } of unresolvable(mainDir, root, [...bare.keys()]))
       problems.push(`${spec}, imported by ${bare.get(spec)}, does not resolve in the package: ${why}`);
     problems.push(...missingDependencies(root, expect.projectDir));
