@@ -31,9 +31,10 @@ export default defineConfig({
   // Every host and Sandbox listens on a free port and every data folder is new (fixtures.ts), so workers
   // never meet. Files, not tests, are spread over them: with fullyParallel each test took 1.4 times as long
   // (docs/TESTING.md: the same 235 tests, 3,966 s against 3,025 s of test time), and the run with it.
-  // Four workers on two cores: a spec keeps about a quarter of a core busy, waiting on the page and the host.
+  // Three workers on two cores: with hosts in the workers and a page each, a spec keeps most of a core busy,
+  // and four took 19-24 % more CPU for the same tests, and longer (docs/TESTING.md).
   fullyParallel: false,
-  workers: 4,
+  workers: 3,
   reporter: [['list']],
   outputDir: 'test-results',
   use: {
