@@ -221,7 +221,9 @@ export async function checkPackedApp(app: PackedApp, expect: Expectations): Prom
     const archived = [...packed.keys()];
     extract(archived.filter((p) => p.startsWith('out/main/')));
     const mainDir = join(root, 'out', 'main');
-    const bundles = filesUnder(mainDir).filter((f) => f.endsWith('.js'));
+    const bundles = archived
+      .filter((p) => p.startsWith('out/main/') && p.endsWith('.js'))
+      .map((p) => posix.relative('out/main', p));
     const bare = new Map<string, string>();
     for (const bundle of bundles) {
       for (const spec of await importsOf(readFileSync(join(mainDir, bundle), 'utf8'))) {
@@ -237,7 +239,9 @@ export async function checkPackedApp(app: PackedApp, expect: Expectations): Prom
     const imported = [...new Set([...bare.keys()].map((spec) => `node_modules/${packageName(spec)}/`))];
     extract(
       archived.filter(
-        (p) => !p.startsWith('out/main/') && (p.endsWith('/package.json') || imported.some((dir) => p.startsWith(dir))),
+        (p) =>
+          !p.startsWith('out/main/') &&
+          (posix.basename(p) === 'package.json' || imported.some((dir) => p.startsWith(dir))),
       ),
     );
     for (const { spec, why } of unresolvable(mainDir, root, [...bare.keys()]))
