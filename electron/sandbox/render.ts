@@ -11,7 +11,8 @@ export const UPSCALE_MAX_SIDE = 4096;
 // libvips' operation cache would keep decoded inputs of thousands of tasks alive; results have
 // their own small LRU (results.ts), so memory stays bounded without it.
 sharp.cache(false);
-/** Generated images are drawn at this long side, then resized: cheap at 4K, still deterministic. */
+/** Shapes are laid out on a grid of this long side and drawn at the size asked (viewBox), so a
+ * picture is the same at any size; librsvg drawing 4K costs less than drawing small and resizing. */
 const DRAW_SIDE = 512;
 
 export const RESOURCES_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'resources', 'sandbox');
@@ -78,11 +79,10 @@ export async function drawPrompt(prompt: string, seed: number, width: number, he
         : `<rect x="${x - r}" y="${y - r / 2}" width="${2 * r}" height="${r}" transform="rotate(${intBetween(rng, 0, 90)} ${x} ${y})" fill="${hsl(hue, 60, 45)}" fill-opacity="0.5"/>`,
     );
   }
-  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}">
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${w} ${h}" preserveAspectRatio="none">
     <defs><linearGradient id="g" x1="0" y1="0" x2="1" y2="1"><stop offset="0" stop-color="${hsl(hues[0], 55, 25)}"/><stop offset="1" stop-color="${hsl(hues[hues.length - 1] + 40, 65, 70)}"/></linearGradient></defs>
     <rect width="100%" height="100%" fill="url(#g)"/>${shapes.join('')}</svg>`;
-  const small = await sharp(Buffer.from(svg)).png().toBuffer();
-  return sharp(small).resize(width, height, { fit: 'fill', kernel: 'cubic' });
+  return sharp(Buffer.from(svg));
 }
 
 type Params = Record<string, unknown>;
