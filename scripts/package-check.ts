@@ -219,11 +219,10 @@ export async function checkPackedApp(app: PackedApp, expect: Expectations): Prom
       }
     };
     const archived = [...packed.keys()];
-    extract(archived.filter((p) => p.startsWith('out/main/')));
+    const mainFiles = archived.filter((p) => p.startsWith('out/main/'));
+    extract(mainFiles);
     const mainDir = join(root, 'out', 'main');
-    const bundles = archived
-      .filter((p) => p.startsWith('out/main/') && p.endsWith('.js'))
-      .map((p) => posix.relative('out/main', p));
+    const bundles = mainFiles.filter((p) => p.endsWith('.js')).map((p) => posix.relative('out/main', p));
     const bare = new Map<string, string>();
     for (const bundle of bundles) {
       for (const spec of await importsOf(readFileSync(join(mainDir, bundle), 'utf8'))) {

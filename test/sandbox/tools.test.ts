@@ -464,6 +464,20 @@ describe('real results', () => {
       expect(out.raw.equals(input)).toBe(false);
     }
   });
+  it('edit tools answer at the size and format asked, the reference recoloured and enlarged to cover it', async () => {
+    const edit = await imageAt(
+      (
+        await runTool('quality-edit', {
+          prompt: 'warmer light',
+          reference_images: [imageUrl],
+          resolution: '1k',
+          aspect_ratio: 'traditional_3_4',
+          output_format: 'webp',
+        })
+      ).generated[0],
+    );
+    expect([edit.meta.format, edit.meta.width, edit.meta.height]).toEqual(['webp', 768, 1024]);
+  });
   it('generators render at the requested size and aspect, deterministically from prompt and seed', async () => {
     const a = await runTool('hires', {
       prompt: 'a red fox in snow',
