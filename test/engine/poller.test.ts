@@ -147,3 +147,32 @@ describe('a list that shows only the newest tasks', () => {
     expect(after.byId - before!.byId).toBeLessThanOrEqual(after.lists - before!.lists + 1);
   }, 60_000);
 });
+
+describe('a lone task of a tool used before', () => {
+  it('is first asked when its tool’s tasks usually end, in the next run on the data folder too', async () => {
+    const dir = sb.folder();
+    const home = join(dir, 'home');
+    await control(sb.url, 'faults', { taskDurationMs: 400 });
+    /** Reads (lists and by id) one task cost, each run a new engine, as a CLI `run` is. */
+    async function lone(name: string): Promise<number> {
+      const [input] = await makeImages(join(dir, name), [`${name}.png`], 8);
+      const e = engine(home, 1);
+      try {
+        const before = await requests();
+        const r = await e.startBatch({ tool: 'upscaler-precision', inputs: [input], outDir: join(dir, `out-${name}`) });
+        e.start();
+        await settle(e, r.jobIds);
+        expect(e.store.get(r.jobIds[0])!.state).toBe('done');
+        const after = await requests();
+        return after.lists + after.byId - before.lists - before.byId;
+      } finally {
+        await e.close();
+      }
+    }
+    // Nothing known: asked every 40 ms until done at 400.
+    expect(await lone('first')).toBeGreaterThanOrEqual(5);
+    // Asked once, at about 400 ms (the task now ends at 200: that ask finds it done whatever the lag).
+    await control(sb.url, 'faults', { taskDurationMs: 200 });
+    expect(await lone('next')).toBe(1);
+  }, 30_000);
+});

@@ -38,26 +38,13 @@ export const BY_ID_AGE_FACTOR = 0.5;
 export const BY_ID_CEILING_TIMES = 6;
 
 /**
- * How long each tool's tasks usually take, learned from the ones seen finished: the median age
- * at which the last few were seen done (an upper bound of each, by at most one poll interval).
+ * When a newly created task is first asked about: at once on the usual schedule while nothing of
+ * its tool is known; else when its tool's tasks usually end (half that when `early`, see
+ * UsualDurations.explore), but no later than a task no list shows would be asked by id.
  */
-export class UsualDurations {
-  private readonly seen = new Map<string, number[]>();
-  private static readonly KEEP = 15;
-
-  record(tool: string, ageMs: number): void {
-    const list = this.seen.get(tool) ?? this.seen.set(tool, []).get(tool)!;
-    list.push(ageMs);
-    if (list.length > UsualDurations.KEEP) list.shift();
-  }
-
-  /** The median, or null before any task of the tool was seen finished. */
-  of(tool: string): number | null {
-    const list = this.seen.get(tool);
-    if (!list?.length) return null;
-    const sorted = [...list].sort((a, b) => a - b);
-    return sorted[sorted.length >> 1];
-  }
+export function firstAskDelay(p: PollPolicy, kind: ResultKind, usualMs: number | null, early: boolean): number {
+  if (usualMs === null) return p.firstMs;
+  return Math.max(p.firstMs, Math.min(early ? usualMs / 2 : usualMs, p.maxMs[kind] * BY_ID_CEILING_TIMES));
 }
 
 /**

@@ -7,7 +7,8 @@ import { REQUEUE_FRESH } from '../queue/states.ts';
 import type { JobRow } from '../queue/store.ts';
 import { onBuiltInSandbox, type LoopContext } from './context.ts';
 import type { Downloader } from './downloader.ts';
-import { byIdDue, nextPollDelay, UsualDurations } from './poll-policy.ts';
+import { byIdDue, firstAskDelay, nextPollDelay } from './poll-policy.ts';
+import { UsualDurations } from './usual-durations.ts';
 import type { PaceScope } from '../limits/pacer.ts';
 
 /** A running task this process asks the server about. */
@@ -22,8 +23,20 @@ interface TrackedTask {
   nextPollAt: number;
   /** When it was last asked about by id; null: never (see byIdDue). */
   askedAt: number | null;
+  /** The backend it was created on (LoopContext.backendInUse), whose durations it teaches. */
+  backend: string | null;
+  /** Its first ask as planned from its tool's usual duration (Poller.firstAsk); null when none was. */
+  first: FirstAsk | null;
+  /** A read showed it not yet done. */
+  seenRunning: boolean;
   /** The job as stored when tracking began (saves a re-read when its results arrive). */
   row: JobRow;
+}
+
+/** When a new task is first asked about: `at`, from its tool's usual duration; `early`: at half of it. */
+export interface FirstAsk {
+  at: number;
+  early: boolean;
 }
 
 /** The longest wait before a list that does not answer is asked again (PollPolicy.listRetryMs doubles up to it). */
@@ -48,14 +61,28 @@ export class Poller {
   private readonly listsInFlight = new Set<string>();
   /** Lists that did not answer (404 and the like): by id only until `retryAt`, then the list again. */
   private readonly listsDown = new Map<string, { retryAt: number; backoffMs: number }>();
-  readonly usual = new UsualDurations();
+  private readonly usual: UsualDurations;
 
   constructor(context: LoopContext, downloads: Downloader) {
     this.context = context;
     this.downloads = downloads;
+    this.usual = new UsualDurations(context.options.db);
   }
 
-  track(job: JobRow): void {
+  /**
+   * When a task of `tool` created now is first asked about: when its tool's tasks usually end on
+   * this backend, so a lone task costs about one read; null while nothing of it is known (the usual schedule).
+   */
+  firstAsk(tool: string, now: number): FirstAsk | null {
+    const backend = this.context.backendInUse();
+    const usual = this.usual.of(backend, tool);
+    if (usual === null) return null;
+    const early = this.usual.explore(backend, tool);
+    return { at: now + firstAskDelay(this.context.poll, getTool(tool).result, usual, early), early };
+  }
+
+  /** Polls a running task; `first`: its first ask as firstAsk planned it (a task just created). */
+  track(job: JobRow, first: FirstAsk | null = null): void {
     const submittedAt = job.submittedAt ?? this.context.clock.now();
     this.tracked.set(job.id, {
       jobId: job.id,
@@ -66,6 +93,9 @@ export class Poller {
       listPath: resolvePaths(getTool(job.tool), job.snapshot.slugs as Slugs, job.params).list,
       nextPollAt: job.nextPollAt ?? this.context.clock.now(),
       askedAt: null,
+      backend: this.context.backendInUse(),
+      first,
+      seenRunning: false,
       row: job,
     });
   }
@@ -148,7 +178,14 @@ export class Poller {
     const { poll } = this.context;
     const oldest = [...tasks].sort((a, b) => a.submittedAt - b.submittedAt).slice(0, probes);
     return tasks.filter((task) =>
-      byIdDue(poll, getTool(task.tool).result, task, this.usual.of(task.tool), oldest.includes(task), now),
+      byIdDue(
+        poll,
+        getTool(task.tool).result,
+        task,
+        this.usual.of(task.backend, task.tool),
+        oldest.includes(task),
+        now,
+      ),
     );
   }
 
@@ -235,24 +272,42 @@ export class Poller {
         const kind = getTool(task.tool).result;
         if (envelope?.status === 'COMPLETED' && envelope.generated?.length) {
           this.tracked.delete(task.jobId);
-          this.usual.record(task.tool, askedAt - task.submittedAt);
+          this.learn(task, askedAt, true);
           if (store.move(task.jobId, 'running', 'downloading', { generated: envelope.generated }))
             toDownload.push({ ...task.row, state: 'downloading', generated: envelope.generated });
         } else if (envelope?.status === 'FAILED') {
           this.tracked.delete(task.jobId);
-          this.usual.record(task.tool, askedAt - task.submittedAt);
+          this.learn(task, askedAt, false);
           store.move(task.jobId, 'running', 'failed', { error: taskFailed(envelope.error) });
-        } else if (listed || task.nextPollAt <= askedAt) {
+        } else {
+          if (envelope) task.seenRunning = true;
+          if (!listed && task.nextPollAt > askedAt) continue;
           // Not before the tool's tasks usually end: at a few in flight most lists would find nothing.
-          const usual = this.usual.of(task.tool);
+          const usual = this.usual.of(task.backend, task.tool);
           task.nextPollAt = Math.max(
             now + nextPollDelay(poll, kind, now - task.submittedAt),
             usual === null ? 0 : task.submittedAt + usual,
           );
         }
       }
+      this.usual.save();
     });
     for (const row of toDownload) this.downloads.start(row);
+  }
+
+  /**
+   * The age at which a task was seen ended, as its tool's duration. Seen at its planned first ask,
+   * the age that ask was due at: the loop's lateness would otherwise lengthen the usual duration
+   * a little with every lone task. An early ask that found it done: the tool got faster. A failure
+   * teaches its age but never that.
+   */
+  private learn(task: TrackedTask, askedAt: number, completed: boolean): void {
+    const age = askedAt - task.submittedAt;
+    if (!task.first || task.seenRunning) return this.usual.record(task.backend, task.tool, age);
+    const usual = this.usual.of(task.backend, task.tool);
+    const sample = Math.min(age, task.first.at - task.submittedAt);
+    const faster = completed && task.first.early && usual !== null && sample < usual;
+    this.usual.record(task.backend, task.tool, sample, faster);
   }
 }
 

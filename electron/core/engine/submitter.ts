@@ -17,7 +17,7 @@ import type { JobPatch, JobRow } from '../queue/store.ts';
 import { BatchBudgets } from '../limits/budget.ts';
 import type { LoopContext } from './context.ts';
 import type { Downloader } from './downloader.ts';
-import type { Poller } from './poller.ts';
+import type { FirstAsk, Poller } from './poller.ts';
 import { isDayHold, waitMessage } from '../limits/limiter.ts';
 import type { PaceScope } from '../limits/pacer.ts';
 import { buildParams, PreflightError } from './request.ts';
@@ -328,10 +328,14 @@ export class Submitter {
     };
     let to: JobState;
     let patch: JobPatch;
+    let first: FirstAsk | null = null;
     if (envelope.status === 'COMPLETED' && envelope.generated?.length)
       [to, patch] = ['downloading', { ...base, generated: envelope.generated }];
     else if (envelope.status === 'FAILED') [to, patch] = ['failed', { ...base, error: taskFailed(envelope.error) }];
-    else [to, patch] = ['running', { ...base, nextPollAt: now + this.context.poll.firstMs }];
+    else {
+      first = this.poller.firstAsk(job.tool, now);
+      [to, patch] = ['running', { ...base, nextPollAt: first?.at ?? now + this.context.poll.firstMs }];
+    }
     const moved = await write(() => {
       if (store.move(job.id, 'submitting', to, patch)) return true;
       // Canceled while the create was in flight: keep the task id so the user can find the charge.
@@ -342,7 +346,7 @@ export class Submitter {
     if (!moved) return;
     // The row as just committed, without reading it back.
     const row = { ...job, ...attempt, ...patch, state: to, invalid: [], error: patch.error ?? null } as JobRow;
-    if (row.state === 'running') this.poller.track(row);
+    if (row.state === 'running') this.poller.track(row, first);
     else if (row.state === 'downloading') this.downloads.start(row);
   }
 

@@ -297,4 +297,20 @@ export const QUEUE_MIGRATIONS: readonly Migration[] = [
       db.exec('ALTER TABLE batches ADD COLUMN project TEXT');
     },
   },
+  {
+    version: 14,
+    name: "how long each tool's tasks took lately, per backend",
+    up: (db) => {
+      // The poller's first ask of a task comes when its tool's tasks usually end (engine/usual-durations.ts).
+      db.exec(`
+        CREATE TABLE usual_durations (
+          backend TEXT NOT NULL,                 -- keyless backend identity, '' when not told
+          tool    TEXT NOT NULL,                 -- catalogue tool id
+          samples TEXT NOT NULL,                 -- JSON array of ms, the newest last
+          tasks   INTEGER NOT NULL,              -- tasks learned from, ever (one in eight is asked early)
+          PRIMARY KEY (backend, tool)
+        ) WITHOUT ROWID;
+      `);
+    },
+  },
 ];
