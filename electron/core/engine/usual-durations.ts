@@ -29,10 +29,12 @@ export class UsualDurations {
 
   /** The median, or null before any task of the tool was seen finished on this backend. */
   of(backend: string | null, tool: string): number | null {
-    const { samples } = this.learned(durationsKey(backend), tool);
-    if (!samples.length) return null;
-    const sorted = [...samples].sort((a, b) => a - b);
-    return sorted[sorted.length >> 1];
+    const learned = this.learned(durationsKey(backend), tool);
+    if (learned.median === undefined) {
+      const sorted = [...learned.samples].sort((a, b) => a - b);
+      learned.median = sorted.length ? sorted[sorted.length >> 1] : null;
+    }
+    return learned.median;
   }
 
   /**
@@ -57,6 +59,7 @@ export class UsualDurations {
     samples.push(Math.round(ageMs));
     if (samples.length > KEEP) samples.splice(0, samples.length - KEEP);
     learned.tasks++;
+    learned.median = undefined;
     this.changed.add(learned);
   }
 
@@ -85,6 +88,8 @@ interface Learned {
   samples: number[];
   /** Tasks learned from, ever. */
   tasks: number;
+  /** The samples' median once asked (every poll asks it), until the next sample; null when none. */
+  median?: number | null;
   /** Tasks created with the duration known: those learned from before this run, then one a create. */
   created: number;
 }
